@@ -1,0 +1,58 @@
+/**
+ * Error names are the contract between the step code and the state machine: a step throws one of
+ * these classes, Lambda reports `error.name` as the error type, and the `Retry` / `Catch` fields of
+ * the definition (infra/) match on the same constants. Retry lists only the transient names.
+ */
+export const ErrorNames = {
+  /** A transient fault of an outside system (timeout, 5xx, connection reset): retry with backoff. */
+  Transient: 'Agent.Transient',
+  /** The model provider throttled or is overloaded (429 / 529): retry with a longer backoff. */
+  ModelThrottled: 'Agent.ModelThrottled',
+  /** Another attempt holds a live lease on this ledger entry: retry after the lease expires. */
+  LeaseHeld: 'Agent.LeaseHeld',
+  /** Input that can never succeed (bad event, bad tool arguments, bad config): never retried. */
+  InvalidInput: 'Agent.InvalidInput',
+  /** A terminal refusal by an outside system (auth, idempotency-key reuse): never retried. */
+  Terminal: 'Agent.Terminal',
+  /** A person rejected an approval. Delivered with SendTaskFailure. */
+  ApprovalRejected: 'Approval.Rejected',
+  /** An approval was not decided before its deadline. Delivered with SendTaskFailure. */
+  ApprovalExpired: 'Approval.Expired',
+} as const;
+
+export type ErrorName = (typeof ErrorNames)[keyof typeof ErrorNames];
+
+/** The names a `Retry` field may list: faults that the same call can outlive. */
+export const RETRYABLE_ERRORS: readonly ErrorName[] = [
+  ErrorNames.Transient,
+  ErrorNames.ModelThrottled,
+  ErrorNames.LeaseHeld,
+];
+
+abstract class AgentError extends Error {
+  abstract override readonly name: ErrorName;
+}
+
+export class TransientError extends AgentError {
+  override readonly name = ErrorNames.Transient;
+}
+
+export class ModelThrottledError extends AgentError {
+  override readonly name = ErrorNames.ModelThrottled;
+}
+
+export class LeaseHeldError extends AgentError {
+  override readonly name = ErrorNames.LeaseHeld;
+}
+
+export class InvalidInputError extends AgentError {
+  override readonly name = ErrorNames.InvalidInput;
+}
+
+export class TerminalError extends AgentError {
+  override readonly name = ErrorNames.Terminal;
+}
+
+export function isRetryable(error: unknown): boolean {
+  return error instanceof Error && (RETRYABLE_ERRORS as readonly string[]).includes(error.name);
+}

@@ -1,0 +1,2 @@
+import { describe, it, expect } from 'vitest';
+describe('toolchain', () => { it('runs', () => { expect(1 + 1).toBe(2); }); });
