@@ -1,0 +1,77 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { ApprovalRecord } from '../ledger/records.js';
+import { ErrorNames, InvalidInputError } from '../shared/errors.js';
+import { assertApprovalId, createDecideApproval, type ApprovalDeps } from '../steps/approvals.js';
+
+/** What a caller may see of an approval: never the task token. */
+export function publicApproval(approval: ApprovalRecord) {
+  const { taskToken: _secret, kind: _kind, ...visible } = approval;
+  return visible;
+}
+
+const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+function parseBody(event: APIGatewayProxyEvent): unknown {
+  if (!event.body) throw new InvalidInputError('body: required (JSON like {"decision":"approve"})');
+  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new InvalidInputError('body: not valid JSON');
+  }
+}
+
+/**
+ * The approval API behind API Gateway (REST, proxy integration):
+ *   GET  /approvals                  pending approvals
+ *   GET  /approvals/{approvalId}     one approval
+ *   POST /approvals/{approvalId}     {"decision":"approve"|"reject","reason"?, "decidedBy"?}
+ */
+export function createApprovalApi(deps: ApprovalDeps) {
+  const decide = createDecideApproval(deps);
+  return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const approvalId = event.pathParameters?.['approvalId'];
+    if (event.httpMethod === 'GET' && approvalId === undefined) {
+      const pending = await deps.ledger.listPendingApprovals();
+      return json(200, { approvals: pending.map(publicApproval) });
+    }
+    const id = assertApprovalId(approvalId);
+    if (event.httpMethod === 'GET') {
+      const approval = await deps.ledger.findApproval(id);
+      return approval ? json(200, publicApproval(approval)) : json(404, { message: `no approval ${id}` });
+    }
+    if (event.httpMethod !== 'POST') return json(405, { message: `${event.httpMethod} is not allowed here` });
+    const result = await decide(id, parseBody(event));
+    if (result.ok) return json(200, { ...publicApproval(result.approval), delivered: result.delivered });
+    if (result.reason === 'not_found') return json(404, { message: `no approval ${id}` });
+    return json(409, { message: `approval ${id} is already ${result.approval?.status}`, approval: result.approval && publicApproval(result.approval) });
+  };
+}
+
+/**
+ * middy's http-error-handler shape: invalid input becomes a 400 whose message names the field;
+ * anything else is a 500 whose details stay in the logs.
+ */
+export const httpErrors = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
+  onError: (request) => {
+    const error = request.error;
+    if (error?.name === ErrorNames.InvalidInput) {
+      request.response = json(400, { message: error.message });
+      return;
+    }
+    console.error(JSON.stringify({ level: 'ERROR', error: error?.name, message: error?.message }));
+    request.response = json(500, { message: 'internal error' });
+  },
+});
+
+export function approvalApiHandler(deps: ApprovalDeps) {
+  const api = createApprovalApi(deps);
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: 1_000 })
+    .use(httpErrors())
+    .handler((event) => api(event));
+}

@@ -1,0 +1,37 @@
+import { DescribeExecutionCommand, SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import type { Executions, TaskCallbacks } from '../steps/ports.js';
+
+/** Step Functions answers these when nobody waits on a token any more; the decision stays recorded. */
+const GONE = new Set(['TaskDoesNotExist', 'TaskTimedOut', 'InvalidToken']);
+
+export function sfnTaskCallbacks(client: SFNClient): TaskCallbacks {
+  const send = async (command: SendTaskSuccessCommand | SendTaskFailureCommand): Promise<boolean> => {
+    try {
+      await client.send(command as SendTaskSuccessCommand);
+      return true;
+    } catch (error) {
+      if (error instanceof Error && GONE.has(error.name)) return false;
+      throw error;
+    }
+  };
+  return {
+    succeed: (taskToken, output) => send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(output) })),
+    // Step Functions limits `error` to 256 and `cause` to 32768 characters.
+    fail: (taskToken, error, cause) =>
+      send(new SendTaskFailureCommand({ taskToken, error: error.slice(0, 256), cause: cause.slice(0, 32_768) })),
+  };
+}
+
+export function sfnExecutions(client: SFNClient): Executions {
+  return {
+    isRunning: async (executionArn) => {
+      try {
+        const execution = await client.send(new DescribeExecutionCommand({ executionArn }));
+        return execution.status === 'RUNNING';
+      } catch (error) {
+        if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return false;
+        throw error;
+      }
+    },
+  };
+}

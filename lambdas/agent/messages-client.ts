@@ -1,0 +1,105 @@
+import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../shared/errors.js';
+import { parseOrThrow } from '../shared/validation.js';
+import { MessageResponse, type MessageRequest, type ModelClient } from './messages.js';
+
+export interface HttpMessagesClientOptions {
+  /** e.g. `http://127.0.0.1:4010` or `https://api.anthropic.com`; `/v1/messages` is appended. */
+  baseUrl: string;
+  apiKey: string;
+  /** Budget of one call, connection to last byte. @default 60_000 */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+const ANTHROPIC_VERSION = '2023-06-01';
+
+/**
+ * A `ModelClient` speaking the Anthropic Messages wire format over HTTP. Provider faults become the
+ * error names the state machine retries on (shared/errors.ts): throttling and transient faults are
+ * retried, refusals are not, and a response of the wrong shape is invalid input — the model's output
+ * is outside input to the run.
+ */
+export class HttpMessagesClient implements ModelClient {
+  readonly #url: string;
+  readonly #apiKey: string;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: HttpMessagesClientOptions) {
+    this.#url = `${options.baseUrl.replace(/\/+$/, '')}/v1/messages`;
+    this.#apiKey = options.apiKey;
+    this.#timeoutMs = options.timeoutMs ?? 60_000;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  async createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse> {
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+
+    let status: number;
+    let body: string;
+    try {
+      const response = await this.#fetch(this.#url, {
+        method: 'POST',
+        headers: { 'x-api-key': this.#apiKey, 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' },
+        body: JSON.stringify(request),
+        signal: combined,
+      });
+      status = response.status;
+      body = await response.text();
+    } catch (error) {
+      // Connection refused/reset, a timeout, or the caller giving up (e.g. the Lambda deadline):
+      // the same call may succeed on another attempt.
+      const why = timeout.aborted ? `timed out after ${this.#timeoutMs} ms` : signal?.aborted ? 'aborted' : 'network error';
+      throw new TransientError(`model call ${why}: ${errorMessage(error)}`, { cause: error });
+    }
+
+    if (status >= 200 && status < 300) {
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch (error) {
+        throw new InvalidInputError(`invalid model response: body is not JSON (${clip(body)})`, { cause: error });
+      }
+      return parseOrThrow(MessageResponse, json, 'model response');
+    }
+    throw statusError(status, body);
+  }
+}
+
+function statusError(status: number, body: string): Error {
+  const detail = `model provider answered ${status}: ${providerMessage(body)}`;
+  const cause = { status, body: clip(body) };
+  if (status === 429 || status === 529) return new ModelThrottledError(detail, { cause });
+  if (status === 408 || status >= 500) return new TransientError(detail, { cause });
+  // 400, 401, 403, 404, 413 and the rest of 4xx: the same request will be refused again.
+  return new TerminalError(detail, { cause });
+}
+
+/** The message of an `{ type: 'error', error: { type, message } }` body, or the body itself. */
+function providerMessage(body: string): string {
+  try {
+    const json: unknown = JSON.parse(body);
+    if (isRecord(json) && isRecord(json['error'])) {
+      const { type, message } = json['error'];
+      if (typeof message === 'string') return typeof type === 'string' ? `${type}: ${message}` : message;
+    }
+  } catch {
+    // Not JSON (a proxy's HTML page, say): show it as it is.
+  }
+  return clip(body) || '(empty body)';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function errorMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  // fetch wraps the socket error: the cause says what actually happened.
+  return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
+}
+
+function clip(text: string): string {
+  return text.length <= 300 ? text : `${text.slice(0, 299)}…`;
+}

@@ -1,0 +1,412 @@
+import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { Ledger } from './ledger.js';
+import {
+  approvalSk,
+  callSk,
+  runKey,
+  turnSk,
+  type ApprovalRecord,
+  type Counters,
+  type LedgerRecord,
+  type RunRecord,
+  type ToolCallRecord,
+  type TurnRecord,
+} from './records.js';
+
+/** Names of the table's secondary indexes; infra/ creates them with the same constants. */
+export const LedgerIndexes = {
+  byApprovalId: 'byApprovalId',
+  pendingApprovals: 'pendingApprovals',
+} as const;
+
+/** Ledger records expire (DynamoDB TTL on `expiresAt`, epoch seconds) this long after they are written. */
+const RETENTION_SECONDS = 90 * 24 * 3600;
+
+const PENDING = 'PENDING';
+
+/**
+ * The ledger on DynamoDB. It uses only single-item conditional writes (no transactions), which is
+ * what the local emulator supports and what keeps each guard atomic on the real service.
+ *
+ * A side-effecting tool call, when the Lambda dies mid-call:
+ *
+ *   attempt 1: claimCall (in_flight, lease L) ─► provider POST, Idempotency-Key K ─► ✗ crash
+ *   attempt 2: claimCall fails while the lease is live ─► Agent.LeaseHeld ─► Retry waits
+ *   attempt 3: lease expired ─► claimCall takes over ─► provider POST with the same K
+ *              ─► provider answers with the first refund ─► completeCall records it
+ */
+export class DynamoDbLedger implements Ledger {
+  private readonly doc: DynamoDBDocumentClient;
+
+  constructor(
+    client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {
+    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+
+  async createRun(run: RunRecord): Promise<boolean> {
+    return this.putIfAbsent({ ...runKey(run.runId), ...run });
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    return this.get<RunRecord>(runKey(runId));
+  }
+
+  async listRuns(limit = 100): Promise<RunRecord[]> {
+    // A scan is fine for the handful of runs a ledger holds per day; a `byKind` index is the
+    // upgrade path when it is not.
+    const items: RunRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: '#kind = :run',
+          ExpressionAttributeNames: { '#kind': 'kind' },
+          ExpressionAttributeValues: { ':run': 'run' },
+          ExclusiveStartKey: start,
+        }),
+      );
+      items.push(...((page.Items ?? []) as RunRecord[]));
+      start = page.LastEvaluatedKey;
+    } while (start && items.length < limit);
+    return items.sort((a, b) => b.createdAt.localeCompare(a.createdAt)).slice(0, limit).map(strip);
+  }
+
+  async attachExecution(runId: string, executionArn: string, now: Date): Promise<RunRecord> {
+    const result = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: runKey(runId),
+        UpdateExpression:
+          'SET executionArn = :arn, executions = list_append(executions, :arns), #status = :running, updatedAt = :now REMOVE finishedAt, stopReason, #error',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+        ExpressionAttributeValues: { ':arn': executionArn, ':arns': [executionArn], ':running': 'running', ':now': now.toISOString() },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip(result.Attributes as RunRecord);
+  }
+
+  async finishRun(
+    runId: string,
+    outcome: { status: 'succeeded' | 'stopped' | 'failed'; stopReason?: string; error?: { error: string; cause: string } },
+    now: Date,
+  ): Promise<RunRecord> {
+    const names: Record<string, string> = { '#status': 'status' };
+    const values: Record<string, unknown> = { ':status': outcome.status, ':now': now.toISOString() };
+    const sets = ['#status = :status', 'updatedAt = :now', 'finishedAt = :now'];
+    if (outcome.stopReason !== undefined) {
+      sets.push('stopReason = :reason');
+      values[':reason'] = outcome.stopReason;
+    }
+    if (outcome.error !== undefined) {
+      sets.push('#error = :error');
+      names['#error'] = 'error';
+      values[':error'] = outcome.error;
+    }
+    const result = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: runKey(runId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip(result.Attributes as RunRecord);
+  }
+
+  async recordTurn(turn: TurnRecord): Promise<TurnRecord> {
+    const key = { pk: runKey(turn.runId).pk, sk: turnSk(turn.turn) };
+    if (await this.putIfAbsent({ ...key, ...turn })) return turn;
+    const first = await this.get<TurnRecord>(key);
+    if (!first) throw new Error(`turn ${turn.turn} of run ${turn.runId} vanished after a conflicting write`);
+    return first;
+  }
+
+  async getTurn(runId: string, turn: number): Promise<TurnRecord | undefined> {
+    return this.get<TurnRecord>({ pk: runKey(runId).pk, sk: turnSk(turn) });
+  }
+
+  async listConversation(
+    runId: string,
+  ): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }> {
+    const items = await this.queryAll({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :turn)',
+      ExpressionAttributeValues: { ':pk': runKey(runId).pk, ':turn': 'TURN#' },
+    });
+    return {
+      turns: items.filter((item): item is TurnRecord => item.kind === 'turn'),
+      calls: items.filter((item): item is ToolCallRecord => item.kind === 'tool'),
+      approvals: items.filter((item): item is ApprovalRecord => item.kind === 'approval'),
+    };
+  }
+
+  async countStep(runId: string, stepKey: string, deltas: Partial<Counters>): Promise<boolean> {
+    const entries = Object.entries(deltas).filter(([, value]) => value !== undefined && value !== 0);
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':key': new Set([stepKey]), ':keyString': stepKey };
+    const adds = entries.map(([name, value], index) => {
+      names[`#c${index}`] = name;
+      values[`:c${index}`] = value;
+      return `#c${index} :c${index}`;
+    });
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(runId),
+          // The set of counted step keys makes the ADD idempotent: a retried step that was
+          // counted already fails the condition instead of counting twice.
+          UpdateExpression: `ADD ${[...adds, 'countedSteps :key'].join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk) AND NOT contains(countedSteps, :keyString)',
+          ExpressionAttributeNames: Object.keys(names).length > 0 ? names : undefined,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined> {
+    return this.get<ToolCallRecord>({ pk: runKey(runId).pk, sk: callSk(turn, call) });
+  }
+
+  async claimCall(
+    call: ToolCallRecord,
+    now: Date,
+  ): Promise<{ claimed: true; record: ToolCallRecord } | { claimed: false; existing: ToolCallRecord }> {
+    const key = { pk: runKey(call.runId).pk, sk: callSk(call.turn, call.call) };
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression:
+            'SET #kind = :kind, runId = :runId, turn = :turn, #call = :call, toolCallId = :toolCallId, #name = :name, args = :args, sideEffect = :sideEffect, idempotencyKey = :key, #status = :inFlight, leaseUntil = :lease, expiresAt = :expiresAt ADD attempts :one',
+          ConditionExpression: 'attribute_not_exists(pk) OR (#status = :inFlight AND leaseUntil < :now)',
+          ExpressionAttributeNames: { '#kind': 'kind', '#call': 'call', '#name': 'name', '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':kind': 'tool',
+            ':runId': call.runId,
+            ':turn': call.turn,
+            ':call': call.call,
+            ':toolCallId': call.toolCallId,
+            ':name': call.name,
+            ':args': call.args,
+            ':sideEffect': call.sideEffect,
+            ':key': call.idempotencyKey,
+            ':inFlight': 'in_flight',
+            ':lease': call.leaseUntil,
+            ':now': now.toISOString(),
+            ':one': 1,
+            ':expiresAt': expiresAt(now),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { claimed: true, record: strip(result.Attributes as ToolCallRecord) };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const existing = await this.get<ToolCallRecord>(key);
+      if (!existing) throw new Error(`tool call ${key.sk} of run ${call.runId} vanished after a conflicting claim`);
+      return { claimed: false, existing };
+    }
+  }
+
+  async completeCall(
+    runId: string,
+    turn: number,
+    call: number,
+    outcome: { outcome: string; result: string; latencyMs: number },
+    now: Date,
+  ): Promise<ToolCallRecord> {
+    const result = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: runKey(runId).pk, sk: callSk(turn, call) },
+        UpdateExpression: 'SET #status = :completed, outcome = :outcome, #result = :result, latencyMs = :latency, recordedAt = :now',
+        ConditionExpression: '#status = :inFlight',
+        ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+        ExpressionAttributeValues: {
+          ':completed': 'completed',
+          ':inFlight': 'in_flight',
+          ':outcome': outcome.outcome,
+          ':result': outcome.result,
+          ':latency': outcome.latencyMs,
+          ':now': now.toISOString(),
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip(result.Attributes as ToolCallRecord);
+  }
+
+  async releaseCall(runId: string, turn: number, call: number, now: Date): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: runKey(runId).pk, sk: callSk(turn, call) },
+          UpdateExpression: 'SET leaseUntil = :now',
+          ConditionExpression: '#status = :inFlight',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':now': now.toISOString(), ':inFlight': 'in_flight' },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  async upsertApproval(approval: ApprovalRecord): Promise<ApprovalRecord> {
+    const key = { pk: runKey(approval.runId).pk, sk: approvalSk(approval.turn, approval.call) };
+    if (await this.putIfAbsent({ ...key, ...approval, pendingApproval: PENDING })) return approval;
+    // A retried or resumed RequestApproval carries a new task token: the pending approval must
+    // wake the execution that is waiting now, not a dead one.
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET taskToken = :token',
+          ConditionExpression: '#status = :pending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':token': approval.taskToken, ':pending': 'pending' },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return strip(result.Attributes as ApprovalRecord);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const decided = await this.get<ApprovalRecord>(key);
+      if (!decided) throw new Error(`approval ${approval.approvalId} vanished after a conflicting write`);
+      return decided;
+    }
+  }
+
+  async getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined> {
+    return this.get<ApprovalRecord>({ pk: runKey(runId).pk, sk: approvalSk(turn, call) });
+  }
+
+  async findApproval(approvalId: string): Promise<ApprovalRecord | undefined> {
+    const result = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: LedgerIndexes.byApprovalId,
+        KeyConditionExpression: 'approvalId = :id',
+        ExpressionAttributeValues: { ':id': approvalId },
+      }),
+    );
+    const item = result.Items?.[0] as ApprovalRecord | undefined;
+    // The index is eventually consistent: read the item itself for its current status.
+    return item ? this.getApproval(item.runId, item.turn, item.call) : undefined;
+  }
+
+  async listPendingApprovals(): Promise<ApprovalRecord[]> {
+    const items = await this.queryAll({
+      IndexName: LedgerIndexes.pendingApprovals,
+      KeyConditionExpression: 'pendingApproval = :pending',
+      ExpressionAttributeValues: { ':pending': PENDING },
+    });
+    return items.filter((item): item is ApprovalRecord => item.kind === 'approval');
+  }
+
+  async decideApproval(
+    key: { runId: string; turn: number; call: number },
+    decision: { status: 'approved' | 'rejected' | 'expired'; reason?: string; decidedBy: string },
+    now: Date,
+  ): Promise<{ decided: boolean; record: ApprovalRecord }> {
+    const itemKey = { pk: runKey(key.runId).pk, sk: approvalSk(key.turn, key.call) };
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: itemKey,
+          UpdateExpression: 'SET #status = :status, reason = :reason, decidedBy = :by, decidedAt = :now REMOVE pendingApproval',
+          ConditionExpression: '#status = :pending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':status': decision.status,
+            ':reason': decision.reason ?? '',
+            ':by': decision.decidedBy,
+            ':now': now.toISOString(),
+            ':pending': 'pending',
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { decided: true, record: strip(result.Attributes as ApprovalRecord) };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const record = await this.get<ApprovalRecord>(itemKey);
+      if (!record) throw new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
+      return { decided: false, record };
+    }
+  }
+
+  private async putIfAbsent(item: Record<string, unknown>): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...item, expiresAt: expiresAt(new Date()) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  private async get<T>(key: { pk: string; sk: string }): Promise<T | undefined> {
+    const result = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    return result.Item ? (strip(result.Item) as T) : undefined;
+  }
+
+  private async queryAll(
+    input: Pick<QueryCommand['input'], 'IndexName' | 'KeyConditionExpression' | 'ExpressionAttributeValues'>,
+  ): Promise<LedgerRecord[]> {
+    const items: LedgerRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({ TableName: this.tableName, ConsistentRead: input.IndexName ? undefined : true, ...input, ExclusiveStartKey: start }),
+      );
+      items.push(...((page.Items ?? []) as LedgerRecord[]).map(strip));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+}
+
+function expiresAt(now: Date): number {
+  return Math.floor(now.getTime() / 1000) + RETENTION_SECONDS;
+}
+
+/** Drops the storage-only attributes so records compare equal to what was written. */
+function strip<T>(item: T): T {
+  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, countedSteps: _counted, ...rest } = item as Record<
+    string,
+    unknown
+  >;
+  return rest as T;
+}

@@ -1,0 +1,80 @@
+import type {
+  ApprovalRecord,
+  ApprovalStatus,
+  Counters,
+  RunRecord,
+  RunStatus,
+  ToolCallRecord,
+  ToolOutcome,
+  TurnRecord,
+} from './records.js';
+
+/**
+ * The idempotency ledger, behind a small interface so that step logic never touches DynamoDB
+ * directly. Every method that guards work is a single conditional write: a second attempt learns
+ * what the first one did instead of doing it again.
+ */
+export interface Ledger {
+  /** Creates the run record; `false` when a run with this id exists already (nothing is written). */
+  createRun(run: RunRecord): Promise<boolean>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  listRuns(limit?: number): Promise<RunRecord[]>;
+  /** Marks `executionArn` as the execution driving the run (a resume appends a new one). */
+  attachExecution(runId: string, executionArn: string, now: Date): Promise<RunRecord>;
+  finishRun(
+    runId: string,
+    outcome: { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string } },
+    now: Date,
+  ): Promise<RunRecord>;
+
+  /** Stores a model turn once; returns the stored turn (the first one, if it was recorded before). */
+  recordTurn(turn: TurnRecord): Promise<TurnRecord>;
+  getTurn(runId: string, turn: number): Promise<TurnRecord | undefined>;
+  /** Every turn, tool call and approval of a run, in conversation order: its trace. */
+  listConversation(runId: string): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }>;
+  /**
+   * Adds `deltas` to the run's counters exactly once per `stepKey`, atomically; `false` when the
+   * step was counted already.
+   */
+  countStep(runId: string, stepKey: string, deltas: Partial<Counters>): Promise<boolean>;
+
+  getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined>;
+  /**
+   * Claims a tool call before its outside call: succeeds when no record exists, or when the record
+   * is in flight and its lease has expired (the previous holder died). Otherwise returns the record
+   * that is in the way (completed: use its result; in flight with a live lease: try again later).
+   */
+  claimCall(
+    call: ToolCallRecord,
+    now: Date,
+  ): Promise<{ claimed: true; record: ToolCallRecord } | { claimed: false; existing: ToolCallRecord }>;
+  /** Records the outcome of a claimed call; only an in-flight record can be completed. */
+  completeCall(
+    runId: string,
+    turn: number,
+    call: number,
+    outcome: { outcome: ToolOutcome; result: string; latencyMs: number },
+    now: Date,
+  ): Promise<ToolCallRecord>;
+
+  /**
+   * Ends the lease of an in-flight call whose outside call failed cleanly, so that the retry can
+   * claim it at once; the call keeps its idempotency key, so a re-sent request is still deduplicated.
+   */
+  releaseCall(runId: string, turn: number, call: number, now: Date): Promise<void>;
+
+  /** Creates the approval for a call, or refreshes the task token of a pending one; returns the stored record. */
+  upsertApproval(approval: ApprovalRecord): Promise<ApprovalRecord>;
+  getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined>;
+  findApproval(approvalId: string): Promise<ApprovalRecord | undefined>;
+  listPendingApprovals(): Promise<ApprovalRecord[]>;
+  /**
+   * Records a decision once: only a pending approval can be decided. Returns whether this call
+   * decided it, and the stored record (with the earlier decision when it did not).
+   */
+  decideApproval(
+    key: { runId: string; turn: number; call: number },
+    decision: { status: Exclude<ApprovalStatus, 'pending'>; reason?: string; decidedBy: string },
+    now: Date,
+  ): Promise<{ decided: boolean; record: ApprovalRecord }>;
+}

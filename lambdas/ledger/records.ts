@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { ContentBlock, Usage } from '../agent/messages.js';
+
+/**
+ * The ledger's records. One DynamoDB table, partitioned by run:
+ *
+ *   pk = RUN#<runId>   sk = RUN                          the run record (config, counters, status)
+ *                      sk = TURN#0003                    one model turn (response + usage), written once
+ *                      sk = TURN#0003#CALL#01            one tool call (claim → outcome), written once
+ *                      sk = TURN#0003#CALL#01#APPROVAL   the approval that guards that call
+ *
+ * Keys sort so that a `begins_with(sk, 'TURN#')` query returns the conversation in order.
+ * Approvals also carry `approvalId` (GSI byApprovalId: the opaque id a person decides by) and,
+ * only while pending, `pendingApproval` (sparse GSI pendingApprovals, sorted by `decideBy`).
+ */
+
+export const runKey = (runId: string) => ({ pk: `RUN#${runId}`, sk: 'RUN' });
+export const turnSk = (turn: number) => `TURN#${String(turn).padStart(4, '0')}`;
+export const callSk = (turn: number, call: number) => `${turnSk(turn)}#CALL#${String(call).padStart(2, '0')}`;
+export const approvalSk = (turn: number, call: number) => `${callSk(turn, call)}#APPROVAL`;
+
+export const RunConfig = z
+  .object({
+    /** Hard cap on agent steps (model turns + tool calls). */
+    maxSteps: z.number().int().positive().default(400),
+    /** Hard cap on cumulative tokens (input + output) over the run. */
+    maxTokens: z.number().int().positive().default(600_000),
+    /** `max_tokens` passed to every model call. */
+    maxTokensPerTurn: z.number().int().positive().max(64_000).default(2_048),
+    /** Refunds above this amount wait for a person. */
+    approvalThresholdCents: z.number().int().nonnegative().default(50_000),
+    /** An approval not decided by then is escalated: rejected and the refund flagged for review. */
+    approvalTimeoutSeconds: z.number().int().positive().max(7 * 24 * 3600).default(24 * 3600),
+  })
+  .strict();
+export type RunConfig = z.infer<typeof RunConfig>;
+
+export const RunStatus = z.enum(['running', 'succeeded', 'stopped', 'failed']);
+export type RunStatus = z.infer<typeof RunStatus>;
+
+export interface Counters {
+  steps: number;
+  modelTurns: number;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  /** Dollars × 1e6, so that atomic ADDs stay exact. */
+  costMicros: number;
+}
+
+export const ZERO_COUNTERS: Counters = {
+  steps: 0,
+  modelTurns: 0,
+  toolCalls: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedInputTokens: 0,
+  costMicros: 0,
+};
+
+export interface RunRecord extends Counters {
+  kind: 'run';
+  runId: string;
+  agent: string;
+  runDate: string;
+  prompt: string;
+  model: string;
+  config: RunConfig;
+  fingerprint: string;
+  priceTableVersion: string;
+  status: RunStatus;
+  /** The execution currently driving the run. */
+  executionArn: string;
+  executions: string[];
+  createdAt: string;
+  updatedAt: string;
+  stopReason?: string;
+  error?: { error: string; cause: string };
+  finishedAt?: string;
+}
+
+export interface TurnRecord {
+  kind: 'turn';
+  runId: string;
+  turn: number;
+  model: string;
+  content: z.infer<typeof ContentBlock>[];
+  stopReason: string;
+  usage: z.infer<typeof Usage>;
+  costMicros: number;
+  latencyMs: number;
+  recordedAt: string;
+}
+
+export type ToolStatus = 'in_flight' | 'completed';
+export type ToolOutcome = 'ok' | 'error' | 'rejected' | 'expired';
+
+export interface ToolCallRecord {
+  kind: 'tool';
+  runId: string;
+  turn: number;
+  call: number;
+  toolCallId: string;
+  name: string;
+  args: Record<string, unknown>;
+  sideEffect: boolean;
+  idempotencyKey: string;
+  status: ToolStatus;
+  /** An in-flight claim may be taken over once its lease has expired (the holder died). */
+  leaseUntil: string;
+  attempts: number;
+  outcome?: ToolOutcome;
+  /** JSON of what the model sees as the tool result. */
+  result?: string;
+  latencyMs?: number;
+  recordedAt?: string;
+}
+
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
+
+export interface ApprovalRecord {
+  kind: 'approval';
+  approvalId: string;
+  runId: string;
+  turn: number;
+  call: number;
+  toolName: string;
+  summary: string;
+  amountCents: number;
+  taskToken: string;
+  status: ApprovalStatus;
+  decideBy: string;
+  createdAt: string;
+  reason?: string;
+  decidedBy?: string;
+  decidedAt?: string;
+}
+
+export type LedgerRecord = RunRecord | TurnRecord | ToolCallRecord | ApprovalRecord;

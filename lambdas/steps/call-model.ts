@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { Message, ModelClient, ToolResultBlock } from '../agent/messages.js';
+import { costOf, isPricedModel } from '../agent/prices.js';
+import { RECONCILER } from '../agent/reconciler.js';
+import { toolSpecs } from '../agent/tools.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import { InvalidInputError } from '../shared/errors.js';
+import { parseOrThrow } from '../shared/validation.js';
+import type { Clock } from './ports.js';
+import { loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
+
+export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
+
+export interface CallModelResult {
+  turn: number;
+  stopReason: string;
+  toolCalls: number;
+  next: NextToolCall | null;
+}
+
+export interface CallModelDeps {
+  ledger: Ledger;
+  model: ModelClient;
+  clock: Clock;
+}
+
+/**
+ * The conversation as the model sees it, rebuilt from the ledger: the run's prompt, then each
+ * recorded turn followed by the results of its tool calls. It never travels in the execution's
+ * payload (256 KiB limit); only pointers do.
+ */
+export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[]): Message[] {
+  const messages: Message[] = [{ role: 'user', content: run.prompt }];
+  for (const turn of turns) {
+    messages.push({ role: 'assistant', content: turn.content });
+    const uses = toolUses(turn);
+    if (uses.length === 0) continue;
+    const results: ToolResultBlock[] = uses.map((use, index) => {
+      const record = calls.find((call) => call.turn === turn.turn && call.call === index + 1);
+      if (!record || record.status !== 'completed' || record.result === undefined) {
+        throw new InvalidInputError(`turn: tool call ${index + 1} of turn ${turn.turn} (${use.name}) has no recorded result`);
+      }
+      return { type: 'tool_result', tool_use_id: use.id, content: record.result, ...(record.outcome === 'ok' ? {} : { is_error: true }) };
+    });
+    messages.push({ role: 'user', content: results });
+  }
+  return messages;
+}
+
+/**
+ * One model call. The response and its usage are recorded in the ledger before the step returns;
+ * a retry after that point finds the recorded turn and does not call the model again.
+ */
+export function createCallModel(deps: CallModelDeps) {
+  return async (input: unknown, signal?: AbortSignal): Promise<CallModelResult> => {
+    const { runId, turn } = parseOrThrow(CallModelInput, input, 'CallModel input');
+    const run = await loadRun(deps.ledger, runId);
+    const record = (await deps.ledger.getTurn(runId, turn)) ?? (await callModel(deps, run, turn, signal));
+    // Counting is idempotent per turn, so a crash between recording and counting heals here.
+    await deps.ledger.countStep(runId, `turn:${turn}`, {
+      steps: 1,
+      modelTurns: 1,
+      inputTokens: record.usage.input_tokens,
+      outputTokens: record.usage.output_tokens,
+      cachedInputTokens: record.usage.cache_read_input_tokens ?? 0,
+      costMicros: record.costMicros,
+    });
+    return { turn, stopReason: record.stopReason, toolCalls: toolUses(record).length, next: nextToolCall(record, 0, run.config) };
+  };
+}
+
+async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, signal?: AbortSignal): Promise<TurnRecord> {
+  const { turns, calls } = await deps.ledger.listConversation(run.runId);
+  const previous = turns.filter((recorded) => recorded.turn < turn);
+  if (previous.length !== turn - 1) {
+    throw new InvalidInputError(`turn: run ${run.runId} has ${previous.length} recorded turns, cannot call turn ${turn}`);
+  }
+  if (!isPricedModel(run.model)) throw new InvalidInputError(`model: no price for model ${run.model}`);
+  const started = deps.clock.now();
+  const response = await deps.model.createMessage(
+    {
+      model: run.model,
+      max_tokens: run.config.maxTokensPerTurn,
+      system: RECONCILER.system,
+      messages: conversation(run, previous, calls),
+      tools: toolSpecs(),
+    },
+    signal,
+  );
+  const recordedAt = deps.clock.now();
+  return deps.ledger.recordTurn({
+    kind: 'turn',
+    runId: run.runId,
+    turn,
+    model: response.model,
+    content: response.content,
+    stopReason: response.stop_reason,
+    usage: response.usage,
+    costMicros: Math.round(costOf(run.model, response.usage) * 1_000_000),
+    latencyMs: recordedAt.getTime() - started.getTime(),
+    recordedAt: recordedAt.toISOString(),
+  });
+}

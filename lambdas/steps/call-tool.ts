@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import type { CommerceApi } from '../agent/domain.js';
+import { isToolName, tools } from '../agent/tools.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
+import { InvalidInputError, LeaseHeldError, TerminalError } from '../shared/errors.js';
+import { parseOrThrow } from '../shared/validation.js';
+import type { Clock } from './ports.js';
+import { idempotencyKey, loadRun, loadToolUse, needsApproval, nextToolCall, type NextToolCall } from './turns.js';
+
+export const CallToolInput = z.object({
+  runId: z.string().min(1),
+  turn: z.number().int().positive(),
+  call: z.number().int().positive(),
+});
+
+export interface CallToolResult {
+  turn: number;
+  call: number;
+  name: string;
+  outcome: ToolOutcome;
+  next: NextToolCall | null;
+}
+
+export interface CallToolDeps {
+  ledger: Ledger;
+  api: CommerceApi;
+  clock: Clock;
+  /** How long a claim protects an in-flight call; at least the Lambda's timeout. */
+  leaseMs: number;
+}
+
+/**
+ * One tool call. The arguments are validated before anything is claimed (bad model output fails
+ * the run with a message naming the field and leaves no trace). Then the call is claimed in the
+ * ledger, sent to the outside with an idempotency key that every attempt shares, and its outcome
+ * recorded; a retry after the record returns the recorded outcome.
+ */
+export function createCallTool(deps: CallToolDeps) {
+  return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult> => {
+    const { runId, turn, call } = parseOrThrow(CallToolInput, input, 'CallTool input');
+    const run = await loadRun(deps.ledger, runId);
+    const { turn: turnRecord, block } = await loadToolUse(deps.ledger, runId, turn, call);
+    const done = (record: ToolCallRecord): CallToolResult => ({
+      turn,
+      call,
+      name: block.name,
+      outcome: record.outcome ?? 'ok',
+      next: nextToolCall(turnRecord, call, run.config),
+    });
+
+    const recorded = await deps.ledger.getCall(runId, turn, call);
+    if (recorded?.status === 'completed') return done(await count(deps, run, recorded));
+
+    if (!isToolName(block.name)) {
+      throw new InvalidInputError(`name: the model called an unknown tool ${JSON.stringify(block.name)} (turn ${turn}, call ${call})`);
+    }
+    const tool = tools[block.name];
+    const args = parseOrThrow(tool.input, block.input, `arguments of ${block.name} (turn ${turn}, call ${call})`);
+    const refusal = needsApproval(block, run.config) ? await approvalRefusal(deps, run, turn, call) : undefined;
+
+    const now = deps.clock.now();
+    const claim = await deps.ledger.claimCall(
+      {
+        kind: 'tool',
+        runId,
+        turn,
+        call,
+        toolCallId: block.id,
+        name: block.name,
+        args: block.input,
+        sideEffect: tool.sideEffect,
+        idempotencyKey: idempotencyKey(runId, turn, block.id),
+        status: 'in_flight',
+        leaseUntil: new Date(now.getTime() + deps.leaseMs).toISOString(),
+        attempts: 0,
+      },
+      now,
+    );
+    if (!claim.claimed) {
+      if (claim.existing.status === 'completed') return done(await count(deps, run, claim.existing));
+      throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${claim.existing.leaseUntil}`);
+    }
+
+    const outcome = refusal ?? (await execute(deps, claim.record, () => tool.execute(deps.api, args as never, claim.record.idempotencyKey, signal)));
+    const completed = await deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now());
+    return done(await count(deps, run, completed));
+  };
+}
+
+/** Runs the outside call and turns its result into what the model will see. */
+async function execute(
+  deps: CallToolDeps,
+  record: ToolCallRecord,
+  send: () => Promise<unknown>,
+): Promise<{ outcome: ToolOutcome; result: string; latencyMs: number }> {
+  const started = deps.clock.now().getTime();
+  const latency = () => deps.clock.now().getTime() - started;
+  try {
+    const result = await send();
+    return { outcome: 'ok', result: JSON.stringify(result), latencyMs: latency() };
+  } catch (error) {
+    if (error instanceof InvalidInputError) {
+      // The provider refused the request (e.g. more than is left to refund): the model sees why.
+      return { outcome: 'error', result: JSON.stringify({ error: 'invalid_request', message: error.message }), latencyMs: latency() };
+    }
+    if (error instanceof TerminalError) {
+      // Nothing can fix it by retrying: record it so no entry is left in flight, then fail the run.
+      await deps.ledger.completeCall(
+        record.runId,
+        record.turn,
+        record.call,
+        { outcome: 'error', result: JSON.stringify({ error: 'terminal', message: error.message }), latencyMs: latency() },
+        deps.clock.now(),
+      );
+      throw error;
+    }
+    // Transient: the retry may claim at once and re-send with the same idempotency key.
+    await deps.ledger.releaseCall(record.runId, record.turn, record.call, deps.clock.now());
+    throw error;
+  }
+}
+
+/**
+ * A refund above the threshold runs only when approved. A rejected or expired approval (or one
+ * still pending when the wait timed out, which is escalated here) becomes the tool's result.
+ */
+async function approvalRefusal(
+  deps: CallToolDeps,
+  run: RunRecord,
+  turn: number,
+  call: number,
+): Promise<{ outcome: ToolOutcome; result: string; latencyMs: number } | undefined> {
+  let approval = await deps.ledger.getApproval(run.runId, turn, call);
+  if (!approval) throw new TerminalError(`tool call ${turn}/${call} of run ${run.runId} needs an approval and has none`);
+  if (approval.status === 'pending') {
+    ({ record: approval } = await deps.ledger.decideApproval(
+      approval,
+      { status: 'expired', reason: 'the wait for a decision timed out', decidedBy: 'timeout' },
+      deps.clock.now(),
+    ));
+  }
+  if (approval.status === 'approved') return undefined;
+  const error = approval.status === 'rejected' ? 'approval_rejected' : 'approval_expired';
+  return {
+    outcome: approval.status === 'rejected' ? 'rejected' : 'expired',
+    result: JSON.stringify({ error, approvalId: approval.approvalId, reason: approval.reason ?? '' }),
+    latencyMs: 0,
+  };
+}
+
+async function count(deps: CallToolDeps, run: RunRecord, record: ToolCallRecord): Promise<ToolCallRecord> {
+  await deps.ledger.countStep(run.runId, `call:${record.turn}:${record.call}`, { steps: 1, toolCalls: 1 });
+  return record;
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import type { Ledger } from '../ledger/ledger.js';
+import type { RunRecord } from '../ledger/records.js';
+import { parseOrThrow } from '../shared/validation.js';
+import type { Clock } from './ports.js';
+
+/** Either the budget check's stop decision, or the error a `Catch` caught. */
+export const FinalizeInput = z.union([
+  z.object({
+    runId: z.string().min(1),
+    stop: z.object({ continue: z.literal(false), status: z.enum(['succeeded', 'stopped']), reason: z.string() }),
+  }),
+  z.object({
+    runId: z.string().min(1),
+    failure: z.object({ Error: z.string(), Cause: z.string().optional() }),
+  }),
+]);
+
+export interface FinalizeResult {
+  runId: string;
+  status: RunRecord['status'];
+  reason: string;
+  steps: number;
+  tokens: number;
+  dollars: number;
+}
+
+/** Records how the run ended. The run record keeps the figures; the execution output is a summary. */
+export function createFinalize(deps: { ledger: Ledger; clock: Clock }) {
+  return async (input: unknown): Promise<FinalizeResult> => {
+    const parsed = parseOrThrow(FinalizeInput, input, 'Finalize input');
+    const now = deps.clock.now();
+    const run =
+      'stop' in parsed
+        ? await deps.ledger.finishRun(parsed.runId, { status: parsed.stop.status, stopReason: parsed.stop.reason }, now)
+        : await deps.ledger.finishRun(
+            parsed.runId,
+            {
+              status: 'failed',
+              stopReason: `${parsed.failure.Error}: ${parsed.failure.Cause ?? ''}`.trim(),
+              error: { error: parsed.failure.Error, cause: parsed.failure.Cause ?? '' },
+            },
+            now,
+          );
+    return {
+      runId: run.runId,
+      status: run.status,
+      reason: run.stopReason ?? '',
+      steps: run.steps,
+      tokens: run.inputTokens + run.outputTokens,
+      dollars: run.costMicros / 1_000_000,
+    };
+  };
+}

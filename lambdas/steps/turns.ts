@@ -1,0 +1,52 @@
+import type { ToolUseBlock } from '../agent/messages.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { RunConfig, RunRecord, TurnRecord } from '../ledger/records.js';
+import { InvalidInputError } from '../shared/errors.js';
+
+/** What the state machine carries about the next tool call: a pointer into the ledger, not the call. */
+export interface NextToolCall {
+  turn: number;
+  call: number;
+  name: string;
+  needsApproval: boolean;
+}
+
+export function toolUses(turn: TurnRecord): ToolUseBlock[] {
+  return turn.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
+}
+
+/** A refund above the run's threshold waits for a person; everything else runs on its own. */
+export function needsApproval(block: ToolUseBlock, config: RunConfig): boolean {
+  const amount = block.input['amountCents'];
+  return block.name === 'issue_refund' && typeof amount === 'number' && amount > config.approvalThresholdCents;
+}
+
+/** The tool call after `afterCall` (1-based) in `turn`, or null when the turn has no more. */
+export function nextToolCall(turn: TurnRecord, afterCall: number, config: RunConfig): NextToolCall | null {
+  const block = toolUses(turn)[afterCall];
+  if (!block) return null;
+  return { turn: turn.turn, call: afterCall + 1, name: block.name, needsApproval: needsApproval(block, config) };
+}
+
+export async function loadRun(ledger: Ledger, runId: string): Promise<RunRecord> {
+  const run = await ledger.getRun(runId);
+  if (!run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
+  return run;
+}
+
+export async function loadToolUse(
+  ledger: Ledger,
+  runId: string,
+  turnNumber: number,
+  call: number,
+): Promise<{ turn: TurnRecord; block: ToolUseBlock }> {
+  const turn = await ledger.getTurn(runId, turnNumber);
+  const block = turn ? toolUses(turn)[call - 1] : undefined;
+  if (!turn || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turnNumber}`);
+  return { turn, block };
+}
+
+/** The idempotency key of a tool call: the same for every attempt, every resume, every engine. */
+export function idempotencyKey(runId: string, turn: number, toolCallId: string): string {
+  return `${runId}:${turn}:${toolCallId}`;
+}

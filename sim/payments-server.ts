@@ -1,0 +1,332 @@
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import {
+  Cents,
+  Day,
+  IsoDate,
+  Payment,
+  Refund,
+  Report,
+  ReportSummary,
+  Review,
+  type Order,
+  type RefundRequest,
+} from '../lambdas/agent/domain.js';
+import { InvalidInputError } from '../lambdas/shared/errors.js';
+import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { faultInjector, type FaultOptions } from './random.js';
+
+/**
+ * A simulated payments provider with Stripe-like semantics, served over real HTTP on loopback so
+ * the agent's client, timeouts and retries are exercised for real. What matters for savepoint:
+ * - every POST needs an `Idempotency-Key`; a replay with the same parameters returns the first
+ *   result and pays nothing, a replay with other parameters is refused (422);
+ * - the provider commits (journals) a side effect BEFORE it answers, so a lost response still means
+ *   the money moved — the case idempotency keys exist for;
+ * - injected faults happen before anything is done (a 503 never has a side effect), except the
+ *   opt-in `dropResponses`, which loses the answer after the commit.
+ */
+
+export interface PaymentsServerOptions {
+  /** The day the provider serves: refund requests, orders, payments and refunds paid earlier. */
+  readonly day: Day;
+  /** JSON-lines journal of what the provider created; reloaded on start. Omit to keep it in memory. */
+  readonly dataFile?: string;
+  /** Transient 503s before any work is done. Inspection routes (GET /v1/refunds …) are never faulted. */
+  readonly faults?: FaultOptions;
+  /** POSTs that commit and then drop the connection instead of answering (response lost). */
+  readonly dropResponses?: FaultOptions;
+  /** @default 0 (a random free port) */
+  readonly port?: number;
+  /** Clock for `createdAt`. @default () => new Date() */
+  readonly now?: () => Date;
+}
+
+export interface PaymentsServer {
+  /** e.g. `http://127.0.0.1:54321` (no trailing slash) */
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+  /** Refunds paid through this server (not the day's earlier refunds), oldest first. */
+  refunds(): Refund[];
+  reviews(): Review[];
+  reports(): Report[];
+  /** Every HTTP request received, faulted ones included. */
+  requestCount(): number;
+}
+
+/** A failure answered as `{ error: { type, message } }`. */
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: 'invalid_request_error' | 'idempotency_error' | 'api_error',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const CreateRefundBody = z
+  .object({ paymentId: z.string().min(1), amountCents: Cents.positive(), reason: z.string(), refundRequestId: z.string().min(1) })
+  .strict();
+const CreateReviewBody = z.object({ refundRequestId: z.string().min(1), reason: z.string() }).strict();
+const CreateReportBody = z.object({ date: IsoDate, summary: ReportSummary, text: z.string() }).strict();
+
+/** One journal line: a created object with the idempotency key and request fingerprint that made it. */
+const JournalEntry = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('refund'), key: z.string(), fingerprint: z.string(), record: Refund }),
+  z.object({ kind: z.literal('review'), key: z.string(), fingerprint: z.string(), record: Review }),
+  z.object({ kind: z.literal('report'), key: z.string(), fingerprint: z.string(), record: Report }),
+]);
+type JournalEntry = z.infer<typeof JournalEntry>;
+
+export async function startPaymentsServer(options: PaymentsServerOptions): Promise<PaymentsServer> {
+  const day = parseOrThrow(Day, options.day, 'day');
+  const now = options.now ?? (() => new Date());
+  const injectFault = faultInjector(options.faults);
+  const dropResponse = faultInjector(options.dropResponses);
+  const journal = openJournal(options.dataFile);
+
+  const orders = new Map(day.orders.map((order) => [order.id, order]));
+  const payments = new Map(day.payments.map((payment) => [payment.id, payment]));
+  const requestIds = new Set(day.refundRequests.map((request) => request.id));
+  const byKey = new Map<string, JournalEntry>();
+  const created = { refund: [] as Refund[], review: [] as Review[], report: [] as Report[] };
+  const remember = (entry: JournalEntry) => {
+    byKey.set(entry.key, entry);
+    if (entry.kind === 'refund') created.refund.push(entry.record);
+    else if (entry.kind === 'review') created.review.push(entry.record);
+    else created.report.push(entry.record);
+  };
+  journal.entries.forEach(remember);
+  let requests = 0;
+
+  function paymentView(paymentId: string): Payment {
+    const payment = payments.get(paymentId);
+    if (!payment) throw new ApiError(404, 'invalid_request_error', `No such payment: '${paymentId}'`);
+    const refunds = [...day.refunds, ...created.refund].filter((refund) => refund.paymentId === paymentId);
+    const refundedCents = refunds.reduce((sum, refund) => sum + refund.amountCents, 0);
+    const status = refundedCents >= payment.amountCents ? 'refunded' : refundedCents > 0 ? 'partially_refunded' : 'succeeded';
+    return { ...payment, refundedCents, status, refunds };
+  }
+
+  function requireRefundRequest(id: string): void {
+    if (!requestIds.has(id)) throw new ApiError(404, 'invalid_request_error', `No such refund request: '${id}'`);
+  }
+
+  /**
+   * The idempotent create: replay, refuse, or run `create` and journal the result before answering.
+   * Everything from the key lookup to the journal write is synchronous, so two concurrent requests
+   * with one key cannot both create.
+   */
+  function idempotent(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    body: unknown,
+    create: (key: string, fingerprint: string) => JournalEntry,
+  ): void {
+    const key = req.headers['idempotency-key'];
+    if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
+      throw new ApiError(400, 'invalid_request_error', 'Idempotency-Key: header is required (1 to 255 characters)');
+    }
+    const fingerprint = stableStringify([path, body]);
+    const previous = byKey.get(key);
+    if (previous) {
+      if (previous.fingerprint !== fingerprint) {
+        throw new ApiError(
+          422,
+          'idempotency_error',
+          `Keys for idempotent requests can only be used with the same parameters they were first used with (key '${key}')`,
+        );
+      }
+      send(res, 200, previous.record, { 'Idempotent-Replayed': 'true' });
+      return;
+    }
+    const entry = create(key, fingerprint);
+    journal.append(entry); // the provider commits first: a response lost after this still paid
+    remember(entry);
+    if (dropResponse()) {
+      res.socket?.destroy();
+      return;
+    }
+    send(res, 200, entry.record);
+  }
+
+  const nextId = (prefix: string, kind: JournalEntry['kind']) => `${prefix}_${String(created[kind].length + 1).padStart(4, '0')}`;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    requests += 1;
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const path = url.pathname;
+    const route = `${req.method ?? 'GET'} ${path}`;
+    const raw = await readBody(req);
+
+    // What the provider paid is for people and tests; faulting it would only disturb the seed's sequence.
+    const inspection = route === 'GET /v1/refunds' || route === 'GET /v1/reviews' || route === 'GET /v1/reports';
+    if (!inspection && injectFault()) throw new ApiError(503, 'api_error', 'injected transient failure');
+
+    if (route === 'GET /v1/refund_requests') {
+      const date = parseOrThrow(z.object({ date: IsoDate }), { date: url.searchParams.get('date') ?? undefined }, 'query').date;
+      const data: RefundRequest[] = date === day.date ? day.refundRequests : [];
+      return send(res, 200, { data });
+    }
+    const order = /^GET \/v1\/orders\/([^/]+)$/.exec(route);
+    if (order) {
+      const id = decodeURIComponent(order[1] ?? '');
+      const found: Order | undefined = orders.get(id);
+      if (!found) throw new ApiError(404, 'invalid_request_error', `No such order: '${id}'`);
+      return send(res, 200, found);
+    }
+    const payment = /^GET \/v1\/payments\/([^/]+)$/.exec(route);
+    if (payment) return send(res, 200, paymentView(decodeURIComponent(payment[1] ?? '')));
+
+    if (route === 'GET /v1/refunds') return send(res, 200, { data: created.refund });
+    if (route === 'GET /v1/reviews') return send(res, 200, { data: created.review });
+    if (route === 'GET /v1/reports') return send(res, 200, { data: created.report });
+
+    if (route === 'POST /v1/refunds') {
+      const body = parseOrThrow(CreateRefundBody, parseJson(raw), 'refund body');
+      return idempotent(req, res, path, body, (key, fingerprint) => {
+        const payment = paymentView(body.paymentId);
+        requireRefundRequest(body.refundRequestId);
+        const refundable = payment.amountCents - payment.refundedCents;
+        if (body.amountCents > refundable) {
+          throw new ApiError(
+            400,
+            'invalid_request_error',
+            `amountCents: ${body.amountCents} exceeds the refundable amount ${refundable} of payment '${body.paymentId}'`,
+          );
+        }
+        const record: Refund = { id: nextId('re', 'refund'), ...body, currency: 'usd', createdAt: now().toISOString() };
+        return { kind: 'refund', key, fingerprint, record };
+      });
+    }
+    if (route === 'POST /v1/reviews') {
+      const body = parseOrThrow(CreateReviewBody, parseJson(raw), 'review body');
+      return idempotent(req, res, path, body, (key, fingerprint) => {
+        requireRefundRequest(body.refundRequestId);
+        const record: Review = { id: nextId('rv', 'review'), ...body, createdAt: now().toISOString() };
+        return { kind: 'review', key, fingerprint, record };
+      });
+    }
+    if (route === 'POST /v1/reports') {
+      const body = parseOrThrow(CreateReportBody, parseJson(raw), 'report body');
+      return idempotent(req, res, path, body, (key, fingerprint) => {
+        const record: Report = { id: nextId('rp', 'report'), ...body, createdAt: now().toISOString() };
+        return { kind: 'report', key, fingerprint, record };
+      });
+    }
+    throw new ApiError(404, 'invalid_request_error', `Unrecognized request URL (${route})`);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (res.headersSent || res.destroyed) return;
+      if (error instanceof ApiError) return send(res, error.status, { error: { type: error.type, message: error.message } });
+      // A failed zod parse (parseOrThrow) is the caller's fault; anything else is ours.
+      if (error instanceof InvalidInputError) return send(res, 400, { error: { type: 'invalid_request_error', message: error.message } });
+      send(res, 500, { error: { type: 'api_error', message: error instanceof Error ? error.message : String(error) } });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => {
+      journal.close(); // e.g. the port is taken: do not leak the journal's file descriptor
+      reject(error);
+    };
+    server.once('error', onError);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= new Promise<void>((resolve, reject) => {
+      server.close((error) => {
+        journal.close();
+        if (error) reject(error);
+        else resolve();
+      });
+      // fetch keeps connections alive; without this close() waits for them to idle out.
+      server.closeAllConnections();
+    }));
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    refunds: () => [...created.refund],
+    reviews: () => [...created.review],
+    reports: () => [...created.report],
+    requestCount: () => requests,
+    close,
+  };
+}
+
+interface Journal {
+  readonly entries: readonly JournalEntry[];
+  append(entry: JournalEntry): void;
+  close(): void;
+}
+
+/**
+ * Loads and opens the JSON-lines journal. A last line without its newline is a write torn by a
+ * crash: its response was never sent, so it is dropped rather than treated as paid.
+ */
+function openJournal(dataFile: string | undefined): Journal {
+  if (!dataFile) return { entries: [], append: () => undefined, close: () => undefined };
+  const lines = existsSync(dataFile) ? readFileSync(dataFile, 'utf8').split('\n') : [];
+  lines.pop(); // the text after the last newline: '' or a torn write
+  const entries = lines.map((line, index) => {
+    try {
+      return JournalEntry.parse(JSON.parse(line));
+    } catch (error) {
+      throw new Error(`${dataFile}:${index + 1}: corrupt journal line`, { cause: error });
+    }
+  });
+  const fd = openSync(dataFile, 'a');
+  return {
+    entries,
+    append(entry) {
+      writeSync(fd, `${JSON.stringify(entry)}\n`);
+      fsyncSync(fd);
+    },
+    close: () => closeSync(fd),
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new ApiError(400, 'invalid_request_error', '(root): request body is not valid JSON');
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** JSON with object keys sorted, so two requests with the same parameters have one fingerprint. */
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableStringify(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
