@@ -1,0 +1,196 @@
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import {
+  Choice,
+  Condition,
+  DefinitionBody,
+  Errors,
+  Fail,
+  IntegrationPattern,
+  JitterType,
+  type RetryProps,
+  JsonPath,
+  LogLevel,
+  StateMachine,
+  StateMachineType,
+  Succeed,
+  TaskInput,
+  Timeout,
+} from 'aws-cdk-lib/aws-stepfunctions';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { Construct } from 'constructs';
+import { ErrorNames } from '../lambdas/shared/errors.js';
+
+/** The Lambda functions the loop runs, one per step kind. */
+export interface AgentStepFunctions {
+  readonly startRun: IFunction;
+  readonly budgetCheck: IFunction;
+  readonly callModel: IFunction;
+  readonly requestApproval: IFunction;
+  readonly callTool: IFunction;
+  readonly finalize: IFunction;
+}
+
+export interface AgentStateMachineProps {
+  readonly functions: AgentStepFunctions;
+  /**
+   * The longest an approval may wait before the task itself times out. Approvals normally expire
+   * earlier, at the run's `approvalTimeoutSeconds`, through the expiry sweep; this is the backstop.
+   * @default Duration.days(8)
+   */
+  readonly approvalBackstop?: Duration;
+  /** @default Duration.days(10) */
+  readonly executionTimeout?: Duration;
+}
+
+/** State names are part of the contract: tests, the local engine and the console refer to them. */
+export const States = {
+  StartRun: 'StartRun',
+  BudgetCheck: 'BudgetCheck',
+  CallModel: 'CallModel',
+  RequestApproval: 'RequestApproval',
+  CallTool: 'CallTool',
+  Finalize: 'Finalize',
+  RecordFailure: 'RecordFailure',
+} as const;
+
+/** Retries with exponential backoff and full jitter, on transient error names only. */
+const RETRY: Record<'transient' | 'throttled' | 'leaseHeld', RetryProps> = {
+  transient: { errors: [ErrorNames.Transient], interval: Duration.seconds(1), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(30), jitterStrategy: JitterType.FULL },
+  throttled: { errors: [ErrorNames.ModelThrottled], interval: Duration.seconds(2), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(60), jitterStrategy: JitterType.FULL },
+  leaseHeld: { errors: [ErrorNames.LeaseHeld], interval: Duration.seconds(10), maxAttempts: 8, backoffRate: 1.5, maxDelay: Duration.seconds(60), jitterStrategy: JitterType.FULL },
+};
+
+/**
+ * The agent loop as a Standard state machine (JSONPath only, so that the local engine runs the
+ * very same definition):
+ *
+ *   StartRun ─► BudgetCheck ─► CallModel ─► [next tool call?] ─► (RequestApproval) ─► CallTool ─┐
+ *                  ▲   │ stop                    │ none                                            │
+ *                  │   ▼                         ▼                                                 │
+ *                  │ Finalize              BudgetCheck ◄─────────────── [next tool call?] ◄────────┘
+ *
+ * Execution payloads carry pointers (run id, turn, call), never the conversation.
+ */
+export class AgentStateMachine extends Construct {
+  readonly stateMachine: StateMachine;
+  /** ARNs built from the fixed name, for grants that must not reference the resource. */
+  readonly arns: { readonly stateMachine: string; readonly executions: string };
+
+  constructor(scope: Construct, id: string, props: AgentStateMachineProps) {
+    super(scope, id);
+    const fns = props.functions;
+    const runId = JsonPath.stringAt('$.run.runId');
+    const backstop = props.approvalBackstop ?? Duration.days(8);
+    if (backstop.toSeconds() < 7 * 24 * 3600) {
+      throw new Error(`approvalBackstop must be at least 7 days (the longest approval timeout), got ${backstop.toHumanString()}`);
+    }
+
+    const step = (name: string, fn: IFunction, payload: Record<string, unknown>, resultPath: string, timeout: Duration) => {
+      const task = new LambdaInvoke(this, name, {
+        stateName: name,
+        lambdaFunction: fn,
+        payload: TaskInput.fromObject(payload),
+        resultSelector: { 'result.$': '$.Payload' },
+        resultPath,
+        // Explicit: a Task without a timeout waits forever on AWS (and 60 s on the local engine).
+        taskTimeout: Timeout.duration(timeout),
+      });
+      task.addRetry(RETRY.transient);
+      return task;
+    };
+
+    const runFailed = new Fail(this, 'RunFailed', { errorPath: '$.error.Error', causePath: '$.error.Cause' });
+    const notStarted = new Fail(this, 'RunNotStarted', { errorPath: '$.error.Error', causePath: '$.error.Cause' });
+    const recordFailure = step(States.RecordFailure, fns.finalize, { runId, failure: JsonPath.objectAt('$.error') }, '$.final', Duration.seconds(30));
+    recordFailure.addCatch(runFailed, { resultPath: '$.recordError' });
+    recordFailure.next(runFailed);
+    const catchAll = { errors: [Errors.ALL], resultPath: '$.error' };
+
+    const startRun = step(
+      States.StartRun,
+      fns.startRun,
+      { event: JsonPath.entirePayload, executionArn: JsonPath.executionId },
+      '$.run',
+      Duration.seconds(30),
+    );
+    startRun.addCatch(notStarted, catchAll);
+
+    const budgetCheck = step(States.BudgetCheck, fns.budgetCheck, { runId }, '$.budget', Duration.seconds(30));
+    budgetCheck.addCatch(recordFailure, catchAll);
+
+    const callModel = step(
+      States.CallModel,
+      fns.callModel,
+      { runId, turn: JsonPath.numberAt('$.budget.result.nextTurn') },
+      '$.step',
+      Duration.seconds(90),
+    );
+    callModel.addRetry(RETRY.throttled);
+    callModel.addCatch(recordFailure, catchAll);
+
+    const nextCall = { runId, turn: JsonPath.numberAt('$.step.result.next.turn'), call: JsonPath.numberAt('$.step.result.next.call') };
+    const callTool = step(States.CallTool, fns.callTool, nextCall, '$.step', Duration.seconds(45));
+    callTool.addRetry(RETRY.leaseHeld);
+    callTool.addCatch(recordFailure, catchAll);
+
+    const requestApproval = new LambdaInvoke(this, States.RequestApproval, {
+      stateName: States.RequestApproval,
+      lambdaFunction: fns.requestApproval,
+      integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+      payload: TaskInput.fromObject({ ...nextCall, taskToken: JsonPath.taskToken }),
+      resultPath: '$.approval',
+      taskTimeout: Timeout.duration(backstop),
+    });
+    requestApproval.addRetry(RETRY.transient);
+    // A rejected or expired approval is not a failure of the run: CallTool records it as the
+    // tool's result and the agent flags the refund for review.
+    requestApproval.addCatch(callTool, {
+      errors: [ErrorNames.ApprovalRejected, ErrorNames.ApprovalExpired, Errors.TIMEOUT],
+      resultPath: '$.approval',
+    });
+    requestApproval.addCatch(recordFailure, catchAll);
+    requestApproval.next(callTool);
+
+    const finalize = step(States.Finalize, fns.finalize, { runId, stop: JsonPath.objectAt('$.budget.result') }, '$.final', Duration.seconds(30));
+    finalize.addCatch(recordFailure, catchAll);
+    finalize.next(new Succeed(this, 'RunFinished', { outputPath: '$.final.result' }));
+
+    const routeToolCall = new Choice(this, 'NextToolCall')
+      .when(Condition.isNull('$.step.result.next'), budgetCheck)
+      .when(Condition.booleanEquals('$.step.result.next.needsApproval', true), requestApproval)
+      .otherwise(callTool);
+    callModel.next(routeToolCall);
+    callTool.next(routeToolCall);
+
+    budgetCheck.next(
+      new Choice(this, 'ContinueOrStop').when(Condition.booleanEquals('$.budget.result.continue', true), callModel).otherwise(finalize),
+    );
+
+    const definition = startRun.next(
+      new Choice(this, 'StartOrResume')
+        .when(Condition.or(Condition.stringEquals('$.run.result.action', 'start'), Condition.stringEquals('$.run.result.action', 'resume')), budgetCheck)
+        .otherwise(new Succeed(this, 'NothingToDo', { comment: 'The run is finished, or driven by another live execution.' })),
+    );
+
+    const stack = Stack.of(this);
+    const stateMachineName = `${stack.stackName}-agent`;
+    this.arns = {
+      stateMachine: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+      executions: stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+    };
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineName,
+      stateMachineType: StateMachineType.STANDARD,
+      definitionBody: DefinitionBody.fromChainable(definition),
+      timeout: props.executionTimeout ?? Duration.days(10),
+      tracingEnabled: true,
+      logs: {
+        destination: new LogGroup(this, 'ExecutionLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN }),
+        level: LogLevel.ALL,
+        includeExecutionData: false,
+      },
+    });
+  }
+}

@@ -1,0 +1,55 @@
+import { Duration } from 'aws-cdk-lib';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { fileURLToPath } from 'node:url';
+import type { StepName } from '../lambdas/shared/steps.js';
+
+const HANDLERS = fileURLToPath(new URL('../lambdas/handlers/', import.meta.url));
+
+export interface StepFunctionProps {
+  /** Which step this function runs: its handler is `lambdas/handlers/<step>.ts`. */
+  readonly step: StepName;
+  /** @default Duration.seconds(30) */
+  readonly timeout?: Duration;
+  /** @default 512 */
+  readonly memorySize?: number;
+  readonly environment?: Record<string, string>;
+}
+
+/**
+ * A Lambda function for one step, with savepoint's defaults baked in: the newest Node.js runtime,
+ * ARM64, X-Ray tracing, ESM bundled by the local esbuild with source maps, a log group with a
+ * retention, and `SAVEPOINT_STEP` naming the step (the local engine maps Task states by it).
+ */
+export class StepFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: StepFunctionProps) {
+    const timeout = props.timeout ?? Duration.seconds(30);
+    if (timeout.toSeconds() > 900) throw new Error(`StepFunction ${id}: timeout ${timeout.toSeconds()} s exceeds Lambda's 900 s`);
+    super(scope, id, {
+      entry: `${HANDLERS}${props.step}.ts`,
+      handler: 'handler',
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      tracing: Tracing.ACTIVE,
+      timeout,
+      memorySize: props.memorySize ?? 512,
+      logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
+      environment: {
+        SAVEPOINT_STEP: props.step,
+        NODE_OPTIONS: '--enable-source-maps',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        ...props.environment,
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node24',
+        sourceMap: true,
+        mainFields: ['module', 'main'],
+        // Some CommonJS dependencies call require(); ESM bundles need it defined.
+        banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      },
+    });
+  }
+}

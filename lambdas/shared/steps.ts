@@ -1,0 +1,17 @@
+/**
+ * The Lambda functions of savepoint, by step. infra/ sets `SAVEPOINT_STEP` on each function to
+ * this name and points it at `lambdas/handlers/<name>.ts`; the local engine maps each Task state of
+ * the synthesized definition back to its step through the same variable.
+ */
+export const Steps = {
+  StartRun: 'start-run',
+  BudgetCheck: 'budget-check',
+  CallModel: 'call-model',
+  RequestApproval: 'request-approval',
+  CallTool: 'call-tool',
+  Finalize: 'finalize',
+  ApprovalCallback: 'approval-callback',
+  ExpireApprovals: 'expire-approvals',
+} as const;
+
+export type StepName = (typeof Steps)[keyof typeof Steps];
