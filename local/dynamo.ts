@@ -1,0 +1,42 @@
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
+import type { AddressInfo } from 'node:net';
+import { localAwsConfig } from './aws-config.js';
+
+export interface LocalDynamo {
+  readonly endpoint: string;
+  readonly client: DynamoDBClient;
+  close(): Promise<void>;
+}
+
+/**
+ * DynamoDB on loopback: dynalite, in memory (tests) or on disk under the state directory (runs
+ * survive a restart). Only one process may open a path: the engine owns it.
+ */
+export async function startDynamo(options: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
+  const server = dynalite({ path: options.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new DynamoDBClient({ ...localAwsConfig, endpoint });
+  return {
+    endpoint,
+    client,
+    close: async () => {
+      client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Creates the table unless it exists (an on-disk ledger keeps its table across restarts). */
+export async function ensureTable(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: input.TableName }));
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+    await client.send(new CreateTableCommand(input));
+  }
+}
