@@ -81,7 +81,7 @@ export class AgentStateMachine extends Construct {
   constructor(scope: Construct, id: string, props: AgentStateMachineProps) {
     super(scope, id);
     const fns = props.functions;
-    const runId = JsonPath.stringAt('$.run.runId');
+    const runId = JsonPath.stringAt('$.run.result.runId');
     const backstop = props.approvalBackstop ?? Duration.days(8);
     if (backstop.toSeconds() < 7 * 24 * 3600) {
       throw new Error(`approvalBackstop must be at least 7 days (the longest approval timeout), got ${backstop.toHumanString()}`);

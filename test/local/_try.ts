@@ -3,7 +3,7 @@ import { summarizeHistory } from '../../local/engine.js';
 const t0 = Date.now();
 const { engine, extracted, nextApproval } = fixtureEngine();
 console.log('synth', Date.now() - t0);
-console.log(JSON.stringify(extracted.definition, null, 1).slice(0, 3000));
+
 console.log(extracted.tasks);
 const { executionArn } = engine.startExecution({ name: 'x1', input: { id: 'x1', count: 1, failTimes: 2 } });
 const ap = await nextApproval();

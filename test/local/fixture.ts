@@ -3,6 +3,7 @@
  * .waitForTaskToken approval with a Catch on its rejection.
  */
 import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
@@ -14,7 +15,7 @@ export function synthFixture(): CfnTemplateJson {
   const stack = new Stack(app, 'LocalEngineFixture');
   const fn = (id: string, step: string) =>
     new lambda.Function(stack, id, {
-      runtime: lambda.Runtime.NODEJS_20_X,
+      runtime: lambda.Runtime.NODEJS_24_X,
       handler: 'index.handler',
       code: lambda.Code.fromInline('exports.handler = async (e) => e;'),
       environment: { SAVEPOINT_STEP: step },
@@ -39,7 +40,7 @@ export function synthFixture(): CfnTemplateJson {
     definitionBody: sfn.DefinitionBody.fromChainable(work.next(more)),
     timeout: Duration.minutes(5),
   });
-  return app.synth().getStackByName(stack.stackName).template as CfnTemplateJson;
+  return Template.fromStack(stack).toJSON() as CfnTemplateJson;
 }
 
 export interface Approval {
@@ -48,7 +49,7 @@ export interface Approval {
 }
 
 /** Handlers for steps a and b plus the queue of approval tokens handed to step b. */
-export function fixtureEngine(template = synthFixture()) {
+export function fixtureEngine(template: CfnTemplateJson, stepOverrides: Record<string, (payload: unknown) => Promise<unknown>> = {}) {
   const extracted = extractStateMachine(template);
   const calls: Record<string, number> = {};
   const approvals: Approval[] = [];
@@ -65,7 +66,8 @@ export function fixtureEngine(template = synthFixture()) {
       return { ...p, count: p.count + 1 };
     },
     b: async (payload) => {
-      const approval = payload as Approval;
+      const { taskToken, count } = payload as { taskToken: string; count: number };
+      const approval = { token: taskToken, count };
       const waiter = waiters.shift();
       if (waiter) waiter(approval);
       else approvals.push(approval);
@@ -73,6 +75,7 @@ export function fixtureEngine(template = synthFixture()) {
     },
   };
 
+  Object.assign(steps, stepOverrides);
   const bindings: Record<string, TaskBinding> = {};
   for (const [state, task] of Object.entries(extracted.tasks)) {
     bindings[state] = { waitForTaskToken: task.waitForTaskToken, invoke: steps[task.step]! };

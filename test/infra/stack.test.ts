@@ -1,0 +1,181 @@
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SavepointStack } from '../../infra/stack.js';
+import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
+import { Steps } from '../../lambdas/shared/steps.js';
+
+type State = {
+  Type: string;
+  Resource?: string;
+  Parameters?: Record<string, unknown>;
+  Retry?: { ErrorEquals: string[]; JitterStrategy?: string; MaxDelaySeconds?: number; BackoffRate?: number; MaxAttempts?: number }[];
+  Catch?: { ErrorEquals: string[]; Next: string; ResultPath?: string }[];
+  TimeoutSeconds?: number;
+  Next?: string;
+};
+
+let template: Template;
+let states: Record<string, State>;
+let definition: { StartAt: string; States: Record<string, State>; QueryLanguage?: string };
+
+beforeAll(() => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  template = Template.fromStack(new SavepointStack(app, 'Savepoint'));
+  const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
+  // The definition is a Fn::Join of strings, the partition and function ARNs.
+  const parts = (machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+  const resolve = (part: unknown) => (typeof part === 'string' ? part : JSON.stringify(part) === '{"Ref":"AWS::Partition"}' ? 'aws' : 'FUNCTION_ARN');
+  definition = JSON.parse(parts.map(resolve).join(''));
+  states = definition.States;
+});
+
+describe('the state machine', () => {
+  it('is a Standard state machine with X-Ray tracing and logging', () => {
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineType: 'STANDARD',
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: Match.objectLike({ Level: 'ALL', IncludeExecutionData: false }),
+    });
+  });
+
+  it('is JSONPath only, so the local engine runs the same definition', () => {
+    expect(definition.QueryLanguage ?? 'JSONPath').toBe('JSONPath');
+    const text = JSON.stringify(definition);
+    expect(text).not.toContain('"Assign"');
+    expect(text).not.toContain('{%');
+  });
+
+  it('runs the loop StartRun → BudgetCheck → CallModel → tool calls → BudgetCheck', () => {
+    expect(definition.StartAt).toBe('StartRun');
+    expect(states['StartRun']!.Next).toBe('StartOrResume');
+    expect(states['BudgetCheck']!.Next).toBe('ContinueOrStop');
+    expect(states['CallModel']!.Next).toBe('NextToolCall');
+    expect(states['CallTool']!.Next).toBe('NextToolCall');
+    expect(states['RequestApproval']!.Next).toBe('CallTool');
+    const choices = JSON.stringify(states['NextToolCall']);
+    expect(choices).toContain('"Next":"BudgetCheck"');
+    expect(choices).toContain('"Next":"RequestApproval"');
+  });
+
+  it('retries the model call on throttling and transient faults, with full jitter and a max delay', () => {
+    const retry = states['CallModel']!.Retry!;
+    const ours = retry.filter((retrier) => retrier.ErrorEquals.some((name) => name.startsWith('Agent.')));
+    expect(ours.map((retrier) => retrier.ErrorEquals).flat().sort()).toEqual([ErrorNames.ModelThrottled, ErrorNames.Transient].sort());
+    for (const retrier of ours) {
+      expect(retrier).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2 });
+      expect(retrier.MaxDelaySeconds).toBeGreaterThan(0);
+    }
+  });
+
+  it('retries tool calls on transient faults and held leases only', () => {
+    const names = states['CallTool']!.Retry!.flatMap((retrier) => retrier.ErrorEquals).filter((name) => name.startsWith('Agent.'));
+    expect(names.sort()).toEqual([ErrorNames.LeaseHeld, ErrorNames.Transient].sort());
+  });
+
+  it('never retries invalid input, terminal errors or everything', () => {
+    for (const [name, state] of Object.entries(states)) {
+      for (const retrier of state.Retry ?? []) {
+        for (const error of retrier.ErrorEquals) {
+          expect(error, `${name} retries ${error}`).not.toBe('States.ALL');
+          expect(error, `${name} retries ${error}`).not.toBe('States.TaskFailed');
+          if (error.startsWith('Agent.')) expect(RETRYABLE_ERRORS, `${name} retries ${error}`).toContain(error);
+        }
+      }
+    }
+  });
+
+  it('records every failure after StartRun in the run before the execution fails', () => {
+    for (const name of ['BudgetCheck', 'CallModel', 'CallTool', 'RequestApproval', 'Finalize']) {
+      const catchAll = states[name]!.Catch!.find((catcher) => catcher.ErrorEquals.includes('States.ALL'));
+      expect(catchAll, name).toMatchObject({ Next: 'RecordFailure', ResultPath: '$.error' });
+    }
+    expect(states['RecordFailure']!.Next).toBe('RunFailed');
+    expect(states['RunFailed']!.Type).toBe('Fail');
+  });
+
+  it('waits for approvals on a task token and routes rejections and timeouts to CallTool', () => {
+    const approval = states['RequestApproval']!;
+    expect(approval.Resource).toBe('arn:aws:states:::lambda:invoke.waitForTaskToken');
+    expect(approval.Parameters).toMatchObject({ Payload: { 'taskToken.$': '$$.Task.Token' } });
+    expect(approval.TimeoutSeconds).toBeGreaterThanOrEqual(7 * 24 * 3600);
+    const escalation = approval.Catch!.find((catcher) => catcher.Next === 'CallTool');
+    expect(escalation!.ErrorEquals.sort()).toEqual([ErrorNames.ApprovalExpired, ErrorNames.ApprovalRejected, 'States.Timeout'].sort());
+  });
+
+  it('sets an explicit timeout on every task', () => {
+    for (const [name, state] of Object.entries(states)) {
+      if (state.Type === 'Task') expect(state.TimeoutSeconds, name).toBeGreaterThan(0);
+    }
+  });
+
+  it('carries pointers, not the conversation, between states', () => {
+    expect(states['CallTool']!.Parameters).toMatchObject({
+      Payload: { 'runId.$': '$.run.result.runId', 'turn.$': '$.step.result.next.turn', 'call.$': '$.step.result.next.call' },
+    });
+  });
+});
+
+describe('the functions', () => {
+  it('run on the newest Node.js runtime, ARM64, with tracing', () => {
+    const functions = template.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { SAVEPOINT_STEP: Match.anyValue() } } } });
+    const steps = Object.values(functions).map((fn) => fn.Properties.Environment.Variables.SAVEPOINT_STEP);
+    expect(steps.sort()).toEqual(Object.values(Steps).sort());
+    for (const fn of Object.values(functions)) {
+      expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
+      expect(fn.Properties.Environment.Variables.TABLE_NAME).toBeDefined();
+    }
+  });
+});
+
+describe('the ledger table', () => {
+  it('is on-demand with point-in-time recovery and a TTL attribute', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      BillingMode: 'PAY_PER_REQUEST',
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      Replicas: [Match.objectLike({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })],
+    });
+  });
+});
+
+describe('the nightly schedule', () => {
+  it('starts the state machine at 02:00 UTC with the scheduled event as input', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'cron(0 2 * * ? *)',
+      Targets: [Match.objectLike({ Arn: { Ref: Match.stringLikeRegexp('AgentStateMachine') }, DeadLetterConfig: Match.anyValue() })],
+    });
+  });
+
+  it('fails at synth time for a time of day that does not exist', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    expect(() => new SavepointStack(app, 'Bad', { nightlyAt: { hour: 25, minute: 0 } })).toThrow(/nightlyAt must be a time of day/);
+  });
+});
+
+describe('the approval API', () => {
+  it('routes POST /approvals/{approvalId} to the ApprovalCallback function, signed with IAM', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{approvalId}' });
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'POST',
+      AuthorizationType: 'AWS_IAM',
+      Integration: Match.objectLike({
+        Type: 'AWS_PROXY',
+        Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('ApprovalCallbackFunction'), 'Arn'] })])]) }),
+      }),
+    });
+  });
+
+  it('lets only the approval functions answer task tokens', () => {
+    const policies = template.findResources('AWS::IAM::Policy');
+    const holders = Object.entries(policies)
+      .filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes('states:SendTaskSuccess'))
+      .map(([id]) => id.replace(/ServiceRole.*/, ''));
+    expect(holders.sort()).toEqual(['ApprovalCallbackFunction', 'ExpireApprovalsFunction', 'RequestApprovalFunction']);
+  });
+});
+
+describe('outputs', () => {
+  it('names the state machine, the table and the approval API', () => {
+    for (const output of ['StateMachineArn', 'LedgerTableName', 'ApprovalApiUrl']) template.hasOutput(output, {});
+  });
+});
