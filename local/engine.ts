@@ -18,6 +18,9 @@ export const PAYLOAD_LIMIT_BYTES = 256 * 1024;
  */
 const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
+/** Definitions (as JSON) that already passed the library's validation in this process. */
+const validated = new Set<string>();
+
 const REGION = 'us-east-1';
 const ROLE_ARN = 'arn:aws:iam::000000000000:role/savepoint-local';
 const MAX_TOKEN_LENGTH = 2048;
@@ -192,8 +195,10 @@ export class LocalEngine {
     this.createdAt = this.now();
     const runnable = clampTimers(opts.definition);
     this.specs = taskSpecs(runnable, opts.tasks);
-    // The constructor validates the definition (asl-validator); nested Map/Parallel machines are not re-validated.
-    this.machine = new StateMachine(runnable as unknown as StateMachineDefinition);
+    // The library validates with asl-validator (~150 ms a time); once per distinct definition is enough.
+    const text = JSON.stringify(runnable);
+    this.machine = new StateMachine(runnable as unknown as StateMachineDefinition, { validationOptions: { noValidate: validated.has(text) } });
+    validated.add(text);
     this.overrides = {
       ...(opts.retryIntervalOverrides && { retryIntervalOverrides: opts.retryIntervalOverrides }),
       ...(opts.waitTimeOverrides && { waitTimeOverrides: opts.waitTimeOverrides }),
@@ -513,6 +518,7 @@ export class LocalEngine {
   /** Translates the library's event log into service history events, in order. */
   private async consume(exec: Execution, logs: AsyncGenerator<LibraryEvent>): Promise<void> {
     for await (const ev of logs) {
+      if (exec.forcedEnd) continue; // the run is being torn down: nothing after that point is history
       if (ev.type === 'StateEntered' && ev.state) {
         const id = this.record(exec, `${ev.state.type}StateEntered`, {
           stateEnteredEventDetails: { name: ev.state.name, input: JSON.stringify(ev.state.input ?? null), inputDetails: { truncated: false } },

@@ -1,0 +1,164 @@
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { approvalApiHandler } from '../lambdas/adapters/approval-http.js';
+import { stepHandler } from '../lambdas/adapters/middleware.js';
+import { sfnExecutions, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
+import type { Day } from '../lambdas/agent/domain.js';
+import { HttpMessagesClient } from '../lambdas/agent/messages-client.js';
+import { HttpCommerceApi } from '../lambdas/agent/payments-client.js';
+import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
+import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+import { createExpireApprovals, createRequestApproval } from '../lambdas/steps/approvals.js';
+import { createBudgetCheck } from '../lambdas/steps/budget-check.js';
+import { createCallModel } from '../lambdas/steps/call-model.js';
+import { createCallTool } from '../lambdas/steps/call-tool.js';
+import { createFinalize } from '../lambdas/steps/finalize.js';
+import { systemClock, type Clock } from '../lambdas/steps/ports.js';
+import { createStartRun } from '../lambdas/steps/start-run.js';
+import { Steps, type StepName } from '../lambdas/shared/steps.js';
+import { startModelServer } from '../sim/model-server.js';
+import { startPaymentsServer } from '../sim/payments-server.js';
+import { startApprovalApi } from './approval-api.js';
+import { extractStateMachine, type CfnTemplateJson } from './asl.js';
+import { localAwsConfig } from './aws-config.js';
+import { ensureTable, startDynamo } from './dynamo.js';
+import { LocalEngine, type TaskBinding } from './engine.js';
+import { lambdaContext } from './lambda-context.js';
+import { startSfnEndpoint } from './sfn-endpoint.js';
+import { ledgerTableFromTemplate, synthesizeTemplate } from './template.js';
+
+export const LEDGER_TABLE = 'savepoint-ledger';
+
+export interface LocalStackOptions {
+  /** The day the simulated payments provider serves. */
+  readonly day: Day;
+  /** Where the ledger and the provider's records live; in memory when absent (tests). */
+  readonly stateDir?: string;
+  /** Transient failures injected into model and provider requests. @default 0 */
+  readonly failRate?: number;
+  /** Seed of the injected failures. @default 1 */
+  readonly seed?: number;
+  /**
+   * Milliseconds the engine waits before each retry, instead of the definition's backoff (which is
+   * seconds to minutes): local time runs compressed. @default 20
+   */
+  readonly retryDelayMs?: number;
+  /** Lease of an in-flight tool call. @default 5000 */
+  readonly leaseMs?: number;
+  /** How often pending approvals are checked against their deadline. @default 250 */
+  readonly sweepEveryMs?: number;
+  readonly clock?: Clock;
+  readonly codeVersion?: string;
+  /** A new approval waits for a person. */
+  readonly onApproval?: (approval: ApprovalRecord) => void;
+  /** The synthesized template; synthesized in-process when absent. */
+  readonly template?: CfnTemplateJson;
+}
+
+export type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
+
+/**
+ * Everything savepoint needs, on this machine: DynamoDB (dynalite), the simulated model and
+ * payments provider as HTTP services, the synthesized state machine on the in-process engine with
+ * its Step Functions API on loopback, the approval API, and the approval expiry sweep. The steps
+ * are the same step functions inside the same middy handlers as on AWS; only their clients point
+ * at loopback.
+ */
+export async function startLocalStack(options: LocalStackOptions) {
+  const clock = options.clock ?? systemClock;
+  const closers: (() => Promise<void> | void)[] = [];
+  const close = async () => {
+    for (const closeOne of closers.reverse()) await closeOne();
+  };
+  try {
+    if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
+    const template = options.template ?? (synthesizeTemplate() as CfnTemplateJson);
+    const dynamo = await startDynamo({ path: options.stateDir && join(options.stateDir, 'ledger') });
+    closers.push(dynamo.close);
+    await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));
+    const ledger = new DynamoDbLedger(dynamo.client, LEDGER_TABLE);
+
+    const faults = (offset: number) => ({ failRate: options.failRate ?? 0, seed: (options.seed ?? 1) + offset });
+    const model = await startModelServer({ faults: faults(0) });
+    closers.push(model.close);
+    const payments = await startPaymentsServer({
+      day: options.day,
+      dataFile: options.stateDir && join(options.stateDir, 'payments.jsonl'),
+      faults: faults(1_000_003),
+      now: () => clock.now(),
+    });
+    closers.push(payments.close);
+
+    // Task states call the handlers, bound below once the engine's API endpoint is listening.
+    let handlers: Record<StepName, (event: unknown, timeoutMs: number) => Promise<unknown>>;
+    const extracted = extractStateMachine(template);
+    const tasks: Record<string, TaskBinding> = {};
+    const retryIntervalOverrides: Record<string, number> = {};
+    for (const [stateName, task] of Object.entries(extracted.tasks)) {
+      if (!(Object.values(Steps) as string[]).includes(task.step)) throw new Error(`Task state ${stateName} runs an unknown step ${task.step}`);
+      const timeoutMs = Math.min(task.timeoutSeconds ?? 60, 900) * 1000;
+      tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload) => handlers[task.step as StepName](payload, timeoutMs) };
+      retryIntervalOverrides[stateName] = options.retryDelayMs ?? 20;
+    }
+    const engine = new LocalEngine({
+      definition: extracted.definition,
+      stateMachineArn: extracted.stateMachineArn,
+      tasks,
+      retryIntervalOverrides,
+      now: () => clock.now(),
+    });
+    closers.push(() => engine.close());
+    // The handlers reach the engine through its Step Functions API on loopback, with the real SDK.
+    const endpoint = await startSfnEndpoint(engine);
+    closers.push(endpoint.close);
+
+    const sfn = new SFNClient({ ...localAwsConfig, endpoint: endpoint.url });
+    closers.push(() => sfn.destroy());
+    const callbacks = sfnTaskCallbacks(sfn);
+    const leaseMs = options.leaseMs ?? 5_000;
+
+    handlers = (() => {
+      const bind = <R>(step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<R>) => {
+        const handler = stepHandler(fn);
+        return (event: unknown, timeoutMs: number) => handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
+      };
+      const api = new HttpCommerceApi({ baseUrl: payments.url });
+      const approvalDeps = { ledger, callbacks, clock, notify: options.onApproval };
+      const expire = createExpireApprovals(approvalDeps);
+      return {
+        [Steps.StartRun]: bind(Steps.StartRun, createStartRun({ ledger, executions: sfnExecutions(sfn), clock, codeVersion: options.codeVersion ?? 'dev' })),
+        [Steps.BudgetCheck]: bind(Steps.BudgetCheck, createBudgetCheck({ ledger })),
+        [Steps.CallModel]: bind(Steps.CallModel, createCallModel({ ledger, clock, model: new HttpMessagesClient({ baseUrl: model.url, apiKey: 'local' }) })),
+        [Steps.RequestApproval]: bind(Steps.RequestApproval, createRequestApproval(approvalDeps)),
+        [Steps.CallTool]: bind(Steps.CallTool, createCallTool({ ledger, api, clock, leaseMs })),
+        [Steps.Finalize]: bind(Steps.Finalize, createFinalize({ ledger, clock })),
+        [Steps.ExpireApprovals]: bind(Steps.ExpireApprovals, () => expire()),
+        [Steps.ApprovalCallback]: () => Promise.reject(new Error('the approval callback is served by the approval API')),
+      };
+    })();
+
+    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock }));
+    closers.push(approvalApi.close);
+
+    const sweep = setInterval(() => {
+      handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => console.error('approval expiry sweep failed:', error));
+    }, options.sweepEveryMs ?? 250);
+    sweep.unref();
+    closers.push(() => clearInterval(sweep));
+
+    return {
+      engine,
+      ledger,
+      sfn,
+      payments,
+      model,
+      stateMachineArn: extracted.stateMachineArn,
+      endpoints: { dynamodb: dynamo.endpoint, sfn: endpoint.url, approvals: approvalApi.url, payments: payments.url, model: model.url },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

@@ -1,0 +1,314 @@
+import { createRequire } from 'node:module';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  DescribeExecutionCommand,
+  DescribeStateMachineCommand,
+  ListExecutionsCommand,
+  SFNClient,
+  SendTaskFailureCommand,
+  SendTaskSuccessCommand,
+  StartExecutionCommand,
+  StopExecutionCommand,
+  paginateGetExecutionHistory,
+  type HistoryEvent as SdkHistoryEvent,
+} from '@aws-sdk/client-sfn';
+import type { AslDefinition, CfnTemplateJson } from '../../local/asl.js';
+import { LocalEngine, summarizeHistory, type HistoryEvent } from '../../local/engine.js';
+import { startSfnEndpoint, type SfnEndpoint } from '../../local/sfn-endpoint.js';
+import { fixtureEngine, synthFixture } from './fixture.js';
+
+// asl-validator ships no type declarations.
+const aslValidator = createRequire(import.meta.url)('asl-validator') as (definition: unknown) => { isValid: boolean; errorsText(sep?: string): string };
+
+let template: CfnTemplateJson;
+let fx: ReturnType<typeof fixtureEngine>;
+
+beforeAll(() => {
+  template = synthFixture();
+});
+beforeEach(() => {
+  fx = fixtureEngine(template);
+});
+afterEach(async () => {
+  await fx.engine.close();
+});
+
+const entered = (events: HistoryEvent[]) => events.flatMap((e) => (e.stateEnteredEventDetails ? [e.stateEnteredEventDetails.name] : []));
+
+/** The events between the n-th entry of a state and the next state entry. */
+function visit(events: HistoryEvent[], state: string, n = 0): HistoryEvent[] {
+  const starts = events.flatMap((e, i) => (e.stateEnteredEventDetails?.name === state ? [i] : []));
+  const start = starts[n]!;
+  const end = events.findIndex((e, i) => i > start && e.type.endsWith('StateEntered'));
+  return events.slice(start, end < 0 ? undefined : end);
+}
+
+describe('extracted definition', () => {
+  it('is valid ASL with every intrinsic resolved and every Task mapped to its step', () => {
+    const { definition, tasks, stateMachineArn } = fx.extracted;
+    const { isValid, errorsText } = aslValidator(definition);
+    expect(isValid, errorsText('\n')).toBe(true);
+    const text = JSON.stringify(definition);
+    expect(text).not.toMatch(/Fn::|"Ref"/);
+    expect(text).toContain('arn:aws:lambda:us-east-1:000000000000:function:StepA');
+    expect(stateMachineArn).toMatch(/^arn:aws:states:us-east-1:000000000000:stateMachine:Machine/);
+    expect(tasks).toEqual({
+      Work: { step: 'a', functionLogicalId: expect.stringMatching(/^StepA/), waitForTaskToken: false },
+      Approve: { step: 'b', functionLogicalId: expect.stringMatching(/^StepB/), waitForTaskToken: true, timeoutSeconds: 30 },
+    });
+    expect(definition.States.Work!.Retry).toContainEqual(expect.objectContaining({ ErrorEquals: ['Agent.Transient'], JitterStrategy: 'FULL' }));
+  });
+});
+
+describe('LocalEngine', () => {
+  it('loops, retries a transient failure, and resumes on SendTaskSuccess', async () => {
+    const { engine, nextApproval } = fx;
+    const seen: string[] = [];
+    engine.on((e) => seen.push(e.type));
+    const { executionArn } = engine.startExecution({ name: 'loop', input: { id: 'loop', count: 1, failTimes: 2 } });
+
+    const approval = await nextApproval();
+    expect(approval.count).toBe(3);
+    expect(engine.describeExecution(executionArn).status).toBe('RUNNING');
+    engine.sendTaskSuccess(approval.token, JSON.stringify({ approved: true }));
+
+    const done = await engine.waitForExecution(executionArn);
+    expect(done.status).toBe('SUCCEEDED');
+    expect(JSON.parse(done.output!)).toEqual({ id: 'loop', count: 3, failTimes: 2, approval: { approved: true } });
+
+    const history = engine.getExecutionHistory(executionArn);
+    expect(entered(history)).toEqual(['Work', 'More?', 'Work', 'More?', 'Approve', 'Done']);
+    expect(history.map((e) => e.id)).toEqual(history.map((_, i) => i + 1));
+    expect(seen).toEqual(history.map((e) => e.type));
+
+    const firstWork = visit(history, 'Work').map((e) => e.type);
+    expect(firstWork.filter((t) => t === 'TaskScheduled')).toHaveLength(3);
+    expect(firstWork.filter((t) => t === 'TaskFailed')).toHaveLength(2);
+    expect(visit(history, 'Approve').map((e) => e.type)).toEqual([
+      'TaskStateEntered',
+      'TaskScheduled',
+      'TaskStarted',
+      'TaskSubmitted',
+      'TaskSucceeded',
+      'TaskStateExited',
+    ]);
+    const scheduled = history.find((e) => e.taskScheduledEventDetails?.resource === 'invoke.waitForTaskToken')!;
+    expect(JSON.parse(scheduled.taskScheduledEventDetails!.parameters).Payload.taskToken).toBe(approval.token);
+    expect(history.at(-1)!.type).toBe('ExecutionSucceeded');
+
+    expect(summarizeHistory(history)).toEqual({
+      Work: { entered: 2, invocations: 4, failures: 2, errors: { 'Agent.Transient': 2 } },
+      'More?': { entered: 2, invocations: 0, failures: 0, errors: {} },
+      Approve: { entered: 1, invocations: 1, failures: 0, errors: {} },
+      Done: { entered: 1, invocations: 0, failures: 0, errors: {} },
+    });
+  });
+
+  it('catches a non-retryable error with its Lambda-style Cause', async () => {
+    const { executionArn } = fx.engine.startExecution({ input: { id: 'fatal', count: 0, fatal: true } });
+    const done = await fx.engine.waitForExecution(executionArn);
+    expect(done.status).toBe('SUCCEEDED');
+    const { failure } = JSON.parse(done.output!) as { failure: { Error: string; Cause: string } };
+    expect(failure.Error).toBe('Agent.Terminal');
+    expect(JSON.parse(failure.Cause)).toMatchObject({ errorType: 'Agent.Terminal', errorMessage: 'card declined' });
+    const history = fx.engine.getExecutionHistory(executionArn);
+    expect(entered(history)).toEqual(['Work', 'HandleFailure']);
+    expect(summarizeHistory(history).Work).toEqual({ entered: 1, invocations: 1, failures: 1, errors: { 'Agent.Terminal': 1 } });
+  });
+
+  it('fails the execution on an error that no Retry or Catch matches', async () => {
+    const { executionArn } = fx.engine.startExecution({ input: { id: 'bad', count: 0, invalid: true } });
+    const done = await fx.engine.waitForExecution(executionArn);
+    expect(done).toMatchObject({ status: 'FAILED', error: 'Agent.InvalidInput' });
+    const last = fx.engine.getExecutionHistory(executionArn, { reverseOrder: true })[0]!;
+    expect(last.type).toBe('ExecutionFailed');
+    expect(last.executionFailedEventDetails?.error).toBe('Agent.InvalidInput');
+  });
+
+  it('keeps a callback that arrives before the handler has returned', async () => {
+    await fx.engine.close();
+    fx = fixtureEngine(template, {
+      b: async (payload) => {
+        fx.engine.sendTaskSuccess((payload as { taskToken: string }).taskToken, '{"early":true}');
+        return {};
+      },
+    });
+    const { executionArn } = fx.engine.startExecution({ input: { id: 'early', count: 3 } });
+    const done = await fx.engine.waitForExecution(executionArn);
+    expect(JSON.parse(done.output!).approval).toEqual({ early: true });
+  });
+
+  it('validates inputs and tokens with the service error names', async () => {
+    const { engine, nextApproval } = fx;
+    expect(() => engine.startExecution({ input: '[1]' })).toThrow(expect.objectContaining({ name: 'InvalidExecutionInput' }));
+    expect(() => engine.startExecution({ input: '{oops' })).toThrow(expect.objectContaining({ name: 'InvalidExecutionInput' }));
+    expect(() => engine.describeExecution('arn:nope')).toThrow(expect.objectContaining({ name: 'ExecutionDoesNotExist' }));
+    expect(() => engine.sendTaskSuccess('AQunknown', '{}')).toThrow(expect.objectContaining({ name: 'TaskDoesNotExist' }));
+
+    const first = engine.startExecution({ name: 'same', input: { id: 'same', count: 3 } });
+    // Same name and input while RUNNING is idempotent (STANDARD workflows); other input is a conflict.
+    expect(engine.startExecution({ name: 'same', input: { id: 'same', count: 3 } }).executionArn).toBe(first.executionArn);
+    expect(() => engine.startExecution({ name: 'same', input: { id: 'other', count: 3 } })).toThrow(
+      expect.objectContaining({ name: 'ExecutionAlreadyExists' }),
+    );
+
+    const { token } = await nextApproval();
+    expect(() => engine.sendTaskSuccess(token, 'not json')).toThrow(expect.objectContaining({ name: 'InvalidOutput' }));
+    engine.sendTaskHeartbeat(token);
+    engine.sendTaskSuccess(token, '{}');
+    expect(() => engine.sendTaskSuccess(token, '{}')).toThrow(expect.objectContaining({ name: 'TaskDoesNotExist' }));
+    await engine.waitForExecution(first.executionArn);
+    expect(() => engine.startExecution({ name: 'same', input: { id: 'same', count: 3 } })).toThrow(
+      expect.objectContaining({ name: 'ExecutionAlreadyExists' }),
+    );
+  });
+
+  it('fails with States.DataLimitExceeded when a state output exceeds 256 KiB', async () => {
+    await fx.engine.close();
+    fx = fixtureEngine(template, { a: async () => ({ count: 5, blob: 'x'.repeat(300 * 1024) }) });
+    const { executionArn } = fx.engine.startExecution({ input: { id: 'big', count: 0 } });
+    const done = await fx.engine.waitForExecution(executionArn);
+    expect(done).toMatchObject({ status: 'FAILED', error: 'States.DataLimitExceeded' });
+    expect(entered(fx.engine.getExecutionHistory(executionArn))).toEqual(['Work']);
+  });
+
+  it('close() aborts an execution waiting for a token and rejects the token', async () => {
+    const { executionArn } = fx.engine.startExecution({ input: { id: 'pending', count: 3 } });
+    const { token } = await fx.nextApproval();
+    await fx.engine.close();
+    expect(fx.engine.describeExecution(executionArn)).toMatchObject({ status: 'ABORTED', error: 'LocalEngine.Closed' });
+    expect(fx.engine.getExecutionHistory(executionArn).at(-1)!.type).toBe('ExecutionAborted');
+    expect(() => fx.engine.sendTaskSuccess(token, '{}')).toThrow(expect.objectContaining({ name: 'TaskDoesNotExist' }));
+  });
+});
+
+describe('task timeouts', () => {
+  const definition: AslDefinition = {
+    StartAt: 'Wait for it',
+    States: {
+      'Wait for it': {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+        Parameters: { FunctionName: 'fn', Payload: { 'token.$': '$$.Task.Token' } },
+        TimeoutSeconds: 1,
+        Catch: [{ ErrorEquals: ['States.TaskFailed'], Next: 'Wrong' }],
+        End: true,
+      },
+      Wrong: { Type: 'Fail', Error: 'CaughtByTaskFailed' },
+    },
+  };
+
+  it('records TaskTimedOut, fails with States.Timeout (not matched by States.TaskFailed), and expires the token', async () => {
+    let token = '';
+    const engine = new LocalEngine({
+      definition,
+      stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:t',
+      tasks: { 'Wait for it': { waitForTaskToken: true, invoke: async (p) => void (token = (p as { token: string }).token) } },
+    });
+    const { executionArn } = engine.startExecution({});
+    const done = await engine.waitForExecution(executionArn);
+    expect(done).toMatchObject({ status: 'FAILED', error: 'States.Timeout' });
+    const types = engine.getExecutionHistory(executionArn).map((e) => e.type);
+    expect(types).toEqual(['ExecutionStarted', 'TaskStateEntered', 'TaskScheduled', 'TaskStarted', 'TaskSubmitted', 'TaskTimedOut', 'ExecutionFailed']);
+    expect(() => engine.sendTaskSuccess(token, '{}')).toThrow(expect.objectContaining({ name: 'TaskTimedOut' }));
+    await engine.close();
+  });
+});
+
+describe('Step Functions endpoint with @aws-sdk/client-sfn', () => {
+  let endpoint: SfnEndpoint;
+  let sfn: SFNClient;
+
+  beforeEach(async () => {
+    endpoint = await startSfnEndpoint(fx.engine);
+    sfn = new SFNClient({ endpoint: endpoint.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  });
+  afterEach(async () => {
+    sfn.destroy();
+    await endpoint.close();
+  });
+
+  const start = (name: string, input: object) =>
+    sfn.send(new StartExecutionCommand({ stateMachineArn: fx.extracted.stateMachineArn, name, input: JSON.stringify(input) }));
+  const rejectionOf = (e: unknown) => (e as Error).name;
+
+  it('resumes on SendTaskSuccess and refuses a reused token', async () => {
+    const started = await start('sdk-ok', { id: 'sdk-ok', count: 2 });
+    expect(started.startDate).toBeInstanceOf(Date);
+    const { token } = await fx.nextApproval();
+    await sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: JSON.stringify({ by: 'sdk' }) }));
+    await fx.engine.waitForExecution(started.executionArn!);
+
+    const described = await sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn }));
+    expect(described.status).toBe('SUCCEEDED');
+    expect(described.startDate).toBeInstanceOf(Date);
+    expect(described.stopDate!.getTime()).toBeGreaterThanOrEqual(described.startDate!.getTime());
+    expect(JSON.parse(described.output!).approval).toEqual({ by: 'sdk' });
+
+    const reuse = await sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: '{}' })).catch(rejectionOf);
+    expect(reuse).toBe('TaskDoesNotExist');
+  });
+
+  it('routes SendTaskFailure to the Catch on its error name', async () => {
+    const started = await start('sdk-reject', { id: 'sdk-reject', count: 3 });
+    const { token } = await fx.nextApproval();
+    await sfn.send(new SendTaskFailureCommand({ taskToken: token, error: 'Approval.Rejected', cause: 'not today' }));
+    const done = await fx.engine.waitForExecution(started.executionArn!);
+    expect(done.status).toBe('SUCCEEDED');
+    expect(JSON.parse(done.output!).rejection).toEqual({ Error: 'Approval.Rejected', Cause: 'not today' });
+    const history = fx.engine.getExecutionHistory(started.executionArn!);
+    expect(history.find((e) => e.type === 'TaskFailed')?.taskFailedEventDetails).toMatchObject({ error: 'Approval.Rejected', cause: 'not today' });
+    expect(entered(history)).toEqual(['Work', 'More?', 'Approve', 'Rejected']);
+  });
+
+  it('stops, lists and pages the history of an execution', async () => {
+    const started = await start('sdk-stop', { id: 'sdk-stop', count: 3 });
+    const { token } = await fx.nextApproval();
+    const stopped = await sfn.send(new StopExecutionCommand({ executionArn: started.executionArn, error: 'Ops.Cancel', cause: 'by hand' }));
+    expect(stopped.stopDate).toBeInstanceOf(Date);
+
+    const listed = await sfn.send(new ListExecutionsCommand({ stateMachineArn: fx.extracted.stateMachineArn, statusFilter: 'ABORTED' }));
+    expect(listed.executions?.map((e) => e.name)).toEqual(['sdk-stop']);
+
+    const events: SdkHistoryEvent[] = [];
+    for await (const page of paginateGetExecutionHistory({ client: sfn, pageSize: 2 }, { executionArn: started.executionArn })) {
+      events.push(...(page.events ?? []));
+    }
+    expect(events.map((e) => e.type)).toEqual(fx.engine.getExecutionHistory(started.executionArn!).map((e) => e.type));
+    expect(events[0]!.timestamp).toBeInstanceOf(Date);
+    expect(events.at(-1)).toMatchObject({ type: 'ExecutionAborted', executionAbortedEventDetails: { error: 'Ops.Cancel', cause: 'by hand' } });
+
+    const late = await sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: '{}' })).catch(rejectionOf);
+    expect(late).toBe('TaskDoesNotExist');
+  });
+
+  it('maps errors to AWS exception names', async () => {
+    const arn = fx.extracted.stateMachineArn;
+    const fail = (p: Promise<unknown>) => p.then(() => 'resolved', rejectionOf);
+    expect(await fail(sfn.send(new DescribeExecutionCommand({ executionArn: `${arn}:missing` })))).toBe('ExecutionDoesNotExist');
+    expect(await fail(sfn.send(new StartExecutionCommand({ stateMachineArn: arn, input: '"a string"' })))).toBe('InvalidExecutionInput');
+    await start('twice', { id: 'twice', count: 3 });
+    expect(await fail(start('twice', { id: 'different', count: 3 }))).toBe('ExecutionAlreadyExists');
+    const { token } = await fx.nextApproval();
+    expect(await fail(sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: '{nope' })))).toBe('InvalidOutput');
+    expect(await fail(sfn.send(new StartExecutionCommand({ stateMachineArn: `${arn}x` })))).toBe('StateMachineDoesNotExist');
+
+    const sm = await sfn.send(new DescribeStateMachineCommand({ stateMachineArn: arn }));
+    expect(JSON.parse(sm.definition!)).toEqual(fx.extracted.definition);
+    expect(sm.creationDate).toBeInstanceOf(Date);
+
+    const raw = async (target: string, body: unknown) => {
+      const res = await fetch(endpoint.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as { __type: string; message: string } };
+    };
+    const missing = await raw('AWSStepFunctions.SendTaskSuccess', { output: '{}' });
+    expect(missing.status).toBe(400);
+    expect(missing.body.__type).toBe('ValidationException');
+    expect(missing.body.message).toContain('taskToken');
+    expect((await raw('AWSStepFunctions.CreateActivity', {})).body.__type).toBe('UnknownOperationException');
+  });
+});
