@@ -193,6 +193,7 @@ export class LocalEngine {
     this.stateMachineArn = opts.stateMachineArn;
     this.now = opts.now ?? (() => new Date());
     this.createdAt = this.now();
+    assertSupported(opts.definition);
     const runnable = clampTimers(opts.definition);
     this.specs = taskSpecs(runnable, opts.tasks);
     // The library validates with asl-validator (~150 ms a time); once per distinct definition is enough.
@@ -208,7 +209,7 @@ export class LocalEngine {
   // ---- executions ------------------------------------------------------------------------------
 
   startExecution(req: { name?: string; input?: unknown } = {}): { executionArn: string; startDate: Date } {
-    if (this.closed) throw new LocalSfnError('InvalidArn', 'The local engine is closed');
+    if (this.closed) throw new LocalSfnError('StateMachineDeleting', 'The local engine is closed');
     const name = req.name ?? randomUUID();
     validateName(name);
     const { text, value } = parseExecutionInput(req.input);
@@ -663,6 +664,18 @@ function lambdaFailure(e: unknown): { error: string; cause: string } {
   const err = e instanceof Error ? e : new Error(String(e));
   const errorType = err.name || 'Error';
   return { error: errorType, cause: JSON.stringify({ errorType, errorMessage: err.message, trace: err.stack?.split('\n') ?? [] }) };
+}
+
+/** Fields the library silently ignores; running a definition that uses them would diverge from AWS. */
+const UNSUPPORTED_FIELDS = ['Assign', 'Arguments', 'Output', 'ItemReader', 'ItemBatcher', 'ResultWriter'];
+
+function assertSupported(definition: AslDefinition): void {
+  if (definition.QueryLanguage === 'JSONata') throw new Error('JSONata definitions are not supported locally (JSONPath only)');
+  walkStates(definition, (name, state) => {
+    const used = UNSUPPORTED_FIELDS.filter((field) => field in state);
+    if (state.QueryLanguage === 'JSONata') used.push('QueryLanguage: JSONata');
+    if (used.length > 0) throw new Error(`State ${name} uses ${used.join(', ')}, which the local engine does not support`);
+  });
 }
 
 /** Validates the task bindings against the definition's Task states. */

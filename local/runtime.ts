@@ -52,6 +52,8 @@ export interface LocalStackOptions {
   readonly codeVersion?: string;
   /** A new approval waits for a person. */
   readonly onApproval?: (approval: ApprovalRecord) => void;
+  /** Where the steps' error lines go. @default discarded (the execution history has them) */
+  readonly log?: (line: string) => void;
   /** The synthesized template; synthesized in-process when absent. */
   readonly template?: CfnTemplateJson;
 }
@@ -120,7 +122,7 @@ export async function startLocalStack(options: LocalStackOptions) {
 
     handlers = (() => {
       const bind = <R>(step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<R>) => {
-        const handler = stepHandler(fn);
+        const handler = stepHandler(fn, options.log ?? (() => undefined));
         return (event: unknown, timeoutMs: number) => handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
       };
       const api = new HttpCommerceApi({ baseUrl: payments.url });

@@ -19,10 +19,13 @@ export function classifyError(error: unknown): unknown {
   return error;
 }
 
-const errorClassifier = (): middy.MiddlewareObj => ({
+/** Where a step's error lines go: CloudWatch Logs (stderr) on AWS, a log file on the local engine. */
+export type ErrorLog = (line: string) => void;
+
+const errorClassifier = (log: ErrorLog): middy.MiddlewareObj => ({
   onError: (request) => {
     request.error = classifyError(request.error) as Error;
-    console.error(JSON.stringify({ level: 'ERROR', error: request.error.name, message: request.error.message }));
+    log(JSON.stringify({ level: 'ERROR', error: request.error.name, message: request.error.message }));
   },
 });
 
@@ -30,8 +33,11 @@ const errorClassifier = (): middy.MiddlewareObj => ({
  * The Lambda handler of a step: middy around a plain step function. The abort signal fires one
  * second before the Lambda would time out, and is passed to outbound calls.
  */
-export function stepHandler<Result>(step: (event: unknown, signal?: AbortSignal) => Promise<Result>) {
+export function stepHandler<Result>(
+  step: (event: unknown, signal?: AbortSignal) => Promise<Result>,
+  log: ErrorLog = (line) => console.error(line),
+) {
   return middy<unknown, Result, Error, Context>({ timeoutEarlyInMillis: 1_000 })
-    .use(errorClassifier())
+    .use(errorClassifier(log))
     .handler((event, _context, { signal }) => step(event, signal));
 }

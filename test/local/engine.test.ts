@@ -182,36 +182,21 @@ describe('LocalEngine', () => {
   });
 });
 
-describe('task timeouts', () => {
-  const definition: AslDefinition = {
-    StartAt: 'Wait for it',
-    States: {
-      'Wait for it': {
-        Type: 'Task',
-        Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
-        Parameters: { FunctionName: 'fn', Payload: { 'token.$': '$$.Task.Token' } },
-        TimeoutSeconds: 1,
-        Catch: [{ ErrorEquals: ['States.TaskFailed'], Next: 'Wrong' }],
-        End: true,
-      },
-      Wrong: { Type: 'Fail', Error: 'CaughtByTaskFailed' },
-    },
-  };
+describe('LocalEngine construction', () => {
+  const arn = 'arn:aws:states:us-east-1:000000000000:stateMachine:guard';
+  const invoke = async () => ({});
 
-  it('records TaskTimedOut, fails with States.Timeout (not matched by States.TaskFailed), and expires the token', async () => {
-    let token = '';
-    const engine = new LocalEngine({
-      definition,
-      stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:t',
-      tasks: { 'Wait for it': { waitForTaskToken: true, invoke: async (p) => void (token = (p as { token: string }).token) } },
-    });
-    const { executionArn } = engine.startExecution({});
-    const done = await engine.waitForExecution(executionArn);
-    expect(done).toMatchObject({ status: 'FAILED', error: 'States.Timeout' });
-    const types = engine.getExecutionHistory(executionArn).map((e) => e.type);
-    expect(types).toEqual(['ExecutionStarted', 'TaskStateEntered', 'TaskScheduled', 'TaskStarted', 'TaskSubmitted', 'TaskTimedOut', 'ExecutionFailed']);
-    expect(() => engine.sendTaskSuccess(token, '{}')).toThrow(expect.objectContaining({ name: 'TaskTimedOut' }));
-    await engine.close();
+  it('refuses fields the interpreter would silently ignore, and mismatched task bindings', () => {
+    const pass = (extra: object): AslDefinition => ({ StartAt: 'P', States: { P: { Type: 'Pass', End: true, ...extra } } });
+    expect(() => new LocalEngine({ definition: pass({ Assign: { x: 1 } }), stateMachineArn: arn, tasks: {} })).toThrow(/State P uses Assign/);
+    expect(() => new LocalEngine({ definition: { ...pass({}), QueryLanguage: 'JSONata' }, stateMachineArn: arn, tasks: {} })).toThrow(/JSONata/);
+    expect(() => new LocalEngine({ definition: pass({}), stateMachineArn: arn, tasks: { Ghost: { waitForTaskToken: false, invoke } } })).toThrow(
+      /Ghost matches no Task state/,
+    );
+    const { definition, stateMachineArn } = fx.extracted;
+    expect(() => new LocalEngine({ definition, stateMachineArn, tasks: { Work: { waitForTaskToken: false, invoke } } })).toThrow(
+      /No task binding for Task state Approve/,
+    );
   });
 });
 

@@ -1,0 +1,67 @@
+import type { RunReport } from '../lambdas/agent/report.js';
+import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+import { formatCents } from '../lambdas/steps/approvals.js';
+import type { StateSummary } from '../local/engine.js';
+
+/** What the execution did, from its history: Lambda invocations including retries, per state. */
+export interface ExecutionFigures {
+  executionArn: string;
+  status: string;
+  lambdaInvocations: number;
+  /** Invocations that re-ran a state after a failure (Retry), per the history. */
+  retries: number;
+  states: Record<string, { entered: number; invocations: number; failures: number; errors: Record<string, number> }>;
+}
+
+export function executionFigures(executionArn: string, status: string, summary: Record<string, StateSummary>): ExecutionFigures {
+  const states = Object.fromEntries(
+    Object.entries(summary)
+      .filter(([, state]) => state.invocations > 0)
+      .map(([name, state]) => [name, { entered: state.entered, invocations: state.invocations, failures: state.failures, errors: state.errors }]),
+  );
+  const sum = (pick: (state: StateSummary) => number) => Object.values(summary).reduce((total, state) => total + pick(state), 0);
+  return {
+    executionArn,
+    status,
+    lambdaInvocations: sum((state) => state.invocations),
+    retries: sum((state) => state.invocations - state.entered),
+    states,
+  };
+}
+
+const money = (dollars: number) => `$${dollars.toFixed(4)}`;
+const row = (label: string, value: string) => `  ${label.padEnd(22)} ${value}`;
+
+export function formatReport(report: RunReport, execution?: ExecutionFigures): string {
+  const lines = [
+    '',
+    `run ${report.runId} (${report.runDate}): ${report.status}${report.stopReason ? ` — ${report.stopReason}` : ''}`,
+    row('agent steps', `${report.steps} (${report.modelTurns} model turns, ${report.toolCalls} tool calls)`),
+  ];
+  if (execution) {
+    const retried = Object.entries(execution.states)
+      .filter(([, state]) => state.invocations > state.entered)
+      .map(([name, state]) => `${name} ${state.invocations - state.entered}`)
+      .join(', ');
+    lines.push(row('Lambda executions', `${execution.lambdaInvocations} (${execution.retries} retries${retried ? `: ${retried}` : ''})`));
+  }
+  const refunds = report.refunds;
+  lines.push(
+    row('refund requests', String(refunds.requests)),
+    row('  issued', `${refunds.issued} (${formatCents(refunds.issuedCents)})`),
+    row('  skipped', `${refunds.skipped} (already refunded)`),
+    row('  flagged for review', String(refunds.flagged)),
+    row('  escalated', `${refunds.escalated} (approval rejected or expired)`),
+    row('approvals', `${report.approvals.total} (${report.approvals.approved} approved, ${report.approvals.rejected} rejected, ${report.approvals.expired} expired, ${report.approvals.pending} pending)`),
+    row('tokens', `${report.tokens.total} (${report.tokens.input} in, ${report.tokens.output} out)`),
+    row('cost', money(report.dollars)),
+    row('wall time', `${report.wallSeconds.toFixed(1)} s`),
+  );
+  if (report.inFlight > 0) lines.push(row('in flight', `${report.inFlight} tool call(s) left in flight`));
+  if (report.error) lines.push(row('error', `${report.error.error}: ${report.error.cause}`));
+  return lines.join('\n');
+}
+
+export function formatApproval(approval: Omit<ApprovalRecord, 'taskToken' | 'kind'>): string {
+  return `${approval.approvalId}  ${approval.status.padEnd(8)} ${approval.summary}  decide by ${approval.decideBy}`;
+}

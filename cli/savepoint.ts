@@ -1,0 +1,141 @@
+import { Command, Option } from 'commander';
+import { publicApproval } from '../lambdas/adapters/approval-http.js';
+import { HttpCommerceApi } from '../lambdas/agent/payments-client.js';
+import { loadReport } from '../lambdas/agent/report.js';
+import { createDecideApproval } from '../lambdas/steps/approvals.js';
+import { ErrorNames } from '../lambdas/shared/errors.js';
+import { startPaymentsServer } from '../sim/payments-server.js';
+import { formatApproval, formatReport } from './format.js';
+import { exitCodeOf, runCommand } from './run.js';
+import { DEFAULT_STATE_DIR, SAMPLE_DAY, loadDay, openLedger, runningEngine } from './state.js';
+import { join, resolve } from 'node:path';
+
+const out = (line: string): void => void process.stdout.write(`${line}\n`);
+const err = (line: string): void => void process.stderr.write(`${line}\n`);
+const printJson = (value: unknown) => out(JSON.stringify(value, null, 2));
+
+const program = new Command('savepoint')
+  .description('Durable agent runs on AWS Step Functions — the nightly refund reconciliation, run locally on the same definition.')
+  .option('--state-dir <dir>', 'where the local ledger, provider records and logs live', DEFAULT_STATE_DIR)
+  .showHelpAfterError();
+
+const stateDir = () => resolve(program.opts<{ stateDir: string }>().stateDir);
+
+program
+  .command('run')
+  .description('run the nightly refund reconciliation on the local engine (resumes the run if it exists)')
+  .option('--date <YYYY-MM-DD>', 'the day to reconcile (default: the day in --day)')
+  .option('--run-id <id>', 'the run id, the idempotency key of the whole run (default: refunds-<date>)')
+  .option('--fail-rate <p>', 'inject transient failures into model and provider requests, probability per request', '0')
+  .option('--seed <n>', 'seed of the injected failures', '1')
+  .addOption(new Option('--approve <mode>', 'how approvals are decided (default: prompt in a terminal, wait otherwise)').choices(['prompt', 'approve', 'reject', 'wait']))
+  .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: 5 unattended, 300 in a terminal)')
+  .option('--max-steps <n>', 'step budget of the run')
+  .option('--max-tokens <n>', 'token budget of the run')
+  .option('--memory', 'keep nothing: in-memory ledger and provider', false)
+  .option('--day <file>', 'the day the simulated payments provider serves', SAMPLE_DAY)
+  .option('--json', 'print the report as JSON (progress goes to stderr)', false)
+  .action(async (options: Record<string, unknown>) => {
+    const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
+    if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
+    else out(formatReport(outcome.report, outcome.execution));
+    process.exitCode = exitCodeOf(outcome.report);
+  });
+
+program
+  .command('status <runId>')
+  .description("a run's status and figures, from the ledger")
+  .option('--json', 'print JSON', false)
+  .action(async (runId: string, options: { json: boolean }) => {
+    const { ledger, close } = await openLedger(stateDir());
+    try {
+      const report = await loadReport(ledger, runId, new Date());
+      if (!report) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+      if (options.json) printJson(report);
+      else out(formatReport(report));
+    } finally {
+      await close();
+    }
+  });
+
+program
+  .command('approvals')
+  .description('the approvals waiting for a decision')
+  .option('--json', 'print JSON', false)
+  .action(async (options: { json: boolean }) => {
+    const { ledger, close } = await openLedger(stateDir());
+    try {
+      const pending = (await ledger.listPendingApprovals()).map(publicApproval);
+      if (options.json) printJson({ approvals: pending });
+      else out(pending.length === 0 ? 'no approval is waiting' : pending.map(formatApproval).join('\n'));
+    } finally {
+      await close();
+    }
+  });
+
+for (const [name, decision] of [['approve', 'approve'], ['reject', 'reject']] as const) {
+  program
+    .command(`${name} <approvalId>`)
+    .description(`${name} a pending approval (through the running engine's approval API, or recorded for the next resume)`)
+    .option('--reason <text>', 'why, recorded with the decision')
+    .action(async (approvalId: string, options: { reason?: string }) => decide(approvalId, decision, options.reason));
+}
+
+program
+  .command('payments')
+  .description('what the simulated payments provider paid (refunds), and the reviews and reports it received')
+  .option('--json', 'print JSON', false)
+  .option('--day <file>', 'the day the provider serves', SAMPLE_DAY)
+  .action(async (options: { json: boolean; day: string }) => {
+    const engine = runningEngine(stateDir());
+    const provider = engine
+      ? { url: engine.endpoints.payments, close: async () => undefined }
+      : await startPaymentsServer({ day: loadDay(options.day), dataFile: join(stateDir(), 'payments.jsonl') });
+    try {
+      const api = new HttpCommerceApi({ baseUrl: provider.url });
+      const [refunds, reviews, reports] = await Promise.all([api.listRefunds(), api.listReviews(), api.listReports()]);
+      if (options.json) return printJson({ refunds, reviews, reports });
+      const total = refunds.reduce((sum, refund) => sum + refund.amountCents, 0);
+      out(`${refunds.length} refunds paid, $${(total / 100).toFixed(2)} in all`);
+      for (const refund of refunds) out(`  ${refund.id}  ${refund.refundRequestId}  ${refund.paymentId}  $${(refund.amountCents / 100).toFixed(2)}`);
+      out(`${reviews.length} flagged for review, ${reports.length} report(s) posted`);
+    } finally {
+      await provider.close();
+    }
+  });
+
+class UsageError extends Error {}
+
+async function decide(approvalId: string, decision: 'approve' | 'reject', reason?: string) {
+  const body = { decision, reason, decidedBy: `cli:${process.env['USER'] ?? 'unknown'}` };
+  const engine = runningEngine(stateDir());
+  if (engine) {
+    const response = await fetch(`${engine.endpoints.approvals}/${encodeURIComponent(approvalId)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const result = (await response.json()) as { status?: string; message?: string };
+    if (!response.ok) throw new UsageError(result.message ?? `approval API answered ${response.status}`);
+    return out(`${approvalId}: ${result.status}`);
+  }
+  // No engine runs: record the decision; the run picks it up when it resumes.
+  const { ledger, close } = await openLedger(stateDir());
+  try {
+    const gone = async () => false;
+    const result = await createDecideApproval({ ledger, callbacks: { succeed: gone, fail: gone }, clock: { now: () => new Date() } })(approvalId, body);
+    if (!result.ok) throw new UsageError(result.reason === 'not_found' ? `no approval ${approvalId}` : `approval ${approvalId} is already ${result.approval?.status}`);
+    out(`${approvalId}: ${result.approval.status} (recorded; the run continues when it resumes)`);
+  } finally {
+    await close();
+  }
+}
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  const invalid = error instanceof UsageError || (error instanceof Error && error.name === ErrorNames.InvalidInput);
+  err(`savepoint: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = invalid ? 2 : 1;
+}
+
