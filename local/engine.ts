@@ -7,7 +7,7 @@
 import './polyfills.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ExecutionError, ExecutionTimeoutError, StateMachine, type RunOptions, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { walkStates, type AslDefinition, type AslState } from './asl.js';
+import { walkStates, type AslDefinition, type AslState, type TaskInfo } from './asl.js';
 
 /** Step Functions' quota for execution input, state output and task-token output. */
 export const PAYLOAD_LIMIT_BYTES = 256 * 1024;
@@ -467,11 +467,13 @@ export class LocalEngine {
       }
 
       emit('TaskSubmitted', { taskSubmittedEventDetails: { ...resource, output: JSON.stringify(result), outputDetails: { truncated: false } } });
+      let missedHeartbeat = false;
       if (spec.heartbeatSeconds) {
         // The heartbeat clock starts once the handler has returned (TaskSubmitted), not at TaskStarted.
         const ms = spec.heartbeatSeconds * 1000;
         const onMissedHeartbeat = () => {
           timeOut('States.HeartbeatTimeout');
+          missedHeartbeat = true;
           claimed.reject(new TaskFailure('States.HeartbeatTimeout', ''));
         };
         heartbeatTimer = setTimeout(onMissedHeartbeat, ms);
@@ -489,9 +491,9 @@ export class LocalEngine {
         emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: JSON.stringify(output), outputDetails: { truncated: false } } });
         return output;
       } catch (e) {
-        if (signal.aborted || !(e instanceof TaskFailure)) throw e;
-        if (!open && e.name !== 'States.HeartbeatTimeout') return await untilEnded(signal, new Promise<never>(() => {}));
-        if (e.name !== 'States.HeartbeatTimeout') emit('TaskFailed', { taskFailedEventDetails: { ...resource, error: e.name, cause: e.message } });
+        if (signal.aborted || missedHeartbeat) throw e; // TaskTimedOut is already recorded
+        if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
+        emit('TaskFailed', { taskFailedEventDetails: { ...resource, error: e instanceof Error ? e.name : 'Error', cause: e instanceof Error ? e.message : '' } });
         throw e;
       }
     } finally {
@@ -598,6 +600,20 @@ export class LocalEngine {
     if (!exec) throw new LocalSfnError('ExecutionDoesNotExist', `Execution Does Not Exist: '${arn}'`);
     return exec;
   }
+}
+
+/** Binds every Task of an extracted state machine to the handler of its SAVEPOINT_STEP. */
+export function bindTasks(
+  tasks: Record<string, TaskInfo>,
+  steps: Record<string, (payload: unknown) => Promise<unknown>>,
+): Record<string, TaskBinding> {
+  const bindings: Record<string, TaskBinding> = {};
+  for (const [stateName, task] of Object.entries(tasks)) {
+    const invoke = steps[task.step];
+    if (!invoke) throw new Error(`No handler for step ${task.step} (Task ${stateName}, function ${task.functionLogicalId})`);
+    bindings[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke };
+  }
+  return bindings;
 }
 
 // ---- summaries ----------------------------------------------------------------------------------

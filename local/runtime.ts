@@ -52,6 +52,8 @@ export interface LocalStackOptions {
   readonly codeVersion?: string;
   /** A new approval waits for a person. */
   readonly onApproval?: (approval: ApprovalRecord) => void;
+  /** A model endpoint to use instead of the simulated model (tests of misbehaving models). */
+  readonly modelUrl?: string;
   /** Where the steps' error lines go. @default discarded (the execution history has them) */
   readonly log?: (line: string) => void;
   /** The synthesized template; synthesized in-process when absent. */
@@ -131,7 +133,7 @@ export async function startLocalStack(options: LocalStackOptions) {
       return {
         [Steps.StartRun]: bind(Steps.StartRun, createStartRun({ ledger, executions: sfnExecutions(sfn), clock, codeVersion: options.codeVersion ?? 'dev' })),
         [Steps.BudgetCheck]: bind(Steps.BudgetCheck, createBudgetCheck({ ledger })),
-        [Steps.CallModel]: bind(Steps.CallModel, createCallModel({ ledger, clock, model: new HttpMessagesClient({ baseUrl: model.url, apiKey: 'local' }) })),
+        [Steps.CallModel]: bind(Steps.CallModel, createCallModel({ ledger, clock, model: new HttpMessagesClient({ baseUrl: options.modelUrl ?? model.url, apiKey: 'local' }) })),
         [Steps.RequestApproval]: bind(Steps.RequestApproval, createRequestApproval(approvalDeps)),
         [Steps.CallTool]: bind(Steps.CallTool, createCallTool({ ledger, api, clock, leaseMs })),
         [Steps.Finalize]: bind(Steps.Finalize, createFinalize({ ledger, clock })),

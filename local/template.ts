@@ -8,10 +8,15 @@ export type CfnTemplate = { Resources: Record<string, { Type: string; Properties
  * Synthesizes the CDK stack in-process, without bundling (the local engine calls the handlers'
  * source directly): the same definition `cdk deploy` ships.
  */
+let synthesized: CfnTemplate | undefined;
+
 export function synthesizeTemplate(): CfnTemplate {
+  // Synthesis takes seconds and the stack is the same every time within a process.
+  if (synthesized) return structuredClone(synthesized);
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new SavepointStack(app, 'Savepoint');
-  return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
+  synthesized = app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
+  return structuredClone(synthesized);
 }
 
 /** The ledger's CreateTable input, read from the template's table resource (keys and indexes alike). */

@@ -8,7 +8,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { extractStateMachine, type CfnTemplateJson } from '../../local/asl.js';
-import { LocalEngine, type TaskBinding } from '../../local/engine.js';
+import { bindTasks, LocalEngine } from '../../local/engine.js';
 
 export function synthFixture(): CfnTemplateJson {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -75,15 +75,10 @@ export function fixtureEngine(template: CfnTemplateJson, stepOverrides: Record<s
     },
   };
 
-  Object.assign(steps, stepOverrides);
-  const bindings: Record<string, TaskBinding> = {};
-  for (const [state, task] of Object.entries(extracted.tasks)) {
-    bindings[state] = { waitForTaskToken: task.waitForTaskToken, invoke: steps[task.step]! };
-  }
   const engine = new LocalEngine({
     definition: extracted.definition,
     stateMachineArn: extracted.stateMachineArn,
-    tasks: bindings,
+    tasks: bindTasks(extracted.tasks, { ...steps, ...stepOverrides }),
     retryIntervalOverrides: { Work: 0 },
   });
   const nextApproval = () => {

@@ -1,0 +1,110 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadReport } from '../../lambdas/agent/report.js';
+import { duplicatePayments, postDecision, sampleDay, scheduledEvent, startHarness, waitFor, type Harness } from './harness.js';
+
+const plainRefunds = 16;
+const aboveThreshold = 2;
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.stack.close();
+  harness = undefined;
+});
+
+describe('the nightly reconciliation on the synthesized state machine', () => {
+  it('reconciles the sample day, pausing for the two refunds above the threshold', async () => {
+    harness = await startHarness();
+    const { stack } = harness;
+    // A person approves through the approval API while the run waits on its task token.
+    const decisions = (async () => {
+      for (let index = 0; index < aboveThreshold; index++) {
+        const approval = await waitFor(() => harness!.approvals[index]);
+        const decided = await postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'checked' });
+        expect(decided).toMatchObject({ status: 200, body: { status: 'approved', delivered: true } });
+      }
+    })();
+    const finished = await harness.run({ runId: 'approve-all', runDate: sampleDay.date });
+    await decisions;
+
+    expect(finished.status).toBe('SUCCEEDED');
+    expect(JSON.parse(finished.output!)).toMatchObject({ runId: 'approve-all', status: 'succeeded', reason: 'done' });
+    const report = (await loadReport(stack.ledger, 'approve-all', new Date()))!;
+    expect(report.refunds).toMatchObject({ requests: 25, issued: plainRefunds + aboveThreshold, skipped: 4, flagged: 3, escalated: 0 });
+    expect(report.approvals).toMatchObject({ total: 2, approved: 2, pending: 0 });
+    expect(report.inFlight).toBe(0);
+    expect(report.steps).toBe(report.modelTurns + report.toolCalls);
+    expect(report.steps).toBeGreaterThanOrEqual(95);
+    expect(report.steps).toBeLessThanOrEqual(115);
+    expect(report.dollars).toBeGreaterThan(0);
+
+    // The execution history: which states ran and how often, and no retries without faults.
+    const states = finished.states;
+    expect(states['StartRun']).toMatchObject({ entered: 1, invocations: 1 });
+    expect(states['CallModel']).toMatchObject({ entered: report.modelTurns, invocations: report.modelTurns, failures: 0 });
+    expect(states['CallTool']).toMatchObject({ entered: report.toolCalls, invocations: report.toolCalls, failures: 0 });
+    expect(states['RequestApproval']).toMatchObject({ entered: 2, invocations: 2, failures: 0 });
+    expect(states['BudgetCheck']!.entered).toBe(report.modelTurns + 1);
+    expect(states['Finalize']).toMatchObject({ entered: 1 });
+    expect(states['RecordFailure']).toBeUndefined();
+    expect(finished.history.at(-1)!.type).toBe('ExecutionSucceeded');
+
+    // The provider paid each refund exactly once.
+    expect(stack.payments.refunds()).toHaveLength(plainRefunds + aboveThreshold);
+    expect(duplicatePayments(stack)).toEqual([]);
+    expect(stack.payments.reports()).toHaveLength(1);
+  });
+
+  it('finishes with injected transient failures, retrying only the failed steps and paying once', async () => {
+    harness = await startHarness({ failRate: 0.1, seed: 7 });
+    const finished = await harness.run({ runId: 'flaky', runDate: sampleDay.date, config: { approvalTimeoutSeconds: 1 } });
+
+    expect(finished.status).toBe('SUCCEEDED');
+    const report = (await loadReport(harness.stack.ledger, 'flaky', new Date()))!;
+    expect(report.refunds).toMatchObject({ requests: 25, issued: plainRefunds, skipped: 4, flagged: 3 + aboveThreshold, escalated: aboveThreshold });
+    const { CallModel, CallTool } = finished.states;
+    // Retries show in the history as extra invocations of the same state, with transient names only.
+    expect(CallModel!.invocations).toBeGreaterThan(CallModel!.entered);
+    expect(CallTool!.invocations).toBeGreaterThan(CallTool!.entered);
+    expect(Object.keys(CallModel!.errors).every((name) => name === 'Agent.ModelThrottled' || name === 'Agent.Transient')).toBe(true);
+    expect(Object.keys(CallTool!.errors)).toEqual(['Agent.Transient']);
+    // A retried step is counted once: the agent's steps do not grow with retries.
+    expect(report.steps).toBe(CallModel!.entered + CallTool!.entered);
+    expect(report.inFlight).toBe(0);
+    expect(harness.stack.payments.refunds()).toHaveLength(plainRefunds);
+    expect(duplicatePayments(harness.stack)).toEqual([]);
+  });
+
+  it('starts the nightly run from the EventBridge scheduled event, for the day before; rejected refunds are flagged', async () => {
+    harness = await startHarness();
+    const { stack } = harness;
+    const decisions = (async () => {
+      for (let index = 0; index < aboveThreshold; index++) {
+        const approval = await waitFor(() => harness!.approvals[index]);
+        expect(await postDecision(stack, approval.approvalId, { decision: 'reject', reason: 'card reported stolen' })).toMatchObject({ status: 200 });
+      }
+    })();
+    const finished = await harness.run({ ...scheduledEvent, time: '2026-11-29T02:00:00Z' });
+    await decisions;
+
+    expect(finished.status).toBe('SUCCEEDED');
+    expect(await stack.ledger.getRun('nightly-2026-11-28')).toMatchObject({ runDate: '2026-11-28', status: 'succeeded' });
+    const report = (await loadReport(stack.ledger, 'nightly-2026-11-28', new Date()))!;
+    expect(report.refunds).toMatchObject({ issued: plainRefunds, flagged: 3 + aboveThreshold, escalated: aboveThreshold });
+    expect(report.approvals).toMatchObject({ rejected: 2 });
+    // The rejection reaches the run as the failure of the waiting task, caught into CallTool.
+    expect(finished.states['RequestApproval']).toMatchObject({ entered: 2, failures: 2, errors: { 'Approval.Rejected': 2 } });
+    const reviews = stack.payments.reviews().filter((review) => review.reason.includes('card reported stolen'));
+    expect(reviews).toHaveLength(aboveThreshold);
+  });
+
+  it('does nothing for a run that already finished: the run id is the idempotency key', async () => {
+    harness = await startHarness();
+    const input = { runId: 'twice', runDate: sampleDay.date, config: { approvalTimeoutSeconds: 1 } };
+    await harness.run(input);
+    const paid = harness.stack.payments.refunds().length;
+    const second = await harness.run(input);
+    expect(second.status).toBe('SUCCEEDED');
+    expect(Object.keys(second.states)).toEqual(['StartRun', 'StartOrResume', 'NothingToDo']);
+    expect(harness.stack.payments.refunds()).toHaveLength(paid);
+  });
+});
