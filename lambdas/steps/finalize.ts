@@ -37,8 +37,8 @@ export function createFinalize(deps: { ledger: Ledger; clock: Clock }) {
             parsed.runId,
             {
               status: 'failed',
-              stopReason: `${parsed.failure.Error}: ${parsed.failure.Cause ?? ''}`.trim(),
-              error: { error: parsed.failure.Error, cause: parsed.failure.Cause ?? '' },
+              stopReason: `${parsed.failure.Error}: ${causeMessage(parsed.failure.Cause)}`,
+              error: { error: parsed.failure.Error, cause: causeMessage(parsed.failure.Cause) },
             },
             now,
           );
@@ -51,4 +51,18 @@ export function createFinalize(deps: { ledger: Ledger; clock: Clock }) {
       dollars: run.costMicros / 1_000_000,
     };
   };
+}
+
+/**
+ * A Lambda error reaches a Catch as `Cause` = the JSON of `{ errorType, errorMessage, trace }`;
+ * the run record keeps the message a person needs, not the stack.
+ */
+export function causeMessage(cause: string | undefined): string {
+  if (!cause) return '';
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    return typeof parsed.errorMessage === 'string' ? parsed.errorMessage : cause;
+  } catch {
+    return cause;
+  }
 }

@@ -1,0 +1,119 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { causeMessage } from '../../lambdas/steps/finalize.js';
+import { postDecision, sampleDay, scheduledEvent, startHarness, waitFor, type Harness } from './harness.js';
+
+/**
+ * A model that answers in the right wire format but with what a buggy model would say: the first
+ * turn lists the day, the second refunds with an amount that is not a number.
+ */
+async function misbehavingModel(secondTurn: Record<string, unknown>): Promise<{ url: string; server: Server }> {
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      const turn = (JSON.parse(body) as { messages: unknown[] }).messages.length;
+      const content =
+        turn === 1
+          ? [{ type: 'tool_use', id: 'toolu_1', name: 'list_refund_requests', input: { date: sampleDay.date } }]
+          : [secondTurn];
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ id: `msg_${turn}`, type: 'message', role: 'assistant', model: 'savepoint-sim-1', content, stop_reason: 'tool_use', usage: { input_tokens: 10, output_tokens: 5 } }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describe('bad input fails once, with the field named, and loses nothing', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(async () => harness.stack.close());
+
+  it.each([
+    ['a run date that is not a date', { runDate: '28/11/2026' }, /runDate: expected a date YYYY-MM-DD/],
+    ['an unknown budget', { runDate: sampleDay.date, config: { maxStep: 5 } }, /config: Unrecognized key: "maxStep"/],
+    ['a run id that cannot name an execution', { runId: 'has spaces', runDate: sampleDay.date }, /runId: expected 1-80 letters/],
+    ['a scheduled event with a bad time', { ...scheduledEvent, time: 'last night' }, /invalid scheduled event: time/],
+  ])('rejects %s at StartRun without retrying or creating a run', async (_case, input, message) => {
+    const finished = await harness.run(input);
+    expect(finished.status).toBe('FAILED');
+    expect(finished.error).toBe('Agent.InvalidInput');
+    expect(causeMessage(finished.cause)).toMatch(message);
+    expect(finished.states['StartRun']).toMatchObject({ entered: 1, invocations: 1, failures: 1 });
+    expect(finished.states['BudgetCheck']).toBeUndefined();
+    expect(await harness.stack.ledger.listRuns()).toEqual([]);
+  });
+
+  it('rejects a bad approval decision with 400 naming the field, and the run still completes', async () => {
+    const { stack } = harness;
+    const run = harness.run({ runId: 'bad-decisions', runDate: sampleDay.date, config: { approvalTimeoutSeconds: 30 } });
+    const approval = await waitFor(() => harness.approvals[0]);
+
+    expect(await postDecision(stack, approval.approvalId, { decision: 'maybe' })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/decision: Invalid option/) } });
+    expect(await postDecision(stack, approval.approvalId, '{not json')).toMatchObject({ status: 400, body: { message: 'body: not valid JSON' } });
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve', extra: 1 })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/Unrecognized key: "extra"/) } });
+    expect(await postDecision(stack, 'apv_doesnotexist000000', { decision: 'approve' })).toMatchObject({ status: 404 });
+    expect(await postDecision(stack, 'not-an-id', { decision: 'approve' })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/approvalId/) } });
+    expect(await stack.ledger.getApproval(approval.runId, approval.turn, approval.call)).toMatchObject({ status: 'pending' });
+
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 200, body: { status: 'approved' } });
+    // Deciding again the same way is harmless; the other way is a conflict. The first decision stands.
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 200 });
+    expect(await postDecision(stack, approval.approvalId, { decision: 'reject' })).toMatchObject({ status: 409 });
+
+    const second = await waitFor(() => harness.approvals[1]);
+    expect(await postDecision(stack, second.approvalId, { decision: 'approve' })).toMatchObject({ status: 200 });
+    expect((await run).status).toBe('SUCCEEDED');
+    expect(await stack.ledger.getApproval(approval.runId, approval.turn, approval.call)).toMatchObject({ status: 'approved' });
+  });
+});
+
+describe('bad model output', () => {
+  it('fails the run at CallTool on invalid tool arguments, once, naming the field, paying nothing', async () => {
+    const model = await misbehavingModel({
+      type: 'tool_use',
+      id: 'toolu_2',
+      name: 'issue_refund',
+      input: { paymentId: 'pay_001', refundRequestId: 'rr_001', amountCents: 'a lot', reason: 'because' },
+    });
+    const harness = await startHarness({ modelUrl: model.url });
+    try {
+      const finished = await harness.run({ runId: 'bad-args', runDate: sampleDay.date });
+      expect(finished.status).toBe('FAILED');
+      expect(finished.error).toBe('Agent.InvalidInput');
+      expect(causeMessage(finished.cause)).toMatch(/invalid arguments of issue_refund \(turn 2, call 1\): amountCents: Invalid input: expected number/);
+      expect(finished.states['CallTool']).toMatchObject({ entered: 2, invocations: 2, failures: 1 });
+      expect(finished.states['RecordFailure']).toMatchObject({ entered: 1, failures: 0 });
+      const run = await harness.stack.ledger.getRun('bad-args');
+      expect(run).toMatchObject({ status: 'failed', error: { error: 'Agent.InvalidInput' } });
+      expect(run!.error!.cause).toMatch(/amountCents/);
+      // The listing call was recorded; the refund never claimed, never paid.
+      const { calls, turns } = await harness.stack.ledger.listConversation('bad-args');
+      expect(turns).toHaveLength(2);
+      expect(calls.map((call) => [call.name, call.status])).toEqual([['list_refund_requests', 'completed']]);
+      expect(harness.stack.payments.refunds()).toEqual([]);
+    } finally {
+      await harness.stack.close();
+      model.server.close();
+    }
+  });
+
+  it('fails the run at CallTool on a call to a tool that does not exist', async () => {
+    const model = await misbehavingModel({ type: 'tool_use', id: 'toolu_2', name: 'wire_money', input: {} });
+    const harness = await startHarness({ modelUrl: model.url });
+    try {
+      const finished = await harness.run({ runId: 'bad-tool', runDate: sampleDay.date });
+      expect(finished.status).toBe('FAILED');
+      expect(causeMessage(finished.cause)).toMatch(/unknown tool "wire_money"/);
+      expect(finished.states['CallTool']!.failures).toBe(1);
+    } finally {
+      await harness.stack.close();
+      model.server.close();
+    }
+  });
+});
