@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
+import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+import { decide } from '../../lambdas/steps/budget-check.js';
+import { conversation } from '../../lambdas/steps/call-model.js';
+import { createStartRun, runRequestFromEvent } from '../../lambdas/steps/start-run.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
+import { ledgerTableFromTemplate, synthesizeTemplate } from '../../local/template.js';
+import { agentFingerprint } from '../../lambdas/agent/reconciler.js';
+
+const baseRun: RunRecord = {
+  kind: 'run',
+  runId: 'r',
+  agent: 'refund-reconciler',
+  runDate: '2026-11-28',
+  prompt: 'Reconcile the refund requests of 2026-11-28.',
+  model: 'savepoint-sim-1',
+  config: RunConfig.parse({ maxSteps: 10, maxTokens: 1000 }),
+  fingerprint: 'f',
+  priceTableVersion: 'v',
+  status: 'running',
+  executionArn: 'arn:e1',
+  executions: ['arn:e1'],
+  createdAt: '2026-11-29T02:00:00.000Z',
+  updatedAt: '2026-11-29T02:00:00.000Z',
+  ...ZERO_COUNTERS,
+};
+
+describe('the budget check', () => {
+  it.each([
+    ['continues within budget', { steps: 4, modelTurns: 2 }, false, { continue: true, nextTurn: 3 }],
+    ['stops at the step budget before the next call', { steps: 10 }, false, { continue: false, status: 'stopped', reason: 'budget exceeded: steps 10 / 10' }],
+    ['stops once the token budget is crossed', { inputTokens: 900, outputTokens: 150 }, false, { continue: false, status: 'stopped', reason: 'budget exceeded: tokens 1050 / 1000' }],
+    ['ends when the model gave its final answer', { steps: 10 }, true, { continue: false, status: 'succeeded', reason: 'done' }],
+    ['stops a run that is no longer running', { status: 'failed' as const }, false, { continue: false, status: 'stopped', reason: 'run is failed' }],
+  ])('%s', (_case, overrides, lastTurnEnded, expected) => {
+    expect(decide({ ...baseRun, ...overrides }, lastTurnEnded)).toEqual(expected);
+  });
+});
+
+describe('the run request', () => {
+  it.each([
+    ['the nightly event reconciles the day before', { 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2026-12-01T02:00:00Z' }, { runId: 'nightly-2026-11-30', runDate: '2026-11-30' }],
+    ['across a year boundary', { 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2027-01-01T00:30:00Z' }, { runId: 'nightly-2026-12-31', runDate: '2026-12-31' }],
+    ['a run request names its day', { runDate: '2026-11-28' }, { runId: 'refunds-2026-11-28', runDate: '2026-11-28' }],
+    ['and may name its run', { runDate: '2026-11-28', runId: 'rerun-1' }, { runId: 'rerun-1', runDate: '2026-11-28' }],
+  ])('%s', (_case, event, expected) => {
+    expect(runRequestFromEvent(event)).toMatchObject(expected);
+  });
+});
+
+describe('the conversation', () => {
+  const turn = (number: number, content: TurnRecord['content']): TurnRecord => ({
+    kind: 'turn', runId: 'r', turn: number, model: 'm', content, stopReason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: '',
+  });
+  const result = (number: number, callNumber: number, outcome: ToolCallRecord['outcome'], text: string): ToolCallRecord => ({
+    kind: 'tool', runId: 'r', turn: number, call: callNumber, toolCallId: `t${callNumber}`, name: 'x', args: {}, sideEffect: false, idempotencyKey: '', status: 'completed', leaseUntil: '', attempts: 1, outcome, result: text,
+  });
+
+  it('is rebuilt from the ledger: prompt, then each turn and the results of its calls, errors marked', () => {
+    const turns = [turn(1, [{ type: 'text', text: 'hi' }, { type: 'tool_use', id: 'a', name: 'get_order', input: {} }, { type: 'tool_use', id: 'b', name: 'issue_refund', input: {} }])];
+    const messages = conversation(baseRun, turns, [result(1, 2, 'rejected', '{"error":"approval_rejected"}'), result(1, 1, 'ok', '{"id":"o"}')]);
+    expect(messages).toEqual([
+      { role: 'user', content: baseRun.prompt },
+      { role: 'assistant', content: turns[0]!.content },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'a', content: '{"id":"o"}' },
+          { type: 'tool_result', tool_use_id: 'b', content: '{"error":"approval_rejected"}', is_error: true },
+        ],
+      },
+    ]);
+  });
+
+  it('refuses to call the model while a tool call of an earlier turn has no result', () => {
+    const turns = [turn(1, [{ type: 'tool_use', id: 'a', name: 'get_order', input: {} }])];
+    expect(() => conversation(baseRun, turns, [])).toThrow(/tool call 1 of turn 1 \(get_order\) has no recorded result/);
+  });
+});
+
+describe('StartRun', () => {
+  let dynamo: LocalDynamo;
+  let ledger: DynamoDbLedger;
+  const live = new Set<string>();
+  const start = (codeVersion = 'v1') =>
+    createStartRun({ ledger, executions: { isRunning: async (arn) => live.has(arn) }, clock: { now: () => new Date('2026-11-29T02:00:00Z') }, codeVersion });
+  const event = { runId: 'r1', runDate: '2026-11-28' };
+
+  beforeAll(async () => {
+    dynamo = await startDynamo();
+    await ensureTable(dynamo.client, ledgerTableFromTemplate(synthesizeTemplate(), 'steps-ledger'));
+    ledger = new DynamoDbLedger(dynamo.client, 'steps-ledger');
+  });
+  afterAll(async () => dynamo.close());
+
+  it('starts a new run, and the same execution resumes it', async () => {
+    expect(await start()({ event, executionArn: 'arn:e1' })).toEqual({ runId: 'r1', action: 'start', status: 'running' });
+    expect(await start()({ event, executionArn: 'arn:e1' })).toMatchObject({ action: 'resume' });
+    expect((await ledger.getRun('r1'))!.fingerprint).toBe(agentFingerprint('v1'));
+  });
+
+  it('leaves a run alone while another live execution drives it', async () => {
+    live.add('arn:e1');
+    expect(await start()({ event, executionArn: 'arn:e2' })).toMatchObject({ action: 'duplicate' });
+    live.delete('arn:e1');
+  });
+
+  it('refuses to resume on a different agent version', async () => {
+    await expect(start('v2')({ event, executionArn: 'arn:e3' })).rejects.toThrow(/was started by agent version \w+; this is \w+ \(prompt, model, tools or prices changed\)/);
+  });
+
+  it('resumes an orphaned run under the new execution', async () => {
+    expect(await start()({ event, executionArn: 'arn:e4' })).toMatchObject({ action: 'resume' });
+    expect(await ledger.getRun('r1')).toMatchObject({ executionArn: 'arn:e4', executions: ['arn:e1', 'arn:e4'] });
+  });
+
+  it('refuses a run id that belongs to another day, and reports a finished run as finished', async () => {
+    await expect(start()({ event: { ...event, runDate: '2026-11-27' }, executionArn: 'arn:e5' })).rejects.toThrow(/runId: run r1 reconciles 2026-11-28/);
+    await ledger.finishRun('r1', { status: 'succeeded', stopReason: 'done' }, new Date());
+    expect(await start()({ event, executionArn: 'arn:e6' })).toMatchObject({ action: 'finished', status: 'succeeded' });
+  });
+});
