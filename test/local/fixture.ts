@@ -11,7 +11,8 @@ import { extractStateMachine, type CfnTemplateJson } from '../../local/asl.js';
 import { bindTasks, LocalEngine } from '../../local/engine.js';
 
 export function synthFixture(): CfnTemplateJson {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  // Bundling and the built-in CloudFormation validation plugin are off: they cost seconds and test nothing here.
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
   const stack = new Stack(app, 'LocalEngineFixture');
   const fn = (id: string, step: string) =>
     new lambda.Function(stack, id, {

@@ -1,0 +1,87 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+const exec = promisify(execFile);
+
+/** Runs the CLI as a newcomer would (no terminal), returning its exit code and output. */
+async function savepoint(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [bin, ...args], { timeout: 90_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-cli-'));
+afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
+describe('savepoint CLI', () => {
+  it('exits 2 with a message naming the option for bad input', async () => {
+    const badRate = await savepoint('run', '--memory', '--fail-rate', '2');
+    expect(badRate.code).toBe(2);
+    expect(badRate.stderr).toMatch(/invalid options: failRate: Too big/);
+    const badDate = await savepoint('run', '--memory', '--date', '2026-13-45x');
+    expect(badDate.code).toBe(2);
+    expect(badDate.stderr).toMatch(/date: expected a date YYYY-MM-DD/);
+  });
+
+  it('runs the nightly job, lets a person decide approvals from another command, and reports', async () => {
+    const dir = ['--state-dir', stateDir];
+    const run = spawn(process.execPath, [bin, ...dir, 'run', '--json', '--approve', 'wait', '--approval-timeout', '120'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    run.stdout.on('data', (chunk) => (stdout += chunk));
+    run.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<number>((resolve) => run.on('exit', (code) => resolve(code ?? -1)));
+
+    // Decide the two large refunds while the run waits: one approved, one rejected.
+    const decided: string[] = [];
+    while (decided.length < 2) {
+      const listed = await savepoint(...dir, 'approvals', '--json');
+      const pending = listed.code === 0 ? (JSON.parse(listed.stdout) as { approvals: { approvalId: string }[] }).approvals : [];
+      for (const { approvalId } of pending) {
+        const verb = decided.length === 0 ? 'approve' : 'reject';
+        const decision = await savepoint(...dir, verb, approvalId, '--reason', 'checked by the test');
+        expect(decision, decision.stderr).toMatchObject({ code: 0 });
+        decided.push(approvalId);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(await exited, stderr).toBe(0);
+
+    const report = JSON.parse(stdout) as Record<string, any>;
+    expect(report).toMatchObject({
+      runId: 'refunds-2026-11-28',
+      status: 'succeeded',
+      refunds: { requests: 25, issued: 17, skipped: 4, flagged: 4, escalated: 1 },
+      approvals: { approved: 1, rejected: 1, pending: 0 },
+      inFlight: 0,
+      execution: { status: 'SUCCEEDED' },
+    });
+    expect(report.execution.lambdaInvocations).toBeGreaterThan(report.steps);
+    expect(stderr).toMatch(/approval apv_/);
+
+    // With the engine gone, the other commands open the state directory themselves.
+    const status = await savepoint(...dir, 'status', 'refunds-2026-11-28', '--json');
+    expect(JSON.parse(status.stdout)).toMatchObject({ status: 'succeeded', steps: report.steps });
+    const payments = JSON.parse((await savepoint(...dir, 'payments', '--json')).stdout) as { refunds: { refundRequestId: string }[] };
+    expect(payments.refunds).toHaveLength(17);
+    expect(new Set(payments.refunds.map((refund) => refund.refundRequestId)).size).toBe(17);
+
+    // The run id is the idempotency key: running again pays nothing more.
+    const again = await savepoint(...dir, 'run', '--json');
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/had already finished/);
+    expect(JSON.parse((await savepoint(...dir, 'payments', '--json')).stdout).refunds).toHaveLength(17);
+
+    expect(await savepoint(...dir, 'status', 'no-such-run')).toMatchObject({ code: 2, stderr: expect.stringMatching(/no run no-such-run/) });
+    expect(await savepoint(...dir, 'reject', decided[0]!)).toMatchObject({ code: 2, stderr: expect.stringMatching(/already approved/) });
+  }, 120_000);
+});
