@@ -13,7 +13,9 @@ let synthesized: CfnTemplate | undefined;
 export function synthesizeTemplate(): CfnTemplate {
   // Synthesis takes seconds and the stack is the same every time within a process.
   if (synthesized) return structuredClone(synthesized);
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  // CloudFormation validation is `cdk synth`'s job (and the template tests'); skipping it here
+  // makes the local engine start in a fraction of the time.
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
   const stack = new SavepointStack(app, 'Savepoint');
   synthesized = app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
   return structuredClone(synthesized);

@@ -52,7 +52,7 @@ export async function postDecision(stack: LocalStack, approvalId: string, body: 
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-export async function waitFor<T>(probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+export async function waitFor<T>(probe: () => T | undefined, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
