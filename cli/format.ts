@@ -19,7 +19,9 @@ export function executionFigures(executionArn: string, status: string, summary: 
       .filter(([, state]) => state.invocations > 0)
       .map(([name, state]) => [name, { entered: state.entered, invocations: state.invocations, failures: state.failures, errors: state.errors }]),
   );
-  const sum = (pick: (state: StateSummary) => number) => Object.values(summary).reduce((total, state) => total + pick(state), 0);
+  // Only Task states invoke Lambda functions; Choice and Succeed states are entered, never invoked.
+  const tasks = Object.values(summary).filter((state) => state.invocations > 0);
+  const sum = (pick: (state: StateSummary) => number) => tasks.reduce((total, state) => total + pick(state), 0);
   return {
     executionArn,
     status,

@@ -66,6 +66,7 @@ describe('savepoint CLI', () => {
       execution: { status: 'SUCCEEDED' },
     });
     expect(report.execution.lambdaInvocations).toBeGreaterThan(report.steps);
+    expect(report.execution.retries).toBe(0);
     expect(stderr).toMatch(/approval apv_/);
 
     // With the engine gone, the other commands open the state directory themselves.
