@@ -56,9 +56,12 @@ export const States = {
 } as const;
 
 /** Retries with exponential backoff and full jitter, on transient error names only. */
-const RETRY: Record<'transient' | 'throttled' | 'leaseHeld', RetryProps> = {
+const RETRY: Record<'transient' | 'throttled' | 'leaseHeld' | 'circuitOpen', RetryProps> = {
   transient: { errors: [ErrorNames.Transient], interval: Duration.seconds(1), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(30), jitterStrategy: JitterType.FULL },
   throttled: { errors: [ErrorNames.ModelThrottled], interval: Duration.seconds(2), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(60), jitterStrategy: JitterType.FULL },
+  // The breaker stays open 30 s: wait that long between tries, without jitter (each try is a
+  // cheap check that fails fast), for up to 20 minutes of provider outage.
+  circuitOpen: { errors: [ErrorNames.CircuitOpen], interval: Duration.seconds(30), maxAttempts: 40, backoffRate: 1 },
   leaseHeld: { errors: [ErrorNames.LeaseHeld], interval: Duration.seconds(10), maxAttempts: 8, backoffRate: 1.5, maxDelay: Duration.seconds(60), jitterStrategy: JitterType.FULL },
 };
 
@@ -128,11 +131,13 @@ export class AgentStateMachine extends Construct {
       Duration.seconds(90),
     );
     callModel.addRetry(RETRY.throttled);
+    callModel.addRetry(RETRY.circuitOpen);
     callModel.addCatch(recordFailure, catchAll);
 
     const nextCall = { runId, turn: JsonPath.numberAt('$.step.result.next.turn'), call: JsonPath.numberAt('$.step.result.next.call') };
     const callTool = step(States.CallTool, fns.callTool, nextCall, '$.step', Duration.seconds(45));
     callTool.addRetry(RETRY.leaseHeld);
+    callTool.addRetry(RETRY.circuitOpen);
     callTool.addCatch(recordFailure, catchAll);
 
     const requestApproval = new LambdaInvoke(this, States.RequestApproval, {

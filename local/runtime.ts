@@ -7,6 +7,7 @@ import { sfnExecutions, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
 import type { Day } from '../lambdas/agent/domain.js';
 import { HttpMessagesClient } from '../lambdas/agent/messages-client.js';
 import { HttpCommerceApi } from '../lambdas/agent/payments-client.js';
+import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../lambdas/guards/breaker.js';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { createExpireApprovals, createRequestApproval } from '../lambdas/steps/approvals.js';
@@ -16,11 +17,12 @@ import { createCallTool } from '../lambdas/steps/call-tool.js';
 import { createFinalize } from '../lambdas/steps/finalize.js';
 import { systemClock, type Clock } from '../lambdas/steps/ports.js';
 import { createStartRun } from '../lambdas/steps/start-run.js';
+import { ErrorNames } from '../lambdas/shared/errors.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { startModelServer } from '../sim/model-server.js';
 import { startPaymentsServer } from '../sim/payments-server.js';
 import { startApprovalApi } from './approval-api.js';
-import { extractStateMachine, type CfnTemplateJson } from './asl.js';
+import { extractStateMachine, type AslState, type CfnTemplateJson } from './asl.js';
 import { localAwsConfig } from './aws-config.js';
 import { ensureTable, startDynamo } from './dynamo.js';
 import { LocalEngine, type TaskBinding } from './engine.js';
@@ -29,6 +31,14 @@ import { startSfnEndpoint } from './sfn-endpoint.js';
 import { ledgerTableFromTemplate, synthesizeTemplate } from './template.js';
 
 export const LEDGER_TABLE = 'savepoint-ledger';
+
+const LOCAL_TIME_SCALE = 1 / 50;
+const LOCAL_BREAKER: BreakerPolicy = {
+  failures: BREAKER.failures,
+  windowMs: BREAKER.windowMs * LOCAL_TIME_SCALE,
+  openMs: BREAKER.openMs * LOCAL_TIME_SCALE,
+  probeLeaseMs: BREAKER.probeLeaseMs * LOCAL_TIME_SCALE,
+};
 
 export interface LocalStackOptions {
   /** The day the simulated payments provider serves. */
@@ -44,6 +54,18 @@ export interface LocalStackOptions {
    * seconds to minutes): local time runs compressed. @default 20
    */
   readonly retryDelayMs?: number;
+  /**
+   * Milliseconds between tries while a circuit breaker is open (the definition says 30 s).
+   * @default 600 (the definition's 30 s, compressed like the breaker)
+   */
+  readonly breakerRetryDelayMs?: number;
+  /**
+   * The circuit breakers' policy. Local time runs compressed (retries wait milliseconds, a run
+   * makes ~10 provider calls a second), so the default compresses the breaker's window and
+   * cooldown 50× too: injected independent failures do not look like an outage, a real outage
+   * still opens it. @default 5 failures in 1.2 s, open 0.6 s
+   */
+  readonly breaker?: BreakerPolicy;
   /** Lease of an in-flight tool call. @default 5000 */
   readonly leaseMs?: number;
   /** How often pending approvals are checked against their deadline. @default 250 */
@@ -98,12 +120,12 @@ export async function startLocalStack(options: LocalStackOptions) {
     let handlers: Record<StepName, (event: unknown, timeoutMs: number) => Promise<unknown>>;
     const extracted = extractStateMachine(template);
     const tasks: Record<string, TaskBinding> = {};
-    const retryIntervalOverrides: Record<string, number> = {};
+    const retryIntervalOverrides: Record<string, number[]> = {};
     for (const [stateName, task] of Object.entries(extracted.tasks)) {
       if (!(Object.values(Steps) as string[]).includes(task.step)) throw new Error(`Task state ${stateName} runs an unknown step ${task.step}`);
       const timeoutMs = Math.min(task.timeoutSeconds ?? 60, 900) * 1000;
       tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload) => handlers[task.step as StepName](payload, timeoutMs) };
-      retryIntervalOverrides[stateName] = options.retryDelayMs ?? 20;
+      retryIntervalOverrides[stateName] = localRetryDelays(extracted.definition.States[stateName], options);
     }
     const engine = new LocalEngine({
       definition: extracted.definition,
@@ -128,14 +150,15 @@ export async function startLocalStack(options: LocalStackOptions) {
         return (event: unknown, timeoutMs: number) => handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
       };
       const api = new HttpCommerceApi({ baseUrl: payments.url });
+      const breaker = new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER);
       const approvalDeps = { ledger, callbacks, clock, notify: options.onApproval };
       const expire = createExpireApprovals(approvalDeps);
       return {
         [Steps.StartRun]: bind(Steps.StartRun, createStartRun({ ledger, executions: sfnExecutions(sfn), clock, codeVersion: options.codeVersion ?? 'dev' })),
-        [Steps.BudgetCheck]: bind(Steps.BudgetCheck, createBudgetCheck({ ledger })),
-        [Steps.CallModel]: bind(Steps.CallModel, createCallModel({ ledger, clock, model: new HttpMessagesClient({ baseUrl: options.modelUrl ?? model.url, apiKey: 'local' }) })),
+        [Steps.BudgetCheck]: bind(Steps.BudgetCheck, createBudgetCheck({ ledger, clock })),
+        [Steps.CallModel]: bind(Steps.CallModel, createCallModel({ ledger, clock, breaker, model: new HttpMessagesClient({ baseUrl: options.modelUrl ?? model.url, apiKey: 'local' }) })),
         [Steps.RequestApproval]: bind(Steps.RequestApproval, createRequestApproval(approvalDeps)),
-        [Steps.CallTool]: bind(Steps.CallTool, createCallTool({ ledger, api, clock, leaseMs })),
+        [Steps.CallTool]: bind(Steps.CallTool, createCallTool({ ledger, api, clock, leaseMs, breaker })),
         [Steps.Finalize]: bind(Steps.Finalize, createFinalize({ ledger, clock })),
         [Steps.ExpireApprovals]: bind(Steps.ExpireApprovals, () => expire()),
         [Steps.ApprovalCallback]: () => Promise.reject(new Error('the approval callback is served by the approval API')),
@@ -165,4 +188,12 @@ export async function startLocalStack(options: LocalStackOptions) {
     await close();
     throw error;
   }
+}
+
+/** The local wait before each retrier's retries, in the order of the state's `Retry` list. */
+function localRetryDelays(state: AslState | undefined, options: LocalStackOptions): number[] {
+  const retriers = (state?.['Retry'] ?? []) as { ErrorEquals: string[] }[];
+  return retriers.map((retrier) =>
+    retrier.ErrorEquals.includes(ErrorNames.CircuitOpen) ? (options.breakerRetryDelayMs ?? 600) : (options.retryDelayMs ?? 20),
+  );
 }

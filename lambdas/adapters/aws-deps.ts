@@ -3,6 +3,7 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { z } from 'zod';
 import { HttpMessagesClient } from '../agent/messages-client.js';
 import { HttpCommerceApi } from '../agent/payments-client.js';
+import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
 import { systemClock } from '../steps/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -32,8 +33,10 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env) {
     return value as StepEnvironment[K];
   };
   const sfn = new SFNClient({});
+  const ledger = () => new DynamoDbLedger(new DynamoDBClient({}), require('TABLE_NAME'));
   return {
-    ledger: () => new DynamoDbLedger(new DynamoDBClient({}), require('TABLE_NAME')),
+    ledger,
+    breaker: () => new CircuitBreaker(ledger(), systemClock),
     model: () => new HttpMessagesClient({ baseUrl: require('MODEL_API_URL'), apiKey: require('MODEL_API_KEY') }),
     api: () => new HttpCommerceApi({ baseUrl: require('PAYMENTS_API_URL') }),
     callbacks: () => sfnTaskCallbacks(sfn),

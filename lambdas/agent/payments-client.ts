@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InvalidInputError, TerminalError, TransientError } from '../shared/errors.js';
+import { InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import {
   Order,
@@ -134,12 +134,12 @@ export class HttpCommerceApi implements CommerceApi {
       try {
         body = JSON.parse(text);
       } catch (error) {
-        throw new TerminalError(`${what} → ${status}: response is not JSON`, { cause: error });
+        throw new MalformedResponseError(`${what} → ${status}: response is not JSON`, { cause: error });
       }
       try {
         return parseOrThrow(schema, body, `${what} response`);
       } catch (error) {
-        throw new TerminalError(`${what} → ${status}: provider broke its contract: ${describe(error)}`, { cause: error });
+        throw new MalformedResponseError(`${what} → ${status}: provider broke its contract: ${describe(error)}`, { cause: error });
       }
     }
 

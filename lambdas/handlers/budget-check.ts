@@ -2,4 +2,5 @@ import { awsDeps } from '../adapters/aws-deps.js';
 import { stepHandler } from '../adapters/middleware.js';
 import { createBudgetCheck } from '../steps/budget-check.js';
 
-export const handler = stepHandler(createBudgetCheck({ ledger: awsDeps().ledger() }));
+const deps = awsDeps();
+export const handler = stepHandler(createBudgetCheck({ ledger: deps.ledger(), clock: deps.clock }));

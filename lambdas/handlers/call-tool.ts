@@ -4,5 +4,5 @@ import { createCallTool } from '../steps/call-tool.js';
 
 const deps = awsDeps();
 export const handler = stepHandler(
-  createCallTool({ ledger: deps.ledger(), api: deps.api(), clock: deps.clock, leaseMs: deps.leaseMs() }),
+  createCallTool({ ledger: deps.ledger(), api: deps.api(), clock: deps.clock, breaker: deps.breaker(), leaseMs: deps.leaseMs() }),
 );

@@ -7,6 +7,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import type { BreakerState } from '../guards/breaker.js';
 import type { Ledger } from './ledger.js';
 import {
   approvalSk,
@@ -15,6 +16,8 @@ import {
   turnSk,
   type ApprovalRecord,
   type Counters,
+  type GuardEvent,
+  type KillFlag,
   type LedgerRecord,
   type RunRecord,
   type ToolCallRecord,
@@ -31,6 +34,8 @@ export const LedgerIndexes = {
 const RETENTION_SECONDS = 90 * 24 * 3600;
 
 const PENDING = 'PENDING';
+const GLOBAL_KILL = { pk: 'GLOBAL', sk: 'KILL' };
+const breakerKey = (name: string) => ({ pk: `BREAKER#${name}`, sk: 'BREAKER' });
 
 /**
  * The ledger on DynamoDB. It uses only single-item conditional writes (no transactions), which is
@@ -100,7 +105,7 @@ export class DynamoDbLedger implements Ledger {
 
   async finishRun(
     runId: string,
-    outcome: { status: 'succeeded' | 'stopped' | 'failed'; stopReason?: string; error?: { error: string; cause: string } },
+    outcome: { status: 'succeeded' | 'stopped' | 'killed' | 'failed'; stopReason?: string; error?: { error: string; cause: string } },
     now: Date,
   ): Promise<RunRecord> {
     const names: Record<string, string> = { '#status': 'status' };
@@ -127,6 +132,71 @@ export class DynamoDbLedger implements Ledger {
       }),
     );
     return strip(result.Attributes as RunRecord);
+  }
+
+  async killRun(runId: string, flag: KillFlag): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(runId),
+          UpdateExpression: 'SET killed = if_not_exists(killed, :flag)',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':flag': flag },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async getGlobalKill(): Promise<KillFlag | undefined> {
+    const item = await this.get<{ flag?: KillFlag }>(GLOBAL_KILL);
+    return item?.flag;
+  }
+
+  async setGlobalKill(flag: KillFlag | undefined): Promise<void> {
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...GLOBAL_KILL, kind: 'kill', ...(flag ? { flag } : {}) } }));
+  }
+
+  async recordGuardEvent(runId: string, event: GuardEvent): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(runId),
+          // The set of reasons keeps a warning repeated on every turn from filling the record.
+          UpdateExpression: 'SET guardEvents = list_append(if_not_exists(guardEvents, :empty), :event) ADD guardReasons :reasonSet',
+          ConditionExpression: 'attribute_exists(pk) AND NOT contains(guardReasons, :reason)',
+          ExpressionAttributeValues: { ':empty': [], ':event': [event], ':reasonSet': new Set([event.reason]), ':reason': event.reason },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  async getBreaker(name: string): Promise<BreakerState | undefined> {
+    return this.get<BreakerState>(breakerKey(name));
+  }
+
+  async saveBreaker(next: BreakerState): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...breakerKey(next.name), kind: 'breaker', ...next },
+          ConditionExpression: next.version === 1 ? 'attribute_not_exists(pk) OR version = :previous' : 'version = :previous',
+          ExpressionAttributeValues: { ':previous': next.version - 1 },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 
   async recordTurn(turn: TurnRecord): Promise<TurnRecord> {
@@ -404,7 +474,7 @@ function expiresAt(now: Date): number {
 
 /** Drops the storage-only attributes so records compare equal to what was written. */
 function strip<T>(item: T): T {
-  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, countedSteps: _counted, ...rest } = item as Record<
+  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, countedSteps: _counted, guardReasons: _reasons, ...rest } = item as Record<
     string,
     unknown
   >;

@@ -1,5 +1,8 @@
+import type { BreakerStore } from '../guards/breaker.js';
 import type {
   ApprovalRecord,
+  GuardEvent,
+  KillFlag,
   ApprovalStatus,
   Counters,
   RunRecord,
@@ -14,7 +17,7 @@ import type {
  * directly. Every method that guards work is a single conditional write: a second attempt learns
  * what the first one did instead of doing it again.
  */
-export interface Ledger {
+export interface Ledger extends BreakerStore {
   /** Creates the run record; `false` when a run with this id exists already (nothing is written). */
   createRun(run: RunRecord): Promise<boolean>;
   getRun(runId: string): Promise<RunRecord | undefined>;
@@ -26,6 +29,13 @@ export interface Ledger {
     outcome: { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string } },
     now: Date,
   ): Promise<RunRecord>;
+  /** Sets the run's kill flag; the first kill stands. `false` when there is no such run. */
+  killRun(runId: string, flag: KillFlag): Promise<boolean>;
+  /** The kill flag of all runs (`savepoint kill --all`), if set. */
+  getGlobalKill(): Promise<KillFlag | undefined>;
+  setGlobalKill(flag: KillFlag | undefined): Promise<void>;
+  /** Appends a guard event to the run record once per distinct reason. */
+  recordGuardEvent(runId: string, event: GuardEvent): Promise<void>;
 
   /** Stores a model turn once; returns the stored turn (the first one, if it was recorded before). */
   recordTurn(turn: TurnRecord): Promise<TurnRecord>;

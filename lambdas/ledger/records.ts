@@ -25,6 +25,10 @@ export const RunConfig = z
     maxSteps: z.number().int().positive().default(400),
     /** Hard cap on cumulative tokens (input + output) over the run. */
     maxTokens: z.number().int().positive().default(600_000),
+    /** Hard cap on dollars spent on model calls (usage × the versioned price table). */
+    maxDollars: z.number().positive().max(10_000).default(5),
+    /** Hard cap on wall-clock time since the run first started; a resume does not reset it. */
+    maxWallSeconds: z.number().int().positive().max(30 * 24 * 3600).default(4 * 3600),
     /** `max_tokens` passed to every model call. */
     maxTokensPerTurn: z.number().int().positive().max(64_000).default(2_048),
     /** Refunds above this amount wait for a person. */
@@ -35,7 +39,7 @@ export const RunConfig = z
   .strict();
 export type RunConfig = z.infer<typeof RunConfig>;
 
-export const RunStatus = z.enum(['running', 'succeeded', 'stopped', 'failed']);
+export const RunStatus = z.enum(['running', 'succeeded', 'stopped', 'killed', 'failed']);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 export interface Counters {
@@ -78,6 +82,23 @@ export interface RunRecord extends Counters {
   stopReason?: string;
   error?: { error: string; cause: string };
   finishedAt?: string;
+  /** Set by `savepoint kill` or StopExecution; checked before every step; nothing undoes it. */
+  killed?: KillFlag;
+  /** Every guard that warned or stopped the run, in order: ready for metrics and alarms. */
+  guardEvents?: GuardEvent[];
+}
+
+export interface KillFlag {
+  by: string;
+  at: string;
+  reason: string;
+}
+
+export interface GuardEvent {
+  guard: 'steps' | 'tokens' | 'dollars' | 'wallClock' | 'kill' | 'loop' | 'breaker';
+  action: 'warned' | 'stopped' | 'tripped';
+  reason: string;
+  at: string;
 }
 
 export interface TurnRecord {

@@ -10,6 +10,8 @@ export const ErrorNames = {
   ModelThrottled: 'Agent.ModelThrottled',
   /** Another attempt holds a live lease on this ledger entry: retry after the lease expires. */
   LeaseHeld: 'Agent.LeaseHeld',
+  /** The provider's circuit breaker is open: fail fast, wait out the cooldown, never call it. */
+  CircuitOpen: 'Agent.CircuitOpen',
   /** Input that can never succeed (bad event, bad tool arguments, bad config): never retried. */
   InvalidInput: 'Agent.InvalidInput',
   /** A terminal refusal by an outside system (auth, idempotency-key reuse): never retried. */
@@ -27,6 +29,7 @@ export const RETRYABLE_ERRORS: readonly ErrorName[] = [
   ErrorNames.Transient,
   ErrorNames.ModelThrottled,
   ErrorNames.LeaseHeld,
+  ErrorNames.CircuitOpen,
 ];
 
 abstract class AgentError extends Error {
@@ -45,12 +48,27 @@ export class LeaseHeldError extends AgentError {
   override readonly name = ErrorNames.LeaseHeld;
 }
 
+export class CircuitOpenError extends AgentError {
+  override readonly name = ErrorNames.CircuitOpen;
+}
+
 export class InvalidInputError extends AgentError {
   override readonly name = ErrorNames.InvalidInput;
 }
 
 export class TerminalError extends AgentError {
   override readonly name = ErrorNames.Terminal;
+}
+
+/**
+ * The provider answered, but not in the shape it promised. Terminal for a call that may have
+ * changed the world (its outcome is unknown); a read-only tool returns it to the model instead.
+ */
+export class MalformedResponseError extends TerminalError {}
+
+/** Faults that mean the provider is down or overloaded: what a circuit breaker counts. */
+export function isOutage(error: unknown): boolean {
+  return error instanceof Error && (error.name === ErrorNames.Transient || error.name === ErrorNames.ModelThrottled);
 }
 
 export function isRetryable(error: unknown): boolean {

@@ -1,40 +1,47 @@
 import { z } from 'zod';
+import { budgetTrip } from '../guards/budgets.js';
+import { loopVerdict } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { RunRecord } from '../ledger/records.js';
+import type { GuardEvent, RunRecord, TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
+import type { Clock } from './ports.js';
 import { loadRun, toolUses } from './turns.js';
 
 export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 
 export type BudgetDecision =
   | { continue: true; nextTurn: number }
-  | { continue: false; status: 'succeeded' | 'stopped'; reason: string };
+  | { continue: false; status: 'succeeded' | 'stopped' | 'killed'; reason: string; guard?: GuardEvent['guard'] };
 
 /**
  * The harness's stop decision, made between iterations from what is persisted — never from what
- * the model says. Budgets are checked before the next call goes out.
+ * the model says: the run's status, the kill switches, the budgets, whether the model's last turn
+ * was final, and the loop detector.
  */
-export function decide(run: RunRecord, lastTurnEnded: boolean): BudgetDecision {
+export function decide(run: RunRecord, turns: TurnRecord[], now: Date, globalKill?: RunRecord['killed']): BudgetDecision {
   if (run.status !== 'running') return { continue: false, status: 'stopped', reason: `run is ${run.status}` };
-  if (lastTurnEnded) return { continue: false, status: 'succeeded', reason: 'done' };
-  const { config } = run;
-  if (run.steps >= config.maxSteps) {
-    return { continue: false, status: 'stopped', reason: `budget exceeded: steps ${run.steps} / ${config.maxSteps}` };
-  }
-  const tokens = run.inputTokens + run.outputTokens;
-  if (tokens >= config.maxTokens) {
-    return { continue: false, status: 'stopped', reason: `budget exceeded: tokens ${tokens} / ${config.maxTokens}` };
-  }
+  const trip = budgetTrip(run, now, globalKill);
+  if (trip) return { continue: false, status: trip.guard === 'kill' ? 'killed' : 'stopped', reason: trip.reason, guard: trip.guard };
+  const last = turns.at(-1);
+  // The model is done when its last turn asked for no tool: its answer is final.
+  if (last && last.stopReason === 'end_turn' && toolUses(last).length === 0) return { continue: false, status: 'succeeded', reason: 'done' };
+  const loop = loopVerdict(turns);
+  if (loop?.action === 'stop') return { continue: false, status: 'stopped', reason: loop.reason, guard: 'loop' };
   return { continue: true, nextTurn: run.modelTurns + 1 };
 }
 
-export function createBudgetCheck(deps: { ledger: Ledger }) {
+export function createBudgetCheck(deps: { ledger: Ledger; clock: Clock }) {
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
-    const run = await loadRun(deps.ledger, runId);
-    const last = run.modelTurns > 0 ? await deps.ledger.getTurn(runId, run.modelTurns) : undefined;
-    // The model is done when its last turn asked for no tool: its answer is final.
-    const lastTurnEnded = last !== undefined && last.stopReason === 'end_turn' && toolUses(last).length === 0;
-    return decide(run, lastTurnEnded);
+    const now = deps.clock.now();
+    const [run, globalKill, { turns }] = await Promise.all([loadRun(deps.ledger, runId), deps.ledger.getGlobalKill(), deps.ledger.listConversation(runId)]);
+    const decision = decide(run, turns, now, globalKill);
+    const warning = decision.continue ? loopVerdict(turns) : undefined;
+    if (!decision.continue && decision.guard) {
+      await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action: 'stopped', reason: decision.reason, at: now.toISOString() });
+    } else if (warning) {
+      await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
+    }
+    return decision;
   };
 }

@@ -3,6 +3,9 @@ import type { Message, ModelClient, ToolResultBlock } from '../agent/messages.js
 import { costOf, isPricedModel } from '../agent/prices.js';
 import { RECONCILER } from '../agent/reconciler.js';
 import { toolSpecs } from '../agent/tools.js';
+import type { CircuitBreaker } from '../guards/breaker.js';
+import { budgetHint, budgetTrip } from '../guards/budgets.js';
+import { loopVerdict } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
@@ -17,13 +20,19 @@ export interface CallModelResult {
   stopReason: string;
   toolCalls: number;
   next: NextToolCall | null;
+  /** Set when a guard tripped before the call: the model was not called; BudgetCheck stops the run. */
+  skipped?: string;
 }
 
 export interface CallModelDeps {
   ledger: Ledger;
   model: ModelClient;
   clock: Clock;
+  breaker: CircuitBreaker;
 }
+
+/** The model provider's circuit breaker, shared by all runs. */
+export const MODEL_BREAKER = 'model';
 
 /**
  * The conversation as the model sees it, rebuilt from the ledger: the run's prompt, then each
@@ -56,7 +65,13 @@ export function createCallModel(deps: CallModelDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallModelResult> => {
     const { runId, turn } = parseOrThrow(CallModelInput, input, 'CallModel input');
     const run = await loadRun(deps.ledger, runId);
-    const record = (await deps.ledger.getTurn(runId, turn)) ?? (await callModel(deps, run, turn, signal));
+    const recorded = await deps.ledger.getTurn(runId, turn);
+    if (!recorded) {
+      // A kill or a budget may have landed since BudgetCheck: checked again before the call goes out.
+      const trip = budgetTrip(run, deps.clock.now(), await deps.ledger.getGlobalKill());
+      if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: trip.reason };
+    }
+    const record = recorded ?? (await callModel(deps, run, turn, signal));
     // Counting is idempotent per turn, so a crash between recording and counting heals here.
     await deps.ledger.countStep(runId, `turn:${turn}`, {
       steps: 1,
@@ -78,15 +93,17 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
   }
   if (!isPricedModel(run.model)) throw new InvalidInputError(`model: no price for model ${run.model}`);
   const started = deps.clock.now();
-  const response = await deps.model.createMessage(
-    {
-      model: run.model,
-      max_tokens: run.config.maxTokensPerTurn,
-      system: RECONCILER.system,
-      messages: conversation(run, previous, calls),
-      tools: toolSpecs(),
-    },
-    signal,
+  const response = await deps.breaker.call(MODEL_BREAKER, () =>
+    deps.model.createMessage(
+      {
+        model: run.model,
+        max_tokens: run.config.maxTokensPerTurn,
+        system: `${RECONCILER.system}\n\n${harnessNotes(run, previous, started).join('\n')}`,
+        messages: conversation(run, previous, calls),
+        tools: toolSpecs(),
+      },
+      signal,
+    ),
   );
   const recordedAt = deps.clock.now();
   return deps.ledger.recordTurn({
@@ -101,4 +118,13 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
     latencyMs: recordedAt.getTime() - started.getTime(),
     recordedAt: recordedAt.toISOString(),
   });
+}
+
+/**
+ * What the harness tells the model each turn: the budget left (a soft cap: the harness's counters
+ * stay the hard cap) and, when the loop detector sees it repeating itself, a warning.
+ */
+export function harnessNotes(run: RunRecord, turns: TurnRecord[], now: Date): string[] {
+  const loop = loopVerdict(turns);
+  return [`[harness] ${budgetHint(run, now)}`, ...(loop?.action === 'warn' ? [`[harness] Warning: ${loop.reason}. Change your approach or stop.`] : [])];
 }

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import type { CommerceApi } from '../agent/domain.js';
 import { isToolName, tools } from '../agent/tools.js';
+import type { CircuitBreaker } from '../guards/breaker.js';
+import { budgetTrip } from '../guards/budgets.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
-import { InvalidInputError, LeaseHeldError, TerminalError } from '../shared/errors.js';
+import { InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
 import { idempotencyKey, loadRun, loadToolUse, needsApproval, nextToolCall, type NextToolCall } from './turns.js';
@@ -18,14 +20,20 @@ export interface CallToolResult {
   turn: number;
   call: number;
   name: string;
-  outcome: ToolOutcome;
+  outcome: ToolOutcome | 'skipped';
   next: NextToolCall | null;
+  /** Set when a guard tripped before the call: nothing was sent; BudgetCheck stops the run. */
+  skipped?: string;
 }
+
+/** The tool backend's circuit breaker (the payments provider), shared by all runs. */
+export const TOOLS_BREAKER = 'payments';
 
 export interface CallToolDeps {
   ledger: Ledger;
   api: CommerceApi;
   clock: Clock;
+  breaker: CircuitBreaker;
   /** How long a claim protects an in-flight call; at least the Lambda's timeout. */
   leaseMs: number;
 }
@@ -57,6 +65,9 @@ export function createCallTool(deps: CallToolDeps) {
     }
     const tool = tools[block.name];
     const args = parseOrThrow(tool.input, block.input, `arguments of ${block.name} (turn ${turn}, call ${call})`);
+    // Checked before every step, from persisted state: a kill or an exhausted budget stops here.
+    const trip = budgetTrip(run, deps.clock.now(), await deps.ledger.getGlobalKill());
+    if (trip) return { turn, call, name: block.name, outcome: 'skipped', next: null, skipped: trip.reason };
     const refusal = needsApproval(block, run.config) ? await approvalRefusal(deps, run, turn, call) : undefined;
 
     const now = deps.clock.now();
@@ -82,7 +93,8 @@ export function createCallTool(deps: CallToolDeps) {
       throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${claim.existing.leaseUntil}`);
     }
 
-    const outcome = refusal ?? (await execute(deps, claim.record, () => tool.execute(deps.api, args as never, claim.record.idempotencyKey, signal)));
+    const send = () => deps.breaker.call(TOOLS_BREAKER, () => tool.execute(deps.api, args as never, claim.record.idempotencyKey, signal));
+    const outcome = refusal ?? (await execute(deps, claim.record, send));
     const completed = await deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now());
     return done(await count(deps, run, completed));
   };
@@ -103,6 +115,11 @@ async function execute(
     if (error instanceof InvalidInputError) {
       // The provider refused the request (e.g. more than is left to refund): the model sees why.
       return { outcome: 'error', result: JSON.stringify({ error: 'invalid_request', message: error.message }), latencyMs: latency() };
+    }
+    if (error instanceof MalformedResponseError && !record.sideEffect) {
+      // A read that came back garbled changed nothing: the model sees it (and the loop detector
+      // stops a model that keeps asking again).
+      return { outcome: 'error', result: JSON.stringify({ error: 'malformed_response', message: error.message }), latencyMs: latency() };
     }
     if (error instanceof TerminalError) {
       // Nothing can fix it by retrying: record it so no entry is left in flight, then fail the run.

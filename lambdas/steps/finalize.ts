@@ -8,7 +8,7 @@ import type { Clock } from './ports.js';
 export const FinalizeInput = z.union([
   z.object({
     runId: z.string().min(1),
-    stop: z.object({ continue: z.literal(false), status: z.enum(['succeeded', 'stopped']), reason: z.string() }),
+    stop: z.object({ continue: z.literal(false), status: z.enum(['succeeded', 'stopped', 'killed']), reason: z.string() }),
   }),
   z.object({
     runId: z.string().min(1),

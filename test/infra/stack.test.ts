@@ -9,7 +9,7 @@ type State = {
   Type: string;
   Resource?: string;
   Parameters?: Record<string, unknown>;
-  Retry?: { ErrorEquals: string[]; JitterStrategy?: string; MaxDelaySeconds?: number; BackoffRate?: number; MaxAttempts?: number }[];
+  Retry?: { ErrorEquals: string[]; JitterStrategy?: string; MaxDelaySeconds?: number; BackoffRate?: number; MaxAttempts?: number; IntervalSeconds?: number }[];
   Catch?: { ErrorEquals: string[]; Next: string; ResultPath?: string }[];
   TimeoutSeconds?: number;
   Next?: string;
@@ -61,16 +61,24 @@ describe('the state machine', () => {
   it('retries the model call on throttling and transient faults, with full jitter and a max delay', () => {
     const retry = states['CallModel']!.Retry!;
     const ours = retry.filter((retrier) => retrier.ErrorEquals.some((name) => name.startsWith('Agent.')));
-    expect(ours.map((retrier) => retrier.ErrorEquals).flat().sort()).toEqual([ErrorNames.ModelThrottled, ErrorNames.Transient].sort());
-    for (const retrier of ours) {
+    expect(ours.map((retrier) => retrier.ErrorEquals).flat().sort()).toEqual([ErrorNames.CircuitOpen, ErrorNames.ModelThrottled, ErrorNames.Transient].sort());
+    for (const retrier of ours.filter((r) => !r.ErrorEquals.includes(ErrorNames.CircuitOpen))) {
       expect(retrier).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2 });
       expect(retrier.MaxDelaySeconds).toBeGreaterThan(0);
     }
   });
 
-  it('retries tool calls on transient faults and held leases only', () => {
+  it('retries tool calls on transient faults, held leases and an open circuit only', () => {
     const names = states['CallTool']!.Retry!.flatMap((retrier) => retrier.ErrorEquals).filter((name) => name.startsWith('Agent.'));
-    expect(names.sort()).toEqual([ErrorNames.LeaseHeld, ErrorNames.Transient].sort());
+    expect(names.sort()).toEqual([ErrorNames.CircuitOpen, ErrorNames.LeaseHeld, ErrorNames.Transient].sort());
+  });
+
+  it('waits out an open circuit at the cooldown, without jitter, instead of calling the provider', () => {
+    for (const name of ['CallModel', 'CallTool']) {
+      const retrier = states[name]!.Retry!.find((r) => r.ErrorEquals.includes(ErrorNames.CircuitOpen))!;
+      expect(retrier).toMatchObject({ IntervalSeconds: 30, BackoffRate: 1, MaxAttempts: 40 });
+      expect(retrier.JitterStrategy).toBeUndefined();
+    }
   });
 
   it('never retries invalid input, terminal errors or everything', () => {

@@ -27,14 +27,30 @@ const baseRun: RunRecord = {
 };
 
 describe('the budget check', () => {
+  const now = new Date('2026-11-29T02:10:00.000Z'); // 600 s after the run started
+  const endTurn: TurnRecord = {
+    kind: 'turn', runId: 'r', turn: 2, model: 'm', content: [{ type: 'text', text: 'done' }], stopReason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: '',
+  };
   it.each([
-    ['continues within budget', { steps: 4, modelTurns: 2 }, false, { continue: true, nextTurn: 3 }],
-    ['stops at the step budget before the next call', { steps: 10 }, false, { continue: false, status: 'stopped', reason: 'budget exceeded: steps 10 / 10' }],
-    ['stops once the token budget is crossed', { inputTokens: 900, outputTokens: 150 }, false, { continue: false, status: 'stopped', reason: 'budget exceeded: tokens 1050 / 1000' }],
-    ['ends when the model gave its final answer', { steps: 10 }, true, { continue: false, status: 'succeeded', reason: 'done' }],
-    ['stops a run that is no longer running', { status: 'failed' as const }, false, { continue: false, status: 'stopped', reason: 'run is failed' }],
-  ])('%s', (_case, overrides, lastTurnEnded, expected) => {
-    expect(decide({ ...baseRun, ...overrides }, lastTurnEnded)).toEqual(expected);
+    ['continues within budget', { steps: 4, modelTurns: 2 }, [], { continue: true, nextTurn: 3 }],
+    ['stops at the step budget before the next call', { steps: 10 }, [], { continue: false, status: 'stopped', guard: 'steps', reason: 'budget exceeded: steps 10 / 10' }],
+    ['stops once the token budget is crossed', { inputTokens: 900, outputTokens: 150 }, [], { continue: false, status: 'stopped', guard: 'tokens', reason: 'budget exceeded: tokens 1050 / 1000' }],
+    ['stops once the dollar budget is crossed', { costMicros: 4_020_000, config: { ...baseRun.config, maxDollars: 4 } }, [], { continue: false, status: 'stopped', guard: 'dollars', reason: 'budget exceeded: dollars 4.02 / 4.00' }],
+    ['stops on the wall clock since the run first started', { config: { ...baseRun.config, maxWallSeconds: 600 } }, [], { continue: false, status: 'stopped', guard: 'wallClock', reason: 'budget exceeded: wall clock 600 s / 600 s' }],
+    ['stops a killed run, saying who killed it and when', { killed: { by: 'alice', at: '2026-11-29T02:05:00.000Z', reason: 'wrong day' } }, [], { continue: false, status: 'killed', guard: 'kill', reason: 'killed by alice at 2026-11-29T02:05:00.000Z: wrong day' }],
+    ['ends when the model gave its final answer', { steps: 9 }, [endTurn], { continue: false, status: 'succeeded', reason: 'done' }],
+    ['stops a run that is no longer running', { status: 'failed' as const }, [], { continue: false, status: 'stopped', reason: 'run is failed' }],
+  ])('%s', (_case, overrides, turns, expected) => {
+    expect(decide({ ...baseRun, ...overrides } as RunRecord, turns as TurnRecord[], now)).toEqual(expected);
+  });
+
+  it('stops every run while the global kill switch is on', () => {
+    expect(decide(baseRun, [], now, { by: 'ops', at: '2026-11-29T02:06:00.000Z', reason: 'provider incident' })).toEqual({
+      continue: false,
+      status: 'killed',
+      guard: 'kill',
+      reason: 'killed (all runs) by ops at 2026-11-29T02:06:00.000Z: provider incident',
+    });
   });
 });
 

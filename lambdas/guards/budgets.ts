@@ -1,0 +1,66 @@
+import type { GuardEvent, KillFlag, RunRecord } from '../ledger/records.js';
+
+/** Why the harness stops a run, and the figures it read. */
+export interface GuardTrip {
+  guard: GuardEvent['guard'];
+  reason: string;
+}
+
+export interface GuardFigures {
+  steps: { used: number; limit: number };
+  tokens: { used: number; limit: number; perTurn: number };
+  dollars: { used: number; limit: number };
+  wallSeconds: { used: number; limit: number };
+}
+
+export function dollarsOf(run: Pick<RunRecord, 'costMicros'>): number {
+  return run.costMicros / 1_000_000;
+}
+
+export function guardFigures(run: RunRecord, now: Date): GuardFigures {
+  const { config } = run;
+  return {
+    steps: { used: run.steps, limit: config.maxSteps },
+    tokens: { used: run.inputTokens + run.outputTokens, limit: config.maxTokens, perTurn: config.maxTokensPerTurn },
+    dollars: { used: dollarsOf(run), limit: config.maxDollars },
+    // Since the run FIRST started: a resume carries the original createdAt.
+    wallSeconds: { used: Math.max(0, Math.floor((now.getTime() - Date.parse(run.createdAt)) / 1000)), limit: config.maxWallSeconds },
+  };
+}
+
+const killReason = (flag: KillFlag, scope: string) => `killed${scope} by ${flag.by} at ${flag.at}${flag.reason ? `: ${flag.reason}` : ''}`;
+
+/**
+ * The hard caps, checked before every step from persisted state. Steps and wall clock are known
+ * before the next call, so the run stops before a call would exceed them; tokens and dollars are
+ * only known after a call, so the run stops right after the call that crossed them.
+ */
+export function budgetTrip(run: RunRecord, now: Date, globalKill?: KillFlag): GuardTrip | undefined {
+  if (run.killed) return { guard: 'kill', reason: killReason(run.killed, '') };
+  if (globalKill) return { guard: 'kill', reason: killReason(globalKill, ' (all runs)') };
+  const figures = guardFigures(run, now);
+  if (figures.wallSeconds.used >= figures.wallSeconds.limit) {
+    return { guard: 'wallClock', reason: `budget exceeded: wall clock ${figures.wallSeconds.used} s / ${figures.wallSeconds.limit} s` };
+  }
+  if (figures.steps.used >= figures.steps.limit) {
+    return { guard: 'steps', reason: `budget exceeded: steps ${figures.steps.used} / ${figures.steps.limit}` };
+  }
+  if (figures.tokens.used >= figures.tokens.limit) {
+    return { guard: 'tokens', reason: `budget exceeded: tokens ${figures.tokens.used} / ${figures.tokens.limit}` };
+  }
+  if (figures.dollars.used >= figures.dollars.limit) {
+    return { guard: 'dollars', reason: `budget exceeded: dollars ${figures.dollars.used.toFixed(2)} / ${figures.dollars.limit.toFixed(2)}` };
+  }
+  return undefined;
+}
+
+/** The soft cap: what is left, offered to the model each turn. The harness counter stays the hard cap. */
+export function budgetHint(run: RunRecord, now: Date): string {
+  const f = guardFigures(run, now);
+  const minutes = Math.max(0, Math.floor((f.wallSeconds.limit - f.wallSeconds.used) / 60));
+  return (
+    `Budget left for this run: ${Math.max(0, f.steps.limit - f.steps.used)} steps, ` +
+    `${Math.max(0, f.tokens.limit - f.tokens.used)} tokens, $${Math.max(0, f.dollars.limit - f.dollars.used).toFixed(2)}, ` +
+    `${minutes} min. Finish within it.`
+  );
+}
