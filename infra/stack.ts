@@ -79,7 +79,9 @@ export class SavepointStack extends Stack {
       resources: [arns.stateMachine],
     });
     for (const fn of [functions.requestApproval, approvalCallback, expireApprovals]) fn.addToRolePolicy(taskResponse);
-    functions.startRun.addToRolePolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [arns.executions] }));
+    functions.startRun.addToRolePolicy(
+      new PolicyStatement({ actions: ['states:DescribeExecution', 'states:DescribeStateMachineForExecution'], resources: [arns.executions] }),
+    );
 
     const deadLetters = new Queue(this, 'ScheduleDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
     new Rule(this, 'NightlySchedule', {

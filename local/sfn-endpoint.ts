@@ -31,6 +31,7 @@ const schemas = {
     includeExecutionData: z.boolean().optional(),
   }),
   DescribeStateMachine: z.object({ stateMachineArn: arn }),
+  DescribeStateMachineForExecution: z.object({ executionArn: arn }),
 };
 
 type Operation = keyof typeof schemas;
@@ -58,6 +59,12 @@ const handlers: Handlers = {
   DescribeStateMachine: (engine, req) => {
     checkStateMachine(engine, req.stateMachineArn);
     return engine.describeStateMachine();
+  },
+  // One engine runs one definition, so every execution ran the engine's (throws for an unknown one).
+  DescribeStateMachineForExecution: (engine, req) => {
+    engine.describeExecution(req.executionArn);
+    const { stateMachineArn, name, definition, roleArn, creationDate } = engine.describeStateMachine();
+    return { stateMachineArn, name, definition, roleArn, updateDate: creationDate };
   },
 };
 

@@ -1,4 +1,4 @@
-import { DescribeExecutionCommand, SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, DescribeStateMachineForExecutionCommand, SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import type { Executions, TaskCallbacks } from '../steps/ports.js';
 
 /** Step Functions answers these when nobody waits on a token any more; the decision stays recorded. */
@@ -32,6 +32,11 @@ export function sfnExecutions(client: SFNClient): Executions {
         if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return false;
         throw error;
       }
+    },
+    definitionOf: async (executionArn) => {
+      const { definition } = await client.send(new DescribeStateMachineForExecutionCommand({ executionArn }));
+      if (!definition) throw new Error(`no definition for execution ${executionArn}`);
+      return definition;
     },
   };
 }

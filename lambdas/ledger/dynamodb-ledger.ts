@@ -19,6 +19,7 @@ import {
   type GuardEvent,
   type KillFlag,
   type LedgerRecord,
+  type RecoveryRecord,
   type RunRecord,
   type ToolCallRecord,
   type TurnRecord,
@@ -87,20 +88,70 @@ export class DynamoDbLedger implements Ledger {
     return items.sort((a, b) => b.createdAt.localeCompare(a.createdAt)).slice(0, limit).map(strip);
   }
 
-  async attachExecution(runId: string, executionArn: string, now: Date): Promise<RunRecord> {
-    const result = await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: runKey(runId),
-        UpdateExpression:
-          'SET executionArn = :arn, executions = list_append(executions, :arns), #status = :running, updatedAt = :now REMOVE finishedAt, stopReason, #error',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-        ExpressionAttributeValues: { ':arn': executionArn, ':arns': [executionArn], ':running': 'running', ':now': now.toISOString() },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return strip(result.Attributes as RunRecord);
+  async attachExecution(
+    runId: string,
+    executionArn: string,
+    now: Date,
+    options: { previousArn?: string; fingerprint?: string; definitionHash?: string } = {},
+  ): Promise<RunRecord | undefined> {
+    const sets = ['executionArn = :arn', 'executions = list_append(executions, :arns)', '#status = :running', 'updatedAt = :now'];
+    const values: Record<string, unknown> = { ':arn': executionArn, ':arns': [executionArn], ':running': 'running', ':now': now.toISOString() };
+    if (options.fingerprint !== undefined) {
+      sets.push('fingerprint = :fingerprint');
+      values[':fingerprint'] = options.fingerprint;
+    }
+    if (options.definitionHash !== undefined) {
+      sets.push('definitionHash = :definition');
+      values[':definition'] = options.definitionHash;
+    }
+    // Two executions resuming the same run at once: only the first to replace the dead one drives it.
+    if (options.previousArn !== undefined) values[':previous'] = options.previousArn;
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(runId),
+          UpdateExpression: `SET ${sets.join(', ')} REMOVE finishedAt, stopReason, #error`,
+          ConditionExpression: `attribute_exists(pk)${options.previousArn !== undefined ? ' AND executionArn = :previous' : ''}`,
+          ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return strip(result.Attributes as RunRecord);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException && options.previousArn !== undefined) return undefined;
+      throw error;
+    }
+  }
+
+  async recordRecovery(runId: string, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(runId),
+          UpdateExpression: 'SET recovery = :recovery, updatedAt = :now',
+          // The run's recovery record is its own lock: a second delivery of the same ended
+          // execution, or a racing recovery, finds another key than the one it read.
+          ConditionExpression:
+            expected.previousKey === undefined
+              ? 'executionArn = :arn AND attribute_not_exists(recovery)'
+              : 'executionArn = :arn AND recovery.#key = :previousKey',
+          ExpressionAttributeNames: expected.previousKey === undefined ? undefined : { '#key': 'key' },
+          ExpressionAttributeValues: {
+            ':recovery': recovery,
+            ':now': recovery.at,
+            ':arn': expected.executionArn,
+            ...(expected.previousKey === undefined ? {} : { ':previousKey': expected.previousKey }),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 
   async finishRun(

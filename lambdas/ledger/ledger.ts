@@ -5,6 +5,7 @@ import type {
   KillFlag,
   ApprovalStatus,
   Counters,
+  RecoveryRecord,
   RunRecord,
   RunStatus,
   ToolCallRecord,
@@ -22,8 +23,22 @@ export interface Ledger extends BreakerStore {
   createRun(run: RunRecord): Promise<boolean>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   listRuns(limit?: number): Promise<RunRecord[]>;
-  /** Marks `executionArn` as the execution driving the run (a resume appends a new one). */
-  attachExecution(runId: string, executionArn: string, now: Date): Promise<RunRecord>;
+  /**
+   * Marks `executionArn` as the execution driving the run (a resume appends a new one). With
+   * `previousArn`, only if that execution still drives it: `undefined` when another one took over
+   * first. `fingerprint` / `definitionHash` replace the run's (a forced resume on changed code).
+   */
+  attachExecution(
+    runId: string,
+    executionArn: string,
+    now: Date,
+    options?: { previousArn?: string; fingerprint?: string; definitionHash?: string },
+  ): Promise<RunRecord | undefined>;
+  /**
+   * Records a recovery of the run, if `executionArn` still drives it and no other recovery was
+   * recorded since `previousKey` was read. `false` when the condition failed.
+   */
+  recordRecovery(runId: string, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Promise<boolean>;
   finishRun(
     runId: string,
     outcome: { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string } },

@@ -86,6 +86,26 @@ export interface RunRecord extends Counters {
   killed?: KillFlag;
   /** Every guard that warned or stopped the run, in order: ready for metrics and alarms. */
   guardEvents?: GuardEvent[];
+  /** Hash of the state machine definition the run started on (with `fingerprint`, what a resume must match). */
+  definitionHash?: string;
+  /** Automatic recoveries of the run (lambdas/steps/recover.ts). */
+  recovery?: RecoveryRecord;
+}
+
+export interface RecoveryRecord {
+  /** Recoveries so far. */
+  attempts: number;
+  /** Consecutive recoveries after which the run made no progress: bounded, then the run is given up. */
+  withoutProgress: number;
+  /** The run's steps when it was last recovered. */
+  atSteps: number;
+  /** The ended execution the last recovery answered (`<executionArn>@<when it ended>`): a second delivery is ignored. */
+  key: string;
+  /** Why the last recovery was needed, e.g. `execution … FAILED: Agent.Transient`. */
+  reason: string;
+  /** The execution the last recovery started. */
+  executionName: string;
+  at: string;
 }
 
 export interface KillFlag {

@@ -4,6 +4,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord, ApprovalStatus } from '../ledger/records.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { CrashPoint, noCrashes, type CrashPoints } from './crash-points.js';
 import type { Clock, TaskCallbacks } from './ports.js';
 import { loadRun, loadToolUse } from './turns.js';
 
@@ -36,6 +37,8 @@ export interface ApprovalDeps {
   clock: Clock;
   /** Called when a new approval waits for a person (the local run prints it; on AWS it is logged). */
   notify?: (approval: ApprovalRecord) => void;
+  /** Where the process may be told to die (local crash injection). @default noCrashes */
+  crash?: CrashPoints;
 }
 
 /** Sends a recorded decision to the waiting execution. `false` when no execution waits on the token. */
@@ -76,6 +79,7 @@ export function createRequestApproval(deps: ApprovalDeps) {
     const stored = await deps.ledger.upsertApproval(requested);
     if (stored.status === 'pending') {
       if (stored.approvalId === requested.approvalId) deps.notify?.(stored);
+      (deps.crash ?? noCrashes).reached(CrashPoint.AwaitingApproval, [block.name]);
     } else {
       // Decided while no execution was waiting (e.g. during a restart): deliver it now.
       await deliverDecision(deps.callbacks, { ...stored, taskToken });

@@ -10,6 +10,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { CrashPoint, noCrashes, type CrashPoints } from './crash-points.js';
 import type { Clock } from './ports.js';
 import { loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
 
@@ -29,6 +30,8 @@ export interface CallModelDeps {
   model: ModelClient;
   clock: Clock;
   breaker: CircuitBreaker;
+  /** Where the process may be told to die (local crash injection). @default noCrashes */
+  crash?: CrashPoints;
 }
 
 /** The model provider's circuit breaker, shared by all runs. */
@@ -81,6 +84,7 @@ export function createCallModel(deps: CallModelDeps) {
       cachedInputTokens: record.usage.cache_read_input_tokens ?? 0,
       costMicros: record.costMicros,
     });
+    if (!recorded) (deps.crash ?? noCrashes).reached(CrashPoint.ModelRecorded, toolUses(record).map((use) => use.name));
     return { turn, stopReason: record.stopReason, toolCalls: toolUses(record).length, next: nextToolCall(record, 0, run.config) };
   };
 }
@@ -104,6 +108,10 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
       },
       signal,
     ),
+  );
+  (deps.crash ?? noCrashes).reached(
+    CrashPoint.ModelCall,
+    response.content.flatMap((block) => (block.type === 'tool_use' ? [block.name] : [])),
   );
   const recordedAt = deps.clock.now();
   return deps.ledger.recordTurn({

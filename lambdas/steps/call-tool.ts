@@ -7,6 +7,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
 import { InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { CrashPoint, noCrashes, type CrashPoints } from './crash-points.js';
 import type { Clock } from './ports.js';
 import { idempotencyKey, loadRun, loadToolUse, needsApproval, nextToolCall, type NextToolCall } from './turns.js';
 
@@ -36,6 +37,8 @@ export interface CallToolDeps {
   breaker: CircuitBreaker;
   /** How long a claim protects an in-flight call; at least the Lambda's timeout. */
   leaseMs: number;
+  /** Where the process may be told to die (local crash injection). @default noCrashes */
+  crash?: CrashPoints;
 }
 
 /**
@@ -70,6 +73,8 @@ export function createCallTool(deps: CallToolDeps) {
     if (trip) return { turn, call, name: block.name, outcome: 'skipped', next: null, skipped: trip.reason };
     const refusal = needsApproval(block, run.config) ? await approvalRefusal(deps, run, turn, call) : undefined;
 
+    const crash = deps.crash ?? noCrashes;
+    crash.reached(CrashPoint.BeforeClaim, [block.name]);
     const now = deps.clock.now();
     const claim = await deps.ledger.claimCall(
       {
@@ -93,10 +98,14 @@ export function createCallTool(deps: CallToolDeps) {
       throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${claim.existing.leaseUntil}`);
     }
 
+    crash.reached(CrashPoint.AfterClaim, [block.name]);
     const send = () => deps.breaker.call(TOOLS_BREAKER, () => tool.execute(deps.api, args as never, claim.record.idempotencyKey, signal));
     const outcome = refusal ?? (await execute(deps, claim.record, send));
+    crash.reached(CrashPoint.AfterCommit, [block.name]);
     const completed = await deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now());
-    return done(await count(deps, run, completed));
+    const result = done(await count(deps, run, completed));
+    crash.reached(CrashPoint.AfterRecord, [block.name]);
+    return result;
   };
 }
 

@@ -18,4 +18,6 @@ export interface TaskCallbacks {
 
 export interface Executions {
   isRunning(executionArn: string): Promise<boolean>;
+  /** The definition (ASL JSON) the execution runs: part of what a resume must match. */
+  definitionOf(executionArn: string): Promise<string>;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { IsoDate } from '../agent/domain.js';
 import { PRICE_TABLE } from '../agent/prices.js';
@@ -18,6 +19,8 @@ export const RunRequest = z
     runId: RunId.optional(),
     runDate: IsoDate,
     config: RunConfig.partial().strict().optional(),
+    /** Resume even though the code changed since the run started (the operator's `--force`). */
+    force: z.boolean().optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -41,14 +44,14 @@ export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'dupl
  * a second delivery of the same scheduled event (EventBridge delivers at least once) resumes or
  * joins the same run instead of starting another.
  */
-export function runRequestFromEvent(event: unknown): { runId: string; runDate: string; config: Partial<RunConfig> } {
+export function runRequestFromEvent(event: unknown): { runId: string; runDate: string; config: Partial<RunConfig>; force?: boolean } {
   if (typeof event === 'object' && event !== null && 'detail-type' in event) {
     const scheduled = parseOrThrow(ScheduledEvent, event, 'scheduled event');
     const day = new Date(Date.parse(scheduled.time) - 24 * 3600 * 1000).toISOString().slice(0, 10);
     return { runId: `nightly-${day}`, runDate: day, config: {} };
   }
   const request = parseOrThrow(RunRequest, event, 'run input');
-  return { runId: request.runId ?? `refunds-${request.runDate}`, runDate: request.runDate, config: request.config ?? {} };
+  return { runId: request.runId ?? `refunds-${request.runDate}`, runDate: request.runDate, config: request.config ?? {}, force: request.force };
 }
 
 export interface StartRunDeps {
@@ -68,6 +71,7 @@ export function createStartRun(deps: StartRunDeps) {
     const request = runRequestFromEvent(event);
     const now = deps.clock.now();
     const fingerprint = agentFingerprint(deps.codeVersion);
+    const definitionHash = hashDefinition(await deps.executions.definitionOf(executionArn));
     const run: RunRecord = {
       kind: 'run',
       runId: request.runId,
@@ -77,6 +81,7 @@ export function createStartRun(deps: StartRunDeps) {
       model: RECONCILER.model,
       config: RunConfig.parse(request.config),
       fingerprint,
+      definitionHash,
       priceTableVersion: PRICE_TABLE.version,
       status: 'running',
       executionArn,
@@ -99,12 +104,37 @@ export function createStartRun(deps: StartRunDeps) {
     if (existing.status === 'running' && (await deps.executions.isRunning(existing.executionArn))) {
       return { runId: existing.runId, action: 'duplicate', status: 'running' };
     }
-    if (existing.fingerprint !== fingerprint) {
+    const changed = codeChanges(existing, fingerprint, definitionHash);
+    if (changed.length > 0 && !request.force) {
       throw new InvalidInputError(
-        `runId: run ${existing.runId} was started by agent version ${existing.fingerprint}; this is ${fingerprint} (prompt, model, tools or prices changed)`,
+        `runId: run ${existing.runId} started on other code: ${changed.join('; ')}. ` +
+          'Resuming would continue its conversation with an agent that did not start it: pass --force (input "force": true) to resume anyway, or start a new run id',
       );
     }
-    await deps.ledger.attachExecution(existing.runId, executionArn, now);
+    const attached = await deps.ledger.attachExecution(existing.runId, executionArn, now, {
+      previousArn: existing.executionArn,
+      ...(changed.length > 0 ? { fingerprint, definitionHash } : {}),
+    });
+    // Another execution resumed the run between our read and our write: it drives the run.
+    if (!attached) return { runId: existing.runId, action: 'duplicate', status: 'running' };
     return { runId: existing.runId, action: 'resume', status: 'running' };
   };
+}
+
+/** Hash of a state machine definition (JSON text): the same definition, however it is spaced, has one hash. */
+export function hashDefinition(definition: string): string {
+  return createHash('sha256').update(JSON.stringify(JSON.parse(definition))).digest('hex').slice(0, 16);
+}
+
+/** What differs between the code a run started on and this code; empty when a resume is safe. */
+export function codeChanges(run: RunRecord, fingerprint: string, definitionHash: string): string[] {
+  const changes: string[] = [];
+  if (run.fingerprint !== fingerprint) {
+    changes.push(`agent ${run.fingerprint} → ${fingerprint} (code version, prompt, model, tool schemas or price table)`);
+  }
+  // Runs recorded before definitions were fingerprinted carry none: nothing to compare.
+  if (run.definitionHash !== undefined && run.definitionHash !== definitionHash) {
+    changes.push(`state machine definition ${run.definitionHash} → ${definitionHash}`);
+  }
+  return changes;
 }

@@ -3,7 +3,7 @@ import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
 import { decide } from '../../lambdas/steps/budget-check.js';
 import { conversation } from '../../lambdas/steps/call-model.js';
-import { createStartRun, runRequestFromEvent } from '../../lambdas/steps/start-run.js';
+import { createStartRun, hashDefinition, runRequestFromEvent } from '../../lambdas/steps/start-run.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
 import { ledgerTableFromTemplate, synthesizeTemplate } from '../../local/template.js';
 import { agentFingerprint } from '../../lambdas/agent/reconciler.js';
@@ -99,8 +99,14 @@ describe('StartRun', () => {
   let dynamo: LocalDynamo;
   let ledger: DynamoDbLedger;
   const live = new Set<string>();
-  const start = (codeVersion = 'v1') =>
-    createStartRun({ ledger, executions: { isRunning: async (arn) => live.has(arn) }, clock: { now: () => new Date('2026-11-29T02:00:00Z') }, codeVersion });
+  const definitionV1 = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true } } });
+  const start = (codeVersion = 'v1', definition = definitionV1) =>
+    createStartRun({
+      ledger,
+      executions: { isRunning: async (arn) => live.has(arn), definitionOf: async () => definition },
+      clock: { now: () => new Date('2026-11-29T02:00:00Z') },
+      codeVersion,
+    });
   const event = { runId: 'r1', runDate: '2026-11-28' };
 
   beforeAll(async () => {
@@ -123,12 +129,39 @@ describe('StartRun', () => {
   });
 
   it('refuses to resume on a different agent version', async () => {
-    await expect(start('v2')({ event, executionArn: 'arn:e3' })).rejects.toThrow(/was started by agent version \w+; this is \w+ \(prompt, model, tools or prices changed\)/);
+    await expect(start('v2')({ event, executionArn: 'arn:e3' })).rejects.toThrow(
+      /run r1 started on other code: agent \w+ → \w+ \(code version, prompt, model, tool schemas or price table\)\. .*pass --force/,
+    );
+  });
+
+  it('refuses to resume on a changed state machine definition, naming it', async () => {
+    const changed = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true, TimeoutSeconds: 5 } } });
+    await expect(start('v1', changed)({ event, executionArn: 'arn:e3' })).rejects.toThrow(
+      new RegExp(`state machine definition ${hashDefinition(definitionV1)} → ${hashDefinition(changed)}`),
+    );
+    // The same definition spaced differently is the same definition.
+    expect(hashDefinition(JSON.stringify(JSON.parse(definitionV1), null, 2))).toBe(hashDefinition(definitionV1));
+    expect((await ledger.getRun('r1'))!.executionArn).toBe('arn:e1');
   });
 
   it('resumes an orphaned run under the new execution', async () => {
     expect(await start()({ event, executionArn: 'arn:e4' })).toMatchObject({ action: 'resume' });
     expect(await ledger.getRun('r1')).toMatchObject({ executionArn: 'arn:e4', executions: ['arn:e1', 'arn:e4'] });
+  });
+
+  it('lets only one of two executions resuming the same orphaned run at once drive it', async () => {
+    const [first, second] = await Promise.all([start()({ event, executionArn: 'arn:e5a' }), start()({ event, executionArn: 'arn:e5b' })]);
+    expect([first.action, second.action].sort()).toEqual(['duplicate', 'resume']);
+    const driver = first.action === 'resume' ? 'arn:e5a' : 'arn:e5b';
+    expect((await ledger.getRun('r1'))!.executionArn).toBe(driver);
+  });
+
+  it('resumes on changed code when forced, and the run adopts the new fingerprint', async () => {
+    const changed = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true, TimeoutSeconds: 5 } } });
+    expect(await start('v2', changed)({ event: { ...event, force: true }, executionArn: 'arn:e5c' })).toMatchObject({ action: 'resume' });
+    expect(await ledger.getRun('r1')).toMatchObject({ executionArn: 'arn:e5c', fingerprint: agentFingerprint('v2'), definitionHash: hashDefinition(changed) });
+    // From now on the new code is the run's code: resuming on it needs no force.
+    expect(await start('v2', changed)({ event, executionArn: 'arn:e5d' })).toMatchObject({ action: 'resume' });
   });
 
   it('refuses a run id that belongs to another day, and reports a finished run as finished', async () => {
