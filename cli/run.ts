@@ -7,29 +7,45 @@ import { IsoDate } from '../lambdas/agent/domain.js';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { RunId } from '../lambdas/steps/start-run.js';
+import { ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { causeMessage } from '../lambdas/steps/finalize.js';
+import { crashInjector, CrashAt } from '../local/crash.js';
 import { summarizeHistory } from '../local/engine.js';
 import { startLocalStack } from '../local/runtime.js';
 import { executionFigures, formatReport, type ExecutionFigures } from './format.js';
 import { progressPrinter } from './progress.js';
-import { loadDay, publishEngine, runningEngine } from './state.js';
+import { dayOf, publishEngine, runningEngine } from './state.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
 
-export const RunOptions = z.object({
-  date: IsoDate.optional(),
-  runId: RunId.optional(),
-  failRate: z.coerce.number().min(0).max(0.5),
-  seed: z.coerce.number().int().nonnegative(),
-  approve: ApprovalMode.optional(),
-  approvalTimeout: z.coerce.number().int().positive().max(7 * 24 * 3600).optional(),
-  maxSteps: z.coerce.number().int().positive().optional(),
-  maxTokens: z.coerce.number().int().positive().optional(),
-  stateDir: z.string().min(1),
-  memory: z.boolean(),
-  day: z.string().min(1),
-  json: z.boolean(),
-});
+export const RunOptions = z
+  .object({
+    date: IsoDate.optional(),
+    runId: RunId.optional(),
+    /** `savepoint resume <runId>`: the run must exist; its day comes from the ledger. */
+    resume: z.boolean().default(false),
+    /** Resume even though the code changed since the run started. */
+    force: z.boolean().default(false),
+    failRate: z.coerce.number().min(0).max(0.5),
+    seed: z.coerce.number().int().nonnegative(),
+    crashAt: CrashAt.optional(),
+    crashRate: z.coerce.number().min(0).max(1).default(0),
+    crashSeed: z.coerce.number().int().nonnegative().optional(),
+    approve: ApprovalMode.optional(),
+    approvalTimeout: z.coerce.number().int().positive().max(7 * 24 * 3600).optional(),
+    maxSteps: z.coerce.number().int().positive().optional(),
+    maxTokens: z.coerce.number().int().positive().optional(),
+    stateDir: z.string().min(1),
+    memory: z.boolean(),
+    day: z.string().min(1).optional(),
+    json: z.boolean(),
+  })
+  .refine((options) => !options.memory || (options.crashAt === undefined && options.crashRate === 0), {
+    path: ['crashAt'],
+    message: 'crash injection needs a state directory to recover from (drop --memory)',
+  })
+  .refine((options) => !options.resume || options.runId !== undefined, { path: ['runId'], message: 'resume needs the id of the run' });
 export type RunOptions = z.infer<typeof RunOptions>;
 
 export interface RunOutcome {
@@ -39,14 +55,14 @@ export interface RunOutcome {
 }
 
 /**
- * `savepoint run`: starts the local stack, starts (or resumes) the run through the Step Functions
- * API, shows progress and approvals as they come, and reports from the ledger at the end.
+ * `savepoint run` / `savepoint resume`: starts the local stack, lets the watchdog resume the runs
+ * a dead process left running, starts (or resumes) the run through the Step Functions API, shows
+ * progress and approvals as they come, and reports from the ledger at the end.
  */
 export async function runCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void; interactive: boolean }) {
   const options = parseOrThrow(RunOptions, raw, 'options');
-  const day = loadDay(options.day);
-  const runDate = options.date ?? day.date;
   const stateDir = options.memory ? undefined : resolve(options.stateDir);
+  const { day, keep: keepDay } = dayOf(stateDir, options.day);
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');
   // Unattended, nobody will decide: approvals escalate quickly so the run finishes on its own.
   const approvalTimeoutSeconds = options.approvalTimeout ?? (approvalMode === 'wait' && !io.interactive ? 5 : 300);
@@ -63,6 +79,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     progress(`          ⏸  approval ${approval.approvalId}: ${approval.summary} — decide by ${approval.decideBy}`);
     decisions.push(decideApproval(approval, approvalMode, approvalsUrl, progress).catch((error: unknown) => io.err(`approval ${approval.approvalId}: ${String(error)}`)));
   };
+  const crashing = options.crashAt !== undefined || options.crashRate > 0;
 
   progress(`savepoint: starting the local stack${stateDir ? ` in ${stateDir}` : ' in memory'}…`);
   const stack = await startLocalStack({
@@ -72,38 +89,63 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     seed: options.seed,
     onApproval,
     log: logFile ? (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`) : undefined,
+    ...(crashing && {
+      crash: crashInjector({ at: options.crashAt, rate: options.crashRate, seed: options.crashSeed ?? options.seed, logFile: stateDir && join(stateDir, 'crashes.jsonl') }),
+    }),
   });
   approvalsUrl = stack.endpoints.approvals;
+  keepDay();
   const unpublish = stateDir ? publishEngine(stateDir, { pid: process.pid, startedAt: new Date().toISOString(), endpoints: stack.endpoints }) : () => undefined;
   const interrupted = new Promise<'interrupted'>((resolveInterrupt) => process.once('SIGINT', () => resolveInterrupt('interrupted')));
   try {
+    const existing = options.runId ? await stack.ledger.getRun(options.runId) : undefined;
+    if (options.resume && !existing) throw new InvalidInputError(`runId: no run ${options.runId} in ${stateDir ?? 'memory'}`);
+    const runDate = existing?.runDate ?? options.date ?? day.date;
     const runId = options.runId ?? `refunds-${runDate}`;
+    const started = Date.now();
+    const print = progressPrinter(progress, started);
+    const stop = stack.engine.on((event) => print(event));
+
+    // The watchdog: runs a dead process left running are resumed (this command resumes its own).
+    const recovered = (await stack.recoverOrphans({ except: runId })).filter((result) => result.action !== 'ignored');
+    for (const result of recovered) {
+      progress(
+        result.action === 'recovered'
+          ? `savepoint: watchdog: resumed run ${result.runId}, left running by a process that died (recovery ${result.attempt}, execution ${result.executionArn})`
+          : `savepoint: watchdog: gave run ${result.runId} up — ${result.reason}`,
+      );
+    }
+    // Approvals a dead process was waiting on are still pending: decide them the way this run decides.
+    for (const approval of await stack.ledger.listPendingApprovals()) onApproval(approval);
+
     const config = {
       approvalTimeoutSeconds,
       ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
     };
-    const started = Date.now();
-    const print = progressPrinter(progress, started);
-    const stop = stack.engine.on((event) => print(event));
     const { executionArn } = await stack.sfn.send(
       new StartExecutionCommand({
         stateMachineArn: stack.stateMachineArn,
         name: `${runId}-${started.toString(36)}`,
-        input: JSON.stringify({ runId, runDate, config }),
+        input: JSON.stringify({ runId, runDate, config, ...(options.force ? { force: true } : {}) }),
       }),
     );
-    progress(`savepoint: run ${runId} — execution ${executionArn}`);
+    progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
     progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${approvalTimeoutSeconds} s for \`savepoint approve <id>\`, then escalate` : `are ${approvalMode}d automatically`}`);
-    const finished = await Promise.race([stack.engine.waitForExecution(executionArn!), interrupted]);
+    const others = recovered.flatMap((result) => (result.action === 'recovered' ? [stack.engine.waitForExecution(result.executionArn)] : []));
+    const finished = await Promise.race([Promise.all([stack.engine.waitForExecution(executionArn!), ...others]), interrupted]);
     stop();
     if (finished === 'interrupted') {
-      progress(`savepoint: interrupted — the run is saved; resume it with \`savepoint run --run-id ${runId}\``);
+      progress(`savepoint: interrupted — the run is saved; resume it with \`savepoint resume ${runId}\``);
+    } else {
+      for (const other of finished.slice(1)) progress(`savepoint: watchdog: ${other.name}: ${other.status}${other.error ? ` ${other.error}: ${causeMessage(other.cause)}` : ''}`);
     }
     await Promise.allSettled(decisions);
     const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
     const figures = executionFigures(executionArn!, execution.status ?? 'UNKNOWN', summarizeHistory(stack.engine.getExecutionHistory(executionArn!)));
     const report = await loadReport(stack.ledger, runId, new Date());
+    // StartRun refused the run (bad input, or a resume on changed code): say why, as invalid input.
+    if (execution.error === ErrorNames.InvalidInput && (!report || report.status === 'running')) throw new InvalidInputError(causeMessage(execution.cause));
     if (!report) throw new Error(`run ${runId} did not start: ${execution.error ?? ''} ${execution.cause ?? ''}`.trim());
     const action = execution.status === 'SUCCEEDED' && report.finishedAt && Date.parse(report.finishedAt) < started ? 'already finished' : 'ran';
     if (action === 'already finished') progress(`savepoint: run ${runId} had already finished; nothing to do (pass --run-id to start another)`);

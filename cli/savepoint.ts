@@ -4,10 +4,11 @@ import { HttpCommerceApi } from '../lambdas/agent/payments-client.js';
 import { loadReport } from '../lambdas/agent/report.js';
 import { createDecideApproval } from '../lambdas/steps/approvals.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
+import { CRASH_POINTS } from '../lambdas/steps/crash-points.js';
 import { startPaymentsServer } from '../sim/payments-server.js';
 import { formatApproval, formatReport } from './format.js';
 import { exitCodeOf, runCommand } from './run.js';
-import { DEFAULT_STATE_DIR, SAMPLE_DAY, loadDay, openLedger, runningEngine } from './state.js';
+import { DEFAULT_STATE_DIR, dayOf, openLedger, runningEngine } from './state.js';
 import { join, resolve } from 'node:path';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -33,14 +34,35 @@ program
   .option('--max-steps <n>', 'step budget of the run')
   .option('--max-tokens <n>', 'token budget of the run')
   .option('--memory', 'keep nothing: in-memory ledger and provider', false)
-  .option('--day <file>', 'the day the simulated payments provider serves', SAMPLE_DAY)
+  .option('--day <file>', "the day the simulated payments provider serves (default: the state directory's, else events/sample-day.json)")
   .option('--json', 'print the report as JSON (progress goes to stderr)', false)
-  .action(async (options: Record<string, unknown>) => {
-    const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
-    if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
-    else out(formatReport(outcome.report, outcome.execution));
-    process.exitCode = exitCodeOf(outcome.report);
-  });
+  .option('--force', 'resume a run even though the code changed since it started', false)
+  .option('--crash-at <point[:tool][:nth]>', `end the process with SIGKILL the nth time a step boundary is reached (${CRASH_POINTS.join(', ')})`)
+  .option('--crash-rate <p>', 'end the process with SIGKILL at any step boundary with this probability', '0')
+  .option('--crash-seed <n>', 'seed of --crash-rate (default: --seed)')
+  .action(runAndReport);
+
+program
+  .command('resume <runId>')
+  .description('resume an unfinished run where it stopped (after a crash, an interrupt, or a failure)')
+  .option('--force', 'resume even though the code changed since the run started', false)
+  .option('--fail-rate <p>', 'inject transient failures into model and provider requests, probability per request', '0')
+  .option('--seed <n>', 'seed of the injected failures', '1')
+  .addOption(new Option('--approve <mode>', 'how approvals are decided (default: prompt in a terminal, wait otherwise)').choices(['prompt', 'approve', 'reject', 'wait']))
+  .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time')
+  .option('--day <file>', "the day the simulated payments provider serves (default: the state directory's, else events/sample-day.json)")
+  .option('--json', 'print the report as JSON (progress goes to stderr)', false)
+  .option('--crash-at <point[:tool][:nth]>', 'as for run')
+  .option('--crash-rate <p>', 'as for run', '0')
+  .option('--crash-seed <n>', 'as for run')
+  .action((runId: string, options: Record<string, unknown>) => runAndReport({ ...options, runId, resume: true, memory: false }));
+
+async function runAndReport(options: Record<string, unknown>) {
+  const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
+  if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
+  else out(formatReport(outcome.report, outcome.execution));
+  process.exitCode = exitCodeOf(outcome.report);
+}
 
 program
   .command('status <runId>')
@@ -85,12 +107,12 @@ program
   .command('payments')
   .description('what the simulated payments provider paid (refunds), and the reviews and reports it received')
   .option('--json', 'print JSON', false)
-  .option('--day <file>', 'the day the provider serves', SAMPLE_DAY)
-  .action(async (options: { json: boolean; day: string }) => {
+  .option('--day <file>', "the day the provider serves (default: the state directory's, else events/sample-day.json)")
+  .action(async (options: { json: boolean; day?: string }) => {
     const engine = runningEngine(stateDir());
     const provider = engine
       ? { url: engine.endpoints.payments, close: async () => undefined }
-      : await startPaymentsServer({ day: loadDay(options.day), dataFile: join(stateDir(), 'payments.jsonl') });
+      : await startPaymentsServer({ day: dayOf(stateDir(), options.day).day, dataFile: join(stateDir(), 'payments.jsonl') });
     try {
       const api = new HttpCommerceApi({ baseUrl: provider.url });
       const [refunds, reviews, reports] = await Promise.all([api.listRefunds(), api.listReviews(), api.listReports()]);

@@ -65,6 +65,18 @@ export async function openLedger(stateDir: string): Promise<{ ledger: Ledger; cl
   return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE), close: dynamo.close };
 }
 
+/**
+ * The day the simulated provider serves is part of a state directory's outside world, like the
+ * provider's journal next to it: a run records it there, and a resume (or `payments`) without
+ * `--day` serves the same day again.
+ */
+export function dayOf(stateDir: string | undefined, explicit: string | undefined): { day: Day; keep: () => void } {
+  const kept = stateDir && join(stateDir, 'day.json');
+  const path = explicit ?? (kept && existsSync(kept) ? kept : SAMPLE_DAY);
+  const day = loadDay(path);
+  return { day, keep: () => kept && path !== kept && writeFileSync(kept, JSON.stringify(day)) };
+}
+
 export function loadDay(path: string): Day {
   let raw: unknown;
   try {

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { approvalApiHandler } from '../lambdas/adapters/approval-http.js';
 import { stepHandler } from '../lambdas/adapters/middleware.js';
-import { sfnExecutions, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
+import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
 import type { Day } from '../lambdas/agent/domain.js';
 import { HttpMessagesClient } from '../lambdas/agent/messages-client.js';
 import { HttpCommerceApi } from '../lambdas/agent/payments-client.js';
@@ -14,8 +14,10 @@ import { createExpireApprovals, createRequestApproval } from '../lambdas/steps/a
 import { createBudgetCheck } from '../lambdas/steps/budget-check.js';
 import { createCallModel } from '../lambdas/steps/call-model.js';
 import { createCallTool } from '../lambdas/steps/call-tool.js';
+import type { CrashPoints } from '../lambdas/steps/crash-points.js';
 import { createFinalize } from '../lambdas/steps/finalize.js';
 import { systemClock, type Clock } from '../lambdas/steps/ports.js';
+import { createRecoverOnStatusChange, createRecoverRun, type RecoveryPolicy } from '../lambdas/steps/recover.js';
 import { createStartRun } from '../lambdas/steps/start-run.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
@@ -28,7 +30,9 @@ import { ensureTable, startDynamo } from './dynamo.js';
 import { LocalEngine, type TaskBinding } from './engine.js';
 import { lambdaContext } from './lambda-context.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
+import { routeStatusChanges } from './status-events.js';
 import { ledgerTableFromTemplate, synthesizeTemplate } from './template.js';
+import { recoverOrphans } from './watchdog.js';
 
 export const LEDGER_TABLE = 'savepoint-ledger';
 
@@ -66,8 +70,16 @@ export interface LocalStackOptions {
    * still opens it. @default 5 failures in 1.2 s, open 0.6 s
    */
   readonly breaker?: BreakerPolicy;
-  /** Lease of an in-flight tool call. @default 5000 */
+  /**
+   * Lease of an in-flight tool call. Short locally: a lease only has to outlive a live call, and
+   * after a crash the restarted engine should not wait long for the dead one's. `Agent.LeaseHeld`
+   * retries wait half a lease each, so they outlast it. @default 1000
+   */
   readonly leaseMs?: number;
+  /** Where the steps may be told to end the process (local/crash.ts). @default none */
+  readonly crash?: CrashPoints;
+  /** Bound of automatic recoveries (failed executions, and runs the watchdog finds orphaned). */
+  readonly recovery?: RecoveryPolicy;
   /** How often pending approvals are checked against their deadline. @default 250 */
   readonly sweepEveryMs?: number;
   readonly clock?: Clock;
@@ -121,11 +133,12 @@ export async function startLocalStack(options: LocalStackOptions) {
     const extracted = extractStateMachine(template);
     const tasks: Record<string, TaskBinding> = {};
     const retryIntervalOverrides: Record<string, number[]> = {};
+    const leaseMs = options.leaseMs ?? 1_000;
     for (const [stateName, task] of Object.entries(extracted.tasks)) {
       if (!(Object.values(Steps) as string[]).includes(task.step)) throw new Error(`Task state ${stateName} runs an unknown step ${task.step}`);
       const timeoutMs = Math.min(task.timeoutSeconds ?? 60, 900) * 1000;
       tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload) => handlers[task.step as StepName](payload, timeoutMs) };
-      retryIntervalOverrides[stateName] = localRetryDelays(extracted.definition.States[stateName], options);
+      retryIntervalOverrides[stateName] = localRetryDelays(extracted.definition.States[stateName], { ...options, leaseMs });
     }
     const engine = new LocalEngine({
       definition: extracted.definition,
@@ -142,7 +155,9 @@ export async function startLocalStack(options: LocalStackOptions) {
     const sfn = new SFNClient({ ...localAwsConfig, endpoint: endpoint.url });
     closers.push(() => sfn.destroy());
     const callbacks = sfnTaskCallbacks(sfn);
-    const leaseMs = options.leaseMs ?? 5_000;
+    const recoverDeps = { ledger, starter: sfnStarter(sfn, extracted.stateMachineArn), clock, policy: options.recovery };
+    // The recovery rule, as EventBridge runs it on AWS: a failed or timed-out execution is resumed.
+    closers.push(routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], (event) => handlers[Steps.RecoverRun](event, 30_000), options.log ?? (() => undefined)));
 
     handlers = (() => {
       const bind = <R>(step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<R>) => {
@@ -151,16 +166,17 @@ export async function startLocalStack(options: LocalStackOptions) {
       };
       const api = new HttpCommerceApi({ baseUrl: payments.url });
       const breaker = new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER);
-      const approvalDeps = { ledger, callbacks, clock, notify: options.onApproval };
+      const approvalDeps = { ledger, callbacks, clock, notify: options.onApproval, crash: options.crash };
       const expire = createExpireApprovals(approvalDeps);
       return {
         [Steps.StartRun]: bind(Steps.StartRun, createStartRun({ ledger, executions: sfnExecutions(sfn), clock, codeVersion: options.codeVersion ?? 'dev' })),
         [Steps.BudgetCheck]: bind(Steps.BudgetCheck, createBudgetCheck({ ledger, clock })),
-        [Steps.CallModel]: bind(Steps.CallModel, createCallModel({ ledger, clock, breaker, model: new HttpMessagesClient({ baseUrl: options.modelUrl ?? model.url, apiKey: 'local' }) })),
+        [Steps.CallModel]: bind(Steps.CallModel, createCallModel({ ledger, clock, breaker, crash: options.crash, model: new HttpMessagesClient({ baseUrl: options.modelUrl ?? model.url, apiKey: 'local' }) })),
         [Steps.RequestApproval]: bind(Steps.RequestApproval, createRequestApproval(approvalDeps)),
-        [Steps.CallTool]: bind(Steps.CallTool, createCallTool({ ledger, api, clock, leaseMs, breaker })),
+        [Steps.CallTool]: bind(Steps.CallTool, createCallTool({ ledger, api, clock, leaseMs, breaker, crash: options.crash })),
         [Steps.Finalize]: bind(Steps.Finalize, createFinalize({ ledger, clock })),
         [Steps.ExpireApprovals]: bind(Steps.ExpireApprovals, () => expire()),
+        [Steps.RecoverRun]: bind(Steps.RecoverRun, createRecoverOnStatusChange(recoverDeps)),
         [Steps.ApprovalCallback]: () => Promise.reject(new Error('the approval callback is served by the approval API')),
       };
     })();
@@ -182,6 +198,9 @@ export async function startLocalStack(options: LocalStackOptions) {
       model,
       stateMachineArn: extracted.stateMachineArn,
       endpoints: { dynamodb: dynamo.endpoint, sfn: endpoint.url, approvals: approvalApi.url, payments: payments.url, model: model.url },
+      /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
+      recoverOrphans: (options: { except?: string } = {}) =>
+        recoverOrphans({ ledger, executions: sfnExecutions(sfn), recover: createRecoverRun(recoverDeps), clock, ...options }),
       close,
     };
   } catch (error) {
@@ -194,6 +213,10 @@ export async function startLocalStack(options: LocalStackOptions) {
 function localRetryDelays(state: AslState | undefined, options: LocalStackOptions): number[] {
   const retriers = (state?.['Retry'] ?? []) as { ErrorEquals: string[] }[];
   return retriers.map((retrier) =>
-    retrier.ErrorEquals.includes(ErrorNames.CircuitOpen) ? (options.breakerRetryDelayMs ?? 600) : (options.retryDelayMs ?? 20),
+    retrier.ErrorEquals.includes(ErrorNames.CircuitOpen)
+      ? (options.breakerRetryDelayMs ?? 600)
+      : retrier.ErrorEquals.includes(ErrorNames.LeaseHeld)
+        ? options.leaseMs! / 2
+        : (options.retryDelayMs ?? 20),
   );
 }

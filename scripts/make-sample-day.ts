@@ -18,8 +18,9 @@ import { seededRandom } from '../sim/random.js';
 export const SAMPLE_DATE = '2026-11-28';
 export const DEFAULT_SEED = 20261128;
 
-type Kind = 'plain' | 'already_refunded' | 'mismatch' | 'large';
-const MIX: Record<Kind, number> = { plain: 16, already_refunded: 4, mismatch: 3, large: 2 };
+export type Kind = 'plain' | 'already_refunded' | 'mismatch' | 'large';
+export type Mix = Record<Kind, number>;
+const MIX: Mix = { plain: 16, already_refunded: 4, mismatch: 3, large: 2 };
 const LARGE_AMOUNTS = [72_500, 129_900];
 
 const CATALOG = [
@@ -43,13 +44,15 @@ const REASONS = [
   'Defective on arrival',
 ];
 
-export function makeSampleDay(seed: number = DEFAULT_SEED): Day {
+/** The sample day; other mixes make smaller or larger days of the same kinds (tests, the benchmark). */
+export function makeSampleDay(seed: number = DEFAULT_SEED, mix: Mix = MIX): Day {
+  if (mix.large > LARGE_AMOUNTS.length) throw new RangeError(`at most ${LARGE_AMOUNTS.length} large refunds, got ${mix.large}`);
   const random = seededRandom(seed);
   const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
   const pick = <T>(items: readonly T[]): T => items[int(0, items.length - 1)] as T;
 
   // The kinds, shuffled (Fisher–Yates) so the special cases are spread through the day.
-  const kinds = (Object.entries(MIX) as [Kind, number][]).flatMap(([kind, count]) => Array<Kind>(count).fill(kind));
+  const kinds = (Object.entries(mix) as [Kind, number][]).flatMap(([kind, count]) => Array<Kind>(count).fill(kind));
   for (let i = kinds.length - 1; i > 0; i -= 1) {
     const j = int(0, i);
     [kinds[i], kinds[j]] = [kinds[j] as Kind, kinds[i] as Kind];

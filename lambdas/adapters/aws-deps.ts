@@ -7,7 +7,7 @@ import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
 import { systemClock } from '../steps/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { sfnExecutions, sfnTaskCallbacks } from './sfn.js';
+import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from './sfn.js';
 
 /**
  * The environment of the step functions on AWS, parsed once per cold start: a missing or malformed
@@ -21,6 +21,10 @@ export const StepEnvironment = z.object({
   CODE_VERSION: z.string().min(1),
   /** At least the Lambda timeout: a claim must outlive the invocation that took it. */
   TOOL_LEASE_MS: z.coerce.number().int().positive(),
+  /** The agent state machine, for the recovery function to start executions of. */
+  STATE_MACHINE_ARN: z.string().startsWith('arn:'),
+  /** Recoveries in a row without progress before a run is given up. */
+  MAX_RECOVERIES: z.coerce.number().int().positive().max(20),
 });
 export type StepEnvironment = z.infer<typeof StepEnvironment>;
 
@@ -43,6 +47,8 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env) {
     executions: () => sfnExecutions(sfn),
     codeVersion: () => require('CODE_VERSION'),
     leaseMs: () => require('TOOL_LEASE_MS'),
+    starter: () => sfnStarter(sfn, require('STATE_MACHINE_ARN')),
+    recoveryPolicy: () => ({ maxWithoutProgress: require('MAX_RECOVERIES') }),
     clock: systemClock,
   };
 }

@@ -1,5 +1,13 @@
-import { DescribeExecutionCommand, DescribeStateMachineForExecutionCommand, SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import {
+  DescribeExecutionCommand,
+  DescribeStateMachineForExecutionCommand,
+  SendTaskFailureCommand,
+  SendTaskSuccessCommand,
+  StartExecutionCommand,
+  type SFNClient,
+} from '@aws-sdk/client-sfn';
 import type { Executions, TaskCallbacks } from '../steps/ports.js';
+import type { ExecutionStarter } from '../steps/recover.js';
 
 /** Step Functions answers these when nobody waits on a token any more; the decision stays recorded. */
 const GONE = new Set(['TaskDoesNotExist', 'TaskTimedOut', 'InvalidToken']);
@@ -37,6 +45,26 @@ export function sfnExecutions(client: SFNClient): Executions {
       const { definition } = await client.send(new DescribeStateMachineForExecutionCommand({ executionArn }));
       if (!definition) throw new Error(`no definition for execution ${executionArn}`);
       return definition;
+    },
+  };
+}
+
+/**
+ * `StartExecution` by name: a name is used once per state machine, so starting the same name again
+ * (a retried recovery) finds the execution it started the first time instead of a second one.
+ */
+export function sfnStarter(client: SFNClient, stateMachineArn: string): ExecutionStarter {
+  return {
+    start: async (name, input) => {
+      try {
+        const started = await client.send(new StartExecutionCommand({ stateMachineArn, name, input }));
+        return { executionArn: started.executionArn! };
+      } catch (error) {
+        if (error instanceof Error && error.name === 'ExecutionAlreadyExists') {
+          return { executionArn: `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}` };
+        }
+        throw error;
+      }
     },
   };
 }

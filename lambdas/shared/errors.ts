@@ -16,6 +16,8 @@ export const ErrorNames = {
   InvalidInput: 'Agent.InvalidInput',
   /** A terminal refusal by an outside system (auth, idempotency-key reuse): never retried. */
   Terminal: 'Agent.Terminal',
+  /** Automatic recovery gave the run up: it failed again and again without progress. */
+  Unrecoverable: 'Agent.Unrecoverable',
   /** A person rejected an approval. Delivered with SendTaskFailure. */
   ApprovalRejected: 'Approval.Rejected',
   /** An approval was not decided before its deadline. Delivered with SendTaskFailure. */

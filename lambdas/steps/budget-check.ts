@@ -5,7 +5,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { GuardEvent, RunRecord, TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
-import { loadRun, toolUses } from './turns.js';
+import { loadRun, toolUses, turnToContinue } from './turns.js';
 
 export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 
@@ -34,8 +34,10 @@ export function createBudgetCheck(deps: { ledger: Ledger; clock: Clock }) {
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
-    const [run, globalKill, { turns }] = await Promise.all([loadRun(deps.ledger, runId), deps.ledger.getGlobalKill(), deps.ledger.listConversation(runId)]);
-    const decision = decide(run, turns, now, globalKill);
+    const [run, globalKill, { turns, calls }] = await Promise.all([loadRun(deps.ledger, runId), deps.ledger.getGlobalKill(), deps.ledger.listConversation(runId)]);
+    const decided = decide(run, turns, now, globalKill);
+    // A resume after a crash between the tool calls of a turn finishes that turn first.
+    const decision = decided.continue ? { ...decided, nextTurn: turnToContinue(turns, calls) } : decided;
     const warning = decision.continue ? loopVerdict(turns) : undefined;
     if (!decision.continue && decision.guard) {
       await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action: 'stopped', reason: decision.reason, at: now.toISOString() });

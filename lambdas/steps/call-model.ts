@@ -12,7 +12,7 @@ import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { CrashPoint, noCrashes, type CrashPoints } from './crash-points.js';
 import type { Clock } from './ports.js';
-import { loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
+import { completedCalls, loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
 
 export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
 
@@ -85,7 +85,9 @@ export function createCallModel(deps: CallModelDeps) {
       costMicros: record.costMicros,
     });
     if (!recorded) (deps.crash ?? noCrashes).reached(CrashPoint.ModelRecorded, toolUses(record).map((use) => use.name));
-    return { turn, stopReason: record.stopReason, toolCalls: toolUses(record).length, next: nextToolCall(record, 0, run.config) };
+    // A recorded turn is a resume: go on from its first tool call without a recorded result.
+    const next = nextToolCall(record, recorded ? await completedCalls(deps.ledger, record) : 0, run.config);
+    return { turn, stopReason: record.stopReason, toolCalls: toolUses(record).length, next };
   };
 }
 

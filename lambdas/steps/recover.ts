@@ -1,0 +1,179 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { Ledger } from '../ledger/ledger.js';
+import type { RecoveryRecord, RunRecord } from '../ledger/records.js';
+import { ErrorNames, TransientError } from '../shared/errors.js';
+import { parseOrThrow } from '../shared/validation.js';
+import { causeMessage } from './finalize.js';
+import type { Clock } from './ports.js';
+import { runRequestFromEvent } from './start-run.js';
+
+/**
+ * Recovery without an operator. A run whose execution ended without finishing it — failed after
+ * its retries, timed out, or lost with the process that ran it — is resumed by a new execution
+ * under the same run id: StartRun takes the run over and every step finds its recorded result in
+ * the ledger, so nothing completed is done again and an in-flight side effect is re-sent with its
+ * own idempotency key.
+ *
+ * On AWS an EventBridge rule on the state machine's "Execution Status Change" (FAILED, TIMED_OUT)
+ * calls this step; the local engine calls it the same way, and its watchdog calls it for runs that
+ * were running when a process died. Recoveries are bounded: after `maxWithoutProgress` recoveries
+ * in a row after which the run made no progress, the run is given up with a clear reason.
+ *
+ * Why a new execution and not RedriveExecution: a redrive continues an execution from the state
+ * that failed, but ours fail through a Catch into RecordFailure and end in a Fail state (a redrive
+ * would fail there again), a timed-out execution is not redrivable, and an execution lost with
+ * its process cannot be redriven anywhere. The ledger is the checkpoint; a new execution reads it.
+ * ABORTED is not recovered: StopExecution is an operator's kill.
+ */
+
+/** How an execution ended, as recovery needs it. */
+export interface EndedExecution {
+  runId: string;
+  executionArn: string;
+  /** `LOST`: found by the local watchdog, the process that ran it is gone. */
+  status: 'FAILED' | 'TIMED_OUT' | 'ABORTED' | 'LOST';
+  /** When it ended (or was found lost); with the ARN, what makes a second delivery harmless. */
+  endedAt: string;
+  error?: string;
+  cause?: string;
+}
+
+export interface RecoveryPolicy {
+  /** Recoveries in a row without progress (the run's steps did not grow) before the run is given up. */
+  readonly maxWithoutProgress: number;
+}
+
+export const RECOVERY: RecoveryPolicy = { maxWithoutProgress: 3 };
+
+/** Failures that are decisions, not accidents: recovering them would only fail again. */
+const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable]);
+
+export type RecoveryVerdict =
+  | { action: 'ignore'; reason: string }
+  | { action: 'give-up'; reason: string }
+  | { action: 'recover'; recovery: RecoveryRecord; recorded: boolean };
+
+/** What to do about a run whose execution ended: a pure function of the run record. */
+export function recoveryVerdict(run: RunRecord, ended: EndedExecution, policy: RecoveryPolicy, now: Date): RecoveryVerdict {
+  if (ended.status === 'ABORTED') return { action: 'ignore', reason: 'an aborted execution was stopped on purpose' };
+  if (run.executionArn !== ended.executionArn) return { action: 'ignore', reason: `another execution drives the run (${run.executionArn})` };
+  const failedByAccident = run.status === 'failed' && !DELIBERATE.has(run.error?.error ?? '');
+  if (run.status !== 'running' && !failedByAccident) {
+    return { action: 'ignore', reason: `the run is ${run.status}${run.error ? ` (${run.error.error})` : ''}` };
+  }
+  const key = `${ended.executionArn}@${ended.endedAt}`;
+  const previous = run.recovery;
+  // A second delivery of the same ending: start the execution the first one recorded (idempotent).
+  if (previous?.key === key) return { action: 'recover', recovery: previous, recorded: true };
+
+  const reason = `execution ${ended.executionArn.split(':').pop()} ${ended.status}${ended.error ? `: ${ended.error}` : ''}${ended.cause ? ` (${clip(ended.cause)})` : ''}`;
+  const withoutProgress = previous !== undefined && run.steps <= previous.atSteps ? previous.withoutProgress + 1 : 1;
+  if (withoutProgress > policy.maxWithoutProgress) {
+    return {
+      action: 'give-up',
+      reason: `not recovered: ${policy.maxWithoutProgress} recoveries in a row made no progress (stuck at step ${run.steps}); last: ${reason}`,
+    };
+  }
+  const attempts = (previous?.attempts ?? 0) + 1;
+  return {
+    action: 'recover',
+    recorded: false,
+    recovery: { attempts, withoutProgress, atSteps: run.steps, key, reason, executionName: recoveryExecutionName(run.runId, attempts), at: now.toISOString() },
+  };
+}
+
+/** Starts executions of the agent state machine (`StartExecution`); idempotent per name. */
+export interface ExecutionStarter {
+  start(name: string, input: string): Promise<{ executionArn: string }>;
+}
+
+export interface RecoverDeps {
+  ledger: Ledger;
+  starter: ExecutionStarter;
+  clock: Clock;
+  policy?: RecoveryPolicy;
+}
+
+export type RecoverResult =
+  | { runId: string; action: 'ignored' | 'gave-up'; reason: string }
+  | { runId: string; action: 'recovered'; reason: string; attempt: number; executionArn: string };
+
+export function createRecoverRun(deps: RecoverDeps) {
+  const policy = deps.policy ?? RECOVERY;
+  return async (ended: EndedExecution): Promise<RecoverResult> => {
+    const run = await deps.ledger.getRun(ended.runId);
+    if (!run) return { runId: ended.runId, action: 'ignored', reason: 'no such run (it never started)' };
+    const verdict = recoveryVerdict(run, ended, policy, deps.clock.now());
+    if (verdict.action === 'ignore') return { runId: run.runId, action: 'ignored', reason: verdict.reason };
+    if (verdict.action === 'give-up') {
+      await deps.ledger.finishRun(run.runId, { status: 'failed', stopReason: verdict.reason, error: { error: ErrorNames.Unrecoverable, cause: verdict.reason } }, deps.clock.now());
+      return { runId: run.runId, action: 'gave-up', reason: verdict.reason };
+    }
+    const { recovery } = verdict;
+    if (!verdict.recorded && !(await deps.ledger.recordRecovery(run.runId, recovery, { executionArn: ended.executionArn, previousKey: run.recovery?.key }))) {
+      // Someone else recovered or resumed the run since it was read: decide again from what they wrote.
+      throw new TransientError(`run ${run.runId} changed while recovering it; try again`);
+    }
+    const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, runDate: run.runDate }));
+    return { runId: run.runId, action: 'recovered', reason: recovery.reason, attempt: recovery.attempts, executionArn };
+  };
+}
+
+/** The EventBridge event Step Functions sends when an execution's status changes. */
+export const ExecutionStatusChange = z.object({
+  'detail-type': z.literal('Step Functions Execution Status Change'),
+  source: z.literal('aws.states'),
+  time: z.string(),
+  detail: z.object({
+    executionArn: z.string().min(1),
+    status: z.enum(['ABORTED', 'FAILED', 'TIMED_OUT', 'SUCCEEDED', 'RUNNING', 'PENDING_REDRIVE']),
+    stopDate: z.number().nullish(),
+    input: z.string().nullish(),
+    error: z.string().nullish(),
+    cause: z.string().nullish(),
+  }),
+});
+
+/** The recovery Lambda: an execution status change in, a recovery (or a reason not to) out. */
+export function createRecoverOnStatusChange(deps: RecoverDeps) {
+  const recover = createRecoverRun(deps);
+  return async (event: unknown): Promise<RecoverResult | { action: 'ignored'; reason: string }> => {
+    const { detail, time } = parseOrThrow(ExecutionStatusChange, event, 'execution status change');
+    if (detail.status !== 'FAILED' && detail.status !== 'TIMED_OUT' && detail.status !== 'ABORTED') {
+      return { action: 'ignored', reason: `execution ${detail.status}` };
+    }
+    const runId = runIdOf(detail.input);
+    if (!runId) return { action: 'ignored', reason: 'the execution input names no run' };
+    return recover({
+      runId,
+      executionArn: detail.executionArn,
+      status: detail.status,
+      endedAt: new Date(detail.stopDate ?? Date.parse(time)).toISOString(),
+      ...(detail.error ? { error: detail.error } : {}),
+      ...(detail.cause ? { cause: detail.cause } : {}),
+    });
+  };
+}
+
+function runIdOf(input: string | null | undefined): string | undefined {
+  if (!input) return undefined;
+  try {
+    return runRequestFromEvent(JSON.parse(input)).runId;
+  } catch {
+    return undefined; // not a run's input: nothing of ours to recover
+  }
+}
+
+/** `<runId>-recovery-<n>`, within the 80 characters an execution name may have. */
+export function recoveryExecutionName(runId: string, attempt: number): string {
+  const suffix = `-recovery-${attempt}`;
+  if (runId.length + suffix.length <= 80) return `${runId}${suffix}`;
+  const hash = createHash('sha256').update(runId).digest('hex').slice(0, 8);
+  return `${runId.slice(0, 80 - suffix.length - hash.length - 1)}-${hash}${suffix}`;
+}
+
+function clip(text: string): string {
+  const message = causeMessage(text);
+  return message.length <= 200 ? message : `${message.slice(0, 199)}…`;
+}

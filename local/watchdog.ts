@@ -1,0 +1,27 @@
+import type { Ledger } from '../lambdas/ledger/ledger.js';
+import type { Clock, Executions } from '../lambdas/steps/ports.js';
+import type { EndedExecution, RecoverResult } from '../lambdas/steps/recover.js';
+
+/**
+ * The local engine's watchdog. Executions live in the process that runs the engine: when it dies
+ * (a crash, a kill, a power cut), its runs stay marked running in the ledger with nothing driving
+ * them — "a perfectly preserved corpse". When an engine starts it looks for such runs and hands
+ * each to the same recovery as an EventBridge status change, as an execution found LOST.
+ */
+export async function recoverOrphans(deps: {
+  ledger: Ledger;
+  executions: Pick<Executions, 'isRunning'>;
+  recover: (ended: EndedExecution) => Promise<RecoverResult>;
+  clock: Clock;
+  /** A run the caller resumes itself. */
+  except?: string;
+}): Promise<RecoverResult[]> {
+  // One instant for the whole sweep: with the ARN, the key that makes this sweep's recovery of a run happen once.
+  const foundAt = deps.clock.now().toISOString();
+  const results: RecoverResult[] = [];
+  for (const run of await deps.ledger.listRuns(1_000)) {
+    if (run.status !== 'running' || run.runId === deps.except || (await deps.executions.isRunning(run.executionArn))) continue;
+    results.push(await deps.recover({ runId: run.runId, executionArn: run.executionArn, status: 'LOST', endedAt: foundAt }));
+  }
+  return results;
+}
