@@ -9,6 +9,7 @@ import { Construct } from 'constructs';
 import { Steps } from '../lambdas/shared/steps.js';
 import { AgentStateMachine } from './agent-state-machine.js';
 import { LedgerTable } from './ledger-table.js';
+import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
 
 export interface SavepointStackProps extends StackProps {
@@ -82,6 +83,8 @@ export class SavepointStack extends Stack {
     functions.startRun.addToRolePolicy(
       new PolicyStatement({ actions: ['states:DescribeExecution', 'states:DescribeStateMachineForExecution'], resources: [arns.executions] }),
     );
+
+    new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common });
 
     const deadLetters = new Queue(this, 'ScheduleDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
     new Rule(this, 'NightlySchedule', {

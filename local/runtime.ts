@@ -106,9 +106,11 @@ export type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
 export async function startLocalStack(options: LocalStackOptions) {
   const clock = options.clock ?? systemClock;
   const closers: (() => Promise<void> | void)[] = [];
-  const close = async () => {
-    for (const closeOne of closers.reverse()) await closeOne();
-  };
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      for (const closeOne of closers.reverse()) await closeOne();
+    })());
   try {
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
     const template = options.template ?? (synthesizeTemplate() as CfnTemplateJson);
@@ -184,11 +186,13 @@ export async function startLocalStack(options: LocalStackOptions) {
     const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock }));
     closers.push(approvalApi.close);
 
+    let sweeping: Promise<unknown> = Promise.resolve();
     const sweep = setInterval(() => {
-      handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => console.error('approval expiry sweep failed:', error));
+      sweeping = handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => console.error('approval expiry sweep failed:', error));
     }, options.sweepEveryMs ?? 250);
     sweep.unref();
-    closers.push(() => clearInterval(sweep));
+    // A sweep in flight finishes before the ledger it reads goes away.
+    closers.push(() => (clearInterval(sweep), sweeping));
 
     return {
       engine,

@@ -1,0 +1,59 @@
+import { Duration } from 'aws-cdk-lib';
+import { Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { Steps } from '../lambdas/shared/steps.js';
+import type { LedgerTable } from './ledger-table.js';
+import { StepFunction } from './step-function.js';
+
+export interface RunRecoveryProps {
+  readonly ledger: LedgerTable;
+  /** The agent state machine's ARNs, built from its fixed name (the function must not reference the resource). */
+  readonly stateMachine: { readonly stateMachine: string };
+  /**
+   * Recoveries in a row without progress before a run is given up (`Agent.Unrecoverable`).
+   * @default 3
+   */
+  readonly maxRecoveries?: number;
+  readonly environment?: Record<string, string>;
+}
+
+/**
+ * Recovery without an operator: an EventBridge rule on the agent state machine's "Execution
+ * Status Change" sends FAILED and TIMED_OUT executions to the RecoverRun function, which resumes
+ * the run with a new execution of the same run id (lambdas/steps/recover.ts), bounded by
+ * `maxRecoveries`. ABORTED is left out: StopExecution is an operator's kill.
+ */
+export class RunRecovery extends Construct {
+  readonly function: StepFunction;
+  readonly rule: Rule;
+
+  constructor(scope: Construct, id: string, props: RunRecoveryProps) {
+    super(scope, id);
+    const maxRecoveries = props.maxRecoveries ?? 3;
+    if (!Number.isInteger(maxRecoveries) || maxRecoveries < 1 || maxRecoveries > 20) {
+      throw new Error(`maxRecoveries must be an integer from 1 to 20, got ${maxRecoveries}`);
+    }
+    this.function = new StepFunction(this, 'Function', {
+      step: Steps.RecoverRun,
+      environment: { ...props.environment, STATE_MACHINE_ARN: props.stateMachine.stateMachine, MAX_RECOVERIES: String(maxRecoveries) },
+    });
+    props.ledger.grantTo(this.function);
+    this.function.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [props.stateMachine.stateMachine] }));
+
+    const deadLetters = new Queue(this, 'DeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+    this.rule = new Rule(this, 'Rule', {
+      description: 'Resumes a run whose execution failed or timed out, with a new execution of the same run id.',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { status: ['FAILED', 'TIMED_OUT'], stateMachineArn: [props.stateMachine.stateMachine] },
+      },
+      // EventBridge retries a failed recovery (the step is idempotent per ended execution); what
+      // still fails lands in the dead-letter queue rather than vanishing.
+      targets: [new LambdaFunction(this.function, { retryAttempts: 4, maxEventAge: Duration.hours(6), deadLetterQueue: deadLetters })],
+    });
+  }
+}

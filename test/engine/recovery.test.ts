@@ -1,0 +1,177 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadReport } from '../../lambdas/agent/report.js';
+import { synthesizeTemplate } from '../../local/template.js';
+import { makeSampleDay } from '../../scripts/make-sample-day.js';
+import { duplicatePayments, postDecision, startHarness, waitFor, type Harness } from './harness.js';
+
+/** Three requests: a refund, a mismatch to flag, and a refund above the approval threshold. */
+const day = makeSampleDay(7, { plain: 1, already_refunded: 0, mismatch: 1, large: 1 });
+/** Local breakers compress a 60 s window into 1.2 s; an outage test must not trip them (their own tests do). */
+const noBreaker = { failures: 1_000, windowMs: 1_000, openMs: 1, probeLeaseMs: 1 };
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A model endpoint in front of the simulated one that answers 503 while `down()` says so. */
+async function flakyModel(target: () => string, down: (request: number) => boolean): Promise<string> {
+  let requests = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (down(++requests)) {
+        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'outage' } }));
+        return;
+      }
+      fetch(`${target()}${req.url}`, { method: 'POST', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) })
+        .then(async (answer) => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text()))
+        .catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  server.unref();
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function harness(options: Parameters<typeof startHarness>[0]): Promise<Harness> {
+  const started = await startHarness({ day, breaker: noBreaker, ...options });
+  cleanups.push(() => started.stack.close());
+  return started;
+}
+
+const executionNamed = (h: Harness, name: string) => h.stack.engine.listExecutions().executions.find((execution) => execution.name === name);
+
+describe('recovery of a failed execution (the status-change rule)', () => {
+  it('resumes a run whose execution failed after its retries, with a new execution of the same run id', async () => {
+    let simulated = '';
+    // The 4th to the 10th model request fail: seven in a row exhaust CallModel's six retries.
+    const modelUrl = await flakyModel(() => simulated, (request) => request >= 4 && request <= 10);
+    const h = await harness({ modelUrl });
+    simulated = h.stack.endpoints.model;
+
+    const first = await h.run({ runId: 'outage', runDate: day.date, config: { approvalThresholdCents: 10_000_000 } });
+    expect(first.status).toBe('FAILED');
+    expect(first.states['CallModel']!.errors).toEqual({ 'Agent.Transient': 7 });
+    const recovery = await waitFor(() => executionNamed(h, 'outage-recovery-1'));
+    expect(await h.stack.engine.waitForExecution(recovery.executionArn)).toMatchObject({ status: 'SUCCEEDED' });
+
+    const run = (await h.stack.ledger.getRun('outage'))!;
+    expect(run).toMatchObject({ status: 'succeeded', executions: [first.executionArn, recovery.executionArn] });
+    expect(run.recovery).toMatchObject({ attempts: 1, withoutProgress: 1, reason: expect.stringMatching(/^execution test-\d+ FAILED: Agent.Transient \(model provider answered 503/) });
+    const report = (await loadReport(h.stack.ledger, 'outage', new Date()))!;
+    expect(report).toMatchObject({ inFlight: 0, refunds: { issued: 2, flagged: 1 } });
+    expect(duplicatePayments(h.stack)).toEqual([]);
+  });
+
+  it('gives a run up, with the reason, when recoveries make no progress', async () => {
+    let simulated = '';
+    const modelUrl = await flakyModel(() => simulated, (request) => request >= 2);
+    const h = await harness({ modelUrl, recovery: { maxWithoutProgress: 2 } });
+    simulated = h.stack.endpoints.model;
+
+    await h.run({ runId: 'stuck', runDate: day.date });
+    const given = await waitForAsync(async () => {
+      const record = await h.stack.ledger.getRun('stuck');
+      return record?.error?.error === 'Agent.Unrecoverable' ? record : undefined;
+    });
+    expect(given).toMatchObject({ status: 'failed', recovery: { attempts: 2, withoutProgress: 2 } });
+    expect(given.stopReason).toMatch(/^not recovered: 2 recoveries in a row made no progress \(stuck at step 2\); last: execution stuck-recovery-2 FAILED: Agent.Transient/);
+    expect(h.stack.engine.listExecutions().executions.map((execution) => execution.name).sort()).toEqual(['stuck-recovery-1', 'stuck-recovery-2', 'test-1']);
+  });
+});
+
+describe('the watchdog', () => {
+  it('resumes a run an engine left running when it went away; the pending approval stays pending, then its decision resumes the run', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-watchdog-'));
+    cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+    const first = await harness({ stateDir });
+    const { executionArn } = first.stack.engine.startExecution({ name: 'before', input: { runId: 'orphan', runDate: day.date, config: { approvalTimeoutSeconds: 600 } } });
+    const approval = await waitFor(() => first.approvals[0]);
+    await first.stack.close();
+    expect((await reopenRun(stateDir, 'orphan')).status).toBe('running');
+
+    const second = await harness({ stateDir });
+    expect(await second.stack.recoverOrphans()).toEqual([
+      { runId: 'orphan', action: 'recovered', reason: `execution before LOST`, attempt: 1, executionArn: expect.stringMatching(/:orphan-recovery-1$/) },
+    ]);
+    // The resumed execution waits on the same approval (a new task token, the same approval id).
+    await waitForAsync(async () => ((await second.stack.ledger.getApproval('orphan', approval.turn, approval.call))!.taskToken !== approval.taskToken ? true : undefined));
+    expect(second.approvals).toEqual([]);
+    expect(await postDecision(second.stack, approval.approvalId, { decision: 'approve', reason: 'checked' })).toMatchObject({ status: 200, body: { delivered: true } });
+    const recovered = await second.stack.engine.waitForExecution(second.stack.engine.listExecutions().executions[0]!.executionArn);
+    expect(recovered.status).toBe('SUCCEEDED');
+    expect(await second.stack.ledger.getRun('orphan')).toMatchObject({ status: 'succeeded', executions: [executionArn, recovered.executionArn] });
+    // The plain refund and the approved one, each paid once across both engines.
+    expect(second.stack.payments.refunds()).toHaveLength(2);
+    expect(duplicatePayments(second.stack)).toEqual([]);
+    // Nothing is left to recover.
+    expect(await second.stack.recoverOrphans()).toEqual([]);
+  });
+
+  it('refuses to resume on a changed state machine definition, with the reason, unless forced', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-fingerprint-'));
+    cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+    const first = await harness({ stateDir });
+    first.stack.engine.startExecution({ name: 'before', input: { runId: 'changed', runDate: day.date, config: { approvalTimeoutSeconds: 600 } } });
+    await waitFor(() => first.approvals[0]);
+    const startedOn = (await first.stack.ledger.getRun('changed'))!.definitionHash;
+    await first.stack.close();
+
+    const second = await harness({ stateDir, template: withLongerModelTimeout() });
+    const [recovered] = await second.stack.recoverOrphans();
+    expect(recovered).toMatchObject({ action: 'recovered' });
+    const refused = await second.stack.engine.waitForExecution((recovered as { executionArn: string }).executionArn);
+    expect(refused).toMatchObject({ status: 'FAILED', error: 'Agent.InvalidInput' });
+    expect(refused.cause).toMatch(/run changed started on other code: state machine definition \w+ → \w+\. .*pass --force/);
+    expect(await second.stack.ledger.getRun('changed')).toMatchObject({ status: 'running', executionArn: expect.stringMatching(/:before$/) });
+
+    // The operator forces it: the run goes on where it stopped, on the new code.
+    const { executionArn } = second.stack.engine.startExecution({ name: 'forced', input: { runId: 'changed', runDate: day.date, force: true } });
+    const approval = await waitForAsync(async () => (await second.stack.ledger.listPendingApprovals()).find((pending) => pending.taskToken !== first.approvals[0]!.taskToken));
+    expect(approval.approvalId).toBe(first.approvals[0]!.approvalId);
+    expect(await postDecision(second.stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 200, body: { delivered: true } });
+    expect(await second.stack.engine.waitForExecution(executionArn)).toMatchObject({ status: 'SUCCEEDED' });
+    const run = (await second.stack.ledger.getRun('changed'))!;
+    expect(run).toMatchObject({ status: 'succeeded', executionArn });
+    expect(run.definitionHash).toMatch(/^[0-9a-f]{16}$/);
+    expect(run.definitionHash).not.toBe(startedOn);
+  });
+});
+
+function withLongerModelTimeout() {
+  const template = synthesizeTemplate() as { Resources: Record<string, { Type: string; Properties?: { DefinitionString?: { 'Fn::Join': [string, unknown[]] } } }> };
+  const machine = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')!;
+  const parts = machine.Properties!.DefinitionString!['Fn::Join'][1];
+  const changed = parts.map((part) => (typeof part === 'string' ? part.replace('"TimeoutSeconds":90', '"TimeoutSeconds":95') : part));
+  expect(changed).not.toEqual(parts);
+  machine.Properties!.DefinitionString!['Fn::Join'][1] = changed;
+  return template;
+}
+
+async function reopenRun(stateDir: string, runId: string) {
+  const { openLedger } = await import('../../cli/state.js');
+  const { ledger, close } = await openLedger(stateDir);
+  try {
+    return (await ledger.getRun(runId))!;
+  } finally {
+    await close();
+  }
+}
+
+async function waitForAsync<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
+import { CrashPoint } from '../../lambdas/steps/crash-points.js';
+import { recoveryExecutionName, recoveryVerdict, type EndedExecution } from '../../lambdas/steps/recover.js';
+import { CrashAt, crashInjector } from '../../local/crash.js';
+
+const run: RunRecord = {
+  kind: 'run',
+  runId: 'r1',
+  agent: 'refund-reconciler',
+  runDate: '2026-11-28',
+  prompt: 'p',
+  model: 'savepoint-sim-1',
+  config: RunConfig.parse({}),
+  fingerprint: 'f',
+  priceTableVersion: 'v',
+  status: 'running',
+  executionArn: 'arn:aws:states:us-east-1:1:execution:agent:e1',
+  executions: ['arn:aws:states:us-east-1:1:execution:agent:e1'],
+  createdAt: '2026-11-29T02:00:00.000Z',
+  updatedAt: '2026-11-29T02:00:00.000Z',
+  ...ZERO_COUNTERS,
+  steps: 40,
+};
+const ended: EndedExecution = { runId: 'r1', executionArn: run.executionArn, status: 'FAILED', endedAt: '2026-11-29T02:10:00.000Z', error: 'Agent.Transient' };
+const policy = { maxWithoutProgress: 3 };
+const now = new Date('2026-11-29T02:10:01.000Z');
+
+describe('the recovery verdict', () => {
+  it('recovers a running run whose execution failed, with a named new execution', () => {
+    expect(recoveryVerdict(run, ended, policy, now)).toEqual({
+      action: 'recover',
+      recorded: false,
+      recovery: {
+        attempts: 1,
+        withoutProgress: 1,
+        atSteps: 40,
+        key: `${run.executionArn}@2026-11-29T02:10:00.000Z`,
+        reason: 'execution e1 FAILED: Agent.Transient',
+        executionName: 'r1-recovery-1',
+        at: now.toISOString(),
+      },
+    });
+  });
+
+  it.each([
+    ['an aborted execution: StopExecution is a kill', { ...run }, { ...ended, status: 'ABORTED' as const }, /stopped on purpose/],
+    ['an execution that no longer drives the run', { ...run, executionArn: 'arn:e2' }, ended, /another execution drives the run \(arn:e2\)/],
+    ['a run that finished', { ...run, status: 'succeeded' as const }, ended, /the run is succeeded/],
+    ['a run that was killed', { ...run, status: 'killed' as const }, ended, /the run is killed/],
+    ['a run that failed on purpose (invalid input)', { ...run, status: 'failed' as const, error: { error: 'Agent.InvalidInput', cause: 'x' } }, ended, /the run is failed \(Agent.InvalidInput\)/],
+    ['a run already given up', { ...run, status: 'failed' as const, error: { error: 'Agent.Unrecoverable', cause: 'x' } }, ended, /Agent.Unrecoverable/],
+  ])('ignores %s', (_case, record, ending, reason) => {
+    const verdict = recoveryVerdict(record, ending, policy, now);
+    expect(verdict.action).toBe('ignore');
+    expect(verdict.action === 'ignore' && verdict.reason).toMatch(reason);
+  });
+
+  it('recovers a run that failed by accident (retries exhausted on a transient fault)', () => {
+    const failed = { ...run, status: 'failed' as const, error: { error: 'Agent.Transient', cause: 'model provider answered 503' } };
+    expect(recoveryVerdict(failed, ended, policy, now)).toMatchObject({ action: 'recover', recovery: { attempts: 1 } });
+  });
+
+  it('answers a second delivery of the same ending with the recovery it recorded (started again, idempotently)', () => {
+    const first = recoveryVerdict(run, ended, policy, now);
+    if (first.action !== 'recover') throw new Error('expected a recovery');
+    expect(recoveryVerdict({ ...run, recovery: first.recovery }, ended, policy, now)).toEqual({ action: 'recover', recovery: first.recovery, recorded: true });
+  });
+
+  it('counts recoveries without progress, resets the count when the run moved on, and gives up past the bound', () => {
+    const after = (record: RunRecord, endedAt: string) => {
+      const verdict = recoveryVerdict(record, { ...ended, endedAt }, policy, now);
+      if (verdict.action !== 'recover') return { record, verdict };
+      return { record: { ...record, recovery: verdict.recovery }, verdict };
+    };
+    let state = after(run, 't1');
+    state = after(state.record, 't2');
+    expect(state.verdict).toMatchObject({ recovery: { attempts: 2, withoutProgress: 2 } });
+    state = after({ ...state.record, steps: 41 }, 't3');
+    expect(state.verdict).toMatchObject({ recovery: { attempts: 3, withoutProgress: 1, atSteps: 41 } });
+    state = after(state.record, 't4');
+    state = after(state.record, 't5');
+    expect(state.verdict).toMatchObject({ recovery: { attempts: 5, withoutProgress: 3 } });
+    state = after(state.record, 't6');
+    expect(state.verdict).toEqual({
+      action: 'give-up',
+      reason: 'not recovered: 3 recoveries in a row made no progress (stuck at step 41); last: execution e1 FAILED: Agent.Transient',
+    });
+  });
+
+  it('names recovery executions within the 80 characters Step Functions allows, distinct per run', () => {
+    const long = 'x'.repeat(80);
+    const name = recoveryExecutionName(long, 12);
+    expect(name.length).toBeLessThanOrEqual(80);
+    expect(name).toMatch(/-recovery-12$/);
+    expect(recoveryExecutionName(`${'x'.repeat(79)}y`, 12)).not.toBe(name);
+  });
+});
+
+describe('crash injection', () => {
+  const died: string[] = [];
+  const die = (point: string, tools: readonly string[]): never => {
+    died.push(`${point}:${tools.join(',')}`);
+    throw new Error('died');
+  };
+
+  it('parses <point>[:<tool>][:<nth>] and names what is wrong', () => {
+    expect(CrashAt.parse('after-commit')).toEqual({ point: 'after-commit', tool: undefined, nth: 1 });
+    expect(CrashAt.parse('after-commit:issue_refund:2')).toEqual({ point: 'after-commit', tool: 'issue_refund', nth: 2 });
+    expect(CrashAt.parse('model-call:3')).toEqual({ point: 'model-call', tool: undefined, nth: 3 });
+    expect(CrashAt.safeParse('after-lunch').error?.issues[0]?.message).toMatch(/unknown crash point "after-lunch"; expected one of before-claim, /);
+    expect(CrashAt.safeParse('after-commit:a:b:1').success).toBe(false);
+  });
+
+  it('ends the process the nth time the point is reached for the tool, and never otherwise', () => {
+    died.length = 0;
+    const crash = crashInjector({ at: CrashAt.parse('after-commit:issue_refund:2') }, die);
+    crash.reached(CrashPoint.AfterCommit, ['get_order']);
+    crash.reached(CrashPoint.AfterCommit, ['issue_refund']);
+    crash.reached(CrashPoint.AfterRecord, ['issue_refund']);
+    expect(died).toEqual([]);
+    expect(() => crash.reached(CrashPoint.AfterCommit, ['issue_refund'])).toThrow('died');
+    expect(died).toEqual(['after-commit:issue_refund']);
+  });
+
+  it('crashes at random boundaries at the given rate, the same ones for the same seed', () => {
+    const crashesOf = (seed: number) => {
+      const hits: number[] = [];
+      const crash = crashInjector({ rate: 0.1, seed }, () => {
+        throw new Error('died');
+      });
+      for (let index = 0; index < 2_000; index++) {
+        try {
+          crash.reached(CrashPoint.BeforeClaim, []);
+        } catch {
+          hits.push(index);
+        }
+      }
+      return hits;
+    };
+    expect(crashesOf(5)).toEqual(crashesOf(5));
+    expect(crashesOf(5)).not.toEqual(crashesOf(6));
+    expect(crashesOf(5).length).toBeGreaterThan(150);
+    expect(crashesOf(5).length).toBeLessThan(250);
+  });
+});
