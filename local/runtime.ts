@@ -186,9 +186,12 @@ export async function startLocalStack(options: LocalStackOptions) {
     const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock }));
     closers.push(approvalApi.close);
 
-    let sweeping: Promise<unknown> = Promise.resolve();
+    let sweeping: Promise<void> = Promise.resolve();
     const sweep = setInterval(() => {
-      sweeping = handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => console.error('approval expiry sweep failed:', error));
+      sweeping = handlers[Steps.ExpireApprovals]({}, 30_000).then(
+        () => undefined,
+        (error: unknown) => console.error('approval expiry sweep failed:', error),
+      );
     }, options.sweepEveryMs ?? 250);
     sweep.unref();
     // A sweep in flight finishes before the ledger it reads goes away.
