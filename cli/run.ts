@@ -15,7 +15,7 @@ import { summarizeHistory } from '../local/engine.js';
 import { startLocalStack } from '../local/runtime.js';
 import { executionFigures, formatReport, type ExecutionFigures } from './format.js';
 import { progressPrinter } from './progress.js';
-import { dayOf, publishEngine, runningEngine } from './state.js';
+import { dayOf, loadTemplate, publishEngine, runningEngine } from './state.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
 
@@ -39,6 +39,8 @@ export const RunOptions = z
     stateDir: z.string().min(1),
     memory: z.boolean(),
     day: z.string().min(1).optional(),
+    /** A synthesized template (e.g. `cdk synth`'s) to run instead of synthesizing the stack here. */
+    template: z.string().min(1).optional(),
     json: z.boolean(),
   })
   .refine((options) => !options.memory || (options.crashAt === undefined && options.crashRate === 0), {
@@ -88,6 +90,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     failRate: options.failRate,
     seed: options.seed,
     onApproval,
+    ...(options.template && { template: loadTemplate(options.template) }),
     log: logFile ? (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`) : undefined,
     ...(crashing && {
       crash: crashInjector({ at: options.crashAt, rate: options.crashRate, seed: options.crashSeed ?? options.seed, logFile: stateDir && join(stateDir, 'crashes.jsonl') }),

@@ -7,6 +7,7 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { localAwsConfig } from '../local/aws-config.js';
 import { startDynamo } from '../local/dynamo.js';
+import type { CfnTemplateJson } from '../local/asl.js';
 import { LEDGER_TABLE } from '../local/runtime.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
@@ -85,4 +86,13 @@ export function loadDay(path: string): Day {
     throw new Error(`cannot read the day file ${path}: ${(error as Error).message}`);
   }
   return parseOrThrow(Day, raw, `day file ${path}`);
+}
+
+/** A synthesized CloudFormation template, as `cdk synth` writes it. */
+export function loadTemplate(path: string): CfnTemplateJson {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as CfnTemplateJson;
+  } catch (error) {
+    throw new Error(`cannot read the template ${path}: ${(error as Error).message}`);
+  }
 }

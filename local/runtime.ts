@@ -113,7 +113,7 @@ export async function startLocalStack(options: LocalStackOptions) {
     })());
   try {
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
-    const template = options.template ?? (synthesizeTemplate() as CfnTemplateJson);
+    const template = options.template ?? ((await synthesizeTemplate()) as CfnTemplateJson);
     const dynamo = await startDynamo({ path: options.stateDir && join(options.stateDir, 'ledger') });
     closers.push(dynamo.close);
     await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));

@@ -1,18 +1,18 @@
-import { App } from 'aws-cdk-lib';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import { SavepointStack } from '../infra/stack.js';
 
 export type CfnTemplate = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
 
 /**
  * Synthesizes the CDK stack in-process, without bundling (the local engine calls the handlers'
- * source directly): the same definition `cdk deploy` ships.
+ * source directly): the same definition `cdk deploy` ships. The CDK is imported only here, when a
+ * template is synthesized: a process given a template (`--template`) starts without it.
  */
 let synthesized: CfnTemplate | undefined;
 
-export function synthesizeTemplate(): CfnTemplate {
+export async function synthesizeTemplate(): Promise<CfnTemplate> {
   // Synthesis takes seconds and the stack is the same every time within a process.
   if (synthesized) return structuredClone(synthesized);
+  const [{ App }, { SavepointStack }] = await Promise.all([import('aws-cdk-lib'), import('../infra/stack.js')]);
   // CloudFormation validation is `cdk synth`'s job (and the template tests'); skipping it here
   // makes the local engine start in a fraction of the time.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });

@@ -125,7 +125,7 @@ describe('the watchdog', () => {
     const startedOn = (await first.stack.ledger.getRun('changed'))!.definitionHash;
     await first.stack.close();
 
-    const second = await harness({ stateDir, template: withLongerModelTimeout() });
+    const second = await harness({ stateDir, template: await withLongerModelTimeout() });
     const [recovered] = await second.stack.recoverOrphans();
     expect(recovered).toMatchObject({ action: 'recovered' });
     const refused = await second.stack.engine.waitForExecution((recovered as { executionArn: string }).executionArn);
@@ -146,8 +146,8 @@ describe('the watchdog', () => {
   });
 });
 
-function withLongerModelTimeout() {
-  const template = synthesizeTemplate() as { Resources: Record<string, { Type: string; Properties?: { DefinitionString?: { 'Fn::Join': [string, unknown[]] } } }> };
+async function withLongerModelTimeout() {
+  const template = (await synthesizeTemplate()) as { Resources: Record<string, { Type: string; Properties?: { DefinitionString?: { 'Fn::Join': [string, unknown[]] } } }> };
   const machine = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')!;
   const parts = machine.Properties!.DefinitionString!['Fn::Join'][1];
   const changed = parts.map((part) => (typeof part === 'string' ? part.replace('"TimeoutSeconds":90', '"TimeoutSeconds":95') : part));

@@ -51,7 +51,7 @@ afterAll(async () => dynamo.close());
 beforeEach(async () => {
   // A fresh table per test, with the keys and indexes of the synthesized template.
   const name = `ledger-${++table}`;
-  await ensureTable(dynamo.client, ledgerTableFromTemplate(synthesizeTemplate(), name));
+  await ensureTable(dynamo.client, ledgerTableFromTemplate(await synthesizeTemplate(), name));
   ledger = new DynamoDbLedger(dynamo.client, name);
   await ledger.createRun(run('r1'));
 });

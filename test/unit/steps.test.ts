@@ -111,7 +111,7 @@ describe('StartRun', () => {
 
   beforeAll(async () => {
     dynamo = await startDynamo();
-    await ensureTable(dynamo.client, ledgerTableFromTemplate(synthesizeTemplate(), 'steps-ledger'));
+    await ensureTable(dynamo.client, ledgerTableFromTemplate(await synthesizeTemplate(), 'steps-ledger'));
     ledger = new DynamoDbLedger(dynamo.client, 'steps-ledger');
   });
   afterAll(async () => dynamo.close());
