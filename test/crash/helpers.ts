@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openLedger } from '../../cli/state.js';
+import type { Day } from '../../lambdas/agent/domain.js';
+import type { ToolCallRecord } from '../../lambdas/ledger/records.js';
+import { synthesizeTemplate } from '../../local/template.js';
+
+const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI as its own process, which a crash really ends; `kill` ends it from outside. */
+export function savepoint(args: string[], options: { killAfterMs?: number } = {}): Promise<Exit> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const killer = options.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.killAfterMs);
+    const watchdog = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('exit', (code, signal) => {
+      clearTimeout(killer);
+      clearTimeout(watchdog);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** A state directory with the day and the synthesized template the engine processes share. */
+export async function workspace(name: string, day: Day): Promise<{ stateDir: string; args: (...more: string[]) => string[] }> {
+  const root = mkdtempSync(join(tmpdir(), `savepoint-${name}-`));
+  const dayFile = join(root, 'day.json');
+  const templateFile = join(root, 'template.json');
+  writeFileSync(dayFile, JSON.stringify(day));
+  writeFileSync(templateFile, JSON.stringify(await synthesizeTemplate()));
+  const stateDir = join(root, 'state');
+  return { stateDir, args: (...more) => ['--state-dir', stateDir, ...more, '--day', dayFile, '--template', templateFile] };
+}
+
+interface JournalEntry {
+  kind: 'refund' | 'review' | 'report';
+  key: string;
+  record: { refundRequestId?: string };
+}
+
+/** What the payments provider committed, from its journal on disk. */
+export function providerJournal(stateDir: string): JournalEntry[] {
+  const file = join(stateDir, 'payments.jsonl');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as JournalEntry);
+}
+
+/** Refund request ids the provider paid, or put in review, more than once (must always be empty). */
+export function duplicates(stateDir: string): string[] {
+  const counts = new Map<string, number>();
+  for (const entry of providerJournal(stateDir)) {
+    if (entry.kind === 'report') continue;
+    const key = `${entry.kind}:${entry.record.refundRequestId}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].filter(([, count]) => count > 1).map(([key]) => key);
+}
+
+/** The run record and its tool calls, read from the state directory while no engine runs. */
+export async function ledgerOf(stateDir: string, runId: string) {
+  const { ledger, close } = await openLedger(stateDir);
+  try {
+    const run = await ledger.getRun(runId);
+    const { calls, approvals } = await ledger.listConversation(runId);
+    return { run, calls, approvals, call: (name: string) => calls.find((call: ToolCallRecord) => call.name === name) };
+  } finally {
+    await close();
+  }
+}
