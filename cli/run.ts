@@ -32,6 +32,7 @@ export const RunOptions = z
     crashAt: CrashAt.optional(),
     crashRate: z.coerce.number().min(0).max(1).default(0),
     crashSeed: z.coerce.number().int().nonnegative().optional(),
+    maxRecoveries: z.coerce.number().int().positive().max(100).optional(),
     approve: ApprovalMode.optional(),
     approvalTimeout: z.coerce.number().int().positive().max(7 * 24 * 3600).optional(),
     maxSteps: z.coerce.number().int().positive().optional(),
@@ -91,6 +92,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     seed: options.seed,
     onApproval,
     ...(options.template && { template: loadTemplate(options.template) }),
+    ...(options.maxRecoveries && { recovery: { maxWithoutProgress: options.maxRecoveries } }),
     log: logFile ? (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`) : undefined,
     ...(crashing && {
       crash: crashInjector({ at: options.crashAt, rate: options.crashRate, seed: options.crashSeed ?? options.seed, logFile: stateDir && join(stateDir, 'crashes.jsonl') }),

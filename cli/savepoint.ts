@@ -40,6 +40,7 @@ program
   .option('--crash-at <point[:tool][:nth]>', `end the process with SIGKILL the nth time a step boundary is reached (${CRASH_POINTS.join(', ')})`)
   .option('--crash-rate <p>', 'end the process with SIGKILL at any step boundary with this probability', '0')
   .option('--crash-seed <n>', 'seed of --crash-rate (default: --seed)')
+  .option('--max-recoveries <n>', 'automatic recoveries in a row without progress before a run is given up (default 3)')
   .option('--template <file>', 'run this synthesized template (e.g. cdk.out/Savepoint.template.json) instead of synthesizing the stack')
   .action(runAndReport);
 
@@ -56,6 +57,7 @@ program
   .option('--crash-at <point[:tool][:nth]>', 'as for run')
   .option('--crash-rate <p>', 'as for run', '0')
   .option('--crash-seed <n>', 'as for run')
+  .option('--max-recoveries <n>', 'automatic recoveries in a row without progress before a run is given up (default 3)')
   .option('--template <file>', 'run this synthesized template (e.g. cdk.out/Savepoint.template.json) instead of synthesizing the stack')
   .action((runId: string, options: Record<string, unknown>) => runAndReport({ ...options, runId, resume: true, memory: false }));
 

@@ -16,15 +16,26 @@ export interface Exit {
   stderr: string;
 }
 
-/** Runs the CLI as its own process, which a crash really ends; `kill` ends it from outside. */
-export function savepoint(args: string[], options: { killAfterMs?: number } = {}): Promise<Exit> {
+/**
+ * Runs the CLI as its own process, which a crash really ends. `killAfter` ends it from outside
+ * with SIGKILL, `ms` after its output first shows `text` (e.g. once its run is under way).
+ */
+export function savepoint(args: string[], options: { killAfter?: { text: string; ms: number } } = {}): Promise<Exit> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const killer = options.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.killAfterMs);
+    let killer: NodeJS.Timeout | undefined;
+    const watch = () => {
+      const { killAfter } = options;
+      if (killAfter && !killer && (stdout + stderr).includes(killAfter.text)) killer = setTimeout(() => child.kill('SIGKILL'), killAfter.ms);
+    };
+    child.stdout.on('data', watch);
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      watch();
+    });
     const watchdog = setTimeout(() => child.kill('SIGKILL'), 120_000);
     child.on('exit', (code, signal) => {
       clearTimeout(killer);
