@@ -38,7 +38,8 @@ const EXPECTED: Record<Point, { call: 'none' | 'in_flight' | 'completed'; commit
   [CrashPoint.AwaitingApproval]: { call: 'none', committed: 0 },
 };
 
-describe.concurrent('the crash matrix', () => {
+// Each case starts up to eight engine processes, several cases at a time.
+describe.concurrent('the crash matrix', { timeout: 300_000 }, () => {
   it.each(Object.keys(KIND) as Tool[])('%s: a crash at every boundary in turn, each recovered by the next process', async (tool) => {
     const { stateDir, args } = await workspace(`matrix-${tool}`, day);
     for (const [index, point] of CHAIN.entries()) {
