@@ -12,6 +12,7 @@ import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { causeMessage } from '../lambdas/steps/finalize.js';
 import { crashInjector, CrashAt } from '../local/crash.js';
 import { summarizeHistory } from '../local/engine.js';
+import { historyLog } from '../local/history-log.js';
 import { startLocalStack } from '../local/runtime.js';
 import { executionFigures, formatReport, type ExecutionFigures } from './format.js';
 import { progressPrinter } from './progress.js';
@@ -100,6 +101,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   });
   approvalsUrl = stack.endpoints.approvals;
   keepDay();
+  if (stateDir) stack.engine.on(historyLog(join(stateDir, 'history.jsonl')));
   const unpublish = stateDir ? publishEngine(stateDir, { pid: process.pid, startedAt: new Date().toISOString(), endpoints: stack.endpoints }) : () => undefined;
   const interrupted = new Promise<'interrupted'>((resolveInterrupt) => process.once('SIGINT', () => resolveInterrupt('interrupted')));
   try {

@@ -78,8 +78,11 @@ export interface LocalStackOptions {
   readonly leaseMs?: number;
   /** Where the steps may be told to end the process (local/crash.ts). @default none */
   readonly crash?: CrashPoints;
-  /** Bound of automatic recoveries (failed executions, and runs the watchdog finds orphaned). */
-  readonly recovery?: RecoveryPolicy;
+  /**
+   * Bound of automatic recoveries (failed executions, and runs the watchdog finds orphaned);
+   * `false` turns the status-change rule off (the benchmark's restart-from-scratch baseline).
+   */
+  readonly recovery?: RecoveryPolicy | false;
   /** How often pending approvals are checked against their deadline. @default 250 */
   readonly sweepEveryMs?: number;
   readonly clock?: Clock;
@@ -157,9 +160,11 @@ export async function startLocalStack(options: LocalStackOptions) {
     const sfn = new SFNClient({ ...localAwsConfig, endpoint: endpoint.url });
     closers.push(() => sfn.destroy());
     const callbacks = sfnTaskCallbacks(sfn);
-    const recoverDeps = { ledger, starter: sfnStarter(sfn, extracted.stateMachineArn), clock, policy: options.recovery };
+    const recoverDeps = { ledger, starter: sfnStarter(sfn, extracted.stateMachineArn), clock, policy: options.recovery || undefined };
     // The recovery rule, as EventBridge runs it on AWS: a failed or timed-out execution is resumed.
-    closers.push(routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], (event) => handlers[Steps.RecoverRun](event, 30_000), options.log ?? (() => undefined)));
+    if (options.recovery !== false) {
+      closers.push(routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], (event) => handlers[Steps.RecoverRun](event, 30_000), options.log ?? (() => undefined)));
+    }
 
     handlers = (() => {
       const bind = <R>(step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<R>) => {

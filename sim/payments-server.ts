@@ -55,6 +55,11 @@ export interface PaymentsServer {
   reports(): Report[];
   /** Every HTTP request received, faulted ones included. */
   requestCount(): number;
+  /**
+   * Forgets what was created since the start: the day as it was, a fresh sandbox (the benchmark's
+   * restart-from-scratch baseline runs every attempt in the same world). In memory only.
+   */
+  resetWorld(): void;
 }
 
 /** A failure answered as `{ error: { type, message } }`. */
@@ -263,6 +268,11 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     reviews: () => [...created.review],
     reports: () => [...created.report],
     requestCount: () => requests,
+    resetWorld: () => {
+      if (options.dataFile) throw new Error('resetWorld() would leave the journal behind: only an in-memory provider can be reset');
+      byKey.clear();
+      for (const list of Object.values(created)) list.length = 0;
+    },
     close,
   };
 }

@@ -1,0 +1,48 @@
+/**
+ * One engine process of the benchmark's crash scenario: starts the local pipeline on a state
+ * directory with crash injection, starts (or resumes) the run, and prints how it ended. The crash
+ * injection, or the benchmark from outside, may end it with SIGKILL at any moment; the next
+ * process resumes the run from the ledger. Every Task event goes to `<stateDir>/history.jsonl`, so
+ * the Lambda invocations of dead processes are counted too.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Day } from '../lambdas/agent/domain.js';
+import { crashInjector } from '../local/crash.js';
+import { historyLog } from '../local/history-log.js';
+import { BENCH_CONFIG, benchStack } from './pipeline.js';
+
+interface Job {
+  stateDir: string;
+  dayFile: string;
+  templateFile: string;
+  runId: string;
+  failRate: number;
+  seed: number;
+  crashRate: number;
+}
+
+const job = JSON.parse(process.argv[2] ?? '{}') as Job;
+const day = Day.parse(JSON.parse(readFileSync(job.dayFile, 'utf8')));
+const stack = await benchStack({
+  day,
+  template: JSON.parse(readFileSync(job.templateFile, 'utf8')),
+  stateDir: job.stateDir,
+  failRate: job.failRate,
+  seed: job.seed,
+  crash: crashInjector({ rate: job.crashRate, seed: job.seed, logFile: join(job.stateDir, 'crashes.jsonl') }),
+});
+try {
+  stack.engine.on(historyLog(join(job.stateDir, 'history.jsonl')));
+  process.stderr.write(`engine ${process.pid} running\n`);
+  // A new execution with the run's id: StartRun creates the run, or resumes it where it stopped.
+  const { executionArn } = stack.engine.startExecution({
+    name: `${job.runId}-${Date.now().toString(36)}`,
+    input: { runId: job.runId, runDate: day.date, config: BENCH_CONFIG },
+  });
+  const done = await stack.engine.waitForExecution(executionArn);
+  const run = await stack.ledger.getRun(job.runId);
+  process.stdout.write(`${JSON.stringify({ status: done.status, run: run?.status, steps: run?.steps })}\n`);
+} finally {
+  await stack.close();
+}

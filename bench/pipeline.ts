@@ -1,0 +1,66 @@
+import type { Day } from '../lambdas/agent/domain.js';
+import type { BreakerPolicy } from '../lambdas/guards/breaker.js';
+import type { CfnTemplateJson } from '../local/asl.js';
+import { summarizeHistory, type StateSummary } from '../local/engine.js';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime.js';
+
+/**
+ * The real local pipeline as the benchmark runs it: the synthesized definition on the in-process
+ * engine, the Lambda handlers, the dynalite ledger, the simulated model and payments provider over
+ * HTTP. Two settings differ from `savepoint run`, both so that N steps at p stay N steps at p:
+ * budgets large enough for 200 steps, and circuit breakers that never trip (independent transient
+ * failures are not an outage; the breaker is measured by its own tests).
+ */
+export const BENCH_BREAKER: BreakerPolicy = { failures: 1_000_000, windowMs: 1_000, openMs: 1, probeLeaseMs: 1 };
+export const BENCH_CONFIG = { maxSteps: 1_000, maxTokens: 10_000_000, maxDollars: 1_000, approvalTimeoutSeconds: 5 };
+
+export function benchStack(options: { day: Day; template: CfnTemplateJson; failRate: number; seed: number } & Partial<LocalStackOptions>): Promise<LocalStack> {
+  return startLocalStack({ breaker: BENCH_BREAKER, ...options });
+}
+
+/** Lambda invocations of the agent steps (CallModel, CallTool): what "step executions" counts. */
+export function stepExecutions(states: Record<string, Pick<StateSummary, 'invocations'>>): number {
+  return (states['CallModel']?.invocations ?? 0) + (states['CallTool']?.invocations ?? 0);
+}
+
+/** Every Lambda invocation, the orchestration steps (StartRun, BudgetCheck, Finalize …) included. */
+export function allInvocations(states: Record<string, Pick<StateSummary, 'invocations'>>): number {
+  return Object.values(states).reduce((sum, state) => sum + state.invocations, 0);
+}
+
+export interface Attempt {
+  status: string;
+  /** Agent steps the run recorded (model turns + tool calls). */
+  steps: number;
+  executions: number;
+  invocations: number;
+  wallMs: number;
+  /** What the provider created during the attempt: refunds, reviews, reports. */
+  sideEffects: number;
+  /** Refund requests the provider paid more than once. */
+  duplicatePayments: number;
+}
+
+/**
+ * One execution of a fresh run in a fresh world: the provider is reset to the day as it was, so
+ * every run (and every restart attempt) faces the same N steps.
+ */
+export async function runOnce(stack: LocalStack, runId: string, day: Day): Promise<Attempt> {
+  stack.payments.resetWorld();
+  const started = performance.now();
+  const { executionArn } = stack.engine.startExecution({ name: runId, input: { runId, runDate: day.date, config: BENCH_CONFIG } });
+  const done = await stack.engine.waitForExecution(executionArn);
+  const wallMs = performance.now() - started;
+  const states = summarizeHistory(stack.engine.getExecutionHistory(executionArn));
+  const run = await stack.ledger.getRun(runId);
+  const paid = stack.payments.refunds().map((refund) => refund.refundRequestId);
+  return {
+    status: done.status,
+    steps: run?.steps ?? 0,
+    executions: stepExecutions(states),
+    invocations: allInvocations(states),
+    wallMs,
+    sideEffects: paid.length + stack.payments.reviews().length + stack.payments.reports().length,
+    duplicatePayments: paid.length - new Set(paid).size,
+  };
+}
