@@ -271,43 +271,13 @@ function render(all: Result[], opts: Options): string {
       '',
       `N = ${r.n}: ${r.workload.requests} refund requests (${r.workload.plain} refunds, ${r.workload.already_refunded} already refunded, ${r.workload.mismatch} amount mismatch${r.workload.mismatch === 1 ? '' : 'es'})`,
       row(['scenario', 'runs', 'executions / run', 'theory', 'waste', 'all Lambda / run', 'dup. payments', 'runs lost', 'crashes survived']),
-      row([
-        'checkpoint (the deployed definition)',
-        String(r.checkpoint.executions.runs),
-        describe(r.checkpoint.executions),
-        r.theory.checkpoint.toFixed(2),
-        percent(r.checkpoint.waste),
-        r.checkpoint.invocations.toFixed(1),
-        String(r.checkpoint.duplicatePayments),
-        String(r.checkpoint.runsLost),
-        '–',
-      ]),
-      row([
-        'restart from scratch (variant, no Retry)',
-        String(r.restart.executions.runs),
-        describe(r.restart.executions),
-        r.theory.restart.toFixed(1),
-        percent(r.restart.waste),
-        r.restart.invocations.toFixed(1),
-        String(r.restart.duplicatePayments),
-        String(r.restart.runsLost),
-        '–',
-      ]),
+      scenarioRow('checkpoint (the deployed definition)', r.checkpoint, r.theory.checkpoint.toFixed(2)),
+      scenarioRow('restart from scratch (variant, no Retry)', r.restart, r.theory.restart.toFixed(1)),
     );
     if (r.crashes) {
-      out.push(
-        row([
-          `checkpoint + crashes (${r.crashes.crashRate} per boundary)`,
-          String(r.crashes.executions.runs),
-          describe(r.crashes.executions),
-          '–',
-          percent(r.crashes.waste),
-          '–',
-          String(r.crashes.duplicatePayments),
-          String(r.crashes.runsLost),
-          `${r.crashes.crashesSurvived.injected + r.crashes.crashesSurvived.killedFromOutside} (${r.crashes.crashesSurvived.injected} injected, ${r.crashes.crashesSurvived.killedFromOutside} SIGKILL)`,
-        ]),
-      );
+      const { injected, killedFromOutside } = r.crashes.crashesSurvived;
+      const survived = `${injected + killedFromOutside} (${injected} injected, ${killedFromOutside} SIGKILL)`;
+      out.push(scenarioRow(`checkpoint + crashes (${r.crashes.crashRate} per boundary)`, r.crashes, '–', survived));
     }
     out.push(
       `  theory: checkpoint N/(1-p) = ${r.theory.checkpoint.toFixed(2)} (waste ${percent(waste(r.theory.checkpoint, r.n))}); restart (1/p)((1-p)^-N - 1) = ${r.theory.restart.toFixed(1)} (waste ${percent(waste(r.theory.restart, r.n))})`,
@@ -320,6 +290,29 @@ function render(all: Result[], opts: Options): string {
     }
   }
   return out.join('\n');
+}
+
+interface Scenario {
+  executions: Estimate;
+  waste: number;
+  invocations?: number;
+  duplicatePayments: number;
+  runsLost: number;
+}
+
+function scenarioRow(label: string, scenario: Scenario, theoretical: string, survived = '–'): string {
+  const { executions, invocations } = scenario;
+  return row([
+    label,
+    String(executions.runs),
+    describe(executions),
+    theoretical,
+    percent(scenario.waste),
+    invocations === undefined ? '–' : invocations.toFixed(1),
+    String(scenario.duplicatePayments),
+    String(scenario.runsLost),
+    survived,
+  ]);
 }
 
 function describe(e: Estimate): string {

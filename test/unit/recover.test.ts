@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
 import { CrashPoint } from '../../lambdas/steps/crash-points.js';
-import { recoveryExecutionName, recoveryVerdict, type EndedExecution } from '../../lambdas/steps/recover.js';
+import { createRecoverOnStatusChange, recoveryExecutionName, recoveryVerdict, type EndedExecution } from '../../lambdas/steps/recover.js';
 import { CrashAt, crashInjector } from '../../local/crash.js';
 
 const run: RunRecord = {
@@ -142,5 +143,31 @@ describe('crash injection', () => {
     expect(crashesOf(5)).not.toEqual(crashesOf(6));
     expect(crashesOf(5).length).toBeGreaterThan(150);
     expect(crashesOf(5).length).toBeLessThan(250);
+  });
+});
+
+describe('the recovery handler', () => {
+  const event = JSON.parse(readFileSync(new URL('../../events/execution-failed.json', import.meta.url), 'utf8')) as { detail: Record<string, unknown> };
+  const asked: string[] = [];
+  const handler = createRecoverOnStatusChange({
+    // Only what the handler reads before it decides: the run record (here: none).
+    ledger: { getRun: async (runId: string) => (asked.push(runId), undefined) } as never,
+    starter: { start: () => Promise.reject(new Error('must not start')) },
+    clock: { now: () => now },
+  });
+
+  it('reads the run id from the input of the execution in the EventBridge event (events/execution-failed.json)', async () => {
+    expect(await handler(event)).toEqual({ runId: 'nightly-2026-11-28', action: 'ignored', reason: 'no such run (it never started)' });
+    expect(asked).toEqual(['nightly-2026-11-28']);
+  });
+
+  it('ignores executions that did not fail, and inputs that name no run', async () => {
+    expect(await handler({ ...event, detail: { ...event.detail, status: 'SUCCEEDED' } })).toMatchObject({ action: 'ignored', reason: 'execution SUCCEEDED' });
+    expect(await handler({ ...event, detail: { ...event.detail, input: '{"hello":"world"}' } })).toMatchObject({ action: 'ignored', reason: 'the execution input names no run' });
+  });
+
+  it('refuses an event of the wrong shape with a message naming the field, without retrying it', async () => {
+    const error = await handler({ ...event, detail: { ...event.detail, executionArn: 42 } }).catch((caught: unknown) => caught as Error);
+    expect(error).toMatchObject({ name: 'Agent.InvalidInput', message: expect.stringMatching(/^invalid execution status change: detail\.executionArn: /) });
   });
 });
