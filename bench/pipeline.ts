@@ -64,3 +64,29 @@ export async function runOnce(stack: LocalStack, runId: string, day: Day): Promi
     duplicatePayments: paid.length - new Set(paid).size,
   };
 }
+
+export interface RestartRun {
+  executions: number;
+  invocations: number;
+  attempts: number;
+  /** Refunds, reviews and reports made by the attempts that were thrown away. */
+  thrownAway: number;
+  duplicatePayments: number;
+}
+
+/**
+ * One completed run of the restart-from-scratch baseline (a stack on the variant without Retry,
+ * recovery off): a fresh run from step 1 after every failure, until one attempt succeeds.
+ */
+export async function restartRun(stack: LocalStack, day: Day, label: string): Promise<RestartRun> {
+  const run: RestartRun = { executions: 0, invocations: 0, attempts: 0, thrownAway: 0, duplicatePayments: 0 };
+  for (;;) {
+    const attempt = await runOnce(stack, `${label}-a${run.attempts + 1}`, day);
+    run.attempts += 1;
+    run.executions += attempt.executions;
+    run.invocations += attempt.invocations;
+    run.duplicatePayments += attempt.duplicatePayments;
+    if (attempt.status === 'SUCCEEDED') return run;
+    run.thrownAway += attempt.sideEffects;
+  }
+}

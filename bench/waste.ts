@@ -13,9 +13,8 @@
  *     (crash injection) and once from outside at a random moment; each time a new process resumes.
  * It prints the figures (or `--json`); nothing here is a test, and nothing is hard-coded.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -25,9 +24,9 @@ import type { CfnTemplateJson } from '../local/asl.js';
 import { invocationsInLog } from '../local/history-log.js';
 import { synthesizeTemplate } from '../local/template.js';
 import { seededRandom } from '../sim/random.js';
-import { benchStack, runOnce, stepExecutions, type Attempt } from './pipeline.js';
+import { benchStack, runOnce, stepExecutions, type Attempt, type RestartRun } from './pipeline.js';
+import { benchProcess } from './processes.js';
 import { estimate, median, theory, waste, type Estimate } from './stats.js';
-import { withoutRetries } from './variant.js';
 import { dayWithSteps } from './workload.js';
 
 const Options = z.object({
@@ -45,6 +44,8 @@ const Options = z.object({
   restartSeconds: z.coerce.number().positive(),
   crashRuns: z.coerce.number().int().min(0).max(100),
   crashRate: z.coerce.number().min(0).max(0.1),
+  /** Processes running the restart baseline side by side. */
+  workers: z.coerce.number().int().min(1).max(16),
   seed: z.coerce.number().int().nonnegative(),
   json: z.boolean(),
 });
@@ -63,9 +64,10 @@ const { values } = parseArgs({
     steps: { type: 'string', default: '100,200' },
     p: { type: 'string', default: '0.02' },
     runs: { type: 'string', default: '30' },
-    'restart-seconds': { type: 'string', default: '90' },
+    'restart-seconds': { type: 'string', default: '120' },
     'crash-runs': { type: 'string', default: '4' },
-    'crash-rate': { type: 'string', default: '0.002' },
+    'crash-rate': { type: 'string', default: '0.005' },
+    workers: { type: 'string', default: String(Math.min(availableParallelism(), 4)) },
     seed: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
@@ -134,32 +136,27 @@ async function checkpointRuns(n: number, day: Day, opts: Options) {
   };
 }
 
+/** Runs the baseline in one worker process per core until the time budget is spent. */
 async function restartRuns(n: number, day: Day, opts: Options) {
-  // The restart baseline must not be rescued by the recovery rule: it is turned off.
-  const stack = await benchStack({ day, template: withoutRetries(template), failRate: opts.p, seed: opts.seed + 1, recovery: false });
+  const files = jobFiles(day);
   const deadline = Date.now() + opts.restartSeconds * 1000;
-  const runs: { executions: number; invocations: number; attempts: number; thrownAway: number; duplicatePayments: number }[] = [];
-  let attempts = 0;
+  const runs: RestartRun[] = [];
   try {
-    // A run that has started is always finished: stopping mid-run would drop the longest runs.
-    while (Date.now() < deadline) {
-      const run = { executions: 0, invocations: 0, attempts: 0, thrownAway: 0, duplicatePayments: 0 };
-      for (;;) {
-        const attempt = await runOnce(stack, `restart-${++attempts}`, day);
-        run.attempts += 1;
-        run.executions += attempt.executions;
-        run.invocations += attempt.invocations;
-        run.duplicatePayments += attempt.duplicatePayments;
-        if (attempt.status === 'SUCCEEDED') break;
-        run.thrownAway += attempt.sideEffects;
-      }
-      runs.push(run);
-      const soFar = estimate(runs.map((completed) => completed.executions));
-      progress(`N=${n}: restart run ${runs.length}: ${run.executions} executions in ${run.attempts} attempts (${describe(soFar)})`);
-      if (runs.length >= MIN_RUNS && soFar.relative <= TARGET) break;
-    }
+    await Promise.all(
+      Array.from({ length: opts.workers }, async (_, worker) => {
+        const job = { ...files, p: opts.p, seed: opts.seed + 1 + worker * 7_919, deadline, worker };
+        const exit = await benchProcess('./restart-worker.ts', job, {
+          onLine: (line) => {
+            const run = JSON.parse(line) as RestartRun;
+            runs.push(run);
+            progress(`N=${n}: restart run ${runs.length}: ${run.executions} executions in ${run.attempts} attempts (${describe(estimate(runs.map((r) => r.executions)))})`);
+          },
+        });
+        if (exit.code !== 0) throw new Error(`restart worker ${worker} failed (${exit.code ?? exit.signal}): ${exit.stderr.slice(-500)}`);
+      }),
+    );
   } finally {
-    await stack.close();
+    rmSync(files.root, { recursive: true, force: true });
   }
   const executions = estimate(runs.map((run) => run.executions));
   return {
@@ -172,16 +169,23 @@ async function restartRuns(n: number, day: Day, opts: Options) {
     duplicatePayments: sum(runs.map((run) => run.duplicatePayments)),
     runsLost: 0,
     seconds: opts.restartSeconds,
+    workers: opts.workers,
   };
 }
 
-/** Each run in its own state directory on disk, driven by engine processes that get killed. */
-async function crashRuns(n: number, day: Day, opts: Options) {
+/** The day and the synthesized template, in files a benchmark process reads. */
+function jobFiles(day: Day): { root: string; dayFile: string; templateFile: string } {
   const root = mkdtempSync(join(tmpdir(), 'savepoint-bench-'));
   const dayFile = join(root, 'day.json');
   const templateFile = join(root, 'template.json');
   writeFileSync(dayFile, JSON.stringify(day));
   writeFileSync(templateFile, JSON.stringify(template));
+  return { root, dayFile, templateFile };
+}
+
+/** Each run in its own state directory on disk, driven by engine processes that get killed. */
+async function crashRuns(n: number, day: Day, opts: Options) {
+  const { root, dayFile, templateFile } = jobFiles(day);
   const random = seededRandom(opts.seed);
   const runs = [];
   try {
@@ -226,32 +230,20 @@ async function crashRuns(n: number, day: Day, opts: Options) {
   };
 }
 
-function engineProcess(job: object, killAfterMs: number | undefined): Promise<{ result?: { run?: string }; killedFromOutside: boolean }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', new URL('./engine-process.ts', import.meta.url).pathname, JSON.stringify(job)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    });
-    let stdout = '';
-    let stderr = '';
-    let killedFromOutside = false;
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      if (killAfterMs !== undefined && stderr.includes('running') && !killedFromOutside) {
-        killedFromOutside = true;
-        setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-      }
-    });
-    child.on('exit', (code, signal) => {
-      const injected = stderr.includes('crash injected');
-      if (signal !== 'SIGKILL' && code !== 0) progress(`engine process failed (${code}): ${stderr.slice(-500)}`);
-      resolve({
-        result: stdout.trim() ? (JSON.parse(stdout.trim().split('\n').at(-1)!) as { run?: string }) : undefined,
-        killedFromOutside: signal === 'SIGKILL' && !injected && killedFromOutside,
-      });
-    });
+/** One engine process; the first of a run is also killed from outside, `killAfterMs` into its run. */
+async function engineProcess(job: object, killAfterMs: number | undefined): Promise<{ result?: { run?: string }; killedFromOutside: boolean }> {
+  let killing = false;
+  const exit = await benchProcess('./engine-process.ts', job, {
+    onStderr: (text, kill) => {
+      if (killAfterMs === undefined || killing || !text.includes('running')) return;
+      killing = true;
+      setTimeout(kill, killAfterMs);
+    },
   });
+  const injected = exit.stderr.includes('crash injected');
+  if (exit.signal !== 'SIGKILL' && exit.code !== 0) progress(`engine process failed (${exit.code}): ${exit.stderr.slice(-500)}`);
+  const last = exit.stdout.trim().split('\n').at(-1);
+  return { result: last ? (JSON.parse(last) as { run?: string }) : undefined, killedFromOutside: exit.signal === 'SIGKILL' && !injected && killing };
 }
 
 // ---- output ---------------------------------------------------------------------------------------
@@ -281,7 +273,7 @@ function render(all: Result[], opts: Options): string {
     }
     out.push(
       `  theory: checkpoint N/(1-p) = ${r.theory.checkpoint.toFixed(2)} (waste ${percent(waste(r.theory.checkpoint, r.n))}); restart (1/p)((1-p)^-N - 1) = ${r.theory.restart.toFixed(1)} (waste ${percent(waste(r.theory.restart, r.n))})`,
-      `  restart: ${r.restart.attemptsPerRun.toFixed(1)} attempts per completed run in a ${r.restart.seconds} s budget; each attempt met the day as it was (the simulated provider is reset),`,
+      `  restart: ${r.restart.attemptsPerRun.toFixed(1)} attempts per completed run, ${r.restart.workers} processes for ${r.restart.seconds} s; each attempt met the day as it was (the simulated provider is reset),`,
       `    so the ${r.restart.sideEffectsThrownAway.toFixed(1)} refunds, reviews and reports per run made by attempts thrown away would be repeated in a world that keeps them.`,
       `  orchestration overhead: median ${r.checkpoint.msPerStep.toFixed(1)} ms wall per agent step (checkpoint runs: engine, handlers, ledger and simulated services, retry waits included).`,
     );
