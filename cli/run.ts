@@ -138,8 +138,10 @@ async function decideApproval(approval: ApprovalRecord, mode: z.infer<typeof App
   progress(`          ✓  approval ${approval.approvalId}: ${response.ok ? body.status : `${response.status} ${body.message}`}`);
 }
 
+/** 0 succeeded · 1 failed · 3 stopped by a guard (a budget, a loop, a kill). */
 export function exitCodeOf(report: RunReport): number {
-  return report.status === 'succeeded' ? 0 : report.status === 'stopped' ? 3 : 1;
+  if (report.status === 'succeeded') return 0;
+  return report.status === 'stopped' || report.status === 'killed' ? 3 : 1;
 }
 
 export { formatReport };

@@ -12,6 +12,7 @@ import {
   type RetryProps,
   JsonPath,
   LogLevel,
+  Pass,
   StateMachine,
   StateMachineType,
   Succeed,
@@ -169,8 +170,18 @@ export class AgentStateMachine extends Construct {
     callModel.next(routeToolCall);
     callTool.next(routeToolCall);
 
+    // A run resumed mid-turn first finishes the tool calls the model already asked for.
+    const resumeToolCalls = new Pass(this, 'ResumeToolCalls', {
+      parameters: { 'next.$': '$.budget.result.pending' },
+      resultPath: '$.step.result',
+    }).next(routeToolCall);
     budgetCheck.next(
-      new Choice(this, 'ContinueOrStop').when(Condition.booleanEquals('$.budget.result.continue', true), callModel).otherwise(finalize),
+      // Rules are tried in order: `pending` exists only when the run continues. (Not(IsNull) rather
+      // than IsNull: false, which the local engine's interpreter gets wrong.)
+      new Choice(this, 'ContinueOrStop')
+        .when(Condition.booleanEquals('$.budget.result.continue', false), finalize)
+        .when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls)
+        .otherwise(callModel),
     );
 
     const definition = startRun.next(

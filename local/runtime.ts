@@ -14,6 +14,7 @@ import { createExpireApprovals, createRequestApproval } from '../lambdas/steps/a
 import { createBudgetCheck } from '../lambdas/steps/budget-check.js';
 import { createCallModel } from '../lambdas/steps/call-model.js';
 import { createCallTool } from '../lambdas/steps/call-tool.js';
+import { createExecutionStopped } from '../lambdas/steps/execution-stopped.js';
 import { createFinalize } from '../lambdas/steps/finalize.js';
 import { systemClock, type Clock } from '../lambdas/steps/ports.js';
 import { createStartRun } from '../lambdas/steps/start-run.js';
@@ -76,6 +77,8 @@ export interface LocalStackOptions {
   readonly onApproval?: (approval: ApprovalRecord) => void;
   /** A model endpoint to use instead of the simulated model (tests of misbehaving models). */
   readonly modelUrl?: string;
+  /** A payments endpoint to use instead of the simulated provider (tests of misbehaving providers). */
+  readonly paymentsUrl?: string;
   /** Where the steps' error lines go. @default discarded (the execution history has them) */
   readonly log?: (line: string) => void;
   /** The synthesized template; synthesized in-process when absent. */
@@ -134,7 +137,17 @@ export async function startLocalStack(options: LocalStackOptions) {
       retryIntervalOverrides,
       now: () => clock.now(),
     });
-    closers.push(() => engine.close());
+    // Shutting down drains like Lambda: the engine stops first (no new invocations), then the
+    // invocations in flight finish (against the still-open ledger) before the ledger closes.
+    let closing = false;
+    const inFlight = new Set<Promise<unknown>>();
+    closers.push(async () => {
+      await Promise.allSettled([...inFlight]);
+    });
+    closers.push(async () => {
+      closing = true;
+      await engine.close();
+    });
     // The handlers reach the engine through its Step Functions API on loopback, with the real SDK.
     const endpoint = await startSfnEndpoint(engine);
     closers.push(endpoint.close);
@@ -147,9 +160,15 @@ export async function startLocalStack(options: LocalStackOptions) {
     handlers = (() => {
       const bind = <R>(step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<R>) => {
         const handler = stepHandler(fn, options.log ?? (() => undefined));
-        return (event: unknown, timeoutMs: number) => handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
+        return (event: unknown, timeoutMs: number) => {
+          if (closing) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
+          const invocation = handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
+          inFlight.add(invocation);
+          void invocation.catch(() => undefined).finally(() => inFlight.delete(invocation));
+          return invocation;
+        };
       };
-      const api = new HttpCommerceApi({ baseUrl: payments.url });
+      const api = new HttpCommerceApi({ baseUrl: options.paymentsUrl ?? payments.url });
       const breaker = new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER);
       const approvalDeps = { ledger, callbacks, clock, notify: options.onApproval };
       const expire = createExpireApprovals(approvalDeps);
@@ -161,15 +180,30 @@ export async function startLocalStack(options: LocalStackOptions) {
         [Steps.CallTool]: bind(Steps.CallTool, createCallTool({ ledger, api, clock, leaseMs, breaker })),
         [Steps.Finalize]: bind(Steps.Finalize, createFinalize({ ledger, clock })),
         [Steps.ExpireApprovals]: bind(Steps.ExpireApprovals, () => expire()),
+        [Steps.ExecutionStopped]: bind(Steps.ExecutionStopped, createExecutionStopped({ ledger, clock })),
         [Steps.ApprovalCallback]: () => Promise.reject(new Error('the approval callback is served by the approval API')),
       };
     })();
+
+    // What EventBridge does on AWS: an execution stopped by StopExecution is reported to the
+    // ExecutionStopped step, which marks its run killed. Closing the engine is not a kill.
+    engine.on((event) => {
+      const details = event.executionAbortedEventDetails;
+      if (event.type !== 'ExecutionAborted' || details?.error === ENGINE_CLOSED) return;
+      // Delivered after the engine has settled the execution, like EventBridge after the fact.
+      setImmediate(() => {
+        if (closing) return;
+        const change = executionStatusChange(engine.describeExecution(event.executionArn), event.timestamp);
+        handlers[Steps.ExecutionStopped](change, 30_000).catch((error: unknown) => options.log?.(`execution-stopped failed: ${String(error)}`));
+      });
+    });
 
     const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock }));
     closers.push(approvalApi.close);
 
     const sweep = setInterval(() => {
-      handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => console.error('approval expiry sweep failed:', error));
+      if (closing) return;
+      handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => options.log?.(`approval expiry sweep failed: ${String(error)}`));
     }, options.sweepEveryMs ?? 250);
     sweep.unref();
     closers.push(() => clearInterval(sweep));
@@ -196,4 +230,24 @@ function localRetryDelays(state: AslState | undefined, options: LocalStackOption
   return retriers.map((retrier) =>
     retrier.ErrorEquals.includes(ErrorNames.CircuitOpen) ? (options.breakerRetryDelayMs ?? 600) : (options.retryDelayMs ?? 20),
   );
+}
+
+/** The engine's own abort when it closes (a process stopping, not an operator's kill). */
+const ENGINE_CLOSED = 'LocalEngine.Closed';
+
+/** The EventBridge "Execution Status Change" event for an execution of the local engine. */
+function executionStatusChange(execution: ReturnType<LocalEngine['describeExecution']>, at: Date) {
+  return {
+    'detail-type': 'Step Functions Execution Status Change',
+    source: 'aws.states',
+    time: at.toISOString(),
+    detail: {
+      executionArn: execution.executionArn,
+      status: execution.status,
+      stopDate: (execution.stopDate ?? at).getTime(),
+      input: execution.input,
+      error: execution.error ?? null,
+      cause: execution.cause ?? null,
+    },
+  };
 }

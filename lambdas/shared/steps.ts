@@ -12,6 +12,7 @@ export const Steps = {
   Finalize: 'finalize',
   ApprovalCallback: 'approval-callback',
   ExpireApprovals: 'expire-approvals',
+  ExecutionStopped: 'execution-stopped',
 } as const;
 
 export type StepName = (typeof Steps)[keyof typeof Steps];

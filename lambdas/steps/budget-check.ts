@@ -2,15 +2,16 @@ import { z } from 'zod';
 import { budgetTrip } from '../guards/budgets.js';
 import { loopVerdict } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { GuardEvent, RunRecord, TurnRecord } from '../ledger/records.js';
+import type { GuardEvent, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
-import { loadRun, toolUses } from './turns.js';
+import { loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
 
 export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 
 export type BudgetDecision =
-  | { continue: true; nextTurn: number }
+  /** `pending`: the last turn's tool calls that never completed (a resumed run) come first. */
+  | { continue: true; nextTurn: number; pending: NextToolCall | null }
   | { continue: false; status: 'succeeded' | 'stopped' | 'killed'; reason: string; guard?: GuardEvent['guard'] };
 
 /**
@@ -18,7 +19,13 @@ export type BudgetDecision =
  * the model says: the run's status, the kill switches, the budgets, whether the model's last turn
  * was final, and the loop detector.
  */
-export function decide(run: RunRecord, turns: TurnRecord[], now: Date, globalKill?: RunRecord['killed']): BudgetDecision {
+export function decide(
+  run: RunRecord,
+  turns: TurnRecord[],
+  now: Date,
+  globalKill?: RunRecord['killed'],
+  calls: ToolCallRecord[] = [],
+): BudgetDecision {
   if (run.status !== 'running') return { continue: false, status: 'stopped', reason: `run is ${run.status}` };
   const trip = budgetTrip(run, now, globalKill);
   if (trip) return { continue: false, status: trip.guard === 'kill' ? 'killed' : 'stopped', reason: trip.reason, guard: trip.guard };
@@ -27,15 +34,25 @@ export function decide(run: RunRecord, turns: TurnRecord[], now: Date, globalKil
   if (last && last.stopReason === 'end_turn' && toolUses(last).length === 0) return { continue: false, status: 'succeeded', reason: 'done' };
   const loop = loopVerdict(turns);
   if (loop?.action === 'stop') return { continue: false, status: 'stopped', reason: loop.reason, guard: 'loop' };
-  return { continue: true, nextTurn: run.modelTurns + 1 };
+  return { continue: true, nextTurn: run.modelTurns + 1, pending: last ? unfinishedCall(last, calls, run) : null };
+}
+
+/**
+ * The first tool call of `turn` without a completed record. A run that stopped mid-turn (an
+ * engine that died, a resume) finishes the turn's calls before the model is asked again.
+ */
+function unfinishedCall(turn: TurnRecord, calls: ToolCallRecord[], run: RunRecord): NextToolCall | null {
+  const done = new Set(calls.filter((call) => call.turn === turn.turn && call.status === 'completed').map((call) => call.call));
+  const index = toolUses(turn).findIndex((_use, position) => !done.has(position + 1));
+  return index < 0 ? null : nextToolCall(turn, index, run.config);
 }
 
 export function createBudgetCheck(deps: { ledger: Ledger; clock: Clock }) {
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
-    const [run, globalKill, { turns }] = await Promise.all([loadRun(deps.ledger, runId), deps.ledger.getGlobalKill(), deps.ledger.listConversation(runId)]);
-    const decision = decide(run, turns, now, globalKill);
+    const [run, globalKill, { turns, calls }] = await Promise.all([loadRun(deps.ledger, runId), deps.ledger.getGlobalKill(), deps.ledger.listConversation(runId)]);
+    const decision = decide(run, turns, now, globalKill, calls);
     const warning = decision.continue ? loopVerdict(turns) : undefined;
     if (!decision.continue && decision.guard) {
       await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action: 'stopped', reason: decision.reason, at: now.toISOString() });
