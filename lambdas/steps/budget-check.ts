@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { budgetTrip } from '../guards/budgets.js';
 import { loopVerdict } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { GuardEvent, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
 import { loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
@@ -12,7 +12,14 @@ export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 export type BudgetDecision =
   /** `pending`: the last turn's tool calls that never completed (a resumed run) come first. */
   | { continue: true; nextTurn: number; pending: NextToolCall | null }
-  | { continue: false; status: 'succeeded' | 'stopped' | 'killed'; reason: string; guard?: GuardEvent['guard'] };
+  | {
+      continue: false;
+      status: 'succeeded' | 'stopped' | 'killed';
+      reason: string;
+      guard?: GuardEvent['guard'];
+      /** Set when the run asks a person to extend the exhausted budget instead of stopping. */
+      extension?: NonNullable<ApprovalRecord['budget']>;
+    };
 
 /**
  * The harness's stop decision, made between iterations from what is persisted — never from what
@@ -52,13 +59,48 @@ export function createBudgetCheck(deps: { ledger: Ledger; clock: Clock }) {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
     const [run, globalKill, { turns, calls }] = await Promise.all([loadRun(deps.ledger, runId), deps.ledger.getGlobalKill(), deps.ledger.listConversation(runId)]);
-    const decision = decide(run, turns, now, globalKill, calls);
+    const decision = await withExtensions(deps.ledger, run, (current) => decide(current, turns, now, globalKill, calls));
     const warning = decision.continue ? loopVerdict(turns) : undefined;
     if (!decision.continue && decision.guard) {
-      await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action: 'stopped', reason: decision.reason, at: now.toISOString() });
+      const action = decision.extension ? 'tripped' : 'stopped';
+      const reason = decision.extension ? `${decision.reason}: asking to extend it to ${decision.extension.limit}` : decision.reason;
+      await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action, reason, at: now.toISOString() });
     } else if (warning) {
       await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
     }
     return decision;
   };
+}
+
+/**
+ * A run configured to `ask` does not stop on an exhausted budget: an approved extension raises
+ * the limit (once, in the run record) and the decision is made again; a pending or missing one is
+ * asked for; a refused or expired one stops the run, saying so.
+ */
+async function withExtensions(ledger: Ledger, initial: RunRecord, decideFor: (run: RunRecord) => BudgetDecision): Promise<BudgetDecision> {
+  let run = initial;
+  for (;;) {
+    const decision = decideFor(run);
+    if (decision.continue || run.config.onBudgetExceeded !== 'ask' || !isExtendable(decision.guard)) return decision;
+    const guard = decision.guard;
+    const extension = (run.budgetExtensions?.[guard] ?? 0) + 1;
+    const approval = await ledger.getBudgetApproval(run.runId, guard, extension);
+    if (approval?.status === 'approved') {
+      run = await ledger.applyBudgetExtension(run.runId, guard, extension, approval.budget!.limit);
+      continue;
+    }
+    if (approval && approval.status !== 'pending') {
+      return { ...decision, reason: `${decision.reason} (extension ${approval.status}${approval.reason ? `: ${approval.reason}` : ''})` };
+    }
+    return { ...decision, extension: { guard, extension, limit: extendedLimit(run, guard) } };
+  }
+}
+
+function isExtendable(guard: GuardEvent['guard'] | undefined): guard is ExtendableGuard {
+  return (EXTENDABLE_GUARDS as readonly string[]).includes(guard ?? '');
+}
+
+export function extendedLimit(run: RunRecord, guard: ExtendableGuard): number {
+  const limit = run.config[BUDGET_FIELDS[guard]] * (1 + run.config.budgetExtensionPercent / 100);
+  return guard === 'dollars' ? Math.round(limit * 100) / 100 : Math.ceil(limit);
 }

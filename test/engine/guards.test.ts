@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BREAKER } from '../../lambdas/guards/breaker.js';
 import { TOOLS_BREAKER } from '../../lambdas/steps/call-tool.js';
 import { loadReport } from '../../lambdas/agent/report.js';
-import { sampleDay, startHarness, waitFor, type Harness } from './harness.js';
+import { postDecision, sampleDay, startHarness, waitFor, type Harness } from './harness.js';
 
 /** A clock the test can move forward: the harness reads it, the engine's waits stay real. */
 function testClock() {
@@ -235,3 +235,30 @@ async function stubServer(answer: (path: string, body: string) => unknown): Prom
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
+
+describe('budget extensions', () => {
+  it('asks a person to extend an exhausted budget, applies an approved extension once, and stops when refused', async () => {
+    harness = await startHarness();
+    const { stack } = harness;
+    const decisions = (async () => {
+      const first = await waitFor(() => harness!.approvals.find((approval) => approval.budget?.extension === 1));
+      expect(first.summary).toBe('extend the steps budget of run extend from 12 to 18 (extension 1)');
+      expect(await postDecision(stack, first.approvalId, { decision: 'approve' })).toMatchObject({ status: 200 });
+      const second = await waitFor(() => harness!.approvals.find((approval) => approval.budget?.extension === 2));
+      expect(await postDecision(stack, second.approvalId, { decision: 'reject', reason: 'enough for today' })).toMatchObject({ status: 200 });
+    })();
+    const finished = await harness.run({ runId: 'extend', runDate, config: { maxSteps: 12, onBudgetExceeded: 'ask', ...quickApprovals } });
+    await decisions;
+
+    expect(JSON.parse(finished.output!)).toMatchObject({ status: 'stopped', reason: 'budget exceeded: steps 18 / 18 (extension rejected: enough for today)' });
+    const run = (await stack.ledger.getRun('extend'))!;
+    expect(run).toMatchObject({ steps: 18, config: { maxSteps: 18 }, budgetExtensions: { steps: 1 } });
+    expect(finished.states['RequestBudgetExtension']).toMatchObject({ entered: 2, failures: 1, errors: { 'Approval.Rejected': 1 } });
+    const report = (await loadReport(stack.ledger, 'extend', new Date()))!;
+    expect(report.guardEvents.map((event) => [event.guard, event.action])).toEqual([
+      ['steps', 'tripped'],
+      ['steps', 'tripped'],
+      ['steps', 'stopped'],
+    ]);
+  });
+});
