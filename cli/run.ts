@@ -25,6 +25,10 @@ export const RunOptions = z.object({
   approvalTimeout: z.coerce.number().int().positive().max(7 * 24 * 3600).optional(),
   maxSteps: z.coerce.number().int().positive().optional(),
   maxTokens: z.coerce.number().int().positive().optional(),
+  maxTokensPerTurn: z.coerce.number().int().positive().optional(),
+  maxDollars: z.coerce.number().positive().optional(),
+  maxWallSeconds: z.coerce.number().int().positive().optional(),
+  onBudgetExceeded: z.enum(['stop', 'ask']).optional(),
   stateDir: z.string().min(1),
   memory: z.boolean(),
   day: z.string().min(1),
@@ -78,11 +82,17 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const interrupted = new Promise<'interrupted'>((resolveInterrupt) => process.once('SIGINT', () => resolveInterrupt('interrupted')));
   try {
     const runId = options.runId ?? `refunds-${runDate}`;
-    const config = {
-      approvalTimeoutSeconds,
-      ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
-      ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+    // Budgets given on the command line override the agent's defaults (RunConfig); the run
+    // record keeps the figures it ran with.
+    const budgets = {
+      maxSteps: options.maxSteps,
+      maxTokens: options.maxTokens,
+      maxTokensPerTurn: options.maxTokensPerTurn,
+      maxDollars: options.maxDollars,
+      maxWallSeconds: options.maxWallSeconds,
+      onBudgetExceeded: options.onBudgetExceeded,
     };
+    const config = { approvalTimeoutSeconds, ...Object.fromEntries(Object.entries(budgets).filter(([, value]) => value !== undefined)) };
     const started = Date.now();
     const print = progressPrinter(progress, started);
     const stop = stack.engine.on((event) => print(event));
