@@ -59,10 +59,12 @@ describe('budgets', () => {
 
   it('offers the remaining budget to the model each turn, while the harness keeps the hard cap', async () => {
     const systems: string[] = [];
-    const model = await recordingModel(systems);
+    const maxTokens: number[] = [];
+    const model = await recordingModel(systems, maxTokens);
     try {
       harness = await startHarness({ modelUrl: model.url });
-      await harness.run({ runId: 'hint', runDate, config: { maxSteps: 6, ...quickApprovals } });
+      await harness.run({ runId: 'hint', runDate, config: { maxSteps: 6, maxTokensPerTurn: 700, ...quickApprovals } });
+      expect(new Set(maxTokens)).toEqual(new Set([700])); // max_tokens per turn, on every call
       expect(systems[0]).toMatch(/\[harness\] Budget left for this run: 6 steps, \d+ tokens, \$5\.00, 240 min/);
       expect(systems.at(-1)).toMatch(/Budget left for this run: [1-5] steps/);
       expect((await harness.stack.ledger.getRun('hint'))!.steps).toBe(6);
@@ -200,10 +202,11 @@ describe('counters survive a restart', () => {
 });
 
 /** A model that records each request's system prompt and answers with the simulated policy's first moves. */
-async function recordingModel(systems: string[]) {
-  return stubServer((path, body) => {
-    const request = JSON.parse(body) as { system: string; messages: unknown[] };
+async function recordingModel(systems: string[], maxTokens: number[]) {
+  return stubServer((_path, body) => {
+    const request = JSON.parse(body) as { system: string; messages: unknown[]; max_tokens: number };
     systems.push(request.system);
+    maxTokens.push(request.max_tokens);
     const turn = request.messages.length;
     return message(turn, [{ type: 'tool_use', id: `toolu_${turn}`, name: 'list_refund_requests', input: { date: runDate } }]);
   });
