@@ -1,3 +1,4 @@
+import type { BreakerState } from '../lambdas/guards/breaker.js';
 import type { RunReport } from '../lambdas/agent/report.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { formatCents } from '../lambdas/steps/approvals.js';
@@ -58,6 +59,12 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
     row('tokens', `${report.tokens.total} (${report.tokens.input} in, ${report.tokens.output} out)`),
     row('cost', money(report.dollars)),
     row('wall time', `${report.wallSeconds.toFixed(1)} s`),
+    'guards (used / limit)',
+    row('  steps', `${report.guards.steps.used} / ${report.guards.steps.limit}`),
+    row('  tokens', `${report.guards.tokens.used} / ${report.guards.tokens.limit} (max ${report.guards.tokens.perTurn} per turn)`),
+    row('  dollars', `${report.guards.dollars.used.toFixed(4)} / ${report.guards.dollars.limit.toFixed(2)}`),
+    row('  wall clock', `${report.guards.wallSeconds.used} s / ${report.guards.wallSeconds.limit} s`),
+    ...report.guardEvents.map((event) => row(`  ${event.action}`, `${event.guard} at ${event.at}: ${event.reason}`)),
   );
   if (report.inFlight > 0) lines.push(row('in flight', `${report.inFlight} tool call(s) left in flight`));
   if (report.error) lines.push(row('error', `${report.error.error}: ${report.error.cause}`));
@@ -66,4 +73,9 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
 
 export function formatApproval(approval: Omit<ApprovalRecord, 'taskToken' | 'kind'>): string {
   return `${approval.approvalId}  ${approval.status.padEnd(8)} ${approval.summary}  decide by ${approval.decideBy}`;
+}
+
+export function formatBreaker(breaker: BreakerState): string {
+  const trip = breaker.lastTrip ? `, last trip ${breaker.lastTrip.at}: ${breaker.lastTrip.reason}` : '';
+  return `${breaker.name.padEnd(10)} ${breaker.state.padEnd(9)} ${breaker.trips} trip(s)${breaker.openedAt && breaker.state !== 'closed' ? `, open since ${breaker.openedAt}` : ''}${trip}`;
 }

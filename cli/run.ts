@@ -38,6 +38,10 @@ export const RunOptions = z
     approvalTimeout: z.coerce.number().int().positive().max(7 * 24 * 3600).optional(),
     maxSteps: z.coerce.number().int().positive().optional(),
     maxTokens: z.coerce.number().int().positive().optional(),
+    maxTokensPerTurn: z.coerce.number().int().positive().optional(),
+    maxDollars: z.coerce.number().positive().optional(),
+    maxWallSeconds: z.coerce.number().int().positive().optional(),
+    onBudgetExceeded: z.enum(['stop', 'ask']).optional(),
     stateDir: z.string().min(1),
     memory: z.boolean(),
     day: z.string().min(1).optional(),
@@ -109,6 +113,17 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     if (options.resume && !existing) throw new InvalidInputError(`runId: no run ${options.runId} in ${stateDir ?? 'memory'}`);
     const runDate = existing?.runDate ?? options.date ?? day.date;
     const runId = options.runId ?? `refunds-${runDate}`;
+    // Budgets given on the command line override the agent's defaults (RunConfig); the run
+    // record keeps the figures it ran with.
+    const budgets = {
+      maxSteps: options.maxSteps,
+      maxTokens: options.maxTokens,
+      maxTokensPerTurn: options.maxTokensPerTurn,
+      maxDollars: options.maxDollars,
+      maxWallSeconds: options.maxWallSeconds,
+      onBudgetExceeded: options.onBudgetExceeded,
+    };
+    const config = { approvalTimeoutSeconds, ...Object.fromEntries(Object.entries(budgets).filter(([, value]) => value !== undefined)) };
     const started = Date.now();
     const print = progressPrinter(progress, started);
     const stop = stack.engine.on((event) => print(event));
@@ -124,12 +139,6 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     }
     // Approvals a dead process was waiting on are still pending: decide them the way this run decides.
     for (const approval of await stack.ledger.listPendingApprovals()) onApproval(approval);
-
-    const config = {
-      approvalTimeoutSeconds,
-      ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
-      ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
-    };
     const { executionArn } = await stack.sfn.send(
       new StartExecutionCommand({
         stateMachineArn: stack.stateMachineArn,
@@ -187,8 +196,10 @@ async function decideApproval(approval: ApprovalRecord, mode: z.infer<typeof App
   progress(`          ✓  approval ${approval.approvalId}: ${response.ok ? body.status : `${response.status} ${body.message}`}`);
 }
 
+/** 0 succeeded · 1 failed · 3 stopped by a guard (a budget, a loop, a kill). */
 export function exitCodeOf(report: RunReport): number {
-  return report.status === 'succeeded' ? 0 : report.status === 'stopped' ? 3 : 1;
+  if (report.status === 'succeeded') return 0;
+  return report.status === 'stopped' || report.status === 'killed' ? 3 : 1;
 }
 
 export { formatReport };

@@ -3,10 +3,14 @@ import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { HttpCommerceApi } from '../lambdas/agent/payments-client.js';
 import { loadReport } from '../lambdas/agent/report.js';
 import { createDecideApproval } from '../lambdas/steps/approvals.js';
+import { CircuitBreaker } from '../lambdas/guards/breaker.js';
+import { MODEL_BREAKER } from '../lambdas/steps/call-model.js';
+import { TOOLS_BREAKER } from '../lambdas/steps/call-tool.js';
+import { systemClock } from '../lambdas/steps/ports.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
 import { CRASH_POINTS } from '../lambdas/steps/crash-points.js';
 import { startPaymentsServer } from '../sim/payments-server.js';
-import { formatApproval, formatReport } from './format.js';
+import { formatApproval, formatBreaker, formatReport } from './format.js';
 import { exitCodeOf, runCommand } from './run.js';
 import { DEFAULT_STATE_DIR, dayOf, openLedger, runningEngine } from './state.js';
 import { join, resolve } from 'node:path';
@@ -31,8 +35,12 @@ program
   .option('--seed <n>', 'seed of the injected failures', '1')
   .addOption(new Option('--approve <mode>', 'how approvals are decided (default: prompt in a terminal, wait otherwise)').choices(['prompt', 'approve', 'reject', 'wait']))
   .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: 5 unattended, 300 in a terminal)')
-  .option('--max-steps <n>', 'step budget of the run')
-  .option('--max-tokens <n>', 'token budget of the run')
+  .option('--max-steps <n>', 'step budget: model turns + tool calls (default 400)')
+  .option('--max-tokens <n>', 'token budget, input + output over the run (default 600000)')
+  .option('--max-tokens-per-turn <n>', 'max_tokens of every model call (default 2048)')
+  .option('--max-dollars <d>', 'dollar budget of the model calls (default 5)')
+  .option('--max-wall-seconds <s>', 'wall-clock budget since the run first started (default 14400)')
+  .addOption(new Option('--on-budget-exceeded <mode>', 'stop, or ask a person to extend the budget (default stop)').choices(['stop', 'ask']))
   .option('--memory', 'keep nothing: in-memory ledger and provider', false)
   .option('--day <file>', "the day the simulated payments provider serves (default: the state directory's, else events/sample-day.json)")
   .option('--json', 'print the report as JSON (progress goes to stderr)', false)
@@ -106,6 +114,51 @@ for (const [name, decision] of [['approve', 'approve'], ['reject', 'reject']] as
     .option('--reason <text>', 'why, recorded with the decision')
     .action(async (approvalId: string, options: { reason?: string }) => decide(approvalId, decision, options.reason));
 }
+
+program
+  .command('kill [runId]')
+  .description('stop a run (or, with --all, every run) before its next step; nothing the model says undoes it')
+  .option('--all', 'the global kill switch: every run stops before its next step', false)
+  .option('--lift', 'with --all: lift the global kill switch', false)
+  .option('--reason <text>', 'why, recorded with the kill', '')
+  .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
+    if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
+    const { ledger, close } = await openLedger(stateDir());
+    try {
+      const flag = { by: `cli:${process.env['USER'] ?? 'unknown'}`, at: new Date().toISOString(), reason: options.reason };
+      if (options.all) {
+        await ledger.setGlobalKill(options.lift ? undefined : flag);
+        return out(options.lift ? 'global kill switch lifted' : `global kill switch on: every run stops before its next step`);
+      }
+      const run = await ledger.getRun(runId!);
+      if (!run) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+      if (run.status !== 'running') throw new UsageError(`run ${runId} is ${run.status}, not running`);
+      await ledger.killRun(runId!, flag);
+      // A run waiting on an approval would not reach its next step until the approval is
+      // decided: reject its pending approvals so it stops now.
+      const pending = (await ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
+      for (const approval of pending) await decide(approval.approvalId, 'reject', `run killed${options.reason ? `: ${options.reason}` : ''}`);
+      out(`run ${runId}: killed; it stops before its next step`);
+    } finally {
+      await close();
+    }
+  });
+
+program
+  .command('breakers')
+  .description('the circuit breakers shared by all runs (model provider, payments provider)')
+  .option('--json', 'print JSON', false)
+  .action(async (options: { json: boolean }) => {
+    const { ledger, close } = await openLedger(stateDir());
+    try {
+      const breaker = new CircuitBreaker(ledger, systemClock);
+      const states = await Promise.all([MODEL_BREAKER, TOOLS_BREAKER].map((name) => breaker.state(name)));
+      if (options.json) printJson({ breakers: states });
+      else out(states.map(formatBreaker).join('\n'));
+    } finally {
+      await close();
+    }
+  });
 
 program
   .command('payments')

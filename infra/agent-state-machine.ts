@@ -12,6 +12,7 @@ import {
   type RetryProps,
   JsonPath,
   LogLevel,
+  Pass,
   StateMachine,
   StateMachineType,
   Succeed,
@@ -50,6 +51,7 @@ export const States = {
   BudgetCheck: 'BudgetCheck',
   CallModel: 'CallModel',
   RequestApproval: 'RequestApproval',
+  RequestBudgetExtension: 'RequestBudgetExtension',
   CallTool: 'CallTool',
   Finalize: 'Finalize',
   RecordFailure: 'RecordFailure',
@@ -169,8 +171,37 @@ export class AgentStateMachine extends Construct {
     callModel.next(routeToolCall);
     callTool.next(routeToolCall);
 
+    // An exhausted budget of a run configured to ask: a person extends it or not, through the same
+    // approval flow as refunds; either way BudgetCheck decides again from the recorded decision.
+    const requestBudgetExtension = new LambdaInvoke(this, States.RequestBudgetExtension, {
+      stateName: States.RequestBudgetExtension,
+      lambdaFunction: fns.requestApproval,
+      integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+      payload: TaskInput.fromObject({ runId, extension: JsonPath.objectAt('$.budget.result.extension'), taskToken: JsonPath.taskToken }),
+      resultPath: '$.approval',
+      taskTimeout: Timeout.duration(backstop),
+    });
+    requestBudgetExtension.addRetry(RETRY.transient);
+    requestBudgetExtension.addCatch(budgetCheck, {
+      errors: [ErrorNames.ApprovalRejected, ErrorNames.ApprovalExpired, Errors.TIMEOUT],
+      resultPath: '$.approval',
+    });
+    requestBudgetExtension.addCatch(recordFailure, catchAll);
+    requestBudgetExtension.next(budgetCheck);
+
+    // A run resumed mid-turn first finishes the tool calls the model already asked for.
+    const resumeToolCalls = new Pass(this, 'ResumeToolCalls', {
+      parameters: { 'next.$': '$.budget.result.pending' },
+      resultPath: '$.step.result',
+    }).next(routeToolCall);
     budgetCheck.next(
-      new Choice(this, 'ContinueOrStop').when(Condition.booleanEquals('$.budget.result.continue', true), callModel).otherwise(finalize),
+      // Rules are tried in order: `pending` exists only when the run continues. (Not(IsNull) rather
+      // than IsNull: false, which the local engine's interpreter gets wrong.)
+      new Choice(this, 'ContinueOrStop')
+        .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
+        .when(Condition.booleanEquals('$.budget.result.continue', false), finalize)
+        .when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls)
+        .otherwise(callModel),
     );
 
     const definition = startRun.next(

@@ -70,7 +70,8 @@ export class SavepointStack extends Stack {
     };
     const approvalCallback = new StepFunction(this, 'ApprovalCallbackFunction', { step: Steps.ApprovalCallback, environment: common });
     const expireApprovals = new StepFunction(this, 'ExpireApprovalsFunction', { step: Steps.ExpireApprovals, environment: common });
-    for (const fn of [...Object.values(functions), approvalCallback, expireApprovals]) ledger.grantTo(fn);
+    const executionStopped = new StepFunction(this, 'ExecutionStoppedFunction', { step: Steps.ExecutionStopped, environment: common });
+    for (const fn of [...Object.values(functions), approvalCallback, expireApprovals, executionStopped]) ledger.grantTo(fn);
 
     const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', { functions });
     // Grants by ARN built from the state machine's fixed name: referencing the resource itself
@@ -96,6 +97,17 @@ export class SavepointStack extends Stack {
       description: 'Escalates approvals whose deadline has passed.',
       schedule: Schedule.rate(Duration.minutes(1)),
       targets: [new LambdaFunction(expireApprovals, { retryAttempts: 2 })],
+    });
+
+    // StopExecution is a kill switch too: the run record learns who stopped it and when.
+    new Rule(this, 'ExecutionAborted', {
+      description: 'Marks a run killed when its execution is stopped (StopExecution).',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { status: ['ABORTED'], stateMachineArn: [arns.stateMachine] },
+      },
+      targets: [new LambdaFunction(executionStopped, { retryAttempts: 4 })],
     });
 
     const api = new RestApi(this, 'ApprovalApi', {

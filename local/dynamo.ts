@@ -33,20 +33,21 @@ export async function startDynamo(options: { path?: string; port?: number } = {}
 
 /**
  * Creates the table unless it exists (an on-disk ledger keeps its table across restarts), and
- * waits until it is ACTIVE: like DynamoDB, dynalite answers ResourceNotFound while it is CREATING
- * (a busy machine sees that window even with `createTableMs: 0`).
+ * waits until it is ACTIVE: like DynamoDB, dynalite answers ResourceNotFound while a table is
+ * still being created.
  */
 export async function ensureTable(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
-  try {
-    await client.send(new DescribeTableCommand({ TableName: input.TableName }));
-  } catch (error) {
-    if (!(error instanceof ResourceNotFoundException)) throw error;
-    await client.send(new CreateTableCommand(input));
-  }
-  for (let waited = 0; ; waited += 5) {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: input.TableName }));
-    if (Table?.TableStatus === 'ACTIVE') return;
-    if (waited > 10_000) throw new Error(`table ${input.TableName} is still ${Table?.TableStatus} after 10 s`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+  const status = async () => {
+    try {
+      return (await client.send(new DescribeTableCommand({ TableName: input.TableName }))).Table?.TableStatus;
+    } catch (error) {
+      if (error instanceof ResourceNotFoundException) return undefined;
+      throw error;
+    }
+  };
+  if ((await status()) === undefined) await client.send(new CreateTableCommand(input));
+  for (let attempt = 0; (await status()) !== 'ACTIVE'; attempt++) {
+    if (attempt >= 200) throw new Error(`table ${input.TableName} did not become ACTIVE`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

@@ -691,7 +691,24 @@ function assertSupported(definition: AslDefinition): void {
     const used = UNSUPPORTED_FIELDS.filter((field) => field in state);
     if (state.QueryLanguage === 'JSONata') used.push('QueryLanguage: JSONata');
     if (used.length > 0) throw new Error(`State ${name} uses ${used.join(', ')}, which the local engine does not support`);
+    const negated = negatedTypeTests(state['Choices']);
+    if (negated.length > 0) {
+      throw new Error(
+        `Choice state ${name} tests ${negated.join(', ')}: aws-local-stepfunctions evaluates a type test with false as never matching (AWS matches the opposite); write Not({ ${negated[0]!.replace(': false', ': true')} }) instead`,
+      );
+    }
   });
+}
+
+const TYPE_TESTS = ['IsNull', 'IsPresent', 'IsNumeric', 'IsString', 'IsBoolean', 'IsTimestamp'];
+
+/** Type tests written with `false` anywhere in a Choice state's rules (including inside And/Or/Not). */
+function negatedTypeTests(rules: unknown): string[] {
+  if (Array.isArray(rules)) return rules.flatMap(negatedTypeTests);
+  if (!rules || typeof rules !== 'object') return [];
+  const rule = rules as Record<string, unknown>;
+  const own = TYPE_TESTS.filter((test) => rule[test] === false).map((test) => `${test}: false`);
+  return [...own, ...negatedTypeTests(rule['And']), ...negatedTypeTests(rule['Or']), ...negatedTypeTests(rule['Not'])];
 }
 
 /** Validates the task bindings against the definition's Task states. */

@@ -15,6 +15,7 @@ import { createBudgetCheck } from '../lambdas/steps/budget-check.js';
 import { createCallModel } from '../lambdas/steps/call-model.js';
 import { createCallTool } from '../lambdas/steps/call-tool.js';
 import type { CrashPoints } from '../lambdas/steps/crash-points.js';
+import { createExecutionStopped } from '../lambdas/steps/execution-stopped.js';
 import { createFinalize } from '../lambdas/steps/finalize.js';
 import { systemClock, type Clock } from '../lambdas/steps/ports.js';
 import { createRecoverOnStatusChange, createRecoverRun, type RecoveryPolicy } from '../lambdas/steps/recover.js';
@@ -91,6 +92,8 @@ export interface LocalStackOptions {
   readonly onApproval?: (approval: ApprovalRecord) => void;
   /** A model endpoint to use instead of the simulated model (tests of misbehaving models). */
   readonly modelUrl?: string;
+  /** A payments endpoint to use instead of the simulated provider (tests of misbehaving providers). */
+  readonly paymentsUrl?: string;
   /** Where the steps' error lines go. @default discarded (the execution history has them) */
   readonly log?: (line: string) => void;
   /** The synthesized template; synthesized in-process when absent. */
@@ -109,9 +112,9 @@ export type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
 export async function startLocalStack(options: LocalStackOptions) {
   const clock = options.clock ?? systemClock;
   const closers: (() => Promise<void> | void)[] = [];
-  let closing: Promise<void> | undefined;
+  let closed: Promise<void> | undefined;
   const close = () =>
-    (closing ??= (async () => {
+    (closed ??= (async () => {
       for (const closeOne of closers.reverse()) await closeOne();
     })());
   try {
@@ -152,7 +155,17 @@ export async function startLocalStack(options: LocalStackOptions) {
       retryIntervalOverrides,
       now: () => clock.now(),
     });
-    closers.push(() => engine.close());
+    // Shutting down drains like Lambda: the engine stops first (no new invocations), then the
+    // invocations in flight finish (against the still-open ledger) before the ledger closes.
+    let closing = false;
+    const inFlight = new Set<Promise<unknown>>();
+    closers.push(async () => {
+      await Promise.allSettled([...inFlight]);
+    });
+    closers.push(async () => {
+      closing = true;
+      await engine.close();
+    });
     // The handlers reach the engine through its Step Functions API on loopback, with the real SDK.
     const endpoint = await startSfnEndpoint(engine);
     closers.push(endpoint.close);
@@ -161,17 +174,19 @@ export async function startLocalStack(options: LocalStackOptions) {
     closers.push(() => sfn.destroy());
     const callbacks = sfnTaskCallbacks(sfn);
     const recoverDeps = { ledger, starter: sfnStarter(sfn, extracted.stateMachineArn), clock, policy: options.recovery || undefined };
-    // The recovery rule, as EventBridge runs it on AWS: a failed or timed-out execution is resumed.
-    if (options.recovery !== false) {
-      closers.push(routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], (event) => handlers[Steps.RecoverRun](event, 30_000), options.log ?? (() => undefined)));
-    }
 
     handlers = (() => {
       const bind = <R>(step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<R>) => {
         const handler = stepHandler(fn, options.log ?? (() => undefined));
-        return (event: unknown, timeoutMs: number) => handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
+        return (event: unknown, timeoutMs: number) => {
+          if (closing) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
+          const invocation = handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
+          inFlight.add(invocation);
+          void invocation.catch(() => undefined).finally(() => inFlight.delete(invocation));
+          return invocation;
+        };
       };
-      const api = new HttpCommerceApi({ baseUrl: payments.url });
+      const api = new HttpCommerceApi({ baseUrl: options.paymentsUrl ?? payments.url });
       const breaker = new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER);
       const approvalDeps = { ledger, callbacks, clock, notify: options.onApproval, crash: options.crash };
       const expire = createExpireApprovals(approvalDeps);
@@ -183,24 +198,29 @@ export async function startLocalStack(options: LocalStackOptions) {
         [Steps.CallTool]: bind(Steps.CallTool, createCallTool({ ledger, api, clock, leaseMs, breaker, crash: options.crash })),
         [Steps.Finalize]: bind(Steps.Finalize, createFinalize({ ledger, clock })),
         [Steps.ExpireApprovals]: bind(Steps.ExpireApprovals, () => expire()),
+        [Steps.ExecutionStopped]: bind(Steps.ExecutionStopped, createExecutionStopped({ ledger, clock })),
         [Steps.RecoverRun]: bind(Steps.RecoverRun, createRecoverOnStatusChange(recoverDeps)),
         [Steps.ApprovalCallback]: () => Promise.reject(new Error('the approval callback is served by the approval API')),
       };
     })();
 
+    // What EventBridge does on AWS with the rules on "Execution Status Change": an execution
+    // stopped by StopExecution marks its run killed (ExecutionStopped); a failed or timed-out one
+    // is resumed (RecoverRun). A closing engine reports nothing: the process is going away.
+    const target = (step: StepName) => (event: unknown) => (closing ? Promise.resolve() : handlers[step](event, 30_000));
+    const log = options.log ?? (() => undefined);
+    routeStatusChanges(engine, ['ABORTED'], target(Steps.ExecutionStopped), log);
+    if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
+
     const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock }));
     closers.push(approvalApi.close);
 
-    let sweeping: Promise<void> = Promise.resolve();
     const sweep = setInterval(() => {
-      sweeping = handlers[Steps.ExpireApprovals]({}, 30_000).then(
-        () => undefined,
-        (error: unknown) => console.error('approval expiry sweep failed:', error),
-      );
+      if (closing) return;
+      handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => options.log?.(`approval expiry sweep failed: ${String(error)}`));
     }, options.sweepEveryMs ?? 250);
     sweep.unref();
-    // A sweep in flight finishes before the ledger it reads goes away.
-    closers.push(() => (clearInterval(sweep), sweeping));
+    closers.push(() => clearInterval(sweep));
 
     return {
       engine,
@@ -232,3 +252,4 @@ function localRetryDelays(state: AslState | undefined, options: LocalStackOption
         : (options.retryDelayMs ?? 20),
   );
 }
+

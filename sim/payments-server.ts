@@ -55,6 +55,8 @@ export interface PaymentsServer {
   reports(): Report[];
   /** Every HTTP request received, faulted ones included. */
   requestCount(): number;
+  /** An outage: while on, every faultable request fails with 503 (the circuit breaker's case). */
+  setOutage(on: boolean): void;
   /**
    * Forgets what was created since the start: the day as it was, a fresh sandbox (the benchmark's
    * restart-from-scratch baseline runs every attempt in the same world). In memory only.
@@ -91,6 +93,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
   const day = parseOrThrow(Day, options.day, 'day');
   const now = options.now ?? (() => new Date());
   const injectFault = faultInjector(options.faults);
+  let outage = false;
   const dropResponse = faultInjector(options.dropResponses);
   const journal = openJournal(options.dataFile);
 
@@ -171,6 +174,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
 
     // What the provider paid is for people and tests; faulting it would only disturb the seed's sequence.
     const inspection = route === 'GET /v1/refunds' || route === 'GET /v1/reviews' || route === 'GET /v1/reports';
+    if (!inspection && outage) throw new ApiError(503, 'api_error', 'provider outage');
     if (!inspection && injectFault()) throw new ApiError(503, 'api_error', 'injected transient failure');
 
     if (route === 'GET /v1/refund_requests') {
@@ -268,6 +272,9 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     reviews: () => [...created.review],
     reports: () => [...created.report],
     requestCount: () => requests,
+    setOutage: (on) => {
+      outage = on;
+    },
     resetWorld: () => {
       if (options.dataFile) throw new Error('resetWorld() would leave the journal behind: only an in-memory provider can be reset');
       byKey.clear();

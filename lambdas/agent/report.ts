@@ -1,5 +1,6 @@
 import type { Ledger } from '../ledger/ledger.js';
-import type { ApprovalRecord, RunRecord, ToolCallRecord } from '../ledger/records.js';
+import { guardFigures, type GuardFigures } from '../guards/budgets.js';
+import type { ApprovalRecord, GuardEvent, KillFlag, RunRecord, ToolCallRecord } from '../ledger/records.js';
 
 /** What a run did, computed from its ledger records (never from what the model claims it did). */
 export interface RunReport {
@@ -16,6 +17,10 @@ export interface RunReport {
   refunds: { requests: number; issued: number; issuedCents: number; skipped: number; flagged: number; escalated: number };
   approvals: { total: number; approved: number; rejected: number; expired: number; pending: number };
   inFlight: number;
+  /** Each guard's figures (used / limit), and every warning or stop, in order. */
+  guards: GuardFigures;
+  guardEvents: GuardEvent[];
+  killed?: KillFlag;
   createdAt: string;
   finishedAt?: string;
   wallSeconds: number;
@@ -62,6 +67,9 @@ export function buildReport(run: RunRecord, calls: ToolCallRecord[], approvals: 
       pending: approvalCount('pending'),
     },
     inFlight: calls.filter((call) => call.status === 'in_flight').length,
+    guards: guardFigures(run, end),
+    guardEvents: run.guardEvents ?? [],
+    ...(run.killed ? { killed: run.killed } : {}),
     createdAt: run.createdAt,
     ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
     wallSeconds: Math.max(0, (end.getTime() - new Date(run.createdAt).getTime()) / 1000),

@@ -10,12 +10,15 @@ import {
 import type { BreakerState } from '../guards/breaker.js';
 import type { Ledger } from './ledger.js';
 import {
-  approvalSk,
+  approvalSkOf,
+  BUDGET_FIELDS,
+  budgetApprovalSk,
   callSk,
   runKey,
   turnSk,
   type ApprovalRecord,
   type Counters,
+  type ExtendableGuard,
   type GuardEvent,
   type KillFlag,
   type LedgerRecord,
@@ -266,8 +269,10 @@ export class DynamoDbLedger implements Ledger {
     runId: string,
   ): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }> {
     const items = await this.queryAll({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :turn)',
-      ExpressionAttributeValues: { ':pk': runKey(runId).pk, ':turn': 'TURN#' },
+      // The whole partition: turns and calls sort in conversation order (TURN#0001, TURN#0001#CALL#01,
+      // …); budget approvals (BUDGET#…) and the run record are told apart by their kind.
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': runKey(runId).pk },
     });
     return {
       turns: items.filter((item): item is TurnRecord => item.kind === 'turn'),
@@ -397,7 +402,7 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async upsertApproval(approval: ApprovalRecord): Promise<ApprovalRecord> {
-    const key = { pk: runKey(approval.runId).pk, sk: approvalSk(approval.turn, approval.call) };
+    const key = { pk: runKey(approval.runId).pk, sk: approvalSkOf(approval) };
     if (await this.putIfAbsent({ ...key, ...approval, pendingApproval: PENDING })) return approval;
     // A retried or resumed RequestApproval carries a new task token: the pending approval must
     // wake the execution that is waiting now, not a dead one.
@@ -423,7 +428,34 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined> {
-    return this.get<ApprovalRecord>({ pk: runKey(runId).pk, sk: approvalSk(turn, call) });
+    return this.get<ApprovalRecord>({ pk: runKey(runId).pk, sk: approvalSkOf({ turn, call }) });
+  }
+
+  async getBudgetApproval(runId: string, guard: ExtendableGuard, extension: number): Promise<ApprovalRecord | undefined> {
+    return this.get<ApprovalRecord>({ pk: runKey(runId).pk, sk: budgetApprovalSk(guard, extension) });
+  }
+
+  async applyBudgetExtension(runId: string, guard: ExtendableGuard, extension: number, limit: number): Promise<RunRecord> {
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(runId),
+          // Only the next extension of this budget applies: a repeated or stale one changes nothing.
+          UpdateExpression: 'SET #config.#field = :limit, budgetExtensions.#guard = :extension',
+          ConditionExpression: 'attribute_not_exists(budgetExtensions.#guard) OR budgetExtensions.#guard < :extension',
+          ExpressionAttributeNames: { '#config': 'config', '#field': BUDGET_FIELDS[guard], '#guard': guard },
+          ExpressionAttributeValues: { ':limit': limit, ':extension': extension },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return strip(result.Attributes as RunRecord);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const run = await this.getRun(runId);
+      if (!run) throw new Error(`no run ${runId}`);
+      return run;
+    }
   }
 
   async findApproval(approvalId: string): Promise<ApprovalRecord | undefined> {
@@ -437,7 +469,7 @@ export class DynamoDbLedger implements Ledger {
     );
     const item = result.Items?.[0] as ApprovalRecord | undefined;
     // The index is eventually consistent: read the item itself for its current status.
-    return item ? this.getApproval(item.runId, item.turn, item.call) : undefined;
+    return item ? this.get<ApprovalRecord>({ pk: runKey(item.runId).pk, sk: approvalSkOf(item) }) : undefined;
   }
 
   async listPendingApprovals(): Promise<ApprovalRecord[]> {
@@ -450,11 +482,11 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async decideApproval(
-    key: { runId: string; turn: number; call: number },
+    key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>,
     decision: { status: 'approved' | 'rejected' | 'expired'; reason?: string; decidedBy: string },
     now: Date,
   ): Promise<{ decided: boolean; record: ApprovalRecord }> {
-    const itemKey = { pk: runKey(key.runId).pk, sk: approvalSk(key.turn, key.call) };
+    const itemKey = { pk: runKey(key.runId).pk, sk: approvalSkOf(key) };
     try {
       const result = await this.doc.send(
         new UpdateCommand({

@@ -6,6 +6,7 @@ import type {
   ApprovalStatus,
   Counters,
   RecoveryRecord,
+  ExtendableGuard,
   RunRecord,
   RunStatus,
   ToolCallRecord,
@@ -91,6 +92,12 @@ export interface Ledger extends BreakerStore {
   /** Creates the approval for a call, or refreshes the task token of a pending one; returns the stored record. */
   upsertApproval(approval: ApprovalRecord): Promise<ApprovalRecord>;
   getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined>;
+  getBudgetApproval(runId: string, guard: ExtendableGuard, extension: number): Promise<ApprovalRecord | undefined>;
+  /**
+   * Applies an approved extension to the run's config once: sets the budget's new limit and
+   * counts the extension, only if it is the next one.
+   */
+  applyBudgetExtension(runId: string, guard: ExtendableGuard, extension: number, limit: number): Promise<RunRecord>;
   findApproval(approvalId: string): Promise<ApprovalRecord | undefined>;
   listPendingApprovals(): Promise<ApprovalRecord[]>;
   /**
@@ -98,7 +105,7 @@ export interface Ledger extends BreakerStore {
    * decided it, and the stored record (with the earlier decision when it did not).
    */
   decideApproval(
-    key: { runId: string; turn: number; call: number },
+    key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>,
     decision: { status: Exclude<ApprovalStatus, 'pending'>; reason?: string; decidedBy: string },
     now: Date,
   ): Promise<{ decided: boolean; record: ApprovalRecord }>;

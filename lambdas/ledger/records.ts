@@ -18,6 +18,13 @@ export const runKey = (runId: string) => ({ pk: `RUN#${runId}`, sk: 'RUN' });
 export const turnSk = (turn: number) => `TURN#${String(turn).padStart(4, '0')}`;
 export const callSk = (turn: number, call: number) => `${turnSk(turn)}#CALL#${String(call).padStart(2, '0')}`;
 export const approvalSk = (turn: number, call: number) => `${callSk(turn, call)}#APPROVAL`;
+/** The n-th request to extend one budget of a run: `BUDGET#steps#2#APPROVAL`. */
+export const budgetApprovalSk = (guard: ExtendableGuard, extension: number) => `BUDGET#${guard}#${extension}#APPROVAL`;
+
+/** Where an approval lives: a tool call's, or a budget extension's. */
+export function approvalSkOf(approval: Pick<ApprovalRecord, 'turn' | 'call' | 'budget'>): string {
+  return approval.budget ? budgetApprovalSk(approval.budget.guard, approval.budget.extension) : approvalSk(approval.turn, approval.call);
+}
 
 export const RunConfig = z
   .object({
@@ -33,6 +40,13 @@ export const RunConfig = z
     maxTokensPerTurn: z.number().int().positive().max(64_000).default(2_048),
     /** Refunds above this amount wait for a person. */
     approvalThresholdCents: z.number().int().nonnegative().default(50_000),
+    /**
+     * When a budget (steps, tokens, dollars, wall clock) is exhausted: stop, or ask a person to
+     * extend it (the same approval flow as refunds; a refused or expired extension stops the run).
+     */
+    onBudgetExceeded: z.enum(['stop', 'ask']).default('stop'),
+    /** How much an approved extension adds to the exhausted budget, in percent of its limit. */
+    budgetExtensionPercent: z.number().int().min(1).max(1000).default(50),
     /** An approval not decided by then is escalated: rejected and the refund flagged for review. */
     approvalTimeoutSeconds: z.number().int().positive().max(7 * 24 * 3600).default(24 * 3600),
   })
@@ -90,6 +104,8 @@ export interface RunRecord extends Counters {
   definitionHash?: string;
   /** Automatic recoveries of the run (lambdas/steps/recover.ts). */
   recovery?: RecoveryRecord;
+  /** How many extensions of each budget were approved and applied to `config`. */
+  budgetExtensions?: Partial<Record<ExtendableGuard, number>>;
 }
 
 export interface RecoveryRecord {
@@ -107,6 +123,13 @@ export interface RecoveryRecord {
   executionName: string;
   at: string;
 }
+
+/** The budgets a person may extend (a kill or a loop is never extended). */
+export const EXTENDABLE_GUARDS = ['steps', 'tokens', 'dollars', 'wallClock'] as const;
+export type ExtendableGuard = (typeof EXTENDABLE_GUARDS)[number];
+
+/** The config field each extendable budget lives in. */
+export const BUDGET_FIELDS = { steps: 'maxSteps', tokens: 'maxTokens', dollars: 'maxDollars', wallClock: 'maxWallSeconds' } as const;
 
 export interface KillFlag {
   by: string;
@@ -176,6 +199,8 @@ export interface ApprovalRecord {
   reason?: string;
   decidedBy?: string;
   decidedAt?: string;
+  /** Set for a budget extension: which budget, the how-many-th extension, and the limit it grants. */
+  budget?: { guard: ExtendableGuard; extension: number; limit: number };
 }
 
 export type LedgerRecord = RunRecord | TurnRecord | ToolCallRecord | ApprovalRecord;

@@ -13,6 +13,7 @@ export const Steps = {
   ApprovalCallback: 'approval-callback',
   ExpireApprovals: 'expire-approvals',
   RecoverRun: 'recover-run',
+  ExecutionStopped: 'execution-stopped',
 } as const;
 
 export type StepName = (typeof Steps)[keyof typeof Steps];

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Ledger } from '../ledger/ledger.js';
-import type { ApprovalRecord, ApprovalStatus } from '../ledger/records.js';
+import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../ledger/records.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { CrashPoint, noCrashes, type CrashPoints } from './crash-points.js';
@@ -15,12 +15,19 @@ import { loadRun, loadToolUse } from './turns.js';
  * that reached a dead execution is delivered again when the run asks again.
  */
 
-export const RequestApprovalInput = z.object({
-  runId: z.string().min(1),
-  turn: z.number().int().positive(),
-  call: z.number().int().positive(),
-  taskToken: z.string().min(1),
-});
+export const RequestApprovalInput = z.union([
+  z.object({
+    runId: z.string().min(1),
+    turn: z.number().int().positive(),
+    call: z.number().int().positive(),
+    taskToken: z.string().min(1),
+  }),
+  z.object({
+    runId: z.string().min(1),
+    extension: z.object({ guard: z.enum(EXTENDABLE_GUARDS), extension: z.number().int().positive(), limit: z.number().positive() }),
+    taskToken: z.string().min(1),
+  }),
+]);
 
 export const Decision = z
   .object({
@@ -57,21 +64,16 @@ export async function deliverDecision(callbacks: TaskCallbacks, approval: Approv
 
 export function createRequestApproval(deps: ApprovalDeps) {
   return async (input: unknown): Promise<{ approvalId: string; status: ApprovalStatus }> => {
-    const { runId, turn, call, taskToken } = parseOrThrow(RequestApprovalInput, input, 'RequestApproval input');
-    const run = await loadRun(deps.ledger, runId);
-    const { block } = await loadToolUse(deps.ledger, runId, turn, call);
-    const amount = typeof block.input['amountCents'] === 'number' ? block.input['amountCents'] : 0;
+    const request = parseOrThrow(RequestApprovalInput, input, 'RequestApproval input');
+    const run = await loadRun(deps.ledger, request.runId);
     const now = deps.clock.now();
+    const subject = 'extension' in request ? budgetSubject(run, request.extension) : await toolSubject(deps.ledger, run.runId, request.turn, request.call);
     const requested: ApprovalRecord = {
       kind: 'approval',
       approvalId: `apv_${randomBytes(16).toString('base64url')}`,
-      runId,
-      turn,
-      call,
-      toolName: block.name,
-      summary: `${block.name} ${formatCents(amount)} for ${String(block.input['refundRequestId'] ?? '?')} (run ${runId})`,
-      amountCents: amount,
-      taskToken,
+      runId: run.runId,
+      ...subject,
+      taskToken: request.taskToken,
       status: 'pending',
       decideBy: new Date(now.getTime() + run.config.approvalTimeoutSeconds * 1000).toISOString(),
       createdAt: now.toISOString(),
@@ -79,12 +81,40 @@ export function createRequestApproval(deps: ApprovalDeps) {
     const stored = await deps.ledger.upsertApproval(requested);
     if (stored.status === 'pending') {
       if (stored.approvalId === requested.approvalId) deps.notify?.(stored);
-      (deps.crash ?? noCrashes).reached(CrashPoint.AwaitingApproval, [block.name]);
+      (deps.crash ?? noCrashes).reached(CrashPoint.AwaitingApproval, [stored.toolName]);
     } else {
       // Decided while no execution was waiting (e.g. during a restart): deliver it now.
-      await deliverDecision(deps.callbacks, { ...stored, taskToken });
+      await deliverDecision(deps.callbacks, { ...stored, taskToken: request.taskToken });
     }
     return { approvalId: stored.approvalId, status: stored.status };
+  };
+}
+
+type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | 'amountCents' | 'budget'>;
+
+/** A refund above the threshold: what a person is asked to approve. */
+async function toolSubject(ledger: Ledger, runId: string, turn: number, call: number): Promise<Subject> {
+  const { block } = await loadToolUse(ledger, runId, turn, call);
+  const amount = typeof block.input['amountCents'] === 'number' ? block.input['amountCents'] : 0;
+  return {
+    turn,
+    call,
+    toolName: block.name,
+    summary: `${block.name} ${formatCents(amount)} for ${String(block.input['refundRequestId'] ?? '?')} (run ${runId})`,
+    amountCents: amount,
+  };
+}
+
+/** An exhausted budget: a person may extend it instead of the run stopping. */
+function budgetSubject(run: RunRecord, budget: NonNullable<ApprovalRecord['budget']>): Subject {
+  const current = run.config[BUDGET_FIELDS[budget.guard]];
+  return {
+    turn: run.modelTurns,
+    call: 0,
+    toolName: 'extend_budget',
+    summary: `extend the ${budget.guard} budget of run ${run.runId} from ${current} to ${budget.limit} (extension ${budget.extension})`,
+    amountCents: 0,
+    budget,
   };
 }
 

@@ -2,23 +2,37 @@ import { z } from 'zod';
 import { budgetTrip } from '../guards/budgets.js';
 import { loopVerdict } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { GuardEvent, RunRecord, TurnRecord } from '../ledger/records.js';
+import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
-import { loadRun, toolUses, turnToContinue } from './turns.js';
+import { loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
 
 export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 
 export type BudgetDecision =
-  | { continue: true; nextTurn: number }
-  | { continue: false; status: 'succeeded' | 'stopped' | 'killed'; reason: string; guard?: GuardEvent['guard'] };
+  /** `pending`: the last turn's tool calls that never completed (a resumed run) come first. */
+  | { continue: true; nextTurn: number; pending: NextToolCall | null }
+  | {
+      continue: false;
+      status: 'succeeded' | 'stopped' | 'killed';
+      reason: string;
+      guard?: GuardEvent['guard'];
+      /** Set when the run asks a person to extend the exhausted budget instead of stopping. */
+      extension?: NonNullable<ApprovalRecord['budget']>;
+    };
 
 /**
  * The harness's stop decision, made between iterations from what is persisted — never from what
  * the model says: the run's status, the kill switches, the budgets, whether the model's last turn
  * was final, and the loop detector.
  */
-export function decide(run: RunRecord, turns: TurnRecord[], now: Date, globalKill?: RunRecord['killed']): BudgetDecision {
+export function decide(
+  run: RunRecord,
+  turns: TurnRecord[],
+  now: Date,
+  globalKill?: RunRecord['killed'],
+  calls: ToolCallRecord[] = [],
+): BudgetDecision {
   if (run.status !== 'running') return { continue: false, status: 'stopped', reason: `run is ${run.status}` };
   const trip = budgetTrip(run, now, globalKill);
   if (trip) return { continue: false, status: trip.guard === 'kill' ? 'killed' : 'stopped', reason: trip.reason, guard: trip.guard };
@@ -27,7 +41,20 @@ export function decide(run: RunRecord, turns: TurnRecord[], now: Date, globalKil
   if (last && last.stopReason === 'end_turn' && toolUses(last).length === 0) return { continue: false, status: 'succeeded', reason: 'done' };
   const loop = loopVerdict(turns);
   if (loop?.action === 'stop') return { continue: false, status: 'stopped', reason: loop.reason, guard: 'loop' };
-  return { continue: true, nextTurn: run.modelTurns + 1 };
+  // A turn recorded but never counted (its CallModel died between the two) goes back to CallModel,
+  // which counts it once and points at its first tool call without a result.
+  if (last && last.turn > run.modelTurns) return { continue: true, nextTurn: last.turn, pending: null };
+  return { continue: true, nextTurn: run.modelTurns + 1, pending: last ? unfinishedCall(last, calls, run) : null };
+}
+
+/**
+ * The first tool call of `turn` without a completed record. A run that stopped mid-turn (an
+ * engine that died, a resume) finishes the turn's calls before the model is asked again.
+ */
+function unfinishedCall(turn: TurnRecord, calls: ToolCallRecord[], run: RunRecord): NextToolCall | null {
+  const done = new Set(calls.filter((call) => call.turn === turn.turn && call.status === 'completed').map((call) => call.call));
+  const index = toolUses(turn).findIndex((_use, position) => !done.has(position + 1));
+  return index < 0 ? null : nextToolCall(turn, index, run.config);
 }
 
 export function createBudgetCheck(deps: { ledger: Ledger; clock: Clock }) {
@@ -35,15 +62,48 @@ export function createBudgetCheck(deps: { ledger: Ledger; clock: Clock }) {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
     const [run, globalKill, { turns, calls }] = await Promise.all([loadRun(deps.ledger, runId), deps.ledger.getGlobalKill(), deps.ledger.listConversation(runId)]);
-    const decided = decide(run, turns, now, globalKill);
-    // A resume after a crash between the tool calls of a turn finishes that turn first.
-    const decision = decided.continue ? { ...decided, nextTurn: turnToContinue(turns, calls) } : decided;
+    const decision = await withExtensions(deps.ledger, run, (current) => decide(current, turns, now, globalKill, calls));
     const warning = decision.continue ? loopVerdict(turns) : undefined;
     if (!decision.continue && decision.guard) {
-      await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action: 'stopped', reason: decision.reason, at: now.toISOString() });
+      const action = decision.extension ? 'tripped' : 'stopped';
+      const reason = decision.extension ? `${decision.reason}: asking to extend it to ${decision.extension.limit}` : decision.reason;
+      await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action, reason, at: now.toISOString() });
     } else if (warning) {
       await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
     }
     return decision;
   };
+}
+
+/**
+ * A run configured to `ask` does not stop on an exhausted budget: an approved extension raises
+ * the limit (once, in the run record) and the decision is made again; a pending or missing one is
+ * asked for; a refused or expired one stops the run, saying so.
+ */
+async function withExtensions(ledger: Ledger, initial: RunRecord, decideFor: (run: RunRecord) => BudgetDecision): Promise<BudgetDecision> {
+  let run = initial;
+  for (;;) {
+    const decision = decideFor(run);
+    if (decision.continue || run.config.onBudgetExceeded !== 'ask' || !isExtendable(decision.guard)) return decision;
+    const guard = decision.guard;
+    const extension = (run.budgetExtensions?.[guard] ?? 0) + 1;
+    const approval = await ledger.getBudgetApproval(run.runId, guard, extension);
+    if (approval?.status === 'approved') {
+      run = await ledger.applyBudgetExtension(run.runId, guard, extension, approval.budget!.limit);
+      continue;
+    }
+    if (approval && approval.status !== 'pending') {
+      return { ...decision, reason: `${decision.reason} (extension ${approval.status}${approval.reason ? `: ${approval.reason}` : ''})` };
+    }
+    return { ...decision, extension: { guard, extension, limit: extendedLimit(run, guard) } };
+  }
+}
+
+function isExtendable(guard: GuardEvent['guard'] | undefined): guard is ExtendableGuard {
+  return (EXTENDABLE_GUARDS as readonly string[]).includes(guard ?? '');
+}
+
+export function extendedLimit(run: RunRecord, guard: ExtendableGuard): number {
+  const limit = run.config[BUDGET_FIELDS[guard]] * (1 + run.config.budgetExtensionPercent / 100);
+  return guard === 'dollars' ? Math.round(limit * 100) / 100 : Math.ceil(limit);
 }

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RecoveryRecord, RunRecord } from '../ledger/records.js';
 import { ErrorNames, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { causeMessage } from './finalize.js';
 import type { Clock } from './ports.js';
-import { runRequestFromEvent } from './start-run.js';
+import { ExecutionStatusChange, runIdOf } from './status-change.js';
 
 /**
  * Recovery without an operator. A run whose execution ended without finishing it — failed after
@@ -120,21 +119,6 @@ export function createRecoverRun(deps: RecoverDeps) {
   };
 }
 
-/** The EventBridge event Step Functions sends when an execution's status changes. */
-export const ExecutionStatusChange = z.object({
-  'detail-type': z.literal('Step Functions Execution Status Change'),
-  source: z.literal('aws.states'),
-  time: z.string(),
-  detail: z.object({
-    executionArn: z.string().min(1),
-    status: z.enum(['ABORTED', 'FAILED', 'TIMED_OUT', 'SUCCEEDED', 'RUNNING', 'PENDING_REDRIVE']),
-    stopDate: z.number().nullish(),
-    input: z.string().nullish(),
-    error: z.string().nullish(),
-    cause: z.string().nullish(),
-  }),
-});
-
 /** The recovery Lambda: an execution status change in, a recovery (or a reason not to) out. */
 export function createRecoverOnStatusChange(deps: RecoverDeps) {
   const recover = createRecoverRun(deps);
@@ -149,20 +133,11 @@ export function createRecoverOnStatusChange(deps: RecoverDeps) {
       runId,
       executionArn: detail.executionArn,
       status: detail.status,
-      endedAt: new Date(detail.stopDate ?? Date.parse(time)).toISOString(),
+      endedAt: new Date(detail.stopDate ?? (time ? Date.parse(time) : deps.clock.now().getTime())).toISOString(),
       ...(detail.error ? { error: detail.error } : {}),
       ...(detail.cause ? { cause: detail.cause } : {}),
     });
   };
-}
-
-function runIdOf(input: string | null | undefined): string | undefined {
-  if (!input) return undefined;
-  try {
-    return runRequestFromEvent(JSON.parse(input)).runId;
-  } catch {
-    return undefined; // not a run's input: nothing of ours to recover
-  }
 }
 
 /** `<runId>-recovery-<n>`, within the 80 characters an execution name may have. */

@@ -88,6 +88,7 @@ export function createStartRun(deps: StartRunDeps) {
       executions: [executionArn],
       createdAt: now.toISOString(),
       updatedAt: now.toISOString(),
+      budgetExtensions: {},
       ...ZERO_COUNTERS,
     };
     if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running' };

@@ -1,6 +1,6 @@
 import type { ToolUseBlock } from '../agent/messages.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { RunConfig, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import type { RunConfig, RunRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 
 /** What the state machine carries about the next tool call: a pointer into the ledger, not the call. */
@@ -49,23 +49,6 @@ export async function loadToolUse(
 /** The idempotency key of a tool call: the same for every attempt, every resume, every engine. */
 export function idempotencyKey(runId: string, turn: number, toolCallId: string): string {
   return `${runId}:${turn}:${toolCallId}`;
-}
-
-/**
- * The turn a (resumed) run goes on with: the last recorded turn while some of its tool calls have
- * no recorded result — a crash between them — else the next one. Computed from the records, so a
- * resume continues the turn it stopped in instead of asking the model past unanswered calls.
- */
-export function turnToContinue(turns: readonly TurnRecord[], calls: readonly ToolCallRecord[]): number {
-  const last = turns.at(-1);
-  if (!last) return 1;
-  return openCalls(last, calls) > 0 ? last.turn : last.turn + 1;
-}
-
-/** How many tool calls of `turn` have no recorded result yet. */
-function openCalls(turn: TurnRecord, calls: readonly ToolCallRecord[]): number {
-  const done = calls.filter((call) => call.turn === turn.turn && call.status === 'completed').length;
-  return toolUses(turn).length - done;
 }
 
 /** The number of leading tool calls of a recorded turn that already have their result. */

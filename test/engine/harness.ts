@@ -52,11 +52,12 @@ export async function postDecision(stack: LocalStack, approvalId: string, body: 
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-export async function waitFor<T>(probe: () => T | undefined, timeoutMs = 60_000): Promise<T> {
+/** Polls `probe` until it yields something other than undefined, null or false. */
+export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 60_000): Promise<Exclude<T, undefined | null | false>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
+    const value = await probe();
+    if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
     if (Date.now() > deadline) throw new Error('timed out waiting');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -66,7 +66,9 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
     expect(CallModel!.invocations).toBeGreaterThan(CallModel!.entered);
     expect(CallTool!.invocations).toBeGreaterThan(CallTool!.entered);
     expect(Object.keys(CallModel!.errors).every((name) => name === 'Agent.ModelThrottled' || name === 'Agent.Transient')).toBe(true);
-    expect(Object.keys(CallTool!.errors)).toEqual(['Agent.Transient']);
+    // Injected failures are transient; now and then they come close enough together to open the
+    // provider's breaker for a moment, which the run also waits out.
+    expect(Object.keys(CallTool!.errors).every((name) => name === 'Agent.Transient' || name === 'Agent.CircuitOpen')).toBe(true);
     // A retried step is counted once: the agent's steps do not grow with retries.
     expect(report.steps).toBe(CallModel!.entered + CallTool!.entered);
     expect(report.inFlight).toBe(0);

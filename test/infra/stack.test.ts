@@ -111,6 +111,17 @@ describe('the state machine', () => {
     expect(escalation!.ErrorEquals.sort()).toEqual([ErrorNames.ApprovalExpired, ErrorNames.ApprovalRejected, 'States.Timeout'].sort());
   });
 
+  it('asks a person to extend an exhausted budget through the same approval function, then decides again', () => {
+    const extension = states['RequestBudgetExtension']!;
+    expect(extension.Resource).toBe('arn:aws:states:::lambda:invoke.waitForTaskToken');
+    expect(extension.Parameters).toMatchObject({ Payload: { 'taskToken.$': '$$.Task.Token', 'extension.$': '$.budget.result.extension' } });
+    expect(extension.Next).toBe('BudgetCheck');
+    expect(extension.Catch!.find((catcher) => catcher.ErrorEquals.includes(ErrorNames.ApprovalRejected))!.Next).toBe('BudgetCheck');
+    // Asked first, so that a stop decision carrying an extension request never reaches Finalize.
+    const rules = (states['ContinueOrStop'] as unknown as { Choices: { Next: string }[] }).Choices;
+    expect(rules.map((rule) => rule.Next)).toEqual(['RequestBudgetExtension', 'Finalize', 'ResumeToolCalls']);
+  });
+
   it('sets an explicit timeout on every task', () => {
     for (const [name, state] of Object.entries(states)) {
       if (state.Type === 'Task') expect(state.TimeoutSeconds, name).toBeGreaterThan(0);
@@ -157,6 +168,15 @@ describe('the nightly schedule', () => {
   it('fails at synth time for a time of day that does not exist', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     expect(() => new SavepointStack(app, 'Bad', { nightlyAt: { hour: 25, minute: 0 } })).toThrow(/nightlyAt must be a time of day/);
+  });
+});
+
+describe('the kill switch', () => {
+  it('marks a run killed when its execution is stopped (StopExecution), through an EventBridge rule', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.states'], 'detail-type': ['Step Functions Execution Status Change'], detail: Match.objectLike({ status: ['ABORTED'] }) },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('ExecutionStoppedFunction'), 'Arn'] } })],
+    });
   });
 });
 

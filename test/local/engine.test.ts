@@ -297,3 +297,18 @@ describe('Step Functions endpoint with @aws-sdk/client-sfn', () => {
     expect((await raw('AWSStepFunctions.CreateActivity', {})).body.__type).toBe('UnknownOperationException');
   });
 });
+
+describe('definitions the local interpreter would run differently from AWS', () => {
+  it('refuses a Choice type test written with false, naming the state and the fix', () => {
+    const definition = {
+      StartAt: 'Pick',
+      States: {
+        Pick: { Type: 'Choice', Choices: [{ Variable: '$.x', IsNull: false, Next: 'Done' }], Default: 'Done' },
+        Done: { Type: 'Succeed' },
+      },
+    };
+    expect(() => new LocalEngine({ definition, stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:t', tasks: {} })).toThrow(
+      /Choice state Pick tests IsNull: false: .* write Not\(\{ IsNull: true \}\) instead/,
+    );
+  });
+});

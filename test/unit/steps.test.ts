@@ -32,7 +32,7 @@ describe('the budget check', () => {
     kind: 'turn', runId: 'r', turn: 2, model: 'm', content: [{ type: 'text', text: 'done' }], stopReason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: '',
   };
   it.each([
-    ['continues within budget', { steps: 4, modelTurns: 2 }, [], { continue: true, nextTurn: 3 }],
+    ['continues within budget', { steps: 4, modelTurns: 2 }, [], { continue: true, nextTurn: 3, pending: null }],
     ['stops at the step budget before the next call', { steps: 10 }, [], { continue: false, status: 'stopped', guard: 'steps', reason: 'budget exceeded: steps 10 / 10' }],
     ['stops once the token budget is crossed', { inputTokens: 900, outputTokens: 150 }, [], { continue: false, status: 'stopped', guard: 'tokens', reason: 'budget exceeded: tokens 1050 / 1000' }],
     ['stops once the dollar budget is crossed', { costMicros: 4_020_000, config: { ...baseRun.config, maxDollars: 4 } }, [], { continue: false, status: 'stopped', guard: 'dollars', reason: 'budget exceeded: dollars 4.02 / 4.00' }],
