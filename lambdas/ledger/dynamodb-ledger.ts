@@ -129,32 +129,26 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async recordRecovery(runId: string, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: runKey(runId),
-          UpdateExpression: 'SET recovery = :recovery, updatedAt = :now',
-          // The run's recovery record is its own lock: a second delivery of the same ended
-          // execution, or a racing recovery, finds another key than the one it read.
-          ConditionExpression:
-            expected.previousKey === undefined
-              ? 'executionArn = :arn AND attribute_not_exists(recovery)'
-              : 'executionArn = :arn AND recovery.#key = :previousKey',
-          ExpressionAttributeNames: expected.previousKey === undefined ? undefined : { '#key': 'key' },
-          ExpressionAttributeValues: {
-            ':recovery': recovery,
-            ':now': recovery.at,
-            ':arn': expected.executionArn,
-            ...(expected.previousKey === undefined ? {} : { ':previousKey': expected.previousKey }),
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.conditionally(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: runKey(runId),
+        UpdateExpression: 'SET recovery = :recovery, updatedAt = :now',
+        // The run's recovery record is its own lock: a second delivery of the same ended
+        // execution, or a racing recovery, finds another key than the one it read.
+        ConditionExpression:
+          expected.previousKey === undefined
+            ? 'executionArn = :arn AND attribute_not_exists(recovery)'
+            : 'executionArn = :arn AND recovery.#key = :previousKey',
+        ExpressionAttributeNames: expected.previousKey === undefined ? undefined : { '#key': 'key' },
+        ExpressionAttributeValues: {
+          ':recovery': recovery,
+          ':now': recovery.at,
+          ':arn': expected.executionArn,
+          ...(expected.previousKey === undefined ? {} : { ':previousKey': expected.previousKey }),
+        },
+      }),
+    );
   }
 
   async finishRun(
@@ -189,21 +183,15 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async killRun(runId: string, flag: KillFlag): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: runKey(runId),
-          UpdateExpression: 'SET killed = if_not_exists(killed, :flag)',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':flag': flag },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.conditionally(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: runKey(runId),
+        UpdateExpression: 'SET killed = if_not_exists(killed, :flag)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':flag': flag },
+      }),
+    );
   }
 
   async getGlobalKill(): Promise<KillFlag | undefined> {
@@ -237,20 +225,14 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async saveBreaker(next: BreakerState): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...breakerKey(next.name), kind: 'breaker', ...next },
-          ConditionExpression: next.version === 1 ? 'attribute_not_exists(pk) OR version = :previous' : 'version = :previous',
-          ExpressionAttributeValues: { ':previous': next.version - 1 },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.conditionally(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...breakerKey(next.name), kind: 'breaker', ...next },
+        ConditionExpression: next.version === 1 ? 'attribute_not_exists(pk) OR version = :previous' : 'version = :previous',
+        ExpressionAttributeValues: { ':previous': next.version - 1 },
+      }),
+    );
   }
 
   async recordTurn(turn: TurnRecord): Promise<TurnRecord> {
@@ -290,24 +272,18 @@ export class DynamoDbLedger implements Ledger {
       values[`:c${index}`] = value;
       return `#c${index} :c${index}`;
     });
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: runKey(runId),
-          // The set of counted step keys makes the ADD idempotent: a retried step that was
-          // counted already fails the condition instead of counting twice.
-          UpdateExpression: `ADD ${[...adds, 'countedSteps :key'].join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk) AND NOT contains(countedSteps, :keyString)',
-          ExpressionAttributeNames: Object.keys(names).length > 0 ? names : undefined,
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.conditionally(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: runKey(runId),
+        // The set of counted step keys makes the ADD idempotent: a retried step that was
+        // counted already fails the condition instead of counting twice.
+        UpdateExpression: `ADD ${[...adds, 'countedSteps :key'].join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk) AND NOT contains(countedSteps, :keyString)',
+        ExpressionAttributeNames: Object.keys(names).length > 0 ? names : undefined,
+        ExpressionAttributeValues: values,
+      }),
+    );
   }
 
   async getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined> {
@@ -514,20 +490,25 @@ export class DynamoDbLedger implements Ledger {
     }
   }
 
-  private async putIfAbsent(item: Record<string, unknown>): Promise<boolean> {
+  /** Sends a conditional write: `false` when its condition failed (someone else wrote first). */
+  private async conditionally(command: PutCommand | UpdateCommand): Promise<boolean> {
     try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...item, expiresAt: expiresAt(new Date()) },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
+      await this.doc.send(command as UpdateCommand);
       return true;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return false;
       throw error;
     }
+  }
+
+  private async putIfAbsent(item: Record<string, unknown>): Promise<boolean> {
+    return this.conditionally(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...item, expiresAt: expiresAt(new Date()) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
   }
 
   private async get<T>(key: { pk: string; sk: string }): Promise<T | undefined> {
