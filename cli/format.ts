@@ -66,6 +66,10 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
     row('  wall clock', `${report.guards.wallSeconds.used} s / ${report.guards.wallSeconds.limit} s`),
     ...report.guardEvents.map((event) => row(`  ${event.action}`, `${event.guard} at ${event.at}: ${event.reason}`)),
   );
+  if (report.executions > 1) {
+    const recovered = report.recovery ? `; ${report.recovery.attempts} automatic recover${report.recovery.attempts === 1 ? 'y' : 'ies'}, last after ${report.recovery.reason}` : '';
+    lines.push(row('executions', `${report.executions} (resumed ${report.executions - 1} time(s)${recovered})`));
+  }
   if (report.inFlight > 0) lines.push(row('in flight', `${report.inFlight} tool call(s) left in flight`));
   if (report.error) lines.push(row('error', `${report.error.error}: ${report.error.cause}`));
   return lines.join('\n');

@@ -1,6 +1,6 @@
 import type { Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
-import type { ApprovalRecord, GuardEvent, KillFlag, RunRecord, ToolCallRecord } from '../ledger/records.js';
+import type { ApprovalRecord, GuardEvent, KillFlag, RecoveryRecord, RunRecord, ToolCallRecord } from '../ledger/records.js';
 
 /** What a run did, computed from its ledger records (never from what the model claims it did). */
 export interface RunReport {
@@ -21,6 +21,10 @@ export interface RunReport {
   guards: GuardFigures;
   guardEvents: GuardEvent[];
   killed?: KillFlag;
+  /** Executions that drove the run: the first, plus one per resume or recovery. */
+  executions: number;
+  /** The run's automatic recoveries, if any (lambdas/steps/recover.ts). */
+  recovery?: RecoveryRecord;
   createdAt: string;
   finishedAt?: string;
   wallSeconds: number;
@@ -70,6 +74,8 @@ export function buildReport(run: RunRecord, calls: ToolCallRecord[], approvals: 
     guards: guardFigures(run, end),
     guardEvents: run.guardEvents ?? [],
     ...(run.killed ? { killed: run.killed } : {}),
+    executions: run.executions.length,
+    ...(run.recovery ? { recovery: run.recovery } : {}),
     createdAt: run.createdAt,
     ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
     wallSeconds: Math.max(0, (end.getTime() - new Date(run.createdAt).getTime()) / 1000),
