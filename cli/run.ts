@@ -1,5 +1,5 @@
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { z } from 'zod';
@@ -88,6 +88,9 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     decisions.push(decideApproval(approval, approvalMode, approvalsUrl, progress).catch((error: unknown) => io.err(`approval ${approval.approvalId}: ${String(error)}`)));
   };
   const crashing = options.crashAt !== undefined || options.crashRate > 0;
+  // Without --crash-seed, each engine after a crash draws other boundaries than the one before it
+  // (the same seed would end every restarted engine after as many boundaries as the first).
+  const crashLog = stateDir && join(stateDir, 'crashes.jsonl');
 
   progress(`savepoint: starting the local stack${stateDir ? ` in ${stateDir}` : ' in memory'}…`);
   const stack = await startLocalStack({
@@ -100,7 +103,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     ...(options.maxRecoveries && { recovery: { maxWithoutProgress: options.maxRecoveries } }),
     log: logFile ? (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`) : undefined,
     ...(crashing && {
-      crash: crashInjector({ at: options.crashAt, rate: options.crashRate, seed: options.crashSeed ?? options.seed, logFile: stateDir && join(stateDir, 'crashes.jsonl') }),
+      crash: crashInjector({ at: options.crashAt, rate: options.crashRate, seed: options.crashSeed ?? options.seed + crashesIn(crashLog), logFile: crashLog }),
     }),
   });
   approvalsUrl = stack.endpoints.approvals;
@@ -203,3 +206,8 @@ export function exitCodeOf(report: RunReport): number {
 }
 
 export { formatReport };
+
+/** Crashes injected so far on a state directory (one JSON line each). */
+function crashesIn(logFile: string | undefined): number {
+  return logFile && existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter(Boolean).length : 0;
+}
