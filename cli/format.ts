@@ -59,7 +59,7 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
     row('tokens', `${report.tokens.total} (${report.tokens.input} in, ${report.tokens.output} out)`),
     row('cost', money(report.dollars)),
     row('wall time', `${report.wallSeconds.toFixed(1)} s`),
-    'guards (used / limit)',
+    '  guards (used / limit)',
     row('  steps', `${report.guards.steps.used} / ${report.guards.steps.limit}`),
     row('  tokens', `${report.guards.tokens.used} / ${report.guards.tokens.limit} (max ${report.guards.tokens.perTurn} per turn)`),
     row('  dollars', `${report.guards.dollars.used.toFixed(4)} / ${report.guards.dollars.limit.toFixed(2)}`),
