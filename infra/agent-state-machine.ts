@@ -142,23 +142,28 @@ export class AgentStateMachine extends Construct {
     callTool.addRetry(RETRY.circuitOpen);
     callTool.addCatch(recordFailure, catchAll);
 
-    const requestApproval = new LambdaInvoke(this, States.RequestApproval, {
-      stateName: States.RequestApproval,
-      lambdaFunction: fns.requestApproval,
-      integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-      payload: TaskInput.fromObject({ ...nextCall, taskToken: JsonPath.taskToken }),
-      resultPath: '$.approval',
-      taskTimeout: Timeout.duration(backstop),
-    });
-    requestApproval.addRetry(RETRY.transient);
+    /**
+     * Waits on a task token for a person's decision; whatever it is — approved, rejected, expired,
+     * or the backstop timeout — the run goes on to `then`, which reads the recorded decision.
+     */
+    const awaitDecision = (name: string, payload: Record<string, unknown>, then: LambdaInvoke) => {
+      const task = new LambdaInvoke(this, name, {
+        stateName: name,
+        lambdaFunction: fns.requestApproval,
+        integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+        payload: TaskInput.fromObject({ ...payload, taskToken: JsonPath.taskToken }),
+        resultPath: '$.approval',
+        taskTimeout: Timeout.duration(backstop),
+      });
+      task.addRetry(RETRY.transient);
+      task.addCatch(then, { errors: [ErrorNames.ApprovalRejected, ErrorNames.ApprovalExpired, Errors.TIMEOUT], resultPath: '$.approval' });
+      task.addCatch(recordFailure, catchAll);
+      return task.next(then);
+    };
+
     // A rejected or expired approval is not a failure of the run: CallTool records it as the
     // tool's result and the agent flags the refund for review.
-    requestApproval.addCatch(callTool, {
-      errors: [ErrorNames.ApprovalRejected, ErrorNames.ApprovalExpired, Errors.TIMEOUT],
-      resultPath: '$.approval',
-    });
-    requestApproval.addCatch(recordFailure, catchAll);
-    requestApproval.next(callTool);
+    const requestApproval = awaitDecision(States.RequestApproval, nextCall, callTool);
 
     const finalize = step(States.Finalize, fns.finalize, { runId, stop: JsonPath.objectAt('$.budget.result') }, '$.final', Duration.seconds(30));
     finalize.addCatch(recordFailure, catchAll);
@@ -173,21 +178,11 @@ export class AgentStateMachine extends Construct {
 
     // An exhausted budget of a run configured to ask: a person extends it or not, through the same
     // approval flow as refunds; either way BudgetCheck decides again from the recorded decision.
-    const requestBudgetExtension = new LambdaInvoke(this, States.RequestBudgetExtension, {
-      stateName: States.RequestBudgetExtension,
-      lambdaFunction: fns.requestApproval,
-      integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-      payload: TaskInput.fromObject({ runId, extension: JsonPath.objectAt('$.budget.result.extension'), taskToken: JsonPath.taskToken }),
-      resultPath: '$.approval',
-      taskTimeout: Timeout.duration(backstop),
-    });
-    requestBudgetExtension.addRetry(RETRY.transient);
-    requestBudgetExtension.addCatch(budgetCheck, {
-      errors: [ErrorNames.ApprovalRejected, ErrorNames.ApprovalExpired, Errors.TIMEOUT],
-      resultPath: '$.approval',
-    });
-    requestBudgetExtension.addCatch(recordFailure, catchAll);
-    requestBudgetExtension.next(budgetCheck);
+    const requestBudgetExtension = awaitDecision(
+      States.RequestBudgetExtension,
+      { runId, extension: JsonPath.objectAt('$.budget.result.extension') },
+      budgetCheck,
+    );
 
     // A run resumed mid-turn first finishes the tool calls the model already asked for.
     const resumeToolCalls = new Pass(this, 'ResumeToolCalls', {
