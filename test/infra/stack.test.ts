@@ -207,3 +207,25 @@ describe('outputs', () => {
     for (const output of ['StateMachineArn', 'LedgerTableName', 'ApprovalApiUrl']) template.hasOutput(output, {});
   });
 });
+
+describe('the definition the local engine runs', () => {
+  it('is valid ASL once extracted from the template, with every Task mapped to a step', async () => {
+    const { createRequire } = await import('node:module');
+    const { extractStateMachine } = await import('../../local/asl.js');
+    const aslValidator = createRequire(import.meta.url)('asl-validator') as (definition: unknown) => { isValid: boolean; errorsText(sep?: string): string };
+    const extracted = extractStateMachine(template.toJSON() as never);
+    const { isValid, errorsText } = aslValidator(extracted.definition);
+    expect(isValid, errorsText('\n')).toBe(true);
+    expect(JSON.stringify(extracted.definition)).not.toMatch(/Fn::|"Ref"/);
+    expect(Object.fromEntries(Object.entries(extracted.tasks).map(([state, task]) => [state, task.step]))).toEqual({
+      StartRun: Steps.StartRun,
+      BudgetCheck: Steps.BudgetCheck,
+      CallModel: Steps.CallModel,
+      RequestApproval: Steps.RequestApproval,
+      RequestBudgetExtension: Steps.RequestApproval,
+      CallTool: Steps.CallTool,
+      Finalize: Steps.Finalize,
+      RecordFailure: Steps.Finalize,
+    });
+  });
+});
