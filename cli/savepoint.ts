@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { HttpCommerceApi } from '../lambdas/agent/payments-client.js';
 import { loadReport } from '../lambdas/agent/report.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { createDecideApproval } from '../lambdas/steps/approvals.js';
 import { CircuitBreaker } from '../lambdas/guards/breaker.js';
 import { MODEL_BREAKER } from '../lambdas/steps/call-model.js';
@@ -80,39 +81,33 @@ program
   .command('status <runId>')
   .description("a run's status and figures, from the ledger")
   .option('--json', 'print JSON', false)
-  .action(async (runId: string, options: { json: boolean }) => {
-    const { ledger, close } = await openLedger(stateDir());
-    try {
+  .action((runId: string, options: { json: boolean }) =>
+    withLedger(async (ledger) => {
       const report = await loadReport(ledger, runId, new Date());
       if (!report) throw new UsageError(`no run ${runId} in ${stateDir()}`);
       if (options.json) printJson(report);
       else out(formatReport(report));
-    } finally {
-      await close();
-    }
-  });
+    }),
+  );
 
 program
   .command('approvals')
   .description('the approvals waiting for a decision')
   .option('--json', 'print JSON', false)
-  .action(async (options: { json: boolean }) => {
-    const { ledger, close } = await openLedger(stateDir());
-    try {
+  .action((options: { json: boolean }) =>
+    withLedger(async (ledger) => {
       const pending = (await ledger.listPendingApprovals()).map(publicApproval);
       if (options.json) printJson({ approvals: pending });
       else out(pending.length === 0 ? 'no approval is waiting' : pending.map(formatApproval).join('\n'));
-    } finally {
-      await close();
-    }
-  });
+    }),
+  );
 
 for (const [name, decision] of [['approve', 'approve'], ['reject', 'reject']] as const) {
   program
     .command(`${name} <approvalId>`)
     .description(`${name} a pending approval (through the running engine's approval API, or recorded for the next resume)`)
     .option('--reason <text>', 'why, recorded with the decision')
-    .action(async (approvalId: string, options: { reason?: string }) => decide(approvalId, decision, options.reason));
+    .action((approvalId: string, options: { reason?: string }) => decide(approvalId, decision, options.reason));
 }
 
 program
@@ -123,8 +118,7 @@ program
   .option('--reason <text>', 'why, recorded with the kill', '')
   .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
     if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
-    const { ledger, close } = await openLedger(stateDir());
-    try {
+    await withLedger(async (ledger) => {
       const flag = { by: `cli:${process.env['USER'] ?? 'unknown'}`, at: new Date().toISOString(), reason: options.reason };
       if (options.all) {
         await ledger.setGlobalKill(options.lift ? undefined : flag);
@@ -137,28 +131,23 @@ program
       // A run waiting on an approval would not reach its next step until the approval is
       // decided: reject its pending approvals so it stops now.
       const pending = (await ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
-      for (const approval of pending) await decide(approval.approvalId, 'reject', `run killed${options.reason ? `: ${options.reason}` : ''}`);
+      for (const approval of pending) await decide(approval.approvalId, 'reject', `run killed${options.reason ? `: ${options.reason}` : ''}`, ledger);
       out(`run ${runId}: killed; it stops before its next step`);
-    } finally {
-      await close();
-    }
+    });
   });
 
 program
   .command('breakers')
   .description('the circuit breakers shared by all runs (model provider, payments provider)')
   .option('--json', 'print JSON', false)
-  .action(async (options: { json: boolean }) => {
-    const { ledger, close } = await openLedger(stateDir());
-    try {
+  .action((options: { json: boolean }) =>
+    withLedger(async (ledger) => {
       const breaker = new CircuitBreaker(ledger, systemClock);
       const states = await Promise.all([MODEL_BREAKER, TOOLS_BREAKER].map((name) => breaker.state(name)));
       if (options.json) printJson({ breakers: states });
       else out(states.map(formatBreaker).join('\n'));
-    } finally {
-      await close();
-    }
-  });
+    }),
+  );
 
 program
   .command('payments')
@@ -185,7 +174,22 @@ program
 
 class UsageError extends Error {}
 
-async function decide(approvalId: string, decision: 'approve' | 'reject', reason?: string) {
+/** Runs `use` with the state directory's ledger (the running engine's, or opened here), then closes it. */
+async function withLedger<T>(use: (ledger: Ledger) => Promise<T>): Promise<T> {
+  const { ledger, close } = await openLedger(stateDir());
+  try {
+    return await use(ledger);
+  } finally {
+    await close();
+  }
+}
+
+/**
+ * Decides an approval through the running engine's approval API; with no engine running, records
+ * the decision in the ledger (`ledger` when the caller has it open already: a state directory can
+ * be opened only once at a time).
+ */
+async function decide(approvalId: string, decision: 'approve' | 'reject', reason?: string, ledger?: Ledger): Promise<void> {
   const body = { decision, reason, decidedBy: `cli:${process.env['USER'] ?? 'unknown'}` };
   const engine = runningEngine(stateDir());
   if (engine) {
@@ -199,15 +203,13 @@ async function decide(approvalId: string, decision: 'approve' | 'reject', reason
     return out(`${approvalId}: ${result.status}`);
   }
   // No engine runs: record the decision; the run picks it up when it resumes.
-  const { ledger, close } = await openLedger(stateDir());
-  try {
+  const record = async (open: Ledger) => {
     const gone = async () => false;
-    const result = await createDecideApproval({ ledger, callbacks: { succeed: gone, fail: gone }, clock: { now: () => new Date() } })(approvalId, body);
+    const result = await createDecideApproval({ ledger: open, callbacks: { succeed: gone, fail: gone }, clock: systemClock })(approvalId, body);
     if (!result.ok) throw new UsageError(result.reason === 'not_found' ? `no approval ${approvalId}` : `approval ${approvalId} is already ${result.approval?.status}`);
     out(`${approvalId}: ${result.approval.status} (recorded; the run continues when it resumes)`);
-  } finally {
-    await close();
-  }
+  };
+  await (ledger ? record(ledger) : withLedger(record));
 }
 
 try {
