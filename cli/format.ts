@@ -1,7 +1,6 @@
 import type { BreakerState } from '../lambdas/guards/breaker.js';
 import type { RunReport } from '../lambdas/agent/report.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
-import { formatCents } from '../lambdas/steps/approvals.js';
 import type { StateSummary } from '../local/engine.js';
 
 /** What the execution did, from its history: Lambda invocations including retries, per state. */
@@ -38,7 +37,7 @@ const row = (label: string, value: string) => `  ${label.padEnd(22)} ${value}`;
 export function formatReport(report: RunReport, execution?: ExecutionFigures): string {
   const lines = [
     '',
-    `run ${report.runId} (${report.runDate}): ${report.status}${report.stopReason ? ` — ${report.stopReason}` : ''}`,
+    `run ${report.runId} (${report.agent} ${JSON.stringify(report.input)}): ${report.status}${report.stopReason ? ` — ${report.stopReason}` : ''}`,
     row('agent steps', `${report.steps} (${report.modelTurns} model turns, ${report.toolCalls} tool calls)`),
   ];
   if (execution) {
@@ -48,13 +47,17 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
       .join(', ');
     lines.push(row('Lambda executions', `${execution.lambdaInvocations} (${execution.retries} retries${retried ? `: ${retried}` : ''})`));
   }
-  const refunds = report.refunds;
+  if (report.summary) {
+    lines.push(`  ${report.agent}`);
+    for (const [label, value] of Object.entries(report.summary)) lines.push(row(`  ${label}`, String(value)));
+  }
+  lines.push('  tool calls (ok / error / refused · guarantee)');
+  for (const [name, tool] of Object.entries(report.tools)) {
+    if (tool.calls === 0) continue;
+    const refused = tool.rejected + tool.expired;
+    lines.push(row(`  ${name}`, `${tool.ok} / ${tool.error} / ${refused}${tool.inFlight ? ` (${tool.inFlight} in flight)` : ''} · ${tool.guarantee}`));
+  }
   lines.push(
-    row('refund requests', String(refunds.requests)),
-    row('  issued', `${refunds.issued} (${formatCents(refunds.issuedCents)})`),
-    row('  skipped', `${refunds.skipped} (already refunded)`),
-    row('  flagged for review', String(refunds.flagged)),
-    row('  escalated', `${refunds.escalated} (approval rejected or expired)`),
     row('approvals', `${report.approvals.total} (${report.approvals.approved} approved, ${report.approvals.rejected} rejected, ${report.approvals.expired} expired, ${report.approvals.pending} pending)`),
     row('tokens', `${report.tokens.total} (${report.tokens.input} in, ${report.tokens.output} out)`),
     row('cost', money(report.dollars)),

@@ -3,26 +3,29 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { z } from 'zod';
-import { IsoDate } from '../lambdas/agent/domain.js';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
-import { RunId } from '../lambdas/steps/start-run.js';
+import { RunId, runIdOf } from '../lambdas/steps/start-run.js';
 import { ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { causeMessage } from '../lambdas/steps/finalize.js';
+import { loadAgent } from '../local/agents.js';
 import { crashInjector, CrashAt } from '../local/crash.js';
 import { summarizeHistory } from '../local/engine.js';
 import { historyLog } from '../local/history-log.js';
 import { startLocalStack } from '../local/runtime.js';
 import { executionFigures, formatReport, type ExecutionFigures } from './format.js';
 import { progressPrinter } from './progress.js';
-import { dayOf, loadTemplate, publishEngine, runningEngine } from './state.js';
+import { loadTemplate, publishEngine, runningEngine, worldDataOf } from './state.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
 
 export const RunOptions = z
   .object({
-    date: IsoDate.optional(),
+    /** The agent: a name under agents/, or the path of its module. */
+    agent: z.string().min(1, 'name the agent: --agent <name or path>'),
+    /** The run's input: JSON, or the path of a JSON file; the world's default input when absent. */
+    input: z.string().min(1).optional(),
     runId: RunId.optional(),
     /** `savepoint resume <runId>`: the run must exist; its day comes from the ledger. */
     resume: z.boolean().default(false),
@@ -44,7 +47,7 @@ export const RunOptions = z
     onBudgetExceeded: z.enum(['stop', 'ask']).optional(),
     stateDir: z.string().min(1),
     memory: z.boolean(),
-    day: z.string().min(1).optional(),
+    worldData: z.string().min(1).optional(),
     /** A synthesized template (e.g. `cdk synth`'s) to run instead of synthesizing the stack here. */
     template: z.string().min(1).optional(),
     json: z.boolean(),
@@ -70,7 +73,8 @@ export interface RunOutcome {
 export async function runCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void; interactive: boolean }) {
   const options = parseOrThrow(RunOptions, raw, 'options');
   const stateDir = options.memory ? undefined : resolve(options.stateDir);
-  const { day, keep: keepDay } = dayOf(stateDir, options.day);
+  const { agent, module } = await loadAgent(options.agent);
+  const worldData = worldDataOf(stateDir, options.worldData);
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');
   // Unattended, nobody will decide: approvals escalate quickly so the run finishes on its own.
   const approvalTimeoutSeconds = options.approvalTimeout ?? (approvalMode === 'wait' && !io.interactive ? 5 : 300);
@@ -94,7 +98,8 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
 
   progress(`savepoint: starting the local stack${stateDir ? ` in ${stateDir}` : ' in memory'}…`);
   const stack = await startLocalStack({
-    day,
+    agent,
+    worldData: worldData.path,
     stateDir,
     failRate: options.failRate,
     seed: options.seed,
@@ -107,15 +112,18 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     }),
   });
   approvalsUrl = stack.endpoints.approvals;
-  keepDay();
+  worldData.keep();
   if (stateDir) stack.engine.on(historyLog(join(stateDir, 'history.jsonl')));
-  const unpublish = stateDir ? publishEngine(stateDir, { pid: process.pid, startedAt: new Date().toISOString(), endpoints: stack.endpoints }) : () => undefined;
+  const unpublish = stateDir
+    ? publishEngine(stateDir, { pid: process.pid, startedAt: new Date().toISOString(), agent: { name: agent.name, module }, endpoints: stack.endpoints })
+    : () => undefined;
   const interrupted = new Promise<'interrupted'>((resolveInterrupt) => process.once('SIGINT', () => resolveInterrupt('interrupted')));
   try {
     const existing = options.runId ? await stack.ledger.getRun(options.runId) : undefined;
     if (options.resume && !existing) throw new InvalidInputError(`runId: no run ${options.runId} in ${stateDir ?? 'memory'}`);
-    const runDate = existing?.runDate ?? options.date ?? day.date;
-    const runId = options.runId ?? `refunds-${runDate}`;
+    if (existing && existing.agent !== agent.name) throw new InvalidInputError(`runId: run ${existing.runId} belongs to agent ${existing.agent}, not ${agent.name}`);
+    const input = existing ? existing.input : runInput(options.input, stack.world.defaultInput, agent.name);
+    const runId = options.runId ?? runIdOf(agent, parseOrThrow(agent.input, input, `input of agent ${agent.name}`));
     // Budgets given on the command line override the agent's defaults (RunConfig); the run
     // record keeps the figures it ran with.
     const budgets = {
@@ -146,7 +154,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
       new StartExecutionCommand({
         stateMachineArn: stack.stateMachineArn,
         name: `${runId}-${started.toString(36)}`,
-        input: JSON.stringify({ runId, runDate, config, ...(options.force ? { force: true } : {}) }),
+        input: JSON.stringify({ runId, input, config, ...(options.force ? { force: true } : {}) }),
       }),
     );
     progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
@@ -162,7 +170,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     await Promise.allSettled(decisions);
     const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
     const figures = executionFigures(executionArn!, execution.status ?? 'UNKNOWN', summarizeHistory(stack.engine.getExecutionHistory(executionArn!)));
-    const report = await loadReport(stack.ledger, runId, new Date());
+    const report = await loadReport(stack.ledger, runId, new Date(), agent);
     // StartRun refused the run (bad input, or a resume on changed code): say why, as invalid input.
     if (execution.error === ErrorNames.InvalidInput && (!report || report.status === 'running')) throw new InvalidInputError(causeMessage(execution.cause));
     if (!report) throw new Error(`run ${runId} did not start: ${execution.error ?? ''} ${execution.cause ?? ''}`.trim());
@@ -210,4 +218,26 @@ export { formatReport };
 /** Crashes injected so far on a state directory (one JSON line each). */
 function crashesIn(logFile: string | undefined): number {
   return logFile && existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter(Boolean).length : 0;
+}
+
+/** `--input`: JSON text, or the path of a JSON file; without it, the input the agent's world suggests. */
+export function runInput(option: string | undefined, fallback: unknown, agentName: string): unknown {
+  if (option === undefined) {
+    if (fallback === undefined) throw new InvalidInputError(`input: agent ${agentName} needs an input: --input <json|file>`);
+    return fallback;
+  }
+  const text = option.trimStart().startsWith('{') || option.trimStart().startsWith('[') ? option : readInputFile(option);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError(`input: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+function readInputFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new InvalidInputError(`input: cannot read ${path}: ${(error as Error).message}`);
+  }
 }

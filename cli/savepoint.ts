@@ -1,37 +1,52 @@
 import { Command, Option } from 'commander';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
-import { HttpCommerceApi } from '../lambdas/agent/payments-client.js';
 import { loadReport } from '../lambdas/agent/report.js';
+import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { createDecideApproval } from '../lambdas/steps/approvals.js';
 import { CircuitBreaker } from '../lambdas/guards/breaker.js';
 import { MODEL_BREAKER } from '../lambdas/steps/call-model.js';
-import { TOOLS_BREAKER } from '../lambdas/steps/call-tool.js';
+import { toolsBreaker } from '../lambdas/steps/call-tool.js';
 import { systemClock } from '../lambdas/steps/ports.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
-import { CRASH_POINTS } from '../lambdas/steps/crash-points.js';
-import { startPaymentsServer } from '../sim/payments-server.js';
+import { agentModulePath, loadAgent } from '../local/agents.js';
+import { CRASH_POINTS } from '../local/crash.js';
 import { formatApproval, formatBreaker, formatReport } from './format.js';
 import { exitCodeOf, runCommand } from './run.js';
-import { DEFAULT_STATE_DIR, dayOf, openLedger, runningEngine } from './state.js';
-import { join, resolve } from 'node:path';
+import { DEFAULT_STATE_DIR, openLedger, runningEngine, worldDataOf } from './state.js';
+import { resolve } from 'node:path';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 const err = (line: string): void => void process.stderr.write(`${line}\n`);
 const printJson = (value: unknown) => out(JSON.stringify(value, null, 2));
 
 const program = new Command('savepoint')
-  .description('Durable agent runs on AWS Step Functions — the nightly refund reconciliation, run locally on the same definition.')
-  .option('--state-dir <dir>', 'where the local ledger, provider records and logs live', DEFAULT_STATE_DIR)
+  .description('Durable agent runs on AWS Step Functions — any agent, run locally on the same definition.')
+  .option('--state-dir <dir>', 'where the local ledger, the simulated world and the logs live', DEFAULT_STATE_DIR)
   .showHelpAfterError();
 
 const stateDir = () => resolve(program.opts<{ stateDir: string }>().stateDir);
+const AGENT_HELP = 'the agent: a name (agents/<name>/agent.ts) or the path of its module (default: $SAVEPOINT_AGENT)';
+const defaultAgent = process.env['SAVEPOINT_AGENT'];
+
+/** The agent a command names, else the one the running engine runs, else the one that ran `runId`. */
+async function agentFor(explicit: string | undefined, runAgent?: string): Promise<AgentDefinition | undefined> {
+  const spec = explicit ?? runningEngine(stateDir())?.agent.module ?? runAgent ?? defaultAgent;
+  if (!spec) return undefined;
+  try {
+    agentModulePath(spec);
+  } catch {
+    return undefined; // an agent that is not here: the report goes without its own summary
+  }
+  return (await loadAgent(spec)).agent;
+}
 
 program
   .command('run')
-  .description('run the nightly refund reconciliation on the local engine (resumes the run if it exists)')
-  .option('--date <YYYY-MM-DD>', 'the day to reconcile (default: the day in --day)')
-  .option('--run-id <id>', 'the run id, the idempotency key of the whole run (default: refunds-<date>)')
+  .description("run an agent on the local engine (resumes the run if it exists)")
+  .option('--agent <name|path>', AGENT_HELP, defaultAgent)
+  .option('--input <json|file>', "the run's input, checked by the agent's input schema (default: what the agent's simulated world serves)")
+  .option('--run-id <id>', "the run id, the idempotency key of the whole run (default: the agent's, from the input)")
   .option('--fail-rate <p>', 'inject transient failures into model and provider requests, probability per request', '0')
   .option('--seed <n>', 'seed of the injected failures', '1')
   .addOption(new Option('--approve <mode>', 'how approvals are decided (default: prompt in a terminal, wait otherwise)').choices(['prompt', 'approve', 'reject', 'wait']))
@@ -42,8 +57,8 @@ program
   .option('--max-dollars <d>', 'dollar budget of the model calls (default 5)')
   .option('--max-wall-seconds <s>', 'wall-clock budget since the run first started (default 14400)')
   .addOption(new Option('--on-budget-exceeded <mode>', 'stop, or ask a person to extend the budget (default stop)').choices(['stop', 'ask']))
-  .option('--memory', 'keep nothing: in-memory ledger and provider', false)
-  .option('--day <file>', "the day the simulated payments provider serves (default: the state directory's, else events/sample-day.json)")
+  .option('--memory', 'keep nothing: in-memory ledger and simulated world', false)
+  .option('--world-data <file>', "a data file the agent's simulated world serves, e.g. the refund reconciler's day (default: the state directory's, else the agent's sample)")
   .option('--json', 'print the report as JSON (progress goes to stderr)', false)
   .option('--force', 'resume a run even though the code changed since it started', false)
   .option('--crash-at <point[:tool][:nth]>', `end the process with SIGKILL the nth time a step boundary is reached (${CRASH_POINTS.join(', ')})`)
@@ -56,12 +71,13 @@ program
 program
   .command('resume <runId>')
   .description('resume an unfinished run where it stopped (after a crash, an interrupt, or a failure)')
+  .option('--agent <name|path>', AGENT_HELP, defaultAgent)
   .option('--force', 'resume even though the code changed since the run started', false)
   .option('--fail-rate <p>', 'inject transient failures into model and provider requests, probability per request', '0')
   .option('--seed <n>', 'seed of the injected failures', '1')
   .addOption(new Option('--approve <mode>', 'how approvals are decided (default: prompt in a terminal, wait otherwise)').choices(['prompt', 'approve', 'reject', 'wait']))
   .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time')
-  .option('--day <file>', "the day the simulated payments provider serves (default: the state directory's, else events/sample-day.json)")
+  .option('--world-data <file>', 'as for run')
   .option('--json', 'print the report as JSON (progress goes to stderr)', false)
   .option('--crash-at <point[:tool][:nth]>', 'as for run')
   .option('--crash-rate <p>', 'as for run', '0')
@@ -80,10 +96,12 @@ async function runAndReport(options: Record<string, unknown>) {
 program
   .command('status <runId>')
   .description("a run's status and figures, from the ledger")
+  .option('--agent <name|path>', "the run's agent, for its own summary (default: the agent named in the run)")
   .option('--json', 'print JSON', false)
-  .action((runId: string, options: { json: boolean }) =>
+  .action((runId: string, options: { json: boolean; agent?: string }) =>
     withLedger(async (ledger) => {
-      const report = await loadReport(ledger, runId, new Date());
+      const run = await ledger.getRun(runId);
+      const report = run && (await loadReport(ledger, runId, new Date(), await agentFor(options.agent, run.agent)));
       if (!report) throw new UsageError(`no run ${runId} in ${stateDir()}`);
       if (options.json) printJson(report);
       else out(formatReport(report));
@@ -138,37 +156,38 @@ program
 
 program
   .command('breakers')
-  .description('the circuit breakers shared by all runs (model provider, payments provider)')
+  .description('the circuit breakers shared by all runs (the model provider, each agent\'s tools)')
+  .option('--agent <name|path>', 'also show this agent\'s tools breaker (default: the running engine\'s agent)')
   .option('--json', 'print JSON', false)
-  .action((options: { json: boolean }) =>
-    withLedger(async (ledger) => {
+  .action(async (options: { json: boolean; agent?: string }) => {
+    const agent = await agentFor(options.agent);
+    await withLedger(async (ledger) => {
       const breaker = new CircuitBreaker(ledger, systemClock);
-      const states = await Promise.all([MODEL_BREAKER, TOOLS_BREAKER].map((name) => breaker.state(name)));
+      const names = [MODEL_BREAKER, ...(agent ? [toolsBreaker(agent)] : [])];
+      const states = await Promise.all(names.map((name) => breaker.state(name)));
       if (options.json) printJson({ breakers: states });
       else out(states.map(formatBreaker).join('\n'));
-    }),
-  );
+    });
+  });
 
 program
-  .command('payments')
-  .description('what the simulated payments provider paid (refunds), and the reviews and reports it received')
+  .command('world')
+  .description("what the agent's simulated world holds (e.g. the refunds the simulated provider paid)")
+  .option('--agent <name|path>', AGENT_HELP, defaultAgent)
+  .option('--world-data <file>', 'as for run')
   .option('--json', 'print JSON', false)
-  .option('--day <file>', "the day the provider serves (default: the state directory's, else events/sample-day.json)")
-  .action(async (options: { json: boolean; day?: string }) => {
+  .action(async (options: { json: boolean; agent?: string; worldData?: string }) => {
     const engine = runningEngine(stateDir());
-    const provider = engine
-      ? { url: engine.endpoints.payments, close: async () => undefined }
-      : await startPaymentsServer({ day: dayOf(stateDir(), options.day).day, dataFile: join(stateDir(), 'payments.jsonl') });
+    if (engine) throw new UsageError(`an engine (pid ${engine.pid}) owns ${stateDir()} and its world (${JSON.stringify(engine.endpoints)}); ask again when it stops`);
+    const agent = await agentFor(options.agent);
+    if (!agent?.dev?.world) throw new UsageError(`${agent ? `agent ${agent.name} has` : 'name an agent with --agent: this one has'} no simulated world`);
+    const world = await agent.dev.world({ stateDir: stateDir(), dataFile: worldDataOf(stateDir(), options.worldData).path, failRate: 0, seed: 1, now: () => new Date() });
     try {
-      const api = new HttpCommerceApi({ baseUrl: provider.url });
-      const [refunds, reviews, reports] = await Promise.all([api.listRefunds(), api.listReviews(), api.listReports()]);
-      if (options.json) return printJson({ refunds, reviews, reports });
-      const total = refunds.reduce((sum, refund) => sum + refund.amountCents, 0);
-      out(`${refunds.length} refunds paid, $${(total / 100).toFixed(2)} in all`);
-      for (const refund of refunds) out(`  ${refund.id}  ${refund.refundRequestId}  ${refund.paymentId}  $${(refund.amountCents / 100).toFixed(2)}`);
-      out(`${reviews.length} flagged for review, ${reports.length} report(s) posted`);
+      const seen = (await world.inspect?.()) ?? { lines: ['(this world shows nothing)'], json: {} };
+      if (options.json) printJson(seen.json);
+      else out(seen.lines.join('\n'));
     } finally {
-      await provider.close();
+      await world.close();
     }
   });
 

@@ -1,7 +1,6 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { Day } from '../lambdas/agent/domain.js';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
@@ -12,11 +11,6 @@ import { LEDGER_TABLE } from '../local/runtime.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 export const DEFAULT_STATE_DIR = '.savepoint';
-export const SAMPLE_DAY = fileFromRoot('events/sample-day.json');
-
-function fileFromRoot(path: string): string {
-  return resolve(new URL('..', import.meta.url).pathname, path);
-}
 
 /**
  * While `savepoint run` drives the local engine it owns the state directory (only one process may
@@ -26,7 +20,9 @@ function fileFromRoot(path: string): string {
 const EngineFile = z.object({
   pid: z.number().int(),
   startedAt: z.string(),
-  endpoints: z.object({ dynamodb: z.string(), sfn: z.string(), approvals: z.string(), payments: z.string(), model: z.string() }),
+  /** The agent the engine runs (its name, and the module it was loaded from). */
+  agent: z.object({ name: z.string(), module: z.string() }),
+  endpoints: z.object({ dynamodb: z.string(), sfn: z.string(), approvals: z.string(), model: z.string() }).catchall(z.string()),
 });
 export type EngineFile = z.infer<typeof EngineFile>;
 
@@ -67,25 +63,14 @@ export async function openLedger(stateDir: string): Promise<{ ledger: Ledger; cl
 }
 
 /**
- * The day the simulated provider serves is part of a state directory's outside world, like the
- * provider's journal next to it: a run records it there, and a resume (or `payments`) without
- * `--day` serves the same day again.
+ * The data file the agent's simulated world serves (e.g. the refund reconciler's day) is part of a
+ * state directory's outside world, like the world's journal next to it: a run keeps a copy there,
+ * and a resume without `--world-data` serves the same data again.
  */
-export function dayOf(stateDir: string | undefined, explicit: string | undefined): { day: Day; keep: () => void } {
-  const kept = stateDir && join(stateDir, 'day.json');
-  const path = explicit ?? (kept && existsSync(kept) ? kept : SAMPLE_DAY);
-  const day = loadDay(path);
-  return { day, keep: () => kept && path !== kept && writeFileSync(kept, JSON.stringify(day)) };
-}
-
-export function loadDay(path: string): Day {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new Error(`cannot read the day file ${path}: ${(error as Error).message}`);
-  }
-  return parseOrThrow(Day, raw, `day file ${path}`);
+export function worldDataOf(stateDir: string | undefined, explicit: string | undefined): { path: string | undefined; keep: () => void } {
+  const kept = stateDir && join(stateDir, 'world-data.json');
+  const path = explicit ?? (kept && existsSync(kept) ? kept : undefined);
+  return { path, keep: () => kept && path && path !== kept && copyFileSync(path, kept) };
 }
 
 /** A synthesized CloudFormation template, as `cdk synth` writes it. */

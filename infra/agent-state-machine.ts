@@ -35,6 +35,8 @@ export interface AgentStepFunctions {
 
 export interface AgentStateMachineProps {
   readonly functions: AgentStepFunctions;
+  /** The state machine's name (fixed, so that grants can name it without referencing it). */
+  readonly stateMachineName: string;
   /**
    * The longest an approval may wait before the task itself times out. Approvals normally expire
    * earlier, at the run's `approvalTimeoutSeconds`, through the expiry sweep; this is the backstop.
@@ -206,7 +208,7 @@ export class AgentStateMachine extends Construct {
     );
 
     const stack = Stack.of(this);
-    const stateMachineName = `${stack.stackName}-agent`;
+    const { stateMachineName } = props;
     this.arns = {
       stateMachine: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
       executions: stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),

@@ -18,6 +18,8 @@ export interface RunRecoveryProps {
    */
   readonly maxRecoveries?: number;
   readonly environment?: Record<string, string>;
+  /** The agent's module (the recovery function reads the agent's scheduled-input rule). */
+  readonly agentEntry: string;
 }
 
 /**
@@ -38,6 +40,7 @@ export class RunRecovery extends Construct {
     }
     this.function = new StepFunction(this, 'Function', {
       step: Steps.RecoverRun,
+      agentEntry: props.agentEntry,
       environment: { ...props.environment, STATE_MACHINE_ARN: props.stateMachine.stateMachine, MAX_RECOVERIES: String(maxRecoveries) },
     });
     props.ledger.grantTo(this.function);

@@ -7,10 +7,13 @@ import { fileURLToPath } from 'node:url';
 import type { StepName } from '../lambdas/shared/steps.js';
 
 const HANDLERS = fileURLToPath(new URL('../lambdas/handlers/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 export interface StepFunctionProps {
   /** Which step this function runs: its handler is `lambdas/handlers/<step>.ts`. */
   readonly step: StepName;
+  /** The agent's module, bundled in place of `@savepoint/agent-entry` (the handlers import no agent by name). */
+  readonly agentEntry: string;
   /** @default Duration.seconds(30) */
   readonly timeout?: Duration;
   /** @default 512 */
@@ -49,6 +52,9 @@ export class StepFunction extends NodejsFunction {
         mainFields: ['module', 'main'],
         // Some CommonJS dependencies call require(); ESM bundles need it defined.
         banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        // The handler's `@savepoint/agent-entry` is this function's agent; agents import the public
+        // API by the package's name.
+        esbuildArgs: { [`--alias:@savepoint/agent-entry`]: props.agentEntry, '--alias:savepoint': `${ROOT}lambdas/index.ts` },
       },
     });
   }

@@ -1,7 +1,43 @@
 import { appendFileSync, writeSync } from 'node:fs';
 import { z } from 'zod';
-import { CRASH_POINTS, type CrashPoint, type CrashPoints } from '../lambdas/steps/crash-points.js';
+import type { MessageRequest, ModelClient } from '../lambdas/agent/messages.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { seededRandom } from '../sim/random.js';
+
+/**
+ * The boundaries of a step where the process running it can die. The step code knows nothing of
+ * them: the decorators below wrap the ledger and the model client from outside and announce each
+ * boundary as the step crosses it; the injector can end the process there (a real SIGKILL), which
+ * is how every boundary is proven recoverable.
+ *
+ *   CallTool          before-claim ─ claim ─ after-claim ─ provider call ─ after-commit ─ record ─ after-record ─ return
+ *   CallModel         model call ─ model-call ─ record ─ model-recorded ─ return
+ *   RequestApproval   store the pending approval ─ awaiting-approval ─ (the execution waits for a person)
+ */
+export const CrashPoint = {
+  /** Nothing of this tool call is in the ledger yet. */
+  BeforeClaim: 'before-claim',
+  /** The call is claimed (in flight, leased); the outside system has not seen it. */
+  AfterClaim: 'after-claim',
+  /** The outside system answered — a refund is paid — but the ledger does not know: the unknown-outcome window. */
+  AfterCommit: 'after-commit',
+  /** The tool's outcome is recorded; the state machine has not heard back. */
+  AfterRecord: 'after-record',
+  /** In the middle of a model call: the provider answered (and billed), the answer is not recorded. */
+  ModelCall: 'model-call',
+  /** The model's turn is recorded; the state machine has not heard back. */
+  ModelRecorded: 'model-recorded',
+  /** A pending approval is stored and the run waits for a person. */
+  AwaitingApproval: 'awaiting-approval',
+} as const;
+
+export type CrashPoint = (typeof CrashPoint)[keyof typeof CrashPoint];
+export const CRASH_POINTS = Object.values(CrashPoint);
+
+export interface CrashPoints {
+  /** The step reached `point`; `tools` names the tool calls it concerns (for a model turn: the ones it asks for). */
+  reached(point: CrashPoint, tools: readonly string[]): void;
+}
 
 /**
  * Crash injection for the local engine: the process ends with SIGKILL at a step boundary — no
@@ -61,4 +97,63 @@ export function crashInjector(options: CrashOptions, die: Die = sigkill): CrashP
       die(point, tools);
     },
   };
+}
+
+/**
+ * The ledger as the steps see it, announcing the boundaries around each write that guards work:
+ *
+ *   claimCall:      before-claim ─ claim ─ after-claim
+ *   completeCall:   after-commit (the outside call answered) ─ record ─ after-record
+ *   recordTurn:     record ─ model-recorded
+ *   upsertApproval: store the pending approval ─ awaiting-approval
+ */
+export function crashingLedger(ledger: Ledger, crash: CrashPoints): Ledger {
+  const overrides: Partial<Ledger> = {
+    async claimCall(call, now) {
+      crash.reached(CrashPoint.BeforeClaim, [call.name]);
+      const claim = await ledger.claimCall(call, now);
+      if (claim.claimed) crash.reached(CrashPoint.AfterClaim, [call.name]);
+      return claim;
+    },
+    async completeCall(runId, turn, call, outcome, now) {
+      const name = (await ledger.getCall(runId, turn, call))?.name;
+      const tools = name ? [name] : [];
+      crash.reached(CrashPoint.AfterCommit, tools);
+      const completed = await ledger.completeCall(runId, turn, call, outcome, now);
+      crash.reached(CrashPoint.AfterRecord, tools);
+      return completed;
+    },
+    async recordTurn(turn) {
+      const recorded = await ledger.recordTurn(turn);
+      crash.reached(CrashPoint.ModelRecorded, toolNames(recorded.content));
+      return recorded;
+    },
+    async upsertApproval(approval) {
+      const stored = await ledger.upsertApproval(approval);
+      if (stored.status === 'pending') crash.reached(CrashPoint.AwaitingApproval, [stored.toolName]);
+      return stored;
+    },
+  };
+  return new Proxy(ledger, {
+    get(target, property, receiver) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof Ledger];
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** The model client, announcing `model-call`: the provider answered (and billed), nothing is recorded yet. */
+export function crashingModel(model: ModelClient, crash: CrashPoints): ModelClient {
+  return {
+    async createMessage(request: MessageRequest, signal?: AbortSignal) {
+      const response = await model.createMessage(request, signal);
+      crash.reached(CrashPoint.ModelCall, toolNames(response.content));
+      return response;
+    },
+  };
+}
+
+function toolNames(content: readonly { type: string; name?: string }[]): string[] {
+  return content.flatMap((block) => (block.type === 'tool_use' && block.name ? [block.name] : []));
 }

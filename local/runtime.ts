@@ -4,29 +4,22 @@ import { join } from 'node:path';
 import { approvalApiHandler } from '../lambdas/adapters/approval-http.js';
 import { stepHandler } from '../lambdas/adapters/middleware.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
-import type { Day } from '../lambdas/agent/domain.js';
 import { HttpMessagesClient } from '../lambdas/agent/messages-client.js';
-import { HttpCommerceApi } from '../lambdas/agent/payments-client.js';
+import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../lambdas/guards/breaker.js';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
-import { createExpireApprovals, createRequestApproval } from '../lambdas/steps/approvals.js';
-import { createBudgetCheck } from '../lambdas/steps/budget-check.js';
-import { createCallModel } from '../lambdas/steps/call-model.js';
-import { createCallTool } from '../lambdas/steps/call-tool.js';
-import type { CrashPoints } from '../lambdas/steps/crash-points.js';
-import { createExecutionStopped } from '../lambdas/steps/execution-stopped.js';
-import { createFinalize } from '../lambdas/steps/finalize.js';
+import { createSteps } from '../lambdas/steps/create-steps.js';
 import { systemClock, type Clock } from '../lambdas/steps/ports.js';
-import { createRecoverOnStatusChange, createRecoverRun, type RecoveryPolicy } from '../lambdas/steps/recover.js';
-import { createStartRun } from '../lambdas/steps/start-run.js';
+import { createRecoverRun, type RecoveryPolicy } from '../lambdas/steps/recover.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { startModelServer } from '../sim/model-server.js';
-import { startPaymentsServer } from '../sim/payments-server.js';
 import { startApprovalApi } from './approval-api.js';
 import { extractStateMachine, type AslState, type CfnTemplateJson } from './asl.js';
 import { localAwsConfig } from './aws-config.js';
+import { crashingLedger, crashingModel, type CrashPoints } from './crash.js';
 import { ensureTable, startDynamo } from './dynamo.js';
 import { LocalEngine, type TaskBinding } from './engine.js';
 import { lambdaContext } from './lambda-context.js';
@@ -45,9 +38,16 @@ const LOCAL_BREAKER: BreakerPolicy = {
   probeLeaseMs: BREAKER.probeLeaseMs * LOCAL_TIME_SCALE,
 };
 
-export interface LocalStackOptions {
-  /** The day the simulated payments provider serves. */
-  readonly day: Day;
+export interface LocalStackOptions<World extends DevWorld = DevWorld> {
+  /** The agent to run: its steps, its simulated world and its scripted model. */
+  readonly agent: AgentDefinition<any, any, World>;
+  /** A data file the agent's simulated world serves (e.g. the day of refund requests). */
+  readonly worldData?: string;
+  /**
+   * The agent's world, started by the caller (tests that hand it a fixture); the agent's
+   * `dev.world` is started when absent.
+   */
+  readonly world?: World;
   /** Where the ledger and the provider's records live; in memory when absent (tests). */
   readonly stateDir?: string;
   /** Transient failures injected into model and provider requests. @default 0 */
@@ -92,15 +92,15 @@ export interface LocalStackOptions {
   readonly onApproval?: (approval: ApprovalRecord) => void;
   /** A model endpoint to use instead of the simulated model (tests of misbehaving models). */
   readonly modelUrl?: string;
-  /** A payments endpoint to use instead of the simulated provider (tests of misbehaving providers). */
-  readonly paymentsUrl?: string;
+  /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */
+  readonly agentEnv?: Readonly<Record<string, string>>;
   /** Where the steps' error lines go. @default discarded (the execution history has them) */
   readonly log?: (line: string) => void;
   /** The synthesized template; synthesized in-process when absent. */
   readonly template?: CfnTemplateJson;
 }
 
-export type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
+export type LocalStack<World extends DevWorld = DevWorld> = Awaited<ReturnType<typeof startLocalStack<World>>>;
 
 /**
  * Everything savepoint needs, on this machine: DynamoDB (dynalite), the simulated model and
@@ -109,7 +109,8 @@ export type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
  * are the same step functions inside the same middy handlers as on AWS; only their clients point
  * at loopback.
  */
-export async function startLocalStack(options: LocalStackOptions) {
+export async function startLocalStack<World extends DevWorld = DevWorld>(options: LocalStackOptions<World>) {
+  const { agent } = options;
   const clock = options.clock ?? systemClock;
   const closers: (() => Promise<void> | void)[] = [];
   let closed: Promise<void> | undefined;
@@ -119,22 +120,20 @@ export async function startLocalStack(options: LocalStackOptions) {
     })());
   try {
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
-    const template = options.template ?? ((await synthesizeTemplate()) as CfnTemplateJson);
+    const template = options.template ?? ((await synthesizeTemplate(agent.name)) as CfnTemplateJson);
     const dynamo = await startDynamo({ path: options.stateDir && join(options.stateDir, 'ledger') });
     closers.push(dynamo.close);
     await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));
     const ledger = new DynamoDbLedger(dynamo.client, LEDGER_TABLE);
 
-    const faults = (offset: number) => ({ failRate: options.failRate ?? 0, seed: (options.seed ?? 1) + offset });
-    const model = await startModelServer({ faults: faults(0) });
-    closers.push(model.close);
-    const payments = await startPaymentsServer({
-      day: options.day,
-      dataFile: options.stateDir && join(options.stateDir, 'payments.jsonl'),
-      faults: faults(1_000_003),
-      now: () => clock.now(),
+    if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);
+    const model = await startModelServer({
+      policy: agent.dev?.policy ?? (() => ({ content: [], stop_reason: 'end_turn' })),
+      faults: { failRate: options.failRate ?? 0, seed: options.seed ?? 1 },
     });
-    closers.push(payments.close);
+    closers.push(model.close);
+    const world = options.world ?? (await startWorld(agent, options, clock));
+    if (!options.world) closers.push(() => world.close());
 
     // Task states call the handlers, bound below once the engine's API endpoint is listening.
     let handlers: Record<StepName, (event: unknown, timeoutMs: number) => Promise<unknown>>;
@@ -176,7 +175,7 @@ export async function startLocalStack(options: LocalStackOptions) {
     const recoverDeps = { ledger, starter: sfnStarter(sfn, extracted.stateMachineArn), clock, policy: options.recovery || undefined };
 
     handlers = (() => {
-      const bind = <R>(step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<R>) => {
+      const bind = (step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<unknown>) => {
         const handler = stepHandler(fn, options.log ?? (() => undefined));
         return (event: unknown, timeoutMs: number) => {
           if (closing) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
@@ -186,22 +185,28 @@ export async function startLocalStack(options: LocalStackOptions) {
           return invocation;
         };
       };
-      const api = new HttpCommerceApi({ baseUrl: options.paymentsUrl ?? payments.url });
-      const breaker = new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER);
-      const approvalDeps = { ledger, callbacks, clock, notify: options.onApproval, crash: options.crash };
-      const expire = createExpireApprovals(approvalDeps);
+      // Crash injection wraps the ledger and the model client from outside: the steps have no hooks.
+      const stepLedger: Ledger = options.crash ? crashingLedger(ledger, options.crash) : ledger;
+      const modelClient = new HttpMessagesClient({ baseUrl: options.modelUrl ?? model.url, apiKey: 'local' });
+      const steps = createSteps(agent, {
+        ledger: stepLedger,
+        model: options.crash ? crashingModel(modelClient, options.crash) : modelClient,
+        clock,
+        breaker: new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER),
+        callbacks,
+        executions: sfnExecutions(sfn),
+        starter: sfnStarter(sfn, extracted.stateMachineArn),
+        leaseMs,
+        codeVersion: options.codeVersion ?? 'dev',
+        recoveryPolicy: options.recovery || undefined,
+        agentEnv: { ...world.env, ...options.agentEnv },
+        notify: options.onApproval,
+      });
+      const bound = Object.fromEntries(Object.entries(steps).map(([step, fn]) => [step, bind(step as StepName, fn)]));
       return {
-        [Steps.StartRun]: bind(Steps.StartRun, createStartRun({ ledger, executions: sfnExecutions(sfn), clock, codeVersion: options.codeVersion ?? 'dev' })),
-        [Steps.BudgetCheck]: bind(Steps.BudgetCheck, createBudgetCheck({ ledger, clock })),
-        [Steps.CallModel]: bind(Steps.CallModel, createCallModel({ ledger, clock, breaker, crash: options.crash, model: new HttpMessagesClient({ baseUrl: options.modelUrl ?? model.url, apiKey: 'local' }) })),
-        [Steps.RequestApproval]: bind(Steps.RequestApproval, createRequestApproval(approvalDeps)),
-        [Steps.CallTool]: bind(Steps.CallTool, createCallTool({ ledger, api, clock, leaseMs, breaker, crash: options.crash })),
-        [Steps.Finalize]: bind(Steps.Finalize, createFinalize({ ledger, clock })),
-        [Steps.ExpireApprovals]: bind(Steps.ExpireApprovals, () => expire()),
-        [Steps.ExecutionStopped]: bind(Steps.ExecutionStopped, createExecutionStopped({ ledger, clock })),
-        [Steps.RecoverRun]: bind(Steps.RecoverRun, createRecoverOnStatusChange(recoverDeps)),
+        ...bound,
         [Steps.ApprovalCallback]: () => Promise.reject(new Error('the approval callback is served by the approval API')),
-      };
+      } as unknown as Record<StepName, (event: unknown, timeoutMs: number) => Promise<unknown>>;
     })();
 
     // What EventBridge does on AWS with the rules on "Execution Status Change": an execution
@@ -223,13 +228,14 @@ export async function startLocalStack(options: LocalStackOptions) {
     closers.push(() => clearInterval(sweep));
 
     return {
+      agent,
       engine,
       ledger,
       sfn,
-      payments,
+      world,
       model,
       stateMachineArn: extracted.stateMachineArn,
-      endpoints: { dynamodb: dynamo.endpoint, sfn: endpoint.url, approvals: approvalApi.url, payments: payments.url, model: model.url },
+      endpoints: { dynamodb: dynamo.endpoint, sfn: endpoint.url, approvals: approvalApi.url, model: model.url, ...world.endpoints },
       /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (options: { except?: string } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfn), recover: createRecoverRun(recoverDeps), clock, ...options }),
@@ -242,7 +248,7 @@ export async function startLocalStack(options: LocalStackOptions) {
 }
 
 /** The local wait before each retrier's retries, in the order of the state's `Retry` list. */
-function localRetryDelays(state: AslState | undefined, options: LocalStackOptions): number[] {
+function localRetryDelays(state: AslState | undefined, options: Pick<LocalStackOptions, 'breakerRetryDelayMs' | 'leaseMs' | 'retryDelayMs'>): number[] {
   const retriers = (state?.['Retry'] ?? []) as { ErrorEquals: string[] }[];
   return retriers.map((retrier) =>
     retrier.ErrorEquals.includes(ErrorNames.CircuitOpen)
@@ -253,3 +259,15 @@ function localRetryDelays(state: AslState | undefined, options: LocalStackOption
   );
 }
 
+
+/** The agent's simulated world, or an empty one for an agent that needs none. */
+async function startWorld<World extends DevWorld>(agent: AgentDefinition<any, any, World>, options: LocalStackOptions<World>, clock: Clock): Promise<World> {
+  if (!agent.dev?.world) return { env: {}, close: async () => undefined } as unknown as World;
+  return agent.dev.world({
+    stateDir: options.stateDir,
+    dataFile: options.worldData,
+    failRate: options.failRate ?? 0,
+    seed: options.seed ?? 1,
+    now: () => clock.now(),
+  });
+}

@@ -7,18 +7,26 @@ export type CfnTemplate = { Resources: Record<string, { Type: string; Properties
  * source directly): the same definition `cdk deploy` ships. The CDK is imported only here, when a
  * template is synthesized: a process given a template (`--template`) starts without it.
  */
-let synthesized: CfnTemplate | undefined;
+const synthesized = new Map<string, CfnTemplate>();
 
-export async function synthesizeTemplate(): Promise<CfnTemplate> {
+/**
+ * The stack of one agent, as `cdk deploy` would ship it: the generic loop, named for the agent.
+ * The definition is the same for every agent; only the state machine's name differs.
+ */
+export async function synthesizeTemplate(agentName = 'agent'): Promise<CfnTemplate> {
   // Synthesis takes seconds and the stack is the same every time within a process.
-  if (synthesized) return structuredClone(synthesized);
+  const cached = synthesized.get(agentName);
+  if (cached) return structuredClone(cached);
   const [{ App }, { SavepointStack }] = await Promise.all([import('aws-cdk-lib'), import('../infra/stack.js')]);
   // CloudFormation validation is `cdk synth`'s job (and the template tests'); skipping it here
   // makes the local engine start in a fraction of the time.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
   const stack = new SavepointStack(app, 'Savepoint');
-  synthesized = app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
-  return structuredClone(synthesized);
+  // Bundling is off: the entry is never read (the local engine calls the steps in-process).
+  stack.addAgent('Agent', { agentName, entry: 'local-agent.ts' });
+  const template = app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
+  synthesized.set(agentName, template);
+  return structuredClone(template);
 }
 
 /** The ledger's CreateTable input, read from the template's table resource (keys and indexes alike). */

@@ -5,12 +5,12 @@ import { MessageRequest, type MessageResponse, type Usage } from '../lambdas/age
 import { isPricedModel } from '../lambdas/agent/prices.js';
 import { InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { decide } from './reconciler-policy.js';
+import type { ModelPolicy } from '../lambdas/define.js';
 import { faultInjector, type FaultOptions } from './random.js';
 
 /**
  * The simulated model provider: a real HTTP server speaking the Anthropic Messages wire format,
- * answering with the deterministic reconciler policy. Runs exercise the same client, status codes
+ * answering with the scripted policy of the agent it serves (`AgentDefinition.dev.policy`). Runs exercise the same client, status codes
  * and error bodies as against a real provider, without a network or a bill.
  */
 
@@ -37,7 +37,7 @@ export function estimateUsage(request: MessageRequest, content: MessageResponse[
   };
 }
 
-export async function startModelServer(opts: { port?: number; faults?: FaultOptions } = {}): Promise<ModelServer> {
+export async function startModelServer(opts: { policy: ModelPolicy; port?: number; faults?: FaultOptions }): Promise<ModelServer> {
   const shouldFail = faultInjector(opts.faults);
   let requests = 0;
   let faults = 0;
@@ -53,7 +53,7 @@ export async function startModelServer(opts: { port?: number; faults?: FaultOpti
       req.resume();
       return;
     }
-    handle(req, res).catch((error: unknown) => {
+    handle(req, res, opts.policy).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, 500, 'api_error', error instanceof Error ? error.message : 'internal error');
       else res.destroy();
     });
@@ -81,7 +81,7 @@ export async function startModelServer(opts: { port?: number; faults?: FaultOpti
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, decide: ModelPolicy): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   if (req.method !== 'POST' || path !== '/v1/messages') {
     req.resume();

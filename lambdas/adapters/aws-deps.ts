@@ -2,11 +2,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { z } from 'zod';
 import { HttpMessagesClient } from '../agent/messages-client.js';
-import { HttpCommerceApi } from '../agent/payments-client.js';
+import type { AgentDefinition } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
+import { createSteps, type AgentSteps, type HarnessDeps } from '../steps/create-steps.js';
 import { systemClock } from '../steps/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { approvalApiHandler } from './approval-http.js';
+import { stepHandler } from './middleware.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from './sfn.js';
 
 /**
@@ -17,7 +20,6 @@ export const StepEnvironment = z.object({
   TABLE_NAME: z.string().min(3),
   MODEL_API_URL: z.url(),
   MODEL_API_KEY: z.string().min(1),
-  PAYMENTS_API_URL: z.url(),
   CODE_VERSION: z.string().min(1),
   /** At least the Lambda timeout: a claim must outlive the invocation that took it. */
   TOOL_LEASE_MS: z.coerce.number().int().positive(),
@@ -28,27 +30,65 @@ export const StepEnvironment = z.object({
 });
 export type StepEnvironment = z.infer<typeof StepEnvironment>;
 
-/** One set of clients per container, shared by every invocation. */
-export function awsDeps(env: NodeJS.ProcessEnv = process.env) {
+/**
+ * One set of clients per container, shared by every invocation, each built on first use: a
+ * function reads only the variables of the clients its step uses.
+ */
+export function awsDeps(env: NodeJS.ProcessEnv = process.env): HarnessDeps {
   const config = parseOrThrow(StepEnvironment.partial(), env, 'Lambda environment');
-  const require = <K extends keyof StepEnvironment>(name: K): StepEnvironment[K] => {
+  const required = <K extends keyof StepEnvironment>(name: K): StepEnvironment[K] => {
     const value = config[name];
     if (value === undefined) throw new Error(`invalid Lambda environment: ${name}: required`);
     return value as StepEnvironment[K];
   };
-  const sfn = new SFNClient({});
-  const ledger = () => new DynamoDbLedger(new DynamoDBClient({}), require('TABLE_NAME'));
+  const once = <T>(make: () => T): (() => T) => {
+    let made: { value: T } | undefined;
+    return () => (made ??= { value: make() }).value;
+  };
+  const sfn = once(() => new SFNClient({}));
+  const ledger = once(() => new DynamoDbLedger(new DynamoDBClient({}), required('TABLE_NAME')));
+  const breaker = once(() => new CircuitBreaker(ledger(), systemClock));
+  const model = once(() => new HttpMessagesClient({ baseUrl: required('MODEL_API_URL'), apiKey: required('MODEL_API_KEY') }));
   return {
-    ledger,
-    breaker: () => new CircuitBreaker(ledger(), systemClock),
-    model: () => new HttpMessagesClient({ baseUrl: require('MODEL_API_URL'), apiKey: require('MODEL_API_KEY') }),
-    api: () => new HttpCommerceApi({ baseUrl: require('PAYMENTS_API_URL') }),
-    callbacks: () => sfnTaskCallbacks(sfn),
-    executions: () => sfnExecutions(sfn),
-    codeVersion: () => require('CODE_VERSION'),
-    leaseMs: () => require('TOOL_LEASE_MS'),
-    starter: () => sfnStarter(sfn, require('STATE_MACHINE_ARN')),
-    recoveryPolicy: () => ({ maxWithoutProgress: require('MAX_RECOVERIES') }),
+    get ledger() {
+      return ledger();
+    },
+    get breaker() {
+      return breaker();
+    },
+    get model() {
+      return model();
+    },
+    get callbacks() {
+      return sfnTaskCallbacks(sfn());
+    },
+    get executions() {
+      return sfnExecutions(sfn());
+    },
+    get starter() {
+      return sfnStarter(sfn(), required('STATE_MACHINE_ARN'));
+    },
+    get codeVersion() {
+      return required('CODE_VERSION');
+    },
+    get leaseMs() {
+      return required('TOOL_LEASE_MS');
+    },
+    get recoveryPolicy() {
+      return { maxWithoutProgress: required('MAX_RECOVERIES') };
+    },
     clock: systemClock,
+    agentEnv: env,
+    notify: (approval) => console.log(JSON.stringify({ level: 'INFO', message: 'approval requested', ...approval, taskToken: undefined })),
+  };
+}
+
+/** The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). */
+export function lambdaHandlers(agent: AgentDefinition, env: NodeJS.ProcessEnv = process.env) {
+  const deps = awsDeps(env);
+  const steps: AgentSteps = createSteps(agent, deps);
+  return {
+    step: (name: keyof AgentSteps) => stepHandler(steps[name]),
+    approvalApi: () => approvalApiHandler({ ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, agentName: agent.name }),
   };
 }

@@ -1,3 +1,4 @@
+import { guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
 import type { ApprovalRecord, GuardEvent, KillFlag, RecoveryRecord, RunRecord, ToolCallRecord } from '../ledger/records.js';
@@ -5,7 +6,8 @@ import type { ApprovalRecord, GuardEvent, KillFlag, RecoveryRecord, RunRecord, T
 /** What a run did, computed from its ledger records (never from what the model claims it did). */
 export interface RunReport {
   runId: string;
-  runDate: string;
+  agent: string;
+  input: unknown;
   status: RunRecord['status'];
   stopReason?: string;
   error?: { error: string; cause: string };
@@ -14,7 +16,10 @@ export interface RunReport {
   toolCalls: number;
   tokens: { input: number; output: number; cachedInput: number; total: number };
   dollars: number;
-  refunds: { requests: number; issued: number; issuedCents: number; skipped: number; flagged: number; escalated: number };
+  /** Per tool: how its calls ended, and how far its side effect is guaranteed to happen once. */
+  tools: Record<string, ToolFigures>;
+  /** The agent's own summary (`AgentDefinition.report`), when the agent is known. */
+  summary?: Readonly<Record<string, number | string>>;
   approvals: { total: number; approved: number; rejected: number; expired: number; pending: number };
   inFlight: number;
   /** Each guard's figures (used / limit), and every warning or stop, in order. */
@@ -30,18 +35,23 @@ export interface RunReport {
   wallSeconds: number;
 }
 
-export function buildReport(run: RunRecord, calls: ToolCallRecord[], approvals: ApprovalRecord[], now: Date): RunReport {
-  const ok = (name: string) => calls.filter((call) => call.name === name && call.status === 'completed' && call.outcome === 'ok');
-  const issued = ok('issue_refund');
-  const flagged = ok('flag_for_review');
-  const escalated = calls.filter((call) => call.name === 'issue_refund' && (call.outcome === 'rejected' || call.outcome === 'expired'));
-  const requests = requestIds(calls);
-  const decided = new Set([...issued, ...flagged].map((call) => String(call.args['refundRequestId'])));
+export interface ToolFigures {
+  calls: number;
+  ok: number;
+  error: number;
+  rejected: number;
+  expired: number;
+  inFlight: number;
+  guarantee: Guarantee;
+}
+
+export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, calls: ToolCallRecord[], approvals: ApprovalRecord[], now: Date): RunReport {
   const approvalCount = (status: ApprovalRecord['status']) => approvals.filter((approval) => approval.status === status).length;
   const end = run.finishedAt ? new Date(run.finishedAt) : now;
   return {
     runId: run.runId,
-    runDate: run.runDate,
+    agent: run.agent,
+    input: run.input,
     status: run.status,
     ...(run.stopReason ? { stopReason: run.stopReason } : {}),
     ...(run.error ? { error: run.error } : {}),
@@ -55,14 +65,8 @@ export function buildReport(run: RunRecord, calls: ToolCallRecord[], approvals: 
       total: run.inputTokens + run.outputTokens,
     },
     dollars: run.costMicros / 1_000_000,
-    refunds: {
-      requests: requests.size,
-      issued: issued.length,
-      issuedCents: issued.reduce((sum, call) => sum + Number(call.args['amountCents'] ?? 0), 0),
-      skipped: [...requests].filter((id) => !decided.has(id)).length,
-      flagged: flagged.length,
-      escalated: escalated.length,
-    },
+    tools: toolFigures(agent, calls),
+    ...(agent?.report && { summary: agent.report(calls) }),
     approvals: {
       total: approvals.length,
       approved: approvalCount('approved'),
@@ -82,20 +86,22 @@ export function buildReport(run: RunRecord, calls: ToolCallRecord[], approvals: 
   };
 }
 
-/** The refund request ids the run listed (from the recorded `list_refund_requests` results). */
-function requestIds(calls: ToolCallRecord[]): Set<string> {
-  const ids = new Set<string>();
+function toolFigures(agent: AgentDefinition | undefined, calls: ToolCallRecord[]): Record<string, ToolFigures> {
+  const figures: Record<string, ToolFigures> = {};
+  const empty = (guarantee: Guarantee): ToolFigures => ({ calls: 0, ok: 0, error: 0, rejected: 0, expired: 0, inFlight: 0, guarantee });
+  for (const tool of agent?.tools ?? []) figures[tool.name] = empty(guaranteeOf(tool));
   for (const call of calls) {
-    if (call.name !== 'list_refund_requests' || call.outcome !== 'ok' || !call.result) continue;
-    const parsed = JSON.parse(call.result) as { refundRequests?: { id?: unknown }[] };
-    for (const request of parsed.refundRequests ?? []) if (typeof request.id === 'string') ids.add(request.id);
+    const tool = (figures[call.name] ??= empty(call.effect === 'read' ? 'read' : 'at-least-once'));
+    tool.calls += 1;
+    if (call.status === 'in_flight') tool.inFlight += 1;
+    else if (call.outcome) tool[call.outcome] += 1;
   }
-  return ids;
+  return figures;
 }
 
-export async function loadReport(ledger: Ledger, runId: string, now: Date): Promise<RunReport | undefined> {
+export async function loadReport(ledger: Ledger, runId: string, now: Date, agent?: AgentDefinition): Promise<RunReport | undefined> {
   const run = await ledger.getRun(runId);
   if (!run) return undefined;
   const { calls, approvals } = await ledger.listConversation(runId);
-  return buildReport(run, calls, approvals, now);
+  return buildReport(agent?.name === run.agent ? agent : undefined, run, calls, approvals, now);
 }

@@ -1,5 +1,4 @@
-import { approvalApiHandler } from '../adapters/approval-http.js';
-import { awsDeps } from '../adapters/aws-deps.js';
+import agent from '@savepoint/agent-entry';
+import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-const deps = awsDeps();
-export const handler = approvalApiHandler({ ledger: deps.ledger(), callbacks: deps.callbacks(), clock: deps.clock });
+export const handler = lambdaHandlers(agent).approvalApi();

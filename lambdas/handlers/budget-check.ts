@@ -1,6 +1,4 @@
-import { awsDeps } from '../adapters/aws-deps.js';
-import { stepHandler } from '../adapters/middleware.js';
-import { createBudgetCheck } from '../steps/budget-check.js';
+import agent from '@savepoint/agent-entry';
+import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-const deps = awsDeps();
-export const handler = stepHandler(createBudgetCheck({ ledger: deps.ledger(), clock: deps.clock }));
+export const handler = lambdaHandlers(agent).step('budget-check');

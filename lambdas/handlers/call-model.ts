@@ -1,6 +1,4 @@
-import { awsDeps } from '../adapters/aws-deps.js';
-import { stepHandler } from '../adapters/middleware.js';
-import { createCallModel } from '../steps/call-model.js';
+import agent from '@savepoint/agent-entry';
+import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-const deps = awsDeps();
-export const handler = stepHandler(createCallModel({ ledger: deps.ledger(), model: deps.model(), clock: deps.clock, breaker: deps.breaker() }));
+export const handler = lambdaHandlers(agent).step('call-model');

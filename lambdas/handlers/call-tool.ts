@@ -1,8 +1,4 @@
-import { awsDeps } from '../adapters/aws-deps.js';
-import { stepHandler } from '../adapters/middleware.js';
-import { createCallTool } from '../steps/call-tool.js';
+import agent from '@savepoint/agent-entry';
+import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-const deps = awsDeps();
-export const handler = stepHandler(
-  createCallTool({ ledger: deps.ledger(), api: deps.api(), clock: deps.clock, breaker: deps.breaker(), leaseMs: deps.leaseMs() }),
-);
+export const handler = lambdaHandlers(agent).step('call-tool');

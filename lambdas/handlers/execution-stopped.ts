@@ -1,6 +1,4 @@
-import { awsDeps } from '../adapters/aws-deps.js';
-import { stepHandler } from '../adapters/middleware.js';
-import { createExecutionStopped } from '../steps/execution-stopped.js';
+import agent from '@savepoint/agent-entry';
+import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-const deps = awsDeps();
-export const handler = stepHandler(createExecutionStopped({ ledger: deps.ledger(), clock: deps.clock }));
+export const handler = lambdaHandlers(agent).step('execution-stopped');

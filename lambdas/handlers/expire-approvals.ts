@@ -1,7 +1,4 @@
-import { awsDeps } from '../adapters/aws-deps.js';
-import { stepHandler } from '../adapters/middleware.js';
-import { createExpireApprovals } from '../steps/approvals.js';
+import agent from '@savepoint/agent-entry';
+import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-const deps = awsDeps();
-const expire = createExpireApprovals({ ledger: deps.ledger(), callbacks: deps.callbacks(), clock: deps.clock });
-export const handler = stepHandler(() => expire());
+export const handler = lambdaHandlers(agent).step('expire-approvals');

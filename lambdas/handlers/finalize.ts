@@ -1,6 +1,4 @@
-import { awsDeps } from '../adapters/aws-deps.js';
-import { stepHandler } from '../adapters/middleware.js';
-import { createFinalize } from '../steps/finalize.js';
+import agent from '@savepoint/agent-entry';
+import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-const deps = awsDeps();
-export const handler = stepHandler(createFinalize({ ledger: deps.ledger(), clock: deps.clock }));
+export const handler = lambdaHandlers(agent).step('finalize');

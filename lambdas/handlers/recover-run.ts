@@ -1,8 +1,4 @@
-import { awsDeps } from '../adapters/aws-deps.js';
-import { stepHandler } from '../adapters/middleware.js';
-import { createRecoverOnStatusChange } from '../steps/recover.js';
+import agent from '@savepoint/agent-entry';
+import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-const deps = awsDeps();
-export const handler = stepHandler(
-  createRecoverOnStatusChange({ ledger: deps.ledger(), starter: deps.starter(), clock: deps.clock, policy: deps.recoveryPolicy() }),
-);
+export const handler = lambdaHandlers(agent).step('recover-run');

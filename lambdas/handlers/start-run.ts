@@ -1,8 +1,4 @@
-import { awsDeps } from '../adapters/aws-deps.js';
-import { stepHandler } from '../adapters/middleware.js';
-import { createStartRun } from '../steps/start-run.js';
+import agent from '@savepoint/agent-entry';
+import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-const deps = awsDeps();
-export const handler = stepHandler(
-  createStartRun({ ledger: deps.ledger(), executions: deps.executions(), clock: deps.clock, codeVersion: deps.codeVersion() }),
-);
+export const handler = lambdaHandlers(agent).step('start-run');

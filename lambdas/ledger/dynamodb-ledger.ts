@@ -301,7 +301,7 @@ export class DynamoDbLedger implements Ledger {
           TableName: this.tableName,
           Key: key,
           UpdateExpression:
-            'SET #kind = :kind, runId = :runId, turn = :turn, #call = :call, toolCallId = :toolCallId, #name = :name, args = :args, sideEffect = :sideEffect, idempotencyKey = :key, #status = :inFlight, leaseUntil = :lease, expiresAt = :expiresAt ADD attempts :one',
+            'SET #kind = :kind, runId = :runId, turn = :turn, #call = :call, toolCallId = :toolCallId, #name = :name, args = :args, effect = :effect, idempotencyKey = :key, #status = :inFlight, leaseUntil = :lease, expiresAt = :expiresAt ADD attempts :one',
           ConditionExpression: 'attribute_not_exists(pk) OR (#status = :inFlight AND leaseUntil < :now)',
           ExpressionAttributeNames: { '#kind': 'kind', '#call': 'call', '#name': 'name', '#status': 'status' },
           ExpressionAttributeValues: {
@@ -312,7 +312,7 @@ export class DynamoDbLedger implements Ledger {
             ':toolCallId': call.toolCallId,
             ':name': call.name,
             ':args': call.args,
-            ':sideEffect': call.sideEffect,
+            ':effect': call.effect,
             ':key': call.idempotencyKey,
             ':inFlight': 'in_flight',
             ':lease': call.leaseUntil,

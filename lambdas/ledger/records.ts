@@ -38,8 +38,6 @@ export const RunConfig = z
     maxWallSeconds: z.number().int().positive().max(30 * 24 * 3600).default(4 * 3600),
     /** `max_tokens` passed to every model call. */
     maxTokensPerTurn: z.number().int().positive().max(64_000).default(2_048),
-    /** Refunds above this amount wait for a person. */
-    approvalThresholdCents: z.number().int().nonnegative().default(50_000),
     /**
      * When a budget (steps, tokens, dollars, wall clock) is exhausted: stop, or ask a person to
      * extend it (the same approval flow as refunds; a refused or expired extension stops the run).
@@ -47,7 +45,7 @@ export const RunConfig = z
     onBudgetExceeded: z.enum(['stop', 'ask']).default('stop'),
     /** How much an approved extension adds to the exhausted budget, in percent of its limit. */
     budgetExtensionPercent: z.number().int().min(1).max(1000).default(50),
-    /** An approval not decided by then is escalated: rejected and the refund flagged for review. */
+    /** An approval not decided by then is escalated: the tool call is refused with `approval_expired`. */
     approvalTimeoutSeconds: z.number().int().positive().max(7 * 24 * 3600).default(24 * 3600),
   })
   .strict();
@@ -80,8 +78,10 @@ export const ZERO_COUNTERS: Counters = {
 export interface RunRecord extends Counters {
   kind: 'run';
   runId: string;
+  /** The agent's name (`AgentDefinition.name`). */
   agent: string;
-  runDate: string;
+  /** The run's input, as the agent's `input` schema parsed it. */
+  input: unknown;
   prompt: string;
   model: string;
   config: RunConfig;
@@ -167,8 +167,9 @@ export interface ToolCallRecord {
   call: number;
   toolCallId: string;
   name: string;
+  /** The arguments as the tool's schema parsed them (what `execute`, approvals and reports read). */
   args: Record<string, unknown>;
-  sideEffect: boolean;
+  effect: 'read' | 'write';
   idempotencyKey: string;
   status: ToolStatus;
   /** An in-flight claim may be taken over once its lease has expired (the holder died). */
@@ -187,11 +188,16 @@ export interface ApprovalRecord {
   kind: 'approval';
   approvalId: string;
   runId: string;
+  /** The agent whose run waits (agents may share a table; each decides and expires its own). */
+  agent?: string;
   turn: number;
   call: number;
   toolName: string;
   summary: string;
-  amountCents: number;
+  /** The money at stake, in minor units, when the tool's approval rule names it. */
+  amount?: { minor: number; currency: string };
+  /** More facts for the person deciding (the arguments in words, the evidence). */
+  details?: Record<string, string | number | boolean>;
   taskToken: string;
   status: ApprovalStatus;
   decideBy: string;

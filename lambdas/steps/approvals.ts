@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../ledger/records.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { CrashPoint, noCrashes, type CrashPoints } from './crash-points.js';
 import type { Clock, TaskCallbacks } from './ports.js';
-import { loadRun, loadToolUse } from './turns.js';
+import { approvalRequest, loadRun, loadToolUse } from './turns.js';
 
 /**
  * Approvals pause the execution on a task token. The token never leaves the ledger: a person sees
@@ -44,8 +44,13 @@ export interface ApprovalDeps {
   clock: Clock;
   /** Called when a new approval waits for a person (the local run prints it; on AWS it is logged). */
   notify?: (approval: ApprovalRecord) => void;
-  /** Where the process may be told to die (local crash injection). @default noCrashes */
-  crash?: CrashPoints;
+  /** Only this agent's approvals are decided and expired here (agents may share a table). */
+  agentName?: string;
+}
+
+/** Whether an approval is this deployment's to decide. */
+function ours(deps: Pick<ApprovalDeps, 'agentName'>, approval: ApprovalRecord): boolean {
+  return deps.agentName === undefined || approval.agent === undefined || approval.agent === deps.agentName;
 }
 
 /** Sends a recorded decision to the waiting execution. `false` when no execution waits on the token. */
@@ -62,16 +67,17 @@ export async function deliverDecision(callbacks: TaskCallbacks, approval: Approv
   }
 }
 
-export function createRequestApproval(deps: ApprovalDeps) {
+export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinition }) {
   return async (input: unknown): Promise<{ approvalId: string; status: ApprovalStatus }> => {
     const request = parseOrThrow(RequestApprovalInput, input, 'RequestApproval input');
     const run = await loadRun(deps.ledger, request.runId);
     const now = deps.clock.now();
-    const subject = 'extension' in request ? budgetSubject(run, request.extension) : await toolSubject(deps.ledger, run.runId, request.turn, request.call);
+    const subject = 'extension' in request ? budgetSubject(run, request.extension) : await toolSubject(deps.agent, deps.ledger, run, request.turn, request.call);
     const requested: ApprovalRecord = {
       kind: 'approval',
       approvalId: `apv_${randomBytes(16).toString('base64url')}`,
       runId: run.runId,
+      agent: deps.agent.name,
       ...subject,
       taskToken: request.taskToken,
       status: 'pending',
@@ -81,7 +87,6 @@ export function createRequestApproval(deps: ApprovalDeps) {
     const stored = await deps.ledger.upsertApproval(requested);
     if (stored.status === 'pending') {
       if (stored.approvalId === requested.approvalId) deps.notify?.(stored);
-      (deps.crash ?? noCrashes).reached(CrashPoint.AwaitingApproval, [stored.toolName]);
     } else {
       // Decided while no execution was waiting (e.g. during a restart): deliver it now.
       await deliverDecision(deps.callbacks, { ...stored, taskToken: request.taskToken });
@@ -90,18 +95,20 @@ export function createRequestApproval(deps: ApprovalDeps) {
   };
 }
 
-type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | 'amountCents' | 'budget'>;
+type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | 'amount' | 'details' | 'budget'>;
 
-/** A refund above the threshold: what a person is asked to approve. */
-async function toolSubject(ledger: Ledger, runId: string, turn: number, call: number): Promise<Subject> {
-  const { block } = await loadToolUse(ledger, runId, turn, call);
-  const amount = typeof block.input['amountCents'] === 'number' ? block.input['amountCents'] : 0;
+/** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
+async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
+  const { block } = await loadToolUse(ledger, run.runId, turn, call);
+  const request = approvalRequest(agent, block, run);
+  if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${block.name}) needs no approval`);
   return {
     turn,
     call,
     toolName: block.name,
-    summary: `${block.name} ${formatCents(amount)} for ${String(block.input['refundRequestId'] ?? '?')} (run ${runId})`,
-    amountCents: amount,
+    summary: `${request.summary} (run ${run.runId})`,
+    ...(request.amount && { amount: { ...request.amount } }),
+    ...(request.details && { details: { ...request.details } }),
   };
 }
 
@@ -113,7 +120,6 @@ function budgetSubject(run: RunRecord, budget: NonNullable<ApprovalRecord['budge
     call: 0,
     toolName: 'extend_budget',
     summary: `extend the ${budget.guard} budget of run ${run.runId} from ${current} to ${budget.limit} (extension ${budget.extension})`,
-    amountCents: 0,
     budget,
   };
 }
@@ -127,7 +133,7 @@ export function createDecideApproval(deps: ApprovalDeps) {
   return async (approvalId: string, body: unknown): Promise<DecideResult> => {
     const decision = parseOrThrow(Decision, body, 'approval decision');
     const approval = await deps.ledger.findApproval(approvalId);
-    if (!approval) return { ok: false, reason: 'not_found' };
+    if (!approval || !ours(deps, approval)) return { ok: false, reason: 'not_found' };
     const status = decision.decision === 'approve' ? 'approved' : 'rejected';
     const { decided, record } = await deps.ledger.decideApproval(
       approval,
@@ -148,7 +154,7 @@ export function createExpireApprovals(deps: ApprovalDeps) {
     const now = deps.clock.now();
     const expired: string[] = [];
     for (const approval of await deps.ledger.listPendingApprovals()) {
-      if (approval.decideBy > now.toISOString()) continue;
+      if (approval.decideBy > now.toISOString() || !ours(deps, approval)) continue;
       const { decided, record } = await deps.ledger.decideApproval(
         approval,
         { status: 'expired', reason: `not decided by ${approval.decideBy}`, decidedBy: 'timeout' },

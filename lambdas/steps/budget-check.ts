@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AgentDefinition } from '../define.js';
 import { budgetTrip } from '../guards/budgets.js';
 import { loopVerdict } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -27,6 +28,7 @@ export type BudgetDecision =
  * was final, and the loop detector.
  */
 export function decide(
+  agent: AgentDefinition,
   run: RunRecord,
   turns: TurnRecord[],
   now: Date,
@@ -44,25 +46,25 @@ export function decide(
   // A turn recorded but never counted (its CallModel died between the two) goes back to CallModel,
   // which counts it once and points at its first tool call without a result.
   if (last && last.turn > run.modelTurns) return { continue: true, nextTurn: last.turn, pending: null };
-  return { continue: true, nextTurn: run.modelTurns + 1, pending: last ? unfinishedCall(last, calls, run) : null };
+  return { continue: true, nextTurn: run.modelTurns + 1, pending: last ? unfinishedCall(agent, last, calls, run) : null };
 }
 
 /**
  * The first tool call of `turn` without a completed record. A run that stopped mid-turn (an
  * engine that died, a resume) finishes the turn's calls before the model is asked again.
  */
-function unfinishedCall(turn: TurnRecord, calls: ToolCallRecord[], run: RunRecord): NextToolCall | null {
+function unfinishedCall(agent: AgentDefinition, turn: TurnRecord, calls: ToolCallRecord[], run: RunRecord): NextToolCall | null {
   const done = new Set(calls.filter((call) => call.turn === turn.turn && call.status === 'completed').map((call) => call.call));
   const index = toolUses(turn).findIndex((_use, position) => !done.has(position + 1));
-  return index < 0 ? null : nextToolCall(turn, index, run.config);
+  return index < 0 ? null : nextToolCall(agent, turn, index, run);
 }
 
-export function createBudgetCheck(deps: { ledger: Ledger; clock: Clock }) {
+export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger; clock: Clock }) {
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
     const [run, globalKill, { turns, calls }] = await Promise.all([loadRun(deps.ledger, runId), deps.ledger.getGlobalKill(), deps.ledger.listConversation(runId)]);
-    const decision = await withExtensions(deps.ledger, run, (current) => decide(current, turns, now, globalKill, calls));
+    const decision = await withExtensions(deps.ledger, run, (current) => decide(deps.agent, current, turns, now, globalKill, calls));
     const warning = decision.continue ? loopVerdict(turns) : undefined;
     if (!decision.continue && decision.guard) {
       const action = decision.extension ? 'tripped' : 'stopped';

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Message, ModelClient, ToolResultBlock } from '../agent/messages.js';
 import { costOf, isPricedModel } from '../agent/prices.js';
-import { RECONCILER } from '../agent/reconciler.js';
-import { toolSpecs } from '../agent/tools.js';
+import { toolSpecs, type AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import { budgetHint, budgetTrip } from '../guards/budgets.js';
 import { loopVerdict } from '../guards/loops.js';
@@ -10,7 +9,6 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { CrashPoint, noCrashes, type CrashPoints } from './crash-points.js';
 import type { Clock } from './ports.js';
 import { completedCalls, loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
 
@@ -26,12 +24,11 @@ export interface CallModelResult {
 }
 
 export interface CallModelDeps {
+  agent: AgentDefinition;
   ledger: Ledger;
   model: ModelClient;
   clock: Clock;
   breaker: CircuitBreaker;
-  /** Where the process may be told to die (local crash injection). @default noCrashes */
-  crash?: CrashPoints;
 }
 
 /** The model provider's circuit breaker, shared by all runs. */
@@ -84,9 +81,8 @@ export function createCallModel(deps: CallModelDeps) {
       cachedInputTokens: record.usage.cache_read_input_tokens ?? 0,
       costMicros: record.costMicros,
     });
-    if (!recorded) (deps.crash ?? noCrashes).reached(CrashPoint.ModelRecorded, toolUses(record).map((use) => use.name));
     // A recorded turn is a resume: go on from its first tool call without a recorded result.
-    const next = nextToolCall(record, recorded ? await completedCalls(deps.ledger, record) : 0, run.config);
+    const next = nextToolCall(deps.agent, record, recorded ? await completedCalls(deps.ledger, record) : 0, run);
     return { turn, stopReason: record.stopReason, toolCalls: toolUses(record).length, next };
   };
 }
@@ -97,23 +93,20 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
   if (previous.length !== turn - 1) {
     throw new InvalidInputError(`turn: run ${run.runId} has ${previous.length} recorded turns, cannot call turn ${turn}`);
   }
-  if (!isPricedModel(run.model)) throw new InvalidInputError(`model: no price for model ${run.model}`);
+  const modelId = modelIdOf(run.model);
+  if (!isPricedModel(modelId)) throw new InvalidInputError(`model: no price for model ${run.model}`);
   const started = deps.clock.now();
   const response = await deps.breaker.call(MODEL_BREAKER, () =>
     deps.model.createMessage(
       {
-        model: run.model,
+        model: modelId,
         max_tokens: run.config.maxTokensPerTurn,
-        system: `${RECONCILER.system}\n\n${harnessNotes(run, previous, started).join('\n')}`,
+        system: `${deps.agent.system}\n\n${harnessNotes(run, previous, started).join('\n')}`,
         messages: conversation(run, previous, calls),
-        tools: toolSpecs(),
+        tools: toolSpecs(deps.agent),
       },
       signal,
     ),
-  );
-  (deps.crash ?? noCrashes).reached(
-    CrashPoint.ModelCall,
-    response.content.flatMap((block) => (block.type === 'tool_use' ? [block.name] : [])),
   );
   const recordedAt = deps.clock.now();
   return deps.ledger.recordTurn({
@@ -124,7 +117,7 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
     content: response.content,
     stopReason: response.stop_reason,
     usage: response.usage,
-    costMicros: Math.round(costOf(run.model, response.usage) * 1_000_000),
+    costMicros: Math.round(costOf(modelId, response.usage) * 1_000_000),
     latencyMs: recordedAt.getTime() - started.getTime(),
     recordedAt: recordedAt.toISOString(),
   });
@@ -137,4 +130,10 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
 export function harnessNotes(run: RunRecord, turns: TurnRecord[], now: Date): string[] {
   const loop = loopVerdict(turns);
   return [`[harness] ${budgetHint(run, now)}`, ...(loop?.action === 'warn' ? [`[harness] Warning: ${loop.reason}. Change your approach or stop.`] : [])];
+}
+
+/** `provider:model-id` → `model-id` (the provider is chosen by configuration, the id goes on the wire). */
+export function modelIdOf(spec: string): string {
+  const colon = spec.indexOf(':');
+  return colon < 0 ? spec : spec.slice(colon + 1);
 }

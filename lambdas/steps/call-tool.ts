@@ -1,15 +1,13 @@
 import { z } from 'zod';
-import type { CommerceApi } from '../agent/domain.js';
-import { isToolName, tools } from '../agent/tools.js';
+import { findTool, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import { budgetTrip } from '../guards/budgets.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
 import { InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { CrashPoint, noCrashes, type CrashPoints } from './crash-points.js';
 import type { Clock } from './ports.js';
-import { idempotencyKey, loadRun, loadToolUse, needsApproval, nextToolCall, type NextToolCall } from './turns.js';
+import { idempotencyKey, loadRun, loadToolUse, nextToolCall, runView, type NextToolCall } from './turns.js';
 
 export const CallToolInput = z.object({
   runId: z.string().min(1),
@@ -27,25 +25,28 @@ export interface CallToolResult {
   skipped?: string;
 }
 
-/** The tool backend's circuit breaker (the payments provider), shared by all runs. */
-export const TOOLS_BREAKER = 'payments';
+/** The circuit breaker of the agent's tool backends, shared by all its runs. */
+export const toolsBreaker = (agent: Pick<AgentDefinition, 'name'>) => `tools:${agent.name}`;
 
 export interface CallToolDeps {
+  agent: AgentDefinition;
+  /** The clients the agent declared, built once per container (`AgentDefinition.deps`). */
+  agentDeps: () => unknown;
   ledger: Ledger;
-  api: CommerceApi;
   clock: Clock;
   breaker: CircuitBreaker;
   /** How long a claim protects an in-flight call; at least the Lambda's timeout. */
   leaseMs: number;
-  /** Where the process may be told to die (local crash injection). @default noCrashes */
-  crash?: CrashPoints;
 }
+
+type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number };
 
 /**
  * One tool call. The arguments are validated before anything is claimed (bad model output fails
  * the run with a message naming the field and leaves no trace). Then the call is claimed in the
- * ledger, sent to the outside with an idempotency key that every attempt shares, and its outcome
- * recorded; a retry after the record returns the recorded outcome.
+ * ledger, sent to the outside with an idempotency key that every attempt shares (or, for a provider
+ * without keys, first reconciled: did an earlier attempt take effect?), and its outcome recorded;
+ * a retry after the record returns the recorded outcome.
  */
 export function createCallTool(deps: CallToolDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult> => {
@@ -57,24 +58,22 @@ export function createCallTool(deps: CallToolDeps) {
       call,
       name: block.name,
       outcome: record.outcome ?? 'ok',
-      next: nextToolCall(turnRecord, call, run.config),
+      next: nextToolCall(deps.agent, turnRecord, call, run),
     });
 
     const recorded = await deps.ledger.getCall(runId, turn, call);
     if (recorded?.status === 'completed') return done(await count(deps, run, recorded));
 
-    if (!isToolName(block.name)) {
+    const tool = findTool(deps.agent, block.name);
+    if (!tool) {
       throw new InvalidInputError(`name: the model called an unknown tool ${JSON.stringify(block.name)} (turn ${turn}, call ${call})`);
     }
-    const tool = tools[block.name];
     const args = parseOrThrow(tool.input, block.input, `arguments of ${block.name} (turn ${turn}, call ${call})`);
     // Checked before every step, from persisted state: a kill or an exhausted budget stops here.
     const trip = budgetTrip(run, deps.clock.now(), await deps.ledger.getGlobalKill());
     if (trip) return { turn, call, name: block.name, outcome: 'skipped', next: null, skipped: trip.reason };
-    const refusal = needsApproval(block, run.config) ? await approvalRefusal(deps, run, turn, call) : undefined;
+    const refusal = tool.needsApproval?.(args, runView(run)) ? await approvalRefusal(deps, run, turn, call) : undefined;
 
-    const crash = deps.crash ?? noCrashes;
-    crash.reached(CrashPoint.BeforeClaim, [block.name]);
     const now = deps.clock.now();
     const claim = await deps.ledger.claimCall(
       {
@@ -84,8 +83,9 @@ export function createCallTool(deps: CallToolDeps) {
         call,
         toolCallId: block.id,
         name: block.name,
-        args: block.input,
-        sideEffect: tool.sideEffect,
+        // The parsed arguments (defaults applied, JSON-safe): what approvals and reports read.
+        args: JSON.parse(JSON.stringify(args)) as Record<string, unknown>,
+        effect: tool.effect,
         idempotencyKey: idempotencyKey(runId, turn, block.id),
         status: 'in_flight',
         leaseUntil: new Date(now.getTime() + deps.leaseMs).toISOString(),
@@ -98,23 +98,26 @@ export function createCallTool(deps: CallToolDeps) {
       throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${claim.existing.leaseUntil}`);
     }
 
-    crash.reached(CrashPoint.AfterClaim, [block.name]);
-    const send = () => deps.breaker.call(TOOLS_BREAKER, () => tool.execute(deps.api, args as never, claim.record.idempotencyKey, signal));
-    const outcome = refusal ?? (await execute(deps, claim.record, send));
-    crash.reached(CrashPoint.AfterCommit, [block.name]);
+    const context: ToolContext = { ...runView(run), idempotencyKey: claim.record.idempotencyKey, signal, turn, call, deps: deps.agentDeps() };
+    // A claim taken again (the earlier attempt died, or failed without knowing) of a tool whose
+    // provider has no idempotency keys: ask the provider what the earlier attempt did first.
+    const retried = claim.record.attempts > 1 && tool.reconcile !== undefined;
+    const send = () =>
+      deps.breaker.call(toolsBreaker(deps.agent), async () => {
+        if (retried) {
+          const answer = await tool.reconcile!(args, context);
+          if (answer.found) return answer.result;
+        }
+        return tool.execute(args, context);
+      });
+    const outcome = refusal ?? (await execute(deps, claim.record, tool, send));
     const completed = await deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now());
-    const result = done(await count(deps, run, completed));
-    crash.reached(CrashPoint.AfterRecord, [block.name]);
-    return result;
+    return done(await count(deps, run, completed));
   };
 }
 
 /** Runs the outside call and turns its result into what the model will see. */
-async function execute(
-  deps: CallToolDeps,
-  record: ToolCallRecord,
-  send: () => Promise<unknown>,
-): Promise<{ outcome: ToolOutcome; result: string; latencyMs: number }> {
+async function execute(deps: CallToolDeps, record: ToolCallRecord, tool: ToolDefinition, send: () => Promise<unknown>): Promise<Outcome> {
   const started = deps.clock.now().getTime();
   const latency = () => deps.clock.now().getTime() - started;
   try {
@@ -125,7 +128,7 @@ async function execute(
       // The provider refused the request (e.g. more than is left to refund): the model sees why.
       return { outcome: 'error', result: JSON.stringify({ error: 'invalid_request', message: error.message }), latencyMs: latency() };
     }
-    if (error instanceof MalformedResponseError && !record.sideEffect) {
+    if (error instanceof MalformedResponseError && tool.effect === 'read') {
       // A read that came back garbled changed nothing: the model sees it (and the loop detector
       // stops a model that keeps asking again).
       return { outcome: 'error', result: JSON.stringify({ error: 'malformed_response', message: error.message }), latencyMs: latency() };
@@ -148,15 +151,10 @@ async function execute(
 }
 
 /**
- * A refund above the threshold runs only when approved. A rejected or expired approval (or one
+ * A call that needs approval runs only when approved. A rejected or expired approval (or one
  * still pending when the wait timed out, which is escalated here) becomes the tool's result.
  */
-async function approvalRefusal(
-  deps: CallToolDeps,
-  run: RunRecord,
-  turn: number,
-  call: number,
-): Promise<{ outcome: ToolOutcome; result: string; latencyMs: number } | undefined> {
+async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number, call: number): Promise<Outcome | undefined> {
   let approval = await deps.ledger.getApproval(run.runId, turn, call);
   if (!approval) throw new TerminalError(`tool call ${turn}/${call} of run ${run.runId} needs an approval and has none`);
   if (approval.status === 'pending') {

@@ -1,3 +1,4 @@
+import type { AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
@@ -7,11 +8,11 @@ import { ExecutionStatusChange, runIdOf } from './status-change.js';
  * `StopExecution` is a kill: the execution is gone without reaching Finalize, so the run record is
  * marked killed here — by StopExecution, when, and why — and is never resumed.
  */
-export function createExecutionStopped(deps: { ledger: Ledger; clock: Clock }) {
+export function createExecutionStopped(deps: { agent: AgentDefinition; ledger: Ledger; clock: Clock }) {
   return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' }> => {
     const { detail } = parseOrThrow(ExecutionStatusChange, input, 'execution status change');
     if (detail.status !== 'ABORTED') return { action: 'ignored' };
-    const runId = runIdOf(detail.input);
+    const runId = runIdOf(deps.agent, detail.input);
     const run = runId ? await deps.ledger.getRun(runId) : undefined;
     // Only the execution that drives a running run can kill it (not an earlier one of a resume).
     if (!run || run.executionArn !== detail.executionArn || run.status !== 'running') return { runId, action: 'ignored' };

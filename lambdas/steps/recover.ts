@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RecoveryRecord, RunRecord } from '../ledger/records.js';
 import { ErrorNames, TransientError } from '../shared/errors.js';
@@ -114,20 +115,20 @@ export function createRecoverRun(deps: RecoverDeps) {
       // Someone else recovered or resumed the run since it was read: decide again from what they wrote.
       throw new TransientError(`run ${run.runId} changed while recovering it; try again`);
     }
-    const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, runDate: run.runDate }));
+    const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, input: run.input }));
     return { runId: run.runId, action: 'recovered', reason: recovery.reason, attempt: recovery.attempts, executionArn };
   };
 }
 
 /** The recovery Lambda: an execution status change in, a recovery (or a reason not to) out. */
-export function createRecoverOnStatusChange(deps: RecoverDeps) {
+export function createRecoverOnStatusChange(deps: RecoverDeps & { agent: AgentDefinition }) {
   const recover = createRecoverRun(deps);
   return async (event: unknown): Promise<RecoverResult | { action: 'ignored'; reason: string }> => {
     const { detail, time } = parseOrThrow(ExecutionStatusChange, event, 'execution status change');
     if (detail.status !== 'FAILED' && detail.status !== 'TIMED_OUT' && detail.status !== 'ABORTED') {
       return { action: 'ignored', reason: `execution ${detail.status}` };
     }
-    const runId = runIdOf(detail.input);
+    const runId = runIdOf(deps.agent, detail.input);
     if (!runId) return { action: 'ignored', reason: 'the execution input names no run' };
     return recover({
       runId,

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { IsoDate } from '../agent/domain.js';
 import { PRICE_TABLE } from '../agent/prices.js';
-import { RECONCILER, agentFingerprint } from '../agent/reconciler.js';
+import { agentFingerprint, defaultRunId, stableJson, type AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
@@ -13,11 +12,12 @@ export const RunId = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,80}$/, 'expected 1-80 letters, digits, "-" or "_" (it names the execution)');
 
-/** A run started by a person or a script (`savepoint run`, `StartExecution`). */
+/** A run started by a person or a script (`savepoint run`, `StartExecution`, the client). */
 export const RunRequest = z
   .object({
     runId: RunId.optional(),
-    runDate: IsoDate,
+    /** The agent's input, validated by the agent's own `input` schema. */
+    input: z.unknown(),
     config: RunConfig.partial().strict().optional(),
     /** Resume even though the code changed since the run started (the operator's `--force`). */
     force: z.boolean().optional(),
@@ -39,22 +39,37 @@ export const StartRunInput = z.object({
 
 export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'duplicate' | 'finished'; status: RunRecord['status'] };
 
+export interface StartRequest {
+  runId: string;
+  input: unknown;
+  config: Partial<RunConfig>;
+  force?: boolean;
+}
+
 /**
- * The nightly run at `time` reconciles the day before it, under a run id derived from that day:
- * a second delivery of the same scheduled event (EventBridge delivers at least once) resumes or
- * joins the same run instead of starting another.
+ * The run an event asks for. A scheduled event becomes the input the agent derives from its time
+ * (e.g. the day before), under the run id of that input: a second delivery of the same event
+ * (EventBridge delivers at least once) resumes or joins the same run instead of starting another.
  */
-export function runRequestFromEvent(event: unknown): { runId: string; runDate: string; config: Partial<RunConfig>; force?: boolean } {
+export function runRequestFromEvent(agent: AgentDefinition, event: unknown): StartRequest {
   if (typeof event === 'object' && event !== null && 'detail-type' in event) {
     const scheduled = parseOrThrow(ScheduledEvent, event, 'scheduled event');
-    const day = new Date(Date.parse(scheduled.time) - 24 * 3600 * 1000).toISOString().slice(0, 10);
-    return { runId: `nightly-${day}`, runDate: day, config: {} };
+    if (!agent.scheduled) throw new InvalidInputError(`scheduled event: agent ${agent.name} does not run on a schedule (it defines no \`scheduled\`)`);
+    const input = parseOrThrow(agent.input, agent.scheduled(new Date(scheduled.time)), `input of agent ${agent.name} for the scheduled event`);
+    return { runId: runIdOf(agent, input), input, config: {} };
   }
   const request = parseOrThrow(RunRequest, event, 'run input');
-  return { runId: request.runId ?? `refunds-${request.runDate}`, runDate: request.runDate, config: request.config ?? {}, force: request.force };
+  const input = parseOrThrow(agent.input, request.input, `input of agent ${agent.name}`);
+  return { runId: request.runId ?? runIdOf(agent, input), input, config: request.config ?? {}, force: request.force };
+}
+
+/** The run id of an input: the agent's own rule, or its name and a hash of the input. */
+export function runIdOf(agent: AgentDefinition, input: unknown): string {
+  return parseOrThrow(RunId, agent.runId?.(input) ?? defaultRunId(agent, input), `run id of agent ${agent.name}`);
 }
 
 export interface StartRunDeps {
+  agent: AgentDefinition;
   ledger: Ledger;
   executions: Executions;
   clock: Clock;
@@ -68,18 +83,19 @@ export interface StartRunDeps {
 export function createStartRun(deps: StartRunDeps) {
   return async (input: unknown): Promise<StartRunResult> => {
     const { event, executionArn } = parseOrThrow(StartRunInput, input, 'StartRun input');
-    const request = runRequestFromEvent(event);
+    const { agent } = deps;
+    const request = runRequestFromEvent(agent, event);
     const now = deps.clock.now();
-    const fingerprint = agentFingerprint(deps.codeVersion);
+    const fingerprint = agentFingerprint(agent, deps.codeVersion, PRICE_TABLE.version);
     const definitionHash = hashDefinition(await deps.executions.definitionOf(executionArn));
     const run: RunRecord = {
       kind: 'run',
       runId: request.runId,
-      agent: RECONCILER.name,
-      runDate: request.runDate,
-      prompt: RECONCILER.userPrompt(request.runDate),
-      model: RECONCILER.model,
-      config: RunConfig.parse(request.config),
+      agent: agent.name,
+      input: request.input,
+      prompt: agent.prompt(request.input),
+      model: agent.model,
+      config: parseOrThrow(RunConfig, { ...agent.budgets, ...request.config }, 'run config'),
       fingerprint,
       definitionHash,
       priceTableVersion: PRICE_TABLE.version,
@@ -95,8 +111,11 @@ export function createStartRun(deps: StartRunDeps) {
 
     const existing = await deps.ledger.getRun(run.runId);
     if (!existing) throw new Error(`run ${run.runId} exists but cannot be read`);
-    if (existing.runDate !== run.runDate) {
-      throw new InvalidInputError(`runId: run ${run.runId} reconciles ${existing.runDate}, not ${run.runDate}`);
+    if (existing.agent !== run.agent) {
+      throw new InvalidInputError(`runId: run ${run.runId} belongs to agent ${existing.agent}, not ${run.agent}`);
+    }
+    if (stableJson(existing.input) !== stableJson(run.input)) {
+      throw new InvalidInputError(`runId: run ${run.runId} was started with the input ${stableJson(existing.input)}, not ${stableJson(run.input)}`);
     }
     if (existing.status === 'succeeded' || existing.status === 'stopped') {
       return { runId: existing.runId, action: 'finished', status: existing.status };

@@ -1,3 +1,4 @@
+import type { AgentDefinition } from '../define.js';
 import { z } from 'zod';
 import { runRequestFromEvent } from './start-run.js';
 
@@ -21,10 +22,10 @@ export const ExecutionStatusChange = z.object({
 });
 
 /** The run an execution drives, from its input (a run request or the nightly event); none for another input. */
-export function runIdOf(input: string | null | undefined): string | undefined {
+export function runIdOf(agent: AgentDefinition, input: string | null | undefined): string | undefined {
   if (!input) return undefined;
   try {
-    return runRequestFromEvent(JSON.parse(input)).runId;
+    return runRequestFromEvent(agent, JSON.parse(input)).runId;
   } catch {
     return undefined; // not a run's input: nothing of ours
   }

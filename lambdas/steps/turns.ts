@@ -1,6 +1,7 @@
 import type { ToolUseBlock } from '../agent/messages.js';
+import { findTool, type AgentDefinition, type ApprovalRequest, type RunView } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { RunConfig, RunRecord, TurnRecord } from '../ledger/records.js';
+import type { RunRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 
 /** What the state machine carries about the next tool call: a pointer into the ledger, not the call. */
@@ -15,17 +16,26 @@ export function toolUses(turn: TurnRecord): ToolUseBlock[] {
   return turn.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
 }
 
-/** A refund above the run's threshold waits for a person; everything else runs on its own. */
-export function needsApproval(block: ToolUseBlock, config: RunConfig): boolean {
-  const amount = block.input['amountCents'];
-  return block.name === 'issue_refund' && typeof amount === 'number' && amount > config.approvalThresholdCents;
+/**
+ * What a person must see before this call runs, by the tool's own approval rule; nothing when it
+ * runs on its own. Arguments its schema refuses need no approval: CallTool fails them first.
+ */
+export function approvalRequest(agent: AgentDefinition, block: ToolUseBlock, run: RunRecord): ApprovalRequest | undefined {
+  const tool = findTool(agent, block.name);
+  if (!tool?.needsApproval) return undefined;
+  const args = tool.input.safeParse(block.input);
+  return args.success ? tool.needsApproval(args.data, runView(run)) : undefined;
+}
+
+export function runView(run: RunRecord): RunView {
+  return { runId: run.runId, input: run.input, config: run.config };
 }
 
 /** The tool call after `afterCall` (1-based) in `turn`, or null when the turn has no more. */
-export function nextToolCall(turn: TurnRecord, afterCall: number, config: RunConfig): NextToolCall | null {
+export function nextToolCall(agent: AgentDefinition, turn: TurnRecord, afterCall: number, run: RunRecord): NextToolCall | null {
   const block = toolUses(turn)[afterCall];
   if (!block) return null;
-  return { turn: turn.turn, call: afterCall + 1, name: block.name, needsApproval: needsApproval(block, config) };
+  return { turn: turn.turn, call: afterCall + 1, name: block.name, needsApproval: approvalRequest(agent, block, run) !== undefined };
 }
 
 export async function loadRun(ledger: Ledger, runId: string): Promise<RunRecord> {

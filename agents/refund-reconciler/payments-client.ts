@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
-import { parseOrThrow } from '../shared/validation.js';
+import { InvalidInputError, MalformedResponseError, TerminalError, TransientError, parseOrThrow } from 'savepoint';
 import {
   Order,
   Payment,

@@ -2,11 +2,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Day, type Order, type Refund, type RefundRequest } from '../lambdas/agent/domain.js';
-import { seededRandom } from '../sim/random.js';
+import { Day, type Order, type Refund, type RefundRequest } from './domain.js';
+import { seededRandom } from 'savepoint/sim';
 
 /**
- * Generates the bundled sample day (events/sample-day.json): 25 refund requests on 2026-11-28,
+ * Generates the bundled sample day (agents/refund-reconciler/sample-day.json): 25 refund requests on 2026-11-28,
  * a mix chosen so a correct reconciliation has to do every kind of thing once or more:
  * - 16 plain requests to refund ($5–$300, at most the order total, payment not refunded yet);
  * - 4 already refunded (a refund with that refundRequestId exists): refunding again pays twice;
@@ -151,7 +151,7 @@ function clock(hours: number, minutes: number, seconds: number): string {
 
 function main(): void {
   const { values } = parseArgs({
-    options: { seed: { type: 'string', default: String(DEFAULT_SEED) }, out: { type: 'string', default: 'events/sample-day.json' } },
+    options: { seed: { type: 'string', default: String(DEFAULT_SEED) }, out: { type: 'string', default: 'agents/refund-reconciler/sample-day.json' } },
   });
   const seed = Number(values.seed);
   if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got '${values.seed}'`);

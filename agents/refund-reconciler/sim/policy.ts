@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { Order, Payment, Refund, RefundRequest, type ReportSummary } from '../lambdas/agent/domain.js';
-import type { Message, MessageRequest, TextBlock, ToolUseBlock } from '../lambdas/agent/messages.js';
-import type { ToolName } from '../lambdas/agent/tools.js';
+import type { Message, MessageRequest, TextBlock, ToolUseBlock } from 'savepoint';
+import { Order, Payment, Refund, RefundRequest, type ReportSummary } from '../domain.js';
+
+type ToolName = 'list_refund_requests' | 'get_order' | 'get_payment' | 'issue_refund' | 'flag_for_review' | 'post_report';
 
 /**
  * The simulated model: a deterministic refund reconciler. It keeps no memory — every decision is

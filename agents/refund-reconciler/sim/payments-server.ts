@@ -13,10 +13,9 @@ import {
   Review,
   type Order,
   type RefundRequest,
-} from '../lambdas/agent/domain.js';
-import { InvalidInputError } from '../lambdas/shared/errors.js';
-import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { faultInjector, type FaultOptions } from './random.js';
+} from '../domain.js';
+import { InvalidInputError, parseOrThrow } from 'savepoint';
+import { faultInjector, type FaultOptions } from 'savepoint/sim';
 
 /**
  * A simulated payments provider with Stripe-like semantics, served over real HTTP on loopback so

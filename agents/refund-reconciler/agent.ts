@@ -1,0 +1,206 @@
+import { readFileSync } from 'node:fs';
+import { defineAgent, defineTool, parseOrThrow, type DevWorld, type DevWorldOptions, type ToolTrace } from 'savepoint';
+import { z } from 'zod';
+import { Cents, Day, IsoDate, ReportSummary, type CommerceApi } from './domain.js';
+import { HttpCommerceApi } from './payments-client.js';
+import { startPaymentsServer, type PaymentsServer } from './sim/payments-server.js';
+import { decide } from './sim/policy.js';
+
+/**
+ * The refund reconciler: savepoint's first example agent. Every night it reconciles the refund
+ * requests customers filed the day before: looks up each order and payment, then refunds, skips or
+ * flags the request for a person; refunds above a threshold wait for approval. It uses only the
+ * public API (`savepoint`); the harness imports none of it.
+ */
+
+const Id = z.string().min(1).max(64);
+
+export const RefundRunInput = z
+  .object({
+    /** The day whose refund requests are reconciled. */
+    date: IsoDate,
+    /** Refunds above this amount wait for a person. @default 50000 ($500) */
+    approvalThresholdCents: Cents.default(50_000),
+  })
+  .strict();
+export type RefundRunInput = z.output<typeof RefundRunInput>;
+
+interface Deps {
+  commerce: CommerceApi;
+}
+
+const Environment = z.object({ PAYMENTS_API_URL: z.url() });
+
+const listRefundRequests = defineTool({
+  name: 'list_refund_requests',
+  description: 'Lists the refund requests customers filed on a given day.',
+  input: z.object({ date: IsoDate }).strict(),
+  effect: 'read',
+  execute: async (args, { deps, signal }) => ({ refundRequests: await (deps as Deps).commerce.listRefundRequests(args.date, signal) }),
+});
+
+const getOrder = defineTool({
+  name: 'get_order',
+  description: 'Fetches an order: its total, status and items.',
+  input: z.object({ orderId: Id }).strict(),
+  effect: 'read',
+  execute: (args, { deps, signal }) => (deps as Deps).commerce.getOrder(args.orderId, signal),
+});
+
+const getPayment = defineTool({
+  name: 'get_payment',
+  description: 'Fetches a payment: the captured amount, what was refunded already and the refunds.',
+  input: z.object({ paymentId: Id }).strict(),
+  effect: 'read',
+  execute: (args, { deps, signal }) => (deps as Deps).commerce.getPayment(args.paymentId, signal),
+});
+
+const issueRefund = defineTool({
+  name: 'issue_refund',
+  description: 'Refunds an amount of a payment for a refund request. Pays money: call once per request.',
+  input: z
+    .object({ paymentId: Id, refundRequestId: Id, amountCents: Cents.positive(), reason: z.string().min(1).max(500) })
+    .strict(),
+  effect: 'write',
+  // The provider deduplicates on the Idempotency-Key: a re-sent refund returns the first one.
+  idempotencyKeys: true,
+  needsApproval: (args, run) => {
+    const { approvalThresholdCents } = run.input as RefundRunInput;
+    if (args.amountCents <= approvalThresholdCents) return undefined;
+    return {
+      summary: `issue_refund ${dollars(args.amountCents)} for ${args.refundRequestId}`,
+      amount: { minor: args.amountCents, currency: 'usd' },
+      details: { payment: args.paymentId, refundRequest: args.refundRequestId, reason: args.reason },
+    };
+  },
+  describe: (args) => `refund ${dollars(args.amountCents)} of payment ${args.paymentId} for ${args.refundRequestId}`,
+  execute: (args, { deps, idempotencyKey, signal }) => (deps as Deps).commerce.createRefund(args, idempotencyKey, signal),
+});
+
+const flagForReview = defineTool({
+  name: 'flag_for_review',
+  description: 'Puts a refund request in the human review queue with the reason it cannot be refunded automatically.',
+  input: z.object({ refundRequestId: Id, reason: z.string().min(1).max(500) }).strict(),
+  effect: 'write',
+  idempotencyKeys: true,
+  execute: (args, { deps, idempotencyKey, signal }) => (deps as Deps).commerce.createReview(args, idempotencyKey, signal),
+});
+
+const postReport = defineTool({
+  name: 'post_report',
+  description: "Posts the day's reconciliation report. Call once, at the end.",
+  input: z.object({ date: IsoDate, summary: ReportSummary, text: z.string().max(4000) }).strict(),
+  effect: 'write',
+  idempotencyKeys: true,
+  execute: (args, { deps, idempotencyKey, signal }) => (deps as Deps).commerce.postReport(args, idempotencyKey, signal),
+});
+
+/** The simulated world of a local run: the payments provider serving a day of refund requests. */
+export interface RefundWorld extends DevWorld {
+  readonly payments: PaymentsServer;
+  readonly day: Day;
+}
+
+export const SAMPLE_DAY = new URL('./sample-day.json', import.meta.url).pathname;
+
+export function loadDay(path: string): Day {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`cannot read the day file ${path}: ${(error as Error).message}`);
+  }
+  return parseOrThrow(Day, raw, `day file ${path}`);
+}
+
+export async function startRefundWorld(options: DevWorldOptions & { day?: Day }): Promise<RefundWorld> {
+  const day = options.day ?? loadDay(options.dataFile ?? SAMPLE_DAY);
+  const payments = await startPaymentsServer({
+    day,
+    dataFile: options.stateDir && `${options.stateDir}/payments.jsonl`,
+    faults: { failRate: options.failRate, seed: options.seed + 1_000_003 },
+    now: options.now,
+  });
+  return {
+    env: { PAYMENTS_API_URL: payments.url },
+    endpoints: { payments: payments.url },
+    defaultInput: { date: day.date },
+    payments,
+    day,
+    inspect: async () => {
+      const [refunds, reviews, reports] = [payments.refunds(), payments.reviews(), payments.reports()];
+      const total = refunds.reduce((sum, refund) => sum + refund.amountCents, 0);
+      return {
+        json: { refunds, reviews, reports },
+        lines: [
+          `${refunds.length} refunds paid, ${dollars(total)} in all`,
+          ...refunds.map((refund) => `  ${refund.id}  ${refund.refundRequestId}  ${refund.paymentId}  ${dollars(refund.amountCents)}`),
+          `${reviews.length} flagged for review, ${reports.length} report(s) posted`,
+        ],
+      };
+    },
+    close: () => payments.close(),
+  };
+}
+
+export const refundReconciler = defineAgent<RefundRunInput, Deps, RefundWorld>({
+  name: 'refund-reconciler',
+  model: 'sim:savepoint-sim-1',
+  system: [
+    'You reconcile the refund requests customers filed on one day.',
+    'For each request, look up its order and payment, then decide:',
+    '- a request already refunded: skip it;',
+    '- a requested amount above the order total or above what is left to refund: flag it for review;',
+    '- otherwise: issue the refund, once.',
+    'A refund that is rejected or not approved in time is flagged for review. Never retry a refund that failed.',
+    'When every request is decided, post the report of the day, then stop.',
+  ].join('\n'),
+  input: RefundRunInput,
+  prompt: (input) => `Reconcile the refund requests of ${input.date}.`,
+  tools: [listRefundRequests, getOrder, getPayment, issueRefund, flagForReview, postReport],
+  deps: (env) => {
+    const { PAYMENTS_API_URL } = parseOrThrow(Environment, env, 'refund-reconciler environment');
+    return { commerce: new HttpCommerceApi({ baseUrl: PAYMENTS_API_URL }) };
+  },
+  // One run per day, however it is started: the run id is the idempotency key of the whole run.
+  runId: (input) => `refunds-${input.date}`,
+  // The nightly run reconciles the day before the schedule fires.
+  scheduled: (eventTime) => ({ date: new Date(eventTime.getTime() - 24 * 3600 * 1000).toISOString().slice(0, 10), approvalThresholdCents: 50_000 }),
+  report: refundSummary,
+  dev: { world: startRefundWorld, policy: decide },
+});
+
+export default refundReconciler;
+
+/** What the day's run did with the refund requests, from the recorded tool calls. */
+export function refundSummary(calls: readonly ToolTrace[]) {
+  const ok = (name: string) => calls.filter((call) => call.name === name && call.status === 'completed' && call.outcome === 'ok');
+  const issued = ok('issue_refund');
+  const flagged = ok('flag_for_review');
+  const escalated = calls.filter((call) => call.name === 'issue_refund' && (call.outcome === 'rejected' || call.outcome === 'expired'));
+  const requests = requestIds(calls);
+  const decided = new Set([...issued, ...flagged].map((call) => String(call.args['refundRequestId'])));
+  return {
+    requests: requests.size,
+    issued: issued.length,
+    issuedCents: issued.reduce((sum, call) => sum + Number(call.args['amountCents'] ?? 0), 0),
+    skipped: [...requests].filter((id) => !decided.has(id)).length,
+    flagged: flagged.length,
+    escalated: escalated.length,
+  };
+}
+
+/** The refund request ids the run listed (from the recorded `list_refund_requests` results). */
+function requestIds(calls: readonly ToolTrace[]): Set<string> {
+  const ids = new Set<string>();
+  for (const call of calls) {
+    if (call.name !== 'list_refund_requests' || call.outcome !== 'ok' || !call.result) continue;
+    const parsed = JSON.parse(call.result) as { refundRequests?: { id?: unknown }[] };
+    for (const request of parsed.refundRequests ?? []) if (typeof request.id === 'string') ids.add(request.id);
+  }
+  return ids;
+}
+
+function dollars(cents: number): string {
+  return `$${(cents / 100).toFixed(2)}`;
+}

@@ -1,0 +1,155 @@
+import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { Steps } from '../lambdas/shared/steps.js';
+import { AgentStateMachine } from './agent-state-machine.js';
+import { LedgerTable } from './ledger-table.js';
+import { RunRecovery } from './recovery.js';
+import { StepFunction } from './step-function.js';
+
+export interface DurableAgentProps {
+  /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
+  readonly agentName: string;
+  /** The agent's module (a file exporting `defineAgent(…)`), bundled into each function. */
+  readonly entry: string;
+  /** Where the model is served and the key to call it with. */
+  readonly model: { readonly apiUrl: string; readonly apiKey: string };
+  /**
+   * When to start a run on its own (the agent's `scheduled` turns the event time into the input).
+   * @default no schedule
+   */
+  readonly schedule?: Schedule;
+  /**
+   * The REST API people and machines decide approvals through (IAM-signed).
+   * @default true
+   */
+  readonly approvalApi?: boolean;
+  /**
+   * The ledger. Agents of one app may share one (their runs are apart by run id).
+   * @default a table of the agent's own
+   */
+  readonly table?: LedgerTable;
+  /** Environment the agent's `deps` read (e.g. its providers' base URLs). @default none */
+  readonly environment?: Record<string, string>;
+  /** Recorded in every run's fingerprint. @default 'dev' */
+  readonly codeVersion?: string;
+  /** Recoveries in a row without progress before a run is given up. @default 3 */
+  readonly maxRecoveries?: number;
+}
+
+/**
+ * One agent, durable on AWS: its Standard state machine (the generic loop: nothing in it names
+ * the agent or a tool), one Lambda function per step kind bundled with the agent's module, the
+ * ledger grants, automatic recovery, the kill-by-StopExecution rule, the approval expiry sweep,
+ * and optionally a schedule and the approval API. Several can live in one app, side by side.
+ */
+export class DurableAgent extends Construct {
+  readonly stateMachine: StateMachine;
+  readonly ledger: LedgerTable;
+  readonly api?: RestApi;
+
+  constructor(scope: Construct, id: string, props: DurableAgentProps) {
+    super(scope, id);
+    if (!/^[a-z][a-z0-9-]{0,39}$/.test(props.agentName)) {
+      throw new Error(`DurableAgent ${id}: agentName must be the agent's name (lowercase letters, digits, "-"), got ${JSON.stringify(props.agentName)}`);
+    }
+    const stack = Stack.of(this);
+    const ledger = props.table ?? new LedgerTable(this, 'Ledger');
+    this.ledger = ledger;
+    const common = { CODE_VERSION: props.codeVersion ?? 'dev', ...props.environment };
+    const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
+      new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment } });
+
+    const functions = {
+      startRun: fn('StartRunFunction', Steps.StartRun),
+      budgetCheck: fn('BudgetCheckFunction', Steps.BudgetCheck),
+      callModel: fn('CallModelFunction', Steps.CallModel, {
+        timeout: Duration.seconds(75),
+        environment: { MODEL_API_URL: props.model.apiUrl, MODEL_API_KEY: props.model.apiKey },
+      }),
+      requestApproval: fn('RequestApprovalFunction', Steps.RequestApproval),
+      // The lease outlives the invocation that takes it, so a live call is never taken over.
+      callTool: fn('CallToolFunction', Steps.CallTool, { timeout: Duration.seconds(30), environment: { TOOL_LEASE_MS: String(40_000) } }),
+      finalize: fn('FinalizeFunction', Steps.Finalize),
+    };
+    const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
+    const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
+    for (const f of [...Object.values(functions), expireApprovals, executionStopped]) ledger.grantTo(f);
+
+    const stateMachineName = `${stack.stackName}-${props.agentName}`;
+    const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', { functions, stateMachineName });
+    this.stateMachine = stateMachine;
+    // Grants by ARN built from the state machine's fixed name: referencing the resource itself
+    // would make the functions and the state machine depend on each other.
+    const taskResponse = new PolicyStatement({
+      actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
+      resources: [arns.stateMachine],
+    });
+    for (const f of [functions.requestApproval, expireApprovals]) f.addToRolePolicy(taskResponse);
+    functions.startRun.addToRolePolicy(
+      new PolicyStatement({ actions: ['states:DescribeExecution', 'states:DescribeStateMachineForExecution'], resources: [arns.executions] }),
+    );
+
+    new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries });
+
+    if (props.schedule) {
+      const deadLetters = new Queue(this, 'ScheduleDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+      new Rule(this, 'Schedule', {
+        description: `Starts a run of ${props.agentName}; the run id is derived from the event time.`,
+        schedule: props.schedule,
+        targets: [new SfnStateMachine(stateMachine, { deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(2) })],
+      });
+    }
+    new Rule(this, 'ApprovalExpirySweep', {
+      description: 'Escalates approvals whose deadline has passed.',
+      schedule: Schedule.rate(Duration.minutes(1)),
+      targets: [new LambdaFunction(expireApprovals, { retryAttempts: 2 })],
+    });
+
+    // StopExecution is a kill switch too: the run record learns who stopped it and when.
+    new Rule(this, 'ExecutionAborted', {
+      description: 'Marks a run killed when its execution is stopped (StopExecution).',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { status: ['ABORTED'], stateMachineArn: [arns.stateMachine] },
+      },
+      targets: [new LambdaFunction(executionStopped, { retryAttempts: 4 })],
+    });
+
+    if (props.approvalApi ?? true) {
+      const approvalCallback = fn('ApprovalCallbackFunction', Steps.ApprovalCallback);
+      ledger.grantTo(approvalCallback);
+      approvalCallback.addToRolePolicy(taskResponse);
+      const api = new RestApi(this, 'ApprovalApi', {
+        description: `Decide the approvals ${props.agentName} runs wait on.`,
+        cloudWatchRole: true,
+        deployOptions: {
+          stageName: 'v1',
+          tracingEnabled: true,
+          loggingLevel: MethodLoggingLevel.INFO,
+          accessLogDestination: new LogGroupLogDestination(new LogGroup(this, 'ApprovalApiAccessLogs', { retention: RetentionDays.THREE_MONTHS })),
+          accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+        },
+        // Callers sign their requests (SigV4): deciding an approval can move money.
+        defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+      });
+      const integration = new LambdaIntegration(approvalCallback);
+      const approvals = api.root.addResource('approvals');
+      approvals.addMethod('GET', integration);
+      const approval = approvals.addResource('{approvalId}');
+      approval.addMethod('GET', integration);
+      approval.addMethod('POST', integration);
+      this.api = api;
+      new CfnOutput(this, 'ApprovalApiUrl', { value: api.urlForPath('/approvals') });
+    }
+    new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn });
+    new CfnOutput(this, 'LedgerTableName', { value: ledger.table.tableName });
+  }
+}

@@ -1,0 +1,223 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { MessageRequest, MessageResponse } from './agent/messages.js';
+import type { RunConfig, ToolCallRecord } from './ledger/records.js';
+
+/**
+ * The public shape of an agent: tools with zod inputs and an effect kind, a prompt, a model,
+ * budgets and approval rules, in one module of the user's own. The harness (steps, ledger, guards,
+ * approvals, recovery, the engines) imports none of it: it receives an `AgentDefinition` and reads
+ * only what is declared here.
+ */
+
+/** What a tool does to the world. */
+export type Effect =
+  /** Safe to repeat: a lookup. Retried freely; its result goes back to the model. */
+  | 'read'
+  /**
+   * Changes the world (pays, sends, files). Claimed in the ledger before it runs, called with an
+   * idempotency key derived from (run, turn, tool call id) — never the attempt — and recorded.
+   */
+  | 'write';
+
+/** What a person must see to decide a tool call that needs approval. */
+export interface ApprovalRequest {
+  /** One line: what the agent wants to do. */
+  readonly summary: string;
+  /** The money at stake, if any, in minor units (cents). */
+  readonly amount?: { readonly minor: number; readonly currency: string };
+  /** More facts for the approval page (the arguments in words, the evidence). */
+  readonly details?: Readonly<Record<string, string | number | boolean>>;
+}
+
+/** What a tool's approval rule and `execute` may know about the run. */
+export interface RunView<Input = unknown> {
+  readonly runId: string;
+  readonly input: Input;
+  readonly config: RunConfig;
+}
+
+/** Everything a tool call gets besides its arguments. */
+export interface ToolContext<Input = unknown, Deps = unknown> extends RunView<Input> {
+  /** The same for every attempt, every resume and every engine: `<runId>:<turn>:<toolCallId>`. */
+  readonly idempotencyKey: string;
+  /** Aborted when the step runs out of time: pass it to outbound calls. */
+  readonly signal?: AbortSignal;
+  readonly turn: number;
+  readonly call: number;
+  /** The clients the agent declared (`AgentDefinition.deps`), built once per container. */
+  readonly deps: Deps;
+}
+
+/** What `reconcile` learned from the provider about an earlier attempt of a claimed call. */
+export type ReconcileAnswer = { readonly found: true; readonly result: unknown } | { readonly found: false };
+
+export interface ToolDefinition<Args = any, Input = any, Deps = any> {
+  readonly name: string;
+  readonly description: string;
+  /** Validates the model's arguments before anything is claimed or sent. */
+  readonly input: z.ZodType<Args>;
+  readonly effect: Effect;
+  /**
+   * The provider deduplicates requests on the idempotency key (as payment APIs do): a re-sent
+   * call returns the first result. @default false
+   */
+  readonly idempotencyKeys?: boolean;
+  /**
+   * For `write` tools whose provider has no idempotency keys (most mail, chat and ticketing APIs):
+   * asked first when a claimed call is found in flight after a crash or a failed attempt — did the
+   * earlier attempt take effect? A found result is recorded instead of calling again.
+   */
+  readonly reconcile?: (args: Args, context: ToolContext<Input, Deps>) => Promise<ReconcileAnswer>;
+  /** Returns what a person must see when this call must wait for approval, or nothing. */
+  readonly needsApproval?: (args: Args, run: RunView<Input>) => ApprovalRequest | undefined;
+  /** The call in words, for traces and approval pages. @default the name and the arguments as JSON */
+  readonly describe?: (args: Args) => string;
+  /** The call itself. Its result (JSON-serializable) is recorded and goes back to the model. */
+  readonly execute: (args: Args, context: ToolContext<Input, Deps>) => Promise<unknown>;
+}
+
+/** How far a tool's side effect is guaranteed to happen once. */
+export type Guarantee = 'read' | 'exactly-once' | 'at-least-once';
+
+export function guaranteeOf(tool: Pick<ToolDefinition, 'effect' | 'idempotencyKeys' | 'reconcile'>): Guarantee {
+  if (tool.effect === 'read') return 'read';
+  return tool.idempotencyKeys || tool.reconcile ? 'exactly-once' : 'at-least-once';
+}
+
+/** A tool call as the ledger recorded it, with its parsed arguments: what `report` reads. */
+export type ToolTrace = Pick<ToolCallRecord, 'turn' | 'call' | 'name' | 'args' | 'status' | 'outcome' | 'result' | 'effect'>;
+
+/** The budgets an agent may set defaults for (a run's input may still override them). */
+export type Budgets = Partial<Omit<RunConfig, 'onBudgetExceeded' | 'budgetExtensionPercent'>> &
+  Partial<Pick<RunConfig, 'onBudgetExceeded' | 'budgetExtensionPercent'>>;
+
+/** A scripted model for local runs and tests: from the request to the next assistant turn. */
+export type ModelPolicy = (request: MessageRequest) => Pick<MessageResponse, 'content' | 'stop_reason'>;
+
+/** The agent's simulated outside world for local runs (its providers as real HTTP services). */
+export interface DevWorld {
+  /** Environment the agent's `deps` read (e.g. the providers' base URLs). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Loopback endpoints to publish (the CLI shows them; other commands reach the world by them). */
+  readonly endpoints?: Readonly<Record<string, string>>;
+  /** The run input a local run uses when none is given (e.g. the day the world serves). */
+  readonly defaultInput?: unknown;
+  /** What the world holds now, for `savepoint world` (e.g. the refunds paid): lines, and JSON. */
+  inspect?(): Promise<{ lines: string[]; json: unknown }>;
+  close(): Promise<void>;
+}
+
+export interface DevWorldOptions {
+  /** Where the world keeps its records across restarts; in memory when absent. */
+  readonly stateDir?: string;
+  /** A data file the world serves (e.g. the day of refund requests), when the agent has one. */
+  readonly dataFile?: string;
+  /** Transient failures injected into the world's responses, per request. */
+  readonly failRate: number;
+  readonly seed: number;
+  readonly now: () => Date;
+}
+
+export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld = DevWorld> {
+  /** Names the agent in runs, stacks and the CLI: lowercase letters, digits and dashes. */
+  readonly name: string;
+  /** `provider:model-id`, e.g. `sim:savepoint-sim-1`, `anthropic:claude-sonnet-4-5`. */
+  readonly model: string;
+  readonly system: string;
+  /** Validates a run's input (the CLI's `--input`, `StartExecution`'s `input`). */
+  readonly input: z.ZodType<Input>;
+  /** The first user message of a run. */
+  readonly prompt: (input: Input) => string;
+  readonly tools: readonly ToolDefinition<any, Input, Deps>[];
+  /** Builds the tools' clients from the environment, once per container (validate it here). */
+  readonly deps?: (env: Readonly<Record<string, string | undefined>>) => Deps;
+  /** Defaults for this agent's budgets. */
+  readonly budgets?: Budgets;
+  /** The run id for an input: the idempotency key of the whole run. @default `<name>-<hash of the input>` */
+  readonly runId?: (input: Input) => string;
+  /** The run a scheduled event starts, e.g. the nightly run reconciles the day before. */
+  readonly scheduled?: (eventTime: Date) => Input;
+  /** The agent's own summary of a run, from the recorded tool calls. */
+  readonly report?: (calls: readonly ToolTrace[]) => Readonly<Record<string, number | string>>;
+  /** Part of the fingerprint that guards resumes: bump it when the tools' code changes meaning. */
+  readonly version?: string;
+  /** For local runs only: the simulated world and the scripted model. */
+  readonly dev?: {
+    readonly world?: (options: DevWorldOptions) => Promise<World>;
+    readonly policy?: ModelPolicy;
+  };
+}
+
+const AGENT_NAME = /^[a-z][a-z0-9-]{0,39}$/;
+
+/** Declares a tool. Checks what can be checked before any run: the name and the effect. */
+export function defineTool<Args, Input = any, Deps = any>(tool: ToolDefinition<Args, Input, Deps>): ToolDefinition<Args, Input, Deps> {
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) throw new Error(`defineTool: name ${JSON.stringify(tool.name)} must be 1-64 letters, digits, "_" or "-"`);
+  if (tool.effect !== 'read' && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: effect must be 'read' or 'write', got ${JSON.stringify(tool.effect)}`);
+  if (tool.reconcile && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: reconcile only makes sense for a 'write' tool`);
+  if (!(tool.input instanceof z.ZodType)) throw new Error(`defineTool ${tool.name}: input must be a zod schema`);
+  return tool;
+}
+
+/** Declares an agent. Invalid combinations fail here, naming the field, not in the middle of a run. */
+export function defineAgent<Input, Deps = undefined, World extends DevWorld = DevWorld>(
+  agent: AgentDefinition<Input, Deps, World>,
+): AgentDefinition<Input, Deps, World> {
+  if (!AGENT_NAME.test(agent.name)) throw new Error(`defineAgent: name ${JSON.stringify(agent.name)} must match ${AGENT_NAME}`);
+  if (!/^[a-z0-9-]+:.+$/.test(agent.model)) throw new Error(`defineAgent ${agent.name}: model must be "provider:model-id", got ${JSON.stringify(agent.model)}`);
+  if (agent.tools.length === 0) throw new Error(`defineAgent ${agent.name}: tools: an agent needs at least one tool`);
+  const names = new Set<string>();
+  for (const tool of agent.tools) {
+    if (names.has(tool.name)) throw new Error(`defineAgent ${agent.name}: tools: two tools are named ${tool.name}`);
+    names.add(tool.name);
+  }
+  return agent;
+}
+
+/** The tool list in the shape of a messages API request (`tools: [{ name, description, input_schema }]`). */
+export function toolSpecs(agent: Pick<AgentDefinition, 'tools'>): { name: string; description: string; input_schema: Record<string, unknown> }[] {
+  return agent.tools.map((tool) => {
+    const { $schema: _ignored, ...input_schema } = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
+    return { name: tool.name, description: tool.description, input_schema };
+  });
+}
+
+export function findTool(agent: Pick<AgentDefinition, 'tools'>, name: string): ToolDefinition | undefined {
+  return agent.tools.find((tool) => tool.name === name);
+}
+
+/**
+ * What a run is bound to: the agent's name, version, prompt, model, tool schemas and effects, and
+ * the price table. A resume on a different fingerprint would continue a conversation with an agent
+ * that did not start it.
+ */
+export function agentFingerprint(agent: AgentDefinition, codeVersion: string, priceTableVersion: string): string {
+  const material = JSON.stringify({
+    codeVersion,
+    agent: agent.name,
+    version: agent.version ?? '',
+    system: agent.system,
+    model: agent.model,
+    tools: toolSpecs(agent).map((spec, index) => ({ ...spec, effect: agent.tools[index]!.effect })),
+    prices: priceTableVersion,
+  });
+  return createHash('sha256').update(material).digest('hex').slice(0, 16);
+}
+
+/** The default run id: the agent's name and a hash of the input, so that the same input is the same run. */
+export function defaultRunId(agent: Pick<AgentDefinition, 'name'>, input: unknown): string {
+  return `${agent.name}-${createHash('sha256').update(stableJson(input)).digest('hex').slice(0, 12)}`;
+}
+
+/** JSON with object keys sorted: equal values, equal text. */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

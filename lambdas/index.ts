@@ -1,0 +1,33 @@
+/**
+ * savepoint's public API: what an agent module imports. Everything else in the package is the
+ * harness, which imports no agent.
+ */
+export {
+  defineAgent,
+  defineTool,
+  guaranteeOf,
+  type AgentDefinition,
+  type ApprovalRequest,
+  type Budgets,
+  type DevWorld,
+  type DevWorldOptions,
+  type Effect,
+  type Guarantee,
+  type ModelPolicy,
+  type ReconcileAnswer,
+  type RunView,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolTrace,
+} from './define.js';
+export type { ContentBlock, Message, MessageRequest, MessageResponse, ModelClient, TextBlock, ToolResultBlock, ToolUseBlock, Usage } from './agent/messages.js';
+export type { RunConfig } from './ledger/records.js';
+export {
+  ErrorNames,
+  InvalidInputError,
+  MalformedResponseError,
+  ModelThrottledError,
+  TerminalError,
+  TransientError,
+} from './shared/errors.js';
+export { parseOrThrow } from './shared/validation.js';

@@ -1,0 +1,44 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { AgentDefinition } from '../lambdas/define.js';
+
+/** Where agents are found by name: `<root>/agents/<name>/agent.ts`, in the working directory, then in the package. */
+const SEARCH_ROOTS = [process.cwd(), new URL('..', import.meta.url).pathname];
+
+/** The module file of an agent named `spec`, or the file `spec` itself when it is a path. */
+export function agentModulePath(spec: string): string {
+  if (spec.includes('/') || spec.endsWith('.ts') || spec.endsWith('.js')) {
+    const path = isAbsolute(spec) ? spec : resolve(spec);
+    if (!existsSync(path)) throw new AgentNotFoundError(`agent: no file ${path}`);
+    return path;
+  }
+  for (const root of SEARCH_ROOTS) {
+    const path = resolve(root, 'agents', spec, 'agent.ts');
+    if (existsSync(path)) return path;
+  }
+  throw new AgentNotFoundError(`agent: no agent named ${JSON.stringify(spec)} (looked for agents/${spec}/agent.ts here and in savepoint's examples; or pass the path of its module)`);
+}
+
+export class AgentNotFoundError extends Error {
+  override readonly name = 'Agent.InvalidInput';
+}
+
+/**
+ * Loads an agent module: its default export, or its only export that is an agent definition. The
+ * module is the user's code: what it exports is checked, not trusted.
+ */
+export async function loadAgent(spec: string): Promise<{ agent: AgentDefinition; module: string }> {
+  const module = agentModulePath(spec);
+  const exports = (await import(pathToFileURL(module).href)) as Record<string, unknown>;
+  const candidates = [exports['default'], ...Object.values(exports)].filter(isAgent);
+  const agent = candidates[0];
+  if (!agent) throw new AgentNotFoundError(`agent: ${module} exports no agent (export default defineAgent({ … }))`);
+  return { agent, module };
+}
+
+function isAgent(value: unknown): value is AgentDefinition {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<AgentDefinition>;
+  return typeof candidate.name === 'string' && typeof candidate.prompt === 'function' && Array.isArray(candidate.tools) && typeof candidate.system === 'string';
+}

@@ -1,0 +1,2 @@
+/** Building blocks for an agent's simulated world (local runs and tests): seeded faults. */
+export { faultInjector, seededRandom, type FaultOptions } from './random.js';
