@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Day } from '../lambdas/agent/domain.js';
+import { Day } from '../agents/refund-reconciler/domain.js';
 import { crashInjector } from '../local/crash.js';
 import { historyLog } from '../local/history-log.js';
 import { BENCH_CONFIG, benchStack } from './pipeline.js';
@@ -38,7 +38,7 @@ try {
   // A new execution with the run's id: StartRun creates the run, or resumes it where it stopped.
   const { executionArn } = stack.engine.startExecution({
     name: `${job.runId}-${Date.now().toString(36)}`,
-    input: { runId: job.runId, runDate: day.date, config: BENCH_CONFIG },
+    input: { runId: job.runId, input: { date: day.date }, config: BENCH_CONFIG },
   });
   const done = await stack.engine.waitForExecution(executionArn);
   const run = await stack.ledger.getRun(job.runId);

@@ -1,4 +1,4 @@
-import type { Day } from '../lambdas/agent/domain.js';
+import type { Day } from '../agents/refund-reconciler/domain.js';
 import type { BreakerPolicy } from '../lambdas/guards/breaker.js';
 import type { CfnTemplateJson } from '../local/asl.js';
 import { summarizeHistory, type StateSummary } from '../local/engine.js';
@@ -46,21 +46,21 @@ export interface Attempt {
  * every run (and every restart attempt) faces the same N steps.
  */
 export async function runOnce(stack: LocalStack, runId: string, day: Day): Promise<Attempt> {
-  stack.payments.resetWorld();
+  stack.world.payments.resetWorld();
   const started = performance.now();
-  const { executionArn } = stack.engine.startExecution({ name: runId, input: { runId, runDate: day.date, config: BENCH_CONFIG } });
+  const { executionArn } = stack.engine.startExecution({ name: runId, input: { runId, input: { date: day.date }, config: BENCH_CONFIG } });
   const done = await stack.engine.waitForExecution(executionArn);
   const wallMs = performance.now() - started;
   const states = summarizeHistory(stack.engine.getExecutionHistory(executionArn));
   const run = await stack.ledger.getRun(runId);
-  const paid = stack.payments.refunds().map((refund) => refund.refundRequestId);
+  const paid = stack.world.payments.refunds().map((refund) => refund.refundRequestId);
   return {
     status: done.status,
     steps: run?.steps ?? 0,
     executions: stepExecutions(states),
     invocations: allInvocations(states),
     wallMs,
-    sideEffects: paid.length + stack.payments.reviews().length + stack.payments.reports().length,
+    sideEffects: paid.length + stack.world.payments.reviews().length + stack.world.payments.reports().length,
     duplicatePayments: paid.length - new Set(paid).size,
   };
 }

@@ -4,7 +4,7 @@
  * runs are independent, so the benchmark runs one worker per core.
  */
 import { readFileSync } from 'node:fs';
-import { Day } from '../lambdas/agent/domain.js';
+import { Day } from '../agents/refund-reconciler/domain.js';
 import { benchStack, restartRun } from './pipeline.js';
 import { withoutRetries } from './variant.js';
 

@@ -18,7 +18,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import type { Day } from '../lambdas/agent/domain.js';
+import type { Day } from '../agents/refund-reconciler/domain.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import type { CfnTemplateJson } from '../local/asl.js';
 import { invocationsInLog } from '../local/history-log.js';

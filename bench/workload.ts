@@ -1,5 +1,5 @@
-import type { Day } from '../lambdas/agent/domain.js';
-import { makeSampleDay, type Mix } from '../scripts/make-sample-day.js';
+import type { Day } from '../agents/refund-reconciler/domain.js';
+import { makeSampleDay, type Mix } from '../agents/refund-reconciler/make-sample-day.js';
 
 /**
  * A day whose reconciliation takes exactly `steps` agent steps — model turns plus tool calls —

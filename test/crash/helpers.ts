@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLedger } from '../../cli/state.js';
-import type { Day } from '../../lambdas/agent/domain.js';
+import type { Day } from '../../agents/refund-reconciler/domain.js';
 import type { ToolCallRecord } from '../../lambdas/ledger/records.js';
 import { synthesizeTemplate } from '../../local/template.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CrashPoint, type CrashPoint as Point } from '../../lambdas/steps/crash-points.js';
-import { makeSampleDay } from '../../scripts/make-sample-day.js';
+import { CrashPoint, type CrashPoint as Point } from '../../local/crash.js';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from './helpers.js';
 
 /**
@@ -57,7 +57,7 @@ describe.concurrent('the crash matrix', { timeout: 300_000 }, () => {
     const finished = await savepoint(args('resume', runId, '--json'));
     expect(finished.code, finished.stderr).toBe(0);
     const report = JSON.parse(finished.stdout) as Record<string, any>;
-    expect(report).toMatchObject({ status: 'succeeded', inFlight: 0, refunds: { issued: 1, flagged: 1 } });
+    expect(report).toMatchObject({ status: 'succeeded', inFlight: 0, summary: { issued: 1, flagged: 1 } });
 
     // Each side effect exactly once at the provider; the ledger recorded the provider's first result.
     expect(duplicates(stateDir)).toEqual([]);
@@ -87,7 +87,7 @@ describe.concurrent('the crash matrix', { timeout: 300_000 }, () => {
 
     const finished = await savepoint(args('resume', runId, '--json'));
     expect(finished.code, finished.stderr).toBe(0);
-    expect(JSON.parse(finished.stdout)).toMatchObject({ status: 'succeeded', inFlight: 0, refunds: { issued: 1 }, approvals: { approved: 1, pending: 0 } });
+    expect(JSON.parse(finished.stdout)).toMatchObject({ status: 'succeeded', inFlight: 0, summary: { issued: 1 }, approvals: { approved: 1, pending: 0 } });
     expect(providerJournal(stateDir).filter((entry) => entry.kind === 'refund')).toHaveLength(1);
     const { approvals } = await ledgerOf(stateDir, runId);
     expect(approvals).toMatchObject([{ approvalId, status: 'approved', reason: 'checked while the engine was down' }]);
@@ -104,7 +104,7 @@ describe.concurrent('the crash matrix', { timeout: 300_000 }, () => {
     const finished = await savepoint(args('resume', runId, '--json', '--approve', 'approve'));
     expect(finished.code, finished.stderr).toBe(0);
     expect(finished.stderr).toContain(`approval ${before[0]!.approvalId}: approved`);
-    expect(JSON.parse(finished.stdout)).toMatchObject({ status: 'succeeded', refunds: { issued: 1 }, approvals: { total: 1, approved: 1 } });
+    expect(JSON.parse(finished.stdout)).toMatchObject({ status: 'succeeded', summary: { issued: 1 }, approvals: { total: 1, approved: 1 } });
     expect(providerJournal(stateDir).filter((entry) => entry.kind === 'refund')).toHaveLength(1);
   });
 });

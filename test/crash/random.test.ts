@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../sim/random.js';
-import { makeSampleDay } from '../../scripts/make-sample-day.js';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from './helpers.js';
 
 /**

@@ -35,9 +35,9 @@ describe('bad input fails once, with the field named, and loses nothing', () => 
   afterAll(async () => harness.stack.close());
 
   it.each([
-    ['a run date that is not a date', { runDate: '28/11/2026' }, /runDate: expected a date YYYY-MM-DD/],
-    ['an unknown budget', { runDate: sampleDay.date, config: { maxStep: 5 } }, /config: Unrecognized key: "maxStep"/],
-    ['a run id that cannot name an execution', { runId: 'has spaces', runDate: sampleDay.date }, /runId: expected 1-80 letters/],
+    ['a run date that is not a date', { runDate: '28/11/2026' }, /input: { date: expected } a date YYYY-MM-DD/],
+    ['an unknown budget', { input: { date: sampleDay.date }, config: { maxStep: 5 } }, /config: Unrecognized key: "maxStep"/],
+    ['a run id that cannot name an execution', { runId: 'has spaces', input: { date: sampleDay.date } }, /runId: expected 1-80 letters/],
     ['a scheduled event with a bad time', { ...scheduledEvent, time: 'last night' }, /invalid scheduled event: time/],
   ])('rejects %s at StartRun without retrying or creating a run', async (_case, input, message) => {
     const finished = await harness.run(input);
@@ -51,7 +51,7 @@ describe('bad input fails once, with the field named, and loses nothing', () => 
 
   it('rejects a bad approval decision with 400 naming the field, and the run still completes', async () => {
     const { stack } = harness;
-    const run = harness.run({ runId: 'bad-decisions', runDate: sampleDay.date, config: { approvalTimeoutSeconds: 30 } });
+    const run = harness.run({ runId: 'bad-decisions', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 30 } });
     const approval = await waitFor(() => harness.approvals[0]);
 
     expect(await postDecision(stack, approval.approvalId, { decision: 'maybe' })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/decision: Invalid option/) } });
@@ -83,7 +83,7 @@ describe('bad model output', () => {
     });
     const harness = await startHarness({ modelUrl: model.url });
     try {
-      const finished = await harness.run({ runId: 'bad-args', runDate: sampleDay.date });
+      const finished = await harness.run({ runId: 'bad-args', input: { date: sampleDay.date } });
       expect(finished.status).toBe('FAILED');
       expect(finished.error).toBe('Agent.InvalidInput');
       expect(causeMessage(finished.cause)).toMatch(/invalid arguments of issue_refund \(turn 2, call 1\): amountCents: Invalid input: expected number/);
@@ -96,7 +96,7 @@ describe('bad model output', () => {
       const { calls, turns } = await harness.stack.ledger.listConversation('bad-args');
       expect(turns).toHaveLength(2);
       expect(calls.map((call) => [call.name, call.status])).toEqual([['list_refund_requests', 'completed']]);
-      expect(harness.stack.payments.refunds()).toEqual([]);
+      expect(harness.stack.world.payments.refunds()).toEqual([]);
     } finally {
       await harness.stack.close();
       model.server.close();
@@ -107,7 +107,7 @@ describe('bad model output', () => {
     const model = await misbehavingModel({ type: 'tool_use', id: 'toolu_2', name: 'wire_money', input: {} });
     const harness = await startHarness({ modelUrl: model.url });
     try {
-      const finished = await harness.run({ runId: 'bad-tool', runDate: sampleDay.date });
+      const finished = await harness.run({ runId: 'bad-tool', input: { date: sampleDay.date } });
       expect(finished.status).toBe('FAILED');
       expect(causeMessage(finished.cause)).toMatch(/unknown tool "wire_money"/);
       expect(finished.states['CallTool']!.failures).toBe(1);

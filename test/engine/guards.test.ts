@@ -1,3 +1,4 @@
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -5,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BREAKER } from '../../lambdas/guards/breaker.js';
-import { TOOLS_BREAKER } from '../../lambdas/steps/call-tool.js';
+import { toolsBreaker } from '../../lambdas/steps/call-tool.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { postDecision, sampleDay, startHarness, waitFor, type Harness } from './harness.js';
 
@@ -31,12 +32,12 @@ describe('budgets', () => {
     ['dollars', { maxDollars: 0.05 }, /^budget exceeded: dollars 0\.0\d \/ 0\.05$/],
   ])('stops the run on the %s budget, naming the budget and the figures', async (guard, config, reason) => {
     harness = await startHarness();
-    const finished = await harness.run({ runId: `budget-${guard}`, runDate, config: { ...config, ...quickApprovals } });
+    const finished = await harness.run({ runId: `budget-${guard}`, input: { date: runDate }, config: { ...config, ...quickApprovals } });
     expect(finished.status).toBe('SUCCEEDED');
     const output = JSON.parse(finished.output!) as { status: string; reason: string };
     expect(output.status).toBe('stopped');
     expect(output.reason).toMatch(reason);
-    const report = (await loadReport(harness.stack.ledger, `budget-${guard}`, new Date()))!;
+    const report = (await loadReport(harness.stack.ledger, `budget-${guard}`, new Date(), refundReconciler))!;
     expect(report.stopReason).toBe(output.reason);
     expect(report.guardEvents).toEqual([expect.objectContaining({ guard, action: 'stopped', reason: output.reason })]);
     if (guard === 'steps') expect(report.steps).toBe(12); // stopped before the call that would exceed it
@@ -48,7 +49,7 @@ describe('budgets', () => {
     const clock = testClock();
     harness = await startHarness({ clock });
     const stack = harness.stack;
-    const running = harness.run({ runId: 'wall', runDate, config: { maxWallSeconds: 3600, ...quickApprovals } });
+    const running = harness.run({ runId: 'wall', input: { date: runDate }, config: { maxWallSeconds: 3600, ...quickApprovals } });
     await waitFor(async () => ((await stack.ledger.getRun('wall'))?.steps ?? 0) >= 10);
     clock.advance(2 * 3600 * 1000);
     const finished = await running;
@@ -63,7 +64,7 @@ describe('budgets', () => {
     const model = await recordingModel(systems, maxTokens);
     try {
       harness = await startHarness({ modelUrl: model.url });
-      await harness.run({ runId: 'hint', runDate, config: { maxSteps: 6, maxTokensPerTurn: 700, ...quickApprovals } });
+      await harness.run({ runId: 'hint', input: { date: runDate }, config: { maxSteps: 6, maxTokensPerTurn: 700, ...quickApprovals } });
       expect(new Set(maxTokens)).toEqual(new Set([700])); // max_tokens per turn, on every call
       expect(systems[0]).toMatch(/\[harness\] Budget left for this run: 6 steps, \d+ tokens, \$5\.00, 240 min/);
       expect(systems.at(-1)).toMatch(/Budget left for this run: [1-5] steps/);
@@ -78,7 +79,7 @@ describe('the kill switch', () => {
   it('stops a run before its next step, saying who killed it and when', async () => {
     harness = await startHarness();
     const { stack } = harness;
-    const running = harness.run({ runId: 'to-kill', runDate, config: quickApprovals });
+    const running = harness.run({ runId: 'to-kill', input: { date: runDate }, config: quickApprovals });
     await waitFor(async () => ((await stack.ledger.getRun('to-kill'))?.steps ?? 0) >= 10);
     const flag = { by: 'alice', at: new Date().toISOString(), reason: 'wrong day' };
     await stack.ledger.killRun('to-kill', flag);
@@ -90,13 +91,13 @@ describe('the kill switch', () => {
     expect(run).toMatchObject({ status: 'killed', killed: flag });
     // At most the step that was already running when the flag was set completes (and is recorded).
     expect(run.steps - stepsAtKill).toBeLessThanOrEqual(1);
-    expect((await loadReport(stack.ledger, 'to-kill', new Date()))!.inFlight).toBe(0);
+    expect((await loadReport(stack.ledger, 'to-kill', new Date(), refundReconciler))!.inFlight).toBe(0);
   });
 
   it('stops every run while the global kill switch is on', async () => {
     harness = await startHarness();
     await harness.stack.ledger.setGlobalKill({ by: 'ops', at: '2026-11-29T03:00:00.000Z', reason: 'incident' });
-    const finished = await harness.run({ runId: 'global', runDate });
+    const finished = await harness.run({ runId: 'global', input: { date: runDate } });
     expect(JSON.parse(finished.output!)).toMatchObject({ status: 'killed', reason: 'killed (all runs) by ops at 2026-11-29T03:00:00.000Z: incident' });
     expect(finished.states['CallModel']).toBeUndefined();
   });
@@ -104,7 +105,7 @@ describe('the kill switch', () => {
   it('treats StopExecution as a kill, recorded on the run', async () => {
     harness = await startHarness();
     const { stack } = harness;
-    const { executionArn } = stack.engine.startExecution({ name: 'stopped', input: { runId: 'stopped', runDate, config: quickApprovals } });
+    const { executionArn } = stack.engine.startExecution({ name: 'stopped', input: { runId: 'stopped', input: { date: runDate }, config: quickApprovals } });
     await waitFor(async () => ((await stack.ledger.getRun('stopped'))?.steps ?? 0) >= 5);
     await stack.engine.stopExecution(executionArn, { error: 'Operator.Stop', cause: 'wrong day selected' });
     const run = await waitFor(async () => {
@@ -121,27 +122,27 @@ describe('the circuit breaker', () => {
     const clock = testClock();
     harness = await startHarness({ clock, breaker: BREAKER, breakerRetryDelayMs: 100 });
     const { stack } = harness;
-    const running = harness.run({ runId: 'outage', runDate, config: quickApprovals });
+    const running = harness.run({ runId: 'outage', input: { date: runDate }, config: quickApprovals });
     await waitFor(async () => ((await stack.ledger.getRun('outage'))?.toolCalls ?? 0) >= 5);
 
-    stack.payments.setOutage(true);
+    stack.world.payments.setOutage(true);
     const opened = await waitFor(async () => {
-      const state = await stack.ledger.getBreaker(TOOLS_BREAKER);
+      const state = await stack.ledger.getBreaker(toolsBreaker(refundReconciler));
       return state?.state === 'open' ? state : undefined;
     });
     expect(opened.lastTrip!.reason).toMatch(/^5 failures in 60 s, last: Agent\.Transient/);
     // While open, the provider is not called: its request count stands still.
-    const requestsWhenOpen = stack.payments.requestCount();
+    const requestsWhenOpen = stack.world.payments.requestCount();
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(stack.payments.requestCount()).toBe(requestsWhenOpen);
+    expect(stack.world.payments.requestCount()).toBe(requestsWhenOpen);
 
     // The provider recovers; after the cooldown one probe goes through and closes the breaker.
-    stack.payments.setOutage(false);
+    stack.world.payments.setOutage(false);
     clock.advance(BREAKER.openMs + 1_000);
     const finished = await running;
     expect(finished.status).toBe('SUCCEEDED');
     expect(JSON.parse(finished.output!)).toMatchObject({ status: 'succeeded' });
-    expect(await stack.ledger.getBreaker(TOOLS_BREAKER)).toMatchObject({ state: 'closed', trips: 1 });
+    expect(await stack.ledger.getBreaker(toolsBreaker(refundReconciler))).toMatchObject({ state: 'closed', trips: 1 });
     expect(finished.states['CallTool']!.errors['Agent.CircuitOpen']).toBeGreaterThan(0);
   });
 });
@@ -151,13 +152,13 @@ describe('loop detection', () => {
     const provider = await garbledProvider();
     const model = await stubbornModel();
     try {
-      harness = await startHarness({ modelUrl: model.url, paymentsUrl: provider.url });
-      const finished = await harness.run({ runId: 'spiral', runDate });
+      harness = await startHarness({ modelUrl: model.url, agentEnv: { PAYMENTS_API_URL: provider.url } });
+      const finished = await harness.run({ runId: 'spiral', input: { date: runDate } });
       const output = JSON.parse(finished.output!) as { status: string; reason: string; dollars: number };
       expect(output.status).toBe('stopped');
       expect(output.reason).toBe('loop detected: get_order {"orderId":"ord_001"} repeated 5 times in the last 5 turns');
       expect(output.dollars).toBeLessThan(1);
-      const report = (await loadReport(harness.stack.ledger, 'spiral', new Date()))!;
+      const report = (await loadReport(harness.stack.ledger, 'spiral', new Date(), refundReconciler))!;
       expect(report.modelTurns).toBe(5); // stopped within the window: the 5th identical call was the last
       expect(report.guardEvents.map((event) => [event.guard, event.action])).toEqual([
         ['loop', 'warned'],
@@ -177,14 +178,14 @@ describe('counters survive a restart', () => {
     try {
       harness = await startHarness({ stateDir });
       const first = harness.stack;
-      first.engine.startExecution({ name: 'first', input: { runId: 'resumed', runDate, config: quickApprovals } });
+      first.engine.startExecution({ name: 'first', input: { runId: 'resumed', input: { date: runDate }, config: quickApprovals } });
       await waitFor(async () => ((await first.ledger.getRun('resumed'))?.steps ?? 0) >= 20);
       await first.close(); // the engine stops mid-run
       harness = undefined;
       await new Promise((resolve) => setTimeout(resolve, 200)); // let a step cut off mid-flight settle
       const before = (await (harness = await startHarness({ stateDir })).stack.ledger.getRun('resumed'))!;
 
-      const finished = await harness.run({ runId: 'resumed', runDate, config: quickApprovals }, 'second');
+      const finished = await harness.run({ runId: 'resumed', input: { date: runDate }, config: quickApprovals }, 'second');
       expect(finished.status, finished.cause).toBe('SUCCEEDED');
       const after = (await harness.stack.ledger.getRun('resumed'))!;
       expect(after.status).toBe('succeeded');
@@ -193,7 +194,7 @@ describe('counters survive a restart', () => {
       for (const counter of ['steps', 'inputTokens', 'outputTokens', 'costMicros'] as const) expect(after[counter]).toBeGreaterThan(before[counter]);
       // Nothing was repeated: the same 105 steps as an uninterrupted run, each refund paid once.
       expect(after.steps).toBe(105);
-      const paid = harness.stack.payments.refunds().map((refund) => refund.refundRequestId);
+      const paid = harness.stack.world.payments.refunds().map((refund) => refund.refundRequestId);
       expect(new Set(paid).size).toBe(paid.length);
     } finally {
       rmSync(stateDir, { recursive: true, force: true });
@@ -250,14 +251,14 @@ describe('budget extensions', () => {
       const second = await waitFor(() => harness!.approvals.find((approval) => approval.budget?.extension === 2));
       expect(await postDecision(stack, second.approvalId, { decision: 'reject', reason: 'enough for today' })).toMatchObject({ status: 200 });
     })();
-    const finished = await harness.run({ runId: 'extend', runDate, config: { maxSteps: 12, onBudgetExceeded: 'ask', ...quickApprovals } });
+    const finished = await harness.run({ runId: 'extend', input: { date: runDate }, config: { maxSteps: 12, onBudgetExceeded: 'ask', ...quickApprovals } });
     await decisions;
 
     expect(JSON.parse(finished.output!)).toMatchObject({ status: 'stopped', reason: 'budget exceeded: steps 18 / 18 (extension rejected: enough for today)' });
     const run = (await stack.ledger.getRun('extend'))!;
     expect(run).toMatchObject({ steps: 18, config: { maxSteps: 18 }, budgetExtensions: { steps: 1 } });
     expect(finished.states['RequestBudgetExtension']).toMatchObject({ entered: 2, failures: 1, errors: { 'Approval.Rejected': 1 } });
-    const report = (await loadReport(stack.ledger, 'extend', new Date()))!;
+    const report = (await loadReport(stack.ledger, 'extend', new Date(), refundReconciler))!;
     expect(report.guardEvents.map((event) => [event.guard, event.action])).toEqual([
       ['steps', 'tripped'],
       ['steps', 'tripped'],

@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { Day } from '../../lambdas/agent/domain.js';
+import { refundReconciler, startRefundWorld, type RefundWorld } from '../../agents/refund-reconciler/agent.js';
+import { Day } from '../../agents/refund-reconciler/domain.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 
-export const sampleDay = Day.parse(JSON.parse(readFileSync(new URL('../../events/sample-day.json', import.meta.url), 'utf8')));
+export const sampleDay = Day.parse(JSON.parse(readFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), 'utf8')));
 export const scheduledEvent = JSON.parse(readFileSync(new URL('../../events/scheduled-event.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
 export interface Harness {
-  stack: LocalStack;
+  stack: LocalStack<RefundWorld>;
   approvals: ApprovalRecord[];
   /** Starts an execution with `input` and waits until it stops. */
   run(input: unknown, name?: string): Promise<Finished>;
@@ -19,16 +20,26 @@ export type Finished = Awaited<ReturnType<LocalStack['engine']['waitForExecution
   states: ReturnType<typeof summarizeHistory>;
 };
 
-/** The whole local stack (synthesized definition, engine, dynalite in memory, simulated services). */
-export async function startHarness(options: Partial<LocalStackOptions> = {}): Promise<Harness> {
+/** The refund reconciler's run input for the sample day. */
+export const sampleInput = { date: sampleDay.date };
+
+/** The whole local stack (synthesized definition, engine, dynalite in memory, simulated services) running the refund reconciler. */
+export async function startHarness(options: Partial<LocalStackOptions<RefundWorld>> & { day?: Day } = {}): Promise<Harness> {
   const approvals: ApprovalRecord[] = [];
-  const stack = await startLocalStack({
-    day: sampleDay,
+  const { day, ...rest } = options;
+  // A day of its own: the provider serves it (and closes with the stack).
+  const world = day && (await startRefundWorld({ day, failRate: options.failRate ?? 0, seed: options.seed ?? 1, now: () => new Date() }));
+  const started = await startLocalStack<RefundWorld>({
+    agent: refundReconciler,
     retryDelayMs: 1,
     sweepEveryMs: 50,
     onApproval: (approval) => approvals.push(approval),
-    ...options,
+    ...(world && { world }),
+    ...rest,
   });
+  let closed: Promise<void> | undefined;
+  const closeBoth = () => (closed ??= started.close().then(() => world?.close()));
+  const stack = world ? { ...started, close: closeBoth } : started;
   let runs = 0;
   return {
     stack,
@@ -43,7 +54,7 @@ export async function startHarness(options: Partial<LocalStackOptions> = {}): Pr
 }
 
 /** POSTs a decision to the local approval API, the route API Gateway serves on AWS. */
-export async function postDecision(stack: LocalStack, approvalId: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function postDecision(stack: LocalStack<RefundWorld>, approvalId: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${stack.endpoints.approvals}/${approvalId}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -64,8 +75,8 @@ export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 60_000
 }
 
 /** Refund request ids paid more than once by the provider (must always be empty). */
-export function duplicatePayments(stack: LocalStack): string[] {
+export function duplicatePayments(stack: LocalStack<RefundWorld>): string[] {
   const seen = new Map<string, number>();
-  for (const refund of stack.payments.refunds()) seen.set(refund.refundRequestId, (seen.get(refund.refundRequestId) ?? 0) + 1);
+  for (const refund of stack.world.payments.refunds()) seen.set(refund.refundRequestId, (seen.get(refund.refundRequestId) ?? 0) + 1);
   return [...seen].filter(([, count]) => count > 1).map(([id]) => id);
 }

@@ -1,3 +1,4 @@
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { duplicatePayments, postDecision, sampleDay, scheduledEvent, startHarness, waitFor, type Harness } from './harness.js';
@@ -23,13 +24,13 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
         expect(decided).toMatchObject({ status: 200, body: { status: 'approved', delivered: true } });
       }
     })();
-    const finished = await harness.run({ runId: 'approve-all', runDate: sampleDay.date });
+    const finished = await harness.run({ runId: 'approve-all', input: { date: sampleDay.date } });
     await decisions;
 
     expect(finished.status).toBe('SUCCEEDED');
     expect(JSON.parse(finished.output!)).toMatchObject({ runId: 'approve-all', status: 'succeeded', reason: 'done' });
-    const report = (await loadReport(stack.ledger, 'approve-all', new Date()))!;
-    expect(report.refunds).toMatchObject({ requests: 25, issued: plainRefunds + aboveThreshold, skipped: 4, flagged: 3, escalated: 0 });
+    const report = (await loadReport(stack.ledger, 'approve-all', new Date(), refundReconciler))!;
+    expect(report.summary).toMatchObject({ requests: 25, issued: plainRefunds + aboveThreshold, skipped: 4, flagged: 3, escalated: 0 });
     expect(report.approvals).toMatchObject({ total: 2, approved: 2, pending: 0 });
     expect(report.inFlight).toBe(0);
     expect(report.steps).toBe(report.modelTurns + report.toolCalls);
@@ -49,18 +50,18 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
     expect(finished.history.at(-1)!.type).toBe('ExecutionSucceeded');
 
     // The provider paid each refund exactly once.
-    expect(stack.payments.refunds()).toHaveLength(plainRefunds + aboveThreshold);
+    expect(stack.world.payments.refunds()).toHaveLength(plainRefunds + aboveThreshold);
     expect(duplicatePayments(stack)).toEqual([]);
-    expect(stack.payments.reports()).toHaveLength(1);
+    expect(stack.world.payments.reports()).toHaveLength(1);
   });
 
   it('finishes with injected transient failures, retrying only the failed steps and paying once', async () => {
     harness = await startHarness({ failRate: 0.1, seed: 7 });
-    const finished = await harness.run({ runId: 'flaky', runDate: sampleDay.date, config: { approvalTimeoutSeconds: 1 } });
+    const finished = await harness.run({ runId: 'flaky', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 1 } });
 
     expect(finished.status).toBe('SUCCEEDED');
-    const report = (await loadReport(harness.stack.ledger, 'flaky', new Date()))!;
-    expect(report.refunds).toMatchObject({ requests: 25, issued: plainRefunds, skipped: 4, flagged: 3 + aboveThreshold, escalated: aboveThreshold });
+    const report = (await loadReport(harness.stack.ledger, 'flaky', new Date(), refundReconciler))!;
+    expect(report.summary).toMatchObject({ requests: 25, issued: plainRefunds, skipped: 4, flagged: 3 + aboveThreshold, escalated: aboveThreshold });
     const { CallModel, CallTool } = finished.states;
     // Retries show in the history as extra invocations of the same state, with transient names only.
     expect(CallModel!.invocations).toBeGreaterThan(CallModel!.entered);
@@ -72,7 +73,7 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
     // A retried step is counted once: the agent's steps do not grow with retries.
     expect(report.steps).toBe(CallModel!.entered + CallTool!.entered);
     expect(report.inFlight).toBe(0);
-    expect(harness.stack.payments.refunds()).toHaveLength(plainRefunds);
+    expect(harness.stack.world.payments.refunds()).toHaveLength(plainRefunds);
     expect(duplicatePayments(harness.stack)).toEqual([]);
   });
 
@@ -89,24 +90,24 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
     await decisions;
 
     expect(finished.status).toBe('SUCCEEDED');
-    expect(await stack.ledger.getRun('nightly-2026-11-28')).toMatchObject({ runDate: '2026-11-28', status: 'succeeded' });
-    const report = (await loadReport(stack.ledger, 'nightly-2026-11-28', new Date()))!;
-    expect(report.refunds).toMatchObject({ issued: plainRefunds, flagged: 3 + aboveThreshold, escalated: aboveThreshold });
+    expect(await stack.ledger.getRun('refunds-2026-11-28')).toMatchObject({ input: { date: '2026-11-28' }, status: 'succeeded' });
+    const report = (await loadReport(stack.ledger, 'refunds-2026-11-28', new Date(), refundReconciler))!;
+    expect(report.summary).toMatchObject({ issued: plainRefunds, flagged: 3 + aboveThreshold, escalated: aboveThreshold });
     expect(report.approvals).toMatchObject({ rejected: 2 });
     // The rejection reaches the run as the failure of the waiting task, caught into CallTool.
     expect(finished.states['RequestApproval']).toMatchObject({ entered: 2, failures: 2, errors: { 'Approval.Rejected': 2 } });
-    const reviews = stack.payments.reviews().filter((review) => review.reason.includes('card reported stolen'));
+    const reviews = stack.world.payments.reviews().filter((review) => review.reason.includes('card reported stolen'));
     expect(reviews).toHaveLength(aboveThreshold);
   });
 
   it('does nothing for a run that already finished: the run id is the idempotency key', async () => {
     harness = await startHarness();
-    const input = { runId: 'twice', runDate: sampleDay.date, config: { approvalTimeoutSeconds: 1 } };
+    const input = { runId: 'twice', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 1 } };
     await harness.run(input);
-    const paid = harness.stack.payments.refunds().length;
+    const paid = harness.stack.world.payments.refunds().length;
     const second = await harness.run(input);
     expect(second.status).toBe('SUCCEEDED');
     expect(Object.keys(second.states)).toEqual(['StartRun', 'StartOrResume', 'NothingToDo']);
-    expect(harness.stack.payments.refunds()).toHaveLength(paid);
+    expect(harness.stack.world.payments.refunds()).toHaveLength(paid);
   });
 });

@@ -1,3 +1,4 @@
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { synthesizeTemplate } from '../../local/template.js';
-import { makeSampleDay } from '../../scripts/make-sample-day.js';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { duplicatePayments, postDecision, startHarness, waitFor, type Harness } from './harness.js';
 
 /** Three requests: a refund, a mismatch to flag, and a refund above the approval threshold. */
@@ -57,7 +58,7 @@ describe('recovery of a failed execution (the status-change rule)', () => {
     const h = await harness({ modelUrl });
     simulated = h.stack.endpoints.model;
 
-    const first = await h.run({ runId: 'outage', runDate: day.date, config: { approvalThresholdCents: 10_000_000 } });
+    const first = await h.run({ runId: 'outage', input: { date: day.date }, config: { approvalThresholdCents: 10_000_000 } });
     expect(first.status).toBe('FAILED');
     expect(first.states['CallModel']!.errors).toEqual({ 'Agent.Transient': 7 });
     const recovery = await waitFor(() => executionNamed(h, 'outage-recovery-1'));
@@ -66,8 +67,8 @@ describe('recovery of a failed execution (the status-change rule)', () => {
     const run = (await h.stack.ledger.getRun('outage'))!;
     expect(run).toMatchObject({ status: 'succeeded', executions: [first.executionArn, recovery.executionArn] });
     expect(run.recovery).toMatchObject({ attempts: 1, withoutProgress: 1, reason: expect.stringMatching(/^execution test-\d+ FAILED: Agent.Transient \(model provider answered 503/) });
-    const report = (await loadReport(h.stack.ledger, 'outage', new Date()))!;
-    expect(report).toMatchObject({ inFlight: 0, refunds: { issued: 2, flagged: 1 } });
+    const report = (await loadReport(h.stack.ledger, 'outage', new Date(), refundReconciler))!;
+    expect(report).toMatchObject({ inFlight: 0, summary: { issued: 2, flagged: 1 } });
     expect(duplicatePayments(h.stack)).toEqual([]);
   });
 
@@ -77,7 +78,7 @@ describe('recovery of a failed execution (the status-change rule)', () => {
     const h = await harness({ modelUrl, recovery: { maxWithoutProgress: 2 } });
     simulated = h.stack.endpoints.model;
 
-    await h.run({ runId: 'stuck', runDate: day.date });
+    await h.run({ runId: 'stuck', input: { date: day.date } });
     const given = await waitForAsync(async () => {
       const record = await h.stack.ledger.getRun('stuck');
       return record?.error?.error === 'Agent.Unrecoverable' ? record : undefined;
@@ -93,7 +94,7 @@ describe('the watchdog', () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-watchdog-'));
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
     const first = await harness({ stateDir });
-    const { executionArn } = first.stack.engine.startExecution({ name: 'before', input: { runId: 'orphan', runDate: day.date, config: { approvalTimeoutSeconds: 600 } } });
+    const { executionArn } = first.stack.engine.startExecution({ name: 'before', input: { runId: 'orphan', input: { date: day.date }, config: { approvalTimeoutSeconds: 600 } } });
     const approval = await waitFor(() => first.approvals[0]);
     await first.stack.close();
     expect((await reopenRun(stateDir, 'orphan')).status).toBe('running');
@@ -110,7 +111,7 @@ describe('the watchdog', () => {
     expect(recovered.status).toBe('SUCCEEDED');
     expect(await second.stack.ledger.getRun('orphan')).toMatchObject({ status: 'succeeded', executions: [executionArn, recovered.executionArn] });
     // The plain refund and the approved one, each paid once across both engines.
-    expect(second.stack.payments.refunds()).toHaveLength(2);
+    expect(second.stack.world.payments.refunds()).toHaveLength(2);
     expect(duplicatePayments(second.stack)).toEqual([]);
     // Nothing is left to recover.
     expect(await second.stack.recoverOrphans()).toEqual([]);
@@ -120,7 +121,7 @@ describe('the watchdog', () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-fingerprint-'));
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
     const first = await harness({ stateDir });
-    first.stack.engine.startExecution({ name: 'before', input: { runId: 'changed', runDate: day.date, config: { approvalTimeoutSeconds: 600 } } });
+    first.stack.engine.startExecution({ name: 'before', input: { runId: 'changed', input: { date: day.date }, config: { approvalTimeoutSeconds: 600 } } });
     await waitFor(() => first.approvals[0]);
     const startedOn = (await first.stack.ledger.getRun('changed'))!.definitionHash;
     await first.stack.close();
@@ -134,7 +135,7 @@ describe('the watchdog', () => {
     expect(await second.stack.ledger.getRun('changed')).toMatchObject({ status: 'running', executionArn: expect.stringMatching(/:before$/) });
 
     // The operator forces it: the run goes on where it stopped, on the new code.
-    const { executionArn } = second.stack.engine.startExecution({ name: 'forced', input: { runId: 'changed', runDate: day.date, force: true } });
+    const { executionArn } = second.stack.engine.startExecution({ name: 'forced', input: { runId: 'changed', input: { date: day.date }, force: true } });
     const approval = await waitForAsync(async () => (await second.stack.ledger.listPendingApprovals()).find((pending) => pending.taskToken !== first.approvals[0]!.taskToken));
     expect(approval.approvalId).toBe(first.approvals[0]!.approvalId);
     expect(await postDecision(second.stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 200, body: { delivered: true } });

@@ -3,14 +3,14 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LedgerTable } from '../../infra/ledger-table.js';
 import { RunRecovery } from '../../infra/recovery.js';
-import { SavepointStack } from '../../infra/stack.js';
+import { exampleStack } from '../../infra/example.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 
 let template: Template;
 
 beforeAll(() => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  template = Template.fromStack(new SavepointStack(app, 'Savepoint'));
+  template = Template.fromStack(exampleStack(app));
 });
 
 /** The logical id of the one Lambda function that runs `step`. */
@@ -36,7 +36,7 @@ describe('the recovery rule', () => {
     const pattern = Object.values(rules)[0]!.Properties.EventPattern;
     expect(pattern).toMatchObject({ source: ['aws.states'], 'detail-type': ['Step Functions Execution Status Change'] });
     expect(pattern.detail.status.sort()).toEqual(['FAILED', 'TIMED_OUT']);
-    expect(JSON.stringify(pattern.detail.stateMachineArn)).toContain(':stateMachine:Savepoint-agent');
+    expect(JSON.stringify(pattern.detail.stateMachineArn)).toContain(':stateMachine:Savepoint-refund-reconciler');
   });
 
   it('sends them to the recovery function, retried by EventBridge, with a dead-letter queue for what still fails', () => {
@@ -57,7 +57,7 @@ describe('the recovery function', () => {
   it('knows the state machine it restarts and the bound of recoveries without progress', () => {
     const fn = template.toJSON().Resources[functionOf(Steps.RecoverRun)].Properties.Environment.Variables;
     expect(fn.MAX_RECOVERIES).toBe('3');
-    expect(JSON.stringify(fn.STATE_MACHINE_ARN)).toContain(':stateMachine:Savepoint-agent');
+    expect(JSON.stringify(fn.STATE_MACHINE_ARN)).toContain(':stateMachine:Savepoint-refund-reconciler');
     expect(fn.TABLE_NAME).toBeDefined();
   });
 
@@ -67,7 +67,7 @@ describe('the recovery function', () => {
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
-          Match.objectLike({ Action: 'states:StartExecution', Resource: { 'Fn::Join': ['', Match.arrayWith([':stateMachine:Savepoint-agent'])] } }),
+          Match.objectLike({ Action: 'states:StartExecution', Resource: { 'Fn::Join': ['', Match.arrayWith([':stateMachine:Savepoint-refund-reconciler'])] } }),
         ]),
       },
     });
@@ -76,7 +76,7 @@ describe('the recovery function', () => {
   it('fails at synth time for a bound that is not a small positive integer', () => {
     const stack = new Stack(new App(), 'Bound');
     const ledger = new LedgerTable(stack, 'Ledger');
-    expect(() => new RunRecovery(stack, 'Recovery', { ledger, stateMachine: { stateMachine: 'arn:aws:states:::stateMachine:x' }, maxRecoveries: 0 })).toThrow(
+    expect(() => new RunRecovery(stack, 'Recovery', { ledger, stateMachine: { stateMachine: 'arn:aws:states:::stateMachine:x' }, maxRecoveries: 0, agentEntry: 'agent.ts' })).toThrow(
       /maxRecoveries must be an integer from 1 to 20, got 0/,
     );
   });

@@ -1,6 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { exampleStack } from '../../infra/example.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
 import { Steps } from '../../lambdas/shared/steps.js';
@@ -21,7 +22,7 @@ let definition: { StartAt: string; States: Record<string, State>; QueryLanguage?
 
 beforeAll(() => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  template = Template.fromStack(new SavepointStack(app, 'Savepoint'));
+  template = Template.fromStack(exampleStack(app));
   const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
   // The definition is a Fn::Join of strings, the partition and function ARNs.
   const parts = (machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
@@ -165,9 +166,10 @@ describe('the nightly schedule', () => {
     });
   });
 
-  it('fails at synth time for a time of day that does not exist', () => {
+  it('fails at synth time for an agent name that cannot name a state machine', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    expect(() => new SavepointStack(app, 'Bad', { nightlyAt: { hour: 25, minute: 0 } })).toThrow(/nightlyAt must be a time of day/);
+    const stack = new SavepointStack(app, 'Bad');
+    expect(() => stack.addAgent('Bad', { agentName: 'Refund Reconciler', entry: 'agent.ts' })).toThrow(/agentName must be the agent's name .*"Refund Reconciler"/);
   });
 });
 

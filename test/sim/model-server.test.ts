@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpMessagesClient } from '../../lambdas/agent/messages-client.js';
 import type { MessageRequest } from '../../lambdas/agent/messages.js';
-import { toolSpecs } from '../../lambdas/agent/tools.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { decide } from '../../agents/refund-reconciler/sim/policy.js';
+import { toolSpecs } from '../../lambdas/define.js';
 import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
 import { estimateUsage, startModelServer, type ModelServer } from '../../sim/model-server.js';
 
@@ -12,7 +14,7 @@ const firstTurn = (overrides: Partial<MessageRequest> = {}): MessageRequest => (
   max_tokens: 1024,
   system: 'You reconcile refund requests.',
   messages: [{ role: 'user', content: 'Reconcile the refund requests of 2026-11-28.' }],
-  tools: toolSpecs(),
+  tools: toolSpecs(refundReconciler),
   ...overrides,
 });
 
@@ -32,7 +34,7 @@ describe('simulated model server with the HTTP client', () => {
   let server: ModelServer;
   let client: HttpMessagesClient;
   beforeAll(async () => {
-    server = await startModelServer();
+    server = await startModelServer({ policy: decide });
     client = new HttpMessagesClient({ baseUrl: server.url, apiKey: 'test-key' });
   });
   afterAll(() => server.close());
@@ -86,8 +88,8 @@ describe('simulated model server with the HTTP client', () => {
 
 describe('fault injection', () => {
   async function outcomes(seed: number): Promise<{ statuses: number[]; errors: string[] }> {
-    const raw = await startModelServer({ faults: { failRate: 0.4, seed } });
-    const viaClient = await startModelServer({ faults: { failRate: 0.4, seed } });
+    const raw = await startModelServer({ policy: decide, faults: { failRate: 0.4, seed } });
+    const viaClient = await startModelServer({ policy: decide, faults: { failRate: 0.4, seed } });
     const client = new HttpMessagesClient({ baseUrl: viaClient.url, apiKey: 'k' });
     const statuses: number[] = [];
     const errors: string[] = [];

@@ -2,13 +2,13 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Day, type RefundRequest } from '../../lambdas/agent/domain.js';
-import { HttpCommerceApi } from '../../lambdas/agent/payments-client.js';
+import { Day, type RefundRequest } from '../../agents/refund-reconciler/domain.js';
+import { HttpCommerceApi } from '../../agents/refund-reconciler/payments-client.js';
 import { ErrorNames, InvalidInputError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
-import { DEFAULT_SEED, makeSampleDay } from '../../scripts/make-sample-day.js';
-import { startPaymentsServer, type PaymentsServer, type PaymentsServerOptions } from '../../sim/payments-server.js';
+import { DEFAULT_SEED, makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import { startPaymentsServer, type PaymentsServer, type PaymentsServerOptions } from '../../agents/refund-reconciler/sim/payments-server.js';
 
-const day = Day.parse(JSON.parse(readFileSync(new URL('../../events/sample-day.json', import.meta.url), 'utf8')));
+const day = Day.parse(JSON.parse(readFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), 'utf8')));
 const orderOf = (request: RefundRequest) => day.orders.find((order) => order.id === request.orderId);
 const alreadyRefunded = (request: RefundRequest) => day.refunds.some((refund) => refund.refundRequestId === request.id);
 const isMismatch = (request: RefundRequest) => request.amountCents > (orderOf(request)?.totalCents ?? 0);

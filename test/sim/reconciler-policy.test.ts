@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Order, Payment, Refund, RefundRequest, ReportSummary } from '../../lambdas/agent/domain.js';
+import type { Order, Payment, Refund, RefundRequest, ReportSummary } from '../../agents/refund-reconciler/domain.js';
 import type { Message, MessageRequest, ToolResultBlock, ToolUseBlock } from '../../lambdas/agent/messages.js';
-import { isToolName, tools, toolSpecs } from '../../lambdas/agent/tools.js';
-import { decide, type PolicyResponse } from '../../sim/reconciler-policy.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { findTool, toolSpecs } from '../../lambdas/define.js';
+import { decide, type PolicyResponse } from '../../agents/refund-reconciler/sim/policy.js';
 
 const DATE = '2026-11-28';
 
@@ -34,8 +35,9 @@ function play(day: FakeDay) {
   const refunds = new Map(day.payments.map((p) => [p.id, [...p.refunds]]));
   let counter = 0;
   const execute = (call: ToolUseBlock): { content: string; is_error?: boolean } => {
-    if (!isToolName(call.name)) throw new Error(`unknown tool ${call.name}`);
-    const input = tools[call.name].input.parse(call.input) as Record<string, unknown>; // the policy's arguments must be valid
+    const tool = findTool(refundReconciler, call.name);
+    if (!tool) throw new Error(`unknown tool ${call.name}`);
+    const input = tool.input.parse(call.input) as Record<string, unknown>; // the policy's arguments must be valid
     const raw = day.raw?.[`${call.name}:${Object.values(input)[0] as string}`];
     if (raw !== undefined) return { content: raw };
     switch (call.name) {
@@ -64,6 +66,8 @@ function play(day: FakeDay) {
         return { content: JSON.stringify({ id: `rev_${++counter}`, ...input, createdAt: `${DATE}T12:00:00Z` }) };
       case 'post_report':
         return { content: JSON.stringify({ id: 'rep_1', ...input, createdAt: `${DATE}T12:00:00Z` }) };
+      default:
+        throw new Error(`no fake for tool ${call.name}`);
     }
   };
 
@@ -72,7 +76,7 @@ function play(day: FakeDay) {
   const calls: ToolUseBlock[] = [];
   const requests: MessageRequest[] = [];
   for (let turn = 1; turn <= 100; turn++) {
-    const req: MessageRequest = { model: 'savepoint-sim-1', max_tokens: 4096, messages: structuredClone(messages), tools: toolSpecs() };
+    const req: MessageRequest = { model: 'savepoint-sim-1', max_tokens: 4096, messages: structuredClone(messages), tools: toolSpecs(refundReconciler) };
     requests.push(req);
     const response = decide(req);
     messages.push({ role: 'assistant', content: response.content });

@@ -14,7 +14,7 @@ const run = (runId: string): RunRecord => ({
   kind: 'run',
   runId,
   agent: 'refund-reconciler',
-  runDate: '2026-11-28',
+  input: { date: '2026-11-28' },
   prompt: 'Reconcile',
   model: 'savepoint-sim-1',
   config: RunConfig.parse({}),
@@ -36,7 +36,7 @@ const call = (overrides: Partial<ToolCallRecord> = {}): ToolCallRecord => ({
   toolCallId: 'toolu_003_1',
   name: 'issue_refund',
   args: { amountCents: 100 },
-  sideEffect: true,
+  effect: 'write',
   idempotencyKey: 'r1:3:toolu_003_1',
   status: 'in_flight',
   leaseUntil: at(30).toISOString(),
@@ -58,8 +58,8 @@ beforeEach(async () => {
 
 describe('the run record', () => {
   it('is created once: the run id is the idempotency key', async () => {
-    expect(await ledger.createRun({ ...run('r1'), runDate: '2000-01-01' })).toBe(false);
-    expect(await ledger.getRun('r1')).toMatchObject({ runDate: '2026-11-28', executions: ['arn:1'] });
+    expect(await ledger.createRun({ ...run('r1'), input: { date: '2000-01-01' } })).toBe(false);
+    expect(await ledger.getRun('r1')).toMatchObject({ input: { date: '2026-11-28' }, executions: ['arn:1'] });
   });
 
   it('counts a step once, however often it is retried', async () => {
@@ -121,7 +121,7 @@ describe('approvals', () => {
     call: 1,
     toolName: 'issue_refund',
     summary: 'issue_refund $725.00',
-    amountCents: 72_500,
+    amount: { minor: 72_500, currency: 'usd' },
     taskToken: 'token-1',
     status: 'pending',
     decideBy: at(60).toISOString(),

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { describe, expect, it } from 'vitest';
 import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
-import { CrashPoint } from '../../lambdas/steps/crash-points.js';
+import { CrashPoint } from '../../local/crash.js';
 import { createRecoverOnStatusChange, recoveryExecutionName, recoveryVerdict, type EndedExecution } from '../../lambdas/steps/recover.js';
 import { CrashAt, crashInjector } from '../../local/crash.js';
 
@@ -9,7 +10,7 @@ const run: RunRecord = {
   kind: 'run',
   runId: 'r1',
   agent: 'refund-reconciler',
-  runDate: '2026-11-28',
+  input: { date: '2026-11-28' },
   prompt: 'p',
   model: 'savepoint-sim-1',
   config: RunConfig.parse({}),
@@ -150,6 +151,7 @@ describe('the recovery handler', () => {
   const event = JSON.parse(readFileSync(new URL('../../events/execution-failed.json', import.meta.url), 'utf8')) as { detail: Record<string, unknown> };
   const asked: string[] = [];
   const handler = createRecoverOnStatusChange({
+    agent: refundReconciler,
     // Only what the handler reads before it decides: the run record (here: none).
     ledger: { getRun: async (runId: string) => (asked.push(runId), undefined) } as never,
     starter: { start: () => Promise.reject(new Error('must not start')) },
@@ -157,8 +159,8 @@ describe('the recovery handler', () => {
   });
 
   it('reads the run id from the input of the execution in the EventBridge event (events/execution-failed.json)', async () => {
-    expect(await handler(event)).toEqual({ runId: 'nightly-2026-11-28', action: 'ignored', reason: 'no such run (it never started)' });
-    expect(asked).toEqual(['nightly-2026-11-28']);
+    expect(await handler(event)).toEqual({ runId: 'refunds-2026-11-28', action: 'ignored', reason: 'no such run (it never started)' });
+    expect(asked).toEqual(['refunds-2026-11-28']);
   });
 
   it('ignores executions that did not fail, and inputs that name no run', async () => {

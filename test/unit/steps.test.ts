@@ -6,13 +6,17 @@ import { conversation } from '../../lambdas/steps/call-model.js';
 import { createStartRun, hashDefinition, runRequestFromEvent } from '../../lambdas/steps/start-run.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
 import { ledgerTableFromTemplate, synthesizeTemplate } from '../../local/template.js';
-import { agentFingerprint } from '../../lambdas/agent/reconciler.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { PRICE_TABLE } from '../../lambdas/agent/prices.js';
+import { agentFingerprint as fingerprintOf } from '../../lambdas/define.js';
+
+const agentFingerprint = (codeVersion: string) => fingerprintOf(refundReconciler, codeVersion, PRICE_TABLE.version);
 
 const baseRun: RunRecord = {
   kind: 'run',
   runId: 'r',
   agent: 'refund-reconciler',
-  runDate: '2026-11-28',
+  input: { date: '2026-11-28' },
   prompt: 'Reconcile the refund requests of 2026-11-28.',
   model: 'savepoint-sim-1',
   config: RunConfig.parse({ maxSteps: 10, maxTokens: 1000 }),
@@ -41,18 +45,18 @@ describe('the budget check', () => {
     ['ends when the model gave its final answer', { steps: 9 }, [endTurn], { continue: false, status: 'succeeded', reason: 'done' }],
     ['stops a run that is no longer running', { status: 'failed' as const }, [], { continue: false, status: 'stopped', reason: 'run is failed' }],
   ])('%s', (_case, overrides, turns, expected) => {
-    expect(decide({ ...baseRun, ...overrides } as RunRecord, turns as TurnRecord[], now)).toEqual(expected);
+    expect(decide(refundReconciler, { ...baseRun, ...overrides } as RunRecord, turns as TurnRecord[], now)).toEqual(expected);
   });
 
   it('sends a turn recorded but never counted (its CallModel died in between) back to CallModel, which counts it', () => {
     const asking: TurnRecord = { ...endTurn, turn: 3, stopReason: 'tool_use', content: [{ type: 'tool_use', id: 'a', name: 'get_order', input: {} }] };
-    expect(decide({ ...baseRun, modelTurns: 2, steps: 4 }, [{ ...endTurn, stopReason: 'tool_use' }, asking], now)).toEqual({ continue: true, nextTurn: 3, pending: null });
+    expect(decide(refundReconciler, { ...baseRun, modelTurns: 2, steps: 4 }, [{ ...endTurn, stopReason: 'tool_use' }, asking], now)).toEqual({ continue: true, nextTurn: 3, pending: null });
     // Counted, it is a turn whose tool call comes first.
-    expect(decide({ ...baseRun, modelTurns: 3, steps: 5 }, [{ ...endTurn, stopReason: 'tool_use' }, asking], now)).toMatchObject({ nextTurn: 4, pending: { turn: 3, call: 1 } });
+    expect(decide(refundReconciler, { ...baseRun, modelTurns: 3, steps: 5 }, [{ ...endTurn, stopReason: 'tool_use' }, asking], now)).toMatchObject({ nextTurn: 4, pending: { turn: 3, call: 1 } });
   });
 
   it('stops every run while the global kill switch is on', () => {
-    expect(decide(baseRun, [], now, { by: 'ops', at: '2026-11-29T02:06:00.000Z', reason: 'provider incident' })).toEqual({
+    expect(decide(refundReconciler, baseRun, [], now, { by: 'ops', at: '2026-11-29T02:06:00.000Z', reason: 'provider incident' })).toEqual({
       continue: false,
       status: 'killed',
       guard: 'kill',
@@ -63,12 +67,12 @@ describe('the budget check', () => {
 
 describe('the run request', () => {
   it.each([
-    ['the nightly event reconciles the day before', { 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2026-12-01T02:00:00Z' }, { runId: 'nightly-2026-11-30', runDate: '2026-11-30' }],
-    ['across a year boundary', { 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2027-01-01T00:30:00Z' }, { runId: 'nightly-2026-12-31', runDate: '2026-12-31' }],
-    ['a run request names its day', { runDate: '2026-11-28' }, { runId: 'refunds-2026-11-28', runDate: '2026-11-28' }],
-    ['and may name its run', { runDate: '2026-11-28', runId: 'rerun-1' }, { runId: 'rerun-1', runDate: '2026-11-28' }],
+    ['the nightly event reconciles the day before, as the same run as a manual run of that day', { 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2026-12-01T02:00:00Z' }, { runId: 'refunds-2026-11-30', input: { date: '2026-11-30', approvalThresholdCents: 50_000 } }],
+    ['across a year boundary', { 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2027-01-01T00:30:00Z' }, { runId: 'refunds-2026-12-31', input: { date: '2026-12-31', approvalThresholdCents: 50_000 } }],
+    ["a run request's input names its day; the agent's schema fills the defaults", { input: { date: '2026-11-28' } }, { runId: 'refunds-2026-11-28', input: { date: '2026-11-28', approvalThresholdCents: 50_000 } }],
+    ['and may name its run', { input: { date: '2026-11-28' }, runId: 'rerun-1' }, { runId: 'rerun-1', input: { date: '2026-11-28', approvalThresholdCents: 50_000 } }],
   ])('%s', (_case, event, expected) => {
-    expect(runRequestFromEvent(event)).toMatchObject(expected);
+    expect(runRequestFromEvent(refundReconciler, event)).toMatchObject(expected);
   });
 });
 
@@ -77,7 +81,7 @@ describe('the conversation', () => {
     kind: 'turn', runId: 'r', turn: number, model: 'm', content, stopReason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: '',
   });
   const result = (number: number, callNumber: number, outcome: ToolCallRecord['outcome'], text: string): ToolCallRecord => ({
-    kind: 'tool', runId: 'r', turn: number, call: callNumber, toolCallId: `t${callNumber}`, name: 'x', args: {}, sideEffect: false, idempotencyKey: '', status: 'completed', leaseUntil: '', attempts: 1, outcome, result: text,
+    kind: 'tool', runId: 'r', turn: number, call: callNumber, toolCallId: `t${callNumber}`, name: 'x', args: {}, effect: 'read', idempotencyKey: '', status: 'completed', leaseUntil: '', attempts: 1, outcome, result: text,
   });
 
   it('is rebuilt from the ledger: prompt, then each turn and the results of its calls, errors marked', () => {
@@ -109,12 +113,13 @@ describe('StartRun', () => {
   const definitionV1 = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true } } });
   const start = (codeVersion = 'v1', definition = definitionV1) =>
     createStartRun({
+      agent: refundReconciler,
       ledger,
       executions: { isRunning: async (arn) => live.has(arn), definitionOf: async () => definition },
       clock: { now: () => new Date('2026-11-29T02:00:00Z') },
       codeVersion,
     });
-  const event = { runId: 'r1', runDate: '2026-11-28' };
+  const event = { runId: 'r1', input: { date: '2026-11-28' } };
 
   beforeAll(async () => {
     dynamo = await startDynamo();
@@ -171,8 +176,8 @@ describe('StartRun', () => {
     expect(await start('v2', changed)({ event, executionArn: 'arn:e5d' })).toMatchObject({ action: 'resume' });
   });
 
-  it('refuses a run id that belongs to another day, and reports a finished run as finished', async () => {
-    await expect(start()({ event: { ...event, runDate: '2026-11-27' }, executionArn: 'arn:e5' })).rejects.toThrow(/runId: run r1 reconciles 2026-11-28/);
+  it('refuses a run id that was started with another input, and reports a finished run as finished', async () => {
+    await expect(start()({ event: { ...event, input: { date: '2026-11-27' } }, executionArn: 'arn:e5' })).rejects.toThrow(/runId: run r1 was started with the input .*2026-11-28.*, not .*2026-11-27/);
     await ledger.finishRun('r1', { status: 'succeeded', stopReason: 'done' }, new Date());
     expect(await start()({ event, executionArn: 'arn:e6' })).toMatchObject({ action: 'finished', status: 'succeeded' });
   });

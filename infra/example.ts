@@ -1,0 +1,25 @@
+import type { App } from 'aws-cdk-lib';
+import { Schedule } from 'aws-cdk-lib/aws-events';
+import { fileURLToPath } from 'node:url';
+import { SavepointStack } from './stack.js';
+
+/** An example agent shipped with savepoint: where its module is, and how it is deployed. */
+export const EXAMPLE_AGENTS = {
+  refundReconciler: fileURLToPath(new URL('../agents/refund-reconciler/agent.ts', import.meta.url)),
+  supportTriage: fileURLToPath(new URL('../agents/support-triage/agent.ts', import.meta.url)),
+} as const;
+
+/**
+ * The example app's stack: the refund reconciler, nightly at 02:00 UTC (it reconciles the day
+ * before). Your own app adds its agents the same way (`stack.addAgent(…)`, or `new DurableAgent(…)`).
+ */
+export function exampleStack(app: App, options: { codeVersion?: string } = {}): SavepointStack {
+  const stack = new SavepointStack(app, 'Savepoint', { description: 'savepoint: durable agent runs on AWS Step Functions', ...options });
+  stack.addAgent('RefundReconciler', {
+    agentName: 'refund-reconciler',
+    entry: EXAMPLE_AGENTS.refundReconciler,
+    schedule: Schedule.cron({ hour: '2', minute: '0' }),
+    environment: { PAYMENTS_API_URL: stack.parameter('PaymentsApiUrl', 'Base URL of the payments provider (refunds with Idempotency-Key).', '^https?://.+') },
+  });
+  return stack;
+}
