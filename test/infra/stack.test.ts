@@ -200,13 +200,16 @@ describe('the approval API', () => {
     const holders = Object.entries(policies)
       .filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes('states:SendTaskSuccess'))
       .map(([id]) => id.replace(/ServiceRole.*/, ''));
-    expect(holders.sort()).toEqual(['ApprovalCallbackFunction', 'ExpireApprovalsFunction', 'RequestApprovalFunction']);
+    expect(holders.sort()).toEqual(['RefundReconcilerApprovalCallbackFunction', 'RefundReconcilerExpireApprovalsFunction', 'RefundReconcilerRequestApprovalFunction']);
   });
 });
 
 describe('outputs', () => {
   it('names the state machine, the table and the approval API', () => {
-    for (const output of ['StateMachineArn', 'LedgerTableName', 'ApprovalApiUrl']) template.hasOutput(output, {});
+    const outputs = Object.keys(template.findOutputs('*'));
+    for (const output of ['StateMachineArn', 'LedgerTableName', 'ApprovalApiUrl']) {
+      expect(outputs.filter((id) => id.startsWith(`RefundReconciler${output}`))).toHaveLength(1);
+    }
   });
 });
 
