@@ -1,3 +1,4 @@
+import { refundReconciler, startRefundWorld, type RefundWorld } from '../agents/refund-reconciler/agent.js';
 import type { Day } from '../agents/refund-reconciler/domain.js';
 import type { BreakerPolicy } from '../lambdas/guards/breaker.js';
 import type { CfnTemplateJson } from '../local/asl.js';
@@ -14,8 +15,16 @@ import { startLocalStack, type LocalStack, type LocalStackOptions } from '../loc
 export const BENCH_BREAKER: BreakerPolicy = { failures: 1_000_000, windowMs: 1_000, openMs: 1, probeLeaseMs: 1 };
 export const BENCH_CONFIG = { maxSteps: 1_000, maxTokens: 10_000_000, maxDollars: 1_000, approvalTimeoutSeconds: 5 };
 
-export function benchStack(options: { day: Day; template: CfnTemplateJson; failRate: number; seed: number } & Partial<LocalStackOptions>): Promise<LocalStack> {
-  return startLocalStack({ breaker: BENCH_BREAKER, ...options });
+export type BenchStack = LocalStack<RefundWorld>;
+
+/** The refund reconciler on the local stack, its provider serving `day` (closed with the stack). */
+export async function benchStack(
+  options: { day: Day; template: CfnTemplateJson; failRate: number; seed: number } & Partial<LocalStackOptions<RefundWorld>>,
+): Promise<BenchStack> {
+  const { day, ...rest } = options;
+  const world = await startRefundWorld({ day, stateDir: options.stateDir, failRate: options.failRate, seed: options.seed, now: () => new Date() });
+  const stack = await startLocalStack<RefundWorld>({ agent: refundReconciler, world, breaker: BENCH_BREAKER, ...rest });
+  return { ...stack, close: () => stack.close().then(() => world.close()) };
 }
 
 /** Lambda invocations of the agent steps (CallModel, CallTool): what "step executions" counts. */
@@ -45,7 +54,7 @@ export interface Attempt {
  * One execution of a fresh run in a fresh world: the provider is reset to the day as it was, so
  * every run (and every restart attempt) faces the same N steps.
  */
-export async function runOnce(stack: LocalStack, runId: string, day: Day): Promise<Attempt> {
+export async function runOnce(stack: BenchStack, runId: string, day: Day): Promise<Attempt> {
   stack.world.payments.resetWorld();
   const started = performance.now();
   const { executionArn } = stack.engine.startExecution({ name: runId, input: { runId, input: { date: day.date }, config: BENCH_CONFIG } });
@@ -78,7 +87,7 @@ export interface RestartRun {
  * One completed run of the restart-from-scratch baseline (a stack on the variant without Retry,
  * recovery off): a fresh run from step 1 after every failure, until one attempt succeeds.
  */
-export async function restartRun(stack: LocalStack, day: Day, label: string): Promise<RestartRun> {
+export async function restartRun(stack: BenchStack, day: Day, label: string): Promise<RestartRun> {
   const run: RestartRun = { executions: 0, invocations: 0, attempts: 0, thrownAway: 0, duplicatePayments: 0 };
   for (;;) {
     const attempt = await runOnce(stack, `${label}-a${run.attempts + 1}`, day);

@@ -24,17 +24,20 @@ afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
 describe('savepoint CLI', () => {
   it('exits 2 with a message naming the option for bad input', async () => {
-    const badRate = await savepoint('run', '--memory', '--fail-rate', '2');
+    const badRate = await savepoint('run', '--agent', 'refund-reconciler', '--memory', '--fail-rate', '2');
     expect(badRate.code).toBe(2);
     expect(badRate.stderr).toMatch(/invalid options: failRate: Too big/);
-    const badDate = await savepoint('run', '--memory', '--date', '2026-13-45x');
+    const badDate = await savepoint('run', '--agent', 'refund-reconciler', '--memory', '--input', '{"date":"2026-13-45x"}');
     expect(badDate.code).toBe(2);
-    expect(badDate.stderr).toMatch(/date: expected a date YYYY-MM-DD/);
+    expect(badDate.stderr).toMatch(/input of agent refund-reconciler: date: expected a date YYYY-MM-DD/);
+    const noAgent = await savepoint('run', '--agent', 'no-such-agent', '--memory');
+    expect(noAgent.code).toBe(2);
+    expect(noAgent.stderr).toMatch(/no agent named "no-such-agent"/);
   });
 
   it('runs the nightly job, lets a person decide approvals from another command, and reports', async () => {
     const dir = ['--state-dir', stateDir];
-    const run = spawn(process.execPath, [bin, ...dir, 'run', '--json', '--approve', 'wait', '--approval-timeout', '120'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawn(process.execPath, [bin, ...dir, 'run', '--agent', 'refund-reconciler', '--json', '--approve', 'wait', '--approval-timeout', '120'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     run.stdout.on('data', (chunk) => (stdout += chunk));
@@ -60,7 +63,9 @@ describe('savepoint CLI', () => {
     expect(report).toMatchObject({
       runId: 'refunds-2026-11-28',
       status: 'succeeded',
-      refunds: { requests: 25, issued: 17, skipped: 4, flagged: 4, escalated: 1 },
+      agent: 'refund-reconciler',
+      summary: { requests: 25, issued: 17, skipped: 4, flagged: 4, escalated: 1 },
+      tools: { issue_refund: { ok: 17, rejected: 1, guarantee: 'exactly-once' }, get_order: { guarantee: 'read' } },
       approvals: { approved: 1, rejected: 1, pending: 0 },
       inFlight: 0,
       execution: { status: 'SUCCEEDED' },
@@ -71,16 +76,16 @@ describe('savepoint CLI', () => {
 
     // With the engine gone, the other commands open the state directory themselves.
     const status = await savepoint(...dir, 'status', 'refunds-2026-11-28', '--json');
-    expect(JSON.parse(status.stdout)).toMatchObject({ status: 'succeeded', steps: report.steps });
-    const payments = JSON.parse((await savepoint(...dir, 'payments', '--json')).stdout) as { refunds: { refundRequestId: string }[] };
+    expect(JSON.parse(status.stdout)).toMatchObject({ status: 'succeeded', steps: report.steps, summary: { issued: 17 } });
+    const payments = JSON.parse((await savepoint(...dir, 'world', '--agent', 'refund-reconciler', '--json')).stdout) as { refunds: { refundRequestId: string }[] };
     expect(payments.refunds).toHaveLength(17);
     expect(new Set(payments.refunds.map((refund) => refund.refundRequestId)).size).toBe(17);
 
     // The run id is the idempotency key: running again pays nothing more.
-    const again = await savepoint(...dir, 'run', '--json');
+    const again = await savepoint(...dir, 'run', '--agent', 'refund-reconciler', '--json');
     expect(again.code).toBe(0);
     expect(again.stderr).toMatch(/had already finished/);
-    expect(JSON.parse((await savepoint(...dir, 'payments', '--json')).stdout).refunds).toHaveLength(17);
+    expect(JSON.parse((await savepoint(...dir, 'world', '--agent', 'refund-reconciler', '--json')).stdout).refunds).toHaveLength(17);
 
     expect(await savepoint(...dir, 'status', 'no-such-run')).toMatchObject({ code: 2, stderr: expect.stringMatching(/no run no-such-run/) });
     expect(await savepoint(...dir, 'reject', decided[0]!)).toMatchObject({ code: 2, stderr: expect.stringMatching(/already approved/) });

@@ -51,9 +51,9 @@ export async function workspace(name: string, day: Day): Promise<{ stateDir: str
   const dayFile = join(root, 'day.json');
   const templateFile = join(root, 'template.json');
   writeFileSync(dayFile, JSON.stringify(day));
-  writeFileSync(templateFile, JSON.stringify(await synthesizeTemplate()));
+  writeFileSync(templateFile, JSON.stringify(await synthesizeTemplate('refund-reconciler')));
   const stateDir = join(root, 'state');
-  return { stateDir, args: (...more) => ['--state-dir', stateDir, ...more, '--day', dayFile, '--template', templateFile] };
+  return { stateDir, args: (...more) => ['--state-dir', stateDir, ...more, '--agent', 'refund-reconciler', '--world-data', dayFile, '--template', templateFile] };
 }
 
 interface JournalEntry {
