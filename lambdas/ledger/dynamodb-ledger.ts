@@ -59,7 +59,10 @@ export class DynamoDbLedger implements Ledger {
     client: DynamoDBClient,
     private readonly tableName: string,
   ) {
-    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    // convertClassInstanceToMap: the SDK takes any object with an own `constructor` key (which a
+    // model's tool input may have) for a class instance and refuses to marshall it. Records are
+    // plain data, so every object is a map.
+    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
   }
 
   async createRun(run: RunRecord): Promise<boolean> {

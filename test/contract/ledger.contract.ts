@@ -271,6 +271,13 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         for (const each of recorded) expect(each).toEqual(first);
       });
 
+      it('stores a tool use from the model as given, keys that name object methods included', async () => {
+        const input = JSON.parse('{"constructor":"refund","hasOwnProperty":true}') as Record<string, unknown>;
+        const recorded = { ...turn(1), content: [{ type: 'tool_use' as const, id: 'toolu_1', name: 'lookup', input }] };
+        expect(await ledger.recordTurn(recorded)).toEqual(recorded);
+        expect(await ledger.getTurn('r1', 1)).toEqual(recorded);
+      });
+
       it('is undefined for a turn never recorded', async () => {
         await ledger.recordTurn(turn(1));
         expect(await ledger.getTurn('r1', 2)).toBeUndefined();
@@ -283,6 +290,14 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         const claim = await ledger.claimCall(call(), at(0));
         expect(claim).toEqual({ claimed: true, record: { ...call(), status: 'in_flight', attempts: 1 } });
         expect(await ledger.getCall('r1', 3, 1)).toEqual({ ...call(), status: 'in_flight', attempts: 1 });
+      });
+
+      it('stores arguments from outside as given, keys that name object methods included', async () => {
+        // Tool arguments come from the model. (An own "__proto__" key is the one exception: the
+        // AWS SDK's marshalling drops it; the embedded ledger keeps it, as a plain key.)
+        const args = JSON.parse('{"constructor":"c","toString":{"valueOf":1},"emoji":"✓","deep":[[{"a":null}]]}') as Record<string, unknown>;
+        await ledger.claimCall(call({ args }), at(0));
+        expect((await ledger.getCall('r1', 3, 1))!.args).toEqual(args);
       });
 
       it('is undefined for a call never claimed', async () => {
