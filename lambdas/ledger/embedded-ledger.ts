@@ -74,6 +74,7 @@ interface LogEntry extends Key {
   hidden?: Hidden;
 }
 
+const RUN_SK = runKey('').sk;
 const GLOBAL_KILL: Key = { pk: 'GLOBAL', sk: 'KILL' };
 const breakerKey = (name: string): Key => ({ pk: `BREAKER#${name}`, sk: 'BREAKER' });
 const turnKey = (runId: string, turn: number): Key => ({ pk: runKey(runId).pk, sk: turnSk(turn) });
@@ -121,13 +122,16 @@ export class EmbeddedLedger implements Ledger {
     const onNote = options.onNote ?? ((note: string) => console.warn(`savepoint ledger: ${note}`));
     mkdirSync(options.dir, { recursive: true });
     const lock = LockFile.acquire(join(options.dir, 'ledger.lock'), onNote);
+    let log: AppendLog<LogEntry> | undefined;
     try {
-      const { log, entries } = AppendLog.open(join(options.dir, 'ledger.jsonl'), parseEntry, { fsync: options.fsync, onNote });
+      let entries: LogEntry[];
+      ({ log, entries } = AppendLog.open(join(options.dir, 'ledger.jsonl'), parseEntry, { fsync: options.fsync, onNote }));
       const ledger = new EmbeddedLedger(log, lock);
       for (const entry of entries) ledger.set(entry, item(entry.record, entry.hidden ?? {}));
       ledger.compactIfLarge(options.compaction ?? { ratio: 4, minBytes: 1 << 20 }, onNote);
       return ledger;
     } catch (error) {
+      log?.close();
       lock.release();
       throw error;
     }
@@ -157,7 +161,7 @@ export class EmbeddedLedger implements Ledger {
   async listRuns(limit = 100): Promise<RunRecord[]> {
     const runs: Item<RunRecord>[] = [];
     for (const partition of this.partitions.values()) {
-      const run = partition.items.get(runKey('').sk) as Item<RunRecord> | undefined;
+      const run = partition.items.get(RUN_SK) as Item<RunRecord> | undefined;
       if (run) runs.push(run);
     }
     return runs
