@@ -61,7 +61,8 @@ export class DynamoDbLedger implements Ledger {
   ) {
     // convertClassInstanceToMap: the SDK takes any object with an own `constructor` key (which a
     // model's tool input may have) for a class instance and refuses to marshall it. Records are
-    // plain data, so every object is a map.
+    // plain JSON data (times are ISO strings, as their types say), so every object is a map; the
+    // price is that a stray class instance (a Date) would be stored as an empty map, not rejected.
     this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
   }
 
