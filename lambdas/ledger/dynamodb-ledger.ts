@@ -59,7 +59,11 @@ export class DynamoDbLedger implements Ledger {
     client: DynamoDBClient,
     private readonly tableName: string,
   ) {
-    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    // convertClassInstanceToMap: the SDK takes any object with an own `constructor` key (which a
+    // model's tool input may have) for a class instance and refuses to marshall it. Records are
+    // plain JSON data (times are ISO strings, as their types say), so every object is a map; the
+    // price is that a stray class instance (a Date) would be stored as an empty map, not rejected.
+    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
   }
 
   async createRun(run: RunRecord): Promise<boolean> {

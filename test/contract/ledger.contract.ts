@@ -1,0 +1,739 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BreakerState } from '../../lambdas/guards/breaker.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import {
+  RunConfig,
+  ZERO_COUNTERS,
+  type ApprovalRecord,
+  type GuardEvent,
+  type RecoveryRecord,
+  type RunRecord,
+  type ToolCallRecord,
+  type TurnRecord,
+} from '../../lambdas/ledger/records.js';
+
+/** A ledger for one test, and how to dispose of it. */
+export interface LedgerUnderTest {
+  ledger: Ledger;
+  close?: () => void | Promise<void>;
+}
+
+/**
+ * The ledger's contract: what every implementation (DynamoDB, embedded in memory or on disk)
+ * must do, in the semantics of the DynamoDB ledger's conditional writes. Each test gets a fresh,
+ * empty ledger from `makeLedger`; times come from the `now` arguments, never from a clock.
+ *
+ * The fixtures below are the only place that knows the records' domain fields.
+ */
+export function describeLedgerContract(name: string, makeLedger: () => Promise<LedgerUnderTest>): void {
+  describe(`ledger contract: ${name}`, () => {
+    let ledger: Ledger;
+    let close: LedgerUnderTest['close'];
+
+    beforeEach(async () => {
+      ({ ledger, close } = await makeLedger());
+    });
+    afterEach(async () => {
+      await close?.();
+    });
+
+    describe('the run record', () => {
+      it('is created once: the run id is the idempotency key', async () => {
+        expect(await ledger.createRun(run('r1'))).toBe(true);
+        expect(await ledger.createRun({ ...run('r1'), prompt: 'another' })).toBe(false);
+        expect(await ledger.getRun('r1')).toMatchObject({ prompt: 'Reconcile', executions: ['arn:1'] });
+      });
+
+      it('reads back exactly what was written', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.getRun('r1')).toEqual(run('r1'));
+      });
+
+      it('is undefined for an unknown run', async () => {
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+
+      it('keeps what it stored when the caller changes the object it wrote or read', async () => {
+        const written = run('r1');
+        await ledger.createRun(written);
+        written.config.maxSteps = 1;
+        written.executions.push('arn:mutated');
+        const read = (await ledger.getRun('r1'))!;
+        read.config.maxSteps = 2;
+        expect(await ledger.getRun('r1')).toEqual(run('r1'));
+      });
+
+      it('lists runs newest first, up to a limit', async () => {
+        await ledger.createRun(run('old', { createdAt: at(0).toISOString() }));
+        await ledger.createRun(run('new', { createdAt: at(20).toISOString() }));
+        await ledger.createRun(run('mid', { createdAt: at(10).toISOString() }));
+        expect((await ledger.listRuns()).map((listed) => listed.runId)).toEqual(['new', 'mid', 'old']);
+        expect((await ledger.listRuns(2)).map((listed) => listed.runId)).toEqual(['new', 'mid']);
+      });
+
+      it('lists only runs, not the other records of their partitions', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordTurn(turn(1));
+        await ledger.claimCall(call(), at(0));
+        await ledger.setGlobalKill(kill('ops'));
+        expect(await ledger.listRuns()).toEqual([run('r1')]);
+      });
+    });
+
+    describe('attaching an execution', () => {
+      it('appends the execution, marks the run running and clears how it last ended', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.finishRun('r1', { status: 'failed', stopReason: 'crashed', error: { error: 'Agent.Transient', cause: 'x' } }, at(5));
+        const attached = await ledger.attachExecution('r1', 'arn:2', at(10), { fingerprint: 'f2', definitionHash: 'd2' });
+        expect(attached).toMatchObject({ executionArn: 'arn:2', executions: ['arn:1', 'arn:2'], status: 'running', updatedAt: at(10).toISOString() });
+        expect(attached).toMatchObject({ fingerprint: 'f2', definitionHash: 'd2' });
+        expect(attached).not.toHaveProperty('finishedAt');
+        expect(attached).not.toHaveProperty('stopReason');
+        expect(attached).not.toHaveProperty('error');
+        expect(await ledger.getRun('r1')).toEqual(attached);
+      });
+
+      it('keeps the fingerprint when none is given', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.attachExecution('r1', 'arn:2', at(10))).toMatchObject({ fingerprint: 'f' });
+      });
+
+      it('with previousArn, attaches only while that execution still drives the run', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.attachExecution('r1', 'arn:2', at(1), { previousArn: 'arn:1' })).toMatchObject({ executionArn: 'arn:2' });
+        expect(await ledger.attachExecution('r1', 'arn:3', at(2), { previousArn: 'arn:1' })).toBeUndefined();
+        expect(await ledger.getRun('r1')).toMatchObject({ executionArn: 'arn:2', executions: ['arn:1', 'arn:2'] });
+      });
+
+      it('lets one of two racing resumes take over the run', async () => {
+        await ledger.createRun(run('r1'));
+        const resumes = await Promise.all(
+          ['arn:a', 'arn:b', 'arn:c'].map((arn) => ledger.attachExecution('r1', arn, at(1), { previousArn: 'arn:1' })),
+        );
+        const winners = resumes.filter((resumed) => resumed !== undefined);
+        expect(winners).toHaveLength(1);
+        expect((await ledger.getRun('r1'))!.executions).toEqual(['arn:1', winners[0]!.executionArn]);
+      });
+
+      it('fails for an unknown run: undefined with previousArn, an error without', async () => {
+        expect(await ledger.attachExecution('nope', 'arn:2', at(1), { previousArn: 'arn:1' })).toBeUndefined();
+        await expect(ledger.attachExecution('nope', 'arn:2', at(1))).rejects.toThrow(/conditional/i);
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+    });
+
+    describe('recording a recovery', () => {
+      it('records the first recovery of the execution that drives the run', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.recordRecovery('r1', recovery('arn:1@1'), { executionArn: 'arn:1' })).toBe(true);
+        expect(await ledger.getRun('r1')).toMatchObject({ recovery: recovery('arn:1@1'), updatedAt: recovery('arn:1@1').at });
+      });
+
+      it('ignores a second delivery of the same ended execution', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordRecovery('r1', recovery('arn:1@1'), { executionArn: 'arn:1' });
+        expect(await ledger.recordRecovery('r1', recovery('arn:1@1', 'again'), { executionArn: 'arn:1' })).toBe(false);
+        expect((await ledger.getRun('r1'))!.recovery!.reason).toBe('failed');
+      });
+
+      it('records the next recovery only from the key it read', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordRecovery('r1', recovery('arn:1@1'), { executionArn: 'arn:1' });
+        expect(await ledger.recordRecovery('r1', recovery('arn:1@2'), { executionArn: 'arn:1', previousKey: 'arn:1@0' })).toBe(false);
+        expect(await ledger.recordRecovery('r1', recovery('arn:1@2'), { executionArn: 'arn:1', previousKey: 'arn:1@1' })).toBe(true);
+        expect((await ledger.getRun('r1'))!.recovery!.key).toBe('arn:1@2');
+      });
+
+      it('refuses a recovery for an execution that no longer drives the run, or for an unknown run', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.attachExecution('r1', 'arn:2', at(1));
+        expect(await ledger.recordRecovery('r1', recovery('arn:1@1'), { executionArn: 'arn:1' })).toBe(false);
+        expect(await ledger.recordRecovery('nope', recovery('arn:1@1'), { executionArn: 'arn:1' })).toBe(false);
+        expect(await ledger.getRun('r1')).not.toHaveProperty('recovery');
+      });
+
+      it('lets one of racing recoveries win', async () => {
+        await ledger.createRun(run('r1'));
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, index) => ledger.recordRecovery('r1', recovery(`arn:1@${index}`), { executionArn: 'arn:1' })),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+    });
+
+    describe('finishing a run', () => {
+      it('records the outcome and when it ended', async () => {
+        await ledger.createRun(run('r1'));
+        const finished = await ledger.finishRun('r1', { status: 'stopped', stopReason: 'budget: steps' }, at(60));
+        expect(finished).toMatchObject({ status: 'stopped', stopReason: 'budget: steps', finishedAt: at(60).toISOString(), updatedAt: at(60).toISOString() });
+        expect(await ledger.getRun('r1')).toEqual(finished);
+      });
+
+      it('records an error', async () => {
+        await ledger.createRun(run('r1'));
+        const error = { error: 'Agent.InvalidInput', cause: 'bad args' };
+        expect(await ledger.finishRun('r1', { status: 'failed', error }, at(1))).toMatchObject({ status: 'failed', error });
+      });
+
+      it('fails for an unknown run, and creates nothing', async () => {
+        await expect(ledger.finishRun('nope', { status: 'succeeded' }, at(1))).rejects.toThrow(/conditional/i);
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+    });
+
+    describe('kill switches', () => {
+      it('kills a run; the first kill stands', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.killRun('r1', kill('alice'))).toBe(true);
+        expect(await ledger.killRun('r1', kill('bob'))).toBe(true);
+        expect((await ledger.getRun('r1'))!.killed).toEqual(kill('alice'));
+      });
+
+      it('does not kill an unknown run', async () => {
+        expect(await ledger.killRun('nope', kill('alice'))).toBe(false);
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+
+      it('sets, reads and clears the global kill', async () => {
+        expect(await ledger.getGlobalKill()).toBeUndefined();
+        await ledger.setGlobalKill(kill('ops'));
+        expect(await ledger.getGlobalKill()).toEqual(kill('ops'));
+        await ledger.setGlobalKill(undefined);
+        expect(await ledger.getGlobalKill()).toBeUndefined();
+      });
+    });
+
+    describe('guard events', () => {
+      it('appends an event once per distinct reason, in order', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordGuardEvent('r1', guardEvent('steps at 80%', 1));
+        await ledger.recordGuardEvent('r1', guardEvent('steps at 80%', 2));
+        await ledger.recordGuardEvent('r1', guardEvent('tokens at 80%', 3));
+        expect((await ledger.getRun('r1'))!.guardEvents).toEqual([guardEvent('steps at 80%', 1), guardEvent('tokens at 80%', 3)]);
+      });
+
+      it('records a reason once when it is reported concurrently', async () => {
+        await ledger.createRun(run('r1'));
+        await Promise.all(Array.from({ length: 20 }, (_, index) => ledger.recordGuardEvent('r1', guardEvent('loop', index))));
+        expect((await ledger.getRun('r1'))!.guardEvents).toHaveLength(1);
+      });
+
+      it('ignores an event for an unknown run', async () => {
+        await ledger.recordGuardEvent('nope', guardEvent('loop', 1));
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+    });
+
+    describe('counting steps', () => {
+      it('counts a step once, however often it is retried', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.countStep('r1', 'turn:1', { steps: 1, inputTokens: 10, costMicros: 7 })).toBe(true);
+        expect(await ledger.countStep('r1', 'turn:1', { steps: 1, inputTokens: 10, costMicros: 7 })).toBe(false);
+        expect(await ledger.countStep('r1', 'call:1:1', { steps: 1, toolCalls: 1 })).toBe(true);
+        expect(await ledger.getRun('r1')).toMatchObject({ steps: 2, inputTokens: 10, costMicros: 7, toolCalls: 1, outputTokens: 0 });
+      });
+
+      it('counts 50 concurrent retries of the same step once', async () => {
+        await ledger.createRun(run('r1'));
+        const results = await Promise.all(Array.from({ length: 50 }, () => ledger.countStep('r1', 'turn:9', { steps: 1, inputTokens: 5 })));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await ledger.getRun('r1')).toMatchObject({ steps: 1, inputTokens: 5 });
+      });
+
+      it('adds every one of 50 concurrent distinct steps: no lost update', async () => {
+        await ledger.createRun(run('r1'));
+        await Promise.all(Array.from({ length: 50 }, (_, index) => ledger.countStep('r1', `call:1:${index}`, { steps: 1, costMicros: 3 })));
+        expect(await ledger.getRun('r1')).toMatchObject({ steps: 50, costMicros: 150 });
+      });
+
+      it('does not count a step of an unknown run', async () => {
+        expect(await ledger.countStep('nope', 'turn:1', { steps: 1 })).toBe(false);
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+
+      it('keeps the rest of the run record as it was', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.countStep('r1', 'turn:1', { steps: 1 });
+        expect(await ledger.getRun('r1')).toEqual({ ...run('r1'), steps: 1 });
+      });
+    });
+
+    describe('model turns', () => {
+      it('records a turn once: a second recording returns the first', async () => {
+        expect(await ledger.recordTurn(turn(1))).toEqual(turn(1));
+        expect(await ledger.recordTurn(turn(1, 'a different answer'))).toEqual(turn(1));
+        expect(await ledger.getTurn('r1', 1)).toEqual(turn(1));
+      });
+
+      it('returns the same first turn to every concurrent recording', async () => {
+        const recorded = await Promise.all(Array.from({ length: 10 }, (_, index) => ledger.recordTurn(turn(1, `answer ${index}`))));
+        const first = (await ledger.getTurn('r1', 1))!;
+        for (const each of recorded) expect(each).toEqual(first);
+      });
+
+      it('stores a tool use from the model as given, keys that name object methods included', async () => {
+        const input = JSON.parse('{"constructor":"refund","hasOwnProperty":true}') as Record<string, unknown>;
+        const recorded = { ...turn(1), content: [{ type: 'tool_use' as const, id: 'toolu_1', name: 'lookup', input }] };
+        expect(await ledger.recordTurn(recorded)).toEqual(recorded);
+        expect(await ledger.getTurn('r1', 1)).toEqual(recorded);
+      });
+
+      it('is undefined for a turn never recorded', async () => {
+        await ledger.recordTurn(turn(1));
+        expect(await ledger.getTurn('r1', 2)).toBeUndefined();
+        expect(await ledger.getTurn('r2', 1)).toBeUndefined();
+      });
+    });
+
+    describe('claiming a tool call', () => {
+      it('claims a call with no record: stored as given, in flight, first attempt', async () => {
+        const claim = await ledger.claimCall(call(), at(0));
+        expect(claim).toEqual({ claimed: true, record: { ...call(), status: 'in_flight', attempts: 1 } });
+        expect(await ledger.getCall('r1', 3, 1)).toEqual({ ...call(), status: 'in_flight', attempts: 1 });
+      });
+
+      it('stores arguments from outside as given, keys that name object methods included', async () => {
+        // Tool arguments come from the model. (An own "__proto__" key is the one exception: the
+        // AWS SDK's marshalling drops it; the embedded ledger keeps it, as a plain key.)
+        const args = JSON.parse('{"constructor":"c","toString":{"valueOf":1},"emoji":"✓","deep":[[{"a":null}]]}') as Record<string, unknown>;
+        await ledger.claimCall(call({ args }), at(0));
+        expect((await ledger.getCall('r1', 3, 1))!.args).toEqual(args);
+      });
+
+      it('is undefined for a call never claimed', async () => {
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('lets exactly one of 50 concurrent attempts claim it', async () => {
+        const claims = await Promise.all(Array.from({ length: 50 }, () => ledger.claimCall(call(), at(0))));
+        expect(claims.filter((claim) => claim.claimed)).toHaveLength(1);
+        for (const claim of claims) if (!claim.claimed) expect(claim.existing).toMatchObject({ status: 'in_flight', attempts: 1 });
+        expect((await ledger.getCall('r1', 3, 1))!.attempts).toBe(1);
+      });
+
+      it('refuses a second claim while the lease is live, and allows a takeover once it expired', async () => {
+        await ledger.claimCall(call(), at(0));
+        const blocked = await ledger.claimCall(call({ leaseUntil: at(60).toISOString() }), at(10));
+        expect(blocked).toMatchObject({ claimed: false, existing: { status: 'in_flight', attempts: 1, leaseUntil: at(30).toISOString() } });
+        const takeover = await ledger.claimCall(call({ leaseUntil: at(90).toISOString() }), at(31));
+        expect(takeover).toMatchObject({ claimed: true, record: { attempts: 2, leaseUntil: at(90).toISOString(), idempotencyKey: 'r1:3:toolu_003_1' } });
+      });
+
+      it('refuses a takeover at the very instant the lease ends', async () => {
+        await ledger.claimCall(call(), at(0));
+        expect(await ledger.claimCall(call(), at(30))).toMatchObject({ claimed: false });
+      });
+
+      it('lets exactly one of 50 concurrent takeovers of an expired lease win', async () => {
+        await ledger.claimCall(call(), at(0));
+        const claims = await Promise.all(Array.from({ length: 50 }, () => ledger.claimCall(call({ leaseUntil: at(200).toISOString() }), at(100))));
+        expect(claims.filter((claim) => claim.claimed)).toHaveLength(1);
+        expect((await ledger.getCall('r1', 3, 1))!.attempts).toBe(2);
+      });
+
+      it('never reclaims a completed call: a retry gets the recorded outcome', async () => {
+        await ledger.claimCall(call(), at(0));
+        await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 5 }, at(1));
+        const again = await ledger.claimCall(call(), at(3600));
+        expect(again).toMatchObject({ claimed: false, existing: { status: 'completed', result: '{"id":"re_1"}' } });
+      });
+
+      it('keeps calls of other turns, calls and runs apart', async () => {
+        await ledger.claimCall(call(), at(0));
+        expect(await ledger.claimCall(call({ call: 2 }), at(0))).toMatchObject({ claimed: true });
+        expect(await ledger.claimCall(call({ turn: 4 }), at(0))).toMatchObject({ claimed: true });
+        expect(await ledger.claimCall(call({ runId: 'r2' }), at(0))).toMatchObject({ claimed: true });
+      });
+    });
+
+    describe('completing and releasing a tool call', () => {
+      it('completes an in-flight call with its outcome', async () => {
+        await ledger.claimCall(call(), at(0));
+        const completed = await ledger.completeCall('r1', 3, 1, { outcome: 'error', result: '{"error":"declined"}', latencyMs: 12 }, at(2));
+        expect(completed).toEqual({
+          ...call(),
+          status: 'completed',
+          attempts: 1,
+          outcome: 'error',
+          result: '{"error":"declined"}',
+          latencyMs: 12,
+          recordedAt: at(2).toISOString(),
+        });
+        expect(await ledger.getCall('r1', 3, 1)).toEqual(completed);
+      });
+
+      it('completes only an in-flight call, once', async () => {
+        await ledger.claimCall(call(), at(0));
+        await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1));
+        await expect(ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '2', latencyMs: 1 }, at(2))).rejects.toThrow(/conditional/i);
+        expect((await ledger.getCall('r1', 3, 1))!.result).toBe('1');
+      });
+
+      it('does not complete a call that was never claimed', async () => {
+        await expect(ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1))).rejects.toThrow(/conditional/i);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('completes a call once when completions race', async () => {
+        await ledger.claimCall(call(), at(0));
+        const results = await Promise.allSettled(
+          Array.from({ length: 10 }, (_, index) => ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: String(index), latencyMs: 1 }, at(1))),
+        );
+        const fulfilled = results.filter((result) => result.status === 'fulfilled');
+        expect(fulfilled).toHaveLength(1);
+        expect((await ledger.getCall('r1', 3, 1))!.result).toBe((fulfilled[0] as PromiseFulfilledResult<ToolCallRecord>).value.result);
+      });
+
+      it('releases the lease of a cleanly failed call so the retry claims at once', async () => {
+        await ledger.claimCall(call(), at(0));
+        await ledger.releaseCall('r1', 3, 1, at(1));
+        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight', leaseUntil: at(1).toISOString() });
+        expect(await ledger.claimCall(call(), at(2))).toMatchObject({ claimed: true, record: { attempts: 2 } });
+      });
+
+      it('does not release a completed call, nor create one', async () => {
+        await ledger.claimCall(call(), at(0));
+        const completed = await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1));
+        await ledger.releaseCall('r1', 3, 1, at(2));
+        expect(await ledger.getCall('r1', 3, 1)).toEqual(completed);
+        await ledger.releaseCall('r1', 3, 2, at(2));
+        expect(await ledger.getCall('r1', 3, 2)).toBeUndefined();
+      });
+    });
+
+    describe('approvals', () => {
+      it('creates a pending approval and finds it by its opaque id', async () => {
+        expect(await ledger.upsertApproval(approval())).toEqual(approval());
+        expect(await ledger.getApproval('r1', 3, 1)).toEqual(approval());
+        expect(await ledger.findApproval('apv_0123456789abcdef')).toEqual(approval());
+      });
+
+      it('finds nothing for an unknown id, call or run', async () => {
+        await ledger.upsertApproval(approval());
+        expect(await ledger.findApproval('apv_unknown')).toBeUndefined();
+        expect(await ledger.getApproval('r1', 3, 2)).toBeUndefined();
+        expect(await ledger.getApproval('r2', 3, 1)).toBeUndefined();
+      });
+
+      it('keeps the opaque id and refreshes the token when the approval is requested again', async () => {
+        await ledger.upsertApproval(approval());
+        const again = await ledger.upsertApproval(approval({ approvalId: 'apv_other000000000000', taskToken: 'token-2' }));
+        expect(again).toMatchObject({ approvalId: 'apv_0123456789abcdef', taskToken: 'token-2', status: 'pending' });
+        expect(await ledger.findApproval('apv_0123456789abcdef')).toMatchObject({ taskToken: 'token-2' });
+        expect(await ledger.findApproval('apv_other000000000000')).toBeUndefined();
+      });
+
+      it('records a decision once; the first decision stands', async () => {
+        await ledger.upsertApproval(approval());
+        const key = { runId: 'r1', turn: 3, call: 1 };
+        const decisions = await Promise.all([
+          ledger.decideApproval(key, { status: 'approved', decidedBy: 'alice' }, at(1)),
+          ledger.decideApproval(key, { status: 'rejected', reason: 'no', decidedBy: 'bob' }, at(1)),
+          ledger.decideApproval(key, { status: 'expired', decidedBy: 'timeout' }, at(1)),
+        ]);
+        const winners = decisions.filter((decision) => decision.decided);
+        expect(winners).toHaveLength(1);
+        for (const decision of decisions) expect(decision.record).toEqual(winners[0]!.record);
+        expect(await ledger.getApproval('r1', 3, 1)).toEqual(winners[0]!.record);
+      });
+
+      it('records who decided, when, and why', async () => {
+        await ledger.upsertApproval(approval());
+        const { record } = await ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, { status: 'rejected', reason: 'too much', decidedBy: 'bob' }, at(5));
+        expect(record).toEqual({ ...approval(), status: 'rejected', reason: 'too much', decidedBy: 'bob', decidedAt: at(5).toISOString() });
+        expect(await ledger.findApproval('apv_0123456789abcdef')).toEqual(record);
+      });
+
+      it('records an empty reason when none is given', async () => {
+        await ledger.upsertApproval(approval());
+        const { record } = await ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, { status: 'approved', decidedBy: 'alice' }, at(5));
+        expect(record.reason).toBe('');
+      });
+
+      it('lets one of 20 concurrent deciders decide', async () => {
+        await ledger.upsertApproval(approval());
+        const decisions = await Promise.all(
+          Array.from({ length: 20 }, (_, index) =>
+            ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, { status: index % 2 ? 'approved' : 'rejected', decidedBy: `person${index}` }, at(1)),
+          ),
+        );
+        expect(decisions.filter((decision) => decision.decided)).toHaveLength(1);
+        expect(new Set(decisions.map((decision) => decision.record.decidedBy)).size).toBe(1);
+      });
+
+      it('fails to decide an approval that does not exist', async () => {
+        await expect(ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, { status: 'approved', decidedBy: 'alice' }, at(1))).rejects.toThrow(
+          /no approval/,
+        );
+      });
+
+      it('lists only pending approvals, and a decided one leaves the list', async () => {
+        await ledger.upsertApproval(approval());
+        await ledger.upsertApproval(approval({ approvalId: 'apv_second00000000000', call: 2 }));
+        expect((await ledger.listPendingApprovals()).map((pending) => pending.approvalId).sort()).toEqual([
+          'apv_0123456789abcdef',
+          'apv_second00000000000',
+        ]);
+        await ledger.decideApproval({ runId: 'r1', turn: 3, call: 2 }, { status: 'approved', decidedBy: 'alice' }, at(1));
+        expect((await ledger.listPendingApprovals()).map((pending) => pending.approvalId)).toEqual(['apv_0123456789abcdef']);
+        // A decided approval is not re-armed by a late request: its decision is returned.
+        expect(await ledger.upsertApproval(approval({ call: 2, taskToken: 'token-9' }))).toMatchObject({ status: 'approved', taskToken: 'token-1' });
+        expect((await ledger.listPendingApprovals()).map((pending) => pending.approvalId)).toEqual(['apv_0123456789abcdef']);
+      });
+
+      it('lists pending approvals of every run, soonest deadline first', async () => {
+        await ledger.upsertApproval(approval({ approvalId: 'apv_b', runId: 'r2', decideBy: at(300).toISOString() }));
+        await ledger.upsertApproval(approval({ approvalId: 'apv_a', call: 1, decideBy: at(200).toISOString() }));
+        await ledger.upsertApproval(approval({ approvalId: 'apv_c', call: 2, decideBy: at(100).toISOString() }));
+        expect((await ledger.listPendingApprovals()).map((pending) => pending.approvalId)).toEqual(['apv_c', 'apv_a', 'apv_b']);
+      });
+
+      it('lists nothing when nothing is pending', async () => {
+        expect(await ledger.listPendingApprovals()).toEqual([]);
+      });
+    });
+
+    describe('budget extensions', () => {
+      it('keeps a budget approval apart from the call approvals, found by budget, extension and id', async () => {
+        await ledger.upsertApproval(approval());
+        await ledger.upsertApproval(budgetApproval(1));
+        expect(await ledger.getBudgetApproval('r1', 'steps', 1)).toEqual(budgetApproval(1));
+        expect(await ledger.getBudgetApproval('r1', 'steps', 2)).toBeUndefined();
+        expect(await ledger.getBudgetApproval('r1', 'tokens', 1)).toBeUndefined();
+        expect(await ledger.findApproval('apv_budget_steps_1')).toEqual(budgetApproval(1));
+        expect(await ledger.getApproval('r1', 3, 1)).toEqual(approval());
+      });
+
+      it('decides a budget approval by its budget key, once', async () => {
+        await ledger.upsertApproval(budgetApproval(1));
+        const key = { runId: 'r1', turn: 0, call: 0, budget: budgetApproval(1).budget };
+        expect(await ledger.decideApproval(key, { status: 'approved', decidedBy: 'alice' }, at(1))).toMatchObject({ decided: true, record: { status: 'approved' } });
+        expect(await ledger.decideApproval(key, { status: 'rejected', decidedBy: 'bob' }, at(2))).toMatchObject({ decided: false, record: { decidedBy: 'alice' } });
+        expect(await ledger.getBudgetApproval('r1', 'steps', 1)).toMatchObject({ status: 'approved' });
+      });
+
+      it('applies an approved extension once', async () => {
+        await ledger.createRun(run('r1'));
+        const extended = await ledger.applyBudgetExtension('r1', 'steps', 1, 600);
+        expect(extended).toMatchObject({ config: { maxSteps: 600, maxTokens: 600_000 }, budgetExtensions: { steps: 1 } });
+        expect(await ledger.applyBudgetExtension('r1', 'steps', 1, 900)).toEqual(extended);
+        expect(await ledger.getRun('r1')).toEqual(extended);
+      });
+
+      it('applies the next extension, and ignores a stale one', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.applyBudgetExtension('r1', 'steps', 1, 600);
+        await ledger.applyBudgetExtension('r1', 'steps', 2, 900);
+        expect(await ledger.applyBudgetExtension('r1', 'steps', 1, 600)).toMatchObject({ config: { maxSteps: 900 }, budgetExtensions: { steps: 2 } });
+      });
+
+      it('counts extensions per budget', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.applyBudgetExtension('r1', 'steps', 1, 600);
+        expect(await ledger.applyBudgetExtension('r1', 'dollars', 1, 7.5)).toMatchObject({
+          config: { maxSteps: 600, maxDollars: 7.5 },
+          budgetExtensions: { steps: 1, dollars: 1 },
+        });
+      });
+
+      it('applies one of concurrent applications of the same extension', async () => {
+        await ledger.createRun(run('r1'));
+        await Promise.all([500, 600, 700].map((limit) => ledger.applyBudgetExtension('r1', 'tokens', 1, limit)));
+        expect((await ledger.getRun('r1'))!.config.maxTokens).toBe(500);
+      });
+
+      it('fails for an unknown run', async () => {
+        await expect(ledger.applyBudgetExtension('nope', 'steps', 1, 600)).rejects.toThrow();
+      });
+    });
+
+    describe('the conversation', () => {
+      it('lists turns, calls and approvals of one run in conversation order, whatever the write order', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordTurn(turn(2));
+        await ledger.claimCall(call({ turn: 2, call: 1 }), at(0));
+        await ledger.upsertApproval(approval({ turn: 1, call: 2 }));
+        await ledger.claimCall(call({ turn: 1, call: 2 }), at(0));
+        await ledger.recordTurn(turn(1));
+        await ledger.claimCall(call({ turn: 1, call: 1 }), at(0));
+        await ledger.recordTurn(turn(10));
+        await ledger.recordTurn(turn(1, 'other run', 'r2'));
+        await ledger.claimCall(call({ runId: 'r2' }), at(0));
+        const { turns, calls, approvals } = await ledger.listConversation('r1');
+        expect(turns.map((each) => each.turn)).toEqual([1, 2, 10]);
+        expect(turns[0]).toEqual(turn(1));
+        expect(calls.map((each) => [each.turn, each.call])).toEqual([
+          [1, 1],
+          [1, 2],
+          [2, 1],
+        ]);
+        expect(approvals).toEqual([approval({ turn: 1, call: 2 })]);
+      });
+
+      it('lists budget approvals with the call approvals', async () => {
+        await ledger.upsertApproval(approval());
+        await ledger.upsertApproval(budgetApproval(1));
+        expect((await ledger.listConversation('r1')).approvals.map((each) => each.approvalId).sort()).toEqual([
+          'apv_0123456789abcdef',
+          'apv_budget_steps_1',
+        ]);
+      });
+
+      it('is empty for an unknown run', async () => {
+        expect(await ledger.listConversation('nope')).toEqual({ turns: [], calls: [], approvals: [] });
+      });
+
+      it('shows a call as last written', async () => {
+        await ledger.claimCall(call(), at(0));
+        await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: 'done', latencyMs: 1 }, at(1));
+        expect((await ledger.listConversation('r1')).calls).toEqual([await ledger.getCall('r1', 3, 1)]);
+      });
+    });
+
+    describe('the breaker store', () => {
+      it('has no state for a breaker never saved', async () => {
+        expect(await ledger.getBreaker('model')).toBeUndefined();
+      });
+
+      it('creates a breaker with version 1 and reads it back', async () => {
+        expect(await ledger.saveBreaker(breaker('model', 1))).toBe(true);
+        expect(await ledger.getBreaker('model')).toMatchObject(breaker('model', 1));
+      });
+
+      it('saves only on top of the version read', async () => {
+        await ledger.saveBreaker(breaker('model', 1));
+        expect(await ledger.saveBreaker(breaker('model', 1, 'open'))).toBe(false);
+        expect(await ledger.saveBreaker(breaker('model', 3, 'open'))).toBe(false);
+        expect(await ledger.saveBreaker(breaker('model', 2, 'open'))).toBe(true);
+        expect(await ledger.getBreaker('model')).toMatchObject(breaker('model', 2, 'open'));
+      });
+
+      it('does not create a breaker from a later version', async () => {
+        expect(await ledger.saveBreaker(breaker('model', 2))).toBe(false);
+        expect(await ledger.getBreaker('model')).toBeUndefined();
+      });
+
+      it('keeps breakers apart by name', async () => {
+        await ledger.saveBreaker(breaker('model', 1, 'open'));
+        expect(await ledger.saveBreaker(breaker('tools', 1))).toBe(true);
+        expect(await ledger.getBreaker('model')).toMatchObject({ state: 'open' });
+        expect(await ledger.getBreaker('tools')).toMatchObject({ state: 'closed' });
+      });
+
+      it('lets one of 20 concurrent saves of the same version win', async () => {
+        await ledger.saveBreaker(breaker('model', 1));
+        const saves = await Promise.all(
+          Array.from({ length: 20 }, (_, index) => ledger.saveBreaker({ ...breaker('model', 2), trips: index })),
+        );
+        expect(saves.filter(Boolean)).toHaveLength(1);
+        expect(await ledger.getBreaker('model')).toMatchObject({ version: 2, trips: saves.indexOf(true) });
+      });
+    });
+  });
+}
+
+// ── fixtures ──────────────────────────────────────────────────────────────────────────────
+
+const t0 = new Date('2026-11-29T02:00:00Z');
+const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+
+function run(runId: string, overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    kind: 'run',
+    runId,
+    agent: 'refund-reconciler',
+    input: { date: '2026-11-28' },
+    prompt: 'Reconcile',
+    model: 'savepoint-sim-1',
+    config: RunConfig.parse({}),
+    fingerprint: 'f',
+    priceTableVersion: 'v',
+    status: 'running',
+    executionArn: 'arn:1',
+    executions: ['arn:1'],
+    createdAt: t0.toISOString(),
+    updatedAt: t0.toISOString(),
+    // StartRun creates the map: the DynamoDB ledger's applyBudgetExtension sets a path inside it.
+    budgetExtensions: {},
+    ...ZERO_COUNTERS,
+    ...overrides,
+  };
+}
+
+function turn(number: number, text = 'Looking at the refunds.', runId = 'r1'): TurnRecord {
+  return {
+    kind: 'turn',
+    runId,
+    turn: number,
+    model: 'savepoint-sim-1',
+    content: [{ type: 'text', text }],
+    stopReason: 'end_turn',
+    usage: { input_tokens: 100, output_tokens: 20 },
+    costMicros: 420,
+    latencyMs: 3,
+    recordedAt: at(number).toISOString(),
+  };
+}
+
+function call(overrides: Partial<ToolCallRecord> = {}): ToolCallRecord {
+  return {
+    kind: 'tool',
+    runId: 'r1',
+    turn: 3,
+    call: 1,
+    toolCallId: 'toolu_003_1',
+    name: 'issue_refund',
+    args: { amountCents: 100, note: { nested: ['a', 'b'] } },
+    effect: 'write',
+    idempotencyKey: 'r1:3:toolu_003_1',
+    status: 'in_flight',
+    leaseUntil: at(30).toISOString(),
+    attempts: 0,
+    ...overrides,
+  };
+}
+
+function approval(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
+  return {
+    kind: 'approval',
+    approvalId: 'apv_0123456789abcdef',
+    runId: 'r1',
+    turn: 3,
+    call: 1,
+    toolName: 'issue_refund',
+    summary: 'issue_refund $725.00',
+    amount: { minor: 72_500, currency: 'usd' },
+    taskToken: 'token-1',
+    status: 'pending',
+    decideBy: at(60).toISOString(),
+    createdAt: t0.toISOString(),
+    ...overrides,
+  };
+}
+
+function budgetApproval(extension: number): ApprovalRecord {
+  return approval({
+    approvalId: `apv_budget_steps_${extension}`,
+    turn: 0,
+    call: 0,
+    toolName: 'extend_budget',
+    summary: `steps budget +50% (extension ${extension})`,
+    budget: { guard: 'steps', extension, limit: 600 },
+  });
+}
+
+function recovery(key: string, reason = 'failed'): RecoveryRecord {
+  return { attempts: 1, withoutProgress: 0, atSteps: 4, key, reason, executionName: `recover-${key}`, at: at(50).toISOString() };
+}
+
+function kill(by: string) {
+  return { by, at: at(7).toISOString(), reason: `${by} pressed stop` };
+}
+
+function guardEvent(reason: string, second: number): GuardEvent {
+  return { guard: 'steps', action: 'warned', reason, at: at(second).toISOString() };
+}
+
+function breaker(name: string, version: number, state: BreakerState['state'] = 'closed'): BreakerState {
+  return { name, state, failures: [], trips: 0, version, ...(state === 'open' && { openedAt: at(1).toISOString() }) };
+}
