@@ -35,7 +35,9 @@ describe('bad input fails once, with the field named, and loses nothing', () => 
   afterAll(async () => harness.stack.close());
 
   it.each([
-    ['a run date that is not a date', { runDate: '28/11/2026' }, /input: { date: expected } a date YYYY-MM-DD/],
+    ['a run date that is not a date', { input: { date: '28/11/2026' } }, /invalid input of agent refund-reconciler: date: expected a date YYYY-MM-DD/],
+    ['an input the agent does not know', { input: { date: sampleDay.date, merchant: 'm1' } }, /invalid input of agent refund-reconciler: \(root\): Unrecognized key: "merchant"/],
+    ['a run request of the old shape', { runDate: sampleDay.date }, /invalid run input: .*\(root\): Unrecognized key: "runDate"/],
     ['an unknown budget', { input: { date: sampleDay.date }, config: { maxStep: 5 } }, /config: Unrecognized key: "maxStep"/],
     ['a run id that cannot name an execution', { runId: 'has spaces', input: { date: sampleDay.date } }, /runId: expected 1-80 letters/],
     ['a scheduled event with a bad time', { ...scheduledEvent, time: 'last night' }, /invalid scheduled event: time/],

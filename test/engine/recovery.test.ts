@@ -58,7 +58,7 @@ describe('recovery of a failed execution (the status-change rule)', () => {
     const h = await harness({ modelUrl });
     simulated = h.stack.endpoints.model;
 
-    const first = await h.run({ runId: 'outage', input: { date: day.date }, config: { approvalThresholdCents: 10_000_000 } });
+    const first = await h.run({ runId: 'outage', input: { date: day.date, approvalThresholdCents: 10_000_000 } });
     expect(first.status).toBe('FAILED');
     expect(first.states['CallModel']!.errors).toEqual({ 'Agent.Transient': 7 });
     const recovery = await waitFor(() => executionNamed(h, 'outage-recovery-1'));
