@@ -78,13 +78,11 @@ export function toAnthropicParams(request: MessageRequest): MessageCreateParamsN
 
 /** One message; the last one of the conversation carries the breakpoint on its last block. */
 function toMessageParam(message: Message, last: boolean): MessageParam {
-  if (typeof message.content === 'string') {
-    if (!last) return { role: message.role, content: message.content };
-    // A breakpoint needs a block: the string becomes the one text block it stands for.
-    return { role: message.role, content: [{ type: 'text', text: message.content, cache_control: EPHEMERAL }] };
-  }
-  const lastIndex = message.content.length - 1;
-  return { role: message.role, content: message.content.map((block, i) => toBlockParam(block, last && i === lastIndex)) };
+  // Always blocks, never the string shorthand: the last message needs a block for its breakpoint,
+  // and the same message must render the same way on the next turn for the prefix to match.
+  const content: ContentBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  const lastIndex = content.length - 1;
+  return { role: message.role, content: content.map((block, i) => toBlockParam(block, last && i === lastIndex)) };
 }
 
 function toBlockParam(block: ContentBlock, breakpoint: boolean): ContentBlockParam {

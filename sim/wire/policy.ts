@@ -31,3 +31,19 @@ export interface Fault {
 }
 
 export const FAULT_KINDS: readonly FaultKind[] = ['rate_limit', 'overloaded', 'server_error', 'spend_cap', 'auth'];
+
+/** Output tokens as the servers bill them: about four characters of JSON per token. */
+export function outputTokens(content: PolicyReply['content']): number {
+  return Math.ceil(JSON.stringify(content).length / 4);
+}
+
+/**
+ * The reply cut to `maxTokens`, as a model out of budget mid-answer: text is truncated, no tool
+ * call is complete enough to return, and the stop reason says so.
+ */
+export function fitToMaxTokens(reply: PolicyReply, maxTokens: number): PolicyReply & { outputTokens: number } {
+  const tokens = outputTokens(reply.content);
+  if (tokens <= maxTokens) return { ...reply, outputTokens: tokens };
+  const content = reply.content.flatMap((b) => (b.type === 'text' ? [{ ...b, text: b.text.slice(0, maxTokens * 4) }] : []));
+  return { content, stop_reason: 'max_tokens', outputTokens: maxTokens };
+}
