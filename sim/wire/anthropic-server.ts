@@ -79,7 +79,7 @@ export async function startAnthropicServer(options: AnthropicServerOptions): Pro
       fault: anthropicFault,
       handle: (request) => handle(request, options, cache),
     },
-    options.port,
+    { port: options.port },
   );
 }
 

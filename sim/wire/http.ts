@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { Fault } from './policy.js';
 
 /**
  * The plumbing the three wire servers share: a real `node:http` server on 127.0.0.1 (port 0 unless
- * told), a request counter (SDK retries are off: one call, one request), a queue of injected faults,
+ * told) — or `node:http2` cleartext for Bedrock, whose SDK client speaks only HTTP/2 — a request counter (SDK retries are off: one call, one request), a queue of injected faults,
  * and the parsed body of every request the server accepted, for tests to assert on.
  */
 
@@ -35,27 +36,36 @@ export interface WireServer {
 }
 
 export interface WireHandler {
-  /** Checks and answers one request; returns the accepted body as second element on success. */
-  handle(request: WireRequest): WireReply & { accepted?: unknown };
+  /** Checks and answers one request; a success carries the accepted body for `acceptedBodies()`. */
+  handle(request: WireRequest): (WireReply & { accepted?: unknown }) | Promise<WireReply & { accepted?: unknown }>;
   fault(fault: Fault): WireReply;
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
-export async function startWireServer(handler: WireHandler, port = 0): Promise<WireServer> {
+export interface WireServerOptions {
+  port?: number | undefined;
+  /** @default 'http1' */
+  protocol?: 'http1' | 'http2';
+}
+
+type Request = IncomingMessage | Http2ServerRequest;
+type Response = ServerResponse | Http2ServerResponse;
+
+export async function startWireServer(handler: WireHandler, options: WireServerOptions = {}): Promise<WireServer> {
   let requests = 0;
   const faults: Fault[] = [];
   const accepted: unknown[] = [];
 
-  const server = createServer((req, res) => {
+  const listener = (req: Request, res: Response): void => {
     requests += 1;
     readBody(req)
-      .then((raw) => {
+      .then(async (raw) => {
         const fault = faults.shift();
         if (fault !== undefined) return send(res, handler.fault(fault));
         if (raw === undefined) return send(res, { status: 413, body: { message: `request body exceeds ${MAX_BODY_BYTES} bytes` } });
         const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-        const reply = handler.handle({ method: req.method ?? '', path, headers: req.headers, raw });
+        const reply = await handler.handle({ method: req.method ?? '', path, headers: req.headers, raw });
         if (reply.accepted !== undefined) accepted.push(reply.accepted);
         send(res, reply);
       })
@@ -63,11 +73,17 @@ export async function startWireServer(handler: WireHandler, port = 0): Promise<W
         if (res.headersSent) return res.destroy();
         send(res, { status: 500, body: { message: error instanceof Error ? error.message : String(error) } });
       });
+  };
+  const sessions = new Set<Http2Session>();
+  const server = options.protocol === 'http2' ? createHttp2Server(listener) : createServer(listener);
+  server.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
   });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
@@ -85,8 +101,9 @@ export async function startWireServer(handler: WireHandler, port = 0): Promise<W
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
-        // Keep-alive connections would hold close() until they idle out.
-        server.closeAllConnections();
+        // Keep-alive connections (HTTP/2 sessions) would hold close() until they idle out.
+        if ('closeAllConnections' in server) server.closeAllConnections();
+        for (const session of sessions) session.destroy();
       }),
   };
 }
@@ -107,7 +124,7 @@ export function parseJson(raw: string): { ok: true; value: unknown } | { ok: fal
 }
 
 /** The body as text, or undefined past the limit (read to the end all the same, so an answer can be sent). */
-function readBody(req: IncomingMessage): Promise<string | undefined> {
+function readBody(req: Request): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -120,7 +137,7 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
   });
 }
 
-function send(res: ServerResponse, reply: WireReply): void {
+function send(res: Response, reply: WireReply): void {
   const text = JSON.stringify(reply.body);
   res.writeHead(reply.status, { ...reply.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);

@@ -74,7 +74,7 @@ type WireBody = z.infer<typeof WireBody>;
 
 export async function startOpenAIServer(options: OpenAIServerOptions): Promise<WireServer> {
   const cache = new PrefixCache();
-  return startWireServer({ fault: openAIFault, handle: (request) => handle(request, options, cache) }, options.port);
+  return startWireServer({ fault: openAIFault, handle: (request) => handle(request, options, cache) }, { port: options.port });
 }
 
 function handle(request: WireRequest, options: OpenAIServerOptions, cache: PrefixCache): WireReply & { accepted?: unknown } {
