@@ -71,6 +71,12 @@ describe('Anthropic adapter against the strict wire server', () => {
     });
   });
 
+  it('passes the caller’s abort signal through: an aborted call is a transient fault', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(client.createMessage(firstRequest(MODEL), controller.signal)).rejects.toMatchObject({ name: 'Agent.Transient', message: expect.stringMatching(/aborted/) });
+  });
+
   it('sends one request per call: the SDK’s own retries are off', async () => {
     await withServer(async (server, client) => {
       server.failNext(1, { kind: 'overloaded' });
