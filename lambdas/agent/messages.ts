@@ -51,6 +51,8 @@ export const Usage = z.object({
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),
   cache_read_input_tokens: z.number().int().nonnegative().optional(),
+  /** Input tokens written to the provider's prompt cache (priced above plain input). */
+  cache_creation_input_tokens: z.number().int().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof Usage>;
 

@@ -44,6 +44,13 @@ export class TransientError extends AgentError {
 
 export class ModelThrottledError extends AgentError {
   override readonly name = ErrorNames.ModelThrottled;
+  /** The provider's `retry-after` in seconds, when it sent one: the floor of the next attempt's delay. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(message: string, options?: ErrorOptions & { retryAfterSeconds?: number }) {
+    super(message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds;
+  }
 }
 
 export class LeaseHeldError extends AgentError {

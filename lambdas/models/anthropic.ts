@@ -1,0 +1,150 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type {
+  CacheControlEphemeral,
+  ContentBlockParam,
+  Message as AnthropicMessage,
+  MessageCreateParamsNonStreaming,
+  MessageParam,
+  Tool,
+} from '@anthropic-ai/sdk/resources/messages/messages';
+import { z } from 'zod';
+import { InvalidInputError, TerminalError } from '../shared/errors.js';
+import { parseOrThrow } from '../shared/validation.js';
+import { MessageResponse, type ContentBlock, type Message, type MessageRequest, type ModelClient } from '../agent/messages.js';
+import { classifyAnthropicError } from './anthropic-errors.js';
+
+export interface AnthropicClientOptions {
+  apiKey: string;
+  /** @default https://api.anthropic.com (the SDK's default) */
+  baseUrl?: string | undefined;
+  /** Budget of one call, connection to last byte. @default 60_000 */
+  timeoutMs?: number | undefined;
+}
+
+/**
+ * A `ModelClient` on the Anthropic Messages API through the official SDK. The ledger's message shape
+ * is Anthropic's, so the translation is mostly about prompt caching: three `cache_control`
+ * breakpoints (system prompt, last tool, last block of the conversation) make every turn read the
+ * previous turn's prefix from the cache and write its own. Per-turn content (e.g. a budget hint)
+ * must therefore go into the latest user turn, never into the system prompt.
+ */
+export class AnthropicModelClient implements ModelClient {
+  readonly #client: Anthropic;
+
+  constructor(options: AnthropicClientOptions) {
+    this.#client = new Anthropic({
+      apiKey: options.apiKey,
+      // Pass the URL explicitly: the SDK would otherwise read ANTHROPIC_BASE_URL itself, unchecked.
+      baseURL: options.baseUrl ?? 'https://api.anthropic.com',
+      // The state machine retries, once and visibly; an SDK retry would hide attempts from it.
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? 60_000,
+    });
+  }
+
+  async createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse> {
+    const params = toAnthropicParams(request);
+    let message: AnthropicMessage;
+    try {
+      message = await this.#client.messages.create(params, signal === undefined ? {} : { signal });
+    } catch (error) {
+      throw classifyAnthropicError(error);
+    }
+    return fromAnthropicMessage(message);
+  }
+}
+
+const EPHEMERAL: CacheControlEphemeral = { type: 'ephemeral' };
+
+/** Anthropic requires an object schema at the root of every tool's input schema. */
+const ObjectSchema = z.looseObject({ type: z.literal('object') });
+
+/** The request with its cache breakpoints. Pure: exported for tests. */
+export function toAnthropicParams(request: MessageRequest): MessageCreateParamsNonStreaming {
+  const tools = request.tools?.map((tool, i, all): Tool => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: parseOrThrow(ObjectSchema, tool.input_schema, `input schema of tool ${tool.name}`),
+    ...(i === all.length - 1 ? { cache_control: EPHEMERAL } : {}),
+  }));
+  return {
+    model: request.model,
+    max_tokens: request.max_tokens,
+    ...(request.system === undefined ? {} : { system: [{ type: 'text', text: request.system, cache_control: EPHEMERAL }] }),
+    ...(tools === undefined || tools.length === 0 ? {} : { tools }),
+    messages: request.messages.map((message, i, all) => toMessageParam(message, i === all.length - 1)),
+  };
+}
+
+/** One message; the last one of the conversation carries the breakpoint on its last block. */
+function toMessageParam(message: Message, last: boolean): MessageParam {
+  // Always blocks, never the string shorthand: the last message needs a block for its breakpoint,
+  // and the same message must render the same way on the next turn for the prefix to match.
+  const content: ContentBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  const lastIndex = content.length - 1;
+  return { role: message.role, content: content.map((block, i) => toBlockParam(block, last && i === lastIndex)) };
+}
+
+function toBlockParam(block: ContentBlock, breakpoint: boolean): ContentBlockParam {
+  const cache = breakpoint ? { cache_control: EPHEMERAL } : {};
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text, ...cache };
+    case 'tool_use':
+      return { type: 'tool_use', id: block.id, name: block.name, input: block.input, ...cache };
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        tool_use_id: block.tool_use_id,
+        content: block.content,
+        ...(block.is_error === undefined ? {} : { is_error: block.is_error }),
+        ...cache,
+      };
+  }
+}
+
+/** The SDK's message back in the ledger's shape, validated: model output is outside input. */
+export function fromAnthropicMessage(message: AnthropicMessage): MessageResponse {
+  const content = message.content.map((block) => {
+    if (block.type === 'text') return { type: 'text', text: block.text };
+    if (block.type === 'tool_use') return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
+    // Thinking and server-tool blocks only come when requested, and savepoint requests neither.
+    throw new InvalidInputError(`invalid anthropic response: unexpected content block of type ${block.type}`);
+  });
+  const usage = message.usage;
+  return parseOrThrow(
+    MessageResponse,
+    {
+      id: message.id,
+      type: 'message',
+      role: 'assistant',
+      model: message.model,
+      content,
+      stop_reason: stopReason(message.stop_reason),
+      usage: {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
+        cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
+      },
+    },
+    'anthropic response',
+  );
+}
+
+function stopReason(reason: AnthropicMessage['stop_reason']): MessageResponse['stop_reason'] {
+  switch (reason) {
+    case 'end_turn':
+    case 'tool_use':
+    case 'max_tokens':
+    case 'stop_sequence':
+      return reason;
+    case 'model_context_window_exceeded':
+      // The answer was cut where the window ended: to the loop this is a truncated turn.
+      return 'max_tokens';
+    case 'refusal':
+      throw new TerminalError('anthropic model refused to answer (stop_reason refusal) — the conversation triggered the model’s safety policy; review the prompt and the tool results it was given');
+    default:
+      throw new InvalidInputError(`invalid anthropic response: unsupported stop_reason ${String(reason)}`);
+  }
+}

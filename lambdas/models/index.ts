@@ -1,0 +1,69 @@
+import { HttpMessagesClient } from '../agent/messages-client.js';
+import type { MessageRequest, MessageResponse, ModelClient } from '../agent/messages.js';
+import { InvalidInputError } from '../shared/errors.js';
+import { parseOrThrow } from '../shared/validation.js';
+import { AnthropicModelClient } from './anthropic.js';
+import { BedrockModelClient } from './bedrock.js';
+import { checkEndpoint, ENV, ModelConfig } from './config.js';
+import { OpenAIModelClient } from './openai.js';
+import { formatModelSpec, parseModelSpec, type ModelSpec } from './spec.js';
+
+/**
+ * The one entry point to the model providers: a `provider:model-id` spec and a configuration in, a
+ * `ModelClient` out. Build it once per process (module scope in a Lambda): each adapter holds an
+ * SDK client with its connection pool.
+ */
+
+export { checkEndpoint, ENV, ModelConfig, modelConfigFromEnv } from './config.js';
+export { costOf, DEFAULT_PRICE_TABLE, priceFor, priceTable, type Price, type PriceTable } from './prices.js';
+export { formatModelSpec, parseModelSpec, PROVIDERS, type ModelSpec, type Provider } from './spec.js';
+
+export function createModelClient(spec: string | ModelSpec, config: unknown): ModelClient {
+  const model = typeof spec === 'string' ? parseModelSpec(spec) : spec;
+  const cfg = parseOrThrow(ModelConfig, config, 'model configuration');
+  const timeoutMs = cfg.timeoutMs;
+  const name = formatModelSpec(model);
+  const missing = (what: string, variable: string, onAws: string): never => {
+    throw new InvalidInputError(`model ${name} needs ${what}: set ${variable} (locally) or ${onAws} (on AWS)`);
+  };
+
+  switch (model.provider) {
+    case 'sim': {
+      if (cfg.sim === undefined) return missing('the simulator’s URL', ENV.simUrl, 'the stack’s simulator endpoint');
+      const baseUrl = checkEndpoint(cfg.sim.baseUrl, `${ENV.simUrl} (sim.baseUrl)`);
+      return bound(model, new HttpMessagesClient({ baseUrl, apiKey: cfg.sim.apiKey, ...(timeoutMs === undefined ? {} : { timeoutMs }) }));
+    }
+    case 'anthropic': {
+      const apiKey = cfg.anthropic?.apiKey ?? missing('an Anthropic API key', ENV.anthropicKey, 'the Anthropic API key secret');
+      const baseUrl = cfg.anthropic?.baseUrl === undefined ? undefined : checkEndpoint(cfg.anthropic.baseUrl, `${ENV.anthropicUrl} (anthropic.baseUrl)`);
+      return bound(model, new AnthropicModelClient({ apiKey, baseUrl, timeoutMs }));
+    }
+    case 'openai': {
+      const apiKey = cfg.openai?.apiKey ?? missing('an OpenAI API key', ENV.openaiKey, 'the OpenAI API key secret');
+      const baseUrl = cfg.openai?.baseUrl === undefined ? undefined : checkEndpoint(cfg.openai.baseUrl, `${ENV.openaiUrl} (openai.baseUrl)`);
+      return bound(model, new OpenAIModelClient({ apiKey, baseUrl, organization: cfg.openai?.organization, project: cfg.openai?.project, timeoutMs }));
+    }
+    case 'bedrock': {
+      const b = cfg.bedrock;
+      const region = b?.region ?? missing('an AWS region', ENV.region, 'the Lambda’s region');
+      const endpoint = b?.endpoint === undefined ? undefined : checkEndpoint(b.endpoint, `${ENV.bedrockEndpoint} (bedrock.endpoint)`);
+      return bound(model, new BedrockModelClient({ region, endpoint, credentials: b?.credentials, promptCaching: b?.promptCaching, timeoutMs }));
+    }
+  }
+}
+
+/**
+ * The client for one configured model: the request's `model` must name it — its provider id, or
+ * the full spec — so that a ledger recorded for one model is never silently sent to another.
+ */
+function bound(spec: ModelSpec, client: ModelClient): ModelClient {
+  const full = formatModelSpec(spec);
+  return {
+    createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse> {
+      if (request.model !== spec.model && request.model !== full) {
+        return Promise.reject(new InvalidInputError(`request names model ${request.model}, but this client is configured for ${full}`));
+      }
+      return client.createMessage({ ...request, model: spec.model }, signal);
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { ModelThrottledError, TerminalError, TransientError } from '../shared/errors.js';
+
+/**
+ * What the three per-provider classifiers (anthropic-errors.ts, bedrock-errors.ts, openai-errors.ts)
+ * share. Each classifier is a pure function from whatever its SDK threw to one savepoint error:
+ *
+ * - throttled (429, overloaded): `ModelThrottledError`, carrying `retry-after` when the provider sent
+ *   one — the state machine's retry delay must not be shorter;
+ * - transient (timeouts, connection errors, 5xx): `TransientError`;
+ * - terminal (auth, permission, not found, invalid request, context too long, spend cap):
+ *   `TerminalError` whose message says what to fix. Never retried, not an outage (see `isOutage`).
+ */
+
+/** Why a terminal refusal happened: each kind names its own remedy. */
+export type TerminalKind = 'authentication' | 'permission' | 'not_found' | 'invalid_request' | 'context_too_long' | 'spend_cap' | 'refused';
+
+export interface ProviderFault {
+  /** `anthropic`, `bedrock`, `openai`: the prefix of every message, so a log line names the provider. */
+  readonly provider: string;
+  /** The HTTP status, when there was a response. */
+  readonly status?: number | undefined;
+  /** The provider's own error type or code (`rate_limit_error`, `ThrottlingException`, `insufficient_quota`). */
+  readonly code?: string | undefined;
+  readonly message: string;
+}
+
+export function throttled(fault: ProviderFault, retryAfterSeconds: number | undefined, cause: unknown): ModelThrottledError {
+  const after = retryAfterSeconds === undefined ? '' : ` (retry after ${retryAfterSeconds} s)`;
+  return new ModelThrottledError(`${describe(fault)}${after}`, { cause, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) });
+}
+
+export function transient(fault: ProviderFault, cause: unknown): TransientError {
+  return new TransientError(describe(fault), { cause });
+}
+
+/** A terminal refusal whose message ends with what the operator has to change, per provider. */
+export function terminal(fault: ProviderFault, kind: TerminalKind, remedy: string, cause: unknown): TerminalError {
+  return new TerminalError(`${describe(fault)} [${kind}] — ${remedy}`, { cause });
+}
+
+function describe(fault: ProviderFault): string {
+  const status = fault.status === undefined ? '' : ` ${fault.status}`;
+  const code = fault.code ? ` ${fault.code}` : '';
+  return `${fault.provider} model call failed:${status}${code}: ${clip(fault.message)}`;
+}
+
+/** The subset of `Headers` the classifiers read (the Anthropic and OpenAI SDKs hand over a `Headers`). */
+export interface HeaderSource {
+  get(name: string): string | null | undefined;
+}
+
+/** A `HeaderSource` over a plain record of lower-case names (what the AWS SDK keeps on `$response`). */
+export function headersOf(record: Record<string, string | undefined>): HeaderSource {
+  return { get: (name) => record[name.toLowerCase()] };
+}
+
+/**
+ * `retry-after-ms` or `retry-after` (seconds or an HTTP date), as whole seconds rounded up; undefined
+ * when absent, unparsable or in the past. `now` is injected so that the classifiers stay pure.
+ */
+export function retryAfterSeconds(headers: HeaderSource | undefined, now: number): number | undefined {
+  const ms = Number(header(headers, 'retry-after-ms'));
+  if (header(headers, 'retry-after-ms') !== undefined && Number.isFinite(ms) && ms >= 0) return Math.ceil(ms / 1000);
+  const value = header(headers, 'retry-after');
+  if (value === undefined) return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Math.ceil(Number(value));
+  const date = Date.parse(value);
+  if (Number.isNaN(date)) return undefined;
+  const seconds = Math.ceil((date - now) / 1000);
+  return seconds >= 0 ? seconds : undefined;
+}
+
+function header(headers: HeaderSource | undefined, name: string): string | undefined {
+  const value = headers?.get(name);
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
+/** Whether a 400's message says the prompt does not fit the model's context window. */
+export function isContextTooLong(message: string): boolean {
+  return /prompt is too long|context length|context window|maximum context|too many (input )?tokens|input is too long/i.test(message);
+}
+
+export function errorMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  // fetch wraps the socket error: the cause says what actually happened.
+  return error.cause instanceof Error && error.cause.message !== error.message ? `${error.message} (${error.cause.message})` : error.message;
+}
+
+function clip(text: string): string {
+  return text.length <= 300 ? text : `${text.slice(0, 299)}…`;
+}

@@ -1,0 +1,207 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/agent/messages.js';
+import { conversationProblem } from './conversation.js';
+import { header, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
+import { fitToMaxTokens, type Fault, type Policy } from './policy.js';
+import { BreakpointCache, type PromptBlock } from './prompt-cache.js';
+
+/**
+ * A strict local Anthropic Messages API (`POST /v1/messages`): checks the key (`x-api-key`, or
+ * `Authorization: Bearer`, which is what the SDK sends since 1.0) and `anthropic-version`, the body's shape (unknown fields are refused, as the real API does), the
+ * conversation rules and the model id; answers 400/401/404 in the documented error shape
+ * (`{ type: 'error', error: { type, message } }`), otherwise the policy's reply with usage that
+ * models prompt caching (see prompt-cache.ts).
+ */
+
+export interface AnthropicServerOptions {
+  policy: Policy;
+  apiKey: string;
+  /** Model ids the server knows; any other is a 404 `not_found_error`. */
+  models: readonly string[];
+  port?: number;
+}
+
+/**
+ * The API versions the server speaks. `@anthropic-ai/sdk` 1.x sends 2026-10-21, which refuses the
+ * sampling parameters (temperature, top_p, top_k) with a 400; older clients, such as the hand-written
+ * `HttpMessagesClient`, send 2023-06-01.
+ */
+export const ANTHROPIC_VERSIONS = ['2023-06-01', '2026-10-21'] as const;
+export const ANTHROPIC_VERSION = '2026-10-21';
+const SAMPLING_PARAMETERS = ['temperature', 'top_p', 'top_k'] as const;
+const MAX_BREAKPOINTS = 4;
+
+const CacheControl = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() });
+const cacheable = { cache_control: CacheControl.nullish() };
+const Text = z.strictObject({ type: z.literal('text'), text: z.string().min(1), ...cacheable });
+const ToolUse = z.strictObject({
+  type: z.literal('tool_use'),
+  id: z.string().regex(/^[a-zA-Z0-9_-]+$/),
+  name: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+  ...cacheable,
+});
+const ToolResult = z.strictObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(Text)]).optional(),
+  is_error: z.boolean().optional(),
+  ...cacheable,
+});
+const Block = z.discriminatedUnion('type', [Text, ToolUse, ToolResult]);
+const WireMessage = z.strictObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string().min(1), z.array(Block).min(1)]) });
+const WireTool = z.strictObject({
+  name: z.string().regex(/^[a-zA-Z0-9_-]{1,128}$/),
+  description: z.string().optional(),
+  input_schema: z.record(z.string(), z.unknown()),
+  type: z.literal('custom').nullish(),
+  ...cacheable,
+});
+const WireRequestBody = z.strictObject({
+  model: z.string().min(1),
+  max_tokens: z.number().int().positive(),
+  system: z.union([z.string(), z.array(Text)]).optional(),
+  messages: z.array(WireMessage).min(1),
+  tools: z.array(WireTool).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.number().int().positive().optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  metadata: z.strictObject({ user_id: z.string().nullish() }).optional(),
+});
+type WireRequestBody = z.infer<typeof WireRequestBody>;
+
+export async function startAnthropicServer(options: AnthropicServerOptions): Promise<WireServer> {
+  const cache = new BreakpointCache();
+  return startWireServer(
+    {
+      fault: anthropicFault,
+      handle: (request) => handle(request, options, cache),
+    },
+    { port: options.port },
+  );
+}
+
+function handle(request: WireRequest, options: AnthropicServerOptions, cache: BreakpointCache): WireReply & { accepted?: unknown } {
+  if (request.method !== 'POST' || request.path !== '/v1/messages') return error(404, 'not_found_error', `no route ${request.method} ${request.path}`);
+  const key = header(request, 'x-api-key') ?? /^Bearer (.+)$/.exec(header(request, 'authorization') ?? '')?.[1];
+  if (key !== options.apiKey) return error(401, 'authentication_error', 'invalid x-api-key');
+  const version = header(request, 'anthropic-version');
+  if (!ANTHROPIC_VERSIONS.some((v) => v === version)) {
+    return error(400, 'invalid_request_error', `anthropic-version: expected one of ${ANTHROPIC_VERSIONS.join(', ')}, got ${version ?? '(none)'}`);
+  }
+  if (!header(request, 'content-type')?.startsWith('application/json')) return error(400, 'invalid_request_error', 'content-type must be application/json');
+  const json = parseJson(request.raw);
+  if (!json.ok) return error(400, 'invalid_request_error', 'request body is not valid JSON');
+  const parsed = WireRequestBody.safeParse(json.value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return error(400, 'invalid_request_error', `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+  }
+  const body = parsed.data;
+  const sampling = version === '2026-10-21' ? SAMPLING_PARAMETERS.find((p) => body[p] !== undefined) : undefined;
+  if (sampling !== undefined) return error(400, 'invalid_request_error', `${sampling}: not supported in anthropic-version 2026-10-21`);
+  if (!options.models.includes(body.model)) return error(404, 'not_found_error', `model: ${body.model}`);
+
+  const blocks = promptBlocks(body);
+  const breakpoints = blocks.filter((b) => b.breakpoint).length;
+  if (breakpoints > MAX_BREAKPOINTS) return error(400, 'invalid_request_error', `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`);
+  const translated = MessageRequest.safeParse(toInternal(body));
+  if (!translated.success) return error(400, 'invalid_request_error', translated.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  const internal = translated.data;
+  const problem = conversationProblem(internal);
+  if (problem !== undefined) return error(400, 'invalid_request_error', problem);
+
+  const reply = fitToMaxTokens(options.policy(internal), body.max_tokens);
+  const usage = cache.account(blocks);
+  return {
+    status: 200,
+    headers: { 'request-id': requestId(request.raw) },
+    accepted: json.value,
+    body: {
+      id: `msg_${createHash('sha256').update(request.raw).digest('hex').slice(0, 24)}`,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: reply.content,
+      stop_reason: reply.stop_reason,
+      stop_sequence: null,
+      usage: {
+        input_tokens: usage.input,
+        cache_creation_input_tokens: usage.cacheWrite,
+        cache_read_input_tokens: usage.cacheRead,
+        output_tokens: reply.outputTokens,
+      },
+    },
+  };
+}
+
+/** The prompt in Anthropic's cache order — tools, system, messages — each block without its marker. */
+function promptBlocks(body: WireRequestBody): PromptBlock[] {
+  const marked = <T extends { cache_control?: unknown }>(value: T): PromptBlock => {
+    const { cache_control, ...rest } = value;
+    return { text: JSON.stringify(rest), breakpoint: cache_control != null };
+  };
+  const system = typeof body.system === 'string' ? [{ type: 'text' as const, text: body.system }] : (body.system ?? []);
+  // The string shorthand renders as the one text block it stands for.
+  const messages = body.messages.flatMap((message) =>
+    (typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content).map((block) => {
+      const { text, breakpoint } = marked(block);
+      return { text: `${message.role}:${text}`, breakpoint };
+    }),
+  );
+  return [...(body.tools ?? []).map(marked), ...system.map(marked), ...messages];
+}
+
+/** The wire request in the ledger's shape, for the conversation checks and the policy. */
+function toInternal(body: WireRequestBody): MessageRequest {
+  const system = typeof body.system === 'string' ? body.system : body.system?.map((b) => b.text).join('\n');
+  const messages: Message[] = body.messages.map((message) => ({
+    role: message.role,
+    content:
+      typeof message.content === 'string'
+        ? message.content
+        : message.content.map((block): ContentBlock => {
+            if (block.type === 'text') return { type: 'text', text: block.text };
+            if (block.type === 'tool_use') return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
+            const content = typeof block.content === 'string' ? block.content : (block.content ?? []).map((t) => t.text).join('');
+            return { type: 'tool_result', tool_use_id: block.tool_use_id, content, ...(block.is_error === undefined ? {} : { is_error: block.is_error }) };
+          }),
+  }));
+  return {
+    model: body.model,
+    max_tokens: body.max_tokens,
+    ...(system === undefined ? {} : { system }),
+    messages,
+    ...(body.tools === undefined ? {} : { tools: body.tools.map((t) => ({ name: t.name, description: t.description ?? '', input_schema: t.input_schema })) }),
+  };
+}
+
+/** The documented error answers (https://docs.anthropic.com/en/api/errors). */
+export function anthropicFault(fault: Fault): WireReply {
+  switch (fault.kind) {
+    case 'rate_limit':
+      return error(429, 'rate_limit_error', 'This request would exceed the rate limit for your organization of 50 requests per minute.', retryAfter(fault));
+    case 'overloaded':
+      return error(529, 'overloaded_error', 'Overloaded', retryAfter(fault));
+    case 'server_error':
+      return error(500, 'api_error', 'Internal server error');
+    case 'spend_cap':
+      return error(400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.');
+    case 'auth':
+      return error(401, 'authentication_error', 'invalid x-api-key');
+  }
+}
+
+function retryAfter(fault: Fault): Record<string, string> {
+  return fault.retryAfterSeconds === undefined ? {} : { 'retry-after': String(fault.retryAfterSeconds) };
+}
+
+function error(status: number, type: string, message: string, headers: Record<string, string> = {}): WireReply {
+  return { status, headers: { 'request-id': requestId(message), ...headers }, body: { type: 'error', error: { type, message }, request_id: requestId(message) } };
+}
+
+function requestId(seed: string): string {
+  return `req_${createHash('sha256').update(seed).digest('hex').slice(0, 24)}`;
+}

@@ -1,0 +1,144 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import type { Fault } from './policy.js';
+
+/**
+ * The plumbing the three wire servers share: a real `node:http` server on 127.0.0.1 (port 0 unless
+ * told) — or `node:http2` cleartext for Bedrock, whose SDK client speaks only HTTP/2 — a request counter (SDK retries are off: one call, one request), a queue of injected faults,
+ * and the parsed body of every request the server accepted, for tests to assert on.
+ */
+
+export interface WireReply {
+  status: number;
+  headers?: Record<string, string>;
+  body: unknown;
+}
+
+export interface WireRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  /** The body as received: strict checks compare bytes, not re-serialized JSON. */
+  raw: string;
+}
+
+export interface WireServer {
+  readonly url: string;
+  readonly port: number;
+  /** Requests received, faulted and refused ones included. */
+  requestCount(): number;
+  /** Answer the next `count` requests with `fault` (queued after any faults already pending). */
+  failNext(count: number, fault: Fault): void;
+  /** Bodies (parsed JSON) of the requests that passed the checks and got a success answer, in order. */
+  acceptedBodies(): readonly unknown[];
+  close(): Promise<void>;
+}
+
+export interface WireHandler {
+  /** Checks and answers one request; a success carries the accepted body for `acceptedBodies()`. */
+  handle(request: WireRequest): (WireReply & { accepted?: unknown }) | Promise<WireReply & { accepted?: unknown }>;
+  fault(fault: Fault): WireReply;
+}
+
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export interface WireServerOptions {
+  port?: number | undefined;
+  /** @default 'http1' */
+  protocol?: 'http1' | 'http2';
+}
+
+type Request = IncomingMessage | Http2ServerRequest;
+type Response = ServerResponse | Http2ServerResponse;
+
+export async function startWireServer(handler: WireHandler, options: WireServerOptions = {}): Promise<WireServer> {
+  let requests = 0;
+  const faults: Fault[] = [];
+  const accepted: unknown[] = [];
+
+  const listener = (req: Request, res: Response): void => {
+    requests += 1;
+    readBody(req)
+      .then(async (raw) => {
+        const fault = faults.shift();
+        if (fault !== undefined) return send(res, handler.fault(fault));
+        if (raw === undefined) return send(res, { status: 413, body: { message: `request body exceeds ${MAX_BODY_BYTES} bytes` } });
+        const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+        const reply = await handler.handle({ method: req.method ?? '', path, headers: req.headers, raw });
+        if (reply.accepted !== undefined) accepted.push(reply.accepted);
+        send(res, reply);
+      })
+      .catch((error: unknown) => {
+        if (res.headersSent) return res.destroy();
+        send(res, { status: 500, body: { message: error instanceof Error ? error.message : String(error) } });
+      });
+  };
+  const sessions = new Set<Http2Session>();
+  const server = options.protocol === 'http2' ? createHttp2Server(listener) : createServer(listener);
+  server.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port: bound } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${bound}`,
+    port: bound,
+    requestCount: () => requests,
+    failNext: (count, fault) => {
+      for (let i = 0; i < count; i += 1) faults.push(fault);
+    },
+    acceptedBodies: () => accepted,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        // Keep-alive connections (HTTP/2 sessions) would hold close() until they idle out.
+        if ('closeAllConnections' in server) server.closeAllConnections();
+        for (const session of sessions) session.destroy();
+      }),
+  };
+}
+
+/** The first value of a header, or undefined when absent or blank. */
+export function header(request: WireRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined || first.trim() === '' ? undefined : first;
+}
+
+export function parseJson(raw: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(raw) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** The body as text, or undefined past the limit (read to the end all the same, so an answer can be sent). */
+function readBody(req: Request): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: Response, reply: WireReply): void {
+  const text = JSON.stringify(reply.body);
+  res.writeHead(reply.status, { ...reply.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}

@@ -1,0 +1,49 @@
+import type { MessageRequest, MessageResponse } from '../../lambdas/agent/messages.js';
+
+/**
+ * What the wire servers answer with. A server checks and parses its provider's request, hands it
+ * to the policy in the ledger's own shape (`MessageRequest`), and translates the policy's reply
+ * into the provider's success shape. The policy decides; the server only speaks the wire.
+ */
+export interface PolicyReply {
+  content: MessageResponse['content'];
+  stop_reason: MessageResponse['stop_reason'];
+}
+
+export type Policy = (request: MessageRequest) => PolicyReply;
+
+/**
+ * Faults a test can inject for the next N requests, each answered in the provider's documented
+ * error shape before the request is looked at (as a provider's front door would):
+ * - `rate_limit`: 429 with `retry-after` when `retryAfterSeconds` is given;
+ * - `overloaded`: Anthropic 529 `overloaded_error`, Bedrock `ServiceUnavailableException` (or
+ *   `ThrottlingException` via `rate_limit`), OpenAI 503;
+ * - `server_error`: 500;
+ * - `spend_cap`: Anthropic "credit balance is too low", OpenAI 429 `insufficient_quota`, Bedrock
+ *   `AccessDeniedException` for an invalid payment instrument;
+ * - `auth`: the provider's answer to a bad key or signature.
+ */
+export type FaultKind = 'rate_limit' | 'overloaded' | 'server_error' | 'spend_cap' | 'auth';
+
+export interface Fault {
+  readonly kind: FaultKind;
+  readonly retryAfterSeconds?: number;
+}
+
+export const FAULT_KINDS: readonly FaultKind[] = ['rate_limit', 'overloaded', 'server_error', 'spend_cap', 'auth'];
+
+/** Output tokens as the servers bill them: about four characters of JSON per token. */
+export function outputTokens(content: PolicyReply['content']): number {
+  return Math.ceil(JSON.stringify(content).length / 4);
+}
+
+/**
+ * The reply cut to `maxTokens`, as a model out of budget mid-answer: text is truncated, no tool
+ * call is complete enough to return, and the stop reason says so.
+ */
+export function fitToMaxTokens(reply: PolicyReply, maxTokens: number): PolicyReply & { outputTokens: number } {
+  const tokens = outputTokens(reply.content);
+  if (tokens <= maxTokens) return { ...reply, outputTokens: tokens };
+  const content = reply.content.flatMap((b) => (b.type === 'text' ? [{ ...b, text: b.text.slice(0, maxTokens * 4) }] : []));
+  return { content, stop_reason: 'max_tokens', outputTokens: maxTokens };
+}

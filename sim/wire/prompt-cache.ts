@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Prompt caching as the providers document it, so that its effect on the bill is measured honestly
+ * here. Tokens are estimated as characters / 4 throughout. No TTL: a test run is far shorter than
+ * the 5-minute cache lifetime.
+ */
+
+export const MIN_CACHEABLE_TOKENS = 1024;
+
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
+/** One unit of the prompt in the provider's rendering order (tools, then system, then messages). */
+export interface PromptBlock {
+  /** The block as sent, minus the cache marker itself: what "byte-identical" compares. */
+  readonly text: string;
+  /** Whether the request put a cache breakpoint (`cache_control`, `cachePoint`) right after it. */
+  readonly breakpoint: boolean;
+}
+
+export interface CacheUsage {
+  /** Input tokens neither read from nor written to the cache. */
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/**
+ * Anthropic's model (Bedrock's for Claude is the same): a breakpoint caches the prefix up to and
+ * including its block, if that prefix is at least the minimum length. A request reads the longest
+ * cached prefix that ends at one of its breakpoints or at one of the 20 blocks before each
+ * breakpoint (the documented lookback), which is how turn N+1 — whose breakpoint has moved to its
+ * own last block — still reads turn N's prefix. Everything from the hit to the last breakpoint is
+ * written; what follows the last breakpoint is plain input.
+ */
+export class BreakpointCache {
+  readonly #stored = new Set<string>();
+  readonly #minTokens: number;
+  readonly #lookback: number;
+
+  constructor(options: { minTokens?: number; lookback?: number } = {}) {
+    this.#minTokens = options.minTokens ?? MIN_CACHEABLE_TOKENS;
+    this.#lookback = options.lookback ?? 20;
+  }
+
+  account(blocks: readonly PromptBlock[]): CacheUsage {
+    // A hash chain: prefix i is identified by the hash of blocks 0..i, each prefix in O(1).
+    const hashes: string[] = [];
+    const tokens: number[] = [];
+    let chars = 0;
+    let previous = '';
+    for (const block of blocks) {
+      previous = createHash('sha256').update(previous).update('\0').update(block.text).digest('hex');
+      chars += block.text.length;
+      hashes.push(previous);
+      tokens.push(estimateTokens(chars));
+    }
+    const total = tokens.at(-1) ?? 0;
+    const breakpoints = blocks.flatMap((block, i) => (block.breakpoint ? [i] : []));
+
+    let hit = -1;
+    for (const b of breakpoints) {
+      for (let i = b; i >= Math.max(0, b - this.#lookback + 1); i -= 1) {
+        if (i > hit && this.#stored.has(hashes[i] ?? '')) hit = i;
+      }
+    }
+    const cacheRead = hit < 0 ? 0 : (tokens[hit] ?? 0);
+
+    const last = breakpoints.at(-1);
+    let cacheWrite = 0;
+    if (last !== undefined && last > hit && (tokens[last] ?? 0) >= this.#minTokens) cacheWrite = (tokens[last] ?? 0) - cacheRead;
+    for (const b of breakpoints) if ((tokens[b] ?? 0) >= this.#minTokens) this.#stored.add(hashes[b] ?? '');
+
+    return { input: total - cacheRead - cacheWrite, cacheRead, cacheWrite };
+  }
+}
+
+/**
+ * OpenAI's model: automatic, no markers. The cached part is the longest prefix this prompt shares
+ * with any earlier prompt, counted only from 1024 tokens and then in steps of 128 tokens.
+ */
+export class PrefixCache {
+  readonly #seen: string[] = [];
+
+  /** Cached tokens of `prompt` (a rendering in which later turns extend earlier ones), then remembers it. */
+  account(prompt: string): number {
+    let longest = 0;
+    for (const earlier of this.#seen) longest = Math.max(longest, commonPrefixLength(earlier, prompt));
+    this.#seen.push(prompt);
+    // Whole tokens only: a token cut by the end of the shared prefix is not shared.
+    const shared = Math.floor(longest / 4);
+    if (shared < MIN_CACHEABLE_TOKENS) return 0;
+    return MIN_CACHEABLE_TOKENS + Math.floor((shared - MIN_CACHEABLE_TOKENS) / 128) * 128;
+  }
+}
+
+function commonPrefixLength(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i += 1;
+  return i;
+}
