@@ -92,7 +92,7 @@ describe('createModelClient', () => {
   });
 
   it('reaches the simulator through the existing HTTP client', async () => {
-    const sim = await startModelServer();
+    const sim = await startModelServer({ policy: () => ({ content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' }) });
     try {
       const client = createModelClient('sim:savepoint-sim-1', { sim: { baseUrl: sim.url, apiKey: 'local' } });
       const response = await client.createMessage({ model: 'savepoint-sim-1', max_tokens: 1024, messages: [{ role: 'user', content: 'Reconcile the refunds of 2026-11-01.' }] });
