@@ -1,0 +1,60 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Schedule } from 'aws-cdk-lib/aws-events';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { EXAMPLE_AGENTS } from '../../infra/example.js';
+import { SavepointStack } from '../../infra/stack.js';
+
+/** Two agents of different kinds deployed side by side in one app, on one ledger. */
+let template: Template;
+
+beforeAll(() => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new SavepointStack(app, 'Agents');
+  stack.addAgent('Refunds', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, schedule: Schedule.cron({ hour: '2', minute: '0' }) });
+  stack.addAgent('Triage', { agentName: 'support-triage', entry: EXAMPLE_AGENTS.supportTriage, approvalApi: false });
+  template = Template.fromStack(stack);
+});
+
+const joined = (value: unknown) => JSON.stringify(value);
+
+describe('an app with two agents', () => {
+  it('has one state machine per agent, named for it, and one shared ledger table', () => {
+    const machines = Object.values(template.findResources('AWS::StepFunctions::StateMachine')).map((machine) => machine.Properties.StateMachineName);
+    expect(machines.sort()).toEqual(['Agents-refund-reconciler', 'Agents-support-triage']);
+    expect(Object.keys(template.findResources('AWS::DynamoDB::GlobalTable'))).toHaveLength(1);
+  });
+
+  it('runs the same generic loop for both (the definitions differ only in their function ARNs)', () => {
+    const shapes = Object.values(template.findResources('AWS::StepFunctions::StateMachine')).map((machine) =>
+      joined(machine.Properties.DefinitionString).replace(/"Fn::GetAtt":\["(Refunds|Triage)[A-Za-z0-9]+"/g, '"Fn::GetAtt":["FN"'),
+    );
+    expect(shapes[0]).toBe(shapes[1]);
+  });
+
+  it('gives each agent its own functions, each answering only its own state machine\'s task tokens', () => {
+    const policies = Object.entries(template.findResources('AWS::IAM::Policy')).filter(([, policy]) => joined(policy).includes('states:SendTaskSuccess'));
+    expect(policies.length).toBeGreaterThanOrEqual(3);
+    for (const [id, policy] of policies) {
+      const own = id.startsWith('Refunds') ? 'Agents-refund-reconciler' : 'Agents-support-triage';
+      const other = own === 'Agents-refund-reconciler' ? 'Agents-support-triage' : 'Agents-refund-reconciler';
+      expect(joined(policy)).toContain(`:stateMachine:${own}`);
+      expect(joined(policy)).not.toContain(`:stateMachine:${other}`);
+    }
+  });
+
+  it('schedules only the agent that asked for a schedule, and serves an approval API only where asked', () => {
+    const scheduled = Object.values(template.findResources('AWS::Events::Rule')).filter((rule) => joined(rule).includes('cron('));
+    expect(scheduled).toHaveLength(1);
+    expect(joined(scheduled[0])).toContain('RefundsAgentStateMachine');
+    const apis = Object.keys(template.findResources('AWS::ApiGateway::RestApi'));
+    expect(apis).toHaveLength(1);
+    expect(apis[0]).toMatch(/^Refunds/);
+  });
+
+  it('gives each agent its own step functions (ten with the approval API, nine without)', () => {
+    const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([, fn]) => joined(fn).includes('SAVEPOINT_STEP'));
+    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(10);
+    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(9);
+  });
+});
