@@ -156,7 +156,8 @@ export function defineTool<Args, Input = any, Deps = any>(tool: ToolDefinition<A
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) throw new Error(`defineTool: name ${JSON.stringify(tool.name)} must be 1-64 letters, digits, "_" or "-"`);
   if (tool.effect !== 'read' && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: effect must be 'read' or 'write', got ${JSON.stringify(tool.effect)}`);
   if (tool.reconcile && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: reconcile only makes sense for a 'write' tool`);
-  if (!(tool.input instanceof z.ZodType)) throw new Error(`defineTool ${tool.name}: input must be a zod schema`);
+  // Duck-typed: the agent's own copy of zod is as good as ours.
+  if (typeof (tool.input as { safeParse?: unknown } | undefined)?.safeParse !== 'function') throw new Error(`defineTool ${tool.name}: input must be a zod schema`);
   return tool;
 }
 

@@ -60,7 +60,11 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
   }
   const request = parseOrThrow(RunRequest, event, 'run input');
   const input = parseOrThrow(agent.input, request.input, `input of agent ${agent.name}`);
-  return { runId: request.runId ?? runIdOf(agent, input), input, config: request.config ?? {}, force: request.force };
+  // Only the settings the request names: the partial schema fills in every default, which would
+  // override the agent's own budgets.
+  const named = Object.keys((event as { config?: object }).config ?? {});
+  const config = Object.fromEntries(Object.entries(request.config ?? {}).filter(([key]) => named.includes(key)));
+  return { runId: request.runId ?? runIdOf(agent, input), input, config, force: request.force };
 }
 
 /** The run id of an input: the agent's own rule, or its name and a hash of the input. */

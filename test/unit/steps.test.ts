@@ -182,3 +182,12 @@ describe('StartRun', () => {
     expect(await start()({ event, executionArn: 'arn:e6' })).toMatchObject({ action: 'finished', status: 'succeeded' });
   });
 });
+
+describe("the agent's budgets", () => {
+  it('are the defaults of its runs; a run request overrides only the settings it names', () => {
+    const agent = { ...refundReconciler, budgets: { maxSteps: 20, maxDollars: 1 } };
+    const request = runRequestFromEvent(agent, { input: { date: '2026-11-28' }, config: { maxDollars: 2 } });
+    expect(request.config).toEqual({ maxDollars: 2 });
+    expect(RunConfig.parse({ ...agent.budgets, ...request.config })).toMatchObject({ maxSteps: 20, maxDollars: 2, maxTokens: 600_000 });
+  });
+});
