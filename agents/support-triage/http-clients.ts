@@ -11,8 +11,8 @@ import { Escalation, KbHit, SentMail, Ticket, TicketSummary, type Queue } from '
  *   harness first runs the tool's `reconcile`, which searches sent mail for the key header;
  * - 400 / 404 → `Agent.InvalidInput` (wrong arguments; the provider's message says why);
  * - 401 / 403 / 409 / 422 and any other 4xx → `Agent.Terminal`;
- * - a 2xx body that does not match the schema → `Agent.MalformedResponse` (the provider broke its
- *   contract; retrying will not fix it).
+ * - a 2xx body that does not match the schema → `MalformedResponseError`, an `Agent.Terminal`
+ *   (the provider broke its contract; retrying will not fix it; a read shows it to the model).
  */
 
 export interface HttpClientOptions {

@@ -30,8 +30,11 @@ export interface MailServerOptions {
   readonly faults?: FaultOptions;
   /** Sends that commit and then drop the connection instead of answering: seeded, or chosen per mail. */
   readonly dropSendResponses?: FaultOptions | ((mail: SentMail) => boolean);
-  /** Sees every request's route before it is handled (tests use it to act at a known point of a run). */
-  readonly onRequest?: (route: string) => void;
+  /**
+   * Sees every request's route before it is handled, and holds the request until it returns
+   * (tests use it to act at a known point of a run, e.g. to kill it while a tool call is running).
+   */
+  readonly onRequest?: (route: string) => void | Promise<void>;
   /** @default 0 (a random free port) */
   readonly port?: number;
   /** Clock for `sentAt` / `createdAt`. @default () => new Date() */
@@ -64,7 +67,7 @@ class ApiError extends Error {
   }
 }
 
-const HeaderName = z.string().regex(/^X-[A-Za-z0-9-]{1,64}$/, 'custom headers are X-… names');
+const HeaderName = z.string().regex(/^x-[a-z0-9-]{1,64}$/i, 'custom headers are X-… names');
 const SendBody = z
   .object({
     to: z.email(),
@@ -113,7 +116,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const route = `${req.method ?? 'GET'} ${url.pathname}`;
     const raw = await readBody(req);
-    options.onRequest?.(route);
+    await options.onRequest?.(route);
 
     // What was sent and escalated is for people and tests; faulting it would disturb the seed's sequence.
     const inspection = (route === 'GET /v1/mail/sent' && !url.searchParams.has('header')) || route === 'GET /v1/escalations';
