@@ -1,0 +1,122 @@
+import { startTriageWorld, supportTriage, SAMPLE_INBOX, loadInbox, type TriageWorld } from '../../agents/support-triage/agent.js';
+import { KEY_HEADER, type Inbox } from '../../agents/support-triage/domain.js';
+import type { MailServerOptions } from '../../agents/support-triage/sim/mail-server.js';
+import type { AgentDefinition } from '../../lambdas/define.js';
+import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import { summarizeHistory } from '../../local/engine.js';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
+
+/**
+ * The support-triage agent on the whole local stack (the synthesized definition on the in-process
+ * engine, dynalite in memory, the simulated model), with its world started here so a test can
+ * hand it an inbox and the mail provider's faults. Shaped like test/engine/harness.ts.
+ */
+
+export const sampleInbox = loadInbox(SAMPLE_INBOX);
+export const sampleInput = { inbox: sampleInbox.inbox };
+
+export interface TriageHarness {
+  stack: LocalStack<TriageWorld>;
+  /** Approvals in the order they were asked for. */
+  approvals: ApprovalRecord[];
+  /** Starts an execution with `input` and waits until it stops. */
+  run(input: unknown, name?: string): Promise<Finished>;
+  /** Decisions posted by `decide` (awaited before a test checks what they did). */
+  decisions: Promise<unknown>[];
+}
+
+export type Finished = Awaited<ReturnType<LocalStack['engine']['waitForExecution']>> & {
+  history: ReturnType<LocalStack['engine']['getExecutionHistory']>;
+  states: ReturnType<typeof summarizeHistory>;
+};
+
+export interface TriageHarnessOptions extends Partial<Omit<LocalStackOptions<TriageWorld>, 'world'>>, Pick<MailServerOptions, 'dropSendResponses' | 'onRequest'> {
+  inbox?: Inbox;
+  /** Decide every approval this way through the approval API as soon as it is asked for. */
+  decide?: 'approve' | 'reject';
+}
+
+export async function startTriage(options: TriageHarnessOptions = {}): Promise<TriageHarness> {
+  const { inbox, dropSendResponses, onRequest, decide, ...rest } = options;
+  const approvals: ApprovalRecord[] = [];
+  const decisions: Promise<unknown>[] = [];
+  const clock = options.clock;
+  const world = await startTriageWorld({
+    inbox: inbox ?? sampleInbox,
+    failRate: options.failRate ?? 0,
+    seed: options.seed ?? 1,
+    now: () => (clock ? clock.now() : new Date()),
+    dropSendResponses,
+    onRequest,
+  });
+  let stack: LocalStack<TriageWorld>;
+  try {
+    const started = await startLocalStack<TriageWorld>({
+      agent: supportTriage as AgentDefinition<any, any, TriageWorld>,
+      retryDelayMs: 1,
+      sweepEveryMs: 20,
+      world,
+      onApproval: (approval) => {
+        approvals.push(approval);
+        if (decide) decisions.push(postDecision(stack, approval.approvalId, { decision: decide, reason: `test: ${decide}` }));
+      },
+      ...rest,
+    });
+    let closed: Promise<void> | undefined;
+    stack = { ...started, close: () => (closed ??= started.close().then(() => world.close())) };
+  } catch (error) {
+    await world.close();
+    throw error;
+  }
+  let runs = 0;
+  return {
+    stack,
+    approvals,
+    decisions,
+    run: async (input, name = `test-${++runs}`) => {
+      const { executionArn } = stack.engine.startExecution({ name, input });
+      const description = await stack.engine.waitForExecution(executionArn);
+      const history = stack.engine.getExecutionHistory(executionArn);
+      return { ...description, history, states: summarizeHistory(history) };
+    },
+  };
+}
+
+/** POSTs a decision to the local approval API, the route API Gateway serves on AWS. */
+export async function postDecision(stack: LocalStack<TriageWorld>, approvalId: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${stack.endpoints.approvals}/${approvalId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** Polls `probe` until it yields something other than undefined, null or false. */
+export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 60_000): Promise<Exclude<T, undefined | null | false>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A clock the test moves forward (approval deadlines, budgets); the engine's own waits stay real. */
+export function testClock() {
+  let offsetMs = 0;
+  return { now: () => new Date(Date.now() + offsetMs), advance: (ms: number) => void (offsetMs += ms) };
+}
+
+/** Idempotency keys the mail provider sent more than one mail for (must always be empty). */
+export function keysSentTwice(world: TriageWorld): string[] {
+  return [...world.server.sentCountBy(KEY_HEADER)].filter(([, count]) => count > 1).map(([key]) => key);
+}
+
+/** Tickets that got more than one reply (must always be empty). */
+export function ticketsAnsweredTwice(world: TriageWorld): string[] {
+  const counts = new Map<string, number>();
+  for (const mail of world.server.sent()) counts.set(mail.inReplyTo ?? '?', (counts.get(mail.inReplyTo ?? '?') ?? 0) + 1);
+  return [...counts].filter(([, count]) => count > 1).map(([ticket]) => ticket);
+}
