@@ -107,6 +107,8 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     }),
   });
   approvalsUrl = stack.endpoints.approvals;
+  // The provider's journal had a torn last line (a kill mid-append): it was cut off; say so.
+  if (stack.payments.recovered) io.err(`savepoint: warning: ${stack.payments.recovered}`);
   keepDay();
   if (stateDir) stack.engine.on(historyLog(join(stateDir, 'history.jsonl')));
   const unpublish = stateDir ? publishEngine(stateDir, { pid: process.pid, startedAt: new Date().toISOString(), endpoints: stack.endpoints }) : () => undefined;

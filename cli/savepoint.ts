@@ -159,6 +159,7 @@ program
     const provider = engine
       ? { url: engine.endpoints.payments, close: async () => undefined }
       : await startPaymentsServer({ day: dayOf(stateDir(), options.day).day, dataFile: join(stateDir(), 'payments.jsonl') });
+    if ('recovered' in provider && provider.recovered) err(`savepoint: warning: ${provider.recovered}`);
     try {
       const api = new HttpCommerceApi({ baseUrl: provider.url });
       const [refunds, reviews, reports] = await Promise.all([api.listRefunds(), api.listReviews(), api.listReports()]);
