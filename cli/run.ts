@@ -112,6 +112,8 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     }),
   });
   approvalsUrl = stack.endpoints.approvals;
+  // What the world found wrong on opening (e.g. a torn journal line it cut off): say so.
+  for (const note of stack.world.notes ?? []) io.err(`savepoint: warning: ${note}`);
   worldData.keep();
   if (stateDir) stack.engine.on(historyLog(join(stateDir, 'history.jsonl')));
   const unpublish = stateDir

@@ -182,6 +182,7 @@ program
     const agent = await agentFor(options.agent);
     if (!agent?.dev?.world) throw new UsageError(`${agent ? `agent ${agent.name} has` : 'name an agent with --agent: this one has'} no simulated world`);
     const world = await agent.dev.world({ stateDir: stateDir(), dataFile: worldDataOf(stateDir(), options.worldData).path, failRate: 0, seed: 1, now: () => new Date() });
+    for (const note of world.notes ?? []) err(`savepoint: warning: ${note}`);
     try {
       const seen = (await world.inspect?.()) ?? { lines: ['(this world shows nothing)'], json: {} };
       if (options.json) printJson(seen.json);

@@ -101,6 +101,8 @@ export interface DevWorld {
   readonly env: Readonly<Record<string, string>>;
   /** Loopback endpoints to publish (the CLI shows them; other commands reach the world by them). */
   readonly endpoints?: Readonly<Record<string, string>>;
+  /** What the world found wrong and mended on opening (e.g. a torn journal line it cut off). */
+  readonly notes?: readonly string[];
   /** The run input a local run uses when none is given (e.g. the day the world serves). */
   readonly defaultInput?: unknown;
   /** What the world holds now, for `savepoint world` (e.g. the refunds paid): lines, and JSON. */

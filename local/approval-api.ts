@@ -7,6 +7,8 @@ import { lambdaContext } from './lambda-context.js';
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 const MAX_BODY = 64 * 1024;
+/** Past this, a too-large body is not even read to its end. */
+const DRAIN_AT_MOST = 16 * MAX_BODY;
 const ROUTE = /^\/v1\/approvals(?:\/([^/]+))?\/?$/;
 
 /**
@@ -16,20 +18,30 @@ const ROUTE = /^\/v1\/approvals(?:\/([^/]+))?\/?$/;
  */
 export async function startApprovalApi(handler: ProxyHandler, options: { port?: number } = {}) {
   const server = createServer(async (request, response) => {
+    const answer = (status: number, message: string) =>
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ message }));
     try {
-      const url = new URL(request.url ?? '/', 'http://localhost');
+      const url = parseUrl(request.url);
       const match = ROUTE.exec(url.pathname);
-      if (!match) {
-        response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `no route ${url.pathname}` }));
-        return;
-      }
+      if (!match) return answer(404, `no route ${url.pathname}`);
+      const approvalId = match[1] === undefined ? undefined : decodePathSegment(match[1]);
       const body = await readBody(request);
-      const event = proxyEvent(request, url, match[1] === undefined ? undefined : decodeURIComponent(match[1]), body);
+      const event = proxyEvent(request, url, approvalId, body);
       const result = await handler(event, lambdaContext('ApprovalCallback', 30_000));
       response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
     } catch (error) {
-      response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: String(error) }));
+      // What API Gateway itself refuses (a body over its limit, a path it cannot decode) is the
+      // caller's fault, answered 4xx before the handler runs; anything else is ours.
+      if (error instanceof RefusedRequest) return answer(error.status, error.message);
+      answer(500, String(error));
     }
+  });
+  // A request Node cannot parse (an unknown method, a bad header) never reaches the handler above:
+  // answer it in the API's shape, a JSON 400, instead of Node's bare one.
+  server.on('clientError', (error: Error & { code?: string }, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const body = JSON.stringify({ message: `malformed HTTP request (${error.code ?? error.message})` });
+    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
@@ -44,14 +56,49 @@ export async function startApprovalApi(handler: ProxyHandler, options: { port?: 
   };
 }
 
+/** A request refused before it becomes an event for the handler. */
+class RefusedRequest extends Error {
+  constructor(
+    readonly status: 400 | 413,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function parseUrl(raw: string | undefined): URL {
+  try {
+    return new URL(raw ?? '/', 'http://localhost');
+  } catch {
+    throw new RefusedRequest(400, `path: not a valid request target: ${JSON.stringify(raw)}`);
+  }
+}
+
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new RefusedRequest(400, `approvalId: malformed percent-encoding in the path: ${JSON.stringify(segment)}`);
+  }
+}
+
+/**
+ * The body, up to MAX_BODY bytes. A larger one is refused with 413 — after reading it to the end
+ * (up to a hard cap), because answering while the client still sends makes it see a reset
+ * connection instead of the 413.
+ */
 async function readBody(request: IncomingMessage): Promise<string | null> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new Error('request body too large');
-    chunks.push(chunk as Buffer);
+    if (size > DRAIN_AT_MOST) {
+      request.socket.destroy(); // not worth reading further: the client gets a reset
+      break;
+    }
+    if (size <= MAX_BODY) chunks.push(chunk as Buffer);
   }
+  if (size > MAX_BODY) throw new RefusedRequest(413, `body: larger than the ${MAX_BODY} bytes an approval decision may have`);
   return chunks.length === 0 ? null : Buffer.concat(chunks).toString('utf8');
 }
 

@@ -125,6 +125,7 @@ export async function startRefundWorld(options: DevWorldOptions & { day?: Day })
     env: { PAYMENTS_API_URL: payments.url },
     endpoints: { payments: payments.url },
     defaultInput: { date: day.date },
+    ...(payments.recovered && { notes: [payments.recovered] }),
     payments,
     day,
     inspect: async () => {

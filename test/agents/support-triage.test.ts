@@ -116,7 +116,7 @@ describe('support triage on the synthesized state machine', () => {
 
   it('without reconcile the same dropped answers send every reply twice, and the report says at-least-once', async () => {
     // The control: what `reconcile` prevents. The same agent, its send tool stripped of reconcile.
-    const unreconciled: AgentDefinition = {
+    const unreconciled: typeof supportTriage = {
       ...supportTriage,
       tools: supportTriage.tools.map((tool) => (tool.name === 'send_reply' ? { ...tool, reconcile: undefined } : tool)),
     };

@@ -1,0 +1,116 @@
+import fc from 'fast-check';
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import { sampleDay, startHarness, waitFor, type Harness } from './harness.js';
+
+/**
+ * The approval route is reachable by anyone who can reach the API: whatever a request holds, it
+ * gets a 4xx naming the problem (never a 5xx, never a crash), and a refused request decides nothing.
+ */
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/** One raw HTTP request (node:http, not fetch: the path goes out exactly as given, bad escapes too). */
+function send(base: string, options: { method: string; path: string; contentType?: string; body?: string }): Promise<Answer> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {};
+    if (options.contentType !== undefined) headers['content-type'] = options.contentType;
+    if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
+    const outgoing = httpRequest({ hostname, port, method: options.method, path: options.path, headers }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('error', reject);
+    });
+    outgoing.on('error', reject);
+    outgoing.end(options.body);
+  });
+}
+
+let harness: Harness;
+let approval: ApprovalRecord;
+let origin: string;
+const approvalNow = () => harness.stack.ledger.getApproval(approval.runId, approval.turn, approval.call);
+
+beforeAll(async () => {
+  harness = await startHarness();
+  // A real run waiting on a real approval: the refund it guards is what a bad request must not decide.
+  void harness.run({ runId: 'approval-api', runDate: sampleDay.date, config: { approvalTimeoutSeconds: 3600 } });
+  approval = await waitFor(() => harness.approvals[0]);
+  origin = new URL(harness.stack.endpoints.approvals).origin;
+});
+afterAll(async () => harness.stack.close());
+
+const decision = JSON.stringify({ decision: 'approve', reason: 'looks fine' });
+
+describe('the approval API refuses what it cannot take with a 4xx naming the problem', () => {
+  it.each([
+    ['a body over its limit', { method: 'POST', contentType: 'application/json', body: JSON.stringify({ decision: 'approve', reason: 'x'.repeat(70_000) }) }, 413, /body: larger than the 65536 bytes/],
+    ['a malformed percent-encoding in the path', { method: 'POST', path: '/v1/approvals/apv_%E0%A4%A', contentType: 'application/json', body: decision }, 400, /approvalId: malformed percent-encoding/],
+    ['a lone percent sign in the path', { method: 'GET', path: '/v1/approvals/%' }, 400, /approvalId: malformed percent-encoding/],
+    ['a text/plain body', { method: 'POST', contentType: 'text/plain', body: decision }, 415, /content-type: expected application\/json, got "text\/plain"/],
+    ['a form body', { method: 'POST', contentType: 'application/x-www-form-urlencoded', body: 'decision=approve' }, 415, /content-type: expected application\/json/],
+    ['no content type', { method: 'POST', body: decision }, 415, /content-type: expected application\/json, got none/],
+    ['a method the route does not take', { method: 'DELETE', contentType: 'application/json', body: decision }, 405, /DELETE is not allowed/],
+  ])('%s', async (_case, request, status, message) => {
+    const answer = await send(origin, { path: `/v1/approvals/${approval.approvalId}`, ...request });
+    expect(answer.status).toBe(status);
+    expect(JSON.parse(answer.body)).toEqual({ message: expect.stringMatching(message) });
+    expect(await approvalNow()).toMatchObject({ status: 'pending' });
+  });
+
+  it('takes application/json with parameters (charset) like any JSON', async () => {
+    const answer = await send(origin, { method: 'POST', path: `/v1/approvals/${approval.approvalId}`, contentType: 'application/json; charset=utf-8', body: '{"decision":"maybe"}' });
+    expect(answer).toMatchObject({ status: 400, body: expect.stringMatching(/decision: Invalid option/) });
+  });
+});
+
+// Characters a request target may carry on the wire, percent signs and slashes included.
+const pathChar = fc.constantFrom(...'abcAZ09_-.~%/?&=+!$()*,;:@'.split(''), '%2', '%E0', '%ZZ', '%25', '%2F', 'apv_');
+const headerChar = fc.constantFrom(...'abcjsontexplainxml/;=+-. "'.split(''));
+const jsonish = fc.oneof(
+  fc.jsonValue().map((value) => JSON.stringify(value)),
+  fc.record({ decision: fc.oneof(fc.constantFrom('approve', 'reject'), fc.string()), reason: fc.option(fc.string({ maxLength: 600 })), extra: fc.option(fc.anything()) }, { requiredKeys: ['decision'] }).map((value) => JSON.stringify(value)),
+);
+const requests = fc.record({
+  method: fc.oneof(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'), fc.stringMatching(/^[A-Z]{1,8}$/)),
+  path: fc.oneof(
+    fc.constant('/v1/approvals'),
+    fc.string({ unit: pathChar, maxLength: 30 }).map((tail) => `/v1/approvals/${tail}`),
+    fc.string({ unit: pathChar, maxLength: 30 }).map((tail) => `/${tail}`),
+  ),
+  /** Most requests aim at the approval that waits, so its decision is what the bad ones must not make. */
+  target: fc.boolean(),
+  contentType: fc.option(fc.oneof(fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/problem+json'), fc.string({ unit: headerChar, maxLength: 40 })), { nil: undefined }),
+  body: fc.option(fc.oneof(jsonish, fc.string({ maxLength: 200 }), fc.integer({ min: 65_000, max: 70_000 }).map((size) => '"'.padEnd(size, 'y'))), { nil: undefined }),
+});
+
+describe('fuzzing the approval route', () => {
+  it('never answers 5xx or crashes, and a refused request changes no approval', async () => {
+    let decided = false;
+    await fc.assert(
+      fc.asyncProperty(requests, async (request) => {
+        const path = request.target ? `/v1/approvals/${approval.approvalId}` : request.path;
+        const before = await approvalNow();
+        const answer = await send(origin, { ...request, path });
+        expect(answer.status, answer.body).toBeLessThan(500);
+        if (answer.status >= 400) {
+          if (request.method !== 'HEAD') expect(JSON.parse(answer.body)).toEqual(expect.objectContaining({ message: expect.any(String) }));
+          expect(await approvalNow()).toEqual(before);
+        } else if (request.method === 'POST') {
+          decided = true; // a well-formed decision got through: the fuzzer found a valid request
+        }
+      }),
+      { numRuns: 200 },
+    );
+    // Still serving, and (unless the fuzzer sent a valid decision) the approval still waits.
+    expect((await send(origin, { method: 'GET', path: '/v1/approvals' })).status).toBe(200);
+    if (!decided) expect(await approvalNow()).toMatchObject({ status: 'pending' });
+  });
+});
