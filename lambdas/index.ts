@@ -31,3 +31,4 @@ export {
   TransientError,
 } from './shared/errors.js';
 export { parseOrThrow } from './shared/validation.js';
+export { CalendarDate } from './shared/dates.js';

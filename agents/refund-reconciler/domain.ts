@@ -1,3 +1,4 @@
+import { CalendarDate } from 'savepoint';
 import { z } from 'zod';
 
 /**
@@ -6,7 +7,8 @@ import { z } from 'zod';
  * the provider, what the sample day file holds, and what the simulated model reads.
  */
 
-export const IsoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD');
+/** A real calendar date, YYYY-MM-DD (2026-02-30 is refused). */
+export const IsoDate = CalendarDate;
 export const Cents = z.number().int().nonnegative();
 
 export const RefundRequest = z.object({
