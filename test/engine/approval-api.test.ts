@@ -41,7 +41,7 @@ const approvalNow = () => harness.stack.ledger.getApproval(approval.runId, appro
 beforeAll(async () => {
   harness = await startHarness();
   // A real run waiting on a real approval: the refund it guards is what a bad request must not decide.
-  void harness.run({ runId: 'approval-api', runDate: sampleDay.date, config: { approvalTimeoutSeconds: 3600 } });
+  void harness.run({ runId: 'approval-api', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
   approval = await waitFor(() => harness.approvals[0]);
   origin = new URL(harness.stack.endpoints.approvals).origin;
 });
