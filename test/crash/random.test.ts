@@ -39,7 +39,7 @@ async function survive(seed: number): Promise<Outcome> {
     if (run?.status === 'succeeded') break;
     // The first engine starts the run and is killed from outside at a random moment of it; the
     // next ones are started for another run, and their watchdog finds this one orphaned.
-    const command = run ? ['run', '--run-id', `side-${seed}-${engines}`, '--date', '2026-11-27'] : ['run', '--run-id', runId];
+    const command = run ? ['run', '--run-id', `side-${seed}-${engines}`, '--input', '{"date":"2026-11-27"}'] : ['run', '--run-id', runId];
     const killAfter = engines === 0 ? { text: `savepoint: run ${runId}`, ms: Math.floor(random() * 800) } : undefined;
     const exit = await savepoint(
       args(...command, '--fail-rate', '0.1', '--seed', String(seed), '--crash-rate', engines === 0 ? '0' : '0.02', '--crash-seed', String(seed * 100 + engines), '--max-recoveries', '10'),
