@@ -12,8 +12,11 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { CRASH_POINTS } from '../lambdas/steps/crash-points.js';
 import { startPaymentsServer } from '../sim/payments-server.js';
 import { formatApproval, formatBreaker, formatReport } from './format.js';
+import { UsageError } from './errors.js';
+import { ownStateDir } from './owner.js';
 import { exitCodeOf, runCommand } from './run.js';
-import { DEFAULT_STATE_DIR, dayOf, openLedger, runningEngine } from './state.js';
+import { exitCodeOfSignal, StoppedBySignal } from './signals.js';
+import { DEFAULT_STATE_DIR, dayOf, openLedger, runningEngine, type OpenLedger } from './state.js';
 import { join, resolve } from 'node:path';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -74,7 +77,8 @@ async function runAndReport(options: Record<string, unknown>) {
   const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
   if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
   else out(formatReport(outcome.report, outcome.execution));
-  process.exitCode = exitCodeOf(outcome.report);
+  // Stopped by a signal: saved, not finished — the shell's 128 + signal, like the default handler.
+  process.exitCode = outcome.signal ? exitCodeOfSignal(outcome.signal) : exitCodeOf(outcome.report);
 }
 
 program
@@ -82,7 +86,7 @@ program
   .description("a run's status and figures, from the ledger")
   .option('--json', 'print JSON', false)
   .action((runId: string, options: { json: boolean }) =>
-    withLedger(async (ledger) => {
+    withLedger('status', async ({ ledger }) => {
       const report = await loadReport(ledger, runId, new Date());
       if (!report) throw new UsageError(`no run ${runId} in ${stateDir()}`);
       if (options.json) printJson(report);
@@ -95,7 +99,7 @@ program
   .description('the approvals waiting for a decision')
   .option('--json', 'print JSON', false)
   .action((options: { json: boolean }) =>
-    withLedger(async (ledger) => {
+    withLedger('approvals', async ({ ledger }) => {
       const pending = (await ledger.listPendingApprovals()).map(publicApproval);
       if (options.json) printJson({ approvals: pending });
       else out(pending.length === 0 ? 'no approval is waiting' : pending.map(formatApproval).join('\n'));
@@ -118,7 +122,8 @@ program
   .option('--reason <text>', 'why, recorded with the kill', '')
   .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
     if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
-    await withLedger(async (ledger) => {
+    await withLedger('kill', async (opened) => {
+      const { ledger } = opened;
       const flag = { by: `cli:${process.env['USER'] ?? 'unknown'}`, at: new Date().toISOString(), reason: options.reason };
       if (options.all) {
         await ledger.setGlobalKill(options.lift ? undefined : flag);
@@ -131,7 +136,7 @@ program
       // A run waiting on an approval would not reach its next step until the approval is
       // decided: reject its pending approvals so it stops now.
       const pending = (await ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
-      for (const approval of pending) await decide(approval.approvalId, 'reject', `run killed${options.reason ? `: ${options.reason}` : ''}`, ledger);
+      for (const approval of pending) await decide(approval.approvalId, 'reject', `run killed${options.reason ? `: ${options.reason}` : ''}`, opened);
       out(`run ${runId}: killed; it stops before its next step`);
     });
   });
@@ -141,7 +146,7 @@ program
   .description('the circuit breakers shared by all runs (model provider, payments provider)')
   .option('--json', 'print JSON', false)
   .action((options: { json: boolean }) =>
-    withLedger(async (ledger) => {
+    withLedger('breakers', async ({ ledger }) => {
       const breaker = new CircuitBreaker(ledger, systemClock);
       const states = await Promise.all([MODEL_BREAKER, TOOLS_BREAKER].map((name) => breaker.state(name)));
       if (options.json) printJson({ breakers: states });
@@ -155,11 +160,8 @@ program
   .option('--json', 'print JSON', false)
   .option('--day <file>', "the day the provider serves (default: the state directory's, else events/sample-day.json)")
   .action(async (options: { json: boolean; day?: string }) => {
-    const engine = runningEngine(stateDir());
-    const provider = engine
-      ? { url: engine.endpoints.payments, close: async () => undefined }
-      : await startPaymentsServer({ day: dayOf(stateDir(), options.day).day, dataFile: join(stateDir(), 'payments.jsonl') });
-    if ('recovered' in provider && provider.recovered) err(`savepoint: warning: ${provider.recovered}`);
+    const engine = await runningEngine(stateDir());
+    const provider = engine ? { url: engine.endpoints.payments, close: async () => undefined } : await ownProvider(options.day);
     try {
       const api = new HttpCommerceApi({ baseUrl: provider.url });
       const [refunds, reviews, reports] = await Promise.all([api.listRefunds(), api.listReviews(), api.listReports()]);
@@ -173,26 +175,47 @@ program
     }
   });
 
-class UsageError extends Error {}
+/**
+ * The simulated provider on the state directory's journal, served by this process while no engine
+ * runs: it owns the state directory meanwhile (one process appends to the journal at a time).
+ */
+async function ownProvider(dayFile: string | undefined): Promise<{ url: string; close: () => Promise<void> }> {
+  const { day } = dayOf(stateDir(), dayFile);
+  const ownership = await ownStateDir(stateDir(), 'payments');
+  try {
+    const server = await startPaymentsServer({ day, dataFile: join(stateDir(), 'payments.jsonl') });
+    if (server.recovered) err(`savepoint: warning: ${server.recovered}`);
+    return {
+      url: server.url,
+      close: async () => {
+        await server.close();
+        await ownership.release();
+      },
+    };
+  } catch (error) {
+    await ownership.release();
+    throw error;
+  }
+}
 
 /** Runs `use` with the state directory's ledger (the running engine's, or opened here), then closes it. */
-async function withLedger<T>(use: (ledger: Ledger) => Promise<T>): Promise<T> {
-  const { ledger, close } = await openLedger(stateDir());
+async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promise<T>): Promise<T> {
+  const opened = await openLedger(stateDir(), command);
   try {
-    return await use(ledger);
+    return await use(opened);
   } finally {
-    await close();
+    await opened.close();
   }
 }
 
 /**
  * Decides an approval through the running engine's approval API; with no engine running, records
- * the decision in the ledger (`ledger` when the caller has it open already: a state directory can
- * be opened only once at a time).
+ * the decision in the ledger (`opened` when the caller has the ledger open already: a state
+ * directory can be opened only once at a time).
  */
-async function decide(approvalId: string, decision: 'approve' | 'reject', reason?: string, ledger?: Ledger): Promise<void> {
+async function decide(approvalId: string, decision: 'approve' | 'reject', reason?: string, opened?: OpenLedger): Promise<void> {
   const body = { decision, reason, decidedBy: `cli:${process.env['USER'] ?? 'unknown'}` };
-  const engine = runningEngine(stateDir());
+  const engine = opened ? opened.engine : await runningEngine(stateDir());
   if (engine) {
     const response = await fetch(`${engine.endpoints.approvals}/${encodeURIComponent(approvalId)}`, {
       method: 'POST',
@@ -210,7 +233,7 @@ async function decide(approvalId: string, decision: 'approve' | 'reject', reason
     if (!result.ok) throw new UsageError(result.reason === 'not_found' ? `no approval ${approvalId}` : `approval ${approvalId} is already ${result.approval?.status}`);
     out(`${approvalId}: ${result.approval.status} (recorded; the run continues when it resumes)`);
   };
-  await (ledger ? record(ledger) : withLedger(record));
+  await (opened ? record(opened.ledger) : withLedger(decision, ({ ledger }) => record(ledger)));
 }
 
 try {
@@ -218,6 +241,6 @@ try {
 } catch (error) {
   const invalid = error instanceof UsageError || (error instanceof Error && error.name === ErrorNames.InvalidInput);
   err(`savepoint: ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = invalid ? 2 : 1;
+  process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid ? 2 : 1;
 }
 
