@@ -49,14 +49,14 @@ export interface Ownership {
  * Makes this process the owner of `stateDir` (created when missing), or throws a UsageError that
  * says who owns it, or why the directory cannot be used.
  */
-export async function ownStateDir(stateDir: string, command: string): Promise<Ownership> {
+export async function ownStateDir(stateDir: string, command: string, options: { probeTimeoutMs?: number } = {}): Promise<Ownership> {
   prepareDirectory(stateDir);
   const nonce = randomBytes(16).toString('hex');
   const endpoint = await answerNonce(nonce);
   ours.add(nonce);
   const lock: LockFile = { pid: process.pid, nonce, owner: endpoint.url, command, startedAt: new Date().toISOString() };
   try {
-    await takeLock(stateDir, lock);
+    await takeLock(stateDir, lock, options.probeTimeoutMs);
   } catch (error) {
     ours.delete(nonce);
     await endpoint.close();
@@ -88,7 +88,7 @@ export function busyMessage(stateDir: string, lock: LockFile): string {
     : `the state directory ${stateDir} is in use by ${who}: try again when it has finished`;
 }
 
-async function takeLock(stateDir: string, lock: LockFile): Promise<void> {
+async function takeLock(stateDir: string, lock: LockFile, probeTimeoutMs?: number): Promise<void> {
   const path = lockFilePath(stateDir);
   // Each pass either takes the lock, refuses (a live owner), or breaks one stale lock; a few
   // passes are enough unless other processes keep taking it.
@@ -96,7 +96,7 @@ async function takeLock(stateDir: string, lock: LockFile): Promise<void> {
     if (createExclusively(path, lock)) return;
     const held = readLock(path);
     if (!held) continue; // released between our create and our read
-    const verdict = await isLive(held);
+    const verdict = await isLive(held, probeTimeoutMs);
     if (verdict.live) throw new UsageError(busyMessage(stateDir, held));
     breakStaleLock(path, held, lock.nonce);
   }
