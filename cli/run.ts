@@ -112,8 +112,11 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // line is printed, so whoever waits for that line may signal.
   const signals = watchStopSignals();
   const cleanups: (() => Promise<void> | void)[] = [() => signals.dispose()];
+  // Every cleanup runs, in reverse order, even when one fails (the first failure is reported).
   const cleanUp = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    const failures: unknown[] = [];
+    for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve().then(cleanup).catch((error: unknown) => failures.push(error));
+    if (failures.length > 0) throw failures[0];
   };
   try {
     progress(`savepoint: starting the local stack${stateDir ? ` in ${stateDir}` : ' in memory'}…`);

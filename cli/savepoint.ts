@@ -17,6 +17,7 @@ import { ownStateDir } from './owner.js';
 import { exitCodeOf, runCommand } from './run.js';
 import { exitCodeOfSignal, StoppedBySignal } from './signals.js';
 import { DEFAULT_STATE_DIR, dayOf, openLedger, runningEngine, type OpenLedger } from './state.js';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -181,6 +182,8 @@ program
  */
 async function ownProvider(dayFile: string | undefined): Promise<{ url: string; close: () => Promise<void> }> {
   const { day } = dayOf(stateDir(), dayFile);
+  // Reading what was paid makes no state directory.
+  if (!existsSync(stateDir())) throw new UsageError(`no state directory ${stateDir()}: run \`savepoint run\` first (or pass --state-dir)`);
   const ownership = await ownStateDir(stateDir(), 'payments');
   try {
     const server = await startPaymentsServer({ day, dataFile: join(stateDir(), 'payments.jsonl') });

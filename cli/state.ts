@@ -10,7 +10,7 @@ import type { CfnTemplateJson } from '../local/asl.js';
 import { LEDGER_TABLE } from '../local/runtime.js';
 import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { loadDay } from './day-file.js';
-import { UsageError } from './errors.js';
+import { describe, UsageError } from './errors.js';
 import { busyMessage, liveOwner, ownStateDir } from './owner.js';
 
 export const DEFAULT_STATE_DIR = '.savepoint';
@@ -144,11 +144,11 @@ export function dayOf(stateDir: string | undefined, explicit: string | undefined
 
 export { loadDay };
 
-/** A synthesized CloudFormation template, as `cdk synth` writes it. */
+/** A synthesized CloudFormation template, as `cdk synth` writes it; a file that is not one is a usage error naming it. */
 export function loadTemplate(path: string): CfnTemplateJson {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as CfnTemplateJson;
   } catch (error) {
-    throw new Error(`cannot read the template ${path}: ${(error as Error).message}`);
+    throw new UsageError(`cannot read the template ${path}: ${describe(error)}`);
   }
 }
