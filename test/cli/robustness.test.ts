@@ -45,9 +45,17 @@ async function savepoint(...args: string[]): Promise<Result> {
   }
 }
 
+/** Background processes still running when the tests end (a failed test): killed, not leaked. */
+const children = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
 /** A CLI process in the background: wait for its output to say something, signal it, wait for its end. */
 function background(...args: string[]) {
   const child: ChildProcess = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
   let output = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
