@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { z } from 'zod';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
+import type { AgentDefinition } from '../lambdas/define.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { RunId, runIdOf } from '../lambdas/steps/start-run.js';
 import { ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
@@ -13,10 +14,12 @@ import { loadAgent } from '../local/agents.js';
 import { crashInjector, CrashAt } from '../local/crash.js';
 import { summarizeHistory } from '../local/engine.js';
 import { historyLog } from '../local/history-log.js';
-import { startLocalStack } from '../local/runtime.js';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime.js';
 import { executionFigures, formatReport, type ExecutionFigures } from './format.js';
 import { progressPrinter } from './progress.js';
-import { loadTemplate, publishEngine, runningEngine, worldDataOf } from './state.js';
+import { ownStateDir } from './owner.js';
+import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
+import { loadTemplate, publishEngine, worldDataOf } from './state.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
 
@@ -63,6 +66,8 @@ export interface RunOutcome {
   report: RunReport;
   execution: ExecutionFigures;
   action: string;
+  /** The stop signal that ended the wait: the run is saved, not finished. */
+  signal?: StopSignal;
 }
 
 /**
@@ -75,15 +80,13 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const stateDir = options.memory ? undefined : resolve(options.stateDir);
   const { agent, module } = await loadAgent(options.agent);
   const worldData = worldDataOf(stateDir, options.worldData);
+  // A bad data file is refused before anything is made or kept.
+  if (options.worldData) agent.dev?.checkData?.(options.worldData);
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');
   // Unattended, nobody will decide: approvals escalate quickly so the run finishes on its own.
   const approvalTimeoutSeconds = options.approvalTimeout ?? (approvalMode === 'wait' && !io.interactive ? 5 : 300);
   const progress = options.json ? io.err : io.out;
 
-  if (stateDir) {
-    const engine = runningEngine(stateDir);
-    if (engine) throw new Error(`an engine (pid ${engine.pid}) is already running on ${stateDir}; use its commands or pass --state-dir`);
-  }
   const logFile = stateDir && join(stateDir, 'savepoint.log');
   const decisions: Promise<void>[] = [];
   let approvalsUrl = '';
@@ -95,94 +98,143 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // Without --crash-seed, each engine after a crash draws other boundaries than the one before it
   // (the same seed would end every restarted engine after as many boundaries as the first).
   const crashLog = stateDir && join(stateDir, 'crashes.jsonl');
-
-  progress(`savepoint: starting the local stack${stateDir ? ` in ${stateDir}` : ' in memory'}…`);
-  const stack = await startLocalStack({
+  const template = options.template ? loadTemplate(options.template) : undefined;
+  const stackOptions: LocalStackOptions = {
     agent,
     worldData: worldData.path,
     stateDir,
     failRate: options.failRate,
     seed: options.seed,
     onApproval,
-    ...(options.template && { template: loadTemplate(options.template) }),
+    ...(template && { template }),
     ...(options.maxRecoveries && { recovery: { maxWithoutProgress: options.maxRecoveries } }),
     log: logFile ? (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`) : undefined,
     ...(crashing && {
       crash: crashInjector({ at: options.crashAt, rate: options.crashRate, seed: options.crashSeed ?? options.seed + crashesIn(crashLog), logFile: crashLog }),
     }),
-  });
-  approvalsUrl = stack.endpoints.approvals;
-  // What the world found wrong on opening (e.g. a torn journal line it cut off): say so.
-  for (const note of stack.world.notes ?? []) io.err(`savepoint: warning: ${note}`);
-  worldData.keep();
-  if (stateDir) stack.engine.on(historyLog(join(stateDir, 'history.jsonl')));
-  const unpublish = stateDir
-    ? publishEngine(stateDir, { pid: process.pid, startedAt: new Date().toISOString(), agent: { name: agent.name, module }, endpoints: stack.endpoints })
-    : () => undefined;
-  const interrupted = new Promise<'interrupted'>((resolveInterrupt) => process.once('SIGINT', () => resolveInterrupt('interrupted')));
-  try {
-    const existing = options.runId ? await stack.ledger.getRun(options.runId) : undefined;
-    if (options.resume && !existing) throw new InvalidInputError(`runId: no run ${options.runId} in ${stateDir ?? 'memory'}`);
-    if (existing && existing.agent !== agent.name) throw new InvalidInputError(`runId: run ${existing.runId} belongs to agent ${existing.agent}, not ${agent.name}`);
-    const input = existing ? existing.input : runInput(options.input, stack.world.defaultInput, agent.name);
-    const runId = options.runId ?? runIdOf(agent, parseOrThrow(agent.input, input, `input of agent ${agent.name}`));
-    // Budgets given on the command line override the agent's defaults (RunConfig); the run
-    // record keeps the figures it ran with.
-    const budgets = {
-      maxSteps: options.maxSteps,
-      maxTokens: options.maxTokens,
-      maxTokensPerTurn: options.maxTokensPerTurn,
-      maxDollars: options.maxDollars,
-      maxWallSeconds: options.maxWallSeconds,
-      onBudgetExceeded: options.onBudgetExceeded,
-    };
-    const config = { approvalTimeoutSeconds, ...Object.fromEntries(Object.entries(budgets).filter(([, value]) => value !== undefined)) };
-    const started = Date.now();
-    const print = progressPrinter(progress, started);
-    const stop = stack.engine.on((event) => print(event));
+  };
 
-    // The watchdog: runs a dead process left running are resumed (this command resumes its own).
-    const recovered = (await stack.recoverOrphans({ except: runId })).filter((result) => result.action !== 'ignored');
-    for (const result of recovered) {
-      progress(
-        result.action === 'recovered'
-          ? `savepoint: watchdog: resumed run ${result.runId}, left running by a process that died (recovery ${result.attempt}, execution ${result.executionArn})`
-          : `savepoint: watchdog: gave run ${result.runId} up — ${result.reason}`,
+  // From here on a stop signal asks to stop at the next safe point; it never kills the process in
+  // the middle of setting the state directory up. The handlers are in place before the first
+  // line is printed, so whoever waits for that line may signal.
+  const signals = watchStopSignals();
+  const cleanups: (() => Promise<void> | void)[] = [() => signals.dispose()];
+  // Every cleanup runs, in reverse order, even when one fails (the first failure is reported).
+  const cleanUp = async () => {
+    const failures: unknown[] = [];
+    for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve().then(cleanup).catch((error: unknown) => failures.push(error));
+    if (failures.length > 0) throw failures[0];
+  };
+  try {
+    progress(`savepoint: starting the local stack${stateDir ? ` in ${stateDir}` : ' in memory'}…`);
+    // The lock first: a second run on this state directory stops here, before it opens anything.
+    const ownership = stateDir ? await ownStateDir(stateDir, options.resume ? 'resume' : 'run') : undefined;
+    if (ownership) cleanups.push(() => ownership.release());
+    const stack = await startLocalStack(stackOptions);
+    cleanups.push(() => stack.close());
+    if (stateDir && ownership) {
+      cleanups.push(
+        publishEngine(stateDir, { pid: process.pid, nonce: ownership.nonce, startedAt: new Date().toISOString(), agent: { name: agent.name, module }, endpoints: stack.endpoints }),
       );
     }
-    // Approvals a dead process was waiting on are still pending: decide them the way this run decides.
-    for (const approval of await stack.ledger.listPendingApprovals()) onApproval(approval);
-    const { executionArn } = await stack.sfn.send(
-      new StartExecutionCommand({
-        stateMachineArn: stack.stateMachineArn,
-        name: `${runId}-${started.toString(36)}`,
-        input: JSON.stringify({ runId, input, config, ...(options.force ? { force: true } : {}) }),
-      }),
-    );
-    progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
-    progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${approvalTimeoutSeconds} s for \`savepoint approve <id>\`, then escalate` : `are ${approvalMode}d automatically`}`);
-    const others = recovered.flatMap((result) => (result.action === 'recovered' ? [stack.engine.waitForExecution(result.executionArn)] : []));
-    const finished = await Promise.race([Promise.all([stack.engine.waitForExecution(executionArn!), ...others]), interrupted]);
-    stop();
-    if (finished === 'interrupted') {
-      progress(`savepoint: interrupted — the run is saved; resume it with \`savepoint resume ${runId}\``);
-    } else {
-      for (const other of finished.slice(1)) progress(`savepoint: watchdog: ${other.name}: ${other.status}${other.error ? ` ${other.error}: ${causeMessage(other.cause)}` : ''}`);
-    }
-    await Promise.allSettled(decisions);
-    const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
-    const figures = executionFigures(executionArn!, execution.status ?? 'UNKNOWN', summarizeHistory(stack.engine.getExecutionHistory(executionArn!)));
-    const report = await loadReport(stack.ledger, runId, new Date(), agent);
-    // StartRun refused the run (bad input, or a resume on changed code): say why, as invalid input.
-    if (execution.error === ErrorNames.InvalidInput && (!report || report.status === 'running')) throw new InvalidInputError(causeMessage(execution.cause));
-    if (!report) throw new Error(`run ${runId} did not start: ${execution.error ?? ''} ${execution.cause ?? ''}`.trim());
-    const action = execution.status === 'SUCCEEDED' && report.finishedAt && Date.parse(report.finishedAt) < started ? 'already finished' : 'ran';
-    if (action === 'already finished') progress(`savepoint: run ${runId} had already finished; nothing to do (pass --run-id to start another)`);
-    return { report, execution: figures, action } satisfies RunOutcome;
+    approvalsUrl = stack.endpoints.approvals;
+    // What the world found wrong on opening (e.g. a torn journal line it cut off): say so.
+    for (const note of stack.world.notes ?? []) io.err(`savepoint: warning: ${note}`);
+    if (stateDir) stack.engine.on(historyLog(join(stateDir, 'history.jsonl')));
+    return await driveRun(stack, { options, agent, keepWorldData: worldData.keep, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, progress, signals });
   } finally {
-    unpublish();
-    await stack.close();
+    await cleanUp();
   }
+}
+
+interface DriveContext {
+  options: RunOptions;
+  agent: AgentDefinition;
+  keepWorldData: () => void;
+  stateDir: string | undefined;
+  approvalMode: z.infer<typeof ApprovalMode>;
+  approvalTimeoutSeconds: number;
+  onApproval: (approval: ApprovalRecord) => void;
+  decisions: Promise<void>[];
+  progress: (line: string) => void;
+  signals: StopSignals;
+}
+
+/** Starts (or resumes) the run on a started stack, waits for it (or a stop signal), and reports. */
+async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOutcome> {
+  const { options, agent, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, progress, signals } = context;
+  const stopped = signals.first();
+  if (stopped) throw new StoppedBySignal(stopped); // during startup: no watchdog, no run
+  const existing = options.runId ? await stack.ledger.getRun(options.runId) : undefined;
+  if (options.resume && !existing) throw new InvalidInputError(`runId: no run ${options.runId} in ${stateDir ?? 'memory'}`);
+  if (existing && existing.agent !== agent.name) throw new InvalidInputError(`runId: run ${existing.runId} belongs to agent ${existing.agent}, not ${agent.name}`);
+  const input = existing ? existing.input : runInput(options.input, stack.world.defaultInput, agent.name);
+  const runId = options.runId ?? runIdOf(agent, parseOrThrow(agent.input, input, `input of agent ${agent.name}`));
+  // Budgets given on the command line override the agent's defaults (RunConfig); the run
+  // record keeps the figures it ran with.
+  const budgets = {
+    maxSteps: options.maxSteps,
+    maxTokens: options.maxTokens,
+    maxTokensPerTurn: options.maxTokensPerTurn,
+    maxDollars: options.maxDollars,
+    maxWallSeconds: options.maxWallSeconds,
+    onBudgetExceeded: options.onBudgetExceeded,
+  };
+  const config = { approvalTimeoutSeconds, ...Object.fromEntries(Object.entries(budgets).filter(([, value]) => value !== undefined)) };
+  const started = Date.now();
+  const print = progressPrinter(progress, started);
+  const stop = stack.engine.on((event) => print(event));
+
+  // The watchdog: runs a dead process left running are resumed (this command resumes its own).
+  const recovered = (await stack.recoverOrphans({ except: runId })).filter((result) => result.action !== 'ignored');
+  for (const result of recovered) {
+    progress(
+      result.action === 'recovered'
+        ? `savepoint: watchdog: resumed run ${result.runId}, left running by a process that died (recovery ${result.attempt}, execution ${result.executionArn})`
+        : `savepoint: watchdog: gave run ${result.runId} up — ${result.reason}`,
+    );
+  }
+  // Approvals a dead process was waiting on are still pending: decide them the way this run decides.
+  for (const approval of await stack.ledger.listPendingApprovals()) onApproval(approval);
+  // Stopped while the watchdog worked: the stack is whole (it is closed like after a run), and
+  // no run starts; what the watchdog resumed is resumed again by the next engine.
+  const early = signals.first();
+  if (early) throw new StoppedBySignal(early);
+  context.keepWorldData();
+  const { executionArn } = await stack.sfn.send(
+    new StartExecutionCommand({
+      stateMachineArn: stack.stateMachineArn,
+      name: `${runId}-${started.toString(36)}`,
+      input: JSON.stringify({ runId, input, config, ...(options.force ? { force: true } : {}) }),
+    }),
+  );
+  progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
+  progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${approvalTimeoutSeconds} s for \`savepoint approve <id>\`, then escalate` : `are ${approvalMode}d automatically`}`);
+  const others = recovered.flatMap((result) => (result.action === 'recovered' ? [stack.engine.waitForExecution(result.executionArn)] : []));
+  const finished = await Promise.race([Promise.all([stack.engine.waitForExecution(executionArn!), ...others]), signals.received]);
+  stop();
+  const signal = typeof finished === 'string' ? finished : undefined;
+  if (signal) {
+    progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — the run is saved; resume it with \`savepoint resume ${runId}\``);
+  } else {
+    for (const other of (finished as Exclude<typeof finished, string>).slice(1)) {
+      progress(`savepoint: watchdog: ${other.name}: ${other.status}${other.error ? ` ${other.error}: ${causeMessage(other.cause)}` : ''}`);
+    }
+  }
+  // A question at the terminal is not waited for once asked to stop: nobody will answer it.
+  if (!(signal && approvalMode === 'prompt')) await Promise.allSettled(decisions);
+  const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
+  const figures = executionFigures(executionArn!, execution.status ?? 'UNKNOWN', summarizeHistory(stack.engine.getExecutionHistory(executionArn!)));
+  const report = await loadReport(stack.ledger, runId, new Date(), agent);
+  // StartRun refused the run (bad input, or a resume on changed code): say why, as invalid input.
+  if (execution.error === ErrorNames.InvalidInput && (!report || report.status === 'running')) throw new InvalidInputError(causeMessage(execution.cause));
+  if (!report) {
+    if (signal) throw new StoppedBySignal(signal);
+    throw new Error(`run ${runId} did not start: ${execution.error ?? ''} ${execution.cause ?? ''}`.trim());
+  }
+  const action = execution.status === 'SUCCEEDED' && report.finishedAt && Date.parse(report.finishedAt) < started ? 'already finished' : 'ran';
+  if (action === 'already finished') progress(`savepoint: run ${runId} had already finished; nothing to do (pass --run-id to start another)`);
+  return { report, execution: figures, action, ...(signal && { signal }) } satisfies RunOutcome;
 }
 
 /** Decides one approval the way the run was told to, through the approval API (the real route). */

@@ -13,7 +13,11 @@ import { agentModulePath, loadAgent } from '../local/agents.js';
 import { CRASH_POINTS } from '../local/crash.js';
 import { formatApproval, formatBreaker, formatReport } from './format.js';
 import { exitCodeOf, runCommand } from './run.js';
-import { DEFAULT_STATE_DIR, openLedger, runningEngine, worldDataOf } from './state.js';
+import { UsageError } from './errors.js';
+import { ownStateDir } from './owner.js';
+import { exitCodeOfSignal, StoppedBySignal } from './signals.js';
+import { DEFAULT_STATE_DIR, openLedger, runningEngine, worldDataOf, type OpenLedger } from './state.js';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -31,7 +35,7 @@ const defaultAgent = process.env['SAVEPOINT_AGENT'];
 
 /** The agent a command names, else the one the running engine runs, else the one that ran `runId`. */
 async function agentFor(explicit: string | undefined, runAgent?: string): Promise<AgentDefinition | undefined> {
-  const spec = explicit ?? runningEngine(stateDir())?.agent.module ?? runAgent ?? defaultAgent;
+  const spec = explicit ?? (await runningEngine(stateDir()))?.agent.module ?? runAgent ?? defaultAgent;
   if (!spec) return undefined;
   try {
     agentModulePath(spec);
@@ -90,7 +94,8 @@ async function runAndReport(options: Record<string, unknown>) {
   const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
   if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
   else out(formatReport(outcome.report, outcome.execution));
-  process.exitCode = exitCodeOf(outcome.report);
+  // Stopped by a signal: saved, not finished — the shell's 128 + signal, like the default handler.
+  process.exitCode = outcome.signal ? exitCodeOfSignal(outcome.signal) : exitCodeOf(outcome.report);
 }
 
 program
@@ -99,7 +104,7 @@ program
   .option('--agent <name|path>', "the run's agent, for its own summary (default: the agent named in the run)")
   .option('--json', 'print JSON', false)
   .action((runId: string, options: { json: boolean; agent?: string }) =>
-    withLedger(async (ledger) => {
+    withLedger('status', async ({ ledger }) => {
       const run = await ledger.getRun(runId);
       const report = run && (await loadReport(ledger, runId, new Date(), await agentFor(options.agent, run.agent)));
       if (!report) throw new UsageError(`no run ${runId} in ${stateDir()}`);
@@ -113,7 +118,7 @@ program
   .description('the approvals waiting for a decision')
   .option('--json', 'print JSON', false)
   .action((options: { json: boolean }) =>
-    withLedger(async (ledger) => {
+    withLedger('approvals', async ({ ledger }) => {
       const pending = (await ledger.listPendingApprovals()).map(publicApproval);
       if (options.json) printJson({ approvals: pending });
       else out(pending.length === 0 ? 'no approval is waiting' : pending.map(formatApproval).join('\n'));
@@ -136,7 +141,8 @@ program
   .option('--reason <text>', 'why, recorded with the kill', '')
   .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
     if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
-    await withLedger(async (ledger) => {
+    await withLedger('kill', async (opened) => {
+      const { ledger } = opened;
       const flag = { by: `cli:${process.env['USER'] ?? 'unknown'}`, at: new Date().toISOString(), reason: options.reason };
       if (options.all) {
         await ledger.setGlobalKill(options.lift ? undefined : flag);
@@ -149,7 +155,7 @@ program
       // A run waiting on an approval would not reach its next step until the approval is
       // decided: reject its pending approvals so it stops now.
       const pending = (await ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
-      for (const approval of pending) await decide(approval.approvalId, 'reject', `run killed${options.reason ? `: ${options.reason}` : ''}`, ledger);
+      for (const approval of pending) await decide(approval.approvalId, 'reject', `run killed${options.reason ? `: ${options.reason}` : ''}`, opened);
       out(`run ${runId}: killed; it stops before its next step`);
     });
   });
@@ -161,7 +167,7 @@ program
   .option('--json', 'print JSON', false)
   .action(async (options: { json: boolean; agent?: string }) => {
     const agent = await agentFor(options.agent);
-    await withLedger(async (ledger) => {
+    await withLedger('breakers', async ({ ledger }) => {
       const breaker = new CircuitBreaker(ledger, systemClock);
       const names = [MODEL_BREAKER, ...(agent ? [toolsBreaker(agent)] : [])];
       const states = await Promise.all(names.map((name) => breaker.state(name)));
@@ -177,11 +183,19 @@ program
   .option('--world-data <file>', 'as for run')
   .option('--json', 'print JSON', false)
   .action(async (options: { json: boolean; agent?: string; worldData?: string }) => {
-    const engine = runningEngine(stateDir());
+    const engine = await runningEngine(stateDir());
     if (engine) throw new UsageError(`an engine (pid ${engine.pid}) owns ${stateDir()} and its world (${JSON.stringify(engine.endpoints)}); ask again when it stops`);
     const agent = await agentFor(options.agent);
     if (!agent?.dev?.world) throw new UsageError(`${agent ? `agent ${agent.name} has` : 'name an agent with --agent: this one has'} no simulated world`);
-    const world = await agent.dev.world({ stateDir: stateDir(), dataFile: worldDataOf(stateDir(), options.worldData).path, failRate: 0, seed: 1, now: () => new Date() });
+    // Reading the world makes no state directory; while it is open, this process owns the directory.
+    if (!existsSync(stateDir())) throw new UsageError(`no state directory ${stateDir()}: run \`savepoint run\` first (or pass --state-dir)`);
+    const ownership = await ownStateDir(stateDir(), 'world');
+    const world = await agent.dev
+      .world({ stateDir: stateDir(), dataFile: worldDataOf(stateDir(), options.worldData).path, failRate: 0, seed: 1, now: () => new Date() })
+      .catch(async (error: unknown) => {
+        await ownership.release();
+        throw error;
+      });
     for (const note of world.notes ?? []) err(`savepoint: warning: ${note}`);
     try {
       const seen = (await world.inspect?.()) ?? { lines: ['(this world shows nothing)'], json: {} };
@@ -189,29 +203,29 @@ program
       else out(seen.lines.join('\n'));
     } finally {
       await world.close();
+      await ownership.release();
     }
   });
 
-class UsageError extends Error {}
 
 /** Runs `use` with the state directory's ledger (the running engine's, or opened here), then closes it. */
-async function withLedger<T>(use: (ledger: Ledger) => Promise<T>): Promise<T> {
-  const { ledger, close } = await openLedger(stateDir());
+async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promise<T>): Promise<T> {
+  const opened = await openLedger(stateDir(), command);
   try {
-    return await use(ledger);
+    return await use(opened);
   } finally {
-    await close();
+    await opened.close();
   }
 }
 
 /**
  * Decides an approval through the running engine's approval API; with no engine running, records
- * the decision in the ledger (`ledger` when the caller has it open already: a state directory can
- * be opened only once at a time).
+ * the decision in the ledger (`opened` when the caller has the ledger open already: a state
+ * directory can be opened only once at a time).
  */
-async function decide(approvalId: string, decision: 'approve' | 'reject', reason?: string, ledger?: Ledger): Promise<void> {
+async function decide(approvalId: string, decision: 'approve' | 'reject', reason?: string, opened?: OpenLedger): Promise<void> {
   const body = { decision, reason, decidedBy: `cli:${process.env['USER'] ?? 'unknown'}` };
-  const engine = runningEngine(stateDir());
+  const engine = opened ? opened.engine : await runningEngine(stateDir());
   if (engine) {
     const response = await fetch(`${engine.endpoints.approvals}/${encodeURIComponent(approvalId)}`, {
       method: 'POST',
@@ -229,7 +243,7 @@ async function decide(approvalId: string, decision: 'approve' | 'reject', reason
     if (!result.ok) throw new UsageError(result.reason === 'not_found' ? `no approval ${approvalId}` : `approval ${approvalId} is already ${result.approval?.status}`);
     out(`${approvalId}: ${result.approval.status} (recorded; the run continues when it resumes)`);
   };
-  await (ledger ? record(ledger) : withLedger(record));
+  await (opened ? record(opened.ledger) : withLedger(decision, ({ ledger }) => record(ledger)));
 }
 
 try {
@@ -237,6 +251,6 @@ try {
 } catch (error) {
   const invalid = error instanceof UsageError || (error instanceof Error && error.name === ErrorNames.InvalidInput);
   err(`savepoint: ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = invalid ? 2 : 1;
+  process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid ? 2 : 1;
 }
 

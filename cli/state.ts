@@ -1,24 +1,28 @@
-import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { localAwsConfig } from '../local/aws-config.js';
 import { startDynamo } from '../local/dynamo.js';
 import type { CfnTemplateJson } from '../local/asl.js';
 import { LEDGER_TABLE } from '../local/runtime.js';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { describe, UsageError } from './errors.js';
+import { busyMessage, liveOwner, ownStateDir } from './owner.js';
 
 export const DEFAULT_STATE_DIR = '.savepoint';
 
 /**
  * While `savepoint run` drives the local engine it owns the state directory (only one process may
- * open the on-disk DynamoDB) and publishes its loopback endpoints here; other commands reach it
- * through them, or open the state directory themselves when no engine runs.
+ * open the on-disk DynamoDB; cli/owner.ts) and publishes its loopback endpoints here, with the
+ * nonce of its lock; other commands reach it through them, or own the state directory themselves
+ * while no engine runs.
  */
 const EngineFile = z.object({
   pid: z.number().int(),
+  /** The nonce of the owner's lock: an engine file is obeyed only while that lock is live. */
+  nonce: z.string().optional(),
   startedAt: z.string(),
   /** The agent the engine runs (its name, and the module it was loaded from). */
   agent: z.object({ name: z.string(), module: z.string() }),
@@ -28,39 +32,98 @@ export type EngineFile = z.infer<typeof EngineFile>;
 
 const engineFilePath = (stateDir: string) => join(stateDir, 'engine.json');
 
+/** Writes engine.json whole (a reader never sees half of it); the returned function removes it if it is still ours. */
 export function publishEngine(stateDir: string, engine: EngineFile): () => void {
   const path = engineFilePath(stateDir);
-  writeFileSync(path, JSON.stringify(engine, null, 2));
-  return () => rmSync(path, { force: true });
+  const draft = `${path}.${engine.nonce ?? process.pid}`;
+  writeFileSync(draft, JSON.stringify(engine, null, 2));
+  renameSync(draft, path);
+  return () => {
+    const current = readEngineFile(stateDir, { quiet: true });
+    if (current?.nonce === engine.nonce) rmSync(path, { force: true });
+  };
 }
 
-/** The engine running on this state directory, if its process is alive. */
-export function runningEngine(stateDir: string): EngineFile | undefined {
+/** engine.json as written; a UsageError naming the file when it is not one (undefined with `quiet`). */
+function readEngineFile(stateDir: string, options: { quiet?: boolean } = {}): EngineFile | undefined {
   const path = engineFilePath(stateDir);
   if (!existsSync(path)) return undefined;
-  const engine = EngineFile.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-  if (!engine.success) return undefined;
+  let raw: unknown;
   try {
-    process.kill(engine.data.pid, 0);
-    return engine.data;
+    raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch {
-    return undefined; // left behind by a process that died
+    raw = undefined;
   }
+  const engine = EngineFile.safeParse(raw);
+  if (engine.success) return engine.data;
+  if (options.quiet) return undefined;
+  throw new UsageError(`${path} is not a valid engine file; remove it if no \`savepoint run\` is running on ${stateDir}`);
+}
+
+/**
+ * The engine running on this state directory: the one named by engine.json while the lock it was
+ * published with is live. Undefined when nobody owns the directory (a stale engine.json or lock,
+ * e.g. naming a dead pid or a live unrelated one, is not obeyed). A UsageError when another
+ * command owns it, or engine.json is damaged.
+ */
+export async function runningEngine(stateDir: string): Promise<EngineFile | undefined> {
+  const engine = readEngineFile(stateDir);
+  const owner = await liveOwner(stateDir);
+  if (!owner) return undefined;
+  if (engine && engine.nonce === owner.nonce) return engine;
+  // Owned, but not (yet) by an engine that published its endpoints: a starting run, or a
+  // command that has the ledger open.
+  throw new UsageError(busyMessage(stateDir, owner));
+}
+
+/** An open ledger: through the running engine's endpoint (`engine`), or owned and opened here. */
+export interface OpenLedger {
+  ledger: Ledger;
+  engine?: EngineFile;
+  close: () => Promise<void>;
 }
 
 /** The ledger of a state directory: through the running engine's endpoint, or opened directly. */
-export async function openLedger(stateDir: string): Promise<{ ledger: Ledger; close: () => Promise<void> }> {
-  const engine = runningEngine(stateDir);
+export async function openLedger(stateDir: string, command = 'status'): Promise<OpenLedger> {
+  const engine = await runningEngine(stateDir);
   if (engine) {
     const client = new DynamoDBClient({ ...localAwsConfig, endpoint: engine.endpoints.dynamodb });
-    return { ledger: new DynamoDbLedger(client, LEDGER_TABLE), close: async () => client.destroy() };
+    return { ledger: new DynamoDbLedger(client, LEDGER_TABLE), engine, close: async () => client.destroy() };
   }
-  if (!existsSync(join(stateDir, 'ledger'))) {
-    throw new Error(`no ledger in ${resolve(stateDir)}: run \`savepoint run\` first (or pass --state-dir)`);
+  if (!existsSync(join(stateDir, 'ledger'))) throw noLedger(stateDir);
+  const ownership = await ownStateDir(stateDir, command);
+  try {
+    const dynamo = await startDynamo({ path: join(stateDir, 'ledger') });
+    const close = async () => {
+      await dynamo.close();
+      await ownership.release();
+    };
+    if (!(await hasTable(dynamo.client))) {
+      await close();
+      throw noLedger(stateDir);
+    }
+    return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE), close };
+  } catch (error) {
+    await ownership.release();
+    throw error;
   }
-  const dynamo = await startDynamo({ path: join(stateDir, 'ledger') });
-  return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE), close: dynamo.close };
 }
+
+/**
+ * A ledger directory without its table is one whose first run stopped while it was set up (a
+ * kill -9 during startup): it holds no run, and the next `savepoint run` creates the table.
+ */
+async function hasTable(client: DynamoDBClient): Promise<boolean> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: LEDGER_TABLE }));
+    return true;
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException) return false;
+    throw error;
+  }
+}
+
+const noLedger = (stateDir: string) => new Error(`no ledger in ${resolve(stateDir)}: run \`savepoint run\` first (or pass --state-dir)`);
 
 /**
  * The data file the agent's simulated world serves (e.g. the refund reconciler's day) is part of a
@@ -73,11 +136,11 @@ export function worldDataOf(stateDir: string | undefined, explicit: string | und
   return { path, keep: () => kept && path && path !== kept && copyFileSync(path, kept) };
 }
 
-/** A synthesized CloudFormation template, as `cdk synth` writes it. */
+/** A synthesized CloudFormation template, as `cdk synth` writes it; a file that is not one is a usage error naming it. */
 export function loadTemplate(path: string): CfnTemplateJson {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as CfnTemplateJson;
   } catch (error) {
-    throw new Error(`cannot read the template ${path}: ${(error as Error).message}`);
+    throw new UsageError(`cannot read the template ${path}: ${describe(error)}`);
   }
 }

@@ -147,6 +147,8 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
   /** For local runs only: the simulated world and the scripted model. */
   readonly dev?: {
     readonly world?: (options: DevWorldOptions) => Promise<World>;
+    /** Checks a world data file (`--world-data`) before anything starts: throw to refuse it, naming what is wrong. */
+    readonly checkData?: (path: string) => void;
     readonly policy?: ModelPolicy;
   };
 }

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { defineAgent, defineTool, parseOrThrow, type DevWorld, type DevWorldOptions, type ToolTrace } from 'savepoint';
 import { z } from 'zod';
-import { Cents, Day, IsoDate, ReportSummary, type CommerceApi } from './domain.js';
+import { loadDay } from './day-file.js';
+import { Cents, IsoDate, ReportSummary, type CommerceApi, type Day } from './domain.js';
 import { HttpCommerceApi } from './payments-client.js';
 import { startPaymentsServer, type PaymentsServer } from './sim/payments-server.js';
 import { decide } from './sim/policy.js';
@@ -101,17 +101,9 @@ export interface RefundWorld extends DevWorld {
   readonly day: Day;
 }
 
-export const SAMPLE_DAY = new URL('./sample-day.json', import.meta.url).pathname;
+export { loadDay };
 
-export function loadDay(path: string): Day {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new Error(`cannot read the day file ${path}: ${(error as Error).message}`);
-  }
-  return parseOrThrow(Day, raw, `day file ${path}`);
-}
+export const SAMPLE_DAY = new URL('./sample-day.json', import.meta.url).pathname;
 
 export async function startRefundWorld(options: DevWorldOptions & { day?: Day }): Promise<RefundWorld> {
   const day = options.day ?? loadDay(options.dataFile ?? SAMPLE_DAY);
@@ -168,7 +160,7 @@ export const refundReconciler = defineAgent<RefundRunInput, Deps, RefundWorld>({
   // The nightly run reconciles the day before the schedule fires.
   scheduled: (eventTime) => ({ date: new Date(eventTime.getTime() - 24 * 3600 * 1000).toISOString().slice(0, 10), approvalThresholdCents: 50_000 }),
   report: refundSummary,
-  dev: { world: startRefundWorld, policy: decide },
+  dev: { world: startRefundWorld, checkData: (path) => void loadDay(path), policy: decide },
 });
 
 export default refundReconciler;

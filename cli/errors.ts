@@ -1,0 +1,24 @@
+/**
+ * A mistake in what the user asked for — a bad option or file, a state directory that cannot be
+ * used — told in one sentence. The CLI exits 2 for it, as it does for invalid input.
+ */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const REASONS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'the file system is read-only',
+  ENOTDIR: 'a part of the path is a file',
+  ENOENT: 'no such file or directory',
+  ENOSPC: 'no space left on the device',
+  EISDIR: 'it is a directory',
+};
+
+/** An fs error as the end of a sentence. */
+export function describe(error: unknown): string {
+  const code = (error as { code?: string } | undefined)?.code;
+  return (code && REASONS[code]) ?? (error instanceof Error ? error.message : String(error));
+}
+

@@ -1,0 +1,274 @@
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, closeSync } from 'node:fs';
+import { createServer, get } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import { describe, UsageError } from './errors.js';
+
+/**
+ * One process at a time owns a state directory: the on-disk DynamoDB (dynalite) and the provider's
+ * journal may be opened by one process only (a second one crashes, e.g. `Database is closed`).
+ * Ownership is a lock file created exclusively, holding the owner's pid, a random nonce and a
+ * loopback endpoint that answers the nonce:
+ *
+ *   take:    write `owner.lock.<nonce>` (open 'wx'), link it to `owner.lock`: EEXIST → held
+ *   held:    the owner is live when its pid runs AND its endpoint answers the lock's nonce;
+ *            a dead pid, or a live pid that does not answer the nonce (a reused pid, an unrelated
+ *            process), is a stale lock: it is broken and taken
+ *   release: remove `owner.lock` if it still holds our nonce
+ *
+ * Linking a complete file (instead of writing into the exclusively created lock itself) means a
+ * reader never sees a lock without its content, even when its owner dies while taking it.
+ * A kill -9 leaves the lock behind; the next command finds its pid gone and takes it over.
+ */
+
+const LockFile = z.object({
+  pid: z.number().int().positive(),
+  nonce: z.string().min(16),
+  /** Loopback URL that answers `{ nonce }` while the owner lives. */
+  owner: z.string().url(),
+  /** The savepoint command that holds it (`run`, `status`, …), for the message a second one gets. */
+  command: z.string(),
+  startedAt: z.string(),
+});
+export type LockFile = z.infer<typeof LockFile>;
+
+export const lockFilePath = (stateDir: string) => join(stateDir, 'owner.lock');
+
+/** Nonces of the locks this process holds. */
+const ours = new Set<string>();
+
+export interface Ownership {
+  readonly nonce: string;
+  /** Removes the lock (if it is still ours) and stops answering the nonce. Idempotent. */
+  release(): Promise<void>;
+}
+
+/**
+ * Makes this process the owner of `stateDir` (created when missing), or throws a UsageError that
+ * says who owns it, or why the directory cannot be used.
+ */
+export async function ownStateDir(stateDir: string, command: string, options: { probeTimeoutMs?: number } = {}): Promise<Ownership> {
+  prepareDirectory(stateDir);
+  const nonce = randomBytes(16).toString('hex');
+  const endpoint = await answerNonce(nonce);
+  ours.add(nonce);
+  const lock: LockFile = { pid: process.pid, nonce, owner: endpoint.url, command, startedAt: new Date().toISOString() };
+  try {
+    await takeLock(stateDir, lock, options.probeTimeoutMs);
+  } catch (error) {
+    ours.delete(nonce);
+    await endpoint.close();
+    throw error;
+  }
+  let released: Promise<void> | undefined;
+  return {
+    nonce,
+    release: () =>
+      (released ??= (async () => {
+        if (readLockQuietly(lockFilePath(stateDir))?.nonce === nonce) rmSync(lockFilePath(stateDir), { force: true });
+        ours.delete(nonce);
+        await endpoint.close();
+      })()),
+  };
+}
+
+/** The live owner of `stateDir`, or undefined when nobody (or only a stale lock) holds it. */
+export async function liveOwner(stateDir: string): Promise<LockFile | undefined> {
+  const lock = readLock(lockFilePath(stateDir));
+  return lock && (await isLive(lock)).live ? lock : undefined;
+}
+
+/** The sentence a command gets when another process owns the state directory. */
+export function busyMessage(stateDir: string, lock: LockFile): string {
+  const who = `\`savepoint ${lock.command}\` (pid ${lock.pid}, since ${lock.startedAt})`;
+  return lock.command === 'run' || lock.command === 'resume'
+    ? `the state directory ${stateDir} is in use by ${who}: the other commands (status, approve, …) reach its engine once it has started, or pass another --state-dir`
+    : `the state directory ${stateDir} is in use by ${who}: try again when it has finished`;
+}
+
+async function takeLock(stateDir: string, lock: LockFile, probeTimeoutMs?: number): Promise<void> {
+  const path = lockFilePath(stateDir);
+  // Each pass either takes the lock, refuses (a live owner), or breaks one stale lock; a few
+  // passes are enough unless other processes keep taking it.
+  for (let pass = 0; pass < 5; pass++) {
+    if (createExclusively(path, lock)) return;
+    const held = readLock(path);
+    if (!held) continue; // released between our create and our read
+    const verdict = await isLive(held, probeTimeoutMs);
+    if (verdict.live) throw new UsageError(busyMessage(stateDir, held));
+    breakStaleLock(path, held, lock.nonce);
+  }
+  throw new UsageError(`could not take ${path}: other processes keep taking it; try again`);
+}
+
+/** Creates `path` holding `lock`, atomically and only if it does not exist. False when it exists. */
+function createExclusively(path: string, lock: LockFile): boolean {
+  const draft = `${path}.${lock.nonce}`;
+  try {
+    const fd = openSync(draft, 'wx');
+    try {
+      writeSync(fd, JSON.stringify(lock));
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(draft, path);
+    return true;
+  } catch (error) {
+    if (codeOf(error) === 'EEXIST') return false;
+    throw new UsageError(`cannot write to the state directory ${dirname(path)}: ${describe(error)}`);
+  } finally {
+    rmSync(draft, { force: true });
+  }
+}
+
+/**
+ * Removes a stale lock — unless another process broke it and took the lock in the meantime: the
+ * lock is moved aside first, and put back when what was moved is not the stale one.
+ */
+function breakStaleLock(path: string, stale: LockFile, nonce: string): void {
+  const aside = `${path}.stale-${nonce}`;
+  try {
+    renameSync(path, aside);
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT') return; // someone else broke it
+    throw error;
+  }
+  const moved = readLockQuietly(aside);
+  if (moved && moved.nonce !== stale.nonce) {
+    try {
+      linkSync(aside, path); // a fresh lock: it wins, and the next pass finds it live
+    } catch {
+      // a third process took the lock meanwhile: it wins instead
+    }
+  }
+  rmSync(aside, { force: true });
+}
+
+/** The lock at `path`; undefined when there is none; a UsageError naming the file when it is not a lock. */
+function readLock(path: string): LockFile | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT') return undefined;
+    throw new UsageError(`cannot read the lock ${path}: ${describe(error)}`);
+  }
+  const parsed = LockFile.safeParse(parseJson(text));
+  if (!parsed.success) throw new UsageError(`${path} is not a savepoint lock file; remove it if no savepoint command is running on ${dirname(path)}`);
+  return parsed.data;
+}
+
+/** The lock at `path` if it is one; undefined otherwise (when releasing, damage is not ours to judge). */
+function readLockQuietly(path: string): LockFile | undefined {
+  try {
+    return readLock(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the process named by a lock still owns it. A pid alone is not enough: after a restart
+ * or a reused pid, a stale lock can name a live, unrelated process. So the owner must also answer
+ * the lock's nonce on its loopback endpoint. An owner that is alive but too busy to answer in time
+ * (e.g. synthesizing the stack) is taken to be live: a live lock is never broken on a guess.
+ */
+export async function isLive(lock: LockFile, timeoutMs = 3_000): Promise<{ live: boolean; why: string }> {
+  if (ours.has(lock.nonce)) return { live: true, why: 'held by this process' };
+  if (lock.pid === process.pid) return { live: false, why: `pid ${lock.pid} is this process, which did not take it` };
+  if (!pidRuns(lock.pid)) return { live: false, why: `pid ${lock.pid} is not running` };
+  const answer = await askNonce(lock.owner, timeoutMs);
+  if (answer === 'timeout') return { live: true, why: `pid ${lock.pid} runs and did not answer in time` };
+  if (answer === lock.nonce) return { live: true, why: `pid ${lock.pid} answered the lock's nonce` };
+  return { live: false, why: `pid ${lock.pid} runs but does not answer the lock's nonce: an unrelated process` };
+}
+
+function pidRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return codeOf(error) === 'EPERM'; // it runs, as another user
+  }
+}
+
+/** The nonce the endpoint answers; undefined when it refuses or answers something else. */
+function askNonce(url: string, timeoutMs: number): Promise<string | undefined | 'timeout'> {
+  return new Promise((resolve) => {
+    const request = get(url, { agent: false, timeout: timeoutMs }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => {
+        const nonce = (parseJson(body) as { nonce?: unknown } | undefined)?.nonce;
+        resolve(typeof nonce === 'string' ? nonce : undefined);
+      });
+      response.on('error', () => resolve(undefined));
+    });
+    request.on('timeout', () => {
+      request.destroy();
+      resolve('timeout');
+    });
+    request.on('error', () => resolve(undefined)); // refused: nobody listens there any more
+  });
+}
+
+/** The owner's loopback endpoint. Unreferenced: it never keeps the process alive by itself. */
+async function answerNonce(nonce: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ pid: process.pid, nonce }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  server.unref();
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * Makes sure `path` is a directory, creating it (and its parents) when missing, or throws a
+ * UsageError in one sentence. Not `mkdirSync({ recursive: true })`: under /proc it loops forever.
+ */
+function prepareDirectory(path: string): void {
+  const kind = kindOf(path);
+  if (kind === 'directory') return;
+  if (kind === 'file') throw new UsageError(`the state directory ${path} is a file, not a directory; pass --state-dir <a directory>`);
+  const parent = dirname(path);
+  if (parent !== path && kindOf(parent) === 'missing') prepareDirectory(parent);
+  try {
+    mkdirSync(path);
+  } catch (error) {
+    if (codeOf(error) === 'EEXIST' && kindOf(path) === 'directory') return;
+    throw new UsageError(`cannot create the state directory ${path}: ${describe(error)}`);
+  }
+}
+
+function kindOf(path: string): 'directory' | 'file' | 'missing' {
+  try {
+    return statSync(path).isDirectory() ? 'directory' : 'file';
+  } catch {
+    return 'missing'; // or unreachable (ENOTDIR, EACCES): creating it will say why
+  }
+}
+
+function codeOf(error: unknown): string | undefined {
+  return (error as { code?: string } | undefined)?.code;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,294 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDynamo } from '../../local/dynamo.js';
+import { synthesizeTemplate } from '../../local/template.js';
+
+/**
+ * Nothing silently wrong, through the real CLI as a subprocess: bad input exits 2 naming the file
+ * or field and changes no state; a state directory has one owner at a time; a stop signal saves
+ * the run and leaves the state directory whole. Waits are on the processes' output, never on timers.
+ */
+
+const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+const exec = promisify(execFile);
+const root = mkdtempSync(join(tmpdir(), 'savepoint-robust-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const sampleDay = JSON.parse(readFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), 'utf8')) as Record<string, any>;
+let template: string;
+
+beforeAll(async () => {
+  // One synthesis for every process below (`--template`), instead of one per process.
+  template = join(root, 'template.json');
+  writeFileSync(template, JSON.stringify(await synthesizeTemplate('refund-reconciler')));
+});
+
+/** The agent every command here runs: the refund reconciler (its world data is a day file). */
+const env = { ...process.env, SAVEPOINT_AGENT: 'refund-reconciler' };
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to its end (no terminal), returning its exit code and output. */
+async function savepoint(...args: string[]): Promise<Result> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [bin, ...args], { timeout: 90_000, env });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+/** Background processes still running when the tests end (a failed test): killed, not leaked. */
+const children = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/** A CLI process in the background: wait for its output to say something, signal it, wait for its end. */
+function background(...args: string[]) {
+  const child: ChildProcess = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  let output = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (const listener of listeners) listener();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number>((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? -1 : -2))));
+  return {
+    child,
+    output: () => output,
+    exited,
+    /** Resolves once the output matches; rejects if the process ends first. */
+    saw: (pattern: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!pattern.test(output)) return;
+          listeners.delete(check);
+          resolve();
+        };
+        listeners.add(check);
+        check();
+        void exited.then(() => {
+          if (listeners.delete(check)) reject(new Error(`exited before printing ${pattern}:\n${output}`));
+        });
+      }),
+  };
+}
+
+const oneSentence = (stderr: string) => {
+  expect(stderr).not.toMatch(/^\s+at /m); // no stack trace
+  expect(stderr.trim().split('\n')).toHaveLength(1);
+};
+
+describe('a bad --day file or --date exits 2 naming it, and changes no state', () => {
+  const dayFile = (name: string, content: string | Buffer) => {
+    const path = join(root, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const withField = (change: (day: Record<string, any>) => void) => {
+    const day = structuredClone(sampleDay);
+    change(day);
+    return JSON.stringify(day);
+  };
+
+  it.each([
+    ['a missing file', () => join(root, 'no-such-day.json'), /cannot read the day file .*no-such-day\.json: no such file or directory/],
+    ['a directory', () => root, /cannot read the day file .*: it is a directory/],
+    ['an empty file', () => dayFile('empty.json', ''), /day file .*empty\.json is empty/],
+    ['a file of blanks', () => dayFile('blank.json', '  \n\n'), /day file .*blank\.json is empty/],
+    ['a file that is not JSON', () => dayFile('not-json.json', '{"date": '), /day file .*not-json\.json is not JSON/],
+    ['an oversized file', () => dayFile('huge.json', Buffer.alloc(1024 * 1024 + 1, ' ')), /day file .*huge\.json is larger than the 1048576 bytes/],
+    ['JSON that is not a day', () => dayFile('array.json', '[]'), /invalid day file .*array\.json: \(root\)/],
+    ['an impossible date', () => dayFile('feb-30.json', withField((day) => (day.date = '2026-02-30'))), /invalid day file .*feb-30\.json: date: 2026-02-30 is not a calendar date/],
+    [
+      'a reason too long for the provider',
+      () => dayFile('long-reason.json', withField((day) => (day.refundRequests[0].reason = 'x'.repeat(600_000)))),
+      /invalid day file .*long-reason\.json: refundRequests\.0\.reason: Too big: expected string to have <=500 characters/,
+    ],
+    [
+      'an amount too large for the provider',
+      () => dayFile('huge-amount.json', withField((day) => (day.orders[0].totalCents = 1e15))),
+      /invalid day file .*huge-amount\.json: orders\.0\.totalCents: Too big/,
+    ],
+  ])('%s', async (_case, path, message) => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const result = await savepoint('--state-dir', stateDir, 'run', '--template', template, '--world-data', path());
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(message);
+    oneSentence(result.stderr);
+    expect(existsSync(stateDir)).toBe(false); // nothing made, no day kept
+  });
+
+  it.each([
+    ['2026-13-45', /date: 2026-13-45 is not a calendar date: month 13 is not 01–12/],
+    ['2026-02-30', /date: 2026-02-30 is not a calendar date: February 2026 has days 01–28/],
+  ])('--date %s', async (date, message) => {
+    const result = await savepoint('run', '--memory', '--template', template, '--input', JSON.stringify({ date }));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it("keeps the state directory's day when a later --day is invalid", async () => {
+    const stateDir = join(root, 'kept-day');
+    mkdirSync(stateDir);
+    writeFileSync(join(stateDir, 'world-data.json'), JSON.stringify(sampleDay));
+    const bad = dayFile('bad-for-kept.json', withField((day) => (day.refundRequests[1].id = 'r'.repeat(300))));
+    const result = await savepoint('--state-dir', stateDir, 'run', '--template', template, '--world-data', bad);
+    expect(result).toMatchObject({ code: 2, stderr: expect.stringMatching(/refundRequests\.1\.id: Too big/) });
+    expect(JSON.parse(readFileSync(join(stateDir, 'world-data.json'), 'utf8'))).toEqual(sampleDay);
+  });
+});
+
+describe('a state directory that cannot be used is one sentence and exit 2', () => {
+  it('a file', async () => {
+    const file = join(root, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const result = await savepoint('--state-dir', file, 'run', '--template', template);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/the state directory .*a-file is a file, not a directory/);
+    oneSentence(result.stderr);
+    expect(readFileSync(file, 'utf8')).toBe('not a directory');
+  });
+
+  it('under a file', async () => {
+    const result = await savepoint('--state-dir', join(root, 'a-file', 'state'), 'run', '--template', template);
+    expect(result).toMatchObject({ code: 2, stderr: expect.stringMatching(/cannot create the state directory .*a-file\/state: a part of the path is a file/) });
+    oneSentence(result.stderr);
+  });
+
+  it('unwritable', async () => {
+    // root writes anywhere chmod says it may not: use a directory the kernel refuses it instead.
+    const unwritable = process.getuid?.() === 0 ? '/sys/kernel' : join(root, 'read-only');
+    if (unwritable !== '/sys/kernel') {
+      mkdirSync(unwritable);
+      chmodSync(unwritable, 0o500);
+    }
+    const result = await savepoint('--state-dir', unwritable, 'run', '--template', template);
+    expect(result).toMatchObject({ code: 2, stderr: expect.stringMatching(/cannot write to the state directory .*: permission denied/) });
+    oneSentence(result.stderr);
+  });
+
+  it('an invalid engine.json, named', async () => {
+    const stateDir = join(root, 'bad-engine-file');
+    mkdirSync(stateDir);
+    writeFileSync(join(stateDir, 'engine.json'), '{"pid": "nope"');
+    const result = await savepoint('--state-dir', stateDir, 'status', 'refunds-2026-11-28');
+    expect(result).toMatchObject({ code: 2, stderr: expect.stringMatching(/bad-engine-file\/engine\.json is not a valid engine file/) });
+    oneSentence(result.stderr);
+  });
+
+  it('a ledger whose first run was killed before its table was made says there is no ledger, not "Requested resource not found"', async () => {
+    const stateDir = join(root, 'half-made');
+    mkdirSync(stateDir);
+    const dynamo = await startDynamo({ path: join(stateDir, 'ledger') }); // what a kill -9 during startup leaves
+    await dynamo.close();
+    const result = await savepoint('--state-dir', stateDir, 'status', 'refunds-2026-11-28');
+    expect(result.stderr).not.toMatch(/Requested resource not found/);
+    expect(result).toMatchObject({ code: 1, stderr: expect.stringMatching(/no ledger in .*half-made: run `savepoint run` first/) });
+    expect(existsSync(join(stateDir, 'owner.lock'))).toBe(false);
+  });
+});
+
+describe('one owner per state directory, and stop signals that save the run', () => {
+  const stateDir = join(root, 'state');
+  const dir = ['--state-dir', stateDir];
+  const runId = 'refunds-2026-11-28';
+  const leftBehind = () => ['owner.lock', 'engine.json'].filter((name) => existsSync(join(stateDir, name)));
+
+  it('SIGTERM during startup leaves nothing half-made: no run, no lock, no day, a status that says so', async () => {
+    const run = background(...dir, 'run', '--template', template);
+    await run.saw(/starting the local stack/);
+    run.child.kill('SIGTERM');
+    expect(await run.exited, run.output()).toBe(143);
+    expect(run.output()).toMatch(/SIGTERM before the run started: stopped/);
+    expect(leftBehind()).toEqual([]);
+    expect(existsSync(join(stateDir, 'world-data.json'))).toBe(false);
+    const status = await savepoint(...dir, 'status', runId);
+    expect(status.stderr).not.toMatch(/Requested resource not found/);
+    expect(status).toMatchObject({ code: 2, stderr: expect.stringMatching(`no run ${runId}`) });
+  });
+
+  it('two runs started at once: one runs, the other exits 2 naming the owner, with no "Database is closed"', async () => {
+    const first = background(...dir, 'run', '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
+    const second = background(...dir, 'run', '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
+    const loser = await Promise.race([first.exited.then(() => first), second.exited.then(() => second)]);
+    const winner = loser === first ? second : first;
+    expect(await loser.exited, loser.output()).toBe(2);
+    expect(loser.output()).toMatch(/the state directory .*state is in use by `savepoint run` \(pid \d+/);
+    expect(loser.output()).not.toMatch(/Database is closed|LEVEL_|^\s+at /m);
+
+    // The winner runs; SIGTERM saves it like Ctrl-C does.
+    await winner.saw(/— execution/);
+    winner.child.kill('SIGTERM');
+    expect(await winner.exited, winner.output()).toBe(143);
+    expect(winner.output()).toMatch(`SIGTERM received — the run is saved; resume it with \`savepoint resume ${runId}\``);
+    expect(leftBehind()).toEqual([]);
+    const status = await savepoint(...dir, 'status', runId, '--json');
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ runId, status: 'running' });
+  });
+
+  it.each([
+    ['SIGHUP', 129],
+    ['SIGINT', 130],
+  ] as const)('%s during a resume saves the run too (exit %i)', async (signal, code) => {
+    const resume = background(...dir, 'resume', runId, '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
+    await resume.saw(/\(resumed\) — execution/);
+    resume.child.kill(signal);
+    expect(await resume.exited, resume.output()).toBe(code);
+    expect(resume.output()).toMatch(`the run is saved; resume it with \`savepoint resume ${runId}\``);
+    expect(leftBehind()).toEqual([]);
+  });
+
+  it('a stale lock and engine.json naming a live but unrelated pid are not obeyed', async () => {
+    // This test process is alive and unrelated. One stale lock points at an endpoint nobody
+    // listens on; the other at one that answers another nonce.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+    const closedUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const impostor = createServer((_request, response) => response.end(JSON.stringify({ nonce: 'someone-else-entirely' })));
+    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', () => resolve()));
+    const impostorUrl = `http://127.0.0.1:${(impostor.address() as AddressInfo).port}/`;
+    try {
+      for (const owner of [closedUrl, impostorUrl]) {
+        const nonce = 'stale-nonce-0123456789abcdef';
+        writeFileSync(join(stateDir, 'owner.lock'), JSON.stringify({ pid: process.pid, nonce, owner, command: 'run', startedAt: '2026-11-28T00:00:00Z' }));
+        const dead = 'http://127.0.0.1:9'; // engine endpoints that would refuse: obeyed, status would fail
+        writeFileSync(join(stateDir, 'engine.json'), JSON.stringify({ pid: process.pid, nonce, startedAt: '2026-11-28T00:00:00Z', endpoints: { dynamodb: dead, sfn: dead, approvals: dead, payments: dead, model: dead } }));
+        const status = await savepoint(...dir, 'status', runId, '--json');
+        expect(status.code, status.stderr).toBe(0);
+        expect(JSON.parse(status.stdout)).toMatchObject({ runId, status: 'running' });
+        expect(existsSync(join(stateDir, 'owner.lock'))).toBe(false); // taken over, then released
+      }
+    } finally {
+      await new Promise<void>((resolve) => impostor.close(() => resolve()));
+    }
+  });
+
+  it('payments recovers a journal torn by a kill mid-append, and says so', async () => {
+    const journal = join(stateDir, 'payments.jsonl');
+    const before = readFileSync(journal, 'utf8');
+    appendFileSync(journal, '{"kind":"refund","key":"torn-by-a-kill","finger');
+    const payments = await savepoint(...dir, 'world', '--json');
+    expect(payments.code, payments.stderr).toBe(0);
+    expect(payments.stderr).toMatch(/warning: .*payments\.jsonl:\d+: dropped a torn last line \(\d+ bytes/);
+    expect(JSON.parse(payments.stdout).refunds).toHaveLength(before.split('\n').filter(Boolean).filter((line) => line.includes('"kind":"refund"')).length);
+    expect(readFileSync(journal, 'utf8')).toBe(before);
+  });
+});
