@@ -16,7 +16,7 @@ import { exitCodeOf, runCommand } from './run.js';
 import { UsageError } from './errors.js';
 import { ownStateDir } from './owner.js';
 import { exitCodeOfSignal, StoppedBySignal } from './signals.js';
-import { DEFAULT_STATE_DIR, openLedger, runningEngine, worldDataOf, type OpenLedger } from './state.js';
+import { DEFAULT_STATE_DIR, openLedger, runningEngine, worldDataOf, type EngineFile, type OpenLedger } from './state.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -33,9 +33,13 @@ const stateDir = () => resolve(program.opts<{ stateDir: string }>().stateDir);
 const AGENT_HELP = 'the agent: a name (agents/<name>/agent.ts) or the path of its module (default: $SAVEPOINT_AGENT)';
 const defaultAgent = process.env['SAVEPOINT_AGENT'];
 
-/** The agent a command names, else the one the running engine runs, else the one that ran `runId`. */
-async function agentFor(explicit: string | undefined, runAgent?: string): Promise<AgentDefinition | undefined> {
-  const spec = explicit ?? (await runningEngine(stateDir()))?.agent.module ?? runAgent ?? defaultAgent;
+/**
+ * The agent a command names, else the one the running engine runs (`engine`: the caller's view of
+ * it, when it holds the state directory already), else the one that ran the run in question.
+ */
+async function agentFor(explicit: string | undefined, runAgent?: string, engine?: EngineFile | null): Promise<AgentDefinition | undefined> {
+  const running = engine === undefined ? await runningEngine(stateDir()) : (engine ?? undefined);
+  const spec = explicit ?? running?.agent?.module ?? runAgent ?? defaultAgent;
   if (!spec) return undefined;
   try {
     agentModulePath(spec);
@@ -104,9 +108,9 @@ program
   .option('--agent <name|path>', "the run's agent, for its own summary (default: the agent named in the run)")
   .option('--json', 'print JSON', false)
   .action((runId: string, options: { json: boolean; agent?: string }) =>
-    withLedger('status', async ({ ledger }) => {
+    withLedger('status', async ({ ledger, engine }) => {
       const run = await ledger.getRun(runId);
-      const report = run && (await loadReport(ledger, runId, new Date(), await agentFor(options.agent, run.agent)));
+      const report = run && (await loadReport(ledger, runId, new Date(), await agentFor(options.agent, run.agent, engine ?? null)));
       if (!report) throw new UsageError(`no run ${runId} in ${stateDir()}`);
       if (options.json) printJson(report);
       else out(formatReport(report));
@@ -185,7 +189,7 @@ program
   .action(async (options: { json: boolean; agent?: string; worldData?: string }) => {
     const engine = await runningEngine(stateDir());
     if (engine) throw new UsageError(`an engine (pid ${engine.pid}) owns ${stateDir()} and its world (${JSON.stringify(engine.endpoints)}); ask again when it stops`);
-    const agent = await agentFor(options.agent);
+    const agent = await agentFor(options.agent, undefined, null);
     if (!agent?.dev?.world) throw new UsageError(`${agent ? `agent ${agent.name} has` : 'name an agent with --agent: this one has'} no simulated world`);
     // Reading the world makes no state directory; while it is open, this process owns the directory.
     if (!existsSync(stateDir())) throw new UsageError(`no state directory ${stateDir()}: run \`savepoint run\` first (or pass --state-dir)`);

@@ -25,7 +25,7 @@ const EngineFile = z.object({
   nonce: z.string().optional(),
   startedAt: z.string(),
   /** The agent the engine runs (its name, and the module it was loaded from). */
-  agent: z.object({ name: z.string(), module: z.string() }),
+  agent: z.object({ name: z.string(), module: z.string() }).optional(),
   endpoints: z.object({ dynamodb: z.string(), sfn: z.string(), approvals: z.string(), model: z.string() }).catchall(z.string()),
 });
 export type EngineFile = z.infer<typeof EngineFile>;
