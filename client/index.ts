@@ -60,14 +60,21 @@ export interface StartRequest {
   force?: boolean;
 }
 
+/** A decision as the approval API takes it. */
+export interface DecisionBody {
+  decision: 'approve' | 'reject';
+  reason?: string;
+  decidedBy?: string;
+}
+
 export interface ClientParts {
   /** The ledger of the deployment (DynamoDB on AWS; the local engine's otherwise). */
   ledger: Ledger;
-  /** The Step Functions API of the deployment. */
-  sfn: SFNClient;
-  stateMachineArn: string;
+  /** The Step Functions API of the deployment and the agent's state machine: what `start` needs. */
+  sfn?: SFNClient;
+  stateMachineArn?: string;
   /** Decides an approval through the deployment's approval API (so that the waiting execution resumes). */
-  decide?: (approvalId: string, body: { decision: 'approve' | 'reject'; reason?: string }) => Promise<DecideResult>;
+  decide?: (approvalId: string, body: DecisionBody) => Promise<DecideResult>;
   /** The agent the deployment runs: derives run ids, and adds the agent's own summary to reports. */
   agent?: AgentDefinition;
   clock?: Clock;
@@ -84,7 +91,7 @@ export interface SavepointClient {
   /** Stops the run before its next step; a pending approval of it is rejected so it stops now. */
   cancel(runId: string, options: { by: string; reason?: string }): Promise<RunView>;
   approvals(): Promise<PublicApproval[]>;
-  decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<DecideResult>;
+  decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string; decidedBy?: string }): Promise<DecideResult>;
 }
 
 const TERMINAL: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
@@ -95,7 +102,7 @@ export function createClient(parts: ClientParts): SavepointClient {
   // Without an approval API (a process that owns the ledger while no engine runs), the decision
   // is recorded in the ledger and delivered when the run asks again.
   const decideInLedger = createDecideApproval({ ledger: parts.ledger, callbacks: { succeed: async () => false, fail: async () => false }, clock });
-  const decide = parts.decide ?? ((approvalId: string, body: { decision: 'approve' | 'reject'; reason?: string }) => decideInLedger(approvalId, body));
+  const decide = parts.decide ?? ((approvalId: string, body: DecisionBody) => decideInLedger(approvalId, body));
 
   const status = async (runId: string): Promise<RunView | undefined> => {
     const report = await loadReport(parts.ledger, runId, clock.now(), parts.agent);
@@ -112,6 +119,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       // A new execution name per start: the run id (not the execution) is the idempotency key, and
       // StartRun joins, resumes or skips a run that exists.
       const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
+      if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('start: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
       const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn: parts.stateMachineArn, name, input: JSON.stringify(input) }));
       return { runId, executionArn: started.executionArn! };
     },
@@ -128,20 +136,21 @@ export function createClient(parts: ClientParts): SavepointClient {
     },
 
     async cancel(runId, { by, reason = '' }) {
+      // The first kill stands; the pending approvals are rejected by whoever cancels.
       const run = await parts.ledger.getRun(runId);
       if (!run) throw new InvalidInputError(`runId: no run ${runId}`);
       if (run.status !== 'running') throw new InvalidInputError(`runId: run ${runId} is ${run.status}, not running`);
       await parts.ledger.killRun(runId, { by, at: clock.now().toISOString(), reason });
       // A run waiting on an approval would not reach its next step until the approval is decided.
       for (const approval of await pendingOf(parts.ledger, runId)) {
-        await decide(approval.approvalId, { decision: 'reject', reason: `run killed${reason ? `: ${reason}` : ''}` });
+        await decide(approval.approvalId, { decision: 'reject', reason: `run killed${reason ? `: ${reason}` : ''}`, decidedBy: by });
       }
       return (await status(runId))!;
     },
 
     approvals: async () => (await parts.ledger.listPendingApprovals()).map(publicApproval),
 
-    decide: (approvalId, decision, options = {}) => decide(approvalId, { decision, reason: options.reason }),
+    decide: (approvalId, decision, options = {}) => decide(approvalId, { decision, ...options }),
   };
 }
 
