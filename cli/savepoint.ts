@@ -8,11 +8,16 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { agentModulePath, loadAgent } from '../local/agents.js';
 import { CRASH_POINTS } from '../local/crash.js';
 import { formatApproval, formatBreaker, formatReport } from './format.js';
-import { exitCodeOf, runCommand } from './run.js';
+import { exitCodeOf, runCommand, runInput } from './run.js';
 import { UsageError } from './errors.js';
 import { ownStateDir } from './owner.js';
 import { exitCodeOfSignal, StoppedBySignal } from './signals.js';
+import { z } from 'zod';
+import { describeDeployment, deploymentClient } from '../client/aws.js';
 import { approvalApiDecider, createClient, type SavepointClient } from '../client/index.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
+import { CalendarDate } from '../lambdas/shared/dates.js';
+import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { DEFAULT_STATE_DIR, openLedger, runningEngine, worldDataOf, type EngineFile, type OpenLedger } from './state.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -24,11 +29,14 @@ const printJson = (value: unknown) => out(JSON.stringify(value, null, 2));
 const program = new Command('savepoint')
   .description('Durable agent runs on AWS Step Functions — any agent, run locally on the same definition.')
   .option('--state-dir <dir>', 'where the local ledger, the simulated world and the logs live', DEFAULT_STATE_DIR)
+  .option('--stack <name>', 'work on a deployed stack (found by its CloudFormation outputs, with your AWS credentials) instead of the local state directory')
+  .option('--region <region>', 'the deployed stack\'s region (default: your AWS configuration\'s)')
   .showHelpAfterError();
 
 const stateDir = () => resolve(program.opts<{ stateDir: string }>().stateDir);
+const deployed = () => program.opts<{ stack?: string; region?: string }>();
 const AGENT_HELP = 'the agent: a name (agents/<name>/agent.ts) or the path of its module (default: $SAVEPOINT_AGENT)';
-const defaultAgent = process.env['SAVEPOINT_AGENT'];
+const defaultAgent = process.env['SAVEPOINT_AGENT'] || undefined;
 
 /**
  * The agent a command names, else the one the running engine runs (`engine`: the caller's view of
@@ -71,6 +79,7 @@ program
   .option('--crash-seed <n>', 'seed of --crash-rate (default: --seed)')
   .option('--max-recoveries <n>', 'automatic recoveries in a row without progress before a run is given up (default 3)')
   .option('--template <file>', 'run this synthesized template (e.g. cdk.out/Savepoint.template.json) instead of synthesizing the stack')
+  .option('--wait', 'with --stack: wait for the run to finish and report it', false)
   .action(runAndReport);
 
 program
@@ -89,14 +98,37 @@ program
   .option('--crash-seed <n>', 'as for run')
   .option('--max-recoveries <n>', 'automatic recoveries in a row without progress before a run is given up (default 3)')
   .option('--template <file>', 'run this synthesized template (e.g. cdk.out/Savepoint.template.json) instead of synthesizing the stack')
+  .option('--wait', 'with --stack: wait for the run to finish and report it', false)
   .action((runId: string, options: Record<string, unknown>) => runAndReport({ ...options, runId, resume: true, memory: false }));
 
 async function runAndReport(options: Record<string, unknown>) {
+  if (deployed().stack) return startOnStack(options);
   const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
   if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
   else out(formatReport(outcome.report, outcome.execution));
   // Stopped by a signal: saved, not finished — the shell's 128 + signal, like the default handler.
   process.exitCode = outcome.signal ? exitCodeOfSignal(outcome.signal) : exitCodeOf(outcome.report);
+}
+
+/**
+ * `run` / `resume` on a deployed stack: starts (or resumes) the run through the Step Functions API
+ * and says where to watch it; with `--wait`, waits for it and reports like the local run.
+ */
+async function startOnStack(options: Record<string, unknown>) {
+  const runId = options['runId'] as string | undefined;
+  await withClient('run', options['agent'] as string | undefined, runId, async ({ client, ledger, link }) => {
+    const existing = runId ? await ledger.getRun(runId) : undefined;
+    if (options['resume'] && !existing) throw new UsageError(`no run ${runId} on stack ${deployed().stack}`);
+    const input = existing ? existing.input : runInput(options['input'] as string | undefined, undefined, 'of this stack');
+    const started = await client.start({ input, ...(runId && { runId }), ...(options['force'] ? { force: true } : {}) });
+    const where = { runId: started.runId, executionArn: started.executionArn, execution: link(started.executionArn) };
+    if (!options['wait']) return options['json'] ? printJson(where) : out(`run ${where.runId} started: ${where.execution}`);
+    (options['json'] ? err : out)(`run ${where.runId} started: ${where.execution}; waiting for it…`);
+    const view = await client.wait(started.runId);
+    if (options['json']) printJson({ ...view.report, lifecycle: view.lifecycle });
+    else out(formatReport(view.report));
+    process.exitCode = exitCodeOf(view.report);
+  });
 }
 
 program
@@ -105,7 +137,7 @@ program
   .option('--agent <name|path>', "the run's agent, for its own summary (default: the agent named in the run)")
   .option('--json', 'print JSON', false)
   .action((runId: string, options: { json: boolean; agent?: string }) =>
-    withClient('status', options.agent, runId, async (client) => {
+    withClient('status', options.agent, runId, async ({ client }) => {
       const view = await client.status(runId);
       if (!view) throw new UsageError(`no run ${runId} in ${stateDir()}`);
       if (options.json) printJson({ ...view.report, lifecycle: view.lifecycle });
@@ -118,7 +150,7 @@ program
   .description('the approvals waiting for a decision')
   .option('--json', 'print JSON', false)
   .action((options: { json: boolean }) =>
-    withClient('approvals', undefined, undefined, async (client) => {
+    withClient('approvals', undefined, undefined, async ({ client }) => {
       const pending = await client.approvals();
       if (options.json) printJson({ approvals: pending });
       else out(pending.length === 0 ? 'no approval is waiting' : pending.map(formatApproval).join('\n'));
@@ -131,10 +163,10 @@ for (const [name, decision] of [['approve', 'approve'], ['reject', 'reject']] as
     .description(`${name} a pending approval (through the running engine's approval API, or recorded for the next resume)`)
     .option('--reason <text>', 'why, recorded with the decision')
     .action((approvalId: string, options: { reason?: string }) =>
-      withClient(decision, undefined, undefined, async (client, opened) => {
+      withClient(decision, undefined, undefined, async ({ client, live }) => {
         const result = await client.decide(approvalId, decision, { reason: options.reason, decidedBy: cliUser() });
         if (!result.ok) throw new UsageError(result.reason === 'not_found' ? `no approval ${approvalId}` : `approval ${approvalId} is already ${result.approval?.status}`);
-        out(`${approvalId}: ${result.approval.status}${opened.engine ? '' : ' (recorded; the run continues when it resumes)'}`);
+        out(`${approvalId}: ${result.approval.status}${live ? '' : ' (recorded; the run continues when it resumes)'}`);
       }),
     );
 }
@@ -147,7 +179,7 @@ program
   .option('--reason <text>', 'why, recorded with the kill', '')
   .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
     if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
-    await withClient('kill', undefined, runId, async (client, { ledger }) => {
+    await withClient('kill', undefined, runId, async ({ client, ledger }) => {
       if (options.all) {
         await ledger.setGlobalKill(options.lift ? undefined : { by: cliUser(), at: new Date().toISOString(), reason: options.reason });
         return out(options.lift ? 'global kill switch lifted' : `global kill switch on: every run stops before its next step`);
@@ -159,13 +191,31 @@ program
   });
 
 program
+  .command('runs')
+  .description('the runs, newest first, with status, steps, dollars and the execution that drives each')
+  .option('--status <status>', 'only runs with this status (running, succeeded, stopped, killed, failed)')
+  .option('--since <YYYY-MM-DD>', 'only runs created on or after this day')
+  .option('--limit <n>', 'at most this many runs', '50')
+  .option('--json', 'print JSON', false)
+  .action((options: { status?: string; since?: string; limit: string; json: boolean }) =>
+    withClient('runs', undefined, undefined, async ({ ledger, link }) => {
+      const filter = parseOrThrow(RunsFilter, options, 'options');
+      const runs = (await ledger.listRuns(filter.limit))
+        .filter((run) => (!filter.status || run.status === filter.status) && (!filter.since || run.createdAt >= filter.since))
+        .map((run) => ({ runId: run.runId, agent: run.agent, status: run.status, steps: run.steps, dollars: run.costMicros / 1_000_000, createdAt: run.createdAt, execution: link(run.executionArn) }));
+      if (options.json) return printJson({ runs });
+      out(runs.length === 0 ? 'no runs' : runs.map((run) => `${run.runId.padEnd(32)} ${run.status.padEnd(9)} ${String(run.steps).padStart(5)} steps  $${run.dollars.toFixed(4).padStart(9)}  ${run.createdAt}  ${run.execution}`).join('\n'));
+    }),
+  );
+
+program
   .command('breakers')
   .description('the circuit breakers shared by all runs (the model provider, each agent\'s tools)')
   .option('--agent <name|path>', 'also show this agent\'s tools breaker (default: the running engine\'s agent)')
   .option('--json', 'print JSON', false)
   .action(async (options: { json: boolean; agent?: string }) => {
     const agent = await agentFor(options.agent);
-    await withLedger('breakers', async ({ ledger }) => {
+    await withClient('breakers', options.agent, undefined, async ({ ledger }) => {
       const breaker = new CircuitBreaker(ledger, systemClock);
       const names = [MODEL_BREAKER, ...(agent ? [toolsBreaker(agent)] : [])];
       const states = await Promise.all(names.map((name) => breaker.state(name)));
@@ -216,19 +266,46 @@ async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promi
   }
 }
 
+/** What a command works on: a client, the ledger behind it, and whether decisions reach a live execution at once. */
+interface Target {
+  client: SavepointClient;
+  ledger: Ledger;
+  live: boolean;
+  /** A link to watch an execution (the AWS console's, on a deployed stack). */
+  link: (executionArn: string) => string;
+}
+
 /**
- * Runs `use` with a client of the state directory: decisions go through the running engine's
- * approval API (the waiting execution resumes), or, with no engine running, are recorded in the
- * ledger and delivered when the run resumes.
+ * Runs `use` with a client of the deployed stack (`--stack`), or of the state directory: there,
+ * decisions go through the running engine's approval API (the waiting execution resumes), or,
+ * with no engine running, are recorded in the ledger and delivered when the run resumes.
  */
-async function withClient<T>(command: string, agentSpec: string | undefined, runId: string | undefined, use: (client: SavepointClient, opened: OpenLedger) => Promise<T>): Promise<T> {
+async function withClient<T>(command: string, agentSpec: string | undefined, runId: string | undefined, use: (target: Target) => Promise<T>): Promise<T> {
+  const { stack, region } = deployed();
+  if (stack) {
+    const deployment = await describeDeployment({ stackName: stack, region, agent: agentSpec && !agentSpec.includes('/') ? agentSpec : undefined });
+    const agent = await agentFor(agentSpec, deployment.agentName, null);
+    const { client, ledger, close } = deploymentClient(deployment, agent);
+    try {
+      return await use({ client, ledger, live: true, link: (arn) => `https://${deployment.region}.console.aws.amazon.com/states/home?region=${deployment.region}#/v2/executions/details/${arn}` });
+    } finally {
+      close();
+    }
+  }
   return withLedger(command, async (opened) => {
     const run = runId ? await opened.ledger.getRun(runId) : undefined;
     const agent = await agentFor(agentSpec, run?.agent, opened.engine ?? null);
     const decide = opened.engine ? approvalApiDecider(opened.engine.endpoints.approvals) : undefined;
-    return use(createClient({ ledger: opened.ledger, agent, ...(decide && { decide }) }), opened);
+    const client = createClient({ ledger: opened.ledger, agent, ...(decide && { decide }) });
+    return use({ client, ledger: opened.ledger, live: Boolean(opened.engine), link: (arn) => arn });
   });
 }
+
+const RunsFilter = z.object({
+  status: z.enum(['running', 'succeeded', 'stopped', 'killed', 'failed']).optional(),
+  since: CalendarDate.optional(),
+  limit: z.coerce.number().int().positive().max(1000),
+});
 
 const cliUser = () => `cli:${process.env['USER'] ?? 'unknown'}`;
 

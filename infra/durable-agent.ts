@@ -147,9 +147,16 @@ export class DurableAgent extends Construct {
       approval.addMethod('GET', integration);
       approval.addMethod('POST', integration);
       this.api = api;
-      new CfnOutput(this, 'ApprovalApiUrl', { value: api.urlForPath('/approvals') });
+      new CfnOutput(this, 'ApprovalApiUrl', { value: api.urlForPath('/approvals'), description: outputDescription(props.agentName, 'ApprovalApiUrl') });
     }
-    new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn });
-    new CfnOutput(this, 'LedgerTableName', { value: ledger.table.tableName });
+    new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });
+    new CfnOutput(this, 'LedgerTableName', { value: ledger.table.tableName, description: outputDescription(props.agentName, 'LedgerTableName') });
   }
+}
+
+/** What the CLI and the client find a deployed agent by: `savepoint:<agent>:<output>` (cli/stack.ts). */
+export type AgentOutput = 'StateMachineArn' | 'LedgerTableName' | 'ApprovalApiUrl';
+
+export function outputDescription(agentName: string, output: AgentOutput): string {
+  return `savepoint:${agentName}:${output}`;
 }

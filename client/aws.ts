@@ -1,0 +1,125 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { AwsCredentialIdentity, Provider } from '@smithy/types';
+import { createHash, createHmac } from 'node:crypto';
+import type { AgentDefinition } from '../lambdas/define.js';
+import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
+import { InvalidInputError } from '../lambdas/shared/errors.js';
+import { approvalApiDecider, createClient, type SavepointClient } from './index.js';
+
+/**
+ * A deployed stack, found by its CloudFormation outputs: each `DurableAgent` describes its
+ * outputs as `savepoint:<agent>:<output>` (infra/durable-agent.ts). The clients are the real SDK
+ * clients with the caller's credentials; their endpoints follow the SDK's own configuration
+ * (e.g. `AWS_ENDPOINT_URL_SFN`), which is how the tests point this very code at the local engine.
+ */
+export interface Deployment {
+  stackName: string;
+  region: string;
+  agentName: string;
+  stateMachineArn: string;
+  tableName: string;
+  approvalApiUrl?: string;
+}
+
+const OUTPUT = /^savepoint:([a-z][a-z0-9-]*):(StateMachineArn|LedgerTableName|ApprovalApiUrl)$/;
+
+export async function describeDeployment(options: { stackName: string; region?: string; agent?: string }): Promise<Deployment> {
+  const cfn = new CloudFormationClient({ ...(options.region && { region: options.region }) });
+  try {
+    const { Stacks } = await cfn.send(new DescribeStacksCommand({ StackName: options.stackName }));
+    const stack = Stacks?.[0];
+    if (!stack) throw new InvalidInputError(`stack: no stack ${options.stackName}`);
+    const agents = new Map<string, Partial<Record<string, string>>>();
+    for (const output of stack.Outputs ?? []) {
+      const match = OUTPUT.exec(output.Description ?? '');
+      if (!match || !output.OutputValue) continue;
+      agents.set(match[1]!, { ...agents.get(match[1]!), [match[2]!]: output.OutputValue });
+    }
+    const names = [...agents.keys()];
+    const agentName = options.agent ?? (names.length === 1 ? names[0] : undefined);
+    if (!agentName) {
+      throw new InvalidInputError(`agent: stack ${options.stackName} runs ${names.length === 0 ? 'no savepoint agent' : `${names.join(', ')}: name one with --agent`}`);
+    }
+    const outputs = agents.get(agentName);
+    if (!outputs?.['StateMachineArn'] || !outputs['LedgerTableName']) throw new InvalidInputError(`agent: stack ${options.stackName} runs no agent ${agentName} (it runs ${names.join(', ') || 'none'})`);
+    return {
+      stackName: options.stackName,
+      region: await cfn.config.region(),
+      agentName,
+      stateMachineArn: outputs['StateMachineArn'],
+      tableName: outputs['LedgerTableName'],
+      ...(outputs['ApprovalApiUrl'] && { approvalApiUrl: outputs['ApprovalApiUrl'] }),
+    };
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ValidationError') throw new InvalidInputError(`stack: ${error.message}`, { cause: error });
+    throw error;
+  } finally {
+    cfn.destroy();
+  }
+}
+
+/** A client of a deployed agent, with the caller's AWS credentials. */
+export function deploymentClient(deployment: Deployment, agent?: AgentDefinition): { client: SavepointClient; ledger: DynamoDbLedger; close: () => void } {
+  const sfn = new SFNClient({ region: deployment.region });
+  const dynamodb = new DynamoDBClient({ region: deployment.region });
+  const ledger = new DynamoDbLedger(dynamodb, deployment.tableName);
+  const decide = deployment.approvalApiUrl ? signedApprovalDecider(deployment.approvalApiUrl, deployment.region, sfn.config.credentials) : undefined;
+  const client = createClient({ ledger, sfn, stateMachineArn: deployment.stateMachineArn, ...(agent && { agent }), ...(decide && { decide }) });
+  return { client, ledger, close: () => (sfn.destroy(), dynamodb.destroy()) };
+}
+
+/**
+ * Decides through the deployed approval API, which takes IAM-signed requests only: each request is
+ * signed with SigV4 for `execute-api` with the caller's credentials (the caller's principal is who
+ * decided). Plain `http://` is refused outside loopback.
+ */
+export function signedApprovalDecider(url: string, region: string, credentials: Provider<AwsCredentialIdentity>) {
+  const base = new URL(url);
+  if (base.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname)) {
+    throw new InvalidInputError(`approval API: ${url} is plain http outside loopback`);
+  }
+  const signer = new SignatureV4({ service: 'execute-api', region, credentials, sha256: NodeSha256 });
+  const signedFetch: typeof fetch = async (input, init = {}) => {
+    const target = new URL(String(input));
+    const body = typeof init.body === 'string' ? init.body : undefined;
+    const signed = await signer.sign({
+      method: init.method ?? 'GET',
+      protocol: target.protocol,
+      hostname: target.hostname,
+      port: target.port ? Number(target.port) : undefined,
+      path: target.pathname,
+      query: Object.fromEntries(target.searchParams),
+      headers: { ...(init.headers as Record<string, string>), host: target.host },
+      body,
+    });
+    return fetch(target, { ...init, headers: signed.headers });
+  };
+  return approvalApiDecider(url, signedFetch);
+}
+
+/** The `Checksum` SignatureV4 hashes with, on node:crypto (an HMAC when given a secret). */
+export class NodeSha256 {
+  #hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
+  readonly #secret?: Uint8Array | string;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.#secret =
+      secret === undefined || typeof secret === 'string'
+        ? secret
+        : secret instanceof ArrayBuffer
+          ? new Uint8Array(secret)
+          : new Uint8Array(secret.buffer, secret.byteOffset, secret.byteLength);
+    this.#hash = this.#secret === undefined ? createHash('sha256') : createHmac('sha256', this.#secret);
+  }
+  update(data: Uint8Array): void {
+    this.#hash.update(data);
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.#hash.digest());
+  }
+  reset(): void {
+    this.#hash = this.#secret === undefined ? createHash('sha256') : createHmac('sha256', this.#secret);
+  }
+}
