@@ -32,3 +32,4 @@ export {
 } from './shared/errors.js';
 export { parseOrThrow } from './shared/validation.js';
 export { CalendarDate } from './shared/dates.js';
+export { JsonHttpClient, listOf, type JsonHttpClientOptions, type JsonRequestOptions } from './tools/json-http.js';
