@@ -1,2 +1,3 @@
 /** Building blocks for an agent's simulated world (local runs and tests): seeded faults. */
 export { faultInjector, seededRandom, type FaultOptions } from './random.js';
+export { openJournal, recoverTornTail, type Journal } from './journal.js';

@@ -163,6 +163,7 @@ export async function startTriageWorld(
   });
   return {
     env: { HELPDESK_API_URL: server.url, MAIL_API_URL: server.url },
+    ...(server.recovered && { notes: [server.recovered] }),
     endpoints: { helpdesk: server.url, mail: server.url },
     defaultInput: { inbox: inbox.inbox },
     server,

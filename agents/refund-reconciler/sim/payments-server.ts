@@ -1,4 +1,3 @@
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
@@ -15,7 +14,7 @@ import {
   type RefundRequest,
 } from '../domain.js';
 import { InvalidInputError, parseOrThrow } from 'savepoint';
-import { faultInjector, type FaultOptions } from 'savepoint/sim';
+import { faultInjector, openJournal, type FaultOptions } from 'savepoint/sim';
 
 /**
  * A simulated payments provider with Stripe-like semantics, served over real HTTP on loopback so
@@ -96,7 +95,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
   const injectFault = faultInjector(options.faults);
   let outage = false;
   const dropResponse = faultInjector(options.dropResponses);
-  const journal = openJournal(options.dataFile);
+  const journal = openJournal(options.dataFile, JournalEntry);
 
   const orders = new Map(day.orders.map((order) => [order.id, order]));
   const payments = new Map(day.payments.map((payment) => [payment.id, payment]));
@@ -284,63 +283,6 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     },
     close,
   };
-}
-
-interface Journal {
-  readonly entries: readonly JournalEntry[];
-  /** What opening had to repair (a torn last line), for the operator; undefined when nothing. */
-  readonly recovered?: string;
-  append(entry: JournalEntry): void;
-  close(): void;
-}
-
-/**
- * Loads and opens the JSON-lines journal. Each entry is one `write` ending in a newline, so a last
- * line without its newline is a write torn by a crash: its response was never sent, so it is not
- * a payment. It is cut off the file (as a write-ahead log recovers its tail) — left in place, the
- * next append would land on the fragment and make a corrupt line in the middle, which is refused.
- */
-function openJournal(dataFile: string | undefined): Journal {
-  if (!dataFile) return { entries: [], append: () => undefined, close: () => undefined };
-  const recovered = existsSync(dataFile) ? recoverTornTail(dataFile) : undefined;
-  const text = existsSync(dataFile) ? readFileSync(dataFile, 'utf8') : '';
-  const entries = parseJournal(dataFile, text);
-  const fd = openSync(dataFile, 'a');
-  return {
-    entries,
-    ...(recovered && { recovered }),
-    append(entry) {
-      writeSync(fd, `${JSON.stringify(entry)}\n`);
-      fsyncSync(fd);
-    },
-    close: () => closeSync(fd),
-  };
-}
-
-/**
- * Truncates a torn last line (the bytes after the last newline) away and says what it dropped;
- * undefined when the journal ends cleanly.
- */
-export function recoverTornTail(dataFile: string): string | undefined {
-  const bytes = readFileSync(dataFile);
-  const end = bytes.lastIndexOf(0x0a) + 1; // 0 when no line is complete
-  if (end === bytes.length) return undefined;
-  truncateSync(dataFile, end);
-  const line = bytes.subarray(0, end).toString('utf8').split('\n').length;
-  return `${dataFile}:${line}: dropped a torn last line (${bytes.length - end} bytes, no newline) left by a crash mid-append; its request was never answered`;
-}
-
-/** The complete lines of a journal, each a JournalEntry; a line that is not one names the file and line. */
-function parseJournal(dataFile: string, text: string): JournalEntry[] {
-  const lines = text.split('\n');
-  lines.pop(); // the text after the last newline: '' (a torn tail was cut off on open)
-  return lines.map((line, index) => {
-    try {
-      return JournalEntry.parse(JSON.parse(line));
-    } catch (error) {
-      throw new Error(`${dataFile}:${index + 1}: corrupt journal line (only the last line can be torn by a crash, and is recovered; this one was damaged: repair or remove it)`, { cause: error });
-    }
-  });
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -1,9 +1,8 @@
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { InvalidInputError, parseOrThrow } from 'savepoint';
-import { faultInjector, type FaultOptions } from 'savepoint/sim';
+import { faultInjector, openJournal, type FaultOptions } from 'savepoint/sim';
 import { Escalation, Inbox, KbHit, Queue, SentMail, Since, Ticket, TicketId, TicketSummary } from '../domain.js';
 
 /**
@@ -44,6 +43,8 @@ export interface MailServerOptions {
 export interface MailServer {
   /** e.g. `http://127.0.0.1:54321` (no trailing slash) */
   readonly url: string;
+  /** What opening the journal repaired (a torn last line cut off), for the operator to be told. */
+  readonly recovered?: string;
   /** Every mail the provider sent, oldest first (a send repeated by a client is two mails). */
   sent(): SentMail[];
   escalations(): Escalation[];
@@ -90,7 +91,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
   const now = options.now ?? (() => new Date());
   const injectFault = faultInjector(options.faults);
   const drop = typeof options.dropSendResponses === 'function' ? options.dropSendResponses : dropper(options.dropSendResponses);
-  const journal = openJournal(options.dataFile);
+  const journal = openJournal(options.dataFile, JournalEntry);
   const tickets = new Map(inbox.tickets.map((ticket) => [ticket.id, ticket]));
   const sent: SentMail[] = [];
   const escalations: Escalation[] = [];
@@ -222,6 +223,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
 
   return {
     url: `http://127.0.0.1:${port}`,
+    ...(journal.recovered && { recovered: journal.recovered }),
     sent: () => [...sent],
     escalations: () => [...escalations],
     sentCountBy: (header) => {
@@ -263,38 +265,6 @@ function headerOf(mail: SentMail, name: string): string | undefined {
 function dropper(options: FaultOptions | undefined): (mail: SentMail) => boolean {
   const next = faultInjector(options);
   return () => next();
-}
-
-interface Journal {
-  readonly entries: readonly JournalEntry[];
-  append(entry: JournalEntry): void;
-  close(): void;
-}
-
-/**
- * Loads and opens the JSON-lines journal. A last line without its newline is a write torn by a
- * crash: its response was never sent and the mail never left, so it is dropped.
- */
-function openJournal(dataFile: string | undefined): Journal {
-  if (!dataFile) return { entries: [], append: () => undefined, close: () => undefined };
-  const lines = existsSync(dataFile) ? readFileSync(dataFile, 'utf8').split('\n') : [];
-  lines.pop(); // the text after the last newline: '' or a torn write
-  const entries = lines.map((line, index) => {
-    try {
-      return JournalEntry.parse(JSON.parse(line));
-    } catch (error) {
-      throw new Error(`${dataFile}:${index + 1}: corrupt journal line`, { cause: error });
-    }
-  });
-  const fd = openSync(dataFile, 'a');
-  return {
-    entries,
-    append(entry) {
-      writeSync(fd, `${JSON.stringify(entry)}\n`);
-      fsyncSync(fd);
-    },
-    close: () => closeSync(fd),
-  };
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
