@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Message, MessageRequest, TextBlock, ToolUseBlock } from 'savepoint';
+import { clip, readCalls, readResult, type RecordedCall } from 'savepoint/sim';
 import { Order, Payment, Refund, RefundRequest, type ReportSummary } from '../domain.js';
 
 type ToolName = 'list_refund_requests' | 'get_order' | 'get_payment' | 'issue_refund' | 'flag_for_review' | 'post_report';
@@ -26,14 +27,6 @@ export interface PolicyResponse {
   stop_reason: 'tool_use' | 'end_turn';
 }
 
-interface Call {
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
-  /** Missing when the conversation holds no tool_result for the call. */
-  result?: { content: string; isError: boolean };
-}
-
 interface Action {
   name: ToolName;
   input: Record<string, unknown>;
@@ -45,8 +38,6 @@ type Outcome =
   | { kind: 'skipped'; note: string; refundId: string }
   | { kind: 'issued'; cents: number; note: string }
   | { kind: 'flagged'; note: string };
-
-type Read<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 const DATE = /\b\d{4}-\d{2}-\d{2}\b/;
 const REASON_MAX = 500;
@@ -118,9 +109,9 @@ export function decide(request: MessageRequest): PolicyResponse {
 /** Where one request stands, and the tool call it needs next if any. */
 function outcomeOf(
   r: RefundRequest,
-  orderCall: Call | undefined,
-  paymentCall: Call | undefined,
-  calls: Call[],
+  orderCall: RecordedCall | undefined,
+  paymentCall: RecordedCall | undefined,
+  calls: RecordedCall[],
   issuedInRun: Refund[],
 ): Outcome {
   const flag = (reason: string): Outcome => {
@@ -190,57 +181,6 @@ function summarize(outcomes: Outcome[]): ReportSummary {
   return summary;
 }
 
-/** Reads a tool result as JSON of the given shape, or says what is wrong with it. */
-function readResult<S extends z.ZodType>(call: Call, schema: S): Read<z.output<S>> {
-  if (call.result === undefined) return { ok: false, problem: `${call.name} has no result` };
-  if (call.result.isError) return { ok: false, problem: `${call.name} failed: ${describeError(call.result.content)}` };
-  let json: unknown;
-  try {
-    json = JSON.parse(call.result.content);
-  } catch {
-    return { ok: false, problem: `${call.name} returned non-JSON: ${quote(call.result.content)}` };
-  }
-  const parsed = schema.safeParse(json);
-  if (parsed.success) return { ok: true, value: parsed.data };
-  const issue = parsed.error.issues[0];
-  const where = issue === undefined || issue.path.length === 0 ? '(root)' : issue.path.join('.');
-  return { ok: false, problem: `${call.name} returned an unexpected shape (${where}: ${issue?.message ?? 'invalid'})` };
-}
-
-/** `{"error":"approval_rejected","reason":"…"}` → `approval_rejected: …`; anything else is quoted. */
-function describeError(content: string): string {
-  try {
-    const body: unknown = JSON.parse(content);
-    const parsed = z.object({ error: z.string(), reason: z.string().optional(), message: z.string().optional() }).safeParse(body);
-    if (parsed.success) {
-      const detail = parsed.data.reason ?? parsed.data.message;
-      return detail === undefined ? parsed.data.error : `${parsed.data.error}: ${quote(detail)}`;
-    }
-  } catch {
-    // Not JSON: quote it as it is.
-  }
-  return quote(content);
-}
-
-function readCalls(messages: Message[]): Call[] {
-  const calls: Call[] = [];
-  const byId = new Map<string, Call>();
-  for (const message of messages) {
-    if (typeof message.content === 'string') continue;
-    for (const block of message.content) {
-      if (message.role === 'assistant' && block.type === 'tool_use') {
-        const call: Call = { id: block.id, name: block.name, input: block.input };
-        calls.push(call);
-        byId.set(block.id, call);
-      } else if (message.role === 'user' && block.type === 'tool_result') {
-        const call = byId.get(block.tool_use_id);
-        if (call !== undefined) call.result = { content: block.content, isError: block.is_error === true };
-      }
-    }
-  }
-  return calls;
-}
-
 function lastAssistantCalls(messages: Message[]): string[] {
   const last = [...messages].reverse().find((m) => m.role === 'assistant');
   if (last === undefined || typeof last.content === 'string') return [];
@@ -283,10 +223,3 @@ function usd(cents: number): string {
   return `$${(cents / 100).toFixed(2)}`;
 }
 
-function quote(text: string): string {
-  return JSON.stringify(clip(text, 200));
-}
-
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}

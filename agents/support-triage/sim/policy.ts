@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Message, MessageRequest, TextBlock, ToolUseBlock } from 'savepoint';
+import { clip, quote, readCalls, readResult, type RecordedCall } from 'savepoint/sim';
 import { Escalation, KbHit, Ticket, TicketSummary, type Queue } from '../domain.js';
 
 type ToolName = 'list_tickets' | 'get_ticket' | 'search_kb' | 'send_reply' | 'escalate';
@@ -27,14 +28,6 @@ export interface PolicyResponse {
   stop_reason: 'tool_use' | 'end_turn';
 }
 
-interface Call {
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
-  /** Missing when the conversation holds no tool_result for the call. */
-  result?: { content: string; isError: boolean };
-}
-
 interface Action {
   name: ToolName;
   input: Record<string, unknown>;
@@ -46,8 +39,6 @@ type Outcome =
   | { kind: 'replied'; note: string }
   | { kind: 'escalated'; note: string }
   | { kind: 'left'; note: string };
-
-type Read<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 /** A knowledge-base article answers a ticket when at least half its keywords are in it. */
 const ANSWER_SCORE = 0.5;
@@ -115,7 +106,7 @@ export function decide(request: MessageRequest): PolicyResponse {
 }
 
 /** Where one ticket stands, and the tool call it needs next if any. */
-function outcomeOf(summary: TicketSummary, earlier: TicketSummary[], read: Call | undefined, search: Call | undefined, calls: Call[]): Outcome {
+function outcomeOf(summary: TicketSummary, earlier: TicketSummary[], read: RecordedCall | undefined, search: RecordedCall | undefined, calls: RecordedCall[]): Outcome {
   const escalate = (queue: Queue, reason: string): Outcome => {
     const clipped = clip(reason, 1000);
     return { kind: 'act', action: { name: 'escalate', input: { ticketId: summary.id, queue, reason: clipped } }, note: `escalating ${summary.id} to ${queue}: ${clipped}` };
@@ -176,57 +167,6 @@ function normalizeSubject(subject: string): string {
   return subject.replace(/^\s*((re|fwd?):\s*)+/i, '').trim().toLowerCase();
 }
 
-/** Reads a tool result as JSON of the given shape, or says what is wrong with it. */
-function readResult<S extends z.ZodType>(call: Call, schema: S): Read<z.output<S>> {
-  if (call.result === undefined) return { ok: false, problem: `${call.name} has no result` };
-  if (call.result.isError) return { ok: false, problem: `${call.name} failed: ${describeError(call.result.content)}` };
-  let json: unknown;
-  try {
-    json = JSON.parse(call.result.content);
-  } catch {
-    return { ok: false, problem: `${call.name} returned non-JSON: ${quote(call.result.content)}` };
-  }
-  const parsed = schema.safeParse(json);
-  if (parsed.success) return { ok: true, value: parsed.data };
-  const issue = parsed.error.issues[0];
-  const where = issue === undefined || issue.path.length === 0 ? '(root)' : issue.path.join('.');
-  return { ok: false, problem: `${call.name} returned an unexpected shape (${where}: ${issue?.message ?? 'invalid'})` };
-}
-
-/** `{"error":"approval_expired","reason":"…"}` → `approval_expired: …`; anything else is quoted. */
-function describeError(content: string): string {
-  try {
-    const body: unknown = JSON.parse(content);
-    const parsed = z.object({ error: z.string(), reason: z.string().optional(), message: z.string().optional() }).safeParse(body);
-    if (parsed.success) {
-      const detail = parsed.data.reason ?? parsed.data.message;
-      return detail === undefined ? parsed.data.error : `${parsed.data.error}: ${quote(detail)}`;
-    }
-  } catch {
-    // Not JSON: quote it as it is.
-  }
-  return quote(content);
-}
-
-function readCalls(messages: Message[]): Call[] {
-  const calls: Call[] = [];
-  const byId = new Map<string, Call>();
-  for (const message of messages) {
-    if (typeof message.content === 'string') continue;
-    for (const block of message.content) {
-      if (message.role === 'assistant' && block.type === 'tool_use') {
-        const call: Call = { id: block.id, name: block.name, input: block.input };
-        calls.push(call);
-        byId.set(block.id, call);
-      } else if (message.role === 'user' && block.type === 'tool_result') {
-        const call = byId.get(block.tool_use_id);
-        if (call !== undefined) call.result = { content: block.content, isError: block.is_error === true };
-      }
-    }
-  }
-  return calls;
-}
-
 /** The inbox (in double quotes) and the optional `since …` of the first user message (the agent's prompt). */
 function findTask(messages: Message[]): { inbox: string; since?: string } | undefined {
   const first = messages.find((m) => m.role === 'user');
@@ -258,10 +198,3 @@ function sentence(notes: string[]): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
 }
 
-function quote(text: string): string {
-  return JSON.stringify(clip(text, 200));
-}
-
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
