@@ -14,7 +14,7 @@ import {
   type RefundRequest,
 } from '../domain.js';
 import { InvalidInputError, parseOrThrow } from 'savepoint';
-import { faultInjector, openJournal, type FaultOptions } from 'savepoint/sim';
+import { faultInjector, openJournal, parseJsonBody, ProviderApiError, readBody, sendJson, type FaultOptions } from 'savepoint/sim';
 
 /**
  * A simulated payments provider with Stripe-like semantics, served over real HTTP on loopback so
@@ -64,17 +64,6 @@ export interface PaymentsServer {
   resetWorld(): void;
 }
 
-/** A failure answered as `{ error: { type, message } }`. */
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly type: 'invalid_request_error' | 'idempotency_error' | 'api_error',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 const CreateRefundBody = z
   .object({ paymentId: z.string().min(1), amountCents: Cents.positive(), reason: z.string(), refundRequestId: z.string().min(1) })
   .strict();
@@ -113,7 +102,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
 
   function paymentView(paymentId: string): Payment {
     const payment = payments.get(paymentId);
-    if (!payment) throw new ApiError(404, 'invalid_request_error', `No such payment: '${paymentId}'`);
+    if (!payment) throw new ProviderApiError(404, 'invalid_request_error', `No such payment: '${paymentId}'`);
     const refunds = [...day.refunds, ...created.refund].filter((refund) => refund.paymentId === paymentId);
     const refundedCents = refunds.reduce((sum, refund) => sum + refund.amountCents, 0);
     const status = refundedCents >= payment.amountCents ? 'refunded' : refundedCents > 0 ? 'partially_refunded' : 'succeeded';
@@ -121,7 +110,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
   }
 
   function requireRefundRequest(id: string): void {
-    if (!requestIds.has(id)) throw new ApiError(404, 'invalid_request_error', `No such refund request: '${id}'`);
+    if (!requestIds.has(id)) throw new ProviderApiError(404, 'invalid_request_error', `No such refund request: '${id}'`);
   }
 
   /**
@@ -138,19 +127,19 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
   ): void {
     const key = req.headers['idempotency-key'];
     if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
-      throw new ApiError(400, 'invalid_request_error', 'Idempotency-Key: header is required (1 to 255 characters)');
+      throw new ProviderApiError(400, 'invalid_request_error', 'Idempotency-Key: header is required (1 to 255 characters)');
     }
     const fingerprint = stableStringify([path, body]);
     const previous = byKey.get(key);
     if (previous) {
       if (previous.fingerprint !== fingerprint) {
-        throw new ApiError(
+        throw new ProviderApiError(
           422,
           'idempotency_error',
           `Keys for idempotent requests can only be used with the same parameters they were first used with (key '${key}')`,
         );
       }
-      send(res, 200, previous.record, { 'Idempotent-Replayed': 'true' });
+      sendJson(res, 200, previous.record, { 'Idempotent-Replayed': 'true' });
       return;
     }
     const entry = create(key, fingerprint);
@@ -160,7 +149,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
       res.socket?.destroy();
       return;
     }
-    send(res, 200, entry.record);
+    sendJson(res, 200, entry.record);
   }
 
   const nextId = (prefix: string, kind: JournalEntry['kind']) => `${prefix}_${String(created[kind].length + 1).padStart(4, '0')}`;
@@ -174,36 +163,36 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
 
     // What the provider paid is for people and tests; faulting it would only disturb the seed's sequence.
     const inspection = route === 'GET /v1/refunds' || route === 'GET /v1/reviews' || route === 'GET /v1/reports';
-    if (!inspection && outage) throw new ApiError(503, 'api_error', 'provider outage');
-    if (!inspection && injectFault()) throw new ApiError(503, 'api_error', 'injected transient failure');
+    if (!inspection && outage) throw new ProviderApiError(503, 'api_error', 'provider outage');
+    if (!inspection && injectFault()) throw new ProviderApiError(503, 'api_error', 'injected transient failure');
 
     if (route === 'GET /v1/refund_requests') {
       const date = parseOrThrow(z.object({ date: IsoDate }), { date: url.searchParams.get('date') ?? undefined }, 'query').date;
       const data: RefundRequest[] = date === day.date ? day.refundRequests : [];
-      return send(res, 200, { data });
+      return sendJson(res, 200, { data });
     }
     const order = /^GET \/v1\/orders\/([^/]+)$/.exec(route);
     if (order) {
       const id = decodeURIComponent(order[1] ?? '');
       const found: Order | undefined = orders.get(id);
-      if (!found) throw new ApiError(404, 'invalid_request_error', `No such order: '${id}'`);
-      return send(res, 200, found);
+      if (!found) throw new ProviderApiError(404, 'invalid_request_error', `No such order: '${id}'`);
+      return sendJson(res, 200, found);
     }
     const payment = /^GET \/v1\/payments\/([^/]+)$/.exec(route);
-    if (payment) return send(res, 200, paymentView(decodeURIComponent(payment[1] ?? '')));
+    if (payment) return sendJson(res, 200, paymentView(decodeURIComponent(payment[1] ?? '')));
 
-    if (route === 'GET /v1/refunds') return send(res, 200, { data: created.refund });
-    if (route === 'GET /v1/reviews') return send(res, 200, { data: created.review });
-    if (route === 'GET /v1/reports') return send(res, 200, { data: created.report });
+    if (route === 'GET /v1/refunds') return sendJson(res, 200, { data: created.refund });
+    if (route === 'GET /v1/reviews') return sendJson(res, 200, { data: created.review });
+    if (route === 'GET /v1/reports') return sendJson(res, 200, { data: created.report });
 
     if (route === 'POST /v1/refunds') {
-      const body = parseOrThrow(CreateRefundBody, parseJson(raw), 'refund body');
+      const body = parseOrThrow(CreateRefundBody, parseJsonBody(raw), 'refund body');
       return idempotent(req, res, path, body, (key, fingerprint) => {
         const payment = paymentView(body.paymentId);
         requireRefundRequest(body.refundRequestId);
         const refundable = payment.amountCents - payment.refundedCents;
         if (body.amountCents > refundable) {
-          throw new ApiError(
+          throw new ProviderApiError(
             400,
             'invalid_request_error',
             `amountCents: ${body.amountCents} exceeds the refundable amount ${refundable} of payment '${body.paymentId}'`,
@@ -214,7 +203,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
       });
     }
     if (route === 'POST /v1/reviews') {
-      const body = parseOrThrow(CreateReviewBody, parseJson(raw), 'review body');
+      const body = parseOrThrow(CreateReviewBody, parseJsonBody(raw), 'review body');
       return idempotent(req, res, path, body, (key, fingerprint) => {
         requireRefundRequest(body.refundRequestId);
         const record: Review = { id: nextId('rv', 'review'), ...body, createdAt: now().toISOString() };
@@ -222,22 +211,22 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
       });
     }
     if (route === 'POST /v1/reports') {
-      const body = parseOrThrow(CreateReportBody, parseJson(raw), 'report body');
+      const body = parseOrThrow(CreateReportBody, parseJsonBody(raw), 'report body');
       return idempotent(req, res, path, body, (key, fingerprint) => {
         const record: Report = { id: nextId('rp', 'report'), ...body, createdAt: now().toISOString() };
         return { kind: 'report', key, fingerprint, record };
       });
     }
-    throw new ApiError(404, 'invalid_request_error', `Unrecognized request URL (${route})`);
+    throw new ProviderApiError(404, 'invalid_request_error', `Unrecognized request URL (${route})`);
   }
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (res.headersSent || res.destroyed) return;
-      if (error instanceof ApiError) return send(res, error.status, { error: { type: error.type, message: error.message } });
+      if (error instanceof ProviderApiError) return sendJson(res, error.status, { error: { type: error.type, message: error.message } });
       // A failed zod parse (parseOrThrow) is the caller's fault; anything else is ours.
-      if (error instanceof InvalidInputError) return send(res, 400, { error: { type: 'invalid_request_error', message: error.message } });
-      send(res, 500, { error: { type: 'api_error', message: error instanceof Error ? error.message : String(error) } });
+      if (error instanceof InvalidInputError) return sendJson(res, 400, { error: { type: 'invalid_request_error', message: error.message } });
+      sendJson(res, 500, { error: { type: 'api_error', message: error instanceof Error ? error.message : String(error) } });
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -283,28 +272,6 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     },
     close,
   };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw new ApiError(400, 'invalid_request_error', '(root): request body is not valid JSON');
-  }
-}
-
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
 }
 
 /** JSON with object keys sorted, so two requests with the same parameters have one fingerprint. */

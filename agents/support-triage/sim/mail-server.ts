@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { InvalidInputError, parseOrThrow } from 'savepoint';
-import { faultInjector, openJournal, type FaultOptions } from 'savepoint/sim';
+import { faultInjector, openJournal, parseJsonBody, ProviderApiError, readBody, sendJson, type FaultOptions } from 'savepoint/sim';
 import { Escalation, Inbox, KbHit, Queue, SentMail, Since, Ticket, TicketId, TicketSummary } from '../domain.js';
 
 /**
@@ -55,17 +55,6 @@ export interface MailServer {
   /** An outage: while on, every faultable request fails with 503. */
   setOutage(on: boolean): void;
   close(): Promise<void>;
-}
-
-/** A failure answered as `{ error: { type, message } }`. */
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly type: 'invalid_request_error' | 'idempotency_error' | 'api_error',
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 const HeaderName = z.string().regex(/^x-[a-z0-9-]{1,64}$/i, 'custom headers are X-… names');
@@ -121,61 +110,61 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
 
     // What was sent and escalated is for people and tests; faulting it would disturb the seed's sequence.
     const inspection = (route === 'GET /v1/mail/sent' && !url.searchParams.has('header')) || route === 'GET /v1/escalations';
-    if (!inspection && outage) throw new ApiError(503, 'api_error', 'provider outage');
-    if (!inspection && injectFault()) throw new ApiError(503, 'api_error', 'injected transient failure');
+    if (!inspection && outage) throw new ProviderApiError(503, 'api_error', 'provider outage');
+    if (!inspection && injectFault()) throw new ProviderApiError(503, 'api_error', 'injected transient failure');
 
     const list = /^GET \/v1\/inboxes\/([^/]+)\/tickets$/.exec(route);
     if (list) {
       const name = decodeURIComponent(list[1] ?? '');
-      if (name !== inbox.inbox) throw new ApiError(404, 'invalid_request_error', `No such inbox: '${name}'`);
+      if (name !== inbox.inbox) throw new ProviderApiError(404, 'invalid_request_error', `No such inbox: '${name}'`);
       const sinceText = url.searchParams.get('since');
       const since = sinceText === null ? undefined : parseOrThrow(Since, sinceText, 'since');
       const data = inbox.tickets
         .filter((ticket) => since === undefined || Date.parse(ticket.receivedAt) >= Date.parse(since))
         .map((ticket) => TicketSummary.parse(ticket));
-      return send(res, 200, { data });
+      return sendJson(res, 200, { data });
     }
     const ticket = /^GET \/v1\/tickets\/([^/]+)$/.exec(route);
     if (ticket) {
       const id = decodeURIComponent(ticket[1] ?? '');
       const found: Ticket | undefined = tickets.get(id);
-      if (!found) throw new ApiError(404, 'invalid_request_error', `No such ticket: '${id}'`);
-      return send(res, 200, found);
+      if (!found) throw new ProviderApiError(404, 'invalid_request_error', `No such ticket: '${id}'`);
+      return sendJson(res, 200, found);
     }
     if (route === 'GET /v1/kb/search') {
       const query = url.searchParams.get('q') ?? '';
-      if (query.trim().length === 0) throw new ApiError(400, 'invalid_request_error', 'q: a search needs words');
-      return send(res, 200, { data: searchKb(inbox, query) });
+      if (query.trim().length === 0) throw new ProviderApiError(400, 'invalid_request_error', 'q: a search needs words');
+      return sendJson(res, 200, { data: searchKb(inbox, query) });
     }
-    if (route === 'GET /v1/escalations') return send(res, 200, { data: escalations });
+    if (route === 'GET /v1/escalations') return sendJson(res, 200, { data: escalations });
     if (route === 'POST /v1/escalations') {
-      const body = parseOrThrow(EscalateBody, parseJson(raw), 'escalation body');
+      const body = parseOrThrow(EscalateBody, parseJsonBody(raw), 'escalation body');
       const key = req.headers['idempotency-key'];
       if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
-        throw new ApiError(400, 'invalid_request_error', 'Idempotency-Key: header is required (1 to 255 characters)');
+        throw new ProviderApiError(400, 'invalid_request_error', 'Idempotency-Key: header is required (1 to 255 characters)');
       }
       const fingerprint = JSON.stringify([body.ticketId, body.queue, body.reason]);
       const previous = escalationsByKey.get(key);
       if (previous) {
-        if (previous.fingerprint !== fingerprint) throw new ApiError(422, 'idempotency_error', `key '${key}' was first used with other parameters`);
-        return send(res, 200, previous.record, { 'Idempotent-Replayed': 'true' });
+        if (previous.fingerprint !== fingerprint) throw new ProviderApiError(422, 'idempotency_error', `key '${key}' was first used with other parameters`);
+        return sendJson(res, 200, previous.record, { 'Idempotent-Replayed': 'true' });
       }
-      if (!tickets.has(body.ticketId)) throw new ApiError(404, 'invalid_request_error', `No such ticket: '${body.ticketId}'`);
+      if (!tickets.has(body.ticketId)) throw new ProviderApiError(404, 'invalid_request_error', `No such ticket: '${body.ticketId}'`);
       const record: Escalation = { id: `esc_${String(escalations.length + 1).padStart(4, '0')}`, ...body, createdAt: now().toISOString() };
       commit({ kind: 'escalation', key, fingerprint, record });
-      return send(res, 200, record);
+      return sendJson(res, 200, record);
     }
 
     if (route === 'GET /v1/mail/sent') {
       const header = url.searchParams.get('header');
-      if (header === null) return send(res, 200, { data: sent });
+      if (header === null) return sendJson(res, 200, { data: sent });
       const name = parseOrThrow(HeaderName, header, 'header');
       const value = url.searchParams.get('value');
-      if (value === null) throw new ApiError(400, 'invalid_request_error', 'value: a header search needs a value');
-      return send(res, 200, { data: sent.filter((mail) => headerOf(mail, name) === value) });
+      if (value === null) throw new ProviderApiError(400, 'invalid_request_error', 'value: a header search needs a value');
+      return sendJson(res, 200, { data: sent.filter((mail) => headerOf(mail, name) === value) });
     }
     if (route === 'POST /v1/mail/send') {
-      const body = parseOrThrow(SendBody, parseJson(raw), 'mail');
+      const body = parseOrThrow(SendBody, parseJsonBody(raw), 'mail');
       // No idempotency key: this provider sends whatever it is given, as often as it is given it.
       const record: SentMail = { id: `msg_${String(sent.length + 1).padStart(4, '0')}`, ...body, sentAt: now().toISOString() };
       commit({ kind: 'mail', record });
@@ -183,18 +172,18 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
         res.socket?.destroy();
         return;
       }
-      return send(res, 200, record);
+      return sendJson(res, 200, record);
     }
-    throw new ApiError(404, 'invalid_request_error', `Unrecognized request URL (${route})`);
+    throw new ProviderApiError(404, 'invalid_request_error', `Unrecognized request URL (${route})`);
   }
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (res.headersSent || res.destroyed) return;
-      if (error instanceof ApiError) return send(res, error.status, { error: { type: error.type, message: error.message } });
+      if (error instanceof ProviderApiError) return sendJson(res, error.status, { error: { type: error.type, message: error.message } });
       // A failed zod parse (parseOrThrow) is the caller's fault; anything else is ours.
-      if (error instanceof InvalidInputError) return send(res, 400, { error: { type: 'invalid_request_error', message: error.message } });
-      send(res, 500, { error: { type: 'api_error', message: error instanceof Error ? error.message : String(error) } });
+      if (error instanceof InvalidInputError) return sendJson(res, 400, { error: { type: 'invalid_request_error', message: error.message } });
+      sendJson(res, 500, { error: { type: 'api_error', message: error instanceof Error ? error.message : String(error) } });
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -265,28 +254,6 @@ function headerOf(mail: SentMail, name: string): string | undefined {
 function dropper(options: FaultOptions | undefined): (mail: SentMail) => boolean {
   const next = faultInjector(options);
   return () => next();
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw new ApiError(400, 'invalid_request_error', '(root): request body is not valid JSON');
-  }
-}
-
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
 }
 
 function round(value: number): number {
