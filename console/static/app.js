@@ -29,7 +29,7 @@ function h(tag, attrs = {}, ...children) {
     if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
     else el.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) if (child !== undefined && child !== null && child !== false) el.append(child instanceof Node ? child : String(child));
+  for (const child of children.flat(Infinity)) if (child !== undefined && child !== null && child !== false) el.append(child instanceof Node ? child : String(child));
   return el;
 }
 
@@ -164,7 +164,7 @@ function pager(line) {
   const go = (page) => () => { runPage.page = page; render(); };
   return h('div', { class: 'pager', 'data-testid': 'pager' },
     h('button', { disabled: line.page <= 1, onclick: go(1) }, '« first'),
-    h('button', { disabled: line.page <= 1, onclick: go(line.page - 1) }, '‹ newer'.replace('newer', 'previous')),
+    h('button', { disabled: line.page <= 1, onclick: go(line.page - 1) }, '‹ previous'),
     h('span', {}, `page ${line.page} of ${line.pages} (steps ${(line.page - 1) * line.pageSize + 1}–${Math.min(line.totalSteps, line.page * line.pageSize)})`),
     h('button', { disabled: line.page >= line.pages, onclick: go(line.page + 1) }, 'next ›'),
     h('button', { disabled: line.page >= line.pages, onclick: go(line.pages) }, 'last »'));
