@@ -140,7 +140,7 @@ async function renderRun(runId, page) {
         report.killed ? ` · killed by ${report.killed.by}${report.killed.reason ? `: ${report.killed.reason}` : ''}` : ''),
       report.summary ? h('p', { 'data-testid': 'run-summary' }, Object.entries(report.summary).map(([k, v]) => `${k} ${v}`).join(' · ')) : '',
       steerable ? h('div', { class: 'actions' },
-        report.status === 'running' ? h('button', { class: 'danger', 'data-testid': 'kill-run', onclick: () => steer(`Kill run ${runId}? It stops before its next step; a pending approval is rejected.`, `runs/${encodeURIComponent(runId)}/kill`, {}, (r) => `Run ${runId}: ${r.status} (${r.lifecycle})`) }, 'Kill run') : '',
+        report.status === 'running' ? h('button', { class: 'danger', 'data-testid': 'kill-run', onclick: () => steer(`Kill run ${runId}? It stops before its next step; a pending approval is rejected.`, `runs/${encodeURIComponent(runId)}/kill`, {}, (r) => `Run ${runId}: killed — it stops before its next step (now ${r.status})`) }, 'Kill run') : '',
         report.status === 'failed' && info.canStart ? h('button', { class: 'primary', 'data-testid': 'resume-run', onclick: () => steer(`Resume run ${runId} where it stopped?`, `runs/${encodeURIComponent(runId)}/resume`, {}, (r) => `Run ${runId} resumed: ${r.executionArn}`, { reason: false }) }, 'Resume run') : '') : ''),
     view.approvals.length ? h('h2', {}, 'Waiting for a decision') : '',
     view.approvals.map((approval) => h('div', { class: 'card approval', 'data-testid': 'approval', 'data-approval': approval.approvalId },
