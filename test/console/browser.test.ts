@@ -100,14 +100,12 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     expect(await page.locator('[data-testid=idempotency-key]').count()).toBeGreaterThanOrEqual(paid.length);
   }, 240_000);
 
-  it('kills a second run from the page: it stops within one step', async () => {
+  it('kills a second run from the page while it works: it stops within one step', async () => {
+    // The same day again under another run id: the refunds are paid already, so it reads and skips (no approval).
     const runId = 'console-kill';
     await client.start({ runId, input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
-    expect((await client.wait(runId, { untilInput: true })).lifecycle).toBe('input_required');
     await page.goto(`${server.origin}/#/run/${runId}`);
-    await page.locator('[data-testid=run-lifecycle]', { hasText: 'input_required' }).waitFor();
-    const stepsAtKill = (await client.status(runId))!.report.steps;
-
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=timeline] > li[data-step]').length >= 3);
     await page.locator('[data-testid=kill-run]').click();
     await page.locator('#confirm-reason').fill('wrong day');
     await page.locator('[data-testid=confirm-ok]').click();
@@ -116,7 +114,12 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
 
     const stopped = await client.wait(runId);
     expect(stopped).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed', killed: { reason: 'wrong day', by: expect.stringMatching(/^console:/) } } });
-    expect(stopped.report.steps - stepsAtKill).toBeLessThanOrEqual(1);
+    expect(stopped.report.steps).toBeGreaterThanOrEqual(3);
+    // At most the step in flight when the kill was recorded finished after it.
+    const killedAt = Date.parse(stopped.report.killed!.at);
+    const { turns, calls } = await harness.stack.ledger.listConversation(runId);
+    const after = [...turns, ...calls].filter((step) => !step.recordedAt || Date.parse(step.recordedAt) > killedAt);
+    expect(after.length).toBeLessThanOrEqual(1);
     await expect(page.locator('[data-testid=timeline]').textContent()).resolves.toContain('wrong day');
     expect(duplicatePayments(harness.stack)).toEqual([]);
 
