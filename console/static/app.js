@@ -276,7 +276,14 @@ render();
 // Live: the server pushes its version on every change; polling the version is the fallback.
 let seen = -1;
 const live = document.getElementById('live');
-const onVersion = (version) => { if (version !== seen) { seen = version; render(); } };
+// At most one refresh every 500 ms however fast the engine goes (a refresh reads the whole run).
+let lastRender = 0, pending;
+const onVersion = (version) => {
+  if (version === seen) return;
+  seen = version;
+  if (pending) return;
+  pending = setTimeout(() => { pending = undefined; lastRender = Date.now(); render(); }, Math.max(0, lastRender + 500 - Date.now()));
+};
 const events = new EventSource('/api/events');
 events.addEventListener('version', (e) => { live.classList.add('on'); onVersion(Number(e.data)); });
 events.onerror = () => live.classList.remove('on');
