@@ -50,13 +50,14 @@ export interface ConsoleOptions {
 export interface ConsoleServer {
   /** The address to open: with the session token. */
   url: string;
+  /** The session cookie's name: one per port (cookies do not tell the ports of a host apart). */
+  cookie: string;
   origin: string;
   token: string;
   readOnly: boolean;
   close(): Promise<void>;
 }
 
-const COOKIE = 'savepoint_console';
 const TOKEN_HEADER = 'x-savepoint-token';
 const MAX_BODY_BYTES = 16 * 1024;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -122,6 +123,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   keepAlive.unref();
 
   let origins: Set<string> = new Set();
+  let cookieName = 'savepoint_console';
   let hosts: Set<string> = new Set();
 
   const validToken = (candidate: string | undefined) => {
@@ -134,7 +136,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     (request.headers.cookie ?? '')
       .split(';')
       .map((part) => part.trim().split('='))
-      .find(([name]) => name === COOKIE)?.[1];
+      .find(([name]) => name === cookieName)?.[1];
   const headerToken = (request: IncomingMessage) => {
     const value = request.headers[TOKEN_HEADER];
     return Array.isArray(value) ? value[0] : value;
@@ -234,7 +236,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         'referrer-policy': 'no-referrer',
       };
       const offered = url.searchParams.get('token') ?? undefined;
-      if (url.pathname === '/' && validToken(offered)) headers['set-cookie'] = `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+      if (url.pathname === '/' && validToken(offered)) headers['set-cookie'] = `${cookieName}=${token}; HttpOnly; SameSite=Strict; Path=/`;
       response.writeHead(200, headers);
       return response.end(asset.body);
     }
@@ -280,10 +282,12 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const origin = `http://${shownHost}:${port}`;
   hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shownHost}:${port}`]);
   origins = new Set([...hosts].map((h) => `http://${h}`));
+  cookieName = `savepoint_console_${port}`;
 
   let closed: Promise<void> | undefined;
   return {
     url: `${origin}/?token=${token}`,
+    cookie: cookieName,
     origin,
     token,
     readOnly,

@@ -160,7 +160,7 @@ describe('security', () => {
   it('refuses a POST from another origin, even with the token', async () => {
     expect(await call('POST', '/api/kill-all', { headers: authed({ origin: 'https://evil.example' }), body: { on: true } })).toMatchObject({ status: 403, body: { message: expect.stringContaining('Origin') } });
     // The cookie a browser attaches by itself is not enough without an Origin of the console's own.
-    const cookie = `savepoint_console=${console_.token}`;
+    const cookie = `${console_.cookie}=${console_.token}`;
     expect(await call('POST', '/api/kill-all', { headers: { cookie }, body: { on: true } })).toMatchObject({ status: 403 });
     expect(await call('POST', '/api/kill-all', { headers: { cookie, origin: 'http://localhost:1' }, body: { on: true } })).toMatchObject({ status: 403 });
     expect((await get('/api/info')).body.globalKill).toBeNull();
@@ -174,7 +174,7 @@ describe('security', () => {
     const page = await call('GET', `/?token=${console_.token}`);
     expect(page.status).toBe(200);
     const raw = await new Promise<Record<string, unknown>>((resolve) => request(new URL(`/?token=${console_.token}`, console_.origin), (res) => (res.resume(), resolve(res.headers))).end());
-    expect(raw['set-cookie']).toEqual([expect.stringMatching(/^savepoint_console=.*HttpOnly; SameSite=Strict/)]);
+    expect(raw['set-cookie']).toEqual([expect.stringMatching(new RegExp(`^${console_.cookie}=.*HttpOnly; SameSite=Strict`))]);
     expect(raw['x-frame-options']).toBe('DENY');
     const wrong = await new Promise<Record<string, unknown>>((resolve) => request(new URL('/?token=nope', console_.origin), (res) => (res.resume(), resolve(res.headers))).end());
     expect(wrong['set-cookie']).toBeUndefined();
@@ -197,7 +197,7 @@ describe('security', () => {
 
 describe('steering', () => {
   it('sets and lifts the global kill switch; every change is pushed to the event stream', async () => {
-    const stream = await fetch(`${console_.origin}/api/events`, { headers: { cookie: `savepoint_console=${console_.token}` } });
+    const stream = await fetch(`${console_.origin}/api/events`, { headers: { cookie: `${console_.cookie}=${console_.token}` } });
     const reader = stream.body!.getReader();
     const versions: number[] = [];
     const nextVersion = async () => {
