@@ -20,6 +20,7 @@ import { progressPrinter } from './progress.js';
 import { ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
 import { loadTemplate, publishEngine, worldDataOf } from './state.js';
+import { startLocalConsole } from '../console/local.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
 
@@ -54,6 +55,8 @@ export const RunOptions = z
     /** A synthesized template (e.g. `cdk synth`'s) to run instead of synthesizing the stack here. */
     template: z.string().min(1).optional(),
     json: z.boolean(),
+    /** The port of the console this run serves (console/). @default any free port */
+    consolePort: z.coerce.number().int().min(0).max(65535).optional(),
   })
   .refine((options) => !options.memory || (options.crashAt === undefined && options.crashRate === 0), {
     path: ['crashAt'],
@@ -132,9 +135,13 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     if (ownership) cleanups.push(() => ownership.release());
     const stack = await startLocalStack(stackOptions);
     cleanups.push(() => stack.close());
+    // The console watches and steers this engine's runs (console/): its address carries the session token.
+    const consoleServer = await startLocalConsole(stack, { stateDir, ...(options.consolePort !== undefined && { port: options.consolePort }), log: stackOptions.log });
+    cleanups.push(() => consoleServer.close());
+    progress(`savepoint: console ${consoleServer.url}`);
     if (stateDir && ownership) {
       cleanups.push(
-        publishEngine(stateDir, { pid: process.pid, nonce: ownership.nonce, startedAt: new Date().toISOString(), agent: { name: agent.name, module }, endpoints: stack.endpoints }),
+        publishEngine(stateDir, { pid: process.pid, nonce: ownership.nonce, startedAt: new Date().toISOString(), agent: { name: agent.name, module }, endpoints: { ...stack.endpoints, console: consoleServer.url } }),
       );
     }
     approvalsUrl = stack.endpoints.approvals;

@@ -9,6 +9,7 @@ import { agentModulePath, loadAgent } from '../local/agents.js';
 import { CRASH_POINTS } from '../local/crash.js';
 import { formatApproval, formatBreaker, formatReport } from './format.js';
 import { exitCodeOf, runCommand, runInput } from './run.js';
+import { registerConsoleCommand } from './console.js';
 import { UsageError } from './errors.js';
 import { ownStateDir } from './owner.js';
 import { exitCodeOfSignal, StoppedBySignal } from './signals.js';
@@ -255,6 +256,8 @@ program
     }
   });
 
+
+registerConsoleCommand(program, stateDir, { out, err });
 
 /** Runs `use` with the state directory's ledger (the running engine's, or opened here), then closes it. */
 async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promise<T>): Promise<T> {

@@ -1,0 +1,97 @@
+import type { Command } from 'commander';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { createClient } from '../client/index.js';
+import type { AgentDefinition } from '../lambdas/define.js';
+import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { historySource } from '../console/history.js';
+import { startConsole } from '../console/server.js';
+import { agentModulePath, loadAgent } from '../local/agents.js';
+import { extractStateMachine, type AslDefinition, type CfnTemplateJson } from '../local/asl.js';
+import { UsageError } from './errors.js';
+import { openLedger, runningEngine } from './state.js';
+import { watchStopSignals } from './signals.js';
+
+export const ConsoleOptions = z
+  .object({
+    stateDir: z.string().min(1),
+    port: z.coerce.number().int().min(0).max(65535).default(0),
+    /** Anything but loopback serves the console read-only. */
+    host: z.string().min(1).default('127.0.0.1'),
+    agent: z.string().min(1).optional(),
+  })
+  .strict();
+
+/**
+ * `savepoint console`: while an engine runs on the state directory, its console is the one
+ * `savepoint run` serves in its process (its address is in engine.json): printed here. Otherwise
+ * the console opens the state directory itself (like `status`; it holds the directory until it
+ * stops) and serves its runs: decisions are recorded in the ledger and delivered when the run
+ * resumes; nothing is started.
+ */
+export async function consoleCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
+  const options = parseOrThrow(ConsoleOptions, raw, 'options');
+  const engine = await runningEngine(options.stateDir);
+  if (engine) {
+    const url = engine.endpoints['console'];
+    if (!url) throw new UsageError(`the engine running on ${options.stateDir} (pid ${engine.pid}) serves no console; stop it and start it again`);
+    io.out(`savepoint: console ${url} (served by the engine, pid ${engine.pid})`);
+    return;
+  }
+  const signals = watchStopSignals();
+  const opened = await openLedger(options.stateDir, 'console');
+  try {
+    const runs = await opened.ledger.listRuns(1000);
+    const agent = await agentOf(options.agent ?? process.env['SAVEPOINT_AGENT'] ?? runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0]?.agent);
+    let definition: Promise<AslDefinition | undefined> | undefined;
+    const server = await startConsole({
+      ledger: opened.ledger,
+      client: createClient({ ledger: opened.ledger, ...(agent && { agent }) }),
+      history: historySource({ file: join(options.stateDir, 'history.jsonl') }),
+      // The same definition the engine runs, synthesized once when the graph is first asked for.
+      definition: () => (definition ??= synthesizedDefinition(agent?.name)),
+      canStart: false,
+      host: options.host,
+      port: options.port,
+      ...(agent && { agent: agent.name }),
+      log: io.err,
+    });
+    io.out(`savepoint: console ${server.url}`);
+    io.out(`savepoint: no engine runs on ${options.stateDir}: decisions are recorded and delivered when a run resumes; this console holds the state directory until it stops (Ctrl-C)`);
+    if (server.readOnly) io.out(`savepoint: bound to ${options.host}, not loopback: read-only`);
+    await signals.received;
+    await server.close();
+  } finally {
+    signals.dispose();
+    await opened.close();
+  }
+}
+
+async function agentOf(spec: string | undefined): Promise<AgentDefinition | undefined> {
+  if (!spec) return undefined;
+  try {
+    agentModulePath(spec);
+  } catch {
+    return undefined; // an agent that is not here: the console shows its runs without its summary
+  }
+  return (await loadAgent(spec)).agent;
+}
+
+async function synthesizedDefinition(agentName: string | undefined): Promise<AslDefinition | undefined> {
+  const { synthesizeTemplate } = await import('../local/template.js');
+  return extractStateMachine((await synthesizeTemplate(agentName)) as CfnTemplateJson).definition;
+}
+
+/** Adds `savepoint console`, and `--console-port` to `run` and `resume`. */
+export function registerConsoleCommand(program: Command, stateDir: () => string, io: { out: (line: string) => void; err: (line: string) => void }): void {
+  for (const command of program.commands.filter((c) => c.name() === 'run' || c.name() === 'resume')) {
+    command.option('--console-port <n>', 'the port of the console the run serves (default: any free port)');
+  }
+  program
+    .command('console')
+    .description('watch and steer runs in a browser: the running engine\'s console, or one on the state directory')
+    .option('--port <n>', 'the port to serve on (default: any free port)')
+    .option('--host <address>', 'the address to bind; anything but loopback is read-only', '127.0.0.1')
+    .option('--agent <name|path>', "the runs' agent, for its summary and the state machine (default: the newest run's)")
+    .action((options: Record<string, unknown>) => consoleCommand({ ...options, stateDir: stateDir() }, io));
+}

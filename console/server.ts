@@ -1,0 +1,325 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import type { SavepointClient } from '../client/index.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
+import { RunStatus } from '../lambdas/ledger/records.js';
+import { ErrorNames } from '../lambdas/shared/errors.js';
+import { parseOrThrow } from '../lambdas/shared/validation.js';
+import type { AslDefinition } from '../local/asl.js';
+import { countStates, currentState, executionName, layoutDefinition, type HistorySource } from './history.js';
+import { runRows, timeline } from './views.js';
+
+/**
+ * `savepoint console`: a small web app on loopback to watch runs and steer them. It reads through
+ * the ledger and the execution history, and steers through the client (the same routes the CLI
+ * takes: decisions through the approval API, kills in the ledger, resumes through StartExecution).
+ *
+ * Security: every request to /api needs the per-start session token (the printed URL carries it;
+ * the page keeps it, and a SameSite=Strict cookie carries it for the event stream). Every POST also
+ * needs an `Origin` of the console itself (no other web page can post to it), and is refused when
+ * the console is bound to anything but loopback (read-only). The Host header must name loopback
+ * (a DNS-rebinding page is refused).
+ */
+
+export interface ConsoleOptions {
+  ledger: Ledger;
+  client: SavepointClient;
+  history: HistorySource;
+  /** The state machine's definition (the local engine's), for the graph. */
+  definition?: () => Promise<AslDefinition | undefined> | AslDefinition | undefined;
+  /** Called on every change the console should show (e.g. the engine's history events). */
+  subscribe?: (onChange: () => void) => () => void;
+  /** Whether runs can be started (resumed): an engine is reachable. */
+  canStart: boolean;
+  /** The agent the engine runs, shown in the header. */
+  agent?: string;
+  /** Who decides, as recorded with a decision or a kill. @default console:$USER */
+  actor?: string;
+  /** @default 127.0.0.1 */
+  host?: string;
+  /** @default 0 (any free port) */
+  port?: number;
+  /** The session token. @default 32 random bytes */
+  token?: string;
+  log?: (line: string) => void;
+}
+
+export interface ConsoleServer {
+  /** The address to open: with the session token. */
+  url: string;
+  /** The session cookie's name: one per port (cookies do not tell the ports of a host apart). */
+  cookie: string;
+  origin: string;
+  token: string;
+  readOnly: boolean;
+  close(): Promise<void>;
+}
+
+const TOKEN_HEADER = 'x-savepoint-token';
+const MAX_BODY_BYTES = 16 * 1024;
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+const STATIC: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+};
+
+const RunsQuery = z
+  .object({
+    agent: z.string().min(1).max(200).optional(),
+    status: z.union([RunStatus, z.enum(['working', 'input_required', 'completed', 'cancelled'])]).optional(),
+    day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a day is YYYY-MM-DD').optional(),
+  })
+  .strict();
+const TimelineQuery = z
+  .object({
+    page: z.coerce.number().int().positive().default(1),
+    pageSize: z.coerce.number().int().min(1).max(1000).default(200),
+  })
+  .strict();
+const RunId = z.string().min(1).max(200);
+const Reason = z.string().max(1000).optional();
+const DecisionBody = z.object({ decision: z.enum(['approve', 'reject']), reason: Reason }).strict();
+const KillBody = z.object({ reason: Reason }).strict();
+const GlobalKillBody = z.object({ on: z.boolean(), reason: Reason }).strict();
+const ResumeBody = z.object({ force: z.boolean().optional() }).strict();
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function startConsole(options: ConsoleOptions): Promise<ConsoleServer> {
+  const host = options.host ?? '127.0.0.1';
+  const readOnly = !LOOPBACK.has(host);
+  const token = options.token ?? randomBytes(32).toString('base64url');
+  const actor = options.actor ?? `console:${process.env['USER'] ?? 'unknown'}`;
+  const log = options.log ?? (() => undefined);
+  const staticDir = new URL('./static/', import.meta.url);
+  const assets = Object.fromEntries(Object.entries(STATIC).map(([path, asset]) => [path, { ...asset, body: readFileSync(new URL(asset.file, staticDir)) }]));
+
+  // Live updates: a version counter bumped on every change, pushed (debounced) to event streams.
+  let version = 0;
+  const streams = new Set<ServerResponse>();
+  let pushTimer: NodeJS.Timeout | undefined;
+  const changed = () => {
+    version++;
+    pushTimer ??= setTimeout(() => {
+      pushTimer = undefined;
+      for (const stream of streams) stream.write(`event: version\ndata: ${version}\n\n`);
+    }, 100);
+  };
+  const unsubscribe = options.subscribe?.(changed);
+  const keepAlive = setInterval(() => {
+    for (const stream of streams) stream.write(': keep-alive\n\n');
+  }, 15_000);
+  keepAlive.unref();
+
+  let origins: Set<string> = new Set();
+  let cookieName = 'savepoint_console';
+  let hosts: Set<string> = new Set();
+
+  const validToken = (candidate: string | undefined) => {
+    if (!candidate) return false;
+    const a = Buffer.from(candidate);
+    const b = Buffer.from(token);
+    return a.length === b.length && timingSafeEqual(a, b);
+  };
+  const cookieToken = (request: IncomingMessage) =>
+    (request.headers.cookie ?? '')
+      .split(';')
+      .map((part) => part.trim().split('='))
+      .find(([name]) => name === cookieName)?.[1];
+  const headerToken = (request: IncomingMessage) => {
+    const value = request.headers[TOKEN_HEADER];
+    return Array.isArray(value) ? value[0] : value;
+  };
+
+  const api = async (request: IncomingMessage, url: URL): Promise<unknown> => {
+    const method = request.method ?? 'GET';
+    const parts = url.pathname.split('/').slice(2).map(decodeURIComponent); // after /api/
+    const query = Object.fromEntries(url.searchParams);
+    if (method === 'GET') {
+      if (parts[0] === 'version' && parts.length === 1) return { version };
+      if (parts[0] === 'info' && parts.length === 1) {
+        const globalKill = await options.ledger.getGlobalKill();
+        return { agent: options.agent ?? null, readOnly, canStart: options.canStart, version, globalKill: globalKill ?? null };
+      }
+      if (parts[0] === 'runs' && parts.length === 1) return { runs: await runRows(options.ledger, parseOrThrow(RunsQuery, query, 'query'), new Date()), version };
+      if (parts[0] === 'runs' && parts.length >= 2) {
+        const runId = parseOrThrow(RunId, parts[1], 'runId');
+        const run = await options.ledger.getRun(runId);
+        if (!run) throw new HttpError(404, `runId: no run ${runId}`);
+        if (parts.length === 2) {
+          const view = await options.client.status(runId);
+          const executions = run.executions.map((arn) => ({ executionArn: arn, name: executionName(arn), status: options.history.statusOf?.(arn) ?? null }));
+          return { ...view, executions, config: run.config, version };
+        }
+        if (parts[2] === 'timeline' && parts.length === 3) return { ...(await timeline(options.ledger, options.history, run, parseOrThrow(TimelineQuery, query, 'query'))), version };
+        if (parts[2] === 'state-machine' && parts.length === 3) {
+          const definition = await options.definition?.();
+          if (!definition) throw new HttpError(404, 'the state machine definition is not available here (no engine runs and no agent to synthesize it)');
+          const lines = run.executions.map((arn) => options.history.linesOf(arn));
+          const current = run.status === 'running' ? currentState(options.history.linesOf(run.executionArn)) : undefined;
+          return { ...layoutDefinition(definition), counts: countStates(lines), current: current ?? null, version };
+        }
+      }
+      throw new HttpError(404, `no route GET ${url.pathname}`);
+    }
+    if (method === 'POST') {
+      if (readOnly) throw new HttpError(403, `read-only: the console is bound to ${host}, not loopback`);
+      const body = await readJson(request);
+      if (parts[0] === 'approvals' && parts.length === 3 && parts[2] === 'decide') {
+        const approvalId = parseOrThrow(z.string().min(1).max(200), parts[1], 'approvalId');
+        const { decision, reason } = parseOrThrow(DecisionBody, body, 'body');
+        const result = await options.client.decide(approvalId, decision, { reason: reason ?? `${decision}d in the console`, decidedBy: actor });
+        changed();
+        if (!result.ok) throw new HttpError(result.reason === 'not_found' ? 404 : 409, result.reason === 'not_found' ? `approvalId: no approval ${approvalId}` : `approvalId: approval ${approvalId} is already ${result.approval?.status}`);
+        return { ok: true, status: result.approval.status, delivered: result.delivered };
+      }
+      if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'kill') {
+        const runId = parseOrThrow(RunId, parts[1], 'runId');
+        const { reason } = parseOrThrow(KillBody, body, 'body');
+        const run = await options.ledger.getRun(runId);
+        if (!run) throw new HttpError(404, `runId: no run ${runId}`);
+        if (run.status !== 'running') throw new HttpError(409, `runId: run ${runId} is ${run.status}, not running`);
+        const view = await options.client.cancel(runId, { by: actor, reason: reason ?? 'killed in the console' });
+        changed();
+        return { ok: true, status: view.report.status, lifecycle: view.lifecycle };
+      }
+      if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'resume') {
+        const runId = parseOrThrow(RunId, parts[1], 'runId');
+        const { force } = parseOrThrow(ResumeBody, body, 'body');
+        const run = await options.ledger.getRun(runId);
+        if (!run) throw new HttpError(404, `runId: no run ${runId}`);
+        if (run.status !== 'failed') throw new HttpError(409, `runId: run ${runId} is ${run.status}; only a failed run is resumed here`);
+        if (!options.canStart) throw new HttpError(409, 'no engine runs: resume with `savepoint resume <runId>`');
+        const started = await options.client.start({ runId, input: run.input, ...(force && { force }) });
+        changed();
+        return { ok: true, executionArn: started.executionArn };
+      }
+      if (parts[0] === 'kill-all' && parts.length === 1) {
+        const { on, reason } = parseOrThrow(GlobalKillBody, body, 'body');
+        await options.ledger.setGlobalKill(on ? { by: actor, at: new Date().toISOString(), reason: reason ?? 'global kill from the console' } : undefined);
+        changed();
+        return { ok: true, globalKill: on };
+      }
+      throw new HttpError(404, `no route POST ${url.pathname}`);
+    }
+    throw new HttpError(405, `method ${method} not allowed`);
+  };
+
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const url = new URL(request.url ?? '/', 'http://console.invalid');
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
+      response.end(JSON.stringify(body));
+    };
+    // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) sends its own Host.
+    if (!readOnly && !hosts.has(request.headers.host ?? '')) return send(403, { message: `Host ${request.headers.host ?? '(none)'} is not this console's` });
+    if (!url.pathname.startsWith('/api/')) {
+      const asset = STATIC[url.pathname] && assets[url.pathname];
+      if (!asset || request.method !== 'GET') return send(404, { message: `no page ${url.pathname}` });
+      const headers: Record<string, string> = {
+        'content-type': asset.type,
+        'cache-control': 'no-store',
+        'content-security-policy': "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+        'x-frame-options': 'DENY',
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+      };
+      const offered = url.searchParams.get('token') ?? undefined;
+      if (url.pathname === '/' && validToken(offered)) headers['set-cookie'] = `${cookieName}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+      response.writeHead(200, headers);
+      return response.end(asset.body);
+    }
+    const fromHeader = validToken(headerToken(request));
+    const authorized = fromHeader || validToken(cookieToken(request));
+    if (!authorized) return send(403, { message: 'session token missing or wrong: open the address `savepoint console` printed' });
+    if (request.method === 'POST') {
+      const origin = request.headers.origin;
+      if (origin !== undefined && !origins.has(origin)) return send(403, { message: `Origin ${origin} may not post to this console` });
+      if (request.headers['sec-fetch-site'] === 'cross-site') return send(403, { message: 'a cross-site request may not post to this console' });
+      // Without an Origin (not a browser), the token must come in the header, not a cookie a browser attaches on its own.
+      if (origin === undefined && !fromHeader) return send(403, { message: `a POST without Origin needs the ${TOKEN_HEADER} header` });
+    }
+    if (request.method === 'GET' && url.pathname === '/api/events') {
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+      response.write(`event: version\ndata: ${version}\n\n`);
+      streams.add(response);
+      request.on('close', () => streams.delete(response));
+      return;
+    }
+    try {
+      send(200, await api(request, url));
+    } catch (error) {
+      if (error instanceof HttpError) return send(error.status, { message: error.message });
+      if (error instanceof Error && error.name === ErrorNames.InvalidInput) return send(400, { message: error.message });
+      log(`console: ${request.method} ${url.pathname}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      send(500, { message: 'internal error (see the log)' });
+    }
+  };
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      log(`console: ${String(error)}`);
+      if (!response.headersSent) response.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  const origin = `http://${shownHost}:${port}`;
+  hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shownHost}:${port}`]);
+  origins = new Set([...hosts].map((h) => `http://${h}`));
+  cookieName = `savepoint_console_${port}`;
+
+  let closed: Promise<void> | undefined;
+  return {
+    url: `${origin}/?token=${token}`,
+    cookie: cookieName,
+    origin,
+    token,
+    readOnly,
+    close: () =>
+      (closed ??= new Promise<void>((resolve) => {
+        unsubscribe?.();
+        clearInterval(keepAlive);
+        if (pushTimer) clearTimeout(pushTimer);
+        for (const stream of streams) stream.end();
+        streams.clear();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
+}
+
+/** The JSON body of a POST: at most 16 KiB of application/json; an empty body is `{}`. */
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const type = request.headers['content-type'] ?? '';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `body: larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return {};
+  if (!type.startsWith('application/json')) throw new HttpError(415, 'body: send application/json');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'body: not valid JSON');
+  }
+}

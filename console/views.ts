@@ -1,0 +1,255 @@
+import { lifecycleOf, type Lifecycle } from '../client/index.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
+import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../lambdas/ledger/records.js';
+import { executionName, type HistoryLine, type HistorySource } from './history.js';
+
+/**
+ * What the console shows, computed from the ledger (what a run did) and the execution history
+ * (how the engine drove it): never from what the model claims.
+ */
+
+export interface RunRow {
+  runId: string;
+  agent: string;
+  status: RunRecord['status'];
+  lifecycle: Lifecycle;
+  day: string;
+  createdAt: string;
+  finishedAt?: string;
+  steps: number;
+  dollars: number;
+  durationSeconds: number;
+  pendingApprovals: number;
+  executions: number;
+  killed: boolean;
+}
+
+export async function runRows(ledger: Ledger, filter: { agent?: string; status?: string; day?: string }, now: Date): Promise<RunRow[]> {
+  const [runs, pending] = await Promise.all([ledger.listRuns(1000), ledger.listPendingApprovals()]);
+  return runs
+    .map((run) => {
+      const waiting = pending.filter((approval) => approval.runId === run.runId).length;
+      const end = run.finishedAt ? Date.parse(run.finishedAt) : now.getTime();
+      return {
+        runId: run.runId,
+        agent: run.agent,
+        status: run.status,
+        lifecycle: lifecycleOf(run.status, waiting),
+        day: run.createdAt.slice(0, 10),
+        createdAt: run.createdAt,
+        ...(run.finishedAt && { finishedAt: run.finishedAt }),
+        steps: run.steps,
+        dollars: run.costMicros / 1_000_000,
+        durationSeconds: Math.max(0, Math.round((end - Date.parse(run.createdAt)) / 100) / 10),
+        pendingApprovals: waiting,
+        executions: run.executions.length,
+        killed: Boolean(run.killed),
+      } satisfies RunRow;
+    })
+    .filter((row) => (!filter.agent || row.agent === filter.agent) && (!filter.status || row.status === filter.status || row.lifecycle === filter.status) && (!filter.day || row.day === filter.day))
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+}
+
+/** Running totals after a step, against the run's budgets. */
+export interface Cumulative {
+  steps: number;
+  tokens: number;
+  dollars: number;
+}
+
+export type TimelineItem =
+  | {
+      kind: 'turn';
+      step: number;
+      turn: number;
+      at: string;
+      model: string;
+      text: string[];
+      toolUses: { id: string; name: string; input: unknown }[];
+      stopReason: string;
+      tokens: { input: number; output: number; cachedInput: number };
+      dollars: number;
+      latencyMs: number;
+      cumulative: Cumulative;
+    }
+  | {
+      kind: 'call';
+      step: number;
+      turn: number;
+      call: number;
+      at?: string;
+      name: string;
+      effect: 'read' | 'write';
+      args: Record<string, unknown>;
+      idempotencyKey: string;
+      status: ToolCallRecord['status'];
+      outcome?: ToolCallRecord['outcome'];
+      result?: unknown;
+      attempts: number;
+      latencyMs?: number;
+      approval?: Pick<ApprovalRecord, 'approvalId' | 'status' | 'summary' | 'decideBy' | 'decidedBy' | 'reason' | 'decidedAt'>;
+      cumulative: Cumulative;
+    }
+  | { kind: 'retry'; at: string; execution: string; state: string; error: string }
+  | { kind: 'guard'; at: string; guard: string; action: string; reason: string }
+  | { kind: 'execution'; at?: string; execution: string; executionArn: string; status?: string; index: number }
+  | { kind: 'recovery'; at: string; attempts: number; reason: string; execution: string }
+  | { kind: 'budget-approval'; at: string; approvalId: string; status: string; summary: string }
+  | { kind: 'kill'; at: string; by: string; reason: string };
+
+export interface Timeline {
+  runId: string;
+  page: number;
+  pages: number;
+  pageSize: number;
+  totalSteps: number;
+  budgets: { steps: number; tokens: number; dollars: number };
+  items: TimelineItem[];
+}
+
+const parseResult = (result: string | undefined): unknown => {
+  if (result === undefined) return undefined;
+  try {
+    return JSON.parse(result);
+  } catch {
+    return result;
+  }
+};
+
+/** The run's turns and tool calls in order, with the events around them, one page of steps at a time. */
+export async function timeline(ledger: Ledger, history: HistorySource, run: RunRecord, options: { page: number; pageSize: number }): Promise<Timeline> {
+  const { turns, calls, approvals } = await ledger.listConversation(run.runId);
+  const steps = stepItems(turns, calls, approvals);
+  const events = eventItems(run, history, approvals);
+  const merged = mergeByTime(steps, events);
+  const pages = Math.max(1, Math.ceil(steps.length / options.pageSize));
+  const page = Math.min(options.page, pages);
+  // A page holds its steps and the events before each of them (events after the run's last step go on the last page).
+  let seen = 0;
+  const pageOf = (step: number) => Math.min(pages, Math.max(1, Math.ceil(step / options.pageSize)));
+  const items = merged.filter((item) => {
+    if (item.kind === 'turn' || item.kind === 'call') {
+      seen = item.step;
+      return pageOf(item.step) === page;
+    }
+    return pageOf(seen + 1) === page;
+  });
+  return {
+    runId: run.runId,
+    page,
+    pages,
+    pageSize: options.pageSize,
+    totalSteps: steps.length,
+    budgets: { steps: run.config.maxSteps, tokens: run.config.maxTokens, dollars: run.config.maxDollars },
+    items,
+  };
+}
+
+function stepItems(turns: TurnRecord[], calls: ToolCallRecord[], approvals: ApprovalRecord[]): TimelineItem[] {
+  const callsOf = new Map<number, ToolCallRecord[]>();
+  for (const call of calls) callsOf.set(call.turn, [...(callsOf.get(call.turn) ?? []), call]);
+  const approvalOf = new Map(approvals.filter((approval) => !approval.budget).map((approval) => [`${approval.turn}/${approval.call}`, approval]));
+  const items: TimelineItem[] = [];
+  const total: Cumulative = { steps: 0, tokens: 0, dollars: 0 };
+  let micros = 0;
+  const turnNumbers = [...new Set([...turns.map((turn) => turn.turn), ...calls.map((call) => call.turn)])].sort((a, b) => a - b);
+  const turnOf = new Map(turns.map((turn) => [turn.turn, turn]));
+  for (const number of turnNumbers) {
+    const turn = turnOf.get(number);
+    if (turn) {
+      total.steps++;
+      total.tokens += turn.usage.input_tokens + turn.usage.output_tokens;
+      micros += turn.costMicros;
+      total.dollars = micros / 1_000_000;
+      items.push({
+        kind: 'turn',
+        step: total.steps,
+        turn: turn.turn,
+        at: turn.recordedAt,
+        model: turn.model,
+        text: turn.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])),
+        toolUses: turn.content.flatMap((block) => (block.type === 'tool_use' ? [{ id: block.id, name: block.name, input: block.input }] : [])),
+        stopReason: turn.stopReason,
+        tokens: { input: turn.usage.input_tokens, output: turn.usage.output_tokens, cachedInput: turn.usage.cache_read_input_tokens ?? 0 },
+        dollars: turn.costMicros / 1_000_000,
+        latencyMs: turn.latencyMs,
+        cumulative: { ...total },
+      });
+    }
+    for (const call of (callsOf.get(number) ?? []).sort((a, b) => a.call - b.call)) {
+      total.steps++;
+      const approval = approvalOf.get(`${call.turn}/${call.call}`);
+      items.push({
+        kind: 'call',
+        step: total.steps,
+        turn: call.turn,
+        call: call.call,
+        ...(call.recordedAt && { at: call.recordedAt }),
+        name: call.name,
+        effect: call.effect,
+        args: call.args,
+        idempotencyKey: call.idempotencyKey,
+        status: call.status,
+        ...(call.outcome && { outcome: call.outcome }),
+        ...(call.result !== undefined && { result: parseResult(call.result) }),
+        attempts: call.attempts,
+        ...(call.latencyMs !== undefined && { latencyMs: call.latencyMs }),
+        ...(approval && {
+          approval: {
+            approvalId: approval.approvalId,
+            status: approval.status,
+            summary: approval.summary,
+            decideBy: approval.decideBy,
+            ...(approval.decidedBy && { decidedBy: approval.decidedBy }),
+            ...(approval.reason && { reason: approval.reason }),
+            ...(approval.decidedAt && { decidedAt: approval.decidedAt }),
+          },
+        }),
+        cumulative: { ...total },
+      });
+    }
+  }
+  return items;
+}
+
+function eventItems(run: RunRecord, history: HistorySource, approvals: ApprovalRecord[]): TimelineItem[] {
+  const items: TimelineItem[] = [];
+  run.executions.forEach((arn, index) => {
+    const lines: HistoryLine[] = history.linesOf(arn);
+    items.push({
+      kind: 'execution',
+      ...(lines[0] && { at: lines[0].at }),
+      execution: executionName(arn),
+      executionArn: arn,
+      ...(history.statusOf?.(arn) && { status: history.statusOf(arn) }),
+      index,
+    });
+    for (const line of lines) {
+      if ((line.type === 'TaskFailed' || line.type === 'TaskTimedOut') && line.state) {
+        items.push({ kind: 'retry', at: line.at, execution: line.execution, state: line.state, error: line.error ?? line.type });
+      }
+    }
+  });
+  for (const event of run.guardEvents ?? []) items.push({ kind: 'guard', at: event.at, guard: event.guard, action: event.action, reason: event.reason });
+  if (run.recovery) items.push({ kind: 'recovery', at: run.recovery.at, attempts: run.recovery.attempts, reason: run.recovery.reason, execution: run.recovery.executionName });
+  for (const approval of approvals.filter((a) => a.budget)) {
+    items.push({ kind: 'budget-approval', at: approval.createdAt, approvalId: approval.approvalId, status: approval.status, summary: approval.summary });
+  }
+  if (run.killed) items.push({ kind: 'kill', at: run.killed.at, by: run.killed.by, reason: run.killed.reason });
+  return items;
+}
+
+/** Steps stay in their order; each event goes before the first step recorded after it. */
+function mergeByTime(steps: TimelineItem[], events: TimelineItem[]): TimelineItem[] {
+  const timeOf = (item: TimelineItem) => ('at' in item && item.at ? Date.parse(item.at) : Number.NEGATIVE_INFINITY);
+  const sorted = [...events].sort((a, b) => timeOf(a) - timeOf(b));
+  const merged: TimelineItem[] = [];
+  let e = 0;
+  for (const step of steps) {
+    const t = 'at' in step && step.at ? Date.parse(step.at) : undefined;
+    while (e < sorted.length && t !== undefined && timeOf(sorted[e]!) <= t) merged.push(sorted[e++]!);
+    merged.push(step);
+  }
+  while (e < sorted.length) merged.push(sorted[e++]!);
+  return merged;
+}

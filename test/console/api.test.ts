@@ -1,0 +1,222 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalApiDecider, createClient, type SavepointClient } from '../../client/index.js';
+import { startLocalConsole } from '../../console/local.js';
+import type { ConsoleServer } from '../../console/server.js';
+import type { Timeline } from '../../console/views.js';
+import { duplicatePayments, sampleInput, startHarness, type Harness } from '../engine/harness.js';
+
+/** The console's JSON API against the real local stack (synthesized definition, engine, ledger) running the refund agent. */
+let harness: Harness;
+let client: SavepointClient;
+let console_: ConsoleServer;
+const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+const RUN = 'refunds-2026-11-28';
+
+/** A raw request: fetch would set Origin and Host on its own terms; these tests set them exactly. */
+function call(method: 'GET' | 'POST', path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; body: any }> {
+  const url = new URL(path, console_.origin);
+  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: { ...(body && { 'content-type': 'application/json' }), ...options.headers } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text.startsWith('{') ? JSON.parse(text) : text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const authed = (extra: Record<string, string> = {}) => ({ 'x-savepoint-token': console_.token, ...extra });
+const get = (path: string) => call('GET', path, { headers: authed() });
+const post = (path: string, body: unknown) => call('POST', path, { headers: authed({ origin: console_.origin }), body });
+
+beforeAll(async () => {
+  // Transient failures in the model and the provider: the timeline shows the retries and their error names.
+  harness = await startHarness({ failRate: 0.08, seed: 7 });
+  console_ = await startLocalConsole(harness.stack);
+  client = createClient({
+    ledger: harness.stack.ledger,
+    sfn: harness.stack.sfn,
+    stateMachineArn: harness.stack.stateMachineArn,
+    decide: approvalApiDecider(harness.stack.endpoints.approvals),
+    agent: harness.stack.agent,
+    pause: nextTick,
+  });
+  // One finished run: every approval approved through the console's API.
+  await client.start({ input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
+  for (;;) {
+    const view = await client.wait(RUN, { untilInput: true });
+    if (view.lifecycle !== 'input_required') break;
+    const approvalId = view.approvals[0]!.approvalId;
+    expect(await post(`/api/approvals/${approvalId}/decide`, { decision: 'approve', reason: 'api test' })).toMatchObject({ status: 200, body: { ok: true, status: 'approved', delivered: true } });
+    while ((await client.status(RUN))!.approvals.some((pending) => pending.approvalId === approvalId)) await nextTick();
+  }
+  expect((await client.wait(RUN)).lifecycle).toBe('completed');
+}, 240_000);
+afterAll(async () => {
+  await console_?.close();
+  await harness?.stack.close();
+});
+
+describe('reading', () => {
+  it('lists runs with steps, dollars, duration and status, filtered by agent, status and day', async () => {
+    const { status, body } = await get('/api/runs');
+    expect(status).toBe(200);
+    const report = (await client.status(RUN))!.report;
+    expect(body.runs).toEqual([
+      expect.objectContaining({ runId: RUN, agent: 'refund-reconciler', status: 'succeeded', lifecycle: 'completed', steps: report.steps, dollars: report.dollars, pendingApprovals: 0, executions: 1 }),
+    ]);
+    expect(body.runs[0].durationSeconds).toBeGreaterThan(0);
+    const today = body.runs[0].day;
+    expect((await get(`/api/runs?status=succeeded&agent=refund-reconciler&day=${today}`)).body.runs).toHaveLength(1);
+    expect((await get('/api/runs?status=running')).body.runs).toHaveLength(0);
+    expect((await get('/api/runs?day=1999-01-01')).body.runs).toHaveLength(0);
+    expect((await get('/api/runs?agent=someone-else')).body.runs).toHaveLength(0);
+  });
+
+  it('shows a run as a timeline of its steps: model text, tool arguments and results, idempotency keys, cumulative cost against the budgets', async () => {
+    const report = (await client.status(RUN))!.report;
+    const { status, body } = await get(`/api/runs/${RUN}/timeline?pageSize=1000`);
+    expect(status).toBe(200);
+    const line = body as Timeline;
+    const steps = line.items.filter((item) => item.kind === 'turn' || item.kind === 'call');
+    expect(line.totalSteps).toBe(report.steps);
+    expect(steps.map((item) => (item as { step: number }).step)).toEqual(Array.from({ length: report.steps }, (_, i) => i + 1));
+    const first = line.items.find((item) => item.kind === 'turn');
+    expect(first).toMatchObject({ kind: 'turn', turn: 1, text: [expect.stringContaining('Listing the refund requests')], toolUses: [{ name: 'list_refund_requests', input: { date: '2026-11-28' } }] });
+    const writes = line.items.filter((item) => item.kind === 'call' && item.effect === 'write') as Extract<Timeline['items'][number], { kind: 'call' }>[];
+    expect(writes.length).toBeGreaterThan(0);
+    for (const write of writes) {
+      expect(write.idempotencyKey).toMatch(new RegExp(`^${RUN}:${write.turn}:`));
+      expect(write.result).toBeDefined();
+    }
+    expect(writes.filter((write) => write.approval).every((write) => write.approval!.status === 'approved' && write.approval!.decidedBy?.startsWith('console:'))).toBe(true);
+    const last = steps.at(-1) as { cumulative: { steps: number; dollars: number; tokens: number } };
+    expect(last.cumulative).toMatchObject({ steps: report.steps, tokens: report.tokens.total });
+    expect(last.cumulative.dollars).toBeCloseTo(report.dollars, 6);
+    expect(line.budgets).toEqual({ steps: 400, tokens: 600000, dollars: 5 });
+    // The retries the injected failures caused, with their error names, and the execution that drove the run.
+    const retries = line.items.filter((item) => item.kind === 'retry');
+    expect(retries.length).toBeGreaterThan(0);
+    for (const retry of retries) expect(retry).toMatchObject({ state: expect.any(String), error: expect.stringMatching(/^Agent\./) });
+    expect(line.items.filter((item) => item.kind === 'execution')).toEqual([expect.objectContaining({ index: 0, status: 'SUCCEEDED' })]);
+  });
+
+  it('pages a long timeline: every step on exactly one page', async () => {
+    const { body: whole } = await get(`/api/runs/${RUN}/timeline?pageSize=1000`);
+    const pageSize = 7;
+    const pages = Math.ceil(whole.totalSteps / pageSize);
+    const seen: number[] = [];
+    let events = 0;
+    for (let page = 1; page <= pages; page++) {
+      const { body } = await get(`/api/runs/${RUN}/timeline?page=${page}&pageSize=${pageSize}`);
+      expect(body).toMatchObject({ page, pages, pageSize });
+      const steps = body.items.filter((item: { kind: string }) => item.kind === 'turn' || item.kind === 'call');
+      expect(steps.length).toBe(Math.min(pageSize, whole.totalSteps - (page - 1) * pageSize));
+      seen.push(...steps.map((item: { step: number }) => item.step));
+      events += body.items.length - steps.length;
+    }
+    expect(seen).toEqual(Array.from({ length: whole.totalSteps }, (_, i) => i + 1));
+    expect(events).toBe(whole.items.length - whole.totalSteps);
+  });
+
+  it('draws the state machine with per-state counts from the execution history', async () => {
+    const report = (await client.status(RUN))!.report;
+    const { status, body } = await get(`/api/runs/${RUN}/state-machine`);
+    expect(status).toBe(200);
+    expect(body.nodes.map((node: { name: string }) => node.name)).toEqual(expect.arrayContaining(['StartRun', 'BudgetCheck', 'CallModel', 'CallTool', 'RequestApproval', 'Finalize']));
+    expect(body.edges).toEqual(expect.arrayContaining([{ from: 'StartRun', to: 'StartOrResume', kind: 'next' }]));
+    expect(body.counts.StartRun).toMatchObject({ entered: 1 });
+    expect(body.counts.CallModel.entered).toBe(report.modelTurns);
+    const retried = Object.values(body.counts as Record<string, { retried: number; failed: number }>);
+    expect(retried.reduce((sum, state) => sum + state.retried, 0)).toBeGreaterThan(0);
+    expect(body.current).toBeNull();
+  });
+
+  it('refuses bad input with a 4xx naming the field', async () => {
+    expect(await get('/api/runs?day=yesterday')).toMatchObject({ status: 400, body: { message: expect.stringContaining('day') } });
+    expect(await get('/api/runs?status=sleeping')).toMatchObject({ status: 400, body: { message: expect.stringContaining('status') } });
+    expect(await get('/api/runs?colour=blue')).toMatchObject({ status: 400, body: { message: expect.stringContaining('colour') } });
+    expect(await get(`/api/runs/${RUN}/timeline?page=0`)).toMatchObject({ status: 400, body: { message: expect.stringContaining('page') } });
+    expect(await get('/api/runs/no-such-run')).toMatchObject({ status: 404, body: { message: expect.stringContaining('runId') } });
+    expect(await post('/api/approvals/apv_x/decide', { decision: 'maybe' })).toMatchObject({ status: 400, body: { message: expect.stringContaining('decision') } });
+    expect(await post('/api/kill-all', { on: 'yes' })).toMatchObject({ status: 400, body: { message: expect.stringContaining('on') } });
+    expect(await post('/api/approvals/apv_nothing_of_the_kind/decide', { decision: 'approve' })).toMatchObject({ status: 404, body: { message: expect.stringContaining('approvalId') } });
+    expect(await post('/api/approvals/not-an-id/decide', { decision: 'approve' })).toMatchObject({ status: 400, body: { message: expect.stringContaining('approvalId') } });
+    expect(await post(`/api/runs/${RUN}/kill`, {})).toMatchObject({ status: 409, body: { message: expect.stringContaining('succeeded, not running') } });
+    expect(await post(`/api/runs/${RUN}/resume`, {})).toMatchObject({ status: 409, body: { message: expect.stringContaining('only a failed run') } });
+  });
+});
+
+describe('security', () => {
+  it('refuses every API request without the session token', async () => {
+    expect(await call('GET', '/api/runs')).toMatchObject({ status: 403 });
+    expect(await call('GET', '/api/runs', { headers: { 'x-savepoint-token': 'wrong' } })).toMatchObject({ status: 403 });
+    expect(await call('POST', '/api/kill-all', { headers: { origin: console_.origin }, body: { on: true } })).toMatchObject({ status: 403, body: { message: expect.stringContaining('token') } });
+    expect((await get('/api/info')).body.globalKill).toBeNull();
+  });
+
+  it('refuses a POST from another origin, even with the token', async () => {
+    expect(await call('POST', '/api/kill-all', { headers: authed({ origin: 'https://evil.example' }), body: { on: true } })).toMatchObject({ status: 403, body: { message: expect.stringContaining('Origin') } });
+    // The cookie a browser attaches by itself is not enough without an Origin of the console's own.
+    const cookie = `${console_.cookie}=${console_.token}`;
+    expect(await call('POST', '/api/kill-all', { headers: { cookie }, body: { on: true } })).toMatchObject({ status: 403 });
+    expect(await call('POST', '/api/kill-all', { headers: { cookie, origin: 'http://localhost:1' }, body: { on: true } })).toMatchObject({ status: 403 });
+    expect((await get('/api/info')).body.globalKill).toBeNull();
+  });
+
+  it('refuses a request whose Host is not the console (DNS rebinding)', async () => {
+    expect(await call('GET', '/api/runs', { headers: authed({ host: 'evil.example' }) })).toMatchObject({ status: 403, body: { message: expect.stringContaining('Host') } });
+  });
+
+  it('sets the session cookie only for the right token, and serves the page framed by nobody', async () => {
+    const page = await call('GET', `/?token=${console_.token}`);
+    expect(page.status).toBe(200);
+    const raw = await new Promise<Record<string, unknown>>((resolve) => request(new URL(`/?token=${console_.token}`, console_.origin), (res) => (res.resume(), resolve(res.headers))).end());
+    expect(raw['set-cookie']).toEqual([expect.stringMatching(new RegExp(`^${console_.cookie}=.*HttpOnly; SameSite=Strict`))]);
+    expect(raw['x-frame-options']).toBe('DENY');
+    const wrong = await new Promise<Record<string, unknown>>((resolve) => request(new URL('/?token=nope', console_.origin), (res) => (res.resume(), resolve(res.headers))).end());
+    expect(wrong['set-cookie']).toBeUndefined();
+  });
+
+  it('is read-only when bound to anything but loopback', async () => {
+    const readOnly = await startLocalConsole(harness.stack, { host: '127.0.0.2' });
+    try {
+      expect(readOnly.readOnly).toBe(true);
+      const response = await fetch(`${readOnly.origin}/api/kill-all`, { method: 'POST', headers: { 'x-savepoint-token': readOnly.token, 'content-type': 'application/json' }, body: '{"on":true}' });
+      expect(response.status).toBe(403);
+      expect(((await response.json()) as { message: string }).message).toMatch(/read-only/);
+      const info = await fetch(`${readOnly.origin}/api/info`, { headers: { 'x-savepoint-token': readOnly.token } });
+      expect(await info.json()).toMatchObject({ readOnly: true, globalKill: null });
+    } finally {
+      await readOnly.close();
+    }
+  });
+});
+
+describe('steering', () => {
+  it('sets and lifts the global kill switch; every change is pushed to the event stream', async () => {
+    const stream = await fetch(`${console_.origin}/api/events`, { headers: { cookie: `${console_.cookie}=${console_.token}` } });
+    const reader = stream.body!.getReader();
+    const versions: number[] = [];
+    const nextVersion = async () => {
+      let text = '';
+      for (;;) {
+        const { value } = await reader.read();
+        text += new TextDecoder().decode(value);
+        const match = text.match(/event: version\ndata: (\d+)\n\n/);
+        if (match) return Number(match[1]);
+      }
+    };
+    versions.push(await nextVersion());
+    expect(await post('/api/kill-all', { on: true, reason: 'api test' })).toMatchObject({ status: 200, body: { ok: true, globalKill: true } });
+    versions.push(await nextVersion());
+    expect((await get('/api/info')).body.globalKill).toMatchObject({ reason: 'api test', by: expect.stringMatching(/^console:/) });
+    expect(await post('/api/kill-all', { on: false })).toMatchObject({ status: 200 });
+    expect((await get('/api/info')).body.globalKill).toBeNull();
+    expect(versions[1]).toBeGreaterThan(versions[0]!);
+    await reader.cancel();
+    expect(duplicatePayments(harness.stack)).toEqual([]);
+  });
+});

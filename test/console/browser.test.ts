@@ -1,0 +1,150 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { approvalApiDecider, createClient, type SavepointClient } from '../../client/index.js';
+import { startLocalConsole } from '../../console/local.js';
+import type { ConsoleServer } from '../../console/server.js';
+import { duplicatePayments, sampleInput, startHarness, type Harness } from '../engine/harness.js';
+
+/**
+ * The console in a real browser (Debian's headless Chromium through playwright-core) against the
+ * real local stack running the refund agent: watch a run, approve from the page, kill from the page.
+ */
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+const docs = new URL('../../docs/', import.meta.url);
+
+let harness: Harness;
+let client: SavepointClient;
+let server: ConsoleServer;
+let browser: Browser;
+let page: Page;
+const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+const RUN = 'refunds-2026-11-28';
+
+describe.skipIf(!haveChromium)('the console in a browser', () => {
+  beforeAll(async () => {
+    const { chromium } = await import('playwright-core');
+    [harness, browser] = await Promise.all([startHarness(), chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })]);
+    server = await startLocalConsole(harness.stack);
+    client = createClient({
+      ledger: harness.stack.ledger,
+      sfn: harness.stack.sfn,
+      stateMachineArn: harness.stack.stateMachineArn,
+      decide: approvalApiDecider(harness.stack.endpoints.approvals),
+      agent: harness.stack.agent,
+      pause: nextTick,
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    // Waits are on page conditions; a run on this shared machine takes its time between two approvals.
+    page.setDefaultTimeout(150_000);
+    mkdirSync(docs, { recursive: true });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await harness?.stack.close();
+  });
+
+  it('lists a run waiting for approval, shows its steps so far, approves it from the page, and shows it succeeded with each refund paid once', async () => {
+    await client.start({ input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
+    const waiting = await client.wait(RUN, { untilInput: true });
+    expect(waiting.lifecycle).toBe('input_required');
+
+    // The list: the run, waiting for a person.
+    await page.goto(server.url);
+    const row = page.locator(`tr[data-run="${RUN}"]`);
+    await row.locator('[data-testid=run-status]', { hasText: 'input_required' }).waitFor();
+    await expect(row.textContent()).resolves.toContain('1 approval');
+    // The token left the address bar once the page kept it.
+    expect(page.url()).not.toContain('token=');
+
+    // The run: its timeline holds every step taken so far, and the approval it waits for.
+    await row.locator('a').click();
+    await page.locator('[data-testid=approval]').first().waitFor();
+    const steps = (await client.status(RUN))!.report.steps;
+    expect(await page.locator('[data-testid=timeline] > li[data-step]').count()).toBe(steps);
+    await expect(page.locator('[data-testid=timeline]').textContent()).resolves.toContain('list_refund_requests');
+    await page.locator('[data-testid=state-machine] [data-state=RequestApproval] rect.current').waitFor();
+    await page.screenshot({ path: new URL('console-run.png', docs).pathname, fullPage: false });
+
+    // Approve every approval from the page, each after its confirmation, until the run is done.
+    const approvedIds: string[] = [];
+    for (;;) {
+      const next = page.locator('[data-testid=approve], [data-testid=run-status]:text-is("succeeded")').first();
+      await next.waitFor();
+      if ((await next.getAttribute('data-testid')) !== 'approve') break;
+      const card = page.locator('[data-testid=approval]').first();
+      const approvalId = (await card.getAttribute('data-approval'))!;
+      await card.locator('[data-testid=approve]').click();
+      await page.locator('[data-testid=confirm-dialog]').waitFor();
+      await page.locator('[data-testid=confirm-ok]').click();
+      await page.locator('[data-testid=notice]', { hasText: `Approval ${approvalId}: approved` }).waitFor();
+      await page.locator(`[data-approval="${approvalId}"]`).waitFor({ state: 'detached' });
+      approvedIds.push(approvalId);
+    }
+    expect(approvedIds.length).toBeGreaterThanOrEqual(1);
+    await page.locator('[data-testid=run-lifecycle]', { hasText: 'completed' }).waitFor();
+
+    const done = await client.wait(RUN);
+    expect(done.report).toMatchObject({ status: 'succeeded', approvals: { approved: approvedIds.length, pending: 0 } });
+    // Every refund the provider paid, it paid once; the approved ones among them.
+    expect(duplicatePayments(harness.stack)).toEqual([]);
+    const paid = harness.stack.world.payments.refunds();
+    expect(paid.length).toBe(done.report.summary?.['issued']);
+    // The page shows every step, the decisions by the console, and one idempotency key per write.
+    await page.locator('[data-testid=timeline] > li[data-step]').nth(done.report.steps - 1).waitFor();
+    expect(await page.locator('[data-testid=timeline] > li[data-step]').count()).toBe(done.report.steps);
+    await expect(page.locator('[data-testid=timeline]').textContent()).resolves.toMatch(/approved by console:/);
+    expect(await page.locator('[data-testid=idempotency-key]').count()).toBeGreaterThanOrEqual(paid.length);
+  }, 240_000);
+
+  it('kills a second run from the page while it works: it stops within one step', async () => {
+    // The same day again under another run id: the refunds are paid already, so it reads and skips (no approval).
+    const runId = 'console-kill';
+    await client.start({ runId, input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
+    await page.goto(`${server.origin}/#/run/${runId}`);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=timeline] > li[data-step]').length >= 3);
+    await page.locator('[data-testid=kill-run]').click();
+    await page.locator('#confirm-reason').fill('wrong day');
+    await page.locator('[data-testid=confirm-ok]').click();
+    await page.locator('[data-testid=notice]', { hasText: `Run ${runId}: killed` }).waitFor();
+    await page.locator('[data-testid=run-status]', { hasText: 'killed' }).waitFor();
+
+    const stopped = await client.wait(runId);
+    expect(stopped).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed', killed: { reason: 'wrong day', by: expect.stringMatching(/^console:/) } } });
+    expect(stopped.report.steps).toBeGreaterThanOrEqual(3);
+    // At most the step in flight when the kill was recorded finished after it.
+    const killedAt = Date.parse(stopped.report.killed!.at);
+    const { turns, calls } = await harness.stack.ledger.listConversation(runId);
+    const after = [...turns, ...calls].filter((step) => !step.recordedAt || Date.parse(step.recordedAt) > killedAt);
+    expect(after.length).toBeLessThanOrEqual(1);
+    await expect(page.locator('[data-testid=timeline]').textContent()).resolves.toContain('wrong day');
+    expect(duplicatePayments(harness.stack)).toEqual([]);
+
+    // Both runs in the list: one succeeded, one killed.
+    await page.goto(`${server.origin}/#/`);
+    await page.locator(`tr[data-run="${runId}"] [data-testid=run-status]`, { hasText: 'killed' }).waitFor();
+    await page.locator(`tr[data-run="${RUN}"] [data-testid=run-status]`, { hasText: 'succeeded' }).waitFor();
+    await page.screenshot({ path: new URL('console-runs.png', docs).pathname });
+  }, 180_000);
+
+  it('refuses a POST from the page without the token, and from a foreign origin', async () => {
+    // From the console's own page, without its token (and without the cookie, in a fresh context).
+    const context = await browser.newContext();
+    const stranger = await context.newPage();
+    await stranger.goto(`${server.origin}/`);
+    const withoutToken = await stranger.evaluate(async () => (await fetch('/api/kill-all', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"on":true}' })).status);
+    expect(withoutToken).toBe(403);
+    await context.close();
+    // From another origin, with the token (as a page that learnt it could try): refused on the Origin.
+    const foreign = await fetch(`${server.origin}/api/kill-all`, {
+      method: 'POST',
+      headers: { 'x-savepoint-token': server.token, origin: 'http://evil.example', 'content-type': 'application/json' },
+      body: '{"on":true}',
+    });
+    expect(foreign.status).toBe(403);
+    expect(await harness.stack.ledger.getGlobalKill()).toBeUndefined();
+  });
+});

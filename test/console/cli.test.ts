@@ -1,0 +1,84 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { synthesizeTemplate } from '../../local/template.js';
+
+/**
+ * `savepoint run` serves the console in its process and prints its address; `savepoint console`
+ * prints that address while the engine runs, and serves the state directory itself once it stopped.
+ * Through the real CLI as subprocesses; waits are on their output, never on timers.
+ */
+const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+const exec = promisify(execFile);
+const root = mkdtempSync(join(tmpdir(), 'savepoint-console-'));
+const stateDir = join(root, 'state');
+const env = { ...process.env, SAVEPOINT_AGENT: 'refund-reconciler' };
+let template: string;
+const children = new Set<ChildProcess>();
+
+beforeAll(async () => {
+  template = join(root, 'template.json');
+  writeFileSync(template, JSON.stringify(await synthesizeTemplate('refund-reconciler')));
+});
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** A CLI process in the background, and a promise for the first output line matching a pattern. */
+function background(...args: string[]) {
+  const child = spawn(process.execPath, [bin, '--state-dir', stateDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  children.add(child);
+  let output = '';
+  const waiting = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (const check of waiting) check();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise<number>((resolve) => child.on('close', (code) => (children.delete(child), resolve(code ?? -1))));
+  const saw = (pattern: RegExp) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const check = () => {
+        const match = output.match(pattern);
+        if (match && waiting.delete(check)) resolve(match);
+      };
+      waiting.add(check);
+      check();
+      void exited.then(() => waiting.delete(check) && reject(new Error(`exited before printing ${pattern}:\n${output}`)));
+    });
+  return { child, saw, exited, output: () => output };
+}
+
+const CONSOLE_LINE = /savepoint: console (http:\/\/127\.0\.0\.1:\d+)\/\?token=([\w-]+)/;
+
+describe('savepoint console', () => {
+  it('is served by `savepoint run`, printed by `savepoint console` while the engine runs, and served by itself afterwards', async () => {
+    const run = background('run', '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
+    const [, origin, token] = await run.saw(CONSOLE_LINE);
+    // The run waits for a person: the console lists it.
+    await run.saw(/⏸ {2}approval apv_/);
+    const runs = (await (await fetch(`${origin}/api/runs`, { headers: { 'x-savepoint-token': token! } })).json()) as { runs: { runId: string; lifecycle: string }[] };
+    expect(runs.runs).toEqual([expect.objectContaining({ runId: 'refunds-2026-11-28', lifecycle: 'input_required' })]);
+
+    const printed = await exec(process.execPath, [bin, '--state-dir', stateDir, 'console'], { env });
+    expect(printed.stdout).toContain(`savepoint: console ${origin}/?token=${token} (served by the engine, pid ${run.child.pid})`);
+
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(130);
+
+    // No engine now: the console opens the state directory and serves it until it is stopped.
+    const standalone = background('console');
+    const [, ownOrigin, ownToken] = await standalone.saw(CONSOLE_LINE);
+    expect(ownOrigin).not.toBe(origin);
+    const view = (await (await fetch(`${ownOrigin}/api/runs/refunds-2026-11-28`, { headers: { 'x-savepoint-token': ownToken! } })).json()) as { lifecycle: string; approvals: unknown[] };
+    expect(view).toMatchObject({ lifecycle: 'input_required', approvals: [expect.objectContaining({ toolName: 'issue_refund' })] });
+    expect((await fetch(`${ownOrigin}/api/runs`, { headers: { 'x-savepoint-token': token! } })).status).toBe(403);
+    standalone.child.kill('SIGINT');
+    expect(await standalone.exited).toBe(0);
+  }, 180_000);
+});
