@@ -5,7 +5,7 @@ import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { createDecideApproval } from '../lambdas/steps/approvals.js';
 import { CircuitBreaker } from '../lambdas/guards/breaker.js';
-import { MODEL_BREAKER } from '../lambdas/steps/call-model.js';
+import { modelBreaker } from '../lambdas/steps/call-model.js';
 import { toolsBreaker } from '../lambdas/steps/call-tool.js';
 import { systemClock } from '../lambdas/steps/ports.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
@@ -173,7 +173,8 @@ program
     const agent = await agentFor(options.agent);
     await withLedger('breakers', async ({ ledger }) => {
       const breaker = new CircuitBreaker(ledger, systemClock);
-      const names = [MODEL_BREAKER, ...(agent ? [toolsBreaker(agent)] : [])];
+      const models = agent ? [agent.model, ...(agent.fallbackModel ? [agent.fallbackModel] : [])] : [];
+      const names = [...models.map(modelBreaker), ...(agent ? [toolsBreaker(agent)] : [])];
       const states = await Promise.all(names.map((name) => breaker.state(name)));
       if (options.json) printJson({ breakers: states });
       else out(states.map(formatBreaker).join('\n'));
