@@ -55,6 +55,7 @@ program
   .option('--agent <name|path>', AGENT_HELP, defaultAgent)
   .option('--input <json|file>', "the run's input, checked by the agent's input schema (default: what the agent's simulated world serves)")
   .option('--run-id <id>', "the run id, the idempotency key of the whole run (default: the agent's, from the input)")
+  .option('--model <provider:model>', "the run's model instead of the agent's, e.g. anthropic:claude-sonnet-4-5 (keys and endpoints from ANTHROPIC_API_KEY, OPENAI_API_KEY, AWS_REGION, …)")
   .option('--fail-rate <p>', 'inject transient failures into model and provider requests, probability per request', '0')
   .option('--seed <n>', 'seed of the injected failures', '1')
   .addOption(new Option('--approve <mode>', 'how approvals are decided (default: prompt in a terminal, wait otherwise)').choices(['prompt', 'approve', 'reject', 'wait']))
