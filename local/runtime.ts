@@ -32,6 +32,8 @@ import { recoverOrphans } from './watchdog.js';
 export const LEDGER_TABLE = 'savepoint-ledger';
 
 const LOCAL_TIME_SCALE = 1 / 50;
+/** infra's `States.WaitRetryAfter`, by value: importing infra/ would load the CDK (see template.ts). */
+const WAIT_RETRY_AFTER = 'WaitRetryAfter';
 const LOCAL_BREAKER: BreakerPolicy = {
   failures: BREAKER.failures,
   windowMs: BREAKER.windowMs * LOCAL_TIME_SCALE,
@@ -99,6 +101,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * `sim:` models always go to the simulated model. @default process.env
    */
   readonly modelEnv?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Milliseconds the engine waits out a provider's `retry-after` (the WaitRetryAfter state) instead
+   * of its seconds: tests. @default the seconds the provider asked for
+   */
+  readonly retryAfterWaitMs?: number;
   /** Whether the simulated model is sent cache breakpoints (off: the uncached baseline). @default true */
   readonly promptCaching?: boolean;
   /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */
@@ -161,6 +168,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       stateMachineArn: extracted.stateMachineArn,
       tasks,
       retryIntervalOverrides,
+      ...(options.retryAfterWaitMs !== undefined && { waitTimeOverrides: { [WAIT_RETRY_AFTER]: options.retryAfterWaitMs } }),
       now: () => clock.now(),
     });
     // Shutting down drains like Lambda: the engine stops first (no new invocations), then the
