@@ -1,6 +1,6 @@
 import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { toAnthropicParams } from '../models/anthropic.js';
+import { toAnthropicParams } from '../models/anthropic-params.js';
 import { MessageResponse, type MessageRequest, type ModelClient } from './messages.js';
 
 export interface HttpMessagesClientOptions {

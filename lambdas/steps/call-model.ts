@@ -125,7 +125,9 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
   }
   const prices = deps.priceTable ?? DEFAULT_PRICE_TABLE;
   // While the run's model is down (its breaker open), the agent's fallback answers, if it names one.
-  const { model } = modelForTurn(run.model, deps.agent.fallbackModel, await deps.breaker.admits(modelBreaker(run.model)));
+  // (The breaker is read only when there is a fallback to choose: no extra ledger read otherwise.)
+  const fallback = deps.agent.fallbackModel;
+  const { model } = modelForTurn(run.model, fallback, fallback === undefined || (await deps.breaker.admits(modelBreaker(run.model))));
   const client = await deps.models.clientFor(model);
   const started = deps.clock.now();
   const notes = harnessNotes(run, previous, started);

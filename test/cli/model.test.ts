@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { costOf } from '../../lambdas/models/prices.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
+import { startBedrockServer } from '../../sim/wire/bedrock-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
+import { startOpenAIServer } from '../../sim/wire/openai-server.js';
 
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
 const exec = promisify(execFile);
@@ -47,6 +49,29 @@ describe('savepoint run --model', () => {
     // The system prompt and the tools are the same bytes on every turn: what the cache matches.
     const bodies = anthropic.acceptedBodies() as { system: unknown; tools: unknown }[];
     expect(new Set(bodies.map((body) => JSON.stringify([body.system, body.tools]))).size).toBe(1);
+  });
+
+  it.each([
+    ['openai:gpt-5-mini', async () => {
+      const server = await startOpenAIServer({ policy: refundReconciler.dev!.policy!, apiKey: 'sk-openai-cli-test', models: ['gpt-5-mini'] });
+      return { server, env: { OPENAI_API_KEY: 'sk-openai-cli-test', OPENAI_BASE_URL: `${server.url}/v1` } };
+    }],
+    ['bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0', async () => {
+      const server = await startBedrockServer({ policy: refundReconciler.dev!.policy!, region: 'us-east-1', credentials: { AKIDCLITEST: 'cli-test-secret' }, models: ['us.anthropic.claude-haiku-4-5-20251001-v1:0'] });
+      return { server, env: { AWS_REGION: 'us-east-1', BEDROCK_ENDPOINT: server.url, AWS_ACCESS_KEY_ID: 'AKIDCLITEST', AWS_SECRET_ACCESS_KEY: 'cli-test-secret' } };
+    }],
+  ])('runs the refund reconciler on %s through its SDK against the local wire server', async (model, start) => {
+    const { server, env } = await start();
+    try {
+      const run = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--json', '--approve', 'approve', '--model', model], env);
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout) as Record<string, any>;
+      expect(report).toMatchObject({ status: 'succeeded', model, turnsByModel: { [model]: report['modelTurns'] } });
+      expect(server.acceptedBodies()).toHaveLength(report['modelTurns']);
+      expect(report['tokens'].cachedInput).toBeGreaterThan(0);
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses a malformed model spec as a usage error naming the option', async () => {
