@@ -59,7 +59,8 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
   }
   lines.push(
     row('approvals', `${report.approvals.total} (${report.approvals.approved} approved, ${report.approvals.rejected} rejected, ${report.approvals.expired} expired, ${report.approvals.pending} pending)`),
-    row('tokens', `${report.tokens.total} (${report.tokens.input} in, ${report.tokens.output} out)`),
+    row('model', formatModels(report)),
+    row('tokens', `${report.tokens.total} (${report.tokens.input} in of which ${report.tokens.cachedInput} cached, ${report.tokens.output} out)`),
     row('cost', money(report.dollars)),
     row('wall time', `${report.wallSeconds.toFixed(1)} s`),
     '  guards (used / limit)',
@@ -85,4 +86,12 @@ export function formatApproval(approval: Omit<ApprovalRecord, 'taskToken' | 'kin
 export function formatBreaker(breaker: BreakerState): string {
   const trip = breaker.lastTrip ? `, last trip ${breaker.lastTrip.at}: ${breaker.lastTrip.reason}` : '';
   return `${breaker.name.padEnd(10)} ${breaker.state.padEnd(9)} ${breaker.trips} trip(s)${breaker.openedAt && breaker.state !== 'closed' ? `, open since ${breaker.openedAt}` : ''}${trip}`;
+}
+
+/** The run's model, and the turns each model answered when a fallback answered some. */
+function formatModels(report: RunReport): string {
+  const others = Object.entries(report.turnsByModel ?? {}).filter(([model]) => model !== report.model);
+  if (others.length === 0) return report.model;
+  const own = report.turnsByModel[report.model] ?? 0;
+  return `${report.model} (${own} turns; fallback: ${others.map(([model, turns]) => `${model} ${turns} turns`).join(', ')})`;
 }

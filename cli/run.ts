@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+import { parseModelSpec } from '../lambdas/models/spec.js';
 import { RunId, runIdOf } from '../lambdas/steps/start-run.js';
 import { ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
@@ -31,6 +32,12 @@ export const RunOptions = z
     /** The run's input: JSON, or the path of a JSON file; the world's default input when absent. */
     input: z.string().min(1).optional(),
     runId: RunId.optional(),
+    /** The run's model (`provider:model-id`) instead of the agent's. */
+    model: z
+      .string()
+      .min(1)
+      .refine((spec) => isModelSpec(spec), { message: 'expected "provider:model-id" with provider one of sim, anthropic, bedrock, openai (e.g. anthropic:claude-sonnet-4-5)' })
+      .optional(),
     /** `savepoint resume <runId>`: the run must exist; its day comes from the ledger. */
     resume: z.boolean().default(false),
     /** Resume even though the code changed since the run started. */
@@ -212,7 +219,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     new StartExecutionCommand({
       stateMachineArn: stack.stateMachineArn,
       name: `${runId}-${started.toString(36)}`,
-      input: JSON.stringify({ runId, input, config, ...(options.force ? { force: true } : {}) }),
+      input: JSON.stringify({ runId, input, config, ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}) }),
     }),
   );
   progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
@@ -279,6 +286,15 @@ export { formatReport };
 /** Crashes injected so far on a state directory (one JSON line each). */
 function crashesIn(logFile: string | undefined): number {
   return logFile && existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter(Boolean).length : 0;
+}
+
+function isModelSpec(spec: string): boolean {
+  try {
+    parseModelSpec(spec);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `--input`: JSON text, or the path of a JSON file; without it, the input the agent's world suggests. */

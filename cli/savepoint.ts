@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import type { AgentDefinition } from '../lambdas/define.js';
 import { CircuitBreaker } from '../lambdas/guards/breaker.js';
-import { MODEL_BREAKER } from '../lambdas/steps/call-model.js';
+import { modelBreaker } from '../lambdas/steps/call-model.js';
 import { toolsBreaker } from '../lambdas/steps/call-tool.js';
 import { systemClock } from '../lambdas/steps/ports.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
@@ -61,6 +61,7 @@ program
   .option('--agent <name|path>', AGENT_HELP, defaultAgent)
   .option('--input <json|file>', "the run's input, checked by the agent's input schema (default: what the agent's simulated world serves)")
   .option('--run-id <id>', "the run id, the idempotency key of the whole run (default: the agent's, from the input)")
+  .option('--model <provider:model>', "the run's model instead of the agent's, e.g. anthropic:claude-sonnet-4-5 (keys and endpoints from ANTHROPIC_API_KEY, OPENAI_API_KEY, AWS_REGION, …)")
   .option('--fail-rate <p>', 'inject transient failures into model and provider requests, probability per request', '0')
   .option('--seed <n>', 'seed of the injected failures', '1')
   .addOption(new Option('--approve <mode>', 'how approvals are decided (default: prompt in a terminal, wait otherwise)').choices(['prompt', 'approve', 'reject', 'wait']))
@@ -218,7 +219,8 @@ program
     const agent = await agentFor(options.agent);
     await withClient('breakers', options.agent, undefined, async ({ ledger }) => {
       const breaker = new CircuitBreaker(ledger, systemClock);
-      const names = [MODEL_BREAKER, ...(agent ? [toolsBreaker(agent)] : [])];
+      const models = agent ? [agent.model, ...(agent.fallbackModel ? [agent.fallbackModel] : [])] : [];
+      const names = [...models.map(modelBreaker), ...(agent ? [toolsBreaker(agent)] : [])];
       const states = await Promise.all(names.map((name) => breaker.state(name)));
       if (options.json) printJson({ breakers: states });
       else out(states.map(formatBreaker).join('\n'));

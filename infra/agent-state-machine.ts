@@ -18,6 +18,8 @@ import {
   Succeed,
   TaskInput,
   Timeout,
+  Wait,
+  WaitTime,
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
@@ -57,6 +59,11 @@ export const States = {
   CallTool: 'CallTool',
   Finalize: 'Finalize',
   RecordFailure: 'RecordFailure',
+  /** Reads the seconds of a provider's `retry-after` from the error (two Pass states)… */
+  ReadRetryAfter: 'ReadRetryAfter',
+  RetryAfterSeconds: 'RetryAfterSeconds',
+  /** …and waits them out before calling the model again. */
+  WaitRetryAfter: 'WaitRetryAfter',
 } as const;
 
 /** Retries with exponential backoff and full jitter, on transient error names only. */
@@ -136,6 +143,22 @@ export class AgentStateMachine extends Construct {
     );
     callModel.addRetry(RETRY.throttled);
     callModel.addRetry(RETRY.circuitOpen);
+    // A throttle with a `retry-after`: a Retry's backoff cannot read it, so the error is caught
+    // and its seconds waited out. Lambda hands over only the error's name and message (inside the
+    // Cause, a JSON string); the message starts with the seconds ("17 s …", shared/errors.ts), read
+    // with intrinsics alone so the local engine runs the same definition. Bounded like any call:
+    // each throttle counts toward the model's breaker, and CallModel checks the kill switch and
+    // the wall-clock budget before every call.
+    const waitRetryAfter = new Wait(this, States.WaitRetryAfter, { time: WaitTime.secondsPath('$.throttle.seconds') }).next(callModel);
+    const retryAfterSeconds = new Pass(this, States.RetryAfterSeconds, {
+      parameters: { 'seconds.$': "States.StringToJson(States.ArrayGetItem(States.StringSplit($.throttle.cause.errorMessage, ' '), 0))" },
+      resultPath: '$.throttle',
+    }).next(waitRetryAfter);
+    const readRetryAfter = new Pass(this, States.ReadRetryAfter, {
+      parameters: { 'cause.$': 'States.StringToJson($.throttle.Cause)' },
+      resultPath: '$.throttle',
+    }).next(retryAfterSeconds);
+    callModel.addCatch(readRetryAfter, { errors: [ErrorNames.ModelRetryAfter], resultPath: '$.throttle' });
     callModel.addCatch(recordFailure, catchAll);
 
     const nextCall = { runId, turn: JsonPath.numberAt('$.step.result.next.turn'), call: JsonPath.numberAt('$.step.result.next.call') };

@@ -10,6 +10,7 @@ import { Construct } from 'constructs';
 import { Steps } from '../lambdas/shared/steps.js';
 import { AgentStateMachine } from './agent-state-machine.js';
 import { LedgerTable } from './ledger-table.js';
+import { bindModelAccess, type ModelAccessProps } from './model-access.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
 
@@ -18,8 +19,12 @@ export interface DurableAgentProps {
   readonly agentName: string;
   /** The agent's module (a file exporting `defineAgent(…)`), bundled into each function. */
   readonly entry: string;
-  /** Where the model is served and the key to call it with. */
-  readonly model: { readonly apiUrl: string; readonly apiKey: string };
+  /**
+   * The model of this stack's runs (`provider:model-id`, over the agent's own; a run request may
+   * still name another), where its keys live, and the grants CallModel gets for them.
+   * @default the agent's model, no secrets, no Bedrock grant
+   */
+  readonly models?: ModelAccessProps;
   /**
    * When to start a run on its own (the agent's `scheduled` turns the event time into the input).
    * @default no schedule
@@ -69,10 +74,7 @@ export class DurableAgent extends Construct {
     const functions = {
       startRun: fn('StartRunFunction', Steps.StartRun),
       budgetCheck: fn('BudgetCheckFunction', Steps.BudgetCheck),
-      callModel: fn('CallModelFunction', Steps.CallModel, {
-        timeout: Duration.seconds(75),
-        environment: { MODEL_API_URL: props.model.apiUrl, MODEL_API_KEY: props.model.apiKey },
-      }),
+      callModel: fn('CallModelFunction', Steps.CallModel, { timeout: Duration.seconds(75) }),
       requestApproval: fn('RequestApprovalFunction', Steps.RequestApproval),
       // The lease outlives the invocation that takes it, so a live call is never taken over.
       callTool: fn('CallToolFunction', Steps.CallTool, { timeout: Duration.seconds(30), environment: { TOOL_LEASE_MS: String(40_000) } }),
@@ -81,6 +83,7 @@ export class DurableAgent extends Construct {
     const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
     for (const f of [...Object.values(functions), expireApprovals, executionStopped]) ledger.grantTo(f);
+    bindModelAccess(functions, props.models ?? {});
 
     const stateMachineName = `${stack.stackName}-${props.agentName}`;
     const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', { functions, stateMachineName });

@@ -1,7 +1,7 @@
 import type { App } from 'aws-cdk-lib';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import { fileURLToPath } from 'node:url';
-import { SavepointStack } from './stack.js';
+import { SavepointStack, type SavepointStackProps } from './stack.js';
 
 /** An example agent shipped with savepoint: where its module is, and how it is deployed. */
 export const EXAMPLE_AGENTS = {
@@ -13,7 +13,7 @@ export const EXAMPLE_AGENTS = {
  * The example app's stack: the refund reconciler, nightly at 02:00 UTC (it reconciles the day
  * before). Your own app adds its agents the same way (`stack.addAgent(…)`, or `new DurableAgent(…)`).
  */
-export function exampleStack(app: App, options: { codeVersion?: string } = {}): SavepointStack {
+export function exampleStack(app: App, options: Pick<SavepointStackProps, 'codeVersion' | 'model' | 'otherModels' | 'apiKeySecrets'> = {}): SavepointStack {
   const stack = new SavepointStack(app, 'Savepoint', { description: 'savepoint: durable agent runs on AWS Step Functions', ...options });
   stack.addAgent('RefundReconciler', {
     agentName: 'refund-reconciler',

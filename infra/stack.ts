@@ -1,39 +1,62 @@
 import { CfnParameter, Stack, type StackProps } from 'aws-cdk-lib';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { parseModelSpec } from '../lambdas/models/spec.js';
 import { DurableAgent, type DurableAgentProps } from './durable-agent.js';
 import { LedgerTable } from './ledger-table.js';
+import type { ModelAccessProps } from './model-access.js';
 
 export interface SavepointStackProps extends StackProps {
   /** Version string recorded in every run's fingerprint. @default 'dev' */
   readonly codeVersion?: string;
+  /** The model of every agent's runs (`provider:model-id`), over each agent's own. @default each agent's */
+  readonly model?: string;
+  /** Other models runs may use (fallbacks, per-run `model`s): granted too. @default none */
+  readonly otherModels?: readonly string[];
+  /**
+   * Names (or ARNs) of existing Secrets Manager secrets holding the providers' API keys. The stack
+   * references them; their values never enter the template. @default none
+   */
+  readonly apiKeySecrets?: { readonly anthropic?: string; readonly openai?: string };
 }
 
 /**
- * A stack for savepoint agents: one ledger table they share, the model provider's URL and key as
- * deploy-time parameters (the same template serves every environment), and `addAgent` for each
- * agent deployed side by side.
+ * A stack for savepoint agents: one ledger table they share, their model (by configuration: a
+ * `provider:model-id`, the API keys in Secrets Manager, Bedrock through the functions' role), and
+ * `addAgent` for each agent deployed side by side. A `sim:` model (the default of the example
+ * agents) is served at a deploy-time parameter, `ModelApiUrl`.
  */
 export class SavepointStack extends Stack {
   readonly ledger: LedgerTable;
-  readonly #model: { apiUrl: string; apiKey: string };
+  readonly #models: ModelAccessProps;
   readonly #codeVersion: string;
 
   constructor(scope: Construct, id: string, props: SavepointStackProps = {}) {
     super(scope, id, props);
     this.ledger = new LedgerTable(this, 'Ledger');
-    const modelApiUrl = new CfnParameter(this, 'ModelApiUrl', {
-      type: 'String',
-      description: 'Base URL of the messages API the agents call (POST {url}/v1/messages).',
-      allowedPattern: '^https?://.+',
-    });
-    const modelApiKey = new CfnParameter(this, 'ModelApiKey', { type: 'String', noEcho: true, description: 'API key of the model provider.' });
-    this.#model = { apiUrl: modelApiUrl.valueAsString, apiKey: modelApiKey.valueAsString };
+    const secret = (name: string | undefined, secretId: string) =>
+      name === undefined ? undefined : name.startsWith('arn:') ? Secret.fromSecretCompleteArn(this, secretId, name) : Secret.fromSecretNameV2(this, secretId, name);
+    const anthropic = secret(props.apiKeySecrets?.anthropic, 'AnthropicApiKey');
+    const openai = secret(props.apiKeySecrets?.openai, 'OpenAIApiKey');
+    const simulated = props.model === undefined || parseModelSpec(props.model).provider === 'sim';
+    this.#models = {
+      ...(props.model !== undefined && { model: props.model }),
+      ...(props.otherModels && { otherModels: props.otherModels }),
+      ...((anthropic || openai) && { apiKeySecrets: { ...(anthropic && { anthropic }), ...(openai && { openai }) } }),
+      ...(simulated && {
+        simulatorUrl: new CfnParameter(this, 'ModelApiUrl', {
+          type: 'String',
+          description: 'Base URL of the simulated model (sim: models; POST {url}/v1/messages).',
+          allowedPattern: '^https?://.+',
+        }).valueAsString,
+      }),
+    };
     this.#codeVersion = props.codeVersion ?? 'dev';
   }
 
   /** Deploys an agent on the shared ledger and model. */
-  addAgent(id: string, props: Omit<DurableAgentProps, 'model' | 'table' | 'codeVersion'> & Partial<Pick<DurableAgentProps, 'model'>>): DurableAgent {
-    return new DurableAgent(this, id, { model: this.#model, table: this.ledger, codeVersion: this.#codeVersion, ...props });
+  addAgent(id: string, props: Omit<DurableAgentProps, 'table' | 'codeVersion'>): DurableAgent {
+    return new DurableAgent(this, id, { models: this.#models, table: this.ledger, codeVersion: this.#codeVersion, ...props });
   }
 
   /** A deploy-time parameter (e.g. an agent's provider URL). */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { MessageRequest, MessageResponse } from './agent/messages.js';
 import type { RunConfig, ToolCallRecord } from './ledger/records.js';
+import { parseModelSpec } from './models/spec.js';
 
 /**
  * The public shape of an agent: tools with zod inputs and an effect kind, a prompt, a model,
@@ -126,6 +127,12 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
   readonly name: string;
   /** `provider:model-id`, e.g. `sim:savepoint-sim-1`, `anthropic:claude-sonnet-4-5`. */
   readonly model: string;
+  /**
+   * Where turns go while the model's provider is down (its circuit breaker open), e.g.
+   * `bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0` behind `anthropic:claude-sonnet-4-5`.
+   * Each turn records the model that answered it. @default none: the run waits for the provider
+   */
+  readonly fallbackModel?: string;
   readonly system: string;
   /** Validates a run's input (the CLI's `--input`, `StartExecution`'s `input`). */
   readonly input: z.ZodType<Input>;
@@ -170,7 +177,16 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
   agent: AgentDefinition<Input, Deps, World>,
 ): AgentDefinition<Input, Deps, World> {
   if (!AGENT_NAME.test(agent.name)) throw new Error(`defineAgent: name ${JSON.stringify(agent.name)} must match ${AGENT_NAME}`);
-  if (!/^[a-z0-9-]+:.+$/.test(agent.model)) throw new Error(`defineAgent ${agent.name}: model must be "provider:model-id", got ${JSON.stringify(agent.model)}`);
+  for (const field of ['model', 'fallbackModel'] as const) {
+    const spec = agent[field];
+    if (spec === undefined && field === 'fallbackModel') continue;
+    try {
+      parseModelSpec(spec as string);
+    } catch (error) {
+      throw new Error(`defineAgent ${agent.name}: ${field}: ${(error as Error).message}`);
+    }
+  }
+  if (agent.fallbackModel === agent.model) throw new Error(`defineAgent ${agent.name}: fallbackModel must differ from model (${agent.model})`);
   if (agent.tools.length === 0) throw new Error(`defineAgent ${agent.name}: tools: an agent needs at least one tool`);
   const names = new Set<string>();
   for (const tool of agent.tools) {
@@ -204,6 +220,7 @@ export function agentFingerprint(agent: AgentDefinition, codeVersion: string, pr
     version: agent.version ?? '',
     system: agent.system,
     model: agent.model,
+    fallbackModel: agent.fallbackModel,
     tools: toolSpecs(agent).map((spec, index) => ({ ...spec, effect: agent.tools[index]!.effect })),
     prices: priceTableVersion,
   });

@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import { approvalApiHandler } from '../lambdas/adapters/approval-http.js';
 import { stepHandler } from '../lambdas/adapters/middleware.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
-import { HttpMessagesClient } from '../lambdas/agent/messages-client.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../lambdas/guards/breaker.js';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+import { modelConfigFromEnv } from '../lambdas/models/config.js';
+import { modelRegistry, wrapModels } from '../lambdas/models/registry.js';
 import { createSteps } from '../lambdas/steps/create-steps.js';
 import { systemClock, type Clock } from '../lambdas/steps/ports.js';
 import { createRecoverRun, type RecoveryPolicy } from '../lambdas/steps/recover.js';
@@ -31,6 +32,8 @@ import { recoverOrphans } from './watchdog.js';
 export const LEDGER_TABLE = 'savepoint-ledger';
 
 const LOCAL_TIME_SCALE = 1 / 50;
+/** infra's `States.WaitRetryAfter`, by value: importing infra/ would load the CDK (see template.ts). */
+const WAIT_RETRY_AFTER = 'WaitRetryAfter';
 const LOCAL_BREAKER: BreakerPolicy = {
   failures: BREAKER.failures,
   windowMs: BREAKER.windowMs * LOCAL_TIME_SCALE,
@@ -92,6 +95,19 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly onApproval?: (approval: ApprovalRecord) => void;
   /** A model endpoint to use instead of the simulated model (tests of misbehaving models). */
   readonly modelUrl?: string;
+  /**
+   * Where the real providers (`anthropic:`, `openai:`, `bedrock:` models) are reached and with which
+   * keys: `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `OPENAI_API_KEY`, … (lambdas/models/config.ts).
+   * `sim:` models always go to the simulated model. @default process.env
+   */
+  readonly modelEnv?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Milliseconds the engine waits out a provider's `retry-after` (the WaitRetryAfter state) instead
+   * of its seconds: tests. @default the seconds the provider asked for
+   */
+  readonly retryAfterWaitMs?: number;
+  /** Whether the simulated model is sent cache breakpoints (off: the uncached baseline). @default true */
+  readonly promptCaching?: boolean;
   /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */
   readonly agentEnv?: Readonly<Record<string, string>>;
   /** Where the steps' error lines go. @default discarded (the execution history has them) */
@@ -152,6 +168,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       stateMachineArn: extracted.stateMachineArn,
       tasks,
       retryIntervalOverrides,
+      ...(options.retryAfterWaitMs !== undefined && { waitTimeOverrides: { [WAIT_RETRY_AFTER]: options.retryAfterWaitMs } }),
       now: () => clock.now(),
     });
     // Shutting down drains like Lambda: the engine stops first (no new invocations), then the
@@ -187,10 +204,12 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       };
       // Crash injection wraps the ledger and the model client from outside: the steps have no hooks.
       const stepLedger: Ledger = options.crash ? crashingLedger(ledger, options.crash) : ledger;
-      const modelClient = new HttpMessagesClient({ baseUrl: options.modelUrl ?? model.url, apiKey: 'local' });
+      // `sim:` models go to the simulated model; the others to the providers the environment names.
+      const models = modelRegistry(() => ({ ...modelConfigFromEnv(options.modelEnv ?? process.env), sim: { baseUrl: options.modelUrl ?? model.url, apiKey: 'local', promptCaching: options.promptCaching ?? true } }));
+      const crash = options.crash;
       const steps = createSteps(agent, {
         ledger: stepLedger,
-        model: options.crash ? crashingModel(modelClient, options.crash) : modelClient,
+        models: crash ? wrapModels(models, (client) => crashingModel(client, crash)) : models,
         clock,
         breaker: new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER),
         callbacks,

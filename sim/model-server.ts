@@ -1,17 +1,24 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MessageRequest, type MessageResponse, type Usage } from '../lambdas/agent/messages.js';
-import { isPricedModel } from '../lambdas/agent/prices.js';
-import { InvalidInputError } from '../lambdas/shared/errors.js';
-import { parseOrThrow } from '../lambdas/shared/validation.js';
+import type { MessageResponse } from '../lambdas/agent/messages.js';
 import type { ModelPolicy } from '../lambdas/define.js';
+import { DEFAULT_PRICE_TABLE } from '../lambdas/models/prices.js';
 import { faultInjector, type FaultOptions } from './random.js';
+import { promptBlocks, toInternal, WireRequestBody } from './wire/anthropic-server.js';
+import { conversationProblem } from './wire/conversation.js';
+import { BreakpointCache, MIN_CACHEABLE_TOKENS } from './wire/prompt-cache.js';
 
 /**
  * The simulated model provider: a real HTTP server speaking the Anthropic Messages wire format,
  * answering with the scripted policy of the agent it serves (`AgentDefinition.dev.policy`). Runs exercise the same client, status codes
  * and error bodies as against a real provider, without a network or a bill.
+ *
+ * It models prompt caching as Anthropic bills it (sim/wire/prompt-cache.ts, the same model the
+ * strict Anthropic wire server uses): a `cache_control` breakpoint caches the prefix up to it,
+ * a later request reads the longest byte-identical cached prefix, and usage reports
+ * `cache_creation_input_tokens` and `cache_read_input_tokens` apart from plain input. A request
+ * without breakpoints is billed as plain input throughout: the uncached baseline.
  */
 
 export interface ModelServer {
@@ -29,16 +36,17 @@ export function estimateTokens(value: unknown): number {
   return Math.ceil((JSON.stringify(value) ?? '').length / 4);
 }
 
-/** Usage of one call: the prompt is the system text, the messages and the tools; the output is the content. */
-export function estimateUsage(request: MessageRequest, content: MessageResponse['content']): Usage {
-  return {
-    input_tokens: estimateTokens({ system: request.system, messages: request.messages, tools: request.tools }),
-    output_tokens: estimateTokens(content),
-  };
+export interface ModelServerOptions {
+  policy: ModelPolicy;
+  port?: number;
+  faults?: FaultOptions;
+  /** The shortest prefix a breakpoint caches. @default 1024 tokens (Anthropic's for Sonnet-class models) */
+  minCacheableTokens?: number;
 }
 
-export async function startModelServer(opts: { policy: ModelPolicy; port?: number; faults?: FaultOptions }): Promise<ModelServer> {
+export async function startModelServer(opts: ModelServerOptions): Promise<ModelServer> {
   const shouldFail = faultInjector(opts.faults);
+  const cache = new BreakpointCache({ minTokens: opts.minCacheableTokens ?? MIN_CACHEABLE_TOKENS });
   let requests = 0;
   let faults = 0;
 
@@ -53,7 +61,7 @@ export async function startModelServer(opts: { policy: ModelPolicy; port?: numbe
       req.resume();
       return;
     }
-    handle(req, res, opts.policy).catch((error: unknown) => {
+    handle(req, res, opts.policy, cache).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, 500, 'api_error', error instanceof Error ? error.message : 'internal error');
       else res.destroy();
     });
@@ -81,7 +89,7 @@ export async function startModelServer(opts: { policy: ModelPolicy; port?: numbe
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, decide: ModelPolicy): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, decide: ModelPolicy, cache: BreakpointCache): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   if (req.method !== 'POST' || path !== '/v1/messages') {
     req.resume();
@@ -104,25 +112,30 @@ async function handle(req: IncomingMessage, res: ServerResponse, decide: ModelPo
   } catch {
     return sendError(res, 400, 'invalid_request_error', 'request body is not valid JSON');
   }
-  let request: MessageRequest;
-  try {
-    request = parseOrThrow(MessageRequest, json, 'request');
-  } catch (error) {
-    if (error instanceof InvalidInputError) return sendError(res, 400, 'invalid_request_error', error.message);
-    throw error;
+  const parsed = WireRequestBody.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return sendError(res, 400, 'invalid_request_error', `invalid request: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
   }
-  if (!isPricedModel(request.model)) return sendError(res, 404, 'not_found_error', `model: ${request.model}`);
+  const body = parsed.data;
+  // The simulator serves the models priced as `sim:<id>`, and no other.
+  if (!Object.hasOwn(DEFAULT_PRICE_TABLE.models, `sim:${body.model}`)) return sendError(res, 404, 'not_found_error', `model: ${body.model}`);
+  const request = toInternal(body);
+  const problem = conversationProblem(request);
+  if (problem !== undefined) return sendError(res, 400, 'invalid_request_error', problem);
 
   const decision = decide(request);
   let content: MessageResponse['content'] = decision.content;
   let stopReason: MessageResponse['stop_reason'] = decision.stop_reason;
-  const usage = estimateUsage(request, content);
-  if (usage.output_tokens > request.max_tokens) {
+  let outputTokens = estimateTokens(content);
+  if (outputTokens > request.max_tokens) {
     // Out of budget mid-answer: the text gets cut and no tool call is complete enough to return.
     content = content.flatMap((b) => (b.type === 'text' ? [{ ...b, text: b.text.slice(0, request.max_tokens * 4) }] : []));
     stopReason = 'max_tokens';
-    usage.output_tokens = request.max_tokens;
+    outputTokens = request.max_tokens;
   }
+  const cached = cache.account(promptBlocks(body));
+  const usage = { input_tokens: cached.input, cache_creation_input_tokens: cached.cacheWrite, cache_read_input_tokens: cached.cacheRead, output_tokens: outputTokens };
 
   const response: MessageResponse & { stop_sequence: null } = {
     // Derived from the request so that the same request gets the same response, id included.

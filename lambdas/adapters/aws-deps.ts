@@ -1,10 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { z } from 'zod';
-import { HttpMessagesClient } from '../agent/messages-client.js';
 import type { AgentDefinition } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
+import { modelConfigFromEnv } from '../models/config.js';
+import { modelRegistry } from '../models/registry.js';
+import { cachedSecrets, withSecretKeys, type SecretSource } from '../models/secrets.js';
 import { createSteps, type AgentSteps, type HarnessDeps } from '../steps/create-steps.js';
 import { systemClock } from '../steps/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -18,8 +20,11 @@ import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from './sfn.js';
  */
 export const StepEnvironment = z.object({
   TABLE_NAME: z.string().min(3),
-  MODEL_API_URL: z.url(),
-  MODEL_API_KEY: z.string().min(1),
+  /** The stack's model (`provider:model-id`), over the agent's. */
+  MODEL: z.string().min(1).optional(),
+  /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only). */
+  ANTHROPIC_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
+  OPENAI_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
   CODE_VERSION: z.string().min(1),
   /** At least the Lambda timeout: a claim must outlive the invocation that took it. */
   TOOL_LEASE_MS: z.coerce.number().int().positive(),
@@ -34,7 +39,7 @@ export type StepEnvironment = z.infer<typeof StepEnvironment>;
  * One set of clients per container, shared by every invocation, each built on first use: a
  * function reads only the variables of the clients its step uses.
  */
-export function awsDeps(env: NodeJS.ProcessEnv = process.env): HarnessDeps {
+export function awsDeps(env: NodeJS.ProcessEnv = process.env, secrets: SecretSource = noSecretReader): HarnessDeps {
   const config = parseOrThrow(StepEnvironment.partial(), env, 'Lambda environment');
   const required = <K extends keyof StepEnvironment>(name: K): StepEnvironment[K] => {
     const value = config[name];
@@ -48,7 +53,14 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env): HarnessDeps {
   const sfn = once(() => new SFNClient({}));
   const ledger = once(() => new DynamoDbLedger(new DynamoDBClient({}), required('TABLE_NAME')));
   const breaker = once(() => new CircuitBreaker(ledger(), systemClock));
-  const model = once(() => new HttpMessagesClient({ baseUrl: required('MODEL_API_URL'), apiKey: required('MODEL_API_KEY') }));
+  // Endpoints and the region from the environment; the API keys from Secrets Manager, read once
+  // on the first model call and kept for the container's life.
+  const readSecret = cachedSecrets(secrets);
+  const models = once(() =>
+    modelRegistry(() =>
+      withSecretKeys(modelConfigFromEnv(env), { anthropic: config.ANTHROPIC_API_KEY_SECRET_ARN, openai: config.OPENAI_API_KEY_SECRET_ARN }, readSecret),
+    ),
+  );
   return {
     get ledger() {
       return ledger();
@@ -56,8 +68,11 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env): HarnessDeps {
     get breaker() {
       return breaker();
     },
-    get model() {
-      return model();
+    get models() {
+      return models();
+    },
+    get defaultModel() {
+      return config.MODEL;
     },
     get callbacks() {
       return sfnTaskCallbacks(sfn());
@@ -82,6 +97,13 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env): HarnessDeps {
     notify: (approval) => console.log(JSON.stringify({ level: 'INFO', message: 'approval requested', ...approval, taskToken: undefined })),
   };
 }
+
+/**
+ * Until a Secrets Manager reader is installed (`@aws-lambda-powertools/parameters`), a secret ARN
+ * in the environment fails the call naming what is missing, rather than reading a key elsewhere.
+ */
+const noSecretReader: SecretSource = (id) =>
+  Promise.reject(new Error(`cannot read secret ${id}: no Secrets Manager reader is installed (add @aws-lambda-powertools/parameters and pass its getSecret to awsDeps)`));
 
 /** The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). */
 export function lambdaHandlers(agent: AgentDefinition, env: NodeJS.ProcessEnv = process.env) {

@@ -1,5 +1,6 @@
 import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { toAnthropicParams } from '../models/anthropic-params.js';
 import { MessageResponse, type MessageRequest, type ModelClient } from './messages.js';
 
 export interface HttpMessagesClientOptions {
@@ -9,6 +10,12 @@ export interface HttpMessagesClientOptions {
   /** Budget of one call, connection to last byte. @default 60_000 */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /**
+   * Send `cache_control` breakpoints (system prompt, last tool, last block of the conversation),
+   * as the Anthropic adapter does; off, the request carries none and nothing is cached (the
+   * baseline of `npm run bench -- --cost`). @default true
+   */
+  promptCaching?: boolean;
 }
 
 const ANTHROPIC_VERSION = '2023-06-01';
@@ -24,12 +31,14 @@ export class HttpMessagesClient implements ModelClient {
   readonly #apiKey: string;
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
+  readonly #caching: boolean;
 
   constructor(options: HttpMessagesClientOptions) {
     this.#url = `${options.baseUrl.replace(/\/+$/, '')}/v1/messages`;
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#caching = options.promptCaching ?? true;
   }
 
   async createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse> {
@@ -42,7 +51,7 @@ export class HttpMessagesClient implements ModelClient {
       const response = await this.#fetch(this.#url, {
         method: 'POST',
         headers: { 'x-api-key': this.#apiKey, 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' },
-        body: JSON.stringify(request),
+        body: JSON.stringify(this.#caching ? toAnthropicParams(request) : request),
         signal: combined,
       });
       status = response.status;

@@ -1,7 +1,7 @@
 import { guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
-import type { ApprovalRecord, GuardEvent, KillFlag, RecoveryRecord, RunRecord, ToolCallRecord } from '../ledger/records.js';
+import type { ApprovalRecord, GuardEvent, KillFlag, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 
 /** What a run did, computed from its ledger records (never from what the model claims it did). */
 export interface RunReport {
@@ -9,6 +9,10 @@ export interface RunReport {
   agent: string;
   input: unknown;
   status: RunRecord['status'];
+  /** The run's model (`provider:model-id`). */
+  model: string;
+  /** Model turns by the model that answered them: the run's model, and its fallback while the model was down. */
+  turnsByModel: Record<string, number>;
   stopReason?: string;
   error?: { error: string; cause: string };
   steps: number;
@@ -45,7 +49,7 @@ export interface ToolFigures {
   guarantee: Guarantee;
 }
 
-export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, calls: ToolCallRecord[], approvals: ApprovalRecord[], now: Date): RunReport {
+export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, calls: ToolCallRecord[], approvals: ApprovalRecord[], now: Date, turns: TurnRecord[] = []): RunReport {
   const approvalCount = (status: ApprovalRecord['status']) => approvals.filter((approval) => approval.status === status).length;
   const end = run.finishedAt ? new Date(run.finishedAt) : now;
   return {
@@ -53,6 +57,8 @@ export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, 
     agent: run.agent,
     input: run.input,
     status: run.status,
+    model: run.model,
+    turnsByModel: turnsByModel(turns),
     ...(run.stopReason ? { stopReason: run.stopReason } : {}),
     ...(run.error ? { error: run.error } : {}),
     steps: run.steps,
@@ -86,6 +92,12 @@ export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, 
   };
 }
 
+function turnsByModel(turns: TurnRecord[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const turn of turns) counts[turn.model] = (counts[turn.model] ?? 0) + 1;
+  return counts;
+}
+
 function toolFigures(agent: AgentDefinition | undefined, calls: ToolCallRecord[]): Record<string, ToolFigures> {
   const figures: Record<string, ToolFigures> = {};
   const empty = (guarantee: Guarantee): ToolFigures => ({ calls: 0, ok: 0, error: 0, rejected: 0, expired: 0, inFlight: 0, guarantee });
@@ -102,6 +114,6 @@ function toolFigures(agent: AgentDefinition | undefined, calls: ToolCallRecord[]
 export async function loadReport(ledger: Ledger, runId: string, now: Date, agent?: AgentDefinition): Promise<RunReport | undefined> {
   const run = await ledger.getRun(runId);
   if (!run) return undefined;
-  const { calls, approvals } = await ledger.listConversation(runId);
-  return buildReport(agent?.name === run.agent ? agent : undefined, run, calls, approvals, now);
+  const { turns, calls, approvals } = await ledger.listConversation(runId);
+  return buildReport(agent?.name === run.agent ? agent : undefined, run, calls, approvals, now, turns);
 }

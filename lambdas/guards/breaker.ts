@@ -109,6 +109,11 @@ export class CircuitBreaker {
     }
   }
 
+  /** Whether a call would be let through now (closed, or cooled down enough to probe); changes nothing. */
+  async admits(name: string): Promise<boolean> {
+    return admit(await this.state(name), this.clock.now(), this.policy).allowed;
+  }
+
   async state(name: string): Promise<BreakerState> {
     return (await this.store.getBreaker(name)) ?? closed(name);
   }

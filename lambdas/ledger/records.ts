@@ -58,8 +58,10 @@ export interface Counters {
   steps: number;
   modelTurns: number;
   toolCalls: number;
+  /** Every input token the model read: plain, written to and read from the prompt cache. */
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those read from the prompt cache (billed at the cache-read price). */
   cachedInputTokens: number;
   /** Dollars × 1e6, so that atomic ADDs stay exact. */
   costMicros: number;
@@ -148,7 +150,14 @@ export interface TurnRecord {
   kind: 'turn';
   runId: string;
   turn: number;
+  /** The `provider:model-id` that answered: the run's model, or its fallback while the model's breaker was open. */
   model: string;
+  /**
+   * What the harness told the model this turn (budget left, loop warning), appended to the user
+   * turn before it: recorded, so that the conversation replays byte for byte and every later turn
+   * sends the same prefix (which is what a prompt cache matches on).
+   */
+  notes?: string[];
   content: z.infer<typeof ContentBlock>[];
   stopReason: string;
   usage: z.infer<typeof Usage>;

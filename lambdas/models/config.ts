@@ -11,7 +11,7 @@ import { parseOrThrow } from '../shared/validation.js';
 export const ModelConfig = z.strictObject({
   /** Budget of one model call, connection to last byte. @default 60_000 */
   timeoutMs: z.number().int().positive().optional(),
-  sim: z.strictObject({ baseUrl: z.string().min(1), apiKey: z.string().min(1) }).optional(),
+  sim: z.strictObject({ baseUrl: z.string().min(1), apiKey: z.string().min(1), /** @default true */ promptCaching: z.boolean().optional() }).optional(),
   anthropic: z.strictObject({ apiKey: z.string().min(1).optional(), baseUrl: z.string().min(1).optional() }).optional(),
   openai: z
     .strictObject({

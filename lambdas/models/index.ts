@@ -2,10 +2,7 @@ import { HttpMessagesClient } from '../agent/messages-client.js';
 import type { MessageRequest, MessageResponse, ModelClient } from '../agent/messages.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { AnthropicModelClient } from './anthropic.js';
-import { BedrockModelClient } from './bedrock.js';
 import { checkEndpoint, ENV, ModelConfig } from './config.js';
-import { OpenAIModelClient } from './openai.js';
 import { formatModelSpec, parseModelSpec, type ModelSpec } from './spec.js';
 
 /**
@@ -31,25 +28,40 @@ export function createModelClient(spec: string | ModelSpec, config: unknown): Mo
     case 'sim': {
       if (cfg.sim === undefined) return missing('the simulator’s URL', ENV.simUrl, 'the stack’s simulator endpoint');
       const baseUrl = checkEndpoint(cfg.sim.baseUrl, `${ENV.simUrl} (sim.baseUrl)`);
-      return bound(model, new HttpMessagesClient({ baseUrl, apiKey: cfg.sim.apiKey, ...(timeoutMs === undefined ? {} : { timeoutMs }) }));
+      return bound(model, new HttpMessagesClient({ baseUrl, apiKey: cfg.sim.apiKey, ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(cfg.sim.promptCaching === undefined ? {} : { promptCaching: cfg.sim.promptCaching }) }));
     }
     case 'anthropic': {
       const apiKey = cfg.anthropic?.apiKey ?? missing('an Anthropic API key', ENV.anthropicKey, 'the Anthropic API key secret');
       const baseUrl = cfg.anthropic?.baseUrl === undefined ? undefined : checkEndpoint(cfg.anthropic.baseUrl, `${ENV.anthropicUrl} (anthropic.baseUrl)`);
-      return bound(model, new AnthropicModelClient({ apiKey, baseUrl, timeoutMs }));
+      return bound(model, lazy(async () => new (await import('./anthropic.js')).AnthropicModelClient({ apiKey, baseUrl, timeoutMs })));
     }
     case 'openai': {
       const apiKey = cfg.openai?.apiKey ?? missing('an OpenAI API key', ENV.openaiKey, 'the OpenAI API key secret');
       const baseUrl = cfg.openai?.baseUrl === undefined ? undefined : checkEndpoint(cfg.openai.baseUrl, `${ENV.openaiUrl} (openai.baseUrl)`);
-      return bound(model, new OpenAIModelClient({ apiKey, baseUrl, organization: cfg.openai?.organization, project: cfg.openai?.project, timeoutMs }));
+      const { organization, project } = cfg.openai ?? {};
+      return bound(model, lazy(async () => new (await import('./openai.js')).OpenAIModelClient({ apiKey, baseUrl, organization, project, timeoutMs })));
     }
     case 'bedrock': {
       const b = cfg.bedrock;
       const region = b?.region ?? missing('an AWS region', ENV.region, 'the Lambda’s region');
       const endpoint = b?.endpoint === undefined ? undefined : checkEndpoint(b.endpoint, `${ENV.bedrockEndpoint} (bedrock.endpoint)`);
-      return bound(model, new BedrockModelClient({ region, endpoint, credentials: b?.credentials, promptCaching: b?.promptCaching, timeoutMs }));
+      return bound(model, lazy(async () => new (await import('./bedrock.js')).BedrockModelClient({ region, endpoint, credentials: b?.credentials, promptCaching: b?.promptCaching, timeoutMs })));
     }
   }
+}
+
+/**
+ * A client whose SDK is loaded on its first call: a process (or a Lambda function) that never
+ * calls a provider never pays for loading its SDK. The configuration was checked already.
+ */
+function lazy(load: () => Promise<ModelClient>): ModelClient {
+  let client: Promise<ModelClient> | undefined;
+  return {
+    createMessage(request, signal) {
+      client ??= load();
+      return client.then((loaded) => loaded.createMessage(request, signal));
+    },
+  };
 }
 
 /**

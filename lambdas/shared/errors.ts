@@ -8,6 +8,12 @@ export const ErrorNames = {
   Transient: 'Agent.Transient',
   /** The model provider throttled or is overloaded (429 / 529): retry with a longer backoff. */
   ModelThrottled: 'Agent.ModelThrottled',
+  /**
+   * Throttled with a `retry-after`: not retried by a `Retry` (whose delay cannot read it) but
+   * caught into a Wait of at least that many seconds. The message starts with the seconds
+   * (`"17 s …"`), which the state machine reads with intrinsics (see `ModelRetryAfterError`).
+   */
+  ModelRetryAfter: 'Agent.ModelRetryAfter',
   /** Another attempt holds a live lease on this ledger entry: retry after the lease expires. */
   LeaseHeld: 'Agent.LeaseHeld',
   /** The provider's circuit breaker is open: fail fast, wait out the cooldown, never call it. */
@@ -53,6 +59,22 @@ export class ModelThrottledError extends AgentError {
   }
 }
 
+/**
+ * A throttle whose provider said how long to wait. Lambda reports only an error's name and
+ * message, so the seconds lead the message: the state machine splits it on the first space and
+ * reads the number (infra/agent-state-machine.ts, RetryAfterSeconds). Keep the format.
+ */
+export class ModelRetryAfterError extends AgentError {
+  override readonly name = ErrorNames.ModelRetryAfter;
+  readonly retryAfterSeconds: number;
+
+  constructor(retryAfterSeconds: number, message: string, options?: ErrorOptions) {
+    const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+    super(`${seconds} s to wait (retry-after): ${message}`, options);
+    this.retryAfterSeconds = seconds;
+  }
+}
+
 export class LeaseHeldError extends AgentError {
   override readonly name = ErrorNames.LeaseHeld;
 }
@@ -77,7 +99,7 @@ export class MalformedResponseError extends TerminalError {}
 
 /** Faults that mean the provider is down or overloaded: what a circuit breaker counts. */
 export function isOutage(error: unknown): boolean {
-  return error instanceof Error && (error.name === ErrorNames.Transient || error.name === ErrorNames.ModelThrottled);
+  return error instanceof Error && (error.name === ErrorNames.Transient || error.name === ErrorNames.ModelThrottled || error.name === ErrorNames.ModelRetryAfter);
 }
 
 export function isRetryable(error: unknown): boolean {

@@ -1,13 +1,16 @@
 import { z } from 'zod';
-import type { Message, ModelClient, ToolResultBlock } from '../agent/messages.js';
-import { costOf, isPricedModel } from '../agent/prices.js';
+import type { Message, ToolResultBlock } from '../agent/messages.js';
 import { toolSpecs, type AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import { budgetHint, budgetTrip } from '../guards/budgets.js';
+import { modelForTurn } from '../guards/fallback.js';
 import { loopVerdict } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
-import { InvalidInputError } from '../shared/errors.js';
+import { costOf, DEFAULT_PRICE_TABLE, type PriceTable } from '../models/prices.js';
+import type { ModelRegistry } from '../models/registry.js';
+import { parseModelSpec } from '../models/spec.js';
+import { InvalidInputError, ModelRetryAfterError, ModelThrottledError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
 import { completedCalls, loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
@@ -26,22 +29,30 @@ export interface CallModelResult {
 export interface CallModelDeps {
   agent: AgentDefinition;
   ledger: Ledger;
-  model: ModelClient;
+  /** A client per `provider:model-id`, built once per container. */
+  models: ModelRegistry;
   clock: Clock;
   breaker: CircuitBreaker;
+  /** @default DEFAULT_PRICE_TABLE */
+  priceTable?: PriceTable;
 }
 
-/** The model provider's circuit breaker, shared by all runs. */
-export const MODEL_BREAKER = 'model';
+/** The circuit breaker of one model, shared by all runs: an outage of one model is not one of its fallback's. */
+export function modelBreaker(spec: string): string {
+  return `model:${spec}`;
+}
 
 /**
  * The conversation as the model sees it, rebuilt from the ledger: the run's prompt, then each
- * recorded turn followed by the results of its tool calls. It never travels in the execution's
- * payload (256 KiB limit); only pointers do.
+ * recorded turn followed by the results of its tool calls. The harness's notes of each turn are
+ * appended (as a text block) to the user turn that preceded it, exactly as they were sent, so the
+ * same ledger always renders the same bytes. It never travels in the execution's payload (256 KiB
+ * limit); only pointers do.
  */
 export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[]): Message[] {
   const messages: Message[] = [{ role: 'user', content: run.prompt }];
   for (const turn of turns) {
+    withNotes(messages, turn.notes ?? []);
     messages.push({ role: 'assistant', content: turn.content });
     const uses = toolUses(turn);
     if (uses.length === 0) continue;
@@ -55,6 +66,24 @@ export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCal
     messages.push({ role: 'user', content: results });
   }
   return messages;
+}
+
+/**
+ * Appends the notes to the latest user turn (after its tool results, which must come first), or
+ * as a user turn of their own after an assistant turn. Per-turn content goes here, never into the
+ * system prompt: the system prompt and the tools stay byte-identical across turns, so a provider's
+ * prompt cache keeps matching them.
+ */
+function withNotes(messages: Message[], notes: readonly string[]): void {
+  if (notes.length === 0) return;
+  const text = { type: 'text' as const, text: notes.join('\n') };
+  const last = messages.at(-1);
+  if (last?.role !== 'user') {
+    messages.push({ role: 'user', content: [text] });
+    return;
+  }
+  const blocks = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content;
+  messages[messages.length - 1] = { role: 'user', content: [...blocks, text] };
 }
 
 /**
@@ -76,7 +105,8 @@ export function createCallModel(deps: CallModelDeps) {
     await deps.ledger.countStep(runId, `turn:${turn}`, {
       steps: 1,
       modelTurns: 1,
-      inputTokens: record.usage.input_tokens,
+      // Every token the model read, cached or not: the token budget means the same with caching on or off.
+      inputTokens: record.usage.input_tokens + (record.usage.cache_creation_input_tokens ?? 0) + (record.usage.cache_read_input_tokens ?? 0),
       outputTokens: record.usage.output_tokens,
       cachedInputTokens: record.usage.cache_read_input_tokens ?? 0,
       costMicros: record.costMicros,
@@ -93,31 +123,49 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
   if (previous.length !== turn - 1) {
     throw new InvalidInputError(`turn: run ${run.runId} has ${previous.length} recorded turns, cannot call turn ${turn}`);
   }
-  const modelId = modelIdOf(run.model);
-  if (!isPricedModel(modelId)) throw new InvalidInputError(`model: no price for model ${run.model}`);
+  const prices = deps.priceTable ?? DEFAULT_PRICE_TABLE;
+  // While the run's model is down (its breaker open), the agent's fallback answers, if it names one.
+  // (The breaker is read only when there is a fallback to choose: no extra ledger read otherwise.)
+  const fallback = deps.agent.fallbackModel;
+  const { model } = modelForTurn(run.model, fallback, fallback === undefined || (await deps.breaker.admits(modelBreaker(run.model))));
+  const client = await deps.models.clientFor(model);
   const started = deps.clock.now();
-  const response = await deps.breaker.call(MODEL_BREAKER, () =>
-    deps.model.createMessage(
-      {
-        model: modelId,
-        max_tokens: run.config.maxTokensPerTurn,
-        system: `${deps.agent.system}\n\n${harnessNotes(run, previous, started).join('\n')}`,
-        messages: conversation(run, previous, calls),
-        tools: toolSpecs(deps.agent),
-      },
-      signal,
-    ),
-  );
+  const notes = harnessNotes(run, previous, started);
+  const messages = conversation(run, previous, calls);
+  withNotes(messages, notes);
+  let response;
+  try {
+    response = await deps.breaker.call(modelBreaker(model), () =>
+      client.createMessage(
+        {
+          model: parseModelSpec(model).model,
+          max_tokens: run.config.maxTokensPerTurn,
+          system: deps.agent.system,
+          messages,
+          tools: toolSpecs(deps.agent),
+        },
+        signal,
+      ),
+    );
+  } catch (error) {
+    // The provider said how long to wait: the state machine waits at least that (a Retry's
+    // backoff cannot read it). The breaker has already counted the throttle.
+    if (error instanceof ModelThrottledError && error.retryAfterSeconds !== undefined) {
+      throw new ModelRetryAfterError(error.retryAfterSeconds, error.message, { cause: error });
+    }
+    throw error;
+  }
   const recordedAt = deps.clock.now();
   return deps.ledger.recordTurn({
     kind: 'turn',
     runId: run.runId,
     turn,
-    model: response.model,
+    model,
+    notes,
     content: response.content,
     stopReason: response.stop_reason,
     usage: response.usage,
-    costMicros: Math.round(costOf(modelId, response.usage) * 1_000_000),
+    costMicros: Math.round(costOf(model, response.usage, prices) * 1_000_000),
     latencyMs: recordedAt.getTime() - started.getTime(),
     recordedAt: recordedAt.toISOString(),
   });
@@ -130,10 +178,4 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
 export function harnessNotes(run: RunRecord, turns: TurnRecord[], now: Date): string[] {
   const loop = loopVerdict(turns);
   return [`[harness] ${budgetHint(run, now)}`, ...(loop?.action === 'warn' ? [`[harness] Warning: ${loop.reason}. Change your approach or stop.`] : [])];
-}
-
-/** `provider:model-id` → `model-id` (the provider is chosen by configuration, the id goes on the wire). */
-export function modelIdOf(spec: string): string {
-  const colon = spec.indexOf(':');
-  return colon < 0 ? spec : spec.slice(colon + 1);
 }

@@ -1,8 +1,9 @@
-import type { ModelClient } from '../agent/messages.js';
 import type { AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord } from '../ledger/records.js';
+import type { PriceTable } from '../models/prices.js';
+import type { ModelRegistry } from '../models/registry.js';
 import { Steps, type StepName } from '../shared/steps.js';
 import { createExpireApprovals, createRequestApproval } from './approvals.js';
 import { createBudgetCheck } from './budget-check.js';
@@ -21,7 +22,12 @@ import { createStartRun } from './start-run.js';
  */
 export interface HarnessDeps {
   readonly ledger: Ledger;
-  readonly model: ModelClient;
+  /** The model clients, one per `provider:model-id`, built on first use. */
+  readonly models: ModelRegistry;
+  /** The stack's model, over the agent's (a run request may still name its own). */
+  readonly defaultModel?: string;
+  /** @default DEFAULT_PRICE_TABLE */
+  readonly priceTable?: PriceTable;
   readonly clock: Clock;
   readonly breaker: CircuitBreaker;
   readonly callbacks: TaskCallbacks;
@@ -53,9 +59,17 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
   const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify });
   const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
   return {
-    [Steps.StartRun]: lazy(() => createStartRun({ agent, ledger: deps.ledger, executions: deps.executions, clock: deps.clock, codeVersion: deps.codeVersion })),
+    [Steps.StartRun]: lazy(() => createStartRun({
+        agent,
+        ledger: deps.ledger,
+        executions: deps.executions,
+        clock: deps.clock,
+        codeVersion: deps.codeVersion,
+        defaultModel: deps.defaultModel,
+        priceTable: deps.priceTable,
+      })),
     [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, ledger: deps.ledger, clock: deps.clock })),
-    [Steps.CallModel]: lazy(() => createCallModel({ agent, ledger: deps.ledger, model: deps.model, clock: deps.clock, breaker: deps.breaker })),
+    [Steps.CallModel]: lazy(() => createCallModel({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: deps.priceTable })),
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
       createCallTool({ agent, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs }),

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { PRICE_TABLE } from '../agent/prices.js';
 import { agentFingerprint, defaultRunId, stableJson, type AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../ledger/records.js';
+import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
+import { formatModelSpec, parseModelSpec } from '../models/spec.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from './ports.js';
@@ -19,6 +20,8 @@ export const RunRequest = z
     /** The agent's input, validated by the agent's own `input` schema. */
     input: z.unknown(),
     config: RunConfig.partial().strict().optional(),
+    /** The model of this run (`provider:model-id`), instead of the stack's or the agent's. */
+    model: z.string().min(1).optional(),
     /** Resume even though the code changed since the run started (the operator's `--force`). */
     force: z.boolean().optional(),
   })
@@ -43,6 +46,8 @@ export interface StartRequest {
   runId: string;
   input: unknown;
   config: Partial<RunConfig>;
+  /** Normalized `provider:model-id`, when the request names one. */
+  model?: string;
   force?: boolean;
 }
 
@@ -64,7 +69,8 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
   // override the agent's own budgets.
   const named = Object.keys((event as { config?: object }).config ?? {});
   const config = Object.fromEntries(Object.entries(request.config ?? {}).filter(([key]) => named.includes(key)));
-  return { runId: request.runId ?? runIdOf(agent, input), input, config, force: request.force };
+  const model = request.model === undefined ? undefined : modelSpecOf(request.model, 'model');
+  return { runId: request.runId ?? runIdOf(agent, input), input, config, force: request.force, ...(model && { model }) };
 }
 
 /** The run id of an input: the agent's own rule, or its name and a hash of the input. */
@@ -78,6 +84,19 @@ export interface StartRunDeps {
   executions: Executions;
   clock: Clock;
   codeVersion: string;
+  /** The stack's model (`DurableAgent`'s `model` prop), over the agent's. @default the agent's `model` */
+  defaultModel?: string;
+  /** @default DEFAULT_PRICE_TABLE */
+  priceTable?: PriceTable;
+}
+
+/** `spec` normalized, or an error naming the field it came from. */
+function modelSpecOf(spec: string, field: string): string {
+  try {
+    return formatModelSpec(parseModelSpec(spec));
+  } catch (error) {
+    throw new InvalidInputError(`${field}: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /**
@@ -90,7 +109,12 @@ export function createStartRun(deps: StartRunDeps) {
     const { agent } = deps;
     const request = runRequestFromEvent(agent, event);
     const now = deps.clock.now();
-    const fingerprint = agentFingerprint(agent, deps.codeVersion, PRICE_TABLE.version);
+    const prices = deps.priceTable ?? DEFAULT_PRICE_TABLE;
+    // The run's model: the request's, else the stack's, else the agent's. An unpriced model is
+    // refused here, before any call: a dollar budget must never silently read zero.
+    const model = request.model ?? modelSpecOf(deps.defaultModel ?? agent.model, deps.defaultModel ? 'stack model' : `model of agent ${agent.name}`);
+    for (const spec of [model, ...(agent.fallbackModel ? [agent.fallbackModel] : [])]) priceFor(spec, prices);
+    const fingerprint = agentFingerprint({ ...agent, model }, deps.codeVersion, prices.version);
     const definitionHash = hashDefinition(await deps.executions.definitionOf(executionArn));
     const run: RunRecord = {
       kind: 'run',
@@ -98,11 +122,11 @@ export function createStartRun(deps: StartRunDeps) {
       agent: agent.name,
       input: request.input,
       prompt: agent.prompt(request.input),
-      model: agent.model,
+      model,
       config: parseOrThrow(RunConfig, { ...agent.budgets, ...request.config }, 'run config'),
       fingerprint,
       definitionHash,
-      priceTableVersion: PRICE_TABLE.version,
+      priceTableVersion: prices.version,
       status: 'running',
       executionArn,
       executions: [executionArn],
@@ -121,6 +145,11 @@ export function createStartRun(deps: StartRunDeps) {
     if (stableJson(existing.input) !== stableJson(run.input)) {
       throw new InvalidInputError(`runId: run ${run.runId} was started with the input ${stableJson(existing.input)}, not ${stableJson(run.input)}`);
     }
+    // A resume keeps the run's model; naming another one is a new run (its conversation so far
+    // was with the first model, and its dollars were priced for it).
+    if (request.model !== undefined && request.model !== existing.model) {
+      throw new InvalidInputError(`model: run ${existing.runId} runs on ${existing.model}, not ${request.model}: start a new run id to use another model`);
+    }
     if (existing.status === 'succeeded' || existing.status === 'stopped') {
       return { runId: existing.runId, action: 'finished', status: existing.status };
     }
@@ -128,7 +157,9 @@ export function createStartRun(deps: StartRunDeps) {
     if (existing.status === 'running' && (await deps.executions.isRunning(existing.executionArn))) {
       return { runId: existing.runId, action: 'duplicate', status: 'running' };
     }
-    const changed = codeChanges(existing, fingerprint, definitionHash);
+    // Compared on the run's own model: a resume without --model is not a change of model.
+    const resumed = existing.model === model ? fingerprint : agentFingerprint({ ...agent, model: existing.model }, deps.codeVersion, prices.version);
+    const changed = codeChanges(existing, resumed, definitionHash);
     if (changed.length > 0 && !request.force) {
       throw new InvalidInputError(
         `runId: run ${existing.runId} started on other code: ${changed.join('; ')}. ` +
@@ -137,7 +168,7 @@ export function createStartRun(deps: StartRunDeps) {
     }
     const attached = await deps.ledger.attachExecution(existing.runId, executionArn, now, {
       previousArn: existing.executionArn,
-      ...(changed.length > 0 ? { fingerprint, definitionHash } : {}),
+      ...(changed.length > 0 ? { fingerprint: resumed, definitionHash } : {}),
     });
     // Another execution resumed the run between our read and our write: it drives the run.
     if (!attached) return { runId: existing.runId, action: 'duplicate', status: 'running' };

@@ -58,7 +58,7 @@ const WireTool = z.strictObject({
   type: z.literal('custom').nullish(),
   ...cacheable,
 });
-const WireRequestBody = z.strictObject({
+export const WireRequestBody = z.strictObject({
   model: z.string().min(1),
   max_tokens: z.number().int().positive(),
   system: z.union([z.string(), z.array(Text)]).optional(),
@@ -70,7 +70,7 @@ const WireRequestBody = z.strictObject({
   stop_sequences: z.array(z.string()).optional(),
   metadata: z.strictObject({ user_id: z.string().nullish() }).optional(),
 });
-type WireRequestBody = z.infer<typeof WireRequestBody>;
+export type WireRequestBody = z.infer<typeof WireRequestBody>;
 
 export async function startAnthropicServer(options: AnthropicServerOptions): Promise<WireServer> {
   const cache = new BreakpointCache();
@@ -138,7 +138,7 @@ function handle(request: WireRequest, options: AnthropicServerOptions, cache: Br
 }
 
 /** The prompt in Anthropic's cache order — tools, system, messages — each block without its marker. */
-function promptBlocks(body: WireRequestBody): PromptBlock[] {
+export function promptBlocks(body: WireRequestBody): PromptBlock[] {
   const marked = <T extends { cache_control?: unknown }>(value: T): PromptBlock => {
     const { cache_control, ...rest } = value;
     return { text: JSON.stringify(rest), breakpoint: cache_control != null };
@@ -155,7 +155,7 @@ function promptBlocks(body: WireRequestBody): PromptBlock[] {
 }
 
 /** The wire request in the ledger's shape, for the conversation checks and the policy. */
-function toInternal(body: WireRequestBody): MessageRequest {
+export function toInternal(body: WireRequestBody): MessageRequest {
   const system = typeof body.system === 'string' ? body.system : body.system?.map((b) => b.text).join('\n');
   const messages: Message[] = body.messages.map((message) => ({
     role: message.role,

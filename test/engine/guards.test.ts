@@ -58,16 +58,20 @@ describe('budgets', () => {
     expect(output.reason).toMatch(/^budget exceeded: wall clock 72\d\d s \/ 3600 s$/);
   });
 
-  it('offers the remaining budget to the model each turn, while the harness keeps the hard cap', async () => {
+  it('offers the remaining budget to the model each turn in the latest user turn, while the system prompt stays the same bytes', async () => {
     const systems: string[] = [];
     const maxTokens: number[] = [];
-    const model = await recordingModel(systems, maxTokens);
+    const hints: string[] = [];
+    const model = await recordingModel(systems, maxTokens, hints);
     try {
       harness = await startHarness({ modelUrl: model.url });
       await harness.run({ runId: 'hint', input: { date: runDate }, config: { maxSteps: 6, maxTokensPerTurn: 700, ...quickApprovals } });
       expect(new Set(maxTokens)).toEqual(new Set([700])); // max_tokens per turn, on every call
-      expect(systems[0]).toMatch(/\[harness\] Budget left for this run: 6 steps, \d+ tokens, \$5\.00, 240 min/);
-      expect(systems.at(-1)).toMatch(/Budget left for this run: [1-5] steps/);
+      expect(hints[0]).toMatch(/^\[harness\] Budget left for this run: 6 steps, \d+ tokens, \$5\.00, 2(40|39) min/); // a second may pass before the first call
+      expect(hints.at(-1)).toMatch(/Budget left for this run: [1-5] steps/);
+      // Per-turn content never reaches the system prompt: a provider's prompt cache keeps matching it.
+      expect(new Set(systems).size).toBe(1);
+      expect(systems[0]).not.toContain('[harness]');
       expect((await harness.stack.ledger.getRun('hint'))!.steps).toBe(6);
     } finally {
       model.server.close();
@@ -203,11 +207,13 @@ describe('counters survive a restart', () => {
 });
 
 /** A model that records each request's system prompt and answers with the simulated policy's first moves. */
-async function recordingModel(systems: string[], maxTokens: number[]) {
+async function recordingModel(systems: string[], maxTokens: number[], hints: string[]) {
   return stubServer((_path, body) => {
-    const request = JSON.parse(body) as { system: string; messages: unknown[]; max_tokens: number };
-    systems.push(request.system);
+    const request = JSON.parse(body) as { system: unknown; messages: { content: { type: string; text?: string }[] }[]; max_tokens: number };
+    systems.push(JSON.stringify(request.system));
     maxTokens.push(request.max_tokens);
+    // The harness's notes: the last block of the latest user turn.
+    hints.push(request.messages.at(-1)?.content.at(-1)?.text ?? '');
     const turn = request.messages.length;
     return message(turn, [{ type: 'tool_use', id: `toolu_${turn}`, name: 'list_refund_requests', input: { date: runDate } }]);
   });

@@ -7,7 +7,7 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { decide } from '../../agents/refund-reconciler/sim/policy.js';
 import { toolSpecs } from '../../lambdas/define.js';
 import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
-import { estimateUsage, startModelServer, type ModelServer } from '../../sim/model-server.js';
+import { estimateTokens, startModelServer, type ModelServer } from '../../sim/model-server.js';
 
 const firstTurn = (overrides: Partial<MessageRequest> = {}): MessageRequest => ({
   model: 'savepoint-sim-1',
@@ -45,9 +45,13 @@ describe('simulated model server with the HTTP client', () => {
     expect(response).toMatchObject({ type: 'message', role: 'assistant', model: 'savepoint-sim-1', stop_reason: 'tool_use' });
     expect(response.id).toMatch(/^msg_[0-9a-f]{24}$/);
     expect(response.content[1]).toEqual({ type: 'tool_use', id: 'toolu_001_0', name: 'list_refund_requests', input: { date: '2026-11-28' } });
-    expect(response.usage).toEqual(estimateUsage(request, response.content));
-    expect(response.usage.input_tokens).toBeGreaterThan(100); // the tool specs are part of the prompt
-    expect(await client.createMessage(request)).toEqual(response);
+    expect(response.usage.output_tokens).toBe(estimateTokens(response.content));
+    const prompt = response.usage.input_tokens + response.usage.cache_creation_input_tokens! + response.usage.cache_read_input_tokens!;
+    expect(prompt).toBeGreaterThan(100); // the tool specs are part of the prompt
+    // The same request again: the same answer; the prompt it wrote to the cache is now read from it.
+    const again = await client.createMessage(request);
+    expect({ ...again, usage: undefined }).toEqual({ ...response, usage: undefined });
+    expect(again.usage.input_tokens + again.usage.cache_creation_input_tokens! + again.usage.cache_read_input_tokens!).toBe(prompt);
   });
 
   it('cuts an answer longer than max_tokens to its text', async () => {

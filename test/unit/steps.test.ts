@@ -7,10 +7,10 @@ import { createStartRun, hashDefinition, runRequestFromEvent } from '../../lambd
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
 import { ledgerTableFromTemplate, synthesizeTemplate } from '../../local/template.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
-import { PRICE_TABLE } from '../../lambdas/agent/prices.js';
+import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
 import { agentFingerprint as fingerprintOf } from '../../lambdas/define.js';
 
-const agentFingerprint = (codeVersion: string) => fingerprintOf(refundReconciler, codeVersion, PRICE_TABLE.version);
+const agentFingerprint = (codeVersion: string) => fingerprintOf(refundReconciler, codeVersion, DEFAULT_PRICE_TABLE.version);
 
 const baseRun: RunRecord = {
   kind: 'run',

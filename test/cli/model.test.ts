@@ -1,0 +1,90 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { costOf } from '../../lambdas/models/prices.js';
+import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
+import { startBedrockServer } from '../../sim/wire/bedrock-server.js';
+import type { WireServer } from '../../sim/wire/http.js';
+import { startOpenAIServer } from '../../sim/wire/openai-server.js';
+
+const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+const exec = promisify(execFile);
+const KEY = 'sk-ant-cli-test';
+
+/** The real CLI in a process of its own, with `env` over a clean environment (no keys of the machine's). */
+async function savepoint(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI|BEDROCK|MODEL_API)_/.test(name)));
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [bin, ...args], { timeout: 120_000, env: { ...base, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+let anthropic: WireServer;
+beforeAll(async () => {
+  // The strict local Anthropic Messages API, answering with the agent's own scripted model.
+  anthropic = await startAnthropicServer({ policy: refundReconciler.dev!.policy!, apiKey: KEY, models: ['claude-haiku-4-5'] });
+});
+afterAll(() => anthropic.close());
+
+describe('savepoint run --model', () => {
+  it('runs the refund reconciler on Anthropic through the official SDK, with the prompt cache read every turn', async () => {
+    const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url };
+    const run = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--json', '--approve', 'approve', '--model', 'anthropic:claude-haiku-4-5'], env);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as Record<string, any>;
+    expect(report).toMatchObject({ status: 'succeeded', model: 'anthropic:claude-haiku-4-5', inFlight: 0 });
+    expect(report['turnsByModel']).toEqual({ 'anthropic:claude-haiku-4-5': report['modelTurns'] });
+    // Every call went to the wire server (none to the simulator), and all but the first read the cache.
+    expect(anthropic.acceptedBodies()).toHaveLength(report['modelTurns']);
+    expect(report['tokens'].cachedInput).toBeGreaterThan(report['tokens'].input / 2);
+    // Priced as Haiku: far below what the same tokens would cost uncached.
+    const uncached = costOf('anthropic:claude-haiku-4-5', { input_tokens: report['tokens'].input, output_tokens: report['tokens'].output });
+    expect(report['dollars']).toBeGreaterThan(0);
+    expect(report['dollars']).toBeLessThan(uncached * 0.5);
+    // The system prompt and the tools are the same bytes on every turn: what the cache matches.
+    const bodies = anthropic.acceptedBodies() as { system: unknown; tools: unknown }[];
+    expect(new Set(bodies.map((body) => JSON.stringify([body.system, body.tools]))).size).toBe(1);
+  });
+
+  it.each([
+    ['openai:gpt-5-mini', async () => {
+      const server = await startOpenAIServer({ policy: refundReconciler.dev!.policy!, apiKey: 'sk-openai-cli-test', models: ['gpt-5-mini'] });
+      return { server, env: { OPENAI_API_KEY: 'sk-openai-cli-test', OPENAI_BASE_URL: `${server.url}/v1` } };
+    }],
+    ['bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0', async () => {
+      const server = await startBedrockServer({ policy: refundReconciler.dev!.policy!, region: 'us-east-1', credentials: { AKIDCLITEST: 'cli-test-secret' }, models: ['us.anthropic.claude-haiku-4-5-20251001-v1:0'] });
+      return { server, env: { AWS_REGION: 'us-east-1', BEDROCK_ENDPOINT: server.url, AWS_ACCESS_KEY_ID: 'AKIDCLITEST', AWS_SECRET_ACCESS_KEY: 'cli-test-secret' } };
+    }],
+  ])('runs the refund reconciler on %s through its SDK against the local wire server', async (model, start) => {
+    const { server, env } = await start();
+    try {
+      const run = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--json', '--approve', 'approve', '--model', model], env);
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout) as Record<string, any>;
+      expect(report).toMatchObject({ status: 'succeeded', model, turnsByModel: { [model]: report['modelTurns'] } });
+      expect(server.acceptedBodies()).toHaveLength(report['modelTurns']);
+      expect(report['tokens'].cachedInput).toBeGreaterThan(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses a malformed model spec as a usage error naming the option', async () => {
+    const bad = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--model', 'claude']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/model: expected "provider:model-id"/);
+  });
+
+  it('refuses a model without a price before any call, naming it', async () => {
+    const requests = anthropic.requestCount();
+    const unpriced = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--model', 'anthropic:claude-unpriced-9'], { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url });
+    expect(unpriced.code).toBe(2);
+    expect(unpriced.stderr).toMatch(/model anthropic:claude-unpriced-9 has no price in price table/);
+    expect(anthropic.requestCount()).toBe(requests);
+  });
+});

@@ -1,0 +1,87 @@
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { exampleStack } from '../../infra/example.js';
+import type { SavepointStackProps } from '../../infra/stack.js';
+import { ErrorNames } from '../../lambdas/shared/errors.js';
+
+const BEDROCK = 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+
+function synth(props: Pick<SavepointStackProps, 'model' | 'otherModels' | 'apiKeySecrets'> = {}) {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const template = Template.fromStack(exampleStack(app, props));
+  const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
+  const parts = (machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+  const definition = JSON.parse(parts.map((part) => (typeof part === 'string' ? part : 'X')).join('')) as { States: Record<string, any> };
+  return { template, states: definition.States };
+}
+
+/** The logical id of the function whose SAVEPOINT_STEP is `step`. */
+function functionOf(template: Template, step: string): [string, any] {
+  const found = Object.entries(template.findResources('AWS::Lambda::Function')).find(([, fn]) => fn.Properties.Environment?.Variables?.SAVEPOINT_STEP === step);
+  if (!found) throw new Error(`no function for ${step}`);
+  return found;
+}
+
+/** The IAM statements of the role of the function `logicalId`. */
+function statementsOf(template: Template, logicalId: string): any[] {
+  const fn = template.findResources('AWS::Lambda::Function')[logicalId]!;
+  const role = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  return Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((policy) => (policy.Properties.Roles as { Ref: string }[]).some((ref) => ref.Ref === role))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as any[]);
+}
+
+describe('CallModel and a provider’s retry-after', () => {
+  it('catches Agent.ModelRetryAfter before the catch-all, reads the seconds from the Cause, waits them (SecondsPath) and calls again', () => {
+    const { states } = synth();
+    const catches = states['CallModel'].Catch as { ErrorEquals: string[]; Next: string; ResultPath: string }[];
+    expect(catches[0]).toEqual({ ErrorEquals: [ErrorNames.ModelRetryAfter], Next: 'ReadRetryAfter', ResultPath: '$.throttle' });
+    expect(catches.at(-1)!.ErrorEquals).toEqual(['States.ALL']);
+    // Not retried by a static Retry: its backoff could be shorter than the provider asked.
+    expect(states['CallModel'].Retry.flatMap((r: { ErrorEquals: string[] }) => r.ErrorEquals)).not.toContain(ErrorNames.ModelRetryAfter);
+    expect(states['ReadRetryAfter']).toEqual({ Type: 'Pass', Parameters: { 'cause.$': 'States.StringToJson($.throttle.Cause)' }, ResultPath: '$.throttle', Next: 'RetryAfterSeconds' });
+    expect(states['RetryAfterSeconds']).toMatchObject({ Type: 'Pass', ResultPath: '$.throttle', Next: 'WaitRetryAfter' });
+    expect(states['RetryAfterSeconds'].Parameters['seconds.$']).toBe("States.StringToJson(States.ArrayGetItem(States.StringSplit($.throttle.cause.errorMessage, ' '), 0))");
+    expect(states['WaitRetryAfter']).toEqual({ Type: 'Wait', SecondsPath: '$.throttle.seconds', Next: 'CallModel' });
+  });
+});
+
+describe('model access', () => {
+  it('grants bedrock:InvokeModel to CallModel only, on the configured inference profile and the model it routes to', () => {
+    const { template } = synth({ model: BEDROCK });
+    const [callModel] = functionOf(template, 'call-model');
+    const bedrock = statementsOf(template, callModel).filter((s) => JSON.stringify(s.Action).includes('bedrock:'));
+    expect(bedrock).toHaveLength(1);
+    expect(bedrock[0].Action).toBe('bedrock:InvokeModel');
+    const resources = JSON.stringify(bedrock[0].Resource);
+    expect(resources).toContain('inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0');
+    expect(resources).toContain(':bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0');
+    expect(resources).not.toContain('"*"');
+    for (const step of ['start-run', 'budget-check', 'call-tool', 'finalize', 'request-approval']) {
+      expect(JSON.stringify(statementsOf(template, functionOf(template, step)[0]))).not.toContain('bedrock:');
+    }
+    // The stack's model reaches StartRun, which resolves each run's model.
+    expect(functionOf(template, 'start-run')[1].Properties.Environment.Variables.MODEL).toBe(BEDROCK);
+    // No simulator parameter for a real model.
+    expect(template.toJSON().Parameters?.ModelApiUrl).toBeUndefined();
+  });
+
+  it('lets only CallModel read the API key secret, names it by ARN, and never holds a key', () => {
+    const { template } = synth({ model: 'anthropic:claude-sonnet-4-5', apiKeySecrets: { anthropic: 'savepoint/anthropic-api-key' } });
+    const [callModel, fn] = functionOf(template, 'call-model');
+    const reads = (id: string) => statementsOf(template, id).filter((s) => JSON.stringify(s.Action).includes('secretsmanager:GetSecretValue'));
+    expect(reads(callModel)).toHaveLength(1);
+    expect(JSON.stringify(reads(callModel)[0].Resource)).toContain('secret:savepoint/anthropic-api-key');
+    expect(JSON.stringify(fn.Properties.Environment.Variables.ANTHROPIC_API_KEY_SECRET_ARN)).toContain('secret:savepoint/anthropic-api-key');
+    for (const [id] of Object.entries(template.findResources('AWS::Lambda::Function')).filter(([id]) => id !== callModel)) expect(reads(id)).toEqual([]);
+    // No key anywhere: not a parameter, not a variable.
+    const text = JSON.stringify(template.toJSON());
+    expect(text).not.toMatch(/ModelApiKey|ANTHROPIC_API_KEY"|MODEL_API_KEY/);
+    template.resourcePropertiesCountIs('AWS::SecretsManager::Secret', Match.anyValue(), 0);
+  });
+
+  it('refuses an invalid model spec at synth time, naming the value', () => {
+    expect(() => synth({ model: 'claude' })).toThrow(/invalid model spec "claude"/);
+  });
+});
