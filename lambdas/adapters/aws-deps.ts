@@ -1,3 +1,4 @@
+import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { z } from 'zod';
@@ -39,7 +40,7 @@ export type StepEnvironment = z.infer<typeof StepEnvironment>;
  * One set of clients per container, shared by every invocation, each built on first use: a
  * function reads only the variables of the clients its step uses.
  */
-export function awsDeps(env: NodeJS.ProcessEnv = process.env, secrets: SecretSource = noSecretReader): HarnessDeps {
+export function awsDeps(env: NodeJS.ProcessEnv = process.env, secrets: SecretSource = secretsManager): HarnessDeps {
   const config = parseOrThrow(StepEnvironment.partial(), env, 'Lambda environment');
   const required = <K extends keyof StepEnvironment>(name: K): StepEnvironment[K] => {
     const value = config[name];
@@ -99,11 +100,14 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env, secrets: SecretSou
 }
 
 /**
- * Until a Secrets Manager reader is installed (`@aws-lambda-powertools/parameters`), a secret ARN
- * in the environment fails the call naming what is missing, rather than reading a key elsewhere.
+ * The API keys' secrets, read with Powertools Parameters (cached for five minutes, so a rotated key
+ * is picked up without a redeploy); a secret that is not a string is refused, naming it.
  */
-const noSecretReader: SecretSource = (id) =>
-  Promise.reject(new Error(`cannot read secret ${id}: no Secrets Manager reader is installed (add @aws-lambda-powertools/parameters and pass its getSecret to awsDeps)`));
+const secretsManager: SecretSource = async (id) => {
+  const value = await getSecret(id, { maxAge: 300 });
+  if (typeof value !== 'string' || value.trim() === '') throw new Error(`secret ${id} holds no API key (expected a non-empty string)`);
+  return value;
+};
 
 /** The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). */
 export function lambdaHandlers(agent: AgentDefinition, env: NodeJS.ProcessEnv = process.env) {
