@@ -8,6 +8,8 @@ import { HttpMessagesClient } from '../lambdas/agent/messages-client.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../lambdas/guards/breaker.js';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
+import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
+import { serveLedger } from '../lambdas/ledger/remote-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { createSteps } from '../lambdas/steps/create-steps.js';
@@ -50,6 +52,12 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly world?: World;
   /** Where the ledger and the provider's records live; in memory when absent (tests). */
   readonly stateDir?: string;
+  /**
+   * The ledger: `embedded` (in this process; `ledger.jsonl` in the state directory) or `dynalite`
+   * (the DynamoDB ledger on the emulator, over loopback: the full-fidelity path, `ledger/` in the
+   * state directory). @default 'embedded'
+   */
+  readonly ledger?: LedgerKind;
   /** Transient failures injected into model and provider requests. @default 0 */
   readonly failRate?: number;
   /** Seed of the injected failures. @default 1 */
@@ -121,10 +129,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
   try {
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
     const template = options.template ?? ((await synthesizeTemplate(agent.name)) as CfnTemplateJson);
-    const dynamo = await startDynamo({ path: options.stateDir && join(options.stateDir, 'ledger') });
-    closers.push(dynamo.close);
-    await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));
-    const ledger = new DynamoDbLedger(dynamo.client, LEDGER_TABLE);
+    const { ledger, endpoint: ledgerEndpoint } = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers);
 
     if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);
     const model = await startModelServer({
@@ -235,7 +240,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       world,
       model,
       stateMachineArn: extracted.stateMachineArn,
-      endpoints: { dynamodb: dynamo.endpoint, sfn: endpoint.url, approvals: approvalApi.url, model: model.url, ...world.endpoints },
+      ledgerKind: options.ledger ?? 'embedded',
+      endpoints: { ...ledgerEndpoint, sfn: endpoint.url, approvals: approvalApi.url, model: model.url, ...world.endpoints },
       /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (options: { except?: string } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfn), recover: createRecoverRun(recoverDeps), clock, ...options }),
@@ -245,6 +251,34 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     await close();
     throw error;
   }
+}
+
+export type LedgerKind = 'embedded' | 'dynalite';
+
+/** Where each kind of ledger lives in a state directory. */
+export const LEDGER_PATHS = { embedded: 'ledger.jsonl', dynalite: 'ledger' } as const satisfies Record<LedgerKind, string>;
+
+/**
+ * The engine's ledger, and the endpoint other processes reach it by: the embedded ledger served
+ * over loopback (`ledger`, lambdas/ledger/remote-ledger.ts), or dynalite's own port (`dynamodb`).
+ */
+async function openLocalLedger(
+  kind: LedgerKind,
+  stateDir: string | undefined,
+  template: CfnTemplateJson,
+  closers: (() => Promise<void> | void)[],
+): Promise<{ ledger: Ledger; endpoint: { ledger: string } | { dynamodb: string } }> {
+  if (kind === 'embedded') {
+    const embedded = EmbeddedLedger.open({ dir: stateDir });
+    closers.push(() => embedded.close());
+    const served = await serveLedger(embedded);
+    closers.push(served.close);
+    return { ledger: embedded, endpoint: { ledger: served.url } };
+  }
+  const dynamo = await startDynamo({ path: stateDir && join(stateDir, LEDGER_PATHS.dynalite) });
+  closers.push(dynamo.close);
+  await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));
+  return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE), endpoint: { dynamodb: dynamo.endpoint } };
 }
 
 /** The local wait before each retrier's retries, in the order of the state's `Retry` list. */
