@@ -39,6 +39,7 @@ export function allInvocations(states: Record<string, Pick<StateSummary, 'invoca
 
 export interface Attempt {
   status: string;
+  executionArn: string;
   /** Agent steps the run recorded (model turns + tool calls). */
   steps: number;
   executions: number;
@@ -65,6 +66,7 @@ export async function runOnce(stack: BenchStack, runId: string, day: Day): Promi
   const paid = stack.world.payments.refunds().map((refund) => refund.refundRequestId);
   return {
     status: done.status,
+    executionArn,
     steps: run?.steps ?? 0,
     executions: stepExecutions(states),
     invocations: allInvocations(states),

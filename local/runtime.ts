@@ -85,6 +85,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * retries wait half a lease each, so they outlast it. @default 1000
    */
   readonly leaseMs?: number;
+  /**
+   * Wraps the ledger every step, breaker and the approval API use, from outside (e.g.
+   * `countingLedger`: how many round trips a step makes). @default none
+   */
+  readonly decorateLedger?: (ledger: Ledger) => Ledger;
   /** Where the steps may be told to end the process (local/crash.ts). @default none */
   readonly crash?: CrashPoints;
   /**
@@ -129,7 +134,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
   try {
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
     const template = options.template ?? ((await synthesizeTemplate(agent.name)) as CfnTemplateJson);
-    const { ledger, endpoint: ledgerEndpoint } = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers);
+    const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers);
+    const ledger = options.decorateLedger ? options.decorateLedger(opened.ledger) : opened.ledger;
 
     if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);
     const model = await startModelServer({
@@ -241,7 +247,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       model,
       stateMachineArn: extracted.stateMachineArn,
       ledgerKind: options.ledger ?? 'embedded',
-      endpoints: { ...ledgerEndpoint, sfn: endpoint.url, approvals: approvalApi.url, model: model.url, ...world.endpoints },
+      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, model: model.url, ...world.endpoints },
       /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (options: { except?: string } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfn), recover: createRecoverRun(recoverDeps), clock, ...options }),
