@@ -19,10 +19,11 @@ export type BenchStack = LocalStack<RefundWorld>;
 
 /** The refund reconciler on the local stack, its provider serving `day` (closed with the stack). */
 export async function benchStack(
-  options: { day: Day; template: CfnTemplateJson; failRate: number; seed: number } & Partial<LocalStackOptions<RefundWorld>>,
+  options: { day: Day; template: CfnTemplateJson; failRate: number; seed: number; worldInMemory?: boolean } & Partial<LocalStackOptions<RefundWorld>>,
 ): Promise<BenchStack> {
-  const { day, ...rest } = options;
-  const world = await startRefundWorld({ day, stateDir: options.stateDir, failRate: options.failRate, seed: options.seed, now: () => new Date() });
+  const { day, worldInMemory, ...rest } = options;
+  // The provider keeps its journal in the state directory, unless asked to stay in memory (so that it can be reset between runs).
+  const world = await startRefundWorld({ day, stateDir: worldInMemory ? undefined : options.stateDir, failRate: options.failRate, seed: options.seed, now: () => new Date() });
   const stack = await startLocalStack<RefundWorld>({ agent: refundReconciler, world, breaker: BENCH_BREAKER, ...rest });
   return { ...stack, close: () => stack.close().then(() => world.close()) };
 }
