@@ -97,7 +97,10 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * `false` turns the status-change rule off (the benchmark's restart-from-scratch baseline).
    */
   readonly recovery?: RecoveryPolicy | false;
-  /** How often pending approvals are checked against their deadline. @default 250 */
+  /**
+   * An extra sweep of pending approvals against their deadlines, every this many ms. Not needed:
+   * each pending approval arms one timer at its deadline. @default none
+   */
   readonly sweepEveryMs?: number;
   readonly clock?: Clock;
   readonly codeVersion?: string;
@@ -148,6 +151,14 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
 
     // Task states call the handlers, bound below once the engine's API endpoint is listening.
     let handlers: Record<StepName, (event: unknown, timeoutMs: number) => Promise<unknown>>;
+    let closing = false;
+    // No polling: each pending approval arms one timer at its deadline, which runs ExpireApprovals.
+    const expireDue = () => {
+      if (closing) return;
+      handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => options.log?.(`approval expiry failed: ${String(error)}`));
+    };
+    const deadlines = deadlineTimers(clock, expireDue);
+    closers.push(() => deadlines.clear());
     const extracted = extractStateMachine(template);
     const tasks: Record<string, TaskBinding> = {};
     const retryIntervalOverrides: Record<string, number[]> = {};
@@ -167,7 +178,6 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     });
     // Shutting down drains like Lambda: the engine stops first (no new invocations), then the
     // invocations in flight finish (against the still-open ledger) before the ledger closes.
-    let closing = false;
     const inFlight = new Set<Promise<unknown>>();
     closers.push(async () => {
       await Promise.allSettled([...inFlight]);
@@ -211,7 +221,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         codeVersion: options.codeVersion ?? 'dev',
         recoveryPolicy: options.recovery || undefined,
         agentEnv: { ...world.env, ...options.agentEnv },
-        notify: options.onApproval,
+        notify: (approval) => {
+          deadlines.arm(approval);
+          options.onApproval?.(approval);
+        },
       });
       const bound = Object.fromEntries(Object.entries(steps).map(([step, fn]) => [step, bind(step as StepName, fn)]));
       return {
@@ -231,12 +244,13 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock }));
     closers.push(approvalApi.close);
 
-    const sweep = setInterval(() => {
-      if (closing) return;
-      handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => options.log?.(`approval expiry sweep failed: ${String(error)}`));
-    }, options.sweepEveryMs ?? 250);
-    sweep.unref();
-    closers.push(() => clearInterval(sweep));
+    // The approvals an earlier process left pending expire on time too.
+    for (const approval of await ledger.listPendingApprovals()) deadlines.arm(approval);
+    if (options.sweepEveryMs !== undefined) {
+      const sweep = setInterval(expireDue, options.sweepEveryMs);
+      sweep.unref();
+      closers.push(() => clearInterval(sweep));
+    }
 
     return {
       agent,
@@ -257,6 +271,36 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     await close();
     throw error;
   }
+}
+
+/** Node's longest timer (~24.8 days); a later deadline is re-armed when this one fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * One timer per pending approval, firing at its `decideBy` (per the runtime's clock): `onDue` then
+ * expires whatever is due. A decided approval's timer finds nothing to do. Timers never keep the
+ * process alive by themselves.
+ */
+export function deadlineTimers(clock: Clock, onDue: () => void) {
+  const timers = new Map<string, NodeJS.Timeout>();
+  const arm = (approval: Pick<ApprovalRecord, 'approvalId' | 'decideBy' | 'status'>): void => {
+    if (approval.status !== 'pending' || timers.has(approval.approvalId)) return;
+    const delay = Math.max(0, Date.parse(approval.decideBy) - clock.now().getTime());
+    const timer = setTimeout(() => {
+      timers.delete(approval.approvalId);
+      if (Date.parse(approval.decideBy) > clock.now().getTime()) arm(approval);
+      else onDue();
+    }, Math.min(delay, MAX_TIMER_MS));
+    timer.unref();
+    timers.set(approval.approvalId, timer);
+  };
+  return {
+    arm,
+    clear: () => {
+      for (const timer of timers.values()) clearTimeout(timer);
+      timers.clear();
+    },
+  };
 }
 
 export type LedgerKind = 'embedded' | 'dynalite';

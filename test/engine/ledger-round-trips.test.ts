@@ -22,7 +22,7 @@ afterEach(async () => {
 describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledger', (ledger) => {
   it('a fault-free run makes at most 4 ledger calls per agent step, the claim and record around each side effect included', async () => {
     let counter: CountingLedger | undefined;
-    harness = await startHarness({ day, ledger, sweepEveryMs: 3_600_000, decorateLedger: (inner) => (counter = countingLedger(inner)).ledger });
+    harness = await startHarness({ day, ledger, decorateLedger: (inner) => (counter = countingLedger(inner)).ledger });
     const finished = await harness.run({ runId: 'round-trips', input: { date: day.date } });
     expect(finished.status).toBe('SUCCEEDED');
     // Counted before the report is read: its reads are not the steps'.
