@@ -27,7 +27,8 @@ import { LocalEngine, type TaskBinding } from './engine.js';
 import { lambdaContext } from './lambda-context.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
 import { routeStatusChanges } from './status-events.js';
-import { ledgerTableFromTemplate, synthesizeTemplate } from './template.js';
+import { ledgerTableFromTemplate } from './template.js';
+import { cachedTemplate } from './template-cache.js';
 import { recoverOrphans } from './watchdog.js';
 
 export const LEDGER_TABLE = 'savepoint-ledger';
@@ -136,7 +137,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     })());
   try {
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
-    const template = options.template ?? ((await synthesizeTemplate(agent.name)) as CfnTemplateJson);
+    // Synthesized once per change of the stack's sources, then read from the cache (local/template-cache.ts).
+    const template = options.template ?? ((await cachedTemplate(agent.name, { onNote: options.log })) as CfnTemplateJson);
     const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers);
     const ledger = options.decorateLedger ? options.decorateLedger(opened.ledger) : opened.ledger;
 
