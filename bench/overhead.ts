@@ -26,7 +26,7 @@ import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { extractStateMachine, type CfnTemplateJson } from '../local/asl.js';
 import { LocalEngine, summarizeHistory, type TaskBinding } from '../local/engine.js';
 import type { LedgerKind } from '../local/runtime.js';
-import { synthesizeTemplate } from '../local/template.js';
+import { cachedTemplate } from '../local/template-cache.js';
 import { benchStack, runOnce } from './pipeline.js';
 import { median } from './stats.js';
 import { dayWithSteps } from './workload.js';
@@ -189,7 +189,8 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   });
   const options = parseOrThrow(Options, values, 'options');
   const progress = (line: string) => process.stderr.write(`${line}\n`);
-  const template = (await synthesizeTemplate('refund-reconciler')) as CfnTemplateJson;
+  // From the template cache, as `savepoint run` reads it: the CDK (and its memory) stays out of the process.
+  const template = (await cachedTemplate('refund-reconciler')) as CfnTemplateJson;
   const results: OverheadFigures[] = [];
   let recorded: Awaited<ReturnType<typeof measureStack>>['recorded'] | undefined;
   for (const target of options.ledgers) {

@@ -79,7 +79,7 @@ export async function serveLedger(ledger: Ledger): Promise<ServedLedger> {
   const server = createServer((req, res) => {
     if (req.method !== 'POST' || req.url !== path) return reply(res, 404, { error: { name: 'NotFound', message: 'no such endpoint' } });
     void answer(ledger, req).then(
-      (body) => reply(res, 'value' in body || !('invalid' in body) ? 200 : 400, strip(body)),
+      (body) => reply(res, 'invalid' in body ? 400 : 200, strip(body)),
       (error: unknown) => reply(res, 500, { error: { name: 'InternalError', message: String(error) } }),
     );
   });
