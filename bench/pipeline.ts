@@ -7,7 +7,7 @@ import { startLocalStack, type LocalStack, type LocalStackOptions } from '../loc
 
 /**
  * The real local pipeline as the benchmark runs it: the synthesized definition on the in-process
- * engine, the Lambda handlers, the dynalite ledger, the simulated model and payments provider over
+ * engine, the Lambda handlers, the ledger (embedded unless asked for dynalite), the simulated model and payments provider over
  * HTTP. Two settings differ from `savepoint run`, both so that N steps at p stay N steps at p:
  * budgets large enough for 200 steps, and circuit breakers that never trip (independent transient
  * failures are not an outage; the breaker is measured by its own tests).
