@@ -7,7 +7,7 @@ import { startLocalStack, type LocalStack, type LocalStackOptions } from '../loc
 
 /**
  * The real local pipeline as the benchmark runs it: the synthesized definition on the in-process
- * engine, the Lambda handlers, the dynalite ledger, the simulated model and payments provider over
+ * engine, the Lambda handlers, the ledger (embedded unless asked for dynalite), the simulated model and payments provider over
  * HTTP. Two settings differ from `savepoint run`, both so that N steps at p stay N steps at p:
  * budgets large enough for 200 steps, and circuit breakers that never trip (independent transient
  * failures are not an outage; the breaker is measured by its own tests).
@@ -19,10 +19,11 @@ export type BenchStack = LocalStack<RefundWorld>;
 
 /** The refund reconciler on the local stack, its provider serving `day` (closed with the stack). */
 export async function benchStack(
-  options: { day: Day; template: CfnTemplateJson; failRate: number; seed: number } & Partial<LocalStackOptions<RefundWorld>>,
+  options: { day: Day; template: CfnTemplateJson; failRate: number; seed: number; worldInMemory?: boolean } & Partial<LocalStackOptions<RefundWorld>>,
 ): Promise<BenchStack> {
-  const { day, ...rest } = options;
-  const world = await startRefundWorld({ day, stateDir: options.stateDir, failRate: options.failRate, seed: options.seed, now: () => new Date() });
+  const { day, worldInMemory, ...rest } = options;
+  // The provider keeps its journal in the state directory, unless asked to stay in memory (so that it can be reset between runs).
+  const world = await startRefundWorld({ day, stateDir: worldInMemory ? undefined : options.stateDir, failRate: options.failRate, seed: options.seed, now: () => new Date() });
   const stack = await startLocalStack<RefundWorld>({ agent: refundReconciler, world, breaker: BENCH_BREAKER, ...rest });
   return { ...stack, close: () => stack.close().then(() => world.close()) };
 }
@@ -39,6 +40,7 @@ export function allInvocations(states: Record<string, Pick<StateSummary, 'invoca
 
 export interface Attempt {
   status: string;
+  executionArn: string;
   /** Agent steps the run recorded (model turns + tool calls). */
   steps: number;
   executions: number;
@@ -65,6 +67,7 @@ export async function runOnce(stack: BenchStack, runId: string, day: Day): Promi
   const paid = stack.world.payments.refunds().map((refund) => refund.refundRequestId);
   return {
     status: done.status,
+    executionArn,
     steps: run?.steps ?? 0,
     executions: stepExecutions(states),
     invocations: allInvocations(states),

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the waste benchmark of the background texts, measured on the real local
  * pipeline — the synthesized definition on the in-process engine, the Lambda handlers, the
- * dynalite ledger, the simulated model and payments provider over HTTP.
+ * embedded ledger (the local default), the simulated model and payments provider over HTTP.
  *
  * For N agent steps (model turns + tool calls) with a transient failure probability p per step
  * execution, it measures the Lambda step executions (CallModel + CallTool invocations, failed ones
@@ -28,6 +28,7 @@ import { benchStack, runOnce, stepExecutions, type Attempt, type RestartRun } fr
 import { benchProcess } from './processes.js';
 import { estimate, median, theory, waste, type Estimate } from './stats.js';
 import { dayWithSteps } from './workload.js';
+import { overheadBenchmark } from './overhead.js';
 
 const Options = z.object({
   steps: z.string().transform((text, ctx) => {
@@ -52,12 +53,18 @@ const Options = z.object({
 type Options = z.infer<typeof Options>;
 
 const PIPELINE =
-  'synthesized definition on the in-process engine, the Lambda handlers, dynalite ledger, simulated model and payments provider over HTTP';
+  'synthesized definition on the in-process engine, the Lambda handlers, the embedded ledger, simulated model and payments provider over HTTP';
 
 /** Stop a scenario once its mean is known to ±1% (95% confidence), after at least this many runs. */
 const TARGET = 0.01;
 const MIN_RUNS = 5;
 const MAX_ENGINES_PER_RUN = 40;
+
+// `npm run bench -- --overhead`: the harness's cost per agent step (bench/overhead.ts) instead.
+if (process.argv.includes('--overhead')) {
+  await overheadBenchmark(process.argv.slice(2));
+  process.exit(0);
+}
 
 const { values } = parseArgs({
   options: {

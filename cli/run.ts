@@ -20,7 +20,7 @@ import { executionFigures, formatReport, type ExecutionFigures } from './format.
 import { progressPrinter } from './progress.js';
 import { ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
-import { loadTemplate, publishEngine, worldDataOf } from './state.js';
+import { chooseLedger, loadTemplate, publishEngine, worldDataOf } from './state.js';
 import { startLocalConsole } from '../console/local.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
@@ -58,6 +58,8 @@ export const RunOptions = z
     onBudgetExceeded: z.enum(['stop', 'ask']).optional(),
     stateDir: z.string().min(1),
     memory: z.boolean(),
+    /** The ledger: embedded (the default) or the DynamoDB ledger on dynalite. */
+    ledger: z.enum(['embedded', 'dynalite']).optional(),
     worldData: z.string().min(1).optional(),
     /** A synthesized template (e.g. `cdk synth`'s) to run instead of synthesizing the stack here. */
     template: z.string().min(1).optional(),
@@ -111,6 +113,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const template = options.template ? loadTemplate(options.template) : undefined;
   const stackOptions: LocalStackOptions = {
     agent,
+    ledger: chooseLedger(stateDir, options.ledger),
     worldData: worldData.path,
     stateDir,
     failRate: options.failRate,

@@ -6,7 +6,9 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { localAwsConfig } from '../local/aws-config.js';
 import { startDynamo } from '../local/dynamo.js';
 import type { CfnTemplateJson } from '../local/asl.js';
-import { LEDGER_TABLE } from '../local/runtime.js';
+import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/runtime.js';
+import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
+import { RemoteLedger } from '../lambdas/ledger/remote-ledger.js';
 import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
 import { busyMessage, liveOwner, ownStateDir } from './owner.js';
@@ -26,7 +28,14 @@ const EngineFile = z.object({
   startedAt: z.string(),
   /** The agent the engine runs (its name, and the module it was loaded from). */
   agent: z.object({ name: z.string(), module: z.string() }).optional(),
-  endpoints: z.object({ dynamodb: z.string(), sfn: z.string(), approvals: z.string(), model: z.string() }).catchall(z.string()),
+  /**
+   * `ledger`: the engine's embedded ledger, served over loopback (lambdas/ledger/remote-ledger.ts);
+   * `dynamodb`: dynalite's port, for an engine on `--ledger dynalite`. One of the two.
+   */
+  endpoints: z
+    .object({ ledger: z.string().url().optional(), dynamodb: z.string().url().optional(), sfn: z.string(), approvals: z.string(), model: z.string() })
+    .catchall(z.string())
+    .refine((endpoints) => (endpoints.ledger === undefined) !== (endpoints.dynamodb === undefined), 'names the ledger endpoint or the dynamodb one'),
 });
 export type EngineFile = z.infer<typeof EngineFile>;
 
@@ -86,14 +95,35 @@ export interface OpenLedger {
 /** The ledger of a state directory: through the running engine's endpoint, or opened directly. */
 export async function openLedger(stateDir: string, command = 'status'): Promise<OpenLedger> {
   const engine = await runningEngine(stateDir);
-  if (engine) {
+  if (engine?.endpoints.ledger) {
+    const remote = RemoteLedger.connect(engine.endpoints.ledger);
+    return { ledger: remote, engine, close: async () => remote.close() };
+  }
+  if (engine?.endpoints.dynamodb) {
     const client = new DynamoDBClient({ ...localAwsConfig, endpoint: engine.endpoints.dynamodb });
     return { ledger: new DynamoDbLedger(client, LEDGER_TABLE), engine, close: async () => client.destroy() };
   }
-  if (!existsSync(join(stateDir, 'ledger'))) throw noLedger(stateDir);
+  const kind = ledgerKindOf(stateDir);
+  if (!kind) throw noLedger(stateDir);
   const ownership = await ownStateDir(stateDir, command);
+  if (kind === 'embedded') {
+    try {
+      // The embedded ledger takes its own lock too (ledger.lock): a second opener is refused by name.
+      const embedded = EmbeddedLedger.open({ dir: stateDir, onNote: (note) => process.stderr.write(`savepoint: warning: ${note}\n`) });
+      return {
+        ledger: embedded,
+        close: async () => {
+          embedded.close();
+          await ownership.release();
+        },
+      };
+    } catch (error) {
+      await ownership.release();
+      throw error;
+    }
+  }
   try {
-    const dynamo = await startDynamo({ path: join(stateDir, 'ledger') });
+    const dynamo = await startDynamo({ path: join(stateDir, LEDGER_PATHS.dynalite) });
     const close = async () => {
       await dynamo.close();
       await ownership.release();
@@ -121,6 +151,32 @@ async function hasTable(client: DynamoDBClient): Promise<boolean> {
     if (error instanceof ResourceNotFoundException) return false;
     throw error;
   }
+}
+
+/**
+ * The kind of ledger a state directory holds: `ledger.jsonl` (embedded) or `ledger/` (dynalite);
+ * undefined when none. Both at once is refused: which runs are meant would be a guess.
+ */
+export function ledgerKindOf(stateDir: string): LedgerKind | undefined {
+  const kinds = (Object.keys(LEDGER_PATHS) as LedgerKind[]).filter((kind) => existsSync(join(stateDir, LEDGER_PATHS[kind])));
+  if (kinds.length > 1) {
+    throw new UsageError(
+      `the state directory ${stateDir} holds two ledgers (${LEDGER_PATHS.embedded} and ${LEDGER_PATHS.dynalite}/); keep the one you mean and move the other away`,
+    );
+  }
+  return kinds[0];
+}
+
+/**
+ * The ledger `savepoint run` uses: the one asked for, else the one the state directory holds,
+ * else embedded. Asking for another kind than the directory holds is refused (its runs would vanish from view).
+ */
+export function chooseLedger(stateDir: string | undefined, asked: LedgerKind | undefined): LedgerKind {
+  const held = stateDir === undefined ? undefined : ledgerKindOf(stateDir);
+  if (asked && held && asked !== held) {
+    throw new UsageError(`the state directory ${stateDir} holds a ${held} ledger: pass --ledger ${held}, or another --state-dir for a ${asked} one`);
+  }
+  return asked ?? held ?? 'embedded';
 }
 
 const noLedger = (stateDir: string) => new Error(`no ledger in ${resolve(stateDir)}: run \`savepoint run\` first (or pass --state-dir)`);

@@ -104,6 +104,7 @@ export function crashInjector(options: CrashOptions, die: Die = sigkill): CrashP
  *
  *   claimCall:      before-claim ─ claim ─ after-claim
  *   completeCall:   after-commit (the outside call answered) ─ record ─ after-record
+ *   recordCall:     after-commit (a read answered) ─ record ─ after-record
  *   recordTurn:     record ─ model-recorded
  *   upsertApproval: store the pending approval ─ awaiting-approval
  */
@@ -122,6 +123,12 @@ export function crashingLedger(ledger: Ledger, crash: CrashPoints): Ledger {
       const completed = await ledger.completeCall(runId, turn, call, outcome, now);
       crash.reached(CrashPoint.AfterRecord, tools);
       return completed;
+    },
+    async recordCall(call, now) {
+      crash.reached(CrashPoint.AfterCommit, [call.name]);
+      const recorded = await ledger.recordCall(call, now);
+      crash.reached(CrashPoint.AfterRecord, [call.name]);
+      return recorded;
     },
     async recordTurn(turn) {
       const recorded = await ledger.recordTurn(turn);

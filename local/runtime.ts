@@ -7,6 +7,8 @@ import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../lambdas/adapters
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../lambdas/guards/breaker.js';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
+import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
+import { serveLedger } from '../lambdas/ledger/remote-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { modelConfigFromEnv } from '../lambdas/models/config.js';
@@ -26,7 +28,8 @@ import { LocalEngine, type TaskBinding } from './engine.js';
 import { lambdaContext } from './lambda-context.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
 import { routeStatusChanges } from './status-events.js';
-import { ledgerTableFromTemplate, synthesizeTemplate } from './template.js';
+import { ledgerTableFromTemplate } from './template.js';
+import { cachedTemplate } from './template-cache.js';
 import { recoverOrphans } from './watchdog.js';
 
 export const LEDGER_TABLE = 'savepoint-ledger';
@@ -53,6 +56,12 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly world?: World;
   /** Where the ledger and the provider's records live; in memory when absent (tests). */
   readonly stateDir?: string;
+  /**
+   * The ledger: `embedded` (in this process; `ledger.jsonl` in the state directory) or `dynalite`
+   * (the DynamoDB ledger on the emulator, over loopback: the full-fidelity path, `ledger/` in the
+   * state directory). @default 'embedded'
+   */
+  readonly ledger?: LedgerKind;
   /** Transient failures injected into model and provider requests. @default 0 */
   readonly failRate?: number;
   /** Seed of the injected failures. @default 1 */
@@ -80,6 +89,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * retries wait half a lease each, so they outlast it. @default 1000
    */
   readonly leaseMs?: number;
+  /**
+   * Wraps the ledger every step, breaker and the approval API use, from outside (e.g.
+   * `countingLedger`: how many round trips a step makes). @default none
+   */
+  readonly decorateLedger?: (ledger: Ledger) => Ledger;
   /** Where the steps may be told to end the process (local/crash.ts). @default none */
   readonly crash?: CrashPoints;
   /**
@@ -87,7 +101,10 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * `false` turns the status-change rule off (the benchmark's restart-from-scratch baseline).
    */
   readonly recovery?: RecoveryPolicy | false;
-  /** How often pending approvals are checked against their deadline. @default 250 */
+  /**
+   * An extra sweep of pending approvals against their deadlines, every this many ms. Not needed:
+   * each pending approval arms one timer at its deadline. @default none
+   */
   readonly sweepEveryMs?: number;
   readonly clock?: Clock;
   readonly codeVersion?: string;
@@ -136,11 +153,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     })());
   try {
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
-    const template = options.template ?? ((await synthesizeTemplate(agent.name)) as CfnTemplateJson);
-    const dynamo = await startDynamo({ path: options.stateDir && join(options.stateDir, 'ledger') });
-    closers.push(dynamo.close);
-    await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));
-    const ledger = new DynamoDbLedger(dynamo.client, LEDGER_TABLE);
+    // Synthesized once per change of the stack's sources, then read from the cache (local/template-cache.ts).
+    const template = options.template ?? ((await cachedTemplate(agent.name, { onNote: options.log })) as CfnTemplateJson);
+    const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers);
+    const ledger = options.decorateLedger ? options.decorateLedger(opened.ledger) : opened.ledger;
 
     if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);
     const model = await startModelServer({
@@ -153,6 +169,14 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
 
     // Task states call the handlers, bound below once the engine's API endpoint is listening.
     let handlers: Record<StepName, (event: unknown, timeoutMs: number) => Promise<unknown>>;
+    let closing = false;
+    // No polling: each pending approval arms one timer at its deadline, which runs ExpireApprovals.
+    const expireDue = () => {
+      if (closing) return;
+      handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => options.log?.(`approval expiry failed: ${String(error)}`));
+    };
+    const deadlines = deadlineTimers(clock, expireDue);
+    closers.push(() => deadlines.clear());
     const extracted = extractStateMachine(template);
     const tasks: Record<string, TaskBinding> = {};
     const retryIntervalOverrides: Record<string, number[]> = {};
@@ -173,7 +197,6 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     });
     // Shutting down drains like Lambda: the engine stops first (no new invocations), then the
     // invocations in flight finish (against the still-open ledger) before the ledger closes.
-    let closing = false;
     const inFlight = new Set<Promise<unknown>>();
     closers.push(async () => {
       await Promise.allSettled([...inFlight]);
@@ -219,7 +242,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         codeVersion: options.codeVersion ?? 'dev',
         recoveryPolicy: options.recovery || undefined,
         agentEnv: { ...world.env, ...options.agentEnv },
-        notify: options.onApproval,
+        notify: (approval) => {
+          deadlines.arm(approval);
+          options.onApproval?.(approval);
+        },
       });
       const bound = Object.fromEntries(Object.entries(steps).map(([step, fn]) => [step, bind(step as StepName, fn)]));
       return {
@@ -239,12 +265,13 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock }));
     closers.push(approvalApi.close);
 
-    const sweep = setInterval(() => {
-      if (closing) return;
-      handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => options.log?.(`approval expiry sweep failed: ${String(error)}`));
-    }, options.sweepEveryMs ?? 250);
-    sweep.unref();
-    closers.push(() => clearInterval(sweep));
+    // The approvals an earlier process left pending expire on time too.
+    for (const approval of await ledger.listPendingApprovals()) deadlines.arm(approval);
+    if (options.sweepEveryMs !== undefined) {
+      const sweep = setInterval(expireDue, options.sweepEveryMs);
+      sweep.unref();
+      closers.push(() => clearInterval(sweep));
+    }
 
     return {
       agent,
@@ -254,7 +281,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       world,
       model,
       stateMachineArn: extracted.stateMachineArn,
-      endpoints: { dynamodb: dynamo.endpoint, sfn: endpoint.url, approvals: approvalApi.url, model: model.url, ...world.endpoints },
+      ledgerKind: options.ledger ?? 'embedded',
+      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, model: model.url, ...world.endpoints },
       /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (options: { except?: string } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfn), recover: createRecoverRun(recoverDeps), clock, ...options }),
@@ -264,6 +292,64 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     await close();
     throw error;
   }
+}
+
+/** Node's longest timer (~24.8 days); a later deadline is re-armed when this one fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * One timer per pending approval, firing at its `decideBy` (per the runtime's clock): `onDue` then
+ * expires whatever is due. A decided approval's timer finds nothing to do. Timers never keep the
+ * process alive by themselves.
+ */
+export function deadlineTimers(clock: Clock, onDue: () => void) {
+  const timers = new Map<string, NodeJS.Timeout>();
+  const arm = (approval: Pick<ApprovalRecord, 'approvalId' | 'decideBy' | 'status'>): void => {
+    if (approval.status !== 'pending' || timers.has(approval.approvalId)) return;
+    const delay = Math.max(0, Date.parse(approval.decideBy) - clock.now().getTime());
+    const timer = setTimeout(() => {
+      timers.delete(approval.approvalId);
+      if (Date.parse(approval.decideBy) > clock.now().getTime()) arm(approval);
+      else onDue();
+    }, Math.min(delay, MAX_TIMER_MS));
+    timer.unref();
+    timers.set(approval.approvalId, timer);
+  };
+  return {
+    arm,
+    clear: () => {
+      for (const timer of timers.values()) clearTimeout(timer);
+      timers.clear();
+    },
+  };
+}
+
+export type LedgerKind = 'embedded' | 'dynalite';
+
+/** Where each kind of ledger lives in a state directory. */
+export const LEDGER_PATHS = { embedded: 'ledger.jsonl', dynalite: 'ledger' } as const satisfies Record<LedgerKind, string>;
+
+/**
+ * The engine's ledger, and the endpoint other processes reach it by: the embedded ledger served
+ * over loopback (`ledger`, lambdas/ledger/remote-ledger.ts), or dynalite's own port (`dynamodb`).
+ */
+async function openLocalLedger(
+  kind: LedgerKind,
+  stateDir: string | undefined,
+  template: CfnTemplateJson,
+  closers: (() => Promise<void> | void)[],
+): Promise<{ ledger: Ledger; endpoint: { ledger: string } | { dynamodb: string } }> {
+  if (kind === 'embedded') {
+    const embedded = EmbeddedLedger.open({ dir: stateDir });
+    closers.push(() => embedded.close());
+    const served = await serveLedger(embedded);
+    closers.push(served.close);
+    return { ledger: embedded, endpoint: { ledger: served.url } };
+  }
+  const dynamo = await startDynamo({ path: stateDir && join(stateDir, LEDGER_PATHS.dynalite) });
+  closers.push(dynamo.close);
+  await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));
+  return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE), endpoint: { dynamodb: dynamo.endpoint } };
 }
 
 /** The local wait before each retrier's retries, in the order of the state's `Retry` list. */

@@ -97,14 +97,22 @@ export class CircuitBreaker {
     private readonly policy: BreakerPolicy = BREAKER,
   ) {}
 
-  async call<T>(name: string, send: () => Promise<T>): Promise<T> {
-    const probe = await this.enter(name);
+  /**
+   * Runs `send` through the breaker. `loaded`: the breaker's state as the step just read it (with
+   * its other records, in one round trip); then the breaker is not read again unless a save finds
+   * it changed. A success while closed writes nothing, so it reads nothing either.
+   */
+  async call<T>(name: string, send: () => Promise<T>, loaded?: { state?: BreakerState }): Promise<T> {
+    let known = loaded && (loaded.state ?? closed(name));
+    const probe = await this.enter(name, known);
+    // A probe saved a new version: what was read is stale.
+    if (probe) known = undefined;
     try {
       const result = await send();
-      await this.update(name, (state) => afterCall(state, this.clock.now(), probe, undefined, this.policy));
+      await this.update(name, (state) => afterCall(state, this.clock.now(), probe, undefined, this.policy), known);
       return result;
     } catch (error) {
-      await this.update(name, (state) => afterCall(state, this.clock.now(), probe, error, this.policy));
+      await this.update(name, (state) => afterCall(state, this.clock.now(), probe, error, this.policy), known);
       throw error;
     }
   }
@@ -119,9 +127,9 @@ export class CircuitBreaker {
   }
 
   /** Admits the call or throws `Agent.CircuitOpen`; returns whether this call is the probe. */
-  private async enter(name: string): Promise<boolean> {
+  private async enter(name: string, known?: BreakerState): Promise<boolean> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.state(name);
+      const current = (attempt === 0 && known) || (await this.state(name));
       const admission = admit(current, this.clock.now(), this.policy);
       if (!admission.allowed) throw new CircuitOpenError(`circuit ${name} is open until ${admission.retryAt}${current.lastTrip ? ` (${current.lastTrip.reason})` : ''}`);
       if (!admission.next) return false;
@@ -131,9 +139,9 @@ export class CircuitBreaker {
     throw new CircuitOpenError(`circuit ${name} is contended; try again`);
   }
 
-  private async update(name: string, change: (state: BreakerState) => BreakerState | undefined): Promise<void> {
+  private async update(name: string, change: (state: BreakerState) => BreakerState | undefined, known?: BreakerState): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const next = change(await this.state(name));
+      const next = change((attempt === 0 && known) || (await this.state(name)));
       if (!next || (await this.store.saveBreaker(next))) return;
     }
   }

@@ -1,5 +1,7 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -8,7 +10,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { BreakerState } from '../guards/breaker.js';
-import type { Ledger } from './ledger.js';
+import { checkStepWant, type Ledger, type StepRead, type StepWant } from './ledger.js';
 import {
   approvalSkOf,
   BUDGET_FIELDS,
@@ -225,7 +227,10 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async getBreaker(name: string): Promise<BreakerState | undefined> {
-    return this.get<BreakerState>(breakerKey(name));
+    const breaker = await this.get<BreakerState & { kind?: string }>(breakerKey(name));
+    if (!breaker) return undefined;
+    const { kind: _kind, ...state } = breaker;
+    return state;
   }
 
   async saveBreaker(next: BreakerState): Promise<boolean> {
@@ -253,13 +258,16 @@ export class DynamoDbLedger implements Ledger {
 
   async listConversation(
     runId: string,
+    options: { fromTurn?: number } = {},
   ): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }> {
-    const items = await this.queryAll({
+    const items = await this.queryAll(
       // The whole partition: turns and calls sort in conversation order (TURN#0001, TURN#0001#CALL#01,
-      // …); budget approvals (BUDGET#…) and the run record are told apart by their kind.
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': runKey(runId).pk },
-    });
+      // …); budget approvals (BUDGET#…) and the run record are told apart by their kind. From a
+      // turn on: only the keys from TURN#<n> (BUDGET# and RUN sort before every TURN#).
+      options.fromTurn === undefined
+        ? { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': runKey(runId).pk } }
+        : { KeyConditionExpression: 'pk = :pk AND sk >= :from', ExpressionAttributeValues: { ':pk': runKey(runId).pk, ':from': turnSk(options.fromTurn) } },
+    );
     return {
       turns: items.filter((item): item is TurnRecord => item.kind === 'turn'),
       calls: items.filter((item): item is ToolCallRecord => item.kind === 'tool'),
@@ -292,6 +300,82 @@ export class DynamoDbLedger implements Ledger {
 
   async getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined> {
     return this.get<ToolCallRecord>({ pk: runKey(runId).pk, sk: callSk(turn, call) });
+  }
+
+  async loadStep(runId: string, want: StepWant = {}): Promise<StepRead> {
+    checkStepWant(want);
+    const pk = runKey(runId).pk;
+    const keys = [
+      runKey(runId),
+      GLOBAL_KILL,
+      ...(want.turns ?? []).map((turn) => ({ pk, sk: turnSk(turn) })),
+      ...(want.calls ?? []).map(({ turn, call }) => ({ pk, sk: callSk(turn, call) })),
+      ...(want.breaker === undefined ? [] : [breakerKey(want.breaker)]),
+    ];
+    // One BatchGetItem (strongly consistent); it may leave keys unprocessed under load: ask again for those.
+    const unique = [...new Map(keys.map((key) => [`${key.pk}|${key.sk}`, key])).values()];
+    const items = new Map<string, Record<string, unknown>>();
+    let pending: Record<string, unknown>[] | undefined = unique;
+    for (let round = 0; pending && pending.length > 0; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 20 * 2 ** round)));
+      if (round >= 8) throw new Error(`loadStep: DynamoDB left ${pending.length} keys unprocessed after ${round} rounds`);
+      const result: BatchGetCommandOutput = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
+      for (const item of result.Responses?.[this.tableName] ?? []) items.set(`${item['pk']}|${item['sk']}`, item);
+      pending = result.UnprocessedKeys?.[this.tableName]?.Keys;
+    }
+    const read = <T>(key: { pk: string; sk: string }) => {
+      const item = items.get(`${key.pk}|${key.sk}`);
+      return item && (strip(item) as T);
+    };
+    const found = <T>(records: (T | undefined)[]) => records.filter((record): record is T => record !== undefined);
+    const run = read<RunRecord>(runKey(runId));
+    const globalKill = read<{ flag?: KillFlag }>(GLOBAL_KILL)?.flag;
+    const { kind: _kind, ...breaker } = (want.breaker === undefined ? undefined : read<BreakerState & { kind?: string }>(breakerKey(want.breaker))) ?? {};
+    return {
+      ...(run && { run }),
+      ...(globalKill && { globalKill }),
+      turns: found((want.turns ?? []).map((turn) => read<TurnRecord>({ pk, sk: turnSk(turn) }))),
+      calls: found((want.calls ?? []).map(({ turn, call }) => read<ToolCallRecord>({ pk, sk: callSk(turn, call) }))),
+      ...('name' in breaker && { breaker: breaker as BreakerState }),
+    };
+  }
+
+  async recordCall(
+    call: ToolCallRecord & { status: 'completed' },
+    now: Date,
+  ): Promise<{ recorded: true; record: ToolCallRecord } | { recorded: false; existing: ToolCallRecord }> {
+    const key = { pk: runKey(call.runId).pk, sk: callSk(call.turn, call.call) };
+    const { attempts: _attempts, ...fields } = call;
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':inFlight': 'in_flight', ':now': now.toISOString(), ':one': 1, ':expiresAt': expiresAt(now) };
+    const sets = Object.entries(fields)
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value], index) => {
+        names[`#f${index}`] = name;
+        values[`:f${index}`] = value;
+        return `#f${index} = :f${index}`;
+      });
+    names['#status'] = 'status';
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: `SET ${[...sets, 'expiresAt = :expiresAt'].join(', ')} ADD attempts :one`,
+          // The condition of claimCall: no record, or an in-flight one whose holder's lease expired.
+          ConditionExpression: 'attribute_not_exists(pk) OR (#status = :inFlight AND leaseUntil < :now)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { recorded: true, record: strip(result.Attributes as ToolCallRecord) };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const existing = await this.get<ToolCallRecord>(key);
+      if (!existing) throw new Error(`tool call ${key.sk} of run ${call.runId} vanished after a conflicting record`);
+      return { recorded: false, existing };
+    }
   }
 
   async claimCall(

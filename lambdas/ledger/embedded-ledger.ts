@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BreakerState } from '../guards/breaker.js';
 import { AppendLog } from './append-log.js';
-import type { Ledger } from './ledger.js';
+import { checkStepWant, type Ledger, type StepRead, type StepWant } from './ledger.js';
 import { LockFile } from './lock-file.js';
 import {
   approvalSkOf,
@@ -314,10 +314,15 @@ export class EmbeddedLedger implements Ledger {
     return this.read(turnKey(runId, turn));
   }
 
-  async listConversation(runId: string): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }> {
+  async listConversation(
+    runId: string,
+    options: { fromTurn?: number } = {},
+  ): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }> {
     const conversation = { turns: [] as TurnRecord[], calls: [] as ToolCallRecord[], approvals: [] as ApprovalRecord[] };
+    const from = options.fromTurn === undefined ? undefined : turnSk(options.fromTurn);
     // Sort-key order, as a DynamoDB query returns the partition: TURN#0001, TURN#0001#CALL#01, …
-    for (const stored of this.partitions.get(runKey(runId).pk)?.sorted() ?? []) {
+    for (const [sk, stored] of this.partitions.get(runKey(runId).pk)?.sorted() ?? []) {
+      if (from !== undefined && sk < from) continue;
       const kind = (stored.record as { kind?: string }).kind;
       if (kind === 'turn') conversation.turns.push(copy(stored as Item<TurnRecord>));
       else if (kind === 'tool') conversation.calls.push(copy(stored as Item<ToolCallRecord>));
@@ -328,6 +333,34 @@ export class EmbeddedLedger implements Ledger {
 
   async getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined> {
     return this.read(callKey(runId, turn, call));
+  }
+
+  async loadStep(runId: string, want: StepWant = {}): Promise<StepRead> {
+    checkStepWant(want);
+    const found = <T>(records: (T | undefined)[]) => records.filter((record): record is T => record !== undefined);
+    const globalKill = this.read<{ flag?: KillFlag }>(GLOBAL_KILL)?.flag;
+    const breaker = want.breaker === undefined ? undefined : this.read<BreakerState>(breakerKey(want.breaker));
+    return {
+      ...optional('run', this.read<RunRecord>(runKey(runId))),
+      ...optional('globalKill', globalKill),
+      turns: found((want.turns ?? []).map((turn) => this.read<TurnRecord>(turnKey(runId, turn)))),
+      calls: found((want.calls ?? []).map(({ turn, call }) => this.read<ToolCallRecord>(callKey(runId, turn, call)))),
+      ...optional('breaker', breaker),
+    };
+  }
+
+  async recordCall(
+    call: ToolCallRecord & { status: 'completed' },
+    now: Date,
+  ): Promise<{ recorded: true; record: ToolCallRecord } | { recorded: false; existing: ToolCallRecord }> {
+    const key = callKey(call.runId, call.turn, call.call);
+    const current = this.get<ToolCallRecord>(key);
+    // The condition of claimCall: no record, or an in-flight one whose holder's lease expired.
+    if (current && !(current.record.status === 'in_flight' && current.record.leaseUntil < now.toISOString())) {
+      return { recorded: false, existing: copy(current) };
+    }
+    const record = this.write<ToolCallRecord>(key, { ...current?.record, ...call, attempts: (current?.record.attempts ?? 0) + 1 });
+    return { recorded: true, record };
   }
 
   async claimCall(
@@ -467,19 +500,24 @@ export class EmbeddedLedger implements Ledger {
 /** The items of one partition, and their sort-key order (computed when a query needs it). */
 class Partition {
   readonly items = new Map<string, Item>();
-  private order?: Item[];
+  private order?: [string, Item][];
 
   put(sk: string, stored: Item): void {
     if (!this.items.has(sk)) this.order = undefined;
-    else if (this.order) this.order[this.order.indexOf(this.items.get(sk)!)] = stored;
+    else if (this.order) this.order.find((entry) => entry[0] === sk)![1] = stored;
     this.items.set(sk, stored);
   }
 
-  sorted(): Item[] {
+  sorted(): [string, Item][] {
     // Plain code-unit order: for the ASCII keys of records.ts, the byte order DynamoDB sorts by.
-    this.order ??= [...this.items.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((sk) => this.items.get(sk)!);
+    this.order ??= [...this.items.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((sk) => [sk, this.items.get(sk)!]);
     return this.order;
   }
+}
+
+/** `{ [name]: value }`, or nothing when the value is undefined (a record read back has no undefined fields). */
+function optional<K extends string, V>(name: K, value: V | undefined): { [key in K]?: V } {
+  return (value === undefined ? {} : { [name]: value }) as { [key in K]?: V };
 }
 
 function item<T>(record: T, hidden: Hidden): Item<T> {

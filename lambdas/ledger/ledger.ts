@@ -1,4 +1,4 @@
-import type { BreakerStore } from '../guards/breaker.js';
+import type { BreakerState, BreakerStore } from '../guards/breaker.js';
 import type {
   ApprovalRecord,
   GuardEvent,
@@ -13,6 +13,30 @@ import type {
   ToolOutcome,
   TurnRecord,
 } from './records.js';
+
+export interface StepWant {
+  turns?: readonly number[];
+  calls?: readonly { turn: number; call: number }[];
+  /** A circuit breaker's name. */
+  breaker?: string;
+}
+
+export interface StepRead {
+  run?: RunRecord;
+  globalKill?: KillFlag;
+  turns: TurnRecord[];
+  calls: ToolCallRecord[];
+  breaker?: BreakerState;
+}
+
+/** The most keys `loadStep` reads at once (BatchGetItem's limit is 100). */
+export const MAX_STEP_KEYS = 100;
+
+/** Refuses a `loadStep` request over the limit, the same way in every implementation. */
+export function checkStepWant(want: StepWant): void {
+  const keys = 2 + (want.turns?.length ?? 0) + (want.calls?.length ?? 0) + (want.breaker === undefined ? 0 : 1);
+  if (keys > MAX_STEP_KEYS) throw new RangeError(`loadStep: ${keys} keys asked for, at most ${MAX_STEP_KEYS}`);
+}
 
 /**
  * The idempotency ledger, behind a small interface so that step logic never touches DynamoDB
@@ -56,8 +80,22 @@ export interface Ledger extends BreakerStore {
   /** Stores a model turn once; returns the stored turn (the first one, if it was recorded before). */
   recordTurn(turn: TurnRecord): Promise<TurnRecord>;
   getTurn(runId: string, turn: number): Promise<TurnRecord | undefined>;
-  /** Every turn, tool call and approval of a run, in conversation order: its trace. */
-  listConversation(runId: string): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }>;
+  /**
+   * Every turn, tool call and approval of a run, in conversation order: its trace. With
+   * `fromTurn`, only those of that turn and later (a reader that holds the earlier ones; turns
+   * and completed calls never change once written).
+   */
+  listConversation(
+    runId: string,
+    options?: { fromTurn?: number },
+  ): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }>;
+
+  /**
+   * What one step needs, in one round trip (BatchGetItem on DynamoDB): the run record and the
+   * global kill flag always, and the turns, tool calls and breaker asked for. Records that do not
+   * exist are absent; `turns` and `calls` come in the order asked.
+   */
+  loadStep(runId: string, want?: StepWant): Promise<StepRead>;
   /**
    * Adds `deltas` to the run's counters exactly once per `stepKey`, atomically; `false` when the
    * step was counted already.
@@ -74,6 +112,15 @@ export interface Ledger extends BreakerStore {
     call: ToolCallRecord,
     now: Date,
   ): Promise<{ claimed: true; record: ToolCallRecord } | { claimed: false; existing: ToolCallRecord }>;
+  /**
+   * Records a call that needs no claim (a read: repeating it changes nothing outside) with its
+   * outcome, in one write: succeeds where `claimCall` would; otherwise returns the record in the
+   * way (completed: the first outcome stands).
+   */
+  recordCall(
+    call: ToolCallRecord & { status: 'completed' },
+    now: Date,
+  ): Promise<{ recorded: true; record: ToolCallRecord } | { recorded: false; existing: ToolCallRecord }>;
   /** Records the outcome of a claimed call; only an in-flight record can be completed. */
   completeCall(
     runId: string,

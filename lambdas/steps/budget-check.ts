@@ -6,7 +6,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
-import { loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
+import { loadConversationStep, nextToolCall, toolUses, type NextToolCall } from './turns.js';
 
 export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 
@@ -63,14 +63,16 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
-    const [run, globalKill, { turns, calls }] = await Promise.all([loadRun(deps.ledger, runId), deps.ledger.getGlobalKill(), deps.ledger.listConversation(runId)]);
+    // One batched read (usually): the run, the kill flag and what is new in the conversation.
+    const { run, globalKill, turns, calls } = await loadConversationStep(deps.ledger, runId);
     const decision = await withExtensions(deps.ledger, run, (current) => decide(deps.agent, current, turns, now, globalKill, calls));
     const warning = decision.continue ? loopVerdict(turns) : undefined;
     if (!decision.continue && decision.guard) {
       const action = decision.extension ? 'tripped' : 'stopped';
       const reason = decision.extension ? `${decision.reason}: asking to extend it to ${decision.extension.limit}` : decision.reason;
       await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action, reason, at: now.toISOString() });
-    } else if (warning) {
+    } else if (warning && !run.guardEvents?.some((event) => event.reason === warning.reason)) {
+      // A warning the run record holds already is not written again (the write would change nothing).
       await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
     }
     return decision;

@@ -13,7 +13,7 @@ import { parseModelSpec } from '../models/spec.js';
 import { InvalidInputError, ModelRetryAfterError, ModelThrottledError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
-import { completedCalls, loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
+import { completedCallsOf, loadConversationStep, nextToolCall, toolUses, type ConversationStep, type NextToolCall } from './turns.js';
 
 export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
 
@@ -93,14 +93,18 @@ function withNotes(messages: Message[], notes: readonly string[]): void {
 export function createCallModel(deps: CallModelDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallModelResult> => {
     const { runId, turn } = parseOrThrow(CallModelInput, input, 'CallModel input');
-    const run = await loadRun(deps.ledger, runId);
-    const recorded = await deps.ledger.getTurn(runId, turn);
+    // One batched read: the run, the kill flag, the breaker of the agent's model (the model of
+    // most runs), and what is new in the conversation.
+    const breakerName = modelBreaker(deps.agent.model);
+    const step = { ...(await loadConversationStep(deps.ledger, runId, breakerName)), breakerName };
+    const { run } = step;
+    const recorded = step.turns.find((known) => known.turn === turn);
     if (!recorded) {
       // A kill or a budget may have landed since BudgetCheck: checked again before the call goes out.
-      const trip = budgetTrip(run, deps.clock.now(), await deps.ledger.getGlobalKill());
+      const trip = budgetTrip(run, deps.clock.now(), step.globalKill);
       if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: trip.reason };
     }
-    const record = recorded ?? (await callModel(deps, run, turn, signal));
+    const record = recorded ?? (await callModel(deps, run, turn, signal, step));
     // Counting is idempotent per turn, so a crash between recording and counting heals here.
     await deps.ledger.countStep(runId, `turn:${turn}`, {
       steps: 1,
@@ -112,13 +116,13 @@ export function createCallModel(deps: CallModelDeps) {
       costMicros: record.costMicros,
     });
     // A recorded turn is a resume: go on from its first tool call without a recorded result.
-    const next = nextToolCall(deps.agent, record, recorded ? await completedCalls(deps.ledger, record) : 0, run);
+    const next = nextToolCall(deps.agent, record, recorded ? completedCallsOf(record, step.calls) : 0, run);
     return { turn, stopReason: record.stopReason, toolCalls: toolUses(record).length, next };
   };
 }
 
-async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, signal?: AbortSignal): Promise<TurnRecord> {
-  const { turns, calls } = await deps.ledger.listConversation(run.runId);
+async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, signal: AbortSignal | undefined, step: ConversationStep & { breakerName: string }): Promise<TurnRecord> {
+  const { turns, calls } = step;
   const previous = turns.filter((recorded) => recorded.turn < turn);
   if (previous.length !== turn - 1) {
     throw new InvalidInputError(`turn: run ${run.runId} has ${previous.length} recorded turns, cannot call turn ${turn}`);
@@ -146,6 +150,8 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
         },
         signal,
       ),
+      // The breaker read with the step's batch, when it is this model's: no second read.
+      modelBreaker(model) === step.breakerName ? step.breaker : undefined,
     );
   } catch (error) {
     // The provider said how long to wait: the state machine waits at least that (a Retry's

@@ -7,7 +7,7 @@ import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.j
 import { InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
-import { idempotencyKey, loadRun, loadToolUse, nextToolCall, runView, type NextToolCall } from './turns.js';
+import { idempotencyKey, nextToolCall, runView, toolUses, type NextToolCall } from './turns.js';
 
 export const CallToolInput = z.object({
   runId: z.string().min(1),
@@ -51,8 +51,13 @@ type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number };
 export function createCallTool(deps: CallToolDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult> => {
     const { runId, turn, call } = parseOrThrow(CallToolInput, input, 'CallTool input');
-    const run = await loadRun(deps.ledger, runId);
-    const { turn: turnRecord, block } = await loadToolUse(deps.ledger, runId, turn, call);
+    // One batched read: the run, the kill flag, the turn that asked for the call, the call's record, the breaker.
+    const read = await deps.ledger.loadStep(runId, { turns: [turn], calls: [{ turn, call }], breaker: toolsBreaker(deps.agent) });
+    const run = read.run;
+    if (!run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
+    const turnRecord = read.turns[0];
+    const block = turnRecord && toolUses(turnRecord)[call - 1];
+    if (!turnRecord || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turn}`);
     const done = (record: ToolCallRecord): CallToolResult => ({
       turn,
       call,
@@ -61,7 +66,7 @@ export function createCallTool(deps: CallToolDeps) {
       next: nextToolCall(deps.agent, turnRecord, call, run),
     });
 
-    const recorded = await deps.ledger.getCall(runId, turn, call);
+    const recorded = read.calls[0];
     if (recorded?.status === 'completed') return done(await count(deps, run, recorded));
 
     const tool = findTool(deps.agent, block.name);
@@ -70,54 +75,80 @@ export function createCallTool(deps: CallToolDeps) {
     }
     const args = parseOrThrow(tool.input, block.input, `arguments of ${block.name} (turn ${turn}, call ${call})`);
     // Checked before every step, from persisted state: a kill or an exhausted budget stops here.
-    const trip = budgetTrip(run, deps.clock.now(), await deps.ledger.getGlobalKill());
+    const trip = budgetTrip(run, deps.clock.now(), read.globalKill);
     if (trip) return { turn, call, name: block.name, outcome: 'skipped', next: null, skipped: trip.reason };
     const refusal = tool.needsApproval?.(args, runView(run)) ? await approvalRefusal(deps, run, turn, call) : undefined;
 
     const now = deps.clock.now();
-    const claim = await deps.ledger.claimCall(
-      {
-        kind: 'tool',
-        runId,
-        turn,
-        call,
-        toolCallId: block.id,
-        name: block.name,
-        // The parsed arguments (defaults applied, JSON-safe): what approvals and reports read.
-        args: JSON.parse(JSON.stringify(args)) as Record<string, unknown>,
-        effect: tool.effect,
-        idempotencyKey: idempotencyKey(runId, turn, block.id),
-        status: 'in_flight',
-        leaseUntil: new Date(now.getTime() + deps.leaseMs).toISOString(),
-        attempts: 0,
-      },
-      now,
-    );
+    const entry: ToolCallRecord = {
+      kind: 'tool',
+      runId,
+      turn,
+      call,
+      toolCallId: block.id,
+      name: block.name,
+      // The parsed arguments (defaults applied, JSON-safe): what approvals and reports read.
+      args: JSON.parse(JSON.stringify(args)) as Record<string, unknown>,
+      effect: tool.effect,
+      idempotencyKey: idempotencyKey(runId, turn, block.id),
+      status: 'in_flight',
+      leaseUntil: new Date(now.getTime() + deps.leaseMs).toISOString(),
+      attempts: 0,
+    };
+    const context = (key: string): ToolContext => ({ ...runView(run), idempotencyKey: key, signal, turn, call, deps: deps.agentDeps() });
+    const send = (retried: boolean, toolContext: ToolContext) => () =>
+      deps.breaker.call(
+        toolsBreaker(deps.agent),
+        async () => {
+          if (retried) {
+            const answer = await tool.reconcile!(args, toolContext);
+            if (answer.found) return answer.result;
+          }
+          return tool.execute(args, toolContext);
+        },
+        { ...(read.breaker && { state: read.breaker }) },
+      );
+
+    // A read changes nothing outside: no claim, the outcome is recorded in one write (the first stands).
+    if (tool.effect === 'read') {
+      const record = async (outcome: Outcome) => {
+        const result = await deps.ledger.recordCall({ ...entry, ...outcome, status: 'completed', recordedAt: deps.clock.now().toISOString() }, deps.clock.now());
+        if (result.recorded || result.existing.status === 'completed') return result.recorded ? result.record : result.existing;
+        throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${result.existing.leaseUntil}`);
+      };
+      const outcome =
+        refusal ?? (await execute(deps, tool, send(false, context(entry.idempotencyKey)), { terminal: async (failed) => void (await record(failed)), transient: async () => {} }));
+      return done(await count(deps, run, await record(outcome)));
+    }
+
+    const claim = await deps.ledger.claimCall(entry, now);
     if (!claim.claimed) {
       if (claim.existing.status === 'completed') return done(await count(deps, run, claim.existing));
       throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${claim.existing.leaseUntil}`);
     }
-
-    const context: ToolContext = { ...runView(run), idempotencyKey: claim.record.idempotencyKey, signal, turn, call, deps: deps.agentDeps() };
     // A claim taken again (the earlier attempt died, or failed without knowing) of a tool whose
     // provider has no idempotency keys: ask the provider what the earlier attempt did first.
     const retried = claim.record.attempts > 1 && tool.reconcile !== undefined;
-    const send = () =>
-      deps.breaker.call(toolsBreaker(deps.agent), async () => {
-        if (retried) {
-          const answer = await tool.reconcile!(args, context);
-          if (answer.found) return answer.result;
-        }
-        return tool.execute(args, context);
-      });
-    const outcome = refusal ?? (await execute(deps, claim.record, tool, send));
+    const outcome =
+      refusal ??
+      (await execute(deps, tool, send(retried, context(claim.record.idempotencyKey)), {
+        // Nothing can fix it by retrying: recorded so no entry is left in flight.
+        terminal: async (failed) => void (await deps.ledger.completeCall(runId, turn, call, failed, deps.clock.now())),
+        // The retry may claim at once and re-send with the same idempotency key.
+        transient: () => deps.ledger.releaseCall(runId, turn, call, deps.clock.now()),
+      }));
     const completed = await deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now());
     return done(await count(deps, run, completed));
   };
 }
 
 /** Runs the outside call and turns its result into what the model will see. */
-async function execute(deps: CallToolDeps, record: ToolCallRecord, tool: ToolDefinition, send: () => Promise<unknown>): Promise<Outcome> {
+async function execute(
+  deps: CallToolDeps,
+  tool: ToolDefinition,
+  send: () => Promise<unknown>,
+  onFailure: { terminal: (outcome: Outcome) => Promise<void>; transient: () => Promise<void> },
+): Promise<Outcome> {
   const started = deps.clock.now().getTime();
   const latency = () => deps.clock.now().getTime() - started;
   try {
@@ -134,18 +165,11 @@ async function execute(deps: CallToolDeps, record: ToolCallRecord, tool: ToolDef
       return { outcome: 'error', result: JSON.stringify({ error: 'malformed_response', message: error.message }), latencyMs: latency() };
     }
     if (error instanceof TerminalError) {
-      // Nothing can fix it by retrying: record it so no entry is left in flight, then fail the run.
-      await deps.ledger.completeCall(
-        record.runId,
-        record.turn,
-        record.call,
-        { outcome: 'error', result: JSON.stringify({ error: 'terminal', message: error.message }), latencyMs: latency() },
-        deps.clock.now(),
-      );
+      // Nothing can fix it by retrying: record it, then fail the run.
+      await onFailure.terminal({ outcome: 'error', result: JSON.stringify({ error: 'terminal', message: error.message }), latencyMs: latency() });
       throw error;
     }
-    // Transient: the retry may claim at once and re-send with the same idempotency key.
-    await deps.ledger.releaseCall(record.runId, record.turn, record.call, deps.clock.now());
+    await onFailure.transient();
     throw error;
   }
 }

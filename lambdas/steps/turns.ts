@@ -1,7 +1,8 @@
 import type { ToolUseBlock } from '../agent/messages.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunView } from '../define.js';
-import type { Ledger } from '../ledger/ledger.js';
-import type { RunRecord, TurnRecord } from '../ledger/records.js';
+import type { BreakerState } from '../guards/breaker.js';
+import { MAX_STEP_KEYS, type Ledger } from '../ledger/ledger.js';
+import type { KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 
 /** What the state machine carries about the next tool call: a pointer into the ledger, not the call. */
@@ -65,5 +66,103 @@ export function idempotencyKey(runId: string, turn: number, toolCallId: string):
 export async function completedCalls(ledger: Ledger, turn: TurnRecord): Promise<number> {
   let call = 0;
   while (call < toolUses(turn).length && (await ledger.getCall(turn.runId, turn.turn, call + 1))?.status === 'completed') call += 1;
+  return call;
+}
+
+/**
+ * What the steps in this process know of each run's conversation. A turn never changes once
+ * recorded, nor does a completed tool call, so a step reads only what is new — in the same
+ * batched read as the run record, the kill flag and the breaker — instead of querying the whole
+ * partition every turn. Kept per ledger (a fresh ledger is a fresh cache) for a few runs.
+ */
+interface Known {
+  /** Turns 1..n, contiguous. */
+  turns: TurnRecord[];
+  /** The completed calls of those turns, by `turn:call`. */
+  calls: Map<string, ToolCallRecord>;
+  /** Every call of turns 1..settled is in `calls`. */
+  settled: number;
+}
+
+const knownByLedger = new WeakMap<Ledger, Map<string, Known>>();
+const KNOWN_RUNS = 16;
+/** Calls of a turn not seen yet that the batched read asks for on a guess (missing keys cost nothing more). */
+const GUESSED_CALLS = 8;
+
+function knownOf(ledger: Ledger, runId: string): Known {
+  let runs = knownByLedger.get(ledger);
+  if (!runs) knownByLedger.set(ledger, (runs = new Map()));
+  let known = runs.get(runId);
+  if (known) runs.delete(runId);
+  else known = { turns: [], calls: new Map(), settled: 0 };
+  runs.set(runId, known); // the most recently used last
+  if (runs.size > KNOWN_RUNS) runs.delete(runs.keys().next().value!);
+  return known;
+}
+
+const callId = (turn: number, call: number) => `${turn}:${call}`;
+
+function learn(known: Known, turns: readonly TurnRecord[], calls: readonly ToolCallRecord[]): void {
+  for (const turn of [...turns].sort((a, b) => a.turn - b.turn)) if (turn.turn === known.turns.length + 1) known.turns.push(turn);
+  for (const call of calls) if (call.status === 'completed') known.calls.set(callId(call.turn, call.call), call);
+  while (known.settled < known.turns.length && toolUses(known.turns[known.settled]!).every((_use, index) => known.calls.has(callId(known.settled + 1, index + 1)))) {
+    known.settled += 1;
+  }
+}
+
+/** The calls of known turns not known to be completed. */
+function unsettledCalls(known: Known): { turn: number; call: number }[] {
+  return known.turns.slice(known.settled).flatMap((turn) =>
+    toolUses(turn).flatMap((_use, index) => (known.calls.has(callId(turn.turn, index + 1)) ? [] : [{ turn: turn.turn, call: index + 1 }])),
+  );
+}
+
+export interface ConversationStep {
+  run: RunRecord;
+  globalKill?: KillFlag;
+  /** The breaker asked for, as read (absent when never saved). */
+  breaker: { state?: BreakerState };
+  /** Every recorded turn of the run, in order. */
+  turns: TurnRecord[];
+  /** Every completed tool call of those turns. */
+  calls: ToolCallRecord[];
+}
+
+/**
+ * What BudgetCheck and CallModel need, usually in one round trip: the run, the global kill, a
+ * breaker, and the whole conversation — the known part from memory, the new part (the next two
+ * turns, the calls of the next one on a guess, the calls still open) in the same batched read.
+ * When that read shows more is new (a run driven by another process meanwhile), the rest of the
+ * partition from the first unsettled turn is queried.
+ */
+export async function loadConversationStep(ledger: Ledger, runId: string, breaker?: string): Promise<ConversationStep> {
+  const known = knownOf(ledger, runId);
+  const next = known.turns.length + 1;
+  const open = unsettledCalls(known);
+  const guessed = Array.from({ length: GUESSED_CALLS }, (_, index) => ({ turn: next, call: index + 1 }));
+  const batched = open.length + guessed.length + 5 <= MAX_STEP_KEYS;
+  const read = await ledger.loadStep(runId, { turns: [next, next + 1], calls: batched ? [...open, ...guessed] : [], ...(breaker !== undefined && { breaker }) });
+  if (!read.run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
+  learn(known, read.turns, read.calls);
+  const nextTurn = read.turns.find((turn) => turn.turn === next);
+  const complete = batched && !read.turns.some((turn) => turn.turn === next + 1) && (!nextTurn || toolUses(nextTurn).length <= GUESSED_CALLS);
+  if (!complete) {
+    const rest = await ledger.listConversation(runId, { fromTurn: known.settled + 1 });
+    learn(known, rest.turns, rest.calls);
+  }
+  return {
+    run: read.run,
+    ...(read.globalKill && { globalKill: read.globalKill }),
+    breaker: { ...(read.breaker && { state: read.breaker }) },
+    turns: [...known.turns],
+    calls: [...known.calls.values()],
+  };
+}
+
+/** The number of leading tool calls of `turn` among `calls` (completed ones). */
+export function completedCallsOf(turn: TurnRecord, calls: readonly ToolCallRecord[]): number {
+  const done = new Set(calls.filter((call) => call.turn === turn.turn && call.status === 'completed').map((call) => call.call));
+  let call = 0;
+  while (call < toolUses(turn).length && done.has(call + 1)) call += 1;
   return call;
 }

@@ -89,6 +89,9 @@ describe('support triage on the synthesized state machine', () => {
       decide: 'approve',
       dropSendResponses: dropFirstSendPerTicket(),
       onRequest: (route) => void (route === 'POST /v1/mail/send' && sendRequests.push(route)),
+      // Eight dropped answers are not an outage: a breaker that never opens, so the count of
+      // failures below does not depend on how many of them a fast machine fits in its window.
+      breaker: { failures: 1_000, windowMs: 1_000, openMs: 1, probeLeaseMs: 1 },
     });
     const { stack } = harness;
     const finished = await harness.run({ runId: 'dropped', input: sampleInput });

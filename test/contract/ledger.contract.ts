@@ -346,6 +346,38 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
       });
     });
 
+    describe('recording a call without a claim (a read)', () => {
+      const completed = (overrides: Partial<ToolCallRecord> = {}) =>
+        ({ ...call({ effect: 'read', ...overrides }), status: 'completed', outcome: 'ok', result: '{"order":1}', latencyMs: 2, recordedAt: at(1).toISOString() }) as ToolCallRecord & {
+          status: 'completed';
+        };
+
+      it('records a call with no record, completed, first attempt', async () => {
+        expect(await ledger.recordCall(completed(), at(0))).toEqual({ recorded: true, record: { ...completed(), attempts: 1 } });
+        expect(await ledger.getCall('r1', 3, 1)).toEqual({ ...completed(), attempts: 1 });
+      });
+
+      it('keeps the first outcome: a second recording returns it', async () => {
+        await ledger.recordCall(completed(), at(0));
+        expect(await ledger.recordCall(completed({ call: 1, toolCallId: 'toolu_003_1' }), at(5))).toMatchObject({ recorded: false, existing: { result: '{"order":1}' } });
+        const again = await ledger.recordCall({ ...completed(), result: 'other' }, at(5));
+        expect(again).toMatchObject({ recorded: false, existing: { status: 'completed', result: '{"order":1}', attempts: 1 } });
+      });
+
+      it('lets exactly one of 50 concurrent recordings win', async () => {
+        const results = await Promise.all(Array.from({ length: 50 }, (_, index) => ledger.recordCall({ ...completed(), result: String(index) }, at(0))));
+        const winners = results.filter((result) => result.recorded);
+        expect(winners).toHaveLength(1);
+        expect((await ledger.getCall('r1', 3, 1))!.result).toBe(winners[0]!.record.result);
+      });
+
+      it('takes over an in-flight call only once its lease expired', async () => {
+        await ledger.claimCall(call(), at(0));
+        expect(await ledger.recordCall(completed(), at(30))).toMatchObject({ recorded: false, existing: { status: 'in_flight' } });
+        expect(await ledger.recordCall(completed(), at(31))).toMatchObject({ recorded: true, record: { status: 'completed', attempts: 2 } });
+      });
+    });
+
     describe('completing and releasing a tool call', () => {
       it('completes an in-flight call with its outcome', async () => {
         await ledger.claimCall(call(), at(0));
@@ -583,10 +615,75 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         expect(await ledger.listConversation('nope')).toEqual({ turns: [], calls: [], approvals: [] });
       });
 
+      it('lists from a turn on: that turn, its calls and approvals, and the later ones', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.upsertApproval(budgetApproval(1));
+        for (const number of [1, 2, 3]) {
+          await ledger.recordTurn(turn(number));
+          await ledger.claimCall(call({ turn: number }), at(0));
+        }
+        await ledger.upsertApproval(approval({ turn: 2, call: 1 }));
+        const { turns, calls, approvals } = await ledger.listConversation('r1', { fromTurn: 2 });
+        expect(turns.map((each) => each.turn)).toEqual([2, 3]);
+        expect(calls.map((each) => each.turn)).toEqual([2, 3]);
+        expect(approvals).toEqual([approval({ turn: 2, call: 1 })]);
+        expect(await ledger.listConversation('r1', { fromTurn: 4 })).toEqual({ turns: [], calls: [], approvals: [] });
+      });
+
       it('shows a call as last written', async () => {
         await ledger.claimCall(call(), at(0));
         await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: 'done', latencyMs: 1 }, at(1));
         expect((await ledger.listConversation('r1')).calls).toEqual([await ledger.getCall('r1', 3, 1)]);
+      });
+    });
+
+    describe('loading what a step needs at once', () => {
+      it('reads the run, the global kill, the turns, calls and breaker asked for', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.setGlobalKill(kill('ops'));
+        await ledger.recordTurn(turn(1));
+        await ledger.recordTurn(turn(2));
+        await ledger.claimCall(call({ turn: 2, call: 1 }), at(0));
+        await ledger.claimCall(call({ turn: 2, call: 2 }), at(0));
+        await ledger.saveBreaker(breaker('model', 1));
+        const read = await ledger.loadStep('r1', {
+          turns: [2, 1],
+          calls: [
+            { turn: 2, call: 2 },
+            { turn: 2, call: 1 },
+          ],
+          breaker: 'model',
+        });
+        expect(read).toEqual({
+          run: await ledger.getRun('r1'),
+          globalKill: kill('ops'),
+          turns: [turn(2), turn(1)],
+          calls: [await ledger.getCall('r1', 2, 2), await ledger.getCall('r1', 2, 1)],
+          breaker: await ledger.getBreaker('model'),
+        });
+      });
+
+      it('leaves out what does not exist', async () => {
+        await ledger.setGlobalKill(undefined);
+        expect(await ledger.loadStep('nope', { turns: [1], calls: [{ turn: 1, call: 1 }], breaker: 'model' })).toEqual({ turns: [], calls: [] });
+        expect(await ledger.loadStep('nope')).toEqual({ turns: [], calls: [] });
+      });
+
+      it('reads a key asked for twice once', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordTurn(turn(1));
+        expect((await ledger.loadStep('r1', { turns: [1, 1] })).turns).toEqual([turn(1), turn(1)]);
+      });
+
+      it('refuses more keys than one batch reads', async () => {
+        await expect(ledger.loadStep('r1', { turns: Array.from({ length: 99 }, (_, index) => index + 1) })).rejects.toThrow(/at most 100/);
+      });
+
+      it('hands out copies: changing what it read changes nothing stored', async () => {
+        await ledger.createRun(run('r1'));
+        const read = await ledger.loadStep('r1');
+        read.run!.config.maxSteps = 1;
+        expect((await ledger.loadStep('r1')).run).toEqual(run('r1'));
       });
     });
 

@@ -32,7 +32,6 @@ export async function startHarness(options: Partial<LocalStackOptions<RefundWorl
   const started = await startLocalStack<RefundWorld>({
     agent: refundReconciler,
     retryDelayMs: 1,
-    sweepEveryMs: 50,
     onApproval: (approval) => approvals.push(approval),
     ...(world && { world }),
     ...rest,

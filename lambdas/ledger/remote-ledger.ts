@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import type { Ledger } from './ledger.js';
+
+/**
+ * The ledger of a running engine, for the other processes on this machine (`savepoint status`,
+ * `approvals`, `kill`, …): the engine serves its `Ledger` over loopback HTTP, and `RemoteLedger`
+ * implements `Ledger` by calling it. The protocol, once:
+ *
+ *   POST <url>            url = http://127.0.0.1:<port>/ledger/<secret>   (published in engine.json)
+ *   body   { "method": "claimCall", "args": [ {…record…}, "2026-11-29T02:00:00.000Z" ] }
+ *   200    { "value": <the method's result, JSON; absent for undefined> }
+ *   200    { "error": { "name": "ConditionalCheckFailedException", "message": "…" } }   the method threw
+ *   400    { "error": { "name": "InvalidRequest", "message": "…" } }                      a request that is not one
+ *
+ * Arguments and results are JSON: the `Date` arguments (`now`) travel as ISO strings and are
+ * revived by position (DATE_ARGS). Each request is one method call on the engine's ledger, so its
+ * conditional writes stay atomic exactly as in the engine. The random path segment keeps other
+ * local programs (a web page POSTing to loopback) from reaching the ledger by guessing the port.
+ */
+
+/** Every method of `Ledger`, with the positions of its `Date` arguments. */
+const DATE_ARGS = {
+  createRun: [],
+  getRun: [],
+  listRuns: [],
+  attachExecution: [2],
+  recordRecovery: [],
+  finishRun: [2],
+  killRun: [],
+  getGlobalKill: [],
+  setGlobalKill: [],
+  recordGuardEvent: [],
+  recordTurn: [],
+  getTurn: [],
+  listConversation: [],
+  countStep: [],
+  getCall: [],
+  claimCall: [1],
+  completeCall: [4],
+  releaseCall: [3],
+  upsertApproval: [],
+  getApproval: [],
+  getBudgetApproval: [],
+  applyBudgetExtension: [],
+  findApproval: [],
+  listPendingApprovals: [],
+  decideApproval: [2],
+  getBreaker: [],
+  saveBreaker: [],
+  loadStep: [],
+  recordCall: [1],
+} as const satisfies Record<keyof Ledger, readonly number[]>;
+
+type Method = keyof typeof DATE_ARGS;
+const METHODS = Object.keys(DATE_ARGS) as [Method, ...Method[]];
+
+const IsoDate = z.iso.datetime();
+const Call = z.object({ method: z.enum(METHODS), args: z.array(z.unknown()).max(6) }).strict();
+const Answer = z.union([
+  z.object({ value: z.unknown().optional() }).strict(),
+  z.object({ error: z.object({ name: z.string(), message: z.string() }) }).strict(),
+]);
+
+/** A request body larger than this is refused (a run record with its input is a few KiB). */
+const MAX_BODY_BYTES = 8 << 20;
+
+export interface ServedLedger {
+  /** Where `RemoteLedger` reaches it (secret included). */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Serves `ledger` on a loopback port. */
+export async function serveLedger(ledger: Ledger): Promise<ServedLedger> {
+  const path = `/ledger/${randomBytes(16).toString('hex')}`;
+  const server = createServer((req, res) => {
+    if (req.method !== 'POST' || req.url !== path) return reply(res, 404, { error: { name: 'NotFound', message: 'no such endpoint' } });
+    void answer(ledger, req).then(
+      (body) => reply(res, 'invalid' in body ? 400 : 200, strip(body)),
+      (error: unknown) => reply(res, 500, { error: { name: 'InternalError', message: String(error) } }),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  server.unref();
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+type Body = { value?: unknown } | { error: { name: string; message: string }; invalid?: true };
+
+async function answer(ledger: Ledger, req: IncomingMessage): Promise<Body> {
+  const invalid = (message: string): Body => ({ error: { name: 'InvalidRequest', message }, invalid: true });
+  let text: string;
+  try {
+    text = await readBody(req);
+  } catch (error) {
+    return invalid((error as Error).message);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return invalid('the body is not JSON');
+  }
+  const call = Call.safeParse(raw);
+  if (!call.success) return invalid(`expected {"method": <a Ledger method>, "args": [...]}: ${call.error.issues[0]?.message}`);
+  const { method, args } = call.data;
+  for (const index of DATE_ARGS[method] as readonly number[]) {
+    if (args[index] === undefined) continue;
+    if (!IsoDate.safeParse(args[index]).success) return invalid(`${method}: argument ${index + 1} must be an ISO date-time`);
+    args[index] = new Date(args[index] as string);
+  }
+  try {
+    const value = await (ledger[method] as (...args: unknown[]) => Promise<unknown>).apply(ledger, args);
+    return value === undefined ? {} : { value };
+  } catch (error) {
+    // The method's own failure (a failed condition, an unknown run): the caller gets it back by name.
+    const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) };
+    return { error: { name, message } };
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error(`the body is larger than ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function strip(body: Body): Body {
+  if ('invalid' in body) return { error: body.error };
+  return body;
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+/** An error the served ledger threw, under the same name (e.g. ConditionalCheckFailedException). */
+export class RemoteLedgerError extends Error {
+  constructor(
+    override readonly name: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The `Ledger` of a running engine, reached through `serveLedger`'s URL. */
+export class RemoteLedger {
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 8 });
+
+  constructor(private readonly url: string) {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' || !['127.0.0.1', 'localhost', '[::1]'].includes(parsed.hostname)) {
+      throw new Error(`the ledger endpoint must be http on loopback, got ${url}`);
+    }
+  }
+
+  /** Creates the client; every `Ledger` method is one POST. */
+  static connect(url: string): Ledger & { close(): void } {
+    const remote = new RemoteLedger(url);
+    const methods = Object.fromEntries(METHODS.map((method) => [method, (...args: unknown[]) => remote.call(method, args)]));
+    return { ...(methods as unknown as Ledger), close: () => remote.agent.destroy() };
+  }
+
+  private async call(method: Method, args: unknown[]): Promise<unknown> {
+    // Trailing undefined arguments are dropped by JSON; inner ones become null, which no method takes.
+    while (args.length > 0 && args.at(-1) === undefined) args = args.slice(0, -1);
+    const { status, text } = await this.post(JSON.stringify({ method, args }));
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      throw new Error(`the engine's ledger endpoint answered ${status} with no JSON`);
+    }
+    const parsed = Answer.safeParse(raw);
+    if (!parsed.success) throw new Error(`the engine's ledger endpoint answered ${status} with something that is not a ledger answer`);
+    if ('error' in parsed.data) throw new RemoteLedgerError(parsed.data.error.name, parsed.data.error.message);
+    return parsed.data.value;
+  }
+
+  private post(body: string): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request(
+        this.url,
+        { method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', (error) => reject(new Error(`the engine's ledger endpoint ${new URL(this.url).host} is unreachable: ${error.message}`, { cause: error })));
+      req.end(body);
+    });
+  }
+}

@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { synthesizeTemplate, type CfnTemplate } from './template.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** What the synthesized template is made from: the stack's sources, what they import from lambdas/, and the CDK's version. */
+const SOURCES = ['infra', 'lambdas/shared', 'lambdas/ledger/dynamodb-ledger.ts', 'package.json'];
+
+/**
+ * The synthesized template of an agent's stack, cached on disk by a hash of the sources it is made
+ * from: a run does not synthesize (seconds) unless infra/ or what it imports changed. The cache is
+ * only a cache: a file that is not a template is synthesized again and replaced.
+ */
+export async function cachedTemplate(agentName: string, options: { dir?: string; onNote?: (note: string) => void } = {}): Promise<CfnTemplate> {
+  const dir = options.dir ?? process.env['SAVEPOINT_CACHE_DIR'] ?? join(tmpdir(), 'savepoint-cache');
+  const file = join(dir, `template-${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}-${sourcesHash()}.json`);
+  const cached = readTemplate(file, options.onNote);
+  if (cached) return cached;
+  const template = await synthesizeTemplate(agentName);
+  mkdirSync(dir, { recursive: true });
+  const draft = `${file}.${process.pid}.tmp`;
+  writeFileSync(draft, JSON.stringify(template));
+  renameSync(draft, file); // whole or not at all: a concurrent reader never sees half of it
+  return template;
+}
+
+function readTemplate(file: string, onNote?: (note: string) => void): CfnTemplate | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const template = JSON.parse(text) as CfnTemplate;
+    if (typeof template?.Resources === 'object' && template.Resources !== null) return template;
+  } catch {
+    // not JSON: damaged
+  }
+  onNote?.(`${file}: not a synthesized template; synthesizing again`);
+  return undefined;
+}
+
+/** The hash of every file under SOURCES (path and content), in a fixed order. */
+export function sourcesHash(): string {
+  const hash = createHash('sha256');
+  for (const path of SOURCES.flatMap((source) => files(join(root, source))).sort()) {
+    hash.update(relative(root, path)).update('\0').update(readFileSync(path)).update('\0');
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+function files(path: string): string[] {
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path).flatMap((name) => files(join(path, name)));
+}

@@ -1,0 +1,41 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { loadReport } from '../../lambdas/agent/report.js';
+import { countingLedger, type CountingLedger } from '../../lambdas/ledger/counting-ledger.js';
+import type { LedgerKind } from '../../local/runtime.js';
+import { startHarness, type Harness } from './harness.js';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+
+/**
+ * Ledger round trips per agent step (what every step pays in latency on AWS), counted by a
+ * decorator around the ledger the steps use, on both ledgers: the embedded default and the
+ * DynamoDB ledger on dynalite (the conditional writes that deploy, end to end).
+ */
+const day = makeSampleDay(3, { plain: 6, already_refunded: 1, mismatch: 1, large: 0 });
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.stack.close();
+  harness = undefined;
+});
+
+describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledger', (ledger) => {
+  it('a fault-free run makes at most 4 ledger calls per agent step, the claim and record around each side effect included', async () => {
+    let counter: CountingLedger | undefined;
+    harness = await startHarness({ day, ledger, decorateLedger: (inner) => (counter = countingLedger(inner)).ledger });
+    const finished = await harness.run({ runId: 'round-trips', input: { date: day.date } });
+    expect(finished.status).toBe('SUCCEEDED');
+    // Counted before the report is read: its reads are not the steps'.
+    const counts = counter!.counts();
+    const calls = counter!.total();
+    const report = (await loadReport(harness.stack.ledger, 'round-trips', new Date(), refundReconciler))!;
+    expect(report).toMatchObject({ status: 'succeeded', inFlight: 0, summary: { issued: 6, flagged: 1, skipped: 1 } });
+
+    expect(calls / report.steps, JSON.stringify(counts)).toBeLessThanOrEqual(4);
+    // Every side effect is still claimed and recorded; every read recorded once.
+    const writes = report.toolCalls - (counts['recordCall'] ?? 0);
+    expect(counts['claimCall']).toBe(writes);
+    expect(counts['completeCall']).toBe(writes);
+    expect(counts['countStep']).toBe(report.steps);
+  });
+});

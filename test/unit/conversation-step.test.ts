@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { countingLedger } from '../../lambdas/ledger/counting-ledger.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+import { completedCallsOf, loadConversationStep } from '../../lambdas/steps/turns.js';
+
+// The conversation a step reads, kept per run and completed by one batched read: it must always
+// equal what the ledger holds, whoever wrote it and however far behind this process is.
+
+const run: RunRecord = {
+  kind: 'run',
+  runId: 'r',
+  agent: 'refund-reconciler',
+  input: {},
+  prompt: 'p',
+  model: 'm',
+  config: RunConfig.parse({}),
+  fingerprint: 'f',
+  priceTableVersion: 'v',
+  status: 'running',
+  executionArn: 'arn:1',
+  executions: ['arn:1'],
+  createdAt: '2026-11-29T02:00:00.000Z',
+  updatedAt: '2026-11-29T02:00:00.000Z',
+  ...ZERO_COUNTERS,
+};
+
+const turn = (number: number, tools: number): TurnRecord => ({
+  kind: 'turn',
+  runId: 'r',
+  turn: number,
+  model: 'm',
+  content: Array.from({ length: tools }, (_, index) => ({ type: 'tool_use' as const, id: `t${number}_${index + 1}`, name: 'get_order', input: { n: index } })),
+  stopReason: tools > 0 ? 'tool_use' : 'end_turn',
+  usage: { input_tokens: 1, output_tokens: 1 },
+  costMicros: 0,
+  latencyMs: 0,
+  recordedAt: '2026-11-29T02:00:00.000Z',
+});
+
+const completed = (number: number, call: number): ToolCallRecord & { status: 'completed' } => ({
+  kind: 'tool',
+  runId: 'r',
+  turn: number,
+  call,
+  toolCallId: `t${number}_${call}`,
+  name: 'get_order',
+  args: {},
+  effect: 'read',
+  idempotencyKey: `r:${number}:t${number}_${call}`,
+  status: 'completed',
+  leaseUntil: '2026-11-29T02:00:00.000Z',
+  attempts: 0,
+  outcome: 'ok',
+  result: '{}',
+  latencyMs: 0,
+});
+
+const now = new Date('2026-11-29T02:00:00.000Z');
+
+async function writeTurn(ledger: EmbeddedLedger, number: number, tools: number, done = tools) {
+  await ledger.recordTurn(turn(number, tools));
+  for (let call = 1; call <= done; call++) await ledger.recordCall(completed(number, call), now);
+}
+
+async function expectWhole(step: Awaited<ReturnType<typeof loadConversationStep>>, ledger: EmbeddedLedger) {
+  const stored = await ledger.listConversation('r');
+  expect(step.turns).toEqual(stored.turns);
+  const key = (call: ToolCallRecord) => `${call.turn}:${call.call}`;
+  expect(step.calls.map(key).sort()).toEqual(stored.calls.filter((call) => call.status === 'completed').map(key).sort());
+}
+
+describe('loading a step with its conversation', () => {
+  it('reads one turn at a time in one round trip once it knows the run', async () => {
+    const ledger = EmbeddedLedger.open();
+    await ledger.createRun(run);
+    const counting = countingLedger(ledger);
+    await loadConversationStep(counting.ledger, 'r');
+    for (let number = 1; number <= 5; number++) {
+      await writeTurn(ledger, number, 3);
+      counting.reset();
+      const step = await loadConversationStep(counting.ledger, 'r', 'model');
+      expect(counting.counts()).toEqual({ loadStep: 1 });
+      await expectWhole(step, ledger);
+    }
+  });
+
+  it('catches up on many turns written elsewhere with one more query', async () => {
+    const ledger = EmbeddedLedger.open();
+    await ledger.createRun(run);
+    const counting = countingLedger(ledger);
+    await writeTurn(ledger, 1, 2);
+    await loadConversationStep(counting.ledger, 'r');
+    for (let number = 2; number <= 9; number++) await writeTurn(ledger, number, 2);
+    counting.reset();
+    await expectWhole(await loadConversationStep(counting.ledger, 'r'), ledger);
+    expect(counting.counts()).toEqual({ loadStep: 1, listConversation: 1 });
+  });
+
+  it('sees a call completed after it was last read in flight, and a turn with more calls than it guesses', async () => {
+    const ledger = EmbeddedLedger.open();
+    await ledger.createRun(run);
+    await writeTurn(ledger, 1, 12, 0);
+    await ledger.claimCall({ ...completed(1, 1), status: 'in_flight', leaseUntil: '2026-11-29T03:00:00.000Z' }, now);
+    const first = await loadConversationStep(ledger, 'r');
+    await expectWhole(first, ledger);
+    expect(completedCallsOf(first.turns[0]!, first.calls)).toBe(0);
+    await ledger.completeCall('r', 1, 1, { outcome: 'ok', result: '{}', latencyMs: 0 }, now);
+    for (let call = 2; call <= 12; call++) await ledger.recordCall(completed(1, call), now);
+    const second = await loadConversationStep(ledger, 'r');
+    await expectWhole(second, ledger);
+    expect(completedCallsOf(second.turns[0]!, second.calls)).toBe(12);
+  });
+
+  it('keeps ledgers apart: the same run id in a fresh ledger is another conversation', async () => {
+    const first = EmbeddedLedger.open();
+    await first.createRun(run);
+    await writeTurn(first, 1, 1);
+    expect((await loadConversationStep(first, 'r')).turns).toHaveLength(1);
+    const second = EmbeddedLedger.open();
+    await second.createRun(run);
+    expect((await loadConversationStep(second, 'r')).turns).toEqual([]);
+  });
+
+  it('names a run that does not exist', async () => {
+    await expect(loadConversationStep(EmbeddedLedger.open(), 'nope')).rejects.toThrow(/no run nope/);
+  });
+});
