@@ -1,3 +1,4 @@
+import { inputTokensOf } from '../lambdas/agent/messages.js';
 import { lifecycleOf, type Lifecycle } from '../client/index.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../lambdas/ledger/records.js';
@@ -158,7 +159,7 @@ function stepItems(turns: TurnRecord[], calls: ToolCallRecord[], approvals: Appr
     const turn = turnOf.get(number);
     if (turn) {
       total.steps++;
-      total.tokens += turn.usage.input_tokens + turn.usage.output_tokens;
+      total.tokens += inputTokensOf(turn.usage) + turn.usage.output_tokens;
       micros += turn.costMicros;
       total.dollars = micros / 1_000_000;
       items.push({
@@ -170,7 +171,7 @@ function stepItems(turns: TurnRecord[], calls: ToolCallRecord[], approvals: Appr
         text: turn.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])),
         toolUses: turn.content.flatMap((block) => (block.type === 'tool_use' ? [{ id: block.id, name: block.name, input: block.input }] : [])),
         stopReason: turn.stopReason,
-        tokens: { input: turn.usage.input_tokens, output: turn.usage.output_tokens, cachedInput: turn.usage.cache_read_input_tokens ?? 0 },
+        tokens: { input: inputTokensOf(turn.usage), output: turn.usage.output_tokens, cachedInput: turn.usage.cache_read_input_tokens ?? 0 },
         dollars: turn.costMicros / 1_000_000,
         latencyMs: turn.latencyMs,
         cumulative: { ...total },

@@ -71,3 +71,8 @@ export type MessageResponse = z.infer<typeof MessageResponse>;
 export interface ModelClient {
   createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse>;
 }
+
+/** Every input token a call read, cached or not: what the token budget counts (the same with caching on or off). */
+export function inputTokensOf(usage: Usage): number {
+  return usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Message, ToolResultBlock } from '../agent/messages.js';
+import { inputTokensOf, type Message, type ToolResultBlock } from '../agent/messages.js';
 import { toolSpecs, type AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import { budgetHint, budgetTrip } from '../guards/budgets.js';
@@ -109,8 +109,7 @@ export function createCallModel(deps: CallModelDeps) {
     await deps.ledger.countStep(runId, `turn:${turn}`, {
       steps: 1,
       modelTurns: 1,
-      // Every token the model read, cached or not: the token budget means the same with caching on or off.
-      inputTokens: record.usage.input_tokens + (record.usage.cache_creation_input_tokens ?? 0) + (record.usage.cache_read_input_tokens ?? 0),
+      inputTokens: inputTokensOf(record.usage),
       outputTokens: record.usage.output_tokens,
       cachedInputTokens: record.usage.cache_read_input_tokens ?? 0,
       costMicros: record.costMicros,
