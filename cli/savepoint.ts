@@ -3,7 +3,9 @@ import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { loadReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import { createDecideApproval } from '../lambdas/steps/approvals.js';
+import { createDecideApproval, signedLinks } from '../lambdas/steps/approvals.js';
+import { localUser } from '../local/approval-api.js';
+import { localApprovalKeys } from '../local/approval-keys.js';
 import { CircuitBreaker } from '../lambdas/guards/breaker.js';
 import { MODEL_BREAKER } from '../lambdas/steps/call-model.js';
 import { toolsBreaker } from '../lambdas/steps/call-tool.js';
@@ -122,8 +124,13 @@ program
   .description('the approvals waiting for a decision')
   .option('--json', 'print JSON', false)
   .action((options: { json: boolean }) =>
-    withLedger('approvals', async ({ ledger }) => {
-      const pending = (await ledger.listPendingApprovals()).map(publicApproval);
+    withLedger('approvals', async ({ ledger, engine }) => {
+      // Links point at the running engine's approval page, signed with the state directory's key.
+      const pageUrl = engine?.endpoints['approvalPage'];
+      const links = pageUrl ? { signer: localApprovalKeys(stateDir()).links, pageUrl, approvers: [localUser()] } : undefined;
+      const pending = await Promise.all(
+        (await ledger.listPendingApprovals()).map(async (approval) => ({ ...publicApproval(approval), links: await signedLinks(links, approval) })),
+      );
       if (options.json) printJson({ approvals: pending });
       else out(pending.length === 0 ? 'no approval is waiting' : pending.map(formatApproval).join('\n'));
     }),
@@ -228,7 +235,8 @@ async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promi
  * directory can be opened only once at a time).
  */
 async function decide(approvalId: string, decision: 'approve' | 'reject', reason?: string, opened?: OpenLedger): Promise<void> {
-  const body = { decision, reason, decidedBy: `cli:${process.env['USER'] ?? 'unknown'}` };
+  // Who decides is who runs this command: the local approval API and the ledger record this machine's user.
+  const body = { decision, reason };
   const engine = opened ? opened.engine : await runningEngine(stateDir());
   if (engine) {
     const response = await fetch(`${engine.endpoints.approvals}/${encodeURIComponent(approvalId)}`, {
@@ -243,8 +251,11 @@ async function decide(approvalId: string, decision: 'approve' | 'reject', reason
   // No engine runs: record the decision; the run picks it up when it resumes.
   const record = async (open: Ledger) => {
     const gone = async () => false;
-    const result = await createDecideApproval({ ledger: open, callbacks: { succeed: gone, fail: gone }, clock: systemClock })(approvalId, body);
-    if (!result.ok) throw new UsageError(result.reason === 'not_found' ? `no approval ${approvalId}` : `approval ${approvalId} is already ${result.approval?.status}`);
+    const decisionMac = localApprovalKeys(stateDir()).decisions;
+    const result = await createDecideApproval({ ledger: open, callbacks: { succeed: gone, fail: gone }, clock: systemClock, decisionMac, policy: { separationOfDuties: false } })(approvalId, body, {
+      caller: { id: localUser(), via: 'cli' },
+    });
+    if (!result.ok) throw new UsageError(result.message);
     out(`${approvalId}: ${result.approval.status} (recorded; the run continues when it resumes)`);
   };
   await (opened ? record(opened.ledger) : withLedger(decision, ({ ledger }) => record(ledger)));

@@ -4,6 +4,7 @@ import { PRICE_TABLE } from '../agent/prices.js';
 import { agentFingerprint, defaultRunId, stableJson, type AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../ledger/records.js';
+import { configProblems, executionLimits } from '../approvals/policy.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from './ports.js';
@@ -21,6 +22,8 @@ export const RunRequest = z
     config: RunConfig.partial().strict().optional(),
     /** Resume even though the code changed since the run started (the operator's `--force`). */
     force: z.boolean().optional(),
+    /** Who starts the run (separation of duties: they may not approve its requests). */
+    startedBy: z.string().min(1).max(200).optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -44,6 +47,7 @@ export interface StartRequest {
   input: unknown;
   config: Partial<RunConfig>;
   force?: boolean;
+  startedBy?: string;
 }
 
 /**
@@ -56,7 +60,7 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
     const scheduled = parseOrThrow(ScheduledEvent, event, 'scheduled event');
     if (!agent.scheduled) throw new InvalidInputError(`scheduled event: agent ${agent.name} does not run on a schedule (it defines no \`scheduled\`)`);
     const input = parseOrThrow(agent.input, agent.scheduled(new Date(scheduled.time)), `input of agent ${agent.name} for the scheduled event`);
-    return { runId: runIdOf(agent, input), input, config: {} };
+    return { runId: runIdOf(agent, input), input, config: {}, startedBy: `schedule:${scheduled.source}` };
   }
   const request = parseOrThrow(RunRequest, event, 'run input');
   const input = parseOrThrow(agent.input, request.input, `input of agent ${agent.name}`);
@@ -64,7 +68,7 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
   // override the agent's own budgets.
   const named = Object.keys((event as { config?: object }).config ?? {});
   const config = Object.fromEntries(Object.entries(request.config ?? {}).filter(([key]) => named.includes(key)));
-  return { runId: request.runId ?? runIdOf(agent, input), input, config, force: request.force };
+  return { runId: request.runId ?? runIdOf(agent, input), input, config, force: request.force, ...(request.startedBy && { startedBy: request.startedBy }) };
 }
 
 /** The run id of an input: the agent's own rule, or its name and a hash of the input. */
@@ -91,7 +95,12 @@ export function createStartRun(deps: StartRunDeps) {
     const request = runRequestFromEvent(agent, event);
     const now = deps.clock.now();
     const fingerprint = agentFingerprint(agent, deps.codeVersion, PRICE_TABLE.version);
-    const definitionHash = hashDefinition(await deps.executions.definitionOf(executionArn));
+    const definition = await deps.executions.definitionOf(executionArn);
+    const definitionHash = hashDefinition(definition);
+    const config = parseOrThrow(RunConfig, { ...agent.budgets, ...request.config }, 'run config');
+    // Refused before anything is written: a run whose approvals could not be decided in time.
+    const problems = configProblems(config, executionLimits(definition));
+    if (problems.length > 0) throw new InvalidInputError(`config.${problems.join('; config.')}`);
     const run: RunRecord = {
       kind: 'run',
       runId: request.runId,
@@ -99,7 +108,7 @@ export function createStartRun(deps: StartRunDeps) {
       input: request.input,
       prompt: agent.prompt(request.input),
       model: agent.model,
-      config: parseOrThrow(RunConfig, { ...agent.budgets, ...request.config }, 'run config'),
+      config,
       fingerprint,
       definitionHash,
       priceTableVersion: PRICE_TABLE.version,
@@ -109,6 +118,7 @@ export function createStartRun(deps: StartRunDeps) {
       createdAt: now.toISOString(),
       updatedAt: now.toISOString(),
       budgetExtensions: {},
+      ...(request.startedBy && { startedBy: request.startedBy }),
       ...ZERO_COUNTERS,
     };
     if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running' };
