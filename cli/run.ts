@@ -210,7 +210,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     new StartExecutionCommand({
       stateMachineArn: stack.stateMachineArn,
       name: `${runId}-${started.toString(36)}`,
-      input: JSON.stringify({ runId, input, config, ...(options.force ? { force: true } : {}) }),
+      input: JSON.stringify({ runId, input, config, startedBy: localUser(), ...(options.force ? { force: true } : {}) }),
     }),
   );
   progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);

@@ -467,8 +467,8 @@ export class DynamoDbLedger implements Ledger {
     now: Date,
   ): Promise<{ decided: boolean; record: ApprovalRecord }> {
     const itemKey = { pk: runKey(key.runId).pk, sk: approvalSkOf(key) };
-    const { linkId, status: _status, reason: _reason, decidedBy: _by, ...optional } = decision;
-    const extra = Object.entries(optional).filter(([, value]) => value !== undefined);
+    const { linkId, decidedVia, decisionMac, waitedMs } = decision;
+    const extra = Object.entries({ decidedVia, decisionMac, waitedMs }).filter(([, value]) => value !== undefined);
     const sets = [
       '#status = :status, reason = :reason, decidedBy = :by, decidedAt = :now',
       ...extra.map(([name]) => `${name} = :${name}`),

@@ -406,7 +406,8 @@ export class EmbeddedLedger implements Ledger {
     if (!current) throw new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
     if (current.record.status !== 'pending') return { decided: false, record: copy(current) };
     const { pendingApproval: _pending, ...hidden } = current.hidden;
-    const { linkId, reason, ...fields } = decision;
+    const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs } = decision;
+    const fields = { status, decidedBy, ...(decidedVia && { decidedVia }), ...(decisionMac && { decisionMac }), ...(waitedMs !== undefined && { waitedMs }) };
     const usedLinks = linkId ? [...(current.record.usedLinks ?? []), linkId] : current.record.usedLinks;
     const record = this.write(
       itemKey,

@@ -235,7 +235,7 @@ export function createDecideApproval(deps: ApprovalDeps) {
     const decisionMac = deps.decisionMac && (await deps.decisionMac.sign(decisionMessage({ ...approval, ...decided })));
     const { decided: applied, record } = await deps.ledger.decideApproval(
       approval,
-      { ...decided, reason: decision.reason, waitedMs: now.getTime() - Date.parse(approval.createdAt), linkId, ...(decisionMac && { decisionMac }) },
+      { status, decidedBy: identity.id, decidedVia: identity.via, reason: decision.reason, waitedMs: now.getTime() - Date.parse(approval.createdAt), linkId, ...(decisionMac && { decisionMac }) },
       now,
     );
     if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record };
