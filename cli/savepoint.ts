@@ -1,12 +1,9 @@
 import { Command, Option } from 'commander';
-import { publicApproval } from '../lambdas/adapters/approval-http.js';
-import { loadReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
-import type { Ledger } from '../lambdas/ledger/ledger.js';
-import { createDecideApproval, signedLinks } from '../lambdas/steps/approvals.js';
+import { CircuitBreaker } from '../lambdas/guards/breaker.js';
+import { signedLinks } from '../lambdas/steps/approvals.js';
 import { localUser } from '../local/approval-api.js';
 import { localApprovalKeys } from '../local/approval-keys.js';
-import { CircuitBreaker } from '../lambdas/guards/breaker.js';
 import { MODEL_BREAKER } from '../lambdas/steps/call-model.js';
 import { toolsBreaker } from '../lambdas/steps/call-tool.js';
 import { systemClock } from '../lambdas/steps/ports.js';
@@ -18,6 +15,7 @@ import { exitCodeOf, runCommand } from './run.js';
 import { UsageError } from './errors.js';
 import { ownStateDir } from './owner.js';
 import { exitCodeOfSignal, StoppedBySignal } from './signals.js';
+import { approvalApiDecider, createClient, type SavepointClient } from '../client/index.js';
 import { DEFAULT_STATE_DIR, openLedger, runningEngine, worldDataOf, type EngineFile, type OpenLedger } from './state.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -110,12 +108,11 @@ program
   .option('--agent <name|path>', "the run's agent, for its own summary (default: the agent named in the run)")
   .option('--json', 'print JSON', false)
   .action((runId: string, options: { json: boolean; agent?: string }) =>
-    withLedger('status', async ({ ledger, engine }) => {
-      const run = await ledger.getRun(runId);
-      const report = run && (await loadReport(ledger, runId, new Date(), await agentFor(options.agent, run.agent, engine ?? null)));
-      if (!report) throw new UsageError(`no run ${runId} in ${stateDir()}`);
-      if (options.json) printJson(report);
-      else out(formatReport(report));
+    withClient('status', options.agent, runId, async (client) => {
+      const view = await client.status(runId);
+      if (!view) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+      if (options.json) printJson({ ...view.report, lifecycle: view.lifecycle });
+      else out(formatReport(view.report));
     }),
   );
 
@@ -124,12 +121,12 @@ program
   .description('the approvals waiting for a decision')
   .option('--json', 'print JSON', false)
   .action((options: { json: boolean }) =>
-    withLedger('approvals', async ({ ledger, engine }) => {
+    withClient('approvals', undefined, undefined, async (client, { engine }) => {
       // Links point at the running engine's approval page, signed with the state directory's key.
       const pageUrl = engine?.endpoints['approvalPage'];
       const links = pageUrl ? { signer: localApprovalKeys(stateDir()).links, pageUrl, approvers: [localUser()] } : undefined;
       const pending = await Promise.all(
-        (await ledger.listPendingApprovals()).map(async (approval) => ({ ...publicApproval(approval), links: await signedLinks(links, approval) })),
+        (await client.approvals()).map(async (approval) => ({ ...approval, links: await signedLinks(links, approval) })),
       );
       if (options.json) printJson({ approvals: pending });
       else out(pending.length === 0 ? 'no approval is waiting' : pending.map(formatApproval).join('\n'));
@@ -141,7 +138,13 @@ for (const [name, decision] of [['approve', 'approve'], ['reject', 'reject']] as
     .command(`${name} <approvalId>`)
     .description(`${name} a pending approval (through the running engine's approval API, or recorded for the next resume)`)
     .option('--reason <text>', 'why, recorded with the decision')
-    .action((approvalId: string, options: { reason?: string }) => decide(approvalId, decision, options.reason));
+    .action((approvalId: string, options: { reason?: string }) =>
+      withClient(decision, undefined, undefined, async (client, opened) => {
+        const result = await client.decide(approvalId, decision, { reason: options.reason });
+        if (!result.ok) throw new UsageError(`${result.status}: ${result.message}`);
+        out(`${approvalId}: ${result.approval.status}${opened.engine ? '' : ' (recorded; the run continues when it resumes)'}`);
+      }),
+    );
 }
 
 program
@@ -152,21 +155,13 @@ program
   .option('--reason <text>', 'why, recorded with the kill', '')
   .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
     if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
-    await withLedger('kill', async (opened) => {
-      const { ledger } = opened;
-      const flag = { by: `cli:${process.env['USER'] ?? 'unknown'}`, at: new Date().toISOString(), reason: options.reason };
+    await withClient('kill', undefined, runId, async (client, { ledger }) => {
       if (options.all) {
-        await ledger.setGlobalKill(options.lift ? undefined : flag);
+        await ledger.setGlobalKill(options.lift ? undefined : { by: cliUser(), at: new Date().toISOString(), reason: options.reason });
         return out(options.lift ? 'global kill switch lifted' : `global kill switch on: every run stops before its next step`);
       }
-      const run = await ledger.getRun(runId!);
-      if (!run) throw new UsageError(`no run ${runId} in ${stateDir()}`);
-      if (run.status !== 'running') throw new UsageError(`run ${runId} is ${run.status}, not running`);
-      await ledger.killRun(runId!, flag);
-      // A run waiting on an approval would not reach its next step until the approval is
-      // decided: reject its pending approvals so it stops now.
-      const pending = (await ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
-      for (const approval of pending) await decide(approval.approvalId, 'reject', `run killed${options.reason ? `: ${options.reason}` : ''}`, opened);
+      if (!(await ledger.getRun(runId!))) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+      await client.cancel(runId!, { by: cliUser(), reason: options.reason });
       out(`run ${runId}: killed; it stops before its next step`);
     });
   });
@@ -230,36 +225,22 @@ async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promi
 }
 
 /**
- * Decides an approval through the running engine's approval API; with no engine running, records
- * the decision in the ledger (`opened` when the caller has the ledger open already: a state
- * directory can be opened only once at a time).
+ * Runs `use` with a client of the state directory: decisions go through the running engine's
+ * approval API (the waiting execution resumes), or, with no engine running, are recorded in the
+ * ledger and delivered when the run resumes.
  */
-async function decide(approvalId: string, decision: 'approve' | 'reject', reason?: string, opened?: OpenLedger): Promise<void> {
-  // Who decides is who runs this command: the local approval API and the ledger record this machine's user.
-  const body = { decision, reason };
-  const engine = opened ? opened.engine : await runningEngine(stateDir());
-  if (engine) {
-    const response = await fetch(`${engine.endpoints.approvals}/${encodeURIComponent(approvalId)}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const result = (await response.json()) as { status?: string; message?: string };
-    if (!response.ok) throw new UsageError(result.message ?? `approval API answered ${response.status}`);
-    return out(`${approvalId}: ${result.status}`);
-  }
-  // No engine runs: record the decision; the run picks it up when it resumes.
-  const record = async (open: Ledger) => {
-    const gone = async () => false;
-    const decisionMac = localApprovalKeys(stateDir()).decisions;
-    const result = await createDecideApproval({ ledger: open, callbacks: { succeed: gone, fail: gone }, clock: systemClock, decisionMac, policy: { separationOfDuties: false } })(approvalId, body, {
-      caller: { id: localUser(), via: 'cli' },
-    });
-    if (!result.ok) throw new UsageError(result.message);
-    out(`${approvalId}: ${result.approval.status} (recorded; the run continues when it resumes)`);
-  };
-  await (opened ? record(opened.ledger) : withLedger(decision, ({ ledger }) => record(ledger)));
+async function withClient<T>(command: string, agentSpec: string | undefined, runId: string | undefined, use: (client: SavepointClient, opened: OpenLedger) => Promise<T>): Promise<T> {
+  return withLedger(command, async (opened) => {
+    const run = runId ? await opened.ledger.getRun(runId) : undefined;
+    const agent = await agentFor(agentSpec, run?.agent, opened.engine ?? null);
+    const decide = opened.engine ? approvalApiDecider(opened.engine.endpoints.approvals) : undefined;
+    // Who decides is who runs this command: the local approval API, or the ledger here, records this machine's user.
+    const ledgerDecisions = { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(stateDir()).decisions, policy: { separationOfDuties: false } };
+    return use(createClient({ ledger: opened.ledger, agent, ledgerDecisions, ...(decide && { decide }) }), opened);
+  });
 }
+
+const cliUser = () => `cli:${process.env['USER'] ?? 'unknown'}`;
 
 try {
   await program.parseAsync(process.argv);

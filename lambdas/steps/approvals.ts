@@ -138,7 +138,7 @@ async function tell(deps: ApprovalDeps, approval: ApprovalRecord): Promise<void>
 }
 
 /** One signed link per approver, valid until the approval's deadline. */
-export async function signedLinks(links: ApprovalLinks | undefined, approval: ApprovalRecord): Promise<ApprovalRequested['links']> {
+export async function signedLinks(links: ApprovalLinks | undefined, approval: Pick<ApprovalRecord, 'approvalId' | 'runId' | 'decideBy'>): Promise<ApprovalRequested['links']> {
   if (!links) return [];
   const expiresAt = Math.floor(Date.parse(approval.decideBy) / 1000);
   return Promise.all(

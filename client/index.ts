@@ -1,0 +1,193 @@
+import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { publicApproval } from '../lambdas/adapters/approval-http.js';
+import { loadReport, type RunReport } from '../lambdas/agent/report.js';
+import type { AgentDefinition } from '../lambdas/define.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
+import type { ApprovalRecord, RunRecord } from '../lambdas/ledger/records.js';
+import { InvalidInputError } from '../lambdas/shared/errors.js';
+import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { createDecideApproval, type DecideResult } from '../lambdas/steps/approvals.js';
+import { systemClock, type Clock } from '../lambdas/steps/ports.js';
+import type { DecisionMac } from '../lambdas/approvals/decision-mac.js';
+import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
+import { RunId, RunRequest, runIdOf } from '../lambdas/steps/start-run.js';
+
+/**
+ * The client applications use to drive savepoint runs: start a run (idempotent on its run id),
+ * read its status and result, wait for it, cancel it, list and decide approvals. The CLI is built
+ * on it. It speaks to one deployment through the same parts the steps use — the Step Functions
+ * API, the ledger, the approval API — so it works the same against the local engine (loopback
+ * endpoints) and a deployed stack (the real endpoints).
+ */
+
+/**
+ * A run's lifecycle in the shape MCP Tasks and OpenAI background mode use, next to savepoint's own
+ * status: `input_required` while a person's decision is awaited.
+ */
+export type Lifecycle = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+export function lifecycleOf(status: RunRecord['status'], pendingApprovals: number): Lifecycle {
+  switch (status) {
+    case 'running':
+      return pendingApprovals > 0 ? 'input_required' : 'working';
+    case 'succeeded':
+      return 'completed';
+    case 'killed':
+      return 'cancelled';
+    case 'stopped': // a guard stopped it short of its goal (a budget, the loop detector)
+    case 'failed':
+      return 'failed';
+  }
+}
+
+export type PublicApproval = ReturnType<typeof publicApproval>;
+
+export interface RunView {
+  runId: string;
+  lifecycle: Lifecycle;
+  /** savepoint's own status and figures (the run report). */
+  report: RunReport;
+  /** Decisions the run waits for. */
+  approvals: PublicApproval[];
+}
+
+export interface StartRequest {
+  /** The run's input, checked by the agent's `input` schema when the run starts. */
+  input: unknown;
+  /** The idempotency key of the whole run. @default the agent's `runId(input)` (needs `agent`) */
+  runId?: string;
+  /** Budgets and other settings for this run (`RunConfig`). */
+  config?: Record<string, unknown>;
+  /** Resume even though the code changed since the run started. */
+  force?: boolean;
+}
+
+/** A decision as the approval API takes it: who decides is who the API authenticated, never a field. */
+export interface DecisionBody {
+  decision: 'approve' | 'reject';
+  reason?: string;
+}
+
+export interface ClientParts {
+  /** The ledger of the deployment (DynamoDB on AWS; the local engine's otherwise). */
+  ledger: Ledger;
+  /** The Step Functions API of the deployment and the agent's state machine: what `start` needs. */
+  sfn?: SFNClient;
+  stateMachineArn?: string;
+  /** Decides an approval through the deployment's approval API (so that the waiting execution resumes). */
+  decide?: (approvalId: string, body: DecisionBody) => Promise<DecideResult>;
+  /**
+   * Who this client decides as when it records decisions in the ledger itself (no approval API),
+   * with the key that signs them and the policy. Without an identity such decisions are refused.
+   */
+  ledgerDecisions?: { identity: Identity; decisionMac?: DecisionMac; policy?: ApprovalPolicy };
+  /** The agent the deployment runs: derives run ids, and adds the agent's own summary to reports. */
+  agent?: AgentDefinition;
+  clock?: Clock;
+  /** How `wait` waits between two looks at the run. @default 500 ms of real time */
+  pause?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export interface SavepointClient {
+  /** Starts the run, or resumes it if it is unfinished; a finished run id is a no-op. */
+  start(request: StartRequest): Promise<{ runId: string; executionArn: string }>;
+  status(runId: string): Promise<RunView | undefined>;
+  /** Resolves when the run is no longer working (finished, or waiting for a person when `untilInput`). */
+  wait(runId: string, options?: { untilInput?: boolean; signal?: AbortSignal; everyMs?: number }): Promise<RunView>;
+  /** Stops the run before its next step; a pending approval of it is rejected so it stops now. */
+  cancel(runId: string, options: { by: string; reason?: string }): Promise<RunView>;
+  approvals(): Promise<PublicApproval[]>;
+  decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<DecideResult>;
+}
+
+const TERMINAL: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
+
+export function createClient(parts: ClientParts): SavepointClient {
+  const clock = parts.clock ?? systemClock;
+  const pause = parts.pause ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  // Without an approval API (a process that owns the ledger while no engine runs), the decision
+  // is recorded in the ledger and delivered when the run asks again.
+  const own = parts.ledgerDecisions;
+  const decideInLedger = createDecideApproval({
+    ledger: parts.ledger,
+    callbacks: { succeed: async () => false, fail: async () => false },
+    clock,
+    ...(own?.decisionMac && { decisionMac: own.decisionMac }),
+    ...(own?.policy && { policy: own.policy }),
+  });
+  const decide = parts.decide ?? ((approvalId: string, body: DecisionBody) => decideInLedger(approvalId, body, own ? { caller: own.identity } : {}));
+
+  const status = async (runId: string): Promise<RunView | undefined> => {
+    const report = await loadReport(parts.ledger, runId, clock.now(), parts.agent);
+    if (!report) return undefined;
+    const approvals = (await parts.ledger.listPendingApprovals()).filter((approval) => approval.runId === runId).map(publicApproval);
+    return { runId, lifecycle: lifecycleOf(report.status, approvals.length), report, approvals };
+  };
+
+  return {
+    async start(request) {
+      const runId = request.runId ?? (parts.agent ? runIdOf(parts.agent, parseOrThrow(parts.agent.input, request.input, `input of agent ${parts.agent.name}`)) : undefined);
+      if (!runId) throw new InvalidInputError('runId: required when the client does not know the agent (pass `agent` to createClient)');
+      const input = parseOrThrow(RunRequest, { runId: parseOrThrow(RunId, runId, 'runId'), input: request.input, config: request.config, force: request.force }, 'run request');
+      // A new execution name per start: the run id (not the execution) is the idempotency key, and
+      // StartRun joins, resumes or skips a run that exists.
+      const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
+      if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('start: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
+      const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn: parts.stateMachineArn, name, input: JSON.stringify(input) }));
+      return { runId, executionArn: started.executionArn! };
+    },
+
+    status,
+
+    async wait(runId, options = {}) {
+      for (;;) {
+        const view = await status(runId);
+        if (view && (TERMINAL.includes(view.lifecycle) || (options.untilInput && view.lifecycle === 'input_required'))) return view;
+        if (options.signal?.aborted) throw new Error(`stopped waiting for run ${runId}`, { cause: options.signal.reason });
+        await pause(options.everyMs ?? 500, options.signal);
+      }
+    },
+
+    async cancel(runId, { by, reason = '' }) {
+      // The first kill stands; the pending approvals are rejected by whoever cancels.
+      const run = await parts.ledger.getRun(runId);
+      if (!run) throw new InvalidInputError(`runId: no run ${runId}`);
+      if (run.status !== 'running') throw new InvalidInputError(`runId: run ${runId} is ${run.status}, not running`);
+      await parts.ledger.killRun(runId, { by, at: clock.now().toISOString(), reason });
+      // A run waiting on an approval would not reach its next step until the approval is decided.
+      for (const approval of await pendingOf(parts.ledger, runId)) {
+        await decide(approval.approvalId, { decision: 'reject', reason: `run killed by ${by}${reason ? `: ${reason}` : ''}` });
+      }
+      return (await status(runId))!;
+    },
+
+    approvals: async () => (await parts.ledger.listPendingApprovals()).map(publicApproval),
+
+    decide: (approvalId, decision, options = {}) => decide(approvalId, { decision, ...options }),
+  };
+}
+
+async function pendingOf(ledger: Ledger, runId: string): Promise<ApprovalRecord[]> {
+  return (await ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
+}
+
+/**
+ * Decides through an approval API (`POST {url}/{approvalId}`): the route a person's decision takes,
+ * which also resumes the waiting execution. 404 and 409 are answers, anything else an error.
+ */
+export function approvalApiDecider(url: string, fetchImpl: typeof fetch = fetch): NonNullable<ClientParts['decide']> {
+  return async (approvalId, body) => {
+    const response = await fetchImpl(`${url}/${encodeURIComponent(approvalId)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const answer = (await response.json()) as Record<string, unknown> & { message?: string; approval?: ApprovalRecord; delivered?: boolean };
+    const refused = [401, 403, 404, 409, 410] as const;
+    const status = refused.find((code) => code === response.status);
+    if (status) return { ok: false, status, message: answer.message ?? `approval API answered ${status}`, ...(answer.approval && { approval: answer.approval }) };
+    if (!response.ok) throw new InvalidInputError(answer.message ?? `approval API answered ${response.status}`);
+    const { delivered, ...approval } = answer;
+    return { ok: true, approval: approval as unknown as ApprovalRecord, delivered: Boolean(delivered) };
+  };
+}

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { approvalApiDecider, createClient, lifecycleOf, type SavepointClient } from '../../client/index.js';
+import { duplicatePayments, sampleDay, startHarness, type Harness } from '../engine/harness.js';
+
+/** The application client against the local stack: the same Step Functions API, ledger and approval API as on AWS. */
+let harness: Harness;
+let client: SavepointClient;
+// Looks again as soon as the event loop has turned: no timed sleep.
+const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+beforeAll(async () => {
+  harness = await startHarness();
+  client = createClient({
+    ledger: harness.stack.ledger,
+    sfn: harness.stack.sfn,
+    stateMachineArn: harness.stack.stateMachineArn,
+    decide: approvalApiDecider(harness.stack.endpoints.approvals),
+    agent: refundReconciler,
+    pause: nextTick,
+  });
+});
+afterAll(() => harness.stack.close());
+
+describe('the lifecycle', () => {
+  it.each([
+    ['running', 0, 'working'],
+    ['running', 1, 'input_required'],
+    ['succeeded', 0, 'completed'],
+    ['stopped', 0, 'failed'],
+    ['failed', 0, 'failed'],
+    ['killed', 0, 'cancelled'],
+  ] as const)('%s with %i pending approvals is %s', (status, pending, lifecycle) => {
+    expect(lifecycleOf(status, pending)).toBe(lifecycle);
+  });
+});
+
+describe('the client', () => {
+  it('starts a run, waits for input, decides, waits for the result; starting it again changes nothing', async () => {
+    const input = { date: sampleDay.date };
+    const { runId } = await client.start({ input, config: { approvalTimeoutSeconds: 3600 } });
+    expect(runId).toBe('refunds-2026-11-28');
+
+    const decided: string[] = [];
+    for (;;) {
+      const view = await client.wait(runId, { untilInput: true });
+      if (view.lifecycle !== 'input_required') break;
+      const [approval] = view.approvals;
+      expect(approval).toMatchObject({ runId, toolName: 'issue_refund', amount: { currency: 'usd' } });
+      const result = await client.decide(approval!.approvalId, decided.length === 0 ? 'approve' : 'reject', { reason: 'by the client test' });
+      expect(result).toMatchObject({ ok: true, delivered: true });
+      decided.push(approval!.approvalId);
+      // Wait until the decided approval is no longer pending before looking for the next one.
+      while ((await client.status(runId))!.approvals.some((pending) => pending.approvalId === approval!.approvalId)) await nextTick();
+    }
+    const done = await client.wait(runId);
+    expect(done).toMatchObject({ lifecycle: 'completed', report: { status: 'succeeded', summary: { issued: 17, escalated: 1 } }, approvals: [] });
+    expect(decided).toHaveLength(2);
+    expect(await client.decide(decided[0]!, 'reject')).toMatchObject({ ok: false, status: 409 });
+
+    const paid = harness.stack.world.payments.refunds().length;
+    await client.start({ input });
+    expect((await client.wait(runId)).lifecycle).toBe('completed');
+    expect(harness.stack.world.payments.refunds()).toHaveLength(paid);
+    expect(duplicatePayments(harness.stack)).toEqual([]);
+  });
+
+  it('cancels a run waiting for a person: its approval is rejected and it stops before its next step', async () => {
+    const { runId } = await client.start({ runId: 'to-cancel', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    expect((await client.wait(runId, { untilInput: true })).lifecycle).toBe('input_required');
+    await client.cancel(runId, { by: 'client-test', reason: 'wrong day' });
+    const view = await client.wait(runId);
+    expect(view).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed', killed: { by: 'client-test', reason: 'wrong day' } } });
+    await expect(client.cancel(runId, { by: 'client-test' })).rejects.toThrow(/run to-cancel is killed, not running/);
+  });
+
+  it('refuses what it cannot start, naming the field', async () => {
+    await expect(client.start({ input: { date: '2026-02-30' } })).rejects.toThrow(/input of agent refund-reconciler: date: 2026-02-30 is not a calendar date/);
+    const anonymous = createClient({ ledger: harness.stack.ledger, sfn: harness.stack.sfn, stateMachineArn: harness.stack.stateMachineArn });
+    await expect(anonymous.start({ input: {} })).rejects.toThrow(/runId: required when the client does not know the agent/);
+    expect(await client.status('no-such-run')).toBeUndefined();
+  });
+});
