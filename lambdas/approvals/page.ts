@@ -32,11 +32,17 @@ export async function evidenceFor(ledger: Ledger, approval: ApprovalRecord): Pro
     tool: call.name,
     turn: call.turn,
     args: JSON.stringify(call.args),
-    result: truncate(call.result ?? '', MAX_RESULT),
+    result: excerpt(call.result ?? '', needles, MAX_RESULT),
   }));
 }
 
-const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
+/** At most `max` characters of `text`, around the first thing the approval is about when it is far in. */
+function excerpt(text: string, needles: string[], max: number): string {
+  if (text.length <= max) return text;
+  const at = Math.min(...needles.map((needle) => text.indexOf(needle)).filter((index) => index >= 0), Infinity);
+  const start = at === Infinity || at < max / 2 ? 0 : Math.min(at - 80, text.length - max);
+  return `${start > 0 ? '…' : ''}${text.slice(start, start + max)}${start + max < text.length ? '…' : ''}`;
+}
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
