@@ -133,7 +133,13 @@ export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinit
 async function tell(deps: ApprovalDeps, approval: ApprovalRecord): Promise<void> {
   const links = await signedLinks(deps.links, approval);
   const event = approvalRequested(approval, links);
-  await deps.notifier?.approvalRequested(event);
+  try {
+    await deps.notifier?.approvalRequested(event);
+  } catch (error) {
+    // The approval stands (listed by the API and `savepoint approvals`, escalated at its deadline):
+    // a notification that did not go out must not fail the run.
+    console.error(JSON.stringify({ level: 'ERROR', message: 'approval notification failed', approvalId: approval.approvalId, error: String(error) }));
+  }
   deps.notify?.(approval, event);
 }
 
