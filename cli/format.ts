@@ -68,6 +68,7 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
     row('  tokens', `${report.guards.tokens.used} / ${report.guards.tokens.limit} (max ${report.guards.tokens.perTurn} per turn)`),
     row('  dollars', `${report.guards.dollars.used.toFixed(4)} / ${report.guards.dollars.limit.toFixed(2)}`),
     row('  wall clock', `${report.guards.wallSeconds.used} s / ${report.guards.wallSeconds.limit} s`),
+    row('  waiting for people', `${report.guards.approvalWaitSeconds} s (not counted)`),
     ...report.guardEvents.map((event) => row(`  ${event.action}`, `${event.guard} at ${event.at}: ${event.reason}`)),
   );
   if (report.executions > 1) {
@@ -79,8 +80,10 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
   return lines.join('\n');
 }
 
-export function formatApproval(approval: Omit<ApprovalRecord, 'taskToken' | 'kind'>): string {
-  return `${approval.approvalId}  ${approval.status.padEnd(8)} ${approval.summary}  decide by ${approval.decideBy}`;
+export function formatApproval(approval: Omit<ApprovalRecord, 'taskToken' | 'kind'> & { links?: { approver: string; url: string }[] }): string {
+  const amount = approval.amount ? `  ${(approval.amount.minor / 100).toFixed(2)} ${approval.amount.currency.toUpperCase()}` : '';
+  const links = (approval.links ?? []).map((link) => `\n    decide (${link.approver}): ${link.url}`).join('');
+  return `${approval.approvalId}  ${approval.status.padEnd(8)} ${approval.summary}${amount}  decide by ${approval.decideBy}${links}`;
 }
 
 export function formatBreaker(breaker: BreakerState): string {

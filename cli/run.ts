@@ -7,6 +7,9 @@ import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { parseModelSpec } from '../lambdas/models/spec.js';
+import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
+import { localUser } from '../local/approval-api.js';
+import { formatAmount } from '../lambdas/approvals/page.js';
 import { RunId, runIdOf } from '../lambdas/steps/start-run.js';
 import { ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
@@ -102,8 +105,10 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const logFile = stateDir && join(stateDir, 'savepoint.log');
   const decisions: Promise<void>[] = [];
   let approvalsUrl = '';
-  const onApproval = (approval: ApprovalRecord) => {
-    progress(`          ⏸  approval ${approval.approvalId}: ${approval.summary} — decide by ${approval.decideBy}`);
+  const onApproval = (approval: ApprovalRecord, event?: ApprovalRequested) => {
+    const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
+    progress(`          ⏸  approval ${approval.approvalId}: ${approval.summary}${amount} — decide by ${approval.decideBy}`);
+    for (const link of event?.links ?? []) progress(`             decide (${link.approver}): ${link.url}`);
     decisions.push(decideApproval(approval, approvalMode, approvalsUrl, progress).catch((error: unknown) => io.err(`approval ${approval.approvalId}: ${String(error)}`)));
   };
   const crashing = options.crashAt !== undefined || options.crashRate > 0;
@@ -171,7 +176,7 @@ interface DriveContext {
   stateDir: string | undefined;
   approvalMode: z.infer<typeof ApprovalMode>;
   approvalTimeoutSeconds: number;
-  onApproval: (approval: ApprovalRecord) => void;
+  onApproval: (approval: ApprovalRecord, event?: ApprovalRequested) => void;
   decisions: Promise<void>[];
   progress: (line: string) => void;
   signals: StopSignals;
@@ -212,7 +217,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     );
   }
   // Approvals a dead process was waiting on are still pending: decide them the way this run decides.
-  for (const approval of await stack.ledger.listPendingApprovals()) onApproval(approval);
+  for (const approval of await stack.ledger.listPendingApprovals()) onApproval(approval, approvalRequested(approval, await stack.approvalLinks(approval)));
   // Stopped while the watchdog worked: the stack is whole (it is closed like after a run), and
   // no run starts; what the watchdog resumed is resumed again by the next engine.
   const early = signals.first();
@@ -222,7 +227,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     new StartExecutionCommand({
       stateMachineArn: stack.stateMachineArn,
       name: `${runId}-${started.toString(36)}`,
-      input: JSON.stringify({ runId, input, config, ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}) }),
+      input: JSON.stringify({ runId, input, config, startedBy: localUser(), ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}) }),
     }),
   );
   progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
@@ -272,7 +277,7 @@ async function decideApproval(approval: ApprovalRecord, mode: z.infer<typeof App
   const response = await fetch(`${approvalsUrl}/${approval.approvalId}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ decision, reason, decidedBy: 'savepoint-cli' }),
+    body: JSON.stringify({ decision, reason }),
   });
   const body = (await response.json()) as { status?: string; message?: string };
   progress(`          ✓  approval ${approval.approvalId}: ${response.ok ? body.status : `${response.status} ${body.message}`}`);

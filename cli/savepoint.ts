@@ -2,6 +2,9 @@ import { Command, Option } from 'commander';
 import type { AgentDefinition } from '../lambdas/define.js';
 import { CircuitBreaker } from '../lambdas/guards/breaker.js';
 import { modelBreaker } from '../lambdas/steps/call-model.js';
+import { signedLinks } from '../lambdas/steps/approvals.js';
+import { localUser } from '../local/approval-api.js';
+import { localApprovalKeys } from '../local/approval-keys.js';
 import { toolsBreaker } from '../lambdas/steps/call-tool.js';
 import { systemClock } from '../lambdas/steps/ports.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
@@ -154,8 +157,13 @@ program
   .description('the approvals waiting for a decision')
   .option('--json', 'print JSON', false)
   .action((options: { json: boolean }) =>
-    withClient('approvals', undefined, undefined, async ({ client }) => {
-      const pending = await client.approvals();
+    withClient('approvals', undefined, undefined, async ({ client, engine }) => {
+      // Links point at the running engine's approval page, signed with the state directory's key.
+      const pageUrl = engine?.endpoints['approvalPage'];
+      const links = pageUrl ? { signer: localApprovalKeys(stateDir()).links, pageUrl, approvers: [localUser()] } : undefined;
+      const pending = await Promise.all(
+        (await client.approvals()).map(async (approval) => ({ ...approval, links: await signedLinks(links, approval) })),
+      );
       if (options.json) printJson({ approvals: pending });
       else out(pending.length === 0 ? 'no approval is waiting' : pending.map(formatApproval).join('\n'));
     }),
@@ -168,8 +176,8 @@ for (const [name, decision] of [['approve', 'approve'], ['reject', 'reject']] as
     .option('--reason <text>', 'why, recorded with the decision')
     .action((approvalId: string, options: { reason?: string }) =>
       withClient(decision, undefined, undefined, async ({ client, live }) => {
-        const result = await client.decide(approvalId, decision, { reason: options.reason, decidedBy: cliUser() });
-        if (!result.ok) throw new UsageError(result.reason === 'not_found' ? `no approval ${approvalId}` : `approval ${approvalId} is already ${result.approval?.status}`);
+        const result = await client.decide(approvalId, decision, { reason: options.reason });
+        if (!result.ok) throw new UsageError(`${result.status}: ${result.message}`);
         out(`${approvalId}: ${result.approval.status}${live ? '' : ' (recorded; the run continues when it resumes)'}`);
       }),
     );
@@ -278,6 +286,8 @@ interface Target {
   client: SavepointClient;
   ledger: Ledger;
   live: boolean;
+  /** The running local engine, when the command reaches one. */
+  engine?: EngineFile;
   /** A link to watch an execution (the AWS console's, on a deployed stack). */
   link: (executionArn: string) => string;
 }
@@ -303,8 +313,10 @@ async function withClient<T>(command: string, agentSpec: string | undefined, run
     const run = runId ? await opened.ledger.getRun(runId) : undefined;
     const agent = await agentFor(agentSpec, run?.agent, opened.engine ?? null);
     const decide = opened.engine ? approvalApiDecider(opened.engine.endpoints.approvals) : undefined;
-    const client = createClient({ ledger: opened.ledger, agent, ...(decide && { decide }) });
-    return use({ client, ledger: opened.ledger, live: Boolean(opened.engine), link: (arn) => arn });
+    // Who decides is who runs this command: the local approval API, or the ledger here, records this machine's user.
+    const ledgerDecisions = { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(stateDir()).decisions, policy: { separationOfDuties: false } };
+    const client = createClient({ ledger: opened.ledger, agent, ledgerDecisions, ...(decide && { decide }) });
+    return use({ client, ledger: opened.ledger, live: Boolean(opened.engine), engine: opened.engine, link: (arn) => arn });
   });
 }
 

@@ -8,6 +8,8 @@ import { InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { createDecideApproval, type DecideResult } from '../lambdas/steps/approvals.js';
 import { systemClock, type Clock } from '../lambdas/steps/ports.js';
+import type { DecisionMac } from '../lambdas/approvals/decision-mac.js';
+import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
 import { RunId, RunRequest, runIdOf } from '../lambdas/steps/start-run.js';
 
 /**
@@ -60,11 +62,10 @@ export interface StartRequest {
   force?: boolean;
 }
 
-/** A decision as the approval API takes it. */
+/** A decision as the approval API takes it: who decides is who the API authenticated, never a field. */
 export interface DecisionBody {
   decision: 'approve' | 'reject';
   reason?: string;
-  decidedBy?: string;
 }
 
 export interface ClientParts {
@@ -75,6 +76,11 @@ export interface ClientParts {
   stateMachineArn?: string;
   /** Decides an approval through the deployment's approval API (so that the waiting execution resumes). */
   decide?: (approvalId: string, body: DecisionBody) => Promise<DecideResult>;
+  /**
+   * Who this client decides as when it records decisions in the ledger itself (no approval API),
+   * with the key that signs them and the policy. Without an identity such decisions are refused.
+   */
+  ledgerDecisions?: { identity: Identity; decisionMac?: DecisionMac; policy?: ApprovalPolicy };
   /** The agent the deployment runs: derives run ids, and adds the agent's own summary to reports. */
   agent?: AgentDefinition;
   clock?: Clock;
@@ -91,7 +97,7 @@ export interface SavepointClient {
   /** Stops the run before its next step; a pending approval of it is rejected so it stops now. */
   cancel(runId: string, options: { by: string; reason?: string }): Promise<RunView>;
   approvals(): Promise<PublicApproval[]>;
-  decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string; decidedBy?: string }): Promise<DecideResult>;
+  decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<DecideResult>;
 }
 
 const TERMINAL: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
@@ -101,8 +107,15 @@ export function createClient(parts: ClientParts): SavepointClient {
   const pause = parts.pause ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   // Without an approval API (a process that owns the ledger while no engine runs), the decision
   // is recorded in the ledger and delivered when the run asks again.
-  const decideInLedger = createDecideApproval({ ledger: parts.ledger, callbacks: { succeed: async () => false, fail: async () => false }, clock });
-  const decide = parts.decide ?? ((approvalId: string, body: DecisionBody) => decideInLedger(approvalId, body));
+  const own = parts.ledgerDecisions;
+  const decideInLedger = createDecideApproval({
+    ledger: parts.ledger,
+    callbacks: { succeed: async () => false, fail: async () => false },
+    clock,
+    ...(own?.decisionMac && { decisionMac: own.decisionMac }),
+    ...(own?.policy && { policy: own.policy }),
+  });
+  const decide = parts.decide ?? ((approvalId: string, body: DecisionBody) => decideInLedger(approvalId, body, own ? { caller: own.identity } : {}));
 
   const status = async (runId: string): Promise<RunView | undefined> => {
     const report = await loadReport(parts.ledger, runId, clock.now(), parts.agent);
@@ -143,7 +156,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       await parts.ledger.killRun(runId, { by, at: clock.now().toISOString(), reason });
       // A run waiting on an approval would not reach its next step until the approval is decided.
       for (const approval of await pendingOf(parts.ledger, runId)) {
-        await decide(approval.approvalId, { decision: 'reject', reason: `run killed${reason ? `: ${reason}` : ''}`, decidedBy: by });
+        await decide(approval.approvalId, { decision: 'reject', reason: `run killed by ${by}${reason ? `: ${reason}` : ''}` });
       }
       return (await status(runId))!;
     },
@@ -170,8 +183,9 @@ export function approvalApiDecider(url: string, fetchImpl: typeof fetch = fetch)
       body: JSON.stringify(body),
     });
     const answer = (await response.json()) as Record<string, unknown> & { message?: string; approval?: ApprovalRecord; delivered?: boolean };
-    if (response.status === 404) return { ok: false, reason: 'not_found' };
-    if (response.status === 409) return { ok: false, reason: 'already_decided', ...(answer.approval && { approval: answer.approval }) };
+    const refused = [401, 403, 404, 409, 410] as const;
+    const status = refused.find((code) => code === response.status);
+    if (status) return { ok: false, status, message: answer.message ?? `approval API answered ${status}`, ...(answer.approval && { approval: answer.approval }) };
     if (!response.ok) throw new InvalidInputError(answer.message ?? `approval API answered ${response.status}`);
     const { delivered, ...approval } = answer;
     return { ok: true, approval: approval as unknown as ApprovalRecord, delivered: Boolean(delivered) };

@@ -179,9 +179,10 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       if (parts[0] === 'approvals' && parts.length === 3 && parts[2] === 'decide') {
         const approvalId = parseOrThrow(z.string().min(1).max(200), parts[1], 'approvalId');
         const { decision, reason } = parseOrThrow(DecisionBody, body, 'body');
-        const result = await options.client.decide(approvalId, decision, { reason: reason ?? `${decision}d in the console`, decidedBy: actor });
+        // Decided as the person running the console: the approval API records this machine's user.
+        const result = await options.client.decide(approvalId, decision, { reason: reason ?? `${decision}d in the console by ${actor}` });
         changed();
-        if (!result.ok) throw new HttpError(result.reason === 'not_found' ? 404 : 409, result.reason === 'not_found' ? `approvalId: no approval ${approvalId}` : `approvalId: approval ${approvalId} is already ${result.approval?.status}`);
+        if (!result.ok) throw new HttpError(result.status, `approvalId: ${result.message}`);
         return { ok: true, status: result.approval.status, delivered: result.delivered };
       }
       if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'kill') {

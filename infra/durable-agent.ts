@@ -9,6 +9,7 @@ import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { Steps } from '../lambdas/shared/steps.js';
 import { AgentStateMachine } from './agent-state-machine.js';
+import { ApprovalMachinery, type ApprovalSettings } from './approvals.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, type ModelAccessProps } from './model-access.js';
 import { RunRecovery } from './recovery.js';
@@ -46,6 +47,8 @@ export interface DurableAgentProps {
   readonly codeVersion?: string;
   /** Recoveries in a row without progress before a run is given up. @default 3 */
   readonly maxRecoveries?: number;
+  /** Who is told and may decide, and the policy (infra/approvals.ts). @default no links, separation of duties on */
+  readonly approvals?: ApprovalSettings;
 }
 
 /**
@@ -126,6 +129,7 @@ export class DurableAgent extends Construct {
       targets: [new LambdaFunction(executionStopped, { retryAttempts: 4 })],
     });
 
+    let approvalCallbackFn: StepFunction | undefined;
     if (props.approvalApi ?? true) {
       const approvalCallback = fn('ApprovalCallbackFunction', Steps.ApprovalCallback);
       ledger.grantTo(approvalCallback);
@@ -151,7 +155,24 @@ export class DurableAgent extends Construct {
       approval.addMethod('POST', integration);
       this.api = api;
       new CfnOutput(this, 'ApprovalApiUrl', { value: api.urlForPath('/approvals'), description: outputDescription(props.agentName, 'ApprovalApiUrl') });
+      approvalCallbackFn = approvalCallback;
     }
+
+    // ── Approvals: the page, the event, the keys and the policy (infra/approvals.ts) ───────────
+    if (this.api && approvalCallbackFn) {
+      // The approval page: a person with a signed link (the link is the credential; a GET never decides).
+      const page = this.api.root.addResource('decide').addResource('{approvalId}');
+      const integration = new LambdaIntegration(approvalCallbackFn);
+      page.addMethod('GET', integration, { authorizationType: AuthorizationType.NONE });
+      page.addMethod('POST', integration, { authorizationType: AuthorizationType.NONE });
+    }
+    new ApprovalMachinery(this, 'Approvals', {
+      settings: props.approvals,
+      requestApproval: functions.requestApproval,
+      callTool: functions.callTool,
+      callback: approvalCallbackFn,
+      pageUrl: this.api?.urlForPath('/decide'),
+    });
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });
     new CfnOutput(this, 'LedgerTableName', { value: ledger.table.tableName, description: outputDescription(props.agentName, 'LedgerTableName') });
   }

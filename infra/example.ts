@@ -20,6 +20,10 @@ export function exampleStack(app: App, options: Pick<SavepointStackProps, 'codeV
     entry: EXAMPLE_AGENTS.refundReconciler,
     schedule: Schedule.cron({ hour: '2', minute: '0' }),
     environment: { PAYMENTS_API_URL: stack.parameter('PaymentsApiUrl', 'Base URL of the payments provider (refunds with Idempotency-Key).', '^https?://.+') },
+    approvals: {
+      approvers: stack.parameter('Approvers', 'Who is sent a signed approval link (comma-separated e-mail addresses).', '^[^,]+(,[^,]+)*$'),
+      topic: true,
+    },
   });
   return stack;
 }

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
+import { userInfo } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { lambdaContext } from './lambda-context.js';
 
@@ -9,14 +10,18 @@ type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<A
 const MAX_BODY = 64 * 1024;
 /** Past this, a too-large body is not even read to its end. */
 const DRAIN_AT_MOST = 16 * MAX_BODY;
-const ROUTE = /^\/v1\/approvals(?:\/([^/]+))?\/?$/;
+const ROUTE = /^\/v1\/(approvals|decide)(?:\/([^/]+))?\/?$/;
 
 /**
  * The approval API on loopback, as API Gateway would call the ApprovalCallback function: each HTTP
  * request becomes a REST API proxy event for the same handler, and its result becomes the response.
  *   GET /v1/approvals · GET /v1/approvals/{approvalId} · POST /v1/approvals/{approvalId}
+ *   GET /v1/decide/{approvalId}?link=… · POST /v1/decide/{approvalId}
+ * Where API Gateway verifies the caller's SigV4 signature, loopback has one user: requests to
+ * /approvals carry this machine's user as their principal (`local:<user>`, recorded as `cli`).
  */
-export async function startApprovalApi(handler: ProxyHandler, options: { port?: number } = {}) {
+export async function startApprovalApi(handler: ProxyHandler, options: { port?: number; user?: string } = {}) {
+  const user = options.user ?? localUser();
   const server = createServer(async (request, response) => {
     const answer = (status: number, message: string) =>
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ message }));
@@ -24,9 +29,11 @@ export async function startApprovalApi(handler: ProxyHandler, options: { port?: 
       const url = parseUrl(request.url);
       const match = ROUTE.exec(url.pathname);
       if (!match) return answer(404, `no route ${url.pathname}`);
-      const approvalId = match[1] === undefined ? undefined : decodePathSegment(match[1]);
+      const route = match[1] as 'approvals' | 'decide';
+      const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
+      if (route === 'decide' && approvalId === undefined) return answer(404, `no route ${url.pathname}`);
       const body = await readBody(request);
-      const event = proxyEvent(request, url, approvalId, body);
+      const event = proxyEvent(request, url, route, approvalId, body, route === 'approvals' ? user : undefined);
       const result = await handler(event, lambdaContext('ApprovalCallback', 30_000));
       response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
     } catch (error) {
@@ -47,6 +54,8 @@ export async function startApprovalApi(handler: ProxyHandler, options: { port?: 
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}/v1/approvals`,
+    /** Where the approval page is served (signed links point here). */
+    pageUrl: `http://127.0.0.1:${port}/v1/decide`,
     port,
     close: () =>
       new Promise<void>((resolve) => {
@@ -102,9 +111,20 @@ async function readBody(request: IncomingMessage): Promise<string | null> {
   return chunks.length === 0 ? null : Buffer.concat(chunks).toString('utf8');
 }
 
-function proxyEvent(request: IncomingMessage, url: URL, approvalId: string | undefined, body: string | null): APIGatewayProxyEvent {
+/** This machine's user, as the local approval API records a decider. */
+export function localUser(): string {
+  let name = process.env['USER'];
+  try {
+    name = userInfo().username;
+  } catch {
+    // no passwd entry (a container): keep $USER
+  }
+  return `local:${name ?? 'unknown'}`;
+}
+
+function proxyEvent(request: IncomingMessage, url: URL, route: 'approvals' | 'decide', approvalId: string | undefined, body: string | null, principal: string | undefined): APIGatewayProxyEvent {
   const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : value]));
-  const resource = approvalId === undefined ? '/approvals' : '/approvals/{approvalId}';
+  const resource = approvalId === undefined ? `/${route}` : `/${route}/{approvalId}`;
   return {
     resource,
     path: url.pathname.replace(/^\/v1/, ''),
@@ -123,7 +143,12 @@ function proxyEvent(request: IncomingMessage, url: URL, approvalId: string | und
       authorizer: null,
       protocol: 'HTTP/1.1',
       httpMethod: request.method ?? 'GET',
-      identity: { sourceIp: request.socket.remoteAddress ?? '127.0.0.1', userAgent: request.headers['user-agent'] ?? null } as APIGatewayProxyEvent['requestContext']['identity'],
+      identity: {
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: request.headers['user-agent'] ?? null,
+        userArn: principal ?? null,
+        caller: principal ?? null,
+      } as APIGatewayProxyEvent['requestContext']['identity'],
       path: url.pathname,
       stage: 'v1',
       requestId: randomUUID(),

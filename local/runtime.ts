@@ -19,7 +19,11 @@ import { createRecoverRun, type RecoveryPolicy } from '../lambdas/steps/recover.
 import { ErrorNames } from '../lambdas/shared/errors.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { startModelServer } from '../sim/model-server.js';
-import { startApprovalApi } from './approval-api.js';
+import { localUser, startApprovalApi } from './approval-api.js';
+import { localApprovalKeys } from './approval-keys.js';
+import type { ApprovalRequested } from '../lambdas/approvals/notify.js';
+import type { ApprovalPolicy } from '../lambdas/approvals/policy.js';
+import { signedLinks } from '../lambdas/steps/approvals.js';
 import { extractStateMachine, type AslState, type CfnTemplateJson } from './asl.js';
 import { localAwsConfig } from './aws-config.js';
 import { crashingLedger, crashingModel, type CrashPoints } from './crash.js';
@@ -108,8 +112,13 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly sweepEveryMs?: number;
   readonly clock?: Clock;
   readonly codeVersion?: string;
-  /** A new approval waits for a person. */
-  readonly onApproval?: (approval: ApprovalRecord) => void;
+  /** A new approval waits for a person: the event approvers are told (with a signed link each). */
+  readonly onApproval?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
+  /**
+   * Who gets a signed link, and the policy. Locally one person is starter and approver, so
+   * separation of duties is off by default. @default one approver, this machine's user; no second approver
+   */
+  readonly approvals?: { readonly approvers?: readonly string[]; readonly policy?: ApprovalPolicy };
   /** A model endpoint to use instead of the simulated model (tests of misbehaving models). */
   readonly modelUrl?: string;
   /**
@@ -214,6 +223,15 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const callbacks = sfnTaskCallbacks(sfn);
     const recoverDeps = { ledger, starter: sfnStarter(sfn, extracted.stateMachineArn), clock, policy: options.recovery || undefined };
 
+    // Approvals (local/approval-keys.ts): signed links to the page the approval API serves, decisions signed with a local key.
+    const keys = localApprovalKeys(options.stateDir);
+    let pageUrl = '';
+    const approvalSetup = {
+      links: { signer: keys.links, approvers: options.approvals?.approvers ?? [localUser()], get pageUrl() { return pageUrl; } },
+      decisionMac: keys.decisions,
+      policy: options.approvals?.policy ?? { separationOfDuties: false },
+    };
+
     handlers = (() => {
       const bind = (step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<unknown>) => {
         const handler = stepHandler(fn, options.log ?? (() => undefined));
@@ -242,10 +260,11 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         codeVersion: options.codeVersion ?? 'dev',
         recoveryPolicy: options.recovery || undefined,
         agentEnv: { ...world.env, ...options.agentEnv },
-        notify: (approval) => {
+        notify: (approval, event) => {
           deadlines.arm(approval);
-          options.onApproval?.(approval);
+          options.onApproval?.(approval, event);
         },
+        approvals: approvalSetup,
       });
       const bound = Object.fromEntries(Object.entries(steps).map(([step, fn]) => [step, bind(step as StepName, fn)]));
       return {
@@ -262,8 +281,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     routeStatusChanges(engine, ['ABORTED'], target(Steps.ExecutionStopped), log);
     if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
 
-    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock }));
+    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock, ...approvalSetup }));
     closers.push(approvalApi.close);
+    pageUrl = approvalApi.pageUrl;
 
     // The approvals an earlier process left pending expire on time too.
     for (const approval of await ledger.listPendingApprovals()) deadlines.arm(approval);
@@ -282,7 +302,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       model,
       stateMachineArn: extracted.stateMachineArn,
       ledgerKind: options.ledger ?? 'embedded',
-      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, model: model.url, ...world.endpoints },
+      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
+      /** Signed links for a pending approval (what `savepoint approvals` prints). */
+      approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
       /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (options: { except?: string } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfn), recover: createRecoverRun(recoverDeps), clock, ...options }),

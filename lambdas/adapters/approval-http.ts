@@ -2,6 +2,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ApprovalRecord } from '../ledger/records.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
+import { evidenceFor, renderApprovalPage, renderErrorPage } from '../approvals/page.js';
+import type { Identity } from '../approvals/policy.js';
 import { assertApprovalId, createDecideApproval, type ApprovalDeps } from '../steps/approvals.js';
 
 /** What a caller may see of an approval: never the task token. */
@@ -58,32 +60,90 @@ function parseBody(event: APIGatewayProxyEvent): unknown {
   }
 }
 
+const html = (statusCode: number, body: string): APIGatewayProxyResult => ({
+  statusCode,
+  headers: {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    // The page runs only its own inline script and talks only to its own origin.
+    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'",
+    'referrer-policy': 'no-referrer',
+  },
+  body,
+});
+
+/**
+ * Who called, as the transport proved it: on AWS the IAM principal API Gateway verified (SigV4),
+ * locally the loopback server's user (local/approval-api.ts). Never a field of the body.
+ */
+export function callerOf(event: APIGatewayProxyEvent): Identity | undefined {
+  const principal = event.requestContext?.identity?.userArn;
+  if (!principal) return undefined;
+  return { id: principal, via: principal.startsWith('arn:') ? 'iam' : 'cli' };
+}
+
 /**
  * The approval API behind API Gateway (REST, proxy integration):
- *   GET  /approvals                  pending approvals
- *   GET  /approvals/{approvalId}     one approval
- *   POST /approvals/{approvalId}     {"decision":"approve"|"reject","reason"?, "decidedBy"?}
+ *   GET  /approvals                  pending approvals                        (IAM)
+ *   GET  /approvals/{approvalId}     one approval                             (IAM)
+ *   POST /approvals/{approvalId}     {"decision":"approve"|"reject","reason"?,"runId"?}   (IAM: the caller decides)
+ *   GET  /decide/{approvalId}?link=… the approval page (HTML; never decides)  (the signed link)
+ *   POST /decide/{approvalId}        {"decision", "reason"?, "link"}          (the link's approver decides)
  */
 export function createApprovalApi(deps: ApprovalDeps) {
   const decide = createDecideApproval(deps);
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const approvalId = event.pathParameters?.['approvalId'];
-    if (event.httpMethod === 'GET' && approvalId === undefined) {
+    const page = event.resource.startsWith('/decide');
+    if (event.httpMethod === 'GET' && approvalId === undefined && !page) {
       const pending = await deps.ledger.listPendingApprovals();
       return json(200, { approvals: pending.map(publicApproval) });
     }
     const id = assertApprovalId(approvalId);
     if (event.httpMethod === 'GET') {
+      if (page) return approvalPage(deps, id, event);
       const approval = await deps.ledger.findApproval(id);
       return approval ? json(200, publicApproval(approval)) : json(404, { message: `no approval ${id}` });
     }
     if (event.httpMethod !== 'POST') return json(405, { message: `${event.httpMethod} is not allowed here` });
     assertJsonContentType(event);
-    const result = await decide(id, parseBody(event));
-    if (result.ok) return json(200, { ...publicApproval(result.approval), delivered: result.delivered });
-    if (result.reason === 'not_found') return json(404, { message: `no approval ${id}` });
-    return json(409, { message: `approval ${id} is already ${result.approval?.status}`, approval: result.approval && publicApproval(result.approval) });
+    const body = parseBody(event);
+    // The page's route takes only links: an IAM caller decides on /approvals, as itself.
+    if (page && !(typeof body === 'object' && body !== null && 'link' in body)) throw new InvalidInputError('link: required (open the signed link you were sent)');
+    const result = await decide(id, body, page ? {} : { caller: callerOf(event) });
+    if (result.ok) return json(result.waitingForSecond ? 202 : 200, { ...publicApproval(result.approval), delivered: result.delivered, ...(result.waitingForSecond && { waitingForSecond: true }) });
+    return json(result.status, { message: result.message, ...(result.approval && { approval: publicApproval(result.approval) }) });
   };
+}
+
+/** GET with a signed link: the page, or why the link cannot be used. Reading it changes nothing. */
+async function approvalPage(deps: ApprovalDeps, approvalId: string, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+  const link = event.queryStringParameters?.['link'];
+  if (!link) return html(401, renderErrorPage(401, 'link: missing (open the signed link you were sent)'));
+  if (!deps.links) return html(401, renderErrorPage(401, 'link: this API does not take signed links'));
+  const verdict = await deps.links.signer.verify(link, { approvalId }, deps.clock.now());
+  if (!verdict.ok) return html(verdict.status, renderErrorPage(verdict.status, verdict.message));
+  const approval = await deps.ledger.findApproval(approvalId);
+  if (!approval) return html(404, renderErrorPage(404, `no approval ${approvalId}`));
+  if (approval.usedLinks?.includes(verdict.claims.linkId)) return html(409, renderErrorPage(409, 'link: already used (each link decides once)'));
+  const args = await argsOf(deps, approval);
+  const view = {
+    approval: publicApproval(approval),
+    ...(args && { args }),
+    evidence: await evidenceFor(deps.ledger, approval),
+    approver: verdict.claims.approver,
+    link,
+    postUrl: `${event.requestContext.stage ? `/${event.requestContext.stage}` : ''}/decide/${encodeURIComponent(approvalId)}`,
+  };
+  return html(200, renderApprovalPage(view));
+}
+
+/** The arguments of the call an approval guards (a budget extension has none). */
+async function argsOf(deps: ApprovalDeps, approval: ApprovalRecord): Promise<Record<string, unknown> | undefined> {
+  if (approval.budget) return undefined;
+  const turn = await deps.ledger.getTurn(approval.runId, approval.turn);
+  const block = turn?.content.filter((b) => b.type === 'tool_use')[approval.call - 1];
+  return block && 'input' in block ? (block.input as Record<string, unknown>) : undefined;
 }
 
 /**

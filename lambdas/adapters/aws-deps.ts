@@ -1,6 +1,10 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { z } from 'zod';
 import type { AgentDefinition } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
@@ -8,7 +12,8 @@ import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
 import { modelConfigFromEnv } from '../models/config.js';
 import { modelRegistry } from '../models/registry.js';
 import { cachedSecrets, withSecretKeys, type SecretSource } from '../models/secrets.js';
-import { createSteps, type AgentSteps, type HarnessDeps } from '../steps/create-steps.js';
+import { createSteps, type AgentSteps, type ApprovalSetup, type HarnessDeps } from '../steps/create-steps.js';
+import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-approvals.js';
 import { systemClock } from '../steps/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { approvalApiHandler } from './approval-http.js';
@@ -33,6 +38,23 @@ export const StepEnvironment = z.object({
   STATE_MACHINE_ARN: z.string().startsWith('arn:'),
   /** Recoveries in a row without progress before a run is given up. */
   MAX_RECOVERIES: z.coerce.number().int().positive().max(20),
+  // Approvals (infra/approvals.ts sets them on the functions that use them).
+  /** The bus approval-requested events go to (`default`: the account's default bus). */
+  APPROVAL_EVENT_BUS: z.string().min(1),
+  /** An SNS topic approvers subscribe to (optional). */
+  APPROVAL_TOPIC_ARN: z.string().startsWith('arn:'),
+  /** The Secrets Manager secret holding the link key. */
+  APPROVAL_LINK_SECRET_ARN: z.string().startsWith('arn:'),
+  /** The approval page (`…/decide`): where the signed links point. */
+  APPROVAL_PAGE_URL: z.url(),
+  /** Who is sent a link, comma-separated. */
+  APPROVERS: z.string().min(1),
+  /** The KMS HMAC key decisions are signed with. */
+  DECISION_KEY_ID: z.string().min(1),
+  /** `false` lets the identity that started a run approve it. */
+  SEPARATION_OF_DUTIES: z.enum(['true', 'false']),
+  /** Above this amount (minor units) an approval needs two approvers. */
+  SECOND_APPROVER_ABOVE_MINOR: z.coerce.number().int().nonnegative(),
 });
 export type StepEnvironment = z.infer<typeof StepEnvironment>;
 
@@ -62,6 +84,7 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env, secrets: SecretSou
       withSecretKeys(modelConfigFromEnv(env), { anthropic: config.ANTHROPIC_API_KEY_SECRET_ARN, openai: config.OPENAI_API_KEY_SECRET_ARN }, readSecret),
     ),
   );
+  const approvals = once(() => approvalSetup(config));
   return {
     get ledger() {
       return ledger();
@@ -93,6 +116,9 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env, secrets: SecretSou
     get recoveryPolicy() {
       return { maxWithoutProgress: required('MAX_RECOVERIES') };
     },
+    get approvals() {
+      return approvals();
+    },
     clock: systemClock,
     agentEnv: env,
     notify: (approval) => console.log(JSON.stringify({ level: 'INFO', message: 'approval requested', ...approval, taskToken: undefined })),
@@ -115,6 +141,33 @@ export function lambdaHandlers(agent: AgentDefinition, env: NodeJS.ProcessEnv = 
   const steps: AgentSteps = createSteps(agent, deps);
   return {
     step: (name: keyof AgentSteps) => stepHandler(steps[name]),
-    approvalApi: () => approvalApiHandler({ ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, agentName: agent.name }),
+    approvalApi: () => approvalApiHandler({ ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, agentName: agent.name, ...deps.approvals }),
+  };
+}
+
+/**
+ * The approval machinery from the variables a function was given: each piece only where its
+ * variable is set (RequestApproval notifies and signs links; the callback verifies links and signs
+ * decisions; CallTool verifies decisions). Separation of duties is on unless turned off.
+ */
+function approvalSetup(config: Partial<StepEnvironment>): ApprovalSetup {
+  const secondAbove = config.SECOND_APPROVER_ABOVE_MINOR;
+  return {
+    policy: { separationOfDuties: config.SEPARATION_OF_DUTIES !== 'false', ...(secondAbove !== undefined && { secondApproverAboveMinor: secondAbove }) },
+    ...(config.APPROVAL_EVENT_BUS && {
+      notifier: eventBridgeNotifier(new EventBridgeClient({}), {
+        busName: config.APPROVAL_EVENT_BUS === 'default' ? undefined : config.APPROVAL_EVENT_BUS,
+        topicArn: config.APPROVAL_TOPIC_ARN,
+        sns: () => new SNSClient({}),
+      }),
+    }),
+    ...(config.APPROVAL_LINK_SECRET_ARN && {
+      links: {
+        signer: secretsLinkSigner(new SecretsManagerClient({}), config.APPROVAL_LINK_SECRET_ARN),
+        pageUrl: config.APPROVAL_PAGE_URL ?? '',
+        approvers: (config.APPROVERS ?? '').split(',').map((approver) => approver.trim()).filter(Boolean),
+      },
+    }),
+    ...(config.DECISION_KEY_ID && { decisionMac: kmsDecisionMac(new KMSClient({}), config.DECISION_KEY_ID) }),
   };
 }

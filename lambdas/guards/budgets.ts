@@ -10,7 +10,10 @@ export interface GuardFigures {
   steps: { used: number; limit: number };
   tokens: { used: number; limit: number; perTurn: number };
   dollars: { used: number; limit: number };
+  /** The run's own time: since it first started, less the time it waited for people. */
   wallSeconds: { used: number; limit: number };
+  /** Time waiting for decisions: bounded by each approval's own timeout, not by the wall-clock budget. */
+  approvalWaitSeconds: number;
 }
 
 export function dollarsOf(run: Pick<RunRecord, 'costMicros'>): number {
@@ -19,12 +22,15 @@ export function dollarsOf(run: Pick<RunRecord, 'costMicros'>): number {
 
 export function guardFigures(run: RunRecord, now: Date): GuardFigures {
   const { config } = run;
+  const waitMs = run.approvalWaitMs ?? 0;
   return {
     steps: { used: run.steps, limit: config.maxSteps },
     tokens: { used: run.inputTokens + run.outputTokens, limit: config.maxTokens, perTurn: config.maxTokensPerTurn },
     dollars: { used: dollarsOf(run), limit: config.maxDollars },
-    // Since the run FIRST started: a resume carries the original createdAt.
-    wallSeconds: { used: Math.max(0, Math.floor((now.getTime() - Date.parse(run.createdAt)) / 1000)), limit: config.maxWallSeconds },
+    // Since the run FIRST started (a resume carries the original createdAt), less the decided waits
+    // for people: waiting for a person is not work.
+    wallSeconds: { used: Math.max(0, Math.floor((now.getTime() - Date.parse(run.createdAt) - waitMs) / 1000)), limit: config.maxWallSeconds },
+    approvalWaitSeconds: Math.floor(waitMs / 1000),
   };
 }
 

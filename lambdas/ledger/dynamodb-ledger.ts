@@ -10,7 +10,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { BreakerState } from '../guards/breaker.js';
-import { checkStepWant, type Ledger, type StepRead, type StepWant } from './ledger.js';
+import { checkStepWant, type ApprovalDecision, type Ledger, type StepRead, type StepWant } from './ledger.js';
 import {
   approvalSkOf,
   BUDGET_FIELDS,
@@ -547,16 +547,23 @@ export class DynamoDbLedger implements Ledger {
 
   async decideApproval(
     key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>,
-    decision: { status: 'approved' | 'rejected' | 'expired'; reason?: string; decidedBy: string },
+    decision: ApprovalDecision,
     now: Date,
   ): Promise<{ decided: boolean; record: ApprovalRecord }> {
     const itemKey = { pk: runKey(key.runId).pk, sk: approvalSkOf(key) };
+    const { linkId, decidedVia, decisionMac, waitedMs } = decision;
+    const extra = Object.entries({ decidedVia, decisionMac, waitedMs }).filter(([, value]) => value !== undefined);
+    const sets = [
+      '#status = :status, reason = :reason, decidedBy = :by, decidedAt = :now',
+      ...extra.map(([name]) => `${name} = :${name}`),
+      ...(linkId ? ['usedLinks = list_append(if_not_exists(usedLinks, :noLinks), :link)'] : []),
+    ];
     try {
       const result = await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: itemKey,
-          UpdateExpression: 'SET #status = :status, reason = :reason, decidedBy = :by, decidedAt = :now REMOVE pendingApproval',
+          UpdateExpression: `SET ${sets.join(', ')} REMOVE pendingApproval`,
           ConditionExpression: '#status = :pending',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -565,6 +572,8 @@ export class DynamoDbLedger implements Ledger {
             ':by': decision.decidedBy,
             ':now': now.toISOString(),
             ':pending': 'pending',
+            ...Object.fromEntries(extra.map(([name, value]) => [`:${name}`, value])),
+            ...(linkId && { ':noLinks': [], ':link': [linkId] }),
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -575,6 +584,33 @@ export class DynamoDbLedger implements Ledger {
       const record = await this.get<ApprovalRecord>(itemKey);
       if (!record) throw new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
       return { decided: false, record };
+    }
+  }
+
+  async recordFirstApproval(
+    key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>,
+    first: NonNullable<ApprovalRecord['firstApproval']>,
+    linkId?: string,
+  ): Promise<{ recorded: boolean; record: ApprovalRecord }> {
+    const itemKey = { pk: runKey(key.runId).pk, sk: approvalSkOf(key) };
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: itemKey,
+          UpdateExpression: `SET firstApproval = :first${linkId ? ', usedLinks = list_append(if_not_exists(usedLinks, :noLinks), :link)' : ''}`,
+          ConditionExpression: '#status = :pending AND attribute_not_exists(firstApproval)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':first': first, ':pending': 'pending', ...(linkId && { ':noLinks': [], ':link': [linkId] }) },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { recorded: true, record: strip(result.Attributes as ApprovalRecord) };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const record = await this.get<ApprovalRecord>(itemKey);
+      if (!record) throw new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
+      return { recorded: false, record };
     }
   }
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BreakerState } from '../guards/breaker.js';
 import { AppendLog } from './append-log.js';
-import { checkStepWant, type Ledger, type StepRead, type StepWant } from './ledger.js';
+import { checkStepWant, type ApprovalDecision, type Ledger, type StepRead, type StepWant } from './ledger.js';
 import { LockFile } from './lock-file.js';
 import {
   approvalSkOf,
@@ -431,7 +431,7 @@ export class EmbeddedLedger implements Ledger {
 
   async decideApproval(
     key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>,
-    decision: { status: 'approved' | 'rejected' | 'expired'; reason?: string; decidedBy: string },
+    decision: ApprovalDecision,
     now: Date,
   ): Promise<{ decided: boolean; record: ApprovalRecord }> {
     const itemKey = approvalKey(key);
@@ -439,12 +439,29 @@ export class EmbeddedLedger implements Ledger {
     if (!current) throw new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
     if (current.record.status !== 'pending') return { decided: false, record: copy(current) };
     const { pendingApproval: _pending, ...hidden } = current.hidden;
+    const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs } = decision;
+    const fields = { status, decidedBy, ...(decidedVia && { decidedVia }), ...(decisionMac && { decisionMac }), ...(waitedMs !== undefined && { waitedMs }) };
+    const usedLinks = linkId ? [...(current.record.usedLinks ?? []), linkId] : current.record.usedLinks;
     const record = this.write(
       itemKey,
-      { ...current.record, status: decision.status, reason: decision.reason ?? '', decidedBy: decision.decidedBy, decidedAt: now.toISOString() },
+      { ...current.record, ...fields, reason: reason ?? '', decidedAt: now.toISOString(), ...(usedLinks && { usedLinks }) },
       hidden,
     );
     return { decided: true, record };
+  }
+
+  async recordFirstApproval(
+    key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>,
+    first: NonNullable<ApprovalRecord['firstApproval']>,
+    linkId?: string,
+  ): Promise<{ recorded: boolean; record: ApprovalRecord }> {
+    const itemKey = approvalKey(key);
+    const current = this.get<ApprovalRecord>(itemKey);
+    if (!current) throw new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
+    if (current.record.status !== 'pending' || current.record.firstApproval) return { recorded: false, record: copy(current) };
+    const usedLinks = linkId ? [...(current.record.usedLinks ?? []), linkId] : current.record.usedLinks;
+    const record = this.write(itemKey, { ...current.record, firstApproval: first, ...(usedLinks && { usedLinks }) }, current.hidden);
+    return { recorded: true, record };
   }
 
   // ── storage ─────────────────────────────────────────────────────────────────────────────

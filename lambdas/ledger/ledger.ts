@@ -4,6 +4,7 @@ import type {
   GuardEvent,
   KillFlag,
   ApprovalStatus,
+  DecisionChannel,
   Counters,
   RecoveryRecord,
   ExtendableGuard,
@@ -153,7 +154,27 @@ export interface Ledger extends BreakerStore {
    */
   decideApproval(
     key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>,
-    decision: { status: Exclude<ApprovalStatus, 'pending'>; reason?: string; decidedBy: string },
+    decision: ApprovalDecision,
     now: Date,
   ): Promise<{ decided: boolean; record: ApprovalRecord }>;
+  /**
+   * Records the first of two approvals, once: only on a pending approval without one. Returns
+   * whether this call recorded it, and the stored record.
+   */
+  recordFirstApproval(
+    key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>,
+    first: NonNullable<ApprovalRecord['firstApproval']>,
+    linkId?: string,
+  ): Promise<{ recorded: boolean; record: ApprovalRecord }>;
+}
+
+/** A decision as the ledger records it (`linkId` joins the approval's used links). */
+export interface ApprovalDecision {
+  status: Exclude<ApprovalStatus, 'pending'>;
+  reason?: string;
+  decidedBy: string;
+  decidedVia?: DecisionChannel;
+  decisionMac?: string;
+  waitedMs?: number;
+  linkId?: string;
 }

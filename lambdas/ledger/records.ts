@@ -65,6 +65,8 @@ export interface Counters {
   cachedInputTokens: number;
   /** Dollars × 1e6, so that atomic ADDs stay exact. */
   costMicros: number;
+  /** Time spent waiting for people's decisions (not work: the wall-clock budget excludes it). */
+  approvalWaitMs?: number;
 }
 
 export const ZERO_COUNTERS: Counters = {
@@ -108,6 +110,8 @@ export interface RunRecord extends Counters {
   recovery?: RecoveryRecord;
   /** How many extensions of each budget were approved and applied to `config`. */
   budgetExtensions?: Partial<Record<ExtendableGuard, number>>;
+  /** The identity that started the run (separation of duties: it may not approve the run's requests). */
+  startedBy?: string;
 }
 
 export interface RecoveryRecord {
@@ -192,6 +196,7 @@ export interface ToolCallRecord {
 }
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
+export type DecisionChannel = 'link' | 'iam' | 'cli' | 'timeout';
 
 export interface ApprovalRecord {
   kind: 'approval';
@@ -207,13 +212,26 @@ export interface ApprovalRecord {
   amount?: { minor: number; currency: string };
   /** More facts for the person deciding (the arguments in words, the evidence). */
   details?: Record<string, string | number | boolean>;
+  /** The call's arguments in words (the tool's `describe`). */
+  description?: string;
   taskToken: string;
   status: ApprovalStatus;
   decideBy: string;
   createdAt: string;
   reason?: string;
+  /** The authenticated identity that decided (a link's approver, an IAM principal, a local user) or `timeout`. */
   decidedBy?: string;
   decidedAt?: string;
+  /** How the decision came: a signed link, an IAM-signed request, the CLI, or the deadline. */
+  decidedVia?: DecisionChannel;
+  /** MAC over the decision by the callback's key (approvals/decision-mac.ts): verified before it is applied. */
+  decisionMac?: string;
+  /** Milliseconds from the request to the decision (not counted against the wall-clock budget). */
+  waitedMs?: number;
+  /** The first approver, when the policy asks for two: the second approval decides. */
+  firstApproval?: { by: string; via: DecisionChannel; at: string; reason?: string };
+  /** Ids of the signed links used on this approval (each link decides once). */
+  usedLinks?: string[];
   /** Set for a budget extension: which budget, the how-many-th extension, and the limit it grants. */
   budget?: { guard: ExtendableGuard; extension: number; limit: number };
 }

@@ -48,6 +48,7 @@ const DATE_ARGS = {
   findApproval: [],
   listPendingApprovals: [],
   decideApproval: [2],
+  recordFirstApproval: [],
   getBreaker: [],
   saveBreaker: [],
   loadStep: [],

@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { AgentDefinition } from '../define.js';
+import { findTool, type AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../ledger/records.js';
+import { approvalSkOf, BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../ledger/records.js';
+import { decisionMessage, type DecisionMac } from '../approvals/decision-mac.js';
+import type { LinkSigner } from '../approvals/links.js';
+import { approvalRequested, type ApprovalNotifier, type ApprovalRequested } from '../approvals/notify.js';
+import { decisionVerdict, type ApprovalPolicy, type Identity } from '../approvals/policy.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from './ports.js';
@@ -33,38 +37,68 @@ export const Decision = z
   .object({
     decision: z.enum(['approve', 'reject']),
     reason: z.string().max(500).optional(),
-    decidedBy: z.string().min(1).max(100).optional(),
+    /** The run the decider means to decide for: a decision for another run is refused (403). */
+    runId: z.string().min(1).max(100).optional(),
+    /** The signed link the approval page was opened with (people; machines sign with IAM instead). */
+    link: z.string().min(1).max(2000).optional(),
   })
   .strict();
 export type Decision = z.infer<typeof Decision>;
+
+/** Signed links for people: who gets one, and where the approval page is served. */
+export interface ApprovalLinks {
+  readonly signer: LinkSigner;
+  /** The page's URL without the approval id, e.g. `https://…/v1/decide`. */
+  readonly pageUrl: string;
+  /** Who is sent a link (e-mail addresses, chat handles): the identities their decisions are recorded under. */
+  readonly approvers: readonly string[];
+}
 
 export interface ApprovalDeps {
   ledger: Ledger;
   callbacks: TaskCallbacks;
   clock: Clock;
   /** Called when a new approval waits for a person (the local run prints it; on AWS it is logged). */
-  notify?: (approval: ApprovalRecord) => void;
+  notify?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
+  /** Where approval-requested events go (EventBridge and SNS on AWS). */
+  notifier?: ApprovalNotifier;
+  links?: ApprovalLinks;
+  /** Signs decisions (the callback) and verifies them (CallTool). */
+  decisionMac?: DecisionMac;
+  policy?: ApprovalPolicy;
   /** Only this agent's approvals are decided and expired here (agents may share a table). */
   agentName?: string;
 }
+
+export const DEFAULT_POLICY: ApprovalPolicy = { separationOfDuties: true };
 
 /** Whether an approval is this deployment's to decide. */
 function ours(deps: Pick<ApprovalDeps, 'agentName'>, approval: ApprovalRecord): boolean {
   return deps.agentName === undefined || approval.agent === undefined || approval.agent === deps.agentName;
 }
 
-/** Sends a recorded decision to the waiting execution. `false` when no execution waits on the token. */
-export async function deliverDecision(callbacks: TaskCallbacks, approval: ApprovalRecord): Promise<boolean> {
+/**
+ * Sends a recorded decision to the waiting execution, after adding its wait to the run's
+ * approval-wait counter (once per approval): waiting for a person is not work. `false` when no
+ * execution waits on the token.
+ */
+export async function deliverDecision(deps: Pick<ApprovalDeps, 'ledger' | 'callbacks'>, approval: ApprovalRecord): Promise<boolean> {
+  if (approval.status === 'pending') return false;
+  await countWait(deps.ledger, approval);
   switch (approval.status) {
     case 'approved':
-      return callbacks.succeed(approval.taskToken, { approvalId: approval.approvalId, status: approval.status });
+      return deps.callbacks.succeed(approval.taskToken, { approvalId: approval.approvalId, status: approval.status });
     case 'rejected':
-      return callbacks.fail(approval.taskToken, ErrorNames.ApprovalRejected, approval.reason || 'rejected');
+      return deps.callbacks.fail(approval.taskToken, ErrorNames.ApprovalRejected, approval.reason || 'rejected');
     case 'expired':
-      return callbacks.fail(approval.taskToken, ErrorNames.ApprovalExpired, approval.reason || 'expired');
-    case 'pending':
-      return false;
+      return deps.callbacks.fail(approval.taskToken, ErrorNames.ApprovalExpired, approval.reason || 'expired');
   }
+}
+
+/** Adds a decided approval's wait to its run, once (the step key is the approval's). */
+export async function countWait(ledger: Ledger, approval: ApprovalRecord): Promise<void> {
+  const waitedMs = approval.waitedMs ?? (approval.decidedAt ? Date.parse(approval.decidedAt) - Date.parse(approval.createdAt) : 0);
+  if (waitedMs > 0) await ledger.countStep(approval.runId, `wait:${approvalSkOf(approval)}`, { approvalWaitMs: waitedMs });
 }
 
 export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinition }) {
@@ -86,22 +120,51 @@ export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinit
     };
     const stored = await deps.ledger.upsertApproval(requested);
     if (stored.status === 'pending') {
-      if (stored.approvalId === requested.approvalId) deps.notify?.(stored);
+      if (stored.approvalId === requested.approvalId) await tell(deps, stored);
     } else {
       // Decided while no execution was waiting (e.g. during a restart): deliver it now.
-      await deliverDecision(deps.callbacks, { ...stored, taskToken: request.taskToken });
+      await deliverDecision(deps, { ...stored, taskToken: request.taskToken });
     }
     return { approvalId: stored.approvalId, status: stored.status };
   };
 }
 
-type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | 'amount' | 'details' | 'budget'>;
+/** Tells the approvers: one event with the summary, the amount, the deadline and a signed link each. */
+async function tell(deps: ApprovalDeps, approval: ApprovalRecord): Promise<void> {
+  const links = await signedLinks(deps.links, approval);
+  const event = approvalRequested(approval, links);
+  try {
+    await deps.notifier?.approvalRequested(event);
+  } catch (error) {
+    // The approval stands (listed by the API and `savepoint approvals`, escalated at its deadline):
+    // a notification that did not go out must not fail the run.
+    console.error(JSON.stringify({ level: 'ERROR', message: 'approval notification failed', approvalId: approval.approvalId, error: String(error) }));
+  }
+  deps.notify?.(approval, event);
+}
+
+/** One signed link per approver, valid until the approval's deadline. */
+export async function signedLinks(links: ApprovalLinks | undefined, approval: Pick<ApprovalRecord, 'approvalId' | 'runId' | 'decideBy'>): Promise<ApprovalRequested['links']> {
+  if (!links) return [];
+  const expiresAt = Math.floor(Date.parse(approval.decideBy) / 1000);
+  return Promise.all(
+    links.approvers.map(async (approver) => {
+      const token = await links.signer.sign({ approvalId: approval.approvalId, runId: approval.runId, approver, expiresAt });
+      return { approver, url: `${links.pageUrl}/${approval.approvalId}?link=${token}` };
+    }),
+  );
+}
+
+type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | 'amount' | 'details' | 'description' | 'budget'>;
 
 /** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
 async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
   const { block } = await loadToolUse(ledger, run.runId, turn, call);
   const request = approvalRequest(agent, block, run);
   if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${block.name}) needs no approval`);
+  const tool = findTool(agent, block.name);
+  const args = tool?.input.safeParse(block.input);
+  const described = args?.success ? tool?.describe?.(args.data) : undefined;
   return {
     turn,
     call,
@@ -109,6 +172,7 @@ async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecor
     summary: `${request.summary} (run ${run.runId})`,
     ...(request.amount && { amount: { ...request.amount } }),
     ...(request.details && { details: { ...request.details } }),
+    ...(described !== undefined && { description: described }),
   };
 }
 
@@ -125,23 +189,63 @@ function budgetSubject(run: RunRecord, budget: NonNullable<ApprovalRecord['budge
 }
 
 export type DecideResult =
-  | { ok: true; approval: ApprovalRecord; delivered: boolean }
-  | { ok: false; reason: 'not_found' | 'already_decided'; approval?: ApprovalRecord };
+  | { ok: true; approval: ApprovalRecord; delivered: boolean; waitingForSecond?: boolean }
+  | { ok: false; status: 401 | 403 | 404 | 409 | 410; message: string; approval?: ApprovalRecord };
 
-/** A person's decision, from the approval API or the CLI. Deciding the same way twice is harmless. */
+/** How a decider proved who they are: a signed link (in the body), or the caller the transport authenticated (IAM, local user). */
+export interface DecisionAuth {
+  /** The authenticated caller (IAM principal; the local user on loopback). Absent for an anonymous request. */
+  readonly caller?: Identity;
+}
+
+/**
+ * A decision, from the approval page, the IAM API or the CLI. The decider is who they proved to
+ * be — a link's approver or the authenticated caller — never a field of the body. Refusals
+ * (401/403/404/409/410) change nothing; every decision is recorded once, with who, when, how
+ * and why, and its MAC.
+ */
 export function createDecideApproval(deps: ApprovalDeps) {
-  return async (approvalId: string, body: unknown): Promise<DecideResult> => {
+  const policy = deps.policy ?? DEFAULT_POLICY;
+  return async (approvalId: string, body: unknown, auth: DecisionAuth = {}): Promise<DecideResult> => {
     const decision = parseOrThrow(Decision, body, 'approval decision');
     const approval = await deps.ledger.findApproval(approvalId);
-    if (!approval || !ours(deps, approval)) return { ok: false, reason: 'not_found' };
+    if (!approval || !ours(deps, approval)) return { ok: false, status: 404, message: `no approval ${approvalId}` };
+
+    let identity = auth.caller;
+    let runId = decision.runId;
+    let linkId: string | undefined;
+    if (decision.link !== undefined) {
+      if (!deps.links) return { ok: false, status: 401, message: 'link: this API does not take signed links' };
+      const verdict = await deps.links.signer.verify(decision.link, { approvalId }, deps.clock.now());
+      if (!verdict.ok) return { ok: false, status: verdict.status, message: verdict.message };
+      identity = { id: verdict.claims.approver, via: 'link' };
+      if (runId !== undefined && runId !== verdict.claims.runId) return { ok: false, status: 403, message: `runId: the link is for run ${verdict.claims.runId}, not ${runId}` };
+      runId = verdict.claims.runId;
+      linkId = verdict.claims.linkId;
+    }
+    if (!identity) return { ok: false, status: 401, message: 'authentication: sign the request (IAM) or open the signed link you were sent' };
+
+    const run = await loadRun(deps.ledger, approval.runId);
+    const verdict = decisionVerdict({ approval, run, identity, decision: decision.decision, policy, runId, linkId });
+    if (verdict.action === 'refuse') return { ok: false, status: verdict.status, message: verdict.message, approval };
+    const now = deps.clock.now();
+    if (verdict.action === 'first') {
+      const first = { by: identity.id, via: identity.via, at: now.toISOString(), ...(decision.reason && { reason: decision.reason }) };
+      const { recorded, record } = await deps.ledger.recordFirstApproval(approval, first, linkId);
+      if (!recorded) return { ok: false, status: 409, message: `approval ${approvalId} changed meanwhile (now ${record.status}); open it again`, approval: record };
+      return { ok: true, approval: record, delivered: false, waitingForSecond: true };
+    }
+
     const status = decision.decision === 'approve' ? 'approved' : 'rejected';
-    const { decided, record } = await deps.ledger.decideApproval(
+    const decided = { status, decidedBy: identity.id, decidedVia: identity.via, decidedAt: now.toISOString() } as const;
+    const decisionMac = deps.decisionMac && (await deps.decisionMac.sign(decisionMessage({ ...approval, ...decided })));
+    const { decided: applied, record } = await deps.ledger.decideApproval(
       approval,
-      { status, reason: decision.reason, decidedBy: decision.decidedBy ?? 'api' },
-      deps.clock.now(),
+      { status, decidedBy: identity.id, decidedVia: identity.via, reason: decision.reason, waitedMs: now.getTime() - Date.parse(approval.createdAt), linkId, ...(decisionMac && { decisionMac }) },
+      now,
     );
-    if (!decided && record.status !== status) return { ok: false, reason: 'already_decided', approval: record };
-    return { ok: true, approval: record, delivered: await deliverDecision(deps.callbacks, record) };
+    if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record };
+    return { ok: true, approval: record, delivered: await deliverDecision(deps, record) };
   };
 }
 
@@ -157,12 +261,12 @@ export function createExpireApprovals(deps: ApprovalDeps) {
       if (approval.decideBy > now.toISOString() || !ours(deps, approval)) continue;
       const { decided, record } = await deps.ledger.decideApproval(
         approval,
-        { status: 'expired', reason: `not decided by ${approval.decideBy}`, decidedBy: 'timeout' },
+        { status: 'expired', reason: `not decided by ${approval.decideBy}`, decidedBy: 'timeout', decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) },
         now,
       );
       if (!decided) continue;
       expired.push(record.approvalId);
-      await deliverDecision(deps.callbacks, record);
+      await deliverDecision(deps, record);
     }
     return { expired };
   };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { findTool, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
+import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip } from '../guards/budgets.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
@@ -37,6 +38,8 @@ export interface CallToolDeps {
   breaker: CircuitBreaker;
   /** How long a claim protects an in-flight call; at least the Lambda's timeout. */
   leaseMs: number;
+  /** Verifies an approval's decision MAC before an approved call runs (absent: decisions are unsigned). */
+  decisionMac?: DecisionMac;
 }
 
 type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number };
@@ -188,7 +191,11 @@ async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number,
       deps.clock.now(),
     ));
   }
-  if (approval.status === 'approved') return undefined;
+  if (approval.status === 'approved') {
+    // Only a decision the approval callback signed is applied: a record written by anything else is refused.
+    if (!deps.decisionMac || (await verifiedDecision(deps.decisionMac, approval))) return undefined;
+    return { outcome: 'rejected', result: JSON.stringify({ error: 'approval_unverified', approvalId: approval.approvalId, reason: 'the decision is not signed by the approval callback' }), latencyMs: 0 };
+  }
   const error = approval.status === 'rejected' ? 'approval_rejected' : 'approval_expired';
   return {
     outcome: approval.status === 'rejected' ? 'rejected' : 'expired',

@@ -5,7 +5,10 @@ import type { ApprovalRecord } from '../ledger/records.js';
 import type { PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { Steps, type StepName } from '../shared/steps.js';
-import { createExpireApprovals, createRequestApproval } from './approvals.js';
+import type { DecisionMac } from '../approvals/decision-mac.js';
+import type { ApprovalNotifier, ApprovalRequested } from '../approvals/notify.js';
+import type { ApprovalPolicy } from '../approvals/policy.js';
+import { createExpireApprovals, createRequestApproval, type ApprovalLinks } from './approvals.js';
 import { createBudgetCheck } from './budget-check.js';
 import { createCallModel } from './call-model.js';
 import { createCallTool } from './call-tool.js';
@@ -41,7 +44,17 @@ export interface HarnessDeps {
   /** The environment the agent's `deps` are built from (once, on the first tool call). */
   readonly agentEnv: Readonly<Record<string, string | undefined>>;
   /** A new approval waits for a person. */
-  readonly notify?: (approval: ApprovalRecord) => void;
+  readonly notify?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
+  /** How approvers are told and authenticated, how decisions are signed, and the policy (approvals/). */
+  readonly approvals?: ApprovalSetup;
+}
+
+/** The approval machinery a deployment sets up (absent: no links, no events, decisions unsigned). */
+export interface ApprovalSetup {
+  readonly notifier?: ApprovalNotifier;
+  readonly links?: ApprovalLinks;
+  readonly decisionMac?: DecisionMac;
+  readonly policy?: ApprovalPolicy;
 }
 
 export type StepFn = (event: unknown, signal?: AbortSignal) => Promise<unknown>;
@@ -56,7 +69,7 @@ export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback>
 export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSteps {
   let agentDeps: { value: unknown } | undefined;
   const agentDepsOnce = () => (agentDeps ??= { value: agent.deps?.(deps.agentEnv) }).value;
-  const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify });
+  const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
   const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
   return {
     [Steps.StartRun]: lazy(() => createStartRun({
@@ -72,7 +85,7 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
     [Steps.CallModel]: lazy(() => createCallModel({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: deps.priceTable })),
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
-      createCallTool({ agent, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs }),
+      createCallTool({ agent, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac }),
     ),
     [Steps.Finalize]: lazy(() => createFinalize({ ledger: deps.ledger, clock: deps.clock })),
     [Steps.ExpireApprovals]: lazy(() => {

@@ -5,6 +5,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../ledger/records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';
+import { configProblems, executionLimits } from '../approvals/policy.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from './ports.js';
@@ -24,6 +25,8 @@ export const RunRequest = z
     model: z.string().min(1).optional(),
     /** Resume even though the code changed since the run started (the operator's `--force`). */
     force: z.boolean().optional(),
+    /** Who starts the run (separation of duties: they may not approve its requests). */
+    startedBy: z.string().min(1).max(200).optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -49,6 +52,7 @@ export interface StartRequest {
   /** Normalized `provider:model-id`, when the request names one. */
   model?: string;
   force?: boolean;
+  startedBy?: string;
 }
 
 /**
@@ -61,7 +65,7 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
     const scheduled = parseOrThrow(ScheduledEvent, event, 'scheduled event');
     if (!agent.scheduled) throw new InvalidInputError(`scheduled event: agent ${agent.name} does not run on a schedule (it defines no \`scheduled\`)`);
     const input = parseOrThrow(agent.input, agent.scheduled(new Date(scheduled.time)), `input of agent ${agent.name} for the scheduled event`);
-    return { runId: runIdOf(agent, input), input, config: {} };
+    return { runId: runIdOf(agent, input), input, config: {}, startedBy: `schedule:${scheduled.source}` };
   }
   const request = parseOrThrow(RunRequest, event, 'run input');
   const input = parseOrThrow(agent.input, request.input, `input of agent ${agent.name}`);
@@ -70,7 +74,7 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
   const named = Object.keys((event as { config?: object }).config ?? {});
   const config = Object.fromEntries(Object.entries(request.config ?? {}).filter(([key]) => named.includes(key)));
   const model = request.model === undefined ? undefined : modelSpecOf(request.model, 'model');
-  return { runId: request.runId ?? runIdOf(agent, input), input, config, force: request.force, ...(model && { model }) };
+  return { runId: request.runId ?? runIdOf(agent, input), input, config, force: request.force, ...(model && { model }), ...(request.startedBy && { startedBy: request.startedBy }) };
 }
 
 /** The run id of an input: the agent's own rule, or its name and a hash of the input. */
@@ -115,7 +119,12 @@ export function createStartRun(deps: StartRunDeps) {
     const model = request.model ?? modelSpecOf(deps.defaultModel ?? agent.model, deps.defaultModel ? 'stack model' : `model of agent ${agent.name}`);
     for (const spec of [model, ...(agent.fallbackModel ? [agent.fallbackModel] : [])]) priceFor(spec, prices);
     const fingerprint = agentFingerprint({ ...agent, model }, deps.codeVersion, prices.version);
-    const definitionHash = hashDefinition(await deps.executions.definitionOf(executionArn));
+    const definition = await deps.executions.definitionOf(executionArn);
+    const definitionHash = hashDefinition(definition);
+    const config = parseOrThrow(RunConfig, { ...agent.budgets, ...request.config }, 'run config');
+    // Refused before anything is written: a run whose approvals could not be decided in time.
+    const problems = configProblems(config, executionLimits(definition));
+    if (problems.length > 0) throw new InvalidInputError(`config.${problems.join('; config.')}`);
     const run: RunRecord = {
       kind: 'run',
       runId: request.runId,
@@ -123,7 +132,7 @@ export function createStartRun(deps: StartRunDeps) {
       input: request.input,
       prompt: agent.prompt(request.input),
       model,
-      config: parseOrThrow(RunConfig, { ...agent.budgets, ...request.config }, 'run config'),
+      config,
       fingerprint,
       definitionHash,
       priceTableVersion: prices.version,
@@ -133,6 +142,7 @@ export function createStartRun(deps: StartRunDeps) {
       createdAt: now.toISOString(),
       updatedAt: now.toISOString(),
       budgetExtensions: {},
+      ...(request.startedBy && { startedBy: request.startedBy }),
       ...ZERO_COUNTERS,
     };
     if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running' };

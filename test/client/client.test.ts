@@ -56,7 +56,7 @@ describe('the client', () => {
     const done = await client.wait(runId);
     expect(done).toMatchObject({ lifecycle: 'completed', report: { status: 'succeeded', summary: { issued: 17, escalated: 1 } }, approvals: [] });
     expect(decided).toHaveLength(2);
-    expect(await client.decide(decided[0]!, 'reject')).toMatchObject({ ok: false, reason: 'already_decided' });
+    expect(await client.decide(decided[0]!, 'reject')).toMatchObject({ ok: false, status: 409 });
 
     const paid = harness.stack.world.payments.refunds().length;
     await client.start({ input });

@@ -476,6 +476,29 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         expect(await ledger.findApproval('apv_0123456789abcdef')).toEqual(record);
       });
 
+      it('records how a decision came, its MAC, the wait and the link it used', async () => {
+        await ledger.upsertApproval(approval());
+        const decision = { status: 'approved', decidedBy: 'alice@example.com', decidedVia: 'link', decisionMac: 'bWFj', waitedMs: 29_000, linkId: 'link-1' } as const;
+        const { record } = await ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, decision, at(5));
+        expect(record).toEqual({ ...approval(), status: 'approved', reason: '', decidedBy: 'alice@example.com', decidedVia: 'link', decisionMac: 'bWFj', waitedMs: 29_000, usedLinks: ['link-1'], decidedAt: at(5).toISOString() });
+        expect(await ledger.findApproval('apv_0123456789abcdef')).toEqual(record);
+      });
+
+      it('records the first of two approvals once, and only on a pending approval', async () => {
+        await ledger.upsertApproval(approval());
+        const key = { runId: 'r1', turn: 3, call: 1 };
+        const first = { by: 'bob@example.com', via: 'link', at: at(2).toISOString() } as const;
+        const tries = await Promise.all([ledger.recordFirstApproval(key, first, 'link-b'), ledger.recordFirstApproval(key, { ...first, by: 'carol' })]);
+        expect(tries.filter((attempt) => attempt.recorded)).toHaveLength(1);
+        const stored = await ledger.getApproval('r1', 3, 1);
+        expect(stored).toMatchObject({ status: 'pending', firstApproval: { via: 'link' } });
+        expect(await ledger.listPendingApprovals()).toHaveLength(1);
+        const { record } = await ledger.decideApproval(key, { status: 'approved', decidedBy: 'dave', linkId: 'link-d' }, at(3));
+        expect(record.firstApproval).toEqual(stored!.firstApproval);
+        expect(record.usedLinks).toEqual([...(stored!.usedLinks ?? []), 'link-d']);
+        expect(await ledger.recordFirstApproval(key, first)).toMatchObject({ recorded: false, record: { status: 'approved' } });
+      });
+
       it('records an empty reason when none is given', async () => {
         await ledger.upsertApproval(approval());
         const { record } = await ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, { status: 'approved', decidedBy: 'alice' }, at(5));

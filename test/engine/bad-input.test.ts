@@ -65,8 +65,8 @@ describe('bad input fails once, with the field named, and loses nothing', () => 
     expect(await stack.ledger.getApproval(approval.runId, approval.turn, approval.call)).toMatchObject({ status: 'pending' });
 
     expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 200, body: { status: 'approved' } });
-    // Deciding again the same way is harmless; the other way is a conflict. The first decision stands.
-    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 200 });
+    // A decided approval is decided once: deciding it again, either way, is a conflict. The first decision stands.
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved/) } });
     expect(await postDecision(stack, approval.approvalId, { decision: 'reject' })).toMatchObject({ status: 409 });
 
     const second = await waitFor(() => harness.approvals[1]);

@@ -4,6 +4,7 @@ import { Day } from '../../agents/refund-reconciler/domain.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRequested } from '../../lambdas/approvals/notify.js';
 
 export const sampleDay = Day.parse(JSON.parse(readFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), 'utf8')));
 export const scheduledEvent = JSON.parse(readFileSync(new URL('../../events/scheduled-event.json', import.meta.url), 'utf8')) as Record<string, unknown>;
@@ -11,6 +12,8 @@ export const scheduledEvent = JSON.parse(readFileSync(new URL('../../events/sche
 export interface Harness {
   stack: LocalStack<RefundWorld>;
   approvals: ApprovalRecord[];
+  /** The approval-requested events, in order (with a signed link per approver). */
+  requested: ApprovalRequested[];
   /** Starts an execution with `input` and waits until it stops. */
   run(input: unknown, name?: string): Promise<Finished>;
 }
@@ -26,13 +29,17 @@ export const sampleInput = { date: sampleDay.date };
 /** The whole local stack (synthesized definition, engine, dynalite in memory, simulated services) running the refund reconciler. */
 export async function startHarness(options: Partial<LocalStackOptions<RefundWorld>> & { day?: Day } = {}): Promise<Harness> {
   const approvals: ApprovalRecord[] = [];
+  const requested: ApprovalRequested[] = [];
   const { day, ...rest } = options;
   // A day of its own: the provider serves it (and closes with the stack).
   const world = day && (await startRefundWorld({ day, failRate: options.failRate ?? 0, seed: options.seed ?? 1, now: () => new Date() }));
   const started = await startLocalStack<RefundWorld>({
     agent: refundReconciler,
     retryDelayMs: 1,
-    onApproval: (approval) => approvals.push(approval),
+    onApproval: (approval, event) => {
+      approvals.push(approval);
+      requested.push(event);
+    },
     ...(world && { world }),
     ...rest,
   });
@@ -43,6 +50,7 @@ export async function startHarness(options: Partial<LocalStackOptions<RefundWorl
   return {
     stack,
     approvals,
+    requested,
     run: async (input, name = `test-${++runs}`) => {
       const { executionArn } = stack.engine.startExecution({ name, input });
       const description = await stack.engine.waitForExecution(executionArn);
@@ -78,4 +86,15 @@ export function duplicatePayments(stack: LocalStack<RefundWorld>): string[] {
   const seen = new Map<string, number>();
   for (const refund of stack.world.payments.refunds()) seen.set(refund.refundRequestId, (seen.get(refund.refundRequestId) ?? 0) + 1);
   return [...seen].filter(([, count]) => count > 1).map(([id]) => id);
+}
+
+/** POSTs a decision through a signed link, as the approval page does. */
+export async function postLinkDecision(url: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  const link = new URL(url);
+  const response = await fetch(`${link.origin}${link.pathname}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, link: link.searchParams.get('link') }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }

@@ -1,0 +1,69 @@
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { GenerateMacCommand, KMSClient, VerifyMacCommand } from '@aws-sdk/client-kms';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import type { DecisionMac } from '../approvals/decision-mac.js';
+import { hmacLinkSigner, type LinkSigner } from '../approvals/links.js';
+import { APPROVAL_EVENT, type ApprovalNotifier } from '../approvals/notify.js';
+import { formatAmount } from '../approvals/page.js';
+
+/**
+ * The approval ports on AWS: the approval-requested event on EventBridge (and an optional SNS
+ * topic for people who read mail), the link key in Secrets Manager, the decision key in KMS.
+ */
+
+/** `PutEvents` on the bus (default: the account's default bus), then the topic if there is one. */
+export function eventBridgeNotifier(events: EventBridgeClient, options: { busName?: string; topicArn?: string; sns?: () => SNSClient }): ApprovalNotifier {
+  return {
+    async approvalRequested(event) {
+      const put = await events.send(
+        new PutEventsCommand({
+          Entries: [{ Source: APPROVAL_EVENT.source, DetailType: APPROVAL_EVENT.detailType, Detail: JSON.stringify(event), EventBusName: options.busName }],
+        }),
+      );
+      if (put.FailedEntryCount) throw new Error(`PutEvents failed: ${put.Entries?.[0]?.ErrorCode ?? 'unknown'} ${put.Entries?.[0]?.ErrorMessage ?? ''}`);
+      if (!options.topicArn || !options.sns) return;
+      const amount = event.amount ? ` (${formatAmount(event.amount)})` : '';
+      const links = event.links.map((link) => `${link.approver}: ${link.url}`).join('\n');
+      await options.sns().send(
+        new PublishCommand({
+          TopicArn: options.topicArn,
+          Subject: `Approval needed: ${event.summary}`.slice(0, 99),
+          Message: `${event.summary}${amount}\nDecide by ${event.decideBy}.\n\nYour link (personal, single use):\n${links}`,
+        }),
+      );
+    },
+  };
+}
+
+/** HMAC links whose key is a Secrets Manager secret, read once per container. */
+export function secretsLinkSigner(secrets: SecretsManagerClient, secretId: string): LinkSigner {
+  let key: Promise<Buffer> | undefined;
+  const read = async () => {
+    const secret = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
+    if (!secret.SecretString || secret.SecretString.length < 32) throw new Error(`secret ${secretId}: expected at least 32 characters of key`);
+    return Buffer.from(secret.SecretString, 'utf8');
+  };
+  return hmacLinkSigner(() => (key ??= read().catch((error: unknown) => ((key = undefined), Promise.reject(error)))));
+}
+
+/** Decision MACs by a KMS HMAC key: the callback may GenerateMac, CallTool only VerifyMac. */
+export function kmsDecisionMac(kms: KMSClient, keyId: string): DecisionMac {
+  const algorithm = 'HMAC_SHA_256' as const;
+  return {
+    async sign(message) {
+      const answer = await kms.send(new GenerateMacCommand({ KeyId: keyId, MacAlgorithm: algorithm, Message: Buffer.from(message) }));
+      return Buffer.from(answer.Mac!).toString('base64');
+    },
+    async verify(message, mac) {
+      try {
+        const answer = await kms.send(new VerifyMacCommand({ KeyId: keyId, MacAlgorithm: algorithm, Message: Buffer.from(message), Mac: Buffer.from(mac, 'base64') }));
+        return answer.MacValid === true;
+      } catch (error) {
+        // KMS answers a wrong MAC with KMSInvalidMacException: not valid, not an outage.
+        if ((error as Error).name === 'KMSInvalidMacException') return false;
+        throw error;
+      }
+    },
+  };
+}

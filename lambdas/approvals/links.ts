@@ -1,0 +1,82 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * Signed approval links: one per approver, bound to the approval id and the approver, expiring at
+ * the approval's deadline, used once. A link is `<claims>.<mac>`: the claims as base64url JSON and
+ * an HMAC-SHA256 over them with the link key (Secrets Manager on AWS, a key file locally).
+ *
+ *   sign ─► https://…/decide/apv_…?link=eyJ…​.Xy…   GET shows the page (never decides)
+ *                                                 POST from the page decides, once per link id
+ */
+
+export const LinkClaims = z
+  .object({
+    /** The approval this link decides. */
+    approvalId: z.string().min(1),
+    /** The run the approval belongs to. */
+    runId: z.string().min(1),
+    /** Who the link was sent to: the identity a decision through it is recorded under. */
+    approver: z.string().min(1).max(200),
+    /** Seconds since the epoch after which the link is refused. */
+    expiresAt: z.number().int().positive(),
+    /** The link's own id: each link decides once. */
+    linkId: z.string().min(8),
+  })
+  .strict();
+export type LinkClaims = z.infer<typeof LinkClaims>;
+
+export type LinkVerdict =
+  | { ok: true; claims: LinkClaims }
+  | { ok: false; status: 401 | 403 | 410; message: string };
+
+export interface LinkSigner {
+  sign(claims: Omit<LinkClaims, 'linkId'>): Promise<string>;
+  verify(token: string, expected: { approvalId: string }, now: Date): Promise<LinkVerdict>;
+}
+
+/** An HMAC link signer over a key the caller fetched (from Secrets Manager, or a local key file). */
+export function hmacLinkSigner(key: () => Promise<Buffer>): LinkSigner {
+  const mac = async (payload: string) => createHmac('sha256', await key()).update(payload).digest();
+  return {
+    async sign(claims) {
+      const payload = Buffer.from(JSON.stringify({ ...claims, linkId: randomBytes(12).toString('base64url') })).toString('base64url');
+      return `${payload}.${(await mac(payload)).toString('base64url')}`;
+    },
+    async verify(token, expected, now) {
+      return verifyLink(token, expected, now, mac);
+    },
+  };
+}
+
+/**
+ * Checks a link in the order that tells an attacker least: its signature first (anything forged
+ * or tampered is 401), then what it is for (another approval: 403), then its age (410).
+ */
+export async function verifyLink(
+  token: string,
+  expected: { approvalId: string },
+  now: Date,
+  mac: (payload: string) => Promise<Buffer>,
+): Promise<LinkVerdict> {
+  const [payload, signature, ...rest] = token.split('.');
+  if (!payload || !signature || rest.length > 0) return { ok: false, status: 401, message: 'link: malformed (expected <claims>.<signature>)' };
+  const actual = Buffer.from(signature, 'base64url');
+  const wanted = await mac(payload);
+  if (actual.length !== wanted.length || !timingSafeEqual(actual, wanted)) {
+    return { ok: false, status: 401, message: 'link: the signature does not match (forged or altered link)' };
+  }
+  let claims: LinkClaims;
+  try {
+    claims = LinkClaims.parse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
+  } catch {
+    return { ok: false, status: 401, message: 'link: unreadable claims' };
+  }
+  if (claims.approvalId !== expected.approvalId) {
+    return { ok: false, status: 403, message: `link: it decides approval ${claims.approvalId}, not ${expected.approvalId}` };
+  }
+  if (now.getTime() >= claims.expiresAt * 1000) {
+    return { ok: false, status: 410, message: `link: expired at ${new Date(claims.expiresAt * 1000).toISOString()}` };
+  }
+  return { ok: true, claims };
+}

@@ -1,0 +1,62 @@
+import { SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localUser } from '../../local/approval-api.js';
+import { postDecision, postLinkDecision, sampleDay, startHarness, waitFor, type Harness } from './harness.js';
+
+/**
+ * Who may decide, as a deployed stack's policy has it: separation of duties, a second approver
+ * above $700, signed links per approver, decisions signed by the callback's key. Every refusal
+ * changes nothing; what a forged record "approves" is not paid.
+ */
+const alice = 'alice@example.com'; // started the run
+const bob = 'bob@example.com';
+let harness: Harness;
+let finished: ReturnType<Harness['run']>;
+
+beforeAll(async () => {
+  harness = await startHarness({ approvals: { approvers: [alice, bob], policy: { separationOfDuties: true, secondApproverAboveMinor: 70_000 } } });
+  finished = harness.run({ runId: 'security', input: { date: sampleDay.date }, startedBy: alice, config: { approvalTimeoutSeconds: 3600 } });
+});
+afterAll(async () => harness.stack.close());
+
+const linkOf = (index: number, approver: string) => harness.requested[index]!.links.find((link) => link.approver === approver)!.url;
+const tamper = (url: string) => url.replace(/link=(.)/, (_m, c: string) => `link=${c === 'A' ? 'B' : 'A'}`);
+
+describe('deciding is authenticated and the policy holds', () => {
+  it('refuses, with a clear status and changing nothing, then records one decision by two approvers', async () => {
+    const { stack } = harness;
+    await waitFor(() => harness.requested[0]);
+    const approval = harness.approvals[0]!; // $725.00: above $700, two approvers
+    const pending = async () => expect(await stack.ledger.getApproval(approval.runId, approval.turn, approval.call)).toMatchObject({ status: 'pending' });
+
+    expect(await postLinkDecision(linkOf(0, alice), { decision: 'approve' })).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^separation of duties: alice@example.com started run security/) } });
+    expect(await postLinkDecision(tamper(linkOf(0, bob)), { decision: 'approve' })).toMatchObject({ status: 401, body: { message: expect.stringMatching(/^link: (the signature does not match|unreadable claims|malformed)/) } });
+    expect(await postLinkDecision(linkOf(0, bob).replace(approval.approvalId, 'apv_AAAAAAAAAAAAAAAAAAAAAA'), { decision: 'approve' })).toMatchObject({ status: 404 });
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve', runId: 'another-run' })).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^runId: approval .* belongs to run security, not another-run/) } });
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve', decidedBy: 'ceo' })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/decidedBy/) } });
+    await pending();
+
+    expect(await postLinkDecision(linkOf(0, bob), { decision: 'approve', reason: 'checked' })).toMatchObject({ status: 202, body: { status: 'pending', waitingForSecond: true } });
+    expect(await postLinkDecision(linkOf(0, bob), { decision: 'approve' })).toMatchObject({ status: 409, body: { message: 'link: already used (each link decides once)' } });
+    await pending();
+    const decided = await postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'second look' });
+    expect(decided).toMatchObject({ status: 200, body: { status: 'approved', decidedBy: localUser(), decidedVia: 'cli', firstApproval: { by: bob, via: 'link' } } });
+    expect(await postDecision(stack, approval.approvalId, { decision: 'reject' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved/) } });
+  });
+
+  it('does not pay what a record written past the callback "approves"', async () => {
+    const { stack } = harness;
+    const approval = await waitFor(() => harness.approvals[1]);
+    // Someone with write access to the table and SendTaskSuccess, but not the decision key.
+    const stored = (await stack.ledger.getApproval(approval.runId, approval.turn, approval.call))!;
+    await stack.ledger.decideApproval(stored, { status: 'approved', decidedBy: 'mallory', decidedVia: 'iam' }, new Date());
+    await stack.sfn.send(new SendTaskSuccessCommand({ taskToken: stored.taskToken, output: JSON.stringify({ approvalId: stored.approvalId, status: 'approved' }) }));
+    expect(JSON.parse((await finished).output!)).toMatchObject({ status: 'succeeded' });
+
+    const refunded = (id: unknown) => stack.world.payments.refunds().filter((refund) => refund.refundRequestId === id);
+    expect(refunded(harness.approvals[0]!.details!['refundRequest'])).toHaveLength(1);
+    expect(refunded(approval.details!['refundRequest'])).toHaveLength(0);
+    const call = await stack.ledger.getCall(approval.runId, approval.turn, approval.call);
+    expect(call).toMatchObject({ outcome: 'rejected', result: expect.stringContaining('approval_unverified') });
+  });
+});

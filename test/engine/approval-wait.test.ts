@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { loadReport } from '../../lambdas/agent/report.js';
+import { duplicatePayments, postDecision, postLinkDecision, sampleDay, startHarness, waitFor, type Harness } from './harness.js';
+
+/**
+ * A clock that only the test moves: the steps read it, nobody sleeps for real, and the run's own
+ * work (real seconds on a busy machine) takes no time on it, so the budget sees only the waits.
+ */
+function testClock() {
+  let at = Date.parse('2026-11-29T02:00:00Z');
+  return { now: () => new Date(at), advance: (ms: number) => void (at += ms) };
+}
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.stack.close();
+  harness = undefined;
+});
+
+describe('waiting for a person is not work', () => {
+  it('pays a refund approved at 29 s of a 20 s wall-clock budget, and shows the wait apart', async () => {
+    const clock = testClock();
+    harness = await startHarness({ clock });
+    const { stack } = harness;
+    const decisions = (async () => {
+      // The first through its signed link (a person), the second through the API (the local user).
+      await waitFor(() => harness!.requested[0]);
+      clock.advance(29_000);
+      const first = await postLinkDecision(harness!.requested[0]!.links[0]!.url, { decision: 'approve', reason: 'checked the payment' });
+      expect(first).toMatchObject({ status: 200, body: { status: 'approved', decidedVia: 'link', delivered: true } });
+      const second = await waitFor(() => harness!.approvals[1]);
+      clock.advance(29_000);
+      expect(await postDecision(stack, second.approvalId, { decision: 'approve' })).toMatchObject({ status: 200, body: { status: 'approved', decidedVia: 'cli' } });
+    })();
+    const finished = await harness.run({ runId: 'wall-wait', input: { date: sampleDay.date }, config: { maxWallSeconds: 20, approvalTimeoutSeconds: 3600 } });
+    await decisions;
+
+    expect(JSON.parse(finished.output!)).toMatchObject({ status: 'succeeded', reason: 'done' });
+    const approved = harness.approvals.map((approval) => approval.details!['refundRequest']);
+    const paid = stack.world.payments.refunds().filter((refund) => approved.includes(refund.refundRequestId));
+    expect(paid).toHaveLength(2);
+    expect(duplicatePayments(stack)).toEqual([]);
+
+    const report = (await loadReport(stack.ledger, 'wall-wait', clock.now(), refundReconciler))!;
+    expect(report.approvals).toMatchObject({ approved: 2, pending: 0 });
+    expect(report.guards.approvalWaitSeconds).toBeGreaterThanOrEqual(58);
+    expect(report.guards.wallSeconds.used).toBeLessThan(20);
+    expect(report.guardEvents).toEqual([]);
+    const recorded = await stack.ledger.getApproval('wall-wait', harness.approvals[0]!.turn, harness.approvals[0]!.call);
+    expect(recorded).toMatchObject({ decidedBy: harness.requested[0]!.links[0]!.approver, decidedVia: 'link', reason: 'checked the payment' });
+    expect(recorded!.waitedMs).toBe(29_000);
+  }, 180_000);
+
+  it('refuses at start an approval timeout the state machine cannot wait for, naming the setting', async () => {
+    harness = await startHarness();
+    const finished = await harness.run({ runId: 'too-long', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 7 * 24 * 3600, maxWallSeconds: 4 * 24 * 3600 } });
+    expect(finished.status).toBe('FAILED');
+    expect(finished.error).toBe('Agent.InvalidInput');
+    expect(finished.cause).toMatch(/config\.approvalTimeoutSeconds: a decideBy 604800 s after a request made within maxWallSeconds \(345600 s\) falls after the execution's own timeout \(864000 s\)/);
+    expect(await stack().ledger.getRun('too-long')).toBeUndefined();
+  });
+});
+
+const stack = () => harness!.stack;

@@ -1,0 +1,81 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { exampleStack } from '../../infra/example.js';
+import { Steps } from '../../lambdas/shared/steps.js';
+
+type Resource = { Type: string; Properties: Record<string, any> };
+let template: Template;
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  template = Template.fromStack(exampleStack(app));
+  resources = template.toJSON().Resources as Record<string, Resource>;
+});
+
+const functionOf = (step: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SAVEPOINT_STEP === step)!;
+const envOf = (step: string) => functionOf(step).Properties.Environment.Variables as Record<string, unknown>;
+/** Every IAM statement on the role of the function that runs `step`. */
+function statementsOf(step: string): { Action: string | string[]; Resource: unknown }[] {
+  const roleId = functionOf(step).Properties.Role['Fn::GetAtt'][0] as string;
+  return Object.values(resources)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && (r.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === roleId))
+    .flatMap((r) => r.Properties.PolicyDocument.Statement);
+}
+const actionsOf = (step: string) => new Set(statementsOf(step).flatMap((s) => [s.Action].flat()));
+const resourceIdOf = (type: string) => Object.entries(resources).find(([, r]) => r.Type === type)![0];
+const ALL_STEPS = Object.values(Steps);
+
+describe('approvals in the template', () => {
+  it('sends the approval-requested event from RequestApproval only, to the default bus', () => {
+    expect(envOf(Steps.RequestApproval)).toMatchObject({ APPROVAL_EVENT_BUS: 'default' });
+    const put = statementsOf(Steps.RequestApproval).find((s) => s.Action === 'events:PutEvents')!;
+    expect(JSON.stringify(put.Resource)).toContain(':event-bus/default');
+    for (const step of ALL_STEPS.filter((s) => s !== Steps.RequestApproval)) expect(actionsOf(step).has('events:PutEvents')).toBe(false);
+  });
+
+  it('has an approvers topic that only RequestApproval publishes to, over TLS', () => {
+    const topicId = resourceIdOf('AWS::SNS::Topic');
+    expect(envOf(Steps.RequestApproval)['APPROVAL_TOPIC_ARN']).toEqual({ Ref: topicId });
+    const publishers = ALL_STEPS.filter((step) => actionsOf(step).has('sns:Publish'));
+    expect(publishers).toEqual([Steps.RequestApproval]);
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', { PolicyDocument: { Statement: [{ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }] } });
+  });
+
+  it('keeps the link key in a generated secret read by RequestApproval and the callback only', () => {
+    const secretId = resourceIdOf('AWS::SecretsManager::Secret');
+    template.hasResourceProperties('AWS::SecretsManager::Secret', { GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true } });
+    const readers = ALL_STEPS.filter((step) => actionsOf(step).has('secretsmanager:GetSecretValue'));
+    expect(readers.sort()).toEqual([Steps.ApprovalCallback, Steps.RequestApproval].sort());
+    for (const step of readers) expect(envOf(step)['APPROVAL_LINK_SECRET_ARN']).toEqual({ Ref: secretId });
+    expect(envOf(Steps.RequestApproval)).toMatchObject({ APPROVERS: { Ref: 'Approvers' }, APPROVAL_PAGE_URL: expect.anything() });
+    expect(JSON.stringify(envOf(Steps.RequestApproval)['APPROVAL_PAGE_URL'])).toContain('/decide');
+  });
+
+  it('signs decisions with a KMS HMAC key: the callback may GenerateMac, CallTool only VerifyMac, nobody else either', () => {
+    template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
+    expect(ALL_STEPS.filter((step) => actionsOf(step).has('kms:GenerateMac'))).toEqual([Steps.ApprovalCallback]);
+    expect(ALL_STEPS.filter((step) => actionsOf(step).has('kms:VerifyMac')).sort()).toEqual([Steps.ApprovalCallback, Steps.CallTool].sort());
+    expect(envOf(Steps.ApprovalCallback)).toMatchObject({ DECISION_KEY_ID: expect.anything(), SEPARATION_OF_DUTIES: 'true' });
+    expect(envOf(Steps.CallTool)['DECISION_KEY_ID']).toEqual(envOf(Steps.ApprovalCallback)['DECISION_KEY_ID']);
+  });
+
+  it('serves the approval page without IAM (the signed link is the credential) and keeps the API behind IAM', () => {
+    const methods = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::Method');
+    const resourcePaths = Object.fromEntries(Object.entries(resources).filter(([, r]) => r.Type === 'AWS::ApiGateway::Resource').map(([id, r]) => [id, r.Properties.PathPart as string]));
+    const routes = methods.map((m) => `${m.Properties.HttpMethod} ${resourcePaths[m.Properties.ResourceId.Ref] ?? '/'} ${m.Properties.AuthorizationType}`).sort();
+    expect(routes).toEqual(
+      [
+        'GET approvals AWS_IAM',
+        'GET {approvalId} AWS_IAM',
+        'POST {approvalId} AWS_IAM',
+        'GET {approvalId} NONE',
+        'POST {approvalId} NONE',
+      ].sort(),
+    );
+    const decide = Object.entries(resourcePaths).find(([, path]) => path === 'decide')![0];
+    const pageRoutes = methods.filter((m) => resources[m.Properties.ResourceId.Ref]!.Properties.ParentId?.Ref === decide);
+    expect(pageRoutes.map((m) => m.Properties.AuthorizationType)).toEqual(['NONE', 'NONE']);
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { configProblems, decisionVerdict, executionLimits, type ApprovalPolicy, type Identity } from '../../lambdas/approvals/policy.js';
+import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+
+const approval = (change: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
+  kind: 'approval',
+  approvalId: 'apv_0123456789abcdef',
+  runId: 'run-1',
+  turn: 3,
+  call: 1,
+  toolName: 'issue_refund',
+  summary: 'issue_refund $725.00',
+  amount: { minor: 72_500, currency: 'usd' },
+  taskToken: 'token',
+  status: 'pending',
+  decideBy: '2026-11-29T03:00:00Z',
+  createdAt: '2026-11-29T02:00:00Z',
+  ...change,
+});
+const run = { runId: 'run-1', startedBy: 'arn:aws:iam::1:user/starter' };
+const alice: Identity = { id: 'alice@example.com', via: 'link' };
+const bob: Identity = { id: 'bob@example.com', via: 'link' };
+const starter: Identity = { id: 'arn:aws:iam::1:user/starter', via: 'iam' };
+const deployed: ApprovalPolicy = { separationOfDuties: true };
+const twoAbove500: ApprovalPolicy = { separationOfDuties: true, secondApproverAboveMinor: 50_000 };
+
+describe('the approval policy', () => {
+  it.each<[string, Parameters<typeof decisionVerdict>[0], ReturnType<typeof decisionVerdict>]>([
+    ['a person approves a pending approval', { approval: approval(), run, identity: alice, decision: 'approve', policy: deployed }, { action: 'decide' }],
+    ['the starter may not approve their own run', { approval: approval(), run, identity: starter, decision: 'approve', policy: deployed }, { action: 'refuse', status: 403, message: expect.stringMatching(/^separation of duties: arn:aws:iam::1:user\/starter started run run-1/) }],
+    ['nor reject it', { approval: approval(), run, identity: starter, decision: 'reject', policy: deployed }, { action: 'refuse', status: 403, message: expect.stringMatching(/separation of duties/) }],
+    ['the local interactive run: one person is both', { approval: approval(), run, identity: starter, decision: 'approve', policy: { separationOfDuties: false } }, { action: 'decide' }],
+    ['a run with no recorded starter', { approval: approval(), run: { runId: 'run-1' }, identity: starter, decision: 'approve', policy: deployed }, { action: 'decide' }],
+    ['a decided approval', { approval: approval({ status: 'approved', decidedBy: 'bob@example.com' }), run, identity: alice, decision: 'approve', policy: deployed }, { action: 'refuse', status: 409, message: 'approval apv_0123456789abcdef is already approved (by bob@example.com)' }],
+    ['an expired approval', { approval: approval({ status: 'expired', decidedBy: 'timeout' }), run, identity: alice, decision: 'reject', policy: deployed }, { action: 'refuse', status: 409, message: expect.stringMatching(/already expired/) }],
+    ['a decision for another run', { approval: approval(), run, identity: alice, decision: 'approve', policy: deployed, runId: 'run-2' }, { action: 'refuse', status: 403, message: 'runId: approval apv_0123456789abcdef belongs to run run-1, not run-2' }],
+    ['a used link', { approval: approval({ usedLinks: ['link-1'] }), run, identity: alice, decision: 'approve', policy: deployed, linkId: 'link-1' }, { action: 'refuse', status: 409, message: 'link: already used (each link decides once)' }],
+    ['a used link on a decided approval says the link was used', { approval: approval({ status: 'approved', usedLinks: ['link-1'] }), run, identity: alice, decision: 'approve', policy: deployed, linkId: 'link-1' }, { action: 'refuse', status: 409, message: expect.stringMatching(/^link: already used/) }],
+    ['above the amount, the first approval waits for a second', { approval: approval(), run, identity: alice, decision: 'approve', policy: twoAbove500 }, { action: 'first' }],
+    ['the second approver decides', { approval: approval({ firstApproval: { by: alice.id, via: 'link', at: 'x' } }), run, identity: bob, decision: 'approve', policy: twoAbove500 }, { action: 'decide' }],
+    ['the same person twice is not two approvers', { approval: approval({ firstApproval: { by: alice.id, via: 'link', at: 'x' } }), run, identity: alice, decision: 'approve', policy: twoAbove500 }, { action: 'refuse', status: 403, message: expect.stringMatching(/^second approver: alice@example.com approved already/) }],
+    ['one rejection is enough', { approval: approval(), run, identity: alice, decision: 'reject', policy: twoAbove500 }, { action: 'decide' }],
+    ['at or below the amount one approver is enough', { approval: approval({ amount: { minor: 50_000, currency: 'usd' } }), run, identity: alice, decision: 'approve', policy: twoAbove500 }, { action: 'decide' }],
+    ['an approval without an amount needs one approver', { approval: approval({ amount: undefined }), run, identity: alice, decision: 'approve', policy: twoAbove500 }, { action: 'decide' }],
+  ])('%s', (_case, input, verdict) => {
+    expect(decisionVerdict(input)).toEqual(verdict);
+  });
+});
+
+describe('configurations that cannot work are named at start', () => {
+  const limits = { executionTimeoutSeconds: 10 * 86_400, approvalWaitSeconds: 8 * 86_400 };
+  it.each<[string, { approvalTimeoutSeconds: number; maxWallSeconds: number }, RegExp[]]>([
+    ['the defaults', { approvalTimeoutSeconds: 86_400, maxWallSeconds: 4 * 3600 }, []],
+    ['an approval timeout longer than the wait state', { approvalTimeoutSeconds: 9 * 86_400, maxWallSeconds: 60 }, [/^approvalTimeoutSeconds: 777600 s is longer than the state machine waits for a decision \(691200 s\)$/]],
+    ['a decideBy after the execution times out', { approvalTimeoutSeconds: 7 * 86_400, maxWallSeconds: 4 * 86_400 }, [/^approvalTimeoutSeconds: a decideBy 604800 s .* maxWallSeconds \(345600 s\) falls after the execution's own timeout \(864000 s\)$/]],
+  ])('%s', (_case, config, problems) => {
+    const found = configProblems(config, limits);
+    expect(found).toHaveLength(problems.length);
+    problems.forEach((problem, index) => expect(found[index]).toMatch(problem));
+  });
+
+  it('reads the limits from the definition', () => {
+    const definition = JSON.stringify({
+      TimeoutSeconds: 864_000,
+      States: { Wait: { Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', TimeoutSeconds: 691_200 }, Call: { Resource: 'arn:aws:states:::lambda:invoke', TimeoutSeconds: 30 } },
+    });
+    expect(executionLimits(definition)).toEqual({ executionTimeoutSeconds: 864_000, approvalWaitSeconds: 691_200 });
+  });
+});
