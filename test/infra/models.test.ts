@@ -70,7 +70,9 @@ describe('model access', () => {
   it('lets only CallModel read the API key secret, names it by ARN, and never holds a key', () => {
     const { template } = synth({ model: 'anthropic:claude-sonnet-4-5', apiKeySecrets: { anthropic: 'savepoint/anthropic-api-key' } });
     const [callModel, fn] = functionOf(template, 'call-model');
-    const reads = (id: string) => statementsOf(template, id).filter((s) => JSON.stringify(s.Action).includes('secretsmanager:GetSecretValue'));
+    // Reads of the API key's secret (the approvals' link key is another secret, read by the approval functions).
+    const reads = (id: string) =>
+      statementsOf(template, id).filter((s) => JSON.stringify(s.Action).includes('secretsmanager:GetSecretValue') && JSON.stringify(s.Resource).includes('anthropic-api-key'));
     expect(reads(callModel)).toHaveLength(1);
     expect(JSON.stringify(reads(callModel)[0].Resource)).toContain('secret:savepoint/anthropic-api-key');
     expect(JSON.stringify(fn.Properties.Environment.Variables.ANTHROPIC_API_KEY_SECRET_ARN)).toContain('secret:savepoint/anthropic-api-key');
