@@ -10,7 +10,7 @@ import { systemClock } from '../steps/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { approvalApiHandler } from './approval-http.js';
 import { stepHandler } from './middleware.js';
-import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from './sfn.js';
+import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks } from './sfn.js';
 
 /**
  * The environment of the step functions on AWS, parsed once per cold start: a missing or malformed
@@ -64,6 +64,9 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env): HarnessDeps {
     },
     get executions() {
       return sfnExecutions(sfn());
+    },
+    get lookup() {
+      return sfnLookup(sfn());
     },
     get starter() {
       return sfnStarter(sfn(), required('STATE_MACHINE_ARN'));

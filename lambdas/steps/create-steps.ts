@@ -13,6 +13,7 @@ import { createFinalize } from './finalize.js';
 import type { Clock, Executions, TaskCallbacks } from './ports.js';
 import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy } from './recover.js';
 import { createStartRun } from './start-run.js';
+import { createSweep, type ExecutionLookup } from './sweep.js';
 
 /**
  * What the steps of one agent need from the outside. The Lambda adapter (adapters/aws-deps.ts)
@@ -36,6 +37,8 @@ export interface HarnessDeps {
   readonly agentEnv: Readonly<Record<string, string | undefined>>;
   /** A new approval waits for a person. */
   readonly notify?: (approval: ApprovalRecord) => void;
+  /** How executions ended (`DescribeExecution`): the sweeper's, on AWS only. */
+  readonly lookup?: ExecutionLookup;
 }
 
 export type StepFn = (event: unknown, signal?: AbortSignal) => Promise<unknown>;
@@ -67,6 +70,11 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
     }),
     [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ agent, ledger: deps.ledger, clock: deps.clock })),
     [Steps.RecoverRun]: lazy(() => createRecoverOnStatusChange(recover())),
+    [Steps.Sweep]: lazy(() => {
+      if (!deps.lookup) throw new Error('the sweep step needs an execution lookup (HarnessDeps.lookup)');
+      const sweep = createSweep({ ...recover(), executions: deps.lookup });
+      return () => sweep();
+    }),
   };
 }
 
