@@ -119,7 +119,7 @@ export class AgentStateMachine extends Construct {
       const task = new LambdaInvoke(this, name, {
         stateName: name,
         lambdaFunction: fn,
-        payload: TaskInput.fromObject(payload),
+        payload: TaskInput.fromObject({ executionArn: JsonPath.executionId, ...payload }), // ops: the execution on every log line
         resultSelector: { 'result.$': '$.Payload' },
         resultPath,
         // Explicit: a Task without a timeout waits forever on AWS (and 60 s on the local engine).
@@ -176,7 +176,7 @@ export class AgentStateMachine extends Construct {
         stateName: name,
         lambdaFunction: fns.requestApproval,
         integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-        payload: TaskInput.fromObject({ ...payload, taskToken: JsonPath.taskToken }),
+        payload: TaskInput.fromObject({ executionArn: JsonPath.executionId, ...payload, taskToken: JsonPath.taskToken }),
         resultPath: '$.approval',
         taskTimeout: Timeout.duration(backstop),
         retryOnServiceExceptions: false, // ops: LAMBDA_RETRY instead

@@ -12,6 +12,10 @@ import { AgentStateMachine } from './agent-state-machine.js';
 import { LedgerTable } from './ledger-table.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
+import { FailedEvents } from './failed-events.js';
+import { operationsOf, type AlarmThresholds } from './observability.js';
+import { RunSweeper } from './sweeper.js';
+import type { LedgerRole } from './ledger-table.js';
 
 export interface DurableAgentProps {
   /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
@@ -41,6 +45,8 @@ export interface DurableAgentProps {
   readonly codeVersion?: string;
   /** Recoveries in a row without progress before a run is given up. @default 3 */
   readonly maxRecoveries?: number;
+  /** When the agent's alarms go off (infra/observability.ts). @default see AlarmThresholds */
+  readonly alarms?: AlarmThresholds;
 }
 
 /**
@@ -62,7 +68,7 @@ export class DurableAgent extends Construct {
     const stack = Stack.of(this);
     const ledger = props.table ?? new LedgerTable(this, 'Ledger');
     this.ledger = ledger;
-    const common = { CODE_VERSION: props.codeVersion ?? 'dev', ...props.environment };
+    const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...props.environment };
     const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
       new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment } });
 
@@ -80,7 +86,9 @@ export class DurableAgent extends Construct {
     };
     const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
-    for (const f of [...Object.values(functions), expireApprovals, executionStopped]) ledger.grantTo(f);
+    for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole);
+    ledger.grantTo(expireApprovals, 'expireApprovals');
+    ledger.grantTo(executionStopped, 'executionStopped');
 
     const stateMachineName = `${stack.stackName}-${props.agentName}`;
     const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', { functions, stateMachineName });
@@ -96,10 +104,11 @@ export class DurableAgent extends Construct {
       new PolicyStatement({ actions: ['states:DescribeExecution', 'states:DescribeStateMachineForExecution'], resources: [arns.executions] }),
     );
 
-    new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries });
+    const recovery = new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries });
 
+    let scheduleDeadLetters: Queue | undefined;
     if (props.schedule) {
-      const deadLetters = new Queue(this, 'ScheduleDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+      const deadLetters = (scheduleDeadLetters = new Queue(this, 'ScheduleDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) }));
       new Rule(this, 'Schedule', {
         description: `Starts a run of ${props.agentName}; the run id is derived from the event time.`,
         schedule: props.schedule,
@@ -125,7 +134,7 @@ export class DurableAgent extends Construct {
 
     if (props.approvalApi ?? true) {
       const approvalCallback = fn('ApprovalCallbackFunction', Steps.ApprovalCallback);
-      ledger.grantTo(approvalCallback);
+      ledger.grantTo(approvalCallback, 'approvalCallback');
       approvalCallback.addToRolePolicy(taskResponse);
       const api = new RestApi(this, 'ApprovalApi', {
         description: `Decide the approvals ${props.agentName} runs wait on.`,
@@ -149,6 +158,25 @@ export class DurableAgent extends Construct {
       this.api = api;
       new CfnOutput(this, 'ApprovalApiUrl', { value: api.urlForPath('/approvals') });
     }
+    // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
+    const failedEvents = new FailedEvents(this, 'FailedEvents');
+    const sweeper = new RunSweeper(this, 'Sweeper', {
+      ledger,
+      stateMachine: arns,
+      agentEntry: props.entry,
+      environment: common,
+      maxRecoveries: props.maxRecoveries,
+      deadLetterQueue: failedEvents.queue,
+    });
+    for (const f of [recovery.function, executionStopped, expireApprovals, sweeper.function]) failedEvents.protect(f);
+    operationsOf(this).watch(this, {
+      agentName: props.agentName,
+      stateMachine,
+      queues: { FailedEvents: failedEvents.queue, RecoveryDeadLetters: recovery.deadLetters, ...(scheduleDeadLetters && { ScheduleDeadLetters: scheduleDeadLetters }) },
+      thresholds: props.alarms,
+    });
+    // ─────────────────────────────────────────────────────────────────────────────────────────
+
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn });
     new CfnOutput(this, 'LedgerTableName', { value: ledger.table.tableName });
   }
