@@ -83,7 +83,7 @@ export class Operations extends Construct {
     if (!Number.isInteger(breakerMinutes) || breakerMinutes < 1 || breakerMinutes > 60) throw new Error(`breakerOpenMinutes must be an integer from 1 to 60, got ${breakerMinutes}`);
 
     const m = (name: MetricName, statistic: string, period: Duration, label?: string) =>
-      new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: agent.agentName }, statistic, period, label: label ?? name });
+      new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: agent.agentName }, statistic, period, ...(label && { label }) });
     const sum = (name: MetricName, period = Duration.minutes(5), label?: string) => m(name, 'Sum', period, label);
     const five = Duration.minutes(5);
     const sm = agent.stateMachine;
