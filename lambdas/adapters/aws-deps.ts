@@ -9,7 +9,11 @@ import { createSteps, type AgentSteps, type HarnessDeps } from '../steps/create-
 import { systemClock } from '../steps/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { approvalApiHandler } from './approval-http.js';
-import { stepHandler } from './middleware.js';
+import { stepHandler, type Telemetry } from './middleware.js';
+import { powertools } from './powertools.js';
+import { decisionMetrics } from './step-telemetry.js';
+import type middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks } from './sfn.js';
 
 /**
@@ -34,7 +38,11 @@ export type StepEnvironment = z.infer<typeof StepEnvironment>;
  * One set of clients per container, shared by every invocation, each built on first use: a
  * function reads only the variables of the clients its step uses.
  */
-export function awsDeps(env: NodeJS.ProcessEnv = process.env): HarnessDeps {
+export function awsDeps(
+  env: NodeJS.ProcessEnv = process.env,
+  observe: { traced?: <T>(client: T) => T; telemetry?: Telemetry } = {},
+): HarnessDeps {
+  const traced = observe.traced ?? (<T>(client: T) => client);
   const config = parseOrThrow(StepEnvironment.partial(), env, 'Lambda environment');
   const required = <K extends keyof StepEnvironment>(name: K): StepEnvironment[K] => {
     const value = config[name];
@@ -45,8 +53,8 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env): HarnessDeps {
     let made: { value: T } | undefined;
     return () => (made ??= { value: make() }).value;
   };
-  const sfn = once(() => new SFNClient({}));
-  const ledger = once(() => new DynamoDbLedger(new DynamoDBClient({}), required('TABLE_NAME')));
+  const sfn = once(() => traced(new SFNClient({})));
+  const ledger = once(() => new DynamoDbLedger(traced(new DynamoDBClient({})), required('TABLE_NAME')));
   const breaker = once(() => new CircuitBreaker(ledger(), systemClock));
   const model = once(() => new HttpMessagesClient({ baseUrl: required('MODEL_API_URL'), apiKey: required('MODEL_API_KEY') }));
   return {
@@ -82,16 +90,30 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env): HarnessDeps {
     },
     clock: systemClock,
     agentEnv: env,
-    notify: (approval) => console.log(JSON.stringify({ level: 'INFO', message: 'approval requested', ...approval, taskToken: undefined })),
+    // Ids and deadline only: the summary and details describe the tool's arguments.
+    notify: ({ approvalId, runId, turn, call, toolName, decideBy }) => {
+      const line = { approvalId, runId, turn, call, tool: toolName, decideBy };
+      if (observe.telemetry) observe.telemetry.info('approval requested', line);
+      else console.log(JSON.stringify({ level: 'INFO', message: 'approval requested', ...line }));
+    },
   };
 }
 
 /** The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). */
 export function lambdaHandlers(agent: AgentDefinition, env: NodeJS.ProcessEnv = process.env) {
-  const deps = awsDeps(env);
+  const { telemetry, tracing, traced } = powertools(agent.name);
+  const deps = awsDeps(env, { traced, telemetry });
   const steps: AgentSteps = createSteps(agent, deps);
+  // Decisions made through the API count as ApprovalsDecided.
+  const decisions: middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
+    after: (request) => {
+      telemetry.addMetrics(decisionMetrics(request.event.httpMethod, request.response?.statusCode));
+      telemetry.flush();
+    },
+  };
   return {
-    step: (name: keyof AgentSteps) => stepHandler(steps[name]),
-    approvalApi: () => approvalApiHandler({ ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, agentName: agent.name }),
+    step: (name: keyof AgentSteps) => stepHandler(steps[name], undefined, { step: name, telemetry, middlewares: [tracing] }),
+    approvalApi: () =>
+      approvalApiHandler({ ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, agentName: agent.name }, [tracing, decisions as middy.MiddlewareObj]),
   };
 }

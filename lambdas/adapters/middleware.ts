@@ -77,6 +77,8 @@ export interface StepHandlerOptions {
   /** With `telemetry`: structured logs with run keys, and metrics, instead of error-only lines. */
   readonly step?: StepName;
   readonly telemetry?: Telemetry;
+  /** More middlewares, outermost first (e.g. the tracer's handler subsegment). */
+  readonly middlewares?: readonly middy.MiddlewareObj[];
 }
 
 /**
@@ -89,6 +91,7 @@ export function stepHandler<Result>(
   options: StepHandlerOptions = {},
 ) {
   const handler = middy<unknown, Result, Error, Context>({ timeoutEarlyInMillis: 1_000 });
+  for (const middleware of options.middlewares ?? []) handler.use(middleware as middy.MiddlewareObj<unknown, Result, Error, Context>);
   if (options.telemetry && options.step) handler.use(stepTelemetry(options.step, options.telemetry) as middy.MiddlewareObj<unknown, Result, Error, Context>);
   else handler.use(errorClassifier(log));
   return handler.handler((event, _context, { signal }) => step(event, signal));
