@@ -13,6 +13,7 @@ import { LedgerTable } from './ledger-table.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
 import { FailedEvents } from './failed-events.js';
+import { acknowledgeNagFindings } from './nag.js';
 import { operationsOf, type AlarmThresholds } from './observability.js';
 import { RunSweeper } from './sweeper.js';
 import type { LedgerRole } from './ledger-table.js';
@@ -104,6 +105,7 @@ export class DurableAgent extends Construct {
       new PolicyStatement({ actions: ['states:DescribeExecution', 'states:DescribeStateMachineForExecution'], resources: [arns.executions] }),
     );
 
+    const failedEvents = new FailedEvents(this, 'FailedEvents'); // ops (#9): what the event-driven functions could not handle
     const recovery = new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries });
 
     let scheduleDeadLetters: Queue | undefined;
@@ -118,7 +120,7 @@ export class DurableAgent extends Construct {
     new Rule(this, 'ApprovalExpirySweep', {
       description: 'Escalates approvals whose deadline has passed.',
       schedule: Schedule.rate(Duration.minutes(1)),
-      targets: [new LambdaFunction(expireApprovals, { retryAttempts: 2 })],
+      targets: [new LambdaFunction(expireApprovals, { retryAttempts: 2, deadLetterQueue: failedEvents.queue })],
     });
 
     // StopExecution is a kill switch too: the run record learns who stopped it and when.
@@ -129,7 +131,7 @@ export class DurableAgent extends Construct {
         detailType: ['Step Functions Execution Status Change'],
         detail: { status: ['ABORTED'], stateMachineArn: [arns.stateMachine] },
       },
-      targets: [new LambdaFunction(executionStopped, { retryAttempts: 4 })],
+      targets: [new LambdaFunction(executionStopped, { retryAttempts: 4, deadLetterQueue: failedEvents.queue })],
     });
 
     if (props.approvalApi ?? true) {
@@ -141,6 +143,9 @@ export class DurableAgent extends Construct {
         cloudWatchRole: true,
         deployOptions: {
           stageName: 'v1',
+          // People decide approvals: a few a second is plenty, and bounds what a leaked credential can do.
+          throttlingRateLimit: 10,
+          throttlingBurstLimit: 20,
           tracingEnabled: true,
           loggingLevel: MethodLoggingLevel.INFO,
           accessLogDestination: new LogGroupLogDestination(new LogGroup(this, 'ApprovalApiAccessLogs', { retention: RetentionDays.THREE_MONTHS })),
@@ -159,7 +164,6 @@ export class DurableAgent extends Construct {
       new CfnOutput(this, 'ApprovalApiUrl', { value: api.urlForPath('/approvals') });
     }
     // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
-    const failedEvents = new FailedEvents(this, 'FailedEvents');
     const sweeper = new RunSweeper(this, 'Sweeper', {
       ledger,
       stateMachine: arns,
@@ -179,5 +183,6 @@ export class DurableAgent extends Construct {
 
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn });
     new CfnOutput(this, 'LedgerTableName', { value: ledger.table.tableName });
+    acknowledgeNagFindings(this, { stateMachine, stateMachineName, api: this.api }); // ops (#9): cdk-nag, each with its reason
   }
 }

@@ -100,6 +100,18 @@ describe('lose nothing', () => {
     }
   });
 
+  it('gives every EventBridge rule target a dead-letter queue, for events it could not deliver', () => {
+    for (const [id, rule] of Object.entries(template.findResources('AWS::Events::Rule'))) {
+      for (const target of rule.Properties.Targets as { DeadLetterConfig?: unknown }[]) expect(target.DeadLetterConfig, id).toBeDefined();
+    }
+  });
+
+  it('throttles the approval API stage', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 })]),
+    });
+  });
+
   it('runs the sweeper every 15 minutes, with the failed-events queue for undelivered events', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(15 minutes)',
