@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { ErrorNames, TransientError } from '../shared/errors.js';
 import type { MetricPoint } from '../shared/metrics.js';
-import type { StepName } from '../shared/steps.js';
+import { Steps, type StepName } from '../shared/steps.js';
 import { errorMetrics, inputKeys, resultKeys, resultMetrics, type LogKeys } from './step-telemetry.js';
 
 const OURS = new Set<string>(Object.values(ErrorNames));
@@ -61,8 +61,11 @@ export const stepTelemetry = (step: StepName, telemetry: Telemetry): middy.Middl
   after: (request) => {
     telemetry.appendKeys(resultKeys(request.response));
     telemetry.addMetrics(resultMetrics(step, request.response));
-    const summary = (request.response as { summary?: unknown } | null)?.summary;
-    telemetry.info(`${step} done`, typeof summary === 'string' ? { summary } : {});
+    // The step's own words for a person: its summary, and why recovery did what it did. (Other
+    // reasons may quote a validation error about tool arguments: not at info level.)
+    const { summary, reason } = (request.response ?? {}) as { summary?: unknown; reason?: unknown };
+    const words = Object.entries({ summary, reason: step === Steps.RecoverRun ? reason : undefined }).filter(([, value]) => typeof value === 'string' && value.length > 0);
+    telemetry.info(`${step} done`, Object.fromEntries(words.map(([key, value]) => [key, (value as string).slice(0, 4_000)])));
     telemetry.flush();
   },
   onError: (request) => {

@@ -66,6 +66,8 @@ export interface SweepResult {
   oldestApprovalAgeSeconds: number;
   /** Pending approvals whose execution is gone: a decision would reach nobody. */
   orphanedApprovals: { approvalId: string; runId: string; reason: string }[];
+  /** One line for the log: what was done and what needs a person (run ids and reasons, nothing else). */
+  summary: string;
 }
 
 const GRACE_MS = 5 * 60_000;
@@ -84,6 +86,7 @@ export function createSweep(deps: SweepDeps) {
       approvalsWaiting: 0,
       oldestApprovalAgeSeconds: 0,
       orphanedApprovals: [],
+      summary: '',
     };
     const runs = (await deps.ledger.listRuns(deps.maxRuns ?? 1000)).filter((run) => run.status === 'running' && ours(deps, run.agent));
     for (const run of runs) {
@@ -117,6 +120,7 @@ export function createSweep(deps: SweepDeps) {
         result.failed.push({ runId: approval.runId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
       }
     }
+    result.summary = summarize(result);
     return result;
   };
 }
@@ -164,4 +168,14 @@ async function orphaned(deps: SweepDeps, approval: ApprovalRecord): Promise<stri
 
 function shortName(executionArn: string): string {
   return executionArn.split(':').pop() ?? executionArn;
+}
+
+function summarize(result: SweepResult): string {
+  const list = (items: { runId: string; reason?: string; error?: string }[]) => items.map((item) => `${item.runId}${item.reason ?? item.error ? `: ${item.reason ?? item.error}` : ''}`).join('; ');
+  const parts = [`checked ${result.checked} running runs`, `recovered ${result.recovered.length}`, `gave up ${result.gaveUp.length}`, `${result.approvalsWaiting} approvals waiting`];
+  if (result.gaveUp.length > 0) parts.push(`given up: ${list(result.gaveUp)}`);
+  if (result.reported.length > 0) parts.push(`needs a person: ${list(result.reported)}`);
+  if (result.failed.length > 0) parts.push(`not swept: ${list(result.failed)}`);
+  if (result.orphanedApprovals.length > 0) parts.push(`orphaned approvals: ${result.orphanedApprovals.map((a) => `${a.approvalId} (run ${a.runId}: ${a.reason})`).join('; ')}`);
+  return parts.join(', ').slice(0, 4_000);
 }

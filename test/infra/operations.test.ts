@@ -1,5 +1,6 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_SERVICE_ERRORS } from '../../infra/agent-state-machine.js';
 import { exampleStack } from '../../infra/example.js';
@@ -223,6 +224,15 @@ describe('watch it', () => {
   it('names the runbook entry of every alarm in its description', () => {
     for (const alarm of alarmsByDescription()) expect(alarm.AlarmDescription).toMatch(/Runbook: README\.md#[a-z]+$/);
     expect(Object.keys(AlarmIds).length).toBe(8);
+  });
+
+  it('has a runbook entry in the README for every alarm it names', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const headings = new Set([...readme.matchAll(/^#{2,4} (.+)$/gm)].map((match) => match[1]!.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
+    for (const alarm of alarmsByDescription()) {
+      const anchor = /Runbook: README\.md#([a-z]+)$/.exec(alarm.AlarmDescription)![1]!;
+      expect(headings.has(anchor), anchor).toBe(true);
+    }
   });
 
   it('takes the thresholds from the agent, and refuses nonsense at synth time', () => {
