@@ -77,6 +77,27 @@ const RETRY: Record<'transient' | 'throttled' | 'leaseHeld' | 'circuitOpen', Ret
 };
 
 /**
+ * Lambda's own faults on invoke — throttling under load included — on every Task, with backoff
+ * and full jitter (replaces LambdaInvoke's default retrier, which has no TooManyRequests and no
+ * jitter). Safe: every step is idempotent per (run, turn, call).
+ */
+export const LAMBDA_SERVICE_ERRORS = [
+  'Lambda.TooManyRequestsException',
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.ClientExecutionTimeoutException',
+] as const;
+const LAMBDA_RETRY: RetryProps = {
+  errors: [...LAMBDA_SERVICE_ERRORS],
+  interval: Duration.seconds(2),
+  maxAttempts: 8,
+  backoffRate: 2,
+  maxDelay: Duration.seconds(60),
+  jitterStrategy: JitterType.FULL,
+};
+
+/**
  * The agent loop as a Standard state machine (JSONPath only, so that the local engine runs the
  * very same definition):
  *
@@ -105,12 +126,14 @@ export class AgentStateMachine extends Construct {
       const task = new LambdaInvoke(this, name, {
         stateName: name,
         lambdaFunction: fn,
-        payload: TaskInput.fromObject(payload),
+        payload: TaskInput.fromObject({ executionArn: JsonPath.executionId, ...payload }), // ops: the execution on every log line
         resultSelector: { 'result.$': '$.Payload' },
         resultPath,
         // Explicit: a Task without a timeout waits forever on AWS (and 60 s on the local engine).
         taskTimeout: Timeout.duration(timeout),
+        retryOnServiceExceptions: false, // ops: LAMBDA_RETRY instead
       });
+      task.addRetry(LAMBDA_RETRY); // ops
       task.addRetry(RETRY.transient);
       return task;
     };
@@ -176,10 +199,12 @@ export class AgentStateMachine extends Construct {
         stateName: name,
         lambdaFunction: fns.requestApproval,
         integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-        payload: TaskInput.fromObject({ ...payload, taskToken: JsonPath.taskToken }),
+        payload: TaskInput.fromObject({ executionArn: JsonPath.executionId, ...payload, taskToken: JsonPath.taskToken }),
         resultPath: '$.approval',
         taskTimeout: Timeout.duration(backstop),
+        retryOnServiceExceptions: false, // ops: LAMBDA_RETRY instead
       });
+      task.addRetry(LAMBDA_RETRY); // ops
       task.addRetry(RETRY.transient);
       task.addCatch(then, { errors: [ErrorNames.ApprovalRejected, ErrorNames.ApprovalExpired, Errors.TIMEOUT], resultPath: '$.approval' });
       task.addCatch(recordFailure, catchAll);

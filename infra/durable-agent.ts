@@ -14,6 +14,11 @@ import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, type ModelAccessProps } from './model-access.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
+import { FailedEvents } from './failed-events.js';
+import { acknowledgeNagFindings } from './nag.js';
+import { operationsOf, type AlarmThresholds } from './observability.js';
+import { RunSweeper } from './sweeper.js';
+import type { LedgerRole } from './ledger-table.js';
 
 export interface DurableAgentProps {
   /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
@@ -49,6 +54,8 @@ export interface DurableAgentProps {
   readonly maxRecoveries?: number;
   /** Who is told and may decide, and the policy (infra/approvals.ts). @default no links, separation of duties on */
   readonly approvals?: ApprovalSettings;
+  /** When the agent's alarms go off (infra/observability.ts). @default see AlarmThresholds */
+  readonly alarms?: AlarmThresholds;
 }
 
 /**
@@ -70,7 +77,7 @@ export class DurableAgent extends Construct {
     const stack = Stack.of(this);
     const ledger = props.table ?? new LedgerTable(this, 'Ledger');
     this.ledger = ledger;
-    const common = { CODE_VERSION: props.codeVersion ?? 'dev', ...props.environment };
+    const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...props.environment };
     const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
       new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment } });
 
@@ -85,7 +92,9 @@ export class DurableAgent extends Construct {
     };
     const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
-    for (const f of [...Object.values(functions), expireApprovals, executionStopped]) ledger.grantTo(f);
+    for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole);
+    ledger.grantTo(expireApprovals, 'expireApprovals');
+    ledger.grantTo(executionStopped, 'executionStopped');
     bindModelAccess(functions, props.models ?? {});
 
     const stateMachineName = `${stack.stackName}-${props.agentName}`;
@@ -102,10 +111,12 @@ export class DurableAgent extends Construct {
       new PolicyStatement({ actions: ['states:DescribeExecution', 'states:DescribeStateMachineForExecution'], resources: [arns.executions] }),
     );
 
-    new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries });
+    const failedEvents = new FailedEvents(this, 'FailedEvents'); // ops (#9): what the event-driven functions could not handle
+    const recovery = new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries });
 
+    let scheduleDeadLetters: Queue | undefined;
     if (props.schedule) {
-      const deadLetters = new Queue(this, 'ScheduleDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+      const deadLetters = (scheduleDeadLetters = new Queue(this, 'ScheduleDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) }));
       new Rule(this, 'Schedule', {
         description: `Starts a run of ${props.agentName}; the run id is derived from the event time.`,
         schedule: props.schedule,
@@ -115,7 +126,7 @@ export class DurableAgent extends Construct {
     new Rule(this, 'ApprovalExpirySweep', {
       description: 'Escalates approvals whose deadline has passed.',
       schedule: Schedule.rate(Duration.minutes(1)),
-      targets: [new LambdaFunction(expireApprovals, { retryAttempts: 2 })],
+      targets: [new LambdaFunction(expireApprovals, { retryAttempts: 2, deadLetterQueue: failedEvents.queue })],
     });
 
     // StopExecution is a kill switch too: the run record learns who stopped it and when.
@@ -126,19 +137,22 @@ export class DurableAgent extends Construct {
         detailType: ['Step Functions Execution Status Change'],
         detail: { status: ['ABORTED'], stateMachineArn: [arns.stateMachine] },
       },
-      targets: [new LambdaFunction(executionStopped, { retryAttempts: 4 })],
+      targets: [new LambdaFunction(executionStopped, { retryAttempts: 4, deadLetterQueue: failedEvents.queue })],
     });
 
     let approvalCallbackFn: StepFunction | undefined;
     if (props.approvalApi ?? true) {
       const approvalCallback = fn('ApprovalCallbackFunction', Steps.ApprovalCallback);
-      ledger.grantTo(approvalCallback);
+      ledger.grantTo(approvalCallback, 'approvalCallback');
       approvalCallback.addToRolePolicy(taskResponse);
       const api = new RestApi(this, 'ApprovalApi', {
         description: `Decide the approvals ${props.agentName} runs wait on.`,
         cloudWatchRole: true,
         deployOptions: {
           stageName: 'v1',
+          // People decide approvals: a few a second is plenty, and bounds what a leaked credential can do.
+          throttlingRateLimit: 10,
+          throttlingBurstLimit: 20,
           tracingEnabled: true,
           loggingLevel: MethodLoggingLevel.INFO,
           accessLogDestination: new LogGroupLogDestination(new LogGroup(this, 'ApprovalApiAccessLogs', { retention: RetentionDays.THREE_MONTHS })),
@@ -173,8 +187,27 @@ export class DurableAgent extends Construct {
       callback: approvalCallbackFn,
       pageUrl: this.api?.urlForPath('/decide'),
     });
+    // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
+    const sweeper = new RunSweeper(this, 'Sweeper', {
+      ledger,
+      stateMachine: arns,
+      agentEntry: props.entry,
+      environment: common,
+      maxRecoveries: props.maxRecoveries,
+      deadLetterQueue: failedEvents.queue,
+    });
+    for (const f of [recovery.function, executionStopped, expireApprovals, sweeper.function]) failedEvents.protect(f);
+    operationsOf(this).watch(this, {
+      agentName: props.agentName,
+      stateMachine,
+      queues: { FailedEvents: failedEvents.queue, RecoveryDeadLetters: recovery.deadLetters, ...(scheduleDeadLetters && { ScheduleDeadLetters: scheduleDeadLetters }) },
+      thresholds: props.alarms,
+    });
+    // ─────────────────────────────────────────────────────────────────────────────────────────
+
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });
     new CfnOutput(this, 'LedgerTableName', { value: ledger.table.tableName, description: outputDescription(props.agentName, 'LedgerTableName') });
+    acknowledgeNagFindings(this, { stateMachine, stateMachineName, api: this.api }); // ops (#9): cdk-nag, each with its reason
   }
 }
 

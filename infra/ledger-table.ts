@@ -1,9 +1,57 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, ProjectionType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { LedgerIndexes } from '../lambdas/ledger/dynamodb-ledger.js';
+import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+
+/**
+ * What the GSIs project: only what their queries read (lambdas/ledger/dynamodb-ledger.ts), never
+ * the task token. `findApproval` reads the item's key fields from `byApprovalId`, then the item
+ * itself; `listPendingApprovals` lists what a person sees of a pending approval (the approval API's
+ * `publicApproval`, the CLI, the expiry sweep — which wakes the execution with the token of the
+ * item `decideApproval` returns, not the index's).
+ */
+export const INDEX_PROJECTIONS = {
+  [LedgerIndexes.byApprovalId]: ['runId', 'turn', 'call', 'budget'],
+  [LedgerIndexes.pendingApprovals]: [
+    'kind', 'approvalId', 'runId', 'agent', 'turn', 'call', 'toolName', 'summary', 'amount', 'details',
+    'status', 'createdAt', 'reason', 'decidedBy', 'decidedAt', 'budget',
+  ],
+} as const satisfies Record<string, readonly Exclude<keyof ApprovalRecord, 'taskToken'>[]>;
+
+/**
+ * Who may do what on the ledger, by role (the ledger methods each role's steps call). No role may
+ * delete an item (records expire by TTL); only the sweeper scans (`listRuns`).
+ */
+export const LEDGER_ACCESS = {
+  /** StartRun: createRun, getRun, attachExecution. */
+  startRun: { table: ['GetItem', 'PutItem', 'UpdateItem'] },
+  /** BudgetCheck: reads the run, the conversation, the kill flag, a budget approval; records guard events and applies an approved extension. */
+  budgetCheck: { table: ['GetItem', 'Query', 'UpdateItem'] },
+  /** CallModel: reads the run and the conversation, records the turn once, counts it; the model breaker. */
+  callModel: { table: ['GetItem', 'Query', 'PutItem', 'UpdateItem'] },
+  /** CallTool: claims, completes and releases the call, counts it, escalates a timed-out approval; the tools breaker. */
+  callTool: { table: ['GetItem', 'PutItem', 'UpdateItem'] },
+  /** RequestApproval: creates the approval (or refreshes its task token). */
+  requestApproval: { table: ['GetItem', 'PutItem', 'UpdateItem'] },
+  /** Finalize / RecordFailure: finishRun. */
+  finalize: { table: ['UpdateItem'] },
+  /** The approval API: finds an approval by its id, lists the pending ones, decides once. */
+  approvalCallback: { table: ['GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  /** The expiry sweep: lists pending approvals, decides them expired. */
+  expireApprovals: { table: ['GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  /** ExecutionStopped: marks the run killed. */
+  executionStopped: { table: ['GetItem', 'UpdateItem'] },
+  /** RecoverRun: reads the run, records a recovery, or gives the run up. */
+  recoverRun: { table: ['GetItem', 'UpdateItem'] },
+  /** The sweeper: lists runs (a scan: runs have no index yet), recovers like RecoverRun, lists pending approvals. */
+  sweep: { table: ['Scan', 'GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
+} as const satisfies Record<string, { table: readonly string[]; indexes?: Partial<Record<string, readonly string[]>> }>;
+
+export type LedgerRole = keyof typeof LEDGER_ACCESS;
 
 /**
  * The ledger: one on-demand table with point-in-time recovery and a TTL attribute, plus the two
@@ -23,19 +71,41 @@ export class LedgerTable extends Construct {
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
       globalSecondaryIndexes: [
-        { indexName: LedgerIndexes.byApprovalId, partitionKey: { name: 'approvalId', type: AttributeType.STRING } },
+        {
+          indexName: LedgerIndexes.byApprovalId,
+          partitionKey: { name: 'approvalId', type: AttributeType.STRING },
+          projectionType: ProjectionType.INCLUDE,
+          nonKeyAttributes: [...INDEX_PROJECTIONS[LedgerIndexes.byApprovalId]],
+        },
         {
           indexName: LedgerIndexes.pendingApprovals,
           partitionKey: { name: 'pendingApproval', type: AttributeType.STRING },
           sortKey: { name: 'decideBy', type: AttributeType.STRING },
+          projectionType: ProjectionType.INCLUDE,
+          nonKeyAttributes: [...INDEX_PROJECTIONS[LedgerIndexes.pendingApprovals]],
         },
       ],
     });
   }
 
-  /** Grants `fn` read/write on the ledger and tells it where the ledger is, in one call. */
-  grantTo(fn: IFunction): void {
-    this.table.grantReadWriteData(fn);
+  /**
+   * Grants `fn` what its role does on the ledger (and no more) and tells it where the ledger is,
+   * in one call.
+   */
+  grantTo(fn: IFunction, role: LedgerRole): void {
+    this.grantRole(fn, role);
     if (fn instanceof LambdaFunction) fn.addEnvironment('TABLE_NAME', this.table.tableName);
+  }
+
+  grantRole(grantee: IGrantable, role: LedgerRole): void {
+    const access: { table: readonly string[]; indexes?: Partial<Record<string, readonly string[]>> } = LEDGER_ACCESS[role];
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: access.table.map((action) => `dynamodb:${action}`), resources: [this.table.tableArn] }),
+    );
+    for (const [index, actions] of Object.entries(access.indexes ?? {})) {
+      grantee.grantPrincipal.addToPrincipalPolicy(
+        new PolicyStatement({ actions: actions!.map((action) => `dynamodb:${action}`), resources: [`${this.table.tableArn}/index/${index}`] }),
+      );
+    }
   }
 }

@@ -31,6 +31,8 @@ export interface RunRecoveryProps {
 export class RunRecovery extends Construct {
   readonly function: StepFunction;
   readonly rule: Rule;
+  /** Events the rule could not deliver. */
+  readonly deadLetters: Queue;
 
   constructor(scope: Construct, id: string, props: RunRecoveryProps) {
     super(scope, id);
@@ -43,10 +45,10 @@ export class RunRecovery extends Construct {
       agentEntry: props.agentEntry,
       environment: { ...props.environment, STATE_MACHINE_ARN: props.stateMachine.stateMachine, MAX_RECOVERIES: String(maxRecoveries) },
     });
-    props.ledger.grantTo(this.function);
+    props.ledger.grantTo(this.function, 'recoverRun');
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [props.stateMachine.stateMachine] }));
 
-    const deadLetters = new Queue(this, 'DeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+    const deadLetters = (this.deadLetters = new Queue(this, 'DeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) }));
     this.rule = new Rule(this, 'Rule', {
       description: 'Resumes a run whose execution failed or timed out, with a new execution of the same run id.',
       eventPattern: {

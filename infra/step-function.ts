@@ -7,7 +7,6 @@ import { fileURLToPath } from 'node:url';
 import type { StepName } from '../lambdas/shared/steps.js';
 
 const HANDLERS = fileURLToPath(new URL('../lambdas/handlers/', import.meta.url));
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 export interface StepFunctionProps {
   /** Which step this function runs: its handler is `lambdas/handlers/<step>.ts`. */
@@ -52,9 +51,10 @@ export class StepFunction extends NodejsFunction {
         mainFields: ['module', 'main'],
         // Some CommonJS dependencies call require(); ESM bundles need it defined.
         banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        // The handler's `@savepoint/agent-entry` is this function's agent; agents import the public
-        // API by the package's name.
-        esbuildArgs: { [`--alias:@savepoint/agent-entry`]: props.agentEntry, '--alias:savepoint': `${ROOT}lambdas/index.ts` },
+        // The handler's `@savepoint/agent-entry` is this function's agent. Agents import the public
+        // API by the package's name (`savepoint`, `savepoint/sim`), which esbuild resolves through
+        // the package's `exports` (a dependency, or this package itself).
+        esbuildArgs: { [`--alias:@savepoint/agent-entry`]: props.agentEntry },
       },
     });
   }

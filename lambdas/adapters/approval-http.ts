@@ -167,9 +167,9 @@ export const httpErrors = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatew
   },
 });
 
-export function approvalApiHandler(deps: ApprovalDeps) {
+export function approvalApiHandler(deps: ApprovalDeps, middlewares: readonly middy.MiddlewareObj[] = []) {
   const api = createApprovalApi(deps);
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: 1_000 })
-    .use(httpErrors())
-    .handler((event) => api(event));
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: 1_000 });
+  for (const middleware of middlewares) handler.use(middleware as middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>);
+  return handler.use(httpErrors()).handler((event) => api(event));
 }

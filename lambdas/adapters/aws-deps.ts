@@ -17,8 +17,12 @@ import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-ap
 import { systemClock } from '../steps/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { approvalApiHandler } from './approval-http.js';
-import { stepHandler } from './middleware.js';
-import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from './sfn.js';
+import { stepHandler, type Telemetry } from './middleware.js';
+import { powertools } from './powertools.js';
+import { decisionMetrics } from './step-telemetry.js';
+import type middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks } from './sfn.js';
 
 /**
  * The environment of the step functions on AWS, parsed once per cold start: a missing or malformed
@@ -62,7 +66,12 @@ export type StepEnvironment = z.infer<typeof StepEnvironment>;
  * One set of clients per container, shared by every invocation, each built on first use: a
  * function reads only the variables of the clients its step uses.
  */
-export function awsDeps(env: NodeJS.ProcessEnv = process.env, secrets: SecretSource = secretsManager): HarnessDeps {
+export function awsDeps(
+  env: NodeJS.ProcessEnv = process.env,
+  observe: { traced?: <T>(client: T) => T; telemetry?: Telemetry } = {},
+  secrets: SecretSource = secretsManager,
+): HarnessDeps {
+  const traced = observe.traced ?? (<T>(client: T) => client);
   const config = parseOrThrow(StepEnvironment.partial(), env, 'Lambda environment');
   const required = <K extends keyof StepEnvironment>(name: K): StepEnvironment[K] => {
     const value = config[name];
@@ -73,8 +82,8 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env, secrets: SecretSou
     let made: { value: T } | undefined;
     return () => (made ??= { value: make() }).value;
   };
-  const sfn = once(() => new SFNClient({}));
-  const ledger = once(() => new DynamoDbLedger(new DynamoDBClient({}), required('TABLE_NAME')));
+  const sfn = once(() => traced(new SFNClient({})));
+  const ledger = once(() => new DynamoDbLedger(traced(new DynamoDBClient({})), required('TABLE_NAME')));
   const breaker = once(() => new CircuitBreaker(ledger(), systemClock));
   // Endpoints and the region from the environment; the API keys from Secrets Manager, read once
   // on the first model call and kept for the container's life.
@@ -104,6 +113,9 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env, secrets: SecretSou
     get executions() {
       return sfnExecutions(sfn());
     },
+    get lookup() {
+      return sfnLookup(sfn());
+    },
     get starter() {
       return sfnStarter(sfn(), required('STATE_MACHINE_ARN'));
     },
@@ -121,7 +133,12 @@ export function awsDeps(env: NodeJS.ProcessEnv = process.env, secrets: SecretSou
     },
     clock: systemClock,
     agentEnv: env,
-    notify: (approval) => console.log(JSON.stringify({ level: 'INFO', message: 'approval requested', ...approval, taskToken: undefined })),
+    // Ids and deadline only: the summary and details describe the tool's arguments.
+    notify: ({ approvalId, runId, turn, call, toolName, decideBy }) => {
+      const line = { approvalId, runId, turn, call, tool: toolName, decideBy };
+      if (observe.telemetry) observe.telemetry.info('approval requested', line);
+      else console.log(JSON.stringify({ level: 'INFO', message: 'approval requested', ...line }));
+    },
   };
 }
 
@@ -137,11 +154,20 @@ const secretsManager: SecretSource = async (id) => {
 
 /** The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). */
 export function lambdaHandlers(agent: AgentDefinition, env: NodeJS.ProcessEnv = process.env) {
-  const deps = awsDeps(env);
+  const { telemetry, tracing, traced } = powertools(agent.name);
+  const deps = awsDeps(env, { traced, telemetry });
   const steps: AgentSteps = createSteps(agent, deps);
+  // Decisions made through the API count as ApprovalsDecided.
+  const decisions: middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
+    after: (request) => {
+      telemetry.addMetrics(decisionMetrics(request.event.httpMethod, request.response?.statusCode));
+      telemetry.flush();
+    },
+  };
   return {
-    step: (name: keyof AgentSteps) => stepHandler(steps[name]),
-    approvalApi: () => approvalApiHandler({ ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, agentName: agent.name, ...deps.approvals }),
+    step: (name: keyof AgentSteps) => stepHandler(steps[name], undefined, { step: name, telemetry, middlewares: [tracing] }),
+    approvalApi: () =>
+      approvalApiHandler({ ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, agentName: agent.name, ...deps.approvals }, [tracing, decisions as middy.MiddlewareObj]),
   };
 }
 

@@ -1,6 +1,9 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { ErrorNames, TransientError } from '../shared/errors.js';
+import type { MetricPoint } from '../shared/metrics.js';
+import { Steps, type StepName } from '../shared/steps.js';
+import { errorMetrics, inputKeys, resultKeys, resultMetrics, type LogKeys } from './step-telemetry.js';
 
 const OURS = new Set<string>(Object.values(ErrorNames));
 
@@ -22,6 +25,21 @@ export function classifyError(error: unknown): unknown {
 /** Where a step's error lines go: CloudWatch Logs (stderr) on AWS, a log file on the local engine. */
 export type ErrorLog = (line: string) => void;
 
+/**
+ * Structured logs and metrics of a step (on AWS: Powertools Logger and Metrics, adapters/powertools.ts).
+ * Keys appended in one invocation are on every line of that invocation, and only that one.
+ */
+export interface Telemetry {
+  /** Before each invocation: drops the keys of the previous one. */
+  resetKeys(): void;
+  appendKeys(keys: LogKeys): void;
+  info(message: string, attributes?: Record<string, unknown>): void;
+  error(message: string, attributes?: Record<string, unknown>): void;
+  addMetrics(points: MetricPoint[]): void;
+  /** After each invocation, success or not: writes the metrics (EMF) and clears them. */
+  flush(): void;
+}
+
 const errorClassifier = (log: ErrorLog): middy.MiddlewareObj => ({
   onError: (request) => {
     request.error = classifyError(request.error) as Error;
@@ -30,14 +48,54 @@ const errorClassifier = (log: ErrorLog): middy.MiddlewareObj => ({
 });
 
 /**
+ * Logs and metrics from what the step already says: the run, execution, turn and tool from its
+ * input and result (appended to every line), counts and dollars from its result, a retry to come
+ * from its error. Never the prompt, the model's text, tool arguments or results: the step results
+ * carry only ids, names, counts and a short summary.
+ */
+export const stepTelemetry = (step: StepName, telemetry: Telemetry): middy.MiddlewareObj<unknown, unknown, Error, Context> => ({
+  before: (request) => {
+    telemetry.resetKeys();
+    telemetry.appendKeys({ ...inputKeys(request.event) });
+  },
+  after: (request) => {
+    telemetry.appendKeys(resultKeys(request.response));
+    telemetry.addMetrics(resultMetrics(step, request.response));
+    // The step's own words for a person: its summary, and why recovery did what it did. (Other
+    // reasons may quote a validation error about tool arguments: not at info level.)
+    const { summary, reason } = (request.response ?? {}) as { summary?: unknown; reason?: unknown };
+    const words = Object.entries({ summary, reason: step === Steps.RecoverRun ? reason : undefined }).filter(([, value]) => typeof value === 'string' && value.length > 0);
+    telemetry.info(`${step} done`, Object.fromEntries(words.map(([key, value]) => [key, (value as string).slice(0, 4_000)])));
+    telemetry.flush();
+  },
+  onError: (request) => {
+    request.error = classifyError(request.error) as Error;
+    telemetry.addMetrics(errorMetrics(request.error));
+    telemetry.error(`${step} failed`, { error: request.error.name, errorMessage: request.error.message.slice(0, 1_000) });
+    telemetry.flush();
+  },
+});
+
+export interface StepHandlerOptions {
+  /** With `telemetry`: structured logs with run keys, and metrics, instead of error-only lines. */
+  readonly step?: StepName;
+  readonly telemetry?: Telemetry;
+  /** More middlewares, outermost first (e.g. the tracer's handler subsegment). */
+  readonly middlewares?: readonly middy.MiddlewareObj[];
+}
+
+/**
  * The Lambda handler of a step: middy around a plain step function. The abort signal fires one
  * second before the Lambda would time out, and is passed to outbound calls.
  */
 export function stepHandler<Result>(
   step: (event: unknown, signal?: AbortSignal) => Promise<Result>,
   log: ErrorLog = (line) => console.error(line),
+  options: StepHandlerOptions = {},
 ) {
-  return middy<unknown, Result, Error, Context>({ timeoutEarlyInMillis: 1_000 })
-    .use(errorClassifier(log))
-    .handler((event, _context, { signal }) => step(event, signal));
+  const handler = middy<unknown, Result, Error, Context>({ timeoutEarlyInMillis: 1_000 });
+  for (const middleware of options.middlewares ?? []) handler.use(middleware as middy.MiddlewareObj<unknown, Result, Error, Context>);
+  if (options.telemetry && options.step) handler.use(stepTelemetry(options.step, options.telemetry) as middy.MiddlewareObj<unknown, Result, Error, Context>);
+  else handler.use(errorClassifier(log));
+  return handler.handler((event, _context, { signal }) => step(event, signal));
 }

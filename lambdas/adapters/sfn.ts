@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import type { Executions, TaskCallbacks } from '../steps/ports.js';
 import type { ExecutionStarter } from '../steps/recover.js';
+import type { ExecutionLookup } from '../steps/sweep.js';
 
 /** Step Functions answers these when nobody waits on a token any more; the decision stays recorded. */
 const GONE = new Set(['TaskDoesNotExist', 'TaskTimedOut', 'InvalidToken']);
@@ -63,6 +64,26 @@ export function sfnStarter(client: SFNClient, stateMachineArn: string): Executio
         if (error instanceof Error && error.name === 'ExecutionAlreadyExists') {
           return { executionArn: `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}` };
         }
+        throw error;
+      }
+    },
+  };
+}
+
+/** `DescribeExecution` for the sweeper: how an execution stands, or `undefined` when it does not exist. */
+export function sfnLookup(client: SFNClient): ExecutionLookup {
+  return {
+    describe: async (executionArn) => {
+      try {
+        const execution = await client.send(new DescribeExecutionCommand({ executionArn }));
+        return {
+          status: execution.status ?? 'RUNNING',
+          ...(execution.stopDate ? { stopDate: execution.stopDate.toISOString() } : {}),
+          ...(execution.error ? { error: execution.error } : {}),
+          ...(execution.cause ? { cause: execution.cause } : {}),
+        };
+      } catch (error) {
+        if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return undefined;
         throw error;
       }
     },

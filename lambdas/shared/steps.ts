@@ -14,6 +14,8 @@ export const Steps = {
   ExpireApprovals: 'expire-approvals',
   RecoverRun: 'recover-run',
   ExecutionStopped: 'execution-stopped',
+  /** Every 15 minutes: resumes runs whose execution ended unnoticed, reports orphaned approvals. */
+  Sweep: 'sweep',
 } as const;
 
 export type StepName = (typeof Steps)[keyof typeof Steps];

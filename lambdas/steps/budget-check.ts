@@ -12,7 +12,7 @@ export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 
 export type BudgetDecision =
   /** `pending`: the last turn's tool calls that never completed (a resumed run) come first. */
-  | { continue: true; nextTurn: number; pending: NextToolCall | null }
+  | { continue: true; nextTurn: number; pending: NextToolCall | null; /** A guard warned (e.g. a loop forming). */ warning?: string }
   | {
       continue: false;
       status: 'succeeded' | 'stopped' | 'killed';
@@ -71,9 +71,12 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger
       const action = decision.extension ? 'tripped' : 'stopped';
       const reason = decision.extension ? `${decision.reason}: asking to extend it to ${decision.extension.limit}` : decision.reason;
       await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action, reason, at: now.toISOString() });
-    } else if (warning && !run.guardEvents?.some((event) => event.reason === warning.reason)) {
+    } else if (warning && decision.continue) {
       // A warning the run record holds already is not written again (the write would change nothing).
-      await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
+      if (!run.guardEvents?.some((event) => event.reason === warning.reason)) {
+        await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
+      }
+      return { ...decision, warning: warning.reason };
     }
     return decision;
   };

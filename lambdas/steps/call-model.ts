@@ -24,6 +24,13 @@ export interface CallModelResult {
   next: NextToolCall | null;
   /** Set when a guard tripped before the call: the model was not called; BudgetCheck stops the run. */
   skipped?: string;
+  /** For a person following the run in the console (no prompt or response text): e.g. `tool_use: 2 tool calls (get_order, issue_refund)`. */
+  summary?: string;
+  /** The turn's usage and cost. */
+  tokens?: { input: number; output: number };
+  dollars?: number;
+  /** `false` when a retry found the turn counted already (metrics count a turn once). */
+  counted?: boolean;
 }
 
 export interface CallModelDeps {
@@ -106,7 +113,7 @@ export function createCallModel(deps: CallModelDeps) {
     }
     const record = recorded ?? (await callModel(deps, run, turn, signal, step));
     // Counting is idempotent per turn, so a crash between recording and counting heals here.
-    await deps.ledger.countStep(runId, `turn:${turn}`, {
+    const counted = await deps.ledger.countStep(runId, `turn:${turn}`, {
       steps: 1,
       modelTurns: 1,
       inputTokens: inputTokensOf(record.usage),
@@ -116,7 +123,17 @@ export function createCallModel(deps: CallModelDeps) {
     });
     // A recorded turn is a resume: go on from its first tool call without a recorded result.
     const next = nextToolCall(deps.agent, record, recorded ? completedCallsOf(record, step.calls) : 0, run);
-    return { turn, stopReason: record.stopReason, toolCalls: toolUses(record).length, next };
+    const uses = toolUses(record);
+    return {
+      turn,
+      stopReason: record.stopReason,
+      toolCalls: uses.length,
+      next,
+      summary: `${record.stopReason}: ${uses.length} tool call${uses.length === 1 ? '' : 's'}${uses.length > 0 ? ` (${[...new Set(uses.map((use) => use.name))].join(', ')})` : ''}`.slice(0, 200),
+      tokens: { input: inputTokensOf(record.usage), output: record.usage.output_tokens },
+      dollars: record.costMicros / 1_000_000,
+      counted,
+    };
   };
 }
 

@@ -24,6 +24,10 @@ export interface CallToolResult {
   next: NextToolCall | null;
   /** Set when a guard tripped before the call: nothing was sent; BudgetCheck stops the run. */
   skipped?: string;
+  /** For a person following the run in the console (no arguments or result): e.g. `issue_refund → ok`. */
+  summary?: string;
+  /** `false` when a retry found the call counted already (metrics count a call once). */
+  counted?: boolean;
 }
 
 /** The circuit breaker of the agent's tool backends, shared by all its runs. */
@@ -61,12 +65,14 @@ export function createCallTool(deps: CallToolDeps) {
     const turnRecord = read.turns[0];
     const block = turnRecord && toolUses(turnRecord)[call - 1];
     if (!turnRecord || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turn}`);
-    const done = (record: ToolCallRecord): CallToolResult => ({
+    const done = ({ record, counted }: { record: ToolCallRecord; counted: boolean }): CallToolResult => ({
       turn,
       call,
       name: block.name,
       outcome: record.outcome ?? 'ok',
       next: nextToolCall(deps.agent, turnRecord, call, run),
+      summary: `${block.name} → ${record.outcome ?? 'ok'}`,
+      counted,
     });
 
     const recorded = read.calls[0];
@@ -204,7 +210,7 @@ async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number,
   };
 }
 
-async function count(deps: CallToolDeps, run: RunRecord, record: ToolCallRecord): Promise<ToolCallRecord> {
-  await deps.ledger.countStep(run.runId, `call:${record.turn}:${record.call}`, { steps: 1, toolCalls: 1 });
-  return record;
+async function count(deps: CallToolDeps, run: RunRecord, record: ToolCallRecord): Promise<{ record: ToolCallRecord; counted: boolean }> {
+  const counted = await deps.ledger.countStep(run.runId, `call:${record.turn}:${record.call}`, { steps: 1, toolCalls: 1 });
+  return { record, counted };
 }

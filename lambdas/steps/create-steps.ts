@@ -17,6 +17,7 @@ import { createFinalize } from './finalize.js';
 import type { Clock, Executions, TaskCallbacks } from './ports.js';
 import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy } from './recover.js';
 import { createStartRun } from './start-run.js';
+import { createSweep, type ExecutionLookup } from './sweep.js';
 
 /**
  * What the steps of one agent need from the outside. The Lambda adapter (adapters/aws-deps.ts)
@@ -47,6 +48,8 @@ export interface HarnessDeps {
   readonly notify?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
   /** How approvers are told and authenticated, how decisions are signed, and the policy (approvals/). */
   readonly approvals?: ApprovalSetup;
+  /** How executions ended (`DescribeExecution`): the sweeper's, on AWS only. */
+  readonly lookup?: ExecutionLookup;
 }
 
 /** The approval machinery a deployment sets up (absent: no links, no events, decisions unsigned). */
@@ -94,6 +97,11 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
     }),
     [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ agent, ledger: deps.ledger, clock: deps.clock })),
     [Steps.RecoverRun]: lazy(() => createRecoverOnStatusChange(recover())),
+    [Steps.Sweep]: lazy(() => {
+      if (!deps.lookup) throw new Error('the sweep step needs an execution lookup (HarnessDeps.lookup)');
+      const sweep = createSweep({ ...recover(), executions: deps.lookup });
+      return () => sweep();
+    }),
   };
 }
 

@@ -136,7 +136,12 @@ describe('the watchdog', () => {
 
     // The operator forces it: the run goes on where it stopped, on the new code.
     const { executionArn } = second.stack.engine.startExecution({ name: 'forced', input: { runId: 'changed', input: { date: day.date }, force: true } });
-    const approval = await waitForAsync(async () => (await second.stack.ledger.listPendingApprovals()).find((pending) => pending.taskToken !== first.approvals[0]!.taskToken));
+    // The pending-approvals index never holds the task token: read the approval itself for it.
+    const approval = await waitForAsync(async () => {
+      const [pending] = await second.stack.ledger.listPendingApprovals();
+      const current = pending && (await second.stack.ledger.getApproval(pending.runId, pending.turn, pending.call));
+      return current && current.taskToken !== first.approvals[0]!.taskToken ? current : undefined;
+    });
     expect(approval.approvalId).toBe(first.approvals[0]!.approvalId);
     expect(await postDecision(second.stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 200, body: { delivered: true } });
     expect(await second.stack.engine.waitForExecution(executionArn)).toMatchObject({ status: 'SUCCEEDED' });

@@ -1,0 +1,237 @@
+import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import {
+  Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  SingleValueWidget,
+  TextWidget,
+  TreatMissingData,
+  type IAlarm,
+  type IMetric,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { METRICS_NAMESPACE, MetricNames, type MetricName } from '../lambdas/shared/metrics.js';
+
+/** When the alarms of an agent go off. */
+export interface AlarmThresholds {
+  /** An approval waiting longer than this. @default 12 */
+  readonly approvalWaitHours?: number;
+  /** Model spend of one agent over one day (UTC) above this. @default 50 */
+  readonly dailySpendDollars?: number;
+  /** A circuit breaker open (steps rejected every minute) for this long. @default 15 */
+  readonly breakerOpenMinutes?: number;
+}
+
+export interface WatchedAgent {
+  readonly agentName: string;
+  readonly stateMachine: IStateMachine;
+  /** Queues that must stay empty (dead letters, failed events), by a name for the alarm. */
+  readonly queues: Readonly<Record<string, IQueue>>;
+  readonly thresholds?: AlarmThresholds;
+}
+
+/** The alarm ids of one agent: the README's runbook has an entry for each. */
+export const AlarmIds = {
+  ExecutionsFailed: 'ExecutionsFailed',
+  RunsGivenUp: 'RunsGivenUp',
+  QueueNotEmpty: 'QueueNotEmpty',
+  ApprovalWaitingTooLong: 'ApprovalWaitingTooLong',
+  DailySpend: 'DailySpend',
+  BreakerOpenTooLong: 'BreakerOpenTooLong',
+  RunsNeedingAttention: 'RunsNeedingAttention',
+  OrphanedApprovals: 'OrphanedApprovals',
+} as const;
+
+/**
+ * Operating on AWS, per stack: one SNS topic the alarms publish to (subscribe your pager or email),
+ * encrypted with a key of its own that CloudWatch may use, and one CloudWatch dashboard. `watch`
+ * adds an agent's alarms and its row of graphs; the metrics are the ones the functions emit
+ * (lambdas/shared/metrics.ts, dimension `service` = the agent's name) and Step Functions' own.
+ */
+export class Operations extends Construct {
+  readonly topic: Topic;
+  readonly dashboard: Dashboard;
+  readonly alarms: IAlarm[] = [];
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    const key = new Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'Encrypts the savepoint alarm topic; CloudWatch may use it to publish.' });
+    key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+    this.topic = new Topic(this, 'AlarmTopic', { displayName: 'savepoint alarms', masterKey: key, enforceSSL: true });
+    this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.days(7) });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.topic.topicArn, description: 'Subscribe to receive the savepoint alarms.' });
+    new CfnOutput(this, 'DashboardName', { value: this.dashboard.dashboardName });
+  }
+
+  /** Adds an agent's alarms (publishing to the topic) and its graphs. */
+  watch(scope: Construct, agent: WatchedAgent): IAlarm[] {
+    const approvalWaitHours = agent.thresholds?.approvalWaitHours ?? 12;
+    const dailySpend = agent.thresholds?.dailySpendDollars ?? 50;
+    const breakerMinutes = agent.thresholds?.breakerOpenMinutes ?? 15;
+    if (!(approvalWaitHours > 0 && approvalWaitHours <= 24 * 7)) throw new Error(`approvalWaitHours must be from 0 to 168, got ${approvalWaitHours}`);
+    if (!(dailySpend > 0)) throw new Error(`dailySpendDollars must be positive, got ${dailySpend}`);
+    if (!Number.isInteger(breakerMinutes) || breakerMinutes < 1 || breakerMinutes > 60) throw new Error(`breakerOpenMinutes must be an integer from 1 to 60, got ${breakerMinutes}`);
+
+    const m = (name: MetricName, statistic: string, period: Duration, label?: string) =>
+      new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: agent.agentName }, statistic, period, ...(label && { label }) });
+    const sum = (name: MetricName, period = Duration.minutes(5), label?: string) => m(name, 'Sum', period, label);
+    const five = Duration.minutes(5);
+    const sm = agent.stateMachine;
+
+    const alarms: IAlarm[] = [];
+    const alarm = (id: string, props: { metric: IMetric; threshold: number; description: string; evaluationPeriods?: number; comparison?: ComparisonOperator }) => {
+      const created = new Alarm(scope, `${id}Alarm`, {
+        alarmDescription: `${agent.agentName}: ${props.description} Runbook: README.md#${id.toLowerCase()}`,
+        metric: props.metric,
+        threshold: props.threshold,
+        evaluationPeriods: props.evaluationPeriods ?? 1,
+        datapointsToAlarm: props.evaluationPeriods ?? 1,
+        comparisonOperator: props.comparison ?? ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      created.addAlarmAction(new SnsAction(this.topic));
+      alarms.push(created);
+      return created;
+    };
+
+    alarm(AlarmIds.ExecutionsFailed, {
+      metric: new MathExpression({
+        expression: 'failed + timedOut',
+        usingMetrics: { failed: sm.metricFailed({ period: five, statistic: 'Sum' }), timedOut: sm.metricTimedOut({ period: five, statistic: 'Sum' }) },
+        period: five,
+        label: 'failed or timed-out executions',
+      }),
+      threshold: 1,
+      description: 'an execution failed or timed out (recovery resumes it; this says it happened).',
+    });
+    alarm(AlarmIds.RunsGivenUp, { metric: sum(MetricNames.RecoveriesGivenUp), threshold: 1, description: 'recovery gave a run up (Agent.Unrecoverable): it failed again and again without progress.' });
+    for (const [name, queue] of Object.entries(agent.queues)) {
+      alarm(`${name}${AlarmIds.QueueNotEmpty}`, {
+        metric: queue.metricApproximateNumberOfMessagesVisible({ period: five, statistic: 'Maximum' }),
+        threshold: 1,
+        description: `the ${name} queue holds a message: an event was not handled (a run may wait on it).`,
+      });
+    }
+    alarm(AlarmIds.ApprovalWaitingTooLong, {
+      metric: m(MetricNames.OldestApprovalAgeSeconds, 'Maximum', Duration.minutes(15)),
+      threshold: approvalWaitHours * 3600,
+      comparison: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      description: `an approval has waited longer than ${approvalWaitHours} hours for a decision.`,
+    });
+    alarm(AlarmIds.DailySpend, {
+      metric: sum(MetricNames.Dollars, Duration.days(1)),
+      threshold: dailySpend,
+      comparison: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      description: `model spend over one day is above $${dailySpend}.`,
+    });
+    alarm(AlarmIds.BreakerOpenTooLong, {
+      metric: sum(MetricNames.BreakerOpen, Duration.minutes(1)),
+      threshold: 1,
+      evaluationPeriods: breakerMinutes,
+      description: `a circuit breaker has been open (steps refused every minute) for ${breakerMinutes} minutes: a provider is down.`,
+    });
+    alarm(AlarmIds.RunsNeedingAttention, { metric: sum(MetricNames.RunsNeedingAttention, Duration.minutes(15)), threshold: 1, description: 'the sweeper found a run it cannot resume on its own (see its log).' });
+    alarm(AlarmIds.OrphanedApprovals, { metric: sum(MetricNames.OrphanedApprovals, Duration.minutes(15)), threshold: 1, description: 'an approval waits on an execution that is gone: a decision would reach nobody.' });
+
+    const day = Duration.days(1);
+    const hour = Duration.hours(1);
+    this.dashboard.addWidgets(new TextWidget({ markdown: `## ${agent.agentName}\nRunbook: README.md, "Operating on AWS". One execution: the Step Functions console.`, width: 24, height: 2 }));
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Runs by status (per day)',
+        stacked: true,
+        left: [
+          sum(MetricNames.RunsSucceeded, day, 'succeeded'),
+          sum(MetricNames.RunsStopped, day, 'stopped'),
+          sum(MetricNames.RunsKilled, day, 'killed'),
+          sum(MetricNames.RunsFailed, day, 'failed'),
+        ],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Executions (Step Functions)',
+        left: [
+          sm.metricStarted({ period: hour, statistic: 'Sum', label: 'started' }),
+          sm.metricSucceeded({ period: hour, statistic: 'Sum', label: 'succeeded' }),
+          sm.metricFailed({ period: hour, statistic: 'Sum', label: 'failed' }),
+          sm.metricTimedOut({ period: hour, statistic: 'Sum', label: 'timed out' }),
+          sm.metricAborted({ period: hour, statistic: 'Sum', label: 'aborted' }),
+        ],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Cost ($)',
+        left: [sum(MetricNames.Dollars, day, 'per day')],
+        right: [m(MetricNames.DollarsPerRun, 'Average', day, 'per run (average)'), m(MetricNames.DollarsPerRun, 'Maximum', day, 'per run (max)')],
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Steps',
+        left: [sum(MetricNames.ModelTurns, hour, 'model turns'), sum(MetricNames.ToolCalls, hour, 'tool calls')],
+        right: [m(MetricNames.StepsPerRun, 'Average', day, 'steps per run (average)'), m(MetricNames.StepsPerRun, 'Maximum', day, 'steps per run (max)')],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Retries, guards, recoveries',
+        left: [
+          sum(MetricNames.Retries, hour, 'retries'),
+          sum(MetricNames.GuardWarnings, hour, 'guard warnings'),
+          sum(MetricNames.GuardStops, hour, 'guard stops'),
+          sum(MetricNames.Recoveries, hour, 'recoveries'),
+          sum(MetricNames.RecoveriesGivenUp, hour, 'given up'),
+        ],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Circuit breaker (steps refused while open, per minute)',
+        left: [sum(MetricNames.BreakerOpen, Duration.minutes(1), 'refused: breaker open')],
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Approvals',
+        left: [
+          sum(MetricNames.ApprovalsRequested, hour, 'requested'),
+          sum(MetricNames.ApprovalsDecided, hour, 'decided'),
+          sum(MetricNames.ApprovalsExpired, hour, 'expired'),
+          m(MetricNames.ApprovalsWaiting, 'Maximum', Duration.minutes(15), 'waiting'),
+        ],
+        right: [
+          new MathExpression({
+            expression: 'age / 3600',
+            usingMetrics: { age: m(MetricNames.OldestApprovalAgeSeconds, 'Maximum', Duration.minutes(15)) },
+            label: 'oldest waiting (hours)',
+          }),
+        ],
+        width: 8,
+      }),
+      new SingleValueWidget({
+        title: 'Tokens (per day)',
+        metrics: [sum(MetricNames.InputTokens, day, 'input'), sum(MetricNames.OutputTokens, day, 'output')],
+        width: 8,
+      }),
+      new AlarmStatusWidget({ title: `${agent.agentName} alarms`, alarms, width: 8 }),
+    );
+    this.alarms.push(...alarms);
+    return alarms;
+  }
+}
+
+/** The stack's Operations, when the agent is deployed without a SavepointStack. */
+export function operationsOf(scope: Construct): Operations {
+  const stack = Stack.of(scope);
+  return (stack.node.tryFindChild('Operations') as Operations | undefined) ?? new Operations(stack, 'Operations');
+}

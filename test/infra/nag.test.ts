@@ -1,0 +1,90 @@
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EXAMPLE_AGENTS, exampleStack } from '../../infra/example.js';
+import { SavepointStack } from '../../infra/stack.js';
+
+const outdirs: string[] = [];
+afterAll(() => {
+  for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function app(): App {
+  const outdir = mkdtempSync(join(tmpdir(), 'savepoint-nag-'));
+  outdirs.push(outdir);
+  return new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+}
+
+/** Every finding of both packs that nothing acknowledges, as `rule  path` lines (readable when the test fails). */
+function unacknowledged(scope: App): string[] {
+  return [new AwsSolutionsChecks(), new ServerlessChecks()].flatMap((pack) =>
+    pack.validateScope(scope).violations.flatMap((violation) => violation.violatingResources.map((resource) => `${violation.ruleName}  ${resource.constructPath}`)),
+  );
+}
+
+/** Every acknowledgment recorded in the tree: rule id → reason, with where. */
+function acknowledgments(scope: IConstruct): { path: string; id: string; reason: string }[] {
+  return scope.node
+    .findAll()
+    .flatMap((node) =>
+      node.node.metadata
+        .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+        .flatMap((entry) => Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({ path: node.node.path, id: id.replace(/^annotation::/i, ''), reason }))),
+    );
+}
+
+describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
+  it('finds nothing unacknowledged in the example app, and its synthesis passes the validation plugins', () => {
+    const example = app();
+    exampleStack(example);
+    expect(unacknowledged(example)).toEqual([]);
+    Validations.of(example).addPlugins(new AwsSolutionsChecks(example), new ServerlessChecks(example));
+    expect(() => example.synth()).not.toThrow();
+  });
+
+  it('finds nothing unacknowledged in an app of two agents, one without a schedule or an approval API', () => {
+    const two = app();
+    const stack = new SavepointStack(two, 'Two');
+    stack.addAgent('Refunds', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler });
+    stack.addAgent('Triage', { agentName: 'support-triage', entry: EXAMPLE_AGENTS.supportTriage, approvalApi: false });
+    expect(unacknowledged(two)).toEqual([]);
+  });
+
+  it('acknowledges each finding on the construct it concerns, with a reason a reviewer can check', () => {
+    const example = app();
+    exampleStack(example);
+    const acks = acknowledgments(example);
+    expect(acks.length).toBeGreaterThan(0);
+    for (const { path, id, reason } of acks) {
+      expect(reason.length, `${id} on ${path}`).toBeGreaterThanOrEqual(60);
+      // Never the whole stack or app: each acknowledgment sits on an agent or below it.
+      expect(path.split('/').length, `${id} on ${path}`).toBeGreaterThanOrEqual(2);
+    }
+    // Encryption, TLS, point-in-time recovery, key rotation and runtimes are fixed, never acknowledged.
+    expect(acks.filter(({ id }) => /SQS2|SQS4|SNS2|SNS3|DDB3|KMS5|-L1/.test(id))).toEqual([]);
+  });
+
+  it('acknowledges only these kinds of findings (a new kind is a decision for review)', () => {
+    const kinds = [...new Set(acknowledgments((() => {
+      const example = app();
+      exampleStack(example);
+      return example;
+    })()).map(({ id }) => id.replace(/\[.*\]$/, '')))];
+    expect(kinds.sort()).toEqual(
+      [
+        'AwsSolutions-APIG2',
+        'AwsSolutions-APIG3',
+        'AwsSolutions-COG4',
+        'AwsSolutions-IAM4',
+        'AwsSolutions-IAM5',
+        'AwsSolutions-SQS3',
+        'Serverless-LambdaDLQ',
+        'Serverless-SQSRedrivePolicy',
+      ].sort(),
+    );
+  });
+});

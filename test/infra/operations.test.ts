@@ -1,0 +1,282 @@
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { LAMBDA_SERVICE_ERRORS } from '../../infra/agent-state-machine.js';
+import { exampleStack } from '../../infra/example.js';
+import { INDEX_PROJECTIONS } from '../../infra/ledger-table.js';
+import { AlarmIds } from '../../infra/observability.js';
+import { SavepointStack } from '../../infra/stack.js';
+import { LedgerIndexes } from '../../lambdas/ledger/dynamodb-ledger.js';
+import { METRICS_NAMESPACE, MetricNames } from '../../lambdas/shared/metrics.js';
+import { Steps, type StepName } from '../../lambdas/shared/steps.js';
+
+type Retrier = { ErrorEquals: string[]; IntervalSeconds?: number; BackoffRate?: number; MaxAttempts?: number; MaxDelaySeconds?: number; JitterStrategy?: string };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+
+let template: Template;
+let resources: Record<string, { Type: string; Properties: Record<string, any> }>;
+let states: Record<string, { Type: string; Retry?: Retrier[]; Parameters?: Record<string, unknown> }>;
+
+beforeAll(() => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  template = Template.fromStack(exampleStack(app));
+  resources = template.toJSON().Resources;
+  const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
+  const parts = (machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+  states = JSON.parse(parts.map((part) => (typeof part === 'string' ? part : 'X')).join('')).States;
+});
+
+/** The logical id of the one function that runs `step`. */
+function functionOf(step: StepName): string {
+  const found = Object.keys(template.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { SAVEPOINT_STEP: step } } } }));
+  expect(found, step).toHaveLength(1);
+  return found[0]!;
+}
+
+/** Every statement granted to a function's role. */
+function statementsOf(functionId: string): Statement[] {
+  const role = (resources[functionId]!.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  return Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(role))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+const actions = (statements: Statement[], prefix: string) =>
+  statements
+    .flatMap((statement) => [statement.Action].flat())
+    .filter((action) => action.startsWith(prefix))
+    .sort();
+
+const EVENT_DRIVEN = [Steps.RecoverRun, Steps.ExecutionStopped, Steps.ExpireApprovals, Steps.Sweep] as const;
+
+describe('retries of Lambda itself', () => {
+  it('retries throttling and Lambda service errors with backoff and jitter on every Task state', () => {
+    const tasks = Object.entries(states).filter(([, state]) => state.Type === 'Task');
+    expect(tasks.length).toBeGreaterThanOrEqual(8);
+    for (const [name, state] of tasks) {
+      const retrier = state.Retry?.find((candidate) => candidate.ErrorEquals.includes('Lambda.TooManyRequestsException'));
+      expect(retrier, name).toBeDefined();
+      expect(retrier!.ErrorEquals, name).toEqual(expect.arrayContaining(['Lambda.TooManyRequestsException', 'Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException']));
+      expect(retrier, name).toMatchObject({ BackoffRate: 2, JitterStrategy: 'FULL' });
+      expect(retrier!.MaxAttempts, name).toBeGreaterThanOrEqual(6);
+      expect(retrier!.MaxDelaySeconds, name).toBeGreaterThan(0);
+    }
+    expect([...LAMBDA_SERVICE_ERRORS]).toContain('Lambda.TooManyRequestsException');
+  });
+
+  it('puts the execution on every Task payload, for the log lines', () => {
+    for (const [name, state] of Object.entries(states)) {
+      if (state.Type === 'Task') expect(state.Parameters, name).toMatchObject({ Payload: { 'executionArn.$': '$$.Execution.Id' } });
+    }
+  });
+});
+
+describe('lose nothing', () => {
+  it('sends failed asynchronous invocations of every event-driven function to the failed-events queue', () => {
+    const configs = Object.values(template.findResources('AWS::Lambda::EventInvokeConfig'));
+    const protectedFunctions = configs.map((config) => (config.Properties.FunctionName as { Ref: string }).Ref).sort();
+    expect(protectedFunctions).toEqual(EVENT_DRIVEN.map(functionOf).sort());
+    for (const config of configs) {
+      expect(config.Properties.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0]).toMatch(/FailedEventsQueue/);
+      expect(config.Properties.MaximumRetryAttempts).toBe(2);
+    }
+  });
+
+  it('keeps every queue encrypted, TLS-only, for 14 days, with an alarm on any message in it', () => {
+    const queues = template.findResources('AWS::SQS::Queue');
+    expect(Object.keys(queues).length).toBe(3);
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    for (const [id, queue] of Object.entries(queues)) {
+      expect(queue.Properties, id).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+      const depth = alarms.find((alarm) => alarm.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' && JSON.stringify(alarm.Properties.Dimensions).includes(id));
+      expect(depth, id).toBeDefined();
+      expect(depth!.Properties).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Statistic: 'Maximum' });
+    }
+    for (const id of Object.keys(queues)) {
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      });
+    }
+  });
+
+  it('gives every EventBridge rule target a dead-letter queue, for events it could not deliver', () => {
+    for (const [id, rule] of Object.entries(template.findResources('AWS::Events::Rule'))) {
+      for (const target of rule.Properties.Targets as { DeadLetterConfig?: unknown }[]) expect(target.DeadLetterConfig, id).toBeDefined();
+    }
+  });
+
+  it('throttles the approval API stage', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 })]),
+    });
+  });
+
+  it('runs the sweeper every 15 minutes, with the failed-events queue for undelivered events', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(15 minutes)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionOf(Steps.Sweep), 'Arn'] }, DeadLetterConfig: { Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('FailedEventsQueue'), 'Arn'] } } })],
+    });
+    const sweeper = resources[functionOf(Steps.Sweep)]!.Properties;
+    expect(sweeper.Environment.Variables).toMatchObject({ MAX_RECOVERIES: '3', TABLE_NAME: expect.anything() });
+    expect(JSON.stringify(sweeper.Environment.Variables.STATE_MACHINE_ARN)).toContain(':stateMachine:Savepoint-refund-reconciler');
+  });
+
+  it('lets the sweeper describe and start executions of its own state machine, and nothing else in Step Functions', () => {
+    const statements = statementsOf(functionOf(Steps.Sweep));
+    expect(actions(statements, 'states:')).toEqual(['states:DescribeExecution', 'states:StartExecution']);
+    const describe = statements.find((statement) => statement.Action === 'states:DescribeExecution')!;
+    expect(JSON.stringify(describe.Resource)).toContain(':execution:Savepoint-refund-reconciler:*');
+  });
+});
+
+describe('least privilege on the ledger', () => {
+  const expected: Record<string, string[]> = {
+    [Steps.StartRun]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    [Steps.BudgetCheck]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    [Steps.CallModel]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    [Steps.CallTool]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    [Steps.RequestApproval]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    [Steps.Finalize]: ['dynamodb:UpdateItem'],
+    [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    [Steps.ExpireApprovals]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    [Steps.ExecutionStopped]: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    [Steps.RecoverRun]: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    [Steps.Sweep]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem'],
+  };
+
+  it.each(Object.entries(expected))('grants %s only the DynamoDB actions its steps call', (step, granted) => {
+    expect(actions(statementsOf(functionOf(step as StepName)), 'dynamodb:')).toEqual(granted.sort());
+  });
+
+  it('lets no function delete, batch-write, scan (but the sweeper) or use a wildcard action', () => {
+    for (const step of Object.values(Steps)) {
+      const granted = statementsOf(functionOf(step)).flatMap((statement) => [statement.Action].flat());
+      for (const action of granted) {
+        expect(action, step).not.toMatch(/\*|DeleteItem|BatchWriteItem|PartiQL/);
+        if (step !== Steps.Sweep) expect(action, step).not.toBe('dynamodb:Scan');
+      }
+    }
+  });
+
+  it('lets only the approval functions and the sweeper query the approval indexes, each only the index it reads', () => {
+    const indexReaders = Object.values(Steps).filter((step) =>
+      statementsOf(functionOf(step)).some((statement) => JSON.stringify(statement.Resource).includes('/index/')),
+    );
+    expect(indexReaders.sort()).toEqual([Steps.ApprovalCallback, Steps.ExpireApprovals, Steps.Sweep].sort());
+    const expiry = statementsOf(functionOf(Steps.ExpireApprovals)).filter((statement) => JSON.stringify(statement.Resource).includes('/index/'));
+    expect(JSON.stringify(expiry)).toContain(`/index/${LedgerIndexes.pendingApprovals}`);
+    expect(JSON.stringify(expiry)).not.toContain(LedgerIndexes.byApprovalId);
+  });
+
+  it('projects into the indexes only what their queries read — never the task token', () => {
+    const [table] = Object.values(template.findResources('AWS::DynamoDB::GlobalTable'));
+    const indexes = table!.Properties.GlobalSecondaryIndexes as { IndexName: string; Projection: { ProjectionType: string; NonKeyAttributes: string[] } }[];
+    expect(indexes.map((index) => index.IndexName).sort()).toEqual(Object.values(LedgerIndexes).sort());
+    for (const index of indexes) {
+      expect(index.Projection.ProjectionType, index.IndexName).toBe('INCLUDE');
+      expect(index.Projection.NonKeyAttributes, index.IndexName).not.toContain('taskToken');
+      expect(index.Projection.NonKeyAttributes.sort()).toEqual([...INDEX_PROJECTIONS[index.IndexName as keyof typeof INDEX_PROJECTIONS]].sort());
+    }
+  });
+});
+
+describe('watch it', () => {
+  const alarmsByDescription = () => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties);
+
+  it('publishes every alarm to one SNS topic, encrypted with a rotated key CloudWatch may use, TLS only', () => {
+    const [topicId] = Object.keys(template.findResources('AWS::SNS::Topic'));
+    for (const alarm of alarmsByDescription()) expect(alarm.AlarmActions, alarm.AlarmDescription).toEqual([{ Ref: topicId }]);
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('AlarmTopicKey'), 'Arn'] } });
+    template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'] })]) },
+    });
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+    expect(Object.keys(template.findOutputs('*')).some((id) => id.includes('AlarmTopicArn'))).toBe(true);
+  });
+
+  it('alarms on failed or timed-out executions of the agent state machine', () => {
+    const alarm = alarmsByDescription().find((props) => props.AlarmDescription.includes('failed or timed out'))!;
+    const metrics = JSON.stringify(alarm.Metrics);
+    expect(metrics).toContain('"MetricName":"ExecutionsFailed"');
+    expect(metrics).toContain('"MetricName":"ExecutionsTimedOut"');
+    expect(metrics).toContain('"Expression":"failed + timedOut"');
+    expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
+  });
+
+  it.each([
+    ['runs given up by recovery', MetricNames.RecoveriesGivenUp, { Threshold: 1, Statistic: 'Sum', Period: 300 }],
+    ['an approval waiting longer than 12 hours', MetricNames.OldestApprovalAgeSeconds, { Threshold: 12 * 3600, Statistic: 'Maximum', ComparisonOperator: 'GreaterThanThreshold' }],
+    ['daily spend above the threshold', MetricNames.Dollars, { Threshold: 50, Statistic: 'Sum', Period: 86400, ComparisonOperator: 'GreaterThanThreshold' }],
+    ['a breaker open for 15 minutes', MetricNames.BreakerOpen, { Threshold: 1, Period: 60, EvaluationPeriods: 15, DatapointsToAlarm: 15 }],
+    ['runs the sweeper cannot resume', MetricNames.RunsNeedingAttention, { Threshold: 1 }],
+    ['approvals whose execution is gone', MetricNames.OrphanedApprovals, { Threshold: 1 }],
+  ])('alarms on %s, from the metric the functions emit', (_case, metricName, expected) => {
+    const alarm = alarmsByDescription().find((props) => props.MetricName === metricName);
+    expect(alarm, metricName).toBeDefined();
+    expect(alarm).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'service', Value: 'refund-reconciler' }], ...expected });
+  });
+
+  it('names the runbook entry of every alarm in its description', () => {
+    for (const alarm of alarmsByDescription()) expect(alarm.AlarmDescription).toMatch(/Runbook: README\.md#[a-z]+$/);
+    expect(Object.keys(AlarmIds).length).toBe(8);
+  });
+
+  it('has a runbook entry in the README for every alarm it names', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const headings = new Set([...readme.matchAll(/^#{2,4} (.+)$/gm)].map((match) => match[1]!.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
+    for (const alarm of alarmsByDescription()) {
+      const anchor = /Runbook: README\.md#([a-z]+)$/.exec(alarm.AlarmDescription)![1]!;
+      expect(headings.has(anchor), anchor).toBe(true);
+    }
+  });
+
+  it('takes the thresholds from the agent, and refuses nonsense at synth time', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new SavepointStack(app, 'Thresholds');
+    stack.addAgent('A', { agentName: 'a', entry: 'agent.ts', alarms: { approvalWaitHours: 2, dailySpendDollars: 7, breakerOpenMinutes: 5 } });
+    const alarms = Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties);
+    expect(alarms.find((alarm) => alarm.MetricName === MetricNames.OldestApprovalAgeSeconds)!.Threshold).toBe(7200);
+    expect(alarms.find((alarm) => alarm.MetricName === MetricNames.Dollars)!.Threshold).toBe(7);
+    expect(alarms.find((alarm) => alarm.MetricName === MetricNames.BreakerOpen)!.EvaluationPeriods).toBe(5);
+    expect(() => new SavepointStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Bad').addAgent('B', { agentName: 'b', entry: 'agent.ts', alarms: { breakerOpenMinutes: 0 } })).toThrow(
+      /breakerOpenMinutes must be an integer from 1 to 60, got 0/,
+    );
+  });
+
+  it('draws one dashboard per stack: runs by status, cost per run and day, steps per run, retries, guard stops, breaker, approvals and their age', () => {
+    const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0]!.Properties.DashboardBody);
+    for (const name of [
+      MetricNames.RunsSucceeded,
+      MetricNames.RunsFailed,
+      MetricNames.Dollars,
+      MetricNames.DollarsPerRun,
+      MetricNames.StepsPerRun,
+      MetricNames.Retries,
+      MetricNames.GuardStops,
+      MetricNames.BreakerOpen,
+      MetricNames.ApprovalsWaiting,
+      MetricNames.OldestApprovalAgeSeconds,
+      'ExecutionsFailed',
+    ]) {
+      expect(body, name).toContain(`\\"${name}\\"`);
+    }
+    expect(body).toContain(METRICS_NAMESPACE);
+  });
+
+  it('shares the dashboard and the topic between the agents of a stack', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new SavepointStack(app, 'Two');
+    stack.addAgent('A', { agentName: 'a', entry: 'agent.ts' });
+    stack.addAgent('B', { agentName: 'b', entry: 'agent.ts' });
+    const two = Template.fromStack(stack);
+    expect(Object.keys(two.findResources('AWS::CloudWatch::Dashboard'))).toHaveLength(1);
+    expect(Object.keys(two.findResources('AWS::SNS::Topic'))).toHaveLength(1);
+  });
+});
