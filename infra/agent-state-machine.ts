@@ -31,6 +31,8 @@ export interface AgentStepFunctions {
   readonly requestApproval: IFunction;
   readonly callTool: IFunction;
   readonly finalize: IFunction;
+  /** Continue-as-new: hands a run near its history limit to a successor execution. @default no handoff state */
+  readonly handoff?: IFunction;
 }
 
 export interface AgentStateMachineProps {
@@ -57,6 +59,7 @@ export const States = {
   CallTool: 'CallTool',
   Finalize: 'Finalize',
   RecordFailure: 'RecordFailure',
+  Handoff: 'Handoff',
 } as const;
 
 /** Retries with exponential backoff and full jitter, on transient error names only. */
@@ -191,14 +194,30 @@ export class AgentStateMachine extends Construct {
       parameters: { 'next.$': '$.budget.result.pending' },
       resultPath: '$.step.result',
     }).next(routeToolCall);
+    const continueOrStop = new Choice(this, 'ContinueOrStop')
+      .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
+      .when(Condition.booleanEquals('$.budget.result.continue', false), finalize);
+
+    // ---- continue-as-new (lambdas/steps/handoff.ts) ----
+    // Near the history limit, the run is handed to a successor execution and this one ends. Its
+    // failures go straight to Fail, not RecordFailure: once handed off, the run is the successor's.
+    if (fns.handoff) {
+      const handoff = step(
+        States.Handoff,
+        fns.handoff,
+        { runId, executionArn: JsonPath.executionId, events: JsonPath.numberAt('$.budget.result.handoff.events') },
+        '$.handoff',
+        Duration.seconds(30),
+      );
+      handoff.addCatch(new Fail(this, 'HandoffFailed', { errorPath: '$.error.Error', causePath: '$.error.Cause' }), catchAll);
+      handoff.next(new Succeed(this, 'RunContinued', { outputPath: '$.handoff.result', comment: 'The run continues in a successor execution.' }));
+      continueOrStop.when(Condition.isPresent('$.budget.result.handoff'), handoff);
+    }
+
     budgetCheck.next(
       // Rules are tried in order: `pending` exists only when the run continues. (Not(IsNull) rather
       // than IsNull: false, which the local engine's interpreter gets wrong.)
-      new Choice(this, 'ContinueOrStop')
-        .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
-        .when(Condition.booleanEquals('$.budget.result.continue', false), finalize)
-        .when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls)
-        .otherwise(callModel),
+      continueOrStop.when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls).otherwise(callModel),
     );
 
     const definition = startRun.next(

@@ -14,6 +14,7 @@ export const Steps = {
   ExpireApprovals: 'expire-approvals',
   RecoverRun: 'recover-run',
   ExecutionStopped: 'execution-stopped',
+  Handoff: 'handoff',
 } as const;
 
 export type StepName = (typeof Steps)[keyof typeof Steps];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AgentDefinition } from '../define.js';
 import { budgetTrip } from '../guards/budgets.js';
+import { handoffThreshold, mustHandOff, type ExecutionHistory } from '../guards/history.js';
 import { loopVerdict } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
@@ -12,7 +13,13 @@ export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 
 export type BudgetDecision =
   /** `pending`: the last turn's tool calls that never completed (a resumed run) come first. */
-  | { continue: true; nextTurn: number; pending: NextToolCall | null }
+  | {
+      continue: true;
+      nextTurn: number;
+      pending: NextToolCall | null;
+      /** Set when this execution is near its history limit: it hands the run to a successor (continue-as-new). */
+      handoff?: { events: number; threshold: number };
+    }
   | {
       continue: false;
       status: 'succeeded' | 'stopped' | 'killed';
@@ -59,7 +66,7 @@ function unfinishedCall(agent: AgentDefinition, turn: TurnRecord, calls: ToolCal
   return index < 0 ? null : nextToolCall(agent, turn, index, run);
 }
 
-export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger; clock: Clock }) {
+export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger; clock: Clock; history?: ExecutionHistory }) {
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
@@ -72,6 +79,12 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger
       await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action, reason, at: now.toISOString() });
     } else if (warning) {
       await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
+    }
+    // ---- continue-as-new (lambdas/guards/history.ts) ----
+    if (decision.continue && deps.history) {
+      const events = await deps.history.eventCount(run.executionArn);
+      const threshold = handoffThreshold(run);
+      if (mustHandOff(events, threshold)) return { ...decision, handoff: { events, threshold } };
     }
     return decision;
   };

@@ -10,6 +10,7 @@ import { createCallModel } from './call-model.js';
 import { createCallTool } from './call-tool.js';
 import { createExecutionStopped } from './execution-stopped.js';
 import { createFinalize } from './finalize.js';
+import { createHandoff } from './handoff.js';
 import type { Clock, Executions, TaskCallbacks } from './ports.js';
 import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy } from './recover.js';
 import { createStartRun } from './start-run.js';
@@ -54,7 +55,7 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
   const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
   return {
     [Steps.StartRun]: lazy(() => createStartRun({ agent, ledger: deps.ledger, executions: deps.executions, clock: deps.clock, codeVersion: deps.codeVersion })),
-    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, ledger: deps.ledger, clock: deps.clock })),
+    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, ledger: deps.ledger, clock: deps.clock, history: deps.executions })),
     [Steps.CallModel]: lazy(() => createCallModel({ agent, ledger: deps.ledger, model: deps.model, clock: deps.clock, breaker: deps.breaker })),
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
@@ -67,6 +68,7 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
     }),
     [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ agent, ledger: deps.ledger, clock: deps.clock })),
     [Steps.RecoverRun]: lazy(() => createRecoverOnStatusChange(recover())),
+    [Steps.Handoff]: lazy(() => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock })),
   };
 }
 

@@ -75,7 +75,7 @@ export function runIdOf(agent: AgentDefinition, input: unknown): string {
 export interface StartRunDeps {
   agent: AgentDefinition;
   ledger: Ledger;
-  executions: Executions;
+  executions: Pick<Executions, 'isRunning' | 'definitionOf'>;
   clock: Clock;
   codeVersion: string;
 }
