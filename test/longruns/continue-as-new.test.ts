@@ -4,9 +4,9 @@ import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { executionChain } from '../../lambdas/guards/history.js';
 import { counterAgent } from './counter-agent.js';
 
-const CALLS = Number(process.env.LONGRUN_CALLS ?? 2_000);
+const CALLS = Number(process.env.LONGRUN_CALLS ?? 400);
 const PER_TURN = 4;
-const THRESHOLD = Number(process.env.LONGRUN_THRESHOLD ?? 2_000);
+const THRESHOLD = Number(process.env.LONGRUN_THRESHOLD ?? 1_000);
 
 let stack: LocalStack | undefined;
 afterEach(async () => {

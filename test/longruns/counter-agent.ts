@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ContentBlock, MessageRequest } from '../../lambdas/agent/messages.js';
-import { defineAgent, defineTool } from '../../lambdas/define.js';
+import type { MessageRequest } from '../../lambdas/agent/messages.js';
+import { defineAgent, defineTool, type ModelPolicy } from '../../lambdas/define.js';
 
 /**
  * A cheap scripted agent for long runs: one read tool that echoes a counter, and a policy that
@@ -27,7 +27,9 @@ export function counterAgent(options: { calls: number; perTurn: number; historyE
   });
 }
 
-function nextTurn(request: MessageRequest, options: { calls: number; perTurn: number }): { content: ContentBlock[]; stop_reason: string } {
+type Turn = ReturnType<ModelPolicy>;
+
+function nextTurn(request: MessageRequest, options: { calls: number; perTurn: number }): Turn {
   const last = request.messages.at(-1)!;
   let done = 0;
   if (Array.isArray(last.content)) {
@@ -36,7 +38,7 @@ function nextTurn(request: MessageRequest, options: { calls: number; perTurn: nu
     }
   }
   if (done >= options.calls) return { content: [{ type: 'text', text: `Counted ${done}.` }], stop_reason: 'end_turn' };
-  const content: ContentBlock[] = [];
+  const content: Turn['content'] = [];
   for (let n = done + 1; n <= Math.min(done + options.perTurn, options.calls); n++) content.push({ type: 'tool_use', id: `t${n}`, name: 'tick', input: { n } });
   return { content, stop_reason: 'tool_use' };
 }
