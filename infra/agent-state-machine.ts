@@ -33,6 +33,8 @@ export interface AgentStepFunctions {
   readonly finalize: IFunction;
   /** Continue-as-new: hands a run near its history limit to a successor execution. @default no handoff state */
   readonly handoff?: IFunction;
+  /** Context compaction: one model call that summarises the older turns. @default no compaction state */
+  readonly compact?: IFunction;
 }
 
 export interface AgentStateMachineProps {
@@ -60,6 +62,7 @@ export const States = {
   Finalize: 'Finalize',
   RecordFailure: 'RecordFailure',
   Handoff: 'Handoff',
+  Compact: 'Compact',
 } as const;
 
 /** Retries with exponential backoff and full jitter, on transient error names only. */
@@ -212,6 +215,23 @@ export class AgentStateMachine extends Construct {
       handoff.addCatch(new Fail(this, 'HandoffFailed', { errorPath: '$.error.Error', causePath: '$.error.Cause' }), catchAll);
       handoff.next(new Succeed(this, 'RunContinued', { outputPath: '$.handoff.result', comment: 'The run continues in a successor execution.' }));
       continueOrStop.when(Condition.isPresent('$.budget.result.handoff'), handoff);
+    }
+
+    // ---- context compaction (lambdas/steps/compaction.ts) ----
+    // A model call like CallModel's (same retries, same Catch), then BudgetCheck decides again.
+    if (fns.compact) {
+      const compact = step(
+        States.Compact,
+        fns.compact,
+        { runId, turn: JsonPath.numberAt('$.budget.result.compact.turn'), covers: JsonPath.numberAt('$.budget.result.compact.covers') },
+        '$.compaction',
+        Duration.seconds(90),
+      );
+      compact.addRetry(RETRY.throttled);
+      compact.addRetry(RETRY.circuitOpen);
+      compact.addCatch(recordFailure, catchAll);
+      compact.next(budgetCheck);
+      continueOrStop.when(Condition.isPresent('$.budget.result.compact'), compact);
     }
 
     budgetCheck.next(

@@ -77,6 +77,10 @@ export class DurableAgent extends Construct {
       // The lease outlives the invocation that takes it, so a live call is never taken over.
       callTool: fn('CallToolFunction', Steps.CallTool, { timeout: Duration.seconds(30), environment: { TOOL_LEASE_MS: String(40_000) } }),
       finalize: fn('FinalizeFunction', Steps.Finalize),
+      compact: fn('CompactFunction', Steps.Compact, {
+        timeout: Duration.seconds(75),
+        environment: { MODEL_API_URL: props.model.apiUrl, MODEL_API_KEY: props.model.apiKey },
+      }),
       handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stack.stackName}-${props.agentName}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } }),
     };
     const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);

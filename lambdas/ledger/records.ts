@@ -160,6 +160,8 @@ export interface TurnRecord {
   costMicros: number;
   latencyMs: number;
   recordedAt: string;
+  /** Set on a compaction (lambdas/steps/compaction.ts): its text summarises turns 1..covers. */
+  compaction?: { covers: number };
 }
 
 export type ToolStatus = 'in_flight' | 'completed';

@@ -15,6 +15,7 @@ export const Steps = {
   RecoverRun: 'recover-run',
   ExecutionStopped: 'execution-stopped',
   Handoff: 'handoff',
+  Compact: 'compact',
 } as const;
 
 export type StepName = (typeof Steps)[keyof typeof Steps];

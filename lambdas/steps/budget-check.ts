@@ -7,6 +7,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
+import { compactionDue } from './compaction.js';
 import { loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
 
 export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
@@ -19,6 +20,8 @@ export type BudgetDecision =
       pending: NextToolCall | null;
       /** Set when this execution is near its history limit: it hands the run to a successor (continue-as-new). */
       handoff?: { events: number; threshold: number };
+      /** Set when the context passed its share of the window: a Compact step runs before turn `turn`. */
+      compact?: { turn: number; covers: number };
     }
   | {
       continue: false;
@@ -86,6 +89,9 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger
       const threshold = handoffThreshold(run);
       if (mustHandOff(events, threshold)) return { ...decision, handoff: { events, threshold } };
     }
+    // ---- context compaction (lambdas/steps/compaction.ts) ----
+    const due = decision.continue && !decision.pending ? compactionDue(deps.agent, turns, decision.nextTurn) : undefined;
+    if (decision.continue && due) return { ...decision, compact: { turn: decision.nextTurn, covers: due.covers } };
     return decision;
   };
 }

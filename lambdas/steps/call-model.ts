@@ -9,6 +9,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { compactedView } from './compaction.js';
 import type { Clock } from './ports.js';
 import { completedCalls, loadRun, nextToolCall, toolUses, type NextToolCall } from './turns.js';
 
@@ -40,8 +41,10 @@ export const MODEL_BREAKER = 'model';
  * payload (256 KiB limit); only pointers do.
  */
 export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[]): Message[] {
-  const messages: Message[] = [{ role: 'user', content: run.prompt }];
-  for (const turn of turns) {
+  // Context compaction (compaction.ts): after one, the prompt and summary open, then the recent turns.
+  const view = compactedView(run, turns);
+  const messages: Message[] = [{ role: 'user', content: view.opening }];
+  for (const turn of view.turns) {
     messages.push({ role: 'assistant', content: turn.content });
     const uses = toolUses(turn);
     if (uses.length === 0) continue;

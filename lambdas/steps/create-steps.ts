@@ -6,7 +6,8 @@ import type { ApprovalRecord } from '../ledger/records.js';
 import { Steps, type StepName } from '../shared/steps.js';
 import { createExpireApprovals, createRequestApproval } from './approvals.js';
 import { createBudgetCheck } from './budget-check.js';
-import { createCallModel } from './call-model.js';
+import { conversation, createCallModel, MODEL_BREAKER, modelIdOf } from './call-model.js';
+import { createCompact } from './compaction.js';
 import { createCallTool } from './call-tool.js';
 import { createExecutionStopped } from './execution-stopped.js';
 import { createFinalize } from './finalize.js';
@@ -68,6 +69,9 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
     }),
     [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ agent, ledger: deps.ledger, clock: deps.clock })),
     [Steps.RecoverRun]: lazy(() => createRecoverOnStatusChange(recover())),
+    [Steps.Compact]: lazy(() =>
+      createCompact({ agent, ledger: deps.ledger, model: deps.model, clock: deps.clock, breaker: deps.breaker, conversation, breakerName: MODEL_BREAKER, modelIdOf }),
+    ),
     [Steps.Handoff]: lazy(() => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock })),
   };
 }

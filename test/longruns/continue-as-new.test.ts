@@ -4,9 +4,17 @@ import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { executionChain } from '../../lambdas/guards/history.js';
 import { counterAgent } from './counter-agent.js';
 
-const CALLS = Number(process.env.LONGRUN_CALLS ?? 400);
+/**
+ * The issue's 10,000 steps are `LONGRUN_CALLS=8000 LONGRUN_THRESHOLD=20000` (8,000 calls + 2,001
+ * turns, ~94,000 events, 5 executions). On this shared 2-core machine a step takes 220-320 ms
+ * (load 16-20), so that run takes ~45 minutes; the default keeps the shape — several handoffs at
+ * the same events per step — with the threshold scaled down with the steps: 301 steps, ~2,800
+ * events, 5 executions at 600.
+ */
+const CALLS = Number(process.env.LONGRUN_CALLS ?? 240);
 const PER_TURN = 4;
-const THRESHOLD = Number(process.env.LONGRUN_THRESHOLD ?? 1_000);
+const THRESHOLD = Number(process.env.LONGRUN_THRESHOLD ?? 600);
+const TIMEOUT_MS = Math.max(170_000, CALLS * 1.25 * 1_000);
 
 let stack: LocalStack | undefined;
 afterEach(async () => {
@@ -15,7 +23,7 @@ afterEach(async () => {
 });
 
 /** Waits until the run is no longer running, following the chain of executions. */
-async function waitForRun(s: LocalStack, runId: string, timeoutMs = 170_000) {
+async function waitForRun(s: LocalStack, runId: string, timeoutMs = TIMEOUT_MS) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const run = await s.ledger.getRun(runId);
@@ -51,7 +59,8 @@ describe('continue-as-new', () => {
     expect(chain.length).toBeGreaterThanOrEqual(3);
     expect(chain.slice(1).every((link) => link.via === 'handoff')).toBe(true);
     expect(chain.map((link) => link.name)).toEqual(chain.map((_, i) => (i === 0 ? 'long-1' : `long-1-c${i}`)));
-    expect(Math.max(...sizes)).toBeLessThan(THRESHOLD + 200);
+    // At most one iteration (a turn, its 4 calls, the handoff: ~60 events) past the threshold.
+    expect(Math.max(...sizes)).toBeLessThan(THRESHOLD + 100);
     for (const [i, arn] of run.executions.entries()) {
       const description = stack.engine.describeExecution(arn);
       expect(description.status).toBe('SUCCEEDED');
@@ -65,5 +74,5 @@ describe('continue-as-new', () => {
     expect(total('Handoff')).toBe(chain.length - 1);
     const { calls } = await stack.ledger.listConversation('long-1');
     expect(calls.map((call) => call.args['n'])).toEqual(Array.from({ length: CALLS }, (_, i) => i + 1));
-  }, 180_000);
+  }, TIMEOUT_MS + 10_000);
 });
