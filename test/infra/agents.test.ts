@@ -52,9 +52,9 @@ describe('an app with two agents', () => {
     expect(apis[0]).toMatch(/^Refunds/);
   });
 
-  it('gives each agent its own step functions (ten with the approval API, nine without)', () => {
+  it('gives each agent its own step functions (twelve with the approval API, eleven without)', () => {
     const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([, fn]) => joined(fn).includes('SAVEPOINT_STEP'));
-    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(10);
-    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(9);
+    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(12);
+    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(11);
   });
 });
