@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { summarizeHistory } from '../../local/engine.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { executionChain } from '../../lambdas/guards/history.js';
+import { loadReport } from '../../lambdas/agent/report.js';
+import { waitForChain } from '../../local/chain.js';
 import { counterAgent } from './counter-agent.js';
 
 /**
@@ -72,6 +74,10 @@ describe('continue-as-new', () => {
     expect(total('CallModel')).toBe(turns);
     expect(total('CallTool')).toBe(CALLS);
     expect(total('Handoff')).toBe(chain.length - 1);
+    // What the CLI waits for and reports: the last execution of the chain, and the chain in order.
+    expect((await waitForChain(stack.engine, stack.ledger, 'long-1', run.executions[0]!)).executionArn).toBe(run.executions.at(-1));
+    const report = (await loadReport(stack.ledger, 'long-1', new Date()))!;
+    expect(report.chain.map((link) => link.executionArn)).toEqual(run.executions);
     const { calls } = await stack.ledger.listConversation('long-1');
     expect(calls.map((call) => call.args['n'])).toEqual(Array.from({ length: CALLS }, (_, i) => i + 1));
   }, TIMEOUT_MS + 10_000);
