@@ -73,7 +73,11 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
   );
   if (report.executions > 1) {
     const recovered = report.recovery ? `; ${report.recovery.attempts} automatic recover${report.recovery.attempts === 1 ? 'y' : 'ies'}, last after ${report.recovery.reason}` : '';
-    lines.push(row('executions', `${report.executions} (resumed ${report.executions - 1} time(s)${recovered})`));
+    const handoffs = report.chain.filter((link) => link.via === 'handoff').length;
+    const resumed = report.executions - 1 - handoffs;
+    const parts = [...(handoffs > 0 ? [`continued as new ${handoffs} time(s)`] : []), ...(resumed > 0 || handoffs === 0 ? [`resumed ${resumed} time(s)${recovered}`] : [])];
+    lines.push(row('executions', `${report.executions} (${parts.join('; ')})`));
+    if (handoffs > 0) lines.push(row('  chain', report.chain.map((link) => `${link.name} (${link.via})`).join(' → ')));
   }
   if (report.inFlight > 0) lines.push(row('in flight', `${report.inFlight} tool call(s) left in flight`));
   if (report.error) lines.push(row('error', `${report.error.error}: ${report.error.cause}`));

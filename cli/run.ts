@@ -1,3 +1,4 @@
+import { waitForChain } from '../local/chain.js';
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -233,7 +234,8 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
   progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${approvalTimeoutSeconds} s for \`savepoint approve <id>\`, then escalate` : `are ${approvalMode}d automatically`}`);
   const others = recovered.flatMap((result) => (result.action === 'recovered' ? [stack.engine.waitForExecution(result.executionArn)] : []));
-  const finished = await Promise.race([Promise.all([stack.engine.waitForExecution(executionArn!), ...others]), signals.received]);
+  // Continue-as-new: the run may go on in successor executions; wait for the last of the chain.
+  const finished = await Promise.race([Promise.all([waitForChain(stack.engine, stack.ledger, runId, executionArn!), ...others]), signals.received]);
   stop();
   const signal = typeof finished === 'string' ? finished : undefined;
   if (signal) {
@@ -245,8 +247,9 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   }
   // A question at the terminal is not waited for once asked to stop: nobody will answer it.
   if (!(signal && approvalMode === 'prompt')) await Promise.allSettled(decisions);
-  const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
-  const figures = executionFigures(executionArn!, execution.status ?? 'UNKNOWN', summarizeHistory(stack.engine.getExecutionHistory(executionArn!)));
+  const lastArn = typeof finished === 'string' ? executionArn! : finished[0]!.executionArn;
+  const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn: lastArn }));
+  const figures = executionFigures(lastArn, execution.status ?? 'UNKNOWN', summarizeHistory(stack.engine.getExecutionHistory(lastArn)));
   const report = await loadReport(stack.ledger, runId, new Date(), agent);
   // StartRun refused the run (bad input, or a resume on changed code): say why, as invalid input.
   if (execution.error === ErrorNames.InvalidInput && (!report || report.status === 'running')) throw new InvalidInputError(causeMessage(execution.cause));

@@ -33,6 +33,10 @@ export interface AgentStepFunctions {
   readonly requestApproval: IFunction;
   readonly callTool: IFunction;
   readonly finalize: IFunction;
+  /** Continue-as-new: hands a run near its history limit to a successor execution. @default no handoff state */
+  readonly handoff?: IFunction;
+  /** Context compaction: one model call that summarises the older turns. @default no compaction state */
+  readonly compact?: IFunction;
 }
 
 export interface AgentStateMachineProps {
@@ -64,6 +68,8 @@ export const States = {
   RetryAfterSeconds: 'RetryAfterSeconds',
   /** …and waits them out before calling the model again. */
   WaitRetryAfter: 'WaitRetryAfter',
+  Handoff: 'Handoff',
+  Compact: 'Compact',
 } as const;
 
 /** Retries with exponential backoff and full jitter, on transient error names only. */
@@ -239,14 +245,47 @@ export class AgentStateMachine extends Construct {
       parameters: { 'next.$': '$.budget.result.pending' },
       resultPath: '$.step.result',
     }).next(routeToolCall);
+    const continueOrStop = new Choice(this, 'ContinueOrStop')
+      .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
+      .when(Condition.booleanEquals('$.budget.result.continue', false), finalize);
+
+    // ---- continue-as-new (lambdas/steps/handoff.ts) ----
+    // Near the history limit, the run is handed to a successor execution and this one ends. Its
+    // failures go straight to Fail, not RecordFailure: once handed off, the run is the successor's.
+    if (fns.handoff) {
+      const handoff = step(
+        States.Handoff,
+        fns.handoff,
+        { runId, executionArn: JsonPath.executionId, events: JsonPath.numberAt('$.budget.result.handoff.events') },
+        '$.handoff',
+        Duration.seconds(30),
+      );
+      handoff.addCatch(new Fail(this, 'HandoffFailed', { errorPath: '$.error.Error', causePath: '$.error.Cause' }), catchAll);
+      handoff.next(new Succeed(this, 'RunContinued', { outputPath: '$.handoff.result', comment: 'The run continues in a successor execution.' }));
+      continueOrStop.when(Condition.isPresent('$.budget.result.handoff'), handoff);
+    }
+
+    // ---- context compaction (lambdas/steps/compaction.ts) ----
+    // A model call like CallModel's (same retries, same Catch), then BudgetCheck decides again.
+    if (fns.compact) {
+      const compact = step(
+        States.Compact,
+        fns.compact,
+        { runId, turn: JsonPath.numberAt('$.budget.result.compact.turn'), covers: JsonPath.numberAt('$.budget.result.compact.covers') },
+        '$.compaction',
+        Duration.seconds(90),
+      );
+      compact.addRetry(RETRY.throttled);
+      compact.addRetry(RETRY.circuitOpen);
+      compact.addCatch(recordFailure, catchAll);
+      compact.next(budgetCheck);
+      continueOrStop.when(Condition.isPresent('$.budget.result.compact'), compact);
+    }
+
     budgetCheck.next(
       // Rules are tried in order: `pending` exists only when the run continues. (Not(IsNull) rather
       // than IsNull: false, which the local engine's interpreter gets wrong.)
-      new Choice(this, 'ContinueOrStop')
-        .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
-        .when(Condition.booleanEquals('$.budget.result.continue', false), finalize)
-        .when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls)
-        .otherwise(callModel),
+      continueOrStop.when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls).otherwise(callModel),
     );
 
     const definition = startRun.next(

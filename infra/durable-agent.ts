@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
@@ -89,6 +89,8 @@ export class DurableAgent extends Construct {
       // The lease outlives the invocation that takes it, so a live call is never taken over.
       callTool: fn('CallToolFunction', Steps.CallTool, { timeout: Duration.seconds(30), environment: { TOOL_LEASE_MS: String(40_000) } }),
       finalize: fn('FinalizeFunction', Steps.Finalize),
+      compact: fn('CompactFunction', Steps.Compact, { timeout: Duration.seconds(75) }),
+      handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stack.stackName}-${props.agentName}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } }),
     };
     const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
@@ -107,6 +109,9 @@ export class DurableAgent extends Construct {
       resources: [arns.stateMachine],
     });
     for (const f of [functions.requestApproval, expireApprovals]) f.addToRolePolicy(taskResponse);
+    // Continue-as-new: BudgetCheck counts its execution's history events; Handoff starts the successor.
+    functions.budgetCheck.addToRolePolicy(new PolicyStatement({ actions: ['states:GetExecutionHistory'], resources: [arns.executions] }));
+    functions.handoff.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
     functions.startRun.addToRolePolicy(
       new PolicyStatement({ actions: ['states:DescribeExecution', 'states:DescribeStateMachineForExecution'], resources: [arns.executions] }),
     );

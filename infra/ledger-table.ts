@@ -29,12 +29,16 @@ export const INDEX_PROJECTIONS = {
 export const LEDGER_ACCESS = {
   /** StartRun: createRun, getRun, attachExecution. */
   startRun: { table: ['GetItem', 'PutItem', 'UpdateItem'] },
-  /** BudgetCheck: reads the run, the conversation, the kill flag, a budget approval; records guard events and applies an approved extension. */
-  budgetCheck: { table: ['GetItem', 'Query', 'UpdateItem'] },
-  /** CallModel: reads the run and the conversation, records the turn once, counts it; the model breaker. */
-  callModel: { table: ['GetItem', 'Query', 'PutItem', 'UpdateItem'] },
-  /** CallTool: claims, completes and releases the call, counts it, escalates a timed-out approval; the tools breaker. */
-  callTool: { table: ['GetItem', 'PutItem', 'UpdateItem'] },
+  /** BudgetCheck: reads the run, the conversation, the kill flag (one batched read), a budget approval; records guard events and applies an approved extension. */
+  budgetCheck: { table: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem'] },
+  /** CallModel: reads the run, the conversation and the breaker (one batched read), records the turn once, counts it; the model breaker. */
+  callModel: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'] },
+  /** Compact: like CallModel, for the summary turn. */
+  compact: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'] },
+  /** Handoff: records the successor in the run's execution chain. */
+  handoff: { table: ['GetItem', 'UpdateItem'] },
+  /** CallTool: one batched read, then claims, completes and releases the call (or records a read at once), counts it, escalates a timed-out approval; the tools breaker. */
+  callTool: { table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
   /** RequestApproval: creates the approval (or refreshes its task token). */
   requestApproval: { table: ['GetItem', 'PutItem', 'UpdateItem'] },
   /** Finalize / RecordFailure: finishRun. */

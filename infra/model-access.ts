@@ -28,7 +28,12 @@ export interface ModelAccessProps {
  * `bedrock:InvokeModel` on the configured Bedrock models only, with the variables naming them;
  * StartRun gets the stack's model. Invalid model specs throw at synth time with the bad value.
  */
-export function bindModelAccess(functions: { readonly startRun: LambdaFunction; readonly callModel: LambdaFunction }, props: ModelAccessProps): void {
+export function bindModelAccess(
+  functions: { readonly startRun: LambdaFunction; readonly callModel: LambdaFunction; readonly compact?: LambdaFunction },
+  props: ModelAccessProps,
+): void {
+  // The functions that call the model: CallModel, and Compact (a model call like any other).
+  const callers = [functions.callModel, ...(functions.compact ? [functions.compact] : [])];
   const specs = [...(props.model === undefined ? [] : [props.model]), ...(props.otherModels ?? [])].map((spec) => {
     try {
       return parseModelSpec(spec);
@@ -37,25 +42,26 @@ export function bindModelAccess(functions: { readonly startRun: LambdaFunction; 
     }
   });
   if (props.model !== undefined) functions.startRun.addEnvironment('MODEL', props.model);
-  if (props.simulatorUrl !== undefined) functions.callModel.addEnvironment('MODEL_API_URL', props.simulatorUrl);
+  if (props.simulatorUrl !== undefined) for (const fn of callers) fn.addEnvironment('MODEL_API_URL', props.simulatorUrl);
 
   const { anthropic, openai } = props.apiKeySecrets ?? {};
   // The variable holds the secret's ARN, never its value: CallModel reads the value at run time.
-  if (anthropic) {
-    anthropic.grantRead(functions.callModel);
-    functions.callModel.addEnvironment('ANTHROPIC_API_KEY_SECRET_ARN', anthropic.secretArn);
-  }
-  if (openai) {
-    openai.grantRead(functions.callModel);
-    functions.callModel.addEnvironment('OPENAI_API_KEY_SECRET_ARN', openai.secretArn);
+  for (const fn of callers) {
+    if (anthropic) {
+      anthropic.grantRead(fn);
+      fn.addEnvironment('ANTHROPIC_API_KEY_SECRET_ARN', anthropic.secretArn);
+    }
+    if (openai) {
+      openai.grantRead(fn);
+      fn.addEnvironment('OPENAI_API_KEY_SECRET_ARN', openai.secretArn);
+    }
   }
 
   const bedrock = specs.filter((spec) => spec.provider === 'bedrock');
   if (bedrock.length > 0) {
-    functions.callModel.addToRolePolicy(
-      // Converse is authorized as InvokeModel, on the model (or inference profile) it names.
-      new PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [...new Set(bedrock.flatMap((spec) => bedrockModelArns(Stack.of(functions.callModel), spec)))] }),
-    );
+    // Converse is authorized as InvokeModel, on the model (or inference profile) it names.
+    const grant = new PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [...new Set(bedrock.flatMap((spec) => bedrockModelArns(Stack.of(functions.callModel), spec)))] });
+    for (const fn of callers) fn.addToRolePolicy(grant);
   }
 }
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { MessageRequest, MessageResponse } from './agent/messages.js';
 import type { RunConfig, ToolCallRecord } from './ledger/records.js';
 import { parseModelSpec } from './models/spec.js';
+import type { CompactionOptions } from './steps/compaction.js';
 
 /**
  * The public shape of an agent: tools with zod inputs and an effect kind, a prompt, a model,
@@ -151,6 +152,10 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
   readonly report?: (calls: readonly ToolTrace[]) => Readonly<Record<string, number | string>>;
   /** Part of the fingerprint that guards resumes: bump it when the tools' code changes meaning. */
   readonly version?: string;
+  /** The model's context window in tokens: set it to have long runs compacted (lambdas/steps/compaction.ts). @default no compaction */
+  readonly contextWindow?: number;
+  /** How a run's context is compacted once it passes a share of `contextWindow`. */
+  readonly compaction?: CompactionOptions;
   /** For local runs only: the simulated world and the scripted model. */
   readonly dev?: {
     readonly world?: (options: DevWorldOptions) => Promise<World>;
@@ -187,6 +192,11 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
     }
   }
   if (agent.fallbackModel === agent.model) throw new Error(`defineAgent ${agent.name}: fallbackModel must differ from model (${agent.model})`);
+  if (agent.contextWindow !== undefined && !(Number.isInteger(agent.contextWindow) && agent.contextWindow >= 1_000)) {
+    throw new Error(`defineAgent ${agent.name}: contextWindow must be a whole number of tokens ≥ 1000, got ${agent.contextWindow}`);
+  }
+  const share = agent.compaction?.share;
+  if (share !== undefined && !(share > 0 && share < 1)) throw new Error(`defineAgent ${agent.name}: compaction.share must be between 0 and 1, got ${share}`);
   if (agent.tools.length === 0) throw new Error(`defineAgent ${agent.name}: tools: an agent needs at least one tool`);
   const names = new Set<string>();
   for (const tool of agent.tools) {
@@ -223,6 +233,16 @@ export function agentFingerprint(agent: AgentDefinition, codeVersion: string, pr
     fallbackModel: agent.fallbackModel,
     tools: toolSpecs(agent).map((spec, index) => ({ ...spec, effect: agent.tools[index]!.effect })),
     prices: priceTableVersion,
+    // Only when set, so that the fingerprints of agents without compaction do not change.
+    ...(agent.contextWindow && {
+      compaction: {
+        contextWindow: agent.contextWindow,
+        share: agent.compaction?.share,
+        keepRecentTurns: agent.compaction?.keepRecentTurns,
+        instructions: agent.compaction?.instructions,
+        keep: agent.compaction?.keep?.toString(),
+      },
+    }),
   });
   return createHash('sha256').update(material).digest('hex').slice(0, 16);
 }

@@ -1,6 +1,7 @@
 import { appendFileSync, writeSync } from 'node:fs';
 import { z } from 'zod';
 import type { MessageRequest, ModelClient } from '../lambdas/agent/messages.js';
+import { handedOffTo } from '../lambdas/guards/history.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { seededRandom } from '../sim/random.js';
 
@@ -13,6 +14,7 @@ import { seededRandom } from '../sim/random.js';
  *   CallTool          before-claim ─ claim ─ after-claim ─ provider call ─ after-commit ─ record ─ after-record ─ return
  *   CallModel         model call ─ model-call ─ record ─ model-recorded ─ return
  *   RequestApproval   store the pending approval ─ awaiting-approval ─ (the execution waits for a person)
+ *   Handoff           record A→successor ─ handoff-recorded ─ StartExecution(successor) ─ return
  */
 export const CrashPoint = {
   /** Nothing of this tool call is in the ledger yet. */
@@ -32,11 +34,19 @@ export const CrashPoint = {
 } as const;
 
 export type CrashPoint = (typeof CrashPoint)[keyof typeof CrashPoint];
+/** Every point a step announces (CRASH_POINTS plus the handoff's). */
+export type AnyCrashPoint = CrashPoint | typeof HandoffRecorded;
+
+/**
+ * Continue-as-new: the run's chain names the successor; the successor has not been started. Kept
+ * out of CRASH_POINTS (the refund crash matrix never reaches it); test/longruns aims at it.
+ */
+export const HandoffRecorded = 'handoff-recorded';
 export const CRASH_POINTS = Object.values(CrashPoint);
 
 export interface CrashPoints {
   /** The step reached `point`; `tools` names the tool calls it concerns (for a model turn: the ones it asks for). */
-  reached(point: CrashPoint, tools: readonly string[]): void;
+  reached(point: AnyCrashPoint, tools: readonly string[]): void;
 }
 
 /**
@@ -74,7 +84,7 @@ export interface CrashOptions {
 }
 
 /** How the process dies. Tests of the injector itself pass their own. */
-export type Die = (point: CrashPoint, tools: readonly string[]) => never;
+export type Die = (point: AnyCrashPoint, tools: readonly string[]) => never;
 
 export const sigkill: Die = (point, tools) => {
   // Synchronous writes: nothing asynchronous runs after this line.
@@ -134,6 +144,12 @@ export function crashingLedger(ledger: Ledger, crash: CrashPoints): Ledger {
       const recorded = await ledger.recordTurn(turn);
       crash.reached(CrashPoint.ModelRecorded, toolNames(recorded.content));
       return recorded;
+    },
+    async attachExecution(runId, executionArn, now, options) {
+      const attached = await ledger.attachExecution(runId, executionArn, now, options);
+      // A handoff, not a resume: the new driver is the predecessor's successor by name.
+      if (attached && options?.previousArn && handedOffTo(attached, options.previousArn) === executionArn) crash.reached(HandoffRecorded, []);
+      return attached;
     },
     async upsertApproval(approval) {
       const stored = await ledger.upsertApproval(approval);

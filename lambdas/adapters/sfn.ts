@@ -1,6 +1,7 @@
 import {
   DescribeExecutionCommand,
   DescribeStateMachineForExecutionCommand,
+  GetExecutionHistoryCommand,
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
   StartExecutionCommand,
@@ -46,6 +47,11 @@ export function sfnExecutions(client: SFNClient): Executions {
       const { definition } = await client.send(new DescribeStateMachineForExecutionCommand({ executionArn }));
       if (!definition) throw new Error(`no definition for execution ${executionArn}`);
       return definition;
+    },
+    // Event ids run 1, 2, 3, … so the newest event's id is the count: one call of one event.
+    eventCount: async (executionArn) => {
+      const { events } = await client.send(new GetExecutionHistoryCommand({ executionArn, reverseOrder: true, maxResults: 1, includeExecutionData: false }));
+      return events?.[0]?.id ?? 0;
     },
   };
 }

@@ -1,3 +1,4 @@
+import { executionChain } from '../guards/history.js';
 import { guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
@@ -32,6 +33,8 @@ export interface RunReport {
   killed?: KillFlag;
   /** Executions that drove the run: the first, plus one per resume or recovery. */
   executions: number;
+  /** The executions in order, each with how it got the run: started it, a handoff (continue-as-new), a resume or recovery. */
+  chain: ReturnType<typeof executionChain>;
   /** The run's automatic recoveries, if any (lambdas/steps/recover.ts). */
   recovery?: RecoveryRecord;
   createdAt: string;
@@ -85,6 +88,7 @@ export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, 
     guardEvents: run.guardEvents ?? [],
     ...(run.killed ? { killed: run.killed } : {}),
     executions: run.executions.length,
+    chain: executionChain(run),
     ...(run.recovery ? { recovery: run.recovery } : {}),
     createdAt: run.createdAt,
     ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),

@@ -47,6 +47,11 @@ export const RunConfig = z
     budgetExtensionPercent: z.number().int().min(1).max(1000).default(50),
     /** An approval not decided by then is escalated: the tool call is refused with `approval_expired`. */
     approvalTimeoutSeconds: z.number().int().positive().max(7 * 24 * 3600).default(24 * 3600),
+    /**
+     * Continue-as-new: an execution with this many history events hands the run to a successor
+     * (Step Functions ends an execution at 25,000; lambdas/guards/history.ts).
+     */
+    historyEventsBeforeHandoff: z.number().int().min(50).max(24_000).default(20_000),
   })
   .strict();
 export type RunConfig = z.infer<typeof RunConfig>;
@@ -168,6 +173,8 @@ export interface TurnRecord {
   costMicros: number;
   latencyMs: number;
   recordedAt: string;
+  /** Set on a compaction (lambdas/steps/compaction.ts): its text summarises turns 1..covers. */
+  compaction?: { covers: number };
 }
 
 export type ToolStatus = 'in_flight' | 'completed';

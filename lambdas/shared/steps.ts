@@ -16,6 +16,8 @@ export const Steps = {
   ExecutionStopped: 'execution-stopped',
   /** Every 15 minutes: resumes runs whose execution ended unnoticed, reports orphaned approvals. */
   Sweep: 'sweep',
+  Handoff: 'handoff',
+  Compact: 'compact',
 } as const;
 
 export type StepName = (typeof Steps)[keyof typeof Steps];

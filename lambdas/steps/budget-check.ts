@@ -1,18 +1,30 @@
 import { z } from 'zod';
 import type { AgentDefinition } from '../define.js';
 import { budgetTrip } from '../guards/budgets.js';
+import { handoffThreshold, mustHandOff, type ExecutionHistory } from '../guards/history.js';
 import { loopVerdict } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
+import { compactionDue } from './compaction.js';
 import { loadConversationStep, nextToolCall, toolUses, type NextToolCall } from './turns.js';
 
 export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 
 export type BudgetDecision =
   /** `pending`: the last turn's tool calls that never completed (a resumed run) come first. */
-  | { continue: true; nextTurn: number; pending: NextToolCall | null; /** A guard warned (e.g. a loop forming). */ warning?: string }
+  | {
+      continue: true;
+      nextTurn: number;
+      pending: NextToolCall | null;
+      /** Set when this execution is near its history limit: it hands the run to a successor (continue-as-new). */
+      handoff?: { events: number; threshold: number };
+      /** Set when the context passed its share of the window: a Compact step runs before turn `turn`. */
+      compact?: { turn: number; covers: number };
+      /** A guard warned (e.g. a loop forming). */
+      warning?: string;
+    }
   | {
       continue: false;
       status: 'succeeded' | 'stopped' | 'killed';
@@ -59,7 +71,7 @@ function unfinishedCall(agent: AgentDefinition, turn: TurnRecord, calls: ToolCal
   return index < 0 ? null : nextToolCall(agent, turn, index, run);
 }
 
-export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger; clock: Clock }) {
+export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger; clock: Clock; history?: ExecutionHistory }) {
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
@@ -78,6 +90,15 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger
       }
       return { ...decision, warning: warning.reason };
     }
+    // ---- continue-as-new (lambdas/guards/history.ts) ----
+    if (decision.continue && deps.history) {
+      const events = await deps.history.eventCount(run.executionArn);
+      const threshold = handoffThreshold(run);
+      if (mustHandOff(events, threshold)) return { ...decision, handoff: { events, threshold } };
+    }
+    // ---- context compaction (lambdas/steps/compaction.ts) ----
+    const due = decision.continue && !decision.pending ? compactionDue(deps.agent, turns, decision.nextTurn) : undefined;
+    if (decision.continue && due) return { ...decision, compact: { turn: decision.nextTurn, covers: due.covers } };
     return decision;
   };
 }

@@ -12,6 +12,7 @@ import type { ModelRegistry } from '../models/registry.js';
 import { parseModelSpec } from '../models/spec.js';
 import { InvalidInputError, ModelRetryAfterError, ModelThrottledError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { compactedView } from './compaction.js';
 import type { Clock } from './ports.js';
 import { completedCallsOf, loadConversationStep, nextToolCall, toolUses, type ConversationStep, type NextToolCall } from './turns.js';
 
@@ -57,8 +58,10 @@ export function modelBreaker(spec: string): string {
  * limit); only pointers do.
  */
 export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[]): Message[] {
-  const messages: Message[] = [{ role: 'user', content: run.prompt }];
-  for (const turn of turns) {
+  // Context compaction (compaction.ts): after one, the prompt and summary open, then the recent turns.
+  const view = compactedView(run, turns);
+  const messages: Message[] = [{ role: 'user', content: view.opening }];
+  for (const turn of view.turns) {
     withNotes(messages, turn.notes ?? []);
     messages.push({ role: 'assistant', content: turn.content });
     const uses = toolUses(turn);

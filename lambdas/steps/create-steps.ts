@@ -10,10 +10,12 @@ import type { ApprovalNotifier, ApprovalRequested } from '../approvals/notify.js
 import type { ApprovalPolicy } from '../approvals/policy.js';
 import { createExpireApprovals, createRequestApproval, type ApprovalLinks } from './approvals.js';
 import { createBudgetCheck } from './budget-check.js';
-import { createCallModel } from './call-model.js';
+import { conversation, createCallModel } from './call-model.js';
+import { createCompact } from './compaction.js';
 import { createCallTool } from './call-tool.js';
 import { createExecutionStopped } from './execution-stopped.js';
 import { createFinalize } from './finalize.js';
+import { createHandoff } from './handoff.js';
 import type { Clock, Executions, TaskCallbacks } from './ports.js';
 import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy } from './recover.js';
 import { createStartRun } from './start-run.js';
@@ -84,7 +86,7 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
         defaultModel: deps.defaultModel,
         priceTable: deps.priceTable,
       })),
-    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, ledger: deps.ledger, clock: deps.clock })),
+    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, ledger: deps.ledger, clock: deps.clock, history: deps.executions })),
     [Steps.CallModel]: lazy(() => createCallModel({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: deps.priceTable })),
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
@@ -102,6 +104,10 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
       const sweep = createSweep({ ...recover(), executions: deps.lookup });
       return () => sweep();
     }),
+    [Steps.Compact]: lazy(() =>
+      createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation, priceTable: deps.priceTable }),
+    ),
+    [Steps.Handoff]: lazy(() => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock })),
   };
 }
 

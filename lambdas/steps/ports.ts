@@ -20,4 +20,6 @@ export interface Executions {
   isRunning(executionArn: string): Promise<boolean>;
   /** The definition (ASL JSON) the execution runs: part of what a resume must match. */
   definitionOf(executionArn: string): Promise<string>;
+  /** How many history events the execution has, counted as Step Functions counts them (continue-as-new). */
+  eventCount(executionArn: string): Promise<number>;
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AgentDefinition } from '../define.js';
+import { handedOffTo } from '../guards/history.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RecoveryRecord, RunRecord } from '../ledger/records.js';
 import { ErrorNames, TransientError } from '../shared/errors.js';
@@ -105,6 +106,14 @@ export function createRecoverRun(deps: RecoverDeps) {
     const run = await deps.ledger.getRun(ended.runId);
     if (!run) return { runId: ended.runId, action: 'ignored', reason: 'no such run (it never started)' };
     const verdict = recoveryVerdict(run, ended, policy, deps.clock.now());
+    // ---- continue-as-new: the chain is followed (lambdas/steps/handoff.ts) ----
+    // An execution that died after recording its handoff: its successor is started by name
+    // (idempotent: a running or finished successor is left as it is).
+    const successor = verdict.action === 'ignore' && ended.status !== 'ABORTED' && run.status === 'running' ? handedOffTo(run, ended.executionArn) : undefined;
+    if (successor !== undefined && successor === run.executionArn) {
+      const { executionArn } = await deps.starter.start(successor.split(':').pop()!, JSON.stringify({ runId: run.runId, input: run.input }));
+      return { runId: run.runId, action: 'recovered', reason: `execution ${ended.executionArn.split(':').pop()} ${ended.status} after handing the run off: its successor is started`, attempt: 0, executionArn };
+    }
     if (verdict.action === 'ignore') return { runId: run.runId, action: 'ignored', reason: verdict.reason };
     if (verdict.action === 'give-up') {
       await deps.ledger.finishRun(run.runId, { status: 'failed', stopReason: verdict.reason, error: { error: ErrorNames.Unrecoverable, cause: verdict.reason } }, deps.clock.now());

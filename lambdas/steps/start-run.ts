@@ -85,7 +85,7 @@ export function runIdOf(agent: AgentDefinition, input: unknown): string {
 export interface StartRunDeps {
   agent: AgentDefinition;
   ledger: Ledger;
-  executions: Executions;
+  executions: Pick<Executions, 'isRunning' | 'definitionOf'>;
   clock: Clock;
   codeVersion: string;
   /** The stack's model (`DurableAgent`'s `model` prop), over the agent's. @default the agent's `model` */

@@ -52,9 +52,9 @@ describe('an app with two agents', () => {
     expect(apis[0]).toMatch(/^Refunds/);
   });
 
-  it('gives each agent its own step functions (eleven with the approval API, ten without: the sweeper too)', () => {
+  it('gives each agent its own step functions (thirteen with the approval API, twelve without: the sweeper, handoff and compaction too)', () => {
     const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([, fn]) => joined(fn).includes('SAVEPOINT_STEP'));
-    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(11);
-    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(10);
+    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(13);
+    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(12);
   });
 });

@@ -67,7 +67,7 @@ describe('model access', () => {
     expect(template.toJSON().Parameters?.ModelApiUrl).toBeUndefined();
   });
 
-  it('lets only CallModel read the API key secret, names it by ARN, and never holds a key', () => {
+  it('lets only the model-calling functions (CallModel, Compact) read the API key secret, names it by ARN, and never holds a key', () => {
     const { template } = synth({ model: 'anthropic:claude-sonnet-4-5', apiKeySecrets: { anthropic: 'savepoint/anthropic-api-key' } });
     const [callModel, fn] = functionOf(template, 'call-model');
     // Reads of the API key's secret (the approvals' link key is another secret, read by the approval functions).
@@ -76,7 +76,10 @@ describe('model access', () => {
     expect(reads(callModel)).toHaveLength(1);
     expect(JSON.stringify(reads(callModel)[0].Resource)).toContain('secret:savepoint/anthropic-api-key');
     expect(JSON.stringify(fn.Properties.Environment.Variables.ANTHROPIC_API_KEY_SECRET_ARN)).toContain('secret:savepoint/anthropic-api-key');
-    for (const [id] of Object.entries(template.findResources('AWS::Lambda::Function')).filter(([id]) => id !== callModel)) expect(reads(id)).toEqual([]);
+    // Compaction is a model call too: its function reads the key as CallModel's does; no other one does.
+    const [compact] = functionOf(template, 'compact');
+    expect(reads(compact)).toHaveLength(1);
+    for (const [id] of Object.entries(template.findResources('AWS::Lambda::Function')).filter(([id]) => id !== callModel && id !== compact)) expect(reads(id)).toEqual([]);
     // No key anywhere: not a parameter, not a variable.
     const text = JSON.stringify(template.toJSON());
     expect(text).not.toMatch(/ModelApiKey|ANTHROPIC_API_KEY"|MODEL_API_KEY/);

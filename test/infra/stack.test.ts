@@ -120,7 +120,7 @@ describe('the state machine', () => {
     expect(extension.Catch!.find((catcher) => catcher.ErrorEquals.includes(ErrorNames.ApprovalRejected))!.Next).toBe('BudgetCheck');
     // Asked first, so that a stop decision carrying an extension request never reaches Finalize.
     const rules = (states['ContinueOrStop'] as unknown as { Choices: { Next: string }[] }).Choices;
-    expect(rules.map((rule) => rule.Next)).toEqual(['RequestBudgetExtension', 'Finalize', 'ResumeToolCalls']);
+    expect(rules.map((rule) => rule.Next)).toEqual(['RequestBudgetExtension', 'Finalize', 'Handoff', 'Compact', 'ResumeToolCalls']);
   });
 
   it('sets an explicit timeout on every task', () => {
@@ -231,6 +231,26 @@ describe('the definition the local engine runs', () => {
       CallTool: Steps.CallTool,
       Finalize: Steps.Finalize,
       RecordFailure: Steps.Finalize,
+      Handoff: Steps.Handoff,
+      Compact: Steps.Compact,
     });
+  });
+});
+
+describe('long runs', () => {
+  it('hands a run near its history limit to a successor and ends with the handoff as output (continue-as-new)', () => {
+    const handoff = states['Handoff']!;
+    expect(handoff.Parameters).toMatchObject({ Payload: { 'runId.$': '$.run.result.runId', 'executionArn.$': '$$.Execution.Id' } });
+    expect(handoff.Next).toBe('RunContinued');
+    expect(states['RunContinued']).toMatchObject({ Type: 'Succeed', OutputPath: '$.handoff.result' });
+    // Once handed off the run is the successor's: a failure here must not be recorded as the run's.
+    expect(handoff.Catch!.map((catcher) => catcher.Next)).toEqual(['HandoffFailed']);
+  });
+
+  it('compacts the context in a step of its own, retried like a model call, then decides again', () => {
+    const compact = states['Compact']!;
+    expect(compact.Parameters).toMatchObject({ Payload: { 'turn.$': '$.budget.result.compact.turn', 'covers.$': '$.budget.result.compact.covers' } });
+    expect(compact.Next).toBe('BudgetCheck');
+    expect(compact.Retry!.map((retrier) => retrier.ErrorEquals[0])).toEqual(states['CallModel']!.Retry!.map((retrier) => retrier.ErrorEquals[0]));
   });
 });

@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import type { RunRecord } from '../ledger/records.js';
+
+/**
+ * Continue-as-new: a Standard execution holds at most 25,000 history events (a hard quota). A long
+ * run hands itself to a new execution before it gets there.
+ *
+ * How the events are counted: exactly as Step Functions counts them — the id of an execution's
+ * newest history event is the number of events it has (ids run 1, 2, 3, … with no gaps), and
+ * `GetExecutionHistory { reverseOrder: true, maxResults: 1 }` returns it in one small call. The
+ * local engine numbers its events the same way and serves the same API (local/engine.ts
+ * `record`), so the local count is the service's count, retries and Choice/Pass states included.
+ * An estimate from the steps' own counts would drift with every retry and every approval wait;
+ * this does not.
+ *
+ * Between two BudgetChecks one agent iteration runs (a model turn, its tool calls, their approvals
+ * and retries): a few hundred events at worst, so the default threshold leaves ~5,000 spare.
+ */
+export const HISTORY_EVENT_LIMIT = 25_000;
+export const DEFAULT_HANDOFF_THRESHOLD = 20_000;
+
+/** Counts an execution's history events (the id of its newest event). */
+export interface ExecutionHistory {
+  eventCount(executionArn: string): Promise<number>;
+}
+
+/** Whether the execution that has `events` must hand the run over now. */
+export function mustHandOff(events: number, threshold: number = DEFAULT_HANDOFF_THRESHOLD): boolean {
+  return events >= threshold;
+}
+
+/** The handoff threshold of a run (runs recorded before the setting existed get the default). */
+export function handoffThreshold(run: Pick<RunRecord, 'config'>): number {
+  const configured = (run.config as { historyEventsBeforeHandoff?: number }).historyEventsBeforeHandoff;
+  return Math.min(configured ?? DEFAULT_HANDOFF_THRESHOLD, HISTORY_EVENT_LIMIT - 1_000);
+}
+
+/**
+ * The n-th execution of a run's chain, n ≥ 1: `<runId>-c<n>` (within the 80 characters a name may
+ * have). Deterministic, so a retried handoff starts the same successor, and StartExecution's
+ * idempotency by name makes the start happen once.
+ */
+export function successorName(runId: string, n: number): string {
+  const suffix = `-c${n}`;
+  if (runId.length + suffix.length <= 80) return `${runId}${suffix}`;
+  const hash = createHash('sha256').update(runId).digest('hex').slice(0, 8);
+  return `${runId.slice(0, 80 - suffix.length - hash.length - 1)}-${hash}${suffix}`;
+}
+
+/** The ARN of a sibling execution (same state machine) named `name`. */
+export function siblingArn(executionArn: string, name: string): string {
+  return `${executionArn.slice(0, executionArn.lastIndexOf(':'))}:${name}`;
+}
+
+/**
+ * The successor `executionArn` handed the run to, if it did: the execution recorded right after it
+ * in the run's chain, under the successor name of that position.
+ */
+export function handedOffTo(run: Pick<RunRecord, 'runId' | 'executions'>, executionArn: string): string | undefined {
+  const index = run.executions.lastIndexOf(executionArn);
+  if (index < 0) return undefined;
+  const next = run.executions[index + 1];
+  return next !== undefined && next === siblingArn(executionArn, successorName(run.runId, index + 1)) ? next : undefined;
+}
+
+/** The executions of a run in order, each marked by how it got the run. */
+export function executionChain(run: Pick<RunRecord, 'runId' | 'executions'>): { executionArn: string; name: string; via: 'start' | 'handoff' | 'resume' }[] {
+  return run.executions.map((executionArn, index) => ({
+    executionArn,
+    name: executionArn.split(':').pop()!,
+    via: index === 0 ? 'start' : handedOffTo(run, run.executions[index - 1]!) === executionArn ? 'handoff' : 'resume',
+  }));
+}

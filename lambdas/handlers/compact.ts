@@ -1,0 +1,4 @@
+import agent from '@savepoint/agent-entry';
+import { lambdaHandlers } from '../adapters/aws-deps.js';
+
+export const handler = lambdaHandlers(agent).step('compact');

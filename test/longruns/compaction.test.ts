@@ -1,0 +1,133 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { MessageRequest } from '../../lambdas/agent/messages.js';
+import { defineAgent, defineTool } from '../../lambdas/define.js';
+import { conversation } from '../../lambdas/steps/call-model.js';
+import type { CompactionOptions } from '../../lambdas/steps/compaction.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime.js';
+import { counterAgent, isCompactionRequest } from './counter-agent.js';
+
+let stack: LocalStack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+async function finished(s: LocalStack, runId: string, timeoutMs = 150_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = await s.ledger.getRun(runId);
+    if (run && run.status !== 'running') return run;
+    if (Date.now() > deadline) throw new Error(`run ${runId} still running (steps ${run?.steps})`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+const WINDOW = 4_000;
+const IDS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+const SHARE = 0.5;
+
+describe('context compaction', () => {
+  it('keeps input tokens per turn bounded after compaction, and the ledger rebuilds exactly what was sent', async () => {
+    const requests: MessageRequest[] = [];
+    const agent = counterAgent({ calls: 120, perTurn: 1, contextWindow: WINDOW, compaction: { share: SHARE, keepRecentTurns: 3 }, onRequest: (r) => requests.push(structuredClone(r)) });
+    stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
+    stack.engine.startExecution({ name: 'compact-1', input: { runId: 'compact-1', input: { id: 'a' } } });
+    const run = await finished(stack, 'compact-1');
+    expect(run.status).toBe('succeeded');
+    expect(run.toolCalls).toBe(120);
+
+    const { turns, calls } = await stack.ledger.listConversation('compact-1');
+    const compactions = turns.filter((turn) => turn.compaction);
+    const modelTurns = turns.filter((turn) => !turn.compaction);
+    const inputs = modelTurns.map((turn) => turn.usage.input_tokens);
+    console.log(`compaction: ${modelTurns.length} turns, ${compactions.length} compactions (at turns ${compactions.map((t) => t.turn).join(' ')}); input tokens per turn: ${inputs.join(' ')}`);
+    expect(compactions.length).toBeGreaterThanOrEqual(2);
+    // Bounded: never more than one turn past the share of the window; without compaction it grows to ~3x the window.
+    const firstCompaction = compactions[0]!.turn;
+    const after = modelTurns.filter((turn) => turn.turn > firstCompaction).map((turn) => turn.usage.input_tokens);
+    expect(Math.max(...after)).toBeLessThan(SHARE * WINDOW + 200);
+    // Compactions are counted like any model call: in the run's turns and tokens.
+    expect(run.modelTurns).toBe(turns.length);
+    expect(run.inputTokens).toBe(turns.reduce((sum, turn) => sum + turn.usage.input_tokens, 0));
+
+    // Replay: the conversation rebuilt from the ledger for each model turn is what the model got.
+    expect(requests.length).toBe(turns.length);
+    for (const turn of modelTurns) {
+      const sent = requests[turn.turn - 1]!;
+      expect(isCompactionRequest(sent)).toBe(false);
+      expect(conversation(run, turns.filter((t) => t.turn < turn.turn), calls)).toEqual(sent.messages);
+    }
+    for (const turn of compactions) expect(isCompactionRequest(requests[turn.turn - 1]!)).toBe(true);
+  }, 170_000);
+
+  /**
+   * An agent that pays ids 1..10, one a turn, deciding from what it sees: it pays the first id it
+   * does not see paid. A summary that forgets a payment would make it pay again.
+   */
+  function payer(keep?: CompactionOptions['keep']) {
+    const paid: number[] = [];
+    const pay = defineTool({
+      name: 'pay',
+      description: 'Pays an id.',
+      input: z.object({ id: z.number().int() }),
+      effect: 'write',
+      idempotencyKeys: true,
+      execute: async ({ id }) => {
+        paid.push(id);
+        return { paid: id };
+      },
+    });
+    const seenPaid = (request: MessageRequest): Set<number> => {
+      const seen = new Set<number>();
+      for (const message of request.messages) {
+        const text = typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
+        for (const match of text.matchAll(/pay \{"id":(\d+)\}|"name":"pay","input":\{"id":(\d+)\}/g)) seen.add(Number(match[1] ?? match[2]));
+      }
+      return seen;
+    };
+    const agent = defineAgent({
+      name: 'payer',
+      model: 'sim:savepoint-sim-1',
+      system: 'Pay each id once.',
+      input: z.object({ id: z.string() }),
+      prompt: () => `Pay ids 1 to ${IDS.length}, each once.`,
+      tools: [pay],
+      budgets: { maxSteps: 60, maxTokens: 10_000_000, maxDollars: 1_000 },
+      contextWindow: 1_000,
+      compaction: { share: 0.25, keepRecentTurns: 1, ...(keep && { keep }) },
+      dev: {
+        policy: (request) => {
+          // A forgetful summary: it keeps no facts (only the harness's verbatim block can).
+          if (isCompactionRequest(request)) return { content: [{ type: 'text', text: 'Summary: paying ids.' }], stop_reason: 'end_turn' };
+          const seen = seenPaid(request);
+          const next = IDS.find((id) => !seen.has(id));
+          if (next === undefined) return { content: [{ type: 'text', text: 'All paid.' }], stop_reason: 'end_turn' };
+          return { content: [{ type: 'tool_use', id: `p${next}-${request.messages.length}`, name: 'pay', input: { id: next } }], stop_reason: 'tool_use' };
+        },
+      },
+    });
+    return { agent, paid };
+  }
+
+  it('repeats no write after compaction: every write is kept verbatim in the summary', async () => {
+    const { agent, paid } = payer();
+    stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
+    stack.engine.startExecution({ name: 'pay-1', input: { runId: 'pay-1', input: { id: 'a' } } });
+    const run = await finished(stack, 'pay-1');
+    const { turns } = await stack.ledger.listConversation('pay-1');
+    expect(turns.filter((turn) => turn.compaction).length).toBeGreaterThanOrEqual(2);
+    expect(run.status).toBe('succeeded');
+    expect(paid).toEqual(IDS);
+  }, 120_000);
+
+  it('(control) the same agent with a compaction that keeps nothing pays an id twice', async () => {
+    const { agent, paid } = payer(() => '');
+    stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
+    stack.engine.startExecution({ name: 'pay-2', input: { runId: 'pay-2', input: { id: 'a' } } });
+    await finished(stack, 'pay-2');
+    const { turns } = await stack.ledger.listConversation('pay-2');
+    expect(turns.some((turn) => turn.compaction)).toBe(true);
+    expect(new Set(paid).size).toBeLessThan(paid.length);
+  }, 120_000);
+});
