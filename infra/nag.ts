@@ -52,6 +52,16 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
     ack(queue, 'Serverless-SQSRedrivePolicy', 'A dead-letter queue needs no dead-letter queue of its own: nothing consumes it automatically; an operator reads and replays it (README runbook).');
   }
 
+  // The approval page: a person opens it from a signed link, which is the credential (an HMAC over
+  // the approval and the approver, expiring, single use); IAM cannot sign a click from e-mail.
+  for (const method of agent.node.findAll().filter((node) => node.node.path.includes('/decide/{approvalId}/') && (node.node.id === 'GET' || node.node.id === 'POST'))) {
+    ack(method, 'AwsSolutions-APIG4', 'The approval page is authorized by its signed, expiring, single-use link (verified by the handler before anything is shown or decided); a GET never decides.');
+    ack(method, 'AwsSolutions-COG4', 'People decide through signed links, not a Cognito user pool; machines use the IAM-authorized /approvals routes.');
+  }
+  for (const secret of agent.node.findAll().filter((node) => node.node.path.endsWith('/Approvals/LinkKey'))) {
+    ack(secret, 'AwsSolutions-SMG4', 'Rotating the link key would invalidate every link already sent to approvers mid-wait; it is rotated by replacing the secret between approvals (README, Approvals).');
+  }
+
   const api = parts.api;
   if (api) {
     ack(
