@@ -20,9 +20,9 @@ export interface Exit {
  * Runs the CLI as its own process, which a crash really ends. `killAfter` ends it from outside
  * with SIGKILL, `ms` after its output first shows `text` (e.g. once its run is under way).
  */
-export function savepoint(args: string[], options: { killAfter?: { text: string; ms: number } } = {}): Promise<Exit> {
+export function savepoint(args: string[], options: { killAfter?: { text: string; ms: number }; env?: Record<string, string> } = {}): Promise<Exit> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(options.env && { env: { ...process.env, ...options.env } }) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));

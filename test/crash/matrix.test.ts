@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
+import type { WireServer } from '../../sim/wire/http.js';
 import { CrashPoint, type CrashPoint as Point } from '../../local/crash.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from './helpers.js';
@@ -38,6 +41,13 @@ const EXPECTED: Record<Point, { call: 'none' | 'in_flight' | 'completed'; commit
   [CrashPoint.AwaitingApproval]: { call: 'none', committed: 0 },
 };
 
+// The strict local Anthropic Messages API, for the matrix on a real adapter (the official SDK).
+let anthropic: WireServer;
+beforeAll(async () => {
+  anthropic = await startAnthropicServer({ policy: refundReconciler.dev!.policy!, apiKey: 'sk-ant-crash', models: ['claude-haiku-4-5'] });
+});
+afterAll(() => anthropic.close());
+
 // Each case starts up to eight engine processes, several cases at a time.
 describe.concurrent('the crash matrix', { timeout: 300_000 }, () => {
   it.each(Object.keys(KIND) as Tool[])('%s: a crash at every boundary in turn, each recovered by the next process', async (tool) => {
@@ -70,6 +80,27 @@ describe.concurrent('the crash matrix', { timeout: 300_000 }, () => {
     expect(JSON.parse(call(tool)!.result!)).toEqual(entry.record);
     // Claimed by the process that died after its claim, then taken over with the same key.
     expect(call(tool)!.attempts).toBeGreaterThanOrEqual(2);
+  });
+
+  it('issue_refund on a real adapter (Anthropic, through its SDK): a crash at every boundary in turn, paid once', async () => {
+    const env = { ANTHROPIC_API_KEY: 'sk-ant-crash', ANTHROPIC_BASE_URL: anthropic.url };
+    const { stateDir, args } = await workspace('matrix-anthropic', day);
+    for (const [index, point] of CHAIN.entries()) {
+      // The model is the run's from its start: a resume keeps it.
+      const command = index === 0 ? ['run', '--model', 'anthropic:claude-haiku-4-5'] : ['resume', runId];
+      const crashed = await savepoint(args(...command, '--json', '--crash-at', `${point}:issue_refund`), { env });
+      expect(crashed.signal, `${point}: ${crashed.stderr}`).toBe('SIGKILL');
+      const { call } = await ledgerOf(stateDir, runId);
+      expect(call('issue_refund')?.status ?? 'none', point).toBe(EXPECTED[point].call);
+    }
+    const finished = await savepoint(args('resume', runId, '--json'), { env });
+    expect(finished.code, finished.stderr).toBe(0);
+    const report = JSON.parse(finished.stdout) as Record<string, any>;
+    expect(report).toMatchObject({ status: 'succeeded', model: 'anthropic:claude-haiku-4-5', inFlight: 0, summary: { issued: 1, flagged: 1 } });
+    expect(duplicates(stateDir)).toEqual([]);
+    expect(providerJournal(stateDir).map((entry) => entry.kind).sort()).toEqual(['refund', 'report', 'review']);
+    // Every turn went to the provider: the turn that died unrecorded (model-call) was asked again.
+    expect(anthropic.acceptedBodies().length).toBeGreaterThan(report['modelTurns']);
   });
 
   it('issue_refund waiting for an approval: the process dies, the decision is made while no engine runs, the resume delivers it', async () => {
