@@ -91,7 +91,12 @@ describe('reading', () => {
       expect(write.idempotencyKey).toMatch(new RegExp(`^${RUN}:${write.turn}:`));
       expect(write.result).toBeDefined();
     }
-    expect(writes.filter((write) => write.approval).every((write) => write.approval!.status === 'approved' && write.approval!.decidedBy?.startsWith('console:'))).toBe(true);
+    // Decided from the console as the person running it: the approval API records this machine's user.
+    const decided = writes.filter((write) => write.approval).map((write) => write.approval!);
+    expect(decided.length).toBeGreaterThan(0);
+    for (const approval of decided) {
+      expect(approval).toMatchObject({ status: 'approved', decidedBy: expect.stringMatching(/^local:/) });
+    }
     const last = steps.at(-1) as { cumulative: { steps: number; dollars: number; tokens: number } };
     expect(last.cumulative).toMatchObject({ steps: report.steps, tokens: report.tokens.total });
     expect(last.cumulative.dollars).toBeCloseTo(report.dollars, 6);

@@ -96,7 +96,7 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     // The page shows every step, the decisions by the console, and one idempotency key per write.
     await page.locator('[data-testid=timeline] > li[data-step]').nth(done.report.steps - 1).waitFor();
     expect(await page.locator('[data-testid=timeline] > li[data-step]').count()).toBe(done.report.steps);
-    await expect(page.locator('[data-testid=timeline]').textContent()).resolves.toMatch(/approved by console:/);
+    await expect(page.locator('[data-testid=timeline]').textContent()).resolves.toMatch(/approved by local:/);
     expect(await page.locator('[data-testid=idempotency-key]').count()).toBeGreaterThanOrEqual(paid.length);
   }, 240_000);
 
