@@ -27,6 +27,8 @@ export interface ApprovalMachineryProps {
   readonly requestApproval: LambdaFunction;
   /** Applies approved calls: verifies decisions. */
   readonly callTool: LambdaFunction;
+  /** BudgetCheck applies approved budget extensions: it verifies their decisions too. */
+  readonly budgetCheck?: LambdaFunction;
   /** The approval API's function: verifies links, signs decisions. Absent when there is no API. */
   readonly callback?: LambdaFunction;
   /** The approval page's URL (`…/decide`), when there is an API. */
@@ -40,7 +42,7 @@ export interface ApprovalMachineryProps {
  *   - the link key (a generated Secrets Manager secret), read by RequestApproval (signs links)
  *     and the callback (verifies them);
  *   - the decision key (a KMS HMAC key): the callback may `GenerateMac` and `VerifyMac`, CallTool
- *     only `VerifyMac` — nothing else that can write to the table can forge a decision;
+ *     and BudgetCheck (budget extensions) only `VerifyMac` — nothing else that can write to the table can forge a decision;
  *   - the policy (separation of duties, a second approver) as the callback's environment: set by
  *     whoever deploys, out of reach of the run's input and the model.
  */
@@ -91,8 +93,9 @@ export class ApprovalMachinery extends Construct {
       pendingWindow: Duration.days(30),
     });
     this.decisionKey.grant(callback, 'kms:GenerateMac', 'kms:VerifyMac');
-    this.decisionKey.grant(callTool, 'kms:VerifyMac');
-    for (const fn of [callback, callTool]) fn.addEnvironment('DECISION_KEY_ID', this.decisionKey.keyArn);
+    const verifiers = [callTool, ...(props.budgetCheck ? [props.budgetCheck] : [])];
+    for (const fn of verifiers) this.decisionKey.grant(fn, 'kms:VerifyMac');
+    for (const fn of [callback, ...verifiers]) fn.addEnvironment('DECISION_KEY_ID', this.decisionKey.keyArn);
 
     callback.addEnvironment('SEPARATION_OF_DUTIES', String(settings.separationOfDuties ?? true));
     if (settings.secondApproverAboveMinor !== undefined) callback.addEnvironment('SECOND_APPROVER_ABOVE_MINOR', String(settings.secondApproverAboveMinor));

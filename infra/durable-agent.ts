@@ -189,6 +189,7 @@ export class DurableAgent extends Construct {
       settings: props.approvals,
       requestApproval: functions.requestApproval,
       callTool: functions.callTool,
+      budgetCheck: functions.budgetCheck,
       callback: approvalCallbackFn,
       pageUrl: this.api?.urlForPath('/decide'),
     });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AgentDefinition } from '../define.js';
+import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip } from '../guards/budgets.js';
 import { handoffThreshold, mustHandOff, type ExecutionHistory } from '../guards/history.js';
 import { loopVerdict } from '../guards/loops.js';
@@ -71,13 +72,13 @@ function unfinishedCall(agent: AgentDefinition, turn: TurnRecord, calls: ToolCal
   return index < 0 ? null : nextToolCall(agent, turn, index, run);
 }
 
-export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger; clock: Clock; history?: ExecutionHistory }) {
+export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory }) {
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
     // One batched read (usually): the run, the kill flag and what is new in the conversation.
     const { run, globalKill, turns, calls } = await loadConversationStep(deps.ledger, runId);
-    const decision = await withExtensions(deps.ledger, run, (current) => decide(deps.agent, current, turns, now, globalKill, calls));
+    const decision = await withExtensions(deps.ledger, deps.decisionMac, run, (current) => decide(deps.agent, current, turns, now, globalKill, calls));
     const warning = decision.continue ? loopVerdict(turns) : undefined;
     if (!decision.continue && decision.guard) {
       const action = decision.extension ? 'tripped' : 'stopped';
@@ -108,7 +109,7 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger
  * the limit (once, in the run record) and the decision is made again; a pending or missing one is
  * asked for; a refused or expired one stops the run, saying so.
  */
-async function withExtensions(ledger: Ledger, initial: RunRecord, decideFor: (run: RunRecord) => BudgetDecision): Promise<BudgetDecision> {
+async function withExtensions(ledger: Ledger, decisionMac: DecisionMac | undefined, initial: RunRecord, decideFor: (run: RunRecord) => BudgetDecision): Promise<BudgetDecision> {
   let run = initial;
   for (;;) {
     const decision = decideFor(run);
@@ -117,6 +118,10 @@ async function withExtensions(ledger: Ledger, initial: RunRecord, decideFor: (ru
     const extension = (run.budgetExtensions?.[guard] ?? 0) + 1;
     const approval = await ledger.getBudgetApproval(run.runId, guard, extension);
     if (approval?.status === 'approved') {
+      // Like an approved tool call: applied only when the approval callback signed the decision.
+      if (decisionMac && !(await verifiedDecision(decisionMac, approval))) {
+        return { ...decision, reason: `${decision.reason} (extension refused: the decision is not signed by the approval callback)` };
+      }
       run = await ledger.applyBudgetExtension(run.runId, guard, extension, approval.budget!.limit);
       continue;
     }

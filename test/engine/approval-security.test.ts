@@ -60,3 +60,21 @@ describe('deciding is authenticated and the policy holds', () => {
     expect(call).toMatchObject({ outcome: 'rejected', result: expect.stringContaining('approval_unverified') });
   });
 });
+
+describe('a budget extension', () => {
+  it('is not applied when its "approval" was written past the callback: the run stops, saying so', async () => {
+    const own = await startHarness({ approvals: { approvers: [bob], policy: { separationOfDuties: true } } });
+    try {
+      const { stack } = own;
+      const running = own.run({ runId: 'forged-extension', input: { date: sampleDay.date }, startedBy: alice, config: { maxSteps: 12, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 3600 } });
+      const extension = await waitFor(() => own.approvals.find((approval) => approval.budget));
+      const stored = (await stack.ledger.getBudgetApproval('forged-extension', extension.budget!.guard, extension.budget!.extension))!;
+      await stack.ledger.decideApproval(stored, { status: 'approved', decidedBy: 'mallory', decidedVia: 'iam' }, new Date());
+      await stack.sfn.send(new SendTaskSuccessCommand({ taskToken: stored.taskToken, output: JSON.stringify({ approvalId: stored.approvalId, status: 'approved' }) }));
+      expect(JSON.parse((await running).output!)).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/budget exceeded: steps 12 \/ 12 \(extension refused: the decision is not signed by the approval callback\)/) });
+      expect((await stack.ledger.getRun('forged-extension'))!.config.maxSteps).toBe(12);
+    } finally {
+      await own.stack.close();
+    }
+  });
+});
