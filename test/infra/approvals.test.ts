@@ -53,10 +53,11 @@ describe('approvals in the template', () => {
     expect(JSON.stringify(envOf(Steps.RequestApproval)['APPROVAL_PAGE_URL'])).toContain('/decide');
   });
 
-  it('signs decisions with a KMS HMAC key: the callback may GenerateMac, CallTool only VerifyMac, nobody else either', () => {
+  it('signs decisions with a KMS HMAC key: the callback may GenerateMac, CallTool and BudgetCheck (extensions) only VerifyMac, nobody else either', () => {
     template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
     expect(ALL_STEPS.filter((step) => actionsOf(step).has('kms:GenerateMac'))).toEqual([Steps.ApprovalCallback]);
-    expect(ALL_STEPS.filter((step) => actionsOf(step).has('kms:VerifyMac')).sort()).toEqual([Steps.ApprovalCallback, Steps.CallTool].sort());
+    expect(ALL_STEPS.filter((step) => actionsOf(step).has('kms:VerifyMac')).sort()).toEqual([Steps.ApprovalCallback, Steps.CallTool, Steps.BudgetCheck].sort());
+    expect(envOf(Steps.BudgetCheck)['DECISION_KEY_ID']).toEqual(envOf(Steps.ApprovalCallback)['DECISION_KEY_ID']);
     expect(envOf(Steps.ApprovalCallback)).toMatchObject({ DECISION_KEY_ID: expect.anything(), SEPARATION_OF_DUTIES: 'true' });
     expect(envOf(Steps.CallTool)['DECISION_KEY_ID']).toEqual(envOf(Steps.ApprovalCallback)['DECISION_KEY_ID']);
   });
