@@ -1,8 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { InvalidInputError, parseOrThrow } from 'savepoint';
-import { faultInjector, openJournal, parseJsonBody, ProviderApiError, readBody, sendJson, type FaultOptions } from 'savepoint/sim';
+import { parseOrThrow } from 'savepoint';
+import { faultInjector, openJournal, parseJsonBody, ProviderApiError, readBody, sendJson, serveProvider, type FaultOptions } from 'savepoint/sim';
 import { Escalation, Inbox, KbHit, Queue, SentMail, Since, Ticket, TicketId, TicketSummary } from '../domain.js';
 
 /**
@@ -177,38 +176,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     throw new ProviderApiError(404, 'invalid_request_error', `Unrecognized request URL (${route})`);
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (res.headersSent || res.destroyed) return;
-      if (error instanceof ProviderApiError) return sendJson(res, error.status, { error: { type: error.type, message: error.message } });
-      // A failed zod parse (parseOrThrow) is the caller's fault; anything else is ours.
-      if (error instanceof InvalidInputError) return sendJson(res, 400, { error: { type: 'invalid_request_error', message: error.message } });
-      sendJson(res, 500, { error: { type: 'api_error', message: error instanceof Error ? error.message : String(error) } });
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error) => {
-      journal.close();
-      reject(error);
-    };
-    server.once('error', onError);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-
-  let closing: Promise<void> | undefined;
-  const close = () =>
-    (closing ??= new Promise<void>((resolve, reject) => {
-      server.close((error) => {
-        journal.close();
-        if (error) reject(error);
-        else resolve();
-      });
-      server.closeAllConnections(); // fetch keeps connections alive
-    }));
+  const { port, close } = await serveProvider(handle, { port: options.port, journal });
 
   return {
     url: `http://127.0.0.1:${port}`,
