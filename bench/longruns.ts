@@ -1,3 +1,4 @@
+import { inputTokensOf } from '../lambdas/agent/messages.js';
 /**
  * Long runs on the local pipeline: input tokens per turn with and without context compaction, and
  * events per execution with continue-as-new. `node --import tsx bench/longruns.ts [calls] [threshold]`
@@ -22,7 +23,7 @@ for (const compaction of [false, true]) {
     await waitForChain(stack.engine, stack.ledger, runId, executionArn);
     const run = (await stack.ledger.getRun(runId))!;
     const { turns } = await stack.ledger.listConversation(runId);
-    const inputs = turns.filter((turn) => !turn.compaction).map((turn) => turn.usage.input_tokens);
+    const inputs = turns.filter((turn) => !turn.compaction).map((turn) => inputTokensOf(turn.usage));
     const every = Math.max(1, Math.floor(inputs.length / 12));
     const events = run.executions.map((arn) => stack.engine.getExecutionHistory(arn).length);
     console.log(`\n${compaction ? `with compaction (window ${WINDOW}, share 0.5, keep 3 turns)` : 'without compaction'}: ${run.status}, ${run.steps} steps in ${((Date.now() - started) / 1000).toFixed(1)} s`);

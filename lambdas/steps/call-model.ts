@@ -84,7 +84,7 @@ export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCal
  * system prompt: the system prompt and the tools stay byte-identical across turns, so a provider's
  * prompt cache keeps matching them.
  */
-function withNotes(messages: Message[], notes: readonly string[]): void {
+export function withNotes(messages: Message[], notes: readonly string[]): void {
   if (notes.length === 0) return;
   const text = { type: 'text' as const, text: notes.join('\n') };
   const last = messages.at(-1);

@@ -105,7 +105,8 @@ export function compactionDue(agent: Pick<AgentDefinition, 'contextWindow' | 'co
   const settings = compactionSettings(agent);
   const last = turns.at(-1);
   if (!settings || !last || isCompaction(last) || last.turn !== nextTurn - 1) return undefined;
-  if (last.usage.input_tokens < settings.share * settings.contextWindow) return undefined;
+  // The context the model read: every input token, cached or not.
+  if (inputTokensOf(last.usage) < settings.share * settings.contextWindow) return undefined;
   const covers = last.turn - settings.keepRecentTurns;
   const previous = latestCompaction(turns)?.compaction?.covers ?? 0;
   return covers > previous ? { covers } : undefined;

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { MessageRequest } from '../../lambdas/agent/messages.js';
+import { inputTokensOf, type MessageRequest } from '../../lambdas/agent/messages.js';
 import { defineAgent, defineTool } from '../../lambdas/define.js';
-import { conversation } from '../../lambdas/steps/call-model.js';
+import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
 import type { CompactionOptions } from '../../lambdas/steps/compaction.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { counterAgent, isCompactionRequest } from './counter-agent.js';
@@ -40,23 +40,26 @@ describe('context compaction', () => {
     const { turns, calls } = await stack.ledger.listConversation('compact-1');
     const compactions = turns.filter((turn) => turn.compaction);
     const modelTurns = turns.filter((turn) => !turn.compaction);
-    const inputs = modelTurns.map((turn) => turn.usage.input_tokens);
+    const inputs = modelTurns.map((turn) => inputTokensOf(turn.usage));
     console.log(`compaction: ${modelTurns.length} turns, ${compactions.length} compactions (at turns ${compactions.map((t) => t.turn).join(' ')}); input tokens per turn: ${inputs.join(' ')}`);
     expect(compactions.length).toBeGreaterThanOrEqual(2);
     // Bounded: never more than one turn past the share of the window; without compaction it grows to ~3x the window.
     const firstCompaction = compactions[0]!.turn;
-    const after = modelTurns.filter((turn) => turn.turn > firstCompaction).map((turn) => turn.usage.input_tokens);
+    const after = modelTurns.filter((turn) => turn.turn > firstCompaction).map((turn) => inputTokensOf(turn.usage));
     expect(Math.max(...after)).toBeLessThan(SHARE * WINDOW + 200);
     // Compactions are counted like any model call: in the run's turns and tokens.
     expect(run.modelTurns).toBe(turns.length);
-    expect(run.inputTokens).toBe(turns.reduce((sum, turn) => sum + turn.usage.input_tokens, 0));
+    expect(run.inputTokens).toBe(turns.reduce((sum, turn) => sum + inputTokensOf(turn.usage), 0));
 
     // Replay: the conversation rebuilt from the ledger for each model turn is what the model got.
     expect(requests.length).toBe(turns.length);
     for (const turn of modelTurns) {
       const sent = requests[turn.turn - 1]!;
       expect(isCompactionRequest(sent)).toBe(false);
-      expect(conversation(run, turns.filter((t) => t.turn < turn.turn), calls)).toEqual(sent.messages);
+      // The turns before it, then this turn's harness notes in the latest user turn, as CallModel sends them.
+      const rebuilt = conversation(run, turns.filter((t) => t.turn < turn.turn), calls);
+      withNotes(rebuilt, turn.notes ?? []);
+      expect(rebuilt).toEqual(sent.messages);
     }
     for (const turn of compactions) expect(isCompactionRequest(requests[turn.turn - 1]!)).toBe(true);
   }, 170_000);
@@ -81,7 +84,11 @@ describe('context compaction', () => {
     const seenPaid = (request: MessageRequest): Set<number> => {
       const seen = new Set<number>();
       for (const message of request.messages) {
-        const text = typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
+        // Text as the model reads it (a text block's own text, not its JSON escaping), tool calls as JSON.
+        const text =
+          typeof message.content === 'string'
+            ? message.content
+            : message.content.map((block) => (block.type === 'text' ? block.text : JSON.stringify(block))).join('\n');
         for (const match of text.matchAll(/pay \{"id":(\d+)\}|"name":"pay","input":\{"id":(\d+)\}/g)) seen.add(Number(match[1] ?? match[2]));
       }
       return seen;
@@ -117,7 +124,7 @@ describe('context compaction', () => {
     const run = await finished(stack, 'pay-1');
     const { turns } = await stack.ledger.listConversation('pay-1');
     expect(turns.filter((turn) => turn.compaction).length).toBeGreaterThanOrEqual(2);
-    expect(run.status).toBe('succeeded');
+    expect(run.status, `${run.stopReason} ${JSON.stringify(run.error)}`).toBe('succeeded');
     expect(paid).toEqual(IDS);
   }, 120_000);
 

@@ -30,7 +30,8 @@ export function counterAgent(options: {
     input: z.object({ id: z.string() }),
     prompt: () => `Call tick ${options.calls} times.`,
     tools: [tick],
-    budgets: { maxSteps: 1_000_000, maxTokens: 2_000_000_000, maxDollars: 10_000, maxWallSeconds: 30 * 24 * 3600 },
+    // As long as a run may live within the execution timeout (10 days) with a day of approval wait.
+    budgets: { maxSteps: 1_000_000, maxTokens: 2_000_000_000, maxDollars: 10_000, maxWallSeconds: 7 * 24 * 3600 },
     ...(options.contextWindow && { contextWindow: options.contextWindow, compaction: options.compaction }),
     dev: {
       policy: (request) => {
