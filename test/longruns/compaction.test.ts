@@ -4,6 +4,7 @@ import { inputTokensOf, type MessageRequest } from '../../lambdas/agent/messages
 import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
 import type { CompactionOptions } from '../../lambdas/steps/compaction.js';
+import { waitForChain } from '../../local/chain.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { counterAgent, isCompactionRequest } from './counter-agent.js';
 
@@ -13,14 +14,11 @@ afterEach(async () => {
   stack = undefined;
 });
 
-async function finished(s: LocalStack, runId: string, timeoutMs = 150_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = await s.ledger.getRun(runId);
-    if (run && run.status !== 'running') return run;
-    if (Date.now() > deadline) throw new Error(`run ${runId} still running (steps ${run?.steps})`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Starts the run and waits for its execution to end (an engine event, no polling), then reads the run. */
+async function finished(s: LocalStack, runId: string) {
+  const { executionArn } = s.engine.startExecution({ name: runId, input: { runId, input: { id: 'a' } } });
+  await waitForChain(s.engine, s.ledger, runId, executionArn);
+  return (await s.ledger.getRun(runId))!;
 }
 
 const WINDOW = 4_000;
@@ -32,7 +30,6 @@ describe('context compaction', () => {
     const requests: MessageRequest[] = [];
     const agent = counterAgent({ calls: 120, perTurn: 1, contextWindow: WINDOW, compaction: { share: SHARE, keepRecentTurns: 3 }, onRequest: (r) => requests.push(structuredClone(r)) });
     stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
-    stack.engine.startExecution({ name: 'compact-1', input: { runId: 'compact-1', input: { id: 'a' } } });
     const run = await finished(stack, 'compact-1');
     expect(run.status).toBe('succeeded');
     expect(run.toolCalls).toBe(120);
@@ -120,7 +117,6 @@ describe('context compaction', () => {
   it('repeats no write after compaction: every write is kept verbatim in the summary', async () => {
     const { agent, paid } = payer();
     stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
-    stack.engine.startExecution({ name: 'pay-1', input: { runId: 'pay-1', input: { id: 'a' } } });
     const run = await finished(stack, 'pay-1');
     const { turns } = await stack.ledger.listConversation('pay-1');
     expect(turns.filter((turn) => turn.compaction).length).toBeGreaterThanOrEqual(2);
@@ -131,7 +127,6 @@ describe('context compaction', () => {
   it('(control) the same agent with a compaction that keeps nothing pays an id twice', async () => {
     const { agent, paid } = payer(() => '');
     stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
-    stack.engine.startExecution({ name: 'pay-2', input: { runId: 'pay-2', input: { id: 'a' } } });
     await finished(stack, 'pay-2');
     const { turns } = await stack.ledger.listConversation('pay-2');
     expect(turns.some((turn) => turn.compaction)).toBe(true);

@@ -24,27 +24,18 @@ afterEach(async () => {
   stack = undefined;
 });
 
-/** Waits until the run is no longer running, following the chain of executions. */
-async function waitForRun(s: LocalStack, runId: string, timeoutMs = TIMEOUT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = await s.ledger.getRun(runId);
-    if (run && run.status !== 'running') {
-      const arns = run.executions;
-      await Promise.all(arns.map((arn) => s.engine.waitForExecution(arn).catch(() => undefined)));
-      return (await s.ledger.getRun(runId))!;
-    }
-    if (Date.now() > deadline) throw new Error(`run ${runId} still running after ${timeoutMs} ms (steps ${run?.steps})`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Waits for the run's chain of executions to end (engine events, no polling), then reads the run. */
+async function waitForRun(s: LocalStack, runId: string, executionArn: string) {
+  await waitForChain(s.engine, s.ledger, runId, executionArn);
+  return (await s.ledger.getRun(runId))!;
 }
 
 describe('continue-as-new', () => {
   it(`runs ${CALLS} tool calls through several executions, each under the history threshold`, async () => {
     stack = await startLocalStack({ agent: counterAgent({ calls: CALLS, perTurn: PER_TURN }), retryDelayMs: 1, sweepEveryMs: 1_000 });
     const started = Date.now();
-    stack.engine.startExecution({ name: 'long-1', input: { runId: 'long-1', input: { id: 'a' }, config: { historyEventsBeforeHandoff: THRESHOLD } } });
-    const run = await waitForRun(stack, 'long-1');
+    const { executionArn } = stack.engine.startExecution({ name: 'long-1', input: { runId: 'long-1', input: { id: 'a' }, config: { historyEventsBeforeHandoff: THRESHOLD } } });
+    const run = await waitForRun(stack, 'long-1', executionArn);
     const ms = Date.now() - started;
 
     const chain = executionChain(run);
