@@ -5,6 +5,7 @@ import type { AgentDefinition } from '../../lambdas/define.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
+import { postDecision, waitFor } from '../engine/harness.js';
 
 /**
  * The support-triage agent on the whole local stack (the synthesized definition on the in-process
@@ -82,26 +83,8 @@ export async function startTriage(options: TriageHarnessOptions = {}): Promise<T
   };
 }
 
-/** POSTs a decision to the local approval API, the route API Gateway serves on AWS. */
-export async function postDecision(stack: LocalStack<TriageWorld>, approvalId: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${stack.endpoints.approvals}/${approvalId}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
-/** Polls `probe` until it yields something other than undefined, null or false. */
-export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 60_000): Promise<Exclude<T, undefined | null | false>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+// The approval route and the probe wait are the refund harness's: one copy of each.
+export { postDecision, waitFor };
 
 /** A clock the test moves forward (approval deadlines, budgets); the engine's own waits stay real. */
 export function testClock() {

@@ -61,7 +61,7 @@ export async function startHarness(options: Partial<LocalStackOptions<RefundWorl
 }
 
 /** POSTs a decision to the local approval API, the route API Gateway serves on AWS. */
-export async function postDecision(stack: LocalStack<RefundWorld>, approvalId: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function postDecision(stack: Pick<LocalStack, 'endpoints'>, approvalId: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${stack.endpoints.approvals}/${approvalId}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
