@@ -58,23 +58,30 @@ export function loopVerdict(turns: TurnRecord[]): LoopVerdict | undefined {
 
 /** The longest run of whole-turn repetitions with period 2 or 3 at the end of the conversation. */
 function turnCycle(turns: TurnRecord[]): { period: number; rounds: number; calls: string } | undefined {
-  const signatures = turns.map((turn) =>
-    hash(
-      toolUses(turn)
-        .map((use) => callFingerprint(use.name, use.input))
-        .join('\n'),
-    ),
-  );
+  // Signatures are computed from the end, on demand: a run that is not cycling compares a few
+  // turns, so a step's cost does not grow with the run's length.
+  const signatures = new Map<number, string>();
+  const signature = (index: number): string => {
+    let known = signatures.get(index);
+    if (known === undefined) {
+      known = hash(
+        toolUses(turns[index]!)
+          .map((use) => callFingerprint(use.name, use.input))
+          .join('\n'),
+      );
+      signatures.set(index, known);
+    }
+    return known;
+  };
+  const sameRound = (period: number, rounds: number): boolean => {
+    const end = turns.length - period * rounds;
+    for (let i = 0; i < period; i++) if (signature(end - period + i) !== signature(turns.length - period + i)) return false;
+    return true;
+  };
   for (const period of [2, 3]) {
     let rounds = 1;
-    while (signatures.length >= period * (rounds + 1)) {
-      const end = signatures.length - period * rounds;
-      const previous = signatures.slice(end - period, end);
-      const last = signatures.slice(signatures.length - period);
-      if (previous.join() !== last.join()) break;
-      rounds += 1;
-    }
-    const distinct = new Set(signatures.slice(-period)).size > 1;
+    while (turns.length >= period * (rounds + 1) && sameRound(period, rounds)) rounds += 1;
+    const distinct = turns.length >= period && new Set(Array.from({ length: period }, (_, i) => signature(turns.length - period + i))).size > 1;
     if (rounds >= 2 && distinct) {
       const calls = turns
         .slice(-period)
