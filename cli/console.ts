@@ -81,8 +81,8 @@ async function stackConsole(options: z.infer<typeof ConsoleOptions> & { stack: s
   try {
     const server = await startStackConsole(deployment, { host: options.host, port: options.port, log: io.err, ...(agent && { agent }) });
     io.out(`savepoint: console ${server.url}`);
-    io.out(`savepoint: stack ${deployment.stackName} (${deployment.region}), agent ${deployment.agentName}: read and steered with your AWS credentials (Ctrl-C stops the console)`);
     if (server.readOnly) io.out(`savepoint: bound to ${options.host}, not loopback: read-only`);
+    io.out(`savepoint: stack ${deployment.stackName} (${deployment.region}), agent ${deployment.agentName}: read${server.readOnly ? '' : ' and steered'} with your AWS credentials (Ctrl-C stops the console)`);
     await signals.received;
     await server.close();
   } finally {

@@ -26,20 +26,27 @@ let stateDir: string;
 let origin: string;
 let token: string;
 
-/** Starts `savepoint console --stack Savepoint` and reads the address it prints. */
-async function startConsoleProcess(): Promise<string> {
-  child = spawn(process.execPath, [bin, '--state-dir', stateDir, 'console', '--stack', 'Savepoint'], { env: served.env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `savepoint console --stack Savepoint …` and reads what it prints up to its address's explanation. */
+async function startConsoleProcess(...args: string[]): Promise<{ child: ChildProcess; url: string; output: string }> {
+  const started = spawn(process.execPath, [bin, '--state-dir', stateDir, 'console', '--stack', 'Savepoint', ...args], { env: served.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let errors = '';
-  child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+  started.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
+    started.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const url = /savepoint: console (http\S+)/.exec(output)?.[1];
-      if (url) resolve(url);
+      if (url && output.includes('Ctrl-C')) resolve({ child: started, url, output });
     });
-    child.once('exit', (code) => reject(new Error(`console exited ${code}: ${errors}${output}`)));
+    started.once('exit', (code) => reject(new Error(`console exited ${code}: ${errors}${output}`)));
   });
+}
+
+async function stop(process_: ChildProcess | undefined): Promise<void> {
+  if (!process_ || process_.exitCode !== null) return;
+  const exited = new Promise((resolve) => process_.once('exit', resolve));
+  process_.kill('SIGINT');
+  await exited;
 }
 
 const headers = (extra: Record<string, string> = {}) => ({ 'x-savepoint-token': token, ...extra });
@@ -58,17 +65,15 @@ beforeAll(async () => {
   harness = await startHarness({ ledger: 'dynalite', approvals: { principal: OPERATOR } });
   served = await serveStack(harness);
   stateDir = mkdtempSync(join(tmpdir(), 'savepoint-console-stack-'));
-  const url = new URL(await startConsoleProcess());
+  const started = await startConsoleProcess();
+  child = started.child;
+  const url = new URL(started.url);
   origin = url.origin;
   token = url.searchParams.get('token')!;
 }, 120_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGINT');
-    await exited;
-  }
+  await stop(child);
   await served?.close();
   await harness?.stack.close();
   if (stateDir) rmSync(stateDir, { recursive: true, force: true });
@@ -175,4 +180,19 @@ describe('the console on a deployed stack', () => {
     expect(readdirSync(stateDir)).toEqual([]);
     expect(served.approvalRequests.every((request) => request.signed)).toBe(true);
   }, 300_000);
+
+  it('is read-only when bound to anything but loopback', async () => {
+    const readOnly = await startConsoleProcess('--host', '127.0.0.2');
+    try {
+      expect(readOnly.output).toMatch(/bound to 127\.0\.0\.2, not loopback: read-only/);
+      const url = new URL(readOnly.url);
+      const auth = { 'x-savepoint-token': url.searchParams.get('token')! };
+      expect(await (await fetch(`${url.origin}/api/info`, { headers: auth })).json()).toMatchObject({ readOnly: true, where: 'stack Savepoint (us-east-1)' });
+      const refused = await fetch(`${url.origin}/api/kill-all`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"on":true}' });
+      expect(refused.status).toBe(403);
+      expect(await harness.stack.ledger.getGlobalKill()).toBeUndefined();
+    } finally {
+      await stop(readOnly.child);
+    }
+  }, 120_000);
 });
