@@ -63,9 +63,12 @@ const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']);
  * Execution histories from the Step Functions API. A finished execution's history is read once; a
  * running one's is brought up to date newest-first (`reverseOrder`) down to the newest event already
  * read, so a 20,000-event execution is paged through once, not on every refresh. A running
- * execution is asked again at most every `freshMs`; concurrent asks share one read.
+ * execution is asked again at most every `freshMs` (one page render asks several times); concurrent
+ * asks share one read.
  */
-export function sfnHistorySource(sfn: Pick<SFNClient, 'send'>, freshMs = 1_000): HistorySource {
+export function sfnHistorySource(sfn: Pick<SFNClient, 'send'>, options: { freshMs?: number; now?: () => number } = {}): HistorySource {
+  const freshMs = options.freshMs ?? 1_000;
+  const now = options.now ?? Date.now;
   interface Entry {
     events: HistoryEvent[];
     lines: HistoryLine[];
@@ -91,20 +94,20 @@ export function sfnHistorySource(sfn: Pick<SFNClient, 'send'>, freshMs = 1_000):
       } while (nextToken);
     } catch (error) {
       // A successor whose handoff is recorded but which has not started yet: nothing to show so far.
-      if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return { events: [], lines: [], readAt: Date.now() };
+      if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return { events: [], lines: [], readAt: now() };
       throw error;
     }
     const events = [...(known?.events ?? []), ...newer.reverse()];
     const lines = newer.length === 0 && known ? known.lines : linesFromEngine(executionArn, events);
     const status = statusFromLines(lines);
-    const entry: Entry = { events, lines, ...(status && { status }), readAt: Date.now() };
+    const entry: Entry = { events, lines, ...(status && { status }), readAt: now() };
     cache.set(executionArn, entry);
     return entry;
   };
 
   const entryOf = (executionArn: string): Promise<Entry> => {
     const known = cache.get(executionArn);
-    if (known && ((known.status && TERMINAL.has(known.status)) || Date.now() - known.readAt < freshMs)) return Promise.resolve(known);
+    if (known && ((known.status && TERMINAL.has(known.status)) || now() - known.readAt < freshMs)) return Promise.resolve(known);
     let pending = reading.get(executionArn);
     if (!pending) {
       pending = read(executionArn).finally(() => reading.delete(executionArn));
