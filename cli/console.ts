@@ -4,8 +4,10 @@ import { z } from 'zod';
 import { createClient } from '../client/index.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { describeDeployment } from '../client/aws.js';
 import { historySource } from '../console/history.js';
 import { startConsole } from '../console/server.js';
+import { startStackConsole } from '../console/stack.js';
 import { agentModulePath, loadAgent } from '../local/agents.js';
 import { extractStateMachine, type AslDefinition, type CfnTemplateJson } from '../local/asl.js';
 import { UsageError } from './errors.js';
@@ -19,6 +21,9 @@ export const ConsoleOptions = z
     /** Anything but loopback serves the console read-only. */
     host: z.string().min(1).default('127.0.0.1'),
     agent: z.string().min(1).optional(),
+    /** A deployed stack (`--stack`): the console reads and steers it with the operator's AWS credentials. */
+    stack: z.string().min(1).optional(),
+    region: z.string().min(1).optional(),
   })
   .strict();
 
@@ -31,6 +36,7 @@ export const ConsoleOptions = z
  */
 export async function consoleCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
   const options = parseOrThrow(ConsoleOptions, raw, 'options');
+  if (options.stack) return stackConsole({ ...options, stack: options.stack }, io);
   const engine = await runningEngine(options.stateDir);
   if (engine) {
     const url = engine.endpoints['console'];
@@ -67,6 +73,23 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
   }
 }
 
+/** `savepoint --stack <name> console`: the console on a deployed stack, until Ctrl-C. */
+async function stackConsole(options: z.infer<typeof ConsoleOptions> & { stack: string }, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
+  const deployment = await describeDeployment({ stackName: options.stack, ...(options.region && { region: options.region }), ...(options.agent && !options.agent.includes('/') && { agent: options.agent }) });
+  const agent = await agentOf(options.agent ?? deployment.agentName);
+  const signals = watchStopSignals();
+  try {
+    const server = await startStackConsole(deployment, { host: options.host, port: options.port, log: io.err, ...(agent && { agent }) });
+    io.out(`savepoint: console ${server.url}`);
+    if (server.readOnly) io.out(`savepoint: bound to ${options.host}, not loopback: read-only`);
+    io.out(`savepoint: stack ${deployment.stackName} (${deployment.region}), agent ${deployment.agentName}: read${server.readOnly ? '' : ' and steered'} with your AWS credentials (Ctrl-C stops the console)`);
+    await signals.received;
+    await server.close();
+  } finally {
+    signals.dispose();
+  }
+}
+
 async function agentOf(spec: string | undefined): Promise<AgentDefinition | undefined> {
   if (!spec) return undefined;
   try {
@@ -89,9 +112,13 @@ export function registerConsoleCommand(program: Command, stateDir: () => string,
   }
   program
     .command('console')
-    .description('watch and steer runs in a browser: the running engine\'s console, or one on the state directory')
+    .description('watch and steer runs in a browser: the running engine\'s console, one on the state directory, or with --stack one on a deployed stack')
     .option('--port <n>', 'the port to serve on (default: any free port)')
     .option('--host <address>', 'the address to bind; anything but loopback is read-only', '127.0.0.1')
-    .option('--agent <name|path>', "the runs' agent, for its summary and the state machine (default: the newest run's)")
-    .action((options: Record<string, unknown>) => consoleCommand({ ...options, stateDir: stateDir() }, io));
+    .option('--agent <name|path>', "the runs' agent, for its summary and the state machine (default: the newest run's; with --stack: the stack's one)")
+    .action((options: Record<string, unknown>) => {
+      // `--stack` and `--region` are the program's: `savepoint console --stack <name>` reads the deployed stack.
+      const { stack, region } = program.opts<{ stack?: string; region?: string }>();
+      return consoleCommand({ ...options, stateDir: stateDir(), ...(stack && { stack }), ...(region && { region }) }, io);
+    });
 }

@@ -17,7 +17,7 @@ import { UsageError } from './errors.js';
 import { ownStateDir } from './owner.js';
 import { exitCodeOfSignal, StoppedBySignal } from './signals.js';
 import { z } from 'zod';
-import { describeDeployment, deploymentClient } from '../client/aws.js';
+import { describeDeployment, deploymentClient, executionConsoleLink } from '../client/aws.js';
 import { approvalApiDecider, createClient, type SavepointClient } from '../client/index.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { CalendarDate } from '../lambdas/shared/dates.js';
@@ -304,7 +304,7 @@ async function withClient<T>(command: string, agentSpec: string | undefined, run
     const agent = await agentFor(agentSpec, deployment.agentName, null);
     const { client, ledger, close } = deploymentClient(deployment, agent);
     try {
-      return await use({ client, ledger, live: true, link: (arn) => `https://${deployment.region}.console.aws.amazon.com/states/home?region=${deployment.region}#/v2/executions/details/${arn}` });
+      return await use({ client, ledger, live: true, link: (arn) => executionConsoleLink(deployment.region, arn) });
     } finally {
       close();
     }

@@ -61,14 +61,19 @@ export async function describeDeployment(options: { stackName: string; region?: 
   }
 }
 
-/** A client of a deployed agent, with the caller's AWS credentials. */
-export function deploymentClient(deployment: Deployment, agent?: AgentDefinition): { client: SavepointClient; ledger: DynamoDbLedger; close: () => void } {
+/** Where to watch an execution in the AWS console. */
+export function executionConsoleLink(region: string, executionArn: string): string {
+  return `https://${region}.console.aws.amazon.com/states/home?region=${region}#/v2/executions/details/${executionArn}`;
+}
+
+/** A client of a deployed agent, with the caller's AWS credentials (and its Step Functions client, for reading execution histories). */
+export function deploymentClient(deployment: Deployment, agent?: AgentDefinition): { client: SavepointClient; ledger: DynamoDbLedger; sfn: SFNClient; close: () => void } {
   const sfn = new SFNClient({ region: deployment.region });
   const dynamodb = new DynamoDBClient({ region: deployment.region });
   const ledger = new DynamoDbLedger(dynamodb, deployment.tableName);
   const decide = deployment.approvalApiUrl ? signedApprovalDecider(deployment.approvalApiUrl, deployment.region, sfn.config.credentials) : undefined;
   const client = createClient({ ledger, sfn, stateMachineArn: deployment.stateMachineArn, ...(agent && { agent }), ...(decide && { decide }) });
-  return { client, ledger, close: () => (sfn.destroy(), dynamodb.destroy()) };
+  return { client, ledger, sfn, close: () => (sfn.destroy(), dynamodb.destroy()) };
 }
 
 /**

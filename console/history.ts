@@ -17,33 +17,60 @@ export interface HistoryLine {
   error?: string;
 }
 
-/** Where the console finds executions: the running engine, the state directory's log, or both. */
+/**
+ * Where the console finds executions: the running engine, the state directory's log, or both;
+ * on a deployed stack, the Step Functions API (console/stack.ts), hence the promises.
+ */
 export interface HistorySource {
   /** The lines of one execution (by ARN), oldest first; empty when nothing is known of it. */
-  linesOf(executionArn: string): HistoryLine[];
-  /** The status of an execution this process runs, if it runs it. */
-  statusOf?(executionArn: string): string | undefined;
+  linesOf(executionArn: string): HistoryLine[] | Promise<HistoryLine[]>;
+  /** The status of the execution (`RUNNING`, `SUCCEEDED`, …), if known here. */
+  statusOf?(executionArn: string): string | undefined | Promise<string | undefined>;
+}
+
+/** What linesFromEngine reads of a history event: the local engine's and the Step Functions API's alike. */
+export interface HistoryEventLike {
+  timestamp?: Date | undefined;
+  type?: string | undefined;
+  stateEnteredEventDetails?: { name?: string | undefined } | undefined;
+  taskFailedEventDetails?: { error?: string | undefined } | undefined;
+  taskTimedOutEventDetails?: { error?: string | undefined } | undefined;
+  executionFailedEventDetails?: { error?: string | undefined } | undefined;
+  executionAbortedEventDetails?: { error?: string | undefined } | undefined;
 }
 
 export const executionName = (arn: string) => arn.split(':').pop() ?? arn;
 
-/** The engine's full history of an execution, as history lines (StateEntered included). */
-export function linesFromEngine(arn: string, events: readonly HistoryEvent[]): HistoryLine[] {
+/** An execution's full history (the engine's or the Step Functions API's), as history lines (StateEntered included). */
+export function linesFromEngine(arn: string, events: readonly HistoryEventLike[]): HistoryLine[] {
   const name = executionName(arn);
   const lines: HistoryLine[] = [];
   let state: string | undefined;
   for (const event of events) {
+    const at = (event.timestamp ?? new Date(0)).toISOString();
+    const type = event.type ?? '';
     if (event.stateEnteredEventDetails) {
       state = event.stateEnteredEventDetails.name;
-      lines.push({ at: event.timestamp.toISOString(), execution: name, state, type: 'StateEntered' });
+      lines.push({ at, execution: name, ...(state && { state }), type: 'StateEntered' });
       continue;
     }
     const failure = event.taskFailedEventDetails ?? event.taskTimedOutEventDetails ?? event.executionFailedEventDetails ?? event.executionAbortedEventDetails;
-    if (event.type.startsWith('Task') || event.type.startsWith('Execution')) {
-      lines.push({ at: event.timestamp.toISOString(), execution: name, ...(state && event.type.startsWith('Task') && { state }), type: event.type, ...(failure?.error && { error: failure.error }) });
+    if (type.startsWith('Task') || type.startsWith('Execution')) {
+      lines.push({ at, execution: name, ...(state && type.startsWith('Task') && { state }), type, ...(failure?.error && { error: failure.error }) });
     }
   }
   return lines;
+}
+
+/** The status an execution's history ends in: its terminal event's, else RUNNING (undefined without events). */
+export function statusFromLines(lines: readonly HistoryLine[]): string | undefined {
+  const TERMINAL: Record<string, string> = { ExecutionSucceeded: 'SUCCEEDED', ExecutionFailed: 'FAILED', ExecutionTimedOut: 'TIMED_OUT', ExecutionAborted: 'ABORTED' };
+  if (lines.length === 0) return undefined;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const status = TERMINAL[lines[i]!.type];
+    if (status) return status;
+  }
+  return 'RUNNING';
 }
 
 /** The state directory's `history.jsonl`, re-read only when it grew. */

@@ -5,12 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { SavepointClient } from '../client/index.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import { RunStatus } from '../lambdas/ledger/records.js';
+import { RunStatus, type RunRecord } from '../lambdas/ledger/records.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import type { AslDefinition } from '../local/asl.js';
 import { countStates, currentState, executionName, layoutDefinition, type HistorySource } from './history.js';
-import { runRows, timeline } from './views.js';
+import { executionLinks, runRows, timeline } from './views.js';
 
 /**
  * `savepoint console`: a small web app on loopback to watch runs and steer them. It reads through
@@ -28,8 +28,12 @@ export interface ConsoleOptions {
   ledger: Ledger;
   client: SavepointClient;
   history: HistorySource;
-  /** The state machine's definition (the local engine's), for the graph. */
-  definition?: () => Promise<AslDefinition | undefined> | AslDefinition | undefined;
+  /** The definition the run's executions ran (the local engine's; on AWS the execution's own), for the graph. */
+  definition?: (run: RunRecord) => Promise<AslDefinition | undefined> | AslDefinition | undefined;
+  /** Where to watch an execution (the AWS console, on a deployed stack). */
+  executionLink?: (executionArn: string) => string;
+  /** What the console shows, for the header: e.g. `stack Savepoint (eu-west-1)`. @default the local engine */
+  where?: string;
   /** Called on every change the console should show (e.g. the engine's history events). */
   subscribe?: (onChange: () => void) => () => void;
   /** Whether runs can be started (resumed): an engine is reachable. */
@@ -80,6 +84,7 @@ const TimelineQuery = z
     pageSize: z.coerce.number().int().min(1).max(1000).default(200),
   })
   .strict();
+const StateMachineQuery = z.object({ execution: z.string().min(1).max(200).optional() }).strict();
 const RunId = z.string().min(1).max(200);
 const Reason = z.string().max(1000).optional();
 const DecisionBody = z.object({ decision: z.enum(['approve', 'reject']), reason: Reason }).strict();
@@ -150,7 +155,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       if (parts[0] === 'version' && parts.length === 1) return { version };
       if (parts[0] === 'info' && parts.length === 1) {
         const globalKill = await options.ledger.getGlobalKill();
-        return { agent: options.agent ?? null, readOnly, canStart: options.canStart, version, globalKill: globalKill ?? null };
+        return { agent: options.agent ?? null, where: options.where ?? null, readOnly, canStart: options.canStart, version, globalKill: globalKill ?? null };
       }
       if (parts[0] === 'runs' && parts.length === 1) return { runs: await runRows(options.ledger, parseOrThrow(RunsQuery, query, 'query'), new Date()), version };
       if (parts[0] === 'runs' && parts.length >= 2) {
@@ -158,17 +163,27 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         const run = await options.ledger.getRun(runId);
         if (!run) throw new HttpError(404, `runId: no run ${runId}`);
         if (parts.length === 2) {
-          const view = await options.client.status(runId);
-          const executions = run.executions.map((arn) => ({ executionArn: arn, name: executionName(arn), status: options.history.statusOf?.(arn) ?? null }));
+          const [view, executions] = await Promise.all([options.client.status(runId), executionLinks(run, options.history, options.executionLink)]);
           return { ...view, executions, config: run.config, version };
         }
-        if (parts[2] === 'timeline' && parts.length === 3) return { ...(await timeline(options.ledger, options.history, run, parseOrThrow(TimelineQuery, query, 'query'))), version };
+        if (parts[2] === 'timeline' && parts.length === 3) return { ...(await timeline(options.ledger, options.history, run, parseOrThrow(TimelineQuery, query, 'query'), options.executionLink)), version };
         if (parts[2] === 'state-machine' && parts.length === 3) {
-          const definition = await options.definition?.();
+          // Counts over the whole chain of executions, or over the one named by `?execution=`.
+          const { execution } = parseOrThrow(StateMachineQuery, query, 'query');
+          const selected = execution === undefined ? run.executions : run.executions.filter((arn) => executionName(arn) === execution);
+          if (selected.length === 0) throw new HttpError(404, `execution: run ${runId} has no execution ${execution}`);
+          const definition = await options.definition?.(run);
           if (!definition) throw new HttpError(404, 'the state machine definition is not available here (no engine runs and no agent to synthesize it)');
-          const lines = run.executions.map((arn) => options.history.linesOf(arn));
-          const current = run.status === 'running' ? currentState(options.history.linesOf(run.executionArn)) : undefined;
-          return { ...layoutDefinition(definition), counts: countStates(lines), current: current ?? null, version };
+          const lines = await Promise.all(selected.map((arn) => options.history.linesOf(arn)));
+          const current = run.status === 'running' ? currentState(await options.history.linesOf(run.executionArn)) : undefined;
+          return {
+            ...layoutDefinition(definition),
+            counts: countStates(lines),
+            current: current ?? null,
+            executions: run.executions.map(executionName),
+            selected: execution ?? null,
+            version,
+          };
         }
       }
       throw new HttpError(404, `no route GET ${url.pathname}`);

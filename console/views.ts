@@ -2,6 +2,7 @@ import { inputTokensOf } from '../lambdas/agent/messages.js';
 import { lifecycleOf, type Lifecycle } from '../client/index.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../lambdas/ledger/records.js';
+import { executionChain, handoffThreshold } from '../lambdas/guards/history.js';
 import { executionName, type HistoryLine, type HistorySource } from './history.js';
 
 /**
@@ -21,7 +22,10 @@ export interface RunRow {
   dollars: number;
   durationSeconds: number;
   pendingApprovals: number;
+  /** How many executions drove the run so far (handoffs, recoveries, resumes): the status is the run's, whichever of them drives it. */
   executions: number;
+  /** The execution that drives the run now (or drove it last). */
+  execution: string;
   killed: boolean;
 }
 
@@ -44,6 +48,7 @@ export async function runRows(ledger: Ledger, filter: { agent?: string; status?:
         durationSeconds: Math.max(0, Math.round((end - Date.parse(run.createdAt)) / 100) / 10),
         pendingApprovals: waiting,
         executions: run.executions.length,
+        execution: executionName(run.executionArn),
         killed: Boolean(run.killed),
       } satisfies RunRow;
     })
@@ -93,7 +98,7 @@ export type TimelineItem =
     }
   | { kind: 'retry'; at: string; execution: string; state: string; error: string }
   | { kind: 'guard'; at: string; guard: string; action: string; reason: string }
-  | { kind: 'execution'; at?: string; execution: string; executionArn: string; status?: string; index: number }
+  | { kind: 'execution'; at?: string; execution: string; executionArn: string; status?: string; index: number; via: ExecutionLink['via']; reason: string; link?: string }
   | { kind: 'recovery'; at: string; attempts: number; reason: string; execution: string }
   | { kind: 'budget-approval'; at: string; approvalId: string; status: string; summary: string }
   | { kind: 'kill'; at: string; by: string; reason: string };
@@ -117,11 +122,67 @@ const parseResult = (result: string | undefined): unknown => {
   }
 };
 
+/**
+ * One execution of a run's chain: how it got the run (its first start, a continue-as-new handoff,
+ * an automatic recovery, a resume), why, and what became of it — a handed-off execution ends
+ * SUCCEEDED while the run goes on in its successor.
+ */
+export interface ExecutionLink {
+  executionArn: string;
+  name: string;
+  index: number;
+  via: 'start' | 'handoff' | 'recovery' | 'resume';
+  reason: string;
+  /** The execution's own status (`RUNNING`, `SUCCEEDED`, …), where the history knows it. */
+  status?: string;
+  /** What it is for the run: `driving`, `handed off`, `superseded` (a recovery or resume took over), or the run's end status. */
+  role: 'driving' | 'handed off' | 'superseded' | RunRecord['status'];
+  startedAt?: string;
+  /** Where to watch it (the AWS console, on a deployed stack). */
+  link?: string;
+}
+
+const RECOVERY_NAME = /-recovery-(\d+)$/;
+
+/** The executions that drove the run, in order. */
+export async function executionLinks(run: RunRecord, history: HistorySource, link?: (executionArn: string) => string): Promise<ExecutionLink[]> {
+  const chain = executionChain(run);
+  return Promise.all(
+    chain.map(async ({ executionArn, name, via }, index): Promise<ExecutionLink> => {
+      const [lines, status] = await Promise.all([history.linesOf(executionArn), history.statusOf?.(executionArn)]);
+      const recovery = via === 'resume' ? RECOVERY_NAME.exec(name) : null;
+      const kind: ExecutionLink['via'] = recovery ? 'recovery' : via;
+      const reason =
+        kind === 'start'
+          ? `started${run.startedBy ? ` by ${run.startedBy}` : ''}`
+          : kind === 'handoff'
+            ? `continue-as-new: ${chain[index - 1]!.name} reached the history threshold (${handoffThreshold(run).toLocaleString('en-US')} events)`
+            : kind === 'recovery'
+              ? `automatic recovery ${recovery![1]}${run.recovery?.executionName === name ? `: ${run.recovery.reason}` : ''}`
+              : 'resumed (savepoint resume or the console)';
+      const last = index === chain.length - 1;
+      const role: ExecutionLink['role'] =
+        chain[index + 1]?.via === 'handoff' ? 'handed off' : !last ? 'superseded' : run.status === 'running' ? 'driving' : run.status;
+      return {
+        executionArn,
+        name,
+        index,
+        via: kind,
+        reason,
+        ...(status && { status }),
+        role,
+        ...(lines[0] && { startedAt: lines[0].at }),
+        ...(link && { link: link(executionArn) }),
+      };
+    }),
+  );
+}
+
 /** The run's turns and tool calls in order, with the events around them, one page of steps at a time. */
-export async function timeline(ledger: Ledger, history: HistorySource, run: RunRecord, options: { page: number; pageSize: number }): Promise<Timeline> {
+export async function timeline(ledger: Ledger, history: HistorySource, run: RunRecord, options: { page: number; pageSize: number }, link?: (executionArn: string) => string): Promise<Timeline> {
   const { turns, calls, approvals } = await ledger.listConversation(run.runId);
   const steps = stepItems(turns, calls, approvals);
-  const events = eventItems(run, history, approvals);
+  const events = await eventItems(run, history, approvals, link);
   const merged = mergeByTime(steps, events);
   const pages = Math.max(1, Math.ceil(steps.length / options.pageSize));
   const page = Math.min(options.page, pages);
@@ -213,24 +274,28 @@ function stepItems(turns: TurnRecord[], calls: ToolCallRecord[], approvals: Appr
   return items;
 }
 
-function eventItems(run: RunRecord, history: HistorySource, approvals: ApprovalRecord[]): TimelineItem[] {
+async function eventItems(run: RunRecord, history: HistorySource, approvals: ApprovalRecord[], link?: (executionArn: string) => string): Promise<TimelineItem[]> {
   const items: TimelineItem[] = [];
-  run.executions.forEach((arn, index) => {
-    const lines: HistoryLine[] = history.linesOf(arn);
+  const chain = await executionLinks(run, history, link);
+  for (const execution of chain) {
+    const lines: HistoryLine[] = await history.linesOf(execution.executionArn);
     items.push({
       kind: 'execution',
-      ...(lines[0] && { at: lines[0].at }),
-      execution: executionName(arn),
-      executionArn: arn,
-      ...(history.statusOf?.(arn) && { status: history.statusOf(arn) }),
-      index,
+      ...(execution.startedAt && { at: execution.startedAt }),
+      execution: execution.name,
+      executionArn: execution.executionArn,
+      ...(execution.status && { status: execution.status }),
+      index: execution.index,
+      via: execution.via,
+      reason: execution.reason,
+      ...(execution.link && { link: execution.link }),
     });
     for (const line of lines) {
       if ((line.type === 'TaskFailed' || line.type === 'TaskTimedOut') && line.state) {
         items.push({ kind: 'retry', at: line.at, execution: line.execution, state: line.state, error: line.error ?? line.type });
       }
     }
-  });
+  }
   for (const event of run.guardEvents ?? []) items.push({ kind: 'guard', at: event.at, guard: event.guard, action: event.action, reason: event.reason });
   if (run.recovery) items.push({ kind: 'recovery', at: run.recovery.at, attempts: run.recovery.attempts, reason: run.recovery.reason, execution: run.recovery.executionName });
   for (const approval of approvals.filter((a) => a.budget)) {

@@ -118,7 +118,12 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * Who gets a signed link, and the policy. Locally one person is starter and approver, so
    * separation of duties is off by default. @default one approver, this machine's user; no second approver
    */
-  readonly approvals?: { readonly approvers?: readonly string[]; readonly policy?: ApprovalPolicy };
+  readonly approvals?: {
+    readonly approvers?: readonly string[];
+    readonly policy?: ApprovalPolicy;
+    /** Who the approval API records as the caller of /approvals (on AWS: the IAM principal API Gateway verified). @default this machine's user */
+    readonly principal?: string;
+  };
   /** A model endpoint to use instead of the simulated model (tests of misbehaving models). */
   readonly modelUrl?: string;
   /**
@@ -281,7 +286,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     routeStatusChanges(engine, ['ABORTED'], target(Steps.ExecutionStopped), log);
     if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
 
-    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock, ...approvalSetup }));
+    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock, ...approvalSetup }), { ...(options.approvals?.principal && { user: options.approvals.principal }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 

@@ -92,7 +92,7 @@ async function renderRuns() {
       ? h('p', { class: 'muted' }, 'No run yet.')
       : h('table', { 'data-testid': 'runs' },
           h('thead', {}, h('tr', {}, h('th', {}, 'Run'), h('th', {}, 'Agent'), h('th', {}, 'Status'), h('th', { class: 'num' }, 'Steps'),
-            h('th', { class: 'num' }, 'Dollars'), h('th', { class: 'num' }, 'Duration'), h('th', {}, 'Started'), h('th', {}, 'Waiting for'))),
+            h('th', { class: 'num' }, 'Dollars'), h('th', { class: 'num' }, 'Duration'), h('th', { class: 'num' }, 'Executions'), h('th', {}, 'Started'), h('th', {}, 'Waiting for'))),
           h('tbody', {}, runs.map((run) => h('tr', { 'data-run': run.runId },
             h('td', {}, h('a', { href: `#/run/${encodeURIComponent(run.runId)}` }, run.runId)),
             h('td', {}, run.agent),
@@ -100,6 +100,8 @@ async function renderRuns() {
             h('td', { class: 'num' }, run.steps),
             h('td', { class: 'num' }, dollars(run.dollars)),
             h('td', { class: 'num' }, duration(run.durationSeconds)),
+            // The run's status is the ledger's: a run that handed off to a successor execution is still running.
+            h('td', { class: 'num', 'data-testid': 'run-executions', title: `${run.status === 'running' ? 'driven by' : 'last'} ${run.execution}` }, run.executions),
             h('td', {}, new Date(run.createdAt).toLocaleString()),
             h('td', {}, run.pendingApprovals ? `${run.pendingApprovals} approval${run.pendingApprovals > 1 ? 's' : ''}` : ''))))),
   ];
@@ -116,8 +118,23 @@ function figure(label, used, limit, format = (x) => x) {
   return h('div', { class: 'figure' }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, format(used), limit ? h('span', { class: 'muted' }, ` / ${format(limit)}`) : ''), limit ? bar : '');
 }
 
+const VIA = { start: 'started', handoff: 'handoff', recovery: 'recovery', resume: 'resume' };
+const ROLE_BADGE = { driving: 'running', 'handed off': 'completed', superseded: 'stopped' };
+// The graph counts over the whole chain, or over the execution picked here (per run).
+let graphExecution = { runId: '', name: '' };
+
+function machineControls(runId, machine) {
+  if (machine.executions.length <= 1) return '';
+  const pick = (e) => { graphExecution = { runId, name: e.target.value }; render(); };
+  return h('p', { class: 'muted' }, 'Counts of ',
+    h('select', { 'data-testid': 'graph-execution', onchange: pick },
+      h('option', { value: '', selected: !machine.selected }, `all ${machine.executions.length} executions`),
+      machine.executions.map((name) => h('option', { value: name, selected: name === machine.selected }, name))));
+}
+
 async function renderRun(runId, page) {
-  const [view, machine] = await Promise.all([api(`runs/${encodeURIComponent(runId)}`), api(`runs/${encodeURIComponent(runId)}/state-machine`).catch(() => undefined)]);
+  const picked = graphExecution.runId === runId && graphExecution.name ? `?execution=${encodeURIComponent(graphExecution.name)}` : '';
+  const [view, machine] = await Promise.all([api(`runs/${encodeURIComponent(runId)}`), api(`runs/${encodeURIComponent(runId)}/state-machine${picked}`).catch(() => undefined)]);
   const last = Math.max(1, Math.ceil((view.report.steps || 1) / 200));
   const wanted = page || (runPage.runId === runId && runPage.page) || last;
   const line = await api(`runs/${encodeURIComponent(runId)}/timeline?page=${wanted}`);
@@ -149,9 +166,13 @@ async function renderRun(runId, page) {
       steerable ? h('div', { class: 'actions' },
         h('button', { class: 'ok', 'data-testid': 'approve', onclick: () => steer(`Approve: ${approval.summary}?`, `approvals/${encodeURIComponent(approval.approvalId)}/decide`, { decision: 'approve' }, (r) => `Approval ${approval.approvalId}: ${r.status}${r.delivered ? ' — the run continues' : ''}`) }, 'Approve'),
         h('button', { class: 'danger', 'data-testid': 'reject', onclick: () => steer(`Reject: ${approval.summary}?`, `approvals/${encodeURIComponent(approval.approvalId)}/decide`, { decision: 'reject' }, (r) => `Approval ${approval.approvalId}: ${r.status}`) }, 'Reject')) : '')),
-    h('h2', {}, 'Executions'),
-    h('ol', { class: 'card', 'data-testid': 'executions' }, view.executions.map((e) => h('li', {}, h('code', {}, e.name), e.status ? ` — ${e.status}` : ''))),
-    machine ? [h('h2', {}, 'State machine'), graph(machine)] : '',
+    h('h2', {}, `Executions (${view.executions.length})`),
+    h('ol', { class: 'card chain', 'data-testid': 'executions' }, view.executions.map((e) => h('li', { 'data-execution': e.name, 'data-via': e.via, 'data-role': e.role },
+      e.link ? h('a', { href: e.link, target: '_blank', rel: 'noopener noreferrer' }, h('code', {}, e.name)) : h('code', {}, e.name), ' ',
+      h('span', { class: `badge via-${e.via}` }, VIA[e.via] ?? e.via), ' ',
+      h('span', { class: `badge ${ROLE_BADGE[e.role] ?? e.role}`, 'data-testid': 'execution-role' }, e.role), ' ',
+      h('span', { class: 'muted' }, e.reason, e.status ? ` · execution ${e.status}` : '', e.startedAt ? ` · ${time(e.startedAt)}` : '')))),
+    machine ? [h('h2', {}, 'State machine'), machineControls(runId, machine), graph(machine)] : '',
     h('h2', {}, `Timeline (${line.totalSteps} steps)`),
     pager(line),
     h('ol', { class: 'timeline', 'data-testid': 'timeline' }, line.items.map((item) => timelineItem(item, line.budgets))),
@@ -173,6 +194,8 @@ function pager(line) {
 function cumulative(c, budgets) {
   return `Σ ${c.steps}/${budgets.steps} steps · ${c.tokens.toLocaleString()}/${budgets.tokens.toLocaleString()} tokens · ${dollars(c.dollars)}/${dollars(budgets.dollars)}`;
 }
+
+const EXECUTION_KIND = { start: 'execution ', handoff: 'handed off to execution ', recovery: 'recovered by execution ', resume: 'resumed by execution ' };
 
 function timelineItem(item, budgets) {
   switch (item.kind) {
@@ -198,7 +221,9 @@ function timelineItem(item, budgets) {
     case 'guard':
       return h('li', { class: 'item guard' }, h('span', { class: 'kind' }, `guard ${item.action} `), `${item.guard}: ${item.reason}`, h('span', { class: 'muted' }, ` · ${time(item.at)}`));
     case 'execution':
-      return h('li', { class: 'item execution' }, h('span', { class: 'kind' }, item.index === 0 ? 'execution ' : 'resumed by execution '), h('code', {}, item.execution), item.status ? ` — ${item.status}` : '', h('span', { class: 'muted' }, item.at ? ` · ${time(item.at)}` : ''));
+      return h('li', { class: 'item execution', 'data-via': item.via }, h('span', { class: 'kind' }, EXECUTION_KIND[item.via] ?? 'execution '),
+        item.link ? h('a', { href: item.link, target: '_blank', rel: 'noopener noreferrer' }, h('code', {}, item.execution)) : h('code', {}, item.execution),
+        item.status ? ` — ${item.status}` : '', h('span', { class: 'muted' }, ` · ${item.reason}`, item.at ? ` · ${time(item.at)}` : ''));
     case 'recovery':
       return h('li', { class: 'item recovery' }, h('span', { class: 'kind' }, `recovery ${item.attempts} `), item.reason, ' → ', h('code', {}, item.execution));
     case 'budget-approval':
@@ -254,7 +279,7 @@ async function render() {
   rendering = true;
   try {
     info = await api('info');
-    document.getElementById('agent').textContent = info.agent ? `agent ${info.agent}` : '';
+    document.getElementById('agent').textContent = [info.agent ? `agent ${info.agent}` : '', info.where ?? ''].filter(Boolean).join(' · ');
     renderGlobalKill();
     const route = location.hash.match(/^#\/run\/([^?]+)/);
     const content = route ? await renderRun(decodeURIComponent(route[1])) : await renderRuns();

@@ -1,15 +1,8 @@
 import { execFile } from 'node:child_process';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { NodeSha256 as Sha256 } from '../../client/aws.js';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outputDescription } from '../../infra/durable-agent.js';
-import { outputsFromTemplate, startCfnEndpoint } from '../../local/cfn-endpoint.js';
-import { LEDGER_TABLE } from '../../local/runtime.js';
-import { synthesizeTemplate } from '../../local/template.js';
 import { duplicatePayments, sampleDay, startHarness, waitFor, type Harness } from '../engine/harness.js';
+import { serveStack, type ServedStack } from './served-stack.js';
 
 /**
  * `savepoint --stack <name> …`: the CLI's deployed-stack path — CloudFormation outputs, the Step
@@ -21,53 +14,19 @@ const exec = promisify(execFile);
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
 
 let harness: Harness;
-let cfn: { url: string; close: () => Promise<void> };
-let proxy: Server;
-const approvalRequests: { method: string; path: string; headers: IncomingHttpHeaders; body: string }[] = [];
+let served: ServedStack;
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   // The DynamoDB ledger, as on AWS: the CLI reads it with the real DynamoDB client.
   harness = await startHarness({ ledger: 'dynalite' });
-  const { stack } = harness;
-  // The approval API as API Gateway would receive it: this proxy records each request's headers.
-  proxy = createServer(async (incoming, outgoing) => {
-    let body = '';
-    for await (const chunk of incoming) body += String(chunk);
-    approvalRequests.push({ method: incoming.method!, path: incoming.url!, headers: incoming.headers, body });
-    const target = new URL(stack.endpoints.approvals);
-    const forwarded = request({ host: target.hostname, port: target.port, path: `${target.pathname}${incoming.url!.replace(/^\/approvals/, '')}`, method: incoming.method, headers: incoming.headers }, (answer) => {
-      outgoing.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(outgoing);
-    });
-    forwarded.end(body);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const approvalsUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/approvals`;
-  const values: Record<string, string> = {
-    [outputDescription('refund-reconciler', 'StateMachineArn')]: stack.stateMachineArn,
-    [outputDescription('refund-reconciler', 'LedgerTableName')]: LEDGER_TABLE,
-    [outputDescription('refund-reconciler', 'ApprovalApiUrl')]: approvalsUrl,
-  };
-  const template = await synthesizeTemplate('refund-reconciler');
-  cfn = await startCfnEndpoint([{ stackName: 'Savepoint', outputs: outputsFromTemplate(template as never, (description) => values[description]) }]);
-  env = {
-    ...process.env,
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'AKIDSTACKTEST',
-    AWS_SECRET_ACCESS_KEY: 'stack-test-secret',
-    AWS_PROFILE: '',
-    AWS_ENDPOINT_URL_CLOUDFORMATION: cfn.url,
-    AWS_ENDPOINT_URL_SFN: stack.endpoints.sfn,
-    AWS_ENDPOINT_URL_DYNAMODB: 'dynamodb' in stack.endpoints ? stack.endpoints.dynamodb : '',
-    SAVEPOINT_AGENT: '',
-  };
+  served = await serveStack(harness);
+  env = served.env;
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => proxy.close(resolve));
-  await cfn.close();
-  await harness.stack.close();
+  await served?.close();
+  await harness?.stack.close();
 });
 
 async function savepoint(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -80,22 +39,8 @@ async function savepoint(...args: string[]): Promise<{ code: number; stdout: str
   }
 }
 
-/** Checks a request's SigV4 signature the way API Gateway does: sign it again with the secret, compare. */
-async function signatureIsValid(received: (typeof approvalRequests)[number]): Promise<boolean> {
-  const authorization = String(received.headers['authorization'] ?? '');
-  const match = /^AWS4-HMAC-SHA256 Credential=AKIDSTACKTEST\/\d{8}\/us-east-1\/execute-api\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=[0-9a-f]{64}$/.exec(authorization);
-  if (!match) return false;
-  const signer = new SignatureV4({ service: 'execute-api', region: 'us-east-1', credentials: { accessKeyId: 'AKIDSTACKTEST', secretAccessKey: 'stack-test-secret' }, sha256: Sha256 });
-  const headers = Object.fromEntries(match[1]!.split(';').map((name) => [name, String(received.headers[name])]));
-  const date = String(received.headers['x-amz-date']);
-  const signingDate = new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`);
-  const host = String(received.headers['host']);
-  const again = await signer.sign(
-    { method: received.method, protocol: 'http:', hostname: host.split(':')[0]!, port: Number(host.split(':')[1]), path: received.path, headers, body: received.body },
-    { signingDate },
-  );
-  return again.headers['authorization'] === authorization;
-}
+/** The approval API checked the last request's signature (and would have refused it otherwise). */
+const signatureIsValid = async (received: ServedStack['approvalRequests'][number]) => received.signed;
 
 const pendingOf = (runId: string, index = 0) => waitFor(() => harness.approvals.filter((approval) => approval.runId === runId)[index]);
 
@@ -111,7 +56,7 @@ describe('the CLI against a deployed stack', () => {
     const listed = JSON.parse((await savepoint('approvals', '--json')).stdout) as { approvals: { approvalId: string }[] };
     expect(listed.approvals.map((approval) => approval.approvalId)).toContain(first.approvalId);
     expect(await savepoint('approve', first.approvalId, '--reason', 'checked')).toMatchObject({ code: 0 });
-    expect(await signatureIsValid(approvalRequests.at(-1)!)).toBe(true);
+    expect(await signatureIsValid(served.approvalRequests.at(-1)!)).toBe(true);
 
     const second = await pendingOf(runId, 1);
     expect(await savepoint('reject', second.approvalId, '--reason', 'too much')).toMatchObject({ code: 0 });

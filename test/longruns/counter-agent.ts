@@ -15,13 +15,18 @@ export function counterAgent(options: {
   compaction?: CompactionOptions;
   /** Sees every request the model gets, in order. */
   onRequest?: (request: MessageRequest) => void;
+  /** Runs before each tick (a test holds the run at a tick by returning a promise it resolves later). */
+  beforeTick?: (n: number) => Promise<void> | void;
 }) {
   const tick = defineTool({
     name: 'tick',
     description: 'Counts one step.',
     input: z.object({ n: z.number().int() }),
     effect: 'read',
-    execute: async ({ n }) => ({ n }),
+    execute: async ({ n }) => {
+      await options.beforeTick?.(n);
+      return { n };
+    },
   });
   return defineAgent({
     name: 'counter',
