@@ -5,6 +5,7 @@ import {
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
   StartExecutionCommand,
+  StopExecutionCommand,
   type SFNClient,
 } from '@aws-sdk/client-sfn';
 import type { Executions, TaskCallbacks } from '../steps/ports.js';
@@ -43,6 +44,14 @@ export function sfnExecutions(client: SFNClient): Executions {
         throw error;
       }
     },
+    stop: async (executionArn, error, cause) => {
+      try {
+        await client.send(new StopExecutionCommand({ executionArn, error: error.slice(0, 256), cause: cause.slice(0, 32_768) }));
+      } catch (failure) {
+        // Already gone: nothing left to stop.
+        if (!(failure instanceof Error && failure.name === 'ExecutionDoesNotExist')) throw failure;
+      }
+    },
     definitionOf: async (executionArn) => {
       const { definition } = await client.send(new DescribeStateMachineForExecutionCommand({ executionArn }));
       if (!definition) throw new Error(`no definition for execution ${executionArn}`);
@@ -68,7 +77,7 @@ export function sfnStarter(client: SFNClient, stateMachineArn: string): Executio
         return { executionArn: started.executionArn! };
       } catch (error) {
         if (error instanceof Error && error.name === 'ExecutionAlreadyExists') {
-          return { executionArn: `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}` };
+          return { executionArn: executionArnOf(stateMachineArn, name) };
         }
         throw error;
       }
@@ -94,4 +103,13 @@ export function sfnLookup(client: SFNClient): ExecutionLookup {
       }
     },
   };
+}
+
+/**
+ * The ARN of execution `name` of a state machine, its alias or its version: executions are named
+ * under the state machine itself (`…:execution:<machine>:<name>`), whatever they were started on.
+ */
+export function executionArnOf(stateMachineArn: string, name: string): string {
+  const [arn, partition, service, region, account, , machine] = stateMachineArn.split(':');
+  return [arn, partition, service, region, account, 'execution', machine, name].join(':');
 }
