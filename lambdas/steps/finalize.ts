@@ -34,8 +34,9 @@ export function createFinalize(deps: { ledger: Ledger; clock: Clock }) {
     const now = deps.clock.now();
     // A failure of an execution that no longer drives the run (a migration took the run to another
     // execution, whose code this one refused to continue) is not the run's: it is left as it is.
-    const superseded = 'failure' in parsed && parsed.executionArn !== undefined ? await deps.ledger.getRun(parsed.runId) : undefined;
-    if (superseded && superseded.executionArn !== parsed.executionArn) return summaryOf(superseded);
+    const failedExecution = 'failure' in parsed ? parsed.executionArn : undefined;
+    const current = failedExecution !== undefined ? await deps.ledger.getRun(parsed.runId) : undefined;
+    if (current && current.executionArn !== failedExecution) return summaryOf(current);
     const run =
       'stop' in parsed
         ? await deps.ledger.finishRun(parsed.runId, { status: parsed.stop.status, stopReason: parsed.stop.reason }, now)
