@@ -60,11 +60,11 @@ const handlers: Handlers = {
     checkStateMachine(engine, req.stateMachineArn);
     return engine.describeStateMachine();
   },
-  // One engine runs one definition, so every execution ran the engine's (throws for an unknown one).
+  // The definition of the version the execution runs (throws for an unknown execution).
   DescribeStateMachineForExecution: (engine, req) => {
-    engine.describeExecution(req.executionArn);
-    const { stateMachineArn, name, definition, roleArn, creationDate } = engine.describeStateMachine();
-    return { stateMachineArn, name, definition, roleArn, updateDate: creationDate };
+    const version = engine.versionOf(req.executionArn);
+    const { stateMachineArn, name, roleArn, creationDate } = engine.describeStateMachine();
+    return { stateMachineArn, name, definition: JSON.stringify(version.definition), roleArn, updateDate: creationDate };
   },
 };
 

@@ -113,3 +113,9 @@ export function executionArnOf(stateMachineArn: string, name: string): string {
   const [arn, partition, service, region, account, , machine] = stateMachineArn.split(':');
   return [arn, partition, service, region, account, 'execution', machine, name].join(':');
 }
+
+/** The state machine an execution belongs to (its ARN without the execution's name). */
+export function stateMachineArnOf(executionArn: string): string {
+  const [arn, partition, service, region, account, , machine] = executionArn.split(':');
+  return [arn, partition, service, region, account, 'stateMachine', machine].join(':');
+}
