@@ -245,7 +245,8 @@ export class LocalEngine {
 
   // ---- executions ------------------------------------------------------------------------------
 
-  startExecution(req: { name?: string; input?: unknown } = {}): { executionArn: string; startDate: Date } {
+  /** Starts on the newest version, or on `version` (StartExecution with a version ARN). */
+  startExecution(req: { name?: string; input?: unknown; version?: number } = {}): { executionArn: string; startDate: Date } {
     if (this.closed) throw new LocalSfnError('StateMachineDeleting', 'The local engine is closed');
     const name = req.name ?? randomUUID();
     validateName(name);
@@ -259,7 +260,8 @@ export class LocalEngine {
       throw new LocalSfnError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
     }
 
-    const version = this.versions.at(-1)!;
+    const version = req.version === undefined ? this.versions.at(-1)! : this.versions[req.version - 1];
+    if (!version) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${this.stateMachineArn}:${req.version}'`);
     const exec: Execution = {
       arn,
       version,

@@ -39,8 +39,11 @@ type Handlers = { [K in Operation]: (engine: LocalEngine, req: z.infer<(typeof s
 
 const handlers: Handlers = {
   StartExecution: (engine, req) => {
-    checkStateMachine(engine, req.stateMachineArn);
-    return engine.startExecution({ ...(req.name !== undefined && { name: req.name }), input: req.input ?? '{}' });
+    // A version ARN (`<machine>:<n>`) starts on that version, as the service does; the machine's own, on the newest.
+    const qualified = /^(.*):(\d+)$/.exec(req.stateMachineArn);
+    const version = qualified?.[1] === engine.stateMachineArn ? qualified : undefined;
+    checkStateMachine(engine, version?.[1] ?? req.stateMachineArn);
+    return engine.startExecution({ ...(req.name !== undefined && { name: req.name }), input: req.input ?? '{}', ...(version && { version: Number(version[2]) }) });
   },
   DescribeExecution: (engine, req) => engine.describeExecution(req.executionArn),
   ListExecutions: (engine, req) => {

@@ -71,9 +71,10 @@ export function sfnExecutions(client: SFNClient): Executions {
  */
 export function sfnStarter(client: SFNClient, stateMachineArn: string): ExecutionStarter {
   return {
-    start: async (name, input) => {
+    start: async (name, input, options = {}) => {
       try {
-        const started = await client.send(new StartExecutionCommand({ stateMachineArn, name, input }));
+        const on = options.sameVersionAs === undefined ? stateMachineArn : await versionOf(client, options.sameVersionAs, stateMachineArn);
+        const started = await client.send(new StartExecutionCommand({ stateMachineArn: on, name, input }));
         return { executionArn: started.executionArn! };
       } catch (error) {
         if (error instanceof Error && error.name === 'ExecutionAlreadyExists') {
@@ -83,6 +84,16 @@ export function sfnStarter(client: SFNClient, stateMachineArn: string): Executio
       }
     },
   };
+}
+
+/** The version an execution runs (`stateMachineVersionArn`), or `fallback` for one started unversioned or gone. */
+async function versionOf(client: SFNClient, executionArn: string, fallback: string): Promise<string> {
+  try {
+    return (await client.send(new DescribeExecutionCommand({ executionArn }))).stateMachineVersionArn ?? fallback;
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return fallback;
+    throw error;
+  }
 }
 
 /** `DescribeExecution` for the sweeper: how an execution stands, or `undefined` when it does not exist. */

@@ -3,6 +3,7 @@ import type { MessageRequest } from '../../lambdas/agent/messages.js';
 import type { ApprovalRecord, RunRecord } from '../../lambdas/ledger/records.js';
 import { codeFingerprint } from '../../lambdas/steps/versions.js';
 import { createClient } from '../../client/index.js';
+import { sfnStarter } from '../../lambdas/adapters/sfn.js';
 import type { HistoryEvent } from '../../local/engine.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { postDecision } from '../engine/harness.js';
@@ -112,6 +113,16 @@ describe('versions: a deploy does not rewrite live runs', () => {
     const { turns, calls } = await conversation('run-b');
     expect(new Set(turns.map((turn) => turn.fingerprint))).toEqual(new Set([fingerprint(v2)]));
     expect(calls.map((call) => call.name)).toEqual(['lookup', 'pay', 'notify']);
+  });
+
+  it('a run continued by recovery or a handoff starts on the version its execution runs, not the newest', async () => {
+    const starter = sfnStarter(stack.sfn, stack.stateMachineArn);
+    const continued = await starter.start('a-continued', JSON.stringify({ runId: 'run-a', input: { id: 'run-a' } }), { sameVersionAs: a });
+    expect(stack.engine.versionOf(continued.executionArn).number).toBe(1);
+    const fresh = await starter.start('fresh-1', JSON.stringify({ runId: 'run-fresh', input: { id: 'run-fresh' } }));
+    expect(stack.engine.versionOf(fresh.executionArn).number).toBe(2);
+    await stack.engine.stopExecution(fresh.executionArn);
+    expect((await stack.engine.waitForExecution(continued.executionArn)).status).toBe('SUCCEEDED'); // the run is finished: NothingToDo
   });
 
   it('migrates a run to a version that declares it compatible: recorded, and the run continues on the new code', async () => {
