@@ -40,12 +40,16 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
   const machine = parts.stateMachine;
   ack(machine, 'AwsSolutions-IAM5[Resource::*]', 'Granted by CDK for X-Ray tracing and CloudWatch Logs delivery of the state machine; those actions support no resource-level permissions.');
   for (const fn of functions) {
-    ack(
-      machine,
-      `AwsSolutions-IAM5[Resource::<${logicalId(fn)}.Arn>:*]`,
-      'LambdaInvoke grants the function and its versions/aliases (ARN:*): only this agent’s own step functions.',
-    );
+    // Tasks invoke the function's published version (infra/agent-state-machine.ts); LambdaInvoke adds `<version ARN>:*`.
+    for (const id of [`<${logicalId(fn)}.Arn>:*`, ...(fn.node.tryFindChild('CurrentVersion') ? [`<${logicalId(fn.currentVersion)}>:*`] : [])]) {
+      ack(machine, `AwsSolutions-IAM5[Resource::${id}]`, 'LambdaInvoke grants the function and its versions/aliases (ARN:*): only this agent’s own step functions.');
+    }
   }
+  ack(
+    agent,
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:${parts.stateMachineName}:*]`,
+    "The versions of the agent's own state machine (handoff, recovery and the sweeper continue a run on the version its execution runs): version numbers are assigned at each deploy.",
+  );
 
   for (const queue of agent.node.findAll().filter((node): node is Queue => node instanceof Queue)) {
     ack(queue, 'AwsSolutions-SQS3', 'This queue is itself a dead-letter queue (of an EventBridge target) or an on-failure destination (of a Lambda function); it is alarmed on any message.');
