@@ -74,8 +74,13 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
   if (report.executions > 1) {
     const recovered = report.recovery ? `; ${report.recovery.attempts} automatic recover${report.recovery.attempts === 1 ? 'y' : 'ies'}, last after ${report.recovery.reason}` : '';
     const handoffs = report.chain.filter((link) => link.via === 'handoff').length;
-    const resumed = report.executions - 1 - handoffs;
-    const parts = [...(handoffs > 0 ? [`continued as new ${handoffs} time(s)`] : []), ...(resumed > 0 || handoffs === 0 ? [`resumed ${resumed} time(s)${recovered}`] : [])];
+    const migrations = report.chain.filter((link) => link.via === 'migrate').length;
+    const resumed = report.executions - 1 - handoffs - migrations;
+    const parts = [
+      ...(handoffs > 0 ? [`continued as new ${handoffs} time(s)`] : []),
+      ...(migrations > 0 ? [`migrated ${migrations} time(s)`] : []),
+      ...(resumed > 0 || handoffs + migrations === 0 ? [`resumed ${resumed} time(s)${recovered}`] : []),
+    ];
     lines.push(row('executions', `${report.executions} (${parts.join('; ')})`));
     if (handoffs > 0) lines.push(row('  chain', report.chain.map((link) => `${link.name} (${link.via})`).join(' → ')));
   }

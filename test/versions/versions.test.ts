@@ -139,6 +139,7 @@ describe('versions: a deploy does not rewrite live runs', () => {
       },
     ]);
     expect(view.report.version.migrations).toEqual(migrated.migrations);
+    expect(view.report.chain.map((link) => link.via)).toEqual(['start', 'migrate']);
     // The superseded execution was stopped, and its stop killed nothing.
     expect((await stack.engine.waitForExecution(c)).status).toBe('ABORTED');
     expect(stack.engine.versionOf(migrated.executionArn).number).toBe(3);
