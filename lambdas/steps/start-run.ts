@@ -224,7 +224,14 @@ async function migrate(
   now: Date,
 ): Promise<StartRunResult> {
   const fingerprint = agentFingerprint({ ...deps.agent, model: existing.model }, deps.codeVersion, (deps.priceTable ?? DEFAULT_PRICE_TABLE).version);
-  if (existing.executionArn === executionArn) return { runId: existing.runId, action: 'resume', status: 'running' };
+  const stopSuperseded = (migration: MigrationRecord) =>
+    deps.executions.stop(migration.from.executionArn, 'Savepoint.Migrated', `run ${existing.runId} migrated to ${describeVersion(migration.to.version, migration.to.fingerprint)} by ${migration.by}`);
+  if (existing.executionArn === executionArn) {
+    // A retry of this StartRun after its write: the migration stands; the stop may not have happened.
+    const last = existing.migrations?.at(-1);
+    if (last?.to.executionArn === executionArn) await stopSuperseded(last);
+    return { runId: existing.runId, action: 'resume', status: 'running' };
+  }
   const verdict = migrationVerdict(existing, deps.agent, fingerprint, ask.to);
   if (!verdict.allowed) throw new InvalidInputError(`migrate: ${verdict.reason}`);
   const migration: MigrationRecord = {
@@ -236,7 +243,7 @@ async function migrate(
   const attached = await deps.ledger.attachExecution(existing.runId, executionArn, now, { previousArn: existing.executionArn, fingerprint, definitionHash, migration });
   // Another execution took the run over between our read and our write: nothing was migrated.
   if (!attached) throw new InvalidInputError(`migrate: run ${existing.runId} changed hands while migrating; look at its status and try again`);
-  await deps.executions.stop(existing.executionArn, 'Savepoint.Migrated', `run ${existing.runId} migrated to ${describeVersion(deps.agent.version, fingerprint)} by ${ask.by}`);
+  await stopSuperseded(migration);
   return { runId: existing.runId, action: 'resume', status: 'running' };
 }
 

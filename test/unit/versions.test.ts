@@ -120,6 +120,10 @@ describe('steps on a run bound to other code', () => {
       migrations: [{ by: 'ops', at: '2026-11-30T10:00:00.000Z', from: { version: '1', fingerprint: fp(v1), executionArn: 'arn:aws:states:us-east-1:1:execution:m:e1' }, to: { version: '3', fingerprint: fp(v3), executionArn: e2 } }],
     });
     expect(stopped).toEqual(['arn:aws:states:us-east-1:1:execution:m:e1']);
+    // A retried StartRun (its first attempt died after the write) stops the superseded execution again, and migrates nothing more.
+    expect(await startRun(v3)({ event: { runId: 'r', input: { id: 'o1' }, migrate: { to: '3', by: 'ops' } }, executionArn: e2 })).toMatchObject({ action: 'resume' });
+    expect(stopped).toEqual(['arn:aws:states:us-east-1:1:execution:m:e1', 'arn:aws:states:us-east-1:1:execution:m:e1']);
+    expect((await ledger.getRun('r'))!.migrations).toHaveLength(1);
     // The superseded execution's own failure (its next step refused) is not the run's.
     const finalize = createFinalize({ ledger, clock });
     await finalize({ runId: 'r', executionArn: 'arn:aws:states:us-east-1:1:execution:m:e1', failure: { Error: ErrorNames.VersionMismatch, Cause: 'superseded' } });
