@@ -135,7 +135,7 @@ export class AgentStateMachine extends Construct {
    * ARNs built from the fixed name, for grants that must not reference the resource: the machine,
    * its executions, and its alias (what new runs and continued ones are started on).
    */
-  readonly arns: { readonly stateMachine: string; readonly executions: string; readonly alias: string; readonly versions: string };
+  readonly arns: { readonly stateMachine: string; readonly executions: string; readonly alias: string };
 
   constructor(scope: Construct, id: string, props: AgentStateMachineProps) {
     super(scope, id);
@@ -322,7 +322,6 @@ export class AgentStateMachine extends Construct {
       stateMachine: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
       executions: stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
       alias: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
-      versions: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
     };
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName,

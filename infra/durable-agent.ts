@@ -116,9 +116,10 @@ export class DurableAgent extends Construct {
     for (const f of [functions.requestApproval, expireApprovals]) f.addToRolePolicy(taskResponse);
     // Continue-as-new: BudgetCheck counts its execution's history events; Handoff starts the successor.
     functions.budgetCheck.addToRolePolicy(new PolicyStatement({ actions: ['states:GetExecutionHistory'], resources: [arns.executions] }));
-    // Versions: a run is continued on the version its execution runs (any published one: `<machine>:*`),
-    // read from DescribeExecution; new runs start on the alias.
-    functions.handoff.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine, arns.versions] }));
+    // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
+    // new runs start on the alias. (Starting on a version or an alias is authorized on the state
+    // machine's own ARN: Step Functions, "Authorization for versions and aliases".)
+    functions.handoff.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
     functions.handoff.addToRolePolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [arns.executions] }));
     // StopExecution: a migration (`savepoint migrate`) stops the execution it took the run from.
     functions.startRun.addToRolePolicy(

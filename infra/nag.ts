@@ -45,11 +45,6 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
       ack(machine, `AwsSolutions-IAM5[Resource::${id}]`, 'LambdaInvoke grants the function and its versions/aliases (ARN:*): only this agent’s own step functions.');
     }
   }
-  ack(
-    agent,
-    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:${parts.stateMachineName}:*]`,
-    "The versions of the agent's own state machine (handoff, recovery and the sweeper continue a run on the version its execution runs): version numbers are assigned at each deploy.",
-  );
 
   for (const queue of agent.node.findAll().filter((node): node is Queue => node instanceof Queue)) {
     ack(queue, 'AwsSolutions-SQS3', 'This queue is itself a dead-letter queue (of an EventBridge target) or an on-failure destination (of a Lambda function); it is alarmed on any message.');

@@ -67,7 +67,7 @@ describe('the recovery function', () => {
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
-          Match.objectLike({ Action: 'states:StartExecution', Resource: Match.arrayWith([{ 'Fn::Join': ['', Match.arrayWith([':stateMachine:Savepoint-refund-reconciler'])] }]) }),
+          Match.objectLike({ Action: 'states:StartExecution', Resource: { 'Fn::Join': ['', Match.arrayWith([':stateMachine:Savepoint-refund-reconciler'])] } }),
         ]),
       },
     });
@@ -76,7 +76,7 @@ describe('the recovery function', () => {
   it('fails at synth time for a bound that is not a small positive integer', () => {
     const stack = new Stack(new App(), 'Bound');
     const ledger = new LedgerTable(stack, 'Ledger');
-    expect(() => new RunRecovery(stack, 'Recovery', { ledger, stateMachine: { stateMachine: 'arn:aws:states:::stateMachine:x', executions: 'arn:aws:states:::execution:x:*', alias: 'arn:aws:states:::stateMachine:x:live', versions: 'arn:aws:states:::stateMachine:x:*' }, maxRecoveries: 0, agentEntry: 'agent.ts' })).toThrow(
+    expect(() => new RunRecovery(stack, 'Recovery', { ledger, stateMachine: { stateMachine: 'arn:aws:states:::stateMachine:x', executions: 'arn:aws:states:::execution:x:*', alias: 'arn:aws:states:::stateMachine:x:live' }, maxRecoveries: 0, agentEntry: 'agent.ts' })).toThrow(
       /maxRecoveries must be an integer from 1 to 20, got 0/,
     );
   });

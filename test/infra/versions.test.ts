@@ -98,13 +98,13 @@ describe('the state machine version and its alias', () => {
     template.hasOutput('*', { Description: 'savepoint:refund-reconciler:StateMachineAliasArn', Value: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([':stateMachine:Savepoint-refund-reconciler:live'])] }) });
   });
 
-  it.each([Steps.Handoff, Steps.RecoverRun, Steps.Sweep])('%s continues runs on their own version (any of the machine’s) and falls back on the alias', (step) => {
+  it.each([Steps.Handoff, Steps.RecoverRun, Steps.Sweep])('%s continues runs on their own version and falls back on the alias', (step) => {
     const [id, fn] = functionOf(step);
     expect(joined(fn.Properties.Environment.Variables.STATE_MACHINE_ARN)).toContain(':stateMachine:Savepoint-refund-reconciler:live');
     const statements = policyOf(id);
+    // Starting on a version or an alias is authorized on the machine's own ARN.
     const start = statements.find((statement) => statement.Action === 'states:StartExecution');
-    expect(joined(start?.Resource)).toContain(':stateMachine:Savepoint-refund-reconciler"');
-    expect(joined(start?.Resource)).toContain(':stateMachine:Savepoint-refund-reconciler:*"');
+    expect(joined(start?.Resource)).toMatch(/:stateMachine:Savepoint-refund-reconciler"\]\]\}$/);
     expect(statements.some((statement) => joined(statement.Action).includes('states:DescribeExecution'))).toBe(true);
   });
 
