@@ -192,7 +192,7 @@ export function createClient(parts: ClientParts): SavepointClient {
           throw new InvalidInputError(causeMessage(execution.cause) || `migrate: execution ${name} ended ${execution.status} without taking the run over`);
         }
         if (signal?.aborted) throw new Error(`stopped waiting for the migration of run ${runId}`, { cause: signal.reason });
-        await pause(50, signal);
+        await pause(250, signal);
       }
     },
   };

@@ -7,6 +7,7 @@ import { createCallModel } from '../../lambdas/steps/call-model.js';
 import { createCallTool } from '../../lambdas/steps/call-tool.js';
 import { createFinalize } from '../../lambdas/steps/finalize.js';
 import { createStartRun } from '../../lambdas/steps/start-run.js';
+import { RECOVERY, recoveryVerdict } from '../../lambdas/steps/recover.js';
 import { checkVersion, codeFingerprint, migrationVerdict } from '../../lambdas/steps/versions.js';
 import { defineAgent } from '../../lambdas/define.js';
 import { versionedAgent } from '../versions/versioned-agent.js';
@@ -38,6 +39,11 @@ describe('the per-step version check', () => {
     })();
     expect(refusal?.name).toBe(ErrorNames.VersionMismatch);
     expect(refusal?.message).toBe(`${names}; finish it on its version or migrate it (savepoint migrate r --to <version>)`);
+  });
+
+  it('is a deliberate failure: a run it failed is not recovered (a new execution would meet the same code)', () => {
+    const failed = { ...run, status: 'failed', executionArn: 'arn:e1', error: { error: ErrorNames.VersionMismatch, cause: '…' }, steps: 3 } as RunRecord;
+    expect(recoveryVerdict(failed, { runId: 'r', executionArn: 'arn:e1', status: 'FAILED', endedAt: '2026-11-30T10:00:00.000Z' }, RECOVERY, clock.now())).toMatchObject({ action: 'ignore' });
   });
 
   it('fingerprints a run on its own model: the same code on another model is other code', () => {
