@@ -1,5 +1,5 @@
 import { DescribeExecutionCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import { executionArnOf } from '../lambdas/adapters/sfn.js';
+import { executionArnOf, versionOf } from '../lambdas/adapters/sfn.js';
 import { causeMessage } from '../lambdas/steps/finalize.js';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
@@ -141,7 +141,12 @@ export function createClient(parts: ClientParts): SavepointClient {
       // StartRun joins, resumes or skips a run that exists.
       const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
       if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('start: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
-      const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn: parts.stateMachineArn, name, input: JSON.stringify(input) }));
+      // An unfinished run is resumed on the version its execution ran, not the newest (that is a
+      // migration: `migrate`); `force` resumes it on the newest code all the same.
+      const existing = request.force ? undefined : await parts.ledger.getRun(runId);
+      const unfinished = existing && existing.status !== 'succeeded' && existing.status !== 'stopped';
+      const stateMachineArn = unfinished ? await versionOf(parts.sfn, existing.executionArn, parts.stateMachineArn) : parts.stateMachineArn;
+      const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
       return { runId, executionArn: started.executionArn! };
     },
 

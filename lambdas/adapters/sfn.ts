@@ -87,7 +87,7 @@ export function sfnStarter(client: SFNClient, stateMachineArn: string): Executio
 }
 
 /** The version an execution runs (`stateMachineVersionArn`), or `fallback` for one started unversioned or gone. */
-async function versionOf(client: SFNClient, executionArn: string, fallback: string): Promise<string> {
+export async function versionOf(client: SFNClient, executionArn: string, fallback: string): Promise<string> {
   try {
     return (await client.send(new DescribeExecutionCommand({ executionArn }))).stateMachineVersionArn ?? fallback;
   } catch (error) {

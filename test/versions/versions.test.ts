@@ -125,6 +125,17 @@ describe('versions: a deploy does not rewrite live runs', () => {
     expect((await stack.engine.waitForExecution(continued.executionArn)).status).toBe('SUCCEEDED'); // the run is finished: NothingToDo
   });
 
+  it('a resume through the client starts on the run’s own version; forced, on the newest', async () => {
+    // run-c waits on v1 while v2 is the newest: a resume joins it on version 1 (a duplicate of a live run: nothing to do).
+    const resumed = await client().start({ runId: 'run-c', input: { id: 'run-c' } });
+    expect(stack.engine.versionOf(resumed.executionArn).number).toBe(1);
+    expect((await stack.engine.waitForExecution(resumed.executionArn)).status).toBe('SUCCEEDED');
+    const forced = await client().start({ runId: 'run-c', input: { id: 'run-c' }, force: true });
+    expect(stack.engine.versionOf(forced.executionArn).number).toBe(2);
+    expect((await stack.engine.waitForExecution(forced.executionArn)).status).toBe('SUCCEEDED');
+    expect((await run('run-c')).executionArn).toBe(c);
+  });
+
   it('migrates a run to a version that declares it compatible: recorded, and the run continues on the new code', async () => {
     expect(stack.deploy(v3)).toBe(3);
     const view = await client().migrate('run-c', { to: '3', by: 'ops@example.com' });
