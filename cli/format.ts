@@ -74,11 +74,17 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
   if (report.executions > 1) {
     const recovered = report.recovery ? `; ${report.recovery.attempts} automatic recover${report.recovery.attempts === 1 ? 'y' : 'ies'}, last after ${report.recovery.reason}` : '';
     const handoffs = report.chain.filter((link) => link.via === 'handoff').length;
-    const resumed = report.executions - 1 - handoffs;
-    const parts = [...(handoffs > 0 ? [`continued as new ${handoffs} time(s)`] : []), ...(resumed > 0 || handoffs === 0 ? [`resumed ${resumed} time(s)${recovered}`] : [])];
+    const migrations = report.chain.filter((link) => link.via === 'migrate').length;
+    const resumed = report.executions - 1 - handoffs - migrations;
+    const parts = [
+      ...(handoffs > 0 ? [`continued as new ${handoffs} time(s)`] : []),
+      ...(migrations > 0 ? [`migrated ${migrations} time(s)`] : []),
+      ...(resumed > 0 || handoffs + migrations === 0 ? [`resumed ${resumed} time(s)${recovered}`] : []),
+    ];
     lines.push(row('executions', `${report.executions} (${parts.join('; ')})`));
     if (handoffs > 0) lines.push(row('  chain', report.chain.map((link) => `${link.name} (${link.via})`).join(' → ')));
   }
+  lines.push(...formatVersion(report));
   if (report.inFlight > 0) lines.push(row('in flight', `${report.inFlight} tool call(s) left in flight`));
   if (report.error) lines.push(row('error', `${report.error.error}: ${report.error.cause}`));
   return lines.join('\n');
@@ -101,4 +107,19 @@ function formatModels(report: RunReport): string {
   if (others.length === 0) return report.model;
   const own = report.turnsByModel[report.model] ?? 0;
   return `${report.model} (${own} turns; fallback: ${others.map(([model, turns]) => `${model} ${turns} turns`).join(', ')})`;
+}
+
+/** The code the run is bound to, the turns each fingerprint recorded when more than one did, and each migration. */
+function formatVersion(report: RunReport): string[] {
+  const version = report.version;
+  if (!version) return [];
+  const bound = `${version.agentVersion === undefined ? '' : `${version.agentVersion} `}(${version.fingerprint})`;
+  const byCode = Object.entries(version.turnsByFingerprint);
+  const lines = [row('version', byCode.length > 1 ? `${bound}; turns by code: ${byCode.map(([fingerprint, turns]) => `${fingerprint} ${turns}`).join(', ')}` : bound)];
+  for (const migration of version.migrations) {
+    const from = `${migration.from.version ?? ''} (${migration.from.fingerprint})`.trim();
+    const to = `${migration.to.version ?? ''} (${migration.to.fingerprint})`.trim();
+    lines.push(row('  migrated', `${from} → ${to} by ${migration.by} at ${migration.at}`));
+  }
+  return lines;
 }

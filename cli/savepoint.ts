@@ -24,6 +24,9 @@ import { CalendarDate } from '../lambdas/shared/dates.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { DEFAULT_STATE_DIR, openLedger, runningEngine, worldDataOf, type EngineFile, type OpenLedger } from './state.js';
 import { existsSync } from 'node:fs';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { stateMachineArnOf } from '../lambdas/adapters/sfn.js';
+import { localAwsConfig } from '../local/aws-config.js';
 import { resolve } from 'node:path';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -203,6 +206,20 @@ program
   });
 
 program
+  .command('migrate <runId>')
+  .description("move a live run to the deployed version of its agent, if that version declares the run's version compatible (recorded in the run)")
+  .requiredOption('--to <version>', "the agent version to move the run to: the deployed one (the agent's `version`)")
+  .option('--json', 'print JSON', false)
+  .action((runId: string, options: { to: string; json: boolean }) =>
+    withClient('migrate', undefined, runId, async ({ client }) => {
+      const view = await client.migrate(runId, { to: options.to, by: cliUser() });
+      const migration = view.report.version.migrations.at(-1)!;
+      if (options.json) return printJson({ runId, lifecycle: view.lifecycle, migration });
+      out(`run ${runId}: migrated from version ${migration.from.version} (${migration.from.fingerprint}) to ${migration.to.version} (${migration.to.fingerprint}); it continues on the new version from its next step`);
+    }),
+  );
+
+program
   .command('runs')
   .description('the runs, newest first, with status, steps, dollars and the execution that drives each')
   .option('--status <status>', 'only runs with this status (running, succeeded, stopped, killed, failed)')
@@ -313,10 +330,16 @@ async function withClient<T>(command: string, agentSpec: string | undefined, run
     const run = runId ? await opened.ledger.getRun(runId) : undefined;
     const agent = await agentFor(agentSpec, run?.agent, opened.engine ?? null);
     const decide = opened.engine ? approvalApiDecider(opened.engine.endpoints.approvals) : undefined;
+    // The running engine's Step Functions API, for what starts executions (`migrate`): the run's own state machine.
+    const sfn = opened.engine && run ? new SFNClient({ ...localAwsConfig, endpoint: opened.engine.endpoints.sfn }) : undefined;
     // Who decides is who runs this command: the local approval API, or the ledger here, records this machine's user.
     const ledgerDecisions = { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(stateDir()).decisions, policy: { separationOfDuties: false } };
-    const client = createClient({ ledger: opened.ledger, agent, ledgerDecisions, ...(decide && { decide }) });
-    return use({ client, ledger: opened.ledger, live: Boolean(opened.engine), engine: opened.engine, link: (arn) => arn });
+    const client = createClient({ ledger: opened.ledger, agent, ledgerDecisions, ...(decide && { decide }), ...(sfn && run && { sfn, stateMachineArn: stateMachineArnOf(run.executionArn) }) });
+    try {
+      return await use({ client, ledger: opened.ledger, live: Boolean(opened.engine), engine: opened.engine, link: (arn) => arn });
+    } finally {
+      sfn?.destroy();
+    }
   });
 }
 

@@ -24,7 +24,7 @@ export interface Deployment {
   approvalApiUrl?: string;
 }
 
-const OUTPUT = /^savepoint:([a-z][a-z0-9-]*):(StateMachineArn|LedgerTableName|ApprovalApiUrl)$/;
+const OUTPUT = /^savepoint:([a-z][a-z0-9-]*):(StateMachineArn|StateMachineAliasArn|LedgerTableName|ApprovalApiUrl)$/;
 
 export async function describeDeployment(options: { stackName: string; region?: string; agent?: string }): Promise<Deployment> {
   const cfn = new CloudFormationClient({ ...(options.region && { region: options.region }) });
@@ -49,7 +49,8 @@ export async function describeDeployment(options: { stackName: string; region?: 
       stackName: options.stackName,
       region: await cfn.config.region(),
       agentName,
-      stateMachineArn: outputs['StateMachineArn'],
+      // New runs start on the alias (the newest published version); live ones keep theirs.
+      stateMachineArn: outputs['StateMachineAliasArn'] ?? outputs['StateMachineArn'],
       tableName: outputs['LedgerTableName'],
       ...(outputs['ApprovalApiUrl'] && { approvalApiUrl: outputs['ApprovalApiUrl'] }),
     };

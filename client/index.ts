@@ -1,4 +1,6 @@
-import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { executionArnOf, versionOf } from '../lambdas/adapters/sfn.js';
+import { causeMessage } from '../lambdas/steps/finalize.js';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
@@ -98,6 +100,12 @@ export interface SavepointClient {
   cancel(runId: string, options: { by: string; reason?: string }): Promise<RunView>;
   approvals(): Promise<PublicApproval[]>;
   decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<DecideResult>;
+  /**
+   * Moves a live run to the deployed code (`savepoint migrate`): a new execution on the newest
+   * version takes the run over if that version is `to` and declares the run's version compatible
+   * (lambdas/steps/versions.ts); refused, it throws naming why and nothing changes.
+   */
+  migrate(runId: string, options: { to: string; by: string; signal?: AbortSignal }): Promise<RunView>;
 }
 
 const TERMINAL: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
@@ -133,7 +141,12 @@ export function createClient(parts: ClientParts): SavepointClient {
       // StartRun joins, resumes or skips a run that exists.
       const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
       if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('start: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
-      const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn: parts.stateMachineArn, name, input: JSON.stringify(input) }));
+      // An unfinished run is resumed on the version its execution ran, not the newest (that is a
+      // migration: `migrate`); `force` resumes it on the newest code all the same.
+      const existing = request.force ? undefined : await parts.ledger.getRun(runId);
+      const unfinished = existing && existing.status !== 'succeeded' && existing.status !== 'stopped';
+      const stateMachineArn = unfinished ? await versionOf(parts.sfn, existing.executionArn, parts.stateMachineArn) : parts.stateMachineArn;
+      const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
       return { runId, executionArn: started.executionArn! };
     },
 
@@ -164,6 +177,29 @@ export function createClient(parts: ClientParts): SavepointClient {
     approvals: async () => (await parts.ledger.listPendingApprovals()).map(publicApproval),
 
     decide: (approvalId, decision, options = {}) => decide(approvalId, { decision, ...options }),
+
+    async migrate(runId, { to, by, signal }) {
+      const run = await parts.ledger.getRun(parseOrThrow(RunId, runId, 'runId'));
+      if (!run) throw new InvalidInputError(`runId: no run ${runId}`);
+      if (run.status !== 'running') throw new InvalidInputError(`runId: run ${runId} is ${run.status}; only a live run is migrated`);
+      if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('migrate: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
+      const input = parseOrThrow(RunRequest, { runId, input: run.input, migrate: { to, by } }, 'migrate request');
+      const name = `${runId}-m${(run.migrations?.length ?? 0) + 1}-${clock.now().getTime().toString(36)}`.slice(0, 80);
+      const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn: parts.stateMachineArn, name, input: JSON.stringify(input) }));
+      const executionArn = started.executionArn ?? executionArnOf(parts.stateMachineArn, name);
+      // The new code decides (its StartRun): the run is migrated once it names the new execution,
+      // refused when the execution ends without taking it.
+      for (;;) {
+        const now = await parts.ledger.getRun(runId);
+        if (now?.executionArn === executionArn) return (await status(runId))!;
+        const execution = await parts.sfn.send(new DescribeExecutionCommand({ executionArn }));
+        if (execution.status !== 'RUNNING') {
+          throw new InvalidInputError(causeMessage(execution.cause) || `migrate: execution ${name} ended ${execution.status} without taking the run over`);
+        }
+        if (signal?.aborted) throw new Error(`stopped waiting for the migration of run ${runId}`, { cause: signal.reason });
+        await pause(250, signal);
+      }
+    },
   };
 }
 

@@ -131,7 +131,7 @@ export interface ExecutionLink {
   executionArn: string;
   name: string;
   index: number;
-  via: 'start' | 'handoff' | 'recovery' | 'resume';
+  via: 'start' | 'handoff' | 'recovery' | 'resume' | 'migrate';
   reason: string;
   /** The execution's own status (`RUNNING`, `SUCCEEDED`, …), where the history knows it. */
   status?: string;
@@ -143,6 +143,13 @@ export interface ExecutionLink {
 }
 
 const RECOVERY_NAME = /-recovery-(\d+)$/;
+
+/** Why an execution took the run over by `savepoint migrate`: who moved it, from which version to which. */
+function migrationReason(run: RunRecord, executionArn: string): string {
+  const migration = run.migrations?.find((m) => m.to.executionArn === executionArn);
+  const version = (side: { version?: string; fingerprint: string }) => (side.version ? `version ${side.version}` : side.fingerprint.slice(0, 12));
+  return migration ? `migrated by ${migration.by}: ${version(migration.from)} → ${version(migration.to)}` : 'migrated to a new version';
+}
 
 /** The executions that drove the run, in order. */
 export async function executionLinks(run: RunRecord, history: HistorySource, link?: (executionArn: string) => string): Promise<ExecutionLink[]> {
@@ -159,7 +166,9 @@ export async function executionLinks(run: RunRecord, history: HistorySource, lin
             ? `continue-as-new: ${chain[index - 1]!.name} reached the history threshold (${handoffThreshold(run).toLocaleString('en-US')} events)`
             : kind === 'recovery'
               ? `automatic recovery ${recovery![1]}${run.recovery?.executionName === name ? `: ${run.recovery.reason}` : ''}`
-              : 'resumed (savepoint resume or the console)';
+              : kind === 'migrate'
+                ? migrationReason(run, executionArn)
+                : 'resumed (savepoint resume or the console)';
       const last = index === chain.length - 1;
       const role: ExecutionLink['role'] =
         chain[index + 1]?.via === 'handoff' ? 'handed off' : !last ? 'superseded' : run.status === 'running' ? 'driving' : run.status;

@@ -1,7 +1,9 @@
 import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
+  CfnStateMachineAlias,
+  CfnStateMachineVersion,
   Choice,
   Condition,
   DefinitionBody,
@@ -51,7 +53,16 @@ export interface AgentStateMachineProps {
   readonly approvalBackstop?: Duration;
   /** @default Duration.days(10) */
   readonly executionTimeout?: Duration;
+  /**
+   * What this deploy's state machine version says about itself (≤ 256 characters), e.g. the agent
+   * and its code version: the console and `DescribeStateMachine` show it next to each execution.
+   * @default 'savepoint agent loop'
+   */
+  readonly versionDescription?: string;
 }
+
+/** The alias new runs start on: it routes every new execution to the version this deploy published. */
+export const LIVE_ALIAS = 'live';
 
 /** State names are part of the contract: tests, the local engine and the console refer to them. */
 export const States = {
@@ -116,8 +127,15 @@ const LAMBDA_RETRY: RetryProps = {
  */
 export class AgentStateMachine extends Construct {
   readonly stateMachine: StateMachine;
-  /** ARNs built from the fixed name, for grants that must not reference the resource. */
-  readonly arns: { readonly stateMachine: string; readonly executions: string };
+  /** This deploy's version of the state machine (kept after the next deploy: its executions drain on it). */
+  readonly version: CfnStateMachineVersion;
+  /** The alias new runs start on (`<machine>:live`), pointing at `version`. */
+  readonly alias: CfnStateMachineAlias;
+  /**
+   * ARNs built from the fixed name, for grants that must not reference the resource: the machine,
+   * its executions, and its alias (what new runs and continued ones are started on).
+   */
+  readonly arns: { readonly stateMachine: string; readonly executions: string; readonly alias: string };
 
   constructor(scope: Construct, id: string, props: AgentStateMachineProps) {
     super(scope, id);
@@ -128,10 +146,14 @@ export class AgentStateMachine extends Construct {
       throw new Error(`approvalBackstop must be at least 7 days (the longest approval timeout), got ${backstop.toHumanString()}`);
     }
 
+    // Every Task invokes the function's version published by this deploy, never $LATEST: a live
+    // execution keeps calling the code it started on after the next deploy (its versions are
+    // retained, StepFunction's currentVersionOptions). An IFunction that is not ours is invoked as given.
+    const pinned = (fn: IFunction): IFunction => (fn instanceof LambdaFunction ? fn.currentVersion : fn);
     const step = (name: string, fn: IFunction, payload: Record<string, unknown>, resultPath: string, timeout: Duration) => {
       const task = new LambdaInvoke(this, name, {
         stateName: name,
-        lambdaFunction: fn,
+        lambdaFunction: pinned(fn),
         payload: TaskInput.fromObject({ executionArn: JsonPath.executionId, ...payload }), // ops: the execution on every log line
         resultSelector: { 'result.$': '$.Payload' },
         resultPath,
@@ -203,7 +225,7 @@ export class AgentStateMachine extends Construct {
     const awaitDecision = (name: string, payload: Record<string, unknown>, then: LambdaInvoke) => {
       const task = new LambdaInvoke(this, name, {
         stateName: name,
-        lambdaFunction: fns.requestApproval,
+        lambdaFunction: pinned(fns.requestApproval),
         integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
         payload: TaskInput.fromObject({ executionArn: JsonPath.executionId, ...payload, taskToken: JsonPath.taskToken }),
         resultPath: '$.approval',
@@ -299,6 +321,7 @@ export class AgentStateMachine extends Construct {
     this.arns = {
       stateMachine: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
       executions: stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+      alias: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
     };
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName,
@@ -311,6 +334,23 @@ export class AgentStateMachine extends Construct {
         level: LogLevel.ALL,
         includeExecutionData: false,
       },
+    });
+
+    // ---- versions (lambdas/steps/versions.ts) ----
+    // Each deploy that changes the definition (a new Lambda version changes the Tasks' ARNs)
+    // publishes a state machine version; the old one is retained, not deleted, so that its live
+    // executions — a run parked seven days on an approval — finish on the code they started on.
+    this.version = new CfnStateMachineVersion(this, 'Version', {
+      stateMachineArn: this.stateMachine.stateMachineArn,
+      stateMachineRevisionId: this.stateMachine.stateMachineRevisionId,
+      description: (props.versionDescription ?? 'savepoint agent loop').slice(0, 256),
+    });
+    this.version.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    // New runs start on the alias, which routes all of them to the newest version.
+    this.alias = new CfnStateMachineAlias(this, 'Alias', {
+      name: LIVE_ALIAS,
+      description: 'New runs start here: every execution on the version the latest deploy published.',
+      routingConfiguration: [{ stateMachineVersionArn: this.version.attrArn, weight: 100 }],
     });
   }
 }

@@ -5,10 +5,10 @@ import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets'
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { Steps } from '../lambdas/shared/steps.js';
-import { AgentStateMachine } from './agent-state-machine.js';
+import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { ApprovalMachinery, type ApprovalSettings } from './approvals.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, type ModelAccessProps } from './model-access.js';
@@ -90,7 +90,8 @@ export class DurableAgent extends Construct {
       callTool: fn('CallToolFunction', Steps.CallTool, { timeout: Duration.seconds(30), environment: { TOOL_LEASE_MS: String(40_000) } }),
       finalize: fn('FinalizeFunction', Steps.Finalize),
       compact: fn('CompactFunction', Steps.Compact, { timeout: Duration.seconds(75) }),
-      handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stack.stackName}-${props.agentName}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } }),
+      // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.
+      handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stack.stackName}-${props.agentName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } }),
     };
     const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
@@ -100,7 +101,11 @@ export class DurableAgent extends Construct {
     bindModelAccess(functions, props.models ?? {});
 
     const stateMachineName = `${stack.stackName}-${props.agentName}`;
-    const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', { functions, stateMachineName });
+    const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', {
+      functions,
+      stateMachineName,
+      versionDescription: `savepoint agent ${props.agentName}; code ${props.codeVersion ?? 'dev'}`,
+    });
     this.stateMachine = stateMachine;
     // Grants by ARN built from the state machine's fixed name: referencing the resource itself
     // would make the functions and the state machine depend on each other.
@@ -111,9 +116,14 @@ export class DurableAgent extends Construct {
     for (const f of [functions.requestApproval, expireApprovals]) f.addToRolePolicy(taskResponse);
     // Continue-as-new: BudgetCheck counts its execution's history events; Handoff starts the successor.
     functions.budgetCheck.addToRolePolicy(new PolicyStatement({ actions: ['states:GetExecutionHistory'], resources: [arns.executions] }));
+    // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
+    // new runs start on the alias. (Starting on a version or an alias is authorized on the state
+    // machine's own ARN: Step Functions, "Authorization for versions and aliases".)
     functions.handoff.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
+    functions.handoff.addToRolePolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [arns.executions] }));
+    // StopExecution: a migration (`savepoint migrate`) stops the execution it took the run from.
     functions.startRun.addToRolePolicy(
-      new PolicyStatement({ actions: ['states:DescribeExecution', 'states:DescribeStateMachineForExecution'], resources: [arns.executions] }),
+      new PolicyStatement({ actions: ['states:DescribeExecution', 'states:DescribeStateMachineForExecution', 'states:StopExecution'], resources: [arns.executions] }),
     );
 
     const failedEvents = new FailedEvents(this, 'FailedEvents'); // ops (#9): what the event-driven functions could not handle
@@ -125,7 +135,8 @@ export class DurableAgent extends Construct {
       new Rule(this, 'Schedule', {
         description: `Starts a run of ${props.agentName}; the run id is derived from the event time.`,
         schedule: props.schedule,
-        targets: [new SfnStateMachine(stateMachine, { deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(2) })],
+        // On the alias: a scheduled run starts on the newest version.
+        targets: [new SfnStateMachine(StateMachine.fromStateMachineArn(this, 'LiveAlias', arns.alias), { deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(2) })],
       });
     }
     new Rule(this, 'ApprovalExpirySweep', {
@@ -212,13 +223,14 @@ export class DurableAgent extends Construct {
     // ─────────────────────────────────────────────────────────────────────────────────────────
 
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });
+    new CfnOutput(this, 'StateMachineAliasArn', { value: arns.alias, description: outputDescription(props.agentName, 'StateMachineAliasArn') });
     new CfnOutput(this, 'LedgerTableName', { value: ledger.table.tableName, description: outputDescription(props.agentName, 'LedgerTableName') });
     acknowledgeNagFindings(this, { stateMachine, stateMachineName, api: this.api }); // ops (#9): cdk-nag, each with its reason
   }
 }
 
 /** What the CLI and the client find a deployed agent by: `savepoint:<agent>:<output>` (cli/stack.ts). */
-export type AgentOutput = 'StateMachineArn' | 'LedgerTableName' | 'ApprovalApiUrl';
+export type AgentOutput = 'StateMachineArn' | 'StateMachineAliasArn' | 'LedgerTableName' | 'ApprovalApiUrl';
 
 export function outputDescription(agentName: string, output: AgentOutput): string {
   return `savepoint:${agentName}:${output}`;

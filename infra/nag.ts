@@ -40,11 +40,10 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
   const machine = parts.stateMachine;
   ack(machine, 'AwsSolutions-IAM5[Resource::*]', 'Granted by CDK for X-Ray tracing and CloudWatch Logs delivery of the state machine; those actions support no resource-level permissions.');
   for (const fn of functions) {
-    ack(
-      machine,
-      `AwsSolutions-IAM5[Resource::<${logicalId(fn)}.Arn>:*]`,
-      'LambdaInvoke grants the function and its versions/aliases (ARN:*): only this agent’s own step functions.',
-    );
+    // Tasks invoke the function's published version (infra/agent-state-machine.ts); LambdaInvoke adds `<version ARN>:*`.
+    for (const id of [`<${logicalId(fn)}.Arn>:*`, ...(fn.node.tryFindChild('CurrentVersion') ? [`<${logicalId(fn.currentVersion)}>:*`] : [])]) {
+      ack(machine, `AwsSolutions-IAM5[Resource::${id}]`, 'LambdaInvoke grants the function and its versions/aliases (ARN:*): only this agent’s own step functions.');
+    }
   }
 
   for (const queue of agent.node.findAll().filter((node): node is Queue => node instanceof Queue)) {

@@ -11,7 +11,7 @@ import { StepFunction } from './step-function.js';
 export interface RunRecoveryProps {
   readonly ledger: LedgerTable;
   /** The agent state machine's ARNs, built from its fixed name (the function must not reference the resource). */
-  readonly stateMachine: { readonly stateMachine: string };
+  readonly stateMachine: { readonly stateMachine: string; readonly executions: string; readonly alias: string };
   /**
    * Recoveries in a row without progress before a run is given up (`Agent.Unrecoverable`).
    * @default 3
@@ -43,9 +43,11 @@ export class RunRecovery extends Construct {
     this.function = new StepFunction(this, 'Function', {
       step: Steps.RecoverRun,
       agentEntry: props.agentEntry,
-      environment: { ...props.environment, STATE_MACHINE_ARN: props.stateMachine.stateMachine, MAX_RECOVERIES: String(maxRecoveries) },
+      environment: { ...props.environment, STATE_MACHINE_ARN: props.stateMachine.alias, MAX_RECOVERIES: String(maxRecoveries) },
     });
     props.ledger.grantTo(this.function, 'recoverRun');
+    this.function.addToRolePolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [props.stateMachine.executions] }));
+    // A run is resumed on the version its ended execution ran (DescribeExecution), else on the alias.
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [props.stateMachine.stateMachine] }));
 
     const deadLetters = (this.deadLetters = new Queue(this, 'DeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) }));

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -38,6 +38,9 @@ export class StepFunction extends NodejsFunction {
       timeout,
       memorySize: props.memorySize ?? 512,
       logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
+      // The state machine invokes `currentVersion`: a deploy publishes a new one and keeps the old,
+      // which the executions started before it still call until they drain.
+      currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
       environment: {
         SAVEPOINT_STEP: props.step,
         NODE_OPTIONS: '--enable-source-maps',

@@ -11,7 +11,7 @@ import { StepFunction } from './step-function.js';
 export interface RunSweeperProps {
   readonly ledger: LedgerTable;
   /** The agent state machine's ARNs, built from its fixed name. */
-  readonly stateMachine: { readonly stateMachine: string; readonly executions: string };
+  readonly stateMachine: { readonly stateMachine: string; readonly executions: string; readonly alias: string };
   readonly agentEntry: string;
   readonly environment?: Record<string, string>;
   /** Recoveries in a row without progress before a run is given up (as RunRecovery's). @default 3 */
@@ -40,9 +40,10 @@ export class RunSweeper extends Construct {
       agentEntry: props.agentEntry,
       // A sweep reads every running run and pending approval, one DescribeExecution each.
       timeout: Duration.minutes(5),
-      environment: { ...props.environment, STATE_MACHINE_ARN: props.stateMachine.stateMachine, MAX_RECOVERIES: String(props.maxRecoveries ?? 3) },
+      environment: { ...props.environment, STATE_MACHINE_ARN: props.stateMachine.alias, MAX_RECOVERIES: String(props.maxRecoveries ?? 3) },
     });
     props.ledger.grantTo(this.function, 'sweep');
+    // A run is resumed on the version its ended execution ran (DescribeExecution), else on the alias.
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [props.stateMachine.stateMachine] }));
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [props.stateMachine.executions] }));
     this.rule = new Rule(this, 'Rule', {

@@ -152,6 +152,13 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
   readonly report?: (calls: readonly ToolTrace[]) => Readonly<Record<string, number | string>>;
   /** Part of the fingerprint that guards resumes: bump it when the tools' code changes meaning. */
   readonly version?: string;
+  /**
+   * The earlier versions whose live runs may be moved to this one (`savepoint migrate <runId> --to
+   * <version>`): a promise that this prompt, these tools and this model can carry on a conversation
+   * those versions started. Not declared: a run finishes on the version it started on.
+   * @default none
+   */
+  readonly compatibleWith?: readonly string[];
   /** The model's context window in tokens: set it to have long runs compacted (lambdas/steps/compaction.ts). @default no compaction */
   readonly contextWindow?: number;
   /** How a run's context is compacted once it passes a share of `contextWindow`. */
@@ -198,6 +205,14 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
   const share = agent.compaction?.share;
   if (share !== undefined && !(share > 0 && share < 1)) throw new Error(`defineAgent ${agent.name}: compaction.share must be between 0 and 1, got ${share}`);
   if (agent.tools.length === 0) throw new Error(`defineAgent ${agent.name}: tools: an agent needs at least one tool`);
+  if (agent.compatibleWith !== undefined) {
+    if (agent.version === undefined) throw new Error(`defineAgent ${agent.name}: compatibleWith needs a version of its own (set \`version\`)`);
+    for (const earlier of agent.compatibleWith) {
+      if (typeof earlier !== 'string' || earlier.length === 0 || earlier === agent.version) {
+        throw new Error(`defineAgent ${agent.name}: compatibleWith: ${JSON.stringify(earlier)} must name an earlier version, not ${JSON.stringify(agent.version)} itself`);
+      }
+    }
+  }
   const names = new Set<string>();
   for (const tool of agent.tools) {
     if (names.has(tool.name)) throw new Error(`defineAgent ${agent.name}: tools: two tools are named ${tool.name}`);

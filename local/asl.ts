@@ -251,6 +251,15 @@ function mapTasks(definition: AslDefinition, env: Env): Record<string, TaskInfo>
     const explicit = resource.Properties?.FunctionName;
     if (typeof explicit === 'string') functionsByName.set(explicit, id);
   }
+  // A Task that invokes a published version (`currentVersion`: what each deploy pins) runs that
+  // version's function: `Ref` of the version resolves to its logical id, mapped to the function's.
+  for (const [id, resource] of Object.entries(env.resources)) {
+    if (resource.Type !== 'AWS::Lambda::Version') continue;
+    const target = resource.Properties?.FunctionName as { Ref?: unknown } | string | undefined;
+    const name = typeof target === 'string' ? target : typeof target?.Ref === 'string' ? target.Ref : undefined;
+    const functionId = name === undefined ? undefined : functionsByName.get(functionNameOf(name));
+    if (functionId) functionsByName.set(id, functionId);
+  }
 
   const tasks: Record<string, TaskInfo> = {};
   const seen = new Set<string>();

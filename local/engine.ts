@@ -1,8 +1,10 @@
 /**
- * An in-process Step Functions engine for one state machine definition and many executions.
+ * An in-process Step Functions engine for one state machine and many executions.
  * aws-local-stepfunctions interprets the ASL; this class adds what the service adds around it:
  * executions with names and ARNs, the GetExecutionHistory event log, Lambda-invoke integration
- * results, and task tokens for `.waitForTaskToken` tasks.
+ * results, and task tokens for `.waitForTaskToken` tasks. Like a state machine with published
+ * versions, it may hold several (definition, task handlers) pairs: a new execution starts on the
+ * latest, a live one runs to its end on the version it started on (local/versions.ts).
  */
 import './polyfills.js';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -59,6 +61,7 @@ export interface ExecutionDescription {
   output?: string;
   error?: string;
   cause?: string;
+  stateMachineVersionArn?: string;
 }
 
 export type ExecutionListItem = Pick<ExecutionDescription, 'executionArn' | 'stateMachineArn' | 'name' | 'status' | 'startDate' | 'stopDate'>;
@@ -135,8 +138,19 @@ type Outcome =
   | { status: 'SUCCEEDED'; output: string }
   | { status: 'FAILED' | 'ABORTED' | 'TIMED_OUT'; error?: string; cause?: string };
 
+/** One published version: its definition, interpreted, and the Task handlers of its code. */
+interface Version {
+  number: number;
+  definition: AslDefinition;
+  machine: StateMachine;
+  specs: Map<string, TaskSpec>;
+  description?: string;
+}
+
 interface Execution {
   arn: string;
+  /** The version it started on and runs to its end. */
+  version: Version;
   name: string;
   input: string;
   startDate: Date;
@@ -176,9 +190,8 @@ interface TaskSpec {
 
 export class LocalEngine {
   readonly stateMachineArn: string;
-  readonly definition: AslDefinition;
-  private readonly machine: StateMachine;
-  private readonly specs: Map<string, TaskSpec>;
+  /** Version 1, then each `publishVersion`: new executions start on the last. */
+  private readonly versions: Version[] = [];
   private readonly executions = new Map<string, Execution>();
   private readonly tokens = new Map<string, PendingToken>();
   private readonly timedOutTokens = new Set<string>();
@@ -189,26 +202,51 @@ export class LocalEngine {
   private closed = false;
 
   constructor(opts: LocalEngineOptions) {
-    this.definition = opts.definition;
     this.stateMachineArn = opts.stateMachineArn;
     this.now = opts.now ?? (() => new Date());
     this.createdAt = this.now();
-    assertSupported(opts.definition);
-    const runnable = clampTimers(opts.definition);
-    this.specs = taskSpecs(runnable, opts.tasks);
-    // The library validates with asl-validator (~150 ms a time); once per distinct definition is enough.
-    const text = JSON.stringify(runnable);
-    this.machine = new StateMachine(runnable as unknown as StateMachineDefinition, { validationOptions: { noValidate: validated.has(text) } });
-    validated.add(text);
+    this.publishVersion({ definition: opts.definition, tasks: opts.tasks });
     this.overrides = {
       ...(opts.retryIntervalOverrides && { retryIntervalOverrides: opts.retryIntervalOverrides }),
       ...(opts.waitTimeOverrides && { waitTimeOverrides: opts.waitTimeOverrides }),
     };
   }
 
+  /** The latest version's definition: what a new execution runs. */
+  get definition(): AslDefinition {
+    return this.versions.at(-1)!.definition;
+  }
+
+  // ---- versions --------------------------------------------------------------------------------
+
+  /**
+   * Publishes a version (as a deploy publishes a state machine version behind the alias): new
+   * executions start on it; executions already running keep their own. Returns its number.
+   */
+  publishVersion(version: { definition: AslDefinition; tasks: Record<string, TaskBinding>; description?: string }): number {
+    if (this.closed) throw new LocalSfnError('StateMachineDeleting', 'The local engine is closed');
+    assertSupported(version.definition);
+    const runnable = clampTimers(version.definition);
+    const specs = taskSpecs(runnable, version.tasks);
+    // The library validates with asl-validator (~150 ms a time); once per distinct definition is enough.
+    const text = JSON.stringify(runnable);
+    const machine = new StateMachine(runnable as unknown as StateMachineDefinition, { validationOptions: { noValidate: validated.has(text) } });
+    validated.add(text);
+    const number = this.versions.length + 1;
+    this.versions.push({ number, definition: version.definition, machine, specs, ...(version.description !== undefined && { description: version.description }) });
+    return number;
+  }
+
+  /** The version an execution runs (1 for every execution of an engine that never published another). */
+  versionOf(executionArn: string): { number: number; stateMachineVersionArn: string; definition: AslDefinition; description?: string } {
+    const { version } = this.get(executionArn);
+    return { number: version.number, stateMachineVersionArn: `${this.stateMachineArn}:${version.number}`, definition: version.definition, ...(version.description !== undefined && { description: version.description }) };
+  }
+
   // ---- executions ------------------------------------------------------------------------------
 
-  startExecution(req: { name?: string; input?: unknown } = {}): { executionArn: string; startDate: Date } {
+  /** Starts on the newest version, or on `version` (StartExecution with a version ARN). */
+  startExecution(req: { name?: string; input?: unknown; version?: number } = {}): { executionArn: string; startDate: Date } {
     if (this.closed) throw new LocalSfnError('StateMachineDeleting', 'The local engine is closed');
     const name = req.name ?? randomUUID();
     validateName(name);
@@ -222,8 +260,11 @@ export class LocalEngine {
       throw new LocalSfnError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
     }
 
+    const version = req.version === undefined ? this.versions.at(-1)! : this.versions[req.version - 1];
+    if (!version) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${this.stateMachineArn}:${req.version}'`);
     const exec: Execution = {
       arn,
+      version,
       name,
       input: text,
       startDate: this.now(),
@@ -238,9 +279,9 @@ export class LocalEngine {
     this.record(exec, 'ExecutionStarted', { executionStartedEventDetails: { input: text, inputDetails: { truncated: false }, roleArn: ROLE_ARN } });
 
     const handlers: Record<string, TaskHandler> = {};
-    for (const [stateName, spec] of this.specs) handlers[stateName] = (params) => this.runTask(exec, stateName, spec, params);
+    for (const [stateName, spec] of version.specs) handlers[stateName] = (params) => this.runTask(exec, stateName, spec, params);
 
-    const run = this.machine.run(value, {
+    const run = version.machine.run(value, {
       overrides: { ...this.overrides, taskResourceLocalHandlers: handlers },
       context: this.contextFor(exec),
       noThrowOnAbort: true,
@@ -263,6 +304,8 @@ export class LocalEngine {
       ...(e.output !== undefined && { output: e.output }),
       ...(e.error !== undefined && { error: e.error }),
       ...(e.cause !== undefined && { cause: e.cause }),
+      // As the service does for an execution started on a version (only once there are several).
+      ...(this.versions.length > 1 && { stateMachineVersionArn: `${this.stateMachineArn}:${e.version.number}` }),
     };
   }
 

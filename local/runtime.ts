@@ -35,6 +35,7 @@ import { routeStatusChanges } from './status-events.js';
 import { ledgerTableFromTemplate } from './template.js';
 import { cachedTemplate } from './template-cache.js';
 import { recoverOrphans } from './watchdog.js';
+import { versionDescription } from './versions.js';
 
 export const LEDGER_TABLE = 'savepoint-ledger';
 
@@ -192,13 +193,23 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const deadlines = deadlineTimers(clock, expireDue);
     closers.push(() => deadlines.clear());
     const extracted = extractStateMachine(template);
-    const tasks: Record<string, TaskBinding> = {};
     const retryIntervalOverrides: Record<string, number[]> = {};
     const leaseMs = options.leaseMs ?? 1_000;
-    for (const [stateName, task] of Object.entries(extracted.tasks)) {
-      if (!(Object.values(Steps) as string[]).includes(task.step)) throw new Error(`Task state ${stateName} runs an unknown step ${task.step}`);
-      const timeoutMs = Math.min(task.timeoutSeconds ?? 60, 900) * 1000;
-      tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload) => handlers[task.step as StepName](payload, timeoutMs) };
+    // A version's Tasks call its own handlers (`current()` when bound: the first version's are the
+    // stack's handlers; a deployed version's, its agent's — local/versions.ts).
+    const bindVersion = (tasksOf: typeof extracted.tasks, current: () => typeof handlers) => {
+      const tasks: Record<string, TaskBinding> = {};
+      for (const [stateName, task] of Object.entries(tasksOf)) {
+        if (!(Object.values(Steps) as string[]).includes(task.step)) throw new Error(`Task state ${stateName} runs an unknown step ${task.step}`);
+        const timeoutMs = Math.min(task.timeoutSeconds ?? 60, 900) * 1000;
+        tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload) => current()[task.step as StepName](payload, timeoutMs) };
+      }
+      return tasks;
+    };
+    // Version 1 keeps the handlers it started with, whatever is deployed after it.
+    let firstHandlers: typeof handlers;
+    const tasks = bindVersion(extracted.tasks, () => firstHandlers);
+    for (const stateName of Object.keys(extracted.tasks)) {
       retryIntervalOverrides[stateName] = localRetryDelays(extracted.definition.States[stateName], { ...options, leaseMs });
     }
     const engine = new LocalEngine({
@@ -237,7 +248,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       policy: options.approvals?.policy ?? { separationOfDuties: false },
     };
 
-    handlers = (() => {
+    const handlersFor = (agent: AgentDefinition<any, any, World>, codeVersion: string) => {
       const bind = (step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<unknown>) => {
         const handler = stepHandler(fn, options.log ?? (() => undefined));
         return (event: unknown, timeoutMs: number) => {
@@ -262,7 +273,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         executions: sfnExecutions(sfn),
         starter: sfnStarter(sfn, extracted.stateMachineArn),
         leaseMs,
-        codeVersion: options.codeVersion ?? 'dev',
+        codeVersion,
         recoveryPolicy: options.recovery || undefined,
         agentEnv: { ...world.env, ...options.agentEnv },
         notify: (approval, event) => {
@@ -276,7 +287,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         ...bound,
         [Steps.ApprovalCallback]: () => Promise.reject(new Error('the approval callback is served by the approval API')),
       } as unknown as Record<StepName, (event: unknown, timeoutMs: number) => Promise<unknown>>;
-    })();
+    };
+    handlers = firstHandlers = handlersFor(agent, options.codeVersion ?? 'dev');
 
     // What EventBridge does on AWS with the rules on "Execution Status Change": an execution
     // stopped by StopExecution marks its run killed (ExecutionStopped); a failed or timed-out one
@@ -310,6 +322,19 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
       approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
+      /**
+       * "Deploys" another version of the agent (local/versions.ts): its module's handlers on the
+       * template's definition become the engine's newest version. New runs start on it, and the
+       * event-driven steps (recovery, expiry, kill) run its code; live runs keep their version.
+       */
+      deploy: (next: AgentDefinition<any, any, World>, deployOptions: { codeVersion?: string; template?: CfnTemplateJson } = {}) => {
+        if (next.name !== agent.name) throw new Error(`deploy: the stack runs agent ${agent.name}, not ${next.name}`);
+        const own = handlersFor(next, deployOptions.codeVersion ?? options.codeVersion ?? 'dev');
+        const version = extractStateMachine(deployOptions.template ?? template);
+        const number = engine.publishVersion({ definition: version.definition, tasks: bindVersion(version.tasks, () => own), description: versionDescription(next) });
+        handlers = own;
+        return number;
+      },
       /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (options: { except?: string } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfn), recover: createRecoverRun(recoverDeps), clock, ...options }),

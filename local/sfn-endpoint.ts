@@ -39,8 +39,11 @@ type Handlers = { [K in Operation]: (engine: LocalEngine, req: z.infer<(typeof s
 
 const handlers: Handlers = {
   StartExecution: (engine, req) => {
-    checkStateMachine(engine, req.stateMachineArn);
-    return engine.startExecution({ ...(req.name !== undefined && { name: req.name }), input: req.input ?? '{}' });
+    // A version ARN (`<machine>:<n>`) starts on that version, as the service does; the machine's own, on the newest.
+    const qualified = /^(.*):(\d+)$/.exec(req.stateMachineArn);
+    const version = qualified?.[1] === engine.stateMachineArn ? qualified : undefined;
+    checkStateMachine(engine, version?.[1] ?? req.stateMachineArn);
+    return engine.startExecution({ ...(req.name !== undefined && { name: req.name }), input: req.input ?? '{}', ...(version && { version: Number(version[2]) }) });
   },
   DescribeExecution: (engine, req) => engine.describeExecution(req.executionArn),
   ListExecutions: (engine, req) => {
@@ -60,11 +63,11 @@ const handlers: Handlers = {
     checkStateMachine(engine, req.stateMachineArn);
     return engine.describeStateMachine();
   },
-  // One engine runs one definition, so every execution ran the engine's (throws for an unknown one).
+  // The definition of the version the execution runs (throws for an unknown execution).
   DescribeStateMachineForExecution: (engine, req) => {
-    engine.describeExecution(req.executionArn);
-    const { stateMachineArn, name, definition, roleArn, creationDate } = engine.describeStateMachine();
-    return { stateMachineArn, name, definition, roleArn, updateDate: creationDate };
+    const version = engine.versionOf(req.executionArn);
+    const { stateMachineArn, name, roleArn, creationDate } = engine.describeStateMachine();
+    return { stateMachineArn, name, definition: JSON.stringify(version.definition), roleArn, updateDate: creationDate };
   },
 };
 

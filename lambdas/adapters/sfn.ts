@@ -5,6 +5,7 @@ import {
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
   StartExecutionCommand,
+  StopExecutionCommand,
   type SFNClient,
 } from '@aws-sdk/client-sfn';
 import type { Executions, TaskCallbacks } from '../steps/ports.js';
@@ -43,6 +44,14 @@ export function sfnExecutions(client: SFNClient): Executions {
         throw error;
       }
     },
+    stop: async (executionArn, error, cause) => {
+      try {
+        await client.send(new StopExecutionCommand({ executionArn, error: error.slice(0, 256), cause: cause.slice(0, 32_768) }));
+      } catch (failure) {
+        // Already gone: nothing left to stop.
+        if (!(failure instanceof Error && failure.name === 'ExecutionDoesNotExist')) throw failure;
+      }
+    },
     definitionOf: async (executionArn) => {
       const { definition } = await client.send(new DescribeStateMachineForExecutionCommand({ executionArn }));
       if (!definition) throw new Error(`no definition for execution ${executionArn}`);
@@ -62,18 +71,29 @@ export function sfnExecutions(client: SFNClient): Executions {
  */
 export function sfnStarter(client: SFNClient, stateMachineArn: string): ExecutionStarter {
   return {
-    start: async (name, input) => {
+    start: async (name, input, options = {}) => {
       try {
-        const started = await client.send(new StartExecutionCommand({ stateMachineArn, name, input }));
+        const on = options.sameVersionAs === undefined ? stateMachineArn : await versionOf(client, options.sameVersionAs, stateMachineArn);
+        const started = await client.send(new StartExecutionCommand({ stateMachineArn: on, name, input }));
         return { executionArn: started.executionArn! };
       } catch (error) {
         if (error instanceof Error && error.name === 'ExecutionAlreadyExists') {
-          return { executionArn: `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}` };
+          return { executionArn: executionArnOf(stateMachineArn, name) };
         }
         throw error;
       }
     },
   };
+}
+
+/** The version an execution runs (`stateMachineVersionArn`), or `fallback` for one started unversioned or gone. */
+export async function versionOf(client: SFNClient, executionArn: string, fallback: string): Promise<string> {
+  try {
+    return (await client.send(new DescribeExecutionCommand({ executionArn }))).stateMachineVersionArn ?? fallback;
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return fallback;
+    throw error;
+  }
 }
 
 /** `DescribeExecution` for the sweeper: how an execution stands, or `undefined` when it does not exist. */
@@ -94,4 +114,19 @@ export function sfnLookup(client: SFNClient): ExecutionLookup {
       }
     },
   };
+}
+
+/**
+ * The ARN of execution `name` of a state machine, its alias or its version: executions are named
+ * under the state machine itself (`…:execution:<machine>:<name>`), whatever they were started on.
+ */
+export function executionArnOf(stateMachineArn: string, name: string): string {
+  const [arn, partition, service, region, account, , machine] = stateMachineArn.split(':');
+  return [arn, partition, service, region, account, 'execution', machine, name].join(':');
+}
+
+/** The state machine an execution belongs to (its ARN without the execution's name). */
+export function stateMachineArnOf(executionArn: string): string {
+  const [arn, partition, service, region, account, , machine] = executionArn.split(':');
+  return [arn, partition, service, region, account, 'stateMachine', machine].join(':');
 }

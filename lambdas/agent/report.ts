@@ -2,7 +2,7 @@ import { executionChain } from '../guards/history.js';
 import { guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
-import type { ApprovalRecord, GuardEvent, KillFlag, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import type { ApprovalRecord, GuardEvent, KillFlag, MigrationRecord, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 
 /** What a run did, computed from its ledger records (never from what the model claims it did). */
 export interface RunReport {
@@ -40,6 +40,11 @@ export interface RunReport {
   createdAt: string;
   finishedAt?: string;
   wallSeconds: number;
+  /**
+   * The code the run is bound to (its agent version and fingerprint), the model turns each
+   * fingerprint recorded (a run that finished on its version shows one), and its migrations.
+   */
+  version: { agentVersion?: string; fingerprint: string; turnsByFingerprint: Record<string, number>; migrations: MigrationRecord[] };
 }
 
 export interface ToolFigures {
@@ -93,7 +98,20 @@ export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, 
     createdAt: run.createdAt,
     ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
     wallSeconds: Math.max(0, (end.getTime() - new Date(run.createdAt).getTime()) / 1000),
+    version: {
+      ...(run.agentVersion !== undefined && { agentVersion: run.agentVersion }),
+      fingerprint: run.fingerprint,
+      turnsByFingerprint: turnsByFingerprint(turns),
+      migrations: run.migrations ?? [],
+    },
   };
+}
+
+/** Model turns by the fingerprint of the code that recorded them (turns recorded before fingerprints were: none). */
+function turnsByFingerprint(turns: TurnRecord[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const turn of turns) if (turn.fingerprint) counts[turn.fingerprint] = (counts[turn.fingerprint] ?? 0) + 1;
+  return counts;
 }
 
 function turnsByModel(turns: TurnRecord[]): Record<string, number> {

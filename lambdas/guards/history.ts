@@ -64,10 +64,11 @@ export function handedOffTo(run: Pick<RunRecord, 'runId' | 'executions'>, execut
 }
 
 /** The executions of a run in order, each marked by how it got the run. */
-export function executionChain(run: Pick<RunRecord, 'runId' | 'executions'>): { executionArn: string; name: string; via: 'start' | 'handoff' | 'resume' }[] {
+export function executionChain(run: Pick<RunRecord, 'runId' | 'executions' | 'migrations'>): { executionArn: string; name: string; via: 'start' | 'handoff' | 'resume' | 'migrate' }[] {
+  const migrated = new Set((run.migrations ?? []).map((migration) => migration.to.executionArn));
   return run.executions.map((executionArn, index) => ({
     executionArn,
     name: executionArn.split(':').pop()!,
-    via: index === 0 ? 'start' : handedOffTo(run, run.executions[index - 1]!) === executionArn ? 'handoff' : 'resume',
+    via: index === 0 ? 'start' : handedOffTo(run, run.executions[index - 1]!) === executionArn ? 'handoff' : migrated.has(executionArn) ? 'migrate' : 'resume',
   }));
 }

@@ -10,7 +10,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { BreakerState } from '../guards/breaker.js';
-import { checkStepWant, type ApprovalDecision, type Ledger, type StepRead, type StepWant } from './ledger.js';
+import { checkStepWant, type ApprovalDecision, type AttachOptions, type Ledger, type StepRead, type StepWant } from './ledger.js';
 import {
   approvalSkOf,
   BUDGET_FIELDS,
@@ -101,7 +101,7 @@ export class DynamoDbLedger implements Ledger {
     runId: string,
     executionArn: string,
     now: Date,
-    options: { previousArn?: string; fingerprint?: string; definitionHash?: string } = {},
+    options: AttachOptions = {},
   ): Promise<RunRecord | undefined> {
     const sets = ['executionArn = :arn', 'executions = list_append(executions, :arns)', '#status = :running', 'updatedAt = :now'];
     const values: Record<string, unknown> = { ':arn': executionArn, ':arns': [executionArn], ':running': 'running', ':now': now.toISOString() };
@@ -112,6 +112,15 @@ export class DynamoDbLedger implements Ledger {
     if (options.definitionHash !== undefined) {
       sets.push('definitionHash = :definition');
       values[':definition'] = options.definitionHash;
+    }
+    if (options.migration) {
+      sets.push('migrations = list_append(if_not_exists(migrations, :noMigrations), :migration)');
+      values[':noMigrations'] = [];
+      values[':migration'] = [options.migration];
+      if (options.migration.to.version !== undefined) {
+        sets.push('agentVersion = :agentVersion');
+        values[':agentVersion'] = options.migration.to.version;
+      }
     }
     // Two executions resuming the same run at once: only the first to replace the dead one drives it.
     if (options.previousArn !== undefined) values[':previous'] = options.previousArn;

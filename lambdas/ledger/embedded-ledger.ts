@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BreakerState } from '../guards/breaker.js';
 import { AppendLog } from './append-log.js';
-import { checkStepWant, type ApprovalDecision, type Ledger, type StepRead, type StepWant } from './ledger.js';
+import { checkStepWant, type ApprovalDecision, type AttachOptions, type Ledger, type StepRead, type StepWant } from './ledger.js';
 import { LockFile } from './lock-file.js';
 import {
   approvalSkOf,
@@ -174,7 +174,7 @@ export class EmbeddedLedger implements Ledger {
     runId: string,
     executionArn: string,
     now: Date,
-    options: { previousArn?: string; fingerprint?: string; definitionHash?: string } = {},
+    options: AttachOptions = {},
   ): Promise<RunRecord | undefined> {
     const key = runKey(runId);
     const current = this.get<RunRecord>(key);
@@ -193,6 +193,8 @@ export class EmbeddedLedger implements Ledger {
         updatedAt: now.toISOString(),
         ...(options.fingerprint !== undefined && { fingerprint: options.fingerprint }),
         ...(options.definitionHash !== undefined && { definitionHash: options.definitionHash }),
+        ...(options.migration && { migrations: [...(run.migrations ?? []), options.migration] }),
+        ...(options.migration?.to.version !== undefined && { agentVersion: options.migration.to.version }),
       },
       current.hidden,
     );

@@ -3,6 +3,7 @@ import type {
   ApprovalRecord,
   GuardEvent,
   KillFlag,
+  MigrationRecord,
   ApprovalStatus,
   DecisionChannel,
   Counters,
@@ -14,6 +15,14 @@ import type {
   ToolOutcome,
   TurnRecord,
 } from './records.js';
+
+export interface AttachOptions {
+  previousArn?: string;
+  fingerprint?: string;
+  definitionHash?: string;
+  /** A recorded move to another version of the agent (sets `agentVersion` to `migration.to.version`). */
+  migration?: MigrationRecord;
+}
 
 export interface StepWant {
   turns?: readonly number[];
@@ -52,13 +61,15 @@ export interface Ledger extends BreakerStore {
   /**
    * Marks `executionArn` as the execution driving the run (a resume appends a new one). With
    * `previousArn`, only if that execution still drives it: `undefined` when another one took over
-   * first. `fingerprint` / `definitionHash` replace the run's (a forced resume on changed code).
+   * first. `fingerprint` / `definitionHash` replace the run's (a forced resume on changed code);
+   * with `migration` (`savepoint migrate`), so do `agentVersion`, and the migration is appended to
+   * the run's `migrations`.
    */
   attachExecution(
     runId: string,
     executionArn: string,
     now: Date,
-    options?: { previousArn?: string; fingerprint?: string; definitionHash?: string },
+    options?: AttachOptions,
   ): Promise<RunRecord | undefined>;
   /**
    * Records a recovery of the run, if `executionArn` still drives it and no other recovery was

@@ -117,6 +117,19 @@ export interface RunRecord extends Counters {
   budgetExtensions?: Partial<Record<ExtendableGuard, number>>;
   /** The identity that started the run (separation of duties: it may not approve the run's requests). */
   startedBy?: string;
+  /** The agent's declared `version` the run is bound to (with `fingerprint`); absent when it declares none. */
+  agentVersion?: string;
+  /** `savepoint migrate`: each move of the live run to another version of the agent, in order. */
+  migrations?: MigrationRecord[];
+}
+
+/** One recorded move of a live run to new code (lambdas/steps/versions.ts). */
+export interface MigrationRecord {
+  /** Who asked for it (`savepoint migrate`'s user). */
+  by: string;
+  at: string;
+  from: { version?: string; fingerprint: string; executionArn: string };
+  to: { version?: string; fingerprint: string; executionArn: string };
 }
 
 export interface RecoveryRecord {
@@ -175,6 +188,8 @@ export interface TurnRecord {
   recordedAt: string;
   /** Set on a compaction (lambdas/steps/compaction.ts): its text summarises turns 1..covers. */
   compaction?: { covers: number };
+  /** The fingerprint of the code that made the call: which version of the agent recorded this step. */
+  fingerprint?: string;
 }
 
 export type ToolStatus = 'in_flight' | 'completed';

@@ -24,6 +24,11 @@ export const ErrorNames = {
   Terminal: 'Agent.Terminal',
   /** Automatic recovery gave the run up: it failed again and again without progress. */
   Unrecoverable: 'Agent.Unrecoverable',
+  /**
+   * A step's code is not the code the run is bound to (its fingerprint differs, and no recorded
+   * migration moved the run): never retried, never continued on the other code.
+   */
+  VersionMismatch: 'Agent.VersionMismatch',
   /** A person rejected an approval. Delivered with SendTaskFailure. */
   ApprovalRejected: 'Approval.Rejected',
   /** An approval was not decided before its deadline. Delivered with SendTaskFailure. */
@@ -89,6 +94,10 @@ export class InvalidInputError extends AgentError {
 
 export class TerminalError extends AgentError {
   override readonly name = ErrorNames.Terminal;
+}
+
+export class VersionMismatchError extends AgentError {
+  override readonly name = ErrorNames.VersionMismatch;
 }
 
 /**

@@ -10,6 +10,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
 import { compactionDue } from './compaction.js';
 import { loadConversationStep, nextToolCall, toolUses, type NextToolCall } from './turns.js';
+import { checkVersion, type CodeFingerprint } from './versions.js';
 
 export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 
@@ -72,12 +73,14 @@ function unfinishedCall(agent: AgentDefinition, turn: TurnRecord, calls: ToolCal
   return index < 0 ? null : nextToolCall(agent, turn, index, run);
 }
 
-export function createBudgetCheck(deps: { agent: AgentDefinition; ledger: Ledger; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory }) {
+export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: Ledger; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory }) {
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
     // One batched read (usually): the run, the kill flag and what is new in the conversation.
     const { run, globalKill, turns, calls } = await loadConversationStep(deps.ledger, runId);
+    // A live run goes on only on its own code (steps/versions.ts); an ended one just stops.
+    if (run.status === 'running') checkVersion(run, deps.agent, deps.fingerprint);
     const decision = await withExtensions(deps.ledger, deps.decisionMac, run, (current) => decide(deps.agent, current, turns, now, globalKill, calls));
     const warning = decision.continue ? loopVerdict(turns) : undefined;
     if (!decision.continue && decision.guard) {

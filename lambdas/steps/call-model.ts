@@ -14,6 +14,7 @@ import { InvalidInputError, ModelRetryAfterError, ModelThrottledError } from '..
 import { parseOrThrow } from '../shared/validation.js';
 import { compactedView } from './compaction.js';
 import type { Clock } from './ports.js';
+import { checkVersion, type CodeFingerprint } from './versions.js';
 import { completedCallsOf, loadConversationStep, nextToolCall, toolUses, type ConversationStep, type NextToolCall } from './turns.js';
 
 export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
@@ -36,6 +37,8 @@ export interface CallModelResult {
 
 export interface CallModelDeps {
   agent: AgentDefinition;
+  /** This code's fingerprint: the run must be bound to it (steps/versions.ts), and each turn records it. */
+  fingerprint: CodeFingerprint;
   ledger: Ledger;
   /** A client per `provider:model-id`, built once per container. */
   models: ModelRegistry;
@@ -108,13 +111,14 @@ export function createCallModel(deps: CallModelDeps) {
     const breakerName = modelBreaker(deps.agent.model);
     const step = { ...(await loadConversationStep(deps.ledger, runId, breakerName)), breakerName };
     const { run } = step;
+    const fingerprint = checkVersion(run, deps.agent, deps.fingerprint);
     const recorded = step.turns.find((known) => known.turn === turn);
     if (!recorded) {
       // A kill or a budget may have landed since BudgetCheck: checked again before the call goes out.
       const trip = budgetTrip(run, deps.clock.now(), step.globalKill);
       if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: trip.reason };
     }
-    const record = recorded ?? (await callModel(deps, run, turn, signal, step));
+    const record = recorded ?? (await callModel(deps, run, turn, signal, { ...step, fingerprint }));
     // Counting is idempotent per turn, so a crash between recording and counting heals here.
     const counted = await deps.ledger.countStep(runId, `turn:${turn}`, {
       steps: 1,
@@ -140,7 +144,13 @@ export function createCallModel(deps: CallModelDeps) {
   };
 }
 
-async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, signal: AbortSignal | undefined, step: ConversationStep & { breakerName: string }): Promise<TurnRecord> {
+async function callModel(
+  deps: CallModelDeps,
+  run: RunRecord,
+  turn: number,
+  signal: AbortSignal | undefined,
+  step: ConversationStep & { breakerName: string; fingerprint: string },
+): Promise<TurnRecord> {
   const { turns, calls } = step;
   const previous = turns.filter((recorded) => recorded.turn < turn);
   if (previous.length !== turn - 1) {
@@ -193,6 +203,8 @@ async function callModel(deps: CallModelDeps, run: RunRecord, turn: number, sign
     costMicros: Math.round(costOf(model, response.usage, prices) * 1_000_000),
     latencyMs: recordedAt.getTime() - started.getTime(),
     recordedAt: recordedAt.toISOString(),
+    // Which code made this step: a run's turns show the version it ran on, turn by turn.
+    fingerprint: step.fingerprint,
   });
 }
 

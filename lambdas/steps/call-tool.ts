@@ -8,6 +8,7 @@ import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.j
 import { InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
+import { checkVersion, type CodeFingerprint } from './versions.js';
 import { idempotencyKey, nextToolCall, runView, toolUses, type NextToolCall } from './turns.js';
 
 export const CallToolInput = z.object({
@@ -35,6 +36,8 @@ export const toolsBreaker = (agent: Pick<AgentDefinition, 'name'>) => `tools:${a
 
 export interface CallToolDeps {
   agent: AgentDefinition;
+  /** This code's fingerprint: the run must be bound to it (steps/versions.ts). */
+  fingerprint: CodeFingerprint;
   /** The clients the agent declared, built once per container (`AgentDefinition.deps`). */
   agentDeps: () => unknown;
   ledger: Ledger;
@@ -62,6 +65,7 @@ export function createCallTool(deps: CallToolDeps) {
     const read = await deps.ledger.loadStep(runId, { turns: [turn], calls: [{ turn, call }], breaker: toolsBreaker(deps.agent) });
     const run = read.run;
     if (!run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
+    checkVersion(run, deps.agent, deps.fingerprint);
     const turnRecord = read.turns[0];
     const block = turnRecord && toolUses(turnRecord)[call - 1];
     if (!turnRecord || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turn}`);

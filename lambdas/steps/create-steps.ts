@@ -20,6 +20,7 @@ import type { Clock, Executions, TaskCallbacks } from './ports.js';
 import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy } from './recover.js';
 import { createStartRun } from './start-run.js';
 import { createSweep, type ExecutionLookup } from './sweep.js';
+import { codeFingerprint } from './versions.js';
 
 /**
  * What the steps of one agent need from the outside. The Lambda adapter (adapters/aws-deps.ts)
@@ -76,6 +77,8 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
   const agentDepsOnce = () => (agentDeps ??= { value: agent.deps?.(deps.agentEnv) }).value;
   const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
   const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
+  // What every step checks the run against (steps/versions.ts): this code's fingerprint.
+  const fingerprint = codeFingerprint(agent, deps.codeVersion, deps.priceTable);
   return {
     [Steps.StartRun]: lazy(() => createStartRun({
         agent,
@@ -86,11 +89,11 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
         defaultModel: deps.defaultModel,
         priceTable: deps.priceTable,
       })),
-    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, ledger: deps.ledger, clock: deps.clock, history: deps.executions, decisionMac: deps.approvals?.decisionMac })),
-    [Steps.CallModel]: lazy(() => createCallModel({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: deps.priceTable })),
+    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, history: deps.executions, decisionMac: deps.approvals?.decisionMac })),
+    [Steps.CallModel]: lazy(() => createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: deps.priceTable })),
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
-      createCallTool({ agent, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac }),
+      createCallTool({ agent, fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac }),
     ),
     [Steps.Finalize]: lazy(() => createFinalize({ ledger: deps.ledger, clock: deps.clock })),
     [Steps.ExpireApprovals]: lazy(() => {

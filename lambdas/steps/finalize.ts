@@ -13,6 +13,8 @@ export const FinalizeInput = z.union([
   z.object({
     runId: z.string().min(1),
     failure: z.object({ Error: z.string(), Cause: z.string().optional() }),
+    /** The execution that failed (every Task's payload names it). */
+    executionArn: z.string().optional(),
   }),
 ]);
 
@@ -30,6 +32,11 @@ export function createFinalize(deps: { ledger: Ledger; clock: Clock }) {
   return async (input: unknown): Promise<FinalizeResult> => {
     const parsed = parseOrThrow(FinalizeInput, input, 'Finalize input');
     const now = deps.clock.now();
+    // A failure of an execution that no longer drives the run (a migration took the run to another
+    // execution, whose code this one refused to continue) is not the run's: it is left as it is.
+    const failedExecution = 'failure' in parsed ? parsed.executionArn : undefined;
+    const current = failedExecution !== undefined ? await deps.ledger.getRun(parsed.runId) : undefined;
+    if (current && current.executionArn !== failedExecution) return summaryOf(current);
     const run =
       'stop' in parsed
         ? await deps.ledger.finishRun(parsed.runId, { status: parsed.stop.status, stopReason: parsed.stop.reason }, now)
@@ -42,14 +49,18 @@ export function createFinalize(deps: { ledger: Ledger; clock: Clock }) {
             },
             now,
           );
-    return {
-      runId: run.runId,
-      status: run.status,
-      reason: run.stopReason ?? '',
-      steps: run.steps,
-      tokens: run.inputTokens + run.outputTokens,
-      dollars: run.costMicros / 1_000_000,
-    };
+    return summaryOf(run);
+  };
+}
+
+function summaryOf(run: RunRecord): FinalizeResult {
+  return {
+    runId: run.runId,
+    status: run.status,
+    reason: run.stopReason ?? '',
+    steps: run.steps,
+    tokens: run.inputTokens + run.outputTokens,
+    dollars: run.costMicros / 1_000_000,
   };
 }
 

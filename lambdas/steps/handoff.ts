@@ -45,7 +45,8 @@ export function createHandoff(deps: { ledger: Ledger; starter: ExecutionStarter;
     }
     const to = handedOffTo(run, executionArn);
     if (!to || run.executionArn !== to) return { runId, continued: false, reason: `another execution drives the run (${run.executionArn})` };
-    await deps.starter.start(to.split(':').pop()!, JSON.stringify({ runId, input: run.input }));
+    // The successor runs this execution's version: continue-as-new is not a deploy.
+    await deps.starter.start(to.split(':').pop()!, JSON.stringify({ runId, input: run.input }), { sameVersionAs: executionArn });
     return { runId, continued: true, from: executionArn, to, ...(events !== undefined && { events }) };
   };
 }

@@ -48,7 +48,7 @@ export interface RecoveryPolicy {
 export const RECOVERY: RecoveryPolicy = { maxWithoutProgress: 3 };
 
 /** Failures that are decisions, not accidents: recovering them would only fail again. */
-const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable]);
+const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable, ErrorNames.VersionMismatch]);
 
 export type RecoveryVerdict =
   | { action: 'ignore'; reason: string }
@@ -86,7 +86,12 @@ export function recoveryVerdict(run: RunRecord, ended: EndedExecution, policy: R
 
 /** Starts executions of the agent state machine (`StartExecution`); idempotent per name. */
 export interface ExecutionStarter {
-  start(name: string, input: string): Promise<{ executionArn: string }>;
+  /**
+   * Starts execution `name`. With `sameVersionAs`, on the state machine version that execution
+   * runs: a run is continued (resumed, recovered, handed off) on its own version, never moved to
+   * newer code by accident (steps/versions.ts); otherwise on the configured ARN (the alias).
+   */
+  start(name: string, input: string, options?: { sameVersionAs?: string }): Promise<{ executionArn: string }>;
 }
 
 export interface RecoverDeps {
@@ -111,7 +116,7 @@ export function createRecoverRun(deps: RecoverDeps) {
     // (idempotent: a running or finished successor is left as it is).
     const successor = verdict.action === 'ignore' && ended.status !== 'ABORTED' && run.status === 'running' ? handedOffTo(run, ended.executionArn) : undefined;
     if (successor !== undefined && successor === run.executionArn) {
-      const { executionArn } = await deps.starter.start(successor.split(':').pop()!, JSON.stringify({ runId: run.runId, input: run.input }));
+      const { executionArn } = await deps.starter.start(successor.split(':').pop()!, JSON.stringify({ runId: run.runId, input: run.input }), { sameVersionAs: ended.executionArn });
       return { runId: run.runId, action: 'recovered', reason: `execution ${ended.executionArn.split(':').pop()} ${ended.status} after handing the run off: its successor is started`, attempt: 0, executionArn };
     }
     if (verdict.action === 'ignore') return { runId: run.runId, action: 'ignored', reason: verdict.reason };
@@ -124,7 +129,7 @@ export function createRecoverRun(deps: RecoverDeps) {
       // Someone else recovered or resumed the run since it was read: decide again from what they wrote.
       throw new TransientError(`run ${run.runId} changed while recovering it; try again`);
     }
-    const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, input: run.input }));
+    const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, input: run.input }), { sameVersionAs: ended.executionArn });
     return { runId: run.runId, action: 'recovered', reason: recovery.reason, attempt: recovery.attempts, executionArn };
   };
 }

@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { agentFingerprint, defaultRunId, stableJson, type AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../ledger/records.js';
+import { RunConfig, ZERO_COUNTERS, type MigrationRecord, type RunRecord } from '../ledger/records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';
 import { configProblems, executionLimits } from '../approvals/policy.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from './ports.js';
+import { describeVersion, migrationVerdict } from './versions.js';
 
 export const RunId = z
   .string()
@@ -27,6 +28,11 @@ export const RunRequest = z
     force: z.boolean().optional(),
     /** Who starts the run (separation of duties: they may not approve its requests). */
     startedBy: z.string().min(1).max(200).optional(),
+    /**
+     * `savepoint migrate`: move this live run to the code that runs this StartRun, which must be
+     * agent version `to` and declare the run's version compatible (steps/versions.ts).
+     */
+    migrate: z.object({ to: z.string().min(1).max(64), by: z.string().min(1).max(200) }).strict().optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -53,6 +59,7 @@ export interface StartRequest {
   model?: string;
   force?: boolean;
   startedBy?: string;
+  migrate?: { to: string; by: string };
 }
 
 /**
@@ -74,7 +81,15 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
   const named = Object.keys((event as { config?: object }).config ?? {});
   const config = Object.fromEntries(Object.entries(request.config ?? {}).filter(([key]) => named.includes(key)));
   const model = request.model === undefined ? undefined : modelSpecOf(request.model, 'model');
-  return { runId: request.runId ?? runIdOf(agent, input), input, config, force: request.force, ...(model && { model }), ...(request.startedBy && { startedBy: request.startedBy }) };
+  return {
+    runId: request.runId ?? runIdOf(agent, input),
+    input,
+    config,
+    force: request.force,
+    ...(model && { model }),
+    ...(request.startedBy && { startedBy: request.startedBy }),
+    ...(request.migrate && { migrate: request.migrate }),
+  };
 }
 
 /** The run id of an input: the agent's own rule, or its name and a hash of the input. */
@@ -85,7 +100,7 @@ export function runIdOf(agent: AgentDefinition, input: unknown): string {
 export interface StartRunDeps {
   agent: AgentDefinition;
   ledger: Ledger;
-  executions: Pick<Executions, 'isRunning' | 'definitionOf'>;
+  executions: Pick<Executions, 'isRunning' | 'definitionOf' | 'stop'>;
   clock: Clock;
   codeVersion: string;
   /** The stack's model (`DurableAgent`'s `model` prop), over the agent's. @default the agent's `model` */
@@ -143,8 +158,15 @@ export function createStartRun(deps: StartRunDeps) {
       updatedAt: now.toISOString(),
       budgetExtensions: {},
       ...(request.startedBy && { startedBy: request.startedBy }),
+      ...(agent.version !== undefined && { agentVersion: agent.version }),
       ...ZERO_COUNTERS,
     };
+    if (request.migrate) {
+      // A migration moves a live run; it never starts one.
+      const existing = await deps.ledger.getRun(run.runId);
+      if (!existing) throw new InvalidInputError(`runId: no run ${run.runId} to migrate`);
+      return migrate(deps, existing, request.migrate, executionArn, definitionHash, now);
+    }
     if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running' };
 
     const existing = await deps.ledger.getRun(run.runId);
@@ -184,6 +206,45 @@ export function createStartRun(deps: StartRunDeps) {
     if (!attached) return { runId: existing.runId, action: 'duplicate', status: 'running' };
     return { runId: existing.runId, action: 'resume', status: 'running' };
   };
+}
+
+/**
+ * `savepoint migrate`: this code takes the live run over from the execution that drives it, when
+ * this version declares the run's version compatible. The ledger records who, when, and from which
+ * version and fingerprint to which, and rebinds the run to this code in the same conditional write
+ * that makes this execution its driver; then the superseded execution is stopped (its run is no
+ * longer its own, so the stop kills nothing). Refused, nothing is written.
+ */
+async function migrate(
+  deps: StartRunDeps,
+  existing: RunRecord,
+  ask: { to: string; by: string },
+  executionArn: string,
+  definitionHash: string,
+  now: Date,
+): Promise<StartRunResult> {
+  const fingerprint = agentFingerprint({ ...deps.agent, model: existing.model }, deps.codeVersion, (deps.priceTable ?? DEFAULT_PRICE_TABLE).version);
+  const stopSuperseded = (migration: MigrationRecord) =>
+    deps.executions.stop(migration.from.executionArn, 'Savepoint.Migrated', `run ${existing.runId} migrated to ${describeVersion(migration.to.version, migration.to.fingerprint)} by ${migration.by}`);
+  if (existing.executionArn === executionArn) {
+    // A retry of this StartRun after its write: the migration stands; the stop may not have happened.
+    const last = existing.migrations?.at(-1);
+    if (last?.to.executionArn === executionArn) await stopSuperseded(last);
+    return { runId: existing.runId, action: 'resume', status: 'running' };
+  }
+  const verdict = migrationVerdict(existing, deps.agent, fingerprint, ask.to);
+  if (!verdict.allowed) throw new InvalidInputError(`migrate: ${verdict.reason}`);
+  const migration: MigrationRecord = {
+    by: ask.by,
+    at: now.toISOString(),
+    from: { ...(existing.agentVersion !== undefined && { version: existing.agentVersion }), fingerprint: existing.fingerprint, executionArn: existing.executionArn },
+    to: { ...(deps.agent.version !== undefined && { version: deps.agent.version }), fingerprint, executionArn },
+  };
+  const attached = await deps.ledger.attachExecution(existing.runId, executionArn, now, { previousArn: existing.executionArn, fingerprint, definitionHash, migration });
+  // Another execution took the run over between our read and our write: nothing was migrated.
+  if (!attached) throw new InvalidInputError(`migrate: run ${existing.runId} changed hands while migrating; look at its status and try again`);
+  await stopSuperseded(migration);
+  return { runId: existing.runId, action: 'resume', status: 'running' };
 }
 
 /** Hash of a state machine definition (JSON text): the same definition, however it is spaced, has one hash. */

@@ -98,6 +98,19 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         expect(await ledger.attachExecution('r1', 'arn:2', at(10))).toMatchObject({ fingerprint: 'f' });
       });
 
+      it('with a migration, rebinds the run to the new version and appends the migration, in order', async () => {
+        await ledger.createRun({ ...run('r1'), agentVersion: '1' });
+        const first = { by: 'ops', at: at(10).toISOString(), from: { version: '1', fingerprint: 'f', executionArn: 'arn:1' }, to: { version: '2', fingerprint: 'f2', executionArn: 'arn:2' } };
+        const migrated = await ledger.attachExecution('r1', 'arn:2', at(10), { previousArn: 'arn:1', fingerprint: 'f2', migration: first });
+        expect(migrated).toMatchObject({ executionArn: 'arn:2', fingerprint: 'f2', agentVersion: '2', migrations: [first] });
+        const second = { ...first, from: first.to, to: { version: '3', fingerprint: 'f3', executionArn: 'arn:3' } };
+        await ledger.attachExecution('r1', 'arn:3', at(11), { previousArn: 'arn:2', fingerprint: 'f3', migration: second });
+        expect(await ledger.getRun('r1')).toMatchObject({ agentVersion: '3', fingerprint: 'f3', migrations: [first, second] });
+        // A migration that lost the race to another execution records nothing.
+        expect(await ledger.attachExecution('r1', 'arn:4', at(12), { previousArn: 'arn:2', fingerprint: 'f4', migration: { ...second, to: { fingerprint: 'f4', executionArn: 'arn:4' } } })).toBeUndefined();
+        expect((await ledger.getRun('r1'))!.migrations).toHaveLength(2);
+      });
+
       it('with previousArn, attaches only while that execution still drives the run', async () => {
         await ledger.createRun(run('r1'));
         expect(await ledger.attachExecution('r1', 'arn:2', at(1), { previousArn: 'arn:1' })).toMatchObject({ executionArn: 'arn:2' });

@@ -25,9 +25,9 @@ describe('an app with two agents', () => {
     expect(Object.keys(template.findResources('AWS::DynamoDB::GlobalTable'))).toHaveLength(1);
   });
 
-  it('runs the same generic loop for both (the definitions differ only in their function ARNs)', () => {
+  it('runs the same generic loop for both (the definitions differ only in their function versions)', () => {
     const shapes = Object.values(template.findResources('AWS::StepFunctions::StateMachine')).map((machine) =>
-      joined(machine.Properties.DefinitionString).replace(/"Fn::GetAtt":\["(Refunds|Triage)[A-Za-z0-9]+"/g, '"Fn::GetAtt":["FN"'),
+      joined(machine.Properties.DefinitionString).replace(/"Ref":"(Refunds|Triage)([A-Za-z]+)FunctionCurrentVersion[A-Za-z0-9]+"/g, '"Ref":"$2"'),
     );
     expect(shapes[0]).toBe(shapes[1]);
   });
@@ -46,7 +46,7 @@ describe('an app with two agents', () => {
   it('schedules only the agent that asked for a schedule, and serves an approval API only where asked', () => {
     const scheduled = Object.values(template.findResources('AWS::Events::Rule')).filter((rule) => joined(rule).includes('cron('));
     expect(scheduled).toHaveLength(1);
-    expect(joined(scheduled[0])).toContain('RefundsAgentStateMachine');
+    expect(joined(scheduled[0])).toContain(':stateMachine:Agents-refund-reconciler:live');
     const apis = Object.keys(template.findResources('AWS::ApiGateway::RestApi'));
     expect(apis).toHaveLength(1);
     expect(apis[0]).toMatch(/^Refunds/);

@@ -61,9 +61,9 @@ describe('the recovery function', () => {
     expect(fn.TABLE_NAME).toBeDefined();
   });
 
-  it('may start executions of the agent state machine, and nothing else in Step Functions', () => {
+  it('may start executions of the agent state machine (on the version the ended one ran) and read how they ended, nothing else in Step Functions', () => {
     const states = actionsOf(functionOf(Steps.RecoverRun)).filter((action) => action.startsWith('states:'));
-    expect(states).toEqual(['states:StartExecution']);
+    expect(states.sort()).toEqual(['states:DescribeExecution', 'states:StartExecution']);
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
@@ -76,7 +76,7 @@ describe('the recovery function', () => {
   it('fails at synth time for a bound that is not a small positive integer', () => {
     const stack = new Stack(new App(), 'Bound');
     const ledger = new LedgerTable(stack, 'Ledger');
-    expect(() => new RunRecovery(stack, 'Recovery', { ledger, stateMachine: { stateMachine: 'arn:aws:states:::stateMachine:x' }, maxRecoveries: 0, agentEntry: 'agent.ts' })).toThrow(
+    expect(() => new RunRecovery(stack, 'Recovery', { ledger, stateMachine: { stateMachine: 'arn:aws:states:::stateMachine:x', executions: 'arn:aws:states:::execution:x:*', alias: 'arn:aws:states:::stateMachine:x:live' }, maxRecoveries: 0, agentEntry: 'agent.ts' })).toThrow(
       /maxRecoveries must be an integer from 1 to 20, got 0/,
     );
   });

@@ -159,10 +159,10 @@ describe('the ledger table', () => {
 });
 
 describe('the nightly schedule', () => {
-  it('starts the state machine at 02:00 UTC with the scheduled event as input', () => {
+  it('starts the state machine at 02:00 UTC on its alias (the newest version), with the scheduled event as input', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'cron(0 2 * * ? *)',
-      Targets: [Match.objectLike({ Arn: { Ref: Match.stringLikeRegexp('AgentStateMachine') }, DeadLetterConfig: Match.anyValue() })],
+      Targets: [Match.objectLike({ Arn: { 'Fn::Join': ['', Match.arrayWith([':stateMachine:Savepoint-refund-reconciler:live'])] }, DeadLetterConfig: Match.anyValue() })],
     });
   });
 

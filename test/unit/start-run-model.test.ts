@@ -12,7 +12,7 @@ function startRun(options: { defaultModel?: string; agent?: typeof refundReconci
   const start = createStartRun({
     agent: options.agent ?? refundReconciler,
     ledger,
-    executions: { isRunning: async () => false, definitionOf: async () => definition },
+    executions: { isRunning: async () => false, definitionOf: async () => definition, stop: async () => undefined },
     clock: { now: () => new Date('2026-11-29T02:00:00Z') },
     codeVersion: 'v1',
     ...(options.defaultModel && { defaultModel: options.defaultModel }),

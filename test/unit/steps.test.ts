@@ -115,7 +115,7 @@ describe('StartRun', () => {
     createStartRun({
       agent: refundReconciler,
       ledger,
-      executions: { isRunning: async (arn) => live.has(arn), definitionOf: async () => definition },
+      executions: { isRunning: async (arn) => live.has(arn), definitionOf: async () => definition, stop: async () => undefined },
       clock: { now: () => new Date('2026-11-29T02:00:00Z') },
       codeVersion,
     });

@@ -1,0 +1,120 @@
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { exampleStack } from '../../infra/example.js';
+import { Steps } from '../../lambdas/shared/steps.js';
+
+/**
+ * Pinned versions (issue 14): each deploy's state machine version invokes that deploy's Lambda
+ * versions and sits behind the alias new runs start on; old versions stay for the runs that drain
+ * on them.
+ */
+type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
+
+const synth = (codeVersion: string) => Template.fromStack(exampleStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), { codeVersion }));
+const joined = (value: unknown) => JSON.stringify(value);
+
+let template: Template;
+let resources: Resources;
+let taskTargets: string[];
+
+beforeAll(() => {
+  template = synth('build-1');
+  resources = template.toJSON().Resources as Resources;
+  const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
+  const parts = (machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+  // What each Task's FunctionName is: the parts of the definition that are not text.
+  taskTargets = parts.filter((part): part is { Ref: string } => typeof part === 'object' && part !== null && 'Ref' in part && (part as { Ref: string }).Ref !== 'AWS::Partition').map((part) => part.Ref);
+});
+
+const stepOf = (functionId: string) => resources[functionId]!.Properties.Environment.Variables.SAVEPOINT_STEP as string;
+const functionOf = (step: string) => Object.entries(resources).find(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables?.SAVEPOINT_STEP === step)!;
+const policyOf = (functionId: string) => {
+  const role = (resources[functionId]!.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  return Object.values(resources).filter((resource) => resource.Type === 'AWS::IAM::Policy' && joined(resource.Properties.Roles).includes(role)).flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+};
+
+describe('pinned Lambda versions', () => {
+  it('every Task invokes a published version of its step function, never $LATEST', () => {
+    expect(taskTargets.length).toBeGreaterThanOrEqual(9);
+    const steps = new Set<string>();
+    for (const target of taskTargets) {
+      const version = resources[target]!;
+      expect(version.Type).toBe('AWS::Lambda::Version');
+      steps.add(stepOf(version.Properties.FunctionName.Ref));
+    }
+    expect([...steps].sort()).toEqual([Steps.BudgetCheck, Steps.CallModel, Steps.CallTool, Steps.Compact, Steps.Finalize, Steps.Handoff, Steps.RequestApproval, Steps.StartRun].sort());
+  });
+
+  it('keeps every version after the next deploy (retained), so draining runs keep working', () => {
+    for (const target of new Set(taskTargets)) expect(resources[target]).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+
+  it('lets the state machine invoke exactly those versions', () => {
+    const role = Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties.RoleArn['Fn::GetAtt'][0] as string;
+    const invoked = Object.values(resources)
+      .filter((resource) => resource.Type === 'AWS::IAM::Policy' && joined(resource.Properties.Roles).includes(role))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
+      .filter((statement) => joined(statement.Action).includes('lambda:InvokeFunction'));
+    for (const target of new Set(taskTargets)) expect(joined(invoked)).toContain(`{"Ref":"${target}"}`);
+  });
+
+  it('publishes new versions when the code changes: the next deploy invokes others', () => {
+    const next = synth('build-2').toJSON().Resources as Resources;
+    const versions = (all: Resources) => Object.entries(all).filter(([, resource]) => resource.Type === 'AWS::Lambda::Version').map(([id]) => id);
+    const before = new Set(versions(resources));
+    expect(versions(next).filter((id) => before.has(id))).toEqual([]);
+  });
+});
+
+describe('the state machine version and its alias', () => {
+  it('publishes the definition as a version, retained across deploys, described with the agent and code version', () => {
+    const versions = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::StepFunctions::StateMachineVersion');
+    expect(versions).toHaveLength(1);
+    const [, version] = versions[0]!;
+    expect(version).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    const machineId = Object.keys(template.findResources('AWS::StepFunctions::StateMachine'))[0]!;
+    expect(version.Properties).toEqual({
+      StateMachineArn: { Ref: machineId },
+      StateMachineRevisionId: { 'Fn::GetAtt': [machineId, 'StateMachineRevisionId'] },
+      Description: 'savepoint agent refund-reconciler; code build-1',
+    });
+  });
+
+  it('routes all new executions through the alias `live` to that version', () => {
+    const [versionId] = Object.keys(template.findResources('AWS::StepFunctions::StateMachineVersion'));
+    template.hasResourceProperties('AWS::StepFunctions::StateMachineAlias', {
+      Name: 'live',
+      RoutingConfiguration: [{ StateMachineVersionArn: { 'Fn::GetAtt': [versionId, 'Arn'] }, Weight: 100 }],
+    });
+  });
+
+  it('starts new runs on the alias: the schedule, and the CLI through the alias output', () => {
+    const schedule = Object.values(template.findResources('AWS::Events::Rule')).find((rule) => joined(rule).includes('cron('));
+    expect(joined(schedule!.Properties.Targets)).toContain(':stateMachine:Savepoint-refund-reconciler:live');
+    const role = schedule!.Properties.Targets[0].RoleArn['Fn::GetAtt'][0] as string;
+    const grants = Object.values(resources).filter((resource) => resource.Type === 'AWS::IAM::Policy' && joined(resource.Properties.Roles).includes(role));
+    expect(joined(grants)).toContain(':stateMachine:Savepoint-refund-reconciler:live');
+    template.hasOutput('*', { Description: 'savepoint:refund-reconciler:StateMachineAliasArn', Value: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([':stateMachine:Savepoint-refund-reconciler:live'])] }) });
+  });
+
+  it.each([Steps.Handoff, Steps.RecoverRun, Steps.Sweep])('%s continues runs on their own version and falls back on the alias', (step) => {
+    const [id, fn] = functionOf(step);
+    expect(joined(fn.Properties.Environment.Variables.STATE_MACHINE_ARN)).toContain(':stateMachine:Savepoint-refund-reconciler:live');
+    const statements = policyOf(id);
+    // Starting on a version or an alias is authorized on the machine's own ARN.
+    const start = statements.find((statement) => statement.Action === 'states:StartExecution');
+    expect(joined(start?.Resource)).toMatch(/:stateMachine:Savepoint-refund-reconciler"\]\]\}$/);
+    expect(statements.some((statement) => joined(statement.Action).includes('states:DescribeExecution'))).toBe(true);
+  });
+
+  it('lets StartRun stop the execution a migration takes the run from, and no other function', () => {
+    const stoppers = Object.entries(resources)
+      .filter(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables?.SAVEPOINT_STEP)
+      .filter(([id]) => joined(policyOf(id).map((statement) => statement.Action)).includes('states:StopExecution'))
+      .map(([id]) => stepOf(id));
+    expect(stoppers).toEqual([Steps.StartRun]);
+    const stop = policyOf(functionOf(Steps.StartRun)[0]).find((statement) => joined(statement.Action).includes('states:StopExecution'));
+    expect(joined(stop?.Resource)).toContain(':execution:Savepoint-refund-reconciler:*');
+  });
+});
