@@ -218,7 +218,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const endpoint = await startSfnEndpoint(engine);
     closers.push(endpoint.close);
 
-    const sfn = new SFNClient({ ...localAwsConfig, endpoint: endpoint.url });
+    // In process: the real SDK (serialize, sign, parse) without a loopback round trip per call.
+    const sfn = new SFNClient({ ...localAwsConfig, endpoint: endpoint.url, requestHandler: endpoint.requestHandler });
     closers.push(() => sfn.destroy());
     const callbacks = sfnTaskCallbacks(sfn);
     const recoverDeps = { ledger, starter: sfnStarter(sfn, extracted.stateMachineArn), clock, policy: options.recovery || undefined };
@@ -246,7 +247,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       // Crash injection wraps the ledger and the model client from outside: the steps have no hooks.
       const stepLedger: Ledger = options.crash ? crashingLedger(ledger, options.crash) : ledger;
       // `sim:` models go to the simulated model; the others to the providers the environment names.
-      const models = modelRegistry(() => ({ ...modelConfigFromEnv(options.modelEnv ?? process.env), sim: { baseUrl: options.modelUrl ?? model.url, apiKey: 'local', promptCaching: options.promptCaching ?? true } }));
+      const models = modelRegistry(() => ({ ...modelConfigFromEnv(options.modelEnv ?? process.env), sim: { baseUrl: options.modelUrl ?? model.url, apiKey: 'local', promptCaching: options.promptCaching ?? true, fetch: model.fetch } }));
       const crash = options.crash;
       const steps = createSteps(agent, {
         ledger: stepLedger,
@@ -260,6 +261,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         codeVersion: options.codeVersion ?? 'dev',
         recoveryPolicy: options.recovery || undefined,
         agentEnv: { ...world.env, ...options.agentEnv },
+        // The world is served in process: a step's tool call pays no loopback round trip.
+        ...(world.fetch && { agentFetch: world.fetch }),
         notify: (approval, event) => {
           deadlines.arm(approval);
           options.onApproval?.(approval, event);
