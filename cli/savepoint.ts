@@ -68,7 +68,7 @@ program
   .option('--fail-rate <p>', 'inject transient failures into model and provider requests, probability per request', '0')
   .option('--seed <n>', 'seed of the injected failures', '1')
   .addOption(new Option('--approve <mode>', 'how approvals are decided (default: prompt in a terminal, wait otherwise)').choices(['prompt', 'approve', 'reject', 'wait']))
-  .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: 5 unattended, 300 in a terminal)')
+  .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: $SAVEPOINT_APPROVAL_TIMEOUT, else 1 unattended, 300 in a terminal)', process.env['SAVEPOINT_APPROVAL_TIMEOUT'] || undefined)
   .option('--max-steps <n>', 'step budget: model turns + tool calls (default 400)')
   .option('--max-tokens <n>', 'token budget, input + output over the run (default 600000)')
   .option('--max-tokens-per-turn <n>', 'max_tokens of every model call (default 2048)')

@@ -56,8 +56,13 @@ export function loopVerdict(turns: TurnRecord[]): LoopVerdict | undefined {
   return undefined;
 }
 
+const CYCLE_TURNS = 3 * 4;
+
 /** The longest run of whole-turn repetitions with period 2 or 3 at the end of the conversation. */
-function turnCycle(turns: TurnRecord[]): { period: number; rounds: number; calls: string } | undefined {
+function turnCycle(all: TurnRecord[]): { period: number; rounds: number; calls: string } | undefined {
+  // Three rounds stop the run, so no verdict needs more than a round past that of the longest
+  // period: fingerprinting the whole conversation every turn would make a run quadratic.
+  const turns = all.slice(-CYCLE_TURNS);
   const signatures = turns.map((turn) =>
     hash(
       toolUses(turn)
