@@ -17,7 +17,6 @@ import { UsageError } from './errors.js';
 import { ownStateDir } from './owner.js';
 import { exitCodeOfSignal, StoppedBySignal } from './signals.js';
 import { z } from 'zod';
-import { describeDeployment, deploymentClient } from '../client/aws.js';
 import { approvalApiDecider, createClient, type SavepointClient } from '../client/index.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { CalendarDate } from '../lambdas/shared/dates.js';
@@ -300,6 +299,8 @@ interface Target {
 async function withClient<T>(command: string, agentSpec: string | undefined, runId: string | undefined, use: (target: Target) => Promise<T>): Promise<T> {
   const { stack, region } = deployed();
   if (stack) {
+    // The AWS clients load only for a deployed stack: a local command does not pay their memory.
+    const { describeDeployment, deploymentClient } = await import('../client/aws.js');
     const deployment = await describeDeployment({ stackName: stack, region, agent: agentSpec && !agentSpec.includes('/') ? agentSpec : undefined });
     const agent = await agentFor(agentSpec, deployment.agentName, null);
     const { client, ledger, close } = deploymentClient(deployment, agent);
