@@ -41,10 +41,7 @@ export function loopVerdict(turns: TurnRecord[]): LoopVerdict | undefined {
   const recent = turns.slice(-LOOP.window);
   const counts = new Map<string, number>();
   for (const turn of recent) {
-    for (const use of toolUses(turn)) {
-      const fingerprint = callFingerprint(use.name, use.input);
-      counts.set(fingerprint, (counts.get(fingerprint) ?? 0) + 1);
-    }
+    for (const fingerprint of fingerprintsOf(turn).calls) counts.set(fingerprint, (counts.get(fingerprint) ?? 0) + 1);
   }
   const [worst, count] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
   if (count >= LOOP.stopAt) return { action: 'stop', reason: `loop detected: ${clip(worst)} repeated ${count} times in the last ${recent.length} turns` };
@@ -63,13 +60,7 @@ function turnCycle(all: TurnRecord[]): { period: number; rounds: number; calls: 
   // Three rounds stop the run, so no verdict needs more than a round past that of the longest
   // period: fingerprinting the whole conversation every turn would make a run quadratic.
   const turns = all.slice(-CYCLE_TURNS);
-  const signatures = turns.map((turn) =>
-    hash(
-      toolUses(turn)
-        .map((use) => callFingerprint(use.name, use.input))
-        .join('\n'),
-    ),
-  );
+  const signatures = turns.map((turn) => fingerprintsOf(turn).signature);
   for (const period of [2, 3]) {
     let rounds = 1;
     while (signatures.length >= period * (rounds + 1)) {
@@ -89,6 +80,22 @@ function turnCycle(all: TurnRecord[]): { period: number; rounds: number; calls: 
     }
   }
   return undefined;
+}
+
+/**
+ * A turn's call fingerprints and whole-turn signature, computed once per record: a recorded turn
+ * never changes, and the steps keep the records they read (lambdas/steps/turns.ts), so the
+ * detector, asked three times a turn, does not normalize and hash the same calls again.
+ */
+const fingerprints = new WeakMap<TurnRecord, { calls: string[]; signature: string }>();
+function fingerprintsOf(turn: TurnRecord): { calls: string[]; signature: string } {
+  let known = fingerprints.get(turn);
+  if (known === undefined) {
+    const calls = toolUses(turn).map((use) => callFingerprint(use.name, use.input));
+    known = { calls, signature: hash(calls.join('\n')) };
+    fingerprints.set(turn, known);
+  }
+  return known;
 }
 
 function hash(text: string): string {
