@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -10,9 +11,23 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    // One worker per core, not vitest's cores − 1 (one worker on a 2-core machine): the engine,
+    // CLI and browser tests spend much of their time waiting on child processes and sockets.
+    maxWorkers: availableParallelism(),
+    projects: [
+      {
+        extends: true,
+        // Plain functions and files, no emulator, no synth: they share workers (and their module
+        // imports) instead of paying a fresh worker per file. `npx vitest run --project unit`.
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false },
+      },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'] },
+      },
+    ],
   },
 });

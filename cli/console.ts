@@ -4,10 +4,8 @@ import { z } from 'zod';
 import { createClient } from '../client/index.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { describeDeployment } from '../client/aws.js';
 import { historySource } from '../console/history.js';
 import { startConsole } from '../console/server.js';
-import { startStackConsole } from '../console/stack.js';
 import { agentModulePath, loadAgent } from '../local/agents.js';
 import { extractStateMachine, type AslDefinition, type CfnTemplateJson } from '../local/asl.js';
 import { UsageError } from './errors.js';
@@ -75,6 +73,8 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
 
 /** `savepoint --stack <name> console`: the console on a deployed stack, until Ctrl-C. */
 async function stackConsole(options: z.infer<typeof ConsoleOptions> & { stack: string }, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
+  // Loaded only here: a local run never pays for the AWS SDK clients of a deployed stack.
+  const [{ describeDeployment }, { startStackConsole }] = await Promise.all([import('../client/aws.js'), import('../console/stack.js')]);
   const deployment = await describeDeployment({ stackName: options.stack, ...(options.region && { region: options.region }), ...(options.agent && !options.agent.includes('/') && { agent: options.agent }) });
   const agent = await agentOf(options.agent ?? deployment.agentName);
   const signals = watchStopSignals();

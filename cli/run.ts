@@ -78,6 +78,9 @@ export const RunOptions = z
   .refine((options) => !options.resume || options.runId !== undefined, { path: ['runId'], message: 'resume needs the id of the run' });
 export type RunOptions = z.infer<typeof RunOptions>;
 
+/** How long an approval waits when nobody can answer (no terminal, `--approve wait`): then it escalates. */
+export const UNATTENDED_APPROVAL_TIMEOUT_SECONDS = 1;
+
 export interface RunOutcome {
   report: RunReport;
   execution: ExecutionFigures;
@@ -99,8 +102,9 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // A bad data file is refused before anything is made or kept.
   if (options.worldData) agent.dev?.checkData?.(options.worldData);
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');
-  // Unattended, nobody will decide: approvals escalate quickly so the run finishes on its own.
-  const approvalTimeoutSeconds = options.approvalTimeout ?? (approvalMode === 'wait' && !io.interactive ? 5 : 300);
+  // Unattended, nobody will decide: approvals escalate quickly so the run finishes on its own
+  // (`--approval-timeout`, or $SAVEPOINT_APPROVAL_TIMEOUT, gives `savepoint approve` longer).
+  const approvalTimeoutSeconds = options.approvalTimeout ?? (approvalMode === 'wait' && !io.interactive ? UNATTENDED_APPROVAL_TIMEOUT_SECONDS : 300);
   const progress = options.json ? io.err : io.out;
 
   const logFile = stateDir && join(stateDir, 'savepoint.log');

@@ -17,7 +17,6 @@ import { UsageError } from './errors.js';
 import { ownStateDir } from './owner.js';
 import { exitCodeOfSignal, StoppedBySignal } from './signals.js';
 import { z } from 'zod';
-import { describeDeployment, deploymentClient, executionConsoleLink } from '../client/aws.js';
 import { approvalApiDecider, createClient, type SavepointClient } from '../client/index.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { CalendarDate } from '../lambdas/shared/dates.js';
@@ -71,7 +70,7 @@ program
   .option('--fail-rate <p>', 'inject transient failures into model and provider requests, probability per request', '0')
   .option('--seed <n>', 'seed of the injected failures', '1')
   .addOption(new Option('--approve <mode>', 'how approvals are decided (default: prompt in a terminal, wait otherwise)').choices(['prompt', 'approve', 'reject', 'wait']))
-  .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: 5 unattended, 300 in a terminal)')
+  .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: $SAVEPOINT_APPROVAL_TIMEOUT, else 1 unattended, 300 in a terminal)', process.env['SAVEPOINT_APPROVAL_TIMEOUT'] || undefined)
   .option('--max-steps <n>', 'step budget: model turns + tool calls (default 400)')
   .option('--max-tokens <n>', 'token budget, input + output over the run (default 600000)')
   .option('--max-tokens-per-turn <n>', 'max_tokens of every model call (default 2048)')
@@ -317,6 +316,8 @@ interface Target {
 async function withClient<T>(command: string, agentSpec: string | undefined, runId: string | undefined, use: (target: Target) => Promise<T>): Promise<T> {
   const { stack, region } = deployed();
   if (stack) {
+    // The AWS clients load only for a deployed stack: a local command does not pay their memory.
+    const { describeDeployment, deploymentClient, executionConsoleLink } = await import('../client/aws.js');
     const deployment = await describeDeployment({ stackName: stack, region, agent: agentSpec && !agentSpec.includes('/') ? agentSpec : undefined });
     const agent = await agentFor(agentSpec, deployment.agentName, null);
     const { client, ledger, close } = deploymentClient(deployment, agent);

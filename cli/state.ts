@@ -1,15 +1,13 @@
 import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { localAwsConfig } from '../local/aws-config.js';
-import { startDynamo } from '../local/dynamo.js';
 import type { CfnTemplateJson } from '../local/asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/runtime.js';
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import { RemoteLedger } from '../lambdas/ledger/remote-ledger.js';
-import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
 import { busyMessage, liveOwner, ownStateDir } from './owner.js';
 
@@ -92,6 +90,19 @@ export interface OpenLedger {
   close: () => Promise<void>;
 }
 
+/**
+ * The DynamoDB ledger's modules, loaded only for a dynalite state directory: the SDK client and
+ * the emulator cost ~40 MB of memory that an embedded run has no use for.
+ */
+async function dynamoModules() {
+  const [{ DynamoDBClient }, { DynamoDbLedger }, { startDynamo }] = await Promise.all([
+    import('@aws-sdk/client-dynamodb'),
+    import('../lambdas/ledger/dynamodb-ledger.js'),
+    import('../local/dynamo.js'),
+  ]);
+  return { DynamoDBClient, DynamoDbLedger, startDynamo };
+}
+
 /** The ledger of a state directory: through the running engine's endpoint, or opened directly. */
 export async function openLedger(stateDir: string, command = 'status'): Promise<OpenLedger> {
   const engine = await runningEngine(stateDir);
@@ -100,6 +111,7 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
     return { ledger: remote, engine, close: async () => remote.close() };
   }
   if (engine?.endpoints.dynamodb) {
+    const { DynamoDBClient, DynamoDbLedger } = await dynamoModules();
     const client = new DynamoDBClient({ ...localAwsConfig, endpoint: engine.endpoints.dynamodb });
     return { ledger: new DynamoDbLedger(client, LEDGER_TABLE), engine, close: async () => client.destroy() };
   }
@@ -123,6 +135,7 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
     }
   }
   try {
+    const { DynamoDbLedger, startDynamo } = await dynamoModules();
     const dynamo = await startDynamo({ path: join(stateDir, LEDGER_PATHS.dynalite) });
     const close = async () => {
       await dynamo.close();
@@ -144,6 +157,7 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
  * kill -9 during startup): it holds no run, and the next `savepoint run` creates the table.
  */
 async function hasTable(client: DynamoDBClient): Promise<boolean> {
+  const { DescribeTableCommand, ResourceNotFoundException } = await import('@aws-sdk/client-dynamodb');
   try {
     await client.send(new DescribeTableCommand({ TableName: LEDGER_TABLE }));
     return true;

@@ -101,6 +101,12 @@ export type ModelPolicy = (request: MessageRequest) => Pick<MessageResponse, 'co
 export interface DevWorld {
   /** Environment the agent's `deps` read (e.g. the providers' base URLs). */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * Reaches the world's services in process, with no socket: the local engine hands it to the
+   * agent's `deps` (`context.fetch`). It must send a URL it does not serve to the network
+   * (sim/in-process.ts `inProcessFetch` does). @default the global fetch
+   */
+  readonly fetch?: typeof fetch;
   /** Loopback endpoints to publish (the CLI shows them; other commands reach the world by them). */
   readonly endpoints?: Readonly<Record<string, string>>;
   /** What the world found wrong and mended on opening (e.g. a torn journal line it cut off). */
@@ -110,6 +116,12 @@ export interface DevWorld {
   /** What the world holds now, for `savepoint world` (e.g. the refunds paid): lines, and JSON. */
   inspect?(): Promise<{ lines: string[]; json: unknown }>;
   close(): Promise<void>;
+}
+
+/** What the harness hands an agent's `deps` besides the environment. */
+export interface DepsContext {
+  /** The fetch for the tools' HTTP clients. */
+  readonly fetch: typeof fetch;
 }
 
 export interface DevWorldOptions {
@@ -140,8 +152,12 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
   /** The first user message of a run. */
   readonly prompt: (input: Input) => string;
   readonly tools: readonly ToolDefinition<any, Input, Deps>[];
-  /** Builds the tools' clients from the environment, once per container (validate it here). */
-  readonly deps?: (env: Readonly<Record<string, string | undefined>>) => Deps;
+  /**
+   * Builds the tools' clients from the environment, once per container (validate it here). Give
+   * the clients `context.fetch`: on AWS it is the global fetch; in a local run it reaches the
+   * simulated world in process (and any other URL over the network).
+   */
+  readonly deps?: (env: Readonly<Record<string, string | undefined>>, context: DepsContext) => Deps;
   /** Defaults for this agent's budgets. */
   readonly budgets?: Budgets;
   /** The run id for an input: the idempotency key of the whole run. @default `<name>-<hash of the input>` */
@@ -223,10 +239,30 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
 
 /** The tool list in the shape of a messages API request (`tools: [{ name, description, input_schema }]`). */
 export function toolSpecs(agent: Pick<AgentDefinition, 'tools'>): { name: string; description: string; input_schema: Record<string, unknown> }[] {
-  return agent.tools.map((tool) => {
-    const { $schema: _ignored, ...input_schema } = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
-    return { name: tool.name, description: tool.description, input_schema };
-  });
+  return agent.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: inputSchemaOf(tool) }));
+}
+
+/**
+ * A tool's input as JSON Schema, converted once per tool: every model turn sends the tool list,
+ * and converting a zod schema costs more than the rest of the request. Frozen, since it is shared.
+ */
+const inputSchemas = new WeakMap<ToolDefinition, Readonly<Record<string, unknown>>>();
+function inputSchemaOf(tool: ToolDefinition): Record<string, unknown> {
+  let schema = inputSchemas.get(tool);
+  if (schema === undefined) {
+    const { $schema: _ignored, ...rest } = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
+    schema = deepFreeze(rest);
+    inputSchemas.set(tool, schema);
+  }
+  return schema as Record<string, unknown>;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
 }
 
 export function findTool(agent: Pick<AgentDefinition, 'tools'>, name: string): ToolDefinition | undefined {

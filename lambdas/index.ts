@@ -9,6 +9,7 @@ export {
   type AgentDefinition,
   type ApprovalRequest,
   type Budgets,
+  type DepsContext,
   type DevWorld,
   type DevWorldOptions,
   type Effect,

@@ -6,7 +6,6 @@ import { stepHandler } from '../lambdas/adapters/middleware.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../lambdas/guards/breaker.js';
-import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import { serveLedger } from '../lambdas/ledger/remote-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
@@ -27,13 +26,12 @@ import { signedLinks } from '../lambdas/steps/approvals.js';
 import { extractStateMachine, type AslState, type CfnTemplateJson } from './asl.js';
 import { localAwsConfig } from './aws-config.js';
 import { crashingLedger, crashingModel, type CrashPoints } from './crash.js';
-import { ensureTable, startDynamo } from './dynamo.js';
 import { LocalEngine, type TaskBinding } from './engine.js';
 import { lambdaContext } from './lambda-context.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
 import { routeStatusChanges } from './status-events.js';
 import { ledgerTableFromTemplate } from './template.js';
-import { cachedTemplate } from './template-cache.js';
+import { cachedTemplate, validatedDefinitions } from './template-cache.js';
 import { recoverOrphans } from './watchdog.js';
 import { versionDescription } from './versions.js';
 
@@ -219,6 +217,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       retryIntervalOverrides,
       ...(options.retryAfterWaitMs !== undefined && { waitTimeOverrides: { [WAIT_RETRY_AFTER]: options.retryAfterWaitMs } }),
       now: () => clock.now(),
+      validated: validatedDefinitions(),
     });
     // Shutting down drains like Lambda: the engine stops first (no new invocations), then the
     // invocations in flight finish (against the still-open ledger) before the ledger closes.
@@ -234,7 +233,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const endpoint = await startSfnEndpoint(engine);
     closers.push(endpoint.close);
 
-    const sfn = new SFNClient({ ...localAwsConfig, endpoint: endpoint.url });
+    // In process: the real SDK (serialize, sign, parse) without a loopback round trip per call.
+    const sfn = new SFNClient({ ...localAwsConfig, endpoint: endpoint.url, requestHandler: endpoint.requestHandler });
     closers.push(() => sfn.destroy());
     const callbacks = sfnTaskCallbacks(sfn);
     const recoverDeps = { ledger, starter: sfnStarter(sfn, extracted.stateMachineArn), clock, policy: options.recovery || undefined };
@@ -262,7 +262,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       // Crash injection wraps the ledger and the model client from outside: the steps have no hooks.
       const stepLedger: Ledger = options.crash ? crashingLedger(ledger, options.crash) : ledger;
       // `sim:` models go to the simulated model; the others to the providers the environment names.
-      const models = modelRegistry(() => ({ ...modelConfigFromEnv(options.modelEnv ?? process.env), sim: { baseUrl: options.modelUrl ?? model.url, apiKey: 'local', promptCaching: options.promptCaching ?? true } }));
+      const models = modelRegistry(() => ({ ...modelConfigFromEnv(options.modelEnv ?? process.env), sim: { baseUrl: options.modelUrl ?? model.url, apiKey: 'local', promptCaching: options.promptCaching ?? true, fetch: model.fetch } }));
       const crash = options.crash;
       const steps = createSteps(agent, {
         ledger: stepLedger,
@@ -276,6 +276,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         codeVersion,
         recoveryPolicy: options.recovery || undefined,
         agentEnv: { ...world.env, ...options.agentEnv },
+        // The world is served in process: a step's tool call pays no loopback round trip.
+        ...(world.fetch && { agentFetch: world.fetch }),
         notify: (approval, event) => {
           deadlines.arm(approval);
           options.onApproval?.(approval, event);
@@ -398,6 +400,8 @@ async function openLocalLedger(
     closers.push(served.close);
     return { ledger: embedded, endpoint: { ledger: served.url } };
   }
+  // Loaded only for this ledger: the emulator and the DynamoDB SDK are ~40 MB an embedded run does not need.
+  const [{ ensureTable, startDynamo }, { DynamoDbLedger }] = await Promise.all([import('./dynamo.js'), import('../lambdas/ledger/dynamodb-ledger.js')]);
   const dynamo = await startDynamo({ path: stateDir && join(stateDir, LEDGER_PATHS.dynalite) });
   closers.push(dynamo.close);
   await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));

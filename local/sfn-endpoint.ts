@@ -2,10 +2,10 @@
  * A loopback HTTP endpoint speaking the Step Functions AWS JSON 1.0 protocol, so the real
  * @aws-sdk/client-sfn (endpoint http://127.0.0.1:<port>) drives a LocalEngine.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { HttpHandlerOptions, HttpRequest, HttpResponse } from '@smithy/types';
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { DROPPED, serveHttp, type HttpService, type ServiceReply, type ServiceRequest } from '../sim/in-process.js';
 import { LocalSfnError, paginate, type LocalEngine } from './engine.js';
 
 const TARGET_PREFIX = 'AWSStepFunctions.';
@@ -74,41 +74,45 @@ const handlers: Handlers = {
 export interface SfnEndpoint {
   url: string;
   port: number;
+  /**
+   * An SDK request handler that reaches this endpoint in process (the same service, no socket):
+   * `new SFNClient({ endpoint: url, requestHandler })` still serializes, signs and parses every
+   * call as the SDK does, without the loopback round trip. Other hosts are refused.
+   */
+  requestHandler: InProcessRequestHandler;
   close(): Promise<void>;
 }
 
 export async function startSfnEndpoint(engine: LocalEngine, opts: { port?: number } = {}): Promise<SfnEndpoint> {
-  const server = createServer((req, res) => {
-    handle(engine, req)
-      .then((body) => send(res, 200, body))
-      .catch((e: unknown) => {
-        if (e instanceof LocalSfnError) send(res, 400, { __type: e.name, message: e.message });
-        else send(res, 500, { __type: 'InternalFailure', message: e instanceof Error ? e.message : String(e) });
-      });
+  const service = sfnService(engine);
+  const served = await serveHttp(service, {
+    port: opts.port,
+    maxBodyBytes: MAX_BODY_BYTES,
+    tooLarge: () => reply(400, { __type: 'ValidationException', message: `Request body larger than ${MAX_BODY_BYTES} bytes` }),
+    failed: (e) => reply(500, { __type: 'InternalFailure', message: e instanceof Error ? e.message : String(e) }),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections(); // the SDK keeps sockets alive; close() alone would wait for them
-      }),
+  return { url: served.url, port: served.port, requestHandler: new InProcessRequestHandler(served.url, service), close: served.close };
+}
+
+/** The Step Functions JSON 1.0 protocol over the engine, as a function from request to reply. */
+export function sfnService(engine: LocalEngine): HttpService {
+  return async (request) => {
+    try {
+      return reply(200, await handle(engine, request));
+    } catch (e) {
+      if (e instanceof LocalSfnError) return reply(400, { __type: e.name, message: e.message });
+      return reply(500, { __type: 'InternalFailure', message: e instanceof Error ? e.message : String(e) });
+    }
   };
 }
 
-async function handle(engine: LocalEngine, req: IncomingMessage): Promise<unknown> {
+async function handle(engine: LocalEngine, req: ServiceRequest): Promise<unknown> {
   const target = req.headers['x-amz-target'];
   const operation = typeof target === 'string' && target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';
   if (req.method !== 'POST' || !(operation in handlers)) {
     throw new LocalSfnError('UnknownOperationException', `Unknown operation ${String(target)}`);
   }
-  const text = await readBody(req);
+  const text = req.body;
   let body: unknown;
   try {
     body = text === '' ? {} : JSON.parse(text);
@@ -130,35 +134,56 @@ function checkStateMachine(engine: LocalEngine, stateMachineArn: string): void {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new LocalSfnError('ValidationException', `Request body larger than ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function send(res: ServerResponse, statusCode: number, body: unknown): void {
-  if (res.headersSent || res.destroyed) return;
-  const json = JSON.stringify(body, epochSeconds);
-  res.writeHead(statusCode, {
-    'content-type': 'application/x-amz-json-1.0',
-    'content-length': Buffer.byteLength(json),
-    'x-amzn-requestid': randomUUID(),
-  });
-  res.end(json);
+function reply(status: number, body: unknown): ServiceReply {
+  return {
+    status,
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': randomUUID() },
+    body: JSON.stringify(body, epochSeconds),
+  };
 }
 
 /** The JSON protocol sends timestamps as epoch seconds; Date.toJSON has already run, so read the holder. */
 function epochSeconds(this: Record<string, unknown>, key: string, value: unknown): unknown {
   const raw = this[key];
   return raw instanceof Date ? raw.getTime() / 1000 : value;
+}
+
+/** Bytes as text, read through a plain view: the SDK's JSON body is a Uint8Array subclass that warns when treated as a string. */
+function utf8(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/**
+ * The smithy `HttpHandler` shape (what `requestHandler` takes), answering from `service` in process.
+ * Only requests to the endpoint's own host and port are served.
+ */
+export class InProcessRequestHandler {
+  readonly #host: string;
+  readonly #service: HttpService;
+  readonly metadata = { handlerProtocol: 'http/1.1' };
+
+  constructor(url: string, service: HttpService) {
+    this.#host = new URL(url).host;
+    this.#service = service;
+  }
+
+  async handle(request: HttpRequest, options?: HttpHandlerOptions): Promise<{ response: HttpResponse }> {
+    (options?.abortSignal as AbortSignal | undefined)?.throwIfAborted?.();
+    const host = request.port === undefined ? request.hostname : `${request.hostname}:${request.port}`;
+    if (host !== this.#host) throw new Error(`the in-process Step Functions handler serves ${this.#host}, not ${host}`);
+    const query = new URLSearchParams(Object.entries(request.query ?? {}).flatMap(([key, value]) => (Array.isArray(value) ? value.map((item) => [key, item]) : value == null ? [] : [[key, value]]))).toString();
+    const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]));
+    const body = typeof request.body === 'string' ? request.body : request.body instanceof Uint8Array ? utf8(request.body) : '';
+    const answer = await this.#service({ method: request.method, url: `${request.path}${query && `?${query}`}`, headers, body });
+    if (answer === DROPPED) throw new Error('the in-process Step Functions endpoint dropped its answer');
+    return { response: { statusCode: answer.status, headers: { ...answer.headers }, body: Buffer.from(answer.body) } };
+  }
+
+  updateHttpClientConfig(): void {}
+
+  httpHandlerConfigs(): Record<string, never> {
+    return {};
+  }
+
+  destroy(): void {}
 }

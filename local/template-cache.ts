@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,7 @@ const SOURCES = ['infra', 'lambdas/shared', 'lambdas/ledger/dynamodb-ledger.ts',
  * only a cache: a file that is not a template is synthesized again and replaced.
  */
 export async function cachedTemplate(agentName: string, options: { dir?: string; onNote?: (note: string) => void } = {}): Promise<CfnTemplate> {
-  const dir = options.dir ?? process.env['SAVEPOINT_CACHE_DIR'] ?? join(tmpdir(), 'savepoint-cache');
+  const dir = cacheDir(options.dir);
   const file = join(dir, `template-${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}-${sourcesHash()}.json`);
   const cached = readTemplate(file, options.onNote);
   if (cached) return cached;
@@ -27,6 +27,44 @@ export async function cachedTemplate(agentName: string, options: { dir?: string;
   renameSync(draft, file); // whole or not at all: a concurrent reader never sees half of it
   return template;
 }
+
+function cacheDir(dir?: string): string {
+  return dir ?? process.env['SAVEPOINT_CACHE_DIR'] ?? join(tmpdir(), 'savepoint-cache');
+}
+
+/**
+ * State machine definitions that passed the interpreter's validation, remembered on disk by the
+ * hash of their text (for LocalEngine's `validated`): validating compiles a JSON Schema, which
+ * costs a new process ~150 ms and ~15 MB, and the same definition validates the same way. Also
+ * keyed by the interpreter's version, so an upgrade validates again. A file that cannot be
+ * written only means the next process validates again.
+ */
+export function validatedDefinitions(options: { dir?: string } = {}): { has(text: string): boolean; add(text: string): void } {
+  const dir = cacheDir(options.dir);
+  const marker = (text: string) => join(dir, `valid-asl-${createHash('sha256').update(INTERPRETER).update('\0').update(text).digest('hex').slice(0, 32)}`);
+  const known = new Set<string>();
+  return {
+    has: (text) => known.has(text) || existsSync(marker(text)),
+    add: (text) => {
+      if (known.has(text)) return;
+      known.add(text);
+      try {
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(marker(text), '');
+      } catch {
+        // only a cache
+      }
+    },
+  };
+}
+
+const INTERPRETER = (() => {
+  try {
+    return String((JSON.parse(readFileSync(join(root, 'node_modules/aws-local-stepfunctions/package.json'), 'utf8')) as { version?: unknown }).version);
+  } catch {
+    return 'unknown';
+  }
+})();
 
 function readTemplate(file: string, onNote?: (note: string) => void): CfnTemplate | undefined {
   let text: string;

@@ -2,4 +2,4 @@
 export { faultInjector, seededRandom, type FaultOptions } from './random.js';
 export { openJournal, recoverTornTail, type Journal } from './journal.js';
 export { clip, describeToolError, quote, readCalls, readResult, type RecordedCall, type ResultRead } from './conversation.js';
-export { parseJsonBody, ProviderApiError, readBody, sendJson, serveProvider } from './provider-http.js';
+export { DROPPED, jsonReply, parseJsonBody, ProviderApiError, serveProvider, type ServedProvider, type ServiceReply, type ServiceRequest } from './provider-http.js';

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { MessageResponse } from '../lambdas/agent/messages.js';
 import type { ModelPolicy } from '../lambdas/define.js';
 import { DEFAULT_PRICE_TABLE } from '../lambdas/models/prices.js';
+import { inProcessFetch, jsonReply, serveHttp, type HttpService, type ServiceReply, type ServiceRequest } from './in-process.js';
 import { faultInjector, type FaultOptions } from './random.js';
 import { promptBlocks, toInternal, WireRequestBody } from './wire/anthropic-server.js';
 import { conversationProblem } from './wire/conversation.js';
@@ -24,6 +23,11 @@ import { BreakpointCache, MIN_CACHEABLE_TOKENS } from './wire/prompt-cache.js';
 export interface ModelServer {
   url: string;
   port: number;
+  /**
+   * A `fetch` for the model client that answers requests to `url` in process (the same service,
+   * no socket: what the local engine's steps use) and sends any other URL to the network.
+   */
+  fetch: typeof fetch;
   close(): Promise<void>;
   /** Requests received, faulted ones included. */
   requestCount(): number;
@@ -31,7 +35,6 @@ export interface ModelServer {
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
-/** The token estimate the server bills with: about four characters of JSON per token. */
 export function estimateTokens(value: unknown): number {
   return Math.ceil((JSON.stringify(value) ?? '').length / 4);
 }
@@ -45,94 +48,70 @@ export interface ModelServerOptions {
 }
 
 export async function startModelServer(opts: ModelServerOptions): Promise<ModelServer> {
+  const { service, requestCount } = modelService(opts);
+  const served = await serveHttp(service, {
+    port: opts.port,
+    maxBodyBytes: MAX_BODY_BYTES,
+    tooLarge: () => errorReply(413, 'request_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`),
+    failed: (error) => errorReply(500, 'api_error', error instanceof Error ? error.message : 'internal error'),
+  });
+  return { url: served.url, port: served.port, fetch: inProcessFetch(served.url, service), requestCount, close: served.close };
+}
+
+/** The simulated model as a function from request to reply: served over HTTP, or called in process. */
+export function modelService(opts: ModelServerOptions): { service: HttpService; requestCount(): number } {
   const shouldFail = faultInjector(opts.faults);
   const cache = new BreakpointCache({ minTokens: opts.minCacheableTokens ?? MIN_CACHEABLE_TOKENS });
   let requests = 0;
   let faults = 0;
-
-  const server = createServer((req, res) => {
+  const service: HttpService = async (request) => {
     requests += 1;
     // Faults strike before anything else, as a provider's front door would.
     if (shouldFail()) {
       faults += 1;
       // Alternate so that both throttling answers are exercised, reproducibly per seed.
-      if (faults % 2 === 1) sendError(res, 529, 'overloaded_error', 'Overloaded');
-      else sendError(res, 429, 'rate_limit_error', 'Rate limited: too many requests');
-      req.resume();
-      return;
+      return faults % 2 === 1 ? errorReply(529, 'overloaded_error', 'Overloaded') : errorReply(429, 'rate_limit_error', 'Rate limited: too many requests');
     }
-    handle(req, res, opts.policy, cache).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, 500, 'api_error', error instanceof Error ? error.message : 'internal error');
-      else res.destroy();
-    });
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    requestCount: () => requests,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        // fetch keeps connections alive; without this close() waits for them to idle out.
-        server.closeAllConnections();
-      }),
+    return answer(request, opts.policy, cache);
   };
+  return { service, requestCount: () => requests };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, decide: ModelPolicy, cache: BreakpointCache): Promise<void> {
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-  if (req.method !== 'POST' || path !== '/v1/messages') {
-    req.resume();
-    return sendError(res, 404, 'not_found_error', `no route ${req.method ?? ''} ${path}`);
-  }
-  if (!header(req, 'x-api-key')) {
-    req.resume();
-    return sendError(res, 401, 'authentication_error', 'x-api-key header is required');
-  }
-  if (!header(req, 'anthropic-version')) {
-    req.resume();
-    return sendError(res, 400, 'invalid_request_error', 'anthropic-version header is required');
-  }
+function answer(request: ServiceRequest, decide: ModelPolicy, cache: BreakpointCache): ServiceReply {
+  const path = new URL(request.url, 'http://localhost').pathname;
+  if (request.method !== 'POST' || path !== '/v1/messages') return errorReply(404, 'not_found_error', `no route ${request.method} ${path}`);
+  if (!header(request, 'x-api-key')) return errorReply(401, 'authentication_error', 'x-api-key header is required');
+  if (!header(request, 'anthropic-version')) return errorReply(400, 'invalid_request_error', 'anthropic-version header is required');
+  if (Buffer.byteLength(request.body) > MAX_BODY_BYTES) return errorReply(413, 'request_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
 
-  const raw = await readBody(req);
-  if (raw === undefined) return sendError(res, 413, 'request_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+  const raw = request.body;
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
-    return sendError(res, 400, 'invalid_request_error', 'request body is not valid JSON');
+    return errorReply(400, 'invalid_request_error', 'request body is not valid JSON');
   }
   const parsed = WireRequestBody.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return sendError(res, 400, 'invalid_request_error', `invalid request: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+    return errorReply(400, 'invalid_request_error', `invalid request: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
   }
   const body = parsed.data;
   // The simulator serves the models priced as `sim:<id>`, and no other.
-  if (!Object.hasOwn(DEFAULT_PRICE_TABLE.models, `sim:${body.model}`)) return sendError(res, 404, 'not_found_error', `model: ${body.model}`);
-  const request = toInternal(body);
-  const problem = conversationProblem(request);
-  if (problem !== undefined) return sendError(res, 400, 'invalid_request_error', problem);
+  if (!Object.hasOwn(DEFAULT_PRICE_TABLE.models, `sim:${body.model}`)) return errorReply(404, 'not_found_error', `model: ${body.model}`);
+  const internal = toInternal(body);
+  const problem = conversationProblem(internal);
+  if (problem !== undefined) return errorReply(400, 'invalid_request_error', problem);
 
-  const decision = decide(request);
+  const decision = decide(internal);
   let content: MessageResponse['content'] = decision.content;
   let stopReason: MessageResponse['stop_reason'] = decision.stop_reason;
   let outputTokens = estimateTokens(content);
-  if (outputTokens > request.max_tokens) {
+  if (outputTokens > internal.max_tokens) {
     // Out of budget mid-answer: the text gets cut and no tool call is complete enough to return.
-    content = content.flatMap((b) => (b.type === 'text' ? [{ ...b, text: b.text.slice(0, request.max_tokens * 4) }] : []));
+    content = content.flatMap((b) => (b.type === 'text' ? [{ ...b, text: b.text.slice(0, internal.max_tokens * 4) }] : []));
     stopReason = 'max_tokens';
-    outputTokens = request.max_tokens;
+    outputTokens = internal.max_tokens;
   }
   const cached = cache.account(promptBlocks(body));
   const usage = { input_tokens: cached.input, cache_creation_input_tokens: cached.cacheWrite, cache_read_input_tokens: cached.cacheRead, output_tokens: outputTokens };
@@ -142,41 +121,20 @@ async function handle(req: IncomingMessage, res: ServerResponse, decide: ModelPo
     id: `msg_${createHash('sha256').update(raw).digest('hex').slice(0, 24)}`,
     type: 'message',
     role: 'assistant',
-    model: request.model,
+    model: internal.model,
     content,
     stop_reason: stopReason,
     stop_sequence: null,
     usage,
   };
-  send(res, 200, response);
+  return jsonReply(200, response);
 }
 
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined || first.trim() === '' ? undefined : first;
+function header(request: ServiceRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return value === undefined || value.trim() === '' ? undefined : value;
 }
 
-/** The body as text, or undefined when it is larger than the limit (read to the end all the same, so the answer can be sent). */
-function readBody(req: IncomingMessage): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendError(res: ServerResponse, status: number, type: string, message: string): void {
-  send(res, status, { type: 'error', error: { type, message } });
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+function errorReply(status: number, type: string, message: string): ServiceReply {
+  return jsonReply(status, { type: 'error', error: { type, message } });
 }

@@ -115,6 +115,7 @@ export async function startRefundWorld(options: DevWorldOptions & { day?: Day })
   });
   return {
     env: { PAYMENTS_API_URL: payments.url },
+    fetch: payments.fetch,
     endpoints: { payments: payments.url },
     defaultInput: { date: day.date },
     ...(payments.recovered && { notes: [payments.recovered] }),
@@ -151,9 +152,9 @@ export const refundReconciler = defineAgent<RefundRunInput, Deps, RefundWorld>({
   input: RefundRunInput,
   prompt: (input) => `Reconcile the refund requests of ${input.date}.`,
   tools: [listRefundRequests, getOrder, getPayment, issueRefund, flagForReview, postReport],
-  deps: (env) => {
+  deps: (env, { fetch }) => {
     const { PAYMENTS_API_URL } = parseOrThrow(Environment, env, 'refund-reconciler environment');
-    return { commerce: new HttpCommerceApi({ baseUrl: PAYMENTS_API_URL }) };
+    return { commerce: new HttpCommerceApi({ baseUrl: PAYMENTS_API_URL, fetch }) };
   },
   // One run per day, however it is started: the run id is the idempotency key of the whole run.
   runId: (input) => `refunds-${input.date}`,

@@ -163,6 +163,7 @@ export async function startTriageWorld(
   });
   return {
     env: { HELPDESK_API_URL: server.url, MAIL_API_URL: server.url },
+    fetch: server.fetch,
     ...(server.recovered && { notes: [server.recovered] }),
     endpoints: { helpdesk: server.url, mail: server.url },
     defaultInput: { inbox: inbox.inbox },
@@ -199,9 +200,9 @@ export const supportTriage = defineAgent<TriageRunInput, Deps, TriageWorld>({
   input: TriageRunInput,
   prompt: (input) => `Triage the support inbox "${input.inbox}"${input.since ? ` (tickets received since ${input.since})` : ''}.`,
   tools: [listTickets, getTicket, searchKb, sendReply, escalate],
-  deps: (env) => {
+  deps: (env, { fetch }) => {
     const { HELPDESK_API_URL, MAIL_API_URL } = parseOrThrow(Environment, env, 'support-triage environment');
-    return { helpdesk: new HelpdeskClient({ baseUrl: HELPDESK_API_URL }), mail: new MailClient({ baseUrl: MAIL_API_URL }) };
+    return { helpdesk: new HelpdeskClient({ baseUrl: HELPDESK_API_URL, fetch }), mail: new MailClient({ baseUrl: MAIL_API_URL, fetch }) };
   },
   version: '1',
   report: triageSummary,

@@ -41,10 +41,7 @@ export function loopVerdict(turns: TurnRecord[]): LoopVerdict | undefined {
   const recent = turns.slice(-LOOP.window);
   const counts = new Map<string, number>();
   for (const turn of recent) {
-    for (const use of toolUses(turn)) {
-      const fingerprint = callFingerprint(use.name, use.input);
-      counts.set(fingerprint, (counts.get(fingerprint) ?? 0) + 1);
-    }
+    for (const fingerprint of fingerprintsOf(turn).calls) counts.set(fingerprint, (counts.get(fingerprint) ?? 0) + 1);
   }
   const [worst, count] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
   if (count >= LOOP.stopAt) return { action: 'stop', reason: `loop detected: ${clip(worst)} repeated ${count} times in the last ${recent.length} turns` };
@@ -56,32 +53,24 @@ export function loopVerdict(turns: TurnRecord[]): LoopVerdict | undefined {
   return undefined;
 }
 
+const CYCLE_TURNS = 3 * 4;
+
 /** The longest run of whole-turn repetitions with period 2 or 3 at the end of the conversation. */
-function turnCycle(turns: TurnRecord[]): { period: number; rounds: number; calls: string } | undefined {
-  // Signatures are computed from the end, on demand: a run that is not cycling compares a few
-  // turns, so a step's cost does not grow with the run's length.
-  const signatures = new Map<number, string>();
-  const signature = (index: number): string => {
-    let known = signatures.get(index);
-    if (known === undefined) {
-      known = hash(
-        toolUses(turns[index]!)
-          .map((use) => callFingerprint(use.name, use.input))
-          .join('\n'),
-      );
-      signatures.set(index, known);
-    }
-    return known;
-  };
-  const sameRound = (period: number, rounds: number): boolean => {
-    const end = turns.length - period * rounds;
-    for (let i = 0; i < period; i++) if (signature(end - period + i) !== signature(turns.length - period + i)) return false;
-    return true;
-  };
+function turnCycle(all: TurnRecord[]): { period: number; rounds: number; calls: string } | undefined {
+  // Three rounds stop the run, so no verdict needs more than a round past that of the longest
+  // period: fingerprinting the whole conversation every turn would make a run quadratic.
+  const turns = all.slice(-CYCLE_TURNS);
+  const signatures = turns.map((turn) => fingerprintsOf(turn).signature);
   for (const period of [2, 3]) {
     let rounds = 1;
-    while (turns.length >= period * (rounds + 1) && sameRound(period, rounds)) rounds += 1;
-    const distinct = turns.length >= period && new Set(Array.from({ length: period }, (_, i) => signature(turns.length - period + i))).size > 1;
+    while (signatures.length >= period * (rounds + 1)) {
+      const end = signatures.length - period * rounds;
+      const previous = signatures.slice(end - period, end);
+      const last = signatures.slice(signatures.length - period);
+      if (previous.join() !== last.join()) break;
+      rounds += 1;
+    }
+    const distinct = new Set(signatures.slice(-period)).size > 1;
     if (rounds >= 2 && distinct) {
       const calls = turns
         .slice(-period)
@@ -91,6 +80,22 @@ function turnCycle(turns: TurnRecord[]): { period: number; rounds: number; calls
     }
   }
   return undefined;
+}
+
+/**
+ * A turn's call fingerprints and whole-turn signature, computed once per record: a recorded turn
+ * never changes, and the steps keep the records they read (lambdas/steps/turns.ts), so the
+ * detector, asked three times a turn, does not normalize and hash the same calls again.
+ */
+const fingerprints = new WeakMap<TurnRecord, { calls: string[]; signature: string }>();
+function fingerprintsOf(turn: TurnRecord): { calls: string[]; signature: string } {
+  let known = fingerprints.get(turn);
+  if (known === undefined) {
+    const calls = toolUses(turn).map((use) => callFingerprint(use.name, use.input));
+    known = { calls, signature: hash(calls.join('\n')) };
+    fingerprints.set(turn, known);
+  }
+  return known;
 }
 
 function hash(text: string): string {

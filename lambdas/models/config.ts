@@ -11,7 +11,16 @@ import { parseOrThrow } from '../shared/validation.js';
 export const ModelConfig = z.strictObject({
   /** Budget of one model call, connection to last byte. @default 60_000 */
   timeoutMs: z.number().int().positive().optional(),
-  sim: z.strictObject({ baseUrl: z.string().min(1), apiKey: z.string().min(1), /** @default true */ promptCaching: z.boolean().optional() }).optional(),
+  sim: z
+    .strictObject({
+      baseUrl: z.string().min(1),
+      apiKey: z.string().min(1),
+      /** @default true */
+      promptCaching: z.boolean().optional(),
+      /** The client's fetch: the local engine reaches the simulator in process (sim/in-process.ts). @default globalThis.fetch */
+      fetch: z.custom<typeof fetch>((value) => typeof value === 'function', 'must be a fetch function').optional(),
+    })
+    .optional(),
   anthropic: z.strictObject({ apiKey: z.string().min(1).optional(), baseUrl: z.string().min(1).optional() }).optional(),
   openai: z
     .strictObject({

@@ -28,7 +28,7 @@ export function createModelClient(spec: string | ModelSpec, config: unknown): Mo
     case 'sim': {
       if (cfg.sim === undefined) return missing('the simulator’s URL', ENV.simUrl, 'the stack’s simulator endpoint');
       const baseUrl = checkEndpoint(cfg.sim.baseUrl, `${ENV.simUrl} (sim.baseUrl)`);
-      return bound(model, new HttpMessagesClient({ baseUrl, apiKey: cfg.sim.apiKey, ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(cfg.sim.promptCaching === undefined ? {} : { promptCaching: cfg.sim.promptCaching }) }));
+      return bound(model, new HttpMessagesClient({ baseUrl, apiKey: cfg.sim.apiKey, ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(cfg.sim.promptCaching === undefined ? {} : { promptCaching: cfg.sim.promptCaching }), ...(cfg.sim.fetch && { fetch: cfg.sim.fetch }) }));
     }
     case 'anthropic': {
       const apiKey = cfg.anthropic?.apiKey ?? missing('an Anthropic API key', ENV.anthropicKey, 'the Anthropic API key secret');

@@ -47,6 +47,8 @@ export interface HarnessDeps {
   readonly recoveryPolicy?: RecoveryPolicy;
   /** The environment the agent's `deps` are built from (once, on the first tool call). */
   readonly agentEnv: Readonly<Record<string, string | undefined>>;
+  /** The fetch the agent's `deps` give their clients. @default the global fetch */
+  readonly agentFetch?: typeof fetch;
   /** A new approval waits for a person. */
   readonly notify?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
   /** How approvers are told and authenticated, how decisions are signed, and the policy (approvals/). */
@@ -74,7 +76,7 @@ export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback>
  */
 export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSteps {
   let agentDeps: { value: unknown } | undefined;
-  const agentDepsOnce = () => (agentDeps ??= { value: agent.deps?.(deps.agentEnv) }).value;
+  const agentDepsOnce = () => (agentDeps ??= { value: agent.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
   const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
   const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
   // What every step checks the run against (steps/versions.ts): this code's fingerprint.

@@ -5,7 +5,7 @@ import type { AgentDefinition } from '../../lambdas/define.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
-import { postDecision, waitFor } from '../engine/harness.js';
+import { postDecision, wake, waitFor, wakeOnEngineEvents, wakingLedger } from '../engine/harness.js';
 
 /**
  * The support-triage agent on the whole local stack (the synthesized definition on the in-process
@@ -59,12 +59,15 @@ export async function startTriage(options: TriageHarnessOptions = {}): Promise<T
       world,
       onApproval: (approval) => {
         approvals.push(approval);
+        wake();
         if (decide) decisions.push(postDecision(stack, approval.approvalId, { decision: decide, reason: `test: ${decide}` }));
       },
       ...rest,
+      decorateLedger: (ledger) => wakingLedger(rest.decorateLedger ? rest.decorateLedger(ledger) : ledger),
     });
+    const unwatch = wakeOnEngineEvents(started.engine);
     let closed: Promise<void> | undefined;
-    stack = { ...started, close: () => (closed ??= started.close().then(() => world.close())) };
+    stack = { ...started, close: () => (closed ??= started.close().then(() => world.close()).then(unwatch)) };
   } catch (error) {
     await world.close();
     throw error;

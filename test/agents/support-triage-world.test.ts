@@ -116,7 +116,7 @@ describe('the support-triage agent definition', () => {
   });
 
   it('validates its environment when its clients are built', () => {
-    expect(() => supportTriage.deps!({ HELPDESK_API_URL: 'http://127.0.0.1:1' })).toThrow(/MAIL_API_URL/);
+    expect(() => supportTriage.deps!({ HELPDESK_API_URL: 'http://127.0.0.1:1' }, { fetch })).toThrow(/MAIL_API_URL/);
   });
 
   it('has a scripted model that is a pure function of the request', () => {

@@ -44,18 +44,28 @@ describe('savepoint CLI', () => {
     run.stderr.on('data', (chunk) => (stderr += chunk));
     const exited = new Promise<number>((resolve) => run.on('exit', (code) => resolve(code ?? -1)));
 
-    // Decide the two large refunds while the run waits: one approved, one rejected.
+    // Decide the two large refunds while the run waits: one approved, one rejected. The run
+    // announces each approval as it asks (no polling): another command lists and decides it.
+    const announcement = (index: number) =>
+      new Promise<string>((resolve) => {
+        const check = () => {
+          const ids = [...stderr.matchAll(/⏸ {2}approval (\S+):/g)].map((match) => match[1]!);
+          if (ids.length <= index) return;
+          run.stderr.off('data', check);
+          resolve(ids[index]!);
+        };
+        run.stderr.on('data', check);
+        check();
+      });
     const decided: string[] = [];
-    while (decided.length < 2) {
+    for (const verb of ['approve', 'reject']) {
+      const approvalId = await announcement(decided.length);
       const listed = await savepoint(...dir, 'approvals', '--json');
-      const pending = listed.code === 0 ? (JSON.parse(listed.stdout) as { approvals: { approvalId: string }[] }).approvals : [];
-      for (const { approvalId } of pending) {
-        const verb = decided.length === 0 ? 'approve' : 'reject';
-        const decision = await savepoint(...dir, verb, approvalId, '--reason', 'checked by the test');
-        expect(decision, decision.stderr).toMatchObject({ code: 0 });
-        decided.push(approvalId);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(listed, listed.stderr).toMatchObject({ code: 0 });
+      expect((JSON.parse(listed.stdout) as { approvals: { approvalId: string }[] }).approvals.map((approval) => approval.approvalId)).toContain(approvalId);
+      const decision = await savepoint(...dir, verb, approvalId, '--reason', 'checked by the test');
+      expect(decision, decision.stderr).toMatchObject({ code: 0 });
+      decided.push(approvalId);
     }
     expect(await exited, stderr).toBe(0);
 

@@ -160,7 +160,7 @@ describe('the console on a deployed stack', () => {
         const now = (await harness.stack.ledger.getRun(runId))!;
         if (now.status !== 'running') return 'done';
         return harness.approvals.find((approval) => approval.runId === runId && !decided.includes(approval.approvalId))?.approvalId;
-      }, 120_000);
+      });
       if (pending === 'done') break;
       const before = served.approvalRequests.length;
       expect(await post(`approvals/${pending}/decide`, { decision: 'approve', reason: 'checked on the stack' })).toMatchObject({ status: 200, body: { ok: true, status: 'approved' } });

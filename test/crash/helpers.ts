@@ -17,19 +17,25 @@ export interface Exit {
 }
 
 /**
- * Runs the CLI as its own process, which a crash really ends. `killAfter` ends it from outside
- * with SIGKILL, `ms` after its output first shows `text` (e.g. once its run is under way).
+ * Runs the CLI as its own process, which a crash really ends. `killAtStep` ends it from outside
+ * with SIGKILL once its progress shows that agent step: a moment of the run, not of the clock
+ * (a delay after start would miss a run that finishes sooner on a fast machine).
  */
-export function savepoint(args: string[], options: { killAfter?: { text: string; ms: number }; env?: Record<string, string> } = {}): Promise<Exit> {
+export function savepoint(args: string[], options: { killAtStep?: number; env?: Record<string, string> } = {}): Promise<Exit> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(options.env && { env: { ...process.env, ...options.env } }) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
-    let killer: NodeJS.Timeout | undefined;
+    let killed = false;
     const watch = () => {
-      const { killAfter } = options;
-      if (killAfter && !killer && (stdout + stderr).includes(killAfter.text)) killer = setTimeout(() => child.kill('SIGKILL'), killAfter.ms);
+      if (options.killAtStep === undefined || killed) return;
+      // Progress lines: `   0.2s     9  turn   4  tool:  get_order → ok` (elapsed, agent step, turn).
+      const steps = [...stdout.matchAll(/^\s+[\d.]+s\s+(\d+)\s+turn\s/gm)].map((match) => Number(match[1]));
+      if (steps.some((step) => step >= options.killAtStep!)) {
+        killed = true;
+        child.kill('SIGKILL');
+      }
     };
     child.stdout.on('data', watch);
     child.stderr.on('data', (chunk) => {
@@ -38,7 +44,6 @@ export function savepoint(args: string[], options: { killAfter?: { text: string;
     });
     const watchdog = setTimeout(() => child.kill('SIGKILL'), 120_000);
     child.on('exit', (code, signal) => {
-      clearTimeout(killer);
       clearTimeout(watchdog);
       resolve({ code, signal, stdout, stderr });
     });

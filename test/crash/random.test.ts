@@ -40,10 +40,11 @@ async function survive(seed: number): Promise<Outcome> {
     // The first engine starts the run and is killed from outside at a random moment of it; the
     // next ones are started for another run, and their watchdog finds this one orphaned.
     const command = run ? ['run', '--run-id', `side-${seed}-${engines}`, '--input', '{"date":"2026-11-27"}'] : ['run', '--run-id', runId];
-    const killAfter = engines === 0 ? { text: `savepoint: run ${runId}`, ms: Math.floor(random() * 800) } : undefined;
+    // Killed at a random agent step of the first ten (of about twenty), whatever the machine's speed.
+    const killAtStep = engines === 0 ? 1 + Math.floor(random() * 10) : undefined;
     const exit = await savepoint(
       args(...command, '--fail-rate', '0.1', '--seed', String(seed), '--crash-rate', engines === 0 ? '0' : '0.02', '--crash-seed', String(seed * 100 + engines), '--max-recoveries', '10'),
-      { killAfter },
+      { killAtStep },
     );
     if (exit.signal === 'SIGKILL') {
       if (exit.stderr.includes('crash injected')) injected++;

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BREAKER } from '../../lambdas/guards/breaker.js';
 import { toolsBreaker } from '../../lambdas/steps/call-tool.js';
 import { loadReport } from '../../lambdas/agent/report.js';
+import { summarizeHistory } from '../../local/engine.js';
 import { postDecision, sampleDay, startHarness, waitFor, type Harness } from './harness.js';
 
 /** A clock the test can move forward: the harness reads it, the engine's waits stay real. */
@@ -135,9 +136,15 @@ describe('the circuit breaker', () => {
       return state?.state === 'open' ? state : undefined;
     });
     expect(opened.lastTrip!.reason).toMatch(/^5 failures in 60 s, last: Agent\.Transient/);
-    // While open, the provider is not called: its request count stands still.
+    // While open, the provider is not called: its request count stands still while CallTool is
+    // refused again and again (counted in the execution's history, not waited for on a clock).
     const requestsWhenOpen = stack.world.payments.requestCount();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const refusals = () => {
+      const [execution] = stack.engine.listExecutions().executions;
+      return summarizeHistory(stack.engine.getExecutionHistory(execution!.executionArn))['CallTool']?.errors['Agent.CircuitOpen'] ?? 0;
+    };
+    const refusedBefore = refusals();
+    await waitFor(() => refusals() >= refusedBefore + 3);
     expect(stack.world.payments.requestCount()).toBe(requestsWhenOpen);
 
     // The provider recovers; after the cooldown one probe goes through and closes the breaker.
@@ -184,9 +191,8 @@ describe('counters survive a restart', () => {
       const first = harness.stack;
       first.engine.startExecution({ name: 'first', input: { runId: 'resumed', input: { date: runDate }, config: quickApprovals } });
       await waitFor(async () => ((await first.ledger.getRun('resumed'))?.steps ?? 0) >= 20);
-      await first.close(); // the engine stops mid-run
+      await first.close(); // the engine stops mid-run; closing waits for the steps in flight
       harness = undefined;
-      await new Promise((resolve) => setTimeout(resolve, 200)); // let a step cut off mid-flight settle
       const before = (await (harness = await startHarness({ stateDir })).stack.ledger.getRun('resumed'))!;
 
       const finished = await harness.run({ runId: 'resumed', input: { date: runDate }, config: quickApprovals }, 'second');

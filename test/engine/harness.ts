@@ -3,6 +3,7 @@ import { refundReconciler, startRefundWorld, type RefundWorld } from '../../agen
 import { Day } from '../../agents/refund-reconciler/domain.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import type { ApprovalRequested } from '../../lambdas/approvals/notify.js';
 
@@ -39,13 +40,15 @@ export async function startHarness(options: Partial<LocalStackOptions<RefundWorl
     onApproval: (approval, event) => {
       approvals.push(approval);
       requested.push(event);
+      wake();
     },
     ...(world && { world }),
     ...rest,
+    decorateLedger: (ledger) => wakingLedger(rest.decorateLedger ? rest.decorateLedger(ledger) : ledger),
   });
+  const unwatch = wakeOnEngineEvents(started.engine);
   let closed: Promise<void> | undefined;
-  const closeBoth = () => (closed ??= started.close().then(() => world?.close()));
-  const stack = world ? { ...started, close: closeBoth } : started;
+  const stack = { ...started, close: () => (closed ??= started.close().then(() => world?.close()).then(unwatch)) };
   let runs = 0;
   return {
     stack,
@@ -70,15 +73,62 @@ export async function postDecision(stack: Pick<LocalStack, 'endpoints'>, approva
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-/** Polls `probe` until it yields something other than undefined, null or false. */
-export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 60_000): Promise<Exclude<T, undefined | null | false>> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Resolves with the first value of `probe` other than undefined, null or false. No timer and no
+ * polling: the probe is checked now, and again after each event of a watched engine (a state
+ * entered, a task done, an execution started or ended) and each approval a harness is told of
+ * (`wake`) — what a probe waits for is the engine's doing. A wait that never ends is bounded by
+ * the test's own timeout.
+ */
+export async function waitFor<T>(probe: () => T | Promise<T>): Promise<Exclude<T, undefined | null | false>> {
   for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Listening before probing: what happens while an async probe runs is not missed.
+    let wakeThis!: () => void;
+    const woken = new Promise<void>((resolve) => (wakeThis = resolve));
+    waiters.add(wakeThis);
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
+      await woken;
+    } finally {
+      waiters.delete(wakeThis);
+    }
   }
+}
+
+const waiters = new Set<() => void>();
+
+/** Something a `waitFor` probe may be waiting for happened: every waiter checks again. */
+export function wake(): void {
+  for (const waiter of [...waiters]) waiter();
+}
+
+/**
+ * The ledger, waking the `waitFor` waiters after each write that succeeds: what a probe reads can
+ * also change outside any execution (a recovery refused, an approval expired). Reads do not wake:
+ * a probe reading the ledger would wake itself.
+ */
+export function wakingLedger(ledger: Ledger): Ledger {
+  return new Proxy(ledger, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string') return value;
+      // Bound to the ledger itself: its own inner calls are not the caller's reads or writes.
+      if (READS.test(property)) return (value as (...args: unknown[]) => unknown).bind(target);
+      return (...args: unknown[]) => {
+        const result = (value as (...args: unknown[]) => unknown).apply(target, args);
+        void Promise.resolve(result).then(wake, () => undefined);
+        return result;
+      };
+    },
+  });
+}
+
+const READS = /^(get|list|load|find)[A-Z]/;
+
+/** Every event of `engine` wakes the `waitFor` waiters; returns the unsubscribe. */
+export function wakeOnEngineEvents(engine: Pick<LocalStack['engine'], 'on'>): () => void {
+  return engine.on(() => wake());
 }
 
 /** Refund request ids paid more than once by the provider (must always be empty). */

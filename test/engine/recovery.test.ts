@@ -79,7 +79,7 @@ describe('recovery of a failed execution (the status-change rule)', () => {
     simulated = h.stack.endpoints.model;
 
     await h.run({ runId: 'stuck', input: { date: day.date } });
-    const given = await waitForAsync(async () => {
+    const given = await waitFor(async () => {
       const record = await h.stack.ledger.getRun('stuck');
       return record?.error?.error === 'Agent.Unrecoverable' ? record : undefined;
     });
@@ -104,7 +104,7 @@ describe('the watchdog', () => {
       { runId: 'orphan', action: 'recovered', reason: `execution before LOST`, attempt: 1, executionArn: expect.stringMatching(/:orphan-recovery-1$/) },
     ]);
     // The resumed execution waits on the same approval (a new task token, the same approval id).
-    await waitForAsync(async () => ((await second.stack.ledger.getApproval('orphan', approval.turn, approval.call))!.taskToken !== approval.taskToken ? true : undefined));
+    await waitFor(async () => ((await second.stack.ledger.getApproval('orphan', approval.turn, approval.call))!.taskToken !== approval.taskToken ? true : undefined));
     expect(second.approvals).toEqual([]);
     expect(await postDecision(second.stack, approval.approvalId, { decision: 'approve', reason: 'checked' })).toMatchObject({ status: 200, body: { delivered: true } });
     const recovered = await second.stack.engine.waitForExecution(second.stack.engine.listExecutions().executions[0]!.executionArn);
@@ -137,7 +137,7 @@ describe('the watchdog', () => {
     // The operator forces it: the run goes on where it stopped, on the new code.
     const { executionArn } = second.stack.engine.startExecution({ name: 'forced', input: { runId: 'changed', input: { date: day.date }, force: true } });
     // The pending-approvals index never holds the task token: read the approval itself for it.
-    const approval = await waitForAsync(async () => {
+    const approval = await waitFor(async () => {
       const [pending] = await second.stack.ledger.listPendingApprovals();
       const current = pending && (await second.stack.ledger.getApproval(pending.runId, pending.turn, pending.call));
       return current && current.taskToken !== first.approvals[0]!.taskToken ? current : undefined;
@@ -169,15 +169,5 @@ async function reopenRun(stateDir: string, runId: string) {
     return (await ledger.getRun(runId))!;
   } finally {
     await close();
-  }
-}
-
-async function waitForAsync<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

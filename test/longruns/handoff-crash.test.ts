@@ -7,6 +7,7 @@ import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { sfnStarter } from '../../lambdas/adapters/sfn.js';
 import { executionChain } from '../../lambdas/guards/history.js';
 import { createRecoverRun } from '../../lambdas/steps/recover.js';
+import { waitFor, wakeOnEngineEvents, wakingLedger } from '../engine/harness.js';
 import { counterAgent } from './counter-agent.js';
 
 const CALLS = 40;
@@ -22,13 +23,16 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function finished(stack: LocalStack, runId: string, timeoutMs = 120_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = await stack.ledger.getRun(runId);
-    if (run && run.status !== 'running') return run;
-    if (Date.now() > deadline) throw new Error(`run ${runId} still running (steps ${run?.steps}, executions ${run?.executions.join(' ')})`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+/** The run once it is no longer running: checked after each event of the engine (no timer). */
+async function finished(stack: LocalStack, runId: string) {
+  const unwatch = wakeOnEngineEvents(stack.engine);
+  try {
+    return await waitFor(async () => {
+      const run = await stack.ledger.getRun(runId);
+      return run && run.status !== 'running' && run;
+    });
+  } finally {
+    unwatch();
   }
 }
 
@@ -54,7 +58,7 @@ describe('continue-as-new under crashes at the handoff', () => {
     const crash = crashInjector({ at: { point: HandoffRecorded as never, tool: undefined, nth: 1 } }, () => {
       throw new Crash('the Lambda process died after the handoff record');
     });
-    const stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000, crash });
+    const stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000, crash, decorateLedger: wakingLedger });
     stacks.push(stack);
     const { executionArn } = stack.engine.startExecution({ name: 'crash-a', input: request('crash-a') });
     const run = await finished(stack, 'crash-a');
@@ -82,7 +86,7 @@ describe('continue-as-new under crashes at the handoff', () => {
     await death;
     await first.close();
 
-    const second = await startLocalStack({ agent, stateDir, retryDelayMs: 1, sweepEveryMs: 1_000 });
+    const second = await startLocalStack({ agent, stateDir, retryDelayMs: 1, sweepEveryMs: 1_000, decorateLedger: wakingLedger });
     stacks.push(second);
     const before = (await second.ledger.getRun('crash-b'))!;
     expect(before.executionArn.endsWith(':crash-b-c1')).toBe(true); // the record names a successor that never ran
@@ -94,7 +98,7 @@ describe('continue-as-new under crashes at the handoff', () => {
   }, 150_000);
 
   it('a predecessor that dies after its successor started: recovery starts the successor again by name, which starts nothing new', async () => {
-    const stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
+    const stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000, decorateLedger: wakingLedger });
     stacks.push(stack);
     stack.engine.startExecution({ name: 'crash-c', input: request('crash-c') });
     await finished(stack, 'crash-c');

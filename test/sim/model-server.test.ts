@@ -85,8 +85,48 @@ describe('simulated model server with the HTTP client', () => {
     expect((error as Error).message).toContain('404: not_found_error: model: gpt-nope');
   });
 
-  it('counts the requests it received', () => {
-    expect(server.requestCount()).toBe(6);
+  it('counts the requests it received, over HTTP and in process alike', async () => {
+    const own = await startModelServer({ policy: decide });
+    try {
+      await new HttpMessagesClient({ baseUrl: own.url, apiKey: 'k' }).createMessage(firstTurn());
+      await new HttpMessagesClient({ baseUrl: own.url, apiKey: 'k', fetch: own.fetch }).createMessage(firstTurn());
+      await new HttpMessagesClient({ baseUrl: own.url, apiKey: '', fetch: own.fetch }).createMessage(firstTurn()).catch(() => undefined);
+      expect(own.requestCount()).toBe(3);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe('the simulated model in process (what the local engine uses)', () => {
+  let server: ModelServer;
+  beforeAll(async () => {
+    server = await startModelServer({ policy: decide });
+  });
+  afterAll(() => server.close());
+
+  it('answers a request in process with the same status and body as over HTTP', async () => {
+    const send = (fetcher: typeof fetch, body: unknown) =>
+      fetcher(`${server.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'k', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (response) => ({ status: response.status, type: response.headers.get('content-type'), body: await response.json() }));
+    for (const body of [firstTurn({ max_tokens: 5 }), { model: 'savepoint-sim-1', messages: [] }, firstTurn({ model: 'gpt-nope' })]) {
+      expect(await send(server.fetch, body)).toEqual(await send(fetch, body));
+    }
+  });
+
+  it('sends a URL it does not serve to the network, and honours an aborted signal', async () => {
+    const other = await startModelServer({ policy: decide });
+    try {
+      await new HttpMessagesClient({ baseUrl: other.url, apiKey: 'k', fetch: server.fetch }).createMessage(firstTurn());
+      expect(other.requestCount()).toBe(1);
+      const aborted = await server.fetch(`${server.url}/v1/messages`, { method: 'POST', body: '{}', signal: AbortSignal.abort() }).catch((error: unknown) => error);
+      expect(aborted).toMatchObject({ name: 'AbortError' });
+    } finally {
+      await other.close();
+    }
   });
 });
 

@@ -1,11 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
 import { decide } from '../../lambdas/steps/budget-check.js';
 import { conversation } from '../../lambdas/steps/call-model.js';
 import { createStartRun, hashDefinition, runRequestFromEvent } from '../../lambdas/steps/start-run.js';
-import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
-import { ledgerTableFromTemplate, synthesizeTemplate } from '../../local/template.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
 import { agentFingerprint as fingerprintOf } from '../../lambdas/define.js';
@@ -106,10 +104,10 @@ describe('the conversation', () => {
   });
 });
 
+// Each test on a ledger of its own (the embedded one: the same contract as DynamoDB's, no emulator).
 describe('StartRun', () => {
-  let dynamo: LocalDynamo;
-  let ledger: DynamoDbLedger;
-  const live = new Set<string>();
+  let ledger: EmbeddedLedger;
+  let live: Set<string>;
   const definitionV1 = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true } } });
   const start = (codeVersion = 'v1', definition = definitionV1) =>
     createStartRun({
@@ -121,12 +119,14 @@ describe('StartRun', () => {
     });
   const event = { runId: 'r1', input: { date: '2026-11-28' } };
 
-  beforeAll(async () => {
-    dynamo = await startDynamo();
-    await ensureTable(dynamo.client, ledgerTableFromTemplate(await synthesizeTemplate(), 'steps-ledger'));
-    ledger = new DynamoDbLedger(dynamo.client, 'steps-ledger');
+  /** Run r1, started by execution arn:e1 (not live: an orphan unless the test says otherwise). */
+  const startedByE1 = () => start()({ event, executionArn: 'arn:e1' });
+
+  beforeEach(() => {
+    ledger = EmbeddedLedger.open();
+    live = new Set();
   });
-  afterAll(async () => dynamo.close());
+  afterEach(() => ledger.close());
 
   it('starts a new run, and the same execution resumes it', async () => {
     expect(await start()({ event, executionArn: 'arn:e1' })).toEqual({ runId: 'r1', action: 'start', status: 'running' });
@@ -135,18 +135,21 @@ describe('StartRun', () => {
   });
 
   it('leaves a run alone while another live execution drives it', async () => {
+    await startedByE1();
     live.add('arn:e1');
     expect(await start()({ event, executionArn: 'arn:e2' })).toMatchObject({ action: 'duplicate' });
     live.delete('arn:e1');
   });
 
   it('refuses to resume on a different agent version', async () => {
+    await startedByE1();
     await expect(start('v2')({ event, executionArn: 'arn:e3' })).rejects.toThrow(
       /run r1 started on other code: agent \w+ → \w+ \(code version, prompt, model, tool schemas or price table\)\. .*pass --force/,
     );
   });
 
   it('refuses to resume on a changed state machine definition, naming it', async () => {
+    await startedByE1();
     const changed = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true, TimeoutSeconds: 5 } } });
     await expect(start('v1', changed)({ event, executionArn: 'arn:e3' })).rejects.toThrow(
       new RegExp(`state machine definition ${hashDefinition(definitionV1)} → ${hashDefinition(changed)}`),
@@ -157,11 +160,13 @@ describe('StartRun', () => {
   });
 
   it('resumes an orphaned run under the new execution', async () => {
+    await startedByE1();
     expect(await start()({ event, executionArn: 'arn:e4' })).toMatchObject({ action: 'resume' });
     expect(await ledger.getRun('r1')).toMatchObject({ executionArn: 'arn:e4', executions: ['arn:e1', 'arn:e4'] });
   });
 
   it('lets only one of two executions resuming the same orphaned run at once drive it', async () => {
+    await startedByE1();
     const [first, second] = await Promise.all([start()({ event, executionArn: 'arn:e5a' }), start()({ event, executionArn: 'arn:e5b' })]);
     expect([first.action, second.action].sort()).toEqual(['duplicate', 'resume']);
     const driver = first.action === 'resume' ? 'arn:e5a' : 'arn:e5b';
@@ -169,6 +174,7 @@ describe('StartRun', () => {
   });
 
   it('resumes on changed code when forced, and the run adopts the new fingerprint', async () => {
+    await startedByE1();
     const changed = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true, TimeoutSeconds: 5 } } });
     expect(await start('v2', changed)({ event: { ...event, force: true }, executionArn: 'arn:e5c' })).toMatchObject({ action: 'resume' });
     expect(await ledger.getRun('r1')).toMatchObject({ executionArn: 'arn:e5c', fingerprint: agentFingerprint('v2'), definitionHash: hashDefinition(changed) });
@@ -177,6 +183,7 @@ describe('StartRun', () => {
   });
 
   it('refuses a run id that was started with another input, and reports a finished run as finished', async () => {
+    await startedByE1();
     await expect(start()({ event: { ...event, input: { date: '2026-11-27' } }, executionArn: 'arn:e5' })).rejects.toThrow(/runId: run r1 was started with the input .*2026-11-28.*, not .*2026-11-27/);
     await ledger.finishRun('r1', { status: 'succeeded', stopReason: 'done' }, new Date());
     expect(await start()({ event, executionArn: 'arn:e6' })).toMatchObject({ action: 'finished', status: 'succeeded' });

@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import {
   Cents,
@@ -13,7 +12,7 @@ import {
   type RefundRequest,
 } from '../domain.js';
 import { parseOrThrow } from 'savepoint';
-import { faultInjector, openJournal, parseJsonBody, ProviderApiError, readBody, sendJson, serveProvider, type FaultOptions } from 'savepoint/sim';
+import { faultInjector, openJournal, DROPPED, jsonReply, parseJsonBody, ProviderApiError, serveProvider, type FaultOptions, type ServiceReply, type ServiceRequest } from 'savepoint/sim';
 
 /**
  * A simulated payments provider with Stripe-like semantics, served over real HTTP on loopback so
@@ -44,6 +43,8 @@ export interface PaymentsServerOptions {
 export interface PaymentsServer {
   /** e.g. `http://127.0.0.1:54321` (no trailing slash) */
   readonly url: string;
+  /** Reaches this server in process (no socket); other URLs go to the network. */
+  readonly fetch: typeof fetch;
   /** What opening the journal repaired (a torn last line cut off), for the operator to be told. */
   readonly recovered?: string;
   readonly port: number;
@@ -118,13 +119,12 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
    * with one key cannot both create.
    */
   function idempotent(
-    req: IncomingMessage,
-    res: ServerResponse,
+    request: ServiceRequest,
     path: string,
     body: unknown,
     create: (key: string, fingerprint: string) => JournalEntry,
-  ): void {
-    const key = req.headers['idempotency-key'];
+  ): ServiceReply | typeof DROPPED {
+    const key = request.headers['idempotency-key'];
     if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
       throw new ProviderApiError(400, 'invalid_request_error', 'Idempotency-Key: header is required (1 to 255 characters)');
     }
@@ -138,27 +138,25 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
           `Keys for idempotent requests can only be used with the same parameters they were first used with (key '${key}')`,
         );
       }
-      sendJson(res, 200, previous.record, { 'Idempotent-Replayed': 'true' });
-      return;
+      return jsonReply(200, previous.record, { 'Idempotent-Replayed': 'true' });
     }
     const entry = create(key, fingerprint);
     journal.append(entry); // the provider commits first: a response lost after this still paid
     remember(entry);
     if (dropResponse()) {
-      res.socket?.destroy();
-      return;
+      return DROPPED;
     }
-    sendJson(res, 200, entry.record);
+    return jsonReply(200, entry.record);
   }
 
   const nextId = (prefix: string, kind: JournalEntry['kind']) => `${prefix}_${String(created[kind].length + 1).padStart(4, '0')}`;
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(request: ServiceRequest): Promise<ServiceReply | typeof DROPPED> {
     requests += 1;
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const url = new URL(request.url, 'http://127.0.0.1');
     const path = url.pathname;
-    const route = `${req.method ?? 'GET'} ${path}`;
-    const raw = await readBody(req);
+    const route = `${request.method} ${path}`;
+    const raw = request.body;
 
     // What the provider paid is for people and tests; faulting it would only disturb the seed's sequence.
     const inspection = route === 'GET /v1/refunds' || route === 'GET /v1/reviews' || route === 'GET /v1/reports';
@@ -168,25 +166,25 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     if (route === 'GET /v1/refund_requests') {
       const date = parseOrThrow(z.object({ date: IsoDate }), { date: url.searchParams.get('date') ?? undefined }, 'query').date;
       const data: RefundRequest[] = date === day.date ? day.refundRequests : [];
-      return sendJson(res, 200, { data });
+      return jsonReply(200, { data });
     }
     const order = /^GET \/v1\/orders\/([^/]+)$/.exec(route);
     if (order) {
       const id = decodeURIComponent(order[1] ?? '');
       const found: Order | undefined = orders.get(id);
       if (!found) throw new ProviderApiError(404, 'invalid_request_error', `No such order: '${id}'`);
-      return sendJson(res, 200, found);
+      return jsonReply(200, found);
     }
     const payment = /^GET \/v1\/payments\/([^/]+)$/.exec(route);
-    if (payment) return sendJson(res, 200, paymentView(decodeURIComponent(payment[1] ?? '')));
+    if (payment) return jsonReply(200, paymentView(decodeURIComponent(payment[1] ?? '')));
 
-    if (route === 'GET /v1/refunds') return sendJson(res, 200, { data: created.refund });
-    if (route === 'GET /v1/reviews') return sendJson(res, 200, { data: created.review });
-    if (route === 'GET /v1/reports') return sendJson(res, 200, { data: created.report });
+    if (route === 'GET /v1/refunds') return jsonReply(200, { data: created.refund });
+    if (route === 'GET /v1/reviews') return jsonReply(200, { data: created.review });
+    if (route === 'GET /v1/reports') return jsonReply(200, { data: created.report });
 
     if (route === 'POST /v1/refunds') {
       const body = parseOrThrow(CreateRefundBody, parseJsonBody(raw), 'refund body');
-      return idempotent(req, res, path, body, (key, fingerprint) => {
+      return idempotent(request, path, body, (key, fingerprint) => {
         const payment = paymentView(body.paymentId);
         requireRefundRequest(body.refundRequestId);
         const refundable = payment.amountCents - payment.refundedCents;
@@ -203,7 +201,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     }
     if (route === 'POST /v1/reviews') {
       const body = parseOrThrow(CreateReviewBody, parseJsonBody(raw), 'review body');
-      return idempotent(req, res, path, body, (key, fingerprint) => {
+      return idempotent(request, path, body, (key, fingerprint) => {
         requireRefundRequest(body.refundRequestId);
         const record: Review = { id: nextId('rv', 'review'), ...body, createdAt: now().toISOString() };
         return { kind: 'review', key, fingerprint, record };
@@ -211,7 +209,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     }
     if (route === 'POST /v1/reports') {
       const body = parseOrThrow(CreateReportBody, parseJsonBody(raw), 'report body');
-      return idempotent(req, res, path, body, (key, fingerprint) => {
+      return idempotent(request, path, body, (key, fingerprint) => {
         const record: Report = { id: nextId('rp', 'report'), ...body, createdAt: now().toISOString() };
         return { kind: 'report', key, fingerprint, record };
       });
@@ -219,10 +217,11 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     throw new ProviderApiError(404, 'invalid_request_error', `Unrecognized request URL (${route})`);
   }
 
-  const { port, close } = await serveProvider(handle, { port: options.port, journal });
+  const { port, close, fetch } = await serveProvider(handle, { port: options.port, journal });
 
   return {
     url: `http://127.0.0.1:${port}`,
+    fetch,
     ...(journal.recovered && { recovered: journal.recovered }),
     port,
     refunds: () => [...created.refund],

@@ -1,7 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { parseOrThrow } from 'savepoint';
-import { faultInjector, openJournal, parseJsonBody, ProviderApiError, readBody, sendJson, serveProvider, type FaultOptions } from 'savepoint/sim';
+import { faultInjector, openJournal, DROPPED, jsonReply, parseJsonBody, ProviderApiError, serveProvider, type FaultOptions, type ServiceReply, type ServiceRequest } from 'savepoint/sim';
 import { Escalation, Inbox, KbHit, Queue, SentMail, Since, Ticket, TicketId, TicketSummary } from '../domain.js';
 
 /**
@@ -42,6 +41,8 @@ export interface MailServerOptions {
 export interface MailServer {
   /** e.g. `http://127.0.0.1:54321` (no trailing slash) */
   readonly url: string;
+  /** Reaches this server in process (no socket); other URLs go to the network. */
+  readonly fetch: typeof fetch;
   /** What opening the journal repaired (a torn last line cut off), for the operator to be told. */
   readonly recovered?: string;
   /** Every mail the provider sent, oldest first (a send repeated by a client is two mails). */
@@ -100,11 +101,11 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     remember(entry);
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(request: ServiceRequest): Promise<ServiceReply | typeof DROPPED> {
     requests += 1;
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const route = `${req.method ?? 'GET'} ${url.pathname}`;
-    const raw = await readBody(req);
+    const url = new URL(request.url, 'http://127.0.0.1');
+    const route = `${request.method} ${url.pathname}`;
+    const raw = request.body;
     await options.onRequest?.(route);
 
     // What was sent and escalated is for people and tests; faulting it would disturb the seed's sequence.
@@ -121,24 +122,24 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
       const data = inbox.tickets
         .filter((ticket) => since === undefined || Date.parse(ticket.receivedAt) >= Date.parse(since))
         .map((ticket) => TicketSummary.parse(ticket));
-      return sendJson(res, 200, { data });
+      return jsonReply(200, { data });
     }
     const ticket = /^GET \/v1\/tickets\/([^/]+)$/.exec(route);
     if (ticket) {
       const id = decodeURIComponent(ticket[1] ?? '');
       const found: Ticket | undefined = tickets.get(id);
       if (!found) throw new ProviderApiError(404, 'invalid_request_error', `No such ticket: '${id}'`);
-      return sendJson(res, 200, found);
+      return jsonReply(200, found);
     }
     if (route === 'GET /v1/kb/search') {
       const query = url.searchParams.get('q') ?? '';
       if (query.trim().length === 0) throw new ProviderApiError(400, 'invalid_request_error', 'q: a search needs words');
-      return sendJson(res, 200, { data: searchKb(inbox, query) });
+      return jsonReply(200, { data: searchKb(inbox, query) });
     }
-    if (route === 'GET /v1/escalations') return sendJson(res, 200, { data: escalations });
+    if (route === 'GET /v1/escalations') return jsonReply(200, { data: escalations });
     if (route === 'POST /v1/escalations') {
       const body = parseOrThrow(EscalateBody, parseJsonBody(raw), 'escalation body');
-      const key = req.headers['idempotency-key'];
+      const key = request.headers['idempotency-key'];
       if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
         throw new ProviderApiError(400, 'invalid_request_error', 'Idempotency-Key: header is required (1 to 255 characters)');
       }
@@ -146,21 +147,21 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
       const previous = escalationsByKey.get(key);
       if (previous) {
         if (previous.fingerprint !== fingerprint) throw new ProviderApiError(422, 'idempotency_error', `key '${key}' was first used with other parameters`);
-        return sendJson(res, 200, previous.record, { 'Idempotent-Replayed': 'true' });
+        return jsonReply(200, previous.record, { 'Idempotent-Replayed': 'true' });
       }
       if (!tickets.has(body.ticketId)) throw new ProviderApiError(404, 'invalid_request_error', `No such ticket: '${body.ticketId}'`);
       const record: Escalation = { id: `esc_${String(escalations.length + 1).padStart(4, '0')}`, ...body, createdAt: now().toISOString() };
       commit({ kind: 'escalation', key, fingerprint, record });
-      return sendJson(res, 200, record);
+      return jsonReply(200, record);
     }
 
     if (route === 'GET /v1/mail/sent') {
       const header = url.searchParams.get('header');
-      if (header === null) return sendJson(res, 200, { data: sent });
+      if (header === null) return jsonReply(200, { data: sent });
       const name = parseOrThrow(HeaderName, header, 'header');
       const value = url.searchParams.get('value');
       if (value === null) throw new ProviderApiError(400, 'invalid_request_error', 'value: a header search needs a value');
-      return sendJson(res, 200, { data: sent.filter((mail) => headerOf(mail, name) === value) });
+      return jsonReply(200, { data: sent.filter((mail) => headerOf(mail, name) === value) });
     }
     if (route === 'POST /v1/mail/send') {
       const body = parseOrThrow(SendBody, parseJsonBody(raw), 'mail');
@@ -168,18 +169,18 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
       const record: SentMail = { id: `msg_${String(sent.length + 1).padStart(4, '0')}`, ...body, sentAt: now().toISOString() };
       commit({ kind: 'mail', record });
       if (drop(record)) {
-        res.socket?.destroy();
-        return;
+        return DROPPED;
       }
-      return sendJson(res, 200, record);
+      return jsonReply(200, record);
     }
     throw new ProviderApiError(404, 'invalid_request_error', `Unrecognized request URL (${route})`);
   }
 
-  const { port, close } = await serveProvider(handle, { port: options.port, journal });
+  const { port, close, fetch } = await serveProvider(handle, { port: options.port, journal });
 
   return {
     url: `http://127.0.0.1:${port}`,
+    fetch,
     ...(journal.recovered && { recovered: journal.recovered }),
     sent: () => [...sent],
     escalations: () => [...escalations],

@@ -1,0 +1,139 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A simulated service as one function from request to reply, with no socket: served on loopback by
+ * `serveHttp` (for other processes, and the HTTP clients' own tests), and called in process by
+ * `inProcessFetch` (for the engine's own steps, so that a local agent step pays no HTTP round trip:
+ * a loopback `fetch` costs more than the rest of the step). Both go through the same function, so a
+ * status code, an error body or a dropped answer is the same either way.
+ */
+
+export interface ServiceRequest {
+  readonly method: string;
+  /** Path and query, e.g. `/v1/orders/o_1?expand=items`. */
+  readonly url: string;
+  /** Lowercase names, as node:http gives them. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly body: string;
+}
+
+export interface ServiceReply {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** The answer that never comes: the connection is cut after the service acted (a lost response). */
+export const DROPPED = Symbol('dropped');
+
+export type HttpService = (request: ServiceRequest) => Promise<ServiceReply | typeof DROPPED>;
+
+/** A JSON reply. */
+export function jsonReply(status: number, body: unknown, headers: Record<string, string> = {}): ServiceReply {
+  return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };
+}
+
+/**
+ * A `fetch` that answers requests to `origin` (e.g. `http://127.0.0.1:4010`) by calling `service`
+ * in process, and sends any other request to `fallback` (the network): a URL pointed elsewhere
+ * still goes where it points. Like fetch, it rejects with the signal's reason when aborted, and
+ * with `TypeError: fetch failed` when the answer is dropped.
+ */
+export function inProcessFetch(origin: string, service: HttpService, fallback: typeof fetch = globalThis.fetch): typeof fetch {
+  const served = new URL(origin).origin;
+  return async (input, init) => {
+    const request = input instanceof Request ? input : undefined;
+    const url = new URL(request?.url ?? String(input));
+    if (url.origin !== served) return fallback(input, init);
+    const signal = init?.signal ?? request?.signal;
+    signal?.throwIfAborted();
+    const headers = new Headers(init?.headers ?? request?.headers);
+    const body = init?.body ?? (request && (await request.text()));
+    const reply = await service({
+      method: (init?.method ?? request?.method ?? 'GET').toUpperCase(),
+      url: `${url.pathname}${url.search}`,
+      headers: Object.fromEntries(headers),
+      body: typeof body === 'string' || body === undefined || body === null ? (body ?? '') : await new Response(body).text(),
+    });
+    signal?.throwIfAborted();
+    if (reply === DROPPED) throw new TypeError('fetch failed', { cause: new Error('other side closed (the service dropped its answer)') });
+    return new Response(reply.body, { status: reply.status, headers: reply.headers });
+  };
+}
+
+export interface HttpServed {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `service` on 127.0.0.1 (`port`, or any free one). A body over `maxBodyBytes` is answered
+ * with `tooLarge` (read to the end all the same, so that the answer can be sent); a service that
+ * throws is answered with `failed(error)`.
+ */
+export async function serveHttp(
+  service: HttpService,
+  options: { port?: number; maxBodyBytes?: number; tooLarge: () => ServiceReply; failed: (error: unknown) => ServiceReply },
+): Promise<HttpServed> {
+  const maxBodyBytes = options.maxBodyBytes ?? 8 * 1024 * 1024;
+  const server = createServer((req, res) => {
+    readBody(req, maxBodyBytes)
+      .then((body) =>
+        body === undefined
+          ? options.tooLarge()
+          : service({ method: req.method ?? 'GET', url: req.url ?? '/', headers: flatHeaders(req.headers), body }),
+      )
+      .catch(options.failed)
+      .then((reply) => {
+        if (reply === DROPPED) res.socket?.destroy();
+        else send(res, reply);
+      })
+      .catch(() => res.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        // Clients keep connections alive; without this close() waits for them to idle out.
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function flatHeaders(headers: IncomingMessage['headers']): Record<string, string | undefined> {
+  const flat: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers)) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  return flat;
+}
+
+/** The body as text, or undefined past the limit (read to the end all the same). */
+function readBody(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size > maxBytes ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, reply: ServiceReply): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(reply.status, { ...reply.headers, 'content-length': Buffer.byteLength(reply.body) });
+  res.end(reply.body);
+}
