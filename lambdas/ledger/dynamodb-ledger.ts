@@ -654,6 +654,45 @@ export class DynamoDbLedger implements Ledger {
     } while (start);
     return items;
   }
+
+  // ── large values by reference (ledger/blobs.ts) ─────────────────────────────────────────
+
+  async putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
+    // Their own partition: the conversation's queries never read them. Plain puts: the same
+    // digest is the same chunks, so a retry's overwrite changes nothing.
+    const expires = expiresAt(new Date());
+    await Promise.all(
+      chunks.map((data, index) =>
+        this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...blobKey(runId, digest, index), kind: 'blob', data, expiresAt: expires } })),
+      ),
+    );
+  }
+
+  async getBlob(runId: string, digest: string): Promise<string[]> {
+    const chunks: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          ConsistentRead: true,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :digest)',
+          ExpressionAttributeValues: { ':pk': blobKey(runId, digest, 0).pk, ':digest': `${digest}#` },
+          ProjectionExpression: '#data',
+          ExpressionAttributeNames: { '#data': 'data' },
+          ExclusiveStartKey: start,
+        }),
+      );
+      chunks.push(...(page.Items ?? []).map((item) => String(item['data'])));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return chunks;
+  }
+}
+
+/** A chunk of a large value: `BLOB#<runId>` / `<digest>#<index>` (sorts in chunk order). */
+function blobKey(runId: string, digest: string, index: number) {
+  return { pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` };
 }
 
 function expiresAt(now: Date): number {

@@ -53,6 +53,8 @@ const DATE_ARGS = {
   saveBreaker: [],
   loadStep: [],
   recordCall: [1],
+  putBlob: [],
+  getBlob: [],
 } as const satisfies Record<keyof Ledger, readonly number[]>;
 
 type Method = keyof typeof DATE_ARGS;
