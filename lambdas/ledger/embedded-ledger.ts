@@ -527,6 +527,12 @@ export class EmbeddedLedger implements Ledger {
       .filter(([sk]) => sk.startsWith(prefix))
       .map(([, stored]) => String((stored.record as { data?: unknown }).data));
   }
+
+  // ── the runs marked running ─────────────────────────────────────────────────────────────
+
+  async listRunningRuns(): Promise<RunRecord[]> {
+    return (await this.listRuns(Number.MAX_SAFE_INTEGER)).filter((run) => run.status === 'running');
+  }
 }
 
 /** The items of one partition, and their sort-key order (computed when a query needs it). */

@@ -55,6 +55,7 @@ const DATE_ARGS = {
   recordCall: [1],
   putBlob: [],
   getBlob: [],
+  listRunningRuns: [],
 } as const satisfies Record<keyof Ledger, readonly number[]>;
 
 type Method = keyof typeof DATE_ARGS;

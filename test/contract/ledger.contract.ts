@@ -751,6 +751,27 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
       });
     });
 
+    describe('the runs marked running (the sweeper\'s query)', () => {
+      it('lists a run while it runs, not once it ended, and again when an execution resumes it', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.createRun(run('r2', { createdAt: at(5).toISOString() }));
+        expect((await ledger.listRunningRuns()).map((r) => r.runId)).toEqual(['r2', 'r1']);
+        await ledger.finishRun('r1', { status: 'failed', error: { error: 'Agent.Transient', cause: 'x' } }, at(10));
+        expect((await ledger.listRunningRuns()).map((r) => r.runId)).toEqual(['r2']);
+        await ledger.attachExecution('r1', 'arn:exec:r1-2', at(20));
+        expect((await ledger.listRunningRuns()).map((r) => r.runId)).toEqual(['r2', 'r1']);
+        // The records read back as written: no index attribute shows.
+        expect(await ledger.listRunningRuns()).toEqual([await ledger.getRun('r2'), await ledger.getRun('r1')]);
+      });
+
+      it('lists nothing else: no other record of a run, no finished run', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordTurn(turn(1));
+        await ledger.finishRun('r1', { status: 'succeeded' }, at(10));
+        expect(await ledger.listRunningRuns()).toEqual([]);
+      });
+    });
+
     describe('large values by reference (blobs)', () => {
       const big = 'é'.repeat(200_000) + '{"x":"🙂"}'.repeat(30_000); // ~700 KB of multi-byte text: three chunks
 
