@@ -11,6 +11,7 @@ export {
   type Budgets,
   type DevWorld,
   type DevWorldOptions,
+  type LedgerFacts,
   type Effect,
   type Guarantee,
   type ModelPolicy,
