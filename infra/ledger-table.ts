@@ -51,8 +51,11 @@ export const LEDGER_ACCESS = {
   requestApproval: { table: ['GetItem', 'PutItem', 'UpdateItem'] },
   /** Finalize / RecordFailure: finishRun. */
   finalize: { table: ['UpdateItem'] },
-  /** The approval API: finds an approval by its id, lists the pending ones, decides once. */
-  approvalCallback: { table: ['GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  /**
+   * The approval API: finds an approval by its id, lists the pending ones, decides once; its page
+   * shows the evidence (the run's conversation, and tool results stored by reference: queries).
+   */
+  approvalCallback: { table: ['GetItem', 'Query', 'UpdateItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /** The expiry sweep: lists pending approvals, decides them expired. */
   expireApprovals: { table: ['GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /** ExecutionStopped: marks the run killed. */

@@ -139,7 +139,7 @@ describe('least privilege on the ledger', () => {
     [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     [Steps.RequestApproval]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     [Steps.Finalize]: ['dynamodb:UpdateItem'],
-    [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     [Steps.ExpireApprovals]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     [Steps.ExecutionStopped]: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
     [Steps.RecoverRun]: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
