@@ -522,6 +522,7 @@ export class EmbeddedLedger implements Ledger {
   }
 
   async getBlob(runId: string, digest: string): Promise<string[]> {
+    if (this.closed) throw new Error('the ledger is closed');
     const prefix = `${digest}#`;
     return (this.partitions.get(`BLOB#${runId}`)?.sorted() ?? [])
       .filter(([sk]) => sk.startsWith(prefix))
