@@ -1,5 +1,6 @@
 import { inputTokensOf } from '../lambdas/agent/messages.js';
 import { lifecycleOf, type Lifecycle } from '../client/index.js';
+import { resolveResults } from '../lambdas/ledger/blobs.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../lambdas/ledger/records.js';
 import { executionChain, handoffThreshold } from '../lambdas/guards/history.js';
@@ -189,7 +190,8 @@ export async function executionLinks(run: RunRecord, history: HistorySource, lin
 
 /** The run's turns and tool calls in order, with the events around them, one page of steps at a time. */
 export async function timeline(ledger: Ledger, history: HistorySource, run: RunRecord, options: { page: number; pageSize: number }, link?: (executionArn: string) => string): Promise<Timeline> {
-  const { turns, calls, approvals } = await ledger.listConversation(run.runId);
+  const { turns, calls: stored, approvals } = await ledger.listConversation(run.runId);
+  const calls = await resolveResults(ledger, stored);
   const steps = stepItems(turns, calls, approvals);
   const events = await eventItems(run, history, approvals, link);
   const merged = mergeByTime(steps, events);

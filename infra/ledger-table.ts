@@ -23,8 +23,16 @@ export const INDEX_PROJECTIONS = {
 } as const satisfies Record<string, readonly Exclude<keyof ApprovalRecord, 'taskToken'>[]>;
 
 /**
+ * The sparse index of running runs projects only the run id: the sweeper reads each run itself,
+ * and a run item changes at every step (a fuller copy would be rewritten with it).
+ */
+export const RUNNING_RUNS_PROJECTION = ['runId'] as const;
+
+/**
  * Who may do what on the ledger, by role (the ledger methods each role's steps call). No role may
- * delete an item (records expire by TTL); only the sweeper scans (`listRuns`).
+ * delete an item (records expire by TTL), and none may scan: the sweeper queries the sparse
+ * `runningRuns` index. (`savepoint runs` lists all runs with a paged scan under the operator's own
+ * credentials, not a function's role.)
  */
 export const LEDGER_ACCESS = {
   /** StartRun: createRun, getRun, attachExecution. */
@@ -43,23 +51,27 @@ export const LEDGER_ACCESS = {
   requestApproval: { table: ['GetItem', 'PutItem', 'UpdateItem'] },
   /** Finalize / RecordFailure: finishRun. */
   finalize: { table: ['UpdateItem'] },
-  /** The approval API: finds an approval by its id, lists the pending ones, decides once. */
-  approvalCallback: { table: ['GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  /**
+   * The approval API: finds an approval by its id, lists the pending ones, decides once; its page
+   * shows the evidence (the run's conversation, and tool results stored by reference: queries).
+   */
+  approvalCallback: { table: ['GetItem', 'Query', 'UpdateItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /** The expiry sweep: lists pending approvals, decides them expired. */
   expireApprovals: { table: ['GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /** ExecutionStopped: marks the run killed. */
   executionStopped: { table: ['GetItem', 'UpdateItem'] },
   /** RecoverRun: reads the run, records a recovery, or gives the run up. */
   recoverRun: { table: ['GetItem', 'UpdateItem'] },
-  /** The sweeper: lists runs (a scan: runs have no index yet), recovers like RecoverRun, lists pending approvals. */
-  sweep: { table: ['Scan', 'GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */
+  sweep: { table: ['GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runningRuns]: ['Query'] } },
 } as const satisfies Record<string, { table: readonly string[]; indexes?: Partial<Record<string, readonly string[]>> }>;
 
 export type LedgerRole = keyof typeof LEDGER_ACCESS;
 
 /**
  * The ledger: one on-demand table with point-in-time recovery and a TTL attribute, plus the two
- * sparse indexes approvals need (by opaque id, and pending by deadline).
+ * sparse indexes approvals need (by opaque id, and pending by deadline) and the sparse index of
+ * running runs the sweeper queries.
  */
 export class LedgerTable extends Construct {
   readonly table: TableV2;
@@ -87,6 +99,13 @@ export class LedgerTable extends Construct {
           sortKey: { name: 'decideBy', type: AttributeType.STRING },
           projectionType: ProjectionType.INCLUDE,
           nonKeyAttributes: [...INDEX_PROJECTIONS[LedgerIndexes.pendingApprovals]],
+        },
+        {
+          indexName: LedgerIndexes.runningRuns,
+          partitionKey: { name: 'runningRun', type: AttributeType.STRING },
+          sortKey: { name: 'createdAt', type: AttributeType.STRING },
+          projectionType: ProjectionType.INCLUDE,
+          nonKeyAttributes: [...RUNNING_RUNS_PROJECTION],
         },
       ],
     });

@@ -133,6 +133,14 @@ export interface DevWorldOptions {
   readonly failRate: number;
   readonly seed: number;
   readonly now: () => Date;
+  /** What the run ledger of the same state directory remembers doing (absent: nothing, or no ledger). */
+  readonly ledger?: LedgerFacts;
+}
+
+/** Generic facts from the ledger a world checks its own records against (local/world-facts.ts). */
+export interface LedgerFacts {
+  /** Side-effecting tool calls the ledger records as completed with outcome `ok`, by tool name. */
+  readonly completedWrites: Readonly<Record<string, number>>;
 }
 
 export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld = DevWorld> {

@@ -12,6 +12,7 @@ export {
   type DepsContext,
   type DevWorld,
   type DevWorldOptions,
+  type LedgerFacts,
   type Effect,
   type Guarantee,
   type ModelPolicy,

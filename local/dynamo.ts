@@ -46,8 +46,25 @@ export async function ensureTable(client: DynamoDBClient, input: CreateTableComm
     }
   };
   if ((await status()) === undefined) await client.send(new CreateTableCommand(input));
+  else await checkIndexes(client, input);
   for (let attempt = 0; (await status()) !== 'ACTIVE'; attempt++) {
     if (attempt >= 200) throw new Error(`table ${input.TableName} did not become ACTIVE`);
     await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * A table made by an older savepoint may lack an index this one queries (e.g. `runningRuns`), and
+ * dynalite cannot add an index to a table: say so, instead of failing later with "The table does
+ * not have the specified index".
+ */
+async function checkIndexes(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
+  const table = (await client.send(new DescribeTableCommand({ TableName: input.TableName }))).Table;
+  const present = new Set((table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  const missing = (input.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName).filter((name) => !present.has(name));
+  if (missing.length > 0) {
+    throw new Error(
+      `the ledger table ${input.TableName} was made by an older savepoint and lacks the index(es) ${missing.join(', ')}, which the emulator cannot add: finish its runs with that version, or use a new --state-dir`,
+    );
   }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { approvalApiHandler } from '../lambdas/adapters/approval-http.js';
 import { stepHandler } from '../lambdas/adapters/middleware.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
-import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
+import type { AgentDefinition, DevWorld, LedgerFacts } from '../lambdas/define.js';
 import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../lambdas/guards/breaker.js';
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import { serveLedger } from '../lambdas/ledger/remote-ledger.js';
@@ -34,6 +34,7 @@ import { ledgerTableFromTemplate } from './template.js';
 import { cachedTemplate, validatedDefinitions } from './template-cache.js';
 import { recoverOrphans } from './watchdog.js';
 import { versionDescription } from './versions.js';
+import { ledgerFacts } from './world-facts.js';
 
 export const LEDGER_TABLE = 'savepoint-ledger';
 
@@ -177,7 +178,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       faults: { failRate: options.failRate ?? 0, seed: options.seed ?? 1 },
     });
     closers.push(model.close);
-    const world = options.world ?? (await startWorld(agent, options, clock));
+    // The world checks its records against what the ledger remembers doing (a deleted journal is reported).
+    const world = options.world ?? (await startWorld(agent, options, clock, options.stateDir ? await ledgerFacts(opened.ledger) : undefined));
     if (!options.world) closers.push(() => world.close());
 
     // Task states call the handlers, bound below once the engine's API endpoint is listening.
@@ -422,7 +424,7 @@ function localRetryDelays(state: AslState | undefined, options: Pick<LocalStackO
 
 
 /** The agent's simulated world, or an empty one for an agent that needs none. */
-async function startWorld<World extends DevWorld>(agent: AgentDefinition<any, any, World>, options: LocalStackOptions<World>, clock: Clock): Promise<World> {
+async function startWorld<World extends DevWorld>(agent: AgentDefinition<any, any, World>, options: LocalStackOptions<World>, clock: Clock, ledger?: LedgerFacts): Promise<World> {
   if (!agent.dev?.world) return { env: {}, close: async () => undefined } as unknown as World;
   return agent.dev.world({
     stateDir: options.stateDir,
@@ -430,5 +432,6 @@ async function startWorld<World extends DevWorld>(agent: AgentDefinition<any, an
     failRate: options.failRate ?? 0,
     seed: options.seed ?? 1,
     now: () => clock.now(),
+    ...(ledger && { ledger }),
   });
 }

@@ -19,8 +19,8 @@ export async function recoverOrphans(deps: {
   // One instant for the whole sweep: with the ARN, the key that makes this sweep's recovery of a run happen once.
   const foundAt = deps.clock.now().toISOString();
   const results: RecoverResult[] = [];
-  for (const run of await deps.ledger.listRuns(1_000)) {
-    if (run.status !== 'running' || run.runId === deps.except || (await deps.executions.isRunning(run.executionArn))) continue;
+  for (const run of await deps.ledger.listRunningRuns()) {
+    if (run.runId === deps.except || (await deps.executions.isRunning(run.executionArn))) continue;
     results.push(await deps.recover({ runId: run.runId, executionArn: run.executionArn, status: 'LOST', endedAt: foundAt }));
   }
   return results;

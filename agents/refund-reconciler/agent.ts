@@ -1,4 +1,5 @@
 import { defineAgent, defineTool, parseOrThrow, type DevWorld, type DevWorldOptions, type ToolTrace } from 'savepoint';
+import { existsSync, rmSync } from 'node:fs';
 import { z } from 'zod';
 import { loadDay } from './day-file.js';
 import { Cents, IsoDate, ReportSummary, type CommerceApi, type Day } from './domain.js';
@@ -107,12 +108,23 @@ export const SAMPLE_DAY = new URL('./sample-day.json', import.meta.url).pathname
 
 export async function startRefundWorld(options: DevWorldOptions & { day?: Day }): Promise<RefundWorld> {
   const day = options.day ?? loadDay(options.dataFile ?? SAMPLE_DAY);
+  const journal = options.stateDir && `${options.stateDir}/payments.jsonl`;
+  const journalExisted = journal !== undefined && existsSync(journal);
   const payments = await startPaymentsServer({
     day,
-    dataFile: options.stateDir && `${options.stateDir}/payments.jsonl`,
+    dataFile: journal,
     faults: { failRate: options.failRate, seed: options.seed + 1_000_003 },
     now: options.now,
   });
+  const lost = journal && lostFromJournal(payments, options.ledger?.completedWrites ?? {});
+  if (lost) {
+    await payments.close();
+    if (!journalExisted) rmSync(journal, { force: true }); // opening made an empty one: leave the directory as found
+    throw new Error(
+      `${journal}: the payments provider's journal ${journalExisted ? 'has lost records' : 'is missing'} — ${lost}. ` +
+        'A run would pay again what was already paid: restore the journal from a backup, or start over in a new --state-dir.',
+    );
+  }
   return {
     env: { PAYMENTS_API_URL: payments.url },
     fetch: payments.fetch,
@@ -135,6 +147,26 @@ export async function startRefundWorld(options: DevWorldOptions & { day?: Day })
     },
     close: () => payments.close(),
   };
+}
+
+/** The provider's records per side-effecting tool: each call the ledger records as done made one. */
+const JOURNALED_BY_TOOL = {
+  issue_refund: (payments: PaymentsServer) => payments.refunds().length,
+  flag_for_review: (payments: PaymentsServer) => payments.reviews().length,
+  post_report: (payments: PaymentsServer) => payments.reports().length,
+} as const;
+
+/**
+ * What the ledger remembers doing that the provider's journal does not hold (a deleted or cut
+ * journal), in words; undefined when the journal holds at least as much.
+ */
+function lostFromJournal(payments: PaymentsServer, completedWrites: Readonly<Record<string, number>>): string | undefined {
+  const gaps = Object.entries(JOURNALED_BY_TOOL).flatMap(([tool, held]) => {
+    const done = completedWrites[tool] ?? 0;
+    const kept = held(payments);
+    return done > kept ? [`the ledger records ${done} completed ${tool} call(s), the journal holds ${kept}`] : [];
+  });
+  return gaps.length > 0 ? gaps.join('; ') : undefined;
 }
 
 export const refundReconciler = defineAgent<RefundRunInput, Deps, RefundWorld>({

@@ -1,5 +1,6 @@
 import { executionChain } from '../guards/history.js';
 import { guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
+import { resolveResults } from '../ledger/blobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
 import type { ApprovalRecord, GuardEvent, KillFlag, MigrationRecord, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
@@ -137,5 +138,7 @@ export async function loadReport(ledger: Ledger, runId: string, now: Date, agent
   const run = await ledger.getRun(runId);
   if (!run) return undefined;
   const { turns, calls, approvals } = await ledger.listConversation(runId);
-  return buildReport(agent?.name === run.agent ? agent : undefined, run, calls, approvals, now, turns);
+  const known = agent?.name === run.agent ? agent : undefined;
+  // The agent's own summary reads results: those stored by reference are read back for it.
+  return buildReport(known, run, known?.report ? await resolveResults(ledger, calls) : calls, approvals, now, turns);
 }

@@ -1,4 +1,5 @@
 import type { Ledger } from '../ledger/ledger.js';
+import { resolveResults } from '../ledger/blobs.js';
 import type { ApprovalRecord, ToolCallRecord } from '../ledger/records.js';
 
 /**
@@ -24,7 +25,7 @@ const MAX_RESULT = 600;
 /** The run's completed read calls up to the approval's turn that mention what the approval is about. */
 export async function evidenceFor(ledger: Ledger, approval: ApprovalRecord): Promise<ApprovalView['evidence']> {
   const { calls } = await ledger.listConversation(approval.runId);
-  const reads = calls.filter((call) => call.effect === 'read' && call.status === 'completed' && call.turn <= approval.turn);
+  const reads = await resolveResults(ledger, calls.filter((call) => call.effect === 'read' && call.status === 'completed' && call.turn <= approval.turn));
   const needles = Object.values(approval.details ?? {}).filter((value): value is string => typeof value === 'string' && /^[A-Za-z0-9_-]{4,}$/.test(value));
   const mentions = (call: ToolCallRecord) => needles.some((needle) => JSON.stringify(call.args).includes(needle) || (call.result ?? '').includes(needle));
   const relevant = needles.length > 0 ? reads.filter(mentions) : reads.filter((call) => call.turn >= approval.turn - 1);

@@ -34,7 +34,15 @@ import {
 export const LedgerIndexes = {
   byApprovalId: 'byApprovalId',
   pendingApprovals: 'pendingApprovals',
+  /**
+   * The runs marked `running` (sparse: `runningRun` is set while the status is `running` and
+   * removed when the run ends), so the sweeper queries instead of scanning the table.
+   */
+  runningRuns: 'runningRuns',
 } as const;
+
+/** The partition of the `runningRuns` index, on the run item while it runs. */
+const RUNNING = 'RUNNING';
 
 /** Ledger records expire (DynamoDB TTL on `expiresAt`, epoch seconds) this long after they are written. */
 const RETENTION_SECONDS = 90 * 24 * 3600;
@@ -69,7 +77,7 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async createRun(run: RunRecord): Promise<boolean> {
-    return this.putIfAbsent({ ...runKey(run.runId), ...run });
+    return this.putIfAbsent({ ...runKey(run.runId), ...run, ...(run.status === 'running' && { runningRun: RUNNING }) });
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
@@ -103,8 +111,8 @@ export class DynamoDbLedger implements Ledger {
     now: Date,
     options: AttachOptions = {},
   ): Promise<RunRecord | undefined> {
-    const sets = ['executionArn = :arn', 'executions = list_append(executions, :arns)', '#status = :running', 'updatedAt = :now'];
-    const values: Record<string, unknown> = { ':arn': executionArn, ':arns': [executionArn], ':running': 'running', ':now': now.toISOString() };
+    const sets = ['executionArn = :arn', 'executions = list_append(executions, :arns)', '#status = :running', 'updatedAt = :now', 'runningRun = :runningRun'];
+    const values: Record<string, unknown> = { ':arn': executionArn, ':arns': [executionArn], ':running': 'running', ':now': now.toISOString(), ':runningRun': RUNNING };
     if (options.fingerprint !== undefined) {
       sets.push('fingerprint = :fingerprint');
       values[':fingerprint'] = options.fingerprint;
@@ -187,7 +195,7 @@ export class DynamoDbLedger implements Ledger {
       new UpdateCommand({
         TableName: this.tableName,
         Key: runKey(runId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        UpdateExpression: `SET ${sets.join(', ')} REMOVE runningRun`,
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
@@ -663,6 +671,56 @@ export class DynamoDbLedger implements Ledger {
     } while (start);
     return items;
   }
+
+  // ── large values by reference (ledger/blobs.ts) ─────────────────────────────────────────
+
+  async putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
+    // Their own partition: the conversation's queries never read them. Plain puts: the same
+    // digest is the same chunks, so a retry's overwrite changes nothing.
+    const expires = expiresAt(new Date());
+    await Promise.all(
+      chunks.map((data, index) =>
+        this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...blobKey(runId, digest, index), kind: 'blob', data, expiresAt: expires } })),
+      ),
+    );
+  }
+
+  async getBlob(runId: string, digest: string): Promise<string[]> {
+    const chunks: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          ConsistentRead: true,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :digest)',
+          ExpressionAttributeValues: { ':pk': blobKey(runId, digest, 0).pk, ':digest': `${digest}#` },
+          ProjectionExpression: '#data',
+          ExpressionAttributeNames: { '#data': 'data' },
+          ExclusiveStartKey: start,
+        }),
+      );
+      chunks.push(...(page.Items ?? []).map((item) => String(item['data'])));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return chunks;
+  }
+
+  // ── the runs marked running, without a scan ─────────────────────────────────────────────
+
+  async listRunningRuns(): Promise<RunRecord[]> {
+    // The index projects only the run id (a run record changes at every step; a full copy in the
+    // index would be rewritten with it): each run is then read itself, consistently, and checked
+    // again (the index is eventually consistent).
+    const keys = await this.queryAll({ IndexName: LedgerIndexes.runningRuns, KeyConditionExpression: 'runningRun = :running', ExpressionAttributeValues: { ':running': RUNNING } });
+    const runs = await Promise.all(keys.map((key) => this.getRun((key as { runId: string }).runId)));
+    return runs.filter((run): run is RunRecord => run?.status === 'running').sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  }
+}
+
+/** A chunk of a large value: `BLOB#<runId>` / `<digest>#<index>` (sorts in chunk order). */
+function blobKey(runId: string, digest: string, index: number) {
+  return { pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` };
 }
 
 function expiresAt(now: Date): number {
@@ -671,7 +729,7 @@ function expiresAt(now: Date): number {
 
 /** Drops the storage-only attributes so records compare equal to what was written. */
 function strip<T>(item: T): T {
-  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, countedSteps: _counted, guardReasons: _reasons, ...rest } = item as Record<
+  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, runningRun: _running, countedSteps: _counted, guardReasons: _reasons, ...rest } = item as Record<
     string,
     unknown
   >;

@@ -514,6 +514,28 @@ export class EmbeddedLedger implements Ledger {
     this.log.rewrite(lines);
     onNote(`${this.log.path}: compacted ${before} bytes of log to ${this.log.bytes} bytes of live state`);
   }
+
+  // ── large values by reference (ledger/blobs.ts): the DynamoDB ledger's keys ──────────────
+
+  async putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
+    chunks.forEach((data, index) => {
+      this.write({ pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` }, { kind: 'blob', data });
+    });
+  }
+
+  async getBlob(runId: string, digest: string): Promise<string[]> {
+    if (this.closed) throw new Error('the ledger is closed');
+    const prefix = `${digest}#`;
+    return (this.partitions.get(`BLOB#${runId}`)?.sorted() ?? [])
+      .filter(([sk]) => sk.startsWith(prefix))
+      .map(([, stored]) => String((stored.record as { data?: unknown }).data));
+  }
+
+  // ── the runs marked running ─────────────────────────────────────────────────────────────
+
+  async listRunningRuns(): Promise<RunRecord[]> {
+    return (await this.listRuns(Number.MAX_SAFE_INTEGER)).filter((run) => run.status === 'running');
+  }
 }
 
 /** The items of one partition, and their sort-key order (computed when a query needs it). */

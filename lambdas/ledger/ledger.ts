@@ -177,6 +177,21 @@ export interface Ledger extends BreakerStore {
     first: NonNullable<ApprovalRecord['firstApproval']>,
     linkId?: string,
   ): Promise<{ recorded: boolean; record: ApprovalRecord }>;
+
+  /**
+   * Stores the chunks of a large value (a tool result over the item limit, ledger/blobs.ts) under
+   * its SHA-256 `digest`, one item each, outside the run's conversation partition. Idempotent: the
+   * same digest is always the same chunks.
+   */
+  putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void>;
+  /** The chunks stored under `digest`, in order; empty when there are none. Verifying them is the caller's (blobs.ts). */
+  getBlob(runId: string, digest: string): Promise<string[]>;
+
+  /**
+   * The runs whose status is `running`, newest first: what the sweeper and the watchdog check.
+   * A keyed query on DynamoDB (the sparse `runningRuns` index), never a scan.
+   */
+  listRunningRuns(): Promise<RunRecord[]>;
 }
 
 /** A decision as the ledger records it (`linkId` joins the approval's used links). */

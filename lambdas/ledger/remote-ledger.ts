@@ -53,6 +53,9 @@ const DATE_ARGS = {
   saveBreaker: [],
   loadStep: [],
   recordCall: [1],
+  putBlob: [],
+  getBlob: [],
+  listRunningRuns: [],
 } as const satisfies Record<keyof Ledger, readonly number[]>;
 
 type Method = keyof typeof DATE_ARGS;

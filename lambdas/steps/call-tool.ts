@@ -3,6 +3,7 @@ import { findTool, type AgentDefinition, type ToolContext, type ToolDefinition }
 import type { CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip } from '../guards/budgets.js';
+import { storeResult } from '../ledger/blobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
 import { InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError } from '../shared/errors.js';
@@ -47,6 +48,8 @@ export interface CallToolDeps {
   leaseMs: number;
   /** Verifies an approval's decision MAC before an approved call runs (absent: decisions are unsigned). */
   decisionMac?: DecisionMac;
+  /** Results over this many UTF-8 bytes are stored by reference (ledger/blobs.ts). @default RESULT_LIMIT_BYTES (64 KiB) */
+  resultLimitBytes?: number;
 }
 
 type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number };
@@ -108,6 +111,9 @@ export function createCallTool(deps: CallToolDeps) {
       leaseUntil: new Date(now.getTime() + deps.leaseMs).toISOString(),
       attempts: 0,
     };
+    // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
+    const byReference = async (outcome: Outcome): Promise<Outcome> =>
+      typeof outcome.result === 'string' ? { ...outcome, result: await storeResult(deps.ledger, runId, outcome.result, deps.resultLimitBytes) } : outcome;
     const context = (key: string): ToolContext => ({ ...runView(run), idempotencyKey: key, signal, turn, call, deps: deps.agentDeps() });
     const send = (retried: boolean, toolContext: ToolContext) => () =>
       deps.breaker.call(
@@ -131,7 +137,7 @@ export function createCallTool(deps: CallToolDeps) {
       };
       const outcome =
         refusal ?? (await execute(deps, tool, send(false, context(entry.idempotencyKey)), { terminal: async (failed) => void (await record(failed)), transient: async () => {} }));
-      return done(await count(deps, run, await record(outcome)));
+      return done(await count(deps, run, await record(await byReference(outcome))));
     }
 
     const claim = await deps.ledger.claimCall(entry, now);
@@ -150,7 +156,7 @@ export function createCallTool(deps: CallToolDeps) {
         // The retry may claim at once and re-send with the same idempotency key.
         transient: () => deps.ledger.releaseCall(runId, turn, call, deps.clock.now()),
       }));
-    const completed = await deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now());
+    const completed = await deps.ledger.completeCall(runId, turn, call, await byReference(outcome), deps.clock.now());
     return done(await count(deps, run, completed));
   };
 }

@@ -4,6 +4,7 @@ import { toolSpecs, type AgentDefinition, type ToolTrace } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import { budgetTrip } from '../guards/budgets.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { resolveResults } from '../ledger/blobs.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { costOf, DEFAULT_PRICE_TABLE, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
@@ -154,7 +155,8 @@ export function createCompact(deps: CompactDeps) {
 async function compact(deps: CompactDeps, run: RunRecord, turn: number, covers: number, signal?: AbortSignal): Promise<TurnRecord> {
   const settings = compactionSettings(deps.agent);
   if (!settings) throw new InvalidInputError(`agent ${deps.agent.name} sets no contextWindow: nothing to compact`);
-  const { turns, calls } = await deps.ledger.listConversation(run.runId);
+  const { turns, calls: stored } = await deps.ledger.listConversation(run.runId);
+  const calls = await resolveResults(deps.ledger, stored);
   if (turns.filter((recorded) => recorded.turn < turn).length !== turn - 1) {
     throw new InvalidInputError(`turn: run ${run.runId} has not recorded every turn before ${turn}`);
   }

@@ -38,7 +38,7 @@ export interface ExecutionLookup {
 
 export interface SweepDeps {
   agent: Pick<AgentDefinition, 'name'>;
-  ledger: Pick<Ledger, 'listRuns' | 'getRun' | 'recordRecovery' | 'finishRun' | 'listPendingApprovals'>;
+  ledger: Pick<Ledger, 'listRunningRuns' | 'getRun' | 'recordRecovery' | 'finishRun' | 'listPendingApprovals'>;
   executions: ExecutionLookup;
   starter: ExecutionStarter;
   clock: Clock;
@@ -88,7 +88,7 @@ export function createSweep(deps: SweepDeps) {
       orphanedApprovals: [],
       summary: '',
     };
-    const runs = (await deps.ledger.listRuns(deps.maxRuns ?? 1000)).filter((run) => run.status === 'running' && ours(deps, run.agent));
+    const runs = (await deps.ledger.listRunningRuns()).filter((run) => ours(deps, run.agent)).slice(0, deps.maxRuns ?? 1000);
     for (const run of runs) {
       result.checked += 1;
       try {

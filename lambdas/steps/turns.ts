@@ -1,6 +1,7 @@
 import type { ToolUseBlock } from '../agent/messages.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunView } from '../define.js';
 import type { BreakerState } from '../guards/breaker.js';
+import { resolveResults } from '../ledger/blobs.js';
 import { MAX_STEP_KEYS, type Ledger } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
@@ -143,12 +144,13 @@ export async function loadConversationStep(ledger: Ledger, runId: string, breake
   const batched = open.length + guessed.length + 5 <= MAX_STEP_KEYS;
   const read = await ledger.loadStep(runId, { turns: [next, next + 1], calls: batched ? [...open, ...guessed] : [], ...(breaker !== undefined && { breaker }) });
   if (!read.run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
-  learn(known, read.turns, read.calls);
+  // Results stored by reference are read once, when first learned (they never change).
+  learn(known, read.turns, await resolveResults(ledger, read.calls));
   const nextTurn = read.turns.find((turn) => turn.turn === next);
   const complete = batched && !read.turns.some((turn) => turn.turn === next + 1) && (!nextTurn || toolUses(nextTurn).length <= GUESSED_CALLS);
   if (!complete) {
     const rest = await ledger.listConversation(runId, { fromTurn: known.settled + 1 });
-    learn(known, rest.turns, rest.calls);
+    learn(known, rest.turns, await resolveResults(ledger, rest.calls));
   }
   return {
     run: read.run,

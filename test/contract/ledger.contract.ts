@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BreakerState } from '../../lambdas/guards/breaker.js';
+import { BlobIntegrityError, parseBlobRef, readResult, resolveResults, storeResult } from '../../lambdas/ledger/blobs.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import {
   RunConfig,
@@ -760,6 +761,74 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         );
         expect(saves.filter(Boolean)).toHaveLength(1);
         expect(await ledger.getBreaker('model')).toMatchObject({ version: 2, trips: saves.indexOf(true) });
+      });
+    });
+
+    describe('the runs marked running (the sweeper\'s query)', () => {
+      it('lists a run while it runs, not once it ended, and again when an execution resumes it', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.createRun(run('r2', { createdAt: at(5).toISOString() }));
+        expect((await ledger.listRunningRuns()).map((r) => r.runId)).toEqual(['r2', 'r1']);
+        await ledger.finishRun('r1', { status: 'failed', error: { error: 'Agent.Transient', cause: 'x' } }, at(10));
+        expect((await ledger.listRunningRuns()).map((r) => r.runId)).toEqual(['r2']);
+        await ledger.attachExecution('r1', 'arn:exec:r1-2', at(20));
+        expect((await ledger.listRunningRuns()).map((r) => r.runId)).toEqual(['r2', 'r1']);
+        // The records read back as written: no index attribute shows.
+        expect(await ledger.listRunningRuns()).toEqual([await ledger.getRun('r2'), await ledger.getRun('r1')]);
+      });
+
+      it('lists nothing else: no other record of a run, no finished run', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordTurn(turn(1));
+        await ledger.finishRun('r1', { status: 'succeeded' }, at(10));
+        expect(await ledger.listRunningRuns()).toEqual([]);
+      });
+    });
+
+    describe('large values by reference (blobs)', () => {
+      const big = 'é'.repeat(200_000) + '{"x":"🙂"}'.repeat(30_000); // ~700 KB of multi-byte text: three chunks
+
+      it('stores a large tool result in chunks and reads back exactly the text, verified', async () => {
+        const ref = await storeResult(ledger, 'r1', big);
+        expect(parseBlobRef(ref)).toEqual({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), bytes: Buffer.byteLength(big) });
+        expect((await ledger.getBlob('r1', parseBlobRef(ref)!.sha256)).length).toBe(3);
+        expect(await readResult(ledger, 'r1', parseBlobRef(ref)!)).toBe(big);
+      });
+
+      it('keeps a result under the limit as it is', async () => {
+        expect(await storeResult(ledger, 'r1', '{"ok":true}')).toBe('{"ok":true}');
+      });
+
+      it('is idempotent: storing the same value again changes nothing', async () => {
+        const first = await storeResult(ledger, 'r1', big);
+        expect(await storeResult(ledger, 'r1', big)).toBe(first);
+        expect(await readResult(ledger, 'r1', parseBlobRef(first)!)).toBe(big);
+      });
+
+      it('keeps blobs apart by run and digest, and out of the conversation and the run list', async () => {
+        await ledger.createRun(run('r1'));
+        await storeResult(ledger, 'r1', big);
+        expect(await ledger.getBlob('r2', parseBlobRef(await storeResult(ledger, 'r1', big))!.sha256)).toEqual([]);
+        expect(await ledger.getBlob('r1', 'f'.repeat(64))).toEqual([]);
+        expect(await ledger.listConversation('r1')).toEqual({ turns: [], calls: [], approvals: [] });
+        expect((await ledger.listRuns()).map((r) => r.runId)).toEqual(['r1']);
+      });
+
+      it('names a missing or damaged blob instead of passing it on', async () => {
+        const ref = parseBlobRef(await storeResult(ledger, 'r1', big))!;
+        await expect(readResult(ledger, 'r1', { ...ref, sha256: 'a'.repeat(64) })).rejects.toThrow(/ledger integrity: run r1, stored tool result a{64} .* no chunk found/);
+        // Chunks that do not hash to the reference: the first chunk replaced.
+        const chunks = await ledger.getBlob('r1', ref.sha256);
+        await ledger.putBlob('r1', ref.sha256, ['X'.repeat(Buffer.byteLength(chunks[0]!)), ...chunks.slice(1)]);
+        await expect(readResult(ledger, 'r1', ref)).rejects.toThrow(BlobIntegrityError);
+        await expect(readResult(ledger, 'r1', ref)).rejects.toThrow(/do not match the digest/);
+      });
+
+      it('resolves the references of tool calls, and leaves other results alone', async () => {
+        const ref = await storeResult(ledger, 'r1', big);
+        const calls = [call({ status: 'completed', result: ref }), call({ call: 2, status: 'completed', result: '{"small":1}' })];
+        const resolved = await resolveResults(ledger, calls);
+        expect(resolved.map((c) => c.result)).toEqual([big, '{"small":1}']);
       });
     });
   });

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_SERVICE_ERRORS } from '../../infra/agent-state-machine.js';
 import { exampleStack } from '../../infra/example.js';
-import { INDEX_PROJECTIONS } from '../../infra/ledger-table.js';
+import { INDEX_PROJECTIONS, RUNNING_RUNS_PROJECTION } from '../../infra/ledger-table.js';
 import { AlarmIds } from '../../infra/observability.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { LedgerIndexes } from '../../lambdas/ledger/dynamodb-ledger.js';
@@ -139,24 +139,31 @@ describe('least privilege on the ledger', () => {
     [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     [Steps.RequestApproval]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     [Steps.Finalize]: ['dynamodb:UpdateItem'],
-    [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     [Steps.ExpireApprovals]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     [Steps.ExecutionStopped]: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
     [Steps.RecoverRun]: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
-    [Steps.Sweep]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem'],
+    [Steps.Sweep]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:UpdateItem'],
   };
 
   it.each(Object.entries(expected))('grants %s only the DynamoDB actions its steps call', (step, granted) => {
     expect(actions(statementsOf(functionOf(step as StepName)), 'dynamodb:')).toEqual(granted.sort());
   });
 
-  it('lets no function delete, batch-write, scan (but the sweeper) or use a wildcard action', () => {
+  it('lets no function delete, batch-write, scan or use a wildcard action', () => {
     for (const step of Object.values(Steps)) {
       const granted = statementsOf(functionOf(step)).flatMap((statement) => [statement.Action].flat());
-      for (const action of granted) {
-        expect(action, step).not.toMatch(/\*|DeleteItem|BatchWriteItem|PartiQL/);
-        if (step !== Steps.Sweep) expect(action, step).not.toBe('dynamodb:Scan');
-      }
+      for (const action of granted) expect(action, step).not.toMatch(/\*|DeleteItem|BatchWriteItem|PartiQL|Scan/);
+    }
+  });
+
+  it('gives the sweeper a query of the sparse running-runs index instead of a scan', () => {
+    const sweep = statementsOf(functionOf(Steps.Sweep));
+    const onIndex = sweep.filter((statement) => JSON.stringify(statement.Resource).includes(`/index/${LedgerIndexes.runningRuns}`));
+    expect(onIndex.flatMap((statement) => [statement.Action].flat())).toEqual(['dynamodb:Query']);
+    // Only the sweeper reads it.
+    for (const step of Object.values(Steps).filter((other) => other !== Steps.Sweep)) {
+      expect(JSON.stringify(statementsOf(functionOf(step))), step).not.toContain(`/index/${LedgerIndexes.runningRuns}`);
     }
   });
 
@@ -177,7 +184,8 @@ describe('least privilege on the ledger', () => {
     for (const index of indexes) {
       expect(index.Projection.ProjectionType, index.IndexName).toBe('INCLUDE');
       expect(index.Projection.NonKeyAttributes, index.IndexName).not.toContain('taskToken');
-      expect(index.Projection.NonKeyAttributes.sort()).toEqual([...INDEX_PROJECTIONS[index.IndexName as keyof typeof INDEX_PROJECTIONS]].sort());
+      const projected = { ...INDEX_PROJECTIONS, [LedgerIndexes.runningRuns]: RUNNING_RUNS_PROJECTION };
+      expect(index.Projection.NonKeyAttributes.sort()).toEqual([...projected[index.IndexName as keyof typeof projected]].sort());
     }
   });
 });

@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import { TerminalError } from '../shared/errors.js';
+import type { Ledger } from './ledger.js';
+import type { ToolCallRecord } from './records.js';
+
+/**
+ * Tool results too large for one ledger item, stored by reference.
+ *
+ * DynamoDB refuses an item over 400 KB, and Step Functions a payload over 256 KB. A tool's result
+ * never travels in the payload (only pointers do), but it is recorded on the call's item. So a
+ * result over `RESULT_LIMIT_BYTES` is split into chunks of at most `CHUNK_BYTES` (each its own
+ * item, `Ledger.putBlob`, keyed by the content's SHA-256, so a retried step writes the same items
+ * again), and the call records a reference in place of the text:
+ *
+ *   result = "blob:v1:<sha256 hex>:<bytes>"
+ *
+ * A tool's result is always JSON text (CallTool stringifies it), which never starts with `blob:`,
+ * so a reference cannot be mistaken for a result. Readers resolve it (`resolveResults`), and the
+ * digest is checked on every read: a missing or damaged chunk is named, never passed on.
+ */
+
+/** Results above this many UTF-8 bytes are stored by reference. Well under 400 KB with the call's other fields. */
+export const RESULT_LIMIT_BYTES = 64 * 1024;
+/** Bytes of text per chunk item: under 400 KB with its key and attribute names. */
+export const CHUNK_BYTES = 256 * 1024;
+
+const PREFIX = 'blob:v1:';
+const REF = /^blob:v1:([0-9a-f]{64}):(\d+)$/;
+
+export interface BlobRef {
+  sha256: string;
+  bytes: number;
+}
+
+/** A chunk that is missing, or chunks that do not hash to the reference: the ledger is damaged. */
+export class BlobIntegrityError extends TerminalError {
+  constructor(runId: string, ref: BlobRef, what: string) {
+    super(`ledger integrity: run ${runId}, stored tool result ${ref.sha256} (${ref.bytes} bytes) fails verification: ${what}`);
+  }
+}
+
+export function parseBlobRef(result: string | undefined): BlobRef | undefined {
+  const match = result === undefined || !result.startsWith(PREFIX) ? null : REF.exec(result);
+  return match ? { sha256: match[1]!, bytes: Number(match[2]) } : undefined;
+}
+
+/** Splits `text` into pieces of at most `maxBytes` UTF-8 bytes, never inside a character. */
+export function splitUtf8(text: string, maxBytes = CHUNK_BYTES): string[] {
+  const buffer = Buffer.from(text, 'utf8');
+  const chunks: string[] = [];
+  let start = 0;
+  while (start < buffer.length) {
+    let end = Math.min(start + maxBytes, buffer.length);
+    // Back off continuation bytes (10xxxxxx): each chunk decodes on its own.
+    while (end < buffer.length && end > start + 1 && (buffer[end]! & 0xc0) === 0x80) end--;
+    chunks.push(buffer.subarray(start, end).toString('utf8'));
+    start = end;
+  }
+  return chunks;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/**
+ * What the call record holds for `result`: the text itself, or (over `limit` bytes) a reference to
+ * chunks written first. Written before the call record, so a record never points at nothing.
+ */
+export async function storeResult(ledger: Ledger, runId: string, result: string, limit = RESULT_LIMIT_BYTES): Promise<string> {
+  const bytes = Buffer.byteLength(result, 'utf8');
+  if (bytes <= limit) return result;
+  const digest = sha256(result);
+  await ledger.putBlob(runId, digest, splitUtf8(result));
+  return `${PREFIX}${digest}:${bytes}`;
+}
+
+/** The text a reference points at, verified against its digest and size. */
+export async function readResult(ledger: Ledger, runId: string, ref: BlobRef): Promise<string> {
+  const chunks = await ledger.getBlob(runId, ref.sha256);
+  if (chunks.length === 0) throw new BlobIntegrityError(runId, ref, 'no chunk found');
+  const text = chunks.join('');
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes !== ref.bytes) throw new BlobIntegrityError(runId, ref, `the chunks hold ${bytes} bytes`);
+  if (sha256(text) !== ref.sha256) throw new BlobIntegrityError(runId, ref, 'the chunks do not match the digest');
+  return text;
+}
+
+/**
+ * The calls with every stored-by-reference result read back (and verified). `cache` keeps what a
+ * container has read: a result never changes once recorded, so each is fetched once.
+ */
+export async function resolveResults<T extends Pick<ToolCallRecord, 'runId' | 'result'>>(
+  ledger: Ledger,
+  calls: readonly T[],
+  cache?: Map<string, string>,
+): Promise<T[]> {
+  return Promise.all(
+    calls.map(async (call) => {
+      const ref = parseBlobRef(call.result);
+      if (!ref) return call;
+      let text = cache?.get(ref.sha256);
+      if (text === undefined) {
+        text = await readResult(ledger, call.runId, ref);
+        cache?.set(ref.sha256, text);
+      }
+      return { ...call, result: text };
+    }),
+  );
+}

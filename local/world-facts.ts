@@ -1,0 +1,19 @@
+import type { LedgerFacts } from '../lambdas/define.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
+
+/**
+ * What the ledger remembers that a simulated world can check its own records against, in generic
+ * terms (the harness names no tool's domain): the completed side-effecting tool calls, by tool.
+ * A world whose records forget what the ledger says was done (a deleted journal) must say so,
+ * or the next run would do it again.
+ */
+export async function ledgerFacts(ledger: Ledger): Promise<LedgerFacts> {
+  const completedWrites: Record<string, number> = {};
+  for (const run of await ledger.listRuns(Number.MAX_SAFE_INTEGER)) {
+    const { calls } = await ledger.listConversation(run.runId);
+    for (const call of calls) {
+      if (call.effect === 'write' && call.status === 'completed' && call.outcome === 'ok') completedWrites[call.name] = (completedWrites[call.name] ?? 0) + 1;
+    }
+  }
+  return { completedWrites };
+}

@@ -1,0 +1,55 @@
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import { CrashPoint } from '../../local/crash.js';
+import { ledgerOf, providerJournal, savepoint, workspace } from '../crash/helpers.js';
+
+/**
+ * A deleted (or cut) provider journal next to a ledger that remembers payments is reported, not
+ * ignored: through the real CLI, a run killed after it paid two refunds, then its journal lost,
+ * then resumed. The ledger says two refunds were paid; the provider would have forgotten them and
+ * paid them again. The resume refuses, naming the journal, and changes nothing.
+ */
+
+const runId = 'refunds-2026-11-28';
+const day = makeSampleDay(11, { plain: 3, already_refunded: 0, mismatch: 0, large: 0 });
+
+describe('a lost provider journal next to a ledger that remembers payments', { timeout: 120_000 }, () => {
+  it.each([
+    ['deleted', (file: string) => rmSync(file)],
+    ['cut to its first line', (file: string) => writeFileSync(file, `${readFileSync(file, 'utf8').split('\n')[0]}\n`)],
+  ])('%s: resume exits non-zero naming the journal, and pays nothing again', async (_how, lose) => {
+    const { stateDir, args } = await workspace('lost-journal', day);
+    const crashed = await savepoint(args('run', '--json', '--crash-at', `${CrashPoint.AfterRecord}:issue_refund:2`));
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    const paid = providerJournal(stateDir).filter((entry) => entry.kind === 'refund');
+    expect(paid).toHaveLength(2);
+    const before = await ledgerOf(stateDir, runId);
+    expect(before.calls.filter((call) => call.name === 'issue_refund' && call.status === 'completed')).toHaveLength(2);
+
+    const journal = join(stateDir, 'payments.jsonl');
+    lose(journal);
+    const kept = existsSync(journal) ? readFileSync(journal, 'utf8') : undefined;
+    const resumed = await savepoint(args('resume', runId, '--json'));
+    expect(resumed.code, resumed.stdout).not.toBe(0);
+    expect(resumed.stderr).toContain(journal);
+    expect(resumed.stderr).toMatch(/the ledger records 2 completed issue_refund call\(s\), the journal holds [01]/);
+    expect(resumed.stderr).toMatch(/restore the journal from a backup, or start over in a new --state-dir/);
+    expect(resumed.stderr).not.toMatch(/^\s+at /m);
+
+    // Nothing changed: the journal as it was left (not recreated), the ledger's calls as they were.
+    expect(existsSync(journal) ? readFileSync(journal, 'utf8') : undefined).toBe(kept);
+    const after = await ledgerOf(stateDir, runId);
+    expect(after.calls).toEqual(before.calls);
+
+    // Restored, the run finishes and pays each refund once.
+    writeFileSync(journal, paid.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
+    const finished = await savepoint(args('resume', runId, '--json'));
+    expect(finished.code, finished.stderr).toBe(0);
+    expect(JSON.parse(finished.stdout)).toMatchObject({ status: 'succeeded', summary: { issued: 3 } });
+    const refunds = providerJournal(stateDir).filter((entry) => entry.kind === 'refund').map((entry) => entry.record.refundRequestId);
+    expect(new Set(refunds).size).toBe(3);
+    expect(refunds).toHaveLength(3);
+  });
+});
