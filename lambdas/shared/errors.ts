@@ -24,6 +24,11 @@ export const ErrorNames = {
   Terminal: 'Agent.Terminal',
   /** Automatic recovery gave the run up: it failed again and again without progress. */
   Unrecoverable: 'Agent.Unrecoverable',
+  /**
+   * A ledger record fails verification (lambdas/ledger/seal.ts): altered, swapped, forged or
+   * missing. Never retried and never recovered: the run stops, an operator looks (README).
+   */
+  LedgerIntegrity: 'Ledger.IntegrityError',
   /** A person rejected an approval. Delivered with SendTaskFailure. */
   ApprovalRejected: 'Approval.Rejected',
   /** An approval was not decided before its deadline. Delivered with SendTaskFailure. */
@@ -89,6 +94,15 @@ export class InvalidInputError extends AgentError {
 
 export class TerminalError extends AgentError {
   override readonly name = ErrorNames.Terminal;
+}
+
+/** A ledger record that fails verification; the message names the run, the record and why. */
+export class LedgerIntegrityError extends AgentError {
+  override readonly name = ErrorNames.LedgerIntegrity;
+
+  constructor(where: { runId?: string; record: string }, why: string) {
+    super(`ledger integrity: ${where.runId === undefined ? '' : `run ${where.runId}, `}record ${where.record} fails verification: ${why}`);
+  }
 }
 
 /**

@@ -48,7 +48,7 @@ export interface RecoveryPolicy {
 export const RECOVERY: RecoveryPolicy = { maxWithoutProgress: 3 };
 
 /** Failures that are decisions, not accidents: recovering them would only fail again. */
-const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable]);
+const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable, ErrorNames.LedgerIntegrity]);
 
 export type RecoveryVerdict =
   | { action: 'ignore'; reason: string }
