@@ -5,6 +5,7 @@ import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { localAwsConfig } from '../local/aws-config.js';
 import { startDynamo } from '../local/dynamo.js';
+import { localLedgerSealer } from '../local/approval-keys.js';
 import type { CfnTemplateJson } from '../local/asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/runtime.js';
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
@@ -101,7 +102,7 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
   }
   if (engine?.endpoints.dynamodb) {
     const client = new DynamoDBClient({ ...localAwsConfig, endpoint: engine.endpoints.dynamodb });
-    return { ledger: new DynamoDbLedger(client, LEDGER_TABLE), engine, close: async () => client.destroy() };
+    return { ledger: new DynamoDbLedger(client, LEDGER_TABLE, localLedgerSealer(stateDir)), engine, close: async () => client.destroy() };
   }
   const kind = ledgerKindOf(stateDir);
   if (!kind) throw noLedger(stateDir);
@@ -132,7 +133,7 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
       await close();
       throw noLedger(stateDir);
     }
-    return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE), close };
+    return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE, localLedgerSealer(stateDir)), close };
   } catch (error) {
     await ownership.release();
     throw error;

@@ -20,7 +20,7 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { startModelServer } from '../sim/model-server.js';
 import { localUser, startApprovalApi } from './approval-api.js';
-import { localApprovalKeys } from './approval-keys.js';
+import { localApprovalKeys, localLedgerSealer } from './approval-keys.js';
 import type { ApprovalRequested } from '../lambdas/approvals/notify.js';
 import type { ApprovalPolicy } from '../lambdas/approvals/policy.js';
 import { signedLinks } from '../lambdas/steps/approvals.js';
@@ -371,7 +371,7 @@ async function openLocalLedger(
   const dynamo = await startDynamo({ path: stateDir && join(stateDir, LEDGER_PATHS.dynalite) });
   closers.push(dynamo.close);
   await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));
-  return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE), endpoint: { dynamodb: dynamo.endpoint } };
+  return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE, localLedgerSealer(stateDir)), endpoint: { dynamodb: dynamo.endpoint } };
 }
 
 /** The local wait before each retrier's retries, in the order of the state's `Retry` list. */

@@ -9,6 +9,7 @@ import { ledgerTableFromTemplate, synthesizeTemplate } from '../../local/templat
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
 import { agentFingerprint as fingerprintOf } from '../../lambdas/define.js';
+import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 
 const agentFingerprint = (codeVersion: string) => fingerprintOf(refundReconciler, codeVersion, DEFAULT_PRICE_TABLE.version);
 
@@ -124,7 +125,7 @@ describe('StartRun', () => {
   beforeAll(async () => {
     dynamo = await startDynamo();
     await ensureTable(dynamo.client, ledgerTableFromTemplate(await synthesizeTemplate(), 'steps-ledger'));
-    ledger = new DynamoDbLedger(dynamo.client, 'steps-ledger');
+    ledger = new DynamoDbLedger(dynamo.client, 'steps-ledger', ephemeralSealer());
   });
   afterAll(async () => dynamo.close());
 
