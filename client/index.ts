@@ -1,4 +1,5 @@
 import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { verifyRun, type RunVerification } from '../lambdas/ledger/seal.js';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
@@ -98,6 +99,11 @@ export interface SavepointClient {
   cancel(runId: string, options: { by: string; reason?: string }): Promise<RunView>;
   approvals(): Promise<PublicApproval[]>;
   decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<DecideResult>;
+  /**
+   * Verifies runs' sealed records (lambdas/ledger/seal.ts): one run, or every run (`'all'`, at most
+   * 1,000, newest first). `undefined` for a run id the ledger does not hold.
+   */
+  verify(runs: string | 'all'): Promise<RunVerification[] | undefined>;
 }
 
 const TERMINAL: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
@@ -138,6 +144,16 @@ export function createClient(parts: ClientParts): SavepointClient {
     },
 
     status,
+
+    async verify(runs) {
+      if (runs !== 'all') {
+        const report = await verifyRun(parts.ledger, runs);
+        return report.problems.length === 1 && report.records === 0 && /there is no run record/.test(report.problems[0]!) ? undefined : [report];
+      }
+      const reports: RunVerification[] = [];
+      for (const run of await parts.ledger.listRuns(1_000)) reports.push(await verifyRun(parts.ledger, run.runId));
+      return reports;
+    },
 
     async wait(runId, options = {}) {
       for (;;) {
