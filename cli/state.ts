@@ -8,7 +8,7 @@ import { startDynamo } from '../local/dynamo.js';
 import { localLedgerSealer } from '../local/approval-keys.js';
 import type { CfnTemplateJson } from '../local/asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/runtime.js';
-import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
+import { EmbeddedLedger, SEAL_KEY_FILE } from '../lambdas/ledger/embedded-ledger.js';
 import { RemoteLedger } from '../lambdas/ledger/remote-ledger.js';
 import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
@@ -104,7 +104,8 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
     const client = new DynamoDBClient({ ...localAwsConfig, endpoint: engine.endpoints.dynamodb });
     return { ledger: new DynamoDbLedger(client, LEDGER_TABLE, localLedgerSealer(stateDir)), engine, close: async () => client.destroy() };
   }
-  const kind = ledgerKindOf(stateDir);
+  // No ledger, but its head or seal key is here: it was deleted. The embedded ledger's open says so.
+  const kind = ledgerKindOf(stateDir) ?? (existsSync(join(stateDir, 'ledger.head')) || existsSync(join(stateDir, SEAL_KEY_FILE)) ? 'embedded' : undefined);
   if (!kind) throw noLedger(stateDir);
   const ownership = await ownStateDir(stateDir, command);
   if (kind === 'embedded') {
