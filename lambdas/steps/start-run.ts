@@ -6,7 +6,7 @@ import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../ledger/records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';
 import { configProblems, executionLimits } from '../approvals/policy.js';
-import { InvalidInputError, LedgerIntegrityError } from '../shared/errors.js';
+import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/errors.js';
 import { verifyRun } from '../ledger/seal.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from './ports.js';
@@ -167,6 +167,14 @@ export function createStartRun(deps: StartRunDeps) {
     if (existing.executionArn === executionArn) return { runId: existing.runId, action: 'resume', status: 'running' };
     if (existing.status === 'running' && (await deps.executions.isRunning(existing.executionArn))) {
       return { runId: existing.runId, action: 'duplicate', status: 'running' };
+    }
+    // A run stopped by an integrity failure waits for an operator (README, guarantees): resumed
+    // only on purpose, after `savepoint verify`, with --force.
+    if (existing.status === 'failed' && existing.error?.error === ErrorNames.LedgerIntegrity && !request.force) {
+      throw new LedgerIntegrityError(
+        { runId: existing.runId, record: 'RUN' },
+        `the run stopped on a ledger integrity failure (${existing.error.cause}): check it with \`savepoint verify ${existing.runId}\`, then resume with --force (input "force": true) or start a new run id`,
+      );
     }
     // A resume continues from what the ledger holds: the whole run must verify first (every seal,
     // and every record its counters count), or it is refused, never continued.

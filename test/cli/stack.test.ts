@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { secretSealer } from '../../lambdas/ledger/seal.js';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
@@ -25,10 +26,22 @@ let cfn: { url: string; close: () => Promise<void> };
 let proxy: Server;
 const approvalRequests: { method: string; path: string; headers: IncomingHttpHeaders; body: string }[] = [];
 let env: NodeJS.ProcessEnv;
+let secrets: Server;
+const SEAL_SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:SealKey-abc123';
+const SEAL_KEY = 'k'.repeat(64);
 
 beforeAll(async () => {
   // The DynamoDB ledger, as on AWS: the CLI reads it with the real DynamoDB client.
-  harness = await startHarness({ ledger: 'dynalite' });
+  // The seal key as the stack keeps it (a generated secret), served by a stand-in for Secrets Manager.
+  harness = await startHarness({ ledger: 'dynalite', sealer: secretSealer(SEAL_SECRET_ARN, SEAL_KEY) });
+  secrets = createServer(async (incoming, outgoing) => {
+    let body = '';
+    for await (const chunk of incoming) body += String(chunk);
+    const known = incoming.headers['x-amz-target'] === 'secretsmanager.GetSecretValue' && (JSON.parse(body) as { SecretId?: string }).SecretId === SEAL_SECRET_ARN;
+    outgoing.writeHead(known ? 200 : 400, { 'content-type': 'application/x-amz-json-1.1' });
+    outgoing.end(JSON.stringify(known ? { ARN: SEAL_SECRET_ARN, Name: 'SealKey', SecretString: SEAL_KEY } : { __type: 'ResourceNotFoundException', message: 'no such secret' }));
+  });
+  await new Promise<void>((resolve) => secrets.listen(0, '127.0.0.1', resolve));
   const { stack } = harness;
   // The approval API as API Gateway would receive it: this proxy records each request's headers.
   proxy = createServer(async (incoming, outgoing) => {
@@ -47,6 +60,7 @@ beforeAll(async () => {
   const values: Record<string, string> = {
     [outputDescription('refund-reconciler', 'StateMachineArn')]: stack.stateMachineArn,
     [outputDescription('refund-reconciler', 'LedgerTableName')]: LEDGER_TABLE,
+    [outputDescription('refund-reconciler', 'LedgerSealSecretArn')]: SEAL_SECRET_ARN,
     [outputDescription('refund-reconciler', 'ApprovalApiUrl')]: approvalsUrl,
   };
   const template = await synthesizeTemplate('refund-reconciler');
@@ -59,6 +73,7 @@ beforeAll(async () => {
     AWS_PROFILE: '',
     AWS_ENDPOINT_URL_CLOUDFORMATION: cfn.url,
     AWS_ENDPOINT_URL_SFN: stack.endpoints.sfn,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${(secrets.address() as AddressInfo).port}`,
     AWS_ENDPOINT_URL_DYNAMODB: 'dynamodb' in stack.endpoints ? stack.endpoints.dynamodb : '',
     SAVEPOINT_AGENT: '',
   };
@@ -66,6 +81,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((resolve) => proxy.close(resolve));
+  await new Promise((resolve) => secrets.close(resolve));
   await cfn.close();
   await harness.stack.close();
 });

@@ -59,12 +59,15 @@ describe('a ledger altered mid-run', () => {
     const started: string[] = [];
     const recover = createRecoverRun({ ledger: stack.ledger, clock: { now: () => new Date() }, starter: { start: async (name) => (started.push(name), { executionArn: `arn:${name}` }) } });
     const verdict = await recover({ runId: 'altered', executionArn: finished.executionArn, status: 'FAILED', endedAt: new Date().toISOString(), error: finished.error! });
-    expect(verdict).toMatchObject({ action: 'ignored', reason: expect.stringMatching(/^ledger integrity: run altered, record RUN/) });
+    expect(verdict).toMatchObject({ action: 'ignored', reason: 'the run is failed (Ledger.IntegrityError)' });
     expect(started).toEqual([]);
+    // The failure is the run's: recorded with its reason (the write restored the sealed content).
+    expect(await stack.ledger.getRun('altered')).toMatchObject({ status: 'failed', error: { error: 'Ledger.IntegrityError', cause: expect.stringMatching(/record RUN fails verification/) } });
 
     const resumed = await harness.run({ runId: 'altered', input: { date: '2026-11-28' } });
     expect(resumed.status).toBe('FAILED');
     expect(resumed.error).toBe('Ledger.IntegrityError');
+    expect(resumed.cause).toMatch(/stopped on a ledger integrity failure .*savepoint verify altered/);
     expect(stack.world.payments.refunds()).toHaveLength(paidAtDamage!);
   }, 180_000);
 });
