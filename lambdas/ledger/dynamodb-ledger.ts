@@ -63,7 +63,7 @@ export class DynamoDbLedger implements Ledger {
    * read; with the basis from the step's own `loadStep`, that is one round trip, as the UpdateItem
    * it replaces was. A stale basis (another writer came first) fails the condition: read again.
    */
-  private readonly basis = new Map<string, Item>();
+  private readonly basis = new Map<string, Item | typeof ABSENT>();
   private loadedSealer?: Promise<LedgerSealer>;
   /** The update of each item in progress in this process, by `pk|sk` (see `update`). */
   private readonly updating = new Map<string, Promise<void>>();
@@ -279,6 +279,8 @@ export class DynamoDbLedger implements Ledger {
       for (const item of result.Responses?.[this.tableName] ?? []) items.set(`${item['pk']}|${item['sk']}`, this.verified(sealer, item));
       pending = result.UnprocessedKeys?.[this.tableName]?.Keys;
     }
+    // What the step asked for and is not there is known absent: a claim that follows puts at once.
+    for (const key of unique) if (!items.has(`${key['pk']}|${key['sk']}`)) this.basis.set(`${key['pk']}|${key['sk']}`, ABSENT);
     const read = <T>(key: { pk: string; sk: string }) => {
       const item = items.get(`${key.pk}|${key.sk}`);
       return item && (strip(item) as T);
@@ -486,13 +488,14 @@ export class DynamoDbLedger implements Ledger {
   private async updateNow(key: { pk: string; sk: string }, change: (current: Item | undefined) => Item | undefined): Promise<{ written: boolean; item?: Item }> {
     const id = `${key.pk}|${key.sk}`;
     for (let attempt = 0; ; attempt++) {
-      const current = this.basis.has(id) && attempt === 0 ? structuredClone(this.basis.get(id)) : await this.getItem(key);
+      const known = attempt === 0 ? this.basis.get(id) : undefined;
+      const current = known === ABSENT ? undefined : known ? structuredClone(known) : await this.getItem(key);
       const next = change(current && structuredClone(current));
       if (!next) return { written: false, item: current };
       const item = { ...next, ...key };
       try {
         await this.put(item, current ? { ConditionExpression: '#seal = :seal', ExpressionAttributeNames: { '#seal': 'seal' }, ExpressionAttributeValues: { ':seal': current['seal'] } } : { ConditionExpression: 'attribute_not_exists(pk)' });
-        return { written: true, item: structuredClone(this.basis.get(id)) };
+        return { written: true, item: structuredClone(this.basis.get(id) as Item) };
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException) || attempt >= 20) throw error;
         this.basis.delete(id);
@@ -573,6 +576,8 @@ export class DynamoDbLedger implements Ledger {
 }
 
 type Item = Record<string, unknown>;
+/** An item a read found absent (the basis of a put conditional on its absence). */
+const ABSENT = Symbol('absent');
 
 /** The condition of claimCall and recordCall: no record, or an in-flight one whose holder's lease expired. */
 function claimable(current: Item | undefined, now: Date): boolean {

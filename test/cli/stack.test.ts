@@ -138,6 +138,10 @@ describe('the CLI against a deployed stack', () => {
     expect(duplicatePayments(harness.stack)).toEqual([]);
     const runs = JSON.parse((await savepoint('runs', '--status', 'succeeded', '--json')).stdout) as { runs: { runId: string; execution: string }[] };
     expect(runs.runs.find((run) => run.runId === runId)?.execution).toMatch(/^https:\/\/us-east-1\.console\.aws\.amazon\.com\/states\/home\?region=us-east-1#\/v2\/executions\/details\/arn:/);
+    // Finance's check, with its own credentials: the seal key from the stack's secret.
+    const verified = await savepoint('verify', runId);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(new RegExp(`^${runId}: OK, \\d+ records \\(\\d+ turns, \\d+ calls, 2 approvals\\) verify`));
   }, 240_000);
 
   it('kills a run waiting for a person, through the stack', async () => {
