@@ -13,6 +13,11 @@ export interface AppendLogOptions {
   readonly fsync?: boolean;
   /** Where notes go (a torn last line dropped, a compaction). */
   readonly onNote?: (note: string) => void;
+  /**
+   * Checks the entries before the file is touched (created, or its torn tail cut): a log it
+   * refuses (by throwing) is left exactly as it was found.
+   */
+  readonly accept?: (entries: readonly unknown[]) => void;
 }
 
 /**
@@ -59,6 +64,7 @@ export class AppendLog<T> {
         throw new Error(`${path}:${index + 1}: corrupt ledger log line (${error instanceof Error ? error.message : String(error)})`, { cause: error });
       }
     });
+    options.accept?.(entries);
     const fd = openSync(path, 'a');
     if (end < text.length) {
       ftruncateSync(fd, end);

@@ -164,9 +164,11 @@ export class EmbeddedLedger implements Ledger {
         );
       }
       let entries: LogEntry[];
-      ({ log, entries } = AppendLog.open(logPath, parseEntry, { fsync: options.fsync, onNote }));
+      let tip = '';
+      const accept = (read: readonly unknown[]) => (tip = verifyLog(read as LogEntry[], head!, sealer, logPath));
+      ({ log, entries } = AppendLog.open(logPath, parseEntry, { fsync: options.fsync, onNote, accept }));
       const ledger = new EmbeddedLedger(sealer, log, lock, head);
-      ledger.replay(entries, logPath);
+      ledger.load(entries, tip);
       ledger.compactIfLarge(options.compaction ?? { ratio: 4, minBytes: 1 << 20 }, onNote);
       return ledger;
     } catch (error) {
@@ -177,42 +179,11 @@ export class EmbeddedLedger implements Ledger {
     }
   }
 
-  /**
-   * Loads the log's entries, verifying each line's chain and each item's seal, and that the log
-   * holds every line its head counts: a flipped byte, a reordered, forged or lost line fails,
-   * naming the file, the line and the record.
-   */
-  private replay(entries: LogEntry[], path: string): void {
-    const head = this.head!;
-    const chains = [''];
-    entries.forEach((entry, index) => {
-      if (this.sealer.chain(chains[index]!, entry.body) !== entry.chain) {
-        throw new LedgerIntegrityError(
-          { record: `${path}:${index + 1} (${entry.pk}/${entry.sk})` },
-          'the line does not follow from the lines before it (altered, reordered or forged)',
-        );
-      }
-      chains.push(entry.chain);
-      const stored = item(entry.record, entry.hidden ?? {}, entry.seal);
-      this.sealer.verify(entry, { ...(entry.record as object), ...stored.hidden }, entry.seal);
-      this.set(entry, stored);
-    });
-    const lines = entries.length;
-    // One line more than the head counts: the process died between appending a line and counting it.
-    const matched = (count: number) => count >= 0 && head.matches(count, chains[count]!, this.sealer);
-    const fresh = !head.existed && lines === 0;
-    if (!fresh && !matched(lines) && !matched(lines - 1)) {
-      throw new LedgerIntegrityError(
-        { record: path },
-        !head.existed
-          ? `the file holds ${lines} lines, but its head ${head.path} is missing`
-          : lines < head.lines
-            ? `the file holds ${lines} complete lines, but ${head.path} records ${head.lines}: ${head.lines - lines} were lost (truncated)`
-            : `the file's ${lines} lines do not match ${head.path} (${head.lines} lines; one of the two was altered or replaced)`,
-      );
-    }
-    this.tip = chains[lines]!;
-    if (fresh || !matched(lines) || head.hasPrevious) head.write(lines, this.tip, this.sealer);
+  /** Loads the entries of a verified log (`verifyLog`), and brings its head up to date. */
+  private load(entries: LogEntry[], tip: string): void {
+    for (const entry of entries) this.set(entry, item(entry.record, entry.hidden ?? {}, entry.seal));
+    this.tip = tip;
+    if (this.head!.needsWrite(entries.length, tip, this.sealer)) this.head!.write(entries.length, tip, this.sealer);
   }
 
   /** Closes the log and releases the directory; the ledger cannot be used afterwards. */
@@ -609,6 +580,39 @@ export class EmbeddedLedger implements Ledger {
   }
 }
 
+/**
+ * Verifies a log before it is loaded: each line's chain and each item's seal, and that the log
+ * holds every line its head counts. A flipped byte, a reordered, forged or lost line fails, naming
+ * the file, the line and the record. Returns the chain's tip.
+ */
+function verifyLog(entries: LogEntry[], head: LogHead, sealer: LedgerSealer, path: string): string {
+  const chains = [''];
+  entries.forEach((entry, index) => {
+    if (sealer.chain(chains[index]!, entry.body) !== entry.chain) {
+      throw new LedgerIntegrityError(
+        { record: `${path}:${index + 1} (${entry.pk}/${entry.sk})` },
+        'the line does not follow from the lines before it (altered, reordered or forged)',
+      );
+    }
+    chains.push(entry.chain);
+    sealer.verify(entry, { ...(entry.record as object), ...(entry.hidden ?? {}) }, entry.seal);
+  });
+  const lines = entries.length;
+  // One line more than the head counts: the process died between appending a line and counting it.
+  const matched = (count: number) => count >= 0 && head.matches(count, chains[count]!, sealer);
+  if (!(!head.existed && lines === 0) && !matched(lines) && !matched(lines - 1)) {
+    throw new LedgerIntegrityError(
+      { record: path },
+      !head.existed
+        ? `the file holds ${lines} lines, but its head ${head.path} is missing`
+        : lines < head.lines
+          ? `the file holds ${lines} complete lines, but ${head.path} records ${head.lines}: ${head.lines - lines} were lost (truncated)`
+          : `the file's ${lines} lines do not match ${head.path} (${head.lines} lines; one of the two was altered or replaced)`,
+    );
+  }
+  return chains[lines]!;
+}
+
 /** The items of one partition, and their sort-key order (computed when a query needs it). */
 class Partition {
   readonly items = new Map<string, Item>();
@@ -690,14 +694,16 @@ function parseEntry(value: unknown, text: string): LogEntry {
 class LogHead {
   private constructor(
     readonly path: string,
-    private readonly fd: number,
+    /** Opened on the first write: a ledger refused on open leaves no head behind. */
+    private fd: number | undefined,
     readonly existed: boolean,
     private state: { lines: number; chain: string; mac: string; previous?: { lines: number; chain: string } },
   ) {}
 
   static open(path: string): LogHead {
-    const existed = existsSync(path);
-    const text = existed ? readFileSync(path, 'utf8').trim() : '';
+    const text = existsSync(path) ? readFileSync(path, 'utf8').trim() : '';
+    // An empty head: the process died between creating it and its first write (nothing was logged yet).
+    const existed = text !== '';
     let state = { lines: 0, chain: '', mac: '' } as LogHead['state'];
     if (text !== '') {
       try {
@@ -707,15 +713,16 @@ class LogHead {
         throw new LedgerIntegrityError({ record: path }, 'the file is not a ledger head (expected {"lines", "chain", "mac"})');
       }
     }
-    return new LogHead(path, openSync(path, existed ? 'r+' : 'w+', 0o600), existed, state);
+    return new LogHead(path, existed ? openSync(path, 'r+') : undefined, existed, state);
   }
 
   get lines(): number {
     return this.state.lines;
   }
 
-  get hasPrevious(): boolean {
-    return this.state.previous !== undefined;
+  /** Whether the head must be rewritten for a log of `lines` lines ending in `chain` (new, one line behind, or mid-compaction). */
+  needsWrite(lines: number, chain: string, sealer: LedgerSealer): boolean {
+    return !this.existed || this.state.previous !== undefined || !this.matches(lines, chain, sealer) || this.state.lines !== lines;
   }
 
   /** Whether the log's chain after `lines` lines is what the head (or, mid-compaction, its previous log) records. */
@@ -730,10 +737,11 @@ class LogHead {
     this.state = { lines, chain, mac, ...(previous && { previous }) };
     // Padded to a fixed width, so that a shorter head never leaves the end of a longer one behind.
     const text = JSON.stringify(this.state).padEnd(HEAD_BYTES - 1, ' ');
+    this.fd ??= openSync(this.path, 'w+', 0o600);
     writeSync(this.fd, `${text}\n`, 0);
   }
 
   close(): void {
-    closeSync(this.fd);
+    if (this.fd !== undefined) closeSync(this.fd);
   }
 }

@@ -189,8 +189,12 @@ describe('the sealed log (a damaged ledger is refused, naming the file and what 
   ])('refuses a log %s', async (_name, damage, message) => {
     const lines = await written();
     damage(lines);
+    const files = () => ['ledger.jsonl', 'ledger.head'].map((name) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8') : 'absent'));
+    const found = files();
     expect(() => open()).toThrow(message);
     expect(() => open()).toThrow(/^ledger integrity: /);
+    // Refused, and left exactly as found (no torn tail cut, no new file), for whoever looks next.
+    expect(files()).toEqual(found);
   });
 
   it('accepts a log one line longer than its head (the process died between the two writes)', async () => {
