@@ -24,6 +24,7 @@ import { ensureTable, startDynamo } from '../local/dynamo.js';
 import { ledgerTableFromTemplate, type CfnTemplate } from '../local/template.js';
 import { cachedTemplate } from '../local/template-cache.js';
 import { median } from './stats.js';
+import { ephemeralSealer } from '../lambdas/ledger/seal.js';
 
 // Like bin/savepoint.js: the SDK's Node 20 notice is noise here (read when the client is created).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -167,7 +168,7 @@ async function dynaliteMemory(): Promise<Target & { stop(): Promise<void> }> {
     open: async () => {
       const name = `bench-${++tables}`;
       await ensureTable(dynamo.client, ledgerTableFromTemplate(template, name));
-      return { ledger: new DynamoDbLedger(dynamo.client, name), close: async () => {} };
+      return { ledger: new DynamoDbLedger(dynamo.client, name, ephemeralSealer()), close: async () => {} };
     },
     stop: () => dynamo.close(),
   };

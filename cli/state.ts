@@ -3,9 +3,10 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { localAwsConfig } from '../local/aws-config.js';
+import { localLedgerSealer } from '../local/approval-keys.js';
 import type { CfnTemplateJson } from '../local/asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/runtime.js';
-import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
+import { EmbeddedLedger, SEAL_KEY_FILE } from '../lambdas/ledger/embedded-ledger.js';
 import { RemoteLedger } from '../lambdas/ledger/remote-ledger.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
@@ -113,9 +114,10 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
   if (engine?.endpoints.dynamodb) {
     const { DynamoDBClient, DynamoDbLedger } = await dynamoModules();
     const client = new DynamoDBClient({ ...localAwsConfig, endpoint: engine.endpoints.dynamodb });
-    return { ledger: new DynamoDbLedger(client, LEDGER_TABLE), engine, close: async () => client.destroy() };
+    return { ledger: new DynamoDbLedger(client, LEDGER_TABLE, localLedgerSealer(stateDir)), engine, close: async () => client.destroy() };
   }
-  const kind = ledgerKindOf(stateDir);
+  // No ledger, but its head or seal key is here: it was deleted. The embedded ledger's open says so.
+  const kind = ledgerKindOf(stateDir) ?? (existsSync(join(stateDir, 'ledger.head')) || existsSync(join(stateDir, SEAL_KEY_FILE)) ? 'embedded' : undefined);
   if (!kind) throw noLedger(stateDir);
   const ownership = await ownStateDir(stateDir, command);
   if (kind === 'embedded') {
@@ -145,7 +147,7 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
       await close();
       throw noLedger(stateDir);
     }
-    return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE), close };
+    return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE, localLedgerSealer(stateDir)), close };
   } catch (error) {
     await ownership.release();
     throw error;

@@ -5,6 +5,8 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, Provider } from '@smithy/types';
 import { createHash, createHmac } from 'node:crypto';
 import type { AgentDefinition } from '../lambdas/define.js';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { secretSealer } from '../lambdas/ledger/seal.js';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import { InvalidInputError } from '../lambdas/shared/errors.js';
 import { approvalApiDecider, createClient, type SavepointClient } from './index.js';
@@ -22,9 +24,11 @@ export interface Deployment {
   stateMachineArn: string;
   tableName: string;
   approvalApiUrl?: string;
+  /** The secret holding the ledger's seal key (read with the caller's credentials, to verify records). */
+  sealSecretArn?: string;
 }
 
-const OUTPUT = /^savepoint:([a-z][a-z0-9-]*):(StateMachineArn|StateMachineAliasArn|LedgerTableName|ApprovalApiUrl)$/;
+const OUTPUT = /^savepoint:([a-z][a-z0-9-]*):(StateMachineArn|StateMachineAliasArn|LedgerTableName|LedgerSealSecretArn|ApprovalApiUrl)$/;
 
 export async function describeDeployment(options: { stackName: string; region?: string; agent?: string }): Promise<Deployment> {
   const cfn = new CloudFormationClient({ ...(options.region && { region: options.region }) });
@@ -53,6 +57,7 @@ export async function describeDeployment(options: { stackName: string; region?: 
       stateMachineArn: outputs['StateMachineAliasArn'] ?? outputs['StateMachineArn'],
       tableName: outputs['LedgerTableName'],
       ...(outputs['ApprovalApiUrl'] && { approvalApiUrl: outputs['ApprovalApiUrl'] }),
+      ...(outputs['LedgerSealSecretArn'] && { sealSecretArn: outputs['LedgerSealSecretArn'] }),
     };
   } catch (error) {
     if (error instanceof Error && error.name === 'ValidationError') throw new InvalidInputError(`stack: ${error.message}`, { cause: error });
@@ -71,10 +76,15 @@ export function executionConsoleLink(region: string, executionArn: string): stri
 export function deploymentClient(deployment: Deployment, agent?: AgentDefinition): { client: SavepointClient; ledger: DynamoDbLedger; sfn: SFNClient; close: () => void } {
   const sfn = new SFNClient({ region: deployment.region });
   const dynamodb = new DynamoDBClient({ region: deployment.region });
-  const ledger = new DynamoDbLedger(dynamodb, deployment.tableName);
+  const secrets = new SecretsManagerClient({ region: deployment.region });
+  const ledger = new DynamoDbLedger(dynamodb, deployment.tableName, async () => {
+    const secretId = deployment.sealSecretArn;
+    if (!secretId) throw new InvalidInputError(`stack: ${deployment.stackName} has no LedgerSealSecretArn output (deployed before the ledger was sealed): deploy it again`);
+    return secretSealer(secretId, (await secrets.send(new GetSecretValueCommand({ SecretId: secretId }))).SecretString);
+  });
   const decide = deployment.approvalApiUrl ? signedApprovalDecider(deployment.approvalApiUrl, deployment.region, sfn.config.credentials) : undefined;
   const client = createClient({ ledger, sfn, stateMachineArn: deployment.stateMachineArn, ...(agent && { agent }), ...(decide && { decide }) });
-  return { client, ledger, sfn, close: () => (sfn.destroy(), dynamodb.destroy()) };
+  return { client, ledger, sfn, close: () => (sfn.destroy(), dynamodb.destroy(), secrets.destroy()) };
 }
 
 /**

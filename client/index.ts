@@ -1,5 +1,6 @@
 import { DescribeExecutionCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { executionArnOf, versionOf } from '../lambdas/adapters/sfn.js';
+import { verifyRun, type RunVerification } from '../lambdas/ledger/seal.js';
 import { causeMessage } from '../lambdas/steps/finalize.js';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
@@ -106,6 +107,11 @@ export interface SavepointClient {
    * (lambdas/steps/versions.ts); refused, it throws naming why and nothing changes.
    */
   migrate(runId: string, options: { to: string; by: string; signal?: AbortSignal }): Promise<RunView>;
+  /**
+   * Verifies runs' sealed records (lambdas/ledger/seal.ts): one run, or every run (`'all'`, at most
+   * 1,000, newest first). `undefined` for a run id the ledger does not hold.
+   */
+  verify(runs: string | 'all'): Promise<RunVerification[] | undefined>;
 }
 
 const TERMINAL: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
@@ -151,6 +157,16 @@ export function createClient(parts: ClientParts): SavepointClient {
     },
 
     status,
+
+    async verify(runs) {
+      if (runs !== 'all') {
+        const report = await verifyRun(parts.ledger, runs);
+        return report.problems.length === 1 && report.records === 0 && /there is no run record/.test(report.problems[0]!) ? undefined : [report];
+      }
+      const reports: RunVerification[] = [];
+      for (const run of await parts.ledger.listRuns(1_000)) reports.push(await verifyRun(parts.ledger, run.runId));
+      return reports;
+    },
 
     async wait(runId, options = {}) {
       for (;;) {

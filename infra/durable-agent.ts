@@ -225,12 +225,14 @@ export class DurableAgent extends Construct {
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });
     new CfnOutput(this, 'StateMachineAliasArn', { value: arns.alias, description: outputDescription(props.agentName, 'StateMachineAliasArn') });
     new CfnOutput(this, 'LedgerTableName', { value: ledger.table.tableName, description: outputDescription(props.agentName, 'LedgerTableName') });
+    // For `savepoint verify --stack`: finance checks the ledger with its own read access to the key.
+    new CfnOutput(this, 'LedgerSealSecretArn', { value: ledger.sealKey.secretArn, description: outputDescription(props.agentName, 'LedgerSealSecretArn') });
     acknowledgeNagFindings(this, { stateMachine, stateMachineName, api: this.api }); // ops (#9): cdk-nag, each with its reason
   }
 }
 
 /** What the CLI and the client find a deployed agent by: `savepoint:<agent>:<output>` (cli/stack.ts). */
-export type AgentOutput = 'StateMachineArn' | 'StateMachineAliasArn' | 'LedgerTableName' | 'ApprovalApiUrl';
+export type AgentOutput = 'StateMachineArn' | 'StateMachineAliasArn' | 'LedgerTableName' | 'LedgerSealSecretArn' | 'ApprovalApiUrl';
 
 export function outputDescription(agentName: string, output: AgentOutput): string {
   return `savepoint:${agentName}:${output}`;

@@ -1,5 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, ProjectionType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
@@ -32,38 +33,40 @@ export const RUNNING_RUNS_PROJECTION = ['runId'] as const;
  * Who may do what on the ledger, by role (the ledger methods each role's steps call). No role may
  * delete an item (records expire by TTL), and none may scan: the sweeper queries the sparse
  * `runningRuns` index. (`savepoint runs` lists all runs with a paged scan under the operator's own
- * credentials, not a function's role.)
+ * credentials, not a function's role.) An update is a read of the sealed item and a conditional
+ * put of the whole new one (lambdas/ledger/seal.ts), so updaters have GetItem and PutItem, not
+ * UpdateItem.
  */
 export const LEDGER_ACCESS = {
   /** StartRun: createRun, getRun, attachExecution. */
-  startRun: { table: ['GetItem', 'PutItem', 'UpdateItem'] },
+  startRun: { table: ['GetItem', 'PutItem'] },
   /** BudgetCheck: reads the run, the conversation, the kill flag (one batched read), a budget approval; records guard events and applies an approved extension. */
-  budgetCheck: { table: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem'] },
+  budgetCheck: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /** CallModel: reads the run, the conversation and the breaker (one batched read), records the turn once, counts it; the model breaker. */
-  callModel: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'] },
+  callModel: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /** Compact: like CallModel, for the summary turn. */
-  compact: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'] },
+  compact: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /** Handoff: records the successor in the run's execution chain. */
-  handoff: { table: ['GetItem', 'UpdateItem'] },
+  handoff: { table: ['GetItem', 'PutItem'] },
   /** CallTool: one batched read, then claims, completes and releases the call (or records a read at once), counts it, escalates a timed-out approval; the tools breaker. */
-  callTool: { table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
+  callTool: { table: ['GetItem', 'BatchGetItem', 'PutItem'] },
   /** RequestApproval: creates the approval (or refreshes its task token). */
-  requestApproval: { table: ['GetItem', 'PutItem', 'UpdateItem'] },
+  requestApproval: { table: ['GetItem', 'PutItem'] },
   /** Finalize / RecordFailure: finishRun. */
-  finalize: { table: ['UpdateItem'] },
+  finalize: { table: ['GetItem', 'PutItem'] },
   /**
    * The approval API: finds an approval by its id, lists the pending ones, decides once; its page
    * shows the evidence (the run's conversation, and tool results stored by reference: queries).
    */
-  approvalCallback: { table: ['GetItem', 'Query', 'UpdateItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  approvalCallback: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /** The expiry sweep: lists pending approvals, decides them expired. */
-  expireApprovals: { table: ['GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  expireApprovals: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /** ExecutionStopped: marks the run killed. */
-  executionStopped: { table: ['GetItem', 'UpdateItem'] },
+  executionStopped: { table: ['GetItem', 'PutItem'] },
   /** RecoverRun: reads the run, records a recovery, or gives the run up. */
-  recoverRun: { table: ['GetItem', 'UpdateItem'] },
+  recoverRun: { table: ['GetItem', 'PutItem'] },
   /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */
-  sweep: { table: ['GetItem', 'UpdateItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runningRuns]: ['Query'] } },
+  sweep: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runningRuns]: ['Query'] } },
 } as const satisfies Record<string, { table: readonly string[]; indexes?: Partial<Record<string, readonly string[]>> }>;
 
 export type LedgerRole = keyof typeof LEDGER_ACCESS;
@@ -75,6 +78,8 @@ export type LedgerRole = keyof typeof LEDGER_ACCESS;
  */
 export class LedgerTable extends Construct {
   readonly table: TableV2;
+  /** The key every record is sealed with (lambdas/ledger/seal.ts): read by each function that uses the ledger, and by `savepoint verify`. */
+  readonly sealKey: Secret;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -109,6 +114,10 @@ export class LedgerTable extends Construct {
         },
       ],
     });
+    this.sealKey = new Secret(this, 'SealKey', {
+      description: 'HMAC key the ledger records are sealed with',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
   }
 
   /**
@@ -117,7 +126,12 @@ export class LedgerTable extends Construct {
    */
   grantTo(fn: IFunction, role: LedgerRole): void {
     this.grantRole(fn, role);
-    if (fn instanceof LambdaFunction) fn.addEnvironment('TABLE_NAME', this.table.tableName);
+    // Every record read is verified and every record written is sealed: no ledger role without the key.
+    this.sealKey.grantRead(fn);
+    if (fn instanceof LambdaFunction) {
+      fn.addEnvironment('TABLE_NAME', this.table.tableName);
+      fn.addEnvironment('LEDGER_SEAL_SECRET_ARN', this.sealKey.secretArn);
+    }
   }
 
   grantRole(grantee: IGrantable, role: LedgerRole): void {

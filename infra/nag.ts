@@ -57,6 +57,10 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
     ack(method, 'AwsSolutions-APIG4', 'The approval page is authorized by its signed, expiring, single-use link (verified by the handler before anything is shown or decided); a GET never decides.');
     ack(method, 'AwsSolutions-COG4', 'People decide through signed links, not a Cognito user pool; machines use the IAM-authorized /approvals routes.');
   }
+  // The ledger (and its seal key) may be the stack's, shared by its agents.
+  for (const secret of Stack.of(agent).node.findAll().filter((node) => node.node.path.endsWith('/Ledger/SealKey'))) {
+    ack(secret, 'AwsSolutions-SMG4', 'Every ledger record is sealed with this key: rotating it would make every sealed record fail verification. Key versions in the seal are the upgrade path (README, guarantees).');
+  }
   for (const secret of agent.node.findAll().filter((node) => node.node.path.endsWith('/Approvals/LinkKey'))) {
     ack(secret, 'AwsSolutions-SMG4', 'Rotating the link key would invalidate every link already sent to approvers mid-wait; it is rotated by replacing the secret between approvals (README, Approvals).');
   }

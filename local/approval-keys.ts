@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SEAL_KEY_FILE } from '../lambdas/ledger/embedded-ledger.js';
+import { ephemeralSealer, hmacSealer, readOrCreateKeyFile, type LedgerSealer } from '../lambdas/ledger/seal.js';
 import { hmacDecisionMac, type DecisionMac } from '../lambdas/approvals/decision-mac.js';
 import { hmacLinkSigner, type LinkSigner } from '../lambdas/approvals/links.js';
 
@@ -10,25 +11,18 @@ import { hmacLinkSigner, type LinkSigner } from '../lambdas/approvals/links.js';
  * decisions stay valid across restarts; in memory when there is no state directory (tests).
  */
 export function localApprovalKeys(stateDir?: string): { links: LinkSigner; decisions: DecisionMac } {
-  const key = (name: string) => {
-    if (!stateDir) return randomBytes(32);
-    const dir = join(stateDir, 'keys');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const file = join(dir, name);
-    try {
-      return readFileSync(file);
-    } catch {
-      const made = randomBytes(32);
-      // `wx`: two processes racing to make the key keep the first one's.
-      try {
-        writeFileSync(file, made, { mode: 0o600, flag: 'wx' });
-        return made;
-      } catch {
-        return readFileSync(file);
-      }
-    }
-  };
+  const key = (name: string) => (stateDir ? readOrCreateKeyFile(join(stateDir, 'keys', name)) : randomBytes(32));
   const linkKey = key('approval-links.key');
   const decisionKey = key('decisions.key');
   return { links: hmacLinkSigner(async () => linkKey), decisions: hmacDecisionMac(async () => decisionKey) };
+}
+
+/**
+ * The local stand-in for the ledger's seal key (a Secrets Manager secret on AWS): the key file
+ * `keys/ledger-seal.key` in the state directory, which the embedded ledger also opens by default;
+ * a random key in memory when there is no state directory. It detects damage, not a determined
+ * local attacker (who can read the key file as well as the ledger).
+ */
+export function localLedgerSealer(stateDir?: string): LedgerSealer {
+  return stateDir ? hmacSealer(readOrCreateKeyFile(join(stateDir, SEAL_KEY_FILE))) : ephemeralSealer();
 }

@@ -9,6 +9,7 @@ import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../lambdas/guards/b
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import { serveLedger } from '../lambdas/ledger/remote-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
+import type { LedgerSealer } from '../lambdas/ledger/seal.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { modelConfigFromEnv } from '../lambdas/models/config.js';
 import { modelRegistry, wrapModels } from '../lambdas/models/registry.js';
@@ -19,7 +20,7 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { startModelServer } from '../sim/model-server.js';
 import { localUser, startApprovalApi } from './approval-api.js';
-import { localApprovalKeys } from './approval-keys.js';
+import { localApprovalKeys, localLedgerSealer } from './approval-keys.js';
 import type { ApprovalRequested } from '../lambdas/approvals/notify.js';
 import type { ApprovalPolicy } from '../lambdas/approvals/policy.js';
 import { signedLinks } from '../lambdas/steps/approvals.js';
@@ -98,6 +99,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * `countingLedger`: how many round trips a step makes). @default none
    */
   readonly decorateLedger?: (ledger: Ledger) => Ledger;
+  /**
+   * Seals the ledger's records (lambdas/ledger/seal.ts). @default the state directory's key file
+   * (`keys/ledger-seal.key`), or a random key in memory
+   */
+  readonly sealer?: LedgerSealer;
   /** Where the steps may be told to end the process (local/crash.ts). @default none */
   readonly crash?: CrashPoints;
   /**
@@ -169,7 +175,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
     // Synthesized once per change of the stack's sources, then read from the cache (local/template-cache.ts).
     const template = options.template ?? ((await cachedTemplate(agent.name, { onNote: options.log })) as CfnTemplateJson);
-    const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers);
+    const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers, options.sealer);
     const ledger = options.decorateLedger ? options.decorateLedger(opened.ledger) : opened.ledger;
 
     if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);
@@ -394,9 +400,10 @@ async function openLocalLedger(
   stateDir: string | undefined,
   template: CfnTemplateJson,
   closers: (() => Promise<void> | void)[],
+  sealer?: LedgerSealer,
 ): Promise<{ ledger: Ledger; endpoint: { ledger: string } | { dynamodb: string } }> {
   if (kind === 'embedded') {
-    const embedded = EmbeddedLedger.open({ dir: stateDir });
+    const embedded = EmbeddedLedger.open({ dir: stateDir, ...(sealer && { sealer }) });
     closers.push(() => embedded.close());
     const served = await serveLedger(embedded);
     closers.push(served.close);
@@ -407,7 +414,7 @@ async function openLocalLedger(
   const dynamo = await startDynamo({ path: stateDir && join(stateDir, LEDGER_PATHS.dynalite) });
   closers.push(dynamo.close);
   await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));
-  return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE), endpoint: { dynamodb: dynamo.endpoint } };
+  return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE, sealer ?? localLedgerSealer(stateDir)), endpoint: { dynamodb: dynamo.endpoint } };
 }
 
 /** The local wait before each retrier's retries, in the order of the state's `Retry` list. */

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { AgentDefinition } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
+import { secretSealer } from '../ledger/seal.js';
 import { modelConfigFromEnv } from '../models/config.js';
 import { modelRegistry } from '../models/registry.js';
 import { cachedSecrets, withSecretKeys, type SecretSource } from '../models/secrets.js';
@@ -30,6 +31,8 @@ import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks } from './sfn.js
  */
 export const StepEnvironment = z.object({
   TABLE_NAME: z.string().min(3),
+  /** The Secrets Manager secret holding the ledger's seal key (every function that reads or writes the ledger). */
+  LEDGER_SEAL_SECRET_ARN: z.string().startsWith('arn:'),
   /** The stack's model (`provider:model-id`), over the agent's. */
   MODEL: z.string().min(1).optional(),
   /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only). */
@@ -83,7 +86,11 @@ export function awsDeps(
     return () => (made ??= { value: make() }).value;
   };
   const sfn = once(() => traced(new SFNClient({})));
-  const ledger = once(() => new DynamoDbLedger(traced(new DynamoDBClient({})), required('TABLE_NAME')));
+  // The seal key from Secrets Manager on first use (lambdas/ledger/seal.ts), kept for the container's life.
+  const ledger = once(() => {
+    const sealSecret = required('LEDGER_SEAL_SECRET_ARN');
+    return new DynamoDbLedger(traced(new DynamoDBClient({})), required('TABLE_NAME'), async () => secretSealer(sealSecret, await getSecret(sealSecret)));
+  });
   const breaker = once(() => new CircuitBreaker(ledger(), systemClock));
   // Endpoints and the region from the environment; the API keys from Secrets Manager, read once
   // on the first model call and kept for the container's life.

@@ -13,6 +13,11 @@ export interface AppendLogOptions {
   readonly fsync?: boolean;
   /** Where notes go (a torn last line dropped, a compaction). */
   readonly onNote?: (note: string) => void;
+  /**
+   * Checks the entries before the file is touched (created, or its torn tail cut): a log it
+   * refuses (by throwing) is left exactly as it was found.
+   */
+  readonly accept?: (entries: readonly unknown[]) => void;
 }
 
 /**
@@ -31,13 +36,15 @@ export class AppendLog<T> {
     private fd: number,
     /** Bytes in the file: where the next line starts, and where a failed append is cut back to. */
     private size: number,
+    /** Complete lines in the file. */
+    private count: number,
     private readonly options: AppendLogOptions,
     /** Set when a failed append could not be undone: the file's tail is unknown, so no more writes. */
     private broken?: Error,
   ) {}
 
   /** Opens (or creates) the log and returns its entries, in the order they were appended. */
-  static open<T>(path: string, parse: (value: unknown) => T, options: AppendLogOptions = {}): { log: AppendLog<T>; entries: T[] } {
+  static open<T>(path: string, parse: (value: unknown, line: string) => T, options: AppendLogOptions = {}): { log: AppendLog<T>; entries: T[] } {
     // A compaction that died before its rename left the old log intact: its temp file is debris.
     if (existsSync(compactingPath(path))) unlinkSync(compactingPath(path));
     const text = existsSync(path) ? readFileSync(path) : Buffer.alloc(0);
@@ -47,11 +54,17 @@ export class AppendLog<T> {
     lines.pop(); // the empty string after the last newline
     lines.forEach((line, index) => {
       try {
-        entries.push(parse(JSON.parse(line)));
+        entries.push(parse(JSON.parse(line), line));
       } catch (error) {
+        // A line that names its own damage (an integrity error) says so under its own name.
+        if (error instanceof Error && error.name === 'Ledger.IntegrityError') {
+          error.message = error.message.replace('record ', `record ${path}:${index + 1} `);
+          throw error;
+        }
         throw new Error(`${path}:${index + 1}: corrupt ledger log line (${error instanceof Error ? error.message : String(error)})`, { cause: error });
       }
     });
+    options.accept?.(entries);
     const fd = openSync(path, 'a');
     if (end < text.length) {
       ftruncateSync(fd, end);
@@ -59,11 +72,15 @@ export class AppendLog<T> {
         `${path}:${lines.length + 1}: dropped a torn last line (${text.length - end} bytes after the last newline, from a crash mid-append; it was never acknowledged)`,
       );
     }
-    return { log: new AppendLog<T>(path, fd, end, options), entries };
+    return { log: new AppendLog<T>(path, fd, end, entries.length, options), entries };
   }
 
   get bytes(): number {
     return this.size;
+  }
+
+  get lines(): number {
+    return this.count;
   }
 
   /** Appends one line (JSON text without a newline); when this returns, the line survives a crash of the process. */
@@ -83,6 +100,7 @@ export class AppendLog<T> {
       throw error;
     }
     this.size += buffer.length;
+    this.count += 1;
   }
 
   /**
@@ -94,11 +112,13 @@ export class AppendLog<T> {
     const temporary = compactingPath(this.path);
     const fd = openSync(temporary, 'w');
     let size = 0;
+    let count = 0;
     try {
       for (const line of lines) {
         const buffer = Buffer.from(`${line}\n`);
         for (let written = 0; written < buffer.length; ) written += writeSync(fd, buffer, written);
         size += buffer.length;
+        count += 1;
       }
       fsyncSync(fd);
     } finally {
@@ -109,6 +129,7 @@ export class AppendLog<T> {
     closeSync(this.fd);
     this.fd = openSync(this.path, 'a');
     this.size = size;
+    this.count = count;
   }
 
   close(): void {

@@ -7,7 +7,6 @@ import {
   PutCommand,
   QueryCommand,
   ScanCommand,
-  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { BreakerState } from '../guards/breaker.js';
 import { checkStepWant, type ApprovalDecision, type AttachOptions, type Ledger, type StepRead, type StepWant } from './ledger.js';
@@ -29,6 +28,7 @@ import {
   type ToolCallRecord,
   type TurnRecord,
 } from './records.js';
+import type { LedgerSealer } from './seal.js';
 
 /** Names of the table's secondary indexes; infra/ creates them with the same constants. */
 export const LedgerIndexes = {
@@ -65,9 +65,25 @@ const breakerKey = (name: string) => ({ pk: `BREAKER#${name}`, sk: 'BREAKER' });
 export class DynamoDbLedger implements Ledger {
   private readonly doc: DynamoDBDocumentClient;
 
+  /**
+   * The items this instance last read or wrote, verified, by `pk|sk`: the basis of its next
+   * update. An update is a read-modify-write of the whole sealed item, conditional on the seal it
+   * read; with the basis from the step's own `loadStep`, that is one round trip, as the UpdateItem
+   * it replaces was. A stale basis (another writer came first) fails the condition: read again.
+   */
+  private readonly basis = new Map<string, Item | typeof ABSENT>();
+  private loadedSealer?: Promise<LedgerSealer>;
+  /** The update of each item in progress in this process, by `pk|sk` (see `update`). */
+  private readonly updating = new Map<string, Promise<void>>();
+
   constructor(
     client: DynamoDBClient,
     private readonly tableName: string,
+    /**
+     * Seals every item written and verifies every item read (lambdas/ledger/seal.ts); on AWS a
+     * function that loads the key from Secrets Manager on first use.
+     */
+    private readonly sealer: LedgerSealer | (() => Promise<LedgerSealer>),
   ) {
     // convertClassInstanceToMap: the SDK takes any object with an own `constructor` key (which a
     // model's tool input may have) for a class instance and refuses to marshall it. Records are
@@ -99,7 +115,8 @@ export class DynamoDbLedger implements Ledger {
           ExclusiveStartKey: start,
         }),
       );
-      items.push(...((page.Items ?? []) as RunRecord[]));
+      const sealer = await this.seals();
+      items.push(...((page.Items ?? []) as Item[]).map((item) => this.verified(sealer, item) as unknown as RunRecord));
       start = page.LastEvaluatedKey;
     } while (start && items.length < limit);
     return items.sort((a, b) => b.createdAt.localeCompare(a.createdAt)).slice(0, limit).map(strip);
@@ -111,67 +128,40 @@ export class DynamoDbLedger implements Ledger {
     now: Date,
     options: AttachOptions = {},
   ): Promise<RunRecord | undefined> {
-    const sets = ['executionArn = :arn', 'executions = list_append(executions, :arns)', '#status = :running', 'updatedAt = :now', 'runningRun = :runningRun'];
-    const values: Record<string, unknown> = { ':arn': executionArn, ':arns': [executionArn], ':running': 'running', ':now': now.toISOString(), ':runningRun': RUNNING };
-    if (options.fingerprint !== undefined) {
-      sets.push('fingerprint = :fingerprint');
-      values[':fingerprint'] = options.fingerprint;
-    }
-    if (options.definitionHash !== undefined) {
-      sets.push('definitionHash = :definition');
-      values[':definition'] = options.definitionHash;
-    }
-    if (options.migration) {
-      sets.push('migrations = list_append(if_not_exists(migrations, :noMigrations), :migration)');
-      values[':noMigrations'] = [];
-      values[':migration'] = [options.migration];
-      if (options.migration.to.version !== undefined) {
-        sets.push('agentVersion = :agentVersion');
-        values[':agentVersion'] = options.migration.to.version;
+    const { written, item } = await this.update(runKey(runId), (run) => {
+      // Two executions resuming the same run at once: only the first to replace the dead one drives it.
+      if (!run || (options.previousArn !== undefined && run['executionArn'] !== options.previousArn)) {
+        if (options.previousArn !== undefined) return undefined;
+        throw conditionFailed(`attachExecution: no run ${runId}`);
       }
-    }
-    // Two executions resuming the same run at once: only the first to replace the dead one drives it.
-    if (options.previousArn !== undefined) values[':previous'] = options.previousArn;
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: runKey(runId),
-          UpdateExpression: `SET ${sets.join(', ')} REMOVE finishedAt, stopReason, #error`,
-          ConditionExpression: `attribute_exists(pk)${options.previousArn !== undefined ? ' AND executionArn = :previous' : ''}`,
-          ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
+      const { finishedAt: _finished, stopReason: _reason, error: _error, ...rest } = run;
+      return {
+        ...rest,
+        executionArn,
+        executions: [...((rest['executions'] as string[] | undefined) ?? []), executionArn],
+        status: 'running',
+        updatedAt: now.toISOString(),
+        ...(options.fingerprint !== undefined && { fingerprint: options.fingerprint }),
+        ...(options.definitionHash !== undefined && { definitionHash: options.definitionHash }),
+        ...(options.migration && {
+          migrations: [...((rest['migrations'] as unknown[] | undefined) ?? []), options.migration],
+          ...(options.migration.to.version !== undefined && { agentVersion: options.migration.to.version }),
         }),
-      );
-      return strip(result.Attributes as RunRecord);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException && options.previousArn !== undefined) return undefined;
-      throw error;
-    }
+        runningRun: RUNNING,
+      };
+    });
+    return written ? strip(item as unknown as RunRecord) : undefined;
   }
 
   async recordRecovery(runId: string, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Promise<boolean> {
-    return this.conditionally(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: runKey(runId),
-        UpdateExpression: 'SET recovery = :recovery, updatedAt = :now',
-        // The run's recovery record is its own lock: a second delivery of the same ended
-        // execution, or a racing recovery, finds another key than the one it read.
-        ConditionExpression:
-          expected.previousKey === undefined
-            ? 'executionArn = :arn AND attribute_not_exists(recovery)'
-            : 'executionArn = :arn AND recovery.#key = :previousKey',
-        ExpressionAttributeNames: expected.previousKey === undefined ? undefined : { '#key': 'key' },
-        ExpressionAttributeValues: {
-          ':recovery': recovery,
-          ':now': recovery.at,
-          ':arn': expected.executionArn,
-          ...(expected.previousKey === undefined ? {} : { ':previousKey': expected.previousKey }),
-        },
-      }),
+    const { written } = await this.update(runKey(runId), (run) =>
+      // The run's recovery record is its own lock: a second delivery of the same ended execution,
+      // or a racing recovery, finds another key than the one it read.
+      run && run['executionArn'] === expected.executionArn && (run['recovery'] as RecoveryRecord | undefined)?.key === expected.previousKey
+        ? { ...run, recovery, updatedAt: recovery.at }
+        : undefined,
     );
+    return written;
   }
 
   async finishRun(
@@ -179,42 +169,25 @@ export class DynamoDbLedger implements Ledger {
     outcome: { status: 'succeeded' | 'stopped' | 'killed' | 'failed'; stopReason?: string; error?: { error: string; cause: string } },
     now: Date,
   ): Promise<RunRecord> {
-    const names: Record<string, string> = { '#status': 'status' };
-    const values: Record<string, unknown> = { ':status': outcome.status, ':now': now.toISOString() };
-    const sets = ['#status = :status', 'updatedAt = :now', 'finishedAt = :now'];
-    if (outcome.stopReason !== undefined) {
-      sets.push('stopReason = :reason');
-      values[':reason'] = outcome.stopReason;
-    }
-    if (outcome.error !== undefined) {
-      sets.push('#error = :error');
-      names['#error'] = 'error';
-      values[':error'] = outcome.error;
-    }
-    const result = await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: runKey(runId),
-        UpdateExpression: `SET ${sets.join(', ')} REMOVE runningRun`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return strip(result.Attributes as RunRecord);
+    const at = now.toISOString();
+    const { item } = await this.update(runKey(runId), (run) => {
+      if (!run) throw conditionFailed(`finishRun: no run ${runId}`);
+      const { runningRun: _running, ...rest } = run;
+      return {
+        ...rest,
+        status: outcome.status,
+        updatedAt: at,
+        finishedAt: at,
+        ...(outcome.stopReason !== undefined && { stopReason: outcome.stopReason }),
+        ...(outcome.error !== undefined && { error: outcome.error }),
+      };
+    });
+    return strip(item as unknown as RunRecord);
   }
 
   async killRun(runId: string, flag: KillFlag): Promise<boolean> {
-    return this.conditionally(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: runKey(runId),
-        UpdateExpression: 'SET killed = if_not_exists(killed, :flag)',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':flag': flag },
-      }),
-    );
+    const { item } = await this.update(runKey(runId), (run) => (run && run['killed'] === undefined ? { ...run, killed: flag } : undefined));
+    return item !== undefined;
   }
 
   async getGlobalKill(): Promise<KillFlag | undefined> {
@@ -223,24 +196,16 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async setGlobalKill(flag: KillFlag | undefined): Promise<void> {
-    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...GLOBAL_KILL, kind: 'kill', ...(flag ? { flag } : {}) } }));
+    await this.put({ ...GLOBAL_KILL, kind: 'kill', ...(flag ? { flag } : {}) });
   }
 
   async recordGuardEvent(runId: string, event: GuardEvent): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: runKey(runId),
-          // The set of reasons keeps a warning repeated on every turn from filling the record.
-          UpdateExpression: 'SET guardEvents = list_append(if_not_exists(guardEvents, :empty), :event) ADD guardReasons :reasonSet',
-          ConditionExpression: 'attribute_exists(pk) AND NOT contains(guardReasons, :reason)',
-          ExpressionAttributeValues: { ':empty': [], ':event': [event], ':reasonSet': new Set([event.reason]), ':reason': event.reason },
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+    await this.update(runKey(runId), (run) => {
+      // The set of reasons keeps a warning repeated on every turn from filling the record.
+      const reasons = (run?.['guardReasons'] as Set<string> | undefined) ?? new Set<string>();
+      if (!run || reasons.has(event.reason)) return undefined;
+      return { ...run, guardEvents: [...((run['guardEvents'] as GuardEvent[] | undefined) ?? []), event], guardReasons: new Set([...reasons, event.reason]) };
+    });
   }
 
   async getBreaker(name: string): Promise<BreakerState | undefined> {
@@ -251,14 +216,11 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async saveBreaker(next: BreakerState): Promise<boolean> {
-    return this.conditionally(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { ...breakerKey(next.name), kind: 'breaker', ...next },
-        ConditionExpression: next.version === 1 ? 'attribute_not_exists(pk) OR version = :previous' : 'version = :previous',
-        ExpressionAttributeValues: { ':previous': next.version - 1 },
-      }),
+    const { written } = await this.update(breakerKey(next.name), (current) =>
+      // Optimistic: the version read must still be there (version 1 may also create the breaker).
+      (current ? current['version'] === next.version - 1 : next.version === 1) ? { ...breakerKey(next.name), kind: 'breaker', ...next } : undefined,
     );
+    return written;
   }
 
   async recordTurn(turn: TurnRecord): Promise<TurnRecord> {
@@ -293,26 +255,16 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async countStep(runId: string, stepKey: string, deltas: Partial<Counters>): Promise<boolean> {
-    const entries = Object.entries(deltas).filter(([, value]) => value !== undefined && value !== 0);
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':key': new Set([stepKey]), ':keyString': stepKey };
-    const adds = entries.map(([name, value], index) => {
-      names[`#c${index}`] = name;
-      values[`:c${index}`] = value;
-      return `#c${index} :c${index}`;
+    const { written } = await this.update(runKey(runId), (run) => {
+      // The set of counted step keys makes the count idempotent: a retried step that was counted
+      // already changes nothing.
+      const counted = (run?.['countedSteps'] as Set<string> | undefined) ?? new Set<string>();
+      if (!run || counted.has(stepKey)) return undefined;
+      const next: Item = { ...run, countedSteps: new Set([...counted, stepKey]) };
+      for (const [name, delta] of Object.entries(deltas)) if (delta) next[name] = ((next[name] as number | undefined) ?? 0) + delta;
+      return next;
     });
-    return this.conditionally(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: runKey(runId),
-        // The set of counted step keys makes the ADD idempotent: a retried step that was
-        // counted already fails the condition instead of counting twice.
-        UpdateExpression: `ADD ${[...adds, 'countedSteps :key'].join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk) AND NOT contains(countedSteps, :keyString)',
-        ExpressionAttributeNames: Object.keys(names).length > 0 ? names : undefined,
-        ExpressionAttributeValues: values,
-      }),
-    );
+    return written;
   }
 
   async getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined> {
@@ -337,9 +289,12 @@ export class DynamoDbLedger implements Ledger {
       if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 20 * 2 ** round)));
       if (round >= 8) throw new Error(`loadStep: DynamoDB left ${pending.length} keys unprocessed after ${round} rounds`);
       const result: BatchGetCommandOutput = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
-      for (const item of result.Responses?.[this.tableName] ?? []) items.set(`${item['pk']}|${item['sk']}`, item);
+      const sealer = await this.seals();
+      for (const item of result.Responses?.[this.tableName] ?? []) items.set(`${item['pk']}|${item['sk']}`, this.verified(sealer, item));
       pending = result.UnprocessedKeys?.[this.tableName]?.Keys;
     }
+    // What the step asked for and is not there is known absent: a claim that follows puts at once.
+    for (const key of unique) if (!items.has(`${key['pk']}|${key['sk']}`)) this.basis.set(`${key['pk']}|${key['sk']}`, ABSENT);
     const read = <T>(key: { pk: string; sk: string }) => {
       const item = items.get(`${key.pk}|${key.sk}`);
       return item && (strip(item) as T);
@@ -363,36 +318,11 @@ export class DynamoDbLedger implements Ledger {
   ): Promise<{ recorded: true; record: ToolCallRecord } | { recorded: false; existing: ToolCallRecord }> {
     const key = { pk: runKey(call.runId).pk, sk: callSk(call.turn, call.call) };
     const { attempts: _attempts, ...fields } = call;
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':inFlight': 'in_flight', ':now': now.toISOString(), ':one': 1, ':expiresAt': expiresAt(now) };
-    const sets = Object.entries(fields)
-      .filter(([, value]) => value !== undefined)
-      .map(([name, value], index) => {
-        names[`#f${index}`] = name;
-        values[`:f${index}`] = value;
-        return `#f${index} = :f${index}`;
-      });
-    names['#status'] = 'status';
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression: `SET ${[...sets, 'expiresAt = :expiresAt'].join(', ')} ADD attempts :one`,
-          // The condition of claimCall: no record, or an in-flight one whose holder's lease expired.
-          ConditionExpression: 'attribute_not_exists(pk) OR (#status = :inFlight AND leaseUntil < :now)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return { recorded: true, record: strip(result.Attributes as ToolCallRecord) };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const existing = await this.get<ToolCallRecord>(key);
-      if (!existing) throw new Error(`tool call ${key.sk} of run ${call.runId} vanished after a conflicting record`);
-      return { recorded: false, existing };
-    }
+    const { written, item } = await this.update(key, (current) =>
+      claimable(current, now) ? { ...current, ...key, ...fields, attempts: ((current?.['attempts'] as number | undefined) ?? 0) + 1, expiresAt: expiresAt(now) } : undefined,
+    );
+    if (!item) throw new Error(`tool call ${key.sk} of run ${call.runId} vanished after a conflicting record`);
+    return written ? { recorded: true, record: strip(item as unknown as ToolCallRecord) } : { recorded: false, existing: strip(item as unknown as ToolCallRecord) };
   }
 
   async claimCall(
@@ -400,41 +330,30 @@ export class DynamoDbLedger implements Ledger {
     now: Date,
   ): Promise<{ claimed: true; record: ToolCallRecord } | { claimed: false; existing: ToolCallRecord }> {
     const key = { pk: runKey(call.runId).pk, sk: callSk(call.turn, call.call) };
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression:
-            'SET #kind = :kind, runId = :runId, turn = :turn, #call = :call, toolCallId = :toolCallId, #name = :name, args = :args, effect = :effect, idempotencyKey = :key, #status = :inFlight, leaseUntil = :lease, expiresAt = :expiresAt ADD attempts :one',
-          ConditionExpression: 'attribute_not_exists(pk) OR (#status = :inFlight AND leaseUntil < :now)',
-          ExpressionAttributeNames: { '#kind': 'kind', '#call': 'call', '#name': 'name', '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':kind': 'tool',
-            ':runId': call.runId,
-            ':turn': call.turn,
-            ':call': call.call,
-            ':toolCallId': call.toolCallId,
-            ':name': call.name,
-            ':args': call.args,
-            ':effect': call.effect,
-            ':key': call.idempotencyKey,
-            ':inFlight': 'in_flight',
-            ':lease': call.leaseUntil,
-            ':now': now.toISOString(),
-            ':one': 1,
-            ':expiresAt': expiresAt(now),
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return { claimed: true, record: strip(result.Attributes as ToolCallRecord) };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const existing = await this.get<ToolCallRecord>(key);
-      if (!existing) throw new Error(`tool call ${key.sk} of run ${call.runId} vanished after a conflicting claim`);
-      return { claimed: false, existing };
-    }
+    const { runId, turn, toolCallId, name, args, effect, idempotencyKey, leaseUntil } = call;
+    const { written, item } = await this.update(key, (current) =>
+      claimable(current, now)
+        ? {
+            ...current,
+            ...key,
+            kind: 'tool',
+            runId,
+            turn,
+            call: call.call,
+            toolCallId,
+            name,
+            args,
+            effect,
+            idempotencyKey,
+            status: 'in_flight',
+            leaseUntil,
+            attempts: ((current?.['attempts'] as number | undefined) ?? 0) + 1,
+            expiresAt: expiresAt(now),
+          }
+        : undefined,
+    );
+    if (!item) throw new Error(`tool call ${key.sk} of run ${call.runId} vanished after a conflicting claim`);
+    return written ? { claimed: true, record: strip(item as unknown as ToolCallRecord) } : { claimed: false, existing: strip(item as unknown as ToolCallRecord) };
   }
 
   async completeCall(
@@ -444,68 +363,29 @@ export class DynamoDbLedger implements Ledger {
     outcome: { outcome: string; result: string; latencyMs: number },
     now: Date,
   ): Promise<ToolCallRecord> {
-    const result = await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: runKey(runId).pk, sk: callSk(turn, call) },
-        UpdateExpression: 'SET #status = :completed, outcome = :outcome, #result = :result, latencyMs = :latency, recordedAt = :now',
-        ConditionExpression: '#status = :inFlight',
-        ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-        ExpressionAttributeValues: {
-          ':completed': 'completed',
-          ':inFlight': 'in_flight',
-          ':outcome': outcome.outcome,
-          ':result': outcome.result,
-          ':latency': outcome.latencyMs,
-          ':now': now.toISOString(),
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return strip(result.Attributes as ToolCallRecord);
+    const key = { pk: runKey(runId).pk, sk: callSk(turn, call) };
+    const { item } = await this.update(key, (current) => {
+      if (current?.['status'] !== 'in_flight') throw conditionFailed(`completeCall: call ${key.sk} of run ${runId} is not in flight`);
+      return { ...current, status: 'completed', outcome: outcome.outcome, result: outcome.result, latencyMs: outcome.latencyMs, recordedAt: now.toISOString() };
+    });
+    return strip(item as unknown as ToolCallRecord);
   }
 
   async releaseCall(runId: string, turn: number, call: number, now: Date): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: runKey(runId).pk, sk: callSk(turn, call) },
-          UpdateExpression: 'SET leaseUntil = :now',
-          ConditionExpression: '#status = :inFlight',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':now': now.toISOString(), ':inFlight': 'in_flight' },
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+    await this.update({ pk: runKey(runId).pk, sk: callSk(turn, call) }, (current) =>
+      current?.['status'] === 'in_flight' ? { ...current, leaseUntil: now.toISOString() } : undefined,
+    );
   }
 
   async upsertApproval(approval: ApprovalRecord): Promise<ApprovalRecord> {
     const key = { pk: runKey(approval.runId).pk, sk: approvalSkOf(approval) };
-    if (await this.putIfAbsent({ ...key, ...approval, pendingApproval: PENDING })) return approval;
-    // A retried or resumed RequestApproval carries a new task token: the pending approval must
-    // wake the execution that is waiting now, not a dead one.
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression: 'SET taskToken = :token',
-          ConditionExpression: '#status = :pending',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':token': approval.taskToken, ':pending': 'pending' },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return strip(result.Attributes as ApprovalRecord);
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const decided = await this.get<ApprovalRecord>(key);
-      if (!decided) throw new Error(`approval ${approval.approvalId} vanished after a conflicting write`);
-      return decided;
-    }
+    const { item } = await this.update(key, (current) => {
+      if (!current) return { ...key, ...approval, pendingApproval: PENDING, expiresAt: expiresAt(new Date()) };
+      // A retried or resumed RequestApproval carries a new task token: the pending approval must
+      // wake the execution that is waiting now, not a dead one. A decided one keeps its decision.
+      return current['status'] === 'pending' ? { ...current, taskToken: approval.taskToken } : undefined;
+    });
+    return strip(item as unknown as ApprovalRecord);
   }
 
   async getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined> {
@@ -517,26 +397,18 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async applyBudgetExtension(runId: string, guard: ExtendableGuard, extension: number, limit: number): Promise<RunRecord> {
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: runKey(runId),
-          // Only the next extension of this budget applies: a repeated or stale one changes nothing.
-          UpdateExpression: 'SET #config.#field = :limit, budgetExtensions.#guard = :extension',
-          ConditionExpression: 'attribute_not_exists(budgetExtensions.#guard) OR budgetExtensions.#guard < :extension',
-          ExpressionAttributeNames: { '#config': 'config', '#field': BUDGET_FIELDS[guard], '#guard': guard },
-          ExpressionAttributeValues: { ':limit': limit, ':extension': extension },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return strip(result.Attributes as RunRecord);
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const run = await this.getRun(runId);
+    const { item } = await this.update(runKey(runId), (run) => {
       if (!run) throw new Error(`no run ${runId}`);
-      return run;
-    }
+      // Only a later extension of this budget applies: a repeated or stale one changes nothing.
+      const applied = (run['budgetExtensions'] as RunRecord['budgetExtensions'])?.[guard];
+      if (applied !== undefined && applied >= extension) return undefined;
+      return {
+        ...run,
+        config: { ...(run['config'] as object), [BUDGET_FIELDS[guard]]: limit },
+        budgetExtensions: { ...(run['budgetExtensions'] as object), [guard]: extension },
+      };
+    });
+    return strip(item as unknown as RunRecord);
   }
 
   async findApproval(approvalId: string): Promise<ApprovalRecord | undefined> {
@@ -568,40 +440,25 @@ export class DynamoDbLedger implements Ledger {
     now: Date,
   ): Promise<{ decided: boolean; record: ApprovalRecord }> {
     const itemKey = { pk: runKey(key.runId).pk, sk: approvalSkOf(key) };
-    const { linkId, decidedVia, decisionMac, waitedMs } = decision;
-    const extra = Object.entries({ decidedVia, decisionMac, waitedMs }).filter(([, value]) => value !== undefined);
-    const sets = [
-      '#status = :status, reason = :reason, decidedBy = :by, decidedAt = :now',
-      ...extra.map(([name]) => `${name} = :${name}`),
-      ...(linkId ? ['usedLinks = list_append(if_not_exists(usedLinks, :noLinks), :link)'] : []),
-    ];
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: itemKey,
-          UpdateExpression: `SET ${sets.join(', ')} REMOVE pendingApproval`,
-          ConditionExpression: '#status = :pending',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':status': decision.status,
-            ':reason': decision.reason ?? '',
-            ':by': decision.decidedBy,
-            ':now': now.toISOString(),
-            ':pending': 'pending',
-            ...Object.fromEntries(extra.map(([name, value]) => [`:${name}`, value])),
-            ...(linkId && { ':noLinks': [], ':link': [linkId] }),
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return { decided: true, record: strip(result.Attributes as ApprovalRecord) };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const record = await this.get<ApprovalRecord>(itemKey);
-      if (!record) throw new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
-      return { decided: false, record };
-    }
+    const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs } = decision;
+    const { written, item } = await this.update(itemKey, (current) => {
+      if (!current) throw new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
+      if (current['status'] !== 'pending') return undefined;
+      const { pendingApproval: _pending, ...rest } = current;
+      const usedLinks = linkId ? [...((rest['usedLinks'] as string[] | undefined) ?? []), linkId] : rest['usedLinks'];
+      return {
+        ...rest,
+        status,
+        reason: reason ?? '',
+        decidedBy,
+        decidedAt: now.toISOString(),
+        ...(decidedVia && { decidedVia }),
+        ...(decisionMac && { decisionMac }),
+        ...(waitedMs !== undefined && { waitedMs }),
+        ...(usedLinks !== undefined && { usedLinks }),
+      };
+    });
+    return { decided: written, record: strip(item as unknown as ApprovalRecord) };
   }
 
   async recordFirstApproval(
@@ -610,31 +467,68 @@ export class DynamoDbLedger implements Ledger {
     linkId?: string,
   ): Promise<{ recorded: boolean; record: ApprovalRecord }> {
     const itemKey = { pk: runKey(key.runId).pk, sk: approvalSkOf(key) };
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: itemKey,
-          UpdateExpression: `SET firstApproval = :first${linkId ? ', usedLinks = list_append(if_not_exists(usedLinks, :noLinks), :link)' : ''}`,
-          ConditionExpression: '#status = :pending AND attribute_not_exists(firstApproval)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':first': first, ':pending': 'pending', ...(linkId && { ':noLinks': [], ':link': [linkId] }) },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return { recorded: true, record: strip(result.Attributes as ApprovalRecord) };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const record = await this.get<ApprovalRecord>(itemKey);
-      if (!record) throw new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
-      return { recorded: false, record };
+    const { written, item } = await this.update(itemKey, (current) => {
+      if (!current) throw new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
+      if (current['status'] !== 'pending' || current['firstApproval'] !== undefined) return undefined;
+      const usedLinks = linkId ? [...((current['usedLinks'] as string[] | undefined) ?? []), linkId] : current['usedLinks'];
+      return { ...current, firstApproval: first, ...(usedLinks !== undefined && { usedLinks }) };
+    });
+    return { recorded: written, record: strip(item as unknown as ApprovalRecord) };
+  }
+
+  /**
+   * Updates one item: `change` gets the current item (verified; undefined when there is none) and
+   * returns the whole new item, or undefined to write nothing (a condition that does not hold). The
+   * new item is sealed and put only if the item is still the one `change` saw (same seal, or still
+   * absent); otherwise it is read again and `change` runs again on what is there now.
+   */
+  private async update(key: { pk: string; sk: string }, change: (current: Item | undefined) => Item | undefined): Promise<{ written: boolean; item?: Item }> {
+    // Updates of one item from this process take turns (each starts from the last one's item):
+    // concurrent writers here cost one round trip each, not a storm of failed conditions.
+    const id = `${key.pk}|${key.sk}`;
+    const before = this.updating.get(id) ?? Promise.resolve();
+    const mine = before.then(() => this.updateNow(key, change));
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.updating.set(id, settled);
+    void settled.then(() => {
+      if (this.updating.get(id) === settled) this.updating.delete(id);
+    });
+    return mine;
+  }
+
+  private async updateNow(key: { pk: string; sk: string }, change: (current: Item | undefined) => Item | undefined): Promise<{ written: boolean; item?: Item }> {
+    const id = `${key.pk}|${key.sk}`;
+    for (let attempt = 0; ; attempt++) {
+      const known = attempt === 0 ? this.basis.get(id) : undefined;
+      const current = known === ABSENT ? undefined : known ? structuredClone(known) : await this.getItem(key);
+      const next = change(current && structuredClone(current));
+      if (!next) return { written: false, item: current };
+      const item = { ...next, ...key };
+      try {
+        await this.put(item, current ? { ConditionExpression: '#seal = :seal', ExpressionAttributeNames: { '#seal': 'seal' }, ExpressionAttributeValues: { ':seal': current['seal'] } } : { ConditionExpression: 'attribute_not_exists(pk)' });
+        return { written: true, item: structuredClone(this.basis.get(id) as Item) };
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException) || attempt >= 20) throw error;
+        this.basis.delete(id);
+      }
     }
   }
 
-  /** Sends a conditional write: `false` when its condition failed (someone else wrote first). */
-  private async conditionally(command: PutCommand | UpdateCommand): Promise<boolean> {
+  /** Puts a whole item, sealed (and remembered as the basis of the next update). */
+  private async put(item: Item, condition: Pick<PutCommand['input'], 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> = {}): Promise<void> {
+    const { seal: _old, ...attributes } = item;
+    const key = { pk: String(item['pk']), sk: String(item['sk']) };
+    const sealed = { ...attributes, seal: (await this.seals()).seal(key, attributes) };
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: sealed, ...condition }));
+    this.remember(sealed);
+  }
+
+  private async putIfAbsent(item: Record<string, unknown>): Promise<boolean> {
     try {
-      await this.doc.send(command as UpdateCommand);
+      await this.put({ ...item, expiresAt: expiresAt(new Date()) }, { ConditionExpression: 'attribute_not_exists(pk)' });
       return true;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return false;
@@ -642,19 +536,38 @@ export class DynamoDbLedger implements Ledger {
     }
   }
 
-  private async putIfAbsent(item: Record<string, unknown>): Promise<boolean> {
-    return this.conditionally(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { ...item, expiresAt: expiresAt(new Date()) },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+  private async getItem(key: { pk: string; sk: string }): Promise<Item | undefined> {
+    const result = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    return result.Item ? this.verified(await this.seals(), result.Item) : undefined;
   }
 
   private async get<T>(key: { pk: string; sk: string }): Promise<T | undefined> {
-    const result = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
-    return result.Item ? (strip(result.Item) as T) : undefined;
+    const item = await this.getItem(key);
+    return item ? (strip(item) as T) : undefined;
+  }
+
+  /** The item, once its seal is verified (a LedgerIntegrityError naming the record otherwise). */
+  private verified(sealer: LedgerSealer, item: Item): Item {
+    sealer.verify({ pk: String(item['pk']), sk: String(item['sk']) }, item, item['seal']);
+    this.remember(item);
+    return item;
+  }
+
+  private async seals(): Promise<LedgerSealer> {
+    if (typeof this.sealer !== 'function') return this.sealer;
+    // A key that failed to load is asked for again by the next call, not remembered as failed.
+    this.loadedSealer ??= this.sealer().catch((error: unknown) => {
+      this.loadedSealer = undefined;
+      throw error;
+    });
+    return this.loadedSealer;
+  }
+
+  /** Keeps a copy (a caller may change the records it is handed) as the basis of the next update. */
+  private remember(item: Item): void {
+    // A bound, not a cache policy: a step touches a handful of items; a long-lived process starts over.
+    if (this.basis.size >= 1_000) this.basis.clear();
+    this.basis.set(`${item['pk']}|${item['sk']}`, structuredClone(item));
   }
 
   private async queryAll(
@@ -666,7 +579,10 @@ export class DynamoDbLedger implements Ledger {
       const page = await this.doc.send(
         new QueryCommand({ TableName: this.tableName, ConsistentRead: input.IndexName ? undefined : true, ...input, ExclusiveStartKey: start }),
       );
-      items.push(...((page.Items ?? []) as LedgerRecord[]).map(strip));
+      // An index holds a projection of the items (never the task token): verified where it is read whole.
+      const read = (page.Items ?? []) as Item[];
+      const sealer = await this.seals();
+      items.push(...(input.IndexName ? read : read.map((item) => this.verified(sealer, item))).map((item) => strip(item) as unknown as LedgerRecord));
       start = page.LastEvaluatedKey;
     } while (start);
     return items;
@@ -723,13 +639,27 @@ function blobKey(runId: string, digest: string, index: number) {
   return { pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` };
 }
 
+type Item = Record<string, unknown>;
+/** An item a read found absent (the basis of a put conditional on its absence). */
+const ABSENT = Symbol('absent');
+
+/** The condition of claimCall and recordCall: no record, or an in-flight one whose holder's lease expired. */
+function claimable(current: Item | undefined, now: Date): boolean {
+  return !current || (current['status'] === 'in_flight' && String(current['leaseUntil']) < now.toISOString());
+}
+
+/** The error a failed condition raises (what an UpdateItem with that condition would have thrown). */
+function conditionFailed(message: string): ConditionalCheckFailedException {
+  return new ConditionalCheckFailedException({ message: `The conditional request failed: ${message}`, $metadata: {} });
+}
+
 function expiresAt(now: Date): number {
   return Math.floor(now.getTime() / 1000) + RETENTION_SECONDS;
 }
 
 /** Drops the storage-only attributes so records compare equal to what was written. */
 function strip<T>(item: T): T {
-  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, runningRun: _running, countedSteps: _counted, guardReasons: _reasons, ...rest } = item as Record<
+  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, runningRun: _running, countedSteps: _counted, guardReasons: _reasons, seal: _seal, ...rest } = item as Record<
     string,
     unknown
   >;

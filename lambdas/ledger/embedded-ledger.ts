@@ -1,9 +1,11 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BreakerState } from '../guards/breaker.js';
 import { AppendLog } from './append-log.js';
 import { checkStepWant, type ApprovalDecision, type AttachOptions, type Ledger, type StepRead, type StepWant } from './ledger.js';
 import { LockFile } from './lock-file.js';
+import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, type LedgerSealer } from './seal.js';
+import { LedgerIntegrityError } from '../shared/errors.js';
 import {
   approvalSkOf,
   BUDGET_FIELDS,
@@ -36,7 +38,15 @@ export interface EmbeddedLedgerOptions {
   readonly compaction?: { readonly ratio: number; readonly minBytes: number };
   /** Notes on what opening did (a torn line dropped, a stale lock taken over, a compaction). @default console.warn */
   readonly onNote?: (note: string) => void;
+  /**
+   * Seals every item and the log's chain (lambdas/ledger/seal.ts). @default in memory: a random
+   * key; on disk: the key file `keys/ledger-seal.key` in `dir` (made on first use)
+   */
+  readonly sealer?: LedgerSealer;
 }
+
+/** The seal key's file in a state directory (`keys/`, like the approval keys). */
+export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
 
 /** The error a failed condition raises where the DynamoDB ledger would raise ConditionalCheckFailedException. */
 export class ConditionalWriteError extends Error {
@@ -67,11 +77,18 @@ interface Item<T = unknown> {
   readonly record: T;
   readonly json: string;
   readonly hidden: Hidden;
+  /** The item's seal (over its key, record and hidden attributes). */
+  readonly seal: string;
 }
 
 interface LogEntry extends Key {
   record: unknown;
   hidden?: Hidden;
+  seal: string;
+  /** The log chain: MAC of this line (without `chain`) and the chain of the line before it. */
+  chain: string;
+  /** The line as it was read, without its `chain` (what the chain covers). */
+  body: string;
 }
 
 const RUN_SK = runKey('').sk;
@@ -111,30 +128,62 @@ export class EmbeddedLedger implements Ledger {
   private readonly pending = new Map<string, Key>();
   private closed = false;
 
+  /** The chain of the last line of the log (`''` for an empty log). */
+  private tip = '';
+
   private constructor(
+    private readonly sealer: LedgerSealer,
     private readonly log?: AppendLog<LogEntry>,
     private readonly lock?: LockFile,
+    private readonly head?: LogHead,
   ) {}
 
   /** Opens the ledger in memory, or on disk in `options.dir` (replaying, and maybe compacting, its log). */
   static open(options: EmbeddedLedgerOptions = {}): EmbeddedLedger {
-    if (options.dir === undefined) return new EmbeddedLedger();
+    if (options.dir === undefined) return new EmbeddedLedger(options.sealer ?? ephemeralSealer());
+    const dir = options.dir;
     const onNote = options.onNote ?? ((note: string) => console.warn(`savepoint ledger: ${note}`));
-    mkdirSync(options.dir, { recursive: true });
-    const lock = LockFile.acquire(join(options.dir, 'ledger.lock'), onNote);
+    mkdirSync(dir, { recursive: true });
+    const lock = LockFile.acquire(join(dir, 'ledger.lock'), onNote);
     let log: AppendLog<LogEntry> | undefined;
+    let head: LogHead | undefined;
     try {
+      const logPath = join(dir, 'ledger.jsonl');
+      const keyPath = join(dir, SEAL_KEY_FILE);
+      // A ledger that was kept here and is gone must not start over as if nothing happened: its
+      // head, or the seal key made with it, is the evidence that it existed.
+      const keyExisted = existsSync(keyPath);
+      const sealer = options.sealer ?? hmacSealer(readOrCreateKeyFile(keyPath));
+      head = LogHead.open(join(dir, 'ledger.head'));
+      if (!existsSync(logPath) && (head.lines > 0 || (keyExisted && options.sealer === undefined && !head.existed))) {
+        throw new LedgerIntegrityError(
+          { record: logPath },
+          head.lines > 0
+            ? `the file is missing, but ${head.path} records ${head.lines} lines of it (the ledger was deleted)`
+            : `the file is missing, but the seal key ${keyPath} shows that a ledger was kept in ${dir} (the ledger was deleted)`,
+        );
+      }
       let entries: LogEntry[];
-      ({ log, entries } = AppendLog.open(join(options.dir, 'ledger.jsonl'), parseEntry, { fsync: options.fsync, onNote }));
-      const ledger = new EmbeddedLedger(log, lock);
-      for (const entry of entries) ledger.set(entry, item(entry.record, entry.hidden ?? {}));
+      let tip = '';
+      const accept = (read: readonly unknown[]) => (tip = verifyLog(read as LogEntry[], head!, sealer, logPath));
+      ({ log, entries } = AppendLog.open(logPath, parseEntry, { fsync: options.fsync, onNote, accept }));
+      const ledger = new EmbeddedLedger(sealer, log, lock, head);
+      ledger.load(entries, tip);
       ledger.compactIfLarge(options.compaction ?? { ratio: 4, minBytes: 1 << 20 }, onNote);
       return ledger;
     } catch (error) {
       log?.close();
+      head?.close();
       lock.release();
       throw error;
     }
+  }
+
+  /** Loads the entries of a verified log (`verifyLog`), and brings its head up to date. */
+  private load(entries: LogEntry[], tip: string): void {
+    for (const entry of entries) this.set(entry, item(entry.record, entry.hidden ?? {}, entry.seal));
+    this.tip = tip;
+    if (this.head!.needsWrite(entries.length, tip, this.sealer)) this.head!.write(entries.length, tip, this.sealer);
   }
 
   /** Closes the log and releases the directory; the ledger cannot be used afterwards. */
@@ -142,6 +191,7 @@ export class EmbeddedLedger implements Ledger {
     if (this.closed) return;
     this.closed = true;
     this.log?.close();
+    this.head?.close();
     this.lock?.release();
   }
 
@@ -481,8 +531,15 @@ export class EmbeddedLedger implements Ledger {
   /** Commits one write (log first, then memory) and returns a copy of the stored record. */
   private write<T>(key: Key, record: T, hidden: Hidden = {}): T {
     if (this.closed) throw new Error('the ledger is closed');
-    const stored = item<T>(record, hidden);
-    this.log?.append(line(key, stored));
+    const json = JSON.parse(JSON.stringify(record)) as T;
+    const stored = item<T>(json, hidden, this.sealer.seal(key, { ...(json as object), ...hidden }));
+    if (this.log) {
+      const body = line(key, stored);
+      const chain = this.sealer.chain(this.tip, body);
+      this.log.append(chained(body, chain));
+      this.tip = chain;
+      this.head!.write(this.log.lines, chain, this.sealer);
+    }
     this.set(key, stored);
     return copy(stored);
   }
@@ -502,16 +559,25 @@ export class EmbeddedLedger implements Ledger {
     if (!this.log || this.log.bytes < threshold.minBytes) return;
     const lines: string[] = [];
     let live = 0;
+    let tip = '';
     for (const [pk, partition] of this.partitions) {
       for (const [sk, stored] of partition.items) {
-        const text = line({ pk, sk }, stored);
+        const body = line({ pk, sk }, stored);
+        tip = this.sealer.chain(tip, body);
+        const text = chained(body, tip);
         lines.push(text);
         live += Buffer.byteLength(text) + 1;
       }
     }
     if (this.log.bytes <= threshold.ratio * live) return;
     const before = this.log.bytes;
+    // The head names both logs while the new one replaces the old: a crash in between leaves a
+    // head that matches whichever of the two is on disk.
+    const head = this.head!;
+    head.write(lines.length, tip, this.sealer, { lines: head.lines, chain: this.tip });
     this.log.rewrite(lines);
+    this.tip = tip;
+    head.write(lines.length, tip, this.sealer);
     onNote(`${this.log.path}: compacted ${before} bytes of log to ${this.log.bytes} bytes of live state`);
   }
 
@@ -538,6 +604,39 @@ export class EmbeddedLedger implements Ledger {
   }
 }
 
+/**
+ * Verifies a log before it is loaded: each line's chain and each item's seal, and that the log
+ * holds every line its head counts. A flipped byte, a reordered, forged or lost line fails, naming
+ * the file, the line and the record. Returns the chain's tip.
+ */
+function verifyLog(entries: LogEntry[], head: LogHead, sealer: LedgerSealer, path: string): string {
+  const chains = [''];
+  entries.forEach((entry, index) => {
+    if (sealer.chain(chains[index]!, entry.body) !== entry.chain) {
+      throw new LedgerIntegrityError(
+        { record: `${path}:${index + 1} (${entry.pk}/${entry.sk})` },
+        'the line does not follow from the lines before it (altered, reordered or forged)',
+      );
+    }
+    chains.push(entry.chain);
+    sealer.verify(entry, { ...(entry.record as object), ...(entry.hidden ?? {}) }, entry.seal);
+  });
+  const lines = entries.length;
+  // One line more than the head counts: the process died between appending a line and counting it.
+  const matched = (count: number) => count >= 0 && head.matches(count, chains[count]!, sealer);
+  if (!(!head.existed && lines === 0) && !matched(lines) && !matched(lines - 1)) {
+    throw new LedgerIntegrityError(
+      { record: path },
+      !head.existed
+        ? `the file holds ${lines} lines, but its head ${head.path} is missing`
+        : lines < head.lines
+          ? `the file holds ${lines} complete lines, but ${head.path} records ${head.lines}: ${head.lines - lines} were lost (truncated)`
+          : `the file's ${lines} lines do not match ${head.path} (${head.lines} lines; one of the two was altered or replaced)`,
+    );
+  }
+  return chains[lines]!;
+}
+
 /** The items of one partition, and their sort-key order (computed when a query needs it). */
 class Partition {
   readonly items = new Map<string, Item>();
@@ -561,9 +660,8 @@ function optional<K extends string, V>(name: K, value: V | undefined): { [key in
   return (value === undefined ? {} : { [name]: value }) as { [key in K]?: V };
 }
 
-function item<T>(record: T, hidden: Hidden): Item<T> {
-  const json = JSON.stringify(record);
-  return { record: JSON.parse(json) as T, json, hidden };
+function item<T>(record: T, hidden: Hidden, seal: string): Item<T> {
+  return { record, json: JSON.stringify(record), hidden, seal };
 }
 
 /** A fresh copy of a stored record (for listConversation's hundreds of records, ~5× faster than parsing its JSON). */
@@ -587,14 +685,87 @@ function cloneJson(value: unknown): unknown {
 
 function line(key: Key, stored: Item): string {
   const hidden = Object.keys(stored.hidden).length > 0 ? `,"hidden":${JSON.stringify(stored.hidden)}` : '';
-  return `{"pk":${JSON.stringify(key.pk)},"sk":${JSON.stringify(key.sk)},"record":${stored.json}${hidden}}`;
+  return `{"pk":${JSON.stringify(key.pk)},"sk":${JSON.stringify(key.sk)},"record":${stored.json}${hidden},"seal":${JSON.stringify(stored.seal)}}`;
 }
 
-function parseEntry(value: unknown): LogEntry {
+const CHAIN = ',"chain":"';
+/** The head's fixed width (its longest form, mid-compaction, is ~250 bytes). */
+const HEAD_BYTES = 400;
+
+/** A line with its chain MAC as the last field (so that the chained body is the line's own text). */
+function chained(body: string, chain: string): string {
+  return `${body.slice(0, -1)}${CHAIN}${chain}"}`;
+}
+
+function parseEntry(value: unknown, text: string): LogEntry {
   const entry = value as Partial<LogEntry> | null;
   if (typeof entry?.pk !== 'string' || typeof entry.sk !== 'string' || typeof entry.record !== 'object' || entry.record === null) {
     throw new Error('expected {"pk": string, "sk": string, "record": object}');
   }
   if (entry.hidden !== undefined && (typeof entry.hidden !== 'object' || entry.hidden === null)) throw new Error('"hidden" must be an object');
-  return entry as LogEntry;
+  const at = text.lastIndexOf(CHAIN);
+  if (typeof entry.seal !== 'string' || typeof entry.chain !== 'string' || at < 0) {
+    throw new LedgerIntegrityError({ record: `${entry.pk}/${entry.sk}` }, 'the line carries no seal and chain (written without the ledger key)');
+  }
+  return { ...(entry as LogEntry), body: `${text.slice(0, at)}}` };
+}
+
+/**
+ * The log's head, `ledger.head` beside it: how many lines the log holds and the chain of the last
+ * one, MACed. Rewritten in place after every append (one small write at offset 0); without it, a
+ * log cut at a line boundary would replay as a shorter, valid-looking history.
+ */
+class LogHead {
+  private constructor(
+    readonly path: string,
+    /** Opened on the first write: a ledger refused on open leaves no head behind. */
+    private fd: number | undefined,
+    readonly existed: boolean,
+    private state: { lines: number; chain: string; mac: string; previous?: { lines: number; chain: string } },
+  ) {}
+
+  static open(path: string): LogHead {
+    const text = existsSync(path) ? readFileSync(path, 'utf8').trim() : '';
+    // An empty head: the process died between creating it and its first write (nothing was logged yet).
+    const existed = text !== '';
+    let state = { lines: 0, chain: '', mac: '' } as LogHead['state'];
+    if (text !== '') {
+      try {
+        state = JSON.parse(text) as LogHead['state'];
+        if (!Number.isInteger(state.lines) || typeof state.chain !== 'string' || typeof state.mac !== 'string') throw new Error('bad shape');
+      } catch {
+        throw new LedgerIntegrityError({ record: path }, 'the file is not a ledger head (expected {"lines", "chain", "mac"})');
+      }
+    }
+    return new LogHead(path, existed ? openSync(path, 'r+') : undefined, existed, state);
+  }
+
+  get lines(): number {
+    return this.state.lines;
+  }
+
+  /** Whether the head must be rewritten for a log of `lines` lines ending in `chain` (new, one line behind, or mid-compaction). */
+  needsWrite(lines: number, chain: string, sealer: LedgerSealer): boolean {
+    return !this.existed || this.state.previous !== undefined || !this.matches(lines, chain, sealer) || this.state.lines !== lines;
+  }
+
+  /** Whether the log's chain after `lines` lines is what the head (or, mid-compaction, its previous log) records. */
+  matches(lines: number, chain: string, sealer: LedgerSealer): boolean {
+    const { previous } = this.state;
+    if (sealer.chain(this.state.chain, `head ${this.state.lines}${previous ? ` ${previous.lines} ${previous.chain}` : ''}`) !== this.state.mac) return false;
+    return (lines === this.state.lines && chain === this.state.chain) || (previous !== undefined && lines === previous.lines && chain === previous.chain);
+  }
+
+  write(lines: number, chain: string, sealer: LedgerSealer, previous?: { lines: number; chain: string }): void {
+    const mac = sealer.chain(chain, `head ${lines}${previous ? ` ${previous.lines} ${previous.chain}` : ''}`);
+    this.state = { lines, chain, mac, ...(previous && { previous }) };
+    // Padded to a fixed width, so that a shorter head never leaves the end of a longer one behind.
+    const text = JSON.stringify(this.state).padEnd(HEAD_BYTES - 1, ' ');
+    this.fd ??= openSync(this.path, 'w+', 0o600);
+    writeSync(this.fd, `${text}\n`, 0);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+  }
 }

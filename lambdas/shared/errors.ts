@@ -29,6 +29,11 @@ export const ErrorNames = {
    * migration moved the run): never retried, never continued on the other code.
    */
   VersionMismatch: 'Agent.VersionMismatch',
+  /**
+   * A ledger record fails verification (lambdas/ledger/seal.ts): altered, swapped, forged or
+   * missing. Never retried and never recovered: the run stops, an operator looks (README).
+   */
+  LedgerIntegrity: 'Ledger.IntegrityError',
   /** A person rejected an approval. Delivered with SendTaskFailure. */
   ApprovalRejected: 'Approval.Rejected',
   /** An approval was not decided before its deadline. Delivered with SendTaskFailure. */
@@ -98,6 +103,15 @@ export class TerminalError extends AgentError {
 
 export class VersionMismatchError extends AgentError {
   override readonly name = ErrorNames.VersionMismatch;
+}
+
+/** A ledger record that fails verification; the message names the run, the record and why. */
+export class LedgerIntegrityError extends AgentError {
+  override readonly name = ErrorNames.LedgerIntegrity;
+
+  constructor(where: { runId?: string; record: string }, why: string) {
+    super(`ledger integrity: ${where.runId === undefined ? '' : `run ${where.runId}, `}record ${where.record} fails verification: ${why}`);
+  }
 }
 
 /**

@@ -48,7 +48,7 @@ export interface RecoveryPolicy {
 export const RECOVERY: RecoveryPolicy = { maxWithoutProgress: 3 };
 
 /** Failures that are decisions, not accidents: recovering them would only fail again. */
-const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable, ErrorNames.VersionMismatch]);
+const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable, ErrorNames.VersionMismatch, ErrorNames.LedgerIntegrity]);
 
 export type RecoveryVerdict =
   | { action: 'ignore'; reason: string }
@@ -108,7 +108,14 @@ export type RecoverResult =
 export function createRecoverRun(deps: RecoverDeps) {
   const policy = deps.policy ?? RECOVERY;
   return async (ended: EndedExecution): Promise<RecoverResult> => {
-    const run = await deps.ledger.getRun(ended.runId);
+    let run;
+    try {
+      run = await deps.ledger.getRun(ended.runId);
+    } catch (error) {
+      // A run record that fails verification is never resumed: an operator looks (README, guarantees).
+      if ((error as Error).name === ErrorNames.LedgerIntegrity) return { runId: ended.runId, action: 'ignored', reason: (error as Error).message };
+      throw error;
+    }
     if (!run) return { runId: ended.runId, action: 'ignored', reason: 'no such run (it never started)' };
     const verdict = recoveryVerdict(run, ended, policy, deps.clock.now());
     // ---- continue-as-new: the chain is followed (lambdas/steps/handoff.ts) ----

@@ -6,7 +6,8 @@ import { RunConfig, ZERO_COUNTERS, type MigrationRecord, type RunRecord } from '
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';
 import { configProblems, executionLimits } from '../approvals/policy.js';
-import { InvalidInputError } from '../shared/errors.js';
+import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/errors.js';
+import { verifyRun } from '../ledger/seal.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from './ports.js';
 import { describeVersion, migrationVerdict } from './versions.js';
@@ -188,6 +189,20 @@ export function createStartRun(deps: StartRunDeps) {
     if (existing.executionArn === executionArn) return { runId: existing.runId, action: 'resume', status: 'running' };
     if (existing.status === 'running' && (await deps.executions.isRunning(existing.executionArn))) {
       return { runId: existing.runId, action: 'duplicate', status: 'running' };
+    }
+    // A run stopped by an integrity failure waits for an operator (README, guarantees): resumed
+    // only on purpose, after `savepoint verify`, with --force.
+    if (existing.status === 'failed' && existing.error?.error === ErrorNames.LedgerIntegrity && !request.force) {
+      throw new LedgerIntegrityError(
+        { runId: existing.runId, record: 'RUN' },
+        `the run stopped on a ledger integrity failure (${existing.error.cause}): check it with \`savepoint verify ${existing.runId}\`, then resume with --force (input "force": true) or start a new run id`,
+      );
+    }
+    // A resume continues from what the ledger holds: the whole run must verify first (every seal,
+    // and every record its counters count), or it is refused, never continued.
+    const verification = await verifyRun(deps.ledger, existing.runId);
+    if (verification.problems.length > 0) {
+      throw new LedgerIntegrityError({ runId: existing.runId, record: 'RUN' }, `the run does not verify, so it is not resumed: ${verification.problems.join('; ')}`);
     }
     // Compared on the run's own model: a resume without --model is not a change of model.
     const resumed = existing.model === model ? fingerprint : agentFingerprint({ ...agent, model: existing.model }, deps.codeVersion, prices.version);

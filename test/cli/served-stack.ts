@@ -2,6 +2,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { createServer, request, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NodeSha256 as Sha256 } from '../../client/aws.js';
+import { secretSealer, type LedgerSealer } from '../../lambdas/ledger/seal.js';
 import { outputDescription } from '../../infra/durable-agent.js';
 import { outputsFromTemplate, startCfnEndpoint } from '../../local/cfn-endpoint.js';
 import { LEDGER_TABLE } from '../../local/runtime.js';
@@ -18,6 +19,13 @@ import type { Harness } from '../engine/harness.js';
  */
 export const STACK_ACCESS_KEY = 'AKIDSTACKTEST';
 const SECRET = 'stack-test-secret';
+const SEAL_SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:SealKey-abc123';
+const SEAL_KEY = 'k'.repeat(64);
+
+/** The ledger's seal key as the stack keeps it (a generated secret): the harness seals with it, `serveStack` serves it as Secrets Manager would. */
+export function stackSealer(): LedgerSealer {
+  return secretSealer(SEAL_SECRET_ARN, SEAL_KEY);
+}
 
 export interface ApprovalRequest {
   method: string;
@@ -52,10 +60,20 @@ export async function serveStack(harness: Harness): Promise<ServedStack> {
     forwarded.end(body);
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  // A stand-in for Secrets Manager: GetSecretValue of the seal key, and nothing else.
+  const secrets = createServer(async (incoming, outgoing) => {
+    let body = '';
+    for await (const chunk of incoming) body += String(chunk);
+    const known = incoming.headers['x-amz-target'] === 'secretsmanager.GetSecretValue' && (JSON.parse(body) as { SecretId?: string }).SecretId === SEAL_SECRET_ARN;
+    outgoing.writeHead(known ? 200 : 400, { 'content-type': 'application/x-amz-json-1.1' });
+    outgoing.end(JSON.stringify(known ? { ARN: SEAL_SECRET_ARN, Name: 'SealKey', SecretString: SEAL_KEY } : { __type: 'ResourceNotFoundException', message: 'no such secret' }));
+  });
+  await new Promise<void>((resolve) => secrets.listen(0, '127.0.0.1', resolve));
   const approvalsUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/approvals`;
   const values: Record<string, string> = {
     [outputDescription('refund-reconciler', 'StateMachineArn')]: stack.stateMachineArn,
     [outputDescription('refund-reconciler', 'LedgerTableName')]: LEDGER_TABLE,
+    [outputDescription('refund-reconciler', 'LedgerSealSecretArn')]: SEAL_SECRET_ARN,
     [outputDescription('refund-reconciler', 'ApprovalApiUrl')]: approvalsUrl,
   };
   const template = await synthesizeTemplate('refund-reconciler');
@@ -68,6 +86,7 @@ export async function serveStack(harness: Harness): Promise<ServedStack> {
     AWS_PROFILE: '',
     AWS_ENDPOINT_URL_CLOUDFORMATION: cfn.url,
     AWS_ENDPOINT_URL_SFN: stack.endpoints.sfn,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${(secrets.address() as AddressInfo).port}`,
     AWS_ENDPOINT_URL_DYNAMODB: 'dynamodb' in stack.endpoints ? stack.endpoints.dynamodb : '',
     SAVEPOINT_AGENT: '',
   };
@@ -77,6 +96,7 @@ export async function serveStack(harness: Harness): Promise<ServedStack> {
     close: async () => {
       proxy.closeAllConnections();
       await new Promise((resolve) => proxy.close(resolve));
+      await new Promise((resolve) => secrets.close(resolve));
       await cfn.close();
     },
   };

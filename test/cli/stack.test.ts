@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duplicatePayments, sampleDay, startHarness, waitFor, type Harness } from '../engine/harness.js';
-import { serveStack, type ServedStack } from './served-stack.js';
+import { serveStack, stackSealer, type ServedStack } from './served-stack.js';
 
 /**
  * `savepoint --stack <name> …`: the CLI's deployed-stack path — CloudFormation outputs, the Step
@@ -19,7 +19,7 @@ let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   // The DynamoDB ledger, as on AWS: the CLI reads it with the real DynamoDB client.
-  harness = await startHarness({ ledger: 'dynalite' });
+  harness = await startHarness({ ledger: 'dynalite', sealer: stackSealer() });
   served = await serveStack(harness);
   env = served.env;
 });
@@ -67,6 +67,10 @@ describe('the CLI against a deployed stack', () => {
     expect(duplicatePayments(harness.stack)).toEqual([]);
     const runs = JSON.parse((await savepoint('runs', '--status', 'succeeded', '--json')).stdout) as { runs: { runId: string; execution: string }[] };
     expect(runs.runs.find((run) => run.runId === runId)?.execution).toMatch(/^https:\/\/us-east-1\.console\.aws\.amazon\.com\/states\/home\?region=us-east-1#\/v2\/executions\/details\/arn:/);
+    // Finance's check, with its own credentials: the seal key from the stack's secret.
+    const verified = await savepoint('verify', runId);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(new RegExp(`^${runId}: OK, \\d+ records \\(\\d+ turns, \\d+ calls, 2 approvals\\) verify`));
   }, 240_000);
 
   it('kills a run waiting for a person, through the stack', async () => {

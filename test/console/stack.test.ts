@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForChain } from '../../local/chain.js';
 import type { ExecutionLink, Timeline } from '../../console/views.js';
-import { serveStack, STACK_ACCESS_KEY, type ServedStack } from '../cli/served-stack.js';
+import { serveStack, stackSealer, STACK_ACCESS_KEY, type ServedStack } from '../cli/served-stack.js';
 import { duplicatePayments, sampleInput, startHarness, waitFor, type Harness } from '../engine/harness.js';
 
 /**
@@ -80,6 +80,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
   harness = await startHarness({
     ledger: 'dynalite',
+    sealer: stackSealer(),
     approvals: { principal: OPERATOR },
     modelUrl: `http://127.0.0.1:${(model.address() as AddressInfo).port}`,
     recovery: false,

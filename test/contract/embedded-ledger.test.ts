@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
@@ -7,17 +7,68 @@ import { describeLedgerContract } from './ledger.contract.js';
 
 describeLedgerContract('embedded, in memory', async () => ({ ledger: EmbeddedLedger.open() }));
 
-describeLedgerContract('embedded, on disk', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'savepoint-ledger-'));
-  const ledger = EmbeddedLedger.open({ dir });
-  return {
-    ledger,
-    close: () => {
-      ledger.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-});
+describeLedgerContract(
+  'embedded, on disk',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'savepoint-ledger-'));
+    let ledger = EmbeddedLedger.open({ dir });
+    return {
+      ledger,
+      close: () => {
+        ledger.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+      // Damage: the log file, edited while the ledger is closed; the ledger reopened on it.
+      damage: async (runId, edit) => {
+        ledger.close();
+        damageLog(join(dir, 'ledger.jsonl'), `RUN#${runId}`, edit);
+        ledger = EmbeddedLedger.open({ dir });
+        return ledger;
+      },
+    };
+  },
+  { damageable: true },
+);
+
+/**
+ * Applies `edit` to the latest version of each item of a partition, in the log: a changed item's
+ * last line gets the changed record (keeping its seal and chain), a deleted item loses its lines,
+ * a new one is appended.
+ */
+function damageLog(path: string, pk: string, edit: (items: Map<string, Record<string, unknown>>) => void): void {
+  type Line = { pk: string; sk: string; record: Record<string, unknown>; seal: string };
+  const lines = readFileSync(path, 'utf8').split('\n').slice(0, -1);
+  const last = new Map<string, number>();
+  lines.forEach((text, index) => {
+    const line = JSON.parse(text) as Line;
+    if (line.pk === pk) last.set(line.sk, index);
+  });
+  const before = new Map<string, Record<string, unknown>>(
+    [...last].map(([sk, index]) => {
+      const line = JSON.parse(lines[index]!) as Line;
+      return [sk, { ...line.record, seal: line.seal }];
+    }),
+  );
+  const after = new Map([...before].map(([sk, item]) => [sk, structuredClone(item)]));
+  edit(after);
+  const out = lines.filter((text) => {
+    const line = JSON.parse(text) as Line;
+    return line.pk !== pk || after.has(line.sk);
+  });
+  for (const [sk, item] of after) {
+    const { seal, sk: _sk, ...record } = item;
+    if (!before.has(sk)) {
+      out.push(JSON.stringify({ pk, sk, record, seal, chain: 'forged' }));
+      continue;
+    }
+    if (JSON.stringify(item) === JSON.stringify(before.get(sk))) continue;
+    let index = out.length - 1;
+    while ((JSON.parse(out[index]!) as Line).pk !== pk || (JSON.parse(out[index]!) as Line).sk !== sk) index--;
+    const line = JSON.parse(out[index]!) as Line & Record<string, unknown>;
+    out[index] = JSON.stringify({ ...line, record });
+  }
+  writeFileSync(path, `${out.join('\n')}\n`);
+}
 
 describeLedgerContract('embedded, on disk, reopened before every call', async () => {
   // Durability: every call runs on a ledger freshly replayed from the log, so a test passes only

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BreakerState } from '../../lambdas/guards/breaker.js';
 import { BlobIntegrityError, parseBlobRef, readResult, resolveResults, storeResult } from '../../lambdas/ledger/blobs.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import { verifyRun } from '../../lambdas/ledger/seal.js';
 import {
   RunConfig,
   ZERO_COUNTERS,
@@ -17,6 +18,22 @@ import {
 export interface LedgerUnderTest {
   ledger: Ledger;
   close?: () => void | Promise<void>;
+  /**
+   * Damages the backing store behind the ledger's back (the items of one run, as stored: record
+   * attributes and seal, by sort key; delete a key to lose the record) and returns the ledger to
+   * read it with (reopened, for a ledger that reads its store when it opens). Absent for a ledger
+   * whose store is only its own memory.
+   */
+  damage?: (runId: string, edit: (items: Map<string, Record<string, unknown>>) => void) => Promise<Ledger>;
+}
+
+/** Either what `check` found (the problems it reports) or the error reading the damaged ledger raised. */
+async function afterDamage(under: LedgerUnderTest, edit: (items: Map<string, Record<string, unknown>>) => void, check: (ledger: Ledger) => Promise<string>): Promise<string> {
+  try {
+    return await check(await under.damage!('r1', edit));
+  } catch (error) {
+    return `${(error as Error).name}: ${(error as Error).message}`;
+  }
 }
 
 /**
@@ -26,13 +43,15 @@ export interface LedgerUnderTest {
  *
  * The fixtures below are the only place that knows the records' domain fields.
  */
-export function describeLedgerContract(name: string, makeLedger: () => Promise<LedgerUnderTest>): void {
+export function describeLedgerContract(name: string, makeLedger: () => Promise<LedgerUnderTest>, options: { damageable?: boolean } = {}): void {
   describe(`ledger contract: ${name}`, () => {
     let ledger: Ledger;
     let close: LedgerUnderTest['close'];
+    let under: LedgerUnderTest;
 
     beforeEach(async () => {
-      ({ ledger, close } = await makeLedger());
+      under = await makeLedger();
+      ({ ledger, close } = under);
     });
     afterEach(async () => {
       await close?.();
@@ -721,6 +740,65 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         const read = await ledger.loadStep('r1');
         read.run!.config.maxSteps = 1;
         expect((await ledger.loadStep('r1')).run).toEqual(run('r1'));
+      });
+    });
+
+    // Only where there is a store to damage behind the ledger's back (not a ledger's own memory).
+    describe.runIf(options.damageable)('tamper evidence (sealed records)', () => {
+      /** Run r1 with three counted turns and a completed, counted call of turn 3. */
+      const recorded = async () => {
+        await ledger.createRun(run('r1'));
+        for (const number of [1, 2, 3]) {
+          await ledger.recordTurn(turn(number, `turn ${number}`));
+          await ledger.countStep('r1', `turn:${number}`, { steps: 1, modelTurns: 1 });
+        }
+        await ledger.claimCall(call(), at(1));
+        await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '{"refunded":true}', latencyMs: 5 }, at(2));
+        await ledger.countStep('r1', 'call:3:1', { steps: 1, toolCalls: 1 });
+      };
+      const verified = (on: Ledger) => verifyRun(on, 'r1').then((report) => report.problems.join('\n'));
+      const loaded = (on: Ledger) => on.loadStep('r1', { turns: [1, 2, 3], calls: [{ turn: 3, call: 1 }] }).then(() => 'loaded');
+
+      it('verifies an undamaged run, and reads it back', async () => {
+        await recorded();
+        expect(await verifyRun(ledger, 'r1')).toEqual({ runId: 'r1', records: 5, turns: 3, calls: 1, approvals: 0, problems: [] });
+        expect((await ledger.loadStep('r1', { turns: [2] })).turns[0]).toEqual(turn(2, 'turn 2'));
+      });
+
+      it.each([
+        ['an altered turn', 'TURN#0002', (items: Map<string, Record<string, unknown>>) => {
+          items.get('TURN#0002')!['content'] = [{ type: 'text', text: 'refund everyone' }];
+        }],
+        ['altered counters', 'RUN', (items: Map<string, Record<string, unknown>>) => {
+          items.get('RUN')!['steps'] = 0;
+        }],
+        ['an altered tool result', 'TURN#0003#CALL#01', (items: Map<string, Record<string, unknown>>) => {
+          items.get('TURN#0003#CALL#01')!['result'] = '{"refunded":false}';
+        }],
+        ['two turns swapped', 'TURN#0002', (items: Map<string, Record<string, unknown>>) => {
+          const [second, third] = [items.get('TURN#0002')!, items.get('TURN#0003')!];
+          items.set('TURN#0002', { ...third, sk: 'TURN#0002' });
+          items.set('TURN#0003', { ...second, sk: 'TURN#0003' });
+        }],
+      ])('refuses %s: loadStep and verify name it', async (_name, record, edit) => {
+        await recorded();
+        expect(await afterDamage(under, edit, loaded)).toMatch(/^Ledger\.IntegrityError: ledger integrity: /);
+        expect(await afterDamage(under, () => {}, verified)).toMatch(new RegExp(`ledger integrity: (run r1, record ${record}|.*ledger\\.jsonl)`));
+      });
+
+      it.each([
+        ['a missing turn', 'TURN#0002', (items: Map<string, Record<string, unknown>>) => items.delete('TURN#0002')],
+        ['a missing last turn', 'TURN#0003', (items: Map<string, Record<string, unknown>>) => {
+          items.delete('TURN#0003#CALL#01');
+          items.delete('TURN#0003');
+        }],
+        ['a missing call', 'TURN#…#CALL#…', (items: Map<string, Record<string, unknown>>) => items.delete('TURN#0003#CALL#01')],
+        ['a forged turn', 'TURN#0004', (items: Map<string, Record<string, unknown>>) => {
+          items.set('TURN#0004', { ...items.get('TURN#0003')!, sk: 'TURN#0004', turn: 4, seal: 'forged' });
+        }],
+      ])('refuses %s: verify names it', async (_name, record, edit) => {
+        await recorded();
+        expect(await afterDamage(under, edit, verified)).toMatch(new RegExp(`ledger integrity: (run r1, record ${record.replace(/[#…]/g, '.')}|.*ledger\\.jsonl)`));
       });
     });
 

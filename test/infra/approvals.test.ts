@@ -26,6 +26,10 @@ function statementsOf(step: string): { Action: string | string[]; Resource: unkn
 const actionsOf = (step: string) => new Set(statementsOf(step).flatMap((s) => [s.Action].flat()));
 const resourceIdOf = (type: string) => Object.entries(resources).find(([, r]) => r.Type === type)![0];
 const ALL_STEPS = Object.values(Steps);
+const secretIdOf = (description: string) => Object.entries(resources).find(([, r]) => r.Type === 'AWS::SecretsManager::Secret' && r.Properties.Description === description)![0];
+/** Whether the function of `step` may read the secret `secretId`. */
+const readsSecret = (step: string, secretId: string) =>
+  statementsOf(step).some((s) => [s.Action].flat().includes('secretsmanager:GetSecretValue') && JSON.stringify(s.Resource).includes(`"${secretId}"`));
 
 describe('approvals in the template', () => {
   it('sends the approval-requested event from RequestApproval only, to the default bus', () => {
@@ -44,13 +48,22 @@ describe('approvals in the template', () => {
   });
 
   it('keeps the link key in a generated secret read by RequestApproval and the callback only', () => {
-    const secretId = resourceIdOf('AWS::SecretsManager::Secret');
+    const secretId = secretIdOf('HMAC key of the signed approval links');
     template.hasResourceProperties('AWS::SecretsManager::Secret', { GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true } });
-    const readers = ALL_STEPS.filter((step) => actionsOf(step).has('secretsmanager:GetSecretValue'));
+    const readers = ALL_STEPS.filter((step) => readsSecret(step, secretId));
     expect(readers.sort()).toEqual([Steps.ApprovalCallback, Steps.RequestApproval].sort());
     for (const step of readers) expect(envOf(step)['APPROVAL_LINK_SECRET_ARN']).toEqual({ Ref: secretId });
     expect(envOf(Steps.RequestApproval)).toMatchObject({ APPROVERS: { Ref: 'Approvers' }, APPROVAL_PAGE_URL: expect.anything() });
     expect(JSON.stringify(envOf(Steps.RequestApproval)['APPROVAL_PAGE_URL'])).toContain('/decide');
+  });
+
+  it('keeps the ledger seal key in a generated secret read by every function that uses the ledger, and by no other', () => {
+    const secretId = secretIdOf('HMAC key the ledger records are sealed with');
+    expect(resources[secretId]!.Properties).toMatchObject({ GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true } });
+    const ledgerUsers = ALL_STEPS.filter((step) => envOf(step)['TABLE_NAME'] !== undefined);
+    expect(ledgerUsers.length).toBeGreaterThan(5);
+    expect(ALL_STEPS.filter((step) => readsSecret(step, secretId)).sort()).toEqual(ledgerUsers.sort());
+    for (const step of ledgerUsers) expect(envOf(step)['LEDGER_SEAL_SECRET_ARN']).toEqual({ Ref: secretId });
   });
 
   it('signs decisions with a KMS HMAC key: the callback may GenerateMac, CallTool and BudgetCheck (extensions) only VerifyMac, nobody else either', () => {

@@ -159,3 +159,57 @@ describe('the lock on the directory', () => {
     expect(notes).toEqual([expect.stringMatching(/took over a stale lock/)]);
   });
 });
+
+describe('the sealed log (a damaged ledger is refused, naming the file and what is wrong)', () => {
+  /** A log of four lines: the run, two counted steps, and a turn-like counter. */
+  const written = async () => {
+    const ledger = open();
+    await ledger.createRun(run('r1'));
+    await ledger.countStep('r1', 'turn:1', { steps: 1 });
+    await ledger.countStep('r1', 'turn:2', { steps: 1 });
+    await ledger.countStep('r1', 'turn:3', { steps: 1 });
+    ledger.close();
+    return readFileSync(logPath(), 'utf8').split('\n').slice(0, -1);
+  };
+
+  it('reopens an undamaged log with everything in it', async () => {
+    await written();
+    expect(await open().getRun('r1')).toMatchObject({ steps: 3 });
+  });
+
+  it.each([
+    ['truncated at a line boundary', (lines: string[]) => writeFileSync(logPath(), `${lines.slice(0, 2).join('\n')}\n`), /2 complete lines, but .*ledger\.head records 4: 2 were lost \(truncated\)/],
+    ['truncated to half, mid-line', (lines: string[]) => writeFileSync(logPath(), lines.join('\n').slice(0, lines.join('\n').length / 2)), /were lost \(truncated\)/],
+    ['a flipped byte in a record', (lines: string[]) => writeFileSync(logPath(), `${[lines[0], lines[1]!.replace('"steps":1', '"steps":7'), ...lines.slice(2)].join('\n')}\n`), /ledger\.jsonl:2 \(RUN#r1\/RUN\) fails verification: the line does not follow/],
+    ['two lines swapped', (lines: string[]) => writeFileSync(logPath(), `${[lines[0], lines[2], lines[1], lines[3]].join('\n')}\n`), /ledger\.jsonl:2 .* fails verification: the line does not follow/],
+    ['a line forged without the key', (lines: string[]) => writeFileSync(logPath(), `${[...lines, '{"pk":"RUN#r1","sk":"RUN","record":{"kind":"run"}}'].join('\n')}\n`), /ledger\.jsonl:5 RUN#r1\/RUN fails verification: the line carries no seal/],
+    ['the log deleted', () => rmSync(logPath()), /ledger\.jsonl fails verification: the file is missing, but .*ledger\.head records 4 lines/],
+    ['the log and its head deleted', () => (rmSync(logPath()), rmSync(join(dir, 'ledger.head'))), /the file is missing, but the seal key .*ledger-seal\.key shows that a ledger was kept/],
+    ['the head altered', () => writeFileSync(join(dir, 'ledger.head'), readFileSync(join(dir, 'ledger.head'), 'utf8').replace('"lines":4', '"lines":3')), /do not match .*ledger\.head/],
+  ])('refuses a log %s', async (_name, damage, message) => {
+    const lines = await written();
+    damage(lines);
+    const files = () => ['ledger.jsonl', 'ledger.head'].map((name) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8') : 'absent'));
+    const found = files();
+    expect(() => open()).toThrow(message);
+    expect(() => open()).toThrow(/^ledger integrity: /);
+    // Refused, and left exactly as found (no torn tail cut, no new file), for whoever looks next.
+    expect(files()).toEqual(found);
+  });
+
+  it('accepts a log one line longer than its head (the process died between the two writes)', async () => {
+    const lines = await written();
+    const head = readFileSync(join(dir, 'ledger.head'));
+    const ledger = open();
+    await ledger.countStep('r1', 'turn:4', { steps: 1 });
+    ledger.close();
+    writeFileSync(join(dir, 'ledger.head'), head);
+    expect(lines).toHaveLength(4);
+    expect(await open().getRun('r1')).toMatchObject({ steps: 4 });
+  });
+
+  it('keeps the key file readable by its owner only', async () => {
+    await written();
+    expect(statSync(join(dir, 'keys', 'ledger-seal.key')).mode & 0o777).toBe(0o600);
+  });
+});

@@ -1,0 +1,89 @@
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import { CrashPoint } from '../../local/crash.js';
+import { providerJournal, savepoint, workspace } from '../crash/helpers.js';
+
+/**
+ * A damaged ledger is refused, never trusted: each corruption applied to a real state directory
+ * after a real kill (the engine process ends with SIGKILL right after recording a refund), then
+ * the real CLI. The resume exits non-zero naming the file and what is wrong, and pays nothing
+ * more (the provider's journal is unchanged); `savepoint verify` says which run fails.
+ */
+
+const runId = 'refunds-2026-11-28';
+/** Three plain refunds: the kill comes after the first is paid and recorded. */
+const day = makeSampleDay(7, { plain: 3, already_refunded: 0, mismatch: 0, large: 0 });
+
+let crashed: { stateDir: string; args: (...more: string[]) => string[] };
+let paidBeforeDamage: number;
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+beforeAll(async () => {
+  crashed = await workspace('integrity', day);
+  roots.push(dirname(crashed.stateDir));
+  const killed = await savepoint(crashed.args('run', '--json', '--crash-at', `${CrashPoint.AfterRecord}:issue_refund`));
+  expect(killed.signal, killed.stderr).toBe('SIGKILL');
+  paidBeforeDamage = providerJournal(crashed.stateDir).length;
+  expect(paidBeforeDamage).toBeGreaterThan(0);
+}, 180_000);
+
+/** A copy of the killed run's state directory (each case damages its own). */
+function copy(name: string): { stateDir: string; args: (...more: string[]) => string[] } {
+  const stateDir = `${crashed.stateDir}-${name}`;
+  cpSync(crashed.stateDir, stateDir, { recursive: true });
+  return { stateDir, args: (...more) => crashed.args(...more).map((arg) => (arg === crashed.stateDir ? stateDir : arg)) };
+}
+
+const ledgerFile = (stateDir: string) => join(stateDir, 'ledger.jsonl');
+
+/** Flips the case of one letter inside a turn's text: still valid JSON, no longer what was sealed. */
+function flipByte(stateDir: string): void {
+  const text = readFileSync(ledgerFile(stateDir), 'utf8');
+  const at = text.indexOf('"text":"', text.indexOf('"kind":"turn"')) + '"text":"'.length + 1;
+  const char = text[at]!;
+  writeFileSync(ledgerFile(stateDir), text.slice(0, at) + (char === char.toUpperCase() ? char.toLowerCase() : char.toUpperCase()) + text.slice(at + 1));
+}
+
+describe('a damaged state directory after a kill', { timeout: 180_000 }, () => {
+  it.each([
+    ['the ledger truncated to half', (stateDir: string) => writeFileSync(ledgerFile(stateDir), readFileSync(ledgerFile(stateDir)).subarray(0, readFileSync(ledgerFile(stateDir)).length / 2)), /ledger integrity: record .*ledger\.jsonl fails verification: .*were lost \(truncated\)/],
+    ['a flipped byte in the ledger', flipByte, /ledger integrity: record .*ledger\.jsonl:\d+ \(RUN#refunds-2026-11-28\/TURN#\d+\) fails verification/],
+    ['the ledger deleted', (stateDir: string) => (rmSync(ledgerFile(stateDir)), rmSync(join(stateDir, 'ledger.head'))), /ledger integrity: record .*ledger\.jsonl fails verification: the file is missing, but the seal key .* shows that a ledger was kept/],
+  ])('%s: the resume is refused, naming it, and pays nothing more', async (name, damage, message) => {
+    const { stateDir, args } = copy(name.replace(/\W+/g, '-'));
+    damage(stateDir);
+    const resumed = await savepoint(args('resume', runId, '--json'));
+    expect(resumed.code, resumed.stderr).toBe(1);
+    expect(resumed.stderr).toMatch(message);
+    expect(providerJournal(stateDir)).toHaveLength(paidBeforeDamage);
+
+    const verified = await savepoint(['--state-dir', stateDir, 'verify', runId]);
+    expect(verified.code).toBe(1);
+    expect(verified.stderr).toMatch(message);
+  });
+
+  it('`savepoint verify` passes the run once it is resumed to its end, and --all counts it', async () => {
+    const { stateDir, args } = copy('good');
+    const finished = await savepoint(args('resume', runId, '--json'));
+    expect(finished.code, finished.stderr).toBe(0);
+    const one = await savepoint(['--state-dir', stateDir, 'verify', runId]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(new RegExp(`^${runId}: OK, \\d+ records \\(\\d+ turns, \\d+ calls, 0 approvals\\) verify`));
+    const all = await savepoint(['--state-dir', stateDir, 'verify', '--all', '--json']);
+    expect(all.code, all.stderr).toBe(0);
+    expect(JSON.parse(all.stdout)).toMatchObject({ ok: true, runs: [{ runId, problems: [] }] });
+  });
+
+  it('`savepoint verify` is a usage error without a run id or --all, and for an unknown run', async () => {
+    const { stateDir } = copy('usage');
+    expect((await savepoint(['--state-dir', stateDir, 'verify'])).code).toBe(2);
+    const unknown = await savepoint(['--state-dir', stateDir, 'verify', 'no-such-run']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no run no-such-run/);
+  });
+});
