@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
 
 /**
  * A simulated service as one function from request to reply, with no socket: served on loopback by
@@ -118,8 +119,8 @@ function flatHeaders(headers: IncomingMessage['headers']): Record<string, string
   return flat;
 }
 
-/** The body as text, or undefined past the limit (read to the end all the same). */
-function readBody(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+/** The body as text, or undefined past the limit (read to the end all the same, so an answer can be sent). */
+export function readBody(req: Readable, maxBytes: number): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

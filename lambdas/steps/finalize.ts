@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { ErrorNames } from '../shared/errors.js';
 import type { Clock } from './ports.js';
 
 /** Either the budget check's stop decision, or the error a `Catch` caught. */
@@ -35,7 +36,7 @@ export function createFinalize(deps: { ledger: Ledger; clock: Clock }) {
     // A failure of an execution that no longer drives the run (a migration took the run to another
     // execution, whose code this one refused to continue) is not the run's: it is left as it is.
     const failedExecution = 'failure' in parsed ? parsed.executionArn : undefined;
-    const current = failedExecution !== undefined ? await deps.ledger.getRun(parsed.runId) : undefined;
+    const current = failedExecution !== undefined ? await deps.ledger.getRun(parsed.runId).catch(unlessDamaged) : undefined;
     if (current && current.executionArn !== failedExecution) return summaryOf(current);
     const run =
       'stop' in parsed
@@ -51,6 +52,16 @@ export function createFinalize(deps: { ledger: Ledger; clock: Clock }) {
           );
     return summaryOf(run);
   };
+}
+
+/**
+ * A run record that fails verification cannot say which execution drives it: the failure is then
+ * recorded as this execution's (the ledger writes it from the last record it verified, or refuses
+ * again, naming the damage).
+ */
+function unlessDamaged(error: unknown): undefined {
+  if (error instanceof Error && error.name === ErrorNames.LedgerIntegrity) return undefined;
+  throw error;
 }
 
 function summaryOf(run: RunRecord): FinalizeResult {

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { readBody } from '../in-process.js';
 import type { Fault } from './policy.js';
 
 /**
@@ -59,7 +60,7 @@ export async function startWireServer(handler: WireHandler, options: WireServerO
 
   const listener = (req: Request, res: Response): void => {
     requests += 1;
-    readBody(req)
+    readBody(req, MAX_BODY_BYTES)
       .then(async (raw) => {
         const fault = faults.shift();
         if (fault !== undefined) return send(res, handler.fault(fault));
@@ -121,20 +122,6 @@ export function parseJson(raw: string): { ok: true; value: unknown } | { ok: fal
   } catch {
     return { ok: false };
   }
-}
-
-/** The body as text, or undefined past the limit (read to the end all the same, so an answer can be sent). */
-function readBody(req: Request): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 function send(res: Response, reply: WireReply): void {
