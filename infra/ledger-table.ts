@@ -12,8 +12,8 @@ import type { ApprovalRecord } from '../lambdas/ledger/records.js';
  * What the GSIs project: only what their queries read (lambdas/ledger/dynamodb-ledger.ts), never
  * the task token. `findApproval` reads the item's key fields from `byApprovalId`, then the item
  * itself; `listPendingApprovals` lists what a person sees of a pending approval (the approval API's
- * `publicApproval`, the CLI, the expiry sweep — which wakes the execution with the token of the
- * item `decideApproval` returns, not the index's).
+ * `publicApproval`, the CLI, the expiry sweep — which wakes the execution with the token it reads
+ * from the approval's own `TOKEN#` item, never from an index).
  */
 export const INDEX_PROJECTIONS = {
   [LedgerIndexes.byApprovalId]: ['runId', 'turn', 'call', 'budget'],
@@ -21,7 +21,7 @@ export const INDEX_PROJECTIONS = {
     'kind', 'approvalId', 'runId', 'agent', 'turn', 'call', 'toolName', 'summary', 'amount', 'details',
     'status', 'createdAt', 'reason', 'decidedBy', 'decidedAt', 'budget',
   ],
-} as const satisfies Record<string, readonly Exclude<keyof ApprovalRecord, 'taskToken'>[]>;
+} as const satisfies Record<string, readonly (keyof ApprovalRecord)[]>;
 
 /**
  * The sparse index of running runs projects only the run id: the sweeper reads each run itself,
@@ -30,12 +30,23 @@ export const INDEX_PROJECTIONS = {
 export const RUNNING_RUNS_PROJECTION = ['runId'] as const;
 
 /**
+ * The partitions of every item but the task tokens (`TOKEN#<runId>`, lambdas/ledger/records.ts
+ * tokenKey): runs and their conversations, the kill flag, the breakers, large values by reference.
+ * Every role but the approval functions' is held to them by a `dynamodb:LeadingKeys` condition on
+ * its table statement, so only RequestApproval, the approval API and the expiry sweep can read a
+ * token. (A token is a whole item of its own: a condition on attributes would not do, since the
+ * sealed records are written as whole items.)
+ */
+export const NON_TOKEN_PARTITIONS = ['RUN#*', 'GLOBAL', 'BREAKER#*', 'BLOB#*'] as const;
+
+/**
  * Who may do what on the ledger, by role (the ledger methods each role's steps call). No role may
  * delete an item (records expire by TTL), and none may scan: the sweeper queries the sparse
  * `runningRuns` index. (`savepoint runs` lists all runs with a paged scan under the operator's own
  * credentials, not a function's role.) An update is a read of the sealed item and a conditional
  * put of the whole new one (lambdas/ledger/seal.ts), so updaters have GetItem and PutItem, not
- * UpdateItem.
+ * UpdateItem. `tokens: true` marks the approval functions, the only roles whose table statement is
+ * not held to NON_TOKEN_PARTITIONS (they read and write task tokens).
  */
 export const LEDGER_ACCESS = {
   /** StartRun: createRun, getRun, attachExecution. */
@@ -51,23 +62,29 @@ export const LEDGER_ACCESS = {
   /** CallTool: one batched read, then claims, completes and releases the call (or records a read at once), counts it, escalates a timed-out approval; the tools breaker. */
   callTool: { table: ['GetItem', 'BatchGetItem', 'PutItem'] },
   /** RequestApproval: creates the approval (or refreshes its task token). */
-  requestApproval: { table: ['GetItem', 'PutItem'] },
+  requestApproval: { table: ['GetItem', 'PutItem'], tokens: true },
   /** Finalize / RecordFailure: finishRun. */
   finalize: { table: ['GetItem', 'PutItem'] },
   /**
    * The approval API: finds an approval by its id, lists the pending ones, decides once; its page
    * shows the evidence (the run's conversation, and tool results stored by reference: queries).
    */
-  approvalCallback: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  approvalCallback: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
   /** The expiry sweep: lists pending approvals, decides them expired. */
-  expireApprovals: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  expireApprovals: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
   /** ExecutionStopped: marks the run killed. */
   executionStopped: { table: ['GetItem', 'PutItem'] },
   /** RecoverRun: reads the run, records a recovery, or gives the run up. */
   recoverRun: { table: ['GetItem', 'PutItem'] },
   /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */
   sweep: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runningRuns]: ['Query'] } },
-} as const satisfies Record<string, { table: readonly string[]; indexes?: Partial<Record<string, readonly string[]>> }>;
+} as const satisfies Record<string, LedgerRoleAccess>;
+
+interface LedgerRoleAccess {
+  table: readonly string[];
+  indexes?: Partial<Record<string, readonly string[]>>;
+  tokens?: true;
+}
 
 export type LedgerRole = keyof typeof LEDGER_ACCESS;
 
@@ -135,10 +152,17 @@ export class LedgerTable extends Construct {
   }
 
   grantRole(grantee: IGrantable, role: LedgerRole): void {
-    const access: { table: readonly string[]; indexes?: Partial<Record<string, readonly string[]>> } = LEDGER_ACCESS[role];
+    const access: LedgerRoleAccess = LEDGER_ACCESS[role];
     grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({ actions: access.table.map((action) => `dynamodb:${action}`), resources: [this.table.tableArn] }),
+      new PolicyStatement({
+        actions: access.table.map((action) => `dynamodb:${action}`),
+        resources: [this.table.tableArn],
+        // Every key a request names (each of a batch's, a query's partition) must match: no token read.
+        ...(!access.tokens && { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...NON_TOKEN_PARTITIONS] } } }),
+      }),
     );
+    // No condition on the index statements: an index query's leading key is the index's partition
+    // key (an approval id, the pending or running marker), not `pk`; and no index projects a token.
     for (const [index, actions] of Object.entries(access.indexes ?? {})) {
       grantee.grantPrincipal.addToPrincipalPolicy(
         new PolicyStatement({ actions: actions!.map((action) => `dynamodb:${action}`), resources: [`${this.table.tableArn}/index/${index}`] }),

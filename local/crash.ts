@@ -151,8 +151,8 @@ export function crashingLedger(ledger: Ledger, crash: CrashPoints): Ledger {
       if (attached && options?.previousArn && handedOffTo(attached, options.previousArn) === executionArn) crash.reached(HandoffRecorded, []);
       return attached;
     },
-    async upsertApproval(approval) {
-      const stored = await ledger.upsertApproval(approval);
+    async upsertApproval(approval, taskToken) {
+      const stored = await ledger.upsertApproval(approval, taskToken);
       if (stored.status === 'pending') crash.reached(CrashPoint.AwaitingApproval, [stored.toolName]);
       return stored;
     },

@@ -6,9 +6,9 @@ import { evidenceFor, renderApprovalPage, renderErrorPage } from '../approvals/p
 import type { Identity } from '../approvals/policy.js';
 import { assertApprovalId, createDecideApproval, type ApprovalDeps } from '../steps/approvals.js';
 
-/** What a caller may see of an approval: never the task token. */
+/** What a caller may see of an approval (the task token is never on it: ledger getTaskToken). */
 export function publicApproval(approval: ApprovalRecord) {
-  const { taskToken: _secret, kind: _kind, ...visible } = approval;
+  const { kind: _kind, ...visible } = approval;
   return visible;
 }
 

@@ -10,7 +10,7 @@ import type { ApprovalRecord, ToolCallRecord } from '../ledger/records.js';
  * decides.
  */
 export interface ApprovalView {
-  approval: Omit<ApprovalRecord, 'taskToken' | 'kind'>;
+  approval: Omit<ApprovalRecord, 'kind'>;
   args?: Record<string, unknown>;
   evidence: { tool: string; turn: number; args: string; result: string }[];
   approver: string;

@@ -16,6 +16,7 @@ import {
   budgetApprovalSk,
   callSk,
   runKey,
+  tokenKey,
   turnSk,
   type ApprovalRecord,
   type Counters,
@@ -377,15 +378,32 @@ export class DynamoDbLedger implements Ledger {
     );
   }
 
-  async upsertApproval(approval: ApprovalRecord): Promise<ApprovalRecord> {
+  async upsertApproval(approval: ApprovalRecord, taskToken: string): Promise<ApprovalRecord> {
     const key = { pk: runKey(approval.runId).pk, sk: approvalSkOf(approval) };
-    const { item } = await this.update(key, (current) => {
-      if (!current) return { ...key, ...approval, pendingApproval: PENDING, expiresAt: expiresAt(new Date()) };
-      // A retried or resumed RequestApproval carries a new task token: the pending approval must
-      // wake the execution that is waiting now, not a dead one. A decided one keeps its decision.
-      return current['status'] === 'pending' ? { ...current, taskToken: approval.taskToken } : undefined;
-    });
+    // The token first: an approval someone can see and decide always has a token to wake. A retried
+    // or resumed RequestApproval carries a new one: a pending approval must wake the execution that
+    // waits now, not a dead one. A decided one keeps its decision (and the token it was decided on).
+    const current = await this.getItem(key);
+    if (!current || current['status'] === 'pending') await this.putTaskToken(approval, taskToken);
+    const { item } = await this.update(key, (existing) =>
+      existing ? undefined : { ...key, ...approval, pendingApproval: PENDING, expiresAt: expiresAt(new Date()) },
+    );
     return strip(item as unknown as ApprovalRecord);
+  }
+
+  async getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined> {
+    const result = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: tokenKey(key), ConsistentRead: true }));
+    const token = result.Item?.['taskToken'];
+    return typeof token === 'string' ? token : undefined;
+  }
+
+  /**
+   * A plain put, outside the seal: the token is a capability Step Functions issues and checks
+   * itself (a forged one wakes nothing), and its own partition lets IAM keep it from every role
+   * but the approval functions' (dynamodb:LeadingKeys, infra/ledger-table.ts).
+   */
+  private async putTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>, taskToken: string): Promise<void> {
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...tokenKey(key), taskToken, expiresAt: expiresAt(new Date()) } }));
   }
 
   async getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined> {
@@ -659,7 +677,7 @@ function expiresAt(now: Date): number {
 
 /** Drops the storage-only attributes so records compare equal to what was written. */
 function strip<T>(item: T): T {
-  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, runningRun: _running, countedSteps: _counted, guardReasons: _reasons, seal: _seal, ...rest } = item as Record<
+  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, runningRun: _running, countedSteps: _counted, guardReasons: _reasons, seal: _seal, taskToken: _legacyToken, ...rest } = item as Record<
     string,
     unknown
   >;

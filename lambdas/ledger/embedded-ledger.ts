@@ -12,6 +12,7 @@ import {
   budgetApprovalSk,
   callSk,
   runKey,
+  tokenKey,
   turnSk,
   type ApprovalRecord,
   type Counters,
@@ -450,14 +451,18 @@ export class EmbeddedLedger implements Ledger {
 
   // ── approvals ───────────────────────────────────────────────────────────────────────────
 
-  async upsertApproval(approval: ApprovalRecord): Promise<ApprovalRecord> {
+  async upsertApproval(approval: ApprovalRecord, taskToken: string): Promise<ApprovalRecord> {
     const key = approvalKey(approval);
     const current = this.get<ApprovalRecord>(key);
-    if (!current) return this.write(key, approval, { pendingApproval: true });
     // A retried or resumed request carries a new task token: a pending approval must wake the
-    // execution that waits now. A decided one keeps its decision.
-    if (current.record.status !== 'pending') return copy(current);
-    return this.write(key, { ...current.record, taskToken: approval.taskToken }, current.hidden);
+    // execution that waits now. A decided one keeps its decision (and the token it was decided on).
+    if (current && current.record.status !== 'pending') return copy(current);
+    this.write(tokenKey(approval), { taskToken });
+    return current ? copy(current) : this.write(key, approval, { pendingApproval: true });
+  }
+
+  async getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined> {
+    return this.read<{ taskToken: string }>(tokenKey(key))?.taskToken;
   }
 
   async getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined> {

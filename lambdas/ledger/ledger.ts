@@ -148,8 +148,12 @@ export interface Ledger extends BreakerStore {
    */
   releaseCall(runId: string, turn: number, call: number, now: Date): Promise<void>;
 
-  /** Creates the approval for a call, or refreshes the task token of a pending one; returns the stored record. */
-  upsertApproval(approval: ApprovalRecord): Promise<ApprovalRecord>;
+  /**
+   * Creates the approval for a call, or refreshes the task token of a pending one (a decided one
+   * keeps its token and decision); returns the stored record. The token is stored apart from the
+   * approval (`getTaskToken`): no record the ledger returns holds it.
+   */
+  upsertApproval(approval: ApprovalRecord, taskToken: string): Promise<ApprovalRecord>;
   getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined>;
   getBudgetApproval(runId: string, guard: ExtendableGuard, extension: number): Promise<ApprovalRecord | undefined>;
   /**
@@ -192,6 +196,12 @@ export interface Ledger extends BreakerStore {
    * A keyed query on DynamoDB (the sparse `runningRuns` index), never a scan.
    */
   listRunningRuns(): Promise<RunRecord[]>;
+
+  /**
+   * The task token an approval's execution waits on, undefined when none was stored. On DynamoDB
+   * it is its own item (partition `TOKEN#<runId>`), which only the approval functions' roles may read.
+   */
+  getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined>;
 }
 
 /** A decision as the ledger records it (`linkId` joins the approval's used links). */

@@ -12,6 +12,8 @@ import { ContentBlock, Usage } from '../agent/messages.js';
  * Keys sort so that a `begins_with(sk, 'TURN#')` query returns the conversation in order.
  * Approvals also carry `approvalId` (GSI byApprovalId: the opaque id a person decides by) and,
  * only while pending, `pendingApproval` (sparse GSI pendingApprovals, sorted by `decideBy`).
+ * An approval's task token is not on it: it is its own item, pk = TOKEN#<runId>, sk = the
+ * approval's sk (tokenKey), a partition only the approval functions' roles may read.
  */
 
 export const runKey = (runId: string) => ({ pk: `RUN#${runId}`, sk: 'RUN' });
@@ -20,6 +22,12 @@ export const callSk = (turn: number, call: number) => `${turnSk(turn)}#CALL#${St
 export const approvalSk = (turn: number, call: number) => `${callSk(turn, call)}#APPROVAL`;
 /** The n-th request to extend one budget of a run: `BUDGET#steps#2#APPROVAL`. */
 export const budgetApprovalSk = (guard: ExtendableGuard, extension: number) => `BUDGET#${guard}#${extension}#APPROVAL`;
+
+/** Where an approval's task token lives: its own partition, the approval's sort key. */
+export const tokenKey = (approval: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>) => ({
+  pk: `TOKEN#${approval.runId}`,
+  sk: approvalSkOf(approval),
+});
 
 /** Where an approval lives: a tool call's, or a budget extension's. */
 export function approvalSkOf(approval: Pick<ApprovalRecord, 'turn' | 'call' | 'budget'>): string {
@@ -236,7 +244,6 @@ export interface ApprovalRecord {
   details?: Record<string, string | number | boolean>;
   /** The call's arguments in words (the tool's `describe`). */
   description?: string;
-  taskToken: string;
   status: ApprovalStatus;
   decideBy: string;
   createdAt: string;

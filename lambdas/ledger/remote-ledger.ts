@@ -56,6 +56,7 @@ const DATE_ARGS = {
   putBlob: [],
   getBlob: [],
   listRunningRuns: [],
+  getTaskToken: [],
 } as const satisfies Record<keyof Ledger, readonly number[]>;
 
 type Method = keyof typeof DATE_ARGS;

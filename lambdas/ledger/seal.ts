@@ -35,8 +35,8 @@ export interface ItemKey {
 
 /**
  * Attributes outside the seal: the seal itself; `expiresAt` (storage bookkeeping: DynamoDB's TTL);
- * `taskToken` (a capability Step Functions issues and checks itself, refreshed by every retried
- * approval request and projected away from most readers; a forged one wakes nothing).
+ * `taskToken` (approval items written before tokens moved to their own `TOKEN#` items still carry
+ * it, outside their seal; the ledger never returns it).
  */
 export const UNSEALED_ATTRIBUTES: ReadonlySet<string> = new Set(['seal', 'expiresAt', 'taskToken']);
 

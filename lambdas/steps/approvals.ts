@@ -80,18 +80,21 @@ function ours(deps: Pick<ApprovalDeps, 'agentName'>, approval: ApprovalRecord): 
 /**
  * Sends a recorded decision to the waiting execution, after adding its wait to the run's
  * approval-wait counter (once per approval): waiting for a person is not work. `false` when no
- * execution waits on the token.
+ * execution waits on the token. The token is read from the ledger (only the approval functions'
+ * roles may) unless the caller holds it (RequestApproval is handed it by Step Functions).
  */
-export async function deliverDecision(deps: Pick<ApprovalDeps, 'ledger' | 'callbacks'>, approval: ApprovalRecord): Promise<boolean> {
+export async function deliverDecision(deps: Pick<ApprovalDeps, 'ledger' | 'callbacks'>, approval: ApprovalRecord, taskToken?: string): Promise<boolean> {
   if (approval.status === 'pending') return false;
   await countWait(deps.ledger, approval);
+  const token = taskToken ?? (await deps.ledger.getTaskToken(approval));
+  if (token === undefined) return false;
   switch (approval.status) {
     case 'approved':
-      return deps.callbacks.succeed(approval.taskToken, { approvalId: approval.approvalId, status: approval.status });
+      return deps.callbacks.succeed(token, { approvalId: approval.approvalId, status: approval.status });
     case 'rejected':
-      return deps.callbacks.fail(approval.taskToken, ErrorNames.ApprovalRejected, approval.reason || 'rejected');
+      return deps.callbacks.fail(token, ErrorNames.ApprovalRejected, approval.reason || 'rejected');
     case 'expired':
-      return deps.callbacks.fail(approval.taskToken, ErrorNames.ApprovalExpired, approval.reason || 'expired');
+      return deps.callbacks.fail(token, ErrorNames.ApprovalExpired, approval.reason || 'expired');
   }
 }
 
@@ -113,17 +116,16 @@ export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinit
       runId: run.runId,
       agent: deps.agent.name,
       ...subject,
-      taskToken: request.taskToken,
       status: 'pending',
       decideBy: new Date(now.getTime() + run.config.approvalTimeoutSeconds * 1000).toISOString(),
       createdAt: now.toISOString(),
     };
-    const stored = await deps.ledger.upsertApproval(requested);
+    const stored = await deps.ledger.upsertApproval(requested, request.taskToken);
     if (stored.status === 'pending') {
       if (stored.approvalId === requested.approvalId) await tell(deps, stored);
     } else {
       // Decided while no execution was waiting (e.g. during a restart): deliver it now.
-      await deliverDecision(deps, { ...stored, taskToken: request.taskToken });
+      await deliverDecision(deps, stored, request.taskToken);
     }
     return { approvalId: stored.approvalId, status: stored.status };
   };

@@ -468,28 +468,48 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
 
     describe('approvals', () => {
       it('creates a pending approval and finds it by its opaque id', async () => {
-        expect(await ledger.upsertApproval(approval())).toEqual(approval());
+        expect(await ledger.upsertApproval(approval(), 'token-1')).toEqual(approval());
         expect(await ledger.getApproval('r1', 3, 1)).toEqual(approval());
         expect(await ledger.findApproval('apv_0123456789abcdef')).toEqual(approval());
       });
 
+      it('keeps the task token apart: no approval it returns holds it, getTaskToken does', async () => {
+        await ledger.upsertApproval(approval(), 'token-1');
+        await ledger.upsertApproval(budgetApproval(1), 'token-b');
+        const returned = [
+          await ledger.getApproval('r1', 3, 1),
+          await ledger.getBudgetApproval('r1', 'steps', 1),
+          await ledger.findApproval('apv_0123456789abcdef'),
+          ...(await ledger.listPendingApprovals()),
+          ...(await ledger.listConversation('r1')).approvals,
+          (await ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, { status: 'approved', decidedBy: 'alice' }, at(1))).record,
+        ];
+        expect(returned).toHaveLength(8);
+        for (const record of returned) expect(record).not.toHaveProperty('taskToken');
+        expect(JSON.stringify(returned)).not.toContain('token-');
+        expect(await ledger.getTaskToken({ runId: 'r1', turn: 3, call: 1 })).toBe('token-1');
+        expect(await ledger.getTaskToken(budgetApproval(1))).toBe('token-b');
+        expect(await ledger.getTaskToken({ runId: 'r1', turn: 3, call: 2 })).toBeUndefined();
+        expect(await ledger.getTaskToken({ runId: 'r2', turn: 3, call: 1 })).toBeUndefined();
+      });
+
       it('finds nothing for an unknown id, call or run', async () => {
-        await ledger.upsertApproval(approval());
+        await ledger.upsertApproval(approval(), 'token-1');
         expect(await ledger.findApproval('apv_unknown')).toBeUndefined();
         expect(await ledger.getApproval('r1', 3, 2)).toBeUndefined();
         expect(await ledger.getApproval('r2', 3, 1)).toBeUndefined();
       });
 
       it('keeps the opaque id and refreshes the token when the approval is requested again', async () => {
-        await ledger.upsertApproval(approval());
-        const again = await ledger.upsertApproval(approval({ approvalId: 'apv_other000000000000', taskToken: 'token-2' }));
-        expect(again).toMatchObject({ approvalId: 'apv_0123456789abcdef', taskToken: 'token-2', status: 'pending' });
-        expect(await ledger.findApproval('apv_0123456789abcdef')).toMatchObject({ taskToken: 'token-2' });
+        await ledger.upsertApproval(approval(), 'token-1');
+        const again = await ledger.upsertApproval(approval({ approvalId: 'apv_other000000000000' }), 'token-2');
+        expect(again).toMatchObject({ approvalId: 'apv_0123456789abcdef', status: 'pending' });
+        expect(await ledger.getTaskToken({ runId: 'r1', turn: 3, call: 1 })).toBe('token-2');
         expect(await ledger.findApproval('apv_other000000000000')).toBeUndefined();
       });
 
       it('records a decision once; the first decision stands', async () => {
-        await ledger.upsertApproval(approval());
+        await ledger.upsertApproval(approval(), 'token-1');
         const key = { runId: 'r1', turn: 3, call: 1 };
         const decisions = await Promise.all([
           ledger.decideApproval(key, { status: 'approved', decidedBy: 'alice' }, at(1)),
@@ -503,14 +523,14 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
       });
 
       it('records who decided, when, and why', async () => {
-        await ledger.upsertApproval(approval());
+        await ledger.upsertApproval(approval(), 'token-1');
         const { record } = await ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, { status: 'rejected', reason: 'too much', decidedBy: 'bob' }, at(5));
         expect(record).toEqual({ ...approval(), status: 'rejected', reason: 'too much', decidedBy: 'bob', decidedAt: at(5).toISOString() });
         expect(await ledger.findApproval('apv_0123456789abcdef')).toEqual(record);
       });
 
       it('records how a decision came, its MAC, the wait and the link it used', async () => {
-        await ledger.upsertApproval(approval());
+        await ledger.upsertApproval(approval(), 'token-1');
         const decision = { status: 'approved', decidedBy: 'alice@example.com', decidedVia: 'link', decisionMac: 'bWFj', waitedMs: 29_000, linkId: 'link-1' } as const;
         const { record } = await ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, decision, at(5));
         expect(record).toEqual({ ...approval(), status: 'approved', reason: '', decidedBy: 'alice@example.com', decidedVia: 'link', decisionMac: 'bWFj', waitedMs: 29_000, usedLinks: ['link-1'], decidedAt: at(5).toISOString() });
@@ -518,7 +538,7 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
       });
 
       it('records the first of two approvals once, and only on a pending approval', async () => {
-        await ledger.upsertApproval(approval());
+        await ledger.upsertApproval(approval(), 'token-1');
         const key = { runId: 'r1', turn: 3, call: 1 };
         const first = { by: 'bob@example.com', via: 'link', at: at(2).toISOString() } as const;
         const tries = await Promise.all([ledger.recordFirstApproval(key, first, 'link-b'), ledger.recordFirstApproval(key, { ...first, by: 'carol' })]);
@@ -533,13 +553,13 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
       });
 
       it('records an empty reason when none is given', async () => {
-        await ledger.upsertApproval(approval());
+        await ledger.upsertApproval(approval(), 'token-1');
         const { record } = await ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, { status: 'approved', decidedBy: 'alice' }, at(5));
         expect(record.reason).toBe('');
       });
 
       it('lets one of 20 concurrent deciders decide', async () => {
-        await ledger.upsertApproval(approval());
+        await ledger.upsertApproval(approval(), 'token-1');
         const decisions = await Promise.all(
           Array.from({ length: 20 }, (_, index) =>
             ledger.decideApproval({ runId: 'r1', turn: 3, call: 1 }, { status: index % 2 ? 'approved' : 'rejected', decidedBy: `person${index}` }, at(1)),
@@ -556,8 +576,8 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
       });
 
       it('lists only pending approvals, and a decided one leaves the list', async () => {
-        await ledger.upsertApproval(approval());
-        await ledger.upsertApproval(approval({ approvalId: 'apv_second00000000000', call: 2 }));
+        await ledger.upsertApproval(approval(), 'token-1');
+        await ledger.upsertApproval(approval({ approvalId: 'apv_second00000000000', call: 2 }), 'token-1');
         expect((await ledger.listPendingApprovals()).map((pending) => pending.approvalId).sort()).toEqual([
           'apv_0123456789abcdef',
           'apv_second00000000000',
@@ -565,14 +585,15 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         await ledger.decideApproval({ runId: 'r1', turn: 3, call: 2 }, { status: 'approved', decidedBy: 'alice' }, at(1));
         expect((await ledger.listPendingApprovals()).map((pending) => pending.approvalId)).toEqual(['apv_0123456789abcdef']);
         // A decided approval is not re-armed by a late request: its decision is returned.
-        expect(await ledger.upsertApproval(approval({ call: 2, taskToken: 'token-9' }))).toMatchObject({ status: 'approved', taskToken: 'token-1' });
+        expect(await ledger.upsertApproval(approval({ call: 2 }), 'token-9')).toMatchObject({ status: 'approved' });
+        expect(await ledger.getTaskToken({ runId: 'r1', turn: 3, call: 2 })).toBe('token-1');
         expect((await ledger.listPendingApprovals()).map((pending) => pending.approvalId)).toEqual(['apv_0123456789abcdef']);
       });
 
       it('lists pending approvals of every run, soonest deadline first', async () => {
-        await ledger.upsertApproval(approval({ approvalId: 'apv_b', runId: 'r2', decideBy: at(300).toISOString() }));
-        await ledger.upsertApproval(approval({ approvalId: 'apv_a', call: 1, decideBy: at(200).toISOString() }));
-        await ledger.upsertApproval(approval({ approvalId: 'apv_c', call: 2, decideBy: at(100).toISOString() }));
+        await ledger.upsertApproval(approval({ approvalId: 'apv_b', runId: 'r2', decideBy: at(300).toISOString() }), 'token-1');
+        await ledger.upsertApproval(approval({ approvalId: 'apv_a', call: 1, decideBy: at(200).toISOString() }), 'token-1');
+        await ledger.upsertApproval(approval({ approvalId: 'apv_c', call: 2, decideBy: at(100).toISOString() }), 'token-1');
         expect((await ledger.listPendingApprovals()).map((pending) => pending.approvalId)).toEqual(['apv_c', 'apv_a', 'apv_b']);
       });
 
@@ -583,8 +604,8 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
 
     describe('budget extensions', () => {
       it('keeps a budget approval apart from the call approvals, found by budget, extension and id', async () => {
-        await ledger.upsertApproval(approval());
-        await ledger.upsertApproval(budgetApproval(1));
+        await ledger.upsertApproval(approval(), 'token-1');
+        await ledger.upsertApproval(budgetApproval(1), 'token-1');
         expect(await ledger.getBudgetApproval('r1', 'steps', 1)).toEqual(budgetApproval(1));
         expect(await ledger.getBudgetApproval('r1', 'steps', 2)).toBeUndefined();
         expect(await ledger.getBudgetApproval('r1', 'tokens', 1)).toBeUndefined();
@@ -593,7 +614,7 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
       });
 
       it('decides a budget approval by its budget key, once', async () => {
-        await ledger.upsertApproval(budgetApproval(1));
+        await ledger.upsertApproval(budgetApproval(1), 'token-1');
         const key = { runId: 'r1', turn: 0, call: 0, budget: budgetApproval(1).budget };
         expect(await ledger.decideApproval(key, { status: 'approved', decidedBy: 'alice' }, at(1))).toMatchObject({ decided: true, record: { status: 'approved' } });
         expect(await ledger.decideApproval(key, { status: 'rejected', decidedBy: 'bob' }, at(2))).toMatchObject({ decided: false, record: { decidedBy: 'alice' } });
@@ -640,7 +661,7 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         await ledger.createRun(run('r1'));
         await ledger.recordTurn(turn(2));
         await ledger.claimCall(call({ turn: 2, call: 1 }), at(0));
-        await ledger.upsertApproval(approval({ turn: 1, call: 2 }));
+        await ledger.upsertApproval(approval({ turn: 1, call: 2 }), 'token-1');
         await ledger.claimCall(call({ turn: 1, call: 2 }), at(0));
         await ledger.recordTurn(turn(1));
         await ledger.claimCall(call({ turn: 1, call: 1 }), at(0));
@@ -659,8 +680,8 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
       });
 
       it('lists budget approvals with the call approvals', async () => {
-        await ledger.upsertApproval(approval());
-        await ledger.upsertApproval(budgetApproval(1));
+        await ledger.upsertApproval(approval(), 'token-1');
+        await ledger.upsertApproval(budgetApproval(1), 'token-1');
         expect((await ledger.listConversation('r1')).approvals.map((each) => each.approvalId).sort()).toEqual([
           'apv_0123456789abcdef',
           'apv_budget_steps_1',
@@ -673,12 +694,12 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
 
       it('lists from a turn on: that turn, its calls and approvals, and the later ones', async () => {
         await ledger.createRun(run('r1'));
-        await ledger.upsertApproval(budgetApproval(1));
+        await ledger.upsertApproval(budgetApproval(1), 'token-1');
         for (const number of [1, 2, 3]) {
           await ledger.recordTurn(turn(number));
           await ledger.claimCall(call({ turn: number }), at(0));
         }
-        await ledger.upsertApproval(approval({ turn: 2, call: 1 }));
+        await ledger.upsertApproval(approval({ turn: 2, call: 1 }), 'token-1');
         const { turns, calls, approvals } = await ledger.listConversation('r1', { fromTurn: 2 });
         expect(turns.map((each) => each.turn)).toEqual([2, 3]);
         expect(calls.map((each) => each.turn)).toEqual([2, 3]);
@@ -983,7 +1004,6 @@ function approval(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
     toolName: 'issue_refund',
     summary: 'issue_refund $725.00',
     amount: { minor: 72_500, currency: 'usd' },
-    taskToken: 'token-1',
     status: 'pending',
     decideBy: at(60).toISOString(),
     createdAt: t0.toISOString(),

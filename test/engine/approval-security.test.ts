@@ -50,7 +50,7 @@ describe('deciding is authenticated and the policy holds', () => {
     // Someone with write access to the table and SendTaskSuccess, but not the decision key.
     const stored = (await stack.ledger.getApproval(approval.runId, approval.turn, approval.call))!;
     await stack.ledger.decideApproval(stored, { status: 'approved', decidedBy: 'mallory', decidedVia: 'iam' }, new Date());
-    await stack.sfn.send(new SendTaskSuccessCommand({ taskToken: stored.taskToken, output: JSON.stringify({ approvalId: stored.approvalId, status: 'approved' }) }));
+    await stack.sfn.send(new SendTaskSuccessCommand({ taskToken: (await stack.ledger.getTaskToken(stored))!, output: JSON.stringify({ approvalId: stored.approvalId, status: 'approved' }) }));
     expect(JSON.parse((await finished).output!)).toMatchObject({ status: 'succeeded' });
 
     const refunded = (id: unknown) => stack.world.payments.refunds().filter((refund) => refund.refundRequestId === id);
@@ -70,7 +70,7 @@ describe('a budget extension', () => {
       const extension = await waitFor(() => own.approvals.find((approval) => approval.budget));
       const stored = (await stack.ledger.getBudgetApproval('forged-extension', extension.budget!.guard, extension.budget!.extension))!;
       await stack.ledger.decideApproval(stored, { status: 'approved', decidedBy: 'mallory', decidedVia: 'iam' }, new Date());
-      await stack.sfn.send(new SendTaskSuccessCommand({ taskToken: stored.taskToken, output: JSON.stringify({ approvalId: stored.approvalId, status: 'approved' }) }));
+      await stack.sfn.send(new SendTaskSuccessCommand({ taskToken: (await stack.ledger.getTaskToken(stored))!, output: JSON.stringify({ approvalId: stored.approvalId, status: 'approved' }) }));
       expect(JSON.parse((await running).output!)).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/budget exceeded: steps 12 \/ 12 \(extension refused: the decision is not signed by the approval callback\)/) });
       expect((await stack.ledger.getRun('forged-extension'))!.config.maxSteps).toBe(12);
     } finally {

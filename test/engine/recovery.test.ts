@@ -96,6 +96,7 @@ describe('the watchdog', () => {
     const first = await harness({ stateDir });
     const { executionArn } = first.stack.engine.startExecution({ name: 'before', input: { runId: 'orphan', input: { date: day.date }, config: { approvalTimeoutSeconds: 600 } } });
     const approval = await waitFor(() => first.approvals[0]);
+    const firstToken = await first.stack.ledger.getTaskToken(approval);
     await first.stack.close();
     expect((await reopenRun(stateDir, 'orphan')).status).toBe('running');
 
@@ -104,7 +105,7 @@ describe('the watchdog', () => {
       { runId: 'orphan', action: 'recovered', reason: `execution before LOST`, attempt: 1, executionArn: expect.stringMatching(/:orphan-recovery-1$/) },
     ]);
     // The resumed execution waits on the same approval (a new task token, the same approval id).
-    await waitFor(async () => ((await second.stack.ledger.getApproval('orphan', approval.turn, approval.call))!.taskToken !== approval.taskToken ? true : undefined));
+    await waitFor(async () => ((await second.stack.ledger.getTaskToken(approval)) !== firstToken ? true : undefined));
     expect(second.approvals).toEqual([]);
     expect(await postDecision(second.stack, approval.approvalId, { decision: 'approve', reason: 'checked' })).toMatchObject({ status: 200, body: { delivered: true } });
     const recovered = await second.stack.engine.waitForExecution(second.stack.engine.listExecutions().executions[0]!.executionArn);
@@ -122,7 +123,7 @@ describe('the watchdog', () => {
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
     const first = await harness({ stateDir });
     first.stack.engine.startExecution({ name: 'before', input: { runId: 'changed', input: { date: day.date }, config: { approvalTimeoutSeconds: 600 } } });
-    await waitFor(() => first.approvals[0]);
+    const firstToken = await first.stack.ledger.getTaskToken(await waitFor(() => first.approvals[0]));
     const startedOn = (await first.stack.ledger.getRun('changed'))!.definitionHash;
     await first.stack.close();
 
@@ -136,11 +137,10 @@ describe('the watchdog', () => {
 
     // The operator forces it: the run goes on where it stopped, on the new code.
     const { executionArn } = second.stack.engine.startExecution({ name: 'forced', input: { runId: 'changed', input: { date: day.date }, force: true } });
-    // The pending-approvals index never holds the task token: read the approval itself for it.
+    // The resumed execution's request refreshes the approval's task token (its own item).
     const approval = await waitFor(async () => {
       const [pending] = await second.stack.ledger.listPendingApprovals();
-      const current = pending && (await second.stack.ledger.getApproval(pending.runId, pending.turn, pending.call));
-      return current && current.taskToken !== first.approvals[0]!.taskToken ? current : undefined;
+      return pending && (await second.stack.ledger.getTaskToken(pending)) !== firstToken ? pending : undefined;
     });
     expect(approval.approvalId).toBe(first.approvals[0]!.approvalId);
     expect(await postDecision(second.stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 200, body: { delivered: true } });

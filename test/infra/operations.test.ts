@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_SERVICE_ERRORS } from '../../infra/agent-state-machine.js';
 import { exampleStack } from '../../infra/example.js';
-import { INDEX_PROJECTIONS, RUNNING_RUNS_PROJECTION } from '../../infra/ledger-table.js';
+import { INDEX_PROJECTIONS, NON_TOKEN_PARTITIONS, RUNNING_RUNS_PROJECTION } from '../../infra/ledger-table.js';
 import { AlarmIds } from '../../infra/observability.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { LedgerIndexes } from '../../lambdas/ledger/dynamodb-ledger.js';
@@ -12,7 +12,7 @@ import { METRICS_NAMESPACE, MetricNames } from '../../lambdas/shared/metrics.js'
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 
 type Retrier = { ErrorEquals: string[]; IntervalSeconds?: number; BackoffRate?: number; MaxAttempts?: number; MaxDelaySeconds?: number; JitterStrategy?: string };
-type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: Record<string, Record<string, unknown>> };
 
 let template: Template;
 let resources: Record<string, { Type: string; Properties: Record<string, any> }>;
@@ -176,6 +176,29 @@ describe('least privilege on the ledger', () => {
     const expiry = statementsOf(functionOf(Steps.ExpireApprovals)).filter((statement) => JSON.stringify(statement.Resource).includes('/index/'));
     expect(JSON.stringify(expiry)).toContain(`/index/${LedgerIndexes.pendingApprovals}`);
     expect(JSON.stringify(expiry)).not.toContain(LedgerIndexes.byApprovalId);
+  });
+
+  it('keeps every function but the approval functions out of the task tokens\' partition (dynamodb:LeadingKeys)', () => {
+    const approvalSteps: StepName[] = [Steps.RequestApproval, Steps.ApprovalCallback, Steps.ExpireApprovals];
+    // A key matches a StringLike pattern when the pattern, `*` as any run of characters, matches it whole.
+    const matches = (pattern: string, key: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.#^$+?()[\]{}|\\]/g, '\\$&')).join('.*')}$`).test(key);
+    const onTable = (step: StepName) =>
+      statementsOf(functionOf(step)).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')) && !JSON.stringify(statement.Resource).includes('/index/'));
+    for (const step of Object.values(Steps)) {
+      const statements = onTable(step);
+      expect(statements.length, step).toBeGreaterThan(0);
+      for (const statement of statements) {
+        if (approvalSteps.includes(step)) {
+          // They read and write tokens: nothing holds them to other partitions.
+          expect(statement.Condition, step).toBeUndefined();
+          continue;
+        }
+        expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...NON_TOKEN_PARTITIONS] } });
+        const allowed = statement.Condition!['ForAllValues:StringLike']!['dynamodb:LeadingKeys'] as string[];
+        for (const key of ['RUN#r1', 'GLOBAL', 'BREAKER#model', 'BLOB#r1']) expect(allowed.some((pattern) => matches(pattern, key)), `${step} ${key}`).toBe(true);
+        expect(allowed.some((pattern) => matches(pattern, 'TOKEN#r1')), step).toBe(false);
+      }
+    }
   });
 
   it('projects into the indexes only what their queries read — never the task token', () => {

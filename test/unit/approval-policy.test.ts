@@ -11,7 +11,6 @@ const approval = (change: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
   toolName: 'issue_refund',
   summary: 'issue_refund $725.00',
   amount: { minor: 72_500, currency: 'usd' },
-  taskToken: 'token',
   status: 'pending',
   decideBy: '2026-11-29T03:00:00Z',
   createdAt: '2026-11-29T02:00:00Z',

@@ -35,7 +35,6 @@ const approval = (runId: string, createdAt: string): ApprovalRecord => ({
   call: 1,
   toolName: 'issue_refund',
   summary: 'refund',
-  taskToken: 'token',
   status: 'pending',
   decideBy: '2026-12-01T00:00:00.000Z',
   createdAt,
@@ -45,7 +44,7 @@ const approval = (runId: string, createdAt: string): ApprovalRecord => ({
 async function world(runs: RunRecord[], executions: Record<string, ExecutionDescription>, approvals: ApprovalRecord[] = []) {
   const ledger = EmbeddedLedger.open();
   for (const record of runs) await ledger.createRun(record);
-  for (const record of approvals) await ledger.upsertApproval(record);
+  for (const record of approvals) await ledger.upsertApproval(record, 'token');
   const started: string[] = [];
   const sweep = createSweep({
     agent: { name: 'refund-reconciler' },
