@@ -90,7 +90,7 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
   return lines.join('\n');
 }
 
-export function formatApproval(approval: Omit<ApprovalRecord, 'taskToken' | 'kind'> & { links?: { approver: string; url: string }[] }): string {
+export function formatApproval(approval: Omit<ApprovalRecord, 'kind'> & { links?: { approver: string; url: string }[] }): string {
   const amount = approval.amount ? `  ${(approval.amount.minor / 100).toFixed(2)} ${approval.amount.currency.toUpperCase()}` : '';
   const links = (approval.links ?? []).map((link) => `\n    decide (${link.approver}): ${link.url}`).join('');
   return `${approval.approvalId}  ${approval.status.padEnd(8)} ${approval.summary}${amount}  decide by ${approval.decideBy}${links}`;

@@ -384,6 +384,8 @@ export class DynamoDbLedger implements Ledger {
     // or resumed RequestApproval carries a new one: a pending approval must wake the execution that
     // waits now, not a dead one. A decided one keeps its decision (and the token it was decided on).
     const current = await this.getItem(key);
+    // What was read is the basis of the update below (a conditional put: one read, not two).
+    if (!current) this.basis.set(`${key.pk}|${key.sk}`, ABSENT);
     if (!current || current['status'] === 'pending') await this.putTaskToken(approval, taskToken);
     const { item } = await this.update(key, (existing) =>
       existing ? undefined : { ...key, ...approval, pendingApproval: PENDING, expiresAt: expiresAt(new Date()) },
