@@ -5,6 +5,7 @@ import { approvalApiDecider, createClient, type SavepointClient } from '../../cl
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import { duplicatePayments, sampleInput, startHarness, type Harness } from '../engine/harness.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
 
 /**
  * The console in a real browser (Debian's headless Chromium through playwright-core) against the
@@ -22,11 +23,30 @@ let browser: Browser;
 let page: Page;
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const RUN = 'refunds-2026-11-28';
+const KILLED_RUN = 'console-kill';
+/** Holds the run to be killed after its third counted step until the test has killed it from the page: no race with the engine's speed. */
+let releaseKilledRun!: () => void;
+const killRecorded = new Promise<void>((resolve) => (releaseKilledRun = resolve));
+
+function holdingKilledRun(ledger: Ledger): Ledger {
+  return new Proxy(ledger, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property !== 'countStep') return (value as (...args: unknown[]) => unknown).bind(target);
+      return async (runId: string, stepKey: string, deltas: object) => {
+        const counted = await target.countStep(runId, stepKey, deltas);
+        if (runId === KILLED_RUN && (await target.getRun(runId))!.steps >= 3) await killRecorded;
+        return counted;
+      };
+    },
+  });
+}
 
 describe.skipIf(!haveChromium)('the console in a browser', () => {
   beforeAll(async () => {
     const { chromium } = await import('playwright-core');
-    [harness, browser] = await Promise.all([startHarness(), chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })]);
+    [harness, browser] = await Promise.all([startHarness({ decorateLedger: holdingKilledRun }), chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })]);
     server = await startLocalConsole(harness.stack);
     client = createClient({
       ledger: harness.stack.ledger,
@@ -102,7 +122,7 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
 
   it('kills a second run from the page while it works: it stops within one step', async () => {
     // The same day again under another run id: the refunds are paid already, so it reads and skips (no approval).
-    const runId = 'console-kill';
+    const runId = KILLED_RUN;
     await client.start({ runId, input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
     await page.goto(`${server.origin}/#/run/${runId}`);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=timeline] > li[data-step]').length >= 3);
@@ -110,6 +130,7 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     await page.locator('#confirm-reason').fill('wrong day');
     await page.locator('[data-testid=confirm-ok]').click();
     await page.locator('[data-testid=notice]', { hasText: `Run ${runId}: killed` }).waitFor();
+    releaseKilledRun();
     await page.locator('[data-testid=run-status]', { hasText: 'killed' }).waitFor();
 
     const stopped = await client.wait(runId);
