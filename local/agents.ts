@@ -30,11 +30,19 @@ export class AgentNotFoundError extends Error {
  */
 export async function loadAgent(spec: string): Promise<{ agent: AgentDefinition; module: string }> {
   const module = agentModulePath(spec);
-  const exports = (await import(pathToFileURL(module).href)) as Record<string, unknown>;
+  const exports = (await (bundle()?.importAgent(module) ?? import(pathToFileURL(module).href))) as Record<string, unknown>;
   const candidates = [exports['default'], ...Object.values(exports)].filter(isAgent);
   const agent = candidates[0];
   if (!agent) throw new AgentNotFoundError(`agent: ${module} exports no agent (export default defineAgent({ … }))`);
   return { agent, module };
+}
+
+/**
+ * The CLI bundle this process runs from, if it does (bin/savepoint.js sets it): an agent is then
+ * bundled against it, so that it shares the harness's modules instead of loading their sources.
+ */
+function bundle(): { importAgent(modulePath: string): Promise<unknown> } | undefined {
+  return (globalThis as Record<symbol, { importAgent(modulePath: string): Promise<unknown> } | undefined>)[Symbol.for('savepoint.bundle')];
 }
 
 function isAgent(value: unknown): value is AgentDefinition {

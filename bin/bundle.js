@@ -1,0 +1,273 @@
+// The CLI's prebuilt bundle: the TypeScript sources bundled once by esbuild, cached by the content
+// of what they were built from, and imported natively (no loader hooks, one instance of every
+// module). Plain JavaScript: it runs before anything could compile TypeScript.
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+
+/** Bumped when the build options below change: a bundle built differently is another bundle. */
+const FORMAT = 'savepoint-bundle-1';
+
+/** The public entry points (package.json `exports`) and the CLI: code they share lands in shared chunks, one module instance. */
+export const ENTRIES = { cli: 'cli/savepoint.ts', savepoint: 'lambdas/index.ts', 'savepoint/sim': 'sim/index.ts', 'savepoint/client': 'client/index.ts' };
+
+/**
+ * Where bundles are kept: inside the project, so the bundles' bare imports resolve to its
+ * node_modules ($SAVEPOINT_BUNDLE_CACHE, a directory inside the project, overrides it).
+ */
+export function defaultCacheDir(root = ROOT) {
+  return process.env.SAVEPOINT_BUNDLE_CACHE || join(root, 'node_modules', '.cache', 'savepoint');
+}
+
+/**
+ * The CLI bundle of the sources under `root`, built now unless a bundle of the same sources is
+ * cached: `{ dir, entries }` with the absolute path of each entry's output file.
+ */
+export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) } = {}) {
+  const dir = await cached({
+    cacheDir,
+    prefix: 'cli',
+    // What the sources compile with; the root too: the bundle holds absolute file URLs.
+    identity: [FORMAT, esbuildVersion(root), root, ...['package.json', 'tsconfig.json'].map((file) => readOr(join(root, file)))],
+    build: (outdir, plugin) =>
+      buildWith(root, {
+        absWorkingDir: root,
+        entryPoints: Object.values(ENTRIES).map((entry) => join(root, entry)),
+        outbase: root,
+        outdir,
+        splitting: true,
+        chunkNames: 'chunks/[name]-[hash]',
+        plugins: [plugin],
+      }),
+  });
+  return { dir, entries: Object.fromEntries(Object.entries(ENTRIES).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))])) };
+}
+
+/**
+ * An agent module (the user's TypeScript, anywhere on disk) bundled against a CLI bundle:
+ * `savepoint`, `savepoint/sim` and `savepoint/client` (and relative imports of their source files)
+ * are the CLI bundle's own entry files, so the agent and the harness share every harness module;
+ * packages stay bare imports. Kept next to the agent's nearest node_modules, where its bare imports
+ * resolve as they do from the agent's own file. Returns the file to import.
+ */
+export async function agentBundle(modulePath, cli, { root = ROOT } = {}) {
+  const owner = nearestPackageRoot(dirname(modulePath)) ?? root;
+  const cacheDir = owner === resolve(root) ? defaultCacheDir(root) : join(owner, 'node_modules', '.cache', 'savepoint');
+  const publicFiles = new Map(Object.entries(ENTRIES).map(([name, entry]) => [join(root, entry), cli.entries[name]]));
+  const dir = await cached({
+    cacheDir,
+    prefix: 'agent',
+    identity: [FORMAT, esbuildVersion(root), modulePath, cli.dir],
+    build: (outdir, plugin) =>
+      buildWith(root, {
+        absWorkingDir: dirname(modulePath),
+        entryPoints: { agent: modulePath },
+        outdir,
+        plugins: [harnessFromBundle(cli.entries, publicFiles), plugin],
+      }),
+  });
+  return join(dir, 'agent.js');
+}
+
+/** Resolves the harness's public modules to the CLI bundle's entry files (external: imported, not copied). */
+function harnessFromBundle(entries, publicFiles) {
+  return {
+    name: 'savepoint-harness',
+    setup(build) {
+      build.onResolve({ filter: /^savepoint(\/sim|\/client)?$/ }, (args) => ({ path: pathToFileURL(entries[args.path]).href, external: true }));
+      build.onResolve({ filter: /^\.\.?\// }, async (args) => {
+        if (args.pluginData?.harness) return undefined;
+        const resolved = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: { harness: true } });
+        const entry = publicFiles.get(resolved.path);
+        return entry ? { path: pathToFileURL(entry).href, external: true } : resolved;
+      });
+    },
+  };
+}
+
+async function buildWith(root, options) {
+  const esbuild = await import('esbuild');
+  await esbuild.build({
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    // Error classes and anything that reads a function's name keep theirs when the bundle renames.
+    keepNames: true,
+    sourcemap: 'linked',
+    tsconfig: join(root, 'tsconfig.json'),
+    logLevel: 'silent',
+    define: { 'import.meta.url': MODULE_URL },
+    ...options,
+  });
+}
+
+/** What `import.meta.url` becomes in each bundled file: a constant declared in that file. */
+const MODULE_URL = '__savepoint_module_url';
+
+/**
+ * Loads every source file the build reads, and remembers its content (the bundle's key is the
+ * content that was compiled, not what is on disk after the build). Code that finds files next to
+ * itself (`new URL('./x', import.meta.url)`) keeps finding them: each file's `import.meta.url` is
+ * its own source file's URL, not the bundle's. Declared on the first line, so lines keep their numbers.
+ */
+function sourcesRecorder(inputs) {
+  return {
+    name: 'savepoint-sources',
+    setup(build) {
+      build.onLoad({ filter: /\.(ts|mts|js|mjs|json)$/ }, async (args) => {
+        if (args.path.split(sep).includes('node_modules')) return undefined;
+        const text = await readFile(args.path, 'utf8');
+        inputs.set(args.path, text);
+        const loader = extname(args.path).replace(/^\.m?/, '');
+        const contents = text.includes('import.meta') ? `const ${MODULE_URL} = ${JSON.stringify(pathToFileURL(args.path).href)}; ${text}` : text;
+        return { contents, loader };
+      });
+    },
+  };
+}
+
+/**
+ * A cached build. `<cacheDir>/index-<id>.json` lists the source files the last build of this
+ * thing read; their content (and `identity`) is the key of the build's directory
+ * `<cacheDir>/<prefix>-<key>`. A directory whose manifest does not match what it holds is
+ * damaged and is built again. Builds go to a temporary directory renamed into place: a process
+ * building at the same time as another only wastes its work.
+ */
+async function cached({ cacheDir, prefix, identity, build }) {
+  const index = join(cacheDir, `index-${prefix}-${digest(identity.join('\0'))}.json`);
+  const inputs = readIndex(index);
+  if (inputs) {
+    const dir = join(cacheDir, `${prefix}-${keyOf(identity, inputs.map((file) => [file, readOr(file)]))}`);
+    if (isIntact(dir)) return dir;
+  }
+  mkdirSync(cacheDir, { recursive: true });
+  const draft = join(cacheDir, `${prefix}.draft-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    const read = new Map();
+    await build(draft, sourcesRecorder(read));
+    const files = [...read.keys()].sort();
+    const dir = join(cacheDir, `${prefix}-${keyOf(identity, files.map((file) => [file, read.get(file)]))}`);
+    writeFileSync(join(draft, 'manifest.json'), JSON.stringify({ files: manifestOf(draft) }));
+    install(draft, dir);
+    writeAtomically(index, JSON.stringify(files));
+    prune(cacheDir, prefix, dir);
+    return dir;
+  } finally {
+    rmSync(draft, { recursive: true, force: true });
+  }
+}
+
+/** Moves a fresh build into place, unless an intact build of the same sources got there first. */
+function install(draft, dir) {
+  if (isIntact(dir)) return;
+  if (existsSync(dir)) {
+    // Damaged: set aside (another process may be reading it) and replaced.
+    try {
+      renameSync(dir, `${dir}.damaged-${process.pid}-${randomBytes(4).toString('hex')}`);
+    } catch {
+      // another process set it aside first
+    }
+  }
+  try {
+    renameSync(draft, dir);
+  } catch (error) {
+    if (!isIntact(dir)) throw error; // not a concurrent builder's finished copy: a real failure
+  }
+}
+
+/** Every output file with the hash of its content. */
+function manifestOf(dir) {
+  return Object.fromEntries(
+    readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile() && !entry.name.endsWith('.map') && entry.name !== 'manifest.json')
+      .map((entry) => {
+        const file = relative(dir, join(entry.parentPath ?? entry.path, entry.name));
+        return [file, digest(readFileSync(join(dir, file)))];
+      }),
+  );
+}
+
+/** Whether a bundle directory holds exactly what its manifest says it does (a truncated or edited file is damage). */
+export function isIntact(dir) {
+  try {
+    const { files } = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+    const entries = Object.entries(files);
+    return entries.length > 0 && entries.every(([file, hash]) => digest(readFileSync(join(dir, file))) === hash);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes earlier builds of the same thing, keeping the newest few: a process started from an
+ * older build may still import its lazy chunks.
+ */
+function prune(cacheDir, prefix, current) {
+  const KEEP = 3;
+  const HOUR = 3_600_000;
+  try {
+    const now = Date.now();
+    utimesSync(current, now / 1000, now / 1000);
+    const builds = readdirSync(cacheDir)
+      .filter((name) => name.startsWith(`${prefix}-`))
+      .map((name) => join(cacheDir, name))
+      .filter((dir) => dir !== current)
+      .map((dir) => ({ dir, age: now - statSync(dir).mtimeMs }))
+      .sort((a, b) => a.age - b.age);
+    for (const { dir, age } of builds.slice(KEEP - 1)) if (age > HOUR || dir.includes('.damaged-')) rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // only tidying
+  }
+}
+
+function readIndex(index) {
+  try {
+    const files = JSON.parse(readFileSync(index, 'utf8'));
+    return Array.isArray(files) && files.length > 0 && files.every((file) => typeof file === 'string') ? files : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function keyOf(identity, contents) {
+  const hash = createHash('sha256');
+  for (const part of identity) hash.update(part).update('\0');
+  for (const [file, text] of contents) hash.update(file).update('\0').update(text ?? '\u0000missing').update('\0');
+  return hash.digest('hex').slice(0, 24);
+}
+
+function digest(data) {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+function readOr(file) {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function writeAtomically(file, text) {
+  const draft = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  writeFileSync(draft, text);
+  renameSync(draft, file);
+}
+
+function esbuildVersion(root) {
+  return readOr(join(root, 'node_modules', 'esbuild', 'package.json')) ?? readOr(join(root, '..', 'esbuild', 'package.json')) ?? 'esbuild';
+}
+
+/** The nearest directory at or above `dir` that has a node_modules directory. */
+function nearestPackageRoot(dir) {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    if (existsSync(join(at, 'node_modules'))) return at;
+    if (dirname(at) === at) return undefined;
+  }
+}
