@@ -12,7 +12,6 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { agentModulePath, loadAgent } from '../local/agents.js';
 import { CRASH_POINTS } from '../local/crash.js';
 import { formatApproval, formatBreaker, formatReport } from './format.js';
-import { exitCodeOf, runCommand, runInput } from './run.js';
 import { registerConsoleCommand } from './console.js';
 import { UsageError } from './errors.js';
 import { ownStateDir } from './owner.js';
@@ -24,9 +23,6 @@ import { CalendarDate } from '../lambdas/shared/dates.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { DEFAULT_STATE_DIR, openLedger, runningEngine, worldDataOf, type EngineFile, type OpenLedger } from './state.js';
 import { existsSync } from 'node:fs';
-import { SFNClient } from '@aws-sdk/client-sfn';
-import { stateMachineArnOf } from '../lambdas/adapters/sfn.js';
-import { localAwsConfig } from '../local/aws-config.js';
 import { resolve } from 'node:path';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -111,8 +107,15 @@ program
   .option('--wait', 'with --stack: wait for the run to finish and report it', false)
   .action((runId: string, options: Record<string, unknown>) => runAndReport({ ...options, runId, resume: true, memory: false }));
 
+/**
+ * What `run` / `resume` need (the local engine, the Step Functions interpreter, the providers),
+ * loaded only by them: every other command starts without it.
+ */
+const runModule = () => import('./run.js');
+
 async function runAndReport(options: Record<string, unknown>) {
   if (deployed().stack) return startOnStack(options);
+  const { exitCodeOf, runCommand } = await runModule();
   const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
   if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
   else out(formatReport(outcome.report, outcome.execution));
@@ -126,6 +129,7 @@ async function runAndReport(options: Record<string, unknown>) {
  */
 async function startOnStack(options: Record<string, unknown>) {
   const runId = options['runId'] as string | undefined;
+  const { exitCodeOf, runInput } = await runModule();
   await withClient('run', options['agent'] as string | undefined, runId, async ({ client, ledger, link }) => {
     const existing = runId ? await ledger.getRun(runId) : undefined;
     if (options['resume'] && !existing) throw new UsageError(`no run ${runId} on stack ${deployed().stack}`);
@@ -353,16 +357,26 @@ async function withClient<T>(command: string, agentSpec: string | undefined, run
     const agent = await agentFor(agentSpec, run?.agent, opened.engine ?? null);
     const decide = opened.engine ? approvalApiDecider(opened.engine.endpoints.approvals) : undefined;
     // The running engine's Step Functions API, for what starts executions (`migrate`): the run's own state machine.
-    const sfn = opened.engine && run ? new SFNClient({ ...localAwsConfig, endpoint: opened.engine.endpoints.sfn }) : undefined;
+    const sfn = opened.engine && run ? await engineSfnClient(opened.engine) : undefined;
     // Who decides is who runs this command: the local approval API, or the ledger here, records this machine's user.
     const ledgerDecisions = { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(stateDir()).decisions, policy: { separationOfDuties: false } };
-    const client = createClient({ ledger: opened.ledger, agent, ledgerDecisions, ...(decide && { decide }), ...(sfn && run && { sfn, stateMachineArn: stateMachineArnOf(run.executionArn) }) });
+    const client = createClient({ ledger: opened.ledger, agent, ledgerDecisions, ...(decide && { decide }), ...(sfn && run && { sfn: sfn.client, stateMachineArn: sfn.stateMachineArnOf(run.executionArn) }) });
     try {
       return await use({ client, ledger: opened.ledger, live: Boolean(opened.engine), engine: opened.engine, link: (arn) => arn });
     } finally {
-      sfn?.destroy();
+      sfn?.client.destroy();
     }
   });
+}
+
+/** The running engine's Step Functions client; the SDK loads only when a command reaches an engine. */
+async function engineSfnClient(engine: EngineFile) {
+  const [{ SFNClient }, { stateMachineArnOf }, { localAwsConfig }] = await Promise.all([
+    import('@aws-sdk/client-sfn'),
+    import('../lambdas/adapters/sfn.js'),
+    import('../local/aws-config.js'),
+  ]);
+  return { client: new SFNClient({ ...localAwsConfig, endpoint: engine.endpoints.sfn }), stateMachineArnOf };
 }
 
 const RunsFilter = z.object({

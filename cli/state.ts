@@ -5,7 +5,7 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { localAwsConfig } from '../local/aws-config.js';
 import { localLedgerSealer } from '../local/approval-keys.js';
 import type { CfnTemplateJson } from '../local/asl.js';
-import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/runtime.js';
+import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/ledger-files.js';
 import { EmbeddedLedger, SEAL_KEY_FILE } from '../lambdas/ledger/embedded-ledger.js';
 import { RemoteLedger } from '../lambdas/ledger/remote-ledger.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -216,3 +216,11 @@ export function loadTemplate(path: string): CfnTemplateJson {
     throw new UsageError(`cannot read the template ${path}: ${describe(error)}`);
   }
 }
+
+// local/runtime.ts holds the same names: the type checker keeps the two the same (until runtime.ts
+// imports them from local/ledger-files.ts) without this module loading the runtime.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameLedgerFiles: Same<typeof LEDGER_PATHS, typeof import('../local/runtime.js').LEDGER_PATHS> &
+  Same<LedgerKind, import('../local/runtime.js').LedgerKind> &
+  Same<typeof LEDGER_TABLE, typeof import('../local/runtime.js').LEDGER_TABLE> = true;
+void sameLedgerFiles;

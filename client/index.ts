@@ -1,5 +1,4 @@
-import { DescribeExecutionCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import { executionArnOf, versionOf } from '../lambdas/adapters/sfn.js';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import { verifyRun, type RunVerification } from '../lambdas/ledger/seal.js';
 import { causeMessage } from '../lambdas/steps/finalize.js';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
@@ -151,6 +150,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       // migration: `migrate`); `force` resumes it on the newest code all the same.
       const existing = request.force ? undefined : await parts.ledger.getRun(runId);
       const unfinished = existing && existing.status !== 'succeeded' && existing.status !== 'stopped';
+      const { StartExecutionCommand, versionOf } = await sfnModules();
       const stateMachineArn = unfinished ? await versionOf(parts.sfn, existing.executionArn, parts.stateMachineArn) : parts.stateMachineArn;
       const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
       return { runId, executionArn: started.executionArn! };
@@ -201,6 +201,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('migrate: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
       const input = parseOrThrow(RunRequest, { runId, input: run.input, migrate: { to, by } }, 'migrate request');
       const name = `${runId}-m${(run.migrations?.length ?? 0) + 1}-${clock.now().getTime().toString(36)}`.slice(0, 80);
+      const { DescribeExecutionCommand, StartExecutionCommand, executionArnOf } = await sfnModules();
       const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn: parts.stateMachineArn, name, input: JSON.stringify(input) }));
       const executionArn = started.executionArn ?? executionArnOf(parts.stateMachineArn, name);
       // The new code decides (its StartRun): the run is migrated once it names the new execution,
@@ -242,4 +243,16 @@ export function approvalApiDecider(url: string, fetchImpl: typeof fetch = fetch)
     const { delivered, ...approval } = answer;
     return { ok: true, approval: approval as unknown as ApprovalRecord, delivered: Boolean(delivered) };
   };
+}
+
+/**
+ * The Step Functions SDK's commands, loaded by what starts executions: a client that only reads
+ * the ledger (status, approvals, decisions) does not load the SDK.
+ */
+async function sfnModules() {
+  const [{ DescribeExecutionCommand, StartExecutionCommand }, { executionArnOf, versionOf }] = await Promise.all([
+    import('@aws-sdk/client-sfn'),
+    import('../lambdas/adapters/sfn.js'),
+  ]);
+  return { DescribeExecutionCommand, StartExecutionCommand, executionArnOf, versionOf };
 }
