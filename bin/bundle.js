@@ -122,8 +122,10 @@ function sourcesRecorder(inputs) {
     setup(build) {
       build.onLoad({ filter: /\.(ts|mts|js|mjs|json)$/ }, async (args) => {
         if (args.path.split(sep).includes('node_modules')) return undefined;
+        // Stamped before it is read: a file changed after this is hashed again by the next start.
+        const stamp = stampOf(args.path);
         const text = await readFile(args.path, 'utf8');
-        inputs.set(args.path, text);
+        inputs.set(args.path, { text, stamp });
         const loader = extname(args.path).replace(/^\.m?/, '');
         const contents = text.includes('import.meta') ? `const ${MODULE_URL} = ${JSON.stringify(pathToFileURL(args.path).href)}; ${text}` : text;
         return { contents, loader };
@@ -141,10 +143,17 @@ function sourcesRecorder(inputs) {
  */
 async function cached({ cacheDir, prefix, identity, build }) {
   const index = join(cacheDir, `index-${prefix}-${digest(identity.join('\0'))}.json`);
-  const inputs = readIndex(index);
-  if (inputs) {
-    const dir = join(cacheDir, `${prefix}-${keyOf(identity, inputs.map((file) => [file, readOr(file)]))}`);
-    if (isIntact(dir)) return dir;
+  const known = readIndex(index);
+  if (known) {
+    // A file whose size, mtime and ctime are those it had when it was hashed has the same content
+    // (ctime cannot be set back, even by tools that keep mtimes); any other is hashed again.
+    const unchanged = known.files.every(([file, stamp]) => stampOf(file) === stamp);
+    const key = unchanged ? known.key : keyOf(identity, known.files.map(([file]) => [file, readOr(file)]));
+    const dir = join(cacheDir, `${prefix}-${key}`);
+    if (isIntact(dir)) {
+      if (!unchanged) writeIndex(index, key, known.files.map(([file]) => file));
+      return dir;
+    }
   }
   mkdirSync(cacheDir, { recursive: true });
   const draft = join(cacheDir, `${prefix}.draft-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -152,10 +161,11 @@ async function cached({ cacheDir, prefix, identity, build }) {
     const read = new Map();
     await build(draft, sourcesRecorder(read));
     const files = [...read.keys()].sort();
-    const dir = join(cacheDir, `${prefix}-${keyOf(identity, files.map((file) => [file, read.get(file)]))}`);
+    const key = keyOf(identity, files.map((file) => [file, read.get(file).text]));
+    const dir = join(cacheDir, `${prefix}-${key}`);
     writeFileSync(join(draft, 'manifest.json'), JSON.stringify({ files: manifestOf(draft) }));
     install(draft, dir);
-    writeAtomically(index, JSON.stringify(files));
+    writeAtomically(index, JSON.stringify({ key, files: files.map((file) => [file, read.get(file).stamp]) }));
     prune(cacheDir, prefix, dir);
     return dir;
   } finally {
@@ -181,24 +191,28 @@ function install(draft, dir) {
   }
 }
 
-/** Every output file with the hash of its content. */
+/** Every output file with the hash of its content and its stamp. */
 function manifestOf(dir) {
   return Object.fromEntries(
     readdirSync(dir, { recursive: true, withFileTypes: true })
       .filter((entry) => entry.isFile() && !entry.name.endsWith('.map') && entry.name !== 'manifest.json')
       .map((entry) => {
         const file = relative(dir, join(entry.parentPath ?? entry.path, entry.name));
-        return [file, digest(readFileSync(join(dir, file)))];
+        return [file, [digest(readFileSync(join(dir, file))), stampOf(join(dir, file))]];
       }),
   );
 }
 
-/** Whether a bundle directory holds exactly what its manifest says it does (a truncated or edited file is damage). */
+/**
+ * Whether a bundle directory holds exactly what its manifest says it does (a missing, truncated or
+ * edited file is damage). A file with the stamp it was written with is what was written (any
+ * write changes its ctime); any other is hashed.
+ */
 export function isIntact(dir) {
   try {
     const { files } = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
     const entries = Object.entries(files);
-    return entries.length > 0 && entries.every(([file, hash]) => digest(readFileSync(join(dir, file))) === hash);
+    return entries.length > 0 && entries.every(([file, [hash, stamp]]) => stampOf(join(dir, file)) === stamp || digest(readFileSync(join(dir, file))) === hash);
   } catch {
     return false;
   }
@@ -220,18 +234,44 @@ function prune(cacheDir, prefix, current) {
       .filter((dir) => dir !== current)
       .map((dir) => ({ dir, age: now - statSync(dir).mtimeMs }))
       .sort((a, b) => a.age - b.age);
-    for (const { dir, age } of builds.slice(KEEP - 1)) if (age > HOUR || dir.includes('.damaged-')) rmSync(dir, { recursive: true, force: true });
+    const damaged = builds.filter(({ dir }) => dir.includes('.damaged-'));
+    const older = builds.filter(({ dir }) => !dir.includes('.damaged-')).slice(KEEP - 1);
+    for (const { dir, age } of [...damaged, ...older.filter(({ age }) => age > HOUR)]) rmSync(dir, { recursive: true, force: true });
   } catch {
     // only tidying
   }
 }
 
+/** `{ key, files: [[file, stamp]] }`: the last build's key and the files it read, or undefined when there is none that makes sense. */
 function readIndex(index) {
   try {
-    const files = JSON.parse(readFileSync(index, 'utf8'));
-    return Array.isArray(files) && files.length > 0 && files.every((file) => typeof file === 'string') ? files : undefined;
+    const known = JSON.parse(readFileSync(index, 'utf8'));
+    const valid =
+      typeof known.key === 'string' &&
+      Array.isArray(known.files) &&
+      known.files.length > 0 &&
+      known.files.every((entry) => Array.isArray(entry) && typeof entry[0] === 'string' && typeof entry[1] === 'string');
+    return valid ? known : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** Rewrites an index after its files were hashed again (touched, not changed): the next start trusts their stamps. */
+function writeIndex(index, key, files) {
+  try {
+    writeAtomically(index, JSON.stringify({ key, files: files.map((file) => [file, stampOf(file)]) }));
+  } catch {
+    // only a cache: the next start hashes them again
+  }
+}
+
+function stampOf(file) {
+  try {
+    const stat = statSync(file);
+    return `${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+  } catch {
+    return 'missing';
   }
 }
 

@@ -1,0 +1,11 @@
+// Types of bin/bundle.js (plain JavaScript: it runs before anything compiles TypeScript).
+export declare const ROOT: string;
+export declare const ENTRIES: { cli: string; savepoint: string; 'savepoint/sim': string; 'savepoint/client': string };
+export interface CliBundle {
+  dir: string;
+  entries: Record<keyof typeof ENTRIES, string>;
+}
+export declare function defaultCacheDir(root?: string): string;
+export declare function cliBundle(options?: { root?: string; cacheDir?: string }): Promise<CliBundle>;
+export declare function agentBundle(modulePath: string, cli: CliBundle, options?: { root?: string }): Promise<string>;
+export declare function isIntact(dir: string): boolean;

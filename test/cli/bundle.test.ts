@@ -1,0 +1,109 @@
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ENTRIES, isIntact } from '../../bin/bundle.js';
+
+/**
+ * The CLI's bundle (bin/bundle.js), end to end through bin/savepoint.js: a project of its own in a
+ * temporary directory (bin/ copied, esbuild and tsx linked from this project), whose entry points
+ * are tiny modules that print what they are. Every start is a real `node` process.
+ */
+const exec = promisify(execFile);
+const ROOT = new URL('../..', import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), 'savepoint-bundle-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function project(name: string): { root: string; cache: string; write: (file: string, text: string) => void; start: (env?: Record<string, string>) => Promise<string> } {
+  const root = join(work, name);
+  const write = (file: string, text: string) => {
+    mkdirSync(join(root, file, '..'), { recursive: true });
+    writeFileSync(join(root, file), text);
+  };
+  cpSync(join(ROOT, 'bin'), join(root, 'bin'), { recursive: true });
+  mkdirSync(join(root, 'node_modules'));
+  for (const pkg of ['esbuild', 'tsx']) symlinkSync(join(ROOT, 'node_modules', pkg), join(root, 'node_modules', pkg));
+  write('package.json', JSON.stringify({ name: 'savepoint', type: 'module' }));
+  write('tsconfig.json', JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', strict: true } }));
+  write(ENTRIES.cli, "import { version } from './version.js';\nconsole.log(`${version} ${new URL('.', import.meta.url).pathname}`);\n");
+  write('cli/version.ts', "export const version: string = 'v1';\n");
+  for (const entry of [ENTRIES.savepoint, ENTRIES['savepoint/sim'], ENTRIES['savepoint/client']]) write(entry, 'export const entry = 1;\n');
+  const cache = join(root, 'node_modules', '.cache', 'savepoint');
+  const start = async (env: Record<string, string> = {}) => {
+    const { SAVEPOINT_BUNDLE_CACHE: _, SAVEPOINT_FROM_SOURCE: __, ...inherited } = process.env;
+    const { stdout } = await exec(process.execPath, [join(root, 'bin', 'savepoint.js')], { env: { ...inherited, ...env }, timeout: 60_000 });
+    return stdout.trim();
+  };
+  return { root, cache, write, start };
+}
+
+const builds = (cache: string) => readdirSync(cache).filter((name) => /^cli-[0-9a-f]+$/.test(name));
+
+describe('the CLI bundle', { timeout: 120_000 }, () => {
+  it('is built on the first start, reused by the next, and rebuilt after a source changes (no stale code)', async () => {
+    const { root, cache, write, start } = project('change');
+    expect(await start()).toBe(`v1 ${root}/cli/`); // import.meta.url is the source file's, not the bundle's
+    const [first] = builds(cache);
+    expect(await start()).toBe(`v1 ${root}/cli/`);
+    expect(builds(cache)).toEqual([first]);
+
+    write('cli/version.ts', "export const version: string = 'v2';\n");
+    expect(await start()).toBe(`v2 ${root}/cli/`);
+    expect(builds(cache)).toHaveLength(2);
+    expect(builds(cache)).toContain(first);
+  });
+
+  it('rebuilds a damaged bundle instead of running it', async () => {
+    const { cache, start, root } = project('damage');
+    await start();
+    const [dir] = builds(cache);
+    const entry = join(cache, dir!, 'cli', 'savepoint.js');
+    writeFileSync(entry, readFileSync(entry, 'utf8').replace('v1', 'tampered'));
+    expect(isIntact(join(cache, dir!))).toBe(false);
+
+    expect(await start()).toBe(`v1 ${root}/cli/`);
+    expect(isIntact(join(cache, dir!))).toBe(true);
+    expect(readdirSync(cache).filter((name) => name.startsWith('cli-'))).toEqual([dir]); // the damaged copy is gone
+  });
+
+  it('is built by processes starting at once without harm: one bundle, no drafts left', async () => {
+    const { cache, start, root } = project('concurrent');
+    const outputs = await Promise.all([start(), start(), start(), start()]);
+    expect(outputs).toEqual(Array(4).fill(`v1 ${root}/cli/`));
+    expect(builds(cache)).toHaveLength(1);
+    expect(readdirSync(cache).filter((name) => name.includes('.draft-') || name.includes('.damaged-'))).toEqual([]);
+  });
+
+  it('is not used with SAVEPOINT_FROM_SOURCE=1: the sources run through tsx', async () => {
+    const { cache, start, root } = project('source');
+    expect(await start({ SAVEPOINT_FROM_SOURCE: '1' })).toBe(`v1 ${root}/cli/`);
+    expect(() => readdirSync(cache)).toThrow(/ENOENT/);
+  });
+});
+
+describe('an agent outside the repository, run by the bundled CLI', { timeout: 120_000 }, () => {
+  it('imports savepoint from the CLI bundle itself (one instance of the harness) and runs to the end', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const [, file, code] = /<!-- readme-agent: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/.exec(readme)!;
+    const dir = join(work, 'agent');
+    mkdirSync(dir);
+    writeFileSync(join(dir, file!), code!);
+    const { stdout } = await exec(process.execPath, [join(ROOT, 'bin', 'savepoint.js'), 'run', '--agent', join(dir, file!), '--input', '{"inbox":"team"}', '--memory', '--approve', 'approve', '--json'], {
+      cwd: dir,
+      timeout: 120_000,
+      env: { ...process.env, SAVEPOINT_FROM_SOURCE: '' },
+    });
+    expect(JSON.parse(stdout)).toMatchObject({ agent: 'inbox-notes', status: 'succeeded', tools: { save_note: { ok: 1, guarantee: 'exactly-once' } } });
+
+    // No node_modules near the agent: its bundle is kept in the CLI's cache, and `savepoint` is the CLI bundle's entry.
+    const cache = process.env['SAVEPOINT_BUNDLE_CACHE'] || join(ROOT, 'node_modules', '.cache', 'savepoint');
+    const bundled = readdirSync(cache)
+      .filter((name) => name.startsWith('agent-'))
+      .map((name) => readFileSync(join(cache, name, 'agent.js'), 'utf8'))
+      .filter((text) => text.includes('inbox-notes'));
+    expect(bundled.length).toBeGreaterThan(0);
+    expect(bundled[0]).toMatch(/from "file:\/\/[^"]*\/cli-[0-9a-f]+\/lambdas\/index\.js"/);
+  });
+});
