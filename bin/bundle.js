@@ -4,13 +4,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { dirname, extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
-/** Bumped when the build options below change: a bundle built differently is another bundle. */
-const FORMAT = 'savepoint-bundle-1';
+/** This file's own text is part of every key: a bundle built with other options is another bundle. */
+const FORMAT = readFileSync(fileURLToPath(import.meta.url), 'utf8');
 
 /** The public entry points (package.json `exports`) and the CLI: code they share lands in shared chunks, one module instance. */
 export const ENTRIES = { cli: 'cli/savepoint.ts', savepoint: 'lambdas/index.ts', 'savepoint/sim': 'sim/index.ts', 'savepoint/client': 'client/index.ts' };
@@ -57,6 +57,16 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
 export async function agentBundle(modulePath, cli, { root = ROOT } = {}) {
   const owner = nearestPackageRoot(dirname(modulePath)) ?? root;
   const cacheDir = owner === resolve(root) ? defaultCacheDir(root) : join(owner, 'node_modules', '.cache', 'savepoint');
+  try {
+    return await agentBundleIn(cacheDir, modulePath, cli, root);
+  } catch (error) {
+    // A node_modules this process may not write to (someone else's install): the CLI's own cache.
+    if (!['EACCES', 'EPERM', 'EROFS'].includes(error?.code) || cacheDir === defaultCacheDir(root)) throw error;
+    return agentBundleIn(defaultCacheDir(root), modulePath, cli, root);
+  }
+}
+
+async function agentBundleIn(cacheDir, modulePath, cli, root) {
   const publicFiles = new Map(Object.entries(ENTRIES).map(([name, entry]) => [join(root, entry), cli.entries[name]]));
   const dir = await cached({
     cacheDir,
@@ -68,6 +78,11 @@ export async function agentBundle(modulePath, cli, { root = ROOT } = {}) {
         entryPoints: { agent: modulePath },
         outdir,
         plugins: [harnessFromBundle(cli.entries, publicFiles), plugin],
+      }).catch((error) => {
+        // esbuild names files relative to its working directory: the user gets the whole path.
+        if (!Array.isArray(error?.errors) || error.errors.length === 0) throw error;
+        const where = ({ location: at }) => (at ? `${resolve(dirname(modulePath), at.file)}:${at.line}:${at.column + 1}: ` : '');
+        throw new Error(`agent ${modulePath} does not compile:\n${error.errors.map((problem) => `  ${where(problem)}${problem.text}`).join('\n')}`, { cause: error });
       }),
   });
   return join(dir, 'agent.js');
@@ -117,11 +132,12 @@ const MODULE_URL = '__savepoint_module_url';
  * its own source file's URL, not the bundle's. Declared on the first line, so lines keep their numbers.
  */
 function sourcesRecorder(inputs) {
+  // Packages are external (never loaded), so every file loaded is a source, even one under a
+  // node_modules (savepoint installed as a package).
   return {
     name: 'savepoint-sources',
     setup(build) {
       build.onLoad({ filter: /\.(ts|mts|js|mjs|json)$/ }, async (args) => {
-        if (args.path.split(sep).includes('node_modules')) return undefined;
         // Stamped before it is read: a file changed after this is hashed again by the next start.
         const stamp = stampOf(args.path);
         const text = await readFile(args.path, 'utf8');

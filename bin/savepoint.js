@@ -5,7 +5,8 @@
 // so does a project whose bundle cannot be built or kept (e.g. a read-only install).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const bundle = process.env.SAVEPOINT_FROM_SOURCE ? undefined : await bundled();
+const fromSource = Boolean(process.env.SAVEPOINT_FROM_SOURCE) && process.env.SAVEPOINT_FROM_SOURCE !== '0';
+const bundle = fromSource ? undefined : await bundled();
 if (bundle) {
   const { pathToFileURL } = await import('node:url');
   // How local/agents.ts loads an agent when the harness is this bundle: bundled against it.

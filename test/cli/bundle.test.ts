@@ -106,4 +106,12 @@ describe('an agent outside the repository, run by the bundled CLI', { timeout: 1
     expect(bundled.length).toBeGreaterThan(0);
     expect(bundled[0]).toMatch(/from "file:\/\/[^"]*\/cli-[0-9a-f]+\/lambdas\/index\.js"/);
   });
+
+  it('names the file, line and column of an agent that does not compile', async () => {
+    const file = join(work, 'broken-agent.ts');
+    writeFileSync(file, "import { defineAgent } from 'savepoint';\nexport default defineAgent({ name: 'x', \n");
+    const failed = await exec(process.execPath, [join(ROOT, 'bin', 'savepoint.js'), 'run', '--agent', file, '--memory'], { env: { ...process.env, SAVEPOINT_FROM_SOURCE: '' } }).catch((error: { code: number; stderr: string }) => error);
+    expect(failed).toMatchObject({ code: 1 });
+    expect((failed as { stderr: string }).stderr).toContain(`savepoint: agent ${file} does not compile:\n  ${file}:3:1: Expected identifier but found end of file`);
+  });
 });
