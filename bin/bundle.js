@@ -327,3 +327,10 @@ function nearestPackageRoot(dir) {
     if (dirname(at) === at) return undefined;
   }
 }
+
+// `node bin/bundle.js` (`npm run bundle`): builds the CLI bundle now, if it is not cached, and
+// prints its directory. CI can run it once before the tests, which start many CLI processes at once.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { dir } = await cliBundle();
+  process.stdout.write(`${dir}\n`);
+}
