@@ -117,13 +117,13 @@ async function buildWith(root, options) {
     sourcemap: 'linked',
     tsconfig: join(root, 'tsconfig.json'),
     logLevel: 'silent',
-    define: { 'import.meta.url': MODULE_URL },
+    define: { 'import.meta.url': `${MODULE}.url`, 'import.meta.dirname': `${MODULE}.dirname`, 'import.meta.filename': `${MODULE}.filename` },
     ...options,
   });
 }
 
-/** What `import.meta.url` becomes in each bundled file: a constant declared in that file. */
-const MODULE_URL = '__savepoint_module_url';
+/** What `import.meta` (url, dirname, filename) becomes in each bundled file: a constant declared in that file. */
+const MODULE = '__savepoint_module';
 
 /**
  * Loads every source file the build reads, and remembers its content (the bundle's key is the
@@ -143,7 +143,8 @@ function sourcesRecorder(inputs) {
         const text = await readFile(args.path, 'utf8');
         inputs.set(args.path, { text, stamp });
         const loader = extname(args.path).replace(/^\.m?/, '');
-        const contents = text.includes('import.meta') ? `const ${MODULE_URL} = ${JSON.stringify(pathToFileURL(args.path).href)}; ${text}` : text;
+        const meta = { url: pathToFileURL(args.path).href, dirname: dirname(args.path), filename: args.path };
+        const contents = loader !== 'json' && text.includes('import.meta') ? `const ${MODULE} = ${JSON.stringify(meta)}; ${text}` : text;
         return { contents, loader };
       });
     },

@@ -27,7 +27,7 @@ function project(name: string): { root: string; cache: string; write: (file: str
   for (const pkg of ['esbuild', 'tsx']) symlinkSync(join(ROOT, 'node_modules', pkg), join(root, 'node_modules', pkg));
   write('package.json', JSON.stringify({ name: 'savepoint', type: 'module' }));
   write('tsconfig.json', JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', strict: true } }));
-  write(ENTRIES.cli, "import { version } from './version.js';\nconsole.log(`${version} ${new URL('.', import.meta.url).pathname}`);\n");
+  write(ENTRIES.cli, "import { version } from './version.js';\nconsole.log(`${version} ${new URL('.', import.meta.url).pathname} ${import.meta.dirname}`);\n");
   write('cli/version.ts', "export const version: string = 'v1';\n");
   for (const entry of [ENTRIES.savepoint, ENTRIES['savepoint/sim'], ENTRIES['savepoint/client']]) write(entry, 'export const entry = 1;\n');
   const cache = join(root, 'node_modules', '.cache', 'savepoint');
@@ -44,13 +44,13 @@ const builds = (cache: string) => readdirSync(cache).filter((name) => /^cli-[0-9
 describe('the CLI bundle', { timeout: 120_000 }, () => {
   it('is built on the first start, reused by the next, and rebuilt after a source changes (no stale code)', async () => {
     const { root, cache, write, start } = project('change');
-    expect(await start()).toBe(`v1 ${root}/cli/`); // import.meta.url is the source file's, not the bundle's
+    expect(await start()).toBe(`v1 ${root}/cli/ ${root}/cli`); // import.meta.url is the source file's, not the bundle's
     const [first] = builds(cache);
-    expect(await start()).toBe(`v1 ${root}/cli/`);
+    expect(await start()).toBe(`v1 ${root}/cli/ ${root}/cli`);
     expect(builds(cache)).toEqual([first]);
 
     write('cli/version.ts', "export const version: string = 'v2';\n");
-    expect(await start()).toBe(`v2 ${root}/cli/`);
+    expect(await start()).toBe(`v2 ${root}/cli/ ${root}/cli`);
     expect(builds(cache)).toHaveLength(2);
     expect(builds(cache)).toContain(first);
   });
@@ -63,7 +63,7 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     writeFileSync(entry, readFileSync(entry, 'utf8').replace('v1', 'tampered'));
     expect(isIntact(join(cache, dir!))).toBe(false);
 
-    expect(await start()).toBe(`v1 ${root}/cli/`);
+    expect(await start()).toBe(`v1 ${root}/cli/ ${root}/cli`);
     expect(isIntact(join(cache, dir!))).toBe(true);
     expect(readdirSync(cache).filter((name) => name.startsWith('cli-'))).toEqual([dir]); // the damaged copy is gone
   });
@@ -71,14 +71,14 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
   it('is built by processes starting at once without harm: one bundle, no drafts left', async () => {
     const { cache, start, root } = project('concurrent');
     const outputs = await Promise.all([start(), start(), start(), start()]);
-    expect(outputs).toEqual(Array(4).fill(`v1 ${root}/cli/`));
+    expect(outputs).toEqual(Array(4).fill(`v1 ${root}/cli/ ${root}/cli`));
     expect(builds(cache)).toHaveLength(1);
     expect(readdirSync(cache).filter((name) => name.includes('.draft-') || name.includes('.damaged-'))).toEqual([]);
   });
 
   it('is not used with SAVEPOINT_FROM_SOURCE=1: the sources run through tsx', async () => {
     const { cache, start, root } = project('source');
-    expect(await start({ SAVEPOINT_FROM_SOURCE: '1' })).toBe(`v1 ${root}/cli/`);
+    expect(await start({ SAVEPOINT_FROM_SOURCE: '1' })).toBe(`v1 ${root}/cli/ ${root}/cli`);
     expect(() => readdirSync(cache)).toThrow(/ENOENT/);
   });
 });
@@ -91,7 +91,8 @@ describe('an agent outside the repository, run by the bundled CLI', { timeout: 1
     mkdirSync(dir);
     writeFileSync(join(dir, file!), code!);
     const { stdout } = await exec(process.execPath, [join(ROOT, 'bin', 'savepoint.js'), 'run', '--agent', join(dir, file!), '--input', '{"inbox":"team"}', '--memory', '--approve', 'approve', '--json'], {
-      cwd: dir,
+      // From the project (the synth finds its lock file there): the agent is what lives elsewhere.
+      cwd: ROOT,
       timeout: 120_000,
       env: { ...process.env, SAVEPOINT_FROM_SOURCE: '' },
     });
