@@ -50,7 +50,8 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
 /**
  * An agent module (the user's TypeScript, anywhere on disk) bundled against a CLI bundle:
  * `savepoint`, `savepoint/sim` and `savepoint/client` (and relative imports of their source files)
- * are the CLI bundle's own entry files, so the agent and the harness share every harness module;
+ * are the CLI bundle's own entry files, so the agent and the harness share the harness's modules
+ * (a relative import of any other harness file is bundled with the agent: a copy of its own);
  * packages stay bare imports. Kept next to the agent's nearest node_modules, where its bare imports
  * resolve as they do from the agent's own file. Returns the file to import.
  */
