@@ -349,6 +349,11 @@ export class LocalEngine {
     return opts.reverseOrder ? events.reverse() : events;
   }
 
+  /** The id of the execution's newest event, i.e. how many it has: what `GetExecutionHistory { reverseOrder, maxResults: 1 }` answers. */
+  eventCount(arn: string): number {
+    return this.get(arn).events.length;
+  }
+
   async waitForExecution(arn: string): Promise<ExecutionDescription> {
     await this.get(arn).done;
     return this.describeExecution(arn);
