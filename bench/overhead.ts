@@ -10,7 +10,8 @@
  *   - ms per agent step: the run's wall time / N;
  *   - ledger calls per agent step: every call through the ledger (a counting decorator) / N;
  *   - state transitions per agent step: states entered / N;
- *   - peak RSS: the process's, after its warm-up and its runs.
+ *   - peak RSS: the row's process's, after its first run (what one N-step run needs, startup
+ *     included), and after all its runs.
  * Which model answers:
  *   - the ledger rows: a scripted model that does no work (bench/scripted-model.ts): each turn is
  *     the warm-up run's recorded turn, replayed through the same ModelClient interface the
@@ -68,7 +69,10 @@ export interface OverheadFigures {
   /** Median calls per agent step, by ledger method. */
   callsByMethod?: Record<string, number>;
   transitionsPerStep: number;
+  /** The row's process's peak RSS after its first 100-step run (startup included): what one run needs. */
   peakRssMb: number;
+  /** …and after all its runs (warm-up and measured): what the runs kept on top of one. */
+  peakRssAllRunsMb: number;
   runs: number;
 }
 
@@ -111,6 +115,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
   try {
     // The warm-up run is the simulated model's, on the wire: the scripted model replays its turns.
     const warm = await runOnce(stack, 'overhead-warm-up', day);
+    const oneRunRssMb = peakRssMb();
     if (warm.status !== 'SUCCEEDED' || warm.steps !== steps) throw new Error(`${target}: the warm-up run ${warm.status} after ${warm.steps} of ${steps} steps`);
     const { turns } = await stack.ledger.listConversation('overhead-warm-up');
     scripted.replay(turns);
@@ -144,7 +149,8 @@ export async function measureStack(target: Target, model: ModelKind, template: C
         ledgerCallsPerStep: median(samples.map((sample) => sample.calls)),
         callsByMethod,
         transitionsPerStep: median(samples.map((sample) => sample.transitions)),
-        peakRssMb: peakRssMb(),
+        peakRssMb: oneRunRssMb,
+        peakRssAllRunsMb: peakRssMb(),
         runs,
       } satisfies OverheadFigures,
       recorded,
@@ -187,7 +193,9 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
       if (done.status !== 'SUCCEEDED') throw new Error(`the floor's run ${name} ${done.status}: ${done.error} ${done.cause}`);
       return { ms: (performance.now() - started) / steps, transitions: transitions(summarizeHistory(engine.getExecutionHistory(executionArn))) / steps };
     };
-    for (let warm = 1; warm <= WARM_UP_RUNS; warm++) await once(`floor-warm-up-${warm}`);
+    await once('floor-warm-up-1');
+    const oneRunRssMb = peakRssMb();
+    for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await once(`floor-warm-up-${warm}`);
     const samples = [];
     for (let run = 1; run <= runs; run++) samples.push(await once(`floor-${run}`));
     return {
@@ -195,7 +203,8 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
       model: 'none',
       msPerStep: median(samples.map((sample) => sample.ms)),
       transitionsPerStep: median(samples.map((sample) => sample.transitions)),
-      peakRssMb: peakRssMb(),
+      peakRssMb: oneRunRssMb,
+      peakRssAllRunsMb: peakRssMb(),
       runs,
     } satisfies OverheadFigures;
   } finally {
@@ -273,7 +282,7 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
     process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results }, null, 2)}\n`);
     return;
   }
-  const header = ['', 'ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB'];
+  const header = ['', 'ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
   const rows = results.map((result) => [
     result.target,
     result.msPerStep.toFixed(3),
@@ -281,12 +290,14 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
     result.ledgerCallsPerStep === undefined ? '–' : result.ledgerCallsPerStep.toFixed(2),
     result.transitionsPerStep.toFixed(2),
     String(result.peakRssMb),
+    String(result.peakRssAllRunsMb),
   ]);
   const widths = header.map((_, column) => Math.max(...[header, ...rows].map((row) => row[column]!.length)));
   const line = (row: string[]) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
   console.log(`overhead per agent step: N = ${steps}, p = 0, median of ${runs} runs after ${WARM_UP_RUNS} warm-up runs, each row in its own process (Node ${process.version})`);
   console.log('model: the ledger rows replay the warm-up run\'s recorded turns (a scripted model that does no work);');
   console.log('       the wire-format row calls the simulated model through the HTTP client, as `savepoint run` does; the floor has no model');
+  console.log(`peak RSS: the row's process after its first ${steps}-step run (startup included), and after all ${WARM_UP_RUNS + runs} runs`);
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   for (const result of results) {
