@@ -7,7 +7,8 @@
  * process of its own (bench/overhead-target.ts), so that its peak RSS is its own: the whole local
  * stack — the synthesized definition on the in-process engine, the step handlers, the ledger —
  * runs once to warm up and then `runs` times, and each figure is the median over the runs:
- *   - ms per agent step: the run's wall time / N;
+ *   - ms per agent step: the run's wall time / N (and the process's CPU time / N, steadier when
+ *     other work shares the machine);
  *   - ledger calls per agent step: every call through the ledger (a counting decorator) / N;
  *   - state transitions per agent step: states entered / N;
  *   - peak RSS: the row's process's, after its first run (what one N-step run needs, startup
@@ -64,7 +65,10 @@ export interface OverheadFigures {
   target: string;
   model: ModelKind | 'none';
   msPerStep: number;
+  /** Median CPU ms (user + system, the whole process) per agent step: steadier than wall time on a shared machine. */
+  cpuMsPerStep: number;
   ratioToFloor?: number;
+  cpuRatioToFloor?: number;
   ledgerCallsPerStep?: number;
   /** Median calls per agent step, by ledger method. */
   callsByMethod?: Record<string, number>;
@@ -121,14 +125,14 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     scripted.replay(turns);
     // The rest of the warm-up (the JIT's), on the model that is measured.
     for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await runOnce(stack, `overhead-warm-up-${warm}`, day);
-    const samples: { ms: number; calls: number; transitions: number; byMethod: Record<string, number> }[] = [];
+    const samples: { ms: number; cpuMs: number; calls: number; transitions: number; byMethod: Record<string, number> }[] = [];
     for (let run = 1; run <= runs; run++) {
       counter!.reset();
       const runId = `overhead-${run}`;
       const attempt = await runOnce(stack, runId, day);
       if (attempt.status !== 'SUCCEEDED' || attempt.steps !== steps) throw new Error(`${target}: run ${run} ${attempt.status} after ${attempt.steps} steps`);
       const states = summarizeHistory(stack.engine.getExecutionHistory(attempt.executionArn));
-      samples.push({ ms: attempt.wallMs / steps, calls: counter!.total() / steps, transitions: transitions(states) / steps, byMethod: counter!.counts() });
+      samples.push({ ms: attempt.wallMs / steps, cpuMs: attempt.cpuMs / steps, calls: counter!.total() / steps, transitions: transitions(states) / steps, byMethod: counter!.counts() });
       progress(`  ${target} (${model} model) run ${run}: ${(attempt.wallMs / steps).toFixed(2)} ms/step, ${(counter!.total() / steps).toFixed(2)} ledger calls/step`);
     }
     if (model === 'scripted' && scripted.replayed() === 0) throw new Error(`${target}: the scripted model answered no call`);
@@ -146,6 +150,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
         target: model === 'wire' ? `${TARGETS[target]}, wire-format simulated model` : TARGETS[target],
         model,
         msPerStep: median(samples.map((sample) => sample.ms)),
+        cpuMsPerStep: median(samples.map((sample) => sample.cpuMs)),
         ledgerCallsPerStep: median(samples.map((sample) => sample.calls)),
         callsByMethod,
         transitionsPerStep: median(samples.map((sample) => sample.transitions)),
@@ -188,10 +193,12 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
   try {
     const once = async (name: string) => {
       const started = performance.now();
+      const cpuBefore = process.cpuUsage();
       const { executionArn } = engine.startExecution({ name, input: { runId: name, input: {} } });
       const done = await engine.waitForExecution(executionArn);
       if (done.status !== 'SUCCEEDED') throw new Error(`the floor's run ${name} ${done.status}: ${done.error} ${done.cause}`);
-      return { ms: (performance.now() - started) / steps, transitions: transitions(summarizeHistory(engine.getExecutionHistory(executionArn))) / steps };
+      const cpu = process.cpuUsage(cpuBefore);
+      return { ms: (performance.now() - started) / steps, cpuMs: (cpu.user + cpu.system) / 1000 / steps, transitions: transitions(summarizeHistory(engine.getExecutionHistory(executionArn))) / steps };
     };
     await once('floor-warm-up-1');
     const oneRunRssMb = peakRssMb();
@@ -202,6 +209,7 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
       target: 'floor: bare interpreter, stub tasks',
       model: 'none',
       msPerStep: median(samples.map((sample) => sample.ms)),
+      cpuMsPerStep: median(samples.map((sample) => sample.cpuMs)),
       transitionsPerStep: median(samples.map((sample) => sample.transitions)),
       peakRssMb: oneRunRssMb,
       peakRssAllRunsMb: peakRssMb(),
@@ -275,18 +283,23 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   }
   progress(`overhead: the floor, ${steps} steps × ${runs} runs…`);
   const floor = (await rowInProcess({ kind: 'floor', turns: recorded!, steps, runs }, progress)).figures;
-  for (const result of results) result.ratioToFloor = result.msPerStep / floor.msPerStep;
+  for (const result of results) {
+    result.ratioToFloor = result.msPerStep / floor.msPerStep;
+    result.cpuRatioToFloor = result.cpuMsPerStep / floor.cpuMsPerStep;
+  }
   results.push(floor);
 
   if (options.json) {
     process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results }, null, 2)}\n`);
     return;
   }
-  const header = ['', 'ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
+  const header = ['', 'ms/step', '× floor', 'CPU ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
   const rows = results.map((result) => [
     result.target,
     result.msPerStep.toFixed(3),
     result.ratioToFloor === undefined ? '1' : result.ratioToFloor.toFixed(1),
+    result.cpuMsPerStep.toFixed(3),
+    result.cpuRatioToFloor === undefined ? '1' : result.cpuRatioToFloor.toFixed(1),
     result.ledgerCallsPerStep === undefined ? '–' : result.ledgerCallsPerStep.toFixed(2),
     result.transitionsPerStep.toFixed(2),
     String(result.peakRssMb),

@@ -492,12 +492,15 @@ export class LocalEngine {
       await nextMacrotask(); // lets the event-log consumer record <Type>StateEntered before TaskScheduled
       if (signal.aborted || exec.forcedEnd) throw new TerminalError('States.Runtime', 'The execution has ended');
 
-      const payload = jsonClone(isRecord(params) ? (params.Payload ?? null) : null);
+      // One serialization each way: the event's text, parsed back as the handler's own copy.
+      const parameters = JSON.stringify(params);
+      const parsed: unknown = JSON.parse(parameters);
+      const payload = (isRecord(parsed) ? (parsed.Payload ?? null) : null) as JsonValue;
       emit('TaskScheduled', {
         taskScheduledEventDetails: {
           ...resource,
           region: REGION,
-          parameters: JSON.stringify(params),
+          parameters,
           ...(spec.timeoutSeconds && { timeoutInSeconds: spec.timeoutSeconds }),
           ...(spec.heartbeatSeconds && { heartbeatInSeconds: spec.heartbeatSeconds }),
         },
@@ -505,9 +508,13 @@ export class LocalEngine {
       emit('TaskStarted', { taskStartedEventDetails: resource });
 
       let result: JsonValue;
+      let resultText: string;
       try {
         const handlerResult = await untilEnded(signal, (async () => spec.binding.invoke(payload))());
-        result = { StatusCode: 200, Payload: jsonClone(handlerResult ?? null), ExecutedVersion: '$LATEST' };
+        const payloadText = JSON.stringify(handlerResult ?? null);
+        result = { StatusCode: 200, Payload: JSON.parse(payloadText) as JsonValue, ExecutedVersion: '$LATEST' };
+        // JSON.stringify(result), without serializing the payload a second time.
+        resultText = `{"StatusCode":200,"Payload":${payloadText},"ExecutedVersion":"$LATEST"}`;
       } catch (e) {
         if (signal.aborted || !open) throw e;
         const failure = lambdaFailure(e);
@@ -518,11 +525,11 @@ export class LocalEngine {
       if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
 
       if (!claimed) {
-        emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: JSON.stringify(result), outputDetails: { truncated: false } } });
+        emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: resultText, outputDetails: { truncated: false } } });
         return result;
       }
 
-      emit('TaskSubmitted', { taskSubmittedEventDetails: { ...resource, output: JSON.stringify(result), outputDetails: { truncated: false } } });
+      emit('TaskSubmitted', { taskSubmittedEventDetails: { ...resource, output: resultText, outputDetails: { truncated: false } } });
       let missedHeartbeat = false;
       if (spec.heartbeatSeconds) {
         // The heartbeat clock starts once the handler has returned (TaskSubmitted), not at TaskStarted.
@@ -641,9 +648,11 @@ export class LocalEngine {
     const id = exec.events.length + 1;
     const event: HistoryEvent = { id, previousEventId: previousEventId ?? id - 1, timestamp: this.now(), type, ...details };
     exec.events.push(event);
+    // One copy with the ARN for all listeners (they get it read-only, as EventBridge's targets would).
+    const heard = this.listeners.size > 0 ? { ...event, executionArn: exec.arn } : undefined;
     for (const listener of this.listeners) {
       try {
-        listener({ ...event, executionArn: exec.arn });
+        listener(heard!);
       } catch {
         // a broken listener must not break the execution
       }
@@ -856,10 +865,6 @@ function untilEnded<T>(signal: AbortSignal, promise: Promise<T>): Promise<T> {
 
 function nextMacrotask(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-function jsonClone(value: unknown): JsonValue {
-  return JSON.parse(JSON.stringify(value ?? null)) as JsonValue;
 }
 
 function containsString(value: unknown, needle: string): boolean {
