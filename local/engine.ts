@@ -167,6 +167,8 @@ interface Execution {
   events: HistoryEvent[];
   /** Id of the latest <Type>StateEntered per state name: TaskScheduled links back to it. */
   lastEntered: Map<string, number>;
+  /** The last StateExited output and its text: the next state's input, the same object. */
+  lastOutput?: { value: unknown; text: string };
   /** A token read from $$.Task.Token that no Task has claimed yet (re-reads return the same one). */
   unclaimedToken?: string;
   /** Set when something outside the interpreter (StopExecution, a payload limit, close) ends the run. */
@@ -586,13 +588,18 @@ export class LocalEngine {
     for await (const ev of logs) {
       if (exec.forcedEnd) continue; // the run is being torn down: nothing after that point is history
       if (ev.type === 'StateEntered' && ev.state) {
+        // A state's input is the object the state before it output (the interpreter passes it on):
+        // its text was made for that StateExited already.
+        const input = exec.lastOutput !== undefined && exec.lastOutput.value === ev.state.input ? exec.lastOutput.text : JSON.stringify(ev.state.input ?? null);
         const id = this.record(exec, `${ev.state.type}StateEntered`, {
-          stateEnteredEventDetails: { name: ev.state.name, input: JSON.stringify(ev.state.input ?? null), inputDetails: { truncated: false } },
+          stateEnteredEventDetails: { name: ev.state.name, input, inputDetails: { truncated: false } },
         });
         exec.lastEntered.set(ev.state.name, id);
       } else if (ev.type === 'StateExited' && ev.state) {
         const output = JSON.stringify(ev.state.output ?? null);
-        if (byteLength(output) > PAYLOAD_LIMIT_BYTES) {
+        exec.lastOutput = { value: ev.state.output, text: output };
+        // A UTF-16 unit is at most 3 bytes of UTF-8: most outputs are below the limit without counting.
+        if (output.length * 3 > PAYLOAD_LIMIT_BYTES && byteLength(output) > PAYLOAD_LIMIT_BYTES) {
           this.forceEnd(exec, {
             status: 'FAILED',
             error: 'States.DataLimitExceeded',
