@@ -22,8 +22,11 @@
  *     in process through the HTTP client and the Anthropic wire format, on the embedded ledger in
  *     memory: what a local run pays per step, simulator included.
  * The floor: the same definition on the bare interpreter with stub tasks that return what the real
- * steps returned, in the same order (no ledger, no model, no HTTP). Nothing here is a test;
- * nothing is hard-coded.
+ * steps returned, in the same order (no ledger, no model, no HTTP). Each row's process runs it
+ * too, once after each of the row's runs, and the row's "× floor" is against that floor, measured
+ * in the same process in the same minutes (the machine's speed may change between rows); the
+ * floor's own row, in its own process, gives its peak RSS and its figure alone. Nothing here is a
+ * test; nothing is hard-coded.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,8 +70,13 @@ export interface OverheadFigures {
   msPerStep: number;
   /** Median CPU ms (user + system, the whole process) per agent step: steadier than wall time on a shared machine. */
   cpuMsPerStep: number;
+  /**
+   * The ratios to the floor measured in the row's own process, a floor run after each of its runs
+   * (`floorMsPerStep`): the same minutes, so the ratio holds when the machine's speed changes.
+   */
   ratioToFloor?: number;
   cpuRatioToFloor?: number;
+  floorMsPerStep?: number;
   ledgerCallsPerStep?: number;
   /** Median calls per agent step, by ledger method. */
   callsByMethod?: Record<string, number>;
@@ -104,6 +112,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
   const stateDir = target === 'memory' ? undefined : mkdtempSync(join(tmpdir(), `savepoint-overhead-${target}-`));
   let counter: CountingLedger | undefined;
   const scripted = scriptedModel();
+  let floors: ReturnType<typeof floorEngine> | undefined;
   const stack = await benchStack({
     day,
     template,
@@ -123,8 +132,19 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     if (warm.status !== 'SUCCEEDED' || warm.steps !== steps) throw new Error(`${target}: the warm-up run ${warm.status} after ${warm.steps} of ${steps} steps`);
     const { turns } = await stack.ledger.listConversation('overhead-warm-up');
     scripted.replay(turns);
-    // The rest of the warm-up (the JIT's), on the model that is measured.
+    const recorded: RecordedTurn[] = turns.map((turn) => ({
+      turn: turn.turn,
+      stopReason: turn.stopReason,
+      tools: turn.content.filter((block): block is ToolUseBlock => block.type === 'tool_use').map((block) => block.name),
+    }));
+    // The floor, in this process, run after each of the row's runs: the ratio compares two
+    // figures taken in the same minutes, whatever else the machine was doing then.
+    const floor = floorEngine(template, recorded, steps);
+    floors = floor;
+    // The rest of the warm-up (the JIT's), on the model that is measured, and the floor's.
     for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await runOnce(stack, `overhead-warm-up-${warm}`, day);
+    for (let warm = 1; warm <= WARM_UP_RUNS; warm++) await floor.once(`floor-warm-up-${warm}`);
+    const floorSamples: { ms: number; cpuMs: number }[] = [];
     const samples: { ms: number; cpuMs: number; calls: number; transitions: number; byMethod: Record<string, number> }[] = [];
     for (let run = 1; run <= runs; run++) {
       counter!.reset();
@@ -133,24 +153,28 @@ export async function measureStack(target: Target, model: ModelKind, template: C
       if (attempt.status !== 'SUCCEEDED' || attempt.steps !== steps) throw new Error(`${target}: run ${run} ${attempt.status} after ${attempt.steps} steps`);
       const states = summarizeHistory(stack.engine.getExecutionHistory(attempt.executionArn));
       samples.push({ ms: attempt.wallMs / steps, cpuMs: attempt.cpuMs / steps, calls: counter!.total() / steps, transitions: transitions(states) / steps, byMethod: counter!.counts() });
-      progress(`  ${target} (${model} model) run ${run}: ${(attempt.wallMs / steps).toFixed(2)} ms/step, ${(counter!.total() / steps).toFixed(2)} ledger calls/step`);
+      const floorRun = await floor.once(`floor-${run}`);
+      floorSamples.push(floorRun);
+      progress(`  ${target} (${model} model) run ${run}: ${(attempt.wallMs / steps).toFixed(2)} ms/step (floor ${floorRun.ms.toFixed(2)}), ${(counter!.total() / steps).toFixed(2)} ledger calls/step`);
     }
     if (model === 'scripted' && scripted.replayed() === 0) throw new Error(`${target}: the scripted model answered no call`);
     const methods = new Set(samples.flatMap((sample) => Object.keys(sample.byMethod)));
     const callsByMethod = Object.fromEntries(
       [...methods].map((method) => [method, round(median(samples.map((sample) => (sample.byMethod[method] ?? 0) / steps)), 3)]).sort((a, b) => Number(b[1]) - Number(a[1])),
     );
-    const recorded: RecordedTurn[] = turns.map((turn) => ({
-      turn: turn.turn,
-      stopReason: turn.stopReason,
-      tools: turn.content.filter((block): block is ToolUseBlock => block.type === 'tool_use').map((block) => block.name),
-    }));
+    const msPerStep = median(samples.map((sample) => sample.ms));
+    const cpuMsPerStep = median(samples.map((sample) => sample.cpuMs));
+    const floorMs = median(floorSamples.map((sample) => sample.ms));
+    const floorCpuMs = median(floorSamples.map((sample) => sample.cpuMs));
     return {
       figures: {
         target: model === 'wire' ? `${TARGETS[target]}, wire-format simulated model` : TARGETS[target],
         model,
-        msPerStep: median(samples.map((sample) => sample.ms)),
-        cpuMsPerStep: median(samples.map((sample) => sample.cpuMs)),
+        msPerStep,
+        cpuMsPerStep,
+        floorMsPerStep: floorMs,
+        ratioToFloor: msPerStep / floorMs,
+        cpuRatioToFloor: cpuMsPerStep / floorCpuMs,
         ledgerCallsPerStep: median(samples.map((sample) => sample.calls)),
         callsByMethod,
         transitionsPerStep: median(samples.map((sample) => sample.transitions)),
@@ -161,13 +185,17 @@ export async function measureStack(target: Target, model: ModelKind, template: C
       recorded,
     };
   } finally {
+    await floors?.close();
     await stack.close();
     if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   }
 }
 
-/** The floor: the same definition on the bare interpreter, every Task a stub returning the recorded step's result. */
-export async function measureFloor(template: CfnTemplateJson, turns: RecordedTurn[], steps: number, runs: number) {
+/**
+ * The floor: the same definition on the bare interpreter, every Task a stub returning the recorded
+ * step's result. `once` runs one execution and returns its figures per agent step.
+ */
+function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: number) {
   const extracted = extractStateMachine(template);
   const next = (turn: number, afterCall: number) => {
     const name = turns[turn - 1]?.tools[afterCall];
@@ -190,8 +218,8 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
   }
   // Validated once per definition, as the local stack's engine is (the validator's memory stays out of the row).
   const engine = new LocalEngine({ definition: extracted.definition, stateMachineArn: extracted.stateMachineArn, tasks, validated: validatedDefinitions() });
-  try {
-    const once = async (name: string) => {
+  return {
+    once: async (name: string) => {
       const started = performance.now();
       const cpuBefore = process.cpuUsage();
       const { executionArn } = engine.startExecution({ name, input: { runId: name, input: {} } });
@@ -199,12 +227,20 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
       if (done.status !== 'SUCCEEDED') throw new Error(`the floor's run ${name} ${done.status}: ${done.error} ${done.cause}`);
       const cpu = process.cpuUsage(cpuBefore);
       return { ms: (performance.now() - started) / steps, cpuMs: (cpu.user + cpu.system) / 1000 / steps, transitions: transitions(summarizeHistory(engine.getExecutionHistory(executionArn))) / steps };
-    };
-    await once('floor-warm-up-1');
+    },
+    close: () => engine.close(),
+  };
+}
+
+/** The floor's own row, in its own process (its peak RSS is the bare interpreter's). */
+export async function measureFloor(template: CfnTemplateJson, turns: RecordedTurn[], steps: number, runs: number) {
+  const floor = floorEngine(template, turns, steps);
+  try {
+    await floor.once('floor-warm-up-1');
     const oneRunRssMb = peakRssMb();
-    for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await once(`floor-warm-up-${warm}`);
+    for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await floor.once(`floor-warm-up-${warm}`);
     const samples = [];
-    for (let run = 1; run <= runs; run++) samples.push(await once(`floor-${run}`));
+    for (let run = 1; run <= runs; run++) samples.push(await floor.once(`floor-${run}`));
     return {
       target: 'floor: bare interpreter, stub tasks',
       model: 'none',
@@ -216,7 +252,7 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
       runs,
     } satisfies OverheadFigures;
   } finally {
-    await engine.close();
+    await floor.close();
   }
 }
 
@@ -283,10 +319,6 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   }
   progress(`overhead: the floor, ${steps} steps × ${runs} runs…`);
   const floor = (await rowInProcess({ kind: 'floor', turns: recorded!, steps, runs }, progress)).figures;
-  for (const result of results) {
-    result.ratioToFloor = result.msPerStep / floor.msPerStep;
-    result.cpuRatioToFloor = result.cpuMsPerStep / floor.cpuMsPerStep;
-  }
   results.push(floor);
 
   if (options.json) {
@@ -310,6 +342,7 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   console.log(`overhead per agent step: N = ${steps}, p = 0, median of ${runs} runs after ${WARM_UP_RUNS} warm-up runs, each row in its own process (Node ${process.version})`);
   console.log('model: the ledger rows replay the warm-up run\'s recorded turns (a scripted model that does no work);');
   console.log('       the wire-format row calls the simulated model through the HTTP client, as `savepoint run` does; the floor has no model');
+  console.log("× floor: against the floor measured in the row's own process, one floor run after each of the row's runs (the same minutes)");
   console.log(`peak RSS: the row's process after its first ${steps}-step run (startup included), and after all ${WARM_UP_RUNS + runs} runs`);
   console.log(line(header));
   for (const row of rows) console.log(line(row));
