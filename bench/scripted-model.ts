@@ -39,6 +39,8 @@ export function scriptedModel() {
     },
     /** From now on, answers from these turns (in order, turn 1 first). */
     replay(turns: readonly TurnRecord[]): void {
+      // A turn is found by counting the request's assistant turns: a compacted conversation has fewer.
+      if (turns.some((turn) => turn.compaction !== undefined)) throw new Error('scripted model: the recorded run compacted its context; turns cannot be found by position');
       script = turns;
     },
     /** Calls answered from the script. */
