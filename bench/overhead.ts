@@ -1,18 +1,32 @@
 /**
  * `npm run bench -- --overhead [--steps 100] [--runs 10] [--ledgers memory,disk,dynalite] [--json]`:
- * what the harness costs per agent step, in one warm process.
+ * what the harness costs per agent step.
  *
  * The workload: the refund reconciler on a day of N agent steps (model turns + tool calls), p = 0,
- * the simulated model and payments provider with no added latency. For each ledger (embedded in
- * memory, embedded on disk, the DynamoDB ledger on dynalite) it runs the whole local stack — the
- * synthesized definition on the in-process engine, the step handlers, the ledger — once to warm up
- * and then `runs` times, and takes the median of each figure:
- *   - ms per agent step: the run's wall time / N;
+ * the simulated payments provider in process with no added latency. Each row is measured in a
+ * process of its own (bench/overhead-target.ts), so that its peak RSS is its own: the whole local
+ * stack — the synthesized definition on the in-process engine, the step handlers, the ledger —
+ * runs once to warm up and then `runs` times, and each figure is the median over the runs:
+ *   - ms per agent step: the run's wall time / N (and the process's CPU time / N, steadier when
+ *     other work shares the machine);
  *   - ledger calls per agent step: every call through the ledger (a counting decorator) / N;
  *   - state transitions per agent step: states entered / N;
- * and, in the same process, the floor: the same definition on the bare interpreter with stub
- * tasks that return what the real steps returned, in the same order (no ledger, no HTTP).
- * Peak RSS is the process's, after each ledger. Nothing here is a test; nothing is hard-coded.
+ *   - peak RSS: the row's process's, after its first run (what one N-step run needs, startup
+ *     included), and after all its runs.
+ * Which model answers:
+ *   - the ledger rows: a scripted model that does no work (bench/scripted-model.ts): each turn is
+ *     the warm-up run's recorded turn, replayed through the same ModelClient interface the
+ *     providers implement. The harness around the call runs in full; the model's own CPU does not
+ *     count as the harness's overhead.
+ *   - the "wire-format simulated model" row: the simulated model of `savepoint run` (sim/), called
+ *     in process through the HTTP client and the Anthropic wire format, on the embedded ledger in
+ *     memory: what a local run pays per step, simulator included.
+ * The floor: the same definition on the bare interpreter with stub tasks that return what the real
+ * steps returned, in the same order (no ledger, no model, no HTTP). Each row's process runs it
+ * too, once after each of the row's runs, and the row's "× floor" is against that floor, measured
+ * in the same process in the same minutes (the machine's speed may change between rows); the
+ * floor's own row, in its own process, gives its peak RSS and its figure alone. Nothing here is a
+ * test; nothing is hard-coded.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,15 +40,19 @@ import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { extractStateMachine, type CfnTemplateJson } from '../local/asl.js';
 import { LocalEngine, summarizeHistory, type TaskBinding } from '../local/engine.js';
 import type { LedgerKind } from '../local/runtime.js';
-import { cachedTemplate } from '../local/template-cache.js';
+import { cachedTemplate, validatedDefinitions } from '../local/template-cache.js';
 import { benchStack, runOnce } from './pipeline.js';
+import { benchProcess } from './processes.js';
+import { scriptedModel } from './scripted-model.js';
 import { median } from './stats.js';
 import { dayWithSteps } from './workload.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const TARGETS = { memory: 'embedded ledger, in memory', disk: 'embedded ledger, on disk', dynalite: 'DynamoDB ledger on dynalite' } as const;
-type Target = keyof typeof TARGETS;
+export const TARGETS = { memory: 'embedded ledger, in memory', disk: 'embedded ledger, on disk', dynalite: 'DynamoDB ledger on dynalite' } as const;
+export type Target = keyof typeof TARGETS;
+/** Which model answers a row's runs (see the header). */
+export type ModelKind = 'scripted' | 'wire';
 
 const Options = z.object({
   steps: z.coerce.number().int().min(10).max(400),
@@ -48,24 +66,53 @@ const Options = z.object({
 
 export interface OverheadFigures {
   target: string;
+  model: ModelKind | 'none';
   msPerStep: number;
+  /** Median CPU ms (user + system, the whole process) per agent step: steadier than wall time on a shared machine. */
+  cpuMsPerStep: number;
+  /**
+   * The ratios to the floor measured in the row's own process, a floor run after each of its runs
+   * (`floorMsPerStep`): the same minutes, so the ratio holds when the machine's speed changes.
+   */
   ratioToFloor?: number;
+  cpuRatioToFloor?: number;
+  floorMsPerStep?: number;
   ledgerCallsPerStep?: number;
   /** Median calls per agent step, by ledger method. */
   callsByMethod?: Record<string, number>;
   transitionsPerStep: number;
+  /** The row's process's peak RSS after its first 100-step run (startup included): what one run needs. */
   peakRssMb: number;
+  /** …and after all its runs (warm-up and measured): what the runs kept on top of one. */
+  peakRssAllRunsMb: number;
   runs: number;
 }
+
+/** What each turn of a finished run did: the floor's stub tasks return the same, in the same order. */
+export interface RecordedTurn {
+  turn: number;
+  stopReason: string;
+  tools: string[];
+}
+
+/**
+ * Runs before the measured ones, in every row alike: the JIT compiles the same code paths after
+ * the same number of runs, whichever row it is (one warm-up run left the floor ~5× slower than
+ * its warm figure).
+ */
+const WARM_UP_RUNS = 5;
 
 /** One transition per state entered: the figure the Step Functions bill counts. */
 const transitions = (states: ReturnType<typeof summarizeHistory>) => Object.values(states).reduce((sum, state) => sum + state.entered, 0);
 const peakRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
 
-async function measureStack(target: Target, template: CfnTemplateJson, steps: number, runs: number, progress: (line: string) => void) {
+/** One ledger row, in this process: a warm-up run, then `runs` measured runs. */
+export async function measureStack(target: Target, model: ModelKind, template: CfnTemplateJson, steps: number, runs: number, progress: (line: string) => void) {
   const { day } = dayWithSteps(steps);
   const stateDir = target === 'memory' ? undefined : mkdtempSync(join(tmpdir(), `savepoint-overhead-${target}-`));
   let counter: CountingLedger | undefined;
+  const scripted = scriptedModel();
+  let floors: ReturnType<typeof floorEngine> | undefined;
   const stack = await benchStack({
     day,
     template,
@@ -76,58 +123,79 @@ async function measureStack(target: Target, template: CfnTemplateJson, steps: nu
     worldInMemory: true,
     ledger: (target === 'dynalite' ? 'dynalite' : 'embedded') satisfies LedgerKind,
     decorateLedger: (ledger) => (counter = countingLedger(ledger)).ledger,
+    ...(model === 'scripted' && { wrapModel: scripted.wrap }),
   });
   try {
+    // The warm-up run is the simulated model's, on the wire: the scripted model replays its turns.
     const warm = await runOnce(stack, 'overhead-warm-up', day);
+    const oneRunRssMb = peakRssMb();
     if (warm.status !== 'SUCCEEDED' || warm.steps !== steps) throw new Error(`${target}: the warm-up run ${warm.status} after ${warm.steps} of ${steps} steps`);
-    const recorded = await recordedOutputs(stack, 'overhead-warm-up');
-    const samples: { ms: number; calls: number; transitions: number; byMethod: Record<string, number> }[] = [];
+    const { turns } = await stack.ledger.listConversation('overhead-warm-up');
+    scripted.replay(turns);
+    const recorded: RecordedTurn[] = turns.map((turn) => ({
+      turn: turn.turn,
+      stopReason: turn.stopReason,
+      tools: turn.content.filter((block): block is ToolUseBlock => block.type === 'tool_use').map((block) => block.name),
+    }));
+    // The floor, in this process, run after each of the row's runs: the ratio compares two
+    // figures taken in the same minutes, whatever else the machine was doing then.
+    const floor = floorEngine(template, recorded, steps);
+    floors = floor;
+    // The rest of the warm-up (the JIT's), on the model that is measured, and the floor's.
+    for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await runOnce(stack, `overhead-warm-up-${warm}`, day);
+    for (let warm = 1; warm <= WARM_UP_RUNS; warm++) await floor.once(`floor-warm-up-${warm}`);
+    const floorSamples: { ms: number; cpuMs: number }[] = [];
+    const samples: { ms: number; cpuMs: number; calls: number; transitions: number; byMethod: Record<string, number> }[] = [];
     for (let run = 1; run <= runs; run++) {
       counter!.reset();
       const runId = `overhead-${run}`;
       const attempt = await runOnce(stack, runId, day);
       if (attempt.status !== 'SUCCEEDED' || attempt.steps !== steps) throw new Error(`${target}: run ${run} ${attempt.status} after ${attempt.steps} steps`);
       const states = summarizeHistory(stack.engine.getExecutionHistory(attempt.executionArn));
-      samples.push({ ms: attempt.wallMs / steps, calls: counter!.total() / steps, transitions: transitions(states) / steps, byMethod: counter!.counts() });
-      progress(`  ${target} run ${run}: ${(attempt.wallMs / steps).toFixed(2)} ms/step, ${(counter!.total() / steps).toFixed(2)} ledger calls/step`);
+      samples.push({ ms: attempt.wallMs / steps, cpuMs: attempt.cpuMs / steps, calls: counter!.total() / steps, transitions: transitions(states) / steps, byMethod: counter!.counts() });
+      const floorRun = await floor.once(`floor-${run}`);
+      floorSamples.push(floorRun);
+      progress(`  ${target} (${model} model) run ${run}: ${(attempt.wallMs / steps).toFixed(2)} ms/step (floor ${floorRun.ms.toFixed(2)}), ${(counter!.total() / steps).toFixed(2)} ledger calls/step`);
     }
+    if (model === 'scripted' && scripted.replayed() === 0) throw new Error(`${target}: the scripted model answered no call`);
     const methods = new Set(samples.flatMap((sample) => Object.keys(sample.byMethod)));
     const callsByMethod = Object.fromEntries(
       [...methods].map((method) => [method, round(median(samples.map((sample) => (sample.byMethod[method] ?? 0) / steps)), 3)]).sort((a, b) => Number(b[1]) - Number(a[1])),
     );
+    const msPerStep = median(samples.map((sample) => sample.ms));
+    const cpuMsPerStep = median(samples.map((sample) => sample.cpuMs));
+    const floorMs = median(floorSamples.map((sample) => sample.ms));
+    const floorCpuMs = median(floorSamples.map((sample) => sample.cpuMs));
     return {
       figures: {
-        target: TARGETS[target],
-        msPerStep: median(samples.map((sample) => sample.ms)),
+        target: model === 'wire' ? `${TARGETS[target]}, wire-format simulated model` : TARGETS[target],
+        model,
+        msPerStep,
+        cpuMsPerStep,
+        floorMsPerStep: floorMs,
+        ratioToFloor: msPerStep / floorMs,
+        cpuRatioToFloor: cpuMsPerStep / floorCpuMs,
         ledgerCallsPerStep: median(samples.map((sample) => sample.calls)),
         callsByMethod,
         transitionsPerStep: median(samples.map((sample) => sample.transitions)),
-        peakRssMb: peakRssMb(),
+        peakRssMb: oneRunRssMb,
+        peakRssAllRunsMb: peakRssMb(),
         runs,
       } satisfies OverheadFigures,
       recorded,
     };
   } finally {
+    await floors?.close();
     await stack.close();
     if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   }
 }
 
 /**
- * What each Task state of a finished run returned, in order, rebuilt from the ledger: the stub
- * tasks of the floor return the same, so the bare interpreter walks the same path.
+ * The floor: the same definition on the bare interpreter, every Task a stub returning the recorded
+ * step's result. `once` runs one execution and returns its figures per agent step.
  */
-async function recordedOutputs(stack: Awaited<ReturnType<typeof benchStack>>, runId: string) {
-  const { turns } = await stack.ledger.listConversation(runId);
-  return turns.map((turn) => ({
-    turn: turn.turn,
-    stopReason: turn.stopReason,
-    tools: turn.content.filter((block): block is ToolUseBlock => block.type === 'tool_use').map((block) => block.name),
-  }));
-}
-
-/** The floor: the same definition on the bare interpreter, every Task a stub returning the recorded step's result. */
-async function measureFloor(template: CfnTemplateJson, turns: { turn: number; stopReason: string; tools: string[] }[], steps: number, runs: number) {
+function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: number) {
   const extracted = extractStateMachine(template);
   const next = (turn: number, afterCall: number) => {
     const name = turns[turn - 1]?.tools[afterCall];
@@ -148,32 +216,75 @@ async function measureFloor(template: CfnTemplateJson, turns: { turn: number; st
     const stub = stubs[task.step] ?? (() => ({}));
     tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: async (payload) => stub(payload) };
   }
-  const engine = new LocalEngine({ definition: extracted.definition, stateMachineArn: extracted.stateMachineArn, tasks });
-  try {
-    const once = async (name: string) => {
+  // Validated once per definition, as the local stack's engine is (the validator's memory stays out of the row).
+  const engine = new LocalEngine({ definition: extracted.definition, stateMachineArn: extracted.stateMachineArn, tasks, validated: validatedDefinitions() });
+  return {
+    once: async (name: string) => {
       const started = performance.now();
+      const cpuBefore = process.cpuUsage();
       const { executionArn } = engine.startExecution({ name, input: { runId: name, input: {} } });
       const done = await engine.waitForExecution(executionArn);
       if (done.status !== 'SUCCEEDED') throw new Error(`the floor's run ${name} ${done.status}: ${done.error} ${done.cause}`);
-      return { ms: (performance.now() - started) / steps, transitions: transitions(summarizeHistory(engine.getExecutionHistory(executionArn))) / steps };
-    };
-    await once('floor-warm-up');
+      const cpu = process.cpuUsage(cpuBefore);
+      return { ms: (performance.now() - started) / steps, cpuMs: (cpu.user + cpu.system) / 1000 / steps, transitions: transitions(summarizeHistory(engine.getExecutionHistory(executionArn))) / steps };
+    },
+    close: () => engine.close(),
+  };
+}
+
+/** The floor's own row, in its own process (its peak RSS is the bare interpreter's). */
+export async function measureFloor(template: CfnTemplateJson, turns: RecordedTurn[], steps: number, runs: number) {
+  const floor = floorEngine(template, turns, steps);
+  try {
+    await floor.once('floor-warm-up-1');
+    const oneRunRssMb = peakRssMb();
+    for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await floor.once(`floor-warm-up-${warm}`);
     const samples = [];
-    for (let run = 1; run <= runs; run++) samples.push(await once(`floor-${run}`));
+    for (let run = 1; run <= runs; run++) samples.push(await floor.once(`floor-${run}`));
     return {
       target: 'floor: bare interpreter, stub tasks',
+      model: 'none',
       msPerStep: median(samples.map((sample) => sample.ms)),
+      cpuMsPerStep: median(samples.map((sample) => sample.cpuMs)),
       transitionsPerStep: median(samples.map((sample) => sample.transitions)),
-      peakRssMb: peakRssMb(),
+      peakRssMb: oneRunRssMb,
+      peakRssAllRunsMb: peakRssMb(),
       runs,
     } satisfies OverheadFigures;
   } finally {
-    await engine.close();
+    await floor.close();
   }
 }
 
 function round(value: number, digits = 2): number {
   return Number(value.toFixed(digits));
+}
+
+/** What one row's process is asked to measure (bench/overhead-target.ts). */
+export type RowJob =
+  | { kind: 'stack'; target: Target; model: ModelKind; steps: number; runs: number }
+  | { kind: 'floor'; turns: RecordedTurn[]; steps: number; runs: number };
+
+/** Measures one row in this process (the row's own process): its figures, and the recorded turns of a stack row. */
+export async function measureRow(job: RowJob, progress: (line: string) => void): Promise<{ figures: OverheadFigures; recorded?: RecordedTurn[] }> {
+  // From the template cache, as `savepoint run` reads it: the CDK (and its memory) stays out of the process.
+  const template = (await cachedTemplate('refund-reconciler')) as CfnTemplateJson;
+  if (job.kind === 'floor') return { figures: await measureFloor(template, job.turns, job.steps, job.runs) };
+  return measureStack(job.target, job.model, template, job.steps, job.runs, progress);
+}
+
+/** Runs one row in a child process; its last stdout line is the result. */
+async function rowInProcess(job: RowJob, progress: (line: string) => void): Promise<{ figures: OverheadFigures; recorded?: RecordedTurn[] }> {
+  let seen = 0;
+  const ended = await benchProcess('./overhead-target.ts', job, {
+    onStderr: (text) => {
+      progress(text.slice(seen).replace(/\n$/, ''));
+      seen = text.length;
+    },
+  });
+  const last = ended.stdout.trim().split('\n').at(-1);
+  if (ended.code !== 0 || !last) throw new Error(`overhead: the ${job.kind === 'floor' ? 'floor' : job.target} process ended with ${ended.signal ?? `code ${ended.code}`}`);
+  return JSON.parse(last) as { figures: OverheadFigures; recorded?: RecordedTurn[] };
 }
 
 export async function overheadBenchmark(argv: string[]): Promise<void> {
@@ -188,37 +299,51 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
     },
   });
   const options = parseOrThrow(Options, values, 'options');
-  const progress = (line: string) => process.stderr.write(`${line}\n`);
-  // From the template cache, as `savepoint run` reads it: the CDK (and its memory) stays out of the process.
-  const template = (await cachedTemplate('refund-reconciler')) as CfnTemplateJson;
+  const progress = (line: string) => {
+    if (line) process.stderr.write(`${line}\n`);
+  };
+  const { steps, runs } = options;
   const results: OverheadFigures[] = [];
-  let recorded: Awaited<ReturnType<typeof measureStack>>['recorded'] | undefined;
-  for (const target of options.ledgers) {
-    progress(`overhead: ${TARGETS[target]}, ${options.steps} steps × ${options.runs} runs…`);
-    const measured = await measureStack(target, template, options.steps, options.runs, progress);
+  let recorded: RecordedTurn[] | undefined;
+  // One process per row, one row at a time: each row's peak RSS is its own, and rows do not share the CPU.
+  const jobs: RowJob[] = [
+    ...options.ledgers.map((target) => ({ kind: 'stack' as const, target, model: 'scripted' as const, steps, runs })),
+    { kind: 'stack', target: 'memory', model: 'wire', steps, runs },
+  ];
+  for (const job of jobs) {
+    if (job.kind !== 'stack') continue;
+    progress(`overhead: ${TARGETS[job.target]}, ${job.model} model, ${steps} steps × ${runs} runs…`);
+    const measured = await rowInProcess(job, progress);
     results.push(measured.figures);
     recorded ??= measured.recorded;
   }
-  const floor = await measureFloor(template, recorded!, options.steps, options.runs);
-  for (const result of results) result.ratioToFloor = result.msPerStep / floor.msPerStep;
+  progress(`overhead: the floor, ${steps} steps × ${runs} runs…`);
+  const floor = (await rowInProcess({ kind: 'floor', turns: recorded!, steps, runs }, progress)).figures;
   results.push(floor);
 
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ steps: options.steps, runs: options.runs, node: process.version, results }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results }, null, 2)}\n`);
     return;
   }
-  const header = ['', 'ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB'];
+  const header = ['', 'ms/step', '× floor', 'CPU ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
   const rows = results.map((result) => [
     result.target,
     result.msPerStep.toFixed(3),
     result.ratioToFloor === undefined ? '1' : result.ratioToFloor.toFixed(1),
+    result.cpuMsPerStep.toFixed(3),
+    result.cpuRatioToFloor === undefined ? '1' : result.cpuRatioToFloor.toFixed(1),
     result.ledgerCallsPerStep === undefined ? '–' : result.ledgerCallsPerStep.toFixed(2),
     result.transitionsPerStep.toFixed(2),
     String(result.peakRssMb),
+    String(result.peakRssAllRunsMb),
   ]);
   const widths = header.map((_, column) => Math.max(...[header, ...rows].map((row) => row[column]!.length)));
   const line = (row: string[]) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
-  console.log(`overhead per agent step: N = ${options.steps}, p = 0, median of ${options.runs} runs, one warm process (Node ${process.version})`);
+  console.log(`overhead per agent step: N = ${steps}, p = 0, median of ${runs} runs after ${WARM_UP_RUNS} warm-up runs, each row in its own process (Node ${process.version})`);
+  console.log('model: the ledger rows replay the warm-up run\'s recorded turns (a scripted model that does no work);');
+  console.log('       the wire-format row calls the simulated model through the HTTP client, as `savepoint run` does; the floor has no model');
+  console.log("× floor: against the floor measured in the row's own process, one floor run after each of the row's runs (the same minutes)");
+  console.log(`peak RSS: the row's process after its first ${steps}-step run (startup included), and after all ${WARM_UP_RUNS + runs} runs`);
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   for (const result of results) {

@@ -46,6 +46,8 @@ export interface Attempt {
   executions: number;
   invocations: number;
   wallMs: number;
+  /** CPU time (user + system) the process spent during the run: on a shared machine, steadier than wall time. */
+  cpuMs: number;
   /** What the provider created during the attempt: refunds, reviews, reports. */
   sideEffects: number;
   /** Refund requests the provider paid more than once. */
@@ -59,9 +61,12 @@ export interface Attempt {
 export async function runOnce(stack: BenchStack, runId: string, day: Day): Promise<Attempt> {
   stack.world.payments.resetWorld();
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const { executionArn } = stack.engine.startExecution({ name: runId, input: { runId, input: { date: day.date }, config: BENCH_CONFIG } });
   const done = await stack.engine.waitForExecution(executionArn);
   const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
   const states = summarizeHistory(stack.engine.getExecutionHistory(executionArn));
   const run = await stack.ledger.getRun(runId);
   const paid = stack.world.payments.refunds().map((refund) => refund.refundRequestId);
@@ -72,6 +77,7 @@ export async function runOnce(stack: BenchStack, runId: string, day: Day): Promi
     executions: stepExecutions(states),
     invocations: allInvocations(states),
     wallMs,
+    cpuMs,
     sideEffects: paid.length + stack.world.payments.reviews().length + stack.world.payments.reports().length,
     duplicatePayments: paid.length - new Set(paid).size,
   };

@@ -167,6 +167,8 @@ interface Execution {
   events: HistoryEvent[];
   /** Id of the latest <Type>StateEntered per state name: TaskScheduled links back to it. */
   lastEntered: Map<string, number>;
+  /** The last StateExited output and its text: the next state's input, the same object. */
+  lastOutput?: { value: unknown; text: string };
   /** A token read from $$.Task.Token that no Task has claimed yet (re-reads return the same one). */
   unclaimedToken?: string;
   /** Set when something outside the interpreter (StopExecution, a payload limit, close) ends the run. */
@@ -349,6 +351,11 @@ export class LocalEngine {
     return opts.reverseOrder ? events.reverse() : events;
   }
 
+  /** The id of the execution's newest event, i.e. how many it has: what `GetExecutionHistory { reverseOrder, maxResults: 1 }` answers. */
+  eventCount(arn: string): number {
+    return this.get(arn).events.length;
+  }
+
   async waitForExecution(arn: string): Promise<ExecutionDescription> {
     await this.get(arn).done;
     return this.describeExecution(arn);
@@ -487,12 +494,15 @@ export class LocalEngine {
       await nextMacrotask(); // lets the event-log consumer record <Type>StateEntered before TaskScheduled
       if (signal.aborted || exec.forcedEnd) throw new TerminalError('States.Runtime', 'The execution has ended');
 
-      const payload = jsonClone(isRecord(params) ? (params.Payload ?? null) : null);
+      // One serialization each way: the event's text, parsed back as the handler's own copy.
+      const parameters = JSON.stringify(params);
+      const parsed: unknown = JSON.parse(parameters);
+      const payload = (isRecord(parsed) ? (parsed.Payload ?? null) : null) as JsonValue;
       emit('TaskScheduled', {
         taskScheduledEventDetails: {
           ...resource,
           region: REGION,
-          parameters: JSON.stringify(params),
+          parameters,
           ...(spec.timeoutSeconds && { timeoutInSeconds: spec.timeoutSeconds }),
           ...(spec.heartbeatSeconds && { heartbeatInSeconds: spec.heartbeatSeconds }),
         },
@@ -500,9 +510,13 @@ export class LocalEngine {
       emit('TaskStarted', { taskStartedEventDetails: resource });
 
       let result: JsonValue;
+      let resultText: string;
       try {
         const handlerResult = await untilEnded(signal, (async () => spec.binding.invoke(payload))());
-        result = { StatusCode: 200, Payload: jsonClone(handlerResult ?? null), ExecutedVersion: '$LATEST' };
+        const payloadText = JSON.stringify(handlerResult ?? null);
+        result = { StatusCode: 200, Payload: JSON.parse(payloadText) as JsonValue, ExecutedVersion: '$LATEST' };
+        // JSON.stringify(result), without serializing the payload a second time.
+        resultText = `{"StatusCode":200,"Payload":${payloadText},"ExecutedVersion":"$LATEST"}`;
       } catch (e) {
         if (signal.aborted || !open) throw e;
         const failure = lambdaFailure(e);
@@ -513,11 +527,11 @@ export class LocalEngine {
       if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
 
       if (!claimed) {
-        emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: JSON.stringify(result), outputDetails: { truncated: false } } });
+        emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: resultText, outputDetails: { truncated: false } } });
         return result;
       }
 
-      emit('TaskSubmitted', { taskSubmittedEventDetails: { ...resource, output: JSON.stringify(result), outputDetails: { truncated: false } } });
+      emit('TaskSubmitted', { taskSubmittedEventDetails: { ...resource, output: resultText, outputDetails: { truncated: false } } });
       let missedHeartbeat = false;
       if (spec.heartbeatSeconds) {
         // The heartbeat clock starts once the handler has returned (TaskSubmitted), not at TaskStarted.
@@ -574,13 +588,18 @@ export class LocalEngine {
     for await (const ev of logs) {
       if (exec.forcedEnd) continue; // the run is being torn down: nothing after that point is history
       if (ev.type === 'StateEntered' && ev.state) {
+        // A state's input is the object the state before it output (the interpreter passes it on):
+        // its text was made for that StateExited already.
+        const input = exec.lastOutput !== undefined && exec.lastOutput.value === ev.state.input ? exec.lastOutput.text : JSON.stringify(ev.state.input ?? null);
         const id = this.record(exec, `${ev.state.type}StateEntered`, {
-          stateEnteredEventDetails: { name: ev.state.name, input: JSON.stringify(ev.state.input ?? null), inputDetails: { truncated: false } },
+          stateEnteredEventDetails: { name: ev.state.name, input, inputDetails: { truncated: false } },
         });
         exec.lastEntered.set(ev.state.name, id);
       } else if (ev.type === 'StateExited' && ev.state) {
         const output = JSON.stringify(ev.state.output ?? null);
-        if (byteLength(output) > PAYLOAD_LIMIT_BYTES) {
+        exec.lastOutput = { value: ev.state.output, text: output };
+        // A UTF-16 unit is at most 3 bytes of UTF-8: most outputs are below the limit without counting.
+        if (output.length * 3 > PAYLOAD_LIMIT_BYTES && byteLength(output) > PAYLOAD_LIMIT_BYTES) {
           this.forceEnd(exec, {
             status: 'FAILED',
             error: 'States.DataLimitExceeded',
@@ -636,9 +655,11 @@ export class LocalEngine {
     const id = exec.events.length + 1;
     const event: HistoryEvent = { id, previousEventId: previousEventId ?? id - 1, timestamp: this.now(), type, ...details };
     exec.events.push(event);
+    // One copy with the ARN for all listeners (they get it read-only, as EventBridge's targets would).
+    const heard = this.listeners.size > 0 ? { ...event, executionArn: exec.arn } : undefined;
     for (const listener of this.listeners) {
       try {
-        listener({ ...event, executionArn: exec.arn });
+        listener(heard!);
       } catch {
         // a broken listener must not break the execution
       }
@@ -851,10 +872,6 @@ function untilEnded<T>(signal: AbortSignal, promise: Promise<T>): Promise<T> {
 
 function nextMacrotask(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-function jsonClone(value: unknown): JsonValue {
-  return JSON.parse(JSON.stringify(value ?? null)) as JsonValue;
 }
 
 function containsString(value: unknown, needle: string): boolean {

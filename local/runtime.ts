@@ -13,6 +13,7 @@ import type { LedgerSealer } from '../lambdas/ledger/seal.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { modelConfigFromEnv } from '../lambdas/models/config.js';
 import { modelRegistry, wrapModels } from '../lambdas/models/registry.js';
+import type { ModelClient } from '../lambdas/agent/messages.js';
 import { createSteps } from '../lambdas/steps/create-steps.js';
 import { systemClock, type Clock } from '../lambdas/steps/ports.js';
 import { createRecoverRun, type RecoveryPolicy } from '../lambdas/steps/recover.js';
@@ -130,6 +131,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
     /** Who the approval API records as the caller of /approvals (on AWS: the IAM principal API Gateway verified). @default this machine's user */
     readonly principal?: string;
   };
+  /**
+   * Wraps each model client from outside, after crash injection's wrap (the benchmark's scripted
+   * model replays recorded turns through it: a model that does no work). @default none
+   */
+  readonly wrapModel?: (client: ModelClient, spec: string) => ModelClient;
   /** A model endpoint to use instead of the simulated model (tests of misbehaving models). */
   readonly modelUrl?: string;
   /**
@@ -272,13 +278,16 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       // `sim:` models go to the simulated model; the others to the providers the environment names.
       const models = modelRegistry(() => ({ ...modelConfigFromEnv(options.modelEnv ?? process.env), sim: { baseUrl: options.modelUrl ?? model.url, apiKey: 'local', promptCaching: options.promptCaching ?? true, fetch: model.fetch } }));
       const crash = options.crash;
+      const crashing = crash ? wrapModels(models, (client) => crashingModel(client, crash)) : models;
       const steps = createSteps(agent, {
         ledger: stepLedger,
-        models: crash ? wrapModels(models, (client) => crashingModel(client, crash)) : models,
+        models: options.wrapModel ? wrapModels(crashing, options.wrapModel) : crashing,
         clock,
         breaker: new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER),
         callbacks,
-        executions: sfnExecutions(sfn),
+        // The history count BudgetCheck reads every turn comes from the engine itself: the same
+        // number GetExecutionHistory serves (local/engine.ts), without an SDK round trip per turn.
+        executions: { ...sfnExecutions(sfn), eventCount: async (executionArn: string) => engine.eventCount(executionArn) },
         starter: sfnStarter(sfn, extracted.stateMachineArn),
         leaseMs,
         codeVersion,

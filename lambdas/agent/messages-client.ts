@@ -1,6 +1,7 @@
 import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { toAnthropicParams } from '../models/anthropic-params.js';
+import { deadline } from '../tools/deadline.js';
 import { MessageResponse, type MessageRequest, type ModelClient } from './messages.js';
 
 export interface HttpMessagesClientOptions {
@@ -42,8 +43,7 @@ export class HttpMessagesClient implements ModelClient {
   }
 
   async createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse> {
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
-    const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+    const limit = deadline(this.#timeoutMs, signal);
 
     let status: number;
     let body: string;
@@ -52,15 +52,17 @@ export class HttpMessagesClient implements ModelClient {
         method: 'POST',
         headers: { 'x-api-key': this.#apiKey, 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' },
         body: JSON.stringify(this.#caching ? toAnthropicParams(request) : request),
-        signal: combined,
+        signal: limit.signal,
       });
       status = response.status;
       body = await response.text();
     } catch (error) {
       // Connection refused/reset, a timeout, or the caller giving up (e.g. the Lambda deadline):
       // the same call may succeed on another attempt.
-      const why = timeout.aborted ? `timed out after ${this.#timeoutMs} ms` : signal?.aborted ? 'aborted' : 'network error';
+      const why = limit.timedOut() ? `timed out after ${this.#timeoutMs} ms` : signal?.aborted ? 'aborted' : 'network error';
       throw new TransientError(`model call ${why}: ${errorMessage(error)}`, { cause: error });
+    } finally {
+      limit.done();
     }
 
     if (status >= 200 && status < 300) {

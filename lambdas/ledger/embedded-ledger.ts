@@ -201,7 +201,7 @@ export class EmbeddedLedger implements Ledger {
   async createRun(run: RunRecord): Promise<boolean> {
     const key = runKey(run.runId);
     if (this.get(key)) return false;
-    this.write(key, run);
+    this.store(key, run);
     return true;
   }
 
@@ -257,7 +257,7 @@ export class EmbeddedLedger implements Ledger {
     if (!current || current.record.executionArn !== expected.executionArn) return false;
     // The run's recovery record is its own lock (see the DynamoDB ledger).
     if (current.record.recovery?.key !== expected.previousKey) return false;
-    this.write(key, { ...current.record, recovery, updatedAt: recovery.at }, current.hidden);
+    this.store(key, { ...current.record, recovery, updatedAt: recovery.at }, current.hidden);
     return true;
   }
 
@@ -297,7 +297,7 @@ export class EmbeddedLedger implements Ledger {
   }
 
   async setGlobalKill(flag: KillFlag | undefined): Promise<void> {
-    this.write(GLOBAL_KILL, { kind: 'kill', ...(flag && { flag }) });
+    this.store(GLOBAL_KILL, { kind: 'kill', ...(flag && { flag }) });
   }
 
   async recordGuardEvent(runId: string, event: GuardEvent): Promise<void> {
@@ -305,7 +305,7 @@ export class EmbeddedLedger implements Ledger {
     const current = this.get<RunRecord>(key);
     const reasons = current?.hidden.guardReasons ?? [];
     if (!current || reasons.includes(event.reason)) return;
-    this.write(
+    this.store(
       key,
       { ...current.record, guardEvents: [...(current.record.guardEvents ?? []), event] },
       { ...current.hidden, guardReasons: [...reasons, event.reason] },
@@ -321,7 +321,7 @@ export class EmbeddedLedger implements Ledger {
     for (const [name, delta] of Object.entries(deltas)) {
       if (delta) run[name] = ((run[name] as number | undefined) ?? 0) + delta;
     }
-    this.write(key, run, { ...current.hidden, countedSteps: [...counted, stepKey] });
+    this.store(key, run, { ...current.hidden, countedSteps: [...counted, stepKey] });
     return true;
   }
 
@@ -351,7 +351,7 @@ export class EmbeddedLedger implements Ledger {
     const current = this.get<BreakerState>(key);
     // Optimistic: the version read must still be there (version 1 may also create the breaker).
     if (current ? current.record.version !== next.version - 1 : next.version !== 1) return false;
-    this.write(key, next);
+    this.store(key, next);
     return true;
   }
 
@@ -457,7 +457,7 @@ export class EmbeddedLedger implements Ledger {
     // A retried or resumed request carries a new task token: a pending approval must wake the
     // execution that waits now. A decided one keeps its decision (and the token it was decided on).
     if (current && current.record.status !== 'pending') return copy(current);
-    this.write(tokenKey(approval), { taskToken });
+    this.store(tokenKey(approval), { taskToken });
     return current ? copy(current) : this.write(key, approval, { pendingApproval: true });
   }
 
@@ -535,9 +535,18 @@ export class EmbeddedLedger implements Ledger {
 
   /** Commits one write (log first, then memory) and returns a copy of the stored record. */
   private write<T>(key: Key, record: T, hidden: Hidden = {}): T {
+    return copy(this.store(key, record, hidden));
+  }
+
+  /** Commits one write (log first, then memory): for the writers that return nothing, no copy is made. */
+  private store<T>(key: Key, record: T, hidden: Hidden = {}): Item<T> {
     if (this.closed) throw new Error('the ledger is closed');
-    const json = JSON.parse(JSON.stringify(record)) as T;
-    const stored = item<T>(json, hidden, this.sealer.seal(key, { ...(json as object), ...hidden }));
+    // One serialization: the stored record is parsed from the text the log line carries.
+    const text = JSON.stringify(record);
+    const json = JSON.parse(text) as T;
+    // The seal protects a record at rest: in memory there is no rest (nothing outside this process
+    // holds the item, and it dies with it), so only a ledger with a log seals what it writes.
+    const stored: Item<T> = { record: json, json: text, hidden, seal: this.log ? this.sealer.seal(key, { ...(json as object), ...hidden }) : '' };
     if (this.log) {
       const body = line(key, stored);
       const chain = this.sealer.chain(this.tip, body);
@@ -546,7 +555,7 @@ export class EmbeddedLedger implements Ledger {
       this.head!.write(this.log.lines, chain, this.sealer);
     }
     this.set(key, stored);
-    return copy(stored);
+    return stored;
   }
 
   /** Puts an item in memory, and keeps the two approval indexes in step with it. */
@@ -590,7 +599,7 @@ export class EmbeddedLedger implements Ledger {
 
   async putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
     chunks.forEach((data, index) => {
-      this.write({ pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` }, { kind: 'blob', data });
+      this.store({ pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` }, { kind: 'blob', data });
     });
   }
 

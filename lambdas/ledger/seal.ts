@@ -78,16 +78,24 @@ function sealed(attributes: Record<string, unknown>): Record<string, unknown> {
  * in no order), so that the same item read back from any store has the same text.
  */
 export function canonicalJson(value: unknown): string {
+  // Built as one string, without the intermediate arrays: it runs over every record each write.
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
   if (value instanceof Set) return canonicalJson([...value].sort());
-  if (Array.isArray(value)) return `[${value.map((entry) => (entry === undefined ? 'null' : canonicalJson(entry))).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.keys(value)
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(',')}}`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let index = 0; index < value.length; index++) {
+      const entry: unknown = value[index];
+      out += `${index === 0 ? '' : ','}${entry === undefined ? 'null' : canonicalJson(entry)}`;
+    }
+    return `${out}]`;
   }
-  return JSON.stringify(value) ?? 'null';
+  let out = '{';
+  for (const key of Object.keys(value).sort()) {
+    const field = (value as Record<string, unknown>)[key];
+    if (field === undefined) continue;
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(field)}`;
+  }
+  return `${out}}`;
 }
 
 /**

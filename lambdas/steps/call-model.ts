@@ -64,13 +64,16 @@ export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCal
   // Context compaction (compaction.ts): after one, the prompt and summary open, then the recent turns.
   const view = compactedView(run, turns);
   const messages: Message[] = [{ role: 'user', content: view.opening }];
+  // Calls by turn and position: one pass over them, not one per tool use (a run holds hundreds).
+  const byPosition = new Map<string, ToolCallRecord>();
+  for (const record of calls) if (!byPosition.has(`${record.turn}:${record.call}`)) byPosition.set(`${record.turn}:${record.call}`, record);
   for (const turn of view.turns) {
     withNotes(messages, turn.notes ?? []);
     messages.push({ role: 'assistant', content: turn.content });
     const uses = toolUses(turn);
     if (uses.length === 0) continue;
     const results: ToolResultBlock[] = uses.map((use, index) => {
-      const record = calls.find((call) => call.turn === turn.turn && call.call === index + 1);
+      const record = byPosition.get(`${turn.turn}:${index + 1}`);
       if (!record || record.status !== 'completed' || record.result === undefined) {
         throw new InvalidInputError(`turn: tool call ${index + 1} of turn ${turn.turn} (${use.name}) has no recorded result`);
       }

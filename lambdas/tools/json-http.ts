@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { deadline } from './deadline.js';
 
 /**
  * JSON over HTTP for an agent's tool backends, translating every failure into savepoint's error
@@ -47,8 +48,7 @@ export class JsonHttpClient {
 
   async request<S extends z.ZodType>(method: 'GET' | 'POST', path: string, schema: S, options: JsonRequestOptions = {}): Promise<z.output<S>> {
     const what = `${method} ${path.split('?')[0]}`;
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const limit = deadline(this.#timeoutMs, options.signal);
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
     if (options.idempotencyKey !== undefined) headers['Idempotency-Key'] = options.idempotencyKey;
@@ -60,15 +60,17 @@ export class JsonHttpClient {
         method,
         headers,
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal,
+        signal: limit.signal,
       });
       status = response.status;
       text = await response.text();
     } catch (error) {
       // Whatever ended the call (reset, refused, timeout, the caller's deadline), the provider may
       // or may not have acted: the same call with the same key (or a reconcile) finds out.
-      const reason = timeout.aborted ? `timed out after ${this.#timeoutMs} ms` : options.signal?.aborted ? 'aborted by the caller' : 'network error';
+      const reason = limit.timedOut() ? `timed out after ${this.#timeoutMs} ms` : options.signal?.aborted ? 'aborted by the caller' : 'network error';
       throw new TransientError(`${what} failed: ${reason}: ${describe(error)}`, { cause: error });
+    } finally {
+      limit.done();
     }
 
     if (status >= 200 && status < 300) {
