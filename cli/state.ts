@@ -216,11 +216,3 @@ export function loadTemplate(path: string): CfnTemplateJson {
     throw new UsageError(`cannot read the template ${path}: ${describe(error)}`);
   }
 }
-
-// local/runtime.ts holds the same names: the type checker keeps the two the same (until runtime.ts
-// imports them from local/ledger-files.ts) without this module loading the runtime.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const sameLedgerFiles: Same<typeof LEDGER_PATHS, typeof import('../local/runtime.js').LEDGER_PATHS> &
-  Same<LedgerKind, import('../local/runtime.js').LedgerKind> &
-  Same<typeof LEDGER_TABLE, typeof import('../local/runtime.js').LEDGER_TABLE> = true;
-void sameLedgerFiles;

@@ -37,8 +37,9 @@ import { cachedTemplate, validatedDefinitions } from './template-cache.js';
 import { recoverOrphans } from './watchdog.js';
 import { versionDescription } from './versions.js';
 import { ledgerFacts } from './world-facts.js';
+import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from './ledger-files.js';
 
-export const LEDGER_TABLE = 'savepoint-ledger';
+export { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind };
 
 const LOCAL_TIME_SCALE = 1 / 50;
 /** infra's `States.WaitRetryAfter`, by value: importing infra/ would load the CDK (see template.ts). */
@@ -394,11 +395,6 @@ export function deadlineTimers(clock: Clock, onDue: () => void) {
     },
   };
 }
-
-export type LedgerKind = 'embedded' | 'dynalite';
-
-/** Where each kind of ledger lives in a state directory. */
-export const LEDGER_PATHS = { embedded: 'ledger.jsonl', dynalite: 'ledger' } as const satisfies Record<LedgerKind, string>;
 
 /**
  * The engine's ledger, and the endpoint other processes reach it by: the embedded ledger served
