@@ -44,6 +44,7 @@ import { cachedTemplate, validatedDefinitions } from '../local/template-cache.js
 import { benchStack, runOnce } from './pipeline.js';
 import { benchProcess } from './processes.js';
 import { scriptedModel } from './scripted-model.js';
+import { cliRun, type CliRun } from './cli-rss.js';
 import { median } from './stats.js';
 import { dayWithSteps } from './workload.js';
 
@@ -320,9 +321,15 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   progress(`overhead: the floor, ${steps} steps × ${runs} runs…`);
   const floor = (await rowInProcess({ kind: 'floor', turns: recorded!, steps, runs }, progress)).figures;
   results.push(floor);
+  // The same N steps as a user runs them: `savepoint run` in a process of its own, per ledger.
+  const cliRuns: CliRun[] = [];
+  for (const target of options.ledgers) {
+    progress(`overhead: savepoint run, ${TARGETS[target]}, ${steps} steps…`);
+    cliRuns.push(await cliRun(target, steps));
+  }
 
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results, cliRuns }, null, 2)}\n`);
     return;
   }
   const header = ['', 'ms/step', '× floor', 'CPU ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
@@ -346,6 +353,8 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   console.log(`peak RSS: the row's process after its first ${steps}-step run (startup included), and after all ${WARM_UP_RUNS + runs} runs`);
   console.log(line(header));
   for (const row of rows) console.log(line(row));
+  console.log(`\n\`savepoint run\` (bin/savepoint.js, as \`npm start\` runs it) on the same ${steps}-step day, one fresh process each, the wire-format simulated model:`);
+  for (const run of cliRuns) console.log(`  ${TARGETS[run.ledger].padEnd(30)}  peak RSS ${run.peakRssMb} MB  (whole process, start to report: ${(run.wallMs / 1000).toFixed(2)} s)`);
   for (const result of results) {
     if (result.callsByMethod) console.log(`ledger calls per step, ${result.target}: ${Object.entries(result.callsByMethod).map(([method, calls]) => `${method} ${calls}`).join(', ')}`);
   }
