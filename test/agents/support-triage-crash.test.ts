@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CrashPoint, type CrashPoint as Point } from '../../local/crash.js';
-import { synthesizeTemplate } from '../../local/template.js';
+import { cachedTemplate } from '../../local/template-cache.js';
 import type { Escalation, Inbox, SentMail } from '../../agents/support-triage/domain.js';
 import { KEY_HEADER } from '../../agents/support-triage/domain.js';
 import { ledgerOf, savepoint } from '../crash/helpers.js';
@@ -51,7 +51,7 @@ async function workspace(name: string) {
   const inboxFile = join(root, 'inbox.json');
   const templateFile = join(root, 'template.json');
   writeFileSync(inboxFile, JSON.stringify(inbox));
-  writeFileSync(templateFile, JSON.stringify(await synthesizeTemplate('support-triage')));
+  writeFileSync(templateFile, JSON.stringify(await cachedTemplate('support-triage')));
   const stateDir = join(root, 'state');
   const common = ['--agent', 'support-triage', '--world-data', inboxFile, '--template', templateFile];
   return {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDynamo } from '../../local/dynamo.js';
-import { synthesizeTemplate } from '../../local/template.js';
+import { cachedTemplate } from '../../local/template-cache.js';
 
 /**
  * Nothing silently wrong, through the real CLI as a subprocess: bad input exits 2 naming the file
@@ -23,9 +23,9 @@ const sampleDay = JSON.parse(readFileSync(new URL('../../agents/refund-reconcile
 let template: string;
 
 beforeAll(async () => {
-  // One synthesis for every process below (`--template`), instead of one per process.
+  // One template file for every process below (`--template`), read from the on-disk cache (no synthesis in the worker).
   template = join(root, 'template.json');
-  writeFileSync(template, JSON.stringify(await synthesizeTemplate('refund-reconciler')));
+  writeFileSync(template, JSON.stringify(await cachedTemplate('refund-reconciler')));
 });
 
 /** The agent every command here runs: the refund reconciler (its world data is a day file). */
