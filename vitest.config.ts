@@ -26,7 +26,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'] },
+        // Not isolated either: a fresh module graph per file re-imported the AWS SDK, the
+        // interpreter and the CDK in every file (on test/engine, local, sim, providers and contract:
+        // 75 s of CPU isolated, 38 s not). Files in a worker still run one after another, and each
+        // starts and closes its own stacks, servers and state directories; a test that changes
+        // process-wide state (process.env, fake timers) restores it in its own afterEach.
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'], isolate: false },
       },
     ],
   },

@@ -4,6 +4,9 @@ import type { MailServerOptions } from '../../agents/support-triage/sim/mail-ser
 import type { AgentDefinition } from '../../lambdas/define.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { summarizeHistory } from '../../local/engine.js';
+import { sfnTaskCallbacks } from '../../lambdas/adapters/sfn.js';
+import { createExpireApprovals } from '../../lambdas/steps/approvals.js';
+import { systemClock } from '../../lambdas/steps/ports.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
 import { postDecision, wake, waitFor, wakeOnEngineEvents, wakingLedger } from '../engine/harness.js';
 
@@ -24,6 +27,11 @@ export interface TriageHarness {
   run(input: unknown, name?: string): Promise<Finished>;
   /** Decisions posted by `decide` (awaited before a test checks what they did). */
   decisions: Promise<unknown>[];
+  /**
+   * Runs the ExpireApprovals step now, as the runtime's deadline timer does at a deadline: a test
+   * that moves its clock past a deadline calls this instead of waiting for a real timer or a sweep.
+   */
+  expireDue(): Promise<{ expired: string[] }>;
 }
 
 export type Finished = Awaited<ReturnType<LocalStack['engine']['waitForExecution']>> & {
@@ -55,7 +63,6 @@ export async function startTriage(options: TriageHarnessOptions = {}): Promise<T
     const started = await startLocalStack<TriageWorld>({
       agent: supportTriage as AgentDefinition<any, any, TriageWorld>,
       retryDelayMs: 1,
-      sweepEveryMs: 20,
       world,
       onApproval: (approval) => {
         approvals.push(approval);
@@ -77,6 +84,7 @@ export async function startTriage(options: TriageHarnessOptions = {}): Promise<T
     stack,
     approvals,
     decisions,
+    expireDue: () => createExpireApprovals({ ledger: stack.ledger, callbacks: sfnTaskCallbacks(stack.sfn), clock: clock ?? systemClock, agentName: stack.agent.name })(),
     run: async (input, name = `test-${++runs}`) => {
       const { executionArn } = stack.engine.startExecution({ name, input });
       const description = await stack.engine.waitForExecution(executionArn);

@@ -37,7 +37,7 @@ describe('support triage on the synthesized state machine', () => {
     harness = await startTriage({ clock });
     const { stack } = harness;
     // The angry customer's reply is approved through the approval API; nobody decides the $1,499
-    // one, and the test clock moves past its deadline so the expiry sweep escalates it.
+    // one: the test clock moves past its deadline and the expiry step (what the deadline timer runs) escalates it.
     const people = (async () => {
       const angry = await waitFor(() => harness!.approvals[0]);
       expect(angry).toMatchObject({ toolName: 'send_reply', summary: expect.stringMatching(/^send_reply to dan\.moss@example\.com on tkt_004 \(angry customer\)/) });
@@ -47,6 +47,7 @@ describe('support triage on the synthesized state machine', () => {
       const large = await waitFor(() => harness!.approvals[1]);
       expect(large).toMatchObject({ summary: expect.stringContaining('on tkt_005 (order of $1499.00)'), amount: { minor: 149_900, currency: 'usd' } });
       clock.advance(601_000);
+      expect(await harness!.expireDue()).toEqual({ expired: [large.approvalId] });
     })();
     const finished = await harness.run({ runId: 'inbox', input: sampleInput, config: { approvalTimeoutSeconds: 600 } });
     await people;

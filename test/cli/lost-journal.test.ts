@@ -1,6 +1,6 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { CrashPoint } from '../../local/crash.js';
 import { ledgerOf, providerJournal, savepoint, workspace } from '../crash/helpers.js';
@@ -15,14 +15,29 @@ import { ledgerOf, providerJournal, savepoint, workspace } from '../crash/helper
 const runId = 'refunds-2026-11-28';
 const day = makeSampleDay(11, { plain: 3, already_refunded: 0, mismatch: 0, large: 0 });
 
+let crashed: { stateDir: string; args: (...more: string[]) => string[] };
+beforeAll(async () => {
+  // One run killed after it paid two refunds; each case loses the journal of its own copy of it.
+  crashed = await workspace('lost-journal', day);
+  const killed = await savepoint(crashed.args('run', '--json', '--crash-at', `${CrashPoint.AfterRecord}:issue_refund:2`));
+  expect(killed.signal, killed.stderr).toBe('SIGKILL');
+}, 120_000);
+afterAll(() => rmSync(dirname(crashed.stateDir), { recursive: true, force: true }));
+
+/** A copy of the killed run's state directory. */
+function copy(name: string): { stateDir: string; args: (...more: string[]) => string[] } {
+  const stateDir = `${crashed.stateDir}-${name}`;
+  cpSync(crashed.stateDir, stateDir, { recursive: true });
+  return { stateDir, args: (...more) => crashed.args(...more).map((arg) => (arg === crashed.stateDir ? stateDir : arg)) };
+}
+
 describe('a lost provider journal next to a ledger that remembers payments', { timeout: 120_000 }, () => {
+  // The restore is the same file whichever way it was lost: the first case finishes the run from it.
   it.each([
-    ['deleted', (file: string) => rmSync(file)],
-    ['cut to its first line', (file: string) => writeFileSync(file, `${readFileSync(file, 'utf8').split('\n')[0]}\n`)],
-  ])('%s: resume exits non-zero naming the journal, and pays nothing again', async (_how, lose) => {
-    const { stateDir, args } = await workspace('lost-journal', day);
-    const crashed = await savepoint(args('run', '--json', '--crash-at', `${CrashPoint.AfterRecord}:issue_refund:2`));
-    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    ['deleted', (file: string) => rmSync(file), true],
+    ['cut to its first line', (file: string) => writeFileSync(file, `${readFileSync(file, 'utf8').split('\n')[0]}\n`), false],
+  ])('%s: resume exits non-zero naming the journal, and pays nothing again', async (how, lose, thenRestore) => {
+    const { stateDir, args } = copy(how.replace(/\W+/g, '-'));
     const paid = providerJournal(stateDir).filter((entry) => entry.kind === 'refund');
     expect(paid).toHaveLength(2);
     const before = await ledgerOf(stateDir, runId);
@@ -42,6 +57,7 @@ describe('a lost provider journal next to a ledger that remembers payments', { t
     expect(existsSync(journal) ? readFileSync(journal, 'utf8') : undefined).toBe(kept);
     const after = await ledgerOf(stateDir, runId);
     expect(after.calls).toEqual(before.calls);
+    if (!thenRestore) return;
 
     // Restored, the run finishes and pays each refund once.
     writeFileSync(journal, paid.map((entry) => JSON.stringify(entry)).join('\n') + '\n');

@@ -26,17 +26,25 @@ async function savepoint(...args: string[]): Promise<{ code: number; stdout: str
   }
 }
 
-/** An engine on agent module v<version>, running run `runId` until it waits for its approval; resolves with its exit. */
+/**
+ * An engine on agent module v<version>, running run `runId` until it waits for its approval; resolves with its exit.
+ * It is waited on by its own announcement (`⏸  approval …`, printed once the approval is in the
+ * ledger), not by polling; the commands below then reach it through the CLI, as an operator would.
+ */
 async function engineWaiting(version: number, runId: string): Promise<{ stop: () => Promise<number> }> {
-  const engine = spawn(process.execPath, [bin, ...dir, 'run', '--agent', agent(version), '--input', JSON.stringify({ id: runId }), '--run-id', runId, '--approve', 'wait', '--approval-timeout', '600'], { stdio: 'ignore' });
+  const engine = spawn(process.execPath, [bin, ...dir, 'run', '--agent', agent(version), '--input', JSON.stringify({ id: runId }), '--run-id', runId, '--approve', 'wait', '--approval-timeout', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
   engines.push(engine);
   const exited = new Promise<number>((resolve) => engine.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : -1))));
-  // Another process: it is seen through the CLI (the state directory's published endpoints), as an operator would.
-  for (;;) {
-    const listed = await savepoint('approvals', '--json');
-    if (listed.code === 0 && (JSON.parse(listed.stdout) as { approvals: { runId: string }[] }).approvals.some((approval) => approval.runId === runId)) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const watch = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/⏸ +approval apv_/.test(output)) resolve();
+    };
+    engine.stdout!.on('data', watch);
+    engine.stderr!.on('data', watch);
+    void exited.then((code) => reject(new Error(`the engine on v${version} exited (${code}) before asking for an approval:\n${output}`)));
+  });
   return { stop: () => (engine.kill('SIGTERM'), exited) };
 }
 

@@ -1,13 +1,15 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDay } from '../../agents/refund-reconciler/day-file.js';
+import { ErrorNames } from '../../lambdas/shared/errors.js';
 import { startDynamo } from '../../local/dynamo.js';
-import { synthesizeTemplate } from '../../local/template.js';
+import { cachedTemplate } from '../../local/template-cache.js';
 
 /**
  * Nothing silently wrong, through the real CLI as a subprocess: bad input exits 2 naming the file
@@ -23,9 +25,9 @@ const sampleDay = JSON.parse(readFileSync(new URL('../../agents/refund-reconcile
 let template: string;
 
 beforeAll(async () => {
-  // One synthesis for every process below (`--template`), instead of one per process.
+  // One template file for every process below (`--template`), read from the on-disk cache (no synthesis in the worker).
   template = join(root, 'template.json');
-  writeFileSync(template, JSON.stringify(await synthesizeTemplate('refund-reconciler')));
+  writeFileSync(template, JSON.stringify(await cachedTemplate('refund-reconciler')));
 });
 
 /** The agent every command here runs: the refund reconciler (its world data is a day file). */
@@ -106,7 +108,7 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     return JSON.stringify(day);
   };
 
-  it.each([
+  const CASES: [string, () => string, RegExp][] = [
     ['a missing file', () => join(root, 'no-such-day.json'), /cannot read the day file .*no-such-day\.json: no such file or directory/],
     ['a directory', () => root, /cannot read the day file .*: it is a directory/],
     ['an empty file', () => dayFile('empty.json', ''), /day file .*empty\.json is empty/],
@@ -125,7 +127,17 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
       () => dayFile('huge-amount.json', withField((day) => (day.orders[0].totalCents = 1e15))),
       /invalid day file .*huge-amount\.json: orders\.0\.totalCents: Too big/,
     ],
-  ])('%s', async (_case, path, message) => {
+  ];
+  // Every case against the agent's own check (what the CLI calls before it makes anything); three
+  // kinds (unreadable, not JSON, a field) also through the CLI process: exit 2, one sentence, no
+  // state. A process per case would prove the same mapping ten times over (~1.5 s of CPU each).
+  const THROUGH_THE_CLI = ['a missing file', 'a file that is not JSON', 'an impossible date'];
+
+  it.each(CASES)('%s: invalid input naming the file', (_case, path, message) => {
+    expect(() => loadDay(path())).toThrow(expect.objectContaining({ name: ErrorNames.InvalidInput, message: expect.stringMatching(message) }));
+  });
+
+  it.each(CASES.filter(([name]) => THROUGH_THE_CLI.includes(name)))('%s: exit 2 through the CLI', async (_case, path, message) => {
     const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
     const result = await savepoint('--state-dir', stateDir, 'run', '--template', template, '--world-data', path());
     expect(result.code, result.stderr).toBe(2);
@@ -134,10 +146,8 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     expect(existsSync(stateDir)).toBe(false); // nothing made, no day kept
   });
 
-  it.each([
-    ['2026-13-45', /date: 2026-13-45 is not a calendar date: month 13 is not 01–12/],
-    ['2026-02-30', /date: 2026-02-30 is not a calendar date: February 2026 has days 01–28/],
-  ])('--date %s', async (date, message) => {
+  // One date through the CLI: the calendar's every rule is test/unit/dates.test.ts's.
+  it.each([['2026-13-45', /date: 2026-13-45 is not a calendar date: month 13 is not 01–12/]])('--date %s', async (date, message) => {
     const result = await savepoint('run', '--memory', '--template', template, '--input', JSON.stringify({ date }));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
@@ -205,18 +215,32 @@ describe('a state directory that cannot be used is one sentence and exit 2', () 
 });
 
 describe('one owner per state directory, and stop signals that save the run', () => {
-  const stateDir = join(root, 'state');
-  const dir = ['--state-dir', stateDir];
   const runId = 'refunds-2026-11-28';
-  const leftBehind = () => ['owner.lock', 'engine.json'].filter((name) => existsSync(join(stateDir, name)));
+  const leftBehind = (stateDir: string) => ['owner.lock', 'engine.json'].filter((name) => existsSync(join(stateDir, name)));
+  /** A state directory with run `runId` saved by a SIGTERM, as the tests below find it: each works on a copy of its own. */
+  let saved: string;
+  beforeAll(async () => {
+    saved = join(root, 'saved');
+    const run = background('--state-dir', saved, 'run', '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
+    await run.saw(/— execution/);
+    run.child.kill('SIGTERM');
+    expect(await run.exited, run.output()).toBe(143);
+  });
+  const copyOfSaved = (name: string) => {
+    const stateDir = join(root, name);
+    cpSync(saved, stateDir, { recursive: true });
+    return { stateDir, dir: ['--state-dir', stateDir] };
+  };
 
   it('SIGTERM during startup leaves nothing half-made: no run, no lock, no day, a status that says so', async () => {
+    const stateDir = join(root, 'killed-at-startup');
+    const dir = ['--state-dir', stateDir];
     const run = background(...dir, 'run', '--template', template);
     await run.saw(/starting the local stack/);
     run.child.kill('SIGTERM');
     expect(await run.exited, run.output()).toBe(143);
     expect(run.output()).toMatch(/SIGTERM before the run started: stopped/);
-    expect(leftBehind()).toEqual([]);
+    expect(leftBehind(stateDir)).toEqual([]);
     expect(existsSync(join(stateDir, 'world-data.json'))).toBe(false);
     const status = await savepoint(...dir, 'status', runId);
     expect(status.stderr).not.toMatch(/Requested resource not found/);
@@ -224,6 +248,8 @@ describe('one owner per state directory, and stop signals that save the run', ()
   });
 
   it('two runs started at once: one runs, the other exits 2 naming the owner, with no "Database is closed"', async () => {
+    const stateDir = join(root, 'contested-state');
+    const dir = ['--state-dir', stateDir];
     const first = background(...dir, 'run', '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
     const second = background(...dir, 'run', '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
     const loser = await Promise.race([first.exited.then(() => first), second.exited.then(() => second)]);
@@ -237,7 +263,7 @@ describe('one owner per state directory, and stop signals that save the run', ()
     winner.child.kill('SIGTERM');
     expect(await winner.exited, winner.output()).toBe(143);
     expect(winner.output()).toMatch(`SIGTERM received — the run is saved; resume it with \`savepoint resume ${runId}\``);
-    expect(leftBehind()).toEqual([]);
+    expect(leftBehind(stateDir)).toEqual([]);
     const status = await savepoint(...dir, 'status', runId, '--json');
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ runId, status: 'running' });
@@ -247,17 +273,19 @@ describe('one owner per state directory, and stop signals that save the run', ()
     ['SIGHUP', 129],
     ['SIGINT', 130],
   ] as const)('%s during a resume saves the run too (exit %i)', async (signal, code) => {
+    const { stateDir, dir } = copyOfSaved(`resumed-${signal}`);
     const resume = background(...dir, 'resume', runId, '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
     await resume.saw(/\(resumed\) — execution/);
     resume.child.kill(signal);
     expect(await resume.exited, resume.output()).toBe(code);
     expect(resume.output()).toMatch(`the run is saved; resume it with \`savepoint resume ${runId}\``);
-    expect(leftBehind()).toEqual([]);
+    expect(leftBehind(stateDir)).toEqual([]);
   });
 
   it('a stale lock and engine.json naming a live but unrelated pid are not obeyed', async () => {
     // This test process is alive and unrelated. One stale lock points at an endpoint nobody
     // listens on; the other at one that answers another nonce.
+    const { stateDir, dir } = copyOfSaved('stale-lock');
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
     const closedUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/`;
@@ -282,6 +310,7 @@ describe('one owner per state directory, and stop signals that save the run', ()
   });
 
   it('payments recovers a journal torn by a kill mid-append, and says so', async () => {
+    const { stateDir, dir } = copyOfSaved('torn-journal');
     const journal = join(stateDir, 'payments.jsonl');
     const before = readFileSync(journal, 'utf8');
     appendFileSync(journal, '{"kind":"refund","key":"torn-by-a-kill","finger');

@@ -6,7 +6,7 @@ import { secretSealer, type LedgerSealer } from '../../lambdas/ledger/seal.js';
 import { outputDescription } from '../../infra/durable-agent.js';
 import { outputsFromTemplate, startCfnEndpoint } from '../../local/cfn-endpoint.js';
 import { LEDGER_TABLE } from '../../local/runtime.js';
-import { synthesizeTemplate } from '../../local/template.js';
+import { cachedTemplate } from '../../local/template-cache.js';
 import type { Harness } from '../engine/harness.js';
 
 /**
@@ -76,7 +76,7 @@ export async function serveStack(harness: Harness): Promise<ServedStack> {
     [outputDescription('refund-reconciler', 'LedgerSealSecretArn')]: SEAL_SECRET_ARN,
     [outputDescription('refund-reconciler', 'ApprovalApiUrl')]: approvalsUrl,
   };
-  const template = await synthesizeTemplate('refund-reconciler');
+  const template = await cachedTemplate('refund-reconciler');
   const cfn = await startCfnEndpoint([{ stackName: 'Savepoint', outputs: outputsFromTemplate(template as never, (description) => values[description]) }]);
   const env = {
     ...process.env,

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { duplicatePayments, sampleDay, startHarness, waitFor, type Harness } from '../engine/harness.js';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import { duplicatePayments, startHarness, waitFor, type Harness } from '../engine/harness.js';
 import { serveStack, stackSealer, type ServedStack } from './served-stack.js';
 
 /**
@@ -13,13 +14,19 @@ import { serveStack, stackSealer, type ServedStack } from './served-stack.js';
 const exec = promisify(execFile);
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
 
+/**
+ * What the stack path needs and no more (the sample day's 25 requests are the engine tests'): two
+ * plain refunds, one mismatch, and two large ones for the approve and the reject.
+ */
+const sampleDay = makeSampleDay(7, { plain: 2, already_refunded: 0, mismatch: 1, large: 2 });
+
 let harness: Harness;
 let served: ServedStack;
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   // The DynamoDB ledger, as on AWS: the CLI reads it with the real DynamoDB client.
-  harness = await startHarness({ ledger: 'dynalite', sealer: stackSealer() });
+  harness = await startHarness({ ledger: 'dynalite', sealer: stackSealer(), day: sampleDay });
   served = await serveStack(harness);
   env = served.env;
 });
@@ -63,7 +70,7 @@ describe('the CLI against a deployed stack', () => {
     await harness.stack.engine.waitForExecution(executionArn);
 
     const status = await savepoint('status', runId, '--json');
-    expect(JSON.parse(status.stdout)).toMatchObject({ lifecycle: 'completed', status: 'succeeded', summary: { issued: 17, escalated: 1 } });
+    expect(JSON.parse(status.stdout)).toMatchObject({ lifecycle: 'completed', status: 'succeeded', summary: { requests: 5, issued: 3, flagged: 2, escalated: 1 } }); // flagged: the mismatch and the rejected one
     expect(duplicatePayments(harness.stack)).toEqual([]);
     const runs = JSON.parse((await savepoint('runs', '--status', 'succeeded', '--json')).stdout) as { runs: { runId: string; execution: string }[] };
     expect(runs.runs.find((run) => run.runId === runId)?.execution).toMatch(/^https:\/\/us-east-1\.console\.aws\.amazon\.com\/states\/home\?region=us-east-1#\/v2\/executions\/details\/arn:/);

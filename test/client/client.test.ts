@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { approvalApiDecider, createClient, lifecycleOf, type SavepointClient } from '../../client/index.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../engine/harness.js';
@@ -9,7 +9,8 @@ let client: SavepointClient;
 // Looks again as soon as the event loop has turned: no timed sleep.
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-beforeAll(async () => {
+// A stack (and a world) per test: a run's refunds would otherwise be paid already when another test's run starts.
+beforeEach(async () => {
   harness = await startHarness();
   client = createClient({
     ledger: harness.stack.ledger,
@@ -20,7 +21,7 @@ beforeAll(async () => {
     pause: nextTick,
   });
 });
-afterAll(() => harness.stack.close());
+afterEach(() => harness.stack.close());
 
 describe('the lifecycle', () => {
   it.each([

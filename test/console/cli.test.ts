@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { synthesizeTemplate } from '../../local/template.js';
+import { cachedTemplate } from '../../local/template-cache.js';
 
 /**
  * `savepoint run` serves the console in its process and prints its address; `savepoint console`
@@ -21,7 +21,7 @@ const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
   template = join(root, 'template.json');
-  writeFileSync(template, JSON.stringify(await synthesizeTemplate('refund-reconciler')));
+  writeFileSync(template, JSON.stringify(await cachedTemplate('refund-reconciler')));
 });
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');

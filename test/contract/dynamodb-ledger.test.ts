@@ -4,7 +4,8 @@ import { DeleteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from 
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
-import { ledgerTableFromTemplate, synthesizeTemplate } from '../../local/template.js';
+import { ledgerTableFromTemplate } from '../../local/template.js';
+import { cachedTemplate } from '../../local/template-cache.js';
 import { describeLedgerContract } from './ledger.contract.js';
 
 // The DynamoDB ledger on dynalite (in memory) with the real SDK: the conditional writes that deploy.
@@ -15,7 +16,7 @@ let tables = 0;
 beforeAll(async () => {
   dynamo = await startDynamo();
   // The keys and indexes of the synthesized template, so the table is the one that deploys.
-  const template = await synthesizeTemplate();
+  const template = await cachedTemplate('agent');
   table = (name) => ledgerTableFromTemplate(template, name);
 });
 afterAll(async () => dynamo.close());

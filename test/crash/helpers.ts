@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { openLedger } from '../../cli/state.js';
 import type { Day } from '../../agents/refund-reconciler/domain.js';
 import type { ToolCallRecord } from '../../lambdas/ledger/records.js';
-import { synthesizeTemplate } from '../../local/template.js';
+import { cachedTemplate } from '../../local/template-cache.js';
 
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
 
@@ -56,7 +56,7 @@ export async function workspace(name: string, day: Day): Promise<{ stateDir: str
   const dayFile = join(root, 'day.json');
   const templateFile = join(root, 'template.json');
   writeFileSync(dayFile, JSON.stringify(day));
-  writeFileSync(templateFile, JSON.stringify(await synthesizeTemplate('refund-reconciler')));
+  writeFileSync(templateFile, JSON.stringify(await cachedTemplate('refund-reconciler')));
   const stateDir = join(root, 'state');
   return { stateDir, args: (...more) => ['--state-dir', stateDir, ...more, '--agent', 'refund-reconciler', '--world-data', dayFile, '--template', templateFile] };
 }

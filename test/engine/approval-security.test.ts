@@ -1,5 +1,5 @@
 import { SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { localUser } from '../../local/approval-api.js';
 import { postDecision, postLinkDecision, sampleDay, startHarness, waitFor, type Harness } from './harness.js';
 
@@ -13,16 +13,17 @@ const bob = 'bob@example.com';
 let harness: Harness;
 let finished: ReturnType<Harness['run']>;
 
-beforeAll(async () => {
-  harness = await startHarness({ approvals: { approvers: [alice, bob], policy: { separationOfDuties: true, secondApproverAboveMinor: 70_000 } } });
-  finished = harness.run({ runId: 'security', input: { date: sampleDay.date }, startedBy: alice, config: { approvalTimeoutSeconds: 3600 } });
-});
-afterAll(async () => harness.stack.close());
-
 const linkOf = (index: number, approver: string) => harness.requested[index]!.links.find((link) => link.approver === approver)!.url;
 const tamper = (url: string) => url.replace(/link=(.)/, (_m, c: string) => `link=${c === 'A' ? 'B' : 'A'}`);
 
 describe('deciding is authenticated and the policy holds', () => {
+  // A stack and a run per test: each test reaches the approval it needs itself.
+  beforeEach(async () => {
+    harness = await startHarness({ approvals: { approvers: [alice, bob], policy: { separationOfDuties: true, secondApproverAboveMinor: 70_000 } } });
+    finished = harness.run({ runId: 'security', input: { date: sampleDay.date }, startedBy: alice, config: { approvalTimeoutSeconds: 3600 } });
+  });
+  afterEach(async () => harness.stack.close());
+
   it('refuses, with a clear status and changing nothing, then records one decision by two approvers', async () => {
     const { stack } = harness;
     await waitFor(() => harness.requested[0]);
@@ -46,6 +47,10 @@ describe('deciding is authenticated and the policy holds', () => {
 
   it('does not pay what a record written past the callback "approves"', async () => {
     const { stack } = harness;
+    // The first approval ($725.00) decided as the policy wants it: a second approver after bob.
+    await waitFor(() => harness.requested[0]);
+    expect(await postLinkDecision(linkOf(0, bob), { decision: 'approve' })).toMatchObject({ status: 202 });
+    expect(await postDecision(stack, harness.approvals[0]!.approvalId, { decision: 'approve' })).toMatchObject({ status: 200 });
     const approval = await waitFor(() => harness.approvals[1]);
     // Someone with write access to the table and SendTaskSuccess, but not the decision key.
     const stored = (await stack.ledger.getApproval(approval.runId, approval.turn, approval.call))!;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/agent/report.js';
-import { synthesizeTemplate } from '../../local/template.js';
+import { cachedTemplate } from '../../local/template-cache.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { duplicatePayments, postDecision, startHarness, waitFor, type Harness } from './harness.js';
 
@@ -153,7 +153,7 @@ describe('the watchdog', () => {
 });
 
 async function withLongerModelTimeout() {
-  const template = (await synthesizeTemplate()) as { Resources: Record<string, { Type: string; Properties?: { DefinitionString?: { 'Fn::Join': [string, unknown[]] } } }> };
+  const template = (await cachedTemplate('agent')) as { Resources: Record<string, { Type: string; Properties?: { DefinitionString?: { 'Fn::Join': [string, unknown[]] } } }> };
   const machine = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')!;
   const parts = machine.Properties!.DefinitionString!['Fn::Join'][1];
   const changed = parts.map((part) => (typeof part === 'string' ? part.replace('"TimeoutSeconds":90', '"TimeoutSeconds":95') : part));

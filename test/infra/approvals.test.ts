@@ -1,7 +1,6 @@
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { exampleStack } from '../../infra/example.js';
+import { exampleTemplate } from './example-template.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 
 type Resource = { Type: string; Properties: Record<string, any> };
@@ -9,8 +8,7 @@ let template: Template;
 let resources: Record<string, Resource>;
 
 beforeAll(() => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  template = Template.fromStack(exampleStack(app));
+  template = exampleTemplate();
   resources = template.toJSON().Resources as Record<string, Resource>;
 });
 

@@ -3,7 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_SERVICE_ERRORS } from '../../infra/agent-state-machine.js';
-import { exampleStack } from '../../infra/example.js';
+import { exampleTemplate } from './example-template.js';
 import { INDEX_PROJECTIONS, NON_TOKEN_PARTITIONS, RUNNING_RUNS_PROJECTION } from '../../infra/ledger-table.js';
 import { AlarmIds } from '../../infra/observability.js';
 import { SavepointStack } from '../../infra/stack.js';
@@ -19,8 +19,7 @@ let resources: Record<string, { Type: string; Properties: Record<string, any> }>
 let states: Record<string, { Type: string; Retry?: Retrier[]; Parameters?: Record<string, unknown> }>;
 
 beforeAll(() => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  template = Template.fromStack(exampleStack(app));
+  template = exampleTemplate();
   resources = template.toJSON().Resources;
   const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
   const parts = (machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];

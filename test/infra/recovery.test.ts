@@ -3,14 +3,13 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LedgerTable } from '../../infra/ledger-table.js';
 import { RunRecovery } from '../../infra/recovery.js';
-import { exampleStack } from '../../infra/example.js';
+import { exampleTemplate } from './example-template.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 
 let template: Template;
 
 beforeAll(() => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  template = Template.fromStack(exampleStack(app));
+  template = exampleTemplate();
 });
 
 /** The logical id of the one Lambda function that runs `step`. */

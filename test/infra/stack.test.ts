@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { exampleStack } from '../../infra/example.js';
+import { exampleTemplate } from './example-template.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
 import { Steps } from '../../lambdas/shared/steps.js';
@@ -21,8 +21,7 @@ let states: Record<string, State>;
 let definition: { StartAt: string; States: Record<string, State>; QueryLanguage?: string };
 
 beforeAll(() => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  template = Template.fromStack(exampleStack(app));
+  template = exampleTemplate();
   const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
   // The definition is a Fn::Join of strings, the partition and function ARNs.
   const parts = (machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];

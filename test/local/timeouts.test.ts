@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AslDefinition } from '../../local/asl.js';
 import { LocalEngine } from '../../local/engine.js';
 
@@ -17,7 +17,21 @@ const definition: AslDefinition = {
   },
 };
 
-describe.concurrent('task timeouts', () => {
+/** Resolves once the execution has recorded an event of `type` (the engine's own history events, no polling). */
+function recorded(engine: LocalEngine, type: string): Promise<void> {
+  return new Promise((resolve) => {
+    const off = engine.on((event) => {
+      if (event.type === type) off(), resolve();
+    });
+  });
+}
+
+// Time skipping: the engine's task timers and clock are the fake timers', moved by the test; its own
+// yields (setImmediate) and promises stay real. Nothing here waits in real time.
+describe('task timeouts', () => {
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] }));
+  afterEach(() => vi.useRealTimers());
+
   it('records TaskTimedOut, fails with States.Timeout (not matched by States.TaskFailed), and expires the token', async () => {
   let token = '';
   const engine = new LocalEngine({
@@ -25,7 +39,12 @@ describe.concurrent('task timeouts', () => {
     stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:t',
     tasks: { 'Wait for it': { waitForTaskToken: true, invoke: async (p) => void (token = (p as { token: string }).token) } },
   });
+  const submitted = recorded(engine, 'TaskSubmitted');
   const { executionArn } = engine.startExecution({});
+  await submitted;
+  vi.advanceTimersByTime(999);
+  expect(engine.describeExecution(executionArn).status).toBe('RUNNING');
+  vi.advanceTimersByTime(1);
   const done = await engine.waitForExecution(executionArn);
   expect(done).toMatchObject({ status: 'FAILED', error: 'States.Timeout' });
   const types = engine.getExecutionHistory(executionArn).map((e) => e.type);
@@ -55,14 +74,19 @@ describe.concurrent('task timeouts', () => {
     stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:hb',
     tasks: { Beat: { waitForTaskToken: true, invoke: async (p) => void (token = (p as { token: string }).token) } },
   });
+  const submitted = recorded(engine, 'TaskSubmitted');
   const { executionArn } = engine.startExecution({});
-  await new Promise((resolve) => setTimeout(resolve, 600));
-  engine.sendTaskHeartbeat(token); // pushes the deadline to ~1.6 s
+  await submitted;
+  vi.advanceTimersByTime(600);
+  engine.sendTaskHeartbeat(token); // pushes the deadline to 1.6 s
+  vi.advanceTimersByTime(999);
+  expect(engine.getExecutionHistory(executionArn).map((e) => e.type)).not.toContain('TaskTimedOut');
+  vi.advanceTimersByTime(1);
   const done = await engine.waitForExecution(executionArn);
   expect(JSON.parse(done.output!).missed.Error).toBe('States.HeartbeatTimeout');
   const timedOut = engine.getExecutionHistory(executionArn).find((e) => e.type === 'TaskTimedOut');
   expect(timedOut?.taskTimedOutEventDetails?.error).toBe('States.HeartbeatTimeout');
-  expect(timedOut!.timestamp.getTime() - engine.describeExecution(executionArn).startDate.getTime()).toBeGreaterThanOrEqual(1500);
+  expect(timedOut!.timestamp.getTime() - engine.describeExecution(executionArn).startDate.getTime()).toBe(1600);
   expect(() => engine.sendTaskHeartbeat(token)).toThrow(expect.objectContaining({ name: 'TaskTimedOut' }));
   await engine.close();
 });

@@ -29,7 +29,7 @@ describe('context compaction', () => {
   it('keeps input tokens per turn bounded after compaction, and the ledger rebuilds exactly what was sent', async () => {
     const requests: MessageRequest[] = [];
     const agent = counterAgent({ calls: 120, perTurn: 1, contextWindow: WINDOW, compaction: { share: SHARE, keepRecentTurns: 3 }, onRequest: (r) => requests.push(structuredClone(r)) });
-    stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
+    stack = await startLocalStack({ agent, retryDelayMs: 1 });
     const run = await finished(stack, 'compact-1');
     expect(run.status).toBe('succeeded');
     expect(run.toolCalls).toBe(120);
@@ -116,7 +116,7 @@ describe('context compaction', () => {
 
   it('repeats no write after compaction: every write is kept verbatim in the summary', async () => {
     const { agent, paid } = payer();
-    stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
+    stack = await startLocalStack({ agent, retryDelayMs: 1 });
     const run = await finished(stack, 'pay-1');
     const { turns } = await stack.ledger.listConversation('pay-1');
     expect(turns.filter((turn) => turn.compaction).length).toBeGreaterThanOrEqual(2);
@@ -126,7 +126,7 @@ describe('context compaction', () => {
 
   it('(control) the same agent with a compaction that keeps nothing pays an id twice', async () => {
     const { agent, paid } = payer(() => '');
-    stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
+    stack = await startLocalStack({ agent, retryDelayMs: 1 });
     await finished(stack, 'pay-2');
     const { turns } = await stack.ledger.listConversation('pay-2');
     expect(turns.some((turn) => turn.compaction)).toBe(true);

@@ -33,7 +33,7 @@ async function waitForRun(s: LocalStack, runId: string, executionArn: string) {
 
 describe('continue-as-new', () => {
   it(`runs ${CALLS} tool calls through several executions, each under the history threshold`, async () => {
-    stack = await startLocalStack({ agent: counterAgent({ calls: CALLS, perTurn: PER_TURN, contextWindow: WINDOW, compaction: { share: 0.5, keepRecentTurns: 3 } }), retryDelayMs: 1, sweepEveryMs: 1_000 });
+    stack = await startLocalStack({ agent: counterAgent({ calls: CALLS, perTurn: PER_TURN, contextWindow: WINDOW, compaction: { share: 0.5, keepRecentTurns: 3 } }), retryDelayMs: 1 });
     const started = Date.now();
     const { executionArn } = stack.engine.startExecution({ name: 'long-1', input: { runId: 'long-1', input: { id: 'a' }, config: { historyEventsBeforeHandoff: THRESHOLD } } });
     const run = await waitForRun(stack, 'long-1', executionArn);

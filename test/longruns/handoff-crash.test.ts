@@ -58,7 +58,7 @@ describe('continue-as-new under crashes at the handoff', () => {
     const crash = crashInjector({ at: { point: HandoffRecorded as never, tool: undefined, nth: 1 } }, () => {
       throw new Crash('the Lambda process died after the handoff record');
     });
-    const stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000, crash, decorateLedger: wakingLedger });
+    const stack = await startLocalStack({ agent, retryDelayMs: 1, crash, decorateLedger: wakingLedger });
     stacks.push(stack);
     const { executionArn } = stack.engine.startExecution({ name: 'crash-a', input: request('crash-a') });
     const run = await finished(stack, 'crash-a');
@@ -81,12 +81,12 @@ describe('continue-as-new under crashes at the handoff', () => {
       throw new Crash('killed');
     });
     // Nobody sees the dead process's executions end: no EventBridge recovery in this one.
-    const first = await startLocalStack({ agent, stateDir, retryDelayMs: 1, sweepEveryMs: 1_000, crash, recovery: false });
+    const first = await startLocalStack({ agent, stateDir, retryDelayMs: 1, crash, recovery: false });
     first.engine.startExecution({ name: 'crash-b', input: request('crash-b') });
     await death;
     await first.close();
 
-    const second = await startLocalStack({ agent, stateDir, retryDelayMs: 1, sweepEveryMs: 1_000, decorateLedger: wakingLedger });
+    const second = await startLocalStack({ agent, stateDir, retryDelayMs: 1, decorateLedger: wakingLedger });
     stacks.push(second);
     const before = (await second.ledger.getRun('crash-b'))!;
     expect(before.executionArn.endsWith(':crash-b-c1')).toBe(true); // the record names a successor that never ran
@@ -98,7 +98,7 @@ describe('continue-as-new under crashes at the handoff', () => {
   }, 150_000);
 
   it('a predecessor that dies after its successor started: recovery starts the successor again by name, which starts nothing new', async () => {
-    const stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000, decorateLedger: wakingLedger });
+    const stack = await startLocalStack({ agent, retryDelayMs: 1, decorateLedger: wakingLedger });
     stacks.push(stack);
     stack.engine.startExecution({ name: 'crash-c', input: request('crash-c') });
     await finished(stack, 'crash-c');

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MessageRequest } from '../../lambdas/agent/messages.js';
 import type { ApprovalRecord, RunRecord } from '../../lambdas/ledger/records.js';
 import { codeFingerprint } from '../../lambdas/steps/versions.js';
@@ -13,17 +13,19 @@ import { orderOf, versionedAgent } from './versioned-agent.js';
  * Deploys that do not rewrite live runs (issue 14), on the synthesized state machine in the local
  * engine: runs parked on an approval while v2 is "deployed" finish on v1; new runs start on the
  * newest version; a migration is refused unless the new version declares the run's compatible,
- * and when allowed it moves the run, recorded, and the run continues on the new code.
+ * and when allowed it moves the run, recorded, and the run continues on the new code. Each test
+ * sets up the scene it needs on a stack of its own (runs parked on v1, then the deploys), so none
+ * depends on another's runs or order.
  */
 describe('versions: a deploy does not rewrite live runs', () => {
-  const payments: string[] = [];
-  const requests: MessageRequest[] = [];
-  const v1 = versionedAgent({ version: '1', payments, onRequest: (request) => requests.push(request) });
-  const v2 = versionedAgent({ version: '2', payments });
-  const v3 = versionedAgent({ version: '3', compatibleWith: ['1'], payments });
+  let payments: string[];
+  let requests: MessageRequest[];
+  let v1: ReturnType<typeof versionedAgent>;
+  let v2: ReturnType<typeof versionedAgent>;
+  let v3: ReturnType<typeof versionedAgent>;
   const fingerprint = (agent: typeof v1) => codeFingerprint(agent, 'dev')(agent.model);
-  const waiting = new Map<string, (approval: ApprovalRecord) => void>();
-  const approvals = new Map<string, Promise<ApprovalRecord>>();
+  let waiting: Map<string, (approval: ApprovalRecord) => void>;
+  let approvals: Map<string, Promise<ApprovalRecord>>;
   const approvalOf = (runId: string) => {
     let found = approvals.get(runId);
     if (!found) approvals.set(runId, (found = new Promise((resolve) => waiting.set(runId, resolve))));
@@ -32,12 +34,19 @@ describe('versions: a deploy does not rewrite live runs', () => {
   let stack: LocalStack;
   let events: (HistoryEvent & { executionArn: string })[];
 
-  beforeAll(async () => {
+  beforeEach(async () => {
+    payments = [];
+    requests = [];
+    v1 = versionedAgent({ version: '1', payments, onRequest: (request) => requests.push(request) });
+    v2 = versionedAgent({ version: '2', payments });
+    v3 = versionedAgent({ version: '3', compatibleWith: ['1'], payments });
+    waiting = new Map();
+    approvals = new Map();
     stack = await startLocalStack({ agent: v1, retryDelayMs: 1, onApproval: (approval) => (approvalOf(approval.runId), waiting.get(approval.runId)?.(approval)) });
     events = [];
     stack.engine.on((event) => events.push(event));
   });
-  afterAll(() => stack?.close());
+  afterEach(() => stack?.close());
 
   /** Resolves at the first history event of `executionArn` that matches (already recorded or to come). */
   const eventOf = (executionArn: string, matches: (event: HistoryEvent) => boolean) =>
@@ -57,30 +66,39 @@ describe('versions: a deploy does not rewrite live runs', () => {
   const conversation = (runId: string) => stack.ledger.listConversation(runId);
   const client = () => createClient({ ledger: stack.ledger, sfn: stack.sfn, stateMachineArn: stack.stateMachineArn, pause: () => new Promise((resolve) => setImmediate(resolve)) });
 
-  let a: string;
-  let c: string;
-  let b: string;
+  /** Starts a run and waits until it waits on its approval. */
+  const parked = async (runId: string, name: string) => {
+    const executionArn = start(runId, name);
+    await Promise.all([approvalOf(runId), waitsForApproval(executionArn)]);
+    return executionArn;
+  };
+  /** The scene most tests start from: run-a and run-c parked on v1, then v2 deployed. */
+  const parkedOnV1ThenV2 = async () => {
+    const [a, c] = await Promise.all([parked('run-a', 'a-1'), parked('run-c', 'c-1')]);
+    expect(stack.deploy(v2)).toBe(2);
+    return { a, c };
+  };
+  const approve = async (runId: string) => expect((await postDecision(stack, (await approvalOf(runId)).approvalId, { decision: 'approve' })).status).toBe(200);
 
   it('runs started on v1 wait on their approvals on version 1', async () => {
-    a = start('run-a', 'a-1');
-    c = start('run-c', 'c-1');
-    await Promise.all([approvalOf('run-a'), approvalOf('run-c'), waitsForApproval(a), waitsForApproval(c)]);
+    const [a, c] = await Promise.all([parked('run-a', 'a-1'), parked('run-c', 'c-1')]);
     expect(stack.engine.versionOf(a).number).toBe(1);
+    expect(stack.engine.versionOf(c).number).toBe(1);
     expect((await run('run-a')).fingerprint).toBe(fingerprint(v1));
     expect((await run('run-a')).agentVersion).toBe('1');
   });
 
   it('after v2 is deployed, a new run starts on v2 and is bound to its fingerprint', async () => {
-    expect(stack.deploy(v2)).toBe(2);
+    const { a } = await parkedOnV1ThenV2();
     expect(fingerprint(v2)).not.toBe(fingerprint(v1));
-    b = start('run-b', 'b-1');
-    await Promise.all([approvalOf('run-b'), waitsForApproval(b)]);
+    const b = await parked('run-b', 'b-1');
     expect(stack.engine.versionOf(b).number).toBe(2);
     expect(stack.engine.versionOf(a).number).toBe(1);
     expect(await run('run-b')).toMatchObject({ fingerprint: fingerprint(v2), agentVersion: '2' });
   });
 
   it('refuses to migrate a run to a version that does not declare it compatible, naming why, and changes nothing', async () => {
+    const { c } = await parkedOnV1ThenV2();
     const before = await run('run-c');
     await expect(client().migrate('run-c', { to: '2', by: 'ops@example.com' })).rejects.toThrow(
       'run run-c cannot be migrated to version 2: version 2 does not declare version 1 compatible (it declares no compatibleWith); the run finishes on version 1',
@@ -91,8 +109,8 @@ describe('versions: a deploy does not rewrite live runs', () => {
   });
 
   it('the v1 run, approved after the deploy, finishes on v1: every turn recorded by v1 code, no v2 tool offered', async () => {
-    const approval = await approvalOf('run-a');
-    expect((await postDecision(stack, approval.approvalId, { decision: 'approve' })).status).toBe(200);
+    const { a } = await parkedOnV1ThenV2();
+    await approve('run-a');
     const ended = await stack.engine.waitForExecution(a);
     expect(ended.status).toBe('SUCCEEDED');
     const finished = await run('run-a');
@@ -107,8 +125,9 @@ describe('versions: a deploy does not rewrite live runs', () => {
   });
 
   it('the v2 run finishes on v2, with its new tool', async () => {
-    const approval = await approvalOf('run-b');
-    expect((await postDecision(stack, approval.approvalId, { decision: 'approve' })).status).toBe(200);
+    await parkedOnV1ThenV2();
+    const b = await parked('run-b', 'b-1');
+    await approve('run-b');
     expect((await stack.engine.waitForExecution(b)).status).toBe('SUCCEEDED');
     const { turns, calls } = await conversation('run-b');
     expect(new Set(turns.map((turn) => turn.fingerprint))).toEqual(new Set([fingerprint(v2)]));
@@ -116,6 +135,9 @@ describe('versions: a deploy does not rewrite live runs', () => {
   });
 
   it('a run continued by recovery or a handoff starts on the version its execution runs, not the newest', async () => {
+    const { a } = await parkedOnV1ThenV2();
+    await approve('run-a');
+    expect((await stack.engine.waitForExecution(a)).status).toBe('SUCCEEDED');
     const starter = sfnStarter(stack.sfn, stack.stateMachineArn);
     const continued = await starter.start('a-continued', JSON.stringify({ runId: 'run-a', input: { id: 'run-a' } }), { sameVersionAs: a });
     expect(stack.engine.versionOf(continued.executionArn).number).toBe(1);
@@ -127,6 +149,7 @@ describe('versions: a deploy does not rewrite live runs', () => {
 
   it('a resume through the client starts on the run’s own version; forced, on the newest', async () => {
     // run-c waits on v1 while v2 is the newest: a resume joins it on version 1 (a duplicate of a live run: nothing to do).
+    const { c } = await parkedOnV1ThenV2();
     const resumed = await client().start({ runId: 'run-c', input: { id: 'run-c' } });
     expect(stack.engine.versionOf(resumed.executionArn).number).toBe(1);
     expect((await stack.engine.waitForExecution(resumed.executionArn)).status).toBe('SUCCEEDED');
@@ -137,6 +160,7 @@ describe('versions: a deploy does not rewrite live runs', () => {
   });
 
   it('migrates a run to a version that declares it compatible: recorded, and the run continues on the new code', async () => {
+    const { c } = await parkedOnV1ThenV2();
     expect(stack.deploy(v3)).toBe(3);
     const view = await client().migrate('run-c', { to: '3', by: 'ops@example.com' });
     const migrated = await run('run-c');

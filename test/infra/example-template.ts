@@ -1,0 +1,15 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { exampleStack } from '../../infra/example.js';
+
+let synthesized: Record<string, unknown> | undefined;
+
+/**
+ * The example app's stack with its defaults, synthesized once per test worker (seconds of CPU each
+ * time) for every infra file that asserts on it. Each call gets its own copy: no file can change
+ * what another one sees.
+ */
+export function exampleTemplate(): Template {
+  synthesized ??= Template.fromStack(exampleStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }))).toJSON();
+  return Template.fromJSON(structuredClone(synthesized));
+}
