@@ -106,10 +106,14 @@ afterAll(async () => {
 });
 
 describe('the console on a deployed stack', () => {
-  // First: on this day the refund run waits for a person at once (a later run finds the refunds it may pay paid already).
   it('kills a run waiting for a person, as the operator, and refuses posts without the token or from another origin', async () => {
+    // A run that asks a person at once, whatever the other tests' runs paid already: its step budget
+    // is spent after two steps and it asks for more.
     const runId = 'stack-console-kill';
-    const { executionArn } = harness.stack.engine.startExecution({ name: runId, input: { runId, input: sampleInput, config: { approvalTimeoutSeconds: 3600 } } });
+    const { executionArn } = harness.stack.engine.startExecution({
+      name: runId,
+      input: { runId, input: sampleInput, config: { approvalTimeoutSeconds: 3600, maxSteps: 2, onBudgetExceeded: 'ask' } },
+    });
     await waitFor(() => harness.approvals.find((approval) => approval.runId === runId));
 
     expect((await fetch(`${origin}/api/runs/${runId}/kill`, { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: '{}' })).status).toBe(403);
@@ -232,6 +236,8 @@ describe('the console on a deployed stack', () => {
 
     const resumed = await post(`runs/${runId}/resume`, {});
     expect(resumed).toMatchObject({ status: 200, body: { ok: true, executionArn: expect.stringContaining(`:${runId}-`) } });
+    // Still shares the world with the hand-off test: it finishes without a person only because
+    // that test's run paid the refunds that ask for one (a world per test would end that).
     await waitForChain(harness.stack.engine, harness.stack.ledger, runId, resumed.body.executionArn);
     expect((await harness.stack.ledger.getRun(runId))!.status).toBe('succeeded');
     const chain = (await get(`runs/${runId}`)).executions as ExecutionLink[];
