@@ -1,3 +1,4 @@
+import { screenshotPath } from './screenshots.js';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { duplicatePayments, postDecision, sampleDay, startHarness, waitFor, type
  */
 const CHROMIUM = [process.env['CHROMIUM_PATH'], '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path));
 if (!CHROMIUM) console.warn('approval page browser test SKIPPED: no chromium (apt-get install -y chromium, or set CHROMIUM_PATH)');
-const SCREENSHOT = new URL('../../docs/approval-page.png', import.meta.url).pathname;
+const SCREENSHOT = screenshotPath('approval-page.png');
 
 let harness: Harness;
 let browser: Browser;

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { screenshotPath } from '../browser/screenshots.js';
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startLocalConsole } from '../../console/local.js';
@@ -18,7 +19,6 @@ import { counterAgent } from '../longruns/counter-agent.js';
  */
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
-const docs = new URL('../../docs/', import.meta.url);
 const CALLS = 40;
 const HOLD_AT = 36;
 const RUN = 'chain-1';
@@ -48,7 +48,6 @@ describe.skipIf(!haveChromium)('the execution chain in the console', () => {
     server = await startLocalConsole(stack);
     page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     page.setDefaultTimeout(120_000);
-    mkdirSync(docs, { recursive: true });
   }, 120_000);
   afterAll(async () => {
     release?.();
@@ -88,7 +87,7 @@ describe.skipIf(!haveChromium)('the execution chain in the console', () => {
     const handoff = page.locator('[data-testid=state-machine] [data-state=Handoff] text.counts');
     await expect(handoff.textContent()).resolves.toContain(`entered ${n - 1} `);
     await page.locator('[data-testid=state-machine] [data-state=CallTool] rect.current').waitFor();
-    await page.screenshot({ path: new URL('console-chain.png', docs).pathname, fullPage: false });
+    await page.screenshot({ path: screenshotPath('console-chain.png'), fullPage: false });
     await page.locator('[data-testid=graph-execution]').selectOption(run.executions[0]!.split(':').pop()!);
     await page.locator('[data-testid=state-machine] [data-state=Handoff] text.counts', { hasText: 'entered 1 ' }).waitFor();
     await page.locator('[data-testid=graph-execution]').selectOption('');

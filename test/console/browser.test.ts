@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { screenshotPath } from '../browser/screenshots.js';
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { approvalApiDecider, createClient, type SavepointClient } from '../../client/index.js';
@@ -14,7 +15,6 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
-const docs = new URL('../../docs/', import.meta.url);
 
 let harness: Harness;
 let client: SavepointClient;
@@ -59,7 +59,6 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     // Waits are on page conditions; a run on this shared machine takes its time between two approvals.
     page.setDefaultTimeout(150_000);
-    mkdirSync(docs, { recursive: true });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -87,7 +86,7 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     expect(await page.locator('[data-testid=timeline] > li[data-step]').count()).toBe(steps);
     await expect(page.locator('[data-testid=timeline]').textContent()).resolves.toContain('list_refund_requests');
     await page.locator('[data-testid=state-machine] [data-state=RequestApproval] rect.current').waitFor();
-    await page.screenshot({ path: new URL('console-run.png', docs).pathname, fullPage: false });
+    await page.screenshot({ path: screenshotPath('console-run.png'), fullPage: false });
 
     // Approve every approval from the page, each after its confirmation, until the run is done.
     const approvedIds: string[] = [];
@@ -148,7 +147,7 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     await page.goto(`${server.origin}/#/`);
     await page.locator(`tr[data-run="${runId}"] [data-testid=run-status]`, { hasText: 'killed' }).waitFor();
     await page.locator(`tr[data-run="${RUN}"] [data-testid=run-status]`, { hasText: 'succeeded' }).waitFor();
-    await page.screenshot({ path: new URL('console-runs.png', docs).pathname });
+    await page.screenshot({ path: screenshotPath('console-runs.png') });
   }, 180_000);
 
   it('refuses a POST from the page without the token, and from a foreign origin', async () => {
