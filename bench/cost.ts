@@ -35,7 +35,7 @@ interface Measured {
 }
 
 async function measure(promptCaching: boolean): Promise<Measured> {
-  const stack = await benchStack({ day, template, failRate: 0, seed: 1, promptCaching, retryDelayMs: 1, sweepEveryMs: 50 });
+  const stack = await benchStack({ day, template, failRate: 0, seed: 1, promptCaching, retryDelayMs: 1 });
   try {
     const runId = `cost-${promptCaching ? 'cached' : 'uncached'}`;
     // Approvals expire unanswered (after 1 s) in both runs: the same decisions, no person needed.

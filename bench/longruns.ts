@@ -15,7 +15,7 @@ const WINDOW = 4_000;
 
 for (const compaction of [false, true]) {
   const agent = counterAgent({ calls, perTurn: 1, ...(compaction && { contextWindow: WINDOW, compaction: { share: 0.5, keepRecentTurns: 3 } }) });
-  const stack = await startLocalStack({ agent, retryDelayMs: 1, sweepEveryMs: 1_000 });
+  const stack = await startLocalStack({ agent, retryDelayMs: 1 });
   try {
     const started = Date.now();
     const runId = `bench-${compaction ? 'compact' : 'plain'}`;

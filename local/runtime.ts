@@ -113,11 +113,6 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * `false` turns the status-change rule off (the benchmark's restart-from-scratch baseline).
    */
   readonly recovery?: RecoveryPolicy | false;
-  /**
-   * An extra sweep of pending approvals against their deadlines, every this many ms. Not needed:
-   * each pending approval arms one timer at its deadline. @default none
-   */
-  readonly sweepEveryMs?: number;
   readonly clock?: Clock;
   readonly codeVersion?: string;
   /** A new approval waits for a person: the event approvers are told (with a signed link each). */
@@ -324,11 +319,6 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
 
     // The approvals an earlier process left pending expire on time too.
     for (const approval of await ledger.listPendingApprovals()) deadlines.arm(approval);
-    if (options.sweepEveryMs !== undefined) {
-      const sweep = setInterval(expireDue, options.sweepEveryMs);
-      sweep.unref();
-      closers.push(() => clearInterval(sweep));
-    }
 
     return {
       agent,
