@@ -213,7 +213,9 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const stop = stack.engine.on((event) => print(event));
 
   // The watchdog: runs a dead process left running are resumed (this command resumes its own).
-  const recovered = (await stack.recoverOrphans({ except: runId })).filter((result) => result.action !== 'ignored');
+  // A run whose record fails verification is named and left as it is (`savepoint verify` says more).
+  const onDamaged = (damagedRunId: string, error: Error) => progress(`savepoint: watchdog: left run ${damagedRunId} as it is — ${error.message}`);
+  const recovered = (await stack.recoverOrphans({ except: runId, onDamaged })).filter((result) => result.action !== 'ignored');
   for (const result of recovered) {
     progress(
       result.action === 'recovered'

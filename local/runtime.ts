@@ -346,7 +346,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         return number;
       },
       /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
-      recoverOrphans: (options: { except?: string } = {}) =>
+      recoverOrphans: (options: { except?: string; onDamaged?: (runId: string, error: Error) => void } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfn), recover: createRecoverRun(recoverDeps), clock, ...options }),
       close,
     };

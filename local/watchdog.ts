@@ -15,11 +15,16 @@ export async function recoverOrphans(deps: {
   clock: Clock;
   /** A run the caller resumes itself. */
   except?: string;
+  /**
+   * Told of a running run whose record fails verification, which is then not recovered (nothing in
+   * it can be trusted) while the others are. Without it, such a run's Ledger.IntegrityError is thrown.
+   */
+  onDamaged?: (runId: string, error: Error) => void;
 }): Promise<RecoverResult[]> {
   // One instant for the whole sweep: with the ARN, the key that makes this sweep's recovery of a run happen once.
   const foundAt = deps.clock.now().toISOString();
   const results: RecoverResult[] = [];
-  for (const run of await deps.ledger.listRunningRuns()) {
+  for (const run of await deps.ledger.listRunningRuns(deps.onDamaged && { onDamaged: deps.onDamaged })) {
     if (run.runId === deps.except || (await deps.executions.isRunning(run.executionArn))) continue;
     results.push(await deps.recover({ runId: run.runId, executionArn: run.executionArn, status: 'LOST', endedAt: foundAt }));
   }

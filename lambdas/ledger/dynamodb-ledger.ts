@@ -9,7 +9,7 @@ import {
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { BreakerState } from '../guards/breaker.js';
-import { checkStepWant, type ApprovalDecision, type AttachOptions, type Ledger, type StepRead, type StepWant } from './ledger.js';
+import { checkStepWant, type ApprovalDecision, type AttachOptions, type Ledger, type ListRunningRunsOptions, type StepRead, type StepWant } from './ledger.js';
 import {
   approvalSkOf,
   BUDGET_FIELDS,
@@ -30,6 +30,7 @@ import {
   type TurnRecord,
 } from './records.js';
 import type { LedgerSealer } from './seal.js';
+import { LedgerIntegrityError } from '../shared/errors.js';
 
 /** Names of the table's secondary indexes; infra/ creates them with the same constants. */
 export const LedgerIndexes = {
@@ -644,12 +645,24 @@ export class DynamoDbLedger implements Ledger {
 
   // ── the runs marked running, without a scan ─────────────────────────────────────────────
 
-  async listRunningRuns(): Promise<RunRecord[]> {
+  async listRunningRuns(options: ListRunningRunsOptions = {}): Promise<RunRecord[]> {
     // The index projects only the run id (a run record changes at every step; a full copy in the
     // index would be rewritten with it): each run is then read itself, consistently, and checked
     // again (the index is eventually consistent).
     const keys = await this.queryAll({ IndexName: LedgerIndexes.runningRuns, KeyConditionExpression: 'runningRun = :running', ExpressionAttributeValues: { ':running': RUNNING } });
-    const runs = await Promise.all(keys.map((key) => this.getRun((key as { runId: string }).runId)));
+    const runs = await Promise.all(
+      keys.map(async (key) => {
+        const { runId } = key as { runId: string };
+        try {
+          return await this.getRun(runId);
+        } catch (error) {
+          // Each run's record is verified alone: a damaged one is named, the others still listed.
+          if (!(error instanceof LedgerIntegrityError) || !options.onDamaged) throw error;
+          options.onDamaged(runId, error);
+          return undefined;
+        }
+      }),
+    );
     return runs.filter((run): run is RunRecord => run?.status === 'running').sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   }
 }

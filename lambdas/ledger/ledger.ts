@@ -1,4 +1,5 @@
 import type { BreakerState, BreakerStore } from '../guards/breaker.js';
+import type { LedgerIntegrityError } from '../shared/errors.js';
 import type {
   ApprovalRecord,
   GuardEvent,
@@ -194,8 +195,13 @@ export interface Ledger extends BreakerStore {
   /**
    * The runs whose status is `running`, newest first: what the sweeper and the watchdog check.
    * A keyed query on DynamoDB (the sparse `runningRuns` index), never a scan.
+   *
+   * A run whose record fails verification is never listed: with `onDamaged` it is named there and
+   * the others are listed (one damaged record must not stop every other run's recovery); without,
+   * its `Ledger.IntegrityError` is thrown. (The embedded ledger verifies its whole log when it
+   * opens, so it has no damaged record to name here.)
    */
-  listRunningRuns(): Promise<RunRecord[]>;
+  listRunningRuns(options?: ListRunningRunsOptions): Promise<RunRecord[]>;
 
   /**
    * The task token an approval's execution waits on, undefined when none was stored. On DynamoDB
@@ -213,4 +219,9 @@ export interface ApprovalDecision {
   decisionMac?: string;
   waitedMs?: number;
   linkId?: string;
+}
+
+export interface ListRunningRunsOptions {
+  /** Called with each running run whose record fails verification, instead of throwing. */
+  onDamaged?: (runId: string, error: LedgerIntegrityError) => void;
 }

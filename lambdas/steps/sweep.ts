@@ -88,7 +88,10 @@ export function createSweep(deps: SweepDeps) {
       orphanedApprovals: [],
       summary: '',
     };
-    const runs = (await deps.ledger.listRunningRuns()).filter((run) => ours(deps, run.agent)).slice(0, deps.maxRuns ?? 1000);
+    // A run whose record fails verification cannot be trusted, nor recovered: it needs a person
+    // (named in `failed`, which the RunsNeedingAttention alarm counts), and the others are swept.
+    const listed = await deps.ledger.listRunningRuns({ onDamaged: (runId, error) => result.failed.push({ runId, error: `${error.name}: ${error.message}` }) });
+    const runs = listed.filter((run) => ours(deps, run.agent)).slice(0, deps.maxRuns ?? 1000);
     for (const run of runs) {
       result.checked += 1;
       try {

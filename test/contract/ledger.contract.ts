@@ -807,6 +807,23 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         expect(await afterDamage(under, () => {}, verified)).toMatch(new RegExp(`ledger integrity: (run r1, record ${record}|.*ledger\\.jsonl)`));
       });
 
+      it('lists the running runs it can trust, and names a damaged one to onDamaged, or throws without it', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.createRun(run('r2'));
+        const alterSteps = (items: Map<string, Record<string, unknown>>) => {
+          items.get('RUN')!['steps'] = 7;
+        };
+        const listed = await afterDamage(under, alterSteps, async (on) => {
+          const damaged: string[] = [];
+          const runs = await on.listRunningRuns({ onDamaged: (runId, error) => damaged.push(`${runId}: ${error.name}`) });
+          return `listed ${runs.map((listedRun) => listedRun.runId).join(',')}; damaged ${damaged.join(',')}`;
+        });
+        // DynamoDB verifies each run's record alone: r2 is listed, r1 named. The embedded log is one
+        // chain: the file is refused as a whole when it opens, naming it.
+        expect(listed).toMatch(/^(listed r2; damaged r1: Ledger\.IntegrityError|Ledger\.IntegrityError: ledger integrity: .*ledger\.jsonl.*)$/);
+        expect(await afterDamage(under, () => {}, (on) => on.listRunningRuns().then(() => 'listed'))).toMatch(/^Ledger\.IntegrityError: ledger integrity: /);
+      });
+
       it.each([
         ['a missing turn', 'TURN#0002', (items: Map<string, Record<string, unknown>>) => items.delete('TURN#0002')],
         ['a missing last turn', 'TURN#0003', (items: Map<string, Record<string, unknown>>) => {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { RunConfig, ZERO_COUNTERS, type ApprovalRecord, type RunRecord } from '../../lambdas/ledger/records.js';
 import { createSweep, type ExecutionDescription } from '../../lambdas/steps/sweep.js';
+import type { ListRunningRunsOptions } from '../../lambdas/ledger/ledger.js';
+import { LedgerIntegrityError } from '../../lambdas/shared/errors.js';
 
 const ARN = (name: string) => `arn:aws:states:us-east-1:1:execution:Savepoint-refund-reconciler:${name}`;
 const now = new Date('2026-11-30T03:00:00.000Z');
@@ -140,6 +142,33 @@ describe('the sweeper', () => {
     const result = await sweep();
     expect(result.failed).toEqual([{ runId: 'bad', error: 'ThrottlingException: Rate exceeded' }]);
     expect(result.recovered.map((r) => r.runId)).toEqual(['good']);
+  });
+
+  it('names a run whose record fails verification as needing a person, and sweeps the others', async () => {
+    const ledger = EmbeddedLedger.open();
+    await ledger.createRun(run('good'));
+    // What the DynamoDB ledger reports of a run record altered behind its back (the contract suite
+    // shows it on dynalite): the run is named to onDamaged and left out of the list.
+    const sweep = createSweep({
+      agent: { name: 'refund-reconciler' },
+      ledger: {
+        listRunningRuns: async (options?: ListRunningRunsOptions) => {
+          options?.onDamaged?.('altered', new LedgerIntegrityError({ runId: 'altered', record: 'RUN' }, 'its seal does not match its content and key'));
+          return ledger.listRunningRuns();
+        },
+        getRun: (runId) => ledger.getRun(runId),
+        recordRecovery: (...args) => ledger.recordRecovery(...args),
+        finishRun: (...args) => ledger.finishRun(...args),
+        listPendingApprovals: () => ledger.listPendingApprovals(),
+      },
+      executions: { describe: async () => ({ status: 'FAILED', stopDate: '2026-11-30T02:31:00.000Z' }) },
+      starter: { start: async (name) => ({ executionArn: ARN(name) }) },
+      clock: { now: () => now },
+    });
+    const result = await sweep();
+    expect(result.failed).toEqual([{ runId: 'altered', error: 'Ledger.IntegrityError: ledger integrity: run altered, record RUN fails verification: its seal does not match its content and key' }]);
+    expect(result.recovered.map((recovered) => recovered.runId)).toEqual(['good']);
+    expect(result.summary).toContain('altered');
   });
 
   it('counts the approvals waiting, the age of the oldest, and reports those whose execution is gone', async () => {
