@@ -253,10 +253,13 @@ program
   .action((options: { status?: string; since?: string; limit: string; json: boolean }) =>
     withClient('runs', undefined, undefined, async ({ ledger, link }) => {
       const filter = parseOrThrow(RunsFilter, options, 'options');
-      const runs = (await ledger.listRuns(filter.limit))
+      // A run whose record fails verification is named, not listed (nothing in it can be trusted).
+      const damaged: { runId: string; error: string }[] = [];
+      const runs = (await ledger.listRuns(filter.limit, { onDamaged: (runId, error) => damaged.push({ runId, error: error.message }) }))
         .filter((run) => (!filter.status || run.status === filter.status) && (!filter.since || run.createdAt >= filter.since))
         .map((run) => ({ runId: run.runId, agent: run.agent, status: run.status, steps: run.steps, dollars: run.costMicros / 1_000_000, createdAt: run.createdAt, execution: link(run.executionArn) }));
-      if (options.json) return printJson({ runs });
+      for (const { runId, error } of damaged) err(`savepoint: run ${runId} is not listed: ${error} (savepoint verify ${runId})`);
+      if (options.json) return printJson({ runs, ...(damaged.length > 0 && { damaged }) });
       out(runs.length === 0 ? 'no runs' : runs.map((run) => `${run.runId.padEnd(32)} ${run.status.padEnd(9)} ${String(run.steps).padStart(5)} steps  $${run.dollars.toFixed(4).padStart(9)}  ${run.createdAt}  ${run.execution}`).join('\n'));
     }),
   );

@@ -163,8 +163,11 @@ export function createClient(parts: ClientParts): SavepointClient {
         const report = await verifyRun(parts.ledger, runs);
         return report.problems.length === 1 && report.records === 0 && /there is no run record/.test(report.problems[0]!) ? undefined : [report];
       }
+      // A run whose record fails is verified (and reported) like the others, not the end of the listing.
+      const damaged: string[] = [];
+      const listed = await parts.ledger.listRuns(1_000, { onDamaged: (runId) => damaged.push(runId) });
       const reports: RunVerification[] = [];
-      for (const run of await parts.ledger.listRuns(1_000)) reports.push(await verifyRun(parts.ledger, run.runId));
+      for (const runId of [...damaged, ...listed.map((run) => run.runId)]) reports.push(await verifyRun(parts.ledger, runId));
       return reports;
     },
 

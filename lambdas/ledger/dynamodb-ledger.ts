@@ -9,7 +9,7 @@ import {
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { BreakerState } from '../guards/breaker.js';
-import { checkStepWant, type ApprovalDecision, type AttachOptions, type Ledger, type ListRunningRunsOptions, type StepRead, type StepWant } from './ledger.js';
+import { checkStepWant, type ApprovalDecision, type AttachOptions, type Ledger, type DamagedRunOptions, type StepRead, type StepWant } from './ledger.js';
 import {
   approvalSkOf,
   BUDGET_FIELDS,
@@ -102,7 +102,7 @@ export class DynamoDbLedger implements Ledger {
     return this.get<RunRecord>(runKey(runId));
   }
 
-  async listRuns(limit = 100): Promise<RunRecord[]> {
+  async listRuns(limit = 100, options: DamagedRunOptions = {}): Promise<RunRecord[]> {
     // A scan is fine for the handful of runs a ledger holds per day; a `byKind` index is the
     // upgrade path when it is not.
     const items: RunRecord[] = [];
@@ -118,7 +118,10 @@ export class DynamoDbLedger implements Ledger {
         }),
       );
       const sealer = await this.seals();
-      items.push(...((page.Items ?? []) as Item[]).map((item) => this.verified(sealer, item) as unknown as RunRecord));
+      for (const item of (page.Items ?? []) as Item[]) {
+        const run = this.trusted(sealer, item, options);
+        if (run) items.push(run as unknown as RunRecord);
+      }
       start = page.LastEvaluatedKey;
     } while (start && items.length < limit);
     return items.sort((a, b) => b.createdAt.localeCompare(a.createdAt)).slice(0, limit).map(strip);
@@ -567,6 +570,15 @@ export class DynamoDbLedger implements Ledger {
     return item ? (strip(item) as T) : undefined;
   }
 
+  /** A listed run's item once verified; a damaged one goes to `onDamaged` (undefined) when it is given. */
+  private trusted(sealer: LedgerSealer, item: Item, options: DamagedRunOptions): Item | undefined {
+    try {
+      return this.verified(sealer, item);
+    } catch (error) {
+      return damaged(String(item['runId']), error, options);
+    }
+  }
+
   /** The item, once its seal is verified (a LedgerIntegrityError naming the record otherwise). */
   private verified(sealer: LedgerSealer, item: Item): Item {
     sealer.verify({ pk: String(item['pk']), sk: String(item['sk']) }, item, item['seal']);
@@ -645,7 +657,7 @@ export class DynamoDbLedger implements Ledger {
 
   // ── the runs marked running, without a scan ─────────────────────────────────────────────
 
-  async listRunningRuns(options: ListRunningRunsOptions = {}): Promise<RunRecord[]> {
+  async listRunningRuns(options: DamagedRunOptions = {}): Promise<RunRecord[]> {
     // The index projects only the run id (a run record changes at every step; a full copy in the
     // index would be rewritten with it): each run is then read itself, consistently, and checked
     // again (the index is eventually consistent).
@@ -656,15 +668,22 @@ export class DynamoDbLedger implements Ledger {
         try {
           return await this.getRun(runId);
         } catch (error) {
-          // Each run's record is verified alone: a damaged one is named, the others still listed.
-          if (!(error instanceof LedgerIntegrityError) || !options.onDamaged) throw error;
-          options.onDamaged(runId, error);
-          return undefined;
+          return damaged(runId, error, options);
         }
       }),
     );
     return runs.filter((run): run is RunRecord => run?.status === 'running').sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   }
+}
+
+/**
+ * Each run's record is verified alone in a listing: a damaged one is named to `onDamaged` and left
+ * out, so that it does not hide the others; without `onDamaged` (and for any other error) it throws.
+ */
+function damaged(runId: string, error: unknown, options: DamagedRunOptions): undefined {
+  if (!(error instanceof LedgerIntegrityError) || !options.onDamaged) throw error;
+  options.onDamaged(runId, error);
+  return undefined;
 }
 
 /** A chunk of a large value: `BLOB#<runId>` / `<digest>#<index>` (sorts in chunk order). */

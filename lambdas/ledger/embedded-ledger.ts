@@ -209,6 +209,7 @@ export class EmbeddedLedger implements Ledger {
     return this.read(runKey(runId));
   }
 
+  // Every record here was verified when the log was opened: no run to name to `onDamaged`.
   async listRuns(limit = 100): Promise<RunRecord[]> {
     const runs: Item<RunRecord>[] = [];
     for (const partition of this.partitions.values()) {

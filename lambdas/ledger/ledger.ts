@@ -58,7 +58,11 @@ export interface Ledger extends BreakerStore {
   /** Creates the run record; `false` when a run with this id exists already (nothing is written). */
   createRun(run: RunRecord): Promise<boolean>;
   getRun(runId: string): Promise<RunRecord | undefined>;
-  listRuns(limit?: number): Promise<RunRecord[]>;
+  /**
+   * The newest runs. A run whose record fails verification is named to `onDamaged` and left out, or
+   * its `Ledger.IntegrityError` thrown without it (as `listRunningRuns`).
+   */
+  listRuns(limit?: number, options?: DamagedRunOptions): Promise<RunRecord[]>;
   /**
    * Marks `executionArn` as the execution driving the run (a resume appends a new one). With
    * `previousArn`, only if that execution still drives it: `undefined` when another one took over
@@ -201,7 +205,7 @@ export interface Ledger extends BreakerStore {
    * its `Ledger.IntegrityError` is thrown. (The embedded ledger verifies its whole log when it
    * opens, so it has no damaged record to name here.)
    */
-  listRunningRuns(options?: ListRunningRunsOptions): Promise<RunRecord[]>;
+  listRunningRuns(options?: DamagedRunOptions): Promise<RunRecord[]>;
 
   /**
    * The task token an approval's execution waits on, undefined when none was stored. On DynamoDB
@@ -221,7 +225,7 @@ export interface ApprovalDecision {
   linkId?: string;
 }
 
-export interface ListRunningRunsOptions {
-  /** Called with each running run whose record fails verification, instead of throwing. */
+export interface DamagedRunOptions {
+  /** Called with each run whose record fails verification, instead of throwing. */
   onDamaged?: (runId: string, error: LedgerIntegrityError) => void;
 }

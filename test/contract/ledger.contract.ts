@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BreakerState } from '../../lambdas/guards/breaker.js';
 import { BlobIntegrityError, parseBlobRef, readResult, resolveResults, storeResult } from '../../lambdas/ledger/blobs.js';
-import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { DamagedRunOptions, Ledger } from '../../lambdas/ledger/ledger.js';
+import { createClient } from '../../client/index.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
 import {
   RunConfig,
@@ -807,7 +808,10 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         expect(await afterDamage(under, () => {}, verified)).toMatch(new RegExp(`ledger integrity: (run r1, record ${record}|.*ledger\\.jsonl)`));
       });
 
-      it('lists the running runs it can trust, and names a damaged one to onDamaged, or throws without it', async () => {
+      it.each([
+        ['listRunningRuns', (on: Ledger, options?: DamagedRunOptions) => on.listRunningRuns(options)],
+        ['listRuns', (on: Ledger, options?: DamagedRunOptions) => on.listRuns(100, options)],
+      ])('%s lists the runs it can trust, and names a damaged one to onDamaged, or throws without it', async (_method, list) => {
         await ledger.createRun(run('r1'));
         await ledger.createRun(run('r2'));
         const alterSteps = (items: Map<string, Record<string, unknown>>) => {
@@ -815,13 +819,30 @@ export function describeLedgerContract(name: string, makeLedger: () => Promise<L
         };
         const listed = await afterDamage(under, alterSteps, async (on) => {
           const damaged: string[] = [];
-          const runs = await on.listRunningRuns({ onDamaged: (runId, error) => damaged.push(`${runId}: ${error.name}`) });
+          const runs = await list(on, { onDamaged: (runId, error) => damaged.push(`${runId}: ${error.name}`) });
           return `listed ${runs.map((listedRun) => listedRun.runId).join(',')}; damaged ${damaged.join(',')}`;
         });
         // DynamoDB verifies each run's record alone: r2 is listed, r1 named. The embedded log is one
         // chain: the file is refused as a whole when it opens, naming it.
         expect(listed).toMatch(/^(listed r2; damaged r1: Ledger\.IntegrityError|Ledger\.IntegrityError: ledger integrity: .*ledger\.jsonl.*)$/);
-        expect(await afterDamage(under, () => {}, (on) => on.listRunningRuns().then(() => 'listed'))).toMatch(/^Ledger\.IntegrityError: ledger integrity: /);
+        expect(await afterDamage(under, () => {}, (on) => list(on).then(() => 'listed'))).toMatch(/^Ledger\.IntegrityError: ledger integrity: /);
+      });
+
+      it("the client's verify of every run reports a damaged run among the others instead of stopping at it", async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.createRun(run('r2'));
+        const reported = await afterDamage(
+          under,
+          (items) => {
+            items.get('RUN')!['steps'] = 7;
+          },
+          async (on) =>
+            ((await createClient({ ledger: on }).verify('all')) ?? [])
+              .map((report) => `${report.runId}: ${report.problems.length === 0 ? 'OK' : report.problems.join('; ')}`)
+              .sort()
+              .join('\n'),
+        );
+        expect(reported).toMatch(/^(r1: ledger integrity: run r1, record RUN fails verification: .*\nr2: OK|Ledger\.IntegrityError: ledger integrity: .*ledger\.jsonl.*)$/);
       });
 
       it.each([

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { RunConfig, ZERO_COUNTERS, type ApprovalRecord, type RunRecord } from '../../lambdas/ledger/records.js';
 import { createSweep, type ExecutionDescription } from '../../lambdas/steps/sweep.js';
-import type { ListRunningRunsOptions } from '../../lambdas/ledger/ledger.js';
+import type { DamagedRunOptions } from '../../lambdas/ledger/ledger.js';
 import { LedgerIntegrityError } from '../../lambdas/shared/errors.js';
 
 const ARN = (name: string) => `arn:aws:states:us-east-1:1:execution:Savepoint-refund-reconciler:${name}`;
@@ -152,7 +152,7 @@ describe('the sweeper', () => {
     const sweep = createSweep({
       agent: { name: 'refund-reconciler' },
       ledger: {
-        listRunningRuns: async (options?: ListRunningRunsOptions) => {
+        listRunningRuns: async (options?: DamagedRunOptions) => {
           options?.onDamaged?.('altered', new LedgerIntegrityError({ runId: 'altered', record: 'RUN' }, 'its seal does not match its content and key'));
           return ledger.listRunningRuns();
         },
