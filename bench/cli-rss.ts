@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { nodeProcess } from './processes.js';
 import { dayWithSteps } from './workload.js';
 
 const BIN = new URL('../bin/savepoint.js', import.meta.url).pathname;
@@ -30,14 +30,7 @@ export async function cliRun(ledger: keyof typeof CLI_LEDGERS, steps: number): P
     writeFileSync(dayFile, JSON.stringify(dayWithSteps(steps).day));
     const args = ['--import', PEAK_RSS, BIN, '--state-dir', join(root, 'state'), 'run', '--agent', 'refund-reconciler', '--world-data', dayFile, '--json', ...CLI_LEDGERS[ledger]];
     const started = performance.now();
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (chunk: Buffer) => (out += chunk));
-      child.stderr.on('data', (chunk: Buffer) => (err += chunk));
-      child.on('exit', (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
-    });
+    const { code, stdout, stderr } = await nodeProcess(args);
     const wallMs = performance.now() - started;
     const rss = /^savepoint-bench-peak-rss-kb (\d+)$/m.exec(stderr);
     if (code !== 0 || !rss) throw new Error(`savepoint run (${ledger}) ended with code ${code}: ${stderr.slice(-2000)}`);

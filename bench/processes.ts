@@ -1,17 +1,31 @@
 import { spawn } from 'node:child_process';
 
+export interface ProcessEnd {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface ProcessHandlers {
+  /** Each line it prints on stdout, as it comes. */
+  onLine?: (line: string) => void;
+  /** Everything it printed on stderr so far, with the process, to kill it. */
+  onStderr?: (text: string, kill: () => void) => void;
+}
+
 /**
- * Runs a benchmark script (`bench/<file>.ts`) as its own process with a JSON job. `onLine` gets
- * each line it prints on stdout, `onStderr` everything it prints on stderr (with the process, to
- * kill it). Resolves with how it ended.
+ * Runs a benchmark script (`bench/<file>.ts`) as its own process with a JSON job. Resolves with
+ * how it ended.
  */
-export function benchProcess(
-  file: string,
-  job: object,
-  handlers: { onLine?: (line: string) => void; onStderr?: (text: string, kill: () => void) => void } = {},
-): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+export function benchProcess(file: string, job: object, handlers: ProcessHandlers = {}): Promise<ProcessEnd> {
+  return nodeProcess(['--import', 'tsx', new URL(file, import.meta.url).pathname, JSON.stringify(job)], handlers);
+}
+
+/** Runs `node <args>` with what it prints collected (stdin closed). Resolves with how it ended. */
+export function nodeProcess(args: string[], handlers: ProcessHandlers = {}): Promise<ProcessEnd> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', new URL(file, import.meta.url).pathname, JSON.stringify(job)], {
+    const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     });

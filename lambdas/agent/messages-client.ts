@@ -1,7 +1,7 @@
 import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { toAnthropicParams } from '../models/anthropic-params.js';
-import { deadline } from '../tools/deadline.js';
+import { deadline } from '../shared/deadline.js';
 import { MessageResponse, type MessageRequest, type ModelClient } from './messages.js';
 
 export interface HttpMessagesClientOptions {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { deadline } from './deadline.js';
+import { deadline } from '../shared/deadline.js';
 
 /**
  * JSON over HTTP for an agent's tool backends, translating every failure into savepoint's error

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { deadline } from '../../lambdas/tools/deadline.js';
+import { deadline } from '../../lambdas/shared/deadline.js';
 
 describe('deadline (a request’s abort signal)', () => {
   beforeEach(() => void vi.useFakeTimers());
