@@ -194,9 +194,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     let handlers: Record<StepName, (event: unknown, timeoutMs: number) => Promise<unknown>>;
     let closing = false;
     // No polling: each pending approval arms one timer at its deadline, which runs ExpireApprovals.
+    const expireApprovals = () => handlers[Steps.ExpireApprovals]({}, 30_000) as Promise<{ expired: string[] }>;
     const expireDue = () => {
       if (closing) return;
-      handlers[Steps.ExpireApprovals]({}, 30_000).catch((error: unknown) => options.log?.(`approval expiry failed: ${String(error)}`));
+      expireApprovals().catch((error: unknown) => options.log?.(`approval expiry failed: ${String(error)}`));
     };
     const deadlines = deadlineTimers(clock, expireDue);
     closers.push(() => deadlines.clear());
@@ -345,6 +346,11 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         handlers = own;
         return number;
       },
+      /**
+       * Runs the ExpireApprovals step now, as each approval's deadline timer does: what a test that
+       * moves its clock past a deadline calls, instead of waiting for the real timer.
+       */
+      expireApprovals,
       /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (options: { except?: string; onDamaged?: (runId: string, error: Error) => void } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfn), recover: createRecoverRun(recoverDeps), clock, ...options }),

@@ -4,9 +4,6 @@ import type { MailServerOptions } from '../../agents/support-triage/sim/mail-ser
 import type { AgentDefinition } from '../../lambdas/define.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { summarizeHistory } from '../../local/engine.js';
-import { sfnTaskCallbacks } from '../../lambdas/adapters/sfn.js';
-import { createExpireApprovals } from '../../lambdas/steps/approvals.js';
-import { systemClock } from '../../lambdas/steps/ports.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
 import { postDecision, wake, waitFor, wakeOnEngineEvents, wakingLedger } from '../engine/harness.js';
 
@@ -84,7 +81,7 @@ export async function startTriage(options: TriageHarnessOptions = {}): Promise<T
     stack,
     approvals,
     decisions,
-    expireDue: () => createExpireApprovals({ ledger: stack.ledger, callbacks: sfnTaskCallbacks(stack.sfn), clock: clock ?? systemClock, agentName: stack.agent.name })(),
+    expireDue: () => stack.expireApprovals(),
     run: async (input, name = `test-${++runs}`) => {
       const { executionArn } = stack.engine.startExecution({ name, input });
       const description = await stack.engine.waitForExecution(executionArn);
