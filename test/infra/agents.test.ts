@@ -1,15 +1,15 @@
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_AGENTS } from '../../infra/example.js';
 import { SavepointStack } from '../../infra/stack.js';
+import { assertionApp } from './example-template.js';
 
 /** Two agents of different kinds deployed side by side in one app, on one ledger. */
 let template: Template;
 
 beforeAll(() => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = assertionApp();
   const stack = new SavepointStack(app, 'Agents');
   stack.addAgent('Refunds', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, schedule: Schedule.cron({ hour: '2', minute: '0' }) });
   stack.addAgent('Triage', { agentName: 'support-triage', entry: EXAMPLE_AGENTS.supportTriage, approvalApi: false });

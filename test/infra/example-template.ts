@@ -10,6 +10,15 @@ let synthesized: Record<string, unknown> | undefined;
  * what another one sees.
  */
 export function exampleTemplate(): Template {
-  synthesized ??= Template.fromStack(exampleStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }))).toJSON();
+  synthesized ??= Template.fromStack(exampleStack(assertionApp())).toJSON();
   return Template.fromJSON(structuredClone(synthesized));
+}
+
+/**
+ * An app for template assertions: no asset bundling, and no CDK built-in CloudFormation validation
+ * (its engine costs seconds of CPU per worker and most of every synthesis). test/infra/nag.test.ts
+ * runs that validation on the example app, with its findings as errors.
+ */
+export function assertionApp(): App {
+  return new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
 }

@@ -1,14 +1,14 @@
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
 import type { SavepointStackProps } from '../../infra/stack.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
+import { assertionApp } from './example-template.js';
 
 const BEDROCK = 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 
 function synth(props: Pick<SavepointStackProps, 'model' | 'otherModels' | 'apiKeySecrets'> = {}) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = assertionApp();
   const template = Template.fromStack(exampleStack(app, props));
   const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
   const parts = (machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];

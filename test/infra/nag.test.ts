@@ -1,4 +1,4 @@
-import { App, Validations } from 'aws-cdk-lib';
+import { App, CfnResource, Stack, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,10 +13,14 @@ afterAll(() => {
   for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * An app that synthesizes as `cdk synth` does, CDK's built-in CloudFormation validation included,
+ * with its findings as errors (by default they are only warnings).
+ */
 function app(): App {
   const outdir = mkdtempSync(join(tmpdir(), 'savepoint-nag-'));
   outdirs.push(outdir);
-  return new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  return new App({ outdir, context: { 'aws:cdk:bundling-stacks': [], '@aws-cdk/core:validateAgainstDefaultRules': true } });
 }
 
 /** Every finding of both packs that nothing acknowledges, as `rule  path` lines (readable when the test fails). */
@@ -38,12 +42,18 @@ function acknowledgments(scope: IConstruct): { path: string; id: string; reason:
 }
 
 describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
-  it('finds nothing unacknowledged in the example app, and its synthesis passes the validation plugins', () => {
+  it('finds nothing unacknowledged in the example app, and its synthesis passes the validation plugins and CloudFormation validation', () => {
     const example = app();
     exampleStack(example);
     expect(unacknowledged(example)).toEqual([]);
     Validations.of(example).addPlugins(new AwsSolutionsChecks(example), new ServerlessChecks(example));
     expect(() => example.synth()).not.toThrow();
+  });
+
+  it('fails a synthesis whose template CloudFormation validation refuses (the check above can fail)', () => {
+    const broken = app();
+    new CfnResource(new Stack(broken, 'Broken'), 'Queue', { type: 'AWS::SQS::Queue', properties: { VisibilityTimeout: 'soon' } });
+    expect(() => broken.synth()).toThrow(/VisibilityTimeout: 'soon' is not of type 'integer'/);
   });
 
   it('finds nothing unacknowledged in an app of two agents, one without a schedule or an approval API', () => {

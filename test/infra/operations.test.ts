@@ -1,9 +1,8 @@
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_SERVICE_ERRORS } from '../../infra/agent-state-machine.js';
-import { exampleTemplate } from './example-template.js';
+import { assertionApp, exampleTemplate } from './example-template.js';
 import { INDEX_PROJECTIONS, NON_TOKEN_PARTITIONS, RUNNING_RUNS_PROJECTION } from '../../infra/ledger-table.js';
 import { AlarmIds } from '../../infra/observability.js';
 import { SavepointStack } from '../../infra/stack.js';
@@ -268,14 +267,14 @@ describe('watch it', () => {
   });
 
   it('takes the thresholds from the agent, and refuses nonsense at synth time', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = assertionApp();
     const stack = new SavepointStack(app, 'Thresholds');
     stack.addAgent('A', { agentName: 'a', entry: 'agent.ts', alarms: { approvalWaitHours: 2, dailySpendDollars: 7, breakerOpenMinutes: 5 } });
     const alarms = Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties);
     expect(alarms.find((alarm) => alarm.MetricName === MetricNames.OldestApprovalAgeSeconds)!.Threshold).toBe(7200);
     expect(alarms.find((alarm) => alarm.MetricName === MetricNames.Dollars)!.Threshold).toBe(7);
     expect(alarms.find((alarm) => alarm.MetricName === MetricNames.BreakerOpen)!.EvaluationPeriods).toBe(5);
-    expect(() => new SavepointStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Bad').addAgent('B', { agentName: 'b', entry: 'agent.ts', alarms: { breakerOpenMinutes: 0 } })).toThrow(
+    expect(() => new SavepointStack(assertionApp(), 'Bad').addAgent('B', { agentName: 'b', entry: 'agent.ts', alarms: { breakerOpenMinutes: 0 } })).toThrow(
       /breakerOpenMinutes must be an integer from 1 to 60, got 0/,
     );
   });
@@ -303,7 +302,7 @@ describe('watch it', () => {
   });
 
   it('shares the dashboard and the topic between the agents of a stack', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = assertionApp();
     const stack = new SavepointStack(app, 'Two');
     stack.addAgent('A', { agentName: 'a', entry: 'agent.ts' });
     stack.addAgent('B', { agentName: 'b', entry: 'agent.ts' });

@@ -1,7 +1,6 @@
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { exampleTemplate } from './example-template.js';
+import { assertionApp, exampleTemplate } from './example-template.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
 import { Steps } from '../../lambdas/shared/steps.js';
@@ -166,7 +165,7 @@ describe('the nightly schedule', () => {
   });
 
   it('fails at synth time for an agent name that cannot name a state machine', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = assertionApp();
     const stack = new SavepointStack(app, 'Bad');
     expect(() => stack.addAgent('Bad', { agentName: 'Refund Reconciler', entry: 'agent.ts' })).toThrow(/agentName must be the agent's name .*"Refund Reconciler"/);
   });

@@ -1,8 +1,8 @@
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
 import { Steps } from '../../lambdas/shared/steps.js';
+import { assertionApp } from './example-template.js';
 
 /**
  * Pinned versions (issue 14): each deploy's state machine version invokes that deploy's Lambda
@@ -11,7 +11,7 @@ import { Steps } from '../../lambdas/shared/steps.js';
  */
 type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
 
-const synth = (codeVersion: string) => Template.fromStack(exampleStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), { codeVersion }));
+const synth = (codeVersion: string) => Template.fromStack(exampleStack(assertionApp(), { codeVersion }));
 const joined = (value: unknown) => JSON.stringify(value);
 
 let template: Template;
