@@ -45,7 +45,8 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
   const signals = watchStopSignals();
   const opened = await openLedger(options.stateDir, 'console');
   try {
-    const runs = await opened.ledger.listRuns(1000);
+    // Which agent the newest run ran; a damaged record is left out here and named in the console's run list.
+    const runs = await opened.ledger.listRuns(1000, { onDamaged: () => {} });
     const agent = await agentOf(options.agent ?? process.env['SAVEPOINT_AGENT'] ?? runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0]?.agent);
     let definition: Promise<AslDefinition | undefined> | undefined;
     const server = await startConsole({

@@ -157,7 +157,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         const globalKill = await options.ledger.getGlobalKill();
         return { agent: options.agent ?? null, where: options.where ?? null, readOnly, canStart: options.canStart, version, globalKill: globalKill ?? null };
       }
-      if (parts[0] === 'runs' && parts.length === 1) return { runs: await runRows(options.ledger, parseOrThrow(RunsQuery, query, 'query'), new Date()), version };
+      if (parts[0] === 'runs' && parts.length === 1) return { ...(await runRows(options.ledger, parseOrThrow(RunsQuery, query, 'query'), new Date())), version };
       if (parts[0] === 'runs' && parts.length >= 2) {
         const runId = parseOrThrow(RunId, parts[1], 'runId');
         const run = await options.ledger.getRun(runId);

@@ -156,8 +156,10 @@ export function pollLedger(ledger: Pick<Ledger, 'listRuns' | 'listPendingApprova
       if (busy) return;
       busy = true;
       try {
-        const [runs, pending, kill] = await Promise.all([ledger.listRuns(1000), ledger.listPendingApprovals(), ledger.getGlobalKill()]);
-        const seen = JSON.stringify([runs.map((run) => [run.runId, run.updatedAt, run.status, run.steps, run.executions.length]), pending.map((a) => a.approvalId), kill?.at ?? null]);
+        // A damaged run record is named by the run list itself; here it only counts as a change.
+        const damaged: string[] = [];
+        const [runs, pending, kill] = await Promise.all([ledger.listRuns(1000, { onDamaged: (runId) => damaged.push(runId) }), ledger.listPendingApprovals(), ledger.getGlobalKill()]);
+        const seen = JSON.stringify([runs.map((run) => [run.runId, run.updatedAt, run.status, run.steps, run.executions.length]), damaged, pending.map((a) => a.approvalId), kill?.at ?? null]);
         if (last !== undefined && seen !== last) onChange();
         last = seen;
       } catch (error) {

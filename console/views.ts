@@ -30,9 +30,17 @@ export interface RunRow {
   killed: boolean;
 }
 
-export async function runRows(ledger: Ledger, filter: { agent?: string; status?: string; day?: string }, now: Date): Promise<RunRow[]> {
-  const [runs, pending] = await Promise.all([ledger.listRuns(1000), ledger.listPendingApprovals()]);
-  return runs
+/** A run whose record fails verification: named, never shown as if it could be trusted (`savepoint verify <runId>`). */
+export interface DamagedRun {
+  runId: string;
+  error: string;
+}
+
+/** The run list, and the runs left out of it because their records fail verification. */
+export async function runRows(ledger: Ledger, filter: { agent?: string; status?: string; day?: string }, now: Date): Promise<{ runs: RunRow[]; damaged: DamagedRun[] }> {
+  const damaged: DamagedRun[] = [];
+  const [runs, pending] = await Promise.all([ledger.listRuns(1000, { onDamaged: (runId, error) => damaged.push({ runId, error: error.message }) }), ledger.listPendingApprovals()]);
+  const rows = runs
     .map((run) => {
       const waiting = pending.filter((approval) => approval.runId === run.runId).length;
       const end = run.finishedAt ? Date.parse(run.finishedAt) : now.getTime();
@@ -55,6 +63,7 @@ export async function runRows(ledger: Ledger, filter: { agent?: string; status?:
     })
     .filter((row) => (!filter.agent || row.agent === filter.agent) && (!filter.status || row.status === filter.status || row.lifecycle === filter.status) && (!filter.day || row.day === filter.day))
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return { runs: rows, damaged };
 }
 
 /** Running totals after a step, against the run's budgets. */

@@ -75,7 +75,7 @@ const filters = { agent: '', status: '', day: '' };
 
 async function renderRuns() {
   const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v));
-  const { runs } = await api(`runs?${query}`);
+  const { runs, damaged = [] } = await api(`runs?${query}`);
   const field = (name, control) => h('label', {}, name, control);
   const input = (key, attrs) => h('input', { ...attrs, value: filters[key], 'data-testid': `filter-${key}`, onchange: (e) => { filters[key] = e.target.value; render(); } });
   const statuses = ['', 'running', 'input_required', 'succeeded', 'failed', 'stopped', 'killed'];
@@ -88,8 +88,12 @@ async function renderRuns() {
       field('Status', h('select', { 'data-testid': 'filter-status', onchange: (e) => { filters.status = e.target.value; render(); } },
         statuses.map((s) => h('option', { value: s, selected: s === filters.status }, s || 'all')))),
       field('Day', input('day', { type: 'date' }))),
+    // Runs whose ledger records fail verification: named, never listed as if they could be trusted.
+    damaged.length === 0 ? '' : h('div', { class: 'damaged', 'data-testid': 'damaged-runs' },
+      h('p', {}, `${damaged.length} run${damaged.length > 1 ? 's' : ''} left out: ${damaged.length > 1 ? 'their records fail' : 'its record fails'} verification. Run savepoint verify on ${damaged.length > 1 ? 'each' : 'it'}.`),
+      h('ul', {}, damaged.map((run) => h('li', { 'data-run': run.runId }, h('code', {}, run.runId), ': ', run.error)))),
     runs.length === 0
-      ? h('p', { class: 'muted' }, 'No run yet.')
+      ? h('p', { class: 'muted' }, damaged.length ? 'No other run.' : 'No run yet.')
       : h('table', { 'data-testid': 'runs' },
           h('thead', {}, h('tr', {}, h('th', {}, 'Run'), h('th', {}, 'Agent'), h('th', {}, 'Status'), h('th', { class: 'num' }, 'Steps'),
             h('th', { class: 'num' }, 'Dollars'), h('th', { class: 'num' }, 'Duration'), h('th', { class: 'num' }, 'Executions'), h('th', {}, 'Started'), h('th', {}, 'Waiting for'))),

@@ -64,6 +64,7 @@ describe('reading', () => {
     const { status, body } = await get('/api/runs');
     expect(status).toBe(200);
     const report = (await client.status(RUN))!.report;
+    expect(body.damaged).toEqual([]);
     expect(body.runs).toEqual([
       expect.objectContaining({ runId: RUN, agent: 'refund-reconciler', status: 'succeeded', lifecycle: 'completed', steps: report.steps, dollars: report.dollars, pendingApprovals: 0, executions: 1 }),
     ]);
