@@ -1,5 +1,9 @@
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../client/index.js';
+import { historySource } from '../../console/history.js';
+import { startConsole } from '../../console/server.js';
 import { runRows } from '../../console/views.js';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
@@ -11,13 +15,28 @@ import { cachedTemplate } from '../../local/template-cache.js';
 /**
  * The console's run list on a DynamoDB ledger (dynalite, the real SDK) where one run's record was
  * altered by hand: the other runs are listed, the damaged one is named with its verification
- * error, never shown as a run that could be trusted.
+ * error, never shown as a run that could be trusted (in the API and on the page, in headless Chromium).
  */
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 let dynamo: LocalDynamo;
+let tables = 0;
 beforeAll(async () => {
   dynamo = await startDynamo();
 });
 afterAll(async () => dynamo.close());
+
+/** A fresh table holding runs r1 and r2, r1's record then altered with the SDK (its step count raised: its seal no longer matches). */
+async function ledgerWithDamagedRun(): Promise<DynamoDbLedger> {
+  const name = `ledger-${++tables}`;
+  await ensureTable(dynamo.client, ledgerTableFromTemplate(await cachedTemplate('agent'), name));
+  const ledger = new DynamoDbLedger(dynamo.client, name, ephemeralSealer());
+  await ledger.createRun(run('r1'));
+  await ledger.createRun(run('r2'));
+  const doc = DynamoDBDocumentClient.from(dynamo.client);
+  const { Item } = await doc.send(new GetCommand({ TableName: name, Key: { pk: 'RUN#r1', sk: 'RUN' } }));
+  await doc.send(new PutCommand({ TableName: name, Item: { ...Item, steps: 7 } }));
+  return ledger;
+}
 
 const createdAt = '2026-11-29T02:00:00.000Z';
 function run(runId: string): RunRecord {
@@ -27,20 +46,30 @@ function run(runId: string): RunRecord {
 
 describe('the console run list', () => {
   it('lists the runs it can trust and names a run whose record fails verification', async () => {
-    await ensureTable(dynamo.client, ledgerTableFromTemplate(await cachedTemplate('agent'), 'ledger'));
-    const ledger = new DynamoDbLedger(dynamo.client, 'ledger', ephemeralSealer());
-    await ledger.createRun(run('r1'));
-    await ledger.createRun(run('r2'));
-    const now = new Date('2026-11-29T03:00:00Z');
-    expect((await runRows(ledger, {}, now)).damaged).toEqual([]);
-
-    // Someone with table access raises r1's step count: its seal no longer matches.
-    const doc = DynamoDBDocumentClient.from(dynamo.client);
-    const { Item } = await doc.send(new GetCommand({ TableName: 'ledger', Key: { pk: 'RUN#r1', sk: 'RUN' } }));
-    await doc.send(new PutCommand({ TableName: 'ledger', Item: { ...Item, steps: 7 } }));
-
-    const { runs, damaged } = await runRows(ledger, {}, now);
+    const ledger = await ledgerWithDamagedRun();
+    const { runs, damaged } = await runRows(ledger, {}, new Date('2026-11-29T03:00:00Z'));
     expect(runs.map((row) => row.runId)).toEqual(['r2']);
     expect(damaged).toEqual([{ runId: 'r1', error: expect.stringMatching(/^ledger integrity: run r1, record RUN fails verification/) }]);
+  });
+
+  it.skipIf(!existsSync(CHROMIUM))('shows the damaged run as a notice above the runs it lists, on the page', async () => {
+    const ledger = await ledgerWithDamagedRun();
+    const { chromium } = await import('playwright-core');
+    const [server, browser] = await Promise.all([
+      startConsole({ ledger, client: createClient({ ledger }), history: historySource({}), canStart: false }),
+      chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] }),
+    ]);
+    try {
+      const page = await browser.newPage();
+      await page.goto(server.url);
+      const notice = page.locator('[data-testid=damaged-runs]');
+      await notice.waitFor();
+      expect(await notice.locator('li').evaluateAll((items) => items.map((item) => item.getAttribute('data-run')))).toEqual(['r1']);
+      expect(await notice.textContent()).toMatch(/1 run left out: its record fails verification\..*r1: ledger integrity: run r1, record RUN fails verification/);
+      expect(await page.locator('[data-testid=runs] tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-run')))).toEqual(['r2']);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
   });
 });
