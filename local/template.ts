@@ -10,6 +10,17 @@ export type CfnTemplate = { Resources: Record<string, { Type: string; Properties
 const synthesized = new Map<string, CfnTemplate>();
 
 /**
+ * The props of an app synthesized in-process, here and by the template tests: no asset bundling
+ * (the local engine calls the handlers' source directly) and no CDK built-in CloudFormation
+ * validation, whose engine costs most of a synthesis. That validation is `cdk synth`'s job, and
+ * test/infra/nag.test.ts's, with its findings as errors. Props, not an App: the CDK is imported
+ * only when something is synthesized.
+ */
+export function inProcessAppProps(): { context: Record<string, unknown>; builtinCloudFormationValidation: false } {
+  return { context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false };
+}
+
+/**
  * The stack of one agent, as `cdk deploy` would ship it: the generic loop, named for the agent.
  * The definition is the same for every agent; only the state machine's name differs.
  */
@@ -18,9 +29,7 @@ export async function synthesizeTemplate(agentName = 'agent'): Promise<CfnTempla
   const cached = synthesized.get(agentName);
   if (cached) return structuredClone(cached);
   const [{ App }, { SavepointStack }] = await Promise.all([import('aws-cdk-lib'), import('../infra/stack.js')]);
-  // CloudFormation validation is `cdk synth`'s job (and the template tests'); skipping it here
-  // makes the local engine start in a fraction of the time.
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  const app = new App(inProcessAppProps());
   const stack = new SavepointStack(app, 'Savepoint');
   // Bundling is off: the entry is never read (the local engine calls the steps in-process).
   stack.addAgent('Agent', { agentName, entry: 'local-agent.ts' });

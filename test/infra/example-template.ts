@@ -1,6 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { exampleStack } from '../../infra/example.js';
+import { inProcessAppProps } from '../../local/template.js';
 
 let synthesized: Record<string, unknown> | undefined;
 
@@ -14,11 +15,7 @@ export function exampleTemplate(): Template {
   return Template.fromJSON(structuredClone(synthesized));
 }
 
-/**
- * An app for template assertions: no asset bundling, and no CDK built-in CloudFormation validation
- * (its engine costs seconds of CPU per worker and most of every synthesis). test/infra/nag.test.ts
- * runs that validation on the example app, with its findings as errors.
- */
+/** An app for template assertions, synthesized in-process as the local engine's template is (local/template.ts). */
 export function assertionApp(): App {
-  return new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  return new App(inProcessAppProps());
 }

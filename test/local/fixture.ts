@@ -9,10 +9,11 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { extractStateMachine, type CfnTemplateJson } from '../../local/asl.js';
 import { bindTasks, LocalEngine } from '../../local/engine.js';
+import { inProcessAppProps } from '../../local/template.js';
 
 export function synthFixture(): CfnTemplateJson {
-  // Bundling and the built-in CloudFormation validation plugin are off: they cost seconds and test nothing here.
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  // Bundling and the built-in CloudFormation validation are off: they cost seconds and test nothing here.
+  const app = new App(inProcessAppProps());
   const stack = new Stack(app, 'LocalEngineFixture');
   const fn = (id: string, step: string) =>
     new lambda.Function(stack, id, {
