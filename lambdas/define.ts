@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { MessageRequest, MessageResponse } from './agent/messages.js';
 import type { RunConfig, ToolCallRecord } from './ledger/records.js';
 import { parseModelSpec } from './models/spec.js';
-import type { CompactionOptions } from './steps/compaction.js';
 
 /**
  * The public shape of an agent: tools with zod inputs and an effect kind, a prompt, a model,
@@ -141,6 +140,21 @@ export interface DevWorldOptions {
 export interface LedgerFacts {
   /** Side-effecting tool calls the ledger records as completed with outcome `ok`, by tool name. */
   readonly completedWrites: Readonly<Record<string, number>>;
+}
+
+/** What an agent may set (`defineAgent({ contextWindow, compaction })`). */
+export interface CompactionOptions {
+  /** Compact when the last turn's input tokens reach this share of the window. @default 0.75 */
+  readonly share?: number;
+  /** The newest turns sent as they are after a compaction. @default 4 */
+  readonly keepRecentTurns?: number;
+  /** What the model is asked to do with the older turns. @default SUMMARY_INSTRUCTIONS (lambdas/steps/compaction.ts) */
+  readonly instructions?: string;
+  /**
+   * What the harness keeps verbatim next to the model's summary, from the recorded tool calls the
+   * summary covers. @default every `write` call: its name, arguments, outcome and result
+   */
+  readonly keep?: (calls: readonly ToolTrace[]) => string;
 }
 
 export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld = DevWorld> {

@@ -1,4 +1,5 @@
 import { CircuitOpenError, isOutage } from '../shared/errors.js';
+import type { AgentDefinition } from '../define.js';
 import type { Clock } from '../steps/ports.js';
 
 /**
@@ -13,6 +14,14 @@ import type { Clock } from '../steps/ports.js';
  * cooldown without calling the provider. Errors retrying cannot fix (auth, invalid request, spend
  * cap) are not outages: they are not counted.
  */
+/** The circuit breaker of one model, shared by all runs: an outage of one model is not one of its fallback's. */
+export function modelBreaker(spec: string): string {
+  return `model:${spec}`;
+}
+
+/** The circuit breaker of the agent's tool backends, shared by all its runs. */
+export const toolsBreaker = (agent: Pick<AgentDefinition, 'name'>) => `tools:${agent.name}`;
+
 export interface BreakerPolicy {
   /** Outage failures within the window that open the breaker. */
   readonly failures: number;

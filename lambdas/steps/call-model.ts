@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { inputTokensOf, type Message, type ToolResultBlock } from '../agent/messages.js';
 import { toolSpecs, type AgentDefinition } from '../define.js';
-import type { CircuitBreaker } from '../guards/breaker.js';
+import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { budgetHint, budgetTrip } from '../guards/budgets.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopVerdict } from '../guards/loops.js';
@@ -46,11 +46,6 @@ export interface CallModelDeps {
   breaker: CircuitBreaker;
   /** @default DEFAULT_PRICE_TABLE */
   priceTable?: PriceTable;
-}
-
-/** The circuit breaker of one model, shared by all runs: an outage of one model is not one of its fallback's. */
-export function modelBreaker(spec: string): string {
-  return `model:${spec}`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findTool, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
-import type { CircuitBreaker } from '../guards/breaker.js';
+import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip } from '../guards/budgets.js';
 import { storeResult } from '../ledger/blobs.js';
@@ -31,9 +31,6 @@ export interface CallToolResult {
   /** `false` when a retry found the call counted already (metrics count a call once). */
   counted?: boolean;
 }
-
-/** The circuit breaker of the agent's tool backends, shared by all its runs. */
-export const toolsBreaker = (agent: Pick<AgentDefinition, 'name'>) => `tools:${agent.name}`;
 
 export interface CallToolDeps {
   agent: AgentDefinition;

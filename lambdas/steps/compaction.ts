@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { inputTokensOf, type Message } from '../agent/messages.js';
 import { toolSpecs, type AgentDefinition, type ToolTrace } from '../define.js';
-import type { CircuitBreaker } from '../guards/breaker.js';
+import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { budgetTrip } from '../guards/budgets.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { resolveResults } from '../ledger/blobs.js';
@@ -12,7 +12,6 @@ import { parseModelSpec } from '../models/spec.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from './ports.js';
-import { modelBreaker } from './call-model.js';
 import { loadRun } from './turns.js';
 
 /**
@@ -28,21 +27,6 @@ import { loadRun } from './turns.js';
  * its result, so no side effect is forgotten); both are in the record, so rebuilding the
  * conversation from the ledger reproduces exactly what was sent.
  */
-
-/** What an agent may set (`defineAgent({ contextWindow, compaction })`). */
-export interface CompactionOptions {
-  /** Compact when the last turn's input tokens reach this share of the window. @default 0.75 */
-  readonly share?: number;
-  /** The newest turns sent as they are after a compaction. @default 4 */
-  readonly keepRecentTurns?: number;
-  /** What the model is asked to do with the older turns. @default SUMMARY_INSTRUCTIONS */
-  readonly instructions?: string;
-  /**
-   * What the harness keeps verbatim next to the model's summary, from the recorded tool calls the
-   * summary covers. @default every `write` call: its name, arguments, outcome and result
-   */
-  readonly keep?: (calls: readonly ToolTrace[]) => string;
-}
 
 export const SUMMARY_INSTRUCTIONS =
   '[harness] Context compaction: summarise the conversation so far for yourself — the task, what is done, what is left, and the facts you still need. Answer with the summary only.';

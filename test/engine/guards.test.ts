@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BREAKER } from '../../lambdas/guards/breaker.js';
-import { toolsBreaker } from '../../lambdas/steps/call-tool.js';
+import { toolsBreaker } from '../../lambdas/guards/breaker.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { postDecision, sampleDay, startHarness, waitFor, type Harness } from './harness.js';

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { BREAKER } from '../../lambdas/guards/breaker.js';
-import { modelBreaker } from '../../lambdas/steps/call-model.js';
+import { modelBreaker } from '../../lambdas/guards/breaker.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import { loadReport } from '../../lambdas/agent/report.js';

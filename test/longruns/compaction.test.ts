@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { inputTokensOf, type MessageRequest } from '../../lambdas/agent/messages.js';
 import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
-import type { CompactionOptions } from '../../lambdas/steps/compaction.js';
+import type { CompactionOptions } from '../../lambdas/define.js';
 import { waitForChain } from '../../local/chain.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { counterAgent, isCompactionRequest } from './counter-agent.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { MessageRequest } from '../../lambdas/agent/messages.js';
 import { defineAgent, defineTool, type ModelPolicy } from '../../lambdas/define.js';
-import type { CompactionOptions } from '../../lambdas/steps/compaction.js';
+import type { CompactionOptions } from '../../lambdas/define.js';
 
 /**
  * A cheap scripted agent for long runs: one read tool that echoes a counter, and a policy that
