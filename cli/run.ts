@@ -11,7 +11,7 @@ import { parseModelSpec } from '../lambdas/models/spec.js';
 import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
 import { localUser } from '../local/approval-api.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
-import { RunId, runIdOf } from '../lambdas/steps/start-run.js';
+import { RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { causeMessage } from '../lambdas/steps/finalize.js';

@@ -8,11 +8,11 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/ledger/records.js';
 import { InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { createDecideApproval, type DecideResult } from '../lambdas/steps/approvals.js';
-import { systemClock, type Clock } from '../lambdas/steps/ports.js';
+import { createDecideApproval, type DecideResult } from '../lambdas/approvals/decision.js';
+import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import type { DecisionMac } from '../lambdas/approvals/decision-mac.js';
 import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
-import { RunId, RunRequest, runIdOf } from '../lambdas/steps/start-run.js';
+import { RunId, RunRequest, runIdOf } from '../lambdas/runs/run-request.js';
 
 /**
  * The client applications use to drive savepoint runs: start a run (idempotent on its run id),
@@ -103,7 +103,7 @@ export interface SavepointClient {
   /**
    * Moves a live run to the deployed code (`savepoint migrate`): a new execution on the newest
    * version takes the run over if that version is `to` and declares the run's version compatible
-   * (lambdas/steps/versions.ts); refused, it throws naming why and nothing changes.
+   * (lambdas/runs/versions.ts); refused, it throws naming why and nothing changes.
    */
   migrate(runId: string, options: { to: string; by: string; signal?: AbortSignal }): Promise<RunView>;
   /**

@@ -148,7 +148,7 @@ export interface CompactionOptions {
   readonly share?: number;
   /** The newest turns sent as they are after a compaction. @default 4 */
   readonly keepRecentTurns?: number;
-  /** What the model is asked to do with the older turns. @default SUMMARY_INSTRUCTIONS (lambdas/steps/compaction.ts) */
+  /** What the model is asked to do with the older turns. @default SUMMARY_INSTRUCTIONS (lambdas/conversation/compaction.ts) */
   readonly instructions?: string;
   /**
    * What the harness keeps verbatim next to the model's summary, from the recorded tool calls the
@@ -197,7 +197,7 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
    * @default none
    */
   readonly compatibleWith?: readonly string[];
-  /** The model's context window in tokens: set it to have long runs compacted (lambdas/steps/compaction.ts). @default no compaction */
+  /** The model's context window in tokens: set it to have long runs compacted (lambdas/conversation/compaction.ts). @default no compaction */
   readonly contextWindow?: number;
   /** How a run's context is compacted once it passes a share of `contextWindow`. */
   readonly compaction?: CompactionOptions;

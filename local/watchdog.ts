@@ -1,6 +1,6 @@
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import type { Clock, Executions } from '../lambdas/steps/ports.js';
-import type { EndedExecution, RecoverResult } from '../lambdas/steps/recover.js';
+import type { Clock, Executions } from '../lambdas/shared/ports.js';
+import type { EndedExecution, RecoverResult } from '../lambdas/steps/recover-run.js';
 
 /**
  * The local engine's watchdog. Executions live in the process that runs the engine: when it dies

@@ -4,7 +4,7 @@ import type { ApprovalRecord } from '../ledger/records.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
 import { evidenceFor, renderApprovalPage, renderErrorPage } from '../approvals/page.js';
 import type { Identity } from '../approvals/policy.js';
-import { assertApprovalId, createDecideApproval, type ApprovalDeps } from '../steps/approvals.js';
+import { assertApprovalId, createDecideApproval, type ApprovalDeps } from '../approvals/decision.js';
 
 /** What a caller may see of an approval (the task token is never on it: ledger getTaskToken). */
 export function publicApproval(approval: ApprovalRecord) {

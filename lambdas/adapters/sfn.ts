@@ -8,8 +8,8 @@ import {
   StopExecutionCommand,
   type SFNClient,
 } from '@aws-sdk/client-sfn';
-import type { Executions, TaskCallbacks } from '../steps/ports.js';
-import type { ExecutionStarter } from '../steps/recover.js';
+import type { Executions, TaskCallbacks } from '../shared/ports.js';
+import type { ExecutionStarter } from '../steps/recover-run.js';
 import type { ExecutionLookup } from '../steps/sweep.js';
 
 /** Step Functions answers these when nobody waits on a token any more; the decision stays recorded. */

@@ -36,7 +36,7 @@ export interface RunReport {
   executions: number;
   /** The executions in order, each with how it got the run: started it, a handoff (continue-as-new), a resume or recovery. */
   chain: ReturnType<typeof executionChain>;
-  /** The run's automatic recoveries, if any (lambdas/steps/recover.ts). */
+  /** The run's automatic recoveries, if any (lambdas/steps/recover-run.ts). */
   recovery?: RecoveryRecord;
   createdAt: string;
   finishedAt?: string;

@@ -1,6 +1,6 @@
 import { CircuitOpenError, isOutage } from '../shared/errors.js';
 import type { AgentDefinition } from '../define.js';
-import type { Clock } from '../steps/ports.js';
+import type { Clock } from '../shared/ports.js';
 
 /**
  * A circuit breaker per provider, shared by every run: its state lives in the ledger table, so

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TurnRecord } from '../ledger/records.js';
-import { toolUses } from '../steps/turns.js';
+import { toolUses } from '../conversation/turns.js';
 
 /**
  * Loop detection: a model stuck retrying the same call (the $412 retry spiral) is stopped by the
@@ -84,7 +84,7 @@ function turnCycle(all: TurnRecord[]): { period: number; rounds: number; calls: 
 
 /**
  * A turn's call fingerprints and whole-turn signature, computed once per record: a recorded turn
- * never changes, and the steps keep the records they read (lambdas/steps/turns.ts), so the
+ * never changes, and the steps keep the records they read (lambdas/conversation/turns.ts), so the
  * detector, asked three times a turn, does not normalize and hash the same calls again.
  */
 const fingerprints = new WeakMap<TurnRecord, { calls: string[]; signature: string }>();

@@ -7,10 +7,10 @@ import { loopVerdict } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
-import type { Clock } from './ports.js';
-import { compactionDue } from './compaction.js';
-import { loadConversationStep, nextToolCall, toolUses, type NextToolCall } from './turns.js';
-import { checkVersion, type CodeFingerprint } from './versions.js';
+import type { Clock } from '../shared/ports.js';
+import { compactionDue } from '../conversation/compaction.js';
+import { loadConversationStep, nextToolCall, toolUses, type NextToolCall } from '../conversation/turns.js';
+import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 
 export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
 

@@ -12,10 +12,10 @@ import type { ModelRegistry } from '../models/registry.js';
 import { parseModelSpec } from '../models/spec.js';
 import { InvalidInputError, ModelRetryAfterError, ModelThrottledError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { compactedView } from './compaction.js';
-import type { Clock } from './ports.js';
-import { checkVersion, type CodeFingerprint } from './versions.js';
-import { completedCallsOf, loadConversationStep, nextToolCall, toolUses, type ConversationStep, type NextToolCall } from './turns.js';
+import { compactedView } from '../conversation/compaction.js';
+import type { Clock } from '../shared/ports.js';
+import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
+import { completedCallsOf, loadConversationStep, nextToolCall, toolUses, type ConversationStep, type NextToolCall } from '../conversation/turns.js';
 
 export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
 

@@ -8,9 +8,9 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
 import { InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import type { Clock } from './ports.js';
-import { checkVersion, type CodeFingerprint } from './versions.js';
-import { idempotencyKey, nextToolCall, runView, toolUses, type NextToolCall } from './turns.js';
+import type { Clock } from '../shared/ports.js';
+import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
+import { idempotencyKey, nextToolCall, runView, toolUses, type NextToolCall } from '../conversation/turns.js';
 
 export const CallToolInput = z.object({
   runId: z.string().min(1),

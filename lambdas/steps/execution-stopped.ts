@@ -1,8 +1,8 @@
 import type { AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { parseOrThrow } from '../shared/validation.js';
-import type { Clock } from './ports.js';
-import { ExecutionStatusChange, runIdOf } from './status-change.js';
+import type { Clock } from '../shared/ports.js';
+import { ExecutionStatusChange, runIdOf } from '../runs/status-change.js';
 
 /**
  * `StopExecution` is a kill: the execution is gone without reaching Finalize, so the run record is

@@ -3,7 +3,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { ErrorNames } from '../shared/errors.js';
-import type { Clock } from './ports.js';
+import type { Clock } from '../shared/ports.js';
 
 /** Either the budget check's stop decision, or the error a `Catch` caught. */
 export const FinalizeInput = z.union([

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { handedOffTo, siblingArn, successorName } from '../guards/history.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { parseOrThrow } from '../shared/validation.js';
-import type { Clock } from './ports.js';
-import type { ExecutionStarter } from './recover.js';
-import { loadRun } from './turns.js';
+import type { Clock } from '../shared/ports.js';
+import type { ExecutionStarter } from './recover-run.js';
+import { loadRun } from '../conversation/turns.js';
 
 export const HandoffInput = z.object({ runId: z.string().min(1), executionArn: z.string().min(1), events: z.number().int().nonnegative().optional() });
 

@@ -1,8 +1,8 @@
 import type { AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../ledger/records.js';
-import type { Clock } from './ports.js';
-import { createRecoverRun, type EndedExecution, type ExecutionStarter, type RecoveryPolicy } from './recover.js';
+import type { Clock } from '../shared/ports.js';
+import { createRecoverRun, type EndedExecution, type ExecutionStarter, type RecoveryPolicy } from './recover-run.js';
 
 /**
  * The sweeper: what the event-driven recovery missed. Recovery normally starts from the EventBridge

@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import { createRecoverRun } from '../../lambdas/steps/recover.js';
+import { createRecoverRun } from '../../lambdas/steps/recover-run.js';
 import { localAwsConfig } from '../../local/aws-config.js';
 import { LEDGER_TABLE } from '../../local/runtime.js';
 import { startHarness, type Harness } from './harness.js';

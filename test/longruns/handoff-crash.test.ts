@@ -6,7 +6,7 @@ import { crashInjector, HandoffRecorded } from '../../local/crash.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { sfnStarter } from '../../lambdas/adapters/sfn.js';
 import { executionChain } from '../../lambdas/guards/history.js';
-import { createRecoverRun } from '../../lambdas/steps/recover.js';
+import { createRecoverRun } from '../../lambdas/steps/recover-run.js';
 import { waitFor, wakeOnEngineEvents, wakingLedger } from '../engine/harness.js';
 import { counterAgent } from './counter-agent.js';
 

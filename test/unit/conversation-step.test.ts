@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { countingLedger } from '../../lambdas/ledger/counting-ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
-import { completedCallsOf, loadConversationStep } from '../../lambdas/steps/turns.js';
+import { completedCallsOf, loadConversationStep } from '../../lambdas/conversation/turns.js';
 
 // The conversation a step reads, kept per run and completed by one batched read: it must always
 // equal what the ledger holds, whoever wrote it and however far behind this process is.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { executionChain, handedOffTo, mustHandOff, siblingArn, successorName } from '../../lambdas/guards/history.js';
 import type { TurnRecord } from '../../lambdas/ledger/records.js';
-import { compactedView, compactionDue, keepWrites } from '../../lambdas/steps/compaction.js';
+import { compactedView, compactionDue, keepWrites } from '../../lambdas/conversation/compaction.js';
 
 const SM = 'arn:aws:states:us-east-1:000000000000:execution:app-agent';
 const arn = (name: string) => `${SM}:${name}`;

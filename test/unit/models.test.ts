@@ -8,7 +8,7 @@ import { modelRegistry } from '../../lambdas/models/registry.js';
 import { cachedSecrets, withSecretKeys } from '../../lambdas/models/secrets.js';
 import { ErrorNames, ModelRetryAfterError } from '../../lambdas/shared/errors.js';
 import { conversation } from '../../lambdas/steps/call-model.js';
-import { runRequestFromEvent } from '../../lambdas/steps/start-run.js';
+import { runRequestFromEvent } from '../../lambdas/runs/run-request.js';
 
 describe('the model of a turn (fallback choice)', () => {
   it.each([

@@ -3,7 +3,7 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { describe, expect, it } from 'vitest';
 import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
 import { CrashPoint } from '../../local/crash.js';
-import { createRecoverOnStatusChange, recoveryExecutionName, recoveryVerdict, type EndedExecution } from '../../lambdas/steps/recover.js';
+import { createRecoverOnStatusChange, recoveryExecutionName, recoveryVerdict, type EndedExecution } from '../../lambdas/steps/recover-run.js';
 import { CrashAt, crashInjector } from '../../local/crash.js';
 
 const run: RunRecord = {

@@ -7,8 +7,8 @@ import { createCallModel } from '../../lambdas/steps/call-model.js';
 import { createCallTool } from '../../lambdas/steps/call-tool.js';
 import { createFinalize } from '../../lambdas/steps/finalize.js';
 import { createStartRun } from '../../lambdas/steps/start-run.js';
-import { RECOVERY, recoveryVerdict } from '../../lambdas/steps/recover.js';
-import { checkVersion, codeFingerprint, migrationVerdict } from '../../lambdas/steps/versions.js';
+import { RECOVERY, recoveryVerdict } from '../../lambdas/steps/recover-run.js';
+import { checkVersion, codeFingerprint, migrationVerdict } from '../../lambdas/runs/versions.js';
 import { defineAgent } from '../../lambdas/define.js';
 import { versionedAgent } from '../versions/versioned-agent.js';
 

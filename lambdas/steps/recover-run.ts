@@ -6,8 +6,8 @@ import type { RecoveryRecord, RunRecord } from '../ledger/records.js';
 import { ErrorNames, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { causeMessage } from './finalize.js';
-import type { Clock } from './ports.js';
-import { ExecutionStatusChange, runIdOf } from './status-change.js';
+import type { Clock } from '../shared/ports.js';
+import { ExecutionStatusChange, runIdOf } from '../runs/status-change.js';
 
 /**
  * Recovery without an operator. A run whose execution ended without finishing it — failed after
@@ -89,7 +89,7 @@ export interface ExecutionStarter {
   /**
    * Starts execution `name`. With `sameVersionAs`, on the state machine version that execution
    * runs: a run is continued (resumed, recovered, handed off) on its own version, never moved to
-   * newer code by accident (steps/versions.ts); otherwise on the configured ARN (the alias).
+   * newer code by accident (runs/versions.ts); otherwise on the configured ARN (the alias).
    */
   start(name: string, input: string, options?: { sameVersionAs?: string }): Promise<{ executionArn: string }>;
 }

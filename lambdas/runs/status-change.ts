@@ -1,6 +1,6 @@
 import type { AgentDefinition } from '../define.js';
 import { z } from 'zod';
-import { runRequestFromEvent } from './start-run.js';
+import { runRequestFromEvent } from './run-request.js';
 
 /**
  * The EventBridge event Step Functions sends when an execution's status changes

@@ -1,16 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { findTool, type AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { approvalSkOf, BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../ledger/records.js';
-import { decisionMessage, type DecisionMac } from '../approvals/decision-mac.js';
-import type { LinkSigner } from '../approvals/links.js';
-import { approvalRequested, type ApprovalNotifier, type ApprovalRequested } from '../approvals/notify.js';
-import { decisionVerdict, type ApprovalPolicy, type Identity } from '../approvals/policy.js';
+import { approvalSkOf, type ApprovalRecord } from '../ledger/records.js';
+import { decisionMessage, type DecisionMac } from './decision-mac.js';
+import type { LinkSigner } from './links.js';
+import type { ApprovalNotifier, ApprovalRequested } from './notify.js';
+import { decisionVerdict, type ApprovalPolicy, type Identity } from './policy.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import type { Clock, TaskCallbacks } from './ports.js';
-import { approvalRequest, loadRun, loadToolUse } from './turns.js';
+import type { Clock, TaskCallbacks } from '../shared/ports.js';
+import { loadRun } from '../conversation/turns.js';
 
 /**
  * Approvals pause the execution on a task token. The token never leaves the ledger: a person sees
@@ -18,20 +16,6 @@ import { approvalRequest, loadRun, loadToolUse } from './turns.js';
  * conditional write) before it is delivered to Step Functions. Delivery is repeatable: a decision
  * that reached a dead execution is delivered again when the run asks again.
  */
-
-export const RequestApprovalInput = z.union([
-  z.object({
-    runId: z.string().min(1),
-    turn: z.number().int().positive(),
-    call: z.number().int().positive(),
-    taskToken: z.string().min(1),
-  }),
-  z.object({
-    runId: z.string().min(1),
-    extension: z.object({ guard: z.enum(EXTENDABLE_GUARDS), extension: z.number().int().positive(), limit: z.number().positive() }),
-    taskToken: z.string().min(1),
-  }),
-]);
 
 export const Decision = z
   .object({
@@ -73,7 +57,7 @@ export interface ApprovalDeps {
 export const DEFAULT_POLICY: ApprovalPolicy = { separationOfDuties: true };
 
 /** Whether an approval is this deployment's to decide. */
-function ours(deps: Pick<ApprovalDeps, 'agentName'>, approval: ApprovalRecord): boolean {
+export function ours(deps: Pick<ApprovalDeps, 'agentName'>, approval: ApprovalRecord): boolean {
   return deps.agentName === undefined || approval.agent === undefined || approval.agent === deps.agentName;
 }
 
@@ -104,47 +88,6 @@ export async function countWait(ledger: Ledger, approval: ApprovalRecord): Promi
   if (waitedMs > 0) await ledger.countStep(approval.runId, `wait:${approvalSkOf(approval)}`, { approvalWaitMs: waitedMs });
 }
 
-export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinition }) {
-  return async (input: unknown): Promise<{ approvalId: string; status: ApprovalStatus }> => {
-    const request = parseOrThrow(RequestApprovalInput, input, 'RequestApproval input');
-    const run = await loadRun(deps.ledger, request.runId);
-    const now = deps.clock.now();
-    const subject = 'extension' in request ? budgetSubject(run, request.extension) : await toolSubject(deps.agent, deps.ledger, run, request.turn, request.call);
-    const requested: ApprovalRecord = {
-      kind: 'approval',
-      approvalId: `apv_${randomBytes(16).toString('base64url')}`,
-      runId: run.runId,
-      agent: deps.agent.name,
-      ...subject,
-      status: 'pending',
-      decideBy: new Date(now.getTime() + run.config.approvalTimeoutSeconds * 1000).toISOString(),
-      createdAt: now.toISOString(),
-    };
-    const stored = await deps.ledger.upsertApproval(requested, request.taskToken);
-    if (stored.status === 'pending') {
-      if (stored.approvalId === requested.approvalId) await tell(deps, stored);
-    } else {
-      // Decided while no execution was waiting (e.g. during a restart): deliver it now.
-      await deliverDecision(deps, stored, request.taskToken);
-    }
-    return { approvalId: stored.approvalId, status: stored.status };
-  };
-}
-
-/** Tells the approvers: one event with the summary, the amount, the deadline and a signed link each. */
-async function tell(deps: ApprovalDeps, approval: ApprovalRecord): Promise<void> {
-  const links = await signedLinks(deps.links, approval);
-  const event = approvalRequested(approval, links);
-  try {
-    await deps.notifier?.approvalRequested(event);
-  } catch (error) {
-    // The approval stands (listed by the API and `savepoint approvals`, escalated at its deadline):
-    // a notification that did not go out must not fail the run.
-    console.error(JSON.stringify({ level: 'ERROR', message: 'approval notification failed', approvalId: approval.approvalId, error: String(error) }));
-  }
-  deps.notify?.(approval, event);
-}
-
 /** One signed link per approver, valid until the approval's deadline. */
 export async function signedLinks(links: ApprovalLinks | undefined, approval: Pick<ApprovalRecord, 'approvalId' | 'runId' | 'decideBy'>): Promise<ApprovalRequested['links']> {
   if (!links) return [];
@@ -155,39 +98,6 @@ export async function signedLinks(links: ApprovalLinks | undefined, approval: Pi
       return { approver, url: `${links.pageUrl}/${approval.approvalId}?link=${token}` };
     }),
   );
-}
-
-type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | 'amount' | 'details' | 'description' | 'budget'>;
-
-/** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
-async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
-  const { block } = await loadToolUse(ledger, run.runId, turn, call);
-  const request = approvalRequest(agent, block, run);
-  if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${block.name}) needs no approval`);
-  const tool = findTool(agent, block.name);
-  const args = tool?.input.safeParse(block.input);
-  const described = args?.success ? tool?.describe?.(args.data) : undefined;
-  return {
-    turn,
-    call,
-    toolName: block.name,
-    summary: `${request.summary} (run ${run.runId})`,
-    ...(request.amount && { amount: { ...request.amount } }),
-    ...(request.details && { details: { ...request.details } }),
-    ...(described !== undefined && { description: described }),
-  };
-}
-
-/** An exhausted budget: a person may extend it instead of the run stopping. */
-function budgetSubject(run: RunRecord, budget: NonNullable<ApprovalRecord['budget']>): Subject {
-  const current = run.config[BUDGET_FIELDS[budget.guard]];
-  return {
-    turn: run.modelTurns,
-    call: 0,
-    toolName: 'extend_budget',
-    summary: `extend the ${budget.guard} budget of run ${run.runId} from ${current} to ${budget.limit} (extension ${budget.extension})`,
-    budget,
-  };
 }
 
 export type DecideResult =
@@ -248,29 +158,6 @@ export function createDecideApproval(deps: ApprovalDeps) {
     );
     if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record };
     return { ok: true, approval: record, delivered: await deliverDecision(deps, record) };
-  };
-}
-
-/**
- * Escalates every pending approval whose deadline has passed: it is recorded as expired and the
- * waiting execution resumes on its `Approval.Expired` catch, which flags the refund for review.
- */
-export function createExpireApprovals(deps: ApprovalDeps) {
-  return async (): Promise<{ expired: string[] }> => {
-    const now = deps.clock.now();
-    const expired: string[] = [];
-    for (const approval of await deps.ledger.listPendingApprovals()) {
-      if (approval.decideBy > now.toISOString() || !ours(deps, approval)) continue;
-      const { decided, record } = await deps.ledger.decideApproval(
-        approval,
-        { status: 'expired', reason: `not decided by ${approval.decideBy}`, decidedBy: 'timeout', decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) },
-        now,
-      );
-      if (!decided) continue;
-      expired.push(record.approvalId);
-      await deliverDecision(deps, record);
-    }
-    return { expired };
   };
 }
 

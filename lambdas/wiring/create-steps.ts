@@ -8,19 +8,21 @@ import { Steps, type StepName } from '../shared/steps.js';
 import type { DecisionMac } from '../approvals/decision-mac.js';
 import type { ApprovalNotifier, ApprovalRequested } from '../approvals/notify.js';
 import type { ApprovalPolicy } from '../approvals/policy.js';
-import { createExpireApprovals, createRequestApproval, type ApprovalLinks } from './approvals.js';
-import { createBudgetCheck } from './budget-check.js';
-import { conversation, createCallModel } from './call-model.js';
-import { createCompact } from './compaction.js';
-import { createCallTool } from './call-tool.js';
-import { createExecutionStopped } from './execution-stopped.js';
-import { createFinalize } from './finalize.js';
-import { createHandoff } from './handoff.js';
-import type { Clock, Executions, TaskCallbacks } from './ports.js';
-import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy } from './recover.js';
-import { createStartRun } from './start-run.js';
-import { createSweep, type ExecutionLookup } from './sweep.js';
-import { codeFingerprint } from './versions.js';
+import type { ApprovalLinks } from '../approvals/decision.js';
+import { createExpireApprovals } from '../steps/expire-approvals.js';
+import { createRequestApproval } from '../steps/request-approval.js';
+import { createBudgetCheck } from '../steps/budget-check.js';
+import { conversation, createCallModel } from '../steps/call-model.js';
+import { createCompact } from '../steps/compact.js';
+import { createCallTool } from '../steps/call-tool.js';
+import { createExecutionStopped } from '../steps/execution-stopped.js';
+import { createFinalize } from '../steps/finalize.js';
+import { createHandoff } from '../steps/handoff.js';
+import type { Clock, Executions, TaskCallbacks } from '../shared/ports.js';
+import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy } from '../steps/recover-run.js';
+import { createStartRun } from '../steps/start-run.js';
+import { createSweep, type ExecutionLookup } from '../steps/sweep.js';
+import { codeFingerprint } from '../runs/versions.js';
 
 /**
  * What the steps of one agent need from the outside. The Lambda adapter (adapters/aws-deps.ts)
@@ -79,7 +81,7 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
   const agentDepsOnce = () => (agentDeps ??= { value: agent.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
   const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
   const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
-  // What every step checks the run against (steps/versions.ts): this code's fingerprint.
+  // What every step checks the run against (runs/versions.ts): this code's fingerprint.
   const fingerprint = codeFingerprint(agent, deps.codeVersion, deps.priceTable);
   return {
     [Steps.StartRun]: lazy(() => createStartRun({

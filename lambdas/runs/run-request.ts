@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { defaultRunId, type AgentDefinition } from '../define.js';
+import { RunConfig } from '../ledger/records.js';
+import { formatModelSpec, parseModelSpec } from '../models/spec.js';
+import { InvalidInputError } from '../shared/errors.js';
+import { parseOrThrow } from '../shared/validation.js';
+
+/**
+ * What asks for a run: a run request (`savepoint run`, `StartExecution`, the client) or the
+ * nightly scheduled event, parsed into the one shape StartRun acts on. ExecutionStopped and
+ * RecoverRun read the same shape back from an execution's input (runs/status-change.ts).
+ */
+
+export const RunId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,80}$/, 'expected 1-80 letters, digits, "-" or "_" (it names the execution)');
+
+/** A run started by a person or a script (`savepoint run`, `StartExecution`, the client). */
+export const RunRequest = z
+  .object({
+    runId: RunId.optional(),
+    /** The agent's input, validated by the agent's own `input` schema. */
+    input: z.unknown(),
+    config: RunConfig.partial().strict().optional(),
+    /** The model of this run (`provider:model-id`), instead of the stack's or the agent's. */
+    model: z.string().min(1).optional(),
+    /** Resume even though the code changed since the run started (the operator's `--force`). */
+    force: z.boolean().optional(),
+    /** Who starts the run (separation of duties: they may not approve its requests). */
+    startedBy: z.string().min(1).max(200).optional(),
+    /**
+     * `savepoint migrate`: move this live run to the code that runs this StartRun, which must be
+     * agent version `to` and declare the run's version compatible (runs/versions.ts).
+     */
+    migrate: z.object({ to: z.string().min(1).max(64), by: z.string().min(1).max(200) }).strict().optional(),
+  })
+  .strict();
+export type RunRequest = z.infer<typeof RunRequest>;
+
+/** The EventBridge scheduled event (events/scheduled-event.json) that starts the nightly run. */
+export const ScheduledEvent = z.object({
+  'detail-type': z.literal('Scheduled Event'),
+  source: z.literal('aws.events'),
+  time: z.iso.datetime({ offset: true }),
+});
+
+export interface StartRequest {
+  runId: string;
+  input: unknown;
+  config: Partial<RunConfig>;
+  /** Normalized `provider:model-id`, when the request names one. */
+  model?: string;
+  force?: boolean;
+  startedBy?: string;
+  migrate?: { to: string; by: string };
+}
+
+/**
+ * The run an event asks for. A scheduled event becomes the input the agent derives from its time
+ * (e.g. the day before), under the run id of that input: a second delivery of the same event
+ * (EventBridge delivers at least once) resumes or joins the same run instead of starting another.
+ */
+export function runRequestFromEvent(agent: AgentDefinition, event: unknown): StartRequest {
+  if (typeof event === 'object' && event !== null && 'detail-type' in event) {
+    const scheduled = parseOrThrow(ScheduledEvent, event, 'scheduled event');
+    if (!agent.scheduled) throw new InvalidInputError(`scheduled event: agent ${agent.name} does not run on a schedule (it defines no \`scheduled\`)`);
+    const input = parseOrThrow(agent.input, agent.scheduled(new Date(scheduled.time)), `input of agent ${agent.name} for the scheduled event`);
+    return { runId: runIdOf(agent, input), input, config: {}, startedBy: `schedule:${scheduled.source}` };
+  }
+  const request = parseOrThrow(RunRequest, event, 'run input');
+  const input = parseOrThrow(agent.input, request.input, `input of agent ${agent.name}`);
+  // Only the settings the request names: the partial schema fills in every default, which would
+  // override the agent's own budgets.
+  const named = Object.keys((event as { config?: object }).config ?? {});
+  const config = Object.fromEntries(Object.entries(request.config ?? {}).filter(([key]) => named.includes(key)));
+  const model = request.model === undefined ? undefined : modelSpecOf(request.model, 'model');
+  return {
+    runId: request.runId ?? runIdOf(agent, input),
+    input,
+    config,
+    force: request.force,
+    ...(model && { model }),
+    ...(request.startedBy && { startedBy: request.startedBy }),
+    ...(request.migrate && { migrate: request.migrate }),
+  };
+}
+
+/** The run id of an input: the agent's own rule, or its name and a hash of the input. */
+export function runIdOf(agent: AgentDefinition, input: unknown): string {
+  return parseOrThrow(RunId, agent.runId?.(input) ?? defaultRunId(agent, input), `run id of agent ${agent.name}`);
+}
+
+/** `spec` normalized, or an error naming the field it came from. */
+export function modelSpecOf(spec: string, field: string): string {
+  try {
+    return formatModelSpec(parseModelSpec(spec));
+  } catch (error) {
+    throw new InvalidInputError(`${field}: ${(error as Error).message}`, { cause: error });
+  }
+}

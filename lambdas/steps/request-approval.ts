@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { findTool, type AgentDefinition } from '../define.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../ledger/records.js';
+import { deliverDecision, signedLinks, type ApprovalDeps } from '../approvals/decision.js';
+import { approvalRequested } from '../approvals/notify.js';
+import { InvalidInputError } from '../shared/errors.js';
+import { parseOrThrow } from '../shared/validation.js';
+import { approvalRequest, loadRun, loadToolUse } from '../conversation/turns.js';
+
+/**
+ * The RequestApproval step: records a pending approval with the execution's task token (or finds
+ * the one recorded already) and tells the approvers; how it is decided: approvals/decision.ts.
+ */
+
+export const RequestApprovalInput = z.union([
+  z.object({
+    runId: z.string().min(1),
+    turn: z.number().int().positive(),
+    call: z.number().int().positive(),
+    taskToken: z.string().min(1),
+  }),
+  z.object({
+    runId: z.string().min(1),
+    extension: z.object({ guard: z.enum(EXTENDABLE_GUARDS), extension: z.number().int().positive(), limit: z.number().positive() }),
+    taskToken: z.string().min(1),
+  }),
+]);
+
+export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinition }) {
+  return async (input: unknown): Promise<{ approvalId: string; status: ApprovalStatus }> => {
+    const request = parseOrThrow(RequestApprovalInput, input, 'RequestApproval input');
+    const run = await loadRun(deps.ledger, request.runId);
+    const now = deps.clock.now();
+    const subject = 'extension' in request ? budgetSubject(run, request.extension) : await toolSubject(deps.agent, deps.ledger, run, request.turn, request.call);
+    const requested: ApprovalRecord = {
+      kind: 'approval',
+      approvalId: `apv_${randomBytes(16).toString('base64url')}`,
+      runId: run.runId,
+      agent: deps.agent.name,
+      ...subject,
+      status: 'pending',
+      decideBy: new Date(now.getTime() + run.config.approvalTimeoutSeconds * 1000).toISOString(),
+      createdAt: now.toISOString(),
+    };
+    const stored = await deps.ledger.upsertApproval(requested, request.taskToken);
+    if (stored.status === 'pending') {
+      if (stored.approvalId === requested.approvalId) await tell(deps, stored);
+    } else {
+      // Decided while no execution was waiting (e.g. during a restart): deliver it now.
+      await deliverDecision(deps, stored, request.taskToken);
+    }
+    return { approvalId: stored.approvalId, status: stored.status };
+  };
+}
+
+/** Tells the approvers: one event with the summary, the amount, the deadline and a signed link each. */
+async function tell(deps: ApprovalDeps, approval: ApprovalRecord): Promise<void> {
+  const links = await signedLinks(deps.links, approval);
+  const event = approvalRequested(approval, links);
+  try {
+    await deps.notifier?.approvalRequested(event);
+  } catch (error) {
+    // The approval stands (listed by the API and `savepoint approvals`, escalated at its deadline):
+    // a notification that did not go out must not fail the run.
+    console.error(JSON.stringify({ level: 'ERROR', message: 'approval notification failed', approvalId: approval.approvalId, error: String(error) }));
+  }
+  deps.notify?.(approval, event);
+}
+
+type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | 'amount' | 'details' | 'description' | 'budget'>;
+
+/** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
+async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
+  const { block } = await loadToolUse(ledger, run.runId, turn, call);
+  const request = approvalRequest(agent, block, run);
+  if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${block.name}) needs no approval`);
+  const tool = findTool(agent, block.name);
+  const args = tool?.input.safeParse(block.input);
+  const described = args?.success ? tool?.describe?.(args.data) : undefined;
+  return {
+    turn,
+    call,
+    toolName: block.name,
+    summary: `${request.summary} (run ${run.runId})`,
+    ...(request.amount && { amount: { ...request.amount } }),
+    ...(request.details && { details: { ...request.details } }),
+    ...(described !== undefined && { description: described }),
+  };
+}
+
+/** An exhausted budget: a person may extend it instead of the run stopping. */
+function budgetSubject(run: RunRecord, budget: NonNullable<ApprovalRecord['budget']>): Subject {
+  const current = run.config[BUDGET_FIELDS[budget.guard]];
+  return {
+    turn: run.modelTurns,
+    call: 0,
+    toolName: 'extend_budget',
+    summary: `extend the ${budget.guard} budget of run ${run.runId} from ${current} to ${budget.limit} (extension ${budget.extension})`,
+    budget,
+  };
+}
