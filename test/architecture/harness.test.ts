@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sourceFiles } from './import-graph.js';
 
 /**
  * The harness knows no agent: nothing in the steps, ledger, guards, approvals, recovery, engines,
@@ -11,12 +12,7 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 const HARNESS = ['lambdas', 'local', 'infra', 'cli', 'sim'];
 const EXAMPLE_APP = new Set(['infra/example.ts', 'infra/app.ts']);
 
-function sources(dir: string): string[] {
-  return readdirSync(join(ROOT, dir)).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(join(ROOT, path)).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
-  });
-}
+const sources = (dir: string) => sourceFiles(ROOT, [dir]);
 
 const harnessFiles = HARNESS.flatMap(sources).filter((file) => !EXAMPLE_APP.has(file));
 

@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { importCircles, importGraph, importSpecifiers, layerOf, layerViolations, sourceFiles, type Layer } from './import-graph.js';
+
+/**
+ * The tree is the architecture: no two source modules import each other (directly or round a
+ * circle), and lambdas/ imports only downwards — handlers → adapters → wiring → steps →
+ * domain and ledger → shared — and never outside itself (local/, cli/, sim/, agents/ and the
+ * rest build on lambdas/, not the other way round).
+ */
+const ROOT = new URL('../..', import.meta.url).pathname;
+const SOURCES = ['lambdas', 'local', 'cli', 'client', 'console', 'infra', 'sim'];
+
+/** lambdas/, lowest first. A new folder in lambdas/ must be given its layer here. */
+const LAYERS: readonly Layer[] = [
+  { name: 'shared', paths: ['lambdas/shared/'] },
+  {
+    name: 'domain and ledger',
+    paths: ['lambdas/define.ts', 'lambdas/agent/', 'lambdas/approvals/', 'lambdas/conversation/', 'lambdas/guards/', 'lambdas/ledger/', 'lambdas/models/', 'lambdas/runs/', 'lambdas/tools/'],
+  },
+  { name: 'steps', paths: ['lambdas/steps/'] },
+  { name: 'wiring', paths: ['lambdas/wiring/'] },
+  { name: 'adapters', paths: ['lambdas/adapters/'] },
+  { name: 'handlers and the public API', paths: ['lambdas/handlers/', 'lambdas/index.ts'] },
+];
+
+const files = sourceFiles(ROOT, SOURCES);
+const graph = importGraph(ROOT, files);
+
+describe('the import graph', () => {
+  it('is read from the sources (the checks are not vacuous)', () => {
+    expect(files.length).toBeGreaterThan(150);
+    expect(graph.get('lambdas/steps/call-tool.ts')).toEqual(expect.arrayContaining(['lambdas/conversation/turns.ts', 'lambdas/shared/errors.ts']));
+    expect(graph.get('lambdas/handlers/call-model.ts')).toEqual(['lambdas/adapters/aws-deps.ts']);
+  });
+
+  it('has no import circle among source files', () => {
+    expect(importCircles(graph)).toEqual([]);
+  });
+
+  it('puts every file of lambdas/ in a layer', () => {
+    expect(files.filter((file) => file.startsWith('lambdas/') && layerOf(LAYERS, file) === undefined)).toEqual([]);
+  });
+
+  it('has lambdas/ import only downwards and nothing outside lambdas/', () => {
+    expect(layerViolations(graph, LAYERS)).toEqual([]);
+  });
+
+  it('has lambdas/ import the package by none of its own names (no way round the layers)', () => {
+    const offenders = files
+      .filter((file) => file.startsWith('lambdas/'))
+      .flatMap((file) => importSpecifiers(readSource(file)).filter((specifier) => /^savepoint(\/|$)/.test(specifier)).map((specifier) => `${file}: ${specifier}`));
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe('importSpecifiers', () => {
+  it('reads static, type-only, re-export, side-effect and dynamic imports, over several lines', () => {
+    const text = [
+      "import { z } from 'zod';",
+      'import {',
+      '  a,',
+      '  type B,',
+      "} from './a.js';",
+      "import type { C } from '../c.js';",
+      "export { d } from './d.js';",
+      "export * from './e.js';",
+      "import './polyfill.js';",
+      "const f = await import('./f.js');",
+    ].join('\n');
+    expect(importSpecifiers(text)).toEqual(['zod', './a.js', '../c.js', './d.js', './e.js', './polyfill.js', './f.js']);
+  });
+
+  it('does not read imports in comments', () => {
+    expect(importSpecifiers("// import { x } from './x.js';\n/* import './y.js'; */\nexport const z = 1;")).toEqual([]);
+  });
+});
+
+describe('importCircles', () => {
+  it('reports a circle of three files once, and not the file that only joins it', () => {
+    const circular = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
+    expect(importCircles(circular)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+  });
+
+  it('reports two files importing each other and a file importing itself', () => {
+    expect(importCircles(new Map([['a.ts', ['b.ts']], ['b.ts', ['a.ts']], ['c.ts', ['c.ts']]]))).toEqual([['a.ts', 'b.ts'], ['c.ts']]);
+  });
+
+  it('reports nothing for a graph without circles (a diamond)', () => {
+    expect(importCircles(new Map([['a.ts', ['b.ts', 'c.ts']], ['b.ts', ['d.ts']], ['c.ts', ['d.ts']], ['d.ts', []]]))).toEqual([]);
+  });
+
+  it('follows a chain deeper than the call stack', () => {
+    const chain = new Map(Array.from({ length: 20_000 }, (_, i) => [`f${i}.ts`, [`f${(i + 1) % 20_000}.ts`]] as [string, string[]]));
+    expect(importCircles(chain)[0]).toHaveLength(20_000);
+  });
+});
+
+describe('layerViolations', () => {
+  const layers: Layer[] = [
+    { name: 'shared', paths: ['lambdas/shared/'] },
+    { name: 'steps', paths: ['lambdas/steps/'] },
+  ];
+
+  it('reports an import of a higher layer and of a file outside the layers', () => {
+    const graph = new Map([
+      ['lambdas/shared/clock.ts', ['lambdas/steps/finalize.ts']],
+      ['lambdas/steps/finalize.ts', ['lambdas/shared/clock.ts', 'local/engine.ts']],
+    ]);
+    expect(layerViolations(graph, layers)).toEqual([
+      'lambdas/shared/clock.ts (shared) imports lambdas/steps/finalize.ts (steps), a higher layer',
+      'lambdas/steps/finalize.ts (steps) imports local/engine.ts, which is outside the layers',
+    ]);
+  });
+
+  it('allows imports downwards and within a layer, and does not judge files outside the layers', () => {
+    const graph = new Map([
+      ['lambdas/steps/a.ts', ['lambdas/steps/b.ts', 'lambdas/shared/c.ts']],
+      ['local/engine.ts', ['lambdas/steps/a.ts']],
+    ]);
+    expect(layerViolations(graph, layers)).toEqual([]);
+  });
+});
+
+function readSource(file: string): string {
+  return readFileSync(join(ROOT, file), 'utf8');
+}
