@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { deadlineTimers } from '../../local/runtime.js';
+import { deadlineTimers } from '../../local/runtime/approvals.js';
 
 // Approval deadlines without polling: one timer per pending approval. Time is the fake timers'.
 const clock = { now: () => new Date(Date.now()) };

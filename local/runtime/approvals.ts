@@ -1,0 +1,51 @@
+import type { ApprovalLinks } from '../../lambdas/approvals/decision.js';
+import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { Clock } from '../../lambdas/shared/ports.js';
+import { localUser } from '../approval-api.js';
+import { localApprovalKeys } from '../approval-keys.js';
+import type { LocalStackOptions } from './options.js';
+
+/**
+ * Approvals on this machine (local/approval-keys.ts): signed links to the page the approval API
+ * serves, decisions signed with a local key. The page's URL is known once the API listens, so the
+ * links read it through `pageUrl()`.
+ */
+export function localApprovalSetup(options: Pick<LocalStackOptions, 'stateDir' | 'approvals'>, pageUrl: () => string) {
+  const keys = localApprovalKeys(options.stateDir);
+  const links: ApprovalLinks = { signer: keys.links, approvers: options.approvals?.approvers ?? [localUser()], get pageUrl() { return pageUrl(); } };
+  return {
+    links,
+    decisionMac: keys.decisions,
+    policy: options.approvals?.policy ?? { separationOfDuties: false },
+  };
+}
+
+/** Node's longest timer (~24.8 days); a later deadline is re-armed when this one fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * One timer per pending approval, firing at its `decideBy` (per the runtime's clock): `onDue` then
+ * expires whatever is due. A decided approval's timer finds nothing to do. Timers never keep the
+ * process alive by themselves.
+ */
+export function deadlineTimers(clock: Clock, onDue: () => void) {
+  const timers = new Map<string, NodeJS.Timeout>();
+  const arm = (approval: Pick<ApprovalRecord, 'approvalId' | 'decideBy' | 'status'>): void => {
+    if (approval.status !== 'pending' || timers.has(approval.approvalId)) return;
+    const delay = Math.max(0, Date.parse(approval.decideBy) - clock.now().getTime());
+    const timer = setTimeout(() => {
+      timers.delete(approval.approvalId);
+      if (Date.parse(approval.decideBy) > clock.now().getTime()) arm(approval);
+      else onDue();
+    }, Math.min(delay, MAX_TIMER_MS));
+    timer.unref();
+    timers.set(approval.approvalId, timer);
+  };
+  return {
+    arm,
+    clear: () => {
+      for (const timer of timers.values()) clearTimeout(timer);
+      timers.clear();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import type { SFNClient } from '@aws-sdk/client-sfn';
+import { stepHandler } from '../../lambdas/adapters/middleware.js';
+import { sfnExecutions, sfnStarter } from '../../lambdas/adapters/sfn.js';
+import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
+import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../../lambdas/guards/breaker.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import { modelConfigFromEnv } from '../../lambdas/models/config.js';
+import { modelRegistry, wrapModels } from '../../lambdas/models/registry.js';
+import type { Clock, TaskCallbacks } from '../../lambdas/shared/ports.js';
+import { Steps, type StepName } from '../../lambdas/shared/steps.js';
+import { createSteps } from '../../lambdas/wiring/create-steps.js';
+import type { ModelServer } from '../../sim/model-server.js';
+import { crashingLedger, crashingModel } from '../crash.js';
+import type { LocalEngine } from '../engine.js';
+import { lambdaContext } from '../lambda-context.js';
+import type { localApprovalSetup } from './approvals.js';
+import type { LocalStackOptions } from './options.js';
+import type { LocalHandlers } from './tasks.js';
+
+const LOCAL_TIME_SCALE = 1 / 50;
+const LOCAL_BREAKER: BreakerPolicy = {
+  failures: BREAKER.failures,
+  windowMs: BREAKER.windowMs * LOCAL_TIME_SCALE,
+  openMs: BREAKER.openMs * LOCAL_TIME_SCALE,
+  probeLeaseMs: BREAKER.probeLeaseMs * LOCAL_TIME_SCALE,
+};
+
+/** What the local stack has started that the steps' clients point at. */
+export interface LocalWiring<World extends DevWorld = DevWorld> {
+  readonly options: LocalStackOptions<World>;
+  readonly ledger: Ledger;
+  readonly clock: Clock;
+  readonly model: ModelServer;
+  readonly world: World;
+  readonly sfn: SFNClient;
+  readonly engine: LocalEngine;
+  readonly stateMachineArn: string;
+  readonly callbacks: TaskCallbacks;
+  readonly leaseMs: number;
+  readonly approvals: ReturnType<typeof localApprovalSetup>;
+  /** A new approval waits: its deadline timer is armed (local/runtime/approvals.ts). */
+  readonly armDeadline: (approval: ApprovalRecord) => void;
+  /** The invocations in flight, which a closing stack waits for. */
+  readonly inFlight: Set<Promise<unknown>>;
+  readonly closing: () => boolean;
+}
+
+/**
+ * The handlers of one version of the agent: its steps (lambdas/wiring/create-steps.ts) inside the
+ * same middy handlers as on AWS, their clients pointed at this machine.
+ */
+export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any, any, World>, codeVersion: string, wiring: LocalWiring<World>): LocalHandlers {
+  const { options, ledger, clock, model, world, sfn, engine, inFlight } = wiring;
+  const bind = (step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<unknown>) => {
+    const handler = stepHandler(fn, options.log ?? (() => undefined));
+    return (event: unknown, timeoutMs: number) => {
+      if (wiring.closing()) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
+      const invocation = handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
+      inFlight.add(invocation);
+      void invocation.catch(() => undefined).finally(() => inFlight.delete(invocation));
+      return invocation;
+    };
+  };
+  // Crash injection wraps the ledger and the model client from outside: the steps have no hooks.
+  const stepLedger: Ledger = options.crash ? crashingLedger(ledger, options.crash) : ledger;
+  // `sim:` models go to the simulated model; the others to the providers the environment names.
+  const models = modelRegistry(() => ({ ...modelConfigFromEnv(options.modelEnv ?? process.env), sim: { baseUrl: options.modelUrl ?? model.url, apiKey: 'local', promptCaching: options.promptCaching ?? true, fetch: model.fetch } }));
+  const crash = options.crash;
+  const crashing = crash ? wrapModels(models, (client) => crashingModel(client, crash)) : models;
+  const steps = createSteps(agent, {
+    ledger: stepLedger,
+    models: options.wrapModel ? wrapModels(crashing, options.wrapModel) : crashing,
+    clock,
+    breaker: new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER),
+    callbacks: wiring.callbacks,
+    // The history count BudgetCheck reads every turn comes from the engine itself: the same
+    // number GetExecutionHistory serves (local/engine.ts), without an SDK round trip per turn.
+    executions: { ...sfnExecutions(sfn), eventCount: async (executionArn: string) => engine.eventCount(executionArn) },
+    starter: sfnStarter(sfn, wiring.stateMachineArn),
+    leaseMs: wiring.leaseMs,
+    codeVersion,
+    recoveryPolicy: options.recovery || undefined,
+    agentEnv: { ...world.env, ...options.agentEnv },
+    // The world is served in process: a step's tool call pays no loopback round trip.
+    ...(world.fetch && { agentFetch: world.fetch }),
+    notify: (approval, event) => {
+      wiring.armDeadline(approval);
+      options.onApproval?.(approval, event);
+    },
+    approvals: wiring.approvals,
+  });
+  const bound = Object.fromEntries(Object.entries(steps).map(([step, fn]) => [step, bind(step as StepName, fn)]));
+  return {
+    ...bound,
+    [Steps.ApprovalCallback]: () => Promise.reject(new Error('the approval callback is served by the approval API')),
+  } as unknown as LocalHandlers;
+}

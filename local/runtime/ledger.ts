@@ -1,0 +1,35 @@
+import { join } from 'node:path';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import { serveLedger } from '../../lambdas/ledger/remote-ledger.js';
+import type { LedgerSealer } from '../../lambdas/ledger/seal.js';
+import { localLedgerSealer } from '../approval-keys.js';
+import type { CfnTemplateJson } from '../asl.js';
+import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../ledger-files.js';
+import { ledgerTableFromTemplate } from '../template.js';
+
+/**
+ * The engine's ledger, and the endpoint other processes reach it by: the embedded ledger served
+ * over loopback (`ledger`, lambdas/ledger/remote-ledger.ts), or dynalite's own port (`dynamodb`).
+ */
+export async function openLocalLedger(
+  kind: LedgerKind,
+  stateDir: string | undefined,
+  template: CfnTemplateJson,
+  closers: (() => Promise<void> | void)[],
+  sealer?: LedgerSealer,
+): Promise<{ ledger: Ledger; endpoint: { ledger: string } | { dynamodb: string } }> {
+  if (kind === 'embedded') {
+    const embedded = EmbeddedLedger.open({ dir: stateDir, ...(sealer && { sealer }) });
+    closers.push(() => embedded.close());
+    const served = await serveLedger(embedded);
+    closers.push(served.close);
+    return { ledger: embedded, endpoint: { ledger: served.url } };
+  }
+  // Loaded only for this ledger: the emulator and the DynamoDB SDK are ~40 MB an embedded run does not need.
+  const [{ ensureTable, startDynamo }, { DynamoDbLedger }] = await Promise.all([import('../dynamo.js'), import('../../lambdas/ledger/dynamodb-ledger.js')]);
+  const dynamo = await startDynamo({ path: stateDir && join(stateDir, LEDGER_PATHS.dynalite) });
+  closers.push(dynamo.close);
+  await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));
+  return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE, sealer ?? localLedgerSealer(stateDir)), endpoint: { dynamodb: dynamo.endpoint } };
+}

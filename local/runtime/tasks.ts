@@ -1,0 +1,61 @@
+import { ErrorNames } from '../../lambdas/shared/errors.js';
+import type { Clock } from '../../lambdas/shared/ports.js';
+import { Steps, type StepName } from '../../lambdas/shared/steps.js';
+import type { AslState, ExtractedStateMachine } from '../asl.js';
+import { LocalEngine, type TaskBinding } from '../engine.js';
+import { validatedDefinitions } from '../template-cache.js';
+import type { LocalStackOptions } from './options.js';
+
+/** A step as the engine's Task states call it: the state's input and its `TimeoutSeconds` in ms. */
+export type LocalHandler = (event: unknown, timeoutMs: number) => Promise<unknown>;
+export type LocalHandlers = Record<StepName, LocalHandler>;
+
+/** infra's `States.WaitRetryAfter`, by value: importing infra/ would load the CDK (see template.ts). */
+const WAIT_RETRY_AFTER = 'WaitRetryAfter';
+
+/**
+ * The synthesized state machine on the in-process engine: each Task state calls the handlers of
+ * its version (`current()` when invoked: version 1 keeps the handlers it started with), and waits
+ * local time, compressed, between retries.
+ */
+export function localEngine(extracted: ExtractedStateMachine, current: () => LocalHandlers, clock: Clock, options: LocalStackOptions & { leaseMs: number }): LocalEngine {
+  const retryIntervalOverrides: Record<string, number[]> = {};
+  for (const stateName of Object.keys(extracted.tasks)) {
+    retryIntervalOverrides[stateName] = localRetryDelays(extracted.definition.States[stateName], options);
+  }
+  return new LocalEngine({
+    definition: extracted.definition,
+    stateMachineArn: extracted.stateMachineArn,
+    tasks: bindTasks(extracted.tasks, current),
+    retryIntervalOverrides,
+    ...(options.retryAfterWaitMs !== undefined && { waitTimeOverrides: { [WAIT_RETRY_AFTER]: options.retryAfterWaitMs } }),
+    now: () => clock.now(),
+    validated: validatedDefinitions(),
+  });
+}
+
+/**
+ * A version's Tasks call its own handlers (`current()` when bound: the first version's are the
+ * stack's handlers; a deployed version's, its agent's — local/versions.ts).
+ */
+export function bindTasks(tasksOf: ExtractedStateMachine['tasks'], current: () => LocalHandlers): Record<string, TaskBinding> {
+  const tasks: Record<string, TaskBinding> = {};
+  for (const [stateName, task] of Object.entries(tasksOf)) {
+    if (!(Object.values(Steps) as string[]).includes(task.step)) throw new Error(`Task state ${stateName} runs an unknown step ${task.step}`);
+    const timeoutMs = Math.min(task.timeoutSeconds ?? 60, 900) * 1000;
+    tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload) => current()[task.step as StepName](payload, timeoutMs) };
+  }
+  return tasks;
+}
+
+/** The local wait before each retrier's retries, in the order of the state's `Retry` list. */
+function localRetryDelays(state: AslState | undefined, options: Pick<LocalStackOptions, 'breakerRetryDelayMs' | 'leaseMs' | 'retryDelayMs'>): number[] {
+  const retriers = (state?.['Retry'] ?? []) as { ErrorEquals: string[] }[];
+  return retriers.map((retrier) =>
+    retrier.ErrorEquals.includes(ErrorNames.CircuitOpen)
+      ? (options.breakerRetryDelayMs ?? 600)
+      : retrier.ErrorEquals.includes(ErrorNames.LeaseHeld)
+        ? options.leaseMs! / 2
+        : (options.retryDelayMs ?? 20),
+  );
+}
