@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import { UsageError } from '../errors.js';
+import { out, stateDir } from '../program.js';
+import { cliUser, withClient } from '../target.js';
+
+/** `savepoint kill [runId] | --all [--lift]`: a run, or every run, stops before its next step. */
+export function registerKillCommand(program: Command): void {
+  program
+    .command('kill [runId]')
+    .description('stop a run (or, with --all, every run) before its next step; nothing the model says undoes it')
+    .option('--all', 'the global kill switch: every run stops before its next step', false)
+    .option('--lift', 'with --all: lift the global kill switch', false)
+    .option('--reason <text>', 'why, recorded with the kill', '')
+    .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
+      if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
+      await withClient('kill', undefined, runId, async ({ client, ledger }) => {
+        if (options.all) {
+          await ledger.setGlobalKill(options.lift ? undefined : { by: cliUser(), at: new Date().toISOString(), reason: options.reason });
+          return out(options.lift ? 'global kill switch lifted' : `global kill switch on: every run stops before its next step`);
+        }
+        if (!(await ledger.getRun(runId!))) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+        await client.cancel(runId!, { by: cliUser(), reason: options.reason });
+        out(`run ${runId}: killed; it stops before its next step`);
+      });
+    });
+}

@@ -1,0 +1,79 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { engineOptions } from '../options.js';
+import { formatReport } from '../format.js';
+import { UsageError } from '../errors.js';
+import { deployed, err, out, printJson, stateDir } from '../program.js';
+import { exitCodeOfSignal } from '../signals.js';
+import { withClient } from '../target.js';
+
+/** `savepoint run`: an agent on the local engine, or a run started on a deployed stack (`--stack`). */
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description("run an agent on the local engine (resumes the run if it exists)")
+    .addOption(engineOptions.agent())
+    .option('--input <json|file>', "the run's input, checked by the agent's input schema (default: what the agent's simulated world serves)")
+    .option('--run-id <id>', "the run id, the idempotency key of the whole run (default: the agent's, from the input)")
+    .option('--model <provider:model>', "the run's model instead of the agent's, e.g. anthropic:claude-sonnet-4-5 (keys and endpoints from ANTHROPIC_API_KEY, OPENAI_API_KEY, AWS_REGION, …)")
+    .addOption(engineOptions.failRate())
+    .addOption(engineOptions.seed())
+    .addOption(engineOptions.approve())
+    .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: $SAVEPOINT_APPROVAL_TIMEOUT, else 1 unattended, 300 in a terminal)', process.env['SAVEPOINT_APPROVAL_TIMEOUT'] || undefined)
+    .option('--max-steps <n>', 'step budget: model turns + tool calls (default 400)')
+    .option('--max-tokens <n>', 'token budget, input + output over the run (default 600000)')
+    .option('--max-tokens-per-turn <n>', 'max_tokens of every model call (default 2048)')
+    .option('--max-dollars <d>', 'dollar budget of the model calls (default 5)')
+    .option('--max-wall-seconds <s>', 'wall-clock budget since the run first started (default 14400)')
+    .addOption(new Option('--on-budget-exceeded <mode>', 'stop, or ask a person to extend the budget (default stop)').choices(['stop', 'ask']))
+    .option('--memory', 'keep nothing: in-memory ledger and simulated world', false)
+    .addOption(engineOptions.ledger())
+    .addOption(engineOptions.worldData())
+    .addOption(engineOptions.json())
+    .option('--force', 'resume a run even though the code changed since it started', false)
+    .addOption(engineOptions.crashAt())
+    .addOption(engineOptions.crashRate())
+    .addOption(engineOptions.crashSeed())
+    .addOption(engineOptions.maxRecoveries())
+    .addOption(engineOptions.template())
+    .addOption(engineOptions.wait())
+    .action(runAndReport);
+}
+
+/**
+ * What `run` / `resume` need (the local engine, the Step Functions interpreter, the providers),
+ * loaded only by them: every other command starts without it.
+ */
+const runModule = () => import('../run.js');
+
+export async function runAndReport(options: Record<string, unknown>) {
+  if (deployed().stack) return startOnStack(options);
+  const { exitCodeOf, runCommand } = await runModule();
+  const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
+  if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
+  else out(formatReport(outcome.report, outcome.execution));
+  // Stopped by a signal: saved, not finished — the shell's 128 + signal, like the default handler.
+  process.exitCode = outcome.signal ? exitCodeOfSignal(outcome.signal) : exitCodeOf(outcome.report);
+}
+
+/**
+ * `run` / `resume` on a deployed stack: starts (or resumes) the run through the Step Functions API
+ * and says where to watch it; with `--wait`, waits for it and reports like the local run.
+ */
+async function startOnStack(options: Record<string, unknown>) {
+  const runId = options['runId'] as string | undefined;
+  const { exitCodeOf, runInput } = await runModule();
+  await withClient('run', options['agent'] as string | undefined, runId, async ({ client, ledger, link }) => {
+    const existing = runId ? await ledger.getRun(runId) : undefined;
+    if (options['resume'] && !existing) throw new UsageError(`no run ${runId} on stack ${deployed().stack}`);
+    const input = existing ? existing.input : runInput(options['input'] as string | undefined, undefined, 'of this stack');
+    const started = await client.start({ input, ...(runId && { runId }), ...(options['force'] ? { force: true } : {}) });
+    const where = { runId: started.runId, executionArn: started.executionArn, execution: link(started.executionArn) };
+    if (!options['wait']) return options['json'] ? printJson(where) : out(`run ${where.runId} started: ${where.execution}`);
+    (options['json'] ? err : out)(`run ${where.runId} started: ${where.execution}; waiting for it…`);
+    const view = await client.wait(started.runId);
+    if (options['json']) printJson({ ...view.report, lifecycle: view.lifecycle });
+    else out(formatReport(view.report));
+    process.exitCode = exitCodeOf(view.report);
+  });
+}

@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { UsageError } from '../errors.js';
+import { ownStateDir } from '../owner.js';
+import { AGENT_HELP, defaultAgent, err, out, printJson, stateDir } from '../program.js';
+import { runningEngine, worldDataOf } from '../state.js';
+import { agentFor } from '../target.js';
+
+/** `savepoint world`: what the agent's simulated world holds. */
+export function registerWorldCommand(program: Command): void {
+  program
+    .command('world')
+    .description("what the agent's simulated world holds (e.g. the refunds the simulated provider paid)")
+    .option('--agent <name|path>', AGENT_HELP, defaultAgent)
+    .option('--world-data <file>', 'as for run')
+    .option('--json', 'print JSON', false)
+    .action(async (options: { json: boolean; agent?: string; worldData?: string }) => {
+      const engine = await runningEngine(stateDir());
+      if (engine) throw new UsageError(`an engine (pid ${engine.pid}) owns ${stateDir()} and its world (${JSON.stringify(engine.endpoints)}); ask again when it stops`);
+      const agent = await agentFor(options.agent, undefined, null);
+      if (!agent?.dev?.world) throw new UsageError(`${agent ? `agent ${agent.name} has` : 'name an agent with --agent: this one has'} no simulated world`);
+      // Reading the world makes no state directory; while it is open, this process owns the directory.
+      if (!existsSync(stateDir())) throw new UsageError(`no state directory ${stateDir()}: run \`savepoint run\` first (or pass --state-dir)`);
+      const ownership = await ownStateDir(stateDir(), 'world');
+      const world = await agent.dev
+        .world({ stateDir: stateDir(), dataFile: worldDataOf(stateDir(), options.worldData).path, failRate: 0, seed: 1, now: () => new Date() })
+        .catch(async (error: unknown) => {
+          await ownership.release();
+          throw error;
+        });
+      for (const note of world.notes ?? []) err(`savepoint: warning: ${note}`);
+      try {
+        const seen = (await world.inspect?.()) ?? { lines: ['(this world shows nothing)'], json: {} };
+        if (options.json) printJson(seen.json);
+        else out(seen.lines.join('\n'));
+      } finally {
+        await world.close();
+        await ownership.release();
+      }
+    });
+}

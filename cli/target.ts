@@ -1,0 +1,101 @@
+import { approvalApiDecider, createClient, type SavepointClient } from '../client/index.js';
+import type { AgentDefinition } from '../lambdas/define.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
+import { agentModulePath, loadAgent } from '../local/agents.js';
+import { localUser } from '../local/approval-api.js';
+import { localApprovalKeys } from '../local/approval-keys.js';
+import { defaultAgent, deployed, stateDir } from './program.js';
+import { openLedger, runningEngine, type EngineFile, type OpenLedger } from './state.js';
+
+/** What a command works on: the agent, the ledger, a client of the local state directory or the deployed stack. */
+
+/**
+ * The agent a command names, else the one the running engine runs (`engine`: the caller's view of
+ * it, when it holds the state directory already), else the one that ran the run in question.
+ */
+export async function agentFor(explicit: string | undefined, runAgent?: string, engine?: EngineFile | null): Promise<AgentDefinition | undefined> {
+  const running = engine === undefined ? await runningEngine(stateDir()) : (engine ?? undefined);
+  const spec = explicit ?? running?.agent?.module ?? runAgent ?? defaultAgent;
+  if (!spec) return undefined;
+  try {
+    agentModulePath(spec);
+  } catch {
+    return undefined; // an agent that is not here: the report goes without its own summary
+  }
+  return (await loadAgent(spec)).agent;
+}
+
+/** Runs `use` with the state directory's ledger (the running engine's, or opened here), then closes it. */
+async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promise<T>): Promise<T> {
+  const opened = await openLedger(stateDir(), command);
+  try {
+    return await use(opened);
+  } finally {
+    await opened.close();
+  }
+}
+
+/** What a command works on: a client, the ledger behind it, and whether decisions reach a live execution at once. */
+export interface Target {
+  client: SavepointClient;
+  ledger: Ledger;
+  live: boolean;
+  /** The running local engine, when the command reaches one. */
+  engine?: EngineFile;
+  /** A link to watch an execution (the AWS console's, on a deployed stack). */
+  link: (executionArn: string) => string;
+}
+
+/**
+ * Runs `use` with a client of the deployed stack (`--stack`), or of the state directory: there,
+ * decisions go through the running engine's approval API (the waiting execution resumes), or,
+ * with no engine running, are recorded in the ledger and delivered when the run resumes.
+ */
+export async function withClient<T>(command: string, agentSpec: string | undefined, runId: string | undefined, use: (target: Target) => Promise<T>): Promise<T> {
+  const { stack, region } = deployed();
+  if (stack) {
+    // The AWS clients load only for a deployed stack: a local command does not pay their memory.
+    const { describeDeployment, deploymentClient, executionConsoleLink } = await import('../client/aws.js');
+    const deployment = await describeDeployment({ stackName: stack, region, agent: agentSpec && !agentSpec.includes('/') ? agentSpec : undefined });
+    const agent = await agentFor(agentSpec, deployment.agentName, null);
+    const { client, ledger, close } = deploymentClient(deployment, agent);
+    try {
+      return await use({ client, ledger, live: true, link: (arn) => executionConsoleLink(deployment.region, arn) });
+    } finally {
+      close();
+    }
+  }
+  return withLedger(command, async (opened) => {
+    const run = runId ? await opened.ledger.getRun(runId) : undefined;
+    const agent = await agentFor(agentSpec, run?.agent, opened.engine ?? null);
+    const decide = opened.engine ? approvalApiDecider(opened.engine.endpoints.approvals) : undefined;
+    // The running engine's Step Functions API, for what starts executions (`migrate`): the run's own state machine.
+    const sfn = opened.engine && run ? await engineSfnClient(opened.engine) : undefined;
+    // Who decides is who runs this command: the local approval API, or the ledger here, records this machine's user.
+    const ledgerDecisions = { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(stateDir()).decisions, policy: { separationOfDuties: false } };
+    const client = createClient({ ledger: opened.ledger, agent, ledgerDecisions, ...(decide && { decide }), ...(sfn && run && { sfn: sfn.client, stateMachineArn: sfn.stateMachineArnOf(run.executionArn) }) });
+    try {
+      return await use({ client, ledger: opened.ledger, live: Boolean(opened.engine), engine: opened.engine, link: (arn) => arn });
+    } finally {
+      sfn?.client.destroy();
+    }
+  });
+}
+
+/** The running engine's Step Functions client; the SDK loads only when a command reaches an engine. */
+async function engineSfnClient(engine: EngineFile) {
+  const [{ SFNClient }, { stateMachineArnOf }, { localAwsConfig }] = await Promise.all([
+    import('@aws-sdk/client-sfn'),
+    import('../lambdas/adapters/sfn.js'),
+    import('../local/aws-config.js'),
+  ]);
+  return { client: new SFNClient({ ...localAwsConfig, endpoint: engine.endpoints.sfn }), stateMachineArnOf };
+}
+
+/** Where the ledger is, for messages: the stack, or the state directory. */
+export const where = () => {
+  const { stack } = deployed();
+  return stack ? `stack ${stack}` : stateDir();
+};
+
+export const cliUser = () => `cli:${process.env['USER'] ?? 'unknown'}`;
