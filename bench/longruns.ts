@@ -7,7 +7,7 @@ import { inputTokensOf } from '../lambdas/agent/messages.js';
 import { executionChain } from '../lambdas/guards/history.js';
 import { waitForChain } from '../local/chain.js';
 import { startLocalStack } from '../local/runtime.js';
-import { counterAgent } from '../test/longruns/counter-agent.js';
+import { counterAgent } from '../test/support/counter-agent.js';
 
 const calls = Number(process.argv[2] ?? 120);
 const threshold = Number(process.argv[3] ?? 600);

@@ -6,8 +6,8 @@ import { CrashPoint, type CrashPoint as Point } from '../../local/crash.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import type { Escalation, Inbox, SentMail } from '../../agents/support-triage/domain.js';
 import { KEY_HEADER } from '../../agents/support-triage/domain.js';
-import { ledgerOf, savepoint } from '../crash/helpers.js';
-import { sampleInbox } from './support-triage-harness.js';
+import { ledgerOf, savepoint } from '../support/cli-process.js';
+import { sampleInbox } from '../support/triage-harness.js';
 
 /**
  * The crash matrix of the support-triage agent, in the shape of test/crash/matrix.test.ts: each

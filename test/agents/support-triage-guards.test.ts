@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { supportTriage } from '../../agents/support-triage/agent.js';
 import { loadReport } from '../../lambdas/agent/report.js';
-import { sampleInput, startTriage, waitFor, type TriageHarness } from './support-triage-harness.js';
+import { sampleInput, startTriage, waitFor, type TriageHarness } from '../support/triage-harness.js';
 
 /**
  * The guards that matter for an agent that sends mail: a budget, and a person's kill, stop it

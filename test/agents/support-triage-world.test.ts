@@ -9,7 +9,7 @@ import { startMailServer, type MailServer, type MailServerOptions } from '../../
 import { decide } from '../../agents/support-triage/sim/policy.js';
 import { guaranteeOf } from '../../lambdas/define.js';
 import { ErrorNames, MalformedResponseError } from '../../lambdas/shared/errors.js';
-import { sampleInbox } from './support-triage-harness.js';
+import { sampleInbox } from '../support/triage-harness.js';
 
 /**
  * The support-triage agent's pieces on their own: the simulated providers (a mail provider without

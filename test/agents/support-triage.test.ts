@@ -3,7 +3,7 @@ import { supportTriage } from '../../agents/support-triage/agent.js';
 import { KEY_HEADER, type SentMail } from '../../agents/support-triage/domain.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import type { AgentDefinition } from '../../lambdas/define.js';
-import { keysSentTwice, postDecision, sampleInput, startTriage, testClock, ticketsAnsweredTwice, waitFor, type TriageHarness } from './support-triage-harness.js';
+import { keysSentTwice, postDecision, sampleInput, startTriage, testClock, ticketsAnsweredTwice, waitFor, type TriageHarness } from '../support/triage-harness.js';
 
 /**
  * The support-triage agent end to end on the synthesized state machine: the second example agent,

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { CrashPoint } from '../../local/crash.js';
-import { providerJournal, savepoint, workspace } from '../crash/helpers.js';
+import { providerJournal, savepoint, workspace } from '../support/cli-process.js';
 
 /**
  * A damaged ledger is refused, never trusted: each corruption applied to a real state directory

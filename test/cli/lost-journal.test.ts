@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { CrashPoint } from '../../local/crash.js';
-import { ledgerOf, providerJournal, savepoint, workspace } from '../crash/helpers.js';
+import { ledgerOf, providerJournal, savepoint, workspace } from '../support/cli-process.js';
 
 /**
  * A deleted (or cut) provider journal next to a ledger that remembers payments is reported, not

@@ -4,7 +4,7 @@ import { approvalApiDecider, createClient, type SavepointClient } from '../../cl
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import type { Timeline } from '../../console/views.js';
-import { duplicatePayments, sampleInput, startHarness, type Harness } from '../engine/harness.js';
+import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
 /** The console's JSON API against the real local stack (synthesized definition, engine, ledger) running the refund agent. */
 let harness: Harness;

@@ -1,4 +1,4 @@
-import { screenshotPath } from '../browser/screenshots.js';
+import { screenshotPath } from '../support/screenshots.js';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -6,7 +6,7 @@ import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import { waitForChain } from '../../local/chain.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
-import { counterAgent } from '../longruns/counter-agent.js';
+import { counterAgent } from '../support/counter-agent.js';
 
 /**
  * The continue-as-new chain in the console, in a real browser (headless Chromium through

@@ -7,14 +7,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForChain } from '../../local/chain.js';
 import type { ExecutionLink, Timeline } from '../../console/views.js';
-import { serveStack, stackSealer, STACK_ACCESS_KEY, type ServedStack } from '../cli/served-stack.js';
-import { duplicatePayments, sampleInput, startHarness, waitFor, type Harness } from '../engine/harness.js';
+import { serveStack, stackSealer, STACK_ACCESS_KEY, type ServedStack } from '../support/served-stack.js';
+import { duplicatePayments, sampleInput, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
 
 /**
  * `savepoint console --stack <name>`: the console on a deployed stack, run as the CLI runs it (a
  * process of its own) with the operator's AWS credentials, against the local engine served as the
  * stack (CloudFormation outputs, the Step Functions API, the DynamoDB ledger, the IAM-signed
- * approval API: test/cli/served-stack.ts). What is tested is the code that runs against AWS.
+ * approval API: test/support/served-stack.ts). What is tested is the code that runs against AWS.
  */
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
 /** The principal API Gateway verifies the operator's signature as (the local approval API records it). */

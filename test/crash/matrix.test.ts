@@ -4,7 +4,7 @@ import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import { CrashPoint, type CrashPoint as Point } from '../../local/crash.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
-import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from './helpers.js';
+import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from '../support/cli-process.js';
 
 /**
  * The crash matrix: every step boundary × every side-effecting tool. Each engine is a real process

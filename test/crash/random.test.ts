@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../sim/random.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
-import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from './helpers.js';
+import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from '../support/cli-process.js';
 
 /**
  * Seeded runs under transient failures and crashes: crash injection at random step boundaries,

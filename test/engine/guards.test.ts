@@ -9,7 +9,7 @@ import { BREAKER } from '../../lambdas/guards/breaker.js';
 import { toolsBreaker } from '../../lambdas/guards/breaker.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { summarizeHistory } from '../../local/engine.js';
-import { postDecision, sampleDay, startHarness, waitFor, type Harness } from './harness.js';
+import { postDecision, sampleDay, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
 
 /** A clock the test can move forward: the harness reads it, the engine's waits stay real. */
 function testClock() {

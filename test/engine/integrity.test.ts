@@ -6,7 +6,7 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { createRecoverRun } from '../../lambdas/steps/recover-run.js';
 import { localAwsConfig } from '../../local/aws-config.js';
 import { LEDGER_TABLE } from '../../local/runtime.js';
-import { startHarness, type Harness } from './harness.js';
+import { startHarness, type Harness } from '../support/refund-harness.js';
 
 /**
  * A ledger altered mid-run (on dynalite, with the SDK, behind the ledger's back: what anyone with

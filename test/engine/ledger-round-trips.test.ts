@@ -3,7 +3,7 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { countingLedger, type CountingLedger } from '../../lambdas/ledger/counting-ledger.js';
 import type { LedgerKind } from '../../local/runtime.js';
-import { startHarness, type Harness } from './harness.js';
+import { startHarness, type Harness } from '../support/refund-harness.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 
 /**

@@ -5,7 +5,7 @@ import { modelBreaker } from '../../lambdas/guards/breaker.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import { loadReport } from '../../lambdas/agent/report.js';
-import { sampleInput, startHarness, type Harness } from './harness.js';
+import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
 const KEY = 'sk-ant-engine-test';
 const PRIMARY = 'anthropic:claude-haiku-4-5';

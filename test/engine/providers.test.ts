@@ -7,8 +7,8 @@ import { startBedrockServer } from '../../sim/wire/bedrock-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
 import { supportTriage } from '../../agents/support-triage/agent.js';
-import { keysSentTwice, sampleInput as inboxInput, startTriage } from '../agents/support-triage-harness.js';
-import { duplicatePayments, sampleDay, startHarness } from './harness.js';
+import { keysSentTwice, sampleInput as inboxInput, startTriage } from '../support/triage-harness.js';
+import { duplicatePayments, sampleDay, startHarness } from '../support/refund-harness.js';
 
 /**
  * Both example agents, end to end on the synthesized definition, on each real provider adapter

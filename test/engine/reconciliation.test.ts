@@ -1,7 +1,7 @@
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/agent/report.js';
-import { duplicatePayments, postDecision, sampleDay, scheduledEvent, startHarness, waitFor, type Harness } from './harness.js';
+import { duplicatePayments, postDecision, sampleDay, scheduledEvent, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
 
 const plainRefunds = 16;
 const aboveThreshold = 2;

@@ -6,7 +6,7 @@ import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
 import type { CompactionOptions } from '../../lambdas/define.js';
 import { waitForChain } from '../../local/chain.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
-import { counterAgent, isCompactionRequest } from './counter-agent.js';
+import { counterAgent, isCompactionRequest } from '../support/counter-agent.js';
 
 let stack: LocalStack | undefined;
 afterEach(async () => {

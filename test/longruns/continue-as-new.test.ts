@@ -4,7 +4,7 @@ import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { executionChain } from '../../lambdas/guards/history.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { waitForChain } from '../../local/chain.js';
-import { counterAgent } from './counter-agent.js';
+import { counterAgent } from '../support/counter-agent.js';
 import { inputTokensOf } from '../../lambdas/agent/messages.js';
 
 /**

@@ -5,7 +5,7 @@ import type { AgentDefinition } from '../../lambdas/define.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
-import { postDecision, wake, waitFor, wakeOnEngineEvents, wakingLedger } from '../engine/harness.js';
+import { postDecision, wake, waitFor, wakeOnEngineEvents, wakingLedger } from './refund-harness.js';
 
 /**
  * The support-triage agent on the whole local stack (the synthesized definition on the in-process

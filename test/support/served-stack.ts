@@ -7,7 +7,7 @@ import { outputDescription } from '../../infra/durable-agent.js';
 import { outputsFromTemplate, startCfnEndpoint } from '../../local/cfn-endpoint.js';
 import { LEDGER_TABLE } from '../../local/runtime.js';
 import { cachedTemplate } from '../../local/template-cache.js';
-import type { Harness } from '../engine/harness.js';
+import type { Harness } from './refund-harness.js';
 
 /**
  * The local engine served as a deployed stack named `Savepoint`, for the `--stack` paths (the CLI's
