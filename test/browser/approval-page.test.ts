@@ -2,7 +2,8 @@ import { screenshotPath } from '../support/screenshots.js';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { duplicatePayments, postDecision, sampleDay, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
+import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+import { postDecision, waitFor } from '../support/agent-harness.js';
 
 /**
  * The approval page in a real browser: Debian's headless Chromium, driven by playwright-core.

@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
-import { duplicatePayments, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
+import { duplicatePayments, startHarness, type Harness } from '../support/refund-harness.js';
+import { waitFor } from '../support/agent-harness.js';
 import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
 
 /**

@@ -6,11 +6,12 @@ import { historySource } from '../../console/history.js';
 import { startConsole } from '../../console/server.js';
 import { runRows } from '../../console/views.js';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
-import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/ledger/records.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
 import { ledgerTableFromTemplate } from '../../local/template.js';
 import { cachedTemplate } from '../../local/template-cache.js';
+import { runRecord } from '../support/records.js';
 
 /**
  * The console's run list on a DynamoDB ledger (dynalite, the real SDK) where one run's record was
@@ -40,8 +41,7 @@ async function ledgerWithDamagedRun(): Promise<DynamoDbLedger> {
 
 const createdAt = '2026-11-29T02:00:00.000Z';
 function run(runId: string): RunRecord {
-  const config = RunConfig.parse({});
-  return { kind: 'run', runId, agent: 'agent', input: {}, prompt: 'p', model: 'm', config, fingerprint: 'f', priceTableVersion: 'v', status: 'running', executionArn: `arn:${runId}`, executions: [`arn:${runId}`], createdAt, updatedAt: createdAt, budgetExtensions: {}, ...ZERO_COUNTERS };
+  return runRecord({ runId, createdAt, updatedAt: createdAt, budgetExtensions: {} });
 }
 
 describe('the console run list', () => {

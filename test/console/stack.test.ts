@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForChain } from '../../local/chain.js';
 import type { ExecutionLink, Timeline } from '../../console/views.js';
 import { serveStack, stackSealer, STACK_ACCESS_KEY, type ServedStack } from '../support/served-stack.js';
-import { duplicatePayments, sampleInput, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
+import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+import { waitFor } from '../support/agent-harness.js';
 
 /**
  * `savepoint console --stack <name>`: the console on a deployed stack, run as the CLI runs it (a

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
-import { sampleDay, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
+import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+import { waitFor } from '../support/agent-harness.js';
 
 /**
  * The approval route is reachable by anyone who can reach the API: whatever a request holds, it

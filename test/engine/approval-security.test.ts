@@ -1,7 +1,8 @@
 import { SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { localUser } from '../../local/approval-api.js';
-import { postDecision, postLinkDecision, sampleDay, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
+import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
 
 /**
  * Who may decide, as a deployed stack's policy has it: separation of duties, a second approver

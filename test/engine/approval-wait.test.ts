@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { loadReport } from '../../lambdas/agent/report.js';
-import { duplicatePayments, postDecision, postLinkDecision, sampleDay, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
+import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
 
 /**
  * A clock that only the test moves: the steps read it, nobody sleeps for real, and the run's own

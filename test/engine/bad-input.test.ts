@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { causeMessage } from '../../lambdas/steps/finalize.js';
-import { postDecision, sampleDay, scheduledEvent, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
+import { sampleDay, scheduledEvent, startHarness, type Harness } from '../support/refund-harness.js';
+import { postDecision, waitFor } from '../support/agent-harness.js';
 
 /**
  * A model that answers in the right wire format but with what a buggy model would say: the first

@@ -9,7 +9,8 @@ import { BREAKER } from '../../lambdas/guards/breaker.js';
 import { toolsBreaker } from '../../lambdas/guards/breaker.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { summarizeHistory } from '../../local/engine.js';
-import { postDecision, sampleDay, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
+import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+import { postDecision, waitFor } from '../support/agent-harness.js';
 
 /** A clock the test can move forward: the harness reads it, the engine's waits stay real. */
 function testClock() {

@@ -1,7 +1,8 @@
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/agent/report.js';
-import { duplicatePayments, postDecision, sampleDay, scheduledEvent, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
+import { duplicatePayments, sampleDay, scheduledEvent, startHarness, type Harness } from '../support/refund-harness.js';
+import { postDecision, waitFor } from '../support/agent-harness.js';
 
 const plainRefunds = 16;
 const aboveThreshold = 2;

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
-import { duplicatePayments, postDecision, startHarness, waitFor, type Harness } from '../support/refund-harness.js';
+import { duplicatePayments, startHarness, type Harness } from '../support/refund-harness.js';
+import { postDecision, waitFor } from '../support/agent-harness.js';
 
 /** Three requests: a refund, a mismatch to flag, and a refund above the approval threshold. */
 const day = makeSampleDay(7, { plain: 1, already_refunded: 0, mismatch: 1, large: 1 });

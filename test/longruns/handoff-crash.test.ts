@@ -7,7 +7,7 @@ import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { sfnStarter } from '../../lambdas/adapters/sfn.js';
 import { executionChain } from '../../lambdas/guards/history.js';
 import { createRecoverRun } from '../../lambdas/steps/recover-run.js';
-import { waitFor, wakeOnEngineEvents, wakingLedger } from '../support/refund-harness.js';
+import { waitFor, wakeOnEngineEvents, wakingLedger } from '../support/agent-harness.js';
 import { counterAgent } from '../support/counter-agent.js';
 
 const CALLS = 40;

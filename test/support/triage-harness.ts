@@ -2,26 +2,19 @@ import { startTriageWorld, supportTriage, SAMPLE_INBOX, loadInbox, type TriageWo
 import { KEY_HEADER, type Inbox } from '../../agents/support-triage/domain.js';
 import type { MailServerOptions } from '../../agents/support-triage/sim/mail-server.js';
 import type { AgentDefinition } from '../../lambdas/define.js';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
-import { summarizeHistory } from '../../local/engine.js';
-import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
-import { postDecision, wake, waitFor, wakeOnEngineEvents, wakingLedger } from './refund-harness.js';
+import type { LocalStackOptions } from '../../local/runtime.js';
+import { postDecision, startAgentHarness, testClock, waitFor, type AgentHarness, type Finished } from './agent-harness.js';
 
 /**
  * The support-triage agent on the whole local stack (the synthesized definition on the in-process
  * engine, dynalite in memory, the simulated model), with its world started here so a test can
- * hand it an inbox and the mail provider's faults. Shaped like test/engine/harness.ts.
+ * hand it an inbox and the mail provider's faults. Thin over agent-harness.ts, like refund-harness.ts.
  */
 
 export const sampleInbox = loadInbox(SAMPLE_INBOX);
 export const sampleInput = { inbox: sampleInbox.inbox };
 
-export interface TriageHarness {
-  stack: LocalStack<TriageWorld>;
-  /** Approvals in the order they were asked for. */
-  approvals: ApprovalRecord[];
-  /** Starts an execution with `input` and waits until it stops. */
-  run(input: unknown, name?: string): Promise<Finished>;
+export interface TriageHarness extends AgentHarness<TriageWorld> {
   /** Decisions posted by `decide` (awaited before a test checks what they did). */
   decisions: Promise<unknown>[];
   /**
@@ -31,11 +24,6 @@ export interface TriageHarness {
   expireDue(): Promise<{ expired: string[] }>;
 }
 
-export type Finished = Awaited<ReturnType<LocalStack['engine']['waitForExecution']>> & {
-  history: ReturnType<LocalStack['engine']['getExecutionHistory']>;
-  states: ReturnType<typeof summarizeHistory>;
-};
-
 export interface TriageHarnessOptions extends Partial<Omit<LocalStackOptions<TriageWorld>, 'world'>>, Pick<MailServerOptions, 'dropSendResponses' | 'onRequest'> {
   inbox?: Inbox;
   /** Decide every approval this way through the approval API as soon as it is asked for. */
@@ -44,7 +32,6 @@ export interface TriageHarnessOptions extends Partial<Omit<LocalStackOptions<Tri
 
 export async function startTriage(options: TriageHarnessOptions = {}): Promise<TriageHarness> {
   const { inbox, dropSendResponses, onRequest, decide, ...rest } = options;
-  const approvals: ApprovalRecord[] = [];
   const decisions: Promise<unknown>[] = [];
   const clock = options.clock;
   const world = await startTriageWorld({
@@ -55,50 +42,19 @@ export async function startTriage(options: TriageHarnessOptions = {}): Promise<T
     dropSendResponses,
     onRequest,
   });
-  let stack: LocalStack<TriageWorld>;
-  try {
-    const started = await startLocalStack<TriageWorld>({
-      agent: supportTriage as AgentDefinition<any, any, TriageWorld>,
-      retryDelayMs: 1,
-      world,
-      onApproval: (approval) => {
-        approvals.push(approval);
-        wake();
-        if (decide) decisions.push(postDecision(stack, approval.approvalId, { decision: decide, reason: `test: ${decide}` }));
-      },
-      ...rest,
-      decorateLedger: (ledger) => wakingLedger(rest.decorateLedger ? rest.decorateLedger(ledger) : ledger),
-    });
-    const unwatch = wakeOnEngineEvents(started.engine);
-    let closed: Promise<void> | undefined;
-    stack = { ...started, close: () => (closed ??= started.close().then(() => world.close()).then(unwatch)) };
-  } catch (error) {
-    await world.close();
-    throw error;
-  }
-  let runs = 0;
-  return {
-    stack,
-    approvals,
-    decisions,
-    expireDue: () => stack.expireApprovals(),
-    run: async (input, name = `test-${++runs}`) => {
-      const { executionArn } = stack.engine.startExecution({ name, input });
-      const description = await stack.engine.waitForExecution(executionArn);
-      const history = stack.engine.getExecutionHistory(executionArn);
-      return { ...description, history, states: summarizeHistory(history) };
+  const harness = await startAgentHarness<TriageWorld>({
+    agent: supportTriage as AgentDefinition<any, any, TriageWorld>,
+    ownedWorld: world,
+    onAsked: (approval, stack) => {
+      if (decide) decisions.push(postDecision(stack, approval.approvalId, { decision: decide, reason: `test: ${decide}` }));
     },
-  };
+    ...rest,
+  });
+  return { ...harness, decisions, expireDue: () => harness.stack.expireApprovals() };
 }
 
-// The approval route and the probe wait are the refund harness's: one copy of each.
-export { postDecision, waitFor };
-
-/** A clock the test moves forward (approval deadlines, budgets); the engine's own waits stay real. */
-export function testClock() {
-  let offsetMs = 0;
-  return { now: () => new Date(Date.now() + offsetMs), advance: (ms: number) => void (offsetMs += ms) };
-}
+// The approval route, the probe wait and the test clock are every harness's: one copy of each.
+export { postDecision, testClock, waitFor, type Finished };
 
 /** Idempotency keys the mail provider sent more than one mail for (must always be empty). */
 export function keysSentTwice(world: TriageWorld): string[] {

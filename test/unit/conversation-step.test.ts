@@ -1,29 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { countingLedger } from '../../lambdas/ledger/counting-ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
 import { completedCallsOf, loadConversationStep } from '../../lambdas/conversation/turns.js';
+import { runRecord } from '../support/records.js';
 
 // The conversation a step reads, kept per run and completed by one batched read: it must always
 // equal what the ledger holds, whoever wrote it and however far behind this process is.
 
-const run: RunRecord = {
-  kind: 'run',
-  runId: 'r',
-  agent: 'refund-reconciler',
-  input: {},
-  prompt: 'p',
-  model: 'm',
-  config: RunConfig.parse({}),
-  fingerprint: 'f',
-  priceTableVersion: 'v',
-  status: 'running',
-  executionArn: 'arn:1',
-  executions: ['arn:1'],
-  createdAt: '2026-11-29T02:00:00.000Z',
-  updatedAt: '2026-11-29T02:00:00.000Z',
-  ...ZERO_COUNTERS,
-};
+const run: RunRecord = runRecord({ agent: 'refund-reconciler', executionArn: 'arn:1' });
 
 const turn = (number: number, tools: number): TurnRecord => ({
   kind: 'turn',

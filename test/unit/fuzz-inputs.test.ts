@@ -7,10 +7,11 @@ import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { CircuitBreaker } from '../../lambdas/guards/breaker.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/ledger/records.js';
 import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
 import { createCallTool } from '../../lambdas/steps/call-tool.js';
 import { createStartRun } from '../../lambdas/steps/start-run.js';
+import { runRecord } from '../support/records.js';
 
 /**
  * Fuzz tests of three boundaries where outside input enters a run: the run input (`savepoint run
@@ -184,24 +185,8 @@ describe("fuzz: the model's tool arguments", () => {
     },
   });
   const agent = defineAgent({ name: 'fuzz', model: 'sim:savepoint-sim-1', system: 'x', input: z.object({}), prompt: () => 'x', tools: [pay] });
-  const run = (runId: string): RunRecord => ({
-    kind: 'run',
-    runId,
-    agent: 'fuzz',
-    input: {},
-    prompt: 'x',
-    model: 'sim:savepoint-sim-1',
-    config: RunConfig.parse({}),
-    fingerprint: 'f',
-    priceTableVersion: 'fuzz',
-    status: 'running',
-    executionArn: `arn:${runId}`,
-    executions: [`arn:${runId}`],
-    createdAt: now.toISOString(),
-    updatedAt: now.toISOString(),
-    budgetExtensions: {},
-    ...ZERO_COUNTERS,
-  });
+  const run = (runId: string): RunRecord =>
+    runRecord({ runId, agent: 'fuzz', prompt: 'x', model: 'sim:savepoint-sim-1', priceTableVersion: 'fuzz', createdAt: now.toISOString(), updatedAt: now.toISOString(), budgetExtensions: {} });
 
   it('runs valid arguments, and refuses anything else before a claim or a send: one Agent.InvalidInput naming the arguments', async () => {
     const valid = pay.input;

@@ -4,18 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/ledger/records.js';
+import { runRecord } from '../support/records.js';
 
 // The embedded ledger's own file on disk: the log, its replay and compaction, the lock. What every
 // ledger must do is in test/contract.
 
 const fixture = join(import.meta.dirname, 'fixtures', 'ledger-process.ts');
 const at = '2026-11-29T02:00:00.000Z';
-const run = (runId: string): RunRecord => ({
-  kind: 'run', runId, agent: 'a', input: { date: '2026-11-28' }, prompt: 'p', model: 'm', config: RunConfig.parse({}),
-  fingerprint: 'f', priceTableVersion: 'v', status: 'running', executionArn: 'arn:1', executions: ['arn:1'],
-  createdAt: at, updatedAt: at, ...ZERO_COUNTERS,
-});
+const run = (runId: string): RunRecord => runRecord({ runId, agent: 'a', input: { date: '2026-11-28' }, executionArn: 'arn:1', createdAt: at, updatedAt: at });
 
 let dir: string;
 let notes: string[];

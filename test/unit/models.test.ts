@@ -3,12 +3,13 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import type { ModelClient } from '../../lambdas/agent/messages.js';
 import { defineAgent } from '../../lambdas/define.js';
 import { modelForTurn } from '../../lambdas/guards/fallback.js';
-import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
 import { modelRegistry } from '../../lambdas/models/registry.js';
 import { cachedSecrets, withSecretKeys } from '../../lambdas/models/secrets.js';
 import { ErrorNames, ModelRetryAfterError } from '../../lambdas/shared/errors.js';
 import { conversation } from '../../lambdas/steps/call-model.js';
 import { runRequestFromEvent } from '../../lambdas/runs/run-request.js';
+import { runRecord } from '../support/records.js';
 
 describe('the model of a turn (fallback choice)', () => {
   it.each([
@@ -112,7 +113,7 @@ describe('a run request’s model', () => {
 });
 
 describe('the conversation with the harness’s notes', () => {
-  const run = { kind: 'run', runId: 'r', agent: 'a', input: {}, prompt: 'Reconcile the day.', model: 'sim:m', config: RunConfig.parse({}), fingerprint: 'f', priceTableVersion: 'v', status: 'running', executionArn: 'e', executions: ['e'], createdAt: '', updatedAt: '', ...ZERO_COUNTERS } as RunRecord;
+  const run = runRecord({ agent: 'a', prompt: 'Reconcile the day.', model: 'sim:m', executionArn: 'e', createdAt: '', updatedAt: '' });
   const turn = (n: number, notes: string[], content: TurnRecord['content']): TurnRecord => ({
     kind: 'turn', runId: 'r', turn: n, model: 'sim:m', notes, content, stopReason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: '',
   });

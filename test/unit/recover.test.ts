@@ -1,29 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { describe, expect, it } from 'vitest';
-import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/ledger/records.js';
 import { CrashPoint } from '../../local/crash.js';
 import { createRecoverOnStatusChange, recoveryExecutionName, recoveryVerdict, type EndedExecution } from '../../lambdas/steps/recover-run.js';
 import { CrashAt, crashInjector } from '../../local/crash.js';
+import { runRecord } from '../support/records.js';
 
-const run: RunRecord = {
-  kind: 'run',
+const run: RunRecord = runRecord({
   runId: 'r1',
   agent: 'refund-reconciler',
   input: { date: '2026-11-28' },
-  prompt: 'p',
   model: 'savepoint-sim-1',
-  config: RunConfig.parse({}),
-  fingerprint: 'f',
-  priceTableVersion: 'v',
-  status: 'running',
   executionArn: 'arn:aws:states:us-east-1:1:execution:agent:e1',
-  executions: ['arn:aws:states:us-east-1:1:execution:agent:e1'],
-  createdAt: '2026-11-29T02:00:00.000Z',
-  updatedAt: '2026-11-29T02:00:00.000Z',
-  ...ZERO_COUNTERS,
   steps: 40,
-};
+});
 const ended: EndedExecution = { runId: 'r1', executionArn: run.executionArn, status: 'FAILED', endedAt: '2026-11-29T02:10:00.000Z', error: 'Agent.Transient' };
 const policy = { maxWithoutProgress: 3 };
 const now = new Date('2026-11-29T02:10:01.000Z');

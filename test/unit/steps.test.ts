@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+import { RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
 import { decide } from '../../lambdas/steps/budget-check.js';
 import { conversation } from '../../lambdas/steps/call-model.js';
 import { runRequestFromEvent } from '../../lambdas/runs/run-request.js';
@@ -8,26 +8,18 @@ import { createStartRun, hashDefinition } from '../../lambdas/steps/start-run.js
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
 import { agentFingerprint as fingerprintOf } from '../../lambdas/define.js';
+import { runRecord } from '../support/records.js';
 
 const agentFingerprint = (codeVersion: string) => fingerprintOf(refundReconciler, codeVersion, DEFAULT_PRICE_TABLE.version);
 
-const baseRun: RunRecord = {
-  kind: 'run',
-  runId: 'r',
+const baseRun: RunRecord = runRecord({
   agent: 'refund-reconciler',
   input: { date: '2026-11-28' },
   prompt: 'Reconcile the refund requests of 2026-11-28.',
   model: 'savepoint-sim-1',
   config: RunConfig.parse({ maxSteps: 10, maxTokens: 1000 }),
-  fingerprint: 'f',
-  priceTableVersion: 'v',
-  status: 'running',
   executionArn: 'arn:e1',
-  executions: ['arn:e1'],
-  createdAt: '2026-11-29T02:00:00.000Z',
-  updatedAt: '2026-11-29T02:00:00.000Z',
-  ...ZERO_COUNTERS,
-};
+});
 
 describe('the budget check', () => {
   const now = new Date('2026-11-29T02:10:00.000Z'); // 600 s after the run started

@@ -1,32 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { RunConfig, ZERO_COUNTERS, type ApprovalRecord, type RunRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord, RunRecord } from '../../lambdas/ledger/records.js';
 import { createSweep, type ExecutionDescription } from '../../lambdas/steps/sweep.js';
 import type { DamagedRunOptions } from '../../lambdas/ledger/ledger.js';
 import { LedgerIntegrityError } from '../../lambdas/shared/errors.js';
+import { runRecord } from '../support/records.js';
 
 const ARN = (name: string) => `arn:aws:states:us-east-1:1:execution:Savepoint-refund-reconciler:${name}`;
 const now = new Date('2026-11-30T03:00:00.000Z');
 
-const run = (runId: string, overrides: Partial<RunRecord> = {}): RunRecord => ({
-  kind: 'run',
-  runId,
-  agent: 'refund-reconciler',
-  input: { date: '2026-11-29' },
-  prompt: 'p',
-  model: 'savepoint-sim-1',
-  config: RunConfig.parse({}),
-  fingerprint: 'f',
-  priceTableVersion: 'v',
-  status: 'running',
-  executionArn: ARN(runId),
-  executions: [ARN(runId)],
-  createdAt: '2026-11-30T02:00:00.000Z',
-  updatedAt: '2026-11-30T02:30:00.000Z',
-  ...ZERO_COUNTERS,
-  steps: 12,
-  ...overrides,
-});
+const run = (runId: string, overrides: Partial<RunRecord> = {}): RunRecord =>
+  runRecord({
+    runId,
+    agent: 'refund-reconciler',
+    input: { date: '2026-11-29' },
+    model: 'savepoint-sim-1',
+    executionArn: ARN(runId),
+    executions: [ARN(runId)],
+    createdAt: '2026-11-30T02:00:00.000Z',
+    updatedAt: '2026-11-30T02:30:00.000Z',
+    steps: 12,
+    ...overrides,
+  });
 
 const approval = (runId: string, createdAt: string): ApprovalRecord => ({
   kind: 'approval',

@@ -6,7 +6,7 @@ import { createClient } from '../../client/index.js';
 import { sfnStarter } from '../../lambdas/adapters/sfn.js';
 import type { HistoryEvent } from '../../local/engine.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
-import { postDecision } from '../support/refund-harness.js';
+import { postDecision } from '../support/agent-harness.js';
 import { orderOf, versionedAgent } from './versioned-agent.js';
 
 /**

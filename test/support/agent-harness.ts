@@ -1,0 +1,160 @@
+import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRequested } from '../../lambdas/approvals/notify.js';
+import { summarizeHistory } from '../../local/engine.js';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
+
+/**
+ * An agent on the whole local stack (the synthesized definition on the in-process engine, the
+ * simulated model, the agent's world) for a test: it records the approvals asked for, runs an
+ * execution to its end with its history, and wakes `waitFor` probes on every engine event and
+ * ledger write. The per-agent harnesses (refund-harness.ts, triage-harness.ts) are thin over it.
+ */
+
+export interface AgentHarness<World extends DevWorld> {
+  stack: LocalStack<World>;
+  /** Approvals in the order they were asked for. */
+  approvals: ApprovalRecord[];
+  /** The approval-requested events, in order (with a signed link per approver). */
+  requested: ApprovalRequested[];
+  /** Starts an execution with `input` and waits until it stops. */
+  run(input: unknown, name?: string): Promise<Finished>;
+}
+
+export type Finished = Awaited<ReturnType<LocalStack['engine']['waitForExecution']>> & {
+  history: ReturnType<LocalStack['engine']['getExecutionHistory']>;
+  states: ReturnType<typeof summarizeHistory>;
+};
+
+export interface AgentHarnessOptions<World extends DevWorld> extends Partial<LocalStackOptions<World>> {
+  readonly agent: AgentDefinition<any, any, World>;
+  /** A world the harness started for the test: the stack runs it (unless `world` names another) and closes it. */
+  readonly ownedWorld?: World;
+  /** Called after each approval asked for is recorded (e.g. to decide it at once). */
+  readonly onAsked?: (approval: ApprovalRecord, stack: LocalStack<World>) => void;
+}
+
+export async function startAgentHarness<World extends DevWorld>(options: AgentHarnessOptions<World>): Promise<AgentHarness<World>> {
+  const { ownedWorld, onAsked, ...rest } = options;
+  const approvals: ApprovalRecord[] = [];
+  const requested: ApprovalRequested[] = [];
+  let stack: LocalStack<World>;
+  try {
+    const started = await startLocalStack<World>({
+      retryDelayMs: 1,
+      onApproval: (approval, event) => {
+        approvals.push(approval);
+        requested.push(event);
+        wake();
+        onAsked?.(approval, stack);
+      },
+      ...(ownedWorld && { world: ownedWorld }),
+      ...rest,
+      decorateLedger: (ledger) => wakingLedger(rest.decorateLedger ? rest.decorateLedger(ledger) : ledger),
+    });
+    const unwatch = wakeOnEngineEvents(started.engine);
+    let closed: Promise<void> | undefined;
+    stack = { ...started, close: () => (closed ??= started.close().then(() => ownedWorld?.close()).then(unwatch)) };
+  } catch (error) {
+    await ownedWorld?.close();
+    throw error;
+  }
+  let runs = 0;
+  return {
+    stack,
+    approvals,
+    requested,
+    run: async (input, name = `test-${++runs}`) => {
+      const { executionArn } = stack.engine.startExecution({ name, input });
+      const description = await stack.engine.waitForExecution(executionArn);
+      const history = stack.engine.getExecutionHistory(executionArn);
+      return { ...description, history, states: summarizeHistory(history) };
+    },
+  };
+}
+
+/** A clock the test moves forward (approval deadlines, budgets); the engine's own waits stay real. */
+export function testClock() {
+  let offsetMs = 0;
+  return { now: () => new Date(Date.now() + offsetMs), advance: (ms: number) => void (offsetMs += ms) };
+}
+
+/** POSTs a decision to the local approval API, the route API Gateway serves on AWS. */
+export async function postDecision(stack: Pick<LocalStack, 'endpoints'>, approvalId: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${stack.endpoints.approvals}/${approvalId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/**
+ * Resolves with the first value of `probe` other than undefined, null or false. No timer and no
+ * polling: the probe is checked now, and again after each event of a watched engine (a state
+ * entered, a task done, an execution started or ended) and each approval a harness is told of
+ * (`wake`) — what a probe waits for is the engine's doing. A wait that never ends is bounded by
+ * the test's own timeout.
+ */
+export async function waitFor<T>(probe: () => T | Promise<T>): Promise<Exclude<T, undefined | null | false>> {
+  for (;;) {
+    // Listening before probing: what happens while an async probe runs is not missed.
+    let wakeThis!: () => void;
+    const woken = new Promise<void>((resolve) => (wakeThis = resolve));
+    waiters.add(wakeThis);
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
+      await woken;
+    } finally {
+      waiters.delete(wakeThis);
+    }
+  }
+}
+
+const waiters = new Set<() => void>();
+
+/** Something a `waitFor` probe may be waiting for happened: every waiter checks again. */
+export function wake(): void {
+  for (const waiter of [...waiters]) waiter();
+}
+
+/**
+ * The ledger, waking the `waitFor` waiters after each write that succeeds: what a probe reads can
+ * also change outside any execution (a recovery refused, an approval expired). Reads do not wake:
+ * a probe reading the ledger would wake itself.
+ */
+export function wakingLedger(ledger: Ledger): Ledger {
+  return new Proxy(ledger, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string') return value;
+      // Bound to the ledger itself: its own inner calls are not the caller's reads or writes.
+      if (READS.test(property)) return (value as (...args: unknown[]) => unknown).bind(target);
+      return (...args: unknown[]) => {
+        const result = (value as (...args: unknown[]) => unknown).apply(target, args);
+        void Promise.resolve(result).then(wake, () => undefined);
+        return result;
+      };
+    },
+  });
+}
+
+const READS = /^(get|list|load|find)[A-Z]/;
+
+/** Every event of `engine` wakes the `waitFor` waiters; returns the unsubscribe. */
+export function wakeOnEngineEvents(engine: Pick<LocalStack['engine'], 'on'>): () => void {
+  return engine.on(() => wake());
+}
+
+/** POSTs a decision through a signed link, as the approval page does. */
+export async function postLinkDecision(url: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  const link = new URL(url);
+  const response = await fetch(`${link.origin}${link.pathname}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, link: link.searchParams.get('link') }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
