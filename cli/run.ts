@@ -12,9 +12,8 @@ import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/
 import { localUser } from '../local/approval-api.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
 import { RunId, runIdOf } from '../lambdas/runs/run-request.js';
-import { ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
+import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { causeMessage } from '../lambdas/steps/finalize.js';
 import { loadAgent } from '../local/agents.js';
 import { crashInjector, CrashAt } from '../local/crash.js';
 import { summarizeHistory } from '../local/engine.js';

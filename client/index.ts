@@ -1,12 +1,11 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { verifyRun, type RunVerification } from '../lambdas/ledger/seal.js';
-import { causeMessage } from '../lambdas/steps/finalize.js';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/ledger/records.js';
-import { InvalidInputError } from '../lambdas/shared/errors.js';
+import { causeMessage, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { createDecideApproval, type DecideResult } from '../lambdas/approvals/decision.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';

@@ -128,3 +128,17 @@ export function isOutage(error: unknown): boolean {
 export function isRetryable(error: unknown): boolean {
   return error instanceof Error && (RETRYABLE_ERRORS as readonly string[]).includes(error.name);
 }
+
+/**
+ * A Lambda error reaches a Catch as `Cause` = the JSON of `{ errorType, errorMessage, trace }`;
+ * the run record keeps the message a person needs, not the stack.
+ */
+export function causeMessage(cause: string | undefined): string {
+  if (!cause) return '';
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    return typeof parsed.errorMessage === 'string' ? parsed.errorMessage : cause;
+  } catch {
+    return cause;
+  }
+}

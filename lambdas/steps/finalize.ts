@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { ErrorNames } from '../shared/errors.js';
+import { causeMessage, ErrorNames } from '../shared/errors.js';
 import type { Clock } from '../shared/ports.js';
 
 /** Either the budget check's stop decision, or the error a `Catch` caught. */
@@ -73,18 +73,4 @@ function summaryOf(run: RunRecord): FinalizeResult {
     tokens: run.inputTokens + run.outputTokens,
     dollars: run.costMicros / 1_000_000,
   };
-}
-
-/**
- * A Lambda error reaches a Catch as `Cause` = the JSON of `{ errorType, errorMessage, trace }`;
- * the run record keeps the message a person needs, not the stack.
- */
-export function causeMessage(cause: string | undefined): string {
-  if (!cause) return '';
-  try {
-    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
-    return typeof parsed.errorMessage === 'string' ? parsed.errorMessage : cause;
-  } catch {
-    return cause;
-  }
 }

@@ -3,9 +3,8 @@ import type { AgentDefinition } from '../define.js';
 import { handedOffTo } from '../guards/history.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RecoveryRecord, RunRecord } from '../ledger/records.js';
-import { ErrorNames, TransientError } from '../shared/errors.js';
+import { causeMessage, ErrorNames, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { causeMessage } from './finalize.js';
 import type { Clock } from '../shared/ports.js';
 import { ExecutionStatusChange, runIdOf } from '../runs/status-change.js';
 

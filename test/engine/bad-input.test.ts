@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { causeMessage } from '../../lambdas/steps/finalize.js';
+import { causeMessage } from '../../lambdas/shared/errors.js';
 import { sampleDay, scheduledEvent, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
 
