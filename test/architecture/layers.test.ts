@@ -47,6 +47,19 @@ describe('the import graph', () => {
     expect(layerViolations(graph, LAYERS)).toEqual([]);
   });
 
+  it('has the steps and the logic beneath them reach AWS only through ports (no @aws-sdk import)', () => {
+    const portable = ['lambdas/steps/', 'lambdas/wiring/', 'lambdas/conversation/', 'lambdas/runs/', 'lambdas/approvals/', 'lambdas/guards/', 'lambdas/define.ts'];
+    const offenders = files
+      .filter((file) => portable.some((path) => file.startsWith(path)))
+      .flatMap((file) => importSpecifiers(readSource(file)).filter((specifier) => specifier.startsWith('@aws-sdk/')).map((specifier) => `${file}: ${specifier}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('has infra/ import no handler or adapter (it bundles handlers by path; it does not run them)', () => {
+    const offenders = files.filter((file) => file.startsWith('infra/')).flatMap((file) => (graph.get(file) ?? []).filter((target) => /^lambdas\/(handlers|adapters)\//.test(target)).map((target) => `${file} imports ${target}`));
+    expect(offenders).toEqual([]);
+  });
+
   it('has lambdas/ import the package by none of its own names (no way round the layers)', () => {
     const offenders = files
       .filter((file) => file.startsWith('lambdas/'))
