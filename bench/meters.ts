@@ -82,6 +82,10 @@ export interface DynamoUsage {
   requests: number;
   byOperation: Record<string, number>;
   readUnits: number;
+  /** The part of `readUnits` spent on keys that were not there (each read at the minimum). */
+  absentReadUnits: number;
+  /** The largest item read or written: items over 4 KB (reads) or 1 KB (writes) cost more than one unit. */
+  largestItemBytes: number;
   /** Table writes and the index writes they cause. */
   writeUnits: number;
   indexWriteUnits: number;
@@ -133,14 +137,15 @@ export function dynamoMeter(table: Pick<CreateTableCommandInput, 'KeySchema' | '
     const consistent = input.ConsistentRead === true;
     switch (operation) {
       case 'GetItem':
-        usage.readUnits += readUnits(output.Item ? itemSize(output.Item) : 0, consistent);
+        if (output.Item) read(output.Item, consistent);
+        else absent(1, consistent);
         return;
       case 'BatchGetItem':
         for (const [table, request] of Object.entries<any>(input.RequestItems ?? {})) {
           const found: Item[] = output.Responses?.[table] ?? [];
           const unprocessed = output.UnprocessedKeys?.[table]?.Keys?.length ?? 0;
-          for (const item of found) usage.readUnits += readUnits(itemSize(item), request.ConsistentRead === true);
-          usage.readUnits += (request.Keys.length - found.length - unprocessed) * readUnits(0, request.ConsistentRead === true);
+          for (const item of found) read(item, request.ConsistentRead === true);
+          absent(request.Keys.length - found.length - unprocessed, request.ConsistentRead === true);
         }
         return;
       case 'Query':
@@ -150,6 +155,7 @@ export function dynamoMeter(table: Pick<CreateTableCommandInput, 'KeySchema' | '
       case 'PutItem': {
         const key = JSON.stringify([input.TableName, ...tableKeys.map((name) => input.Item[name])]);
         const old = items.get(key);
+        usage.largestItemBytes = Math.max(usage.largestItemBytes, itemSize(input.Item));
         usage.writeUnits += writeUnits(Math.max(itemSize(input.Item), old ? itemSize(old) : 0));
         if (failedCondition) return;
         const indexUnits = indexes.reduce((sum, index) => sum + indexWrites(index, tableKeys, old, input.Item), 0);
@@ -163,6 +169,16 @@ export function dynamoMeter(table: Pick<CreateTableCommandInput, 'KeySchema' | '
     }
   }
 
+  function read(item: Item, consistent: boolean) {
+    const bytes = itemSize(item);
+    usage.largestItemBytes = Math.max(usage.largestItemBytes, bytes);
+    usage.readUnits += readUnits(bytes, consistent);
+  }
+  function absent(keys: number, consistent: boolean) {
+    usage.readUnits += keys * readUnits(0, consistent);
+    usage.absentReadUnits += keys * readUnits(0, consistent);
+  }
+
   subscribe('http.server.request.start', onRequest);
   return {
     usage: (): DynamoUsage => ({ ...usage, byOperation: { ...usage.byOperation } }),
@@ -172,7 +188,7 @@ export function dynamoMeter(table: Pick<CreateTableCommandInput, 'KeySchema' | '
 }
 
 function empty(): DynamoUsage {
-  return { requests: 0, byOperation: {}, readUnits: 0, writeUnits: 0, indexWriteUnits: 0, unmetered: 0 };
+  return { requests: 0, byOperation: {}, readUnits: 0, absentReadUnits: 0, largestItemBytes: 0, writeUnits: 0, indexWriteUnits: 0, unmetered: 0 };
 }
 
 /** Writes to one index when a put replaces `old` with `next`: its entry created, changed or deleted. */

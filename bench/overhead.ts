@@ -85,10 +85,21 @@ export interface OverheadFigures {
   /** Median calls per agent step, by ledger method. */
   callsByMethod?: Record<string, number>;
   transitionsPerStep: number;
+  /** Transitions per agent step by state (what Step Functions bills, state by state). */
+  transitionsByState?: Record<string, number>;
   /** What AWS Lambda would bill per agent step (bench/meters.ts): invocations, handler time rounded up to 1 ms each, GB-seconds. */
   lambda?: { invocationsPerStep: number; billedMsPerStep: number; gbSecondsPerStep: number; memoryMbByState: Record<string, number> };
   /** The DynamoDB ledger's requests and request units per agent step (bench/meters.ts), on the dynalite row. */
-  dynamodb?: { requestsPerStep: number; byOperation: Record<string, number>; readUnitsPerStep: number; writeUnitsPerStep: number; indexWriteUnitsPerStep: number; unmetered: number };
+  dynamodb?: {
+    requestsPerStep: number;
+    byOperation: Record<string, number>;
+    readUnitsPerStep: number;
+    absentReadUnitsPerStep: number;
+    writeUnitsPerStep: number;
+    indexWriteUnitsPerStep: number;
+    largestItemBytes: number;
+    unmetered: number;
+  };
   /** The row's process's peak RSS after its first 100-step run (startup included): what one run needs. */
   peakRssMb: number;
   /** …and after all its runs (warm-up and measured): what the runs kept on top of one. */
@@ -157,7 +168,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await runOnce(stack, `overhead-warm-up-${warm}`, day);
     for (let warm = 1; warm <= WARM_UP_RUNS; warm++) await floor.once(`floor-warm-up-${warm}`);
     const floorSamples: { ms: number; cpuMs: number }[] = [];
-    const samples: { ms: number; cpuMs: number; calls: number; transitions: number; byMethod: Record<string, number>; lambda: LambdaUsage; dynamo?: DynamoUsage }[] = [];
+    const samples: { ms: number; cpuMs: number; calls: number; transitions: number; byState: Record<string, number>; byMethod: Record<string, number>; lambda: LambdaUsage; dynamo?: DynamoUsage }[] = [];
     for (let run = 1; run <= runs; run++) {
       counter!.reset();
       lambda.reset();
@@ -173,6 +184,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
         cpuMs: attempt.cpuMs / steps,
         calls: counter!.total() / steps,
         transitions: transitions(states) / steps,
+        byState: Object.fromEntries(Object.entries(states).map(([state, summary]) => [state, summary.entered])),
         byMethod: counter!.counts(),
         lambda: metered,
         ...(dynamo && { dynamo: dynamo.usage() }),
@@ -205,6 +217,11 @@ export async function measureStack(target: Target, model: ModelKind, template: C
         ledgerCallsPerStep: median(samples.map((sample) => sample.calls)),
         callsByMethod,
         transitionsPerStep: median(samples.map((sample) => sample.transitions)),
+        transitionsByState: Object.fromEntries(
+          Object.keys(samples[0]?.byState ?? {})
+            .map((state) => [state, round(perStep((sample) => sample.byState[state] ?? 0), 3)] as const)
+            .sort((a, b) => b[1] - a[1]),
+        ),
         lambda: {
           invocationsPerStep: perStep((sample) => sample.lambda.invocations),
           billedMsPerStep: perStep((sample) => sample.lambda.billedMs),
@@ -216,8 +233,10 @@ export async function measureStack(target: Target, model: ModelKind, template: C
             requestsPerStep: perStep((sample) => sample.dynamo!.requests),
             byOperation: Object.fromEntries([...operations].map((operation) => [operation, round(perStep((sample) => sample.dynamo!.byOperation[operation] ?? 0), 3)])),
             readUnitsPerStep: perStep((sample) => sample.dynamo!.readUnits),
+            absentReadUnitsPerStep: perStep((sample) => sample.dynamo!.absentReadUnits),
             writeUnitsPerStep: perStep((sample) => sample.dynamo!.writeUnits),
             indexWriteUnitsPerStep: perStep((sample) => sample.dynamo!.indexWriteUnits),
+            largestItemBytes: Math.max(...dynamoSamples.map((usage) => usage.largestItemBytes)),
             unmetered: dynamoSamples.reduce((sum, usage) => sum + usage.unmetered, 0),
           },
         }),
