@@ -17,7 +17,7 @@ const none = (what: string) => count.refine((value) => value === 0, { error: (is
 /** bench/stats.ts's Estimate: the interval is undefined (null) only for a single run. */
 const Estimate = z
   .object({ runs: z.number().int().min(1, { error: 'no completed run' }), mean: figure, sd: figure.nullable(), halfWidth: figure.nullable(), relative: figure.nullable() })
-  .refine((estimate) => estimate.runs === 1 || (estimate.sd !== null && estimate.halfWidth !== null && estimate.relative !== null), {
+  .refine((estimate) => estimate.runs <= 1 || (estimate.sd !== null && estimate.halfWidth !== null && estimate.relative !== null), {
     error: 'the confidence interval of two or more runs is missing',
   });
 
