@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/ledger.ts [--steps 100] [--reps 10] [--json]`: the ledger's share of an
+ * `npm run bench -- --ledger [--steps 100] [--reps 10] [--json]`: the ledger's share of an
  * agent step, per ledger implementation.
  *
  * One repetition is the ledger calls the steps make today for `steps` agent steps, in pairs of a
@@ -31,6 +31,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const { values: args } = parseArgs({
   options: {
+    ledger: { type: 'boolean', default: true },
     steps: { type: 'string', default: '100' },
     reps: { type: 'string', default: '10' },
     json: { type: 'boolean', default: false },

@@ -1,3 +1,21 @@
-/** `npm run bench`: the waste benchmark; `npm run bench -- --cost`: the prompt-caching cost benchmark. */
-if (process.argv.includes('--cost')) await import('./cost.js');
-else await import('./waste.js');
+/**
+ * `npm run bench [-- --<mode>] [options] [--json]`: one benchmark per mode, each a module of its own.
+ *   (no mode)    the waste benchmark: checkpoint vs restart vs crashes (bench/waste.ts)
+ *   --overhead   the harness's cost per agent step, and its AWS bill per run (bench/overhead.ts)
+ *   --cost       model dollars of the sample day with prompt caching and without (bench/cost.ts)
+ *   --longruns   input tokens with and without compaction, events per execution (bench/longruns.ts)
+ *   --ledger     each ledger's milliseconds per agent step, alone (bench/ledger.ts)
+ * `bench/check.ts` validates each mode's `--json` (CI runs a short form of every mode through it).
+ */
+// Like bin/savepoint.js: the SDK's Node 20 notice is noise here (read when a client is created).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const MODES = ['overhead', 'cost', 'longruns', 'ledger'] as const;
+
+const mode = MODES.find((name) => process.argv.includes(`--${name}`)) ?? 'waste';
+if (mode === 'overhead') {
+  const { overheadBenchmark } = await import('./overhead.js');
+  await overheadBenchmark(process.argv.slice(2));
+} else {
+  await import(`./${mode}.js`);
+}

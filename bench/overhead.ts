@@ -40,7 +40,10 @@ import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { extractStateMachine, type CfnTemplateJson } from '../local/asl.js';
 import { LocalEngine, summarizeHistory, type TaskBinding } from '../local/engine.js';
 import type { LedgerKind } from '../local/runtime.js';
+import { ledgerTableFromTemplate } from '../local/template.js';
 import { cachedTemplate, validatedDefinitions } from '../local/template-cache.js';
+import { AWS_PRICES, awsBill, lambdaDollarsPerSecondWaiting } from './aws-cost.js';
+import { dynamoMeter, lambdaMeter, memoryByState, type DynamoUsage, type LambdaUsage } from './meters.js';
 import { benchStack, runOnce } from './pipeline.js';
 import { benchProcess } from './processes.js';
 import { scriptedModel } from './scripted-model.js';
@@ -82,6 +85,21 @@ export interface OverheadFigures {
   /** Median calls per agent step, by ledger method. */
   callsByMethod?: Record<string, number>;
   transitionsPerStep: number;
+  /** Transitions per agent step by state (what Step Functions bills, state by state). */
+  transitionsByState?: Record<string, number>;
+  /** What AWS Lambda would bill per agent step (bench/meters.ts): invocations, handler time rounded up to 1 ms each, GB-seconds. */
+  lambda?: { invocationsPerStep: number; billedMsPerStep: number; gbSecondsPerStep: number; memoryMbByState: Record<string, number> };
+  /** The DynamoDB ledger's requests and request units per agent step (bench/meters.ts), on the dynalite row. */
+  dynamodb?: {
+    requestsPerStep: number;
+    byOperation: Record<string, number>;
+    readUnitsPerStep: number;
+    absentReadUnitsPerStep: number;
+    writeUnitsPerStep: number;
+    indexWriteUnitsPerStep: number;
+    largestItemBytes: number;
+    unmetered: number;
+  };
   /** The row's process's peak RSS after its first 100-step run (startup included): what one run needs. */
   peakRssMb: number;
   /** …and after all its runs (warm-up and measured): what the runs kept on top of one. */
@@ -114,6 +132,8 @@ export async function measureStack(target: Target, model: ModelKind, template: C
   let counter: CountingLedger | undefined;
   const scripted = scriptedModel();
   let floors: ReturnType<typeof floorEngine> | undefined;
+  // Subscribed before the stack starts: the meter sees every item written, so it knows each put's old item.
+  const dynamo = target === 'dynalite' ? dynamoMeter(ledgerTableFromTemplate(template as never, 'metered')) : undefined;
   const stack = await benchStack({
     day,
     template,
@@ -126,6 +146,8 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     decorateLedger: (ledger) => (counter = countingLedger(ledger)).ledger,
     ...(model === 'scripted' && { wrapModel: scripted.wrap }),
   });
+  const memory = memoryByState(template);
+  const lambda = lambdaMeter(stack.engine, memory);
   try {
     // The warm-up run is the simulated model's, on the wire: the scripted model replays its turns.
     const warm = await runOnce(stack, 'overhead-warm-up', day);
@@ -146,14 +168,27 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await runOnce(stack, `overhead-warm-up-${warm}`, day);
     for (let warm = 1; warm <= WARM_UP_RUNS; warm++) await floor.once(`floor-warm-up-${warm}`);
     const floorSamples: { ms: number; cpuMs: number }[] = [];
-    const samples: { ms: number; cpuMs: number; calls: number; transitions: number; byMethod: Record<string, number> }[] = [];
+    const samples: { ms: number; cpuMs: number; calls: number; transitions: number; byState: Record<string, number>; byMethod: Record<string, number>; lambda: LambdaUsage; dynamo?: DynamoUsage }[] = [];
     for (let run = 1; run <= runs; run++) {
       counter!.reset();
+      lambda.reset();
+      dynamo?.reset();
       const runId = `overhead-${run}`;
       const attempt = await runOnce(stack, runId, day);
       if (attempt.status !== 'SUCCEEDED' || attempt.steps !== steps) throw new Error(`${target}: run ${run} ${attempt.status} after ${attempt.steps} steps`);
       const states = summarizeHistory(stack.engine.getExecutionHistory(attempt.executionArn));
-      samples.push({ ms: attempt.wallMs / steps, cpuMs: attempt.cpuMs / steps, calls: counter!.total() / steps, transitions: transitions(states) / steps, byMethod: counter!.counts() });
+      const metered = lambda.usage();
+      if (metered.invocations !== attempt.invocations) throw new Error(`${target}: the Lambda meter saw ${metered.invocations} invocations, the history has ${attempt.invocations}`);
+      samples.push({
+        ms: attempt.wallMs / steps,
+        cpuMs: attempt.cpuMs / steps,
+        calls: counter!.total() / steps,
+        transitions: transitions(states) / steps,
+        byState: Object.fromEntries(Object.entries(states).map(([state, summary]) => [state, summary.entered])),
+        byMethod: counter!.counts(),
+        lambda: metered,
+        ...(dynamo && { dynamo: dynamo.usage() }),
+      });
       const floorRun = await floor.once(`floor-${run}`);
       floorSamples.push(floorRun);
       progress(`  ${target} (${model} model) run ${run}: ${(attempt.wallMs / steps).toFixed(2)} ms/step (floor ${floorRun.ms.toFixed(2)}), ${(counter!.total() / steps).toFixed(2)} ledger calls/step`);
@@ -167,6 +202,9 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     const cpuMsPerStep = median(samples.map((sample) => sample.cpuMs));
     const floorMs = median(floorSamples.map((sample) => sample.ms));
     const floorCpuMs = median(floorSamples.map((sample) => sample.cpuMs));
+    const perStep = (of: (sample: (typeof samples)[number]) => number) => median(samples.map((sample) => of(sample) / steps));
+    const dynamoSamples = samples.flatMap((sample) => (sample.dynamo ? [sample.dynamo] : []));
+    const operations = new Set(dynamoSamples.flatMap((usage) => Object.keys(usage.byOperation)));
     return {
       figures: {
         target: model === 'wire' ? `${TARGETS[target]}, wire-format simulated model` : TARGETS[target],
@@ -179,6 +217,29 @@ export async function measureStack(target: Target, model: ModelKind, template: C
         ledgerCallsPerStep: median(samples.map((sample) => sample.calls)),
         callsByMethod,
         transitionsPerStep: median(samples.map((sample) => sample.transitions)),
+        transitionsByState: Object.fromEntries(
+          Object.keys(samples[0]?.byState ?? {})
+            .map((state) => [state, round(perStep((sample) => sample.byState[state] ?? 0), 3)] as const)
+            .sort((a, b) => b[1] - a[1]),
+        ),
+        lambda: {
+          invocationsPerStep: perStep((sample) => sample.lambda.invocations),
+          billedMsPerStep: perStep((sample) => sample.lambda.billedMs),
+          gbSecondsPerStep: perStep((sample) => sample.lambda.gbSeconds),
+          memoryMbByState: memory,
+        },
+        ...(dynamoSamples.length > 0 && {
+          dynamodb: {
+            requestsPerStep: perStep((sample) => sample.dynamo!.requests),
+            byOperation: Object.fromEntries([...operations].map((operation) => [operation, round(perStep((sample) => sample.dynamo!.byOperation[operation] ?? 0), 3)])),
+            readUnitsPerStep: perStep((sample) => sample.dynamo!.readUnits),
+            absentReadUnitsPerStep: perStep((sample) => sample.dynamo!.absentReadUnits),
+            writeUnitsPerStep: perStep((sample) => sample.dynamo!.writeUnits),
+            indexWriteUnitsPerStep: perStep((sample) => sample.dynamo!.indexWriteUnits),
+            largestItemBytes: Math.max(...dynamoSamples.map((usage) => usage.largestItemBytes)),
+            unmetered: dynamoSamples.reduce((sum, usage) => sum + usage.unmetered, 0),
+          },
+        }),
         peakRssMb: oneRunRssMb,
         peakRssAllRunsMb: peakRssMb(),
         runs,
@@ -186,6 +247,8 @@ export async function measureStack(target: Target, model: ModelKind, template: C
       recorded,
     };
   } finally {
+    lambda.close();
+    dynamo?.close();
     await floors?.close();
     await stack.close();
     if (stateDir) rmSync(stateDir, { recursive: true, force: true });
@@ -328,8 +391,9 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
     cliRuns.push(await cliRun(target, steps));
   }
 
+  const aws = awsFigures(results, steps);
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results, cliRuns }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results, cliRuns, aws }, null, 2)}\n`);
     return;
   }
   const header = ['', 'ms/step', '× floor', 'CPU ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
@@ -358,4 +422,37 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   for (const result of results) {
     if (result.callsByMethod) console.log(`ledger calls per step, ${result.target}: ${Object.entries(result.callsByMethod).map(([method, calls]) => `${method} ${calls}`).join(', ')}`);
   }
+  const bill = aws.per100StepRun;
+  const money = (dollars: number) => `$${dollars.toFixed(5)}`;
+  const share = (part: number | null) => (part === null ? 'not measured' : `${(part * 100).toFixed(1)}%`);
+  console.log(`\nAWS cost of a 100-step run (${aws.prices.region} on-demand prices of ${aws.prices.asOf}, no free tier; usage per step from the ${aws.from} row):`);
+  console.log(`  Step Functions  ${bill.stepFunctions.transitions.toFixed(0)} state transitions (${aws.transitionsPerStep.toFixed(2)} per agent step)  ${money(bill.stepFunctions.dollars)}  ${share(bill.shares.stepFunctions)}`);
+  console.log(`  Lambda          ${bill.lambdaRequests.invocations.toFixed(0)} invocations, ${bill.lambdaDuration.gbSeconds.toFixed(3)} GB-s of handler time  ${money(bill.lambdaRequests.dollars + bill.lambdaDuration.dollars)}  ${share(bill.shares.lambda)}`);
+  console.log(`  DynamoDB        ${bill.dynamodb ? `${bill.dynamodb.readUnits.toFixed(0)} read units, ${bill.dynamodb.writeUnits.toFixed(0)} write units  ${money(bill.dynamodb.dollars)}` : 'not measured (run the dynalite row)'}  ${share(bill.shares.dynamodb)}`);
+  console.log(`  total           ${money(bill.dollars)}; each second a step waits on the model or a provider adds ${money(aws.lambdaDollarsPerSecondWaiting)} (not in the total)`);
+}
+
+/**
+ * The AWS bill of a 100-step run from the measured usage per agent step: the DynamoDB ledger's
+ * row when it ran (the ledger AWS runs, and its handler time includes a DynamoDB round trip per
+ * ledger call), else the first row (without DynamoDB's part).
+ */
+function awsFigures(results: readonly OverheadFigures[], steps: number) {
+  const row = results.find((result) => result.dynamodb) ?? results.find((result) => result.lambda);
+  if (!row?.lambda) throw new Error('overhead: no row measured Lambda usage');
+  const usage = {
+    transitions: row.transitionsPerStep,
+    lambdaInvocations: row.lambda.invocationsPerStep,
+    lambdaGbSeconds: row.lambda.gbSecondsPerStep,
+    ...(row.dynamodb && { dynamodb: { readUnits: row.dynamodb.readUnitsPerStep, writeUnits: row.dynamodb.writeUnitsPerStep } }),
+  };
+  return {
+    prices: AWS_PRICES,
+    from: row.target,
+    measuredSteps: steps,
+    transitionsPerStep: row.transitionsPerStep,
+    usagePerStep: usage,
+    per100StepRun: awsBill(usage, 100),
+    lambdaDollarsPerSecondWaiting: lambdaDollarsPerSecondWaiting(row.lambda.memoryMbByState['CallModel'] ?? 512),
+  };
 }

@@ -1,4 +1,5 @@
 import { refundReconciler, startRefundWorld, type RefundWorld } from '../agents/refund-reconciler/agent.js';
+import type { DevWorldOptions } from '../lambdas/define.js';
 import type { Day } from '../agents/refund-reconciler/domain.js';
 import type { BreakerPolicy } from '../lambdas/guards/breaker.js';
 import type { CfnTemplateJson } from '../local/asl.js';
@@ -17,15 +18,23 @@ export const BENCH_CONFIG = { maxSteps: 1_000, maxTokens: 10_000_000, maxDollars
 
 export type BenchStack = LocalStack<RefundWorld>;
 
-/** The refund reconciler on the local stack, its provider serving `day` (closed with the stack). */
-export async function benchStack(
+/**
+ * The refund reconciler on the local stack, its provider serving `day` (closed with the stack).
+ *
+ * The stack starts the world itself, as `savepoint run` does: only the stack knows the order —
+ * make the state directory, open the ledger, then start the world against what the ledger
+ * remembers doing (a journal that lost records is refused). A world started here, before the
+ * stack, opened `<stateDir>/payments.jsonl` in a directory that did not exist yet, so every crash
+ * run's engine process died at start; the benchmark only hands over the day.
+ */
+export function benchStack(
   options: { day: Day; template: CfnTemplateJson; failRate: number; seed: number; worldInMemory?: boolean } & Partial<LocalStackOptions<RefundWorld>>,
 ): Promise<BenchStack> {
   const { day, worldInMemory, ...rest } = options;
   // The provider keeps its journal in the state directory, unless asked to stay in memory (so that it can be reset between runs).
-  const world = await startRefundWorld({ day, stateDir: worldInMemory ? undefined : options.stateDir, failRate: options.failRate, seed: options.seed, now: () => new Date() });
-  const stack = await startLocalStack<RefundWorld>({ agent: refundReconciler, world, breaker: BENCH_BREAKER, ...rest });
-  return { ...stack, close: () => stack.close().then(() => world.close()) };
+  const world = (worldOptions: DevWorldOptions) => startRefundWorld({ ...worldOptions, day, ...(worldInMemory && { stateDir: undefined }) });
+  const agent = { ...refundReconciler, dev: { ...refundReconciler.dev, world } };
+  return startLocalStack<RefundWorld>({ agent, breaker: BENCH_BREAKER, ...rest });
 }
 
 /** Lambda invocations of the agent steps (CallModel, CallTool): what "step executions" counts. */

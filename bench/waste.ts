@@ -28,7 +28,6 @@ import { benchStack, runOnce, stepExecutions, type Attempt, type RestartRun } fr
 import { benchProcess } from './processes.js';
 import { estimate, median, theory, waste, type Estimate } from './stats.js';
 import { dayWithSteps } from './workload.js';
-import { overheadBenchmark } from './overhead.js';
 
 const Options = z.object({
   steps: z.string().transform((text, ctx) => {
@@ -59,12 +58,6 @@ const PIPELINE =
 const TARGET = 0.01;
 const MIN_RUNS = 5;
 const MAX_ENGINES_PER_RUN = 40;
-
-// `npm run bench -- --overhead`: the harness's cost per agent step (bench/overhead.ts) instead.
-if (process.argv.includes('--overhead')) {
-  await overheadBenchmark(process.argv.slice(2));
-  process.exit(0);
-}
 
 const { values } = parseArgs({
   options: {

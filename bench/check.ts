@@ -1,0 +1,162 @@
+/**
+ * `<benchmark> --json | node --import tsx bench/check.ts <mode>`: fails (exit 1, naming each
+ * problem) when a benchmark's figures say it stopped measuring — a lost run, a duplicate payment, a
+ * missing, null or NaN figure (JSON writes NaN and ±Infinity as null), a scenario with no completed
+ * run. CI (.ci/run) runs a short form of every mode of bench/main.ts through it: a benchmark that
+ * silently prints zeros is worse than none.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+/** A figure: a finite number (zod refuses NaN, ±Infinity and null). */
+const figure = z.number();
+const count = z.number().int().nonnegative();
+const lost = count.refine((value) => value === 0, { error: (issue) => `${String(issue.input)} run(s) lost` });
+const none = (what: string) => count.refine((value) => value === 0, { error: (issue) => `${String(issue.input)} ${what}` });
+
+/** bench/stats.ts's Estimate: the interval is undefined (null) only for a single run. */
+const Estimate = z
+  .object({ runs: z.number().int().min(1, { error: 'no completed run' }), mean: figure, sd: figure.nullable(), halfWidth: figure.nullable(), relative: figure.nullable() })
+  .refine((estimate) => estimate.runs <= 1 || (estimate.sd !== null && estimate.halfWidth !== null && estimate.relative !== null), {
+    error: 'the confidence interval of two or more runs is missing',
+  });
+
+const Scenario = z.object({ executions: Estimate, waste: figure, duplicatePayments: none('duplicate payment(s)'), runsLost: lost });
+
+const Waste = z
+  .object({
+    options: z.object({ crashRuns: count }),
+    results: z
+      .array(
+        z.object({
+          n: count,
+          theory: z.object({ checkpoint: figure, restart: figure }),
+          checkpoint: Scenario.extend({ invocations: figure, msPerStep: figure }),
+          restart: Scenario.extend({ invocations: figure, attemptsPerRun: figure, sideEffectsThrownAway: figure }),
+          crashes: Scenario.extend({ engines: count, crashesSurvived: z.object({ injected: count, killedFromOutside: count }) }).optional(),
+        }),
+      )
+      .min(1),
+  })
+  .superRefine((report, ctx) => {
+    report.results.forEach((result, index) => {
+      if (report.options.crashRuns > 0 && !result.crashes) ctx.addIssue({ code: 'custom', path: ['results', index, 'crashes'], message: 'crash runs were asked for and not reported' });
+    });
+  });
+
+const OverheadRow = z.object({
+  target: z.string(),
+  msPerStep: figure,
+  cpuMsPerStep: figure,
+  ratioToFloor: figure.optional(),
+  ledgerCallsPerStep: figure.optional(),
+  transitionsPerStep: figure.positive(),
+  lambda: z.object({ invocationsPerStep: figure.positive(), billedMsPerStep: figure.positive(), gbSecondsPerStep: figure.positive() }).optional(),
+  dynamodb: z.object({ requestsPerStep: figure.positive(), readUnitsPerStep: figure.positive(), writeUnitsPerStep: figure.positive(), unmetered: none('DynamoDB request(s) not metered') }).optional(),
+  peakRssMb: figure.positive(),
+  runs: count.min(1),
+});
+const Money = z.object({ dollars: figure.nonnegative() });
+
+const Overhead = z.object({
+  results: z.array(OverheadRow).min(2),
+  cliRuns: z.array(z.object({ ledger: z.string(), wallMs: figure, peakRssMb: figure.positive() })).min(1),
+  aws: z.object({
+    transitionsPerStep: figure.positive(),
+    per100StepRun: z.object({
+      stepFunctions: Money.extend({ transitions: figure.positive() }),
+      lambdaRequests: Money.extend({ invocations: figure.positive() }),
+      lambdaDuration: Money.extend({ gbSeconds: figure.positive() }),
+      dynamodb: Money.extend({ readUnits: figure.positive(), writeUnits: figure.positive() }).nullable(),
+      dollars: figure.positive(),
+    }),
+    lambdaDollarsPerSecondWaiting: figure.positive(),
+  }),
+});
+
+const Cost = z.object({
+  turns: count.min(1),
+  identicalDecisions: z.literal(true),
+  uncached: z.object({ dollars: figure.positive() }),
+  cached: z.object({ dollars: figure.positive() }),
+  ratio: figure,
+  target: figure,
+  otherModels: z.array(z.object({ spec: z.string(), uncached: figure, cached: figure })).min(1),
+});
+
+const Longruns = z.object({
+  results: z
+    .array(
+      z.object({
+        status: z.literal('succeeded', { error: (issue) => `the run ended ${String(issue.input)}, not succeeded` }),
+        steps: count.min(1),
+        inputTokens: z.object({ lastTurn: figure, maxTurn: figure, total: figure }),
+        compactions: count,
+        eventsPerExecution: z.array(count.min(1)).min(1),
+      }),
+    )
+    .length(2),
+});
+
+const Ledger = z.object({
+  rows: z.array(z.object({ ledger: z.string(), msPerStep: figure.positive(), msPerCall: figure.positive(), min: figure, max: figure })).length(3),
+});
+
+/** Each mode of bench/main.ts, the schema its `--json` must satisfy. */
+export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger } as const;
+export type Mode = keyof typeof REPORTS;
+
+/** The problems with one benchmark's `--json` output, each naming the figure; empty when it measured. */
+export function checkReport(mode: Mode, text: string): string[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return [`the output is not JSON (${error instanceof Error ? error.message : String(error)}): ${JSON.stringify(text.slice(0, 200))}`];
+  }
+  const parsed = REPORTS[mode].safeParse(json);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(report)'}: ${issue.message}`);
+}
+
+// ---- main: `node --import tsx bench/check.ts <mode> [file]` (stdin without a file) -------------------
+
+if (import.meta.filename === process.argv[1]) {
+  const [mode, file] = process.argv.slice(2);
+  if (!mode || !(mode in REPORTS)) {
+    process.stderr.write(`usage: bench/check.ts <${Object.keys(REPORTS).join('|')}> [file]: got ${JSON.stringify(mode)}\n`);
+    process.exit(2);
+  }
+  const text = readFileSync(file ?? 0, 'utf8');
+  const problems = checkReport(mode as Mode, text);
+  if (problems.length > 0) {
+    process.stderr.write(`bench check: the ${mode} benchmark stopped measuring:\n${problems.map((problem) => `  ${problem}`).join('\n')}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`bench check: ${mode}: ${summary(mode as Mode, JSON.parse(text))}\n`);
+}
+
+/** The figures CI's log shows for a mode that passed. */
+function summary(mode: Mode, report: any): string {
+  const fixed = (value: number, digits = 2) => value.toFixed(digits);
+  switch (mode) {
+    case 'waste':
+      return report.results
+        .map((r: any) =>
+          [
+            `N=${r.n}: checkpoint ${fixed(r.checkpoint.executions.mean, 1)} executions/run (${r.checkpoint.executions.runs} runs)`,
+            `restart ${fixed(r.restart.executions.mean, 1)} (${r.restart.executions.runs} runs)`,
+            r.crashes ? `crashes ${fixed(r.crashes.executions.mean, 1)} (${r.crashes.executions.runs} runs, ${r.crashes.crashesSurvived.injected} injected + ${r.crashes.crashesSurvived.killedFromOutside} killed, 0 lost)` : 'no crash runs',
+          ].join(', '),
+        )
+        .join('; ');
+    case 'overhead':
+      return `${report.results.length} rows, ${fixed(report.aws.transitionsPerStep)} transitions/step, AWS $${fixed(report.aws.per100StepRun.dollars, 5)} per 100-step run`;
+    case 'cost':
+      return `$${fixed(report.uncached.dollars, 4)} uncached, $${fixed(report.cached.dollars, 4)} cached (${fixed(report.ratio * 100, 1)}%)`;
+    case 'longruns':
+      return report.results.map((r: any) => `${r.steps} steps, ${r.eventsPerExecution.length} executions, ${r.compactions} compactions`).join('; ');
+    case 'ledger':
+      return report.rows.map((row: any) => `${row.ledger} ${fixed(row.msPerStep, 3)} ms/step`).join(', ');
+  }
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { AWS_PRICES, awsBill } from '../../bench/aws-cost.js';
+import { checkReport } from '../../bench/check.js';
+import { estimate, waste } from '../../bench/stats.js';
+
+/** A waste report in the shape bench/waste.ts prints, its estimates made by the benchmark's own `estimate`. */
+function wasteReport(crashExecutions: number[], crashesLost = 0) {
+  const scenario = (executions: number[]) => ({ executions: estimate(executions), waste: waste(estimate(executions).mean, 20), duplicatePayments: 0, runsLost: 0 });
+  return {
+    pipeline: 'test',
+    options: { steps: [20], crashRuns: crashExecutions.length + crashesLost },
+    results: [
+      {
+        n: 20,
+        p: 0.02,
+        theory: { checkpoint: 20.41, restart: 24.9 },
+        checkpoint: { ...scenario([20, 21, 20]), invocations: 32, msPerStep: 2.7 },
+        restart: { ...scenario([22, 41]), invocations: 35.7, attemptsPerRun: 1.4, sideEffectsThrownAway: 0.1 },
+        crashes: { ...scenario(crashExecutions), runsLost: crashesLost, engines: 2, crashesSurvived: { injected: 0, killedFromOutside: 1 } },
+      },
+    ],
+  };
+}
+
+const text = (report: unknown) => JSON.stringify(report);
+
+describe('bench/check.ts', () => {
+  it('accepts a waste report that measured every scenario, a single crash run without an interval included', () => {
+    expect(checkReport('waste', text(wasteReport([21])))).toEqual([]);
+    expect(checkReport('waste', text(wasteReport([21, 22])))).toEqual([]);
+  });
+
+  it('rejects a lost run', () => {
+    expect(checkReport('waste', text(wasteReport([21], 1)))).toEqual(['results.0.crashes.runsLost: 1 run(s) lost']);
+  });
+
+  it('rejects the shape of the ENOENT regression: every crash run lost, no completed run, waste -Infinity (null in JSON)', () => {
+    const problems = checkReport('waste', text(wasteReport([], 2)));
+    expect(problems).toContain('results.0.crashes.runsLost: 2 run(s) lost');
+    expect(problems).toContain('results.0.crashes.executions.runs: no completed run');
+    expect(problems.some((problem) => problem.startsWith('results.0.crashes.waste:'))).toBe(true);
+  });
+
+  it('rejects a missing figure, naming it', () => {
+    const report = wasteReport([21]);
+    delete (report.results[0]!.checkpoint as Partial<typeof report.results[0]['checkpoint']>).msPerStep;
+    expect(checkReport('waste', text(report))).toEqual(['results.0.checkpoint.msPerStep: Invalid input: expected number, received undefined']);
+  });
+
+  it('rejects a NaN figure (JSON writes it as null)', () => {
+    const report = wasteReport([21]);
+    report.results[0]!.restart.attemptsPerRun = Number.NaN;
+    expect(checkReport('waste', text(report))).toEqual(['results.0.restart.attemptsPerRun: Invalid input: expected number, received null']);
+  });
+
+  it('rejects crash runs asked for and not reported, a duplicate payment, and output that is not JSON', () => {
+    const report = wasteReport([21]);
+    delete (report.results[0] as Partial<typeof report.results[0]>).crashes;
+    expect(checkReport('waste', text(report))).toEqual(['results.0.crashes: crash runs were asked for and not reported']);
+    const paidTwice = wasteReport([21]);
+    paidTwice.results[0]!.checkpoint.duplicatePayments = 1;
+    expect(checkReport('waste', text(paidTwice))).toEqual(['results.0.checkpoint.duplicatePayments: 1 duplicate payment(s)']);
+    expect(checkReport('waste', '')[0]).toMatch(/^the output is not JSON/);
+  });
+
+  it('rejects an overhead report without its AWS bill, and a long run that did not succeed', () => {
+    expect(checkReport('overhead', text({ results: [], cliRuns: [] }))).toContain('aws: Invalid input: expected object, received undefined');
+    const run = { status: 'failed', steps: 61, inputTokens: { lastTurn: 1, maxTurn: 2, total: 3 }, compactions: 0, eventsPerExecution: [212] };
+    expect(checkReport('longruns', text({ results: [run, { ...run, status: 'succeeded' }] }))).toEqual(['results.0.status: the run ended failed, not succeeded']);
+  });
+});
+
+describe('bench/aws-cost.ts', () => {
+  it('prices each service from the one table and splits the total between them', () => {
+    const bill = awsBill({ transitions: 2.62, lambdaInvocations: 1.34, lambdaGbSeconds: 0.002, dynamodb: { readUnits: 10, writeUnits: 3 } }, 100);
+    expect(bill.stepFunctions.dollars).toBeCloseTo(262 * AWS_PRICES.stepFunctionsPerTransition, 12);
+    expect(bill.lambdaRequests.dollars).toBeCloseTo(134 * AWS_PRICES.lambdaPerRequest, 12);
+    expect(bill.lambdaDuration.dollars).toBeCloseTo(0.2 * AWS_PRICES.lambdaPerArmGbSecond, 12);
+    expect(bill.dynamodb!.dollars).toBeCloseTo(1000 * AWS_PRICES.dynamodbPerReadUnit + 300 * AWS_PRICES.dynamodbPerWriteUnit, 12);
+    expect(bill.shares.stepFunctions + bill.shares.lambda + bill.shares.dynamodb!).toBeCloseTo(1, 12);
+    expect(awsBill({ transitions: 2.62, lambdaInvocations: 1.34, lambdaGbSeconds: 0.002 }, 100).shares.dynamodb).toBeNull();
+  });
+});
