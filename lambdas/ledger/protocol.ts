@@ -1,0 +1,324 @@
+import type { BreakerState } from '../guards/breaker.js';
+import type { ApprovalDecision, AttachOptions } from './ledger.js';
+import {
+  approvalSkOf,
+  BUDGET_FIELDS,
+  callSk,
+  runKey,
+  turnSk,
+  type ApprovalRecord,
+  type Counters,
+  type ExtendableGuard,
+  type GuardEvent,
+  type KillFlag,
+  type RecoveryRecord,
+  type RunRecord,
+  type RunStatus,
+  type ToolCallRecord,
+  type ToolOutcome,
+  type TurnRecord,
+} from './records.js';
+
+/**
+ * The ledger's protocol, once: every rule that guards work is a pure transition here, from the one
+ * item it reads to the item it writes (or to an answer without a write, or to a refusal). The
+ * storage engines beneath (embedded-ledger.ts, dynamodb-ledger.ts) only read items, put an item on
+ * the condition that it is still the one read, and query; storage-ledger.ts runs a transition:
+ *
+ *   read item ─► transition(current) ─► keep: answer, nothing written
+ *                                    ─► fail: throw the refusal
+ *                                    ─► write: put(next, IF_UNCHANGED current) ─► answer
+ *                                                 └─ condition failed (another writer came first): read again
+ *
+ * The condition of every write is the same one, whatever the rule: the item is still the one the
+ * transition read (absent, or the same seal). So each rule's own condition — "no record yet", "in
+ * flight with an expired lease", "still pending", "the version read" — is checked by its
+ * transition on the item read, and holds at the put because the item did not change in between.
+ *
+ * A side-effecting tool call, when the Lambda dies mid-call:
+ *
+ *   attempt 1: claimCall (in_flight, lease L) ─► provider POST, Idempotency-Key K ─► ✗ crash
+ *   attempt 2: claimCall refused while the lease is live ─► Agent.LeaseHeld ─► Retry waits
+ *   attempt 3: lease expired ─► claimCall takes over ─► provider POST with the same K
+ *              ─► provider answers with the first refund ─► completeCall records it
+ */
+
+export type Key = { pk: string; sk: string };
+
+/**
+ * An item as the protocol sees it: the record (what callers get back) and the storage attributes
+ * kept beside it, never returned. The engine encodes both (and seals them, seal.ts); the index
+ * attributes (DynamoDB's sparse `pendingApproval`, `runningRun`) follow from the record's status.
+ */
+export interface Stored<T = Record<string, unknown>> {
+  readonly record: T;
+  readonly meta: Meta;
+  /** The engine's mark of the version read (a seal, an in-memory item): what its conditional put compares. */
+  readonly basis?: unknown;
+}
+
+export interface Meta {
+  /** Step keys counted into a run's counters (countStep): a retried step is counted once. */
+  countedSteps?: string[];
+  /** Reasons of the guard events recorded on a run: a warning repeated every turn is recorded once. */
+  guardReasons?: string[];
+  /** DynamoDB TTL (epoch seconds); the embedded ledger keeps no TTL. */
+  expiresAt?: number;
+}
+
+/** What a transition decides. */
+export type Step<R> = { keep: R } | { write: Stored; answer: R } | { fail: Error };
+
+/** The error a failed condition raises: the name DynamoDB gives ConditionalCheckFailedException, on every engine. */
+export class ConditionalWriteError extends Error {
+  override readonly name = 'ConditionalCheckFailedException';
+  constructor(what: string) {
+    super(`The conditional request failed: ${what}`);
+  }
+}
+
+/** Ledger records expire (DynamoDB TTL on `expiresAt`, epoch seconds) this long after they are written. */
+export const RETENTION_SECONDS = 90 * 24 * 3600;
+export const expiresAt = (now: Date) => Math.floor(now.getTime() / 1000) + RETENTION_SECONDS;
+
+export const GLOBAL_KILL: Key = { pk: 'GLOBAL', sk: 'KILL' };
+export const breakerKey = (name: string): Key => ({ pk: `BREAKER#${name}`, sk: 'BREAKER' });
+export const turnKey = (runId: string, turn: number): Key => ({ pk: runKey(runId).pk, sk: turnSk(turn) });
+export const callKey = (runId: string, turn: number, call: number): Key => ({ pk: runKey(runId).pk, sk: callSk(turn, call) });
+export const approvalKey = (approval: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Key => ({
+  pk: runKey(approval.runId).pk,
+  sk: approvalSkOf(approval),
+});
+/** A chunk of a large value: `BLOB#<runId>` / `<digest>#<index>` (sorts in chunk order). */
+export const blobKey = (runId: string, digest: string, index: number): Key => ({ pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` });
+
+type Current<T> = Stored<T> | undefined;
+const keep = <R>(answer: R): Step<R> => ({ keep: answer });
+const write = <T, R>(record: T, meta: Meta, answer: R): Step<R> => ({ write: { record: record as Record<string, unknown>, meta }, answer });
+const fail = (error: Error): Step<never> => ({ fail: error });
+
+// ── runs ────────────────────────────────────────────────────────────────────────────────────
+
+/** A run is created once: a second start with the same id finds it (and resumes it). */
+export function createRun(current: Current<RunRecord>, run: RunRecord, now: Date): Step<boolean> {
+  return current ? keep(false) : write(run, { expiresAt: expiresAt(now) }, true);
+}
+
+/**
+ * Two executions resuming the same run at once: only the first to replace the dead one drives it
+ * (`previousArn`); without it, any execution takes the run over.
+ */
+export function attachExecution(current: Current<RunRecord>, runId: string, executionArn: string, now: Date, options: AttachOptions): Step<RunRecord | undefined> {
+  if (!current || (options.previousArn !== undefined && current.record.executionArn !== options.previousArn)) {
+    return options.previousArn !== undefined ? keep(undefined) : fail(new ConditionalWriteError(`attachExecution: no run ${runId}`));
+  }
+  const { finishedAt: _finished, stopReason: _reason, error: _error, ...run } = current.record;
+  const next: RunRecord = {
+    ...run,
+    executionArn,
+    executions: [...(run.executions ?? []), executionArn],
+    status: 'running',
+    updatedAt: now.toISOString(),
+    ...(options.fingerprint !== undefined && { fingerprint: options.fingerprint }),
+    ...(options.definitionHash !== undefined && { definitionHash: options.definitionHash }),
+    ...(options.migration && { migrations: [...(run.migrations ?? []), options.migration] }),
+    ...(options.migration?.to.version !== undefined && { agentVersion: options.migration.to.version }),
+  };
+  return write(next, current.meta, next);
+}
+
+/**
+ * The run's recovery record is its own lock: a second delivery of the same ended execution, or a
+ * racing recovery, finds another key than the one it read.
+ */
+export function recordRecovery(current: Current<RunRecord>, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Step<boolean> {
+  if (!current || current.record.executionArn !== expected.executionArn || current.record.recovery?.key !== expected.previousKey) return keep(false);
+  return write({ ...current.record, recovery, updatedAt: recovery.at }, current.meta, true);
+}
+
+export type RunOutcome = { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string } };
+
+export function finishRun(current: Current<RunRecord>, runId: string, outcome: RunOutcome, now: Date): Step<RunRecord> {
+  if (!current) return fail(new ConditionalWriteError(`finishRun: no run ${runId}`));
+  const at = now.toISOString();
+  const next: RunRecord = {
+    ...current.record,
+    status: outcome.status,
+    updatedAt: at,
+    finishedAt: at,
+    ...(outcome.stopReason !== undefined && { stopReason: outcome.stopReason }),
+    ...(outcome.error !== undefined && { error: outcome.error }),
+  };
+  return write(next, current.meta, next);
+}
+
+/** The first kill stands; `false` when there is no such run. */
+export function killRun(current: Current<RunRecord>, flag: KillFlag): Step<boolean> {
+  if (!current) return keep(false);
+  return current.record.killed === undefined ? write({ ...current.record, killed: flag }, current.meta, true) : keep(true);
+}
+
+export function setGlobalKill(flag: KillFlag | undefined): Stored {
+  return { record: { kind: 'kill', ...(flag && { flag }) }, meta: {} };
+}
+
+/** Once per distinct reason: a warning repeated on every turn does not fill the record. */
+export function recordGuardEvent(current: Current<RunRecord>, event: GuardEvent): Step<void> {
+  const reasons = current?.meta.guardReasons ?? [];
+  if (!current || reasons.includes(event.reason)) return keep(undefined);
+  const next = { ...current.record, guardEvents: [...(current.record.guardEvents ?? []), event] };
+  return write(next, { ...current.meta, guardReasons: [...reasons, event.reason] }, undefined);
+}
+
+/** The counted step keys make the count idempotent: a retried step that was counted already changes nothing. */
+export function countStep(current: Current<RunRecord>, stepKey: string, deltas: Partial<Counters>): Step<boolean> {
+  const counted = current?.meta.countedSteps ?? [];
+  if (!current || counted.includes(stepKey)) return keep(false);
+  const next: Record<string, unknown> = { ...current.record };
+  for (const [name, delta] of Object.entries(deltas)) if (delta) next[name] = ((next[name] as number | undefined) ?? 0) + delta;
+  return write(next, { ...current.meta, countedSteps: [...counted, stepKey] }, true);
+}
+
+/** Only a later extension of this budget applies: a repeated or stale one changes nothing. */
+export function applyBudgetExtension(current: Current<RunRecord>, runId: string, guard: ExtendableGuard, extension: number, limit: number): Step<RunRecord> {
+  if (!current) return fail(new Error(`no run ${runId}`));
+  const run = current.record;
+  const applied = run.budgetExtensions?.[guard];
+  if (applied !== undefined && applied >= extension) return keep(run);
+  const next: RunRecord = { ...run, config: { ...run.config, [BUDGET_FIELDS[guard]]: limit }, budgetExtensions: { ...run.budgetExtensions, [guard]: extension } };
+  return write(next, current.meta, next);
+}
+
+// ── breakers ────────────────────────────────────────────────────────────────────────────────
+
+/** Optimistic: the version read must still be there (version 1 may also create the breaker). */
+export function saveBreaker(current: Current<BreakerState>, next: BreakerState): Step<boolean> {
+  const expected = current ? current.record.version === next.version - 1 : next.version === 1;
+  return expected ? write({ kind: 'breaker', ...next }, {}, true) : keep(false);
+}
+
+/** A breaker as read: the record without its `kind`. */
+export function breakerOf(record: Record<string, unknown> | undefined): BreakerState | undefined {
+  if (!record) return undefined;
+  const { kind: _kind, ...state } = record;
+  return state as unknown as BreakerState;
+}
+
+// ── turns and tool calls ────────────────────────────────────────────────────────────────────
+
+/** A turn is written once; a retried CallModel gets the first one back. */
+export function recordTurn(current: Current<TurnRecord>, turn: TurnRecord, now: Date): Step<TurnRecord> {
+  return current ? keep(current.record) : write(turn, { expiresAt: expiresAt(now) }, turn);
+}
+
+/** Claimable: there is no record, or its holder's lease expired while in flight (the holder died). */
+export function claimable(current: Current<ToolCallRecord>, now: Date): boolean {
+  return !current || (current.record.status === 'in_flight' && current.record.leaseUntil < now.toISOString());
+}
+
+export type Claim = { claimed: true; record: ToolCallRecord } | { claimed: false; existing: ToolCallRecord };
+export type Recorded = { recorded: true; record: ToolCallRecord } | { recorded: false; existing: ToolCallRecord };
+
+export function claimCall(current: Current<ToolCallRecord>, call: ToolCallRecord, now: Date): Step<Claim> {
+  if (!claimable(current, now)) return keep({ claimed: false, existing: current!.record });
+  const { runId, turn, toolCallId, name, args, effect, idempotencyKey, leaseUntil } = call;
+  const next: ToolCallRecord = {
+    ...current?.record,
+    kind: 'tool',
+    runId,
+    turn,
+    call: call.call,
+    toolCallId,
+    name,
+    args,
+    effect,
+    idempotencyKey,
+    status: 'in_flight',
+    leaseUntil,
+    attempts: (current?.record.attempts ?? 0) + 1,
+  };
+  return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { claimed: true, record: next });
+}
+
+/** A call that needs no claim (a read) and its outcome, in one write, where a claim would succeed. */
+export function recordCall(current: Current<ToolCallRecord>, call: ToolCallRecord & { status: 'completed' }, now: Date): Step<Recorded> {
+  if (!claimable(current, now)) return keep({ recorded: false, existing: current!.record });
+  const next: ToolCallRecord = { ...current?.record, ...call, attempts: (current?.record.attempts ?? 0) + 1 };
+  return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { recorded: true, record: next });
+}
+
+export type CallOutcome = { outcome: ToolOutcome; result: string; latencyMs: number };
+
+/** Only an in-flight record can be completed: a second completion is refused, the first outcome stands. */
+export function completeCall(current: Current<ToolCallRecord>, key: Key, runId: string, outcome: CallOutcome, now: Date): Step<ToolCallRecord> {
+  if (current?.record.status !== 'in_flight') return fail(new ConditionalWriteError(`completeCall: call ${key.sk} of run ${runId} is not in flight`));
+  const next: ToolCallRecord = { ...current.record, status: 'completed', outcome: outcome.outcome, result: outcome.result, latencyMs: outcome.latencyMs, recordedAt: now.toISOString() };
+  return write(next, current.meta, next);
+}
+
+/** Ends the lease of an in-flight call (its outside call failed cleanly): the retry claims it at once. */
+export function releaseCall(current: Current<ToolCallRecord>, now: Date): Step<void> {
+  return current?.record.status === 'in_flight' ? write({ ...current.record, leaseUntil: now.toISOString() }, current.meta, undefined) : keep(undefined);
+}
+
+// ── approvals ───────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Whether a (re)requested approval needs its task token stored: a retried or resumed request
+ * carries a new one, and a pending approval must wake the execution that waits now. A decided one
+ * keeps its decision (and the token it was decided on).
+ */
+export function tokenWanted(current: Current<ApprovalRecord>): boolean {
+  return !current || current.record.status === 'pending';
+}
+
+/** The approval is created once; a pending or decided one is returned as it is. */
+export function upsertApproval(current: Current<ApprovalRecord>, approval: ApprovalRecord, now: Date): Step<ApprovalRecord> {
+  return current ? keep(current.record) : write(approval, { expiresAt: expiresAt(now) }, approval);
+}
+
+type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
+const noApproval = (key: ApprovalKey) => new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
+const withLink = (record: ApprovalRecord, linkId: string | undefined) => {
+  const usedLinks = linkId ? [...(record.usedLinks ?? []), linkId] : record.usedLinks;
+  return usedLinks ? { usedLinks } : {};
+};
+
+/** Only a pending approval can be decided: a second decision gets the first one back. */
+export function decideApproval(current: Current<ApprovalRecord>, key: ApprovalKey, decision: ApprovalDecision, now: Date): Step<{ decided: boolean; record: ApprovalRecord }> {
+  if (!current) return fail(noApproval(key));
+  if (current.record.status !== 'pending') return keep({ decided: false, record: current.record });
+  const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs } = decision;
+  const next: ApprovalRecord = {
+    ...current.record,
+    status,
+    reason: reason ?? '',
+    decidedBy,
+    decidedAt: now.toISOString(),
+    ...(decidedVia && { decidedVia }),
+    ...(decisionMac && { decisionMac }),
+    ...(waitedMs !== undefined && { waitedMs }),
+    ...withLink(current.record, linkId),
+  };
+  return write(next, current.meta, { decided: true, record: next });
+}
+
+/** The first of two approvals, once: only on a pending approval without one. */
+export function recordFirstApproval(
+  current: Current<ApprovalRecord>,
+  key: ApprovalKey,
+  first: NonNullable<ApprovalRecord['firstApproval']>,
+  linkId: string | undefined,
+): Step<{ recorded: boolean; record: ApprovalRecord }> {
+  if (!current) return fail(noApproval(key));
+  if (current.record.status !== 'pending' || current.record.firstApproval) return keep({ recorded: false, record: current.record });
+  const next: ApprovalRecord = { ...current.record, firstApproval: first, ...withLink(current.record, linkId) };
+  return write(next, current.meta, { recorded: true, record: next });
+}
+
+// ── the index attributes, from the record ───────────────────────────────────────────────────
+
+/** In the pending-approvals index: an approval while it is pending. */
+export const isPendingApproval = (record: Record<string, unknown>) => record['kind'] === 'approval' && record['status'] === 'pending';
+/** In the running-runs index: a run while it runs. */
+export const isRunningRun = (record: Record<string, unknown>) => record['kind'] === 'run' && record['status'] === 'running';

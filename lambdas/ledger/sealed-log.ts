@@ -1,0 +1,166 @@
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { LedgerIntegrityError } from '../shared/errors.js';
+import type { Key } from './protocol.js';
+import type { LedgerSealer } from './seal.js';
+
+/**
+ * The embedded ledger's file format: one JSON line per write,
+ *
+ *   {"pk":…,"sk":…,"record":{…},"hidden":{…},"seal":…,"chain":…}
+ *
+ * `seal` seals the item (its key, record and hidden attributes, seal.ts); `chain` binds the line to
+ * the one before it; `ledger.head` beside the log counts its lines (LogHead).
+ */
+
+/** Attributes the DynamoDB ledger keeps on an item but never returns; here, beside the record. */
+export interface Hidden {
+  /** Step keys counted into a run's counters (countStep). */
+  countedSteps?: string[];
+  /** Reasons of the guard events recorded on a run (recordGuardEvent). */
+  guardReasons?: string[];
+  /** In the pending-approvals index (a sparse GSI on DynamoDB). */
+  pendingApproval?: true;
+}
+
+/**
+ * One stored item. `json` is the record as written (what the log holds; like DynamoDB's
+ * marshalling, it drops `undefined`); `record` is parsed from it, for the conditions to read. The
+ * record is never handed out or changed: every read returns a deep copy.
+ */
+export interface Item<T = unknown> {
+  readonly record: T;
+  readonly json: string;
+  readonly hidden: Hidden;
+  /** The item's seal (over its key, record and hidden attributes). */
+  readonly seal: string;
+}
+
+export interface LogEntry extends Key {
+  record: unknown;
+  hidden?: Hidden;
+  seal: string;
+  /** The log chain: MAC of this line (without `chain`) and the chain of the line before it. */
+  chain: string;
+  /** The line as it was read, without its `chain` (what the chain covers). */
+  body: string;
+}
+
+/**
+ * Verifies a log before it is loaded: each line's chain and each item's seal, and that the log
+ * holds every line its head counts. A flipped byte, a reordered, forged or lost line fails, naming
+ * the file, the line and the record. Returns the chain's tip.
+ */
+export function verifyLog(entries: LogEntry[], head: LogHead, sealer: LedgerSealer, path: string): string {
+  const chains = [''];
+  entries.forEach((entry, index) => {
+    if (sealer.chain(chains[index]!, entry.body) !== entry.chain) {
+      throw new LedgerIntegrityError(
+        { record: `${path}:${index + 1} (${entry.pk}/${entry.sk})` },
+        'the line does not follow from the lines before it (altered, reordered or forged)',
+      );
+    }
+    chains.push(entry.chain);
+    sealer.verify(entry, { ...(entry.record as object), ...(entry.hidden ?? {}) }, entry.seal);
+  });
+  const lines = entries.length;
+  // One line more than the head counts: the process died between appending a line and counting it.
+  const matched = (count: number) => count >= 0 && head.matches(count, chains[count]!, sealer);
+  if (!(!head.existed && lines === 0) && !matched(lines) && !matched(lines - 1)) {
+    throw new LedgerIntegrityError(
+      { record: path },
+      !head.existed
+        ? `the file holds ${lines} lines, but its head ${head.path} is missing`
+        : lines < head.lines
+          ? `the file holds ${lines} complete lines, but ${head.path} records ${head.lines}: ${head.lines - lines} were lost (truncated)`
+          : `the file's ${lines} lines do not match ${head.path} (${head.lines} lines; one of the two was altered or replaced)`,
+    );
+  }
+  return chains[lines]!;
+}
+
+export function line(key: Key, stored: Item): string {
+  const hidden = Object.keys(stored.hidden).length > 0 ? `,"hidden":${JSON.stringify(stored.hidden)}` : '';
+  return `{"pk":${JSON.stringify(key.pk)},"sk":${JSON.stringify(key.sk)},"record":${stored.json}${hidden},"seal":${JSON.stringify(stored.seal)}}`;
+}
+
+const CHAIN = ',"chain":"';
+/** The head's fixed width (its longest form, mid-compaction, is ~250 bytes). */
+const HEAD_BYTES = 400;
+
+/** A line with its chain MAC as the last field (so that the chained body is the line's own text). */
+export function chained(body: string, chain: string): string {
+  return `${body.slice(0, -1)}${CHAIN}${chain}"}`;
+}
+
+export function parseEntry(value: unknown, text: string): LogEntry {
+  const entry = value as Partial<LogEntry> | null;
+  if (typeof entry?.pk !== 'string' || typeof entry.sk !== 'string' || typeof entry.record !== 'object' || entry.record === null) {
+    throw new Error('expected {"pk": string, "sk": string, "record": object}');
+  }
+  if (entry.hidden !== undefined && (typeof entry.hidden !== 'object' || entry.hidden === null)) throw new Error('"hidden" must be an object');
+  const at = text.lastIndexOf(CHAIN);
+  if (typeof entry.seal !== 'string' || typeof entry.chain !== 'string' || at < 0) {
+    throw new LedgerIntegrityError({ record: `${entry.pk}/${entry.sk}` }, 'the line carries no seal and chain (written without the ledger key)');
+  }
+  return { ...(entry as LogEntry), body: `${text.slice(0, at)}}` };
+}
+
+/**
+ * The log's head, `ledger.head` beside it: how many lines the log holds and the chain of the last
+ * one, MACed. Rewritten in place after every append (one small write at offset 0); without it, a
+ * log cut at a line boundary would replay as a shorter, valid-looking history.
+ */
+export class LogHead {
+  private constructor(
+    readonly path: string,
+    /** Opened on the first write: a ledger refused on open leaves no head behind. */
+    private fd: number | undefined,
+    readonly existed: boolean,
+    private state: { lines: number; chain: string; mac: string; previous?: { lines: number; chain: string } },
+  ) {}
+
+  static open(path: string): LogHead {
+    const text = existsSync(path) ? readFileSync(path, 'utf8').trim() : '';
+    // An empty head: the process died between creating it and its first write (nothing was logged yet).
+    const existed = text !== '';
+    let state = { lines: 0, chain: '', mac: '' } as LogHead['state'];
+    if (text !== '') {
+      try {
+        state = JSON.parse(text) as LogHead['state'];
+        if (!Number.isInteger(state.lines) || typeof state.chain !== 'string' || typeof state.mac !== 'string') throw new Error('bad shape');
+      } catch {
+        throw new LedgerIntegrityError({ record: path }, 'the file is not a ledger head (expected {"lines", "chain", "mac"})');
+      }
+    }
+    return new LogHead(path, existed ? openSync(path, 'r+') : undefined, existed, state);
+  }
+
+  get lines(): number {
+    return this.state.lines;
+  }
+
+  /** Whether the head must be rewritten for a log of `lines` lines ending in `chain` (new, one line behind, or mid-compaction). */
+  needsWrite(lines: number, chain: string, sealer: LedgerSealer): boolean {
+    return !this.existed || this.state.previous !== undefined || !this.matches(lines, chain, sealer) || this.state.lines !== lines;
+  }
+
+  /** Whether the log's chain after `lines` lines is what the head (or, mid-compaction, its previous log) records. */
+  matches(lines: number, chain: string, sealer: LedgerSealer): boolean {
+    const { previous } = this.state;
+    if (sealer.chain(this.state.chain, `head ${this.state.lines}${previous ? ` ${previous.lines} ${previous.chain}` : ''}`) !== this.state.mac) return false;
+    return (lines === this.state.lines && chain === this.state.chain) || (previous !== undefined && lines === previous.lines && chain === previous.chain);
+  }
+
+  write(lines: number, chain: string, sealer: LedgerSealer, previous?: { lines: number; chain: string }): void {
+    const mac = sealer.chain(chain, `head ${lines}${previous ? ` ${previous.lines} ${previous.chain}` : ''}`);
+    this.state = { lines, chain, mac, ...(previous && { previous }) };
+    // Padded to a fixed width, so that a shorter head never leaves the end of a longer one behind.
+    const text = JSON.stringify(this.state).padEnd(HEAD_BYTES - 1, ' ');
+    this.fd ??= openSync(this.path, 'w+', 0o600);
+    writeSync(this.fd, `${text}\n`, 0);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+  }
+}

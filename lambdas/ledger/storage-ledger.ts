@@ -1,0 +1,277 @@
+import type { BreakerState } from '../guards/breaker.js';
+import { checkStepWant, type ApprovalDecision, type AttachOptions, type DamagedRunOptions, type Ledger, type StepRead, type StepWant } from './ledger.js';
+import * as protocol from './protocol.js';
+import { approvalKey, breakerKey, callKey, GLOBAL_KILL, turnKey, type CallOutcome, type Key, type RunOutcome, type Step, type Stored } from './protocol.js';
+import {
+  budgetApprovalSk,
+  runKey,
+  turnSk,
+  type ApprovalRecord,
+  type Counters,
+  type ExtendableGuard,
+  type GuardEvent,
+  type KillFlag,
+  type RecoveryRecord,
+  type RunRecord,
+  type ToolCallRecord,
+  type TurnRecord,
+} from './records.js';
+
+type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
+
+/**
+ * The `Ledger` over a storage engine: every method is a read, a transition of protocol.ts and a
+ * conditional put (or a query). An engine implements only the primitives below, the way
+ * Powertools' idempotency `BasePersistenceLayer` leaves a backend its four methods.
+ */
+export abstract class StorageLedger implements Ledger {
+  /** The update of each item in progress in this instance, by `pk|sk` (see `update`). */
+  private readonly updating = new Map<string, Promise<void>>();
+
+  // ── the primitives ──────────────────────────────────────────────────────────────────────
+
+  /** The items at `keys` (verified, strongly consistent), in order; `undefined` where there is none. */
+  protected abstract read(keys: readonly Key[]): Maybe<(Stored | undefined)[]>;
+  /**
+   * The item at `key`, as the basis of an update: `fresh` asks for the store's, not one this
+   * instance remembers from its last read or write.
+   */
+  protected abstract readForUpdate(key: Key, fresh: boolean): Maybe<Stored | undefined>;
+  /**
+   * Puts `item` at `key` if the item there is still `expected` (the same version; absent when
+   * `expected` is undefined), or unconditionally when `expected` is `'any'`. `false` when the
+   * condition failed.
+   */
+  protected abstract put(key: Key, item: Stored, expected: Stored | undefined | 'any'): Maybe<boolean>;
+  /** The items of a run's partition in sort-key order, from `fromSk` on. */
+  protected abstract queryRun(runId: string, fromSk?: string): Maybe<Stored[]>;
+  /** Every run record (at least the newest `limit`), damaged ones named to `onDamaged`. */
+  protected abstract scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]>;
+  /** The run records whose status is `running`, damaged ones named to `onDamaged`. */
+  protected abstract queryRunning(options: DamagedRunOptions): Promise<RunRecord[]>;
+  /** The key of the approval with this id (the byApprovalId index). */
+  protected abstract approvalById(approvalId: string): Maybe<Key | undefined>;
+  abstract listPendingApprovals(): Promise<ApprovalRecord[]>;
+  abstract putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void>;
+  abstract getBlob(runId: string, digest: string): Promise<string[]>;
+  /** Stores a task token apart from its approval (tokenKey). */
+  protected abstract putTaskToken(key: ApprovalKey, taskToken: string): Maybe<void>;
+  abstract getTaskToken(key: ApprovalKey): Promise<string | undefined>;
+
+  // ── running a transition ────────────────────────────────────────────────────────────────
+
+  /**
+   * Runs `transition` on the item at `key` and puts what it writes, on the condition that the
+   * item is still the one it read; when another writer came first, it runs again on what is there
+   * now. Updates of one item from this instance take turns (each starts from the last one's item):
+   * concurrent writers here cost one round trip each, not a storm of failed conditions. An engine
+   * whose primitives answer at once (the embedded one) runs the whole update in one synchronous
+   * section: it is done when the method returns its promise.
+   */
+  protected update<R>(key: Key, transition: (current: Stored<never> | undefined) => Step<R>): Promise<R> {
+    const id = `${key.pk}|${key.sk}`;
+    const before = this.updating.get(id);
+    let result: Maybe<R>;
+    try {
+      result = before ? before.then(() => this.updateNow(key, transition, 0)) : this.updateNow(key, transition, 0);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    if (!(result instanceof Promise)) return Promise.resolve(result);
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.updating.set(id, settled);
+    void settled.then(() => {
+      if (this.updating.get(id) === settled) this.updating.delete(id);
+    });
+    return result;
+  }
+
+  private updateNow<R>(key: Key, transition: (current: Stored<never> | undefined) => Step<R>, attempt: number): Maybe<R> {
+    return then(this.readForUpdate(key, attempt > 0), (current) => {
+      const step = transition(current as Stored<never> | undefined);
+      if ('fail' in step) throw step.fail;
+      if ('keep' in step) return step.keep;
+      return then(this.put(key, step.write, current), (written) => {
+        if (written) return step.answer;
+        if (attempt >= 20) throw new protocol.ConditionalWriteError(`${key.pk}/${key.sk}: still changing after ${attempt + 1} attempts`);
+        return this.updateNow(key, transition, attempt + 1);
+      });
+    });
+  }
+
+  private async record<T>(key: Key): Promise<T | undefined> {
+    return (await this.read([key]))[0]?.record as T | undefined;
+  }
+
+  // ── runs ────────────────────────────────────────────────────────────────────────────────
+
+  createRun(run: RunRecord): Promise<boolean> {
+    return this.update(runKey(run.runId), (current) => protocol.createRun(current, run, new Date()));
+  }
+
+  getRun(runId: string): Promise<RunRecord | undefined> {
+    return this.record(runKey(runId));
+  }
+
+  async listRuns(limit = 100, options: DamagedRunOptions = {}): Promise<RunRecord[]> {
+    return newestFirst(await this.scanRuns(limit, options)).slice(0, limit);
+  }
+
+  async listRunningRuns(options: DamagedRunOptions = {}): Promise<RunRecord[]> {
+    return newestFirst((await this.queryRunning(options)).filter((run) => run.status === 'running'));
+  }
+
+  attachExecution(runId: string, executionArn: string, now: Date, options: AttachOptions = {}): Promise<RunRecord | undefined> {
+    return this.update(runKey(runId), (current) => protocol.attachExecution(current, runId, executionArn, now, options));
+  }
+
+  recordRecovery(runId: string, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Promise<boolean> {
+    return this.update(runKey(runId), (current) => protocol.recordRecovery(current, recovery, expected));
+  }
+
+  finishRun(runId: string, outcome: RunOutcome, now: Date): Promise<RunRecord> {
+    return this.update(runKey(runId), (current) => protocol.finishRun(current, runId, outcome, now));
+  }
+
+  killRun(runId: string, flag: KillFlag): Promise<boolean> {
+    return this.update(runKey(runId), (current) => protocol.killRun(current, flag));
+  }
+
+  async getGlobalKill(): Promise<KillFlag | undefined> {
+    return (await this.record<{ flag?: KillFlag }>(GLOBAL_KILL))?.flag;
+  }
+
+  async setGlobalKill(flag: KillFlag | undefined): Promise<void> {
+    await this.put(GLOBAL_KILL, protocol.setGlobalKill(flag), 'any');
+  }
+
+  recordGuardEvent(runId: string, event: GuardEvent): Promise<void> {
+    return this.update(runKey(runId), (current) => protocol.recordGuardEvent(current, event));
+  }
+
+  countStep(runId: string, stepKey: string, deltas: Partial<Counters>): Promise<boolean> {
+    return this.update(runKey(runId), (current) => protocol.countStep(current, stepKey, deltas));
+  }
+
+  applyBudgetExtension(runId: string, guard: ExtendableGuard, extension: number, limit: number): Promise<RunRecord> {
+    return this.update(runKey(runId), (current) => protocol.applyBudgetExtension(current, runId, guard, extension, limit));
+  }
+
+  // ── breakers ────────────────────────────────────────────────────────────────────────────
+
+  async getBreaker(name: string): Promise<BreakerState | undefined> {
+    return protocol.breakerOf(await this.record(breakerKey(name)));
+  }
+
+  saveBreaker(next: BreakerState): Promise<boolean> {
+    return this.update(breakerKey(next.name), (current) => protocol.saveBreaker(current, next));
+  }
+
+  // ── turns and tool calls ────────────────────────────────────────────────────────────────
+
+  recordTurn(turn: TurnRecord): Promise<TurnRecord> {
+    return this.update(turnKey(turn.runId, turn.turn), (current) => protocol.recordTurn(current, turn, new Date()));
+  }
+
+  getTurn(runId: string, turn: number): Promise<TurnRecord | undefined> {
+    return this.record(turnKey(runId, turn));
+  }
+
+  async listConversation(runId: string, options: { fromTurn?: number } = {}): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }> {
+    const conversation = { turns: [] as TurnRecord[], calls: [] as ToolCallRecord[], approvals: [] as ApprovalRecord[] };
+    // The whole partition sorts in conversation order (TURN#0001, TURN#0001#CALL#01, …); budget
+    // approvals (BUDGET#…) and the run record are told apart by their kind. From a turn on: only
+    // the keys from TURN#<n> (BUDGET# and RUN sort before every TURN#).
+    for (const { record } of await this.queryRun(runId, options.fromTurn === undefined ? undefined : turnSk(options.fromTurn))) {
+      if (record['kind'] === 'turn') conversation.turns.push(record as unknown as TurnRecord);
+      else if (record['kind'] === 'tool') conversation.calls.push(record as unknown as ToolCallRecord);
+      else if (record['kind'] === 'approval') conversation.approvals.push(record as unknown as ApprovalRecord);
+    }
+    return conversation;
+  }
+
+  async loadStep(runId: string, want: StepWant = {}): Promise<StepRead> {
+    checkStepWant(want);
+    const turns = (want.turns ?? []).map((turn) => turnKey(runId, turn));
+    const calls = (want.calls ?? []).map(({ turn, call }) => callKey(runId, turn, call));
+    const keys = [runKey(runId), GLOBAL_KILL, ...turns, ...calls, ...(want.breaker === undefined ? [] : [breakerKey(want.breaker)])];
+    const found = (await this.read(keys)).map((item) => item?.record);
+    const [run, kill] = found;
+    const present = <T>(records: unknown[]) => records.filter((record) => record !== undefined) as T[];
+    const globalKill = (kill as { flag?: KillFlag } | undefined)?.flag;
+    const breaker = want.breaker === undefined ? undefined : protocol.breakerOf(found.at(-1));
+    return {
+      ...(run && { run: run as unknown as RunRecord }),
+      ...(globalKill && { globalKill }),
+      turns: present<TurnRecord>(found.slice(2, 2 + turns.length)),
+      calls: present<ToolCallRecord>(found.slice(2 + turns.length, 2 + turns.length + calls.length)),
+      ...(breaker && { breaker }),
+    };
+  }
+
+  getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined> {
+    return this.record(callKey(runId, turn, call));
+  }
+
+  claimCall(call: ToolCallRecord, now: Date): Promise<protocol.Claim> {
+    return this.update(callKey(call.runId, call.turn, call.call), (current) => protocol.claimCall(current, call, now));
+  }
+
+  recordCall(call: ToolCallRecord & { status: 'completed' }, now: Date): Promise<protocol.Recorded> {
+    return this.update(callKey(call.runId, call.turn, call.call), (current) => protocol.recordCall(current, call, now));
+  }
+
+  completeCall(runId: string, turn: number, call: number, outcome: CallOutcome, now: Date): Promise<ToolCallRecord> {
+    const key = callKey(runId, turn, call);
+    return this.update(key, (current) => protocol.completeCall(current, key, runId, outcome, now));
+  }
+
+  releaseCall(runId: string, turn: number, call: number, now: Date): Promise<void> {
+    return this.update(callKey(runId, turn, call), (current) => protocol.releaseCall(current, now));
+  }
+
+  // ── approvals ───────────────────────────────────────────────────────────────────────────
+
+  async upsertApproval(approval: ApprovalRecord, taskToken: string): Promise<ApprovalRecord> {
+    const key = approvalKey(approval);
+    // The token first: an approval someone can see and decide always has a token to wake. What
+    // was read is the basis of the update below (a conditional put: one read, not two).
+    const stored = then(this.read([key]), ([current]) => protocol.tokenWanted(current as Stored<ApprovalRecord> | undefined) && this.putTaskToken(approval, taskToken));
+    return then(stored, () => this.update(key, (current) => protocol.upsertApproval(current, approval, new Date())));
+  }
+
+  getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined> {
+    return this.record(approvalKey({ runId, turn, call }));
+  }
+
+  getBudgetApproval(runId: string, guard: ExtendableGuard, extension: number): Promise<ApprovalRecord | undefined> {
+    return this.record({ pk: runKey(runId).pk, sk: budgetApprovalSk(guard, extension) });
+  }
+
+  async findApproval(approvalId: string): Promise<ApprovalRecord | undefined> {
+    // An index may lag behind its table: the item itself is read for its current status.
+    return then(this.approvalById(approvalId), (key) => key && this.record(key));
+  }
+
+  decideApproval(key: ApprovalKey, decision: ApprovalDecision, now: Date): Promise<{ decided: boolean; record: ApprovalRecord }> {
+    return this.update(approvalKey(key), (current) => protocol.decideApproval(current, key, decision, now));
+  }
+
+  recordFirstApproval(key: ApprovalKey, first: NonNullable<ApprovalRecord['firstApproval']>, linkId?: string): Promise<{ recorded: boolean; record: ApprovalRecord }> {
+    return this.update(approvalKey(key), (current) => protocol.recordFirstApproval(current, key, first, linkId));
+  }
+}
+
+type Maybe<T> = T | Promise<T>;
+
+/** `next(value)`, at once when `value` is there already (so a synchronous engine stays synchronous). */
+function then<T, R>(value: Maybe<T>, next: (value: T) => Maybe<R>): Maybe<R> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
+function newestFirst(runs: RunRecord[]): RunRecord[] {
+  return runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+}
