@@ -34,9 +34,10 @@ export abstract class StorageLedger implements Ledger {
   protected abstract read(keys: readonly Key[]): Maybe<(Stored | undefined)[]>;
   /**
    * The item at `key`, as the basis of an update: `fresh` asks for the store's, not one this
-   * instance remembers from its last read or write.
+   * instance remembers from its last read or write; `likelyAbsent` (a record written once) lets an
+   * engine whose reads cost a round trip guess it absent instead (a failed put then reads it).
    */
-  protected abstract readForUpdate(key: Key, fresh: boolean): Maybe<Stored | undefined>;
+  protected abstract readForUpdate(key: Key, fresh: boolean, likelyAbsent: boolean): Maybe<Stored | undefined>;
   /**
    * Puts `item` at `key` if the item there is still `expected` (the same version; absent when
    * `expected` is undefined), or unconditionally when `expected` is `'any'`. `false` when the
@@ -68,12 +69,12 @@ export abstract class StorageLedger implements Ledger {
    * whose primitives answer at once (the embedded one) runs the whole update in one synchronous
    * section: it is done when the method returns its promise.
    */
-  protected update<R>(key: Key, transition: (current: Stored<never> | undefined) => Step<R>): Promise<R> {
+  protected update<R>(key: Key, transition: Transition<R>, likelyAbsent = false): Promise<R> {
     const id = `${key.pk}|${key.sk}`;
     const before = this.updating.get(id);
     let result: Maybe<R>;
     try {
-      result = before ? before.then(() => this.updateNow(key, transition, 0)) : this.updateNow(key, transition, 0);
+      result = before ? before.then(() => this.updateNow(key, transition, likelyAbsent, 0)) : this.updateNow(key, transition, likelyAbsent, 0);
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -89,15 +90,15 @@ export abstract class StorageLedger implements Ledger {
     return result;
   }
 
-  private updateNow<R>(key: Key, transition: (current: Stored<never> | undefined) => Step<R>, attempt: number): Maybe<R> {
-    return then(this.readForUpdate(key, attempt > 0), (current) => {
+  private updateNow<R>(key: Key, transition: Transition<R>, likelyAbsent: boolean, attempt: number): Maybe<R> {
+    return then(this.readForUpdate(key, attempt > 0, likelyAbsent && attempt === 0), (current) => {
       const step = transition(current as Stored<never> | undefined);
       if ('fail' in step) throw step.fail;
       if ('keep' in step) return step.keep;
       return then(this.put(key, step.write, current), (written) => {
         if (written) return step.answer;
         if (attempt >= 20) throw new protocol.ConditionalWriteError(`${key.pk}/${key.sk}: still changing after ${attempt + 1} attempts`);
-        return this.updateNow(key, transition, attempt + 1);
+        return this.updateNow(key, transition, likelyAbsent, attempt + 1);
       });
     });
   }
@@ -109,7 +110,7 @@ export abstract class StorageLedger implements Ledger {
   // ── runs ────────────────────────────────────────────────────────────────────────────────
 
   createRun(run: RunRecord): Promise<boolean> {
-    return this.update(runKey(run.runId), (current) => protocol.createRun(current, run, new Date()));
+    return this.update(runKey(run.runId), (current) => protocol.createRun(current, run, new Date()), true);
   }
 
   getRun(runId: string): Promise<RunRecord | undefined> {
@@ -173,7 +174,7 @@ export abstract class StorageLedger implements Ledger {
   // ── turns and tool calls ────────────────────────────────────────────────────────────────
 
   recordTurn(turn: TurnRecord): Promise<TurnRecord> {
-    return this.update(turnKey(turn.runId, turn.turn), (current) => protocol.recordTurn(current, turn, new Date()));
+    return this.update(turnKey(turn.runId, turn.turn), (current) => protocol.recordTurn(current, turn, new Date()), true);
   }
 
   getTurn(runId: string, turn: number): Promise<TurnRecord | undefined> {
@@ -266,6 +267,8 @@ export abstract class StorageLedger implements Ledger {
 }
 
 type Maybe<T> = T | Promise<T>;
+/** `never`: each transition reads the record type of its own rule. */
+type Transition<R> = (current: Stored<never> | undefined) => Step<R>;
 
 /** `next(value)`, at once when `value` is there already (so a synchronous engine stays synchronous). */
 function then<T, R>(value: Maybe<T>, next: (value: T) => Maybe<R>): Maybe<R> {
