@@ -1,0 +1,107 @@
+import type { BreakerState } from '../../lambdas/guards/breaker.js';
+import { RunConfig, ZERO_COUNTERS, type ApprovalRecord, type GuardEvent, type RecoveryRecord, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+
+// The records of the ledger tests: the only place that knows their domain fields.
+
+export const t0 = new Date('2026-11-29T02:00:00Z');
+export const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+
+export function run(runId: string, overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    kind: 'run',
+    runId,
+    agent: 'refund-reconciler',
+    input: { date: '2026-11-28' },
+    prompt: 'Reconcile',
+    model: 'savepoint-sim-1',
+    config: RunConfig.parse({}),
+    fingerprint: 'f',
+    priceTableVersion: 'v',
+    status: 'running',
+    executionArn: 'arn:1',
+    executions: ['arn:1'],
+    createdAt: t0.toISOString(),
+    updatedAt: t0.toISOString(),
+    // StartRun creates the map: the DynamoDB ledger's applyBudgetExtension sets a path inside it.
+    budgetExtensions: {},
+    ...ZERO_COUNTERS,
+    ...overrides,
+  };
+}
+
+export function turn(number: number, text = 'Looking at the refunds.', runId = 'r1'): TurnRecord {
+  return {
+    kind: 'turn',
+    runId,
+    turn: number,
+    model: 'savepoint-sim-1',
+    content: [{ type: 'text', text }],
+    stopReason: 'end_turn',
+    usage: { input_tokens: 100, output_tokens: 20 },
+    costMicros: 420,
+    latencyMs: 3,
+    recordedAt: at(number).toISOString(),
+  };
+}
+
+export function call(overrides: Partial<ToolCallRecord> = {}): ToolCallRecord {
+  return {
+    kind: 'tool',
+    runId: 'r1',
+    turn: 3,
+    call: 1,
+    toolCallId: 'toolu_003_1',
+    name: 'issue_refund',
+    args: { amountCents: 100, note: { nested: ['a', 'b'] } },
+    effect: 'write',
+    idempotencyKey: 'r1:3:toolu_003_1',
+    status: 'in_flight',
+    leaseUntil: at(30).toISOString(),
+    attempts: 0,
+    ...overrides,
+  };
+}
+
+export function approval(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
+  return {
+    kind: 'approval',
+    approvalId: 'apv_0123456789abcdef',
+    runId: 'r1',
+    turn: 3,
+    call: 1,
+    toolName: 'issue_refund',
+    summary: 'issue_refund $725.00',
+    amount: { minor: 72_500, currency: 'usd' },
+    status: 'pending',
+    decideBy: at(60).toISOString(),
+    createdAt: t0.toISOString(),
+    ...overrides,
+  };
+}
+
+export function budgetApproval(extension: number): ApprovalRecord {
+  return approval({
+    approvalId: `apv_budget_steps_${extension}`,
+    turn: 0,
+    call: 0,
+    toolName: 'extend_budget',
+    summary: `steps budget +50% (extension ${extension})`,
+    budget: { guard: 'steps', extension, limit: 600 },
+  });
+}
+
+export function recovery(key: string, reason = 'failed'): RecoveryRecord {
+  return { attempts: 1, withoutProgress: 0, atSteps: 4, key, reason, executionName: `recover-${key}`, at: at(50).toISOString() };
+}
+
+export function kill(by: string) {
+  return { by, at: at(7).toISOString(), reason: `${by} pressed stop` };
+}
+
+export function guardEvent(reason: string, second: number): GuardEvent {
+  return { guard: 'steps', action: 'warned', reason, at: at(second).toISOString() };
+}
+
+export function breaker(name: string, version: number, state: BreakerState['state'] = 'closed'): BreakerState {
+  return { name, state, failures: [], trips: 0, version, ...(state === 'open' && { openedAt: at(1).toISOString() }) };
+}

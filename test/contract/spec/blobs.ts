@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { BlobIntegrityError, parseBlobRef, readResult, resolveResults, storeResult } from '../../../lambdas/ledger/blobs.js';
+import { run, call } from '../fixtures.js';
+import { useLedger, type MakeLedger } from './support.js';
+
+/** The blobs role (`BlobStore`): large values by reference. */
+export function blobsSpec(make: MakeLedger): void {
+  describe('blobs', () => {
+    const { ledger } = useLedger(make);
+
+    describe('large values by reference (blobs)', () => {
+      const big = 'é'.repeat(200_000) + '{"x":"🙂"}'.repeat(30_000); // ~700 KB of multi-byte text: three chunks
+
+      it('stores a large tool result in chunks and reads back exactly the text, verified', async () => {
+        const ref = await storeResult(ledger, 'r1', big);
+        expect(parseBlobRef(ref)).toEqual({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), bytes: Buffer.byteLength(big) });
+        expect((await ledger.getBlob('r1', parseBlobRef(ref)!.sha256)).length).toBe(3);
+        expect(await readResult(ledger, 'r1', parseBlobRef(ref)!)).toBe(big);
+      });
+
+      it('keeps a result under the limit as it is', async () => {
+        expect(await storeResult(ledger, 'r1', '{"ok":true}')).toBe('{"ok":true}');
+      });
+
+      it('is idempotent: storing the same value again changes nothing', async () => {
+        const first = await storeResult(ledger, 'r1', big);
+        expect(await storeResult(ledger, 'r1', big)).toBe(first);
+        expect(await readResult(ledger, 'r1', parseBlobRef(first)!)).toBe(big);
+      });
+
+      it('keeps blobs apart by run and digest, and out of the conversation and the run list', async () => {
+        await ledger.createRun(run('r1'));
+        await storeResult(ledger, 'r1', big);
+        expect(await ledger.getBlob('r2', parseBlobRef(await storeResult(ledger, 'r1', big))!.sha256)).toEqual([]);
+        expect(await ledger.getBlob('r1', 'f'.repeat(64))).toEqual([]);
+        expect(await ledger.listConversation('r1')).toEqual({ turns: [], calls: [], approvals: [] });
+        expect((await ledger.listRuns()).map((r) => r.runId)).toEqual(['r1']);
+      });
+
+      it('names a missing or damaged blob instead of passing it on', async () => {
+        const ref = parseBlobRef(await storeResult(ledger, 'r1', big))!;
+        await expect(readResult(ledger, 'r1', { ...ref, sha256: 'a'.repeat(64) })).rejects.toThrow(/ledger integrity: run r1, stored tool result a{64} .* no chunk found/);
+        // Chunks that do not hash to the reference: the first chunk replaced.
+        const chunks = await ledger.getBlob('r1', ref.sha256);
+        await ledger.putBlob('r1', ref.sha256, ['X'.repeat(Buffer.byteLength(chunks[0]!)), ...chunks.slice(1)]);
+        await expect(readResult(ledger, 'r1', ref)).rejects.toThrow(BlobIntegrityError);
+        await expect(readResult(ledger, 'r1', ref)).rejects.toThrow(/do not match the digest/);
+      });
+
+      it('resolves the references of tool calls, and leaves other results alone', async () => {
+        const ref = await storeResult(ledger, 'r1', big);
+        const calls = [call({ status: 'completed', result: ref }), call({ call: 2, status: 'completed', result: '{"small":1}' })];
+        const resolved = await resolveResults(ledger, calls);
+        expect(resolved.map((c) => c.result)).toEqual([big, '{"small":1}']);
+      });
+    });
+  });
+}

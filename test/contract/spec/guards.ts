@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { run, kill, guardEvent, breaker } from '../fixtures.js';
+import { useLedger, type MakeLedger } from './support.js';
+
+/** The guards role (`GuardLedger`, `BreakerStore`): kill switches, guard events, counted steps, breakers. */
+export function guardsSpec(make: MakeLedger): void {
+  describe('guards', () => {
+    const { ledger } = useLedger(make);
+
+    describe('kill switches', () => {
+      it('kills a run; the first kill stands', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.killRun('r1', kill('alice'))).toBe(true);
+        expect(await ledger.killRun('r1', kill('bob'))).toBe(true);
+        expect((await ledger.getRun('r1'))!.killed).toEqual(kill('alice'));
+      });
+
+      it('does not kill an unknown run', async () => {
+        expect(await ledger.killRun('nope', kill('alice'))).toBe(false);
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+
+      it('sets, reads and clears the global kill', async () => {
+        expect(await ledger.getGlobalKill()).toBeUndefined();
+        await ledger.setGlobalKill(kill('ops'));
+        expect(await ledger.getGlobalKill()).toEqual(kill('ops'));
+        await ledger.setGlobalKill(undefined);
+        expect(await ledger.getGlobalKill()).toBeUndefined();
+      });
+    });
+
+    describe('guard events', () => {
+      it('appends an event once per distinct reason, in order', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordGuardEvent('r1', guardEvent('steps at 80%', 1));
+        await ledger.recordGuardEvent('r1', guardEvent('steps at 80%', 2));
+        await ledger.recordGuardEvent('r1', guardEvent('tokens at 80%', 3));
+        expect((await ledger.getRun('r1'))!.guardEvents).toEqual([guardEvent('steps at 80%', 1), guardEvent('tokens at 80%', 3)]);
+      });
+
+      it('records a reason once when it is reported concurrently', async () => {
+        await ledger.createRun(run('r1'));
+        await Promise.all(Array.from({ length: 20 }, (_, index) => ledger.recordGuardEvent('r1', guardEvent('loop', index))));
+        expect((await ledger.getRun('r1'))!.guardEvents).toHaveLength(1);
+      });
+
+      it('ignores an event for an unknown run', async () => {
+        await ledger.recordGuardEvent('nope', guardEvent('loop', 1));
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+    });
+
+    describe('counting steps', () => {
+      it('counts a step once, however often it is retried', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.countStep('r1', 'turn:1', { steps: 1, inputTokens: 10, costMicros: 7 })).toBe(true);
+        expect(await ledger.countStep('r1', 'turn:1', { steps: 1, inputTokens: 10, costMicros: 7 })).toBe(false);
+        expect(await ledger.countStep('r1', 'call:1:1', { steps: 1, toolCalls: 1 })).toBe(true);
+        expect(await ledger.getRun('r1')).toMatchObject({ steps: 2, inputTokens: 10, costMicros: 7, toolCalls: 1, outputTokens: 0 });
+      });
+
+      it('counts 50 concurrent retries of the same step once', async () => {
+        await ledger.createRun(run('r1'));
+        const results = await Promise.all(Array.from({ length: 50 }, () => ledger.countStep('r1', 'turn:9', { steps: 1, inputTokens: 5 })));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await ledger.getRun('r1')).toMatchObject({ steps: 1, inputTokens: 5 });
+      });
+
+      it('adds every one of 50 concurrent distinct steps: no lost update', async () => {
+        await ledger.createRun(run('r1'));
+        await Promise.all(Array.from({ length: 50 }, (_, index) => ledger.countStep('r1', `call:1:${index}`, { steps: 1, costMicros: 3 })));
+        expect(await ledger.getRun('r1')).toMatchObject({ steps: 50, costMicros: 150 });
+      });
+
+      it('does not count a step of an unknown run', async () => {
+        expect(await ledger.countStep('nope', 'turn:1', { steps: 1 })).toBe(false);
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+
+      it('keeps the rest of the run record as it was', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.countStep('r1', 'turn:1', { steps: 1 });
+        expect(await ledger.getRun('r1')).toEqual({ ...run('r1'), steps: 1 });
+      });
+    });
+
+    describe('the breaker store', () => {
+      it('has no state for a breaker never saved', async () => {
+        expect(await ledger.getBreaker('model')).toBeUndefined();
+      });
+
+      it('creates a breaker with version 1 and reads it back', async () => {
+        expect(await ledger.saveBreaker(breaker('model', 1))).toBe(true);
+        expect(await ledger.getBreaker('model')).toMatchObject(breaker('model', 1));
+      });
+
+      it('saves only on top of the version read', async () => {
+        await ledger.saveBreaker(breaker('model', 1));
+        expect(await ledger.saveBreaker(breaker('model', 1, 'open'))).toBe(false);
+        expect(await ledger.saveBreaker(breaker('model', 3, 'open'))).toBe(false);
+        expect(await ledger.saveBreaker(breaker('model', 2, 'open'))).toBe(true);
+        expect(await ledger.getBreaker('model')).toMatchObject(breaker('model', 2, 'open'));
+      });
+
+      it('does not create a breaker from a later version', async () => {
+        expect(await ledger.saveBreaker(breaker('model', 2))).toBe(false);
+        expect(await ledger.getBreaker('model')).toBeUndefined();
+      });
+
+      it('keeps breakers apart by name', async () => {
+        await ledger.saveBreaker(breaker('model', 1, 'open'));
+        expect(await ledger.saveBreaker(breaker('tools', 1))).toBe(true);
+        expect(await ledger.getBreaker('model')).toMatchObject({ state: 'open' });
+        expect(await ledger.getBreaker('tools')).toMatchObject({ state: 'closed' });
+      });
+
+      it('lets one of 20 concurrent saves of the same version win', async () => {
+        await ledger.saveBreaker(breaker('model', 1));
+        const saves = await Promise.all(
+          Array.from({ length: 20 }, (_, index) => ledger.saveBreaker({ ...breaker('model', 2), trips: index })),
+        );
+        expect(saves.filter(Boolean)).toHaveLength(1);
+        expect(await ledger.getBreaker('model')).toMatchObject({ version: 2, trips: saves.indexOf(true) });
+      });
+    });
+  });
+}

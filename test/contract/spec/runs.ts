@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { at, run, turn, call, recovery, kill } from '../fixtures.js';
+import { useLedger, type MakeLedger } from './support.js';
+
+/** The runs role (`RunLedger`): creating, attaching, recovering, finishing and listing runs. */
+export function runsSpec(make: MakeLedger): void {
+  describe('runs', () => {
+    const { ledger } = useLedger(make);
+
+    describe('the run record', () => {
+      it('is created once: the run id is the idempotency key', async () => {
+        expect(await ledger.createRun(run('r1'))).toBe(true);
+        expect(await ledger.createRun({ ...run('r1'), prompt: 'another' })).toBe(false);
+        expect(await ledger.getRun('r1')).toMatchObject({ prompt: 'Reconcile', executions: ['arn:1'] });
+      });
+
+      it('reads back exactly what was written', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.getRun('r1')).toEqual(run('r1'));
+      });
+
+      it('is undefined for an unknown run', async () => {
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+
+      it('keeps what it stored when the caller changes the object it wrote or read', async () => {
+        const written = run('r1');
+        await ledger.createRun(written);
+        written.config.maxSteps = 1;
+        written.executions.push('arn:mutated');
+        const read = (await ledger.getRun('r1'))!;
+        read.config.maxSteps = 2;
+        expect(await ledger.getRun('r1')).toEqual(run('r1'));
+      });
+
+      it('lists runs newest first, up to a limit', async () => {
+        await ledger.createRun(run('old', { createdAt: at(0).toISOString() }));
+        await ledger.createRun(run('new', { createdAt: at(20).toISOString() }));
+        await ledger.createRun(run('mid', { createdAt: at(10).toISOString() }));
+        expect((await ledger.listRuns()).map((listed) => listed.runId)).toEqual(['new', 'mid', 'old']);
+        expect((await ledger.listRuns(2)).map((listed) => listed.runId)).toEqual(['new', 'mid']);
+      });
+
+      it('lists only runs, not the other records of their partitions', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordTurn(turn(1));
+        await ledger.claimCall(call(), at(0));
+        await ledger.setGlobalKill(kill('ops'));
+        expect(await ledger.listRuns()).toEqual([run('r1')]);
+      });
+    });
+
+    describe('attaching an execution', () => {
+      it('appends the execution, marks the run running and clears how it last ended', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.finishRun('r1', { status: 'failed', stopReason: 'crashed', error: { error: 'Agent.Transient', cause: 'x' } }, at(5));
+        const attached = await ledger.attachExecution('r1', 'arn:2', at(10), { fingerprint: 'f2', definitionHash: 'd2' });
+        expect(attached).toMatchObject({ executionArn: 'arn:2', executions: ['arn:1', 'arn:2'], status: 'running', updatedAt: at(10).toISOString() });
+        expect(attached).toMatchObject({ fingerprint: 'f2', definitionHash: 'd2' });
+        expect(attached).not.toHaveProperty('finishedAt');
+        expect(attached).not.toHaveProperty('stopReason');
+        expect(attached).not.toHaveProperty('error');
+        expect(await ledger.getRun('r1')).toEqual(attached);
+      });
+
+      it('keeps the fingerprint when none is given', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.attachExecution('r1', 'arn:2', at(10))).toMatchObject({ fingerprint: 'f' });
+      });
+
+      it('with a migration, rebinds the run to the new version and appends the migration, in order', async () => {
+        await ledger.createRun({ ...run('r1'), agentVersion: '1' });
+        const first = { by: 'ops', at: at(10).toISOString(), from: { version: '1', fingerprint: 'f', executionArn: 'arn:1' }, to: { version: '2', fingerprint: 'f2', executionArn: 'arn:2' } };
+        const migrated = await ledger.attachExecution('r1', 'arn:2', at(10), { previousArn: 'arn:1', fingerprint: 'f2', migration: first });
+        expect(migrated).toMatchObject({ executionArn: 'arn:2', fingerprint: 'f2', agentVersion: '2', migrations: [first] });
+        const second = { ...first, from: first.to, to: { version: '3', fingerprint: 'f3', executionArn: 'arn:3' } };
+        await ledger.attachExecution('r1', 'arn:3', at(11), { previousArn: 'arn:2', fingerprint: 'f3', migration: second });
+        expect(await ledger.getRun('r1')).toMatchObject({ agentVersion: '3', fingerprint: 'f3', migrations: [first, second] });
+        // A migration that lost the race to another execution records nothing.
+        expect(await ledger.attachExecution('r1', 'arn:4', at(12), { previousArn: 'arn:2', fingerprint: 'f4', migration: { ...second, to: { fingerprint: 'f4', executionArn: 'arn:4' } } })).toBeUndefined();
+        expect((await ledger.getRun('r1'))!.migrations).toHaveLength(2);
+      });
+
+      it('with previousArn, attaches only while that execution still drives the run', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.attachExecution('r1', 'arn:2', at(1), { previousArn: 'arn:1' })).toMatchObject({ executionArn: 'arn:2' });
+        expect(await ledger.attachExecution('r1', 'arn:3', at(2), { previousArn: 'arn:1' })).toBeUndefined();
+        expect(await ledger.getRun('r1')).toMatchObject({ executionArn: 'arn:2', executions: ['arn:1', 'arn:2'] });
+      });
+
+      it('lets one of two racing resumes take over the run', async () => {
+        await ledger.createRun(run('r1'));
+        const resumes = await Promise.all(
+          ['arn:a', 'arn:b', 'arn:c'].map((arn) => ledger.attachExecution('r1', arn, at(1), { previousArn: 'arn:1' })),
+        );
+        const winners = resumes.filter((resumed) => resumed !== undefined);
+        expect(winners).toHaveLength(1);
+        expect((await ledger.getRun('r1'))!.executions).toEqual(['arn:1', winners[0]!.executionArn]);
+      });
+
+      it('fails for an unknown run: undefined with previousArn, an error without', async () => {
+        expect(await ledger.attachExecution('nope', 'arn:2', at(1), { previousArn: 'arn:1' })).toBeUndefined();
+        await expect(ledger.attachExecution('nope', 'arn:2', at(1))).rejects.toThrow(/conditional/i);
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+    });
+
+    describe('recording a recovery', () => {
+      it('records the first recovery of the execution that drives the run', async () => {
+        await ledger.createRun(run('r1'));
+        expect(await ledger.recordRecovery('r1', recovery('arn:1@1'), { executionArn: 'arn:1' })).toBe(true);
+        expect(await ledger.getRun('r1')).toMatchObject({ recovery: recovery('arn:1@1'), updatedAt: recovery('arn:1@1').at });
+      });
+
+      it('ignores a second delivery of the same ended execution', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordRecovery('r1', recovery('arn:1@1'), { executionArn: 'arn:1' });
+        expect(await ledger.recordRecovery('r1', recovery('arn:1@1', 'again'), { executionArn: 'arn:1' })).toBe(false);
+        expect((await ledger.getRun('r1'))!.recovery!.reason).toBe('failed');
+      });
+
+      it('records the next recovery only from the key it read', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordRecovery('r1', recovery('arn:1@1'), { executionArn: 'arn:1' });
+        expect(await ledger.recordRecovery('r1', recovery('arn:1@2'), { executionArn: 'arn:1', previousKey: 'arn:1@0' })).toBe(false);
+        expect(await ledger.recordRecovery('r1', recovery('arn:1@2'), { executionArn: 'arn:1', previousKey: 'arn:1@1' })).toBe(true);
+        expect((await ledger.getRun('r1'))!.recovery!.key).toBe('arn:1@2');
+      });
+
+      it('refuses a recovery for an execution that no longer drives the run, or for an unknown run', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.attachExecution('r1', 'arn:2', at(1));
+        expect(await ledger.recordRecovery('r1', recovery('arn:1@1'), { executionArn: 'arn:1' })).toBe(false);
+        expect(await ledger.recordRecovery('nope', recovery('arn:1@1'), { executionArn: 'arn:1' })).toBe(false);
+        expect(await ledger.getRun('r1')).not.toHaveProperty('recovery');
+      });
+
+      it('lets one of racing recoveries win', async () => {
+        await ledger.createRun(run('r1'));
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, index) => ledger.recordRecovery('r1', recovery(`arn:1@${index}`), { executionArn: 'arn:1' })),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+    });
+
+    describe('finishing a run', () => {
+      it('records the outcome and when it ended', async () => {
+        await ledger.createRun(run('r1'));
+        const finished = await ledger.finishRun('r1', { status: 'stopped', stopReason: 'budget: steps' }, at(60));
+        expect(finished).toMatchObject({ status: 'stopped', stopReason: 'budget: steps', finishedAt: at(60).toISOString(), updatedAt: at(60).toISOString() });
+        expect(await ledger.getRun('r1')).toEqual(finished);
+      });
+
+      it('records an error', async () => {
+        await ledger.createRun(run('r1'));
+        const error = { error: 'Agent.InvalidInput', cause: 'bad args' };
+        expect(await ledger.finishRun('r1', { status: 'failed', error }, at(1))).toMatchObject({ status: 'failed', error });
+      });
+
+      it('fails for an unknown run, and creates nothing', async () => {
+        await expect(ledger.finishRun('nope', { status: 'succeeded' }, at(1))).rejects.toThrow(/conditional/i);
+        expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+    });
+
+    describe('the runs marked running (the sweeper\'s query)', () => {
+      it('lists a run while it runs, not once it ended, and again when an execution resumes it', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.createRun(run('r2', { createdAt: at(5).toISOString() }));
+        expect((await ledger.listRunningRuns()).map((r) => r.runId)).toEqual(['r2', 'r1']);
+        await ledger.finishRun('r1', { status: 'failed', error: { error: 'Agent.Transient', cause: 'x' } }, at(10));
+        expect((await ledger.listRunningRuns()).map((r) => r.runId)).toEqual(['r2']);
+        await ledger.attachExecution('r1', 'arn:exec:r1-2', at(20));
+        expect((await ledger.listRunningRuns()).map((r) => r.runId)).toEqual(['r2', 'r1']);
+        // The records read back as written: no index attribute shows.
+        expect(await ledger.listRunningRuns()).toEqual([await ledger.getRun('r2'), await ledger.getRun('r1')]);
+      });
+
+      it('lists nothing else: no other record of a run, no finished run', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordTurn(turn(1));
+        await ledger.finishRun('r1', { status: 'succeeded' }, at(10));
+        expect(await ledger.listRunningRuns()).toEqual([]);
+      });
+    });
+  });
+}

@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { type ToolCallRecord } from '../../../lambdas/ledger/records.js';
+import { at, call } from '../fixtures.js';
+import { useLedger, type MakeLedger } from './support.js';
+
+/** The tool calls role (`ToolCallLedger`): claims, leases, records and completions. */
+export function toolCallsSpec(make: MakeLedger): void {
+  describe('tool calls', () => {
+    const { ledger } = useLedger(make);
+
+    describe('claiming a tool call', () => {
+      it('claims a call with no record: stored as given, in flight, first attempt', async () => {
+        const claim = await ledger.claimCall(call(), at(0));
+        expect(claim).toEqual({ claimed: true, record: { ...call(), status: 'in_flight', attempts: 1 } });
+        expect(await ledger.getCall('r1', 3, 1)).toEqual({ ...call(), status: 'in_flight', attempts: 1 });
+      });
+
+      it('stores arguments from outside as given, keys that name object methods included', async () => {
+        // Tool arguments come from the model. (An own "__proto__" key is the one exception: the
+        // AWS SDK's marshalling drops it; the embedded ledger keeps it, as a plain key.)
+        const args = JSON.parse('{"constructor":"c","toString":{"valueOf":1},"emoji":"✓","deep":[[{"a":null}]]}') as Record<string, unknown>;
+        await ledger.claimCall(call({ args }), at(0));
+        expect((await ledger.getCall('r1', 3, 1))!.args).toEqual(args);
+      });
+
+      it('is undefined for a call never claimed', async () => {
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('lets exactly one of 50 concurrent attempts claim it', async () => {
+        const claims = await Promise.all(Array.from({ length: 50 }, () => ledger.claimCall(call(), at(0))));
+        expect(claims.filter((claim) => claim.claimed)).toHaveLength(1);
+        for (const claim of claims) if (!claim.claimed) expect(claim.existing).toMatchObject({ status: 'in_flight', attempts: 1 });
+        expect((await ledger.getCall('r1', 3, 1))!.attempts).toBe(1);
+      });
+
+      it('refuses a second claim while the lease is live, and allows a takeover once it expired', async () => {
+        await ledger.claimCall(call(), at(0));
+        const blocked = await ledger.claimCall(call({ leaseUntil: at(60).toISOString() }), at(10));
+        expect(blocked).toMatchObject({ claimed: false, existing: { status: 'in_flight', attempts: 1, leaseUntil: at(30).toISOString() } });
+        const takeover = await ledger.claimCall(call({ leaseUntil: at(90).toISOString() }), at(31));
+        expect(takeover).toMatchObject({ claimed: true, record: { attempts: 2, leaseUntil: at(90).toISOString(), idempotencyKey: 'r1:3:toolu_003_1' } });
+      });
+
+      it('refuses a takeover at the very instant the lease ends', async () => {
+        await ledger.claimCall(call(), at(0));
+        expect(await ledger.claimCall(call(), at(30))).toMatchObject({ claimed: false });
+      });
+
+      it('lets exactly one of 50 concurrent takeovers of an expired lease win', async () => {
+        await ledger.claimCall(call(), at(0));
+        const claims = await Promise.all(Array.from({ length: 50 }, () => ledger.claimCall(call({ leaseUntil: at(200).toISOString() }), at(100))));
+        expect(claims.filter((claim) => claim.claimed)).toHaveLength(1);
+        expect((await ledger.getCall('r1', 3, 1))!.attempts).toBe(2);
+      });
+
+      it('never reclaims a completed call: a retry gets the recorded outcome', async () => {
+        await ledger.claimCall(call(), at(0));
+        await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 5 }, at(1));
+        const again = await ledger.claimCall(call(), at(3600));
+        expect(again).toMatchObject({ claimed: false, existing: { status: 'completed', result: '{"id":"re_1"}' } });
+      });
+
+      it('keeps calls of other turns, calls and runs apart', async () => {
+        await ledger.claimCall(call(), at(0));
+        expect(await ledger.claimCall(call({ call: 2 }), at(0))).toMatchObject({ claimed: true });
+        expect(await ledger.claimCall(call({ turn: 4 }), at(0))).toMatchObject({ claimed: true });
+        expect(await ledger.claimCall(call({ runId: 'r2' }), at(0))).toMatchObject({ claimed: true });
+      });
+    });
+
+    describe('recording a call without a claim (a read)', () => {
+      const completed = (overrides: Partial<ToolCallRecord> = {}) =>
+        ({ ...call({ effect: 'read', ...overrides }), status: 'completed', outcome: 'ok', result: '{"order":1}', latencyMs: 2, recordedAt: at(1).toISOString() }) as ToolCallRecord & {
+          status: 'completed';
+        };
+
+      it('records a call with no record, completed, first attempt', async () => {
+        expect(await ledger.recordCall(completed(), at(0))).toEqual({ recorded: true, record: { ...completed(), attempts: 1 } });
+        expect(await ledger.getCall('r1', 3, 1)).toEqual({ ...completed(), attempts: 1 });
+      });
+
+      it('keeps the first outcome: a second recording returns it', async () => {
+        await ledger.recordCall(completed(), at(0));
+        expect(await ledger.recordCall(completed({ call: 1, toolCallId: 'toolu_003_1' }), at(5))).toMatchObject({ recorded: false, existing: { result: '{"order":1}' } });
+        const again = await ledger.recordCall({ ...completed(), result: 'other' }, at(5));
+        expect(again).toMatchObject({ recorded: false, existing: { status: 'completed', result: '{"order":1}', attempts: 1 } });
+      });
+
+      it('lets exactly one of 50 concurrent recordings win', async () => {
+        const results = await Promise.all(Array.from({ length: 50 }, (_, index) => ledger.recordCall({ ...completed(), result: String(index) }, at(0))));
+        const winners = results.filter((result) => result.recorded);
+        expect(winners).toHaveLength(1);
+        expect((await ledger.getCall('r1', 3, 1))!.result).toBe(winners[0]!.record.result);
+      });
+
+      it('takes over an in-flight call only once its lease expired', async () => {
+        await ledger.claimCall(call(), at(0));
+        expect(await ledger.recordCall(completed(), at(30))).toMatchObject({ recorded: false, existing: { status: 'in_flight' } });
+        expect(await ledger.recordCall(completed(), at(31))).toMatchObject({ recorded: true, record: { status: 'completed', attempts: 2 } });
+      });
+    });
+
+    describe('completing and releasing a tool call', () => {
+      it('completes an in-flight call with its outcome', async () => {
+        await ledger.claimCall(call(), at(0));
+        const completed = await ledger.completeCall('r1', 3, 1, { outcome: 'error', result: '{"error":"declined"}', latencyMs: 12 }, at(2));
+        expect(completed).toEqual({
+          ...call(),
+          status: 'completed',
+          attempts: 1,
+          outcome: 'error',
+          result: '{"error":"declined"}',
+          latencyMs: 12,
+          recordedAt: at(2).toISOString(),
+        });
+        expect(await ledger.getCall('r1', 3, 1)).toEqual(completed);
+      });
+
+      it('completes only an in-flight call, once', async () => {
+        await ledger.claimCall(call(), at(0));
+        await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1));
+        await expect(ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '2', latencyMs: 1 }, at(2))).rejects.toThrow(/conditional/i);
+        expect((await ledger.getCall('r1', 3, 1))!.result).toBe('1');
+      });
+
+      it('does not complete a call that was never claimed', async () => {
+        await expect(ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1))).rejects.toThrow(/conditional/i);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('completes a call once when completions race', async () => {
+        await ledger.claimCall(call(), at(0));
+        const results = await Promise.allSettled(
+          Array.from({ length: 10 }, (_, index) => ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: String(index), latencyMs: 1 }, at(1))),
+        );
+        const fulfilled = results.filter((result) => result.status === 'fulfilled');
+        expect(fulfilled).toHaveLength(1);
+        expect((await ledger.getCall('r1', 3, 1))!.result).toBe((fulfilled[0] as PromiseFulfilledResult<ToolCallRecord>).value.result);
+      });
+
+      it('releases the lease of a cleanly failed call so the retry claims at once', async () => {
+        await ledger.claimCall(call(), at(0));
+        await ledger.releaseCall('r1', 3, 1, at(1));
+        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight', leaseUntil: at(1).toISOString() });
+        expect(await ledger.claimCall(call(), at(2))).toMatchObject({ claimed: true, record: { attempts: 2 } });
+      });
+
+      it('does not release a completed call, nor create one', async () => {
+        await ledger.claimCall(call(), at(0));
+        const completed = await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1));
+        await ledger.releaseCall('r1', 3, 1, at(2));
+        expect(await ledger.getCall('r1', 3, 1)).toEqual(completed);
+        await ledger.releaseCall('r1', 3, 2, at(2));
+        expect(await ledger.getCall('r1', 3, 2)).toBeUndefined();
+      });
+    });
+  });
+}
