@@ -2,7 +2,7 @@ import { appendFileSync, writeSync } from 'node:fs';
 import { z } from 'zod';
 import type { MessageRequest, ModelClient } from '../lambdas/agent/messages.js';
 import { handedOffTo } from '../lambdas/guards/history.js';
-import type { Ledger } from '../lambdas/ledger/ledger.js';
+import type { ApprovalLedger, Ledger, RunLedger, ToolCallLedger, TurnLedger } from '../lambdas/ledger/ledger.js';
 import { seededRandom } from '../sim/random.js';
 
 /**
@@ -110,58 +110,92 @@ export function crashInjector(options: CrashOptions, die: Die = sigkill): CrashP
 }
 
 /**
- * The ledger as the steps see it, announcing the boundaries around each write that guards work:
+ * The ledger as the steps see it, announcing the boundaries around each write that guards work.
+ * Each role that has boundaries is wrapped on its own (`crashingToolCalls`, …); `crashingLedger`
+ * puts the wrapped roles over a whole ledger and leaves its other methods as they are.
+ */
+export function crashingLedger(ledger: Ledger, crash: CrashPoints): Ledger {
+  return decorate(ledger, {
+    ...crashingToolCalls(ledger, crash),
+    ...crashingTurns(ledger, crash),
+    ...crashingRuns(ledger, crash),
+    ...crashingApprovals(ledger, crash),
+  });
+}
+
+/**
+ * The tool calls:
  *
  *   claimCall:      before-claim ─ claim ─ after-claim
  *   completeCall:   after-commit (the outside call answered) ─ record ─ after-record
  *   recordCall:     after-commit (a read answered) ─ record ─ after-record
- *   recordTurn:     record ─ model-recorded
- *   upsertApproval: store the pending approval ─ awaiting-approval
  */
-export function crashingLedger(ledger: Ledger, crash: CrashPoints): Ledger {
-  const overrides: Partial<Ledger> = {
+export function crashingToolCalls(calls: ToolCallLedger, crash: CrashPoints): Pick<ToolCallLedger, 'claimCall' | 'completeCall' | 'recordCall'> {
+  return {
     async claimCall(call, now) {
       crash.reached(CrashPoint.BeforeClaim, [call.name]);
-      const claim = await ledger.claimCall(call, now);
+      const claim = await calls.claimCall(call, now);
       if (claim.claimed) crash.reached(CrashPoint.AfterClaim, [call.name]);
       return claim;
     },
     async completeCall(runId, turn, call, outcome, now) {
-      const name = (await ledger.getCall(runId, turn, call))?.name;
+      const name = (await calls.getCall(runId, turn, call))?.name;
       const tools = name ? [name] : [];
       crash.reached(CrashPoint.AfterCommit, tools);
-      const completed = await ledger.completeCall(runId, turn, call, outcome, now);
+      const completed = await calls.completeCall(runId, turn, call, outcome, now);
       crash.reached(CrashPoint.AfterRecord, tools);
       return completed;
     },
     async recordCall(call, now) {
       crash.reached(CrashPoint.AfterCommit, [call.name]);
-      const recorded = await ledger.recordCall(call, now);
+      const recorded = await calls.recordCall(call, now);
       crash.reached(CrashPoint.AfterRecord, [call.name]);
       return recorded;
     },
+  };
+}
+
+/** The model turns: recordTurn: record ─ model-recorded. */
+export function crashingTurns(turns: TurnLedger, crash: CrashPoints): Pick<TurnLedger, 'recordTurn'> {
+  return {
     async recordTurn(turn) {
-      const recorded = await ledger.recordTurn(turn);
+      const recorded = await turns.recordTurn(turn);
       crash.reached(CrashPoint.ModelRecorded, toolNames(recorded.content));
       return recorded;
     },
+  };
+}
+
+/** The runs: attachExecution of a handoff: record A→successor ─ handoff-recorded. */
+export function crashingRuns(runs: RunLedger, crash: CrashPoints): Pick<RunLedger, 'attachExecution'> {
+  return {
     async attachExecution(runId, executionArn, now, options) {
-      const attached = await ledger.attachExecution(runId, executionArn, now, options);
+      const attached = await runs.attachExecution(runId, executionArn, now, options);
       // A handoff, not a resume: the new driver is the predecessor's successor by name.
       if (attached && options?.previousArn && handedOffTo(attached, options.previousArn) === executionArn) crash.reached(HandoffRecorded, []);
       return attached;
     },
+  };
+}
+
+/** The approvals: upsertApproval: store the pending approval ─ awaiting-approval. */
+export function crashingApprovals(approvals: ApprovalLedger, crash: CrashPoints): Pick<ApprovalLedger, 'upsertApproval'> {
+  return {
     async upsertApproval(approval, taskToken) {
-      const stored = await ledger.upsertApproval(approval, taskToken);
+      const stored = await approvals.upsertApproval(approval, taskToken);
       if (stored.status === 'pending') crash.reached(CrashPoint.AwaitingApproval, [stored.toolName]);
       return stored;
     },
   };
-  return new Proxy(ledger, {
-    get(target, property, receiver) {
-      if (Object.hasOwn(overrides, property)) return overrides[property as keyof Ledger];
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
+}
+
+/** `target` with `overrides` in place of some of its methods; the others bound to it. */
+function decorate<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(inner, property, receiver) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof T];
+      const value: unknown = Reflect.get(inner, property, receiver);
+      return typeof value === 'function' ? value.bind(inner) : value;
     },
   });
 }

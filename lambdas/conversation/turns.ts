@@ -2,7 +2,7 @@ import type { ToolUseBlock } from '../agent/messages.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunView } from '../define.js';
 import type { BreakerState } from '../guards/breaker.js';
 import { resolveResults } from '../ledger/blobs.js';
-import { MAX_STEP_KEYS, type Ledger } from '../ledger/ledger.js';
+import { MAX_STEP_KEYS, type Ledger, type RunLedger } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 
@@ -40,7 +40,7 @@ export function nextToolCall(agent: AgentDefinition, turn: TurnRecord, afterCall
   return { turn: turn.turn, call: afterCall + 1, name: block.name, needsApproval: approvalRequest(agent, block, run) !== undefined };
 }
 
-export async function loadRun(ledger: Ledger, runId: string): Promise<RunRecord> {
+export async function loadRun(ledger: Pick<RunLedger, 'getRun'>, runId: string): Promise<RunRecord> {
   const run = await ledger.getRun(runId);
   if (!run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
   return run;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { TerminalError } from '../shared/errors.js';
-import type { Ledger } from './ledger.js';
+import type { BlobStore } from './ledger.js';
 import type { ToolCallRecord } from './records.js';
 
 /**
@@ -9,7 +9,7 @@ import type { ToolCallRecord } from './records.js';
  * DynamoDB refuses an item over 400 KB, and Step Functions a payload over 256 KB. A tool's result
  * never travels in the payload (only pointers do), but it is recorded on the call's item. So a
  * result over `RESULT_LIMIT_BYTES` is split into chunks of at most `CHUNK_BYTES` (each its own
- * item, `Ledger.putBlob`, keyed by the content's SHA-256, so a retried step writes the same items
+ * item, `BlobStore.putBlob`, keyed by the content's SHA-256, so a retried step writes the same items
  * again), and the call records a reference in place of the text:
  *
  *   result = "blob:v1:<sha256 hex>:<bytes>"
@@ -65,7 +65,7 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
  * What the call record holds for `result`: the text itself, or (over `limit` bytes) a reference to
  * chunks written first. Written before the call record, so a record never points at nothing.
  */
-export async function storeResult(ledger: Ledger, runId: string, result: string, limit = RESULT_LIMIT_BYTES): Promise<string> {
+export async function storeResult(ledger: BlobStore, runId: string, result: string, limit = RESULT_LIMIT_BYTES): Promise<string> {
   const bytes = Buffer.byteLength(result, 'utf8');
   if (bytes <= limit) return result;
   const digest = sha256(result);
@@ -74,7 +74,7 @@ export async function storeResult(ledger: Ledger, runId: string, result: string,
 }
 
 /** The text a reference points at, verified against its digest and size. */
-export async function readResult(ledger: Ledger, runId: string, ref: BlobRef): Promise<string> {
+export async function readResult(ledger: BlobStore, runId: string, ref: BlobRef): Promise<string> {
   const chunks = await ledger.getBlob(runId, ref.sha256);
   if (chunks.length === 0) throw new BlobIntegrityError(runId, ref, 'no chunk found');
   const text = chunks.join('');
@@ -89,7 +89,7 @@ export async function readResult(ledger: Ledger, runId: string, ref: BlobRef): P
  * container has read: a result never changes once recorded, so each is fetched once.
  */
 export async function resolveResults<T extends Pick<ToolCallRecord, 'runId' | 'result'>>(
-  ledger: Ledger,
+  ledger: BlobStore,
   calls: readonly T[],
   cache?: Map<string, string>,
 ): Promise<T[]> {

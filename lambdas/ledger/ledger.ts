@@ -50,11 +50,18 @@ export function checkStepWant(want: StepWant): void {
 }
 
 /**
- * The idempotency ledger, behind a small interface so that step logic never touches DynamoDB
- * directly. Every method that guards work is a single conditional write: a second attempt learns
- * what the first one did instead of doing it again.
+ * The idempotency ledger, behind small role interfaces so that step logic never touches DynamoDB
+ * directly, and each step names only the roles it uses. Every method that guards work is a single
+ * conditional write (protocol.ts): a second attempt learns what the first one did instead of doing
+ * it again.
  */
-export interface Ledger extends BreakerStore {
+export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, ApprovalLedger, BlobStore {}
+
+/**
+ * The runs: each run record's life from its creation to its end, and the executions that drive it
+ * (a resume, a handoff and a migration each attach a new one).
+ */
+export interface RunLedger {
   /** Creates the run record; `false` when a run with this id exists already (nothing is written). */
   createRun(run: RunRecord): Promise<boolean>;
   getRun(runId: string): Promise<RunRecord | undefined>;
@@ -86,6 +93,23 @@ export interface Ledger extends BreakerStore {
     outcome: { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string } },
     now: Date,
   ): Promise<RunRecord>;
+  /**
+   * The runs whose status is `running`, newest first: what the sweeper and the watchdog check.
+   * A keyed query on DynamoDB (the sparse `runningRuns` index), never a scan.
+   *
+   * A run whose record fails verification is never listed: with `onDamaged` it is named there and
+   * the others are listed (one damaged record must not stop every other run's recovery); without,
+   * its `Ledger.IntegrityError` is thrown. (The embedded ledger verifies its whole log when it
+   * opens, so it has no damaged record to name here.)
+   */
+  listRunningRuns(options?: DamagedRunOptions): Promise<RunRecord[]>;
+}
+
+/**
+ * The guards: what stops or bounds a run, from what is persisted (kill switches, guard events,
+ * counted steps, budget extensions, the provider breakers).
+ */
+export interface GuardLedger extends BreakerStore {
   /** Sets the run's kill flag; the first kill stands. `false` when there is no such run. */
   killRun(runId: string, flag: KillFlag): Promise<boolean>;
   /** The kill flag of all runs (`savepoint kill --all`), if set. */
@@ -93,7 +117,20 @@ export interface Ledger extends BreakerStore {
   setGlobalKill(flag: KillFlag | undefined): Promise<void>;
   /** Appends a guard event to the run record once per distinct reason. */
   recordGuardEvent(runId: string, event: GuardEvent): Promise<void>;
+  /**
+   * Adds `deltas` to the run's counters exactly once per `stepKey`, atomically; `false` when the
+   * step was counted already.
+   */
+  countStep(runId: string, stepKey: string, deltas: Partial<Counters>): Promise<boolean>;
+  /**
+   * Applies an approved extension to the run's config once: sets the budget's new limit and
+   * counts the extension, only if it is the next one.
+   */
+  applyBudgetExtension(runId: string, guard: ExtendableGuard, extension: number, limit: number): Promise<RunRecord>;
+}
 
+/** The model turns: each written once, the conversation they make, and what a step reads at once. */
+export interface TurnLedger {
   /** Stores a model turn once; returns the stored turn (the first one, if it was recorded before). */
   recordTurn(turn: TurnRecord): Promise<TurnRecord>;
   getTurn(runId: string, turn: number): Promise<TurnRecord | undefined>;
@@ -106,19 +143,16 @@ export interface Ledger extends BreakerStore {
     runId: string,
     options?: { fromTurn?: number },
   ): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }>;
-
   /**
    * What one step needs, in one round trip (BatchGetItem on DynamoDB): the run record and the
    * global kill flag always, and the turns, tool calls and breaker asked for. Records that do not
    * exist are absent; `turns` and `calls` come in the order asked.
    */
   loadStep(runId: string, want?: StepWant): Promise<StepRead>;
-  /**
-   * Adds `deltas` to the run's counters exactly once per `stepKey`, atomically; `false` when the
-   * step was counted already.
-   */
-  countStep(runId: string, stepKey: string, deltas: Partial<Counters>): Promise<boolean>;
+}
 
+/** The tool calls: claimed before their outside call, completed once. */
+export interface ToolCallLedger {
   getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined>;
   /**
    * Claims a tool call before its outside call: succeeds when no record exists, or when the record
@@ -146,13 +180,15 @@ export interface Ledger extends BreakerStore {
     outcome: { outcome: ToolOutcome; result: string; latencyMs: number },
     now: Date,
   ): Promise<ToolCallRecord>;
-
   /**
    * Ends the lease of an in-flight call whose outside call failed cleanly, so that the retry can
    * claim it at once; the call keeps its idempotency key, so a re-sent request is still deduplicated.
    */
   releaseCall(runId: string, turn: number, call: number, now: Date): Promise<void>;
+}
 
+/** The approvals: requested with a task token, decided once. */
+export interface ApprovalLedger {
   /**
    * Creates the approval for a call, or refreshes the task token of a pending one (a decided one
    * keeps its token and decision); returns the stored record. The token is stored apart from the
@@ -161,11 +197,6 @@ export interface Ledger extends BreakerStore {
   upsertApproval(approval: ApprovalRecord, taskToken: string): Promise<ApprovalRecord>;
   getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined>;
   getBudgetApproval(runId: string, guard: ExtendableGuard, extension: number): Promise<ApprovalRecord | undefined>;
-  /**
-   * Applies an approved extension to the run's config once: sets the budget's new limit and
-   * counts the extension, only if it is the next one.
-   */
-  applyBudgetExtension(runId: string, guard: ExtendableGuard, extension: number, limit: number): Promise<RunRecord>;
   findApproval(approvalId: string): Promise<ApprovalRecord | undefined>;
   listPendingApprovals(): Promise<ApprovalRecord[]>;
   /**
@@ -186,7 +217,15 @@ export interface Ledger extends BreakerStore {
     first: NonNullable<ApprovalRecord['firstApproval']>,
     linkId?: string,
   ): Promise<{ recorded: boolean; record: ApprovalRecord }>;
+  /**
+   * The task token an approval's execution waits on, undefined when none was stored. On DynamoDB
+   * it is its own item (partition `TOKEN#<runId>`), which only the approval functions' roles may read.
+   */
+  getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined>;
+}
 
+/** Large values by reference (ledger/blobs.ts). */
+export interface BlobStore {
   /**
    * Stores the chunks of a large value (a tool result over the item limit, ledger/blobs.ts) under
    * its SHA-256 `digest`, one item each, outside the run's conversation partition. Idempotent: the
@@ -195,23 +234,6 @@ export interface Ledger extends BreakerStore {
   putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void>;
   /** The chunks stored under `digest`, in order; empty when there are none. Verifying them is the caller's (blobs.ts). */
   getBlob(runId: string, digest: string): Promise<string[]>;
-
-  /**
-   * The runs whose status is `running`, newest first: what the sweeper and the watchdog check.
-   * A keyed query on DynamoDB (the sparse `runningRuns` index), never a scan.
-   *
-   * A run whose record fails verification is never listed: with `onDamaged` it is named there and
-   * the others are listed (one damaged record must not stop every other run's recovery); without,
-   * its `Ledger.IntegrityError` is thrown. (The embedded ledger verifies its whole log when it
-   * opens, so it has no damaged record to name here.)
-   */
-  listRunningRuns(options?: DamagedRunOptions): Promise<RunRecord[]>;
-
-  /**
-   * The task token an approval's execution waits on, undefined when none was stored. On DynamoDB
-   * it is its own item (partition `TOKEN#<runId>`), which only the approval functions' roles may read.
-   */
-  getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined>;
 }
 
 /** A decision as the ledger records it (`linkId` joins the approval's used links). */

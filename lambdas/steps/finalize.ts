@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Ledger } from '../ledger/ledger.js';
+import type { RunLedger } from '../ledger/ledger.js';
 import type { RunRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { causeMessage, ErrorNames } from '../shared/errors.js';
@@ -29,7 +29,7 @@ export interface FinalizeResult {
 }
 
 /** Records how the run ended. The run record keeps the figures; the execution output is a summary. */
-export function createFinalize(deps: { ledger: Ledger; clock: Clock }) {
+export function createFinalize(deps: { ledger: RunLedger; clock: Clock }) {
   return async (input: unknown): Promise<FinalizeResult> => {
     const parsed = parseOrThrow(FinalizeInput, input, 'Finalize input');
     const now = deps.clock.now();

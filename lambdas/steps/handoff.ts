@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { handedOffTo, siblingArn, successorName } from '../guards/history.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { RunLedger } from '../ledger/ledger.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import type { ExecutionStarter } from './recover-run.js';
@@ -31,7 +31,7 @@ export type HandoffResult =
  * follows A there, under the name `<runId>-c<position>`; that is what StartRun, recovery and the
  * reports read, so exactly one execution drives the run at any moment.
  */
-export function createHandoff(deps: { ledger: Ledger; starter: ExecutionStarter; clock: Clock }) {
+export function createHandoff(deps: { ledger: RunLedger; starter: ExecutionStarter; clock: Clock }) {
   return async (input: unknown): Promise<HandoffResult> => {
     const { runId, executionArn, events } = parseOrThrow(HandoffInput, input, 'Handoff input');
     let run = await loadRun(deps.ledger, runId);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AgentDefinition } from '../define.js';
 import { handedOffTo } from '../guards/history.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { RunLedger } from '../ledger/ledger.js';
 import type { RecoveryRecord, RunRecord } from '../ledger/records.js';
 import { causeMessage, ErrorNames, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -94,7 +94,7 @@ export interface ExecutionStarter {
 }
 
 export interface RecoverDeps {
-  ledger: Ledger;
+  ledger: Pick<RunLedger, 'getRun' | 'recordRecovery' | 'finishRun'>;
   starter: ExecutionStarter;
   clock: Clock;
   policy?: RecoveryPolicy;

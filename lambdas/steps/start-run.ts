@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { agentFingerprint, stableJson, type AgentDefinition } from '../define.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { RunLedger, TurnLedger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type MigrationRecord, type RunRecord } from '../ledger/records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { configProblems, executionLimits } from '../approvals/policy.js';
@@ -21,7 +21,7 @@ export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'dupl
 
 export interface StartRunDeps {
   agent: AgentDefinition;
-  ledger: Ledger;
+  ledger: RunLedger & Pick<TurnLedger, 'listConversation'>;
   executions: Pick<Executions, 'isRunning' | 'definitionOf' | 'stop'>;
   clock: Clock;
   codeVersion: string;

@@ -1,5 +1,5 @@
 import type { AgentDefinition } from '../define.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { ApprovalLedger, RunLedger } from '../ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../ledger/records.js';
 import type { Clock } from '../shared/ports.js';
 import { createRecoverRun, type EndedExecution, type ExecutionStarter, type RecoveryPolicy } from './recover-run.js';
@@ -38,7 +38,7 @@ export interface ExecutionLookup {
 
 export interface SweepDeps {
   agent: Pick<AgentDefinition, 'name'>;
-  ledger: Pick<Ledger, 'listRunningRuns' | 'getRun' | 'recordRecovery' | 'finishRun' | 'listPendingApprovals'>;
+  ledger: Pick<RunLedger, 'listRunningRuns' | 'getRun' | 'recordRecovery' | 'finishRun'> & Pick<ApprovalLedger, 'listPendingApprovals'>;
   executions: ExecutionLookup;
   starter: ExecutionStarter;
   clock: Clock;
@@ -73,7 +73,7 @@ export interface SweepResult {
 const GRACE_MS = 5 * 60_000;
 
 export function createSweep(deps: SweepDeps) {
-  const recover = createRecoverRun({ ledger: deps.ledger as Ledger, starter: deps.starter, clock: deps.clock, policy: deps.policy });
+  const recover = createRecoverRun({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.policy });
   const graceMs = deps.graceMs ?? GRACE_MS;
   return async (): Promise<SweepResult> => {
     const now = deps.clock.now();
