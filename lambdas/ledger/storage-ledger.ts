@@ -2,20 +2,8 @@ import type { BreakerState } from '../guards/breaker.js';
 import { checkStepWant, type ApprovalDecision, type AttachOptions, type DamagedRunOptions, type Ledger, type StepRead, type StepWant } from './ledger.js';
 import * as protocol from './protocol.js';
 import { approvalKey, breakerKey, callKey, GLOBAL_KILL, turnKey, type CallOutcome, type Key, type RunOutcome, type Step, type Stored } from './protocol.js';
-import {
-  budgetApprovalSk,
-  runKey,
-  turnSk,
-  type ApprovalRecord,
-  type Counters,
-  type ExtendableGuard,
-  type GuardEvent,
-  type KillFlag,
-  type RecoveryRecord,
-  type RunRecord,
-  type ToolCallRecord,
-  type TurnRecord,
-} from './records.js';
+import { budgetApprovalSk, runKey, turnSk } from './records.js';
+import type { ApprovalRecord, Counters, ExtendableGuard, GuardEvent, KillFlag, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from './records.js';
 
 type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
 
