@@ -23,40 +23,18 @@ import type { Ledger } from './ledger.js';
 
 /** Every method of `Ledger`, with the positions of its `Date` arguments. */
 const DATE_ARGS = {
-  createRun: [],
-  getRun: [],
-  listRuns: [],
-  attachExecution: [2],
-  recordRecovery: [],
-  finishRun: [2],
-  killRun: [],
-  getGlobalKill: [],
-  setGlobalKill: [],
-  recordGuardEvent: [],
-  recordTurn: [],
-  getTurn: [],
-  listConversation: [],
-  countStep: [],
-  getCall: [],
-  claimCall: [1],
-  completeCall: [4],
-  releaseCall: [3],
-  upsertApproval: [],
-  getApproval: [],
-  getBudgetApproval: [],
-  applyBudgetExtension: [],
-  findApproval: [],
-  listPendingApprovals: [],
-  decideApproval: [2],
-  recordFirstApproval: [],
-  getBreaker: [],
-  saveBreaker: [],
-  loadStep: [],
-  recordCall: [1],
-  putBlob: [],
-  getBlob: [],
-  listRunningRuns: [],
-  getTaskToken: [],
+  // RunLedger
+  createRun: [], getRun: [], listRuns: [], attachExecution: [2], recordRecovery: [], finishRun: [2], listRunningRuns: [],
+  // GuardLedger
+  killRun: [], getGlobalKill: [], setGlobalKill: [], recordGuardEvent: [], countStep: [], applyBudgetExtension: [], getBreaker: [], saveBreaker: [],
+  // TurnLedger
+  recordTurn: [], getTurn: [], listConversation: [], loadStep: [],
+  // ToolCallLedger
+  getCall: [], claimCall: [1], recordCall: [1], completeCall: [4], releaseCall: [3],
+  // ApprovalLedger
+  upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [],
+  // BlobStore
+  putBlob: [], getBlob: [],
 } as const satisfies Record<keyof Ledger, readonly number[]>;
 
 type Method = keyof typeof DATE_ARGS;

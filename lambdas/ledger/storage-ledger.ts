@@ -1,9 +1,8 @@
-import type { BreakerState } from '../guards/breaker.js';
-import { checkStepWant, type ApprovalDecision, type AttachOptions, type DamagedRunOptions, type Ledger, type StepRead, type StepWant } from './ledger.js';
+import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
-import { approvalKey, breakerKey, callKey, GLOBAL_KILL, turnKey, type CallOutcome, type Key, type RunOutcome, type Step, type Stored } from './protocol.js';
+import { approvalKey, breakerKey, callKey, GLOBAL_KILL, turnKey, type Key, type Step, type Stored } from './protocol.js';
 import { budgetApprovalSk, runKey, turnSk } from './records.js';
-import type { ApprovalRecord, Counters, ExtendableGuard, GuardEvent, KillFlag, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from './records.js';
+import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from './records.js';
 
 type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
 
@@ -96,80 +95,36 @@ export abstract class StorageLedger implements Ledger {
   }
 
   // ── runs ────────────────────────────────────────────────────────────────────────────────
+  // Each method: the item it reads, the rule of protocol.ts, and the item's key (with `true`: a
+  // record written once, likely absent).
 
-  createRun(run: RunRecord): Promise<boolean> {
-    return this.update(runKey(run.runId), (current) => protocol.createRun(current, run, new Date()), true);
-  }
+  readonly createRun: Ledger['createRun'] = (run) => this.update(runKey(run.runId), (current) => protocol.createRun(current, run, new Date()), true);
+  readonly getRun: Ledger['getRun'] = (runId) => this.record(runKey(runId));
+  readonly listRuns: Ledger['listRuns'] = async (limit = 100, options = {}) => newestFirst(await this.scanRuns(limit, options)).slice(0, limit);
+  readonly listRunningRuns: Ledger['listRunningRuns'] = async (options = {}) => newestFirst((await this.queryRunning(options)).filter((run) => run.status === 'running'));
+  readonly attachExecution: Ledger['attachExecution'] = (runId, executionArn, now, options = {}) =>
+    this.update(runKey(runId), (current) => protocol.attachExecution(current, runId, executionArn, now, options));
+  readonly recordRecovery: Ledger['recordRecovery'] = (runId, recovery, expected) => this.update(runKey(runId), (current) => protocol.recordRecovery(current, recovery, expected));
+  readonly finishRun: Ledger['finishRun'] = (runId, outcome, now) => this.update(runKey(runId), (current) => protocol.finishRun(current, runId, outcome, now));
 
-  getRun(runId: string): Promise<RunRecord | undefined> {
-    return this.record(runKey(runId));
-  }
+  // ── guards ──────────────────────────────────────────────────────────────────────────────
 
-  async listRuns(limit = 100, options: DamagedRunOptions = {}): Promise<RunRecord[]> {
-    return newestFirst(await this.scanRuns(limit, options)).slice(0, limit);
-  }
+  readonly killRun: Ledger['killRun'] = (runId, flag) => this.update(runKey(runId), (current) => protocol.killRun(current, flag));
+  readonly getGlobalKill: Ledger['getGlobalKill'] = async () => (await this.record<{ flag?: KillFlag }>(GLOBAL_KILL))?.flag;
+  readonly setGlobalKill: Ledger['setGlobalKill'] = async (flag) => void (await this.put(GLOBAL_KILL, protocol.setGlobalKill(flag), 'any'));
+  readonly recordGuardEvent: Ledger['recordGuardEvent'] = (runId, event) => this.update(runKey(runId), (current) => protocol.recordGuardEvent(current, event));
+  readonly countStep: Ledger['countStep'] = (runId, stepKey, deltas) => this.update(runKey(runId), (current) => protocol.countStep(current, stepKey, deltas));
+  readonly applyBudgetExtension: Ledger['applyBudgetExtension'] = (runId, guard, extension, limit) =>
+    this.update(runKey(runId), (current) => protocol.applyBudgetExtension(current, runId, guard, extension, limit));
+  readonly getBreaker: Ledger['getBreaker'] = async (name) => protocol.breakerOf(await this.record(breakerKey(name)));
+  readonly saveBreaker: Ledger['saveBreaker'] = (next) => this.update(breakerKey(next.name), (current) => protocol.saveBreaker(current, next));
 
-  async listRunningRuns(options: DamagedRunOptions = {}): Promise<RunRecord[]> {
-    return newestFirst((await this.queryRunning(options)).filter((run) => run.status === 'running'));
-  }
+  // ── turns ───────────────────────────────────────────────────────────────────────────────
 
-  attachExecution(runId: string, executionArn: string, now: Date, options: AttachOptions = {}): Promise<RunRecord | undefined> {
-    return this.update(runKey(runId), (current) => protocol.attachExecution(current, runId, executionArn, now, options));
-  }
+  readonly recordTurn: Ledger['recordTurn'] = (turn) => this.update(turnKey(turn.runId, turn.turn), (current) => protocol.recordTurn(current, turn, new Date()), true);
+  readonly getTurn: Ledger['getTurn'] = (runId, turn) => this.record(turnKey(runId, turn));
 
-  recordRecovery(runId: string, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Promise<boolean> {
-    return this.update(runKey(runId), (current) => protocol.recordRecovery(current, recovery, expected));
-  }
-
-  finishRun(runId: string, outcome: RunOutcome, now: Date): Promise<RunRecord> {
-    return this.update(runKey(runId), (current) => protocol.finishRun(current, runId, outcome, now));
-  }
-
-  killRun(runId: string, flag: KillFlag): Promise<boolean> {
-    return this.update(runKey(runId), (current) => protocol.killRun(current, flag));
-  }
-
-  async getGlobalKill(): Promise<KillFlag | undefined> {
-    return (await this.record<{ flag?: KillFlag }>(GLOBAL_KILL))?.flag;
-  }
-
-  async setGlobalKill(flag: KillFlag | undefined): Promise<void> {
-    await this.put(GLOBAL_KILL, protocol.setGlobalKill(flag), 'any');
-  }
-
-  recordGuardEvent(runId: string, event: GuardEvent): Promise<void> {
-    return this.update(runKey(runId), (current) => protocol.recordGuardEvent(current, event));
-  }
-
-  countStep(runId: string, stepKey: string, deltas: Partial<Counters>): Promise<boolean> {
-    return this.update(runKey(runId), (current) => protocol.countStep(current, stepKey, deltas));
-  }
-
-  applyBudgetExtension(runId: string, guard: ExtendableGuard, extension: number, limit: number): Promise<RunRecord> {
-    return this.update(runKey(runId), (current) => protocol.applyBudgetExtension(current, runId, guard, extension, limit));
-  }
-
-  // ── breakers ────────────────────────────────────────────────────────────────────────────
-
-  async getBreaker(name: string): Promise<BreakerState | undefined> {
-    return protocol.breakerOf(await this.record(breakerKey(name)));
-  }
-
-  saveBreaker(next: BreakerState): Promise<boolean> {
-    return this.update(breakerKey(next.name), (current) => protocol.saveBreaker(current, next));
-  }
-
-  // ── turns and tool calls ────────────────────────────────────────────────────────────────
-
-  recordTurn(turn: TurnRecord): Promise<TurnRecord> {
-    return this.update(turnKey(turn.runId, turn.turn), (current) => protocol.recordTurn(current, turn, new Date()), true);
-  }
-
-  getTurn(runId: string, turn: number): Promise<TurnRecord | undefined> {
-    return this.record(turnKey(runId, turn));
-  }
-
-  async listConversation(runId: string, options: { fromTurn?: number } = {}): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }> {
+  readonly listConversation: Ledger['listConversation'] = async (runId, options = {}) => {
     const conversation = { turns: [] as TurnRecord[], calls: [] as ToolCallRecord[], approvals: [] as ApprovalRecord[] };
     // The whole partition sorts in conversation order (TURN#0001, TURN#0001#CALL#01, …); budget
     // approvals (BUDGET#…) and the run record are told apart by their kind. From a turn on: only
@@ -180,9 +135,9 @@ export abstract class StorageLedger implements Ledger {
       else if (record['kind'] === 'approval') conversation.approvals.push(record as unknown as ApprovalRecord);
     }
     return conversation;
-  }
+  };
 
-  async loadStep(runId: string, want: StepWant = {}): Promise<StepRead> {
+  readonly loadStep: Ledger['loadStep'] = async (runId, want = {}) => {
     checkStepWant(want);
     const turns = (want.turns ?? []).map((turn) => turnKey(runId, turn));
     const calls = (want.calls ?? []).map(({ turn, call }) => callKey(runId, turn, call));
@@ -199,59 +154,34 @@ export abstract class StorageLedger implements Ledger {
       calls: present<ToolCallRecord>(found.slice(2 + turns.length, 2 + turns.length + calls.length)),
       ...(breaker && { breaker }),
     };
-  }
+  };
 
-  getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined> {
-    return this.record(callKey(runId, turn, call));
-  }
+  // ── tool calls ──────────────────────────────────────────────────────────────────────────
 
-  claimCall(call: ToolCallRecord, now: Date): Promise<protocol.Claim> {
-    return this.update(callKey(call.runId, call.turn, call.call), (current) => protocol.claimCall(current, call, now));
-  }
-
-  recordCall(call: ToolCallRecord & { status: 'completed' }, now: Date): Promise<protocol.Recorded> {
-    return this.update(callKey(call.runId, call.turn, call.call), (current) => protocol.recordCall(current, call, now));
-  }
-
-  completeCall(runId: string, turn: number, call: number, outcome: CallOutcome, now: Date): Promise<ToolCallRecord> {
-    const key = callKey(runId, turn, call);
-    return this.update(key, (current) => protocol.completeCall(current, key, runId, outcome, now));
-  }
-
-  releaseCall(runId: string, turn: number, call: number, now: Date): Promise<void> {
-    return this.update(callKey(runId, turn, call), (current) => protocol.releaseCall(current, now));
-  }
+  readonly getCall: Ledger['getCall'] = (runId, turn, call) => this.record(callKey(runId, turn, call));
+  readonly claimCall: Ledger['claimCall'] = (call, now) => this.update(callKey(call.runId, call.turn, call.call), (current) => protocol.claimCall(current, call, now));
+  readonly recordCall: Ledger['recordCall'] = (call, now) => this.update(callKey(call.runId, call.turn, call.call), (current) => protocol.recordCall(current, call, now));
+  readonly completeCall: Ledger['completeCall'] = (runId, turn, call, outcome, now) =>
+    this.update(callKey(runId, turn, call), (current) => protocol.completeCall(current, callKey(runId, turn, call), runId, outcome, now));
+  readonly releaseCall: Ledger['releaseCall'] = (runId, turn, call, now) => this.update(callKey(runId, turn, call), (current) => protocol.releaseCall(current, now));
 
   // ── approvals ───────────────────────────────────────────────────────────────────────────
 
-  async upsertApproval(approval: ApprovalRecord, taskToken: string): Promise<ApprovalRecord> {
+  readonly upsertApproval: Ledger['upsertApproval'] = async (approval, taskToken) => {
     const key = approvalKey(approval);
     // The token first: an approval someone can see and decide always has a token to wake. What
     // was read is the basis of the update below (a conditional put: one read, not two).
     const stored = then(this.read([key]), ([current]) => protocol.tokenWanted(current as Stored<ApprovalRecord> | undefined) && this.putTaskToken(approval, taskToken));
     return then(stored, () => this.update(key, (current) => protocol.upsertApproval(current, approval, new Date())));
-  }
+  };
 
-  getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined> {
-    return this.record(approvalKey({ runId, turn, call }));
-  }
-
-  getBudgetApproval(runId: string, guard: ExtendableGuard, extension: number): Promise<ApprovalRecord | undefined> {
-    return this.record({ pk: runKey(runId).pk, sk: budgetApprovalSk(guard, extension) });
-  }
-
-  async findApproval(approvalId: string): Promise<ApprovalRecord | undefined> {
-    // An index may lag behind its table: the item itself is read for its current status.
-    return then(this.approvalById(approvalId), (key) => key && this.record(key));
-  }
-
-  decideApproval(key: ApprovalKey, decision: ApprovalDecision, now: Date): Promise<{ decided: boolean; record: ApprovalRecord }> {
-    return this.update(approvalKey(key), (current) => protocol.decideApproval(current, key, decision, now));
-  }
-
-  recordFirstApproval(key: ApprovalKey, first: NonNullable<ApprovalRecord['firstApproval']>, linkId?: string): Promise<{ recorded: boolean; record: ApprovalRecord }> {
-    return this.update(approvalKey(key), (current) => protocol.recordFirstApproval(current, key, first, linkId));
-  }
+  readonly getApproval: Ledger['getApproval'] = (runId, turn, call) => this.record(approvalKey({ runId, turn, call }));
+  readonly getBudgetApproval: Ledger['getBudgetApproval'] = (runId, guard, extension) => this.record({ pk: runKey(runId).pk, sk: budgetApprovalSk(guard, extension) });
+  // An index may lag behind its table: the item itself is read for its current status.
+  readonly findApproval: Ledger['findApproval'] = async (approvalId) => then(this.approvalById(approvalId), (key) => key && this.record<ApprovalRecord>(key));
+  readonly decideApproval: Ledger['decideApproval'] = (key, decision, now) => this.update(approvalKey(key), (current) => protocol.decideApproval(current, key, decision, now));
+  readonly recordFirstApproval: Ledger['recordFirstApproval'] = (key, first, linkId) =>
+    this.update(approvalKey(key), (current) => protocol.recordFirstApproval(current, key, first, linkId));
 }
 
 type Maybe<T> = T | Promise<T>;
