@@ -221,24 +221,13 @@ export class DynamoDbLedger extends StorageLedger {
   }
 
   async getBlob(runId: string, digest: string): Promise<string[]> {
-    const chunks: string[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          ConsistentRead: true,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :digest)',
-          ExpressionAttributeValues: { ':pk': blobKey(runId, digest, 0).pk, ':digest': `${digest}#` },
-          ProjectionExpression: '#data',
-          ExpressionAttributeNames: { '#data': 'data' },
-          ExclusiveStartKey: start,
-        }),
-      );
-      chunks.push(...(page.Items ?? []).map((item) => String(item['data'])));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return chunks;
+    const chunks = await this.queryAll({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :digest)',
+      ExpressionAttributeValues: { ':pk': blobKey(runId, digest, 0).pk, ':digest': `${digest}#` },
+      ProjectionExpression: '#data',
+      ExpressionAttributeNames: { '#data': 'data' },
+    });
+    return chunks.map((item) => String(item['data']));
   }
 
   // ── the table ───────────────────────────────────────────────────────────────────────────
@@ -276,7 +265,7 @@ export class DynamoDbLedger extends StorageLedger {
     this.basis.set(`${item['pk']}|${item['sk']}`, structuredClone(item));
   }
 
-  private async queryAll(input: Pick<QueryCommand['input'], 'IndexName' | 'KeyConditionExpression' | 'ExpressionAttributeValues'>): Promise<Item[]> {
+  private async queryAll(input: Pick<QueryCommand['input'], 'IndexName' | 'KeyConditionExpression' | 'ExpressionAttributeValues' | 'ProjectionExpression' | 'ExpressionAttributeNames'>): Promise<Item[]> {
     const items: Item[] = [];
     let start: Record<string, unknown> | undefined;
     do {
