@@ -2,7 +2,7 @@ import type { ToolUseBlock } from '../agent/messages.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunView } from '../define.js';
 import type { BreakerState } from '../guards/breaker.js';
 import { resolveResults } from '../ledger/blobs.js';
-import { MAX_STEP_KEYS, type Ledger, type RunLedger } from '../ledger/ledger.js';
+import { MAX_STEP_KEYS, type BlobStore, type RunLedger, type ToolCallLedger, type TurnLedger } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 
@@ -47,7 +47,7 @@ export async function loadRun(ledger: Pick<RunLedger, 'getRun'>, runId: string):
 }
 
 export async function loadToolUse(
-  ledger: Ledger,
+  ledger: Pick<TurnLedger, 'getTurn'>,
   runId: string,
   turnNumber: number,
   call: number,
@@ -64,7 +64,7 @@ export function idempotencyKey(runId: string, turn: number, toolCallId: string):
 }
 
 /** The number of leading tool calls of a recorded turn that already have their result. */
-export async function completedCalls(ledger: Ledger, turn: TurnRecord): Promise<number> {
+export async function completedCalls(ledger: Pick<ToolCallLedger, 'getCall'>, turn: TurnRecord): Promise<number> {
   let call = 0;
   while (call < toolUses(turn).length && (await ledger.getCall(turn.runId, turn.turn, call + 1))?.status === 'completed') call += 1;
   return call;
@@ -85,12 +85,12 @@ interface Known {
   settled: number;
 }
 
-const knownByLedger = new WeakMap<Ledger, Map<string, Known>>();
+const knownByLedger = new WeakMap<object, Map<string, Known>>();
 const KNOWN_RUNS = 16;
 /** Calls of a turn not seen yet that the batched read asks for on a guess (missing keys cost nothing more). */
 const GUESSED_CALLS = 8;
 
-function knownOf(ledger: Ledger, runId: string): Known {
+function knownOf(ledger: object, runId: string): Known {
   let runs = knownByLedger.get(ledger);
   if (!runs) knownByLedger.set(ledger, (runs = new Map()));
   let known = runs.get(runId);
@@ -136,7 +136,7 @@ export interface ConversationStep {
  * When that read shows more is new (a run driven by another process meanwhile), the rest of the
  * partition from the first unsettled turn is queried.
  */
-export async function loadConversationStep(ledger: Ledger, runId: string, breaker?: string): Promise<ConversationStep> {
+export async function loadConversationStep(ledger: TurnLedger & BlobStore, runId: string, breaker?: string): Promise<ConversationStep> {
   const known = knownOf(ledger, runId);
   const next = known.turns.length + 1;
   const open = unsettledCalls(known);

@@ -4,7 +4,7 @@ import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js
 import { budgetTrip } from '../guards/budgets.js';
 import { handoffThreshold, mustHandOff, type ExecutionHistory } from '../guards/history.js';
 import { loopVerdict } from '../guards/loops.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { ApprovalLedger, BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
@@ -73,7 +73,7 @@ function unfinishedCall(agent: AgentDefinition, turn: TurnRecord, calls: ToolCal
   return index < 0 ? null : nextToolCall(agent, turn, index, run);
 }
 
-export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: Ledger; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory }) {
+export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory }) {
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
@@ -112,7 +112,7 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
  * the limit (once, in the run record) and the decision is made again; a pending or missing one is
  * asked for; a refused or expired one stops the run, saying so.
  */
-async function withExtensions(ledger: Ledger, decisionMac: DecisionMac | undefined, initial: RunRecord, decideFor: (run: RunRecord) => BudgetDecision): Promise<BudgetDecision> {
+async function withExtensions(ledger: Pick<GuardLedger, 'applyBudgetExtension'> & Pick<ApprovalLedger, 'getBudgetApproval'>, decisionMac: DecisionMac | undefined, initial: RunRecord, decideFor: (run: RunRecord) => BudgetDecision): Promise<BudgetDecision> {
   let run = initial;
   for (;;) {
     const decision = decideFor(run);

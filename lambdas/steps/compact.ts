@@ -3,7 +3,7 @@ import { inputTokensOf, type Message } from '../agent/messages.js';
 import { toolSpecs, type AgentDefinition, type ToolTrace } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { budgetTrip } from '../guards/budgets.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { BlobStore, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
 import { resolveResults } from '../ledger/blobs.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { costOf, DEFAULT_PRICE_TABLE, type PriceTable } from '../models/prices.js';
@@ -21,7 +21,7 @@ export const CompactInput = z.object({ runId: z.string().min(1), turn: z.number(
 
 export interface CompactDeps {
   agent: AgentDefinition;
-  ledger: Ledger;
+  ledger: RunLedger & TurnLedger & GuardLedger & BlobStore;
   /** A client per `provider:model-id` (the run's model summarises). */
   models: ModelRegistry;
   clock: Clock;
