@@ -1,32 +1,26 @@
 import type { BreakerState } from '../../lambdas/guards/breaker.js';
-import { RunConfig, ZERO_COUNTERS, type ApprovalRecord, type GuardEvent, type RecoveryRecord, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord, GuardEvent, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import { RUN_STARTED_AT, runRecord } from '../support/records.js';
 
 // The records of the ledger tests: the only place that knows their domain fields.
 
-export const t0 = new Date('2026-11-29T02:00:00Z');
+export const t0 = new Date(RUN_STARTED_AT);
 export const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
 
+/** A running run driven by `arn:1` (test/support's run record, with the refund agent's fields). */
 export function run(runId: string, overrides: Partial<RunRecord> = {}): RunRecord {
-  return {
-    kind: 'run',
+  return runRecord({
     runId,
     agent: 'refund-reconciler',
     input: { date: '2026-11-28' },
     prompt: 'Reconcile',
     model: 'savepoint-sim-1',
-    config: RunConfig.parse({}),
-    fingerprint: 'f',
-    priceTableVersion: 'v',
-    status: 'running',
     executionArn: 'arn:1',
     executions: ['arn:1'],
-    createdAt: t0.toISOString(),
-    updatedAt: t0.toISOString(),
-    // StartRun creates the map: the DynamoDB ledger's applyBudgetExtension sets a path inside it.
+    // StartRun creates the map: the ledger's applyBudgetExtension sets a path inside it.
     budgetExtensions: {},
-    ...ZERO_COUNTERS,
     ...overrides,
-  };
+  });
 }
 
 export function turn(number: number, text = 'Looking at the refunds.', runId = 'r1'): TurnRecord {
