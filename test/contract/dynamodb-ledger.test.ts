@@ -42,5 +42,6 @@ describeLedgerContract('DynamoDB on dynalite', async () => {
     // A new instance: nothing it holds from earlier reads stands in for the table.
     return new DynamoDbLedger(dynamo.client, name, sealer);
   };
-  return { ledger, damage };
-}, { damageable: true });
+  // Another Lambda on the same table: its own instance, nothing read yet.
+  return { ledger, damage, another: () => new DynamoDbLedger(dynamo.client, name, sealer) };
+}, { damageable: true, sharesStore: true });

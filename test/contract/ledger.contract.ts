@@ -7,6 +7,7 @@ import { runsSpec } from './spec/runs.js';
 import type { MakeLedger } from './spec/support.js';
 import { toolCallsSpec } from './spec/tool-calls.js';
 import { turnsSpec } from './spec/turns.js';
+import { writersSpec } from './spec/writers.js';
 
 export type { LedgerUnderTest } from './spec/support.js';
 
@@ -14,9 +15,10 @@ export type { LedgerUnderTest } from './spec/support.js';
  * The ledger's contract: what every storage engine (DynamoDB, embedded in memory or on disk, the
  * remote one) must do, in the semantics of the DynamoDB ledger's conditional writes, one spec per
  * role (spec/). Each test gets a fresh, empty ledger from `makeLedger`; times come from the `now`
- * arguments, never from a clock. `damageable`: the driver can damage the store behind the ledger.
+ * arguments, never from a clock. `damageable`: the driver can damage the store behind the ledger;
+ * `sharesStore`: it can open a second ledger on the same store (`LedgerUnderTest.another`).
  */
-export function describeLedgerContract(name: string, makeLedger: MakeLedger, options: { damageable?: boolean } = {}): void {
+export function describeLedgerContract(name: string, makeLedger: MakeLedger, options: { damageable?: boolean; sharesStore?: boolean } = {}): void {
   describe(`ledger contract: ${name}`, () => {
     runsSpec(makeLedger);
     guardsSpec(makeLedger);
@@ -25,5 +27,6 @@ export function describeLedgerContract(name: string, makeLedger: MakeLedger, opt
     approvalsSpec(makeLedger);
     blobsSpec(makeLedger);
     integritySpec(makeLedger, options);
+    writersSpec(makeLedger, options);
   });
 }

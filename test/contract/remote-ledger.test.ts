@@ -7,15 +7,17 @@ import { describeLedgerContract } from './ledger.contract.js';
 describeLedgerContract('remote, served from an embedded ledger in memory', async () => {
   const served = serveLedger(EmbeddedLedger.open());
   const endpoint = await served;
-  const ledger = RemoteLedger.connect(endpoint.url);
+  const clients = [RemoteLedger.connect(endpoint.url)];
   return {
-    ledger,
+    ledger: clients[0]!,
+    // Another command of this machine, reaching the same engine.
+    another: () => clients[clients.push(RemoteLedger.connect(endpoint.url)) - 1]!,
     close: async () => {
-      ledger.close();
+      for (const client of clients) client.close();
       await endpoint.close();
     },
   };
-});
+}, { sharesStore: true });
 
 describe('the ledger endpoint', () => {
   const closers: (() => Promise<void> | void)[] = [];

@@ -12,6 +12,8 @@ export interface LedgerUnderTest {
    * whose store is only its own memory.
    */
   damage?: (runId: string, edit: (items: Map<string, Record<string, unknown>>) => void) => Promise<Ledger>;
+  /** A second ledger on the same store (another Lambda on the table), with nothing read yet. */
+  another?: () => Ledger | Promise<Ledger>;
 }
 
 /** Makes a fresh, empty ledger for one test (a backend's driver). */
