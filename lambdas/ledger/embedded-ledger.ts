@@ -9,8 +9,6 @@ import { StorageLedger } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { runKey, tokenKey, type ApprovalRecord, type RunRecord } from './records.js';
 
-export { ConditionalWriteError } from './protocol.js';
-
 export interface EmbeddedLedgerOptions {
   /** Directory the ledger persists to (created if needed; one process at a time). @default in memory */
   readonly dir?: string;
