@@ -1,4 +1,5 @@
 import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
@@ -335,6 +336,13 @@ export class AgentStateMachine extends Construct {
         includeExecutionData: false,
       },
     });
+
+    // An execution pinned to an older state machine version invokes that deploy's Lambda versions,
+    // but the role has one policy, which every deploy rewrites to name its own versions. So the
+    // role may invoke every version of its step functions (`function:NAME:*`, qualified ARNs
+    // only: never $LATEST unqualified), and a deploy never cuts a live execution off its code.
+    const invoked = new Set(Object.values(fns).filter((fn): fn is LambdaFunction => fn instanceof LambdaFunction));
+    this.stateMachine.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [...invoked].map((fn) => `${fn.functionArn}:*`) }));
 
     // ---- versions (lambdas/steps/versions.ts) ----
     // Each deploy that changes the definition (a new Lambda version changes the Tasks' ARNs)

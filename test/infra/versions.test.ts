@@ -27,6 +27,21 @@ beforeAll(() => {
   taskTargets = parts.filter((part): part is { Ref: string } => typeof part === 'object' && part !== null && 'Ref' in part && (part as { Ref: string }).Ref !== 'AWS::Partition').map((part) => part.Ref);
 });
 
+/** A function's ARN as AWS would resolve it: its logical id stands for its generated name. */
+const functionArnOf = (functionId: string) => `arn:aws:lambda:us-east-1:123456789012:function:${functionId}`;
+/** The ARN (or ARN pattern) a policy's Resource resolves to, for the shapes the template uses. */
+function arnOf(value: unknown, all: Resources): string {
+  if (typeof value === 'string') return value;
+  const v = value as Record<string, any>;
+  if (v['Fn::GetAtt']?.[1] === 'Arn' && all[v['Fn::GetAtt'][0]]?.Type === 'AWS::Lambda::Function') return functionArnOf(v['Fn::GetAtt'][0]);
+  if (v['Fn::Join']) return (v['Fn::Join'][1] as unknown[]).map((part) => arnOf(part, all)).join(v['Fn::Join'][0]);
+  // A version's Ref is its ARN: this deploy's version, whatever its number — never an older one.
+  if (v['Ref'] && all[v['Ref']]?.Type === 'AWS::Lambda::Version') return `${functionArnOf(all[v['Ref']]!.Properties.FunctionName.Ref)}:<this deploy's version>`;
+  return JSON.stringify(value);
+}
+/** IAM's ARN matching: `*` any run of characters, `?` one. */
+const globMatches = (pattern: string, arn: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(arn);
+
 const stepOf = (functionId: string) => resources[functionId]!.Properties.Environment.Variables.SAVEPOINT_STEP as string;
 const functionOf = (step: string) => Object.entries(resources).find(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables?.SAVEPOINT_STEP === step)!;
 const policyOf = (functionId: string) => {
@@ -50,13 +65,29 @@ describe('pinned Lambda versions', () => {
     for (const target of new Set(taskTargets)) expect(resources[target]).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
   });
 
-  it('lets the state machine invoke exactly those versions', () => {
-    const role = Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties.RoleArn['Fn::GetAtt'][0] as string;
-    const invoked = Object.values(resources)
+  /**
+   * Issue 20, item 1. The state machine role has one policy, rewritten by every deploy; an
+   * execution pinned to an older state machine version still invokes the Lambda versions of its
+   * own deploy. So the role must allow every retained version, not only this deploy's: a grant on
+   * the function's qualified ARNs (`function:NAME:*`). Lambda authorizes an invoke of a version
+   * against that version's ARN ("Fine-tuning the Resources and Conditions sections of policies":
+   * function actions are restricted by function, version or alias ARN,
+   * https://docs.aws.amazon.com/lambda/latest/dg/lambda-api-permissions-ref.html).
+   */
+  it('lets the state machine invoke the versions an older deploy\'s Tasks invoke, after the next code-changing deploy', () => {
+    const next = synth('build-2');
+    const nextResources = next.toJSON().Resources as Resources;
+    const role = Object.values(next.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties.RoleArn['Fn::GetAtt'][0] as string;
+    const allowed = Object.values(nextResources)
       .filter((resource) => resource.Type === 'AWS::IAM::Policy' && joined(resource.Properties.Roles).includes(role))
-      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
-      .filter((statement) => joined(statement.Action).includes('lambda:InvokeFunction'));
-    for (const target of new Set(taskTargets)) expect(joined(invoked)).toContain(`{"Ref":"${target}"}`);
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Effect: string; Action: string | string[]; Resource: unknown }[])
+      .filter((statement) => statement.Effect === 'Allow' && [statement.Action].flat().includes('lambda:InvokeFunction'))
+      .flatMap((statement) => [statement.Resource].flat().map((resource) => arnOf(resource, nextResources)));
+    for (const target of new Set(taskTargets)) {
+      // What build-1's Task invokes: its function's version (published as version 1 by that deploy).
+      const invoked = `${functionArnOf(resources[target]!.Properties.FunctionName.Ref)}:1`;
+      expect(allowed.some((pattern) => globMatches(pattern, invoked)), `${invoked} is invocable after the next deploy`).toBe(true);
+    }
   });
 
   it('publishes new versions when the code changes: the next deploy invokes others', () => {
