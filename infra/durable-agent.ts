@@ -2,7 +2,7 @@ import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -132,11 +132,15 @@ export class DurableAgent extends Construct {
     let scheduleDeadLetters: Queue | undefined;
     if (props.schedule) {
       const deadLetters = (scheduleDeadLetters = new Queue(this, 'ScheduleDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) }));
+      // A start on the alias is authorized against the machine's own ARN (Step Functions,
+      // "Authorization for versions and aliases"): the target's role is granted that, not the alias.
+      const role = new Role(this, 'ScheduleRole', { assumedBy: new ServicePrincipal('events.amazonaws.com'), description: `Starts the scheduled runs of ${props.agentName}.` });
+      role.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
       new Rule(this, 'Schedule', {
         description: `Starts a run of ${props.agentName}; the run id is derived from the event time.`,
         schedule: props.schedule,
         // On the alias: a scheduled run starts on the newest version.
-        targets: [new SfnStateMachine(StateMachine.fromStateMachineArn(this, 'LiveAlias', arns.alias), { deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(2) })],
+        targets: [new SfnStateMachine(StateMachine.fromStateMachineArn(this, 'LiveAlias', arns.alias), { role, deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(2) })],
       });
     }
     new Rule(this, 'ApprovalExpirySweep', {
