@@ -106,6 +106,23 @@ export const LAMBDA_SERVICE_ERRORS = [
   'Lambda.SdkClientException',
   'Lambda.ClientExecutionTimeoutException',
 ] as const;
+/**
+ * A Lambda Task's TimeoutSeconds over its function's timeout: a cold start's Init phase (up to
+ * 10 s) is not part of the function's timeout, and the invoke itself takes a moment. A Task that
+ * gives up first reports States.Timeout while the function may still be running, its answer lost.
+ */
+export const TASK_TIMEOUT_MARGIN = Duration.seconds(15);
+/** The longest a Lambda function can run: what a Task allows a function whose timeout it cannot read. */
+const LAMBDA_MAX_TIMEOUT = Duration.seconds(900);
+
+/**
+ * States.Timeout on a Lambda Task: the invoke did not answer within the function's timeout and the
+ * margin, so it was lost on the way (the function's own deadline ends it sooner, as an
+ * `Agent.Transient`). Retried a few times like Lambda's own faults: every step is idempotent per
+ * (run, turn, call). Never on an approval, where it is the backstop having passed.
+ */
+const TIMEOUT_RETRY: RetryProps = { errors: [Errors.TIMEOUT], interval: Duration.seconds(5), maxAttempts: 2, backoffRate: 2, jitterStrategy: JitterType.FULL };
+
 const LAMBDA_RETRY: RetryProps = {
   errors: [...LAMBDA_SERVICE_ERRORS],
   interval: Duration.seconds(2),
@@ -151,7 +168,9 @@ export class AgentStateMachine extends Construct {
     // execution keeps calling the code it started on after the next deploy (its versions are
     // retained, StepFunction's currentVersionOptions). An IFunction that is not ours is invoked as given.
     const pinned = (fn: IFunction): IFunction => (fn instanceof LambdaFunction ? fn.currentVersion : fn);
-    const step = (name: string, fn: IFunction, payload: Record<string, unknown>, resultPath: string, timeout: Duration) => {
+    const taskTimeout = (fn: IFunction): Duration =>
+      ((fn instanceof LambdaFunction && fn.timeout) || LAMBDA_MAX_TIMEOUT).plus(TASK_TIMEOUT_MARGIN);
+    const step = (name: string, fn: IFunction, payload: Record<string, unknown>, resultPath: string) => {
       const task = new LambdaInvoke(this, name, {
         stateName: name,
         lambdaFunction: pinned(fn),
@@ -159,17 +178,18 @@ export class AgentStateMachine extends Construct {
         resultSelector: { 'result.$': '$.Payload' },
         resultPath,
         // Explicit: a Task without a timeout waits forever on AWS (and 60 s on the local engine).
-        taskTimeout: Timeout.duration(timeout),
+        taskTimeout: Timeout.duration(taskTimeout(fn)),
         retryOnServiceExceptions: false, // ops: LAMBDA_RETRY instead
       });
       task.addRetry(LAMBDA_RETRY); // ops
+      task.addRetry(TIMEOUT_RETRY);
       task.addRetry(RETRY.transient);
       return task;
     };
 
     const runFailed = new Fail(this, 'RunFailed', { errorPath: '$.error.Error', causePath: '$.error.Cause' });
     const notStarted = new Fail(this, 'RunNotStarted', { errorPath: '$.error.Error', causePath: '$.error.Cause' });
-    const recordFailure = step(States.RecordFailure, fns.finalize, { runId, failure: JsonPath.objectAt('$.error') }, '$.final', Duration.seconds(30));
+    const recordFailure = step(States.RecordFailure, fns.finalize, { runId, failure: JsonPath.objectAt('$.error') }, '$.final');
     recordFailure.addCatch(runFailed, { resultPath: '$.recordError' });
     recordFailure.next(runFailed);
     const catchAll = { errors: [Errors.ALL], resultPath: '$.error' };
@@ -179,11 +199,10 @@ export class AgentStateMachine extends Construct {
       fns.startRun,
       { event: JsonPath.entirePayload, executionArn: JsonPath.executionId },
       '$.run',
-      Duration.seconds(30),
     );
     startRun.addCatch(notStarted, catchAll);
 
-    const budgetCheck = step(States.BudgetCheck, fns.budgetCheck, { runId }, '$.budget', Duration.seconds(30));
+    const budgetCheck = step(States.BudgetCheck, fns.budgetCheck, { runId }, '$.budget');
     budgetCheck.addCatch(recordFailure, catchAll);
 
     const callModel = step(
@@ -191,7 +210,6 @@ export class AgentStateMachine extends Construct {
       fns.callModel,
       { runId, turn: JsonPath.numberAt('$.budget.result.nextTurn') },
       '$.step',
-      Duration.seconds(90),
     );
     callModel.addRetry(RETRY.throttled);
     callModel.addRetry(RETRY.circuitOpen);
@@ -214,7 +232,7 @@ export class AgentStateMachine extends Construct {
     callModel.addCatch(recordFailure, catchAll);
 
     const nextCall = { runId, turn: JsonPath.numberAt('$.step.result.next.turn'), call: JsonPath.numberAt('$.step.result.next.call') };
-    const callTool = step(States.CallTool, fns.callTool, nextCall, '$.step', Duration.seconds(45));
+    const callTool = step(States.CallTool, fns.callTool, nextCall, '$.step');
     callTool.addRetry(RETRY.leaseHeld);
     callTool.addRetry(RETRY.circuitOpen);
     callTool.addCatch(recordFailure, catchAll);
@@ -244,7 +262,7 @@ export class AgentStateMachine extends Construct {
     // tool's result and the agent flags the refund for review.
     const requestApproval = awaitDecision(States.RequestApproval, nextCall, callTool);
 
-    const finalize = step(States.Finalize, fns.finalize, { runId, stop: JsonPath.objectAt('$.budget.result') }, '$.final', Duration.seconds(30));
+    const finalize = step(States.Finalize, fns.finalize, { runId, stop: JsonPath.objectAt('$.budget.result') }, '$.final');
     finalize.addCatch(recordFailure, catchAll);
     finalize.next(new Succeed(this, 'RunFinished', { outputPath: '$.final.result' }));
 
@@ -281,7 +299,6 @@ export class AgentStateMachine extends Construct {
         fns.handoff,
         { runId, executionArn: JsonPath.executionId, events: JsonPath.numberAt('$.budget.result.handoff.events') },
         '$.handoff',
-        Duration.seconds(30),
       );
       handoff.addCatch(new Fail(this, 'HandoffFailed', { errorPath: '$.error.Error', causePath: '$.error.Cause' }), catchAll);
       handoff.next(new Succeed(this, 'RunContinued', { outputPath: '$.handoff.result', comment: 'The run continues in a successor execution.' }));
@@ -296,7 +313,6 @@ export class AgentStateMachine extends Construct {
         fns.compact,
         { runId, turn: JsonPath.numberAt('$.budget.result.compact.turn'), covers: JsonPath.numberAt('$.budget.result.compact.covers') },
         '$.compaction',
-        Duration.seconds(90),
       );
       compact.addRetry(RETRY.throttled);
       compact.addRetry(RETRY.circuitOpen);

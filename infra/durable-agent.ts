@@ -20,6 +20,11 @@ import { operationsOf, type AlarmThresholds } from './observability.js';
 import { RunSweeper } from './sweeper.js';
 import type { LedgerRole } from './ledger-table.js';
 
+/** API Gateway's default (and, without a quota increase, longest) integration timeout. */
+const API_INTEGRATION_TIMEOUT = Duration.seconds(29);
+/** The approval callback's Lambda timeout: its answer reaches the caller before the integration gives up. */
+const APPROVAL_CALLBACK_TIMEOUT = Duration.seconds(20);
+
 export interface DurableAgentProps {
   /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
   readonly agentName: string;
@@ -162,7 +167,9 @@ export class DurableAgent extends Construct {
 
     let approvalCallbackFn: StepFunction | undefined;
     if (props.approvalApi ?? true) {
-      const approvalCallback = fn('ApprovalCallbackFunction', Steps.ApprovalCallback);
+      // It stops before API Gateway stops waiting (the integration timeout, 29 s): a caller told
+      // 504 must never find the approval decided after all.
+      const approvalCallback = fn('ApprovalCallbackFunction', Steps.ApprovalCallback, { timeout: APPROVAL_CALLBACK_TIMEOUT });
       ledger.grantTo(approvalCallback, 'approvalCallback');
       approvalCallback.addToRolePolicy(taskResponse);
       const api = new RestApi(this, 'ApprovalApi', {
@@ -181,7 +188,7 @@ export class DurableAgent extends Construct {
         // Callers sign their requests (SigV4): deciding an approval can move money.
         defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
       });
-      const integration = new LambdaIntegration(approvalCallback);
+      const integration = new LambdaIntegration(approvalCallback, { timeout: API_INTEGRATION_TIMEOUT });
       const approvals = api.root.addResource('approvals');
       approvals.addMethod('GET', integration);
       const approval = approvals.addResource('{approvalId}');
@@ -196,7 +203,7 @@ export class DurableAgent extends Construct {
     if (this.api && approvalCallbackFn) {
       // The approval page: a person with a signed link (the link is the credential; a GET never decides).
       const page = this.api.root.addResource('decide').addResource('{approvalId}');
-      const integration = new LambdaIntegration(approvalCallbackFn);
+      const integration = new LambdaIntegration(approvalCallbackFn, { timeout: API_INTEGRATION_TIMEOUT });
       page.addMethod('GET', integration, { authorizationType: AuthorizationType.NONE });
       page.addMethod('POST', integration, { authorizationType: AuthorizationType.NONE });
     }

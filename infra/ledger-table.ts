@@ -88,6 +88,9 @@ interface LedgerRoleAccess {
 
 export type LedgerRole = keyof typeof LEDGER_ACCESS;
 
+/** The ledger's table and its seal key share one removal policy: neither goes without the other. */
+const LEDGER_REMOVAL_POLICY = RemovalPolicy.RETAIN;
+
 /**
  * The ledger: one on-demand table with point-in-time recovery and a TTL attribute, plus the two
  * sparse indexes approvals need (by opaque id, and pending by deadline) and the sparse index of
@@ -107,7 +110,7 @@ export class LedgerTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: 'expiresAt',
       deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: LEDGER_REMOVAL_POLICY,
       globalSecondaryIndexes: [
         {
           indexName: LedgerIndexes.byApprovalId,
@@ -134,6 +137,8 @@ export class LedgerTable extends Construct {
     this.sealKey = new Secret(this, 'SealKey', {
       description: 'HMAC key the ledger records are sealed with',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      // The records outlive the stack (the table is retained): so does the key that verifies them.
+      removalPolicy: LEDGER_REMOVAL_POLICY,
     });
   }
 
