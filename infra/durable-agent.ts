@@ -5,6 +5,7 @@ import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets'
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { Steps } from '../lambdas/shared/steps.js';
@@ -57,11 +58,31 @@ export interface DurableAgentProps {
   readonly codeVersion?: string;
   /** Recoveries in a row without progress before a run is given up. @default 3 */
   readonly maxRecoveries?: number;
+  /**
+   * The public approval page (`/decide/{approvalId}`, open to anyone with a link): its own throttle
+   * per method (the signed routes keep the stage's 10 rps, burst 20), and a WAF web ACL to attach
+   * to the API's stage (e.g. a rate-based rule per source IP). Ignored without the approval API.
+   * @default throttle 5 rps, burst 10, per method; no web ACL
+   */
+  readonly approvalPage?: ApprovalPageProps;
   /** Who is told and may decide, and the policy (infra/approvals.ts). @default no links, separation of duties on */
   readonly approvals?: ApprovalSettings;
   /** When the agent's alarms go off (infra/observability.ts). @default see AlarmThresholds */
   readonly alarms?: AlarmThresholds;
 }
+
+export interface ApprovalPageProps {
+  /** Requests per second and burst for each of the page's methods. @default { rateLimit: 5, burstLimit: 10 } */
+  readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
+  /** The ARN of a regional WAFv2 web ACL to associate with the approval API's stage. @default none */
+  readonly webAclArn?: string;
+}
+
+/** The approval API's stage throttle (the signed routes), and the page's own, per method. */
+const API_THROTTLE = { rateLimit: 10, burstLimit: 20 } as const;
+const PAGE_THROTTLE = { rateLimit: 5, burstLimit: 10 } as const;
+/** The page's resource path: its method settings and its route are named by it. */
+const PAGE_PATH = '/decide/{approvalId}';
 
 /**
  * One agent, durable on AWS: its Standard state machine (the generic loop: nothing in it names
@@ -165,6 +186,10 @@ export class DurableAgent extends Construct {
       targets: [new LambdaFunction(executionStopped, { retryAttempts: 4, deadLetterQueue: failedEvents.queue })],
     });
 
+    const pageThrottle = props.approvalPage?.throttle ?? PAGE_THROTTLE;
+    for (const [field, value] of Object.entries(pageThrottle)) {
+      if (!(typeof value === 'number' && value > 0)) throw new Error(`DurableAgent ${id}: approvalPage.throttle.${field} must be a positive number, got ${value}`);
+    }
     let approvalCallbackFn: StepFunction | undefined;
     if (props.approvalApi ?? true) {
       // It stops before API Gateway stops waiting (the integration timeout, 29 s): a caller told
@@ -178,8 +203,12 @@ export class DurableAgent extends Construct {
         deployOptions: {
           stageName: 'v1',
           // People decide approvals: a few a second is plenty, and bounds what a leaked credential can do.
-          throttlingRateLimit: 10,
-          throttlingBurstLimit: 20,
+          throttlingRateLimit: API_THROTTLE.rateLimit,
+          throttlingBurstLimit: API_THROTTLE.burstLimit,
+          // The open page's methods: limits of their own (method settings override the stage's).
+          methodOptions: Object.fromEntries(
+            ['GET', 'POST'].map((method) => [`${PAGE_PATH}/${method}`, { throttlingRateLimit: pageThrottle.rateLimit, throttlingBurstLimit: pageThrottle.burstLimit }]),
+          ),
           tracingEnabled: true,
           loggingLevel: MethodLoggingLevel.INFO,
           accessLogDestination: new LogGroupLogDestination(new LogGroup(this, 'ApprovalApiAccessLogs', { retention: RetentionDays.THREE_MONTHS })),
@@ -195,6 +224,9 @@ export class DurableAgent extends Construct {
       approval.addMethod('GET', integration);
       approval.addMethod('POST', integration);
       this.api = api;
+      if (props.approvalPage?.webAclArn !== undefined) {
+        new CfnWebACLAssociation(this, 'ApprovalApiWebAcl', { resourceArn: api.deploymentStage.stageArn, webAclArn: props.approvalPage.webAclArn });
+      }
       new CfnOutput(this, 'ApprovalApiUrl', { value: api.urlForPath('/approvals'), description: outputDescription(props.agentName, 'ApprovalApiUrl') });
       approvalCallbackFn = approvalCallback;
     }
@@ -202,7 +234,8 @@ export class DurableAgent extends Construct {
     // ── Approvals: the page, the event, the keys and the policy (infra/approvals.ts) ───────────
     if (this.api && approvalCallbackFn) {
       // The approval page: a person with a signed link (the link is the credential; a GET never decides).
-      const page = this.api.root.addResource('decide').addResource('{approvalId}');
+      const [decide, approvalId] = PAGE_PATH.slice(1).split('/') as [string, string];
+      const page = this.api.root.addResource(decide).addResource(approvalId);
       const integration = new LambdaIntegration(approvalCallbackFn, { timeout: API_INTEGRATION_TIMEOUT });
       page.addMethod('GET', integration, { authorizationType: AuthorizationType.NONE });
       page.addMethod('POST', integration, { authorizationType: AuthorizationType.NONE });

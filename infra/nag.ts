@@ -77,7 +77,7 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       "API Gateway's account-level CloudWatch Logs role (cloudWatchRole: true) must use this AWS managed policy; it lets API Gateway write the execution and access logs.",
     );
-    ack(api, 'AwsSolutions-APIG3', 'Every method requires IAM (SigV4) authorization and the stage is throttled: only principals of this account with an explicit grant reach it. A WAF web ACL is an account-level choice left to the deployer.');
+    ack(api, 'AwsSolutions-APIG3', 'Every method but the approval page requires IAM (SigV4) authorization; the stage is throttled and the page\'s methods have a lower throttle of their own. A WAF web ACL is the deployer\'s choice: DurableAgent prop approvalPage.webAclArn attaches one.');
     ack(api, 'AwsSolutions-COG4', 'The approval API is for operators and machines of this AWS account: IAM (SigV4) authorization, not a Cognito user pool.');
   }
 }
