@@ -10,6 +10,8 @@ import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { Steps } from '../lambdas/shared/steps.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
+import { ApiGatewayAccount } from './api-gateway-account.js';
+import { topLevelStack } from './top-level-stack.js';
 import { ApprovalMachinery, type ApprovalSettings } from './approvals.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, type ModelAccessProps } from './model-access.js';
@@ -65,6 +67,13 @@ export interface DurableAgentProps {
    * @default throttle 5 rps, burst 10, per method; no web ACL
    */
   readonly approvalPage?: ApprovalPageProps;
+  /**
+   * Whether this app sets API Gateway's account-wide CloudWatch Logs role (`AWS::ApiGateway::Account`,
+   * once per top-level stack, whatever the number of agents) for the approval API's execution logs.
+   * `false`: it is set already, by another stack or by you.
+   * @default true
+   */
+  readonly apiGatewayAccount?: boolean;
   /** Who is told and may decide, and the policy (infra/approvals.ts). @default no links, separation of duties on */
   readonly approvals?: ApprovalSettings;
   /** When the agent's alarms go off (infra/observability.ts). @default see AlarmThresholds */
@@ -101,6 +110,8 @@ export class DurableAgent extends Construct {
       throw new Error(`DurableAgent ${id}: agentName must be the agent's name (lowercase letters, digits, "-"), got ${JSON.stringify(props.agentName)}`);
     }
     const stack = Stack.of(this);
+    // Named for the deployed stack (a nested stack's own name is known only at deploy time).
+    const stateMachineName = `${topLevelStack(this).stackName}-${props.agentName}`;
     const ledger = props.table ?? new LedgerTable(this, 'Ledger');
     this.ledger = ledger;
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...props.environment };
@@ -117,7 +128,7 @@ export class DurableAgent extends Construct {
       finalize: fn('FinalizeFunction', Steps.Finalize),
       compact: fn('CompactFunction', Steps.Compact, { timeout: Duration.seconds(75) }),
       // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.
-      handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stack.stackName}-${props.agentName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } }),
+      handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } }),
     };
     const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
@@ -126,7 +137,6 @@ export class DurableAgent extends Construct {
     ledger.grantTo(executionStopped, 'executionStopped');
     bindModelAccess(functions, props.models ?? {});
 
-    const stateMachineName = `${stack.stackName}-${props.agentName}`;
     const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', {
       functions,
       stateMachineName,
@@ -199,7 +209,8 @@ export class DurableAgent extends Construct {
       approvalCallback.addToRolePolicy(taskResponse);
       const api = new RestApi(this, 'ApprovalApi', {
         description: `Decide the approvals ${props.agentName} runs wait on.`,
-        cloudWatchRole: true,
+        // The account's CloudWatch Logs role is set once per app (ApiGatewayAccount), not per API.
+        cloudWatchRole: false,
         deployOptions: {
           stageName: 'v1',
           // People decide approvals: a few a second is plenty, and bounds what a leaked credential can do.
@@ -224,6 +235,8 @@ export class DurableAgent extends Construct {
       approval.addMethod('GET', integration);
       approval.addMethod('POST', integration);
       this.api = api;
+      // Execution logging needs the account's CloudWatch Logs role set first.
+      if (props.apiGatewayAccount ?? true) api.deploymentStage.node.addDependency(ApiGatewayAccount.of(this).account);
       if (props.approvalPage?.webAclArn !== undefined) {
         new CfnWebACLAssociation(this, 'ApprovalApiWebAcl', { resourceArn: api.deploymentStage.stageArn, webAclArn: props.approvalPage.webAclArn });
       }

@@ -4,6 +4,7 @@ import { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { IConstruct } from 'constructs';
 import { StepFunction } from './step-function.js';
+import { topLevelStack } from './top-level-stack.js';
 
 /**
  * The cdk-nag findings (AwsSolutions and Serverless packs) a DurableAgent acknowledges, each on the
@@ -57,8 +58,8 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
     ack(method, 'AwsSolutions-APIG4', 'The approval page is authorized by its signed, expiring, single-use link (verified by the handler before anything is shown or decided); a GET never decides.');
     ack(method, 'AwsSolutions-COG4', 'People decide through signed links, not a Cognito user pool; machines use the IAM-authorized /approvals routes.');
   }
-  // The ledger (and its seal key) may be the stack's, shared by its agents.
-  for (const secret of Stack.of(agent).node.findAll().filter((node) => node.node.path.endsWith('/Ledger/SealKey'))) {
+  // The ledger (and its seal key) may be the stack's, shared by its agents (nested ones too).
+  for (const secret of topLevelStack(agent).node.findAll().filter((node) => node.node.path.endsWith('/Ledger/SealKey'))) {
     ack(secret, 'AwsSolutions-SMG4', 'Every ledger record is sealed with this key: rotating it would make every sealed record fail verification. Key versions in the seal are the upgrade path (README, guarantees).');
   }
   for (const secret of agent.node.findAll().filter((node) => node.node.path.endsWith('/Approvals/LinkKey'))) {
@@ -71,11 +72,6 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
       api,
       'AwsSolutions-APIG2',
       'The approval handler validates every request itself (a strict zod schema for the body, the approval-id pattern, content type and size) and answers 400/413/415 with the reason; an API Gateway model would be a second copy to drift.',
-    );
-    ack(
-      api,
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-      "API Gateway's account-level CloudWatch Logs role (cloudWatchRole: true) must use this AWS managed policy; it lets API Gateway write the execution and access logs.",
     );
     ack(api, 'AwsSolutions-APIG3', 'Every method but the approval page requires IAM (SigV4) authorization; the stage is throttled and the page\'s methods have a lower throttle of their own. A WAF web ACL is the deployer\'s choice: DurableAgent prop approvalPage.webAclArn attaches one.');
     ack(api, 'AwsSolutions-COG4', 'The approval API is for operators and machines of this AWS account: IAM (SigV4) authorization, not a Cognito user pool.');

@@ -1,4 +1,4 @@
-import { CfnParameter, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CfnParameter, NestedStack, Stack, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { parseModelSpec } from '../lambdas/models/spec.js';
@@ -18,6 +18,21 @@ export interface SavepointStackProps extends StackProps {
    * references them; their values never enter the template. @default none
    */
   readonly apiKeySecrets?: { readonly anthropic?: string; readonly openai?: string };
+  /**
+   * Each agent in a nested stack of its own, over this stack's ledger, model and parameters. An
+   * agent is about 130 resources and a stack holds at most 500, so a stack of its own holds three;
+   * nested, any number (each nested stack has its own 500). The agents' outputs stay on this stack,
+   * where `savepoint --stack` finds them. Choose it before the first deploy: moving an agent into or
+   * out of a nested stack replaces its resources.
+   * @default false (every agent in this stack)
+   */
+  readonly agentsInNestedStacks?: boolean;
+  /**
+   * Whether this stack sets API Gateway's account-wide CloudWatch Logs role (once, for all its
+   * agents' approval APIs); `false` if it is set already, by another stack or by you.
+   * @default true
+   */
+  readonly apiGatewayAccount?: boolean;
 }
 
 /**
@@ -30,6 +45,8 @@ export class SavepointStack extends Stack {
   readonly ledger: LedgerTable;
   readonly #models: ModelAccessProps;
   readonly #codeVersion: string;
+  readonly #nested: boolean;
+  readonly #apiGatewayAccount: boolean;
 
   constructor(scope: Construct, id: string, props: SavepointStackProps = {}) {
     super(scope, id, props);
@@ -52,11 +69,19 @@ export class SavepointStack extends Stack {
       }),
     };
     this.#codeVersion = props.codeVersion ?? 'dev';
+    this.#nested = props.agentsInNestedStacks ?? false;
+    this.#apiGatewayAccount = props.apiGatewayAccount ?? true;
   }
 
-  /** Deploys an agent on the shared ledger and model. */
+  /** Deploys an agent on the shared ledger and model (in a nested stack of its own with `agentsInNestedStacks`). */
   addAgent(id: string, props: Omit<DurableAgentProps, 'table' | 'codeVersion'>): DurableAgent {
-    return new DurableAgent(this, id, { models: this.#models, table: this.ledger, codeVersion: this.#codeVersion, ...props });
+    const nested = this.#nested ? new NestedStack(this, `${id}Stack`, { description: `savepoint agent ${props.agentName}` }) : undefined;
+    const agent = new DurableAgent(nested ?? this, id, { models: this.#models, table: this.ledger, codeVersion: this.#codeVersion, apiGatewayAccount: this.#apiGatewayAccount, ...props });
+    // A nested stack's outputs are not its parent's: each is repeated here, by the same description.
+    for (const output of nested?.node.findAll().filter((node): node is CfnOutput => node instanceof CfnOutput) ?? []) {
+      new CfnOutput(this, `${id}${output.node.path.split('/').slice(2).join('')}`, { value: output.value, ...(output.description !== undefined && { description: output.description }) });
+    }
+    return agent;
   }
 
   /** A deploy-time parameter (e.g. an agent's provider URL). */

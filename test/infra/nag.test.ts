@@ -64,6 +64,15 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
     expect(unacknowledged(two)).toEqual([]);
   });
 
+  it('finds nothing unacknowledged in an app of agents in nested stacks, and its synthesis passes CloudFormation validation', () => {
+    const nested = app();
+    const stack = new SavepointStack(nested, 'Nested', { agentsInNestedStacks: true });
+    stack.addAgent('Refunds', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler });
+    stack.addAgent('Triage', { agentName: 'support-triage', entry: EXAMPLE_AGENTS.supportTriage });
+    expect(unacknowledged(nested)).toEqual([]);
+    expect(() => nested.synth()).not.toThrow();
+  });
+
   it('acknowledges each finding on the construct it concerns, with a reason a reviewer can check', () => {
     const example = app();
     exampleStack(example);

@@ -1,0 +1,12 @@
+import { Stack } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+
+/**
+ * The deployed stack that holds `scope`, through any nested stacks: its name is known at synth
+ * time (a nested stack's is not), and it is where one-per-app resources live.
+ */
+export function topLevelStack(scope: IConstruct): Stack {
+  let stack = Stack.of(scope);
+  while (stack.nestedStackParent) stack = stack.nestedStackParent;
+  return stack;
+}
