@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { MessageRequest, MessageResponse } from './agent/messages.js';
 import type { RunConfig, ToolCallRecord } from './ledger/records.js';
 import { parseModelSpec } from './models/spec.js';
+import { MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN } from './models/timing.js';
 
 /**
  * The public shape of an agent: tools with zod inputs and an effect kind, a prompt, a model,
@@ -242,6 +243,10 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
   }
   const share = agent.compaction?.share;
   if (share !== undefined && !(share > 0 && share < 1)) throw new Error(`defineAgent ${agent.name}: compaction.share must be between 0 and 1, got ${share}`);
+  const perTurn = agent.budgets?.maxTokensPerTurn;
+  if (perTurn !== undefined && !(Number.isInteger(perTurn) && perTurn > 0 && perTurn <= MAX_TOKENS_PER_TURN)) {
+    throw new Error(`defineAgent ${agent.name}: budgets.maxTokensPerTurn must be a whole number from 1 to ${MAX_TOKENS_PER_TURN} (what a model can write within the longest model timeout, ${MAX_MODEL_TIMEOUT_MS} ms), got ${perTurn}`);
+  }
   if (agent.tools.length === 0) throw new Error(`defineAgent ${agent.name}: tools: an agent needs at least one tool`);
   if (agent.compatibleWith !== undefined) {
     if (agent.version === undefined) throw new Error(`defineAgent ${agent.name}: compatibleWith needs a version of its own (set \`version\`)`);

@@ -5,6 +5,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import { MessageResponse, type MessageRequest, type ModelClient } from '../agent/messages.js';
 import { classifyAnthropicError } from './anthropic-errors.js';
 import { toAnthropicParams } from './anthropic-params.js';
+import { DEFAULT_MODEL_TIMEOUT_MS, maxTokensWithin } from './timing.js';
 
 export { toAnthropicParams } from './anthropic-params.js';
 
@@ -12,9 +13,16 @@ export interface AnthropicClientOptions {
   apiKey: string;
   /** @default https://api.anthropic.com (the SDK's default) */
   baseUrl?: string | undefined;
-  /** Budget of one call, connection to last byte. @default 60_000 */
+  /** Budget of one call, connection to last byte (streamed or not). @default 60_000 */
   timeoutMs?: number | undefined;
 }
+
+/**
+ * Above this `max_tokens`, a call is streamed: the Anthropic SDK estimates a generation at 128,000
+ * tokens an hour and asks for streaming past 10 minutes ("Streaming is required for operations that
+ * may take longer than 10 minutes", its `calculateNonstreamingTimeout`).
+ */
+export const STREAM_ABOVE_TOKENS = maxTokensWithin(10 * 60_000);
 
 /**
  * A `ModelClient` on the Anthropic Messages API through the official SDK. The ledger's message shape
@@ -33,15 +41,18 @@ export class AnthropicModelClient implements ModelClient {
       baseURL: options.baseUrl ?? 'https://api.anthropic.com',
       // The state machine retries, once and visibly; an SDK retry would hide attempts from it.
       maxRetries: 0,
-      timeout: options.timeoutMs ?? 60_000,
+      timeout: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
     });
   }
 
   async createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse> {
     const params = toAnthropicParams(request);
     let message: AnthropicMessage;
+    const options = signal === undefined ? {} : { signal };
     try {
-      message = await this.#client.messages.create(params, signal === undefined ? {} : { signal });
+      // The SDK refuses a non-streaming request it expects to pass 10 minutes: a long one is
+      // streamed, and its events assembled into the same message.
+      message = params.max_tokens > STREAM_ABOVE_TOKENS ? await this.#client.messages.stream(params, options).finalMessage() : await this.#client.messages.create(params, options);
     } catch (error) {
       throw classifyAnthropicError(error);
     }

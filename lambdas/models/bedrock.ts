@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_MODEL_TIMEOUT_MS } from './timing.js';
 import {
   BedrockRuntimeClient,
   ConverseCommand,
@@ -49,7 +50,7 @@ export class BedrockModelClient implements ModelClient {
       // The state machine retries, once and visibly; an SDK retry would hide attempts from it.
       maxAttempts: 1,
       // The client's own default handler (HTTP/2), with a deadline.
-      requestHandler: { requestTimeout: options.timeoutMs ?? 60_000, disableConcurrentStreams: true },
+      requestHandler: { requestTimeout: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS, disableConcurrentStreams: true },
     });
   }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { checkModelTimeout, MAX_MODEL_TIMEOUT_MS } from './timing.js';
 
 /**
  * Where and how to reach each provider. Locally it comes from environment variables
@@ -9,8 +10,8 @@ import { parseOrThrow } from '../shared/validation.js';
  * the missing setting.
  */
 export const ModelConfig = z.strictObject({
-  /** Budget of one model call, connection to last byte. @default 60_000 */
-  timeoutMs: z.number().int().positive().optional(),
+  /** Budget of one model call, connection to last byte (lambdas/models/timing.ts). @default 60_000 */
+  timeoutMs: z.number().int().min(1_000).max(MAX_MODEL_TIMEOUT_MS).optional(),
   sim: z
     .strictObject({
       baseUrl: z.string().min(1),
@@ -53,6 +54,8 @@ export const ENV = {
   openaiUrl: 'OPENAI_BASE_URL',
   region: 'AWS_REGION',
   bedrockEndpoint: 'BEDROCK_ENDPOINT',
+  /** Set by the construct on the model-calling functions (its `models.timeout`). */
+  modelTimeout: 'MODEL_TIMEOUT_MS',
 } as const;
 
 const Env = z.object(Object.fromEntries(Object.values(ENV).map((name) => [name, z.string().min(1).optional()])));
@@ -63,9 +66,11 @@ export function modelConfigFromEnv(env: Record<string, string | undefined> = pro
   const vars = parseOrThrow(Env, set, 'environment');
   const pick = (name: string): string | undefined => vars[name];
   const simUrl = pick(ENV.simUrl);
+  const timeout = pick(ENV.modelTimeout);
   return parseOrThrow(
     ModelConfig,
     {
+      ...(timeout === undefined ? {} : { timeoutMs: checkModelTimeout(Number(timeout), ENV.modelTimeout) }),
       ...(simUrl === undefined ? {} : { sim: { baseUrl: simUrl, apiKey: pick(ENV.simKey) ?? 'local' } }),
       anthropic: { apiKey: pick(ENV.anthropicKey), baseUrl: pick(ENV.anthropicUrl) },
       openai: { apiKey: pick(ENV.openaiKey), baseUrl: pick(ENV.openaiUrl) },

@@ -4,6 +4,7 @@ import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { checkEndpoint, ENV, ModelConfig } from './config.js';
 import { formatModelSpec, parseModelSpec, type ModelSpec } from './spec.js';
+import { checkMaxTokensFit, DEFAULT_MODEL_TIMEOUT_MS } from './timing.js';
 
 /**
  * The one entry point to the model providers: a `provider:model-id` spec and a configuration in, a
@@ -14,12 +15,14 @@ import { formatModelSpec, parseModelSpec, type ModelSpec } from './spec.js';
 export { checkEndpoint, ENV, ModelConfig, modelConfigFromEnv } from './config.js';
 export { costOf, DEFAULT_PRICE_TABLE, priceFor, priceTable, type Price, type PriceTable } from './prices.js';
 export { formatModelSpec, parseModelSpec, PROVIDERS, type ModelSpec, type Provider } from './spec.js';
+export { DEFAULT_MODEL_TIMEOUT_MS, MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN, maxTokensWithin } from './timing.js';
 
 export function createModelClient(spec: string | ModelSpec, config: unknown): ModelClient {
   const model = typeof spec === 'string' ? parseModelSpec(spec) : spec;
   const cfg = parseOrThrow(ModelConfig, config, 'model configuration');
   const timeoutMs = cfg.timeoutMs;
   const name = formatModelSpec(model);
+  const bound = (spec: ModelSpec, client: ModelClient) => boundTo(spec, timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS, client);
   const missing = (what: string, variable: string, onAws: string): never => {
     throw new InvalidInputError(`model ${name} needs ${what}: set ${variable} (locally) or ${onAws} (on AWS)`);
   };
@@ -66,14 +69,21 @@ function lazy(load: () => Promise<ModelClient>): ModelClient {
 
 /**
  * The client for one configured model: the request's `model` must name it — its provider id, or
- * the full spec — so that a ledger recorded for one model is never silently sent to another.
+ * the full spec — so that a ledger recorded for one model is never silently sent to another; and
+ * its `max_tokens` (the run's `maxTokensPerTurn`) must fit the model timeout, or the call would be
+ * cut off every time (lambdas/models/timing.ts).
  */
-function bound(spec: ModelSpec, client: ModelClient): ModelClient {
+function boundTo(spec: ModelSpec, timeoutMs: number, client: ModelClient): ModelClient {
   const full = formatModelSpec(spec);
   return {
     createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse> {
       if (request.model !== spec.model && request.model !== full) {
         return Promise.reject(new InvalidInputError(`request names model ${request.model}, but this client is configured for ${full}`));
+      }
+      try {
+        checkMaxTokensFit(request.max_tokens, timeoutMs, 'maxTokensPerTurn (max_tokens)');
+      } catch (error) {
+        return Promise.reject(error);
       }
       return client.createMessage({ ...request, model: spec.model }, signal);
     },

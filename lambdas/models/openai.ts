@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { DEFAULT_MODEL_TIMEOUT_MS } from './timing.js';
 import type {
   ChatCompletion,
   ChatCompletionCreateParamsNonStreaming,
@@ -39,7 +40,7 @@ export class OpenAIModelClient implements ModelClient {
       project: options.project ?? null,
       // The state machine retries, once and visibly; an SDK retry would hide attempts from it.
       maxRetries: 0,
-      timeout: options.timeoutMs ?? 60_000,
+      timeout: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
     });
   }
 

@@ -69,6 +69,7 @@ export const WireRequestBody = z.strictObject({
   top_k: z.number().int().positive().optional(),
   stop_sequences: z.array(z.string()).optional(),
   metadata: z.strictObject({ user_id: z.string().nullish() }).optional(),
+  stream: z.boolean().optional(),
 });
 export type WireRequestBody = z.infer<typeof WireRequestBody>;
 
@@ -115,11 +116,7 @@ function handle(request: WireRequest, options: AnthropicServerOptions, cache: Br
 
   const reply = fitToMaxTokens(options.policy(internal), body.max_tokens);
   const usage = cache.account(blocks);
-  return {
-    status: 200,
-    headers: { 'request-id': requestId(request.raw) },
-    accepted: json.value,
-    body: {
+  const message = {
       id: `msg_${createHash('sha256').update(request.raw).digest('hex').slice(0, 24)}`,
       type: 'message',
       role: 'assistant',
@@ -133,8 +130,36 @@ function handle(request: WireRequest, options: AnthropicServerOptions, cache: Br
         cache_read_input_tokens: usage.cacheRead,
         output_tokens: reply.outputTokens,
       },
-    },
   };
+  const headers = { 'request-id': requestId(request.raw) };
+  if (body.stream === true) return { status: 200, headers, accepted: json.value, body: undefined, events: messageEvents(message) };
+  return { status: 200, headers, accepted: json.value, body: message };
+}
+
+/**
+ * A message as the Messages API streams it (https://docs.anthropic.com/en/docs/build-with-claude/streaming):
+ * `message_start` with the usage so far, each block's start, deltas and stop (text in `text_delta`s,
+ * a tool's input as `input_json_delta` pieces), `message_delta` with the stop reason and the output
+ * tokens, `message_stop`.
+ */
+export function messageEvents(message: { content: ContentBlock[]; stop_reason: string; usage: Record<string, number> } & Record<string, unknown>): string {
+  const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const pieces = (text: string) => text.match(/[\s\S]{1,16}/g) ?? [''];
+  const { content, stop_reason, usage, ...rest } = message;
+  const events = [event('message_start', { message: { ...rest, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } })];
+  content.forEach((block, index) => {
+    if (block.type === 'text') {
+      events.push(event('content_block_start', { index, content_block: { type: 'text', text: '' } }));
+      for (const text of pieces(block.text)) events.push(event('content_block_delta', { index, delta: { type: 'text_delta', text } }));
+    } else if (block.type === 'tool_use') {
+      events.push(event('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }));
+      for (const partial_json of pieces(JSON.stringify(block.input))) events.push(event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } }));
+    }
+    events.push(event('content_block_stop', { index }));
+  });
+  events.push(event('message_delta', { delta: { stop_reason, stop_sequence: null }, usage: { output_tokens: usage['output_tokens'] } }));
+  events.push(event('message_stop', {}));
+  return events.join('');
 }
 
 /** The prompt in Anthropic's cache order — tools, system, messages — each block without its marker. */

@@ -14,6 +14,8 @@ export interface WireReply {
   status: number;
   headers?: Record<string, string>;
   body: unknown;
+  /** A server-sent event stream instead of a JSON body (a streamed answer): sent as is, `text/event-stream`. */
+  events?: string;
 }
 
 export interface WireRequest {
@@ -125,7 +127,7 @@ export function parseJson(raw: string): { ok: true; value: unknown } | { ok: fal
 }
 
 function send(res: Response, reply: WireReply): void {
-  const text = JSON.stringify(reply.body);
-  res.writeHead(reply.status, { ...reply.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  const text = reply.events ?? JSON.stringify(reply.body);
+  res.writeHead(reply.status, { ...reply.headers, 'content-type': reply.events === undefined ? 'application/json' : 'text/event-stream', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

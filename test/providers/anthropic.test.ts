@@ -210,3 +210,37 @@ describe('classifyAnthropicError', () => {
     expect(classifyAnthropicError(own)).toBe(own);
   });
 });
+
+/**
+ * Issue 20, item 3: a long generation is streamed. The SDK estimates 128,000 output tokens an hour
+ * and refuses a non-streaming request it expects to pass 10 minutes ("Streaming is required for
+ * operations that may take longer than 10 minutes",
+ * https://platform.claude.com/docs/en/cli-sdks-libraries/sdks/typescript#long-requests); streaming
+ * is the Messages API's server-sent events (https://docs.anthropic.com/en/docs/build-with-claude/streaming).
+ */
+describe('Anthropic adapter: long outputs', () => {
+  it('streams a call above the SDK\'s non-streaming limit and assembles the same message', async () => {
+    await withServer(async (server) => {
+      const long = new AnthropicModelClient({ apiKey: KEY, baseUrl: server.url, timeoutMs: 885_000 });
+      const short = await long.createMessage({ ...firstRequest(MODEL), max_tokens: 1024 });
+      const streamed = await long.createMessage({ ...firstRequest(MODEL), max_tokens: 30_000 });
+      const [first, second] = server.acceptedBodies() as { stream?: boolean; max_tokens: number }[];
+      expect(first).not.toHaveProperty('stream');
+      expect(second).toMatchObject({ stream: true, max_tokens: 30_000 });
+      expect(streamed).toMatchObject({ content: short.content, stop_reason: short.stop_reason, model: MODEL, usage: { output_tokens: short.usage.output_tokens } });
+      expect(streamed.content).toEqual([{ type: 'tool_use', id: 'call_lookup_1', name: 'lookup_order', input: { order_id: 'ord_1' } }]);
+    });
+  });
+
+  it('streams text and tool calls alike, and reports the usage of the whole message', async () => {
+    await withServer(async (server) => {
+      const long = new AnthropicModelClient({ apiKey: KEY, baseUrl: server.url, timeoutMs: 885_000 });
+      const turns = await runConversation({ createMessage: (request, signal) => long.createMessage({ ...request, max_tokens: 25_000 }, signal) }, MODEL);
+      expect(turns.map((turn) => turn.stop_reason)).toEqual(['tool_use', 'tool_use', 'end_turn']);
+      expect(turns[1]!.content.map((block) => block.type)).toEqual(['text', 'tool_use']);
+      expect(turns[2]!.content).toEqual([{ type: 'text', text: 'Refunded ord_1: 12.50.' }]);
+      expect(turns[1]!.usage.cache_read_input_tokens).toBeGreaterThan(1024);
+      expect((server.acceptedBodies() as { stream?: boolean }[]).every((body) => body.stream === true)).toBe(true);
+    });
+  });
+});

@@ -103,3 +103,43 @@ describe('createModelClient', () => {
     }
   });
 });
+
+/** Issue 20, item 3: the model timeout is a setting, and a turn's max_tokens must fit it. */
+describe('the model timeout', () => {
+  it('reads MODEL_TIMEOUT_MS (the construct sets it) and refuses one no Lambda step can hold, naming it', () => {
+    expect(modelConfigFromEnv({ MODEL_TIMEOUT_MS: '300000' }).timeoutMs).toBe(300_000);
+    expect(() => modelConfigFromEnv({ MODEL_TIMEOUT_MS: '900000' })).toThrow(/MODEL_TIMEOUT_MS must be a whole number of milliseconds from 1000 to 885000 .*got 900000/);
+  });
+
+  it('refuses a max_tokens the model cannot write within the timeout, before any request, naming maxTokensPerTurn', async () => {
+    const anthropic = await startAnthropicServer({ policy: scriptedPolicy, apiKey: 'k', models: ['claude-haiku-4-5'] });
+    try {
+      const short = createModelClient('anthropic:claude-haiku-4-5', { anthropic: { apiKey: 'k', baseUrl: anthropic.url } });
+      await expect(short.createMessage({ ...firstRequest('claude-haiku-4-5'), max_tokens: 64_000 })).rejects.toThrow(
+        expect.objectContaining({ name: 'Agent.InvalidInput', message: expect.stringMatching(/maxTokensPerTurn \(max_tokens\) 64000 cannot be written within the model timeout of 60000 ms: at most 2133 tokens fit/) }),
+      );
+      const long = createModelClient('anthropic:claude-haiku-4-5', { timeoutMs: 600_000, anthropic: { apiKey: 'k', baseUrl: anthropic.url } });
+      await expect(long.createMessage({ ...firstRequest('claude-haiku-4-5'), max_tokens: 21_000 })).resolves.toMatchObject({ stop_reason: 'tool_use' });
+      expect(anthropic.requestCount()).toBe(1);
+    } finally {
+      await anthropic.close();
+    }
+  });
+});
+
+describe('maxTokensPerTurn, capped at what fits the longest model timeout', () => {
+  it('is refused when an agent is defined with more, naming the field and the value', async () => {
+    const { refundReconciler } = await import('../../agents/refund-reconciler/agent.js');
+    const { defineAgent } = await import('../../lambdas/define.js');
+    expect(() => defineAgent({ ...refundReconciler, budgets: { ...refundReconciler.budgets, maxTokensPerTurn: 64_000 } })).toThrow(
+      /defineAgent refund-reconciler: budgets\.maxTokensPerTurn must be a whole number from 1 to 31466 .*got 64000/,
+    );
+    expect(() => defineAgent({ ...refundReconciler, budgets: { ...refundReconciler.budgets, maxTokensPerTurn: 31_466 } })).not.toThrow();
+  });
+
+  it('is refused in a run\'s config above the cap', async () => {
+    const { RunConfig } = await import('../../lambdas/ledger/records.js');
+    expect(RunConfig.safeParse({ maxTokensPerTurn: 64_000 }).success).toBe(false);
+    expect(RunConfig.parse({ maxTokensPerTurn: 31_466 }).maxTokensPerTurn).toBe(31_466);
+  });
+});
