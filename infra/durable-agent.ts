@@ -14,7 +14,7 @@ import { ApiGatewayAccount } from './api-gateway-account.js';
 import { topLevelStack } from './top-level-stack.js';
 import { ApprovalMachinery, type ApprovalSettings } from './approvals.js';
 import { LedgerTable } from './ledger-table.js';
-import { bindModelAccess, type ModelAccessProps } from './model-access.js';
+import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './model-access.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
 import { FailedEvents } from './failed-events.js';
@@ -118,15 +118,17 @@ export class DurableAgent extends Construct {
     const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
       new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment } });
 
+    // The model-calling steps: the model timeout and the step around the call (lambdas/models/timing.ts).
+    const modelStep = modelStepTimeoutOf(props.models ?? {});
     const functions = {
       startRun: fn('StartRunFunction', Steps.StartRun),
       budgetCheck: fn('BudgetCheckFunction', Steps.BudgetCheck),
-      callModel: fn('CallModelFunction', Steps.CallModel, { timeout: Duration.seconds(75) }),
+      callModel: fn('CallModelFunction', Steps.CallModel, { timeout: modelStep }),
       requestApproval: fn('RequestApprovalFunction', Steps.RequestApproval),
       // The lease outlives the invocation that takes it, so a live call is never taken over.
       callTool: fn('CallToolFunction', Steps.CallTool, { timeout: Duration.seconds(30), environment: { TOOL_LEASE_MS: String(40_000) } }),
       finalize: fn('FinalizeFunction', Steps.Finalize),
-      compact: fn('CompactFunction', Steps.Compact, { timeout: Duration.seconds(75) }),
+      compact: fn('CompactFunction', Steps.Compact, { timeout: modelStep }),
       // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.
       handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } }),
     };

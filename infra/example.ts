@@ -13,7 +13,7 @@ export const EXAMPLE_AGENTS = {
  * The example app's stack: the refund reconciler, nightly at 02:00 UTC (it reconciles the day
  * before). Your own app adds its agents the same way (`stack.addAgent(…)`, or `new DurableAgent(…)`).
  */
-export function exampleStack(app: App, options: Pick<SavepointStackProps, 'codeVersion' | 'model' | 'otherModels' | 'apiKeySecrets'> = {}): SavepointStack {
+export function exampleStack(app: App, options: Pick<SavepointStackProps, 'codeVersion' | 'model' | 'otherModels' | 'apiKeySecrets' | 'modelTimeout'> = {}): SavepointStack {
   const stack = new SavepointStack(app, 'Savepoint', { description: 'savepoint: durable agent runs on AWS Step Functions', ...options });
   stack.addAgent('RefundReconciler', {
     agentName: 'refund-reconciler',

@@ -1,8 +1,10 @@
-import { Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { ENV } from '../lambdas/models/config.js';
 import { parseModelSpec, type ModelSpec } from '../lambdas/models/spec.js';
+import { checkModelTimeout, DEFAULT_MODEL_TIMEOUT_MS, modelStepTimeoutMs } from '../lambdas/models/timing.js';
 
 /** How an agent's CallModel reaches its models on AWS. */
 export interface ModelAccessProps {
@@ -21,6 +23,30 @@ export interface ModelAccessProps {
   readonly apiKeySecrets?: { readonly anthropic?: ISecret; readonly openai?: ISecret };
   /** The simulated model's URL, for `sim:` models on AWS (tests, demos). @default none */
   readonly simulatorUrl?: string;
+  /**
+   * How long one model call may take, connection to last byte (streamed or not). CallModel's and
+   * Compact's Lambda timeout is this plus 15 s, their Tasks' 15 s more; a run's `maxTokensPerTurn`
+   * must fit it (lambdas/models/timing.ts: 60 s fits 2,133 tokens, 10 minutes 21,333). At most
+   * 885 s (Lambda's 900 s less the step around the call).
+   * @default Duration.seconds(60)
+   */
+  readonly timeout?: Duration;
+}
+
+/** The model timeout of `props`, checked at synth time (the error names the prop and the value). */
+export function modelTimeoutOf(props: ModelAccessProps): Duration {
+  const ms = props.timeout?.toMilliseconds() ?? DEFAULT_MODEL_TIMEOUT_MS;
+  try {
+    checkModelTimeout(ms, 'models.timeout');
+  } catch (error) {
+    throw new Error(`model access: ${(error as Error).message}`);
+  }
+  return Duration.millis(ms);
+}
+
+/** The Lambda timeout of the functions that call the model once (CallModel, Compact). */
+export function modelStepTimeoutOf(props: ModelAccessProps): Duration {
+  return Duration.millis(modelStepTimeoutMs(modelTimeoutOf(props).toMilliseconds()));
 }
 
 /**
@@ -43,6 +69,7 @@ export function bindModelAccess(
   });
   if (props.model !== undefined) functions.startRun.addEnvironment('MODEL', props.model);
   if (props.simulatorUrl !== undefined) for (const fn of callers) fn.addEnvironment('MODEL_API_URL', props.simulatorUrl);
+  for (const fn of callers) fn.addEnvironment(ENV.modelTimeout, String(modelTimeoutOf(props).toMilliseconds()));
 
   const { anthropic, openai } = props.apiKeySecrets ?? {};
   // The variable holds the secret's ARN, never its value: CallModel reads the value at run time.

@@ -1,4 +1,4 @@
-import { CfnOutput, CfnParameter, NestedStack, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CfnParameter, NestedStack, Stack, type Duration, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { parseModelSpec } from '../lambdas/models/spec.js';
@@ -11,6 +11,8 @@ export interface SavepointStackProps extends StackProps {
   readonly codeVersion?: string;
   /** The model of every agent's runs (`provider:model-id`), over each agent's own. @default each agent's */
   readonly model?: string;
+  /** How long one model call may take (`ModelAccessProps.timeout`). @default Duration.seconds(60) */
+  readonly modelTimeout?: Duration;
   /** Other models runs may use (fallbacks, per-run `model`s): granted too. @default none */
   readonly otherModels?: readonly string[];
   /**
@@ -59,6 +61,7 @@ export class SavepointStack extends Stack {
     this.#models = {
       ...(props.model !== undefined && { model: props.model }),
       ...(props.otherModels && { otherModels: props.otherModels }),
+      ...(props.modelTimeout && { timeout: props.modelTimeout }),
       ...((anthropic || openai) && { apiKeySecrets: { ...(anthropic && { anthropic }), ...(openai && { openai }) } }),
       ...(simulated && {
         simulatorUrl: new CfnParameter(this, 'ModelApiUrl', {

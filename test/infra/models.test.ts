@@ -1,3 +1,4 @@
+import { Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
@@ -7,7 +8,7 @@ import { assertionApp } from './example-template.js';
 
 const BEDROCK = 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 
-function synth(props: Pick<SavepointStackProps, 'model' | 'otherModels' | 'apiKeySecrets'> = {}) {
+function synth(props: Pick<SavepointStackProps, 'model' | 'otherModels' | 'apiKeySecrets' | 'modelTimeout'> = {}) {
   const app = assertionApp();
   const template = Template.fromStack(exampleStack(app, props));
   const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
@@ -92,5 +93,32 @@ describe('model access', () => {
 
   it('refuses an invalid model spec at synth time, naming the value', () => {
     expect(() => synth({ model: 'claude' })).toThrow(/invalid model spec "claude"/);
+  });
+});
+
+/**
+ * Issue 20, item 3: the model timeout is a prop; the model-calling functions' Lambda timeout and
+ * their Tasks' TimeoutSeconds derive from it, each with its margin, within Lambda's 900 s ("Lambda
+ * quotas": function timeout 900 seconds, https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
+ */
+describe('the model timeout', () => {
+  const timeouts = (props: Pick<SavepointStackProps, 'modelTimeout'>) => {
+    const { template, states } = synth(props);
+    return ['call-model', 'compact'].map((step) => {
+      const [, fn] = functionOf(template, step);
+      return { step, lambda: fn.Properties.Timeout, env: fn.Properties.Environment.Variables.MODEL_TIMEOUT_MS, task: states[step === 'call-model' ? 'CallModel' : 'Compact'].TimeoutSeconds };
+    });
+  };
+
+  it('is 60 s by default: the functions get 75 s, their Tasks 90 s', () => {
+    for (const t of timeouts({})) expect(t, t.step).toMatchObject({ lambda: 75, env: '60000', task: 90 });
+  });
+
+  it('sets the adapters\' timeout and derives the function and Task timeouts from it', () => {
+    for (const t of timeouts({ modelTimeout: Duration.minutes(10) })) expect(t, t.step).toMatchObject({ lambda: 615, env: '600000', task: 630 });
+  });
+
+  it('fails at synth when no Lambda can hold it, naming the prop and the value', () => {
+    expect(() => synth({ modelTimeout: Duration.seconds(900) })).toThrow(/models\.timeout must be a whole number of milliseconds from 1000 to 885000 .*got 900000/);
   });
 });
