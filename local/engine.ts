@@ -7,37 +7,29 @@
  * latest, a live one runs to its end on the version it started on (local/versions.ts).
  */
 import './polyfills.js';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ExecutionError, ExecutionTimeoutError, StateMachine, type RunOptions, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { walkStates, type AslDefinition, type AslState, type TaskInfo } from './asl.js';
+import type { AslDefinition } from './asl.js';
+import { assertSupported, clampTimers } from './engine/definition.js';
+import { LocalSfnError, TerminalError } from './engine/errors.js';
+import { TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './engine/history.js';
+import { runLambdaTask, taskSpecs, type JsonValue, type TaskBinding, type TaskHandler, type TaskSpec } from './engine/lambda-task.js';
+import { byteLength, isRecord, PAYLOAD_LIMIT_BYTES } from './engine/payload.js';
+import { TaskTokens } from './engine/task-tokens.js';
 
-/** Step Functions' quota for execution input, state output and task-token output. */
-export const PAYLOAD_LIMIT_BYTES = 256 * 1024;
-
-/**
- * Longest delay Node's setTimeout accepts (~24.8 days). Anything longer fires after 1 ms, so AWS's
- * 99999999 s maxima must be clamped to this before the library arms its timers.
- */
-const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+export { LocalSfnError } from './engine/errors.js';
+export { summarizeHistory, type HistoryEvent, type HistoryListener, type StateSummary } from './engine/history.js';
+export { bindTasks, type TaskBinding } from './engine/lambda-task.js';
+export { PAYLOAD_LIMIT_BYTES } from './engine/payload.js';
 
 /** Definitions (as JSON) that already passed the library's validation in this process. */
 const validated = new Set<string>();
 
-const REGION = 'us-east-1';
 const ROLE_ARN = 'arn:aws:iam::000000000000:role/savepoint-local';
-const MAX_TOKEN_LENGTH = 2048;
 
 type Overrides = NonNullable<RunOptions['overrides']>;
-type TaskHandler = NonNullable<Overrides['taskResourceLocalHandlers']>[string];
-type JsonValue = Parameters<TaskHandler>[0];
 
 export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT';
-
-export interface TaskBinding {
-  waitForTaskToken: boolean;
-  /** Runs the step's handler with the Lambda Payload; for waitForTaskToken the token is inside it. */
-  invoke(payload: unknown): Promise<unknown>;
-}
 
 export interface LocalEngineOptions {
   definition: AslDefinition;
@@ -70,74 +62,6 @@ export interface ExecutionDescription {
 }
 
 export type ExecutionListItem = Pick<ExecutionDescription, 'executionArn' | 'stateMachineArn' | 'name' | 'status' | 'startDate' | 'stopDate'>;
-
-interface Truncated {
-  truncated: boolean;
-}
-interface TaskResource {
-  resourceType: string;
-  resource: string;
-}
-interface ErrorDetails {
-  error?: string;
-  cause?: string;
-}
-
-/** One event in the shape of the GetExecutionHistory API (only the fields this engine emits). */
-export interface HistoryEvent {
-  id: number;
-  previousEventId: number;
-  timestamp: Date;
-  type: string;
-  executionStartedEventDetails?: { input: string; inputDetails: Truncated; roleArn: string };
-  executionSucceededEventDetails?: { output: string; outputDetails: Truncated };
-  executionFailedEventDetails?: ErrorDetails;
-  executionAbortedEventDetails?: ErrorDetails;
-  executionTimedOutEventDetails?: ErrorDetails;
-  stateEnteredEventDetails?: { name: string; input: string; inputDetails: Truncated };
-  stateExitedEventDetails?: { name: string; output: string; outputDetails: Truncated };
-  taskScheduledEventDetails?: TaskResource & { region: string; parameters: string; timeoutInSeconds?: number; heartbeatInSeconds?: number };
-  taskStartedEventDetails?: TaskResource;
-  taskSubmittedEventDetails?: TaskResource & { output: string; outputDetails: Truncated };
-  taskSucceededEventDetails?: TaskResource & { output: string; outputDetails: Truncated };
-  taskFailedEventDetails?: TaskResource & ErrorDetails;
-  taskTimedOutEventDetails?: TaskResource & ErrorDetails;
-  mapIterationStartedEventDetails?: { name: string; index: number };
-  mapIterationSucceededEventDetails?: { name: string; index: number };
-  mapIterationFailedEventDetails?: { name: string; index: number };
-}
-
-export type HistoryListener = (event: HistoryEvent & { executionArn: string }) => void;
-
-/** An error whose `name` is the AWS error code (the endpoint returns it as `__type`). */
-export class LocalSfnError extends Error {
-  constructor(name: string, message: string) {
-    super(message);
-    this.name = name;
-  }
-}
-
-/** An error the library must neither retry nor catch (same flags as its own States.Runtime). */
-class TerminalError extends Error {
-  constructor(name: string, message: string) {
-    super(message);
-    this.name = name;
-  }
-  get isRetryable(): boolean {
-    return false;
-  }
-  get isCatchable(): boolean {
-    return false;
-  }
-}
-
-/** A task failure: `name` is what Retry/Catch match, `message` becomes the Catch output's Cause. */
-class TaskFailure extends Error {
-  constructor(name: string, cause: string) {
-    super(cause);
-    this.name = name;
-  }
-}
 
 type Outcome =
   | { status: 'SUCCEEDED'; output: string }
@@ -179,29 +103,12 @@ interface Execution {
   done: Promise<void>;
 }
 
-interface PendingToken {
-  exec: Execution;
-  promise: Promise<JsonValue>;
-  resolve: (output: JsonValue) => void;
-  reject: (error: Error) => void;
-  /** Set while the task waits for its callback; restarts the HeartbeatSeconds timer. */
-  heartbeat?: () => void;
-}
-
-interface TaskSpec {
-  resource: 'invoke' | 'invoke.waitForTaskToken';
-  timeoutSeconds?: number;
-  heartbeatSeconds?: number;
-  binding: TaskBinding;
-}
-
 export class LocalEngine {
   readonly stateMachineArn: string;
   /** Version 1, then each `publishVersion`: new executions start on the last. */
   private readonly versions: Version[] = [];
   private readonly executions = new Map<string, Execution>();
-  private readonly tokens = new Map<string, PendingToken>();
-  private readonly timedOutTokens = new Set<string>();
+  private readonly tokens = new TaskTokens<Execution, JsonValue>();
   private readonly listeners = new Set<HistoryListener>();
   private readonly overrides: Overrides;
   private readonly now: () => Date;
@@ -289,7 +196,7 @@ export class LocalEngine {
     this.record(exec, 'ExecutionStarted', { executionStartedEventDetails: { input: text, inputDetails: { truncated: false }, roleArn: ROLE_ARN } });
 
     const handlers: Record<string, TaskHandler> = {};
-    for (const [stateName, spec] of version.specs) handlers[stateName] = (params) => this.runTask(exec, stateName, spec, params);
+    for (const [stateName, spec] of version.specs) handlers[stateName] = (params) => runLambdaTask(this.taskRun(exec), stateName, spec, params);
 
     const run = version.machine.run(value, {
       overrides: { ...this.overrides, taskResourceLocalHandlers: handlers },
@@ -391,186 +298,26 @@ export class LocalEngine {
   // ---- task tokens -----------------------------------------------------------------------------
 
   sendTaskSuccess(token: string, output: string): void {
-    let value: JsonValue;
-    try {
-      value = JSON.parse(output) as JsonValue;
-    } catch {
-      throw new LocalSfnError('InvalidOutput', 'Invalid Output: the output is not valid JSON');
-    }
-    if (byteLength(output) > PAYLOAD_LIMIT_BYTES) throw new LocalSfnError('InvalidOutput', `Invalid Output: larger than ${PAYLOAD_LIMIT_BYTES} bytes`);
-    this.takeToken(token).resolve(value);
+    this.tokens.sendTaskSuccess(token, output);
   }
 
   sendTaskFailure(token: string, error?: string, cause?: string): void {
-    this.takeToken(token).reject(new TaskFailure(error ?? '', cause ?? ''));
+    this.tokens.sendTaskFailure(token, error, cause);
   }
 
   sendTaskHeartbeat(token: string): void {
-    this.liveToken(token).heartbeat?.();
-  }
-
-  private liveToken(token: string): PendingToken {
-    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw new LocalSfnError('InvalidToken', 'Invalid Token');
-    const pending = this.tokens.get(token);
-    if (pending && pending.exec.status === 'RUNNING') return pending;
-    if (this.timedOutTokens.has(token)) throw new LocalSfnError('TaskTimedOut', 'Task Timed Out');
-    throw new LocalSfnError('TaskDoesNotExist', 'Task does not exist anymore (unknown, already completed, or its execution ended)');
-  }
-
-  private takeToken(token: string): PendingToken {
-    const pending = this.liveToken(token);
-    this.tokens.delete(token);
-    return pending;
-  }
-
-  /** Backs `$$.Task.Token`: mints on first read, and registers the promise right away so a callback
-   *  that arrives before the task starts waiting is not lost. */
-  private tokenFor(exec: Execution): string {
-    if (exec.unclaimedToken) return exec.unclaimedToken;
-    const token = 'AQ' + randomBytes(96).toString('base64url');
-    if (exec.status !== 'RUNNING') return token; // never registered: any callback gets TaskDoesNotExist
-    let resolve!: PendingToken['resolve'];
-    let reject!: PendingToken['reject'];
-    const promise = new Promise<JsonValue>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    promise.catch(() => {}); // a token nobody awaits any more must not become an unhandled rejection
-    this.tokens.set(token, { exec, promise, resolve, reject });
-    exec.unclaimedToken = token;
-    return token;
-  }
-
-  /** Runs synchronously inside the library's Parameters processing, before any other state can mint. */
-  private claimToken(exec: Execution, stateName: string, params: JsonValue): PendingToken & { token: string } {
-    const token = exec.unclaimedToken;
-    const pending = token === undefined ? undefined : this.tokens.get(token);
-    if (token === undefined || !pending || !containsString(params, token)) {
-      throw new TerminalError('States.Runtime', `Task ${stateName} is .waitForTaskToken but its Parameters do not contain $$.Task.Token`);
-    }
-    exec.unclaimedToken = undefined;
-    return { ...pending, token };
-  }
-
-  private dropTokens(exec: Execution, reason: Error): void {
-    for (const [token, pending] of this.tokens) {
-      if (pending.exec !== exec) continue;
-      this.tokens.delete(token);
-      pending.reject(reason);
-    }
-    exec.unclaimedToken = undefined;
-  }
-
-  // ---- the Task override -----------------------------------------------------------------------
-
-  /**
-   * Stands in for the Lambda integration. Records TaskScheduled/Started/(Submitted)/Succeeded|Failed,
-   * returns the integration's result shape, and for .waitForTaskToken waits for the callback.
-   */
-  private async runTask(exec: Execution, stateName: string, spec: TaskSpec, params: JsonValue): Promise<JsonValue> {
-    // Synchronous until the first await: claim the token and arm the timeout before the library arms
-    // its own (same delay, so ours fires first and can record TaskTimedOut; the library's own timer
-    // then rejects with its genuine States.Timeout, which States.TaskFailed does not match).
-    const claimed = spec.resource === 'invoke.waitForTaskToken' ? this.claimToken(exec, stateName, params) : undefined;
-    const resource = { resourceType: 'lambda', resource: spec.resource };
-    const signal = exec.ended.signal;
-    let open = true; // false once timed out: a late result must not be recorded or returned
-    let previous = 0;
-    const emit = (type: string, details: Partial<HistoryEvent>) => {
-      if (open && !exec.forcedEnd && !signal.aborted) previous = this.record(exec, type, details, previous || exec.lastEntered.get(stateName));
-    };
-    const timeOut = (error: string) => {
-      emit('TaskTimedOut', { taskTimedOutEventDetails: { ...resource, error, cause: '' } });
-      open = false;
-      if (claimed) {
-        this.tokens.delete(claimed.token);
-        this.timedOutTokens.add(claimed.token);
-      }
-    };
-    const timeoutTimer = spec.timeoutSeconds ? setTimeout(() => timeOut('States.Timeout'), spec.timeoutSeconds * 1000) : undefined;
-    let heartbeatTimer: NodeJS.Timeout | undefined;
-
-    try {
-      await nextMacrotask(); // lets the event-log consumer record <Type>StateEntered before TaskScheduled
-      if (signal.aborted || exec.forcedEnd) throw new TerminalError('States.Runtime', 'The execution has ended');
-
-      // One serialization each way: the event's text, parsed back as the handler's own copy.
-      const parameters = JSON.stringify(params);
-      const parsed: unknown = JSON.parse(parameters);
-      const payload = (isRecord(parsed) ? (parsed.Payload ?? null) : null) as JsonValue;
-      emit('TaskScheduled', {
-        taskScheduledEventDetails: {
-          ...resource,
-          region: REGION,
-          parameters,
-          ...(spec.timeoutSeconds && { timeoutInSeconds: spec.timeoutSeconds }),
-          ...(spec.heartbeatSeconds && { heartbeatInSeconds: spec.heartbeatSeconds }),
-        },
-      });
-      emit('TaskStarted', { taskStartedEventDetails: resource });
-
-      let result: JsonValue;
-      let resultText: string;
-      try {
-        const handlerResult = await untilEnded(signal, (async () => spec.binding.invoke(payload))());
-        const payloadText = JSON.stringify(handlerResult ?? null);
-        result = { StatusCode: 200, Payload: JSON.parse(payloadText) as JsonValue, ExecutedVersion: '$LATEST' };
-        // JSON.stringify(result), without serializing the payload a second time.
-        resultText = `{"StatusCode":200,"Payload":${payloadText},"ExecutedVersion":"$LATEST"}`;
-      } catch (e) {
-        if (signal.aborted || !open) throw e;
-        const failure = lambdaFailure(e);
-        emit('TaskFailed', { taskFailedEventDetails: { ...resource, ...failure } });
-        if (claimed) this.tokens.delete(claimed.token);
-        throw new TaskFailure(failure.error, failure.cause);
-      }
-      if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
-
-      if (!claimed) {
-        emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: resultText, outputDetails: { truncated: false } } });
-        return result;
-      }
-
-      emit('TaskSubmitted', { taskSubmittedEventDetails: { ...resource, output: resultText, outputDetails: { truncated: false } } });
-      let missedHeartbeat = false;
-      if (spec.heartbeatSeconds) {
-        // The heartbeat clock starts once the handler has returned (TaskSubmitted), not at TaskStarted.
-        const ms = spec.heartbeatSeconds * 1000;
-        const onMissedHeartbeat = () => {
-          timeOut('States.HeartbeatTimeout');
-          missedHeartbeat = true;
-          claimed.reject(new TaskFailure('States.HeartbeatTimeout', ''));
-        };
-        heartbeatTimer = setTimeout(onMissedHeartbeat, ms);
-        const live = this.tokens.get(claimed.token);
-        if (live) {
-          live.heartbeat = () => {
-            clearTimeout(heartbeatTimer);
-            heartbeatTimer = setTimeout(onMissedHeartbeat, ms);
-          };
-        }
-      }
-      try {
-        const output = await untilEnded(signal, claimed.promise);
-        if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
-        emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: JSON.stringify(output), outputDetails: { truncated: false } } });
-        return output;
-      } catch (e) {
-        if (signal.aborted || missedHeartbeat) throw e; // TaskTimedOut is already recorded
-        if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
-        emit('TaskFailed', { taskFailedEventDetails: { ...resource, error: e instanceof Error ? e.name : 'Error', cause: e instanceof Error ? e.message : '' } });
-        throw e;
-      }
-    } finally {
-      clearTimeout(timeoutTimer);
-      clearTimeout(heartbeatTimer);
-    }
+    this.tokens.sendTaskHeartbeat(token);
   }
 
   // ---- run lifecycle ---------------------------------------------------------------------------
 
+  /** What a Task of the execution sees of the engine (local/engine/lambda-task.ts). */
+  private taskRun(exec: Execution) {
+    return { exec, tokens: this.tokens, record: (type: string, details: Partial<HistoryEvent>, previousEventId?: number) => this.record(exec, type, details, previousEventId) };
+  }
+
   private contextFor(exec: Execution): RunOptions['context'] {
-    const tokenFor = () => this.tokenFor(exec);
+    const tokenFor = () => this.tokens.mint(exec);
     return {
       Execution: { Id: exec.arn, Name: exec.name, RoleArn: ROLE_ARN, StartTime: exec.startDate.toISOString() },
       StateMachine: { Id: this.stateMachineArn, Name: this.stateMachineArn.split(':').pop() },
@@ -627,7 +374,7 @@ export class LocalEngine {
     const outcome = exec.forcedEnd ?? natural;
     const ended = new TerminalError('States.Runtime', 'The execution has ended');
     exec.ended.abort(ended);
-    this.dropTokens(exec, ended);
+    this.tokens.drop(exec, ended);
 
     if (outcome.status === 'SUCCEEDED') {
       this.record(exec, 'ExecutionSucceeded', { executionSucceededEventDetails: { output: outcome.output, outputDetails: { truncated: false } } });
@@ -674,57 +421,6 @@ export class LocalEngine {
   }
 }
 
-/** Binds every Task of an extracted state machine to the handler of its SAVEPOINT_STEP. */
-export function bindTasks(
-  tasks: Record<string, TaskInfo>,
-  steps: Record<string, (payload: unknown) => Promise<unknown>>,
-): Record<string, TaskBinding> {
-  const bindings: Record<string, TaskBinding> = {};
-  for (const [stateName, task] of Object.entries(tasks)) {
-    const invoke = steps[task.step];
-    if (!invoke) throw new Error(`No handler for step ${task.step} (Task ${stateName}, function ${task.functionLogicalId})`);
-    bindings[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke };
-  }
-  return bindings;
-}
-
-// ---- summaries ----------------------------------------------------------------------------------
-
-export interface StateSummary {
-  entered: number;
-  invocations: number;
-  failures: number;
-  errors: Record<string, number>;
-}
-
-/** Per state name: times entered, Lambda invocations, failed/timed-out invocations by error name. */
-export function summarizeHistory(events: readonly HistoryEvent[]): Record<string, StateSummary> {
-  const byId = new Map(events.map((e) => [e.id, e]));
-  const summary: Record<string, StateSummary> = {};
-  const of = (name: string) => (summary[name] ??= { entered: 0, invocations: 0, failures: 0, errors: {} });
-  // Task events link back (previousEventId) to their state's <Type>StateEntered event.
-  const stateOf = (event: HistoryEvent): string | undefined => {
-    let e: HistoryEvent | undefined = event;
-    while (e && !e.stateEnteredEventDetails) e = byId.get(e.previousEventId);
-    return e?.stateEnteredEventDetails?.name;
-  };
-  for (const e of events) {
-    if (e.stateEnteredEventDetails) of(e.stateEnteredEventDetails.name).entered++;
-    const failure = e.taskFailedEventDetails ?? e.taskTimedOutEventDetails;
-    if (e.type !== 'TaskScheduled' && !failure) continue;
-    const name = stateOf(e);
-    if (name === undefined) continue;
-    if (e.type === 'TaskScheduled') of(name).invocations++;
-    if (failure) {
-      const s = of(name);
-      s.failures++;
-      const error = failure.error ?? '';
-      s.errors[error] = (s.errors[error] ?? 0) + 1;
-    }
-  }
-  return summary;
-}
-
 // ---- helpers ------------------------------------------------------------------------------------
 
 /** The subset of the library's EventLog union this engine reads. */
@@ -735,92 +431,10 @@ interface LibraryEvent {
   index?: number;
 }
 
-const TERMINAL_EVENTS = {
-  FAILED: ['ExecutionFailed', 'executionFailedEventDetails'],
-  ABORTED: ['ExecutionAborted', 'executionAbortedEventDetails'],
-  TIMED_OUT: ['ExecutionTimedOut', 'executionTimedOutEventDetails'],
-} as const;
-
 function outcomeOf(e: unknown): Outcome {
   if (e instanceof ExecutionTimeoutError) return { status: 'TIMED_OUT', error: 'States.Timeout', cause: 'The execution exceeded its TimeoutSeconds' };
   if (e instanceof ExecutionError && e.cause instanceof Error) return { status: 'FAILED', error: e.cause.name, cause: e.cause.message };
   return { status: 'FAILED', error: 'States.Runtime', cause: e instanceof Error ? e.message : String(e) };
-}
-
-/** The service's error shape for a Lambda function error: error = errorType, cause = the JSON body. */
-function lambdaFailure(e: unknown): { error: string; cause: string } {
-  const err = e instanceof Error ? e : new Error(String(e));
-  const errorType = err.name || 'Error';
-  return { error: errorType, cause: JSON.stringify({ errorType, errorMessage: err.message, trace: err.stack?.split('\n') ?? [] }) };
-}
-
-/** Fields the library silently ignores; running a definition that uses them would diverge from AWS. */
-const UNSUPPORTED_FIELDS = ['Assign', 'Arguments', 'Output', 'ItemReader', 'ItemBatcher', 'ResultWriter'];
-
-function assertSupported(definition: AslDefinition): void {
-  if (definition.QueryLanguage === 'JSONata') throw new Error('JSONata definitions are not supported locally (JSONPath only)');
-  walkStates(definition, (name, state) => {
-    const used = UNSUPPORTED_FIELDS.filter((field) => field in state);
-    if (state.QueryLanguage === 'JSONata') used.push('QueryLanguage: JSONata');
-    if (used.length > 0) throw new Error(`State ${name} uses ${used.join(', ')}, which the local engine does not support`);
-    const negated = negatedTypeTests(state['Choices']);
-    if (negated.length > 0) {
-      throw new Error(
-        `Choice state ${name} tests ${negated.join(', ')}: aws-local-stepfunctions evaluates a type test with false as never matching (AWS matches the opposite); write Not({ ${negated[0]!.replace(': false', ': true')} }) instead`,
-      );
-    }
-  });
-}
-
-const TYPE_TESTS = ['IsNull', 'IsPresent', 'IsNumeric', 'IsString', 'IsBoolean', 'IsTimestamp'];
-
-/** Type tests written with `false` anywhere in a Choice state's rules (including inside And/Or/Not). */
-function negatedTypeTests(rules: unknown): string[] {
-  if (Array.isArray(rules)) return rules.flatMap(negatedTypeTests);
-  if (!rules || typeof rules !== 'object') return [];
-  const rule = rules as Record<string, unknown>;
-  const own = TYPE_TESTS.filter((test) => rule[test] === false).map((test) => `${test}: false`);
-  return [...own, ...negatedTypeTests(rule['And']), ...negatedTypeTests(rule['Or']), ...negatedTypeTests(rule['Not'])];
-}
-
-/** Validates the task bindings against the definition's Task states. */
-function taskSpecs(definition: AslDefinition, tasks: Record<string, TaskBinding>): Map<string, TaskSpec> {
-  const specs = new Map<string, TaskSpec>();
-  walkStates(definition, (name, state) => {
-    if (state.Type !== 'Task') return;
-    const resource = /^arn:[^:]+:states:::lambda:(invoke(?:\.waitForTaskToken)?)$/.exec(state.Resource ?? '')?.[1];
-    if (resource !== 'invoke' && resource !== 'invoke.waitForTaskToken') throw new Error(`Task ${name}: resource ${state.Resource} is not a Lambda invoke`);
-    const binding = tasks[name];
-    if (!binding) throw new Error(`No task binding for Task state ${name}`);
-    if (binding.waitForTaskToken !== (resource === 'invoke.waitForTaskToken')) {
-      throw new Error(`Task ${name}: binding says waitForTaskToken=${binding.waitForTaskToken} but its resource is lambda:${resource}`);
-    }
-    specs.set(name, { resource, binding, timeoutSeconds: state.TimeoutSeconds, heartbeatSeconds: state.HeartbeatSeconds });
-  });
-  for (const name of Object.keys(tasks)) {
-    if (!specs.has(name)) throw new Error(`Task binding ${name} matches no Task state of the definition`);
-  }
-  return specs;
-}
-
-/**
- * A copy of the definition the library can time faithfully: a Task without TimeoutSeconds waits as
- * long as Node allows (the library would default to 60 s; the service to 99999999 s), and every
- * seconds field is clamped so setTimeout cannot overflow into a 1 ms timer.
- */
-function clampTimers(definition: AslDefinition): AslDefinition {
-  const copy = structuredClone(definition);
-  const clamp = (s: number | undefined) => (s === undefined ? undefined : Math.min(s, MAX_TIMER_SECONDS));
-  if (copy.TimeoutSeconds !== undefined) copy.TimeoutSeconds = clamp(copy.TimeoutSeconds);
-  walkStates(copy, (_, state: AslState) => {
-    if (state.Type === 'Task') {
-      if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = MAX_TIMER_SECONDS;
-      else if (state.TimeoutSeconds !== undefined) state.TimeoutSeconds = clamp(state.TimeoutSeconds);
-      if (state.HeartbeatSeconds !== undefined) state.HeartbeatSeconds = clamp(state.HeartbeatSeconds);
-    }
-    if (state.Type === 'Wait' && typeof state.Seconds === 'number') state.Seconds = clamp(state.Seconds);
-  });
-  return copy;
 }
 
 function parseExecutionInput(input: unknown): { text: string; value: JsonValue } {
@@ -850,41 +464,4 @@ export function paginate<T>(items: T[], pageSize: number, nextToken?: string): {
   if (!Number.isInteger(start) || start < 0 || start > items.length) throw new LocalSfnError('InvalidToken', 'Invalid pagination token');
   const end = start + pageSize;
   return { items: items.slice(start, end), ...(end < items.length && { nextToken: Buffer.from(String(end)).toString('base64url') }) };
-}
-
-function untilEnded<T>(signal: AbortSignal, promise: Promise<T>): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-function nextMacrotask(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-function containsString(value: unknown, needle: string): boolean {
-  if (value === needle) return true;
-  if (Array.isArray(value)) return value.some((v) => containsString(v, needle));
-  if (isRecord(value)) return Object.values(value).some((v) => containsString(v, needle));
-  return false;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function byteLength(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
 }

@@ -1,0 +1,60 @@
+/**
+ * What the engine checks and changes in a definition before running it: the fields the interpreter
+ * would silently run differently from AWS are refused, and its timers are clamped to what Node can arm.
+ */
+import { walkStates, type AslDefinition, type AslState } from '../asl.js';
+
+/**
+ * Longest delay Node's setTimeout accepts (~24.8 days). Anything longer fires after 1 ms, so AWS's
+ * 99999999 s maxima must be clamped to this before the library arms its timers.
+ */
+const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+/** Fields the library silently ignores; running a definition that uses them would diverge from AWS. */
+const UNSUPPORTED_FIELDS = ['Assign', 'Arguments', 'Output', 'ItemReader', 'ItemBatcher', 'ResultWriter'];
+
+export function assertSupported(definition: AslDefinition): void {
+  if (definition.QueryLanguage === 'JSONata') throw new Error('JSONata definitions are not supported locally (JSONPath only)');
+  walkStates(definition, (name, state) => {
+    const used = UNSUPPORTED_FIELDS.filter((field) => field in state);
+    if (state.QueryLanguage === 'JSONata') used.push('QueryLanguage: JSONata');
+    if (used.length > 0) throw new Error(`State ${name} uses ${used.join(', ')}, which the local engine does not support`);
+    const negated = negatedTypeTests(state['Choices']);
+    if (negated.length > 0) {
+      throw new Error(
+        `Choice state ${name} tests ${negated.join(', ')}: aws-local-stepfunctions evaluates a type test with false as never matching (AWS matches the opposite); write Not({ ${negated[0]!.replace(': false', ': true')} }) instead`,
+      );
+    }
+  });
+}
+
+const TYPE_TESTS = ['IsNull', 'IsPresent', 'IsNumeric', 'IsString', 'IsBoolean', 'IsTimestamp'];
+
+/** Type tests written with `false` anywhere in a Choice state's rules (including inside And/Or/Not). */
+function negatedTypeTests(rules: unknown): string[] {
+  if (Array.isArray(rules)) return rules.flatMap(negatedTypeTests);
+  if (!rules || typeof rules !== 'object') return [];
+  const rule = rules as Record<string, unknown>;
+  const own = TYPE_TESTS.filter((test) => rule[test] === false).map((test) => `${test}: false`);
+  return [...own, ...negatedTypeTests(rule['And']), ...negatedTypeTests(rule['Or']), ...negatedTypeTests(rule['Not'])];
+}
+
+/**
+ * A copy of the definition the library can time faithfully: a Task without TimeoutSeconds waits as
+ * long as Node allows (the library would default to 60 s; the service to 99999999 s), and every
+ * seconds field is clamped so setTimeout cannot overflow into a 1 ms timer.
+ */
+export function clampTimers(definition: AslDefinition): AslDefinition {
+  const copy = structuredClone(definition);
+  const clamp = (s: number | undefined) => (s === undefined ? undefined : Math.min(s, MAX_TIMER_SECONDS));
+  if (copy.TimeoutSeconds !== undefined) copy.TimeoutSeconds = clamp(copy.TimeoutSeconds);
+  walkStates(copy, (_, state: AslState) => {
+    if (state.Type === 'Task') {
+      if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = MAX_TIMER_SECONDS;
+      else if (state.TimeoutSeconds !== undefined) state.TimeoutSeconds = clamp(state.TimeoutSeconds);
+      if (state.HeartbeatSeconds !== undefined) state.HeartbeatSeconds = clamp(state.HeartbeatSeconds);
+    }
+    if (state.Type === 'Wait' && typeof state.Seconds === 'number') state.Seconds = clamp(state.Seconds);
+  });
+  return copy;
+}

@@ -1,0 +1,216 @@
+/**
+ * The Lambda task: what the service does around a Task state's `lambda:invoke` integration. It
+ * records TaskScheduled/Started/(Submitted)/Succeeded|Failed|TimedOut, returns the integration's
+ * result shape, enforces TimeoutSeconds and HeartbeatSeconds, and for `.waitForTaskToken` waits for
+ * the callback on the task's token.
+ */
+import type { RunOptions } from 'aws-local-stepfunctions';
+import { walkStates, type AslDefinition, type TaskInfo } from '../asl.js';
+import { TaskFailure, TerminalError } from './errors.js';
+import type { HistoryEvent } from './history.js';
+import { isRecord } from './payload.js';
+import type { TaskTokens, TokenOwner } from './task-tokens.js';
+
+const REGION = 'us-east-1';
+
+type Overrides = NonNullable<RunOptions['overrides']>;
+export type TaskHandler = NonNullable<Overrides['taskResourceLocalHandlers']>[string];
+export type JsonValue = Parameters<TaskHandler>[0];
+
+export interface TaskBinding {
+  waitForTaskToken: boolean;
+  /** Runs the step's handler with the Lambda Payload; for waitForTaskToken the token is inside it. */
+  invoke(payload: unknown): Promise<unknown>;
+}
+
+export interface TaskSpec {
+  resource: 'invoke' | 'invoke.waitForTaskToken';
+  timeoutSeconds?: number;
+  heartbeatSeconds?: number;
+  binding: TaskBinding;
+}
+
+/** What a running task reads of its execution. */
+export interface TaskOwner extends TokenOwner {
+  /** Aborted once the execution has ended: rejects in-flight task promises so no timer is left behind. */
+  readonly ended: AbortController;
+  /** Set when something outside the interpreter ends the run. */
+  readonly forcedEnd?: unknown;
+  /** Id of the latest <Type>StateEntered per state name: TaskScheduled links back to it. */
+  readonly lastEntered: Map<string, number>;
+}
+
+/** One task's view of the engine: its execution, the engine's tokens and its history. */
+export interface LambdaTaskRun<Owner extends TaskOwner> {
+  exec: Owner;
+  tokens: TaskTokens<Owner, JsonValue>;
+  /** Appends one event to the execution's history and returns its id. */
+  record(type: string, details: Partial<HistoryEvent>, previousEventId?: number): number;
+}
+
+/**
+ * Stands in for the Lambda integration. Records TaskScheduled/Started/(Submitted)/Succeeded|Failed,
+ * returns the integration's result shape, and for .waitForTaskToken waits for the callback.
+ */
+export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<Owner>, stateName: string, spec: TaskSpec, params: JsonValue): Promise<JsonValue> {
+  const { exec, tokens } = run;
+  // Synchronous until the first await: claim the token and arm the timeout before the library arms
+  // its own (same delay, so ours fires first and can record TaskTimedOut; the library's own timer
+  // then rejects with its genuine States.Timeout, which States.TaskFailed does not match).
+  const claimed = spec.resource === 'invoke.waitForTaskToken' ? tokens.claim(exec, stateName, params) : undefined;
+  const resource = { resourceType: 'lambda', resource: spec.resource };
+  const signal = exec.ended.signal;
+  let open = true; // false once timed out: a late result must not be recorded or returned
+  let previous = 0;
+  const emit = (type: string, details: Partial<HistoryEvent>) => {
+    if (open && !exec.forcedEnd && !signal.aborted) previous = run.record(type, details, previous || exec.lastEntered.get(stateName));
+  };
+  const timeOut = (error: string) => {
+    emit('TaskTimedOut', { taskTimedOutEventDetails: { ...resource, error, cause: '' } });
+    open = false;
+    if (claimed) {
+      tokens.timeOut(claimed.token);
+    }
+  };
+  const timeoutTimer = spec.timeoutSeconds ? setTimeout(() => timeOut('States.Timeout'), spec.timeoutSeconds * 1000) : undefined;
+  let heartbeatTimer: NodeJS.Timeout | undefined;
+
+  try {
+    await nextMacrotask(); // lets the event-log consumer record <Type>StateEntered before TaskScheduled
+    if (signal.aborted || exec.forcedEnd) throw new TerminalError('States.Runtime', 'The execution has ended');
+
+    // One serialization each way: the event's text, parsed back as the handler's own copy.
+    const parameters = JSON.stringify(params);
+    const parsed: unknown = JSON.parse(parameters);
+    const payload = (isRecord(parsed) ? (parsed.Payload ?? null) : null) as JsonValue;
+    emit('TaskScheduled', {
+      taskScheduledEventDetails: {
+        ...resource,
+        region: REGION,
+        parameters,
+        ...(spec.timeoutSeconds && { timeoutInSeconds: spec.timeoutSeconds }),
+        ...(spec.heartbeatSeconds && { heartbeatInSeconds: spec.heartbeatSeconds }),
+      },
+    });
+    emit('TaskStarted', { taskStartedEventDetails: resource });
+
+    let result: JsonValue;
+    let resultText: string;
+    try {
+      const handlerResult = await untilEnded(signal, (async () => spec.binding.invoke(payload))());
+      const payloadText = JSON.stringify(handlerResult ?? null);
+      result = { StatusCode: 200, Payload: JSON.parse(payloadText) as JsonValue, ExecutedVersion: '$LATEST' };
+      // JSON.stringify(result), without serializing the payload a second time.
+      resultText = `{"StatusCode":200,"Payload":${payloadText},"ExecutedVersion":"$LATEST"}`;
+    } catch (e) {
+      if (signal.aborted || !open) throw e;
+      const failure = lambdaFailure(e);
+      emit('TaskFailed', { taskFailedEventDetails: { ...resource, ...failure } });
+      if (claimed) tokens.delete(claimed.token);
+      throw new TaskFailure(failure.error, failure.cause);
+    }
+    if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
+
+    if (!claimed) {
+      emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: resultText, outputDetails: { truncated: false } } });
+      return result;
+    }
+
+    emit('TaskSubmitted', { taskSubmittedEventDetails: { ...resource, output: resultText, outputDetails: { truncated: false } } });
+    let missedHeartbeat = false;
+    if (spec.heartbeatSeconds) {
+      // The heartbeat clock starts once the handler has returned (TaskSubmitted), not at TaskStarted.
+      const ms = spec.heartbeatSeconds * 1000;
+      const onMissedHeartbeat = () => {
+        timeOut('States.HeartbeatTimeout');
+        missedHeartbeat = true;
+        claimed.reject(new TaskFailure('States.HeartbeatTimeout', ''));
+      };
+      heartbeatTimer = setTimeout(onMissedHeartbeat, ms);
+      const live = tokens.get(claimed.token);
+      if (live) {
+        live.heartbeat = () => {
+          clearTimeout(heartbeatTimer);
+          heartbeatTimer = setTimeout(onMissedHeartbeat, ms);
+        };
+      }
+    }
+    try {
+      const output = await untilEnded(signal, claimed.promise);
+      if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
+      emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: JSON.stringify(output), outputDetails: { truncated: false } } });
+      return output;
+    } catch (e) {
+      if (signal.aborted || missedHeartbeat) throw e; // TaskTimedOut is already recorded
+      if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
+      emit('TaskFailed', { taskFailedEventDetails: { ...resource, error: e instanceof Error ? e.name : 'Error', cause: e instanceof Error ? e.message : '' } });
+      throw e;
+    }
+  } finally {
+    clearTimeout(timeoutTimer);
+    clearTimeout(heartbeatTimer);
+  }
+}
+
+/** Validates the task bindings against the definition's Task states. */
+export function taskSpecs(definition: AslDefinition, tasks: Record<string, TaskBinding>): Map<string, TaskSpec> {
+  const specs = new Map<string, TaskSpec>();
+  walkStates(definition, (name, state) => {
+    if (state.Type !== 'Task') return;
+    const resource = /^arn:[^:]+:states:::lambda:(invoke(?:\.waitForTaskToken)?)$/.exec(state.Resource ?? '')?.[1];
+    if (resource !== 'invoke' && resource !== 'invoke.waitForTaskToken') throw new Error(`Task ${name}: resource ${state.Resource} is not a Lambda invoke`);
+    const binding = tasks[name];
+    if (!binding) throw new Error(`No task binding for Task state ${name}`);
+    if (binding.waitForTaskToken !== (resource === 'invoke.waitForTaskToken')) {
+      throw new Error(`Task ${name}: binding says waitForTaskToken=${binding.waitForTaskToken} but its resource is lambda:${resource}`);
+    }
+    specs.set(name, { resource, binding, timeoutSeconds: state.TimeoutSeconds, heartbeatSeconds: state.HeartbeatSeconds });
+  });
+  for (const name of Object.keys(tasks)) {
+    if (!specs.has(name)) throw new Error(`Task binding ${name} matches no Task state of the definition`);
+  }
+  return specs;
+}
+
+/** Binds every Task of an extracted state machine to the handler of its SAVEPOINT_STEP. */
+export function bindTasks(
+  tasks: Record<string, TaskInfo>,
+  steps: Record<string, (payload: unknown) => Promise<unknown>>,
+): Record<string, TaskBinding> {
+  const bindings: Record<string, TaskBinding> = {};
+  for (const [stateName, task] of Object.entries(tasks)) {
+    const invoke = steps[task.step];
+    if (!invoke) throw new Error(`No handler for step ${task.step} (Task ${stateName}, function ${task.functionLogicalId})`);
+    bindings[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke };
+  }
+  return bindings;
+}
+
+/** The service's error shape for a Lambda function error: error = errorType, cause = the JSON body. */
+function lambdaFailure(e: unknown): { error: string; cause: string } {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const errorType = err.name || 'Error';
+  return { error: errorType, cause: JSON.stringify({ errorType, errorMessage: err.message, trace: err.stack?.split('\n') ?? [] }) };
+}
+
+function untilEnded<T>(signal: AbortSignal, promise: Promise<T>): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function nextMacrotask(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
