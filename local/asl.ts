@@ -50,6 +50,18 @@ export interface ExtractOptions {
   region?: string;
   accountId?: string;
   partition?: string;
+  /**
+   * What `Ref` and `Fn::GetAtt …Arn` of a resource resolve to, where the caller knows it (local/iam:
+   * a deployment's version ARNs and resource ARNs); `undefined` falls back to the logical id.
+   * @default the logical id stands in for every physical id
+   */
+  physical?: PhysicalNames;
+}
+
+/** A deployment's physical ids: the values CloudFormation would give `Ref` and `Fn::GetAtt Arn`. */
+export interface PhysicalNames {
+  ref?(logicalId: string, resource: CfnResource): string | undefined;
+  arn?(logicalId: string, resource: CfnResource): string | undefined;
 }
 
 export interface ExtractedStateMachine {
@@ -72,18 +84,12 @@ interface Env {
   partition: string;
   /** Names the current resource in error messages. */
   where: string;
+  physical?: PhysicalNames;
 }
 
 export function extractStateMachine(template: CfnTemplateJson, opts: ExtractOptions = {}): ExtractedStateMachine {
-  const resources = template.Resources ?? {};
-  const env: Env = {
-    resources,
-    parameters: template.Parameters ?? {},
-    region: opts.region ?? 'us-east-1',
-    accountId: opts.accountId ?? '000000000000',
-    partition: opts.partition ?? 'aws',
-    where: '',
-  };
+  const env = templateEnv(template, opts);
+  const resources = env.resources;
 
   const logicalId = pickStateMachine(resources, opts.stateMachineLogicalId);
   const props = resources[logicalId]?.Properties ?? {};
@@ -98,6 +104,26 @@ export function extractStateMachine(template: CfnTemplateJson, opts: ExtractOpti
     definition,
     tasks: mapTasks(definition, env),
   };
+}
+
+function templateEnv(template: CfnTemplateJson, opts: Omit<ExtractOptions, 'stateMachineLogicalId'>): Env {
+  return {
+    resources: template.Resources ?? {},
+    parameters: template.Parameters ?? {},
+    region: opts.region ?? 'us-east-1',
+    accountId: opts.accountId ?? '000000000000',
+    partition: opts.partition ?? 'aws',
+    where: '',
+    ...(opts.physical && { physical: opts.physical }),
+  };
+}
+
+/**
+ * Any value of the template (a policy document, a rule's target) with its intrinsics resolved the
+ * way the state machine's definition is: the same local account, region and physical ids.
+ */
+export function resolveTemplateValue(value: unknown, template: CfnTemplateJson, opts: Omit<ExtractOptions, 'stateMachineLogicalId'> & { where: string }): unknown {
+  return resolveValue(value, { ...templateEnv(template, opts), where: opts.where });
 }
 
 function pickStateMachine(resources: Record<string, CfnResource>, wanted?: string): string {
@@ -209,7 +235,8 @@ function resolveRef(name: string, env: Env): unknown {
   }
   if (name.startsWith('AWS::')) throw new Error(`Unsupported pseudo parameter ${name} in ${env.where}`);
   // Ref of a resource is its physical id; locally the logical id stands in (for a Lambda, its name).
-  if (name in env.resources) return name;
+  const resource = env.resources[name];
+  if (resource) return env.physical?.ref?.(name, resource) ?? name;
   const parameter = env.parameters[name];
   if (parameter) {
     if (parameter.Default === undefined) throw new Error(`Template parameter ${name} (used in ${env.where}) has no Default`);
@@ -222,6 +249,8 @@ function resolveGetAtt(id: string, attr: string, env: Env): string {
   const resource = env.resources[id];
   if (!resource) throw new Error(`Fn::GetAtt of unknown resource ${id} in ${env.where}`);
   if (attr !== 'Arn') return `${id}.${attr}`;
+  const physical = env.physical?.arn?.(id, resource);
+  if (physical !== undefined) return physical;
   if (resource.Type === LAMBDA_FUNCTION) return lambdaArn(id, env);
   const service = resource.Type.split('::')[1]?.toLowerCase() ?? 'unknown';
   return `arn:${env.partition}:${service}:${env.region}:${env.accountId}:${id}`;

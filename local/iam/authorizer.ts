@@ -1,0 +1,78 @@
+/**
+ * The twin's IAM: each call a local function (or the state machine, or a rule's target) makes is
+ * decided against its own role's policies from the synthesized template, and a denial fails as
+ * AWS fails it. Every decision is counted, so that a caller can show that enforcement was on and
+ * what it refused (`IamAuthorizer.decisions()`).
+ */
+import { LOCAL_ACCOUNT } from './deployment.js';
+import { evaluatePolicies, type AuthorizationRequest, type Decision } from './policy.js';
+import type { StackRoles } from './roles.js';
+
+export interface IamDecisions {
+  allowed: number;
+  denied: number;
+}
+
+/** What AWS answers a refused call: error code AccessDeniedException, HTTP 403. */
+export class AccessDeniedError extends Error {
+  readonly statusCode = 403;
+  constructor(message: string) {
+    super(message);
+    this.name = 'AccessDeniedException';
+  }
+}
+
+/**
+ * Who makes a call: a role of the template, with the session name AWS gives it (a Lambda
+ * function's own name; a random one for Step Functions and EventBridge), or the account's
+ * administrator — the person at the CLI, who on AWS would hold AdministratorAccess.
+ */
+export type Caller = { readonly role: string; readonly session: string } | { readonly administrator: true };
+
+export class IamAuthorizer {
+  #roles: StackRoles;
+  readonly #counts: IamDecisions = { allowed: 0, denied: 0 };
+
+  constructor(roles: StackRoles) {
+    this.#roles = roles;
+  }
+
+  get roles(): StackRoles {
+    return this.#roles;
+  }
+
+  /** A deploy: the new template's roles and policies replace the old ones, for every caller at once. */
+  replace(roles: StackRoles): void {
+    this.#roles = roles;
+  }
+
+  /** The decision, counted. */
+  decide(caller: Caller, request: AuthorizationRequest): Decision {
+    const decision = 'administrator' in caller ? 'Allowed' : evaluatePolicies(this.#roles.roles.get(caller.role)?.policies ?? [], request);
+    if (decision === 'Allowed') this.#counts.allowed++;
+    else this.#counts.denied++;
+    return decision;
+  }
+
+  /** Throws AccessDeniedException, worded as AWS words it, unless the caller's policies allow the request. */
+  authorize(caller: Caller, request: AuthorizationRequest): void {
+    const decision = this.decide(caller, request);
+    if (decision !== 'Allowed') throw new AccessDeniedError(deniedMessage(this.#roles, caller, request, decision));
+  }
+
+  /** How many calls were allowed and denied since this authorizer was made. */
+  decisions(): IamDecisions {
+    return { ...this.#counts };
+  }
+}
+
+/**
+ * "User: arn:aws:sts::…:assumed-role/ROLE/SESSION is not authorized to perform: ACTION on resource:
+ * ARN because no identity-based policy allows the ACTION action" (or "with an explicit deny in an
+ * identity-based policy"), as AWS reports it.
+ */
+function deniedMessage(roles: StackRoles, caller: Caller, request: AuthorizationRequest, decision: Decision): string {
+  const who = 'role' in caller ? `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${roles.roles.get(caller.role)?.id ?? caller.role}/${caller.session}` : 'administrator';
+  const why = decision === 'ExplicitlyDenied' ? 'with an explicit deny in an identity-based policy' : `because no identity-based policy allows the ${request.action} action`;
+  return `User: ${who} is not authorized to perform: ${request.action} on resource: ${request.resource} ${why}`;
+}
