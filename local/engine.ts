@@ -45,6 +45,20 @@ export interface LocalEngineOptions {
    * process skip it (~150 ms and ~15 MB). @default this process's memory
    */
   validated?: { has(text: string): boolean; add(text: string): void };
+  /**
+   * The state machine role's IAM (local/iam): each Task's `lambda:InvokeFunction` on the function
+   * ARN it invokes is decided by it, and a refusal fails the Task with Lambda.AWSLambdaException
+   * (403), as Step Functions reports it. @default no IAM: every invoke allowed
+   */
+  iam?: EngineIam;
+}
+
+/** What the engine asks of the twin's IAM. */
+export interface EngineIam {
+  /** Throws (AccessDeniedException) to refuse the invoke. */
+  authorizeInvoke(functionArn: string): void;
+  /** Every IAM decision of the twin so far (the engine's and its endpoints'). */
+  decisions(): { allowed: number; denied: number };
 }
 
 export interface ExecutionDescription {
@@ -115,10 +129,12 @@ export class LocalEngine {
   private readonly createdAt: Date;
   /** Definitions already validated (in this process, or remembered on disk by the template cache). */
   private readonly validated: NonNullable<LocalEngineOptions['validated']>;
+  private readonly iam?: EngineIam;
   private closed = false;
 
   constructor(opts: LocalEngineOptions) {
     this.stateMachineArn = opts.stateMachineArn;
+    if (opts.iam) this.iam = opts.iam;
     this.now = opts.now ?? (() => new Date());
     this.createdAt = this.now();
     this.validated = opts.validated ?? validated;
@@ -309,11 +325,35 @@ export class LocalEngine {
     this.tokens.sendTaskHeartbeat(token);
   }
 
+  /** The state machine whose execution waits on a live token (what a callback is authorized on), else undefined. */
+  stateMachineOfToken(token: string): string | undefined {
+    try {
+      this.tokens.ownerOf(token);
+      return this.stateMachineArn;
+    } catch {
+      return undefined;
+    }
+  }
+
   // ---- run lifecycle ---------------------------------------------------------------------------
+
+  /**
+   * The twin's IAM decisions so far, `{ allowed, denied }` (the state machine's invokes and every
+   * call its endpoints authorized); undefined when the engine runs without IAM.
+   */
+  iamDecisions(): { allowed: number; denied: number } | undefined {
+    return this.iam?.decisions();
+  }
 
   /** What a Task of the execution sees of the engine (local/engine/lambda-task.ts). */
   private taskRun(exec: Execution) {
-    return { exec, tokens: this.tokens, record: (type: string, details: Partial<HistoryEvent>, previousEventId?: number) => this.record(exec, type, details, previousEventId) };
+    const iam = this.iam;
+    return {
+      exec,
+      tokens: this.tokens,
+      record: (type: string, details: Partial<HistoryEvent>, previousEventId?: number) => this.record(exec, type, details, previousEventId),
+      ...(iam && { authorizeInvoke: (functionArn: string) => iam.authorizeInvoke(functionArn) }),
+    };
   }
 
   private contextFor(exec: Execution): RunOptions['context'] {

@@ -7,6 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { DROPPED, serveHttp, type HttpService, type ServiceReply, type ServiceRequest } from '../sim/in-process.js';
 import { LocalSfnError, paginate, type LocalEngine } from './engine.js';
+import type { IamAuthorizer } from './iam/authorizer.js';
+import type { RoleCredentials } from './iam/credentials.js';
+import { sfnAuthorizationRequest } from './iam/step-functions.js';
 
 const TARGET_PREFIX = 'AWSStepFunctions.';
 const MAX_BODY_BYTES = 2 * 1024 * 1024; // generous: the largest legal request is a 256 KiB payload
@@ -83,8 +86,17 @@ export interface SfnEndpoint {
   close(): Promise<void>;
 }
 
-export async function startSfnEndpoint(engine: LocalEngine, opts: { port?: number } = {}): Promise<SfnEndpoint> {
-  const service = sfnService(engine);
+/**
+ * The twin's IAM at this endpoint: who signed each call (by its access key) and whether that
+ * caller's role may make it. @default no IAM (every call allowed)
+ */
+export interface SfnEndpointIam {
+  readonly authorizer: IamAuthorizer;
+  readonly credentials: RoleCredentials;
+}
+
+export async function startSfnEndpoint(engine: LocalEngine, opts: { port?: number; iam?: SfnEndpointIam } = {}): Promise<SfnEndpoint> {
+  const service = sfnService(engine, opts.iam);
   const served = await serveHttp(service, {
     port: opts.port,
     maxBodyBytes: MAX_BODY_BYTES,
@@ -95,10 +107,10 @@ export async function startSfnEndpoint(engine: LocalEngine, opts: { port?: numbe
 }
 
 /** The Step Functions JSON 1.0 protocol over the engine, as a function from request to reply. */
-export function sfnService(engine: LocalEngine): HttpService {
+export function sfnService(engine: LocalEngine, iam?: SfnEndpointIam): HttpService {
   return async (request) => {
     try {
-      return reply(200, await handle(engine, request));
+      return reply(200, await handle(engine, request, iam));
     } catch (e) {
       if (e instanceof LocalSfnError) return reply(400, { __type: e.name, message: e.message });
       return reply(500, { __type: 'InternalFailure', message: e instanceof Error ? e.message : String(e) });
@@ -106,7 +118,7 @@ export function sfnService(engine: LocalEngine): HttpService {
   };
 }
 
-async function handle(engine: LocalEngine, req: ServiceRequest): Promise<unknown> {
+async function handle(engine: LocalEngine, req: ServiceRequest, iam?: SfnEndpointIam): Promise<unknown> {
   const target = req.headers['x-amz-target'];
   const operation = typeof target === 'string' && target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';
   if (req.method !== 'POST' || !(operation in handlers)) {
@@ -125,7 +137,28 @@ async function handle(engine: LocalEngine, req: ServiceRequest): Promise<unknown
     const issues = parsed.error.issues.map((i) => `Value at '${i.path.join('.') || '(body)'}' failed to satisfy constraint: ${i.message}`);
     throw new LocalSfnError('ValidationException', `${issues.length} validation error(s) detected: ${issues.join('; ')}`);
   }
+  if (iam) authorizeCall(iam, engine, op, parsed.data as Record<string, unknown>, req.headers['authorization']);
   return await (handlers[op] as (engine: LocalEngine, req: unknown) => unknown)(engine, parsed.data);
+}
+
+/**
+ * IAM, as the service applies it before it acts: the caller is known by its access key
+ * (UnrecognizedClientException otherwise), and its role's policies must allow the call on the
+ * resource Step Functions authorizes it against (AccessDeniedException otherwise;
+ * local/iam/step-functions.ts has the version and alias rule).
+ */
+function authorizeCall(iam: SfnEndpointIam, engine: LocalEngine, operation: Operation, body: Record<string, unknown>, authorization: string | string[] | undefined): void {
+  const header = Array.isArray(authorization) ? authorization[0] : authorization;
+  if (header === undefined) throw new LocalSfnError('MissingAuthenticationTokenException', 'Missing Authentication Token');
+  const caller = iam.credentials.callerOf(header);
+  if (!caller) throw new LocalSfnError('UnrecognizedClientException', 'The security token included in the request is invalid.');
+  const request = sfnAuthorizationRequest(operation, body, (token) => engine.stateMachineOfToken(token));
+  if (!request) return;
+  try {
+    iam.authorizer.authorize(caller, request);
+  } catch (error) {
+    throw new LocalSfnError('AccessDeniedException', error instanceof Error ? error.message : String(error));
+  }
 }
 
 function checkStateMachine(engine: LocalEngine, stateMachineArn: string): void {

@@ -5,6 +5,7 @@
  * the callback on the task's token.
  */
 import type { RunOptions } from 'aws-local-stepfunctions';
+import { randomUUID } from 'node:crypto';
 import { walkStates, type AslDefinition, type TaskInfo } from '../asl.js';
 import { TaskFailure, TerminalError } from './errors.js';
 import type { HistoryEvent } from './history.js';
@@ -46,6 +47,8 @@ export interface LambdaTaskRun<Owner extends TaskOwner> {
   tokens: TaskTokens<Owner, JsonValue>;
   /** Appends one event to the execution's history and returns its id. */
   record(type: string, details: Partial<HistoryEvent>, previousEventId?: number): number;
+  /** The state machine role's IAM: throws (AccessDeniedException) to refuse `lambda:InvokeFunction` on a function ARN. */
+  authorizeInvoke?: (functionArn: string) => void;
 }
 
 /**
@@ -93,6 +96,14 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
       },
     });
     emit('TaskStarted', { taskStartedEventDetails: resource });
+    if (run.authorizeInvoke) {
+      const refused = invokeRefusal(run.authorizeInvoke, isRecord(parsed) ? parsed.FunctionName : undefined);
+      if (refused) {
+        emit('TaskFailed', { taskFailedEventDetails: { ...resource, ...refused } });
+        if (claimed) tokens.delete(claimed.token);
+        throw new TaskFailure(refused.error, refused.cause);
+      }
+    }
 
     let result: JsonValue;
     let resultText: string;
@@ -184,6 +195,28 @@ export function bindTasks(
     bindings[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke };
   }
   return bindings;
+}
+
+/**
+ * The failure Step Functions reports when its role may not invoke the function (the Lambda API
+ * answers 403): error `Lambda.AWSLambdaException`, the Lambda service's message as the cause.
+ */
+function invokeRefusal(authorize: (functionArn: string) => void, functionName: unknown): { error: string; cause: string } | undefined {
+  try {
+    authorize(functionArnOf(typeof functionName === 'string' ? functionName : ''));
+    return undefined;
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    return {
+      error: 'Lambda.AWSLambdaException',
+      cause: `${message} (Service: AWSLambda; Status Code: 403; Error Code: AccessDeniedException; Request ID: ${randomUUID()}; Proxy: null)`,
+    };
+  }
+}
+
+/** A Task's FunctionName (a name, `name:qualifier`, or an ARN) as the ARN Lambda authorizes. */
+export function functionArnOf(functionName: string): string {
+  return functionName.startsWith('arn:') ? functionName : `arn:aws:lambda:${REGION}:000000000000:function:${functionName}`;
 }
 
 /** The service's error shape for a Lambda function error: error = errorType, cause = the JSON body. */

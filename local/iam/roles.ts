@@ -17,8 +17,8 @@ export interface Role {
 
 export interface StackRoles {
   readonly roles: ReadonlyMap<string, Role>;
-  /** A Lambda function's SAVEPOINT_STEP → the role it runs as. */
-  readonly stepRoles: ReadonlyMap<string, string>;
+  /** A Lambda function's SAVEPOINT_STEP → the function and the role it runs as. */
+  readonly stepRoles: ReadonlyMap<string, { readonly role: string; readonly functionId: string }>;
   /** The state machine's role (what its Task states invoke Lambda functions as). */
   readonly stateMachineRole?: string;
   /** EventBridge targets that assume a role to call their target (e.g. the schedule's StartExecution). */
@@ -68,7 +68,7 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
     const getAtt = (value as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'];
     return getAtt && roles.has(getAtt[0]) ? getAtt[0] : undefined;
   };
-  const stepRoles = new Map<string, string>();
+  const stepRoles = new Map<string, { role: string; functionId: string }>();
   let stateMachineRole: string | undefined;
   const ruleTargets: { ruleId: string; roleId: string; targetArn: string }[] = [];
   for (const [id, resource] of Object.entries(resources)) {
@@ -76,7 +76,7 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
     if (resource.Type === 'AWS::Lambda::Function') {
       const step = (props['Environment'] as { Variables?: Record<string, unknown> } | undefined)?.Variables?.['SAVEPOINT_STEP'];
       const roleId = roleIdOf(props['Role']);
-      if (typeof step === 'string' && roleId) stepRoles.set(step, roleId);
+      if (typeof step === 'string' && roleId) stepRoles.set(step, { role: roleId, functionId: id });
     }
     if (resource.Type === 'AWS::StepFunctions::StateMachine') stateMachineRole = roleIdOf(props['RoleArn']);
     if (resource.Type === 'AWS::Events::Rule') {

@@ -154,7 +154,7 @@ describe('the watchdog', () => {
 });
 
 async function withLongerModelTimeout() {
-  const template = (await cachedTemplate('agent')) as { Resources: Record<string, { Type: string; Properties?: { DefinitionString?: { 'Fn::Join': [string, unknown[]] } } }> };
+  const template = (await cachedTemplate('refund-reconciler')) as { Resources: Record<string, { Type: string; Properties?: { DefinitionString?: { 'Fn::Join': [string, unknown[]] } } }> };
   const machine = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')!;
   const parts = machine.Properties!.DefinitionString!['Fn::Join'][1];
   const changed = parts.map((part) => (typeof part === 'string' ? part.replace('"TimeoutSeconds":90', '"TimeoutSeconds":95') : part));

@@ -1,0 +1,117 @@
+/**
+ * The twin enforces the synthesized template's IAM: each function's Step Functions calls are
+ * signed with its own role's credentials and decided by that role's policies, the state machine
+ * role's invokes likewise, and a refused call fails as AWS fails it. A grant taken out of the
+ * template is a call refused.
+ */
+import { SFNClient, StartExecutionCommand, DescribeExecutionCommand } from '@aws-sdk/client-sfn';
+import { afterEach, describe, expect, it } from 'vitest';
+import { localAwsConfig } from '../../local/aws-config.js';
+import type { CfnTemplateJson } from '../../local/asl.js';
+import { cachedTemplate } from '../../local/template-cache.js';
+import { Steps } from '../../lambdas/shared/steps.js';
+import { sampleInput, startHarness, waitFor, type Harness } from '../engine/harness.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function harness(template?: CfnTemplateJson): Promise<Harness> {
+  const started = await startHarness({ recovery: false, ...(template && { template }) });
+  cleanups.push(() => started.stack.close());
+  return started;
+}
+
+type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
+
+/** The template without one statement: the one granting `action` (on `resourceRef`, when given) in a policy whose logical id starts with `policyPrefix`. */
+async function withoutGrant(policyPrefix: string, action: string, resourceRef?: string): Promise<CfnTemplateJson> {
+  const template = structuredClone(await cachedTemplate('refund-reconciler')) as Template;
+  let removed = 0;
+  for (const [id, resource] of Object.entries(template.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith(policyPrefix)) continue;
+    const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[]; Resource: unknown }[] };
+    document.Statement = document.Statement.flatMap((statement) => {
+      const actions = [statement.Action].flat();
+      if (!actions.includes(action) || (resourceRef !== undefined && JSON.stringify(statement.Resource) !== JSON.stringify({ Ref: resourceRef }))) return [statement];
+      removed++;
+      const rest = actions.filter((a) => a !== action);
+      return rest.length > 0 ? [{ ...statement, Action: rest }] : [];
+    });
+  }
+  expect(removed).toBe(1);
+  return template as CfnTemplateJson;
+}
+
+describe("the twin's IAM", () => {
+  it('is on by default: a whole run is authorized call by call, none refused', async () => {
+    const h = await harness();
+    const finished = await h.run({ runId: 'iam-on', input: sampleInput, config: { approvalTimeoutSeconds: 1 } });
+    expect(finished.status).toBe('SUCCEEDED');
+    const decisions = h.stack.engine.iamDecisions()!;
+    // Every Task's invoke and every BudgetCheck history read at least.
+    expect(decisions.allowed).toBeGreaterThan(finished.states['BudgetCheck']!.invocations);
+    expect(decisions.denied).toBe(0);
+  });
+
+  it("refuses the state machine's invoke of a function its role may no longer invoke: Lambda.AWSLambdaException, 403", async () => {
+    const template = (await cachedTemplate('refund-reconciler')) as Template;
+    const startRunVersion = Object.keys(template.Resources).find((id) => template.Resources[id]!.Type === 'AWS::Lambda::Version' && id.startsWith('AgentStartRunFunctionCurrentVersion'))!;
+    const h = await harness(await withoutGrant('AgentStateMachineRoleDefaultPolicy', 'lambda:InvokeFunction', startRunVersion));
+    const finished = await h.run({ runId: 'no-invoke', input: sampleInput });
+    expect(finished.status).toBe('FAILED');
+    const failed = finished.history.find((event) => event.type === 'TaskFailed')!;
+    expect(failed.taskFailedEventDetails).toMatchObject({ error: 'Lambda.AWSLambdaException' });
+    expect(failed.taskFailedEventDetails!.cause).toMatch(
+      /^User: arn:aws:sts::000000000000:assumed-role\/AgentStateMachineRole\w+\/\w+ is not authorized to perform: lambda:InvokeFunction on resource: arn:aws:lambda:us-east-1:000000000000:function:AgentStartRunFunction\w+:1 because no identity-based policy allows the lambda:InvokeFunction action \(Service: AWSLambda; Status Code: 403; Error Code: AccessDeniedException/,
+    );
+    // The definition retries Lambda.AWSLambdaException as AWS's LambdaInvoke default does; each try is refused.
+    expect(finished.states['StartRun']!.errors['Lambda.AWSLambdaException']).toBeGreaterThan(1);
+    expect(h.stack.engine.iamDecisions()!.denied).toBe(finished.states['StartRun']!.errors['Lambda.AWSLambdaException']);
+  });
+
+  it("refuses a function's Step Functions call its role is not granted: AccessDeniedException reaches the step", async () => {
+    const h = await harness(await withoutGrant('AgentStartRunFunctionServiceRoleDefaultPolicy', 'states:DescribeStateMachineForExecution'));
+    const finished = await h.run({ runId: 'no-describe', input: sampleInput });
+    expect(finished.status).toBe('FAILED');
+    const failed = finished.history.find((event) => event.type === 'TaskFailed')!;
+    expect(failed.taskFailedEventDetails).toMatchObject({ error: 'AccessDeniedException' });
+    expect(failed.taskFailedEventDetails!.cause).toContain('assumed-role/AgentStartRunFunctionServiceRole');
+    expect(failed.taskFailedEventDetails!.cause).toContain('is not authorized to perform: states:DescribeStateMachineForExecution on resource: arn:aws:states:us-east-1:000000000000:execution:Savepoint-refund-reconciler:');
+  });
+
+  it("knows each caller by its access key: a role's key may do only what its policies allow, an unknown key nothing, the operator everything", async () => {
+    const h = await harness();
+    const iam = h.stack.iam!;
+    const client = (credentials: { accessKeyId: string; secretAccessKey: string }) => {
+      const made = new SFNClient({ ...localAwsConfig, credentials, endpoint: h.stack.endpoints.sfn, maxAttempts: 1 });
+      cleanups.push(async () => made.destroy());
+      return made;
+    };
+    const start = (name: string) => new StartExecutionCommand({ stateMachineArn: h.stack.stateMachineArn, name, input: JSON.stringify({ runId: name, input: sampleInput }) });
+
+    // The expiry sweep's role has no states:StartExecution.
+    await expect(client(iam.credentialsOf(Steps.ExpireApprovals)!).send(start('by-expiry'))).rejects.toMatchObject({
+      name: 'AccessDeniedException',
+      message: expect.stringMatching(/assumed-role\/AgentExpireApprovalsFunctionServiceRole\w+\/AgentExpireApprovalsFunction\w+ is not authorized to perform: states:StartExecution on resource: arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-refund-reconciler because no identity-based policy allows/),
+    });
+    // The handoff's role has it, on the state machine's own ARN.
+    const { executionArn } = await client(iam.credentialsOf(Steps.Handoff)!).send(start('by-handoff'));
+    // A key nobody handed out.
+    await expect(client({ accessKeyId: 'ASIAUNKNOWN0000000', secretAccessKey: 'x' }).send(new DescribeExecutionCommand({ executionArn: executionArn! }))).rejects.toMatchObject({ name: 'UnrecognizedClientException' });
+    // The operator (the CLI's key) is the account's administrator.
+    expect(await h.stack.sfn.send(new DescribeExecutionCommand({ executionArn: executionArn! }))).toMatchObject({ status: expect.any(String) });
+    await h.stack.engine.stopExecution(executionArn!);
+    expect(h.stack.engine.iamDecisions()).toMatchObject({ denied: 1 });
+  });
+
+  it("refuses the approval callback's SendTaskSuccess when its role loses the grant, so the decision is not delivered", async () => {
+    const h = await harness(await withoutGrant('AgentApprovalCallbackFunctionServiceRoleDefaultPolicy', 'states:SendTaskSuccess'));
+    void h.run({ runId: 'no-callback', input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
+    const approval = await waitFor(() => h.approvals[0]);
+    const response = await fetch(`${h.stack.endpoints.approvals}/${approval.approvalId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
+    expect(response.status).toBeGreaterThanOrEqual(500);
+    expect(h.stack.engine.iamDecisions()!.denied).toBeGreaterThanOrEqual(1);
+  });
+});
