@@ -51,6 +51,12 @@ export interface LocalEngineOptions {
    * (403), as Step Functions reports it. @default no IAM: every invoke allowed
    */
   iam?: EngineIam;
+  /**
+   * The state machine's aliases, by name (the template's `AWS::StepFunctions::StateMachineAlias`),
+   * each routed to the newest published version, as a deploy that points the alias at the version
+   * it publishes leaves them. @default none
+   */
+  aliases?: readonly string[];
 }
 
 /** What the engine asks of the twin's IAM. */
@@ -73,6 +79,7 @@ export interface ExecutionDescription {
   error?: string;
   cause?: string;
   stateMachineVersionArn?: string;
+  stateMachineAliasArn?: string;
 }
 
 export type ExecutionListItem = Pick<ExecutionDescription, 'executionArn' | 'stateMachineArn' | 'name' | 'status' | 'startDate' | 'stopDate'>;
@@ -94,6 +101,10 @@ interface Execution {
   arn: string;
   /** The version it started on and runs to its end. */
   version: Version;
+  /** The version ARN it was started with, or the version its alias pointed to (AWS associates it then). */
+  versionArn?: string;
+  /** The alias ARN it was started with. */
+  aliasArn?: string;
   name: string;
   input: string;
   startDate: Date;
@@ -130,11 +141,14 @@ export class LocalEngine {
   /** Definitions already validated (in this process, or remembered on disk by the template cache). */
   private readonly validated: NonNullable<LocalEngineOptions['validated']>;
   private readonly iam?: EngineIam;
+  /** Alias name → the version number it routes to. */
+  private readonly aliases = new Map<string, number>();
   private closed = false;
 
   constructor(opts: LocalEngineOptions) {
     this.stateMachineArn = opts.stateMachineArn;
     if (opts.iam) this.iam = opts.iam;
+    for (const alias of opts.aliases ?? []) this.aliases.set(alias, 1);
     this.now = opts.now ?? (() => new Date());
     this.createdAt = this.now();
     this.validated = opts.validated ?? validated;
@@ -167,6 +181,7 @@ export class LocalEngine {
     this.validated.add(text);
     const number = this.versions.length + 1;
     this.versions.push({ number, definition: version.definition, machine, specs, ...(version.description !== undefined && { description: version.description }) });
+    for (const alias of this.aliases.keys()) this.aliases.set(alias, number);
     return number;
   }
 
@@ -178,8 +193,11 @@ export class LocalEngine {
 
   // ---- executions ------------------------------------------------------------------------------
 
-  /** Starts on the newest version, or on `version` (StartExecution with a version ARN). */
-  startExecution(req: { name?: string; input?: unknown; version?: number } = {}): { executionArn: string; startDate: Date } {
+  /**
+   * Starts on `version` (StartExecution with a version ARN), on the version `alias` routes to (with
+   * an alias ARN: the execution is associated with both, as AWS associates it), or on the newest.
+   */
+  startExecution(req: { name?: string; input?: unknown; version?: number; alias?: string } = {}): { executionArn: string; startDate: Date } {
     if (this.closed) throw new LocalSfnError('StateMachineDeleting', 'The local engine is closed');
     const name = req.name ?? randomUUID();
     validateName(name);
@@ -193,11 +211,19 @@ export class LocalEngine {
       throw new LocalSfnError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
     }
 
-    const version = req.version === undefined ? this.versions.at(-1)! : this.versions[req.version - 1];
+    const aliased = req.alias === undefined ? undefined : this.aliases.get(req.alias);
+    if (req.alias !== undefined && aliased === undefined) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${this.stateMachineArn}:${req.alias}'`);
+    const wanted = aliased ?? req.version;
+    const version = wanted === undefined ? this.versions.at(-1)! : this.versions[wanted - 1];
     if (!version) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${this.stateMachineArn}:${req.version}'`);
+    const qualified = {
+      ...(wanted !== undefined && { versionArn: `${this.stateMachineArn}:${version.number}` }),
+      ...(req.alias !== undefined && { aliasArn: `${this.stateMachineArn}:${req.alias}` }),
+    };
     const exec: Execution = {
       arn,
       version,
+      ...qualified,
       name,
       input: text,
       startDate: this.now(),
@@ -209,7 +235,15 @@ export class LocalEngine {
       done: Promise.resolve(),
     };
     this.executions.set(arn, exec);
-    this.record(exec, 'ExecutionStarted', { executionStartedEventDetails: { input: text, inputDetails: { truncated: false }, roleArn: ROLE_ARN } });
+    this.record(exec, 'ExecutionStarted', {
+      executionStartedEventDetails: {
+        input: text,
+        inputDetails: { truncated: false },
+        roleArn: ROLE_ARN,
+        ...(qualified.aliasArn && { stateMachineAliasArn: qualified.aliasArn }),
+        ...(qualified.versionArn && { stateMachineVersionArn: qualified.versionArn }),
+      },
+    });
 
     const handlers: Record<string, TaskHandler> = {};
     for (const [stateName, spec] of version.specs) handlers[stateName] = (params) => runLambdaTask(this.taskRun(exec), stateName, spec, params);
@@ -237,8 +271,12 @@ export class LocalEngine {
       ...(e.output !== undefined && { output: e.output }),
       ...(e.error !== undefined && { error: e.error }),
       ...(e.cause !== undefined && { cause: e.cause }),
-      // As the service does for an execution started on a version (only once there are several).
-      ...(this.versions.length > 1 && { stateMachineVersionArn: `${this.stateMachineArn}:${e.version.number}` }),
+      // As the service does for an execution started on a version or an alias. An execution started
+      // unqualified is reported on its version too once there are several: locally that is what
+      // every caller's start on the alias would be on AWS (a divergence only for a start that AWS
+      // would associate with no version).
+      ...((e.versionArn !== undefined || this.versions.length > 1) && { stateMachineVersionArn: e.versionArn ?? `${this.stateMachineArn}:${e.version.number}` }),
+      ...(e.aliasArn !== undefined && { stateMachineAliasArn: e.aliasArn }),
     };
   }
 

@@ -9,7 +9,7 @@ import { DROPPED, serveHttp, type HttpService, type ServiceReply, type ServiceRe
 import { LocalSfnError, paginate, type LocalEngine } from './engine.js';
 import type { IamAuthorizer } from './iam/authorizer.js';
 import type { RoleCredentials } from './iam/credentials.js';
-import { sfnAuthorizationRequest } from './iam/step-functions.js';
+import { sfnAuthorizationRequest, splitQualifier } from './iam/step-functions.js';
 
 const TARGET_PREFIX = 'AWSStepFunctions.';
 const MAX_BODY_BYTES = 2 * 1024 * 1024; // generous: the largest legal request is a 256 KiB payload
@@ -42,11 +42,12 @@ type Handlers = { [K in Operation]: (engine: LocalEngine, req: z.infer<(typeof s
 
 const handlers: Handlers = {
   StartExecution: (engine, req) => {
-    // A version ARN (`<machine>:<n>`) starts on that version, as the service does; the machine's own, on the newest.
-    const qualified = /^(.*):(\d+)$/.exec(req.stateMachineArn);
-    const version = qualified?.[1] === engine.stateMachineArn ? qualified : undefined;
-    checkStateMachine(engine, version?.[1] ?? req.stateMachineArn);
-    return engine.startExecution({ ...(req.name !== undefined && { name: req.name }), input: req.input ?? '{}', ...(version && { version: Number(version[2]) }) });
+    // A version ARN (`<machine>:<n>`) starts on that version, an alias ARN (`<machine>:<alias>`) on
+    // the version the alias routes to, as the service does; the machine's own, on the newest.
+    const { stateMachineArn, qualifier } = splitQualifier(req.stateMachineArn);
+    checkStateMachine(engine, stateMachineArn);
+    const on = qualifier === undefined ? {} : /^\d+$/.test(qualifier) ? { version: Number(qualifier) } : { alias: qualifier };
+    return engine.startExecution({ ...(req.name !== undefined && { name: req.name }), input: req.input ?? '{}', ...on });
   },
   DescribeExecution: (engine, req) => engine.describeExecution(req.executionArn),
   ListExecutions: (engine, req) => {

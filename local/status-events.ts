@@ -43,7 +43,11 @@ export function executionStatusChange(engine: LocalEngine, execution: ReturnType
     resources: [execution.executionArn],
     detail: {
       executionArn: execution.executionArn,
+      // The detail is DescribeExecution's (https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html):
+      // the state machine's own ARN, and the version and alias ARNs it was started with, if any.
       stateMachineArn: engine.stateMachineArn,
+      ...(execution.stateMachineVersionArn !== undefined && { stateMachineVersionArn: execution.stateMachineVersionArn }),
+      ...(execution.stateMachineAliasArn !== undefined && { stateMachineAliasArn: execution.stateMachineAliasArn }),
       name: execution.name,
       status: execution.status,
       startDate: execution.startDate.getTime(),

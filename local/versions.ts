@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../lambdas/define.js';
+import type { CfnTemplateJson } from './asl.js';
 
 /**
  * Versions on the local engine, the way AWS holds them. On AWS a deploy publishes a state machine
@@ -16,4 +17,15 @@ export function versionDescription(agent: Pick<AgentDefinition, 'name' | 'versio
   if (agent.compatibleWith?.length) parts.push(`compatible with ${agent.compatibleWith.join(', ')}`);
   if (codeVersion !== undefined) parts.push(`code ${codeVersion}`);
   return parts.join('; ').slice(0, 256);
+}
+
+/**
+ * The state machine's aliases the template declares (`AWS::StepFunctions::StateMachineAlias`
+ * names: savepoint's `live`). Each routes to the version the deploy published, so locally each
+ * routes to the newest version (LocalEngine's `aliases`).
+ */
+export function templateAliases(template: CfnTemplateJson): string[] {
+  return Object.values(template.Resources ?? {}).flatMap((resource) =>
+    resource.Type === 'AWS::StepFunctions::StateMachineAlias' && typeof resource.Properties?.['Name'] === 'string' ? [resource.Properties['Name']] : [],
+  );
 }

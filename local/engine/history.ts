@@ -21,7 +21,7 @@ export interface HistoryEvent {
   previousEventId: number;
   timestamp: Date;
   type: string;
-  executionStartedEventDetails?: { input: string; inputDetails: Truncated; roleArn: string };
+  executionStartedEventDetails?: { input: string; inputDetails: Truncated; roleArn: string; stateMachineAliasArn?: string; stateMachineVersionArn?: string };
   executionSucceededEventDetails?: { output: string; outputDetails: Truncated };
   executionFailedEventDetails?: ErrorDetails;
   executionAbortedEventDetails?: ErrorDetails;
