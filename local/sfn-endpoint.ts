@@ -10,6 +10,7 @@ import { LocalSfnError, paginate, type LocalEngine } from './engine.js';
 import type { IamAuthorizer } from './iam/authorizer.js';
 import type { RoleCredentials } from './iam/credentials.js';
 import { sfnAuthorizationRequest, splitQualifier } from './iam/step-functions.js';
+import type { SfnQuotas } from './sfn-quotas.js';
 
 const TARGET_PREFIX = 'AWSStepFunctions.';
 const MAX_BODY_BYTES = 2 * 1024 * 1024; // generous: the largest legal request is a 256 KiB payload
@@ -96,8 +97,8 @@ export interface SfnEndpointIam {
   readonly credentials: RoleCredentials;
 }
 
-export async function startSfnEndpoint(engine: LocalEngine, opts: { port?: number; iam?: SfnEndpointIam } = {}): Promise<SfnEndpoint> {
-  const service = sfnService(engine, opts.iam);
+export async function startSfnEndpoint(engine: LocalEngine, opts: { port?: number; iam?: SfnEndpointIam; quotas?: SfnQuotas } = {}): Promise<SfnEndpoint> {
+  const service = sfnService(engine, opts.iam, opts.quotas);
   const served = await serveHttp(service, {
     port: opts.port,
     maxBodyBytes: MAX_BODY_BYTES,
@@ -108,10 +109,14 @@ export async function startSfnEndpoint(engine: LocalEngine, opts: { port?: numbe
 }
 
 /** The Step Functions JSON 1.0 protocol over the engine, as a function from request to reply. */
-export function sfnService(engine: LocalEngine, iam?: SfnEndpointIam): HttpService {
+/**
+ * @param iam who may call what (local/iam) @default every call allowed
+ * @param quotas the per-account API throttling (local/sfn-quotas.ts) @default none
+ */
+export function sfnService(engine: LocalEngine, iam?: SfnEndpointIam, quotas?: SfnQuotas): HttpService {
   return async (request) => {
     try {
-      return reply(200, await handle(engine, request, iam));
+      return reply(200, await handle(engine, request, iam, quotas));
     } catch (e) {
       if (e instanceof LocalSfnError) return reply(400, { __type: e.name, message: e.message });
       return reply(500, { __type: 'InternalFailure', message: e instanceof Error ? e.message : String(e) });
@@ -119,7 +124,7 @@ export function sfnService(engine: LocalEngine, iam?: SfnEndpointIam): HttpServi
   };
 }
 
-async function handle(engine: LocalEngine, req: ServiceRequest, iam?: SfnEndpointIam): Promise<unknown> {
+async function handle(engine: LocalEngine, req: ServiceRequest, iam?: SfnEndpointIam, quotas?: SfnQuotas): Promise<unknown> {
   const target = req.headers['x-amz-target'];
   const operation = typeof target === 'string' && target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';
   if (req.method !== 'POST' || !(operation in handlers)) {
@@ -139,6 +144,7 @@ async function handle(engine: LocalEngine, req: ServiceRequest, iam?: SfnEndpoin
     throw new LocalSfnError('ValidationException', `${issues.length} validation error(s) detected: ${issues.join('; ')}`);
   }
   if (iam) authorizeCall(iam, engine, op, parsed.data as Record<string, unknown>, req.headers['authorization']);
+  quotas?.take(op);
   return await (handlers[op] as (engine: LocalEngine, req: unknown) => unknown)(engine, parsed.data);
 }
 

@@ -1,0 +1,75 @@
+/**
+ * Step Functions' API throttling at the local endpoint: the published per-account token buckets
+ * (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html, "Quotas related to API
+ * action throttling"; us-east-1), on an injected clock, answering ThrottlingException as AWS does.
+ */
+import { DescribeExecutionCommand, DescribeStateMachineForExecutionCommand, GetExecutionHistoryCommand, SFNClient } from '@aws-sdk/client-sfn';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AslDefinition } from '../../local/asl.js';
+import { localAwsConfig } from '../../local/aws-config.js';
+import { LocalEngine } from '../../local/engine.js';
+import { startSfnEndpoint, type SfnEndpoint } from '../../local/sfn-endpoint.js';
+import { SfnQuotas, STEP_FUNCTIONS_API_QUOTAS, TokenBucket } from '../../local/sfn-quotas.js';
+
+const definition: AslDefinition = { StartAt: 'Done', States: { Done: { Type: 'Pass', End: true } } };
+
+describe('a token bucket', () => {
+  it('starts full, refills at its rate, never above its size', () => {
+    let now = 0;
+    const bucket = new TokenBucket({ bucket: 3, refillPerSecond: 2 }, () => now);
+    expect([bucket.tryTake(), bucket.tryTake(), bucket.tryTake(), bucket.tryTake()]).toEqual([true, true, true, false]);
+    now += 499; // 0.998 of a token
+    expect(bucket.tryTake()).toBe(false);
+    now += 1;
+    expect(bucket.tryTake()).toBe(true);
+    now += 60_000; // a long pause fills it to 3, not 120
+    expect([bucket.tryTake(), bucket.tryTake(), bucket.tryTake(), bucket.tryTake()]).toEqual([true, true, true, false]);
+  });
+});
+
+describe('API throttling at the local endpoint', () => {
+  let now = Date.parse('2026-12-01T00:00:00Z');
+  let engine: LocalEngine;
+  let endpoint: SfnEndpoint;
+  let client: SFNClient;
+  let quotas: SfnQuotas;
+  let executionArn: string;
+
+  beforeAll(async () => {
+    engine = new LocalEngine({ definition, stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:quota', tasks: {}, now: () => new Date(now) });
+    quotas = new SfnQuotas(() => now);
+    endpoint = await startSfnEndpoint(engine, { quotas });
+    // One attempt: the SDK would otherwise retry a throttled call after a real backoff.
+    client = new SFNClient({ ...localAwsConfig, endpoint: endpoint.url, requestHandler: endpoint.requestHandler, maxAttempts: 1 });
+    ({ executionArn } = engine.startExecution({ name: 'one' }));
+    await engine.waitForExecution(executionArn);
+  });
+  afterAll(async () => {
+    client.destroy();
+    await endpoint.close();
+    await engine.close();
+  });
+
+  it('answers DescribeStateMachineForExecution past its bucket of 200 with ThrottlingException, then one more per second', async () => {
+    const call = () => client.send(new DescribeStateMachineForExecutionCommand({ executionArn }));
+    for (let i = 0; i < 200; i++) await call();
+    await expect(call()).rejects.toMatchObject({ name: 'ThrottlingException', message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } });
+    now += 1000;
+    await call();
+    await expect(call()).rejects.toMatchObject({ name: 'ThrottlingException' });
+    // Its own bucket: other actions are not throttled by it.
+    await client.send(new DescribeExecutionCommand({ executionArn }));
+    expect(quotas.throttled()).toEqual({ DescribeStateMachineForExecution: 2 });
+  });
+
+  it('refills GetExecutionHistory at 20 a second after its burst of 400', async () => {
+    const call = () => client.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1, reverseOrder: true }));
+    const { bucket, refillPerSecond } = STEP_FUNCTIONS_API_QUOTAS['GetExecutionHistory']!;
+    expect({ bucket, refillPerSecond }).toEqual({ bucket: 400, refillPerSecond: 20 });
+    for (let i = 0; i < 400; i++) await call();
+    await expect(call()).rejects.toMatchObject({ name: 'ThrottlingException' });
+    now += 1000;
+    for (let i = 0; i < 20; i++) await call();
+    await expect(call()).rejects.toMatchObject({ name: 'ThrottlingException' });
+  });
+});
