@@ -19,11 +19,14 @@ import { openLocalLedger } from './runtime/ledger.js';
 import type { LocalStackOptions } from './runtime/options.js';
 import { bindTasks, localEngine, type LocalHandlers } from './runtime/tasks.js';
 import { startWorld } from './runtime/world.js';
+import { twinIam } from './iam/index.js';
+import { roleClients } from './iam/sfn-clients.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
+import { SfnQuotas } from './sfn-quotas.js';
 import { routeStatusChanges } from './status-events.js';
 import { cachedTemplate } from './template-cache.js';
 import { recoverOrphans } from './watchdog.js';
-import { versionDescription } from './versions.js';
+import { templateAliases, versionDescription } from './versions.js';
 import { ledgerFacts } from './world-facts.js';
 
 export { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind };
@@ -75,11 +78,14 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     };
     const deadlines = deadlineTimers(clock, expireDue);
     closers.push(() => deadlines.clear());
-    const extracted = extractStateMachine(template);
+    // The twin's IAM (local/iam): the template's roles, each function's own credentials, the deployment's ARNs.
+    const iam = options.iam === false ? undefined : twinIam(template, { stateDir: options.stateDir });
+    const extracted = extractStateMachine(template, { ...(iam && { physical: iam.physical }) });
     const leaseMs = options.leaseMs ?? 1_000;
     // Version 1 keeps the handlers it started with, whatever is deployed after it.
     let firstHandlers: LocalHandlers;
-    const engine = localEngine(extracted, () => firstHandlers, clock, { ...options, leaseMs });
+    const aliases = templateAliases(template);
+    const engine = localEngine(extracted, () => firstHandlers, clock, { ...options, leaseMs }, { template, ...(iam && { iam: iam.engine }), aliases });
     // Shutting down drains like Lambda: the engine stops first (no new invocations), then the
     // invocations in flight finish (against the still-open ledger) before the ledger closes.
     const inFlight = new Set<Promise<unknown>>();
@@ -91,21 +97,31 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       await engine.close();
     });
     // The handlers reach the engine through its Step Functions API on loopback, with the real SDK.
-    const endpoint = await startSfnEndpoint(engine);
+    const quotas = options.quotas ? new SfnQuotas(() => clock.now().getTime()) : undefined;
+    const endpoint = await startSfnEndpoint(engine, { ...(iam && { iam: { authorizer: iam.authorizer, credentials: iam.credentials } }), ...(quotas && { quotas }) });
     closers.push(endpoint.close);
 
     // In process: the real SDK (serialize, sign, parse) without a loopback round trip per call.
+    // `sfn` is the operator's client (the CLI's administrator); each function signs as its own role.
     const sfn = new SFNClient({ ...localAwsConfig, endpoint: endpoint.url, requestHandler: endpoint.requestHandler });
     closers.push(() => sfn.destroy());
-    const callbacks = sfnTaskCallbacks(sfn);
-    const recoverDeps = { ledger, starter: sfnStarter(sfn, extracted.stateMachineArn), clock, policy: options.recovery || undefined };
+    const clients = roleClients(iam, sfn, endpoint);
+    closers.push(clients.close);
+    const sfnAs = clients.of;
+    const callbacks = sfnTaskCallbacks(sfnAs(Steps.ApprovalCallback));
+    // The functions start runs where they do on AWS (their STATE_MACHINE_ARN): on the alias, when the template has one.
+    const startArn = aliases[0] === undefined ? extracted.stateMachineArn : `${extracted.stateMachineArn}:${aliases[0]}`;
+    // The watchdog stands in for the sweeper: it resumes orphans as the sweeper's role would.
+    const recoverDeps = { ledger, starter: sfnStarter(sfnAs(Steps.Sweep), startArn), clock, policy: options.recovery || undefined };
 
     let pageUrl = '';
     const approvalSetup = localApprovalSetup(options, () => pageUrl);
 
     const wiring = {
-      options, ledger, clock, model, world, sfn, engine, callbacks, leaseMs, inFlight,
-      stateMachineArn: extracted.stateMachineArn,
+      options, ledger, clock, model, world, sfn, sfnAs, engine, leaseMs, inFlight,
+      stateMachineArn: startArn,
+      ...(iam && { iam }),
+      ...(quotas && { quotas }),
       approvals: approvalSetup,
       armDeadline: deadlines.arm,
       closing: () => closing,
@@ -136,6 +152,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       world,
       model,
       stateMachineArn: extracted.stateMachineArn,
+      /** The twin's IAM (local/iam): the roles, their credentials and the decisions so far; undefined with `iam: false`. */
+      iam,
+      /** The API throttling (local/sfn-quotas.ts) and what it refused; undefined unless `quotas: true`. */
+      quotas,
       ledgerKind: options.ledger ?? 'embedded',
       endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
@@ -148,8 +168,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       deploy: (next: AgentDefinition<any, any, World>, deployOptions: { codeVersion?: string; template?: CfnTemplateJson } = {}) => {
         if (next.name !== agent.name) throw new Error(`deploy: the stack runs agent ${agent.name}, not ${next.name}`);
         const own = handlersFor(next, deployOptions.codeVersion ?? options.codeVersion ?? 'dev');
-        const version = extractStateMachine(deployOptions.template ?? template);
-        const number = engine.publishVersion({ definition: version.definition, tasks: bindTasks(version.tasks, () => own), description: versionDescription(next) });
+        // As CloudFormation would: the new template's policies replace the old, versions keep their numbers.
+        const physical = iam?.deploy(deployOptions.template ?? template);
+        const version = extractStateMachine(deployOptions.template ?? template, { ...(physical && { physical }) });
+        const number = engine.publishVersion({ definition: version.definition, tasks: bindTasks(version.tasks, () => own, deployOptions.template ?? template), description: versionDescription(next) });
         handlers = own;
         return number;
       },
@@ -160,7 +182,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       expireApprovals,
       /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (options: { except?: string; onDamaged?: (runId: string, error: Error) => void } = {}) =>
-        recoverOrphans({ ledger, executions: sfnExecutions(sfn), recover: createRecoverRun(recoverDeps), clock, ...options }),
+        recoverOrphans({ ledger, executions: sfnExecutions(sfnAs(Steps.Sweep)), recover: createRecoverRun(recoverDeps), clock, ...options }),
       close,
     };
   } catch (error) {

@@ -1,18 +1,20 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { stepHandler } from '../../lambdas/adapters/middleware.js';
-import { sfnExecutions, sfnStarter } from '../../lambdas/adapters/sfn.js';
+import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../../lambdas/adapters/sfn.js';
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../../lambdas/guards/breaker.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { modelConfigFromEnv } from '../../lambdas/models/config.js';
 import { modelRegistry, wrapModels } from '../../lambdas/models/registry.js';
-import type { Clock, TaskCallbacks } from '../../lambdas/shared/ports.js';
+import type { Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps } from '../../lambdas/wiring/create-steps.js';
 import type { ModelServer } from '../../sim/model-server.js';
 import { crashingLedger, crashingModel } from '../crash.js';
 import type { LocalEngine } from '../engine.js';
+import type { TwinIam } from '../iam/index.js';
+import type { SfnQuotas } from '../sfn-quotas.js';
 import { lambdaContext } from '../lambda-context.js';
 import type { localApprovalSetup } from './approvals.js';
 import type { LocalStackOptions } from './options.js';
@@ -34,9 +36,14 @@ export interface LocalWiring<World extends DevWorld = DevWorld> {
   readonly model: ModelServer;
   readonly world: World;
   readonly sfn: SFNClient;
+  /** The client a step's function calls Step Functions with: signed as its own role (local/iam/sfn-clients.ts). */
+  readonly sfnAs: (step: StepName) => SFNClient;
   readonly engine: LocalEngine;
+  /** Where the functions start runs (their STATE_MACHINE_ARN on AWS: the alias, when the template has one). */
   readonly stateMachineArn: string;
-  readonly callbacks: TaskCallbacks;
+  /** The twin's IAM and quotas on the in-process history read, which makes no endpoint call. */
+  readonly iam?: Pick<TwinIam, 'authorizeAs'>;
+  readonly quotas?: Pick<SfnQuotas, 'take'>;
   readonly leaseMs: number;
   readonly approvals: ReturnType<typeof localApprovalSetup>;
   /** A new approval waits: its deadline timer is armed (local/runtime/approvals.ts). */
@@ -51,7 +58,7 @@ export interface LocalWiring<World extends DevWorld = DevWorld> {
  * same middy handlers as on AWS, their clients pointed at this machine.
  */
 export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any, any, World>, codeVersion: string, wiring: LocalWiring<World>): LocalHandlers {
-  const { options, ledger, clock, model, world, sfn, engine, inFlight } = wiring;
+  const { options, ledger, clock, model, world, engine, inFlight, sfnAs } = wiring;
   const bind = (step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<unknown>) => {
     const handler = stepHandler(fn, options.log ?? (() => undefined));
     return (event: unknown, timeoutMs: number) => {
@@ -68,16 +75,25 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
   const models = modelRegistry(() => ({ ...modelConfigFromEnv(options.modelEnv ?? process.env), sim: { baseUrl: options.modelUrl ?? model.url, apiKey: 'local', promptCaching: options.promptCaching ?? true, fetch: model.fetch } }));
   const crash = options.crash;
   const crashing = crash ? wrapModels(models, (client) => crashingModel(client, crash)) : models;
-  const steps = createSteps(agent, {
+  // Each function its own deps, as each Lambda function has its own clients and role.
+  const stepsAs = (step: StepName) => createSteps(agent, {
     ledger: stepLedger,
     models: options.wrapModel ? wrapModels(crashing, options.wrapModel) : crashing,
     clock,
     breaker: new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER),
-    callbacks: wiring.callbacks,
+    callbacks: sfnTaskCallbacks(sfnAs(step)),
     // The history count BudgetCheck reads every turn comes from the engine itself: the same
-    // number GetExecutionHistory serves (local/engine.ts), without an SDK round trip per turn.
-    executions: { ...sfnExecutions(sfn), eventCount: async (executionArn: string) => engine.eventCount(executionArn) },
-    starter: sfnStarter(sfn, wiring.stateMachineArn),
+    // number GetExecutionHistory serves (local/engine.ts), without an SDK round trip per turn,
+    // authorized and throttled as that call would be.
+    executions: {
+      ...sfnExecutions(sfnAs(step)),
+      eventCount: async (executionArn: string) => {
+        wiring.iam?.authorizeAs(step, { action: 'states:GetExecutionHistory', resource: executionArn });
+        wiring.quotas?.take('GetExecutionHistory');
+        return engine.eventCount(executionArn);
+      },
+    },
+    starter: sfnStarter(sfnAs(step), wiring.stateMachineArn),
     leaseMs: wiring.leaseMs,
     codeVersion,
     recoveryPolicy: options.recovery || undefined,
@@ -90,7 +106,8 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     },
     approvals: wiring.approvals,
   });
-  const bound = Object.fromEntries(Object.entries(steps).map(([step, fn]) => [step, bind(step as StepName, fn)]));
+  const stepNames = Object.keys(stepsAs(Steps.StartRun)) as (keyof ReturnType<typeof stepsAs>)[];
+  const bound = Object.fromEntries(stepNames.map((step) => [step, bind(step, stepsAs(step)[step])]));
   return {
     ...bound,
     [Steps.ApprovalCallback]: () => Promise.reject(new Error('the approval callback is served by the approval API')),

@@ -115,4 +115,17 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly log?: (line: string) => void;
   /** The synthesized template; synthesized in-process when absent. */
   readonly template?: CfnTemplateJson;
+  /**
+   * The twin's IAM (local/iam): each function's Step Functions calls signed with its own role's
+   * credentials and decided by that role's policies in the template, the state machine role's
+   * invokes likewise. `false` runs without it. @default true
+   */
+  readonly iam?: boolean;
+  /**
+   * Step Functions' per-account API throttling (local/sfn-quotas.ts), on the stack's clock: a call
+   * past its bucket answers ThrottlingException. Off by default because local time runs compressed
+   * (retries wait milliseconds), so wall-clock rates would throttle what AWS would not; a run on
+   * a simulated clock (the fleet benchmark, a test's clock) turns it on. @default false
+   */
+  readonly quotas?: boolean;
 }

@@ -1,12 +1,13 @@
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
-import type { AslState, ExtractedStateMachine } from '../asl.js';
-import { LocalEngine, type TaskBinding } from '../engine.js';
+import type { AslState, CfnTemplateJson, ExtractedStateMachine } from '../asl.js';
+import { LocalEngine, type EngineIam, type TaskBinding } from '../engine.js';
+import { functionTimeoutMs } from '../lambda-context.js';
 import { validatedDefinitions } from '../template-cache.js';
 import type { LocalStackOptions } from './options.js';
 
-/** A step as the engine's Task states call it: the state's input and its `TimeoutSeconds` in ms. */
+/** A step as the engine's Task states call it: the state's input and its function's timeout in ms. */
 export type LocalHandler = (event: unknown, timeoutMs: number) => Promise<unknown>;
 export type LocalHandlers = Record<StepName, LocalHandler>;
 
@@ -18,7 +19,13 @@ const WAIT_RETRY_AFTER = 'WaitRetryAfter';
  * its version (`current()` when invoked: version 1 keeps the handlers it started with), and waits
  * local time, compressed, between retries.
  */
-export function localEngine(extracted: ExtractedStateMachine, current: () => LocalHandlers, clock: Clock, options: LocalStackOptions & { leaseMs: number }): LocalEngine {
+export function localEngine(
+  extracted: ExtractedStateMachine,
+  current: () => LocalHandlers,
+  clock: Clock,
+  options: LocalStackOptions & { leaseMs: number },
+  twin: { template: CfnTemplateJson; iam?: EngineIam; aliases: readonly string[] },
+): LocalEngine {
   const retryIntervalOverrides: Record<string, number[]> = {};
   for (const stateName of Object.keys(extracted.tasks)) {
     retryIntervalOverrides[stateName] = localRetryDelays(extracted.definition.States[stateName], options);
@@ -26,11 +33,13 @@ export function localEngine(extracted: ExtractedStateMachine, current: () => Loc
   return new LocalEngine({
     definition: extracted.definition,
     stateMachineArn: extracted.stateMachineArn,
-    tasks: bindTasks(extracted.tasks, current),
+    tasks: bindTasks(extracted.tasks, current, twin.template),
     retryIntervalOverrides,
     ...(options.retryAfterWaitMs !== undefined && { waitTimeOverrides: { [WAIT_RETRY_AFTER]: options.retryAfterWaitMs } }),
     now: () => clock.now(),
     validated: validatedDefinitions(),
+    ...(twin.iam && { iam: twin.iam }),
+    aliases: twin.aliases,
   });
 }
 
@@ -38,11 +47,12 @@ export function localEngine(extracted: ExtractedStateMachine, current: () => Loc
  * A version's Tasks call its own handlers (`current()` when bound: the first version's are the
  * stack's handlers; a deployed version's, its agent's — local/versions.ts).
  */
-export function bindTasks(tasksOf: ExtractedStateMachine['tasks'], current: () => LocalHandlers): Record<string, TaskBinding> {
+export function bindTasks(tasksOf: ExtractedStateMachine['tasks'], current: () => LocalHandlers, template: CfnTemplateJson): Record<string, TaskBinding> {
   const tasks: Record<string, TaskBinding> = {};
   for (const [stateName, task] of Object.entries(tasksOf)) {
     if (!(Object.values(Steps) as string[]).includes(task.step)) throw new Error(`Task state ${stateName} runs an unknown step ${task.step}`);
-    const timeoutMs = Math.min(task.timeoutSeconds ?? 60, 900) * 1000;
+    // What Lambda gives the invocation: its function's Timeout in the template, not the Task's.
+    const timeoutMs = functionTimeoutMs(template, task.functionLogicalId);
     tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload) => current()[task.step as StepName](payload, timeoutMs) };
   }
   return tasks;

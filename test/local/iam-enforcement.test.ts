@@ -10,7 +10,8 @@ import { localAwsConfig } from '../../local/aws-config.js';
 import type { CfnTemplateJson } from '../../local/asl.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import { Steps } from '../../lambdas/shared/steps.js';
-import { sampleInput, startHarness, waitFor, type Harness } from '../engine/harness.js';
+import { waitFor } from '../support/agent-harness.js';
+import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -23,7 +23,7 @@ import { evaluatePolicies } from '../../local/iam/policy.js';
 import { stackRoles } from '../../local/iam/roles.js';
 import { splitQualifier } from '../../local/iam/step-functions.js';
 import { inProcessAppProps } from '../../local/template.js';
-import { scheduledEvent, startHarness, type Harness } from '../engine/harness.js';
+import { scheduledEvent, startHarness, type Harness } from '../support/refund-harness.js';
 
 function synthesize(): CfnTemplateJson {
   const app = new App(inProcessAppProps());

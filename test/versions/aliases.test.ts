@@ -18,7 +18,8 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { resolveTemplateValue, type CfnTemplateJson } from '../../local/asl.js';
 import { executionStatusChange } from '../../local/status-events.js';
 import { cachedTemplate } from '../../local/template-cache.js';
-import { sampleInput, startHarness, waitFor, type Harness } from '../engine/harness.js';
+import { waitFor } from '../support/agent-harness.js';
+import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
 let h: Harness;
 let template: CfnTemplateJson;

@@ -21,7 +21,8 @@ import { deploy, physicalNames } from '../../local/iam/deployment.js';
 import { evaluatePolicies } from '../../local/iam/policy.js';
 import { stackRoles } from '../../local/iam/roles.js';
 import { inProcessAppProps } from '../../local/template.js';
-import { postDecision, sampleInput, startHarness, waitFor, type Harness } from '../engine/harness.js';
+import { postDecision, waitFor } from '../support/agent-harness.js';
+import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
 /** The stack as `cdk deploy` ships it with this code version (the version resources change with it). */
 function synthesize(codeVersion: string): CfnTemplateJson {
