@@ -149,16 +149,13 @@ async function handle(engine: LocalEngine, req: ServiceRequest, iam?: SfnEndpoin
 }
 
 /**
- * IAM, as the service applies it before it acts: the caller is known by its access key
- * (UnrecognizedClientException otherwise), and its role's policies must allow the call on the
- * resource Step Functions authorizes it against (AccessDeniedException otherwise;
+ * IAM, as the service applies it before it acts: the caller is known by its access key (a role's,
+ * or else the account's administrator: local/iam/credentials.ts), and its role's policies must allow
+ * the call on the resource Step Functions authorizes it against (AccessDeniedException otherwise;
  * local/iam/step-functions.ts has the version and alias rule).
  */
-function authorizeCall(iam: SfnEndpointIam, engine: LocalEngine, operation: Operation, body: Record<string, unknown>, authorization: string | string[] | undefined): void {
-  const header = Array.isArray(authorization) ? authorization[0] : authorization;
-  if (header === undefined) throw new LocalSfnError('MissingAuthenticationTokenException', 'Missing Authentication Token');
-  const caller = iam.credentials.callerOf(header);
-  if (!caller) throw new LocalSfnError('UnrecognizedClientException', 'The security token included in the request is invalid.');
+function authorizeCall(iam: SfnEndpointIam, engine: LocalEngine, operation: Operation, body: Record<string, unknown>, authorization: string | undefined): void {
+  const caller = iam.credentials.callerOf(authorization);
   const request = sfnAuthorizationRequest(operation, body, (token) => engine.stateMachineOfToken(token));
   if (!request) return;
   try {

@@ -5,14 +5,14 @@
  * in the state directory (`keys/iam-credentials.key`, readable by its owner only), so they hold
  * across restarts without a file per role; in memory when there is no state directory.
  *
- * The access key `local` (local/aws-config.ts) is the account's administrator: the person at the
- * CLI, who on AWS would hold AdministratorAccess. Verifying the signature itself is the endpoint's
- * request entry's concern (local credentials for local endpoints), not this module's.
+ * Any other key is the account's administrator: the person at the CLI (`local`, local/aws-config.ts,
+ * or the operator's own keys against a stack), who on AWS would hold AdministratorAccess. Which
+ * keys are genuine at all — verifying the signature — is the endpoint's request entry's concern
+ * (local credentials for local endpoints), not this module's: IAM here decides what a role may do.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { readOrCreateKeyFile } from '../../lambdas/ledger/seal.js';
-import { localAwsConfig } from '../aws-config.js';
 import type { Caller } from './authorizer.js';
 
 export const CREDENTIALS_KEY_FILE = join('keys', 'iam-credentials.key');
@@ -46,15 +46,10 @@ export class RoleCredentials {
     return { accessKeyId, secretAccessKey: this.#derive(`secret:${label}`).toString('base64').slice(0, 40) };
   }
 
-  /**
-   * Who signed a request, from its Authorization header: a role whose key this process handed out,
-   * the administrator, or nobody this account knows (`undefined`).
-   */
-  callerOf(authorization: string | undefined): Caller | undefined {
+  /** Who signed a request, from its Authorization header: a role whose key this process handed out, else the administrator. */
+  callerOf(authorization: string | undefined): Caller {
     const accessKeyId = accessKeyIdOf(authorization);
-    if (accessKeyId === undefined) return undefined;
-    if (accessKeyId === localAwsConfig.credentials.accessKeyId) return { administrator: true };
-    return this.#callers.get(accessKeyId);
+    return (accessKeyId !== undefined && this.#callers.get(accessKeyId)) || { administrator: true };
   }
 
   #derive(label: string): Buffer {

@@ -82,7 +82,7 @@ describe("the twin's IAM", () => {
     expect(failed.taskFailedEventDetails!.cause).toContain('is not authorized to perform: states:DescribeStateMachineForExecution on resource: arn:aws:states:us-east-1:000000000000:execution:Savepoint-refund-reconciler:');
   });
 
-  it("knows each caller by its access key: a role's key may do only what its policies allow, an unknown key nothing, the operator everything", async () => {
+  it("knows each caller by its access key: a role's key may do only what its policies allow, the operator everything", async () => {
     const h = await harness();
     const iam = h.stack.iam!;
     const client = (credentials: { accessKeyId: string; secretAccessKey: string }) => {
@@ -99,9 +99,7 @@ describe("the twin's IAM", () => {
     });
     // The handoff's role has it, on the state machine's own ARN.
     const { executionArn } = await client(iam.credentialsOf(Steps.Handoff)!).send(start('by-handoff'));
-    // A key nobody handed out.
-    await expect(client({ accessKeyId: 'ASIAUNKNOWN0000000', secretAccessKey: 'x' }).send(new DescribeExecutionCommand({ executionArn: executionArn! }))).rejects.toMatchObject({ name: 'UnrecognizedClientException' });
-    // The operator (the CLI's key) is the account's administrator.
+    // The operator (the CLI's key, or any key that is no role's) is the account's administrator.
     expect(await h.stack.sfn.send(new DescribeExecutionCommand({ executionArn: executionArn! }))).toMatchObject({ status: expect.any(String) });
     await h.stack.engine.stopExecution(executionArn!);
     expect(h.stack.engine.iamDecisions()).toMatchObject({ denied: 1 });
