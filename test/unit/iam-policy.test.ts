@@ -1,0 +1,86 @@
+/**
+ * The twin's IAM evaluator on AWS's documented cases (IAM User Guide, "Policy evaluation logic",
+ * "IAM JSON policy elements: Condition operators", "Resource"), and Step Functions' rule for
+ * versions and aliases ("Authorization for versions and aliases"). The differential test against
+ * a maintained simulator is test/local/iam-oracle.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { evaluatePolicies, matchesArn, type AuthorizationRequest, type PolicyDocument } from '../../local/iam/policy.js';
+import { sfnAuthorizationRequest } from '../../local/iam/step-functions.js';
+
+const MACHINE = 'arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-agent';
+const TABLE = 'arn:aws:dynamodb:us-east-1:000000000000:table/Ledger';
+const policy = (...Statement: PolicyDocument['Statement'][]): PolicyDocument => ({ Version: '2012-10-17', Statement: Statement.flat() as never });
+const decide = (policies: PolicyDocument[], request: AuthorizationRequest) => evaluatePolicies(policies, request);
+
+describe('policy evaluation logic', () => {
+  it('denies what no statement allows (implicit deny)', () => {
+    expect(decide([], { action: 'states:StartExecution', resource: MACHINE })).toBe('ImplicitlyDenied');
+  });
+
+  it('lets an explicit Deny in any policy override every Allow', () => {
+    const allow = policy({ Effect: 'Allow', Action: '*', Resource: '*' });
+    const deny = policy({ Effect: 'Deny', Action: 'states:Stop*', Resource: `${MACHINE.replace(':stateMachine:', ':execution:')}:*` });
+    expect(decide([allow, deny], { action: 'states:StopExecution', resource: `${MACHINE.replace(':stateMachine:', ':execution:')}:run-1` })).toBe('ExplicitlyDenied');
+    expect(decide([allow, deny], { action: 'states:DescribeExecution', resource: `${MACHINE.replace(':stateMachine:', ':execution:')}:run-1` })).toBe('Allowed');
+  });
+
+  it('matches action names case-insensitively, with wildcards, and NotAction as everything else', () => {
+    const p = [policy({ Effect: 'Allow', Action: 'States:Describe*', Resource: '*' }, { Effect: 'Allow', NotAction: 'states:*', Resource: '*' })];
+    expect(decide(p, { action: 'states:describeexecution', resource: MACHINE })).toBe('Allowed');
+    expect(decide(p, { action: 'states:StartExecution', resource: MACHINE })).toBe('ImplicitlyDenied');
+    expect(decide(p, { action: 'lambda:InvokeFunction', resource: 'arn:aws:lambda:us-east-1:000000000000:function:f' })).toBe('Allowed');
+  });
+
+  it('matches ARNs segment by segment, a trailing * in the resource part across colons, case-sensitively', () => {
+    expect(matchesArn('arn:aws:states:*:*:execution:Savepoint-agent:*', 'arn:aws:states:us-east-1:000000000000:execution:Savepoint-agent:run:1')).toBe(true);
+    expect(matchesArn('arn:aws:lambda:us-east-1:000000000000:function:Fn:*', 'arn:aws:lambda:us-east-1:000000000000:function:Fn:7')).toBe(true);
+    expect(matchesArn('arn:aws:lambda:us-east-1:000000000000:function:Fn', 'arn:aws:lambda:us-east-1:000000000000:function:Fn:7')).toBe(false);
+    expect(matchesArn('arn:aws:states:us-east-?:000000000000:stateMachine:Savepoint-agent', MACHINE)).toBe(true);
+    expect(matchesArn('arn:aws:states:us-east-1:000000000000:statemachine:Savepoint-agent', MACHINE)).toBe(false);
+  });
+
+  it('holds ForAllValues:StringLike on dynamodb:LeadingKeys for every key the request touches (and for none)', () => {
+    const p = [policy({ Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem'], Resource: TABLE, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RUN#*', 'GLOBAL'] } } })];
+    expect(decide(p, { action: 'dynamodb:PutItem', resource: TABLE, context: { 'dynamodb:LeadingKeys': ['RUN#r1'] } })).toBe('Allowed');
+    expect(decide(p, { action: 'dynamodb:PutItem', resource: TABLE, context: { 'dynamodb:LeadingKeys': ['RUN#r1', 'TOKEN#t'] } })).toBe('ImplicitlyDenied');
+    // "ForAllValues … returns true if there are no context keys in the request" (documented).
+    expect(decide(p, { action: 'dynamodb:GetItem', resource: TABLE })).toBe('Allowed');
+  });
+
+  it('treats a missing key as no match, except for negated operators and IfExists', () => {
+    const on = (operator: string) => [policy({ Effect: 'Allow', Action: 'states:StartExecution', Resource: MACHINE, Condition: { [operator]: { 'states:StateMachineQualifier': 'live' } } })];
+    const unqualified = { action: 'states:StartExecution', resource: MACHINE };
+    expect(decide(on('StringEquals'), unqualified)).toBe('ImplicitlyDenied');
+    expect(decide(on('StringNotEquals'), unqualified)).toBe('Allowed');
+    expect(decide(on('StringEqualsIfExists'), unqualified)).toBe('Allowed');
+    expect(decide(on('StringEquals'), { ...unqualified, context: { 'States:StateMachineQualifier': 'live' } })).toBe('Allowed'); // key names are case-insensitive
+    const absent = [policy({ Effect: 'Allow', Action: 'states:StartExecution', Resource: MACHINE, Condition: { Null: { 'states:StateMachineQualifier': 'true' } } })];
+    expect(decide(absent, unqualified)).toBe('Allowed');
+    expect(decide(absent, { ...unqualified, context: { 'states:StateMachineQualifier': 'live' } })).toBe('ImplicitlyDenied');
+  });
+});
+
+describe("Step Functions' authorization of versions and aliases", () => {
+  const noToken = () => undefined;
+
+  it("authorizes a start on an alias or a version against the state machine's own ARN, with the qualifier as states:StateMachineQualifier", () => {
+    expect(sfnAuthorizationRequest('StartExecution', { stateMachineArn: `${MACHINE}:live` }, noToken)).toEqual({ action: 'states:StartExecution', resource: MACHINE, context: { 'states:StateMachineQualifier': 'live' } });
+    expect(sfnAuthorizationRequest('StartExecution', { stateMachineArn: `${MACHINE}:3` }, noToken)).toEqual({ action: 'states:StartExecution', resource: MACHINE, context: { 'states:StateMachineQualifier': '3' } });
+    expect(sfnAuthorizationRequest('StartExecution', { stateMachineArn: MACHINE }, noToken)).toEqual({ action: 'states:StartExecution', resource: MACHINE });
+  });
+
+  it('so a grant on the alias ARN alone allows no start on the alias, and a grant on the machine allows it', () => {
+    const request = sfnAuthorizationRequest('StartExecution', { stateMachineArn: `${MACHINE}:live` }, noToken)!;
+    expect(decide([policy({ Effect: 'Allow', Action: 'states:StartExecution', Resource: `${MACHINE}:live` })], request)).toBe('ImplicitlyDenied');
+    expect(decide([policy({ Effect: 'Allow', Action: 'states:StartExecution', Resource: MACHINE })], request)).toBe('Allowed');
+  });
+
+  it('authorizes execution calls on the execution, callbacks on the state machine whose execution holds the token', () => {
+    const execution = `${MACHINE.replace(':stateMachine:', ':execution:')}:run-1`;
+    expect(sfnAuthorizationRequest('DescribeExecution', { executionArn: execution }, noToken)).toEqual({ action: 'states:DescribeExecution', resource: execution });
+    expect(sfnAuthorizationRequest('SendTaskSuccess', { taskToken: 'AQ1', output: '{}' }, (token) => (token === 'AQ1' ? MACHINE : undefined))).toEqual({ action: 'states:SendTaskSuccess', resource: MACHINE });
+    // A token nobody holds: the call fails with the service's own error (TaskDoesNotExist), not an authorization.
+    expect(sfnAuthorizationRequest('SendTaskSuccess', { taskToken: 'AQ2', output: '{}' }, noToken)).toBeUndefined();
+  });
+});
