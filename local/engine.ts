@@ -391,6 +391,16 @@ export class LocalEngine {
       tokens: this.tokens,
       record: (type: string, details: Partial<HistoryEvent>, previousEventId?: number) => this.record(exec, type, details, previousEventId),
       ...(iam && { authorizeInvoke: (functionArn: string) => iam.authorizeInvoke(functionArn) }),
+      // The result's wording is the service's (as for a state's output); the input's is the twin's own.
+      exceedsDataLimit: (stateName: string, what: 'input' | 'result') =>
+        this.forceEnd(exec, {
+          status: 'FAILED',
+          error: 'States.DataLimitExceeded',
+          cause:
+            what === 'input'
+              ? `The state/task '${stateName}' was scheduled with an input with a size exceeding the maximum number of bytes service limit.`
+              : `The state/task '${stateName}' returned a result with a size exceeding the maximum number of bytes service limit.`,
+        }),
     };
   }
 

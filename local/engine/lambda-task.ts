@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { walkStates, type AslDefinition, type TaskInfo } from '../asl.js';
 import { TaskFailure, TerminalError } from './errors.js';
 import type { HistoryEvent } from './history.js';
-import { isRecord } from './payload.js';
+import { byteLength, isRecord, PAYLOAD_LIMIT_BYTES } from './payload.js';
 import type { TaskTokens, TokenOwner } from './task-tokens.js';
 
 const REGION = 'us-east-1';
@@ -49,6 +49,8 @@ export interface LambdaTaskRun<Owner extends TaskOwner> {
   record(type: string, details: Partial<HistoryEvent>, previousEventId?: number): number;
   /** The state machine role's IAM: throws (AccessDeniedException) to refuse `lambda:InvokeFunction` on a function ARN. */
   authorizeInvoke?: (functionArn: string) => void;
+  /** Ends the execution with States.DataLimitExceeded: the task's input or result is over the payload quota. */
+  exceedsDataLimit(stateName: string, what: 'input' | 'result'): void;
 }
 
 /**
@@ -84,6 +86,11 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
 
     // One serialization each way: the event's text, parsed back as the handler's own copy.
     const parameters = JSON.stringify(params);
+    // The quota covers "input data when scheduling a task" and a task's result (service quotas).
+    if (overPayloadLimit(parameters)) {
+      run.exceedsDataLimit(stateName, 'input');
+      throw new TerminalError('States.DataLimitExceeded', 'The task input is over the payload quota');
+    }
     const parsed: unknown = JSON.parse(parameters);
     const payload = (isRecord(parsed) ? (parsed.Payload ?? null) : null) as JsonValue;
     emit('TaskScheduled', {
@@ -110,9 +117,11 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
     try {
       const handlerResult = await untilEnded(signal, (async () => spec.binding.invoke(payload))());
       const payloadText = JSON.stringify(handlerResult ?? null);
-      result = { StatusCode: 200, Payload: JSON.parse(payloadText) as JsonValue, ExecutedVersion: '$LATEST' };
+      // Lambda answers which version ran: the qualifier of a version ARN, else $LATEST.
+      const executed = executedVersion(isRecord(parsed) ? parsed.FunctionName : undefined);
+      result = { StatusCode: 200, Payload: JSON.parse(payloadText) as JsonValue, ExecutedVersion: executed };
       // JSON.stringify(result), without serializing the payload a second time.
-      resultText = `{"StatusCode":200,"Payload":${payloadText},"ExecutedVersion":"$LATEST"}`;
+      resultText = `{"StatusCode":200,"Payload":${payloadText},"ExecutedVersion":${JSON.stringify(executed)}}`;
     } catch (e) {
       if (signal.aborted || !open) throw e;
       const failure = lambdaFailure(e);
@@ -121,6 +130,10 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
       throw new TaskFailure(failure.error, failure.cause);
     }
     if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
+    if (overPayloadLimit(resultText)) {
+      run.exceedsDataLimit(stateName, 'result');
+      throw new TerminalError('States.DataLimitExceeded', 'The task result is over the payload quota');
+    }
 
     if (!claimed) {
       emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: resultText, outputDetails: { truncated: false } } });
@@ -212,6 +225,17 @@ function invokeRefusal(authorize: (functionArn: string) => void, functionName: u
       cause: `${message} (Service: AWSLambda; Status Code: 403; Error Code: AccessDeniedException; Request ID: ${randomUUID()}; Proxy: null)`,
     };
   }
+}
+
+/** The version Lambda reports it ran for an invoke of `functionName`: a numeric qualifier, else `$LATEST`. */
+function executedVersion(functionName: unknown): string {
+  const qualifier = typeof functionName === 'string' ? /:(\d+)$/.exec(functionName)?.[1] : undefined;
+  return qualifier ?? '$LATEST';
+}
+
+/** A UTF-16 unit is at most 3 bytes of UTF-8: most payloads are below the limit without counting. */
+function overPayloadLimit(text: string): boolean {
+  return text.length * 3 > PAYLOAD_LIMIT_BYTES && byteLength(text) > PAYLOAD_LIMIT_BYTES;
 }
 
 /** A Task's FunctionName (a name, `name:qualifier`, or an ARN) as the ARN Lambda authorizes. */
