@@ -10,6 +10,8 @@ import { localAwsConfig } from '../../local/aws-config.js';
 import { LocalEngine } from '../../local/engine.js';
 import { startSfnEndpoint, type SfnEndpoint } from '../../local/sfn-endpoint.js';
 import { SfnQuotas, STEP_FUNCTIONS_API_QUOTAS, TokenBucket } from '../../local/sfn-quotas.js';
+import { waitFor } from '../support/agent-harness.js';
+import { sampleInput, startHarness } from '../support/refund-harness.js';
 
 const definition: AslDefinition = { StartAt: 'Done', States: { Done: { Type: 'Pass', End: true } } };
 
@@ -71,5 +73,36 @@ describe('API throttling at the local endpoint', () => {
     now += 1000;
     for (let i = 0; i < 20; i++) await call();
     await expect(call()).rejects.toMatchObject({ name: 'ThrottlingException' });
+  });
+});
+
+describe('API throttling on the local stack (quotas: true)', () => {
+  it("counts the steps' own calls against the account's buckets: StartRun's DescribeStateMachineForExecution leaves 199 of 200", async () => {
+    const at = Date.parse('2026-12-01T00:00:00Z');
+    const h = await startHarness({ quotas: true, recovery: false, clock: { now: () => new Date(at) } });
+    try {
+      const { executionArn } = h.stack.engine.startExecution({ name: 'throttled', input: { runId: 'throttled', input: sampleInput, config: { approvalTimeoutSeconds: 3600 } } });
+      // StartRun has run once BudgetCheck is entered.
+      await waitFor(() => h.stack.engine.getExecutionHistory(executionArn).some((event) => event.stateEnteredEventDetails?.name === 'BudgetCheck'));
+      // One attempt: the SDK would otherwise retry a throttled call after a real backoff.
+      const operator = new SFNClient({ ...localAwsConfig, endpoint: h.stack.endpoints.sfn, maxAttempts: 1 });
+      let allowed = 0;
+      for (;;) {
+        try {
+          await operator.send(new DescribeStateMachineForExecutionCommand({ executionArn }));
+          allowed++;
+        } catch (error) {
+          expect(error).toMatchObject({ name: 'ThrottlingException' });
+          break;
+        }
+        if (allowed > 200) break;
+      }
+      operator.destroy();
+      expect(allowed).toBe(199);
+      expect(h.stack.quotas!.throttled()).toMatchObject({ DescribeStateMachineForExecution: expect.any(Number) });
+      await h.stack.engine.stopExecution(executionArn);
+    } finally {
+      await h.stack.close();
+    }
   });
 });
