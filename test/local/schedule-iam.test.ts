@@ -3,27 +3,18 @@
  * StartExecution on the target ARN (the `live` alias), the scheduled event as input. Step
  * Functions authorizes a start on an alias against the state machine's own ARN ("Authorization for
  * versions and aliases", https://docs.aws.amazon.com/step-functions/latest/dg/auth-version-alias.html),
- * so a role granted only the alias ARN is refused (issue 20, item 2).
- *
- * TODO(infra branch, commit "the schedule's role may StartExecution on the state machine's own
- * ARN"): until that lands on main the second test runs and shows the refusal; after, the first one
- * shows the start. Which one runs is decided from the template, so neither merge order leaves a
- * failing or a silent test.
+ * so a role granted only the alias ARN — the template before issue 20's item 2 was fixed — is refused.
  */
 import { DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { App } from 'aws-cdk-lib';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { SavepointStack } from '../../infra/stack.js';
 import type { CfnTemplateJson } from '../../local/asl.js';
 import { localAwsConfig } from '../../local/aws-config.js';
-import { deploy } from '../../local/iam/deployment.js';
-import { evaluatePolicies } from '../../local/iam/policy.js';
-import { stackRoles } from '../../local/iam/roles.js';
-import { splitQualifier } from '../../local/iam/step-functions.js';
 import { inProcessAppProps } from '../../local/template.js';
-import { scheduledEvent, startHarness, type Harness } from '../support/refund-harness.js';
+import { scheduledEvent, startHarness } from '../support/refund-harness.js';
 
 function synthesize(): CfnTemplateJson {
   const app = new App(inProcessAppProps());
@@ -33,39 +24,52 @@ function synthesize(): CfnTemplateJson {
 }
 
 const template = synthesize();
-const roles = stackRoles(template, deploy(template));
-const [schedule] = roles.ruleTargets.filter((target) => target.ruleId.startsWith('AgentSchedule'));
-/** What the twin decides for the schedule's start, read from the template. */
-const scheduleMayStart =
-  schedule !== undefined &&
-  evaluatePolicies(roles.roles.get(schedule.roleId)!.policies, { action: 'states:StartExecution', resource: splitQualifier(schedule.targetArn).stateMachineArn, context: { 'states:StateMachineQualifier': 'live' } }) === 'Allowed';
 
-let h: Harness;
-let eventBridge: SFNClient;
-beforeAll(async () => {
-  h = await startHarness({ template, recovery: false });
-  eventBridge = new SFNClient({ ...localAwsConfig, credentials: h.stack.iam!.roleCredentials(schedule!.roleId), endpoint: h.stack.endpoints.sfn, maxAttempts: 1 });
-});
-afterAll(async () => {
-  eventBridge.destroy();
-  await h.stack.close();
-});
+/** The template with the schedule role's grant as it was before the fix: StartExecution on the alias ARN only. */
+function withAliasGrantOnly(original: CfnTemplateJson): CfnTemplateJson {
+  const narrowed = structuredClone(original) as { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
+  let replaced = 0;
+  for (const [id, resource] of Object.entries(narrowed.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('AgentScheduleRoleDefaultPolicy')) continue;
+    const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[]; Effect: string; Resource: unknown }[] };
+    const starts = document.Statement.filter((statement) => [statement.Action].flat().includes('states:StartExecution'));
+    const alias = starts.flatMap((statement) => [statement.Resource].flat()).find((entry) => JSON.stringify(entry).includes(':live'));
+    replaced += starts.length;
+    document.Statement = [...document.Statement.filter((statement) => !starts.includes(statement)), { Action: 'states:StartExecution', Effect: 'Allow', Resource: alias }];
+  }
+  expect(replaced).toBeGreaterThan(0);
+  return narrowed as CfnTemplateJson;
+}
 
-const scheduledStart = () => eventBridge.send(new StartExecutionCommand({ stateMachineArn: schedule!.targetArn, name: randomUUID(), input: JSON.stringify(scheduledEvent) }));
+async function scheduleOn(stackTemplate: CfnTemplateJson) {
+  const h = await startHarness({ template: stackTemplate, recovery: false });
+  const [schedule] = h.stack.iam!.roles.ruleTargets.filter((target) => target.ruleId.startsWith('AgentSchedule'));
+  const eventBridge = new SFNClient({ ...localAwsConfig, credentials: h.stack.iam!.roleCredentials(schedule!.roleId), endpoint: h.stack.endpoints.sfn, maxAttempts: 1 });
+  cleanups.push(async () => {
+    eventBridge.destroy();
+    await h.stack.close();
+  });
+  const start = () => eventBridge.send(new StartExecutionCommand({ stateMachineArn: schedule!.targetArn, name: randomUUID(), input: JSON.stringify(scheduledEvent) }));
+  return { h, schedule: schedule!, start };
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
 
 describe("the schedule's StartExecution, with IAM enforced", () => {
-  it('targets the live alias with a role of its own', () => {
-    expect(schedule).toMatchObject({ targetArn: `${h.stack.stateMachineArn}:live` });
-  });
-
-  it.runIf(scheduleMayStart)('starts the nightly run on the alias', async () => {
-    const { executionArn } = await scheduledStart();
+  it('targets the live alias with a role of its own, and starts the nightly run on the alias', async () => {
+    const { h, schedule, start } = await scheduleOn(template);
+    expect(schedule.targetArn).toBe(`${h.stack.stateMachineArn}:live`);
+    const { executionArn } = await start();
     expect(await h.stack.sfn.send(new DescribeExecutionCommand({ executionArn }))).toMatchObject({ stateMachineAliasArn: `${h.stack.stateMachineArn}:live`, stateMachineVersionArn: `${h.stack.stateMachineArn}:1` });
     await h.stack.engine.stopExecution(executionArn!);
   });
 
-  it.runIf(!scheduleMayStart)("is refused on today's template: the role is granted the alias ARN, the start is authorized on the state machine's", async () => {
-    await expect(scheduledStart()).rejects.toMatchObject({
+  it("is refused with the grant as it was before the fix: the role may start the alias ARN, the start is authorized on the state machine's", async () => {
+    const { h, start } = await scheduleOn(withAliasGrantOnly(template));
+    await expect(start()).rejects.toMatchObject({
       name: 'AccessDeniedException',
       message: expect.stringContaining(`is not authorized to perform: states:StartExecution on resource: ${h.stack.stateMachineArn} because no identity-based policy allows`),
     });

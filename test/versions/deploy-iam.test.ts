@@ -5,11 +5,9 @@
  * an approval under v1 must still finish on v1 after the deploy: its Tasks invoke v1's Lambda
  * versions, with the state machine role's policy of v2.
  *
- * On main's template before the infra fix (issue 20, item 1: the role may invoke only the current
- * deploy's version ARNs) the v1 run is refused. TODO(infra branch, commit "the state machine role
- * may invoke every version of its step functions"): once that lands on main, only the first test
- * runs; until then the second one shows the fault. Which one runs is decided by the template
- * itself, so neither order of merging leaves a failing or a silent test.
+ * The second test puts back the grant the template had before issue 20's item 1 was fixed (the
+ * role may invoke only the current deploy's version ARNs): the twin refuses the v1 run then, as AWS
+ * would have, which is the fault no local test could see before.
  */
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { App } from 'aws-cdk-lib';
@@ -17,9 +15,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { SavepointStack } from '../../infra/stack.js';
 import type { CfnTemplateJson } from '../../local/asl.js';
-import { deploy, physicalNames } from '../../local/iam/deployment.js';
-import { evaluatePolicies } from '../../local/iam/policy.js';
-import { stackRoles } from '../../local/iam/roles.js';
 import { inProcessAppProps } from '../../local/template.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
@@ -36,21 +31,23 @@ const v1 = synthesize('v1');
 const v2 = synthesize('v2');
 
 /**
- * Whether v2's state machine role may still invoke v1's Lambda versions (infra's fix), as the
- * twin decides it from the template.
+ * v2 with the state machine role's invoke grant as it was before issue 20's item 1: each Task's
+ * own version only (`Ref` of v2's version resources), nothing for v1's.
  */
-function invokesOldVersions(): boolean {
-  const afterDeploy = deploy(v2, deploy(v1));
-  const roles = stackRoles(v2, afterDeploy);
-  const oldVersion = physicalNames(v1, afterDeploy).arn!('AgentCallToolFunctionCurrentVersion', { Type: 'AWS::Lambda::Version', Properties: { FunctionName: { Ref: callToolFunction(v1) } } })!;
-  return evaluatePolicies(roles.roles.get(roles.stateMachineRole!)!.policies, { action: 'lambda:InvokeFunction', resource: oldVersion }) === 'Allowed';
+function withCurrentVersionsOnly(template: CfnTemplateJson): CfnTemplateJson {
+  const narrowed = structuredClone(template) as { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
+  const versions = Object.keys(narrowed.Resources).filter((id) => narrowed.Resources[id]!.Type === 'AWS::Lambda::Version');
+  let replaced = 0;
+  for (const [id, resource] of Object.entries(narrowed.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('AgentStateMachineRoleDefaultPolicy')) continue;
+    const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[] }[] };
+    const others = document.Statement.filter((statement) => ![statement.Action].flat().includes('lambda:InvokeFunction'));
+    replaced += document.Statement.length - others.length;
+    document.Statement = [...others, ...versions.map((version) => ({ Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: { Ref: version } }))];
+  }
+  expect(replaced).toBeGreaterThan(0);
+  return narrowed as CfnTemplateJson;
 }
-
-function callToolFunction(template: CfnTemplateJson): string {
-  return Object.keys(template.Resources ?? {}).find((id) => template.Resources![id]!.Type === 'AWS::Lambda::Function' && id.startsWith('AgentCallToolFunction'))!;
-}
-
-const invokesEveryVersion = invokesOldVersions();
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -58,16 +55,16 @@ afterEach(async () => {
 });
 
 /** Starts a run on v1, parks it on its approval, deploys v2, approves: how the v1 execution ends. */
-async function parkDeployApprove(): Promise<{ h: Harness; executionArn: string; invokedAfterDeploy: string[] }> {
+async function parkDeployApprove(next: CfnTemplateJson = v2): Promise<{ h: Harness; executionArn: string; invokedAfterDeploy: string[] }> {
   const h = await startHarness({ template: v1, codeVersion: 'v1', recovery: false });
   cleanups.push(() => h.stack.close());
-  expect(Object.keys(v1.Resources ?? {}).filter((id) => id.includes('CurrentVersion'))).not.toEqual(Object.keys(v2.Resources ?? {}).filter((id) => id.includes('CurrentVersion')));
+  expect(Object.keys(v1.Resources ?? {}).filter((id) => id.includes('CurrentVersion'))).not.toEqual(Object.keys(next.Resources ?? {}).filter((id) => id.includes('CurrentVersion')));
   const { executionArn } = h.stack.engine.startExecution({ name: 'parked-on-v1', input: { runId: 'parked', input: sampleInput, config: { approvalTimeoutSeconds: 3600 } } });
   const approval = await waitFor(() => h.approvals[0]);
   await waitFor(() => h.stack.engine.getExecutionHistory(executionArn).some((event) => event.type === 'TaskSubmitted'));
   const eventsBefore = h.stack.engine.eventCount(executionArn);
 
-  expect(h.stack.deploy(refundReconciler, { template: v2, codeVersion: 'v2' })).toBe(2);
+  expect(h.stack.deploy(refundReconciler, { template: next, codeVersion: 'v2' })).toBe(2);
   expect((await postDecision(h.stack, approval.approvalId, { decision: 'approve' })).status).toBe(200);
   await approveTheRest(h, executionArn, 1);
   const invokedAfterDeploy = h.stack.engine
@@ -88,7 +85,7 @@ async function approveTheRest(h: Harness, executionArn: string, approved: number
 }
 
 describe('deploying v2 under a run parked on v1, with IAM enforced', () => {
-  it.runIf(invokesEveryVersion)('the v1 run, approved after the deploy, finishes on v1, invoking v1’s Lambda versions, and nothing is refused', async () => {
+  it('the v1 run, approved after the deploy, finishes on v1, invoking v1’s Lambda versions, and nothing is refused', async () => {
     const { h, executionArn, invokedAfterDeploy } = await parkDeployApprove();
     expect(h.stack.engine.describeExecution(executionArn)).toMatchObject({ status: 'SUCCEEDED', stateMachineVersionArn: `${h.stack.stateMachineArn}:1` });
     expect(invokedAfterDeploy.length).toBeGreaterThan(0);
@@ -103,8 +100,8 @@ describe('deploying v2 under a run parked on v1, with IAM enforced', () => {
     for (const arn of invoked) expect(arn).toMatch(/:function:\w+:2$/);
   });
 
-  it.runIf(!invokesEveryVersion)("on today's template the v1 run is refused its own Lambda versions after the deploy (issue 20, item 1)", async () => {
-    const { h, executionArn, invokedAfterDeploy } = await parkDeployApprove();
+  it('with the grant as it was before the fix (current versions only), the v1 run is refused its own Lambda versions after the deploy (issue 20, item 1)', async () => {
+    const { h, executionArn, invokedAfterDeploy } = await parkDeployApprove(withCurrentVersionsOnly(v2));
     const ended = h.stack.engine.describeExecution(executionArn);
     expect(ended.status).toBe('FAILED');
     expect(invokedAfterDeploy[0]).toMatch(/:function:\w+:1$/);
