@@ -8,6 +8,7 @@ import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { parseModelSpec } from '../lambdas/models/spec.js';
+import { ours } from '../lambdas/approvals/decision.js';
 import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
 import { localUser } from '../local/approval-api.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
@@ -222,8 +223,11 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
         : `savepoint: watchdog: gave run ${result.runId} up — ${result.reason}`,
     );
   }
-  // Approvals a dead process was waiting on are still pending: decide them the way this run decides.
-  for (const approval of await stack.ledger.listPendingApprovals()) onApproval(approval, approvalRequested(approval, await stack.approvalLinks(approval)));
+  // Approvals a dead process was waiting on are still pending: decide them the way this run decides
+  // (this agent's only: another agent's run waits for an engine of its own).
+  for (const approval of await stack.ledger.listPendingApprovals()) {
+    if (ours({ agentName: agent.name }, approval)) onApproval(approval, approvalRequested(approval, await stack.approvalLinks(approval)));
+  }
   // Stopped while the watchdog worked: the stack is whole (it is closed like after a run), and
   // no run starts; what the watchdog resumed is resumed again by the next engine.
   const early = signals.first();

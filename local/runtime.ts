@@ -180,9 +180,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        * moves its clock past a deadline calls, instead of waiting for the real timer.
        */
       expireApprovals,
-      /** The watchdog: resumes the runs left running by a process that died (local/watchdog.ts). */
+      /** The watchdog: resumes this agent's runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (options: { except?: string; onDamaged?: (runId: string, error: Error) => void } = {}) =>
-        recoverOrphans({ ledger, executions: sfnExecutions(sfnAs(Steps.Sweep)), recover: createRecoverRun(recoverDeps), clock, ...options }),
+        recoverOrphans({ ledger, executions: sfnExecutions(sfnAs(Steps.Sweep)), recover: createRecoverRun(recoverDeps), clock, agent: agent.name, ...options }),
       close,
     };
   } catch (error) {

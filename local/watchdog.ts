@@ -7,12 +7,18 @@ import type { EndedExecution, RecoverResult } from '../lambdas/steps/recover-run
  * (a crash, a kill, a power cut), its runs stay marked running in the ledger with nothing driving
  * them — "a perfectly preserved corpse". When an engine starts it looks for such runs and hands
  * each to the same recovery as an EventBridge status change, as an execution found LOST.
+ *
+ * Only the runs of its own agent: agents may share a state directory (a table), and another
+ * agent's run resumed on this engine's state machine would fail each start and be given up as
+ * Agent.Unrecoverable. Such a run waits for an engine of its own agent.
  */
 export async function recoverOrphans(deps: {
   ledger: Ledger;
   executions: Pick<Executions, 'isRunning'>;
   recover: (ended: EndedExecution) => Promise<RecoverResult>;
   clock: Clock;
+  /** The agent (its name) whose runs this engine drives: only they are recovered. */
+  agent: string;
   /** A run the caller resumes itself. */
   except?: string;
   /**
@@ -25,7 +31,7 @@ export async function recoverOrphans(deps: {
   const foundAt = deps.clock.now().toISOString();
   const results: RecoverResult[] = [];
   for (const run of await deps.ledger.listRunningRuns(deps.onDamaged && { onDamaged: deps.onDamaged })) {
-    if (run.runId === deps.except || (await deps.executions.isRunning(run.executionArn))) continue;
+    if (run.agent !== deps.agent || run.runId === deps.except || (await deps.executions.isRunning(run.executionArn))) continue;
     results.push(await deps.recover({ runId: run.runId, executionArn: run.executionArn, status: 'LOST', endedAt: foundAt }));
   }
   return results;
