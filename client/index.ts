@@ -148,7 +148,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       // An unfinished run is resumed on the version its execution ran, not the newest (that is a
       // migration: `migrate`); `force` resumes it on the newest code all the same.
       const existing = request.force ? undefined : await parts.ledger.getRun(runId);
-      const unfinished = existing && existing.status !== 'succeeded' && existing.status !== 'stopped';
+      const unfinished = existing !== undefined && (existing.status === 'running' || existing.status === 'failed');
       const { StartExecutionCommand, versionOf } = await sfnModules();
       const stateMachineArn = unfinished ? await versionOf(parts.sfn, existing.executionArn, parts.stateMachineArn) : parts.stateMachineArn;
       const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
@@ -185,11 +185,15 @@ export function createClient(parts: ClientParts): SavepointClient {
       if (!run) throw new InvalidInputError(`runId: no run ${runId}`);
       if (run.status !== 'running') throw new InvalidInputError(`runId: run ${runId} is ${run.status}, not running`);
       await parts.ledger.killRun(runId, { by, at: clock.now().toISOString(), reason });
+      // The view is read before the rejections are delivered: a delivery lets the run reach its
+      // next step, where it stops, and a local engine that ends with its run (`savepoint run`) is
+      // gone by then — a read after it failed with ECONNRESET although the kill had worked.
+      const killed = (await status(runId))!;
       // A run waiting on an approval would not reach its next step until the approval is decided.
-      for (const approval of await pendingOf(parts.ledger, runId)) {
+      for (const approval of killed.approvals) {
         await decide(approval.approvalId, { decision: 'reject', reason: `run killed by ${by}${reason ? `: ${reason}` : ''}` });
       }
-      return (await status(runId))!;
+      return { ...killed, lifecycle: lifecycleOf(killed.report.status, 0), approvals: [] };
     },
 
     approvals: async () => (await parts.ledger.listPendingApprovals()).map(publicApproval),
@@ -220,10 +224,6 @@ export function createClient(parts: ClientParts): SavepointClient {
       }
     },
   };
-}
-
-async function pendingOf(ledger: Ledger, runId: string): Promise<ApprovalRecord[]> {
-  return (await ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
 }
 
 /**
