@@ -95,7 +95,9 @@ export function createStartRun(deps: StartRunDeps) {
     if (request.model !== undefined && request.model !== existing.model) {
       throw new InvalidInputError(`model: run ${existing.runId} runs on ${existing.model}, not ${request.model}: start a new run id to use another model`);
     }
-    if (existing.status === 'succeeded' || existing.status === 'stopped') {
+    // A killed run is finished too, whichever switch killed it: lifting the global kill switch
+    // lets new runs start, it does not bring back the runs it stopped (README, Guards).
+    if (existing.status === 'succeeded' || existing.status === 'stopped' || existing.status === 'killed') {
       return { runId: existing.runId, action: 'finished', status: existing.status };
     }
     if (existing.executionArn === executionArn) return { runId: existing.runId, action: 'resume', status: 'running' };

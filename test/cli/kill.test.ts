@@ -1,0 +1,68 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+import { savepoint, workspace } from '../support/cli-process.js';
+
+/**
+ * `savepoint kill`: the kill of a run that waits on an approval exits 0 (the rejection that lets
+ * the run stop also ends the `savepoint run` serving it, and nothing is read after it); a killed
+ * run — by its own switch or the global one — is never resumed, also after the switch is lifted.
+ */
+
+const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+const children = new Set<ChildProcess>();
+const dirs: string[] = [];
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('savepoint kill <runId>', () => {
+  it('exits 0 when it kills a run waiting on an approval, and the run ends killed', async () => {
+    const { stateDir, args } = await workspace('kill', sampleDay);
+    dirs.push(dirname(stateDir));
+    const run = spawn(process.execPath, [bin, ...args('run', '--approve', 'wait', '--approval-timeout', '600')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(run);
+    let output = '';
+    const asked = new Promise<void>((resolve) => {
+      run.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (/⏸ {2}approval \S+:/.test(output)) resolve();
+      });
+    });
+    const exited = new Promise<number | null>((resolve) => run.on('exit', (code) => resolve(code)));
+    await asked;
+    const runId = /savepoint: run (\S+) /.exec(output)![1]!;
+
+    const kill = await savepoint(['--state-dir', stateDir, 'kill', runId, '--reason', 'wrong day']);
+    expect(kill.stderr).toBe('');
+    expect(kill).toMatchObject({ code: 0, stdout: `run ${runId}: killed; it stops before its next step\n` });
+    expect(await exited).toBe(3);
+    expect(output).toMatch(/: killed — killed by \S+ at \S+: wrong day/);
+  });
+});
+
+describe('a run killed by the global kill switch', () => {
+  let harness: Harness | undefined;
+  afterEach(async () => {
+    await harness?.stack.close();
+    harness = undefined;
+  });
+
+  it('stays killed after the switch is lifted: starting its run id again does nothing', async () => {
+    harness = await startHarness();
+    const { ledger } = harness.stack;
+    await ledger.setGlobalKill({ by: 'ops', at: '2026-11-29T03:00:00.000Z', reason: 'incident' });
+    const killed = await harness.run({ runId: 'global', input: { date: sampleDay.date } });
+    expect(JSON.parse(killed.output!)).toMatchObject({ status: 'killed' });
+    await ledger.setGlobalKill(undefined);
+
+    const again = await harness.run({ runId: 'global', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 1 } });
+    expect(again.status).toBe('SUCCEEDED');
+    expect(again.states['CallModel']).toBeUndefined();
+    expect(again.states['NothingToDo']).toBeDefined();
+    expect(await ledger.getRun('global')).toMatchObject({ status: 'killed', steps: 0, executions: [killed.executionArn] });
+  });
+});
