@@ -15,7 +15,7 @@ import { formatAmount } from '../lambdas/approvals/page.js';
 import { RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { loadAgent } from '../local/agents.js';
+import { agentModulePath, knownAgents, loadAgent } from '../local/agents.js';
 import { crashInjector, CrashAt } from '../local/crash.js';
 import { summarizeHistory } from '../local/engine.js';
 import { historyLog } from '../local/history-log.js';
@@ -24,7 +24,8 @@ import { executionFigures, formatReport, type ExecutionFigures } from './format.
 import { progressPrinter } from './progress.js';
 import { ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
-import { chooseLedger, loadTemplate, publishEngine, worldDataOf } from './state.js';
+import { UsageError } from './errors.js';
+import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, worldDataOf } from './state.js';
 import { startLocalConsole } from '../console/local.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
@@ -95,7 +96,7 @@ export interface RunOutcome {
  * progress and approvals as they come, and reports from the ledger at the end.
  */
 export async function runCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void; interactive: boolean }) {
-  const options = parseOrThrow(RunOptions, raw, 'options');
+  const options = parseOrThrow(RunOptions, { ...raw, agent: raw['agent'] ?? (await agentOfRun(raw)) }, 'options');
   const stateDir = options.memory ? undefined : resolve(options.stateDir);
   const { agent, module } = await loadAgent(options.agent);
   const worldData = worldDataOf(stateDir, options.worldData);
@@ -172,6 +173,29 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   } finally {
     await cleanUp();
   }
+}
+
+/**
+ * The agent of a run asked for without `--agent`: `resume <runId>` (the command printed after a
+ * Ctrl-C) finds it in the ledger, which records each run's agent. Otherwise the agent must be
+ * named, and the message says how and which agents there are.
+ */
+async function agentOfRun(raw: Record<string, unknown>): Promise<string> {
+  const runId = typeof raw['runId'] === 'string' ? raw['runId'] : undefined;
+  const agents = knownAgents();
+  const named = `--agent <name|path> (or $SAVEPOINT_AGENT)${agents.length > 0 ? `; the agents found by name: ${agents.join(', ')}` : ''}`;
+  if (!raw['resume'] || !runId || raw['memory']) throw new UsageError(`name the agent to run: ${named}`);
+  const stateDir = resolve(String(raw['stateDir']));
+  if (!existsSync(stateDir) || !ledgerKindOf(stateDir)) throw new UsageError(`no run ${runId} in ${stateDir}: it holds no ledger (pass --state-dir)`);
+  const opened = await openLedger(stateDir, 'resume');
+  const run = await opened.ledger.getRun(runId).finally(() => opened.close());
+  if (!run) throw new UsageError(`no run ${runId} in ${stateDir}`);
+  try {
+    agentModulePath(run.agent);
+  } catch {
+    throw new UsageError(`run ${runId} is a run of agent ${run.agent}, which is not found by name here: pass --agent <the path of its module>`);
+  }
+  return run.agent;
 }
 
 interface DriveContext {

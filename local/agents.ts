@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentDefinition } from '../lambdas/define.js';
@@ -49,4 +49,13 @@ function isAgent(value: unknown): value is AgentDefinition {
   if (typeof value !== 'object' || value === null) return false;
   const candidate = value as Partial<AgentDefinition>;
   return typeof candidate.name === 'string' && typeof candidate.prompt === 'function' && Array.isArray(candidate.tools) && typeof candidate.system === 'string';
+}
+
+/** The agents found by name (`agents/<name>/agent.ts` under each search root), for the message that asks for one. */
+export function knownAgents(): string[] {
+  const names = SEARCH_ROOTS.flatMap((root) => {
+    const dir = resolve(root, 'agents');
+    return existsSync(dir) ? readdirSync(dir).filter((name) => existsSync(resolve(dir, name, 'agent.ts'))) : [];
+  });
+  return [...new Set(names)].sort();
 }
