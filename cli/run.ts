@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline/promises';
 import { z } from 'zod';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
-import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+import type { ApprovalRecord, RunRecord } from '../lambdas/ledger/records.js';
 import { parseModelSpec } from '../lambdas/models/spec.js';
 import { ours } from '../lambdas/approvals/decision.js';
 import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
@@ -291,8 +291,22 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     throw new Error(`run ${runId} did not start: ${execution.error ?? ''} ${execution.cause ?? ''}`.trim());
   }
   const action = execution.status === 'SUCCEEDED' && report.finishedAt && Date.parse(report.finishedAt) < started ? 'already finished' : 'ran';
-  if (action === 'already finished') progress(`savepoint: run ${runId} had already finished; nothing to do (pass --run-id to start another)`);
+  if (action === 'already finished') progress(alreadyFinished(runId, await stack.ledger.getRun(runId), stack.fingerprintOf));
   return { report, execution: figures, action, ...(signal && { signal }) } satisfies RunOutcome;
+}
+
+/**
+ * Why nothing ran. The default run id hashes the input only, so after an edit of the agent the same
+ * command names the finished run again: then say that it ran on other code, and how to run this one.
+ */
+function alreadyFinished(runId: string, run: RunRecord | undefined, fingerprintOf: (model: string) => string): string {
+  const another = `pass --run-id <a new id> to start another run`;
+  const fingerprint = run && fingerprintOf(run.model);
+  if (!run || run.fingerprint === fingerprint) return `savepoint: run ${runId} had already finished; nothing to do (${another})`;
+  return (
+    `savepoint: run ${runId} had already finished, on other code: the agent changed since (fingerprint ${run.fingerprint} then, ${fingerprint} now). ` +
+    `This is that run's report; to run the changed agent on the same input, ${another}, e.g. --run-id ${runId}-2`
+  );
 }
 
 /** Decides one approval the way the run was told to, through the approval API (the real route). */

@@ -8,6 +8,7 @@ import { signedLinks } from '../lambdas/approvals/decision.js';
 import { systemClock } from '../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { createRecoverRun } from '../lambdas/steps/recover-run.js';
+import { codeFingerprint } from '../lambdas/runs/versions.js';
 import { startModelServer } from '../sim/model-server.js';
 import { startApprovalApi } from './approval-api.js';
 import { extractStateMachine, type CfnTemplateJson } from './asl.js';
@@ -127,7 +128,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       closing: () => closing,
     };
     const handlersFor = (agent: AgentDefinition<any, any, World>, codeVersion: string) => localHandlers(agent, codeVersion, wiring);
-    handlers = firstHandlers = handlersFor(agent, options.codeVersion ?? 'dev');
+    const codeVersion = options.codeVersion ?? 'dev';
+    handlers = firstHandlers = handlersFor(agent, codeVersion);
 
     // What EventBridge does on AWS with the rules on "Execution Status Change": an execution
     // stopped by StopExecution marks its run killed (ExecutionStopped); a failed or timed-out one
@@ -158,6 +160,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       quotas,
       ledgerKind: options.ledger ?? 'embedded',
       endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
+      /** The fingerprint of the code this stack starts runs on, for a run's model (what StartRun binds a run to). */
+      fingerprintOf: codeFingerprint(agent, codeVersion),
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
       approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
       /**

@@ -1,5 +1,5 @@
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../cli/run.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
@@ -46,6 +46,26 @@ describe('the agent of run and resume', () => {
     dirs.push(dirname(stateDir));
     await expect(runCommand(optionsOf(args(), { agent: undefined, memory: true }), io())).rejects.toThrow(
       /^name the agent to run: --agent <name\|path> \(or \$SAVEPOINT_AGENT\); the agents found by name: .*refund-reconciler, support-triage/,
+    );
+  });
+});
+
+describe('running an edited agent on the input of a finished run', () => {
+  it("says the agent changed since that run, and how to start a new one", async () => {
+    const { stateDir, args } = await workspace('edited-agent', day);
+    dirs.push(dirname(stateDir));
+    await runCommand(optionsOf(args(), { agent: 'refund-reconciler' }), io());
+    // The same agent with one word more in its system prompt: another fingerprint, the same default run id.
+    const edited = join(dirname(stateDir), 'edited-agent.ts');
+    const original = new URL('../../agents/refund-reconciler/agent.ts', import.meta.url).pathname;
+    writeFileSync(edited, `import { refundReconciler } from ${JSON.stringify(original)};\nexport default { ...refundReconciler, system: refundReconciler.system + ' Be brief.' };\n`);
+
+    const again = io();
+    const outcome = await runCommand(optionsOf(args(), { agent: edited }), again);
+    expect(outcome.action).toBe('already finished');
+    const said = again.lines.find((line) => line.includes('had already finished'));
+    expect(said).toMatch(
+      new RegExp(`^savepoint: run ${outcome.report.runId} had already finished, on other code: the agent changed since \\(fingerprint \\w+ then, \\w+ now\\)\\. This is that run's report; to run the changed agent on the same input, pass --run-id <a new id> to start another run, e\\.g\\. --run-id ${outcome.report.runId}-2$`),
     );
   });
 });
