@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_STATE_DIR } from './state.js';
 
@@ -13,9 +14,18 @@ export const program = new Command('savepoint')
   .option('--state-dir <dir>', 'where the local ledger, the simulated world and the logs live', DEFAULT_STATE_DIR)
   .option('--stack <name>', 'work on a deployed stack (found by its CloudFormation outputs, with your AWS credentials) instead of the local state directory')
   .option('--region <region>', 'the deployed stack\'s region (default: your AWS configuration\'s)')
-  .showHelpAfterError();
+  .version(packageVersion(), '--version', "savepoint's version")
+  // A mistake in the command line is a usage error: exit 2, as for invalid input (cli/savepoint.ts),
+  // with a hint instead of the whole help. The subcommands inherit both.
+  .exitOverride()
+  .showHelpAfterError('(add --help for the usage)');
 
 export const stateDir = () => resolve(program.opts<{ stateDir: string }>().stateDir);
 export const deployed = () => program.opts<{ stack?: string; region?: string }>();
 export const AGENT_HELP = 'the agent: a name (agents/<name>/agent.ts) or the path of its module (default: $SAVEPOINT_AGENT)';
 export const defaultAgent = process.env['SAVEPOINT_AGENT'] || undefined;
+
+/** The version in savepoint's package.json (beside cli/, in the sources and in the bundle alike). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}

@@ -1,3 +1,4 @@
+import { CommanderError } from 'commander';
 import { ErrorNames } from '../lambdas/shared/errors.js';
 import { registerApprovalsCommand } from './commands/approvals.js';
 import { registerBreakersCommand } from './commands/breakers.js';
@@ -32,8 +33,12 @@ registerConsoleCommand(program, stateDir, { out, err });
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  const invalid = error instanceof UsageError || (error instanceof Error && error.name === ErrorNames.InvalidInput);
-  err(`savepoint: ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid ? 2 : 1;
+  // Commander has said what is wrong with the command line (or printed the help or the version).
+  if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? 0 : 2;
+  else {
+    const invalid = error instanceof UsageError || (error instanceof Error && error.name === ErrorNames.InvalidInput);
+    err(`savepoint: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid ? 2 : 1;
+  }
 }
 
