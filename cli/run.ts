@@ -257,23 +257,28 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const early = signals.first();
   if (early) throw new StoppedBySignal(early);
   context.keepWorldData();
+  const name = `${runId}-${started.toString(36)}`;
+  const startRunSettled = startRunOf(stack, name);
   const { executionArn } = await stack.sfn.send(
     new StartExecutionCommand({
       stateMachineArn: stack.stateMachineArn,
-      name: `${runId}-${started.toString(36)}`,
+      name,
       input: JSON.stringify({ runId, input, config, startedBy: localUser(), ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}) }),
     }),
   );
+  // What the ledger holds once StartRun has settled (a few ms) is what the banner states: a resumed
+  // run keeps the approval wait it started with, whatever this command line says.
+  await startRunSettled;
+  const record = await stack.ledger.getRun(runId);
   progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
-  progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${approvalTimeoutSeconds} s for \`savepoint approve <id>\`, then escalate` : `are ${approvalMode}d automatically`}`);
+  const wait = record?.config.approvalTimeoutSeconds ?? approvalTimeoutSeconds;
+  progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${wait} s for \`savepoint approve <id>\`, then escalate` : `are ${approvalMode}d automatically`}`);
   const others = recovered.flatMap((result) => (result.action === 'recovered' ? [stack.engine.waitForExecution(result.executionArn)] : []));
   // Continue-as-new: the run may go on in successor executions; wait for the last of the chain.
   const finished = await Promise.race([Promise.all([waitForChain(stack.engine, stack.ledger, runId, executionArn!), ...others]), signals.received]);
   stop();
   const signal = typeof finished === 'string' ? finished : undefined;
-  if (signal) {
-    progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — the run is saved; resume it with \`savepoint resume ${runId}\``);
-  } else {
+  if (!signal) {
     for (const other of (finished as Exclude<typeof finished, string>).slice(1)) {
       progress(`savepoint: watchdog: ${other.name}: ${other.status}${other.error ? ` ${other.error}: ${causeMessage(other.cause)}` : ''}`);
     }
@@ -290,9 +295,27 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     if (signal) throw new StoppedBySignal(signal);
     throw new Error(`run ${runId} did not start: ${execution.error ?? ''} ${execution.cause ?? ''}`.trim());
   }
+  // Said once StartRun has settled and the run is known to exist: then, and only then, it is saved.
+  if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — the run is saved; resume it with \`savepoint resume ${runId}\``);
   const action = execution.status === 'SUCCEEDED' && report.finishedAt && Date.parse(report.finishedAt) < started ? 'already finished' : 'ran';
   if (action === 'already finished') progress(alreadyFinished(runId, await stack.ledger.getRun(runId), stack.fingerprintOf));
   return { report, execution: figures, action, ...(signal && { signal }) } satisfies RunOutcome;
+}
+
+/**
+ * Settles when the execution named `name` has passed its StartRun state, or ended without it: from
+ * then on the ledger says whether the run exists (a stop signal before it would leave that a guess).
+ */
+function startRunOf(stack: LocalStack, name: string): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = stack.engine.on((event) => {
+      if (!event.executionArn.endsWith(`:${name}`)) return;
+      if (event.stateExitedEventDetails?.name === 'StartRun' || /^Execution(Succeeded|Failed|Aborted|TimedOut)$/.test(event.type)) {
+        stop();
+        resolve();
+      }
+    });
+  });
 }
 
 /**
