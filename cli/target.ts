@@ -98,4 +98,3 @@ export const where = () => {
   return stack ? `stack ${stack}` : stateDir();
 };
 
-export const cliUser = () => `cli:${process.env['USER'] ?? 'unknown'}`;

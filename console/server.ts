@@ -8,6 +8,7 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { RunStatus, type RunRecord } from '../lambdas/ledger/records.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { localUser } from '../local/approval-api.js';
 import type { AslDefinition } from '../local/asl.js';
 import { countStates, currentState, executionName, layoutDefinition, type HistorySource } from './history.js';
 import { executionLinks, runRows, timeline } from './views.js';
@@ -105,7 +106,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const host = options.host ?? '127.0.0.1';
   const readOnly = !LOOPBACK.has(host);
   const token = options.token ?? randomBytes(32).toString('base64url');
-  const actor = options.actor ?? `console:${process.env['USER'] ?? 'unknown'}`;
+  // The local user in the one form every local command records (the channel, `console`, is recorded beside it).
+  const actor = options.actor ?? localUser();
   const log = options.log ?? (() => undefined);
   const staticDir = new URL('./static/', import.meta.url);
   const assets = Object.fromEntries(Object.entries(STATIC).map(([path, asset]) => [path, { ...asset, body: readFileSync(new URL(asset.file, staticDir)) }]));

@@ -3,6 +3,7 @@ import { deploymentClient, executionConsoleLink, type Deployment } from '../clie
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { RunRecord } from '../lambdas/ledger/records.js';
+import { localUser } from '../local/approval-api.js';
 import type { AslDefinition } from '../local/asl.js';
 import { linesFromEngine, statusFromLines, type HistoryLine, type HistorySource } from './history.js';
 import { startConsole, type ConsoleOptions, type ConsoleServer } from './server.js';
@@ -48,7 +49,7 @@ export async function startStackConsole(
  * wrote it (the ledger write itself is authorized, and logged by CloudTrail, as that key's principal).
  */
 async function operatorActor(sfn: SFNClient): Promise<string> {
-  const user = `console:${process.env['USER'] ?? 'unknown'}`;
+  const user = localUser();
   try {
     const { accessKeyId } = await sfn.config.credentials();
     return `${user} (${accessKeyId})`;

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { out, stateDir } from '../program.js';
-import { cliUser, withClient } from '../target.js';
+import { localUser } from '../../local/approval-api.js';
+import { withClient } from '../target.js';
 
 /** `savepoint kill [runId] | --all [--lift]`: a run, or every run, stops before its next step. */
 export function registerKillCommand(program: Command): void {
@@ -15,11 +16,11 @@ export function registerKillCommand(program: Command): void {
       if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
       await withClient('kill', undefined, runId, async ({ client, ledger }) => {
         if (options.all) {
-          await ledger.setGlobalKill(options.lift ? undefined : { by: cliUser(), at: new Date().toISOString(), reason: options.reason });
+          await ledger.setGlobalKill(options.lift ? undefined : { by: localUser(), at: new Date().toISOString(), reason: options.reason });
           return out(options.lift ? 'global kill switch lifted' : `global kill switch on: every run stops before its next step`);
         }
         if (!(await ledger.getRun(runId!))) throw new UsageError(`no run ${runId} in ${stateDir()}`);
-        await client.cancel(runId!, { by: cliUser(), reason: options.reason });
+        await client.cancel(runId!, { by: localUser(), reason: options.reason });
         out(`run ${runId}: killed; it stops before its next step`);
       });
     });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { out, printJson } from '../program.js';
-import { cliUser, withClient } from '../target.js';
+import { localUser } from '../../local/approval-api.js';
+import { withClient } from '../target.js';
 
 /** `savepoint migrate <runId> --to <version>`: a live run moves to the deployed version of its agent. */
 export function registerMigrateCommand(program: Command): void {
@@ -11,7 +12,7 @@ export function registerMigrateCommand(program: Command): void {
     .option('--json', 'print JSON', false)
     .action((runId: string, options: { to: string; json: boolean }) =>
       withClient('migrate', undefined, runId, async ({ client }) => {
-        const view = await client.migrate(runId, { to: options.to, by: cliUser() });
+        const view = await client.migrate(runId, { to: options.to, by: localUser() });
         const migration = view.report.version.migrations.at(-1)!;
         if (options.json) return printJson({ runId, lifecycle: view.lifecycle, migration });
         out(`run ${runId}: migrated from version ${migration.from.version} (${migration.from.fingerprint}) to ${migration.to.version} (${migration.to.fingerprint}); it continues on the new version from its next step`);

@@ -218,7 +218,7 @@ describe('steering', () => {
     versions.push(await nextVersion());
     expect(await post('/api/kill-all', { on: true, reason: 'api test' })).toMatchObject({ status: 200, body: { ok: true, globalKill: true } });
     versions.push(await nextVersion());
-    expect((await get('/api/info')).body.globalKill).toMatchObject({ reason: 'api test', by: expect.stringMatching(/^console:/) });
+    expect((await get('/api/info')).body.globalKill).toMatchObject({ reason: 'api test', by: expect.stringMatching(/^local:/) });
     expect(await post('/api/kill-all', { on: false })).toMatchObject({ status: 200 });
     expect((await get('/api/info')).body.globalKill).toBeNull();
     expect(versions[1]).toBeGreaterThan(versions[0]!);

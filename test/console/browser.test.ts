@@ -133,7 +133,7 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     await page.locator('[data-testid=run-status]', { hasText: 'killed' }).waitFor();
 
     const stopped = await client.wait(runId);
-    expect(stopped).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed', killed: { reason: 'wrong day', by: expect.stringMatching(/^console:/) } } });
+    expect(stopped).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed', killed: { reason: 'wrong day', by: expect.stringMatching(/^local:/) } } });
     expect(stopped.report.steps).toBeGreaterThanOrEqual(3);
     // At most the step in flight when the kill was recorded finished after it.
     const killedAt = Date.parse(stopped.report.killed!.at);
