@@ -18,9 +18,11 @@ export function registerWorldCommand(program: Command): void {
       const engine = await runningEngine(stateDir());
       if (engine) throw new UsageError(`an engine (pid ${engine.pid}) owns ${stateDir()} and its world (${JSON.stringify(engine.endpoints)}); ask again when it stops`);
       const agent = await agentFor(options.agent, undefined, null);
-      if (!agent?.dev?.world) throw new UsageError(`${agent ? `agent ${agent.name} has` : 'name an agent with --agent: this one has'} no simulated world`);
+      if (!agent) throw new UsageError('name the agent whose world to show: --agent <name|path> (or $SAVEPOINT_AGENT)');
+      if (!agent.dev?.world) throw new UsageError(`agent ${agent.name} has no simulated world`);
       // Reading the world makes no state directory; while it is open, this process owns the directory.
-      if (!existsSync(stateDir())) throw new UsageError(`no state directory ${stateDir()}: run \`savepoint run\` first (or pass --state-dir)`);
+      // A `--memory` run keeps its world in its own process: nothing is left here to read (README, Try it with failures).
+      if (!existsSync(stateDir())) throw new UsageError(`no state directory ${stateDir()}: run \`savepoint run\` first, without --memory (a --memory run keeps nothing to show), or pass --state-dir`);
       const ownership = await ownStateDir(stateDir(), 'world');
       const world = await agent.dev
         .world({ stateDir: stateDir(), dataFile: worldDataOf(stateDir(), options.worldData).path, failRate: 0, seed: 1, now: () => new Date() })

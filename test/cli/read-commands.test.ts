@@ -1,0 +1,57 @@
+import { rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import { registerBreakersCommand } from '../../cli/commands/breakers.js';
+import { registerWorldCommand } from '../../cli/commands/world.js';
+import { program } from '../../cli/program.js';
+import { runCommand } from '../../cli/run.js';
+import { workspace } from '../support/cli-process.js';
+
+/**
+ * The commands that read a state directory, called in process through the CLI's own command
+ * tree (the subject is what they say, not the process): `breakers` and `world`.
+ */
+
+const day = makeSampleDay(3, { plain: 1, already_refunded: 0, mismatch: 1, large: 0 });
+let stateDir: string;
+beforeAll(async () => {
+  const made = await workspace('read-commands', day);
+  stateDir = made.stateDir;
+  const value = (name: string) => made.args()[made.args().indexOf(name) + 1];
+  const quiet = { out: () => {}, err: () => {}, interactive: false };
+  await runCommand({ agent: 'refund-reconciler', stateDir, worldData: value('--world-data'), template: value('--template'), failRate: '0', seed: '1', crashRate: '0', json: false, memory: false, resume: false }, quiet);
+  registerBreakersCommand(program);
+  registerWorldCommand(program);
+});
+afterAll(() => rmSync(dirname(stateDir), { recursive: true, force: true }));
+
+/** Runs `savepoint <args>` in this process; what it printed on stdout. */
+async function savepoint(...args: string[]): Promise<string> {
+  let printed = '';
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((printed += String(chunk)), true));
+  try {
+    await program.parseAsync(args, { from: 'user' });
+  } finally {
+    write.mockRestore();
+  }
+  return printed;
+}
+
+describe('savepoint breakers', () => {
+  it("without --agent lists the breakers the ledger's runs use: their model's and their agent's tools'", async () => {
+    expect(await savepoint('--state-dir', stateDir, 'breakers')).toMatch(/^model:sim:savepoint-sim-1 +closed +0 trip\(s\)\ntools:refund-reconciler +closed +0 trip\(s\)\n$/);
+  });
+});
+
+describe('savepoint world', () => {
+  it("shows the world of the state directory's runs", async () => {
+    expect(await savepoint('--state-dir', stateDir, 'world', '--agent', 'refund-reconciler')).toMatch(/^1 refunds? paid/);
+  });
+
+  it('says that a --memory run keeps nothing for it to read, where there is no state directory', async () => {
+    await expect(savepoint('--state-dir', join(dirname(stateDir), 'none'), 'world', '--agent', 'refund-reconciler')).rejects.toThrow(
+      /^no state directory \S+: run `savepoint run` first, without --memory \(a --memory run keeps nothing to show\), or pass --state-dir$/,
+    );
+  });
+});
