@@ -206,14 +206,30 @@ export function refundSummary(calls: readonly ToolTrace[]) {
   const escalated = calls.filter((call) => call.name === 'issue_refund' && (call.outcome === 'rejected' || call.outcome === 'expired'));
   const requests = requestIds(calls);
   const decided = new Set([...issued, ...flagged].map((call) => String(call.args['refundRequestId'])));
+  // Skipped: found already refunded (its payment, looked up, holds a refund of it) — the rule's
+  // skip. A request the run never decided (it stopped first) is undecided, not skipped.
+  const refunded = alreadyRefunded(calls);
+  const skipped = [...requests].filter((id) => !decided.has(id) && refunded.has(id)).length;
   return {
     requests: requests.size,
     issued: issued.length,
     issuedCents: issued.reduce((sum, call) => sum + Number(call.args['amountCents'] ?? 0), 0),
-    skipped: [...requests].filter((id) => !decided.has(id)).length,
+    skipped,
     flagged: flagged.length,
     escalated: escalated.length,
+    undecided: [...requests].filter((id) => !decided.has(id) && !refunded.has(id)).length,
   };
+}
+
+/** The refund request ids that a looked-up payment (the recorded `get_payment` results) was already refunded for. */
+function alreadyRefunded(calls: readonly ToolTrace[]): Set<string> {
+  const ids = new Set<string>();
+  for (const call of calls) {
+    if (call.name !== 'get_payment' || call.outcome !== 'ok' || !call.result) continue;
+    const parsed = JSON.parse(call.result) as { refunds?: { refundRequestId?: unknown }[] };
+    for (const refund of parsed.refunds ?? []) if (typeof refund.refundRequestId === 'string') ids.add(refund.refundRequestId);
+  }
+  return ids;
 }
 
 /** The refund request ids the run listed (from the recorded `list_refund_requests` results). */
