@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { createClient } from '../client/index.js';
 import type { AgentDefinition } from '../lambdas/define.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { historySource } from '../console/history.js';
 import { startConsole } from '../console/server.js';
@@ -28,9 +29,9 @@ export const ConsoleOptions = z
 /**
  * `savepoint console`: while an engine runs on the state directory, its console is the one
  * `savepoint run` serves in its process (its address is in engine.json): printed here. Otherwise
- * the console opens the state directory itself (like `status`; it holds the directory until it
- * stops) and serves its runs: decisions are recorded in the ledger and delivered when the run
- * resumes; nothing is started.
+ * the console reads the state directory itself (like `status`, one read at a time: it never holds
+ * the directory between reads) and serves its runs: decisions are recorded in the ledger and
+ * delivered when the run resumes; nothing is started.
  */
 export async function consoleCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
   const options = parseOrThrow(ConsoleOptions, raw, 'options');
@@ -43,7 +44,7 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
     return;
   }
   const signals = watchStopSignals();
-  const opened = await openLedger(options.stateDir, 'console');
+  const opened = { ledger: ledgerBetweenReads(options.stateDir) };
   try {
     // Which agent the newest run ran; a damaged record is left out here and named in the console's run list.
     const runs = await opened.ledger.listRuns(1000, { onDamaged: () => {} });
@@ -62,14 +63,40 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
       log: io.err,
     });
     io.out(`savepoint: console ${server.url}`);
-    io.out(`savepoint: no engine runs on ${options.stateDir}: decisions are recorded and delivered when a run resumes; this console holds the state directory until it stops (Ctrl-C)`);
+    io.out(`savepoint: no engine runs on ${options.stateDir}: decisions are recorded and delivered when a run resumes; the console opens the state directory for each read only, so status, approve or a new run work beside it (Ctrl-C stops the console)`);
     if (server.readOnly) io.out(`savepoint: bound to ${options.host}, not loopback: read-only`);
     await signals.received;
     await server.close();
   } finally {
     signals.dispose();
-    await opened.close();
   }
+}
+
+/**
+ * The state directory's ledger, opened for each read and let go after it (cli/state.ts: one process
+ * at a time owns a state directory). A console left open used to hold the directory, locking out
+ * every other command; now they work beside it, and while an engine runs the reads go through the
+ * engine, as any command's do. Reads are taken one at a time: this process opens the directory once.
+ */
+function ledgerBetweenReads(stateDir: string): Ledger {
+  let queue: Promise<unknown> = Promise.resolve();
+  return new Proxy({} as Ledger, {
+    get: (_target, method) => {
+      if (typeof method !== 'string' || method === 'then') return undefined; // not a thenable
+      return (...args: unknown[]) => {
+        const call = queue.then(async () => {
+          const opened = await openLedger(stateDir, 'console');
+          try {
+            return await (opened.ledger[method as keyof Ledger] as (...a: unknown[]) => Promise<unknown>).apply(opened.ledger, args);
+          } finally {
+            await opened.close();
+          }
+        });
+        queue = call.catch(() => undefined);
+        return call;
+      };
+    },
+  });
 }
 
 /** `savepoint --stack <name> console`: the console on a deployed stack, until Ctrl-C. */

@@ -78,6 +78,15 @@ describe('savepoint console', () => {
     const view = (await (await fetch(`${ownOrigin}/api/runs/refunds-2026-11-28`, { headers: { 'x-savepoint-token': ownToken! } })).json()) as { lifecycle: string; approvals: unknown[] };
     expect(view).toMatchObject({ lifecycle: 'input_required', approvals: [expect.objectContaining({ toolName: 'issue_refund' })] });
     expect((await fetch(`${ownOrigin}/api/runs`, { headers: { 'x-savepoint-token': token! } })).status).toBe(403);
+
+    // The open console does not lock the state directory: status and a new run work beside it,
+    // and the console then shows what the run did.
+    const status = await exec(process.execPath, [bin, '--state-dir', stateDir, 'status', 'refunds-2026-11-28'], { env });
+    expect(status.stdout).toMatch(/^run refunds-2026-11-28 .*: running$/m);
+    const beside = await exec(process.execPath, [bin, '--state-dir', stateDir, 'run', '--run-id', 'beside', '--template', template, '--approve', 'reject'], { env });
+    expect(beside.stdout).toMatch(/^run beside .*: succeeded/m);
+    const listed = (await (await fetch(`${ownOrigin}/api/runs`, { headers: { 'x-savepoint-token': ownToken! } })).json()) as { runs: { runId: string; lifecycle: string }[] };
+    expect(listed.runs.map((run) => [run.runId, run.lifecycle]).sort()).toEqual([['beside', 'completed'], ['refunds-2026-11-28', 'completed']]);
     standalone.child.kill('SIGINT');
     expect(await standalone.exited).toBe(0);
   }, 180_000);
