@@ -10,11 +10,19 @@ const token = sessionStorage.getItem('savepoint-token') ?? '';
 const main = document.getElementById('main');
 let info = { readOnly: true, canStart: false };
 
+/** What the page says when its server is gone (the browser's own words were "Failed to fetch"). */
+const GONE = 'the console\'s server has stopped: the `savepoint run` that served it ended (its run finished, was stopped or killed). `savepoint console` serves the state directory.';
+
 async function api(path, options = {}) {
-  const response = await fetch(`/api/${path}`, {
-    ...options,
-    headers: { 'x-savepoint-token': token, ...(options.body ? { 'content-type': 'application/json' } : {}) },
-  });
+  let response;
+  try {
+    response = await fetch(`/api/${path}`, {
+      ...options,
+      headers: { 'x-savepoint-token': token, ...(options.body ? { 'content-type': 'application/json' } : {}) },
+    });
+  } catch {
+    throw Object.assign(new Error(GONE), { gone: true });
+  }
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw Object.assign(new Error(body.message ?? `HTTP ${response.status}`), { status: response.status });
   return body;
@@ -64,7 +72,7 @@ async function steer(question, path, body, done, options) {
     const result = await api(path, { method: 'POST', body: JSON.stringify({ ...body, ...(options?.reason === false || !reason ? {} : { reason }) }) });
     notice(done(result));
   } catch (error) {
-    notice(`Refused: ${error.message}`, true);
+    notice(error.gone ? error.message : `Refused: ${error.message}`, true);
   }
   render();
 }
@@ -292,7 +300,7 @@ async function render() {
     window.scrollTo(0, scroll);
     main.dataset.version = String(info.version);
   } catch (error) {
-    main.replaceChildren(h('p', { class: 'error' }, error.status === 403 ? `${error.message}` : `Could not load: ${error.message}`));
+    main.replaceChildren(h('p', { class: 'error' }, error.status === 403 || error.gone ? `${error.message}` : `Could not load: ${error.message}`));
   } finally {
     rendering = false;
     if (again) { again = false; render(); }

@@ -167,4 +167,16 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     expect(foreign.status).toBe(403);
     expect(await harness.stack.ledger.getGlobalKill()).toBeUndefined();
   });
+
+  // Last: it stops the console's server.
+  it("says the console's server has stopped, not the browser's \"Failed to fetch\", once the engine serving it is gone", async () => {
+    await page.goto(`${server.url}`);
+    await page.waitForSelector('[data-run]');
+    await server.close();
+    await page.evaluate(() => (location.hash = '#/gone'));
+    const said = await page.waitForSelector('#main p.error');
+    expect(await said.textContent()).toBe(
+      "the console's server has stopped: the `savepoint run` that served it ended (its run finished, was stopped or killed). `savepoint console` serves the state directory.",
+    );
+  });
 });
