@@ -67,7 +67,7 @@ describe('savepoint migrate', () => {
     expect(JSON.parse(migrated.stdout)).toMatchObject({ runId: 'run-a', migration: { from: { version: '1' }, to: { version: '3' } } });
     const status = await savepoint('status', 'run-a');
     expect(status.stdout).toMatch(/version\s+3 \([0-9a-f]{16}\)/);
-    expect(status.stdout).toMatch(/migrated\s+1 \([0-9a-f]{16}\) → 3 \([0-9a-f]{16}\) by cli:/);
+    expect(status.stdout).toMatch(/migrated\s+1 \([0-9a-f]{16}\) → 3 \([0-9a-f]{16}\) by local:/);
     expect(await v3.stop()).toBe(143);
   }, 240_000);
 });
