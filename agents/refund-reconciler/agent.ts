@@ -221,24 +221,22 @@ export function refundSummary(calls: readonly ToolTrace[]) {
   };
 }
 
-/** The refund request ids that a looked-up payment (the recorded `get_payment` results) was already refunded for. */
-function alreadyRefunded(calls: readonly ToolTrace[]): Set<string> {
-  const ids = new Set<string>();
-  for (const call of calls) {
-    if (call.name !== 'get_payment' || call.outcome !== 'ok' || !call.result) continue;
-    const parsed = JSON.parse(call.result) as { refunds?: { refundRequestId?: unknown }[] };
-    for (const refund of parsed.refunds ?? []) if (typeof refund.refundRequestId === 'string') ids.add(refund.refundRequestId);
-  }
-  return ids;
-}
-
 /** The refund request ids the run listed (from the recorded `list_refund_requests` results). */
-function requestIds(calls: readonly ToolTrace[]): Set<string> {
+const requestIds = (calls: readonly ToolTrace[]) => idsInResults(calls, 'list_refund_requests', (result) => result.refundRequests, 'id');
+
+/** The refund request ids a looked-up payment was already refunded for (from the recorded `get_payment` results). */
+const alreadyRefunded = (calls: readonly ToolTrace[]) => idsInResults(calls, 'get_payment', (result) => result.refunds, 'refundRequestId');
+
+/** The ids (`key` of each item of the list `pick` finds) in the ok results of one tool. */
+function idsInResults(calls: readonly ToolTrace[], tool: string, pick: (result: Record<string, unknown>) => unknown, key: string): Set<string> {
   const ids = new Set<string>();
   for (const call of calls) {
-    if (call.name !== 'list_refund_requests' || call.outcome !== 'ok' || !call.result) continue;
-    const parsed = JSON.parse(call.result) as { refundRequests?: { id?: unknown }[] };
-    for (const request of parsed.refundRequests ?? []) if (typeof request.id === 'string') ids.add(request.id);
+    if (call.name !== tool || call.outcome !== 'ok' || !call.result) continue;
+    const items = pick(JSON.parse(call.result) as Record<string, unknown>);
+    for (const item of Array.isArray(items) ? items : []) {
+      const id = (item as Record<string, unknown> | null)?.[key];
+      if (typeof id === 'string') ids.add(id);
+    }
   }
   return ids;
 }
