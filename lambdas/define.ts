@@ -75,7 +75,27 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
   readonly needsApproval?: (args: Args, run: RunView<Input>) => ApprovalRequest | undefined;
   /** The call in words, for traces and approval pages. @default the name and the arguments as JSON */
   readonly describe?: (args: Args) => string;
-  /** The call itself. Its result (JSON-serializable) is recorded and goes back to the model. */
+  /**
+   * How long one attempt of the call may take, in milliseconds (`reconcile` and `execute`
+   * together). When it passes, the `signal` in the tool's context is aborted and the attempt ends,
+   * whether or not the tool listens: a timed-out `read` is answered to the model as an error
+   * result; a timed-out `write` may have taken effect, so it goes the way of an unknown outcome
+   * (see `execute`). The claim of a `write` is leased for longer than this, and the deployed
+   * CallTool function's timeout derives from the longest of an agent's tools (`maxToolTimeoutMs`).
+   * @default 20000 (DEFAULT_TOOL_TIMEOUT_MS)
+   */
+  readonly timeoutMs?: number;
+  /**
+   * The call itself. Its result (JSON-serializable) is recorded and goes back to the model. Pass
+   * `context.signal` to outbound calls. What it throws:
+   * - an error of `savepoint`'s own (`TransientError`: retried; `InvalidInputError`: the model is
+   *   told why the provider refused; `TerminalError`: the run fails) means what its name says;
+   * - anything else (a plain `Error`) from a `read` is answered to the model as an error result
+   *   with the message, so it can correct itself;
+   * - anything else from a `write` is an unknown outcome — it may have taken effect: with
+   *   `reconcile` the retry asks it first, with `idempotencyKeys` the retry re-sends the same key;
+   *   a write with neither is not sent again but answered to the model as `outcome_unknown`.
+   */
   readonly execute: (args: Args, context: ToolContext<Input, Deps>) => Promise<unknown>;
 }
 
@@ -213,10 +233,31 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
 
 const AGENT_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 
+/** A tool's timeout when it sets none: what most HTTP APIs answer well within. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 20_000;
+/** The longest a tool may set: Lambda's 15 minutes, less room for the step's own ledger work. */
+export const MAX_TOOL_TIMEOUT_MS = 840_000;
+
+/** How long one attempt of `tool` may take (its `timeoutMs`, or the default). */
+export function toolTimeoutMs(tool: Pick<ToolDefinition, 'timeoutMs'>): number {
+  return tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+}
+
+/**
+ * The longest timeout of the agent's tools: what the CallTool function's timeout (and a tool
+ * claim's lease) must outlast, with room for the step's ledger work (infra/ derives them from it).
+ */
+export function maxToolTimeoutMs(agent: Pick<AgentDefinition, 'tools'>): number {
+  return Math.max(...agent.tools.map(toolTimeoutMs));
+}
+
 /** Declares a tool. Checks what can be checked before any run: the name and the effect. */
 export function defineTool<Args, Input = any, Deps = any>(tool: ToolDefinition<Args, Input, Deps>): ToolDefinition<Args, Input, Deps> {
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) throw new Error(`defineTool: name ${JSON.stringify(tool.name)} must be 1-64 letters, digits, "_" or "-"`);
   if (tool.effect !== 'read' && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: effect must be 'read' or 'write', got ${JSON.stringify(tool.effect)}`);
+  if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && tool.timeoutMs >= 1 && tool.timeoutMs <= MAX_TOOL_TIMEOUT_MS)) {
+    throw new Error(`defineTool ${tool.name}: timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TOOL_TIMEOUT_MS}, got ${tool.timeoutMs}`);
+  }
   if (tool.reconcile && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: reconcile only makes sense for a 'write' tool`);
   // Duck-typed: the agent's own copy of zod is as good as ours.
   if (typeof (tool.input as { safeParse?: unknown } | undefined)?.safeParse !== 'function') throw new Error(`defineTool ${tool.name}: input must be a zod schema`);
@@ -291,6 +332,14 @@ function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** The names of the agent's tools (computed once per agent). */
+export function toolNames(agent: Pick<AgentDefinition, 'tools'>): ReadonlySet<string> {
+  let names = toolNameSets.get(agent.tools);
+  if (names === undefined) toolNameSets.set(agent.tools, (names = new Set(agent.tools.map((tool) => tool.name))));
+  return names;
+}
+const toolNameSets = new WeakMap<readonly ToolDefinition[], ReadonlySet<string>>();
 
 export function findTool(agent: Pick<AgentDefinition, 'tools'>, name: string): ToolDefinition | undefined {
   return agent.tools.find((tool) => tool.name === name);

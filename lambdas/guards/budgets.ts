@@ -34,6 +34,14 @@ export function guardFigures(run: RunRecord, now: Date): GuardFigures {
   };
 }
 
+/**
+ * When the run's wall-clock budget runs out, as things stand (a later wait for a person moves it
+ * on): the moment `budgetTrip` starts answering `wallClock`. A call in flight is cut off then.
+ */
+export function wallClockEnd(run: Pick<RunRecord, 'createdAt' | 'approvalWaitMs' | 'config'>): Date {
+  return new Date(Date.parse(run.createdAt) + (run.approvalWaitMs ?? 0) + run.config.maxWallSeconds * 1000);
+}
+
 const killReason = (flag: KillFlag, scope: string) => `killed${scope} by ${flag.by} at ${flag.at}${flag.reason ? `: ${flag.reason}` : ''}`;
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { inputTokensOf, type Message, type ToolResultBlock } from '../agent/messages.js';
-import { toolSpecs, type AgentDefinition } from '../define.js';
+import { toolNames, toolSpecs, type AgentDefinition } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { budgetHint, budgetTrip } from '../guards/budgets.js';
 import { modelForTurn } from '../guards/fallback.js';
@@ -54,27 +54,38 @@ export interface CallModelDeps {
  * appended (as a text block) to the user turn that preceded it, exactly as they were sent, so the
  * same ledger always renders the same bytes. It never travels in the execution's payload (256 KiB
  * limit); only pointers do.
+ *
+ * A call of a tool the agent does not have (`tools`: the names it has) is sent as text, its answer
+ * too: providers refuse a conversation whose tool_use names an undeclared tool.
  */
-export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[]): Message[] {
+export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[], tools?: ReadonlySet<string>): Message[] {
   // Context compaction (compaction.ts): after one, the prompt and summary open, then the recent turns.
   const view = compactedView(run, turns);
   const messages: Message[] = [{ role: 'user', content: view.opening }];
   // Calls by turn and position: one pass over them, not one per tool use (a run holds hundreds).
   const byPosition = new Map<string, ToolCallRecord>();
   for (const record of calls) if (!byPosition.has(`${record.turn}:${record.call}`)) byPosition.set(`${record.turn}:${record.call}`, record);
+  const declared = (name: string) => tools === undefined || tools.has(name);
   for (const turn of view.turns) {
     withNotes(messages, turn.notes ?? []);
-    messages.push({ role: 'assistant', content: turn.content });
     const uses = toolUses(turn);
+    const content = uses.every((use) => declared(use.name))
+      ? turn.content
+      : turn.content.map((block) => (block.type === 'tool_use' && !declared(block.name) ? { type: 'text' as const, text: `(call of ${block.name} with ${JSON.stringify(block.input)})` } : block));
+    messages.push({ role: 'assistant', content });
     if (uses.length === 0) continue;
-    const results: ToolResultBlock[] = uses.map((use, index) => {
+    const results: ToolResultBlock[] = [];
+    const answers: { type: 'text'; text: string }[] = [];
+    uses.forEach((use, index) => {
       const record = byPosition.get(`${turn.turn}:${index + 1}`);
       if (!record || record.status !== 'completed' || record.result === undefined) {
         throw new InvalidInputError(`turn: tool call ${index + 1} of turn ${turn.turn} (${use.name}) has no recorded result`);
       }
-      return { type: 'tool_result', tool_use_id: use.id, content: record.result, ...(record.outcome === 'ok' ? {} : { is_error: true }) };
+      if (declared(use.name)) results.push({ type: 'tool_result', tool_use_id: use.id, content: record.result, ...(record.outcome === 'ok' ? {} : { is_error: true }) });
+      // Text comes after the tool results in a user turn.
+      else answers.push({ type: 'text', text: `(answer to the call of ${use.name}: ${record.result})` });
     });
-    messages.push({ role: 'user', content: results });
+    messages.push({ role: 'user', content: [...results, ...answers] });
   }
   return messages;
 }
@@ -162,7 +173,7 @@ async function callModel(
   const client = await deps.models.clientFor(model);
   const started = deps.clock.now();
   const notes = harnessNotes(run, previous, started);
-  const messages = conversation(run, previous, calls);
+  const messages = conversation(run, previous, calls, toolNames(deps.agent));
   withNotes(messages, notes);
   let response;
   try {

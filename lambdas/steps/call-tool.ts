@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { findTool, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
+import { findTool, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
-import { budgetTrip } from '../guards/budgets.js';
+import { budgetTrip, wallClockEnd } from '../guards/budgets.js';
 import { storeResult } from '../ledger/blobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
-import { InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError } from '../shared/errors.js';
+import { ErrorNames, InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
+import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
@@ -52,8 +53,9 @@ export interface CallToolDeps {
 type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number };
 
 /**
- * One tool call. The arguments are validated before anything is claimed (bad model output fails
- * the run with a message naming the field and leaves no trace). Then the call is claimed in the
+ * One tool call. The arguments are validated before anything is claimed: a call of a tool that
+ * does not exist, or with arguments its schema refuses, is the model's mistake and is answered to
+ * the model as an error result naming the field (recorded, nothing sent). Then the call is claimed in the
  * ledger, sent to the outside with an idempotency key that every attempt shares (or, for a provider
  * without keys, first reconciled: did an earlier attempt take effect?), and its outcome recorded;
  * a retry after the record returns the recorded outcome.
@@ -69,6 +71,7 @@ export function createCallTool(deps: CallToolDeps) {
     const turnRecord = read.turns[0];
     const block = turnRecord && toolUses(turnRecord)[call - 1];
     if (!turnRecord || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turn}`);
+    const skipped = (reason: string): CallToolResult => ({ turn, call, name: block.name, outcome: 'skipped', next: null, skipped: reason });
     const done = ({ record, counted }: { record: ToolCallRecord; counted: boolean }): CallToolResult => ({
       turn,
       call,
@@ -83,14 +86,10 @@ export function createCallTool(deps: CallToolDeps) {
     if (recorded?.status === 'completed') return done(await count(deps, run, recorded));
 
     const tool = findTool(deps.agent, block.name);
-    if (!tool) {
-      throw new InvalidInputError(`name: the model called an unknown tool ${JSON.stringify(block.name)} (turn ${turn}, call ${call})`);
-    }
-    const args = parseOrThrow(tool.input, block.input, `arguments of ${block.name} (turn ${turn}, call ${call})`);
+    const parsed = tool?.input.safeParse(block.input);
     // Checked before every step, from persisted state: a kill or an exhausted budget stops here.
     const trip = budgetTrip(run, deps.clock.now(), read.globalKill);
-    if (trip) return { turn, call, name: block.name, outcome: 'skipped', next: null, skipped: trip.reason };
-    const refusal = tool.needsApproval?.(args, runView(run)) ? await approvalRefusal(deps, run, turn, call) : undefined;
+    if (trip) return skipped(trip.reason);
 
     const now = deps.clock.now();
     const entry: ToolCallRecord = {
@@ -100,41 +99,63 @@ export function createCallTool(deps: CallToolDeps) {
       call,
       toolCallId: block.id,
       name: block.name,
-      // The parsed arguments (defaults applied, JSON-safe): what approvals and reports read.
-      args: JSON.parse(JSON.stringify(args)) as Record<string, unknown>,
-      effect: tool.effect,
+      // The parsed arguments (defaults applied, JSON-safe): what approvals and reports read. A call
+      // its schema refused keeps what the model sent.
+      args: jsonObject(parsed?.success ? parsed.data : block.input),
+      effect: tool?.effect ?? 'read',
       idempotencyKey: idempotencyKey(runId, turn, block.id),
       status: 'in_flight',
-      leaseUntil: new Date(now.getTime() + deps.leaseMs).toISOString(),
+      leaseUntil: new Date(now.getTime() + (tool ? leaseMsFor(tool, deps.leaseMs) : deps.leaseMs)).toISOString(),
       attempts: 0,
     };
+    // A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands).
+    const recordAtOnce = async (outcome: Outcome) => {
+      const result = await deps.ledger.recordCall({ ...entry, ...outcome, status: 'completed', recordedAt: deps.clock.now().toISOString() }, deps.clock.now());
+      if (result.recorded || result.existing.status === 'completed') return result.recorded ? result.record : result.existing;
+      throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${result.existing.leaseUntil}`);
+    };
+    // The model's mistake (a tool that does not exist, arguments its schema refuses) is answered
+    // to the model, naming what is wrong, and recorded like any result: replay sends the same answer.
+    if (!tool || !parsed?.success) {
+      const mistake = tool ? invalidArguments(tool.name, parsed!.error!) : unknownTool(deps.agent, block.name);
+      return done(await count(deps, run, await recordAtOnce({ outcome: 'error', result: JSON.stringify(mistake), latencyMs: 0 })));
+    }
+    const args = parsed.data;
+    const refusal = tool.needsApproval?.(args, runView(run)) ? await approvalRefusal(deps, run, turn, call) : undefined;
+
     // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
     const byReference = async (outcome: Outcome): Promise<Outcome> =>
       typeof outcome.result === 'string' ? { ...outcome, result: await storeResult(deps.ledger, runId, outcome.result, deps.resultLimitBytes) } : outcome;
-    const context = (key: string): ToolContext => ({ ...runView(run), idempotencyKey: key, signal, turn, call, deps: deps.agentDeps() });
-    const send = (retried: boolean, toolContext: ToolContext) => () =>
+    // One attempt's outside work, bounded by the tool's timeout and the run's wall clock (tools/attempt.ts).
+    const bounds = { timeoutMs: toolTimeoutMs(tool), signal, clock: deps.clock, stopAt: wallClockEnd(run), what: tool.name };
+    const context = (key: string, attemptSignal: AbortSignal): ToolContext => ({ ...runView(run), idempotencyKey: key, signal: attemptSignal, turn, call, deps: deps.agentDeps() });
+    const send = (retried: boolean, key: string) => () =>
       deps.breaker.call(
         toolsBreaker(deps.agent),
-        async () => {
-          if (retried) {
-            const answer = await tool.reconcile!(args, toolContext);
-            if (answer.found) return answer.result;
-          }
-          return tool.execute(args, toolContext);
-        },
+        () =>
+          boundedAttempt(async (attemptSignal) => {
+            const toolContext = context(key, attemptSignal);
+            if (retried) {
+              const answer = await tool.reconcile!(args, toolContext);
+              if (answer.found) return answer.result;
+            }
+            return tool.execute(args, toolContext);
+          }, bounds),
         { ...(read.breaker && { state: read.breaker }) },
       );
+    // The wall clock ran out while the call was in flight: nothing more is sent, and BudgetCheck
+    // stops the run (a run that is extended calls it again: a read from scratch, a write through its claim).
+    const cutByWallClock = (error: unknown) => error instanceof AttemptCut && error.cut.kind === 'wallClock';
 
-    // A read changes nothing outside: no claim, the outcome is recorded in one write (the first stands).
     if (tool.effect === 'read') {
-      const record = async (outcome: Outcome) => {
-        const result = await deps.ledger.recordCall({ ...entry, ...outcome, status: 'completed', recordedAt: deps.clock.now().toISOString() }, deps.clock.now());
-        if (result.recorded || result.existing.status === 'completed') return result.recorded ? result.record : result.existing;
-        throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${result.existing.leaseUntil}`);
-      };
-      const outcome =
-        refusal ?? (await execute(deps, tool, send(false, context(entry.idempotencyKey)), { terminal: async (failed) => void (await record(failed)), transient: async () => {} }));
-      return done(await count(deps, run, await record(await byReference(outcome))));
+      let outcome: Outcome;
+      try {
+        outcome = refusal ?? (await execute(deps, tool, send(false, entry.idempotencyKey), { terminal: async (failed) => void (await recordAtOnce(failed)), transient: async () => {} }));
+      } catch (error) {
+        if (cutByWallClock(error)) return skipped((error as AttemptCut).message);
+        throw error;
+      }
+      return done(await count(deps, run, await recordAtOnce(await byReference(outcome))));
     }
 
     const claim = await deps.ledger.claimCall(entry, now);
@@ -145,14 +166,23 @@ export function createCallTool(deps: CallToolDeps) {
     // A claim taken again (the earlier attempt died, or failed without knowing) of a tool whose
     // provider has no idempotency keys: ask the provider what the earlier attempt did first.
     const retried = claim.record.attempts > 1 && tool.reconcile !== undefined;
-    const outcome =
-      refusal ??
-      (await execute(deps, tool, send(retried, context(claim.record.idempotencyKey)), {
-        // Nothing can fix it by retrying: recorded so no entry is left in flight.
-        terminal: async (failed) => void (await deps.ledger.completeCall(runId, turn, call, failed, deps.clock.now())),
-        // The retry may claim at once and re-send with the same idempotency key.
-        transient: () => deps.ledger.releaseCall(runId, turn, call, deps.clock.now()),
-      }));
+    const release = () => deps.ledger.releaseCall(runId, turn, call, deps.clock.now());
+    let outcome: Outcome;
+    try {
+      outcome =
+        refusal ??
+        (await execute(deps, tool, send(retried, claim.record.idempotencyKey), {
+          // Nothing can fix it by retrying: recorded so no entry is left in flight.
+          terminal: async (failed) => void (await deps.ledger.completeCall(runId, turn, call, failed, deps.clock.now())),
+          // The retry may claim at once: it asks `reconcile` first, or re-sends the same idempotency key.
+          transient: release,
+        }));
+    } catch (error) {
+      if (!cutByWallClock(error)) throw error;
+      // Its outcome is unknown: released, so that a run extended later goes through the claim again.
+      await release();
+      return skipped((error as AttemptCut).message);
+    }
     const completed = await deps.ledger.completeCall(runId, turn, call, await byReference(outcome), deps.clock.now());
     return done(await count(deps, run, completed));
   };
@@ -167,10 +197,26 @@ async function execute(
 ): Promise<Outcome> {
   const started = deps.clock.now().getTime();
   const latency = () => deps.clock.now().getTime() - started;
+  const answer = (error: string, message: string): Outcome => ({ outcome: 'error', result: JSON.stringify({ error, message }), latencyMs: latency() });
   try {
     const result = await send();
     return { outcome: 'ok', result: JSON.stringify(result), latencyMs: latency() };
   } catch (error) {
+    if (error instanceof AttemptCut && error.cut.kind === 'wallClock') throw error;
+    if (error instanceof AttemptCut || !isOwnError(error)) {
+      // A timeout, or a throw the tool did not mean as one of the harness's errors (a bug, a
+      // library's own error): a read changed nothing, so the model is told and may try otherwise.
+      const timedOut = error instanceof AttemptCut;
+      const message = timedOut ? error.message : `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`;
+      if (tool.effect === 'read') return answer(timedOut ? 'timeout' : 'tool_failed', message);
+      // A write may have taken effect: its outcome is unknown. Retried through the claim, which
+      // asks `reconcile` first or re-sends the same idempotency key — never sent blindly again.
+      if (tool.reconcile || tool.idempotencyKeys) {
+        await onFailure.transient();
+        throw new TransientError(`outcome unknown: ${message}; the retry ${tool.reconcile ? 'asks reconcile first' : 're-sends the same idempotency key'}`, { cause: error });
+      }
+      return answer('outcome_unknown', `${message}. It may have taken effect: check before calling ${tool.name} again.`);
+    }
     if (error instanceof InvalidInputError) {
       // The provider refused the request (e.g. more than is left to refund): the model sees why.
       return { outcome: 'error', result: JSON.stringify({ error: 'invalid_request', message: error.message }), latencyMs: latency() };
@@ -216,6 +262,37 @@ async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number,
     latencyMs: 0,
   };
 }
+
+/** `value` as JSON would carry it, when that is an object; an empty one otherwise (what a model sent is on its turn). */
+function jsonObject(value: unknown): Record<string, unknown> {
+  const text = JSON.stringify(value);
+  const parsed: unknown = text === undefined ? undefined : JSON.parse(text);
+  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+}
+
+/** Whether `error` is one of the harness's own (errors.ts): its name says what it means. */
+function isOwnError(error: unknown): boolean {
+  return error instanceof Error && (Object.values(ErrorNames) as string[]).includes(error.name);
+}
+
+/** The answer to a call of a tool the agent does not have: the model learns which it has. */
+export function unknownTool(agent: Pick<AgentDefinition, 'tools'>, name: string): { error: 'unknown_tool'; message: string } {
+  return { error: 'unknown_tool', message: `there is no tool ${JSON.stringify(name)}; the tools are: ${agent.tools.map((tool) => tool.name).join(', ')}` };
+}
+
+/** The answer to arguments the tool's schema refuses: every field at fault, by its path. */
+export function invalidArguments(name: string, error: z.ZodError): { error: 'invalid_arguments'; message: string; issues: { path: string; message: string }[] } {
+  const issues = error.issues.map((issue) => ({ path: issue.path.length > 0 ? issue.path.join('.') : '(root)', message: issue.message }));
+  return { error: 'invalid_arguments', message: `invalid arguments of ${name}: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`, issues };
+}
+
+/** How long a claim holds: longer than the attempt it guards may take (the tool's timeout), with room to record it. */
+export function leaseMsFor(tool: Pick<ToolDefinition, 'timeoutMs'>, leaseMs: number): number {
+  return Math.max(leaseMs, toolTimeoutMs(tool) + LEASE_MARGIN_MS);
+}
+
+/** What a claim's lease leaves after the attempt's timeout: the step's ledger writes after the call. */
+export const LEASE_MARGIN_MS = 5_000;
 
 async function count(deps: CallToolDeps, run: RunRecord, record: ToolCallRecord): Promise<{ record: ToolCallRecord; counted: boolean }> {
   const counted = await deps.ledger.countStep(run.runId, `call:${record.turn}:${record.call}`, { steps: 1, toolCalls: 1 });

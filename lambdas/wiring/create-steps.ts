@@ -1,4 +1,4 @@
-import type { AgentDefinition } from '../define.js';
+import { toolNames, type AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord } from '../ledger/records.js';
@@ -112,7 +112,7 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
       return () => sweep();
     }),
     [Steps.Compact]: lazy(() =>
-      createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation, priceTable: deps.priceTable }),
+      createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: deps.priceTable }),
     ),
     [Steps.Handoff]: lazy(() => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock })),
   };

@@ -79,8 +79,8 @@ describe('bad input fails once, with the field named, and loses nothing', () => 
   });
 });
 
-describe('bad model output', () => {
-  it('fails the run at CallTool on invalid tool arguments, once, naming the field, paying nothing', async () => {
+describe('bad model output is answered to the model', () => {
+  it('answers invalid tool arguments with an error result naming the field; a model that repeats the mistake is stopped by the loop detector, paying nothing', async () => {
     const model = await misbehavingModel({
       type: 'tool_use',
       id: 'toolu_2',
@@ -90,18 +90,17 @@ describe('bad model output', () => {
     const harness = await startHarness({ modelUrl: model.url });
     try {
       const finished = await harness.run({ runId: 'bad-args', input: { date: sampleDay.date } });
-      expect(finished.status).toBe('FAILED');
-      expect(finished.error).toBe('Agent.InvalidInput');
-      expect(causeMessage(finished.cause)).toMatch(/invalid arguments of issue_refund \(turn 2, call 1\): amountCents: Invalid input: expected number/);
-      expect(finished.states['CallTool']).toMatchObject({ entered: 2, invocations: 2, failures: 1 });
-      expect(finished.states['RecordFailure']).toMatchObject({ entered: 1, failures: 0 });
-      const run = await harness.stack.ledger.getRun('bad-args');
-      expect(run).toMatchObject({ status: 'failed', error: { error: 'Agent.InvalidInput' } });
-      expect(run!.error!.cause).toMatch(/amountCents/);
-      // The listing call was recorded; the refund never claimed, never paid.
-      const { calls, turns } = await harness.stack.ledger.listConversation('bad-args');
-      expect(turns).toHaveLength(2);
-      expect(calls.map((call) => [call.name, call.status])).toEqual([['list_refund_requests', 'completed']]);
+      expect(finished.status).toBe('SUCCEEDED');
+      expect(JSON.parse(finished.output!)).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^loop detected: issue_refund .* repeated 5 times/) });
+      // No attempt failed: each mistake was answered.
+      expect(finished.states['CallTool']!.failures).toBe(0);
+      const { calls } = await harness.stack.ledger.listConversation('bad-args');
+      const refunds = calls.filter((call) => call.name === 'issue_refund');
+      expect(refunds).toHaveLength(5);
+      for (const call of refunds) {
+        expect(call).toMatchObject({ status: 'completed', outcome: 'error' });
+        expect(JSON.parse(call.result!)).toMatchObject({ error: 'invalid_arguments', issues: [{ path: 'amountCents', message: 'Invalid input: expected number, received string' }] });
+      }
       expect(harness.stack.world.payments.refunds()).toEqual([]);
     } finally {
       await harness.stack.close();
@@ -109,14 +108,15 @@ describe('bad model output', () => {
     }
   });
 
-  it('fails the run at CallTool on a call to a tool that does not exist', async () => {
+  it('answers a call to a tool that does not exist, naming the tools there are', async () => {
     const model = await misbehavingModel({ type: 'tool_use', id: 'toolu_2', name: 'wire_money', input: {} });
     const harness = await startHarness({ modelUrl: model.url });
     try {
       const finished = await harness.run({ runId: 'bad-tool', input: { date: sampleDay.date } });
-      expect(finished.status).toBe('FAILED');
-      expect(causeMessage(finished.cause)).toMatch(/unknown tool "wire_money"/);
-      expect(finished.states['CallTool']!.failures).toBe(1);
+      expect(JSON.parse(finished.output!)).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^loop detected: wire_money/) });
+      expect(finished.states['CallTool']!.failures).toBe(0);
+      const { calls } = await harness.stack.ledger.listConversation('bad-tool');
+      expect(JSON.parse(calls.find((call) => call.name === 'wire_money')!.result!)).toEqual({ error: 'unknown_tool', message: expect.stringMatching(/^there is no tool "wire_money"; the tools are: list_refund_requests, /) });
     } finally {
       await harness.stack.close();
       model.server.close();

@@ -188,7 +188,7 @@ describe("fuzz: the model's tool arguments", () => {
   const run = (runId: string): RunRecord =>
     runRecord({ runId, agent: 'fuzz', prompt: 'x', model: 'sim:savepoint-sim-1', priceTableVersion: 'fuzz', createdAt: now.toISOString(), updatedAt: now.toISOString(), budgetExtensions: {} });
 
-  it('runs valid arguments, and refuses anything else before a claim or a send: one Agent.InvalidInput naming the arguments', async () => {
+  it('runs valid arguments, and answers anything else to the model before a claim or a send: an error result naming the tool or the field', async () => {
     const valid = pay.input;
     let n = 0;
     let accepted = 0;
@@ -212,11 +212,18 @@ describe("fuzz: the model's tool arguments", () => {
           const content = [{ type: 'tool_use' as const, id: 'tu1', name, input: input as Record<string, unknown> }];
           await ledger.recordTurn({ kind: 'turn', runId, turn: 1, model: 'sim:savepoint-sim-1', content, stopReason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: now.toISOString() });
           const sentBefore = sent.length;
-          const outcome = await acceptedOrRefusedCleanly(ledger, () => callTool({ runId, turn: 1, call: 1 }), /^(invalid )?(name: the model called an unknown tool|arguments of \S+ \(turn 1, call 1\))/);
+          const result = await callTool({ runId, turn: 1, call: 1 });
           const ok = name === 'pay' && valid.safeParse(input).success;
-          expect(outcome, JSON.stringify({ name, input })).toBe(ok ? 'accepted' : 'refused');
+          expect(result.outcome, JSON.stringify({ name, input })).toBe(ok ? 'ok' : 'error');
           expect(sent.length - sentBefore).toBe(ok ? 1 : 0);
-          if (!ok) expect(await ledger.getCall(runId, 1, 1)).toBeUndefined();
+          const record = (await ledger.getCall(runId, 1, 1))!;
+          // Never claimed: recorded once, completed, with the answer the model gets.
+          expect(record).toMatchObject({ status: 'completed', attempts: 1 });
+          if (!ok) {
+            const answer = JSON.parse(record.result!) as { error: string; message: string };
+            expect(answer.error).toBe(name === 'pay' ? 'invalid_arguments' : 'unknown_tool');
+            expect(answer.message).toMatch(name === 'pay' ? /^invalid arguments of pay: \S+: / : /^there is no tool .*; the tools are: pay$/);
+          }
           accepted += ok ? 1 : 0;
         },
       ),

@@ -1,0 +1,92 @@
+import type { Clock } from '../shared/ports.js';
+
+/**
+ * One attempt of a tool's outside work, bounded twice: by the tool's own timeout (a real timer,
+ * like the Lambda timeout it sits under) and by the run's wall-clock budget (read on the run's
+ * clock, which tests inject). Either one aborts the signal the tool was handed and ends the
+ * attempt at once, whether or not the tool listens to its signal: a hung call does not hold the
+ * step until its Lambda dies.
+ *
+ *   start ──► execute(signal) ───────────────────────────► result
+ *          │
+ *          ├─ timeoutMs pass ──────► abort: AttemptCut { kind: 'timeout' }
+ *          ├─ the clock passes stopAt ─► abort: AttemptCut { kind: 'wallClock' }
+ *          └─ the step's own signal fires (its deadline) ─► abort: AttemptCut { kind: 'timeout' }
+ */
+
+/** Why an attempt was cut short; the tool's signal carries it as its `reason`. */
+export type Cut = { readonly kind: 'timeout'; readonly message: string } | { readonly kind: 'wallClock'; readonly message: string };
+
+export class AttemptCut extends Error {
+  override readonly name = 'AttemptCut';
+  constructor(readonly cut: Cut) {
+    super(cut.message);
+  }
+}
+
+/**
+ * How often an attempt re-reads the run's clock while it waits for the wall-clock limit: the
+ * run's clock may be moved (a test's injected clock), so a timer set once for the limit could fire
+ * late. A real clock's limit is still met to the millisecond: the last wait is what is left.
+ */
+export const CLOCK_CHECK_MS = 250;
+
+export interface AttemptBounds {
+  /** The tool's timeout. */
+  readonly timeoutMs: number;
+  /** The step's own signal (the Lambda deadline): the attempt ends with it. */
+  readonly signal?: AbortSignal;
+  readonly clock: Clock;
+  /** When the run's wall-clock budget runs out, on `clock`. */
+  readonly stopAt: Date;
+  /** Names the work in the cut's message, e.g. the tool's name. */
+  readonly what: string;
+}
+
+/** Runs `work` with a signal that the bounds abort; rejects with an `AttemptCut` when one of them ends it. */
+export async function boundedAttempt<T>(work: (signal: AbortSignal) => Promise<T>, bounds: AttemptBounds): Promise<T> {
+  const controller = new AbortController();
+  let onAbort!: () => void;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(controller.signal.reason as Error);
+    controller.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const cut = (value: Cut) => {
+    if (!controller.signal.aborted) controller.abort(new AttemptCut(value));
+  };
+  const timer = setTimeout(() => cut({ kind: 'timeout', message: `${bounds.what} did not answer within ${bounds.timeoutMs} ms (its timeoutMs)` }), bounds.timeoutMs);
+  timer.unref();
+  const onOuter = () => cut({ kind: 'timeout', message: `${bounds.what} was cut off: the step ran out of time` });
+  if (bounds.signal?.aborted) onOuter();
+  else bounds.signal?.addEventListener('abort', onOuter, { once: true });
+  const stopWatching = watchClock(bounds.clock, bounds.stopAt, () =>
+    cut({ kind: 'wallClock', message: `${bounds.what} was cut off: the run's wall-clock budget ran out` }),
+  );
+  try {
+    // The race: a tool that ignores its signal is left behind, not waited for.
+    return await Promise.race([work(controller.signal), aborted]);
+  } catch (error) {
+    // Whatever the tool threw once its signal was aborted (an AbortError, a socket reset), the cut is why.
+    if (controller.signal.reason instanceof AttemptCut) throw controller.signal.reason;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    stopWatching();
+    bounds.signal?.removeEventListener('abort', onOuter);
+    controller.signal.removeEventListener('abort', onAbort);
+    aborted.catch(() => undefined);
+  }
+}
+
+/** Calls `onDue` once `clock` reaches `at` (checked at most CLOCK_CHECK_MS apart); returns the cancel. */
+export function watchClock(clock: Clock, at: Date, onDue: () => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const check = () => {
+    const left = at.getTime() - clock.now().getTime();
+    if (left <= 0) return onDue();
+    timer = setTimeout(check, Math.min(left, CLOCK_CHECK_MS));
+    timer.unref();
+  };
+  check();
+  return () => clearTimeout(timer);
+}

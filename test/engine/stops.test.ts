@@ -1,0 +1,245 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { ContentBlock, MessageRequest, ToolResultBlock, ToolUseBlock } from '../../lambdas/agent/messages.js';
+import { defineAgent, defineTool, type DevWorld, type ModelPolicy, type ToolDefinition } from '../../lambdas/define.js';
+import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
+import { summarizeHistory } from '../../local/engine.js';
+import { startAgentHarness, wake, waitFor, type AgentHarness } from '../support/agent-harness.js';
+
+/**
+ * What stops a run, on the synthesized definition: a model that errs, a tool that throws or hangs,
+ * the wall clock running out in the middle of a call. The agent is the test's own: a few generic
+ * tools and a scripted model, one turn of the script per model turn, each reading what the model
+ * was just told.
+ */
+
+type Turn = ReturnType<ModelPolicy>;
+type Script = ((results: ToolResultBlock[], said: string) => Turn)[];
+
+const use = (id: string, name: string, input: Record<string, unknown>): ToolUseBlock => ({ type: 'tool_use', id, name, input });
+const calls = (...blocks: ToolUseBlock[]): Turn => ({ content: blocks, stop_reason: 'tool_use' });
+const finish = (text = 'Done.'): Turn => ({ content: [{ type: 'text', text }], stop_reason: 'end_turn' });
+
+/** The tool results of the request's latest user turn, and its text. */
+function resultsOf(request: MessageRequest): ToolResultBlock[] {
+  const last = request.messages.at(-1)!;
+  return Array.isArray(last.content) ? last.content.filter((block): block is ToolResultBlock => block.type === 'tool_result') : [];
+}
+function textOf(request: MessageRequest): string {
+  const last = request.messages.at(-1)!;
+  return typeof last.content === 'string' ? last.content : last.content.map((block: ContentBlock) => (block.type === 'text' ? block.text : '')).join('\n');
+}
+
+function scriptedAgent(tools: ToolDefinition[], script: Script, seen: ToolResultBlock[][] = []) {
+  return defineAgent({
+    name: 'stops',
+    model: 'sim:savepoint-sim-1',
+    system: 'Do the task.',
+    input: z.object({ id: z.string() }),
+    prompt: () => 'Do the task.',
+    tools,
+    dev: {
+      policy: (request) => {
+        const turn = request.messages.filter((message) => message.role === 'assistant').length;
+        const results = resultsOf(request);
+        seen.push(results);
+        const next = script[turn];
+        if (!next) throw new Error(`the script has no turn ${turn + 1}`);
+        return next(results, textOf(request));
+      },
+    },
+  });
+}
+
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'Looks a record up by id.',
+  input: z.object({ id: z.string() }),
+  effect: 'read',
+  execute: async ({ id }) => ({ id, found: true }),
+});
+
+let harness: AgentHarness<DevWorld> | undefined;
+afterEach(async () => {
+  await harness?.stack.close();
+  harness = undefined;
+});
+
+/** The local stack running `agent`, waking `waitFor` on every engine event and ledger write. */
+async function start(agent: ReturnType<typeof scriptedAgent>, options: Partial<LocalStackOptions> = {}): Promise<LocalStack> {
+  harness = await startAgentHarness({ agent, ...options });
+  return harness.stack;
+}
+
+async function run(current: LocalStack, runId: string, config: Record<string, unknown> = {}) {
+  const { executionArn } = current.engine.startExecution({ name: runId, input: { runId, input: { id: runId }, config } });
+  const finished = await current.engine.waitForExecution(executionArn);
+  return { ...finished, states: summarizeHistory(current.engine.getExecutionHistory(executionArn)), output: JSON.parse(finished.output ?? '{}') as { status?: string; reason?: string } };
+}
+
+const parsed = (block: ToolResultBlock | undefined) => JSON.parse(String(block?.content)) as { error?: string; message?: string; issues?: { path: string }[] };
+
+describe('a model mistake is answered to the model', () => {
+  it('answers bad arguments, an unknown tool and a throwing read with error results, and the model corrects itself', async () => {
+    const flakyRead = defineTool({
+      name: 'flaky_read',
+      description: 'Reads from a backend that fails.',
+      input: z.object({}),
+      effect: 'read',
+      execute: async () => {
+        throw new Error('backend said no');
+      },
+    });
+    const seen: ToolResultBlock[][] = [];
+    const agent = scriptedAgent(
+      [lookup, flakyRead],
+      [
+        () => calls(use('t1', 'lookup', { id: 5 })),
+        // Each turn reads the answer to its last call: the field, the tool list, the message.
+        ([answer]) => (answer?.is_error && parsed(answer).issues?.[0]?.path === 'id' ? calls(use('t2', 'look_up', { id: '5' })) : finish('not told')),
+        // A call of a tool that does not exist cannot be a tool_use in the history: it is told as text.
+        (_results, said) => (said.includes('there is no tool \\"look_up\\"; the tools are: lookup, flaky_read') ? calls(use('t3', 'flaky_read', {})) : finish('not told')),
+        ([answer]) => (answer?.is_error && parsed(answer).message === 'flaky_read failed: backend said no' ? calls(use('t4', 'lookup', { id: '5' })) : finish('not told')),
+        ([answer]) => finish(answer?.is_error ? 'still wrong' : 'Done.'),
+      ],
+      seen,
+    );
+    const current = await start(agent);
+    const finished = await run(current, 'mistakes');
+
+    expect(finished.status, finished.cause).toBe('SUCCEEDED');
+    expect(finished.output).toMatchObject({ status: 'succeeded', reason: 'done' });
+    // No attempt failed: every mistake was an answer, not an error of the run.
+    expect(finished.states['CallTool']).toMatchObject({ entered: 4, invocations: 4, failures: 0 });
+    expect(parsed(seen[1]![0])).toEqual({ error: 'invalid_arguments', message: 'invalid arguments of lookup: id: Invalid input: expected string, received number', issues: [{ path: 'id', message: 'Invalid input: expected string, received number' }] });
+    expect(seen[2]).toEqual([]);
+    expect(parsed(seen[3]![0])).toEqual({ error: 'tool_failed', message: 'flaky_read failed: backend said no' });
+    expect(parsed(seen[4]![0])).toEqual({ id: '5', found: true });
+    // Recorded like any result: the ledger holds exactly what the model was told.
+    const { calls: records } = await current.ledger.listConversation('mistakes');
+    expect(records.map((record) => [record.name, record.status, record.outcome])).toEqual([
+      ['lookup', 'completed', 'error'],
+      ['look_up', 'completed', 'error'],
+      ['flaky_read', 'completed', 'error'],
+      ['lookup', 'completed', 'ok'],
+    ]);
+    expect(JSON.parse(records[1]!.result!)).toEqual({ error: 'unknown_tool', message: 'there is no tool "look_up"; the tools are: lookup, flaky_read' });
+    expect(records.map((record) => record.result)).toEqual([seen[1]![0]!.content, records[1]!.result, seen[3]![0]!.content, seen[4]![0]!.content]);
+  });
+});
+
+describe('a write that throws is an unknown outcome', () => {
+  it('reconciles a write that threw after taking effect, and does not send it again', async () => {
+    const sent: string[] = [];
+    const notify = defineTool({
+      name: 'notify',
+      description: 'Sends a note (the provider has no idempotency keys).',
+      input: z.object({ to: z.string() }),
+      effect: 'write',
+      reconcile: async (_args, context) => (sent.includes(context.idempotencyKey) ? { found: true, result: { sent: true, reconciled: true } } : { found: false }),
+      execute: async (_args, context) => {
+        sent.push(context.idempotencyKey);
+        // The provider took it, and then the connection broke: the tool cannot know.
+        if (sent.length === 1) throw new Error('socket hang up');
+        return { sent: true };
+      },
+    });
+    const seen: ToolResultBlock[][] = [];
+    const current = await start(scriptedAgent([notify], [() => calls(use('t1', 'notify', { to: 'a' })), () => finish()], seen));
+    const finished = await run(current, 'throwing-write');
+
+    expect(finished.output).toMatchObject({ status: 'succeeded' });
+    expect(sent).toHaveLength(1);
+    expect(parsed(seen[1]![0])).toEqual({ sent: true, reconciled: true });
+    // The throw was retried as an unknown outcome (Agent.Transient), through the claim.
+    expect(finished.states['CallTool']).toMatchObject({ entered: 1, invocations: 2, errors: { 'Agent.Transient': 1 } });
+    const [record] = (await current.ledger.listConversation('throwing-write')).calls;
+    expect(record).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 2 });
+  });
+
+  it('answers the model that a write without reconcile or keys has an unknown outcome, and does not send it again', async () => {
+    let sends = 0;
+    const post = defineTool({
+      name: 'post',
+      description: 'Posts a message.',
+      input: z.object({}),
+      effect: 'write',
+      execute: async () => {
+        sends += 1;
+        throw new Error('socket hang up');
+      },
+    });
+    const seen: ToolResultBlock[][] = [];
+    const current = await start(scriptedAgent([post], [() => calls(use('t1', 'post', {})), () => finish()], seen));
+    const finished = await run(current, 'unknown-write');
+
+    expect(finished.output).toMatchObject({ status: 'succeeded' });
+    expect(sends).toBe(1);
+    expect(parsed(seen[1]![0])).toEqual({ error: 'outcome_unknown', message: 'post failed: socket hang up. It may have taken effect: check before calling post again.' });
+  });
+});
+
+/** A promise that never settles: a provider that never answers (and ignores the abort signal). */
+const never = () => new Promise<never>(() => undefined);
+
+describe('a hung tool', () => {
+  it('is stopped by its timeout: a read is answered to the model, a write is reconciled, not sent twice', async () => {
+    const sent: string[] = [];
+    const hungRead = defineTool({ name: 'hung_read', description: 'Never answers.', input: z.object({}), effect: 'read', timeoutMs: 50, execute: never });
+    let aborted: unknown;
+    const hungWrite = defineTool({
+      name: 'hung_write',
+      description: 'Takes effect, then hangs the first time.',
+      input: z.object({}),
+      effect: 'write',
+      timeoutMs: 50,
+      reconcile: async (_args, context) => (sent.includes(context.idempotencyKey) ? { found: true, result: { reconciled: true } } : { found: false }),
+      execute: async (_args, context) => {
+        sent.push(context.idempotencyKey);
+        context.signal!.addEventListener('abort', () => (aborted = context.signal!.reason));
+        return never();
+      },
+    });
+    const seen: ToolResultBlock[][] = [];
+    const current = await start(scriptedAgent([hungRead, hungWrite], [() => calls(use('t1', 'hung_read', {}), use('t2', 'hung_write', {})), () => finish()], seen));
+    const finished = await run(current, 'hung');
+
+    expect(finished.output).toMatchObject({ status: 'succeeded' });
+    expect(seen[1]!.map(parsed)).toEqual([{ error: 'timeout', message: 'hung_read did not answer within 50 ms (its timeoutMs)' }, { reconciled: true }]);
+    expect(sent).toHaveLength(1);
+    // The tool's own signal told it why it was cut off.
+    expect(aborted).toMatchObject({ name: 'AttemptCut', message: 'hung_write did not answer within 50 ms (its timeoutMs)' });
+  });
+
+  it('is cut off by the wall-clock budget, and the run stops within a second of the limit', async () => {
+    let offsetMs = 0;
+    const clock = { now: () => new Date(Date.now() + offsetMs) };
+    let hanging = false;
+    const hung = defineTool({
+      name: 'hung',
+      description: 'Never answers.',
+      input: z.object({}),
+      effect: 'read',
+      timeoutMs: 600_000,
+      execute: async () => {
+        hanging = true;
+        wake();
+        return never();
+      },
+    });
+    const current = await start(scriptedAgent([hung], [() => calls(use('t1', 'hung', {})), () => finish()]), { clock });
+    const running = run(current, 'wall', { maxWallSeconds: 60 });
+    await waitFor(() => hanging);
+    // The run's clock passes its limit while the call hangs (with ten minutes of its timeout left).
+    offsetMs += 60_000;
+    const limitPassed = clock.now().getTime();
+    const finished = await running;
+
+    expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: wall clock 6\d s \/ 60 s$/) });
+    const record = (await current.ledger.getRun('wall'))!;
+    expect(Date.parse(record.finishedAt!) - limitPassed).toBeLessThan(1_000);
+    expect(record.guardEvents).toEqual([expect.objectContaining({ guard: 'wallClock', action: 'stopped' })]);
+    // Nothing was recorded for the read cut off: a run extended later asks again.
+    expect((await current.ledger.listConversation('wall')).calls).toEqual([]);
+  });
+});
