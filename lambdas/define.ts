@@ -178,6 +178,24 @@ export interface CompactionOptions {
   readonly keep?: (calls: readonly ToolTrace[]) => string;
 }
 
+/**
+ * The loop detector's settings (lambdas/guards/loops.ts). A call is the same when its tool and
+ * normalized arguments are; a text-only turn (no tool call) when its normalized text is.
+ */
+export interface LoopOptions {
+  /** How many of the latest turns are examined for a repeated call or text. @default 5 */
+  readonly window?: number;
+  /** The same call (or text) this many times in the window warns the model, in its next turn. @default 3 */
+  readonly warnAt?: number;
+  /** The same call (or text) this many times in the window trips the detector. Above `warnAt`. @default 5 */
+  readonly repeats?: number;
+  /**
+   * The longest cycle of whole turns detected (A→B→…→A→B→…, each turn its calls): two rounds warn
+   * the model, three trip the detector. @default 8
+   */
+  readonly cycleLength?: number;
+}
+
 export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld = DevWorld> {
   /** Names the agent in runs, stacks and the CLI: lowercase letters, digits and dashes. */
   readonly name: string;
@@ -218,6 +236,8 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
    * @default none
    */
   readonly compatibleWith?: readonly string[];
+  /** How the loop detector judges this agent's turns. @default LOOP: 5 turns, warn at 3, trip at 5, cycles up to 8 */
+  readonly loops?: LoopOptions;
   /** The model's context window in tokens: set it to have long runs compacted (lambdas/conversation/compaction.ts). @default no compaction */
   readonly contextWindow?: number;
   /** How a run's context is compacted once it passes a share of `contextWindow`. */
@@ -288,6 +308,7 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
   if (perTurn !== undefined && !(Number.isInteger(perTurn) && perTurn > 0 && perTurn <= MAX_TOKENS_PER_TURN)) {
     throw new Error(`defineAgent ${agent.name}: budgets.maxTokensPerTurn must be a whole number from 1 to ${MAX_TOKENS_PER_TURN} (what a model can write within the longest model timeout, ${MAX_MODEL_TIMEOUT_MS} ms), got ${perTurn}`);
   }
+  checkLoops(agent.name, agent.loops);
   if (agent.tools.length === 0) throw new Error(`defineAgent ${agent.name}: tools: an agent needs at least one tool`);
   if (agent.compatibleWith !== undefined) {
     if (agent.version === undefined) throw new Error(`defineAgent ${agent.name}: compatibleWith needs a version of its own (set \`version\`)`);
@@ -303,6 +324,22 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
     names.add(tool.name);
   }
   return agent;
+}
+
+function checkLoops(name: string, loops: LoopOptions | undefined): void {
+  if (loops === undefined) return;
+  const whole = (field: keyof LoopOptions, min: number, max: number) => {
+    const value = loops[field];
+    if (value !== undefined && !(Number.isInteger(value) && value >= min && value <= max)) throw new Error(`defineAgent ${name}: loops.${field} must be a whole number from ${min} to ${max}, got ${value}`);
+  };
+  whole('window', 2, 100);
+  whole('warnAt', 1, 100);
+  whole('repeats', 2, 100);
+  whole('cycleLength', 2, 50);
+  const { warnAt = 3, repeats = 5, window = 5 } = loops;
+  // The model is warned before any trip, and a trip must fit in the window.
+  if (warnAt >= repeats) throw new Error(`defineAgent ${name}: loops.warnAt (${warnAt}) must be below loops.repeats (${repeats}): the model is warned before the detector trips`);
+  if (repeats > window) throw new Error(`defineAgent ${name}: loops.repeats (${repeats}) must fit in loops.window (${window})`);
 }
 
 /** The tool list in the shape of a messages API request (`tools: [{ name, description, input_schema }]`). */

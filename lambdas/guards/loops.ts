@@ -1,13 +1,27 @@
 import { createHash } from 'node:crypto';
+import type { LoopOptions } from '../define.js';
 import type { TurnRecord } from '../ledger/records.js';
 import { toolUses } from '../conversation/turns.js';
 
 /**
- * Loop detection: a model stuck retrying the same call (the $412 retry spiral) is stopped by the
- * harness before the budget runs out. Each tool call is fingerprinted by its name and normalized
- * arguments; the last WINDOW turns are examined.
+ * Loop detection: a model stuck retrying the same call (the $412 retry spiral), cycling through a
+ * few calls, or answering the same text again and again without calling a tool, is stopped (or
+ * paused for a person) by the harness before the budget runs out. Each tool call is fingerprinted
+ * by its name and normalized arguments, a text-only turn by its normalized text; the last
+ * `window` turns are examined for repeats, the last few rounds of turns for cycles. The model is
+ * warned in its next turn before any trip.
  */
-export const LOOP = { window: 5, warnAt: 3, stopAt: 5 } as const;
+export const LOOP = { window: 5, warnAt: 3, repeats: 5, cycleLength: 8 } as const;
+
+/** An agent's loop settings with the defaults filled in. */
+export type LoopSettings = { readonly [K in keyof typeof LOOP]: number };
+
+export function loopSettings(options: LoopOptions | undefined): LoopSettings {
+  return { ...LOOP, ...options };
+}
+
+/** A cycle warns after two rounds and trips after three. */
+const CYCLE_ROUNDS = { warn: 2, trip: 3 } as const;
 
 /** Key order and incidental whitespace do not make two calls different. */
 function normalize(value: unknown): unknown {
@@ -33,35 +47,37 @@ export interface LoopVerdict {
 }
 
 /**
- * Examines the last turns: the same call `warnAt` times in the window warns the model (a note in
- * its next turn), `stopAt` times stops the run; a short cycle of whole turns (A→B→A→B) warns after
- * two rounds and stops after three.
+ * Examines the last turns: the same call (or the same text without a tool call) `warnAt` times in
+ * the window warns the model (a note in its next turn), `repeats` times trips; a cycle of whole
+ * turns of up to `cycleLength` (A→B→…→A→B→…) warns after two rounds and trips after three.
+ * Turns up to `from` are not examined: a person let the run go on after a trip there.
  */
-export function loopVerdict(turns: TurnRecord[]): LoopVerdict | undefined {
-  const recent = turns.slice(-LOOP.window);
+export function loopVerdict(all: TurnRecord[], settings: LoopSettings = LOOP, from = 0): LoopVerdict | undefined {
+  const turns = from > 0 ? all.filter((turn) => turn.turn > from) : all;
+  const recent = turns.slice(-settings.window);
   const counts = new Map<string, number>();
   for (const turn of recent) {
     for (const fingerprint of fingerprintsOf(turn).calls) counts.set(fingerprint, (counts.get(fingerprint) ?? 0) + 1);
   }
   const [worst, count] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
-  if (count >= LOOP.stopAt) return { action: 'stop', reason: `loop detected: ${clip(worst)} repeated ${count} times in the last ${recent.length} turns` };
+  if (count >= settings.repeats) return { action: 'stop', reason: `loop detected: ${clip(worst)} repeated ${count} times in the last ${recent.length} turns` };
 
-  const cycle = turnCycle(turns);
-  if (cycle && cycle.rounds >= 3) return { action: 'stop', reason: `loop detected: a cycle of ${cycle.period} turns repeated ${cycle.rounds} times (${clip(cycle.calls)})` };
-  if (count >= LOOP.warnAt) return { action: 'warn', reason: `you called ${clip(worst)} ${count} times in the last ${recent.length} turns with the same arguments` };
+  const cycle = turnCycle(turns, settings.cycleLength);
+  if (cycle && cycle.rounds >= CYCLE_ROUNDS.trip) return { action: 'stop', reason: `loop detected: a cycle of ${cycle.period} turns repeated ${cycle.rounds} times (${clip(cycle.calls)})` };
+  if (count >= settings.warnAt) {
+    return { action: 'warn', reason: worst.startsWith(TEXT) ? `you answered ${clip(worst)} ${count} times in the last ${recent.length} turns` : `you called ${clip(worst)} ${count} times in the last ${recent.length} turns with the same arguments` };
+  }
   if (cycle) return { action: 'warn', reason: `your last turns repeat in a cycle of ${cycle.period} (${clip(cycle.calls)})` };
   return undefined;
 }
 
-const CYCLE_TURNS = 3 * 4;
-
-/** The longest run of whole-turn repetitions with period 2 or 3 at the end of the conversation. */
-function turnCycle(all: TurnRecord[]): { period: number; rounds: number; calls: string } | undefined {
-  // Three rounds stop the run, so no verdict needs more than a round past that of the longest
-  // period: fingerprinting the whole conversation every turn would make a run quadratic.
-  const turns = all.slice(-CYCLE_TURNS);
+/** The longest run of whole-turn repetitions with a period from 2 to `longest` at the end of the conversation. */
+function turnCycle(all: TurnRecord[], longest: number): { period: number; rounds: number; calls: string } | undefined {
+  // Three rounds trip, so no verdict needs more than a round past that of the longest period:
+  // fingerprinting the whole conversation every turn would make a run quadratic.
+  const turns = all.slice(-(CYCLE_ROUNDS.trip + 1) * longest);
   const signatures = turns.map((turn) => fingerprintsOf(turn).signature);
-  for (const period of [2, 3]) {
+  for (let period = 2; period <= longest; period++) {
     let rounds = 1;
     while (signatures.length >= period * (rounds + 1)) {
       const end = signatures.length - period * rounds;
@@ -71,7 +87,7 @@ function turnCycle(all: TurnRecord[]): { period: number; rounds: number; calls: 
       rounds += 1;
     }
     const distinct = new Set(signatures.slice(-period)).size > 1;
-    if (rounds >= 2 && distinct) {
+    if (rounds >= CYCLE_ROUNDS.warn && distinct) {
       const calls = turns
         .slice(-period)
         .map((turn) => toolUses(turn).map((use) => use.name).join('+') || 'no tool')
@@ -82,6 +98,9 @@ function turnCycle(all: TurnRecord[]): { period: number; rounds: number; calls: 
   return undefined;
 }
 
+/** How a text-only turn's fingerprint starts: the same answer again, with no tool call, is no progress. */
+const TEXT = 'the same text without a tool call: ';
+
 /**
  * A turn's call fingerprints and whole-turn signature, computed once per record: a recorded turn
  * never changes, and the steps keep the records they read (lambdas/conversation/turns.ts), so the
@@ -91,7 +110,9 @@ const fingerprints = new WeakMap<TurnRecord, { calls: string[]; signature: strin
 function fingerprintsOf(turn: TurnRecord): { calls: string[]; signature: string } {
   let known = fingerprints.get(turn);
   if (known === undefined) {
-    const calls = toolUses(turn).map((use) => callFingerprint(use.name, use.input));
+    const uses = toolUses(turn);
+    const text = turn.content.map((block) => (block.type === 'text' ? block.text : '')).join(' ');
+    const calls = uses.length > 0 ? uses.map((use) => callFingerprint(use.name, use.input)) : [`${TEXT}${JSON.stringify(normalize(text))}`];
     known = { calls, signature: hash(calls.join('\n')) };
     fingerprints.set(turn, known);
   }

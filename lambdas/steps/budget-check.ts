@@ -3,7 +3,7 @@ import type { AgentDefinition } from '../define.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip } from '../guards/budgets.js';
 import { handoffThreshold, mustHandOff, type ExecutionHistory } from '../guards/history.js';
-import { loopVerdict } from '../guards/loops.js';
+import { loopSettings, loopVerdict } from '../guards/loops.js';
 import type { ApprovalLedger, BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -55,7 +55,7 @@ export function decide(
   const last = turns.at(-1);
   // The model is done when its last turn asked for no tool: its answer is final.
   if (last && last.stopReason === 'end_turn' && toolUses(last).length === 0) return { continue: false, status: 'succeeded', reason: 'done' };
-  const loop = loopVerdict(turns);
+  const loop = loopVerdict(turns, loopSettings(agent.loops));
   if (loop?.action === 'stop') return { continue: false, status: 'stopped', reason: loop.reason, guard: 'loop' };
   // A turn recorded but never counted (its CallModel died between the two) goes back to CallModel,
   // which counts it once and points at its first tool call without a result.
@@ -82,7 +82,7 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
     // A live run goes on only on its own code (steps/versions.ts); an ended one just stops.
     if (run.status === 'running') checkVersion(run, deps.agent, deps.fingerprint);
     const decision = await withExtensions(deps.ledger, deps.decisionMac, run, (current) => decide(deps.agent, current, turns, now, globalKill, calls));
-    const warning = decision.continue ? loopVerdict(turns) : undefined;
+    const warning = decision.continue ? loopVerdict(turns, loopSettings(deps.agent.loops)) : undefined;
     if (!decision.continue && decision.guard) {
       const action = decision.extension ? 'tripped' : 'stopped';
       const reason = decision.extension ? `${decision.reason}: asking to extend it to ${decision.extension.limit}` : decision.reason;

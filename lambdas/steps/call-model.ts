@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { inputTokensOf, type Message, type ToolResultBlock } from '../agent/messages.js';
 import { toolNames, toolSpecs, type AgentDefinition } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
-import { budgetHint, budgetTrip } from '../guards/budgets.js';
+import { budgetHint, budgetTrip, wallClockEnd } from '../guards/budgets.js';
 import { modelForTurn } from '../guards/fallback.js';
-import { loopVerdict } from '../guards/loops.js';
+import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { costOf, DEFAULT_PRICE_TABLE, type PriceTable } from '../models/prices.js';
@@ -12,6 +12,7 @@ import type { ModelRegistry } from '../models/registry.js';
 import { parseModelSpec } from '../models/spec.js';
 import { InvalidInputError, ModelRetryAfterError, ModelThrottledError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { compactedView } from '../conversation/compaction.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
@@ -128,6 +129,8 @@ export function createCallModel(deps: CallModelDeps) {
       if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: trip.reason };
     }
     const record = recorded ?? (await callModel(deps, run, turn, signal, { ...step, fingerprint }));
+    // The run's wall clock ran out while the model was answering: nothing recorded; BudgetCheck stops the run.
+    if (record instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: record.message };
     // Counting is idempotent per turn, so a crash between recording and counting heals here.
     const counted = await deps.ledger.countStep(runId, `turn:${turn}`, {
       steps: 1,
@@ -159,7 +162,7 @@ async function callModel(
   turn: number,
   signal: AbortSignal | undefined,
   step: ConversationStep & { breakerName: string; fingerprint: string },
-): Promise<TurnRecord> {
+): Promise<TurnRecord | AttemptCut> {
   const { turns, calls } = step;
   const previous = turns.filter((recorded) => recorded.turn < turn);
   if (previous.length !== turn - 1) {
@@ -172,26 +175,34 @@ async function callModel(
   const { model } = modelForTurn(run.model, fallback, fallback === undefined || (await deps.breaker.admits(modelBreaker(run.model))));
   const client = await deps.models.clientFor(model);
   const started = deps.clock.now();
-  const notes = harnessNotes(run, previous, started);
+  const notes = harnessNotes(run, previous, started, loopSettings(deps.agent.loops));
   const messages = conversation(run, previous, calls, toolNames(deps.agent));
   withNotes(messages, notes);
   let response;
   try {
-    response = await deps.breaker.call(modelBreaker(model), () =>
-      client.createMessage(
-        {
-          model: parseModelSpec(model).model,
-          max_tokens: run.config.maxTokensPerTurn,
-          system: deps.agent.system,
-          messages,
-          tools: toolSpecs(deps.agent),
-        },
-        signal,
-      ),
+    response = await deps.breaker.call(
+      modelBreaker(model),
+      // Cut off when the run's wall clock runs out (tools/attempt.ts); the client's own timeout bounds it otherwise.
+      () =>
+        boundedAttempt(
+          (attemptSignal) =>
+            client.createMessage(
+              {
+                model: parseModelSpec(model).model,
+                max_tokens: run.config.maxTokensPerTurn,
+                system: deps.agent.system,
+                messages,
+                tools: toolSpecs(deps.agent),
+              },
+              attemptSignal,
+            ),
+          { signal, clock: deps.clock, stopAt: wallClockEnd(run), what: `the model call of turn ${turn}` },
+        ),
       // The breaker read with the step's batch, when it is this model's: no second read.
       modelBreaker(model) === step.breakerName ? step.breaker : undefined,
     );
   } catch (error) {
+    if (error instanceof AttemptCut && error.cut.kind === 'wallClock') return error;
     // The provider said how long to wait: the state machine waits at least that (a Retry's
     // backoff cannot read it). The breaker has already counted the throttle.
     if (error instanceof ModelThrottledError && error.retryAfterSeconds !== undefined) {
@@ -221,7 +232,7 @@ async function callModel(
  * What the harness tells the model each turn: the budget left (a soft cap: the harness's counters
  * stay the hard cap) and, when the loop detector sees it repeating itself, a warning.
  */
-export function harnessNotes(run: RunRecord, turns: TurnRecord[], now: Date): string[] {
-  const loop = loopVerdict(turns);
+export function harnessNotes(run: RunRecord, turns: TurnRecord[], now: Date, loops?: LoopSettings): string[] {
+  const loop = loopVerdict(turns, loops);
   return [`[harness] ${budgetHint(run, now)}`, ...(loop?.action === 'warn' ? [`[harness] Warning: ${loop.reason}. Change your approach or stop.`] : [])];
 }

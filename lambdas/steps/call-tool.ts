@@ -105,7 +105,7 @@ export function createCallTool(deps: CallToolDeps) {
       effect: tool?.effect ?? 'read',
       idempotencyKey: idempotencyKey(runId, turn, block.id),
       status: 'in_flight',
-      leaseUntil: new Date(now.getTime() + (tool ? leaseMsFor(tool, deps.leaseMs) : deps.leaseMs)).toISOString(),
+      leaseUntil: new Date(now.getTime() + deps.leaseMs).toISOString(),
       attempts: 0,
     };
     // A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands).
@@ -285,14 +285,6 @@ export function invalidArguments(name: string, error: z.ZodError): { error: 'inv
   const issues = error.issues.map((issue) => ({ path: issue.path.length > 0 ? issue.path.join('.') : '(root)', message: issue.message }));
   return { error: 'invalid_arguments', message: `invalid arguments of ${name}: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`, issues };
 }
-
-/** How long a claim holds: longer than the attempt it guards may take (the tool's timeout), with room to record it. */
-export function leaseMsFor(tool: Pick<ToolDefinition, 'timeoutMs'>, leaseMs: number): number {
-  return Math.max(leaseMs, toolTimeoutMs(tool) + LEASE_MARGIN_MS);
-}
-
-/** What a claim's lease leaves after the attempt's timeout: the step's ledger writes after the call. */
-export const LEASE_MARGIN_MS = 5_000;
 
 async function count(deps: CallToolDeps, run: RunRecord, record: ToolCallRecord): Promise<{ record: ToolCallRecord; counted: boolean }> {
   const counted = await deps.ledger.countStep(run.runId, `call:${record.turn}:${record.call}`, { steps: 1, toolCalls: 1 });

@@ -11,7 +11,7 @@ import type { Clock } from '../shared/ports.js';
  *          │
  *          ├─ timeoutMs pass ──────► abort: AttemptCut { kind: 'timeout' }
  *          ├─ the clock passes stopAt ─► abort: AttemptCut { kind: 'wallClock' }
- *          └─ the step's own signal fires (its deadline) ─► abort: AttemptCut { kind: 'timeout' }
+ *          └─ the step's own signal fires (its deadline) ─► abort with its reason (the work decides)
  */
 
 /** Why an attempt was cut short; the tool's signal carries it as its `reason`. */
@@ -32,8 +32,8 @@ export class AttemptCut extends Error {
 export const CLOCK_CHECK_MS = 250;
 
 export interface AttemptBounds {
-  /** The tool's timeout. */
-  readonly timeoutMs: number;
+  /** The tool's timeout. @default none (the work's own client bounds it) */
+  readonly timeoutMs?: number;
   /** The step's own signal (the Lambda deadline): the attempt ends with it. */
   readonly signal?: AbortSignal;
   readonly clock: Clock;
@@ -48,15 +48,19 @@ export async function boundedAttempt<T>(work: (signal: AbortSignal) => Promise<T
   const controller = new AbortController();
   let onAbort!: () => void;
   const aborted = new Promise<never>((_resolve, reject) => {
-    onAbort = () => reject(controller.signal.reason as Error);
+    // Only a cut ends the race: the step's own deadline reaches the work through its signal, and
+    // what the work throws then (its client's mapping of an abort) is what the step sees.
+    onAbort = () => {
+      if (controller.signal.reason instanceof AttemptCut) reject(controller.signal.reason);
+    };
     controller.signal.addEventListener('abort', onAbort, { once: true });
   });
   const cut = (value: Cut) => {
     if (!controller.signal.aborted) controller.abort(new AttemptCut(value));
   };
-  const timer = setTimeout(() => cut({ kind: 'timeout', message: `${bounds.what} did not answer within ${bounds.timeoutMs} ms (its timeoutMs)` }), bounds.timeoutMs);
-  timer.unref();
-  const onOuter = () => cut({ kind: 'timeout', message: `${bounds.what} was cut off: the step ran out of time` });
+  const timer = bounds.timeoutMs === undefined ? undefined : setTimeout(() => cut({ kind: 'timeout', message: `${bounds.what} did not answer within ${bounds.timeoutMs} ms (its timeoutMs)` }), bounds.timeoutMs);
+  timer?.unref();
+  const onOuter = () => controller.abort(bounds.signal!.reason);
   if (bounds.signal?.aborted) onOuter();
   else bounds.signal?.addEventListener('abort', onOuter, { once: true });
   const stopWatching = watchClock(bounds.clock, bounds.stopAt, () =>

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ContentBlock, MessageRequest, ToolResultBlock, ToolUseBlock } from '../../lambdas/agent/messages.js';
@@ -241,5 +243,61 @@ describe('a hung tool', () => {
     expect(record.guardEvents).toEqual([expect.objectContaining({ guard: 'wallClock', action: 'stopped' })]);
     // Nothing was recorded for the read cut off: a run extended later asks again.
     expect((await current.ledger.listConversation('wall')).calls).toEqual([]);
+  });
+});
+
+describe('a hung model call', () => {
+  it('is cut off by the wall-clock budget, and the run stops within a second of the limit', async () => {
+    let offsetMs = 0;
+    const clock = { now: () => new Date(Date.now() + offsetMs) };
+    // A model endpoint that takes the request and never answers.
+    let pending = 0;
+    const server = createServer(() => {
+      pending += 1;
+      wake();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const current = await start(scriptedAgent([lookup], []), { clock, modelUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      const running = run(current, 'wall-model', { maxWallSeconds: 60 });
+      await waitFor(() => pending > 0);
+      offsetMs += 60_000;
+      const limitPassed = clock.now().getTime();
+      const finished = await running;
+      expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: wall clock 6\d s \/ 60 s$/) });
+      expect(Date.parse((await current.ledger.getRun('wall-model'))!.finishedAt!) - limitPassed).toBeLessThan(1_000);
+      expect(pending).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('the loop detector', () => {
+  it('catches a model cycling through 8 different calls, warning it first', async () => {
+    const step = defineTool({ name: 'step', description: 'Takes a step.', input: z.object({ n: z.number().int() }), effect: 'read', execute: async ({ n }) => ({ n }) });
+    const notes: string[] = [];
+    // Forever: step 0, 1, …, 7, 0, 1, … — each call different from the last seven.
+    const forever = Array.from({ length: 40 }, (_, index) => (_results: ToolResultBlock[], said: string) => {
+      notes.push(said);
+      return calls(use(`t${index + 1}`, 'step', { n: index % 8 }));
+    });
+    const current = await start(scriptedAgent([step], forever));
+    const finished = await run(current, 'cycle');
+
+    expect(finished.output).toMatchObject({ status: 'stopped', reason: 'loop detected: a cycle of 8 turns repeated 3 times (step → step → step → step → step → step → step → step)' });
+    const record = (await current.ledger.getRun('cycle'))!;
+    expect(record.modelTurns).toBe(24);
+    // Warned in its next turn once two rounds were seen, before the trip.
+    expect(notes.findIndex((said) => said.includes('[harness] Warning: your last turns repeat in a cycle of 8'))).toBe(16);
+    expect(record.guardEvents!.map((event) => `${event.guard} ${event.action}`)).toEqual(['loop warned', 'loop stopped']);
+  });
+
+  it('catches turns that make no progress: the same text again and again, without a tool call', async () => {
+    const current = await start(scriptedAgent([lookup], Array.from({ length: 20 }, () => () => ({ content: [{ type: 'text', text: 'I will look into it.' }], stop_reason: 'max_tokens' }))));
+    const finished = await run(current, 'no-progress');
+    expect(finished.output).toMatchObject({ status: 'stopped', reason: 'loop detected: the same text without a tool call: "I will look into it." repeated 5 times in the last 5 turns' });
+    expect((await current.ledger.getRun('no-progress'))!.modelTurns).toBe(5);
   });
 });

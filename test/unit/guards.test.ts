@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BREAKER, admit, afterCall, type BreakerState } from '../../lambdas/guards/breaker.js';
-import { callFingerprint, loopVerdict } from '../../lambdas/guards/loops.js';
+import { callFingerprint, loopSettings, loopVerdict } from '../../lambdas/guards/loops.js';
 import type { TurnRecord } from '../../lambdas/ledger/records.js';
 import { ModelThrottledError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
 
@@ -79,6 +79,35 @@ describe('loop detection', () => {
     const cycle = (rounds: number) => Array.from({ length: rounds * 2 }, (_, index) => turn(index + 1, [index % 2 === 0 ? a : b]));
     expect(loopVerdict(cycle(2))).toMatchObject({ action: 'warn', reason: expect.stringMatching(/cycle of 2/) });
     expect(loopVerdict(cycle(3))).toMatchObject({ action: 'stop', reason: expect.stringMatching(/^loop detected: a cycle of 2 turns repeated 3 times/) });
+  });
+
+  it('catches a cycle through 8 different calls: a warning after two rounds, a stop after three', () => {
+    const calls = Array.from({ length: 8 }, (_, index): [string, Record<string, unknown>] => [`step_${index}`, { n: index }]);
+    const cycle = (turns: number) => Array.from({ length: turns }, (_, index) => turn(index + 1, [calls[index % 8]!]));
+    expect(loopVerdict(cycle(15))).toBeUndefined();
+    expect(loopVerdict(cycle(16))).toMatchObject({ action: 'warn', reason: expect.stringMatching(/cycle of 8 \(step_0 → step_1 → .* → step_7\)/) });
+    expect(loopVerdict(cycle(24))).toMatchObject({ action: 'stop', reason: expect.stringMatching(/^loop detected: a cycle of 8 turns repeated 3 times/) });
+    // A shorter longest cycle, set per agent, does not see it.
+    expect(loopVerdict(cycle(24), loopSettings({ cycleLength: 7 }))).toBeUndefined();
+  });
+
+  it('catches turns that make no progress: the same text, no tool call', () => {
+    const text = (n: number, said: string): TurnRecord => ({ ...turn(n, []), content: [{ type: 'text', text: said }], stopReason: 'max_tokens' });
+    const same = (count: number) => Array.from({ length: count }, (_, index) => text(index + 1, index % 2 === 0 ? 'Let me  think.' : 'Let me think. '));
+    expect(loopVerdict(same(2))).toBeUndefined();
+    expect(loopVerdict(same(3))).toMatchObject({ action: 'warn', reason: 'you answered the same text without a tool call: "Let me think." 3 times in the last 3 turns' });
+    expect(loopVerdict(same(5))).toMatchObject({ action: 'stop', reason: 'loop detected: the same text without a tool call: "Let me think." repeated 5 times in the last 5 turns' });
+    expect(loopVerdict([text(1, 'a'), text(2, 'b'), text(3, 'c'), text(4, 'd'), text(5, 'e')])).toBeUndefined();
+  });
+
+  it('takes its window and thresholds from the agent, and ignores the turns a person let go on past', () => {
+    const same = (count: number) => Array.from({ length: count }, (_, index) => turn(index + 1, [['search', { q: 'x' }]]));
+    const settings = loopSettings({ window: 10, warnAt: 6, repeats: 8 });
+    expect(loopVerdict(same(5), settings)).toBeUndefined();
+    expect(loopVerdict(same(6), settings)?.action).toBe('warn');
+    expect(loopVerdict(same(8), settings)?.action).toBe('stop');
+    // After turn 5 (a person let it continue there), only turns 6.. count.
+    expect(loopVerdict(same(8), settings, 5)).toBeUndefined();
   });
 
   it('only looks at the last 5 turns', () => {
