@@ -86,6 +86,16 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    */
   readonly timeoutMs?: number;
   /**
+   * The most of a result the model is shown, in tokens. A longer result is cut: the model sees
+   * `{ truncated: true, bytes, head, stored }` — the head of the result's JSON, and where the whole
+   * of it is stored (by reference, in the ledger). The cut counts UTF-8 bytes, which no tokenizer
+   * exceeds, so the model never sees more tokens than this. Without it the model sees every result
+   * whole; the pre-call budget reservation still keeps a huge one from overspending (the call that
+   * would carry it is not sent).
+   * @default no limit
+   */
+  readonly maxResultTokens?: number;
+  /**
    * The call itself. Its result (JSON-serializable) is recorded and goes back to the model. Pass
    * `context.signal` to outbound calls. What it throws:
    * - an error of `savepoint`'s own (`TransientError`: retried; `InvalidInputError`: the model is
@@ -277,6 +287,9 @@ export function defineTool<Args, Input = any, Deps = any>(tool: ToolDefinition<A
   if (tool.effect !== 'read' && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: effect must be 'read' or 'write', got ${JSON.stringify(tool.effect)}`);
   if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && tool.timeoutMs >= 1 && tool.timeoutMs <= MAX_TOOL_TIMEOUT_MS)) {
     throw new Error(`defineTool ${tool.name}: timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TOOL_TIMEOUT_MS}, got ${tool.timeoutMs}`);
+  }
+  if (tool.maxResultTokens !== undefined && !(Number.isInteger(tool.maxResultTokens) && tool.maxResultTokens >= 256)) {
+    throw new Error(`defineTool ${tool.name}: maxResultTokens must be a whole number of tokens ≥ 256, got ${tool.maxResultTokens}`);
   }
   if (tool.reconcile && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: reconcile only makes sense for a 'write' tool`);
   // Duck-typed: the agent's own copy of zod is as good as ours.

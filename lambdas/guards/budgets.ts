@@ -1,4 +1,5 @@
 import type { GuardEvent, KillFlag, RunRecord } from '../ledger/records.js';
+import type { Price } from '../models/prices.js';
 
 /** Why the harness stops a run, and the figures it read. */
 export interface GuardTrip {
@@ -77,4 +78,51 @@ export function budgetHint(run: RunRecord, now: Date): string {
     `${Math.max(0, f.tokens.limit - f.tokens.used)} tokens, $${Math.max(0, f.dollars.limit - f.dollars.used).toFixed(2)}, ` +
     `${minutes} min. Finish within it.`
   );
+}
+
+/**
+ * The most one model call can cost, reserved before it is sent: a call that does not fit in what
+ * is left of the token and dollar budgets is not sent, so one turn cannot blow them (a multi-MB
+ * tool result in the conversation included).
+ */
+export interface Reservation {
+  /** Input and output tokens. */
+  readonly tokens: number;
+  /** Dollars × 1e6. */
+  readonly micros: number;
+}
+
+/**
+ * Tokens a provider adds to what is sent (its tool-use system prompt, message framing): a few
+ * hundred on the providers' own accounts, bounded generously.
+ */
+export const FRAMING_TOKENS = 1_000;
+/** Bytes the harness's notes of a turn may add to a request (the budget hint, a loop warning). */
+export const NOTES_BYTES = 1_024;
+
+/**
+ * A true upper bound of a call's cost. No tokenizer turns a byte into more than one token, so the
+ * request's UTF-8 bytes (JSON: quotes and keys included, an over-estimate) bound its input tokens;
+ * every input token is priced at the dearest of plain input, cache writes and cache reads, and
+ * `max_tokens` of output at the output price, for each model that may answer (the fallback too).
+ */
+export function reservationFor(requestBytes: number, maxTokens: number, prices: readonly Price[]): Reservation {
+  const input = requestBytes + NOTES_BYTES + FRAMING_TOKENS;
+  const micros = Math.max(...prices.map((price) => input * Math.max(price.inputPerMTok, price.cacheWritePerMTok, price.cacheReadPerMTok) + maxTokens * price.outputPerMTok));
+  return { tokens: input + maxTokens, micros: Math.ceil(micros) };
+}
+
+/** The token or dollar budget a call of `reservation` would not fit in, before it is sent. */
+export function reservationTrip(run: RunRecord, reservation: Reservation): GuardTrip | undefined {
+  const tokens = { used: run.inputTokens + run.outputTokens, limit: run.config.maxTokens };
+  if (tokens.used + reservation.tokens > tokens.limit) {
+    return { guard: 'tokens', reason: `budget exceeded: tokens ${tokens.used} / ${tokens.limit}, and the next model call may use up to ${reservation.tokens}` };
+  }
+  if (run.costMicros + reservation.micros > Math.round(run.config.maxDollars * 1_000_000)) {
+    return {
+      guard: 'dollars',
+      reason: `budget exceeded: dollars ${dollarsOf(run).toFixed(2)} / ${run.config.maxDollars.toFixed(2)}, and the next model call may cost up to ${(reservation.micros / 1_000_000).toFixed(2)}`,
+    };
+  }
+  return undefined;
 }

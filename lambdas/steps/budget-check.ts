@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import type { AgentDefinition } from '../define.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
-import { budgetTrip } from '../guards/budgets.js';
+import { budgetTrip, reservationTrip, type Reservation } from '../guards/budgets.js';
+import type { PriceTable } from '../models/prices.js';
+import { nextCallReservation } from './call-model.js';
 import { handoffThreshold, mustHandOff, type ExecutionHistory } from '../guards/history.js';
 import { loopSettings, loopVerdict } from '../guards/loops.js';
 import type { ApprovalLedger, BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
@@ -48,6 +50,7 @@ export function decide(
   now: Date,
   globalKill?: RunRecord['killed'],
   calls: ToolCallRecord[] = [],
+  reserve?: () => Reservation | undefined,
 ): BudgetDecision {
   if (run.status !== 'running') return { continue: false, status: 'stopped', reason: `run is ${run.status}` };
   const trip = budgetTrip(run, now, globalKill);
@@ -60,7 +63,12 @@ export function decide(
   // A turn recorded but never counted (its CallModel died between the two) goes back to CallModel,
   // which counts it once and points at its first tool call without a result.
   if (last && last.turn > run.modelTurns) return { continue: true, nextTurn: last.turn, pending: null };
-  return { continue: true, nextTurn: run.modelTurns + 1, pending: last ? unfinishedCall(agent, last, calls, run) : null };
+  const pending = last ? unfinishedCall(agent, last, calls, run) : null;
+  // The next step is a model call: it must fit in what is left, at its most (guards/budgets.ts).
+  const reservation = pending ? undefined : reserve?.();
+  const over = reservation && reservationTrip(run, reservation);
+  if (over) return { continue: false, status: 'stopped', reason: over.reason, guard: over.guard };
+  return { continue: true, nextTurn: run.modelTurns + 1, pending };
 }
 
 /**
@@ -73,7 +81,7 @@ function unfinishedCall(agent: AgentDefinition, turn: TurnRecord, calls: ToolCal
   return index < 0 ? null : nextToolCall(agent, turn, index, run);
 }
 
-export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory }) {
+export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory; priceTable?: PriceTable }) {
   return async (input: unknown): Promise<BudgetDecision> => {
     const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     const now = deps.clock.now();
@@ -81,7 +89,12 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
     const { run, globalKill, turns, calls } = await loadConversationStep(deps.ledger, runId);
     // A live run goes on only on its own code (steps/versions.ts); an ended one just stops.
     if (run.status === 'running') checkVersion(run, deps.agent, deps.fingerprint);
-    const decision = await withExtensions(deps.ledger, deps.decisionMac, run, (current) => decide(deps.agent, current, turns, now, globalKill, calls));
+    // The next model call's reservation, worked out once (it does not depend on the limits an
+    // extension raises); none while a compaction is due, which shrinks the call first.
+    let reservation: Reservation | undefined | null = null;
+    const reserve = () =>
+      (reservation ??= compactionDue(deps.agent, turns, run.modelTurns + 1) ? undefined : nextCallReservation(deps.agent, run, turns, calls, deps.priceTable));
+    const decision = await withExtensions(deps.ledger, deps.decisionMac, run, (current) => decide(deps.agent, current, turns, now, globalKill, calls, reserve));
     const warning = decision.continue ? loopVerdict(turns, loopSettings(deps.agent.loops)) : undefined;
     if (!decision.continue && decision.guard) {
       const action = decision.extension ? 'tripped' : 'stopped';

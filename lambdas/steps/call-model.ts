@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { inputTokensOf, type Message, type ToolResultBlock } from '../agent/messages.js';
 import { toolNames, toolSpecs, type AgentDefinition } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
-import { budgetHint, budgetTrip, wallClockEnd } from '../guards/budgets.js';
+import { budgetHint, budgetTrip, reservationFor, reservationTrip, wallClockEnd, type Reservation } from '../guards/budgets.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
-import { costOf, DEFAULT_PRICE_TABLE, type PriceTable } from '../models/prices.js';
+import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { parseModelSpec } from '../models/spec.js';
 import { InvalidInputError, ModelRetryAfterError, ModelThrottledError } from '../shared/errors.js';
@@ -123,12 +123,15 @@ export function createCallModel(deps: CallModelDeps) {
     const { run } = step;
     const fingerprint = checkVersion(run, deps.agent, deps.fingerprint);
     const recorded = step.turns.find((known) => known.turn === turn);
+    let messages: Message[] | undefined;
     if (!recorded) {
-      // A kill or a budget may have landed since BudgetCheck: checked again before the call goes out.
-      const trip = budgetTrip(run, deps.clock.now(), step.globalKill);
+      messages = conversation(run, step.turns.filter((known) => known.turn < turn), step.calls, toolNames(deps.agent));
+      // A kill or a budget may have landed since BudgetCheck: checked again before the call goes
+      // out, with the call's cost reserved (BudgetCheck reserved the same, from the same records).
+      const trip = budgetTrip(run, deps.clock.now(), step.globalKill) ?? reservationTrip(run, reservationOf(deps.agent, run, messages, deps.priceTable));
       if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: trip.reason };
     }
-    const record = recorded ?? (await callModel(deps, run, turn, signal, { ...step, fingerprint }));
+    const record = recorded ?? (await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages! }));
     // The run's wall clock ran out while the model was answering: nothing recorded; BudgetCheck stops the run.
     if (record instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: record.message };
     // Counting is idempotent per turn, so a crash between recording and counting heals here.
@@ -161,10 +164,9 @@ async function callModel(
   run: RunRecord,
   turn: number,
   signal: AbortSignal | undefined,
-  step: ConversationStep & { breakerName: string; fingerprint: string },
+  step: ConversationStep & { breakerName: string; fingerprint: string; messages: Message[] },
 ): Promise<TurnRecord | AttemptCut> {
-  const { turns, calls } = step;
-  const previous = turns.filter((recorded) => recorded.turn < turn);
+  const previous = step.turns.filter((recorded) => recorded.turn < turn);
   if (previous.length !== turn - 1) {
     throw new InvalidInputError(`turn: run ${run.runId} has ${previous.length} recorded turns, cannot call turn ${turn}`);
   }
@@ -176,7 +178,7 @@ async function callModel(
   const client = await deps.models.clientFor(model);
   const started = deps.clock.now();
   const notes = harnessNotes(run, previous, started, loopSettings(deps.agent.loops));
-  const messages = conversation(run, previous, calls, toolNames(deps.agent));
+  const { messages } = step;
   withNotes(messages, notes);
   let response;
   try {
@@ -226,6 +228,21 @@ async function callModel(
     // Which code made this step: a run's turns show the version it ran on, turn by turn.
     fingerprint: step.fingerprint,
   });
+}
+
+/**
+ * What the next model call may cost at most (guards/budgets.ts reservationFor): the request as it
+ * will be sent, less the turn's notes (allowed for), answered by the run's model or its fallback.
+ */
+export function reservationOf(agent: AgentDefinition, run: RunRecord, messages: Message[], table: PriceTable = DEFAULT_PRICE_TABLE): Reservation {
+  const bytes = Buffer.byteLength(JSON.stringify({ system: agent.system, messages, tools: toolSpecs(agent) }));
+  const models = agent.fallbackModel === undefined ? [run.model] : [run.model, agent.fallbackModel];
+  return reservationFor(bytes, run.config.maxTokensPerTurn, models.map((model) => priceFor(model, table)));
+}
+
+/** The reservation of the model call after the recorded `turns` (what BudgetCheck reserves). */
+export function nextCallReservation(agent: AgentDefinition, run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[], table?: PriceTable): Reservation {
+  return reservationOf(agent, run, conversation(run, turns, calls, toolNames(agent)), table);
 }
 
 /**

@@ -3,7 +3,7 @@ import { findTool, toolTimeoutMs, type AgentDefinition, type ToolContext, type T
 import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip, wallClockEnd } from '../guards/budgets.js';
-import { storeResult } from '../ledger/blobs.js';
+import { splitUtf8, storeResult } from '../ledger/blobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
 import { ErrorNames, InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
@@ -124,8 +124,11 @@ export function createCallTool(deps: CallToolDeps) {
     const refusal = tool.needsApproval?.(args, runView(run)) ? await approvalRefusal(deps, run, turn, call) : undefined;
 
     // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
-    const byReference = async (outcome: Outcome): Promise<Outcome> =>
-      typeof outcome.result === 'string' ? { ...outcome, result: await storeResult(deps.ledger, runId, outcome.result, deps.resultLimitBytes) } : outcome;
+    // One over the tool's maxResultTokens is cut for the model first, the whole of it stored by reference.
+    const byReference = async (outcome: Outcome): Promise<Outcome> => {
+      const shown = tool.maxResultTokens === undefined ? outcome.result : await cutResult(outcome.result, tool.maxResultTokens, (whole) => storeResult(deps.ledger, runId, whole, 0));
+      return { ...outcome, result: await storeResult(deps.ledger, runId, shown, deps.resultLimitBytes) };
+    };
     // One attempt's outside work, bounded by the tool's timeout and the run's wall clock (tools/attempt.ts).
     const bounds = { timeoutMs: toolTimeoutMs(tool), signal, clock: deps.clock, stopAt: wallClockEnd(run), what: tool.name };
     const context = (key: string, attemptSignal: AbortSignal): ToolContext => ({ ...runView(run), idempotencyKey: key, signal: attemptSignal, turn, call, deps: deps.agentDeps() });
@@ -261,6 +264,25 @@ async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number,
     result: JSON.stringify({ error, approvalId: approval.approvalId, reason: approval.reason ?? '' }),
     latencyMs: 0,
   };
+}
+
+/**
+ * A result cut to at most `maxBytes` UTF-8 bytes (so at most that many tokens) of JSON: its head,
+ * its size, and the reference `store` keeps the whole of it under. A result that fits is itself.
+ */
+export async function cutResult(result: string, maxBytes: number, store: (whole: string) => Promise<string>): Promise<string> {
+  const bytes = Buffer.byteLength(result, 'utf8');
+  if (bytes <= maxBytes) return result;
+  const stored = await store(result);
+  // Escaping can grow the head inside the JSON: shrink it by the excess until the whole fits.
+  let room = maxBytes;
+  for (;;) {
+    const head = splitUtf8(result, Math.max(1, room))[0] ?? '';
+    const shown = JSON.stringify({ truncated: true, bytes, head, stored });
+    const over = Buffer.byteLength(shown, 'utf8') - maxBytes;
+    if (over <= 0 || room <= 1) return shown;
+    room -= over;
+  }
 }
 
 /** `value` as JSON would carry it, when that is an object; an empty one otherwise (what a model sent is on its turn). */

@@ -93,7 +93,7 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
         defaultModel: deps.defaultModel,
         priceTable: deps.priceTable,
       })),
-    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, history: deps.executions, decisionMac: deps.approvals?.decisionMac })),
+    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, history: deps.executions, decisionMac: deps.approvals?.decisionMac, priceTable: deps.priceTable })),
     [Steps.CallModel]: lazy(() => createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: deps.priceTable })),
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>

@@ -30,8 +30,9 @@ const quickApprovals = { approvalTimeoutSeconds: 1 };
 describe('budgets', () => {
   it.each([
     ['steps', { maxSteps: 12 }, /^budget exceeded: steps 12 \/ 12$/],
-    ['tokens', { maxTokens: 20_000 }, /^budget exceeded: tokens (\d+) \/ 20000$/],
-    ['dollars', { maxDollars: 0.05 }, /^budget exceeded: dollars 0\.0\d \/ 0\.05$/],
+    // Tokens and dollars: the next model call is reserved at its most before it is sent, and not sent when it does not fit.
+    ['tokens', { maxTokens: 20_000 }, /^budget exceeded: tokens (\d+) \/ 20000, and the next model call may use up to (\d+)$/],
+    ['dollars', { maxDollars: 0.05 }, /^budget exceeded: dollars 0\.0\d \/ 0\.05, and the next model call may cost up to (0\.\d\d)$/],
   ])('stops the run on the %s budget, naming the budget and the figures', async (guard, config, reason) => {
     harness = await startHarness();
     const finished = await harness.run({ runId: `budget-${guard}`, input: { date: runDate }, config: { ...config, ...quickApprovals } });
@@ -43,7 +44,14 @@ describe('budgets', () => {
     expect(report.stopReason).toBe(output.reason);
     expect(report.guardEvents).toEqual([expect.objectContaining({ guard, action: 'stopped', reason: output.reason })]);
     if (guard === 'steps') expect(report.steps).toBe(12); // stopped before the call that would exceed it
-    if (guard === 'tokens') expect(report.tokens.total).toBe(Number(reason.exec(output.reason)![1]));
+    if (guard === 'tokens') {
+      const [, used, reserved] = reason.exec(output.reason)!.map(Number);
+      expect(report.tokens.total).toBe(used);
+      // Never over: stopped because the next call might have crossed the limit.
+      expect(used).toBeLessThanOrEqual(20_000);
+      expect(used! + reserved!).toBeGreaterThan(20_000);
+    }
+    if (guard === 'dollars') expect(report.dollars).toBeLessThanOrEqual(0.05);
     expect(report.inFlight).toBe(0);
   });
 

@@ -3,10 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ContentBlock, MessageRequest, ToolResultBlock, ToolUseBlock } from '../../lambdas/agent/messages.js';
+import { parseBlobRef, readResult } from '../../lambdas/ledger/blobs.js';
 import { defineAgent, defineTool, type DevWorld, type ModelPolicy, type ToolDefinition } from '../../lambdas/define.js';
 import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
 import { summarizeHistory } from '../../local/engine.js';
-import { startAgentHarness, wake, waitFor, type AgentHarness } from '../support/agent-harness.js';
+import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import { postDecision, startAgentHarness, wake, waitFor, type AgentHarness } from '../support/agent-harness.js';
 
 /**
  * What stops a run, on the synthesized definition: a model that errs, a tool that throws or hangs,
@@ -299,5 +301,57 @@ describe('the loop detector', () => {
     const finished = await run(current, 'no-progress');
     expect(finished.output).toMatchObject({ status: 'stopped', reason: 'loop detected: the same text without a tool call: "I will look into it." repeated 5 times in the last 5 turns' });
     expect((await current.ledger.getRun('no-progress'))!.modelTurns).toBe(5);
+  });
+});
+
+describe('a result that would blow the budget', () => {
+  const MB = 1024 * 1024;
+  const document = (bytes: number) => ({ text: 'x'.repeat(bytes) });
+
+  it('is never sent to the model when the call carrying it might not fit: no token or dollar overshoot', async () => {
+    const fetchAll = defineTool({ name: 'fetch_all', description: 'Returns everything.', input: z.object({}), effect: 'read', execute: async () => document(3 * MB) });
+    const seen: ToolResultBlock[][] = [];
+    const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {})), () => finish()], seen));
+    const finished = await run(current, 'huge', { maxTokens: 600_000, maxDollars: 2 });
+
+    expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens \d+ \/ 600000, and the next model call may use up to 31\d{5}$/) });
+    // The model was asked once: the call that would have carried 3 MB was never sent.
+    expect(seen).toHaveLength(1);
+    const record = (await current.ledger.getRun('huge'))!;
+    expect(record.inputTokens + record.outputTokens).toBeLessThanOrEqual(600_000);
+    expect(record.costMicros).toBeLessThanOrEqual(2_000_000);
+    expect(record.guardEvents).toEqual([expect.objectContaining({ guard: 'tokens', action: 'stopped' })]);
+  });
+
+  it('asks a person to extend the budget instead, when the run is set to ask', async () => {
+    const fetchAll = defineTool({ name: 'fetch_all', description: 'Returns everything.', input: z.object({}), effect: 'read', execute: async () => document(MB) });
+    const asked: ApprovalRecord[] = [];
+    const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {})), () => finish()]), {
+      onApproval: (approval) => {
+        asked.push(approval);
+        wake();
+      },
+    });
+    const running = run(current, 'huge-ask', { maxTokens: 600_000, onBudgetExceeded: 'ask' });
+    await waitFor(() => asked.length > 0);
+    expect(asked.map((approval) => approval.summary)).toEqual(['extend the tokens budget of run huge-ask from 600000 to 900000 (extension 1)']);
+    expect(await postDecision(current, asked[0]!.approvalId, { decision: 'reject', reason: 'too big' })).toMatchObject({ status: 200 });
+    expect((await running).output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens .*\(extension rejected: too big\)$/) });
+  });
+
+  it('is cut for the model by the tool\'s maxResultTokens, the whole of it stored by reference', async () => {
+    const fetchAll = defineTool({ name: 'fetch_all', description: 'Returns everything.', input: z.object({}), effect: 'read', maxResultTokens: 4_000, execute: async () => document(3 * MB) });
+    const seen: ToolResultBlock[][] = [];
+    const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {})), () => finish()], seen));
+    const finished = await run(current, 'cut', { maxTokens: 600_000, maxDollars: 2 });
+
+    expect(finished.output).toMatchObject({ status: 'succeeded' });
+    const shown = String(seen[1]![0]!.content);
+    expect(Buffer.byteLength(shown)).toBeLessThanOrEqual(4_000);
+    const cut = JSON.parse(shown) as { truncated: boolean; bytes: number; head: string; stored: string };
+    const whole = JSON.stringify(document(3 * MB));
+    expect(cut).toMatchObject({ truncated: true, bytes: Buffer.byteLength(whole) });
+    expect(whole.startsWith(cut.head)).toBe(true);
+    expect(await readResult(current.ledger, 'cut', parseBlobRef(cut.stored)!)).toBe(whole);
   });
 });
