@@ -63,6 +63,19 @@ const lookup = defineTool({
   execute: async ({ id }) => ({ id, found: true }),
 });
 
+/** A tool whose every call throws a plain Error (after `before`: what it did first). */
+const throwing = (name: string, effect: 'read' | 'write', message: string, before?: () => void) =>
+  defineTool({
+    name,
+    description: 'Fails.',
+    input: z.object({}),
+    effect,
+    execute: async () => {
+      before?.();
+      throw new Error(message);
+    },
+  });
+
 let harness: AgentHarness<DevWorld> | undefined;
 afterEach(async () => {
   await harness?.stack.close();
@@ -85,15 +98,7 @@ const parsed = (block: ToolResultBlock | undefined) => JSON.parse(String(block?.
 
 describe('a model mistake is answered to the model', () => {
   it('answers bad arguments, an unknown tool and a throwing read with error results, and the model corrects itself', async () => {
-    const flakyRead = defineTool({
-      name: 'flaky_read',
-      description: 'Reads from a backend that fails.',
-      input: z.object({}),
-      effect: 'read',
-      execute: async () => {
-        throw new Error('backend said no');
-      },
-    });
+    const flakyRead = throwing('flaky_read', 'read', 'backend said no');
     const seen: ToolResultBlock[][] = [];
     const agent = scriptedAgent(
       [lookup, flakyRead],
@@ -163,16 +168,7 @@ describe('a write that throws is an unknown outcome', () => {
 
   it('answers the model that a write without reconcile or keys has an unknown outcome, and does not send it again', async () => {
     let sends = 0;
-    const post = defineTool({
-      name: 'post',
-      description: 'Posts a message.',
-      input: z.object({}),
-      effect: 'write',
-      execute: async () => {
-        sends += 1;
-        throw new Error('socket hang up');
-      },
-    });
+    const post = throwing('post', 'write', 'socket hang up', () => (sends += 1));
     const seen: ToolResultBlock[][] = [];
     const current = await start(scriptedAgent([post], [() => calls(use('t1', 'post', {})), () => finish()], seen));
     const finished = await run(current, 'unknown-write');
