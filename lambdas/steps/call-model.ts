@@ -125,10 +125,11 @@ export function createCallModel(deps: CallModelDeps) {
     const recorded = step.turns.find((known) => known.turn === turn);
     let messages: Message[] | undefined;
     if (!recorded) {
-      messages = conversation(run, step.turns.filter((known) => known.turn < turn), step.calls, toolNames(deps.agent));
+      const previous = step.turns.filter((known) => known.turn < turn);
+      messages = conversation(run, previous, step.calls, toolNames(deps.agent));
       // A kill or a budget may have landed since BudgetCheck: checked again before the call goes
       // out, with the call's cost reserved (BudgetCheck reserved the same, from the same records).
-      const trip = budgetTrip(run, deps.clock.now(), step.globalKill) ?? reservationTrip(run, reservationOf(deps.agent, run, messages, deps.priceTable));
+      const trip = budgetTrip(run, deps.clock.now(), step.globalKill) ?? reservationTrip(run, nextCallReservation(deps.agent, run, previous, step.calls, deps.priceTable));
       if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: trip.reason };
     }
     const record = recorded ?? (await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages! }));
@@ -231,19 +232,41 @@ async function callModel(
 }
 
 /**
- * What the next model call may cost at most (guards/budgets.ts reservationFor): the request as it
- * will be sent, less the turn's notes (allowed for), answered by the run's model or its fallback.
+ * What the model call after the recorded `turns` may cost at most (guards/budgets.ts
+ * reservationFor), answered by the run's model or its fallback. BudgetCheck and CallModel reserve
+ * it from the same records, so they agree on whether it fits.
  */
-export function reservationOf(agent: AgentDefinition, run: RunRecord, messages: Message[], table: PriceTable = DEFAULT_PRICE_TABLE): Reservation {
-  const bytes = Buffer.byteLength(JSON.stringify({ system: agent.system, messages, tools: toolSpecs(agent) }));
+export function nextCallReservation(agent: AgentDefinition, run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[], table: PriceTable = DEFAULT_PRICE_TABLE): Reservation {
   const models = agent.fallbackModel === undefined ? [run.model] : [run.model, agent.fallbackModel];
-  return reservationFor(bytes, run.config.maxTokensPerTurn, models.map((model) => priceFor(model, table)));
+  return reservationFor(requestBytes(agent, run, turns, calls), run.config.maxTokensPerTurn, models.map((model) => priceFor(model, table)));
 }
 
-/** The reservation of the model call after the recorded `turns` (what BudgetCheck reserves). */
-export function nextCallReservation(agent: AgentDefinition, run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[], table?: PriceTable): Reservation {
-  return reservationOf(agent, run, conversation(run, turns, calls, toolNames(agent)), table);
+/** What JSON adds around a message, a content block or a tool result (role, type, ids, is_error): generously. */
+const WRAPPER_BYTES = 160;
+
+/**
+ * At least the UTF-8 bytes of the request `conversation()` renders (its JSON, less the turn's
+ * notes, allowed for apart): each recorded piece measured once (a turn or a call never changes),
+ * so a step sums sizes instead of serializing the whole conversation again.
+ */
+export function requestBytes(agent: AgentDefinition, run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[]): number {
+  const view = compactedView(run, turns);
+  const shown = new Set(view.turns.map((turn) => turn.turn));
+  let bytes = fixedBytes(agent) + jsonBytes(view.opening) + WRAPPER_BYTES;
+  for (const turn of view.turns) bytes += measured(turn, () => jsonBytes(turn.content) + jsonBytes(turn.notes ?? []) + WRAPPER_BYTES * (2 + turn.content.length));
+  for (const call of calls) if (shown.has(call.turn)) bytes += measured(call, () => jsonBytes(call.result ?? '') + WRAPPER_BYTES);
+  return bytes;
 }
+
+const sizes = new WeakMap<object, number>();
+function measured(record: object, measure: () => number): number {
+  let size = sizes.get(record);
+  if (size === undefined) sizes.set(record, (size = measure()));
+  return size;
+}
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+/** The system prompt and the tool list: the same bytes every turn. */
+const fixedBytes = (agent: AgentDefinition) => measured(agent, () => jsonBytes({ system: agent.system, tools: toolSpecs(agent) }));
 
 /**
  * What the harness tells the model each turn: the budget left (a soft cap: the harness's counters

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { DEFAULT_TOOL_TIMEOUT_MS, defineAgent, defineTool, maxToolTimeoutMs, type LoopOptions, type ToolDefinition } from '../../lambdas/define.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, defineAgent, defineTool, maxToolTimeoutMs, toolNames, toolSpecs, type LoopOptions, type ToolDefinition } from '../../lambdas/define.js';
 import { FRAMING_TOKENS, NOTES_BYTES, reservationFor, reservationTrip } from '../../lambdas/guards/budgets.js';
-import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
+import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+import { conversation, requestBytes } from '../../lambdas/steps/call-model.js';
 import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
 import { cutResult } from '../../lambdas/steps/call-tool.js';
 import { AttemptCut, boundedAttempt } from '../../lambdas/tools/attempt.js';
@@ -60,6 +61,34 @@ describe('the pre-call reservation', () => {
       guard: 'dollars',
       reason: 'budget exceeded: dollars 4.90 / 5.00, and the next model call may cost up to 0.10',
     });
+  });
+});
+
+describe('the request bytes a reservation counts', () => {
+  it('are at least the bytes of the request conversation() renders, unknown tools, quotes and notes included', () => {
+    const lookup = tool();
+    const subject = agent({ tools: [lookup] });
+    const base = { kind: 'turn', runId: 'r', model: 'sim:savepoint-sim-1', stopReason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: '' } as const;
+    const turns: TurnRecord[] = [1, 2, 3].map((n) => ({
+      ...base,
+      turn: n,
+      notes: [`[harness] Budget left for this run: ${n} steps "quoted"`],
+      content: [
+        { type: 'text', text: `thinking "${n}"\n` },
+        { type: 'tool_use', id: `toolu_${'x'.repeat(40)}_${n}`, name: 'look', input: { q: 'a"b'.repeat(n) } },
+        { type: 'tool_use', id: `toolu_${n}_b`, name: 'not_a_tool', input: {} },
+      ],
+    }));
+    const calls: ToolCallRecord[] = turns.flatMap((turn) =>
+      [1, 2].map((call) => ({ kind: 'tool', runId: 'r', turn: turn.turn, call, toolCallId: 't', name: 'look', args: {}, effect: 'read', idempotencyKey: 'k', status: 'completed', leaseUntil: '', attempts: 1, outcome: call === 1 ? 'ok' : 'error', result: JSON.stringify({ text: '"🙂"\n'.repeat(50 * call) }) }) as ToolCallRecord),
+    );
+    const run = { ...ZERO_COUNTERS, runId: 'r', prompt: 'Do "it".', model: 'sim:savepoint-sim-1', config: RunConfig.parse({}) } as RunRecord;
+    const messages = conversation(run, turns, calls, toolNames(subject));
+    const sent = Buffer.byteLength(JSON.stringify({ system: subject.system, messages, tools: toolSpecs(subject) }));
+    const counted = requestBytes(subject, run, turns, calls);
+    expect(counted).toBeGreaterThanOrEqual(sent);
+    // An over-estimate, not a wild one.
+    expect(counted).toBeLessThan(sent * 2);
   });
 });
 
