@@ -40,6 +40,8 @@ function bigAgent(seen: number[][]) {
     input: z.object({ id: z.string() }),
     prompt: () => 'Fetch the document.',
     tools: [fetchBig, storeBig],
+    // 1.5 MB of results in one call: the pre-call reservation bounds it at a token a byte, past the default budget.
+    budgets: { maxTokens: 5_000_000, maxDollars: 100 },
     dev: {
       policy: (request: MessageRequest) => {
         const last = request.messages.at(-1)!;
