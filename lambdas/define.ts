@@ -204,6 +204,12 @@ export interface LoopOptions {
    * the model, three trip the detector. @default 8
    */
   readonly cycleLength?: number;
+  /**
+   * What a trip does: `stop` the run, or `ask` a person, as an exhausted budget asks for an
+   * extension (the same approval flow): approved, the run goes on and the turns so far are not
+   * examined again; refused or expired, it stops. @default 'stop'
+   */
+  readonly onLoop?: 'stop' | 'ask';
 }
 
 export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld = DevWorld> {
@@ -341,7 +347,7 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
 
 function checkLoops(name: string, loops: LoopOptions | undefined): void {
   if (loops === undefined) return;
-  const whole = (field: keyof LoopOptions, min: number, max: number) => {
+  const whole = (field: 'window' | 'warnAt' | 'repeats' | 'cycleLength', min: number, max: number) => {
     const value = loops[field];
     if (value !== undefined && !(Number.isInteger(value) && value >= min && value <= max)) throw new Error(`defineAgent ${name}: loops.${field} must be a whole number from ${min} to ${max}, got ${value}`);
   };
@@ -349,6 +355,7 @@ function checkLoops(name: string, loops: LoopOptions | undefined): void {
   whole('warnAt', 1, 100);
   whole('repeats', 2, 100);
   whole('cycleLength', 2, 50);
+  if (loops.onLoop !== undefined && loops.onLoop !== 'stop' && loops.onLoop !== 'ask') throw new Error(`defineAgent ${name}: loops.onLoop must be 'stop' or 'ask', got ${JSON.stringify(loops.onLoop)}`);
   const { warnAt = 3, repeats = 5, window = 5 } = loops;
   // The model is warned before any trip, and a trip must fit in the window.
   if (warnAt >= repeats) throw new Error(`defineAgent ${name}: loops.warnAt (${warnAt}) must be below loops.repeats (${repeats}): the model is warned before the detector trips`);

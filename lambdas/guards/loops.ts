@@ -11,10 +11,10 @@ import { toolUses } from '../conversation/turns.js';
  * `window` turns are examined for repeats, the last few rounds of turns for cycles. The model is
  * warned in its next turn before any trip.
  */
-export const LOOP = { window: 5, warnAt: 3, repeats: 5, cycleLength: 8 } as const;
+export const LOOP = { window: 5, warnAt: 3, repeats: 5, cycleLength: 8, onLoop: 'stop' } as const;
 
 /** An agent's loop settings with the defaults filled in. */
-export type LoopSettings = { readonly [K in keyof typeof LOOP]: number };
+export type LoopSettings = Required<LoopOptions>;
 
 export function loopSettings(options: LoopOptions | undefined): LoopSettings {
   return { ...LOOP, ...options };

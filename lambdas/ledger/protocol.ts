@@ -2,7 +2,7 @@ import type { BreakerState } from '../guards/breaker.js';
 import type { ApprovalDecision, AttachOptions } from './ledger.js';
 import {
   approvalSkOf,
-  BUDGET_FIELDS,
+  extended,
   callSk,
   runKey,
   turnSk,
@@ -185,7 +185,8 @@ export function applyBudgetExtension(current: Current<RunRecord>, runId: string,
   const run = current.record;
   const applied = run.budgetExtensions?.[guard];
   if (applied !== undefined && applied >= extension) return keep(run);
-  const next: RunRecord = { ...run, config: { ...run.config, [BUDGET_FIELDS[guard]]: limit }, budgetExtensions: { ...run.budgetExtensions, [guard]: extension } };
+  // A budget's extension raises its limit; a loop's lets the run go on after the turn it tripped at.
+  const next: RunRecord = { ...run, ...extended(run, guard, limit), budgetExtensions: { ...run.budgetExtensions, [guard]: extension } };
   return write(next, current.meta, next);
 }
 

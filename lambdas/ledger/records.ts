@@ -122,8 +122,10 @@ export interface RunRecord extends Counters {
   definitionHash?: string;
   /** Automatic recoveries of the run (lambdas/steps/recover.ts). */
   recovery?: RecoveryRecord;
-  /** How many extensions of each budget were approved and applied to `config`. */
+  /** How many extensions of each budget (and of the loop detector) were approved and applied. */
   budgetExtensions?: Partial<Record<ExtendableGuard, number>>;
+  /** A person let the run go on after its loop detector tripped: turns up to this one are not examined again. */
+  loopAllowedThrough?: number;
   /** The identity that started the run (separation of duties: it may not approve the run's requests). */
   startedBy?: string;
   /** The agent's declared `version` the run is bound to (with `fingerprint`); absent when it declares none. */
@@ -157,12 +159,21 @@ export interface RecoveryRecord {
   at: string;
 }
 
-/** The budgets a person may extend (a kill or a loop is never extended). */
-export const EXTENDABLE_GUARDS = ['steps', 'tokens', 'dollars', 'wallClock'] as const;
+/**
+ * What a person may extend: the budgets, and a tripped loop detector (the agent's `loops.onLoop:
+ * 'ask'`: the run goes on, the turns so far no longer examined). A kill is never extended.
+ */
+export const EXTENDABLE_GUARDS = ['steps', 'tokens', 'dollars', 'wallClock', 'loop'] as const;
 export type ExtendableGuard = (typeof EXTENDABLE_GUARDS)[number];
+export type BudgetGuard = Exclude<ExtendableGuard, 'loop'>;
 
-/** The config field each extendable budget lives in. */
-export const BUDGET_FIELDS = { steps: 'maxSteps', tokens: 'maxTokens', dollars: 'maxDollars', wallClock: 'maxWallSeconds' } as const;
+/** The config field each extendable budget lives in (a loop's extension sets `loopAllowedThrough`). */
+export const BUDGET_FIELDS: Readonly<Record<BudgetGuard, 'maxSteps' | 'maxTokens' | 'maxDollars' | 'maxWallSeconds'>> = { steps: 'maxSteps', tokens: 'maxTokens', dollars: 'maxDollars', wallClock: 'maxWallSeconds' };
+
+/** What an approved extension changes on the run: the budget's limit, or where loop detection starts again. */
+export function extended(run: Pick<RunRecord, 'config'>, guard: ExtendableGuard, limit: number): Pick<RunRecord, 'config'> | Pick<RunRecord, 'loopAllowedThrough'> {
+  return guard === 'loop' ? { loopAllowedThrough: limit } : { config: { ...run.config, [BUDGET_FIELDS[guard]]: limit } };
+}
 
 export interface KillFlag {
   by: string;
@@ -262,7 +273,7 @@ export interface ApprovalRecord {
   firstApproval?: { by: string; via: DecisionChannel; at: string; reason?: string };
   /** Ids of the signed links used on this approval (each link decides once). */
   usedLinks?: string[];
-  /** Set for a budget extension: which budget, the how-many-th extension, and the limit it grants. */
+  /** Set for a budget extension: which budget, the how-many-th extension, and the limit it grants (for a loop: the turn it may go on after). */
   budget?: { guard: ExtendableGuard; extension: number; limit: number };
 }
 

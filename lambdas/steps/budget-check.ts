@@ -7,7 +7,7 @@ import { nextCallReservation } from './call-model.js';
 import { handoffThreshold, mustHandOff, type ExecutionHistory } from '../guards/history.js';
 import { loopSettings, loopVerdict } from '../guards/loops.js';
 import type { ApprovalLedger, BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
-import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
+import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type BudgetGuard, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { compactionDue } from '../conversation/compaction.js';
@@ -58,7 +58,7 @@ export function decide(
   const last = turns.at(-1);
   // The model is done when its last turn asked for no tool: its answer is final.
   if (last && last.stopReason === 'end_turn' && toolUses(last).length === 0) return { continue: false, status: 'succeeded', reason: 'done' };
-  const loop = loopVerdict(turns, loopSettings(agent.loops));
+  const loop = loopVerdict(turns, loopSettings(agent.loops), run.loopAllowedThrough);
   if (loop?.action === 'stop') return { continue: false, status: 'stopped', reason: loop.reason, guard: 'loop' };
   // A turn recorded but never counted (its CallModel died between the two) goes back to CallModel,
   // which counts it once and points at its first tool call without a result.
@@ -94,8 +94,10 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
     let reservation: Reservation | undefined | null = null;
     const reserve = () =>
       (reservation ??= compactionDue(deps.agent, turns, run.modelTurns + 1) ? undefined : nextCallReservation(deps.agent, run, turns, calls, deps.priceTable));
-    const decision = await withExtensions(deps.ledger, deps.decisionMac, run, (current) => decide(deps.agent, current, turns, now, globalKill, calls, reserve));
-    const warning = decision.continue ? loopVerdict(turns, loopSettings(deps.agent.loops)) : undefined;
+    // The run as last decided on: an extension applied on the way changes it.
+    let latest = run;
+    const decision = await withExtensions(deps.agent, turns, deps.ledger, deps.decisionMac, run, (current) => decide(deps.agent, (latest = current), turns, now, globalKill, calls, reserve));
+    const warning = decision.continue ? loopVerdict(turns, loopSettings(deps.agent.loops), latest.loopAllowedThrough) : undefined;
     if (!decision.continue && decision.guard) {
       const action = decision.extension ? 'tripped' : 'stopped';
       const reason = decision.extension ? `${decision.reason}: asking to extend it to ${decision.extension.limit}` : decision.reason;
@@ -123,13 +125,23 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
 /**
  * A run configured to `ask` does not stop on an exhausted budget: an approved extension raises
  * the limit (once, in the run record) and the decision is made again; a pending or missing one is
- * asked for; a refused or expired one stops the run, saying so.
+ * asked for; a refused or expired one stops the run, saying so. A tripped loop detector of an
+ * agent whose `loops.onLoop` is `ask` is asked about the same way: approved, the run goes on and
+ * the turns so far are not examined again.
  */
-async function withExtensions(ledger: Pick<GuardLedger, 'applyBudgetExtension'> & Pick<ApprovalLedger, 'getBudgetApproval'>, decisionMac: DecisionMac | undefined, initial: RunRecord, decideFor: (run: RunRecord) => BudgetDecision): Promise<BudgetDecision> {
+async function withExtensions(
+  agent: AgentDefinition,
+  turns: TurnRecord[],
+  ledger: Pick<GuardLedger, 'applyBudgetExtension'> & Pick<ApprovalLedger, 'getBudgetApproval'>,
+  decisionMac: DecisionMac | undefined,
+  initial: RunRecord,
+  decideFor: (run: RunRecord) => BudgetDecision,
+): Promise<BudgetDecision> {
   let run = initial;
   for (;;) {
     const decision = decideFor(run);
-    if (decision.continue || run.config.onBudgetExceeded !== 'ask' || !isExtendable(decision.guard)) return decision;
+    if (decision.continue || !isExtendable(decision.guard)) return decision;
+    if ((decision.guard === 'loop' ? loopSettings(agent.loops).onLoop : run.config.onBudgetExceeded) !== 'ask') return decision;
     const guard = decision.guard;
     const extension = (run.budgetExtensions?.[guard] ?? 0) + 1;
     const approval = await ledger.getBudgetApproval(run.runId, guard, extension);
@@ -144,7 +156,7 @@ async function withExtensions(ledger: Pick<GuardLedger, 'applyBudgetExtension'> 
     if (approval && approval.status !== 'pending') {
       return { ...decision, reason: `${decision.reason} (extension ${approval.status}${approval.reason ? `: ${approval.reason}` : ''})` };
     }
-    return { ...decision, extension: { guard, extension, limit: extendedLimit(run, guard) } };
+    return { ...decision, extension: { guard, extension, limit: guard === 'loop' ? (turns.at(-1)?.turn ?? 0) : extendedLimit(run, guard) } };
   }
 }
 
@@ -152,7 +164,7 @@ function isExtendable(guard: GuardEvent['guard'] | undefined): guard is Extendab
   return (EXTENDABLE_GUARDS as readonly string[]).includes(guard ?? '');
 }
 
-export function extendedLimit(run: RunRecord, guard: ExtendableGuard): number {
+export function extendedLimit(run: RunRecord, guard: BudgetGuard): number {
   const limit = run.config[BUDGET_FIELDS[guard]] * (1 + run.config.budgetExtensionPercent / 100);
   return guard === 'dollars' ? Math.round(limit * 100) / 100 : Math.ceil(limit);
 }

@@ -273,6 +273,6 @@ const fixedBytes = (agent: AgentDefinition) => measured(agent, () => jsonBytes({
  * stay the hard cap) and, when the loop detector sees it repeating itself, a warning.
  */
 export function harnessNotes(run: RunRecord, turns: TurnRecord[], now: Date, loops?: LoopSettings): string[] {
-  const loop = loopVerdict(turns, loops);
+  const loop = loopVerdict(turns, loops, run.loopAllowedThrough);
   return [`[harness] ${budgetHint(run, now)}`, ...(loop?.action === 'warn' ? [`[harness] Warning: ${loop.reason}. Change your approach or stop.`] : [])];
 }

@@ -90,8 +90,17 @@ async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecor
   };
 }
 
-/** An exhausted budget: a person may extend it instead of the run stopping. */
+/** An exhausted budget (or a tripped loop detector): a person may extend it instead of the run stopping. */
 function budgetSubject(run: RunRecord, budget: NonNullable<ApprovalRecord['budget']>): Subject {
+  if (budget.guard === 'loop') {
+    return {
+      turn: run.modelTurns,
+      call: 0,
+      toolName: 'continue_after_loop',
+      summary: `let run ${run.runId} go on after its loop detector tripped at turn ${budget.limit} (extension ${budget.extension})`,
+      budget,
+    };
+  }
   const current = run.config[BUDGET_FIELDS[budget.guard]];
   return {
     turn: run.modelTurns,

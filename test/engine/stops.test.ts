@@ -292,6 +292,37 @@ describe('the loop detector', () => {
     expect(record.guardEvents!.map((event) => `${event.guard} ${event.action}`)).toEqual(['loop warned', 'loop stopped']);
   });
 
+  it('pauses for a person when the agent asks to, and the run goes on once the person lets it continue', async () => {
+    const notes: string[] = [];
+    // The same lookup five times (a trip), then — let go on — something else, and done.
+    const script = [
+      ...Array.from({ length: 5 }, (_, index) => (_results: ToolResultBlock[], said: string) => (notes.push(said), calls(use(`t${index + 1}`, 'lookup', { id: 'same' })))),
+      (_results: ToolResultBlock[], said: string) => (notes.push(said), calls(use('t6', 'lookup', { id: 'other' }))),
+      () => finish(),
+    ];
+    const base = scriptedAgent([lookup], script);
+    const asked: ApprovalRecord[] = [];
+    const current = await start(defineAgent({ ...base, loops: { onLoop: 'ask' } }), {
+      onApproval: (approval) => {
+        asked.push(approval);
+        wake();
+      },
+    });
+    const running = run(current, 'paused');
+    await waitFor(() => asked.length > 0);
+    expect(asked[0]).toMatchObject({ summary: 'let run paused go on after its loop detector tripped at turn 5 (extension 1)', budget: { guard: 'loop', extension: 1, limit: 5 } });
+    expect(await postDecision(current, asked[0]!.approvalId, { decision: 'approve', reason: 'it is waiting for a slow index' })).toMatchObject({ status: 200 });
+    const finished = await running;
+
+    expect(finished.output).toMatchObject({ status: 'succeeded', reason: 'done' });
+    expect(finished.states['RequestBudgetExtension']).toMatchObject({ entered: 1, failures: 0 });
+    const record = (await current.ledger.getRun('paused'))!;
+    expect(record).toMatchObject({ modelTurns: 7, loopAllowedThrough: 5, budgetExtensions: { loop: 1 } });
+    // Warned first (in turns 4 and 5), then tripped: the pause recorded like a budget extension.
+    expect(notes.slice(3, 5).every((said) => said.includes('[harness] Warning: you called lookup {"id":"same"}'))).toBe(true);
+    expect(record.guardEvents!.map((event) => `${event.guard} ${event.action}`)).toEqual(['loop warned', 'loop warned', 'loop tripped']);
+  });
+
   it('catches turns that make no progress: the same text again and again, without a tool call', async () => {
     const current = await start(scriptedAgent([lookup], Array.from({ length: 20 }, () => () => ({ content: [{ type: 'text', text: 'I will look into it.' }], stop_reason: 'max_tokens' }))));
     const finished = await run(current, 'no-progress');
