@@ -81,6 +81,14 @@ export interface Counters {
   costMicros: number;
   /** Time spent waiting for people's decisions (not work: the wall-clock budget excludes it). */
   approvalWaitMs?: number;
+  /**
+   * What the model call in flight may cost at most, reserved before it was sent (tokens; dollars ×
+   * 1e6) and settled to its real usage when its turn is counted: zero between calls. A call that
+   * died unrecorded stays reserved until a retry settles it, so the ledger never shows less than
+   * it may have cost.
+   */
+  reservedTokens?: number;
+  reservedMicros?: number;
 }
 
 export const ZERO_COUNTERS: Counters = {

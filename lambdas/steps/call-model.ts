@@ -123,19 +123,25 @@ export function createCallModel(deps: CallModelDeps) {
     const { run } = step;
     const fingerprint = checkVersion(run, deps.agent, deps.fingerprint);
     const recorded = step.turns.find((known) => known.turn === turn);
+    const previous = step.turns.filter((known) => known.turn < turn);
+    // What this turn's call may cost at most: the same from the same records on every attempt.
+    const reservation = nextCallReservation(deps.agent, run, previous, step.calls, deps.priceTable);
     let messages: Message[] | undefined;
     if (!recorded) {
-      const previous = step.turns.filter((known) => known.turn < turn);
-      messages = conversation(run, previous, step.calls, toolNames(deps.agent));
       // A kill or a budget may have landed since BudgetCheck: checked again before the call goes
       // out, with the call's cost reserved (BudgetCheck reserved the same, from the same records).
-      const trip = budgetTrip(run, deps.clock.now(), step.globalKill) ?? reservationTrip(run, nextCallReservation(deps.agent, run, previous, step.calls, deps.priceTable));
+      const trip = budgetTrip(run, deps.clock.now(), step.globalKill) ?? reservationTrip(run, reservation);
       if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: trip.reason };
+      // Recorded before the call goes out (once per turn, whatever the attempts), settled below.
+      await deps.ledger.countStep(runId, `reserve:${turn}`, { reservedTokens: reservation.tokens, reservedMicros: reservation.micros });
+      messages = conversation(run, previous, step.calls, toolNames(deps.agent));
     }
     const record = recorded ?? (await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages! }));
-    // The run's wall clock ran out while the model was answering: nothing recorded; BudgetCheck stops the run.
+    // The run's wall clock ran out while the model was answering: nothing recorded (the reservation
+    // stands for what the call may have cost); BudgetCheck stops the run.
     if (record instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: record.message };
-    // Counting is idempotent per turn, so a crash between recording and counting heals here.
+    // Counting is idempotent per turn, so a crash between recording and counting heals here. The
+    // real usage replaces the reservation in the same write.
     const counted = await deps.ledger.countStep(runId, `turn:${turn}`, {
       steps: 1,
       modelTurns: 1,
@@ -143,6 +149,8 @@ export function createCallModel(deps: CallModelDeps) {
       outputTokens: record.usage.output_tokens,
       cachedInputTokens: record.usage.cache_read_input_tokens ?? 0,
       costMicros: record.costMicros,
+      reservedTokens: -reservation.tokens,
+      reservedMicros: -reservation.micros,
     });
     // A recorded turn is a resume: go on from its first tool call without a recorded result.
     const next = nextToolCall(deps.agent, record, recorded ? completedCallsOf(record, step.calls) : 0, run);

@@ -8,6 +8,7 @@ import { defineAgent, defineTool, type DevWorld, type ModelPolicy, type ToolDefi
 import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
 import { summarizeHistory } from '../../local/engine.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import { nextCallReservation } from '../../lambdas/steps/call-model.js';
 import { postDecision, startAgentHarness, wake, waitFor, type AgentHarness } from '../support/agent-harness.js';
 
 /**
@@ -364,6 +365,41 @@ describe('a result that would blow the budget', () => {
     expect(asked.map((approval) => approval.summary)).toEqual(['extend the tokens budget of run huge-ask from 600000 to 900000 (extension 1)']);
     expect(await postDecision(current, asked[0]!.approvalId, { decision: 'reject', reason: 'too big' })).toMatchObject({ status: 200 });
     expect((await running).output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens .*\(extension rejected: too big\)$/) });
+  });
+
+  it('is reserved in the ledger before the call goes out, and settled to the real usage in the write that counts the turn', async () => {
+    // A model endpoint that answers when the test lets it: the reservation is looked at meanwhile.
+    const held: (() => void)[] = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => (body += chunk));
+      request.on('end', () => {
+        held.push(() =>
+          response.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'savepoint-sim-1', content: [{ type: 'text', text: 'Done.' }], stop_reason: 'end_turn', usage: { input_tokens: 1_200, output_tokens: 30 } }),
+          ),
+        );
+        wake();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const agent = scriptedAgent([lookup], []);
+      const current = await start(agent, { modelUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      const running = run(current, 'reserved');
+      await waitFor(() => held.length > 0);
+      const during = (await current.ledger.getRun('reserved'))!;
+      const reservation = nextCallReservation(agent, during, [], []);
+      expect(during).toMatchObject({ reservedTokens: reservation.tokens, reservedMicros: reservation.micros, inputTokens: 0, costMicros: 0 });
+      held[0]!();
+      expect((await running).output).toMatchObject({ status: 'succeeded' });
+      const after = (await current.ledger.getRun('reserved'))!;
+      expect(after).toMatchObject({ reservedTokens: 0, reservedMicros: 0, inputTokens: 1_200, outputTokens: 30 });
+      expect(after.costMicros).toBeGreaterThan(0);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 
   it('is cut for the model by the tool\'s maxResultTokens, the whole of it stored by reference', async () => {
