@@ -43,7 +43,10 @@ export interface RunView<Input = unknown> {
 export interface ToolContext<Input = unknown, Deps = unknown> extends RunView<Input> {
   /** The same for every attempt, every resume and every engine: `<runId>:<turn>:<toolCallId>`. */
   readonly idempotencyKey: string;
-  /** Aborted when the step runs out of time: pass it to outbound calls. */
+  /**
+   * Aborted when the attempt must end — the tool's `timeoutMs` passed, the run's wall-clock budget
+   * ran out, or the step ran out of time (its `reason` says which): pass it to outbound calls.
+   */
   readonly signal?: AbortSignal;
   readonly turn: number;
   readonly call: number;
