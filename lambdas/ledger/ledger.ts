@@ -185,6 +185,11 @@ export interface ToolCallLedger {
    * claim it at once; the call keeps its idempotency key, so a re-sent request is still deduplicated.
    */
   releaseCall(runId: string, turn: number, call: number, now: Date): Promise<void>;
+  /**
+   * Extends the lease of the claim attempt `attempts` holds while its outside call runs (a long
+   * call outlasts one lease); `false` when the claim is no longer that attempt's.
+   */
+  renewCall(runId: string, turn: number, call: number, attempts: number, leaseUntil: Date): Promise<boolean>;
 }
 
 /** The approvals: requested with a task token, decided once. */

@@ -250,6 +250,17 @@ export function releaseCall(current: Current<ToolCallRecord>, now: Date): Step<v
   return current?.record.status === 'in_flight' ? write({ ...current.record, leaseUntil: now.toISOString() }, current.meta, undefined) : keep(undefined);
 }
 
+/**
+ * The live holder of a claim keeps its lease while its outside call runs: the same attempt (no
+ * other has claimed since), still in flight, pushes `leaseUntil` on. A holder that died stops
+ * renewing, and its lease runs out as before.
+ */
+export function renewCall(current: Current<ToolCallRecord>, attempts: number, leaseUntil: Date): Step<boolean> {
+  const record = current?.record;
+  if (record?.status !== 'in_flight' || record.attempts !== attempts || record.leaseUntil >= leaseUntil.toISOString()) return keep(false);
+  return write({ ...record, leaseUntil: leaseUntil.toISOString() }, current!.meta, true);
+}
+
 // ── approvals ───────────────────────────────────────────────────────────────────────────────
 
 /**

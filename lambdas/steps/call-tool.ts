@@ -169,7 +169,13 @@ export function createCallTool(deps: CallToolDeps) {
     // A claim taken again (the earlier attempt died, or failed without knowing) of a tool whose
     // provider has no idempotency keys: ask the provider what the earlier attempt did first.
     const retried = claim.record.attempts > 1 && tool.reconcile !== undefined;
-    const release = () => deps.ledger.releaseCall(runId, turn, call, deps.clock.now());
+    // The claim's lease outlasts the attempt: renewed while the outside call runs (a holder that
+    // dies stops renewing), and the renewal ends before the claim is released or completed.
+    const lease = keepLease(deps, claim.record);
+    const release = async () => {
+      await lease.stop();
+      await deps.ledger.releaseCall(runId, turn, call, deps.clock.now());
+    };
     let outcome: Outcome;
     try {
       outcome =
@@ -181,11 +187,15 @@ export function createCallTool(deps: CallToolDeps) {
           transient: release,
         }));
     } catch (error) {
-      if (!cutByWallClock(error)) throw error;
+      if (!cutByWallClock(error)) {
+        await lease.stop();
+        throw error;
+      }
       // Its outcome is unknown: released, so that a run extended later goes through the claim again.
       await release();
       return skipped((error as AttemptCut).message);
     }
+    await lease.stop();
     const completed = await deps.ledger.completeCall(runId, turn, call, await byReference(outcome), deps.clock.now());
     return done(await count(deps, run, completed));
   };
@@ -290,6 +300,23 @@ function jsonObject(value: unknown): Record<string, unknown> {
   const text = JSON.stringify(value);
   const parsed: unknown = text === undefined ? undefined : JSON.parse(text);
   return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+}
+
+/** Renews `claim`'s lease every third of a lease until `stop` (which waits for a renewal under way). */
+function keepLease(deps: CallToolDeps, claim: ToolCallRecord): { stop(): Promise<void> } {
+  let renewing: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    const until = new Date(deps.clock.now().getTime() + deps.leaseMs);
+    // A renewal that fails leaves the lease as it was: at worst it runs out, as a dead holder's does.
+    renewing = renewing.then(() => deps.ledger.renewCall(claim.runId, claim.turn, claim.call, claim.attempts, until)).catch(() => undefined);
+  }, Math.max(1, Math.floor(deps.leaseMs / 3)));
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await renewing;
+    },
+  };
 }
 
 /** Whether `error` is one of the harness's own (errors.ts): its name says what it means. */

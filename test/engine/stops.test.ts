@@ -212,6 +212,41 @@ describe('a hung tool', () => {
     expect(aborted).toMatchObject({ name: 'AttemptCut', message: 'hung_write did not answer within 50 ms (its timeoutMs)' });
   });
 
+  it('keeps its claim while it runs past one lease: no second attempt can claim it meanwhile', async () => {
+    let finishSend!: () => void;
+    let sends = 0;
+    const slowWrite = defineTool({
+      name: 'slow_write',
+      description: 'Takes a while.',
+      input: z.object({}),
+      effect: 'write',
+      idempotencyKeys: true,
+      execute: async () => {
+        sends += 1;
+        wake();
+        await new Promise<void>((resolve) => (finishSend = resolve));
+        return { done: true };
+      },
+    });
+    const current = await start(scriptedAgent([slowWrite], [() => calls(use('t1', 'slow_write', {})), () => finish()]), { leaseMs: 90 });
+    const running = run(current, 'long-write');
+    await waitFor(() => sends > 0);
+    const claimed = (await current.ledger.getCall('long-write', 1, 1))!;
+    // Well past the first lease (renewals are ledger writes, which wake this probe):
+    const renewed = await waitFor(async () => {
+      const now = (await current.ledger.getCall('long-write', 1, 1))!;
+      return Date.now() > Date.parse(claimed.leaseUntil) + 90 && now;
+    });
+    expect(renewed.leaseUntil > claimed.leaseUntil).toBe(true);
+    // Another attempt is refused: the lease is still live.
+    const other = await current.ledger.claimCall({ ...claimed, attempts: 0 }, new Date());
+    expect(other).toMatchObject({ claimed: false, existing: { status: 'in_flight', attempts: 1 } });
+    finishSend();
+    expect((await running).output).toMatchObject({ status: 'succeeded' });
+    expect(sends).toBe(1);
+    expect(await current.ledger.getCall('long-write', 1, 1)).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 1 });
+  });
+
   it('is cut off by the wall-clock budget, and the run stops within a second of the limit', async () => {
     let offsetMs = 0;
     const clock = { now: () => new Date(Date.now() + offsetMs) };
