@@ -186,10 +186,11 @@ export interface ToolCallLedger {
    */
   releaseCall(runId: string, turn: number, call: number, now: Date): Promise<void>;
   /**
-   * Extends the lease of the claim attempt `attempts` holds while its outside call runs (a long
-   * call outlasts one lease); `false` when the claim is no longer that attempt's.
+   * Extends the live lease of the claim attempt `attempts` holds while its outside call runs (a
+   * long call outlasts one lease); `false` when the claim is no longer that attempt's, or its lease
+   * has ended (released or run out).
    */
-  renewCall(runId: string, turn: number, call: number, attempts: number, leaseUntil: Date): Promise<boolean>;
+  renewCall(runId: string, turn: number, call: number, attempts: number, now: Date, leaseUntil: Date): Promise<boolean>;
 }
 
 /** The approvals: requested with a task token, decided once. */

@@ -252,12 +252,13 @@ export function releaseCall(current: Current<ToolCallRecord>, now: Date): Step<v
 
 /**
  * The live holder of a claim keeps its lease while its outside call runs: the same attempt (no
- * other has claimed since), still in flight, pushes `leaseUntil` on. A holder that died stops
- * renewing, and its lease runs out as before.
+ * other has claimed since), still in flight on a live lease, pushes `leaseUntil` on. A lease that
+ * ended (released, or run out) is not revived, and a holder that died stops renewing.
  */
-export function renewCall(current: Current<ToolCallRecord>, attempts: number, leaseUntil: Date): Step<boolean> {
+export function renewCall(current: Current<ToolCallRecord>, attempts: number, now: Date, leaseUntil: Date): Step<boolean> {
   const record = current?.record;
-  if (record?.status !== 'in_flight' || record.attempts !== attempts || record.leaseUntil >= leaseUntil.toISOString()) return keep(false);
+  const live = record?.status === 'in_flight' && record.attempts === attempts && record.leaseUntil > now.toISOString();
+  if (!live || record.leaseUntil >= leaseUntil.toISOString()) return keep(false);
   return write({ ...record, leaseUntil: leaseUntil.toISOString() }, current!.meta, true);
 }
 

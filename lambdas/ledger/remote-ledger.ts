@@ -30,7 +30,7 @@ const DATE_ARGS = {
   // TurnLedger
   recordTurn: [], getTurn: [], listConversation: [], loadStep: [],
   // ToolCallLedger
-  getCall: [], claimCall: [1], recordCall: [1], completeCall: [4], releaseCall: [3], renewCall: [4],
+  getCall: [], claimCall: [1], recordCall: [1], completeCall: [4], releaseCall: [3], renewCall: [4, 5],
   // ApprovalLedger
   upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [],
   // BlobStore

@@ -164,7 +164,7 @@ export abstract class StorageLedger implements Ledger {
   readonly completeCall: Ledger['completeCall'] = (runId, turn, call, outcome, now) =>
     this.update(callKey(runId, turn, call), (current) => protocol.completeCall(current, callKey(runId, turn, call), runId, outcome, now));
   readonly releaseCall: Ledger['releaseCall'] = (runId, turn, call, now) => this.update(callKey(runId, turn, call), (current) => protocol.releaseCall(current, now));
-  readonly renewCall: Ledger['renewCall'] = (runId, turn, call, attempts, leaseUntil) => this.update(callKey(runId, turn, call), (current) => protocol.renewCall(current, attempts, leaseUntil));
+  readonly renewCall: Ledger['renewCall'] = (runId, turn, call, attempts, now, leaseUntil) => this.update(callKey(runId, turn, call), (current) => protocol.renewCall(current, attempts, now, leaseUntil));
 
   // ── approvals ───────────────────────────────────────────────────────────────────────────
 

@@ -306,9 +306,13 @@ function jsonObject(value: unknown): Record<string, unknown> {
 function keepLease(deps: CallToolDeps, claim: ToolCallRecord): { stop(): Promise<void> } {
   let renewing: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    const until = new Date(deps.clock.now().getTime() + deps.leaseMs);
     // A renewal that fails leaves the lease as it was: at worst it runs out, as a dead holder's does.
-    renewing = renewing.then(() => deps.ledger.renewCall(claim.runId, claim.turn, claim.call, claim.attempts, until)).catch(() => undefined);
+    renewing = renewing
+      .then(() => {
+        const now = deps.clock.now();
+        return deps.ledger.renewCall(claim.runId, claim.turn, claim.call, claim.attempts, now, new Date(now.getTime() + deps.leaseMs));
+      })
+      .catch(() => undefined);
   }, Math.max(1, Math.floor(deps.leaseMs / 3)));
   timer.unref();
   return {

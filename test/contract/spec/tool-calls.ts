@@ -148,22 +148,30 @@ export function toolCallsSpec(make: MakeLedger): void {
 
       it('renews the lease for the attempt that holds the claim, and for no other', async () => {
         await ledger.claimCall(call(), at(0)); // attempt 1, lease to at(30)
-        expect(await ledger.renewCall('r1', 3, 1, 1, at(60))).toBe(true);
+        expect(await ledger.renewCall('r1', 3, 1, 1, at(20), at(60))).toBe(true);
         expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight', attempts: 1, leaseUntil: at(60).toISOString() });
         // Live: no other attempt claims it at at(45), past the first lease.
         expect(await ledger.claimCall(call(), at(45))).toMatchObject({ claimed: false });
         // Expired and taken over: the old holder's renewal is refused, the new one's lease stands.
         expect(await ledger.claimCall(call({ leaseUntil: at(120).toISOString() }), at(61))).toMatchObject({ claimed: true, record: { attempts: 2 } });
-        expect(await ledger.renewCall('r1', 3, 1, 1, at(200))).toBe(false);
+        expect(await ledger.renewCall('r1', 3, 1, 1, at(62), at(200))).toBe(false);
         expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ attempts: 2, leaseUntil: at(120).toISOString() });
+      });
+
+      it('does not revive a lease that ended: released, or run out', async () => {
+        await ledger.claimCall(call(), at(0)); // lease to at(30)
+        expect(await ledger.renewCall('r1', 3, 1, 1, at(31), at(60))).toBe(false);
+        await ledger.releaseCall('r1', 3, 1, at(5));
+        expect(await ledger.renewCall('r1', 3, 1, 1, at(5), at(60))).toBe(false);
+        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ leaseUntil: at(5).toISOString() });
       });
 
       it('does not renew a completed call, nor create one', async () => {
         await ledger.claimCall(call(), at(0));
         const completed = await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1));
-        expect(await ledger.renewCall('r1', 3, 1, 1, at(60))).toBe(false);
+        expect(await ledger.renewCall('r1', 3, 1, 1, at(2), at(60))).toBe(false);
         expect(await ledger.getCall('r1', 3, 1)).toEqual(completed);
-        expect(await ledger.renewCall('r1', 3, 2, 1, at(60))).toBe(false);
+        expect(await ledger.renewCall('r1', 3, 2, 1, at(2), at(60))).toBe(false);
         expect(await ledger.getCall('r1', 3, 2)).toBeUndefined();
       });
 
