@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+import { sinkFromEnv } from '../../lambdas/telemetry/export.js';
+import { traceOf } from '../../lambdas/telemetry/spans.js';
+import { formatSpanTree } from '../../lambdas/telemetry/tree.js';
+import { UsageError } from '../errors.js';
+import { err, out, printJson } from '../program.js';
+import { where, withClient } from '../target.js';
+
+/**
+ * `savepoint trace <runId>`: the run's whole trace rebuilt from its sealed ledger records and
+ * exported to the OTLP endpoint the standard variables name: the same span ids and attributes
+ * the live export sent (lambdas/telemetry/spans.ts), so a run that crashed, or ran before tracing
+ * was configured, gets its complete trace. With no endpoint configured, the tree is printed.
+ */
+export function registerTraceCommand(program: Command): void {
+  program
+    .command('trace <runId>')
+    .description("a run's OpenTelemetry GenAI trace, rebuilt from the ledger: exported to $OTEL_EXPORTER_OTLP_ENDPOINT, or printed")
+    .option('--print', 'print the span tree (also when exporting)', false)
+    .option('--json', 'print the spans as JSON', false)
+    .action((runId: string, options: { print: boolean; json: boolean }) =>
+      withClient('trace', undefined, undefined, async ({ ledger }) => {
+        const run = await ledger.getRun(runId);
+        if (!run) throw new UsageError(`no run ${runId} in ${where()}`);
+        const sink = sinkFromEnv(process.env);
+        const spans = traceOf({ run, ...(await ledger.listConversation(runId)) }, sink?.content ?? {});
+        if (options.json) printJson({ runId, spans });
+        else if (options.print || !sink) out(formatSpanTree(spans));
+        if (!sink) {
+          if (!options.json && !options.print) err('savepoint: no OTLP endpoint configured (OTEL_EXPORTER_OTLP_ENDPOINT): printed, not exported');
+          return;
+        }
+        try {
+          const result = await sink.export(spans);
+          if (result.error) throw new Error(`the export of ${spans.length} spans failed: ${result.error.message}`);
+          if (!options.json) err(`savepoint: ${spans.length} spans of run ${runId} exported`);
+        } finally {
+          await sink.shutdown();
+        }
+      }),
+    );
+}

@@ -1,0 +1,122 @@
+import type { ApprovalLedger, GuardLedger, Ledger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import type { Clock } from '../shared/ports.js';
+import { ExportResultCode } from '@opentelemetry/core';
+import type { SpanSink } from './export.js';
+import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanRecord } from './spans.js';
+
+/**
+ * The live export: the ledger roles wrapped from outside (as the crash and counting decorators
+ * wrap them; the steps do not know), exporting a record's span right after the write that
+ * completed it, and awaiting the collector before the step goes on, so that a process killed
+ * after a step has exported that step's span (a Lambda may be frozen as soon as it returns).
+ *
+ *   recordTurn                      the turn written by this call        → chat {model}
+ *   completeCall / recordCall       the call's outcome written           → execute_tool {tool}
+ *   decideApproval                  the decision written by this call    → savepoint.approval
+ *   finishRun                       the run ended                        → invoke_agent {agent} and the run's own spans
+ *   countStep → false               a retry found its step recorded and counted: it did nothing
+ *                                                                        → the replay, marked not executed
+ *
+ * A write that found the record there already exports nothing: the attempt that wrote it did.
+ * The spans come from the records the ledger returned (spans.ts), so they are the ones
+ * `savepoint trace` derives afterwards. An export that fails never fails the step: it is named to
+ * `onError`, and `savepoint trace` can send the whole trace again later.
+ */
+export interface TracingOptions {
+  readonly sink: SpanSink;
+  readonly clock: Clock;
+  /** An export failed (the collector is down, …). @default ignored */
+  readonly onError?: (error: unknown) => void;
+}
+
+export function tracingLedger(ledger: Ledger, options: TracingOptions): Ledger {
+  const overrides = { ...tracingTurns(ledger, options), ...tracingCalls(ledger, options), ...tracingApprovals(ledger, options), ...tracingRuns(ledger, options), ...tracingGuards(ledger, options) };
+  return new Proxy(ledger, {
+    get(inner, property, receiver) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof typeof overrides];
+      const value: unknown = Reflect.get(inner, property, receiver);
+      return typeof value === 'function' ? value.bind(inner) : value;
+    },
+  });
+}
+
+function exporting({ sink, onError }: TracingOptions) {
+  return async (spans: readonly SpanRecord[]): Promise<void> => {
+    try {
+      const result = await sink.export(spans);
+      if (result.error !== undefined || result.code !== ExportResultCode.SUCCESS) onError?.(result.error ?? new Error('the span export failed'));
+    } catch (error) {
+      onError?.(error);
+    }
+  };
+}
+
+export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<TurnLedger, 'recordTurn'> {
+  const emit = exporting(options);
+  return {
+    async recordTurn(turn) {
+      const stored = await turns.recordTurn(turn);
+      // The first recording stands: another attempt's turn came back, and that attempt exported it.
+      if (stored.recordedAt === turn.recordedAt) await emit([turnSpan(stored, options.sink.content)]);
+      return stored;
+    },
+  };
+}
+
+export function tracingCalls(calls: ToolCallLedger, options: TracingOptions): Pick<ToolCallLedger, 'completeCall' | 'recordCall'> {
+  const emit = exporting(options);
+  return {
+    async completeCall(runId, turn, call, outcome, now) {
+      const completed = await calls.completeCall(runId, turn, call, outcome, now);
+      await emit([callSpan(completed, options.sink.content)]);
+      return completed;
+    },
+    async recordCall(call, now) {
+      const recorded = await calls.recordCall(call, now);
+      if (recorded.recorded) await emit([callSpan(recorded.record, options.sink.content)]);
+      return recorded;
+    },
+  };
+}
+
+export function tracingApprovals(approvals: ApprovalLedger, options: TracingOptions): Pick<ApprovalLedger, 'decideApproval'> {
+  const emit = exporting(options);
+  return {
+    async decideApproval(key, decision, now) {
+      const decided = await approvals.decideApproval(key, decision, now);
+      const span = decided.decided ? approvalSpan(decided.record) : undefined;
+      if (span) await emit([span]);
+      return decided;
+    },
+  };
+}
+
+export function tracingRuns(runs: RunLedger, options: TracingOptions): Pick<RunLedger, 'finishRun'> {
+  const emit = exporting(options);
+  return {
+    async finishRun(runId, outcome, now) {
+      const finished = await runs.finishRun(runId, outcome, now);
+      await emit(runSpans(finished));
+      return finished;
+    },
+  };
+}
+
+/** The step keys CallModel and CallTool count by (`turn:3`, `call:3:1`). */
+const STEP_KEY = /^(?:turn:(\d+)|call:(\d+):(\d+))$/;
+
+export function tracingGuards(ledger: GuardLedger & TurnLedger & ToolCallLedger, options: TracingOptions): Pick<GuardLedger, 'countStep'> {
+  const emit = exporting(options);
+  return {
+    async countStep(runId, stepKey, deltas) {
+      const counted = await ledger.countStep(runId, stepKey, deltas);
+      const match = counted ? null : STEP_KEY.exec(stepKey);
+      if (match) {
+        // Only on this rare path (a step repeated after it had counted) is the record read again.
+        const record = match[1] !== undefined ? await ledger.getTurn(runId, Number(match[1])) : await ledger.getCall(runId, Number(match[2]), Number(match[3]));
+        if (record && (record.kind === 'turn' || record.status === 'completed')) await emit([replaySpan(record, options.clock.now().getTime())]);
+      }
+      return counted;
+    },
+  };
+}
