@@ -9,7 +9,7 @@ import { systemClock } from '../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { createRecoverRun } from '../lambdas/steps/recover-run.js';
 import { codeFingerprint } from '../lambdas/runs/versions.js';
-import { sinkFromEnv } from '../lambdas/telemetry/export.js';
+import { sinkFromEnv } from '../lambdas/telemetry/config.js';
 import { tracingLedger } from '../lambdas/telemetry/tracing-ledger.js';
 import { startModelServer } from '../sim/model-server.js';
 import { startApprovalApi } from './approval-api.js';
@@ -59,9 +59,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const template = options.template ?? ((await cachedTemplate(agent.name, { onNote: options.log })) as CfnTemplateJson);
     const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers, options.sealer);
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
-    const sink = options.tracing === undefined ? sinkFromEnv(process.env) : options.tracing || undefined;
+    const sink = options.tracing === undefined ? sinkFromEnv(process.env, { redact: agent.redactTrace }) : options.tracing || undefined;
     if (sink) closers.push(() => sink.shutdown());
-    const traced = sink ? tracingLedger(opened.ledger, { sink, clock, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
+    const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
     const ledger = options.decorateLedger ? options.decorateLedger(traced) : traced;
 
     if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);

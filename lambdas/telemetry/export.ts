@@ -5,7 +5,7 @@ import { OTLPTraceExporter as OtlpProtoExporter } from '@opentelemetry/exporter-
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import { z } from 'zod';
+import type { SpanSink, TracingConfig } from './sink.js';
 import type { ContentOptions, SpanRecord } from './spans.js';
 
 /**
@@ -13,64 +13,8 @@ import type { ContentOptions, SpanRecord } from './spans.js';
  * SDK's `ReadableSpan`s (with the derived ids, which is why no Tracer makes them: a Tracer would
  * mint random ones) and go to the official OTLP/HTTP exporter, JSON or protobuf.
  *
- * Configured by the standard variables, read once: on when `OTEL_EXPORTER_OTLP_ENDPOINT` or
- * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (the exporter itself reads them, and
- * `OTEL_EXPORTER_OTLP_HEADERS` / `_TIMEOUT`), off otherwise, and off with `OTEL_SDK_DISABLED=true` or
- * `OTEL_TRACES_EXPORTER=none`. `OTEL_SERVICE_NAME` (default `savepoint`) and
- * `OTEL_RESOURCE_ATTRIBUTES` name the resource. Content (messages, tool arguments and results)
- * only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`, the variable the
- * OpenTelemetry GenAI instrumentations use for the same opt-in.
+ * Loaded on the first span (config.ts decides whether there is one).
  */
-
-const flag = z
-  .string()
-  .optional()
-  .transform((value) => value?.trim().toLowerCase() === 'true');
-
-export const TracingEnv = z.object({
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
-  /** The OTLP protocol; `grpc` is not supported (the Lambda ADOT layer's collector accepts HTTP). @default http/protobuf */
-  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional(),
-  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional(),
-  OTEL_SERVICE_NAME: z.string().min(1).optional(),
-  OTEL_SDK_DISABLED: flag,
-  OTEL_TRACES_EXPORTER: z.string().optional(),
-  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: flag,
-});
-
-/** What the environment asks for: `undefined` when tracing is off. */
-export interface TracingConfig {
-  readonly protocol: 'http/protobuf' | 'http/json';
-  readonly serviceName: string;
-  readonly content: boolean;
-}
-
-/** Reads the standard variables; a malformed one fails here, naming it. */
-export function tracingConfigFromEnv(env: Readonly<Record<string, string | undefined>>): TracingConfig | undefined {
-  const parsed = TracingEnv.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${issue.path.join('.')}: ${issue.message}`);
-  }
-  const vars = parsed.data;
-  const endpoint = vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? vars.OTEL_EXPORTER_OTLP_ENDPOINT;
-  const exporters = (vars.OTEL_TRACES_EXPORTER ?? 'otlp').split(',').map((name) => name.trim());
-  if (!endpoint || vars.OTEL_SDK_DISABLED || !exporters.includes('otlp')) return undefined;
-  return {
-    protocol: vars.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? vars.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
-    serviceName: vars.OTEL_SERVICE_NAME ?? 'savepoint',
-    content: vars.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
-  };
-}
-
-/** Where span records go. `export` resolves once the collector answered (or the export failed). */
-export interface SpanSink {
-  /** Content options the spans are derived with. */
-  readonly content: ContentOptions;
-  export(spans: readonly SpanRecord[]): Promise<ExportResult>;
-  shutdown(): Promise<void>;
-}
 
 /** The spans of one export request (the SDK's batch processor sends 512 by default). */
 const MAX_SPANS_PER_REQUEST = 512;
@@ -97,17 +41,12 @@ export function exporterSink(exporter: SpanExporter, resource: Resource, content
   };
 }
 
-/** The sink the standard variables configure, or `undefined` when tracing is off. */
-export function sinkFromEnv(
-  env: Readonly<Record<string, string | undefined>>,
-  options: { readonly redact?: ContentOptions['redact'] } = {},
-): SpanSink | undefined {
-  const config = tracingConfigFromEnv(env);
-  if (!config) return undefined;
+/** The OTLP exporter the configuration names (it reads the endpoint, headers and timeout from the standard variables itself). */
+export function otlpSink(config: TracingConfig, redact?: ContentOptions['redact']): SpanSink {
   const exporter = config.protocol === 'http/json' ? new OtlpJsonExporter() : new OtlpProtoExporter();
   // OTEL_RESOURCE_ATTRIBUTES is read by the default resource; the service name set over it.
   const resource = defaultResource().merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }));
-  return exporterSink(exporter, resource, { content: config.content, ...(options.redact && { redact: options.redact }) });
+  return exporterSink(exporter, resource, { content: config.content, ...(redact && { redact }) });
 }
 
 const hr = (ms: number): HrTime => [Math.floor(ms / 1000), Math.round((ms % 1000) * 1e6)];

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { guaranteeOf, type ToolDefinition, type TraceRedactor } from '../define.js';
 import { canonicalJson } from '../ledger/seal.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { inputTokensOf } from '../agent/messages.js';
@@ -59,7 +60,13 @@ export interface ContentOptions {
    * Sees each content value (already JSON text) before it is recorded: returns the text to record,
    * or `undefined` to leave the attribute out. @default records the value as it is
    */
-  readonly redact?: (attribute: string, value: string, record: TurnRecord | ToolCallRecord) => string | undefined;
+  readonly redact?: TraceRedactor;
+}
+
+/** How spans are derived: the content options, and the agent's tools (for each call's guarantee). */
+export interface SpanOptions extends ContentOptions {
+  /** The agent's tools: `savepoint.tool.guarantee` is the named tool's (`guaranteeOf`). @default none: no guarantee attribute */
+  readonly tools?: readonly Pick<ToolDefinition, 'name' | 'effect' | 'idempotencyKeys' | 'reconcile'>[];
 }
 
 /** The records one run's trace is derived from (`TurnLedger.listConversation` plus the run). */
@@ -148,14 +155,9 @@ export function turnSpan(turn: TurnRecord, options: ContentOptions = {}): SpanRe
   };
 }
 
-/**
- * The delivery guarantee of a tool's effect: a write runs once (claimed, then sent with its
- * idempotency key); a read may run again, the first recorded result stands.
- */
-const GUARANTEE = { write: 'exactly_once', read: 'at_least_once' } as const;
-
 /** `execute_tool {tool}`: one tool call, from its completed record. */
-export function callSpan(call: ToolCallRecord, options: ContentOptions = {}): SpanRecord {
+export function callSpan(call: ToolCallRecord, options: SpanOptions = {}): SpanRecord {
+  const tool = options.tools?.find((one) => one.name === call.name);
   const endMs = ms(call.recordedAt, ms(call.leaseUntil, 0));
   const refused = call.outcome === 'rejected' || call.outcome === 'expired';
   return {
@@ -169,7 +171,8 @@ export function callSpan(call: ToolCallRecord, options: ContentOptions = {}): Sp
       'savepoint.turn': call.turn,
       'savepoint.call': call.call,
       'savepoint.tool.effect': call.effect,
-      'savepoint.tool.guarantee': GUARANTEE[call.effect],
+      // What the tool promises of its effect (define.ts): exactly-once needs keys or a reconcile.
+      ...(tool && { 'savepoint.tool.guarantee': guaranteeOf(tool) }),
       // Claims of the call: more than one is a takeover after a crash (the same key re-sent).
       'savepoint.attempt': Math.max(1, call.attempts),
       'savepoint.tool.outcome': call.outcome ?? 'in_flight',
@@ -190,8 +193,8 @@ export function callSpan(call: ToolCallRecord, options: ContentOptions = {}): Sp
  * executed, linked to the span of the call or turn that did the work. Its id is derived too, so
  * the same replay seen twice is one span.
  */
-export function replaySpan(record: TurnRecord | ToolCallRecord, atMs: number): SpanRecord {
-  const original = record.kind === 'turn' ? turnSpan(record) : callSpan(record);
+export function replaySpan(record: TurnRecord | ToolCallRecord, atMs: number, options: SpanOptions = {}): SpanRecord {
+  const original = record.kind === 'turn' ? turnSpan(record) : callSpan(record, { ...(options.tools && { tools: options.tools }) });
   const place = record.kind === 'turn' ? `replay/turn/${record.turn}` : `replay/call/${record.turn}/${record.call}`;
   const { 'savepoint.record.digest': digest, ...attributes } = original.attributes;
   return {
@@ -304,7 +307,7 @@ export function runSpans(run: RunRecord): SpanRecord[] {
  * only once it has ended (an unfinished run's root has no end yet); calls still in flight are left
  * out (their span comes when they complete).
  */
-export function traceOf(records: RunRecords, options: ContentOptions = {}): SpanRecord[] {
+export function traceOf(records: RunRecords, options: SpanOptions = {}): SpanRecord[] {
   return [
     ...(records.run.status === 'running' ? [] : runSpans(records.run)),
     ...records.turns.map((turn) => turnSpan(turn, options)),

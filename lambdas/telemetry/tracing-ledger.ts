@@ -1,8 +1,8 @@
 import type { ApprovalLedger, GuardLedger, Ledger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { Clock } from '../shared/ports.js';
 import { ExportResultCode } from '@opentelemetry/core';
-import type { SpanSink } from './export.js';
-import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanRecord } from './spans.js';
+import type { SpanSink } from './sink.js';
+import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanOptions, type SpanRecord } from './spans.js';
 
 /**
  * The live export: the ledger roles wrapped from outside (as the crash and counting decorators
@@ -25,6 +25,8 @@ import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanRecord
 export interface TracingOptions {
   readonly sink: SpanSink;
   readonly clock: Clock;
+  /** The agent's tools, for each call's `savepoint.tool.guarantee`. @default none */
+  readonly tools?: SpanOptions['tools'];
   /** An export failed (the collector is down, …). @default ignored */
   readonly onError?: (error: unknown) => void;
 }
@@ -39,6 +41,8 @@ export function tracingLedger(ledger: Ledger, options: TracingOptions): Ledger {
     },
   });
 }
+
+const spanOptions = ({ sink, tools }: TracingOptions): SpanOptions => ({ ...sink.content, ...(tools && { tools }) });
 
 function exporting({ sink, onError }: TracingOptions) {
   return async (spans: readonly SpanRecord[]): Promise<void> => {
@@ -57,7 +61,7 @@ export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<T
     async recordTurn(turn) {
       const stored = await turns.recordTurn(turn);
       // The first recording stands: another attempt's turn came back, and that attempt exported it.
-      if (stored.recordedAt === turn.recordedAt) await emit([turnSpan(stored, options.sink.content)]);
+      if (stored.recordedAt === turn.recordedAt) await emit([turnSpan(stored, spanOptions(options))]);
       return stored;
     },
   };
@@ -68,12 +72,12 @@ export function tracingCalls(calls: ToolCallLedger, options: TracingOptions): Pi
   return {
     async completeCall(runId, turn, call, outcome, now) {
       const completed = await calls.completeCall(runId, turn, call, outcome, now);
-      await emit([callSpan(completed, options.sink.content)]);
+      await emit([callSpan(completed, spanOptions(options))]);
       return completed;
     },
     async recordCall(call, now) {
       const recorded = await calls.recordCall(call, now);
-      if (recorded.recorded) await emit([callSpan(recorded.record, options.sink.content)]);
+      if (recorded.recorded) await emit([callSpan(recorded.record, spanOptions(options))]);
       return recorded;
     },
   };
@@ -114,7 +118,7 @@ export function tracingGuards(ledger: GuardLedger & TurnLedger & ToolCallLedger,
       if (match) {
         // Only on this rare path (a step repeated after it had counted) is the record read again.
         const record = match[1] !== undefined ? await ledger.getTurn(runId, Number(match[1])) : await ledger.getCall(runId, Number(match[2]), Number(match[3]));
-        if (record && (record.kind === 'turn' || record.status === 'completed')) await emit([replaySpan(record, options.clock.now().getTime())]);
+        if (record && (record.kind === 'turn' || record.status === 'completed')) await emit([replaySpan(record, options.clock.now().getTime(), spanOptions(options))]);
       }
       return counted;
     },

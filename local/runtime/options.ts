@@ -6,7 +6,7 @@ import type { BreakerPolicy } from '../../lambdas/guards/breaker.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import type { LedgerSealer } from '../../lambdas/ledger/seal.js';
-import type { SpanSink } from '../../lambdas/telemetry/export.js';
+import type { SpanSink } from '../../lambdas/telemetry/sink.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import type { RecoveryPolicy } from '../../lambdas/steps/recover-run.js';
 import type { CfnTemplateJson } from '../asl.js';

@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Day } from '../../agents/refund-reconciler/domain.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { openLedger } from '../../cli/state.js';
 import { inputTokensOf } from '../../lambdas/agent/messages.js';
+import { guaranteeOf } from '../../lambdas/define.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
 import { callSpanId, runSpanId, traceIdOf, turnSpanId } from '../../lambdas/telemetry/spans.js';
 import { savepoint, workspace } from '../support/cli-process.js';
@@ -87,7 +89,11 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     // Every other span hangs under the run's.
     for (const span of live.filter((one) => one !== root)) expect(span.parentSpanId, span.name).toBe(root!.spanId);
     for (const span of chats) expect(span).toMatchObject({ kind: 3, name: expect.stringMatching(/^chat /) });
-    for (const span of tools) expect(span.name).toBe(`execute_tool ${String(span.attributes['gen_ai.tool.name'])}`);
+    for (const span of tools) {
+      expect(span.name).toBe(`execute_tool ${String(span.attributes['gen_ai.tool.name'])}`);
+      const tool = refundReconciler.tools.find((one) => one.name === span.attributes['gen_ai.tool.name'])!;
+      expect(span.attributes['savepoint.tool.guarantee']).toBe(guaranteeOf(tool));
+    }
     // The approvals the run asked for are there, each decided and linked to the call it guards.
     const approvals = live.filter((span) => span.name.startsWith('savepoint.approval'));
     expect(approvals).toHaveLength(records.approvals.length);

@@ -3,7 +3,8 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
-import { exporterSink, tracingConfigFromEnv } from '../../lambdas/telemetry/export.js';
+import { tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
+import { exporterSink } from '../../lambdas/telemetry/export.js';
 import { callSpan, callSpanId, runSpanId, traceIdOf, turnSpan, turnSpanId } from '../../lambdas/telemetry/spans.js';
 import { formatSpanTree } from '../../lambdas/telemetry/tree.js';
 import { tracingLedger } from '../../lambdas/telemetry/tracing-ledger.js';
@@ -77,7 +78,11 @@ describe('spans from records', () => {
 
   it('marks a refused call as not executed, and a takeover by its attempts', () => {
     expect(callSpan(call({ outcome: 'rejected' })).attributes['savepoint.executed']).toBe(false);
-    expect(callSpan(call()).attributes).toMatchObject({ 'savepoint.executed': true, 'savepoint.attempt': 2, 'savepoint.tool.guarantee': 'exactly_once' });
+    expect(callSpan(call()).attributes).toMatchObject({ 'savepoint.executed': true, 'savepoint.attempt': 2 });
+    const tools = [{ name: 'issue_refund', effect: 'write' as const, idempotencyKeys: true }, { name: 'post_note', effect: 'write' as const }];
+    expect(callSpan(call(), { tools }).attributes['savepoint.tool.guarantee']).toBe('exactly-once');
+    expect(callSpan(call({ name: 'post_note' }), { tools }).attributes['savepoint.tool.guarantee']).toBe('at-least-once');
+    expect(callSpan(call({ name: 'unknown' }), { tools }).attributes['savepoint.tool.guarantee']).toBeUndefined();
     expect(callSpan(call({ outcome: 'error' })).status).toBe('error');
   });
 
