@@ -48,10 +48,9 @@ async function main() {
   const collector = fork(new URL(import.meta.url).pathname, ['--collector'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const port = await new Promise<number>((resolve) => collector.once('message', (message: { port: number }) => resolve(message.port)));
   const endpoint = `http://127.0.0.1:${port}`;
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
   const { day } = dayWithSteps(steps);
   const template = await cachedTemplate('refund-reconciler');
-  const sink = (protocol: 'http/protobuf' | 'http/json'): SpanSink => otlpSink({ protocol, serviceName: 'savepoint-bench', content: false });
+  const sink = (protocol: 'http/protobuf' | 'http/json'): SpanSink => otlpSink({ url: `${endpoint}/v1/traces`, headers: {}, protocol, serviceName: 'savepoint-bench', timeoutMs: 2_000, content: false });
   const rows: { name: string; tracing: SpanSink | false }[] = [
     { name: 'off', tracing: false },
     { name: 'OTLP/HTTP protobuf', tracing: sink('http/protobuf') },

@@ -26,11 +26,30 @@ export const TracingEnv = z.object({
   /** The OTLP protocol; `grpc` is not supported (the Lambda ADOT layer's collector accepts HTTP). @default http/protobuf */
   OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional(),
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: z.string().optional(),
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** Milliseconds an export may take, its retries included. @default 2000 (the SDK's is 10 s: too long to hold a step up) */
+  OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().positive().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: z.coerce.number().int().positive().optional(),
   OTEL_SDK_DISABLED: flag,
   OTEL_TRACES_EXPORTER: z.string().optional(),
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: flag,
 });
+
+/** `key1=value1,key2=value2`, values URL-encoded (the OTLP exporter's format for headers). */
+function headersOf(text: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return headers;
+}
+
+/** An export's bound when no OTEL_EXPORTER_OTLP_TIMEOUT says otherwise: a step waits at most this for its span. */
+export const DEFAULT_EXPORT_TIMEOUT_MS = 2_000;
 
 /** Reads the standard variables; a malformed one fails here, naming it. */
 export function tracingConfigFromEnv(env: Readonly<Record<string, string | undefined>>): TracingConfig | undefined {
@@ -44,8 +63,12 @@ export function tracingConfigFromEnv(env: Readonly<Record<string, string | undef
   const exporters = (vars.OTEL_TRACES_EXPORTER ?? 'otlp').split(',').map((name) => name.trim());
   if (!endpoint || vars.OTEL_SDK_DISABLED || !exporters.includes('otlp')) return undefined;
   return {
+    // The signal's own endpoint as it is; the base endpoint with the traces path (the spec's rule).
+    url: vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${vars.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`,
+    headers: { ...headersOf(vars.OTEL_EXPORTER_OTLP_HEADERS), ...headersOf(vars.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
     protocol: vars.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? vars.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
     serviceName: vars.OTEL_SERVICE_NAME ?? 'savepoint',
+    timeoutMs: vars.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? vars.OTEL_EXPORTER_OTLP_TIMEOUT ?? DEFAULT_EXPORT_TIMEOUT_MS,
     content: vars.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
   };
 }

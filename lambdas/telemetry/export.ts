@@ -41,9 +41,10 @@ export function exporterSink(exporter: SpanExporter, resource: Resource, content
   };
 }
 
-/** The OTLP exporter the configuration names (it reads the endpoint, headers and timeout from the standard variables itself). */
+/** The official OTLP/HTTP exporter, as the configuration names it. */
 export function otlpSink(config: TracingConfig, redact?: ContentOptions['redact']): SpanSink {
-  const exporter = config.protocol === 'http/json' ? new OtlpJsonExporter() : new OtlpProtoExporter();
+  const options = { url: config.url, headers: { ...config.headers }, timeoutMillis: config.timeoutMs };
+  const exporter = config.protocol === 'http/json' ? new OtlpJsonExporter(options) : new OtlpProtoExporter(options);
   // OTEL_RESOURCE_ATTRIBUTES is read by the default resource; the service name set over it.
   const resource = defaultResource().merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }));
   return exporterSink(exporter, resource, { content: config.content, ...(redact && { redact }) });

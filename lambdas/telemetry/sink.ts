@@ -3,8 +3,13 @@ import type { ContentOptions, SpanRecord } from './spans.js';
 
 /** What the environment asks for: `undefined` when tracing is off. */
 export interface TracingConfig {
+  /** Where the spans are posted (`…/v1/traces`). */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
   readonly protocol: 'http/protobuf' | 'http/json';
   readonly serviceName: string;
+  /** Milliseconds one export may take, retries included. */
+  readonly timeoutMs: number;
   readonly content: boolean;
 }
 

@@ -44,16 +44,32 @@ export function tracingLedger(ledger: Ledger, options: TracingOptions): Ledger {
 
 const spanOptions = ({ sink, tools }: TracingOptions): SpanOptions => ({ ...sink.content, ...(tools && { tools }) });
 
-function exporting({ sink, onError }: TracingOptions) {
+/**
+ * After a failed export the spans are dropped for this long, instead of holding every step up for
+ * the exporter's timeout while the collector is down; `savepoint trace` sends them later.
+ */
+export const EXPORT_COOLDOWN_MS = 30_000;
+
+function exporting(options: TracingOptions) {
+  const { sink, onError, clock } = options;
+  const state = (cooldowns.get(sink) ?? cooldowns.set(sink, { downUntil: 0 }).get(sink))!;
   return async (spans: readonly SpanRecord[]): Promise<void> => {
+    if (clock.now().getTime() < state.downUntil) return;
+    const failed = (error: unknown) => {
+      state.downUntil = clock.now().getTime() + EXPORT_COOLDOWN_MS;
+      onError?.(error);
+    };
     try {
       const result = await sink.export(spans);
-      if (result.error !== undefined || result.code !== ExportResultCode.SUCCESS) onError?.(result.error ?? new Error('the span export failed'));
+      if (result.error !== undefined || result.code !== ExportResultCode.SUCCESS) failed(result.error ?? new Error('the span export failed'));
     } catch (error) {
-      onError?.(error);
+      failed(error);
     }
   };
 }
+
+/** One cooldown per sink, shared by the roles that export through it. */
+const cooldowns = new WeakMap<SpanSink, { downUntil: number }>();
 
 export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<TurnLedger, 'recordTurn'> {
   const emit = exporting(options);

@@ -7,7 +7,7 @@ import { tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
 import { exporterSink } from '../../lambdas/telemetry/export.js';
 import { callSpan, callSpanId, runSpanId, traceIdOf, turnSpan, turnSpanId } from '../../lambdas/telemetry/spans.js';
 import { formatSpanTree } from '../../lambdas/telemetry/tree.js';
-import { tracingLedger } from '../../lambdas/telemetry/tracing-ledger.js';
+import { EXPORT_COOLDOWN_MS, tracingLedger } from '../../lambdas/telemetry/tracing-ledger.js';
 import { runRecord } from '../support/records.js';
 
 const turn = (overrides: Partial<TurnRecord> = {}): TurnRecord => ({
@@ -131,14 +131,23 @@ describe('the tracing decorator over a real ledger', () => {
     expect(names()).toEqual(['execute_tool issue_refund', 'invoke_agent agent']);
   });
 
-  it('never fails the step when the export fails', async () => {
+  it('never fails the step when the export fails, and stops trying for a while after a failure', async () => {
+    let fail = true;
     const exporter = new InMemorySpanExporter();
-    await exporter.shutdown();
+    const sink = exporterSink(exporter, resourceFromAttributes({}));
+    const failing = { ...sink, export: (spans: Parameters<typeof sink.export>[0]) => (fail ? Promise.reject(new Error('collector down')) : sink.export(spans)) };
     const errors: unknown[] = [];
-    const ledger = tracingLedger(EmbeddedLedger.open(), { sink: exporterSink(exporter, resourceFromAttributes({})), clock: { now: () => new Date() }, onError: (error) => errors.push(error) });
+    let now = Date.parse('2026-11-29T02:00:00.000Z');
+    const ledger = tracingLedger(EmbeddedLedger.open(), { sink: failing, clock: { now: () => new Date(now) }, onError: (error) => errors.push(error) });
     await ledger.createRun(runRecord({ runId: 'r1' }));
     expect((await ledger.recordTurn(turn())).turn).toBe(1);
+    fail = false;
+    await ledger.recordTurn(turn({ turn: 2 }));
     expect(errors).toHaveLength(1);
+    expect(exporter.getFinishedSpans()).toEqual([]); // dropped during the cooldown
+    now += EXPORT_COOLDOWN_MS;
+    await ledger.recordTurn(turn({ turn: 3 }));
+    expect(exporter.getFinishedSpans().map((span) => span.spanContext().spanId)).toEqual([turnSpanId('r1', 3)]);
   });
 });
 
@@ -147,7 +156,11 @@ describe('tracing configuration from the standard variables', () => {
     expect(tracingConfigFromEnv({})).toBeUndefined();
     expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
     expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
-    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toEqual({ protocol: 'http/protobuf', serviceName: 'savepoint', content: false });
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toEqual({ url: 'http://127.0.0.1:4318/v1/traces', headers: {}, protocol: 'http/protobuf', serviceName: 'savepoint', timeoutMs: 2000, content: false });
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com/', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20t0ken,x-team=a=b' })).toMatchObject({
+      url: 'https://otlp.example.com/v1/traces',
+      headers: { authorization: 'Bearer t0ken', 'x-team': 'a=b' },
+    });
   });
 
   it('fails when a variable is malformed, naming it', () => {
