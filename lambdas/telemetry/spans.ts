@@ -196,10 +196,9 @@ export function callSpan(call: ToolCallRecord, options: SpanOptions = {}): SpanR
 export function replaySpan(record: TurnRecord | ToolCallRecord, atMs: number, options: SpanOptions = {}): SpanRecord {
   const original = record.kind === 'turn' ? turnSpan(record) : callSpan(record, { ...(options.tools && { tools: options.tools }) });
   const place = record.kind === 'turn' ? `replay/turn/${record.turn}` : `replay/call/${record.turn}/${record.call}`;
-  const { 'savepoint.record.digest': digest, ...attributes } = original.attributes;
   return {
     ...base(record.runId, place, original.name, original.kind, atMs, atMs),
-    attributes: { ...attributes, 'savepoint.executed': false, 'savepoint.replay': true, 'savepoint.record.digest': digest ?? '' },
+    attributes: { ...original.attributes, 'savepoint.executed': false, 'savepoint.replay': true },
     links: [{ traceId: original.traceId, spanId: original.spanId, attributes: { 'savepoint.link': 'replay_of' } }],
     status: 'unset',
   };
