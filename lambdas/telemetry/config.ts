@@ -4,8 +4,8 @@ import type { ContentOptions } from './spans.js';
 
 /**
  * Whether and where a run's spans go, from the standard OpenTelemetry variables, read once: on
- * when `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (the exporter
- * itself reads them, and `OTEL_EXPORTER_OTLP_HEADERS` / `_TIMEOUT`), off otherwise, and off with
+ * when `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (with
+ * `OTEL_EXPORTER_OTLP_HEADERS` and `_TIMEOUT`, and their `_TRACES_` forms), off otherwise, and off with
  * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`. `OTEL_SERVICE_NAME` (default
  * `savepoint`) and `OTEL_RESOURCE_ATTRIBUTES` name the resource. Content (messages, tool arguments
  * and results) only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`, the variable

@@ -33,9 +33,9 @@ export function exporterSink(exporter: SpanExporter, resource: Resource, content
       for (let start = 0; start < spans.length; start += MAX_SPANS_PER_REQUEST) {
         const batch = spans.slice(start, start + MAX_SPANS_PER_REQUEST).map((span) => readableSpan(span, resource));
         const result = await new Promise<ExportResult>((resolve) => exporter.export(batch, resolve));
-        if (result.code !== ExportResultCode.SUCCESS) return result;
+        if (result.code !== ExportResultCode.SUCCESS) return { error: result.error ?? new Error(`the export of ${batch.length} spans failed`) };
       }
-      return { code: ExportResultCode.SUCCESS };
+      return {};
     },
     shutdown: () => exporter.shutdown(),
   };

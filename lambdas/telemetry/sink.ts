@@ -1,4 +1,3 @@
-import type { ExportResult } from '@opentelemetry/core';
 import type { ContentOptions, SpanRecord } from './spans.js';
 
 /** What the environment asks for: `undefined` when tracing is off. */
@@ -13,11 +12,11 @@ export interface TracingConfig {
   readonly content: boolean;
 }
 
-/** Where span records go. `export` resolves once the collector answered (or the export failed). */
+/** Where span records go. `export` resolves once the collector answered, with `error` when the export failed. */
 export interface SpanSink {
   /** Content options the spans are derived with. */
   readonly content: ContentOptions;
-  export(spans: readonly SpanRecord[]): Promise<ExportResult>;
+  export(spans: readonly SpanRecord[]): Promise<{ error?: Error }>;
   shutdown(): Promise<void>;
 }
 
