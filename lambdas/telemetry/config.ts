@@ -53,7 +53,8 @@ export const DEFAULT_EXPORT_TIMEOUT_MS = 2_000;
 
 /** Reads the standard variables; a malformed one fails here, naming it. */
 export function tracingConfigFromEnv(env: Readonly<Record<string, string | undefined>>): TracingConfig | undefined {
-  const parsed = TracingEnv.safeParse(env);
+  // A variable set to nothing is not set (`OTEL_EXPORTER_OTLP_PROTOCOL= savepoint run`).
+  const parsed = TracingEnv.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== '')));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new Error(`${issue.path.join('.')}: ${issue.message}`);

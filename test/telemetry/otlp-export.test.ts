@@ -182,6 +182,17 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     for (const span of spans) for (const value of strings(span)) for (const known of records.calls) expect(value).not.toContain((known as ToolCallRecord).idempotencyKey);
   });
 
+  it('exports protobuf by default (OTEL_EXPORTER_OTLP_PROTOCOL unset): every span id is in the request', async () => {
+    receiver.clear();
+    const { OTEL_EXPORTER_OTLP_PROTOCOL: _json, ...protobuf } = otel();
+    const traced = await savepoint(['--state-dir', stateDir, 'trace', runId], { env: { ...protobuf, OTEL_EXPORTER_OTLP_PROTOCOL: '' } });
+    expect(traced.code, traced.stderr).toBe(0);
+    expect(receiver.requests.map((request) => request.contentType)).toEqual(['application/x-protobuf']);
+    const body = receiver.requests[0]!.body;
+    expect(body.includes(Buffer.from(traceIdOf(runId), 'hex'))).toBe(true);
+    for (const span of live) expect(body.includes(Buffer.from(span.spanId, 'hex')), span.name).toBe(true);
+  });
+
   it('savepoint trace with no endpoint configured prints the span tree', async () => {
     const printed = await savepoint(['--state-dir', stateDir, 'trace', runId]);
     expect(printed.code, printed.stderr).toBe(0);

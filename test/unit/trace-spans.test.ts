@@ -154,6 +154,8 @@ describe('the tracing decorator over a real ledger', () => {
 describe('tracing configuration from the standard variables', () => {
   it('is off unless an OTLP endpoint is set, and off when the SDK is disabled', () => {
     expect(tracingConfigFromEnv({})).toBeUndefined();
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: '' })).toBeUndefined();
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: '' })?.protocol).toBe('http/protobuf');
     expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
     expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
     expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toEqual({ url: 'http://127.0.0.1:4318/v1/traces', headers: {}, protocol: 'http/protobuf', serviceName: 'savepoint', timeoutMs: 2000, content: false });
