@@ -21,6 +21,7 @@ import { FailedEvents } from './failed-events.js';
 import { acknowledgeNagFindings } from './nag.js';
 import { operationsOf, type AlarmThresholds } from './observability.js';
 import { RunSweeper } from './sweeper.js';
+import { addCollectorLayer, tracingEnvironment, type GenAiTracing } from './tracing.js';
 import type { LedgerRole } from './ledger-table.js';
 
 /** API Gateway's default (and, without a quota increase, longest) integration timeout. */
@@ -78,6 +79,8 @@ export interface DurableAgentProps {
   readonly approvals?: ApprovalSettings;
   /** When the agent's alarms go off (infra/observability.ts). @default see AlarmThresholds */
   readonly alarms?: AlarmThresholds;
+  /** OpenTelemetry GenAI traces of every model and tool call, over OTLP (infra/tracing.ts). @default off */
+  readonly tracing?: GenAiTracing;
 }
 
 export interface ApprovalPageProps {
@@ -114,7 +117,7 @@ export class DurableAgent extends Construct {
     const stateMachineName = `${topLevelStack(this).stackName}-${props.agentName}`;
     const ledger = props.table ?? new LedgerTable(this, 'Ledger');
     this.ledger = ledger;
-    const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...props.environment };
+    const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...props.environment };
     const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
       new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment } });
 
@@ -279,6 +282,7 @@ export class DurableAgent extends Construct {
       queues: { FailedEvents: failedEvents.queue, RecoveryDeadLetters: recovery.deadLetters, ...(scheduleDeadLetters && { ScheduleDeadLetters: scheduleDeadLetters }) },
       thresholds: props.alarms,
     });
+    addCollectorLayer(this, props.tracing);
     // ─────────────────────────────────────────────────────────────────────────────────────────
 
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });

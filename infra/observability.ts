@@ -2,6 +2,7 @@ import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import {
   Alarm,
   AlarmStatusWidget,
+  AnomalyDetectionAlarm,
   ComparisonOperator,
   Dashboard,
   GraphWidget,
@@ -30,6 +31,8 @@ export interface AlarmThresholds {
   readonly dailySpendDollars?: number;
   /** A circuit breaker open (steps rejected every minute) for this long. @default 15 */
   readonly breakerOpenMinutes?: number;
+  /** How far above its usual band (standard deviations) the cost of a run must be to alarm. @default 3 */
+  readonly costAnomalyStdDevs?: number;
 }
 
 export interface WatchedAgent {
@@ -50,6 +53,7 @@ export const AlarmIds = {
   BreakerOpenTooLong: 'BreakerOpenTooLong',
   RunsNeedingAttention: 'RunsNeedingAttention',
   OrphanedApprovals: 'OrphanedApprovals',
+  DollarsPerRunAnomaly: 'DollarsPerRunAnomaly',
 } as const;
 
 /**
@@ -141,6 +145,20 @@ export class Operations extends Construct {
       description: `a circuit breaker has been open (steps refused every minute) for ${breakerMinutes} minutes: a provider is down.`,
     });
     alarm(AlarmIds.RunsNeedingAttention, { metric: sum(MetricNames.RunsNeedingAttention, Duration.minutes(15)), threshold: 1, description: 'the sweeper found a run it cannot resume on its own (see its log).' });
+    // Cost per run drifting: CloudWatch anomaly detection on DollarsPerRun (the band is learnt from
+    // the agent's own history), rather than a fixed threshold no one keeps up to date.
+    const stdDevs = agent.thresholds?.costAnomalyStdDevs ?? 3;
+    if (!(stdDevs > 0)) throw new Error(`alarms.costAnomalyStdDevs must be above 0, got ${stdDevs}`);
+    const drift = new AnomalyDetectionAlarm(scope, `${AlarmIds.DollarsPerRunAnomaly}Alarm`, {
+      alarmDescription: `${agent.agentName}: the cost of a run is above its usual band (${stdDevs} standard deviations). Runbook: README.md#${AlarmIds.DollarsPerRunAnomaly.toLowerCase()}`,
+      metric: m(MetricNames.DollarsPerRun, 'Maximum', Duration.hours(1)),
+      stdDevs,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_UPPER_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    drift.addAlarmAction(new SnsAction(this.topic));
+    alarms.push(drift);
     alarm(AlarmIds.OrphanedApprovals, { metric: sum(MetricNames.OrphanedApprovals, Duration.minutes(15)), threshold: 1, description: 'an approval waits on an execution that is gone: a decision would reach nobody.' });
 
     const day = Duration.days(1);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { MessageRequest, MessageResponse } from './agent/messages.js';
-import type { RunConfig, ToolCallRecord } from './ledger/records.js';
+import type { RunConfig, ToolCallRecord, TurnRecord } from './ledger/records.js';
 import { parseModelSpec } from './models/spec.js';
 import { MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN } from './models/timing.js';
 
@@ -215,6 +215,12 @@ export interface LoopOptions {
   readonly onLoop?: 'stop' | 'ask';
 }
 
+/**
+ * Sees one content attribute of a span (its name, its value as JSON text, the record it comes
+ * from) before it is exported: returns the text to export, or `undefined` to leave it out.
+ */
+export type TraceRedactor = (attribute: string, value: string, record: TurnRecord | ToolCallRecord) => string | undefined;
+
 export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld = DevWorld> {
   /** Names the agent in runs, stacks and the CLI: lowercase letters, digits and dashes. */
   readonly name: string;
@@ -226,6 +232,17 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
    * Each turn records the model that answered it. @default none: the run waits for the provider
    */
   readonly fallbackModel?: string;
+  /**
+   * Sees each content attribute of the run's OpenTelemetry spans (`gen_ai.output.messages`,
+   * `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, as JSON text) before it is exported:
+   * returns the text to export, or `undefined` to leave the attribute out. Content is exported only
+   * when `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` (lambdas/telemetry/).
+   *
+   * @example
+   * redactTrace: (attribute, value) => (attribute === 'gen_ai.tool.call.result' ? undefined : value.replace(/\d{12,19}/g, '[card]'))
+   * @default content exported as it is (when opted in)
+   */
+  readonly redactTrace?: TraceRedactor;
   readonly system: string;
   /** Validates a run's input (the CLI's `--input`, `StartExecution`'s `input`). */
   readonly input: z.ZodType<Input>;

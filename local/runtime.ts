@@ -9,6 +9,8 @@ import { systemClock } from '../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { createRecoverRun } from '../lambdas/steps/recover-run.js';
 import { codeFingerprint } from '../lambdas/runs/versions.js';
+import { sinkFromEnv } from '../lambdas/telemetry/config.js';
+import { tracingLedger } from '../lambdas/telemetry/tracing-ledger.js';
 import { startModelServer } from '../sim/model-server.js';
 import { startApprovalApi } from './approval-api.js';
 import { extractStateMachine, type CfnTemplateJson } from './asl.js';
@@ -56,7 +58,11 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // Synthesized once per change of the stack's sources, then read from the cache (local/template-cache.ts).
     const template = options.template ?? ((await cachedTemplate(agent.name, { onNote: options.log })) as CfnTemplateJson);
     const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers, options.sealer);
-    const ledger = options.decorateLedger ? options.decorateLedger(opened.ledger) : opened.ledger;
+    // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
+    const sink = options.tracing === undefined ? sinkFromEnv(process.env, { redact: agent.redactTrace }) : options.tracing || undefined;
+    if (sink) closers.push(() => sink.shutdown());
+    const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
+    const ledger = options.decorateLedger ? options.decorateLedger(traced) : traced;
 
     if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);
     const model = await startModelServer({

@@ -6,10 +6,12 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { z } from 'zod';
-import type { AgentDefinition } from '../define.js';
+import type { AgentDefinition, TraceRedactor } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
 import { secretSealer } from '../ledger/seal.js';
+import { sinkFromEnv } from '../telemetry/config.js';
+import { tracingLedger } from '../telemetry/tracing-ledger.js';
 import { modelConfigFromEnv } from '../models/config.js';
 import { modelRegistry } from '../models/registry.js';
 import { cachedSecrets, withSecretKeys, type SecretSource } from '../models/secrets.js';
@@ -71,7 +73,7 @@ export type StepEnvironment = z.infer<typeof StepEnvironment>;
  */
 export function awsDeps(
   env: NodeJS.ProcessEnv = process.env,
-  observe: { traced?: <T>(client: T) => T; telemetry?: Telemetry } = {},
+  observe: { traced?: <T>(client: T) => T; telemetry?: Telemetry; redactTrace?: TraceRedactor; tools?: AgentDefinition['tools'] } = {},
   secrets: SecretSource = secretsManager,
 ): HarnessDeps {
   const traced = observe.traced ?? (<T>(client: T) => client);
@@ -89,7 +91,12 @@ export function awsDeps(
   // The seal key from Secrets Manager on first use (lambdas/ledger/seal.ts), kept for the container's life.
   const ledger = once(() => {
     const sealSecret = required('LEDGER_SEAL_SECRET_ARN');
-    return new DynamoDbLedger(traced(new DynamoDBClient({})), required('TABLE_NAME'), async () => secretSealer(sealSecret, await getSecret(sealSecret)));
+    const stored = new DynamoDbLedger(traced(new DynamoDBClient({})), required('TABLE_NAME'), async () => secretSealer(sealSecret, await getSecret(sealSecret)));
+    // GenAI spans from each record as it is written, when the OTEL_* variables name a collector
+    // (lambdas/telemetry/): exported before the step returns, so a frozen container loses none.
+    const sink = sinkFromEnv(env, { redact: observe.redactTrace });
+    const warn = (error: unknown) => observe.telemetry?.error('span export failed', { error: String(error) });
+    return sink ? tracingLedger(stored, { sink, clock: systemClock, onError: warn, ...(observe.tools && { tools: observe.tools }) }) : stored;
   });
   const breaker = once(() => new CircuitBreaker(ledger(), systemClock));
   // Endpoints and the region from the environment; the API keys from Secrets Manager, read once
@@ -162,7 +169,7 @@ const secretsManager: SecretSource = async (id) => {
 /** The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). */
 export function lambdaHandlers(agent: AgentDefinition, env: NodeJS.ProcessEnv = process.env) {
   const { telemetry, tracing, traced } = powertools(agent.name);
-  const deps = awsDeps(env, { traced, telemetry });
+  const deps = awsDeps(env, { traced, telemetry, redactTrace: agent.redactTrace, tools: agent.tools });
   const steps: AgentSteps = createSteps(agent, deps);
   // Decisions made through the API count as ApprovalsDecided.
   const decisions: middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {

@@ -6,6 +6,7 @@ import type { BreakerPolicy } from '../../lambdas/guards/breaker.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import type { LedgerSealer } from '../../lambdas/ledger/seal.js';
+import type { SpanSink } from '../../lambdas/telemetry/sink.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import type { RecoveryPolicy } from '../../lambdas/steps/recover-run.js';
 import type { CfnTemplateJson } from '../asl.js';
@@ -68,6 +69,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * (`keys/ledger-seal.key`), or a random key in memory
    */
   readonly sealer?: LedgerSealer;
+  /**
+   * Where the run's OpenTelemetry spans go as the run goes (lambdas/telemetry/); `false`: nowhere.
+   * @default the OTLP exporter the standard `OTEL_EXPORTER_OTLP_*` variables configure, off when none is set
+   */
+  readonly tracing?: SpanSink | false;
   /** Where the steps may be told to end the process (local/crash.ts). @default none */
   readonly crash?: CrashPoints;
   /**

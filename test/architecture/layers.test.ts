@@ -17,7 +17,7 @@ const LAYERS: readonly Layer[] = [
   { name: 'shared', paths: ['lambdas/shared/'] },
   {
     name: 'domain and ledger',
-    paths: ['lambdas/define.ts', 'lambdas/agent/', 'lambdas/approvals/', 'lambdas/conversation/', 'lambdas/guards/', 'lambdas/ledger/', 'lambdas/models/', 'lambdas/runs/', 'lambdas/tools/'],
+    paths: ['lambdas/define.ts', 'lambdas/agent/', 'lambdas/approvals/', 'lambdas/conversation/', 'lambdas/guards/', 'lambdas/ledger/', 'lambdas/models/', 'lambdas/runs/', 'lambdas/telemetry/', 'lambdas/tools/'],
   },
   { name: 'steps', paths: ['lambdas/steps/'] },
   { name: 'wiring', paths: ['lambdas/wiring/'] },

@@ -252,9 +252,17 @@ describe('watch it', () => {
     expect(alarm).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'service', Value: 'refund-reconciler' }], ...expected });
   });
 
+  it('alarms when the cost of a run leaves its usual band (anomaly detection on DollarsPerRun)', () => {
+    const alarm = alarmsByDescription().find((props) => props.AlarmDescription.includes('cost of a run'))!;
+    expect(alarm).toMatchObject({ ComparisonOperator: 'GreaterThanUpperThreshold', ThresholdMetricId: expect.any(String), TreatMissingData: 'notBreaching' });
+    const metrics = JSON.stringify(alarm.Metrics);
+    expect(metrics).toContain('"MetricName":"DollarsPerRun"');
+    expect(metrics).toMatch(/"Expression":"ANOMALY_DETECTION_BAND\(\w+, 3\)"/);
+  });
+
   it('names the runbook entry of every alarm in its description', () => {
     for (const alarm of alarmsByDescription()) expect(alarm.AlarmDescription).toMatch(/Runbook: README\.md#[a-z]+$/);
-    expect(Object.keys(AlarmIds).length).toBe(8);
+    expect(Object.keys(AlarmIds).length).toBe(9);
   });
 
   it('has a runbook entry in the README for every alarm it names', () => {

@@ -1,0 +1,89 @@
+/**
+ * `node --import tsx bench/tracing.ts [--steps 100] [--runs 7] [--json]`: what the live
+ * OpenTelemetry export costs per agent step.
+ *
+ * The workload of the overhead benchmark (bench/overhead.ts): the refund reconciler on a day of N
+ * agent steps, p = 0, the local stack in process with the embedded ledger in memory and the
+ * simulated model. Three rows, interleaved run by run so that the machine's speed changes hit each
+ * alike, each figure the median over the runs (after one warm-up run per row):
+ *   - off: no tracing (the default when no OTEL_* variable is set);
+ *   - protobuf / json: every turn, call, decision and the run's end exported by the official
+ *     OTLP/HTTP exporter to a collector on loopback (a plain HTTP server answering 200, in another
+ *     process so that its CPU is not the run's), each export awaited before the step returns.
+ * ms per step is the run's wall time / N; CPU ms per step the process's CPU time / N.
+ */
+import { fork } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { otlpSink } from '../lambdas/telemetry/export.js';
+import type { SpanSink } from '../lambdas/telemetry/sink.js';
+import { cachedTemplate } from '../local/template-cache.js';
+import { benchStack, runOnce, type BenchStack } from './pipeline.js';
+import { median } from './stats.js';
+import { dayWithSteps } from './workload.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+/** The collector: answers every export with 200 and counts the requests (run as a child process). */
+if (process.argv[2] === '--collector') {
+  let requests = 0;
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      requests += 1;
+      response.writeHead(200, { 'content-type': request.headers['content-type'] ?? 'application/json' }).end(request.headers['content-type']?.includes('json') ? '{}' : '');
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as AddressInfo).port }));
+  process.on('message', () => process.send?.({ requests }));
+} else {
+  await main();
+}
+
+async function main() {
+  const { values } = parseArgs({ options: { steps: { type: 'string', default: '100' }, runs: { type: 'string', default: '7' }, json: { type: 'boolean', default: false } } });
+  const steps = Number(values.steps);
+  const runs = Number(values.runs);
+  const collector = fork(new URL(import.meta.url).pathname, ['--collector'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const port = await new Promise<number>((resolve) => collector.once('message', (message: { port: number }) => resolve(message.port)));
+  const endpoint = `http://127.0.0.1:${port}`;
+  const { day } = dayWithSteps(steps);
+  const template = await cachedTemplate('refund-reconciler');
+  const sink = (protocol: 'http/protobuf' | 'http/json'): SpanSink => otlpSink({ url: `${endpoint}/v1/traces`, headers: {}, protocol, serviceName: 'savepoint-bench', timeoutMs: 2_000, content: false });
+  const rows: { name: string; tracing: SpanSink | false }[] = [
+    { name: 'off', tracing: false },
+    { name: 'OTLP/HTTP protobuf', tracing: sink('http/protobuf') },
+    { name: 'OTLP/HTTP JSON', tracing: sink('http/json') },
+  ];
+  const stacks: BenchStack[] = [];
+  for (const row of rows) stacks.push(await benchStack({ day, template, failRate: 0, seed: 1, worldInMemory: true, tracing: row.tracing }));
+  const figures = rows.map(() => ({ wall: [] as number[], cpu: [] as number[] }));
+  try {
+    for (let index = 0; index <= runs; index++) {
+      for (const [row, stack] of stacks.entries()) {
+        const attempt = await runOnce(stack, `bench-tracing-${row}-${index}`, day);
+        if (attempt.status !== 'SUCCEEDED' || attempt.steps !== steps) throw new Error(`${rows[row]!.name}: run ${index} ${attempt.status} after ${attempt.steps} steps, expected ${steps}`);
+        if (index === 0) continue; // the warm-up
+        figures[row]!.wall.push(attempt.wallMs / steps);
+        figures[row]!.cpu.push(attempt.cpuMs / steps);
+      }
+    }
+  } finally {
+    for (const stack of stacks) await stack.close();
+  }
+  collector.send('count');
+  const exported = await new Promise<number>((resolve) => collector.once('message', (message: { requests: number }) => resolve(message.requests)));
+  collector.kill();
+  const table = rows.map((row, index) => ({ tracing: row.name, msPerStep: median(figures[index]!.wall), cpuMsPerStep: median(figures[index]!.cpu) }));
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ steps, runs, exportRequests: exported, rows: table }, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(`${steps} agent steps, ${runs} runs per row (median), ${exported} export requests received\n`);
+  process.stdout.write('tracing                ms/step   CPU ms/step   vs off\n');
+  for (const row of table) {
+    const versus = row.msPerStep / table[0]!.msPerStep;
+    process.stdout.write(`${row.tracing.padEnd(22)} ${row.msPerStep.toFixed(3).padStart(7)}   ${row.cpuMsPerStep.toFixed(3).padStart(11)}   ${versus.toFixed(2)}×\n`);
+  }
+}

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import type { SpanSink, TracingConfig } from './sink.js';
+import type { ContentOptions } from './spans.js';
+
+/**
+ * Whether and where a run's spans go, from the standard OpenTelemetry variables, read once: on
+ * when `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (with
+ * `OTEL_EXPORTER_OTLP_HEADERS` and `_TIMEOUT`, and their `_TRACES_` forms), off otherwise, and off with
+ * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`. `OTEL_SERVICE_NAME` (default
+ * `savepoint`) and `OTEL_RESOURCE_ATTRIBUTES` name the resource. Content (messages, tool arguments
+ * and results) only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`, the variable
+ * the OpenTelemetry GenAI instrumentations use for the same opt-in.
+ *
+ * This module is light (zod only): the SDK and the exporter (export.ts) load on the first span, so
+ * a function with tracing off pays nothing for them at its cold start.
+ */
+
+const flag = z
+  .string()
+  .optional()
+  .transform((value) => value?.trim().toLowerCase() === 'true');
+
+export const TracingEnv = z.object({
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  /** The OTLP protocol; `grpc` is not supported (the Lambda ADOT layer's collector accepts HTTP). @default http/protobuf */
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** Milliseconds an export may take, its retries included. @default 2000 (the SDK's is 10 s: too long to hold a step up) */
+  OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().positive().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: z.coerce.number().int().positive().optional(),
+  OTEL_SDK_DISABLED: flag,
+  OTEL_TRACES_EXPORTER: z.string().optional(),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: flag,
+});
+
+/** `key1=value1,key2=value2`, values URL-encoded (the OTLP exporter's format for headers). */
+function headersOf(text: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return headers;
+}
+
+/** An export's bound when no OTEL_EXPORTER_OTLP_TIMEOUT says otherwise: a step waits at most this for its span. */
+export const DEFAULT_EXPORT_TIMEOUT_MS = 2_000;
+
+/** Reads the standard variables; a malformed one fails here, naming it. */
+export function tracingConfigFromEnv(env: Readonly<Record<string, string | undefined>>): TracingConfig | undefined {
+  // A variable set to nothing is not set (`OTEL_EXPORTER_OTLP_PROTOCOL= savepoint run`).
+  const parsed = TracingEnv.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== '')));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  const vars = parsed.data;
+  const endpoint = vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? vars.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const exporters = (vars.OTEL_TRACES_EXPORTER ?? 'otlp').split(',').map((name) => name.trim());
+  if (!endpoint || vars.OTEL_SDK_DISABLED || !exporters.includes('otlp')) return undefined;
+  return {
+    // The signal's own endpoint as it is; the base endpoint with the traces path (the spec's rule).
+    url: vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${vars.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`,
+    headers: { ...headersOf(vars.OTEL_EXPORTER_OTLP_HEADERS), ...headersOf(vars.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+    protocol: vars.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? vars.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+    serviceName: vars.OTEL_SERVICE_NAME ?? 'savepoint',
+    timeoutMs: vars.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? vars.OTEL_EXPORTER_OTLP_TIMEOUT ?? DEFAULT_EXPORT_TIMEOUT_MS,
+    content: vars.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+  };
+}
+
+/**
+ * The sink the standard variables configure, or `undefined` when tracing is off. The exporter
+ * loads on the first export.
+ *
+ * @example
+ * // OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_EXPORTER_OTLP_PROTOCOL=http/json
+ * const sink = sinkFromEnv(process.env);
+ * const ledger = sink ? tracingLedger(stored, { sink, clock }) : stored;
+ */
+export function sinkFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  options: { readonly redact?: ContentOptions['redact'] } = {},
+): SpanSink | undefined {
+  const config = tracingConfigFromEnv(env);
+  if (!config) return undefined;
+  let loaded: Promise<SpanSink> | undefined;
+  const sink = () => (loaded ??= import('./export.js').then(({ otlpSink }) => otlpSink(config, options.redact)));
+  return {
+    content: { content: config.content, ...(options.redact && { redact: options.redact }) },
+    export: async (spans) => (await sink()).export(spans),
+    shutdown: async () => {
+      if (loaded) await (await loaded).shutdown();
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import type { ContentOptions, SpanRecord } from './spans.js';
+
+/** What the environment asks for: `undefined` when tracing is off. */
+export interface TracingConfig {
+  /** Where the spans are posted (`…/v1/traces`). */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly protocol: 'http/protobuf' | 'http/json';
+  readonly serviceName: string;
+  /** Milliseconds one export may take, retries included. */
+  readonly timeoutMs: number;
+  readonly content: boolean;
+}
+
+/** Where span records go. `export` resolves once the collector answered, with `error` when the export failed. */
+export interface SpanSink {
+  /** Content options the spans are derived with. */
+  readonly content: ContentOptions;
+  export(spans: readonly SpanRecord[]): Promise<{ error?: Error }>;
+  shutdown(): Promise<void>;
+}
+

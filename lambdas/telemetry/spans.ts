@@ -1,0 +1,316 @@
+import { createHash } from 'node:crypto';
+import { guaranteeOf, type ToolDefinition, type TraceRedactor } from '../define.js';
+import { canonicalJson } from '../ledger/seal.js';
+import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import { inputTokensOf } from '../agent/messages.js';
+
+/**
+ * A run's trace, derived from its sealed ledger records by pure functions: the live export
+ * (tracing-ledger.ts) and `savepoint trace <runId>` (after the fact) both call them, so the two are
+ * the same trace by construction.
+ *
+ * Conventions: the OpenTelemetry GenAI semantic conventions as published in semantic-conventions
+ * v1.45.0 (the `gen_ai.*` registry of `@opentelemetry/semantic-conventions/incubating` 1.45.0;
+ * status Development, i.e. the `gen_ai_latest_experimental` shape):
+ *
+ *   invoke_agent {agent}     INTERNAL  the run (root)                 emitted when the run ends
+ *   ├─ chat {model}          CLIENT    one per model turn (compaction included)
+ *   ├─ execute_tool {tool}   INTERNAL  one per tool call
+ *   ├─ savepoint.approval    INTERNAL  one per decided approval, linked to its tool call
+ *   ├─ savepoint.guard       INTERNAL  one per guard event (a budget warned or stopped, a kill, a loop)
+ *   ├─ savepoint.recovery    INTERNAL  the run's last recorded recovery
+ *   └─ savepoint.migrate     INTERNAL  one per move to another version of the agent
+ *
+ * Durable identity: the trace id is a hash of the run id, each span id a hash of the run id and
+ * the record's place (turn, call), never of an attempt or an execution. A retry, a resume after a
+ * crash, a recovery or a continue-as-new touch the same records, so they give the same ids; a
+ * span is never open for the life of a run (each is built once its record is complete).
+ *
+ * What never goes into an attribute: an idempotency key, a task token (the ledger returns none),
+ * a secret. Content (messages, tool arguments and results) only with `content` set: the
+ * conventions make it opt-in, and `redact` sees each value first.
+ */
+
+/** A span as savepoint derives it; export.ts hands it to the OpenTelemetry SDK. */
+export interface SpanRecord {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId?: string;
+  readonly name: string;
+  readonly kind: 'internal' | 'client';
+  /** Epoch milliseconds. */
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly attributes: Readonly<Record<string, AttributeValue>>;
+  readonly links: readonly { traceId: string; spanId: string; attributes: Readonly<Record<string, AttributeValue>> }[];
+  readonly status: 'unset' | 'error';
+  readonly statusMessage?: string;
+}
+
+export type AttributeValue = string | number | boolean | readonly string[];
+
+/** Which content attributes a span may carry, and what is done to each value first. */
+export interface ContentOptions {
+  /**
+   * Record message and tool argument/result content (`gen_ai.output.messages`,
+   * `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`). @default false
+   */
+  readonly content?: boolean;
+  /**
+   * Sees each content value (already JSON text) before it is recorded: returns the text to record,
+   * or `undefined` to leave the attribute out. @default records the value as it is
+   */
+  readonly redact?: TraceRedactor;
+}
+
+/** How spans are derived: the content options, and the agent's tools (for each call's guarantee). */
+export interface SpanOptions extends ContentOptions {
+  /** The agent's tools: `savepoint.tool.guarantee` is the named tool's (`guaranteeOf`). @default none: no guarantee attribute */
+  readonly tools?: readonly Pick<ToolDefinition, 'name' | 'effect' | 'idempotencyKeys' | 'reconcile'>[];
+}
+
+/** The records one run's trace is derived from (`TurnLedger.listConversation` plus the run). */
+export interface RunRecords {
+  readonly run: RunRecord;
+  readonly turns: readonly TurnRecord[];
+  readonly calls: readonly ToolCallRecord[];
+  readonly approvals: readonly ApprovalRecord[];
+}
+
+const hex = (text: string, length: number) => createHash('sha256').update(text).digest('hex').slice(0, length);
+
+/** The trace id of a run: the same for every execution, retry and resume of it. */
+export const traceIdOf = (runId: string): string => hex(`savepoint trace v1\0${runId}`, 32);
+
+/** The span id of one place in a run (`run`, `turn/3`, `call/3/1`, …). */
+export const spanIdOf = (runId: string, place: string): string => hex(`savepoint span v1\0${runId}\0${place}`, 16);
+
+export const runSpanId = (runId: string) => spanIdOf(runId, 'run');
+export const turnSpanId = (runId: string, turn: number) => spanIdOf(runId, `turn/${turn}`);
+export const callSpanId = (runId: string, turn: number, call: number) => spanIdOf(runId, `call/${turn}/${call}`);
+
+/** `gen_ai.provider.name` of a savepoint provider (the registry's well-known values where one exists). */
+const PROVIDER_NAMES: Record<string, string> = { anthropic: 'anthropic', openai: 'openai', bedrock: 'aws.bedrock', sim: 'savepoint.sim' };
+
+function providerAndModel(spec: string): { provider: string; model: string } {
+  const colon = spec.indexOf(':');
+  if (colon < 0) return { provider: 'unknown', model: spec };
+  const provider = spec.slice(0, colon);
+  return { provider: PROVIDER_NAMES[provider] ?? provider, model: spec.slice(colon + 1) };
+}
+
+/**
+ * A digest of the record as the ledger sealed it (its canonical JSON): two exports of the same
+ * record carry the same digest, and a changed record a different one. (The HMAC seal itself stays in
+ * the ledger: it is keyed, and no role returns it.)
+ */
+export const recordDigest = (record: TurnRecord | ToolCallRecord | RunRecord | ApprovalRecord): string =>
+  createHash('sha256').update(canonicalJson(record)).digest('base64url');
+
+const ms = (iso: string | undefined, fallback: number) => (iso === undefined ? fallback : new Date(iso).getTime());
+const dollars = (micros: number) => micros / 1_000_000;
+
+function base(runId: string, place: string, name: string, kind: SpanRecord['kind'], startMs: number, endMs: number) {
+  return { traceId: traceIdOf(runId), spanId: spanIdOf(runId, place), parentSpanId: runSpanId(runId), name, kind, startMs, endMs: Math.max(startMs, endMs) };
+}
+
+function content(options: ContentOptions, record: TurnRecord | ToolCallRecord, attribute: string, value: unknown): Record<string, string> {
+  if (!options.content || value === undefined) return {};
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const kept = options.redact ? options.redact(attribute, text, record) : text;
+  return kept === undefined ? {} : { [attribute]: kept };
+}
+
+/** `chat {model}`: one model turn, from its record. */
+export function turnSpan(turn: TurnRecord, options: ContentOptions = {}): SpanRecord {
+  const { provider, model } = providerAndModel(turn.model);
+  const endMs = ms(turn.recordedAt, 0);
+  const cacheRead = turn.usage.cache_read_input_tokens ?? 0;
+  const cacheCreation = turn.usage.cache_creation_input_tokens ?? 0;
+  return {
+    ...base(turn.runId, `turn/${turn.turn}`, `chat ${model}`, 'client', endMs - turn.latencyMs, endMs),
+    attributes: {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': provider,
+      'gen_ai.request.model': model,
+      'gen_ai.response.model': model,
+      'gen_ai.conversation.id': turn.runId,
+      'gen_ai.response.finish_reasons': [turn.stopReason],
+      // The conventions count cached tokens inside input_tokens; Anthropic's input_tokens excludes
+      // them: the sum, as the ledger's counters hold it.
+      'gen_ai.usage.input_tokens': inputTokensOf(turn.usage),
+      'gen_ai.usage.output_tokens': turn.usage.output_tokens,
+      'gen_ai.usage.cache_read.input_tokens': cacheRead,
+      'gen_ai.usage.cache_creation.input_tokens': cacheCreation,
+      'savepoint.turn': turn.turn,
+      'savepoint.cost.usd': dollars(turn.costMicros),
+      'savepoint.executed': true,
+      'savepoint.record.digest': recordDigest(turn),
+      ...(turn.compaction && { 'savepoint.compaction.covers': turn.compaction.covers }),
+      ...(turn.fingerprint && { 'savepoint.fingerprint': turn.fingerprint }),
+      ...content(options, turn, 'gen_ai.output.messages', [{ role: 'assistant', parts: turn.content, finish_reason: turn.stopReason }]),
+    },
+    links: [],
+    status: 'unset',
+  };
+}
+
+/** `execute_tool {tool}`: one tool call, from its completed record. */
+export function callSpan(call: ToolCallRecord, options: SpanOptions = {}): SpanRecord {
+  const tool = options.tools?.find((one) => one.name === call.name);
+  const endMs = ms(call.recordedAt, ms(call.leaseUntil, 0));
+  const refused = call.outcome === 'rejected' || call.outcome === 'expired';
+  return {
+    ...base(call.runId, `call/${call.turn}/${call.call}`, `execute_tool ${call.name}`, 'internal', endMs - (call.latencyMs ?? 0), endMs),
+    attributes: {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': call.name,
+      'gen_ai.tool.call.id': call.toolCallId,
+      'gen_ai.tool.type': 'function',
+      'gen_ai.conversation.id': call.runId,
+      'savepoint.turn': call.turn,
+      'savepoint.call': call.call,
+      'savepoint.tool.effect': call.effect,
+      // What the tool promises of its effect (define.ts): exactly-once needs keys or a reconcile.
+      ...(tool && { 'savepoint.tool.guarantee': guaranteeOf(tool) }),
+      // Claims of the call: more than one is a takeover after a crash (the same key re-sent).
+      'savepoint.attempt': Math.max(1, call.attempts),
+      'savepoint.tool.outcome': call.outcome ?? 'in_flight',
+      // A refused call (approval rejected or expired) never reached the outside system.
+      'savepoint.executed': call.status === 'completed' && !refused,
+      'savepoint.record.digest': recordDigest(call),
+      ...content(options, call, 'gen_ai.tool.call.arguments', call.args),
+      ...content(options, call, 'gen_ai.tool.call.result', call.result),
+    },
+    links: [],
+    status: call.outcome === 'error' ? 'error' : 'unset',
+    ...(call.outcome === 'error' && { statusMessage: 'the tool returned an error to the model' }),
+  };
+}
+
+/**
+ * A retried attempt that found its result recorded and counted (it did nothing): marked as not
+ * executed, linked to the span of the call or turn that did the work. Its id is derived too, so
+ * the same replay seen twice is one span.
+ */
+export function replaySpan(record: TurnRecord | ToolCallRecord, atMs: number, options: SpanOptions = {}): SpanRecord {
+  const original = record.kind === 'turn' ? turnSpan(record) : callSpan(record, { ...(options.tools && { tools: options.tools }) });
+  const place = record.kind === 'turn' ? `replay/turn/${record.turn}` : `replay/call/${record.turn}/${record.call}`;
+  return {
+    ...base(record.runId, place, original.name, original.kind, atMs, atMs),
+    attributes: { ...original.attributes, 'savepoint.executed': false, 'savepoint.replay': true },
+    links: [{ traceId: original.traceId, spanId: original.spanId, attributes: { 'savepoint.link': 'replay_of' } }],
+    status: 'unset',
+  };
+}
+
+/** `savepoint.approval`: a decided approval (a pending one has no end yet), linked to the call it guards. */
+export function approvalSpan(approval: ApprovalRecord): SpanRecord | undefined {
+  if (approval.status === 'pending' || approval.decidedAt === undefined) return undefined;
+  const place = approval.budget ? `approval/budget/${approval.budget.guard}/${approval.budget.extension}` : `approval/${approval.turn}/${approval.call}`;
+  return {
+    ...base(approval.runId, place, `savepoint.approval ${approval.toolName}`, 'internal', ms(approval.createdAt, 0), ms(approval.decidedAt, 0)),
+    attributes: {
+      'gen_ai.conversation.id': approval.runId,
+      'savepoint.approval.id': approval.approvalId,
+      'savepoint.approval.decision': approval.status,
+      ...(approval.decidedVia && { 'savepoint.approval.via': approval.decidedVia }),
+      ...(approval.waitedMs !== undefined && { 'savepoint.approval.waited_ms': approval.waitedMs }),
+      ...(approval.budget && { 'savepoint.approval.budget': approval.budget.guard }),
+      'savepoint.record.digest': recordDigest(approval),
+    },
+    links: approval.budget ? [] : [{ traceId: traceIdOf(approval.runId), spanId: callSpanId(approval.runId, approval.turn, approval.call), attributes: { 'savepoint.link': 'guards' } }],
+    status: 'unset',
+  };
+}
+
+/**
+ * The run's own spans, from its record once it has ended: `invoke_agent` with its totals and the
+ * budgets left, and one span per guard event, the last recovery and each migration.
+ */
+export function runSpans(run: RunRecord): SpanRecord[] {
+  const { runId } = run;
+  const endMs = ms(run.finishedAt, ms(run.updatedAt, 0));
+  const root: SpanRecord = {
+    traceId: traceIdOf(runId),
+    spanId: runSpanId(runId),
+    name: `invoke_agent ${run.agent}`,
+    kind: 'internal',
+    startMs: ms(run.createdAt, 0),
+    endMs,
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': run.agent,
+      ...(run.agentVersion && { 'gen_ai.agent.version': run.agentVersion }),
+      'gen_ai.agent.id': runId,
+      'gen_ai.conversation.id': runId,
+      'gen_ai.provider.name': providerAndModel(run.model).provider,
+      'gen_ai.request.model': providerAndModel(run.model).model,
+      'gen_ai.request.max_tokens': run.config.maxTokensPerTurn,
+      'gen_ai.usage.input_tokens': run.inputTokens,
+      'gen_ai.usage.output_tokens': run.outputTokens,
+      'gen_ai.usage.cache_read.input_tokens': run.cachedInputTokens,
+      'savepoint.status': run.status,
+      ...(run.stopReason && { 'savepoint.stop_reason': run.stopReason }),
+      'savepoint.steps': run.steps,
+      'savepoint.model_turns': run.modelTurns,
+      'savepoint.tool_calls': run.toolCalls,
+      'savepoint.cost.usd': dollars(run.costMicros),
+      'savepoint.budget.remaining.steps': run.config.maxSteps - run.steps,
+      'savepoint.budget.remaining.tokens': run.config.maxTokens - (run.inputTokens + run.outputTokens),
+      'savepoint.budget.remaining.usd': (Math.round(run.config.maxDollars * 1_000_000) - run.costMicros) / 1_000_000,
+      'savepoint.executions': run.executions.length,
+      'savepoint.fingerprint': run.fingerprint,
+      'savepoint.price_table': run.priceTableVersion,
+      'savepoint.record.digest': recordDigest(run),
+    },
+    links: [],
+    status: run.status === 'failed' ? 'error' : 'unset',
+    ...(run.status === 'failed' && { statusMessage: run.error?.error ?? run.stopReason ?? 'failed' }),
+  };
+  const guards = (run.guardEvents ?? []).map((event, index): SpanRecord => ({
+    ...base(runId, `guard/${index}`, `savepoint.guard ${event.guard}`, 'internal', ms(event.at, endMs), ms(event.at, endMs)),
+    attributes: { 'gen_ai.conversation.id': runId, 'savepoint.guard': event.guard, 'savepoint.guard.action': event.action, 'savepoint.guard.reason': event.reason },
+    links: [],
+    status: 'unset',
+  }));
+  const recovery: SpanRecord[] = run.recovery
+    ? [{
+        ...base(runId, `recovery/${run.recovery.attempts}`, 'savepoint.recovery', 'internal', ms(run.recovery.at, endMs), ms(run.recovery.at, endMs)),
+        attributes: {
+          'gen_ai.conversation.id': runId,
+          'savepoint.recovery.attempts': run.recovery.attempts,
+          'savepoint.recovery.reason': run.recovery.reason,
+          'savepoint.recovery.execution': run.recovery.executionName,
+        },
+        links: [],
+        status: 'unset',
+      }]
+    : [];
+  const migrations = (run.migrations ?? []).map((migration, index): SpanRecord => ({
+    ...base(runId, `migrate/${index}`, 'savepoint.migrate', 'internal', ms(migration.at, endMs), ms(migration.at, endMs)),
+    attributes: {
+      'gen_ai.conversation.id': runId,
+      'savepoint.migrate.by': migration.by,
+      ...(migration.from.version && { 'savepoint.migrate.from': migration.from.version }),
+      ...(migration.to.version && { 'savepoint.migrate.to': migration.to.version }),
+    },
+    links: [],
+    status: 'unset',
+  }));
+  return [root, ...guards, ...recovery, ...migrations];
+}
+
+/**
+ * The whole trace of a run from its records: what `savepoint trace` exports. The run's own spans
+ * only once it has ended (an unfinished run's root has no end yet); calls still in flight are left
+ * out (their span comes when they complete).
+ */
+export function traceOf(records: RunRecords, options: SpanOptions = {}): SpanRecord[] {
+  return [
+    ...(records.run.status === 'running' ? [] : runSpans(records.run)),
+    ...records.turns.map((turn) => turnSpan(turn, options)),
+    ...records.calls.filter((call) => call.status === 'completed').map((call) => callSpan(call, options)),
+    ...records.approvals.flatMap((approval) => approvalSpan(approval) ?? []),
+  ];
+}

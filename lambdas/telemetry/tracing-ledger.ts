@@ -1,0 +1,142 @@
+import type { ApprovalLedger, GuardLedger, Ledger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import type { Clock } from '../shared/ports.js';
+import type { SpanSink } from './sink.js';
+import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanOptions, type SpanRecord } from './spans.js';
+
+/**
+ * The live export: the ledger roles wrapped from outside (as the crash and counting decorators
+ * wrap them; the steps do not know), exporting a record's span right after the write that
+ * completed it, and awaiting the collector before the step goes on, so that a process killed
+ * after a step has exported that step's span (a Lambda may be frozen as soon as it returns).
+ *
+ *   recordTurn                      the turn written by this call        → chat {model}
+ *   completeCall / recordCall       the call's outcome written           → execute_tool {tool}
+ *   decideApproval                  the decision written by this call    → savepoint.approval
+ *   finishRun                       the run ended                        → invoke_agent {agent} and the run's own spans
+ *   countStep → false               a retry found its step recorded and counted: it did nothing
+ *                                                                        → the replay, marked not executed
+ *
+ * A write that found the record there already exports nothing: the attempt that wrote it did.
+ * The spans come from the records the ledger returned (spans.ts), so they are the ones
+ * `savepoint trace` derives afterwards. An export that fails never fails the step: it is named to
+ * `onError`, the spans are dropped for a while (EXPORT_COOLDOWN_MS), and `savepoint trace` can send
+ * the whole trace again later.
+ */
+export interface TracingOptions {
+  readonly sink: SpanSink;
+  readonly clock: Clock;
+  /** The agent's tools, for each call's `savepoint.tool.guarantee`. @default none */
+  readonly tools?: SpanOptions['tools'];
+  /** An export failed (the collector is down, …). @default ignored */
+  readonly onError?: (error: unknown) => void;
+}
+
+export function tracingLedger(ledger: Ledger, options: TracingOptions): Ledger {
+  const overrides = { ...tracingTurns(ledger, options), ...tracingCalls(ledger, options), ...tracingApprovals(ledger, options), ...tracingRuns(ledger, options), ...tracingGuards(ledger, options) };
+  return new Proxy(ledger, {
+    get(inner, property, receiver) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof typeof overrides];
+      const value: unknown = Reflect.get(inner, property, receiver);
+      return typeof value === 'function' ? value.bind(inner) : value;
+    },
+  });
+}
+
+const spanOptions = ({ sink, tools }: TracingOptions): SpanOptions => ({ ...sink.content, ...(tools && { tools }) });
+
+/**
+ * After a failed export the spans are dropped for this long, instead of holding every step up for
+ * the exporter's timeout while the collector is down; `savepoint trace` sends them later.
+ */
+export const EXPORT_COOLDOWN_MS = 30_000;
+
+function exporting(options: TracingOptions) {
+  const { sink, onError, clock } = options;
+  const state = (cooldowns.get(sink) ?? cooldowns.set(sink, { downUntil: 0 }).get(sink))!;
+  return async (spans: readonly SpanRecord[]): Promise<void> => {
+    if (clock.now().getTime() < state.downUntil) return;
+    const failed = (error: unknown) => {
+      state.downUntil = clock.now().getTime() + EXPORT_COOLDOWN_MS;
+      onError?.(error);
+    };
+    try {
+      const result = await sink.export(spans);
+      if (result.error) failed(result.error);
+    } catch (error) {
+      failed(error);
+    }
+  };
+}
+
+/** One cooldown per sink, shared by the roles that export through it. */
+const cooldowns = new WeakMap<SpanSink, { downUntil: number }>();
+
+export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<TurnLedger, 'recordTurn'> {
+  const emit = exporting(options);
+  return {
+    async recordTurn(turn) {
+      const stored = await turns.recordTurn(turn);
+      // The first recording stands: another attempt's turn came back, and that attempt exported it.
+      if (stored.recordedAt === turn.recordedAt) await emit([turnSpan(stored, spanOptions(options))]);
+      return stored;
+    },
+  };
+}
+
+export function tracingCalls(calls: ToolCallLedger, options: TracingOptions): Pick<ToolCallLedger, 'completeCall' | 'recordCall'> {
+  const emit = exporting(options);
+  return {
+    async completeCall(runId, turn, call, outcome, now) {
+      const completed = await calls.completeCall(runId, turn, call, outcome, now);
+      await emit([callSpan(completed, spanOptions(options))]);
+      return completed;
+    },
+    async recordCall(call, now) {
+      const recorded = await calls.recordCall(call, now);
+      if (recorded.recorded) await emit([callSpan(recorded.record, spanOptions(options))]);
+      return recorded;
+    },
+  };
+}
+
+export function tracingApprovals(approvals: ApprovalLedger, options: TracingOptions): Pick<ApprovalLedger, 'decideApproval'> {
+  const emit = exporting(options);
+  return {
+    async decideApproval(key, decision, now) {
+      const decided = await approvals.decideApproval(key, decision, now);
+      const span = decided.decided ? approvalSpan(decided.record) : undefined;
+      if (span) await emit([span]);
+      return decided;
+    },
+  };
+}
+
+export function tracingRuns(runs: RunLedger, options: TracingOptions): Pick<RunLedger, 'finishRun'> {
+  const emit = exporting(options);
+  return {
+    async finishRun(runId, outcome, now) {
+      const finished = await runs.finishRun(runId, outcome, now);
+      await emit(runSpans(finished));
+      return finished;
+    },
+  };
+}
+
+/** The step keys CallModel and CallTool count by (`turn:3`, `call:3:1`). */
+const STEP_KEY = /^(?:turn:(\d+)|call:(\d+):(\d+))$/;
+
+export function tracingGuards(ledger: GuardLedger & TurnLedger & ToolCallLedger, options: TracingOptions): Pick<GuardLedger, 'countStep'> {
+  const emit = exporting(options);
+  return {
+    async countStep(runId, stepKey, deltas) {
+      const counted = await ledger.countStep(runId, stepKey, deltas);
+      const match = counted ? null : STEP_KEY.exec(stepKey);
+      if (match) {
+        // Only on this rare path (a step repeated after it had counted) is the record read again.
+        const record = match[1] !== undefined ? await ledger.getTurn(runId, Number(match[1])) : await ledger.getCall(runId, Number(match[2]), Number(match[3]));
+        if (record && (record.kind === 'turn' || record.status === 'completed')) await emit([replaySpan(record, options.clock.now().getTime(), spanOptions(options))]);
+      }
+      return counted;
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { Template } from 'aws-cdk-lib/assertions';
+import { LayerVersion } from 'aws-cdk-lib/aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { EXAMPLE_AGENTS } from '../../infra/example.js';
+import { SavepointStack } from '../../infra/stack.js';
+import type { GenAiTracing } from '../../infra/tracing.js';
+import { assertionApp } from './example-template.js';
+
+/** The `tracing` prop: the standard OTEL_* variables on every function, and the collector layer on each. */
+function synth(tracing: (stack: SavepointStack) => GenAiTracing | undefined) {
+  const stack = new SavepointStack(assertionApp(), 'Traced');
+  stack.addAgent('Refunds', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, tracing: tracing(stack) });
+  return Template.fromStack(stack);
+}
+
+const stepFunctions = (template: Template) =>
+  Object.entries(template.findResources('AWS::Lambda::Function')).filter(([, fn]) => fn.Properties?.Environment?.Variables?.SAVEPOINT_STEP !== undefined);
+
+describe('DurableAgent tracing', { timeout: 120_000 }, () => {
+  it('through a collector layer: every step function gets the layer and exports to it on localhost', () => {
+    const template = synth((stack) => ({
+      collectorLayer: LayerVersion.fromLayerVersionArn(stack, 'Adot', 'arn:aws:lambda:us-east-1:901920570463:layer:aws-otel-collector-arm64-ver-0-117-0:1'),
+      collectorConfigUri: '/var/task/collector.yaml',
+    }));
+    const functions = stepFunctions(template);
+    expect(functions.length).toBeGreaterThanOrEqual(10);
+    for (const [id, fn] of functions) {
+      expect(fn.Properties.Environment.Variables, id).toMatchObject({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_SERVICE_NAME: 'refund-reconciler',
+        OPENTELEMETRY_COLLECTOR_CONFIG_URI: '/var/task/collector.yaml',
+      });
+      expect(fn.Properties.Environment.Variables.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, id).toBeUndefined();
+      expect(fn.Properties.Layers, id).toEqual([expect.stringContaining('layer:aws-otel-collector')]);
+    }
+  });
+
+  it('in-function export to an endpoint, with content opted in', () => {
+    const template = synth(() => ({ endpoint: 'https://otlp.example.com', protocol: 'http/json', content: true }));
+    for (const [id, fn] of stepFunctions(template)) {
+      expect(fn.Properties.Environment.Variables, id).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' });
+      expect(fn.Properties.Layers, id).toBeUndefined();
+    }
+  });
+
+  it('is off by default: no OTEL variable on any function', () => {
+    for (const [id, fn] of stepFunctions(synth(() => undefined))) expect(Object.keys(fn.Properties.Environment.Variables).filter((name) => name.startsWith('OTEL_')), id).toEqual([]);
+  });
+
+  it('fails when neither an endpoint nor a layer is given, or the endpoint is not a URL, naming the prop', () => {
+    expect(() => synth(() => ({}))).toThrow(/tracing needs an endpoint or a collectorLayer/);
+    expect(() => synth(() => ({ endpoint: 'otlp.example.com' }))).toThrow(/tracing\.endpoint must be an http\(s\) URL, got "otlp\.example\.com"/);
+    expect(() => synth(() => ({ endpoint: 'https://otlp.example.com', collectorConfigUri: '/x.yaml' }))).toThrow(/tracing\.collectorConfigUri needs a collectorLayer/);
+  });
+});

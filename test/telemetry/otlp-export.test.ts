@@ -1,0 +1,250 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Day } from '../../agents/refund-reconciler/domain.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import { openLedger } from '../../cli/state.js';
+import { inputTokensOf } from '../../lambdas/agent/messages.js';
+import { guaranteeOf } from '../../lambdas/define.js';
+import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import { callSpanId, runSpanId, traceIdOf, turnSpanId } from '../../lambdas/telemetry/spans.js';
+import { savepoint, workspace } from '../support/cli-process.js';
+import { startOtlpReceiver, type ReceivedSpan, type Receiver } from '../support/otlp-receiver.js';
+
+/**
+ * The live export and `savepoint trace`, end to end: the CLI runs the sample day in its own
+ * process with the standard OTEL_* variables pointing at a local OTLP/HTTP receiver, the official
+ * exporter sends, the receiver decodes, and every figure is checked against the ledger.
+ */
+
+const runId = 'refunds-2026-11-28';
+const sampleDay = JSON.parse(readFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), 'utf8')) as Day;
+const SECRET_HEADER = 'Bearer otlp-secret-7f3a9c';
+
+let receiver: Receiver;
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+});
+afterAll(() => receiver.close());
+
+const otel = (extra: Record<string, string> = {}) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  OTEL_EXPORTER_OTLP_HEADERS: `authorization=${SECRET_HEADER}`,
+  OTEL_SERVICE_NAME: 'refunds-nightly',
+  ...extra,
+});
+
+async function recordsOf(stateDir: string) {
+  const { ledger, close } = await openLedger(stateDir);
+  try {
+    const run = (await ledger.getRun(runId)) as RunRecord;
+    const conversation = await ledger.listConversation(runId);
+    const tokens = await Promise.all(conversation.approvals.map((approval) => ledger.getTaskToken(approval)));
+    return { run, ...conversation, tokens: tokens.filter((token): token is string => token !== undefined) };
+  } finally {
+    await close();
+  }
+}
+
+const ofRun = (spans: ReceivedSpan[]) => spans.filter((span) => span.traceId === traceIdOf(runId));
+const named = (spans: ReceivedSpan[], operation: string) => spans.filter((span) => span.attributes['gen_ai.operation.name'] === operation);
+/** A span as a comparable value: its identity, tree place, name, kind, times and attributes. */
+const identity = (span: ReceivedSpan) => ({ ...span, resource: undefined, startNanos: String(span.startNanos), endNanos: String(span.endNanos) });
+const byId = (spans: ReceivedSpan[]) => [...spans].sort((a, b) => a.spanId.localeCompare(b.spanId)).map(identity);
+const strings = (span: ReceivedSpan) => [...Object.values(span.attributes), ...span.links.flatMap((link) => Object.values(link.attributes))].flat().map(String);
+
+describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
+  let stateDir: string;
+  let args: (...more: string[]) => string[];
+  let live: ReceivedSpan[];
+  let records: Awaited<ReturnType<typeof recordsOf>>;
+
+  beforeAll(async () => {
+    ({ stateDir, args } = await workspace('otel-sample-day', sampleDay));
+    receiver.clear();
+    const finished = await savepoint(args('run', '--json', '--approve', 'approve'), { env: otel() });
+    expect(finished.code, finished.stderr).toBe(0);
+    live = ofRun(receiver.spans);
+    records = await recordsOf(stateDir);
+  });
+
+  it("the sample day's run exports one invoke_agent, one chat per model turn and one execute_tool per tool call, each a child of the run", () => {
+    const { run, turns, calls } = records;
+    expect(run.status).toBe('succeeded');
+    expect(new Set(live.map((span) => span.spanId)).size).toBe(live.length);
+    const [root, ...rootsBeyond] = named(live, 'invoke_agent');
+    expect(rootsBeyond).toEqual([]);
+    expect(root).toMatchObject({ name: 'invoke_agent refund-reconciler', spanId: runSpanId(runId), kind: 1 });
+    expect(root!.parentSpanId).toBeUndefined();
+    expect(root!.resource['service.name']).toBe('refunds-nightly');
+
+    const chats = named(live, 'chat');
+    expect(chats.map((span) => span.spanId).sort()).toEqual(turns.map((turn: TurnRecord) => turnSpanId(runId, turn.turn)).sort());
+    const tools = named(live, 'execute_tool');
+    expect(tools.map((span) => span.spanId).sort()).toEqual(calls.map((call: ToolCallRecord) => callSpanId(runId, call.turn, call.call)).sort());
+    expect(turns.length).toBeGreaterThan(5);
+    expect(calls.length).toBeGreaterThan(5);
+    // Every other span hangs under the run's.
+    for (const span of live.filter((one) => one !== root)) expect(span.parentSpanId, span.name).toBe(root!.spanId);
+    for (const span of chats) expect(span).toMatchObject({ kind: 3, name: expect.stringMatching(/^chat /) });
+    for (const span of tools) {
+      expect(span.name).toBe(`execute_tool ${String(span.attributes['gen_ai.tool.name'])}`);
+      const tool = refundReconciler.tools.find((one) => one.name === span.attributes['gen_ai.tool.name'])!;
+      expect(span.attributes['savepoint.tool.guarantee']).toBe(guaranteeOf(tool));
+    }
+    // The approvals the run asked for are there, each decided and linked to the call it guards.
+    const approvals = live.filter((span) => span.name.startsWith('savepoint.approval'));
+    expect(approvals).toHaveLength(records.approvals.length);
+    for (const approval of records.approvals as ApprovalRecord[]) {
+      const span = approvals.find((one) => one.attributes['savepoint.approval.id'] === approval.approvalId)!;
+      expect(span.attributes['savepoint.approval.decision']).toBe(approval.status);
+      expect(span.links[0]?.spanId).toBe(callSpanId(runId, approval.turn, approval.call));
+    }
+  });
+
+  it("token and cost attributes equal the ledger's figures, turn by turn and for the run", () => {
+    const { run, turns } = records;
+    for (const turn of turns as TurnRecord[]) {
+      const span = live.find((one) => one.spanId === turnSpanId(runId, turn.turn))!;
+      expect(span.attributes).toMatchObject({
+        'gen_ai.provider.name': 'savepoint.sim',
+        'gen_ai.request.model': turn.model.slice(turn.model.indexOf(':') + 1),
+        'gen_ai.conversation.id': runId,
+        'gen_ai.usage.input_tokens': inputTokensOf(turn.usage),
+        'gen_ai.usage.output_tokens': turn.usage.output_tokens,
+        'gen_ai.usage.cache_read.input_tokens': turn.usage.cache_read_input_tokens ?? 0,
+        'gen_ai.usage.cache_creation.input_tokens': turn.usage.cache_creation_input_tokens ?? 0,
+        'gen_ai.response.finish_reasons': [turn.stopReason],
+        'savepoint.cost.usd': turn.costMicros / 1e6,
+      });
+    }
+    const chats = named(live, 'chat');
+    const sum = (key: string) => chats.reduce((total, span) => total + Number(span.attributes[key]), 0);
+    expect(sum('gen_ai.usage.input_tokens')).toBe(run.inputTokens);
+    expect(sum('gen_ai.usage.output_tokens')).toBe(run.outputTokens);
+    expect(sum('gen_ai.usage.cache_read.input_tokens')).toBe(run.cachedInputTokens);
+    expect(Math.round(sum('savepoint.cost.usd') * 1e6)).toBe(run.costMicros);
+    const root = named(live, 'invoke_agent')[0]!;
+    expect(root.attributes).toMatchObject({
+      'gen_ai.agent.name': 'refund-reconciler',
+      'gen_ai.usage.input_tokens': run.inputTokens,
+      'gen_ai.usage.output_tokens': run.outputTokens,
+      'savepoint.cost.usd': run.costMicros / 1e6,
+      'savepoint.steps': run.steps,
+      'savepoint.budget.remaining.steps': run.config.maxSteps - run.steps,
+      'savepoint.status': 'succeeded',
+    });
+  });
+
+  it('no attribute holds an idempotency key, a task token or a secret, and no content without the opt-in', () => {
+    const { calls, tokens } = records;
+    const seal = readFileSync(join(stateDir, 'keys', 'ledger-seal.key'));
+    const forbidden = [
+      ...calls.map((call: ToolCallRecord) => call.idempotencyKey),
+      ...tokens,
+      SECRET_HEADER,
+      'otlp-secret-7f3a9c',
+      seal.toString('base64'),
+      seal.toString('hex'),
+      seal.toString('utf8').trim(),
+    ].filter((text) => text.length >= 8);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(tokens.length).toBe(records.approvals.length);
+    for (const span of live) for (const value of strings(span)) for (const secret of forbidden) expect(value, `${span.name}`).not.toContain(secret);
+    // The header reached the collector, as the standard variable asked.
+    expect(receiver.requests.some((request) => request.headers['authorization'] === SECRET_HEADER)).toBe(true);
+    const content = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result'];
+    for (const span of live) for (const key of content) expect(span.attributes[key], `${span.name} ${key}`).toBeUndefined();
+  });
+
+  it('savepoint trace <runId> exports the same span ids and attributes as the live export', async () => {
+    receiver.clear();
+    const traced = await savepoint(['--state-dir', stateDir, 'trace', runId], { env: otel() });
+    expect(traced.code, traced.stderr).toBe(0);
+    expect(traced.stderr).toContain(`${live.length} spans of run ${runId} exported`);
+    expect(byId(ofRun(receiver.spans))).toEqual(byId(live));
+  });
+
+  it('content attributes appear with the opt-in (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)', async () => {
+    receiver.clear();
+    const traced = await savepoint(['--state-dir', stateDir, 'trace', runId], { env: otel({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' }) });
+    expect(traced.code, traced.stderr).toBe(0);
+    const spans = ofRun(receiver.spans);
+    const call = records.calls[0] as ToolCallRecord;
+    const tool = spans.find((span) => span.spanId === callSpanId(runId, call.turn, call.call))!;
+    expect(JSON.parse(String(tool.attributes['gen_ai.tool.call.arguments']))).toEqual(call.args);
+    expect(tool.attributes['gen_ai.tool.call.result']).toBe(call.result);
+    const chat = spans.find((span) => span.spanId === turnSpanId(runId, 1))!;
+    expect(JSON.parse(String(chat.attributes['gen_ai.output.messages']))[0]).toMatchObject({ role: 'assistant', parts: (records.turns[0] as TurnRecord).content });
+    // Still never a key, even with content on.
+    for (const span of spans) for (const value of strings(span)) for (const known of records.calls) expect(value).not.toContain((known as ToolCallRecord).idempotencyKey);
+  });
+
+  it('exports protobuf by default (OTEL_EXPORTER_OTLP_PROTOCOL unset): every span id is in the request', async () => {
+    receiver.clear();
+    const { OTEL_EXPORTER_OTLP_PROTOCOL: _json, ...protobuf } = otel();
+    const traced = await savepoint(['--state-dir', stateDir, 'trace', runId], { env: { ...protobuf, OTEL_EXPORTER_OTLP_PROTOCOL: '' } });
+    expect(traced.code, traced.stderr).toBe(0);
+    expect(receiver.requests.map((request) => request.contentType)).toEqual(['application/x-protobuf']);
+    const body = receiver.requests[0]!.body;
+    expect(body.includes(Buffer.from(traceIdOf(runId), 'hex'))).toBe(true);
+    for (const span of live) expect(body.includes(Buffer.from(span.spanId, 'hex')), span.name).toBe(true);
+  });
+
+  it('savepoint trace with no endpoint configured prints the span tree', async () => {
+    const printed = await savepoint(['--state-dir', stateDir, 'trace', runId]);
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stderr).toContain('no OTLP endpoint configured');
+    const lines = printed.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^invoke_agent refund-reconciler {2}/);
+    expect(lines.filter((line) => line.startsWith('  chat '))).toHaveLength(records.turns.length);
+    expect(lines.filter((line) => line.startsWith('  execute_tool '))).toHaveLength(records.calls.length);
+  });
+});
+
+describe('a run killed mid-way and resumed', { timeout: 240_000 }, () => {
+  // One plain refund and one mismatch: issue_refund, flag_for_review and post_report once each.
+  const day = makeSampleDay(7, { plain: 1, already_refunded: 0, mismatch: 1, large: 0 });
+
+  it('exports the same ids for the steps before each kill, and exactly one execute_tool marked executed per write', async () => {
+    const { stateDir, args } = await workspace('otel-crash', day);
+    receiver.clear();
+    // Killed after the review was recorded, then after the refund was paid and before it was recorded.
+    const first = await savepoint(args('run', '--json', '--crash-at', 'after-record:flag_for_review'), { env: otel() });
+    expect(first.signal, first.stderr).toBe('SIGKILL');
+    const beforeFirstKill = ofRun(receiver.spans).map(identity);
+    const second = await savepoint(args('resume', runId, '--json', '--crash-at', 'after-commit:issue_refund'), { env: otel() });
+    expect(second.signal, second.stderr).toBe('SIGKILL');
+    const beforeSecondKill = ofRun(receiver.spans).map(identity);
+    const finished = await savepoint(args('resume', runId, '--json'), { env: otel() });
+    expect(finished.code, finished.stderr).toBe(0);
+    const received = ofRun(receiver.spans);
+
+    // What was exported before each kill is, id for id and attribute for attribute, in the trace
+    // rebuilt from the ledger at the end.
+    receiver.clear();
+    expect((await savepoint(['--state-dir', stateDir, 'trace', runId], { env: otel() })).code).toBe(0);
+    const rebuilt = new Map(ofRun(receiver.spans).map((span) => [span.spanId, identity(span)]));
+    expect(beforeFirstKill.length).toBeGreaterThan(2);
+    for (const span of [...beforeFirstKill, ...beforeSecondKill]) expect(rebuilt.get(span.spanId), span.name).toEqual(span);
+    // And nothing the live export sent is missing from it.
+    for (const span of received) expect(rebuilt.has(span.spanId), span.name).toBe(true);
+
+    const { calls } = await recordsOf(stateDir);
+    const writes = calls.filter((call: ToolCallRecord) => call.effect === 'write');
+    expect(writes.map((call: ToolCallRecord) => call.name).sort()).toEqual(['flag_for_review', 'issue_refund', 'post_report']);
+    for (const write of writes as ToolCallRecord[]) {
+      const executed = named(received, 'execute_tool').filter(
+        (span) => span.attributes['savepoint.turn'] === write.turn && span.attributes['savepoint.call'] === write.call && span.attributes['savepoint.executed'] === true,
+      );
+      expect(executed, write.name).toHaveLength(1);
+      expect(executed[0]!.spanId).toBe(callSpanId(runId, write.turn, write.call));
+    }
+    // The refund was claimed twice (the dead process's claim was taken over): one span says so.
+    const refund = writes.find((call: ToolCallRecord) => call.name === 'issue_refund')!;
+    expect(rebuilt.get(callSpanId(runId, refund.turn, refund.call))!.attributes['savepoint.attempt']).toBe(refund.attempts);
+    expect(refund.attempts).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -1,0 +1,172 @@
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { describe, expect, it } from 'vitest';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import { tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
+import { exporterSink } from '../../lambdas/telemetry/export.js';
+import { callSpan, callSpanId, runSpanId, traceIdOf, turnSpan, turnSpanId } from '../../lambdas/telemetry/spans.js';
+import { formatSpanTree } from '../../lambdas/telemetry/tree.js';
+import { EXPORT_COOLDOWN_MS, tracingLedger } from '../../lambdas/telemetry/tracing-ledger.js';
+import { runRecord } from '../support/records.js';
+
+const turn = (overrides: Partial<TurnRecord> = {}): TurnRecord => ({
+  kind: 'turn',
+  runId: 'r1',
+  turn: 1,
+  model: 'anthropic:claude-haiku-4-5',
+  content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_order', input: { orderId: 'o1' } }],
+  stopReason: 'tool_use',
+  usage: { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 900, cache_creation_input_tokens: 50 },
+  costMicros: 1234,
+  latencyMs: 800,
+  recordedAt: '2026-11-29T02:00:01.000Z',
+  ...overrides,
+});
+
+const call = (overrides: Partial<ToolCallRecord> = {}): ToolCallRecord => ({
+  kind: 'tool',
+  runId: 'r1',
+  turn: 1,
+  call: 1,
+  toolCallId: 'toolu_1',
+  name: 'issue_refund',
+  args: { orderId: 'o1', amountCents: 500 },
+  effect: 'write',
+  idempotencyKey: 'sp-r1-1-toolu_1-secret-key',
+  status: 'completed',
+  leaseUntil: '2026-11-29T02:00:05.000Z',
+  attempts: 2,
+  outcome: 'ok',
+  result: '{"refundId":"re_1"}',
+  latencyMs: 120,
+  recordedAt: '2026-11-29T02:00:02.000Z',
+  ...overrides,
+});
+
+describe('spans from records', () => {
+  it('derives the same ids from the same run, turn and call, and different ones elsewhere', () => {
+    expect(traceIdOf('r1')).toMatch(/^[0-9a-f]{32}$/);
+    expect(runSpanId('r1')).toMatch(/^[0-9a-f]{16}$/);
+    expect(turnSpan(turn()).spanId).toBe(turnSpanId('r1', 1));
+    expect(turnSpan(turn({ recordedAt: '2026-12-01T00:00:00.000Z' })).spanId).toBe(turnSpanId('r1', 1));
+    const ids = [runSpanId('r1'), turnSpanId('r1', 1), turnSpanId('r1', 2), callSpanId('r1', 1, 1), callSpanId('r1', 1, 2), callSpanId('r2', 1, 1)];
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(traceIdOf('r1')).not.toBe(traceIdOf('r2'));
+  });
+
+  it('counts cached tokens inside gen_ai.usage.input_tokens, as the conventions do (Anthropic does not)', () => {
+    const span = turnSpan(turn());
+    expect(span).toMatchObject({ name: 'chat claude-haiku-4-5', kind: 'client', parentSpanId: runSpanId('r1'), startMs: Date.parse('2026-11-29T02:00:00.200Z') });
+    expect(span.attributes).toMatchObject({
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.usage.input_tokens': 1050,
+      'gen_ai.usage.cache_read.input_tokens': 900,
+      'gen_ai.usage.cache_creation.input_tokens': 50,
+      'gen_ai.usage.output_tokens': 20,
+      'savepoint.cost.usd': 0.001234,
+    });
+  });
+
+  it('records no content unless asked, and content through the redaction hook when asked', () => {
+    expect(Object.keys(callSpan(call()).attributes).filter((key) => key.startsWith('gen_ai.tool.call.a') || key.endsWith('.result'))).toEqual([]);
+    const redacted = callSpan(call(), { content: true, redact: (attribute, value) => (attribute === 'gen_ai.tool.call.result' ? undefined : value.replace(/"o1"/, '"***"')) });
+    expect(redacted.attributes['gen_ai.tool.call.arguments']).toBe('{"orderId":"***","amountCents":500}');
+    expect(redacted.attributes['gen_ai.tool.call.result']).toBeUndefined();
+    expect(JSON.stringify(callSpan(call(), { content: true }))).not.toContain('secret-key');
+  });
+
+  it('marks a refused call as not executed, and a takeover by its attempts', () => {
+    expect(callSpan(call({ outcome: 'rejected' })).attributes['savepoint.executed']).toBe(false);
+    expect(callSpan(call()).attributes).toMatchObject({ 'savepoint.executed': true, 'savepoint.attempt': 2 });
+    const tools = [{ name: 'issue_refund', effect: 'write' as const, idempotencyKeys: true }, { name: 'post_note', effect: 'write' as const }];
+    expect(callSpan(call(), { tools }).attributes['savepoint.tool.guarantee']).toBe('exactly-once');
+    expect(callSpan(call({ name: 'post_note' }), { tools }).attributes['savepoint.tool.guarantee']).toBe('at-least-once');
+    expect(callSpan(call({ name: 'unknown' }), { tools }).attributes['savepoint.tool.guarantee']).toBeUndefined();
+    expect(callSpan(call({ outcome: 'error' })).status).toBe('error');
+  });
+
+  it('prints the tree with the run at the root', () => {
+    const tree = formatSpanTree([turnSpan(turn()), callSpan(call())]);
+    expect(tree.split('\n')).toEqual([expect.stringMatching(/^chat claude-haiku-4-5 {2}0\.800 s {2}in 1050 out 20 tokens {2}\$0\.001234 {2}tool_use$/), expect.stringMatching(/^execute_tool issue_refund .* ok {2}attempt 2$/)]);
+  });
+});
+
+describe('the tracing decorator over a real ledger', () => {
+  const setup = async () => {
+    const exporter = new InMemorySpanExporter();
+    const inner = EmbeddedLedger.open();
+    const now = new Date('2026-11-29T02:00:10.000Z');
+    const ledger = tracingLedger(inner, { sink: exporterSink(exporter, resourceFromAttributes({ 'service.name': 't' })), clock: { now: () => now } });
+    await ledger.createRun(runRecord({ runId: 'r1' }));
+    return { ledger, exporter, now, names: () => exporter.getFinishedSpans().map((span) => span.name) };
+  };
+
+  it('exports a turn once: a second recording finds the first and exports nothing', async () => {
+    const { ledger, exporter } = await setup();
+    await ledger.recordTurn(turn());
+    await ledger.recordTurn(turn({ recordedAt: '2026-11-29T02:00:09.000Z' }));
+    expect(exporter.getFinishedSpans().map((span) => span.spanContext().spanId)).toEqual([turnSpanId('r1', 1)]);
+  });
+
+  it('marks a repeated step that found its turn recorded and counted as not executed, linked to the turn', async () => {
+    const { ledger, exporter } = await setup();
+    await ledger.recordTurn(turn());
+    expect(await ledger.countStep('r1', 'turn:1', { steps: 1 })).toBe(true);
+    expect(await ledger.countStep('r1', 'turn:1', { steps: 1 })).toBe(false);
+    const [original, replay] = exporter.getFinishedSpans();
+    expect(replay!.attributes).toMatchObject({ 'savepoint.executed': false, 'savepoint.replay': true });
+    expect(original!.attributes['savepoint.executed']).toBe(true);
+    expect(replay!.links[0]!.context.spanId).toBe(original!.spanContext().spanId);
+    expect(replay!.spanContext().spanId).not.toBe(original!.spanContext().spanId);
+  });
+
+  it('exports a claimed call when it completes, and the run when it ends', async () => {
+    const { ledger, names, now } = await setup();
+    const claim = await ledger.claimCall(call({ status: 'in_flight', attempts: 0, outcome: undefined, result: undefined }), now);
+    expect(claim.claimed).toBe(true);
+    expect(names()).toEqual([]);
+    await ledger.completeCall('r1', 1, 1, { outcome: 'ok', result: '{}', latencyMs: 5 }, now);
+    await ledger.finishRun('r1', { status: 'succeeded' }, now);
+    expect(names()).toEqual(['execute_tool issue_refund', 'invoke_agent agent']);
+  });
+
+  it('never fails the step when the export fails, and stops trying for a while after a failure', async () => {
+    let fail = true;
+    const exporter = new InMemorySpanExporter();
+    const sink = exporterSink(exporter, resourceFromAttributes({}));
+    const failing = { ...sink, export: (spans: Parameters<typeof sink.export>[0]) => (fail ? Promise.reject(new Error('collector down')) : sink.export(spans)) };
+    const errors: unknown[] = [];
+    let now = Date.parse('2026-11-29T02:00:00.000Z');
+    const ledger = tracingLedger(EmbeddedLedger.open(), { sink: failing, clock: { now: () => new Date(now) }, onError: (error) => errors.push(error) });
+    await ledger.createRun(runRecord({ runId: 'r1' }));
+    expect((await ledger.recordTurn(turn())).turn).toBe(1);
+    fail = false;
+    await ledger.recordTurn(turn({ turn: 2 }));
+    expect(errors).toHaveLength(1);
+    expect(exporter.getFinishedSpans()).toEqual([]); // dropped during the cooldown
+    now += EXPORT_COOLDOWN_MS;
+    await ledger.recordTurn(turn({ turn: 3 }));
+    expect(exporter.getFinishedSpans().map((span) => span.spanContext().spanId)).toEqual([turnSpanId('r1', 3)]);
+  });
+});
+
+describe('tracing configuration from the standard variables', () => {
+  it('is off unless an OTLP endpoint is set, and off when the SDK is disabled', () => {
+    expect(tracingConfigFromEnv({})).toBeUndefined();
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: '' })).toBeUndefined();
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: '' })?.protocol).toBe('http/protobuf');
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toEqual({ url: 'http://127.0.0.1:4318/v1/traces', headers: {}, protocol: 'http/protobuf', serviceName: 'savepoint', timeoutMs: 2000, content: false });
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com/', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20t0ken,x-team=a=b' })).toMatchObject({
+      url: 'https://otlp.example.com/v1/traces',
+      headers: { authorization: 'Bearer t0ken', 'x-team': 'a=b' },
+    });
+  });
+
+  it('fails when a variable is malformed, naming it', () => {
+    expect(() => tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/^OTEL_EXPORTER_OTLP_PROTOCOL: /);
+    expect(() => tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toThrow(/^OTEL_EXPORTER_OTLP_ENDPOINT: /);
+  });
+});
