@@ -1,8 +1,10 @@
-import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { createHash } from 'node:crypto';
+import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
+  CfnStateMachine,
   CfnStateMachineAlias,
   CfnStateMachineVersion,
   Choice,
@@ -64,6 +66,15 @@ export interface AgentStateMachineProps {
 
 /** The alias new runs start on: it routes every new execution to the version this deploy published. */
 export const LIVE_ALIAS = 'live';
+
+/**
+ * The identity of a definition as the template renders it (`DefinitionString`, with StartRun's
+ * `definition.hash` left empty): what StartRun records and a resume must match. Two deploys of one
+ * definition share it; any change to a state, or to a Task's Lambda version, changes it.
+ */
+export function definitionIdentity(rendered: unknown): string {
+  return createHash('sha256').update(JSON.stringify(rendered)).digest('hex').slice(0, 16);
+}
 
 /** State names are part of the contract: tests, the local engine and the console refer to them. */
 export const States = {
@@ -194,10 +205,35 @@ export class AgentStateMachine extends Construct {
     recordFailure.next(runFailed);
     const catchAll = { errors: [Errors.ALL], resultPath: '$.error' };
 
+    // What StartRun must know about this definition, carried in its own payload rather than asked
+    // of DescribeStateMachineForExecution on every start (a 200-token bucket refilling 1/s per
+    // account: issue 20 item 4): its identity (a hash of the definition as deployed, this field
+    // left out) and the limits a run's config is checked against.
+    const executionTimeout = props.executionTimeout ?? Duration.days(10);
+    let hashing = false;
+    let identity: string | undefined;
+    const definitionHash = Lazy.uncachedString({
+      produce: () => {
+        if (hashing) return '';
+        if (identity === undefined) {
+          hashing = true;
+          try {
+            identity = definitionIdentity(Stack.of(this).resolve((this.stateMachine.node.defaultChild as CfnStateMachine).definitionString));
+          } finally {
+            hashing = false;
+          }
+        }
+        return identity;
+      },
+    });
     const startRun = step(
       States.StartRun,
       fns.startRun,
-      { event: JsonPath.entirePayload, executionArn: JsonPath.executionId },
+      {
+        event: JsonPath.entirePayload,
+        executionArn: JsonPath.executionId,
+        definition: { hash: definitionHash, executionTimeoutSeconds: executionTimeout.toSeconds(), approvalWaitSeconds: backstop.toSeconds() },
+      },
       '$.run',
     );
     startRun.addCatch(notStarted, catchAll);
@@ -344,7 +380,7 @@ export class AgentStateMachine extends Construct {
       stateMachineName,
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromChainable(definition),
-      timeout: props.executionTimeout ?? Duration.days(10),
+      timeout: executionTimeout,
       tracingEnabled: true,
       logs: {
         destination: new LogGroup(this, 'ExecutionLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN }),

@@ -164,7 +164,7 @@ export class DurableAgent extends Construct {
     functions.handoff.addToRolePolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [arns.executions] }));
     // StopExecution: a migration (`savepoint migrate`) stops the execution it took the run from.
     functions.startRun.addToRolePolicy(
-      new PolicyStatement({ actions: ['states:DescribeExecution', 'states:DescribeStateMachineForExecution', 'states:StopExecution'], resources: [arns.executions] }),
+      new PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [arns.executions] }),
     );
 
     const failedEvents = new FailedEvents(this, 'FailedEvents'); // ops (#9): what the event-driven functions could not handle

@@ -1,6 +1,5 @@
 import {
   DescribeExecutionCommand,
-  DescribeStateMachineForExecutionCommand,
   GetExecutionHistoryCommand,
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
@@ -51,11 +50,6 @@ export function sfnExecutions(client: SFNClient): Executions {
         // Already gone: nothing left to stop.
         if (!(failure instanceof Error && failure.name === 'ExecutionDoesNotExist')) throw failure;
       }
-    },
-    definitionOf: async (executionArn) => {
-      const { definition } = await client.send(new DescribeStateMachineForExecutionCommand({ executionArn }));
-      if (!definition) throw new Error(`no definition for execution ${executionArn}`);
-      return definition;
     },
     // Event ids run 1, 2, 3, … so the newest event's id is the count: one call of one event.
     eventCount: async (executionArn) => {

@@ -20,8 +20,6 @@ export interface Executions {
   isRunning(executionArn: string): Promise<boolean>;
   /** `StopExecution` (a migration stops the execution it takes the run from); an ended one is left alone. */
   stop(executionArn: string, error: string, cause: string): Promise<void>;
-  /** The definition (ASL JSON) the execution runs: part of what a resume must match. */
-  definitionOf(executionArn: string): Promise<string>;
   /** How many history events the execution has, counted as Step Functions counts them (continue-as-new). */
   eventCount(executionArn: string): Promise<number>;
 }

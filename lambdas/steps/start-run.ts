@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { agentFingerprint, stableJson, type AgentDefinition } from '../define.js';
 import type { RunLedger, TurnLedger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type MigrationRecord, type RunRecord } from '../ledger/records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
-import { configProblems, executionLimits } from '../approvals/policy.js';
+import { configProblems } from '../approvals/policy.js';
 import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/errors.js';
 import { verifyRun } from '../ledger/seal.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -12,9 +11,25 @@ import type { Clock, Executions } from '../shared/ports.js';
 import { modelSpecOf, runRequestFromEvent } from '../runs/run-request.js';
 import { describeVersion, migrationVerdict } from '../runs/versions.js';
 
+/**
+ * What the state machine tells StartRun about itself in the Task's payload (infra/agent-state-machine.ts):
+ * StartRun makes no Step Functions call to learn it (DescribeStateMachineForExecution refills 1/s
+ * per account, and a start throttled before its run record exists would be lost).
+ */
+export const DefinitionFacts = z.object({
+  /** The definition's identity as deployed: part of what a resume must match. */
+  hash: z.string().min(1),
+  /** The execution's own timeout (the definition's `TimeoutSeconds`). */
+  executionTimeoutSeconds: z.number().int().positive().optional(),
+  /** The shortest timeout of the states that wait for a decision (the approval backstop). */
+  approvalWaitSeconds: z.number().int().positive().optional(),
+});
+export type DefinitionFacts = z.infer<typeof DefinitionFacts>;
+
 export const StartRunInput = z.object({
   event: z.unknown(),
   executionArn: z.string().min(1),
+  definition: DefinitionFacts,
 });
 
 export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'duplicate' | 'finished'; status: RunRecord['status'] };
@@ -22,7 +37,7 @@ export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'dupl
 export interface StartRunDeps {
   agent: AgentDefinition;
   ledger: RunLedger & Pick<TurnLedger, 'listConversation'>;
-  executions: Pick<Executions, 'isRunning' | 'definitionOf' | 'stop'>;
+  executions: Pick<Executions, 'isRunning' | 'stop'>;
   clock: Clock;
   codeVersion: string;
   /** The stack's model (`DurableAgent`'s `model` prop), over the agent's. @default the agent's `model` */
@@ -37,7 +52,7 @@ export interface StartRunDeps {
  */
 export function createStartRun(deps: StartRunDeps) {
   return async (input: unknown): Promise<StartRunResult> => {
-    const { event, executionArn } = parseOrThrow(StartRunInput, input, 'StartRun input');
+    const { event, executionArn, definition } = parseOrThrow(StartRunInput, input, 'StartRun input');
     const { agent } = deps;
     const request = runRequestFromEvent(agent, event);
     const now = deps.clock.now();
@@ -47,11 +62,10 @@ export function createStartRun(deps: StartRunDeps) {
     const model = request.model ?? modelSpecOf(deps.defaultModel ?? agent.model, deps.defaultModel ? 'stack model' : `model of agent ${agent.name}`);
     for (const spec of [model, ...(agent.fallbackModel ? [agent.fallbackModel] : [])]) priceFor(spec, prices);
     const fingerprint = agentFingerprint({ ...agent, model }, deps.codeVersion, prices.version);
-    const definition = await deps.executions.definitionOf(executionArn);
-    const definitionHash = hashDefinition(definition);
+    const definitionHash = definition.hash;
     const config = parseOrThrow(RunConfig, { ...agent.budgets, ...request.config }, 'run config');
     // Refused before anything is written: a run whose approvals could not be decided in time.
-    const problems = configProblems(config, executionLimits(definition));
+    const problems = configProblems(config, definition);
     if (problems.length > 0) throw new InvalidInputError(`config.${problems.join('; config.')}`);
     const run: RunRecord = {
       kind: 'run',
@@ -174,11 +188,6 @@ async function migrate(
   if (!attached) throw new InvalidInputError(`migrate: run ${existing.runId} changed hands while migrating; look at its status and try again`);
   await stopSuperseded(migration);
   return { runId: existing.runId, action: 'resume', status: 'running' };
-}
-
-/** Hash of a state machine definition (JSON text): the same definition, however it is spaced, has one hash. */
-export function hashDefinition(definition: string): string {
-  return createHash('sha256').update(JSON.stringify(JSON.parse(definition))).digest('hex').slice(0, 16);
 }
 
 /** What differs between the code a run started on and this code; empty when a resume is safe. */

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { cachedTemplate } from '../../local/template-cache.js';
+import { definitionIdentity } from '../../infra/agent-state-machine.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { duplicatePayments, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
@@ -159,7 +160,12 @@ async function withLongerModelTimeout() {
   const parts = machine.Properties!.DefinitionString!['Fn::Join'][1];
   const changed = parts.map((part) => (typeof part === 'string' ? part.replace('"TimeoutSeconds":90', '"TimeoutSeconds":95') : part));
   expect(changed).not.toEqual(parts);
-  machine.Properties!.DefinitionString!['Fn::Join'][1] = changed;
+  // A changed synthesis carries the changed definition's identity, derived as infra derives it.
+  const hashed = /"hash":"([0-9a-f]{16})"/;
+  const blank = (list: unknown[]) => list.map((part) => (typeof part === 'string' ? part.replace(hashed, '"hash":""') : part));
+  expect(parts.join('').match(hashed)?.[1]).toBe(definitionIdentity({ 'Fn::Join': ['', blank(parts)] }));
+  const identity = definitionIdentity({ 'Fn::Join': ['', blank(changed)] });
+  machine.Properties!.DefinitionString!['Fn::Join'][1] = changed.map((part) => (typeof part === 'string' ? part.replace(hashed, `"hash":"${identity}"`) : part));
   return template;
 }
 

@@ -82,8 +82,9 @@ describe('the recovery function', () => {
 });
 
 describe('what a resume relies on', () => {
-  it('lets StartRun read the definition an execution runs (the run fingerprint)', () => {
-    expect(actionsOf(functionOf(Steps.StartRun))).toEqual(expect.arrayContaining(['states:DescribeExecution', 'states:DescribeStateMachineForExecution']));
+  it('gives StartRun the definition it runs in its payload, not a DescribeStateMachineForExecution grant (1 call/s per account)', () => {
+    expect(actionsOf(functionOf(Steps.StartRun))).toEqual(expect.arrayContaining(['states:DescribeExecution']));
+    expect(actionsOf(functionOf(Steps.StartRun))).not.toContain('states:DescribeStateMachineForExecution');
   });
 
   it('leases a claimed tool call for longer than the CallTool function may run, so a live call is never taken over', () => {

@@ -10,7 +10,7 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { RunRecord } from '../../lambdas/ledger/records.js';
 import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
 import { createCallTool } from '../../lambdas/steps/call-tool.js';
-import { createStartRun } from '../../lambdas/steps/start-run.js';
+import { createStartRun as createStep } from '../../lambdas/steps/start-run.js';
 import { runRecord } from '../support/records.js';
 
 /**
@@ -23,9 +23,13 @@ import { runRecord } from '../support/records.js';
 
 const now = new Date('2026-11-29T02:00:00Z');
 const clock = { now: () => now };
-/** A definition with the limits StartRun checks a run's budgets against (10 days; an approval waits a day). */
-const definition = JSON.stringify({ TimeoutSeconds: 864_000, States: { Wait: { Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', TimeoutSeconds: 86_400 } } });
-const executions = { isRunning: async () => false, definitionOf: async () => definition, stop: async () => undefined };
+/** What the state machine tells StartRun of its definition: the limits a run's budgets are checked against (10 days; an approval waits a day). */
+const definition = { hash: 'a1b2c3d4e5f60718', executionTimeoutSeconds: 864_000, approvalWaitSeconds: 86_400 };
+const executions = { isRunning: async () => false, stop: async () => undefined };
+const createStartRun = (deps: Parameters<typeof createStep>[0]) => {
+  const step = createStep(deps);
+  return (input: { event: unknown; executionArn: string }) => step({ ...input, definition });
+};
 
 /** Everything the ledger holds, as one comparable value. */
 async function snapshot(ledger: Ledger) {

@@ -4,20 +4,22 @@ import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { DEFAULT_PRICE_TABLE, priceTable } from '../../lambdas/models/prices.js';
 import { createStartRun } from '../../lambdas/steps/start-run.js';
 
-const definition = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true } } });
+/** What the state machine passes StartRun about its definition. */
+const definition = { hash: 'a1b2c3d4e5f60718' };
 
 /** StartRun on an in-memory ledger; every execution but `live` has ended. */
 function startRun(options: { defaultModel?: string; agent?: typeof refundReconciler; priceTable?: typeof DEFAULT_PRICE_TABLE } = {}) {
   const ledger = EmbeddedLedger.open();
-  const start = createStartRun({
+  const step = createStartRun({
     agent: options.agent ?? refundReconciler,
     ledger,
-    executions: { isRunning: async () => false, definitionOf: async () => definition, stop: async () => undefined },
+    executions: { isRunning: async () => false, stop: async () => undefined },
     clock: { now: () => new Date('2026-11-29T02:00:00Z') },
     codeVersion: 'v1',
     ...(options.defaultModel && { defaultModel: options.defaultModel }),
     ...(options.priceTable && { priceTable: options.priceTable }),
   });
+  const start = (input: { event: unknown; executionArn: string }) => step({ ...input, definition });
   return { ledger, start };
 }
 const input = { date: '2026-11-28' };

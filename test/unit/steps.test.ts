@@ -4,7 +4,7 @@ import { RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from 
 import { decide } from '../../lambdas/steps/budget-check.js';
 import { conversation } from '../../lambdas/steps/call-model.js';
 import { runRequestFromEvent } from '../../lambdas/runs/run-request.js';
-import { createStartRun, hashDefinition } from '../../lambdas/steps/start-run.js';
+import { createStartRun } from '../../lambdas/steps/start-run.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
 import { agentFingerprint as fingerprintOf } from '../../lambdas/define.js';
@@ -101,15 +101,18 @@ describe('the conversation', () => {
 describe('StartRun', () => {
   let ledger: EmbeddedLedger;
   let live: Set<string>;
-  const definitionV1 = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true } } });
-  const start = (codeVersion = 'v1', definition = definitionV1) =>
-    createStartRun({
+  // What the state machine passes StartRun about its definition (infra/agent-state-machine.ts).
+  const definitionV1 = 'a1b2c3d4e5f60718';
+  const start = (codeVersion = 'v1', hash = definitionV1) => {
+    const startRun = createStartRun({
       agent: refundReconciler,
       ledger,
-      executions: { isRunning: async (arn) => live.has(arn), definitionOf: async () => definition, stop: async () => undefined },
+      executions: { isRunning: async (arn) => live.has(arn), stop: async () => undefined },
       clock: { now: () => new Date('2026-11-29T02:00:00Z') },
       codeVersion,
     });
+    return (input: { event: unknown; executionArn: string }) => startRun({ ...input, definition: { hash } });
+  };
   const event = { runId: 'r1', input: { date: '2026-11-28' } };
 
   /** Run r1, started by execution arn:e1 (not live: an orphan unless the test says otherwise). */
@@ -143,12 +146,8 @@ describe('StartRun', () => {
 
   it('refuses to resume on a changed state machine definition, naming it', async () => {
     await startedByE1();
-    const changed = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true, TimeoutSeconds: 5 } } });
-    await expect(start('v1', changed)({ event, executionArn: 'arn:e3' })).rejects.toThrow(
-      new RegExp(`state machine definition ${hashDefinition(definitionV1)} → ${hashDefinition(changed)}`),
-    );
-    // The same definition spaced differently is the same definition.
-    expect(hashDefinition(JSON.stringify(JSON.parse(definitionV1), null, 2))).toBe(hashDefinition(definitionV1));
+    const changed = 'ffee0011ddcc2233';
+    await expect(start('v1', changed)({ event, executionArn: 'arn:e3' })).rejects.toThrow(new RegExp(`state machine definition ${definitionV1} → ${changed}`));
     expect((await ledger.getRun('r1'))!.executionArn).toBe('arn:e1');
   });
 
@@ -168,9 +167,9 @@ describe('StartRun', () => {
 
   it('resumes on changed code when forced, and the run adopts the new fingerprint', async () => {
     await startedByE1();
-    const changed = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true, TimeoutSeconds: 5 } } });
+    const changed = 'ffee0011ddcc2233';
     expect(await start('v2', changed)({ event: { ...event, force: true }, executionArn: 'arn:e5c' })).toMatchObject({ action: 'resume' });
-    expect(await ledger.getRun('r1')).toMatchObject({ executionArn: 'arn:e5c', fingerprint: agentFingerprint('v2'), definitionHash: hashDefinition(changed) });
+    expect(await ledger.getRun('r1')).toMatchObject({ executionArn: 'arn:e5c', fingerprint: agentFingerprint('v2'), definitionHash: changed });
     // From now on the new code is the run's code: resuming on it needs no force.
     expect(await start('v2', changed)({ event, executionArn: 'arn:e5d' })).toMatchObject({ action: 'resume' });
   });

@@ -16,7 +16,8 @@ const v1 = versionedAgent({ version: '1', payments: [] });
 const v2 = versionedAgent({ version: '2', payments: [] });
 const v3 = versionedAgent({ version: '3', compatibleWith: ['1'], payments: [] });
 const fp = (agent: typeof v1, codeVersion = 'dev') => codeFingerprint(agent, codeVersion)(agent.model);
-const definition = JSON.stringify({ StartAt: 'StartRun', States: { StartRun: { Type: 'Task', End: true } } });
+/** What the state machine passes StartRun about its definition. */
+const definition = { hash: 'a1b2c3d4e5f60718' };
 const clock = { now: () => new Date('2026-11-30T10:00:00Z') };
 
 describe('the per-step version check', () => {
@@ -83,8 +84,10 @@ describe('the migration verdict', () => {
 describe('steps on a run bound to other code', () => {
   let ledger: EmbeddedLedger;
   const stopped: string[] = [];
-  const startRun = (agent: typeof v1) =>
-    createStartRun({ agent, ledger, clock, codeVersion: 'dev', executions: { isRunning: async () => true, definitionOf: async () => definition, stop: async (arn) => void stopped.push(arn) } });
+  const startRun = (agent: typeof v1) => {
+    const step = createStartRun({ agent, ledger, clock, codeVersion: 'dev', executions: { isRunning: async () => true, stop: async (arn) => void stopped.push(arn) } });
+    return (input: { event: unknown; executionArn: string }) => step({ ...input, definition });
+  };
 
   beforeEach(async () => {
     ledger = EmbeddedLedger.open();
