@@ -93,6 +93,8 @@ export const States = {
   WaitRetryAfter: 'WaitRetryAfter',
   Handoff: 'Handoff',
   Compact: 'Compact',
+  /** Seeds the first BudgetCheck's history estimate from StartRun's result. */
+  SeedHistory: 'SeedHistory',
 } as const;
 
 /** Retries with exponential backoff and full jitter, on transient error names only. */
@@ -238,7 +240,9 @@ export class AgentStateMachine extends Construct {
     );
     startRun.addCatch(notStarted, catchAll);
 
-    const budgetCheck = step(States.BudgetCheck, fns.budgetCheck, { runId }, '$.budget');
+    // The history estimate goes from each BudgetCheck to the next in the execution's own state
+    // (lambdas/guards/history.ts): the history is counted only when it could be near its limit.
+    const budgetCheck = step(States.BudgetCheck, fns.budgetCheck, { runId, history: JsonPath.objectAt('$.budget.result.history') }, '$.budget');
     budgetCheck.addCatch(recordFailure, catchAll);
 
     const callModel = step(
@@ -363,9 +367,11 @@ export class AgentStateMachine extends Construct {
       continueOrStop.when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls).otherwise(callModel),
     );
 
+    // The first BudgetCheck's estimate: where StartRun says this execution starts from.
+    const seedHistory = new Pass(this, States.SeedHistory, { parameters: { result: { 'history.$': '$.run.result.history' } }, resultPath: '$.budget' }).next(budgetCheck);
     const definition = startRun.next(
       new Choice(this, 'StartOrResume')
-        .when(Condition.or(Condition.stringEquals('$.run.result.action', 'start'), Condition.stringEquals('$.run.result.action', 'resume')), budgetCheck)
+        .when(Condition.or(Condition.stringEquals('$.run.result.action', 'start'), Condition.stringEquals('$.run.result.action', 'resume')), seedHistory)
         .otherwise(new Succeed(this, 'NothingToDo', { comment: 'The run is finished, or driven by another live execution.' })),
     );
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import type { RunRecord } from '../ledger/records.js';
 
 /**
@@ -22,6 +23,67 @@ export const DEFAULT_HANDOFF_THRESHOLD = 20_000;
 /** Counts an execution's history events (the id of its newest event). */
 export interface ExecutionHistory {
   eventCount(executionArn: string): Promise<number>;
+}
+
+/**
+ * When the history is counted: not on every BudgetCheck. `GetExecutionHistory` is a control-plane
+ * call on a per-account bucket (refill 20/s): one per agent iteration caps an account at a few
+ * hundred concurrent runs. So each execution carries in its own state (the BudgetCheck payload,
+ * `$.budget.result.history`, seeded from StartRun's result) what it last knew of its history —
+ * `events` counted when the run had `steps` steps, `checks` BudgetChecks ago (this one included) — and counts again
+ * only when the most events it could have reached since then reaches the threshold. The state is
+ * the execution's own, so a successor starts from its own start, and a retried BudgetCheck (same
+ * input) decides the same.
+ *
+ * The bounds are worst cases read from the definition's Retry fields (infra/agent-state-machine.ts),
+ * every attempt adding 3 events (scheduled, started, failed) to a Task's 2 (entered, exited):
+ * - a step (one CallModel or CallTool, with the Choice after it) with every retrier exhausted —
+ *   Lambda's 8, transient 6, throttled 6 or lease 8, circuit open 40: ≈ 62 retries, ≤ 250 events;
+ * - a BudgetCheck (its own 14 retries, its Choice, a budget-extension wait or a compaction before
+ *   the next): ≤ 300 events;
+ * - an execution's start (ExecutionStarted, StartRun with its retries, the Choice, the seed): ≤ 100.
+ * A run that succeeds on first attempts makes ~10 events a step, so the count is read once every
+ * ~70 steps (once in a 100-step run) instead of every iteration.
+ */
+export const MAX_EVENTS_PER_STEP = 250;
+export const MAX_EVENTS_PER_CHECK = 300;
+export const MAX_EVENTS_AT_START = 100;
+
+export const HistoryEstimate = z.object({
+  /** Events counted (or, at the start, the most there can be). */
+  events: z.number().int().min(0),
+  /** The run's steps when they were. */
+  steps: z.number().int().min(0),
+  /** BudgetChecks since. */
+  checks: z.number().int().min(0),
+});
+export type HistoryEstimate = z.infer<typeof HistoryEstimate>;
+
+/** What a new execution of a run knows of its history (StartRun's result): nothing counted yet. */
+export function historyAtStart(steps: number): HistoryEstimate {
+  return { events: MAX_EVENTS_AT_START, steps, checks: 0 };
+}
+
+/** The most events the execution can have now, `steps` being the run's steps. */
+export function mostEvents(estimate: HistoryEstimate, steps: number): number {
+  return estimate.events + Math.max(0, steps - estimate.steps) * MAX_EVENTS_PER_STEP + estimate.checks * MAX_EVENTS_PER_CHECK;
+}
+
+/**
+ * Counts the history only when it could have reached `threshold`; returns the count (when made)
+ * and what the next BudgetCheck starts from. Without an estimate (a definition that carries none)
+ * it counts every time, as before.
+ */
+export async function countIfDue(
+  history: ExecutionHistory,
+  executionArn: string,
+  estimate: HistoryEstimate | undefined,
+  steps: number,
+  threshold: number,
+): Promise<{ events?: number; estimate: HistoryEstimate }> {
+  if (estimate && mostEvents(estimate, steps) < threshold) return { estimate };
+  const events = await history.eventCount(executionArn);
+  return { events, estimate: { events, steps, checks: 0 } };
 }
 
 /** Whether the execution that has `events` must hand the run over now. */

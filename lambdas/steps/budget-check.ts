@@ -4,7 +4,7 @@ import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js
 import { budgetTrip, reservationTrip, type Reservation } from '../guards/budgets.js';
 import type { PriceTable } from '../models/prices.js';
 import { nextCallReservation } from './call-model.js';
-import { handoffThreshold, mustHandOff, type ExecutionHistory } from '../guards/history.js';
+import { countIfDue, handoffThreshold, HistoryEstimate, mustHandOff, type ExecutionHistory } from '../guards/history.js';
 import { loopSettings, loopVerdict } from '../guards/loops.js';
 import type { ApprovalLedger, BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type BudgetGuard, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
@@ -14,7 +14,8 @@ import { compactionDue } from '../conversation/compaction.js';
 import { loadConversationStep, nextToolCall, toolUses, type NextToolCall } from '../conversation/turns.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 
-export const BudgetCheckInput = z.object({ runId: z.string().min(1) });
+/** `history`: what this execution last knew of its history (lambdas/guards/history.ts, countIfDue). */
+export const BudgetCheckInput = z.object({ runId: z.string().min(1), history: HistoryEstimate.optional() });
 
 export type BudgetDecision =
   /** `pending`: the last turn's tool calls that never completed (a resumed run) come first. */
@@ -82,8 +83,15 @@ function unfinishedCall(agent: AgentDefinition, turn: TurnRecord, calls: ToolCal
 }
 
 export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory; priceTable?: PriceTable }) {
-  return async (input: unknown): Promise<BudgetDecision> => {
-    const { runId } = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
+  // Every decision carries the execution's history estimate on to the next BudgetCheck.
+  return async (input: unknown): Promise<BudgetDecision & { history?: HistoryEstimate }> => {
+    const parsed = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
+    const state = { history: parsed.history && { ...parsed.history, checks: parsed.history.checks + 1 } };
+    const decision = await check(parsed.runId, state);
+    return state.history ? { ...decision, history: state.history } : decision;
+  };
+
+  async function check(runId: string, state: { history: HistoryEstimate | undefined }): Promise<BudgetDecision> {
     const now = deps.clock.now();
     // One batched read (usually): the run, the kill flag and what is new in the conversation.
     const { run, globalKill, turns, calls } = await loadConversationStep(deps.ledger, runId);
@@ -111,15 +119,16 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
     }
     // ---- continue-as-new (lambdas/guards/history.ts) ----
     if (decision.continue && deps.history) {
-      const events = await deps.history.eventCount(run.executionArn);
       const threshold = handoffThreshold(run);
-      if (mustHandOff(events, threshold)) return { ...decision, handoff: { events, threshold } };
+      const { events, estimate } = await countIfDue(deps.history, run.executionArn, state.history, run.steps, threshold);
+      if (state.history) state.history = estimate;
+      if (events !== undefined && mustHandOff(events, threshold)) return { ...decision, handoff: { events, threshold } };
     }
     // ---- context compaction (lambdas/steps/compaction.ts) ----
     const due = decision.continue && !decision.pending ? compactionDue(deps.agent, turns, decision.nextTurn) : undefined;
     if (decision.continue && due) return { ...decision, compact: { turn: decision.nextTurn, covers: due.covers } };
     return decision;
-  };
+  }
 }
 
 /**

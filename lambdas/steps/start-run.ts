@@ -10,6 +10,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from '../shared/ports.js';
 import { modelSpecOf, runRequestFromEvent } from '../runs/run-request.js';
 import { describeVersion, migrationVerdict } from '../runs/versions.js';
+import { historyAtStart, type HistoryEstimate } from '../guards/history.js';
 
 /**
  * What the state machine tells StartRun about itself in the Task's payload (infra/agent-state-machine.ts):
@@ -32,7 +33,8 @@ export const StartRunInput = z.object({
   definition: DefinitionFacts,
 });
 
-export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'duplicate' | 'finished'; status: RunRecord['status'] };
+/** `history`: where this execution's history estimate starts (lambdas/guards/history.ts), for the BudgetChecks after it. */
+export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'duplicate' | 'finished'; status: RunRecord['status']; history?: HistoryEstimate };
 
 export interface StartRunDeps {
   agent: AgentDefinition;
@@ -94,7 +96,7 @@ export function createStartRun(deps: StartRunDeps) {
       if (!existing) throw new InvalidInputError(`runId: no run ${run.runId} to migrate`);
       return migrate(deps, existing, request.migrate, executionArn, definitionHash, now);
     }
-    if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running' };
+    if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running', history: historyAtStart(0) };
 
     const existing = await deps.ledger.getRun(run.runId);
     if (!existing) throw new Error(`run ${run.runId} exists but cannot be read`);
@@ -114,7 +116,7 @@ export function createStartRun(deps: StartRunDeps) {
     if (existing.status === 'succeeded' || existing.status === 'stopped' || existing.status === 'killed') {
       return { runId: existing.runId, action: 'finished', status: existing.status };
     }
-    if (existing.executionArn === executionArn) return { runId: existing.runId, action: 'resume', status: 'running' };
+    if (existing.executionArn === executionArn) return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.steps) };
     if (existing.status === 'running' && (await deps.executions.isRunning(existing.executionArn))) {
       return { runId: existing.runId, action: 'duplicate', status: 'running' };
     }
@@ -147,7 +149,7 @@ export function createStartRun(deps: StartRunDeps) {
     });
     // Another execution resumed the run between our read and our write: it drives the run.
     if (!attached) return { runId: existing.runId, action: 'duplicate', status: 'running' };
-    return { runId: existing.runId, action: 'resume', status: 'running' };
+    return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.steps) };
   };
 }
 
@@ -173,7 +175,7 @@ async function migrate(
     // A retry of this StartRun after its write: the migration stands; the stop may not have happened.
     const last = existing.migrations?.at(-1);
     if (last?.to.executionArn === executionArn) await stopSuperseded(last);
-    return { runId: existing.runId, action: 'resume', status: 'running' };
+    return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.steps) };
   }
   const verdict = migrationVerdict(existing, deps.agent, fingerprint, ask.to);
   if (!verdict.allowed) throw new InvalidInputError(`migrate: ${verdict.reason}`);
@@ -187,7 +189,7 @@ async function migrate(
   // Another execution took the run over between our read and our write: nothing was migrated.
   if (!attached) throw new InvalidInputError(`migrate: run ${existing.runId} changed hands while migrating; look at its status and try again`);
   await stopSuperseded(migration);
-  return { runId: existing.runId, action: 'resume', status: 'running' };
+  return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.steps) };
 }
 
 /** What differs between the code a run started on and this code; empty when a resume is safe. */

@@ -1,3 +1,4 @@
+import { historyAtStart } from '../../lambdas/guards/history.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
@@ -125,7 +126,7 @@ describe('StartRun', () => {
   afterEach(() => ledger.close());
 
   it('starts a new run, and the same execution resumes it', async () => {
-    expect(await start()({ event, executionArn: 'arn:e1' })).toEqual({ runId: 'r1', action: 'start', status: 'running' });
+    expect(await start()({ event, executionArn: 'arn:e1' })).toEqual({ runId: 'r1', action: 'start', status: 'running', history: historyAtStart(0) });
     expect(await start()({ event, executionArn: 'arn:e1' })).toMatchObject({ action: 'resume' });
     expect((await ledger.getRun('r1'))!.fingerprint).toBe(agentFingerprint('v1'));
   });

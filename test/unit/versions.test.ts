@@ -1,3 +1,4 @@
+import { historyAtStart } from '../../lambdas/guards/history.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { RunRecord } from '../../lambdas/ledger/records.js';
@@ -121,7 +122,7 @@ describe('steps on a run bound to other code', () => {
 
   it('StartRun of a compatible version takes the run over, records the migration and stops the superseded execution', async () => {
     const e2 = 'arn:aws:states:us-east-1:1:execution:m:e2';
-    expect(await startRun(v3)({ event: { runId: 'r', input: { id: 'o1' }, migrate: { to: '3', by: 'ops' } }, executionArn: e2 })).toEqual({ runId: 'r', action: 'resume', status: 'running' });
+    expect(await startRun(v3)({ event: { runId: 'r', input: { id: 'o1' }, migrate: { to: '3', by: 'ops' } }, executionArn: e2 })).toEqual({ runId: 'r', action: 'resume', status: 'running', history: historyAtStart(0) });
     expect(await ledger.getRun('r')).toMatchObject({
       executionArn: e2,
       fingerprint: fp(v3),
