@@ -110,7 +110,8 @@ export class DynamoDbLedger extends StorageLedger {
     const attributes: Item = {
       ...stored.record,
       ...key,
-      ...(countedSteps && { countedSteps: new Set(countedSteps) }),
+      // A list, not a set: the window of counted keys is kept in the order they were counted (protocol.ts countStep).
+      ...(countedSteps && { countedSteps }),
       ...(guardReasons && { guardReasons: new Set(guardReasons) }),
       ...(expires !== undefined && { expiresAt: expires }),
       ...(isRunningRun(stored.record) && { runningRun: RUNNING }),
@@ -295,7 +296,9 @@ const id = (key: Key) => `${key.pk}|${key.sk}`;
 /** An item as the protocol reads it: its record, its storage attributes, its seal as the basis of a put. */
 function decode(item: Item | undefined): Stored | undefined {
   if (!item) return undefined;
-  const { countedSteps, guardReasons, expiresAt: expires } = item as { countedSteps?: Set<string>; guardReasons?: Set<string>; expiresAt?: number };
+  // countedSteps: a list; an item written before the window holds a set, whose order is lost (its first
+  // count after the upgrade keeps 64 of its keys, whichever they are).
+  const { countedSteps, guardReasons, expiresAt: expires } = item as { countedSteps?: string[] | Set<string>; guardReasons?: Set<string>; expiresAt?: number };
   return {
     record: strip(item),
     meta: { ...(countedSteps && { countedSteps: [...countedSteps] }), ...(guardReasons && { guardReasons: [...guardReasons] }), ...(expires !== undefined && { expiresAt: expires }) },

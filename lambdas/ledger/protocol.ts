@@ -58,7 +58,7 @@ export interface Stored<T = Record<string, unknown>> {
 }
 
 export interface Meta {
-  /** Step keys counted into a run's counters (countStep): a retried step is counted once. */
+  /** The newest step keys counted into a run's counters, oldest first (countStep): a retried step is counted once. */
   countedSteps?: string[];
   /** Reasons of the guard events recorded on a run: a warning repeated every turn is recorded once. */
   guardReasons?: string[];
@@ -170,13 +170,30 @@ export function recordGuardEvent(current: Current<RunRecord>, event: GuardEvent)
   return write(next, { ...current.meta, guardReasons: [...reasons, event.reason] }, undefined);
 }
 
-/** The counted step keys make the count idempotent: a retried step that was counted already changes nothing. */
+/**
+ * The counted step keys a run item keeps: the newest, in the order they were counted. Enough for
+ * exactly-once because a run's steps are sequential — one execution drives a run, and a step is
+ * retried (by the state machine, or by the execution that resumes a dead one) before the run goes
+ * on — so between a step's count and its retry nothing else is counted but the approval waits of
+ * its turn and its turn's other tool calls. Keeping them all grew the item by one key a step: write
+ * units rose with the run's length (quadratic over a run) and a run failed every write past
+ * ~40,000 steps (DynamoDB's 400 KB item), RecordFailure included (issue 20 item 7).
+ */
+export const COUNTED_STEPS_KEPT = 64;
+
+/**
+ * The counted step keys make the count idempotent: a retried step that was counted already changes
+ * nothing. The counters are monotone sums; the keys kept are the last COUNTED_STEPS_KEPT.
+ *
+ *   countStep(turn:7) ─► turn:7 not in the window ─► counters += deltas, window = […, turn:7] (oldest dropped)
+ *   retry     turn:7 ─► turn:7 in the window     ─► nothing written
+ */
 export function countStep(current: Current<RunRecord>, stepKey: string, deltas: Partial<Counters>): Step<boolean> {
   const counted = current?.meta.countedSteps ?? [];
   if (!current || counted.includes(stepKey)) return keep(false);
   const next: Record<string, unknown> = { ...current.record };
   for (const [name, delta] of Object.entries(deltas)) if (delta) next[name] = ((next[name] as number | undefined) ?? 0) + delta;
-  return write(next, { ...current.meta, countedSteps: [...counted, stepKey] }, true);
+  return write(next, { ...current.meta, countedSteps: [...counted, stepKey].slice(-COUNTED_STEPS_KEPT) }, true);
 }
 
 /** Only a later extension of this budget applies: a repeated or stale one changes nothing. */
