@@ -102,8 +102,28 @@ const Ledger = z.object({
   rows: z.array(z.object({ ledger: z.string(), msPerStep: figure.positive(), msPerCall: figure.positive(), min: figure, max: figure })).length(3),
 });
 
+/**
+ * The fleet on a simulated clock (bench/fleet.ts): every run completed, none lost, a start rate, no
+ * Step Functions call on an agent step's hot path, and the throttling it met accounted for.
+ */
+const Fleet = z
+  .object({
+    runs: count.min(1),
+    completed: count,
+    lost,
+    steps: count.min(1),
+    startsPerSecond: figure.positive().nullable(),
+    sustainedStartsBound: z.object({ perSecond: figure.positive(), byApi: z.record(z.string(), figure.positive()) }),
+    stepsPerSecond: figure.positive(),
+    throttled: z.object({ attempts: count, absorbedBySdkRetry: count, failedCalls: none('throttled call(s) failed after the retries'), quotasOn: z.boolean() }),
+    sfnApiCallsPerStep: figure.nonnegative().max(0.02, { error: (issue) => `${String(issue.input)} Step Functions calls per agent step (the hot path makes none; the history is read once in ~60 steps at most)` }),
+    aws: z.object({ perRun: z.object({ dollars: figure.positive() }) }),
+  })
+  .refine((report) => report.completed === report.runs, { error: 'not every run completed' })
+  .refine((report) => report.runs < 2 || report.startsPerSecond !== null, { error: 'no start rate for two or more runs' });
+
 /** Each mode of bench/main.ts, the schema its `--json` must satisfy. */
-export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger } as const;
+export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet } as const;
 export type Mode = keyof typeof REPORTS;
 
 /** The problems with one benchmark's `--json` output, each naming the figure; empty when it measured. */
@@ -158,5 +178,7 @@ function summary(mode: Mode, report: any): string {
       return report.results.map((r: any) => `${r.steps} steps, ${r.eventsPerExecution.length} executions, ${r.compactions} compactions`).join('; ');
     case 'ledger':
       return report.rows.map((row: any) => `${row.ledger} ${fixed(row.msPerStep, 3)} ms/step`).join(', ');
+    case 'fleet':
+      return `${report.completed}/${report.runs} runs completed, ${report.lost} lost, ${report.startsPerSecond} starts/s (bound ${report.sustainedStartsBound.perSecond}/s), ${report.stepsPerSecond} steps/s, ${report.sfnApiCallsPerStep} Step Functions calls/step, ${report.throttled.attempts} throttled (quotas ${report.throttled.quotasOn ? 'on' : 'off'})`;
   }
 }

@@ -5,17 +5,21 @@
  *   --cost       model dollars of the sample day with prompt caching and without (bench/cost.ts)
  *   --longruns   input tokens with and without compaction, events per execution (bench/longruns.ts)
  *   --ledger     each ledger's milliseconds per agent step, alone (bench/ledger.ts)
+ *   --fleet <n>  n concurrent runs on a simulated clock, the API quotas on (bench/fleet.ts)
  * `bench/check.ts` validates each mode's `--json` (CI runs a short form of every mode through it).
  */
 // Like bin/savepoint.js: the SDK's Node 20 notice is noise here (read when a client is created).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const MODES = ['overhead', 'cost', 'longruns', 'ledger'] as const;
+const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet'] as const;
 
 const mode = MODES.find((name) => process.argv.includes(`--${name}`)) ?? 'waste';
 if (mode === 'overhead') {
   const { overheadBenchmark } = await import('./overhead.js');
   await overheadBenchmark(process.argv.slice(2));
+} else if (mode === 'fleet') {
+  const { fleetBenchmark } = await import('./fleet.js');
+  await fleetBenchmark(process.argv.slice(2));
 } else {
   await import(`./${mode}.js`);
 }

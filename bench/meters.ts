@@ -40,22 +40,25 @@ export interface LambdaUsage {
   gbSeconds: number;
 }
 
-/** Handler time of every Task the engine runs, per execution as one total; `reset` between runs. */
-export function lambdaMeter(engine: Pick<LocalEngine, 'on'>, memory: Record<string, number>) {
+/**
+ * Handler time of every Task the engine runs, per execution as one total; `reset` between runs.
+ * @param now the clock durations are read on (the fleet benchmark's is simulated) @default performance.now
+ */
+export function lambdaMeter(engine: Pick<LocalEngine, 'on'>, memory: Record<string, number>, now: () => number = () => performance.now()) {
   let usage: LambdaUsage = { invocations: 0, billedMs: 0, gbSeconds: 0 };
   // The definition runs one Task at a time per execution (no Map or Parallel state): the state last
   // entered is the one whose Task starts.
   const open = new Map<string, { state: string; startedAt?: number }>();
   const off = engine.on((event) => {
-    const now = performance.now();
+    const at = now();
     if (event.stateEnteredEventDetails) open.set(event.executionArn, { state: event.stateEnteredEventDetails.name });
     else if (event.type === 'TaskStarted') {
       const current = open.get(event.executionArn);
-      if (current) current.startedAt = now;
+      if (current) current.startedAt = at;
     } else if (event.type === 'TaskSucceeded' || event.type === 'TaskFailed' || event.type === 'TaskSubmitted' || event.type === 'TaskTimedOut') {
       const current = open.get(event.executionArn);
       if (current?.startedAt === undefined) return;
-      const billedMs = Math.max(1, Math.ceil(now - current.startedAt));
+      const billedMs = Math.max(1, Math.ceil(at - current.startedAt));
       usage.invocations += 1;
       usage.billedMs += billedMs;
       usage.gbSeconds += (billedMs / 1000) * ((memory[current.state] ?? 128) / 1024);

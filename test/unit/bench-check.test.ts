@@ -68,6 +68,24 @@ describe('bench/check.ts', () => {
     const run = { status: 'failed', steps: 61, inputTokens: { lastTurn: 1, maxTurn: 2, total: 3 }, compactions: 0, eventsPerExecution: [212] };
     expect(checkReport('longruns', text({ results: [run, { ...run, status: 'succeeded' }] }))).toEqual(['results.0.status: the run ended failed, not succeeded']);
   });
+
+  it('accepts a fleet that completed every run, and rejects a lost run or Step Functions calls on the hot path', () => {
+    const fleet = {
+      runs: 20,
+      completed: 20,
+      lost: 0,
+      steps: 2_000,
+      startsPerSecond: 200,
+      sustainedStartsBound: { perSecond: 300, byApi: { StartExecution: 300 } },
+      stepsPerSecond: 29.7,
+      throttled: { attempts: 0, absorbedBySdkRetry: 0, failedCalls: 0, quotasOn: true },
+      sfnApiCallsPerStep: 0,
+      aws: { perRun: { dollars: 0.007 } },
+    };
+    expect(checkReport('fleet', text(fleet))).toEqual([]);
+    expect(checkReport('fleet', text({ ...fleet, completed: 19, lost: 1 }))).toEqual(['lost: 1 run(s) lost', '(report): not every run completed']);
+    expect(checkReport('fleet', text({ ...fleet, sfnApiCallsPerStep: 1.01 }))[0]).toMatch(/^sfnApiCallsPerStep: 1.01 Step Functions calls per agent step/);
+  });
 });
 
 describe('bench/aws-cost.ts', () => {

@@ -1,0 +1,117 @@
+import type { Clock } from '../lambdas/shared/ports.js';
+
+/**
+ * Simulated time for the fleet benchmark: a clock that moves only when every participant (each
+ * live run, and the driver that starts them) is waiting on it. Work done by this process between
+ * two waits — the engine, the steps, the ledger — takes no simulated time; a wait (a model call's
+ * latency, a DynamoDB request's) takes exactly its simulated length, however long the CPU needed
+ * to get there. So 1,000 runs of ~2 s model calls cost simulated seconds, not the minutes two cores
+ * need to execute 100,000 steps, and the quotas (token buckets on this clock) see the rates the
+ * fleet would make on AWS.
+ *
+ * What is not simulated takes no simulated time: Lambda's own start and invoke latency, a state
+ * transition's, a tool call's (the payments provider answers in process), and the engine's retry
+ * waits, which are real milliseconds (the stack's `retryDelayMs`).
+ *
+ * @example
+ * const sim = new SimulatedTime(Date.parse('2026-12-01T02:00:00Z'));
+ * sim.join();            // a participant
+ * await sim.sleep(1500); // resumes when every participant waits and 1.5 simulated seconds passed
+ * sim.leave();
+ */
+export class SimulatedTime implements Clock {
+  #now: number;
+  #participants = 0;
+  #waiters: { at: number; wake: () => void }[] = [];
+  #timer: NodeJS.Immediate | undefined;
+  /** Times the clock moved. */
+  advances = 0;
+
+  /**
+   * @param quantumMs the grid wake-ups are rounded up to: a wait is up to this much longer than
+   *   asked, never shorter @default 10
+   */
+  constructor(
+    startMs: number,
+    readonly quantumMs = 10,
+  ) {
+    this.#now = startMs;
+  }
+
+  now(): Date {
+    return new Date(this.#now);
+  }
+
+  nowMs(): number {
+    return this.#now;
+  }
+
+  join(): void {
+    this.#participants += 1;
+  }
+
+  leave(): void {
+    this.#participants -= 1;
+    this.#poll();
+  }
+
+  /** Resolves once `ms` simulated milliseconds have passed (0 or less: at once). */
+  sleep(ms: number): Promise<void> {
+    if (!(ms > 0)) return Promise.resolve();
+    return new Promise((wake) => {
+      // Wake-ups fall on a grid (rounded up): runs due in the same quantum wake together, so the
+      // clock moves once for them all (each move waits for the process to go idle).
+      this.#waiters.push({ at: Math.ceil((this.#now + ms) / this.quantumMs) * this.quantumMs, wake });
+      this.#poll();
+    });
+  }
+
+  /**
+   * Checks, on the next turn of the event loop, whether everyone waits: then the clock jumps to the
+   * earliest wake-up and wakes everyone due. Checked again on each turn until it moves, so work
+   * still in flight (promise chains, real timers) finishes first.
+   */
+  #poll(): void {
+    if (this.#timer) return;
+    this.#timer = setImmediate(() => {
+      this.#timer = undefined;
+      if (this.#waiters.length === 0) return;
+      if (this.#waiters.length < this.#participants) {
+        this.#poll();
+        return;
+      }
+      const at = Math.min(...this.#waiters.map((waiter) => waiter.at));
+      this.#now = Math.max(this.#now, at);
+      this.advances += 1;
+      const due = this.#waiters.filter((waiter) => waiter.at <= this.#now);
+      this.#waiters = this.#waiters.filter((waiter) => waiter.at > this.#now);
+      for (const waiter of due) waiter.wake();
+      if (this.#waiters.length > 0) this.#poll();
+    });
+  }
+}
+
+/** A seeded PRNG (mulberry32): the same seed draws the same latencies. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/**
+ * A log-normal latency in milliseconds, as service latencies are distributed: `median`, and `p95`
+ * above it (σ = ln(p95 / median) / 1.645), capped at `max`.
+ */
+export function logNormal(random: () => number, latency: { median: number; p95: number; max: number }): () => number {
+  const sigma = Math.log(latency.p95 / latency.median) / 1.645;
+  return () => {
+    // Box–Muller: a standard normal from two uniforms.
+    const z = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    return Math.min(latency.max, latency.median * Math.exp(sigma * z));
+  };
+}

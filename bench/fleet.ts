@@ -1,0 +1,241 @@
+/**
+ * `npm run bench -- --fleet <runs> [--steps 100] [--offered 200] [--seed 1] [--json]`: `<runs>`
+ * concurrent runs of the refund reconciler through the local twin on a simulated clock
+ * (bench/fleet-sim.ts): the synthesized definition on the in-process engine, the real handlers,
+ * the embedded in-memory ledger, Step Functions' API quotas on that clock when the twin has them.
+ *
+ * What is simulated: time. Starts are offered at `--offered` per simulated second (the driver
+ * calls StartExecution through the real SDK); each model call waits a log-normal latency (median
+ * 1.5 s, p95 4 s: a short tool-choosing turn of a hosted model); each ledger call a DynamoDB-like
+ * one (median 6 ms, p95 15 ms). The model's answers are the warm-up run's recorded turns
+ * (bench/scripted-model.ts), so every run makes the same `--steps` steps.
+ * What is measured: everything else — every run's steps through the engine and the handlers, each
+ * Step Functions API call the steps make (counted on the SDK client they share), the state
+ * transitions and Lambda invocations in the histories, the run records' timestamps (on the
+ * simulated clock), the runs that did not finish.
+ */
+import { parseArgs } from 'node:util';
+import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
+import type { ModelClient } from '../lambdas/agent/messages.js';
+import { summarizeHistory } from '../local/engine.js';
+import { localAwsConfig } from '../local/aws-config.js';
+import { cachedTemplate } from '../local/template-cache.js';
+import type { CfnTemplateJson } from '../local/asl.js';
+import { AWS_PRICES, awsBill } from './aws-cost.js';
+import { logNormal, seededRandom, SimulatedTime } from './fleet-sim.js';
+import { lambdaMeter, memoryByState } from './meters.js';
+import { allInvocations, BENCH_CONFIG, benchStack } from './pipeline.js';
+import { scriptedModel } from './scripted-model.js';
+import { dayWithSteps } from './workload.js';
+
+const MODEL_LATENCY = { median: 1_500, p95: 4_000, max: 60_000 };
+const LEDGER_LATENCY = { median: 6, p95: 15, max: 200 };
+/** The per-account quotas a start and a step spend, refill per second (Step Functions' published table, us-east-1). */
+const REFILL_PER_SECOND: Record<string, number> = { StartExecution: 300, DescribeExecution: 15, DescribeStateMachineForExecution: 1, GetExecutionHistory: 20, SendTaskSuccess: 500, SendTaskFailure: 500, StopExecution: 200 };
+
+/** Counts the Step Functions calls a client sends, the throttled attempts among them, and the calls that failed throttled after the SDK's retries. */
+function meterSfn(client: SFNClient) {
+  const calls: Record<string, number> = {};
+  let throttledAttempts = 0;
+  let failedThrottled = 0;
+  const isThrottle = (error: unknown) => error instanceof Error && /Throttl|Rate exceeded/.test(`${error.name} ${error.message}`);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = String(context.commandName).replace(/Command$/, '');
+      calls[name] = (calls[name] ?? 0) + 1;
+      try {
+        return await next(args);
+      } catch (error) {
+        if (isThrottle(error)) failedThrottled += 1;
+        throw error;
+      }
+    },
+    { step: 'initialize', name: 'fleetCountCalls' },
+  );
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if (isThrottle(error)) throttledAttempts += 1;
+        throw error;
+      }
+    },
+    { step: 'deserialize', name: 'fleetCountAttempts' },
+  );
+  return { calls: () => ({ ...calls }), throttledAttempts: () => throttledAttempts, failedThrottled: () => failedThrottled };
+}
+
+/** Every ledger call waits a DynamoDB-like latency first (the role methods, bound to the ledger). */
+function slowLedger(ledger: Ledger, sim: SimulatedTime, latency: () => number): Ledger {
+  return new Proxy(ledger, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function' || property === 'close') return value;
+      return async (...args: unknown[]) => {
+        await sim.sleep(latency());
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+export async function fleetBenchmark(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      fleet: { type: 'string' },
+      steps: { type: 'string', default: '100' },
+      offered: { type: 'string', default: '200' },
+      seed: { type: 'string', default: '1' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const runs = Number(values.fleet ?? 1000);
+  const steps = Number(values.steps);
+  const offered = Number(values.offered);
+  if (!Number.isInteger(runs) || runs < 1) throw new RangeError(`--fleet must be a whole number of runs, got ${values.fleet}`);
+  if (!(offered > 0)) throw new RangeError(`--offered must be starts per simulated second > 0, got ${values.offered}`);
+  const progress = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
+  const random = seededRandom(Number(values.seed));
+  const modelLatency = logNormal(random, MODEL_LATENCY);
+  const ledgerLatency = logNormal(random, LEDGER_LATENCY);
+
+  const sim = new SimulatedTime(Date.parse('2026-12-01T02:00:00Z'));
+  const { day } = dayWithSteps(steps);
+  const template = (await cachedTemplate('refund-reconciler')) as CfnTemplateJson;
+  const scripted = scriptedModel();
+  let simulated = false;
+  const withLatency = (client: ModelClient): ModelClient => ({
+    createMessage: async (request, signal) => {
+      if (simulated) await sim.sleep(modelLatency());
+      return client.createMessage(request, signal);
+    },
+  });
+  const stack = await benchStack({
+    day,
+    template,
+    failRate: 0,
+    seed: 1,
+    worldInMemory: true,
+    clock: sim,
+    retryDelayMs: 1,
+    // The twin's per-account API throttling, on the simulated clock (local/sfn-quotas.ts, when the twin has it).
+    ...({ quotas: true } as object),
+    decorateLedger: (ledger) => slowLedger(ledger, sim, () => (simulated ? ledgerLatency() : 0)),
+    wrapModel: (client) => withLatency(scripted.wrap(client)),
+  });
+  const steps_ = meterSfn(stack.sfn);
+  const lambda = lambdaMeter(stack.engine, memoryByState(template), () => sim.nowMs());
+  // The driver's own client: what an operator's scheduler (EventBridge, a Distributed Map) calls.
+  const driver = new SFNClient({ ...localAwsConfig, endpoint: stack.endpoints.sfn });
+  const starts = meterSfn(driver);
+  try {
+    // The warm-up run is the simulated model's: every fleet run replays its turns.
+    const { executionArn: warmArn } = stack.engine.startExecution({ name: 'fleet-warm-up', input: { runId: 'fleet-warm-up', input: { date: day.date }, config: BENCH_CONFIG } });
+    const warm = await stack.engine.waitForExecution(warmArn);
+    const warmRun = await stack.ledger.getRun('fleet-warm-up');
+    if (warm.status !== 'SUCCEEDED' || warmRun?.steps !== steps) throw new Error(`the warm-up run ${warm.status} after ${warmRun?.steps} of ${steps} steps`);
+    scripted.replay((await stack.ledger.listConversation('fleet-warm-up')).turns);
+    lambda.reset();
+    simulated = true;
+
+    const wallStarted = performance.now();
+    const cpuBefore = process.cpuUsage();
+    const simStarted = sim.nowMs();
+    const ids = Array.from({ length: runs }, (_, index) => `fleet-${String(index + 1).padStart(5, '0')}`);
+    const finished: Promise<{ runId: string; status: string; executionArn: string }>[] = [];
+    let ended = 0;
+    sim.join(); // the driver
+    for (const [index, runId] of ids.entries()) {
+      await sim.sleep(simStarted + (index * 1000) / offered - sim.nowMs());
+      sim.join();
+      const started = await driver
+        .send(new StartExecutionCommand({ stateMachineArn: stack.stateMachineArn, name: runId, input: JSON.stringify({ runId, input: { date: day.date }, config: BENCH_CONFIG }) }))
+        .catch((error: unknown) => error as Error);
+      if (started instanceof Error) {
+        sim.leave();
+        finished.push(Promise.resolve({ runId, status: `NOT STARTED (${started.name})`, executionArn: '' }));
+        continue;
+      }
+      const executionArn = started.executionArn!;
+      finished.push(
+        stack.engine.waitForExecution(executionArn).then((done) => {
+          sim.leave();
+          ended += 1;
+          if (ended % Math.max(1, Math.floor(runs / 10)) === 0) progress(`  ${ended}/${runs} runs ended at ${((sim.nowMs() - simStarted) / 1000).toFixed(1)} simulated s (${((performance.now() - wallStarted) / 1000).toFixed(0)} s real)`);
+          return { runId, status: done.status, executionArn };
+        }),
+      );
+    }
+    sim.leave();
+    const outcomes = await Promise.all(finished);
+    const wallMs = performance.now() - wallStarted;
+    const cpu = process.cpuUsage(cpuBefore);
+
+    const records = await Promise.all(ids.map((runId) => stack.ledger.getRun(runId)));
+    const completed = records.filter((run) => run?.status === 'succeeded').length;
+    const totalSteps = records.reduce((sum, run) => sum + (run?.steps ?? 0), 0);
+    const created = records.flatMap((run) => (run ? [Date.parse(run.createdAt)] : [])).sort((a, b) => a - b);
+    const ends = records.flatMap((run) => (run?.finishedAt ? [Date.parse(run.finishedAt)] : []));
+    const makespanS = (Math.max(...ends, sim.nowMs()) - simStarted) / 1000;
+    const startWindowS = created.length > 1 ? (created.at(-1)! - created[0]!) / 1000 : 0;
+    let transitions = 0;
+    let invocations = 0;
+    for (const outcome of outcomes) {
+      if (!outcome.executionArn) continue;
+      const states = summarizeHistory(stack.engine.getExecutionHistory(outcome.executionArn));
+      transitions += Object.values(states).reduce((sum, state) => sum + state.entered, 0);
+      invocations += allInvocations(states);
+    }
+    const stepCalls = steps_.calls();
+    const sfnStepCalls = Object.values(stepCalls).reduce((sum, n) => sum + n, 0);
+    const startCalls = starts.calls();
+    // The sustained bound: per API a start or a step spends, its refill over the calls it needs.
+    const perRun = Object.entries({ ...stepCalls, StartExecution: (startCalls['StartExecution'] ?? 0) + (stepCalls['StartExecution'] ?? 0) }).filter(([, n]) => n > 0);
+    const bounds = Object.fromEntries(perRun.map(([api, n]) => [api, Math.round((REFILL_PER_SECOND[api] ?? Infinity) / (n / runs))]));
+    const sustainedBound = Math.min(...Object.values(bounds));
+    const usage = lambda.usage();
+    const quotas = (stack as { quotas?: { throttled(): Record<string, number> } }).quotas;
+    const throttledAtEndpoint = quotas?.throttled() ?? {};
+    const throttledAttempts = steps_.throttledAttempts() + starts.throttledAttempts();
+    const failedThrottled = steps_.failedThrottled() + starts.failedThrottled();
+    const usagePerStep = { transitions: transitions / totalSteps, lambdaInvocations: invocations / totalSteps, lambdaGbSeconds: usage.gbSeconds / totalSteps };
+    const bill = awsBill(usagePerStep, steps);
+
+    const report = {
+      runs,
+      completed,
+      lost: runs - completed,
+      steps: totalSteps,
+      startsPerSecond: startWindowS > 0 ? round((created.length - 1) / startWindowS) : null,
+      offeredStartsPerSecond: offered,
+      sustainedStartsBound: { perSecond: sustainedBound, byApi: bounds },
+      stepsPerSecond: round(totalSteps / makespanS),
+      simulatedSeconds: round(makespanS),
+      throttled: { atEndpoint: throttledAtEndpoint, attempts: throttledAttempts, absorbedBySdkRetry: throttledAttempts - failedThrottled, failedCalls: failedThrottled, quotasOn: quotas !== undefined },
+      sfnApiCallsPerStep: round(sfnStepCalls / totalSteps, 4),
+      sfnApiCallsByStep: stepCalls,
+      aws: { perRun: { dollars: round(bill.dollars, 5), stepFunctions: round(bill.stepFunctions.dollars, 5), lambda: round(bill.lambdaRequests.dollars + bill.lambdaDuration.dollars, 5) }, usagePerStep: { ...usagePerStep, lambdaGbSeconds: round(usagePerStep.lambdaGbSeconds, 5) }, prices: AWS_PRICES.asOf, dynamodbNotMetered: true },
+      measured: { wallSeconds: round(wallMs / 1000, 1), cpuSeconds: round((cpu.user + cpu.system) / 1e6, 1), msPerStep: round(wallMs / totalSteps, 3), clockAdvances: sim.advances },
+      notStarted: outcomes.filter((outcome) => outcome.status.startsWith('NOT STARTED')).map((outcome) => outcome.runId),
+    };
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      return;
+    }
+    console.log(`fleet: ${runs} runs of ${steps} steps on a simulated clock (${report.simulatedSeconds} simulated s; ${report.measured.wallSeconds} s real, ${report.measured.msPerStep} ms a step on this machine)`);
+    console.log(`  completed ${completed}, lost ${report.lost}${report.notStarted.length ? ` (${report.notStarted.length} never started)` : ''}`);
+    console.log(`  starts: ${report.startsPerSecond}/s achieved at ${offered}/s offered; sustained bound ${sustainedBound}/s (${Object.entries(bounds).map(([api, n]) => `${api} ${n}/s`).join(', ')})`);
+    console.log(`  steps: ${report.stepsPerSecond}/s; Step Functions API calls per step ${report.sfnApiCallsPerStep} (${JSON.stringify(stepCalls)})`);
+    console.log(`  throttled: ${throttledAttempts} attempts (${report.throttled.absorbedBySdkRetry} absorbed by the SDK's retry, ${failedThrottled} failed)${quotas ? `; endpoint refusals ${JSON.stringify(throttledAtEndpoint)}` : '; quotas not enforced by this twin'}`);
+    console.log(`  AWS per run: $${report.aws.perRun.dollars} (Step Functions $${report.aws.perRun.stepFunctions}, Lambda $${report.aws.perRun.lambda}; DynamoDB not metered here: see --overhead)`);
+  } finally {
+    driver.destroy();
+    lambda.close();
+    await stack.close();
+  }
+}
+
+const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
