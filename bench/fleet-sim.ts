@@ -1,5 +1,6 @@
 import type { Clock } from '../lambdas/shared/ports.js';
 
+
 /**
  * Simulated time for the fleet benchmark: a clock that moves only when every participant (each
  * live run, and the driver that starts them) is waiting on it. Work done by this process between
@@ -89,18 +90,6 @@ export class SimulatedTime implements Clock {
       if (this.#waiters.length > 0) this.#poll();
     });
   }
-}
-
-/** A seeded PRNG (mulberry32): the same seed draws the same latencies. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 /**

@@ -23,7 +23,8 @@ import { localAwsConfig } from '../local/aws-config.js';
 import { cachedTemplate } from '../local/template-cache.js';
 import type { CfnTemplateJson } from '../local/asl.js';
 import { AWS_PRICES, awsBill } from './aws-cost.js';
-import { logNormal, seededRandom, SimulatedTime } from './fleet-sim.js';
+import { seededRandom } from '../sim/random.js';
+import { logNormal, SimulatedTime } from './fleet-sim.js';
 import { lambdaMeter, memoryByState } from './meters.js';
 import { allInvocations, BENCH_CONFIG, benchStack } from './pipeline.js';
 import { scriptedModel } from './scripted-model.js';
@@ -203,6 +204,7 @@ export async function fleetBenchmark(argv: string[]) {
     const failedThrottled = steps_.failedThrottled() + starts.failedThrottled();
     const usagePerStep = { transitions: transitions / totalSteps, lambdaInvocations: invocations / totalSteps, lambdaGbSeconds: usage.gbSeconds / totalSteps };
     const bill = awsBill(usagePerStep, steps);
+    const per100 = awsBill(usagePerStep, 100);
 
     const report = {
       runs,
@@ -217,7 +219,10 @@ export async function fleetBenchmark(argv: string[]) {
       throttled: { atEndpoint: throttledAtEndpoint, attempts: throttledAttempts, absorbedBySdkRetry: throttledAttempts - failedThrottled, failedCalls: failedThrottled, quotasOn: quotas !== undefined },
       sfnApiCallsPerStep: round(sfnStepCalls / totalSteps, 4),
       sfnApiCallsByStep: stepCalls,
-      aws: { perRun: { dollars: round(bill.dollars, 5), stepFunctions: round(bill.stepFunctions.dollars, 5), lambda: round(bill.lambdaRequests.dollars + bill.lambdaDuration.dollars, 5) }, usagePerStep: { ...usagePerStep, lambdaGbSeconds: round(usagePerStep.lambdaGbSeconds, 5) }, prices: AWS_PRICES.asOf, dynamodbNotMetered: true },
+      aws: {
+        perRun: { steps, dollars: round(bill.dollars, 5), stepFunctions: round(bill.stepFunctions.dollars, 5), lambda: round(bill.lambdaRequests.dollars + bill.lambdaDuration.dollars, 5) },
+        per100StepRun: { dollars: round(per100.dollars, 5), stepFunctions: round(per100.stepFunctions.dollars, 5), lambda: round(per100.lambdaRequests.dollars + per100.lambdaDuration.dollars, 5) },
+        usagePerStep: { ...usagePerStep, lambdaGbSeconds: round(usagePerStep.lambdaGbSeconds, 5) }, prices: AWS_PRICES.asOf, dynamodbNotMetered: true },
       measured: { wallSeconds: round(wallMs / 1000, 1), cpuSeconds: round((cpu.user + cpu.system) / 1e6, 1), msPerStep: round(wallMs / totalSteps, 3), clockAdvances: sim.advances },
       notStarted: outcomes.filter((outcome) => outcome.status.startsWith('NOT STARTED')).map((outcome) => outcome.runId),
     };
@@ -230,7 +235,7 @@ export async function fleetBenchmark(argv: string[]) {
     console.log(`  starts: ${report.startsPerSecond}/s achieved at ${offered}/s offered; sustained bound ${sustainedBound}/s (${Object.entries(bounds).map(([api, n]) => `${api} ${n}/s`).join(', ')})`);
     console.log(`  steps: ${report.stepsPerSecond}/s; Step Functions API calls per step ${report.sfnApiCallsPerStep} (${JSON.stringify(stepCalls)})`);
     console.log(`  throttled: ${throttledAttempts} attempts (${report.throttled.absorbedBySdkRetry} absorbed by the SDK's retry, ${failedThrottled} failed)${quotas ? `; endpoint refusals ${JSON.stringify(throttledAtEndpoint)}` : '; quotas not enforced by this twin'}`);
-    console.log(`  AWS per run: $${report.aws.perRun.dollars} (Step Functions $${report.aws.perRun.stepFunctions}, Lambda $${report.aws.perRun.lambda}; DynamoDB not metered here: see --overhead)`);
+    console.log(`  AWS per ${steps}-step run: $${report.aws.perRun.dollars} (Step Functions $${report.aws.perRun.stepFunctions}, Lambda $${report.aws.perRun.lambda}, its model waits included; DynamoDB not metered here: see --overhead)`);
   } finally {
     driver.destroy();
     lambda.close();
