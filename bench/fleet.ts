@@ -35,7 +35,7 @@ const LEDGER_LATENCY = { median: 6, p95: 15, max: 200 };
 /** The per-account quotas a start and a step spend, refill per second (Step Functions' published table, us-east-1). */
 const REFILL_PER_SECOND: Record<string, number> = { StartExecution: 300, DescribeExecution: 15, DescribeStateMachineForExecution: 1, GetExecutionHistory: 20, SendTaskSuccess: 500, SendTaskFailure: 500, StopExecution: 200 };
 
-/** Counts the Step Functions calls a client sends, the throttled attempts among them, and the calls that failed throttled after the SDK's retries. */
+/** Counts the Step Functions calls the driver's client sends, its throttled attempts, and the calls that failed throttled after the SDK's retries. */
 function meterSfn(client: SFNClient) {
   const calls: Record<string, number> = {};
   let throttledAttempts = 0;
@@ -122,12 +122,11 @@ export async function fleetBenchmark(argv: string[]) {
     worldInMemory: true,
     clock: sim,
     retryDelayMs: 1,
-    // The twin's per-account API throttling, on the simulated clock (local/sfn-quotas.ts, when the twin has it).
-    ...({ quotas: true } as object),
+    // The twin's per-account API throttling, on the simulated clock (local/sfn-quotas.ts).
+    quotas: true,
     decorateLedger: (ledger) => slowLedger(ledger, sim, () => (simulated ? ledgerLatency() : 0)),
     wrapModel: (client) => withLatency(scripted.wrap(client)),
   });
-  const steps_ = meterSfn(stack.sfn);
   const lambda = lambdaMeter(stack.engine, memoryByState(template), () => sim.nowMs());
   // The driver's own client: what an operator's scheduler (EventBridge, a Distributed Map) calls.
   const driver = new SFNClient({ ...localAwsConfig, endpoint: stack.endpoints.sfn });
@@ -140,6 +139,7 @@ export async function fleetBenchmark(argv: string[]) {
     if (warm.status !== 'SUCCEEDED' || warmRun?.steps !== steps) throw new Error(`the warm-up run ${warm.status} after ${warmRun?.steps} of ${steps} steps`);
     scripted.replay((await stack.ledger.listConversation('fleet-warm-up')).turns);
     lambda.reset();
+    const warmCalls = stack.quotas!.admitted();
     simulated = true;
 
     const wallStarted = performance.now();
@@ -190,18 +190,21 @@ export async function fleetBenchmark(argv: string[]) {
       transitions += Object.values(states).reduce((sum, state) => sum + state.entered, 0);
       invocations += allInvocations(states);
     }
-    const stepCalls = steps_.calls();
-    const sfnStepCalls = Object.values(stepCalls).reduce((sum, n) => sum + n, 0);
+    // Every call any function makes passes the twin's quota check; the driver's own are taken out.
     const startCalls = starts.calls();
+    const admitted = stack.quotas!.admitted();
+    const stepCalls = Object.fromEntries(Object.entries(admitted).map(([api, n]) => [api, n - (startCalls[api] ?? 0) - (warmCalls[api] ?? 0)]).filter(([, n]) => Number(n) > 0)) as Record<string, number>;
+    const sfnStepCalls = Object.values(stepCalls).reduce((sum, n) => sum + n, 0);
     // The sustained bound: per API a start or a step spends, its refill over the calls it needs.
     const perRun = Object.entries({ ...stepCalls, StartExecution: (startCalls['StartExecution'] ?? 0) + (stepCalls['StartExecution'] ?? 0) }).filter(([, n]) => n > 0);
     const bounds = Object.fromEntries(perRun.map(([api, n]) => [api, Math.round((REFILL_PER_SECOND[api] ?? Infinity) / (n / runs))]));
     const sustainedBound = Math.min(...Object.values(bounds));
     const usage = lambda.usage();
-    const quotas = (stack as { quotas?: { throttled(): Record<string, number> } }).quotas;
-    const throttledAtEndpoint = quotas?.throttled() ?? {};
-    const throttledAttempts = steps_.throttledAttempts() + starts.throttledAttempts();
-    const failedThrottled = steps_.failedThrottled() + starts.failedThrottled();
+    const quotas = stack.quotas!;
+    const throttledAtEndpoint = quotas.throttled();
+    const throttledAttempts = Object.values(throttledAtEndpoint).reduce((sum, n) => sum + n, 0);
+    // The driver's throttled starts that the SDK's retries did not absorb; a step's throttled call fails its Lambda, which the state machine retries.
+    const failedThrottled = starts.failedThrottled();
     const usagePerStep = { transitions: transitions / totalSteps, lambdaInvocations: invocations / totalSteps, lambdaGbSeconds: usage.gbSeconds / totalSteps };
     const bill = awsBill(usagePerStep, steps);
     const per100 = awsBill(usagePerStep, 100);
@@ -216,7 +219,7 @@ export async function fleetBenchmark(argv: string[]) {
       sustainedStartsBound: { perSecond: sustainedBound, byApi: bounds },
       stepsPerSecond: round(totalSteps / makespanS),
       simulatedSeconds: round(makespanS),
-      throttled: { atEndpoint: throttledAtEndpoint, attempts: throttledAttempts, absorbedBySdkRetry: throttledAttempts - failedThrottled, failedCalls: failedThrottled, quotasOn: quotas !== undefined },
+      throttled: { byApi: throttledAtEndpoint, attempts: throttledAttempts, absorbedBySdkRetry: starts.throttledAttempts() - failedThrottled, stepCallsThrottled: throttledAttempts - starts.throttledAttempts(), failedCalls: failedThrottled, quotasOn: true },
       sfnApiCallsPerStep: round(sfnStepCalls / totalSteps, 4),
       sfnApiCallsByStep: stepCalls,
       aws: {
@@ -234,7 +237,7 @@ export async function fleetBenchmark(argv: string[]) {
     console.log(`  completed ${completed}, lost ${report.lost}${report.notStarted.length ? ` (${report.notStarted.length} never started)` : ''}`);
     console.log(`  starts: ${report.startsPerSecond}/s achieved at ${offered}/s offered; sustained bound ${sustainedBound}/s (${Object.entries(bounds).map(([api, n]) => `${api} ${n}/s`).join(', ')})`);
     console.log(`  steps: ${report.stepsPerSecond}/s; Step Functions API calls per step ${report.sfnApiCallsPerStep} (${JSON.stringify(stepCalls)})`);
-    console.log(`  throttled: ${throttledAttempts} attempts (${report.throttled.absorbedBySdkRetry} absorbed by the SDK's retry, ${failedThrottled} failed)${quotas ? `; endpoint refusals ${JSON.stringify(throttledAtEndpoint)}` : '; quotas not enforced by this twin'}`);
+    console.log(`  throttled: ${throttledAttempts} calls (${JSON.stringify(throttledAtEndpoint)}): ${report.throttled.absorbedBySdkRetry} starts absorbed by the SDK's retry, ${report.throttled.stepCallsThrottled} step calls throttled, ${failedThrottled} failed`);
     console.log(`  AWS per ${steps}-step run: $${report.aws.perRun.dollars} (Step Functions $${report.aws.perRun.stepFunctions}, Lambda $${report.aws.perRun.lambda}, its model waits included; DynamoDB not metered here: see --overhead)`);
   } finally {
     driver.destroy();

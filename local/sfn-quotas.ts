@@ -67,6 +67,7 @@ export class TokenBucket {
 export class SfnQuotas {
   readonly #buckets = new Map<string, TokenBucket>();
   readonly #throttled = new Map<string, number>();
+  readonly #admitted = new Map<string, number>();
   readonly #now: () => number;
   readonly #quotas: Readonly<Record<string, BucketQuota>>;
 
@@ -79,12 +80,18 @@ export class SfnQuotas {
   /** Spends one token of the action's bucket, or throws ThrottlingException; an action without a quota is free. */
   take(operation: string): void {
     const quota = this.#quotas[operation];
-    if (!quota) return;
+    const admit = () => void this.#admitted.set(operation, (this.#admitted.get(operation) ?? 0) + 1);
+    if (!quota) return admit();
     let bucket = this.#buckets.get(operation);
     if (!bucket) this.#buckets.set(operation, (bucket = new TokenBucket(quota, this.#now)));
-    if (bucket.tryTake()) return;
+    if (bucket.tryTake()) return admit();
     this.#throttled.set(operation, (this.#throttled.get(operation) ?? 0) + 1);
     throw new LocalSfnError('ThrottlingException', 'Rate exceeded');
+  }
+
+  /** Calls admitted so far, by action (the fleet benchmark's count of Step Functions calls). */
+  admitted(): Record<string, number> {
+    return Object.fromEntries(this.#admitted);
   }
 
   /** Calls refused so far, by action. */
