@@ -89,13 +89,15 @@ describe("the twin's IAM", () => {
   });
 
   it("refuses a function's Step Functions call its role is not granted: AccessDeniedException reaches the step", async () => {
-    const h = await harness(await withoutGrant('AgentStartRunFunctionServiceRoleDefaultPolicy', 'states:DescribeStateMachineForExecution'));
-    const finished = await h.run({ runId: 'no-describe', input: sampleInput });
+    // Handoff starts the successor (a low handoff threshold makes it hand off early). StartRun's
+    // DescribeStateMachineForExecution, the call this test first removed, is gone (issue 20 item 4).
+    const h = await harness(await withoutGrant('AgentHandoffFunctionServiceRoleDefaultPolicy', 'states:StartExecution'));
+    const finished = await h.run({ runId: 'no-start', input: sampleInput, config: { historyEventsBeforeHandoff: 50 } });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed')!;
     expect(failed.taskFailedEventDetails).toMatchObject({ error: 'AccessDeniedException' });
-    expect(failed.taskFailedEventDetails!.cause).toContain('assumed-role/AgentStartRunFunctionServiceRole');
-    expect(failed.taskFailedEventDetails!.cause).toContain('is not authorized to perform: states:DescribeStateMachineForExecution on resource: arn:aws:states:us-east-1:000000000000:execution:Savepoint-refund-reconciler:');
+    expect(failed.taskFailedEventDetails!.cause).toContain('assumed-role/AgentHandoffFunctionServiceRole');
+    expect(failed.taskFailedEventDetails!.cause).toContain('is not authorized to perform: states:StartExecution on resource: arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-refund-reconciler');
   });
 
   it("knows each caller by its access key: a role's key may do only what its policies allow, the operator everything", async () => {
