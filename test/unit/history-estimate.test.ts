@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { countIfDue, historyAtStart, MAX_EVENTS_AT_START, MAX_EVENTS_PER_CHECK, MAX_EVENTS_PER_STEP, mostEvents } from '../../lambdas/guards/history.js';
+
+/** A history that counts its reads and answers `events`. */
+const history = (events: number) => {
+  const reads: string[] = [];
+  return { reads, eventCount: async (arn: string) => (reads.push(arn), events) };
+};
+
+describe('when BudgetCheck counts its execution history (lambdas/guards/history.ts)', () => {
+  it('bounds the events from what was last counted, the steps since and the checks since', () => {
+    expect(mostEvents(historyAtStart(0), 0)).toBe(MAX_EVENTS_AT_START);
+    expect(mostEvents({ events: 900, steps: 90, checks: 2 }, 100)).toBe(900 + 10 * MAX_EVENTS_PER_STEP + 2 * MAX_EVENTS_PER_CHECK);
+  });
+
+  it('does not read while the bound is under the threshold, and carries the estimate on unchanged', async () => {
+    const h = history(1_000);
+    const estimate = { events: 1_000, steps: 50, checks: 3 };
+    expect(await countIfDue(h, 'arn:e1', estimate, 60, 20_000)).toEqual({ estimate });
+    expect(h.reads).toEqual([]);
+  });
+
+  it('reads once the bound reaches the threshold, and starts the estimate again from the count', async () => {
+    const h = history(6_000);
+    expect(await countIfDue(h, 'arn:e1', { events: 100, steps: 0, checks: 20 }, 60, 20_000)).toEqual({ events: 6_000, estimate: { events: 6_000, steps: 60, checks: 0 } });
+    expect(h.reads).toEqual(['arn:e1']);
+  });
+
+  it('reads every time without an estimate (a definition that carries none)', async () => {
+    const h = history(12);
+    expect(await countIfDue(h, 'arn:e1', undefined, 3, 20_000)).toEqual({ events: 12, estimate: { events: 12, steps: 3, checks: 0 } });
+    expect(h.reads).toHaveLength(1);
+  });
+});
