@@ -115,7 +115,7 @@ const Fleet = z
     startsPerSecond: figure.positive().nullable(),
     sustainedStartsBound: z.object({ perSecond: figure.positive(), byApi: z.record(z.string(), figure.positive()) }),
     stepsPerSecond: figure.positive(),
-    throttled: z.object({ attempts: count, absorbedBySdkRetry: count, stepCallsThrottled: none('throttled Step Functions call(s) of a step'), failedCalls: none('throttled call(s) failed after the retries'), quotasOn: z.literal(true, { error: 'the API quotas were not on' }) }),
+    throttled: z.object({ attempts: count, absorbedByStartBackoff: count, stepCallsThrottled: none('throttled Step Functions call(s) of a step'), failedCalls: none('throttled call(s) failed after the retries'), quotasOn: z.literal(true, { error: 'the API quotas were not on' }) }),
     sfnApiCallsPerStep: figure.nonnegative().max(0.02, { error: (issue) => `${String(issue.input)} Step Functions calls per agent step (the hot path makes none; the history is read once in ~60 steps at most)` }),
     aws: z.object({ perRun: z.object({ dollars: figure.positive() }) }),
   })

@@ -35,12 +35,10 @@ const LEDGER_LATENCY = { median: 6, p95: 15, max: 200 };
 /** The per-account quotas a start and a step spend, refill per second (Step Functions' published table, us-east-1). */
 const REFILL_PER_SECOND: Record<string, number> = { StartExecution: 300, DescribeExecution: 15, DescribeStateMachineForExecution: 1, GetExecutionHistory: 20, SendTaskSuccess: 500, SendTaskFailure: 500, StopExecution: 200 };
 
-/** Counts the Step Functions calls the driver's client sends, its throttled attempts, and the calls that failed throttled after the SDK's retries. */
+/** Counts the Step Functions calls the driver's client sends (one attempt each), and the throttled ones. */
 function meterSfn(client: SFNClient) {
   const calls: Record<string, number> = {};
-  let throttledAttempts = 0;
-  let failedThrottled = 0;
-  const isThrottle = (error: unknown) => error instanceof Error && /Throttl|Rate exceeded/.test(`${error.name} ${error.message}`);
+  let throttled = 0;
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const name = String(context.commandName).replace(/Command$/, '');
@@ -48,24 +46,13 @@ function meterSfn(client: SFNClient) {
       try {
         return await next(args);
       } catch (error) {
-        if (isThrottle(error)) failedThrottled += 1;
+        if (error instanceof Error && error.name === 'ThrottlingException') throttled += 1;
         throw error;
       }
     },
     { step: 'initialize', name: 'fleetCountCalls' },
   );
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      try {
-        return await next(args);
-      } catch (error) {
-        if (isThrottle(error)) throttledAttempts += 1;
-        throw error;
-      }
-    },
-    { step: 'deserialize', name: 'fleetCountAttempts' },
-  );
-  return { calls: () => ({ ...calls }), throttledAttempts: () => throttledAttempts, failedThrottled: () => failedThrottled };
+  return { calls: () => ({ ...calls }), throttled: () => throttled };
 }
 
 /** Every ledger call waits a DynamoDB-like latency first (the role methods, bound to the ledger). */
@@ -129,8 +116,24 @@ export async function fleetBenchmark(argv: string[]) {
   });
   const lambda = lambdaMeter(stack.engine, memoryByState(template), () => sim.nowMs());
   // The driver's own client: what an operator's scheduler (EventBridge, a Distributed Map) calls.
-  const driver = new SFNClient({ ...localAwsConfig, endpoint: stack.endpoints.sfn });
+  // One attempt a call: the driver backs off a throttled start on the simulated clock (the SDK's
+  // own retries would wait real milliseconds, in which the simulated bucket does not refill).
+  const driver = new SFNClient({ ...localAwsConfig, endpoint: stack.endpoints.sfn, maxAttempts: 1 });
   const starts = meterSfn(driver);
+  let backedOff = 0;
+  const start = async (runId: string) => {
+    const command = new StartExecutionCommand({ stateMachineArn: stack.stateMachineArn, name: runId, input: JSON.stringify({ runId, input: { date: day.date }, config: BENCH_CONFIG }) });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await driver.send(command);
+      } catch (error) {
+        if (!(error instanceof Error && error.name === 'ThrottlingException') || attempt >= 12) throw error;
+        backedOff += 1;
+        // Exponential backoff with full jitter, as the SDK's standard retry (100 ms base, 20 s cap).
+        await sim.sleep(random() * Math.min(20_000, 100 * 2 ** attempt));
+      }
+    }
+  };
   try {
     // The warm-up run is the simulated model's: every fleet run replays its turns.
     const { executionArn: warmArn } = stack.engine.startExecution({ name: 'fleet-warm-up', input: { runId: 'fleet-warm-up', input: { date: day.date }, config: BENCH_CONFIG } });
@@ -152,9 +155,7 @@ export async function fleetBenchmark(argv: string[]) {
     for (const [index, runId] of ids.entries()) {
       await sim.sleep(simStarted + (index * 1000) / offered - sim.nowMs());
       sim.join();
-      const started = await driver
-        .send(new StartExecutionCommand({ stateMachineArn: stack.stateMachineArn, name: runId, input: JSON.stringify({ runId, input: { date: day.date }, config: BENCH_CONFIG }) }))
-        .catch((error: unknown) => error as Error);
+      const started = await start(runId).catch((error: unknown) => error as Error);
       if (started instanceof Error) {
         sim.leave();
         finished.push(Promise.resolve({ runId, status: `NOT STARTED (${started.name})`, executionArn: '' }));
@@ -203,8 +204,8 @@ export async function fleetBenchmark(argv: string[]) {
     const quotas = stack.quotas!;
     const throttledAtEndpoint = quotas.throttled();
     const throttledAttempts = Object.values(throttledAtEndpoint).reduce((sum, n) => sum + n, 0);
-    // The driver's throttled starts that the SDK's retries did not absorb; a step's throttled call fails its Lambda, which the state machine retries.
-    const failedThrottled = starts.failedThrottled();
+    // The driver's throttled starts that its backoff did not absorb.
+    const failedThrottled = outcomes.filter((outcome) => outcome.status === 'NOT STARTED (ThrottlingException)').length;
     const usagePerStep = { transitions: transitions / totalSteps, lambdaInvocations: invocations / totalSteps, lambdaGbSeconds: usage.gbSeconds / totalSteps };
     const bill = awsBill(usagePerStep, steps);
     const per100 = awsBill(usagePerStep, 100);
@@ -219,7 +220,7 @@ export async function fleetBenchmark(argv: string[]) {
       sustainedStartsBound: { perSecond: sustainedBound, byApi: bounds },
       stepsPerSecond: round(totalSteps / makespanS),
       simulatedSeconds: round(makespanS),
-      throttled: { byApi: throttledAtEndpoint, attempts: throttledAttempts, absorbedBySdkRetry: starts.throttledAttempts() - failedThrottled, stepCallsThrottled: throttledAttempts - starts.throttledAttempts(), failedCalls: failedThrottled, quotasOn: true },
+      throttled: { byApi: throttledAtEndpoint, attempts: throttledAttempts, absorbedByStartBackoff: backedOff, stepCallsThrottled: throttledAttempts - starts.throttled(), failedCalls: failedThrottled, quotasOn: true },
       sfnApiCallsPerStep: round(sfnStepCalls / totalSteps, 4),
       sfnApiCallsByStep: stepCalls,
       aws: {
@@ -237,7 +238,7 @@ export async function fleetBenchmark(argv: string[]) {
     console.log(`  completed ${completed}, lost ${report.lost}${report.notStarted.length ? ` (${report.notStarted.length} never started)` : ''}`);
     console.log(`  starts: ${report.startsPerSecond}/s achieved at ${offered}/s offered; sustained bound ${sustainedBound}/s (${Object.entries(bounds).map(([api, n]) => `${api} ${n}/s`).join(', ')})`);
     console.log(`  steps: ${report.stepsPerSecond}/s; Step Functions API calls per step ${report.sfnApiCallsPerStep} (${JSON.stringify(stepCalls)})`);
-    console.log(`  throttled: ${throttledAttempts} calls (${JSON.stringify(throttledAtEndpoint)}): ${report.throttled.absorbedBySdkRetry} starts absorbed by the SDK's retry, ${report.throttled.stepCallsThrottled} step calls throttled, ${failedThrottled} failed`);
+    console.log(`  throttled: ${throttledAttempts} calls (${JSON.stringify(throttledAtEndpoint)}): ${backedOff} starts absorbed by the driver's backoff, ${report.throttled.stepCallsThrottled} step calls throttled, ${failedThrottled} failed`);
     console.log(`  AWS per ${steps}-step run: $${report.aws.perRun.dollars} (Step Functions $${report.aws.perRun.stepFunctions}, Lambda $${report.aws.perRun.lambda}, its model waits included; DynamoDB not metered here: see --overhead)`);
   } finally {
     driver.destroy();

@@ -78,7 +78,7 @@ describe('bench/check.ts', () => {
       startsPerSecond: 200,
       sustainedStartsBound: { perSecond: 300, byApi: { StartExecution: 300 } },
       stepsPerSecond: 29.7,
-      throttled: { attempts: 0, absorbedBySdkRetry: 0, stepCallsThrottled: 0, failedCalls: 0, quotasOn: true },
+      throttled: { attempts: 0, absorbedByStartBackoff: 0, stepCallsThrottled: 0, failedCalls: 0, quotasOn: true },
       sfnApiCallsPerStep: 0,
       aws: { perRun: { dollars: 0.007 } },
     };
