@@ -23,7 +23,9 @@ import type { Clock } from '../lambdas/shared/ports.js';
 export class SimulatedTime implements Clock {
   #now: number;
   #participants = 0;
-  #waiters: { at: number; wake: () => void }[] = [];
+  #waiters: { at: number; wake: () => void; who: string | undefined }[] = [];
+  /** Which participant is running (an AsyncLocalStorage of the caller's): one participant may wait in several places at once (a batch of ledger reads). */
+  readonly #who: () => string | undefined;
   #timer: NodeJS.Immediate | undefined;
   /** Times the clock moved. */
   advances = 0;
@@ -31,12 +33,15 @@ export class SimulatedTime implements Clock {
   /**
    * @param quantumMs the grid wake-ups are rounded up to: a wait is up to this much longer than
    *   asked, never shorter @default 10
+   * @param who the participant a wait belongs to @default each wait its own
    */
   constructor(
     startMs: number,
     readonly quantumMs = 10,
+    who: () => string | undefined = () => undefined,
   ) {
     this.#now = startMs;
+    this.#who = who;
   }
 
   now(): Date {
@@ -62,9 +67,20 @@ export class SimulatedTime implements Clock {
     return new Promise((wake) => {
       // Wake-ups fall on a grid (rounded up): runs due in the same quantum wake together, so the
       // clock moves once for them all (each move waits for the process to go idle).
-      this.#waiters.push({ at: Math.ceil((this.#now + ms) / this.quantumMs) * this.quantumMs, wake });
+      this.#waiters.push({ at: Math.ceil((this.#now + ms) / this.quantumMs) * this.quantumMs, wake, who: this.#who() });
       this.#poll();
     });
+  }
+
+  /** Participants waiting: the distinct owners of the waits (a wait of no known owner counts as one). */
+  #asleep(): number {
+    const owners = new Set<string>();
+    let anonymous = 0;
+    for (const waiter of this.#waiters) {
+      if (waiter.who === undefined) anonymous += 1;
+      else owners.add(waiter.who);
+    }
+    return owners.size + anonymous;
   }
 
   /**
@@ -77,7 +93,7 @@ export class SimulatedTime implements Clock {
     this.#timer = setImmediate(() => {
       this.#timer = undefined;
       if (this.#waiters.length === 0) return;
-      if (this.#waiters.length < this.#participants) {
+      if (this.#asleep() < this.#participants) {
         this.#poll();
         return;
       }

@@ -14,6 +14,7 @@
  * transitions and Lambda invocations in the histories, the run records' timestamps (on the
  * simulated clock), the runs that did not finish.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parseArgs } from 'node:util';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
@@ -90,7 +91,9 @@ export async function fleetBenchmark(argv: string[]) {
   const modelLatency = logNormal(random, MODEL_LATENCY);
   const ledgerLatency = logNormal(random, LEDGER_LATENCY);
 
-  const sim = new SimulatedTime(Date.parse('2026-12-01T02:00:00Z'));
+  // Each run's work (its execution, started in process from the driver's call) carries its run id.
+  const participant = new AsyncLocalStorage<string>();
+  const sim = new SimulatedTime(Date.parse('2026-12-01T02:00:00Z'), 10, () => participant.getStore());
   const { day } = dayWithSteps(steps);
   const template = (await cachedTemplate('refund-reconciler')) as CfnTemplateJson;
   const scripted = scriptedModel();
@@ -118,7 +121,8 @@ export async function fleetBenchmark(argv: string[]) {
   // The driver's own client: what an operator's scheduler (EventBridge, a Distributed Map) calls.
   // One attempt a call: the driver backs off a throttled start on the simulated clock (the SDK's
   // own retries would wait real milliseconds, in which the simulated bucket does not refill).
-  const driver = new SFNClient({ ...localAwsConfig, endpoint: stack.endpoints.sfn, maxAttempts: 1 });
+  // In process (the stack's own request handler): the execution starts inside the driver's call, so it inherits the run's identity.
+  const driver = new SFNClient({ ...localAwsConfig, endpoint: stack.endpoints.sfn, requestHandler: stack.sfn.config.requestHandler, maxAttempts: 1 });
   const starts = meterSfn(driver);
   let backedOff = 0;
   const start = async (runId: string) => {
@@ -130,7 +134,7 @@ export async function fleetBenchmark(argv: string[]) {
         if (!(error instanceof Error && error.name === 'ThrottlingException') || attempt >= 12) throw error;
         backedOff += 1;
         // Exponential backoff with full jitter, as the SDK's standard retry (100 ms base, 20 s cap).
-        await sim.sleep(random() * Math.min(20_000, 100 * 2 ** attempt));
+        await participant.run('driver', () => sim.sleep(random() * Math.min(20_000, 100 * 2 ** attempt)));
       }
     }
   };
@@ -153,11 +157,12 @@ export async function fleetBenchmark(argv: string[]) {
     let ended = 0;
     sim.join(); // the driver
     for (const [index, runId] of ids.entries()) {
-      await sim.sleep(simStarted + (index * 1000) / offered - sim.nowMs());
-      sim.join();
-      const started = await start(runId).catch((error: unknown) => error as Error);
+      await participant.run('driver', () => sim.sleep(simStarted + (index * 1000) / offered - sim.nowMs()));
+      const started = await participant.run(runId, () => start(runId)).catch((error: unknown) => error as Error);
+      // A participant from its start (its first waits are its own: the clock cannot move before
+      // this line runs, which is before the next turn of the event loop).
+      if (!(started instanceof Error)) sim.join();
       if (started instanceof Error) {
-        sim.leave();
         finished.push(Promise.resolve({ runId, status: `NOT STARTED (${started.name})`, executionArn: '' }));
         continue;
       }
