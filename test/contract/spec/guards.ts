@@ -72,15 +72,15 @@ export function guardsSpec(make: MakeLedger): void {
         expect(await ledger.getRun('r1')).toMatchObject({ steps: 50, costMicros: 150 });
       });
 
-      it('counts a step retried after 400 other steps once (the window of counted keys keeps the newest, in order)', async () => {
+      it('counts a step retried after 160 other steps once (the window of counted keys keeps the newest, in order)', async () => {
         await ledger.createRun(run('r1'));
-        for (let turn = 1; turn <= 100; turn++) {
+        for (let turn = 1; turn <= 40; turn++) {
           expect(await ledger.countStep('r1', `turn:${turn}`, { steps: 1, modelTurns: 1 })).toBe(true);
           for (let call = 1; call <= 3; call++) expect(await ledger.countStep('r1', `call:${turn}:${call}`, { steps: 1, toolCalls: 1 })).toBe(true);
           // The retry of the step just counted (a Lambda that died after the count) counts nothing.
           expect(await ledger.countStep('r1', `call:${turn}:3`, { steps: 1, toolCalls: 1 })).toBe(false);
         }
-        expect(await ledger.getRun('r1')).toMatchObject({ steps: 400, modelTurns: 100, toolCalls: 300 });
+        expect(await ledger.getRun('r1')).toMatchObject({ steps: 160, modelTurns: 40, toolCalls: 120 });
       });
 
       it('does not count a step of an unknown run', async () => {
