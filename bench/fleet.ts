@@ -233,6 +233,12 @@ export async function fleetBenchmark(argv: string[]) {
         per100StepRun: { dollars: round(per100.dollars, 5), stepFunctions: round(per100.stepFunctions.dollars, 5), lambda: round(per100.lambdaRequests.dollars + per100.lambdaDuration.dollars, 5) },
         usagePerStep: { ...usagePerStep, lambdaGbSeconds: round(usagePerStep.lambdaGbSeconds, 5) }, prices: AWS_PRICES.asOf, dynamodbNotMetered: true },
       measured: { wallSeconds: round(wallMs / 1000, 1), cpuSeconds: round((cpu.user + cpu.system) / 1e6, 1), msPerStep: round(wallMs / totalSteps, 3), clockAdvances: sim.advances },
+      // Runs an execution of which failed and that recovery resumed (RecoverRun: its StartExecution is a call counted above), with why.
+      recovered: outcomes.flatMap((outcome) => {
+        if (!outcome.executionArn || outcome.status === 'SUCCEEDED') return [];
+        const first = stack.engine.describeExecution(outcome.executionArn);
+        return [{ runId: outcome.runId, status: outcome.status, error: first.error ?? null, cause: (first.cause ?? '').slice(0, 200) }];
+      }),
       notStarted: outcomes.filter((outcome) => outcome.status.startsWith('NOT STARTED')).map((outcome) => outcome.runId),
     };
     if (values.json) {
@@ -240,7 +246,7 @@ export async function fleetBenchmark(argv: string[]) {
       return;
     }
     console.log(`fleet: ${runs} runs of ${steps} steps on a simulated clock (${report.simulatedSeconds} simulated s; ${report.measured.wallSeconds} s real, ${report.measured.msPerStep} ms a step on this machine)`);
-    console.log(`  completed ${completed}, lost ${report.lost}${report.notStarted.length ? ` (${report.notStarted.length} never started)` : ''}`);
+    console.log(`  completed ${completed}, lost ${report.lost}${report.notStarted.length ? ` (${report.notStarted.length} never started)` : ''}; ${report.recovered.length} first execution(s) failed and were recovered${report.recovered.length ? `: ${report.recovered.map((r) => `${r.runId} ${r.error}`).join(', ')}` : ''}`);
     console.log(`  starts: ${report.startsPerSecond}/s achieved at ${offered}/s offered; sustained bound ${sustainedBound}/s (${Object.entries(bounds).map(([api, n]) => `${api} ${n}/s`).join(', ')})`);
     console.log(`  steps: ${report.stepsPerSecond}/s; Step Functions API calls per step ${report.sfnApiCallsPerStep} (${JSON.stringify(stepCalls)})`);
     console.log(`  throttled: ${throttledAttempts} calls (${JSON.stringify(throttledAtEndpoint)}): ${backedOff} starts absorbed by the driver's backoff, ${report.throttled.stepCallsThrottled} step calls throttled, ${failedThrottled} failed`);
