@@ -22,7 +22,7 @@ import { historyLog } from '../local/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime.js';
 import { executionFigures, formatReport, type ExecutionFigures } from './format.js';
 import { progressPrinter } from './progress.js';
-import { ownStateDir } from './owner.js';
+import { checkStateDir, ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
 import { UsageError } from './errors.js';
 import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, worldDataOf } from './state.js';
@@ -132,7 +132,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     onApproval,
     ...(template && { template }),
     ...(options.maxRecoveries && { recovery: { maxWithoutProgress: options.maxRecoveries } }),
-    log: logFile ? (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`) : undefined,
+    log: logFile ? (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`, { mode: 0o600 }) : undefined,
     ...(crashing && {
       crash: crashInjector({ at: options.crashAt, rate: options.crashRate, seed: options.crashSeed ?? options.seed + crashesIn(crashLog), logFile: crashLog }),
     }),
@@ -154,8 +154,12 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     // The lock first: a second run on this state directory stops here, before it opens anything.
     const ownership = stateDir ? await ownStateDir(stateDir, options.resume ? 'resume' : 'run') : undefined;
     if (ownership) cleanups.push(() => ownership.release());
+    // What the stack and the agent's world create there (its journals, the emulator's files) is made
+    // private once they have opened it and again after they close (the directory, 0700, guards it meanwhile).
+    if (stateDir) cleanups.push(() => checkStateDir(stateDir));
     const stack = await startLocalStack(stackOptions);
     cleanups.push(() => stack.close());
+    if (stateDir) checkStateDir(stateDir);
     // The console watches and steers this engine's runs (console/): its address carries the session token.
     const consoleServer = await startLocalConsole(stack, { stateDir, ...(options.consolePort !== undefined && { port: options.consolePort }), log: stackOptions.log });
     cleanups.push(() => consoleServer.close());

@@ -14,7 +14,7 @@ export function historyLog(file: string): HistoryListener {
     const failure = event.taskFailedEventDetails ?? event.taskTimedOutEventDetails;
     const line = { at: event.timestamp.toISOString(), execution: event.executionArn.split(':').pop(), state: stateOf.get(event.executionArn), type: event.type, ...(failure && { error: failure.error }) };
     // Synchronous: a line written is a line kept when the process is killed right after.
-    appendFileSync(file, `${JSON.stringify(line)}\n`);
+    appendFileSync(file, `${JSON.stringify(line)}\n`, { mode: 0o600 });
   };
 }
 
