@@ -20,7 +20,7 @@ import { crashInjector, CrashAt } from '../local/crash.js';
 import { summarizeHistory } from '../local/engine.js';
 import { historyLog } from '../local/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime.js';
-import { executionFigures, formatReport, type ExecutionFigures } from './format.js';
+import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
 import { progressPrinter } from './progress.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
@@ -113,7 +113,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   let approvalsUrl = '';
   const onApproval = (approval: ApprovalRecord, event?: ApprovalRequested) => {
     const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
-    progress(`          ⏸  approval ${approval.approvalId}: ${approval.summary}${amount} — decide by ${approval.decideBy}`);
+    progress(`          ⏸  approval ${approval.approvalId}: ${terminalSafe(approval.summary, { oneLine: true })}${amount} — decide by ${approval.decideBy}`);
     for (const link of event?.links ?? []) progress(`             decide (${link.approver}): ${link.url}`);
     decisions.push(decideApproval(approval, approvalMode, approvalsUrl, progress).catch((error: unknown) => io.err(`approval ${approval.approvalId}: ${String(error)}`)));
   };
@@ -343,7 +343,7 @@ async function decideApproval(approval: ApprovalRecord, mode: z.infer<typeof App
   if (mode === 'prompt') {
     const rl = createInterface({ input: process.stdin, output: process.stdout });
     try {
-      const answer = (await rl.question(`  approve ${approval.summary}? [y/N] `)).trim().toLowerCase();
+      const answer = (await rl.question(`  approve ${terminalSafe(approval.summary, { oneLine: true })}? [y/N] `)).trim().toLowerCase();
       decision = answer === 'y' || answer === 'yes' ? 'approve' : 'reject';
       reason = decision === 'reject' ? (await rl.question('  reason: ')).trim() || 'rejected at the terminal' : 'approved at the terminal';
     } finally {

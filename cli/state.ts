@@ -11,6 +11,7 @@ import { EmbeddedLedger, SEAL_KEY_FILE } from '../lambdas/ledger/embedded-ledger
 import { RemoteLedger } from '../lambdas/ledger/remote-ledger.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
+import { terminalSafe } from './format.js';
 import { busyMessage, checkStateDir, liveOwner, ownStateDir } from './owner.js';
 
 export const DEFAULT_STATE_DIR = '.savepoint';
@@ -126,7 +127,7 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
   if (kind === 'embedded') {
     try {
       // The embedded ledger takes its own lock too (ledger.lock): a second opener is refused by name.
-      const embedded = EmbeddedLedger.open({ dir: stateDir, onNote: (note) => process.stderr.write(`savepoint: warning: ${note}\n`) });
+      const embedded = EmbeddedLedger.open({ dir: stateDir, onNote: (note) => process.stderr.write(`savepoint: warning: ${terminalSafe(note)}\n`) });
       return {
         ledger: embedded,
         close: async () => {
