@@ -110,12 +110,16 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
 
   const logFile = stateDir && join(stateDir, 'savepoint.log');
   const decisions: Promise<void>[] = [];
+  // Aborted when the run has ended: a question still open at the terminal then has nothing to decide.
+  const runEnded = new AbortController();
   let approvalsUrl = '';
   const onApproval = (approval: ApprovalRecord, event?: ApprovalRequested) => {
     const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
     progress(`          ⏸  approval ${approval.approvalId}: ${terminalSafe(approval.summary, { oneLine: true })}${amount} — decide by ${approval.decideBy}`);
     for (const link of event?.links ?? []) progress(`             decide (${link.approver}): ${link.url}`);
-    decisions.push(decideApproval(approval, approvalMode, approvalsUrl, progress).catch((error: unknown) => io.err(`approval ${approval.approvalId}: ${String(error)}`)));
+    // Past its deadline the approval has expired: its question is withdrawn, not left waiting forever.
+    const withdrawn = AbortSignal.any([runEnded.signal, AbortSignal.timeout(Math.max(0, Date.parse(approval.decideBy) - Date.now()))]);
+    decisions.push(decideApproval(approval, approvalMode, approvalsUrl, progress, withdrawn).catch((error: unknown) => io.err(`approval ${approval.approvalId}: ${String(error)}`)));
   };
   const crashing = options.crashAt !== undefined || options.crashRate > 0;
   // Without --crash-seed, each engine after a crash draws other boundaries than the one before it
@@ -173,7 +177,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     // What the world found wrong on opening (e.g. a torn journal line it cut off): say so.
     for (const note of stack.world.notes ?? []) io.err(`savepoint: warning: ${note}`);
     if (stateDir) stack.engine.on(historyLog(join(stateDir, 'history.jsonl')));
-    return await driveRun(stack, { options, agent, keepWorldData: worldData.keep, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, progress, signals });
+    return await driveRun(stack, { options, agent, keepWorldData: worldData.keep, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, runEnded, progress, signals });
   } finally {
     await cleanUp();
   }
@@ -211,6 +215,7 @@ interface DriveContext {
   approvalTimeoutSeconds: number;
   onApproval: (approval: ApprovalRecord, event?: ApprovalRequested) => void;
   decisions: Promise<void>[];
+  runEnded: AbortController;
   progress: (line: string) => void;
   signals: StopSignals;
 }
@@ -287,7 +292,8 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
       progress(`savepoint: watchdog: ${other.name}: ${other.status}${other.error ? ` ${other.error}: ${causeMessage(other.cause)}` : ''}`);
     }
   }
-  // A question at the terminal is not waited for once asked to stop: nobody will answer it.
+  // A question at the terminal is not waited for once the run has ended or was asked to stop: nobody needs the answer.
+  if (approvalMode === 'prompt') context.runEnded.abort();
   if (!(signal && approvalMode === 'prompt')) await Promise.allSettled(decisions);
   const lastArn = typeof finished === 'string' ? executionArn! : finished[0]!.executionArn;
   const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn: lastArn }));
@@ -337,15 +343,19 @@ function alreadyFinished(runId: string, run: RunRecord | undefined, fingerprintO
 }
 
 /** Decides one approval the way the run was told to, through the approval API (the real route). */
-async function decideApproval(approval: ApprovalRecord, mode: z.infer<typeof ApprovalMode>, approvalsUrl: string, progress: (line: string) => void) {
+async function decideApproval(approval: ApprovalRecord, mode: z.infer<typeof ApprovalMode>, approvalsUrl: string, progress: (line: string) => void, withdrawn: AbortSignal) {
   let decision: 'approve' | 'reject' | undefined = mode === 'approve' || mode === 'reject' ? mode : undefined;
   let reason = mode === 'prompt' ? undefined : `decided by --approve ${mode}`;
   if (mode === 'prompt') {
     const rl = createInterface({ input: process.stdin, output: process.stdout });
     try {
-      const answer = (await rl.question(`  approve ${terminalSafe(approval.summary, { oneLine: true })}? [y/N] `)).trim().toLowerCase();
+      const answer = (await rl.question(`  approve ${terminalSafe(approval.summary, { oneLine: true })}? [y/N] `, { signal: withdrawn })).trim().toLowerCase();
       decision = answer === 'y' || answer === 'yes' ? 'approve' : 'reject';
-      reason = decision === 'reject' ? (await rl.question('  reason: ')).trim() || 'rejected at the terminal' : 'approved at the terminal';
+      reason = decision === 'reject' ? (await rl.question('  reason: ', { signal: withdrawn })).trim() || 'rejected at the terminal' : 'approved at the terminal';
+    } catch (error) {
+      if (!withdrawn.aborted) throw error;
+      progress(`\n          ✗  approval ${approval.approvalId}: no longer asked (${withdrawn.reason instanceof DOMException && withdrawn.reason.name === 'TimeoutError' ? 'its deadline passed' : 'the run has ended'})`);
+      return;
     } finally {
       rl.close();
     }

@@ -59,3 +59,21 @@ it('a model-chosen approval summary full of control sequences is printed escaped
     await new Promise((resolve) => run.once('close', resolve));
   }
 });
+
+it('`--approve prompt` withdraws its question when the approval expires unanswered, and the run ends on its own', async () => {
+  const stateDir = join(root, 'prompt');
+  // stdin stays open and silent: a person who never answers.
+  const run = spawn(process.execPath, [bin, '--state-dir', stateDir, 'run', '--template', template, '--approve', 'prompt', '--approval-timeout', '1'], { stdio: ['pipe', 'pipe', 'pipe'], env });
+  let output = '';
+  run.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  run.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  try {
+    const code = await new Promise<number | null>((resolve) => run.on('close', resolve));
+    expect(output).toMatch(/approve issue_refund .*\? \[y\/N\]/);
+    expect(output).toMatch(/approval apv_\S+: no longer asked \(its deadline passed\)/);
+    expect(code, output).toBe(0);
+  } finally {
+    run.stdin.end();
+    run.kill('SIGKILL');
+  }
+}, 60_000);
