@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -88,6 +88,26 @@ describe('a state directory is private to its owner', () => {
     expect(status.code).toBe(2);
     expect(status.stderr).toContain(`${join(copy, name).replace(/\/$/, '')} can be written by other users (mode ${mode.toString(8)})`);
     expect(status.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('a command that reads a run does not run code from the current directory', () => {
+  it('`status` uses the project’s own agent, not an agents/<name>/agent.ts planted in the working directory', async () => {
+    const stateDir = join(root, 'status-run');
+    expect((await savepoint('--state-dir', stateDir, 'run', '--template', template, '--approve', 'approve')).code).toBe(0);
+    const planted = join(root, 'planted');
+    const marker = join(root, 'planted-ran');
+    mkdirSync(join(planted, 'agents', 'refund-reconciler'), { recursive: true });
+    writeFileSync(join(planted, 'agents', 'refund-reconciler', 'agent.ts'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport default {};\n`);
+    const { SAVEPOINT_AGENT: _unset, ...plain } = env;
+    const status = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      execFile(process.execPath, [bin, '--state-dir', stateDir, 'status', 'refunds-2026-11-28'], { cwd: planted, env: plain, timeout: 90_000 }, (error, stdout) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout }),
+      );
+    });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain('refunds-2026-11-28');
+    expect(existsSync(marker)).toBe(false);
   });
 });
 
