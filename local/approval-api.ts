@@ -3,14 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import { userInfo } from 'node:os';
 import type { AddressInfo } from 'node:net';
+import { readBoundedBody } from './http-body.js';
 import { lambdaContext } from './lambda-context.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 const MAX_BODY = 64 * 1024;
-/** Past this, a too-large body is not even read to its end. */
-const DRAIN_AT_MOST = 16 * MAX_BODY;
 const ROUTE = /^\/v1\/(approvals|decide)(?:\/([^/]+))?\/?$/;
 
 /**
@@ -106,24 +105,11 @@ function decodePathSegment(segment: string): string {
   }
 }
 
-/**
- * The body, up to MAX_BODY bytes. A larger one is refused with 413 — after reading it to the end
- * (up to a hard cap), because answering while the client still sends makes it see a reset
- * connection instead of the 413.
- */
+/** The body, up to MAX_BODY bytes; a larger one is refused with 413 (read to its end first: local/http-body.ts). */
 async function readBody(request: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > DRAIN_AT_MOST) {
-      request.socket.destroy(); // not worth reading further: the client gets a reset
-      break;
-    }
-    if (size <= MAX_BODY) chunks.push(chunk as Buffer);
-  }
-  if (size > MAX_BODY) throw new RefusedRequest(413, `body: larger than the ${MAX_BODY} bytes an approval decision may have`);
-  return chunks.length === 0 ? null : Buffer.concat(chunks).toString('utf8');
+  const body = await readBoundedBody(request, MAX_BODY);
+  if (body === undefined) throw new RefusedRequest(413, `body: larger than the ${MAX_BODY} bytes an approval decision may have`);
+  return body.length === 0 ? null : body.toString('utf8');
 }
 
 /** This machine's user, as the local approval API records a decider. */

@@ -55,6 +55,8 @@ const decision = JSON.stringify({ decision: 'approve', reason: 'looks fine' });
 describe('the approval API refuses what it cannot take with a 4xx naming the problem', () => {
   it.each([
     ['a body over its limit', { method: 'POST', contentType: 'application/json', body: JSON.stringify({ decision: 'approve', reason: 'x'.repeat(70_000) }) }, 413, /body: larger than the 65536 bytes/],
+    ['a 2 MB body (answered, not reset)', { method: 'POST', contentType: 'application/json', body: JSON.stringify({ decision: 'approve', reason: 'x'.repeat(2 * 1024 * 1024) }) }, 413, /body: larger than the 65536 bytes/],
+    ['a 20 MB body (answered, not reset)', { method: 'POST', contentType: 'application/json', body: JSON.stringify({ decision: 'approve', reason: 'x'.repeat(20 * 1024 * 1024) }) }, 413, /body: larger than the 65536 bytes/],
     ['a malformed percent-encoding in the path', { method: 'POST', path: '/v1/approvals/apv_%E0%A4%A', contentType: 'application/json', body: decision }, 400, /approvalId: malformed percent-encoding/],
     ['a lone percent sign in the path', { method: 'GET', path: '/v1/approvals/%' }, 400, /approvalId: malformed percent-encoding/],
     ['a text/plain body', { method: 'POST', contentType: 'text/plain', body: decision }, 415, /content-type: expected application\/json, got "text\/plain"/],
