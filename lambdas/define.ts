@@ -191,6 +191,12 @@ export interface DevWorldOptions {
 export interface LedgerFacts {
   /** Side-effecting tool calls the ledger records as completed with outcome `ok`, by tool name. */
   readonly completedWrites: Readonly<Record<string, number>>;
+  /**
+   * The idempotency key of every side-effecting call the ledger has claimed. A call is claimed before
+   * it goes out, so a provider record made under a key not in here was made by a run the ledger
+   * does not know: the ledger was deleted or replaced, and a run would do the work again.
+   */
+  readonly idempotencyKeys: ReadonlySet<string>;
 }
 
 /** What an agent may set (`defineAgent({ contextWindow, compaction })`). */

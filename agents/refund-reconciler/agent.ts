@@ -125,13 +125,16 @@ export async function startRefundWorld(options: DevWorldOptions & { day?: Day })
     faults: { failRate: options.failRate, seed: options.seed + 1_000_003 },
     now: options.now,
   });
-  const lost = journal && lostFromJournal(payments, options.ledger?.completedWrites ?? {});
+  const lost = journal && (lostFromJournal(payments, options.ledger?.completedWrites ?? {}) ?? unknownToLedger(payments, options.ledger));
   if (lost) {
     await payments.close();
     if (!journalExisted) rmSync(journal, { force: true }); // opening made an empty one: leave the directory as found
     throw new Error(
-      `${journal}: the payments provider's journal ${journalExisted ? 'has lost records' : 'is missing'} — ${lost}. ` +
-        'A run would pay again what was already paid: restore the journal from a backup, or start over in a new --state-dir.',
+      lost.startsWith('the journal holds')
+        ? `${journal}: the ledger of this state directory does not know the runs that made the provider's records — ${lost}. ` +
+            'A run would pay again what was already paid: restore the ledger (ledger.jsonl, ledger.head, keys/) from a backup, or start over in a new --state-dir.'
+        : `${journal}: the payments provider's journal ${journalExisted ? 'has lost records' : 'is missing'} — ${lost}. ` +
+            'A run would pay again what was already paid: restore the journal from a backup, or start over in a new --state-dir.',
     );
   }
   return {
@@ -164,6 +167,18 @@ const JOURNALED_BY_TOOL = {
   flag_for_review: (payments: PaymentsServer) => payments.reviews().length,
   post_report: (payments: PaymentsServer) => payments.reports().length,
 } as const;
+
+/**
+ * The provider's records made under idempotency keys the ledger never claimed (a deleted or
+ * replaced ledger beside a kept journal), in words; undefined when the ledger knows them all, or
+ * when there is no ledger to ask.
+ */
+function unknownToLedger(payments: PaymentsServer, ledger: DevWorldOptions['ledger']): string | undefined {
+  if (!ledger) return undefined;
+  const unknown = payments.createdKeys().filter((key) => !ledger.idempotencyKeys.has(key));
+  if (unknown.length === 0) return undefined;
+  return `the journal holds ${unknown.length} record(s) whose idempotency key no call in the ledger claimed (the first: ${unknown[0]})`;
+}
 
 /**
  * What the ledger remembers doing that the provider's journal does not hold (a deleted or cut
