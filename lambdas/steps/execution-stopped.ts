@@ -23,6 +23,13 @@ export function createExecutionStopped(deps: { agent: AgentDefinition; ledger: R
     const reason = `killed by StopExecution at ${at}${why ? `: ${why}` : ''}`;
     await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now());
     await deps.ledger.recordGuardEvent(run.runId, { guard: 'kill', action: 'stopped', reason, at });
+    // Its pending approvals wait for nothing now (their task tokens died with the execution): closed,
+    // so that no one is asked to decide them and no list shows them as waiting.
+    const now = deps.clock.now();
+    for (const approval of await deps.ledger.listPendingApprovals()) {
+      if (approval.runId !== run.runId) continue;
+      await deps.ledger.decideApproval(approval, { status: 'expired', reason: `the run was ${reason}`, decidedBy: 'StopExecution', decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) }, now);
+    }
     return { runId: run.runId, action: 'killed' };
   };
 }
