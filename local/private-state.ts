@@ -18,6 +18,9 @@ import { join } from 'node:path';
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 
+/** What only a state directory holds (the ledger, its keys, the owner's lock): its entries are savepoint's. */
+const STATE_MARKERS = new Set(['owner.lock', 'engine.json', 'ledger.jsonl', 'ledger.head', 'ledger', 'keys']);
+
 /** Thrown when a state directory cannot be trusted; its message names the path and the fix. */
 export class UnsafeStateError extends Error {
   override readonly name = 'UnsafeStateError';
@@ -31,6 +34,10 @@ export class UnsafeStateError extends Error {
 export function checkPrivateState(stateDir: string): void {
   if (!existsSync(stateDir)) return;
   const uid = process.getuid?.();
+  // Only a state directory's entries are ours to judge and to chmod: a directory with other things
+  // in it (a home directory passed as --state-dir, a system one) is checked as a directory alone.
+  const names = statSync(stateDir).isDirectory() ? readdirSync(stateDir) : [];
+  const ours = names.length === 0 || names.some((name) => STATE_MARKERS.has(name));
   const visit = (path: string, stats: Stats) => {
     if (stats.isSymbolicLink()) return; // never followed: a link's target is not ours to judge (or chmod)
     const writableByOthers = (stats.mode & 0o022) !== 0;
@@ -39,6 +46,7 @@ export function checkPrivateState(stateDir: string): void {
       const who = foreign ? `is owned by another user (uid ${stats.uid})` : `can be written by other users (mode ${(stats.mode & 0o777).toString(8)})`;
       throw new UnsafeStateError(`${path} ${who}: a state directory must be private to its owner; check who changed it, then \`chmod -R go-rwx ${stateDir}\` (or use another --state-dir)`);
     }
+    if (!ours) return;
     const wanted = stats.isDirectory() ? PRIVATE_DIR_MODE : PRIVATE_FILE_MODE;
     if ((stats.mode & 0o077) !== 0) chmodSync(path, (stats.mode & 0o700) | (wanted & 0o700));
     if (stats.isDirectory()) {

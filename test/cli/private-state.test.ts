@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedTemplate } from '../../local/template-cache.js';
+import { savepoint as runCli } from '../crash/helpers.js';
 
 /**
  * Nobody else's hands on a run, through the real CLI: a state directory is private to its owner
@@ -26,15 +27,8 @@ beforeAll(async () => {
   writeFileSync(template, JSON.stringify(await cachedTemplate('refund-reconciler')));
 });
 
-async function savepoint(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [bin, ...args], { timeout: 90_000, env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+/** The CLI to its end, on the refund reconciler. */
+const savepoint = (...args: string[]) => runCli(args, { env: { SAVEPOINT_AGENT: 'refund-reconciler' } });
 
 /** Every entry under `dir` (itself included) whose mode lets a group or other users in. */
 function openEntries(dir: string): string[] {
