@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedTemplate } from '../../local/template-cache.js';
-import { savepoint as runCli } from '../crash/helpers.js';
+import { savepoint as runCli } from '../support/cli-process.js';
 
 /**
  * Nobody else's hands on a run, through the real CLI: a state directory is private to its owner
