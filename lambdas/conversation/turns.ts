@@ -46,7 +46,7 @@ export function runFacts(calls: readonly ToolCallRecord[], at: CallAt): RunFacts
  * The run's completed calls, for the approval rule of `block`'s tool; none read when the tool has no
  * rule (most calls). From the steps' conversation cache: usually no read beyond the step's own.
  */
-export async function callsForApproval(ledger: Ledger, agent: AgentDefinition, runId: string, block: ToolUseBlock | undefined): Promise<ToolCallRecord[]> {
+export async function callsForApproval(ledger: TurnLedger & BlobStore, agent: AgentDefinition, runId: string, block: ToolUseBlock | undefined): Promise<ToolCallRecord[]> {
   if (!block || !findTool(agent, block.name)?.needsApproval) return [];
   return (await loadConversationStep(ledger, runId)).calls;
 }

@@ -1,5 +1,5 @@
 import type { AgentDefinition } from '../define.js';
-import type { GuardLedger, RunLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { ExecutionStatusChange, runIdOf } from '../runs/status-change.js';
@@ -8,7 +8,7 @@ import { ExecutionStatusChange, runIdOf } from '../runs/status-change.js';
  * `StopExecution` is a kill: the execution is gone without reaching Finalize, so the run record is
  * marked killed here — by StopExecution, when, and why — and is never resumed.
  */
-export function createExecutionStopped(deps: { agent: AgentDefinition; ledger: RunLedger & GuardLedger; clock: Clock }) {
+export function createExecutionStopped(deps: { agent: AgentDefinition; ledger: RunLedger & GuardLedger & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'>; clock: Clock }) {
   return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' }> => {
     const { detail } = parseOrThrow(ExecutionStatusChange, input, 'execution status change');
     if (detail.status !== 'ABORTED') return { action: 'ignored' };
