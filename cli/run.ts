@@ -21,6 +21,7 @@ import { summarizeHistory } from '../local/engine.js';
 import { historyLog } from '../local/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime.js';
 import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
+import { describe as describeError } from './errors.js';
 import { progressPrinter } from './progress.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
@@ -161,6 +162,9 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     // What the stack and the agent's world create there (its journals, the emulator's files) is made
     // private once they have opened it and again after they close (the directory, 0700, guards it meanwhile).
     if (stateDir) cleanups.push(() => checkStateDir(stateDir));
+    // Opened before the stack and closed after it: every event of the run, its closing included, is kept.
+    const history = stateDir ? historyLog(join(stateDir, 'history.jsonl'), { onError: (error) => io.err(`savepoint: warning: history.jsonl: ${describeError(error)}; its events are kept and written when it works again`) }) : undefined;
+    if (history) cleanups.push(() => history.close());
     const stack = await startLocalStack(stackOptions);
     cleanups.push(() => stack.close());
     if (stateDir) checkStateDir(stateDir);
@@ -176,7 +180,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     approvalsUrl = stack.endpoints.approvals;
     // What the world found wrong on opening (e.g. a torn journal line it cut off): say so.
     for (const note of stack.world.notes ?? []) io.err(`savepoint: warning: ${note}`);
-    if (stateDir) stack.engine.on(historyLog(join(stateDir, 'history.jsonl')));
+    if (history) stack.engine.on(history);
     return await driveRun(stack, { options, agent, keepWorldData: worldData.keep, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, runEnded, progress, signals });
   } finally {
     await cleanUp();
