@@ -66,7 +66,7 @@ function isAgent(value: unknown): value is AgentDefinition {
 
 /** The agents found by name (`agents/<name>/agent.ts` under each search root), for the message that asks for one. */
 export function knownAgents(): string[] {
-  const names = SEARCH_ROOTS.flatMap((root) => {
+  const names = searchRoots('asked').flatMap((root) => {
     const dir = resolve(root, 'agents');
     return existsSync(dir) ? readdirSync(dir).filter((name) => existsSync(resolve(dir, name, 'agent.ts'))) : [];
   });
