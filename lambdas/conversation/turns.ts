@@ -46,9 +46,18 @@ export function runFacts(calls: readonly ToolCallRecord[], at: CallAt): RunFacts
  * The run's completed calls, for the approval rule of `block`'s tool; none read when the tool has no
  * rule (most calls). From the steps' conversation cache: usually no read beyond the step's own.
  */
-export async function callsForApproval(ledger: TurnLedger & BlobStore, agent: AgentDefinition, runId: string, block: ToolUseBlock | undefined): Promise<ToolCallRecord[]> {
+export async function callsForApproval(ledger: TurnLedger & BlobStore, agent: AgentDefinition, runId: string, block: ToolUseBlock | undefined, at: CallAt): Promise<ToolCallRecord[]> {
   if (!block || !findTool(agent, block.name)?.needsApproval) return [];
+  // Every call before `at` known already (completed calls never change): no read at all.
+  const known = knownOf(ledger, runId);
+  const earlierInTurn = Array.from({ length: at.call - 1 }, (_, index) => callId(at.turn, index + 1));
+  if (known.settled >= at.turn - 1 && earlierInTurn.every((id) => known.calls.has(id))) return [...known.calls.values()];
   return (await loadConversationStep(ledger, runId)).calls;
+}
+
+/** Tells this process's conversation cache of a call a step just completed, so that later rules need not read it back. */
+export function rememberCall(ledger: object, record: ToolCallRecord): void {
+  learn(knownOf(ledger, record.runId), [], [record]);
 }
 
 export function runView(run: RunRecord): RunView {

@@ -11,7 +11,7 @@ import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { approvalRequest, callsForApproval, idempotencyKey, nextToolCall, runView, toolUses, type NextToolCall } from '../conversation/turns.js';
+import { approvalRequest, callsForApproval, idempotencyKey, rememberCall, nextToolCall, runView, toolUses, type NextToolCall } from '../conversation/turns.js';
 
 export const CallToolInput = z.object({
   runId: z.string().min(1),
@@ -78,7 +78,7 @@ export function createCallTool(deps: CallToolDeps) {
       name: block.name,
       outcome: record.outcome ?? 'ok',
       // Read after this call is recorded: the next call's approval rule weighs it too.
-      next: nextToolCall(deps.agent, turnRecord, call, run, await callsForApproval(deps.ledger, deps.agent, runId, toolUses(turnRecord)[call])),
+      next: nextToolCall(deps.agent, turnRecord, call, run, (rememberCall(deps.ledger, record), await callsForApproval(deps.ledger, deps.agent, runId, toolUses(turnRecord)[call], { turn, call: call + 1 }))),
       summary: `${block.name} → ${record.outcome ?? 'ok'}`,
       counted,
     });
@@ -122,7 +122,7 @@ export function createCallTool(deps: CallToolDeps) {
       return done(await count(deps, run, await recordAtOnce({ outcome: 'error', result: JSON.stringify(mistake), latencyMs: 0 })));
     }
     const args = parsed.data;
-    const held = approvalRequest(deps.agent, block, run, { turn, call }, await callsForApproval(deps.ledger, deps.agent, runId, block));
+    const held = approvalRequest(deps.agent, block, run, { turn, call }, await callsForApproval(deps.ledger, deps.agent, runId, block, { turn, call }));
     const refusal = held ? await approvalRefusal(deps, run, turn, call) : undefined;
 
     // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).

@@ -74,7 +74,7 @@ type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | '
 /** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
 async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
   const { block } = await loadToolUse(ledger, run.runId, turn, call);
-  const request = approvalRequest(agent, block, run, { turn, call }, await callsForApproval(ledger, agent, run.runId, block));
+  const request = approvalRequest(agent, block, run, { turn, call }, await callsForApproval(ledger, agent, run.runId, block, { turn, call }));
   if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${block.name}) needs no approval`);
   const tool = findTool(agent, block.name);
   const args = tool?.input.safeParse(block.input);
