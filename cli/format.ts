@@ -3,6 +3,24 @@ import type { RunReport } from '../lambdas/agent/report.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import type { StateSummary } from '../local/engine.js';
 
+/**
+ * Text safe to print on a terminal. What a model or a tool chose (a summary, a tool name, an id, a
+ * reason, an error's cause) reaches the CLI's output, and a terminal obeys control sequences in
+ * it: `ESC[2K` erases the line, `ESC[8m` hides what follows, `\r` rewinds, a bidi override
+ * reorders — a $9,900.00 approval prompt can be made to read "$5.00 for office coffee". So every
+ * C0 and C1 control, DEL, and the invisible bidi and zero-width format characters become visible
+ * escapes (`\u001b`); only a newline and a tab are kept, and with `oneLine` the newline too. In
+ * JSON output the escape is JSON's own, so the data reads back the same.
+ */
+export function terminalSafe(text: string, options: { oneLine?: boolean } = {}): string {
+  const unsafe = options.oneLine ? UNSAFE_IN_A_LINE : UNSAFE;
+  return text.replace(unsafe, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+// C0 (but \t and \n), DEL and C1; the bidi embeddings, overrides and isolates; zero-width and BOM.
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+const UNSAFE_IN_A_LINE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
 /** What the execution did, from its history: Lambda invocations including retries, per state. */
 export interface ExecutionFigures {
   executionArn: string;
@@ -93,7 +111,8 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
 export function formatApproval(approval: Omit<ApprovalRecord, 'kind'> & { links?: { approver: string; url: string }[] }): string {
   const amount = approval.amount ? `  ${(approval.amount.minor / 100).toFixed(2)} ${approval.amount.currency.toUpperCase()}` : '';
   const links = (approval.links ?? []).map((link) => `\n    decide (${link.approver}): ${link.url}`).join('');
-  return `${approval.approvalId}  ${approval.status.padEnd(8)} ${approval.summary}${amount}  decide by ${approval.decideBy}${links}`;
+  // Each field on its own line's terms: a newline in a summary must not forge a line of its own.
+  return `${terminalSafe(approval.approvalId, { oneLine: true })}  ${approval.status.padEnd(8)} ${terminalSafe(approval.summary, { oneLine: true })}${amount}  decide by ${approval.decideBy}${terminalSafe(links)}`;
 }
 
 export function formatBreaker(breaker: BreakerState): string {

@@ -4,6 +4,7 @@ import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
+import { checkPrivateState, PRIVATE_DIR_MODE, UnsafeStateError } from '../local/private-state.js';
 import { describe, UsageError } from './errors.js';
 
 /**
@@ -51,6 +52,7 @@ export interface Ownership {
  */
 export async function ownStateDir(stateDir: string, command: string, options: { probeTimeoutMs?: number } = {}): Promise<Ownership> {
   prepareDirectory(stateDir);
+  checkStateDir(stateDir);
   const nonce = randomBytes(16).toString('hex');
   const endpoint = await answerNonce(nonce);
   ours.add(nonce);
@@ -107,7 +109,7 @@ async function takeLock(stateDir: string, lock: LockFile, probeTimeoutMs?: numbe
 function createExclusively(path: string, lock: LockFile): boolean {
   const draft = `${path}.${lock.nonce}`;
   try {
-    const fd = openSync(draft, 'wx');
+    const fd = openSync(draft, 'wx', 0o600);
     try {
       writeSync(fd, JSON.stringify(lock));
     } finally {
@@ -217,7 +219,9 @@ function askNonce(url: string, timeoutMs: number): Promise<string | undefined | 
 
 /** The owner's loopback endpoint. Unreferenced: it never keeps the process alive by itself. */
 async function answerNonce(nonce: string): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer((_request, response) => {
+  const server = createServer((request, response) => {
+    // It answers a question and takes nothing: any other request than `GET /` is refused.
+    if (request.method !== 'GET' || request.url !== '/') return void response.writeHead(405, { 'content-type': 'application/json' }).end('{"message":"only GET / is served here"}');
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ pid: process.pid, nonce }));
   });
   await new Promise<void>((resolve, reject) => {
@@ -246,10 +250,24 @@ function prepareDirectory(path: string): void {
   const parent = dirname(path);
   if (parent !== path && kindOf(parent) === 'missing') prepareDirectory(parent);
   try {
-    mkdirSync(path);
+    mkdirSync(path, { mode: PRIVATE_DIR_MODE }); // its parents too: a new tree is private all the way down
   } catch (error) {
     if (codeOf(error) === 'EEXIST' && kindOf(path) === 'directory') return;
     throw new UsageError(`cannot create the state directory ${path}: ${describe(error)}`);
+  }
+}
+
+/**
+ * Refuses a state directory another user can write (a UsageError naming the entry), and makes our
+ * own readable files private again (local/private-state.ts). Every command checks it before it
+ * reads anything there: engine.json names the endpoints the command then trusts.
+ */
+export function checkStateDir(stateDir: string): void {
+  try {
+    checkPrivateState(stateDir);
+  } catch (error) {
+    if (error instanceof UnsafeStateError) throw new UsageError(error.message);
+    throw error;
   }
 }
 

@@ -1,12 +1,14 @@
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { terminalSafe } from './format.js';
 import { DEFAULT_STATE_DIR } from './state.js';
 
 /** The root command and what every command shares: its global options and where it writes. */
 
-export const out = (line: string): void => void process.stdout.write(`${line}\n`);
-export const err = (line: string): void => void process.stderr.write(`${line}\n`);
+// Everything printed passes terminalSafe: what a model or a tool chose cannot steer the terminal.
+export const out = (line: string): void => void process.stdout.write(`${terminalSafe(line)}\n`);
+export const err = (line: string): void => void process.stderr.write(`${terminalSafe(line)}\n`);
 export const printJson = (value: unknown) => out(JSON.stringify(value, null, 2));
 
 export const program = new Command('savepoint')

@@ -1,4 +1,5 @@
 import type { HistoryEvent } from '../local/engine.js';
+import { terminalSafe } from './format.js';
 
 type Write = (line: string) => void;
 
@@ -14,7 +15,7 @@ export function progressPrinter(write: Write, startedAt = Date.now()) {
     if (event.stateEnteredEventDetails) state = event.stateEnteredEventDetails.name;
     if (event.type === 'TaskFailed') {
       const details = event.taskFailedEventDetails;
-      write(`${elapsed()}  ${'!'.padStart(4)}  ${state} failed: ${details?.error ?? '?'} — ${firstLine(details?.cause)}`);
+      write(`${elapsed()}  ${'!'.padStart(4)}  ${state} failed: ${field(details?.error ?? '?')} — ${field(firstLine(details?.cause))}`);
       return;
     }
     if (event.type !== 'TaskSucceeded' || !event.taskSucceededEventDetails) return;
@@ -25,11 +26,16 @@ export function progressPrinter(write: Write, startedAt = Date.now()) {
       write(`${elapsed()}  ${String(steps).padStart(4)}  turn ${String(payload['turn']).padStart(3)}  model: ${payload['stopReason']}${calls ? `, ${calls} tool call${calls > 1 ? 's' : ''}` : ''}`);
     } else if (state === 'CallTool') {
       steps += 1;
-      write(`${elapsed()}  ${String(steps).padStart(4)}  turn ${String(payload['turn']).padStart(3)}  tool:  ${payload['name']} → ${payload['outcome']}`);
+      write(`${elapsed()}  ${String(steps).padStart(4)}  turn ${String(payload['turn']).padStart(3)}  tool:  ${field(payload['name'])} → ${field(payload['outcome'])}`);
     } else if (state === 'Finalize' || state === 'RecordFailure') {
-      write(`${elapsed()}  done  ${payload['status']}: ${payload['reason']}`);
+      write(`${elapsed()}  done  ${field(payload['status'])}: ${field(payload['reason'])}`);
     }
   };
+}
+
+/** A value from the execution (a tool name the model chose, an error's cause): one line, nothing a terminal obeys. */
+function field(value: unknown): string {
+  return terminalSafe(String(value), { oneLine: true });
 }
 
 function parsePayload(output: string): Record<string, unknown> {

@@ -20,9 +20,10 @@ import { crashInjector, CrashAt } from '../local/crash.js';
 import { summarizeHistory } from '../local/engine.js';
 import { historyLog } from '../local/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime.js';
-import { executionFigures, formatReport, type ExecutionFigures } from './format.js';
+import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
+import { describe as describeError } from './errors.js';
 import { progressPrinter } from './progress.js';
-import { ownStateDir } from './owner.js';
+import { checkStateDir, ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
 import { UsageError } from './errors.js';
 import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, worldDataOf } from './state.js';
@@ -110,12 +111,16 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
 
   const logFile = stateDir && join(stateDir, 'savepoint.log');
   const decisions: Promise<void>[] = [];
+  // Aborted when the run has ended: a question still open at the terminal then has nothing to decide.
+  const runEnded = new AbortController();
   let approvalsUrl = '';
   const onApproval = (approval: ApprovalRecord, event?: ApprovalRequested) => {
     const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
-    progress(`          ⏸  approval ${approval.approvalId}: ${approval.summary}${amount} — decide by ${approval.decideBy}`);
+    progress(`          ⏸  approval ${approval.approvalId}: ${terminalSafe(approval.summary, { oneLine: true })}${amount} — decide by ${approval.decideBy}`);
     for (const link of event?.links ?? []) progress(`             decide (${link.approver}): ${link.url}`);
-    decisions.push(decideApproval(approval, approvalMode, approvalsUrl, progress).catch((error: unknown) => io.err(`approval ${approval.approvalId}: ${String(error)}`)));
+    // Past its deadline the approval has expired: its question is withdrawn, not left waiting forever.
+    const withdrawn = AbortSignal.any([runEnded.signal, AbortSignal.timeout(Math.max(0, Date.parse(approval.decideBy) - Date.now()))]);
+    decisions.push(decideApproval(approval, approvalMode, approvalsUrl, progress, withdrawn).catch((error: unknown) => io.err(`approval ${approval.approvalId}: ${String(error)}`)));
   };
   const crashing = options.crashAt !== undefined || options.crashRate > 0;
   // Without --crash-seed, each engine after a crash draws other boundaries than the one before it
@@ -132,7 +137,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     onApproval,
     ...(template && { template }),
     ...(options.maxRecoveries && { recovery: { maxWithoutProgress: options.maxRecoveries } }),
-    log: logFile ? (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`) : undefined,
+    log: logFile ? (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`, { mode: 0o600 }) : undefined,
     ...(crashing && {
       crash: crashInjector({ at: options.crashAt, rate: options.crashRate, seed: options.crashSeed ?? options.seed + crashesIn(crashLog), logFile: crashLog }),
     }),
@@ -154,8 +159,15 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     // The lock first: a second run on this state directory stops here, before it opens anything.
     const ownership = stateDir ? await ownStateDir(stateDir, options.resume ? 'resume' : 'run') : undefined;
     if (ownership) cleanups.push(() => ownership.release());
+    // What the stack and the agent's world create there (its journals, the emulator's files) is made
+    // private once they have opened it and again after they close (the directory, 0700, guards it meanwhile).
+    if (stateDir) cleanups.push(() => checkStateDir(stateDir));
+    // Opened before the stack and closed after it: every event of the run, its closing included, is kept.
+    const history = stateDir ? historyLog(join(stateDir, 'history.jsonl'), { onError: (error) => io.err(`savepoint: warning: history.jsonl: ${describeError(error)}; its events are kept and written when it works again`) }) : undefined;
+    if (history) cleanups.push(() => history.close());
     const stack = await startLocalStack(stackOptions);
     cleanups.push(() => stack.close());
+    if (stateDir) checkStateDir(stateDir);
     // The console watches and steers this engine's runs (console/): its address carries the session token.
     const consoleServer = await startLocalConsole(stack, { stateDir, ...(options.consolePort !== undefined && { port: options.consolePort }), log: stackOptions.log });
     cleanups.push(() => consoleServer.close());
@@ -168,8 +180,8 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     approvalsUrl = stack.endpoints.approvals;
     // What the world found wrong on opening (e.g. a torn journal line it cut off): say so.
     for (const note of stack.world.notes ?? []) io.err(`savepoint: warning: ${note}`);
-    if (stateDir) stack.engine.on(historyLog(join(stateDir, 'history.jsonl')));
-    return await driveRun(stack, { options, agent, keepWorldData: worldData.keep, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, progress, signals });
+    if (history) stack.engine.on(history);
+    return await driveRun(stack, { options, agent, keepWorldData: worldData.keep, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, runEnded, progress, signals });
   } finally {
     await cleanUp();
   }
@@ -207,6 +219,7 @@ interface DriveContext {
   approvalTimeoutSeconds: number;
   onApproval: (approval: ApprovalRecord, event?: ApprovalRequested) => void;
   decisions: Promise<void>[];
+  runEnded: AbortController;
   progress: (line: string) => void;
   signals: StopSignals;
 }
@@ -283,7 +296,8 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
       progress(`savepoint: watchdog: ${other.name}: ${other.status}${other.error ? ` ${other.error}: ${causeMessage(other.cause)}` : ''}`);
     }
   }
-  // A question at the terminal is not waited for once asked to stop: nobody will answer it.
+  // A question at the terminal is not waited for once the run has ended or was asked to stop: nobody needs the answer.
+  if (approvalMode === 'prompt') context.runEnded.abort();
   if (!(signal && approvalMode === 'prompt')) await Promise.allSettled(decisions);
   const lastArn = typeof finished === 'string' ? executionArn! : finished[0]!.executionArn;
   const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn: lastArn }));
@@ -333,15 +347,19 @@ function alreadyFinished(runId: string, run: RunRecord | undefined, fingerprintO
 }
 
 /** Decides one approval the way the run was told to, through the approval API (the real route). */
-async function decideApproval(approval: ApprovalRecord, mode: z.infer<typeof ApprovalMode>, approvalsUrl: string, progress: (line: string) => void) {
+async function decideApproval(approval: ApprovalRecord, mode: z.infer<typeof ApprovalMode>, approvalsUrl: string, progress: (line: string) => void, withdrawn: AbortSignal) {
   let decision: 'approve' | 'reject' | undefined = mode === 'approve' || mode === 'reject' ? mode : undefined;
   let reason = mode === 'prompt' ? undefined : `decided by --approve ${mode}`;
   if (mode === 'prompt') {
     const rl = createInterface({ input: process.stdin, output: process.stdout });
     try {
-      const answer = (await rl.question(`  approve ${approval.summary}? [y/N] `)).trim().toLowerCase();
+      const answer = (await rl.question(`  approve ${terminalSafe(approval.summary, { oneLine: true })}? [y/N] `, { signal: withdrawn })).trim().toLowerCase();
       decision = answer === 'y' || answer === 'yes' ? 'approve' : 'reject';
-      reason = decision === 'reject' ? (await rl.question('  reason: ')).trim() || 'rejected at the terminal' : 'approved at the terminal';
+      reason = decision === 'reject' ? (await rl.question('  reason: ', { signal: withdrawn })).trim() || 'rejected at the terminal' : 'approved at the terminal';
+    } catch (error) {
+      if (!withdrawn.aborted) throw error;
+      progress(`\n          ✗  approval ${approval.approvalId}: no longer asked (${withdrawn.reason instanceof DOMException && withdrawn.reason.name === 'TimeoutError' ? 'its deadline passed' : 'the run has ended'})`);
+      return;
     } finally {
       rl.close();
     }

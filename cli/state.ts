@@ -6,11 +6,13 @@ import { localAwsConfig } from '../local/aws-config.js';
 import { localLedgerSealer } from '../local/approval-keys.js';
 import type { CfnTemplateJson } from '../local/asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/ledger-files.js';
+import { PRIVATE_FILE_MODE } from '../local/private-state.js';
 import { EmbeddedLedger, SEAL_KEY_FILE } from '../lambdas/ledger/embedded-ledger.js';
 import { RemoteLedger } from '../lambdas/ledger/remote-ledger.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
-import { busyMessage, liveOwner, ownStateDir } from './owner.js';
+import { terminalSafe } from './format.js';
+import { busyMessage, checkStateDir, liveOwner, ownStateDir } from './owner.js';
 
 export const DEFAULT_STATE_DIR = '.savepoint';
 
@@ -44,7 +46,8 @@ const engineFilePath = (stateDir: string) => join(stateDir, 'engine.json');
 export function publishEngine(stateDir: string, engine: EngineFile): () => void {
   const path = engineFilePath(stateDir);
   const draft = `${path}.${engine.nonce ?? process.pid}`;
-  writeFileSync(draft, JSON.stringify(engine, null, 2));
+  // It holds the endpoints' credentials: readable by the owner only, from its first byte.
+  writeFileSync(draft, JSON.stringify(engine, null, 2), { mode: PRIVATE_FILE_MODE });
   renameSync(draft, path);
   return () => {
     const current = readEngineFile(stateDir, { quiet: true });
@@ -75,6 +78,7 @@ function readEngineFile(stateDir: string, options: { quiet?: boolean } = {}): En
  * command owns it, or engine.json is damaged.
  */
 export async function runningEngine(stateDir: string): Promise<EngineFile | undefined> {
+  checkStateDir(stateDir);
   const engine = readEngineFile(stateDir);
   const owner = await liveOwner(stateDir);
   if (!owner) return undefined;
@@ -123,7 +127,7 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
   if (kind === 'embedded') {
     try {
       // The embedded ledger takes its own lock too (ledger.lock): a second opener is refused by name.
-      const embedded = EmbeddedLedger.open({ dir: stateDir, onNote: (note) => process.stderr.write(`savepoint: warning: ${note}\n`) });
+      const embedded = EmbeddedLedger.open({ dir: stateDir, onNote: (note) => process.stderr.write(`savepoint: warning: ${terminalSafe(note)}\n`) });
       return {
         ledger: embedded,
         close: async () => {

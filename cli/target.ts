@@ -17,12 +17,14 @@ export async function agentFor(explicit: string | undefined, runAgent?: string, 
   const running = engine === undefined ? await runningEngine(stateDir()) : (engine ?? undefined);
   const spec = explicit ?? running?.agent?.module ?? runAgent ?? defaultAgent;
   if (!spec) return undefined;
+  // A name only the run recorded is the project's own agent before anything in the current directory.
+  const origin = spec === runAgent && spec !== explicit && spec !== running?.agent?.module ? 'recorded' : 'asked';
   try {
-    agentModulePath(spec);
+    agentModulePath(spec, origin);
   } catch {
     return undefined; // an agent that is not here: the report goes without its own summary
   }
-  return (await loadAgent(spec)).agent;
+  return (await loadAgent(spec, origin)).agent;
 }
 
 /** Runs `use` with the state directory's ledger (the running engine's, or opened here), then closes it. */

@@ -10,6 +10,7 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { localUser } from '../local/approval-api.js';
 import type { AslDefinition } from '../local/asl.js';
+import { readBoundedBody } from '../local/http-body.js';
 import { countStates, currentState, executionName, layoutDefinition, type HistorySource } from './history.js';
 import { executionLinks, runRows, timeline } from './views.js';
 
@@ -151,7 +152,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
 
   const api = async (request: IncomingMessage, url: URL): Promise<unknown> => {
     const method = request.method ?? 'GET';
-    const parts = url.pathname.split('/').slice(2).map(decodeURIComponent); // after /api/
+    const parts = url.pathname.split('/').slice(2).map(decodeSegment); // after /api/
     const query = Object.fromEntries(url.searchParams);
     if (method === 'GET') {
       if (parts[0] === 'version' && parts.length === 1) return { version };
@@ -322,17 +323,22 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   };
 }
 
+/** A path segment, decoded; a malformed percent-encoding is the caller's mistake (400), not ours. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, `path: malformed percent-encoding in ${JSON.stringify(segment)}`);
+  }
+}
+
 /** The JSON body of a POST: at most 16 KiB of application/json; an empty body is `{}`. */
 async function readJson(request: IncomingMessage): Promise<unknown> {
   const type = request.headers['content-type'] ?? '';
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `body: larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  // Read to its end even when too large: the 413 then reaches the client instead of a reset.
+  const body = await readBoundedBody(request, MAX_BODY_BYTES);
+  if (body === undefined) throw new HttpError(413, `body: larger than ${MAX_BODY_BYTES} bytes`);
+  const text = body.toString('utf8');
   if (text.trim() === '') return {};
   if (!type.startsWith('application/json')) throw new HttpError(415, 'body: send application/json');
   try {

@@ -39,6 +39,12 @@ export interface RunView<Input = unknown> {
   readonly config: RunConfig;
 }
 
+/** What a run already did, as its ledger recorded it: what an approval rule may weigh besides the call. */
+export interface RunFacts {
+  /** The run's completed tool calls before this one, in conversation order (arguments as parsed and recorded). */
+  readonly calls: readonly Pick<ToolCallRecord, 'turn' | 'call' | 'name' | 'args' | 'outcome'>[];
+}
+
 /** Everything a tool call gets besides its arguments. */
 export interface ToolContext<Input = unknown, Deps = unknown> extends RunView<Input> {
   /** The same for every attempt, every resume and every engine: `<runId>:<turn>:<toolCallId>`. */
@@ -74,8 +80,19 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    * earlier attempt take effect? A found result is recorded instead of calling again.
    */
   readonly reconcile?: (args: Args, context: ToolContext<Input, Deps>) => Promise<ReconcileAnswer>;
-  /** Returns what a person must see when this call must wait for approval, or nothing. */
-  readonly needsApproval?: (args: Args, run: RunView<Input>) => ApprovalRequest | undefined;
+  /**
+   * Returns what a person must see when this call must wait for approval, or nothing. Its policy
+   * (thresholds, limits) belongs in the agent's definition or its deployment, never in the run's
+   * input: whoever starts a run writes the input. `facts` is what the run already did, from its
+   * ledger, so a rule can weigh a call against earlier ones (a running total, a count).
+   * @example
+   * needsApproval: (args, _run, facts) => {
+   *   const paid = facts.calls.filter((c) => c.name === 'pay' && c.outcome === 'ok' && c.args['invoice'] === args.invoice);
+   *   const total = paid.reduce((sum, c) => sum + Number(c.args['cents']), args.cents);
+   *   return total > LIMIT_CENTS ? { summary: `pay ${args.cents} (${total} in all)` } : undefined;
+   * }
+   */
+  readonly needsApproval?: (args: Args, run: RunView<Input>, facts: RunFacts) => ApprovalRequest | undefined;
   /** The call in words, for traces and approval pages. @default the name and the arguments as JSON */
   readonly describe?: (args: Args) => string;
   /**
@@ -174,6 +191,12 @@ export interface DevWorldOptions {
 export interface LedgerFacts {
   /** Side-effecting tool calls the ledger records as completed with outcome `ok`, by tool name. */
   readonly completedWrites: Readonly<Record<string, number>>;
+  /**
+   * The idempotency key of every side-effecting call the ledger has claimed. A call is claimed before
+   * it goes out, so a provider record made under a key not in here was made by a run the ledger
+   * does not know: the ledger was deleted or replaced, and a run would do the work again.
+   */
+  readonly idempotencyKeys: ReadonlySet<string>;
 }
 
 /** What an agent may set (`defineAgent({ contextWindow, compaction })`). */

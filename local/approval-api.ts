@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import { userInfo } from 'node:os';
 import type { AddressInfo } from 'node:net';
+import { readBoundedBody } from './http-body.js';
 import { lambdaContext } from './lambda-context.js';
+import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 const MAX_BODY = 64 * 1024;
-/** Past this, a too-large body is not even read to its end. */
-const DRAIN_AT_MOST = 16 * MAX_BODY;
 const ROUTE = /^\/v1\/(approvals|decide)(?:\/([^/]+))?\/?$/;
 
 /**
@@ -17,19 +17,32 @@ const ROUTE = /^\/v1\/(approvals|decide)(?:\/([^/]+))?\/?$/;
  * request becomes a REST API proxy event for the same handler, and its result becomes the response.
  *   GET /v1/approvals · GET /v1/approvals/{approvalId} · POST /v1/approvals/{approvalId}
  *   GET /v1/decide/{approvalId}?link=… · POST /v1/decide/{approvalId}
- * Where API Gateway verifies the caller's SigV4 signature, loopback has one user: requests to
- * /approvals carry this machine's user as their principal (`local:<user>`, recorded as `cli`).
+ * Where API Gateway verifies the caller's SigV4 signature, the loopback API requires its credential
+ * (local/loopback-credential.ts) on /approvals: its address is `http://127.0.0.1:<port>/<credential>/v1/approvals`,
+ * readable only by the state directory's owner, and its requests carry this machine's user as their
+ * principal (`local:<user>`, recorded as `cli`). The page (/decide) needs none: its signed link is
+ * the credential, as on AWS.
  */
-export async function startApprovalApi(handler: ProxyHandler, options: { port?: number; user?: string } = {}) {
+export async function startApprovalApi(handler: ProxyHandler, options: { port?: number; user?: string; credential?: string } = {}) {
   const user = options.user ?? localUser();
+  const credential = options.credential ?? newLoopbackCredential();
   const server = createServer(async (request, response) => {
     const answer = (status: number, message: string) =>
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ message }));
     try {
-      const url = parseUrl(request.url);
+      const target = request.url ?? '/';
+      const page = target.startsWith('/v1/decide');
+      const authorized = page ? target : pathAfterCredential(target, credential);
+      if (authorized === undefined) {
+        request.resume(); // read and dropped: the refusal is sent after the body, not as a reset
+        return answer(403, MISSING_CREDENTIAL);
+      }
+      const url = parseUrl(authorized);
       const match = ROUTE.exec(url.pathname);
       if (!match) return answer(404, `no route ${url.pathname}`);
       const route = match[1] as 'approvals' | 'decide';
+      // `/v1/decide/../approvals` parses to /approvals: without the credential, only the page is served.
+      if (page && route !== 'decide') return answer(403, MISSING_CREDENTIAL);
       const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
       if (route === 'decide' && approvalId === undefined) return answer(404, `no route ${url.pathname}`);
       const body = await readBody(request);
@@ -53,7 +66,8 @@ export async function startApprovalApi(handler: ProxyHandler, options: { port?: 
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/v1/approvals`,
+    /** The API's address, with its credential: publish it only where the owner alone can read it. */
+    url: credentialedUrl(`http://127.0.0.1:${port}`, credential, '/v1/approvals'),
     /** Where the approval page is served (signed links point here). */
     pageUrl: `http://127.0.0.1:${port}/v1/decide`,
     port,
@@ -91,24 +105,11 @@ function decodePathSegment(segment: string): string {
   }
 }
 
-/**
- * The body, up to MAX_BODY bytes. A larger one is refused with 413 — after reading it to the end
- * (up to a hard cap), because answering while the client still sends makes it see a reset
- * connection instead of the 413.
- */
+/** The body, up to MAX_BODY bytes; a larger one is refused with 413 (read to its end first: local/http-body.ts). */
 async function readBody(request: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > DRAIN_AT_MOST) {
-      request.socket.destroy(); // not worth reading further: the client gets a reset
-      break;
-    }
-    if (size <= MAX_BODY) chunks.push(chunk as Buffer);
-  }
-  if (size > MAX_BODY) throw new RefusedRequest(413, `body: larger than the ${MAX_BODY} bytes an approval decision may have`);
-  return chunks.length === 0 ? null : Buffer.concat(chunks).toString('utf8');
+  const body = await readBoundedBody(request, MAX_BODY);
+  if (body === undefined) throw new RefusedRequest(413, `body: larger than the ${MAX_BODY} bytes an approval decision may have`);
+  return body.length === 0 ? null : body.toString('utf8');
 }
 
 /** This machine's user, as the local approval API records a decider. */

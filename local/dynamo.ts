@@ -1,7 +1,9 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
+import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { localAwsConfig } from './aws-config.js';
+import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
 
 export interface LocalDynamo {
   readonly endpoint: string;
@@ -11,15 +13,30 @@ export interface LocalDynamo {
 
 /**
  * DynamoDB on loopback: dynalite, in memory (tests) or on disk under the state directory (runs
- * survive a restart). Only one process may open a path: the engine owns it.
+ * survive a restart). Only one process may open a path: the engine owns it. Like the engine's other
+ * loopback endpoints it serves only requests that carry its credential (local/loopback-credential.ts):
+ * `endpoint` includes it.
  */
 export async function startDynamo(options: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
   const server = dynalite({ path: options.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const credential = newLoopbackCredential();
+  const [serve] = server.listeners('request') as RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', (request, response) => {
+    const rest = pathAfterCredential(request.url ?? '/', credential);
+    if (rest === undefined) {
+      request.resume();
+      const body = JSON.stringify({ __type: 'com.amazon.coral.service#UnrecognizedClientException', message: `The security token included in the request is invalid: ${MISSING_CREDENTIAL}` });
+      return response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' }).end(body);
+    }
+    request.url = rest;
+    serve!(request, response);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const endpoint = credentialedUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, credential);
   const client = new DynamoDBClient({ ...localAwsConfig, endpoint });
   return {
     endpoint,

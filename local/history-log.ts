@@ -1,21 +1,40 @@
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { HistoryListener } from './engine.js';
 
 /**
  * The Task events of the execution history, appended to a file as they happen. The local engine
  * keeps executions in memory: without this, what an execution did dies with its process. One JSON
  * line per event: the execution, the state, what happened (TaskScheduled is one Lambda invocation).
+ *
+ * The file is opened once, now: a line written later needs no new file descriptor, so a process
+ * that has run out of them (thousands of idle connections on its loopback ports) still keeps every
+ * event. A write that fails all the same is said (`onError`, once until writes work again) and
+ * retried with the next event: never lost in silence.
  */
-export function historyLog(file: string): HistoryListener {
+export function historyLog(file: string, options: { onError?: (error: unknown) => void } = {}): HistoryListener & { close(): void } {
+  const fd = openSync(file, 'a', 0o600);
   const stateOf = new Map<string, string>();
-  return (event) => {
+  const unwritten: string[] = [];
+  let failing = false;
+  const listener: HistoryListener = (event) => {
     if (event.stateEnteredEventDetails) stateOf.set(event.executionArn, event.stateEnteredEventDetails.name);
     if (!event.type.startsWith('Task')) return;
     const failure = event.taskFailedEventDetails ?? event.taskTimedOutEventDetails;
     const line = { at: event.timestamp.toISOString(), execution: event.executionArn.split(':').pop(), state: stateOf.get(event.executionArn), type: event.type, ...(failure && { error: failure.error }) };
-    // Synchronous: a line written is a line kept when the process is killed right after.
-    appendFileSync(file, `${JSON.stringify(line)}\n`);
+    unwritten.push(`${JSON.stringify(line)}\n`);
+    try {
+      // Synchronous: a line written is a line kept when the process is killed right after.
+      while (unwritten.length > 0) {
+        writeSync(fd, unwritten[0]!);
+        unwritten.shift();
+      }
+      failing = false;
+    } catch (error) {
+      if (!failing) options.onError?.(error);
+      failing = true;
+    }
   };
+  return Object.assign(listener, { close: () => closeSync(fd) });
 }
 
 /** Lambda invocations per state, over every process that wrote the log. */

@@ -26,7 +26,7 @@ import { twinIam } from './iam/index.js';
 import { roleClients } from './iam/sfn-clients.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
 import { SfnQuotas } from './sfn-quotas.js';
-import { routeStatusChanges } from './status-events.js';
+import { routeStatusChanges, settleStatusChanges } from './status-events.js';
 import { cachedTemplate } from './template-cache.js';
 import { recoverOrphans } from './watchdog.js';
 import { templateAliases, versionDescription } from './versions.js';
@@ -144,6 +144,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const log = options.log ?? (() => undefined);
     routeStatusChanges(engine, ['ABORTED'], target(Steps.ExecutionStopped), log);
     if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
+    closers.push(() => settleStatusChanges(engine)); // before the engine closes: a stop just made is recorded
 
     const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock, ...approvalSetup }), { ...(options.approvals?.principal && { user: options.approvals.principal }) });
     closers.push(approvalApi.close);

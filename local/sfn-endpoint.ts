@@ -11,6 +11,7 @@ import type { IamAuthorizer } from './iam/authorizer.js';
 import type { RoleCredentials } from './iam/credentials.js';
 import { sfnAuthorizationRequest, splitQualifier } from './iam/step-functions.js';
 import type { SfnQuotas } from './sfn-quotas.js';
+import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, requireCredential } from './loopback-credential.js';
 
 const TARGET_PREFIX = 'AWSStepFunctions.';
 const MAX_BODY_BYTES = 2 * 1024 * 1024; // generous: the largest legal request is a 256 KiB payload
@@ -97,15 +98,18 @@ export interface SfnEndpointIam {
   readonly credentials: RoleCredentials;
 }
 
-export async function startSfnEndpoint(engine: LocalEngine, opts: { port?: number; iam?: SfnEndpointIam; quotas?: SfnQuotas } = {}): Promise<SfnEndpoint> {
-  const service = sfnService(engine, opts.iam, opts.quotas);
+export async function startSfnEndpoint(engine: LocalEngine, opts: { port?: number; iam?: SfnEndpointIam; quotas?: SfnQuotas; credential?: string } = {}): Promise<SfnEndpoint> {
+  // Served only to the state directory's owner (local/loopback-credential.ts); `url` carries the credential.
+  const credential = opts.credential ?? newLoopbackCredential();
+  const service = requireCredential(sfnService(engine, opts.iam, opts.quotas), credential, () => reply(400, { __type: 'UnrecognizedClientException', message: `The security token included in the request is invalid: ${MISSING_CREDENTIAL}` }));
   const served = await serveHttp(service, {
     port: opts.port,
     maxBodyBytes: MAX_BODY_BYTES,
     tooLarge: () => reply(400, { __type: 'ValidationException', message: `Request body larger than ${MAX_BODY_BYTES} bytes` }),
     failed: (e) => reply(500, { __type: 'InternalFailure', message: e instanceof Error ? e.message : String(e) }),
   });
-  return { url: served.url, port: served.port, requestHandler: new InProcessRequestHandler(served.url, service), close: served.close };
+  const url = credentialedUrl(served.url, credential);
+  return { url, port: served.port, requestHandler: new InProcessRequestHandler(url, service), close: served.close };
 }
 
 /** The Step Functions JSON 1.0 protocol over the engine, as a function from request to reply. */

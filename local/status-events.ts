@@ -16,21 +16,38 @@ const ENDINGS: Record<string, ExecutionStatus> = {
 
 export type StatusChangeTarget = (event: ReturnType<typeof executionStatusChange>) => Promise<unknown>;
 
+/** The deliveries under way, per engine: what `settleStatusChanges` waits for. */
+const underWay = new WeakMap<LocalEngine, Set<Promise<unknown>>>();
+
 /** Sends each execution ending whose status is in `rule` to `target`; errors go to `log`. */
 export function routeStatusChanges(engine: LocalEngine, rule: readonly ExecutionStatus[], target: StatusChangeTarget, log: (line: string) => void): () => void {
+  const pending = underWay.get(engine) ?? new Set();
+  underWay.set(engine, pending);
   return engine.on((event: HistoryEvent & { executionArn: string }) => {
     const status = ENDINGS[event.type];
     if (!status || !rule.includes(status)) return;
     const details = event.executionFailedEventDetails ?? event.executionTimedOutEventDetails ?? event.executionAbortedEventDetails;
     if (details?.error === ENGINE_CLOSED) return;
     // The ending event is recorded before the execution's status is set: report it once it is.
-    setImmediate(() => {
+    const delivered = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       const execution = engine.describeExecution(event.executionArn);
-      target(executionStatusChange(engine, execution, event.timestamp)).catch((error: unknown) =>
+      return target(executionStatusChange(engine, execution, event.timestamp)).catch((error: unknown) =>
         log(`execution status change of ${execution.name}: ${error instanceof Error ? error.message : String(error)}`),
       );
     });
+    pending.add(delivered);
+    void delivered.finally(() => pending.delete(delivered));
   });
+}
+
+/**
+ * Waits until every status change reported so far was delivered: what a closing stack does before
+ * it stops its handlers. An execution stopped just before (StopExecution, then the process ends)
+ * is then recorded as killed, instead of left `running` for the next engine's watchdog to resume.
+ */
+export async function settleStatusChanges(engine: LocalEngine): Promise<void> {
+  const pending = underWay.get(engine);
+  while (pending && pending.size > 0) await Promise.allSettled([...pending]);
 }
 
 /** The EventBridge event Step Functions sends for an execution that ended. */

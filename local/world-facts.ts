@@ -5,15 +5,19 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
  * What the ledger remembers that a simulated world can check its own records against, in generic
  * terms (the harness names no tool's domain): the completed side-effecting tool calls, by tool.
  * A world whose records forget what the ledger says was done (a deleted journal) must say so,
- * or the next run would do it again.
+ * or the next run would do it again; so must one whose records hold work of runs the ledger does
+ * not know (a deleted ledger beside a kept journal).
  */
 export async function ledgerFacts(ledger: Ledger): Promise<LedgerFacts> {
   const completedWrites: Record<string, number> = {};
+  const idempotencyKeys = new Set<string>();
   for (const run of await ledger.listRuns(Number.MAX_SAFE_INTEGER)) {
     const { calls } = await ledger.listConversation(run.runId);
     for (const call of calls) {
-      if (call.effect === 'write' && call.status === 'completed' && call.outcome === 'ok') completedWrites[call.name] = (completedWrites[call.name] ?? 0) + 1;
+      if (call.effect !== 'write') continue;
+      idempotencyKeys.add(call.idempotencyKey);
+      if (call.status === 'completed' && call.outcome === 'ok') completedWrites[call.name] = (completedWrites[call.name] ?? 0) + 1;
     }
   }
-  return { completedWrites };
+  return { completedWrites, idempotencyKeys };
 }

@@ -20,10 +20,14 @@ export const RefundRunInput = z
   .object({
     /** The day whose refund requests are reconciled. */
     date: IsoDate,
-    /** Refunds above this amount wait for a person. @default 50000 ($500) */
-    approvalThresholdCents: Cents.default(50_000),
   })
   .strict();
+
+/**
+ * Refunds of one request above this total wait for a person. Policy, so part of the agent's code
+ * (fingerprinted, deployed), never of its input: whoever starts a run writes the input.
+ */
+export const APPROVAL_THRESHOLD_CENTS = 50_000;
 export type RefundRunInput = z.output<typeof RefundRunInput>;
 
 interface Deps {
@@ -65,13 +69,18 @@ const issueRefund = defineTool({
   effect: 'write',
   // The provider deduplicates on the Idempotency-Key: a re-sent refund returns the first one.
   idempotencyKeys: true,
-  needsApproval: (args, run) => {
-    const { approvalThresholdCents } = run.input as RefundRunInput;
-    if (args.amountCents <= approvalThresholdCents) return undefined;
+  // On the running total of the request in this run: a refund split into parts under the threshold
+  // ($499.99 + $499.99 + $299.02) waits for a person from the part that crosses it.
+  needsApproval: (args, _run, facts) => {
+    const earlier = facts.calls
+      .filter((call) => call.name === 'issue_refund' && call.outcome === 'ok' && call.args['refundRequestId'] === args.refundRequestId)
+      .reduce((sum, call) => sum + Number(call.args['amountCents']), 0);
+    const total = earlier + args.amountCents;
+    if (total <= APPROVAL_THRESHOLD_CENTS) return undefined;
     return {
-      summary: `issue_refund ${dollars(args.amountCents)} for ${args.refundRequestId}`,
-      amount: { minor: args.amountCents, currency: 'usd' },
-      details: { payment: args.paymentId, refundRequest: args.refundRequestId, reason: args.reason },
+      summary: `issue_refund ${dollars(args.amountCents)} for ${args.refundRequestId}${earlier > 0 ? ` (${dollars(total)} with the earlier refunds of this request)` : ''}`,
+      amount: { minor: total, currency: 'usd' },
+      details: { payment: args.paymentId, refundRequest: args.refundRequestId, reason: args.reason, ...(earlier > 0 && { refundedBefore: dollars(earlier) }) },
     };
   },
   describe: (args) => `refund ${dollars(args.amountCents)} of payment ${args.paymentId} for ${args.refundRequestId}`,
@@ -116,13 +125,16 @@ export async function startRefundWorld(options: DevWorldOptions & { day?: Day })
     faults: { failRate: options.failRate, seed: options.seed + 1_000_003 },
     now: options.now,
   });
-  const lost = journal && lostFromJournal(payments, options.ledger?.completedWrites ?? {});
+  const lost = journal && (lostFromJournal(payments, options.ledger?.completedWrites ?? {}) ?? unknownToLedger(payments, options.ledger));
   if (lost) {
     await payments.close();
     if (!journalExisted) rmSync(journal, { force: true }); // opening made an empty one: leave the directory as found
     throw new Error(
-      `${journal}: the payments provider's journal ${journalExisted ? 'has lost records' : 'is missing'} — ${lost}. ` +
-        'A run would pay again what was already paid: restore the journal from a backup, or start over in a new --state-dir.',
+      lost.startsWith('the journal holds')
+        ? `${journal}: the ledger of this state directory does not know the runs that made the provider's records — ${lost}. ` +
+            'A run would pay again what was already paid: restore the ledger (ledger.jsonl, ledger.head, keys/) from a backup, or start over in a new --state-dir.'
+        : `${journal}: the payments provider's journal ${journalExisted ? 'has lost records' : 'is missing'} — ${lost}. ` +
+            'A run would pay again what was already paid: restore the journal from a backup, or start over in a new --state-dir.',
     );
   }
   return {
@@ -155,6 +167,18 @@ const JOURNALED_BY_TOOL = {
   flag_for_review: (payments: PaymentsServer) => payments.reviews().length,
   post_report: (payments: PaymentsServer) => payments.reports().length,
 } as const;
+
+/**
+ * The provider's records made under idempotency keys the ledger never claimed (a deleted or
+ * replaced ledger beside a kept journal), in words; undefined when the ledger knows them all, or
+ * when there is no ledger to ask.
+ */
+function unknownToLedger(payments: PaymentsServer, ledger: DevWorldOptions['ledger']): string | undefined {
+  if (!ledger) return undefined;
+  const unknown = payments.createdKeys().filter((key) => !ledger.idempotencyKeys.has(key));
+  if (unknown.length === 0) return undefined;
+  return `the journal holds ${unknown.length} record(s) whose idempotency key no call in the ledger claimed (the first: ${unknown[0]})`;
+}
 
 /**
  * What the ledger remembers doing that the provider's journal does not hold (a deleted or cut
@@ -191,7 +215,7 @@ export const refundReconciler = defineAgent<RefundRunInput, Deps, RefundWorld>({
   // One run per day, however it is started: the run id is the idempotency key of the whole run.
   runId: (input) => `refunds-${input.date}`,
   // The nightly run reconciles the day before the schedule fires.
-  scheduled: (eventTime) => ({ date: new Date(eventTime.getTime() - 24 * 3600 * 1000).toISOString().slice(0, 10), approvalThresholdCents: 50_000 }),
+  scheduled: (eventTime) => ({ date: new Date(eventTime.getTime() - 24 * 3600 * 1000).toISOString().slice(0, 10) }),
   report: refundSummary,
   dev: { world: startRefundWorld, checkData: (path) => void loadDay(path), policy: decide },
 });

@@ -22,10 +22,11 @@ export const TriageRunInput = z
     inbox: z.string().min(1).max(200),
     /** Only tickets received from then on (a day or an instant). @default every ticket */
     since: Since.optional(),
-    /** Replies about an order above this value wait for a person. @default 100000 ($1000) */
-    approvalThresholdCents: Cents.default(100_000),
   })
   .strict();
+
+/** Replies about an order above this value wait for a person: policy, in the agent's code, never in a run's input. */
+export const APPROVAL_THRESHOLD_CENTS = 100_000;
 export type TriageRunInput = z.output<typeof TriageRunInput>;
 
 interface Deps {
@@ -89,9 +90,9 @@ const sendReply = defineTool<SendReplyArgs, TriageRunInput, Deps>({
     const [earlier] = await deps.mail.findSent(KEY_HEADER, idempotencyKey, signal);
     return earlier ? { found: true, result: replyResult(args.ticketId, earlier) } : { found: false };
   },
-  needsApproval: (args, run) => {
+  needsApproval: (args) => {
     const angry = args.customerSentiment === 'angry';
-    const large = args.orderValueCents > run.input.approvalThresholdCents;
+    const large = args.orderValueCents > APPROVAL_THRESHOLD_CENTS;
     if (!angry && !large) return undefined;
     const why = [angry && 'angry customer', large && `order of ${dollars(args.orderValueCents)}`].filter(Boolean).join(', ');
     return {

@@ -79,7 +79,32 @@ const html = (statusCode: number, body: string): APIGatewayProxyResult => ({
 export function callerOf(event: APIGatewayProxyEvent): Identity | undefined {
   const principal = event.requestContext?.identity?.userArn;
   if (!principal) return undefined;
-  return { id: principal, via: principal.startsWith('arn:') ? 'iam' : 'cli' };
+  return principal.startsWith('arn:') ? { id: personOf(principal), via: 'iam' } : { id: principal, via: 'cli' };
+}
+
+/**
+ * The person an IAM principal stands for, by what its caller cannot choose — what separation of
+ * duties and "a second approver" compare. An assumed role's session name is chosen by whoever
+ * calls AssumeRole, so it tells nobody apart:
+ *   arn:aws:iam::<acct>:user/<name>                                   → itself (one IAM user, one person)
+ *   arn:aws:sts::<acct>:assumed-role/AWSReservedSSO_<set>_<id>/<user> → identity-center:<acct>:<user>
+ *       (IAM Identity Center names the session after its user, and only it can assume these roles;
+ *        the same user under two permission sets is one person)
+ *   arn:aws:sts::<acct>:assumed-role/<role>/<session>                 → arn:aws:iam::<acct>:role/<role>
+ *       (every session of one role is one person)
+ *   arn:aws:sts::<acct>:federated-user/<name>                         → arn:aws:sts::<acct>:federated-user
+ *       (GetFederationToken's caller names it: all of them are one person)
+ *   anything else (the account's root)                                → itself
+ */
+export function personOf(arn: string): string {
+  const assumed = /^arn:(aws[\w-]*):sts::(\d{12}):assumed-role\/([^/]+)\/(.+)$/.exec(arn);
+  if (assumed) {
+    const [, partition, account, role, session] = assumed;
+    return role!.startsWith('AWSReservedSSO_') ? `identity-center:${account}:${session}` : `arn:${partition}:iam::${account}:role/${role}`;
+  }
+  const federated = /^arn:(aws[\w-]*):sts::(\d{12}):federated-user\//.exec(arn);
+  if (federated) return `arn:${federated[1]}:sts::${federated[2]}:federated-user`;
+  return arn;
 }
 
 /**

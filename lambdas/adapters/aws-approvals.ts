@@ -4,7 +4,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import type { DecisionMac } from '../approvals/decision-mac.js';
 import { hmacLinkSigner, type LinkSigner } from '../approvals/links.js';
-import { APPROVAL_EVENT, type ApprovalNotifier } from '../approvals/notify.js';
+import { APPROVAL_EVENT, perApprover, type ApprovalNotifier } from '../approvals/notify.js';
 import { formatAmount } from '../approvals/page.js';
 
 /**
@@ -12,26 +12,43 @@ import { formatAmount } from '../approvals/page.js';
  * topic for people who read mail), the link key in Secrets Manager, the decision key in KMS.
  */
 
-/** `PutEvents` on the bus (default: the account's default bus), then the topic if there is one. */
+/** PutEvents takes at most 10 entries per call. */
+const PUT_EVENTS_MAX = 10;
+
+/**
+ * `PutEvents` on the bus (default: the account's default bus), then the topic if there is one:
+ * one event and one message per approver, each with only that approver's link (approvals/notify.ts).
+ * SNS delivers a message to every subscription whose filter policy matches it, so each message
+ * carries the attribute `approver`: subscribe each approver with the filter policy
+ * `{"approver": ["<their address>"]}` (a subscription without one receives every approver's link).
+ */
 export function eventBridgeNotifier(events: EventBridgeClient, options: { busName?: string; topicArn?: string; sns?: () => SNSClient }): ApprovalNotifier {
   return {
-    async approvalRequested(event) {
-      const put = await events.send(
-        new PutEventsCommand({
-          Entries: [{ Source: APPROVAL_EVENT.source, DetailType: APPROVAL_EVENT.detailType, Detail: JSON.stringify(event), EventBusName: options.busName }],
-        }),
-      );
-      if (put.FailedEntryCount) throw new Error(`PutEvents failed: ${put.Entries?.[0]?.ErrorCode ?? 'unknown'} ${put.Entries?.[0]?.ErrorMessage ?? ''}`);
+    async approvalRequested(request) {
+      const each = perApprover(request);
+      for (let start = 0; start < each.length; start += PUT_EVENTS_MAX) {
+        const batch = each.slice(start, start + PUT_EVENTS_MAX);
+        const put = await events.send(
+          new PutEventsCommand({
+            Entries: batch.map((event) => ({ Source: APPROVAL_EVENT.source, DetailType: APPROVAL_EVENT.detailType, Detail: JSON.stringify(event), EventBusName: options.busName })),
+          }),
+        );
+        const failed = put.Entries?.find((entry) => entry.ErrorCode);
+        if (put.FailedEntryCount) throw new Error(`PutEvents failed: ${failed?.ErrorCode ?? 'unknown'} ${failed?.ErrorMessage ?? ''}`);
+      }
       if (!options.topicArn || !options.sns) return;
-      const amount = event.amount ? ` (${formatAmount(event.amount)})` : '';
-      const links = event.links.map((link) => `${link.approver}: ${link.url}`).join('\n');
-      await options.sns().send(
-        new PublishCommand({
-          TopicArn: options.topicArn,
-          Subject: `Approval needed: ${event.summary}`.slice(0, 99),
-          Message: `${event.summary}${amount}\nDecide by ${event.decideBy}.\n\nYour link (personal, single use):\n${links}`,
-        }),
-      );
+      const amount = request.amount ? ` (${formatAmount(request.amount)})` : '';
+      for (const event of each) {
+        const link = event.links[0];
+        await options.sns().send(
+          new PublishCommand({
+            TopicArn: options.topicArn,
+            Subject: `Approval needed: ${event.summary}`.slice(0, 99),
+            Message: `${event.summary}${amount}\nDecide by ${event.decideBy}.${link ? `\n\nYour link (personal, single use):\n${link.url}` : ''}`,
+            ...(event.approver && { MessageAttributes: { approver: { DataType: 'String', StringValue: event.approver } } }),
+          }),
+        );
+      }
     },
   };
 }

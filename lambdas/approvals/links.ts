@@ -49,6 +49,8 @@ export function hmacLinkSigner(key: () => Promise<Buffer>): LinkSigner {
   };
 }
 
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
 /**
  * Checks a link in the order that tells an attacker least: its signature first (anything forged
  * or tampered is 401), then what it is for (another approval: 403), then its age (410).
@@ -61,6 +63,9 @@ export async function verifyLink(
 ): Promise<LinkVerdict> {
   const [payload, signature, ...rest] = token.split('.');
   if (!payload || !signature || rest.length > 0) return { ok: false, status: 401, message: 'link: malformed (expected <claims>.<signature>)' };
+  // One encoding only (base64url, unpadded, as signed): Node's decoder also takes standard base64,
+  // which would make several spellings of one link valid.
+  if (!BASE64URL.test(payload) || !BASE64URL.test(signature)) return { ok: false, status: 401, message: 'link: malformed (expected base64url, unpadded)' };
   const actual = Buffer.from(signature, 'base64url');
   const wanted = await mac(payload);
   if (actual.length !== wanted.length || !timingSafeEqual(actual, wanted)) {

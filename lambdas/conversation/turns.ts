@@ -1,5 +1,5 @@
 import type { ToolUseBlock } from '../agent/messages.js';
-import { findTool, type AgentDefinition, type ApprovalRequest, type RunView } from '../define.js';
+import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, type RunView } from '../define.js';
 import type { BreakerState } from '../guards/breaker.js';
 import { resolveResults } from '../ledger/blobs.js';
 import { MAX_STEP_KEYS, type BlobStore, type RunLedger, type ToolCallLedger, type TurnLedger } from '../ledger/ledger.js';
@@ -22,11 +22,42 @@ export function toolUses(turn: TurnRecord): ToolUseBlock[] {
  * What a person must see before this call runs, by the tool's own approval rule; nothing when it
  * runs on its own. Arguments its schema refuses need no approval: CallTool fails them first.
  */
-export function approvalRequest(agent: AgentDefinition, block: ToolUseBlock, run: RunRecord): ApprovalRequest | undefined {
+export function approvalRequest(agent: AgentDefinition, block: ToolUseBlock, run: RunRecord, at: CallAt, calls: readonly ToolCallRecord[]): ApprovalRequest | undefined {
   const tool = findTool(agent, block.name);
   if (!tool?.needsApproval) return undefined;
   const args = tool.input.safeParse(block.input);
-  return args.success ? tool.needsApproval(args.data, runView(run)) : undefined;
+  return args.success ? tool.needsApproval(args.data, runView(run), runFacts(calls, at)) : undefined;
+}
+
+type CallAt = { turn: number; call: number };
+
+/**
+ * What the run did before the call at `at`: its completed calls before it, in conversation order.
+ * The same set whenever the call's rule is asked (planning it, asking a person, calling it): the
+ * calls before it are all completed before it is planned, and later ones are left out.
+ */
+export function runFacts(calls: readonly ToolCallRecord[], at: CallAt): RunFacts {
+  const before = calls.filter((call) => call.status === 'completed' && (call.turn < at.turn || (call.turn === at.turn && call.call < at.call)));
+  before.sort((a, b) => a.turn - b.turn || a.call - b.call);
+  return { calls: before.map(({ turn, call, name, args, outcome }) => ({ turn, call, name, args, ...(outcome && { outcome }) })) };
+}
+
+/**
+ * The run's completed calls, for the approval rule of `block`'s tool; none read when the tool has no
+ * rule (most calls). From the steps' conversation cache: usually no read beyond the step's own.
+ */
+export async function callsForApproval(ledger: TurnLedger & BlobStore, agent: AgentDefinition, runId: string, block: ToolUseBlock | undefined, at: CallAt): Promise<ToolCallRecord[]> {
+  if (!block || !findTool(agent, block.name)?.needsApproval) return [];
+  // Every call before `at` known already (completed calls never change): no read at all.
+  const known = knownOf(ledger, runId);
+  const earlierInTurn = Array.from({ length: at.call - 1 }, (_, index) => callId(at.turn, index + 1));
+  if (known.settled >= at.turn - 1 && earlierInTurn.every((id) => known.calls.has(id))) return [...known.calls.values()];
+  return (await loadConversationStep(ledger, runId)).calls;
+}
+
+/** Tells this process's conversation cache of a call a step just completed, so that later rules need not read it back. */
+export function rememberCall(ledger: object, record: ToolCallRecord): void {
+  learn(knownOf(ledger, record.runId), [], [record]);
 }
 
 export function runView(run: RunRecord): RunView {
@@ -34,10 +65,11 @@ export function runView(run: RunRecord): RunView {
 }
 
 /** The tool call after `afterCall` (1-based) in `turn`, or null when the turn has no more. */
-export function nextToolCall(agent: AgentDefinition, turn: TurnRecord, afterCall: number, run: RunRecord): NextToolCall | null {
+export function nextToolCall(agent: AgentDefinition, turn: TurnRecord, afterCall: number, run: RunRecord, calls: readonly ToolCallRecord[]): NextToolCall | null {
   const block = toolUses(turn)[afterCall];
   if (!block) return null;
-  return { turn: turn.turn, call: afterCall + 1, name: block.name, needsApproval: approvalRequest(agent, block, run) !== undefined };
+  const at = { turn: turn.turn, call: afterCall + 1 };
+  return { ...at, name: block.name, needsApproval: approvalRequest(agent, block, run, at, calls) !== undefined };
 }
 
 export async function loadRun(ledger: Pick<RunLedger, 'getRun'>, runId: string): Promise<RunRecord> {

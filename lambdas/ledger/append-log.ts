@@ -65,7 +65,7 @@ export class AppendLog<T> {
       }
     });
     options.accept?.(entries);
-    const fd = openSync(path, 'a');
+    const fd = openSync(path, 'a', 0o600); // private: the state directory's files are its owner's only
     if (end < text.length) {
       ftruncateSync(fd, end);
       options.onNote?.(
@@ -110,7 +110,7 @@ export class AppendLog<T> {
    */
   rewrite(lines: Iterable<string>): void {
     const temporary = compactingPath(this.path);
-    const fd = openSync(temporary, 'w');
+    const fd = openSync(temporary, 'w', 0o600);
     let size = 0;
     let count = 0;
     try {
@@ -127,7 +127,7 @@ export class AppendLog<T> {
     renameSync(temporary, this.path);
     syncDirectory(dirname(this.path));
     closeSync(this.fd);
-    this.fd = openSync(this.path, 'a');
+    this.fd = openSync(this.path, 'a', 0o600);
     this.size = size;
     this.count = count;
   }

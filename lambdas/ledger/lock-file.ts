@@ -54,7 +54,7 @@ export class LockFile {
 
 function tryCreate(path: string): boolean {
   const temporary = `${path}.${process.pid}.tmp`;
-  const fd = openSync(temporary, 'w');
+  const fd = openSync(temporary, 'w', 0o600); // private, like every file of a state directory
   try {
     writeSync(fd, `${process.pid}\n`);
   } finally {

@@ -79,7 +79,7 @@ export function decide(
 function unfinishedCall(agent: AgentDefinition, turn: TurnRecord, calls: ToolCallRecord[], run: RunRecord): NextToolCall | null {
   const done = new Set(calls.filter((call) => call.turn === turn.turn && call.status === 'completed').map((call) => call.call));
   const index = toolUses(turn).findIndex((_use, position) => !done.has(position + 1));
-  return index < 0 ? null : nextToolCall(agent, turn, index, run);
+  return index < 0 ? null : nextToolCall(agent, turn, index, run, calls);
 }
 
 export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory; priceTable?: PriceTable }) {

@@ -153,7 +153,7 @@ export function createCallModel(deps: CallModelDeps) {
       reservedMicros: -reservation.micros,
     });
     // A recorded turn is a resume: go on from its first tool call without a recorded result.
-    const next = nextToolCall(deps.agent, record, recorded ? completedCallsOf(record, step.calls) : 0, run);
+    const next = nextToolCall(deps.agent, record, recorded ? completedCallsOf(record, step.calls) : 0, run, step.calls);
     const uses = toolUses(record);
     return {
       turn,

@@ -11,7 +11,7 @@ import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { idempotencyKey, nextToolCall, runView, toolUses, type NextToolCall } from '../conversation/turns.js';
+import { approvalRequest, callsForApproval, idempotencyKey, rememberCall, nextToolCall, runView, toolUses, type NextToolCall } from '../conversation/turns.js';
 
 export const CallToolInput = z.object({
   runId: z.string().min(1),
@@ -72,12 +72,13 @@ export function createCallTool(deps: CallToolDeps) {
     const block = turnRecord && toolUses(turnRecord)[call - 1];
     if (!turnRecord || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turn}`);
     const skipped = (reason: string): CallToolResult => ({ turn, call, name: block.name, outcome: 'skipped', next: null, skipped: reason });
-    const done = ({ record, counted }: { record: ToolCallRecord; counted: boolean }): CallToolResult => ({
+    const done = async ({ record, counted }: { record: ToolCallRecord; counted: boolean }): Promise<CallToolResult> => ({
       turn,
       call,
       name: block.name,
       outcome: record.outcome ?? 'ok',
-      next: nextToolCall(deps.agent, turnRecord, call, run),
+      // Read after this call is recorded: the next call's approval rule weighs it too.
+      next: nextToolCall(deps.agent, turnRecord, call, run, (rememberCall(deps.ledger, record), await callsForApproval(deps.ledger, deps.agent, runId, toolUses(turnRecord)[call], { turn, call: call + 1 }))),
       summary: `${block.name} → ${record.outcome ?? 'ok'}`,
       counted,
     });
@@ -121,7 +122,8 @@ export function createCallTool(deps: CallToolDeps) {
       return done(await count(deps, run, await recordAtOnce({ outcome: 'error', result: JSON.stringify(mistake), latencyMs: 0 })));
     }
     const args = parsed.data;
-    const refusal = tool.needsApproval?.(args, runView(run)) ? await approvalRefusal(deps, run, turn, call) : undefined;
+    const held = approvalRequest(deps.agent, block, run, { turn, call }, await callsForApproval(deps.ledger, deps.agent, runId, block, { turn, call }));
+    const refusal = held ? await approvalRefusal(deps, run, turn, call) : undefined;
 
     // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
     // One over the tool's maxResultTokens is cut for the model first, the whole of it stored by reference.

@@ -7,7 +7,7 @@ import { deliverDecision, signedLinks, type ApprovalDeps } from '../approvals/de
 import { approvalRequested } from '../approvals/notify.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { approvalRequest, loadRun, loadToolUse } from '../conversation/turns.js';
+import { approvalRequest, callsForApproval, loadRun, loadToolUse } from '../conversation/turns.js';
 
 /**
  * The RequestApproval step: records a pending approval with the execution's task token (or finds
@@ -74,7 +74,7 @@ type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | '
 /** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
 async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
   const { block } = await loadToolUse(ledger, run.runId, turn, call);
-  const request = approvalRequest(agent, block, run);
+  const request = approvalRequest(agent, block, run, { turn, call }, await callsForApproval(ledger, agent, run.runId, block, { turn, call }));
   if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${block.name}) needs no approval`);
   const tool = findTool(agent, block.name);
   const args = tool?.input.safeParse(block.input);

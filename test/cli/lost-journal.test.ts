@@ -69,3 +69,21 @@ describe('a lost provider journal next to a ledger that remembers payments', { t
     expect(refunds).toHaveLength(3);
   });
 });
+
+describe('a wiped ledger next to a provider journal that remembers payments', { timeout: 120_000 }, () => {
+  it('run exits non-zero naming the journal and the unknown records, and pays nothing again', async () => {
+    const { stateDir, args } = copy('wiped-ledger');
+    const journal = join(stateDir, 'payments.jsonl');
+    const kept = readFileSync(journal, 'utf8');
+    expect(providerJournal(stateDir).filter((entry) => entry.kind === 'refund')).toHaveLength(2);
+    for (const name of ['ledger.jsonl', 'ledger.head', 'keys']) rmSync(join(stateDir, name), { recursive: true, force: true });
+
+    const started = await savepoint(args('run', '--json'));
+    expect(started.code, started.stdout).not.toBe(0);
+    expect(started.stderr).toContain(journal);
+    expect(started.stderr).toMatch(/does not know the runs that made the provider's records — the journal holds \d+ record\(s\) whose idempotency key no call in the ledger claimed \(the first: refunds-2026-11-28:/);
+    expect(started.stderr).toMatch(/restore the ledger \(ledger\.jsonl, ledger\.head, keys\/\) from a backup, or start over in a new --state-dir/);
+    expect(started.stderr).not.toMatch(/^\s+at /m);
+    expect(readFileSync(journal, 'utf8')).toBe(kept);
+  });
+});

@@ -172,6 +172,17 @@ describe('security', () => {
     expect((await get('/api/info')).body.globalKill).toBeNull();
   });
 
+  it('answers a malformed percent-encoding in the path with 400 naming it, not a 500', async () => {
+    for (const path of ['/api/runs/%E0%A4%A', '/api/runs/%']) {
+      expect(await get(path)).toMatchObject({ status: 400, body: { message: expect.stringMatching(/^path: malformed percent-encoding/) } });
+    }
+  });
+
+  it.each([2, 20])('answers a %s MB body with 413, not a reset connection', async (megabytes) => {
+    expect(await post('/api/kill-all', 'x'.repeat(megabytes * 1024 * 1024))).toMatchObject({ status: 413, body: { message: expect.stringMatching(/^body: larger than/) } });
+    expect((await get('/api/info')).body.globalKill).toBeNull();
+  });
+
   it('refuses a request whose Host is not the console (DNS rebinding)', async () => {
     expect(await call('GET', '/api/runs', { headers: authed({ host: 'evil.example' }) })).toMatchObject({ status: 403, body: { message: expect.stringContaining('Host') } });
   });

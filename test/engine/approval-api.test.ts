@@ -16,13 +16,14 @@ interface Answer {
 }
 
 /** One raw HTTP request (node:http, not fetch: the path goes out exactly as given, bad escapes too). */
-function send(base: string, options: { method: string; path: string; contentType?: string; body?: string }): Promise<Answer> {
-  const { hostname, port } = new URL(base);
+function send(base: string, options: { method: string; path: string; contentType?: string; body?: string; headers?: Record<string, string> }): Promise<Answer> {
+  const { hostname, port, pathname } = new URL(base);
+  const path = `${pathname.replace(/\/$/, '')}${options.path}`;
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...options.headers };
     if (options.contentType !== undefined) headers['content-type'] = options.contentType;
     if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
-    const outgoing = httpRequest({ hostname, port, method: options.method, path: options.path, headers }, (response) => {
+    const outgoing = httpRequest({ hostname, port, method: options.method, path, headers }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
@@ -44,7 +45,8 @@ beforeAll(async () => {
   // A real run waiting on a real approval: the refund it guards is what a bad request must not decide.
   void harness.run({ runId: 'approval-api', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
   approval = await waitFor(() => harness.approvals[0]);
-  origin = new URL(harness.stack.endpoints.approvals).origin;
+  // The API's address with its credential, without the API's own path (the tests name it).
+  origin = harness.stack.endpoints.approvals.replace(/\/v1\/approvals$/, '');
 });
 afterAll(async () => harness.stack.close());
 
@@ -53,6 +55,8 @@ const decision = JSON.stringify({ decision: 'approve', reason: 'looks fine' });
 describe('the approval API refuses what it cannot take with a 4xx naming the problem', () => {
   it.each([
     ['a body over its limit', { method: 'POST', contentType: 'application/json', body: JSON.stringify({ decision: 'approve', reason: 'x'.repeat(70_000) }) }, 413, /body: larger than the 65536 bytes/],
+    ['a 2 MB body (answered, not reset)', { method: 'POST', contentType: 'application/json', body: JSON.stringify({ decision: 'approve', reason: 'x'.repeat(2 * 1024 * 1024) }) }, 413, /body: larger than the 65536 bytes/],
+    ['a 20 MB body (answered, not reset)', { method: 'POST', contentType: 'application/json', body: JSON.stringify({ decision: 'approve', reason: 'x'.repeat(20 * 1024 * 1024) }) }, 413, /body: larger than the 65536 bytes/],
     ['a malformed percent-encoding in the path', { method: 'POST', path: '/v1/approvals/apv_%E0%A4%A', contentType: 'application/json', body: decision }, 400, /approvalId: malformed percent-encoding/],
     ['a lone percent sign in the path', { method: 'GET', path: '/v1/approvals/%' }, 400, /approvalId: malformed percent-encoding/],
     ['a text/plain body', { method: 'POST', contentType: 'text/plain', body: decision }, 415, /content-type: expected application\/json, got "text\/plain"/],
@@ -90,6 +94,34 @@ const requests = fc.record({
   target: fc.boolean(),
   contentType: fc.option(fc.oneof(fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/problem+json'), fc.string({ unit: headerChar, maxLength: 40 })), { nil: undefined }),
   body: fc.option(fc.oneof(jsonish, fc.string({ maxLength: 200 }), fc.integer({ min: 65_000, max: 70_000 }).map((size) => '"'.padEnd(size, 'y'))), { nil: undefined }),
+});
+
+describe('the approval API serves only whoever holds its credential', () => {
+  const bare = () => new URL(harness.stack.endpoints.approvals).origin;
+
+  it.each([
+    ['no credential', () => bare(), {}],
+    ['a wrong credential', () => `${bare()}/${'A'.repeat(43)}`, {}],
+    ['no credential, with the engine’s own Host and Origin', () => bare(), 'same-host'],
+    ['no credential, through the page’s path', () => bare(), {}, '/v1/decide/../approvals/'],
+  ])('refuses a decision with %s (403), and decides nothing', async (_case, base, own, prefix = '/v1/approvals/') => {
+    const headers: Record<string, string> = own === 'same-host' ? { host: new URL(bare()).host, origin: bare() } : {};
+    const answer = await send(base(), { method: 'POST', path: `${prefix}${approval.approvalId}`, contentType: 'application/json', body: decision, headers });
+    expect(answer.status).toBe(403);
+    expect(JSON.parse(answer.body)).toEqual({ message: expect.stringMatching(/^credential: missing or wrong/) });
+    expect(await approvalNow()).toMatchObject({ status: 'pending' });
+  });
+
+  it('refuses to list the pending approvals without it', async () => {
+    expect((await send(bare(), { method: 'GET', path: '/v1/approvals' })).status).toBe(403);
+    expect((await send(origin, { method: 'GET', path: '/v1/approvals' })).status).toBe(200);
+  });
+
+  it('serves the approval page without it (a signed link is the page’s credential)', async () => {
+    const answer = await send(bare(), { method: 'GET', path: `/v1/decide/${approval.approvalId}?link=not-a-link` });
+    expect(answer.status).not.toBe(403);
+    expect(answer.status).toBeLessThan(500);
+  });
 });
 
 describe('fuzzing the approval route', () => {

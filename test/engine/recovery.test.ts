@@ -14,6 +14,8 @@ import { postDecision, waitFor } from '../support/agent-harness.js';
 
 /** Three requests: a refund, a mismatch to flag, and a refund above the approval threshold. */
 const day = makeSampleDay(7, { plain: 1, already_refunded: 0, mismatch: 1, large: 1 });
+/** The same day's shape with no refund large enough to wait for a person: for the tests about failures alone. */
+const unattendedDay = makeSampleDay(7, { plain: 2, already_refunded: 0, mismatch: 1, large: 0 });
 /** Local breakers compress a 60 s window into 1.2 s; an outage test must not trip them (their own tests do). */
 const noBreaker = { failures: 1_000, windowMs: 1_000, openMs: 1, probeLeaseMs: 1 };
 
@@ -57,10 +59,10 @@ describe('recovery of a failed execution (the status-change rule)', () => {
     let simulated = '';
     // The 4th to the 10th model request fail: seven in a row exhaust CallModel's six retries.
     const modelUrl = await flakyModel(() => simulated, (request) => request >= 4 && request <= 10);
-    const h = await harness({ modelUrl });
+    const h = await harness({ modelUrl, day: unattendedDay });
     simulated = h.stack.endpoints.model;
 
-    const first = await h.run({ runId: 'outage', input: { date: day.date, approvalThresholdCents: 10_000_000 } });
+    const first = await h.run({ runId: 'outage', input: { date: unattendedDay.date } });
     expect(first.status).toBe('FAILED');
     expect(first.states['CallModel']!.errors).toEqual({ 'Agent.Transient': 7 });
     const recovery = await waitFor(() => executionNamed(h, 'outage-recovery-1'));

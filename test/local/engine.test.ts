@@ -296,6 +296,22 @@ describe('Step Functions endpoint with @aws-sdk/client-sfn', () => {
     expect(missing.body.message).toContain('taskToken');
     expect((await raw('AWSStepFunctions.CreateActivity', {})).body.__type).toBe('UnknownOperationException');
   });
+
+  it('refuses a client without its credential (any local user reaches loopback): no start, no stop', async () => {
+    const started = await start('sdk-guarded', { id: 'sdk-guarded', count: 3 });
+    await fx.nextApproval();
+    const origin = new URL(endpoint.url).origin;
+    const stranger = new SFNClient({ endpoint: origin, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    try {
+      const refused = (p: Promise<unknown>) => p.then(() => 'resolved', (e: Error) => e.name);
+      expect(await refused(stranger.send(new StopExecutionCommand({ executionArn: started.executionArn })))).toBe('UnrecognizedClientException');
+      expect(await refused(stranger.send(new StartExecutionCommand({ stateMachineArn: fx.extracted.stateMachineArn, name: 'intruder', input: '{"id":"x","count":1}' })))).toBe('UnrecognizedClientException');
+    } finally {
+      stranger.destroy();
+    }
+    expect((await sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn }))).status).toBe('RUNNING');
+    expect((await sfn.send(new ListExecutionsCommand({ stateMachineArn: fx.extracted.stateMachineArn }))).executions?.map((e) => e.name)).not.toContain('intruder');
+  });
 });
 
 describe('definitions the local interpreter would run differently from AWS', () => {

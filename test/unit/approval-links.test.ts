@@ -38,6 +38,8 @@ describe('the link signer', () => {
     ['the signature cut short', (t) => t.slice(0, -4), {}, 401, /signature does not match/],
     ['no signature', (t) => t.split('.')[0]!, {}, 401, /malformed/],
     ['three parts', (t) => `${t}.x`, {}, 401, /malformed/],
+    ['its signature in standard base64 (one encoding only)', (t) => { const [p, sig] = t.split('.'); return `${p}.${Buffer.from(sig!, 'base64url').toString('base64')}`; }, {}, 401, /expected base64url/],
+    ['its signature padded', (t) => `${t}=`, {}, 401, /expected base64url/],
     ['signed claims that are not claims', (t) => { const p = b64({ hello: 1 }); return `${p}.${createHmac('sha256', key).update(p).digest('base64url')}`; }, {}, 401, /unreadable claims/],
     ['a valid link for another approval', (t) => t, { approvalId: 'apv_ffffffffffffffff' }, 403, /decides approval apv_0123456789abcdef, not apv_ffffffffffffffff/],
     ['a link at its expiry', (t) => t, { at: new Date(expiresAt * 1000) }, 410, /expired at 2026-11-29T03:00:00.000Z/],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { configProblems, decisionVerdict, executionLimits, type ApprovalPolicy, type Identity } from '../../lambdas/approvals/policy.js';
+import { callerOf, personOf } from '../../lambdas/adapters/approval-http.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 
 const approval = (change: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
@@ -64,5 +65,37 @@ describe('configurations that cannot work are named at start', () => {
       States: { Wait: { Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', TimeoutSeconds: 691_200 }, Call: { Resource: 'arn:aws:states:::lambda:invoke', TimeoutSeconds: 30 } },
     });
     expect(executionLimits(definition)).toEqual({ executionTimeoutSeconds: 864_000, approvalWaitSeconds: 691_200 });
+  });
+});
+
+describe('distinct people are told apart by what their caller cannot choose', () => {
+  const caller = (userArn: string) => callerOf({ requestContext: { identity: { userArn } } } as never);
+
+  it.each([
+    ['an IAM user is itself', 'arn:aws:iam::123456789012:user/alice', 'arn:aws:iam::123456789012:user/alice'],
+    ['an assumed role is the role, whatever session name its caller chose', 'arn:aws:sts::123456789012:assumed-role/Approver/alice', 'arn:aws:iam::123456789012:role/Approver'],
+    ['an IAM Identity Center session is its user, across permission sets', 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Approvers_0123456789abcdef/alice@example.com', 'identity-center:123456789012:alice@example.com'],
+    ['a federated user is every federated user of the account', 'arn:aws:sts::123456789012:federated-user/bob', 'arn:aws:sts::123456789012:federated-user'],
+    ['in another partition too', 'arn:aws-cn:sts::123456789012:assumed-role/Approver/x', 'arn:aws-cn:iam::123456789012:role/Approver'],
+  ])('%s', (_case, arn, person) => {
+    expect(personOf(arn)).toBe(person);
+    expect(caller(arn)).toEqual({ id: person, via: 'iam' });
+  });
+
+  it('two sessions of one role cannot be the two approvers', () => {
+    const first = caller('arn:aws:sts::123456789012:assumed-role/Approver/alice')!;
+    const second = caller('arn:aws:sts::123456789012:assumed-role/Approver/definitely-not-alice')!;
+    const twoNeeded = approval({ amount: { minor: 500_000, currency: 'usd' }, firstApproval: { by: first.id, via: 'iam', at: '2026-11-29T02:00:00Z' } } as never);
+    expect(decisionVerdict({ approval: twoNeeded, run, identity: second, decision: 'approve', policy: { ...deployed, secondApproverAboveMinor: 100_000 } })).toMatchObject({ action: 'refuse', status: 403 });
+  });
+
+  it('the starter cannot approve their own run under another session name', () => {
+    const started = { runId: 'run-1', startedBy: personOf('arn:aws:sts::123456789012:assumed-role/Ops/starter') };
+    const approver = caller('arn:aws:sts::123456789012:assumed-role/Ops/someone-else')!;
+    expect(decisionVerdict({ approval: approval(), run: started, identity: approver, decision: 'approve', policy: deployed })).toMatchObject({ action: 'refuse', status: 403 });
+  });
+
+  it('a local user is itself (the loopback API’s principal)', () => {
+    expect(caller('local:alice')).toEqual({ id: 'local:alice', via: 'cli' });
   });
 });

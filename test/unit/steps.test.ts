@@ -59,10 +59,10 @@ describe('the budget check', () => {
 
 describe('the run request', () => {
   it.each([
-    ['the nightly event reconciles the day before, as the same run as a manual run of that day', { 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2026-12-01T02:00:00Z' }, { runId: 'refunds-2026-11-30', input: { date: '2026-11-30', approvalThresholdCents: 50_000 } }],
-    ['across a year boundary', { 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2027-01-01T00:30:00Z' }, { runId: 'refunds-2026-12-31', input: { date: '2026-12-31', approvalThresholdCents: 50_000 } }],
-    ["a run request's input names its day; the agent's schema fills the defaults", { input: { date: '2026-11-28' } }, { runId: 'refunds-2026-11-28', input: { date: '2026-11-28', approvalThresholdCents: 50_000 } }],
-    ['and may name its run', { input: { date: '2026-11-28' }, runId: 'rerun-1' }, { runId: 'rerun-1', input: { date: '2026-11-28', approvalThresholdCents: 50_000 } }],
+    ['the nightly event reconciles the day before, as the same run as a manual run of that day', { 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2026-12-01T02:00:00Z' }, { runId: 'refunds-2026-11-30', input: { date: '2026-11-30'} }],
+    ['across a year boundary', { 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2027-01-01T00:30:00Z' }, { runId: 'refunds-2026-12-31', input: { date: '2026-12-31'} }],
+    ["a run request's input names its day", { input: { date: '2026-11-28' } }, { runId: 'refunds-2026-11-28', input: { date: '2026-11-28'} }],
+    ['and may name its run', { input: { date: '2026-11-28' }, runId: 'rerun-1' }, { runId: 'rerun-1', input: { date: '2026-11-28'} }],
   ])('%s', (_case, event, expected) => {
     expect(runRequestFromEvent(refundReconciler, event)).toMatchObject(expected);
   });

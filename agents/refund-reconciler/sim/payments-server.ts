@@ -51,6 +51,8 @@ export interface PaymentsServer {
   close(): Promise<void>;
   /** Refunds paid through this server (not the day's earlier refunds), oldest first. */
   refunds(): Refund[];
+  /** The idempotency key of everything created (refunds, reviews, reports), oldest first. */
+  createdKeys(): string[];
   reviews(): Review[];
   reports(): Report[];
   /** Every HTTP request received, faulted ones included. */
@@ -225,6 +227,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     ...(journal.recovered && { recovered: journal.recovered }),
     port,
     refunds: () => [...created.refund],
+    createdKeys: () => [...byKey.keys()],
     reviews: () => [...created.review],
     reports: () => [...created.report],
     requestCount: () => requests,

@@ -1,0 +1,66 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import refundReconciler, { APPROVAL_THRESHOLD_CENTS, RefundRunInput } from '../../agents/refund-reconciler/agent.js';
+import type { MessageRequest } from '../../lambdas/agent/messages.js';
+import { parseOrThrow } from '../../lambdas/shared/validation.js';
+import { postDecision, waitFor } from '../support/agent-harness.js';
+import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+
+/**
+ * Approval policy is the agent's (its code, deployed), never the run's: a run's input cannot
+ * switch approvals off, and a rule may weigh what the run already did — so a refund split into
+ * parts under the threshold still waits for a person.
+ */
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.stack.close();
+  harness = undefined;
+});
+
+describe('approval policy is not the run input’s', () => {
+  it('refuses an input that sets an approval threshold, naming the field', () => {
+    expect(() => parseOrThrow(RefundRunInput, { date: sampleDay.date, approvalThresholdCents: 100_000_000 }, 'input')).toThrow(/approvalThresholdCents/);
+  });
+
+  it('a run started with a threshold in its input fails at StartRun and pays nothing', async () => {
+    harness = await startHarness();
+    const finished = await harness.run({ runId: 'no-approvals-please', input: { date: sampleDay.date, approvalThresholdCents: 100_000_000 } });
+    expect(finished.status).toBe('FAILED');
+    expect(finished.error).toBe('Agent.InvalidInput');
+    expect(harness.stack.world.payments.refunds()).toEqual([]);
+  });
+});
+
+describe('a rule on the run’s recorded facts catches a split refund', () => {
+  // $1,299.00 of rr_025 in three parts, each under the $500 threshold: $499.99 + $499.99 + $299.02.
+  const request = sampleDay.refundRequests.find((candidate) => candidate.amountCents === 129_900)!;
+  const parts = [49_999, 49_999, 29_902];
+  const splitModel = (messages: MessageRequest) => {
+    const turn = messages.messages.filter((message) => message.role === 'assistant').length;
+    const amountCents = parts[turn];
+    if (amountCents === undefined) return { content: [{ type: 'text' as const, text: 'done' }], stop_reason: 'end_turn' as const };
+    return {
+      content: [{ type: 'tool_use' as const, id: `toolu_split_${turn + 1}`, name: 'issue_refund', input: { paymentId: request.paymentId, refundRequestId: request.id, amountCents, reason: `part ${turn + 1}` } }],
+      stop_reason: 'tool_use' as const,
+    };
+  };
+
+  it('pays the first part, then holds the part that takes the request past the threshold, and the next one', async () => {
+    expect(parts.every((part) => part <= APPROVAL_THRESHOLD_CENTS)).toBe(true);
+    harness = await startHarness({ agent: { ...refundReconciler, dev: { ...refundReconciler.dev!, policy: splitModel } } });
+    const h = harness;
+    const finished = h.run({ runId: 'split', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+
+    const second = await waitFor(() => h.approvals[0]);
+    expect(second).toMatchObject({ turn: 2, call: 1, toolName: 'issue_refund', amount: { minor: 99_998, currency: 'usd' }, summary: expect.stringContaining('$999.98 with the earlier refunds of this request') });
+    expect(h.stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request.id).map((refund) => refund.amountCents)).toEqual([49_999]);
+    expect((await postDecision(h.stack, second.approvalId, { decision: 'reject', reason: 'a split refund' })).status).toBe(200);
+
+    // The rejected part paid nothing; the third part still takes the total ($499.99 + $299.02) past it.
+    const third = await waitFor(() => h.approvals[1]);
+    expect(third).toMatchObject({ turn: 3, call: 1, amount: { minor: 79_901 } });
+    expect((await postDecision(h.stack, third.approvalId, { decision: 'reject', reason: 'still split' })).status).toBe(200);
+    expect((await finished).status).toBe('SUCCEEDED');
+    expect(h.stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request.id).map((refund) => refund.amountCents)).toEqual([49_999]);
+  });
+});
