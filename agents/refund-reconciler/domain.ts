@@ -110,3 +110,8 @@ export interface CommerceApi {
     signal?: AbortSignal,
   ): Promise<Report>;
 }
+
+/** An amount in cents, in dollars: `$12.34`. */
+export function dollars(cents: number): string {
+  return `$${(cents / 100).toFixed(2)}`;
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import { CrashPoint, type CrashPoint as Point } from '../../local/crash.js';
