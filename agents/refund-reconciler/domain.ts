@@ -1,5 +1,5 @@
 import { CalendarDate } from 'savepoint';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The refund reconciler's world, as the payments provider (the "commerce API") serves it.
