@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
 export type CfnTemplate = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
@@ -28,7 +29,14 @@ export async function synthesizeTemplate(agentName = 'agent'): Promise<CfnTempla
   // Synthesis takes seconds and the stack is the same every time within a process.
   const cached = synthesized.get(agentName);
   if (cached) return structuredClone(cached);
-  const [{ App }, { SavepointStack }] = await Promise.all([import('aws-cdk-lib'), import('../infra/stack.js')]);
+  let cdk: [typeof import('aws-cdk-lib'), typeof import('../infra/stack.js')];
+  try {
+    cdk = await Promise.all([import('aws-cdk-lib'), import('../infra/stack.js')]);
+  } catch (error) {
+    if (!isMissingCdk(error)) throw error;
+    return shippedTemplate(agentName, error as Error);
+  }
+  const [{ App }, { SavepointStack }] = cdk;
   const app = new App(inProcessAppProps());
   const stack = new SavepointStack(app, 'Savepoint');
   // Bundling is off: the entry is never read (the local engine calls the steps in-process).
@@ -52,4 +60,31 @@ export function ledgerTableFromTemplate(template: CfnTemplate, tableName: string
     KeySchema: properties.KeySchema,
     GlobalSecondaryIndexes: properties.GlobalSecondaryIndexes,
   };
+}
+
+/**
+ * The agent name the package's build synthesizes its template for (bin/build.js): an installed
+ * savepoint without the CDK (the optional peers `aws-cdk-lib`, `constructs`) runs that template,
+ * renamed for the agent — the definition, roles and policies are the same for every agent.
+ */
+export const TEMPLATE_AGENT = 'savepoint-template-agent';
+
+/** dist/template/, beside dist/local/ in an installed package. */
+const SHIPPED_TEMPLATE = new URL('../template/agent.template.json', import.meta.url);
+
+function shippedTemplate(agentName: string, cause: Error): CfnTemplate {
+  let text: string;
+  try {
+    text = readFileSync(SHIPPED_TEMPLATE, 'utf8');
+  } catch {
+    throw new Error('the local engine synthesizes the stack with the CDK: npm install -D aws-cdk-lib constructs', { cause });
+  }
+  const template = JSON.parse(text.replaceAll(TEMPLATE_AGENT, agentName)) as CfnTemplate;
+  synthesized.set(agentName, template);
+  return structuredClone(template);
+}
+
+function isMissingCdk(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'ERR_MODULE_NOT_FOUND' && /'(aws-cdk-lib|constructs)'/.test(String(message));
 }
