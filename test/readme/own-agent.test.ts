@@ -127,7 +127,12 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   it.concurrent("synthesizes the README's CDK app with the package's own cdk, each function bundled without the dev module", async () => {
     await exec('npx', ['cdk', 'synth', '--quiet', '--output', 'cdk.out'], { cwd: app, timeout: 240_000 });
     const out = join(app, 'cdk.out');
-    const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, { Type: string }> };
+    const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, { Type: string }>; Parameters: Record<string, unknown> };
+    // The README's deploy command for this app names every parameter there is (the CDK's own aside).
+    const command = /<!-- readme-deploy -->`([^`]*)`/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))?.[1] ?? '';
+    const named = [...command.matchAll(/--parameters\s+([A-Za-z0-9]+)=/g)].map((match) => match[1]);
+    expect(named).toEqual(Object.keys(template.Parameters).filter((name) => name !== 'BootstrapVersion'));
+    expect(named).toEqual(['ModelApiUrl']);
     expect(Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')).toHaveLength(1);
     const assets = readdirSync(out).filter((name) => name.startsWith('asset.') && readdirSync(join(out, name)).includes('index.mjs'));
     expect(assets.length).toBeGreaterThan(0);
