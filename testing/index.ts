@@ -35,10 +35,10 @@ import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import type { Clock } from '../lambdas/shared/ports.js';
-import { CrashPoint, crashInjector, type CrashPoint as Boundary } from '../local/crash.js';
+import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/crash.js';
 import { startLocalStack, type LocalStack } from '../local/runtime.js';
 
-export { CrashPoint };
+export { CrashPoint, TOOL_CALL_BOUNDARIES };
 export type { ApprovalRecord, RunReport };
 
 /**
@@ -217,16 +217,6 @@ async function finished(stack: LocalStack<any>, runId: string, execution: string
   if (!report) throw new Error(`run ${runId}: the ledger has no record of it (execution ${execution})`);
   return { runId, execution, status: report.status, report };
 }
-
-/** The boundaries one side-effecting tool call meets, in order: the model asks for it, then it runs. */
-export const TOOL_CALL_BOUNDARIES: readonly Boundary[] = [
-  CrashPoint.ModelCall,
-  CrashPoint.ModelRecorded,
-  CrashPoint.BeforeClaim,
-  CrashPoint.AfterClaim,
-  CrashPoint.AfterCommit,
-  CrashPoint.AfterRecord,
-];
 
 /** One case of the crash matrix: where the engine died, and the run the next engine finished. */
 export interface CrashCase<World extends DevWorld = DevWorld> {
