@@ -20,5 +20,10 @@
  * ```
  * @module
  */
-export { DurableAgent, outputDescription, type AgentOutput, type DurableAgentProps } from '../infra/durable-agent.js';
+export { DurableAgent, outputDescription, type AgentOutput, type ApprovalPageProps, type DurableAgentProps } from '../infra/durable-agent.js';
 export { SavepointStack, type SavepointStackProps } from '../infra/stack.js';
+// The types the props above name.
+export { LedgerTable } from '../infra/ledger-table.js';
+export type { ApprovalSettings } from '../infra/approvals.js';
+export type { AlarmThresholds } from '../infra/observability.js';
+export type { ModelAccessProps } from '../infra/model-access.js';
