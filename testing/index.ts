@@ -5,7 +5,8 @@
  * your write tools.
  *
  * ```sh
- * npm install -D savepoint aws-local-stepfunctions aws-cdk-lib constructs
+ * npm install savepoint zod
+ * npm install -D aws-local-stepfunctions
  * ```
  *
  * @example
