@@ -1,4 +1,4 @@
-import { refundReconciler, startRefundWorld, type RefundWorld } from '../agents/refund-reconciler/agent.js';
+import { refundReconciler, startRefundWorld, type RefundWorld } from '../agents/refund-reconciler/agent.dev.js';
 import type { DevWorldOptions } from '../lambdas/define.js';
 import type { Day } from '../agents/refund-reconciler/domain.js';
 import type { BreakerPolicy } from '../lambdas/guards/breaker.js';

@@ -48,12 +48,15 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
 }
 
 /**
- * An agent module (the user's TypeScript, anywhere on disk) bundled against a CLI bundle:
- * `savepoint`, `savepoint/sim` and `savepoint/client` (and relative imports of their source files)
- * are the CLI bundle's own entry files, so the agent and the harness share the harness's modules
- * (a relative import of any other harness file is bundled with the agent: a copy of its own);
- * packages stay bare imports. Kept next to the agent's nearest node_modules, where its bare imports
- * resolve as they do from the agent's own file. Returns the file to import.
+ * An agent module (the user's TypeScript, anywhere on disk) compiled to one file it can import.
+ * With a CLI bundle (a checkout of savepoint): `savepoint`, `savepoint/sim` and `savepoint/client`
+ * (and relative imports of their source files) are the CLI bundle's own entry files, so the agent
+ * and the harness share the harness's modules (a relative import of any other harness file is
+ * bundled with the agent: a copy of its own). Without one (an installed package, whose CLI runs
+ * dist/): `savepoint` and every other package stay bare imports, which Node resolves to the
+ * package's compiled entry points, the same modules the CLI runs. Kept next to the agent's nearest
+ * node_modules, where its bare imports resolve as they do from the agent's own file. Returns the
+ * file to import.
  */
 export async function agentBundle(modulePath, cli, { root = ROOT } = {}) {
   const owner = nearestPackageRoot(dirname(modulePath)) ?? root;
@@ -68,17 +71,19 @@ export async function agentBundle(modulePath, cli, { root = ROOT } = {}) {
 }
 
 async function agentBundleIn(cacheDir, modulePath, cli, root) {
-  const publicFiles = new Map(Object.entries(ENTRIES).map(([name, entry]) => [join(root, entry), cli.entries[name]]));
+  const publicFiles = cli && new Map(Object.entries(ENTRIES).map(([name, entry]) => [join(root, entry), cli.entries[name]]));
   const dir = await cached({
     cacheDir,
     prefix: 'agent',
-    identity: [FORMAT, esbuildVersion(root), modulePath, cli.dir],
+    identity: [FORMAT, esbuildVersion(root), modulePath, cli?.dir ?? readOr(join(root, 'package.json'))],
     build: (outdir, plugin) =>
       buildWith(root, {
         absWorkingDir: dirname(modulePath),
         entryPoints: { agent: modulePath },
         outdir,
-        plugins: [harnessFromBundle(cli.entries, publicFiles), plugin],
+        // An installed package has no tsconfig of its own: esbuild reads the agent's, if any.
+        ...(!cli && { tsconfig: undefined }),
+        plugins: cli ? [harnessFromBundle(cli.entries, publicFiles), plugin] : [plugin],
       }).catch((error) => {
         // esbuild names files relative to its working directory: the user gets the whole path.
         if (!Array.isArray(error?.errors) || error.errors.length === 0) throw error;
@@ -106,7 +111,10 @@ function harnessFromBundle(entries, publicFiles) {
 }
 
 async function buildWith(root, options) {
-  const esbuild = await import('esbuild');
+  const esbuild = await import('esbuild').catch((error) => {
+    if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error('savepoint compiles TypeScript agents with esbuild, an optional peer dependency: npm install -D esbuild', { cause: error });
+  });
   await esbuild.build({
     bundle: true,
     format: 'esm',

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { terminalSafe } from './format.js';
 import { DEFAULT_STATE_DIR } from './state.js';
@@ -27,7 +27,11 @@ export const deployed = () => program.opts<{ stack?: string; region?: string }>(
 export const AGENT_HELP = 'the agent: a name (agents/<name>/agent.ts) or the path of its module (default: $SAVEPOINT_AGENT)';
 export const defaultAgent = process.env['SAVEPOINT_AGENT'] || undefined;
 
-/** The version in savepoint's package.json (beside cli/, in the sources and in the bundle alike). */
+/**
+ * The version in savepoint's package.json: beside cli/ in the sources and the bundle, one level
+ * further up from an installed package's dist/cli/.
+ */
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  const file = [new URL('../package.json', import.meta.url), new URL('../../package.json', import.meta.url)].find((url) => existsSync(url))!;
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { MessageRequest, MessageResponse } from './agent/messages.js';
 import type { RunConfig, ToolCallRecord, TurnRecord } from './ledger/records.js';
 import { parseModelSpec } from './models/spec.js';
@@ -301,13 +301,23 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
   readonly contextWindow?: number;
   /** How a run's context is compacted once it passes a share of `contextWindow`. */
   readonly compaction?: CompactionOptions;
-  /** For local runs only: the simulated world and the scripted model. */
-  readonly dev?: {
-    readonly world?: (options: DevWorldOptions) => Promise<World>;
-    /** Checks a world data file (`--world-data`) before anything starts: throw to refuse it, naming what is wrong. */
-    readonly checkData?: (path: string) => void;
-    readonly policy?: ModelPolicy;
-  };
+  /**
+   * For local runs only: the simulated world and the scripted model. Set it with `withDev` in the
+   * agent's dev module (`my-agent.dev.ts` beside `my-agent.ts`, found by the CLI), not here: the
+   * agent's module is bundled into every Lambda function, its dev module never is.
+   * @default none
+   */
+  readonly dev?: AgentDev<World>;
+}
+
+/** An agent's local-only parts: what a local run, `savepoint/testing` and the CLI use, and no Lambda. */
+export interface AgentDev<World extends DevWorld = DevWorld> {
+  /** Starts the agent's simulated outside world. @default no world: the tools' `deps` get the environment only */
+  readonly world?: (options: DevWorldOptions) => Promise<World>;
+  /** Checks a world data file (`--world-data`) before anything starts: throw to refuse it, naming what is wrong. */
+  readonly checkData?: (path: string) => void;
+  /** The scripted model of `sim:` models. @default none: a local run needs a model URL */
+  readonly policy?: ModelPolicy;
 }
 
 const AGENT_NAME = /^[a-z][a-z0-9-]{0,39}$/;
@@ -403,6 +413,31 @@ function checkLoops(name: string, loops: LoopOptions | undefined): void {
   // The model is warned before any trip, and a trip must fit in the window.
   if (warnAt >= repeats) throw new Error(`defineAgent ${name}: loops.warnAt (${warnAt}) must be below loops.repeats (${repeats}): the model is warned before the detector trips`);
   if (repeats > window) throw new Error(`defineAgent ${name}: loops.repeats (${repeats}) must fit in loops.window (${window})`);
+}
+
+/**
+ * The agent with its local-only parts, for its dev module: the CLI finds `my-agent.dev.ts` beside
+ * `my-agent.ts` and runs this instead; a deployment bundles `my-agent.ts` alone, so no Lambda
+ * function carries the simulator, the scripted model or their dependencies.
+ *
+ * @example
+ * ```ts
+ * // my-agent.dev.ts
+ * import { withDev } from 'savepoint';
+ * import agent from './my-agent.js';
+ * import { startWorld } from './sim/world.js';
+ *
+ * export default withDev(agent, { world: startWorld, policy: (request) => ({ content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' }) });
+ * ```
+ */
+export function withDev<Input, Deps, World extends DevWorld = DevWorld>(
+  agent: AgentDefinition<Input, Deps, any>,
+  dev: AgentDev<World>,
+): AgentDefinition<Input, Deps, World> {
+  if (agent.dev) throw new Error(`withDev ${agent.name}: the agent already has dev parts`);
+  if (dev.world !== undefined && typeof dev.world !== 'function') throw new Error(`withDev ${agent.name}: world must be a function that starts the world`);
+  if (dev.policy !== undefined && typeof dev.policy !== 'function') throw new Error(`withDev ${agent.name}: policy must be a function from a request to the next turn`);
+  return { ...agent, dev };
 }
 
 /** The tool list in the shape of a messages API request (`tools: [{ name, description, input_schema }]`). */

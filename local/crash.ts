@@ -44,6 +44,16 @@ export type AnyCrashPoint = CrashPoint | typeof HandoffRecorded;
 export const HandoffRecorded = 'handoff-recorded';
 export const CRASH_POINTS = Object.values(CrashPoint);
 
+/** The boundaries one side-effecting tool call meets, in order: the model asks for it, then it runs. */
+export const TOOL_CALL_BOUNDARIES: readonly CrashPoint[] = [
+  CrashPoint.ModelCall,
+  CrashPoint.ModelRecorded,
+  CrashPoint.BeforeClaim,
+  CrashPoint.AfterClaim,
+  CrashPoint.AfterCommit,
+  CrashPoint.AfterRecord,
+];
+
 export interface CrashPoints {
   /** The step reached `point`; `tools` names the tool calls it concerns (for a model turn: the ones it asks for). */
   reached(point: AnyCrashPoint, tools: readonly string[]): void;

@@ -93,6 +93,8 @@ export function sourcesHash(): string {
 }
 
 function files(path: string): string[] {
+  // An installed package holds dist/'s .js, not the .ts sources: what is not there is not hashed.
+  if (!existsSync(path)) return [];
   if (!statSync(path).isDirectory()) return [path];
   return readdirSync(path).flatMap((name) => files(join(path, name)));
 }

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
 export type CfnTemplate = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
@@ -28,7 +29,17 @@ export async function synthesizeTemplate(agentName = 'agent'): Promise<CfnTempla
   // Synthesis takes seconds and the stack is the same every time within a process.
   const cached = synthesized.get(agentName);
   if (cached) return structuredClone(cached);
-  const [{ App }, { SavepointStack }] = await Promise.all([import('aws-cdk-lib'), import('../infra/stack.js')]);
+  // An installed package runs the template its build synthesized from the same constructs.
+  const shipped = shippedTemplate(agentName);
+  if (shipped) return shipped;
+  let cdk: [typeof import('aws-cdk-lib'), typeof import('../infra/stack.js')];
+  try {
+    cdk = await Promise.all([import('aws-cdk-lib'), import('../infra/stack.js')]);
+  } catch (error) {
+    if (!isMissingCdk(error)) throw error;
+    throw new Error('the local engine synthesizes the stack with the CDK: npm install -D aws-cdk-lib constructs', { cause: error });
+  }
+  const [{ App }, { SavepointStack }] = cdk;
   const app = new App(inProcessAppProps());
   const stack = new SavepointStack(app, 'Savepoint');
   // Bundling is off: the entry is never read (the local engine calls the steps in-process).
@@ -52,4 +63,27 @@ export function ledgerTableFromTemplate(template: CfnTemplate, tableName: string
     KeySchema: properties.KeySchema,
     GlobalSecondaryIndexes: properties.GlobalSecondaryIndexes,
   };
+}
+
+/**
+ * The agent name the package's build synthesizes its template for (bin/build.js). An installed
+ * savepoint runs that template, renamed for the agent — the definition, roles and policies are
+ * the same for every agent (test/readme/shipped-template.test.ts) — so a local run or a test
+ * synthesizes nothing and needs no CDK (the optional peers `aws-cdk-lib`, `constructs`).
+ */
+export const TEMPLATE_AGENT = 'savepoint-template-agent';
+
+/** dist/template/, beside dist/local/ in an installed package (absent in a checkout). */
+const SHIPPED_TEMPLATE = new URL('../template/agent.template.json', import.meta.url);
+
+function shippedTemplate(agentName: string): CfnTemplate | undefined {
+  if (agentName === TEMPLATE_AGENT || !existsSync(SHIPPED_TEMPLATE)) return undefined;
+  const template = JSON.parse(readFileSync(SHIPPED_TEMPLATE, 'utf8').replaceAll(TEMPLATE_AGENT, agentName)) as CfnTemplate;
+  synthesized.set(agentName, template);
+  return structuredClone(template);
+}
+
+function isMissingCdk(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'ERR_MODULE_NOT_FOUND' && /'(aws-cdk-lib|constructs)'/.test(String(message));
 }

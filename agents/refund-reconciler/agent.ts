@@ -1,17 +1,14 @@
-import { defineAgent, defineTool, parseOrThrow, type DevWorld, type DevWorldOptions, type ToolTrace } from 'savepoint';
-import { existsSync, rmSync } from 'node:fs';
-import { z } from 'zod';
-import { loadDay } from './day-file.js';
-import { Cents, IsoDate, ReportSummary, type CommerceApi, type Day } from './domain.js';
+import { defineAgent, defineTool, parseOrThrow, type ToolTrace } from 'savepoint';
+import * as z from 'zod';
+import { Cents, dollars, IsoDate, ReportSummary, type CommerceApi } from './domain.js';
 import { HttpCommerceApi } from './payments-client.js';
-import { startPaymentsServer, type PaymentsServer } from './sim/payments-server.js';
-import { decide } from './sim/policy.js';
 
 /**
  * The refund reconciler: savepoint's first example agent. Every night it reconciles the refund
  * requests customers filed the day before: looks up each order and payment, then refunds, skips or
  * flags the request for a person; refunds above a threshold wait for approval. It uses only the
- * public API (`savepoint`); the harness imports none of it.
+ * public API (`savepoint`); the harness imports none of it. Its simulated world and scripted model
+ * are in agent.dev.ts, which no Lambda bundle reaches.
  */
 
 const Id = z.string().min(1).max(64);
@@ -105,95 +102,7 @@ const postReport = defineTool({
   execute: (args, { deps, idempotencyKey, signal }) => (deps as Deps).commerce.postReport(args, idempotencyKey, signal),
 });
 
-/** The simulated world of a local run: the payments provider serving a day of refund requests. */
-export interface RefundWorld extends DevWorld {
-  readonly payments: PaymentsServer;
-  readonly day: Day;
-}
-
-export { loadDay };
-
-export const SAMPLE_DAY = new URL('./sample-day.json', import.meta.url).pathname;
-
-export async function startRefundWorld(options: DevWorldOptions & { day?: Day }): Promise<RefundWorld> {
-  const day = options.day ?? loadDay(options.dataFile ?? SAMPLE_DAY);
-  const journal = options.stateDir && `${options.stateDir}/payments.jsonl`;
-  const journalExisted = journal !== undefined && existsSync(journal);
-  const payments = await startPaymentsServer({
-    day,
-    dataFile: journal,
-    faults: { failRate: options.failRate, seed: options.seed + 1_000_003 },
-    now: options.now,
-  });
-  const lost = journal && (lostFromJournal(payments, options.ledger?.completedWrites ?? {}) ?? unknownToLedger(payments, options.ledger));
-  if (lost) {
-    await payments.close();
-    if (!journalExisted) rmSync(journal, { force: true }); // opening made an empty one: leave the directory as found
-    throw new Error(
-      lost.startsWith('the journal holds')
-        ? `${journal}: the ledger of this state directory does not know the runs that made the provider's records — ${lost}. ` +
-            'A run would pay again what was already paid: restore the ledger (ledger.jsonl, ledger.head, keys/) from a backup, or start over in a new --state-dir.'
-        : `${journal}: the payments provider's journal ${journalExisted ? 'has lost records' : 'is missing'} — ${lost}. ` +
-            'A run would pay again what was already paid: restore the journal from a backup, or start over in a new --state-dir.',
-    );
-  }
-  return {
-    env: { PAYMENTS_API_URL: payments.url },
-    fetch: payments.fetch,
-    endpoints: { payments: payments.url },
-    defaultInput: { date: day.date },
-    ...(payments.recovered && { notes: [payments.recovered] }),
-    payments,
-    day,
-    inspect: async () => {
-      const [refunds, reviews, reports] = [payments.refunds(), payments.reviews(), payments.reports()];
-      const total = refunds.reduce((sum, refund) => sum + refund.amountCents, 0);
-      return {
-        json: { refunds, reviews, reports },
-        lines: [
-          `${refunds.length} refunds paid, ${dollars(total)} in all`,
-          ...refunds.map((refund) => `  ${refund.id}  ${refund.refundRequestId}  ${refund.paymentId}  ${dollars(refund.amountCents)}`),
-          `${reviews.length} flagged for review, ${reports.length} report(s) posted`,
-        ],
-      };
-    },
-    close: () => payments.close(),
-  };
-}
-
-/** The provider's records per side-effecting tool: each call the ledger records as done made one. */
-const JOURNALED_BY_TOOL = {
-  issue_refund: (payments: PaymentsServer) => payments.refunds().length,
-  flag_for_review: (payments: PaymentsServer) => payments.reviews().length,
-  post_report: (payments: PaymentsServer) => payments.reports().length,
-} as const;
-
-/**
- * The provider's records made under idempotency keys the ledger never claimed (a deleted or
- * replaced ledger beside a kept journal), in words; undefined when the ledger knows them all, or
- * when there is no ledger to ask.
- */
-function unknownToLedger(payments: PaymentsServer, ledger: DevWorldOptions['ledger']): string | undefined {
-  if (!ledger) return undefined;
-  const unknown = payments.createdKeys().filter((key) => !ledger.idempotencyKeys.has(key));
-  if (unknown.length === 0) return undefined;
-  return `the journal holds ${unknown.length} record(s) whose idempotency key no call in the ledger claimed (the first: ${unknown[0]})`;
-}
-
-/**
- * What the ledger remembers doing that the provider's journal does not hold (a deleted or cut
- * journal), in words; undefined when the journal holds at least as much.
- */
-function lostFromJournal(payments: PaymentsServer, completedWrites: Readonly<Record<string, number>>): string | undefined {
-  const gaps = Object.entries(JOURNALED_BY_TOOL).flatMap(([tool, held]) => {
-    const done = completedWrites[tool] ?? 0;
-    const kept = held(payments);
-    return done > kept ? [`the ledger records ${done} completed ${tool} call(s), the journal holds ${kept}`] : [];
-  });
-  return gaps.length > 0 ? gaps.join('; ') : undefined;
-}
-
-export const refundReconciler = defineAgent<RefundRunInput, Deps, RefundWorld>({
+export const refundReconciler = defineAgent<RefundRunInput, Deps>({
   name: 'refund-reconciler',
   model: 'sim:savepoint-sim-1',
   system: [
@@ -217,7 +126,6 @@ export const refundReconciler = defineAgent<RefundRunInput, Deps, RefundWorld>({
   // The nightly run reconciles the day before the schedule fires.
   scheduled: (eventTime) => ({ date: new Date(eventTime.getTime() - 24 * 3600 * 1000).toISOString().slice(0, 10) }),
   report: refundSummary,
-  dev: { world: startRefundWorld, checkData: (path) => void loadDay(path), policy: decide },
 });
 
 export default refundReconciler;
@@ -263,8 +171,4 @@ function idsInResults(calls: readonly ToolTrace[], tool: string, pick: (result: 
     }
   }
   return ids;
-}
-
-function dollars(cents: number): string {
-  return `$${(cents / 100).toFixed(2)}`;
 }

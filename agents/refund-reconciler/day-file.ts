@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CalendarDate, InvalidInputError, parseOrThrow } from 'savepoint';
 import { Day, Order, Payment, Refund, RefundRequest } from './domain.js';
 

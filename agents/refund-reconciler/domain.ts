@@ -1,5 +1,5 @@
 import { CalendarDate } from 'savepoint';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The refund reconciler's world, as the payments provider (the "commerce API") serves it.
@@ -109,4 +109,9 @@ export interface CommerceApi {
     idempotencyKey: string,
     signal?: AbortSignal,
   ): Promise<Report>;
+}
+
+/** An amount in cents, in dollars: `$12.34`. */
+export function dollars(cents: number): string {
+  return `$${(cents / 100).toFixed(2)}`;
 }

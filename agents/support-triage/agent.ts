@@ -1,10 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { defineAgent, defineTool, InvalidInputError, parseOrThrow, type DevWorld, type DevWorldOptions, type ToolTrace } from 'savepoint';
-import { z } from 'zod';
-import { Cents, Inbox, KEY_HEADER, Queue, Sentiment, Since, TicketId, type SentMail } from './domain.js';
+import { defineAgent, defineTool, InvalidInputError, parseOrThrow, type ToolTrace } from 'savepoint';
+import * as z from 'zod';
+import { Cents, KEY_HEADER, Queue, Sentiment, Since, TicketId, type SentMail } from './domain.js';
 import { HelpdeskClient, MailClient } from './http-clients.js';
-import { startMailServer, type MailServer, type MailServerOptions } from './sim/mail-server.js';
-import { decide } from './sim/policy.js';
 
 /**
  * The support triage agent: savepoint's second example agent, and a different kind of agent from
@@ -131,62 +128,7 @@ const escalate = defineTool({
   execute: (args, { deps, idempotencyKey, signal }) => (deps as Deps).helpdesk.escalate(args, idempotencyKey, signal),
 });
 
-/** The simulated world of a local run: the helpdesk and the mail provider, on one loopback port. */
-export interface TriageWorld extends DevWorld {
-  readonly server: MailServer;
-  readonly inbox: Inbox;
-}
-
-export const SAMPLE_INBOX = new URL('./sample-inbox.json', import.meta.url).pathname;
-
-export function loadInbox(path: string): Inbox {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new Error(`cannot read the inbox file ${path}: ${(error as Error).message}`);
-  }
-  return parseOrThrow(Inbox, raw, `inbox file ${path}`);
-}
-
-/** Starts the world; tests may hand it an inbox and the provider's fault options directly. */
-export async function startTriageWorld(
-  options: DevWorldOptions & { inbox?: Inbox } & Pick<MailServerOptions, 'dropSendResponses' | 'onRequest'>,
-): Promise<TriageWorld> {
-  const inbox = options.inbox ?? loadInbox(options.dataFile ?? SAMPLE_INBOX);
-  const server = await startMailServer({
-    inbox,
-    dataFile: options.stateDir && `${options.stateDir}/mail.jsonl`,
-    faults: { failRate: options.failRate, seed: options.seed + 2_000_003 },
-    dropSendResponses: options.dropSendResponses,
-    onRequest: options.onRequest,
-    now: options.now,
-  });
-  return {
-    env: { HELPDESK_API_URL: server.url, MAIL_API_URL: server.url },
-    fetch: server.fetch,
-    ...(server.recovered && { notes: [server.recovered] }),
-    endpoints: { helpdesk: server.url, mail: server.url },
-    defaultInput: { inbox: inbox.inbox },
-    server,
-    inbox,
-    inspect: async () => {
-      const [sent, escalations] = [server.sent(), server.escalations()];
-      return {
-        json: { sent, escalations },
-        lines: [
-          `${sent.length} replies sent`,
-          ...sent.map((mail) => `  ${mail.id}  ${mail.headers['X-Ticket-Id'] ?? '?'}  ${mail.to}  ${JSON.stringify(mail.subject)}`),
-          `${escalations.length} tickets escalated`,
-          ...escalations.map((escalation) => `  ${escalation.id}  ${escalation.ticketId}  ${escalation.queue}: ${escalation.reason}`),
-        ],
-      };
-    },
-    close: () => server.close(),
-  };
-}
-
-export const supportTriage = defineAgent<TriageRunInput, Deps, TriageWorld>({
+export const supportTriage = defineAgent<TriageRunInput, Deps>({
   name: 'support-triage',
   model: 'sim:savepoint-sim-1',
   system: [
@@ -207,7 +149,6 @@ export const supportTriage = defineAgent<TriageRunInput, Deps, TriageWorld>({
   },
   version: '1',
   report: triageSummary,
-  dev: { world: startTriageWorld, policy: decide },
 });
 
 export default supportTriage;

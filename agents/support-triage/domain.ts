@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The support-triage agent's world as its providers serve it: a helpdesk (the inbox's tickets, a

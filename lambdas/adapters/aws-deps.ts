@@ -5,16 +5,15 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentDefinition, TraceRedactor } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
 import { secretSealer } from '../ledger/seal.js';
 import { sinkFromEnv } from '../telemetry/config.js';
 import { tracingLedger } from '../telemetry/tracing-ledger.js';
-import { modelConfigFromEnv } from '../models/config.js';
-import { modelRegistry } from '../models/registry.js';
-import { cachedSecrets, withSecretKeys, type SecretSource } from '../models/secrets.js';
+import type { ModelRegistry } from '../models/registry.js';
+import { cachedSecrets, type ModelSecretIds, type SecretSource } from '../models/secrets.js';
 import { createSteps, type AgentSteps, type ApprovalSetup, type HarnessDeps } from '../wiring/create-steps.js';
 import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-approvals.js';
 import { systemClock } from '../shared/ports.js';
@@ -68,6 +67,12 @@ export const StepEnvironment = z.object({
 export type StepEnvironment = z.infer<typeof StepEnvironment>;
 
 /**
+ * The model clients of a function whose step calls a model (adapters/aws-models.ts): handed in
+ * by its handler file, so that no other function's bundle holds a provider's SDK.
+ */
+export type ModelsFactory = (env: NodeJS.ProcessEnv, keys: ModelSecretIds, secrets: SecretSource) => ModelRegistry;
+
+/**
  * One set of clients per container, shared by every invocation, each built on first use: a
  * function reads only the variables of the clients its step uses.
  */
@@ -75,6 +80,7 @@ export function awsDeps(
   env: NodeJS.ProcessEnv = process.env,
   observe: { traced?: <T>(client: T) => T; telemetry?: Telemetry; redactTrace?: TraceRedactor; tools?: AgentDefinition['tools'] } = {},
   secrets: SecretSource = secretsManager,
+  modelsFactory?: ModelsFactory,
 ): HarnessDeps {
   const traced = observe.traced ?? (<T>(client: T) => client);
   const config = parseOrThrow(StepEnvironment.partial(), env, 'Lambda environment');
@@ -102,11 +108,10 @@ export function awsDeps(
   // Endpoints and the region from the environment; the API keys from Secrets Manager, read once
   // on the first model call and kept for the container's life.
   const readSecret = cachedSecrets(secrets);
-  const models = once(() =>
-    modelRegistry(() =>
-      withSecretKeys(modelConfigFromEnv(env), { anthropic: config.ANTHROPIC_API_KEY_SECRET_ARN, openai: config.OPENAI_API_KEY_SECRET_ARN }, readSecret),
-    ),
-  );
+  const models = once(() => {
+    if (!modelsFactory) throw new Error('this function calls no model: its handler passes no model clients (lambdas/handlers/call-model.ts does)');
+    return modelsFactory(env, { anthropic: config.ANTHROPIC_API_KEY_SECRET_ARN, openai: config.OPENAI_API_KEY_SECRET_ARN }, readSecret);
+  });
   const approvals = once(() => approvalSetup(config));
   return {
     get ledger() {
@@ -166,10 +171,14 @@ const secretsManager: SecretSource = async (id) => {
   return value;
 };
 
-/** The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). */
-export function lambdaHandlers(agent: AgentDefinition, env: NodeJS.ProcessEnv = process.env) {
+/**
+ * The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). A step that
+ * calls a model is given `models` by its handler file; the others' bundles leave the SDKs out.
+ */
+export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.ProcessEnv; models?: ModelsFactory } = {}) {
+  const env = options.env ?? process.env;
   const { telemetry, tracing, traced } = powertools(agent.name);
-  const deps = awsDeps(env, { traced, telemetry, redactTrace: agent.redactTrace, tools: agent.tools });
+  const deps = awsDeps(env, { traced, telemetry, redactTrace: agent.redactTrace, tools: agent.tools }, secretsManager, options.models);
   const steps: AgentSteps = createSteps(agent, deps);
   // Decisions made through the API count as ApprovalsDecided.
   const decisions: middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The wire shape of a messages API (Anthropic Messages, the de facto shape of tool-using chat

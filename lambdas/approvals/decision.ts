@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Ledger } from '../ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord } from '../ledger/records.js';
 import { decisionMessage, type DecisionMac } from './decision-mac.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ContentBlock, Usage } from '../agent/messages.js';
 import { MAX_TOKENS_PER_TURN } from '../models/timing.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Ledger } from './ledger.js';
 
 /**

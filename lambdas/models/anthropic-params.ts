@@ -5,7 +5,7 @@ import type {
   MessageParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ContentBlock, Message, MessageRequest } from '../agent/messages.js';
 import { parseOrThrow } from '../shared/validation.js';
 

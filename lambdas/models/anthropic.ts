@@ -1,4 +1,5 @@
-import Anthropic from '@anthropic-ai/sdk';
+import { BaseAnthropic } from '@anthropic-ai/sdk/client';
+import { Messages } from '@anthropic-ai/sdk/resources/messages/messages';
 import type { Message as AnthropicMessage } from '@anthropic-ai/sdk/resources/messages/messages';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -32,10 +33,10 @@ export const STREAM_ABOVE_TOKENS = maxTokensWithin(10 * 60_000);
  * must therefore go into the latest user turn, never into the system prompt.
  */
 export class AnthropicModelClient implements ModelClient {
-  readonly #client: Anthropic;
+  readonly #client: MessagesClient;
 
   constructor(options: AnthropicClientOptions) {
-    this.#client = new Anthropic({
+    this.#client = new MessagesClient({
       apiKey: options.apiKey,
       // Pass the URL explicitly: the SDK would otherwise read ANTHROPIC_BASE_URL itself, unchecked.
       baseURL: options.baseUrl ?? 'https://api.anthropic.com',
@@ -104,4 +105,12 @@ function stopReason(reason: AnthropicMessage['stop_reason']): MessageResponse['s
     default:
       throw new InvalidInputError(`invalid anthropic response: unsupported stop_reason ${String(reason)}`);
   }
+}
+
+/**
+ * The SDK's client with the Messages API only: the full `Anthropic` client holds every resource
+ * (beta, admin, tool runners), about 400 KB of a CallModel bundle that no step calls.
+ */
+class MessagesClient extends BaseAnthropic {
+  readonly messages = new Messages(this);
 }

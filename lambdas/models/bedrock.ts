@@ -9,7 +9,7 @@ import {
   type Message as BedrockMessage,
   type Tool,
 } from '@aws-sdk/client-bedrock-runtime';
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { MessageResponse, type ContentBlock, type Message, type MessageRequest, type ModelClient } from '../agent/messages.js';

@@ -6,7 +6,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions/completions';
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { MessageResponse, type Message, type MessageRequest, type ModelClient, type ToolUseBlock } from '../agent/messages.js';

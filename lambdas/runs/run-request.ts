@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defaultRunId, type AgentDefinition } from '../define.js';
 import { RunConfig } from '../ledger/records.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';

@@ -1,5 +1,5 @@
 import type { AgentDefinition } from '../define.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { runRequestFromEvent } from './run-request.js';
 
 /**

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { inputTokensOf, type Message } from '../agent/messages.js';
 import { toolSpecs, type AgentDefinition, type ToolTrace } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RunLedger } from '../ledger/ledger.js';
 import type { RunRecord } from '../ledger/records.js';
 import { parseOrThrow } from '../shared/validation.js';

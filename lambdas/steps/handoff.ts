@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { handedOffTo, siblingArn, successorName } from '../guards/history.js';
 import type { RunLedger } from '../ledger/ledger.js';
 import { parseOrThrow } from '../shared/validation.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SpanSink, TracingConfig } from './sink.js';
 import type { ContentOptions } from './spans.js';
 

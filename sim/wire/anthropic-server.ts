@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/agent/messages.js';
 import { conversationProblem } from './conversation.js';
 import { header, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';

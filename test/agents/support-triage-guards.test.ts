@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { supportTriage } from '../../agents/support-triage/agent.js';
+import { supportTriage } from '../../agents/support-triage/agent.dev.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { sampleInput, startTriage, waitFor, type TriageHarness } from '../support/triage-harness.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { supportTriage } from '../../agents/support-triage/agent.js';
+import { supportTriage } from '../../agents/support-triage/agent.dev.js';
 import { KEY_HEADER } from '../../agents/support-triage/domain.js';
 import { HelpdeskClient, MailClient } from '../../agents/support-triage/http-clients.js';
 import { startMailServer, type MailServer, type MailServerOptions } from '../../agents/support-triage/sim/mail-server.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { supportTriage } from '../../agents/support-triage/agent.js';
+import { supportTriage } from '../../agents/support-triage/agent.dev.js';
 import { KEY_HEADER, type SentMail } from '../../agents/support-triage/domain.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import type { AgentDefinition } from '../../lambdas/define.js';

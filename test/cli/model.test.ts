@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { costOf } from '../../lambdas/models/prices.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import { startBedrockServer } from '../../sim/wire/bedrock-server.js';

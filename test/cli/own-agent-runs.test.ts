@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
-import { supportTriage } from '../../agents/support-triage/agent.js';
+import { supportTriage } from '../../agents/support-triage/agent.dev.js';
 import { startAgentHarness, waitFor } from '../support/agent-harness.js';
 import { startHarness } from '../support/refund-harness.js';
 

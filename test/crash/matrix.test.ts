@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
-import { CrashPoint, type CrashPoint as Point } from '../../local/crash.js';
+import { CrashPoint, TOOL_CALL_BOUNDARIES, type CrashPoint as Point } from '../../local/crash.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from '../support/cli-process.js';
 
@@ -20,14 +20,7 @@ const KIND = { issue_refund: 'refund', flag_for_review: 'review', post_report: '
 type Tool = keyof typeof KIND;
 
 /** The boundaries in the order one tool call meets them: the model asks for it, then it runs. */
-const CHAIN: Point[] = [
-  CrashPoint.ModelCall,
-  CrashPoint.ModelRecorded,
-  CrashPoint.BeforeClaim,
-  CrashPoint.AfterClaim,
-  CrashPoint.AfterCommit,
-  CrashPoint.AfterRecord,
-];
+const CHAIN = TOOL_CALL_BOUNDARIES;
 
 /** What the ledger and the provider hold for the tool call right after a crash at each boundary. */
 const EXPECTED: Record<Point, { call: 'none' | 'in_flight' | 'completed'; committed: number }> = {

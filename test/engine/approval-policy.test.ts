@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import refundReconciler, { APPROVAL_THRESHOLD_CENTS, RefundRunInput } from '../../agents/refund-reconciler/agent.js';
+import { APPROVAL_THRESHOLD_CENTS, RefundRunInput } from '../../agents/refund-reconciler/agent.js';
+import refundReconciler from '../../agents/refund-reconciler/agent.dev.js';
 import type { MessageRequest } from '../../lambdas/agent/messages.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { countingLedger, type CountingLedger } from '../../lambdas/ledger/counting-ledger.js';
 import type { LedgerKind } from '../../local/runtime.js';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { BREAKER } from '../../lambdas/guards/breaker.js';
 import { modelBreaker } from '../../lambdas/guards/breaker.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import type { ModelPolicy } from '../../lambdas/define.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import { startBedrockServer } from '../../sim/wire/bedrock-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
-import { supportTriage } from '../../agents/support-triage/agent.js';
+import { supportTriage } from '../../agents/support-triage/agent.dev.js';
 import { keysSentTwice, sampleInput as inboxInput, startTriage } from '../support/triage-harness.js';
 import { duplicatePayments, sampleDay, startHarness } from '../support/refund-harness.js';
 

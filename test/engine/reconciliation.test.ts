@@ -1,4 +1,4 @@
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { duplicatePayments, sampleDay, scheduledEvent, startHarness, type Harness } from '../support/refund-harness.js';

@@ -1,4 +1,4 @@
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

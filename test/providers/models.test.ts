@@ -129,7 +129,7 @@ describe('the model timeout', () => {
 
 describe('maxTokensPerTurn, capped at what fits the longest model timeout', () => {
   it('is refused when an agent is defined with more, naming the field and the value', async () => {
-    const { refundReconciler } = await import('../../agents/refund-reconciler/agent.js');
+    const { refundReconciler } = await import('../../agents/refund-reconciler/agent.dev.js');
     const { defineAgent } = await import('../../lambdas/define.js');
     expect(() => defineAgent({ ...refundReconciler, budgets: { ...refundReconciler.budgets, maxTokensPerTurn: 64_000 } })).toThrow(
       /defineAgent refund-reconciler: budgets\.maxTokensPerTurn must be a whole number from 1 to 31466 .*got 64000/,

@@ -1,42 +1,108 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * The README's "Write your own agent" is copied out into a package of its own, outside the
- * repository, that depends on savepoint through `npm pack` (the package's `exports` are the public
- * API), and run with `npx savepoint run --agent <its file>`: the docs cannot drift from the API,
- * and the API is usable without a fork.
+ * savepoint as a user gets it: the files of the README's "Write your own agent" are copied out
+ * into a package of its own, outside the repository, that installs savepoint from `npm pack` (the
+ * package's `exports` are the public API) with the optional peers a team that runs, tests and
+ * deploys adds. The docs cannot drift from the API, and the API is usable without a fork.
  */
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'savepoint-own-agent-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const app = join(work, 'app');
+afterAll(() => rmSync(work, { recursive: true, force: true }), 120_000);
 
-function readmeAgent(): { file: string; code: string } {
+/** The files the README shows under `<!-- readme-file: name -->`, by name. */
+function readmeFiles(): Record<string, string> {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const match = /<!-- readme-agent: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/.exec(readme);
-  if (!match) throw new Error('README.md has no <!-- readme-agent: … --> block');
-  return { file: match[1]!, code: match[2]! };
+  const files = Object.fromEntries([...readme.matchAll(/<!-- readme-file: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)].map((match) => [match[1]!, match[2]!]));
+  for (const name of ['my-agent.ts', 'my-agent.dev.ts', 'my-agent.test.ts', 'app.ts']) if (!files[name]) throw new Error(`README.md has no <!-- readme-file: ${name} --> block`);
+  return files;
 }
 
-describe('the README agent, in a package outside the repository', () => {
-  it('installs savepoint from npm pack and runs the agent to the end', async () => {
-    const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT });
-    const tarball = join(work, packed.trim().split('\n').at(-1)!);
-    const app = join(work, 'app');
-    mkdirSync(app);
-    const zod = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies['zod'];
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-agents', private: true, type: 'module', dependencies: { savepoint: `file:${tarball}`, zod } }));
-    const { file, code } = readmeAgent();
-    writeFileSync(join(app, file), code);
-    // Everything savepoint depends on is in npm's cache already (the project's own install).
-    await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 240_000 });
+/** A strict TypeScript consumer of every entry point: type-checked against the .d.ts files alone. */
+const CONSUMER = `
+import { defineAgent, defineTool, withDev, type AgentDefinition, type ToolContext } from 'savepoint';
+import { createClient, type Lifecycle } from 'savepoint/client';
+import { DurableAgent, SavepointStack, type DurableAgentProps } from 'savepoint/cdk';
+import { createTestEnvironment, forEachCrashPoint, TestClock, type TestEnvironment, type TestRun } from 'savepoint/testing';
+import { faultInjector, seededRandom } from 'savepoint/sim';
+import agent from './my-agent.js';
 
-    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', `./${file}`, '--input', '{"inbox":"team"}', '--memory', '--approve', 'approve', '--json'], {
+const props: DurableAgentProps = { agentName: agent.name, entry: './my-agent.ts' };
+const defined: AgentDefinition = agent;
+const clock = new TestClock('2026-01-01T00:00:00Z');
+const lifecycle: Lifecycle = 'working';
+export const used = [defineAgent, defineTool, withDev, createClient, DurableAgent, SavepointStack, createTestEnvironment, forEachCrashPoint, faultInjector, seededRandom, props, defined, clock.now(), lifecycle];
+export type Used = [ToolContext, TestEnvironment, TestRun];
+// @ts-expect-error: a tool's effect is 'read' or 'write'
+defineTool({ name: 'x', description: 'x', input: agent.tools[0]!.input, effect: 'maybe', execute: async () => 1 });
+`;
+
+const versions = (() => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+  return { ...pkg['devDependencies'], ...pkg['dependencies'] } as Record<string, string>;
+})();
+const pinned = (...names: string[]) => Object.fromEntries(names.map((name) => [name, versions[name]!]));
+
+describe('savepoint from npm pack, in a package outside the repository', () => {
+  beforeAll(async () => {
+    const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 120_000 });
+    const tarball = join(work, packed.trim().split('\n').at(-1)!);
+    mkdirSync(app);
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({
+        name: 'my-agents',
+        private: true,
+        type: 'module',
+        dependencies: { savepoint: `file:${tarball}`, ...pinned('zod') },
+        // What a team that runs locally, tests and deploys adds: the optional peers, its cdk, its test runner.
+        devDependencies: pinned('aws-local-stepfunctions', 'aws-cdk-lib', 'constructs', 'aws-cdk', 'esbuild', 'vitest', 'typescript', 'tsx', '@types/node'),
+      }),
+    );
+    for (const [name, code] of Object.entries(readmeFiles())) writeFileSync(join(app, name), code);
+    writeFileSync(join(app, 'cdk.json'), JSON.stringify({ app: 'npx tsx app.ts' }));
+    writeFileSync(join(app, 'consumer.ts'), CONSUMER);
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.ts'] }),
+    );
+    // Everything is in npm's cache already (the project's own install).
+    await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
+  }, 400_000);
+
+  it('ships compiled JavaScript, declarations and source maps, and no TypeScript source but the examples', () => {
+    const shipped = (dir: string): string[] => readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? shipped(join(dir, name)) : [join(dir, name)]));
+    const files = shipped(join(app, 'node_modules/savepoint')).map((file) => file.slice(join(app, 'node_modules/savepoint/').length));
+    expect(files).toContain('dist/lambdas/index.js');
+    expect(files).toContain('dist/lambdas/index.d.ts');
+    expect(files).toContain('dist/lambdas/index.js.map');
+    expect(files).toContain('LICENSE');
+    expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.startsWith('agents/'))).toEqual([]);
+  });
+
+  it.concurrent('imports every entry point from plain JavaScript, without a TypeScript loader', async () => {
+    const script = `for (const entry of ['savepoint', 'savepoint/client', 'savepoint/cdk', 'savepoint/testing', 'savepoint/sim']) console.log(entry, Object.keys(await import(entry)).length);`;
+    const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], { cwd: app, timeout: 60_000 });
+    for (const entry of ['savepoint', 'savepoint/client', 'savepoint/cdk', 'savepoint/testing', 'savepoint/sim']) expect(stdout).toMatch(new RegExp(`^${entry} [1-9]`, 'm'));
+  }, 120_000);
+
+  it.concurrent('type-checks a strict TypeScript consumer against the .d.ts files (module NodeNext, libraries checked too)', async () => {
+    const checked = await exec('npx', ['tsc', '-p', '.'], { cwd: app, timeout: 120_000 }).then(
+      () => 'no errors',
+      (error: { stdout?: string }) => error.stdout ?? String(error),
+    );
+    expect(checked).toBe('no errors');
+  }, 180_000);
+
+  it.concurrent('runs the README agent with the CLI, its dev module found beside it', async () => {
+    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--memory', '--approve', 'approve', '--json'], {
       cwd: app,
       timeout: 120_000,
     });
@@ -50,5 +116,32 @@ describe('the README agent, in a package outside the repository', () => {
     });
     // The agent's own budgets are its runs' defaults.
     expect(report.guards.steps.limit).toBe(20);
-  }, 400_000);
+  }, 120_000);
+
+  it.concurrent("runs the README's test of the agent with savepoint/testing", async () => {
+    // This machine runs the other checks beside it: a slower test than a user's own.
+    const { stdout } = await exec('npx', ['vitest', 'run', 'my-agent.test.ts', '--reporter', 'verbose', '--testTimeout', '120000'], { cwd: app, timeout: 240_000 });
+    expect(stdout).toMatch(/3 passed/);
+  }, 240_000);
+
+  // The slowest (the CDK bundles every function): run beside the others.
+  it.concurrent("synthesizes the README's CDK app with the package's own cdk, each function bundled without the dev module", async () => {
+    await exec('npx', ['cdk', 'synth', '--quiet', '--output', 'cdk.out'], { cwd: app, timeout: 240_000 });
+    const out = join(app, 'cdk.out');
+    const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, { Type: string }>; Parameters: Record<string, unknown> };
+    // The README's deploy command for this app names every parameter there is (the CDK's own aside).
+    const command = /<!-- readme-deploy -->`([^`]*)`/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))?.[1] ?? '';
+    const named = [...command.matchAll(/--parameters\s+([A-Za-z0-9]+)=/g)].map((match) => match[1]);
+    expect(named).toEqual(Object.keys(template.Parameters).filter((name) => name !== 'BootstrapVersion'));
+    expect(named).toEqual(['ModelApiUrl']);
+    expect(Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')).toHaveLength(1);
+    const assets = readdirSync(out).filter((name) => name.startsWith('asset.') && readdirSync(join(out, name)).includes('index.mjs'));
+    expect(assets.length).toBeGreaterThan(0);
+    for (const asset of assets) {
+      const { sources } = JSON.parse(readFileSync(join(out, asset, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+      expect(sources.some((source) => source.endsWith('my-agent.ts'))).toBe(true);
+      expect(sources.filter((source) => /my-agent\.dev|\/sim\/|\/local\/|\/testing\//.test(source))).toEqual([]);
+      expect(statSync(join(out, asset, 'index.mjs')).size).toBeLessThan(1_500_000);
+    }
+  }, 240_000);
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { decide } from '../../agents/refund-reconciler/sim/policy.js';
 import { HttpMessagesClient } from '../../lambdas/agent/messages-client.js';
 import type { MessageRequest, MessageResponse } from '../../lambdas/agent/messages.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpMessagesClient } from '../../lambdas/agent/messages-client.js';
 import type { MessageRequest } from '../../lambdas/agent/messages.js';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { decide } from '../../agents/refund-reconciler/sim/policy.js';
 import { toolSpecs } from '../../lambdas/define.js';
 import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';

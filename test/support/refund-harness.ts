@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { refundReconciler, startRefundWorld, type RefundWorld } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler, startRefundWorld, type RefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { Day } from '../../agents/refund-reconciler/domain.js';
 import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
 import { startAgentHarness, type AgentHarness } from './agent-harness.js';

@@ -1,4 +1,4 @@
-import { startTriageWorld, supportTriage, SAMPLE_INBOX, loadInbox, type TriageWorld } from '../../agents/support-triage/agent.js';
+import { startTriageWorld, supportTriage, SAMPLE_INBOX, loadInbox, type TriageWorld } from '../../agents/support-triage/agent.dev.js';
 import { KEY_HEADER, type Inbox } from '../../agents/support-triage/domain.js';
 import type { MailServerOptions } from '../../agents/support-triage/sim/mail-server.js';
 import type { AgentDefinition } from '../../lambdas/define.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Day } from '../../agents/refund-reconciler/domain.js';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { openLedger } from '../../cli/state.js';
 import { inputTokensOf } from '../../lambdas/agent/messages.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { runInput } from '../../cli/run.js';
 import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { CircuitBreaker } from '../../lambdas/guards/breaker.js';

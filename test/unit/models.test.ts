@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import type { ModelClient } from '../../lambdas/agent/messages.js';
 import { defineAgent } from '../../lambdas/define.js';
 import { modelForTurn } from '../../lambdas/guards/fallback.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../lambdas/ledger/records.js';
 import { CrashPoint } from '../../local/crash.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { DEFAULT_PRICE_TABLE, priceTable } from '../../lambdas/models/prices.js';
 import { createStartRun } from '../../lambdas/steps/start-run.js';

@@ -6,7 +6,7 @@ import { decide } from '../../lambdas/steps/budget-check.js';
 import { conversation } from '../../lambdas/steps/call-model.js';
 import { runRequestFromEvent } from '../../lambdas/runs/run-request.js';
 import { createStartRun } from '../../lambdas/steps/start-run.js';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
 import { agentFingerprint as fingerprintOf } from '../../lambdas/define.js';
 import { runRecord } from '../support/records.js';

@@ -14,7 +14,7 @@
  */
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { resolveTemplateValue, type CfnTemplateJson } from '../../local/asl.js';
 import { executionStatusChange } from '../../local/status-events.js';
 import { cachedTemplate } from '../../local/template-cache.js';

@@ -12,7 +12,7 @@
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { App } from 'aws-cdk-lib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { SavepointStack } from '../../infra/stack.js';
 import type { CfnTemplateJson } from '../../local/asl.js';
 import { inProcessAppProps } from '../../local/template.js';

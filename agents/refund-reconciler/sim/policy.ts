@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Message, MessageRequest, TextBlock, ToolUseBlock } from 'savepoint';
 import { clip, readCalls, readResult, type RecordedCall } from 'savepoint/sim';
 import { Order, Payment, Refund, RefundRequest, type ReportSummary } from '../domain.js';

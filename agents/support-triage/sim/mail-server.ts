@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseOrThrow } from 'savepoint';
 import { faultInjector, openJournal, DROPPED, jsonReply, parseJsonBody, ProviderApiError, serveProvider, type FaultOptions, type ServiceReply, type ServiceRequest } from 'savepoint/sim';
 import { Escalation, Inbox, KbHit, Queue, SentMail, Since, Ticket, TicketId, TicketSummary } from '../domain.js';

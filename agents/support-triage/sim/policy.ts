@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Message, MessageRequest, TextBlock, ToolUseBlock } from 'savepoint';
 import { clip, quote, readCalls, readResult, type RecordedCall } from 'savepoint/sim';
 import { Escalation, KbHit, Ticket, TicketSummary, type Queue } from '../domain.js';

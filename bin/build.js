@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// The published build (`npm run build`, and `npm pack` through `prepack`): `tsc` compiles the
+// sources to dist/ (ESM, .d.ts, source maps with the sources inlined), in the sources' layout;
+// the files the compiled code reads beside itself (the console's page) are copied next to it.
+// Plain tsc, not a bundler: one output file per source file keeps every entry point's imports
+// shared (one module instance for the agent and the harness), and `.d.ts` come from the compiler
+// that checks the sources.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+// TypeScript's package exports no bin path: its bin is found next to its package.json.
+const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin/tsc');
+
+rmSync(dist, { recursive: true, force: true });
+execFileSync(process.execPath, [tsc,  '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+cpSync(join(root, 'console/static'), join(dist, 'console/static'), { recursive: true });
+
+// The stack's template, synthesized now for a placeholder agent name: an installed package runs
+// it locally without the CDK (local/template.ts), renamed for each agent.
+const { synthesizeTemplate, TEMPLATE_AGENT } = await import(pathToFileURL(join(dist, 'local/template.js')).href);
+mkdirSync(join(dist, 'template'), { recursive: true });
+writeFileSync(join(dist, 'template/agent.template.json'), JSON.stringify(await synthesizeTemplate(TEMPLATE_AGENT)));

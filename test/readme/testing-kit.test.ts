@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { defineAgent, defineTool, withDev } from '../../lambdas/index.js';
+import { createTestEnvironment, forEachCrashPoint, TestClock, TOOL_CALL_BOUNDARIES, type TestEnvironment } from '../../testing/index.js';
+
+/**
+ * savepoint/testing on a small agent whose write tool counts what it was asked to do: the kit's
+ * promises (runs to the end, approvals decided or expired on the injected clock, the crash matrix
+ * with each side effect once) checked against what the tool saw, here, without a pack.
+ */
+const sent = new Map<string, number>();
+const calls: string[] = [];
+
+const agent = defineAgent({
+  name: 'kit-notes',
+  model: 'sim:savepoint-sim-1',
+  system: 'Save one note.',
+  input: z.object({ urgent: z.boolean() }).strict(),
+  prompt: (input) => `Save the note${input.urgent ? ' (urgent)' : ''}.`,
+  tools: [
+    defineTool({
+      name: 'save_note',
+      description: 'Saves a note.',
+      input: z.object({ urgent: z.boolean() }).strict(),
+      effect: 'write',
+      idempotencyKeys: true,
+      needsApproval: (args) => (args.urgent ? { summary: 'an urgent note' } : undefined),
+      execute: async (_args, { idempotencyKey }) => {
+        calls.push(idempotencyKey);
+        sent.set(idempotencyKey, (sent.get(idempotencyKey) ?? 0) + 1);
+        return { saved: true };
+      },
+    }),
+  ],
+});
+
+const dev = withDev(agent, {
+  policy: (request) => {
+    const turns = request.messages.filter((message) => message.role === 'assistant').length;
+    const urgent = JSON.stringify(request.messages[0]).includes('(urgent)');
+    if (turns === 0) return { content: [{ type: 'tool_use', id: 'call_1', name: 'save_note', input: { urgent } }], stop_reason: 'tool_use' };
+    return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
+  },
+});
+
+let env: TestEnvironment | undefined;
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+  sent.clear();
+  calls.length = 0;
+});
+
+describe('savepoint/testing', () => {
+  it('runs an agent to the end on the local engine', async () => {
+    env = await createTestEnvironment({ agent: dev });
+    const run = await env.run({ urgent: false });
+    expect(run).toMatchObject({ execution: 'SUCCEEDED', status: 'succeeded' });
+    expect([...sent.values()]).toEqual([1]);
+  });
+
+  it('waits for a decision, then runs the approved call once', async () => {
+    env = await createTestEnvironment({ agent: dev });
+    const run = env.start({ urgent: true });
+    const approval = await env.nextApproval();
+    expect(approval.summary).toContain('an urgent note');
+    expect(sent.size).toBe(0);
+    await env.decide(approval.approvalId, 'approve');
+    expect((await run.result()).report.approvals).toMatchObject({ approved: 1 });
+    expect([...sent.values()]).toEqual([1]);
+  });
+
+  it('expires an undecided approval when the injected clock passes its deadline', async () => {
+    const clock = new TestClock('2026-03-01T00:00:00Z');
+    env = await createTestEnvironment({ agent: dev, clock });
+    const run = env.start({ urgent: true });
+    await env.nextApproval();
+    await env.skip(24 * 3600_000 + 1);
+    expect((await run.result()).report.approvals).toMatchObject({ expired: 1 });
+    expect(sent.size).toBe(0);
+  });
+
+  it('crashes the engine at every boundary of the write tool and each resumed run sends it once', async () => {
+    const seen: string[] = [];
+    const cases = await forEachCrashPoint({
+      agent: dev,
+      input: { urgent: false },
+      check: ({ boundary, run }) => {
+        seen.push(boundary);
+        expect(run.status, boundary).toBe('succeeded');
+        // One idempotency key: the provider made one note. Only a crash between its answer and
+        // the ledger's record (after-commit) re-sends the call, with the same key.
+        expect(sent.size, boundary).toBe(1);
+        expect(calls, boundary).toHaveLength(boundary === 'after-commit' ? 2 : 1);
+        sent.clear();
+        calls.length = 0;
+      },
+    });
+    expect(seen).toEqual(TOOL_CALL_BOUNDARIES);
+    expect(cases).toHaveLength(TOOL_CALL_BOUNDARIES.length);
+  }, 120_000);
+
+  it('refuses a tool that is not one of the agent\'s write tools, naming them', async () => {
+    await expect(forEachCrashPoint({ agent: dev, input: { urgent: false }, tools: ['send_mail'], check: () => undefined })).rejects.toThrow(/"send_mail" is not a write tool of kit-notes \(save_note\)/);
+  });
+});

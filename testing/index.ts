@@ -1,0 +1,312 @@
+/**
+ * savepoint/testing: run your agent in your own tests (vitest, node:test, …) on the local engine —
+ * the synthesized state machine definition, the embedded ledger, the agent's simulated world or
+ * your own fakes — with an injected clock, approvals you decide, and a crash at every boundary of
+ * your write tools.
+ *
+ * ```sh
+ * npm install savepoint zod
+ * npm install -D aws-local-stepfunctions
+ * ```
+ *
+ * @example
+ * ```ts
+ * import { test } from 'node:test';
+ * import assert from 'node:assert/strict';
+ * import { createTestEnvironment } from 'savepoint/testing';
+ * import agent from './my-agent.dev.js';
+ *
+ * test('the run saves one note, approved', async () => {
+ *   const env = await createTestEnvironment({ agent, approve: 'approve' });
+ *   try {
+ *     const run = await env.run({ inbox: 'team' });
+ *     assert.equal(run.status, 'succeeded');
+ *   } finally {
+ *     await env.close();
+ *   }
+ * });
+ * ```
+ * @module
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadReport, type RunReport } from '../lambdas/agent/report.js';
+import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
+import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+import type { Clock } from '../lambdas/shared/ports.js';
+import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/crash.js';
+import { startLocalStack, type LocalStack } from '../local/runtime.js';
+
+export { CrashPoint, TOOL_CALL_BOUNDARIES };
+export type { ApprovalRecord, RunReport };
+
+/**
+ * A clock a test moves by hand (Temporal's time skipping): what the harness reads for deadlines,
+ * leases and wall-clock budgets. `TestEnvironment.skip` moves it and runs what fell due.
+ */
+export class TestClock implements Clock {
+  #now: number;
+  constructor(start: Date | string = '2026-01-01T00:00:00.000Z') {
+    this.#now = new Date(start).getTime();
+    if (Number.isNaN(this.#now)) throw new Error(`TestClock: start ${JSON.stringify(start)} is not a date`);
+  }
+  now(): Date {
+    return new Date(this.#now);
+  }
+  /** Moves the clock forward (never back: time a run has seen cannot be undone). */
+  advance(ms: number): void {
+    if (!(ms >= 0)) throw new Error(`TestClock.advance: ms must be ≥ 0, got ${ms}`);
+    this.#now += ms;
+  }
+}
+
+/** How the environment answers each approval as it is requested; `undefined` leaves it pending. */
+export type ApprovalAnswer = 'approve' | 'reject' | undefined;
+
+export interface TestEnvironmentOptions<World extends DevWorld = DevWorld> {
+  /** The agent, with its dev parts (`withDev`) unless `world` is given and its model is not `sim:`. */
+  readonly agent: AgentDefinition<any, any, World>;
+  /** Your own fakes, started by you (the environment closes them). @default the agent's `dev.world` */
+  readonly world?: World;
+  /** @default a new TestClock */
+  readonly clock?: TestClock;
+  /**
+   * Answers approvals as they are requested, through the same approval API people use.
+   * @default undefined: every approval waits for `decide`
+   */
+  readonly approve?: ApprovalAnswer | ((approval: ApprovalRecord) => ApprovalAnswer);
+  /**
+   * Where the ledger and the world keep their records: a run there survives a new environment on
+   * the same directory (what `forEachCrashPoint` does). @default in memory
+   */
+  readonly stateDir?: string;
+  /** Transient failures injected into model and provider requests. @default 0 */
+  readonly failRate?: number;
+  /** @default 1 */
+  readonly seed?: number;
+}
+
+/** How long an in-flight tool call's claim holds, on the test clock. */
+const LEASE_MS = 1_000;
+
+/** A finished run: how its execution ended and the ledger's report of it. */
+export interface TestRun {
+  readonly runId: string;
+  /** The execution's status: `SUCCEEDED`, `FAILED`, `ABORTED`, `TIMED_OUT`. */
+  readonly execution: string;
+  /** The run's status in the ledger (`succeeded`, `escalated`, `failed`, `killed`, …). */
+  readonly status: RunReport['status'];
+  readonly report: RunReport;
+}
+
+export interface TestEnvironment<World extends DevWorld = DevWorld> {
+  readonly agent: AgentDefinition<any, any, World>;
+  readonly world: World;
+  readonly clock: TestClock;
+  readonly ledger: Ledger;
+  /** Runs the agent on `input` until its execution stops (approvals answered by `approve`, or by `decide` meanwhile). */
+  run(input: unknown, options?: { runId?: string }): Promise<TestRun>;
+  /** Starts a run and returns at once; `result()` waits for its end. */
+  start(input: unknown, options?: { runId?: string }): { runId: string; result(): Promise<TestRun> };
+  /** The approvals waiting for a person, oldest first. */
+  pendingApprovals(): Promise<ApprovalRecord[]>;
+  /** Resolves with the next approval requested (or one pending already). */
+  nextApproval(): Promise<ApprovalRecord>;
+  /** Decides an approval through the approval API, as a person would. */
+  decide(approvalId: string, decision: 'approve' | 'reject', reason?: string): Promise<void>;
+  /** Moves the clock forward and runs what fell due (approvals past their deadline expire). */
+  skip(ms: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a local test environment for an agent: the synthesized definition on the local engine,
+ * the embedded ledger (in memory unless `stateDir`), the agent's simulated world or yours, and an
+ * injected clock. Close it at the end of the test.
+ */
+export async function createTestEnvironment<World extends DevWorld = DevWorld>(options: TestEnvironmentOptions<World>): Promise<TestEnvironment<World>> {
+  return (await open(options, {})).env;
+}
+
+async function open<World extends DevWorld>(
+  options: TestEnvironmentOptions<World>,
+  internal: { crash?: Parameters<typeof startLocalStack>[0]['crash']; decorateLedger?: (ledger: Ledger) => Ledger },
+): Promise<{ env: TestEnvironment<World>; stack: LocalStack<World> }> {
+  const clock = options.clock ?? new TestClock();
+  const requested: ApprovalRecord[] = [];
+  const waiting = new Set<(approval: ApprovalRecord) => void>();
+  let stack: LocalStack<World> | undefined;
+  const answer = (approval: ApprovalRecord): ApprovalAnswer => (typeof options.approve === 'function' ? options.approve(approval) : options.approve);
+  const decide = async (approvalId: string, decision: 'approve' | 'reject', reason = `test: ${decision}`) => {
+    if (!stack) throw new Error('the test environment is not started');
+    const response = await fetch(`${stack.endpoints.approvals}/${encodeURIComponent(approvalId)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ decision, reason }),
+    });
+    if (!response.ok) throw new Error(`decide ${approvalId}: ${response.status} ${await response.text()}`);
+  };
+  stack = await startLocalStack<World>({
+    agent: options.agent,
+    clock,
+    retryDelayMs: 1,
+    breakerRetryDelayMs: 1,
+    leaseMs: LEASE_MS,
+    failRate: options.failRate ?? 0,
+    seed: options.seed ?? 1,
+    ...(options.stateDir && { stateDir: options.stateDir }),
+    ...(options.world && { world: options.world }),
+    ...(internal.crash && { crash: internal.crash }),
+    ...(internal.decorateLedger && { decorateLedger: internal.decorateLedger }),
+    onApproval: (approval) => {
+      requested.push(approval);
+      for (const wake of [...waiting]) wake(approval);
+      const decision = answer(approval);
+      // Decided after the step that asked has returned, as a person would.
+      if (decision) setImmediate(() => void decide(approval.approvalId, decision).catch(() => undefined));
+    },
+  });
+  const started = stack;
+  let runs = 0;
+  const start = (input: unknown, runOptions: { runId?: string } = {}) => {
+    const runId = runOptions.runId ?? `test-${options.agent.name}-${++runs}`;
+    const { executionArn } = started.engine.startExecution({ name: runId, input: { runId, input } });
+    return {
+      runId,
+      result: async (): Promise<TestRun> => {
+        const execution = await started.engine.waitForExecution(executionArn);
+        return finished(started, runId, execution.status, clock);
+      },
+    };
+  };
+  const env: TestEnvironment<World> = {
+    agent: options.agent,
+    world: started.world,
+    clock,
+    ledger: started.ledger,
+    start,
+    run: (input, runOptions) => start(input, runOptions).result(),
+    pendingApprovals: () => started.ledger.listPendingApprovals(),
+    nextApproval: async () => {
+      const pending = await started.ledger.listPendingApprovals();
+      if (pending[0]) return pending[0];
+      return new Promise((resolve) => {
+        const wake = (approval: ApprovalRecord) => {
+          waiting.delete(wake);
+          resolve(approval);
+        };
+        waiting.add(wake);
+      });
+    },
+    decide,
+    skip: async (ms) => {
+      clock.advance(ms);
+      await started.expireApprovals();
+    },
+    close: async () => {
+      await started.close();
+      await started.world.close?.();
+    },
+  };
+  return { env, stack: started };
+}
+
+async function finished(stack: LocalStack<any>, runId: string, execution: string, clock: Clock): Promise<TestRun> {
+  const report = await loadReport(stack.ledger, runId, clock.now(), stack.agent);
+  if (!report) throw new Error(`run ${runId}: the ledger has no record of it (execution ${execution})`);
+  return { runId, execution, status: report.status, report };
+}
+
+/** One case of the crash matrix: where the engine died, and the run the next engine finished. */
+export interface CrashCase<World extends DevWorld = DevWorld> {
+  readonly tool: string;
+  readonly boundary: Boundary;
+  /** The run, finished by a new engine on the same state (ledger and world) after the crash. */
+  readonly run: TestRun;
+  /** The world as the run left it: assert each side effect happened once. */
+  readonly world: World;
+}
+
+/**
+ * The crash matrix over your own write tools: for each tool and each boundary of its first call,
+ * a fresh run whose engine dies there — every ledger write and outside call after that moment
+ * never happens, as when a process is killed — and a new engine on the same ledger and world
+ * resumes it to the end. `check` asserts what must hold (each side effect once) on each case.
+ */
+export async function forEachCrashPoint<World extends DevWorld = DevWorld>(
+  options: Omit<TestEnvironmentOptions<World>, 'stateDir' | 'world'> & {
+    readonly input: unknown;
+    /** @default every `write` tool of the agent */
+    readonly tools?: readonly string[];
+    /** @default TOOL_CALL_BOUNDARIES */
+    readonly boundaries?: readonly Boundary[];
+    /** Called with each case, while its world is still open. */
+    readonly check: (crash: CrashCase<World>) => void | Promise<void>;
+  },
+): Promise<CrashCase<World>[]> {
+  const writes = options.agent.tools.filter((tool) => tool.effect === 'write').map((tool) => tool.name);
+  const tools = options.tools ?? writes;
+  if (tools.length === 0) throw new Error(`forEachCrashPoint: agent ${options.agent.name} has no write tool`);
+  for (const tool of tools) if (!writes.includes(tool)) throw new Error(`forEachCrashPoint: tools: ${JSON.stringify(tool)} is not a write tool of ${options.agent.name} (${writes.join(', ')})`);
+  const cases: CrashCase<World>[] = [];
+  for (const tool of tools) {
+    for (const boundary of options.boundaries ?? TOOL_CALL_BOUNDARIES) {
+      const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-crash-'));
+      try {
+        const runId = `crash-${tool}-${boundary}`.replace(/[^A-Za-z0-9_-]/g, '-');
+        const clock = options.clock ?? new TestClock();
+        let dead = false;
+        let onDeath!: () => void;
+        const crashed = new Promise<void>((resolve) => (onDeath = resolve));
+        // After the crash nothing of the dead engine reaches the ledger or the world again.
+        const never = () => new Promise<never>(() => undefined);
+        const { env: dying } = await open({ ...options, clock, approve: options.approve, stateDir }, {
+          crash: crashInjector({ at: { point: boundary, tool, nth: 1 } }, (point) => {
+            dead = true;
+            onDeath();
+            throw new Error(`crash injected at ${point}`);
+          }),
+          decorateLedger: (ledger) => new Proxy(ledger, { get: (target, key, receiver) => (dead ? never : Reflect.get(target, key, receiver)) }) as Ledger,
+        });
+        const ended = dying.start(options.input, { runId }).result();
+        await Promise.race([
+          crashed,
+          ended.then((run) => {
+            if (!dead) throw new Error(`forEachCrashPoint: run ${runId} ended (${run.status}) without reaching ${boundary} of ${tool}`);
+          }),
+        ]);
+        await dying.close().catch(() => undefined);
+        // The new engine starts after the dead one's claims ran out, as a restarted process does.
+        clock.advance(LEASE_MS + 1);
+        // A new engine on the same state directory: the watchdog resumes the orphaned run.
+        const { env: next, stack } = await open({ ...options, clock, stateDir }, {});
+        try {
+          const resumed = await resumeOrphan(stack, runId, clock);
+          const crash = { tool, boundary, run: resumed, world: next.world };
+          await options.check(crash);
+          cases.push(crash);
+        } finally {
+          await next.close();
+        }
+      } finally {
+        rmSync(stateDir, { recursive: true, force: true });
+      }
+    }
+  }
+  return cases;
+}
+
+/** What an engine does when it starts after a crash: the watchdog resumes the run, and the test waits for its end. */
+async function resumeOrphan(stack: LocalStack<any>, runId: string, clock: Clock): Promise<TestRun> {
+  const results = await stack.recoverOrphans();
+  const resumed = results.find((result) => result.runId === runId);
+  if (resumed?.action === 'recovered') {
+    const execution = await stack.engine.waitForExecution(resumed.executionArn);
+    return finished(stack, runId, execution.status, clock);
+  }
+  // Nothing to resume: the crash came after the run's last write (or before its first), and the
+  // ledger says how it ended.
+  return finished(stack, runId, resumed ? `not resumed: ${resumed.reason}` : 'not running', clock);
+}
