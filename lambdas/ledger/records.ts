@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ContentBlock, Usage } from '../agent/messages.js';
 import { MAX_TOKENS_PER_TURN } from '../models/timing.js';
+import type { RequestShape } from '../runs/request-shape.js';
 
 /**
  * The ledger's records. One DynamoDB table, partitioned by run:
@@ -140,6 +141,10 @@ export interface RunRecord extends Counters {
   agentVersion?: string;
   /** `savepoint migrate`: each move of the live run to another version of the agent, in order. */
   migrations?: MigrationRecord[];
+  /** Digests of the system prompt and tool specs the run's requests send (runs/request-shape.ts): what replay names a change by. */
+  requestShape?: RequestShape;
+  /** Set on a fork (`savepoint fork`): the run and turn it was forked from. */
+  forkedFrom?: { runId: string; turn: number };
 }
 
 /** One recorded move of a live run to new code (lambdas/steps/versions.ts). */

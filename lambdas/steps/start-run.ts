@@ -11,6 +11,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from '../shared/ports.js';
 import { modelSpecOf, runRequestFromEvent } from '../runs/run-request.js';
 import { describeVersion, migrationVerdict } from '../runs/versions.js';
+import { requestShape } from '../runs/request-shape.js';
 
 export const StartRunInput = z.object({
   event: z.unknown(),
@@ -72,6 +73,8 @@ export function createStartRun(deps: StartRunDeps) {
       budgetExtensions: {},
       ...(request.startedBy && { startedBy: request.startedBy }),
       ...(agent.version !== undefined && { agentVersion: agent.version }),
+      // What replay compares a later version's requests against (runs/request-shape.ts).
+      requestShape: requestShape(agent),
       ...ZERO_COUNTERS,
     };
     if (request.migrate) {
