@@ -4,6 +4,7 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/ledger/records.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
 import type { CfnTemplateJson } from '../asl.js';
+import { waitForChain } from '../chain.js';
 import { startLocalStack, type LocalStack } from '../runtime.js';
 import { recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
 import { approvalOf, loadRecording, recordedClock, type Recording } from './recording.js';
@@ -63,11 +64,13 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     try {
       judge.diverged(divergence);
     } catch {
-      const arn = stack && currentArn;
-      if (arn) void stack!.engine.stopExecution(arn, { error: 'Replay.Diverged', cause: divergence.why }).catch(() => undefined);
+      // The execution that waits (on the approval) is the run's current one.
+      void stack?.ledger
+        .getRun(options.runId)
+        .then((run) => run && stack!.engine.stopExecution(run.executionArn, { error: 'Replay.Diverged', cause: divergence.why }))
+        .catch(() => undefined);
     }
   };
-  let currentArn: string | undefined;
   const decide = async (approval: ApprovalRecord) => {
     const recorded = approvalOf(recording, approval);
     const at = { turn: approval.turn, call: approval.call, what: 'approval' };
@@ -101,8 +104,9 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   try {
     const { run } = recording;
     const request = { runId: run.runId, input: run.input, config: run.config, model: run.model, ...(run.startedBy && { startedBy: run.startedBy }) };
-    currentArn = stack.engine.startExecution({ name: `replay-${run.runId}`.slice(0, 80), input: request }).executionArn;
-    const replayed = await untilRunEnds(stack, run.runId, currentArn, (arn) => (currentArn = arn));
+    const { executionArn } = stack.engine.startExecution({ name: `replay-${run.runId}`.slice(0, 80), input: request });
+    await waitForChain(stack.engine, stack.ledger, run.runId, executionArn);
+    const replayed = await stack.ledger.getRun(run.runId);
     const divergence = judge.divergence ?? (await compareEnd(recording, replayed, stack.ledger, options.agent, model.calls(), agent.toolCalls(), judge));
     return {
       runId: run.runId,
@@ -119,18 +123,6 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
 }
 
 export class ReplayRefusedError extends Error {}
-
-/** Waits for the run's executions (a handoff starts the next one) until the run is no longer running, or one ends without a successor. */
-async function untilRunEnds(stack: LocalStack, runId: string, first: string, onNext: (arn: string) => void): Promise<RunRecord | undefined> {
-  let arn = first;
-  for (;;) {
-    await stack.engine.waitForExecution(arn);
-    const run = await stack.ledger.getRun(runId);
-    if (!run || run.status !== 'running' || run.executionArn === arn) return run;
-    arn = run.executionArn;
-    onNext(arn);
-  }
-}
 
 /** After the last step: the calls not reproduced, the guards, the outcome, the report. */
 async function compareEnd(recording: Recording, replayed: RunRecord | undefined, ledger: Ledger, agent: AgentDefinition, turns: number, calls: number, judge: Referee): Promise<Divergence | undefined> {
