@@ -44,6 +44,8 @@ export interface ReplayResult {
   live: { model: number; tools: number };
   /** What the replay took, and what the recorded run took from its start to its end. */
   wallMs: number;
+  /** Of `wallMs`, starting the local stack the replay runs on (the engine, its endpoints). */
+  stackMs: number;
   recordedWallMs: number;
 }
 
@@ -101,6 +103,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     onApproval: (approval) => void decide(approval).catch((error: unknown) => options.log?.(String(error))),
     ...(options.log && { log: options.log }),
   });
+  const stackMs = Math.round(performance.now() - started);
   try {
     const { run } = recording;
     const request = { runId: run.runId, input: run.input, config: run.config, model: run.model, ...(run.startedBy && { startedBy: run.startedBy }) };
@@ -115,6 +118,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
       answered: { turns: model.calls(), toolCalls: agent.toolCalls(), approvals },
       live: { model: stack.model.requestCount(), tools: 0 },
       wallMs: Math.round(performance.now() - started),
+      stackMs,
       recordedWallMs: Date.parse(run.finishedAt ?? run.updatedAt) - Date.parse(run.createdAt),
     };
   } finally {
