@@ -143,8 +143,21 @@ export interface RunRecord extends Counters {
   migrations?: MigrationRecord[];
   /** Digests of the system prompt and tool specs the run's requests send (runs/request-shape.ts): what replay names a change by. */
   requestShape?: RequestShape;
-  /** Set on a fork (`savepoint fork`): the run and turn it was forked from. */
-  forkedFrom?: { runId: string; turn: number };
+  /** Set on a fork (`savepoint fork`, lambdas/runs/fork.ts): the run it was forked from, at which turn, and how its writes are treated. */
+  forkedFrom?: ForkLineage;
+  /** The runs forked from this one (ledger protocol `recordFork`): the lineage, sealed on both sides. */
+  forks?: { runId: string; turn: number }[];
+}
+
+/**
+ * Where a fork came from. `effects`: `reuse` answers a write the parent made (same business key, or
+ * same tool and arguments) from the parent's record; `dry` sends no write at all.
+ */
+export interface ForkLineage {
+  runId: string;
+  /** The fork's first turn of its own: turns before it are the parent's, copied. */
+  turn: number;
+  effects: 'reuse' | 'dry';
 }
 
 /** One recorded move of a live run to new code (lambdas/steps/versions.ts). */
