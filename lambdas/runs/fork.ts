@@ -18,7 +18,8 @@ import { toolUses } from '../conversation/turns.js';
  * Its writes after the fork point (`forkEffects`): `reuse` answers a write the parent already made
  * from the parent's record and sends nothing (the same business key, else the same tool and
  * arguments); the same key with other arguments is a hazard, refused to the model, never sent.
- * `dry` sends no write: the call is recorded as what it would have done.
+ * `dry` sends no write: the call is recorded as what it would have done, and a read the parent
+ * made is answered from the parent's record (the counterfactual sees the day as the parent saw it).
  */
 
 export const ForkRequest = z
@@ -121,7 +122,8 @@ export function writeVerdict(tool: Pick<ToolDefinition, 'name'>, args: unknown, 
 
 /**
  * The agent as a fork runs it: each `write` tool first asks the run's lineage. Not a fork: the
- * tool as it is. `dry`: nothing is sent; the result says what would have been done. `reuse`: the
+ * tool as it is. `dry`: nothing is sent; the result says what would have been done (and the
+ * parent's reads answer the same reads). `reuse`: the
  * parent's recorded result for the same write, nothing sent; a hazard is answered to the model
  * as an error and never sent; a new write goes out. The definition's fingerprint is unchanged
  * (only `execute` differs).
@@ -134,14 +136,26 @@ export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<Ru
     if (!lineage) lineages.set(runId, (lineage = ledger.getRun(runId).then((run) => run?.forkedFrom)));
     return lineage;
   };
-  const parentWrites = new Map<string, Promise<ToolCallRecord[]>>();
-  const writesOf = (runId: string) => {
-    let writes = parentWrites.get(runId);
-    if (!writes) parentWrites.set(runId, (writes = ledger.listConversation(runId).then(({ calls }) => calls.filter((call) => call.effect === 'write' && call.status === 'completed'))));
-    return writes;
+  const parentCalls = new Map<string, Promise<ToolCallRecord[]>>();
+  const callsOf = (runId: string) => {
+    let calls = parentCalls.get(runId);
+    if (!calls) parentCalls.set(runId, (calls = ledger.listConversation(runId).then(({ calls: all }) => all.filter((call) => call.status === 'completed'))));
+    return calls;
   };
   const tools = agent.tools.map((tool): ToolDefinition => {
-    if (tool.effect !== 'write') return tool;
+    if (tool.effect === 'read') {
+      // A dry fork is a counterfactual of the parent's day: a read the parent made is answered as the parent saw it.
+      return {
+        ...tool,
+        execute: async (args, context) => {
+          const lineage = await lineageOf(context.runId);
+          if (lineage?.effects !== 'dry') return tool.execute(args, context);
+          const text = stableJson(args);
+          const seen = (await callsOf(lineage.runId)).find((call) => call.name === tool.name && call.outcome === 'ok' && stableJson(call.args) === text);
+          return seen ? (JSON.parse(seen.result ?? 'null') as unknown) : tool.execute(args, context);
+        },
+      };
+    }
     const keyed = tool as KeyedTool;
     return {
       ...tool,
@@ -150,7 +164,8 @@ export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<Ru
         if (!lineage) return tool.execute(args, context);
         if (lineage.effects === 'dry') return { wouldHave: { tool: tool.name, args }, sent: false, note: 'a dry fork: this write was not sent' };
         const key = keyed.idempotencyKey?.(args, context);
-        const parent = (await writesOf(lineage.runId)).map((call) => ({ ...call, ...(keyed.idempotencyKey && { businessKey: keyed.idempotencyKey(call.args, { ...context, turn: call.turn, call: call.call }) }) }));
+        const writes = (await callsOf(lineage.runId)).filter((call) => call.effect === 'write');
+        const parent = writes.map((call) => ({ ...call, ...(keyed.idempotencyKey && { businessKey: keyed.idempotencyKey(call.args, { ...context, turn: call.turn, call: call.call }) }) }));
         const verdict = writeVerdict(tool, args, key, parent);
         if (verdict.kind === 'reuse') return JSON.parse(verdict.parent.result ?? 'null') as unknown;
         if (verdict.kind === 'hazard') throw new InvalidInputError(`fork hazard, not sent: ${verdict.reason}`);
