@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { ContentBlock, Usage } from '../agent/messages.js';
 import { MAX_TOKENS_PER_TURN } from '../models/timing.js';
-import type { RequestShape } from '../runs/request-shape.js';
 
 /**
  * The ledger's records. One DynamoDB table, partitioned by run:
@@ -158,6 +157,15 @@ export interface ForkLineage {
   /** The fork's first turn of its own: turns before it are the parent's, copied. */
   turn: number;
   effects: 'reuse' | 'dry';
+}
+
+/**
+ * What every model request of a run sends besides its conversation, as digests (runs/request-shape.ts):
+ * the system prompt and each tool's spec, by tool name in the order offered.
+ */
+export interface RequestShape {
+  system: string;
+  tools: Record<string, string>;
 }
 
 /** One recorded move of a live run to new code (lambdas/steps/versions.ts). */

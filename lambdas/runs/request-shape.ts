@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stableJson, toolSpecs, type AgentDefinition } from '../define.js';
+import type { RequestShape } from '../ledger/records.js';
 
 /**
  * What every model request of a run sends besides its conversation, as digests: the system prompt
@@ -8,11 +9,7 @@ import { stableJson, toolSpecs, type AgentDefinition } from '../define.js';
  * run's fingerprint could only say that something did. Digests, not the text: a run record stays
  * small, and what a replay needs is equality.
  */
-export interface RequestShape {
-  system: string;
-  /** By tool name, in the order the agent offers them. */
-  tools: Record<string, string>;
-}
+export type { RequestShape };
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 
