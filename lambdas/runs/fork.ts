@@ -175,3 +175,29 @@ export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<Ru
   });
   return { ...agent, tools };
 }
+
+/**
+ * What a fork at `at` may do to the world, before it goes live: the parent's writes from the fork
+ * point on (a `reuse` fork answers each one it repeats with the same key or arguments from the
+ * parent's record; any other write it makes is sent), or none for a `dry` fork. Lines for a person.
+ */
+export function hazardReport(parentCalls: readonly ToolCallRecord[], fork: Pick<ForkRequest, 'from' | 'at' | 'effects'>): string[] {
+  if (fork.effects === 'dry') return [`dry fork of ${fork.from} at turn ${fork.at}: no write is sent (each is recorded as what it would have done)`];
+  const after = parentCalls.filter((call) => call.effect === 'write' && call.turn >= fork.at && call.status === 'completed');
+  const made = after.filter((call) => call.outcome === 'ok');
+  return [
+    `fork of ${fork.from} at turn ${fork.at}, effects reuse: the parent made ${made.length} write${made.length === 1 ? '' : 's'} from turn ${fork.at} on:`,
+    ...made.map((call) => `  turn ${call.turn} call ${call.call}: ${call.name} ${stableJson(call.args)} (answered from the parent's record if the fork repeats it)`),
+    'any write the fork makes that the parent never made, or made with other arguments, is sent live (the same business key with other arguments is refused, never sent)',
+  ];
+}
+
+/**
+ * Whether a fork's completed write reached the outside: not a copied one (before the fork point),
+ * not any of a dry fork's, and not one answered from the parent's record (the same tool and
+ * arguments as a write the parent made). What a world's check of its own journal counts.
+ */
+export function forkSent(call: ToolCallRecord, lineage: ForkLineage, parentCalls: readonly ToolCallRecord[]): boolean {
+  if (call.turn < lineage.turn || lineage.effects === 'dry') return false;
+  return writeVerdict(call, call.args, undefined, parentCalls.filter((parent) => parent.effect === 'write')).kind !== 'reuse';
+}
