@@ -13,6 +13,7 @@ import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/
 import { localUser } from '../local/approval-api.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
 import { RunId, runIdOf } from '../lambdas/runs/run-request.js';
+import { ForkRequest } from '../lambdas/runs/fork.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { agentModulePath, knownAgents, loadAgent } from '../local/agents.js';
@@ -48,6 +49,8 @@ export const RunOptions = z
     resume: z.boolean().default(false),
     /** Resume even though the code changed since the run started. */
     force: z.boolean().default(false),
+    /** `savepoint fork`: start the run as a fork of another (lambdas/runs/fork.ts). */
+    fork: ForkRequest.optional(),
     failRate: z.coerce.number().min(0).max(0.5),
     seed: z.coerce.number().int().nonnegative(),
     crashAt: CrashAt.optional(),
@@ -276,7 +279,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     new StartExecutionCommand({
       stateMachineArn: stack.stateMachineArn,
       name,
-      input: JSON.stringify({ runId, input, config, startedBy: localUser(), ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}) }),
+      input: JSON.stringify({ runId, input, config, startedBy: localUser(), ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}), ...(options.fork && { fork: options.fork }) }),
     }),
   );
   // What the ledger holds once StartRun has settled (a few ms) is what the banner states: a resumed

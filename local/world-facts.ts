@@ -1,5 +1,6 @@
 import type { LedgerFacts } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
+import { forkSent } from '../lambdas/runs/fork.js';
 
 /**
  * What the ledger remembers that a simulated world can check its own records against, in generic
@@ -13,10 +14,15 @@ export async function ledgerFacts(ledger: Ledger): Promise<LedgerFacts> {
   const idempotencyKeys = new Set<string>();
   for (const run of await ledger.listRuns(Number.MAX_SAFE_INTEGER)) {
     const { calls } = await ledger.listConversation(run.runId);
+    // A fork's copied, dry and reused writes never reached the world (lambdas/runs/fork.ts).
+    const lineage = run.forkedFrom;
+    const parentCalls = lineage ? (await ledger.listConversation(lineage.runId)).calls : [];
     for (const call of calls) {
       if (call.effect !== 'write') continue;
       idempotencyKeys.add(call.idempotencyKey);
-      if (call.status === 'completed' && call.outcome === 'ok') completedWrites[call.name] = (completedWrites[call.name] ?? 0) + 1;
+      if (call.status !== 'completed' || call.outcome !== 'ok') continue;
+      if (lineage && !forkSent(call, lineage, parentCalls)) continue;
+      completedWrites[call.name] = (completedWrites[call.name] ?? 0) + 1;
     }
   }
   return { completedWrites, idempotencyKeys };

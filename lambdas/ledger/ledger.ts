@@ -103,6 +103,8 @@ export interface RunLedger {
    * opens, so it has no damaged record to name here.)
    */
   listRunningRuns(options?: DamagedRunOptions): Promise<RunRecord[]>;
+  /** Appends a fork to the parent run's `forks`, once per fork; `false` when there is no such parent. */
+  recordFork(parentRunId: string, fork: { runId: string; turn: number }): Promise<boolean>;
 }
 
 /**

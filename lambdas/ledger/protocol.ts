@@ -162,6 +162,16 @@ export function setGlobalKill(flag: KillFlag | undefined): Stored {
   return { record: { kind: 'kill', ...(flag && { flag }) }, meta: {} };
 }
 
+/**
+ * A fork of the run, appended once to the parent's record: with the fork's own `forkedFrom`, the
+ * lineage is sealed in both runs' records. `false` when there is no such parent.
+ */
+export function recordFork(current: Current<RunRecord>, fork: { runId: string; turn: number }): Step<boolean> {
+  if (!current) return keep(false);
+  if (current.record.forks?.some((known) => known.runId === fork.runId)) return keep(true);
+  return write({ ...current.record, forks: [...(current.record.forks ?? []), fork] }, current.meta, true);
+}
+
 /** Once per distinct reason: a warning repeated on every turn does not fill the record. */
 export function recordGuardEvent(current: Current<RunRecord>, event: GuardEvent): Step<void> {
   const reasons = current?.meta.guardReasons ?? [];

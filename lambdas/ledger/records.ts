@@ -140,6 +140,32 @@ export interface RunRecord extends Counters {
   agentVersion?: string;
   /** `savepoint migrate`: each move of the live run to another version of the agent, in order. */
   migrations?: MigrationRecord[];
+  /** Digests of the system prompt and tool specs the run's requests send (runs/request-shape.ts): what replay names a change by. */
+  requestShape?: RequestShape;
+  /** Set on a fork (`savepoint fork`, lambdas/runs/fork.ts): the run it was forked from, at which turn, and how its writes are treated. */
+  forkedFrom?: ForkLineage;
+  /** The runs forked from this one (ledger protocol `recordFork`): the lineage, sealed on both sides. */
+  forks?: { runId: string; turn: number }[];
+}
+
+/**
+ * Where a fork came from. `effects`: `reuse` answers a write the parent made (same business key, or
+ * same tool and arguments) from the parent's record; `dry` sends no write at all.
+ */
+export interface ForkLineage {
+  runId: string;
+  /** The fork's first turn of its own: turns before it are the parent's, copied. */
+  turn: number;
+  effects: 'reuse' | 'dry';
+}
+
+/**
+ * What every model request of a run sends besides its conversation, as digests (runs/request-shape.ts):
+ * the system prompt and each tool's spec, by tool name in the order offered.
+ */
+export interface RequestShape {
+  system: string;
+  tools: Record<string, string>;
 }
 
 /** One recorded move of a live run to new code (lambdas/steps/versions.ts). */

@@ -24,7 +24,7 @@ import type { Ledger } from './ledger.js';
 /** Every method of `Ledger`, with the positions of its `Date` arguments. */
 const DATE_ARGS = {
   // RunLedger
-  createRun: [], getRun: [], listRuns: [], attachExecution: [2], recordRecovery: [], finishRun: [2], listRunningRuns: [],
+  createRun: [], getRun: [], listRuns: [], attachExecution: [2], recordRecovery: [], finishRun: [2], listRunningRuns: [], recordFork: [],
   // GuardLedger
   killRun: [], getGlobalKill: [], setGlobalKill: [], recordGuardEvent: [], countStep: [], applyBudgetExtension: [], getBreaker: [], saveBreaker: [],
   // TurnLedger

@@ -112,6 +112,7 @@ export abstract class StorageLedger implements Ledger {
   readonly killRun: Ledger['killRun'] = (runId, flag) => this.update(runKey(runId), (current) => protocol.killRun(current, flag));
   readonly getGlobalKill: Ledger['getGlobalKill'] = async () => (await this.record<{ flag?: KillFlag }>(GLOBAL_KILL))?.flag;
   readonly setGlobalKill: Ledger['setGlobalKill'] = async (flag) => void (await this.put(GLOBAL_KILL, protocol.setGlobalKill(flag), 'any'));
+  readonly recordFork: Ledger['recordFork'] = (runId, fork) => this.update(runKey(runId), (current) => protocol.recordFork(current, fork));
   readonly recordGuardEvent: Ledger['recordGuardEvent'] = (runId, event) => this.update(runKey(runId), (current) => protocol.recordGuardEvent(current, event));
   readonly countStep: Ledger['countStep'] = (runId, stepKey, deltas) => this.update(runKey(runId), (current) => protocol.countStep(current, stepKey, deltas));
   readonly applyBudgetExtension: Ledger['applyBudgetExtension'] = (runId, guard, extension, limit) =>

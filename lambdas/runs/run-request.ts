@@ -4,6 +4,7 @@ import { RunConfig } from '../ledger/records.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { ForkRequest } from './fork.js';
 
 /**
  * What asks for a run: a run request (`savepoint run`, `StartExecution`, the client) or the
@@ -33,6 +34,8 @@ export const RunRequest = z
      * agent version `to` and declare the run's version compatible (runs/versions.ts).
      */
     migrate: z.object({ to: z.string().min(1).max(64), by: z.string().min(1).max(200) }).strict().optional(),
+    /** `savepoint fork`: start this run as a fork of another one (runs/fork.ts). */
+    fork: ForkRequest.optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -53,6 +56,7 @@ export interface StartRequest {
   force?: boolean;
   startedBy?: string;
   migrate?: { to: string; by: string };
+  fork?: ForkRequest;
 }
 
 /**
@@ -82,6 +86,7 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
     ...(model && { model }),
     ...(request.startedBy && { startedBy: request.startedBy }),
     ...(request.migrate && { migrate: request.migrate }),
+    ...(request.fork && { fork: request.fork }),
   };
 }
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { agentFingerprint, stableJson, type AgentDefinition } from '../define.js';
-import type { RunLedger, TurnLedger } from '../ledger/ledger.js';
+import type { GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type MigrationRecord, type RunRecord } from '../ledger/records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { configProblems } from '../approvals/policy.js';
@@ -26,6 +26,8 @@ export const DefinitionFacts = z.object({
   approvalWaitSeconds: z.number().int().positive().optional(),
 });
 export type DefinitionFacts = z.infer<typeof DefinitionFacts>;
+import { requestShape } from '../runs/request-shape.js';
+import { copyPrefix, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
 
 export const StartRunInput = z.object({
   event: z.unknown(),
@@ -38,7 +40,7 @@ export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'dupl
 
 export interface StartRunDeps {
   agent: AgentDefinition;
-  ledger: RunLedger & Pick<TurnLedger, 'listConversation'>;
+  ledger: RunLedger & Pick<TurnLedger, 'listConversation' | 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'>;
   executions: Pick<Executions, 'isRunning' | 'stop'>;
   clock: Clock;
   codeVersion: string;
@@ -88,6 +90,8 @@ export function createStartRun(deps: StartRunDeps) {
       budgetExtensions: {},
       ...(request.startedBy && { startedBy: request.startedBy }),
       ...(agent.version !== undefined && { agentVersion: agent.version }),
+      // What replay compares a later version's requests against (runs/request-shape.ts).
+      requestShape: requestShape(agent),
       ...ZERO_COUNTERS,
     };
     if (request.migrate) {
@@ -96,6 +100,7 @@ export function createStartRun(deps: StartRunDeps) {
       if (!existing) throw new InvalidInputError(`runId: no run ${run.runId} to migrate`);
       return migrate(deps, existing, request.migrate, executionArn, definitionHash, now);
     }
+    if (request.fork) return startFork(deps, run, request.fork, executionArn, now);
     if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running', history: historyAtStart(0) };
 
     const existing = await deps.ledger.getRun(run.runId);
@@ -190,6 +195,31 @@ async function migrate(
   if (!attached) throw new InvalidInputError(`migrate: run ${existing.runId} changed hands while migrating; look at its status and try again`);
   await stopSuperseded(migration);
   return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.steps) };
+}
+
+/**
+ * `savepoint fork`: creates the fork's run with its lineage, copies the parent's turns and calls
+ * before the fork point and counts them, and records the fork on the parent (runs/fork.ts). A
+ * retry of this StartRun finds its own fork and repeats the idempotent copy; any other run under
+ * the id is refused.
+ */
+async function startFork(deps: StartRunDeps, draft: RunRecord, fork: ForkRequest, executionArn: string, now: Date): Promise<StartRunResult> {
+  const parent = await deps.ledger.getRun(fork.from);
+  if (!parent) throw new InvalidInputError(`fork.from: no run ${fork.from} in the ledger`);
+  if (parent.agent !== draft.agent) throw new InvalidInputError(`fork.from: run ${fork.from} is a run of agent ${parent.agent}, not ${draft.agent}`);
+  if (fork.from === draft.runId) throw new InvalidInputError('runId: a fork needs a run id of its own');
+  const { turns, calls } = await deps.ledger.listConversation(fork.from);
+  const prefix = forkPrefix({ run: parent, turns, calls }, fork.at);
+  const forked = forkRunRecord(draft, parent, fork, prefix);
+  if (!(await deps.ledger.createRun(forked))) {
+    const existing = await deps.ledger.getRun(draft.runId);
+    const same = existing?.forkedFrom?.runId === fork.from && existing.forkedFrom.turn === fork.at && existing.executionArn === executionArn;
+    if (!same) throw new InvalidInputError(`runId: run ${draft.runId} exists already and is not this fork: name a new run id`);
+  }
+  await copyPrefix(deps.ledger, forked, prefix, now);
+  // The new execution's history starts now, after the copied steps (counted by copyPrefix).
+  const copied = await deps.ledger.getRun(forked.runId);
+  return { runId: forked.runId, action: 'start', status: 'running', history: historyAtStart(copied?.steps ?? 0) };
 }
 
 /** What differs between the code a run started on and this code; empty when a resume is safe. */

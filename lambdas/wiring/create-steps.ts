@@ -15,6 +15,7 @@ import { createBudgetCheck } from '../steps/budget-check.js';
 import { conversation, createCallModel } from '../steps/call-model.js';
 import { createCompact } from '../steps/compact.js';
 import { createCallTool } from '../steps/call-tool.js';
+import { forkEffects } from '../runs/fork.js';
 import { createExecutionStopped } from '../steps/execution-stopped.js';
 import { createFinalize } from '../steps/finalize.js';
 import { createHandoff } from '../steps/handoff.js';
@@ -97,7 +98,8 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
     [Steps.CallModel]: lazy(() => createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: deps.priceTable })),
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
-      createCallTool({ agent, fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac }),
+      // A fork's writes are reused from its parent, or not sent (runs/fork.ts); other runs' tools are as they are.
+      createCallTool({ agent: forkEffects(agent, deps.ledger), fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac }),
     ),
     [Steps.Finalize]: lazy(() => createFinalize({ ledger: deps.ledger, clock: deps.clock })),
     [Steps.ExpireApprovals]: lazy(() => {

@@ -1,6 +1,7 @@
 import { describe } from 'vitest';
 import { approvalsSpec } from './spec/approvals.js';
 import { blobsSpec } from './spec/blobs.js';
+import { forksSpec } from './spec/forks.js';
 import { guardsSpec } from './spec/guards.js';
 import { integritySpec } from './spec/integrity.js';
 import { runsSpec } from './spec/runs.js';
@@ -27,6 +28,7 @@ export function describeLedgerContract(name: string, makeLedger: MakeLedger, opt
     approvalsSpec(makeLedger);
     blobsSpec(makeLedger);
     integritySpec(makeLedger, options);
+    forksSpec(makeLedger, options);
     writersSpec(makeLedger, options);
   });
 }

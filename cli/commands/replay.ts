@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import { replayRun, type ReplayResult } from '../../local/replay/index.js';
+import { UsageError } from '../errors.js';
+import { out, printJson } from '../program.js';
+import { agentFor, where, withClient } from '../target.js';
+
+/** `savepoint replay <runId>`: re-executes a finished run on this code from its ledger, with no live call. */
+export function registerReplayCommand(program: Command): void {
+  program
+    .command('replay <runId>')
+    .description('re-executes a finished or stopped run on this code with no live call (every model turn, tool result, approval and time answered from the ledger): prints identical, or the first divergence; exit 1 when it diverges')
+    .option('--agent <name|path>', 'the code to replay on (default: the agent named in the run)')
+    .option('--json', 'print JSON', false)
+    .action((runId: string, options: { agent?: string; json: boolean }) =>
+      withClient('replay', options.agent, runId, async ({ ledger, engine }) => {
+        const run = await ledger.getRun(runId);
+        if (!run) throw new UsageError(`no run ${runId} in ${where()}`);
+        const agent = await agentFor(options.agent, run.agent, engine ?? null);
+        if (!agent) throw new UsageError(`replay needs the agent's code: name it with --agent (the run is of agent ${run.agent})`);
+        const result = await replayRun({ agent, source: ledger, runId });
+        if (options.json) printJson(result);
+        else out(formatReplay(result));
+        if (!result.identical) process.exitCode = 1;
+      }),
+    );
+}
+
+export function formatReplay(result: ReplayResult): string {
+  const answered = `${result.answered.turns} model turns, ${result.answered.toolCalls} tool calls and ${result.answered.approvals} approvals answered from the ledger`;
+  const timing = `${result.live.model + result.live.tools} live calls; replay ${result.wallMs} ms (${result.stackMs} ms of it starting the engine), the run ${result.recordedWallMs} ms`;
+  const divergence = result.divergence;
+  if (!divergence) return `${result.runId}: identical (${answered}; ${timing})`;
+  const at = `turn ${divergence.turn}${divergence.call === undefined ? '' : `, call ${divergence.call}`}`;
+  return [`${result.runId}: diverged at ${at} (${divergence.what}): ${divergence.why}`, `  recorded: ${divergence.recorded}`, `  produced: ${divergence.produced}`, `  (${answered} before it; ${timing})`].join('\n');
+}

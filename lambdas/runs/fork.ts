@@ -1,0 +1,203 @@
+import { z } from 'zod';
+import { inputTokensOf } from '../agent/messages.js';
+import { stableJson, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
+import type { GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import { BUDGET_FIELDS, type ForkLineage, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
+import { InvalidInputError } from '../shared/errors.js';
+import { toolUses } from '../conversation/turns.js';
+
+/**
+ * Forks: a new run whose first turns are its parent's, copied from the parent's ledger records
+ * without any call, and which then goes on live — on this code, with the parent's input. StartRun
+ * copies the prefix (a fork on a deployed stack is a StartExecution like any run):
+ *
+ *   createRun(fork, forkedFrom) ─► recordTurn / recordCall each copied turn and call (the first
+ *   stands: a retried StartRun copies nothing twice) ─► countStep each copied step under the step
+ *   key the steps count it by (the fork inherits what the parent spent) ─► recordFork on the parent
+ *
+ * Its writes after the fork point (`forkEffects`): `reuse` answers a write the parent already made
+ * from the parent's record and sends nothing (the same business key, else the same tool and
+ * arguments); the same key with other arguments is a hazard, refused to the model, never sent.
+ * `dry` sends no write: the call is recorded as what it would have done, and a read the parent
+ * made is answered from the parent's record (the counterfactual sees the day as the parent saw it).
+ */
+
+export const ForkRequest = z
+  .object({
+    /** The parent run. */
+    from: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
+    /** The fork's first turn of its own: the parent's turns before it are copied. */
+    at: z.number().int().positive(),
+    effects: z.enum(['reuse', 'dry']).default('reuse'),
+    /** The fork's budgets count only its own work (the copied steps are added to each limit). @default false: it inherits what the parent spent */
+    freshBudget: z.boolean().optional(),
+  })
+  .strict();
+export type ForkRequest = z.infer<typeof ForkRequest>;
+
+/** The parent's turns and calls a fork at `at` copies: every turn before it, each with its completed calls. */
+export function forkPrefix(parent: { run: RunRecord; turns: TurnRecord[]; calls: ToolCallRecord[] }, at: number): { turns: TurnRecord[]; calls: ToolCallRecord[] } {
+  const last = parent.turns.at(-1)?.turn ?? 0;
+  if (at > last + 1) throw new InvalidInputError(`fork.at: run ${parent.run.runId} has ${last} turns; fork at 1 to ${last + 1}`);
+  const turns = parent.turns.filter((turn) => turn.turn < at);
+  const calls = parent.calls.filter((call) => call.turn < at);
+  for (const turn of turns) {
+    const uses = toolUses(turn).length;
+    const done = calls.filter((call) => call.turn === turn.turn && call.status === 'completed').length;
+    if (done !== uses) throw new InvalidInputError(`fork.at: turn ${turn.turn} of run ${parent.run.runId} has ${uses - done} tool calls without a result; fork at ${turn.turn} or earlier`);
+  }
+  return { turns, calls };
+}
+
+/** The step keys and amounts the steps count a turn and a call by (steps/call-model.ts, call-tool.ts, compact.ts). */
+export function copiedSteps(prefix: { turns: TurnRecord[]; calls: ToolCallRecord[] }): { key: string; deltas: Record<string, number> }[] {
+  return [
+    ...prefix.turns.map((turn) => ({
+      key: `turn:${turn.turn}`,
+      deltas: { steps: 1, modelTurns: 1, inputTokens: inputTokensOf(turn.usage), outputTokens: turn.usage.output_tokens, cachedInputTokens: turn.usage.cache_read_input_tokens ?? 0, costMicros: turn.costMicros },
+    })),
+    ...prefix.calls.map((call) => ({ key: `call:${call.turn}:${call.call}`, deltas: { steps: 1, toolCalls: 1 } })),
+  ];
+}
+
+/**
+ * The fork's run record: the run StartRun drafted for this code, with the parent's input and model
+ * (the copied conversation was with them), the parent's budgets, and its lineage. With
+ * `freshBudget`, each limit grows by what the copied steps spent, so the fork's own work has all of it.
+ */
+export function forkRunRecord(draft: RunRecord, parent: RunRecord, fork: ForkRequest, prefix: { turns: TurnRecord[]; calls: ToolCallRecord[] }): RunRecord {
+  const lineage: ForkLineage = { runId: parent.runId, turn: fork.at, effects: fork.effects };
+  let config: RunConfig = { ...parent.config };
+  if (fork.freshBudget) {
+    const spent = copiedSteps(prefix).reduce(
+      (sum, step) => ({ steps: sum.steps + (step.deltas.steps ?? 0), tokens: sum.tokens + (step.deltas.inputTokens ?? 0) + (step.deltas.outputTokens ?? 0), micros: sum.micros + (step.deltas.costMicros ?? 0) }),
+      { steps: 0, tokens: 0, micros: 0 },
+    );
+    config = { ...config, [BUDGET_FIELDS.steps]: config.maxSteps + spent.steps, [BUDGET_FIELDS.tokens]: config.maxTokens + spent.tokens, [BUDGET_FIELDS.dollars]: config.maxDollars + spent.micros / 1_000_000 };
+  }
+  return { ...draft, input: parent.input, prompt: parent.prompt, model: parent.model, config, forkedFrom: lineage };
+}
+
+/** Copies the prefix into the fork and seals the lineage on the parent; every write is idempotent, so a retried StartRun repeats it safely. */
+export async function copyPrefix(
+  ledger: Pick<RunLedger, 'recordFork'> & Pick<TurnLedger, 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'>,
+  fork: RunRecord,
+  prefix: { turns: TurnRecord[]; calls: ToolCallRecord[] },
+  now: Date,
+): Promise<void> {
+  for (const turn of prefix.turns) await ledger.recordTurn({ ...turn, runId: fork.runId });
+  for (const call of prefix.calls) {
+    // The parent's idempotency key stays: a provider that sees the call again sees the same request.
+    await ledger.recordCall({ ...call, runId: fork.runId, status: 'completed' }, now);
+  }
+  for (const step of copiedSteps(prefix)) await ledger.countStep(fork.runId, step.key, step.deltas);
+  await ledger.recordFork(fork.forkedFrom!.runId, { runId: fork.runId, turn: fork.forkedFrom!.turn });
+}
+
+/** A tool's business key for a call, when it declares one (`defineTool({ idempotencyKey })`). */
+type KeyedTool = ToolDefinition & { idempotencyKey?: (args: unknown, context: ToolContext) => string };
+
+/** What a fork's write is, against the parent's writes. */
+export type WriteVerdict =
+  | { kind: 'reuse'; parent: ToolCallRecord }
+  | { kind: 'hazard'; parent: ToolCallRecord; reason: string }
+  | { kind: 'new' };
+
+/**
+ * A write of a fork against the parent's completed writes: made before with the same business key
+ * (else the same tool and arguments) → reuse its record; the same key with other arguments → a
+ * hazard; otherwise new. Pure: the hazard report and the fork's CallTool both ask it.
+ */
+export function writeVerdict(tool: Pick<ToolDefinition, 'name'>, args: unknown, key: string | undefined, parentWrites: readonly (ToolCallRecord & { businessKey?: string })[]): WriteVerdict {
+  const same = parentWrites.filter((call) => call.name === tool.name && call.outcome === 'ok');
+  const argsText = stableJson(args);
+  const byArgs = same.find((call) => stableJson(call.args) === argsText);
+  if (key !== undefined) {
+    const byKey = same.find((call) => call.businessKey === key);
+    if (byKey && stableJson(byKey.args) === argsText) return { kind: 'reuse', parent: byKey };
+    if (byKey) return { kind: 'hazard', parent: byKey, reason: `the parent made ${tool.name} with the same business key ${key} and other arguments (${stableJson(byKey.args)})` };
+  }
+  return byArgs ? { kind: 'reuse', parent: byArgs } : { kind: 'new' };
+}
+
+/**
+ * The agent as a fork runs it: each `write` tool first asks the run's lineage. Not a fork: the
+ * tool as it is. `dry`: nothing is sent; the result says what would have been done (and the
+ * parent's reads answer the same reads). `reuse`: the
+ * parent's recorded result for the same write, nothing sent; a hazard is answered to the model
+ * as an error and never sent; a new write goes out. The definition's fingerprint is unchanged
+ * (only `execute` differs).
+ */
+export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<RunLedger, 'getRun'> & Pick<TurnLedger, 'listConversation'>): A {
+  // A run's lineage never changes once it is created: read once per run per container.
+  const lineages = new Map<string, Promise<ForkLineage | undefined>>();
+  const lineageOf = (runId: string) => {
+    let lineage = lineages.get(runId);
+    if (!lineage) lineages.set(runId, (lineage = ledger.getRun(runId).then((run) => run?.forkedFrom)));
+    return lineage;
+  };
+  const parentCalls = new Map<string, Promise<ToolCallRecord[]>>();
+  const callsOf = (runId: string) => {
+    let calls = parentCalls.get(runId);
+    if (!calls) parentCalls.set(runId, (calls = ledger.listConversation(runId).then(({ calls: all }) => all.filter((call) => call.status === 'completed'))));
+    return calls;
+  };
+  const tools = agent.tools.map((tool): ToolDefinition => {
+    if (tool.effect === 'read') {
+      // A dry fork is a counterfactual of the parent's day: a read the parent made is answered as the parent saw it.
+      return {
+        ...tool,
+        execute: async (args, context) => {
+          const lineage = await lineageOf(context.runId);
+          if (lineage?.effects !== 'dry') return tool.execute(args, context);
+          const text = stableJson(args);
+          const seen = (await callsOf(lineage.runId)).find((call) => call.name === tool.name && call.outcome === 'ok' && stableJson(call.args) === text);
+          return seen ? (JSON.parse(seen.result ?? 'null') as unknown) : tool.execute(args, context);
+        },
+      };
+    }
+    const keyed = tool as KeyedTool;
+    return {
+      ...tool,
+      execute: async (args, context) => {
+        const lineage = await lineageOf(context.runId);
+        if (!lineage) return tool.execute(args, context);
+        if (lineage.effects === 'dry') return { wouldHave: { tool: tool.name, args }, sent: false, note: 'a dry fork: this write was not sent' };
+        const key = keyed.idempotencyKey?.(args, context);
+        const writes = (await callsOf(lineage.runId)).filter((call) => call.effect === 'write');
+        const parent = writes.map((call) => ({ ...call, ...(keyed.idempotencyKey && { businessKey: keyed.idempotencyKey(call.args, { ...context, turn: call.turn, call: call.call }) }) }));
+        const verdict = writeVerdict(tool, args, key, parent);
+        if (verdict.kind === 'reuse') return JSON.parse(verdict.parent.result ?? 'null') as unknown;
+        if (verdict.kind === 'hazard') throw new InvalidInputError(`fork hazard, not sent: ${verdict.reason}`);
+        return tool.execute(args, context);
+      },
+    };
+  });
+  return { ...agent, tools };
+}
+
+/**
+ * What a fork at `at` may do to the world, before it goes live: the parent's writes from the fork
+ * point on (a `reuse` fork answers each one it repeats with the same key or arguments from the
+ * parent's record; any other write it makes is sent), or none for a `dry` fork. Lines for a person.
+ */
+export function hazardReport(parentCalls: readonly ToolCallRecord[], fork: Pick<ForkRequest, 'from' | 'at' | 'effects'>): string[] {
+  if (fork.effects === 'dry') return [`dry fork of ${fork.from} at turn ${fork.at}: no write is sent (each is recorded as what it would have done)`];
+  const after = parentCalls.filter((call) => call.effect === 'write' && call.turn >= fork.at && call.status === 'completed');
+  const made = after.filter((call) => call.outcome === 'ok');
+  return [
+    `fork of ${fork.from} at turn ${fork.at}, effects reuse: the parent made ${made.length} write${made.length === 1 ? '' : 's'} from turn ${fork.at} on:`,
+    ...made.map((call) => `  turn ${call.turn} call ${call.call}: ${call.name} ${stableJson(call.args)} (answered from the parent's record if the fork repeats it)`),
+    'any write the fork makes that the parent never made, or made with other arguments, is sent live (the same business key with other arguments is refused, never sent)',
+  ];
+}
+
+/**
+ * Whether a fork's completed write reached the outside: not a copied one (before the fork point),
+ * not any of a dry fork's, and not one answered from the parent's record (the same tool and
+ * arguments as a write the parent made). What a world's check of its own journal counts.
+ */
+export function forkSent(call: ToolCallRecord, lineage: ForkLineage, parentCalls: readonly ToolCallRecord[]): boolean {
+  if (call.turn < lineage.turn || lineage.effects === 'dry') return false;
+  return writeVerdict(call, call.args, undefined, parentCalls.filter((parent) => parent.effect === 'write')).kind !== 'reuse';
+}

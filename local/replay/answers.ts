@@ -1,0 +1,186 @@
+import type { Message, MessageRequest, MessageResponse, ModelClient } from '../../lambdas/agent/messages.js';
+import { compactionSettings } from '../../lambdas/conversation/compaction.js';
+import type { AgentDefinition, ToolDefinition } from '../../lambdas/define.js';
+import type { ApprovalRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import { parseModelSpec } from '../../lambdas/models/spec.js';
+import { requestShape, shapeChanges } from '../../lambdas/runs/request-shape.js';
+import { InvalidInputError, MalformedResponseError, TerminalError } from '../../lambdas/shared/errors.js';
+import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
+import { approvalOf, callOf, type Recording } from './recording.js';
+
+/**
+ * The recorded model and the recorded tools of a replay: each call the harness makes is compared
+ * with what the recording says the harness asked then, and answered with what came back then.
+ * Nothing here reaches a model or a provider. The first call that differs is the divergence; it is
+ * noted and the call refused, which ends the replayed execution there.
+ */
+
+/** Where a replay first did something other than the recorded run did. */
+export interface Divergence {
+  turn: number;
+  /** The tool call of the turn, when it diverged there. */
+  call?: number;
+  /** What was compared: `model request`, `tool call`, `approval`, `guards`, `report`, `outcome`. */
+  what: string;
+  recorded: string;
+  produced: string;
+  /** Why, in words: `the system prompt changed`, `the arguments changed`. */
+  why: string;
+}
+
+/** Refuses the call that diverged: not retried (its name is not transient), so the execution ends. */
+export class ReplayDivergedError extends TerminalError {}
+
+export interface Referee {
+  /** The first divergence, once there is one. */
+  readonly divergence: Divergence | undefined;
+  diverged(divergence: Divergence): never;
+}
+
+export function referee(): Referee {
+  let first: Divergence | undefined;
+  return {
+    get divergence() {
+      return first;
+    },
+    diverged(divergence) {
+      first ??= divergence;
+      throw new ReplayDivergedError(`replay diverged at turn ${divergence.turn}: ${divergence.why}`);
+    },
+  };
+}
+
+const clip = (text: string, max = 240) => (text.length > max ? `${text.slice(0, max)}…` : text);
+
+/**
+ * Answers the n-th model call with recorded turn n (calls come one at a time, in turn order:
+ * counting them finds the turn even after a compaction). Before answering, the request is checked
+ * against the request the recording implies: its conversation rebuilt from the recorded turns and
+ * results, with the turn's recorded notes; the system prompt and tools against the digests on the
+ * run record; the model and `max_tokens`.
+ */
+export function recordedModel(recording: Recording, agent: AgentDefinition, judge: Referee): { client: ModelClient; calls: () => number } {
+  let answered = 0;
+  const client: ModelClient = {
+    async createMessage(request) {
+      const recorded = recording.turns[answered];
+      const turn = recorded?.turn ?? (recording.turns.at(-1)?.turn ?? 0) + 1;
+      if (!recorded) {
+        judge.diverged({ turn, what: 'model request', recorded: `the run ended after turn ${turn - 1} (${recording.run.status}${recording.run.stopReason ? `: ${recording.run.stopReason}` : ''})`, produced: 'another model call', why: 'this code calls the model where the recorded run had stopped' });
+      }
+      compareRequest(recording, agent, recorded, request, judge);
+      answered += 1;
+      const response: MessageResponse = {
+        id: `msg_replay_${recorded.turn}`,
+        type: 'message',
+        role: 'assistant',
+        model: request.model,
+        content: recorded.content as MessageResponse['content'],
+        stop_reason: recorded.stopReason as MessageResponse['stop_reason'],
+        usage: recorded.usage,
+      };
+      return response;
+    },
+  };
+  return { client, calls: () => answered };
+}
+
+function compareRequest(recording: Recording, agent: AgentDefinition, recorded: TurnRecord, request: MessageRequest, judge: Referee): void {
+  const turn = recorded.turn;
+  const differ = (what: string, before: unknown, after: unknown, why: string) =>
+    judge.diverged({ turn, what: 'model request', recorded: clip(`${what}: ${JSON.stringify(before)}`), produced: clip(`${what}: ${JSON.stringify(after)}`), why });
+  const recordedModelId = parseModelSpec(recorded.model).model;
+  if (request.model !== recordedModelId) differ('model', recordedModelId, request.model, 'the model changed');
+  if (request.max_tokens !== recording.run.config.maxTokensPerTurn) differ('max_tokens', recording.run.config.maxTokensPerTurn, request.max_tokens, 'max_tokens per turn changed');
+  const shape = recording.run.requestShape;
+  if (shape) {
+    const changes = shapeChanges(shape, requestShape({ system: request.system ?? '', tools: agent.tools.filter((tool) => request.tools?.some((spec) => spec.name === tool.name)) }));
+    if (changes.length > 0) {
+      judge.diverged({ turn, what: 'model request', recorded: `system prompt ${shape.system}, tools ${Object.keys(shape.tools).join(', ')}`, produced: `system prompt ${requestShape(agent).system}, tools ${(request.tools ?? []).map((spec) => spec.name).join(', ')}`, why: changes.join('; ') });
+    }
+  }
+  const expected = expectedMessages(recording, agent, recorded);
+  const sent = request.messages;
+  if (JSON.stringify(sent) === JSON.stringify(expected)) return;
+  const index = firstDifference(expected, sent);
+  const why =
+    index === 0 ? "the run's first message (the agent's prompt for its input) changed"
+    : index >= expected.length || index >= sent.length ? `the conversation has ${sent.length} messages, the recording ${expected.length}`
+    : sent[index]!.role === 'user' && index === sent.length - 1 ? `message ${index + 1} (the tool results and the harness's notes before turn ${turn}) changed`
+    : `message ${index + 1} of the conversation changed`;
+  differ(`message ${index + 1}`, expected[index]?.content, sent[index]?.content, why);
+}
+
+/** The request's messages the recording implies for a turn (a compaction's: the turns it covers and its instructions). */
+function expectedMessages(recording: Recording, agent: AgentDefinition, recorded: TurnRecord): Message[] {
+  if (recorded.compaction) {
+    const messages = conversation(recording.run, recording.turns.filter((turn) => turn.turn <= recorded.compaction!.covers), recording.calls);
+    const instructions = compactionSettings(agent)?.instructions ?? '';
+    const last = messages.at(-1)!;
+    messages[messages.length - 1] = { role: 'user', content: typeof last.content === 'string' ? `${last.content}\n\n${instructions}` : [...last.content, { type: 'text', text: instructions }] };
+    return messages;
+  }
+  const messages = conversation(recording.run, recording.turns.filter((turn) => turn.turn < recorded.turn), recording.calls);
+  withNotes(messages, recorded.notes ?? []);
+  return messages;
+}
+
+function firstDifference(a: readonly Message[], b: readonly Message[]): number {
+  const length = Math.min(a.length, b.length);
+  for (let index = 0; index < length; index += 1) if (JSON.stringify(a[index]) !== JSON.stringify(b[index])) return index;
+  return length;
+}
+
+/**
+ * The agent with each tool answered from the recording: the same names, schemas, effects and
+ * approval rules (so its fingerprint is the same), but `execute` compares the call with the
+ * recorded one (name, arguments, idempotency key) and returns the recorded result, or throws the
+ * error the recorded outcome came from. No `deps`: no provider client is even built.
+ */
+export function recordedTools<A extends AgentDefinition>(agent: A, recording: Recording, judge: Referee, askedFor: (turn: number, call: number) => boolean): A & { toolCalls: () => number } {
+  let answered = 0;
+  const answer = (tool: ToolDefinition): ToolDefinition['execute'] => async (args, context) => {
+    const recorded = callOf(recording, context.turn, context.call);
+    const at = { turn: context.turn, call: context.call, what: 'tool call' };
+    const produced = clip(`${tool.name} ${JSON.stringify(args)}`);
+    if (!recorded) return judge.diverged({ ...at, recorded: 'no such call', produced, why: `this code makes a tool call the recorded run did not make` });
+    const recordedText = clip(`${recorded.name} ${JSON.stringify(recorded.args)}`);
+    if (recorded.name !== tool.name) judge.diverged({ ...at, recorded: recordedText, produced, why: `another tool is called (${tool.name}, recorded ${recorded.name})` });
+    if (JSON.stringify(args) !== JSON.stringify(recorded.args)) judge.diverged({ ...at, recorded: recordedText, produced, why: 'the arguments changed (as the tool\'s schema parsed them)' });
+    if (context.idempotencyKey !== recorded.idempotencyKey) {
+      judge.diverged({ ...at, recorded: `key ${recorded.idempotencyKey}`, produced: `key ${context.idempotencyKey}`, why: 'the idempotency key changed' });
+    }
+    if (approvalOf(recording, recorded) && !askedFor(context.turn, context.call)) {
+      judge.diverged({ ...at, recorded: `${recordedText} after an approval`, produced: `${produced} sent without one`, why: "the call no longer asks for approval (the tool's approval rule changed)" });
+    }
+    if (recorded.outcome === 'rejected' || recorded.outcome === 'expired') {
+      judge.diverged({ ...at, recorded: `${recordedText} → ${recorded.outcome} (approval)`, produced: `${produced} → sent`, why: 'the call is sent where the recorded run refused it (approval)' });
+    }
+    answered += 1;
+    return recordedOutcome(recorded);
+  };
+  const tools = agent.tools.map((tool) => ({
+    ...tool,
+    execute: answer(tool),
+    ...(tool.reconcile && { reconcile: async () => ({ found: false as const }) }),
+  }));
+  const { deps: _deps, ...rest } = agent;
+  return { ...(rest as A), tools, toolCalls: () => answered };
+}
+
+/** What `execute` returned or threw to make the recorded outcome (steps/call-tool.ts maps it back the same way). */
+function recordedOutcome(recorded: ToolCallRecord): unknown {
+  const result = JSON.parse(recorded.result ?? 'null') as unknown;
+  if (recorded.outcome === 'ok') return result;
+  const { error, message } = (result ?? {}) as { error?: string; message?: string };
+  if (error === 'invalid_request') throw new InvalidInputError(message ?? '');
+  if (error === 'malformed_response') throw new MalformedResponseError(message ?? '');
+  throw new TerminalError(message ?? '');
+}
+
+/** The recorded decision for an approval the replay is asked for, as the approval API takes it. */
+export function recordedDecision(approval: ApprovalRecord | undefined): { decision: 'approve' | 'reject'; reason?: string } | 'expire' | undefined {
+  if (!approval || approval.status === 'pending') return undefined;
+  if (approval.status === 'expired') return 'expire';
+  return { decision: approval.status === 'approved' ? 'approve' : 'reject', ...(approval.reason && { reason: approval.reason }) };
+}

@@ -1,0 +1,201 @@
+import { performance } from 'node:perf_hooks';
+import { stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/ledger/records.js';
+import { resolveResults } from '../../lambdas/ledger/blobs.js';
+import type { CfnTemplateJson } from '../asl.js';
+import { waitForChain } from '../chain.js';
+import { startLocalStack, type LocalStack } from '../runtime.js';
+import { recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
+import { approvalOf, loadRecording, recordedClock, type Recording } from './recording.js';
+
+export type { Divergence } from './answers.js';
+export { loadRecording, type Recording } from './recording.js';
+
+/**
+ * `savepoint replay`: a finished or stopped run re-executed on this code with no live call. The
+ * synthesized definition runs on the local engine over an in-memory ledger, as any local run does;
+ * only what is outside the harness is answered from the recording — each model turn by its
+ * recorded response (answers.ts `recordedModel`), each tool call by its recorded result
+ * (`recordedTools`), each approval by its recorded decision, the clock by the recorded times
+ * (recording.ts `recordedClock`). What the harness decides on its own is compared as it happens:
+ * each request to the model, each tool call's name, arguments and key, each approval asked for;
+ * then the guard events, the run's outcome and the agent's report. The first difference is the
+ * divergence; none, and the replay is identical.
+ */
+export interface ReplayOptions {
+  /** This code: the agent whose handlers the replay runs. */
+  readonly agent: AgentDefinition<any, any, any>;
+  /** The ledger that recorded the run (a state directory's, or a deployed stack's). */
+  readonly source: Ledger;
+  readonly runId: string;
+  /** The synthesized template. @default the cached one for the agent (local/template-cache.ts) */
+  readonly template?: CfnTemplateJson;
+  readonly log?: (line: string) => void;
+}
+
+export interface ReplayResult {
+  runId: string;
+  identical: boolean;
+  divergence?: Divergence;
+  /** Turns and tool calls the replay answered from the recording. */
+  answered: { turns: number; toolCalls: number; approvals: number };
+  /** Calls that left the process: always 0 (the replay has no provider client, and its model server counts). */
+  live: { model: number; tools: number };
+  /** What the replay took, and what the recorded run took from its start to its end. */
+  wallMs: number;
+  /** Of `wallMs`, starting the local stack the replay runs on (the engine, its endpoints). */
+  stackMs: number;
+  recordedWallMs: number;
+}
+
+export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
+  const started = performance.now();
+  const recording = await loadRecording(options.source, options.runId);
+  if (!recording) throw new ReplayRefusedError(`runId: no run ${options.runId} in the ledger`);
+  if (recording.run.status === 'running') throw new ReplayRefusedError(`runId: run ${options.runId} is still running; replay a finished or stopped run`);
+  const judge = referee();
+  const clock = recordedClock(recording);
+  const asked = new Set<string>();
+  const agent = recordedTools(options.agent, recording, judge, (turn, call) => asked.has(approvalSkOf({ turn, call })));
+  const model = recordedModel(recording, agent, judge);
+  let approvals = 0;
+  let stack: LocalStack | undefined;
+  // Divergences found outside a step (an approval) end the execution from outside.
+  const outside = (divergence: Divergence) => {
+    try {
+      judge.diverged(divergence);
+    } catch {
+      // The execution that waits (on the approval) is the run's current one.
+      void stack?.ledger
+        .getRun(options.runId)
+        .then((run) => run && stack!.engine.stopExecution(run.executionArn, { error: 'Replay.Diverged', cause: divergence.why }))
+        .catch(() => undefined);
+    }
+  };
+  const decide = async (approval: ApprovalRecord) => {
+    const recorded = approvalOf(recording, approval);
+    const at = { turn: approval.turn, call: approval.call, what: 'approval' };
+    if (!recorded) return outside({ ...at, recorded: 'no approval', produced: `approval asked: ${approval.summary}`, why: "the call asks for approval where the recorded run did not (the tool's approval rule changed)" });
+    if (recorded.toolName !== approval.toolName || recorded.summary !== approval.summary || stableJson(recorded.amount) !== stableJson(approval.amount)) {
+      return outside({ ...at, recorded: `approval asked: ${recorded.summary}`, produced: `approval asked: ${approval.summary}`, why: 'the approval request changed' });
+    }
+    const decision = recordedDecision(recorded);
+    if (decision === undefined) return outside({ ...at, recorded: 'no decision', produced: 'a decision is needed', why: 'the recorded run ended before this approval was decided' });
+    approvals += 1;
+    if (decision === 'expire') {
+      await stack!.expireApprovals();
+      return;
+    }
+    const response = await fetch(`${stack!.endpoints.approvals}/${encodeURIComponent(recorded.approvalId)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(decision) });
+    if (!response.ok) throw new Error(`replay: the approval API refused the recorded decision (${response.status}: ${await response.text()})`);
+  };
+  stack = await startLocalStack({
+    agent,
+    template: options.template,
+    world: { env: {}, close: async () => undefined } as DevWorld,
+    clock,
+    recovery: false,
+    retryDelayMs: 1,
+    iam: false,
+    wrapModel: () => model.client,
+    decorateLedger: (ledger) => passingLedger(ledger, recording, clock, asked),
+    onApproval: (approval) => void decide(approval).catch((error: unknown) => options.log?.(String(error))),
+    ...(options.log && { log: options.log }),
+  });
+  const stackMs = Math.round(performance.now() - started);
+  try {
+    const { run } = recording;
+    const request = { runId: run.runId, input: run.input, config: run.config, model: run.model, ...(run.startedBy && { startedBy: run.startedBy }) };
+    const { executionArn } = stack.engine.startExecution({ name: `replay-${run.runId}`.slice(0, 80), input: request });
+    await waitForChain(stack.engine, stack.ledger, run.runId, executionArn);
+    const replayed = await stack.ledger.getRun(run.runId);
+    const divergence = judge.divergence ?? (await compareEnd(recording, replayed, stack.ledger, options.agent, model.calls(), agent.toolCalls(), judge));
+    return {
+      runId: run.runId,
+      identical: divergence === undefined,
+      ...(divergence && { divergence }),
+      answered: { turns: model.calls(), toolCalls: agent.toolCalls(), approvals },
+      live: { model: stack.model.requestCount(), tools: 0 },
+      wallMs: Math.round(performance.now() - started),
+      stackMs,
+      recordedWallMs: Date.parse(run.finishedAt ?? run.updatedAt) - Date.parse(run.createdAt),
+    };
+  } finally {
+    await stack.close();
+  }
+}
+
+export class ReplayRefusedError extends Error {}
+
+/** After the last step: the calls not reproduced, the guards, the outcome, the report. */
+async function compareEnd(recording: Recording, replayed: RunRecord | undefined, ledger: Ledger, agent: AgentDefinition, turns: number, calls: number, judge: Referee): Promise<Divergence | undefined> {
+  const { run } = recording;
+  const lastTurn = recording.turns.at(-1)?.turn ?? 0;
+  const check = (divergence: Divergence | false) => {
+    if (!divergence) return;
+    try {
+      judge.diverged(divergence);
+    } catch {
+      // noted: the first one stands
+    }
+  };
+  if (!replayed) return { turn: 0, what: 'outcome', recorded: run.status, produced: 'no run', why: 'the run was not started (StartRun refused it)' };
+  const stopped = `${replayed.status}${replayed.stopReason ? `: ${replayed.stopReason}` : ''}`;
+  const recordedStop = `${run.status}${run.stopReason ? `: ${run.stopReason}` : ''}`;
+  if (turns < recording.turns.length) check({ turn: recording.turns[turns]!.turn, what: 'model request', recorded: `turn ${recording.turns[turns]!.turn}`, produced: `the run ended (${stopped})`, why: 'the run ended before the recorded run did' });
+  const answered = recording.calls.filter((call) => call.outcome !== 'rejected' && call.outcome !== 'expired').length;
+  if (calls < answered) {
+    const { calls: made } = await ledger.listConversation(run.runId);
+    const missing = recording.calls.find((call) => !made.some((other) => other.turn === call.turn && other.call === call.call && other.status === 'completed'));
+    if (missing) check({ turn: missing.turn, call: missing.call, what: 'tool call', recorded: `${missing.name} ${JSON.stringify(missing.args)}`, produced: 'not called', why: 'a recorded tool call was not made' });
+  }
+  const guards = (record: RunRecord) => (record.guardEvents ?? []).map((event) => `${event.guard} ${event.action}: ${event.reason}`).join('\n');
+  if (guards(run) !== guards(replayed)) check({ turn: lastTurn, what: 'guards', recorded: guards(run) || 'none', produced: guards(replayed) || 'none', why: 'the guards decided otherwise' });
+  if (recordedStop !== stopped) check({ turn: lastTurn, what: 'outcome', recorded: recordedStop, produced: stopped, why: 'the run ended otherwise' });
+  if (agent.report) {
+    const traces = async (source: ToolTrace[]) => stableJson(agent.report!(source));
+    const { calls: made } = await ledger.listConversation(run.runId);
+    const [before, after] = [await traces(recording.calls), await traces(await resolveResults(ledger, made))];
+    if (before !== after) check({ turn: lastTurn, what: 'report', recorded: before, produced: after, why: "the agent's report differs" });
+  }
+  return judge.divergence;
+}
+
+/** The replay's ledger, telling the recorded clock which recorded moment each write reproduces. */
+function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<typeof recordedClock>, asked: Set<string>): Ledger {
+  const after = <T>(result: Promise<T>, key: string) => result.then((value) => (clock.passed(key), value));
+  return new Proxy(ledger, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      const method = (value as (...args: unknown[]) => unknown).bind(target);
+      switch (property) {
+        case 'createRun':
+          return (run: RunRecord) => after(target.createRun(run), 'run');
+        case 'recordTurn':
+          return (turn: Parameters<Ledger['recordTurn']>[0]) => after(target.recordTurn(turn), `turn:${turn.turn}`);
+        case 'recordCall':
+          return (call: Parameters<Ledger['recordCall']>[0], now: Date) => after(target.recordCall(call, now), `call:${call.turn}:${call.call}`);
+        case 'completeCall':
+          return (...args: Parameters<Ledger['completeCall']>) => after(target.completeCall(...args), `call:${args[1]}:${args[2]}`);
+        case 'upsertApproval':
+          // An approval's id is random (steps/request-approval.ts), and it reaches the model in a
+          // refusal's result: the replay's approval takes the recorded id, so that the bytes match.
+          // The step still sees its own id on the write that created it (so it tells approvers once).
+          return async (approval: ApprovalRecord, token: string) => {
+            const key = approvalSkOf(approval);
+            const first = !asked.has(key);
+            asked.add(key);
+            const recordedId = approvalOf(recording, approval)?.approvalId ?? approval.approvalId;
+            const stored = await after(target.upsertApproval({ ...approval, approvalId: recordedId }, token), `asked:${key}`);
+            return first && stored.approvalId === recordedId ? { ...stored, approvalId: approval.approvalId } : stored;
+          };
+        case 'decideApproval':
+          return (...args: Parameters<Ledger['decideApproval']>) => after(target.decideApproval(...args), `decided:${approvalSkOf(args[0])}`);
+        default:
+          return method;
+      }
+    },
+  });
+}

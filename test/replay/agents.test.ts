@@ -1,0 +1,50 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { supportTriage } from '../../agents/support-triage/agent.dev.js';
+import { waitForChain } from '../../local/chain.js';
+import { replayRun } from '../../local/replay/index.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime.js';
+import { counterAgent } from '../support/counter-agent.js';
+import { sampleInput, startTriage, type TriageHarness } from '../support/triage-harness.js';
+
+// Replay of each example agent's finished run (the refund reconciler's is in replay.test.ts), and
+// of a long run that compacted its context and handed off to new executions: identical, with no
+// model call and no provider call.
+let closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const close of closers.reverse()) await close();
+  closers = [];
+});
+
+describe('replay of the example agents', () => {
+  it('replays a support-triage run identically, its approved replies answered from the record', async () => {
+    const harness: TriageHarness = await startTriage({ decide: 'approve' });
+    closers.push(() => harness.stack.close());
+    const finished = await harness.run({ runId: 'triage-replay', input: sampleInput });
+    expect(finished.status).toBe('SUCCEEDED');
+    const sent = harness.stack.world.server.sent().length;
+    const result = await replayRun({ agent: supportTriage, source: harness.stack.ledger, runId: 'triage-replay' });
+    expect(result.divergence, JSON.stringify(result.divergence)).toBeUndefined();
+    expect(result.identical).toBe(true);
+    expect(result.answered.toolCalls).toBeGreaterThan(0);
+    expect(result.live).toEqual({ model: 0, tools: 0 });
+    expect(harness.stack.world.server.sent().length).toBe(sent);
+  });
+
+  it('replays a run that compacted its context and handed off twice, identically', async () => {
+    const agent = counterAgent({ calls: 40, perTurn: 1, contextWindow: 4_000, compaction: { share: 0.5, keepRecentTurns: 3 } });
+    const stack: LocalStack = await startLocalStack({ agent, retryDelayMs: 1 });
+    closers.push(() => stack.close());
+    const { executionArn } = stack.engine.startExecution({ name: 'long', input: { runId: 'long', input: { id: 'a' }, config: { historyEventsBeforeHandoff: 120 } } });
+    await waitForChain(stack.engine, stack.ledger, 'long', executionArn);
+    const run = (await stack.ledger.getRun('long'))!;
+    expect(run.status).toBe('succeeded');
+    expect(run.executions.length).toBeGreaterThan(2);
+    const { turns } = await stack.ledger.listConversation('long');
+    expect(turns.some((turn) => turn.compaction)).toBe(true);
+
+    const result = await replayRun({ agent, source: stack.ledger, runId: 'long' });
+    expect(result.divergence, JSON.stringify(result.divergence)).toBeUndefined();
+    expect(result.answered.turns).toBe(turns.length);
+    expect(result.live.model).toBe(0);
+  });
+});

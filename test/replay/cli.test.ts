@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { providerJournal, savepoint } from '../support/cli-process.js';
+
+// The commands as a user runs them, each its own process, on one state directory.
+describe('savepoint replay and fork, through the CLI', () => {
+  const root = mkdtempSync(join(tmpdir(), 'savepoint-replay-cli-'));
+  const stateDir = join(root, 'state');
+  const cli = (...args: string[]) => savepoint(['--state-dir', stateDir, ...args]);
+  const refunds = () => providerJournal(stateDir).filter((entry) => entry.kind === 'refund').length;
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('replays a run identically, names a changed system prompt, and forks it without paying again', async () => {
+    expect((await cli('run', '--agent', 'refund-reconciler', '--approve', 'approve', '--run-id', 'day1')).code).toBe(0);
+    const paid = refunds();
+    expect(paid).toBeGreaterThan(0);
+
+    const same = await cli('replay', 'day1');
+    expect(same.stdout, same.stderr).toMatch(/^day1: identical \(\d+ model turns, \d+ tool calls and 2 approvals answered from the ledger; 0 live calls; replay \d+ ms .*, the run \d+ ms\)/);
+    expect(same.code).toBe(0);
+
+    const agent = join(root, 'refund-v2.ts');
+    const original = new URL('../../agents/refund-reconciler/agent.ts', import.meta.url).pathname;
+    writeFileSync(agent, `import { refundReconciler } from '${original}';\nexport default { ...refundReconciler, system: refundReconciler.system + '\\nNever refund more than $100.' };\n`);
+    const changed = await cli('replay', 'day1', '--agent', agent);
+    expect(changed.stdout, changed.stderr).toMatch(/^day1: diverged at turn 1 \(model request\): the system prompt changed\n {2}recorded: system prompt [0-9a-f]{16}/);
+    expect(changed.code).toBe(1);
+
+    const dry = await cli('fork', 'day1', '--at', '4', '--effects', 'dry', '--yes', '--approve', 'approve');
+    expect(dry.stdout).toMatch(/^dry fork of day1 at turn 4: no write is sent/);
+    expect(dry.code).toBe(0);
+    const reuse = await cli('fork', 'day1', '--at', '4', '--run-id', 'day1-reuse', '--yes', '--approve', 'approve');
+    expect(reuse.stdout).toMatch(/^fork of day1 at turn 4, effects reuse: the parent made \d+ writes from turn 4 on:\n {2}turn \d+ call \d+: issue_refund/);
+    expect(reuse.code).toBe(0);
+    expect(refunds()).toBe(paid);
+
+    const verified = await cli('verify', '--all');
+    expect(verified.stdout).toMatch(/3 of 3 runs verify/);
+  });
+});

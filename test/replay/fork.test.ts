@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refundReconciler, startRefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
+import { verifyRun } from '../../lambdas/ledger/seal.js';
+import { waitForChain } from '../../local/chain.js';
+import { postDecision, startAgentHarness } from '../support/agent-harness.js';
+import { sampleDay, sampleInput, type Harness } from '../support/refund-harness.js';
+
+// Forks of the sample day on the whole local stack: the prefix copied from the parent's ledger,
+// the lineage sealed on both runs, and the payments provider's journal as the judge of effects.
+// The parent pays its refunds in one world; the forks run on the same ledger (the state
+// directory, reopened) against a fresh world that has paid nothing, so a write the fork repeats
+// would be paid there — unless it is answered from the parent's record.
+describe('savepoint fork of a refund run', () => {
+  let harness: Harness;
+  let paid: number;
+  let turns: number;
+  const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-fork-'));
+  const stackOn = async () =>
+    startAgentHarness({
+      agent: refundReconciler,
+      stateDir,
+      ownedWorld: await startRefundWorld({ day: sampleDay, failRate: 0, seed: 1, now: () => new Date() }),
+      onAsked: (approval, stack) => void postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'test' }),
+    });
+  beforeAll(async () => {
+    const first = await stackOn();
+    expect((await first.run({ runId: 'parent', input: sampleInput })).status).toBe('SUCCEEDED');
+    paid = first.stack.world.payments.refunds().length;
+    turns = (await first.stack.ledger.listConversation('parent')).turns.length;
+    await first.stack.close();
+    expect(paid).toBeGreaterThan(0);
+    harness = await stackOn();
+    expect(harness.stack.world.payments.refunds().length).toBe(0);
+  });
+  afterAll(async () => {
+    await harness?.stack.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  const fork = async (runId: string, fork: Record<string, unknown>) => {
+    const { executionArn } = harness.stack.engine.startExecution({ name: runId, input: { runId, input: sampleInput, fork: { from: 'parent', ...fork } } });
+    await waitForChain(harness.stack.engine, harness.stack.ledger, runId, executionArn);
+    return (await harness.stack.ledger.getRun(runId))!;
+  };
+
+  it('reuses every refund the parent paid: none is paid again, and the lineage verifies on both runs', async () => {
+    const model = harness.stack.model.requestCount();
+    const run = await fork('fork-reuse', { at: 3 });
+    expect(run.status).toBe('succeeded');
+    expect(harness.stack.world.payments.refunds().length).toBe(0);
+    expect(run.forkedFrom).toEqual({ runId: 'parent', turn: 3, effects: 'reuse' });
+    expect((await harness.stack.ledger.getRun('parent'))!.forks).toContainEqual({ runId: 'fork-reuse', turn: 3 });
+    // Turns 1 and 2 were copied, not asked for: the model answered only the fork's own turns.
+    const [parentLog, forkLog] = [await harness.stack.ledger.listConversation('parent'), await harness.stack.ledger.listConversation('fork-reuse')];
+    expect(forkLog.turns.slice(0, 2).map((t) => t.content)).toEqual(parentLog.turns.slice(0, 2).map((t) => t.content));
+    expect(harness.stack.model.requestCount() - model).toBe(forkLog.turns.length - 2);
+    // Its refunds carry the parent's results: the same refund ids.
+    const refunds = (log: typeof parentLog) => log.calls.filter((c) => c.name === 'issue_refund' && c.outcome === 'ok').map((c) => c.result);
+    expect(refunds(forkLog)).toEqual(refunds(parentLog));
+    // The fork inherits what the parent spent before turn 3 and adds its own.
+    expect(run.steps).toBe((await harness.stack.ledger.getRun('parent'))!.steps);
+    for (const id of ['parent', 'fork-reuse']) expect((await verifyRun(harness.stack.ledger, id)).problems).toEqual([]);
+  });
+
+  it('leaves the payments journal unchanged on a dry fork at every turn, recording what each write would have done', async () => {
+    for (let at = 1; at <= turns; at += 1) {
+      const run = await fork(`fork-dry-${at}`, { at, effects: 'dry' });
+      expect(run.status, `fork at ${at}`).toBe('succeeded');
+      expect(harness.stack.world.payments.refunds().length, `fork at ${at}`).toBe(0);
+    }
+    const { calls } = await harness.stack.ledger.listConversation('fork-dry-1');
+    const refunds = calls.filter((c) => c.name === 'issue_refund' && c.outcome === 'ok');
+    expect(refunds.length).toBe(paid);
+    for (const refund of refunds) expect(JSON.parse(refund.result!)).toMatchObject({ wouldHave: { tool: 'issue_refund', args: refund.args }, sent: false });
+  });
+
+  it('pays on this world when the same day runs as a new run, not a fork (the control)', async () => {
+    expect((await harness.run({ runId: 'control', input: sampleInput })).status).toBe('SUCCEEDED');
+    expect(harness.stack.world.payments.refunds().length).toBe(paid);
+  });
+
+  it('refuses a fork of a run that does not exist, naming the field', async () => {
+    const { executionArn } = harness.stack.engine.startExecution({ name: 'fork-none', input: { runId: 'fork-none', input: sampleInput, fork: { from: 'nobody', at: 1 } } });
+    const ended = await harness.stack.engine.waitForExecution(executionArn);
+    expect(ended.status).toBe('FAILED');
+    expect(ended.cause).toMatch(/fork\.from: no run nobody/);
+  });
+});

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
+import { replayRun } from '../../local/replay/index.js';
+import { postDecision, startAgentHarness } from '../support/agent-harness.js';
+import { sampleInput, type Harness } from '../support/refund-harness.js';
+
+// The refund reconciler's sample day, run once on the whole local stack (approvals decided as they
+// are asked for), then replayed from its ledger on this code and on changed code.
+describe('savepoint replay of a refund run', () => {
+  let harness: Harness;
+  const runId = 'replay-day';
+  beforeAll(async () => {
+    harness = await startAgentHarness({
+      agent: refundReconciler,
+      // Approved and rejected refunds both: each is replayed by its recorded decision.
+      onAsked: (approval, stack) => void postDecision(stack, approval.approvalId, { decision: approval.turn % 2 === 0 ? 'approve' : 'reject', reason: 'test' }),
+    });
+    const finished = await harness.run({ runId, input: sampleInput });
+    expect(finished.status).toBe('SUCCEEDED');
+  });
+  afterAll(() => harness?.stack.close());
+
+  it('is identical on the same code, with no model call and no provider call', async () => {
+    const paid = harness.stack.world.payments.refunds().length;
+    const served = harness.stack.model.requestCount();
+    const result = await replayRun({ agent: refundReconciler, source: harness.stack.ledger, runId });
+    expect(result.divergence, JSON.stringify(result.divergence, null, 1)).toBeUndefined();
+    expect(result.identical).toBe(true);
+    const recorded = await harness.stack.ledger.listConversation(runId);
+    expect(result.answered.turns).toBe(recorded.turns.length);
+    expect(result.answered.approvals).toBe(recorded.approvals.length);
+    expect(recorded.approvals.length).toBeGreaterThan(0);
+    expect(result.live).toEqual({ model: 0, tools: 0 });
+    // Nothing reached the run's own model or payments provider either.
+    expect(harness.stack.model.requestCount()).toBe(served);
+    expect(harness.stack.world.payments.refunds().length).toBe(paid);
+  });
+
+  it('names the system prompt when a one-line change to it makes the first turn diverge', async () => {
+    const changed = { ...refundReconciler, system: `${refundReconciler.system}\nNever refund more than $100.` };
+    const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId });
+    expect(result.identical).toBe(false);
+    expect(result.divergence).toMatchObject({ turn: 1, what: 'model request', why: 'the system prompt changed' });
+  });
+
+  it("names the first message when the agent's prompt for its input changes", async () => {
+    const changed = { ...refundReconciler, prompt: (input: Parameters<typeof refundReconciler.prompt>[0]) => `${refundReconciler.prompt(input)} Be brief.` };
+    const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId });
+    expect(result.divergence).toMatchObject({ turn: 1, why: "the run's first message (the agent's prompt for its input) changed" });
+  });
+
+  it('finds the first tool call whose approval rule changed', async () => {
+    const recorded = await harness.stack.ledger.listConversation(runId);
+    const first = recorded.approvals[0]!;
+    const changed = { ...refundReconciler, tools: refundReconciler.tools.map((tool) => (tool.name === first.toolName ? { ...tool, needsApproval: undefined } : tool)) };
+    const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId });
+    expect(result.divergence).toMatchObject({ turn: first.turn, call: first.call, what: 'tool call' });
+    expect(result.divergence!.why).toMatch(/approval rule changed/);
+  });
+
+  it('refuses a run that is not in the ledger', async () => {
+    await expect(replayRun({ agent: refundReconciler, source: harness.stack.ledger, runId: 'nope' })).rejects.toThrow(/no run nope/);
+  });
+});
