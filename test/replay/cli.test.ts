@@ -22,7 +22,7 @@ describe('savepoint replay and fork, through the CLI', () => {
     expect(same.code).toBe(0);
 
     const agent = join(root, 'refund-v2.ts');
-    const original = new URL('../../agents/refund-reconciler/agent.ts', import.meta.url).pathname;
+    const original = new URL('../../agents/refund-reconciler/agent.dev.ts', import.meta.url).pathname;
     writeFileSync(agent, `import { refundReconciler } from '${original}';\nexport default { ...refundReconciler, system: refundReconciler.system + '\\nNever refund more than $100.' };\n`);
     const changed = await cli('replay', 'day1', '--agent', agent);
     expect(changed.stdout, changed.stderr).toMatch(/^day1: diverged at turn 1 \(model request\): the system prompt changed\n {2}recorded: system prompt [0-9a-f]{16}/);
