@@ -39,6 +39,8 @@ export interface LocalEngineOptions {
   retryIntervalOverrides?: Record<string, number | number[]>;
   /** Per Wait state name, ms to wait instead of its Seconds/Timestamp. */
   waitTimeOverrides?: Record<string, number>;
+  /** Per Task state name, ms instead of its TimeoutSeconds: a test's Task times out without the wait. */
+  taskTimeoutOverrides?: Record<string, number>;
   now?: () => Date;
   /**
    * Definitions (as JSON) known to pass the library's validation: a disk-backed set lets a new
@@ -116,6 +118,8 @@ interface Execution {
   events: HistoryEvent[];
   /** Id of the latest <Type>StateEntered per state name: TaskScheduled links back to it. */
   lastEntered: Map<string, number>;
+  /** Invocations still running after their Task timed out (local/engine/lambda-task.ts). */
+  timedOut: Map<string, Promise<void>>;
   /** The last StateExited output and its text: the next state's input, the same object. */
   lastOutput?: { value: unknown; text: string };
   /** A token read from $$.Task.Token that no Task has claimed yet (re-reads return the same one). */
@@ -136,6 +140,7 @@ export class LocalEngine {
   private readonly tokens = new TaskTokens<Execution, JsonValue>();
   private readonly listeners = new Set<HistoryListener>();
   private readonly overrides: Overrides;
+  private readonly taskTimeoutOverrides: Record<string, number>;
   private readonly now: () => Date;
   private readonly createdAt: Date;
   /** Definitions already validated (in this process, or remembered on disk by the template cache). */
@@ -152,6 +157,7 @@ export class LocalEngine {
     this.now = opts.now ?? (() => new Date());
     this.createdAt = this.now();
     this.validated = opts.validated ?? validated;
+    this.taskTimeoutOverrides = opts.taskTimeoutOverrides ?? {};
     this.publishVersion({ definition: opts.definition, tasks: opts.tasks });
     this.overrides = {
       ...(opts.retryIntervalOverrides && { retryIntervalOverrides: opts.retryIntervalOverrides }),
@@ -174,11 +180,14 @@ export class LocalEngine {
     if (this.closed) throw new LocalSfnError('StateMachineDeleting', 'The local engine is closed');
     assertSupported(version.definition);
     const runnable = clampTimers(version.definition);
-    const specs = taskSpecs(runnable, version.tasks);
     // The library validates with asl-validator (~150 ms a time); once per distinct definition is enough.
     const text = JSON.stringify(runnable);
-    const machine = new StateMachine(runnable as unknown as StateMachineDefinition, { validationOptions: { noValidate: this.validated.has(text) } });
+    let machine = new StateMachine(runnable as unknown as StateMachineDefinition, { validationOptions: { noValidate: this.validated.has(text) } });
     this.validated.add(text);
+    // A test's timeouts in ms are fractions of a second, which the schema refuses: validated above without them.
+    const timed = Object.keys(this.taskTimeoutOverrides).length > 0 ? clampTimers(version.definition, this.taskTimeoutOverrides) : runnable;
+    if (timed !== runnable) machine = new StateMachine(timed as unknown as StateMachineDefinition, { validationOptions: { noValidate: true } });
+    const specs = taskSpecs(timed, version.tasks);
     const number = this.versions.length + 1;
     this.versions.push({ number, definition: version.definition, machine, specs, ...(version.description !== undefined && { description: version.description }) });
     for (const alias of this.aliases.keys()) this.aliases.set(alias, number);
@@ -230,6 +239,7 @@ export class LocalEngine {
       status: 'RUNNING',
       events: [],
       lastEntered: new Map(),
+      timedOut: new Map(),
       ended: new AbortController(),
       abortRun: () => {},
       done: Promise.resolve(),

@@ -42,15 +42,18 @@ function negatedTypeTests(rules: unknown): string[] {
 /**
  * A copy of the definition the library can time faithfully: a Task without TimeoutSeconds waits as
  * long as Node allows (the library would default to 60 s; the service to 99999999 s), and every
- * seconds field is clamped so setTimeout cannot overflow into a 1 ms timer.
+ * seconds field is clamped so setTimeout cannot overflow into a 1 ms timer. A Task named in
+ * `taskTimeoutMs` times out after that many ms instead (tests).
  */
-export function clampTimers(definition: AslDefinition): AslDefinition {
+export function clampTimers(definition: AslDefinition, taskTimeoutMs: Record<string, number> = {}): AslDefinition {
   const copy = structuredClone(definition);
   const clamp = (s: number | undefined) => (s === undefined ? undefined : Math.min(s, MAX_TIMER_SECONDS));
   if (copy.TimeoutSeconds !== undefined) copy.TimeoutSeconds = clamp(copy.TimeoutSeconds);
-  walkStates(copy, (_, state: AslState) => {
+  walkStates(copy, (name, state: AslState) => {
     if (state.Type === 'Task') {
-      if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = MAX_TIMER_SECONDS;
+      const override = taskTimeoutMs[name];
+      if (override !== undefined) state.TimeoutSeconds = override / 1000;
+      else if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = MAX_TIMER_SECONDS;
       else if (state.TimeoutSeconds !== undefined) state.TimeoutSeconds = clamp(state.TimeoutSeconds);
       if (state.HeartbeatSeconds !== undefined) state.HeartbeatSeconds = clamp(state.HeartbeatSeconds);
     }

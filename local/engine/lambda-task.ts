@@ -20,8 +20,12 @@ export type JsonValue = Parameters<TaskHandler>[0];
 
 export interface TaskBinding {
   waitForTaskToken: boolean;
-  /** Runs the step's handler with the Lambda Payload; for waitForTaskToken the token is inside it. */
-  invoke(payload: unknown): Promise<unknown>;
+  /**
+   * Runs the step's handler with the Lambda Payload; for waitForTaskToken the token is inside it.
+   * `signal` aborts when the Task's TimeoutSeconds passes: the invocation is to stop, as on AWS,
+   * where the function's own timeout (shorter than the Task's) has killed it by then.
+   */
+  invoke(payload: unknown, signal: AbortSignal): Promise<unknown>;
 }
 
 export interface TaskSpec {
@@ -39,6 +43,11 @@ export interface TaskOwner extends TokenOwner {
   readonly forcedEnd?: unknown;
   /** Id of the latest <Type>StateEntered per state name: TaskScheduled links back to it. */
   readonly lastEntered: Map<string, number>;
+  /**
+   * Invocations still running after their Task timed out, by state name and parameters: the retry
+   * (same state, same parameters) starts only once its predecessor has settled.
+   */
+  readonly timedOut: Map<string, Promise<void>>;
 }
 
 /** One task's view of the engine: its execution, the engine's tokens and its history. */
@@ -70,12 +79,18 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
   const emit = (type: string, details: Partial<HistoryEvent>) => {
     if (open && !exec.forcedEnd && !signal.aborted) previous = run.record(type, details, previous || exec.lastEntered.get(stateName));
   };
+  // Aborted at the Task's timeout; `invocation` is the handler's promise once it is called.
+  const cut = new AbortController();
+  let invocation: Promise<unknown> | undefined;
+  let key = '';
   const timeOut = (error: string) => {
     emit('TaskTimedOut', { taskTimedOutEventDetails: { ...resource, error, cause: '' } });
     open = false;
     if (claimed) {
       tokens.timeOut(claimed.token);
     }
+    cut.abort(new TaskFailure(error, `Task ${stateName} timed out`));
+    if (invocation) holdRetryUntilSettled(exec.timedOut, key, invocation);
   };
   const timeoutTimer = spec.timeoutSeconds ? setTimeout(() => timeOut('States.Timeout'), spec.timeoutSeconds * 1000) : undefined;
   let heartbeatTimer: NodeJS.Timeout | undefined;
@@ -93,6 +108,11 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
     }
     const parsed: unknown = JSON.parse(parameters);
     const payload = (isRecord(parsed) ? (parsed.Payload ?? null) : null) as JsonValue;
+    // A retry of an attempt that timed out waits for it to end: attempts of one call never overlap.
+    key = `${stateName}\n${parameters}`;
+    const predecessor = exec.timedOut.get(key);
+    if (predecessor) await untilEnded(signal, predecessor);
+    if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
     emit('TaskScheduled', {
       taskScheduledEventDetails: {
         ...resource,
@@ -115,7 +135,8 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
     let result: JsonValue;
     let resultText: string;
     try {
-      const handlerResult = await untilEnded(signal, (async () => spec.binding.invoke(payload))());
+      invocation = (async () => spec.binding.invoke(payload, cut.signal))();
+      const handlerResult = await untilEnded(signal, invocation);
       const payloadText = JSON.stringify(handlerResult ?? null);
       // Lambda answers which version ran: the qualifier of a version ARN, else $LATEST.
       const executed = executedVersion(isRecord(parsed) ? parsed.FunctionName : undefined);
@@ -248,6 +269,17 @@ function lambdaFailure(e: unknown): { error: string; cause: string } {
   const err = e instanceof Error ? e : new Error(String(e));
   const errorType = err.name || 'Error';
   return { error: errorType, cause: JSON.stringify({ errorType, errorMessage: err.message, trace: err.stack?.split('\n') ?? [] }) };
+}
+
+/** Registers a timed-out invocation under `key` until it settles (the next attempt of the same call waits on it). */
+function holdRetryUntilSettled(timedOut: Map<string, Promise<void>>, key: string, invocation: Promise<unknown>): void {
+  const settled: Promise<void> = invocation.then(
+    () => undefined,
+    () => undefined,
+  ).finally(() => {
+    if (timedOut.get(key) === settled) timedOut.delete(key);
+  });
+  timedOut.set(key, settled);
 }
 
 function untilEnded<T>(signal: AbortSignal, promise: Promise<T>): Promise<T> {

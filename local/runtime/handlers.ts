@@ -60,9 +60,11 @@ export interface LocalWiring<World extends DevWorld = DevWorld> {
 export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any, any, World>, codeVersion: string, wiring: LocalWiring<World>): LocalHandlers {
   const { options, ledger, clock, model, world, engine, inFlight, sfnAs } = wiring;
   const bind = (step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<unknown>) => {
-    const handler = stepHandler(fn, options.log ?? (() => undefined));
-    return (event: unknown, timeoutMs: number) => {
+    const log = options.log ?? (() => undefined);
+    return (event: unknown, timeoutMs: number, taskSignal?: AbortSignal) => {
       if (wiring.closing()) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
+      // The Task's timeout aborts the invocation as well as the function's own (middy's signal).
+      const handler = stepHandler(taskSignal ? (e, own) => fn(e, own ? AbortSignal.any([own, taskSignal]) : taskSignal) : fn, log);
       const invocation = handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
       inFlight.add(invocation);
       void invocation.catch(() => undefined).finally(() => inFlight.delete(invocation));

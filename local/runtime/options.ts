@@ -113,6 +113,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * of its seconds: tests. @default the seconds the provider asked for
    */
   readonly retryAfterWaitMs?: number;
+  /**
+   * Per Task state name, milliseconds instead of its TimeoutSeconds: tests of a Task that times
+   * out (its invocation is aborted, and its retry waits for it to end). @default the definition's
+   */
+  readonly taskTimeoutMs?: Readonly<Record<string, number>>;
   /** Whether the simulated model is sent cache breakpoints (off: the uncached baseline). @default true */
   readonly promptCaching?: boolean;
   /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */

@@ -7,8 +7,11 @@ import { functionTimeoutMs } from '../lambda-context.js';
 import { validatedDefinitions } from '../template-cache.js';
 import type { LocalStackOptions } from './options.js';
 
-/** A step as the engine's Task states call it: the state's input and its function's timeout in ms. */
-export type LocalHandler = (event: unknown, timeoutMs: number) => Promise<unknown>;
+/**
+ * A step as the engine's Task states call it: the state's input, its function's timeout in ms, and
+ * the signal its Task's timeout aborts.
+ */
+export type LocalHandler = (event: unknown, timeoutMs: number, signal?: AbortSignal) => Promise<unknown>;
 export type LocalHandlers = Record<StepName, LocalHandler>;
 
 /** infra's `States.WaitRetryAfter`, by value: importing infra/ would load the CDK (see template.ts). */
@@ -36,6 +39,7 @@ export function localEngine(
     tasks: bindTasks(extracted.tasks, current, twin.template),
     retryIntervalOverrides,
     ...(options.retryAfterWaitMs !== undefined && { waitTimeOverrides: { [WAIT_RETRY_AFTER]: options.retryAfterWaitMs } }),
+    ...(options.taskTimeoutMs && { taskTimeoutOverrides: { ...options.taskTimeoutMs } }),
     now: () => clock.now(),
     validated: validatedDefinitions(),
     ...(twin.iam && { iam: twin.iam }),
@@ -53,7 +57,7 @@ export function bindTasks(tasksOf: ExtractedStateMachine['tasks'], current: () =
     if (!(Object.values(Steps) as string[]).includes(task.step)) throw new Error(`Task state ${stateName} runs an unknown step ${task.step}`);
     // What Lambda gives the invocation: its function's Timeout in the template, not the Task's.
     const timeoutMs = functionTimeoutMs(template, task.functionLogicalId);
-    tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload) => current()[task.step as StepName](payload, timeoutMs) };
+    tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload, signal) => current()[task.step as StepName](payload, timeoutMs, signal) };
   }
   return tasks;
 }

@@ -247,6 +247,49 @@ describe('a hung tool', () => {
     expect(await current.ledger.getCall('long-write', 1, 1)).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 1 });
   });
 
+  it('is aborted at its Task timeout, and the Task is retried only once the aborted attempt has ended', async () => {
+    const sends: { key: string; started: number; ended?: number; reason?: unknown }[] = [];
+    const stuckWrite = defineTool({
+      name: 'stuck_write',
+      description: 'Hangs the first time, far past the Task timeout, until aborted; then takes a moment to wind down.',
+      input: z.object({}),
+      effect: 'write',
+      idempotencyKeys: true,
+      timeoutMs: 600_000,
+      execute: async (_args, context) => {
+        const send: (typeof sends)[number] = { key: context.idempotencyKey, started: Date.now() };
+        sends.push(send);
+        try {
+          if (sends.length > 1) return { sent: true };
+          const signal = context.signal!;
+          await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+          send.reason = signal.reason;
+          // Winding down outlasts the retry's delay (0 ms here): a retry beside it would start first.
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          throw new Error('aborted');
+        } finally {
+          send.ended = Date.now();
+        }
+      },
+    });
+    const current = await start(scriptedAgent([stuckWrite], [() => calls(use('t1', 'stuck_write', {})), () => finish()]), { taskTimeoutMs: { CallTool: 50 }, retryDelayMs: 0 });
+    const finished = await run(current, 'task-timeout');
+
+    expect(finished.output).toMatchObject({ status: 'succeeded' });
+    const [first, second] = sends;
+    expect(sends).toHaveLength(2);
+    // The Task's timeout aborted the invocation, and the tool was told why.
+    expect(first!.reason).toMatchObject({ name: 'States.Timeout', message: 'Task CallTool timed out' });
+    const history = current.engine.getExecutionHistory(finished.executionArn);
+    expect(history.filter((event) => event.type === 'TaskTimedOut')).toHaveLength(1);
+    // The retry was scheduled after the timed-out attempt had ended, and sent the same key again.
+    const timedOutAt = history.findIndex((event) => event.type === 'TaskTimedOut');
+    const retried = history.slice(timedOutAt).find((event) => event.type === 'TaskScheduled')!;
+    expect(retried.timestamp.getTime()).toBeGreaterThanOrEqual(first!.ended!);
+    expect(second!.started).toBeGreaterThanOrEqual(first!.ended!);
+    expect(second!.key).toBe(first!.key);
+  });
+
   it('is cut off by the wall-clock budget, and the run stops within a second of the limit', async () => {
     let offsetMs = 0;
     const clock = { now: () => new Date(Date.now() + offsetMs) };
