@@ -8,6 +8,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../lambdas/define.js';
 import { Steps } from '../lambdas/shared/steps.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { ApiGatewayAccount } from './api-gateway-account.js';
@@ -81,6 +82,28 @@ export interface DurableAgentProps {
   readonly alarms?: AlarmThresholds;
   /** OpenTelemetry GenAI traces of every model and tool call, over OTLP (infra/tracing.ts). @default off */
   readonly tracing?: GenAiTracing;
+  /**
+   * The longest `timeoutMs` of the agent's tools (`maxToolTimeoutMs(agent)`): infra does not load
+   * the agent, so it is said here. CallTool's Lambda timeout, its Task's and a tool claim's lease
+   * derive from it; a run of an agent whose tools wait longer fails at its start, naming both.
+   * @example Duration.minutes(2)
+   * @default Duration.millis(DEFAULT_TOOL_TIMEOUT_MS) (20 s)
+   */
+  readonly toolTimeout?: Duration;
+}
+
+/**
+ * CallTool's Lambda timeout and a claim's lease, from the longest tool timeout: the function has
+ * 10 s beyond the tool for its ledger work, and the lease 10 s beyond the function, so a live call
+ * is never taken over (its Task allows the function TASK_TIMEOUT_MARGIN more: infra/agent-state-machine.ts).
+ */
+export function callToolTimeouts(toolTimeout: Duration): { lambda: Duration; leaseMs: number } {
+  const toolMs = toolTimeout.toMilliseconds();
+  if (!(Number.isInteger(toolMs) && toolMs >= 1 && toolMs <= MAX_TOOL_TIMEOUT_MS)) {
+    throw new Error(`toolTimeout must be from 1 ms to ${MAX_TOOL_TIMEOUT_MS} ms (a tool's longest timeoutMs), got ${toolTimeout.toHumanString()}`);
+  }
+  const lambda = Duration.seconds(Math.ceil(toolMs / 1000) + 10);
+  return { lambda, leaseMs: lambda.toMilliseconds() + 10_000 };
 }
 
 export interface ApprovalPageProps {
@@ -123,13 +146,17 @@ export class DurableAgent extends Construct {
 
     // The model-calling steps: the model timeout and the step around the call (lambdas/models/timing.ts).
     const modelStep = modelStepTimeoutOf(props.models ?? {});
+    const toolTimeout = props.toolTimeout ?? Duration.millis(DEFAULT_TOOL_TIMEOUT_MS);
+    const callTool = callToolTimeouts(toolTimeout);
+    const toolTimeoutMs = String(toolTimeout.toMilliseconds());
     const functions = {
-      startRun: fn('StartRunFunction', Steps.StartRun),
+      // A run starts only if the agent's tools fit the timeouts derived from toolTimeout.
+      startRun: fn('StartRunFunction', Steps.StartRun, { environment: { TOOL_TIMEOUT_MS: toolTimeoutMs } }),
       budgetCheck: fn('BudgetCheckFunction', Steps.BudgetCheck),
       callModel: fn('CallModelFunction', Steps.CallModel, { timeout: modelStep }),
       requestApproval: fn('RequestApprovalFunction', Steps.RequestApproval),
       // The lease outlives the invocation that takes it, so a live call is never taken over.
-      callTool: fn('CallToolFunction', Steps.CallTool, { timeout: Duration.seconds(30), environment: { TOOL_LEASE_MS: String(40_000) } }),
+      callTool: fn('CallToolFunction', Steps.CallTool, { timeout: callTool.lambda, environment: { TOOL_LEASE_MS: String(callTool.leaseMs), TOOL_TIMEOUT_MS: toolTimeoutMs } }),
       finalize: fn('FinalizeFunction', Steps.Finalize),
       compact: fn('CompactFunction', Steps.Compact, { timeout: modelStep }),
       // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.

@@ -6,7 +6,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
 import * as z from 'zod';
-import type { AgentDefinition, TraceRedactor } from '../define.js';
+import { maxToolTimeoutMs, toolTimeoutMs, type AgentDefinition, type TraceRedactor } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
 import { secretSealer } from '../ledger/seal.js';
@@ -42,6 +42,8 @@ export const StepEnvironment = z.object({
   CODE_VERSION: z.string().min(1),
   /** At least the Lambda timeout: a claim must outlive the invocation that took it. */
   TOOL_LEASE_MS: z.coerce.number().int().positive(),
+  /** The stack's `toolTimeout` in ms, which CallTool's timeouts derive from (StartRun and CallTool). */
+  TOOL_TIMEOUT_MS: z.coerce.number().int().positive(),
   /** The agent state machine, for the recovery function to start executions of. */
   STATE_MACHINE_ARN: z.string().startsWith('arn:'),
   /** Recoveries in a row without progress before a run is given up. */
@@ -172,11 +174,27 @@ const secretsManager: SecretSource = async (id) => {
 };
 
 /**
+ * Refuses an agent whose tools may wait longer than the stack's `toolTimeout` (TOOL_TIMEOUT_MS):
+ * its CallTool function would be killed, and its claims' leases run out, before such a tool answers.
+ */
+export function assertToolsFitTimeout(agent: Pick<AgentDefinition, 'name' | 'tools'>, stackToolTimeoutMs: number | undefined): void {
+  if (stackToolTimeoutMs === undefined || agent.tools.length === 0) return;
+  const longest = maxToolTimeoutMs(agent);
+  if (longest <= stackToolTimeoutMs) return;
+  const tool = agent.tools.find((candidate) => toolTimeoutMs(candidate) === longest)!;
+  throw new Error(
+    `agent ${agent.name}: tool ${tool.name} may take ${longest} ms (maxToolTimeoutMs), longer than the stack's toolTimeout of ${stackToolTimeoutMs} ms: set toolTimeout: Duration.millis(${longest}) on its DurableAgent`,
+  );
+}
+
+/**
  * The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). A step that
  * calls a model is given `models` by its handler file; the others' bundles leave the SDKs out.
  */
 export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.ProcessEnv; models?: ModelsFactory } = {}) {
   const env = options.env ?? process.env;
+  // At the agent's load: a cold start of StartRun (or CallTool) fails at once, naming both timeouts.
+  assertToolsFitTimeout(agent, parseOrThrow(StepEnvironment.pick({ TOOL_TIMEOUT_MS: true }).partial(), env, 'Lambda environment').TOOL_TIMEOUT_MS);
   const { telemetry, tracing, traced } = powertools(agent.name);
   const deps = awsDeps(env, { traced, telemetry, redactTrace: agent.redactTrace, tools: agent.tools }, secretsManager, options.models);
   const steps: AgentSteps = createSteps(agent, deps);

@@ -1,6 +1,10 @@
-import type { Template } from 'aws-cdk-lib/assertions';
+import { Duration } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { exampleTemplate } from './example-template.js';
+import { callToolTimeouts } from '../../infra/durable-agent.js';
+import { EXAMPLE_AGENTS } from '../../infra/example.js';
+import { SavepointStack } from '../../infra/stack.js';
+import { assertionApp, exampleTemplate } from './example-template.js';
 
 /**
  * Issue 20, item 9: the timeouts of the synthesized app, against the rules AWS applies to them.
@@ -93,5 +97,38 @@ describe('the seal key', () => {
     expect(keys).toHaveLength(1);
     expect(table!.DeletionPolicy).toBe('Retain');
     expect({ DeletionPolicy: keys[0]!.DeletionPolicy, UpdateReplacePolicy: keys[0]!.UpdateReplacePolicy }).toEqual({ DeletionPolicy: table!.DeletionPolicy, UpdateReplacePolicy: table!.UpdateReplacePolicy });
+  });
+});
+
+/**
+ * Issue 22, item 2: CallTool's timeouts derive from the longest tool timeout (`toolTimeout`, which
+ * the deployer sets from `maxToolTimeoutMs(agent)`: infra does not load the agent): the function
+ * has 10 s beyond the tool, its Task 15 s beyond the function, a claim's lease 10 s beyond it.
+ */
+describe('CallTool timeouts', () => {
+  const callToolOf = (synthesized: Template) => {
+    const all = synthesized.toJSON().Resources as Record<string, Resource>;
+    const stepFunction = (step: string) => Object.values(all).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SAVEPOINT_STEP === step)!;
+    const fn = stepFunction('call-tool');
+    const [machine] = Object.values(synthesized.findResources('AWS::StepFunctions::StateMachine'));
+    const text = ((machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1]).map((part) => (typeof part === 'string' ? part : 'X')).join('');
+    const task = JSON.parse(text).States.CallTool as TaskState;
+    return { timeout: fn.Properties.Timeout as number, env: fn.Properties.Environment.Variables as Record<string, string>, task: task.TimeoutSeconds, startRunEnv: stepFunction('start-run').Properties.Environment.Variables as Record<string, string> };
+  };
+
+  it('fits the default tool timeout (20 s): a 30 s function, a 45 s Task, a 40 s lease', () => {
+    expect(callToolOf(template)).toMatchObject({ timeout: 30, task: 45, env: { TOOL_LEASE_MS: '40000', TOOL_TIMEOUT_MS: '20000' } });
+  });
+
+  it('derives them from toolTimeout, and tells StartRun the timeout the agent must fit', () => {
+    const stack = new SavepointStack(assertionApp(), 'SlowTools');
+    stack.addAgent('Agent', { agentName: 'slow-tools', entry: EXAMPLE_AGENTS.refundReconciler, toolTimeout: Duration.minutes(2) });
+    const callTool = callToolOf(Template.fromStack(stack));
+    expect(callTool).toMatchObject({ timeout: 130, task: 145, env: { TOOL_LEASE_MS: '140000', TOOL_TIMEOUT_MS: '120000' } });
+    expect(callTool.startRunEnv).toMatchObject({ TOOL_TIMEOUT_MS: '120000' });
+  });
+
+  it('refuses a toolTimeout longer than a tool may wait, naming it', () => {
+    expect(() => callToolTimeouts(Duration.minutes(15))).toThrow('toolTimeout must be from 1 ms to 840000 ms (a tool\'s longest timeoutMs), got 15 minutes');
   });
 });

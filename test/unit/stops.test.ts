@@ -7,6 +7,7 @@ import { conversation, requestBytes } from '../../lambdas/steps/call-model.js';
 import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
 import { cutResult } from '../../lambdas/steps/call-tool.js';
 import { AttemptCut, boundedAttempt } from '../../lambdas/tools/attempt.js';
+import { assertToolsFitTimeout } from '../../lambdas/adapters/aws-deps.js';
 
 const tool = (options: Partial<ToolDefinition> = {}) =>
   defineTool({ name: 'look', description: 'Looks.', input: z.object({}), effect: 'read', execute: async () => ({}), ...options });
@@ -33,6 +34,16 @@ describe('defineTool and defineAgent: the settings of what stops a run', () => {
   it('gives the longest tool timeout of an agent, for the CallTool function to outlast', () => {
     expect(maxToolTimeoutMs(agent())).toBe(DEFAULT_TOOL_TIMEOUT_MS);
     expect(maxToolTimeoutMs(agent({ tools: [tool(), tool({ name: 'slow', timeoutMs: 120_000 }), tool({ name: 'quick', timeoutMs: 500 })] }))).toBe(120_000);
+  });
+
+  it('refuses, at the agent\'s load, tools that wait longer than the stack\'s toolTimeout, naming both', () => {
+    const slow = agent({ tools: [tool(), tool({ name: 'slow', timeoutMs: 120_000 })] });
+    expect(() => assertToolsFitTimeout(slow, 20_000)).toThrow(
+      'agent a: tool slow may take 120000 ms (maxToolTimeoutMs), longer than the stack\'s toolTimeout of 20000 ms: set toolTimeout: Duration.millis(120000) on its DurableAgent',
+    );
+    expect(() => assertToolsFitTimeout(slow, 120_000)).not.toThrow();
+    // A handler loaded without the variable (the local stack, an older template) checks nothing.
+    expect(() => assertToolsFitTimeout(slow, undefined)).not.toThrow();
   });
 });
 
