@@ -259,7 +259,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   for (const result of recovered) {
     progress(
       result.action === 'recovered'
-        ? `savepoint: watchdog: resumed run ${result.runId}, left running by a process that died (recovery ${result.attempt}, execution ${result.executionArn})`
+        ? `savepoint: watchdog: resumed run ${result.runId}, ${/ LOST$/.test(result.reason) ? 'left running by a process that died' : `whose recovery never ran (${result.reason})`} (recovery ${result.attempt}, execution ${result.executionArn})`
         : `savepoint: watchdog: gave run ${result.runId} up — ${result.reason}`,
     );
   }

@@ -192,8 +192,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        */
       expireApprovals,
       /** The watchdog: resumes this agent's runs left running by a process that died (local/watchdog.ts). */
-      recoverOrphans: (options: { except?: string; onDamaged?: (runId: string, error: Error) => void } = {}) =>
-        recoverOrphans({ ledger, executions: sfnExecutions(sfnAs(Steps.Sweep)), recover: createRecoverRun(recoverDeps), clock, agent: agent.name, ...options }),
+      recoverOrphans: (sweep: { except?: string; onDamaged?: (runId: string, error: Error) => void } = {}) =>
+        recoverOrphans({ ledger, executions: sfnExecutions(sfnAs(Steps.Sweep)), recover: createRecoverRun(recoverDeps), clock, agent: agent.name, failed: options.recovery !== false, ...sweep }),
       close,
     };
   } catch (error) {

@@ -54,12 +54,16 @@ export type RecoveryVerdict =
   | { action: 'give-up'; reason: string }
   | { action: 'recover'; recovery: RecoveryRecord; recorded: boolean };
 
+/** A run that failed by an accident (its retries ran out), not a decision: recovery resumes it. */
+export function failedByAccident(run: Pick<RunRecord, 'status' | 'error'>): boolean {
+  return run.status === 'failed' && !DELIBERATE.has(run.error?.error ?? '');
+}
+
 /** What to do about a run whose execution ended: a pure function of the run record. */
 export function recoveryVerdict(run: RunRecord, ended: EndedExecution, policy: RecoveryPolicy, now: Date): RecoveryVerdict {
   if (ended.status === 'ABORTED') return { action: 'ignore', reason: 'an aborted execution was stopped on purpose' };
   if (run.executionArn !== ended.executionArn) return { action: 'ignore', reason: `another execution drives the run (${run.executionArn})` };
-  const failedByAccident = run.status === 'failed' && !DELIBERATE.has(run.error?.error ?? '');
-  if (run.status !== 'running' && !failedByAccident) {
+  if (run.status !== 'running' && !failedByAccident(run)) {
     return { action: 'ignore', reason: `the run is ${run.status}${run.error ? ` (${run.error.error})` : ''}` };
   }
   const key = `${ended.executionArn}@${ended.endedAt}`;

@@ -122,6 +122,34 @@ describe('the watchdog', () => {
     expect(await second.stack.recoverOrphans()).toEqual([]);
   });
 
+  it('resumes a run whose execution failed after its retries when its process ended before recovering it', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-failed-'));
+    cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+    let simulated = '';
+    // The 4th to the 10th model request fail: seven in a row exhaust CallModel's six retries.
+    const modelUrl = await flakyModel(() => simulated, (request) => request >= 4 && request <= 10);
+    // No status-change recovery in the first process: it ends as `savepoint run` does once the execution fails.
+    const first = await harness({ stateDir, modelUrl, day: unattendedDay, recovery: false });
+    simulated = first.stack.endpoints.model;
+    const failed = await first.run({ runId: 'ended-first', input: { date: unattendedDay.date } });
+    expect(failed.status).toBe('FAILED');
+    expect(failed.states['CallModel']!.errors).toEqual({ 'Agent.Transient': 7 });
+    await first.stack.close();
+    expect(await reopenRun(stateDir, 'ended-first')).toMatchObject({ status: 'failed', error: { error: 'Agent.Transient' } });
+
+    const second = await harness({ stateDir, modelUrl, day: unattendedDay });
+    simulated = second.stack.endpoints.model;
+    const [recovered, ...others] = await second.stack.recoverOrphans();
+    expect(others).toEqual([]);
+    expect(recovered).toMatchObject({ runId: 'ended-first', action: 'recovered', attempt: 1, reason: expect.stringMatching(/^execution test-\d+ FAILED: Agent.Transient/), executionArn: expect.stringMatching(/:ended-first-recovery-1$/) });
+    const resumed = await second.stack.engine.waitForExecution((recovered as { executionArn: string }).executionArn);
+    expect(resumed.status).toBe('SUCCEEDED');
+    expect(await second.stack.ledger.getRun('ended-first')).toMatchObject({ status: 'succeeded', executions: [failed.executionArn, resumed.executionArn] });
+    expect(duplicatePayments(second.stack)).toEqual([]);
+    // Nothing is left to recover.
+    expect(await second.stack.recoverOrphans()).toEqual([]);
+  });
+
   it('refuses to resume on a changed state machine definition, with the reason, unless forced', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-fingerprint-'));
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
