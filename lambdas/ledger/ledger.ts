@@ -15,7 +15,9 @@ import type {
   ToolCallRecord,
   ToolOutcome,
   TurnRecord,
+  EffectRecord,
 } from './records.js';
+import type { EffectClaim, EffectHolder } from './protocol.js';
 
 export interface AttachOptions {
   previousArn?: string;
@@ -55,7 +57,7 @@ export function checkStepWant(want: StepWant): void {
  * conditional write (protocol.ts): a second attempt learns what the first one did instead of doing
  * it again.
  */
-export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, ApprovalLedger, BlobStore {}
+export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, ApprovalLedger, BlobStore {}
 
 /**
  * The runs: each run record's life from its creation to its end, and the executions that drive it
@@ -193,6 +195,20 @@ export interface ToolCallLedger {
    * has ended (released or run out).
    */
   renewCall(runId: string, turn: number, call: number, attempts: number, now: Date, leaseUntil: Date): Promise<boolean>;
+}
+
+/**
+ * The effects a tool names by a business key, claimed across the agent's runs (the rules:
+ * protocol.ts `claimEffect`). Each call of such an effect still has its own call record.
+ */
+export interface EffectLedger {
+  getEffect(key: string): Promise<EffectRecord | undefined>;
+  /** Claims the effect for a call; refused while another live call holds it, or once it is completed (use its result). */
+  claimEffect(holder: EffectHolder, now: Date): Promise<EffectClaim>;
+  /** Records the effect's outcome: `ok` completes it (the first stands); anything else releases it. */
+  completeEffect(holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, outcome: { outcome: ToolOutcome; result: string; latencyMs: number }, now: Date): Promise<EffectRecord>;
+  /** Ends the holder's lease after an attempt that failed without knowing (the next claim still waits `settleMs`). */
+  releaseEffect(holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, now: Date): Promise<void>;
 }
 
 /** The approvals: requested with a task token, decided once. */

@@ -8,6 +8,7 @@ import {
   turnSk,
   type ApprovalRecord,
   type Counters,
+  type EffectRecord,
   type ExtendableGuard,
   type GuardEvent,
   type KillFlag,
@@ -89,6 +90,8 @@ export const approvalKey = (approval: Pick<ApprovalRecord, 'runId' | 'turn' | 'c
   pk: runKey(approval.runId).pk,
   sk: approvalSkOf(approval),
 });
+/** An effect claimed across an agent's runs by its business key (EffectRecord). */
+export const effectKey = (key: string): Key => ({ pk: `EFFECT#${key}`, sk: 'EFFECT' });
 /** A chunk of a large value: `BLOB#<runId>` / `<digest>#<index>` (sorts in chunk order). */
 export const blobKey = (runId: string, digest: string, index: number): Key => ({ pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` });
 
@@ -239,9 +242,23 @@ export function recordTurn(current: Current<TurnRecord>, turn: TurnRecord, now: 
   return current ? keep(current.record) : write(turn, { expiresAt: expiresAt(now) }, turn);
 }
 
-/** Claimable: there is no record, or its holder's lease expired while in flight (the holder died). */
+/**
+ * When an in-flight claim may be taken over: after its lease (the holder died, or released it when
+ * its attempt failed), and for a tool that reconciles, `settleMs` later still — an attempt may have
+ * reached the provider until its lease ended, and the provider shows what it committed only
+ * `settleMs` after receiving it, so a `reconcile` asked sooner could miss it and send again.
+ *
+ *   attempt 1 ─ sends ─ ✗ ─ lease ends (or release) ─── settleMs ───┐
+ *   claims refused (Agent.LeaseHeld: Retry waits) ───────────────────┤
+ *                                                    takeover ─ reconcile ─ found? record : send
+ */
+export function takeoverAfter(record: Pick<ToolCallRecord, 'leaseUntil' | 'settleMs'>): string {
+  return record.settleMs ? new Date(Date.parse(record.leaseUntil) + record.settleMs).toISOString() : record.leaseUntil;
+}
+
+/** Claimable: there is no record, or it is in flight and past `takeoverAfter` (its holder died, or failed without knowing). */
 export function claimable(current: Current<ToolCallRecord>, now: Date): boolean {
-  return !current || (current.record.status === 'in_flight' && current.record.leaseUntil < now.toISOString());
+  return !current || (current.record.status === 'in_flight' && takeoverAfter(current.record) < now.toISOString());
 }
 
 export type Claim = { claimed: true; record: ToolCallRecord } | { claimed: false; existing: ToolCallRecord };
@@ -250,8 +267,12 @@ export type Recorded = { recorded: true; record: ToolCallRecord } | { recorded: 
 export function claimCall(current: Current<ToolCallRecord>, call: ToolCallRecord, now: Date): Step<Claim> {
   if (!claimable(current, now)) return keep({ claimed: false, existing: current!.record });
   // The claim's own fields (an outcome passed in is not the claim's): the record's earlier ones stay.
-  const { runId, turn, toolCallId, name, args, effect, idempotencyKey, leaseUntil } = call;
-  const claim = { kind: 'tool' as const, runId, turn, call: call.call, toolCallId, name, args, effect, idempotencyKey, status: 'in_flight' as const, leaseUntil };
+  const { runId, turn, toolCallId, name, args, effect, idempotencyKey, leaseUntil, settleMs, effectKey: effect_ } = call;
+  const claim = {
+    kind: 'tool' as const, runId, turn, call: call.call, toolCallId, name, args, effect, idempotencyKey, status: 'in_flight' as const, leaseUntil,
+    ...(settleMs !== undefined && { settleMs }),
+    ...(effect_ !== undefined && { effectKey: effect_ }),
+  };
   const next: ToolCallRecord = { ...current?.record, ...claim, attempts: (current?.record.attempts ?? 0) + 1 };
   return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { claimed: true, record: next });
 }
@@ -287,6 +308,71 @@ export function renewCall(current: Current<ToolCallRecord>, attempts: number, no
   const live = record?.status === 'in_flight' && record.attempts === attempts && record.leaseUntil > now.toISOString();
   if (!live || record.leaseUntil >= leaseUntil.toISOString()) return keep(false);
   return write({ ...record, leaseUntil: leaseUntil.toISOString() }, current!.meta, true);
+}
+
+// ── effects claimed across runs (a business key) ────────────────────────────────────────────
+
+/**
+ * A tool that names its effect by a business key (`defineTool({ idempotencyKey })`, e.g. a refund
+ * request id) has it claimed once across all the agent's runs, beside each run's own call record:
+ *
+ *   run A: claimCall ─► claimEffect(K) ─► provider POST, Idempotency-Key K ─► completeEffect ─► completeCall
+ *   run B: claimCall ─► claimEffect(K) finds A's claim:
+ *            completed                  ─► A's recorded result is B's, nothing sent
+ *            in flight, A's lease live  ─► refused (Agent.LeaseHeld: B waits; never sends)
+ *            in flight, A's lease over  ─► B takes it over (after settleMs) and reconciles, or
+ *                                          re-sends A's arguments under K (the provider replays)
+ *            released                   ─► not a claim (A's call ended without the effect:
+ *                                          refused by the provider, rejected by a person)
+ *
+ * A call of the same effect in the same run (two identical calls in one turn) meets the same
+ * rules: one effect. The holding call itself (its retry, after a crash) claims it again.
+ */
+export type EffectHolder = Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call' | 'name' | 'args' | 'leaseUntil' | 'settleMs'>;
+export type EffectClaim = { claimed: true; record: EffectRecord } | { claimed: false; existing: EffectRecord };
+
+const holds = (record: EffectRecord, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>) =>
+  record.runId === holder.runId && record.turn === holder.turn && record.call === holder.call;
+
+export function claimEffect(current: Current<EffectRecord>, holder: EffectHolder, now: Date): Step<EffectClaim> {
+  const record = current?.record;
+  const live = record?.status === 'in_flight' && !holds(record, holder) && !(takeoverAfter(record) < now.toISOString());
+  if (record && (record.status === 'completed' || live)) return keep({ claimed: false, existing: record });
+  // Absent or released: a first claim. In flight (the holder's retry, or a takeover): the next
+  // attempt of the same effect, with the arguments that may have reached the provider already.
+  const again = record?.status === 'in_flight';
+  const { key, runId, turn, call, name, args, leaseUntil, settleMs } = holder;
+  const next: EffectRecord = {
+    kind: 'effect', key, runId, turn, call, name,
+    args: again ? record.args : args,
+    status: 'in_flight',
+    leaseUntil,
+    ...(settleMs !== undefined && { settleMs }),
+    attempts: again ? record.attempts + 1 : 1,
+  };
+  return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { claimed: true, record: next });
+}
+
+/**
+ * The outcome of a claimed effect. `ok`: completed, and every later claim gets this result. Any
+ * other outcome (the provider refused it, a person rejected it) releases the claim: no effect
+ * took place. A completed effect keeps its first outcome; only the holder releases its claim.
+ */
+export function completeEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, outcome: CallOutcome, now: Date): Step<EffectRecord> {
+  if (!current) return fail(new ConditionalWriteError(`completeEffect: effect ${holder.key} was never claimed`));
+  const record = current.record;
+  if (record.status !== 'in_flight' || (outcome.outcome !== 'ok' && !holds(record, holder))) return keep(record);
+  const next: EffectRecord =
+    outcome.outcome === 'ok'
+      ? { ...record, status: 'completed', outcome: 'ok', result: outcome.result, recordedAt: now.toISOString() }
+      : { ...record, status: 'released', outcome: outcome.outcome, leaseUntil: now.toISOString() };
+  return write(next, current.meta, next);
+}
+
+/** Ends the holder's lease (its attempt failed without knowing): the next claim waits only `settleMs`. */
+export function releaseEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, now: Date): Step<void> {
+  const record = current?.record;
+  return record?.status === 'in_flight' && holds(record, holder) ? write({ ...record, leaseUntil: now.toISOString() }, current!.meta, undefined) : keep(undefined);
 }
 
 // ── approvals ───────────────────────────────────────────────────────────────────────────────

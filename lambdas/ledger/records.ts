@@ -15,6 +15,9 @@ import { MAX_TOKENS_PER_TURN } from '../models/timing.js';
  * only while pending, `pendingApproval` (sparse GSI pendingApprovals, sorted by `decideBy`).
  * An approval's task token is not on it: it is its own item, pk = TOKEN#<runId>, sk = the
  * approval's sk (tokenKey), a partition only the approval functions' roles may read.
+ *
+ * An effect a tool names by a business key (`defineTool({ idempotencyKey })`) is claimed across
+ * the agent's runs in a partition of its own: pk = EFFECT#<agent>:<tool>:<key>, sk = EFFECT.
  */
 
 export const runKey = (runId: string) => ({ pk: `RUN#${runId}`, sk: 'RUN' });
@@ -269,6 +272,40 @@ export interface ToolCallRecord {
   result?: string;
   latencyMs?: number;
   recordedAt?: string;
+  /**
+   * For a tool with `reconcile`: how long after an attempt may last have reached the provider (its
+   * lease's end, or its release) the provider shows what it committed. The claim is not taken over
+   * before then, so that `reconcile` never looks too early (protocol.ts `claimable`).
+   */
+  settleMs?: number;
+  /** Set when the call is an effect named by a business key: the effect's claim (EffectRecord). */
+  effectKey?: string;
+}
+
+/**
+ * An effect claimed across the agent's runs by its business key: the call that holds it, and once
+ * completed, that call's result (what every other call of the same effect gets back).
+ */
+export interface EffectRecord {
+  kind: 'effect';
+  /** `<agent>:<tool>:<business key>`: also the idempotency key sent to the provider. */
+  key: string;
+  /** The call holding the claim. */
+  runId: string;
+  turn: number;
+  call: number;
+  name: string;
+  /** The holder's arguments: a takeover sends these, not its own (the provider may refuse other parameters on the same key). */
+  args: Record<string, unknown>;
+  /** `released`: the holder's call ended without the effect (refused by the provider, rejected): not a claim. */
+  status: 'in_flight' | 'completed' | 'released';
+  leaseUntil: string;
+  /** Claims of the effect so far, its takeovers included. */
+  attempts: number;
+  settleMs?: number;
+  outcome?: ToolOutcome;
+  result?: string;
+  recordedAt?: string;
 }
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
@@ -311,4 +348,4 @@ export interface ApprovalRecord {
   budget?: { guard: ExtendableGuard; extension: number; limit: number };
 }
 
-export type LedgerRecord = RunRecord | TurnRecord | ToolCallRecord | ApprovalRecord;
+export type LedgerRecord = RunRecord | TurnRecord | ToolCallRecord | ApprovalRecord | EffectRecord;

@@ -31,6 +31,8 @@ const DATE_ARGS = {
   recordTurn: [], getTurn: [], listConversation: [], loadStep: [],
   // ToolCallLedger
   getCall: [], claimCall: [1], recordCall: [1], completeCall: [4], releaseCall: [3], renewCall: [4, 5],
+  // EffectLedger
+  getEffect: [], claimEffect: [1], completeEffect: [2], releaseEffect: [1],
   // ApprovalLedger
   upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [],
   // BlobStore

@@ -1,6 +1,6 @@
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
-import { approvalKey, breakerKey, callKey, GLOBAL_KILL, turnKey, type Key, type Step, type Stored } from './protocol.js';
+import { approvalKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type Key, type Step, type Stored } from './protocol.js';
 import { budgetApprovalSk, runKey, turnSk } from './records.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from './records.js';
 
@@ -166,6 +166,13 @@ export abstract class StorageLedger implements Ledger {
     this.update(callKey(runId, turn, call), (current) => protocol.completeCall(current, callKey(runId, turn, call), runId, outcome, now));
   readonly releaseCall: Ledger['releaseCall'] = (runId, turn, call, now) => this.update(callKey(runId, turn, call), (current) => protocol.releaseCall(current, now));
   readonly renewCall: Ledger['renewCall'] = (runId, turn, call, attempts, now, leaseUntil) => this.update(callKey(runId, turn, call), (current) => protocol.renewCall(current, attempts, now, leaseUntil));
+
+  // ── effects claimed across runs ─────────────────────────────────────────────────────────
+
+  readonly getEffect: Ledger['getEffect'] = (key) => this.record(effectKey(key));
+  readonly claimEffect: Ledger['claimEffect'] = (holder, now) => this.update(effectKey(holder.key), (current) => protocol.claimEffect(current, holder, now));
+  readonly completeEffect: Ledger['completeEffect'] = (holder, outcome, now) => this.update(effectKey(holder.key), (current) => protocol.completeEffect(current, holder, outcome, now));
+  readonly releaseEffect: Ledger['releaseEffect'] = (holder, now) => this.update(effectKey(holder.key), (current) => protocol.releaseEffect(current, holder, now));
 
   // ── approvals ───────────────────────────────────────────────────────────────────────────
 

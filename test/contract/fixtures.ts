@@ -1,3 +1,4 @@
+import type { EffectHolder } from '../../lambdas/ledger/protocol.js';
 import type { BreakerState } from '../../lambdas/guards/breaker.js';
 import type { ApprovalRecord, GuardEvent, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
 import { RUN_STARTED_AT, runRecord } from '../support/records.js';
@@ -54,6 +55,11 @@ export function call(overrides: Partial<ToolCallRecord> = {}): ToolCallRecord {
     attempts: 0,
     ...overrides,
   };
+}
+
+/** The holder of a business-key effect: the call of run r1, turn 3, call 1 (the call fixture's), lease to at(30). */
+export function holder(overrides: Partial<EffectHolder> = {}): EffectHolder {
+  return { key: 'refunds:issue_refund:rr_1', runId: 'r1', turn: 3, call: 1, name: 'issue_refund', args: { refundRequestId: 'rr_1', amountCents: 100 }, leaseUntil: at(30).toISOString(), ...overrides };
 }
 
 export function approval(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {

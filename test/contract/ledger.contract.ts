@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { approvalsSpec } from './spec/approvals.js';
 import { blobsSpec } from './spec/blobs.js';
 import { forksSpec } from './spec/forks.js';
+import { effectsSpec } from './spec/effects.js';
 import { guardsSpec } from './spec/guards.js';
 import { integritySpec } from './spec/integrity.js';
 import { runsSpec } from './spec/runs.js';
@@ -25,6 +26,7 @@ export function describeLedgerContract(name: string, makeLedger: MakeLedger, opt
     guardsSpec(makeLedger);
     turnsSpec(makeLedger);
     toolCallsSpec(makeLedger);
+    effectsSpec(makeLedger);
     approvalsSpec(makeLedger);
     blobsSpec(makeLedger);
     integritySpec(makeLedger, options);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as protocol from '../../lambdas/ledger/protocol.js';
 import { ConditionalWriteError, type Meta, type Step, type Stored } from '../../lambdas/ledger/protocol.js';
 import { callSk } from '../../lambdas/ledger/records.js';
-import { approval, at, breaker, call, guardEvent, kill, recovery, run, turn } from '../contract/fixtures.js';
+import { approval, at, breaker, call, guardEvent, holder, kill, recovery, run, turn } from '../contract/fixtures.js';
 
 // Each rule of the ledger as the pure transition it is (lambdas/ledger/protocol.ts): the item read
 // in, the item to write (or the answer without a write, or the refusal) out. The contract suite
@@ -186,5 +186,71 @@ describe('turns and approvals', () => {
     expect(protocol.isRunningRun(run('r1') as never)).toBe(true);
     expect(protocol.isRunningRun(run('r1', { status: 'stopped' }) as never)).toBe(false);
     expect(protocol.isPendingApproval(approval() as never)).toBe(true);
+  });
+});
+
+describe('the settle time of a call whose tool reconciles', () => {
+  it('is not taken over until settleMs after its lease ended: reconcile never looks too early', () => {
+    const held = stored({ ...call({ settleMs: 50_000 }), attempts: 1 });
+    // The lease ended at 30 s; the provider may show a request it received then only at 80 s.
+    expect(kept(protocol.claimCall(held, call({ leaseUntil: at(200).toISOString() }), at(79)))).toMatchObject({ claimed: false });
+    expect(kept(protocol.claimCall(held, call(), at(80)))).toMatchObject({ claimed: false });
+    expect(written(protocol.claimCall(held, call({ leaseUntil: at(200).toISOString(), settleMs: 50_000 }), at(81))).write.record).toMatchObject({ attempts: 2, settleMs: 50_000 });
+    expect(protocol.takeoverAfter(held.record)).toBe(at(80).toISOString());
+  });
+
+  it('counts from the release of a failed attempt, not from its lease', () => {
+    const released = written(protocol.releaseCall(stored({ ...call({ settleMs: 50_000 }), attempts: 1 }), at(5))).write;
+    expect(protocol.claimable(released as Stored<never>, at(55))).toBe(false);
+    expect(protocol.claimable(released as Stored<never>, at(56))).toBe(true);
+  });
+});
+
+describe('an effect claimed across runs by its business key', () => {
+  const other = { runId: 'r2', turn: 5, call: 2 };
+  const inFlight = (overrides: Partial<ReturnType<typeof holder>> = {}) => written(protocol.claimEffect(undefined, holder(overrides), at(0))).write as Stored<never>;
+
+  it('claims an effect no run holds: in flight, first attempt, the holder and its arguments recorded', () => {
+    const step = written(protocol.claimEffect(undefined, holder(), at(0)));
+    expect(step.write.record).toEqual({ kind: 'effect', ...holder(), status: 'in_flight', attempts: 1 });
+    expect(step.answer).toEqual({ claimed: true, record: step.write.record });
+  });
+
+  it('completed by another run: that run’s recorded result is returned, nothing written', () => {
+    const done = written(protocol.completeEffect(inFlight(), holder(), { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 3 }, at(1))).write as Stored<never>;
+    expect(kept(protocol.claimEffect(done, holder(other), at(10_000)))).toMatchObject({ claimed: false, existing: { status: 'completed', runId: 'r1', result: '{"id":"re_1"}' } });
+  });
+
+  it('in flight in a live run: refused (the caller waits), never a second holder', () => {
+    expect(kept(protocol.claimEffect(inFlight(), holder({ ...other, leaseUntil: at(90).toISOString() }), at(29)))).toMatchObject({ claimed: false, existing: { runId: 'r1', status: 'in_flight' } });
+    expect(kept(protocol.claimEffect(inFlight(), holder(other), at(30)))).toMatchObject({ claimed: false });
+  });
+
+  it('in flight in a dead run: taken over once the lease (and the settle time) ended, with the holder’s arguments', () => {
+    const held = inFlight({ settleMs: 10_000 });
+    expect(kept(protocol.claimEffect(held, holder({ ...other, args: { refundRequestId: 'rr_1', amountCents: 999 } }), at(40)))).toMatchObject({ claimed: false });
+    const takeover = written(protocol.claimEffect(held, holder({ ...other, args: { refundRequestId: 'rr_1', amountCents: 999 }, leaseUntil: at(100).toISOString() }), at(41)));
+    expect(takeover.write.record).toMatchObject({ runId: 'r2', turn: 5, call: 2, attempts: 2, leaseUntil: at(100).toISOString(), args: { amountCents: 100 } });
+  });
+
+  it('the holding call’s own retry claims it again at once, as the next attempt', () => {
+    expect(written(protocol.claimEffect(inFlight(), holder({ leaseUntil: at(60).toISOString() }), at(10))).write.record).toMatchObject({ runId: 'r1', attempts: 2 });
+  });
+
+  it('rejected by a person or refused by the provider: released, not a claim — the next call claims it afresh', () => {
+    for (const outcome of ['rejected', 'error'] as const) {
+      const released = written(protocol.completeEffect(inFlight(), holder(), { outcome, result: '{}', latencyMs: 0 }, at(1))).write as Stored<never>;
+      expect(released.record).toMatchObject({ status: 'released', outcome });
+      expect(written(protocol.claimEffect(released, holder(other), at(2))).write.record).toMatchObject({ runId: 'r2', attempts: 1, status: 'in_flight' });
+    }
+  });
+
+  it('keeps the first outcome: a later completion changes nothing, and only the holder releases it', () => {
+    const done = written(protocol.completeEffect(inFlight(), holder(), { outcome: 'ok', result: '1', latencyMs: 0 }, at(1))).write as Stored<never>;
+    expect(kept(protocol.completeEffect(done, holder(other), { outcome: 'ok', result: '2', latencyMs: 0 }, at(2)))).toMatchObject({ result: '1' });
+    expect(kept(protocol.completeEffect(inFlight(), holder(other), { outcome: 'error', result: '{}', latencyMs: 0 }, at(2)))).toMatchObject({ status: 'in_flight' });
+    expect(kept(protocol.releaseEffect(inFlight(), other, at(2)))).toBeUndefined();
+    expect(written(protocol.releaseEffect(inFlight(), holder(), at(2))).write.record).toMatchObject({ leaseUntil: at(2).toISOString() });
+    expect(refused(protocol.completeEffect(undefined, holder(), { outcome: 'ok', result: '1', latencyMs: 0 }, at(1)))).toBeInstanceOf(ConditionalWriteError);
   });
 });
