@@ -60,6 +60,12 @@ export interface ToolContext<Input = unknown, Deps = unknown> extends RunView<In
   readonly deps: Deps;
 }
 
+/** What a tool's `idempotencyKey` may read besides the arguments: the run and where in it the call is. */
+export interface EffectKeyContext<Input = unknown> extends RunView<Input> {
+  readonly turn: number;
+  readonly call: number;
+}
+
 /** What `reconcile` learned from the provider about an earlier attempt of a claimed call. */
 export type ReconcileAnswer = { readonly found: true; readonly result: unknown } | { readonly found: false };
 
@@ -80,6 +86,38 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    * earlier attempt take effect? A found result is recorded instead of calling again.
    */
   readonly reconcile?: (args: Args, context: ToolContext<Input, Deps>) => Promise<ReconcileAnswer>;
+  /**
+   * Names the call's effect by what it is — a business key, e.g. the refund request id — instead
+   * of by where a run asked for it. The ledger then claims `<agent>:<tool>:<key>` once across all
+   * the agent's runs (two runs of the same day, a re-run, two identical calls in one turn are one
+   * effect), and sends it as the idempotency key. A claim held by another call: completed → its
+   * recorded result is this call's, nothing is sent; in flight in a live run → this call waits
+   * (Agent.LeaseHeld), never sends; in flight in a dead run → taken over once its lease (and
+   * `settleMs`) ended, reconciled or re-sent under the same key with the holder's arguments;
+   * rejected by a person or refused by the provider → no claim. The whole key is at most 255
+   * characters. `write` tools only.
+   * @default `<runId>:<turn>:<toolCallId>` (one effect per call of one run)
+   * @example idempotencyKey: (args) => args.refundRequestId
+   */
+  readonly idempotencyKey?: (args: Args, context: EffectKeyContext<Input>) => string;
+  /**
+   * For a tool with `reconcile`: how long after receiving a request its provider may take to show
+   * it (commit it to what `reconcile` reads). A call whose outcome is unknown is reconciled only
+   * this long after its last attempt could have reached the provider: sooner, `reconcile` could
+   * miss a committed request and the call would be sent again. The wait rides on CallTool's Retry
+   * on Agent.LeaseHeld (8 attempts, up to 60 s apart): a settle time beyond about two minutes may
+   * exhaust it, and the run then stops (resumable) rather than send. At most 300000.
+   * @default the tool's timeout (bounded by the claim's lease, which the local engine compresses)
+   */
+  readonly settleMs?: number;
+  /**
+   * For a tool with `reconcile`: how many times one call may be reconciled. A call still
+   * undecided after that (`reconcile` kept failing, or the provider kept losing its answer) is
+   * escalated to a person — recorded as an `outcome_unknown` error the model is told not to retry,
+   * and a guard event on the run — and never sent again. 1 to 10.
+   * @default 3
+   */
+  readonly maxReconciles?: number;
   /**
    * Returns what a person must see when this call must wait for approval, or nothing. Its policy
    * (thresholds, limits) belongs in the agent's definition or its deployment, never in the run's
@@ -136,6 +174,36 @@ export function guaranteeOf(tool: Pick<ToolDefinition, 'effect' | 'idempotencyKe
   if (tool.effect === 'read') return 'read';
   return tool.idempotencyKeys || tool.reconcile ? 'exactly-once' : 'at-least-once';
 }
+
+/**
+ * The condition a tool's guarantee holds under, in words (status and the console print it beside
+ * the guarantee): what the harness relies on the provider for.
+ */
+export function guaranteeCondition(tool: Pick<ToolDefinition, 'effect' | 'idempotencyKeys' | 'reconcile' | 'idempotencyKey' | 'settleMs'>): string {
+  if (tool.effect === 'read') return 'repeating it changes nothing';
+  const scope = tool.idempotencyKey ? 'across runs, by its business key' : 'within a run';
+  if (tool.idempotencyKeys) return `${scope}, if the provider deduplicates on the idempotency key`;
+  if (tool.reconcile) return `${scope}, if the provider shows a committed request within settleMs (${tool.settleMs === undefined ? 'the tool timeout' : `${tool.settleMs} ms`}); else escalated`;
+  return `${scope}; a call whose answer is lost may be sent again`;
+}
+
+/** The default `settleMs` until a tool declares its timeout. */
+const DEFAULT_SETTLE_MS = 20_000;
+
+/**
+ * How long after an attempt of `tool` its provider shows what it committed (protocol.ts
+ * `takeoverAfter`): its `settleMs`, or by default the time one attempt may take, bounded by the
+ * claim's lease (`leaseMs`: at least the step's Lambda timeout on AWS; the local engine compresses
+ * it, and its retry waits with it, so a default settle time is compressed alike).
+ */
+export function settleMsOf(tool: Pick<ToolDefinition, 'settleMs'>, leaseMs: number): number {
+  return tool.settleMs ?? Math.min(DEFAULT_SETTLE_MS, leaseMs);
+}
+
+/** A call claimed again is reconciled at most this many times (`maxReconciles`), then escalated. */
+export const DEFAULT_MAX_RECONCILES = 3;
+/** The longest `settleMs` a tool may declare. */
+export const MAX_SETTLE_MS = 300_000;
 
 /** A tool call as the ledger recorded it, with its parsed arguments: what `report` reads. */
 export type ToolTrace = Pick<ToolCallRecord, 'turn' | 'call' | 'name' | 'args' | 'status' | 'outcome' | 'result' | 'effect'>;
@@ -351,6 +419,16 @@ export function defineTool<Args, Input = any, Deps = any>(tool: ToolDefinition<A
     throw new Error(`defineTool ${tool.name}: maxResultTokens must be a whole number of tokens ≥ 256, got ${tool.maxResultTokens}`);
   }
   if (tool.reconcile && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: reconcile only makes sense for a 'write' tool`);
+  if (tool.idempotencyKey !== undefined && (tool.effect !== 'write' || typeof tool.idempotencyKey !== 'function')) {
+    throw new Error(`defineTool ${tool.name}: idempotencyKey must be a function (args, context) => string of a 'write' tool`);
+  }
+  for (const field of ['settleMs', 'maxReconciles'] as const) {
+    const value = tool[field];
+    if (value === undefined) continue;
+    if (!tool.reconcile) throw new Error(`defineTool ${tool.name}: ${field} only applies to a tool with reconcile`);
+    const [min, max] = field === 'settleMs' ? [0, MAX_SETTLE_MS] : [1, 10];
+    if (!(Number.isInteger(value) && value >= min && value <= max)) throw new Error(`defineTool ${tool.name}: ${field} must be a whole number from ${min} to ${max}, got ${value}`);
+  }
   // Duck-typed: the agent's own copy of zod is as good as ours.
   if (typeof (tool.input as { safeParse?: unknown } | undefined)?.safeParse !== 'function') throw new Error(`defineTool ${tool.name}: input must be a zod schema`);
   return tool;
@@ -493,7 +571,8 @@ export function agentFingerprint(agent: AgentDefinition, codeVersion: string, pr
     system: agent.system,
     model: agent.model,
     fallbackModel: agent.fallbackModel,
-    tools: toolSpecs(agent).map((spec, index) => ({ ...spec, effect: agent.tools[index]!.effect })),
+    // A business key changes which calls are one effect (undefined, and so left out, when there is none).
+    tools: toolSpecs(agent).map((spec, index) => ({ ...spec, effect: agent.tools[index]!.effect, businessKey: agent.tools[index]!.idempotencyKey?.toString() })),
     prices: priceTableVersion,
     // Only when set, so that the fingerprints of agents without compaction do not change.
     ...(agent.contextWindow && {

@@ -66,6 +66,8 @@ const issueRefund = defineTool({
   effect: 'write',
   // The provider deduplicates on the Idempotency-Key: a re-sent refund returns the first one.
   idempotencyKeys: true,
+  // One refund per refund request, whichever run (or call) asks: two runs of the same day pay once.
+  idempotencyKey: (args) => args.refundRequestId,
   // On the running total of the request in this run: a refund split into parts under the threshold
   // ($499.99 + $499.99 + $299.02) waits for a person from the part that crosses it.
   needsApproval: (args, _run, facts) => {
@@ -90,6 +92,8 @@ const flagForReview = defineTool({
   input: z.object({ refundRequestId: Id, reason: z.string().min(1).max(500) }).strict(),
   effect: 'write',
   idempotencyKeys: true,
+  // One review per refund request, whichever run asks.
+  idempotencyKey: (args) => args.refundRequestId,
   execute: (args, { deps, idempotencyKey, signal }) => (deps as Deps).commerce.createReview(args, idempotencyKey, signal),
 });
 

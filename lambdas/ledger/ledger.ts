@@ -17,7 +17,7 @@ import type {
   TurnRecord,
   EffectRecord,
 } from './records.js';
-import type { EffectClaim, EffectHolder } from './protocol.js';
+import type { EffectClaim, EffectHolder, EffectOutcome } from './protocol.js';
 
 export interface AttachOptions {
   previousArn?: string;
@@ -205,8 +205,10 @@ export interface EffectLedger {
   getEffect(key: string): Promise<EffectRecord | undefined>;
   /** Claims the effect for a call; refused while another live call holds it, or once it is completed (use its result). */
   claimEffect(holder: EffectHolder, now: Date): Promise<EffectClaim>;
-  /** Records the effect's outcome: `ok` completes it (the first stands); anything else releases it. */
-  completeEffect(holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, outcome: { outcome: ToolOutcome; result: string; latencyMs: number }, now: Date): Promise<EffectRecord>;
+  /** Records the effect's outcome: `ok` or `unknown` completes it (the first stands); anything else releases it. */
+  completeEffect(holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, outcome: EffectOutcome, now: Date): Promise<EffectRecord>;
+  /** Renews the lease of the holder's attempt `attempts` while its outside call runs; a lease that ended is not revived. */
+  renewEffect(holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, attempts: number, now: Date, leaseUntil: Date): Promise<boolean>;
   /** Ends the holder's lease after an attempt that failed without knowing (the next claim still waits `settleMs`). */
   releaseEffect(holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, now: Date): Promise<void>;
 }

@@ -330,6 +330,8 @@ export function renewCall(current: Current<ToolCallRecord>, attempts: number, no
  */
 export type EffectHolder = Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call' | 'name' | 'args' | 'leaseUntil' | 'settleMs'>;
 export type EffectClaim = { claimed: true; record: EffectRecord } | { claimed: false; existing: EffectRecord };
+/** A call's outcome for its effect; `unknown`: it may have taken place (escalated), so it stands like a completed one. */
+export type EffectOutcome = CallOutcome & { unknown?: boolean };
 
 const holds = (record: EffectRecord, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>) =>
   record.runId === holder.runId && record.turn === holder.turn && record.call === holder.call;
@@ -354,19 +356,29 @@ export function claimEffect(current: Current<EffectRecord>, holder: EffectHolder
 }
 
 /**
- * The outcome of a claimed effect. `ok`: completed, and every later claim gets this result. Any
- * other outcome (the provider refused it, a person rejected it) releases the claim: no effect
- * took place. A completed effect keeps its first outcome; only the holder releases its claim.
+ * The outcome of a claimed effect. `ok`, or `unknown` (it may have happened: a person decides):
+ * completed, and every later claim gets this result. Any other outcome (the provider refused it,
+ * a person rejected it) releases the claim: no effect took place. A completed effect keeps its
+ * first outcome; only the holder releases its claim.
  */
-export function completeEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, outcome: CallOutcome, now: Date): Step<EffectRecord> {
+export function completeEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, outcome: EffectOutcome, now: Date): Step<EffectRecord> {
   if (!current) return fail(new ConditionalWriteError(`completeEffect: effect ${holder.key} was never claimed`));
   const record = current.record;
-  if (record.status !== 'in_flight' || (outcome.outcome !== 'ok' && !holds(record, holder))) return keep(record);
+  const stands = outcome.outcome === 'ok' || outcome.unknown === true;
+  if (record.status !== 'in_flight' || (!stands && !holds(record, holder))) return keep(record);
   const next: EffectRecord =
-    outcome.outcome === 'ok'
-      ? { ...record, status: 'completed', outcome: 'ok', result: outcome.result, recordedAt: now.toISOString() }
+    stands
+      ? { ...record, status: 'completed', outcome: outcome.outcome, result: outcome.result, recordedAt: now.toISOString() }
       : { ...record, status: 'released', outcome: outcome.outcome, leaseUntil: now.toISOString() };
   return write(next, current.meta, next);
+}
+
+/** The holder's live claim keeps its lease while its outside call runs (as `renewCall`): the same attempt, a lease not yet ended. */
+export function renewEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, attempts: number, now: Date, leaseUntil: Date): Step<boolean> {
+  const record = current?.record;
+  const live = record?.status === 'in_flight' && holds(record, holder) && record.attempts === attempts && record.leaseUntil > now.toISOString();
+  if (!live || record.leaseUntil >= leaseUntil.toISOString()) return keep(false);
+  return write({ ...record, leaseUntil: leaseUntil.toISOString() }, current!.meta, true);
 }
 
 /** Ends the holder's lease (its attempt failed without knowing): the next claim waits only `settleMs`. */

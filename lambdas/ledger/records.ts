@@ -219,7 +219,7 @@ export interface KillFlag {
 }
 
 export interface GuardEvent {
-  guard: 'steps' | 'tokens' | 'dollars' | 'wallClock' | 'kill' | 'loop' | 'breaker';
+  guard: 'steps' | 'tokens' | 'dollars' | 'wallClock' | 'kill' | 'loop' | 'breaker' | 'effect';
   action: 'warned' | 'stopped' | 'tripped';
   reason: string;
   at: string;

@@ -32,7 +32,7 @@ const DATE_ARGS = {
   // ToolCallLedger
   getCall: [], claimCall: [1], recordCall: [1], completeCall: [4], releaseCall: [3], renewCall: [4, 5],
   // EffectLedger
-  getEffect: [], claimEffect: [1], completeEffect: [2], releaseEffect: [1],
+  getEffect: [], claimEffect: [1], completeEffect: [2], renewEffect: [2, 3], releaseEffect: [1],
   // ApprovalLedger
   upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [],
   // BlobStore

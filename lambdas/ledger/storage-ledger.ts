@@ -172,6 +172,7 @@ export abstract class StorageLedger implements Ledger {
   readonly getEffect: Ledger['getEffect'] = (key) => this.record(effectKey(key));
   readonly claimEffect: Ledger['claimEffect'] = (holder, now) => this.update(effectKey(holder.key), (current) => protocol.claimEffect(current, holder, now));
   readonly completeEffect: Ledger['completeEffect'] = (holder, outcome, now) => this.update(effectKey(holder.key), (current) => protocol.completeEffect(current, holder, outcome, now));
+  readonly renewEffect: Ledger['renewEffect'] = (holder, attempts, now, leaseUntil) => this.update(effectKey(holder.key), (current) => protocol.renewEffect(current, holder, attempts, now, leaseUntil));
   readonly releaseEffect: Ledger['releaseEffect'] = (holder, now) => this.update(effectKey(holder.key), (current) => protocol.releaseEffect(current, holder, now));
 
   // ── approvals ───────────────────────────────────────────────────────────────────────────

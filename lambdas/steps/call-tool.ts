@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { findTool, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
+import { findTool, guaranteeOf, settleMsOf, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip, wallClockEnd } from '../guards/budgets.js';
@@ -12,6 +12,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { approvalRequest, callsForApproval, idempotencyKey, rememberCall, nextToolCall, runView, toolUses, type NextToolCall } from '../conversation/turns.js';
+import { effectKeyOf, enterEffect, recordEscalation, undecided } from '../tools/effects.js';
 
 export const CallToolInput = z.object({
   runId: z.string().min(1),
@@ -93,6 +94,8 @@ export function createCallTool(deps: CallToolDeps) {
     if (trip) return skipped(trip.reason);
 
     const now = deps.clock.now();
+    // The effect's business key, when the tool names one: claimed across the agent's runs, and the idempotency key sent.
+    const effect = tool && parsed?.success ? effectKeyOf(deps.agent, tool, parsed.data, { ...runView(run), turn, call }) : {};
     const entry: ToolCallRecord = {
       kind: 'tool',
       runId,
@@ -104,10 +107,13 @@ export function createCallTool(deps: CallToolDeps) {
       // its schema refused keeps what the model sent.
       args: jsonObject(parsed?.success ? parsed.data : block.input),
       effect: tool?.effect ?? 'read',
-      idempotencyKey: idempotencyKey(runId, turn, block.id),
+      idempotencyKey: effect.key ?? idempotencyKey(runId, turn, block.id),
       status: 'in_flight',
       leaseUntil: new Date(now.getTime() + deps.leaseMs).toISOString(),
       attempts: 0,
+      ...(tool?.reconcile && { settleMs: settleMsOf(tool, deps.leaseMs) }),
+      ...(effect.key !== undefined && { effectKey: effect.key }),
+      ...(tool && { guarantee: guaranteeOf(tool) }),
     };
     // A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands).
     const recordAtOnce = async (outcome: Outcome) => {
@@ -121,6 +127,7 @@ export function createCallTool(deps: CallToolDeps) {
       const mistake = tool ? invalidArguments(tool.name, parsed!.error!) : unknownTool(deps.agent, block.name);
       return done(await count(deps, run, await recordAtOnce({ outcome: 'error', result: JSON.stringify(mistake), latencyMs: 0 })));
     }
+    if (effect.refused) return done(await count(deps, run, await recordAtOnce({ outcome: 'error', result: JSON.stringify({ error: 'invalid_arguments', message: effect.refused }), latencyMs: 0 })));
     const args = parsed.data;
     const held = approvalRequest(deps.agent, block, run, { turn, call }, await callsForApproval(deps.ledger, deps.agent, runId, block, { turn, call }));
     const refusal = held ? await approvalRefusal(deps, run, turn, call) : undefined;
@@ -134,17 +141,17 @@ export function createCallTool(deps: CallToolDeps) {
     // One attempt's outside work, bounded by the tool's timeout and the run's wall clock (tools/attempt.ts).
     const bounds = { timeoutMs: toolTimeoutMs(tool), signal, clock: deps.clock, stopAt: wallClockEnd(run), what: tool.name };
     const context = (key: string, attemptSignal: AbortSignal): ToolContext => ({ ...runView(run), idempotencyKey: key, signal: attemptSignal, turn, call, deps: deps.agentDeps() });
-    const send = (retried: boolean, key: string) => () =>
+    const send = (retried: boolean, key: string, sent: unknown = args) => () =>
       deps.breaker.call(
         toolsBreaker(deps.agent),
         () =>
           boundedAttempt(async (attemptSignal) => {
             const toolContext = context(key, attemptSignal);
             if (retried) {
-              const answer = await tool.reconcile!(args, toolContext);
+              const answer = await tool.reconcile!(sent, toolContext);
               if (answer.found) return answer.result;
             }
-            return tool.execute(args, toolContext);
+            return tool.execute(sent, toolContext);
           }, bounds),
         { ...(read.breaker && { state: read.breaker }) },
       );
@@ -168,24 +175,48 @@ export function createCallTool(deps: CallToolDeps) {
       if (claim.existing.status === 'completed') return done(await count(deps, run, claim.existing));
       throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${claim.existing.leaseUntil}`);
     }
+    // The effect across runs (not for a refused call: a rejection is no claim). Held by another
+    // call: its result is this one's, or (in flight) this call waits for it.
+    const holder = { key: claim.record.effectKey!, runId, turn, call };
+    const gate = claim.record.effectKey && !refusal ? await enterEffect(deps.ledger, tool, claim.record, claim.record.effectKey, now) : undefined;
+    if (gate && 'done' in gate) return done(await count(deps, run, await deps.ledger.completeCall(runId, turn, call, gate.done, deps.clock.now())));
+    if (gate && 'wait' in gate) {
+      await deps.ledger.releaseCall(runId, turn, call, deps.clock.now());
+      throw new LeaseHeldError(gate.wait);
+    }
+    // The effect is completed before the call: a crash between the two finds it completed on the retry.
+    const complete = async (outcome: Outcome, unknown = false) => {
+      if (gate) await deps.ledger.completeEffect(holder, { ...outcome, unknown }, deps.clock.now());
+      return deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now());
+    };
     // A claim taken again (the earlier attempt died, or failed without knowing) of a tool whose
-    // provider has no idempotency keys: ask the provider what the earlier attempt did first.
-    const retried = claim.record.attempts > 1 && tool.reconcile !== undefined;
+    // provider has no idempotency keys: ask the provider what the earlier attempt did first —
+    // after its settle time (protocol.ts takeoverAfter), a bounded number of times, then a person
+    // decides (tools/effects.ts).
+    const attempts = gate ? gate.attempts : claim.record.attempts;
+    const retried = attempts > 1 && tool.reconcile !== undefined;
+    const escalation = refusal ? undefined : undecided(tool, attempts);
+    if (escalation) {
+      await recordEscalation(deps.ledger, claim.record, deps.clock.now());
+      return done(await count(deps, run, await complete(escalation, true)));
+    }
     // The claim's lease outlasts the attempt: renewed while the outside call runs (a holder that
     // dies stops renewing), and the renewal ends before the claim is released or completed.
-    const lease = keepLease(deps, claim.record);
+    const lease = keepLease(deps, claim.record, gate && { ...holder, attempts: gate.attempts });
     const release = async () => {
       await lease.stop();
+      if (gate) await deps.ledger.releaseEffect(holder, deps.clock.now());
       await deps.ledger.releaseCall(runId, turn, call, deps.clock.now());
     };
     let outcome: Outcome;
     try {
       outcome =
         refusal ??
-        (await execute(deps, tool, send(retried, claim.record.idempotencyKey), {
+        (await execute(deps, tool, send(retried, claim.record.idempotencyKey, gate?.args ?? args), {
           // Nothing can fix it by retrying: recorded so no entry is left in flight.
-          terminal: async (failed) => void (await deps.ledger.completeCall(runId, turn, call, failed, deps.clock.now())),
-          // The retry may claim at once: it asks `reconcile` first, or re-sends the same idempotency key.
+          terminal: async (failed) => void (await complete(failed)),
+          // The retry may claim again (after the settle time, for a tool that reconciles): it asks
+          // `reconcile` first, or re-sends the same idempotency key.
           transient: release,
         }));
     } catch (error) {
@@ -198,8 +229,7 @@ export function createCallTool(deps: CallToolDeps) {
       return skipped((error as AttemptCut).message);
     }
     await lease.stop();
-    const completed = await deps.ledger.completeCall(runId, turn, call, await byReference(outcome), deps.clock.now());
-    return done(await count(deps, run, completed));
+    return done(await count(deps, run, await complete(await byReference(outcome))));
   };
 }
 
@@ -304,15 +334,19 @@ function jsonObject(value: unknown): Record<string, unknown> {
   return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
 }
 
-/** Renews `claim`'s lease every third of a lease until `stop` (which waits for a renewal under way). */
-function keepLease(deps: CallToolDeps, claim: ToolCallRecord): { stop(): Promise<void> } {
+/** Renews `claim`'s lease (and its effect's, held by the same attempt) every third of a lease until `stop` (which waits for a renewal under way). */
+function keepLease(deps: CallToolDeps, claim: ToolCallRecord, effect?: { key: string; runId: string; turn: number; call: number; attempts: number }): { stop(): Promise<void> } {
   let renewing: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
     // A renewal that fails leaves the lease as it was: at worst it runs out, as a dead holder's does.
     renewing = renewing
       .then(() => {
         const now = deps.clock.now();
-        return deps.ledger.renewCall(claim.runId, claim.turn, claim.call, claim.attempts, now, new Date(now.getTime() + deps.leaseMs));
+        const until = new Date(now.getTime() + deps.leaseMs);
+        return Promise.all([
+          deps.ledger.renewCall(claim.runId, claim.turn, claim.call, claim.attempts, now, until),
+          effect && deps.ledger.renewEffect(effect, effect.attempts, now, until),
+        ]);
       })
       .catch(() => undefined);
   }, Math.max(1, Math.floor(deps.leaseMs / 3)));

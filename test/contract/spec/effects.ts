@@ -49,6 +49,16 @@ export function effectsSpec(make: MakeLedger): void {
       expect(await ledger.claimEffect(holder(runB), at(13))).toMatchObject({ claimed: true, record: { attempts: 2 } });
     });
 
+    it('renews the holder’s live lease while its call runs, never another’s, never one that ended', async () => {
+      await ledger.claimEffect(holder(), at(0));
+      expect(await ledger.renewEffect(holder(runB), 1, at(10), at(60))).toBe(false);
+      expect(await ledger.renewEffect(holder(), 2, at(10), at(60))).toBe(false); // not this attempt's
+      expect(await ledger.renewEffect(holder(), 1, at(10), at(60))).toBe(true);
+      expect(await ledger.claimEffect(holder(runB), at(45))).toMatchObject({ claimed: false });
+      await ledger.releaseEffect(holder(), at(50));
+      expect(await ledger.renewEffect(holder(), 1, at(51), at(100))).toBe(false);
+    });
+
     it('an effect that ended rejected or refused is no claim: the next run claims it as a first attempt', async () => {
       await ledger.claimEffect(holder(), at(0));
       expect(await ledger.completeEffect(holder(), { outcome: 'rejected', result: '{}', latencyMs: 0 }, at(1))).toMatchObject({ status: 'released' });

@@ -1,0 +1,84 @@
+import { DEFAULT_MAX_RECONCILES, type AgentDefinition, type EffectKeyContext, type ToolDefinition } from '../define.js';
+import { parseBlobRef, readResult, storeResult } from '../ledger/blobs.js';
+import type { BlobStore, EffectLedger, GuardLedger } from '../ledger/ledger.js';
+import type { EffectRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
+
+/**
+ * The once-only rules of a write call beyond its own claim (the transitions are protocol.ts's):
+ * an effect named by a business key, claimed across the agent's runs; the settle time before a
+ * call whose outcome is unknown is reconciled; and the bound on how often one call is reconciled
+ * before a person decides instead.
+ */
+
+type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number };
+
+/** The longest idempotency key a provider is sent (Stripe's and most others' limit). */
+const MAX_KEY_CHARS = 255;
+
+/**
+ * The effect's key, `<agent>:<tool>:<business key>`, when the tool names its effect by one; else
+ * undefined (the call is its own effect). A key the tool's function cannot make from these
+ * arguments is refused with a message for the model (they came from it).
+ */
+export function effectKeyOf(agent: Pick<AgentDefinition, 'name'>, tool: ToolDefinition, args: unknown, context: EffectKeyContext): { key?: string; refused?: string } {
+  if (!tool.idempotencyKey) return {};
+  const business: unknown = tool.idempotencyKey(args, context);
+  const key = `${agent.name}:${tool.name}:${String(business)}`;
+  if (typeof business !== 'string' || business.length === 0 || key.length > MAX_KEY_CHARS) {
+    return { refused: `${tool.name}: these arguments give no business key (${JSON.stringify(business)}): it must be a non-empty string, at most ${MAX_KEY_CHARS} characters with the agent and tool names` };
+  }
+  return { key };
+}
+
+/** A claim of the call's effect, as CallTool acts on it. */
+export type EffectGate =
+  /** This call holds the effect: send `args` (the holder's, on a takeover); `attempts` > 1: an earlier attempt may have sent. */
+  | { go: true; args: unknown; attempts: number }
+  /** Another call completed it: its result is this call's, nothing is sent. */
+  | { done: Outcome }
+  /** Another live call holds it: wait (Agent.LeaseHeld), never send. */
+  | { wait: string };
+
+export async function enterEffect(ledger: EffectLedger & BlobStore, tool: ToolDefinition, call: ToolCallRecord, key: string, now: Date): Promise<EffectGate> {
+  const { runId, turn, name, args, leaseUntil, settleMs } = call;
+  const claim = await ledger.claimEffect({ key, runId, turn, call: call.call, name, args, leaseUntil, ...(settleMs !== undefined && { settleMs }) }, now);
+  if (claim.claimed) {
+    // A takeover sends what the dead holder may have sent: the provider may refuse the same key with other parameters.
+    const parsed = tool.input.safeParse(claim.record.args);
+    return { go: true, args: parsed.success ? parsed.data : undefined, attempts: claim.record.attempts };
+  }
+  const held = claim.existing;
+  if (held.status === 'completed') return { done: { outcome: held.outcome ?? 'ok', result: await resultFrom(ledger, held, runId), latencyMs: 0 } };
+  return { wait: `effect ${key} is in flight in run ${held.runId} (turn ${held.turn}, call ${held.call}) until ${held.leaseUntil}` };
+}
+
+/** The holder's result as this run records it: one stored by reference is copied into this run's blobs. */
+async function resultFrom(ledger: BlobStore, held: EffectRecord, runId: string): Promise<string> {
+  const ref = parseBlobRef(held.result);
+  if (!ref || held.runId === runId) return held.result ?? '';
+  return storeResult(ledger, runId, await readResult(ledger, held.runId, ref), 0);
+}
+
+/**
+ * A call claimed again whose tool reconciles: each claim after the first asks `reconcile` once.
+ * Past `maxReconciles`, the call is undecided — `reconcile` kept failing, or each send lost its
+ * answer — and goes to a person: the outcome the model is told, never a send.
+ */
+export function undecided(tool: ToolDefinition, attempts: number): Outcome | undefined {
+  const max = tool.maxReconciles ?? DEFAULT_MAX_RECONCILES;
+  if (!tool.reconcile || attempts - 1 <= max) return undefined;
+  const message =
+    `${tool.name}: the outcome is still unknown after ${max} reconcile(s); escalated to a person to check with the provider. ` +
+    `It was not sent again: do not call ${tool.name} for this again.`;
+  return { outcome: 'error', result: JSON.stringify({ error: 'outcome_unknown', escalated: true, message }), latencyMs: 0 };
+}
+
+/** Records the escalation where a person sees it: a guard event on the run. */
+export async function recordEscalation(ledger: Pick<GuardLedger, 'recordGuardEvent'>, call: Pick<ToolCallRecord, 'runId' | 'turn' | 'call' | 'name'>, now: Date): Promise<void> {
+  await ledger.recordGuardEvent(call.runId, {
+    guard: 'effect',
+    action: 'stopped',
+    reason: `${call.name} (turn ${call.turn}, call ${call.call}): outcome unknown after its reconciles, escalated to a person, not sent again`,
+    at: now.toISOString(),
+  });
+}

@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { refundReconciler, type RefundWorld } from '../../agents/refund-reconciler/agent.js';
+import { loadReport } from '../../lambdas/agent/report.js';
+import type { AgentDefinition, ModelPolicy } from '../../lambdas/define.js';
+import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+
+/**
+ * Every effect once across runs (issue 27, item 1), on the synthesized state machine: the refund
+ * reconciler names its refunds and reviews by the refund request id (`idempotencyKey`), so the
+ * ledger claims each once across the agent's runs, whatever run id or call asks.
+ */
+
+const plainRefunds = 16;
+const config = { approvalTimeoutSeconds: 1 };
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.stack.close();
+  harness = undefined;
+});
+
+/** Review request ids the provider holds more than one review for (must be empty). */
+function reviewedTwice(h: Harness): string[] {
+  const seen = new Map<string, number>();
+  for (const review of h.stack.world.payments.reviews()) seen.set(review.refundRequestId, (seen.get(review.refundRequestId) ?? 0) + 1);
+  return [...seen].filter(([, count]) => count > 1).map(([id]) => id);
+}
+
+/** The issue_refund calls of these runs the provider refused (e.g. a second refund of a payment refunded in full). */
+async function refusedRefunds(h: Harness, runIds: string[]) {
+  const calls = await Promise.all(runIds.map(async (runId) => (await h.stack.ledger.listConversation(runId)).calls));
+  return calls.flat().filter((call) => call.name === 'issue_refund' && call.outcome === 'error');
+}
+
+/** The refund reconciler without business keys: what the ledger did before (the control). */
+const perRun: AgentDefinition = { ...refundReconciler, tools: refundReconciler.tools.map(({ idempotencyKey: _key, ...tool }) => tool) };
+
+describe('every effect once, across runs', () => {
+  it('pays each refund once when the same day runs twice at once under two run ids', async () => {
+    harness = await startHarness();
+    const runs = ['day-a', 'day-b'].map((runId) => harness!.run({ runId, input: { date: sampleDay.date }, config }));
+    const finished = await Promise.all(runs);
+
+    for (const run of finished) expect(run.status).toBe('SUCCEEDED');
+    const { payments } = harness.stack.world;
+    expect(payments.refunds()).toHaveLength(plainRefunds);
+    expect(duplicatePayments(harness.stack)).toEqual([]);
+    expect(reviewedTwice(harness)).toEqual([]);
+    // No second request reached the provider: none was refused as more than is left to refund.
+    expect(await refusedRefunds(harness, ['day-a', 'day-b'])).toEqual([]);
+    // Each run records every refund as issued: one of the two paid it, the other got its recorded result.
+    for (const runId of ['day-a', 'day-b']) {
+      const report = (await loadReport(harness.stack.ledger, runId, new Date(), refundReconciler))!;
+      expect(report.summary).toMatchObject({ issued: plainRefunds });
+      const { calls } = await harness.stack.ledger.listConversation(runId);
+      for (const call of calls.filter((record) => record.name === 'issue_refund' && record.outcome === 'ok')) {
+        const refund = payments.refunds().find((paid) => paid.refundRequestId === call.args['refundRequestId'])!;
+        expect(call.idempotencyKey).toBe(`refund-reconciler:issue_refund:${refund.refundRequestId}`);
+        expect(JSON.parse(call.result!)).toMatchObject({ id: refund.id });
+      }
+    }
+    // The ledger's claims name one holder each, completed.
+    const effect = await harness.stack.ledger.getEffect(`refund-reconciler:issue_refund:${payments.refunds()[0]!.refundRequestId}`);
+    expect(effect).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 1 });
+    expect(['day-a', 'day-b']).toContain(effect!.runId);
+  });
+
+  it('without business keys the same two runs send refunds twice (the control)', async () => {
+    harness = await startHarness({ agent: perRun as AgentDefinition<any, any, RefundWorld> });
+    await Promise.all(['day-a', 'day-b'].map((runId) => harness!.run({ runId, input: { date: sampleDay.date }, config })));
+    // Each run sends the refunds under keys of its own: the provider keeps the total within the
+    // payment (a full refund asked again is refused as more than is left), so what shows is the
+    // second request — paid twice, where a partial refund leaves room.
+    const refused = await refusedRefunds(harness, ['day-a', 'day-b']);
+    expect(refused.length).toBeGreaterThan(0);
+  });
+
+  it('two identical refund calls in one turn are one effect', async () => {
+    // The model asks for every refund twice in the same turn (the same arguments, two tool call ids).
+    const policy = refundReconciler.dev!.policy!;
+    const twice: ModelPolicy = (request) => {
+      const response = policy(request);
+      return { ...response, content: response.content.flatMap((block) => (block.type === 'tool_use' && block.name === 'issue_refund' ? [block, { ...block, id: `${block.id}_again` }] : [block])) };
+    };
+    harness = await startHarness({ agent: { ...refundReconciler, dev: { ...refundReconciler.dev, policy: twice } } });
+    const finished = await harness.run({ runId: 'doubled', input: { date: sampleDay.date }, config });
+    expect(finished.status).toBe('SUCCEEDED');
+    expect(harness.stack.world.payments.refunds()).toHaveLength(plainRefunds);
+    const { calls } = await harness.stack.ledger.listConversation('doubled');
+    const refunds = calls.filter((call) => call.name === 'issue_refund' && call.outcome === 'ok');
+    expect(refunds).toHaveLength(2 * plainRefunds);
+    // Both calls of a pair recorded the one refund.
+    expect(new Set(refunds.map((call) => JSON.parse(call.result!).id)).size).toBe(plainRefunds);
+  });
+});
