@@ -30,7 +30,7 @@ export function loadInbox(path: string): Inbox {
 
 /** Starts the world; tests may hand it an inbox and the provider's fault options directly. */
 export async function startTriageWorld(
-  options: DevWorldOptions & { inbox?: Inbox } & Pick<MailServerOptions, 'dropSendResponses' | 'onRequest'>,
+  options: DevWorldOptions & { inbox?: Inbox } & Pick<MailServerOptions, 'dropSendResponses' | 'onRequest' | 'commitDelayMs'>,
 ): Promise<TriageWorld> {
   const inbox = options.inbox ?? loadInbox(options.dataFile ?? SAMPLE_INBOX);
   const server = await startMailServer({
@@ -39,6 +39,7 @@ export async function startTriageWorld(
     faults: { failRate: options.failRate, seed: options.seed + 2_000_003 },
     dropSendResponses: options.dropSendResponses,
     onRequest: options.onRequest,
+    commitDelayMs: options.commitDelayMs,
     now: options.now,
   });
   return {

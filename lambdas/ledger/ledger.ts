@@ -17,7 +17,6 @@ import type {
   TurnRecord,
   EffectRecord,
 } from './records.js';
-import type { EffectClaim, EffectHolder, EffectOutcome } from './protocol.js';
 
 export interface AttachOptions {
   previousArn?: string;
@@ -196,6 +195,12 @@ export interface ToolCallLedger {
    */
   renewCall(runId: string, turn: number, call: number, attempts: number, now: Date, leaseUntil: Date): Promise<boolean>;
 }
+
+/** Who claims an effect: the call, its arguments, its lease (and settle time). */
+export type EffectHolder = Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call' | 'name' | 'args' | 'leaseUntil' | 'settleMs'>;
+export type EffectClaim = { claimed: true; record: EffectRecord } | { claimed: false; existing: EffectRecord };
+/** A call's outcome for its effect; `unknown`: it may have taken place (escalated), so it stands like a completed one. */
+export type EffectOutcome = { outcome: ToolOutcome; result: string; latencyMs: number; unknown?: boolean };
 
 /**
  * The effects a tool names by a business key, claimed across the agent's runs (the rules:

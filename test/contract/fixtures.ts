@@ -1,4 +1,4 @@
-import type { EffectHolder } from '../../lambdas/ledger/protocol.js';
+import type { EffectHolder } from '../../lambdas/ledger/ledger.js';
 import type { BreakerState } from '../../lambdas/guards/breaker.js';
 import type { ApprovalRecord, GuardEvent, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
 import { RUN_STARTED_AT, runRecord } from '../support/records.js';

@@ -24,14 +24,14 @@ export interface TriageHarness extends AgentHarness<TriageWorld> {
   expireDue(): Promise<{ expired: string[] }>;
 }
 
-export interface TriageHarnessOptions extends Partial<Omit<LocalStackOptions<TriageWorld>, 'world'>>, Pick<MailServerOptions, 'dropSendResponses' | 'onRequest'> {
+export interface TriageHarnessOptions extends Partial<Omit<LocalStackOptions<TriageWorld>, 'world'>>, Pick<MailServerOptions, 'dropSendResponses' | 'onRequest' | 'commitDelayMs'> {
   inbox?: Inbox;
   /** Decide every approval this way through the approval API as soon as it is asked for. */
   decide?: 'approve' | 'reject';
 }
 
 export async function startTriage(options: TriageHarnessOptions = {}): Promise<TriageHarness> {
-  const { inbox, dropSendResponses, onRequest, decide, ...rest } = options;
+  const { inbox, dropSendResponses, onRequest, commitDelayMs, decide, ...rest } = options;
   const decisions: Promise<unknown>[] = [];
   const clock = options.clock;
   const world = await startTriageWorld({
@@ -41,6 +41,7 @@ export async function startTriage(options: TriageHarnessOptions = {}): Promise<T
     now: () => (clock ? clock.now() : new Date()),
     dropSendResponses,
     onRequest,
+    commitDelayMs,
   });
   const harness = await startAgentHarness<TriageWorld>({
     agent: supportTriage as AgentDefinition<any, any, TriageWorld>,

@@ -32,6 +32,11 @@ export interface MailServerOptions {
    * (tests use it to act at a known point of a run, e.g. to kill it while a tool call is running).
    */
   readonly onRequest?: (route: string) => void | Promise<void>;
+  /**
+   * A provider that commits late: a mail goes out when the provider receives it, but shows in the
+   * search of sent mail (what `reconcile` reads) only this long after, on `now`. @default 0
+   */
+  readonly commitDelayMs?: number;
   /** @default 0 (a random free port) */
   readonly port?: number;
   /** Clock for `sentAt` / `createdAt`. @default () => new Date() */
@@ -161,7 +166,8 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
       const name = parseOrThrow(HeaderName, header, 'header');
       const value = url.searchParams.get('value');
       if (value === null) throw new ProviderApiError(400, 'invalid_request_error', 'value: a header search needs a value');
-      return jsonReply(200, { data: sent.filter((mail) => headerOf(mail, name) === value) });
+      const committed = (mail: SentMail) => Date.parse(mail.sentAt) + (options.commitDelayMs ?? 0) <= now().getTime();
+      return jsonReply(200, { data: sent.filter((mail) => headerOf(mail, name) === value && committed(mail)) });
     }
     if (route === 'POST /v1/mail/send') {
       const body = parseOrThrow(SendBody, parseJsonBody(raw), 'mail');

@@ -1,0 +1,122 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { supportTriage, type TriageWorld } from '../../agents/support-triage/agent.js';
+import { KEY_HEADER } from '../../agents/support-triage/domain.js';
+import type { AgentDefinition, ToolDefinition } from '../../lambdas/define.js';
+import { takeoverAfter } from '../../lambdas/ledger/protocol.js';
+import { ProviderApiError } from '../../sim/index.js';
+import { wake } from '../support/agent-harness.js';
+import { sampleInbox, startTriage, testClock, waitFor, type TriageHarness } from '../support/triage-harness.js';
+
+/**
+ * A provider that commits late (issue 27, item 2), on the synthesized state machine: the mail
+ * provider sends a reply when it receives it but shows it in its search of sent mail (what
+ * `reconcile` reads) only 50 s later. Every first send loses its answer. Time is the test's clock:
+ * while a released call waits out its settle time, the test moves the clock to its end.
+ */
+
+const COMMIT_DELAY_MS = 50_000;
+/** One ticket answerable from the knowledge base, without approval: one send_reply. */
+const inbox = { ...sampleInbox, tickets: sampleInbox.tickets.filter((ticket) => ticket.id === 'tkt_001') };
+const input = { inbox: inbox.inbox };
+
+let harness: TriageHarness | undefined;
+afterEach(async () => {
+  await harness?.stack.close();
+  harness = undefined;
+});
+
+/** The triage agent with its send tool's reconcile settings set. */
+function withSend(settings: Pick<ToolDefinition, 'settleMs' | 'maxReconciles'>): AgentDefinition<any, any, TriageWorld> {
+  return { ...supportTriage, tools: supportTriage.tools.map((tool) => (tool.name === 'send_reply' ? { ...tool, ...settings } : tool)) } as AgentDefinition<any, any, TriageWorld>;
+}
+
+/**
+ * Runs `runId` with the clock moved, whenever a send_reply call was released and waits out its
+ * settle time, to just past it (what the Retry's wait would take on AWS).
+ */
+async function runSkippingSettles(h: TriageHarness, clock: ReturnType<typeof testClock>, runId: string) {
+  let finished = false;
+  const skipping = (async () => {
+    while (!finished) {
+      const skip = await waitFor(async () => {
+        if (finished) return true;
+        const { calls } = await h.stack.ledger.listConversation(runId);
+        const now = clock.now().getTime();
+        const settling = calls.find((call) => call.name === 'send_reply' && call.status === 'in_flight' && Date.parse(call.leaseUntil) <= now && Date.parse(takeoverAfter(call)) >= now);
+        return settling && Date.parse(takeoverAfter(settling)) - now + 1;
+      });
+      if (typeof skip === 'number') clock.advance(skip);
+    }
+  })();
+  try {
+    return await h.run({ runId, input });
+  } finally {
+    finished = true;
+    wake(); // the waiting probe sees it (no engine event follows the run's end)
+    await skipping;
+  }
+}
+
+describe('a write whose outcome is unknown, against a provider that commits late', () => {
+  it('is reconciled only after the tool’s settle time: one request, no second send', async () => {
+    const clock = testClock();
+    const sends: string[] = [];
+    harness = await startTriage({
+      agent: withSend({ settleMs: 60_000 }),
+      inbox,
+      clock,
+      commitDelayMs: COMMIT_DELAY_MS,
+      dropSendResponses: () => sends.length === 1,
+      onRequest: (route) => void (route === 'POST /v1/mail/send' && sends.push(route)),
+    });
+    const finished = await runSkippingSettles(harness, clock, 'late');
+
+    expect(finished.status).toBe('SUCCEEDED');
+    expect(sends).toHaveLength(1);
+    expect([...harness.stack.world.server.sentCountBy(KEY_HEADER).values()]).toEqual([1]);
+    const reply = (await harness.stack.ledger.listConversation('late')).calls.find((call) => call.name === 'send_reply')!;
+    expect(reply).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 2, settleMs: 60_000 });
+  });
+
+  it('with a settle time shorter than the provider’s commit, reconcile looks too early and the reply goes out twice (the control)', async () => {
+    const clock = testClock();
+    const sends: string[] = [];
+    harness = await startTriage({
+      agent: withSend({ settleMs: 10_000 }),
+      inbox,
+      clock,
+      commitDelayMs: COMMIT_DELAY_MS,
+      dropSendResponses: () => sends.length === 1,
+      onRequest: (route) => void (route === 'POST /v1/mail/send' && sends.push(route)),
+    });
+    await runSkippingSettles(harness, clock, 'early');
+    expect(sends).toHaveLength(2);
+  });
+
+  it('escalates a call still undecided after maxReconciles to a person instead of sending it again', async () => {
+    const clock = testClock();
+    const sends: string[] = [];
+    harness = await startTriage({
+      agent: withSend({ settleMs: 60_000, maxReconciles: 2 }),
+      inbox,
+      clock,
+      commitDelayMs: COMMIT_DELAY_MS,
+      dropSendResponses: () => true,
+      // The provider's search of sent mail is down: reconcile can never decide.
+      onRequest: (route) => {
+        if (route === 'POST /v1/mail/send') sends.push(route);
+        if (route === 'GET /v1/mail/sent') throw new ProviderApiError(503, 'api_error', 'search unavailable');
+      },
+    });
+    const finished = await runSkippingSettles(harness, clock, 'undecided');
+
+    expect(finished.status).toBe('SUCCEEDED');
+    expect(sends).toHaveLength(1);
+    const reply = (await harness.stack.ledger.listConversation('undecided')).calls.find((call) => call.name === 'send_reply')!;
+    // Claimed three times: the send, then two reconciles that failed; the fourth claim escalates.
+    expect(reply).toMatchObject({ status: 'completed', outcome: 'error', attempts: 4 });
+    expect(JSON.parse(reply.result!)).toMatchObject({ error: 'outcome_unknown', escalated: true });
+    const run = await harness.stack.ledger.getRun('undecided');
+    expect(run!.guardEvents).toContainEqual(expect.objectContaining({ guard: 'effect', action: 'stopped' }));
+  });
+});
