@@ -10,7 +10,8 @@ import { forkSent } from '../lambdas/runs/fork.js';
  * not know (a deleted ledger beside a kept journal).
  */
 export async function ledgerFacts(ledger: Ledger): Promise<LedgerFacts> {
-  const completedWrites: Record<string, number> = {};
+  // Completed writes counted by idempotency key: calls of one effect (a business key, across runs) were done once.
+  const done: Record<string, Set<string>> = {};
   const idempotencyKeys = new Set<string>();
   for (const run of await ledger.listRuns(Number.MAX_SAFE_INTEGER)) {
     const { calls } = await ledger.listConversation(run.runId);
@@ -22,8 +23,8 @@ export async function ledgerFacts(ledger: Ledger): Promise<LedgerFacts> {
       idempotencyKeys.add(call.idempotencyKey);
       if (call.status !== 'completed' || call.outcome !== 'ok') continue;
       if (lineage && !forkSent(call, lineage, parentCalls)) continue;
-      completedWrites[call.name] = (completedWrites[call.name] ?? 0) + 1;
+      (done[call.name] ??= new Set()).add(call.idempotencyKey);
     }
   }
-  return { completedWrites, idempotencyKeys };
+  return { completedWrites: Object.fromEntries(Object.entries(done).map(([name, keys]) => [name, keys.size])), idempotencyKeys };
 }
