@@ -73,7 +73,7 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
   for (const [name, tool] of Object.entries(report.tools)) {
     if (tool.calls === 0) continue;
     const refused = tool.rejected + tool.expired;
-    lines.push(row(`  ${name}`, `${tool.ok} / ${tool.error} / ${refused}${tool.inFlight ? ` (${tool.inFlight} in flight)` : ''} · ${tool.guarantee}`));
+    lines.push(row(`  ${name}`, `${tool.ok} / ${tool.error} / ${refused}${tool.inFlight ? ` (${tool.inFlight} in flight)` : ''} · ${tool.guarantee}${tool.condition ? ` (${tool.condition})` : ''}`));
   }
   lines.push(
     row('approvals', `${report.approvals.total} (${report.approvals.approved} approved, ${report.approvals.rejected} rejected, ${report.approvals.expired} expired, ${report.approvals.pending} pending)`),

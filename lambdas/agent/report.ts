@@ -1,5 +1,5 @@
 import { executionChain } from '../guards/history.js';
-import { guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
+import { guaranteeCondition, guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
 import { resolveResults } from '../ledger/blobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
@@ -56,6 +56,8 @@ export interface ToolFigures {
   expired: number;
   inFlight: number;
   guarantee: Guarantee;
+  /** The condition the guarantee holds under (define.ts `guaranteeCondition`), when the agent's code is known. */
+  condition?: string;
 }
 
 export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, calls: ToolCallRecord[], approvals: ApprovalRecord[], now: Date, turns: TurnRecord[] = []): RunReport {
@@ -123,10 +125,11 @@ function turnsByModel(turns: TurnRecord[]): Record<string, number> {
 
 function toolFigures(agent: AgentDefinition | undefined, calls: ToolCallRecord[]): Record<string, ToolFigures> {
   const figures: Record<string, ToolFigures> = {};
-  const empty = (guarantee: Guarantee): ToolFigures => ({ calls: 0, ok: 0, error: 0, rejected: 0, expired: 0, inFlight: 0, guarantee });
-  for (const tool of agent?.tools ?? []) figures[tool.name] = empty(guaranteeOf(tool));
+  const empty = (guarantee: Guarantee, condition?: string): ToolFigures => ({ calls: 0, ok: 0, error: 0, rejected: 0, expired: 0, inFlight: 0, guarantee, ...(condition && { condition }) });
+  for (const tool of agent?.tools ?? []) figures[tool.name] = empty(guaranteeOf(tool), guaranteeCondition(tool));
   for (const call of calls) {
-    const tool = (figures[call.name] ??= empty(call.effect === 'read' ? 'read' : 'at-least-once'));
+    // Without the agent's code: the guarantee the call recorded (calls recorded before it was: the weakest).
+    const tool = (figures[call.name] ??= empty(call.guarantee ?? (call.effect === 'read' ? 'read' : 'at-least-once')));
     tool.calls += 1;
     if (call.status === 'in_flight') tool.inFlight += 1;
     else if (call.outcome) tool[call.outcome] += 1;

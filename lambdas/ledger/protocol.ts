@@ -267,11 +267,12 @@ export type Recorded = { recorded: true; record: ToolCallRecord } | { recorded: 
 export function claimCall(current: Current<ToolCallRecord>, call: ToolCallRecord, now: Date): Step<Claim> {
   if (!claimable(current, now)) return keep({ claimed: false, existing: current!.record });
   // The claim's own fields (an outcome passed in is not the claim's): the record's earlier ones stay.
-  const { runId, turn, toolCallId, name, args, effect, idempotencyKey, leaseUntil, settleMs, effectKey: effect_ } = call;
+  const { runId, turn, toolCallId, name, args, effect, idempotencyKey, leaseUntil, settleMs, effectKey: effect_, guarantee } = call;
   const claim = {
     kind: 'tool' as const, runId, turn, call: call.call, toolCallId, name, args, effect, idempotencyKey, status: 'in_flight' as const, leaseUntil,
     ...(settleMs !== undefined && { settleMs }),
     ...(effect_ !== undefined && { effectKey: effect_ }),
+    ...(guarantee !== undefined && { guarantee }),
   };
   const next: ToolCallRecord = { ...current?.record, ...claim, attempts: (current?.record.attempts ?? 0) + 1 };
   return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { claimed: true, record: next });

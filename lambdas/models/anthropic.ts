@@ -55,7 +55,7 @@ export class AnthropicModelClient implements ModelClient {
       // streamed, and its events assembled into the same message.
       message = params.max_tokens > STREAM_ABOVE_TOKENS ? await this.#client.messages.stream(params, options).finalMessage() : await this.#client.messages.create(params, options);
     } catch (error) {
-      throw classifyAnthropicError(error);
+      throw classifyAnthropicError(error, Date.now(), this.#client.baseURL);
     }
     return fromAnthropicMessage(message);
   }

@@ -18,9 +18,10 @@ const AUTHENTICATION = new Set(['UnrecognizedClientException', 'InvalidSignature
  * ResourceNotFoundException 404, ServiceUnavailableException 503, ThrottlingException 429,
  * ValidationException 400.
  */
-export function classifyBedrockError(error: unknown, now: number = Date.now()): Error {
+/** `endpoint`: where the call went, named in a connection error (which has no response to say where). */
+export function classifyBedrockError(error: unknown, now: number = Date.now(), endpoint?: string): Error {
   if (!(error instanceof Error)) return new Error(String(error));
-  if (!(error instanceof BedrockRuntimeServiceException)) return clientSideError(error);
+  if (!(error instanceof BedrockRuntimeServiceException)) return clientSideError(error, endpoint);
 
   const status = error.$metadata.httpStatusCode;
   const fault: ProviderFault = { provider: 'bedrock', status, code: error.name, message: error.message };
@@ -47,12 +48,12 @@ export function classifyBedrockError(error: unknown, now: number = Date.now()): 
 }
 
 /** Faults before or around the HTTP exchange: the caller aborting, timeouts, sockets, credentials. */
-function clientSideError(error: Error): Error {
+function clientSideError(error: Error, endpoint: string | undefined): Error {
   const fault: ProviderFault = { provider: 'bedrock', code: error.name, message: error.message };
   if (error.name === 'CredentialsProviderError') return terminal(fault, 'authentication', CREDENTIALS, error);
   if (error.name === 'AbortError') return transient({ ...fault, message: 'aborted by the caller' }, error);
   // The SDK stamps `$metadata` on every error it lets through; networking errors carry a code.
   const code = (error as { code?: unknown }).code;
-  if ('$metadata' in error || error.name === 'TimeoutError' || typeof code === 'string') return transient({ ...fault, message: `connection error: ${error.message}` }, error);
+  if ('$metadata' in error || error.name === 'TimeoutError' || typeof code === 'string') return transient({ ...fault, message: `connection error${endpoint ? ` to ${endpoint}` : ''}: ${error.message}` }, error);
   return error;
 }

@@ -40,8 +40,11 @@ export interface BedrockClientOptions {
 export class BedrockModelClient implements ModelClient {
   readonly #client: BedrockRuntimeClient;
   readonly #caching: boolean;
+  /** Named in a connection error. */
+  readonly #endpoint: string;
 
   constructor(options: BedrockClientOptions) {
+    this.#endpoint = options.endpoint ?? `https://bedrock-runtime.${options.region}.amazonaws.com`;
     this.#caching = options.promptCaching ?? true;
     this.#client = new BedrockRuntimeClient({
       region: options.region,
@@ -60,7 +63,7 @@ export class BedrockModelClient implements ModelClient {
     try {
       output = await this.#client.send(new ConverseCommand(input), signal === undefined ? {} : { abortSignal: signal });
     } catch (error) {
-      throw classifyBedrockError(error);
+      throw classifyBedrockError(error, Date.now(), this.#endpoint);
     }
     return fromConverseOutput(output, request.model);
   }

@@ -50,7 +50,7 @@ export class OpenAIModelClient implements ModelClient {
     try {
       completion = await this.#client.chat.completions.create(params, signal === undefined ? {} : { signal });
     } catch (error) {
-      throw classifyOpenAIError(error);
+      throw classifyOpenAIError(error, Date.now(), this.#client.baseURL);
     }
     return fromChatCompletion(completion);
   }

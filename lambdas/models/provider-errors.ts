@@ -41,7 +41,8 @@ export function terminal(fault: ProviderFault, kind: TerminalKind, remedy: strin
 function describe(fault: ProviderFault): string {
   const status = fault.status === undefined ? '' : ` ${fault.status}`;
   const code = fault.code ? ` ${fault.code}` : '';
-  return `${fault.provider} model call failed:${status}${code}: ${clip(fault.message)}`;
+  // Without a status or code (a connection that never got an answer): "failed: connection error …".
+  return `${fault.provider} model call failed${status || code ? `:${status}${code}` : ''}: ${clip(fault.message)}`;
 }
 
 /** The subset of `Headers` the classifiers read (the Anthropic and OpenAI SDKs hand over a `Headers`). */

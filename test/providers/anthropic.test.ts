@@ -197,6 +197,11 @@ describe('classifyAnthropicError', () => {
     expect(mapped.cause).toBe(error);
   });
 
+  it('names the endpoint of a connection error, which has no response to say where (no empty status in the message)', () => {
+    const mapped = classifyAnthropicError(new APIConnectionError({ message: 'Connection error.' }), NOW, 'http://127.0.0.1:9');
+    expect(mapped.message).toBe('anthropic model call failed: connection error to http://127.0.0.1:9: Connection error.');
+  });
+
   it('reads retry-after as seconds, as an HTTP date, and retry-after-ms', () => {
     const seconds = classifyAnthropicError(apiError(429, 'rate_limit_error', 'x', { 'retry-after': '30' }), NOW) as ModelThrottledError;
     const date = classifyAnthropicError(apiError(429, 'rate_limit_error', 'x', { 'retry-after': new Date(NOW + 90_000).toUTCString() }), NOW) as ModelThrottledError;

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { buildReport } from '../../lambdas/agent/report.js';
+import { defineTool, guaranteeCondition } from '../../lambdas/define.js';
+import { at, call, run } from '../contract/fixtures.js';
+
+const write = { name: 'send', description: 'sends', input: z.object({ id: z.string() }), effect: 'write' as const, execute: async () => ({}) };
+
+describe('the guarantee a tool prints', () => {
+  it('says the condition it holds under, and the scope of its key', () => {
+    expect(guaranteeCondition({ effect: 'read' })).toBe('repeating it changes nothing');
+    expect(guaranteeCondition({ effect: 'write', idempotencyKeys: true })).toBe('within a run, if the provider deduplicates on the idempotency key');
+    expect(guaranteeCondition({ effect: 'write', idempotencyKeys: true, idempotencyKey: (args: { id: string }) => args.id })).toMatch(/^across runs, by its business key/);
+    expect(guaranteeCondition({ effect: 'write', reconcile: async () => ({ found: false }), settleMs: 60_000 })).toBe(
+      'within a run, if the provider shows a committed request within settleMs (60000 ms); else escalated',
+    );
+  });
+
+  it('is the one the call recorded when the report has no agent code (not at-least-once for every write)', () => {
+    const report = buildReport(undefined, run('r1'), [call({ status: 'completed', outcome: 'ok', guarantee: 'exactly-once' })], [], at(10));
+    expect(report.tools['issue_refund']).toMatchObject({ guarantee: 'exactly-once', calls: 1 });
+    // A call recorded before calls carried their guarantee: the weakest.
+    const older = buildReport(undefined, run('r1'), [call({ status: 'completed', outcome: 'ok' })], [], at(10));
+    expect(older.tools['issue_refund']!.guarantee).toBe('at-least-once');
+  });
+});
+
+describe('defineTool’s effect settings', () => {
+  it('fails when idempotencyKey is set on a read, or is not a function', () => {
+    expect(() => defineTool({ ...write, effect: 'read', idempotencyKey: (args) => args.id })).toThrow(/idempotencyKey must be a function .* of a 'write' tool/);
+    expect(() => defineTool({ ...write, idempotencyKey: 'id' as never })).toThrow(/idempotencyKey must be a function/);
+  });
+
+  it('fails when settleMs or maxReconciles is set without reconcile, or out of range, naming the field and value', () => {
+    expect(() => defineTool({ ...write, settleMs: 1_000 })).toThrow('defineTool send: settleMs only applies to a tool with reconcile');
+    const reconcile = async () => ({ found: false as const });
+    expect(() => defineTool({ ...write, reconcile, settleMs: 300_001 })).toThrow('defineTool send: settleMs must be a whole number from 0 to 300000, got 300001');
+    expect(() => defineTool({ ...write, reconcile, maxReconciles: 0 })).toThrow('defineTool send: maxReconciles must be a whole number from 1 to 10, got 0');
+    expect(defineTool({ ...write, reconcile, settleMs: 60_000, maxReconciles: 2 }).settleMs).toBe(60_000);
+  });
+});
