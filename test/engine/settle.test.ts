@@ -57,18 +57,29 @@ async function runSkippingSettles(h: TriageHarness, clock: ReturnType<typeof tes
   }
 }
 
+/** The stack over the late-committing provider, its sends counted; `drop` says which send loses its answer (by its number). */
+async function startLate(settings: Pick<ToolDefinition, 'settleMs' | 'maxReconciles'>, drop: (send: number) => boolean, onRequest?: (route: string) => void) {
+  const clock = testClock();
+  const sends: string[] = [];
+  const started = await startTriage({
+    agent: withSend(settings),
+    inbox,
+    clock,
+    commitDelayMs: COMMIT_DELAY_MS,
+    dropSendResponses: () => drop(sends.length),
+    onRequest: (route) => {
+      if (route === 'POST /v1/mail/send') sends.push(route);
+      onRequest?.(route);
+    },
+  });
+  return { harness: started, clock, sends };
+}
+
 describe('a write whose outcome is unknown, against a provider that commits late', () => {
   it('is reconciled only after the tool’s settle time: one request, no second send', async () => {
-    const clock = testClock();
-    const sends: string[] = [];
-    harness = await startTriage({
-      agent: withSend({ settleMs: 60_000 }),
-      inbox,
-      clock,
-      commitDelayMs: COMMIT_DELAY_MS,
-      dropSendResponses: () => sends.length === 1,
-      onRequest: (route) => void (route === 'POST /v1/mail/send' && sends.push(route)),
-    });
+    const late = await startLate({ settleMs: 60_000 }, (send) => send === 1);
+    const { clock, sends } = late;
+    harness = late.harness;
     const finished = await runSkippingSettles(harness, clock, 'late');
 
     expect(finished.status).toBe('SUCCEEDED');
@@ -79,35 +90,20 @@ describe('a write whose outcome is unknown, against a provider that commits late
   });
 
   it('with a settle time shorter than the provider’s commit, reconcile looks too early and the reply goes out twice (the control)', async () => {
-    const clock = testClock();
-    const sends: string[] = [];
-    harness = await startTriage({
-      agent: withSend({ settleMs: 10_000 }),
-      inbox,
-      clock,
-      commitDelayMs: COMMIT_DELAY_MS,
-      dropSendResponses: () => sends.length === 1,
-      onRequest: (route) => void (route === 'POST /v1/mail/send' && sends.push(route)),
-    });
+    const late = await startLate({ settleMs: 10_000 }, (send) => send === 1);
+    const { clock, sends } = late;
+    harness = late.harness;
     await runSkippingSettles(harness, clock, 'early');
     expect(sends).toHaveLength(2);
   });
 
   it('escalates a call still undecided after maxReconciles to a person instead of sending it again', async () => {
-    const clock = testClock();
-    const sends: string[] = [];
-    harness = await startTriage({
-      agent: withSend({ settleMs: 60_000, maxReconciles: 2 }),
-      inbox,
-      clock,
-      commitDelayMs: COMMIT_DELAY_MS,
-      dropSendResponses: () => true,
-      // The provider's search of sent mail is down: reconcile can never decide.
-      onRequest: (route) => {
-        if (route === 'POST /v1/mail/send') sends.push(route);
-        if (route === 'GET /v1/mail/sent') throw new ProviderApiError(503, 'api_error', 'search unavailable');
-      },
+    // The provider's search of sent mail is down: reconcile can never decide.
+    const late = await startLate({ settleMs: 60_000, maxReconciles: 2 }, () => true, (route) => {
+      if (route === 'GET /v1/mail/sent') throw new ProviderApiError(503, 'api_error', 'search unavailable');
     });
+    const { clock, sends } = late;
+    harness = late.harness;
     const finished = await runSkippingSettles(harness, clock, 'undecided');
 
     expect(finished.status).toBe('SUCCEEDED');
