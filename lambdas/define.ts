@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import type { MessageRequest, MessageResponse } from './agent/messages.js';
 import type { RunConfig, ToolCallRecord, TurnRecord } from './ledger/records.js';
+import { priceTable, type Price } from './models/prices.js';
 import { parseModelSpec } from './models/spec.js';
 import { MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN } from './models/timing.js';
 
@@ -365,6 +366,14 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
   readonly compatibleWith?: readonly string[];
   /** How the loop detector judges this agent's turns. @default LOOP: 5 turns, warn at 3, trip at 5, cycles up to 8 */
   readonly loops?: LoopOptions;
+  /**
+   * Prices of models the built-in price table lacks (or prices to use instead), by model spec, in
+   * dollars per million tokens: `{ 'openai:gpt-5-nano': { inputPerMTok: 0.05, outputPerMTok: 0.4,
+   * cacheWritePerMTok: 0.05, cacheReadPerMTok: 0.005 } }`. A run refuses a model without a price
+   * (a dollar budget must never read zero); the table's version, with a digest of these, is part
+   * of the fingerprint. @default none: the built-in table (lambdas/models/prices.ts)
+   */
+  readonly prices?: Readonly<Record<string, Price>>;
   /** The model's context window in tokens: set it to have long runs compacted (lambdas/conversation/compaction.ts). @default no compaction */
   readonly contextWindow?: number;
   /** How a run's context is compacted once it passes a share of `contextWindow`. */
@@ -446,6 +455,13 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
       parseModelSpec(spec as string);
     } catch (error) {
       throw new Error(`defineAgent ${agent.name}: ${field}: ${(error as Error).message}`);
+    }
+  }
+  if (agent.prices !== undefined) {
+    try {
+      priceTable(agent.prices);
+    } catch (error) {
+      throw new Error(`defineAgent ${agent.name}: prices: ${(error as Error).message}`);
     }
   }
   if (agent.fallbackModel === agent.model) throw new Error(`defineAgent ${agent.name}: fallbackModel must differ from model (${agent.model})`);

@@ -98,7 +98,7 @@ export function priceFor(spec: string, table: PriceTable = DEFAULT_PRICE_TABLE):
   const price = Object.hasOwn(table.models, key) ? table.models[key] : undefined;
   if (price === undefined) {
     throw new InvalidInputError(
-      `model ${key} has no price in price table ${table.version}: add it to the price overrides (inputPerMTok, outputPerMTok, cacheWritePerMTok, cacheReadPerMTok) or choose a priced model`,
+      `model ${key} has no price in price table ${table.version}: add its price to the agent (defineAgent({ prices: { '${key}': { inputPerMTok, outputPerMTok, cacheWritePerMTok, cacheReadPerMTok } } }), dollars per million tokens) or choose a priced model`,
     );
   }
   return price;

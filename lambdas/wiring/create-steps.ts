@@ -2,7 +2,7 @@ import { toolNames, type AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord } from '../ledger/records.js';
-import type { PriceTable } from '../models/prices.js';
+import { priceTable, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { Steps, type StepName } from '../shared/steps.js';
 import type { DecisionMac } from '../approvals/decision-mac.js';
@@ -82,8 +82,10 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
   const agentDepsOnce = () => (agentDeps ??= { value: agent.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
   const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
   const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
+  // The agent's own prices over the built-in table, unless the harness was given a table.
+  const prices = deps.priceTable ?? (agent.prices ? priceTable(agent.prices) : undefined);
   // What every step checks the run against (runs/versions.ts): this code's fingerprint.
-  const fingerprint = codeFingerprint(agent, deps.codeVersion, deps.priceTable);
+  const fingerprint = codeFingerprint(agent, deps.codeVersion, prices);
   return {
     [Steps.StartRun]: lazy(() => createStartRun({
         agent,
@@ -92,10 +94,10 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
         clock: deps.clock,
         codeVersion: deps.codeVersion,
         defaultModel: deps.defaultModel,
-        priceTable: deps.priceTable,
+        priceTable: prices,
       })),
-    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, history: deps.executions, decisionMac: deps.approvals?.decisionMac, priceTable: deps.priceTable })),
-    [Steps.CallModel]: lazy(() => createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: deps.priceTable })),
+    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, history: deps.executions, decisionMac: deps.approvals?.decisionMac, priceTable: prices })),
+    [Steps.CallModel]: lazy(() => createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices })),
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
       // A fork's writes are reused from its parent, or not sent (runs/fork.ts); other runs' tools are as they are.
@@ -114,7 +116,7 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
       return () => sweep();
     }),
     [Steps.Compact]: lazy(() =>
-      createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: deps.priceTable }),
+      createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: prices }),
     ),
     [Steps.Handoff]: lazy(() => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock })),
   };

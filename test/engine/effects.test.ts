@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler, type RefundWorld } from '../../agents/refund-reconciler/agent.js';
 import { loadReport } from '../../lambdas/agent/report.js';
-import type { AgentDefinition, ModelPolicy } from '../../lambdas/define.js';
+import { defineAgent, type AgentDefinition, type ModelPolicy } from '../../lambdas/define.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
 /**
@@ -91,5 +91,34 @@ describe('every effect once, across runs', () => {
     expect(refunds).toHaveLength(2 * plainRefunds);
     // Both calls of a pair recorded the one refund.
     expect(new Set(refunds.map((call) => JSON.parse(call.result!).id)).size).toBe(plainRefunds);
+  });
+});
+
+describe('the price of a model the built-in table lacks (issue 27, item 4)', () => {
+  const unpriced = { ...refundReconciler, model: 'sim:savepoint-sim-unpriced' };
+  const price = { inputPerMTok: 1, outputPerMTok: 2, cacheWritePerMTok: 1, cacheReadPerMTok: 0.1 };
+
+  it('is refused at start, the error naming the setting', async () => {
+    harness = await startHarness({ agent: unpriced });
+    const refused = await harness.run({ runId: 'unpriced', input: { date: sampleDay.date }, config });
+    expect(refused.status).toBe('FAILED');
+    expect(JSON.stringify(refused.history)).toMatch(/has no price in price table .*defineAgent\(\{ prices: \{ 'sim:savepoint-sim-unpriced'/);
+  });
+
+  it('is the agent’s own where it declares one (defineAgent prices): the run’s table and dollars are that price’s', async () => {
+    const tenfold = { inputPerMTok: 30, outputPerMTok: 150, cacheWritePerMTok: 37.5, cacheReadPerMTok: 3 };
+    harness = await startHarness({ agent: { ...refundReconciler, prices: { [refundReconciler.model]: tenfold } } });
+    const priced = await harness.run({ runId: 'priced', input: { date: sampleDay.date }, config });
+    expect(priced.status).toBe('SUCCEEDED');
+    const run = (await harness.stack.ledger.getRun('priced'))!;
+    expect(run.priceTableVersion).toMatch(/^2026-11-01\+[0-9a-f]{8}$/);
+    const { turns } = await harness.stack.ledger.listConversation('priced');
+    // At least the input and output tokens at this price (cache reads and writes come on top).
+    const micros = turns.reduce((sum, turn) => sum + turn.usage.input_tokens * tenfold.inputPerMTok + turn.usage.output_tokens * tenfold.outputPerMTok, 0);
+    expect(run.costMicros).toBeGreaterThanOrEqual(Math.floor(micros * 0.99));
+  });
+
+  it('fails defineAgent when a price is invalid, naming the field', () => {
+    expect(() => defineAgent({ ...unpriced, prices: { 'sim:savepoint-sim-unpriced': { ...price, inputPerMTok: -1 } } })).toThrow(/^defineAgent refund-reconciler: prices: /);
   });
 });
