@@ -188,17 +188,14 @@ export function guaranteeCondition(tool: Pick<ToolDefinition, 'effect' | 'idempo
   return `${scope}; a call whose answer is lost may be sent again`;
 }
 
-/** The default `settleMs` until a tool declares its timeout. */
-const DEFAULT_SETTLE_MS = 20_000;
-
 /**
  * How long after an attempt of `tool` its provider shows what it committed (protocol.ts
  * `takeoverAfter`): its `settleMs`, or by default the time one attempt may take, bounded by the
  * claim's lease (`leaseMs`: at least the step's Lambda timeout on AWS; the local engine compresses
  * it, and its retry waits with it, so a default settle time is compressed alike).
  */
-export function settleMsOf(tool: Pick<ToolDefinition, 'settleMs'>, leaseMs: number): number {
-  return tool.settleMs ?? Math.min(DEFAULT_SETTLE_MS, leaseMs);
+export function settleMsOf(tool: Pick<ToolDefinition, 'settleMs' | 'timeoutMs'>, leaseMs: number): number {
+  return tool.settleMs ?? Math.min(toolTimeoutMs(tool), leaseMs);
 }
 
 /** A call claimed again is reconciled at most this many times (`maxReconciles`), then escalated. */
