@@ -21,6 +21,15 @@ export function dollarsOf(run: Pick<RunRecord, 'costMicros'>): number {
   return run.costMicros / 1_000_000;
 }
 
+/**
+ * Dollars as a stop reason shows them: cents, and the micro-dollars beyond when there are any, so
+ * that $0.0321 spent of $0.03 reads `0.0321 / 0.03`, not `0.03 / 0.03`.
+ */
+export function usd(dollars: number): string {
+  const micros = Math.round(dollars * 1_000_000);
+  return micros % 10_000 === 0 ? dollars.toFixed(2) : (micros / 1_000_000).toFixed(6).replace(/0+$/, '');
+}
+
 export function guardFigures(run: RunRecord, now: Date): GuardFigures {
   const { config } = run;
   const waitMs = run.approvalWaitMs ?? 0;
@@ -64,7 +73,7 @@ export function budgetTrip(run: RunRecord, now: Date, globalKill?: KillFlag): Gu
     return { guard: 'tokens', reason: `budget exceeded: tokens ${figures.tokens.used} / ${figures.tokens.limit}` };
   }
   if (figures.dollars.used >= figures.dollars.limit) {
-    return { guard: 'dollars', reason: `budget exceeded: dollars ${figures.dollars.used.toFixed(2)} / ${figures.dollars.limit.toFixed(2)}` };
+    return { guard: 'dollars', reason: `budget exceeded: dollars ${usd(figures.dollars.used)} / ${usd(figures.dollars.limit)}` };
   }
   return undefined;
 }
@@ -121,7 +130,7 @@ export function reservationTrip(run: RunRecord, reservation: Reservation): Guard
   if (run.costMicros + reservation.micros > Math.round(run.config.maxDollars * 1_000_000)) {
     return {
       guard: 'dollars',
-      reason: `budget exceeded: dollars ${dollarsOf(run).toFixed(2)} / ${run.config.maxDollars.toFixed(2)}, and the next model call may cost up to ${(reservation.micros / 1_000_000).toFixed(2)}`,
+      reason: `budget exceeded: dollars ${usd(dollarsOf(run))} / ${usd(run.config.maxDollars)}, and the next model call may cost up to ${usd(reservation.micros / 1_000_000)}`,
     };
   }
   return undefined;

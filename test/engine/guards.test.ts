@@ -32,7 +32,7 @@ describe('budgets', () => {
     ['steps', { maxSteps: 12 }, /^budget exceeded: steps 12 \/ 12$/],
     // Tokens and dollars: the next model call is reserved at its most before it is sent, and not sent when it does not fit.
     ['tokens', { maxTokens: 20_000 }, /^budget exceeded: tokens (\d+) \/ 20000, and the next model call may use up to (\d+)$/],
-    ['dollars', { maxDollars: 0.05 }, /^budget exceeded: dollars 0\.0\d \/ 0\.05, and the next model call may cost up to (0\.\d\d)$/],
+    ['dollars', { maxDollars: 0.05 }, /^budget exceeded: dollars 0\.0\d+ \/ 0\.05, and the next model call may cost up to (0\.\d+)$/],
   ])('stops the run on the %s budget, naming the budget and the figures', async (guard, config, reason) => {
     harness = await startHarness();
     const finished = await harness.run({ runId: `budget-${guard}`, input: { date: runDate }, config: { ...config, ...quickApprovals } });

@@ -70,7 +70,8 @@ describe('the pre-call reservation', () => {
     });
     expect(reservationTrip(run({ costMicros: 4_900_001 }), reservation)).toEqual({
       guard: 'dollars',
-      reason: 'budget exceeded: dollars 4.90 / 5.00, and the next model call may cost up to 0.10',
+      // To the micro-dollar: rounded to cents, 4.90 + 0.10 would read as fitting in 5.00.
+      reason: 'budget exceeded: dollars 4.900001 / 5.00, and the next model call may cost up to 0.10',
     });
   });
 });
