@@ -161,8 +161,10 @@ describe('a write that throws is an unknown outcome', () => {
     expect(finished.output).toMatchObject({ status: 'succeeded' });
     expect(sent).toHaveLength(1);
     expect(parsed(seen[1]![0])).toEqual({ sent: true, reconciled: true });
-    // The throw was retried as an unknown outcome (Agent.Transient), through the claim.
-    expect(finished.states['CallTool']).toMatchObject({ entered: 1, invocations: 2, errors: { 'Agent.Transient': 1 } });
+    // The throw was retried as an unknown outcome (Agent.Transient), through the claim, once the
+    // tool's settle time had passed (Agent.LeaseHeld until then: reconcile never looks too early).
+    expect(finished.states['CallTool']).toMatchObject({ entered: 1, errors: { 'Agent.Transient': 1, 'Agent.LeaseHeld': expect.any(Number) } });
+    expect(finished.states['CallTool']!.invocations).toBe(2 + finished.states['CallTool']!.errors['Agent.LeaseHeld']!);
     const [record] = (await current.ledger.listConversation('throwing-write')).calls;
     expect(record).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 2 });
   });
