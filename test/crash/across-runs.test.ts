@@ -27,9 +27,12 @@ describe.concurrent('two runs of one day, one killed at each boundary of its ref
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ status: 'succeeded', inFlight: 0 });
 
+    // (B's engine may have resumed A already: its recovery finds A's dead execution. Either way A ends.)
     const resumed = await savepoint(args('resume', 'day-a', '--json'));
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'succeeded', inFlight: 0 });
+    const a = await ledgerOf(stateDir, 'day-a');
+    expect(a.run).toMatchObject({ status: 'succeeded' });
+    expect(a.calls.filter((record) => record.status !== 'completed')).toEqual([]);
 
     expect(duplicates(stateDir)).toEqual([]);
     const refunds = providerJournal(stateDir).filter((entry) => entry.kind === 'refund');
