@@ -81,7 +81,7 @@ describe('a wiped ledger next to a provider journal that remembers payments', { 
     const started = await savepoint(args('run', '--json'));
     expect(started.code, started.stdout).not.toBe(0);
     expect(started.stderr).toContain(journal);
-    expect(started.stderr).toMatch(/does not know the runs that made the provider's records — the journal holds \d+ record\(s\) whose idempotency key no call in the ledger claimed \(the first: refunds-2026-11-28:/);
+    expect(started.stderr).toMatch(/does not know the runs that made the provider's records — the journal holds \d+ record\(s\) whose idempotency key no call in the ledger claimed \(the first: refund-reconciler:issue_refund:/);
     expect(started.stderr).toMatch(/restore the ledger \(ledger\.jsonl, ledger\.head, keys\/\) from a backup, or start over in a new --state-dir/);
     expect(started.stderr).not.toMatch(/^\s+at /m);
     expect(readFileSync(journal, 'utf8')).toBe(kept);

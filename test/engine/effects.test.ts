@@ -87,9 +87,12 @@ describe('every effect once, across runs', () => {
     expect(finished.status).toBe('SUCCEEDED');
     expect(harness.stack.world.payments.refunds()).toHaveLength(plainRefunds);
     const { calls } = await harness.stack.ledger.listConversation('doubled');
+    // Both calls of a pair recorded the one refund. (Where the pair's running total crosses the
+    // approval threshold, the agent's rule sends the second call to a person, and its approval
+    // expires here: it pays nothing either.)
     const refunds = calls.filter((call) => call.name === 'issue_refund' && call.outcome === 'ok');
-    expect(refunds).toHaveLength(2 * plainRefunds);
-    // Both calls of a pair recorded the one refund.
+    expect(refunds.length).toBeGreaterThan(plainRefunds);
+    expect(duplicatePayments(harness.stack)).toEqual([]);
     expect(new Set(refunds.map((call) => JSON.parse(call.result!).id)).size).toBe(plainRefunds);
   });
 });
