@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { refundReconciler, type RefundWorld } from '../../agents/refund-reconciler/agent.js';
+import { refundReconciler, type RefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { defineAgent, type AgentDefinition, type ModelPolicy } from '../../lambdas/define.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { supportTriage, type TriageWorld } from '../../agents/support-triage/agent.js';
+import { supportTriage, type TriageWorld } from '../../agents/support-triage/agent.dev.js';
 import { KEY_HEADER } from '../../agents/support-triage/domain.js';
 import type { AgentDefinition, ToolDefinition } from '../../lambdas/define.js';
 import { takeoverAfter } from '../../lambdas/ledger/protocol.js';
