@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -67,14 +66,8 @@ export interface AgentStateMachineProps {
 /** The alias new runs start on: it routes every new execution to the version this deploy published. */
 export const LIVE_ALIAS = 'live';
 
-/**
- * The identity of a definition as the template renders it (`DefinitionString`, with StartRun's
- * `definition.hash` left empty): what StartRun records and a resume must match. Two deploys of one
- * definition share it; any change to a state, or to a Task's Lambda version, changes it.
- */
-export function definitionIdentity(rendered: unknown): string {
-  return createHash('sha256').update(JSON.stringify(rendered)).digest('hex').slice(0, 16);
-}
+export { definitionIdentity } from '../lambdas/shared/definition-identity.js';
+import { definitionIdentity } from '../lambdas/shared/definition-identity.js';
 
 /** State names are part of the contract: tests, the local engine and the console refer to them. */
 export const States = {

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { reidentified } from '../lambdas/shared/definition-identity.js';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
 export type CfnTemplate = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
@@ -76,9 +77,24 @@ export const TEMPLATE_AGENT = 'savepoint-template-agent';
 /** dist/template/, beside dist/local/ in an installed package (absent in a checkout). */
 const SHIPPED_TEMPLATE = new URL('../template/agent.template.json', import.meta.url);
 
+/**
+ * The template synthesized for TEMPLATE_AGENT (its JSON text), renamed for `agentName`. The renamed
+ * definition is another definition, so its identity (StartRun's `definition.hash`) is computed anew.
+ */
+export function renamedTemplate(templateText: string, agentName: string): CfnTemplate {
+  const template = JSON.parse(templateText.replaceAll(TEMPLATE_AGENT, agentName)) as CfnTemplate;
+  for (const resource of Object.values(template.Resources)) {
+    const properties = resource.Properties as { DefinitionString?: unknown } | undefined;
+    if (resource.Type === 'AWS::StepFunctions::StateMachine' && properties?.DefinitionString !== undefined) {
+      properties.DefinitionString = reidentified(properties.DefinitionString);
+    }
+  }
+  return template;
+}
+
 function shippedTemplate(agentName: string): CfnTemplate | undefined {
   if (agentName === TEMPLATE_AGENT || !existsSync(SHIPPED_TEMPLATE)) return undefined;
-  const template = JSON.parse(readFileSync(SHIPPED_TEMPLATE, 'utf8').replaceAll(TEMPLATE_AGENT, agentName)) as CfnTemplate;
+  const template = renamedTemplate(readFileSync(SHIPPED_TEMPLATE, 'utf8'), agentName);
   synthesized.set(agentName, template);
   return structuredClone(template);
 }

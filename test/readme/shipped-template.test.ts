@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { synthesizeTemplate, TEMPLATE_AGENT } from '../../local/template.js';
+import { reidentified } from '../../lambdas/shared/definition-identity.js';
+import { renamedTemplate, synthesizeTemplate, TEMPLATE_AGENT } from '../../local/template.js';
 
 /**
  * An installed savepoint without the CDK runs the template its build synthesized for
@@ -9,12 +10,24 @@ import { synthesizeTemplate, TEMPLATE_AGENT } from '../../local/template.js';
  */
 describe('the template the package ships', () => {
   it('renamed for an agent, is what the CDK synthesizes for that agent (up to content hashes in logical ids)', async () => {
-    const hashesOut = (text: string) => text.replace(/(CurrentVersion|Deployment)([0-9A-F]{8})[0-9a-f]{32}/g, '$1$2');
-    const shipped = JSON.stringify(await synthesizeTemplate(TEMPLATE_AGENT)).replaceAll(TEMPLATE_AGENT, 'inbox-notes');
+    // StartRun's definition.hash is a hash of the rendered definition, whose Lambda version ids hold
+    // content hashes: it differs with them (and is computed anew on renaming, tested below).
+    const hashesOut = (text: string) =>
+      text.replace(/(CurrentVersion|Deployment)([0-9A-F]{8})[0-9a-f]{32}/g, '$1$2').replace(/\\"hash\\":\\"[0-9a-f]{16}\\"/g, '\\"hash\\":\\"\\"');
+    const shipped = JSON.stringify(renamedTemplate(JSON.stringify(await synthesizeTemplate(TEMPLATE_AGENT)), 'inbox-notes'));
     const direct = JSON.stringify(await synthesizeTemplate('inbox-notes'));
     expect(shipped).not.toContain(TEMPLATE_AGENT);
     expect(hashesOut(shipped)).toBe(hashesOut(direct));
     // The hashes are all that differs: the comparison is not vacuous.
     expect(shipped).not.toBe(direct);
+  });
+
+  it('computes the identity of a renamed definition as the CDK computes it for its own', async () => {
+    const template = await synthesizeTemplate('inbox-notes');
+    const definition = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')!.Properties!['DefinitionString'];
+    expect(JSON.stringify(definition)).toMatch(/\\"hash\\":\\"[0-9a-f]{16}\\"/);
+    expect(reidentified(definition)).toEqual(definition);
+    const tampered = JSON.parse(JSON.stringify(definition).replace(/\\"hash\\":\\"[0-9a-f]{16}\\"/, '\\"hash\\":\\"0000000000000000\\"'));
+    expect(reidentified(tampered)).toEqual(definition);
   });
 });
