@@ -57,7 +57,7 @@ describe('running an edited agent on the input of a finished run', () => {
     await runCommand(optionsOf(args(), { agent: 'refund-reconciler' }), io());
     // The same agent with one word more in its system prompt: another fingerprint, the same default run id.
     const edited = join(dirname(stateDir), 'edited-agent.ts');
-    const original = new URL('../../agents/refund-reconciler/agent.ts', import.meta.url).pathname;
+    const original = new URL('../../agents/refund-reconciler/agent.dev.ts', import.meta.url).pathname;
     writeFileSync(edited, `import { refundReconciler } from ${JSON.stringify(original)};\nexport default { ...refundReconciler, system: refundReconciler.system + ' Be brief.' };\n`);
 
     const again = io();
