@@ -5,7 +5,7 @@ import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { budgetHint, budgetTrip, reservationFor, reservationTrip, wallClockEnd, type Reservation } from '../guards/budgets.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
@@ -40,7 +40,7 @@ export interface CallModelDeps {
   agent: AgentDefinition;
   /** This code's fingerprint: the run must be bound to it (steps/versions.ts), and each turn records it. */
   fingerprint: CodeFingerprint;
-  ledger: Ledger;
+  ledger: GuardLedger & TurnLedger & BlobStore;
   /** A client per `provider:model-id`, built once per container. */
   models: ModelRegistry;
   clock: Clock;

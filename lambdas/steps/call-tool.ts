@@ -4,7 +4,7 @@ import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip, wallClockEnd } from '../guards/budgets.js';
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
 import { ErrorNames, InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
 import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
@@ -40,7 +40,7 @@ export interface CallToolDeps {
   fingerprint: CodeFingerprint;
   /** The clients the agent declared, built once per container (`AgentDefinition.deps`). */
   agentDeps: () => unknown;
-  ledger: Ledger;
+  ledger: GuardLedger & TurnLedger & ToolCallLedger & EffectLedger & Pick<ApprovalLedger, 'getApproval' | 'decideApproval'> & BlobStore;
   clock: Clock;
   breaker: CircuitBreaker;
   /** How long a claim protects an in-flight call; at least the Lambda's timeout. */
