@@ -94,8 +94,11 @@ export function createCallTool(deps: CallToolDeps) {
     if (trip) return skipped(trip.reason);
 
     const now = deps.clock.now();
-    // The effect's business key, when the tool names one: claimed across the agent's runs, and the idempotency key sent.
-    const effect = tool && parsed?.success ? effectKeyOf(deps.agent, tool, parsed.data, { ...runView(run), turn, call }) : {};
+    // The effect's business key, when the tool names one: claimed across the agent's runs, and the
+    // idempotency key sent. A dry fork sends no write (runs/fork.ts), so it claims no effect either:
+    // the claim would answer it with another run's result, or hold the key for a send never made.
+    const claimsEffect = tool && parsed?.success && run.forkedFrom?.effects !== 'dry';
+    const effect = claimsEffect ? effectKeyOf(deps.agent, tool, parsed.data, { ...runView(run), turn, call }) : {};
     const entry: ToolCallRecord = {
       kind: 'tool',
       runId,
