@@ -50,8 +50,8 @@ export const NON_TOKEN_PARTITIONS = ['RUN#*', 'GLOBAL', 'BREAKER#*', 'BLOB#*', '
  * not held to NON_TOKEN_PARTITIONS (they read and write task tokens).
  */
 export const LEDGER_ACCESS = {
-  /** StartRun: createRun, getRun, attachExecution. */
-  startRun: { table: ['GetItem', 'PutItem'] },
+  /** StartRun: createRun, getRun, attachExecution; resuming a run reads its conversation (a query: the twin refused it without). */
+  startRun: { table: ['GetItem', 'PutItem', 'Query'] },
   /** BudgetCheck: reads the run, the conversation, the kill flag (one batched read), a budget approval; records guard events and applies an approved extension. */
   budgetCheck: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /** CallModel: reads the run, the conversation and the breaker (one batched read), records the turn once, counts it; the model breaker. */
@@ -60,8 +60,13 @@ export const LEDGER_ACCESS = {
   compact: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /** Handoff: records the successor in the run's execution chain. */
   handoff: { table: ['GetItem', 'PutItem'] },
-  /** CallTool: one batched read, then claims, completes and releases the call (or records a read at once), counts it, escalates a timed-out approval; the tools breaker. */
-  callTool: { table: ['GetItem', 'BatchGetItem', 'PutItem'] },
+  /**
+   * CallTool: one batched read, then claims, completes and releases the call (or records a read at
+   * once), counts it, escalates a timed-out approval; the tools breaker. A tool with an approval
+   * rule reads the run's calls before it (a query of the conversation) when its function's cache
+   * does not hold them — a cold function always — so it queries too (the twin refused it).
+   */
+  callTool: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /** RequestApproval: creates the approval (or refreshes its task token). */
   requestApproval: { table: ['GetItem', 'PutItem'], tokens: true },
   /** Finalize / RecordFailure: finishRun. */

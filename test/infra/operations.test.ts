@@ -132,10 +132,10 @@ describe('lose nothing', () => {
 describe('least privilege on the ledger', () => {
   // Updates are whole sealed items put on the condition of the seal read (lambdas/ledger/seal.ts): GetItem and PutItem, no UpdateItem.
   const expected: Record<string, string[]> = {
-    [Steps.StartRun]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    [Steps.StartRun]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.BudgetCheck]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallModel]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
-    [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
+    [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.RequestApproval]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
     [Steps.Finalize]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
     [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:Query'],
