@@ -68,7 +68,7 @@ export const LEDGER_ACCESS = {
    */
   callTool: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /** RequestApproval: creates the approval (or refreshes its task token). */
-  requestApproval: { table: ['GetItem', 'PutItem'], tokens: true },
+  requestApproval: { table: ['GetItem', 'BatchGetItem', 'PutItem'], tokens: true },
   /** Finalize / RecordFailure: finishRun. */
   finalize: { table: ['GetItem', 'PutItem'] },
   /**
