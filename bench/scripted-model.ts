@@ -1,4 +1,5 @@
-import type { MessageResponse, ModelClient } from '../lambdas/agent/messages.js';
+import type { ModelClient } from '../lambdas/agent/messages.js';
+import { recordedResponse } from '../lambdas/conversation/turns.js';
 import type { TurnRecord } from '../lambdas/ledger/records.js';
 
 /**
@@ -24,16 +25,7 @@ export function scriptedModel() {
           const turn = request.messages.filter((message) => message.role === 'assistant').length + 1;
           const recorded = script[turn - 1];
           if (recorded === undefined || recorded.turn !== turn) throw new Error(`scripted model: no recorded turn ${turn} (the script has ${script.length})`);
-          const response: MessageResponse = {
-            id: `msg_scripted_${turn}`,
-            type: 'message',
-            role: 'assistant',
-            model: request.model,
-            content: recorded.content as MessageResponse['content'],
-            stop_reason: recorded.stopReason as MessageResponse['stop_reason'],
-            usage: recorded.usage,
-          };
-          return response;
+          return recordedResponse(recorded, request.model, `msg_scripted_${turn}`);
         },
       };
     },

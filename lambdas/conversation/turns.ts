@@ -1,4 +1,4 @@
-import type { ToolUseBlock } from '../agent/messages.js';
+import { inputTokensOf, type MessageResponse, type ToolUseBlock } from '../agent/messages.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, type RunView } from '../define.js';
 import type { BreakerState } from '../guards/breaker.js';
 import { resolveResults } from '../ledger/blobs.js';
@@ -199,4 +199,29 @@ export function completedCallsOf(turn: TurnRecord, calls: readonly ToolCallRecor
   let call = 0;
   while (call < toolUses(turn).length && done.has(call + 1)) call += 1;
   return call;
+}
+
+/** A recorded turn as the model's response again (the replay and the benchmark's scripted model answer with it). */
+export function recordedResponse(recorded: TurnRecord, model: string, id: string): MessageResponse {
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: recorded.content as MessageResponse['content'],
+    stop_reason: recorded.stopReason as MessageResponse['stop_reason'],
+    usage: recorded.usage,
+  };
+}
+
+/** What one recorded model turn (a compaction included) adds to its run's counters. */
+export function turnCounts(record: Pick<TurnRecord, 'usage' | 'costMicros'>) {
+  return {
+    steps: 1,
+    modelTurns: 1,
+    inputTokens: inputTokensOf(record.usage),
+    outputTokens: record.usage.output_tokens,
+    cachedInputTokens: record.usage.cache_read_input_tokens ?? 0,
+    costMicros: record.costMicros,
+  };
 }

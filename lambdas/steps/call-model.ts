@@ -16,7 +16,7 @@ import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { compactedView } from '../conversation/compaction.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { completedCallsOf, loadConversationStep, nextToolCall, toolUses, type ConversationStep, type NextToolCall } from '../conversation/turns.js';
+import { completedCallsOf, turnCounts, loadConversationStep, nextToolCall, toolUses, type ConversationStep, type NextToolCall } from '../conversation/turns.js';
 
 export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
 
@@ -143,12 +143,7 @@ export function createCallModel(deps: CallModelDeps) {
     // Counting is idempotent per turn, so a crash between recording and counting heals here. The
     // real usage replaces the reservation in the same write.
     const counted = await deps.ledger.countStep(runId, `turn:${turn}`, {
-      steps: 1,
-      modelTurns: 1,
-      inputTokens: inputTokensOf(record.usage),
-      outputTokens: record.usage.output_tokens,
-      cachedInputTokens: record.usage.cache_read_input_tokens ?? 0,
-      costMicros: record.costMicros,
+      ...turnCounts(record),
       reservedTokens: -reservation.tokens,
       reservedMicros: -reservation.micros,
     });

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { inputTokensOf, type Message } from '../agent/messages.js';
+import type { Message } from '../agent/messages.js';
 import { toolSpecs, type AgentDefinition, type ToolTrace } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { budgetTrip } from '../guards/budgets.js';
@@ -13,7 +13,7 @@ import { InvalidInputError } from '../shared/errors.js';
 import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { COMPACTION_STOP_REASON, compactionSettings, isCompaction } from '../conversation/compaction.js';
-import { loadRun } from '../conversation/turns.js';
+import { loadRun, turnCounts } from '../conversation/turns.js';
 
 /** The Compact step; what compaction is and when it is due: conversation/compaction.ts. */
 
@@ -44,14 +44,7 @@ export function createCompact(deps: CompactDeps) {
       record = await compact(deps, run, turn, covers, signal);
     }
     if (!isCompaction(record)) throw new InvalidInputError(`turn: turn ${turn} of run ${runId} is a model turn, not a compaction`);
-    await deps.ledger.countStep(runId, `turn:${turn}`, {
-      steps: 1,
-      modelTurns: 1,
-      inputTokens: inputTokensOf(record.usage),
-      outputTokens: record.usage.output_tokens,
-      cachedInputTokens: record.usage.cache_read_input_tokens ?? 0,
-      costMicros: record.costMicros,
-    });
+    await deps.ledger.countStep(runId, `turn:${turn}`, turnCounts(record));
     return { turn, covers: record.compaction!.covers };
   };
 }

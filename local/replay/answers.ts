@@ -1,4 +1,4 @@
-import type { Message, MessageRequest, MessageResponse, ModelClient } from '../../lambdas/agent/messages.js';
+import type { Message, MessageRequest, ModelClient } from '../../lambdas/agent/messages.js';
 import { compactionSettings } from '../../lambdas/conversation/compaction.js';
 import type { AgentDefinition, ToolDefinition } from '../../lambdas/define.js';
 import type { ApprovalRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
@@ -6,6 +6,7 @@ import { parseModelSpec } from '../../lambdas/models/spec.js';
 import { requestShape, shapeChanges } from '../../lambdas/runs/request-shape.js';
 import { InvalidInputError, MalformedResponseError, TerminalError } from '../../lambdas/shared/errors.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
+import { recordedResponse } from '../../lambdas/conversation/turns.js';
 import { approvalOf, callOf, type Recording } from './recording.js';
 
 /**
@@ -70,16 +71,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
       }
       compareRequest(recording, agent, recorded, request, judge);
       answered += 1;
-      const response: MessageResponse = {
-        id: `msg_replay_${recorded.turn}`,
-        type: 'message',
-        role: 'assistant',
-        model: request.model,
-        content: recorded.content as MessageResponse['content'],
-        stop_reason: recorded.stopReason as MessageResponse['stop_reason'],
-        usage: recorded.usage,
-      };
-      return response;
+      return recordedResponse(recorded, request.model, `msg_replay_${recorded.turn}`);
     },
   };
   return { client, calls: () => answered };
