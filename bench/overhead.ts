@@ -28,6 +28,7 @@
  * floor's own row, in its own process, gives its peak RSS and its figure alone. Nothing here is a
  * test; nothing is hard-coded.
  */
+import { historyAtStart } from '../lambdas/guards/history.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -266,10 +267,12 @@ function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: nu
     return name === undefined ? null : { turn, call: afterCall + 1, name, needsApproval: false };
   };
   const stubs: Record<string, (payload: any) => unknown> = {
-    [Steps.StartRun]: (payload) => ({ runId: payload.event.runId, action: 'start', status: 'running' }),
+    [Steps.StartRun]: (payload) => ({ runId: payload.event.runId, action: 'start', status: 'running', history: historyAtStart(0) }),
     [Steps.BudgetCheck]: (() => {
       let turn = 0;
-      return () => (++turn <= turns.length ? { continue: true, nextTurn: turn, pending: null } : ((turn = 0), { continue: false, status: 'succeeded', reason: 'done' }));
+      // The history estimate passes through, as the real BudgetCheck's does (lambdas/guards/history.ts).
+      return (payload: { history: unknown }) =>
+        ++turn <= turns.length ? { continue: true, nextTurn: turn, pending: null, history: payload.history } : ((turn = 0), { continue: false, status: 'succeeded', reason: 'done', history: payload.history });
     })(),
     [Steps.CallModel]: (payload) => ({ turn: payload.turn, stopReason: turns[payload.turn - 1]!.stopReason, toolCalls: turns[payload.turn - 1]!.tools.length, next: next(payload.turn, 0) }),
     [Steps.CallTool]: (payload) => ({ turn: payload.turn, call: payload.call, name: turns[payload.turn - 1]!.tools[payload.call - 1], outcome: 'ok', next: next(payload.turn, payload.call) }),
