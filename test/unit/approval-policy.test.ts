@@ -2,21 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { configProblems, decisionVerdict, executionLimits, type ApprovalPolicy, type Identity } from '../../lambdas/approvals/policy.js';
 import { callerOf, personOf } from '../../lambdas/adapters/approval-http.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import { approval as approvalRecord } from '../contract/fixtures.js';
 
-const approval = (change: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
-  kind: 'approval',
-  approvalId: 'apv_0123456789abcdef',
-  runId: 'run-1',
-  turn: 3,
-  call: 1,
-  toolName: 'issue_refund',
-  summary: 'issue_refund $725.00',
-  amount: { minor: 72_500, currency: 'usd' },
-  status: 'pending',
-  decideBy: '2026-11-29T03:00:00Z',
-  createdAt: '2026-11-29T02:00:00Z',
-  ...change,
-});
+// The contract suite's approval record, at this file's run and times.
+const approval = (change: Partial<ApprovalRecord> = {}): ApprovalRecord =>
+  approvalRecord({ runId: 'run-1', decideBy: '2026-11-29T03:00:00Z', createdAt: '2026-11-29T02:00:00Z', ...change });
 const run = { runId: 'run-1', startedBy: 'arn:aws:iam::1:user/starter' };
 const alice: Identity = { id: 'alice@example.com', via: 'link' };
 const bob: Identity = { id: 'bob@example.com', via: 'link' };
