@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SavepointStack } from '../infra/stack.js';
+import { COLD_START_TARGETS } from './check.js';
 
 export interface FunctionCost {
   readonly step: string;
@@ -134,12 +135,6 @@ export function measure(bundle: { step: string; dir: string; env: Record<string,
     }),
   };
 }
-
-/**
- * Issue 21's targets: every bundle at most 1 MB, and the model and tool steps import in at most
- * 150 ms of CPU (bench/check.ts fails a report over them).
- */
-export const COLD_START_TARGETS = { bundleBytes: 1_000_000, importCpuMs: 150, importCpuSteps: ['call-model', 'call-tool'] } as const;
 
 export interface ColdStartReport {
   readonly agent: string;
