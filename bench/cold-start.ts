@@ -40,15 +40,15 @@ export interface FunctionCost {
 /** A lazy chunk this big is timed too (a provider's SDK, the span exporter); the SDK's small credential-provider chunks are not. */
 const TIMED_CHUNK_BYTES = 30_000;
 
-/** What a chunk mostly holds: the package (or source directory) most of its sources come from. */
+/** What a chunk mostly holds: the package most of its sources come from, else its own name. */
 function holds(dir: string, file: string): string {
   const { sources } = JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] };
   const counts = new Map<string, number>();
   for (const source of sources) {
-    const name = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source)?.[1] ?? source.replace(/^(\.\.\/)+/, '').split('/').slice(0, 2).join('/');
-    counts.set(name, (counts.get(name) ?? 0) + 1);
+    const name = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source)?.[1];
+    if (name) counts.set(name, (counts.get(name) ?? 0) + 1);
   }
-  return [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? file;
+  return [...counts].sort((x, y) => y[1] - x[1])[0]?.[0] ?? file.replace(/^chunks\/|-[A-Z0-9]+\.mjs$/g, '');
 }
 
 /** Files that a Lambda bundle must never hold. */
@@ -164,7 +164,7 @@ async function main(): Promise<void> {
       functions.push(cost);
       if (json) continue;
       const kb = (bytes: number) => `${(bytes / 1000).toFixed(0)} kB`.padStart(8);
-      const lazy = cost.lazyChunks.map((chunk) => `${chunk.holds} +${(chunk.bytes / 1000).toFixed(0)} kB ${chunk.importCpuMs === undefined ? '' : ` +${chunk.importCpuMs.toFixed(0)} ms`}`).join(', ');
+      const lazy = cost.lazyChunks.map((chunk) => `${chunk.holds} +${(chunk.bytes / 1000).toFixed(0)} kB${chunk.importCpuMs === undefined ? '' : ` ${chunk.importCpuMs.toFixed(0)} ms`}`).join(', ');
       console.log(`${cost.step.padEnd(18)} ${kb(cost.bundleBytes)} ${kb(cost.mapBytes)} ${`${cost.importCpuMs.toFixed(0)} ms`.padStart(11)}  ${cost.devSources.length === 0 ? 'none' : cost.devSources.join(', ')}${lazy ? `  (${lazy})` : ''}`);
     }
     if (json) console.log(JSON.stringify({ agent, node: process.version, runs, targets: COLD_START_TARGETS, functions } satisfies ColdStartReport, null, 2));

@@ -23,7 +23,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }), 120_000);
 function readmeFiles(): Record<string, string> {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const files = Object.fromEntries([...readme.matchAll(/<!-- readme-file: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)].map((match) => [match[1]!, match[2]!]));
-  for (const name of ['my-agent.ts', 'my-agent.dev.ts', 'my-agent.test.ts', 'app.ts']) if (!files[name]) throw new Error(`README.md has no <!-- readme-file: ${name} --> block`);
+  for (const name of ['my-agent.ts', 'my-agent.dev.ts', 'my-agent.test.ts', 'my-agent.node-test.ts', 'app.ts']) if (!files[name]) throw new Error(`README.md has no <!-- readme-file: ${name} --> block`);
   return files;
 }
 
@@ -124,6 +124,12 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     // This machine runs the other checks beside it: a slower test than a user's own.
     const { stdout } = await exec('npx', ['vitest', 'run', 'my-agent.test.ts', '--reporter', 'verbose', '--testTimeout', '120000'], { cwd: app, timeout: 240_000 });
     expect(stdout).toMatch(/3 passed/);
+  }, 240_000);
+
+  it.concurrent("runs the README's node:test file of the agent with savepoint/testing", async () => {
+    const { stdout } = await exec(process.execPath, ['--import', 'tsx', '--test', 'my-agent.node-test.ts'], { cwd: app, timeout: 240_000 });
+    expect(stdout).toMatch(/^# pass 3$/m);
+    expect(stdout).toMatch(/^# fail 0$/m);
   }, 240_000);
 
   // The slowest (the CDK bundles every function): run beside the others.
