@@ -34,7 +34,9 @@ export class StepFunction extends LambdaFunction {
     if (timeout.toSeconds() > 900) throw new Error(`StepFunction ${id}: timeout ${timeout.toSeconds()} s exceeds Lambda's 900 s`);
     const bundle = new StepBundle(`${HANDLERS}${props.step}${FROM_SOURCE ? '.ts' : '.js'}`, resolve(props.agentEntry));
     super(scope, id, {
-      // The asset is the bundle (its hash is the output's): the handlers' directory is only where it is built from.
+      // The asset is the bundle (its hash is the output's): the handlers' directory is only where it
+      // is built from. Bundling is always local (StepBundle bundles or throws), so the image, which
+      // CDK requires, is never pulled.
       code: Code.fromAsset(HANDLERS, { assetHashType: AssetHashType.OUTPUT, bundling: { image: DockerImage.fromRegistry('savepoint-bundles-locally'), local: bundle } }),
       handler: 'index.handler',
       runtime: Runtime.NODEJS_24_X,
