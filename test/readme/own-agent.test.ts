@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,7 +18,8 @@ const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'savepoint-own-agent-'));
 const app = join(work, 'app');
-afterAll(() => rmSync(work, { recursive: true, force: true }), 120_000);
+// A whole project's node_modules (the CDK's among them), on a loaded machine: minutes at worst.
+afterAll(() => rm(work, { recursive: true, force: true }), 300_000);
 
 /** The files the README shows under `<!-- readme-file: name -->`, by name. */
 function readmeFiles(): Record<string, string> {
