@@ -122,8 +122,42 @@ const Fleet = z
   .refine((report) => report.completed === report.runs, { error: 'not every run completed' })
   .refine((report) => report.runs < 2 || report.startsPerSecond !== null, { error: 'no start rate for two or more runs' });
 
+/**
+ * Issue 21's cold-start targets (bench/cold-start.ts reports against them): every function's
+ * bundle — what a cold start loads — at most 1 MB, and the model and tool steps' import at most
+ * 150 ms of CPU.
+ */
+export const COLD_START_TARGETS = { bundleBytes: 1_000_000, importCpuMs: 150, importCpuSteps: ['call-model', 'call-tool'] } as const;
+
+/** The cold start of every function (bench/cold-start.ts): each figure there, no dev file, under the targets. */
+const ColdStart = z
+  .object({
+    functions: z
+      .array(
+        z.object({
+          step: z.string().min(1),
+          bundleBytes: figure.positive().max(COLD_START_TARGETS.bundleBytes, { error: (issue) => `a ${String(issue.input)}-byte bundle, over the ${COLD_START_TARGETS.bundleBytes}-byte target` }),
+          mapBytes: figure.positive({ error: 'no source map beside the bundle' }),
+          files: z.array(z.string()).min(1),
+          devSources: z.array(z.string()).max(0, { error: (issue) => `dev-only sources in the bundle: ${(issue.input as string[]).join(', ')}` }),
+          importCpuMs: figure.positive(),
+          lazyChunks: z.array(z.object({ file: z.string(), holds: z.string(), bytes: figure.positive(), importCpuMs: figure.positive().optional() })),
+        }),
+      )
+      .min(1),
+  })
+  .superRefine((report, ctx) => {
+    for (const step of COLD_START_TARGETS.importCpuSteps) {
+      const index = report.functions.findIndex((fn) => fn.step === step);
+      if (index === -1) ctx.addIssue({ code: 'custom', path: ['functions'], message: `no figures for ${step}` });
+      else if (report.functions[index]!.importCpuMs > COLD_START_TARGETS.importCpuMs) {
+        ctx.addIssue({ code: 'custom', path: ['functions', index, 'importCpuMs'], message: `${step} imports in ${report.functions[index]!.importCpuMs} ms of CPU, over the ${COLD_START_TARGETS.importCpuMs} ms target` });
+      }
+    }
+  });
+
 /** Each mode of bench/main.ts, the schema its `--json` must satisfy. */
-export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet } as const;
+export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'cold-start': ColdStart } as const;
 export type Mode = keyof typeof REPORTS;
 
 /** The problems with one benchmark's `--json` output, each naming the figure; empty when it measured. */
@@ -178,6 +212,11 @@ function summary(mode: Mode, report: any): string {
       return report.results.map((r: any) => `${r.steps} steps, ${r.eventsPerExecution.length} executions, ${r.compactions} compactions`).join('; ');
     case 'ledger':
       return report.rows.map((row: any) => `${row.ledger} ${fixed(row.msPerStep, 3)} ms/step`).join(', ');
+    case 'cold-start': {
+      const largest = report.functions.reduce((a: any, b: any) => (b.bundleBytes > a.bundleBytes ? b : a));
+      const cpu = COLD_START_TARGETS.importCpuSteps.map((step) => `${step} ${fixed(report.functions.find((fn: any) => fn.step === step).importCpuMs, 0)} ms`).join(', ');
+      return `${report.functions.length} functions, largest bundle ${largest.step} ${fixed(largest.bundleBytes / 1000, 0)} kB, import CPU ${cpu}`;
+    }
     case 'fleet':
       return `${report.completed}/${report.runs} runs completed, ${report.lost} lost, ${report.startsPerSecond} starts/s (bound ${report.sustainedStartsBound.perSecond}/s), ${report.stepsPerSecond} steps/s, ${report.sfnApiCallsPerStep} Step Functions calls/step, ${report.throttled.attempts} throttled (quotas ${report.throttled.quotasOn ? 'on' : 'off'})`;
   }

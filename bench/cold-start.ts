@@ -4,25 +4,51 @@
  * construct itself — and reports per function the bundle's size, its source map's size (beside
  * it, not inlined), whether any simulator, scripted model or local-engine file is in it (from the
  * map's `sources`), and the CPU time a fresh Node process spends importing it (median of runs, with
- * the function's `NODE_OPTIONS`). `--agent <module>` measures another agent (default: the refund
- * reconciler); `--runs <n>` (default 5).
+ * the function's `NODE_OPTIONS`), and what each chunk it loads only on first use adds then.
+ * `--agent <module>` measures another agent (default: the refund reconciler); `--runs <n>`
+ * (default 5); `--json` prints the report bench/check.ts checks against COLD_START_TARGETS.
  */
 import { App } from 'aws-cdk-lib';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SavepointStack } from '../infra/stack.js';
+import { COLD_START_TARGETS } from './check.js';
 
 export interface FunctionCost {
   readonly step: string;
+  /** What a cold start loads: the entry file and every chunk it imports statically. */
   readonly bundleBytes: number;
+  /** Their source maps (beside them, not inlined). */
   readonly mapBytes: number;
-  /** Source files in the bundle that no Lambda needs (sim/, local/, an agent's dev module or sim). */
+  /** The files a cold start loads, relative to the bundle's directory. */
+  readonly files: readonly string[];
+  /** Source files in the bundle (any file of it) that no Lambda needs (sim/, local/, an agent's dev module or sim). */
   readonly devSources: readonly string[];
   /** Median CPU (user + system) of importing the bundle, in ms. */
   readonly importCpuMs: number;
+  /**
+   * The chunks loaded only when the step first needs them (a model provider's SDK, on the first
+   * call to that provider): each with what it adds then, in bytes and (chunks of TIMED_CHUNK_BYTES
+   * or more) import CPU after the entry.
+   */
+  readonly lazyChunks: readonly { readonly file: string; readonly holds: string; readonly bytes: number; readonly importCpuMs?: number }[];
+}
+
+/** A lazy chunk this big is timed too (a provider's SDK, the span exporter); the SDK's small credential-provider chunks are not. */
+const TIMED_CHUNK_BYTES = 30_000;
+
+/** What a chunk mostly holds: the package most of its sources come from, else its own name. */
+function holds(dir: string, file: string): string {
+  const { sources } = JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] };
+  const counts = new Map<string, number>();
+  for (const source of sources) {
+    const name = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source)?.[1];
+    if (name) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return [...counts].sort((x, y) => y[1] - x[1])[0]?.[0] ?? file.replace(/^chunks\/|-[A-Z0-9]+\.mjs$/g, '');
 }
 
 /** Files that a Lambda bundle must never hold. */
@@ -62,20 +88,60 @@ function plausibleEnv(variables: Record<string, unknown>): Record<string, string
   );
 }
 
+/** The files of a bundle that `file` imports statically, itself included, and those it imports only dynamically. */
+export function staticImports(dir: string, file: string): { loaded: string[]; lazy: string[] } {
+  const loaded = new Set<string>();
+  const dynamic = new Set<string>();
+  const visit = (at: string) => {
+    if (loaded.has(at)) return;
+    loaded.add(at);
+    const code = readFileSync(join(dir, at), 'utf8');
+    // esbuild writes a chunk's imports as `import … from"./x.mjs"`, `import"./x.mjs"` or `export … from"./x.mjs"`, and a lazy one as `import("./x.mjs")`.
+    for (const match of code.matchAll(/\b(?:from\s*|import\s*(\()?\s*)"(\.\.?\/[^"]+\.mjs)"/g)) {
+      const target = join(dirname(at), match[2]!);
+      if (match[1]) dynamic.add(target);
+      else visit(target);
+    }
+  };
+  visit(file);
+  return { loaded: [...loaded], lazy: [...dynamic].filter((chunk) => !loaded.has(chunk)) };
+}
+
 export function measure(bundle: { step: string; dir: string; env: Record<string, string> }, runs = 5): FunctionCost {
   const file = readdirSync(bundle.dir).find((name) => /^index\.m?js$/.test(name));
   if (!file) throw new Error(`${bundle.dir}: no index.mjs`);
-  const map = JSON.parse(readFileSync(join(bundle.dir, `${file}.map`), 'utf8')) as { sources: string[] };
-  const script = `const t = process.cpuUsage(); await import(${JSON.stringify(pathToFileURL(join(bundle.dir, file)).href)}); const u = process.cpuUsage(t); console.log((u.user + u.system) / 1000);`;
+  const everyFile = (readdirSync(bundle.dir, { recursive: true }) as string[]).filter((name) => /\.m?js$/.test(name));
+  const sources = everyFile.flatMap((name) => (JSON.parse(readFileSync(join(bundle.dir, `${name}.map`), 'utf8')) as { sources: string[] }).sources);
+  const { loaded, lazy } = staticImports(bundle.dir, file);
+  const url = (name: string) => JSON.stringify(pathToFileURL(join(bundle.dir, name)).href);
   const env = { PATH: process.env.PATH ?? '', AWS_REGION: 'us-east-1', AWS_LAMBDA_FUNCTION_NAME: bundle.step, ...bundle.env };
-  const samples = Array.from({ length: runs }, () => Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' }).trim())).sort((a, b) => a - b);
+  /** Median CPU of importing `then` in a fresh process, after `first` (not counted) when given. */
+  const cpu = (then: string, first?: string) => {
+    const script = `${first ? `await import(${url(first)}); ` : ''}const t = process.cpuUsage(); await import(${url(then)}); const u = process.cpuUsage(t); console.log((u.user + u.system) / 1000);`;
+    const samples = Array.from({ length: runs }, () => Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' }).trim())).sort((a, b) => a - b);
+    return samples[Math.floor(samples.length / 2)]!;
+  };
+  const size = (name: string) => statSync(join(bundle.dir, name)).size;
   return {
     step: bundle.step,
-    bundleBytes: statSync(join(bundle.dir, file)).size,
-    mapBytes: statSync(join(bundle.dir, `${file}.map`)).size,
-    devSources: map.sources.filter((source) => DEV_ONLY.test(source.replace(/\\/g, '/'))),
-    importCpuMs: samples[Math.floor(samples.length / 2)]!,
+    bundleBytes: loaded.reduce((sum, name) => sum + size(name), 0),
+    mapBytes: loaded.reduce((sum, name) => sum + size(`${name}.map`), 0),
+    files: loaded,
+    devSources: [...new Set(sources.filter((source) => DEV_ONLY.test(source.replace(/\\/g, '/'))))],
+    importCpuMs: cpu(file),
+    lazyChunks: lazy.map((chunk) => {
+      const bytes = staticImports(bundle.dir, chunk).loaded.filter((name) => !loaded.includes(name)).reduce((sum, name) => sum + size(name), 0);
+      return { file: chunk, holds: holds(bundle.dir, chunk), bytes, ...(bytes >= TIMED_CHUNK_BYTES && { importCpuMs: cpu(chunk, file) }) };
+    }),
   };
+}
+
+export interface ColdStartReport {
+  readonly agent: string;
+  readonly node: string;
+  readonly runs: number;
+  readonly targets: typeof COLD_START_TARGETS;
+  readonly functions: readonly FunctionCost[];
 }
 
 async function main(): Promise<void> {
@@ -85,15 +151,23 @@ async function main(): Promise<void> {
   };
   const agent = resolve(option('--agent') ?? new URL('../agents/refund-reconciler/agent.ts', import.meta.url).pathname);
   const runs = Number(option('--runs') ?? 5);
+  const json = process.argv.includes('--json');
   const { outdir, bundles } = synthesizeBundles(agent);
   try {
-    console.log(`cold start per function of ${agent} (node ${process.version}, median of ${runs} imports, NODE_OPTIONS as deployed)`);
-    console.log('step                 bundle      map   import CPU  dev files');
+    if (!json) {
+      console.log(`cold start per function of ${agent} (node ${process.version}, median of ${runs} imports, NODE_OPTIONS as deployed)`);
+      console.log('step                 bundle      map   import CPU  dev files  (then, on first use: lazy chunks)');
+    }
+    const functions: FunctionCost[] = [];
     for (const bundle of bundles) {
       const cost = measure(bundle, runs);
+      functions.push(cost);
+      if (json) continue;
       const kb = (bytes: number) => `${(bytes / 1000).toFixed(0)} kB`.padStart(8);
-      console.log(`${cost.step.padEnd(18)} ${kb(cost.bundleBytes)} ${kb(cost.mapBytes)} ${`${cost.importCpuMs.toFixed(0)} ms`.padStart(11)}  ${cost.devSources.length === 0 ? 'none' : cost.devSources.join(', ')}`);
+      const lazy = cost.lazyChunks.map((chunk) => `${chunk.holds} +${(chunk.bytes / 1000).toFixed(0)} kB${chunk.importCpuMs === undefined ? '' : ` ${chunk.importCpuMs.toFixed(0)} ms`}`).join(', ');
+      console.log(`${cost.step.padEnd(18)} ${kb(cost.bundleBytes)} ${kb(cost.mapBytes)} ${`${cost.importCpuMs.toFixed(0)} ms`.padStart(11)}  ${cost.devSources.length === 0 ? 'none' : cost.devSources.join(', ')}${lazy ? `  (${lazy})` : ''}`);
     }
+    if (json) console.log(JSON.stringify({ agent, node: process.version, runs, targets: COLD_START_TARGETS, functions } satisfies ColdStartReport, null, 2));
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }

@@ -14,7 +14,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet'] as const;
 
-// `--cold-start` (bench/cold-start.ts: bundle size and import CPU per Lambda function) has no `--json` report yet, so it is not one of MODES.
+// `--cold-start` runs bench/cold-start.ts (the module's own main), like the waste benchmark.
 const mode = MODES.find((name) => process.argv.includes(`--${name}`)) ?? (process.argv.includes('--cold-start') ? 'cold-start' : 'waste');
 if (mode === 'overhead') {
   const { overheadBenchmark } = await import('./overhead.js');

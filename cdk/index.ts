@@ -7,7 +7,8 @@
  * ```
  *
  * `aws-cdk-lib` and `constructs` are optional peer dependencies: only an app that deploys needs
- * them. `esbuild` bundles each step's function locally (without it the CDK bundles in Docker).
+ * them. `esbuild` bundles each step's function, locally, with code splitting (a synth that bundles
+ * fails without it, naming it; there is no Docker fallback).
  *
  * @example
  * ```ts

@@ -1,8 +1,8 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, type ILocalBundling } from 'aws-cdk-lib';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { StepName } from '../lambdas/shared/steps.js';
@@ -25,16 +25,20 @@ export interface StepFunctionProps {
 
 /**
  * A Lambda function for one step, with savepoint's defaults baked in: the newest Node.js runtime,
- * ARM64, X-Ray tracing, ESM bundled by the local esbuild with source maps, a log group with a
- * retention, and `SAVEPOINT_STEP` naming the step (the local engine maps Task states by it).
+ * ARM64, X-Ray tracing, ESM bundled by the local esbuild with source maps beside, a log group with
+ * a retention, and `SAVEPOINT_STEP` naming the step (the local engine maps Task states by it).
  */
-export class StepFunction extends NodejsFunction {
+export class StepFunction extends LambdaFunction {
   constructor(scope: Construct, id: string, props: StepFunctionProps) {
     const timeout = props.timeout ?? Duration.seconds(30);
     if (timeout.toSeconds() > 900) throw new Error(`StepFunction ${id}: timeout ${timeout.toSeconds()} s exceeds Lambda's 900 s`);
+    const bundle = new StepBundle(`${HANDLERS}${props.step}${FROM_SOURCE ? '.ts' : '.js'}`, resolve(props.agentEntry));
     super(scope, id, {
-      entry: `${HANDLERS}${props.step}${FROM_SOURCE ? '.ts' : '.js'}`,
-      handler: 'handler',
+      // The asset is the bundle (its hash is the output's): the handlers' directory is only where it
+      // is built from. Bundling is always local (StepBundle bundles or throws), so the image, which
+      // CDK requires, is never pulled.
+      code: Code.fromAsset(HANDLERS, { assetHashType: AssetHashType.OUTPUT, bundling: { image: DockerImage.fromRegistry('savepoint-bundles-locally'), local: bundle } }),
+      handler: 'index.handler',
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       tracing: Tracing.ACTIVE,
@@ -50,27 +54,63 @@ export class StepFunction extends NodejsFunction {
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         ...props.environment,
       },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        // Minified, with the source map beside it (not inlined): a smaller bundle to load on each cold start.
-        minify: true,
-        keepNames: true,
-        // The AWS SDK bundled in, not taken from the runtime: one minified file imports in about
-        // half the CPU of the runtime's SDK packages (npm run bench -- --cold-start), and the
-        // clients are the versions this package was tested with.
-        externalModules: [],
-        sourceMap: true,
-        mainFields: ['module', 'main'],
-        // Some CommonJS dependencies call require(); ESM bundles need it defined.
-        banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        // The handler's `@savepoint/agent-entry` is this function's agent. Agents import the public
-        // API by the package's name (`savepoint`, `savepoint/sim`), which esbuild resolves through
-        // the package's `exports` (a dependency, or this package itself).
-        // A relative entry is the app's own file, not a package name. In a checkout, `savepoint`
-        // resolves to its sources (package.json `exports`, condition `savepoint-source`).
-        esbuildArgs: { [`--alias:@savepoint/agent-entry`]: resolve(props.agentEntry), ...(FROM_SOURCE && { '--conditions': 'savepoint-source' }) },
-      },
     });
+  }
+}
+
+/**
+ * One step's bundle, built by the local esbuild (an optional peer of savepoint/cdk) with code
+ * splitting, which NodejsFunction cannot do (it always writes one `--outfile`): a module the step
+ * imports only when it needs it — a model provider's SDK (lambdas/models/index.ts) — is a chunk of
+ * its own, loaded on the first call to that provider, so a cold start parses only the SDK it uses.
+ * Its fields are part of the asset's cache key (CDK hashes the bundling options as JSON), so two
+ * functions never share a bundle by accident.
+ */
+class StepBundle implements ILocalBundling {
+  constructor(
+    readonly entry: string,
+    readonly agentEntry: string,
+  ) {}
+
+  tryBundle(outputDir: string): boolean {
+    let esbuild: typeof import('esbuild');
+    try {
+      esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+    } catch (error) {
+      throw new Error('savepoint/cdk bundles the step functions with esbuild, an optional peer dependency: npm install -D esbuild', { cause: error });
+    }
+    esbuild.buildSync({
+      entryPoints: { index: this.entry },
+      outdir: outputDir,
+      bundle: true,
+      splitting: true,
+      chunkNames: 'chunks/[name]-[hash]',
+      // A Lambda directory has no package.json: every file of an ESM bundle is `.mjs`.
+      outExtension: { '.js': '.mjs' },
+      format: 'esm',
+      platform: 'node',
+      target: 'node24',
+      // Minified, with each file's source map beside it (not inlined): less to load on each cold start.
+      minify: true,
+      keepNames: true,
+      sourcemap: 'linked',
+      // The AWS SDK bundled in, not taken from the runtime: one minified file imports in about half
+      // the CPU of the runtime's SDK packages (npm run bench -- --cold-start), and the clients are
+      // the versions this package was tested with.
+      external: [],
+      mainFields: ['module', 'main'],
+      // `module` picks the SDK's ES modules (dist-es), which esbuild tree-shakes, over its CommonJS
+      // build: esbuild adds it on its own only when no other condition is named. In a checkout,
+      // `savepoint` resolves to its sources (package.json `exports`, condition `savepoint-source`).
+      conditions: FROM_SOURCE ? ['savepoint-source', 'module'] : ['module'],
+      // The handler's `@savepoint/agent-entry` is this function's agent. Agents import the public
+      // API by the package's name (`savepoint`, `savepoint/sim`), which esbuild resolves through
+      // the package's `exports` (a dependency, or this package itself).
+      alias: { '@savepoint/agent-entry': this.agentEntry },
+      // Some CommonJS dependencies call require(); ESM bundles need it defined.
+      banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+      logLevel: 'warning',
+    });
+    return true;
   }
 }

@@ -28,9 +28,12 @@
  * ```
  * @module
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
@@ -229,33 +232,57 @@ export interface CrashCase<World extends DevWorld = DevWorld> {
   readonly world: World;
 }
 
+/** What `forEachCrashPoint` takes: the environment's options (on a state directory of its own per case) and the matrix. */
+export interface CrashMatrixOptions<World extends DevWorld = DevWorld> extends Omit<TestEnvironmentOptions<World>, 'stateDir' | 'world'> {
+  readonly input: unknown;
+  /** @default every `write` tool of the agent */
+  readonly tools?: readonly string[];
+  /** @default TOOL_CALL_BOUNDARIES */
+  readonly boundaries?: readonly Boundary[];
+  /**
+   * Kill a real process: the dying engine is a `savepoint run` child process on this agent module
+   * (a path from the working directory, or a file URL: the file the CLI loads, its dev module found beside it, as `npx savepoint run --agent` does),
+   * ended with SIGKILL at the boundary by the CLI's `--crash-at`; the new engine resumes the run in
+   * this process, on the same state directory. A side effect must then be visible across processes:
+   * kept by the agent's world in its state directory (a journal, as a provider keeps its records),
+   * not in this process's memory. The dead process ran on the system clock, so the new engine's
+   * clock starts where its claims ran out (`clock` is refused), and `approve` is a fixed answer.
+   * @default undefined: the engine dies in this process (nothing it would write or send after the boundary happens)
+   */
+  readonly kill?: { readonly agentModule: string | URL };
+  /** Called with each case, while its world is still open. */
+  readonly check: (crash: CrashCase<World>) => void | Promise<void>;
+}
+
 /**
  * The crash matrix over your own write tools: for each tool and each boundary of its first call,
  * a fresh run whose engine dies there — every ledger write and outside call after that moment
- * never happens, as when a process is killed — and a new engine on the same ledger and world
- * resumes it to the end. `check` asserts what must hold (each side effect once) on each case.
+ * never happens, as when a process is killed (or a real process is killed: `kill`) — and a new
+ * engine on the same ledger and world resumes it to the end. `check` asserts what must hold (each
+ * side effect once) on each case.
  */
-export async function forEachCrashPoint<World extends DevWorld = DevWorld>(
-  options: Omit<TestEnvironmentOptions<World>, 'stateDir' | 'world'> & {
-    readonly input: unknown;
-    /** @default every `write` tool of the agent */
-    readonly tools?: readonly string[];
-    /** @default TOOL_CALL_BOUNDARIES */
-    readonly boundaries?: readonly Boundary[];
-    /** Called with each case, while its world is still open. */
-    readonly check: (crash: CrashCase<World>) => void | Promise<void>;
-  },
-): Promise<CrashCase<World>[]> {
+export async function forEachCrashPoint<World extends DevWorld = DevWorld>(options: CrashMatrixOptions<World>): Promise<CrashCase<World>[]> {
   const writes = options.agent.tools.filter((tool) => tool.effect === 'write').map((tool) => tool.name);
   const tools = options.tools ?? writes;
   if (tools.length === 0) throw new Error(`forEachCrashPoint: agent ${options.agent.name} has no write tool`);
   for (const tool of tools) if (!writes.includes(tool)) throw new Error(`forEachCrashPoint: tools: ${JSON.stringify(tool)} is not a write tool of ${options.agent.name} (${writes.join(', ')})`);
+  if (options.kill) {
+    if (options.clock) throw new Error('forEachCrashPoint: clock: a killed process runs on the system clock, so kill takes no clock (the new engine starts where the dead one\'s claims ran out)');
+    if (typeof options.approve === 'function') throw new Error("forEachCrashPoint: approve: the killed process answers approvals with a fixed 'approve' or 'reject', not a function");
+  }
   const cases: CrashCase<World>[] = [];
   for (const tool of tools) {
     for (const boundary of options.boundaries ?? TOOL_CALL_BOUNDARIES) {
       const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-crash-'));
       try {
         const runId = `crash-${tool}-${boundary}`.replace(/[^A-Za-z0-9_-]/g, '-');
+        if (options.kill) {
+          await killedAt(options, options.kill.agentModule, { stateDir, runId, tool, boundary });
+          // The new engine starts after the dead process's claims ran out (on its clock, the system's).
+          const clock = new TestClock(new Date(Date.now() + LEASE_MS + 1));
+          cases.push(await resumed(options, { stateDir, runId, tool, boundary, clock }));
+          continue;
+        }
         const clock = options.clock ?? new TestClock();
         let dead = false;
         let onDeath!: () => void;
@@ -280,22 +307,53 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(
         await dying.close().catch(() => undefined);
         // The new engine starts after the dead one's claims ran out, as a restarted process does.
         clock.advance(LEASE_MS + 1);
-        // A new engine on the same state directory: the watchdog resumes the orphaned run.
-        const { env: next, stack } = await open({ ...options, clock, stateDir }, {});
-        try {
-          const resumed = await resumeOrphan(stack, runId, clock);
-          const crash = { tool, boundary, run: resumed, world: next.world };
-          await options.check(crash);
-          cases.push(crash);
-        } finally {
-          await next.close();
-        }
+        cases.push(await resumed(options, { stateDir, runId, tool, boundary, clock }));
       } finally {
         rmSync(stateDir, { recursive: true, force: true });
       }
     }
   }
   return cases;
+}
+
+/** A new engine on the crashed run's state directory: the watchdog resumes the orphaned run, and `check` sees how it ended. */
+async function resumed<World extends DevWorld>(
+  options: CrashMatrixOptions<World>,
+  at: { stateDir: string; runId: string; tool: string; boundary: Boundary; clock: TestClock },
+): Promise<CrashCase<World>> {
+  const { env: next, stack } = await open({ ...options, clock: at.clock, stateDir: at.stateDir }, {});
+  try {
+    const run = await resumeOrphan(stack, at.runId, at.clock);
+    const crash = { tool: at.tool, boundary: at.boundary, run, world: next.world };
+    await options.check(crash);
+    return crash;
+  } finally {
+    await next.close();
+  }
+}
+
+/**
+ * Runs the agent in a `savepoint run` child process (the package's own CLI) that the crash
+ * injection ends with SIGKILL at the boundary of the tool's first call; fails when it ended any
+ * other way, with what it printed.
+ */
+async function killedAt(options: CrashMatrixOptions<any>, agentModule: string | URL, at: { stateDir: string; runId: string; tool: string; boundary: Boundary }): Promise<void> {
+  const cli = join(dirname(createRequire(import.meta.url).resolve('savepoint/package.json')), 'bin', 'savepoint.js');
+  const args = [
+    cli, 'run', '--agent', agentModule instanceof URL ? fileURLToPath(agentModule) : resolve(agentModule), '--state-dir', at.stateDir, '--run-id', at.runId, '--input', JSON.stringify(options.input),
+    '--crash-at', `${at.boundary}:${at.tool}`, '--fail-rate', String(options.failRate ?? 0), '--seed', String(options.seed ?? 1),
+    '--approve', typeof options.approve === 'string' ? options.approve : 'wait', '--json',
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done, fail) => {
+    child.once('error', fail);
+    child.once('close', (exitCode, exitSignal) => done([exitCode, exitSignal]));
+  });
+  if (signal === 'SIGKILL' && stderr.includes(`crash injected at ${at.boundary}`)) return;
+  const how = signal ? `was ended by ${signal}` : code === 0 ? `ended without reaching ${at.boundary} of ${at.tool}` : `exited ${code}`;
+  throw new Error(`forEachCrashPoint: the engine process of run ${at.runId} ${how}:\n${stderr.trim().split('\n').slice(-20).join('\n')}`);
 }
 
 /** What an engine does when it starts after a crash: the watchdog resumes the run, and the test waits for its end. */

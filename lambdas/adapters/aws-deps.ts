@@ -1,10 +1,5 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { KMSClient } from '@aws-sdk/client-kms';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SFNClient } from '@aws-sdk/client-sfn';
-import { SNSClient } from '@aws-sdk/client-sns';
 import * as z from 'zod';
 import { maxToolTimeoutMs, toolTimeoutMs, type AgentDefinition, type TraceRedactor } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
@@ -15,7 +10,7 @@ import { tracingLedger } from '../telemetry/tracing-ledger.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { cachedSecrets, type ModelSecretIds, type SecretSource } from '../models/secrets.js';
 import { createSteps, type AgentSteps, type ApprovalSetup, type HarnessDeps } from '../wiring/create-steps.js';
-import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-approvals.js';
+import type { AwsClients } from './aws-clients.js';
 import { systemClock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { approvalApiHandler } from './approval-http.js';
@@ -24,7 +19,6 @@ import { powertools } from './powertools.js';
 import { decisionMetrics } from './step-telemetry.js';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks } from './sfn.js';
 
 /**
  * The environment of the step functions on AWS, parsed once per cold start: a missing or malformed
@@ -76,13 +70,15 @@ export type ModelsFactory = (env: NodeJS.ProcessEnv, keys: ModelSecretIds, secre
 
 /**
  * One set of clients per container, shared by every invocation, each built on first use: a
- * function reads only the variables of the clients its step uses.
+ * function reads only the variables of the clients its step uses. Beside the ledger, a function
+ * has only the clients its handler passes (`clients`, adapters/aws-clients.ts).
  */
 export function awsDeps(
   env: NodeJS.ProcessEnv = process.env,
   observe: { traced?: <T>(client: T) => T; telemetry?: Telemetry; redactTrace?: TraceRedactor; tools?: AgentDefinition['tools'] } = {},
   secrets: SecretSource = secretsManager,
   modelsFactory?: ModelsFactory,
+  clients: AwsClients = {},
 ): HarnessDeps {
   const traced = observe.traced ?? (<T>(client: T) => client);
   const config = parseOrThrow(StepEnvironment.partial(), env, 'Lambda environment');
@@ -95,7 +91,7 @@ export function awsDeps(
     let made: { value: T } | undefined;
     return () => (made ??= { value: make() }).value;
   };
-  const sfn = once(() => traced(new SFNClient({})));
+  const sfn = once(() => given(clients.stepFunctions, 'Step Functions client')(traced));
   // The seal key from Secrets Manager on first use (lambdas/ledger/seal.ts), kept for the container's life.
   const ledger = once(() => {
     const sealSecret = required('LEDGER_SEAL_SECRET_ARN');
@@ -114,7 +110,7 @@ export function awsDeps(
     if (!modelsFactory) throw new Error('this function calls no model: its handler passes no model clients (lambdas/handlers/call-model.ts does)');
     return modelsFactory(env, { anthropic: config.ANTHROPIC_API_KEY_SECRET_ARN, openai: config.OPENAI_API_KEY_SECRET_ARN }, readSecret);
   });
-  const approvals = once(() => approvalSetup(config));
+  const approvals = once(() => approvalSetup(config, clients));
   return {
     get ledger() {
       return ledger();
@@ -129,16 +125,16 @@ export function awsDeps(
       return config.MODEL;
     },
     get callbacks() {
-      return sfnTaskCallbacks(sfn());
+      return sfn().callbacks;
     },
     get executions() {
-      return sfnExecutions(sfn());
+      return sfn().executions;
     },
     get lookup() {
-      return sfnLookup(sfn());
+      return sfn().lookup;
     },
     get starter() {
-      return sfnStarter(sfn(), required('STATE_MACHINE_ARN'));
+      return sfn().starter(required('STATE_MACHINE_ARN'));
     },
     get codeVersion() {
       return required('CODE_VERSION');
@@ -189,14 +185,15 @@ export function assertToolsFitTimeout(agent: Pick<AgentDefinition, 'name' | 'too
 
 /**
  * The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). A step that
- * calls a model is given `models` by its handler file; the others' bundles leave the SDKs out.
+ * calls a model is given `models` by its handler file, and each step the AWS clients it uses
+ * (`clients`): a bundle holds only its own step's SDKs.
  */
-export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.ProcessEnv; models?: ModelsFactory } = {}) {
+export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.ProcessEnv; models?: ModelsFactory; clients?: AwsClients } = {}) {
   const env = options.env ?? process.env;
   // At the agent's load: a cold start of StartRun (or CallTool) fails at once, naming both timeouts.
   assertToolsFitTimeout(agent, parseOrThrow(StepEnvironment.pick({ TOOL_TIMEOUT_MS: true }).partial(), env, 'Lambda environment').TOOL_TIMEOUT_MS);
   const { telemetry, tracing, traced } = powertools(agent.name);
-  const deps = awsDeps(env, { traced, telemetry, redactTrace: agent.redactTrace, tools: agent.tools }, secretsManager, options.models);
+  const deps = awsDeps(env, { traced, telemetry, redactTrace: agent.redactTrace, tools: agent.tools }, secretsManager, options.models, options.clients);
   const steps: AgentSteps = createSteps(agent, deps);
   // Decisions made through the API count as ApprovalsDecided.
   const decisions: middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
@@ -217,24 +214,29 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
  * variable is set (RequestApproval notifies and signs links; the callback verifies links and signs
  * decisions; CallTool verifies decisions). Separation of duties is on unless turned off.
  */
-function approvalSetup(config: Partial<StepEnvironment>): ApprovalSetup {
+function approvalSetup(config: Partial<StepEnvironment>, clients: AwsClients): ApprovalSetup {
   const secondAbove = config.SECOND_APPROVER_ABOVE_MINOR;
   return {
     policy: { separationOfDuties: config.SEPARATION_OF_DUTIES !== 'false', ...(secondAbove !== undefined && { secondApproverAboveMinor: secondAbove }) },
     ...(config.APPROVAL_EVENT_BUS && {
-      notifier: eventBridgeNotifier(new EventBridgeClient({}), {
+      notifier: given(clients.approvalNotifier, 'the approval notifier (APPROVAL_EVENT_BUS is set)')({
         busName: config.APPROVAL_EVENT_BUS === 'default' ? undefined : config.APPROVAL_EVENT_BUS,
         topicArn: config.APPROVAL_TOPIC_ARN,
-        sns: () => new SNSClient({}),
       }),
     }),
     ...(config.APPROVAL_LINK_SECRET_ARN && {
       links: {
-        signer: secretsLinkSigner(new SecretsManagerClient({}), config.APPROVAL_LINK_SECRET_ARN),
+        signer: given(clients.linkSigner, 'the link signer (APPROVAL_LINK_SECRET_ARN is set)')(config.APPROVAL_LINK_SECRET_ARN),
         pageUrl: config.APPROVAL_PAGE_URL ?? '',
         approvers: (config.APPROVERS ?? '').split(',').map((approver) => approver.trim()).filter(Boolean),
       },
     }),
-    ...(config.DECISION_KEY_ID && { decisionMac: kmsDecisionMac(new KMSClient({}), config.DECISION_KEY_ID) }),
+    ...(config.DECISION_KEY_ID && { decisionMac: given(clients.decisionMac, 'the decision key (DECISION_KEY_ID is set)')(config.DECISION_KEY_ID) }),
   };
+}
+
+/** A client the function's handler passed, or a failure naming it and where it is passed. */
+function given<T>(client: T | undefined, what: string): T {
+  if (client === undefined) throw new Error(`this function's handler passes no ${what}: add it to the clients of its file in lambdas/handlers/ (lambdas/adapters/aws-clients.ts)`);
+  return client;
 }

@@ -1,4 +1,5 @@
 import agent from '@savepoint/agent-entry';
+import { approvalLinks, decisionKey, stepFunctions } from '../adapters/aws-clients.js';
 import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-export const handler = lambdaHandlers(agent).approvalApi();
+export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions, ...approvalLinks, ...decisionKey } }).approvalApi();

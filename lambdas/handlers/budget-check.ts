@@ -1,4 +1,5 @@
 import agent from '@savepoint/agent-entry';
+import { decisionKey, stepFunctions } from '../adapters/aws-clients.js';
 import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-export const handler = lambdaHandlers(agent).step('budget-check');
+export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions, ...decisionKey } }).step('budget-check');

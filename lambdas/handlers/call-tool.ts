@@ -1,4 +1,5 @@
 import agent from '@savepoint/agent-entry';
+import { decisionKey } from '../adapters/aws-clients.js';
 import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-export const handler = lambdaHandlers(agent).step('call-tool');
+export const handler = lambdaHandlers(agent, { clients: { ...decisionKey } }).step('call-tool');

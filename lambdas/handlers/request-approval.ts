@@ -1,4 +1,5 @@
 import agent from '@savepoint/agent-entry';
+import { approvalEvents, approvalLinks, stepFunctions } from '../adapters/aws-clients.js';
 import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-export const handler = lambdaHandlers(agent).step('request-approval');
+export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions, ...approvalEvents, ...approvalLinks } }).step('request-approval');

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { inputTokensOf } from '../agent/messages.js';
 import { stableJson, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import type { GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';

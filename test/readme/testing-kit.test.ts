@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { defineAgent, defineTool, withDev } from '../../lambdas/index.js';
 import { createTestEnvironment, forEachCrashPoint, TestClock, TOOL_CALL_BOUNDARIES, type TestEnvironment } from '../../testing/index.js';
+import journalNotes from './fixtures/journal-notes.dev.js';
 
 /**
  * savepoint/testing on a small agent whose write tool counts what it was asked to do: the kit's
@@ -99,6 +100,32 @@ describe('savepoint/testing', () => {
     expect(seen).toEqual(TOOL_CALL_BOUNDARIES);
     expect(cases).toHaveLength(TOOL_CALL_BOUNDARIES.length);
   }, 120_000);
+
+  it('kills a real engine process (SIGKILL) at every boundary of the write tool, and each resumed run saves the note once', async () => {
+    const seen: string[] = [];
+    const cases = await forEachCrashPoint({
+      agent: journalNotes,
+      input: { text: 'lunch at noon' },
+      kill: { agentModule: new URL('./fixtures/journal-notes.ts', import.meta.url) },
+      check: ({ boundary, run, world }) => {
+        seen.push(boundary);
+        expect(run.status, boundary).toBe('succeeded');
+        // The provider's journal, written by the killed process and by the one that resumed it:
+        // one note; only a kill between its answer and the ledger's record re-sends, with the same key.
+        const { requests, saved } = world.journal();
+        expect(saved.size, boundary).toBe(1);
+        expect(requests, boundary).toHaveLength(boundary === 'after-commit' ? 2 : 1);
+      },
+    });
+    expect(seen).toEqual(TOOL_CALL_BOUNDARIES);
+    expect(cases).toHaveLength(TOOL_CALL_BOUNDARIES.length);
+  }, 240_000);
+
+  it('refuses a clock or an approval function with kill: the killed process runs on the system clock and answers from its command line', async () => {
+    const kill = { agentModule: new URL('./fixtures/journal-notes.ts', import.meta.url) };
+    await expect(forEachCrashPoint({ agent: journalNotes, input: { text: 'x' }, kill, clock: new TestClock(), check: () => undefined })).rejects.toThrow(/clock: a killed process runs on the system clock/);
+    await expect(forEachCrashPoint({ agent: journalNotes, input: { text: 'x' }, kill, approve: () => 'approve', check: () => undefined })).rejects.toThrow(/approve: the killed process answers approvals with a fixed/);
+  });
 
   it('refuses a tool that is not one of the agent\'s write tools, naming them', async () => {
     await expect(forEachCrashPoint({ agent: dev, input: { urgent: false }, tools: ['send_mail'], check: () => undefined })).rejects.toThrow(/"send_mail" is not a write tool of kit-notes \(save_note\)/);

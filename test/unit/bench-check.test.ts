@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_PRICES, awsBill } from '../../bench/aws-cost.js';
-import { checkReport } from '../../bench/check.js';
+import { checkReport, COLD_START_TARGETS } from '../../bench/check.js';
 import { estimate, waste } from '../../bench/stats.js';
 
 /** A waste report in the shape bench/waste.ts prints, its estimates made by the benchmark's own `estimate`. */
@@ -85,6 +85,20 @@ describe('bench/check.ts', () => {
     expect(checkReport('fleet', text(fleet))).toEqual([]);
     expect(checkReport('fleet', text({ ...fleet, completed: 19, lost: 1 }))).toEqual(['lost: 1 run(s) lost', '(report): not every run completed']);
     expect(checkReport('fleet', text({ ...fleet, sfnApiCallsPerStep: 1.01 }))[0]).toMatch(/^sfnApiCallsPerStep: 1.01 Step Functions calls per agent step/);
+  });
+
+  it('accepts a cold-start report under the targets, and rejects one over them, with a dev file, or without a target step', () => {
+    const fn = (step: string, bundleBytes = 720_000, importCpuMs = 120) => ({ step, bundleBytes, mapBytes: 3_300_000, files: ['index.mjs', 'chunks/chunk-A.mjs'], devSources: [], importCpuMs, lazyChunks: [{ file: 'chunks/anthropic-B.mjs', holds: '@anthropic-ai/sdk', bytes: 147_000, importCpuMs: 19 }] });
+    const report = { agent: 'agent.ts', node: 'v20', runs: 3, targets: COLD_START_TARGETS, functions: [fn('call-model'), fn('call-tool'), fn('finalize')] };
+    expect(checkReport('cold-start', text(report))).toEqual([]);
+    expect(checkReport('cold-start', text({ ...report, functions: [fn('call-model', 1_200_000), fn('call-tool', 700_000, 151), fn('finalize', 700_000, 400)] }))).toEqual([
+      'functions.0.bundleBytes: a 1200000-byte bundle, over the 1000000-byte target',
+      'functions.1.importCpuMs: call-tool imports in 151 ms of CPU, over the 150 ms target',
+    ]);
+    expect(checkReport('cold-start', text({ ...report, functions: [{ ...fn('call-model'), devSources: ['../../sim/world.ts'] }, fn('call-tool')] }))).toEqual(['functions.0.devSources: dev-only sources in the bundle: ../../sim/world.ts']);
+    expect(checkReport('cold-start', text({ ...report, functions: [fn('call-model')] }))).toEqual(['functions: no figures for call-tool']);
+    const { importCpuMs: _missing, ...noCpu } = fn('call-tool');
+    expect(checkReport('cold-start', text({ ...report, functions: [fn('call-model'), noCpu] }))).toEqual(['functions.1.importCpuMs: Invalid input: expected number, received undefined']);
   });
 });
 

@@ -1,0 +1,58 @@
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { SNSClient } from '@aws-sdk/client-sns';
+import type { DecisionMac } from '../approvals/decision-mac.js';
+import type { LinkSigner } from '../approvals/links.js';
+import type { ApprovalNotifier } from '../approvals/notify.js';
+import type { Executions, TaskCallbacks } from '../shared/ports.js';
+import type { ExecutionStarter } from '../steps/recover-run.js';
+import type { ExecutionLookup } from '../steps/sweep.js';
+import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-approvals.js';
+import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks } from './sfn.js';
+
+/**
+ * The AWS clients a function uses beside the ledger's (DynamoDB and the seal key's secret, which
+ * every function has), one factory each. A handler file passes the ones its step uses and no
+ * other: esbuild keeps only the SDKs a bundle's handler names (the client packages declare no side
+ * effects), so CallTool's bundle holds KMS and not Step Functions, EventBridge or SNS. A step that
+ * reaches for a client its handler did not pass fails, naming the client and the handler file.
+ */
+export interface AwsClients {
+  /** Step Functions: task callbacks, execution history, starts and lookups, over one client (`traced` wraps it for X-Ray). */
+  readonly stepFunctions?: (traced: <T>(client: T) => T) => StepFunctionsPorts;
+  /** The approval-requested event on EventBridge, and the optional SNS topic (`APPROVAL_EVENT_BUS`, `APPROVAL_TOPIC_ARN`). */
+  readonly approvalNotifier?: (options: { busName?: string; topicArn?: string }) => ApprovalNotifier;
+  /** The link key in Secrets Manager (`APPROVAL_LINK_SECRET_ARN`). */
+  readonly linkSigner?: (secretId: string) => LinkSigner;
+  /** The decision key in KMS (`DECISION_KEY_ID`). */
+  readonly decisionMac?: (keyId: string) => DecisionMac;
+}
+
+/** What the steps ask of Step Functions (adapters/sfn.ts). */
+export interface StepFunctionsPorts {
+  readonly callbacks: TaskCallbacks;
+  readonly executions: Executions;
+  readonly lookup: ExecutionLookup;
+  readonly starter: (stateMachineArn: string) => ExecutionStarter;
+}
+
+/** Step Functions (StartRun, BudgetCheck, the approval functions, recovery, the sweeper, Handoff). */
+export const stepFunctions = {
+  stepFunctions: (traced) => {
+    const client = traced(new SFNClient({}));
+    return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn) };
+  },
+} satisfies AwsClients;
+
+/** The approval-requested event and topic (RequestApproval). */
+export const approvalEvents = {
+  approvalNotifier: (options) => eventBridgeNotifier(new EventBridgeClient({}), { ...options, sns: () => new SNSClient({}) }),
+} satisfies AwsClients;
+
+/** The signed links' key (RequestApproval signs, the approval callback verifies). */
+export const approvalLinks = { linkSigner: (secretId) => secretsLinkSigner(new SecretsManagerClient({}), secretId) } satisfies AwsClients;
+
+/** The decision key (the callback signs; CallTool and BudgetCheck verify). */
+export const decisionKey = { decisionMac: (keyId) => kmsDecisionMac(new KMSClient({}), keyId) } satisfies AwsClients;

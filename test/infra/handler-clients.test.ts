@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import refundReconciler from '../../agents/refund-reconciler/agent.js';
+import { lambdaHandlers } from '../../lambdas/adapters/aws-deps.js';
+import { exampleTemplate } from './example-template.js';
+
+/**
+ * Each handler file passes only the AWS clients its step uses (lambdas/adapters/aws-clients.ts),
+ * so its bundle holds no other SDK. Left out, a client fails only on AWS, on the function's first
+ * invocation: here every function of the example stack is built from its own handler file with
+ * the environment the template gives it, and its step is invoked. Every AWS endpoint is a closed
+ * port, so a step that gets as far as a call fails with a connection error; what must never come
+ * back is "its handler passes no … client".
+ */
+vi.mock('@savepoint/agent-entry', async () => ({ default: (await import('../../agents/refund-reconciler/agent.js')).default }));
+
+const MISSING = /handler passes no/;
+const saved = { ...process.env };
+afterEach(() => {
+  for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+  Object.assign(process.env, saved);
+});
+
+/** The function's variables, each CloudFormation reference replaced by a well-formed value; the SDK pointed at a closed port. */
+function environmentOf(variables: Record<string, unknown>): Record<string, string> {
+  const fake = (name: string) => (/ARN$/.test(name) ? 'arn:aws:x:us-east-1:123456789012:x' : name === 'APPROVAL_PAGE_URL' ? 'https://example.com/decide' : `${name.toLowerCase()}-1`);
+  return {
+    ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : fake(name)])),
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+    AWS_SECRET_ACCESS_KEY: 'example',
+    AWS_ENDPOINT_URL: 'http://127.0.0.1:1',
+    AWS_MAX_ATTEMPTS: '1',
+  };
+}
+
+const functions = Object.values(exampleTemplate().toJSON().Resources as Record<string, { Type: string; Properties: { Environment?: { Variables?: Record<string, unknown> } } }>)
+  .filter((resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables?.['SAVEPOINT_STEP'])
+  .map((resource) => resource.Properties.Environment!.Variables!);
+
+const context = { awsRequestId: 'request-1', functionName: 'fn', invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:fn', memoryLimitInMB: '512', getRemainingTimeInMillis: () => 30_000 };
+
+describe('each Lambda handler passes the AWS clients its step uses', () => {
+  it('covers every step function of the example stack', () => {
+    expect(functions.map((variables) => variables['SAVEPOINT_STEP']).sort()).toEqual(
+      ['approval-callback', 'budget-check', 'call-model', 'call-tool', 'compact', 'execution-stopped', 'expire-approvals', 'finalize', 'handoff', 'recover-run', 'request-approval', 'start-run', 'sweep'].sort(),
+    );
+  });
+
+  it.each(functions.map((variables) => [String(variables['SAVEPOINT_STEP']), variables] as const))('%s', async (step, variables) => {
+    Object.assign(process.env, environmentOf(variables));
+    // Building the handler builds the approval API's dependencies (the callback) …
+    const { handler } = (await import(`../../lambdas/handlers/${step}.ts`)) as { handler: (event: unknown, context: unknown) => Promise<unknown> };
+    // … and a step's are read on its first invocation, before the event is parsed.
+    const event = step === 'approval-callback' ? { httpMethod: 'GET', path: '/approvals', headers: {}, queryStringParameters: null, pathParameters: null, body: null } : {};
+    const outcome = await handler(event, context).then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+    expect(outcome).not.toMatch(MISSING);
+  });
+
+  it('fails a step whose handler did not pass a client it uses, naming it (the control)', async () => {
+    const budgetCheck = functions.find((variables) => variables['SAVEPOINT_STEP'] === 'budget-check')!;
+    const env = environmentOf(budgetCheck);
+    const handler = lambdaHandlers(refundReconciler, { env, clients: {} }).step('budget-check');
+    await expect(handler({}, context as never)).rejects.toThrow(/handler passes no Step Functions client/);
+  });
+});
