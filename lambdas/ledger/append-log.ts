@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export interface AppendLogOptions {
@@ -73,6 +73,35 @@ export class AppendLog<T> {
       );
     }
     return { log: new AppendLog<T>(path, fd, end, entries.length, options), entries };
+  }
+
+  /**
+   * Reads the complete lines of the log at `path` one at a time, without opening it for writing or
+   * holding it in memory (a reader that keeps only some lines reads in memory flat in the file's
+   * size). Bytes after the last newline (a torn line) are left as they are and not passed on.
+   * Returns the number of complete lines.
+   */
+  static readLines(path: string, onLine: (text: string, index: number) => void, chunkBytes = 1 << 20): number {
+    if (!existsSync(path)) return 0;
+    const fd = openSync(path, 'r');
+    try {
+      const buffer = Buffer.alloc(chunkBytes);
+      let carry: Buffer[] = [];
+      let count = 0;
+      for (let read: number; (read = readSync(fd, buffer, 0, chunkBytes, null)) > 0; ) {
+        let start = 0;
+        for (let end = buffer.indexOf(0x0a, 0); end >= 0 && end < read; end = buffer.indexOf(0x0a, start)) {
+          const piece = buffer.subarray(start, end);
+          onLine((carry.length > 0 ? Buffer.concat([...carry, piece]) : piece).toString('utf8'), count++);
+          carry = [];
+          start = end + 1;
+        }
+        if (start < read) carry.push(Buffer.from(buffer.subarray(start, read)));
+      }
+      return count;
+    } finally {
+      closeSync(fd);
+    }
   }
 
   get bytes(): number {

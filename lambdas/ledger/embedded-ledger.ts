@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog } from './append-log.js';
 import { LockFile } from './lock-file.js';
 import { blobKey, isPendingApproval, type Key, type Stored } from './protocol.js';
-import { chained, line, LogHead, parseEntry, verifyLog, type Hidden, type Item, type LogEntry } from './sealed-log.js';
+import { ChainCheck, chained, line, LogHead, parseEntry, splitChained, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, type LedgerSealer } from './seal.js';
 import { StorageLedger } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
@@ -28,11 +29,38 @@ export interface EmbeddedLedgerOptions {
   readonly sealer?: LedgerSealer;
 }
 
+/**
+ * What `prune` removed, kept in the ledger as a sealed record of its own (partition `PRUNED`), so
+ * that `savepoint verify` can tell a pruned run from a lost one: the run ids, how many records
+ * they held, and the sha256 of those records' log lines in key order (what a kept copy of the old
+ * log can be checked against).
+ */
+export interface PruneRecord {
+  kind: 'prune';
+  prunedAt: string;
+  /** Runs that finished (succeeded, stopped or killed) before this instant were pruned. */
+  finishedBefore: string;
+  runIds: string[];
+  /** Records removed: the runs' own, their task tokens and blobs. */
+  records: number;
+  digest: string;
+}
+
+/** The partition of the prune records. */
+const PRUNED_PK = 'PRUNED';
+
+/** The statuses of a run that is over: a `failed` run is not (it can be resumed). */
+const FINISHED: ReadonlySet<RunRecord['status']> = new Set(['succeeded', 'stopped', 'killed']);
+
 /** The seal key's file in a state directory (`keys/`, like the approval keys). */
 export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
 
 
 const RUN_SK = runKey('').sk;
+/** A line's partition key, read from its start (every line begins with it: sealed-log.ts `line`). */
+const PK = /^\{"pk":("(?:[^"\\]|\\.)*")/;
+/** The partitions that belong to one run: its records, its task tokens, its blobs (records.ts, protocol.ts). */
+const RUN_SCOPED = /^(RUN|TOKEN|BLOB)#/;
 
 /**
  * The ledger in this process, a storage engine beneath the protocol (storage-ledger.ts): the same
@@ -58,6 +86,8 @@ export class EmbeddedLedger extends StorageLedger {
   /** The pending approvals (the pendingApprovals GSI), by `pk|sk`. */
   private readonly pending = new Map<string, Key>();
   private closed = false;
+  /** Set when opened for one run's records only (`openRun`): the ledger reads, and refuses writes. */
+  private readOnly?: string;
 
   /** The chain of the last line of the log (`''` for an empty log). */
   private tip = '';
@@ -106,6 +136,55 @@ export class EmbeddedLedger extends StorageLedger {
       return ledger;
     } catch (error) {
       log?.close();
+      head?.close();
+      lock.release();
+      throw error;
+    }
+  }
+
+  /**
+   * Opens the ledger in `options.dir` for reading one run: what `savepoint status <runId>` needs,
+   * in time and memory that do not grow with the other runs the log holds. Every line's chain is
+   * checked against the one before it and the head (the chain covers each line's exact bytes, so
+   * the other runs' lines are verified as text, unparsed); only the run's own partitions (its run,
+   * turns, calls and approvals, its task tokens and blobs) and the ledger-wide ones (the global
+   * kill switch, breakers, business-key effects) are parsed, seal-checked and kept. The file is
+   * read in chunks, never whole. Writes are refused: the ledger is read-only, and the lock is held
+   * until `close` so that no engine rewrites the log meanwhile.
+   */
+  static openRun(runId: string, options: Omit<EmbeddedLedgerOptions, 'compaction' | 'fsync'> & { dir: string }): EmbeddedLedger {
+    const { dir } = options;
+    const onNote = options.onNote ?? ((note: string) => console.warn(`savepoint ledger: ${note}`));
+    const lock = LockFile.acquire(join(dir, 'ledger.lock'), onNote);
+    let head: LogHead | undefined;
+    try {
+      const logPath = join(dir, 'ledger.jsonl');
+      const sealer = options.sealer ?? hmacSealer(readOrCreateKeyFile(join(dir, SEAL_KEY_FILE)));
+      head = LogHead.open(join(dir, 'ledger.head'));
+      if (!existsSync(logPath) && head.lines > 0) throw new LedgerIntegrityError({ record: logPath }, `the file is missing, but ${head.path} records ${head.lines} lines of it (the ledger was deleted)`);
+      const ledger = new EmbeddedLedger(sealer, undefined, lock, head);
+      ledger.readOnly = runId;
+      const own = new Set(runPartitions(runId));
+      const chain = new ChainCheck(sealer, logPath);
+      AppendLog.readLines(logPath, (text, index) => {
+        const split = splitChained(text);
+        const pk = PK.exec(text)?.[1];
+        if (!split || pk === undefined) throw new LedgerIntegrityError({ record: `${logPath}:${index + 1}` }, 'the line carries no key, seal and chain (written without the ledger key)');
+        const key = { pk: JSON.parse(pk) as string, sk: '(not read)' };
+        chain.next(split.body, split.chain, key);
+        if (RUN_SCOPED.test(key.pk) && !own.has(key.pk)) return;
+        let entry: LogEntry;
+        try {
+          entry = parseEntry(JSON.parse(text), text);
+        } catch (error) {
+          throw new Error(`${logPath}:${index + 1}: corrupt ledger log line (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+        }
+        verifySeal(entry, sealer);
+        ledger.set(entry, item(entry.record, entry.hidden ?? {}, entry.seal));
+      });
+      ledger.tip = chain.end(head);
+      return ledger;
+    } catch (error) {
       head?.close();
       lock.release();
       throw error;
@@ -201,6 +280,69 @@ export class EmbeddedLedger extends StorageLedger {
       .map(([, item]) => String((item.record as { data?: unknown }).data));
   }
 
+  // ── retention ──────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Removes the records of every run that finished (succeeded, stopped or killed) before
+   * `finishedBefore`: its run, turns, calls and approvals, its task tokens and blobs. The log is
+   * rewritten without them (as a compaction rewrites it, crash-safe), then a sealed PruneRecord
+   * naming them is appended. Business-key effects (EFFECT#…) are kept: they are what keeps a
+   * refund paid by a pruned run from being paid again. Returns the record, or undefined when no
+   * run qualified (nothing is written then).
+   */
+  prune(finishedBefore: Date, now: Date): PruneRecord | undefined {
+    if (this.readOnly !== undefined) throw new Error(`the ledger was opened to read run ${this.readOnly} (EmbeddedLedger.openRun): it takes no write`);
+    const cutoff = finishedBefore.toISOString();
+    const runIds: string[] = [];
+    for (const partition of this.partitions.values()) {
+      const run = partition.items.get(RUN_SK)?.record as RunRecord | undefined;
+      if (run && FINISHED.has(run.status) && run.finishedAt !== undefined && run.finishedAt < cutoff) runIds.push(run.runId);
+    }
+    if (runIds.length === 0) return undefined;
+    runIds.sort();
+    const digest = createHash('sha256');
+    let records = 0;
+    for (const runId of runIds) {
+      for (const pk of runPartitions(runId)) {
+        const partition = this.partitions.get(pk);
+        if (!partition) continue;
+        for (const [sk, stored] of partition.sorted()) {
+          digest.update(line({ pk, sk }, stored)).update('\n');
+          records++;
+          const { approvalId } = stored.record as { approvalId?: unknown };
+          if (typeof approvalId === 'string') this.approvalsById.delete(approvalId);
+          this.pending.delete(`${pk}|${sk}`);
+        }
+        this.partitions.delete(pk);
+      }
+    }
+    const summary: PruneRecord = { kind: 'prune', prunedAt: now.toISOString(), finishedBefore: cutoff, runIds, records, digest: `sha256:${digest.digest('hex')}` };
+    if (this.log) this.rewriteLive();
+    this.store({ pk: PRUNED_PK, sk: `PRUNE#${summary.prunedAt}#${this.partitions.get(PRUNED_PK)?.items.size ?? 0}` }, summary);
+    return summary;
+  }
+
+  /** The prune records, oldest first. */
+  prunes(): PruneRecord[] {
+    return (this.partition(PRUNED_PK)?.sorted() ?? []).map(([, stored]) => copy(stored) as PruneRecord);
+  }
+
+  /**
+   * Problems with the prune records (none: `[]`): each is sealed (checked when the log was read),
+   * and must agree with itself and with the ledger — none of its runs is here any more. A run
+   * that came back under a pruned id, or a record whose counts do not add up, is reported.
+   */
+  verifyPrunes(): string[] {
+    return this.prunes().flatMap((prune) => {
+      const where = `prune record of ${prune.prunedAt}`;
+      const problems: string[] = [];
+      if (prune.runIds.length === 0 || prune.records < prune.runIds.length) problems.push(`${where}: ${prune.runIds.length} runs and ${prune.records} records do not add up`);
+      if (!/^sha256:[0-9a-f]{64}$/.test(prune.digest)) problems.push(`${where}: its digest ${prune.digest} is not a sha256`);
+      for (const runId of prune.runIds) if (this.partition(runKey(runId).pk)) problems.push(`${where}: run ${runId} is pruned, yet its records are in the ledger`);
+      return problems;
+    });
+  }
+
   // ── the store ───────────────────────────────────────────────────────────────────────────
 
   private partition(pk: string): Partition | undefined {
@@ -215,6 +357,7 @@ export class EmbeddedLedger extends StorageLedger {
   /** Commits one write (log first, then memory). */
   private store(key: Key, record: unknown, hidden: Hidden = {}): void {
     if (this.closed) throw new Error('the ledger is closed');
+    if (this.readOnly !== undefined) throw new Error(`the ledger was opened to read run ${this.readOnly} (EmbeddedLedger.openRun): it takes no write`);
     // One serialization: the stored record is parsed from the text the log line carries.
     const text = JSON.stringify(record);
     const json = JSON.parse(text) as unknown;
@@ -244,8 +387,17 @@ export class EmbeddedLedger extends StorageLedger {
 
   private compactIfLarge(threshold: { ratio: number; minBytes: number }, onNote: (note: string) => void): void {
     if (!this.log || this.log.bytes < threshold.minBytes) return;
+    const live = this.liveLines();
+    if (this.log.bytes <= threshold.ratio * live.bytes) return;
+    const before = this.log.bytes;
+    this.rewriteLive(live);
+    onNote(`${this.log.path}: compacted ${before} bytes of log to ${this.log.bytes} bytes of live state`);
+  }
+
+  /** The live state as log lines, chained from the start. */
+  private liveLines(): { lines: string[]; bytes: number; tip: string } {
     const lines: string[] = [];
-    let live = 0;
+    let bytes = 0;
     let tip = '';
     for (const [pk, partition] of this.partitions) {
       for (const [sk, stored] of partition.items) {
@@ -253,19 +405,22 @@ export class EmbeddedLedger extends StorageLedger {
         tip = this.sealer.chain(tip, body);
         const text = chained(body, tip);
         lines.push(text);
-        live += Buffer.byteLength(text) + 1;
+        bytes += Buffer.byteLength(text) + 1;
       }
     }
-    if (this.log.bytes <= threshold.ratio * live) return;
-    const before = this.log.bytes;
+    return { lines, bytes, tip };
+  }
+
+  /** Replaces the log by the live state (compaction, prune). */
+  private rewriteLive(live = this.liveLines()): void {
+    const { lines, tip } = live;
     // The head names both logs while the new one replaces the old: a crash in between leaves a
     // head that matches whichever of the two is on disk.
     const head = this.head!;
     head.write(lines.length, tip, this.sealer, { lines: head.lines, chain: this.tip });
-    this.log.rewrite(lines);
+    this.log!.rewrite(lines);
     this.tip = tip;
     head.write(lines.length, tip, this.sealer);
-    onNote(`${this.log.path}: compacted ${before} bytes of log to ${this.log.bytes} bytes of live state`);
   }
 }
 
@@ -296,6 +451,11 @@ class Partition {
     this.order ??= [...this.items.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((sk) => [sk, this.items.get(sk)!]);
     return this.order;
   }
+}
+
+/** The partitions that hold one run's records (RUN_SCOPED). */
+function runPartitions(runId: string): string[] {
+  return [runKey(runId).pk, tokenKey({ runId, turn: 0, call: 0 }).pk, blobKey(runId, '', 0).pk];
 }
 
 function item<T>(record: T, hidden: Hidden, seal: string): Item<T> {
