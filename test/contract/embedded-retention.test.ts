@@ -68,6 +68,27 @@ describe('EmbeddedLedger.openRun', () => {
   });
 });
 
+describe('finished runs out of memory (retainFinishedRuns)', () => {
+  it("reads an evicted run's records back from the log, checking each line's seal again", async () => {
+    const dir = await fourRuns();
+    const ledger = EmbeddedLedger.open({ dir, retainFinishedRuns: 1 });
+    try {
+      // a and b finished; b was used last, so a's records are on disk only. Its turn, altered there:
+      const path = join(dir, 'ledger.jsonl');
+      expect((await ledger.listConversation('a')).turns.map((record) => record.turn)).toEqual([1, 2]);
+      await ledger.getRun('b');
+      expect((await ledger.listRuns(10)).map((run) => run.runId).sort()).toEqual(['a', 'b', 'c', 'd']);
+      writeFileSync(path, readFileSync(path, 'utf8').replace('first of a', 'first of A'));
+      await expect(ledger.listConversation('a')).rejects.toThrow(/run a, record TURN#0001.*seal does not match/);
+      // A run still running is in memory: the file is not read for it.
+      writeFileSync(path, readFileSync(path, 'utf8').replace('first of c', 'first of C'));
+      expect((await ledger.listConversation('c')).turns[0]).toMatchObject({ content: [{ type: 'text', text: 'first of c' }] });
+    } finally {
+      ledger.close();
+    }
+  });
+});
+
 describe('EmbeddedLedger.prune', () => {
   it('removes the runs that finished before the date, keeps running and failed ones and the effects, and seals what it removed', async () => {
     const dir = await fourRuns();
