@@ -1,29 +1,35 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createClient } from '../../client/index.js';
+import { historySource } from '../../console/history.js';
+import { startConsole } from '../../console/server.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { serveLedger } from '../../lambdas/ledger/remote-ledger.js';
+import { sameSecret } from '../../lambdas/shared/same-secret.js';
+import { startApprovalApi } from '../../local/approval-api.js';
+import { startCfnEndpoint } from '../../local/cfn-endpoint.js';
+import { startDynamo } from '../../local/dynamo.js';
 
 // The comparison of every loopback credential goes through crypto.timingSafeEqual (by way of
 // lambdas/shared/same-secret.ts): a `===` or a string prefix test would answer a near guess faster
-// than a far one. Timing over HTTP is too noisy to assert, so the test watches the call itself.
-const timingSafeEqual = vi.hoisted(() => ({ calls: 0 }));
-vi.mock('node:crypto', async (importOriginal) => {
-  const crypto = await importOriginal<typeof import('node:crypto')>();
-  return {
-    ...crypto,
-    timingSafeEqual: (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
-      timingSafeEqual.calls++;
-      return crypto.timingSafeEqual(a, b);
-    },
+// than a far one. Timing over HTTP is too noisy to assert, so the test watches the call itself:
+// node:crypto's export is wrapped, and syncBuiltinESMExports carries it to the modules' named
+// imports (a builtin's ESM bindings follow its CommonJS exports; vi.mock would not reach modules
+// a non-isolated worker loaded before this file).
+const timingSafeEqual = { calls: 0 };
+const original = crypto.timingSafeEqual;
+beforeAll(() => {
+  crypto.timingSafeEqual = (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+    timingSafeEqual.calls++;
+    return original(a, b);
   };
+  syncBuiltinESMExports();
 });
-
-const { createClient } = await import('../../client/index.js');
-const { historySource } = await import('../../console/history.js');
-const { startConsole } = await import('../../console/server.js');
-const { EmbeddedLedger } = await import('../../lambdas/ledger/embedded-ledger.js');
-const { serveLedger } = await import('../../lambdas/ledger/remote-ledger.js');
-const { sameSecret } = await import('../../lambdas/shared/same-secret.js');
-const { startApprovalApi } = await import('../../local/approval-api.js');
-const { startCfnEndpoint } = await import('../../local/cfn-endpoint.js');
-const { startDynamo } = await import('../../local/dynamo.js');
+afterAll(() => {
+  crypto.timingSafeEqual = original;
+  syncBuiltinESMExports();
+});
 
 describe('loopback credentials are compared in constant time', () => {
   const closers: (() => Promise<void>)[] = [];
