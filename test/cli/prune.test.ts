@@ -6,9 +6,8 @@ import { registerPruneCommand } from '../../cli/commands/prune.js';
 import { registerStatusCommand } from '../../cli/commands/status.js';
 import { registerVerifyCommand } from '../../cli/commands/verify.js';
 import { program } from '../../cli/program.js';
-import { runCommand } from '../../cli/run.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { workspace } from '../support/cli-process.js';
+import { workspaceWithRun } from '../support/cli-process.js';
 
 /**
  * `savepoint prune --finished-before <date>` (issue 26, item 9), in process through the CLI's own
@@ -18,11 +17,7 @@ const day = makeSampleDay(3, { plain: 1, already_refunded: 0, mismatch: 1, large
 let stateDir: string;
 let runId: string;
 beforeAll(async () => {
-  const made = await workspace('prune', day);
-  stateDir = made.stateDir;
-  const value = (name: string) => made.args()[made.args().indexOf(name) + 1];
-  const quiet = { out: () => {}, err: () => {}, interactive: false };
-  await runCommand({ agent: 'refund-reconciler', stateDir, worldData: value('--world-data'), template: value('--template'), failRate: '0', seed: '1', crashRate: '0', json: false, memory: false, resume: false }, quiet);
+  ({ stateDir } = await workspaceWithRun('prune', day));
   const ledger = EmbeddedLedger.open({ dir: stateDir });
   runId = (await ledger.listRuns(10))[0]!.runId;
   ledger.close();
