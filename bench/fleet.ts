@@ -114,6 +114,8 @@ export async function fleetBenchmark(argv: string[]) {
     retryDelayMs: 1,
     // The twin's per-account API throttling, on the simulated clock (local/sfn-quotas.ts).
     quotas: true,
+    // Every run's history is read at the end: the engine keeps them all.
+    retainFinishedExecutions: Number.MAX_SAFE_INTEGER,
     decorateLedger: (ledger) => slowLedger(ledger, sim, () => (simulated ? ledgerLatency() : 0)),
     wrapModel: (client) => withLatency(scripted.wrap(client)),
   });

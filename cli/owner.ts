@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, closeSync } from 'node:fs';
-import { createServer, get } from 'node:http';
+import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
+import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
 import { checkPrivateState, PRIVATE_DIR_MODE, UnsafeStateError } from '../local/private-state.js';
 import { describe, UsageError } from './errors.js';
 
@@ -219,7 +220,7 @@ function askNonce(url: string, timeoutMs: number): Promise<string | undefined | 
 
 /** The owner's loopback endpoint. Unreferenced: it never keeps the process alive by itself. */
 async function answerNonce(nonce: string): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer((request, response) => {
+  const server = createLoopbackServer((request, response) => {
     // It answers a question and takes nothing: any other request than `GET /` is refused.
     if (request.method !== 'GET' || request.url !== '/') return void response.writeHead(405, { 'content-type': 'application/json' }).end('{"message":"only GET / is served here"}');
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ pid: process.pid, nonce }));

@@ -14,6 +14,7 @@ import { registerStatusCommand } from './commands/status.js';
 import { registerTraceCommand } from './commands/trace.js';
 import { registerVerifyCommand } from './commands/verify.js';
 import { registerWorldCommand } from './commands/world.js';
+import { registerPruneCommand } from './commands/prune.js';
 import { registerConsoleCommand } from './console.js';
 import { UsageError } from './errors.js';
 import { err, out, program, stateDir } from './program.js';
@@ -34,6 +35,7 @@ registerForkCommand(program);
 registerRunsCommand(program);
 registerBreakersCommand(program);
 registerWorldCommand(program);
+registerPruneCommand(program);
 registerConsoleCommand(program, stateDir, { out, err });
 
 try {

@@ -108,8 +108,12 @@ async function dynamoModules() {
   return { DynamoDBClient, DynamoDbLedger, startDynamo };
 }
 
-/** The ledger of a state directory: through the running engine's endpoint, or opened directly. */
-export async function openLedger(stateDir: string, command = 'status'): Promise<OpenLedger> {
+/**
+ * The ledger of a state directory: through the running engine's endpoint, or opened directly.
+ * With `onlyRun`, a command that reads one run opens an embedded ledger for that run alone
+ * (`EmbeddedLedger.openRun`: read-only, in time and memory flat in the number of other runs).
+ */
+export async function openLedger(stateDir: string, command = 'status', onlyRun?: string): Promise<OpenLedger> {
   const engine = await runningEngine(stateDir);
   if (engine?.endpoints.ledger) {
     const remote = RemoteLedger.connect(engine.endpoints.ledger);
@@ -127,7 +131,8 @@ export async function openLedger(stateDir: string, command = 'status'): Promise<
   if (kind === 'embedded') {
     try {
       // The embedded ledger takes its own lock too (ledger.lock): a second opener is refused by name.
-      const embedded = EmbeddedLedger.open({ dir: stateDir, onNote: (note) => process.stderr.write(`savepoint: warning: ${terminalSafe(note)}\n`) });
+      const onNote = (note: string) => process.stderr.write(`savepoint: warning: ${terminalSafe(note)}\n`);
+      const embedded = onlyRun === undefined ? EmbeddedLedger.open({ dir: stateDir, onNote }) : EmbeddedLedger.openRun(onlyRun, { dir: stateDir, onNote });
       return {
         ledger: embedded,
         close: async () => {

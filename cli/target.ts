@@ -27,9 +27,12 @@ export async function agentFor(explicit: string | undefined, runAgent?: string, 
   return (await loadAgent(spec, origin)).agent;
 }
 
-/** Runs `use` with the state directory's ledger (the running engine's, or opened here), then closes it. */
-async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promise<T>): Promise<T> {
-  const opened = await openLedger(stateDir(), command);
+/**
+ * Runs `use` with the state directory's ledger (the running engine's, or opened here), then closes
+ * it. A command that only reads one run (READS_ONE_RUN) opens that run's records alone.
+ */
+async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promise<T>, runId?: string): Promise<T> {
+  const opened = await openLedger(stateDir(), command, runId !== undefined && READS_ONE_RUN.has(command) ? runId : undefined);
   try {
     return await use(opened);
   } finally {
@@ -81,8 +84,11 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
     } finally {
       sfn?.client.destroy();
     }
-  });
+  }, runId);
 }
+
+/** The commands that read one run and write nothing: `status <runId>` (its report and pending approvals). */
+const READS_ONE_RUN = new Set(['status']);
 
 /** The running engine's Step Functions client; the SDK loads only when a command reaches an engine. */
 async function engineSfnClient(engine: EngineFile) {

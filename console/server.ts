@@ -1,12 +1,14 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { SavepointClient } from '../client/index.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { RunStatus, type RunRecord } from '../lambdas/ledger/records.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
+import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
+import { sameSecret } from '../lambdas/shared/same-secret.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { localUser } from '../local/approval-api.js';
 import type { AslDefinition } from '../local/asl.js';
@@ -134,12 +136,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   let cookieName = 'savepoint_console';
   let hosts: Set<string> = new Set();
 
-  const validToken = (candidate: string | undefined) => {
-    if (!candidate) return false;
-    const a = Buffer.from(candidate);
-    const b = Buffer.from(token);
-    return a.length === b.length && timingSafeEqual(a, b);
-  };
+  const validToken = (candidate: string | undefined) => candidate !== undefined && candidate !== '' && sameSecret(candidate, token);
   const cookieToken = (request: IncomingMessage) =>
     (request.headers.cookie ?? '')
       .split(';')
@@ -286,7 +283,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     }
   };
 
-  const server = createServer((request, response) => {
+  const server = createLoopbackServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       log(`console: ${String(error)}`);
       if (!response.headersSent) response.writeHead(500).end();

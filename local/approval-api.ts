@@ -1,8 +1,9 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { userInfo } from 'node:os';
 import type { AddressInfo } from 'node:net';
+import { createLoopbackServer, type ConnectionLimits } from '../lambdas/shared/loopback-server.js';
 import { readBoundedBody } from './http-body.js';
 import { lambdaContext } from './lambda-context.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
@@ -23,10 +24,10 @@ const ROUTE = /^\/v1\/(approvals|decide)(?:\/([^/]+))?\/?$/;
  * principal (`local:<user>`, recorded as `cli`). The page (/decide) needs none: its signed link is
  * the credential, as on AWS.
  */
-export async function startApprovalApi(handler: ProxyHandler, options: { port?: number; user?: string; credential?: string } = {}) {
+export async function startApprovalApi(handler: ProxyHandler, options: { port?: number; user?: string; credential?: string; limits?: ConnectionLimits } = {}) {
   const user = options.user ?? localUser();
   const credential = options.credential ?? newLoopbackCredential();
-  const server = createServer(async (request, response) => {
+  const server = createLoopbackServer(async (request, response) => {
     const answer = (status: number, message: string) =>
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ message }));
     try {
@@ -55,7 +56,7 @@ export async function startApprovalApi(handler: ProxyHandler, options: { port?: 
       if (error instanceof RefusedRequest) return answer(error.status, error.message);
       answer(500, String(error));
     }
-  });
+  }, options.limits);
   // A request Node cannot parse (an unknown method, a bad header) never reaches the handler above:
   // answer it in the API's shape, a JSON 400, instead of Node's bare one.
   server.on('clientError', (error: Error & { code?: string }, socket) => {

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createLoopbackServer, type ConnectionLimits } from '../lambdas/shared/loopback-server.js';
+import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
 
 /**
  * A loopback endpoint speaking CloudFormation's `DescribeStacks` (AWS Query protocol, XML), so the
  * CLI's `--stack` path — the real @aws-sdk/client-cloudformation reading a stack's outputs — runs
  * here against the local engine: the outputs are the synthesized template's, with the values the
- * local stack has (its state machine, table and approval API).
+ * local stack has (its state machine, table and approval API). Like the engine's other loopback
+ * endpoints it serves only requests that carry its credential (local/loopback-credential.ts): the
+ * outputs it gives name the approval API with its credential, and `url` includes it.
  */
 export interface LocalStackOutputs {
   stackName: string;
@@ -25,13 +29,22 @@ export function outputsFromTemplate(template: CfnTemplateOutputs, valueOf: (desc
   });
 }
 
-export async function startCfnEndpoint(stacks: LocalStackOutputs[]): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer((req, res) => {
+export async function startCfnEndpoint(
+  stacks: LocalStackOutputs[],
+  options: { credential?: string; limits?: ConnectionLimits } = {},
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const credential = options.credential ?? newLoopbackCredential();
+  const server = createLoopbackServer((req, res) => {
+    if (pathAfterCredential(req.url ?? '/', credential) === undefined) {
+      req.resume(); // read and dropped: the refusal is sent after the body, not as a reset
+      // The code the real service answers an unsigned or badly signed request with.
+      return reply(res, 403, errorXml('Sender', 'InvalidClientTokenId', `The security token included in the request is invalid: ${MISSING_CREDENTIAL}`));
+    }
     handle(req, res, stacks).catch(() => reply(res, 500, errorXml('Receiver', 'InternalFailure', 'internal error')));
-  });
+  }, options.limits);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: credentialedUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, credential),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

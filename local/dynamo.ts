@@ -2,6 +2,7 @@ import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFo
 import dynalite from 'dynalite';
 import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { limitConnections } from '../lambdas/shared/loopback-server.js';
 import { localAwsConfig } from './aws-config.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
 
@@ -32,6 +33,7 @@ export async function startDynamo(options: { path?: string; port?: number } = {}
     request.url = rest;
     serve!(request, response);
   });
+  limitConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());

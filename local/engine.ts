@@ -59,6 +59,14 @@ export interface LocalEngineOptions {
    * it publishes leaves them. @default none
    */
   aliases?: readonly string[];
+  /**
+   * Finished executions kept, with their histories, for DescribeExecution and GetExecutionHistory:
+   * past this many, the oldest finished one is forgotten (as the service forgets a closed execution
+   * 90 days after it closed), so that an engine that runs for months does not grow with every run
+   * it ran. Its events were delivered to the listeners (history.jsonl) as they happened.
+   * @default 100
+   */
+  retainFinished?: number;
 }
 
 /** What the engine asks of the twin's IAM. */
@@ -137,6 +145,9 @@ export class LocalEngine {
   /** Version 1, then each `publishVersion`: new executions start on the last. */
   private readonly versions: Version[] = [];
   private readonly executions = new Map<string, Execution>();
+  /** Finished executions, oldest first (the ones `retainFinished` forgets first). */
+  private readonly finished: string[] = [];
+  private readonly retainFinished: number;
   private readonly tokens = new TaskTokens<Execution, JsonValue>();
   private readonly listeners = new Set<HistoryListener>();
   private readonly overrides: Overrides;
@@ -158,6 +169,7 @@ export class LocalEngine {
     this.createdAt = this.now();
     this.validated = opts.validated ?? validated;
     this.taskTimeoutOverrides = opts.taskTimeoutOverrides ?? {};
+    this.retainFinished = opts.retainFinished ?? 100;
     this.publishVersion({ definition: opts.definition, tasks: opts.tasks });
     this.overrides = {
       ...(opts.retryIntervalOverrides && { retryIntervalOverrides: opts.retryIntervalOverrides }),
@@ -486,6 +498,8 @@ export class LocalEngine {
     }
     exec.status = outcome.status;
     exec.stopDate = this.now();
+    this.finished.push(exec.arn);
+    while (this.finished.length > this.retainFinished) this.executions.delete(this.finished.shift()!);
   }
 
   private forceEnd(exec: Execution, outcome: Outcome): void {

@@ -1,4 +1,5 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sameSecret } from '../lambdas/shared/same-secret.js';
 import type { HttpService, ServiceReply } from '../sim/in-process.js';
 
 /**
@@ -28,9 +29,7 @@ export function credentialedUrl(origin: string, credential: string, path = ''): 
  */
 export function pathAfterCredential(path: string, credential: string): string | undefined {
   const offered = /^\/([^/?#]*)/.exec(path)?.[1] ?? '';
-  const a = Buffer.from(offered);
-  const b = Buffer.from(credential);
-  if (a.length !== b.length || !timingSafeEqual(a, b)) return undefined;
+  if (!sameSecret(offered, credential)) return undefined;
   return path.slice(1 + offered.length) || '/';
 }
 

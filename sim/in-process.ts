@@ -1,6 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
+import { createLoopbackServer, type ConnectionLimits } from '../lambdas/shared/loopback-server.js';
 
 /**
  * A simulated service as one function from request to reply, with no socket: served on loopback by
@@ -142,14 +143,15 @@ export interface HttpServed {
 /**
  * Serves `service` on 127.0.0.1 (`port`, or any free one). A body over `maxBodyBytes` is answered
  * with `tooLarge` (read to the end all the same, so that the answer can be sent); a service that
- * throws is answered with `failed(error)`.
+ * throws is answered with `failed(error)`. Its connections are bounded by `limits`
+ * (lambdas/shared/loopback-server.ts).
  */
 export async function serveHttp(
   service: HttpService,
-  options: { port?: number; maxBodyBytes?: number; tooLarge: () => ServiceReply; failed: (error: unknown) => ServiceReply },
+  options: { port?: number; maxBodyBytes?: number; tooLarge: () => ServiceReply; failed: (error: unknown) => ServiceReply; limits?: ConnectionLimits },
 ): Promise<HttpServed> {
   const maxBodyBytes = options.maxBodyBytes ?? 8 * 1024 * 1024;
-  const server = createServer((req, res) => {
+  const server = createLoopbackServer((req, res) => {
     readBody(req, maxBodyBytes)
       .then((body) =>
         body === undefined
@@ -162,7 +164,7 @@ export async function serveHttp(
         else send(res, reply);
       })
       .catch(() => res.destroy());
-  });
+  }, options.limits);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => {

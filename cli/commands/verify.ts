@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { EmbeddedLedger, type PruneRecord } from '../../lambdas/ledger/embedded-ledger.js';
 import type { RunVerification } from '../../lambdas/ledger/seal.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
@@ -13,18 +14,32 @@ export function registerVerifyCommand(program: Command): void {
     .option('--json', 'print JSON', false)
     .action(async (runId: string | undefined, options: { all: boolean; json: boolean }) => {
       if (Boolean(runId) === options.all) throw new UsageError('verify takes a run id, or --all');
-      await withClient('verify', undefined, undefined, async ({ client }) => {
+      await withClient('verify', undefined, undefined, async ({ client, ledger }) => {
         const reports = await client.verify(runId ?? 'all');
-        if (!reports) throw new UsageError(`no run ${runId} in ${where()}`);
+        if (!reports) {
+          const prune = ledger instanceof EmbeddedLedger ? ledger.prunes().find((record) => record.runIds.includes(runId!)) : undefined;
+          if (!prune) throw new UsageError(`no run ${runId} in ${where()}`);
+          return out(`${runId}: pruned, its records removed by ${formatPrune(prune)}`);
+        }
         const failed = reports.filter((report) => report.problems.length > 0);
-        if (options.json) printJson({ runs: reports, ok: failed.length === 0 });
+        // What `savepoint prune` removed, from its sealed records: with --all, every run is accounted for.
+        const pruned = options.all && ledger instanceof EmbeddedLedger ? { records: ledger.prunes(), problems: ledger.verifyPrunes() } : undefined;
+        const ok = failed.length === 0 && (pruned?.problems.length ?? 0) === 0;
+        if (options.json) printJson({ runs: reports, ...(pruned && { pruned }), ok });
         else {
           out(reports.length === 0 ? 'no runs' : reports.map(formatVerification).join('\n'));
           if (reports.length > 1) out(`${reports.length - failed.length} of ${reports.length} runs verify`);
+          for (const prune of pruned?.records ?? []) out(formatPrune(prune));
+          for (const problem of pruned?.problems ?? []) out(`  FAILED: ${problem}`);
         }
-        if (failed.length > 0) process.exitCode = 1;
+        if (!ok) process.exitCode = 1;
       });
     });
+}
+
+/** A prune record, as a line. */
+function formatPrune(prune: PruneRecord): string {
+  return `pruned at ${prune.prunedAt}: ${prune.runIds.length} runs that finished before ${prune.finishedBefore} (${prune.records} records, ${prune.digest}), sealed`;
 }
 
 /** One run's verification, as a line (and one more per failing record). */

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameSecret } from '../shared/same-secret.js';
 import type { ApprovalRecord } from '../ledger/records.js';
 
 /**
@@ -32,7 +33,7 @@ export function hmacDecisionMac(key: () => Promise<Buffer>): DecisionMac {
     verify: async (message, mac) => {
       const actual = Buffer.from(mac, 'base64');
       const wanted = await compute(message);
-      return actual.length === wanted.length && timingSafeEqual(actual, wanted);
+      return sameSecret(actual, wanted);
     },
   };
 }

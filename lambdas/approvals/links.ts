@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { sameSecret } from '../shared/same-secret.js';
 import * as z from 'zod';
 
 /**
@@ -68,7 +69,7 @@ export async function verifyLink(
   if (!BASE64URL.test(payload) || !BASE64URL.test(signature)) return { ok: false, status: 401, message: 'link: malformed (expected base64url, unpadded)' };
   const actual = Buffer.from(signature, 'base64url');
   const wanted = await mac(payload);
-  if (actual.length !== wanted.length || !timingSafeEqual(actual, wanted)) {
+  if (!sameSecret(actual, wanted)) {
     return { ok: false, status: 401, message: 'link: the signature does not match (forged or altered link)' };
   }
   let claims: LinkClaims;

@@ -1,5 +1,11 @@
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+
+/** Where a line is in the log file: its first byte, and its length without the newline. */
+export interface Span {
+  readonly offset: number;
+  readonly bytes: number;
+}
 
 export interface AppendLogOptions {
   /**
@@ -43,16 +49,24 @@ export class AppendLog<T> {
     private broken?: Error,
   ) {}
 
+  /** A read-only descriptor of the file, for `readLine` (the append descriptor cannot read). */
+  private reader?: number;
+
   /** Opens (or creates) the log and returns its entries, in the order they were appended. */
-  static open<T>(path: string, parse: (value: unknown, line: string) => T, options: AppendLogOptions = {}): { log: AppendLog<T>; entries: T[] } {
+  static open<T>(path: string, parse: (value: unknown, line: string) => T, options: AppendLogOptions = {}): { log: AppendLog<T>; entries: T[]; spans: Span[] } {
     // A compaction that died before its rename left the old log intact: its temp file is debris.
     if (existsSync(compactingPath(path))) unlinkSync(compactingPath(path));
     const text = existsSync(path) ? readFileSync(path) : Buffer.alloc(0);
     const end = text.lastIndexOf(0x0a) + 1;
     const entries: T[] = [];
+    const spans: Span[] = [];
     const lines = text.subarray(0, end).toString('utf8').split('\n');
     lines.pop(); // the empty string after the last newline
+    let offset = 0;
     lines.forEach((line, index) => {
+      const bytes = Buffer.byteLength(line);
+      spans.push({ offset, bytes });
+      offset += bytes + 1;
       try {
         entries.push(parse(JSON.parse(line), line));
       } catch (error) {
@@ -72,7 +86,36 @@ export class AppendLog<T> {
         `${path}:${lines.length + 1}: dropped a torn last line (${text.length - end} bytes after the last newline, from a crash mid-append; it was never acknowledged)`,
       );
     }
-    return { log: new AppendLog<T>(path, fd, end, entries.length, options), entries };
+    return { log: new AppendLog<T>(path, fd, end, entries.length, options), entries, spans };
+  }
+
+  /**
+   * Reads the complete lines of the log at `path` one at a time, without opening it for writing or
+   * holding it in memory (a reader that keeps only some lines reads in memory flat in the file's
+   * size). Bytes after the last newline (a torn line) are left as they are and not passed on.
+   * Returns the number of complete lines.
+   */
+  static readLines(path: string, onLine: (text: string, index: number) => void, chunkBytes = 1 << 20): number {
+    if (!existsSync(path)) return 0;
+    const fd = openSync(path, 'r');
+    try {
+      const buffer = Buffer.alloc(chunkBytes);
+      let carry: Buffer[] = [];
+      let count = 0;
+      for (let read: number; (read = readSync(fd, buffer, 0, chunkBytes, null)) > 0; ) {
+        let start = 0;
+        for (let end = buffer.indexOf(0x0a, 0); end >= 0 && end < read; end = buffer.indexOf(0x0a, start)) {
+          const piece = buffer.subarray(start, end);
+          onLine((carry.length > 0 ? Buffer.concat([...carry, piece]) : piece).toString('utf8'), count++);
+          carry = [];
+          start = end + 1;
+        }
+        if (start < read) carry.push(Buffer.from(buffer.subarray(start, read)));
+      }
+      return count;
+    } finally {
+      closeSync(fd);
+    }
   }
 
   get bytes(): number {
@@ -83,8 +126,8 @@ export class AppendLog<T> {
     return this.count;
   }
 
-  /** Appends one line (JSON text without a newline); when this returns, the line survives a crash of the process. */
-  append(json: string): void {
+  /** Appends one line (JSON text without a newline); when this returns, the line survives a crash of the process. Returns where it is. */
+  append(json: string): Span {
     if (this.broken) throw new Error(`${this.path}: the log is unwritable after an earlier failed append`, { cause: this.broken });
     const buffer = Buffer.from(`${json}\n`);
     try {
@@ -99,8 +142,22 @@ export class AppendLog<T> {
       }
       throw error;
     }
+    const span = { offset: this.size, bytes: buffer.length - 1 };
     this.size += buffer.length;
     this.count += 1;
+    return span;
+  }
+
+  /** The line at `span` (from `open`, `append` or `rewrite`), read back from the file. */
+  readLine(span: Span): string {
+    this.reader ??= openSync(this.path, 'r');
+    const buffer = Buffer.alloc(span.bytes);
+    for (let read = 0; read < span.bytes; ) {
+      const got = readSync(this.reader, buffer, read, span.bytes - read, span.offset + read);
+      if (got === 0) throw new Error(`${this.path}: the line at byte ${span.offset} is cut short (the file changed under the ledger)`);
+      read += got;
+    }
+    return buffer.toString('utf8');
   }
 
   /**
@@ -108,15 +165,17 @@ export class AppendLog<T> {
    * renamed over the log, and the directory fsynced. A crash at any point leaves either the old
    * log or the new one.
    */
-  rewrite(lines: Iterable<string>): void {
+  rewrite(lines: Iterable<string>): Span[] {
     const temporary = compactingPath(this.path);
     const fd = openSync(temporary, 'w', 0o600);
     let size = 0;
     let count = 0;
+    const spans: Span[] = [];
     try {
       for (const line of lines) {
         const buffer = Buffer.from(`${line}\n`);
         for (let written = 0; written < buffer.length; ) written += writeSync(fd, buffer, written);
+        spans.push({ offset: size, bytes: buffer.length - 1 });
         size += buffer.length;
         count += 1;
       }
@@ -128,12 +187,17 @@ export class AppendLog<T> {
     syncDirectory(dirname(this.path));
     closeSync(this.fd);
     this.fd = openSync(this.path, 'a', 0o600);
+    // The reader still reads the old file (renamed over): it reopens on the next read.
+    if (this.reader !== undefined) closeSync(this.reader);
+    this.reader = undefined;
     this.size = size;
     this.count = count;
+    return spans;
   }
 
   close(): void {
     closeSync(this.fd);
+    if (this.reader !== undefined) closeSync(this.reader);
   }
 }
 

@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppendLog } from './append-log.js';
+import { AppendLog, type Span } from './append-log.js';
 import { LockFile } from './lock-file.js';
 import { blobKey, isPendingApproval, type Key, type Stored } from './protocol.js';
-import { chained, line, LogHead, parseEntry, verifyLog, type Hidden, type Item, type LogEntry } from './sealed-log.js';
+import { ChainCheck, chained, line, LogHead, parseEntry, splitChained, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, type LedgerSealer } from './seal.js';
 import { StorageLedger } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
@@ -26,13 +27,47 @@ export interface EmbeddedLedgerOptions {
    * key; on disk: the key file `keys/ledger-seal.key` in `dir` (made on first use)
    */
   readonly sealer?: LedgerSealer;
+  /**
+   * Finished runs (succeeded, stopped, killed) whose records stay in memory, the most recently
+   * used; the others' records are read back from the log when asked for, and only their run record
+   * stays in memory (what listing runs reads). What keeps an engine that runs for months flat in
+   * the runs it finished. On disk only: in memory, the Map is the store. At least 1. @default 16
+   */
+  readonly retainFinishedRuns?: number;
 }
+
+/**
+ * What `prune` removed, kept in the ledger as a sealed record of its own (partition `PRUNED`), so
+ * that `savepoint verify` can tell a pruned run from a lost one: the run ids, how many records
+ * they held, and the sha256 of those records' log lines in key order (what a kept copy of the old
+ * log can be checked against).
+ */
+export interface PruneRecord {
+  kind: 'prune';
+  prunedAt: string;
+  /** Runs that finished (succeeded, stopped or killed) before this instant were pruned. */
+  finishedBefore: string;
+  runIds: string[];
+  /** Records removed: the runs' own, their task tokens and blobs. */
+  records: number;
+  digest: string;
+}
+
+/** The partition of the prune records. */
+const PRUNED_PK = 'PRUNED';
+
+/** The statuses of a run that is over: a `failed` run is not (it can be resumed). */
+const FINISHED: ReadonlySet<RunRecord['status']> = new Set(['succeeded', 'stopped', 'killed']);
 
 /** The seal key's file in a state directory (`keys/`, like the approval keys). */
 export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
 
 
 const RUN_SK = runKey('').sk;
+/** A line's partition key, read from its start (every line begins with it: sealed-log.ts `line`). */
+const PK = /^\{"pk":("(?:[^"\\]|\\.)*")/;
+/** The partitions that belong to one run: its records, its task tokens, its blobs (records.ts, protocol.ts). */
+const RUN_SCOPED = /^(RUN|TOKEN|BLOB)#/;
 
 /**
  * The ledger in this process, a storage engine beneath the protocol (storage-ledger.ts): the same
@@ -58,6 +93,11 @@ export class EmbeddedLedger extends StorageLedger {
   /** The pending approvals (the pendingApprovals GSI), by `pk|sk`. */
   private readonly pending = new Map<string, Key>();
   private closed = false;
+  /** Finished runs whose partitions are in memory, least recently used first (`retainFinishedRuns`). */
+  private readonly finishedInMemory = new Map<string, true>();
+  private retainFinishedRuns = 16;
+  /** Set when opened for one run's records only (`openRun`): the ledger reads, and refuses writes. */
+  private readOnly?: string;
 
   /** The chain of the last line of the log (`''` for an empty log). */
   private tip = '';
@@ -97,12 +137,16 @@ export class EmbeddedLedger extends StorageLedger {
         );
       }
       let entries: LogEntry[];
+      let spans: Span[];
       let tip = '';
       const accept = (read: readonly unknown[]) => (tip = verifyLog(read as LogEntry[], head!, sealer, logPath));
-      ({ log, entries } = AppendLog.open(logPath, parseEntry, { fsync: options.fsync, onNote, accept }));
+      ({ log, entries, spans } = AppendLog.open(logPath, parseEntry, { fsync: options.fsync, onNote, accept }));
       const ledger = new EmbeddedLedger(sealer, log, lock, head);
-      ledger.load(entries, tip);
+      // At least the run just asked for stays: the caller reads the partition it was handed.
+      if (options.retainFinishedRuns !== undefined) ledger.retainFinishedRuns = Math.max(1, options.retainFinishedRuns);
+      ledger.load(entries, spans, tip);
       ledger.compactIfLarge(options.compaction ?? { ratio: 4, minBytes: 1 << 20 }, onNote);
+      ledger.evictFinished();
       return ledger;
     } catch (error) {
       log?.close();
@@ -112,9 +156,58 @@ export class EmbeddedLedger extends StorageLedger {
     }
   }
 
+  /**
+   * Opens the ledger in `options.dir` for reading one run: what `savepoint status <runId>` needs,
+   * in time and memory that do not grow with the other runs the log holds. Every line's chain is
+   * checked against the one before it and the head (the chain covers each line's exact bytes, so
+   * the other runs' lines are verified as text, unparsed); only the run's own partitions (its run,
+   * turns, calls and approvals, its task tokens and blobs) and the ledger-wide ones (the global
+   * kill switch, breakers, business-key effects) are parsed, seal-checked and kept. The file is
+   * read in chunks, never whole. Writes are refused: the ledger is read-only, and the lock is held
+   * until `close` so that no engine rewrites the log meanwhile.
+   */
+  static openRun(runId: string, options: Omit<EmbeddedLedgerOptions, 'compaction' | 'fsync'> & { dir: string }): EmbeddedLedger {
+    const { dir } = options;
+    const onNote = options.onNote ?? ((note: string) => console.warn(`savepoint ledger: ${note}`));
+    const lock = LockFile.acquire(join(dir, 'ledger.lock'), onNote);
+    let head: LogHead | undefined;
+    try {
+      const logPath = join(dir, 'ledger.jsonl');
+      const sealer = options.sealer ?? hmacSealer(readOrCreateKeyFile(join(dir, SEAL_KEY_FILE)));
+      head = LogHead.open(join(dir, 'ledger.head'));
+      if (!existsSync(logPath) && head.lines > 0) throw new LedgerIntegrityError({ record: logPath }, `the file is missing, but ${head.path} records ${head.lines} lines of it (the ledger was deleted)`);
+      const ledger = new EmbeddedLedger(sealer, undefined, lock, head);
+      ledger.readOnly = runId;
+      const own = new Set(runPartitions(runId));
+      const chain = new ChainCheck(sealer, logPath);
+      AppendLog.readLines(logPath, (text, index) => {
+        const split = splitChained(text);
+        const pk = PK.exec(text)?.[1];
+        if (!split || pk === undefined) throw new LedgerIntegrityError({ record: `${logPath}:${index + 1}` }, 'the line carries no key, seal and chain (written without the ledger key)');
+        const key = { pk: JSON.parse(pk) as string, sk: '(not read)' };
+        chain.next(split.body, split.chain, key);
+        if (RUN_SCOPED.test(key.pk) && !own.has(key.pk)) return;
+        let entry: LogEntry;
+        try {
+          entry = parseEntry(JSON.parse(text), text);
+        } catch (error) {
+          throw new Error(`${logPath}:${index + 1}: corrupt ledger log line (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+        }
+        verifySeal(entry, sealer);
+        ledger.set(entry, item(entry.record, entry.hidden ?? {}, entry.seal));
+      });
+      ledger.tip = chain.end(head);
+      return ledger;
+    } catch (error) {
+      head?.close();
+      lock.release();
+      throw error;
+    }
+  }
+
   /** Loads the entries of a verified log (`verifyLog`), and brings its head up to date. */
-  private load(entries: LogEntry[], tip: string): void {
-    for (const entry of entries) this.set(entry, item(entry.record, entry.hidden ?? {}, entry.seal));
+  private load(entries: LogEntry[], spans: Span[], tip: string): void {
+    entries.forEach((entry, index) => this.set(entry, item(entry.record, entry.hidden ?? {}, entry.seal), spans[index]));
     this.tip = tip;
     if (this.head!.needsWrite(entries.length, tip, this.sealer)) this.head!.write(entries.length, tip, this.sealer);
   }
@@ -139,7 +232,7 @@ export class EmbeddedLedger extends StorageLedger {
   }
 
   protected put(key: Key, item: Stored, expected: Stored | undefined | 'any'): boolean {
-    if (expected !== 'any' && this.get(key) !== expected?.basis) return false;
+    if (expected !== 'any' && !sameItem(this.get(key), expected?.basis as Item | undefined)) return false;
     const { countedSteps, guardReasons } = item.meta;
     this.store(key, item.record, {
       ...(countedSteps && { countedSteps }),
@@ -159,14 +252,19 @@ export class EmbeddedLedger extends StorageLedger {
   protected async scanRuns(): Promise<RunRecord[]> {
     const runs: RunRecord[] = [];
     for (const partition of this.partitions.values()) {
-      const run = partition.items.get(RUN_SK) as Item<RunRecord> | undefined;
+      const run = partition.runItem() as Item<RunRecord> | undefined;
       if (run) runs.push(copy(run));
     }
     return runs;
   }
 
   protected async queryRunning(): Promise<RunRecord[]> {
-    return (await this.scanRuns()).filter((run) => run.status === 'running');
+    // By the status each run partition keeps: the finished runs' records stay on disk.
+    const runs: RunRecord[] = [];
+    for (const partition of this.partitions.values()) {
+      if (partition.status === 'running') runs.push(copy(partition.runItem() as Item<RunRecord>));
+    }
+    return runs;
   }
 
   protected approvalById(approvalId: string): Key | undefined {
@@ -201,11 +299,83 @@ export class EmbeddedLedger extends StorageLedger {
       .map(([, item]) => String((item.record as { data?: unknown }).data));
   }
 
+  // ── retention ──────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Removes the records of every run that finished (succeeded, stopped or killed) before
+   * `finishedBefore`: its run, turns, calls and approvals, its task tokens and blobs. The log is
+   * rewritten without them (as a compaction rewrites it, crash-safe), then a sealed PruneRecord
+   * naming them is appended. Business-key effects (EFFECT#…) are kept: they are what keeps a
+   * refund paid by a pruned run from being paid again. Returns the record, or undefined when no
+   * run qualified (nothing is written then).
+   */
+  prune(finishedBefore: Date, now: Date): PruneRecord | undefined {
+    if (this.readOnly !== undefined) throw new Error(`the ledger was opened to read run ${this.readOnly} (EmbeddedLedger.openRun): it takes no write`);
+    const cutoff = finishedBefore.toISOString();
+    const runIds: string[] = [];
+    for (const partition of this.partitions.values()) {
+      const run = partition.status !== undefined && FINISHED.has(partition.status as RunRecord['status']) ? (partition.runItem()?.record as RunRecord | undefined) : undefined;
+      if (run && FINISHED.has(run.status) && run.finishedAt !== undefined && run.finishedAt < cutoff) runIds.push(run.runId);
+    }
+    if (runIds.length === 0) return undefined;
+    runIds.sort();
+    const digest = createHash('sha256');
+    let records = 0;
+    for (const runId of runIds) {
+      for (const pk of runPartitions(runId)) {
+        const partition = this.partitions.get(pk);
+        if (!partition) continue;
+        for (const [sk, stored] of partition.sorted()) {
+          digest.update(line({ pk, sk }, stored)).update('\n');
+          records++;
+          const { approvalId } = stored.record as { approvalId?: unknown };
+          if (typeof approvalId === 'string') this.approvalsById.delete(approvalId);
+          this.pending.delete(`${pk}|${sk}`);
+        }
+        this.partitions.delete(pk);
+      }
+    }
+    for (const runId of runIds) this.finishedInMemory.delete(runId);
+    const summary: PruneRecord = { kind: 'prune', prunedAt: now.toISOString(), finishedBefore: cutoff, runIds, records, digest: `sha256:${digest.digest('hex')}` };
+    if (this.log) this.rewriteLive();
+    this.store({ pk: PRUNED_PK, sk: `PRUNE#${summary.prunedAt}#${this.partitions.get(PRUNED_PK)?.items.size ?? 0}` }, summary);
+    return summary;
+  }
+
+  /** The prune records, oldest first. */
+  prunes(): PruneRecord[] {
+    return (this.partition(PRUNED_PK)?.sorted() ?? []).map(([, stored]) => copy(stored) as PruneRecord);
+  }
+
+  /**
+   * Problems with the prune records (none: `[]`): each is sealed (checked when the log was read),
+   * and must agree with itself and with the ledger — none of its runs is here any more. A run
+   * that came back under a pruned id, or a record whose counts do not add up, is reported.
+   */
+  verifyPrunes(): string[] {
+    return this.prunes().flatMap((prune) => {
+      const where = `prune record of ${prune.prunedAt}`;
+      const problems: string[] = [];
+      if (prune.runIds.length === 0 || prune.records < prune.runIds.length) problems.push(`${where}: ${prune.runIds.length} runs and ${prune.records} records do not add up`);
+      if (!/^sha256:[0-9a-f]{64}$/.test(prune.digest)) problems.push(`${where}: its digest ${prune.digest} is not a sha256`);
+      for (const runId of prune.runIds) if (this.partitions.has(runKey(runId).pk)) problems.push(`${where}: run ${runId} is pruned, yet its records are in the ledger`);
+      return problems;
+    });
+  }
+
   // ── the store ───────────────────────────────────────────────────────────────────────────
 
   private partition(pk: string): Partition | undefined {
     if (this.closed) throw new Error('the ledger is closed');
-    return this.partitions.get(pk);
+    const partition = this.partitions.get(pk);
+    const runId = runOfPartition(pk);
+    // A finished run's partition, asked for: the most recently used now (and read back, if it was evicted).
+    if (partition && runId !== undefined && this.finished(runId)) {
+      this.finishedInMemory.delete(runId);
+      this.finishedInMemory.set(runId, true);
+      this.evictFinished();
+    }
+    return partition;
   }
 
   private get(key: Key): Item | undefined {
@@ -215,57 +385,110 @@ export class EmbeddedLedger extends StorageLedger {
   /** Commits one write (log first, then memory). */
   private store(key: Key, record: unknown, hidden: Hidden = {}): void {
     if (this.closed) throw new Error('the ledger is closed');
+    if (this.readOnly !== undefined) throw new Error(`the ledger was opened to read run ${this.readOnly} (EmbeddedLedger.openRun): it takes no write`);
     // One serialization: the stored record is parsed from the text the log line carries.
     const text = JSON.stringify(record);
     const json = JSON.parse(text) as unknown;
     // The seal protects a record at rest: in memory there is no rest (nothing outside this process
     // holds the item, and it dies with it), so only a ledger with a log seals what it writes.
     const item: Item = { record: json, json: text, hidden, seal: this.log ? this.sealer.seal(key, { ...(json as object), ...hidden }) : '' };
+    let span: Span | undefined;
     if (this.log) {
       const body = line(key, item);
       const chain = this.sealer.chain(this.tip, body);
-      this.log.append(chained(body, chain));
+      span = this.log.append(chained(body, chain));
       this.tip = chain;
       this.head!.write(this.log.lines, chain, this.sealer);
     }
-    this.set(key, item);
+    this.set(key, item, span);
+    this.evictFinished();
   }
 
-  /** Puts an item in memory, and keeps the two approval indexes in step with it. */
-  private set(key: Key, item: Item): void {
+  /** Puts an item in memory (its line at `span` in the log), and keeps the approval indexes and the finished runs in step with it. */
+  private set(key: Key, item: Item, span?: Span): void {
     let partition = this.partitions.get(key.pk);
-    if (!partition) this.partitions.set(key.pk, (partition = new Partition()));
-    partition.put(key.sk, item);
+    if (!partition) this.partitions.set(key.pk, (partition = new Partition((spans) => this.readLines(spans))));
+    partition.put(key.sk, item, span);
+    const runId = runOfPartition(key.pk);
+    if (runId !== undefined) {
+      this.finishedInMemory.delete(runId);
+      if (this.finished(runId)) this.finishedInMemory.set(runId, true);
+    }
     const { approvalId } = item.record as { approvalId?: unknown };
     if (typeof approvalId === 'string') this.approvalsById.set(approvalId, key);
     if (item.hidden.pendingApproval) this.pending.set(`${key.pk}|${key.sk}`, key);
     else this.pending.delete(`${key.pk}|${key.sk}`);
   }
 
+  private finished(runId: string): boolean {
+    const status = this.partitions.get(runKey(runId).pk)?.status;
+    return status !== undefined && FINISHED.has(status as RunRecord['status']);
+  }
+
+  /**
+   * Drops from memory the records of the finished runs past `retainFinishedRuns` (least recently
+   * used first): their partitions keep only where their lines are, and their run record.
+   */
+  private evictFinished(): void {
+    if (!this.log) return;
+    for (const runId of this.finishedInMemory.keys()) {
+      if (this.finishedInMemory.size <= this.retainFinishedRuns) return;
+      this.finishedInMemory.delete(runId);
+      for (const pk of runPartitions(runId)) this.partitions.get(pk)?.evict();
+    }
+  }
+
+  /** The items of an evicted partition, read back from its lines in the log (each line's seal checked again). */
+  private readLines(spans: readonly Span[]): [string, Item, Span][] {
+    return spans.map((span) => {
+      const text = this.log!.readLine(span);
+      const entry = parseEntry(JSON.parse(text), text);
+      verifySeal(entry, this.sealer);
+      return [entry.sk, item(entry.record, entry.hidden ?? {}, entry.seal), span];
+    });
+  }
+
   private compactIfLarge(threshold: { ratio: number; minBytes: number }, onNote: (note: string) => void): void {
     if (!this.log || this.log.bytes < threshold.minBytes) return;
+    const live = this.liveLines();
+    if (this.log.bytes <= threshold.ratio * live.bytes) return;
+    const before = this.log.bytes;
+    this.rewriteLive(live);
+    onNote(`${this.log.path}: compacted ${before} bytes of log to ${this.log.bytes} bytes of live state`);
+  }
+
+  /** The live state as log lines, chained from the start. */
+  private liveLines(): { lines: string[]; bytes: number; tip: string; keys: Key[] } {
     const lines: string[] = [];
-    let live = 0;
+    const keys: Key[] = [];
+    let bytes = 0;
     let tip = '';
     for (const [pk, partition] of this.partitions) {
       for (const [sk, stored] of partition.items) {
+        keys.push({ pk, sk });
         const body = line({ pk, sk }, stored);
         tip = this.sealer.chain(tip, body);
         const text = chained(body, tip);
         lines.push(text);
-        live += Buffer.byteLength(text) + 1;
+        bytes += Buffer.byteLength(text) + 1;
       }
     }
-    if (this.log.bytes <= threshold.ratio * live) return;
-    const before = this.log.bytes;
+    return { lines, bytes, tip, keys };
+  }
+
+  /** Replaces the log by the live state (compaction, prune). */
+  private rewriteLive(live = this.liveLines()): void {
+    const { lines, tip, keys } = live;
     // The head names both logs while the new one replaces the old: a crash in between leaves a
     // head that matches whichever of the two is on disk.
     const head = this.head!;
     head.write(lines.length, tip, this.sealer, { lines: head.lines, chain: this.tip });
-    this.log.rewrite(lines);
+    const spans = this.log!.rewrite(lines);
     this.tip = tip;
     head.write(lines.length, tip, this.sealer);
-    onNote(`${this.log.path}: compacted ${before} bytes of log to ${this.log.bytes} bytes of live state`);
+    // Each item is one line now: where the partitions find their lines is where the rewrite put them.
+    keys.forEach((key, index) => this.partitions.get(key.pk)!.relocated(key.sk, spans[index]!));
+    this.evictFinished();
   }
 }
 
@@ -280,15 +503,75 @@ function stored(item: Item | undefined): Stored | undefined {
   };
 }
 
-/** The items of one partition, and their sort-key order (computed when a query needs it). */
+/**
+ * The items of one partition, and their sort-key order (computed when a query needs it). On disk,
+ * also where each item's line is in the log: an evicted partition (a finished run's) drops its
+ * items, keeps only where their lines are (packed: 16 bytes an item) and its run's status, and
+ * reads them back when next asked for.
+ */
 class Partition {
-  readonly items = new Map<string, Item>();
+  private held?: Map<string, Item> = new Map();
   private order?: [string, Item][];
+  /** Where each held item's line is (on disk). */
+  private where?: Map<string, Span> = new Map();
+  /** Evicted: offset and length of each item's line, and which of them is the run record's. */
+  private packed?: { spans: Float64Array; run?: Span };
+  /** The status of the run record (RUN partitions): what listing the running runs reads. */
+  status?: string;
 
-  put(sk: string, stored: Item): void {
-    if (!this.items.has(sk)) this.order = undefined;
+  constructor(private readonly read: (spans: readonly Span[]) => [string, Item, Span][]) {}
+
+  get items(): Map<string, Item> {
+    if (this.held) return this.held;
+    const { spans } = this.packed!;
+    const unpacked: Span[] = [];
+    for (let i = 0; i < spans.length; i += 2) unpacked.push({ offset: spans[i]!, bytes: spans[i + 1]! });
+    this.held = new Map();
+    this.where = new Map();
+    for (const [sk, stored, span] of this.read(unpacked)) {
+      this.held.set(sk, stored);
+      this.where.set(sk, span);
+    }
+    this.packed = undefined;
+    return this.held;
+  }
+
+  /** The run record's item (RUN partitions), read back alone when the partition is evicted. */
+  runItem(): Item | undefined {
+    if (this.held || !this.packed?.run) return this.held?.get(RUN_SK);
+    return this.read([this.packed.run])[0]![1];
+  }
+
+  put(sk: string, stored: Item, span?: Span): void {
+    const items = this.items;
+    if (!items.has(sk)) this.order = undefined;
     else if (this.order) this.order.find((entry) => entry[0] === sk)![1] = stored;
-    this.items.set(sk, stored);
+    items.set(sk, stored);
+    if (sk === RUN_SK) this.status = String((stored.record as { status?: unknown }).status);
+    if (span) this.where!.set(sk, span);
+    else this.where!.delete(sk);
+  }
+
+  /** Drops the items from memory: only a partition whose every item has its line on disk can read them back. */
+  evict(): void {
+    if (!this.held || this.where!.size !== this.held.size || this.held.size === 0) return;
+    const spans = new Float64Array(this.where!.size * 2);
+    let i = 0;
+    for (const span of this.where!.values()) {
+      spans[i++] = span.offset;
+      spans[i++] = span.bytes;
+    }
+    const run = this.where!.get(RUN_SK);
+    this.packed = { spans, ...(run && { run }) };
+    this.held = undefined;
+    this.where = undefined;
+    this.order = undefined;
+  }
+
+  /** The log was rewritten: the item under `sk` is now the line at `span`. */
+  relocated(sk: string, span: Span): void {
+    this.items;
+    this.where!.set(sk, span);
   }
 
   sorted(): [string, Item][] {
@@ -296,6 +579,22 @@ class Partition {
     this.order ??= [...this.items.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((sk) => [sk, this.items.get(sk)!]);
     return this.order;
   }
+}
+
+/** The run whose partition `pk` is (RUN_SCOPED), else undefined. */
+function runOfPartition(pk: string): string | undefined {
+  return RUN_SCOPED.test(pk) ? pk.slice(pk.indexOf('#') + 1) : undefined;
+}
+
+/** Whether a put's expected item is the current one: the same object, or (read back from the log) the same sealed content. */
+function sameItem(current: Item | undefined, expected: Item | undefined): boolean {
+  if (current === expected) return true;
+  return current !== undefined && expected !== undefined && current.seal !== '' && current.seal === expected.seal && current.json === expected.json;
+}
+
+/** The partitions that hold one run's records (RUN_SCOPED). */
+function runPartitions(runId: string): string[] {
+  return [runKey(runId).pk, tokenKey({ runId, turn: 0, call: 0 }).pk, blobKey(runId, '', 0).pk];
 }
 
 function item<T>(record: T, hidden: Hidden, seal: string): Item<T> {

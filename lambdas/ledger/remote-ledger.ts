@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as z from 'zod';
+import { createLoopbackServer, type ConnectionLimits } from '../shared/loopback-server.js';
+import { sameSecret } from '../shared/same-secret.js';
 import type { Ledger } from './ledger.js';
 
 /**
@@ -58,23 +60,23 @@ export interface ServedLedger {
   close(): Promise<void>;
 }
 
-/** Serves `ledger` on a loopback port. */
-export async function serveLedger(ledger: Ledger): Promise<ServedLedger> {
-  const path = `/ledger/${randomBytes(16).toString('hex')}`;
-  const server = createServer((req, res) => {
-    if (req.method !== 'POST' || req.url !== path) return reply(res, 404, { error: { name: 'NotFound', message: 'no such endpoint' } });
+/** Serves `ledger` on a loopback port, under `limits` (lambdas/shared/loopback-server.ts). */
+export async function serveLedger(ledger: Ledger, limits?: ConnectionLimits): Promise<ServedLedger> {
+  const secret = randomBytes(16).toString('hex');
+  const server = createLoopbackServer((req, res) => {
+    if (req.method !== 'POST' || !sameSecret(req.url ?? '', `/ledger/${secret}`)) return reply(res, 404, { error: { name: 'NotFound', message: 'no such endpoint' } });
     void answer(ledger, req).then(
       (body) => reply(res, 'invalid' in body ? 400 : 200, strip(body)),
       (error: unknown) => reply(res, 500, { error: { name: 'InternalError', message: String(error) } }),
     );
-  });
+  }, limits);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
   server.unref();
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ledger/${secret}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { sameSecret } from '../shared/same-secret.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LedgerIntegrityError } from '../shared/errors.js';
@@ -52,9 +53,7 @@ export function hmacSealer(key: Uint8Array): LedgerSealer {
     verify(item, attributes, given) {
       const where = recordOf(item);
       if (typeof given !== 'string' || given.length === 0) throw new LedgerIntegrityError(where, 'it carries no seal (written without the ledger key)');
-      const expected = Buffer.from(seal(item, attributes));
-      const actual = Buffer.from(given);
-      if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) {
+      if (!sameSecret(given, seal(item, attributes))) {
         throw new LedgerIntegrityError(where, 'its seal does not match its content and key (altered, moved or forged)');
       }
     },

@@ -51,31 +51,70 @@ export interface LogEntry extends Key {
  * the file, the line and the record. Returns the chain's tip.
  */
 export function verifyLog(entries: LogEntry[], head: LogHead, sealer: LedgerSealer, path: string): string {
-  const chains = [''];
-  entries.forEach((entry, index) => {
-    if (sealer.chain(chains[index]!, entry.body) !== entry.chain) {
+  const chain = new ChainCheck(sealer, path);
+  for (const entry of entries) {
+    chain.next(entry.body, entry.chain, entry);
+    verifySeal(entry, sealer);
+  }
+  return chain.end(head);
+}
+
+/** Checks an entry's item seal (its key, record and hidden attributes). */
+export function verifySeal(entry: LogEntry, sealer: LedgerSealer): void {
+  sealer.verify(entry, { ...(entry.record as object), ...(entry.hidden ?? {}) }, entry.seal);
+}
+
+/**
+ * The log's chain, checked one line at a time (`next`), then against its head (`end`): what
+ * `verifyLog` does over parsed entries, and a reader of a run's lines alone does over every line's
+ * text (the chain covers each line's exact bytes, so a line that is not parsed is still checked).
+ */
+export class ChainCheck {
+  private lines = 0;
+  private tip = '';
+  private previousTip = '';
+
+  constructor(
+    private readonly sealer: LedgerSealer,
+    private readonly path: string,
+  ) {}
+
+  next(body: string, chain: string, key: Key): void {
+    if (this.sealer.chain(this.tip, body) !== chain) {
       throw new LedgerIntegrityError(
-        { record: `${path}:${index + 1} (${entry.pk}/${entry.sk})` },
+        { record: `${this.path}:${this.lines + 1} (${key.pk}/${key.sk})` },
         'the line does not follow from the lines before it (altered, reordered or forged)',
       );
     }
-    chains.push(entry.chain);
-    sealer.verify(entry, { ...(entry.record as object), ...(entry.hidden ?? {}) }, entry.seal);
-  });
-  const lines = entries.length;
-  // One line more than the head counts: the process died between appending a line and counting it.
-  const matched = (count: number) => count >= 0 && head.matches(count, chains[count]!, sealer);
-  if (!(!head.existed && lines === 0) && !matched(lines) && !matched(lines - 1)) {
-    throw new LedgerIntegrityError(
-      { record: path },
-      !head.existed
-        ? `the file holds ${lines} lines, but its head ${head.path} is missing`
-        : lines < head.lines
-          ? `the file holds ${lines} complete lines, but ${head.path} records ${head.lines}: ${head.lines - lines} were lost (truncated)`
-          : `the file's ${lines} lines do not match ${head.path} (${head.lines} lines; one of the two was altered or replaced)`,
-    );
+    this.previousTip = this.tip;
+    this.tip = chain;
+    this.lines++;
   }
-  return chains[lines]!;
+
+  /** Checks the lines read against `head`; returns the chain's tip. */
+  end(head: LogHead): string {
+    const { lines, sealer, path } = this;
+    // One line more than the head counts: the process died between appending a line and counting it.
+    const matched = (count: number, chain: string) => count >= 0 && head.matches(count, chain, sealer);
+    if (!(!head.existed && lines === 0) && !matched(lines, this.tip) && !matched(lines - 1, this.previousTip)) {
+      throw new LedgerIntegrityError(
+        { record: path },
+        !head.existed
+          ? `the file holds ${lines} lines, but its head ${head.path} is missing`
+          : lines < head.lines
+            ? `the file holds ${lines} complete lines, but ${head.path} records ${head.lines}: ${head.lines - lines} were lost (truncated)`
+            : `the file's ${lines} lines do not match ${head.path} (${head.lines} lines; one of the two was altered or replaced)`,
+      );
+    }
+    return this.tip;
+  }
+}
+
+/** A line's text split as the chain reads it: the body it covers, and its chain MAC (the last field). */
+export function splitChained(text: string): { body: string; chain: string } | undefined {
+  const at = text.lastIndexOf(CHAIN);
+  if (at < 0 || !text.endsWith('"}')) return undefined;
+  return { body: `${text.slice(0, at)}}`, chain: text.slice(at + CHAIN.length, -2) };
 }
 
 export function line(key: Key, stored: Item): string {

@@ -118,6 +118,12 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * out (its invocation is aborted, and its retry waits for it to end). @default the definition's
    */
   readonly taskTimeoutMs?: Readonly<Record<string, number>>;
+  /**
+   * Finished executions the engine keeps for DescribeExecution and GetExecutionHistory; past this
+   * many the oldest is forgotten, as AWS forgets a closed execution after 90 days (LocalEngine's
+   * `retainFinished`). @default 100
+   */
+  readonly retainFinishedExecutions?: number;
   /** Whether the simulated model is sent cache breakpoints (off: the uncached baseline). @default true */
   readonly promptCaching?: boolean;
   /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */

@@ -44,6 +44,7 @@ export function localEngine(
     validated: validatedDefinitions(),
     ...(twin.iam && { iam: twin.iam }),
     aliases: twin.aliases,
+    ...(options.retainFinishedExecutions !== undefined && { retainFinished: options.retainFinishedExecutions }),
   });
 }
 

@@ -5,8 +5,7 @@ import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js
 import { registerBreakersCommand } from '../../cli/commands/breakers.js';
 import { registerWorldCommand } from '../../cli/commands/world.js';
 import { program } from '../../cli/program.js';
-import { runCommand } from '../../cli/run.js';
-import { workspace } from '../support/cli-process.js';
+import { workspaceWithRun } from '../support/cli-process.js';
 
 /**
  * The commands that read a state directory, called in process through the CLI's own command
@@ -16,11 +15,7 @@ import { workspace } from '../support/cli-process.js';
 const day = makeSampleDay(3, { plain: 1, already_refunded: 0, mismatch: 1, large: 0 });
 let stateDir: string;
 beforeAll(async () => {
-  const made = await workspace('read-commands', day);
-  stateDir = made.stateDir;
-  const value = (name: string) => made.args()[made.args().indexOf(name) + 1];
-  const quiet = { out: () => {}, err: () => {}, interactive: false };
-  await runCommand({ agent: 'refund-reconciler', stateDir, worldData: value('--world-data'), template: value('--template'), failRate: '0', seed: '1', crashRate: '0', json: false, memory: false, resume: false }, quiet);
+  ({ stateDir } = await workspaceWithRun('read-commands', day));
   registerBreakersCommand(program);
   registerWorldCommand(program);
 });

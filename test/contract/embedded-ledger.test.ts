@@ -30,6 +30,20 @@ describeLedgerContract(
   { damageable: true },
 );
 
+// A finished run's records are dropped from memory past `retainFinishedRuns` and read back from
+// the log when asked for: with 1 retained, every rule runs over partitions read back from disk.
+describeLedgerContract('embedded, on disk, finished runs read back from the log', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'savepoint-ledger-'));
+  const ledger = EmbeddedLedger.open({ dir, retainFinishedRuns: 1 });
+  return {
+    ledger,
+    close: () => {
+      ledger.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
 /**
  * Applies `edit` to the latest version of each item of a partition, in the log: a changed item's
  * last line gets the changed record (keeping its seal and chain), a deleted item loses its lines,

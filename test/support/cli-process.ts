@@ -61,6 +61,20 @@ export async function workspace(name: string, day: Day): Promise<{ stateDir: str
   return { stateDir, args: (...more) => ['--state-dir', stateDir, ...more, '--agent', 'refund-reconciler', '--world-data', dayFile, '--template', templateFile] };
 }
 
+/**
+ * A workspace (above) whose state directory holds one finished run of the refund reconciler on
+ * `day`, made in this process by the CLI's own `run` command (quietly): for the tests of the
+ * commands that read a state directory.
+ */
+export async function workspaceWithRun(name: string, day: Day): Promise<{ stateDir: string }> {
+  const made = await workspace(name, day);
+  const value = (option: string) => made.args()[made.args().indexOf(option) + 1];
+  const { runCommand } = await import('../../cli/run.js');
+  const quiet = { out: () => {}, err: () => {}, interactive: false };
+  await runCommand({ agent: 'refund-reconciler', stateDir: made.stateDir, worldData: value('--world-data'), template: value('--template'), failRate: '0', seed: '1', crashRate: '0', json: false, memory: false, resume: false }, quiet);
+  return { stateDir: made.stateDir };
+}
+
 interface JournalEntry {
   kind: 'refund' | 'review' | 'report';
   key: string;

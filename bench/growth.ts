@@ -1,0 +1,125 @@
+/**
+ * `npm run bench -- --growth [--runs 150] [--steps 10] [--json]`: what a long-lived state directory
+ * costs (issue 26, item 9). One engine process runs `--runs` runs of the refund reconciler, one
+ * after another, into one state directory on disk (the embedded ledger), and measures
+ *   - the engine's heap per finished run: heap used after a forced GC, after the first fifth of
+ *     the runs and after the last (what each finished run leaves retained in the process). The
+ *     engine keeps the newest finished executions (RETAINED_EXECUTIONS here; 100 by default) and
+ *     the embedded ledger the newest finished runs' records in memory (16): a fixed window, which
+ *     the first fifth fills, so the figure is what a run leaves behind past it;
+ *   - the state directory's bytes per run;
+ *   - `savepoint status <runId>` (bin/savepoint.js, a fresh process, as a user runs it): its wall
+ *     time, CPU time and peak RSS against a directory with 1 run and against the one with all of
+ *     them (the best of `--reps`: on a shared machine the CPU time is the steadier figure).
+ */
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { cachedTemplate } from '../local/template-cache.js';
+import type { CfnTemplateJson } from '../local/asl.js';
+import { benchStack, runOnce } from './pipeline.js';
+import { nodeProcess } from './processes.js';
+import { dayWithSteps } from './workload.js';
+
+/** The finished executions the benchmark's engine keeps (below the first fifth of the runs). */
+const RETAINED_EXECUTIONS = 10;
+
+const BIN = new URL('../bin/savepoint.js', import.meta.url).pathname;
+const PEAK_RSS = new URL('./peak-rss.mjs', import.meta.url).pathname;
+
+const { values } = parseArgs({
+  options: { growth: { type: 'boolean' }, runs: { type: 'string', default: '150' }, steps: { type: 'string', default: '10' }, reps: { type: 'string', default: '3' }, json: { type: 'boolean', default: false } },
+  strict: true,
+});
+const runs = Number(values.runs);
+const steps = Number(values.steps);
+const reps = Number(values.reps);
+if (!(runs >= 40) || !(steps >= 4) || !(reps >= 1)) throw new Error('--runs must be at least 40 (a fifth past the windows), --steps at least 4, --reps at least 1');
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const heapMb = () => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+};
+
+/** Runs `count` runs into `stateDir`; calls `at(i)` after each (the heap probe). */
+async function fill(stateDir: string, count: number, at: (done: number) => void = () => undefined): Promise<string[]> {
+  const { day } = dayWithSteps(steps);
+  const template = (await cachedTemplate('refund-reconciler')) as CfnTemplateJson;
+  const stack = await benchStack({ day, template, failRate: 0, seed: 1, worldInMemory: true, stateDir, log: () => undefined, retainFinishedExecutions: RETAINED_EXECUTIONS });
+  const ids: string[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const runId = `growth-${String(i + 1).padStart(4, '0')}`;
+      const attempt = await runOnce(stack, runId, day);
+      if (attempt.status !== 'SUCCEEDED' || attempt.duplicatePayments > 0) throw new Error(`run ${runId}: ${attempt.status}, ${attempt.duplicatePayments} duplicate payments`);
+      ids.push(runId);
+      at(i + 1);
+    }
+  } finally {
+    await stack.close();
+  }
+  return ids;
+}
+
+/** `savepoint status <runId> --json` against `stateDir`: wall ms and peak RSS (MB), the best of `reps`. */
+async function status(stateDir: string, runId: string): Promise<{ wallMs: number; cpuMs: number; peakRssMb: number }> {
+  let best = { wallMs: Infinity, cpuMs: Infinity, peakRssMb: Infinity };
+  for (let i = 0; i < reps; i++) {
+    const started = performance.now();
+    const end = await nodeProcess(['--import', PEAK_RSS, BIN, '--state-dir', stateDir, 'status', runId, '--json']);
+    const wallMs = performance.now() - started;
+    const rss = /^savepoint-bench-peak-rss-kb (\d+)$/m.exec(end.stderr);
+    const cpu = /^savepoint-bench-cpu-ms (\d+)$/m.exec(end.stderr);
+    if (end.code !== 0 || !rss || !cpu) throw new Error(`savepoint status ${runId} ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
+    if ((JSON.parse(end.stdout) as { status?: string }).status !== 'succeeded') throw new Error(`savepoint status ${runId}: not succeeded`);
+    best = { wallMs: Math.min(best.wallMs, wallMs), cpuMs: Math.min(best.cpuMs, Number(cpu[1])), peakRssMb: Math.min(best.peakRssMb, Math.round(Number(rss[1]) / 1024)) };
+  }
+  return { wallMs: Math.round(best.wallMs), cpuMs: best.cpuMs, peakRssMb: best.peakRssMb };
+}
+
+const dirBytes = (dir: string): number =>
+  readdirSync(dir, { withFileTypes: true }).reduce((sum, entry) => sum + (entry.isDirectory() ? dirBytes(join(dir, entry.name)) : statSync(join(dir, entry.name)).size), 0);
+
+const root = mkdtempSync(join(tmpdir(), 'savepoint-growth-'));
+try {
+  const one = join(root, 'one');
+  const [onlyRun] = await fill(one, 1);
+  const many = join(root, 'many');
+  const warm = Math.floor(runs / 5);
+  let heapAfterWarm = 0;
+  let heapAtEnd = 0;
+  const ids = await fill(many, runs, (done) => {
+    if (done === warm) heapAfterWarm = heapMb();
+    if (done === runs) heapAtEnd = heapMb();
+  });
+  const report = {
+    options: { runs, steps, reps, retainedExecutions: RETAINED_EXECUTIONS },
+    engine: { heapAfterWarmMb: round(heapAfterWarm), heapAtEndMb: round(heapAtEnd), heapPerRunKb: round(((heapAtEnd - heapAfterWarm) * 1024) / (runs - warm)) },
+    stateDir: { bytesPerRun: Math.round(dirBytes(many) / runs) },
+    status: { oneRun: await status(one, onlyRun!), manyRuns: await status(many, ids[0]!) },
+  };
+  if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else {
+    const { engine, stateDir, status: s } = report;
+    process.stdout.write(
+      [
+        `growth: ${runs} runs of ${steps} steps in one engine process and one state directory`,
+        `  engine heap: ${engine.heapAfterWarmMb} MB after ${warm} runs, ${engine.heapAtEndMb} MB after ${runs}: ${engine.heapPerRunKb} KB per run`,
+        `  state directory: ${stateDir.bytesPerRun} bytes per run`,
+        `  savepoint status: ${s.oneRun.wallMs} ms (${s.oneRun.cpuMs} ms CPU) / ${s.oneRun.peakRssMb} MB with 1 run, ${s.manyRuns.wallMs} ms (${s.manyRuns.cpuMs} ms CPU) / ${s.manyRuns.peakRssMb} MB with ${runs}`,
+      ].join('\n') + '\n',
+    );
+  }
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
+
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
+}

@@ -1,0 +1,142 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+
+/**
+ * The connection limits of every HTTP server the local engine opens (the approval API, the Step
+ * Functions endpoint, the ledger endpoint, the DynamoDB emulator, the console, the CloudFormation
+ * endpoint). Any local program can open connections to loopback, and each one costs the engine a
+ * file descriptor: 20,000 idle ones once left it none for its own files. So a server here
+ *
+ *   - holds at most `maxConnections` sockets, and at most `maxPerClient` from one address;
+ *   - when a new connection would pass a cap, closes the longest-idle socket of that pool (one
+ *     with no request in progress) to make room, and refuses the newcomer only when every socket
+ *     is busy: idle connections, however many are opened, cannot keep a real client out;
+ *   - closes a socket idle for `idleMs` (by `now`, checked whenever a connection arrives, and by
+ *     Node's own socket timer), and bounds a request's headers and the whole request with Node's
+ *     `headersTimeout` and `requestTimeout` (a slow-loris client that trickles bytes).
+ *
+ * A socket is busy from a request's headers to the end of its response: a long response (the
+ * console's event stream) is never closed for being quiet. `server.maxConnections` is set a little
+ * above the cap, as the hard limit for a burst that arrives faster than closed sockets are reaped.
+ * On loopback every client has the address 127.0.0.1, so there the per-client cap is the total
+ * cap; it separates clients of a console served on another interface.
+ */
+export interface ConnectionLimits {
+  /** Sockets open at once. @default 128 */
+  readonly maxConnections?: number;
+  /** Sockets open at once from one remote address. @default 64 */
+  readonly maxPerClient?: number;
+  /** A socket with no request in progress for this long is closed. @default 10_000 */
+  readonly idleMs?: number;
+  /** Time for a request's headers to arrive (Node's `headersTimeout`). @default 10_000 */
+  readonly headersMs?: number;
+  /** Time for a whole request to arrive (Node's `requestTimeout`). @default 60_000 */
+  readonly requestMs?: number;
+  /** How often Node checks `headersMs` and `requestMs` (its `connectionsCheckingInterval`). @default 1_000 */
+  readonly checkEveryMs?: number;
+  /** The clock idle time is measured by. @default Date.now */
+  readonly now?: () => number;
+}
+
+export const CONNECTION_LIMIT_DEFAULTS = {
+  maxConnections: 128,
+  maxPerClient: 64,
+  idleMs: 10_000,
+  headersMs: 10_000,
+  requestMs: 60_000,
+  checkEveryMs: 1_000,
+} as const satisfies Required<Omit<ConnectionLimits, 'now'>>;
+
+/** Sockets a burst may open past the cap before Node itself refuses them (`server.maxConnections`). */
+const BURST_HEADROOM = 16;
+
+/** An HTTP server (node:http's `createServer`) with `limits` applied. */
+export function createLoopbackServer(listener: RequestListener, limits: ConnectionLimits = {}): Server {
+  const { headersMs, requestMs, idleMs, checkEveryMs } = { ...CONNECTION_LIMIT_DEFAULTS, ...limits };
+  const server = createServer(
+    // Node requires headersTimeout ≤ requestTimeout.
+    { headersTimeout: Math.min(headersMs, requestMs), requestTimeout: requestMs, keepAliveTimeout: idleMs, connectionsCheckingInterval: checkEveryMs },
+    listener,
+  );
+  return limitConnections(server, limits);
+}
+
+interface Tracked {
+  readonly client: string;
+  busy: number;
+  /** When it last finished a response (or connected), by the limits' clock. */
+  idleSince: number;
+}
+
+/**
+ * Applies `limits` to a server made elsewhere (dynalite makes its own): the caps, eviction and
+ * idle closing above, and the timeouts that can be set on a server after it is made (Node's check
+ * interval cannot: such a server keeps its default of 30 s).
+ */
+export function limitConnections(server: Server, limits: ConnectionLimits = {}): Server {
+  const { maxConnections, maxPerClient, idleMs, headersMs, requestMs } = { ...CONNECTION_LIMIT_DEFAULTS, ...limits };
+  const now = limits.now ?? Date.now;
+  server.headersTimeout = Math.min(headersMs, requestMs);
+  server.requestTimeout = requestMs;
+  server.keepAliveTimeout = idleMs;
+  server.maxConnections = maxConnections + BURST_HEADROOM;
+  const sockets = new Map<Socket, Tracked>();
+  const perClient = new Map<string, number>();
+
+  const forget = (socket: Socket) => {
+    const tracked = sockets.get(socket);
+    if (!tracked) return;
+    sockets.delete(socket);
+    const left = (perClient.get(tracked.client) ?? 1) - 1;
+    if (left > 0) perClient.set(tracked.client, left);
+    else perClient.delete(tracked.client);
+  };
+  const close = (socket: Socket) => {
+    forget(socket);
+    socket.destroy();
+  };
+  /** The longest-idle socket (of `client`, when given), or undefined when all are busy. */
+  const longestIdle = (client?: string) => {
+    let found: [Socket, Tracked] | undefined;
+    for (const entry of sockets) {
+      if (entry[1].busy > 0 || (client !== undefined && entry[1].client !== client)) continue;
+      if (!found || entry[1].idleSince < found[1].idleSince) found = entry;
+    }
+    return found?.[0];
+  };
+
+  server.on('connection', (socket: Socket) => {
+    const at = now();
+    for (const [open, tracked] of sockets) if (tracked.busy === 0 && at - tracked.idleSince >= idleMs) close(open);
+    const client = socket.remoteAddress ?? '';
+    if ((perClient.get(client) ?? 0) >= maxPerClient) {
+      const evicted = longestIdle(client);
+      if (!evicted) return socket.destroy();
+      close(evicted);
+    }
+    if (sockets.size >= maxConnections) {
+      const evicted = longestIdle();
+      if (!evicted) return socket.destroy();
+      close(evicted);
+    }
+    sockets.set(socket, { client, busy: 0, idleSince: at });
+    perClient.set(client, (perClient.get(client) ?? 0) + 1);
+    socket.once('close', () => forget(socket));
+    // Node's own timer, for the time no connection arrives to run the check above.
+    socket.setTimeout(idleMs);
+  });
+  server.on('request', (request, response) => {
+    const tracked = sockets.get(request.socket);
+    if (!tracked) return;
+    tracked.busy++;
+    response.once('close', () => {
+      tracked.busy--;
+      tracked.idleSince = now();
+    });
+  });
+  // A listener here keeps Node from destroying every socket that times out: a busy one is kept.
+  server.on('timeout', (socket: Socket) => {
+    if ((sockets.get(socket)?.busy ?? 0) === 0) close(socket);
+  });
+  return server;
+}

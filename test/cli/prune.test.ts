@@ -1,0 +1,59 @@
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import { registerPruneCommand } from '../../cli/commands/prune.js';
+import { registerStatusCommand } from '../../cli/commands/status.js';
+import { registerVerifyCommand } from '../../cli/commands/verify.js';
+import { program } from '../../cli/program.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { workspaceWithRun } from '../support/cli-process.js';
+
+/**
+ * `savepoint prune --finished-before <date>` (issue 26, item 9), in process through the CLI's own
+ * command tree, on a state directory with one real run of the refund reconciler.
+ */
+const day = makeSampleDay(3, { plain: 1, already_refunded: 0, mismatch: 1, large: 0 });
+let stateDir: string;
+let runId: string;
+beforeAll(async () => {
+  ({ stateDir } = await workspaceWithRun('prune', day));
+  const ledger = EmbeddedLedger.open({ dir: stateDir });
+  runId = (await ledger.listRuns(10))[0]!.runId;
+  ledger.close();
+  for (const register of [registerPruneCommand, registerStatusCommand, registerVerifyCommand]) register(program);
+});
+afterAll(() => rmSync(dirname(stateDir), { recursive: true, force: true }));
+
+/** Runs `savepoint <args>` in this process; what it printed on stdout. */
+async function savepoint(...args: string[]): Promise<string> {
+  let printed = '';
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((printed += String(chunk)), true));
+  try {
+    await program.parseAsync(['--state-dir', stateDir, ...args], { from: 'user' });
+  } finally {
+    write.mockRestore();
+  }
+  return printed;
+}
+
+describe('savepoint prune', () => {
+  it('refuses a date it cannot read, naming the option', async () => {
+    await expect(savepoint('prune', '--finished-before', 'last week')).rejects.toThrow(/--finished-before.*expected a day YYYY-MM-DD or an ISO date-time/);
+  });
+
+  it('prunes nothing before the run finished', async () => {
+    expect(await savepoint('prune', '--finished-before', '2000-01-01')).toBe('no run finished before 2000-01-01T00:00:00.000Z: nothing pruned\n');
+    expect(JSON.parse(await savepoint('status', runId, '--json'))).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('removes a finished run, and verify --all accounts for it from the sealed prune record', async () => {
+    const pruned = JSON.parse(await savepoint('prune', '--finished-before', '2999-01-01', '--json')) as { pruned: { runIds: string[]; records: number; digest: string } };
+    expect(pruned.pruned).toMatchObject({ runIds: [runId], digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    expect(pruned.pruned.records).toBeGreaterThan(5);
+    await expect(savepoint('status', runId)).rejects.toThrow(`no run ${runId}`);
+    const verified = JSON.parse(await savepoint('verify', '--all', '--json')) as { ok: boolean; pruned: { records: { runIds: string[] }[]; problems: string[] } };
+    expect(verified).toMatchObject({ ok: true, pruned: { records: [{ runIds: [runId] }], problems: [] } });
+    expect(await savepoint('verify', runId)).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at \\S+: 1 runs that finished before 2999-01-01T00:00:00.000Z \\(\\d+ records, sha256:[0-9a-f]{64}\\), sealed\\n$`));
+  });
+});

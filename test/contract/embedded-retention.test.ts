@@ -1,0 +1,174 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { splitChained } from '../../lambdas/ledger/sealed-log.js';
+import { at, holder, run, turn } from './fixtures.js';
+
+/**
+ * What bounds a long-lived state directory (issue 26, item 9): `openRun` reads one run in time and
+ * memory that do not grow with the others, and `prune` removes finished runs, leaving a sealed
+ * record of what it removed.
+ */
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A ledger on disk with runs a (succeeded), b (killed), c (running), d (failed), each with two turns and a blob. */
+async function fourRuns(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'savepoint-retention-'));
+  dirs.push(dir);
+  const ledger = EmbeddedLedger.open({ dir });
+  for (const runId of ['a', 'b', 'c', 'd']) {
+    await ledger.createRun(run(runId));
+    await ledger.recordTurn(turn(1, `first of ${runId}`, runId));
+    await ledger.recordTurn(turn(2, `second of ${runId}`, runId));
+    await ledger.putBlob(runId, 'd1', [`blob of ${runId}`]);
+  }
+  await ledger.claimEffect(holder({ runId: 'a' }), at(1));
+  await ledger.finishRun('a', { status: 'succeeded' }, at(10));
+  await ledger.finishRun('b', { status: 'killed', stopReason: 'killed' }, at(20));
+  await ledger.finishRun('d', { status: 'failed', error: { error: 'Agent.Transient', cause: 'x' } }, at(30));
+  ledger.close();
+  return dir;
+}
+
+describe('EmbeddedLedger.openRun', () => {
+  it("reads one run's records as a whole open does, and no other run's", async () => {
+    const dir = await fourRuns();
+    const whole = EmbeddedLedger.open({ dir });
+    const expected = [await whole.getRun('b'), await whole.listConversation('b'), await whole.getBlob('b', 'd1'), await whole.getEffect('refunds:issue_refund:rr_1')];
+    whole.close();
+    const one = EmbeddedLedger.openRun('b', { dir });
+    try {
+      expect([await one.getRun('b'), await one.listConversation('b'), await one.getBlob('b', 'd1'), await one.getEffect('refunds:issue_refund:rr_1')]).toEqual(expected);
+      expect(await one.getRun('a')).toBeUndefined();
+      await expect(one.createRun(run('e'))).rejects.toThrow(/opened to read run b .* takes no write/);
+    } finally {
+      one.close();
+    }
+  });
+
+  it("refuses a log with another run's line altered: every line's chain is checked, parsed or not", async () => {
+    const dir = await fourRuns();
+    const path = join(dir, 'ledger.jsonl');
+    writeFileSync(path, readFileSync(path, 'utf8').replace('first of c', 'first of C'));
+    expect(() => EmbeddedLedger.openRun('b', { dir })).toThrow(/ledger\.jsonl:\d+ \(RUN#c\/.*does not follow from the lines before it/);
+  });
+
+  it('refuses a log cut short of its head, as a whole open does', async () => {
+    const dir = await fourRuns();
+    const path = join(dir, 'ledger.jsonl');
+    const lines = readFileSync(path, 'utf8').split('\n');
+    writeFileSync(path, `${lines.slice(0, -3).join('\n')}\n`);
+    expect(() => EmbeddedLedger.openRun('b', { dir })).toThrow(/were lost \(truncated\)/);
+  });
+});
+
+describe('finished runs out of memory (retainFinishedRuns)', () => {
+  it("reads an evicted run's records back from the log, checking each line's seal again", async () => {
+    const dir = await fourRuns();
+    const ledger = EmbeddedLedger.open({ dir, retainFinishedRuns: 1 });
+    try {
+      // a and b finished; b was used last, so a's records are on disk only. Its turn, altered there:
+      const path = join(dir, 'ledger.jsonl');
+      expect((await ledger.listConversation('a')).turns.map((record) => record.turn)).toEqual([1, 2]);
+      await ledger.getRun('b');
+      expect((await ledger.listRuns(10)).map((run) => run.runId).sort()).toEqual(['a', 'b', 'c', 'd']);
+      writeFileSync(path, readFileSync(path, 'utf8').replace('first of a', 'first of A'));
+      await expect(ledger.listConversation('a')).rejects.toThrow(/run a, record TURN#0001.*seal does not match/);
+      // A run still running is in memory: the file is not read for it.
+      writeFileSync(path, readFileSync(path, 'utf8').replace('first of c', 'first of C'));
+      expect((await ledger.listConversation('c')).turns[0]).toMatchObject({ content: [{ type: 'text', text: 'first of c' }] });
+    } finally {
+      ledger.close();
+    }
+  });
+});
+
+describe('EmbeddedLedger.prune', () => {
+  it('removes the runs that finished before the date, keeps running and failed ones and the effects, and seals what it removed', async () => {
+    const dir = await fourRuns();
+    const ledger = EmbeddedLedger.open({ dir });
+    const pruned = ledger.prune(at(25), at(100));
+    expect(pruned).toEqual({
+      kind: 'prune',
+      prunedAt: at(100).toISOString(),
+      finishedBefore: at(25).toISOString(),
+      runIds: ['a', 'b'],
+      records: 8, // per run: its run record, two turns, one blob chunk
+      digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    });
+    ledger.close();
+    // Reopened: the rewritten log and its head agree, the prune record is sealed and chained.
+    const reopened = EmbeddedLedger.open({ dir });
+    try {
+      expect(await reopened.getRun('a')).toBeUndefined();
+      expect(await reopened.getBlob('b', 'd1')).toEqual([]);
+      expect((await reopened.listRuns(10)).map((r) => r.runId).sort()).toEqual(['c', 'd']);
+      expect(await reopened.getEffect('refunds:issue_refund:rr_1')).toMatchObject({ runId: 'a' });
+      expect(reopened.prunes()).toEqual([pruned]);
+      expect(reopened.verifyPrunes()).toEqual([]);
+      expect(readFileSync(join(dir, 'ledger.jsonl'), 'utf8')).not.toContain('first of a');
+    } finally {
+      reopened.close();
+    }
+  });
+
+  it('prunes nothing, and writes nothing, when no run finished before the date', async () => {
+    const dir = await fourRuns();
+    const before = readFileSync(join(dir, 'ledger.jsonl'), 'utf8');
+    const ledger = EmbeddedLedger.open({ dir });
+    expect(ledger.prune(at(5), at(100))).toBeUndefined();
+    ledger.close();
+    expect(readFileSync(join(dir, 'ledger.jsonl'), 'utf8')).toBe(before);
+  });
+
+  it("digests the removed records' log lines: a copy of the old log reproduces it", async () => {
+    const dir = await fourRuns();
+    const old = readFileSync(join(dir, 'ledger.jsonl'), 'utf8').split('\n').slice(0, -1);
+    const ledger = EmbeddedLedger.open({ dir });
+    const { digest } = ledger.prune(at(25), at(100))!;
+    ledger.close();
+    // The last line of each key of the pruned runs' partitions (run, tokens, blobs), without its chain, in key order.
+    const latest = new Map<string, string>();
+    for (const text of old) {
+      const { pk, sk } = JSON.parse(text) as { pk: string; sk: string };
+      if (/^(RUN|TOKEN|BLOB)#[ab]$/.test(pk)) latest.set(`${pk}\u0000${sk}`, splitChained(text)!.body);
+    }
+    const order = (key: string) => [['a', 'b'].indexOf(key.split('#')[1]!.split('\u0000')[0]!), ['RUN', 'TOKEN', 'BLOB'].indexOf(key.split('#')[0]!)];
+    const keys = [...latest.keys()].sort((x, y) => {
+      const [rx, px] = order(x);
+      const [ry, py] = order(y);
+      return rx! - ry! || px! - py! || (x < y ? -1 : x > y ? 1 : 0);
+    });
+    const expected = createHash('sha256');
+    for (const key of keys) expected.update(latest.get(key)!).update('\n');
+    expect(digest).toBe(`sha256:${expected.digest('hex')}`);
+  });
+
+  it('a prune record that was altered fails the open, naming it', async () => {
+    const dir = await fourRuns();
+    const ledger = EmbeddedLedger.open({ dir });
+    ledger.prune(at(25), at(100));
+    ledger.close();
+    const path = join(dir, 'ledger.jsonl');
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"runIds":["a","b"]', '"runIds":["a"]'));
+    expect(() => EmbeddedLedger.open({ dir })).toThrow(/PRUNED/);
+  });
+
+  it('verify reports a run that came back under a pruned id', async () => {
+    const dir = await fourRuns();
+    const ledger = EmbeddedLedger.open({ dir });
+    try {
+      ledger.prune(at(25), at(100));
+      await ledger.createRun(run('a'));
+      expect(ledger.verifyPrunes()).toEqual([`prune record of ${at(100).toISOString()}: run a is pruned, yet its records are in the ledger`]);
+    } finally {
+      ledger.close();
+    }
+  });
+});

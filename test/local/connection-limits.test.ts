@@ -1,0 +1,139 @@
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { RemoteLedger, serveLedger } from '../../lambdas/ledger/remote-ledger.js';
+import type { ConnectionLimits } from '../../lambdas/shared/loopback-server.js';
+import { startApprovalApi } from '../../local/approval-api.js';
+import { jsonReply, serveHttp } from '../../sim/in-process.js';
+
+/**
+ * Idle connections cannot keep a real client out of a loopback endpoint (issue 26, item 7): the
+ * caps are lowered here so that the test opens hundreds of sockets, not the 20,000 that once took
+ * the engine's last file descriptor.
+ */
+describe('connection limits of the loopback endpoints', () => {
+  const sockets: Socket[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.destroy();
+    for (const close of closers.splice(0)) await close();
+  });
+
+  /** Opens `count` connections to `port` that send nothing; resolves once all are connected. */
+  const idle = async (port: number, count: number, localAddress = '127.0.0.1') => {
+    const opened: { socket: Socket; closed: boolean }[] = [];
+    for (let i = 0; i < count; i++) {
+      const socket = connect({ port, host: '127.0.0.1', localAddress });
+      const entry = { socket, closed: false };
+      socket.on('close', () => (entry.closed = true)).on('error', () => undefined);
+      sockets.push(socket);
+      opened.push(entry);
+      await new Promise<void>((resolve) => socket.once('connect', resolve).once('close', resolve));
+    }
+    return { open: () => opened.filter((entry) => !entry.closed).length, all: opened };
+  };
+  /** Until the server's closes have reached the client side (each close is one event away). */
+  const settled = async (check: () => boolean) => {
+    for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+  const served = async (limits: ConnectionLimits) => {
+    const endpoint = await serveHttp(async () => jsonReply(200, { ok: true }), { tooLarge: () => jsonReply(413, {}), failed: () => jsonReply(500, {}), limits });
+    closers.push(endpoint.close);
+    return endpoint;
+  };
+
+  it('serves the approval API\'s owner while 300 idle connections are open, closing the oldest idle ones to make room', async () => {
+    const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{"approvals":[]}' }), { limits: { maxConnections: 20, maxPerClient: 20 } });
+    closers.push(api.close);
+    const flood = await idle(api.port, 300);
+    await settled(() => flood.open() <= 20);
+    expect(flood.open()).toBeLessThanOrEqual(20);
+    for (let i = 0; i < 5; i++) expect((await fetch(api.url, { headers: { connection: 'close' } })).status).toBe(200);
+    // The first ones opened are the ones closed: the newest are still waiting for their idle time.
+    expect(flood.all.slice(0, 250).every((entry) => entry.closed)).toBe(true);
+  });
+
+  it('serves the ledger endpoint likewise (status, approvals and kill reach the engine through it)', async () => {
+    const endpoint = await serveLedger(EmbeddedLedger.open(), { maxConnections: 10, maxPerClient: 10 });
+    closers.push(endpoint.close);
+    const flood = await idle(Number(new URL(endpoint.url).port), 100);
+    const ledger = RemoteLedger.connect(endpoint.url);
+    try {
+      expect(await ledger.listRuns()).toEqual([]);
+    } finally {
+      ledger.close();
+    }
+    await settled(() => flood.open() <= 10);
+    expect(flood.open()).toBeLessThanOrEqual(10);
+  });
+
+  it('closes a connection idle for idleMs, by the injected clock, when the next one arrives', async () => {
+    let now = 0;
+    const endpoint = await served({ idleMs: 5_000, now: () => now });
+    const early = await idle(endpoint.port, 5);
+    now += 4_999;
+    const late = await idle(endpoint.port, 1);
+    await settled(() => early.open() === 0);
+    expect(early.open()).toBe(5);
+    now += 1;
+    await idle(endpoint.port, 1);
+    await settled(() => early.open() === 0);
+    expect([early.open(), late.open()]).toEqual([0, 1]);
+  });
+
+  it('never closes a busy connection to make room: the newcomer is refused instead', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered = 0;
+    const endpoint = await serveHttp(
+      async (request) => {
+        entered++;
+        if (request.url.startsWith('/slow')) await held;
+        return jsonReply(200, { url: request.url });
+      },
+      { tooLarge: () => jsonReply(413, {}), failed: () => jsonReply(500, {}), limits: { maxConnections: 2 } },
+    );
+    closers.push(endpoint.close);
+    const slow = [fetch(`${endpoint.url}/slow`), fetch(`${endpoint.url}/slow?2`)];
+    await settled(() => entered === 2);
+    expect(entered).toBe(2);
+    const refused = await idle(endpoint.port, 3);
+    await settled(() => refused.open() === 0);
+    expect(refused.open()).toBe(0);
+    release();
+    expect(await Promise.all(slow.map(async (reply) => (await reply).status))).toEqual([200, 200]);
+  });
+
+  it('caps each client address on its own: one address\'s flood leaves another\'s connections open', async () => {
+    const endpoint = await served({ maxConnections: 100, maxPerClient: 5 });
+    const neighbour = await idle(endpoint.port, 3, '127.0.0.3');
+    const flood = await idle(endpoint.port, 50, '127.0.0.2');
+    await settled(() => flood.open() <= 5);
+    expect([flood.open(), neighbour.open()]).toEqual([5, 3]);
+  });
+
+  // Node's own headersTimeout runs on its timers, which take no injected clock: here it is set to
+  // 50 ms (checked every 10 ms), and the test waits for the socket's close event, not for a time.
+  it("closes a client that trickles a request's headers and never finishes them (Node's headersTimeout)", async () => {
+    const endpoint = await served({ headersMs: 50, checkEveryMs: 10 });
+    const socket = connect({ port: endpoint.port, host: '127.0.0.1' });
+    sockets.push(socket);
+    let answer = '';
+    socket.on('data', (chunk) => (answer += String(chunk)));
+    socket.write('GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n');
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+  });
+});
+
+describe('every server the engine and its commands open', () => {
+  it('is made by createLoopbackServer or given its limits (no bare node:http createServer)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { sourceFiles } = await import('../architecture/import-graph.js');
+    const root = new URL('../..', import.meta.url).pathname;
+    const files = sourceFiles(root, ['lambdas', 'local', 'cli', 'console']);
+    expect(files.length).toBeGreaterThan(100);
+    const bare = files.filter((file) => file !== 'lambdas/shared/loopback-server.ts' && /\bcreateServer\s*\(/.test(readFileSync(`${root}${file}`, 'utf8')));
+    expect(bare).toEqual([]);
+  });
+});
