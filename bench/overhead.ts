@@ -262,10 +262,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
  */
 function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: number) {
   const extracted = extractStateMachine(template);
-  const next = (turn: number, afterCall: number) => {
-    const name = turns[turn - 1]?.tools[afterCall];
-    return name === undefined ? null : { turn, call: afterCall + 1, name, needsApproval: false };
-  };
+  const calls = (turn: number) => (turns[turn - 1]?.tools ?? []).map((name, index) => ({ turn, call: index + 1, name, needsApproval: false }));
   const stubs: Record<string, (payload: any) => unknown> = {
     [Steps.StartRun]: (payload) => ({ runId: payload.event.runId, action: 'start', status: 'running', history: historyAtStart(0) }),
     [Steps.BudgetCheck]: (() => {
@@ -274,8 +271,8 @@ function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: nu
       return (payload: { history: unknown }) =>
         ++turn <= turns.length ? { continue: true, nextTurn: turn, pending: null, history: payload.history } : ((turn = 0), { continue: false, status: 'succeeded', reason: 'done', history: payload.history });
     })(),
-    [Steps.CallModel]: (payload) => ({ turn: payload.turn, stopReason: turns[payload.turn - 1]!.stopReason, toolCalls: turns[payload.turn - 1]!.tools.length, next: next(payload.turn, 0) }),
-    [Steps.CallTool]: (payload) => ({ turn: payload.turn, call: payload.call, name: turns[payload.turn - 1]!.tools[payload.call - 1], outcome: 'ok', next: next(payload.turn, payload.call) }),
+    [Steps.CallModel]: (payload) => ({ turn: payload.turn, stopReason: turns[payload.turn - 1]!.stopReason, toolCalls: turns[payload.turn - 1]!.tools.length, calls: calls(payload.turn) }),
+    [Steps.CallTool]: (payload) => ({ turn: payload.turn, call: payload.call, name: turns[payload.turn - 1]!.tools[payload.call - 1], outcome: 'ok' }),
     [Steps.Finalize]: (payload) => ({ runId: payload.runId, status: 'succeeded' }),
   };
   const tasks: Record<string, TaskBinding> = {};
