@@ -13,6 +13,8 @@
  *   - state transitions per agent step: states entered / N;
  *   - peak RSS: the row's process's, after its first run (what one N-step run needs, startup
  *     included), and after all its runs.
+ * And the latency of one turn of 4 parallel tool calls of 1 s each, on simulated time
+ * (bench/parallel-turn.ts): about 1 s when they run side by side, 4 s one after another.
  * Which model answers:
  *   - the ledger rows: a scripted model that does no work (bench/scripted-model.ts): each turn is
  *     the warm-up run's recorded turn, replayed through the same ModelClient interface the
@@ -51,6 +53,7 @@ import { scriptedModel } from './scripted-model.js';
 import { cliRun, type CliRun } from './cli-rss.js';
 import { median } from './stats.js';
 import { dayWithSteps } from './workload.js';
+import { parallelTurnLatency } from './parallel-turn.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -391,9 +394,13 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
     cliRuns.push(await cliRun(target, steps));
   }
 
+  // A turn of 4 parallel calls, each 1 s of simulated tool latency (bench/parallel-turn.ts).
+  progress('overhead: a turn of 4 parallel tool calls, 1 s each, on simulated time…');
+  const parallelTurn = await parallelTurnLatency({ calls: 4, toolLatencyMs: 1_000 });
+
   const aws = awsFigures(results, steps);
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results, cliRuns, aws }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results, cliRuns, aws, parallelTurn }, null, 2)}\n`);
     return;
   }
   const header = ['', 'ms/step', '× floor', 'CPU ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
@@ -422,6 +429,9 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   for (const result of results) {
     if (result.callsByMethod) console.log(`ledger calls per step, ${result.target}: ${Object.entries(result.callsByMethod).map(([method, calls]) => `${method} ${calls}`).join(', ')}`);
   }
+  console.log(
+    `\na turn of ${parallelTurn.calls} tool calls of ${parallelTurn.toolLatencyMs} ms simulated latency each: ${parallelTurn.turnMs} ms of simulated time from the turn to the next (${parallelTurn.mostInFlight} in flight at once; one after another: ${parallelTurn.calls * parallelTurn.toolLatencyMs} ms)`,
+  );
   const bill = aws.per100StepRun;
   const money = (dollars: number) => `$${dollars.toFixed(5)}`;
   const share = (part: number | null) => (part === null ? 'not measured' : `${(part * 100).toFixed(1)}%`);
