@@ -3,6 +3,28 @@ import type { ToolOutcome } from '../ledger/records.js';
 import { ErrorNames, InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
 import { AttemptCut } from './attempt.js';
 
+/**
+ * Where the harness's errors are translated, once: what a step's failure is to the state machine
+ * (`stepError`), and what a failed attempt of a tool call is to the model and the ledger
+ * (`failureOf`). The names themselves, and which are retried, are lambdas/shared/errors.ts's.
+ */
+
+/**
+ * A step's error as the state machine sees it. AWS SDK and network faults (a throttled DynamoDB
+ * write, a reset connection) are transient: renamed `Agent.Transient`, so the Retry fields handle
+ * them. The harness's own errors keep their names; anything else (a bug) keeps its name and fails
+ * the run instead of looping.
+ */
+export function stepError(error: unknown): unknown {
+  if (!(error instanceof Error) || isOwnError(error)) return error;
+  const sdk = error as Error & { $retryable?: unknown; $fault?: string; code?: string };
+  const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes(sdk.code ?? '');
+  if (sdk.$retryable || sdk.$fault === 'server' || network || error.name === 'TimeoutError') {
+    return new TransientError(`${error.name}: ${error.message}`, { cause: error });
+  }
+  return error;
+}
+
 /** A tool call's outcome as the ledger records it and the model reads it. */
 export type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number };
 
@@ -59,7 +81,9 @@ export function failureOf(tool: Pick<ToolDefinition, 'name' | 'effect' | 'reconc
   return { kind: 'release', error };
 }
 
+const OWN_NAMES = new Set<string>(Object.values(ErrorNames));
+
 /** Whether `error` is one of the harness's own (errors.ts): its name says what it means. */
 function isOwnError(error: unknown): boolean {
-  return error instanceof Error && (Object.values(ErrorNames) as string[]).includes(error.name);
+  return error instanceof Error && OWN_NAMES.has(error.name);
 }
