@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import type { MessageRequest } from '../../lambdas/agent/messages.js';
 import { defineAgent, defineTool, withDev } from '../../lambdas/index.js';
+import { oneTurnPolicy, type ReadResult } from '../support/one-turn-policy.js';
 import { createTestEnvironment, forEachCrashPoint, TOOL_CALL_BOUNDARIES, type TestEnvironment } from '../../testing/index.js';
 
 /**
@@ -22,7 +22,7 @@ const CALLS = [
 const applied = new Map<string, string>();
 const requests = new Map<string, number>();
 /** The tool results of the model's second request, as it read them. */
-let results: { id: string; content: string }[] = [];
+let results: ReadResult[] = [];
 let inFlight = 0;
 let mostInFlight = 0;
 
@@ -68,15 +68,7 @@ const agent = defineAgent({
   ],
 });
 
-const dev = withDev(agent, {
-  policy: (request: MessageRequest) => {
-    const turns = request.messages.filter((message) => message.role === 'assistant').length;
-    if (turns === 0) return { content: CALLS.map((call) => ({ type: 'tool_use' as const, ...call, input: { ...call.input } })), stop_reason: 'tool_use' };
-    const last = request.messages.at(-1)!;
-    results = Array.isArray(last.content) ? last.content.flatMap((block) => (block.type === 'tool_result' ? [{ id: block.tool_use_id, content: String(block.content) }] : [])) : [];
-    return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
-  },
-});
+const dev = withDev(agent, { policy: oneTurnPolicy(CALLS, (read) => (results = read)) });
 
 const EFFECTS = ['paid inv_1', 'told ana', 'paid inv_2', 'told ben'];
 

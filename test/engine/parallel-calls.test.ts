@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import type { MessageRequest } from '../../lambdas/agent/messages.js';
 import { defineAgent, defineTool, withDev } from '../../lambdas/index.js';
+import { oneTurnPolicy, type ReadResult } from '../support/one-turn-policy.js';
 import { createTestEnvironment, type TestEnvironment } from '../../testing/index.js';
 
 /**
@@ -19,7 +19,7 @@ const CALLS = [
 
 const paid: string[] = [];
 const looked: string[] = [];
-let results: { id: string; content: string }[] = [];
+let results: ReadResult[] = [];
 
 const agent = defineAgent({
   name: 'parallel-approvals',
@@ -53,15 +53,7 @@ const agent = defineAgent({
   ],
 });
 
-const dev = withDev(agent, {
-  policy: (request: MessageRequest) => {
-    const turns = request.messages.filter((message) => message.role === 'assistant').length;
-    if (turns === 0) return { content: CALLS.map((call) => ({ type: 'tool_use' as const, ...call, input: { ...call.input } })), stop_reason: 'tool_use' };
-    const last = request.messages.at(-1)!;
-    results = Array.isArray(last.content) ? last.content.flatMap((block) => (block.type === 'tool_result' ? [{ id: block.tool_use_id, content: String(block.content) }] : [])) : [];
-    return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
-  },
-});
+const dev = withDev(agent, { policy: oneTurnPolicy(CALLS, (read) => (results = read)) });
 
 let env: TestEnvironment | undefined;
 afterEach(async () => {
