@@ -11,12 +11,13 @@ export function toolUses(turn: TurnRecord): ToolUseBlock[] {
 }
 
 /**
- * The run's completed calls of the turns before `turn`, for the approval rules of its calls; none
- * read when none of its tools has a rule (most turns). From the steps' conversation cache: usually
- * no read beyond the step's own (completed calls never change).
+ * The run's completed calls of the turns before `turn`, for the approval rule of its call `call`;
+ * none read when that call's tool has no rule (most calls). From the steps' conversation cache:
+ * usually no read beyond the step's own (completed calls never change).
  */
-export async function callsForApproval(ledger: TurnLedger & BlobStore, agent: AgentDefinition, turn: TurnRecord): Promise<ToolCallRecord[]> {
-  if (!toolUses(turn).some((block) => findTool(agent, block.name)?.needsApproval)) return [];
+export async function callsForApproval(ledger: TurnLedger & BlobStore, agent: AgentDefinition, turn: TurnRecord, call: number): Promise<ToolCallRecord[]> {
+  const block = toolUses(turn)[call - 1];
+  if (!block || !findTool(agent, block.name)?.needsApproval) return [];
   const known = knownOf(ledger, turn.runId);
   if (known.settled >= turn.turn - 1) return [...known.calls.values()];
   return (await loadConversationStep(ledger, turn.runId)).calls;

@@ -90,7 +90,7 @@ export function createCallTool(deps: CallToolDeps) {
     const trip = budgetTrip(run, deps.clock.now(), read.globalKill);
     if (trip) return skipped(trip.reason);
 
-    const derived = deriveToolCall(deps.agent, run, turnRecord, call, await callsForApproval(deps.ledger, deps.agent, turnRecord));
+    const derived = deriveToolCall(deps.agent, run, turnRecord, call, await callsForApproval(deps.ledger, deps.agent, turnRecord, call));
     const { tool } = derived;
     const now = deps.clock.now();
     const entry: ToolCallRecord = {

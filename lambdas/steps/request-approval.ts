@@ -75,7 +75,7 @@ type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | '
 /** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
 async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
   const recorded = await loadTurn(ledger, run.runId, turn);
-  const derived = deriveToolCall(agent, run, recorded, call, await callsForApproval(ledger, agent, recorded));
+  const derived = deriveToolCall(agent, run, recorded, call, await callsForApproval(ledger, agent, recorded, call));
   const request = derived.approval;
   if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${derived.block.name}) needs no approval`);
   const described = derived.tool?.describe?.(derived.args);
