@@ -39,7 +39,7 @@ export type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number 
  *   the harness's errors (a bug, a library's error)  tool_failed                   as Agent.Transient (the retry asks reconcile
  *                                                                                  or re-sends the key); else answer: outcome_unknown
  *   InvalidInputError (the provider refused it)      answer: invalid_request       answer: invalid_request
- *   MalformedResponseError                           answer: malformed_response    release (the error as it is)
+ *   MalformedResponseError (a TerminalError)         answer: malformed_response    fail: recorded, run fails
  *   TerminalError                                    fail: recorded, run fails     fail: recorded, run fails
  *   any other of the harness's errors (Transient…)   release                       release
  *
