@@ -72,6 +72,10 @@ const Overhead = z.object({
     }),
     lambdaDollarsPerSecondWaiting: figure.positive(),
   }),
+  // The turn's calls ran side by side: under two tool latencies, not one per call.
+  parallelTurn: z
+    .object({ calls: count.min(2), toolLatencyMs: figure.positive(), turnMs: figure.positive(), mostInFlight: count.min(1) })
+    .refine((turn) => turn.turnMs < 2 * turn.toolLatencyMs, { message: 'the parallel turn took as long as its calls one after another' }),
 });
 
 const Cost = z.object({
@@ -224,7 +228,7 @@ function summary(mode: Mode, report: any): string {
         )
         .join('; ');
     case 'overhead':
-      return `${report.results.length} rows, ${fixed(report.aws.transitionsPerStep)} transitions/step, AWS $${fixed(report.aws.per100StepRun.dollars, 5)} per 100-step run`;
+      return `${report.results.length} rows, ${fixed(report.aws.transitionsPerStep)} transitions/step, AWS $${fixed(report.aws.per100StepRun.dollars, 5)} per 100-step run, a ${report.parallelTurn.calls}-call turn in ${report.parallelTurn.turnMs} ms`;
     case 'cost':
       return `$${fixed(report.uncached.dollars, 4)} uncached, $${fixed(report.cached.dollars, 4)} cached (${fixed(report.ratio * 100, 1)}%)`;
     case 'longruns':

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../lambdas/ledger/records.js';
+import { runRecord } from '../test/support/records.js';
 import { ensureTable, startDynamo } from '../local/dynamo.js';
 import { ledgerTableFromTemplate, type CfnTemplate } from '../local/template.js';
 import { cachedTemplate } from '../local/template-cache.js';
@@ -106,24 +106,18 @@ async function repetition(target: Target): Promise<{ msPerStep: number; bytesPer
   const { ledger, close, bytes } = await target.open();
   try {
     const now = new Date('2026-11-29T02:00:00Z');
-    const run: RunRecord = {
-      kind: 'run',
+    const run = runRecord({
       runId: 'bench',
       agent: 'refund-reconciler',
       input: { date: '2026-11-28' },
       prompt: 'Reconcile',
       model: 'savepoint-sim-1',
-      config: RunConfig.parse({}),
-      fingerprint: 'f',
-      priceTableVersion: 'v',
-      status: 'running',
       executionArn: 'arn:1',
       executions: ['arn:1'],
       createdAt: now.toISOString(),
       updatedAt: now.toISOString(),
       budgetExtensions: {},
-      ...ZERO_COUNTERS,
-    };
+    });
     await ledger.createRun(run);
     const before = bytes?.();
     const started = performance.now();

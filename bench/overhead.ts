@@ -13,6 +13,8 @@
  *   - state transitions per agent step: states entered / N;
  *   - peak RSS: the row's process's, after its first run (what one N-step run needs, startup
  *     included), and after all its runs.
+ * And the latency of one turn of 4 parallel tool calls of 1 s each, on simulated time
+ * (bench/parallel-turn.ts): about 1 s when they run side by side, 4 s one after another.
  * Which model answers:
  *   - the ledger rows: a scripted model that does no work (bench/scripted-model.ts): each turn is
  *     the warm-up run's recorded turn, replayed through the same ModelClient interface the
@@ -51,6 +53,7 @@ import { scriptedModel } from './scripted-model.js';
 import { cliRun, type CliRun } from './cli-rss.js';
 import { median } from './stats.js';
 import { dayWithSteps } from './workload.js';
+import { parallelTurnLatency } from './parallel-turn.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -262,10 +265,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
  */
 function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: number) {
   const extracted = extractStateMachine(template);
-  const next = (turn: number, afterCall: number) => {
-    const name = turns[turn - 1]?.tools[afterCall];
-    return name === undefined ? null : { turn, call: afterCall + 1, name, needsApproval: false };
-  };
+  const calls = (turn: number) => (turns[turn - 1]?.tools ?? []).map((name, index) => ({ turn, call: index + 1, name, needsApproval: false }));
   const stubs: Record<string, (payload: any) => unknown> = {
     [Steps.StartRun]: (payload) => ({ runId: payload.event.runId, action: 'start', status: 'running', history: historyAtStart(0) }),
     [Steps.BudgetCheck]: (() => {
@@ -274,8 +274,8 @@ function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: nu
       return (payload: { history: unknown }) =>
         ++turn <= turns.length ? { continue: true, nextTurn: turn, pending: null, history: payload.history } : ((turn = 0), { continue: false, status: 'succeeded', reason: 'done', history: payload.history });
     })(),
-    [Steps.CallModel]: (payload) => ({ turn: payload.turn, stopReason: turns[payload.turn - 1]!.stopReason, toolCalls: turns[payload.turn - 1]!.tools.length, next: next(payload.turn, 0) }),
-    [Steps.CallTool]: (payload) => ({ turn: payload.turn, call: payload.call, name: turns[payload.turn - 1]!.tools[payload.call - 1], outcome: 'ok', next: next(payload.turn, payload.call) }),
+    [Steps.CallModel]: (payload) => ({ turn: payload.turn, stopReason: turns[payload.turn - 1]!.stopReason, toolCalls: turns[payload.turn - 1]!.tools.length, calls: calls(payload.turn) }),
+    [Steps.CallTool]: (payload) => ({ turn: payload.turn, call: payload.call, name: turns[payload.turn - 1]!.tools[payload.call - 1], outcome: 'ok' }),
     [Steps.Finalize]: (payload) => ({ runId: payload.runId, status: 'succeeded' }),
   };
   const tasks: Record<string, TaskBinding> = {};
@@ -394,9 +394,13 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
     cliRuns.push(await cliRun(target, steps));
   }
 
+  // A turn of 4 parallel calls, each 1 s of simulated tool latency (bench/parallel-turn.ts).
+  progress('overhead: a turn of 4 parallel tool calls, 1 s each, on simulated time…');
+  const parallelTurn = await parallelTurnLatency({ calls: 4, toolLatencyMs: 1_000 });
+
   const aws = awsFigures(results, steps);
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results, cliRuns, aws }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results, cliRuns, aws, parallelTurn }, null, 2)}\n`);
     return;
   }
   const header = ['', 'ms/step', '× floor', 'CPU ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
@@ -425,6 +429,9 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   for (const result of results) {
     if (result.callsByMethod) console.log(`ledger calls per step, ${result.target}: ${Object.entries(result.callsByMethod).map(([method, calls]) => `${method} ${calls}`).join(', ')}`);
   }
+  console.log(
+    `\na turn of ${parallelTurn.calls} tool calls of ${parallelTurn.toolLatencyMs} ms simulated latency each: ${parallelTurn.turnMs} ms of simulated time from the turn to the next (${parallelTurn.mostInFlight} in flight at once; one after another: ${parallelTurn.calls * parallelTurn.toolLatencyMs} ms)`,
+  );
   const bill = aws.per100StepRun;
   const money = (dollars: number) => `$${dollars.toFixed(5)}`;
   const share = (part: number | null) => (part === null ? 'not measured' : `${(part * 100).toFixed(1)}%`);

@@ -1,4 +1,4 @@
-import type { CfnTemplateJson } from '../local/asl.js';
+import { walkStates, type AslDefinition, type CfnTemplateJson } from '../local/asl.js';
 
 /**
  * BENCHMARK VARIANT — not what savepoint deploys. The synthesized template with every `Retry`
@@ -16,13 +16,14 @@ export function withoutRetries(template: CfnTemplateJson): CfnTemplateJson {
   const parts = join['Fn::Join'][1];
   const tokens = parts.filter((part) => typeof part !== 'string');
   const text = parts.map((part) => (typeof part === 'string' ? part : `@@${tokens.indexOf(part)}@@`)).join('');
-  const definition = JSON.parse(text) as { States: Record<string, { Type: string; Retry?: unknown }> };
+  const definition = JSON.parse(text) as AslDefinition;
   let removed = 0;
-  for (const state of Object.values(definition.States)) {
-    if (state.Retry === undefined) continue;
-    delete state.Retry;
+  // Every state's, those of the tool calls' Map iterations included.
+  walkStates(definition, (_name, state) => {
+    if (state['Retry'] === undefined) return;
+    delete state['Retry'];
     removed += 1;
-  }
+  });
   if (removed === 0) throw new Error('the definition has no Retry field to remove');
   join['Fn::Join'][1] = JSON.stringify(definition)
     .split(/(@@\d+@@)/)

@@ -8,11 +8,18 @@ type Write = (line: string) => void;
  * history events as the engine emits them.
  */
 export function progressPrinter(write: Write, startedAt = Date.now()) {
-  let state = '';
+  // The state each event belongs to: a Task event links back (previousEventId) to its state's
+  // entry or to the Task's event before it. Not simply the last state entered: a turn's tool
+  // calls run side by side, their events interleaved. (An event without a link: the last entered.)
+  const stateOf = new Map<number, string>();
+  let last = '';
   let steps = 0;
   const elapsed = () => `${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)}s`;
   return (event: HistoryEvent) => {
-    if (event.stateEnteredEventDetails) state = event.stateEnteredEventDetails.name;
+    const entered = event.stateEnteredEventDetails?.name;
+    if (entered !== undefined) last = entered;
+    const state = entered ?? stateOf.get(event.previousEventId) ?? last;
+    if (event.id !== undefined) stateOf.set(event.id, state);
     if (event.type === 'TaskFailed') {
       const details = event.taskFailedEventDetails;
       write(`${elapsed()}  ${'!'.padStart(4)}  ${state} failed: ${field(details?.error ?? '?')} — ${field(firstLine(details?.cause))}`);

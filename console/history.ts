@@ -30,6 +30,8 @@ export interface HistorySource {
 
 /** What linesFromEngine reads of a history event: the local engine's and the Step Functions API's alike. */
 export interface HistoryEventLike {
+  id?: number | undefined;
+  previousEventId?: number | undefined;
   timestamp?: Date | undefined;
   type?: string | undefined;
   stateEnteredEventDetails?: { name?: string | undefined } | undefined;
@@ -45,12 +47,18 @@ export const executionName = (arn: string) => arn.split(':').pop() ?? arn;
 export function linesFromEngine(arn: string, events: readonly HistoryEventLike[]): HistoryLine[] {
   const name = executionName(arn);
   const lines: HistoryLine[] = [];
-  let state: string | undefined;
+  // The state of a Task event is the one it links back to (previousEventId): a turn's tool calls
+  // run side by side, so the last state entered may be another call's. Without ids, the last one.
+  const stateOf = new Map<number, string | undefined>();
+  let last: string | undefined;
   for (const event of events) {
     const at = (event.timestamp ?? new Date(0)).toISOString();
     const type = event.type ?? '';
+    const linked = event.previousEventId !== undefined && stateOf.has(event.previousEventId) ? stateOf.get(event.previousEventId) : last;
+    const state = event.stateEnteredEventDetails ? event.stateEnteredEventDetails.name : linked;
+    if (event.id !== undefined) stateOf.set(event.id, state);
     if (event.stateEnteredEventDetails) {
-      state = event.stateEnteredEventDetails.name;
+      last = state;
       lines.push({ at, execution: name, ...(state && { state }), type: 'StateEntered' });
       continue;
     }
@@ -159,14 +167,26 @@ export function countStates(executions: readonly HistoryLine[][]): Record<string
   return counts;
 }
 
-/** The state an execution is in (its last state entered or invoked), if it is still running. */
+/**
+ * The state an execution is in, if it is still running: a Task waiting on its token (a person's
+ * approval) if there is one — a turn's other tool calls may go on beside it — else the last state
+ * entered or invoked.
+ */
 export function currentState(lines: readonly HistoryLine[]): string | undefined {
+  const latest = new Map<string, string>();
+  let last: string | undefined;
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i]!;
-    if (line.type.startsWith('Execution') && line.type !== 'ExecutionStarted') return undefined;
-    if (line.state) return line.state;
+    if (line.type.startsWith('Execution') && line.type !== 'ExecutionStarted') {
+      if (last === undefined) return undefined;
+      break;
+    }
+    if (!line.state) continue;
+    last ??= line.state;
+    if (!latest.has(line.state)) latest.set(line.state, line.type);
   }
-  return undefined;
+  const waiting = [...latest].find(([, type]) => type === 'TaskSubmitted');
+  return waiting?.[0] ?? last;
 }
 
 export interface GraphNode {
@@ -181,10 +201,25 @@ export interface GraphEdge {
   kind: 'next' | 'choice' | 'default' | 'catch';
 }
 
-/** The top-level states as boxes in rows (breadth first from StartAt) and their transitions. */
+/**
+ * The states as boxes in rows (breadth first from StartAt) and their transitions; a Map's iteration
+ * states below the Map (an edge from the Map to the iteration's first state).
+ */
 export function layoutDefinition(definition: AslDefinition): { nodes: GraphNode[]; edges: GraphEdge[]; width: number; height: number } {
   const edges: GraphEdge[] = [];
-  for (const [name, state] of Object.entries(definition.States)) {
+  const states: AslDefinition['States'] = {};
+  const collect = (within: AslDefinition) => {
+    for (const [name, state] of Object.entries(within.States)) {
+      states[name] = state;
+      const processor = state.ItemProcessor ?? state.Iterator;
+      if (processor) {
+        edges.push({ from: name, to: processor.StartAt, kind: 'next' });
+        collect(processor);
+      }
+    }
+  };
+  collect(definition);
+  for (const [name, state] of Object.entries(states)) {
     if (typeof state['Next'] === 'string') edges.push({ from: name, to: state['Next'], kind: 'next' });
     for (const choice of (state['Choices'] as { Next?: string }[] | undefined) ?? []) if (choice.Next) edges.push({ from: name, to: choice.Next, kind: 'choice' });
     if (typeof state['Default'] === 'string') edges.push({ from: name, to: state['Default'], kind: 'default' });
@@ -200,7 +235,7 @@ export function layoutDefinition(definition: AslDefinition): { nodes: GraphNode[
     }
   }
   let deepest = Math.max(0, ...depth.values());
-  for (const name of Object.keys(definition.States)) if (!depth.has(name)) depth.set(name, ++deepest);
+  for (const name of Object.keys(states)) if (!depth.has(name)) depth.set(name, ++deepest);
   const rows = new Map<number, string[]>();
   for (const [name, row] of depth) rows.set(row, [...(rows.get(row) ?? []), name]);
   const BOX_W = 190;
@@ -211,7 +246,7 @@ export function layoutDefinition(definition: AslDefinition): { nodes: GraphNode[
   const nodes: GraphNode[] = [];
   for (const [row, names] of [...rows].sort((a, b) => a[0] - b[0])) {
     const rowWidth = names.length * (BOX_W + GAP_X) - GAP_X;
-    names.forEach((name, i) => nodes.push({ name, type: definition.States[name]!.Type, x: (width - 120 - rowWidth) / 2 + i * (BOX_W + GAP_X), y: 20 + row * ROW_H }));
+    names.forEach((name, i) => nodes.push({ name, type: states[name]!.Type, x: (width - 120 - rowWidth) / 2 + i * (BOX_W + GAP_X), y: 20 + row * ROW_H }));
   }
   return { nodes, edges, width, height: (rows.size + 0) * ROW_H + 40 };
 }

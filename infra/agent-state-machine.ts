@@ -16,6 +16,7 @@ import {
   type RetryProps,
   JsonPath,
   LogLevel,
+  Map as MapState,
   Pass,
   StateMachine,
   StateMachineType,
@@ -61,7 +62,18 @@ export interface AgentStateMachineProps {
    * @default 'savepoint agent loop'
    */
   readonly versionDescription?: string;
+  /**
+   * How many tool calls of one model turn run at once (the `ToolCalls` Map's MaxConcurrency). Each
+   * call is still claimed and recorded on its own, and the model gets the results in call order;
+   * `1` runs them one after another. An inline Map runs at most 40 iterations at once.
+   * @default 10
+   */
+  readonly toolConcurrency?: number;
 }
+
+/** An inline Map state runs at most 40 iterations at once (Step Functions, "Map state in Inline mode"). */
+export const MAX_INLINE_MAP_CONCURRENCY = 40;
+export const DEFAULT_TOOL_CONCURRENCY = 10;
 
 /** The alias new runs start on: it routes every new execution to the version this deploy published. */
 export const LIVE_ALIAS = 'live';
@@ -77,6 +89,9 @@ export const States = {
   RequestApproval: 'RequestApproval',
   RequestBudgetExtension: 'RequestBudgetExtension',
   CallTool: 'CallTool',
+  /** The Map over one turn's tool calls, and the Choice each iteration starts with. */
+  ToolCalls: 'ToolCalls',
+  NeedsApproval: 'NeedsApproval',
   Finalize: 'Finalize',
   RecordFailure: 'RecordFailure',
   /** Reads the seconds of a provider's `retry-after` from the error (two Pass states)… */
@@ -142,11 +157,14 @@ const LAMBDA_RETRY: RetryProps = {
  * The agent loop as a Standard state machine (JSONPath only, so that the local engine runs the
  * very same definition):
  *
- *   StartRun ─► BudgetCheck ─► CallModel ─► [next tool call?] ─► (RequestApproval) ─► CallTool ─┐
- *                  ▲   │ stop                    │ none                                            │
- *                  │   ▼                         ▼                                                 │
- *                  │ Finalize              BudgetCheck ◄─────────────── [next tool call?] ◄────────┘
+ *   StartRun ─► BudgetCheck ─► CallModel ─► ToolCalls (Map, one iteration per tool call of the turn):
+ *                  ▲   │ stop                      [needs approval?] ─► (RequestApproval) ─► CallTool
+ *                  │   ▼                                                                      │
+ *                  │ Finalize                                                                  │
+ *                  └───────────────────────────────────────────────────────────────────────────┘
  *
+ * The calls of a turn run concurrently (`toolConcurrency`): a call waiting for a person does not
+ * hold back the others, and a failed call fails the Map (its Catch records the run's failure).
  * Execution payloads carry pointers (run id, turn, call), never the conversation.
  */
 export class AgentStateMachine extends Construct {
@@ -168,6 +186,10 @@ export class AgentStateMachine extends Construct {
     const backstop = props.approvalBackstop ?? Duration.days(8);
     if (backstop.toSeconds() < 7 * 24 * 3600) {
       throw new Error(`approvalBackstop must be at least 7 days (the longest approval timeout), got ${backstop.toHumanString()}`);
+    }
+    const toolConcurrency = props.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
+    if (!Number.isInteger(toolConcurrency) || toolConcurrency < 1 || toolConcurrency > MAX_INLINE_MAP_CONCURRENCY) {
+      throw new Error(`toolConcurrency must be an integer from 1 to ${MAX_INLINE_MAP_CONCURRENCY} (an inline Map's most concurrent iterations), got ${toolConcurrency}`);
     }
 
     // Every Task invokes the function's version published by this deploy, never $LATEST: a live
@@ -264,17 +286,20 @@ export class AgentStateMachine extends Construct {
     callModel.addCatch(readRetryAfter, { errors: [ErrorNames.ModelRetryAfter], resultPath: '$.throttle' });
     callModel.addCatch(recordFailure, catchAll);
 
-    const nextCall = { runId, turn: JsonPath.numberAt('$.step.result.next.turn'), call: JsonPath.numberAt('$.step.result.next.call') };
-    const callTool = step(States.CallTool, fns.callTool, nextCall, '$.step');
+    // ---- the turn's tool calls (lambdas/conversation/tool-calls.ts) ----
+    // One iteration per call CallModel planned (a pointer and its approval verdict, never the
+    // arguments). Inside an iteration the state is the item; failures leave it for the Map's Catch.
+    const thisCall = { runId: JsonPath.stringAt('$.runId'), turn: JsonPath.numberAt('$.turn'), call: JsonPath.numberAt('$.call') };
+    const callTool = step(States.CallTool, fns.callTool, thisCall, '$.step');
     callTool.addRetry(RETRY.leaseHeld);
     callTool.addRetry(RETRY.circuitOpen);
-    callTool.addCatch(recordFailure, catchAll);
 
     /**
      * Waits on a task token for a person's decision; whatever it is — approved, rejected, expired,
      * or the backstop timeout — the run goes on to `then`, which reads the recorded decision.
+     * Any other failure goes to `failed` (none inside a Map iteration: the Map's Catch has it).
      */
-    const awaitDecision = (name: string, payload: Record<string, unknown>, then: LambdaInvoke) => {
+    const awaitDecision = (name: string, payload: Record<string, unknown>, then: LambdaInvoke, failed?: LambdaInvoke) => {
       const task = new LambdaInvoke(this, name, {
         stateName: name,
         lambdaFunction: pinned(fns.requestApproval),
@@ -287,24 +312,29 @@ export class AgentStateMachine extends Construct {
       task.addRetry(LAMBDA_RETRY); // ops
       task.addRetry(RETRY.transient);
       task.addCatch(then, { errors: [ErrorNames.ApprovalRejected, ErrorNames.ApprovalExpired, Errors.TIMEOUT], resultPath: '$.approval' });
-      task.addCatch(recordFailure, catchAll);
+      if (failed) task.addCatch(failed, catchAll);
       return task.next(then);
     };
 
     // A rejected or expired approval is not a failure of the run: CallTool records it as the
     // tool's result and the agent flags the refund for review.
-    const requestApproval = awaitDecision(States.RequestApproval, nextCall, callTool);
+    const requestApproval = awaitDecision(States.RequestApproval, thisCall, callTool);
+    const toolCalls = new MapState(this, States.ToolCalls, {
+      itemsPath: '$.step.result.calls',
+      itemSelector: { runId, 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', 'needsApproval.$': '$$.Map.Item.Value.needsApproval' },
+      maxConcurrency: toolConcurrency,
+      // The results are in the ledger (the model reads them from there, in call order): the
+      // execution's state keeps none of them.
+      resultPath: JsonPath.DISCARD,
+    });
+    toolCalls.itemProcessor(new Choice(this, States.NeedsApproval).when(Condition.booleanEquals('$.needsApproval', true), requestApproval).otherwise(callTool));
+    toolCalls.addCatch(recordFailure, catchAll);
+    toolCalls.next(budgetCheck);
+    callModel.next(toolCalls);
 
     const finalize = step(States.Finalize, fns.finalize, { runId, stop: JsonPath.objectAt('$.budget.result') }, '$.final');
     finalize.addCatch(recordFailure, catchAll);
     finalize.next(new Succeed(this, 'RunFinished', { outputPath: '$.final.result' }));
-
-    const routeToolCall = new Choice(this, 'NextToolCall')
-      .when(Condition.isNull('$.step.result.next'), budgetCheck)
-      .when(Condition.booleanEquals('$.step.result.next.needsApproval', true), requestApproval)
-      .otherwise(callTool);
-    callModel.next(routeToolCall);
-    callTool.next(routeToolCall);
 
     // An exhausted budget of a run configured to ask: a person extends it or not, through the same
     // approval flow as refunds; either way BudgetCheck decides again from the recorded decision.
@@ -312,13 +342,14 @@ export class AgentStateMachine extends Construct {
       States.RequestBudgetExtension,
       { runId, extension: JsonPath.objectAt('$.budget.result.extension') },
       budgetCheck,
+      recordFailure,
     );
 
     // A run resumed mid-turn first finishes the tool calls the model already asked for.
     const resumeToolCalls = new Pass(this, 'ResumeToolCalls', {
-      parameters: { 'next.$': '$.budget.result.pending' },
+      parameters: { 'calls.$': '$.budget.result.pending' },
       resultPath: '$.step.result',
-    }).next(routeToolCall);
+    }).next(toolCalls);
     const continueOrStop = new Choice(this, 'ContinueOrStop')
       .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
       .when(Condition.booleanEquals('$.budget.result.continue', false), finalize);

@@ -90,6 +90,14 @@ export interface DurableAgentProps {
    * @default Duration.millis(DEFAULT_TOOL_TIMEOUT_MS) (20 s)
    */
   readonly toolTimeout?: Duration;
+  /**
+   * How many tool calls of one model turn run at once: the calls a model asks for together are
+   * independent of each other, so they need not wait for one another (a call held for a person's
+   * approval holds back none of the others). `1` runs them one at a time. From 1 to 40.
+   * @example 4
+   * @default 10 (DEFAULT_TOOL_CONCURRENCY)
+   */
+  readonly toolConcurrency?: number;
 }
 
 /**
@@ -173,6 +181,7 @@ export class DurableAgent extends Construct {
       functions,
       stateMachineName,
       versionDescription: `savepoint agent ${props.agentName}; code ${props.codeVersion ?? 'dev'}`,
+      ...(props.toolConcurrency !== undefined && { toolConcurrency: props.toolConcurrency }),
     });
     this.stateMachine = stateMachine;
     // Grants by ARN built from the state machine's fixed name: referencing the resource itself

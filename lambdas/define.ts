@@ -42,7 +42,12 @@ export interface RunView<Input = unknown> {
 
 /** What a run already did, as its ledger recorded it: what an approval rule may weigh besides the call. */
 export interface RunFacts {
-  /** The run's completed tool calls before this one, in conversation order (arguments as parsed and recorded). */
+  /**
+   * The run's completed tool calls of earlier turns, in conversation order (arguments as parsed
+   * and recorded), then the calls of this call's own turn before it: the model asked for those
+   * together with this one and they run alongside it, so they have no `outcome` (a rule that sums
+   * what was paid counts them as paid).
+   */
   readonly calls: readonly Pick<ToolCallRecord, 'turn' | 'call' | 'name' | 'args' | 'outcome'>[];
 }
 
@@ -126,7 +131,7 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    * ledger, so a rule can weigh a call against earlier ones (a running total, a count).
    * @example
    * needsApproval: (args, _run, facts) => {
-   *   const paid = facts.calls.filter((c) => c.name === 'pay' && c.outcome === 'ok' && c.args['invoice'] === args.invoice);
+   *   const paid = facts.calls.filter((c) => c.name === 'pay' && (c.outcome ?? 'ok') === 'ok' && c.args['invoice'] === args.invoice); // no outcome: running alongside
    *   const total = paid.reduce((sum, c) => sum + Number(c.args['cents']), args.cents);
    *   return total > LIMIT_CENTS ? { summary: `pay ${args.cents} (${total} in all)` } : undefined;
    * }

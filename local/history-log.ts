@@ -13,14 +13,20 @@ import type { HistoryListener } from './engine.js';
  */
 export function historyLog(file: string, options: { onError?: (error: unknown) => void } = {}): HistoryListener & { close(): void } {
   const fd = openSync(file, 'a', 0o600);
-  const stateOf = new Map<string, string>();
+  // Per execution, the state of each event so far: a Task event's is the one it links back to
+  // (previousEventId), not the last state entered — a turn's tool calls run side by side.
+  const stateOf = new Map<string, Map<number, string>>();
   const unwritten: string[] = [];
   let failing = false;
   const listener: HistoryListener = (event) => {
-    if (event.stateEnteredEventDetails) stateOf.set(event.executionArn, event.stateEnteredEventDetails.name);
+    let states = stateOf.get(event.executionArn);
+    if (!states) stateOf.set(event.executionArn, (states = new Map()));
+    const state = event.stateEnteredEventDetails?.name ?? states.get(event.previousEventId);
+    if (state !== undefined) states.set(event.id, state);
+    if (event.type.startsWith('Execution') && event.type !== 'ExecutionStarted') stateOf.delete(event.executionArn);
     if (!event.type.startsWith('Task')) return;
     const failure = event.taskFailedEventDetails ?? event.taskTimedOutEventDetails;
-    const line = { at: event.timestamp.toISOString(), execution: event.executionArn.split(':').pop(), state: stateOf.get(event.executionArn), type: event.type, ...(failure && { error: failure.error }) };
+    const line = { at: event.timestamp.toISOString(), execution: event.executionArn.split(':').pop(), state, type: event.type, ...(failure && { error: failure.error }) };
     unwritten.push(`${JSON.stringify(line)}\n`);
     try {
       // Synchronous: a line written is a line kept when the process is killed right after.

@@ -69,10 +69,11 @@ const issueRefund = defineTool({
   // One refund per refund request, whichever run (or call) asks: two runs of the same day pay once.
   idempotencyKey: (args) => args.refundRequestId,
   // On the running total of the request in this run: a refund split into parts under the threshold
-  // ($499.99 + $499.99 + $299.02) waits for a person from the part that crosses it.
+  // ($499.99 + $499.99 + $299.02) waits for a person from the part that crosses it. Parts asked for
+  // in the same turn (no outcome yet: they run alongside) count as paid.
   needsApproval: (args, _run, facts) => {
     const earlier = facts.calls
-      .filter((call) => call.name === 'issue_refund' && call.outcome === 'ok' && call.args['refundRequestId'] === args.refundRequestId)
+      .filter((call) => call.name === 'issue_refund' && (call.outcome ?? 'ok') === 'ok' && call.args['refundRequestId'] === args.refundRequestId)
       .reduce((sum, call) => sum + Number(call.args['amountCents']), 0);
     const total = earlier + args.amountCents;
     if (total <= APPROVAL_THRESHOLD_CENTS) return undefined;

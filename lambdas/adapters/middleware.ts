@@ -1,26 +1,9 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { ErrorNames, TransientError } from '../shared/errors.js';
+import { stepError } from '../tools/failures.js';
 import type { MetricPoint } from '../shared/metrics.js';
 import { Steps, type StepName } from '../shared/steps.js';
 import { errorMetrics, inputKeys, resultKeys, resultMetrics, type LogKeys } from './step-telemetry.js';
-
-const OURS = new Set<string>(Object.values(ErrorNames));
-
-/**
- * AWS SDK and network faults (a throttled DynamoDB write, a reset connection) are transient: they
- * are renamed `Agent.Transient` so the state machine's Retry handles them. Our own errors keep
- * their names; anything else (a bug) keeps its name and fails the run instead of looping.
- */
-export function classifyError(error: unknown): unknown {
-  if (!(error instanceof Error) || OURS.has(error.name)) return error;
-  const sdk = error as Error & { $retryable?: unknown; $fault?: string; code?: string };
-  const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes(sdk.code ?? '');
-  if (sdk.$retryable || sdk.$fault === 'server' || network || error.name === 'TimeoutError') {
-    return new TransientError(`${error.name}: ${error.message}`, { cause: error });
-  }
-  return error;
-}
 
 /** Where a step's error lines go: CloudWatch Logs (stderr) on AWS, a log file on the local engine. */
 export type ErrorLog = (line: string) => void;
@@ -42,7 +25,7 @@ export interface Telemetry {
 
 const errorClassifier = (log: ErrorLog): middy.MiddlewareObj => ({
   onError: (request) => {
-    request.error = classifyError(request.error) as Error;
+    request.error = stepError(request.error) as Error;
     log(JSON.stringify({ level: 'ERROR', error: request.error.name, message: request.error.message }));
   },
 });
@@ -69,7 +52,7 @@ export const stepTelemetry = (step: StepName, telemetry: Telemetry): middy.Middl
     telemetry.flush();
   },
   onError: (request) => {
-    request.error = classifyError(request.error) as Error;
+    request.error = stepError(request.error) as Error;
     telemetry.addMetrics(errorMetrics(request.error));
     telemetry.error(`${step} failed`, { error: request.error.name, errorMessage: request.error.message.slice(0, 1_000) });
     telemetry.flush();

@@ -88,8 +88,11 @@ export function configProblems(config: Pick<RunConfig, 'approvalTimeoutSeconds' 
 
 /** The limits a definition (ASL JSON) sets: its `TimeoutSeconds` and its wait-for-token Tasks'. */
 export function executionLimits(definition: string): ExecutionLimits {
-  const asl = JSON.parse(definition) as { TimeoutSeconds?: number; States?: Record<string, { Resource?: string; TimeoutSeconds?: number }> };
-  const waits = Object.values(asl.States ?? {})
+  type States = Record<string, { Resource?: string; TimeoutSeconds?: number; ItemProcessor?: { States?: States } }>;
+  const asl = JSON.parse(definition) as { TimeoutSeconds?: number; States?: States };
+  // The states of a Map's iterations too (the tool calls' approvals wait inside the ToolCalls Map).
+  const all = (states: States = {}): States[string][] => Object.values(states).flatMap((state) => [state, ...all(state.ItemProcessor?.States)]);
+  const waits = all(asl.States)
     .filter((state) => state.Resource?.endsWith('.waitForTaskToken') && state.TimeoutSeconds !== undefined)
     .map((state) => state.TimeoutSeconds!);
   return {

@@ -1,58 +1,26 @@
 import { inputTokensOf, type MessageResponse, type ToolUseBlock } from '../agent/messages.js';
-import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, type RunView } from '../define.js';
+import { findTool, type AgentDefinition, type RunView } from '../define.js';
 import type { BreakerState } from '../guards/breaker.js';
 import { resolveResults } from '../ledger/blobs.js';
-import { MAX_STEP_KEYS, type BlobStore, type RunLedger, type ToolCallLedger, type TurnLedger } from '../ledger/ledger.js';
+import { MAX_STEP_KEYS, type BlobStore, type RunLedger, type TurnLedger } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
-
-/** What the state machine carries about the next tool call: a pointer into the ledger, not the call. */
-export interface NextToolCall {
-  turn: number;
-  call: number;
-  name: string;
-  needsApproval: boolean;
-}
 
 export function toolUses(turn: TurnRecord): ToolUseBlock[] {
   return turn.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
 }
 
 /**
- * What a person must see before this call runs, by the tool's own approval rule; nothing when it
- * runs on its own. Arguments its schema refuses need no approval: CallTool fails them first.
+ * The run's completed calls of the turns before `turn`, for the approval rule of its call `call`;
+ * none read when that call's tool has no rule (most calls). From the steps' conversation cache:
+ * usually no read beyond the step's own (completed calls never change).
  */
-export function approvalRequest(agent: AgentDefinition, block: ToolUseBlock, run: RunRecord, at: CallAt, calls: readonly ToolCallRecord[]): ApprovalRequest | undefined {
-  const tool = findTool(agent, block.name);
-  if (!tool?.needsApproval) return undefined;
-  const args = tool.input.safeParse(block.input);
-  return args.success ? tool.needsApproval(args.data, runView(run), runFacts(calls, at)) : undefined;
-}
-
-type CallAt = { turn: number; call: number };
-
-/**
- * What the run did before the call at `at`: its completed calls before it, in conversation order.
- * The same set whenever the call's rule is asked (planning it, asking a person, calling it): the
- * calls before it are all completed before it is planned, and later ones are left out.
- */
-export function runFacts(calls: readonly ToolCallRecord[], at: CallAt): RunFacts {
-  const before = calls.filter((call) => call.status === 'completed' && (call.turn < at.turn || (call.turn === at.turn && call.call < at.call)));
-  before.sort((a, b) => a.turn - b.turn || a.call - b.call);
-  return { calls: before.map(({ turn, call, name, args, outcome }) => ({ turn, call, name, args, ...(outcome && { outcome }) })) };
-}
-
-/**
- * The run's completed calls, for the approval rule of `block`'s tool; none read when the tool has no
- * rule (most calls). From the steps' conversation cache: usually no read beyond the step's own.
- */
-export async function callsForApproval(ledger: TurnLedger & BlobStore, agent: AgentDefinition, runId: string, block: ToolUseBlock | undefined, at: CallAt): Promise<ToolCallRecord[]> {
+export async function callsForApproval(ledger: TurnLedger & BlobStore, agent: AgentDefinition, turn: TurnRecord, call: number): Promise<ToolCallRecord[]> {
+  const block = toolUses(turn)[call - 1];
   if (!block || !findTool(agent, block.name)?.needsApproval) return [];
-  // Every call before `at` known already (completed calls never change): no read at all.
-  const known = knownOf(ledger, runId);
-  const earlierInTurn = Array.from({ length: at.call - 1 }, (_, index) => callId(at.turn, index + 1));
-  if (known.settled >= at.turn - 1 && earlierInTurn.every((id) => known.calls.has(id))) return [...known.calls.values()];
-  return (await loadConversationStep(ledger, runId)).calls;
+  const known = knownOf(ledger, turn.runId);
+  if (known.settled >= turn.turn - 1) return [...known.calls.values()];
+  return (await loadConversationStep(ledger, turn.runId)).calls;
 }
 
 /** Tells this process's conversation cache of a call a step just completed, so that later rules need not read it back. */
@@ -64,42 +32,22 @@ export function runView(run: RunRecord): RunView {
   return { runId: run.runId, input: run.input, config: run.config };
 }
 
-/** The tool call after `afterCall` (1-based) in `turn`, or null when the turn has no more. */
-export function nextToolCall(agent: AgentDefinition, turn: TurnRecord, afterCall: number, run: RunRecord, calls: readonly ToolCallRecord[]): NextToolCall | null {
-  const block = toolUses(turn)[afterCall];
-  if (!block) return null;
-  const at = { turn: turn.turn, call: afterCall + 1 };
-  return { ...at, name: block.name, needsApproval: approvalRequest(agent, block, run, at, calls) !== undefined };
-}
-
 export async function loadRun(ledger: Pick<RunLedger, 'getRun'>, runId: string): Promise<RunRecord> {
   const run = await ledger.getRun(runId);
   if (!run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
   return run;
 }
 
-export async function loadToolUse(
-  ledger: Pick<TurnLedger, 'getTurn'>,
-  runId: string,
-  turnNumber: number,
-  call: number,
-): Promise<{ turn: TurnRecord; block: ToolUseBlock }> {
+/** The recorded turn `turnNumber` of a run, which the step was handed a call of. */
+export async function loadTurn(ledger: Pick<TurnLedger, 'getTurn'>, runId: string, turnNumber: number): Promise<TurnRecord> {
   const turn = await ledger.getTurn(runId, turnNumber);
-  const block = turn ? toolUses(turn)[call - 1] : undefined;
-  if (!turn || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turnNumber}`);
-  return { turn, block };
+  if (!turn) throw new InvalidInputError(`turn: run ${runId} has no turn ${turnNumber}`);
+  return turn;
 }
 
 /** The idempotency key of a tool call: the same for every attempt, every resume, every engine. */
 export function idempotencyKey(runId: string, turn: number, toolCallId: string): string {
   return `${runId}:${turn}:${toolCallId}`;
-}
-
-/** The number of leading tool calls of a recorded turn that already have their result. */
-export async function completedCalls(ledger: Pick<ToolCallLedger, 'getCall'>, turn: TurnRecord): Promise<number> {
-  let call = 0;
-  while (call < toolUses(turn).length && (await ledger.getCall(turn.runId, turn.turn, call + 1))?.status === 'completed') call += 1;
-  return call;
 }
 
 /**

@@ -11,18 +11,19 @@ import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type BudgetGuard
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { compactionDue } from '../conversation/compaction.js';
-import { loadConversationStep, nextToolCall, toolUses, type NextToolCall } from '../conversation/turns.js';
+import { loadConversationStep, toolUses } from '../conversation/turns.js';
+import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 
 /** `history`: what this execution last knew of its history (lambdas/guards/history.ts, countIfDue). */
 export const BudgetCheckInput = z.object({ runId: z.string().min(1), history: HistoryEstimate.optional() });
 
 export type BudgetDecision =
-  /** `pending`: the last turn's tool calls that never completed (a resumed run) come first. */
+  /** `pending`: the last turn's tool calls that never completed (a resumed run) come first, in call order. */
   | {
       continue: true;
       nextTurn: number;
-      pending: NextToolCall | null;
+      pending: ToolCallItem[] | null;
       /** Set when this execution is near its history limit: it hands the run to a successor (continue-as-new). */
       handoff?: { events: number; threshold: number };
       /** Set when the context passed its share of the window: a Compact step runs before turn `turn`. */
@@ -64,7 +65,7 @@ export function decide(
   // A turn recorded but never counted (its CallModel died between the two) goes back to CallModel,
   // which counts it once and points at its first tool call without a result.
   if (last && last.turn > run.modelTurns) return { continue: true, nextTurn: last.turn, pending: null };
-  const pending = last ? unfinishedCall(agent, last, calls, run) : null;
+  const pending = last ? unfinishedCalls(agent, last, calls, run) : null;
   // The next step is a model call: it must fit in what is left, at its most (guards/budgets.ts).
   const reservation = pending ? undefined : reserve?.();
   const over = reservation && reservationTrip(run, reservation);
@@ -73,13 +74,12 @@ export function decide(
 }
 
 /**
- * The first tool call of `turn` without a completed record. A run that stopped mid-turn (an
- * engine that died, a resume) finishes the turn's calls before the model is asked again.
+ * The tool calls of `turn` without a completed record (null: none). A run that stopped mid-turn
+ * (an engine that died, a resume) finishes the turn's calls before the model is asked again.
  */
-function unfinishedCall(agent: AgentDefinition, turn: TurnRecord, calls: ToolCallRecord[], run: RunRecord): NextToolCall | null {
-  const done = new Set(calls.filter((call) => call.turn === turn.turn && call.status === 'completed').map((call) => call.call));
-  const index = toolUses(turn).findIndex((_use, position) => !done.has(position + 1));
-  return index < 0 ? null : nextToolCall(agent, turn, index, run, calls);
+function unfinishedCalls(agent: AgentDefinition, turn: TurnRecord, calls: ToolCallRecord[], run: RunRecord): ToolCallItem[] | null {
+  const pending = plannedCalls(agent, run, turn, calls);
+  return pending.length > 0 ? pending : null;
 }
 
 export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory; priceTable?: PriceTable }) {

@@ -16,7 +16,8 @@ import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { compactedView } from '../conversation/compaction.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { completedCallsOf, turnCounts, loadConversationStep, nextToolCall, toolUses, type ConversationStep, type NextToolCall } from '../conversation/turns.js';
+import { turnCounts, loadConversationStep, toolUses, type ConversationStep } from '../conversation/turns.js';
+import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 
 export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
 
@@ -24,7 +25,8 @@ export interface CallModelResult {
   turn: number;
   stopReason: string;
   toolCalls: number;
-  next: NextToolCall | null;
+  /** The turn's tool calls still to make, in call order: the `ToolCalls` Map's items (empty: none). */
+  calls: ToolCallItem[];
   /** Set when a guard tripped before the call: the model was not called; BudgetCheck stops the run. */
   skipped?: string;
   /** For a person following the run in the console (no prompt or response text): e.g. `tool_use: 2 tool calls (get_order, issue_refund)`. */
@@ -131,7 +133,7 @@ export function createCallModel(deps: CallModelDeps) {
       // A kill or a budget may have landed since BudgetCheck: checked again before the call goes
       // out, with the call's cost reserved (BudgetCheck reserved the same, from the same records).
       const trip = budgetTrip(run, deps.clock.now(), step.globalKill) ?? reservationTrip(run, reservation);
-      if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: trip.reason };
+      if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason };
       // Recorded before the call goes out (once per turn, whatever the attempts), settled below.
       await deps.ledger.countStep(runId, `reserve:${turn}`, { reservedTokens: reservation.tokens, reservedMicros: reservation.micros });
       messages = conversation(run, previous, step.calls, toolNames(deps.agent));
@@ -139,7 +141,7 @@ export function createCallModel(deps: CallModelDeps) {
     const record = recorded ?? (await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages! }));
     // The run's wall clock ran out while the model was answering: nothing recorded (the reservation
     // stands for what the call may have cost); BudgetCheck stops the run.
-    if (record instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, next: null, skipped: record.message };
+    if (record instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: record.message };
     // Counting is idempotent per turn, so a crash between recording and counting heals here. The
     // real usage replaces the reservation in the same write.
     const counted = await deps.ledger.countStep(runId, `turn:${turn}`, {
@@ -147,14 +149,14 @@ export function createCallModel(deps: CallModelDeps) {
       reservedTokens: -reservation.tokens,
       reservedMicros: -reservation.micros,
     });
-    // A recorded turn is a resume: go on from its first tool call without a recorded result.
-    const next = nextToolCall(deps.agent, record, recorded ? completedCallsOf(record, step.calls) : 0, run, step.calls);
+    // A recorded turn is a resume: its calls without a recorded result are still to make.
+    const calls = plannedCalls(deps.agent, run, record, step.calls);
     const uses = toolUses(record);
     return {
       turn,
       stopReason: record.stopReason,
       toolCalls: uses.length,
-      next,
+      calls,
       summary: `${record.stopReason}: ${uses.length} tool call${uses.length === 1 ? '' : 's'}${uses.length > 0 ? ` (${[...new Set(uses.map((use) => use.name))].join(', ')})` : ''}`.slice(0, 200),
       tokens: { input: inputTokensOf(record.usage), output: record.usage.output_tokens },
       dollars: record.costMicros / 1_000_000,

@@ -1,18 +1,20 @@
 import * as z from 'zod';
-import { findTool, guaranteeOf, settleMsOf, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
+import { guaranteeOf, settleMsOf, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip, wallClockEnd } from '../guards/budgets.js';
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
 import type { ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
-import { ErrorNames, InvalidInputError, LeaseHeldError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
-import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
+import { InvalidInputError, LeaseHeldError, TerminalError } from '../shared/errors.js';
+import { boundedAttempt } from '../tools/attempt.js';
+import { failureOf, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { approvalRequest, callsForApproval, idempotencyKey, rememberCall, nextToolCall, runView, toolUses, type NextToolCall } from '../conversation/turns.js';
-import { effectKeyOf, enterEffect, recordEscalation, undecided } from '../tools/effects.js';
+import { callsForApproval, rememberCall, runView, toolUses } from '../conversation/turns.js';
+import { deriveToolCall, jsonObject } from '../conversation/tool-calls.js';
+import { enterEffect, recordEscalation, undecided } from '../tools/effects.js';
 
 export const CallToolInput = z.object({
   runId: z.string().min(1),
@@ -25,7 +27,6 @@ export interface CallToolResult {
   call: number;
   name: string;
   outcome: ToolOutcome | 'skipped';
-  next: NextToolCall | null;
   /** Set when a guard tripped before the call: nothing was sent; BudgetCheck stops the run. */
   skipped?: string;
   /** For a person following the run in the console (no arguments or result): e.g. `issue_refund → ok`. */
@@ -51,15 +52,18 @@ export interface CallToolDeps {
   resultLimitBytes?: number;
 }
 
-type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number };
+/** An attempt's end: the tool's answer, or what its failure comes to (tools/failures.ts). */
+type Attempted = { kind: 'ok'; outcome: Outcome } | Failure;
 
 /**
- * One tool call. The arguments are validated before anything is claimed: a call of a tool that
- * does not exist, or with arguments its schema refuses, is the model's mistake and is answered to
- * the model as an error result naming the field (recorded, nothing sent). Then the call is claimed in the
- * ledger, sent to the outside with an idempotency key that every attempt shares (or, for a provider
- * without keys, first reconciled: did an earlier attempt take effect?), and its outcome recorded;
- * a retry after the record returns the recorded outcome.
+ * One tool call — one iteration of the turn's `ToolCalls` Map, which may run beside the turn's
+ * other calls: everything it claims and records is its own (turn, call). The call is derived once
+ * (conversation/tool-calls.ts); a call of a tool that does not exist, or with arguments its schema
+ * refuses, is the model's mistake and is answered to the model as an error result naming the
+ * field (recorded, nothing sent). Then the call is claimed in the ledger, sent to the outside
+ * with an idempotency key that every attempt shares (or, for a provider without keys, first
+ * reconciled: did an earlier attempt take effect?), and its outcome recorded; a retry after the
+ * record returns the recorded outcome.
  */
 export function createCallTool(deps: CallToolDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult> => {
@@ -72,33 +76,23 @@ export function createCallTool(deps: CallToolDeps) {
     const turnRecord = read.turns[0];
     const block = turnRecord && toolUses(turnRecord)[call - 1];
     if (!turnRecord || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turn}`);
-    const skipped = (reason: string): CallToolResult => ({ turn, call, name: block.name, outcome: 'skipped', next: null, skipped: reason });
-    const done = async ({ record, counted }: { record: ToolCallRecord; counted: boolean }): Promise<CallToolResult> => ({
-      turn,
-      call,
-      name: block.name,
-      outcome: record.outcome ?? 'ok',
-      // Read after this call is recorded: the next call's approval rule weighs it too.
-      next: nextToolCall(deps.agent, turnRecord, call, run, (rememberCall(deps.ledger, record), await callsForApproval(deps.ledger, deps.agent, runId, toolUses(turnRecord)[call], { turn, call: call + 1 }))),
-      summary: `${block.name} → ${record.outcome ?? 'ok'}`,
-      counted,
-    });
+    const skipped = (reason: string): CallToolResult => ({ turn, call, name: block.name, outcome: 'skipped', skipped: reason });
+    const done = async (record: ToolCallRecord): Promise<CallToolResult> => {
+      const counted = await deps.ledger.countStep(run.runId, `call:${record.turn}:${record.call}`, { steps: 1, toolCalls: 1 });
+      // Later steps of this process (the next turn's rules) need not read it back.
+      rememberCall(deps.ledger, record);
+      return { turn, call, name: block.name, outcome: record.outcome ?? 'ok', summary: `${block.name} → ${record.outcome ?? 'ok'}`, counted };
+    };
 
     const recorded = read.calls[0];
-    if (recorded?.status === 'completed') return done(await count(deps, run, recorded));
-
-    const tool = findTool(deps.agent, block.name);
-    const parsed = tool?.input.safeParse(block.input);
+    if (recorded?.status === 'completed') return done(recorded);
     // Checked before every step, from persisted state: a kill or an exhausted budget stops here.
     const trip = budgetTrip(run, deps.clock.now(), read.globalKill);
     if (trip) return skipped(trip.reason);
 
+    const derived = deriveToolCall(deps.agent, run, turnRecord, call, await callsForApproval(deps.ledger, deps.agent, turnRecord, call));
+    const { tool } = derived;
     const now = deps.clock.now();
-    // The effect's business key, when the tool names one: claimed across the agent's runs, and the
-    // idempotency key sent. A dry fork sends no write (runs/fork.ts), so it claims no effect either:
-    // the claim would answer it with another run's result, or hold the key for a send never made.
-    const claimsEffect = tool && parsed?.success && run.forkedFrom?.effects !== 'dry';
-    const effect = claimsEffect ? effectKeyOf(deps.agent, tool, parsed.data, { ...runView(run), turn, call }) : {};
     const entry: ToolCallRecord = {
       kind: 'tool',
       runId,
@@ -108,14 +102,14 @@ export function createCallTool(deps: CallToolDeps) {
       name: block.name,
       // The parsed arguments (defaults applied, JSON-safe): what approvals and reports read. A call
       // its schema refused keeps what the model sent.
-      args: jsonObject(parsed?.success ? parsed.data : block.input),
+      args: jsonObject(derived.args ?? block.input),
       effect: tool?.effect ?? 'read',
-      idempotencyKey: effect.key ?? idempotencyKey(runId, turn, block.id),
+      idempotencyKey: derived.idempotencyKey,
       status: 'in_flight',
       leaseUntil: new Date(now.getTime() + deps.leaseMs).toISOString(),
       attempts: 0,
       ...(tool?.reconcile && { settleMs: settleMsOf(tool, deps.leaseMs) }),
-      ...(effect.key !== undefined && { effectKey: effect.key }),
+      ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }),
       ...(tool && { guarantee: guaranteeOf(tool) }),
     };
     // A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands).
@@ -124,16 +118,12 @@ export function createCallTool(deps: CallToolDeps) {
       if (result.recorded || result.existing.status === 'completed') return result.recorded ? result.record : result.existing;
       throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${result.existing.leaseUntil}`);
     };
-    // The model's mistake (a tool that does not exist, arguments its schema refuses) is answered
-    // to the model, naming what is wrong, and recorded like any result: replay sends the same answer.
-    if (!tool || !parsed?.success) {
-      const mistake = tool ? invalidArguments(tool.name, parsed!.error!) : unknownTool(deps.agent, block.name);
-      return done(await count(deps, run, await recordAtOnce({ outcome: 'error', result: JSON.stringify(mistake), latencyMs: 0 })));
-    }
-    if (effect.refused) return done(await count(deps, run, await recordAtOnce({ outcome: 'error', result: JSON.stringify({ error: 'invalid_arguments', message: effect.refused }), latencyMs: 0 })));
-    const args = parsed.data;
-    const held = approvalRequest(deps.agent, block, run, { turn, call }, await callsForApproval(deps.ledger, deps.agent, runId, block, { turn, call }));
-    const refusal = held ? await approvalRefusal(deps, run, turn, call) : undefined;
+    // The model's mistake (a tool that does not exist, arguments its schema refuses, no business
+    // key) is answered to the model, naming what is wrong, and recorded like any result: replay
+    // sends the same answer.
+    if (!tool || derived.mistake) return done(await recordAtOnce({ outcome: 'error', result: JSON.stringify(derived.mistake), latencyMs: 0 }));
+    const args = derived.args;
+    const refusal = derived.approval ? await approvalRefusal(deps, run, turn, call) : undefined;
 
     // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
     // One over the tool's maxResultTokens is cut for the model first, the whole of it stored by reference.
@@ -158,31 +148,37 @@ export function createCallTool(deps: CallToolDeps) {
           }, bounds),
         { ...(read.breaker && { state: read.breaker }) },
       );
-    // The wall clock ran out while the call was in flight: nothing more is sent, and BudgetCheck
-    // stops the run (a run that is extended calls it again: a read from scratch, a write through its claim).
-    const cutByWallClock = (error: unknown) => error instanceof AttemptCut && error.cut.kind === 'wallClock';
+    // A refused approval is the call's outcome: nothing is sent.
+    const attemptOrRefusal = async (sendIt: () => Promise<unknown>): Promise<Attempted> => (refusal ? { kind: 'ok', outcome: refusal } : attempt(deps, tool, sendIt));
 
     if (tool.effect === 'read') {
-      let outcome: Outcome;
-      try {
-        outcome = refusal ?? (await execute(deps, tool, send(false, entry.idempotencyKey), { terminal: async (failed) => void (await recordAtOnce(failed)), transient: async () => {} }));
-      } catch (error) {
-        if (cutByWallClock(error)) return skipped((error as AttemptCut).message);
-        throw error;
+      const tried = await attemptOrRefusal(send(false, entry.idempotencyKey));
+      switch (tried.kind) {
+        // The wall clock ran out while the call was in flight: BudgetCheck stops the run (a run
+        // that is extended calls it again, from scratch).
+        case 'cut':
+          return skipped(tried.reason);
+        case 'release':
+          throw tried.error;
+        case 'fail':
+          await recordAtOnce(tried.outcome);
+          throw tried.error;
+        default:
+          return done(await recordAtOnce(await byReference(tried.outcome)));
       }
-      return done(await count(deps, run, await recordAtOnce(await byReference(outcome))));
     }
 
     const claim = await deps.ledger.claimCall(entry, now);
     if (!claim.claimed) {
-      if (claim.existing.status === 'completed') return done(await count(deps, run, claim.existing));
+      if (claim.existing.status === 'completed') return done(claim.existing);
       throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${claim.existing.leaseUntil}`);
     }
     // The effect across runs (not for a refused call: a rejection is no claim). Held by another
-    // call: its result is this one's, or (in flight) this call waits for it.
+    // call: its result is this one's, or (in flight) this call waits for it — another call of the
+    // same turn with the same business key included, which may run beside this one.
     const holder = { key: claim.record.effectKey!, runId, turn, call };
     const gate = claim.record.effectKey && !refusal ? await enterEffect(deps.ledger, tool, claim.record, claim.record.effectKey, now) : undefined;
-    if (gate && 'done' in gate) return done(await count(deps, run, await deps.ledger.completeCall(runId, turn, call, gate.done, deps.clock.now())));
+    if (gate && 'done' in gate) return done(await deps.ledger.completeCall(runId, turn, call, gate.done, deps.clock.now()));
     if (gate && 'wait' in gate) {
       await deps.ledger.releaseCall(runId, turn, call, deps.clock.now());
       throw new LeaseHeldError(gate.wait);
@@ -191,6 +187,10 @@ export function createCallTool(deps: CallToolDeps) {
     const complete = async (outcome: Outcome, unknown = false) => {
       if (gate) await deps.ledger.completeEffect(holder, { ...outcome, unknown }, deps.clock.now());
       return deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now());
+    };
+    const release = async () => {
+      if (gate) await deps.ledger.releaseEffect(holder, deps.clock.now());
+      await deps.ledger.releaseCall(runId, turn, call, deps.clock.now());
     };
     // A claim taken again (the earlier attempt died, or failed without knowing) of a tool whose
     // provider has no idempotency keys: ask the provider what the earlier attempt did first —
@@ -201,86 +201,45 @@ export function createCallTool(deps: CallToolDeps) {
     const escalation = refusal ? undefined : undecided(tool, attempts);
     if (escalation) {
       await recordEscalation(deps.ledger, claim.record, deps.clock.now());
-      return done(await count(deps, run, await complete(escalation, true)));
+      return done(await complete(escalation, true));
     }
     // The claim's lease outlasts the attempt: renewed while the outside call runs (a holder that
     // dies stops renewing), and the renewal ends before the claim is released or completed.
     const lease = keepLease(deps, claim.record, gate && { ...holder, attempts: gate.attempts });
-    const release = async () => {
-      await lease.stop();
-      if (gate) await deps.ledger.releaseEffect(holder, deps.clock.now());
-      await deps.ledger.releaseCall(runId, turn, call, deps.clock.now());
-    };
-    let outcome: Outcome;
+    let tried: Attempted;
     try {
-      outcome =
-        refusal ??
-        (await execute(deps, tool, send(retried, claim.record.idempotencyKey, gate?.args ?? args), {
-          // Nothing can fix it by retrying: recorded so no entry is left in flight.
-          terminal: async (failed) => void (await complete(failed)),
-          // The retry may claim again (after the settle time, for a tool that reconciles): it asks
-          // `reconcile` first, or re-sends the same idempotency key.
-          transient: release,
-        }));
-    } catch (error) {
-      if (!cutByWallClock(error)) {
-        await lease.stop();
-        throw error;
-      }
-      // Its outcome is unknown: released, so that a run extended later goes through the claim again.
-      await release();
-      return skipped((error as AttemptCut).message);
+      tried = await attemptOrRefusal(send(retried, claim.record.idempotencyKey, gate?.args ?? args));
+    } finally {
+      await lease.stop();
     }
-    await lease.stop();
-    return done(await count(deps, run, await complete(await byReference(outcome))));
+    switch (tried.kind) {
+      // Its outcome is unknown: released, so that a run extended later goes through the claim again.
+      case 'cut':
+        await release();
+        return skipped(tried.reason);
+      // The retry may claim again (after the settle time, for a tool that reconciles): it asks
+      // `reconcile` first, or re-sends the same idempotency key.
+      case 'release':
+        await release();
+        throw tried.error;
+      // Nothing can fix it by retrying: recorded so no entry is left in flight.
+      case 'fail':
+        await complete(tried.outcome);
+        throw tried.error;
+      default:
+        return done(await complete(await byReference(tried.outcome)));
+    }
   };
 }
 
-/** Runs the outside call and turns its result into what the model will see. */
-async function execute(
-  deps: CallToolDeps,
-  tool: ToolDefinition,
-  send: () => Promise<unknown>,
-  onFailure: { terminal: (outcome: Outcome) => Promise<void>; transient: () => Promise<void> },
-): Promise<Outcome> {
+/** Runs the outside call once: the tool's answer as the model will see it, or what its failure comes to. */
+async function attempt(deps: CallToolDeps, tool: ToolDefinition, send: () => Promise<unknown>): Promise<Attempted> {
   const started = deps.clock.now().getTime();
-  const latency = () => deps.clock.now().getTime() - started;
-  const answer = (error: string, message: string): Outcome => ({ outcome: 'error', result: JSON.stringify({ error, message }), latencyMs: latency() });
   try {
     const result = await send();
-    return { outcome: 'ok', result: JSON.stringify(result), latencyMs: latency() };
+    return { kind: 'ok', outcome: { outcome: 'ok', result: JSON.stringify(result), latencyMs: deps.clock.now().getTime() - started } };
   } catch (error) {
-    if (error instanceof AttemptCut && error.cut.kind === 'wallClock') throw error;
-    if (error instanceof AttemptCut || !isOwnError(error)) {
-      // A timeout, or a throw the tool did not mean as one of the harness's errors (a bug, a
-      // library's own error): a read changed nothing, so the model is told and may try otherwise.
-      const timedOut = error instanceof AttemptCut;
-      const message = timedOut ? error.message : `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`;
-      if (tool.effect === 'read') return answer(timedOut ? 'timeout' : 'tool_failed', message);
-      // A write may have taken effect: its outcome is unknown. Retried through the claim, which
-      // asks `reconcile` first or re-sends the same idempotency key — never sent blindly again.
-      if (tool.reconcile || tool.idempotencyKeys) {
-        await onFailure.transient();
-        throw new TransientError(`outcome unknown: ${message}; the retry ${tool.reconcile ? 'asks reconcile first' : 're-sends the same idempotency key'}`, { cause: error });
-      }
-      return answer('outcome_unknown', `${message}. It may have taken effect: check before calling ${tool.name} again.`);
-    }
-    if (error instanceof InvalidInputError) {
-      // The provider refused the request (e.g. more than is left to refund): the model sees why.
-      return { outcome: 'error', result: JSON.stringify({ error: 'invalid_request', message: error.message }), latencyMs: latency() };
-    }
-    if (error instanceof MalformedResponseError && tool.effect === 'read') {
-      // A read that came back garbled changed nothing: the model sees it (and the loop detector
-      // stops a model that keeps asking again).
-      return { outcome: 'error', result: JSON.stringify({ error: 'malformed_response', message: error.message }), latencyMs: latency() };
-    }
-    if (error instanceof TerminalError) {
-      // Nothing can fix it by retrying: record it, then fail the run.
-      await onFailure.terminal({ outcome: 'error', result: JSON.stringify({ error: 'terminal', message: error.message }), latencyMs: latency() });
-      throw error;
-    }
-    await onFailure.transient();
-    throw error;
+    return failureOf(tool, error, deps.clock.now().getTime() - started);
   }
 }
 
@@ -330,13 +289,6 @@ export async function cutResult(result: string, maxBytes: number, store: (whole:
   }
 }
 
-/** `value` as JSON would carry it, when that is an object; an empty one otherwise (what a model sent is on its turn). */
-function jsonObject(value: unknown): Record<string, unknown> {
-  const text = JSON.stringify(value);
-  const parsed: unknown = text === undefined ? undefined : JSON.parse(text);
-  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
-}
-
 /** Renews `claim`'s lease (and its effect's, held by the same attempt) every third of a lease until `stop` (which waits for a renewal under way). */
 function keepLease(deps: CallToolDeps, claim: ToolCallRecord, effect?: { key: string; runId: string; turn: number; call: number; attempts: number }): { stop(): Promise<void> } {
   let renewing: Promise<unknown> = Promise.resolve();
@@ -360,25 +312,4 @@ function keepLease(deps: CallToolDeps, claim: ToolCallRecord, effect?: { key: st
       await renewing;
     },
   };
-}
-
-/** Whether `error` is one of the harness's own (errors.ts): its name says what it means. */
-function isOwnError(error: unknown): boolean {
-  return error instanceof Error && (Object.values(ErrorNames) as string[]).includes(error.name);
-}
-
-/** The answer to a call of a tool the agent does not have: the model learns which it has. */
-export function unknownTool(agent: Pick<AgentDefinition, 'tools'>, name: string): { error: 'unknown_tool'; message: string } {
-  return { error: 'unknown_tool', message: `there is no tool ${JSON.stringify(name)}; the tools are: ${agent.tools.map((tool) => tool.name).join(', ')}` };
-}
-
-/** The answer to arguments the tool's schema refuses: every field at fault, by its path. */
-export function invalidArguments(name: string, error: z.ZodError): { error: 'invalid_arguments'; message: string; issues: { path: string; message: string }[] } {
-  const issues = error.issues.map((issue) => ({ path: issue.path.length > 0 ? issue.path.join('.') : '(root)', message: issue.message }));
-  return { error: 'invalid_arguments', message: `invalid arguments of ${name}: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`, issues };
-}
-
-async function count(deps: CallToolDeps, run: RunRecord, record: ToolCallRecord): Promise<{ record: ToolCallRecord; counted: boolean }> {
-  const counted = await deps.ledger.countStep(run.runId, `call:${record.turn}:${record.call}`, { steps: 1, toolCalls: 1 });
-  return { record, counted };
 }

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
-import { findTool, type AgentDefinition } from '../define.js';
+import type { AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../ledger/records.js';
 import { deliverDecision, signedLinks, type ApprovalDeps } from '../approvals/decision.js';
 import { approvalRequested } from '../approvals/notify.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { approvalRequest, callsForApproval, loadRun, loadToolUse } from '../conversation/turns.js';
+import { callsForApproval, loadRun, loadTurn } from '../conversation/turns.js';
+import { deriveToolCall } from '../conversation/tool-calls.js';
 
 /**
  * The RequestApproval step: records a pending approval with the execution's task token (or finds
@@ -73,16 +74,15 @@ type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | '
 
 /** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
 async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
-  const { block } = await loadToolUse(ledger, run.runId, turn, call);
-  const request = approvalRequest(agent, block, run, { turn, call }, await callsForApproval(ledger, agent, run.runId, block, { turn, call }));
-  if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${block.name}) needs no approval`);
-  const tool = findTool(agent, block.name);
-  const args = tool?.input.safeParse(block.input);
-  const described = args?.success ? tool?.describe?.(args.data) : undefined;
+  const recorded = await loadTurn(ledger, run.runId, turn);
+  const derived = deriveToolCall(agent, run, recorded, call, await callsForApproval(ledger, agent, recorded, call));
+  const request = derived.approval;
+  if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${derived.block.name}) needs no approval`);
+  const described = derived.tool?.describe?.(derived.args);
   return {
     turn,
     call,
-    toolName: block.name,
+    toolName: derived.block.name,
     summary: `${request.summary} (run ${run.runId})`,
     ...(request.amount && { amount: { ...request.amount } }),
     ...(request.details && { details: { ...request.details } }),

@@ -1,7 +1,8 @@
 import { DEFAULT_MAX_RECONCILES, type AgentDefinition, type EffectKeyContext, type ToolDefinition } from '../define.js';
 import { parseBlobRef, readResult, storeResult } from '../ledger/blobs.js';
 import type { BlobStore, EffectLedger, GuardLedger } from '../ledger/ledger.js';
-import type { EffectRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
+import type { EffectRecord, ToolCallRecord } from '../ledger/records.js';
+import type { Outcome } from './failures.js';
 
 /**
  * The once-only rules of a write call beyond its own claim (the transitions are protocol.ts's):
@@ -10,7 +11,6 @@ import type { EffectRecord, ToolCallRecord, ToolOutcome } from '../ledger/record
  * before a person decides instead.
  */
 
-type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number };
 
 /** The longest idempotency key a provider is sent (Stripe's and most others' limit). */
 const MAX_KEY_CHARS = 255;

@@ -11,13 +11,22 @@ import { walkStates, type AslDefinition, type AslState } from '../asl.js';
 const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
 /** Fields the library silently ignores; running a definition that uses them would diverge from AWS. */
-const UNSUPPORTED_FIELDS = ['Assign', 'Arguments', 'Output', 'ItemReader', 'ItemBatcher', 'ResultWriter'];
+const UNSUPPORTED_FIELDS = ['Assign', 'Arguments', 'Output', 'ItemReader', 'ItemBatcher', 'ResultWriter', 'ToleratedFailurePercentage', 'ToleratedFailurePercentagePath', 'ToleratedFailureCount', 'ToleratedFailureCountPath'];
+
+/**
+ * The most iterations an inline Map runs at once, whatever its MaxConcurrency ("Using Map state in
+ * Inline mode": "supports up to 40 concurrent iterations"; MaxConcurrency 0 is as many as that).
+ */
+export const INLINE_MAP_CONCURRENCY = 40;
 
 export function assertSupported(definition: AslDefinition): void {
   if (definition.QueryLanguage === 'JSONata') throw new Error('JSONata definitions are not supported locally (JSONPath only)');
   walkStates(definition, (name, state) => {
     const used = UNSUPPORTED_FIELDS.filter((field) => field in state);
     if (state.QueryLanguage === 'JSONata') used.push('QueryLanguage: JSONata');
+    // A distributed Map runs its iterations as child executions, which this engine does not.
+    const mode = (state.ItemProcessor as { ProcessorConfig?: { Mode?: string } } | undefined)?.ProcessorConfig?.Mode;
+    if (state.Type === 'Map' && mode !== undefined && mode !== 'INLINE') used.push(`ProcessorConfig.Mode: ${mode}`);
     if (used.length > 0) throw new Error(`State ${name} uses ${used.join(', ')}, which the local engine does not support`);
     const negated = negatedTypeTests(state['Choices']);
     if (negated.length > 0) {
@@ -40,7 +49,7 @@ function negatedTypeTests(rules: unknown): string[] {
 }
 
 /**
- * A copy of the definition the library can time faithfully: a Task without TimeoutSeconds waits as
+ * A copy of the definition the library can time (and run) faithfully: a Task without TimeoutSeconds waits as
  * long as Node allows (the library would default to 60 s; the service to 99999999 s), and every
  * seconds field is clamped so setTimeout cannot overflow into a 1 ms timer. A Task named in
  * `taskTimeoutMs` times out after that many ms instead (tests).
@@ -58,6 +67,8 @@ export function clampTimers(definition: AslDefinition, taskTimeoutMs: Record<str
       if (state.HeartbeatSeconds !== undefined) state.HeartbeatSeconds = clamp(state.HeartbeatSeconds);
     }
     if (state.Type === 'Wait' && typeof state.Seconds === 'number') state.Seconds = clamp(state.Seconds);
+    // The library would run a higher MaxConcurrency as given; the service caps an inline Map at 40.
+    if (state.Type === 'Map' && typeof state.MaxConcurrency === 'number' && state.MaxConcurrency > INLINE_MAP_CONCURRENCY) state.MaxConcurrency = INLINE_MAP_CONCURRENCY;
   });
   return copy;
 }

@@ -1,7 +1,7 @@
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
-import type { AslState, CfnTemplateJson, ExtractedStateMachine } from '../asl.js';
+import { walkStates, type AslState, type CfnTemplateJson, type ExtractedStateMachine } from '../asl.js';
 import { LocalEngine, type EngineIam, type TaskBinding } from '../engine.js';
 import { functionTimeoutMs } from '../lambda-context.js';
 import { validatedDefinitions } from '../template-cache.js';
@@ -29,10 +29,11 @@ export function localEngine(
   options: LocalStackOptions & { leaseMs: number },
   twin: { template: CfnTemplateJson; iam?: EngineIam; aliases: readonly string[] },
 ): LocalEngine {
+  // Every Task state, those inside the tool calls' Map included (the library keys overrides by state name).
   const retryIntervalOverrides: Record<string, number[]> = {};
-  for (const stateName of Object.keys(extracted.tasks)) {
-    retryIntervalOverrides[stateName] = localRetryDelays(extracted.definition.States[stateName], options);
-  }
+  walkStates(extracted.definition, (stateName, state) => {
+    if (stateName in extracted.tasks) retryIntervalOverrides[stateName] = localRetryDelays(state, options);
+  });
   return new LocalEngine({
     definition: extracted.definition,
     stateMachineArn: extracted.stateMachineArn,

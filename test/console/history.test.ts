@@ -43,6 +43,12 @@ describe('per-state counts', () => {
     expect(currentState(running)).toBe('RequestApproval');
     expect(currentState([...running, line(undefined, 'ExecutionSucceeded')])).toBeUndefined();
   });
+
+  it('is the approval a run waits for while the other tool calls of its turn go on beside it', () => {
+    const waiting = [line('RequestApproval', 'StateEntered'), line('RequestApproval', 'TaskSubmitted'), line('CallTool', 'StateEntered'), line('CallTool', 'TaskSucceeded')];
+    expect(currentState(waiting)).toBe('RequestApproval');
+    expect(currentState([...waiting, line('RequestApproval', 'TaskSucceeded'), line('CallTool', 'StateEntered')])).toBe('CallTool');
+  });
 });
 
 describe('the graph', () => {
@@ -68,5 +74,19 @@ describe('the graph', () => {
       { from: 'B', to: 'A', kind: 'choice' },
       { from: 'B', to: 'C', kind: 'default' },
     ]);
+  });
+
+  it("draws a Map's iteration states below the Map", () => {
+    const graph = layoutDefinition({
+      StartAt: 'M',
+      States: {
+        M: { Type: 'Map', Next: 'Z', ItemProcessor: { StartAt: 'I', States: { I: { Type: 'Task', End: true } } } },
+        Z: { Type: 'Succeed' },
+      },
+    });
+    expect(graph.nodes.map((node) => node.name).sort()).toEqual(['I', 'M', 'Z']);
+    expect(graph.edges).toEqual(expect.arrayContaining([{ from: 'M', to: 'I', kind: 'next' }]));
+    const y = Object.fromEntries(graph.nodes.map((node) => [node.name, node.y]));
+    expect(y['I']).toBeGreaterThan(y['M']!);
   });
 });

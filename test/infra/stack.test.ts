@@ -13,6 +13,11 @@ type State = {
   Catch?: { ErrorEquals: string[]; Next: string; ResultPath?: string }[];
   TimeoutSeconds?: number;
   Next?: string;
+  ItemProcessor?: { StartAt: string; States: Record<string, State> };
+  ItemsPath?: string;
+  ItemSelector?: Record<string, unknown>;
+  MaxConcurrency?: number;
+  ResultPath?: string | null;
 };
 
 let template: Template;
@@ -26,7 +31,8 @@ beforeAll(() => {
   const parts = (machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
   const resolve = (part: unknown) => (typeof part === 'string' ? part : JSON.stringify(part) === '{"Ref":"AWS::Partition"}' ? 'aws' : 'FUNCTION_ARN');
   definition = JSON.parse(parts.map(resolve).join(''));
-  states = definition.States;
+  // The states of the tool calls' Map beside the top-level ones (state names are unique in a definition).
+  states = { ...definition.States, ...definition.States['ToolCalls']?.ItemProcessor?.States };
 });
 
 describe('the state machine', () => {
@@ -49,12 +55,31 @@ describe('the state machine', () => {
     expect(definition.StartAt).toBe('StartRun');
     expect(states['StartRun']!.Next).toBe('StartOrResume');
     expect(states['BudgetCheck']!.Next).toBe('ContinueOrStop');
-    expect(states['CallModel']!.Next).toBe('NextToolCall');
-    expect(states['CallTool']!.Next).toBe('NextToolCall');
-    expect(states['RequestApproval']!.Next).toBe('CallTool');
-    const choices = JSON.stringify(states['NextToolCall']);
-    expect(choices).toContain('"Next":"BudgetCheck"');
+    expect(states['CallModel']!.Next).toBe('ToolCalls');
+    expect(states['ToolCalls']!.Next).toBe('BudgetCheck');
+    expect(states['ResumeToolCalls']!.Next).toBe('ToolCalls');
+    // One iteration per call: the approval, if it needs one, then the call, which ends the iteration.
+    const iteration = definition.States['ToolCalls']!.ItemProcessor!;
+    expect(iteration.StartAt).toBe('NeedsApproval');
+    expect(Object.keys(iteration.States).sort()).toEqual(['CallTool', 'NeedsApproval', 'RequestApproval']);
+    const choices = JSON.stringify(states['NeedsApproval']);
     expect(choices).toContain('"Next":"RequestApproval"');
+    expect(choices).toContain('"Default":"CallTool"');
+    expect(states['RequestApproval']!.Next).toBe('CallTool');
+    expect((states['CallTool'] as { End?: boolean }).End).toBe(true);
+  });
+
+  it("runs a turn's tool calls concurrently, up to the agent's toolConcurrency, keeping no result in the state", () => {
+    const map = states['ToolCalls']!;
+    expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.step.result.calls', MaxConcurrency: 10, ResultPath: null });
+    expect(map.ItemSelector).toEqual({ 'runId.$': '$.run.result.runId', 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', 'needsApproval.$': '$$.Map.Item.Value.needsApproval' });
+  });
+
+  it('refuses a toolConcurrency an inline Map cannot run, naming it', () => {
+    const app = assertionApp();
+    const stack = new SavepointStack(app, 'Concurrency');
+    expect(() => stack.addAgent('Agent', { agentName: 'a', entry: 'agent.ts', toolConcurrency: 41 })).toThrow(/toolConcurrency must be an integer from 1 to 40.*got 41/);
+    expect(() => stack.addAgent('Other', { agentName: 'b', entry: 'agent.ts', toolConcurrency: 0 })).toThrow(/toolConcurrency/);
   });
 
   it('retries the model call on throttling and transient faults, with full jitter and a max delay', () => {
@@ -93,7 +118,8 @@ describe('the state machine', () => {
   });
 
   it('records every failure after StartRun in the run before the execution fails', () => {
-    for (const name of ['BudgetCheck', 'CallModel', 'CallTool', 'RequestApproval', 'Finalize']) {
+    // A failure inside a tool call's iteration fails the Map (and stops its other iterations): the Map's Catch records it.
+    for (const name of ['BudgetCheck', 'CallModel', 'ToolCalls', 'RequestBudgetExtension', 'Finalize']) {
       const catchAll = states[name]!.Catch!.find((catcher) => catcher.ErrorEquals.includes('States.ALL'));
       expect(catchAll, name).toMatchObject({ Next: 'RecordFailure', ResultPath: '$.error' });
     }
@@ -128,9 +154,9 @@ describe('the state machine', () => {
   });
 
   it('carries pointers, not the conversation, between states', () => {
-    expect(states['CallTool']!.Parameters).toMatchObject({
-      Payload: { 'runId.$': '$.run.result.runId', 'turn.$': '$.step.result.next.turn', 'call.$': '$.step.result.next.call' },
-    });
+    for (const name of ['CallTool', 'RequestApproval']) {
+      expect(states[name]!.Parameters, name).toMatchObject({ Payload: { 'runId.$': '$.runId', 'turn.$': '$.turn', 'call.$': '$.call' } });
+    }
   });
 });
 

@@ -23,8 +23,13 @@ beforeAll(() => {
   // The definition with each function version's Ref kept as `REF:<logical id>`.
   const parts = (machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
   const text = parts.map((part) => (typeof part === 'string' ? part : (part as { Ref: string }).Ref === 'AWS::Partition' ? 'aws' : `REF:${(part as { Ref: string }).Ref}`)).join('');
-  states = JSON.parse(text).States;
+  states = withIterations(JSON.parse(text).States);
 });
+
+/** The top-level states and those of the tool calls' Map (state names are unique in a definition). */
+function withIterations(top: Record<string, TaskState & { ItemProcessor?: { States: Record<string, TaskState> } }>): Record<string, TaskState> {
+  return { ...top, ...top['ToolCalls']?.ItemProcessor?.States };
+}
 
 const lambdaTasks = () => Object.entries(states).filter(([, state]) => state.Type === 'Task' && state.Resource === 'arn:aws:states:::lambda:invoke');
 const callbackTasks = () => Object.entries(states).filter(([, state]) => state.Type === 'Task' && state.Resource === 'arn:aws:states:::lambda:invoke.waitForTaskToken');
@@ -112,7 +117,7 @@ describe('CallTool timeouts', () => {
     const fn = stepFunction('call-tool');
     const [machine] = Object.values(synthesized.findResources('AWS::StepFunctions::StateMachine'));
     const text = ((machine!.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1]).map((part) => (typeof part === 'string' ? part : 'X')).join('');
-    const task = JSON.parse(text).States.CallTool as TaskState;
+    const task = withIterations(JSON.parse(text).States)['CallTool']!;
     return { timeout: fn.Properties.Timeout as number, env: fn.Properties.Environment.Variables as Record<string, string>, task: task.TimeoutSeconds, startRunEnv: stepFunction('start-run').Properties.Environment.Variables as Record<string, string> };
   };
 

@@ -55,6 +55,9 @@ describe('configurations that cannot work are named at start', () => {
       States: { Wait: { Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', TimeoutSeconds: 691_200 }, Call: { Resource: 'arn:aws:states:::lambda:invoke', TimeoutSeconds: 30 } },
     });
     expect(executionLimits(definition)).toEqual({ executionTimeoutSeconds: 864_000, approvalWaitSeconds: 691_200 });
+    // A wait inside a Map's iteration (a tool call's approval) is one of them.
+    const inMap = JSON.stringify({ States: { Calls: { Type: 'Map', ItemProcessor: { States: { Wait: { Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', TimeoutSeconds: 600_000 } } } } } });
+    expect(executionLimits(inMap)).toEqual({ approvalWaitSeconds: 600_000 });
   });
 });
 

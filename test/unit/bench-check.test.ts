@@ -65,6 +65,11 @@ describe('bench/check.ts', () => {
 
   it('rejects an overhead report without its AWS bill, and a long run that did not succeed', () => {
     expect(checkReport('overhead', text({ results: [], cliRuns: [] }))).toContain('aws: Invalid input: expected object, received undefined');
+    expect(checkReport('overhead', text({ results: [], cliRuns: [] }))).toContain('parallelTurn: Invalid input: expected object, received undefined');
+    // A turn whose four 1 s calls ran one after another is no parallel turn.
+    const sequential = { calls: 4, toolLatencyMs: 1_000, turnMs: 4_000, mostInFlight: 1 };
+    expect(checkReport('overhead', text({ results: [], cliRuns: [], parallelTurn: sequential }))).toContain('parallelTurn: the parallel turn took as long as its calls one after another');
+    expect(checkReport('overhead', text({ results: [], cliRuns: [], parallelTurn: { ...sequential, turnMs: 1_000, mostInFlight: 4 } })).join('\n')).not.toContain('parallelTurn');
     const run = { status: 'failed', steps: 61, inputTokens: { lastTurn: 1, maxTurn: 2, total: 3 }, compactions: 0, eventsPerExecution: [212] };
     expect(checkReport('longruns', text({ results: [run, { ...run, status: 'succeeded' }] }))).toEqual(['results.0.status: the run ended failed, not succeeded']);
   });

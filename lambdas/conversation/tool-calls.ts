@@ -1,0 +1,119 @@
+import type * as z from 'zod';
+import type { ToolUseBlock } from '../agent/messages.js';
+import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, type ToolDefinition } from '../define.js';
+import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import { InvalidInputError } from '../shared/errors.js';
+import { effectKeyOf } from '../tools/effects.js';
+import { idempotencyKey, runView, toolUses } from './turns.js';
+
+/**
+ * One tool call of a model turn, derived once from the turn record: which tool, its arguments as
+ * the tool's schema parsed them (or the model's mistake), whether a person must approve it, and the
+ * key every attempt sends. CallModel derives each call of its turn to plan the `ToolCalls` Map;
+ * RequestApproval and CallTool derive the call they are handed with the same function from the
+ * same records, so each step sees the same call (the rule's facts do not change while the turn runs).
+ */
+export interface DerivedCall {
+  turn: number;
+  call: number;
+  block: ToolUseBlock;
+  /** Absent: the model named a tool the agent does not have. */
+  tool?: ToolDefinition;
+  /** The parsed arguments (defaults applied); absent when the schema refused them. */
+  args?: unknown;
+  /** The answer to the model's mistake — nothing is claimed or sent; absent for a call that runs. */
+  mistake?: ModelMistake;
+  /** What a person must approve before the call runs; absent when it runs on its own. */
+  approval?: ApprovalRequest;
+  /** The idempotency key every attempt sends: the effect's business key, or run, turn and call id. */
+  idempotencyKey: string;
+  /** The effect's business key, claimed across the agent's runs (tools/effects.ts). */
+  effectKey?: string;
+}
+
+export type ModelMistake = ReturnType<typeof unknownTool> | ReturnType<typeof invalidArguments> | { error: 'invalid_arguments'; message: string };
+
+/**
+ * An item of the `ToolCalls` Map: a pointer to the call and the verdict the state machine routes
+ * on — never the arguments (the execution's payload carries pointers, not the conversation).
+ */
+export interface ToolCallItem {
+  turn: number;
+  call: number;
+  name: string;
+  needsApproval: boolean;
+}
+
+/**
+ * The call `call` (1-based) of `turn`. `completed` holds the run's completed calls (only those of
+ * earlier turns are weighed: the calls of this turn run alongside it).
+ */
+export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: TurnRecord, call: number, completed: readonly ToolCallRecord[]): DerivedCall {
+  const uses = toolUses(turn);
+  const block = uses[call - 1];
+  if (!block) throw new InvalidInputError(`call: run ${run.runId} has no tool call ${call} in turn ${turn.turn}`);
+  const at = { turn: turn.turn, call };
+  const tool = findTool(agent, block.name);
+  const fallbackKey = idempotencyKey(run.runId, turn.turn, block.id);
+  if (!tool) return { ...at, block, mistake: unknownTool(agent, block.name), idempotencyKey: fallbackKey };
+  const parsed = tool.input.safeParse(block.input);
+  if (!parsed.success) return { ...at, block, tool, mistake: invalidArguments(tool.name, parsed.error), idempotencyKey: fallbackKey };
+  const approval = tool.needsApproval?.(parsed.data, runView(run), runFacts(agent, uses, at, completed));
+  // A dry fork sends no write (runs/fork.ts), so it claims no effect either: the claim would
+  // answer it with another run's result, or hold the key for a send never made.
+  const effect = run.forkedFrom?.effects === 'dry' ? {} : effectKeyOf(agent, tool, parsed.data, { ...runView(run), ...at });
+  return {
+    ...at,
+    block,
+    tool,
+    args: parsed.data,
+    ...(effect.refused !== undefined && { mistake: { error: 'invalid_arguments' as const, message: effect.refused } }),
+    ...(approval && { approval }),
+    idempotencyKey: effect.key ?? fallbackKey,
+    ...(effect.key !== undefined && { effectKey: effect.key }),
+  };
+}
+
+/** The Map's items for the calls of `turn` that have no completed record yet, in call order. */
+export function plannedCalls(agent: AgentDefinition, run: RunRecord, turn: TurnRecord, completed: readonly ToolCallRecord[]): ToolCallItem[] {
+  const done = new Set(completed.filter((record) => record.turn === turn.turn && record.status === 'completed').map((record) => record.call));
+  return toolUses(turn).flatMap((block, index) => {
+    const call = index + 1;
+    if (done.has(call)) return [];
+    return [{ turn: turn.turn, call, name: block.name, needsApproval: deriveToolCall(agent, run, turn, call, completed).approval !== undefined }];
+  });
+}
+
+/**
+ * What the run did before the call at `at`, for its approval rule: its completed calls of earlier
+ * turns, in conversation order, then the calls of the same turn before it — asked for together
+ * and running alongside it, so without an outcome (a rule summing what was paid counts them).
+ * The same set whenever the rule is asked (planning the turn, asking a person, calling it).
+ */
+function runFacts(agent: AgentDefinition, uses: readonly ToolUseBlock[], at: { turn: number; call: number }, completed: readonly ToolCallRecord[]): RunFacts {
+  const before = completed.filter((record) => record.status === 'completed' && record.turn < at.turn);
+  before.sort((a, b) => a.turn - b.turn || a.call - b.call);
+  const alongside = uses.slice(0, at.call - 1).map((block, index) => {
+    const parsed = findTool(agent, block.name)?.input.safeParse(block.input);
+    return { turn: at.turn, call: index + 1, name: block.name, args: jsonObject(parsed?.success ? parsed.data : block.input) };
+  });
+  return { calls: [...before.map(({ turn, call, name, args, outcome }) => ({ turn, call, name, args, ...(outcome && { outcome }) })), ...alongside] };
+}
+
+/** `value` as JSON would carry it, when that is an object; an empty one otherwise (what a model sent is on its turn). */
+export function jsonObject(value: unknown): Record<string, unknown> {
+  const text = JSON.stringify(value);
+  const parsed: unknown = text === undefined ? undefined : JSON.parse(text);
+  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+}
+
+/** The answer to a call of a tool the agent does not have: the model learns which it has. */
+export function unknownTool(agent: Pick<AgentDefinition, 'tools'>, name: string): { error: 'unknown_tool'; message: string } {
+  return { error: 'unknown_tool', message: `there is no tool ${JSON.stringify(name)}; the tools are: ${agent.tools.map((tool) => tool.name).join(', ')}` };
+}
+
+/** The answer to arguments the tool's schema refuses: every field at fault, by its path. */
+export function invalidArguments(name: string, error: z.ZodError): { error: 'invalid_arguments'; message: string; issues: { path: string; message: string }[] } {
+  const issues = error.issues.map((issue) => ({ path: issue.path.length > 0 ? issue.path.join('.') : '(root)', message: issue.message }));
+  return { error: 'invalid_arguments', message: `invalid arguments of ${name}: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`, issues };
+}

@@ -1,0 +1,89 @@
+import type { ToolDefinition } from '../define.js';
+import type { ToolOutcome } from '../ledger/records.js';
+import { ErrorNames, InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
+import { AttemptCut } from './attempt.js';
+
+/**
+ * Where the harness's errors are translated, once: what a step's failure is to the state machine
+ * (`stepError`), and what a failed attempt of a tool call is to the model and the ledger
+ * (`failureOf`). The names themselves, and which are retried, are lambdas/shared/errors.ts's.
+ */
+
+/**
+ * A step's error as the state machine sees it. AWS SDK and network faults (a throttled DynamoDB
+ * write, a reset connection) are transient: renamed `Agent.Transient`, so the Retry fields handle
+ * them. The harness's own errors keep their names; anything else (a bug) keeps its name and fails
+ * the run instead of looping.
+ */
+export function stepError(error: unknown): unknown {
+  if (!(error instanceof Error) || isOwnError(error)) return error;
+  const sdk = error as Error & { $retryable?: unknown; $fault?: string; code?: string };
+  const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes(sdk.code ?? '');
+  if (sdk.$retryable || sdk.$fault === 'server' || network || error.name === 'TimeoutError') {
+    return new TransientError(`${error.name}: ${error.message}`, { cause: error });
+  }
+  return error;
+}
+
+/** A tool call's outcome as the ledger records it and the model reads it. */
+export type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number };
+
+/**
+ * What a failed attempt of a tool call comes to: the one table from an error to what CallTool
+ * does with it (it acts on the answer itself; nothing here touches the ledger).
+ *
+ *   the attempt threw                               a read                        a write
+ *   ──────────────────────────────────────────────  ────────────────────────────  ─────────────────────────────────────────────
+ *   the run's wall clock ran out (AttemptCut)        cut: skipped, unrecorded      cut: claim released, skipped
+ *   the tool's timeout, or a throw that is none of   answer: timeout /             with reconcile or idempotency keys: release
+ *   the harness's errors (a bug, a library's error)  tool_failed                   as Agent.Transient (the retry asks reconcile
+ *                                                                                  or re-sends the key); else answer: outcome_unknown
+ *   InvalidInputError (the provider refused it)      answer: invalid_request       answer: invalid_request
+ *   MalformedResponseError (a TerminalError)         answer: malformed_response    fail: recorded, run fails
+ *   TerminalError                                    fail: recorded, run fails     fail: recorded, run fails
+ *   any other of the harness's errors (Transient…)   release                       release
+ *
+ * `release`: nothing is recorded (a write's claim is released) and the error goes to the state
+ * machine, whose Retry fields decide (lambdas/shared/errors.ts names which are retried).
+ */
+export type Failure =
+  /** The model is told: recorded as the call's result. */
+  | { kind: 'answer'; outcome: Outcome }
+  /** Recorded as the call's result (nothing can fix it by retrying), then the run fails with `error`. */
+  | { kind: 'fail'; outcome: Outcome; error: unknown }
+  /** Not recorded: the claim is released and `error` goes to the state machine. */
+  | { kind: 'release'; error: unknown }
+  /** The run's wall clock ran out mid-call: nothing more is sent; BudgetCheck stops the run. */
+  | { kind: 'cut'; reason: string };
+
+export function failureOf(tool: Pick<ToolDefinition, 'name' | 'effect' | 'reconcile' | 'idempotencyKeys'>, error: unknown, latencyMs: number): Failure {
+  const answer = (code: string, message: string): Failure => ({ kind: 'answer', outcome: { outcome: 'error', result: JSON.stringify({ error: code, message }), latencyMs } });
+  if (error instanceof AttemptCut && error.cut.kind === 'wallClock') return { kind: 'cut', reason: error.message };
+  if (error instanceof AttemptCut || !isOwnError(error)) {
+    const timedOut = error instanceof AttemptCut;
+    const message = timedOut ? error.message : `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`;
+    // A read changed nothing: the model is told and may try otherwise.
+    if (tool.effect === 'read') return answer(timedOut ? 'timeout' : 'tool_failed', message);
+    // A write may have taken effect: its outcome is unknown. Retried through the claim, which
+    // asks `reconcile` first or re-sends the same idempotency key — never sent blindly again.
+    if (tool.reconcile || tool.idempotencyKeys) {
+      const retry = tool.reconcile ? 'asks reconcile first' : 're-sends the same idempotency key';
+      return { kind: 'release', error: new TransientError(`outcome unknown: ${message}; the retry ${retry}`, { cause: error }) };
+    }
+    return answer('outcome_unknown', `${message}. It may have taken effect: check before calling ${tool.name} again.`);
+  }
+  // The provider refused the request (e.g. more than is left to refund): the model sees why.
+  if (error instanceof InvalidInputError) return answer('invalid_request', error.message);
+  // A read that came back garbled changed nothing: the model sees it (the loop detector stops a
+  // model that keeps asking again).
+  if (error instanceof MalformedResponseError && tool.effect === 'read') return answer('malformed_response', error.message);
+  if (error instanceof TerminalError) return { kind: 'fail', outcome: { outcome: 'error', result: JSON.stringify({ error: 'terminal', message: error.message }), latencyMs }, error };
+  return { kind: 'release', error };
+}
+
+const OWN_NAMES = new Set<string>(Object.values(ErrorNames));
+
+/** Whether `error` is one of the harness's own (errors.ts): its name says what it means. */
+function isOwnError(error: unknown): boolean {
+  return error instanceof Error && OWN_NAMES.has(error.name);
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { defineAgent, defineTool, type RunFacts } from '../../lambdas/define.js';
+import { deriveToolCall, plannedCalls } from '../../lambdas/conversation/tool-calls.js';
+import { failureOf } from '../../lambdas/tools/failures.js';
+import { AttemptCut } from '../../lambdas/tools/attempt.js';
+import { InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
+import type { TurnRecord } from '../../lambdas/ledger/records.js';
+import { call, turn } from '../contract/fixtures.js';
+import { runRecord } from '../support/records.js';
+
+/** Every `facts` the pay rule was asked with. */
+const asked: RunFacts[] = [];
+const pay = defineTool({
+  name: 'pay',
+  description: 'Pays.',
+  input: z.object({ invoice: z.string(), cents: z.number().int() }).strict(),
+  effect: 'write',
+  idempotencyKeys: true,
+  idempotencyKey: (args) => args.invoice,
+  needsApproval: (args, _run, facts) => {
+    asked.push(facts);
+    const paid = facts.calls.filter((c) => c.name === 'pay' && (c.outcome ?? 'ok') === 'ok').reduce((sum, c) => sum + Number(c.args['cents']), 0);
+    return paid + args.cents > 1_000 ? { summary: `pay ${args.invoice}` } : undefined;
+  },
+  execute: async () => ({}),
+});
+const lookup = defineTool({ name: 'lookup', description: 'Reads.', input: z.object({ invoice: z.string() }).strict(), effect: 'read', execute: async () => ({}) });
+const agent = defineAgent({ name: 'a', model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => 'p', tools: [pay, lookup] });
+
+const run = runRecord({ runId: 'r1', agent: 'a' });
+/** Turn 2: three payments and a lookup asked for at once, and one call of a tool that does not exist. */
+const second: TurnRecord = {
+  ...turn(2),
+  stopReason: 'tool_use',
+  content: [
+    { type: 'tool_use', id: 'u1', name: 'pay', input: { invoice: 'i1', cents: 400 } },
+    { type: 'tool_use', id: 'u2', name: 'lookup', input: { invoice: 'i1' } },
+    { type: 'tool_use', id: 'u3', name: 'pay', input: { invoice: 'i2', cents: 500 } },
+    { type: 'tool_use', id: 'u4', name: 'pay', input: { invoice: 'i3', cents: 'lots' } },
+    { type: 'tool_use', id: 'u5', name: 'refund_all', input: {} },
+  ],
+};
+/** Turn 1 paid 200 cents; a call of turn 2 completed meanwhile must not change what its neighbours are asked. */
+const earlier = [call({ turn: 1, call: 1, name: 'pay', args: { invoice: 'i0', cents: 200 }, status: 'completed', outcome: 'ok' })];
+const meanwhile = [...earlier, call({ turn: 2, call: 1, name: 'pay', args: { invoice: 'i1', cents: 400 }, status: 'completed', outcome: 'rejected' })];
+
+describe('a tool call derived from its turn', () => {
+  it('weighs the completed calls of earlier turns and, without an outcome, the calls of its turn before it', () => {
+    asked.length = 0;
+    const third = deriveToolCall(agent, run, second, 3, earlier);
+    expect(asked[0]!.calls).toEqual([
+      { turn: 1, call: 1, name: 'pay', args: { invoice: 'i0', cents: 200 }, outcome: 'ok' },
+      { turn: 2, call: 1, name: 'pay', args: { invoice: 'i1', cents: 400 } },
+      { turn: 2, call: 2, name: 'lookup', args: { invoice: 'i1' } },
+    ]);
+    // 200 + 400 (alongside, counted as paid) + 500 > 1,000: held for a person.
+    expect(third.approval).toEqual({ summary: 'pay i2' });
+    expect(third).toMatchObject({ args: { invoice: 'i2', cents: 500 }, idempotencyKey: 'a:pay:i2', effectKey: 'a:pay:i2' });
+  });
+
+  it('is the same however many of its turn have completed when it is asked', () => {
+    expect(deriveToolCall(agent, run, second, 3, meanwhile)).toEqual(deriveToolCall(agent, run, second, 3, earlier));
+  });
+
+  it("answers the model's mistakes instead of running them", () => {
+    expect(deriveToolCall(agent, run, second, 4, earlier)).toMatchObject({ mistake: { error: 'invalid_arguments', issues: [{ path: 'cents' }] }, idempotencyKey: 'r1:2:u4' });
+    expect(deriveToolCall(agent, run, second, 5, earlier).mistake).toEqual({ error: 'unknown_tool', message: 'there is no tool "refund_all"; the tools are: pay, lookup' });
+    expect(() => deriveToolCall(agent, run, second, 6, earlier)).toThrow('call: run r1 has no tool call 6 in turn 2');
+  });
+
+  it('plans the Map: the calls without a completed record, in call order, with their approval verdicts', () => {
+    expect(plannedCalls(agent, run, second, meanwhile)).toEqual([
+      { turn: 2, call: 2, name: 'lookup', needsApproval: false },
+      { turn: 2, call: 3, name: 'pay', needsApproval: true },
+      { turn: 2, call: 4, name: 'pay', needsApproval: false },
+      { turn: 2, call: 5, name: 'refund_all', needsApproval: false },
+    ]);
+  });
+});
+
+describe('what a failed tool attempt comes to (one table)', () => {
+  const read = { name: 'lookup', effect: 'read' as const };
+  const keyed = { name: 'pay', effect: 'write' as const, idempotencyKeys: true };
+  const blind = { name: 'mail', effect: 'write' as const };
+  const answer = (failure: ReturnType<typeof failureOf>) => (failure.kind === 'answer' ? (JSON.parse(failure.outcome.result) as { error: string }).error : failure.kind);
+
+  it('answers the model where nothing was sent twice, releases for a retry where the key or reconcile makes it safe', () => {
+    const timeout = new AttemptCut({ kind: 'timeout', message: 'lookup took over 20 s' });
+    expect(answer(failureOf(read, timeout, 5))).toBe('timeout');
+    expect(answer(failureOf(read, new Error('socket hang up'), 5))).toBe('tool_failed');
+    expect(failureOf(keyed, new Error('socket hang up'), 5)).toMatchObject({ kind: 'release', error: expect.any(TransientError) });
+    expect(answer(failureOf(blind, new Error('socket hang up'), 5))).toBe('outcome_unknown');
+    expect(answer(failureOf(keyed, new InvalidInputError('more than is left'), 5))).toBe('invalid_request');
+    expect(answer(failureOf(read, new MalformedResponseError('garbled'), 5))).toBe('malformed_response');
+    expect(failureOf(keyed, new MalformedResponseError('garbled'), 5)).toMatchObject({ kind: 'fail' });
+    expect(failureOf(keyed, new TerminalError('card declined'), 5)).toMatchObject({ kind: 'fail', outcome: { outcome: 'error', latencyMs: 5 } });
+    expect(failureOf(keyed, new AttemptCut({ kind: 'wallClock', message: 'the run is out of time' }), 5)).toEqual({ kind: 'cut', reason: 'the run is out of time' });
+    expect(failureOf(read, new TransientError('throttled'), 5)).toMatchObject({ kind: 'release', error: expect.any(TransientError) });
+  });
+});
