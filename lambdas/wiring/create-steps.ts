@@ -2,7 +2,7 @@ import { toolNames, type AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord } from '../ledger/records.js';
-import { priceTable, type PriceTable } from '../models/prices.js';
+import { deploymentPrices, type PriceOverrides, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { Steps, type StepName } from '../shared/steps.js';
 import type { DecisionMac } from '../approvals/decision-mac.js';
@@ -36,8 +36,13 @@ export interface HarnessDeps {
   readonly models: ModelRegistry;
   /** The stack's model, over the agent's (a run request may still name its own). */
   readonly defaultModel?: string;
-  /** @default DEFAULT_PRICE_TABLE */
+  /** @default DEFAULT_PRICE_TABLE, with the agent's `prices` and the deployment's `prices` over it */
   readonly priceTable?: PriceTable;
+  /**
+   * The deployment's price overrides (`savepoint run --prices`, the construct's `prices`), over the
+   * agent's own. @default none
+   */
+  readonly prices?: PriceOverrides;
   readonly clock: Clock;
   readonly breaker: CircuitBreaker;
   readonly callbacks: TaskCallbacks;
@@ -82,8 +87,8 @@ export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSte
   const agentDepsOnce = () => (agentDeps ??= { value: agent.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
   const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
   const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
-  // The agent's own prices over the built-in table, unless the harness was given a table.
-  const prices = deps.priceTable ?? (agent.prices ? priceTable(agent.prices) : undefined);
+  // The agent's own prices over the built-in table, the deployment's over both, unless the harness was given a table.
+  const prices = deps.priceTable ?? deploymentPrices(agent.prices, deps.prices);
   // What every step checks the run against (runs/versions.ts): this code's fingerprint.
   const fingerprint = codeFingerprint(agent, deps.codeVersion, prices);
   return {
