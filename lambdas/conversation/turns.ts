@@ -26,7 +26,19 @@ export function approvalRequest(agent: AgentDefinition, block: ToolUseBlock, run
   const tool = findTool(agent, block.name);
   if (!tool?.needsApproval) return undefined;
   const args = tool.input.safeParse(block.input);
-  return args.success ? tool.needsApproval(args.data, runView(run), runFacts(calls, at)) : undefined;
+  return args.success ? tool.needsApproval(args.data, runView(run), runFacts(calls, at), (agent as WithDeps)[AGENT_DEPS]?.()) : undefined;
+}
+
+const AGENT_DEPS = Symbol('the agent deps');
+type WithDeps = AgentDefinition & { readonly [AGENT_DEPS]?: () => unknown };
+
+/**
+ * The agent with what its `deps` build (once per container, the object `execute` gets), for its
+ * approval rules: whichever step asks a rule (CallModel and BudgetCheck planning the call,
+ * RequestApproval, CallTool), the rule gets them. The wiring hands its steps this agent.
+ */
+export function withAgentDeps(agent: AgentDefinition, deps: () => unknown): AgentDefinition {
+  return { ...agent, [AGENT_DEPS]: deps } as WithDeps;
 }
 
 type CallAt = { turn: number; call: number };

@@ -24,6 +24,7 @@ import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy
 import { createStartRun } from '../steps/start-run.js';
 import { createSweep, type ExecutionLookup } from '../steps/sweep.js';
 import { codeFingerprint } from '../runs/versions.js';
+import { withAgentDeps } from '../conversation/turns.js';
 
 /**
  * What the steps of one agent need from the outside. The Lambda adapter (adapters/aws-deps.ts)
@@ -82,9 +83,11 @@ export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback>
  * The steps of one agent, wired once for both engines. Each step is built on its first call:
  * its dependencies are read then, not before.
  */
-export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSteps {
+export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentSteps {
   let agentDeps: { value: unknown } | undefined;
-  const agentDepsOnce = () => (agentDeps ??= { value: agent.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
+  const agentDepsOnce = () => (agentDeps ??= { value: defined.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
+  // The agent as its steps see it: with its deps, for its approval rules (conversation/turns.ts).
+  const agent = withAgentDeps(defined, agentDepsOnce);
   const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
   const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
   // The agent's own prices over the built-in table, the deployment's over both, unless the harness was given a table.
@@ -131,3 +134,4 @@ function lazy(make: () => StepFn): StepFn {
   let step: StepFn | undefined;
   return (event, signal) => (step ??= make())(event, signal);
 }
+
