@@ -1,24 +1,11 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { savepoint } from '../support/cli-process.js';
 
-const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
-const exec = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'savepoint-prices-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function savepoint(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [bin, ...args], { timeout: 120_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 function file(name: string, text: string): string {
   const path = join(dir, name);
