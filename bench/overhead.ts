@@ -37,6 +37,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { countingLedger, type CountingLedger } from '../lambdas/ledger/counting-ledger.js';
+import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ToolUseBlock } from '../lambdas/agent/messages.js';
 import { Steps } from '../lambdas/shared/steps.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
@@ -129,6 +130,25 @@ const WARM_UP_RUNS = 5;
 const transitions = (states: ReturnType<typeof summarizeHistory>) => Object.values(states).reduce((sum, state) => sum + state.entered, 0);
 const peakRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
 
+/**
+ * Every run of a row works the same day, on one ledger: without this, the refunds and reviews
+ * (effects named by a business key, claimed across runs) would all be the warm-up run's, and each
+ * later run would be answered from its records and send nothing. Scoped to the run, each run
+ * claims, sends and completes its own effects, as a new day's requests would.
+ */
+export function runScopedEffects(ledger: Ledger): Ledger {
+  const scoped = <T extends { key: string; runId: string }>(holder: T): T => ({ ...holder, key: `${holder.runId}/${holder.key}` });
+  return new Proxy(ledger, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (property === 'claimEffect' || property === 'completeEffect' || property === 'renewEffect' || property === 'releaseEffect') {
+        return (holder: { key: string; runId: string }, ...rest: unknown[]) => (value as (...args: unknown[]) => unknown).call(target, scoped(holder), ...rest);
+      }
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 /** One ledger row, in this process: a warm-up run, then `runs` measured runs. */
 export async function measureStack(target: Target, model: ModelKind, template: CfnTemplateJson, steps: number, runs: number, progress: (line: string) => void) {
   const { day } = dayWithSteps(steps);
@@ -147,7 +167,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     // Only the ledger goes to disk: the provider is reset to the same day before every run.
     worldInMemory: true,
     ledger: (target === 'dynalite' ? 'dynalite' : 'embedded') satisfies LedgerKind,
-    decorateLedger: (ledger) => (counter = countingLedger(ledger)).ledger,
+    decorateLedger: (ledger) => (counter = countingLedger(runScopedEffects(ledger))).ledger,
     ...(model === 'scripted' && { wrapModel: scripted.wrap }),
   });
   const memory = memoryByState(template);
@@ -180,6 +200,8 @@ export async function measureStack(target: Target, model: ModelKind, template: C
       const runId = `overhead-${run}`;
       const attempt = await runOnce(stack, runId, day);
       if (attempt.status !== 'SUCCEEDED' || attempt.steps !== steps) throw new Error(`${target}: run ${run} ${attempt.status} after ${attempt.steps} steps`);
+      // Each measured run does the side effects the first did (none answered from an earlier run's records).
+      if (attempt.sideEffects !== warm.sideEffects) throw new Error(`${target}: run ${run} made ${attempt.sideEffects} side effects, the warm-up run ${warm.sideEffects}`);
       const states = summarizeHistory(stack.engine.getExecutionHistory(attempt.executionArn));
       const metered = lambda.usage();
       if (metered.invocations !== attempt.invocations) throw new Error(`${target}: the Lambda meter saw ${metered.invocations} invocations, the history has ${attempt.invocations}`);

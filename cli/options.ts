@@ -26,4 +26,9 @@ export const engineOptions = {
   maxRecoveries: () => new Option('--max-recoveries <n>', 'automatic recoveries in a row without progress before a run is given up (default 3)'),
   template: () => new Option('--template <file>', 'run this synthesized template (e.g. cdk.out/Savepoint.template.json) instead of synthesizing the stack'),
   wait: () => new Option('--wait', 'with --stack: wait for the run to finish and report it').default(false),
+  prices: (brief: Brief = {}) =>
+    new Option(
+      '--prices <file>',
+      asForRun('a JSON file of model prices over the built-in table and the agent\'s `prices`: { "<provider:model>": { "inputPerMTok", "outputPerMTok", "cacheWritePerMTok", "cacheReadPerMTok" } }, dollars per million tokens (part of the run\'s fingerprint: resume with the same file)', brief),
+    ),
 };

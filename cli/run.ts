@@ -23,6 +23,7 @@ import { historyLog } from '../local/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime.js';
 import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
 import { describe as describeError } from './errors.js';
+import { priceTable, type PriceOverrides } from '../lambdas/models/prices.js';
 import { progressPrinter } from './progress.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
@@ -72,6 +73,8 @@ export const RunOptions = z
     worldData: z.string().min(1).optional(),
     /** A synthesized template (e.g. `cdk synth`'s) to run instead of synthesizing the stack here. */
     template: z.string().min(1).optional(),
+    /** A JSON file of price overrides (`pricesFile`). */
+    prices: z.string().min(1).optional(),
     json: z.boolean(),
     /** The port of the console this run serves (console/). @default any free port */
     consolePort: z.coerce.number().int().min(0).max(65535).optional(),
@@ -101,6 +104,8 @@ export interface RunOutcome {
  */
 export async function runCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void; interactive: boolean }) {
   const options = parseOrThrow(RunOptions, { ...raw, agent: raw['agent'] ?? (await agentOfRun(raw)) }, 'options');
+  // A bad prices file is refused before anything is loaded, made or kept.
+  const prices = options.prices === undefined ? undefined : pricesFile(options.prices);
   const stateDir = options.memory ? undefined : resolve(options.stateDir);
   const { agent, module } = await loadAgent(options.agent);
   const worldData = worldDataOf(stateDir, options.worldData);
@@ -132,6 +137,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const template = options.template ? loadTemplate(options.template) : undefined;
   const stackOptions: LocalStackOptions = {
     agent,
+    ...(prices && { prices }),
     ledger: chooseLedger(stateDir, options.ledger),
     worldData: worldData.path,
     stateDir,
@@ -419,4 +425,30 @@ function readInputFile(path: string): string {
   } catch (error) {
     throw new InvalidInputError(`input: cannot read ${path}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * `--prices <file>`: price overrides by model spec, checked before anything starts; a file that
+ * cannot be read, is not JSON or holds a bad price is refused once, naming the file and the field.
+ */
+export function pricesFile(path: string): PriceOverrides {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--prices ${path}: cannot read it: ${describeError(error)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--prices ${path}: not valid JSON (${(error as Error).message})`);
+  }
+  try {
+    // Checked as the steps will read it: every field, and every spec a model spec.
+    priceTable(parsed);
+  } catch (error) {
+    throw new UsageError(`--prices ${path}: ${(error as Error).message}`);
+  }
+  return parsed as PriceOverrides;
 }

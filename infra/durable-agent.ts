@@ -10,6 +10,7 @@ import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../lambdas/define.js';
 import { Steps } from '../lambdas/shared/steps.js';
+import { priceTable, type Price } from '../lambdas/models/prices.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { ApiGatewayAccount } from './api-gateway-account.js';
 import { topLevelStack } from './top-level-stack.js';
@@ -98,6 +99,25 @@ export interface DurableAgentProps {
    * @default 10 (DEFAULT_TOOL_CONCURRENCY)
    */
   readonly toolConcurrency?: number;
+  /**
+   * Model prices by `provider:model-id`, in dollars per million tokens, over the built-in table
+   * and the agent's own `prices`: for a model the table lacks, or an account's own prices. Every
+   * function gets them (they are part of each run's fingerprint); checked at synth.
+   * @example { 'bedrock:eu.anthropic.claude-sonnet-4-5-20250929-v1:0': { inputPerMTok: 3.3, outputPerMTok: 16.5, cacheWritePerMTok: 4.125, cacheReadPerMTok: 0.33 } }
+   * @default none: the agent's prices over the built-in table (lambdas/models/prices.ts)
+   */
+  readonly prices?: Readonly<Record<string, Price>>;
+}
+
+/** The `PRICES` variable of every function (lambdas/adapters/aws-deps.ts), or none; a bad price fails the synth, naming it. */
+export function pricesEnvironment(id: string, prices: DurableAgentProps['prices']): Record<string, string> {
+  if (prices === undefined) return {};
+  try {
+    priceTable(prices);
+  } catch (error) {
+    throw new Error(`DurableAgent ${id}: prices: ${(error as Error).message}`);
+  }
+  return { PRICES: JSON.stringify(prices) };
 }
 
 /**
@@ -148,7 +168,7 @@ export class DurableAgent extends Construct {
     const stateMachineName = `${topLevelStack(this).stackName}-${props.agentName}`;
     const ledger = props.table ?? new LedgerTable(this, 'Ledger');
     this.ledger = ledger;
-    const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...props.environment };
+    const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
     const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
       new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment } });
 

@@ -21,6 +21,12 @@ export interface SavepointStackProps extends StackProps {
    */
   readonly apiKeySecrets?: { readonly anthropic?: string; readonly openai?: string };
   /**
+   * Model prices of every agent's runs (`DurableAgentProps.prices`); an agent's own `prices` prop
+   * is applied over them, model by model.
+   * @default none: each agent's prices over the built-in table
+   */
+  readonly prices?: DurableAgentProps['prices'];
+  /**
    * Each agent in a nested stack of its own, over this stack's ledger, model and parameters. An
    * agent is about 130 resources and a stack holds at most 500, so a stack of its own holds three;
    * nested, any number (each nested stack has its own 500). The agents' outputs stay on this stack,
@@ -49,6 +55,7 @@ export class SavepointStack extends Stack {
   readonly #codeVersion: string;
   readonly #nested: boolean;
   readonly #apiGatewayAccount: boolean;
+  readonly #prices: DurableAgentProps['prices'];
 
   constructor(scope: Construct, id: string, props: SavepointStackProps = {}) {
     super(scope, id, props);
@@ -74,12 +81,14 @@ export class SavepointStack extends Stack {
     this.#codeVersion = props.codeVersion ?? 'dev';
     this.#nested = props.agentsInNestedStacks ?? false;
     this.#apiGatewayAccount = props.apiGatewayAccount ?? true;
+    this.#prices = props.prices;
   }
 
   /** Deploys an agent on the shared ledger and model (in a nested stack of its own with `agentsInNestedStacks`). */
   addAgent(id: string, props: Omit<DurableAgentProps, 'table' | 'codeVersion'>): DurableAgent {
     const nested = this.#nested ? new NestedStack(this, `${id}Stack`, { description: `savepoint agent ${props.agentName}` }) : undefined;
-    const agent = new DurableAgent(nested ?? this, id, { models: this.#models, table: this.ledger, codeVersion: this.#codeVersion, apiGatewayAccount: this.#apiGatewayAccount, ...props });
+    const prices = this.#prices || props.prices ? { ...this.#prices, ...props.prices } : undefined;
+    const agent = new DurableAgent(nested ?? this, id, { models: this.#models, table: this.ledger, codeVersion: this.#codeVersion, apiGatewayAccount: this.#apiGatewayAccount, ...props, ...(prices && { prices }) });
     // A nested stack's outputs are not its parent's: each is repeated here, by the same description.
     for (const output of nested?.node.findAll().filter((node): node is CfnOutput => node instanceof CfnOutput) ?? []) {
       new CfnOutput(this, `${id}${output.node.path.split('/').slice(2).join('')}`, { value: output.value, ...(output.description !== undefined && { description: output.description }) });

@@ -128,7 +128,12 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    * Returns what a person must see when this call must wait for approval, or nothing. Its policy
    * (thresholds, limits) belongs in the agent's definition or its deployment, never in the run's
    * input: whoever starts a run writes the input. `facts` is what the run already did, from its
-   * ledger, so a rule can weigh a call against earlier ones (a running total, a count).
+   * ledger, so a rule can weigh a call against earlier ones (a running total, a count). `deps` is
+   * what the agent's `deps` built, the same object `execute` gets, so a rule can look something
+   * up (a limit per customer, a list of accounts that always need a person). The rule is asked
+   * more than once for one call (when the call is planned, when a person is asked, when it runs)
+   * and must answer the same each time: it is synchronous, and what it reads in `deps` must not
+   * change under a run (read once when `deps` are built, not from a live service per call).
    * @example
    * needsApproval: (args, _run, facts) => {
    *   const paid = facts.calls.filter((c) => c.name === 'pay' && (c.outcome ?? 'ok') === 'ok' && c.args['invoice'] === args.invoice); // no outcome: running alongside
@@ -136,7 +141,7 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    *   return total > LIMIT_CENTS ? { summary: `pay ${args.cents} (${total} in all)` } : undefined;
    * }
    */
-  readonly needsApproval?: (args: Args, run: RunView<Input>, facts: RunFacts) => ApprovalRequest | undefined;
+  readonly needsApproval?: (args: Args, run: RunView<Input>, facts: RunFacts, deps: Deps) => ApprovalRequest | undefined;
   /** The call in words, for traces and approval pages. @default the name and the arguments as JSON */
   readonly describe?: (args: Args) => string;
   /**

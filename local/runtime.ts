@@ -9,6 +9,7 @@ import { systemClock } from '../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { createRecoverRun } from '../lambdas/steps/recover-run.js';
 import { codeFingerprint } from '../lambdas/runs/versions.js';
+import { deploymentPrices } from '../lambdas/models/prices.js';
 import { sinkFromEnv } from '../lambdas/telemetry/config.js';
 import { tracingLedger } from '../lambdas/telemetry/tracing-ledger.js';
 import { startModelServer } from '../sim/model-server.js';
@@ -168,7 +169,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       ledgerKind: options.ledger ?? 'embedded',
       endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
       /** The fingerprint of the code this stack starts runs on, for a run's model (what StartRun binds a run to). */
-      fingerprintOf: codeFingerprint(agent, codeVersion),
+      fingerprintOf: codeFingerprint(agent, codeVersion, deploymentPrices(agent.prices, options.prices)),
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
       approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
       /**

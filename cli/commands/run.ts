@@ -35,6 +35,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(engineOptions.crashRate())
     .addOption(engineOptions.crashSeed())
     .addOption(engineOptions.maxRecoveries())
+    .addOption(engineOptions.prices())
     .addOption(engineOptions.template())
     .addOption(engineOptions.wait())
     .action(runAndReport);
@@ -61,6 +62,8 @@ export async function runAndReport(options: Record<string, unknown>) {
  * and says where to watch it; with `--wait`, waits for it and reports like the local run.
  */
 async function startOnStack(options: Record<string, unknown>) {
+  // A deployed stack prices its runs itself: the construct's `prices` (a run cannot bring its own).
+  if (options['prices'] !== undefined) throw new UsageError(`--prices: a run on stack ${deployed().stack} is priced by the stack (the construct's \`prices\` prop), not by the command line`);
   const runId = options['runId'] as string | undefined;
   const { exitCodeOf, runInput } = await runModule();
   await withClient('run', options['agent'] as string | undefined, runId, async ({ client, ledger, link }) => {

@@ -19,6 +19,7 @@ import { powertools } from './powertools.js';
 import { decisionMetrics } from './step-telemetry.js';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { PriceOverrides } from '../models/prices.js';
 
 /**
  * The environment of the step functions on AWS, parsed once per cold start: a missing or malformed
@@ -30,6 +31,19 @@ export const StepEnvironment = z.object({
   LEDGER_SEAL_SECRET_ARN: z.string().startsWith('arn:'),
   /** The stack's model (`provider:model-id`), over the agent's. */
   MODEL: z.string().min(1).optional(),
+  /** The stack's price overrides (JSON, `PriceOverrides`), over the agent's `prices`: the construct's `prices` (every function, the same). */
+  PRICES: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `not valid JSON (${(error as Error).message})` });
+        return z.NEVER;
+      }
+    })
+    .pipe(PriceOverrides)
+    .optional(),
   /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only). */
   ANTHROPIC_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
   OPENAI_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
@@ -123,6 +137,9 @@ export function awsDeps(
     },
     get defaultModel() {
       return config.MODEL;
+    },
+    get prices() {
+      return config.PRICES;
     },
     get callbacks() {
       return sfn().callbacks;

@@ -4,7 +4,7 @@ import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, ty
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { effectKeyOf } from '../tools/effects.js';
-import { idempotencyKey, runView, toolUses } from './turns.js';
+import { agentDepsOf, idempotencyKey, runView, toolUses } from './turns.js';
 
 /**
  * One tool call of a model turn, derived once from the turn record: which tool, its arguments as
@@ -58,7 +58,7 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
   if (!tool) return { ...at, block, mistake: unknownTool(agent, block.name), idempotencyKey: fallbackKey };
   const parsed = tool.input.safeParse(block.input);
   if (!parsed.success) return { ...at, block, tool, mistake: invalidArguments(tool.name, parsed.error), idempotencyKey: fallbackKey };
-  const approval = tool.needsApproval?.(parsed.data, runView(run), runFacts(agent, uses, at, completed));
+  const approval = tool.needsApproval?.(parsed.data, runView(run), runFacts(agent, uses, at, completed), agentDepsOf(agent));
   // A dry fork sends no write (runs/fork.ts), so it claims no effect either: the claim would
   // answer it with another run's result, or hold the key for a send never made.
   const effect = run.forkedFrom?.effects === 'dry' ? {} : effectKeyOf(agent, tool, parsed.data, { ...runView(run), ...at });

@@ -10,6 +10,23 @@ export function toolUses(turn: TurnRecord): ToolUseBlock[] {
   return turn.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
 }
 
+const AGENT_DEPS = Symbol('the agent deps');
+type WithDeps = AgentDefinition & { readonly [AGENT_DEPS]?: () => unknown };
+
+/**
+ * The agent with what its `deps` build (once per container, the object `execute` gets), for its
+ * approval rules: whichever step asks a rule (CallModel and BudgetCheck planning the call,
+ * RequestApproval, CallTool), the rule gets them. The wiring hands its steps this agent.
+ */
+export function withAgentDeps(agent: AgentDefinition, deps: () => unknown): AgentDefinition {
+  return { ...agent, [AGENT_DEPS]: deps } as WithDeps;
+}
+
+/** What the agent's `deps` build, for its approval rules; undefined for an agent not wired by withAgentDeps. */
+export function agentDepsOf(agent: AgentDefinition): unknown {
+  return (agent as WithDeps)[AGENT_DEPS]?.();
+}
+
 /**
  * The run's completed calls of the turns before `turn`, for the approval rule of its call `call`;
  * none read when that call's tool has no rule (most calls). From the steps' conversation cache:

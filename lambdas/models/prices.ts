@@ -90,6 +90,17 @@ export function priceTable(overrides: unknown = {}, base: PriceTable = DEFAULT_P
 }
 
 /**
+ * The table a deployment prices an agent's runs with: the built-in table, the agent's own prices
+ * (`defineAgent({ prices })`) over it, and the deployment's (`savepoint run --prices`, the
+ * construct's `prices`) over both. Undefined when neither sets any: the built-in table.
+ */
+export function deploymentPrices(agentPrices?: unknown, deployment?: unknown): PriceTable | undefined {
+  if (agentPrices === undefined && deployment === undefined) return undefined;
+  const own = agentPrices === undefined ? DEFAULT_PRICE_TABLE : priceTable(agentPrices);
+  return deployment === undefined ? own : priceTable(deployment, own);
+}
+
+/**
  * The price of a model, or an error naming it: a model without a price is refused at start, so
  * that a dollar budget can never silently read zero.
  */

@@ -4,6 +4,7 @@ import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js
 import { budgetTrip, reservationTrip, type Reservation } from '../guards/budgets.js';
 import type { PriceTable } from '../models/prices.js';
 import { nextCallReservation } from './call-model.js';
+import { compactionReservation } from './compact.js';
 import { countIfDue, handoffThreshold, HistoryEstimate, mustHandOff, type ExecutionHistory } from '../guards/history.js';
 import { loopSettings, loopVerdict } from '../guards/loops.js';
 import type { ApprovalLedger, BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
@@ -98,10 +99,12 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
     // A live run goes on only on its own code (steps/versions.ts); an ended one just stops.
     if (run.status === 'running') checkVersion(run, deps.agent, deps.fingerprint);
     // The next model call's reservation, worked out once (it does not depend on the limits an
-    // extension raises); none while a compaction is due, which shrinks the call first.
-    let reservation: Reservation | undefined | null = null;
-    const reserve = () =>
-      (reservation ??= compactionDue(deps.agent, turns, run.modelTurns + 1) ? undefined : nextCallReservation(deps.agent, run, turns, calls, deps.priceTable));
+    // extension raises): the compaction's when one is due (it goes first, and shrinks the call after it).
+    let reservation: Reservation | undefined;
+    const reserve = () => {
+      const due = compactionDue(deps.agent, turns, run.modelTurns + 1);
+      return (reservation ??= due ? compactionReservation(deps.agent, run, turns, calls, due.covers, deps.priceTable) : nextCallReservation(deps.agent, run, turns, calls, deps.priceTable));
+    };
     // The run as last decided on: an extension applied on the way changes it.
     let latest = run;
     const decision = await withExtensions(deps.agent, turns, deps.ledger, deps.decisionMac, run, (current) => decide(deps.agent, (latest = current), turns, now, globalKill, calls, reserve));

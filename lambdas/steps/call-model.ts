@@ -2,7 +2,8 @@ import * as z from 'zod';
 import { inputTokensOf, type Message, type ToolResultBlock } from '../agent/messages.js';
 import { toolNames, toolSpecs, type AgentDefinition } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
-import { budgetHint, budgetTrip, reservationFor, reservationTrip, wallClockEnd, type Reservation } from '../guards/budgets.js';
+import { budgetHint, reservationFor, wallClockEnd, type Reservation } from '../guards/budgets.js';
+import { reserveModelCall, settleModelCall } from '../guards/reservation.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
 import type { BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
@@ -16,7 +17,7 @@ import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { compactedView } from '../conversation/compaction.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { turnCounts, loadConversationStep, toolUses, type ConversationStep } from '../conversation/turns.js';
+import { loadConversationStep, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 
 export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
@@ -132,10 +133,9 @@ export function createCallModel(deps: CallModelDeps) {
     if (!recorded) {
       // A kill or a budget may have landed since BudgetCheck: checked again before the call goes
       // out, with the call's cost reserved (BudgetCheck reserved the same, from the same records).
-      const trip = budgetTrip(run, deps.clock.now(), step.globalKill) ?? reservationTrip(run, reservation);
-      if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason };
       // Recorded before the call goes out (once per turn, whatever the attempts), settled below.
-      await deps.ledger.countStep(runId, `reserve:${turn}`, { reservedTokens: reservation.tokens, reservedMicros: reservation.micros });
+      const trip = await reserveModelCall(deps.ledger, run, turn, reservation, deps.clock.now(), step.globalKill);
+      if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason };
       messages = conversation(run, previous, step.calls, toolNames(deps.agent));
     }
     const record = recorded ?? (await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages! }));
@@ -144,11 +144,7 @@ export function createCallModel(deps: CallModelDeps) {
     if (record instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: record.message };
     // Counting is idempotent per turn, so a crash between recording and counting heals here. The
     // real usage replaces the reservation in the same write.
-    const counted = await deps.ledger.countStep(runId, `turn:${turn}`, {
-      ...turnCounts(record),
-      reservedTokens: -reservation.tokens,
-      reservedMicros: -reservation.micros,
-    });
+    const counted = await settleModelCall(deps.ledger, record, reservation);
     // A recorded turn is a resume: its calls without a recorded result are still to make.
     const calls = plannedCalls(deps.agent, run, record, step.calls);
     const uses = toolUses(record);
@@ -247,7 +243,7 @@ export function nextCallReservation(agent: AgentDefinition, run: RunRecord, turn
 }
 
 /** What JSON adds around a message, a content block or a tool result (role, type, ids, is_error): generously. */
-const WRAPPER_BYTES = 160;
+export const WRAPPER_BYTES = 160;
 
 /**
  * At least the UTF-8 bytes of the request `conversation()` renders (its JSON, less the turn's

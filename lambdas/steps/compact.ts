@@ -2,18 +2,20 @@ import * as z from 'zod';
 import type { Message } from '../agent/messages.js';
 import { toolSpecs, type AgentDefinition, type ToolTrace } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
-import { budgetTrip } from '../guards/budgets.js';
+import { reservationFor, type Reservation } from '../guards/budgets.js';
+import { reserveModelCall, settleModelCall } from '../guards/reservation.js';
 import type { BlobStore, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
 import { resolveResults } from '../ledger/blobs.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
-import { costOf, DEFAULT_PRICE_TABLE, type PriceTable } from '../models/prices.js';
+import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { parseModelSpec } from '../models/spec.js';
 import { InvalidInputError } from '../shared/errors.js';
 import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { COMPACTION_STOP_REASON, compactionSettings, isCompaction } from '../conversation/compaction.js';
-import { loadRun, turnCounts } from '../conversation/turns.js';
+import { loadRun } from '../conversation/turns.js';
+import { requestBytes, WRAPPER_BYTES } from './call-model.js';
 
 /** The Compact step; what compaction is and when it is due: conversation/compaction.ts. */
 
@@ -37,27 +39,50 @@ export function createCompact(deps: CompactDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<{ turn: number; covers: number; skipped?: string }> => {
     const { runId, turn, covers } = parseOrThrow(CompactInput, input, 'Compact input');
     const run = await loadRun(deps.ledger, runId);
-    let record = await deps.ledger.getTurn(runId, turn);
+    const settings = compactionSettings(deps.agent);
+    if (!settings) throw new InvalidInputError(`agent ${deps.agent.name} sets no contextWindow: nothing to compact`);
+    const { turns, calls: stored } = await deps.ledger.listConversation(runId);
+    const calls = await resolveResults(deps.ledger, stored);
+    // What the summarising call may cost at most, reserved like CallModel's (guards/reservation.ts):
+    // the same from the same records on every attempt, and the same BudgetCheck checked.
+    const reservation = compactionReservation(deps.agent, run, turns, calls, covers, deps.priceTable);
+    let record = turns.find((recorded) => recorded.turn === turn);
     if (!record) {
-      const trip = budgetTrip(run, deps.clock.now(), await deps.ledger.getGlobalKill());
+      const trip = await reserveModelCall(deps.ledger, run, turn, reservation, deps.clock.now(), await deps.ledger.getGlobalKill());
       if (trip) return { turn, covers, skipped: trip.reason };
-      record = await compact(deps, run, turn, covers, signal);
+      record = await compact(deps, settings, run, turn, covers, { turns, calls }, signal);
     }
     if (!isCompaction(record)) throw new InvalidInputError(`turn: turn ${turn} of run ${runId} is a model turn, not a compaction`);
-    await deps.ledger.countStep(runId, `turn:${turn}`, turnCounts(record));
+    await settleModelCall(deps.ledger, record, reservation);
     return { turn, covers: record.compaction!.covers };
   };
 }
 
-async function compact(deps: CompactDeps, run: RunRecord, turn: number, covers: number, signal?: AbortSignal): Promise<TurnRecord> {
-  const settings = compactionSettings(deps.agent);
-  if (!settings) throw new InvalidInputError(`agent ${deps.agent.name} sets no contextWindow: nothing to compact`);
-  const { turns, calls: stored } = await deps.ledger.listConversation(run.runId);
-  const calls = await resolveResults(deps.ledger, stored);
+/**
+ * What the compaction before `turn` may cost at most (guards/budgets.ts reservationFor): the
+ * conversation of turns 1..covers and the instructions, answered by the run's model.
+ */
+export function compactionReservation(agent: AgentDefinition, run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[], covers: number, table: PriceTable = DEFAULT_PRICE_TABLE): Reservation {
+  const instructions = compactionSettings(agent)?.instructions ?? '';
+  const bytes = requestBytes(agent, run, olderTurns(turns, covers), calls) + Buffer.byteLength(JSON.stringify(instructions)) + WRAPPER_BYTES;
+  return reservationFor(bytes, run.config.maxTokensPerTurn, [priceFor(run.model, table)]);
+}
+
+const olderTurns = (turns: TurnRecord[], covers: number) => turns.filter((recorded) => recorded.turn <= covers);
+
+async function compact(
+  deps: CompactDeps,
+  settings: NonNullable<ReturnType<typeof compactionSettings>>,
+  run: RunRecord,
+  turn: number,
+  covers: number,
+  { turns, calls }: { turns: TurnRecord[]; calls: ToolCallRecord[] },
+  signal?: AbortSignal,
+): Promise<TurnRecord> {
   if (turns.filter((recorded) => recorded.turn < turn).length !== turn - 1) {
     throw new InvalidInputError(`turn: run ${run.runId} has not recorded every turn before ${turn}`);
   }
-  const older = turns.filter((recorded) => recorded.turn <= covers);
+  const older = olderTurns(turns, covers);
   const messages = deps.conversation(run, older, calls);
   // The request ends with the instructions, in the last user message (roles keep alternating).
   const last = messages.at(-1)!;

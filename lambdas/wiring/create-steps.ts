@@ -2,7 +2,7 @@ import { toolNames, type AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord } from '../ledger/records.js';
-import { priceTable, type PriceTable } from '../models/prices.js';
+import { deploymentPrices, type PriceOverrides, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { Steps, type StepName } from '../shared/steps.js';
 import type { DecisionMac } from '../approvals/decision-mac.js';
@@ -24,6 +24,7 @@ import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy
 import { createStartRun } from '../steps/start-run.js';
 import { createSweep, type ExecutionLookup } from '../steps/sweep.js';
 import { codeFingerprint } from '../runs/versions.js';
+import { withAgentDeps } from '../conversation/turns.js';
 
 /**
  * What the steps of one agent need from the outside. The Lambda adapter (adapters/aws-deps.ts)
@@ -36,8 +37,13 @@ export interface HarnessDeps {
   readonly models: ModelRegistry;
   /** The stack's model, over the agent's (a run request may still name its own). */
   readonly defaultModel?: string;
-  /** @default DEFAULT_PRICE_TABLE */
+  /** @default DEFAULT_PRICE_TABLE, with the agent's `prices` and the deployment's `prices` over it */
   readonly priceTable?: PriceTable;
+  /**
+   * The deployment's price overrides (`savepoint run --prices`, the construct's `prices`), over the
+   * agent's own. @default none
+   */
+  readonly prices?: PriceOverrides;
   readonly clock: Clock;
   readonly breaker: CircuitBreaker;
   readonly callbacks: TaskCallbacks;
@@ -77,13 +83,15 @@ export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback>
  * The steps of one agent, wired once for both engines. Each step is built on its first call:
  * its dependencies are read then, not before.
  */
-export function createSteps(agent: AgentDefinition, deps: HarnessDeps): AgentSteps {
+export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentSteps {
   let agentDeps: { value: unknown } | undefined;
-  const agentDepsOnce = () => (agentDeps ??= { value: agent.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
+  const agentDepsOnce = () => (agentDeps ??= { value: defined.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
+  // The agent as its steps see it: with its deps, for its approval rules (conversation/turns.ts).
+  const agent = withAgentDeps(defined, agentDepsOnce);
   const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
   const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
-  // The agent's own prices over the built-in table, unless the harness was given a table.
-  const prices = deps.priceTable ?? (agent.prices ? priceTable(agent.prices) : undefined);
+  // The agent's own prices over the built-in table, the deployment's over both, unless the harness was given a table.
+  const prices = deps.priceTable ?? deploymentPrices(agent.prices, deps.prices);
   // What every step checks the run against (runs/versions.ts): this code's fingerprint.
   const fingerprint = codeFingerprint(agent, deps.codeVersion, prices);
   return {
@@ -126,3 +134,4 @@ function lazy(make: () => StepFn): StepFn {
   let step: StepFn | undefined;
   return (event, signal) => (step ??= make())(event, signal);
 }
+

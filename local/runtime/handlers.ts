@@ -98,6 +98,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     starter: sfnStarter(sfnAs(step), wiring.stateMachineArn),
     leaseMs: wiring.leaseMs,
     codeVersion,
+    ...(options.prices && { prices: options.prices }),
     recoveryPolicy: options.recovery || undefined,
     agentEnv: { ...world.env, ...options.agentEnv },
     // The world is served in process: a step's tool call pays no loopback round trip.

@@ -12,6 +12,7 @@ import type { RecoveryPolicy } from '../../lambdas/steps/recover-run.js';
 import type { CfnTemplateJson } from '../asl.js';
 import type { CrashPoints } from '../crash.js';
 import type { LedgerKind } from '../ledger-files.js';
+import type { PriceOverrides } from '../../lambdas/models/prices.js';
 
 /** What `startLocalStack` (local/runtime.ts) is asked to run, and how. */
 export interface LocalStackOptions<World extends DevWorld = DevWorld> {
@@ -83,6 +84,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly recovery?: RecoveryPolicy | false;
   readonly clock?: Clock;
   readonly codeVersion?: string;
+  /**
+   * Price overrides by model spec (`savepoint run --prices`), over the agent's `prices` and the
+   * built-in table; part of every run's fingerprint. @default none
+   */
+  readonly prices?: PriceOverrides;
   /** A new approval waits for a person: the event approvers are told (with a signed link each). */
   readonly onApproval?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
   /**

@@ -110,10 +110,12 @@ describe('the support-triage agent definition', () => {
     const send = supportTriage.tools.find((tool) => tool.name === 'send_reply')!;
     const run = { runId: 'r', input: supportTriage.input.parse({ inbox: 'x' }), config: {} as never };
     const none = { calls: [] };
+    // Its rule reads no deps.
+    const deps = undefined as never;
     const args = { ticketId: 'tkt_001', to: 'a@example.com', subject: 'Re: x', body: 'hello', customerSentiment: 'neutral', orderValueCents: 100_000 };
-    expect(send.needsApproval!(args, run, none)).toBeUndefined();
-    expect(send.needsApproval!({ ...args, orderValueCents: 100_001 }, run, none)).toMatchObject({ amount: { minor: 100_001, currency: 'usd' }, summary: expect.stringContaining('order of $1000.01') });
-    expect(send.needsApproval!({ ...args, customerSentiment: 'angry', orderValueCents: 0 }, run, none)).toMatchObject({ summary: expect.stringContaining('angry customer') });
+    expect(send.needsApproval!(args, run, none, deps)).toBeUndefined();
+    expect(send.needsApproval!({ ...args, orderValueCents: 100_001 }, run, none, deps)).toMatchObject({ amount: { minor: 100_001, currency: 'usd' }, summary: expect.stringContaining('order of $1000.01') });
+    expect(send.needsApproval!({ ...args, customerSentiment: 'angry', orderValueCents: 0 }, run, none, deps)).toMatchObject({ summary: expect.stringContaining('angry customer') });
   });
 
   it('validates its environment when its clients are built', () => {

@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { APPROVAL_THRESHOLD_CENTS, RefundRunInput } from '../../agents/refund-reconciler/agent.js';
 import refundReconciler from '../../agents/refund-reconciler/agent.dev.js';
 import type { MessageRequest } from '../../lambdas/agent/messages.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
-import { postDecision, waitFor } from '../support/agent-harness.js';
+import { postDecision, startAgentHarness, waitFor } from '../support/agent-harness.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
 /**
@@ -63,5 +65,57 @@ describe('a rule on the run’s recorded facts catches a split refund', () => {
     expect((await postDecision(h.stack, third.approvalId, { decision: 'reject', reason: 'still split' })).status).toBe(200);
     expect((await finished).status).toBe('SUCCEEDED');
     expect(h.stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request.id).map((refund) => refund.amountCents)).toEqual([49_999]);
+  });
+});
+
+describe('a rule that looks something up in the agent’s deps', () => {
+  // The accounts that always need a person: the deployment's, read once when the deps are built.
+  const paid: string[] = [];
+  const pay = defineTool({
+    name: 'pay',
+    description: 'Pays an account.',
+    input: z.object({ account: z.string(), cents: z.number().int().positive() }),
+    effect: 'write',
+    needsApproval: ({ account, cents }, _run, _facts, deps: { watched: ReadonlySet<string> }) => (deps.watched.has(account) ? { summary: `pay ${cents} to ${account}, a watched account` } : undefined),
+    execute: async ({ account }) => (paid.push(account), { paid: account }),
+  });
+  const agent = defineAgent({
+    name: 'watched-payments',
+    model: 'sim:savepoint-sim-1',
+    system: 'Pay the accounts.',
+    input: z.object({ id: z.string() }),
+    prompt: () => 'Pay acme and zeta.',
+    tools: [pay],
+    deps: (env) => ({ watched: new Set((env['WATCHED_ACCOUNTS'] ?? '').split(',')) }),
+    dev: {
+      policy: (request) => {
+        const turn = request.messages.filter((message) => message.role === 'assistant').length;
+        if (turn > 0) return { content: [{ type: 'text', text: 'Done.' }], stop_reason: 'end_turn' };
+        const call = (id: string, account: string) => ({ type: 'tool_use' as const, id, name: 'pay', input: { account, cents: 500 } });
+        return { content: [call('t1', 'acme'), call('t2', 'zeta')], stop_reason: 'tool_use' };
+      },
+    },
+  });
+
+  it('holds the call its deps name for a person, and lets the other through', async () => {
+    const current = await startAgentHarness({ agent, agentEnv: { WATCHED_ACCOUNTS: 'acme,globex' } });
+    try {
+      let ended: string | undefined;
+      const finished = current.run({ runId: 'watched', input: { id: 'watched' }, config: { approvalTimeoutSeconds: 3600 } });
+      void finished.then((done) => (ended = `the run ended ${done.status} (${done.error ?? ''}: ${done.cause ?? ''}), no approval asked`));
+      const asked = await waitFor(() => current.approvals[0] ?? ended);
+      if (typeof asked === 'string') throw new Error(asked);
+      expect(asked).toMatchObject({ turn: 1, call: 1, toolName: 'pay', summary: 'pay 500 to acme, a watched account (run watched)' });
+      // The turn's calls run side by side: zeta is paid while acme waits for its person.
+      await waitFor(() => paid.includes('zeta') || undefined);
+      expect(paid).toEqual(['zeta']);
+      expect((await postDecision(current.stack, asked.approvalId, { decision: 'approve', reason: 'known' })).status).toBe(200);
+      expect((await finished).status).toBe('SUCCEEDED');
+      // Only acme waited; zeta was paid without a person.
+      expect(current.approvals).toHaveLength(1);
+      expect(paid).toEqual(['zeta', 'acme']);
+    } finally {
+      await current.stack.close();
+    }
   });
 });

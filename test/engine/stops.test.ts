@@ -482,6 +482,47 @@ describe('a result that would blow the budget', () => {
     }
   });
 
+  it('is never sent to be summarised either: a compaction that might not fit is not sent, no token or dollar overshoot', async () => {
+    const fetchAll = defineTool({ name: 'fetch_all', description: 'Returns everything.', input: z.object({}), effect: 'read', execute: async () => document(400_000) });
+    // A model endpoint with a tokenizer at its worst (one token per byte of the request, the bound
+    // the reservation assumes): fetch_all, then a lookup, then done; a compaction is answered with a summary.
+    const requests: string[] = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => (body += chunk));
+      request.on('end', () => {
+        requests.push(body);
+        const sent = JSON.parse(body) as MessageRequest;
+        const turn = sent.messages.filter((message) => message.role === 'assistant').length;
+        const answer = body.includes('Context compaction') ? finish('The summary.') : [calls(use('t1', 'fetch_all', {})), calls(use('t2', 'lookup', { id: '1' })), finish()][turn]!;
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ id: `msg_${requests.length}`, type: 'message', role: 'assistant', model: 'savepoint-sim-1', ...answer, usage: { input_tokens: Buffer.byteLength(body), output_tokens: 20 } }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      // Turn 2 reads the 400 kB result (400k tokens: past 3/4 of the window), so turn 1 and its
+      // result are compacted before turn 3: a call as big as turn 2's, which no longer fits.
+      const agent = defineAgent({ ...scriptedAgent([fetchAll, lookup], []), contextWindow: 500_000, compaction: { keepRecentTurns: 1 } });
+      const current = await start(agent, { modelUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      const finished = await run(current, 'huge-compaction', { maxTokens: 700_000, maxDollars: 2.5 });
+
+      expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens 40\d{4} \/ 700000, and the next model call may use up to 40\d{4}$/) });
+      // Two model calls: the compaction that would have carried 400 kB again was never sent.
+      expect(requests).toHaveLength(2);
+      expect(finished.states['Compact']).toBeUndefined();
+      const record = (await current.ledger.getRun('huge-compaction'))!;
+      expect(record.inputTokens + record.outputTokens).toBeLessThanOrEqual(700_000);
+      expect(record.costMicros).toBeLessThanOrEqual(2_500_000);
+      expect(record).toMatchObject({ modelTurns: 2, reservedTokens: 0, reservedMicros: 0 });
+      expect(record.guardEvents).toEqual([expect.objectContaining({ guard: 'tokens', action: 'stopped' })]);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   it('is cut for the model by the tool\'s maxResultTokens, the whole of it stored by reference', async () => {
     const fetchAll = defineTool({ name: 'fetch_all', description: 'Returns everything.', input: z.object({}), effect: 'read', maxResultTokens: 4_000, execute: async () => document(3 * MB) });
     const seen: ToolResultBlock[][] = [];

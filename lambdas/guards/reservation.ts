@@ -1,0 +1,35 @@
+import { turnCounts } from '../conversation/turns.js';
+import type { GuardLedger } from '../ledger/ledger.js';
+import type { KillFlag, RunRecord, TurnRecord } from '../ledger/records.js';
+import { budgetTrip, reservationTrip, type GuardTrip, type Reservation } from './budgets.js';
+
+/**
+ * A model call's reservation, taken and settled the same way by every step that calls the model
+ * (CallModel, Compact); the bound itself is guards/budgets.ts `reservationFor`.
+ *
+ *   reserve(turn N) ─► kill, budget, or the call's bound does not fit ─► the trip: the call is not sent
+ *                   └► countStep reserve:N  (reservedTokens/Micros += bound; once per turn, whatever the attempts)
+ *   model call ─► recordTurn(N) ─► settle(N) ─► countStep turn:N  (real usage added, the bound taken off: one write)
+ *
+ * A call that died unrecorded stays reserved until a retry settles it, so the run never shows
+ * less than its calls may have cost. The step that skips a call on a trip returns; BudgetCheck,
+ * reserving the same bound from the same records, stops the run or asks for an extension.
+ */
+export async function reserveModelCall(
+  ledger: Pick<GuardLedger, 'countStep'>,
+  run: RunRecord,
+  turn: number,
+  reservation: Reservation,
+  now: Date,
+  globalKill?: KillFlag,
+): Promise<GuardTrip | undefined> {
+  const trip = budgetTrip(run, now, globalKill) ?? reservationTrip(run, reservation);
+  if (trip) return trip;
+  await ledger.countStep(run.runId, `reserve:${turn}`, { reservedTokens: reservation.tokens, reservedMicros: reservation.micros });
+  return undefined;
+}
+
+/** Counts the recorded turn of a reserved call, its reservation taken off in the same write (idempotent per turn). */
+export function settleModelCall(ledger: Pick<GuardLedger, 'countStep'>, record: TurnRecord, reservation: Reservation): Promise<boolean> {
+  return ledger.countStep(record.runId, `turn:${record.turn}`, { ...turnCounts(record), reservedTokens: -reservation.tokens, reservedMicros: -reservation.micros });
+}
