@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { agentFingerprint, stableJson, type AgentDefinition } from '../define.js';
-import type { GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type MigrationRecord, type RunRecord } from '../ledger/records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { configProblems } from '../approvals/policy.js';
@@ -8,8 +8,8 @@ import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/e
 import { verifyRun } from '../ledger/seal.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from '../shared/ports.js';
-import { modelSpecOf, runRequestFromEvent } from '../runs/run-request.js';
-import { describeVersion, migrationVerdict } from '../runs/versions.js';
+import { modelSpecOf, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
+import { continuationProblem, describeVersion, migrationVerdict } from '../runs/versions.js';
 import { historyAtStart, type HistoryEstimate } from '../guards/history.js';
 
 /**
@@ -27,7 +27,7 @@ export const DefinitionFacts = z.object({
 });
 export type DefinitionFacts = z.infer<typeof DefinitionFacts>;
 import { requestShape } from '../runs/request-shape.js';
-import { copyPrefix, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
+import { copyPrefix, editedPrefix, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
 
 export const StartRunInput = z.object({
   event: z.unknown(),
@@ -40,7 +40,7 @@ export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'dupl
 
 export interface StartRunDeps {
   agent: AgentDefinition;
-  ledger: RunLedger & Pick<TurnLedger, 'listConversation' | 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'>;
+  ledger: RunLedger & Pick<TurnLedger, 'listConversation' | 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'> & BlobStore;
   executions: Pick<Executions, 'isRunning' | 'stop'>;
   clock: Clock;
   codeVersion: string;
@@ -100,7 +100,7 @@ export function createStartRun(deps: StartRunDeps) {
       if (!existing) throw new InvalidInputError(`runId: no run ${run.runId} to migrate`);
       return migrate(deps, existing, request.migrate, executionArn, definitionHash, now);
     }
-    if (request.fork) return startFork(deps, run, request.fork, executionArn, now);
+    if (request.fork) return startFork(deps, run, { ...request, fork: request.fork }, executionArn, now);
     if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running', history: historyAtStart(0) };
 
     const existing = await deps.ledger.getRun(run.runId);
@@ -199,18 +199,29 @@ async function migrate(
 
 /**
  * `savepoint fork`: creates the fork's run with its lineage, copies the parent's turns and calls
- * before the fork point and counts them, and records the fork on the parent (runs/fork.ts). A
- * retry of this StartRun finds its own fork and repeats the idempotent copy; any other run under
- * the id is refused.
+ * before the fork point (with the request's edited results) and counts them, and records the fork
+ * on the parent (runs/fork.ts). The fork runs on the request's model, else the parent's. Other code
+ * than the parent's takes a copied conversation over only under the rule a migration obeys
+ * (runs/versions.ts); a fork at turn 1 copies none, so any code may. A retry of this StartRun finds
+ * its own fork and repeats the idempotent copy; any other run under the id is refused.
  */
-async function startFork(deps: StartRunDeps, draft: RunRecord, fork: ForkRequest, executionArn: string, now: Date): Promise<StartRunResult> {
+async function startFork(deps: StartRunDeps, draft: RunRecord, request: StartRequest & { fork: ForkRequest }, executionArn: string, now: Date): Promise<StartRunResult> {
+  const { fork } = request;
   const parent = await deps.ledger.getRun(fork.from);
   if (!parent) throw new InvalidInputError(`fork.from: no run ${fork.from} in the ledger`);
   if (parent.agent !== draft.agent) throw new InvalidInputError(`fork.from: run ${fork.from} is a run of agent ${parent.agent}, not ${draft.agent}`);
   if (fork.from === draft.runId) throw new InvalidInputError('runId: a fork needs a run id of its own');
+  const prices = (deps.priceTable ?? DEFAULT_PRICE_TABLE).version;
+  if (fork.at > 1) {
+    // Compared on the parent's model: another model alone is not other code (it is named in `edited`).
+    const problem = continuationProblem(parent, deps.agent, agentFingerprint({ ...deps.agent, model: parent.model }, deps.codeVersion, prices));
+    if (problem) throw new InvalidInputError(`fork.from: this code cannot continue run ${fork.from}'s first ${fork.at - 1} turns: ${problem}; or fork at turn 1, which copies none`);
+  }
+  const model = request.model ?? parent.model;
+  const onModel = { ...draft, model, fingerprint: agentFingerprint({ ...deps.agent, model }, deps.codeVersion, prices) };
   const { turns, calls } = await deps.ledger.listConversation(fork.from);
-  const prefix = forkPrefix({ run: parent, turns, calls }, fork.at);
-  const forked = forkRunRecord(draft, parent, fork, prefix);
+  const prefix = editedPrefix(forkPrefix({ run: parent, turns, calls }, fork.at), fork);
+  const forked = forkRunRecord(onModel, parent, fork, prefix);
   if (!(await deps.ledger.createRun(forked))) {
     const existing = await deps.ledger.getRun(draft.runId);
     const same = existing?.forkedFrom?.runId === fork.from && existing.forkedFrom.turn === fork.at && existing.executionArn === executionArn;
