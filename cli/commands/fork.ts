@@ -31,6 +31,8 @@ export function registerForkCommand(program: Command): void {
     .addOption(engineOptions.seed())
     .addOption(engineOptions.approve())
     .addOption(engineOptions.json())
+    .addOption(engineOptions.worldData({ brief: true }))
+    .addOption(engineOptions.template())
     .addOption(engineOptions.crashAt({ brief: true }))
     .addOption(engineOptions.crashRate({ brief: true }))
     .addOption(engineOptions.crashSeed({ brief: true }))
