@@ -133,16 +133,43 @@ export async function copyPrefix(
   prefix: { turns: TurnRecord[]; calls: ToolCallRecord[] },
   now: Date,
 ): Promise<void> {
+  // The edited calls first: a copy cut short by a crash is finished from the parent's records on
+  // resume (`finishCopy`), where an edited call already copied stands against the parent's.
+  const edited = (call: ToolCallRecord) => fork.forkedFrom?.edited?.results?.some((edit) => edit.turn === call.turn && edit.call === call.call) ?? false;
+  for (const call of prefix.calls.filter(edited)) await copyCall(call);
   for (const turn of prefix.turns) await ledger.recordTurn({ ...turn, runId: fork.runId });
-  for (const call of prefix.calls) {
+  for (const call of prefix.calls.filter((call) => !edited(call))) await copyCall(call);
+  for (const step of copiedSteps(prefix)) await ledger.countStep(fork.runId, step.key, step.deltas);
+  await ledger.recordFork(fork.forkedFrom!.runId, { runId: fork.runId, turn: fork.forkedFrom!.turn });
+
+  async function copyCall(call: ToolCallRecord): Promise<void> {
     const ref = parseBlobRef(call.result);
     const text = ref ? await readResult(ledger, call.runId, ref) : call.result;
     const result = text === undefined ? undefined : await storeResult(ledger, fork.runId, text, ref ? 0 : RESULT_LIMIT_BYTES);
     // The parent's idempotency key stays: a provider that sees the call again sees the same request.
     await ledger.recordCall({ ...call, runId: fork.runId, status: 'completed', ...(result !== undefined && { result }) }, now);
   }
-  for (const step of copiedSteps(prefix)) await ledger.countStep(fork.runId, step.key, step.deltas);
-  await ledger.recordFork(fork.forkedFrom!.runId, { runId: fork.runId, turn: fork.forkedFrom!.turn });
+}
+
+/**
+ * A fork resumed whose StartRun died while copying (the parent does not list it yet, `recordFork`
+ * being the copy's last write): the copy is finished from the parent's records before the fork
+ * goes on, so it never continues a conversation with turns missing. Its edited results were
+ * written first; if the crash came before them, the edits are lost and the fork is refused.
+ */
+export async function finishCopy(
+  ledger: Parameters<typeof copyPrefix>[0] & Pick<RunLedger, 'getRun'> & Pick<TurnLedger, 'listConversation'>,
+  fork: RunRecord,
+  now: Date,
+): Promise<void> {
+  const lineage = fork.forkedFrom;
+  if (!lineage) return;
+  const parent = await ledger.getRun(lineage.runId);
+  if (!parent || parent.forks?.some((known) => known.runId === fork.runId)) return;
+  const [own, recorded] = [await ledger.listConversation(fork.runId), await ledger.listConversation(parent.runId)];
+  const missing = (lineage.edited?.results ?? []).filter((edit) => !own.calls.some((call) => call.turn === edit.turn && call.call === edit.call));
+  if (missing.length > 0) throw new InvalidInputError(`runId: fork ${fork.runId} stopped before its edited results were recorded (turn ${missing[0]!.turn} call ${missing[0]!.call}): start the fork again under a new run id`);
+  await copyPrefix(ledger, fork, forkPrefix({ run: parent, turns: recorded.turns, calls: recorded.calls }, lineage.turn), now);
 }
 
 /** A tool's business key for a call, when it declares one (`defineTool({ idempotencyKey })`). */

@@ -27,7 +27,7 @@ export const DefinitionFacts = z.object({
 });
 export type DefinitionFacts = z.infer<typeof DefinitionFacts>;
 import { requestShape } from '../runs/request-shape.js';
-import { copyPrefix, editedPrefix, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
+import { copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
 
 export const StartRunInput = z.object({
   event: z.unknown(),
@@ -133,6 +133,8 @@ export function createStartRun(deps: StartRunDeps) {
         `the run stopped on a ledger integrity failure (${existing.error.cause}): check it with \`savepoint verify ${existing.runId}\`, then resume with --force (input "force": true) or start a new run id`,
       );
     }
+    // A fork whose StartRun died in the middle of copying its parent's turns finishes the copy first.
+    await finishCopy(deps.ledger, existing, now);
     // A resume continues from what the ledger holds: the whole run must verify first (every seal,
     // and every record its counters count), or it is refused, never continued.
     const verification = await verifyRun(deps.ledger, existing.runId);

@@ -55,4 +55,26 @@ describe('a reuse fork killed at every boundary of its first live step', { timeo
     const verified = await savepoint(['--state-dir', stateDir, 'verify', '--all']);
     expect(verified.stdout, verified.stderr).toMatch(/2 of 2 runs verify/);
   });
+
+  it("finishes a fork's copy on resume when its StartRun died in the middle of it", async () => {
+    const { stateDir, args } = await workspace('fork-copy-crash', day);
+    expect((await savepoint(args('run', '--run-id', runId, '--json'))).code).toBe(0);
+    const paid = providerJournal(stateDir).filter((entry) => entry.kind === 'refund').length;
+    // Copying turn 2's get_order, StartRun announces the boundary after it records the call.
+    const crashed = await savepoint(args('fork', runId, '--at', '5', '--run-id', 'fork-cut', '--yes', '--json', '--crash-at', 'after-record:get_order'));
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    const cut = await ledgerOf(stateDir, 'fork-cut');
+    expect(cut.run?.forkedFrom).toMatchObject({ runId, turn: 5 });
+    const parent = await ledgerOf(stateDir, runId);
+    expect(cut.calls.length).toBeLessThan(parent.calls.filter((call) => call.turn < 5).length);
+
+    const finished = await savepoint(args('resume', 'fork-cut', '--json'));
+    expect(finished.code, finished.stderr).toBe(0);
+    expect(JSON.parse(finished.stdout)).toMatchObject({ status: 'succeeded', inFlight: 0 });
+    const copied = (await ledgerOf(stateDir, 'fork-cut')).calls.filter((call) => call.turn < 5);
+    expect(copied.map((call) => [call.turn, call.call, call.name, call.result])).toEqual(parent.calls.filter((call) => call.turn < 5).map((call) => [call.turn, call.call, call.name, call.result]));
+    expect(providerJournal(stateDir).filter((entry) => entry.kind === 'refund')).toHaveLength(paid);
+    const verified = await savepoint(['--state-dir', stateDir, 'verify', '--all']);
+    expect(verified.stdout, verified.stderr).toMatch(/2 of 2 runs verify/);
+  });
 });
