@@ -27,7 +27,7 @@ export const DefinitionFacts = z.object({
 });
 export type DefinitionFacts = z.infer<typeof DefinitionFacts>;
 import { requestShape } from '../runs/request-shape.js';
-import { copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
+import { copiedSteps, copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
 
 export const StartRunInput = z.object({
   event: z.unknown(),
@@ -141,6 +141,7 @@ export function createStartRun(deps: StartRunDeps) {
     if (verification.problems.length > 0) {
       throw new LedgerIntegrityError({ runId: existing.runId, record: 'RUN' }, `the run does not verify, so it is not resumed: ${verification.problems.join('; ')}`);
     }
+    await countRecordedCalls(deps, existing.runId);
     // Compared on the run's own model: a resume without --model is not a change of model.
     const resumed = existing.model === model ? fingerprint : agentFingerprint({ ...agent, model: existing.model }, deps.codeVersion, prices.version);
     const changed = codeChanges(existing, resumed, definitionHash);
@@ -233,6 +234,21 @@ async function startFork(deps: StartRunDeps, draft: RunRecord, request: StartReq
   // The new execution's history starts now, after the copied steps (counted by copyPrefix).
   const copied = await deps.ledger.getRun(forked.runId);
   return { runId: forked.runId, action: 'start', status: 'running', history: historyAtStart(copied?.steps ?? 0) };
+}
+
+/**
+ * A tool call whose step died after recording its result and before counting it is not run again
+ * on resume — its record says it is done, and CallModel goes on from the newest turn's first call
+ * without one — so its step is counted here, under the key CallTool counts it by (a no-op for a
+ * counted one: `countStep` is idempotent per key). Only the newest turn's calls: an earlier turn's
+ * were counted before the next turn could start. The turn itself is left to CallModel, which
+ * settles its reservation in the same count.
+ */
+async function countRecordedCalls(deps: StartRunDeps, runId: string): Promise<void> {
+  const { turns, calls } = await deps.ledger.listConversation(runId);
+  const newest = turns.at(-1)?.turn;
+  const done = calls.filter((call) => call.turn === newest && call.status === 'completed');
+  for (const step of copiedSteps({ turns: [], calls: done })) await deps.ledger.countStep(runId, step.key, step.deltas);
 }
 
 /** What differs between the code a run started on and this code; empty when a resume is safe. */

@@ -16,12 +16,25 @@ const runId = 'refunds-2026-11-28';
 describe('a reuse fork killed at every boundary of its first live step', { timeout: 300_000 }, () => {
   it('pays none of the parent refunds again, and verifies on both runs', async () => {
     const { stateDir, args } = await workspace('fork-crash', day);
-    const parent = await savepoint(args('run', '--run-id', runId, '--json'));
+    // The parent itself dies twice — with a refund paid and not recorded, then in the middle of a
+    // model call — and is resumed each time.
+    for (const [command, crashAt] of [[['run', '--run-id', runId], 'after-commit:issue_refund'], [['resume', runId], 'model-call:issue_refund']] as const) {
+      const crashed = await savepoint(args(...command, '--json', '--crash-at', crashAt));
+      expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    }
+    const parent = await savepoint(args('resume', runId, '--json'));
     expect(parent.code, parent.stderr).toBe(0);
     const refunds = () => providerJournal(stateDir).filter((entry) => entry.kind === 'refund');
     const paid = refunds().length;
     expect(paid).toBe(3);
-    const { calls } = await ledgerOf(stateDir, runId);
+    const { run: parentRun, calls } = await ledgerOf(stateDir, runId);
+    expect(parentRun!.executions.length).toBe(3);
+
+    // Replay of the run that crashed and was resumed: identical, with no live call.
+    const replayed = await savepoint(['--state-dir', stateDir, 'replay', runId, '--agent', 'refund-reconciler', '--json']);
+    expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0);
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ identical: true, live: { model: 0, tools: 0 } });
+    expect(refunds()).toHaveLength(paid);
     const at = calls.find((call) => call.name === 'issue_refund')!.turn;
 
     const forkId = 'fork-crashed';
