@@ -5,7 +5,8 @@ import { forkChanges, hazardReport, ForkRequest } from '../../lambdas/runs/fork.
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
 import { engineOptions } from '../options.js';
-import { deployed, err, out } from '../program.js';
+import { deployed, err, out, printJson } from '../program.js';
+import { formatReport } from '../format.js';
 import { agentFor, where, withClient } from '../target.js';
 import { runAndReport } from './run.js';
 
@@ -36,12 +37,13 @@ export function registerForkCommand(program: Command): void {
     .addOption(engineOptions.crashAt({ brief: true }))
     .addOption(engineOptions.crashRate({ brief: true }))
     .addOption(engineOptions.crashSeed({ brief: true }))
+    .addOption(engineOptions.wait())
     .action(async (parentId: string, options: { at: string; runId?: string; effects: 'reuse' | 'dry'; freshBudget: boolean; yes: boolean; agent?: string; input?: string; model?: string; result?: string[] } & Record<string, unknown>) => {
-      if (deployed().stack) throw new UsageError('fork runs on the local engine for now (a fork on a stack is a StartExecution with "fork" in its input)');
       const at = Number(options.at);
       if (!Number.isInteger(at) || at < 1) throw new UsageError(`--at: a turn number (1 or more), not ${options.at}`);
       const results = (options.result ?? []).map((spec) => editedResult(spec));
       const fork = parseOrThrow(ForkRequest, { from: parentId, at, effects: options.effects, ...(options.freshBudget && { freshBudget: true }), ...(results.length > 0 && { results }) }, 'fork');
+      if (deployed().stack) return forkOnStack(parentId, options, fork);
       // Read the parent and report before the engine owns the state directory.
       const { parent, changes } = await withClient('fork', options.agent, parentId, async ({ ledger, engine }) => {
         const run = await ledger.getRun(parentId);
@@ -53,12 +55,7 @@ export function registerForkCommand(program: Command): void {
         return { parent: { run, calls: (await ledger.listConversation(parentId)).calls, input }, changes };
       });
       (options['json'] ? err : out)(hazardReport(parent.calls, fork, changes).join('\n'));
-      if (!options.yes && process.stdin.isTTY && options.effects === 'reuse') {
-        const rl = createInterface({ input: process.stdin, output: process.stdout });
-        const answer = await rl.question('start the fork? [y/N] ');
-        rl.close();
-        if (!/^y(es)?$/i.test(answer.trim())) return out('not started');
-      }
+      if (!(await confirmed(options.yes, fork.effects))) return out('not started');
       await runAndReport({
         ...options,
         agent: options.agent ?? parent.run.agent,
@@ -68,6 +65,44 @@ export function registerForkCommand(program: Command): void {
         memory: false,
       });
     });
+}
+
+/**
+ * A fork on a deployed stack: its ledger read for the hazard report, then a `StartExecution` of the
+ * stack's state machine with `fork` in the run request (its StartRun copies the prefix). It says
+ * where to watch the fork, or with --wait, waits for it and reports it like `run --stack --wait`.
+ */
+async function forkOnStack(parentId: string, options: { runId?: string; yes: boolean; agent?: string; input?: string; model?: string; json?: unknown; wait?: unknown }, fork: ForkRequest) {
+  await withClient('fork', options.agent, parentId, async ({ client, link }) => {
+    const { runInput } = await import('../run.js');
+    const request = {
+      at: fork.at,
+      effects: fork.effects,
+      ...(fork.freshBudget && { freshBudget: true }),
+      ...(fork.results && { results: fork.results }),
+      ...(options.runId && { runId: options.runId }),
+      ...(options.input !== undefined && { input: runInput(options.input, undefined, 'the fork') }),
+      ...(options.model && { model: options.model }),
+    };
+    (options.json ? err : out)((await client.forkReport(parentId, request)).join('\n'));
+    if (!(await confirmed(options.yes, fork.effects))) return out('not started');
+    const started = await client.fork(parentId, request);
+    const where = { runId: started.runId, executionArn: started.executionArn, execution: link(started.executionArn) };
+    if (!options.wait) return options.json ? printJson(where) : out(`fork ${where.runId} started: ${where.execution}`);
+    (options.json ? err : out)(`fork ${where.runId} started: ${where.execution}; waiting for it…`);
+    const view = await client.wait(started.runId);
+    if (options.json) printJson({ ...view.report, ...where });
+    else out(formatReport(view.report));
+  });
+}
+
+/** A `reuse` fork in a terminal asks before it starts (`--yes` does not); a dry one sends nothing. */
+async function confirmed(yes: boolean, effects: ForkRequest['effects']): Promise<boolean> {
+  if (yes || !process.stdin.isTTY || effects !== 'reuse') return true;
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  const answer = await rl.question('start the fork? [y/N] ');
+  rl.close();
+  return /^y(es)?$/i.test(answer.trim());
 }
 
 /** `--result 2={"status":"refunded"}`: call 2 of the last copied turn, shown to the model with this JSON. */
