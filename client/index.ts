@@ -12,7 +12,7 @@ import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import type { DecisionMac } from '../lambdas/approvals/decision-mac.js';
 import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
 import { RunId, RunRequest, runIdOf } from '../lambdas/runs/run-request.js';
-import { forkChanges, hazardReport, ForkRequest } from '../lambdas/runs/fork.js';
+import { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } from '../lambdas/runs/fork.js';
 import type { ReplayResult } from '../local/replay/index.js';
 
 /**
@@ -189,7 +189,10 @@ export function createClient(parts: ClientParts): SavepointClient {
     if (!parent) throw new InvalidInputError(`runId: no run ${parentRunId}`);
     const { at, effects, freshBudget, results } = options;
     const fork = parseOrThrow(ForkRequest, { from: parentRunId, at, ...(effects && { effects }), ...(freshBudget && { freshBudget }), ...(results && { results }) }, 'fork');
-    return { parent, calls: (await parts.ledger.listConversation(parentRunId)).calls, fork, input: options.input === undefined ? parent.input : options.input };
+    // Refused here as StartRun would refuse it: a turn past the run's end, an edit of no such call.
+    const { turns, calls } = await parts.ledger.listConversation(parentRunId);
+    editedPrefix(forkPrefix({ run: parent, turns, calls }, fork.at), fork);
+    return { parent, calls, fork, input: options.input === undefined ? parent.input : options.input };
   };
 
   return {
