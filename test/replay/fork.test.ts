@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler, startRefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
+import { loadReport } from '../../lambdas/agent/report.js';
 import { waitForChain } from '../../local/chain.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { sampleDay, sampleInput, type Harness } from '../support/refund-harness.js';
@@ -75,6 +76,10 @@ describe('savepoint fork of a refund run', () => {
     const refunds = calls.filter((c) => c.name === 'issue_refund' && c.outcome === 'ok');
     expect(refunds.length).toBe(paid);
     for (const refund of refunds) expect(JSON.parse(refund.result!)).toMatchObject({ wouldHave: { tool: 'issue_refund', args: refund.args }, sent: false });
+    // Its report counts none of them as issued, and sets what it would have done beside it.
+    const report = (await loadReport(harness.stack.ledger, 'fork-dry-1', new Date(), refundReconciler))!;
+    expect(report.summary).toMatchObject({ issued: 0, issuedCents: 0 });
+    expect(report.wouldHave).toMatchObject({ issued: paid });
   });
 
   it('pays nothing on this world either when the same day runs as a new run: its refunds are claimed by business key across runs (issue 27)', async () => {
