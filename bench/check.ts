@@ -179,8 +179,18 @@ const Growth = z
   .refine((report) => report.status.manyRuns.peakRssMb <= report.status.oneRun.peakRssMb * 1.25, { error: 'status against many runs takes more than 25% more memory than against one' })
   .refine((report) => report.status.manyRuns.cpuMs <= report.status.oneRun.cpuMs * 1.5, { error: 'status against many runs takes more than 1.5 times the CPU time of one' });
 
+/** Replay (bench/replay.ts): every replay identical, none with a live call, each figure measured. */
+const Replay = z.object({
+  steps: count.min(1),
+  runMs: figure.positive(),
+  replays: z.object({ coldMs: figure.positive(), warmMedianMs: figure.positive().nullable(), samplesMs: z.array(figure.positive()).min(1), stackMs: z.array(figure.nonnegative()).min(1) }),
+  share: z.object({ cold: figure.positive(), warm: figure.positive().nullable() }),
+  identical: z.literal(true, { error: 'a replay diverged from the run it replayed' }),
+  liveCalls: none('live call(s) made by a replay'),
+});
+
 /** Each mode of bench/main.ts, the schema its `--json` must satisfy. */
-export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'cold-start': ColdStart, growth: Growth } as const;
+export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'cold-start': ColdStart, growth: Growth, replay: Replay } as const;
 export type Mode = keyof typeof REPORTS;
 
 /** The problems with one benchmark's `--json` output, each naming the figure; empty when it measured. */
@@ -242,6 +252,8 @@ function summary(mode: Mode, report: any): string {
     }
     case 'growth':
       return `engine heap ${fixed(report.engine.heapPerRunKb, 1)} KB/run; status ${report.status.oneRun.cpuMs} ms CPU / ${report.status.oneRun.peakRssMb} MB with 1 run, ${report.status.manyRuns.cpuMs} ms CPU / ${report.status.manyRuns.peakRssMb} MB with ${report.options.runs}; ${report.stateDir.bytesPerRun} bytes/run on disk`;
+    case 'replay':
+      return `${report.steps} steps: run ${report.runMs} ms, replay cold ${report.replays.coldMs} ms (${fixed(report.share.cold * 100, 0)}%), warm ${report.replays.warmMedianMs ?? '-'} ms, ${report.liveCalls} live calls`;
     case 'fleet':
       return `${report.completed}/${report.runs} runs completed, ${report.lost} lost, ${report.startsPerSecond} starts/s (bound ${report.sustainedStartsBound.perSecond}/s), ${report.stepsPerSecond} steps/s, ${report.sfnApiCallsPerStep} Step Functions calls/step, ${report.throttled.attempts} throttled (quotas ${report.throttled.quotasOn ? 'on' : 'off'})`;
   }

@@ -69,6 +69,10 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
     lines.push(`  ${report.agent}`);
     for (const [label, value] of Object.entries(report.summary)) lines.push(row(`  ${label}`, String(value)));
   }
+  if (report.wouldHave) {
+    lines.push('  would have (a dry fork: its writes were not sent)');
+    for (const [label, value] of Object.entries(report.wouldHave)) lines.push(row(`  ${label}`, String(value)));
+  }
   lines.push('  tool calls (ok / error / refused · guarantee)');
   for (const [name, tool] of Object.entries(report.tools)) {
     if (tool.calls === 0) continue;

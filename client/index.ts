@@ -12,6 +12,8 @@ import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import type { DecisionMac } from '../lambdas/approvals/decision-mac.js';
 import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
 import { RunId, RunRequest, runIdOf } from '../lambdas/runs/run-request.js';
+import { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } from '../lambdas/runs/fork.js';
+import type { ReplayResult } from '../local/replay/index.js';
 
 /**
  * The client applications use to drive savepoint runs: start a run (idempotent on its run id),
@@ -63,6 +65,27 @@ export interface StartRequest {
   force?: boolean;
 }
 
+/**
+ * A fork of a run (lambdas/runs/fork.ts): a new run whose turns before `at` are the parent's,
+ * copied from its ledger without any call, then live on the deployment's code.
+ */
+export interface ForkOptions {
+  /** The fork's first turn of its own. */
+  at: number;
+  /** `reuse`: a write the parent made is answered from its record; `dry`: no write is sent. @default 'reuse' */
+  effects?: 'reuse' | 'dry';
+  /** The fork's budgets count only its own work. @default false: it inherits what the parent spent */
+  freshBudget?: boolean;
+  /** The fork's run id. @default `<parent>-fork-<at>` */
+  runId?: string;
+  /** The fork's input instead of the parent's. @default the parent's */
+  input?: unknown;
+  /** The model of the fork's own turns (`provider:model-id`). @default the parent's */
+  model?: string;
+  /** Edited results of the tool calls of turn `at - 1`, as the fork's first turn shows them. @default none */
+  results?: { call: number; result: unknown }[];
+}
+
 /** A decision as the approval API takes it: who decides is who the API authenticated, never a field. */
 export interface DecisionBody {
   decision: 'approve' | 'reject';
@@ -110,6 +133,30 @@ export interface SavepointClient {
    * 1,000, newest first). `undefined` for a run id the ledger does not hold.
    */
   verify(runs: string | 'all'): Promise<RunVerification[] | undefined>;
+  /**
+   * The hazard report of a fork, before it starts: the parent's writes from the fork point on and
+   * how the fork treats a repeat of each, then what the fork changes against its parent (the code,
+   * the input, the model, edited results). Lines for a person; nothing is started.
+   */
+  forkReport(parentRunId: string, options: ForkOptions): Promise<string[]>;
+  /**
+   * Starts a fork of a finished or stopped run (`savepoint fork`): a `StartExecution` whose StartRun
+   * copies the parent's turns before `options.at`; refused by StartRun (the execution fails) when
+   * this code may not continue them (lambdas/runs/versions.ts) or an edit names no such call.
+   *
+   * @example
+   * const lines = await client.forkReport('day1', { at: 12, effects: 'dry' });
+   * console.log(lines.join('\n'));
+   * const { runId } = await client.fork('day1', { at: 12, effects: 'dry' });
+   * const view = await client.wait(runId);
+   */
+  fork(parentRunId: string, options: ForkOptions): Promise<{ runId: string; executionArn: string }>;
+  /**
+   * Replays a finished or stopped run on `agent`'s code with no live call (local/replay/): on this
+   * machine's engine, from this client's ledger (a deployed stack's too). `identical`, or the first
+   * divergence. Loads the local engine on first use.
+   */
+  replay(runId: string, options?: { agent?: AgentDefinition }): Promise<ReplayResult>;
 }
 
 const TERMINAL: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
@@ -134,6 +181,18 @@ export function createClient(parts: ClientParts): SavepointClient {
     if (!report) return undefined;
     const approvals = (await parts.ledger.listPendingApprovals()).filter((approval) => approval.runId === runId).map(publicApproval);
     return { runId, lifecycle: lifecycleOf(report.status, approvals.length), report, approvals };
+  };
+
+  /** The parent, its calls, and the fork request as StartRun will parse it. */
+  const forkOf = async (parentRunId: string, options: ForkOptions) => {
+    const parent = await parts.ledger.getRun(parseOrThrow(RunId, parentRunId, 'runId'));
+    if (!parent) throw new InvalidInputError(`runId: no run ${parentRunId}`);
+    const { at, effects, freshBudget, results } = options;
+    const fork = parseOrThrow(ForkRequest, { from: parentRunId, at, ...(effects && { effects }), ...(freshBudget && { freshBudget }), ...(results && { results }) }, 'fork');
+    // Refused here as StartRun would refuse it: a turn past the run's end, an edit of no such call.
+    const { turns, calls } = await parts.ledger.listConversation(parentRunId);
+    editedPrefix(forkPrefix({ run: parent, turns, calls }, fork.at), fork);
+    return { parent, calls, fork, input: options.input === undefined ? parent.input : options.input };
   };
 
   return {
@@ -199,6 +258,30 @@ export function createClient(parts: ClientParts): SavepointClient {
     approvals: async () => (await parts.ledger.listPendingApprovals()).map(publicApproval),
 
     decide: (approvalId, decision, options = {}) => decide(approvalId, { decision, ...options }),
+
+    async forkReport(parentRunId, options) {
+      const { parent, calls, fork, input } = await forkOf(parentRunId, options);
+      const changes = parts.agent ? forkChanges(parent, { agent: parts.agent, input, ...(options.model && { model: options.model }), fork }) : [];
+      return hazardReport(calls, fork, changes);
+    },
+
+    async fork(parentRunId, options) {
+      const { fork, input } = await forkOf(parentRunId, options);
+      if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('fork: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
+      const runId = parseOrThrow(RunId, options.runId ?? `${parentRunId}-fork-${options.at}`.slice(0, 80), 'runId');
+      const request = parseOrThrow(RunRequest, { runId, input, fork, ...(options.model && { model: options.model }) }, 'fork request');
+      const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
+      const { StartExecutionCommand, executionArnOf } = await sfnModules();
+      const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn: parts.stateMachineArn, name, input: JSON.stringify(request) }));
+      return { runId, executionArn: started.executionArn ?? executionArnOf(parts.stateMachineArn, name) };
+    },
+
+    async replay(runId, options = {}) {
+      const agent = options.agent ?? parts.agent;
+      if (!agent) throw new InvalidInputError('agent: replay needs the code to replay on (pass `agent` here or to createClient)');
+      const { replayRun } = await import('../local/replay/index.js');
+      return replayRun({ agent, source: parts.ledger, runId: parseOrThrow(RunId, runId, 'runId') });
+    },
 
     async migrate(runId, { to, by, signal }) {
       const run = await parts.ledger.getRun(parseOrThrow(RunId, runId, 'runId'));

@@ -95,6 +95,9 @@ const DecisionBody = z.object({ decision: z.enum(['approve', 'reject']), reason:
 const KillBody = z.object({ reason: Reason }).strict();
 const GlobalKillBody = z.object({ on: z.boolean(), reason: Reason }).strict();
 const ResumeBody = z.object({ force: z.boolean().optional() }).strict();
+/** "Fork from here" on a run's timeline: the turn, and what the fork's writes do (lambdas/runs/fork.ts). */
+const ForkQuery = z.object({ at: z.coerce.number().int().positive(), effects: z.enum(['reuse', 'dry']).default('reuse') }).strict();
+const ForkBody = ForkQuery.extend({ at: z.number().int().positive(), runId: RunId.optional() }).strict();
 
 class HttpError extends Error {
   constructor(
@@ -164,8 +167,12 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         if (!run) throw new HttpError(404, `runId: no run ${runId}`);
         if (parts.length === 2) {
           const [view, executions] = await Promise.all([options.client.status(runId), executionLinks(run, options.history, options.executionLink)]);
-          return { ...view, executions, config: run.config, version };
+          // Its lineage: the run it was forked from, and the runs forked from it.
+          const lineage = { forkedFrom: run.forkedFrom ?? null, forks: run.forks ?? [] };
+          return { ...view, executions, config: run.config, lineage, version };
         }
+        // The hazard report of a fork at a turn, shown before it starts.
+        if (parts[2] === 'fork-report' && parts.length === 3) return { lines: await options.client.forkReport(runId, parseOrThrow(ForkQuery, query, 'query')), version };
         if (parts[2] === 'timeline' && parts.length === 3) return { ...(await timeline(options.ledger, options.history, run, parseOrThrow(TimelineQuery, query, 'query'), options.executionLink)), version };
         if (parts[2] === 'state-machine' && parts.length === 3) {
           // Counts over the whole chain of executions, or over the one named by `?execution=`.
@@ -220,6 +227,15 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         const started = await options.client.start({ runId, input: run.input, ...(force && { force }) });
         changed();
         return { ok: true, executionArn: started.executionArn };
+      }
+      if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'fork') {
+        const runId = parseOrThrow(RunId, parts[1], 'runId');
+        const fork = parseOrThrow(ForkBody, body, 'body');
+        if (!(await options.ledger.getRun(runId))) throw new HttpError(404, `runId: no run ${runId}`);
+        if (!options.canStart) throw new HttpError(409, 'no engine runs: fork with `savepoint fork <runId> --at <turn>`');
+        const started = await options.client.fork(runId, { ...fork, runId: fork.runId ?? `${runId}-fork-${fork.at}${fork.effects === 'dry' ? '-dry' : ''}`.slice(0, 80) });
+        changed();
+        return { ok: true, runId: started.runId, executionArn: started.executionArn };
       }
       if (parts[0] === 'kill-all' && parts.length === 1) {
         const { on, reason } = parseOrThrow(GlobalKillBody, body, 'body');

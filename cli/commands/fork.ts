@@ -1,14 +1,20 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { createInterface } from 'node:readline/promises';
-import { hazardReport } from '../../lambdas/runs/fork.js';
+import { forkChanges, hazardReport, ForkRequest } from '../../lambdas/runs/fork.js';
+import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
 import { engineOptions } from '../options.js';
-import { deployed, err, out } from '../program.js';
-import { where, withClient } from '../target.js';
+import { deployed, err, out, printJson } from '../program.js';
+import { formatReport } from '../format.js';
+import { agentFor, where, withClient } from '../target.js';
 import { runAndReport } from './run.js';
 
-/** `savepoint fork <runId> --at <turn>`: a new run whose first turns are the parent's, then live (lambdas/runs/fork.ts). */
+/**
+ * `savepoint fork <runId> --at <turn>`: a new run whose first turns are the parent's, then live
+ * (lambdas/runs/fork.ts) — on the code `--agent` names, with an edited `--input`, `--model` or
+ * `--result` if asked. The hazard report (what the fork may write, what it changes) comes first.
+ */
 export function registerForkCommand(program: Command): void {
   program
     .command('fork <runId>')
@@ -17,37 +23,95 @@ export function registerForkCommand(program: Command): void {
     .option('--run-id <id>', 'the fork\'s run id (default: <runId>-fork-<turn>)')
     .addOption(new Option('--effects <mode>', 'reuse: a write the parent made is answered from its record; dry: no write is sent').choices(['reuse', 'dry']).default('reuse'))
     .option('--fresh-budget', 'the fork\'s budgets count only its own work (default: it inherits what the parent spent)', false)
+    .option('--input <json|file>', "the fork's input instead of the parent's (its first message changes; the copied turns stay)")
+    .option('--model <provider:model-id>', "the model of the fork's own turns instead of the parent's")
+    .option('--result <call=json>', "the result of call <call> of turn at-1 as the fork's first turn shows it to the model, instead of the recorded one (repeatable)", (value: string, all: string[] = []) => [...all, value])
     .option('--yes', 'start without asking (the hazard report is still printed)', false)
     .addOption(engineOptions.agent())
     .addOption(engineOptions.failRate())
     .addOption(engineOptions.seed())
     .addOption(engineOptions.approve())
     .addOption(engineOptions.json())
-    .action(async (parentId: string, options: { at: string; runId?: string; effects: 'reuse' | 'dry'; freshBudget: boolean; yes: boolean; agent?: string } & Record<string, unknown>) => {
-      if (deployed().stack) throw new UsageError('fork runs on the local engine for now (a fork on a stack is a StartExecution with "fork" in its input)');
+    .addOption(engineOptions.worldData({ brief: true }))
+    .addOption(engineOptions.template())
+    .addOption(engineOptions.crashAt({ brief: true }))
+    .addOption(engineOptions.crashRate({ brief: true }))
+    .addOption(engineOptions.crashSeed({ brief: true }))
+    .addOption(engineOptions.wait())
+    .action(async (parentId: string, options: { at: string; runId?: string; effects: 'reuse' | 'dry'; freshBudget: boolean; yes: boolean; agent?: string; input?: string; model?: string; result?: string[] } & Record<string, unknown>) => {
       const at = Number(options.at);
       if (!Number.isInteger(at) || at < 1) throw new UsageError(`--at: a turn number (1 or more), not ${options.at}`);
-      const fork = { from: parentId, at, effects: options.effects, ...(options.freshBudget && { freshBudget: true }) };
+      const results = (options.result ?? []).map((spec) => editedResult(spec));
+      const fork = parseOrThrow(ForkRequest, { from: parentId, at, effects: options.effects, ...(options.freshBudget && { freshBudget: true }), ...(results.length > 0 && { results }) }, 'fork');
+      if (deployed().stack) return forkOnStack(parentId, options, fork);
       // Read the parent and report before the engine owns the state directory.
-      const parent = await withClient('fork', options.agent, parentId, async ({ ledger }) => {
+      const { parent, changes } = await withClient('fork', options.agent, parentId, async ({ ledger, engine }) => {
         const run = await ledger.getRun(parentId);
         if (!run) throw new UsageError(`no run ${parentId} in ${where()}`);
-        return { run, calls: (await ledger.listConversation(parentId)).calls };
+        const agent = await agentFor(options.agent, run.agent, engine ?? null);
+        const { runInput } = await import('../run.js');
+        const input = options.input === undefined ? run.input : runInput(options.input, undefined, run.agent);
+        const changes = agent ? forkChanges(run, { agent, input, ...(options.model && { model: options.model }), fork }) : [];
+        return { parent: { run, calls: (await ledger.listConversation(parentId)).calls, input }, changes };
       });
-      (options['json'] ? err : out)(hazardReport(parent.calls, fork).join('\n'));
-      if (!options.yes && process.stdin.isTTY && options.effects === 'reuse') {
-        const rl = createInterface({ input: process.stdin, output: process.stdout });
-        const answer = await rl.question('start the fork? [y/N] ');
-        rl.close();
-        if (!/^y(es)?$/i.test(answer.trim())) return out('not started');
-      }
+      (options['json'] ? err : out)(hazardReport(parent.calls, fork, changes).join('\n'));
+      if (!(await confirmed(options.yes, fork.effects))) return out('not started');
       await runAndReport({
         ...options,
         agent: options.agent ?? parent.run.agent,
         runId: options.runId ?? `${parentId}-fork-${at}`.slice(0, 80),
-        input: JSON.stringify(parent.run.input),
+        input: JSON.stringify(parent.input),
         fork,
         memory: false,
       });
     });
+}
+
+/**
+ * A fork on a deployed stack: its ledger read for the hazard report, then a `StartExecution` of the
+ * stack's state machine with `fork` in the run request (its StartRun copies the prefix). It says
+ * where to watch the fork, or with --wait, waits for it and reports it like `run --stack --wait`.
+ */
+async function forkOnStack(parentId: string, options: { runId?: string; yes: boolean; agent?: string; input?: string; model?: string; json?: unknown; wait?: unknown }, fork: ForkRequest) {
+  await withClient('fork', options.agent, parentId, async ({ client, link }) => {
+    const { runInput } = await import('../run.js');
+    const request = {
+      at: fork.at,
+      effects: fork.effects,
+      ...(fork.freshBudget && { freshBudget: true }),
+      ...(fork.results && { results: fork.results }),
+      ...(options.runId && { runId: options.runId }),
+      ...(options.input !== undefined && { input: runInput(options.input, undefined, 'the fork') }),
+      ...(options.model && { model: options.model }),
+    };
+    (options.json ? err : out)((await client.forkReport(parentId, request)).join('\n'));
+    if (!(await confirmed(options.yes, fork.effects))) return out('not started');
+    const started = await client.fork(parentId, request);
+    const where = { runId: started.runId, executionArn: started.executionArn, execution: link(started.executionArn) };
+    if (!options.wait) return options.json ? printJson(where) : out(`fork ${where.runId} started: ${where.execution}`);
+    (options.json ? err : out)(`fork ${where.runId} started: ${where.execution}; waiting for it…`);
+    const view = await client.wait(started.runId);
+    if (options.json) printJson({ ...view.report, ...where });
+    else out(formatReport(view.report));
+  });
+}
+
+/** A `reuse` fork in a terminal asks before it starts (`--yes` does not); a dry one sends nothing. */
+async function confirmed(yes: boolean, effects: ForkRequest['effects']): Promise<boolean> {
+  if (yes || !process.stdin.isTTY || effects !== 'reuse') return true;
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  const answer = await rl.question('start the fork? [y/N] ');
+  rl.close();
+  return /^y(es)?$/i.test(answer.trim());
+}
+
+/** `--result 2={"status":"refunded"}`: call 2 of the last copied turn, shown to the model with this JSON. */
+function editedResult(spec: string): { call: number; result: unknown } {
+  const match = /^(\d+)=(.+)$/s.exec(spec);
+  if (!match) throw new UsageError(`--result: expected <call>=<json>, e.g. 1='{"status":"refunded"}', not ${spec}`);
+  try {
+    return { call: Number(match[1]), result: JSON.parse(match[2]!) as unknown };
+  } catch (error) {
+    throw new UsageError(`--result ${match[1]}: the result is not JSON (${(error as Error).message})`);
+  }
 }

@@ -1,5 +1,5 @@
 // The savepoint console: plain JavaScript, no build step. Reads /api/…, refreshes on the server's
-// version events, and steers (approve, reject, kill, resume, global kill) after a confirmation.
+// version events, and steers (approve, reject, kill, resume, fork, global kill) after a confirmation.
 
 const params = new URLSearchParams(location.search);
 if (params.has('token')) {
@@ -158,6 +158,7 @@ async function renderRun(runId, page) {
     h('p', {}, h('a', { href: '#/' }, '← Runs')),
     h('h1', {}, runId, ' ', h('span', { class: `badge ${view.lifecycle}`, 'data-testid': 'run-lifecycle' }, view.lifecycle), ' ',
       h('span', { class: `badge ${report.status}`, 'data-testid': 'run-status' }, report.status)),
+    lineage(view.lineage),
     h('div', { class: 'card' },
       h('div', { class: 'figures' },
         figure('Steps', g.steps.used, g.steps.limit),
@@ -187,9 +188,40 @@ async function renderRun(runId, page) {
     machine ? [h('h2', {}, 'State machine'), machineControls(runId, machine), graph(machine)] : '',
     h('h2', {}, `Timeline (${line.totalSteps} steps)`),
     pager(line),
-    h('ol', { class: 'timeline', 'data-testid': 'timeline' }, line.items.map((item) => timelineItem(item, line.budgets))),
+    h('ol', { class: 'timeline', 'data-testid': 'timeline' }, line.items.map((item) => timelineItem(item, line.budgets, steerable && info.canStart && report.status !== 'running' ? runId : undefined))),
     pager(line),
   ];
+}
+
+const runLink = (runId) => h('a', { href: `#/run/${encodeURIComponent(runId)}` }, runId);
+
+/** The run's parent (when it is a fork) and its forks, each a link to its page. */
+function lineage(l) {
+  if (!l || (!l.forkedFrom && l.forks.length === 0)) return '';
+  return h('div', { class: 'card lineage', 'data-testid': 'lineage' },
+    l.forkedFrom ? h('p', { 'data-testid': 'forked-from' }, 'Forked from ', runLink(l.forkedFrom.runId), ` at turn ${l.forkedFrom.turn} (effects ${l.forkedFrom.effects}${l.forkedFrom.edited ? `; edited: ${Object.keys(l.forkedFrom.edited).join(', ')}` : ''})`) : '',
+    l.forks.length ? h('p', { 'data-testid': 'forks' }, 'Forks: ', l.forks.map((fork, index) => [index ? ', ' : '', runLink(fork.runId), ` at turn ${fork.turn}`])) : '');
+}
+
+/**
+ * "Fork from here": the hazard report of a fork at this turn, shown before anything starts; the
+ * fork starts only once confirmed, and the page goes to it.
+ */
+async function forkFrom(runId, turn, effects) {
+  let report;
+  try {
+    report = await api(`runs/${encodeURIComponent(runId)}/fork-report?at=${turn}&effects=${effects}`);
+  } catch (error) {
+    return notice(`Refused: ${error.message}`, true);
+  }
+  if ((await confirmAction(report.lines.join('\n'), { reason: false })) === undefined) return;
+  try {
+    const started = await api(`runs/${encodeURIComponent(runId)}/fork`, { method: 'POST', body: JSON.stringify({ at: turn, effects }) });
+    notice(`Fork ${started.runId} started from turn ${turn} of ${runId}`);
+    location.hash = `#/run/${encodeURIComponent(started.runId)}`;
+  } catch (error) {
+    notice(error.gone ? error.message : `Refused: ${error.message}`, true);
+  }
 }
 
 function pager(line) {
@@ -209,13 +241,17 @@ function cumulative(c, budgets) {
 
 const EXECUTION_KIND = { start: 'execution ', handoff: 'handed off to execution ', recovery: 'recovered by execution ', resume: 'resumed by execution ' };
 
-function timelineItem(item, budgets) {
+/** `forkable`: the run id when a fork may start from its turns (steerable, an engine, the run not running). */
+function timelineItem(item, budgets, forkable) {
   switch (item.kind) {
     case 'turn':
-      return h('li', { class: 'item turn', 'data-step': item.step },
+      return h('li', { class: 'item turn', 'data-step': item.step, 'data-turn': item.turn },
         h('div', { class: 'head' }, h('span', { class: 'step' }, `#${item.step}`), h('span', { class: 'kind' }, `model turn ${item.turn}`),
           h('span', { class: 'muted' }, `${item.model} · ${item.stopReason}`),
-          h('span', { class: 'meta' }, `${item.tokens.input}+${item.tokens.output} tokens · ${dollars(item.dollars)} · ${item.latencyMs} ms · ${cumulative(item.cumulative, budgets)}`)),
+          h('span', { class: 'meta' }, `${item.tokens.input}+${item.tokens.output} tokens · ${dollars(item.dollars)} · ${item.latencyMs} ms · ${cumulative(item.cumulative, budgets)}`),
+          forkable ? h('span', { class: 'actions' },
+            h('button', { 'data-testid': 'fork-here', title: 'a new run: the turns before this one copied, this one and the rest live; a write the parent made is answered from its record', onclick: () => forkFrom(forkable, item.turn, 'reuse') }, 'Fork from here'),
+            h('button', { 'data-testid': 'dry-fork-here', title: 'the same, sending no write', onclick: () => forkFrom(forkable, item.turn, 'dry') }, 'Dry fork')) : ''),
         item.text.map((text) => h('div', { class: 'text' }, text)),
         item.toolUses.map((use) => h('div', {}, h('span', { class: 'muted' }, '→ calls '), h('code', {}, use.name), json(use.input))));
     case 'call':

@@ -24,8 +24,13 @@ export interface RunReport {
   dollars: number;
   /** Per tool: how its calls ended, and how far its side effect is guaranteed to happen once. */
   tools: Record<string, ToolFigures>;
-  /** The agent's own summary (`AgentDefinition.report`), when the agent is known. */
+  /** The agent's own summary (`AgentDefinition.report`), when the agent is known. A dry fork's counts no write it did not send. */
   summary?: Readonly<Record<string, number | string>>;
+  /**
+   * A dry fork's counterfactual (lambdas/runs/fork.ts): the agent's summary with the writes it
+   * would have made counted as made — beside `summary`, which counts only what was sent.
+   */
+  wouldHave?: Readonly<Record<string, number | string>>;
   approvals: { total: number; approved: number; rejected: number; expired: number; pending: number };
   inFlight: number;
   /** Each guard's figures (used / limit), and every warning or stop, in order. */
@@ -60,6 +65,12 @@ export interface ToolFigures {
   condition?: string;
 }
 
+/** The calls that reached the world as made: a dry fork's own writes were recorded as what they would have done, not sent. */
+function sentCalls(run: RunRecord, calls: ToolCallRecord[]): ToolCallRecord[] {
+  const lineage = run.forkedFrom;
+  return lineage?.effects === 'dry' ? calls.filter((call) => !(call.effect === 'write' && call.turn >= lineage.turn)) : calls;
+}
+
 export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, calls: ToolCallRecord[], approvals: ApprovalRecord[], now: Date, turns: TurnRecord[] = []): RunReport {
   const approvalCount = (status: ApprovalRecord['status']) => approvals.filter((approval) => approval.status === status).length;
   const end = run.finishedAt ? new Date(run.finishedAt) : now;
@@ -83,7 +94,8 @@ export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, 
     },
     dollars: run.costMicros / 1_000_000,
     tools: toolFigures(agent, calls),
-    ...(agent?.report && { summary: agent.report(calls) }),
+    ...(agent?.report && { summary: agent.report(sentCalls(run, calls)) }),
+    ...(agent?.report && run.forkedFrom?.effects === 'dry' && { wouldHave: agent.report(calls) }),
     approvals: {
       total: approvals.length,
       approved: approvalCount('approved'),

@@ -160,6 +160,21 @@ export interface ForkLineage {
   /** The fork's first turn of its own: turns before it are the parent's, copied. */
   turn: number;
   effects: 'reuse' | 'dry';
+  /**
+   * What the fork changed against its parent besides the code (which its fingerprint and version
+   * say): another input, another model, the results of the last copied turn's tool calls. Absent
+   * when it changed none of them.
+   */
+  edited?: ForkEdits;
+}
+
+export interface ForkEdits {
+  /** The fork's input (and so its first message) is not the parent's. */
+  input?: true;
+  /** The fork runs on another model than the parent did (the copied turns were the parent's model's). */
+  model?: true;
+  /** The copied tool calls whose result the fork's first turn is shown edited, not as the parent recorded it. */
+  results?: { turn: number; call: number }[];
 }
 
 /**

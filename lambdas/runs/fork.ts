@@ -1,15 +1,20 @@
 import * as z from 'zod';
 import { inputTokensOf } from '../agent/messages.js';
 import { stableJson, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
-import type { GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
-import { BUDGET_FIELDS, type ForkLineage, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
+import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import { parseBlobRef, readResult, RESULT_LIMIT_BYTES, storeResult } from '../ledger/blobs.js';
+import { BUDGET_FIELDS, type ForkEdits, type ForkLineage, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { toolUses } from '../conversation/turns.js';
+import { requestShape, shapeChanges } from './request-shape.js';
 
 /**
  * Forks: a new run whose first turns are its parent's, copied from the parent's ledger records
- * without any call, and which then goes on live — on this code, with the parent's input. StartRun
- * copies the prefix (a fork on a deployed stack is a StartExecution like any run):
+ * without any call, and which then goes on live — on this code, with the request's input and model
+ * (the parent's, or edited ones), optionally with edited results of the last copied turn's calls.
+ * Other code than the parent's continues the copied conversation only under the rule a migration
+ * obeys (runs/versions.ts `continuationProblem`). StartRun copies the prefix (a fork on a deployed
+ * stack is a StartExecution like any run):
  *
  *   createRun(fork, forkedFrom) ─► recordTurn / recordCall each copied turn and call (the first
  *   stands: a retried StartRun copies nothing twice) ─► countStep each copied step under the step
@@ -31,6 +36,17 @@ export const ForkRequest = z
     effects: z.enum(['reuse', 'dry']).default('reuse'),
     /** The fork's budgets count only its own work (the copied steps are added to each limit). @default false: it inherits what the parent spent */
     freshBudget: z.boolean().optional(),
+    /**
+     * Edited results of the tool calls of turn `at - 1`, the last copied turn: what the fork's first
+     * turn shows the model instead of what the parent recorded (`call` numbers the turn's calls from
+     * 1). Recorded as the call's result in the fork, and named in its lineage (`edited.results`).
+     * @default none: every copied result is the parent's
+     */
+    results: z
+      .array(z.object({ call: z.number().int().positive(), result: z.unknown().refine((value) => value !== undefined, 'a result (any JSON value)') }).strict())
+      .min(1)
+      .max(64)
+      .optional(),
   })
   .strict();
 export type ForkRequest = z.infer<typeof ForkRequest>;
@@ -61,12 +77,39 @@ export function copiedSteps(prefix: { turns: TurnRecord[]; calls: ToolCallRecord
 }
 
 /**
- * The fork's run record: the run StartRun drafted for this code, with the parent's input and model
- * (the copied conversation was with them), the parent's budgets, and its lineage. With
- * `freshBudget`, each limit grows by what the copied steps spent, so the fork's own work has all of it.
+ * The prefix with the edits of `fork.results` applied: each named call of turn `at - 1` answered
+ * with the edited result (an `ok` outcome), as the model will see it at the fork's first turn.
+ */
+export function editedPrefix(prefix: { turns: TurnRecord[]; calls: ToolCallRecord[] }, fork: Pick<ForkRequest, 'at' | 'results'>): { turns: TurnRecord[]; calls: ToolCallRecord[] } {
+  if (!fork.results) return prefix;
+  const turn = fork.at - 1;
+  if (turn < 1) throw new InvalidInputError('fork.results: a fork at turn 1 copies no tool result to edit; fork at a later turn');
+  const calls = prefix.calls.map((call) => {
+    const edit = call.turn === turn ? fork.results!.find((named) => named.call === call.call) : undefined;
+    return edit ? { ...call, outcome: 'ok' as const, result: JSON.stringify(edit.result) } : call;
+  });
+  for (const [index, edit] of fork.results.entries()) {
+    if (!prefix.calls.some((call) => call.turn === turn && call.call === edit.call)) {
+      const made = prefix.calls.filter((call) => call.turn === turn).length;
+      throw new InvalidInputError(`fork.results[${index}].call: turn ${turn} of the parent made ${made} tool call${made === 1 ? '' : 's'}, not a call ${edit.call}`);
+    }
+  }
+  return { turns: prefix.turns, calls };
+}
+
+/**
+ * The fork's run record: the run StartRun drafted for this code, with the request's input and
+ * model (what differs from the parent's is named in `edited`), the parent's budgets, and its
+ * lineage. With `freshBudget`, each limit grows by what the copied steps spent, so the fork's own
+ * work has all of it.
  */
 export function forkRunRecord(draft: RunRecord, parent: RunRecord, fork: ForkRequest, prefix: { turns: TurnRecord[]; calls: ToolCallRecord[] }): RunRecord {
-  const lineage: ForkLineage = { runId: parent.runId, turn: fork.at, effects: fork.effects };
+  const edited: ForkEdits = {
+    ...(stableJson(draft.input) !== stableJson(parent.input) && { input: true as const }),
+    ...(draft.model !== parent.model && { model: true as const }),
+    ...(fork.results && { results: fork.results.map((edit) => ({ turn: fork.at - 1, call: edit.call })) }),
+  };
+  const lineage: ForkLineage = { runId: parent.runId, turn: fork.at, effects: fork.effects, ...(Object.keys(edited).length > 0 && { edited }) };
   let config: RunConfig = { ...parent.config };
   if (fork.freshBudget) {
     const spent = copiedSteps(prefix).reduce(
@@ -75,23 +118,58 @@ export function forkRunRecord(draft: RunRecord, parent: RunRecord, fork: ForkReq
     );
     config = { ...config, [BUDGET_FIELDS.steps]: config.maxSteps + spent.steps, [BUDGET_FIELDS.tokens]: config.maxTokens + spent.tokens, [BUDGET_FIELDS.dollars]: config.maxDollars + spent.micros / 1_000_000 };
   }
-  return { ...draft, input: parent.input, prompt: parent.prompt, model: parent.model, config, forkedFrom: lineage };
+  return { ...draft, config, forkedFrom: lineage };
 }
 
-/** Copies the prefix into the fork and seals the lineage on the parent; every write is idempotent, so a retried StartRun repeats it safely. */
+/**
+ * Copies the prefix into the fork and seals the lineage on the parent; every write is idempotent, so
+ * a retried StartRun repeats it safely. A result the parent stored by reference (ledger/blobs.ts)
+ * is stored again under the fork (chunks are per run), read back and verified first; an edited
+ * result too large for the call's item is stored by reference like any.
+ */
 export async function copyPrefix(
-  ledger: Pick<RunLedger, 'recordFork'> & Pick<TurnLedger, 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'>,
+  ledger: Pick<RunLedger, 'recordFork'> & Pick<TurnLedger, 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'> & BlobStore,
   fork: RunRecord,
   prefix: { turns: TurnRecord[]; calls: ToolCallRecord[] },
   now: Date,
 ): Promise<void> {
+  // The edited calls first: a copy cut short by a crash is finished from the parent's records on
+  // resume (`finishCopy`), where an edited call already copied stands against the parent's.
+  const edited = (call: ToolCallRecord) => fork.forkedFrom?.edited?.results?.some((edit) => edit.turn === call.turn && edit.call === call.call) ?? false;
+  for (const call of prefix.calls.filter(edited)) await copyCall(call);
   for (const turn of prefix.turns) await ledger.recordTurn({ ...turn, runId: fork.runId });
-  for (const call of prefix.calls) {
-    // The parent's idempotency key stays: a provider that sees the call again sees the same request.
-    await ledger.recordCall({ ...call, runId: fork.runId, status: 'completed' }, now);
-  }
+  for (const call of prefix.calls.filter((call) => !edited(call))) await copyCall(call);
   for (const step of copiedSteps(prefix)) await ledger.countStep(fork.runId, step.key, step.deltas);
   await ledger.recordFork(fork.forkedFrom!.runId, { runId: fork.runId, turn: fork.forkedFrom!.turn });
+
+  async function copyCall(call: ToolCallRecord): Promise<void> {
+    const ref = parseBlobRef(call.result);
+    const text = ref ? await readResult(ledger, call.runId, ref) : call.result;
+    const result = text === undefined ? undefined : await storeResult(ledger, fork.runId, text, ref ? 0 : RESULT_LIMIT_BYTES);
+    // The parent's idempotency key stays: a provider that sees the call again sees the same request.
+    await ledger.recordCall({ ...call, runId: fork.runId, status: 'completed', ...(result !== undefined && { result }) }, now);
+  }
+}
+
+/**
+ * A fork resumed whose StartRun died while copying (the parent does not list it yet, `recordFork`
+ * being the copy's last write): the copy is finished from the parent's records before the fork
+ * goes on, so it never continues a conversation with turns missing. Its edited results were
+ * written first; if the crash came before them, the edits are lost and the fork is refused.
+ */
+export async function finishCopy(
+  ledger: Parameters<typeof copyPrefix>[0] & Pick<RunLedger, 'getRun'> & Pick<TurnLedger, 'listConversation'>,
+  fork: RunRecord,
+  now: Date,
+): Promise<void> {
+  const lineage = fork.forkedFrom;
+  if (!lineage) return;
+  const parent = await ledger.getRun(lineage.runId);
+  if (!parent || parent.forks?.some((known) => known.runId === fork.runId)) return;
+  const [own, recorded] = [await ledger.listConversation(fork.runId), await ledger.listConversation(parent.runId)];
+  const missing = (lineage.edited?.results ?? []).filter((edit) => !own.calls.some((call) => call.turn === edit.turn && call.call === edit.call));
+  if (missing.length > 0) throw new InvalidInputError(`runId: fork ${fork.runId} stopped before its edited results were recorded (turn ${missing[0]!.turn} call ${missing[0]!.call}): start the fork again under a new run id`);
+  await copyPrefix(ledger, fork, forkPrefix({ run: parent, turns: recorded.turns, calls: recorded.calls }, lineage.turn), now);
 }
 
 /** A tool's business key for a call, when it declares one (`defineTool({ idempotencyKey })`). */
@@ -179,17 +257,42 @@ export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<Ru
 /**
  * What a fork at `at` may do to the world, before it goes live: the parent's writes from the fork
  * point on (a `reuse` fork answers each one it repeats with the same key or arguments from the
- * parent's record; any other write it makes is sent), or none for a `dry` fork. Lines for a person.
+ * parent's record; any other write it makes is sent), or none for a `dry` fork; then what the fork
+ * changes against its parent (`forkChanges`). Lines for a person.
  */
-export function hazardReport(parentCalls: readonly ToolCallRecord[], fork: Pick<ForkRequest, 'from' | 'at' | 'effects'>): string[] {
-  if (fork.effects === 'dry') return [`dry fork of ${fork.from} at turn ${fork.at}: no write is sent (each is recorded as what it would have done)`];
+export function hazardReport(parentCalls: readonly ToolCallRecord[], fork: Pick<ForkRequest, 'from' | 'at' | 'effects'>, changes: readonly string[] = []): string[] {
+  const changed = changes.length > 0 ? ['what the fork changes against the parent:', ...changes.map((change) => `  ${change}`)] : [];
+  if (fork.effects === 'dry') return [`dry fork of ${fork.from} at turn ${fork.at}: no write is sent (each is recorded as what it would have done)`, ...changed];
   const after = parentCalls.filter((call) => call.effect === 'write' && call.turn >= fork.at && call.status === 'completed');
   const made = after.filter((call) => call.outcome === 'ok');
   return [
     `fork of ${fork.from} at turn ${fork.at}, effects reuse: the parent made ${made.length} write${made.length === 1 ? '' : 's'} from turn ${fork.at} on:`,
     ...made.map((call) => `  turn ${call.turn} call ${call.call}: ${call.name} ${stableJson(call.args)} (answered from the parent's record if the fork repeats it)`),
     'any write the fork makes that the parent never made, or made with other arguments, is sent live (the same business key with other arguments is refused, never sent)',
+    ...changed,
   ];
+}
+
+/**
+ * What a fork changes against its parent, in words: the code (its version, the system prompt, each
+ * tool new, changed or gone — a new write tool's calls are all sent live in a `reuse` fork), the
+ * input, the model, the edited results. Empty for a fork of the same run on the same code.
+ */
+export function forkChanges(
+  parent: Pick<RunRecord, 'input' | 'model' | 'requestShape' | 'agentVersion'>,
+  onto: { agent: Pick<AgentDefinition, 'system' | 'tools' | 'version'>; input: unknown; model?: string; fork: Pick<ForkRequest, 'at' | 'results'> },
+): string[] {
+  const lines: string[] = [];
+  if (onto.agent.version !== parent.agentVersion) lines.push(`the code: version ${parent.agentVersion ?? '(none)'} → ${onto.agent.version ?? '(none)'}`);
+  for (const change of parent.requestShape ? shapeChanges(parent.requestShape, requestShape(onto.agent)) : []) {
+    const tool = /^tool (\S+) is new$/.exec(change)?.[1];
+    const write = tool !== undefined && onto.agent.tools.some((defined) => defined.name === tool && defined.effect === 'write');
+    lines.push(write ? `${change}: a write the parent could not make (each call of it is sent live, unless the fork is dry)` : change);
+  }
+  if (stableJson(onto.input) !== stableJson(parent.input)) lines.push(`the input: ${stableJson(parent.input)} → ${stableJson(onto.input)}`);
+  if (onto.model !== undefined && onto.model !== parent.model) lines.push(`the model: ${parent.model} → ${onto.model} (the copied turns stay the parent's)`);
+  for (const edit of onto.fork.results ?? []) lines.push(`the result of turn ${onto.fork.at - 1} call ${edit.call}, as the model sees it: ${stableJson(edit.result)}`);
+  return lines;
 }
 
 /**

@@ -62,13 +62,27 @@ export function migrationVerdict(run: Pick<RunRecord, 'runId' | 'status' | 'agen
   if (run.status !== 'running') return refuse(`it is ${run.status}; only a live run is migrated`);
   if (agent.version !== toVersion) return refuse(`the deployed code is ${agent.version === undefined ? 'an agent without a version' : `version ${agent.version}`}`);
   if (run.fingerprint === toFingerprint) return refuse(`it runs on this code already (${toFingerprint})`);
-  if (run.agentVersion === undefined) return refuse('it started on an agent that declares no version, which no version can declare compatible');
+  const problem = continuationProblem(run, agent, toFingerprint);
+  if (problem === undefined) return { allowed: true };
+  // Refused, the live run goes on where it is.
+  return refuse(run.agentVersion === undefined ? problem : `${problem}; the run finishes on version ${run.agentVersion}`);
+}
+
+/**
+ * Why `agent`'s code may not continue a conversation that `run`'s code began, or undefined when it
+ * may: the same rule for a migration (the live run moves) and a fork (a copy of its first turns
+ * goes on, lambdas/runs/fork.ts). The same code always may; other code only as another version
+ * that names the run's version in `compatibleWith`.
+ */
+export function continuationProblem(run: Pick<RunRecord, 'agentVersion' | 'fingerprint'>, agent: Pick<AgentDefinition, 'version' | 'compatibleWith'>, toFingerprint: string): string | undefined {
+  if (run.fingerprint === toFingerprint) return undefined;
+  if (run.agentVersion === undefined) return 'it started on an agent that declares no version, which no version can declare compatible';
   if (run.agentVersion === agent.version) {
-    return refuse(`it started on other code under the same version ${agent.version} (${run.fingerprint} → ${toFingerprint}): bump \`version\` and declare \`compatibleWith: ['${run.agentVersion}']\``);
+    return `it started on other code under the same version ${agent.version} (${run.fingerprint} → ${toFingerprint}): bump \`version\` and declare \`compatibleWith: ['${run.agentVersion}']\``;
   }
   if (!(agent.compatibleWith ?? []).includes(run.agentVersion)) {
     const declared = agent.compatibleWith?.length ? `it declares compatibleWith [${agent.compatibleWith.join(', ')}]` : 'it declares no compatibleWith';
-    return refuse(`version ${toVersion} does not declare version ${run.agentVersion} compatible (${declared}); the run finishes on version ${run.agentVersion}`);
+    return `version ${agent.version ?? '(none)'} does not declare version ${run.agentVersion} compatible (${declared})`;
   }
-  return { allowed: true };
+  return undefined;
 }

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { agentFingerprint, stableJson, type AgentDefinition } from '../define.js';
-import type { GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type MigrationRecord, type RunRecord } from '../ledger/records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { configProblems } from '../approvals/policy.js';
@@ -8,8 +8,8 @@ import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/e
 import { verifyRun } from '../ledger/seal.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from '../shared/ports.js';
-import { modelSpecOf, runRequestFromEvent } from '../runs/run-request.js';
-import { describeVersion, migrationVerdict } from '../runs/versions.js';
+import { modelSpecOf, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
+import { continuationProblem, describeVersion, migrationVerdict } from '../runs/versions.js';
 import { historyAtStart, type HistoryEstimate } from '../guards/history.js';
 
 /**
@@ -27,7 +27,7 @@ export const DefinitionFacts = z.object({
 });
 export type DefinitionFacts = z.infer<typeof DefinitionFacts>;
 import { requestShape } from '../runs/request-shape.js';
-import { copyPrefix, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
+import { copiedSteps, copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
 
 export const StartRunInput = z.object({
   event: z.unknown(),
@@ -40,7 +40,7 @@ export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'dupl
 
 export interface StartRunDeps {
   agent: AgentDefinition;
-  ledger: RunLedger & Pick<TurnLedger, 'listConversation' | 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'>;
+  ledger: RunLedger & Pick<TurnLedger, 'listConversation' | 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'> & BlobStore;
   executions: Pick<Executions, 'isRunning' | 'stop'>;
   clock: Clock;
   codeVersion: string;
@@ -100,7 +100,7 @@ export function createStartRun(deps: StartRunDeps) {
       if (!existing) throw new InvalidInputError(`runId: no run ${run.runId} to migrate`);
       return migrate(deps, existing, request.migrate, executionArn, definitionHash, now);
     }
-    if (request.fork) return startFork(deps, run, request.fork, executionArn, now);
+    if (request.fork) return startFork(deps, run, { ...request, fork: request.fork }, executionArn, now);
     if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running', history: historyAtStart(0) };
 
     const existing = await deps.ledger.getRun(run.runId);
@@ -133,12 +133,15 @@ export function createStartRun(deps: StartRunDeps) {
         `the run stopped on a ledger integrity failure (${existing.error.cause}): check it with \`savepoint verify ${existing.runId}\`, then resume with --force (input "force": true) or start a new run id`,
       );
     }
+    // A fork whose StartRun died in the middle of copying its parent's turns finishes the copy first.
+    await finishCopy(deps.ledger, existing, now);
     // A resume continues from what the ledger holds: the whole run must verify first (every seal,
     // and every record its counters count), or it is refused, never continued.
     const verification = await verifyRun(deps.ledger, existing.runId);
     if (verification.problems.length > 0) {
       throw new LedgerIntegrityError({ runId: existing.runId, record: 'RUN' }, `the run does not verify, so it is not resumed: ${verification.problems.join('; ')}`);
     }
+    await countRecordedCalls(deps, existing.runId);
     // Compared on the run's own model: a resume without --model is not a change of model.
     const resumed = existing.model === model ? fingerprint : agentFingerprint({ ...agent, model: existing.model }, deps.codeVersion, prices.version);
     const changed = codeChanges(existing, resumed, definitionHash);
@@ -199,18 +202,29 @@ async function migrate(
 
 /**
  * `savepoint fork`: creates the fork's run with its lineage, copies the parent's turns and calls
- * before the fork point and counts them, and records the fork on the parent (runs/fork.ts). A
- * retry of this StartRun finds its own fork and repeats the idempotent copy; any other run under
- * the id is refused.
+ * before the fork point (with the request's edited results) and counts them, and records the fork
+ * on the parent (runs/fork.ts). The fork runs on the request's model, else the parent's. Other code
+ * than the parent's takes a copied conversation over only under the rule a migration obeys
+ * (runs/versions.ts); a fork at turn 1 copies none, so any code may. A retry of this StartRun finds
+ * its own fork and repeats the idempotent copy; any other run under the id is refused.
  */
-async function startFork(deps: StartRunDeps, draft: RunRecord, fork: ForkRequest, executionArn: string, now: Date): Promise<StartRunResult> {
+async function startFork(deps: StartRunDeps, draft: RunRecord, request: StartRequest & { fork: ForkRequest }, executionArn: string, now: Date): Promise<StartRunResult> {
+  const { fork } = request;
   const parent = await deps.ledger.getRun(fork.from);
   if (!parent) throw new InvalidInputError(`fork.from: no run ${fork.from} in the ledger`);
   if (parent.agent !== draft.agent) throw new InvalidInputError(`fork.from: run ${fork.from} is a run of agent ${parent.agent}, not ${draft.agent}`);
   if (fork.from === draft.runId) throw new InvalidInputError('runId: a fork needs a run id of its own');
+  const prices = (deps.priceTable ?? DEFAULT_PRICE_TABLE).version;
+  if (fork.at > 1) {
+    // Compared on the parent's model: another model alone is not other code (it is named in `edited`).
+    const problem = continuationProblem(parent, deps.agent, agentFingerprint({ ...deps.agent, model: parent.model }, deps.codeVersion, prices));
+    if (problem) throw new InvalidInputError(`fork.from: this code cannot continue run ${fork.from}'s first ${fork.at - 1} turns: ${problem}; or fork at turn 1, which copies none`);
+  }
+  const model = request.model ?? parent.model;
+  const onModel = { ...draft, model, fingerprint: agentFingerprint({ ...deps.agent, model }, deps.codeVersion, prices) };
   const { turns, calls } = await deps.ledger.listConversation(fork.from);
-  const prefix = forkPrefix({ run: parent, turns, calls }, fork.at);
-  const forked = forkRunRecord(draft, parent, fork, prefix);
+  const prefix = editedPrefix(forkPrefix({ run: parent, turns, calls }, fork.at), fork);
+  const forked = forkRunRecord(onModel, parent, fork, prefix);
   if (!(await deps.ledger.createRun(forked))) {
     const existing = await deps.ledger.getRun(draft.runId);
     const same = existing?.forkedFrom?.runId === fork.from && existing.forkedFrom.turn === fork.at && existing.executionArn === executionArn;
@@ -220,6 +234,21 @@ async function startFork(deps: StartRunDeps, draft: RunRecord, fork: ForkRequest
   // The new execution's history starts now, after the copied steps (counted by copyPrefix).
   const copied = await deps.ledger.getRun(forked.runId);
   return { runId: forked.runId, action: 'start', status: 'running', history: historyAtStart(copied?.steps ?? 0) };
+}
+
+/**
+ * A tool call whose step died after recording its result and before counting it is not run again
+ * on resume — its record says it is done, and CallModel goes on from the newest turn's first call
+ * without one — so its step is counted here, under the key CallTool counts it by (a no-op for a
+ * counted one: `countStep` is idempotent per key). Only the newest turn's calls: an earlier turn's
+ * were counted before the next turn could start. The turn itself is left to CallModel, which
+ * settles its reservation in the same count.
+ */
+async function countRecordedCalls(deps: StartRunDeps, runId: string): Promise<void> {
+  const { turns, calls } = await deps.ledger.listConversation(runId);
+  const newest = turns.at(-1)?.turn;
+  const done = calls.filter((call) => call.turn === newest && call.status === 'completed');
+  for (const step of copiedSteps({ turns: [], calls: done })) await deps.ledger.countStep(runId, step.key, step.deltas);
 }
 
 /** What differs between the code a run started on and this code; empty when a resume is safe. */

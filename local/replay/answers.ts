@@ -54,14 +54,15 @@ export function referee(): Referee {
 const clip = (text: string, max = 240) => (text.length > max ? `${text.slice(0, max)}…` : text);
 
 /**
- * Answers the n-th model call with recorded turn n (calls come one at a time, in turn order:
+ * Answers the n-th model call with recorded turn n, after a fork's `copied` turns (calls come one at a time, in turn order:
  * counting them finds the turn even after a compaction). Before answering, the request is checked
  * against the request the recording implies: its conversation rebuilt from the recorded turns and
  * results, with the turn's recorded notes; the system prompt and tools against the digests on the
  * run record; the model and `max_tokens`.
  */
-export function recordedModel(recording: Recording, agent: AgentDefinition, judge: Referee): { client: ModelClient; calls: () => number } {
-  let answered = 0;
+export function recordedModel(recording: Recording, agent: AgentDefinition, judge: Referee, copied = 0): { client: ModelClient; calls: () => number } {
+  // A fork's first `copied` turns are not asked for: its StartRun copies them.
+  let answered = copied;
   const client: ModelClient = {
     async createMessage(request) {
       const recorded = recording.turns[answered];

@@ -58,7 +58,11 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const clock = recordedClock(recording);
   const asked = new Set<string>();
   const agent = recordedTools(options.agent, recording, judge, (turn, call) => asked.has(approvalSkOf({ turn, call })));
-  const model = recordedModel(recording, agent, judge);
+  // A fork's turns before its fork point were copied, not made by it: the replay copies them the
+  // same way (its StartRun, from a stand-in parent made of them) and answers only its own.
+  const lineage = recording.run.forkedFrom;
+  const copied = lineage ? recording.turns.filter((turn) => turn.turn < lineage.turn).length : 0;
+  const model = recordedModel(recording, agent, judge, copied);
   let approvals = 0;
   let stack: LocalStack | undefined;
   // Divergences found outside a step (an approval) end the execution from outside.
@@ -106,7 +110,15 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const stackMs = Math.round(performance.now() - started);
   try {
     const { run } = recording;
-    const request = { runId: run.runId, input: run.input, config: run.config, model: run.model, ...(run.startedBy && { startedBy: run.startedBy }) };
+    if (lineage) await standInParent(stack.ledger, recording, lineage, stack.fingerprintOf(run.model));
+    const request = {
+      runId: run.runId,
+      input: run.input,
+      config: run.config,
+      model: run.model,
+      ...(run.startedBy && { startedBy: run.startedBy }),
+      ...(lineage && { fork: { from: lineage.runId, at: lineage.turn, effects: lineage.effects } }),
+    };
     const { executionArn } = stack.engine.startExecution({ name: `replay-${run.runId}`.slice(0, 80), input: request });
     await waitForChain(stack.engine, stack.ledger, run.runId, executionArn);
     const replayed = await stack.ledger.getRun(run.runId);
@@ -162,6 +174,22 @@ async function compareEnd(recording: Recording, replayed: RunRecord | undefined,
   return judge.divergence;
 }
 
+/**
+ * The parent a fork's replay copies its first turns from: the fork's own copies (edited results
+ * included, so the replay's copy is what the recorded fork was shown), under the parent's run id,
+ * on the fork's model and bound to the code replaying it (so StartRun lets it continue them, and a
+ * change of code is named where the fork's own first request differs). Written before the replay
+ * starts, past the recorded clock.
+ */
+async function standInParent(ledger: Ledger, recording: Recording, lineage: NonNullable<RunRecord['forkedFrom']>, fingerprint: string): Promise<void> {
+  const { forkedFrom: _from, forks: _forks, ...run } = recording.run;
+  const parent = lineage.runId;
+  await ledger.createRun({ ...run, runId: parent, fingerprint, status: 'succeeded' });
+  for (const turn of recording.turns.filter((record) => record.turn < lineage.turn)) await ledger.recordTurn({ ...turn, runId: parent });
+  const at = new Date(recording.run.createdAt);
+  for (const call of recording.calls.filter((record) => record.turn < lineage.turn)) await ledger.recordCall({ ...call, runId: parent, status: 'completed' }, at);
+}
+
 /** The replay's ledger, telling the recorded clock which recorded moment each write reproduces. */
 function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<typeof recordedClock>, asked: Set<string>): Ledger {
   const after = <T>(result: Promise<T>, key: string) => result.then((value) => (clock.passed(key), value));
@@ -171,12 +199,14 @@ function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<t
       if (typeof value !== 'function') return value;
       const method = (value as (...args: unknown[]) => unknown).bind(target);
       switch (property) {
+        // Only the replayed run's writes reproduce its moments (a fork's stand-in parent's do not).
         case 'createRun':
-          return (run: RunRecord) => after(target.createRun(run), 'run');
+          return (run: RunRecord) => (run.runId === recording.run.runId ? after(target.createRun(run), 'run') : target.createRun(run));
         case 'recordTurn':
-          return (turn: Parameters<Ledger['recordTurn']>[0]) => after(target.recordTurn(turn), `turn:${turn.turn}`);
+          return (turn: Parameters<Ledger['recordTurn']>[0]) => (turn.runId === recording.run.runId ? after(target.recordTurn(turn), `turn:${turn.turn}`) : target.recordTurn(turn));
         case 'recordCall':
-          return (call: Parameters<Ledger['recordCall']>[0], now: Date) => after(target.recordCall(call, now), `call:${call.turn}:${call.call}`);
+          return (call: Parameters<Ledger['recordCall']>[0], now: Date) =>
+            call.runId === recording.run.runId ? after(target.recordCall(call, now), `call:${call.turn}:${call.call}`) : target.recordCall(call, now);
         case 'completeCall':
           return (...args: Parameters<Ledger['completeCall']>) => after(target.completeCall(...args), `call:${args[1]}:${args[2]}`);
         case 'upsertApproval':

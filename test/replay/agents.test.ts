@@ -3,6 +3,8 @@ import { supportTriage } from '../../agents/support-triage/agent.dev.js';
 import { waitForChain } from '../../local/chain.js';
 import { replayRun } from '../../local/replay/index.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
+import { crashInjector, CrashAt } from '../../local/crash.js';
+import { waitFor, wakeOnEngineEvents, wakingLedger } from '../support/agent-harness.js';
 import { counterAgent } from '../support/counter-agent.js';
 import { sampleInput, startTriage, type TriageHarness } from '../support/triage-harness.js';
 
@@ -43,6 +45,40 @@ describe('replay of the example agents', () => {
     expect(turns.some((turn) => turn.compaction)).toBe(true);
 
     const result = await replayRun({ agent, source: stack.ledger, runId: 'long' });
+    expect(result.divergence, JSON.stringify(result.divergence)).toBeUndefined();
+    expect(result.answered.turns).toBe(turns.length);
+    expect(result.live.model).toBe(0);
+  });
+
+  it('replays a run that crashed twice and was recovered, compacted its context and handed off, identically', async () => {
+    const agent = counterAgent({ calls: 40, perTurn: 1, contextWindow: 4_000, compaction: { share: 0.5, keepRecentTurns: 3 } });
+    // A step's process dies (the Lambda runtime exits): the execution fails, RecoverRun resumes the run.
+    let died = 0;
+    const dies = (spec: string) => crashInjector({ at: CrashAt.parse(spec) }, () => {
+      died += 1;
+      throw Object.assign(new Error('the Lambda process died'), { name: 'Runtime.ExitError' });
+    });
+    const [first, second] = [dies('model-call:7'), dies('after-record:tick:20')];
+    const stack: LocalStack = await startLocalStack({ agent, retryDelayMs: 1, decorateLedger: wakingLedger, crash: { reached: (point, tools) => (first.reached(point, tools), second.reached(point, tools)) } });
+    closers.push(() => stack.close());
+    stack.engine.startExecution({ name: 'crashed', input: { runId: 'crashed', input: { id: 'c' }, config: { historyEventsBeforeHandoff: 120 } } });
+    const unwatch = wakeOnEngineEvents(stack.engine);
+    const run = await waitFor(async () => {
+      // 'failed' for a moment after each death, until RecoverRun resumes it.
+      const record = await stack.ledger.getRun('crashed');
+      return record?.status === 'succeeded' && record;
+    }).finally(unwatch);
+    expect(died).toBe(2);
+    // Every step counted once, the call whose step died after recording its result too (StartRun
+    // counts it on resume): else the budget notes after it are a step off, and replay diverges.
+    const log = await stack.ledger.listConversation('crashed');
+    expect([run.steps, run.toolCalls]).toEqual([log.turns.length + log.calls.length, log.calls.length]);
+    expect(run.recovery?.attempts).toBe(2);
+    expect(run.executions.length).toBeGreaterThan(3);
+    const { turns } = await stack.ledger.listConversation('crashed');
+    expect(turns.some((turn) => turn.compaction)).toBe(true);
+
+    const result = await replayRun({ agent, source: stack.ledger, runId: 'crashed' });
     expect(result.divergence, JSON.stringify(result.divergence)).toBeUndefined();
     expect(result.answered.turns).toBe(turns.length);
     expect(result.live.model).toBe(0);

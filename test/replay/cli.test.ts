@@ -31,12 +31,17 @@ describe('savepoint replay and fork, through the CLI', () => {
     const dry = await cli('fork', 'day1', '--at', '4', '--effects', 'dry', '--yes', '--approve', 'approve');
     expect(dry.stdout).toMatch(/^dry fork of day1 at turn 4: no write is sent/);
     expect(dry.code).toBe(0);
+    // An edited result of the last copied turn: named in the report, sealed in the fork's lineage.
+    const edited = await cli('fork', 'day1', '--at', '3', '--run-id', 'day1-edited', '--effects', 'dry', '--result', '1={"error":"order_not_found"}', '--yes', '--approve', 'approve', '--json');
+    expect(edited.code, edited.stderr).toBe(0);
+    expect(edited.stderr).toContain('what the fork changes against the parent:\n  the result of turn 2 call 1, as the model sees it: {"error":"order_not_found"}');
+    expect((await cli('fork', 'day1', '--at', '3', '--result', 'one=2', '--yes')).stderr).toMatch(/--result: expected <call>=<json>/);
     const reuse = await cli('fork', 'day1', '--at', '4', '--run-id', 'day1-reuse', '--yes', '--approve', 'approve');
     expect(reuse.stdout).toMatch(/^fork of day1 at turn 4, effects reuse: the parent made \d+ writes from turn 4 on:\n {2}turn \d+ call \d+: issue_refund/);
     expect(reuse.code).toBe(0);
     expect(refunds()).toBe(paid);
 
     const verified = await cli('verify', '--all');
-    expect(verified.stdout).toMatch(/3 of 3 runs verify/);
+    expect(verified.stdout).toMatch(/4 of 4 runs verify/);
   });
 });

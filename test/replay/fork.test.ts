@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler, startRefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
+import { loadReport } from '../../lambdas/agent/report.js';
 import { waitForChain } from '../../local/chain.js';
+import { replayRun } from '../../local/replay/index.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { sampleDay, sampleInput, type Harness } from '../support/refund-harness.js';
 
@@ -75,6 +77,10 @@ describe('savepoint fork of a refund run', () => {
     const refunds = calls.filter((c) => c.name === 'issue_refund' && c.outcome === 'ok');
     expect(refunds.length).toBe(paid);
     for (const refund of refunds) expect(JSON.parse(refund.result!)).toMatchObject({ wouldHave: { tool: 'issue_refund', args: refund.args }, sent: false });
+    // Its report counts none of them as issued, and sets what it would have done beside it.
+    const report = (await loadReport(harness.stack.ledger, 'fork-dry-1', new Date(), refundReconciler))!;
+    expect(report.summary).toMatchObject({ issued: 0, issuedCents: 0 });
+    expect(report.wouldHave).toMatchObject({ issued: paid });
   });
 
   it('pays nothing on this world either when the same day runs as a new run: its refunds are claimed by business key across runs (issue 27)', async () => {
@@ -84,6 +90,17 @@ describe('savepoint fork of a refund run', () => {
     // Each refund is answered with the parent's recorded one (a refund id of the parent's world), not skipped.
     const answered = calls.filter((c) => c.name === 'issue_refund' && c.outcome === 'ok');
     expect(answered.length).toBe(paid);
+  });
+
+  it('replays a fork identically (its copied turns copied again, its own answered), and names a changed prompt at its first own turn', async () => {
+    for (const runId of ['fork-reuse', 'fork-dry-3']) {
+      const result = await replayRun({ agent: refundReconciler, source: harness.stack.ledger, runId });
+      expect(result.divergence, `${runId}: ${JSON.stringify(result.divergence)}`).toBeUndefined();
+      expect(result.live).toEqual({ model: 0, tools: 0 });
+    }
+    const changed = { ...refundReconciler, system: `${refundReconciler.system}\nNever refund more than $100.` };
+    const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId: 'fork-reuse' });
+    expect(result.divergence).toMatchObject({ turn: 3, what: 'model request', why: 'the system prompt changed' });
   });
 
   it('refuses a fork of a run that does not exist, naming the field', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { replayRun } from '../../local/replay/index.js';
+import { createClient } from '../../client/index.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { sampleInput, type Harness } from '../support/refund-harness.js';
 
@@ -56,6 +57,13 @@ describe('savepoint replay of a refund run', () => {
     const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId });
     expect(result.divergence).toMatchObject({ turn: first.turn, call: first.call, what: 'tool call' });
     expect(result.divergence!.why).toMatch(/approval rule changed/);
+  });
+
+  it('is the same through the client (client.replay), on the agent the client knows', async () => {
+    const client = createClient({ ledger: harness.stack.ledger, agent: refundReconciler });
+    const result = await client.replay(runId);
+    expect(result).toMatchObject({ runId, identical: true, live: { model: 0, tools: 0 } });
+    await expect(createClient({ ledger: harness.stack.ledger }).replay(runId)).rejects.toThrow(/^agent: replay needs the code to replay on/);
   });
 
   it('refuses a run that is not in the ledger', async () => {

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import * as protocol from '../../lambdas/ledger/protocol.js';
 import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
-import { copiedSteps, forkPrefix, forkRunRecord, writeVerdict } from '../../lambdas/runs/fork.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { resolveResults, storeResult } from '../../lambdas/ledger/blobs.js';
+import { verifyRun } from '../../lambdas/ledger/seal.js';
+import { copiedSteps, copyPrefix, editedPrefix, forkChanges, forkPrefix, forkRunRecord, hazardReport, writeVerdict } from '../../lambdas/runs/fork.js';
 import { requestShape, shapeChanges } from '../../lambdas/runs/request-shape.js';
 import { call, run, turn } from '../contract/fixtures.js';
 
@@ -51,6 +54,71 @@ describe('forkPrefix', () => {
     expect(forked.config.maxSteps).toBe(parentRun.config.maxSteps + 5);
     expect(forked.forkedFrom).toEqual({ runId: 'p0', turn: 3, effects: 'reuse' });
     expect(forkRunRecord(run('f1'), parentRun, { from: 'p0', at: 3, effects: 'dry' }, prefix).config).toEqual(parentRun.config);
+  });
+});
+
+describe('editedPrefix', () => {
+  const prefix = forkPrefix({ run: run('p0'), turns: [usesTurn(1, 1), usesTurn(2, 2)], calls: [done(1, 1), done(2, 1, { outcome: 'error', result: '{"error":"x"}' }), done(2, 2)] }, 3);
+
+  it("answers each named call of the last copied turn with the edited result, as an ok outcome", () => {
+    const edited = editedPrefix(prefix, { at: 3, results: [{ call: 1, result: { status: 'refunded' } }] });
+    expect(edited.calls.map((c) => `${c.turn}:${c.call} ${c.outcome} ${c.result}`)).toEqual(['1:1 ok {"ok":true}', '2:1 ok {"status":"refunded"}', '2:2 ok {"ok":true}']);
+    expect(editedPrefix(prefix, { at: 3 })).toBe(prefix);
+  });
+
+  it('fails when the call is not one the last copied turn made, naming the field', () => {
+    expect(() => editedPrefix(prefix, { at: 3, results: [{ call: 2, result: 1 }, { call: 3, result: 1 }] })).toThrow(/^fork\.results\[1\]\.call: turn 2 of the parent made 2 tool calls, not a call 3$/);
+  });
+
+  it('fails at turn 1, which copies no result', () => {
+    expect(() => editedPrefix({ turns: [], calls: [] }, { at: 1, results: [{ call: 1, result: 1 }] })).toThrow(/^fork\.results: a fork at turn 1 copies no tool result/);
+  });
+
+  it("names the edits in the fork's lineage, with another input and model", () => {
+    const forked = forkRunRecord({ ...run('f1'), input: { date: '2026-12-01' }, model: 'anthropic:claude-haiku-4-5' }, run('p0'), { from: 'p0', at: 3, effects: 'dry', results: [{ call: 2, result: 1 }] }, prefix);
+    expect(forked.forkedFrom).toEqual({ runId: 'p0', turn: 3, effects: 'dry', edited: { input: true, model: true, results: [{ turn: 2, call: 2 }] } });
+  });
+});
+
+describe('forkChanges and the hazard report', () => {
+  const read = { name: 'a', description: 'A', effect: 'read' as const, input: z.object({}), execute: async () => 1 };
+  const write = { ...read, name: 'pay', effect: 'write' as const };
+  const parent = { ...run('p0'), agentVersion: '1', requestShape: requestShape({ system: 's', tools: [read] }) };
+
+  it('names a new write tool as one whose calls are all sent live, and the other changes', () => {
+    const changes = forkChanges(parent, { agent: { system: 's', tools: [read, write], version: '2' }, input: { other: true }, model: 'anthropic:claude-haiku-4-5', fork: { at: 3, results: [{ call: 1, result: { x: 1 } }] } });
+    expect(changes).toEqual([
+      'the code: version 1 → 2',
+      'tool pay is new: a write the parent could not make (each call of it is sent live, unless the fork is dry)',
+      `the input: ${JSON.stringify(parent.input)} → {"other":true}`,
+      `the model: ${parent.model} → anthropic:claude-haiku-4-5 (the copied turns stay the parent's)`,
+      'the result of turn 2 call 1, as the model sees it: {"x":1}',
+    ]);
+    expect(hazardReport([], { from: 'p0', at: 3, effects: 'dry' }, changes.slice(0, 1))).toEqual(['dry fork of p0 at turn 3: no write is sent (each is recorded as what it would have done)', 'what the fork changes against the parent:', '  the code: version 1 → 2']);
+  });
+
+  it('names nothing for a fork on the same code, input and model', () => {
+    expect(forkChanges(parent, { agent: { system: 's', tools: [read], version: '1' }, input: parent.input, fork: { at: 2 } })).toEqual([]);
+  });
+});
+
+describe('copyPrefix', () => {
+  it("stores a result the parent kept by reference again under the fork, so the fork reads it; every record verifies", async () => {
+    const ledger = EmbeddedLedger.open();
+    const big = JSON.stringify({ rows: 'x'.repeat(70_000) });
+    const parentRun = run('p0');
+    await ledger.createRun(parentRun);
+    const turn1 = { ...usesTurn(1, 1), runId: 'p0' };
+    await ledger.recordTurn(turn1);
+    await ledger.recordCall({ ...done(1, 1), runId: 'p0', result: await storeResult(ledger, 'p0', big) } as ToolCallRecord & { status: 'completed' }, new Date());
+    const { turns, calls } = await ledger.listConversation('p0');
+    const prefix = forkPrefix({ run: parentRun, turns, calls }, 2);
+    const fork = forkRunRecord(run('f1'), parentRun, { from: 'p0', at: 2, effects: 'reuse' }, prefix);
+    await ledger.createRun(fork);
+    await copyPrefix(ledger, fork, prefix, new Date());
+    const copied = await resolveResults(ledger, (await ledger.listConversation('f1')).calls);
+    expect(copied.map((c) => c.result)).toEqual([big]);
+    for (const runId of ['p0', 'f1']) expect((await verifyRun(ledger, runId)).problems).toEqual([]);
   });
 });
 
