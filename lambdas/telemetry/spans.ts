@@ -92,7 +92,8 @@ export const callSpanId = (runId: string, turn: number, call: number) => spanIdO
 /** `gen_ai.provider.name` of a savepoint provider (the registry's well-known values where one exists). */
 const PROVIDER_NAMES: Record<string, string> = { anthropic: 'anthropic', openai: 'openai', bedrock: 'aws.bedrock', sim: 'savepoint.sim' };
 
-function providerAndModel(spec: string): { provider: string; model: string } {
+/** The provider (its `gen_ai.provider.name`) and model of a `provider:model` spec. */
+export function providerAndModel(spec: string): { provider: string; model: string } {
   const colon = spec.indexOf(':');
   if (colon < 0) return { provider: 'unknown', model: spec };
   const provider = spec.slice(0, colon);

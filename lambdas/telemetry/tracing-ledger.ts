@@ -1,5 +1,6 @@
 import type { ApprovalLedger, GuardLedger, Ledger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { Clock } from '../shared/ports.js';
+import { callMeasurements, turnMeasurements, type Measurement } from './metrics.js';
 import type { SpanSink } from './sink.js';
 import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanOptions, type SpanRecord } from './spans.js';
 
@@ -9,8 +10,8 @@ import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanOption
  * completed it, and awaiting the collector before the step goes on, so that a process killed
  * after a step has exported that step's span (a Lambda may be frozen as soon as it returns).
  *
- *   recordTurn                      the turn written by this call        → chat {model}
- *   completeCall / recordCall       the call's outcome written           → execute_tool {tool}
+ *   recordTurn                      the turn written by this call        → chat {model}, its token usage and duration
+ *   completeCall / recordCall       the call's outcome written           → execute_tool {tool}, its duration
  *   decideApproval                  the decision written by this call    → savepoint.approval
  *   finishRun                       the run ended                        → invoke_agent {agent} and the run's own spans
  *   countStep → false               a retry found its step recorded and counted: it did nothing
@@ -53,18 +54,22 @@ export const EXPORT_COOLDOWN_MS = 30_000;
 function exporting(options: TracingOptions) {
   const { sink, onError, clock } = options;
   const state = (cooldowns.get(sink) ?? cooldowns.set(sink, { downUntil: 0 }).get(sink))!;
-  return async (spans: readonly SpanRecord[]): Promise<void> => {
+  return async (spans: readonly SpanRecord[], points: readonly Measurement[] = []): Promise<void> => {
     if (clock.now().getTime() < state.downUntil) return;
     const failed = (error: unknown) => {
       state.downUntil = clock.now().getTime() + EXPORT_COOLDOWN_MS;
       onError?.(error);
     };
-    try {
-      const result = await sink.export(spans);
-      if (result.error) failed(result.error);
-    } catch (error) {
-      failed(error);
-    }
+    const send = async (exported: Promise<{ error?: Error }> | undefined) => {
+      try {
+        const result = await exported;
+        if (result?.error) failed(result.error);
+      } catch (error) {
+        failed(error);
+      }
+    };
+    // The spans and the metrics go side by side: the step waits for the slower of the two.
+    await Promise.all([send(spans.length > 0 ? sink.export(spans) : undefined), send(points.length > 0 ? sink.measure?.(points) : undefined)]);
   };
 }
 
@@ -77,7 +82,7 @@ export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<T
     async recordTurn(turn) {
       const stored = await turns.recordTurn(turn);
       // The first recording stands: another attempt's turn came back, and that attempt exported it.
-      if (stored.recordedAt === turn.recordedAt) await emit([turnSpan(stored, spanOptions(options))]);
+      if (stored.recordedAt === turn.recordedAt) await emit([turnSpan(stored, spanOptions(options))], turnMeasurements(stored));
       return stored;
     },
   };
@@ -88,12 +93,12 @@ export function tracingCalls(calls: ToolCallLedger, options: TracingOptions): Pi
   return {
     async completeCall(runId, turn, call, outcome, now) {
       const completed = await calls.completeCall(runId, turn, call, outcome, now);
-      await emit([callSpan(completed, spanOptions(options))]);
+      await emit([callSpan(completed, spanOptions(options))], callMeasurements(completed));
       return completed;
     },
     async recordCall(call, now) {
       const recorded = await calls.recordCall(call, now);
-      if (recorded.recorded) await emit([callSpan(recorded.record, spanOptions(options))]);
+      if (recorded.recorded) await emit([callSpan(recorded.record, spanOptions(options))], callMeasurements(recorded.record));
       return recorded;
     },
   };

@@ -10,7 +10,7 @@ import { guaranteeOf } from '../../lambdas/define.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
 import { callSpanId, runSpanId, traceIdOf, turnSpanId } from '../../lambdas/telemetry/spans.js';
 import { savepoint, workspace } from '../support/cli-process.js';
-import { startOtlpReceiver, type ReceivedSpan, type Receiver } from '../support/otlp-receiver.js';
+import { startOtlpReceiver, type ReceivedPoint, type ReceivedSpan, type Receiver } from '../support/otlp-receiver.js';
 
 /**
  * The live export and `savepoint trace`, end to end: the CLI runs the sample day in its own
@@ -59,6 +59,7 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
   let stateDir: string;
   let args: (...more: string[]) => string[];
   let live: ReceivedSpan[];
+  let metrics: ReceivedPoint[];
   let records: Awaited<ReturnType<typeof recordsOf>>;
 
   beforeAll(async () => {
@@ -67,6 +68,7 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     const finished = await savepoint(args('run', '--json', '--approve', 'approve'), { env: otel() });
     expect(finished.code, finished.stderr).toBe(0);
     live = ofRun(receiver.spans);
+    metrics = [...receiver.points];
     records = await recordsOf(stateDir);
   });
 
@@ -138,6 +140,31 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     });
   });
 
+  it("the run's GenAI metrics (gen_ai.client.token.usage, gen_ai.client.operation.duration) equal the ledger's figures", () => {
+    const { run, turns, calls } = records;
+    const points = metrics.filter((point) => point.resource['service.name'] === 'refunds-nightly');
+    for (const point of points) expect(point.temporality, point.metric).toBe(1); // delta: the points add up across processes
+    const tokens = (type: string) => points.filter((point) => point.metric === 'gen_ai.client.token.usage' && point.attributes['gen_ai.token.type'] === type);
+    const total = (list: ReceivedPoint[]) => list.reduce((sum, point) => sum + point.sum, 0);
+    const count = (list: ReceivedPoint[]) => list.reduce((sum, point) => sum + point.count, 0);
+    // Cached tokens inside the input (the conventions' rule): the run's input counter is that sum.
+    expect(total(tokens('input'))).toBe(run.inputTokens);
+    expect(total(tokens('output'))).toBe(run.outputTokens);
+    expect(count(tokens('input'))).toBe(turns.length);
+    expect(count(tokens('output'))).toBe(turns.length);
+    for (const point of tokens('input')) {
+      expect(point).toMatchObject({ unit: '{token}', explicitBounds: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864] });
+      expect(point.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'savepoint.sim' });
+    }
+    const durations = (operation: string) => points.filter((point) => point.metric === 'gen_ai.client.operation.duration' && point.attributes['gen_ai.operation.name'] === operation);
+    expect(count(durations('chat'))).toBe(turns.length);
+    expect(total(durations('chat'))).toBeCloseTo(turns.reduce((sum: number, turn: TurnRecord) => sum + turn.latencyMs / 1000, 0), 9);
+    const ran = (calls as ToolCallRecord[]).filter((call) => call.status === 'completed' && call.outcome !== 'rejected' && call.outcome !== 'expired');
+    expect(count(durations('execute_tool'))).toBe(ran.length);
+    expect(total(durations('execute_tool'))).toBeCloseTo(ran.reduce((sum, call) => sum + (call.latencyMs ?? 0) / 1000, 0), 9);
+    for (const point of durations('chat')) expect(point).toMatchObject({ unit: 's', explicitBounds: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92] });
+  });
+
   it('no attribute holds an idempotency key, a task token or a secret, and no content without the opt-in', () => {
     const { calls, tokens } = records;
     const seal = readFileSync(join(stateDir, 'keys', 'ledger-seal.key'));
@@ -187,7 +214,8 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     const { OTEL_EXPORTER_OTLP_PROTOCOL: _json, ...protobuf } = otel();
     const traced = await savepoint(['--state-dir', stateDir, 'trace', runId], { env: { ...protobuf, OTEL_EXPORTER_OTLP_PROTOCOL: '' } });
     expect(traced.code, traced.stderr).toBe(0);
-    expect(receiver.requests.map((request) => request.contentType)).toEqual(['application/x-protobuf']);
+    // One request, of spans: `savepoint trace` sends no metrics (they were counted as the run went).
+    expect(receiver.requests.map((request) => [request.url, request.contentType])).toEqual([['/v1/traces', 'application/x-protobuf']]);
     const body = receiver.requests[0]!.body;
     expect(body.includes(Buffer.from(traceIdOf(runId), 'hex'))).toBe(true);
     for (const span of live) expect(body.includes(Buffer.from(span.spanId, 'hex')), span.name).toBe(true);
