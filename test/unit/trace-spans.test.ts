@@ -3,7 +3,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
-import { tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
+import { metricsConfigFromEnv, sinkFromEnv, tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
 import { exporterSink } from '../../lambdas/telemetry/export.js';
 import { callSpan, callSpanId, runSpanId, traceIdOf, turnSpan, turnSpanId } from '../../lambdas/telemetry/spans.js';
 import { formatSpanTree } from '../../lambdas/telemetry/tree.js';
@@ -165,7 +165,22 @@ describe('tracing configuration from the standard variables', () => {
     });
   });
 
+  it('configures the GenAI metrics from the same variables, their _METRICS_ forms first, delta unless asked otherwise', () => {
+    expect(metricsConfigFromEnv({})).toBeUndefined();
+    expect(metricsConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_METRICS_EXPORTER: 'none' })).toBeUndefined();
+    expect(metricsConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
+    expect(metricsConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'x-team=a' })).toEqual({
+      url: 'http://127.0.0.1:4318/v1/metrics', headers: { 'x-team': 'a' }, protocol: 'http/json', serviceName: 'savepoint', timeoutMs: 2000, temporality: 'delta',
+    });
+    expect(metricsConfigFromEnv({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://c:4318/m', OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'cumulative' })).toMatchObject({ url: 'http://c:4318/m', temporality: 'cumulative' });
+    // Metrics without traces: the sink measures and exports no span.
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://c:4318/m' })).toBeUndefined();
+    expect(sinkFromEnv({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://c:4318/m' })?.measure).toBeTypeOf('function');
+    expect(sinkFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_METRICS_EXPORTER: 'none' })?.measure).toBeUndefined();
+  });
+
   it('fails when a variable is malformed, naming it', () => {
+    expect(() => metricsConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x', OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'sometimes' })).toThrow(/^OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: /);
     expect(() => tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/^OTEL_EXPORTER_OTLP_PROTOCOL: /);
     expect(() => tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toThrow(/^OTEL_EXPORTER_OTLP_ENDPOINT: /);
   });
