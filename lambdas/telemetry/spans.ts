@@ -3,6 +3,7 @@ import { guaranteeOf, type ToolDefinition, type TraceRedactor } from '../define.
 import { canonicalJson } from '../ledger/seal.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { inputTokensOf } from '../agent/messages.js';
+import { executionChain } from '../guards/history.js';
 
 /**
  * A run's trace, derived from its sealed ledger records by pure functions: the live export
@@ -19,7 +20,12 @@ import { inputTokensOf } from '../agent/messages.js';
  *   ├─ savepoint.approval    INTERNAL  one per decided approval, linked to its tool call
  *   ├─ savepoint.guard       INTERNAL  one per guard event (a budget warned or stopped, a kill, a loop)
  *   ├─ savepoint.recovery    INTERNAL  the run's last recorded recovery
- *   └─ savepoint.migrate     INTERNAL  one per move to another version of the agent
+ *   ├─ savepoint.migrate     INTERNAL  one per move to another version of the agent
+ *   └─ savepoint.resume / savepoint.handoff  INTERNAL  one per execution that took the run over
+ *
+ * Span links: a resume, handoff or migration links to the run's last turn when it took over
+ * (`RunRecord.attachments`); a fork's root links to its parent's trace at the fork's turn, and a
+ * parent's root to each fork's.
  *
  * Durable identity: the trace id is a hash of the run id, each span id a hash of the run id and
  * the record's place (turn, call), never of an attempt or an execution. A retry, a resume after a
@@ -265,7 +271,7 @@ export function runSpans(run: RunRecord): SpanRecord[] {
       'savepoint.price_table': run.priceTableVersion,
       'savepoint.record.digest': recordDigest(run),
     },
-    links: [],
+    links: lineageLinks(run),
     status: run.status === 'failed' ? 'error' : 'unset',
     ...(run.status === 'failed' && { statusMessage: run.error?.error ?? run.stopReason ?? 'failed' }),
   };
@@ -288,18 +294,78 @@ export function runSpans(run: RunRecord): SpanRecord[] {
         status: 'unset',
       }]
     : [];
-  const migrations = (run.migrations ?? []).map((migration, index): SpanRecord => ({
-    ...base(runId, `migrate/${index}`, 'savepoint.migrate', 'internal', ms(migration.at, endMs), ms(migration.at, endMs)),
-    attributes: {
-      'gen_ai.conversation.id': runId,
-      'savepoint.migrate.by': migration.by,
-      ...(migration.from.version && { 'savepoint.migrate.from': migration.from.version }),
-      ...(migration.to.version && { 'savepoint.migrate.to': migration.to.version }),
-    },
-    links: [],
-    status: 'unset',
+  const chain = executionChain(run);
+  const attachmentOf = (executionArn: string) => {
+    const index = run.executions.lastIndexOf(executionArn);
+    return (run.attachments ?? []).find((attachment) => attachment.execution === index);
+  };
+  const migrations = (run.migrations ?? []).map((migration, index): SpanRecord => {
+    const attachment = attachmentOf(migration.to.executionArn);
+    return {
+      ...base(runId, `migrate/${index}`, 'savepoint.migrate', 'internal', ms(migration.at, endMs), ms(migration.at, endMs)),
+      attributes: {
+        'gen_ai.conversation.id': runId,
+        'savepoint.migrate.by': migration.by,
+        ...(migration.from.version && { 'savepoint.migrate.from': migration.from.version }),
+        ...(migration.to.version && { 'savepoint.migrate.to': migration.to.version }),
+        ...(attachment && { 'savepoint.execution.index': attachment.execution, 'savepoint.execution.name': chain[attachment.execution]!.name }),
+      },
+      links: attachment ? [continues(runId, attachment.modelTurns)] : [],
+      status: 'unset',
+    };
+  });
+  // A resume (a recovery included) or a handoff: an execution that took the run over. A migration's
+  // execution has its span above.
+  const takeovers = (run.attachments ?? []).flatMap((attachment): SpanRecord[] => {
+    const execution = chain[attachment.execution];
+    if (!execution || execution.via === 'start' || execution.via === 'migrate') return [];
+    const at = ms(attachment.at, endMs);
+    return [{
+      ...base(runId, `execution/${attachment.execution}`, `savepoint.${execution.via}`, 'internal', at, at),
+      attributes: {
+        'gen_ai.conversation.id': runId,
+        'savepoint.execution.index': attachment.execution,
+        'savepoint.execution.name': execution.name,
+        'savepoint.execution.via': execution.via,
+        'savepoint.model_turns': attachment.modelTurns,
+      },
+      links: [continues(runId, attachment.modelTurns)],
+      status: 'unset',
+    }];
+  });
+  return [root, ...guards, ...recovery, ...migrations, ...takeovers];
+}
+
+/**
+ * The link from an execution that took a run over to where the run was then: its last recorded
+ * model turn (the run's own span before the first). Both ids are derived, so the link is the same
+ * live and in `savepoint trace`.
+ */
+const continues = (runId: string, modelTurns: number) => ({
+  traceId: traceIdOf(runId),
+  spanId: modelTurns > 0 ? turnSpanId(runId, modelTurns) : runSpanId(runId),
+  attributes: { 'savepoint.link': 'continues', 'savepoint.turn': modelTurns },
+});
+
+/**
+ * The root's links across traces: a fork to the turn of its parent it was forked after (the
+ * parent's run span when forked before any turn), and a parent to each of its forks.
+ */
+function lineageLinks(run: RunRecord): SpanRecord['links'] {
+  const from = run.forkedFrom;
+  const parent = from
+    ? [{
+        traceId: traceIdOf(from.runId),
+        spanId: from.turn > 1 ? turnSpanId(from.runId, from.turn - 1) : runSpanId(from.runId),
+        attributes: { 'savepoint.link': 'forked_from', 'savepoint.fork.run': from.runId, 'savepoint.fork.turn': from.turn, 'savepoint.fork.effects': from.effects },
+      }]
+    : [];
+  const forks = (run.forks ?? []).map((fork) => ({
+    traceId: traceIdOf(fork.runId),
+    spanId: runSpanId(fork.runId),
+    attributes: { 'savepoint.link': 'forked_to', 'savepoint.fork.run': fork.runId, 'savepoint.fork.turn': fork.turn },
   }));
-  return [root, ...guards, ...recovery, ...migrations];
+  return [...parent, ...forks];
 }
 
 /**

@@ -8,7 +8,8 @@ import { openLedger } from '../../cli/state.js';
 import { inputTokensOf } from '../../lambdas/agent/messages.js';
 import { guaranteeOf } from '../../lambdas/define.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
-import { callSpanId, runSpanId, traceIdOf, turnSpanId } from '../../lambdas/telemetry/spans.js';
+import { executionChain } from '../../lambdas/guards/history.js';
+import { callSpanId, runSpanId, spanIdOf, traceIdOf, turnSpanId } from '../../lambdas/telemetry/spans.js';
 import { savepoint, workspace } from '../support/cli-process.js';
 import { startOtlpReceiver, type ReceivedPoint, type ReceivedSpan, type Receiver } from '../support/otlp-receiver.js';
 
@@ -260,7 +261,17 @@ describe('a run killed mid-way and resumed', { timeout: 240_000 }, () => {
     // And nothing the live export sent is missing from it.
     for (const span of received) expect(rebuilt.has(span.spanId), span.name).toBe(true);
 
-    const { calls } = await recordsOf(stateDir);
+    const { calls, run } = await recordsOf(stateDir);
+    // Each resume is a span linked to the last turn the run had recorded when it took over, and
+    // `savepoint trace` gives it back as it was sent.
+    const resumes = received.filter((span) => span.name === 'savepoint.resume');
+    expect(resumes).toHaveLength(executionChain(run).filter((execution) => execution.via === 'resume').length);
+    expect(resumes).toHaveLength(2);
+    for (const attachment of run.attachments!) {
+      const span = resumes.find((one) => one.spanId === spanIdOf(runId, `execution/${attachment.execution}`))!;
+      expect(span.links).toEqual([{ traceId: traceIdOf(runId), spanId: attachment.modelTurns > 0 ? turnSpanId(runId, attachment.modelTurns) : runSpanId(runId), attributes: { 'savepoint.link': 'continues', 'savepoint.turn': attachment.modelTurns } }]);
+      expect(rebuilt.get(span.spanId)).toEqual(identity(span));
+    }
     const writes = calls.filter((call: ToolCallRecord) => call.effect === 'write');
     expect(writes.map((call: ToolCallRecord) => call.name).sort()).toEqual(['flag_for_review', 'issue_refund', 'post_report']);
     for (const write of writes as ToolCallRecord[]) {

@@ -5,7 +5,7 @@ import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
 import { metricsConfigFromEnv, sinkFromEnv, tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
 import { exporterSink } from '../../lambdas/telemetry/export.js';
-import { callSpan, callSpanId, runSpanId, traceIdOf, turnSpan, turnSpanId } from '../../lambdas/telemetry/spans.js';
+import { callSpan, callSpanId, runSpanId, runSpans, traceIdOf, turnSpan, turnSpanId } from '../../lambdas/telemetry/spans.js';
 import { formatSpanTree } from '../../lambdas/telemetry/tree.js';
 import { EXPORT_COOLDOWN_MS, tracingLedger } from '../../lambdas/telemetry/tracing-ledger.js';
 import { runRecord } from '../support/records.js';
@@ -148,6 +148,33 @@ describe('the tracing decorator over a real ledger', () => {
     now += EXPORT_COOLDOWN_MS;
     await ledger.recordTurn(turn({ turn: 3 }));
     expect(exporter.getFinishedSpans().map((span) => span.spanContext().spanId)).toEqual([turnSpanId('r1', 3)]);
+  });
+});
+
+describe('span links across traces and executions', () => {
+  const ended = { status: 'succeeded' as const, finishedAt: '2026-11-29T03:00:00.000Z' };
+
+  it("a fork's root links to the parent's turn it was forked after, and the parent's root to the fork", () => {
+    const fork = runSpans(runRecord({ runId: 'child', ...ended, forkedFrom: { runId: 'parent', turn: 4, effects: 'dry' } }))[0]!;
+    expect(fork.links).toEqual([
+      { traceId: traceIdOf('parent'), spanId: turnSpanId('parent', 3), attributes: { 'savepoint.link': 'forked_from', 'savepoint.fork.run': 'parent', 'savepoint.fork.turn': 4, 'savepoint.fork.effects': 'dry' } },
+    ]);
+    expect(runSpans(runRecord({ runId: 'child', ...ended, forkedFrom: { runId: 'parent', turn: 1, effects: 'reuse' } }))[0]!.links[0]!.spanId).toBe(runSpanId('parent'));
+    const parent = runSpans(runRecord({ runId: 'parent', ...ended, forks: [{ runId: 'child', turn: 4 }] }))[0]!;
+    expect(parent.links).toEqual([{ traceId: traceIdOf('child'), spanId: runSpanId('child'), attributes: { 'savepoint.link': 'forked_to', 'savepoint.fork.run': 'child', 'savepoint.fork.turn': 4 } }]);
+  });
+
+  it('a migration links to the turn the migrated execution took the run over at; a run with no attachments recorded has no takeover spans', () => {
+    const migration = { by: 'ops', at: '2026-11-29T02:30:00.000Z', from: { version: '1', fingerprint: 'f1', executionArn: 'arn:r' }, to: { version: '2', fingerprint: 'f2', executionArn: 'arn:r-v2' } };
+    const spans = runSpans(runRecord({ ...ended, executions: ['arn:r', 'arn:r-v2'], migrations: [migration], attachments: [{ execution: 1, at: migration.at, modelTurns: 6 }] }));
+    const migrate = spans.find((span) => span.name === 'savepoint.migrate')!;
+    expect(migrate.links.map((link) => link.spanId)).toEqual([turnSpanId('r', 6)]);
+    expect(migrate.attributes['savepoint.execution.index']).toBe(1);
+    // The migration's execution is not also a resume.
+    expect(spans.filter((span) => span.name === 'savepoint.resume')).toEqual([]);
+    // Before attachments were recorded: the migration span without a link, and no resume span.
+    const older = runSpans(runRecord({ ...ended, executions: ['arn:r', 'arn:r2'] }));
+    expect(older.filter((span) => span.name.startsWith('savepoint.resume'))).toEqual([]);
   });
 });
 
