@@ -19,6 +19,8 @@ import { executionChain } from '../guards/history.js';
  *   ├─ execute_tool {tool}   INTERNAL  one per tool call
  *   ├─ savepoint.approval    INTERNAL  one per decided approval, linked to its tool call
  *   ├─ savepoint.guard       INTERNAL  one per guard event (a budget warned or stopped, a kill, a loop)
+ *   ├─ savepoint.budget_check INTERNAL one per check that let a turn through, and the last one
+ *                                      (rebuilt from the records when the run ends: budgetCheckSpans)
  *   ├─ savepoint.recovery    INTERNAL  the run's last recorded recovery
  *   ├─ savepoint.migrate     INTERNAL  one per move to another version of the agent
  *   └─ savepoint.resume / savepoint.handoff  INTERNAL  one per execution that took the run over
@@ -369,13 +371,72 @@ function lineageLinks(run: RunRecord): SpanRecord['links'] {
 }
 
 /**
+ * `savepoint.budget_check`: one span per BudgetCheck that let a model turn through, and one for the
+ * check that ended the run, rebuilt from the records rather than recorded: BudgetCheck decides
+ * from persisted counters only (budget-check.ts `decide`), so what it saw before turn N is the sum
+ * of the records before it, and that turn N exists is its verdict (`continue`). Recording each
+ * check instead would cost a ledger write per step; this costs nothing on the way.
+ *
+ * Its times bound the check: from the end of the step before (the run's start for the first) to the
+ * start of the model call it let through (the run's end for the last). The remaining budgets are
+ * against the run's final limits (`savepoint.budget.extended` says an approved extension raised one
+ * on the way). A compaction turn is not preceded by a check of its own.
+ */
+export function budgetCheckSpans(records: RunRecords): SpanRecord[] {
+  const { run } = records;
+  const { runId, config } = run;
+  const calls = [...records.calls].filter((call) => call.status === 'completed').sort((a, b) => a.turn - b.turn || a.call - b.call);
+  const turns = [...records.turns].sort((a, b) => a.turn - b.turn);
+  const extended = Object.values(run.budgetExtensions ?? {}).some((count) => (count ?? 0) > 0);
+  const used = { steps: 0, tokens: 0, micros: 0 };
+  let previousEnd = ms(run.createdAt, 0);
+  const check = (place: string, startMs: number, endMs: number, verdict: string, extra: Record<string, AttributeValue>): SpanRecord => ({
+    ...base(runId, place, 'savepoint.budget_check', 'internal', startMs, endMs),
+    attributes: {
+      'gen_ai.conversation.id': runId,
+      'savepoint.budget_check.verdict': verdict,
+      'savepoint.budget.used.steps': used.steps,
+      'savepoint.budget.used.tokens': used.tokens,
+      'savepoint.budget.used.usd': dollars(used.micros),
+      'savepoint.budget.remaining.steps': config.maxSteps - used.steps,
+      'savepoint.budget.remaining.tokens': config.maxTokens - used.tokens,
+      'savepoint.budget.remaining.usd': (Math.round(config.maxDollars * 1_000_000) - used.micros) / 1_000_000,
+      ...(extended && { 'savepoint.budget.extended': true }),
+      ...extra,
+    },
+    links: [],
+    status: 'unset',
+  });
+  const spans: SpanRecord[] = [];
+  let next = 0;
+  for (const turn of turns) {
+    const endMs = ms(turn.recordedAt, 0);
+    const startMs = endMs - turn.latencyMs;
+    if (!turn.compaction) spans.push(check(`budget_check/${turn.turn}`, previousEnd, startMs, 'continue', { 'savepoint.turn': turn.turn }));
+    used.steps += 1;
+    used.tokens += inputTokensOf(turn.usage) + turn.usage.output_tokens;
+    used.micros += turn.costMicros;
+    previousEnd = Math.max(previousEnd, endMs);
+    // The turn's calls ran before the next check.
+    for (; next < calls.length && calls[next]!.turn <= turn.turn; next++) {
+      used.steps += 1;
+      previousEnd = Math.max(previousEnd, ms(calls[next]!.recordedAt, previousEnd));
+    }
+  }
+  if (run.status !== 'running') {
+    spans.push(check('budget_check/end', previousEnd, ms(run.finishedAt, ms(run.updatedAt, previousEnd)), run.status, { ...(run.stopReason && { 'savepoint.stop_reason': run.stopReason }) }));
+  }
+  return spans;
+}
+
+/**
  * The whole trace of a run from its records: what `savepoint trace` exports. The run's own spans
  * only once it has ended (an unfinished run's root has no end yet); calls still in flight are left
  * out (their span comes when they complete).
  */
 export function traceOf(records: RunRecords, options: SpanOptions = {}): SpanRecord[] {
   return [
-    ...(records.run.status === 'running' ? [] : runSpans(records.run)),
+    ...(records.run.status === 'running' ? [] : [...runSpans(records.run), ...budgetCheckSpans(records)]),
     ...records.turns.map((turn) => turnSpan(turn, options)),
     ...records.calls.filter((call) => call.status === 'completed').map((call) => callSpan(call, options)),
     ...records.approvals.flatMap((approval) => approvalSpan(approval) ?? []),

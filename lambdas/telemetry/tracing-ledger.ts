@@ -2,7 +2,7 @@ import type { ApprovalLedger, GuardLedger, Ledger, RunLedger, ToolCallLedger, Tu
 import type { Clock } from '../shared/ports.js';
 import { callMeasurements, turnMeasurements, type Measurement } from './metrics.js';
 import type { SpanSink } from './sink.js';
-import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanOptions, type SpanRecord } from './spans.js';
+import { approvalSpan, budgetCheckSpans, callSpan, replaySpan, runSpans, turnSpan, type SpanOptions, type SpanRecord } from './spans.js';
 
 /**
  * The live export: the ledger roles wrapped from outside (as the crash and counting decorators
@@ -13,7 +13,7 @@ import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanOption
  *   recordTurn                      the turn written by this call        → chat {model}, its token usage and duration
  *   completeCall / recordCall       the call's outcome written           → execute_tool {tool}, its duration
  *   decideApproval                  the decision written by this call    → savepoint.approval
- *   finishRun                       the run ended                        → invoke_agent {agent} and the run's own spans
+ *   finishRun                       the run ended                        → invoke_agent {agent}, the run's own spans and its budget checks
  *   countStep → false               a retry found its step recorded and counted: it did nothing
  *                                                                        → the replay, marked not executed
  *
@@ -116,12 +116,17 @@ export function tracingApprovals(approvals: ApprovalLedger, options: TracingOpti
   };
 }
 
-export function tracingRuns(runs: RunLedger, options: TracingOptions): Pick<RunLedger, 'finishRun'> {
+export function tracingRuns(runs: RunLedger & Pick<TurnLedger, 'listConversation'>, options: TracingOptions): Pick<RunLedger, 'finishRun'> {
   const emit = exporting(options);
   return {
     async finishRun(runId, outcome, now) {
       const finished = await runs.finishRun(runId, outcome, now);
-      await emit(runSpans(finished));
+      // The budget checks are rebuilt from the whole conversation: one read per run, at its end.
+      const checks = await runs.listConversation(runId).then(
+        (conversation) => budgetCheckSpans({ run: finished, ...conversation }),
+        (error: unknown) => (options.onError?.(error), []),
+      );
+      await emit([...runSpans(finished), ...checks]);
       return finished;
     },
   };

@@ -141,6 +141,36 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     });
   });
 
+  it("one savepoint.budget_check per turn it let through and one that ended the run, its figures the ledger's", () => {
+    const { run, turns } = records;
+    const checks = live.filter((span) => span.name === 'savepoint.budget_check');
+    const modelTurns = (turns as TurnRecord[]).filter((turn) => !turn.compaction);
+    expect(checks).toHaveLength(modelTurns.length + 1);
+    for (const turn of modelTurns) {
+      const check = checks.find((span) => span.spanId === spanIdOf(runId, `budget_check/${turn.turn}`))!;
+      const before = (turns as TurnRecord[]).filter((one) => one.turn < turn.turn);
+      expect(check.attributes).toMatchObject({
+        'savepoint.budget_check.verdict': 'continue',
+        'savepoint.turn': turn.turn,
+        'savepoint.budget.used.tokens': before.reduce((sum, one) => sum + inputTokensOf(one.usage) + one.usage.output_tokens, 0),
+        'savepoint.budget.remaining.tokens': run.config.maxTokens - before.reduce((sum, one) => sum + inputTokensOf(one.usage) + one.usage.output_tokens, 0),
+      });
+      // The check ended before the model call it let through began.
+      const chat = live.find((span) => span.spanId === turnSpanId(runId, turn.turn))!;
+      expect(check.endNanos).toBeLessThanOrEqual(chat.startNanos);
+      expect(check.startNanos).toBeLessThanOrEqual(check.endNanos);
+    }
+    // The last check saw the run's own counters, and ended it.
+    const last = checks.find((span) => span.spanId === spanIdOf(runId, 'budget_check/end'))!;
+    expect(last.attributes).toMatchObject({
+      'savepoint.budget_check.verdict': 'succeeded',
+      'savepoint.budget.used.steps': run.steps,
+      'savepoint.budget.remaining.steps': run.config.maxSteps - run.steps,
+      'savepoint.budget.used.tokens': run.inputTokens + run.outputTokens,
+      'savepoint.budget.used.usd': run.costMicros / 1e6,
+    });
+  });
+
   it("the run's GenAI metrics (gen_ai.client.token.usage, gen_ai.client.operation.duration) equal the ledger's figures", () => {
     const { run, turns, calls } = records;
     const points = metrics.filter((point) => point.resource['service.name'] === 'refunds-nightly');
