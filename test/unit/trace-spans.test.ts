@@ -128,7 +128,8 @@ describe('the tracing decorator over a real ledger', () => {
     expect(names()).toEqual([]);
     await ledger.completeCall('r1', 1, 1, { outcome: 'ok', result: '{}', latencyMs: 5 }, now);
     await ledger.finishRun('r1', { status: 'succeeded' }, now);
-    expect(names()).toEqual(['execute_tool issue_refund', 'invoke_agent agent']);
+    // The run's end: its span, and the budget check that ended it (no turn: no check let one through).
+    expect(names()).toEqual(['execute_tool issue_refund', 'invoke_agent agent', 'savepoint.budget_check']);
   });
 
   it('never fails the step when the export fails, and stops trying for a while after a failure', async () => {
