@@ -53,28 +53,33 @@ export const EXPORT_COOLDOWN_MS = 30_000;
 
 function exporting(options: TracingOptions) {
   const { sink, onError, clock } = options;
-  const state = (cooldowns.get(sink) ?? cooldowns.set(sink, { downUntil: 0 }).get(sink))!;
-  return async (spans: readonly SpanRecord[], points: readonly Measurement[] = []): Promise<void> => {
-    if (clock.now().getTime() < state.downUntil) return;
+  const state = (cooldowns.get(sink) ?? cooldowns.set(sink, { spans: 0, metrics: 0 }).get(sink))!;
+  // Each signal has its own cooldown: a collector that takes spans and refuses metrics (no metrics
+  // pipeline) must not cost the spans.
+  const send = async (signal: 'spans' | 'metrics', exporting: () => Promise<{ error?: Error }> | undefined) => {
+    if (clock.now().getTime() < state[signal]) return;
     const failed = (error: unknown) => {
-      state.downUntil = clock.now().getTime() + EXPORT_COOLDOWN_MS;
+      state[signal] = clock.now().getTime() + EXPORT_COOLDOWN_MS;
       onError?.(error);
     };
-    const send = async (exported: Promise<{ error?: Error }> | undefined) => {
-      try {
-        const result = await exported;
-        if (result?.error) failed(result.error);
-      } catch (error) {
-        failed(error);
-      }
-    };
+    try {
+      const result = await exporting();
+      if (result?.error) failed(result.error);
+    } catch (error) {
+      failed(error);
+    }
+  };
+  return async (spans: readonly SpanRecord[], points: readonly Measurement[] = []): Promise<void> => {
     // The spans and the metrics go side by side: the step waits for the slower of the two.
-    await Promise.all([send(spans.length > 0 ? sink.export(spans) : undefined), send(points.length > 0 ? sink.measure?.(points) : undefined)]);
+    await Promise.all([
+      spans.length > 0 ? send('spans', () => sink.export(spans)) : undefined,
+      points.length > 0 && sink.measure ? send('metrics', () => sink.measure?.(points)) : undefined,
+    ]);
   };
 }
 
-/** One cooldown per sink, shared by the roles that export through it. */
-const cooldowns = new WeakMap<SpanSink, { downUntil: number }>();
+/** One cooldown per sink and signal, shared by the roles that export through it. */
+const cooldowns = new WeakMap<SpanSink, { spans: number; metrics: number }>();
 
 export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<TurnLedger, 'recordTurn'> {
   const emit = exporting(options);

@@ -40,7 +40,15 @@ describe('DurableAgent tracing', { timeout: 120_000 }, () => {
     const template = synth(() => ({ endpoint: 'https://otlp.example.com', protocol: 'http/json', content: true }));
     for (const [id, fn] of stepFunctions(template)) {
       expect(fn.Properties.Environment.Variables, id).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' });
+      // The metrics go beside the spans unless turned off.
+      expect(fn.Properties.Environment.Variables.OTEL_METRICS_EXPORTER, id).toBeUndefined();
       expect(fn.Properties.Layers, id).toBeUndefined();
+    }
+  });
+
+  it('with metrics: false, the functions export spans only (OTEL_METRICS_EXPORTER=none)', () => {
+    for (const [id, fn] of stepFunctions(synth(() => ({ endpoint: 'https://otlp.example.com', metrics: false })))) {
+      expect(fn.Properties.Environment.Variables, id).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com', OTEL_METRICS_EXPORTER: 'none' });
     }
   });
 

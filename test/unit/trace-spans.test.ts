@@ -3,6 +3,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import type { Measurement } from '../../lambdas/telemetry/metrics.js';
 import { metricsConfigFromEnv, sinkFromEnv, tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
 import { exporterSink } from '../../lambdas/telemetry/export.js';
 import { callSpan, callSpanId, runSpanId, runSpans, traceIdOf, turnSpan, turnSpanId } from '../../lambdas/telemetry/spans.js';
@@ -149,6 +150,22 @@ describe('the tracing decorator over a real ledger', () => {
     now += EXPORT_COOLDOWN_MS;
     await ledger.recordTurn(turn({ turn: 3 }));
     expect(exporter.getFinishedSpans().map((span) => span.spanContext().spanId)).toEqual([turnSpanId('r1', 3)]);
+  });
+
+  it('a collector that refuses the metrics costs the spans nothing: each signal has its own cooldown', async () => {
+    const exporter = new InMemorySpanExporter();
+    const spans = exporterSink(exporter, resourceFromAttributes({ 'service.name': 't' }));
+    const measured: number[] = [];
+    const sink = { ...spans, measure: async (points: readonly Measurement[]) => (measured.push(points.length), { error: new Error('404: no metrics pipeline') }) };
+    const errors: unknown[] = [];
+    const ledger = tracingLedger(EmbeddedLedger.open(), { sink, clock: { now: () => new Date('2026-11-29T02:00:00.000Z') }, onError: (error) => errors.push(error) });
+    await ledger.createRun(runRecord({ runId: 'r1' }));
+    await ledger.recordTurn(turn());
+    await ledger.recordTurn(turn({ turn: 2 }));
+    // The first turn's three points were sent and refused; the second's were held back by the cooldown.
+    expect(measured).toEqual([3]);
+    expect(errors).toHaveLength(1);
+    expect(exporter.getFinishedSpans().map((span) => span.spanContext().spanId)).toEqual([turnSpanId('r1', 1), turnSpanId('r1', 2)]);
   });
 });
 
