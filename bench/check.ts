@@ -180,7 +180,7 @@ const Growth = z
   .refine((report) => report.status.manyRuns.cpuMs <= report.status.oneRun.cpuMs * 1.5, { error: 'status against many runs takes more than 1.5 times the CPU time of one' });
 
 /**
- * The live OpenTelemetry export on and off (bench/tracing.ts): the three rows measured, and the
+ * The live OpenTelemetry export on and off (bench/tracing.ts): the four rows measured, and the
  * collector received at least one request per step with the export on (a span or metrics request
  * per turn and per call: fewer says the export stopped sending).
  */
@@ -189,11 +189,11 @@ const Tracing = z
     steps: count.min(1),
     runs: count.min(1),
     exportRequests: count,
-    rows: z.array(z.object({ tracing: z.string(), msPerStep: figure.positive(), cpuMsPerStep: figure.positive() })).length(3),
-    addedPerStep: z.array(z.object({ tracing: z.string(), msPerStep: figure, cpuMsPerStep: figure })).length(2),
+    rows: z.array(z.object({ tracing: z.string(), msPerStep: figure.positive(), cpuMsPerStep: figure.positive() })).length(4),
+    addedPerStep: z.array(z.object({ tracing: z.string(), msPerStep: figure, cpuMsPerStep: figure })).length(3),
   })
   .refine((report) => report.rows[0]!.tracing === 'off', { error: 'the first row is not the one with tracing off' })
-  .refine((report) => report.exportRequests >= 2 * report.steps * (report.runs + 1), { error: 'the collector received fewer export requests than the traced steps made' });
+  .refine((report) => report.exportRequests >= 3 * report.steps * (report.runs + 1), { error: 'the collector received fewer export requests than the traced steps made' });
 
 /** Each mode of bench/main.ts, the schema its `--json` must satisfy. */
 export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'cold-start': ColdStart, growth: Growth, tracing: Tracing } as const;

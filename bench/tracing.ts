@@ -4,9 +4,10 @@
  *
  * The workload of the overhead benchmark (bench/overhead.ts): the refund reconciler on a day of N
  * agent steps, p = 0, the local stack in process with the embedded ledger in memory and the
- * simulated model. Three rows, interleaved run by run so that the machine's speed changes hit each
+ * simulated model. Four rows, interleaved run by run so that the machine's speed changes hit each
  * alike, each figure the median over the runs (after one warm-up run per row):
  *   - off: no tracing (the default when no OTEL_* variable is set);
+ *   - protobuf, spans only: the spans without the metrics (OTEL_METRICS_EXPORTER=none);
  *   - protobuf / json: every turn, call, decision and the run's end exported by the official
  *     OTLP/HTTP exporters, spans and metrics, to a collector on loopback (a plain HTTP server
  *     answering 200, in another process so that its CPU is not the run's), each export awaited
@@ -51,10 +52,11 @@ export async function tracingBenchmark(argv: string[]): Promise<void> {
   const { day } = dayWithSteps(steps);
   const template = await cachedTemplate('refund-reconciler');
   const common = { headers: {}, serviceName: 'savepoint-bench', timeoutMs: 2_000 };
-  const sink = (protocol: 'http/protobuf' | 'http/json'): SpanSink =>
-    otlpSink({ ...common, url: `${endpoint}/v1/traces`, protocol, content: false }, { ...common, url: `${endpoint}/v1/metrics`, protocol, temporality: 'delta' });
+  const sink = (protocol: 'http/protobuf' | 'http/json', metrics = true): SpanSink =>
+    otlpSink({ ...common, url: `${endpoint}/v1/traces`, protocol, content: false }, metrics ? { ...common, url: `${endpoint}/v1/metrics`, protocol, temporality: 'delta' } : undefined);
   const rows: { name: string; tracing: SpanSink | false }[] = [
     { name: 'off', tracing: false },
+    { name: 'OTLP/HTTP protobuf, spans only', tracing: sink('http/protobuf', false) },
     { name: 'OTLP/HTTP protobuf', tracing: sink('http/protobuf') },
     { name: 'OTLP/HTTP JSON', tracing: sink('http/json') },
   ];
@@ -86,9 +88,9 @@ export async function tracingBenchmark(argv: string[]): Promise<void> {
     return;
   }
   process.stdout.write(`${steps} agent steps, ${runs} runs per row (median), ${exported} export requests received\n`);
-  process.stdout.write('tracing                ms/step   CPU ms/step   vs off\n');
+  process.stdout.write('tracing                          ms/step   CPU ms/step   vs off\n');
   for (const row of table) {
     const versus = row.msPerStep / table[0]!.msPerStep;
-    process.stdout.write(`${row.tracing.padEnd(22)} ${row.msPerStep.toFixed(3).padStart(7)}   ${row.cpuMsPerStep.toFixed(3).padStart(11)}   ${versus.toFixed(2)}×\n`);
+    process.stdout.write(`${row.tracing.padEnd(32)} ${row.msPerStep.toFixed(3).padStart(7)}   ${row.cpuMsPerStep.toFixed(3).padStart(11)}   ${versus.toFixed(2)}×\n`);
   }
 }
