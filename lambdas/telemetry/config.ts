@@ -61,7 +61,7 @@ export const DEFAULT_EXPORT_TIMEOUT_MS = 2_000;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function parseEnv(env: Env): z.infer<typeof TracingEnv> {
+function parseEnv(env: Env): Vars {
   // A variable set to nothing is not set (`OTEL_EXPORTER_OTLP_PROTOCOL= savepoint run`).
   const parsed = TracingEnv.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== '')));
   if (!parsed.success) {
@@ -71,21 +71,35 @@ function parseEnv(env: Env): z.infer<typeof TracingEnv> {
   return parsed.data;
 }
 
+type Vars = z.infer<typeof TracingEnv>;
+
+/**
+ * One signal's export, by the spec's rules: its own `_TRACES_` / `_METRICS_` variable over the
+ * general one; its own endpoint as it is, the base endpoint with the signal's path; off without an
+ * endpoint, with `OTEL_SDK_DISABLED=true`, or when `OTEL_<SIGNAL>_EXPORTER` does not name `otlp`.
+ */
+function signalConfig(vars: Vars, signal: 'traces' | 'metrics') {
+  const own =
+    signal === 'traces'
+      ? { endpoint: vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, headers: vars.OTEL_EXPORTER_OTLP_TRACES_HEADERS, protocol: vars.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, timeout: vars.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, exporter: vars.OTEL_TRACES_EXPORTER }
+      : { endpoint: vars.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, headers: vars.OTEL_EXPORTER_OTLP_METRICS_HEADERS, protocol: vars.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL, timeout: vars.OTEL_EXPORTER_OTLP_METRICS_TIMEOUT, exporter: vars.OTEL_METRICS_EXPORTER };
+  const base = vars.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const exporters = (own.exporter ?? 'otlp').split(',').map((name) => name.trim());
+  if ((!own.endpoint && !base) || vars.OTEL_SDK_DISABLED || !exporters.includes('otlp')) return undefined;
+  return {
+    url: own.endpoint ?? `${base!.replace(/\/+$/, '')}/v1/${signal}`,
+    headers: { ...headersOf(vars.OTEL_EXPORTER_OTLP_HEADERS), ...headersOf(own.headers) },
+    protocol: own.protocol ?? vars.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+    serviceName: vars.OTEL_SERVICE_NAME ?? 'savepoint',
+    timeoutMs: own.timeout ?? vars.OTEL_EXPORTER_OTLP_TIMEOUT ?? DEFAULT_EXPORT_TIMEOUT_MS,
+  };
+}
+
 /** Reads the standard variables; a malformed one fails here, naming it. */
 export function tracingConfigFromEnv(env: Env): TracingConfig | undefined {
   const vars = parseEnv(env);
-  const endpoint = vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? vars.OTEL_EXPORTER_OTLP_ENDPOINT;
-  const exporters = (vars.OTEL_TRACES_EXPORTER ?? 'otlp').split(',').map((name) => name.trim());
-  if (!endpoint || vars.OTEL_SDK_DISABLED || !exporters.includes('otlp')) return undefined;
-  return {
-    // The signal's own endpoint as it is; the base endpoint with the traces path (the spec's rule).
-    url: vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${vars.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`,
-    headers: { ...headersOf(vars.OTEL_EXPORTER_OTLP_HEADERS), ...headersOf(vars.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
-    protocol: vars.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? vars.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
-    serviceName: vars.OTEL_SERVICE_NAME ?? 'savepoint',
-    timeoutMs: vars.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? vars.OTEL_EXPORTER_OTLP_TIMEOUT ?? DEFAULT_EXPORT_TIMEOUT_MS,
-    content: vars.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
-  };
+  const config = signalConfig(vars, 'traces');
+  return config && { ...config, content: vars.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT };
 }
 
 /**
@@ -101,17 +115,8 @@ export function tracingConfigFromEnv(env: Env): TracingConfig | undefined {
  */
 export function metricsConfigFromEnv(env: Env): MetricsConfig | undefined {
   const vars = parseEnv(env);
-  const endpoint = vars.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? vars.OTEL_EXPORTER_OTLP_ENDPOINT;
-  const exporters = (vars.OTEL_METRICS_EXPORTER ?? 'otlp').split(',').map((name) => name.trim());
-  if (!endpoint || vars.OTEL_SDK_DISABLED || !exporters.includes('otlp')) return undefined;
-  return {
-    url: vars.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? `${vars.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/metrics`,
-    headers: { ...headersOf(vars.OTEL_EXPORTER_OTLP_HEADERS), ...headersOf(vars.OTEL_EXPORTER_OTLP_METRICS_HEADERS) },
-    protocol: vars.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL ?? vars.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
-    serviceName: vars.OTEL_SERVICE_NAME ?? 'savepoint',
-    timeoutMs: vars.OTEL_EXPORTER_OTLP_METRICS_TIMEOUT ?? vars.OTEL_EXPORTER_OTLP_TIMEOUT ?? DEFAULT_EXPORT_TIMEOUT_MS,
-    temporality: vars.OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE ?? 'delta',
-  };
+  const config = signalConfig(vars, 'metrics');
+  return config && { ...config, temporality: vars.OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE ?? 'delta' };
 }
 
 /**
