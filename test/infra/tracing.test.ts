@@ -52,6 +52,27 @@ describe('DurableAgent tracing', { timeout: 120_000 }, () => {
     }
   });
 
+  it("lets the functions that end a run query its conversation only when traced (the budget checks' spans)", () => {
+    const queries = (template: Template) => {
+      const roles = new Set<string>();
+      for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
+        const statements = policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Condition?: unknown }[];
+        if (statements.some((statement) => [statement.Action].flat().includes('dynamodb:Query') && statement.Condition !== undefined)) {
+          for (const role of policy.Properties.Roles as { Ref: string }[]) roles.add(role.Ref);
+        }
+      }
+      const functions = template.findResources('AWS::Lambda::Function');
+      return Object.values(functions)
+        .filter((fn) => roles.has((fn.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]))
+        .map((fn) => fn.Properties.Environment?.Variables?.SAVEPOINT_STEP as string | undefined);
+    };
+    const traced = queries(synth(() => ({ endpoint: 'https://otlp.example.com' })));
+    const untraced = queries(synth(() => undefined));
+    expect(untraced).not.toContain('finalize');
+    expect(traced).toContain('finalize');
+    expect(traced.length - untraced.length).toBe(4);
+  });
+
   it('is off by default: no OTEL variable on any function', () => {
     for (const [id, fn] of stepFunctions(synth(() => undefined))) expect(Object.keys(fn.Properties.Environment.Variables).filter((name) => name.startsWith('OTEL_')), id).toEqual([]);
   });
