@@ -303,6 +303,7 @@ describe('a run killed mid-way and resumed', { timeout: 240_000 }, () => {
     const finished = await savepoint(args('resume', runId, '--json'), { env: otel() });
     expect(finished.code, finished.stderr).toBe(0);
     const received = ofRun(receiver.spans);
+    const measured = [...receiver.points];
 
     // What was exported before each kill is, id for id and attribute for attribute, in the trace
     // rebuilt from the ledger at the end.
@@ -314,7 +315,12 @@ describe('a run killed mid-way and resumed', { timeout: 240_000 }, () => {
     // And nothing the live export sent is missing from it.
     for (const span of received) expect(rebuilt.has(span.spanId), span.name).toBe(true);
 
-    const { calls, run } = await recordsOf(stateDir);
+    const { calls, run, turns } = await recordsOf(stateDir);
+    // Metrics: a turn is measured by the attempt that wrote it, once, across the three processes.
+    // The kills came after a tool call's write, never a turn's: every turn is measured exactly once.
+    const input = measured.filter((point) => point.metric === 'gen_ai.client.token.usage' && point.attributes['gen_ai.token.type'] === 'input');
+    expect(input.reduce((sum, point) => sum + point.count, 0)).toBe(turns.length);
+    expect(input.reduce((sum, point) => sum + point.sum, 0)).toBe(run.inputTokens);
     // Each resume is a span linked to the last turn the run had recorded when it took over, and
     // `savepoint trace` gives it back as it was sent.
     const resumes = received.filter((span) => span.name === 'savepoint.resume');
