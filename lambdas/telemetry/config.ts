@@ -12,6 +12,8 @@ import type { ContentOptions } from './spans.js';
  * and results) only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`, the variable
  * the OpenTelemetry GenAI instrumentations use for the same opt-in.
  *
+ * The GenAI metrics are configured the same way (metricsConfigFromEnv).
+ *
  * This module is light (zod only): the SDK and the exporter (export.ts) load on the first span, so
  * a function with tracing off pays nothing for them at its cold start.
  */
@@ -120,8 +122,8 @@ export function metricsConfigFromEnv(env: Env): MetricsConfig | undefined {
 }
 
 /**
- * The sink the standard variables configure, or `undefined` when tracing is off. The exporter
- * loads on the first export.
+ * The sink the standard variables configure (spans, metrics, or both), or `undefined` when both
+ * are off. The exporters load on the first export.
  *
  * @example
  * // OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_EXPORTER_OTLP_PROTOCOL=http/json
