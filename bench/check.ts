@@ -189,8 +189,24 @@ const Replay = z.object({
   liveCalls: none('live call(s) made by a replay'),
 });
 
+/**
+ * The live OpenTelemetry export on and off (bench/tracing.ts): the four rows measured, and the
+ * collector received at least one request per step with the export on (a span or metrics request
+ * per turn and per call: fewer says the export stopped sending).
+ */
+const Tracing = z
+  .object({
+    steps: count.min(1),
+    runs: count.min(1),
+    exportRequests: count,
+    rows: z.array(z.object({ tracing: z.string(), msPerStep: figure.positive(), cpuMsPerStep: figure.positive() })).length(4),
+    addedPerStep: z.array(z.object({ tracing: z.string(), msPerStep: figure, cpuMsPerStep: figure })).length(3),
+  })
+  .refine((report) => report.rows[0]!.tracing === 'off', { error: 'the first row is not the one with tracing off' })
+  .refine((report) => report.exportRequests >= 3 * report.steps * (report.runs + 1), { error: 'the collector received fewer export requests than the traced steps made' });
+
 /** Each mode of bench/main.ts, the schema its `--json` must satisfy. */
-export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'cold-start': ColdStart, growth: Growth, replay: Replay } as const;
+export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'cold-start': ColdStart, growth: Growth, replay: Replay, tracing: Tracing } as const;
 export type Mode = keyof typeof REPORTS;
 
 /** The problems with one benchmark's `--json` output, each naming the figure; empty when it measured. */
@@ -254,6 +270,8 @@ function summary(mode: Mode, report: any): string {
       return `engine heap ${fixed(report.engine.heapPerRunKb, 1)} KB/run; status ${report.status.oneRun.cpuMs} ms CPU / ${report.status.oneRun.peakRssMb} MB with 1 run, ${report.status.manyRuns.cpuMs} ms CPU / ${report.status.manyRuns.peakRssMb} MB with ${report.options.runs}; ${report.stateDir.bytesPerRun} bytes/run on disk`;
     case 'replay':
       return `${report.steps} steps: run ${report.runMs} ms, replay cold ${report.replays.coldMs} ms (${fixed(report.share.cold * 100, 0)}%), warm ${report.replays.warmMedianMs ?? '-'} ms, ${report.liveCalls} live calls`;
+    case 'tracing':
+      return `${report.steps} steps: ${report.rows.map((row: any) => `${row.tracing} ${fixed(row.msPerStep, 3)} ms/step (CPU ${fixed(row.cpuMsPerStep, 3)})`).join(', ')}; ${report.exportRequests} export requests`;
     case 'fleet':
       return `${report.completed}/${report.runs} runs completed, ${report.lost} lost, ${report.startsPerSecond} starts/s (bound ${report.sustainedStartsBound.perSecond}/s), ${report.stepsPerSecond} steps/s, ${report.sfnApiCallsPerStep} Step Functions calls/step, ${report.throttled.attempts} throttled (quotas ${report.throttled.quotasOn ? 'on' : 'off'})`;
   }

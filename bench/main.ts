@@ -8,19 +8,23 @@
  *   --fleet <n>  n concurrent runs on a simulated clock, the API quotas on (bench/fleet.ts)
  *   --growth     a long-lived state directory: engine heap per run, `status` with 1 and N runs (bench/growth.ts)
  *   --replay     `savepoint replay`'s wall time against the run's, on the sample day (bench/replay.ts)
+ *   --tracing    what the live OpenTelemetry export costs per step, on and off (bench/tracing.ts)
  *   --cold-start bundle size and import CPU of each Lambda function (bench/cold-start.ts)
  * `bench/check.ts` validates each mode's `--json` (CI runs a short form of every mode through it).
  */
 // Like bin/savepoint.js: the SDK's Node 20 notice is noise here (read when a client is created).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet', 'growth', 'replay'] as const;
+const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet', 'growth', 'replay', 'tracing'] as const;
 
 // `--cold-start` runs bench/cold-start.ts (the module's own main), like the waste benchmark.
 const mode = MODES.find((name) => process.argv.includes(`--${name}`)) ?? (process.argv.includes('--cold-start') ? 'cold-start' : 'waste');
 if (mode === 'overhead') {
   const { overheadBenchmark } = await import('./overhead.js');
   await overheadBenchmark(process.argv.slice(2));
+} else if (mode === 'tracing') {
+  const { tracingBenchmark } = await import('./tracing.js');
+  await tracingBenchmark(process.argv.slice(2));
 } else if (mode === 'fleet') {
   const { fleetBenchmark } = await import('./fleet.js');
   await fleetBenchmark(process.argv.slice(2));

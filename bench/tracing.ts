@@ -1,15 +1,17 @@
 /**
- * `node --import tsx bench/tracing.ts [--steps 100] [--runs 7] [--json]`: what the live
- * OpenTelemetry export costs per agent step.
+ * `npm run bench -- --tracing [--steps 100] [--runs 7] [--json]`: what the live OpenTelemetry
+ * export (spans and GenAI metrics) costs per agent step.
  *
  * The workload of the overhead benchmark (bench/overhead.ts): the refund reconciler on a day of N
  * agent steps, p = 0, the local stack in process with the embedded ledger in memory and the
- * simulated model. Three rows, interleaved run by run so that the machine's speed changes hit each
+ * simulated model. Four rows, interleaved run by run so that the machine's speed changes hit each
  * alike, each figure the median over the runs (after one warm-up run per row):
  *   - off: no tracing (the default when no OTEL_* variable is set);
+ *   - protobuf, spans only: the spans without the metrics (OTEL_METRICS_EXPORTER=none);
  *   - protobuf / json: every turn, call, decision and the run's end exported by the official
- *     OTLP/HTTP exporter to a collector on loopback (a plain HTTP server answering 200, in another
- *     process so that its CPU is not the run's), each export awaited before the step returns.
+ *     OTLP/HTTP exporters, spans and metrics, to a collector on loopback (a plain HTTP server
+ *     answering 200, in another process so that its CPU is not the run's), each export awaited
+ *     before the step returns.
  * ms per step is the run's wall time / N; CPU ms per step the process's CPU time / N.
  */
 import { fork } from 'node:child_process';
@@ -37,22 +39,24 @@ if (process.argv[2] === '--collector') {
   });
   server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as AddressInfo).port }));
   process.on('message', () => process.send?.({ requests }));
-} else {
-  await main();
 }
 
-async function main() {
-  const { values } = parseArgs({ options: { steps: { type: 'string', default: '100' }, runs: { type: 'string', default: '7' }, json: { type: 'boolean', default: false } } });
+export async function tracingBenchmark(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, strict: false, options: { steps: { type: 'string', default: '100' }, runs: { type: 'string', default: '7' }, json: { type: 'boolean', default: false } } });
   const steps = Number(values.steps);
   const runs = Number(values.runs);
+  if (!(steps > 0 && runs > 0)) throw new Error(`--steps and --runs must be positive numbers: got ${String(values.steps)} and ${String(values.runs)}`);
   const collector = fork(new URL(import.meta.url).pathname, ['--collector'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const port = await new Promise<number>((resolve) => collector.once('message', (message: { port: number }) => resolve(message.port)));
   const endpoint = `http://127.0.0.1:${port}`;
   const { day } = dayWithSteps(steps);
   const template = await cachedTemplate('refund-reconciler');
-  const sink = (protocol: 'http/protobuf' | 'http/json'): SpanSink => otlpSink({ url: `${endpoint}/v1/traces`, headers: {}, protocol, serviceName: 'savepoint-bench', timeoutMs: 2_000, content: false });
+  const common = { headers: {}, serviceName: 'savepoint-bench', timeoutMs: 2_000 };
+  const sink = (protocol: 'http/protobuf' | 'http/json', metrics = true): SpanSink =>
+    otlpSink({ ...common, url: `${endpoint}/v1/traces`, protocol, content: false }, metrics ? { ...common, url: `${endpoint}/v1/metrics`, protocol, temporality: 'delta' } : undefined);
   const rows: { name: string; tracing: SpanSink | false }[] = [
     { name: 'off', tracing: false },
+    { name: 'OTLP/HTTP protobuf, spans only', tracing: sink('http/protobuf', false) },
     { name: 'OTLP/HTTP protobuf', tracing: sink('http/protobuf') },
     { name: 'OTLP/HTTP JSON', tracing: sink('http/json') },
   ];
@@ -75,15 +79,18 @@ async function main() {
   collector.send('count');
   const exported = await new Promise<number>((resolve) => collector.once('message', (message: { requests: number }) => resolve(message.requests)));
   collector.kill();
+  for (const row of rows) if (row.tracing) await row.tracing.shutdown();
   const table = rows.map((row, index) => ({ tracing: row.name, msPerStep: median(figures[index]!.wall), cpuMsPerStep: median(figures[index]!.cpu) }));
+  const off = table[0]!;
+  const added = table.slice(1).map((row) => ({ tracing: row.tracing, msPerStep: row.msPerStep - off.msPerStep, cpuMsPerStep: row.cpuMsPerStep - off.cpuMsPerStep }));
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ steps, runs, exportRequests: exported, rows: table }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ steps, runs, exportRequests: exported, rows: table, addedPerStep: added }, null, 2)}\n`);
     return;
   }
   process.stdout.write(`${steps} agent steps, ${runs} runs per row (median), ${exported} export requests received\n`);
-  process.stdout.write('tracing                ms/step   CPU ms/step   vs off\n');
+  process.stdout.write('tracing                          ms/step   CPU ms/step   vs off\n');
   for (const row of table) {
     const versus = row.msPerStep / table[0]!.msPerStep;
-    process.stdout.write(`${row.tracing.padEnd(22)} ${row.msPerStep.toFixed(3).padStart(7)}   ${row.cpuMsPerStep.toFixed(3).padStart(11)}   ${versus.toFixed(2)}×\n`);
+    process.stdout.write(`${row.tracing.padEnd(32)} ${row.msPerStep.toFixed(3).padStart(7)}   ${row.cpuMsPerStep.toFixed(3).padStart(11)}   ${versus.toFixed(2)}×\n`);
   }
 }

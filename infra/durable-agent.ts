@@ -339,6 +339,8 @@ export class DurableAgent extends Construct {
       thresholds: props.alarms,
     });
     addCollectorLayer(this, props.tracing);
+    // A run's end exports its budget checks, rebuilt from its conversation (a query): only when traced.
+    if (props.tracing) for (const f of [functions.finalize, executionStopped, recovery.function, sweeper.function]) ledger.grantRole(f, 'traceRunEnd');
     // ─────────────────────────────────────────────────────────────────────────────────────────
 
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });

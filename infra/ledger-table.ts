@@ -84,6 +84,11 @@ export const LEDGER_ACCESS = {
   recoverRun: { table: ['GetItem', 'PutItem'] },
   /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */
   sweep: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runningRuns]: ['Query'] } },
+  /**
+   * With tracing on, beside the role of each function that ends a run (finishRun): the run's
+   * conversation read once at its end, for the spans of its budget checks (lambdas/telemetry/spans.ts).
+   */
+  traceRunEnd: { table: ['Query'] },
 } as const satisfies Record<string, LedgerRoleAccess>;
 
 interface LedgerRoleAccess {

@@ -3,9 +3,9 @@ import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 
 /**
- * OpenTelemetry GenAI traces from the deployed functions (lambdas/telemetry/): each function that
- * writes a turn, a tool call, a decision or a run's end exports its span over OTLP/HTTP before it
- * returns. Two ways to a backend:
+ * OpenTelemetry GenAI traces and metrics from the deployed functions (lambdas/telemetry/): each
+ * function that writes a turn, a tool call, a decision or a run's end exports its span (and a turn's
+ * or call's metrics) over OTLP/HTTP before it returns. Two ways to a backend:
  *
  *   in-function export   endpoint: 'https://otlp.example.com'    the official exporter posts to it
  *   a collector layer    collectorLayer: <the ADOT collector     spans go to the layer's collector on
@@ -32,6 +32,12 @@ export interface GenAiTracing {
    * through the agent's `redactTrace`. @default false
    */
   readonly content?: boolean;
+  /**
+   * Also export the GenAI metrics (`gen_ai.client.token.usage`, `gen_ai.client.operation.duration`)
+   * to the same endpoint (`/v1/metrics`); `false` sets `OTEL_METRICS_EXPORTER=none`, e.g. for a
+   * collector with no metrics pipeline. @default true
+   */
+  readonly metrics?: boolean;
 }
 
 /** The standard variables the functions read; throws naming the prop when the combination is invalid. */
@@ -46,6 +52,7 @@ export function tracingEnvironment(id: string, agentName: string, tracing: GenAi
     OTEL_EXPORTER_OTLP_PROTOCOL: tracing.protocol ?? 'http/protobuf',
     OTEL_SERVICE_NAME: agentName,
     ...(tracing.content && { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' }),
+    ...(tracing.metrics === false && { OTEL_METRICS_EXPORTER: 'none' }),
     ...(tracing.collectorConfigUri && { OPENTELEMETRY_COLLECTOR_CONFIG_URI: tracing.collectorConfigUri }),
   };
 }

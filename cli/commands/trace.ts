@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { sinkFromEnv } from '../../lambdas/telemetry/config.js';
+import { sinkFromEnv, tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
 import { traceOf } from '../../lambdas/telemetry/spans.js';
 import { formatSpanTree } from '../../lambdas/telemetry/tree.js';
 import { UsageError } from '../errors.js';
@@ -25,7 +25,8 @@ export function registerTraceCommand(program: Command): void {
         if (!run) throw new UsageError(`no run ${runId} in ${where()}`);
         // The run's agent, when it is here: its tools' guarantees and its redaction hook.
         const agent = await agentFor(options.agent, run.agent, null);
-        const sink = sinkFromEnv(process.env, { ...(agent?.redactTrace && { redact: agent.redactTrace }) });
+        // Spans only: the metrics were measured as the run went, and a second send would count twice.
+        const sink = tracingConfigFromEnv(process.env) ? sinkFromEnv({ ...process.env, OTEL_METRICS_EXPORTER: 'none' }, { ...(agent?.redactTrace && { redact: agent.redactTrace }) }) : undefined;
         const spans = traceOf({ run, ...(await ledger.listConversation(runId)) }, { ...sink?.content, ...(agent && { tools: agent.tools }) });
         if (options.json) printJson({ runId, spans });
         else if (options.print || !sink) out(formatSpanTree(spans));

@@ -120,6 +120,8 @@ export function attachExecution(current: Current<RunRecord>, runId: string, exec
     ...run,
     executionArn,
     executions: [...(run.executions ?? []), executionArn],
+    // Rides on this same write: the span links of the trace are built from it.
+    attachments: [...(run.attachments ?? []), { execution: (run.executions ?? []).length, at: now.toISOString(), modelTurns: run.modelTurns }],
     status: 'running',
     updatedAt: now.toISOString(),
     ...(options.fingerprint !== undefined && { fingerprint: options.fingerprint }),

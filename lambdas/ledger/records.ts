@@ -141,6 +141,13 @@ export interface RunRecord extends Counters {
   startedBy?: string;
   /** The agent's declared `version` the run is bound to (with `fingerprint`); absent when it declares none. */
   agentVersion?: string;
+  /**
+   * When each execution after the first took the run over (`attachExecution`), and how many model
+   * turns were recorded then: what the trace's span links for a resume, handoff or migration are
+   * built from (lambdas/telemetry/spans.ts). `execution` is the index in `executions`; absent on
+   * records written before it was kept.
+   */
+  attachments?: ExecutionAttachment[];
   /** `savepoint migrate`: each move of the live run to another version of the agent, in order. */
   migrations?: MigrationRecord[];
   /** Digests of the system prompt and tool specs the run's requests send (runs/request-shape.ts): what replay names a change by. */
@@ -184,6 +191,12 @@ export interface ForkEdits {
 export interface RequestShape {
   system: string;
   tools: Record<string, string>;
+}
+
+export interface ExecutionAttachment {
+  execution: number;
+  at: string;
+  modelTurns: number;
 }
 
 /** One recorded move of a live run to new code (lambdas/steps/versions.ts). */

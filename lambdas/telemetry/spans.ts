@@ -3,6 +3,7 @@ import { guaranteeOf, type ToolDefinition, type TraceRedactor } from '../define.
 import { canonicalJson } from '../ledger/seal.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { inputTokensOf } from '../agent/messages.js';
+import { executionChain } from '../guards/history.js';
 
 /**
  * A run's trace, derived from its sealed ledger records by pure functions: the live export
@@ -18,8 +19,15 @@ import { inputTokensOf } from '../agent/messages.js';
  *   ├─ execute_tool {tool}   INTERNAL  one per tool call
  *   ├─ savepoint.approval    INTERNAL  one per decided approval, linked to its tool call
  *   ├─ savepoint.guard       INTERNAL  one per guard event (a budget warned or stopped, a kill, a loop)
+ *   ├─ savepoint.budget_check INTERNAL one per check that let a turn through, and the last one
+ *                                      (rebuilt from the records when the run ends: budgetCheckSpans)
  *   ├─ savepoint.recovery    INTERNAL  the run's last recorded recovery
- *   └─ savepoint.migrate     INTERNAL  one per move to another version of the agent
+ *   ├─ savepoint.migrate     INTERNAL  one per move to another version of the agent
+ *   └─ savepoint.resume / savepoint.handoff  INTERNAL  one per execution that took the run over
+ *
+ * Span links: a resume, handoff or migration links to the run's last turn when it took over
+ * (`RunRecord.attachments`); a fork's root links to its parent's trace at the fork's turn, and a
+ * parent's root to each fork's.
  *
  * Durable identity: the trace id is a hash of the run id, each span id a hash of the run id and
  * the record's place (turn, call), never of an attempt or an execution. A retry, a resume after a
@@ -92,7 +100,8 @@ export const callSpanId = (runId: string, turn: number, call: number) => spanIdO
 /** `gen_ai.provider.name` of a savepoint provider (the registry's well-known values where one exists). */
 const PROVIDER_NAMES: Record<string, string> = { anthropic: 'anthropic', openai: 'openai', bedrock: 'aws.bedrock', sim: 'savepoint.sim' };
 
-function providerAndModel(spec: string): { provider: string; model: string } {
+/** The provider (its `gen_ai.provider.name`) and model of a `provider:model` spec. */
+export function providerAndModel(spec: string): { provider: string; model: string } {
   const colon = spec.indexOf(':');
   if (colon < 0) return { provider: 'unknown', model: spec };
   const provider = spec.slice(0, colon);
@@ -264,7 +273,7 @@ export function runSpans(run: RunRecord): SpanRecord[] {
       'savepoint.price_table': run.priceTableVersion,
       'savepoint.record.digest': recordDigest(run),
     },
-    links: [],
+    links: lineageLinks(run),
     status: run.status === 'failed' ? 'error' : 'unset',
     ...(run.status === 'failed' && { statusMessage: run.error?.error ?? run.stopReason ?? 'failed' }),
   };
@@ -287,18 +296,137 @@ export function runSpans(run: RunRecord): SpanRecord[] {
         status: 'unset',
       }]
     : [];
-  const migrations = (run.migrations ?? []).map((migration, index): SpanRecord => ({
-    ...base(runId, `migrate/${index}`, 'savepoint.migrate', 'internal', ms(migration.at, endMs), ms(migration.at, endMs)),
+  const chain = executionChain(run);
+  const attachmentOf = (executionArn: string) => {
+    const index = run.executions.lastIndexOf(executionArn);
+    return (run.attachments ?? []).find((attachment) => attachment.execution === index);
+  };
+  const migrations = (run.migrations ?? []).map((migration, index): SpanRecord => {
+    const attachment = attachmentOf(migration.to.executionArn);
+    return {
+      ...base(runId, `migrate/${index}`, 'savepoint.migrate', 'internal', ms(migration.at, endMs), ms(migration.at, endMs)),
+      attributes: {
+        'gen_ai.conversation.id': runId,
+        'savepoint.migrate.by': migration.by,
+        ...(migration.from.version && { 'savepoint.migrate.from': migration.from.version }),
+        ...(migration.to.version && { 'savepoint.migrate.to': migration.to.version }),
+        ...(attachment && { 'savepoint.execution.index': attachment.execution, 'savepoint.execution.name': chain[attachment.execution]!.name }),
+      },
+      links: attachment ? [continues(runId, attachment.modelTurns)] : [],
+      status: 'unset',
+    };
+  });
+  // A resume (a recovery included) or a handoff: an execution that took the run over. A migration's
+  // execution has its span above.
+  const takeovers = (run.attachments ?? []).flatMap((attachment): SpanRecord[] => {
+    const execution = chain[attachment.execution];
+    if (!execution || execution.via === 'start' || execution.via === 'migrate') return [];
+    const at = ms(attachment.at, endMs);
+    return [{
+      ...base(runId, `execution/${attachment.execution}`, `savepoint.${execution.via}`, 'internal', at, at),
+      attributes: {
+        'gen_ai.conversation.id': runId,
+        'savepoint.execution.index': attachment.execution,
+        'savepoint.execution.name': execution.name,
+        'savepoint.execution.via': execution.via,
+        'savepoint.model_turns': attachment.modelTurns,
+      },
+      links: [continues(runId, attachment.modelTurns)],
+      status: 'unset',
+    }];
+  });
+  return [root, ...guards, ...recovery, ...migrations, ...takeovers];
+}
+
+/**
+ * The link from an execution that took a run over to where the run was then: its last recorded
+ * model turn (the run's own span before the first). Both ids are derived, so the link is the same
+ * live and in `savepoint trace`.
+ */
+const continues = (runId: string, modelTurns: number) => ({
+  traceId: traceIdOf(runId),
+  spanId: modelTurns > 0 ? turnSpanId(runId, modelTurns) : runSpanId(runId),
+  attributes: { 'savepoint.link': 'continues', 'savepoint.turn': modelTurns },
+});
+
+/**
+ * The root's links across traces: a fork to the turn of its parent it was forked after (the
+ * parent's run span when forked before any turn), and a parent to each of its forks.
+ */
+function lineageLinks(run: RunRecord): SpanRecord['links'] {
+  const from = run.forkedFrom;
+  const parent = from
+    ? [{
+        traceId: traceIdOf(from.runId),
+        spanId: from.turn > 1 ? turnSpanId(from.runId, from.turn - 1) : runSpanId(from.runId),
+        attributes: { 'savepoint.link': 'forked_from', 'savepoint.fork.run': from.runId, 'savepoint.fork.turn': from.turn, 'savepoint.fork.effects': from.effects },
+      }]
+    : [];
+  const forks = (run.forks ?? []).map((fork) => ({
+    traceId: traceIdOf(fork.runId),
+    spanId: runSpanId(fork.runId),
+    attributes: { 'savepoint.link': 'forked_to', 'savepoint.fork.run': fork.runId, 'savepoint.fork.turn': fork.turn },
+  }));
+  return [...parent, ...forks];
+}
+
+/**
+ * `savepoint.budget_check`: one span per BudgetCheck that let a model turn through, and one for the
+ * check that ended the run, rebuilt from the records rather than recorded: BudgetCheck decides
+ * from persisted counters only (budget-check.ts `decide`), so what it saw before turn N is the sum
+ * of the records before it, and that turn N exists is its verdict (`continue`). Recording each
+ * check instead would cost a ledger write per step; this costs nothing on the way.
+ *
+ * Its times bound the check: from the end of the step before (the run's start for the first) to the
+ * start of the model call it let through (the run's end for the last). The remaining budgets are
+ * against the run's final limits (`savepoint.budget.extended` says an approved extension raised one
+ * on the way). A compaction turn is not preceded by a check of its own.
+ */
+export function budgetCheckSpans(records: RunRecords): SpanRecord[] {
+  const { run } = records;
+  const { runId, config } = run;
+  const calls = [...records.calls].filter((call) => call.status === 'completed').sort((a, b) => a.turn - b.turn || a.call - b.call);
+  const turns = [...records.turns].sort((a, b) => a.turn - b.turn);
+  const extended = Object.values(run.budgetExtensions ?? {}).some((count) => (count ?? 0) > 0);
+  const used = { steps: 0, tokens: 0, micros: 0 };
+  let previousEnd = ms(run.createdAt, 0);
+  const check = (place: string, startMs: number, endMs: number, verdict: string, extra: Record<string, AttributeValue>): SpanRecord => ({
+    ...base(runId, place, 'savepoint.budget_check', 'internal', startMs, endMs),
     attributes: {
       'gen_ai.conversation.id': runId,
-      'savepoint.migrate.by': migration.by,
-      ...(migration.from.version && { 'savepoint.migrate.from': migration.from.version }),
-      ...(migration.to.version && { 'savepoint.migrate.to': migration.to.version }),
+      'savepoint.budget_check.verdict': verdict,
+      'savepoint.budget.used.steps': used.steps,
+      'savepoint.budget.used.tokens': used.tokens,
+      'savepoint.budget.used.usd': dollars(used.micros),
+      'savepoint.budget.remaining.steps': config.maxSteps - used.steps,
+      'savepoint.budget.remaining.tokens': config.maxTokens - used.tokens,
+      'savepoint.budget.remaining.usd': (Math.round(config.maxDollars * 1_000_000) - used.micros) / 1_000_000,
+      ...(extended && { 'savepoint.budget.extended': true }),
+      ...extra,
     },
     links: [],
     status: 'unset',
-  }));
-  return [root, ...guards, ...recovery, ...migrations];
+  });
+  const spans: SpanRecord[] = [];
+  let next = 0;
+  for (const turn of turns) {
+    const endMs = ms(turn.recordedAt, 0);
+    const startMs = endMs - turn.latencyMs;
+    if (!turn.compaction) spans.push(check(`budget_check/${turn.turn}`, previousEnd, startMs, 'continue', { 'savepoint.turn': turn.turn }));
+    used.steps += 1;
+    used.tokens += inputTokensOf(turn.usage) + turn.usage.output_tokens;
+    used.micros += turn.costMicros;
+    previousEnd = Math.max(previousEnd, endMs);
+    // The turn's calls ran before the next check.
+    for (; next < calls.length && calls[next]!.turn <= turn.turn; next++) {
+      used.steps += 1;
+      previousEnd = Math.max(previousEnd, ms(calls[next]!.recordedAt, previousEnd));
+    }
+  }
+  if (run.status !== 'running') {
+    spans.push(check('budget_check/end', previousEnd, ms(run.finishedAt, ms(run.updatedAt, previousEnd)), run.status, { ...(run.stopReason && { 'savepoint.stop_reason': run.stopReason }) }));
+  }
+  return spans;
 }
 
 /**
@@ -308,7 +436,7 @@ export function runSpans(run: RunRecord): SpanRecord[] {
  */
 export function traceOf(records: RunRecords, options: SpanOptions = {}): SpanRecord[] {
   return [
-    ...(records.run.status === 'running' ? [] : runSpans(records.run)),
+    ...(records.run.status === 'running' ? [] : [...runSpans(records.run), ...budgetCheckSpans(records)]),
     ...records.turns.map((turn) => turnSpan(turn, options)),
     ...records.calls.filter((call) => call.status === 'completed').map((call) => callSpan(call, options)),
     ...records.approvals.flatMap((approval) => approvalSpan(approval) ?? []),

@@ -1,7 +1,8 @@
 import type { ApprovalLedger, GuardLedger, Ledger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { Clock } from '../shared/ports.js';
+import { callMeasurements, turnMeasurements, type Measurement } from './metrics.js';
 import type { SpanSink } from './sink.js';
-import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanOptions, type SpanRecord } from './spans.js';
+import { approvalSpan, budgetCheckSpans, callSpan, replaySpan, runSpans, turnSpan, type SpanOptions, type SpanRecord } from './spans.js';
 
 /**
  * The live export: the ledger roles wrapped from outside (as the crash and counting decorators
@@ -9,10 +10,10 @@ import { approvalSpan, callSpan, replaySpan, runSpans, turnSpan, type SpanOption
  * completed it, and awaiting the collector before the step goes on, so that a process killed
  * after a step has exported that step's span (a Lambda may be frozen as soon as it returns).
  *
- *   recordTurn                      the turn written by this call        → chat {model}
- *   completeCall / recordCall       the call's outcome written           → execute_tool {tool}
+ *   recordTurn                      the turn written by this call        → chat {model}, its token usage and duration
+ *   completeCall / recordCall       the call's outcome written           → execute_tool {tool}, its duration
  *   decideApproval                  the decision written by this call    → savepoint.approval
- *   finishRun                       the run ended                        → invoke_agent {agent} and the run's own spans
+ *   finishRun                       the run ended                        → invoke_agent {agent}, the run's own spans and its budget checks
  *   countStep → false               a retry found its step recorded and counted: it did nothing
  *                                                                        → the replay, marked not executed
  *
@@ -52,24 +53,33 @@ export const EXPORT_COOLDOWN_MS = 30_000;
 
 function exporting(options: TracingOptions) {
   const { sink, onError, clock } = options;
-  const state = (cooldowns.get(sink) ?? cooldowns.set(sink, { downUntil: 0 }).get(sink))!;
-  return async (spans: readonly SpanRecord[]): Promise<void> => {
-    if (clock.now().getTime() < state.downUntil) return;
+  const state = (cooldowns.get(sink) ?? cooldowns.set(sink, { spans: 0, metrics: 0 }).get(sink))!;
+  // Each signal has its own cooldown: a collector that takes spans and refuses metrics (no metrics
+  // pipeline) must not cost the spans.
+  const send = async (signal: 'spans' | 'metrics', exporting: () => Promise<{ error?: Error }> | undefined) => {
+    if (clock.now().getTime() < state[signal]) return;
     const failed = (error: unknown) => {
-      state.downUntil = clock.now().getTime() + EXPORT_COOLDOWN_MS;
+      state[signal] = clock.now().getTime() + EXPORT_COOLDOWN_MS;
       onError?.(error);
     };
     try {
-      const result = await sink.export(spans);
-      if (result.error) failed(result.error);
+      const result = await exporting();
+      if (result?.error) failed(result.error);
     } catch (error) {
       failed(error);
     }
   };
+  return async (spans: readonly SpanRecord[], points: readonly Measurement[] = []): Promise<void> => {
+    // The spans and the metrics go side by side: the step waits for the slower of the two.
+    await Promise.all([
+      spans.length > 0 ? send('spans', () => sink.export(spans)) : undefined,
+      points.length > 0 && sink.measure ? send('metrics', () => sink.measure?.(points)) : undefined,
+    ]);
+  };
 }
 
-/** One cooldown per sink, shared by the roles that export through it. */
-const cooldowns = new WeakMap<SpanSink, { downUntil: number }>();
+/** One cooldown per sink and signal, shared by the roles that export through it. */
+const cooldowns = new WeakMap<SpanSink, { spans: number; metrics: number }>();
 
 export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<TurnLedger, 'recordTurn'> {
   const emit = exporting(options);
@@ -77,7 +87,7 @@ export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<T
     async recordTurn(turn) {
       const stored = await turns.recordTurn(turn);
       // The first recording stands: another attempt's turn came back, and that attempt exported it.
-      if (stored.recordedAt === turn.recordedAt) await emit([turnSpan(stored, spanOptions(options))]);
+      if (stored.recordedAt === turn.recordedAt) await emit([turnSpan(stored, spanOptions(options))], turnMeasurements(stored));
       return stored;
     },
   };
@@ -88,12 +98,12 @@ export function tracingCalls(calls: ToolCallLedger, options: TracingOptions): Pi
   return {
     async completeCall(runId, turn, call, outcome, now) {
       const completed = await calls.completeCall(runId, turn, call, outcome, now);
-      await emit([callSpan(completed, spanOptions(options))]);
+      await emit([callSpan(completed, spanOptions(options))], callMeasurements(completed));
       return completed;
     },
     async recordCall(call, now) {
       const recorded = await calls.recordCall(call, now);
-      if (recorded.recorded) await emit([callSpan(recorded.record, spanOptions(options))]);
+      if (recorded.recorded) await emit([callSpan(recorded.record, spanOptions(options))], callMeasurements(recorded.record));
       return recorded;
     },
   };
@@ -111,12 +121,17 @@ export function tracingApprovals(approvals: ApprovalLedger, options: TracingOpti
   };
 }
 
-export function tracingRuns(runs: RunLedger, options: TracingOptions): Pick<RunLedger, 'finishRun'> {
+export function tracingRuns(runs: RunLedger & Pick<TurnLedger, 'listConversation'>, options: TracingOptions): Pick<RunLedger, 'finishRun'> {
   const emit = exporting(options);
   return {
     async finishRun(runId, outcome, now) {
       const finished = await runs.finishRun(runId, outcome, now);
-      await emit(runSpans(finished));
+      // The budget checks are rebuilt from the whole conversation: one read per run, at its end.
+      const checks = await runs.listConversation(runId).then(
+        (conversation) => budgetCheckSpans({ run: finished, ...conversation }),
+        (error: unknown) => (options.onError?.(error), []),
+      );
+      await emit([...runSpans(finished), ...checks]);
       return finished;
     },
   };

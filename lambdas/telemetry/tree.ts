@@ -34,7 +34,8 @@ function describe(span: SpanRecord): string {
   if (typeof a['savepoint.cost.usd'] === 'number') parts.push(`$${a['savepoint.cost.usd'].toFixed(6)}`);
   const finish = a['gen_ai.response.finish_reasons'];
   if (Array.isArray(finish)) parts.push(finish.join(','));
-  for (const key of ['savepoint.tool.outcome', 'savepoint.approval.decision', 'savepoint.guard.action', 'savepoint.status'] as const) {
+  if (a['savepoint.budget_check.verdict'] !== undefined) parts.push(`${String(a['savepoint.budget_check.verdict'])}, ${String(a['savepoint.budget.remaining.steps'])} steps left`);
+  for (const key of ['savepoint.tool.outcome', 'savepoint.approval.decision', 'savepoint.guard.action', 'savepoint.status', 'savepoint.execution.via'] as const) {
     if (a[key] !== undefined) parts.push(String(a[key]));
   }
   if (a['savepoint.attempt'] !== undefined && Number(a['savepoint.attempt']) > 1) parts.push(`attempt ${String(a['savepoint.attempt'])}`);

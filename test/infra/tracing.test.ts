@@ -40,8 +40,37 @@ describe('DurableAgent tracing', { timeout: 120_000 }, () => {
     const template = synth(() => ({ endpoint: 'https://otlp.example.com', protocol: 'http/json', content: true }));
     for (const [id, fn] of stepFunctions(template)) {
       expect(fn.Properties.Environment.Variables, id).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' });
+      // The metrics go beside the spans unless turned off.
+      expect(fn.Properties.Environment.Variables.OTEL_METRICS_EXPORTER, id).toBeUndefined();
       expect(fn.Properties.Layers, id).toBeUndefined();
     }
+  });
+
+  it('with metrics: false, the functions export spans only (OTEL_METRICS_EXPORTER=none)', () => {
+    for (const [id, fn] of stepFunctions(synth(() => ({ endpoint: 'https://otlp.example.com', metrics: false })))) {
+      expect(fn.Properties.Environment.Variables, id).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com', OTEL_METRICS_EXPORTER: 'none' });
+    }
+  });
+
+  it("lets the functions that end a run query its conversation only when traced (the budget checks' spans)", () => {
+    const queries = (template: Template) => {
+      const roles = new Set<string>();
+      for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
+        const statements = policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Condition?: unknown }[];
+        if (statements.some((statement) => [statement.Action].flat().includes('dynamodb:Query') && statement.Condition !== undefined)) {
+          for (const role of policy.Properties.Roles as { Ref: string }[]) roles.add(role.Ref);
+        }
+      }
+      const functions = template.findResources('AWS::Lambda::Function');
+      return Object.values(functions)
+        .filter((fn) => roles.has((fn.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]))
+        .map((fn) => fn.Properties.Environment?.Variables?.SAVEPOINT_STEP as string | undefined);
+    };
+    const traced = queries(synth(() => ({ endpoint: 'https://otlp.example.com' })));
+    const untraced = queries(synth(() => undefined));
+    expect(untraced).not.toContain('finalize');
+    expect(traced).toContain('finalize');
+    expect(traced.length - untraced.length).toBe(4);
   });
 
   it('is off by default: no OTEL variable on any function', () => {

@@ -75,7 +75,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     writeFileSync(join(app, 'consumer.ts'), CONSUMER);
     writeFileSync(
       join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.ts'] }),
+      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.ts', 'traced-app.ts'] }),
     );
     // Everything is in npm's cache already (the project's own install).
     await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
@@ -157,6 +157,29 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       // Issue 21's target: what a cold start loads (the entry and the chunks it imports statically) is at most 1 MB.
       const { loaded } = staticImports(dir, 'index.mjs');
       expect(loaded.reduce((sum, file) => sum + statSync(join(dir, file)).size, 0)).toBeLessThanOrEqual(COLD_START_TARGETS.bundleBytes);
+    }
+  }, 240_000);
+
+  // After the others (not beside the bundling synth above, which it would slow down on a busy machine).
+  it("synthesizes the README's tracing app (Traces): the OTEL variables on every function, the collector layer on each", async () => {
+    // Bundling off (the test above bundles): what is checked is the template the `tracing` prop makes.
+    const out = join(app, 'traced.out');
+    const env = { ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
+    await exec('npx', ['tsx', 'traced-app.ts'], { cwd: app, env, timeout: 180_000 });
+    type Fn = { Type: string; Properties: { Environment?: { Variables?: Record<string, unknown> }; Layers?: unknown[] } };
+    const functions = (stack: string) =>
+      Object.entries((JSON.parse(readFileSync(join(out, `${stack}.template.json`), 'utf8')) as { Resources: Record<string, Fn> }).Resources).filter(
+        ([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables?.['POWERTOOLS_SERVICE_NAME'] === 'inbox-notes',
+      );
+    expect(functions('TracedDirect').length).toBeGreaterThanOrEqual(10);
+    for (const [id, fn] of functions('TracedDirect')) {
+      expect(fn.Properties.Environment!.Variables, id).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com', OTEL_SERVICE_NAME: 'inbox-notes' });
+      expect(fn.Properties.Layers, id).toBeUndefined();
+    }
+    expect(functions('TracedViaCollector').length).toBeGreaterThanOrEqual(10);
+    for (const [id, fn] of functions('TracedViaCollector')) {
+      expect(fn.Properties.Environment!.Variables, id).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318', OPENTELEMETRY_COLLECTOR_CONFIG_URI: '/var/task/collector.yaml', OTEL_METRICS_EXPORTER: 'none' });
+      expect(fn.Properties.Layers, id).toEqual([expect.stringContaining('layer:aws-otel-collector')]);
     }
   }, 240_000);
 });

@@ -2,8 +2,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A local OTLP/HTTP trace receiver: what a collector's `otlphttp` receiver does at `/v1/traces`,
- * for the tests. JSON requests are decoded by the OTLP/JSON mapping of the official
+ * A local OTLP/HTTP receiver: what a collector's `otlphttp` receiver does at `/v1/traces` and
+ * `/v1/metrics`, for the tests. JSON requests are decoded by the OTLP/JSON mapping of the official
  * `opentelemetry-proto` definitions (ids as hex, 64-bit integers as strings or numbers, values as
  * `AnyValue`); protobuf requests are kept as bytes.
  */
@@ -26,11 +26,28 @@ export interface ReceivedSpan {
   scope: string;
 }
 
+/** One histogram data point, as an OTLP/JSON metrics request carries it. */
+export interface ReceivedPoint {
+  metric: string;
+  unit: string;
+  /** AGGREGATION_TEMPORALITY_DELTA = 1, _CUMULATIVE = 2. */
+  temporality: number;
+  attributes: Record<string, Value>;
+  count: number;
+  sum: number;
+  bucketCounts: number[];
+  explicitBounds: number[];
+  resource: Record<string, Value>;
+  scope: string;
+}
+
 export interface Receiver {
   readonly url: string;
   readonly spans: ReceivedSpan[];
+  /** The histogram points of every JSON request to `/v1/metrics`. */
+  readonly points: ReceivedPoint[];
   /** Each request's headers and content type, in order. */
-  readonly requests: { headers: IncomingHttpHeaders; contentType: string; body: Buffer }[];
+  readonly requests: { url: string; headers: IncomingHttpHeaders; contentType: string; body: Buffer }[];
   clear(): void;
   close(): Promise<void>;
 }
@@ -93,8 +110,47 @@ export function decodeTraceRequest(request: ExportTraceServiceRequest): Received
   );
 }
 
+interface ExportMetricsServiceRequest {
+  resourceMetrics?: {
+    resource?: { attributes?: KeyValue[] };
+    scopeMetrics?: {
+      scope?: { name?: string };
+      metrics?: {
+        name: string;
+        unit?: string;
+        histogram?: {
+          aggregationTemporality?: number;
+          dataPoints?: { attributes?: KeyValue[]; count?: string | number; sum?: number; bucketCounts?: (string | number)[]; explicitBounds?: number[] }[];
+        };
+      }[];
+    }[];
+  }[];
+}
+
+export function decodeMetricsRequest(request: ExportMetricsServiceRequest): ReceivedPoint[] {
+  return (request.resourceMetrics ?? []).flatMap((resourceMetrics) =>
+    (resourceMetrics.scopeMetrics ?? []).flatMap((scopeMetrics) =>
+      (scopeMetrics.metrics ?? []).flatMap((metric) =>
+        (metric.histogram?.dataPoints ?? []).map((point) => ({
+          metric: metric.name,
+          unit: metric.unit ?? '',
+          temporality: metric.histogram?.aggregationTemporality ?? 0,
+          attributes: attributesOf(point.attributes),
+          count: Number(point.count ?? 0),
+          sum: point.sum ?? 0,
+          bucketCounts: (point.bucketCounts ?? []).map(Number),
+          explicitBounds: point.explicitBounds ?? [],
+          resource: attributesOf(resourceMetrics.resource?.attributes),
+          scope: scopeMetrics.scope?.name ?? '',
+        })),
+      ),
+    ),
+  );
+}
+
 export async function startOtlpReceiver(): Promise<Receiver> {
   const spans: ReceivedSpan[] = [];
+  const points: ReceivedPoint[] = [];
   const requests: Receiver['requests'] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -102,12 +158,16 @@ export async function startOtlpReceiver(): Promise<Receiver> {
     request.on('end', () => {
       const body = Buffer.concat(chunks);
       const contentType = request.headers['content-type'] ?? '';
-      requests.push({ headers: request.headers, contentType, body });
-      if (request.method !== 'POST' || request.url !== '/v1/traces') {
+      requests.push({ url: request.url ?? '', headers: request.headers, contentType, body });
+      if (request.method !== 'POST' || (request.url !== '/v1/traces' && request.url !== '/v1/metrics')) {
         response.writeHead(404).end();
         return;
       }
-      if (contentType.startsWith('application/json')) spans.push(...decodeTraceRequest(JSON.parse(body.toString('utf8')) as ExportTraceServiceRequest));
+      if (contentType.startsWith('application/json')) {
+        const decoded: unknown = JSON.parse(body.toString('utf8'));
+        if (request.url === '/v1/traces') spans.push(...decodeTraceRequest(decoded as ExportTraceServiceRequest));
+        else points.push(...decodeMetricsRequest(decoded as ExportMetricsServiceRequest));
+      }
       response.writeHead(200, { 'content-type': contentType.startsWith('application/json') ? 'application/json' : 'application/x-protobuf' }).end(contentType.startsWith('application/json') ? '{}' : '');
     });
   });
@@ -116,9 +176,11 @@ export async function startOtlpReceiver(): Promise<Receiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    points,
     requests,
     clear: () => {
       spans.length = 0;
+      points.length = 0;
       requests.length = 0;
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),

@@ -8,9 +8,10 @@ import { openLedger } from '../../cli/state.js';
 import { inputTokensOf } from '../../lambdas/agent/messages.js';
 import { guaranteeOf } from '../../lambdas/define.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
-import { callSpanId, runSpanId, traceIdOf, turnSpanId } from '../../lambdas/telemetry/spans.js';
+import { executionChain } from '../../lambdas/guards/history.js';
+import { callSpanId, runSpanId, spanIdOf, traceIdOf, turnSpanId } from '../../lambdas/telemetry/spans.js';
 import { savepoint, workspace } from '../support/cli-process.js';
-import { startOtlpReceiver, type ReceivedSpan, type Receiver } from '../support/otlp-receiver.js';
+import { startOtlpReceiver, type ReceivedPoint, type ReceivedSpan, type Receiver } from '../support/otlp-receiver.js';
 
 /**
  * The live export and `savepoint trace`, end to end: the CLI runs the sample day in its own
@@ -59,6 +60,7 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
   let stateDir: string;
   let args: (...more: string[]) => string[];
   let live: ReceivedSpan[];
+  let metrics: ReceivedPoint[];
   let records: Awaited<ReturnType<typeof recordsOf>>;
 
   beforeAll(async () => {
@@ -67,6 +69,7 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     const finished = await savepoint(args('run', '--json', '--approve', 'approve'), { env: otel() });
     expect(finished.code, finished.stderr).toBe(0);
     live = ofRun(receiver.spans);
+    metrics = [...receiver.points];
     records = await recordsOf(stateDir);
   });
 
@@ -138,6 +141,61 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     });
   });
 
+  it("one savepoint.budget_check per turn it let through and one that ended the run, its figures the ledger's", () => {
+    const { run, turns } = records;
+    const checks = live.filter((span) => span.name === 'savepoint.budget_check');
+    const modelTurns = (turns as TurnRecord[]).filter((turn) => !turn.compaction);
+    expect(checks).toHaveLength(modelTurns.length + 1);
+    for (const turn of modelTurns) {
+      const check = checks.find((span) => span.spanId === spanIdOf(runId, `budget_check/${turn.turn}`))!;
+      const before = (turns as TurnRecord[]).filter((one) => one.turn < turn.turn);
+      expect(check.attributes).toMatchObject({
+        'savepoint.budget_check.verdict': 'continue',
+        'savepoint.turn': turn.turn,
+        'savepoint.budget.used.tokens': before.reduce((sum, one) => sum + inputTokensOf(one.usage) + one.usage.output_tokens, 0),
+        'savepoint.budget.remaining.tokens': run.config.maxTokens - before.reduce((sum, one) => sum + inputTokensOf(one.usage) + one.usage.output_tokens, 0),
+      });
+      // The check ended before the model call it let through began.
+      const chat = live.find((span) => span.spanId === turnSpanId(runId, turn.turn))!;
+      expect(check.endNanos).toBeLessThanOrEqual(chat.startNanos);
+      expect(check.startNanos).toBeLessThanOrEqual(check.endNanos);
+    }
+    // The last check saw the run's own counters, and ended it.
+    const last = checks.find((span) => span.spanId === spanIdOf(runId, 'budget_check/end'))!;
+    expect(last.attributes).toMatchObject({
+      'savepoint.budget_check.verdict': 'succeeded',
+      'savepoint.budget.used.steps': run.steps,
+      'savepoint.budget.remaining.steps': run.config.maxSteps - run.steps,
+      'savepoint.budget.used.tokens': run.inputTokens + run.outputTokens,
+      'savepoint.budget.used.usd': run.costMicros / 1e6,
+    });
+  });
+
+  it("the run's GenAI metrics (gen_ai.client.token.usage, gen_ai.client.operation.duration) equal the ledger's figures", () => {
+    const { run, turns, calls } = records;
+    const points = metrics.filter((point) => point.resource['service.name'] === 'refunds-nightly');
+    for (const point of points) expect(point.temporality, point.metric).toBe(1); // delta: the points add up across processes
+    const tokens = (type: string) => points.filter((point) => point.metric === 'gen_ai.client.token.usage' && point.attributes['gen_ai.token.type'] === type);
+    const total = (list: ReceivedPoint[]) => list.reduce((sum, point) => sum + point.sum, 0);
+    const count = (list: ReceivedPoint[]) => list.reduce((sum, point) => sum + point.count, 0);
+    // Cached tokens inside the input (the conventions' rule): the run's input counter is that sum.
+    expect(total(tokens('input'))).toBe(run.inputTokens);
+    expect(total(tokens('output'))).toBe(run.outputTokens);
+    expect(count(tokens('input'))).toBe(turns.length);
+    expect(count(tokens('output'))).toBe(turns.length);
+    for (const point of tokens('input')) {
+      expect(point).toMatchObject({ unit: '{token}', explicitBounds: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864] });
+      expect(point.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'savepoint.sim' });
+    }
+    const durations = (operation: string) => points.filter((point) => point.metric === 'gen_ai.client.operation.duration' && point.attributes['gen_ai.operation.name'] === operation);
+    expect(count(durations('chat'))).toBe(turns.length);
+    expect(total(durations('chat'))).toBeCloseTo(turns.reduce((sum: number, turn: TurnRecord) => sum + turn.latencyMs / 1000, 0), 9);
+    const ran = (calls as ToolCallRecord[]).filter((call) => call.status === 'completed' && call.outcome !== 'rejected' && call.outcome !== 'expired');
+    expect(count(durations('execute_tool'))).toBe(ran.length);
+    expect(total(durations('execute_tool'))).toBeCloseTo(ran.reduce((sum, call) => sum + (call.latencyMs ?? 0) / 1000, 0), 9);
+    for (const point of durations('chat')) expect(point).toMatchObject({ unit: 's', explicitBounds: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92] });
+  });
+
   it('no attribute holds an idempotency key, a task token or a secret, and no content without the opt-in', () => {
     const { calls, tokens } = records;
     const seal = readFileSync(join(stateDir, 'keys', 'ledger-seal.key'));
@@ -187,7 +245,8 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     const { OTEL_EXPORTER_OTLP_PROTOCOL: _json, ...protobuf } = otel();
     const traced = await savepoint(['--state-dir', stateDir, 'trace', runId], { env: { ...protobuf, OTEL_EXPORTER_OTLP_PROTOCOL: '' } });
     expect(traced.code, traced.stderr).toBe(0);
-    expect(receiver.requests.map((request) => request.contentType)).toEqual(['application/x-protobuf']);
+    // One request, of spans: `savepoint trace` sends no metrics (they were counted as the run went).
+    expect(receiver.requests.map((request) => [request.url, request.contentType])).toEqual([['/v1/traces', 'application/x-protobuf']]);
     const body = receiver.requests[0]!.body;
     expect(body.includes(Buffer.from(traceIdOf(runId), 'hex'))).toBe(true);
     for (const span of live) expect(body.includes(Buffer.from(span.spanId, 'hex')), span.name).toBe(true);
@@ -201,6 +260,29 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     expect(lines[0]).toMatch(/^invoke_agent refund-reconciler {2}/);
     expect(lines.filter((line) => line.startsWith('  chat '))).toHaveLength(records.turns.length);
     expect(lines.filter((line) => line.startsWith('  execute_tool '))).toHaveLength(records.calls.length);
+  });
+
+  // Last: the fork adds its lineage to the parent's record (and so a link to the parent's root).
+  it("a fork's trace links to the parent's turn it was forked after, the parent's back to the fork, live and rebuilt alike", async () => {
+    receiver.clear();
+    const fork = 'refunds-fork-4';
+    // The state directory keeps the day the parent ran on: the fork's simulated world serves it again.
+    const forked = await savepoint(['--state-dir', stateDir, 'fork', runId, '--at', '4', '--effects', 'dry', '--run-id', fork, '--yes', '--approve', 'approve', '--agent', 'refund-reconciler'], { env: otel() });
+    expect(forked.code, forked.stderr).toBe(0);
+    const forkRoot = receiver.spans.find((span) => span.traceId === traceIdOf(fork) && span.spanId === runSpanId(fork))!;
+    expect(forkRoot.links).toEqual([
+      { traceId: traceIdOf(runId), spanId: turnSpanId(runId, 3), attributes: { 'savepoint.link': 'forked_from', 'savepoint.fork.run': runId, 'savepoint.fork.turn': 4, 'savepoint.fork.effects': 'dry' } },
+    ]);
+    // The parent's span it links to is one the parent's trace holds.
+    expect(live.some((span) => span.spanId === turnSpanId(runId, 3))).toBe(true);
+    const liveFork = receiver.spans.filter((span) => span.traceId === traceIdOf(fork));
+    receiver.clear();
+    expect((await savepoint(['--state-dir', stateDir, 'trace', fork], { env: otel() })).code).toBe(0);
+    expect(byId(receiver.spans.filter((span) => span.traceId === traceIdOf(fork)))).toEqual(byId(liveFork));
+    receiver.clear();
+    expect((await savepoint(['--state-dir', stateDir, 'trace', runId], { env: otel() })).code).toBe(0);
+    const parentRoot = ofRun(receiver.spans).find((span) => span.spanId === runSpanId(runId))!;
+    expect(parentRoot.links).toEqual([{ traceId: traceIdOf(fork), spanId: runSpanId(fork), attributes: { 'savepoint.link': 'forked_to', 'savepoint.fork.run': fork, 'savepoint.fork.turn': 4 } }]);
   });
 });
 
@@ -221,6 +303,7 @@ describe('a run killed mid-way and resumed', { timeout: 240_000 }, () => {
     const finished = await savepoint(args('resume', runId, '--json'), { env: otel() });
     expect(finished.code, finished.stderr).toBe(0);
     const received = ofRun(receiver.spans);
+    const measured = [...receiver.points];
 
     // What was exported before each kill is, id for id and attribute for attribute, in the trace
     // rebuilt from the ledger at the end.
@@ -232,7 +315,22 @@ describe('a run killed mid-way and resumed', { timeout: 240_000 }, () => {
     // And nothing the live export sent is missing from it.
     for (const span of received) expect(rebuilt.has(span.spanId), span.name).toBe(true);
 
-    const { calls } = await recordsOf(stateDir);
+    const { calls, run, turns } = await recordsOf(stateDir);
+    // Metrics: a turn is measured by the attempt that wrote it, once, across the three processes.
+    // The kills came after a tool call's write, never a turn's: every turn is measured exactly once.
+    const input = measured.filter((point) => point.metric === 'gen_ai.client.token.usage' && point.attributes['gen_ai.token.type'] === 'input');
+    expect(input.reduce((sum, point) => sum + point.count, 0)).toBe(turns.length);
+    expect(input.reduce((sum, point) => sum + point.sum, 0)).toBe(run.inputTokens);
+    // Each resume is a span linked to the last turn the run had recorded when it took over, and
+    // `savepoint trace` gives it back as it was sent.
+    const resumes = received.filter((span) => span.name === 'savepoint.resume');
+    expect(resumes).toHaveLength(executionChain(run).filter((execution) => execution.via === 'resume').length);
+    expect(resumes).toHaveLength(2);
+    for (const attachment of run.attachments!) {
+      const span = resumes.find((one) => one.spanId === spanIdOf(runId, `execution/${attachment.execution}`))!;
+      expect(span.links).toEqual([{ traceId: traceIdOf(runId), spanId: attachment.modelTurns > 0 ? turnSpanId(runId, attachment.modelTurns) : runSpanId(runId), attributes: { 'savepoint.link': 'continues', 'savepoint.turn': attachment.modelTurns } }]);
+      expect(rebuilt.get(span.spanId)).toEqual(identity(span));
+    }
     const writes = calls.filter((call: ToolCallRecord) => call.effect === 'write');
     expect(writes.map((call: ToolCallRecord) => call.name).sort()).toEqual(['flag_for_review', 'issue_refund', 'post_report']);
     for (const write of writes as ToolCallRecord[]) {

@@ -117,6 +117,19 @@ describe('bench/check.ts', () => {
       '(report): status against many runs takes more than 1.5 times the CPU time of one',
     ]);
   });
+  it('accepts a tracing report with its four rows, and rejects one whose collector received too little', () => {
+    const row = (tracing: string, ms: number) => ({ tracing, msPerStep: ms, cpuMsPerStep: ms / 2 });
+    const tracing = {
+      steps: 20,
+      runs: 1,
+      exportRequests: 206,
+      rows: [row('off', 6), row('OTLP/HTTP protobuf, spans only', 6.5), row('OTLP/HTTP protobuf', 7), row('OTLP/HTTP JSON', 8)],
+      addedPerStep: [row('OTLP/HTTP protobuf, spans only', 0.5), row('OTLP/HTTP protobuf', 1), row('OTLP/HTTP JSON', 2)],
+    };
+    expect(checkReport('tracing', text(tracing))).toEqual([]);
+    expect(checkReport('tracing', text({ ...tracing, exportRequests: 3 }))).toEqual(['(report): the collector received fewer export requests than the traced steps made']);
+    expect(checkReport('tracing', text({ ...tracing, rows: tracing.rows.slice(1) }))[0]).toMatch(/^rows: /);
+  });
 });
 
 describe('bench/aws-cost.ts', () => {

@@ -3,9 +3,10 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
-import { tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
+import type { Measurement } from '../../lambdas/telemetry/metrics.js';
+import { metricsConfigFromEnv, sinkFromEnv, tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
 import { exporterSink } from '../../lambdas/telemetry/export.js';
-import { callSpan, callSpanId, runSpanId, traceIdOf, turnSpan, turnSpanId } from '../../lambdas/telemetry/spans.js';
+import { callSpan, callSpanId, runSpanId, runSpans, traceIdOf, turnSpan, turnSpanId } from '../../lambdas/telemetry/spans.js';
 import { formatSpanTree } from '../../lambdas/telemetry/tree.js';
 import { EXPORT_COOLDOWN_MS, tracingLedger } from '../../lambdas/telemetry/tracing-ledger.js';
 import { runRecord } from '../support/records.js';
@@ -128,7 +129,8 @@ describe('the tracing decorator over a real ledger', () => {
     expect(names()).toEqual([]);
     await ledger.completeCall('r1', 1, 1, { outcome: 'ok', result: '{}', latencyMs: 5 }, now);
     await ledger.finishRun('r1', { status: 'succeeded' }, now);
-    expect(names()).toEqual(['execute_tool issue_refund', 'invoke_agent agent']);
+    // The run's end: its span, and the budget check that ended it (no turn: no check let one through).
+    expect(names()).toEqual(['execute_tool issue_refund', 'invoke_agent agent', 'savepoint.budget_check']);
   });
 
   it('never fails the step when the export fails, and stops trying for a while after a failure', async () => {
@@ -149,6 +151,49 @@ describe('the tracing decorator over a real ledger', () => {
     await ledger.recordTurn(turn({ turn: 3 }));
     expect(exporter.getFinishedSpans().map((span) => span.spanContext().spanId)).toEqual([turnSpanId('r1', 3)]);
   });
+
+  it('a collector that refuses the metrics costs the spans nothing: each signal has its own cooldown', async () => {
+    const exporter = new InMemorySpanExporter();
+    const spans = exporterSink(exporter, resourceFromAttributes({ 'service.name': 't' }));
+    const measured: number[] = [];
+    const sink = { ...spans, measure: async (points: readonly Measurement[]) => (measured.push(points.length), { error: new Error('404: no metrics pipeline') }) };
+    const errors: unknown[] = [];
+    const ledger = tracingLedger(EmbeddedLedger.open(), { sink, clock: { now: () => new Date('2026-11-29T02:00:00.000Z') }, onError: (error) => errors.push(error) });
+    await ledger.createRun(runRecord({ runId: 'r1' }));
+    await ledger.recordTurn(turn());
+    await ledger.recordTurn(turn({ turn: 2 }));
+    // The first turn's three points were sent and refused; the second's were held back by the cooldown.
+    expect(measured).toEqual([3]);
+    expect(errors).toHaveLength(1);
+    expect(exporter.getFinishedSpans().map((span) => span.spanContext().spanId)).toEqual([turnSpanId('r1', 1), turnSpanId('r1', 2)]);
+  });
+});
+
+describe('span links across traces and executions', () => {
+  const ended = { status: 'succeeded' as const, finishedAt: '2026-11-29T03:00:00.000Z' };
+
+  it("a fork's root links to the parent's turn it was forked after, and the parent's root to the fork", () => {
+    const fork = runSpans(runRecord({ runId: 'child', ...ended, forkedFrom: { runId: 'parent', turn: 4, effects: 'dry' } }))[0]!;
+    expect(fork.links).toEqual([
+      { traceId: traceIdOf('parent'), spanId: turnSpanId('parent', 3), attributes: { 'savepoint.link': 'forked_from', 'savepoint.fork.run': 'parent', 'savepoint.fork.turn': 4, 'savepoint.fork.effects': 'dry' } },
+    ]);
+    expect(runSpans(runRecord({ runId: 'child', ...ended, forkedFrom: { runId: 'parent', turn: 1, effects: 'reuse' } }))[0]!.links[0]!.spanId).toBe(runSpanId('parent'));
+    const parent = runSpans(runRecord({ runId: 'parent', ...ended, forks: [{ runId: 'child', turn: 4 }] }))[0]!;
+    expect(parent.links).toEqual([{ traceId: traceIdOf('child'), spanId: runSpanId('child'), attributes: { 'savepoint.link': 'forked_to', 'savepoint.fork.run': 'child', 'savepoint.fork.turn': 4 } }]);
+  });
+
+  it('a migration links to the turn the migrated execution took the run over at; a run with no attachments recorded has no takeover spans', () => {
+    const migration = { by: 'ops', at: '2026-11-29T02:30:00.000Z', from: { version: '1', fingerprint: 'f1', executionArn: 'arn:r' }, to: { version: '2', fingerprint: 'f2', executionArn: 'arn:r-v2' } };
+    const spans = runSpans(runRecord({ ...ended, executions: ['arn:r', 'arn:r-v2'], migrations: [migration], attachments: [{ execution: 1, at: migration.at, modelTurns: 6 }] }));
+    const migrate = spans.find((span) => span.name === 'savepoint.migrate')!;
+    expect(migrate.links.map((link) => link.spanId)).toEqual([turnSpanId('r', 6)]);
+    expect(migrate.attributes['savepoint.execution.index']).toBe(1);
+    // The migration's execution is not also a resume.
+    expect(spans.filter((span) => span.name === 'savepoint.resume')).toEqual([]);
+    // Before attachments were recorded: the migration span without a link, and no resume span.
+    const older = runSpans(runRecord({ ...ended, executions: ['arn:r', 'arn:r2'] }));
+    expect(older.filter((span) => span.name.startsWith('savepoint.resume'))).toEqual([]);
+  });
 });
 
 describe('tracing configuration from the standard variables', () => {
@@ -165,7 +210,22 @@ describe('tracing configuration from the standard variables', () => {
     });
   });
 
+  it('configures the GenAI metrics from the same variables, their _METRICS_ forms first, delta unless asked otherwise', () => {
+    expect(metricsConfigFromEnv({})).toBeUndefined();
+    expect(metricsConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_METRICS_EXPORTER: 'none' })).toBeUndefined();
+    expect(metricsConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
+    expect(metricsConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'x-team=a' })).toEqual({
+      url: 'http://127.0.0.1:4318/v1/metrics', headers: { 'x-team': 'a' }, protocol: 'http/json', serviceName: 'savepoint', timeoutMs: 2000, temporality: 'delta',
+    });
+    expect(metricsConfigFromEnv({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://c:4318/m', OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'cumulative' })).toMatchObject({ url: 'http://c:4318/m', temporality: 'cumulative' });
+    // Metrics without traces: the sink measures and exports no span.
+    expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://c:4318/m' })).toBeUndefined();
+    expect(sinkFromEnv({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://c:4318/m' })?.measure).toBeTypeOf('function');
+    expect(sinkFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_METRICS_EXPORTER: 'none' })?.measure).toBeUndefined();
+  });
+
   it('fails when a variable is malformed, naming it', () => {
+    expect(() => metricsConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x', OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'sometimes' })).toThrow(/^OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: /);
     expect(() => tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/^OTEL_EXPORTER_OTLP_PROTOCOL: /);
     expect(() => tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toThrow(/^OTEL_EXPORTER_OTLP_ENDPOINT: /);
   });
