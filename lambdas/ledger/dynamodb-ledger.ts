@@ -190,7 +190,7 @@ export class DynamoDbLedger extends StorageLedger {
     return item && { pk: runKey(item.runId).pk, sk: approvalSkOf(item) };
   }
 
-  async listPendingApprovals(): Promise<ApprovalRecord[]> {
+  protected async queryPendingApprovals(): Promise<ApprovalRecord[]> {
     // An index holds a projection of the items (never the task token): not the item its seal covers.
     const items = await this.queryAll({ IndexName: LedgerIndexes.pendingApprovals, KeyConditionExpression: 'pendingApproval = :pending', ExpressionAttributeValues: { ':pending': PENDING } });
     return items.map(strip).filter((item) => item['kind'] === 'approval') as unknown as ApprovalRecord[];
@@ -205,7 +205,7 @@ export class DynamoDbLedger extends StorageLedger {
     await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...tokenKey(key), taskToken, expiresAt: expiresAt(new Date()) } }));
   }
 
-  async getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined> {
+  protected async readTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined> {
     const result = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: tokenKey(key), ConsistentRead: true }));
     const token = result.Item?.['taskToken'];
     return typeof token === 'string' ? token : undefined;
@@ -214,14 +214,14 @@ export class DynamoDbLedger extends StorageLedger {
   // Large values by reference (ledger/blobs.ts): their own partition, so the conversation's
   // queries never read them. Plain puts: the same digest is the same chunks, so a retry's
   // overwrite changes nothing.
-  async putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
+  protected async writeBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
     const expires = expiresAt(new Date());
     await Promise.all(
       chunks.map((data, index) => this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...blobKey(runId, digest, index), kind: 'blob', data, expiresAt: expires } }))),
     );
   }
 
-  async getBlob(runId: string, digest: string): Promise<string[]> {
+  protected async readBlob(runId: string, digest: string): Promise<string[]> {
     const chunks = await this.queryAll({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :digest)',
       ExpressionAttributeValues: { ':pk': blobKey(runId, digest, 0).pk, ':digest': `${digest}#` },
