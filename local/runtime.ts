@@ -24,6 +24,7 @@ import { bindTasks, localEngine, type LocalHandlers } from './runtime/tasks.js';
 import { startWorld } from './runtime/world.js';
 import { twinIam } from './iam/index.js';
 import { roleClients } from './iam/sfn-clients.js';
+import { dynamoGuard, ledgerAs, ledgerTableArn } from './iam/dynamodb.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
 import { SfnQuotas } from './sfn-quotas.js';
 import { routeStatusChanges, settleStatusChanges } from './status-events.js';
@@ -88,6 +89,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // The twin's IAM (local/iam): the template's roles, each function's own credentials, the deployment's ARNs.
     const iam = options.iam === false ? undefined : twinIam(template, { stateDir: options.stateDir });
     const extracted = extractStateMachine(template, { ...(iam && { physical: iam.physical }) });
+    // Every ledger call a function makes is authorized as its role, at the storage layer (local/iam/dynamodb.ts).
+    const tableArn = iam && ledgerTableArn(template, iam.physical);
+    if (iam && tableArn) opened.ledger.guardStorage(dynamoGuard(() => ledgerTableArn(template, iam.physical) ?? tableArn, iam.authorizeAs));
+    const ledgerOf = (step: StepName) => (iam && tableArn ? ledgerAs(step, ledger) : ledger);
     const leaseMs = options.leaseMs ?? 1_000;
     // Version 1 keeps the handlers it started with, whatever is deployed after it.
     let firstHandlers: LocalHandlers;
@@ -119,13 +124,13 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // The functions start runs where they do on AWS (their STATE_MACHINE_ARN): on the alias, when the template has one.
     const startArn = aliases[0] === undefined ? extracted.stateMachineArn : `${extracted.stateMachineArn}:${aliases[0]}`;
     // The watchdog stands in for the sweeper: it resumes orphans as the sweeper's role would.
-    const recoverDeps = { ledger, starter: sfnStarter(sfnAs(Steps.Sweep), startArn), clock, policy: options.recovery || undefined };
+    const recoverDeps = { ledger: ledgerOf(Steps.Sweep), starter: sfnStarter(sfnAs(Steps.Sweep), startArn), clock, policy: options.recovery || undefined };
 
     let pageUrl = '';
     const approvalSetup = localApprovalSetup(options, () => pageUrl);
 
     const wiring = {
-      options, ledger, clock, model, world, sfn, sfnAs, engine, leaseMs, inFlight,
+      options, ledger, ledgerOf, clock, model, world, sfn, sfnAs, engine, leaseMs, inFlight,
       stateMachineArn: startArn,
       ...(iam && { iam }),
       ...(quotas && { quotas }),
@@ -146,7 +151,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
     closers.push(() => settleStatusChanges(engine)); // before the engine closes: a stop just made is recorded
 
-    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock, ...approvalSetup }), { ...(options.approvals?.principal && { user: options.approvals.principal }) });
+    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalSetup }), { ...(options.approvals?.principal && { user: options.approvals.principal }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 

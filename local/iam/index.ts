@@ -4,12 +4,12 @@
  * whose ARNs the template resolves to (deployment.ts). What the engine, the Step Functions
  * endpoint and each local function's SDK clients are given.
  *
- * Enforced: the state machine role's `lambda:InvokeFunction` (local/engine/lambda-task.ts), and
- * every Step Functions API call a function, the schedule or the CLI makes (local/sfn-endpoint.ts).
- * Not yet: DynamoDB with its `dynamodb:LeadingKeys` condition, Secrets Manager, KMS, SNS and
- * EventBridge calls. The seam for the ledger is `TwinIam.authorizeAs(step, request)`: a storage
- * layer that knows the step it serves and the keys a call touches asks it with
- * `{ action: 'dynamodb:PutItem', resource: tableArn, context: { 'dynamodb:LeadingKeys': [pk] } }`.
+ * Enforced: the state machine role's `lambda:InvokeFunction` (local/engine/lambda-task.ts), every
+ * Step Functions API call a function, the schedule or the CLI makes (local/sfn-endpoint.ts), and
+ * every ledger call a function makes, as the DynamoDB request it stands for with its
+ * `dynamodb:LeadingKeys` (local/iam/dynamodb.ts, at the ledger's storage layer, on both engines).
+ * Not yet: Secrets Manager, KMS, SNS and EventBridge calls; the seam for those is
+ * `TwinIam.authorizeAs(step, request)`.
  */
 import { randomBytes } from 'node:crypto';
 import type { CfnTemplateJson, PhysicalNames } from '../asl.js';

@@ -32,6 +32,8 @@ const LOCAL_BREAKER: BreakerPolicy = {
 export interface LocalWiring<World extends DevWorld = DevWorld> {
   readonly options: LocalStackOptions<World>;
   readonly ledger: Ledger;
+  /** The ledger as a step's function sees it: its calls authorized as its role (local/iam/dynamodb.ts), or `ledger` without IAM. */
+  readonly ledgerOf: (step: StepName) => Ledger;
   readonly clock: Clock;
   readonly model: ModelServer;
   readonly world: World;
@@ -72,17 +74,17 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     };
   };
   // Crash injection wraps the ledger and the model client from outside: the steps have no hooks.
-  const stepLedger: Ledger = options.crash ? crashingLedger(ledger, options.crash) : ledger;
+  const stepLedger = (step: StepName): Ledger => (options.crash ? crashingLedger(wiring.ledgerOf(step), options.crash) : wiring.ledgerOf(step));
   // `sim:` models go to the simulated model; the others to the providers the environment names.
   const models = modelRegistry(() => ({ ...modelConfigFromEnv(options.modelEnv ?? process.env), sim: { baseUrl: options.modelUrl ?? model.url, apiKey: 'local', promptCaching: options.promptCaching ?? true, fetch: model.fetch } }));
   const crash = options.crash;
   const crashing = crash ? wrapModels(models, (client) => crashingModel(client, crash)) : models;
   // Each function its own deps, as each Lambda function has its own clients and role.
   const stepsAs = (step: StepName) => createSteps(agent, {
-    ledger: stepLedger,
+    ledger: stepLedger(step),
     models: options.wrapModel ? wrapModels(crashing, options.wrapModel) : crashing,
     clock,
-    breaker: new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER),
+    breaker: new CircuitBreaker(wiring.ledgerOf(step), clock, options.breaker ?? LOCAL_BREAKER),
     callbacks: sfnTaskCallbacks(sfnAs(step)),
     // The history count BudgetCheck reads every turn comes from the engine itself: the same
     // number GetExecutionHistory serves (local/engine.ts), without an SDK round trip per turn,

@@ -1,0 +1,77 @@
+/**
+ * The ledger's storage calls, authorized as DynamoDB authorizes them, against the role of the
+ * function that makes them. Checked at the storage layer (`StorageLedger.guardStorage`), so the
+ * embedded ledger, which makes no DynamoDB call, is held to the same grants as the DynamoDB one.
+ *
+ * Each call is the DynamoDB request the DynamoDB engine makes for it (lambdas/ledger/dynamodb-ledger.ts),
+ * on the resource and with the condition key the Service Authorization Reference names
+ * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html):
+ *
+ *   read of one key        → dynamodb:GetItem       on the table, dynamodb:LeadingKeys = [its pk]
+ *   read of several keys   → dynamodb:BatchGetItem  on the table, dynamodb:LeadingKeys = every pk
+ *   put                    → dynamodb:PutItem       on the table, one request per item
+ *   query of a partition   → dynamodb:Query         on the table, dynamodb:LeadingKeys = [pk]
+ *   query of an index      → dynamodb:Query         on `<table>/index/<name>`, LeadingKeys = [its partition]
+ *   scan                   → dynamodb:Scan          on the table
+ *
+ * One ledger instance serves every step locally, where each Lambda function on AWS has its own
+ * client: the step a call comes from is carried by `ledgerAs(step, ledger)` through the call's
+ * async context, and a call outside any step (the operator's, at the CLI or in a test) is the
+ * account administrator's, not checked, as local/iam/credentials.ts treats the operator's keys.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Key } from '../../lambdas/ledger/protocol.js';
+import type { StorageCall } from '../../lambdas/ledger/storage-ledger.js';
+import type { CfnTemplateJson, PhysicalNames } from '../asl.js';
+import type { AuthorizationRequest } from './policy.js';
+
+const callerStep = new AsyncLocalStorage<string>();
+
+/** The ledger as `step`'s function sees it: each of its calls, and every storage call it makes, made as that step. */
+export function ledgerAs<L extends object>(step: string, ledger: L): L {
+  return new Proxy(ledger, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => callerStep.run(step, () => (value as (...a: unknown[]) => unknown).apply(target, args));
+    },
+  });
+}
+
+/** The ledger table's ARN in a deployment: the template's one DynamoDB table. */
+export function ledgerTableArn(template: CfnTemplateJson, physical: PhysicalNames): string | undefined {
+  const tables = Object.entries(template.Resources ?? {}).filter(([, resource]) => resource.Type === 'AWS::DynamoDB::Table' || resource.Type === 'AWS::DynamoDB::GlobalTable');
+  if (tables.length !== 1) return undefined;
+  const [id, resource] = tables[0]!;
+  return physical.arn?.(id, resource);
+}
+
+/** The DynamoDB requests one storage call stands for. */
+export function dynamoRequests(call: StorageCall, tableArn: string): AuthorizationRequest[] {
+  const leading = (pks: readonly string[]) => ({ 'dynamodb:LeadingKeys': [...new Set(pks)] });
+  if ('read' in call) {
+    const unique = new Set(call.read.map(id));
+    return [{ action: unique.size === 1 ? 'dynamodb:GetItem' : 'dynamodb:BatchGetItem', resource: tableArn, context: leading(call.read.map((key) => key.pk)) }];
+  }
+  if ('put' in call) return call.put.map((key) => ({ action: 'dynamodb:PutItem', resource: tableArn, context: leading([key.pk]) }));
+  if ('query' in call) {
+    return 'pk' in call.query
+      ? [{ action: 'dynamodb:Query', resource: tableArn, context: leading([call.query.pk]) }]
+      : [{ action: 'dynamodb:Query', resource: `${tableArn}/index/${call.query.index}`, context: leading([call.query.partition]) }];
+  }
+  return [{ action: 'dynamodb:Scan', resource: tableArn }];
+}
+
+/**
+ * The guard the ledger's storage engine is given (`guardStorage`): each call made as a step is
+ * authorized as that step's role (`authorizeAs` throws AccessDeniedException to refuse it).
+ */
+export function dynamoGuard(tableArn: () => string, authorizeAs: (step: string, request: AuthorizationRequest) => void): (call: StorageCall) => void {
+  return (call) => {
+    const step = callerStep.getStore();
+    if (step === undefined) return;
+    for (const request of dynamoRequests(call, tableArn())) authorizeAs(step, request);
+  };
+}
+
+const id = (key: Key) => `${key.pk}|${key.sk}`;
