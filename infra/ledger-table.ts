@@ -67,8 +67,12 @@ export const LEDGER_ACCESS = {
    * does not hold them — a cold function always — so it queries too (the twin refused it).
    */
   callTool: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
-  /** RequestApproval: creates the approval (or refreshes its task token). */
-  requestApproval: { table: ['GetItem', 'BatchGetItem', 'PutItem'], tokens: true },
+  /**
+   * RequestApproval: creates the approval (or refreshes its task token). Like CallTool, it reads
+   * the run's earlier calls for the tool's approval rule (a query of the conversation) when its
+   * function's cache does not hold them, as a cold function's never does (the twin refused it).
+   */
+  requestApproval: { table: ['GetItem', 'BatchGetItem', 'PutItem', 'Query'], tokens: true },
   /** Finalize / RecordFailure: finishRun. */
   finalize: { table: ['GetItem', 'PutItem'] },
   /**
