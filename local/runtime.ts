@@ -25,6 +25,8 @@ import { startWorld } from './runtime/world.js';
 import { twinIam } from './iam/index.js';
 import { roleClients } from './iam/sfn-clients.js';
 import { dynamoGuard, ledgerAs, ledgerTableArn } from './iam/dynamodb.js';
+import { approvalsAs } from './iam/services.js';
+import { itemSizeGuard } from './runtime/item-limit.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
 import { SfnQuotas } from './sfn-quotas.js';
 import { routeStatusChanges, settleStatusChanges } from './status-events.js';
@@ -89,9 +91,14 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // The twin's IAM (local/iam): the template's roles, each function's own credentials, the deployment's ARNs.
     const iam = options.iam === false ? undefined : twinIam(template, { stateDir: options.stateDir });
     const extracted = extractStateMachine(template, { ...(iam && { physical: iam.physical }) });
-    // Every ledger call a function makes is authorized as its role, at the storage layer (local/iam/dynamodb.ts).
+    // Every ledger call a function makes is authorized as its role, at the storage layer (local/iam/dynamodb.ts),
+    // and the embedded engine refuses an item DynamoDB would refuse (dynalite does so itself: local/runtime/item-limit.ts).
     const tableArn = iam && ledgerTableArn(template, iam.physical);
-    if (iam && tableArn) opened.ledger.guardStorage(dynamoGuard(() => ledgerTableArn(template, iam.physical) ?? tableArn, iam.authorizeAs));
+    const guards = [
+      ...((options.ledger ?? 'embedded') === 'embedded' ? [itemSizeGuard()] : []),
+      ...(iam && tableArn ? [dynamoGuard(() => ledgerTableArn(template, iam.physical) ?? tableArn, iam)] : []),
+    ];
+    if (guards.length > 0) opened.ledger.guardStorage((call) => guards.forEach((guard) => guard(call)));
     const ledgerOf = (step: StepName) => (iam && tableArn ? ledgerAs(step, ledger) : ledger);
     const leaseMs = options.leaseMs ?? 1_000;
     // Version 1 keeps the handlers it started with, whatever is deployed after it.
@@ -128,6 +135,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
 
     let pageUrl = '';
     const approvalSetup = localApprovalSetup(options, () => pageUrl);
+    // Each function's calls to Secrets Manager, KMS, EventBridge and SNS, authorized as its role (local/iam/services.ts).
+    const approvalsOf = (step: StepName) => (iam ? approvalsAs(step, approvalSetup, iam) : approvalSetup);
 
     const wiring = {
       options, ledger, ledgerOf, clock, model, world, sfn, sfnAs, engine, leaseMs, inFlight,
@@ -135,6 +144,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       ...(iam && { iam }),
       ...(quotas && { quotas }),
       approvals: approvalSetup,
+      approvalsOf,
       armDeadline: deadlines.arm,
       closing: () => closing,
     };
@@ -151,7 +161,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
     closers.push(() => settleStatusChanges(engine)); // before the engine closes: a stop just made is recorded
 
-    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalSetup }), { ...(options.approvals?.principal && { user: options.approvals.principal }) });
+    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) }), { ...(options.approvals?.principal && { user: options.approvals.principal }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 

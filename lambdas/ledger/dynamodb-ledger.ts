@@ -9,27 +9,14 @@ import {
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { DamagedRunOptions } from './ledger.js';
-import { blobKey, expiresAt, isPendingApproval, isRunningRun, type Key, type Stored } from './protocol.js';
+
+export { itemAttributes, LedgerIndexes } from './dynamodb-item.js';
+import { itemAttributes, LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
+import { blobKey, expiresAt, type Key, type Stored } from './protocol.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from './records.js';
 import type { LedgerSealer } from './seal.js';
 import { StorageLedger } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
-
-/** Names of the table's secondary indexes; infra/ creates them with the same constants. */
-export const LedgerIndexes = {
-  byApprovalId: 'byApprovalId',
-  pendingApprovals: 'pendingApprovals',
-  /**
-   * The runs marked `running` (sparse: `runningRun` is set while the status is `running` and
-   * removed when the run ends), so the sweeper queries instead of scanning the table.
-   */
-  runningRuns: 'runningRuns',
-} as const;
-
-/** The partition of the `runningRuns` index, on the run item while it runs. */
-const RUNNING = 'RUNNING';
-/** The partition of the `pendingApprovals` index, on an approval while it is pending. */
-const PENDING = 'PENDING';
 
 /** The conditions of a put (protocol.ts): the item is still the one read, absent or with the seal read. */
 const IF_ABSENT = { ConditionExpression: 'attribute_not_exists(pk)' };
@@ -106,17 +93,7 @@ export class DynamoDbLedger extends StorageLedger {
   }
 
   protected async put(key: Key, stored: Stored, expected: Stored | undefined | 'any'): Promise<boolean> {
-    const { countedSteps, guardReasons, expiresAt: expires } = stored.meta;
-    const attributes: Item = {
-      ...stored.record,
-      ...key,
-      // A list, not a set: the window of counted keys is kept in the order they were counted (protocol.ts countStep).
-      ...(countedSteps && { countedSteps }),
-      ...(guardReasons && { guardReasons: new Set(guardReasons) }),
-      ...(expires !== undefined && { expiresAt: expires }),
-      ...(isRunningRun(stored.record) && { runningRun: RUNNING }),
-      ...(isPendingApproval(stored.record) && { pendingApproval: PENDING }),
-    };
+    const attributes = itemAttributes(key, stored);
     const item = { ...attributes, seal: (await this.seals()).seal(key, attributes) };
     try {
       await this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...(expected === 'any' ? {} : expected ? ifSeal(expected.basis) : IF_ABSENT) }));

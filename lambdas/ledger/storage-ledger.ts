@@ -1,3 +1,4 @@
+import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
 import { approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type Key, type Step, type Stored } from './protocol.js';
@@ -15,14 +16,14 @@ type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
  */
 export type StorageCall =
   | { readonly read: readonly Key[] }
-  | { readonly put: readonly Key[] }
+  | { readonly put: readonly Key[]; /** The records put, where the call writes records (not a blob's chunks or a task token). */ readonly items?: readonly Stored[] }
   | { readonly query: { readonly pk: string } | { readonly index: string; readonly partition: string } }
   | { readonly scan: true };
 
 /** Index names and partitions the engines query (the DynamoDB GSIs; the embedded engine's maps). */
 const INDEX_QUERIES = {
-  pendingApprovals: { index: 'pendingApprovals', partition: 'PENDING' },
-  runningRuns: { index: 'runningRuns', partition: 'RUNNING' },
+  pendingApprovals: { index: LedgerIndexes.pendingApprovals, partition: PENDING },
+  runningRuns: { index: LedgerIndexes.runningRuns, partition: RUNNING },
 } as const;
 
 /**
@@ -79,19 +80,20 @@ export abstract class StorageLedger implements Ledger {
   /** The task token of an approval (tokenKey). */
   protected abstract readTaskToken(key: ApprovalKey): Promise<string | undefined>;
 
-  readonly listPendingApprovals: Ledger['listPendingApprovals'] = () => {
+  // async: a refused call is a rejected promise, as the engine's own failure would be.
+  readonly listPendingApprovals: Ledger['listPendingApprovals'] = async () => {
     this.guard?.({ query: INDEX_QUERIES.pendingApprovals });
     return this.queryPendingApprovals();
   };
-  readonly putBlob: Ledger['putBlob'] = (runId, digest, chunks) => {
+  readonly putBlob: Ledger['putBlob'] = async (runId, digest, chunks) => {
     this.guard?.({ put: chunks.map((_, index) => blobKey(runId, digest, index)) });
     return this.writeBlob(runId, digest, chunks);
   };
-  readonly getBlob: Ledger['getBlob'] = (runId, digest) => {
+  readonly getBlob: Ledger['getBlob'] = async (runId, digest) => {
     this.guard?.({ query: { pk: blobKey(runId, digest, 0).pk } });
     return this.readBlob(runId, digest);
   };
-  readonly getTaskToken: Ledger['getTaskToken'] = (key) => {
+  readonly getTaskToken: Ledger['getTaskToken'] = async (key) => {
     this.guard?.({ read: [tokenKey(key)] });
     return this.readTaskToken(key);
   };
@@ -135,7 +137,7 @@ export abstract class StorageLedger implements Ledger {
       const step = transition(current as Stored<never> | undefined);
       if ('fail' in step) throw step.fail;
       if ('keep' in step) return step.keep;
-      this.guard?.({ put: [key] });
+      this.guard?.({ put: [key], items: [step.write] });
       return then(this.put(key, step.write, current), (written) => {
         if (written) return step.answer;
         if (attempt >= 20) throw new protocol.ConditionalWriteError(`${key.pk}/${key.sk}: still changing after ${attempt + 1} attempts`);
@@ -177,8 +179,9 @@ export abstract class StorageLedger implements Ledger {
   readonly killRun: Ledger['killRun'] = (runId, flag) => this.update(runKey(runId), (current) => protocol.killRun(current, flag));
   readonly getGlobalKill: Ledger['getGlobalKill'] = async () => (await this.record<{ flag?: KillFlag }>(GLOBAL_KILL))?.flag;
   readonly setGlobalKill: Ledger['setGlobalKill'] = async (flag) => {
-    this.guard?.({ put: [GLOBAL_KILL] });
-    await this.put(GLOBAL_KILL, protocol.setGlobalKill(flag), 'any');
+    const item = protocol.setGlobalKill(flag);
+    this.guard?.({ put: [GLOBAL_KILL], items: [item] });
+    await this.put(GLOBAL_KILL, item, 'any');
   };
   readonly recordFork: Ledger['recordFork'] = (runId, fork) => this.update(runKey(runId), (current) => protocol.recordFork(current, fork));
   readonly recordGuardEvent: Ledger['recordGuardEvent'] = (runId, event) => this.update(runKey(runId), (current) => protocol.recordGuardEvent(current, event));
@@ -262,7 +265,7 @@ export abstract class StorageLedger implements Ledger {
   readonly getBudgetApproval: Ledger['getBudgetApproval'] = (runId, guard, extension) => this.record({ pk: runKey(runId).pk, sk: budgetApprovalSk(guard, extension) });
   // An index may lag behind its table: the item itself is read for its current status.
   readonly findApproval: Ledger['findApproval'] = async (approvalId) => {
-    this.guard?.({ query: { index: 'byApprovalId', partition: approvalId } });
+    this.guard?.({ query: { index: LedgerIndexes.byApprovalId, partition: approvalId } });
     return then(this.approvalById(approvalId), (key) => key && this.record<ApprovalRecord>(key));
   };
   readonly decideApproval: Ledger['decideApproval'] = (key, decision, now) => this.update(approvalKey(key), (current) => protocol.decideApproval(current, key, decision, now));

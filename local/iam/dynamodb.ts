@@ -23,6 +23,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Key } from '../../lambdas/ledger/protocol.js';
 import type { StorageCall } from '../../lambdas/ledger/storage-ledger.js';
 import type { CfnTemplateJson, PhysicalNames } from '../asl.js';
+import type { TwinIam } from './index.js';
 import type { AuthorizationRequest } from './policy.js';
 
 const callerStep = new AsyncLocalStorage<string>();
@@ -64,13 +65,25 @@ export function dynamoRequests(call: StorageCall, tableArn: string): Authorizati
 
 /**
  * The guard the ledger's storage engine is given (`guardStorage`): each call made as a step is
- * authorized as that step's role (`authorizeAs` throws AccessDeniedException to refuse it).
+ * authorized as that step's role (`authorizeAs` throws AccessDeniedException to refuse it). A
+ * step's first call reads the seal key before it (`sealKeyArn`): the DynamoDB ledger of a Lambda
+ * function reads it from Secrets Manager on its first use (lambdas/adapters/aws-deps.ts); a read
+ * that is refused is tried again on the next call, as a failed cold start is.
  */
-export function dynamoGuard(tableArn: () => string, authorizeAs: (step: string, request: AuthorizationRequest) => void): (call: StorageCall) => void {
+export function dynamoGuard(
+  tableArn: () => string,
+  iam: Pick<TwinIam, 'authorizeAs' | 'servicesOf'>,
+): (call: StorageCall) => void {
+  const sealed = new Set<string>();
   return (call) => {
     const step = callerStep.getStore();
     if (step === undefined) return;
-    for (const request of dynamoRequests(call, tableArn())) authorizeAs(step, request);
+    if (!sealed.has(step)) {
+      const sealKeyArn = iam.servicesOf(step)?.LEDGER_SEAL_SECRET_ARN;
+      if (sealKeyArn !== undefined) iam.authorizeAs(step, { action: 'secretsmanager:GetSecretValue', resource: sealKeyArn });
+      sealed.add(step);
+    }
+    for (const request of dynamoRequests(call, tableArn())) iam.authorizeAs(step, request);
   };
 }
 

@@ -9,7 +9,7 @@ import { modelConfigFromEnv } from '../../lambdas/models/config.js';
 import { modelRegistry, wrapModels } from '../../lambdas/models/registry.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
-import { createSteps } from '../../lambdas/wiring/create-steps.js';
+import { createSteps, type ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
 import type { ModelServer } from '../../sim/model-server.js';
 import { crashingLedger, crashingModel } from '../crash.js';
 import type { LocalEngine } from '../engine.js';
@@ -48,6 +48,8 @@ export interface LocalWiring<World extends DevWorld = DevWorld> {
   readonly quotas?: Pick<SfnQuotas, 'take'>;
   readonly leaseMs: number;
   readonly approvals: ReturnType<typeof localApprovalSetup>;
+  /** The approval machinery as a step's function uses it: its calls to AWS authorized as its role (local/iam/services.ts). */
+  readonly approvalsOf: (step: StepName) => ApprovalSetup;
   /** A new approval waits: its deadline timer is armed (local/runtime/approvals.ts). */
   readonly armDeadline: (approval: ApprovalRecord) => void;
   /** The invocations in flight, which a closing stack waits for. */
@@ -108,7 +110,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
       wiring.armDeadline(approval);
       options.onApproval?.(approval, event);
     },
-    approvals: wiring.approvals,
+    approvals: wiring.approvalsOf(step),
   });
   const stepNames = Object.keys(stepsAs(Steps.StartRun)) as (keyof ReturnType<typeof stepsAs>)[];
   const bound = Object.fromEntries(stepNames.map((step) => [step, bind(step, stepsAs(step)[step])]));
