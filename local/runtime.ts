@@ -31,6 +31,7 @@ import { startSfnEndpoint } from './sfn-endpoint.js';
 import { SfnQuotas } from './sfn-quotas.js';
 import { routeStatusChanges, settleStatusChanges } from './status-events.js';
 import { cachedTemplate } from './template-cache.js';
+import { assertDeployable } from './template.js';
 import { recoverOrphans } from './watchdog.js';
 import { templateAliases, versionDescription } from './versions.js';
 import { ledgerFacts } from './world-facts.js';
@@ -60,6 +61,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
     // Synthesized once per change of the stack's sources, then read from the cache (local/template-cache.ts).
     const template = options.template ?? ((await cachedTemplate(agent.name, { onNote: options.log })) as CfnTemplateJson);
+    // Deployed as CloudFormation would deploy it, or refused as it would refuse it (its quotas).
+    assertDeployable(template);
     const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers, options.sealer);
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
     const sink = options.tracing === undefined ? sinkFromEnv(process.env, { redact: agent.redactTrace }) : options.tracing || undefined;
@@ -193,6 +196,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        */
       deploy: (next: AgentDefinition<any, any, World>, deployOptions: { codeVersion?: string; template?: CfnTemplateJson } = {}) => {
         if (next.name !== agent.name) throw new Error(`deploy: the stack runs agent ${agent.name}, not ${next.name}`);
+        assertDeployable(deployOptions.template ?? template);
         const own = handlersFor(next, deployOptions.codeVersion ?? options.codeVersion ?? 'dev');
         // As CloudFormation would: the new template's policies replace the old, versions keep their numbers.
         const physical = iam?.deploy(deployOptions.template ?? template);
