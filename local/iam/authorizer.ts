@@ -32,6 +32,7 @@ export type Caller = { readonly role: string; readonly session: string } | { rea
 export class IamAuthorizer {
   #roles: StackRoles;
   readonly #counts: IamDecisions = { allowed: 0, denied: 0 };
+  readonly #byAction = new Map<string, IamDecisions>();
 
   constructor(roles: StackRoles) {
     this.#roles = roles;
@@ -49,8 +50,11 @@ export class IamAuthorizer {
   /** The decision, counted. */
   decide(caller: Caller, request: AuthorizationRequest): Decision {
     const decision = 'administrator' in caller ? 'Allowed' : evaluatePolicies(this.#roles.roles.get(caller.role)?.policies ?? [], request);
-    if (decision === 'Allowed') this.#counts.allowed++;
-    else this.#counts.denied++;
+    let counts = this.#byAction.get(request.action);
+    if (!counts) this.#byAction.set(request.action, (counts = { allowed: 0, denied: 0 }));
+    const outcome = decision === 'Allowed' ? 'allowed' : 'denied';
+    this.#counts[outcome]++;
+    counts[outcome]++;
     return decision;
   }
 
@@ -63,6 +67,11 @@ export class IamAuthorizer {
   /** How many calls were allowed and denied since this authorizer was made. */
   decisions(): IamDecisions {
     return { ...this.#counts };
+  }
+
+  /** The same, by action (`dynamodb:GetItem`, `kms:VerifyMac`, …), sorted by action. */
+  decisionsByAction(): Record<string, IamDecisions> {
+    return Object.fromEntries([...this.#byAction].sort(([a], [b]) => a.localeCompare(b)).map(([action, counts]) => [action, { ...counts }]));
   }
 }
 

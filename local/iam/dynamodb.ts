@@ -7,12 +7,23 @@
  * on the resource and with the condition key the Service Authorization Reference names
  * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html):
  *
- *   read of one key        → dynamodb:GetItem       on the table, dynamodb:LeadingKeys = [its pk]
- *   read of several keys   → dynamodb:BatchGetItem  on the table, dynamodb:LeadingKeys = every pk
- *   put                    → dynamodb:PutItem       on the table, one request per item
- *   query of a partition   → dynamodb:Query         on the table, dynamodb:LeadingKeys = [pk]
- *   query of an index      → dynamodb:Query         on `<table>/index/<name>`, LeadingKeys = [its partition]
- *   scan                   → dynamodb:Scan          on the table
+ *   primitive (StorageLedger)              DynamoDB request             resource, condition key
+ *   read of one key (getRun, getCall, …;   GetItem                      the table, dynamodb:LeadingKeys = [its pk]
+ *     an update's read; a task token)
+ *   read of several keys (loadStep)        BatchGetItem                 the table, dynamodb:LeadingKeys = every pk
+ *   put (an update's conditional put,      PutItem, one per item        the table, dynamodb:LeadingKeys = [its pk]
+ *     a blob chunk, a task token)
+ *   query of a partition (the              Query                        the table, dynamodb:LeadingKeys = [pk]
+ *     conversation, a blob's chunks)
+ *   query of an index (pending             Query                        `<table>/index/<name>`, LeadingKeys = [its partition]
+ *     approvals, running runs, by id)
+ *   scan (listRuns)                        Scan                         the table
+ *
+ * Those are the only requests the DynamoDB engine sends: an update is a read and a whole-item
+ * conditional put (the seal covers the whole item), never UpdateItem, and there are no
+ * transactions (TransactWriteItems: dynalite has none, and one item per write is the protocol)
+ * and no deletes (records expire by TTL). A read the engine answers from what it remembers of its
+ * own last write is authorized all the same (every role that updates may GetItem).
  *
  * One ledger instance serves every step locally, where each Lambda function on AWS has its own
  * client: the step a call comes from is carried by `ledgerAs(step, ledger)` through the call's

@@ -67,6 +67,14 @@ describe.each(['embedded', 'dynalite'] as const)("the twin's IAM on the %s ledge
     expect(h.stack.engine.iamDecisions()!.denied).toBeGreaterThanOrEqual(1);
   });
 
+  it("refuses RequestApproval's read of the run's earlier calls (a Query: its function's cache is its own, cold at first) without dynamodb:Query", async () => {
+    const h = await harness(ledger, await withTableStatement('AgentRequestApprovalFunctionServiceRoleDefaultPolicy', withoutAction('dynamodb:Query')));
+    const finished = await h.run({ runId: `no-query-${ledger}`, input: sampleInput });
+    expect(finished.status).toBe('FAILED');
+    const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
+    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentRequestApprovalFunction\w+ is not authorized to perform: dynamodb:Query on resource: arn:aws:dynamodb:us-east-1:000000000000:table\/\w+ because/);
+  });
+
   it("refuses BudgetCheck's batched read when its dynamodb:LeadingKeys no longer take the run's partition", async () => {
     // The kill flag and the breakers still allowed, the runs not.
     const narrowed = (statement: Statement) => ({ ...statement, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['GLOBAL', 'BREAKER#*', 'BLOB#*'] } } });
