@@ -5,6 +5,7 @@
  * and a grant taken out of the template is a call refused with AccessDeniedException.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import type { CfnTemplateJson } from '../../local/asl.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
@@ -54,7 +55,7 @@ async function harness(options: { template?: Template; approve?: boolean; ledger
     recovery: false,
     ...(options.ledger && { ledger: options.ledger }),
     ...(options.template && { template: options.template as unknown as CfnTemplateJson }),
-    ...(options.approve && { onAsked: (approval, stack) => void postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'checked' }) }),
+    ...(options.approve && { onAsked: (approval: ApprovalRecord, stack: Pick<Harness['stack'], 'endpoints'>) => void postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'checked' }) }),
   });
   cleanups.push(() => started.stack.close());
   return started;
