@@ -23,6 +23,9 @@ import { LOCAL_ACCOUNT, LOCAL_REGION } from './deployment.js';
 import type { TwinIam } from './index.js';
 import type { ServiceVariables } from './roles.js';
 
+/** The HMAC keys of the setup (KMS on AWS), each with the variable that names its key to a function. */
+const MAC_KEYS = { decisionMac: 'DECISION_KEY_ID' } as const satisfies Partial<Record<keyof ApprovalSetup, keyof ServiceVariables>>;
+
 /** The ARN of the event bus APPROVAL_EVENT_BUS names (`default`, a bus name, or an ARN). */
 export function eventBusArn(bus: string): string {
   return bus.startsWith('arn:') ? bus : `arn:aws:events:${LOCAL_REGION}:${LOCAL_ACCOUNT}:event-bus/${bus}`;
@@ -50,17 +53,23 @@ export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIa
       },
     },
   };
-  const mac = setup.decisionMac;
-  const decisionMac: DecisionMac | undefined = mac && {
-    sign: async (message) => {
-      authorize('kms:GenerateMac', services().DECISION_KEY_ID);
-      return mac.sign(message);
-    },
-    verify: async (message, given) => {
-      authorize('kms:VerifyMac', services().DECISION_KEY_ID);
-      return mac.verify(message, given);
-    },
-  };
+  const macs = Object.fromEntries(
+    Object.entries(MAC_KEYS).flatMap(([field, variable]) => {
+      const mac = setup[field as keyof typeof MAC_KEYS];
+      if (!mac) return [];
+      const wrapped: DecisionMac = {
+        sign: async (message) => {
+          authorize('kms:GenerateMac', services()[variable]);
+          return mac.sign(message);
+        },
+        verify: async (message, given) => {
+          authorize('kms:VerifyMac', services()[variable]);
+          return mac.verify(message, given);
+        },
+      };
+      return [[field, wrapped]];
+    }),
+  );
   // Locally the approvers are told by the CLI (`notify`); the notifier stands in for the calls AWS's makes.
   const notifier: ApprovalNotifier = {
     approvalRequested: async (request) => {
@@ -71,5 +80,5 @@ export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIa
       for (const _message of calls.publish) authorize('sns:Publish', topic);
     },
   };
-  return { ...setup, ...(links && { links }), ...(decisionMac && { decisionMac }), notifier };
+  return { ...setup, ...(links && { links }), ...macs, notifier };
 }
