@@ -79,7 +79,8 @@ export function dynamoRequests(call: StorageCall, tableArn: string): Authorizati
  * authorized as that step's role (`authorizeAs` throws AccessDeniedException to refuse it). A
  * step's first call reads the seal key before it (`sealKeyArn`): the DynamoDB ledger of a Lambda
  * function reads it from Secrets Manager on its first use (lambdas/adapters/aws-deps.ts); a read
- * that is refused is tried again on the next call, as a failed cold start is.
+ * that is refused is tried again on the next call, as a failed cold start is. (Once per step in
+ * this process: the functions a local deploy publishes are not cold-started again.)
  */
 export function dynamoGuard(
   tableArn: () => string,
