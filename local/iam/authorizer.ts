@@ -33,6 +33,7 @@ export class IamAuthorizer {
   #roles: StackRoles;
   readonly #counts: IamDecisions = { allowed: 0, denied: 0 };
   readonly #byAction = new Map<string, IamDecisions>();
+  readonly #listeners = new Set<(caller: Caller, request: AuthorizationRequest, decision: Decision) => void>();
 
   constructor(roles: StackRoles) {
     this.#roles = roles;
@@ -55,6 +56,7 @@ export class IamAuthorizer {
     const outcome = decision === 'Allowed' ? 'allowed' : 'denied';
     this.#counts[outcome]++;
     counts[outcome]++;
+    for (const listener of this.#listeners) listener(caller, request, decision);
     return decision;
   }
 
@@ -62,6 +64,12 @@ export class IamAuthorizer {
   authorize(caller: Caller, request: AuthorizationRequest): void {
     const decision = this.decide(caller, request);
     if (decision !== 'Allowed') throw new AccessDeniedError(deniedMessage(this.#roles, caller, request, decision));
+  }
+
+  /** Tells `listener` of every decision from now on (what a test checks the requests themselves with); returns the unsubscribe. */
+  onDecision(listener: (caller: Caller, request: AuthorizationRequest, decision: Decision) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** How many calls were allowed and denied since this authorizer was made. */
