@@ -82,8 +82,11 @@ export const LEDGER_ACCESS = {
   approvalCallback: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
   /** The expiry sweep: lists pending approvals, decides them expired. */
   expireApprovals: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
-  /** ExecutionStopped: marks the run killed. */
-  executionStopped: { table: ['GetItem', 'PutItem'] },
+  /**
+   * ExecutionStopped: marks the run killed and closes its pending approvals, which it finds in the
+   * pendingApprovals index (a query: the twin refused it without, and the approvals stayed pending).
+   */
+  executionStopped: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /** RecoverRun: reads the run, records a recovery, or gives the run up. */
   recoverRun: { table: ['GetItem', 'PutItem'] },
   /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */
