@@ -102,7 +102,14 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       ...(iam && tableArn ? [dynamoGuard(() => ledgerTableArn(template, iam.physical) ?? tableArn, iam)] : []),
     ];
     if (guards.length > 0) opened.ledger.guardStorage((call) => guards.forEach((guard) => guard(call)));
-    const ledgerOf = (step: StepName) => (iam && tableArn ? ledgerAs(step, ledger) : ledger);
+    // One view per function, with or without IAM: its calls carry its step, and what it caches of
+    // the ledger (lambdas/conversation/turns.ts) is its own, as each Lambda function's is on AWS.
+    const views = new Map<StepName, typeof ledger>();
+    const ledgerOf = (step: StepName) => {
+      let view = views.get(step);
+      if (!view) views.set(step, (view = ledgerAs(step, ledger)));
+      return view;
+    };
     const leaseMs = options.leaseMs ?? 1_000;
     // Version 1 keeps the handlers it started with, whatever is deployed after it.
     let firstHandlers: LocalHandlers;
