@@ -53,6 +53,8 @@ const OverheadRow = z.object({
   transitionsPerStep: figure.positive(),
   lambda: z.object({ invocationsPerStep: figure.positive(), billedMsPerStep: figure.positive(), gbSecondsPerStep: figure.positive() }).optional(),
   dynamodb: z.object({ requestsPerStep: figure.positive(), readUnitsPerStep: figure.positive(), writeUnitsPerStep: figure.positive(), unmetered: none('DynamoDB request(s) not metered') }).optional(),
+  // The twin's IAM was on (decisions were made) and refused nothing.
+  iam: z.object({ allowed: count.min(1, { error: 'no IAM decision: enforcement was off' }), denied: none('IAM call(s) denied') }).optional(),
   peakRssMb: figure.positive(),
   runs: count.min(1),
 });

@@ -105,6 +105,13 @@ export interface OverheadFigures {
     largestItemBytes: number;
     unmetered: number;
   };
+  /**
+   * The twin's IAM decisions over all the row's runs (warm-up and measured): every Lambda invoke,
+   * Step Functions call, ledger call (as its DynamoDB request) and Secrets Manager, KMS and
+   * EventBridge call, decided against the template's policies (local/iam). Enforcement was on
+   * when `allowed` is not 0; nothing was refused when `denied` is 0. Absent on the floor.
+   */
+  iam?: { allowed: number; denied: number; byService: Record<string, { allowed: number; denied: number }> };
   /** The row's process's peak RSS after its first 100-step run (startup included): what one run needs. */
   peakRssMb: number;
   /** …and after all its runs (warm-up and measured): what the runs kept on top of one. */
@@ -125,6 +132,17 @@ export interface RecordedTurn {
  * its warm figure).
  */
 const WARM_UP_RUNS = 5;
+
+/** Decisions by action, summed by service (`dynamodb`, `kms`, `lambda`, `states`, …). */
+function byService(byAction: Record<string, { allowed: number; denied: number }>): Record<string, { allowed: number; denied: number }> {
+  const services: Record<string, { allowed: number; denied: number }> = {};
+  for (const [action, counts] of Object.entries(byAction)) {
+    const service = (services[action.split(':')[0]!] ??= { allowed: 0, denied: 0 });
+    service.allowed += counts.allowed;
+    service.denied += counts.denied;
+  }
+  return services;
+}
 
 /** One transition per state entered: the figure the Step Functions bill counts. */
 const transitions = (states: ReturnType<typeof summarizeHistory>) => Object.values(states).reduce((sum, state) => sum + state.entered, 0);
@@ -266,6 +284,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
             unmetered: dynamoSamples.reduce((sum, usage) => sum + usage.unmetered, 0),
           },
         }),
+        ...(stack.iam && { iam: { ...stack.iam.decisions(), byService: byService(stack.iam.authorizer.decisionsByAction()) } }),
         peakRssMb: oneRunRssMb,
         peakRssAllRunsMb: peakRssMb(),
         runs,
@@ -450,6 +469,9 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   for (const run of cliRuns) console.log(`  ${TARGETS[run.ledger].padEnd(30)}  peak RSS ${run.peakRssMb} MB  (whole process, start to report: ${(run.wallMs / 1000).toFixed(2)} s)`);
   for (const result of results) {
     if (result.callsByMethod) console.log(`ledger calls per step, ${result.target}: ${Object.entries(result.callsByMethod).map(([method, calls]) => `${method} ${calls}`).join(', ')}`);
+  }
+  for (const result of results) {
+    if (result.iam) console.log(`IAM decisions, ${result.target}: ${result.iam.allowed} allowed, ${result.iam.denied} denied (${Object.entries(result.iam.byService).map(([service, counts]) => `${service} ${counts.allowed}`).join(', ')})`);
   }
   console.log(
     `\na turn of ${parallelTurn.calls} tool calls of ${parallelTurn.toolLatencyMs} ms simulated latency each: ${parallelTurn.turnMs} ms of simulated time from the turn to the next (${parallelTurn.mostInFlight} in flight at once; one after another: ${parallelTurn.calls * parallelTurn.toolLatencyMs} ms)`,

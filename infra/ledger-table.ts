@@ -67,8 +67,12 @@ export const LEDGER_ACCESS = {
    * does not hold them — a cold function always — so it queries too (the twin refused it).
    */
   callTool: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
-  /** RequestApproval: creates the approval (or refreshes its task token). */
-  requestApproval: { table: ['GetItem', 'BatchGetItem', 'PutItem'], tokens: true },
+  /**
+   * RequestApproval: creates the approval (or refreshes its task token). Like CallTool, it reads
+   * the run's earlier calls for the tool's approval rule (a query of the conversation) when its
+   * function's cache does not hold them, as a cold function's never does (the twin refused it).
+   */
+  requestApproval: { table: ['GetItem', 'BatchGetItem', 'PutItem', 'Query'], tokens: true },
   /** Finalize / RecordFailure: finishRun. */
   finalize: { table: ['GetItem', 'PutItem'] },
   /**
@@ -78,8 +82,11 @@ export const LEDGER_ACCESS = {
   approvalCallback: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
   /** The expiry sweep: lists pending approvals, decides them expired. */
   expireApprovals: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
-  /** ExecutionStopped: marks the run killed. */
-  executionStopped: { table: ['GetItem', 'PutItem'] },
+  /**
+   * ExecutionStopped: marks the run killed and closes its pending approvals, which it finds in the
+   * pendingApprovals index (a query: the twin refused it without, and the approvals stayed pending).
+   */
+  executionStopped: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /** RecoverRun: reads the run, records a recovery, or gives the run up. */
   recoverRun: { table: ['GetItem', 'PutItem'] },
   /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */

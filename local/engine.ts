@@ -12,7 +12,7 @@ import { ExecutionError, ExecutionTimeoutError, StateMachine, type RunOptions, t
 import type { AslDefinition } from './asl.js';
 import { assertSupported, clampTimers } from './engine/definition.js';
 import { LocalSfnError, TerminalError } from './engine/errors.js';
-import { TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './engine/history.js';
+import { EXECUTION_END_EVENTS, HISTORY_EVENT_QUOTA, HISTORY_QUOTA_FAILURE, TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './engine/history.js';
 import { runLambdaTask, taskSpecs, type JsonValue, type TaskBinding, type TaskHandler, type TaskSpec } from './engine/lambda-task.js';
 import { byteLength, isRecord, PAYLOAD_LIMIT_BYTES } from './engine/payload.js';
 import { TaskTokens } from './engine/task-tokens.js';
@@ -481,7 +481,9 @@ export class LocalEngine {
       natural = outcomeOf(e);
     }
     await consumed; // the library closes its log on every terminal path, so this always ends
-    const outcome = exec.forcedEnd ?? natural;
+    // Event 25,000 may only be the execution's success (engine/history.ts HISTORY_EVENT_QUOTA).
+    const atQuota = exec.events.length >= HISTORY_EVENT_QUOTA - 1;
+    const outcome = atQuota && (exec.forcedEnd ?? natural).status !== 'SUCCEEDED' ? HISTORY_QUOTA_FAILURE : (exec.forcedEnd ?? natural);
     const ended = new TerminalError('States.Runtime', 'The execution has ended');
     exec.ended.abort(ended);
     this.tokens.drop(exec, ended);
@@ -508,9 +510,17 @@ export class LocalEngine {
     exec.abortRun();
   }
 
-  /** Appends one event (only while the execution runs) and returns its id. */
+  /**
+   * Appends one event (only while the execution runs) and returns its id. The event that would be
+   * the 25,000th is not the execution's end: the execution fails instead, and its ExecutionFailed
+   * is event 25,000 (engine/history.ts HISTORY_EVENT_QUOTA).
+   */
   private record(exec: Execution, type: string, details: Partial<HistoryEvent>, previousEventId?: number): number {
     if (exec.status !== 'RUNNING') return 0;
+    if (exec.events.length >= HISTORY_EVENT_QUOTA - 1 && !EXECUTION_END_EVENTS.has(type)) {
+      this.forceEnd(exec, HISTORY_QUOTA_FAILURE);
+      return 0;
+    }
     const id = exec.events.length + 1;
     const event: HistoryEvent = { id, previousEventId: previousEventId ?? id - 1, timestamp: this.now(), type, ...details };
     exec.events.push(event);

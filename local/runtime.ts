@@ -25,10 +25,14 @@ import { bindTasks, localEngine, type LocalHandlers } from './runtime/tasks.js';
 import { startWorld } from './runtime/world.js';
 import { twinIam } from './iam/index.js';
 import { roleClients } from './iam/sfn-clients.js';
+import { dynamoGuard, ledgerAs, ledgerTableArn } from './iam/dynamodb.js';
+import { approvalsAs } from './iam/services.js';
+import { itemSizeGuard } from './runtime/item-limit.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
 import { SfnQuotas } from './sfn-quotas.js';
 import { routeStatusChanges, settleStatusChanges } from './status-events.js';
 import { cachedTemplate } from './template-cache.js';
+import { assertDeployable } from './template.js';
 import { recoverOrphans } from './watchdog.js';
 import { templateAliases, versionDescription } from './versions.js';
 import { ledgerFacts } from './world-facts.js';
@@ -58,6 +62,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
     // Synthesized once per change of the stack's sources, then read from the cache (local/template-cache.ts).
     const template = options.template ?? ((await cachedTemplate(agent.name, { onNote: options.log })) as CfnTemplateJson);
+    // Deployed as CloudFormation would deploy it, or refused as it would refuse it (its quotas).
+    assertDeployable(template);
     const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers, options.sealer);
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
     const sink = options.tracing === undefined ? sinkFromEnv(process.env, { redact: agent.redactTrace }) : options.tracing || undefined;
@@ -89,6 +95,22 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // The twin's IAM (local/iam): the template's roles, each function's own credentials, the deployment's ARNs.
     const iam = options.iam === false ? undefined : twinIam(template, { stateDir: options.stateDir });
     const extracted = extractStateMachine(template, { ...(iam && { physical: iam.physical }) });
+    // Every ledger call a function makes is authorized as its role, at the storage layer (local/iam/dynamodb.ts),
+    // and the embedded engine refuses an item DynamoDB would refuse (dynalite does so itself: local/runtime/item-limit.ts).
+    const tableArn = iam && ledgerTableArn(template, iam.physical);
+    const guards = [
+      ...((options.ledger ?? 'embedded') === 'embedded' ? [itemSizeGuard()] : []),
+      ...(iam && tableArn ? [dynamoGuard(() => ledgerTableArn(template, iam.physical) ?? tableArn, iam)] : []),
+    ];
+    if (guards.length > 0) opened.ledger.guardStorage((call) => guards.forEach((guard) => guard(call)));
+    // One view per function, with or without IAM: its calls carry its step, and what it caches of
+    // the ledger (lambdas/conversation/turns.ts) is its own, as each Lambda function's is on AWS.
+    const views = new Map<StepName, typeof ledger>();
+    const ledgerOf = (step: StepName) => {
+      let view = views.get(step);
+      if (!view) views.set(step, (view = ledgerAs(step, ledger)));
+      return view;
+    };
     const leaseMs = options.leaseMs ?? 1_000;
     // Version 1 keeps the handlers it started with, whatever is deployed after it.
     let firstHandlers: LocalHandlers;
@@ -120,17 +142,20 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // The functions start runs where they do on AWS (their STATE_MACHINE_ARN): on the alias, when the template has one.
     const startArn = aliases[0] === undefined ? extracted.stateMachineArn : `${extracted.stateMachineArn}:${aliases[0]}`;
     // The watchdog stands in for the sweeper: it resumes orphans as the sweeper's role would.
-    const recoverDeps = { ledger, starter: sfnStarter(sfnAs(Steps.Sweep), startArn), clock, policy: options.recovery || undefined };
+    const recoverDeps = { ledger: ledgerOf(Steps.Sweep), starter: sfnStarter(sfnAs(Steps.Sweep), startArn), clock, policy: options.recovery || undefined };
 
     let pageUrl = '';
     const approvalSetup = localApprovalSetup(options, () => pageUrl);
+    // Each function's calls to Secrets Manager, KMS, EventBridge and SNS, authorized as its role (local/iam/services.ts).
+    const approvalsOf = (step: StepName) => (iam ? approvalsAs(step, approvalSetup, iam) : approvalSetup);
 
     const wiring = {
-      options, ledger, clock, model, world, sfn, sfnAs, engine, leaseMs, inFlight,
+      options, ledger, ledgerOf, clock, model, world, sfn, sfnAs, engine, leaseMs, inFlight,
       stateMachineArn: startArn,
       ...(iam && { iam }),
       ...(quotas && { quotas }),
       approvals: approvalSetup,
+      approvalsOf,
       armDeadline: deadlines.arm,
       closing: () => closing,
     };
@@ -147,7 +172,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
     closers.push(() => settleStatusChanges(engine)); // before the engine closes: a stop just made is recorded
 
-    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock, ...approvalSetup }), { ...(options.approvals?.principal && { user: options.approvals.principal }) });
+    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) }), { ...(options.approvals?.principal && { user: options.approvals.principal }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 
@@ -179,6 +204,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        */
       deploy: (next: AgentDefinition<any, any, World>, deployOptions: { codeVersion?: string; template?: CfnTemplateJson } = {}) => {
         if (next.name !== agent.name) throw new Error(`deploy: the stack runs agent ${agent.name}, not ${next.name}`);
+        assertDeployable(deployOptions.template ?? template);
         const own = handlersFor(next, deployOptions.codeVersion ?? options.codeVersion ?? 'dev');
         // As CloudFormation would: the new template's policies replace the old, versions keep their numbers.
         const physical = iam?.deploy(deployOptions.template ?? template);

@@ -103,3 +103,32 @@ function isMissingCdk(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   return code === 'ERR_MODULE_NOT_FOUND' && /'(aws-cdk-lib|constructs)'/.test(String(message));
 }
+
+/**
+ * CloudFormation's quota of resources in one stack: 500 ("Resources: Maximum number of resources
+ * that you can declare in your CloudFormation template", https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html).
+ * A nested stack counts as one resource of its parent and has a quota of its own.
+ */
+export const STACK_RESOURCE_QUOTA = 500;
+
+/** What CloudFormation answers a create or update it refuses before it starts (error code ValidationError, HTTP 400). */
+export class TemplateValidationError extends Error {
+  readonly $fault = 'client';
+  readonly statusCode = 400;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ValidationError';
+  }
+}
+
+/**
+ * Refuses, as CloudFormation would, a template it would not deploy for its size: more than 500
+ * resources is "Template format error: Number of resources, N, is greater than maximum allowed,
+ * 500". The local stack checks every template it deploys (at its start and at each `deploy`).
+ */
+export function assertDeployable(template: { Resources?: Record<string, unknown> }): void {
+  const resources = Object.keys(template.Resources ?? {}).length;
+  if (resources > STACK_RESOURCE_QUOTA) {
+    throw new TemplateValidationError(`Template format error: Number of resources, ${resources}, is greater than maximum allowed, ${STACK_RESOURCE_QUOTA}`);
+  }
+}

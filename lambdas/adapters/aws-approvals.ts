@@ -4,16 +4,13 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import type { DecisionMac } from '../approvals/decision-mac.js';
 import { hmacLinkSigner, type LinkSigner } from '../approvals/links.js';
-import { APPROVAL_EVENT, perApprover, type ApprovalNotifier } from '../approvals/notify.js';
+import { APPROVAL_EVENT, notificationCalls, type ApprovalNotifier } from '../approvals/notify.js';
 import { formatAmount } from '../approvals/page.js';
 
 /**
  * The approval ports on AWS: the approval-requested event on EventBridge (and an optional SNS
  * topic for people who read mail), the link key in Secrets Manager, the decision key in KMS.
  */
-
-/** PutEvents takes at most 10 entries per call. */
-const PUT_EVENTS_MAX = 10;
 
 /**
  * `PutEvents` on the bus (default: the account's default bus), then the topic if there is one:
@@ -25,9 +22,8 @@ const PUT_EVENTS_MAX = 10;
 export function eventBridgeNotifier(events: EventBridgeClient, options: { busName?: string; topicArn?: string; sns?: () => SNSClient }): ApprovalNotifier {
   return {
     async approvalRequested(request) {
-      const each = perApprover(request);
-      for (let start = 0; start < each.length; start += PUT_EVENTS_MAX) {
-        const batch = each.slice(start, start + PUT_EVENTS_MAX);
+      const calls = notificationCalls(request, { topic: Boolean(options.topicArn && options.sns) });
+      for (const batch of calls.putEvents) {
         const put = await events.send(
           new PutEventsCommand({
             Entries: batch.map((event) => ({ Source: APPROVAL_EVENT.source, DetailType: APPROVAL_EVENT.detailType, Detail: JSON.stringify(event), EventBusName: options.busName })),
@@ -36,13 +32,12 @@ export function eventBridgeNotifier(events: EventBridgeClient, options: { busNam
         const failed = put.Entries?.find((entry) => entry.ErrorCode);
         if (put.FailedEntryCount) throw new Error(`PutEvents failed: ${failed?.ErrorCode ?? 'unknown'} ${failed?.ErrorMessage ?? ''}`);
       }
-      if (!options.topicArn || !options.sns) return;
       const amount = request.amount ? ` (${formatAmount(request.amount)})` : '';
-      for (const event of each) {
+      for (const event of calls.publish) {
         const link = event.links[0];
-        await options.sns().send(
+        await options.sns!().send(
           new PublishCommand({
-            TopicArn: options.topicArn,
+            TopicArn: options.topicArn!,
             Subject: `Approval needed: ${event.summary}`.slice(0, 99),
             Message: `${event.summary}${amount}\nDecide by ${event.decideBy}.${link ? `\n\nYour link (personal, single use):\n${link.url}` : ''}`,
             ...(event.approver && { MessageAttributes: { approver: { DataType: 'String', StringValue: event.approver } } }),

@@ -34,6 +34,21 @@ export function perApprover(event: ApprovalRequested): ApprovalRequested[] {
   return event.links.map((link) => ({ ...event, approver: link.approver, links: [link] }));
 }
 
+/** PutEvents takes at most 10 entries per call. */
+export const PUT_EVENTS_MAX = 10;
+
+/**
+ * The calls that tell the approvers of a request: its per-approver events in PutEvents batches, then
+ * one message per approver on the topic, if there is one. What the AWS notifier sends
+ * (adapters/aws-approvals.ts), and what the local twin authorizes as the function's role.
+ */
+export function notificationCalls(request: ApprovalRequested, options: { topic: boolean }): { putEvents: ApprovalRequested[][]; publish: ApprovalRequested[] } {
+  const each = perApprover(request);
+  const putEvents: ApprovalRequested[][] = [];
+  for (let start = 0; start < each.length; start += PUT_EVENTS_MAX) putEvents.push(each.slice(start, start + PUT_EVENTS_MAX));
+  return { putEvents, publish: options.topic ? each : [] };
+}
+
 export interface ApprovalNotifier {
   approvalRequested(event: ApprovalRequested): Promise<void>;
 }

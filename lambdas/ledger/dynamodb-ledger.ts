@@ -9,27 +9,14 @@ import {
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { DamagedRunOptions } from './ledger.js';
-import { blobKey, expiresAt, isPendingApproval, isRunningRun, type Key, type Stored } from './protocol.js';
+
+export { itemAttributes, LedgerIndexes } from './dynamodb-item.js';
+import { itemAttributes, LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
+import { blobKey, expiresAt, type Key, type Stored } from './protocol.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from './records.js';
 import type { LedgerSealer } from './seal.js';
 import { StorageLedger } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
-
-/** Names of the table's secondary indexes; infra/ creates them with the same constants. */
-export const LedgerIndexes = {
-  byApprovalId: 'byApprovalId',
-  pendingApprovals: 'pendingApprovals',
-  /**
-   * The runs marked `running` (sparse: `runningRun` is set while the status is `running` and
-   * removed when the run ends), so the sweeper queries instead of scanning the table.
-   */
-  runningRuns: 'runningRuns',
-} as const;
-
-/** The partition of the `runningRuns` index, on the run item while it runs. */
-const RUNNING = 'RUNNING';
-/** The partition of the `pendingApprovals` index, on an approval while it is pending. */
-const PENDING = 'PENDING';
 
 /** The conditions of a put (protocol.ts): the item is still the one read, absent or with the seal read. */
 const IF_ABSENT = { ConditionExpression: 'attribute_not_exists(pk)' };
@@ -106,17 +93,7 @@ export class DynamoDbLedger extends StorageLedger {
   }
 
   protected async put(key: Key, stored: Stored, expected: Stored | undefined | 'any'): Promise<boolean> {
-    const { countedSteps, guardReasons, expiresAt: expires } = stored.meta;
-    const attributes: Item = {
-      ...stored.record,
-      ...key,
-      // A list, not a set: the window of counted keys is kept in the order they were counted (protocol.ts countStep).
-      ...(countedSteps && { countedSteps }),
-      ...(guardReasons && { guardReasons: new Set(guardReasons) }),
-      ...(expires !== undefined && { expiresAt: expires }),
-      ...(isRunningRun(stored.record) && { runningRun: RUNNING }),
-      ...(isPendingApproval(stored.record) && { pendingApproval: PENDING }),
-    };
+    const attributes = itemAttributes(key, stored);
     const item = { ...attributes, seal: (await this.seals()).seal(key, attributes) };
     try {
       await this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...(expected === 'any' ? {} : expected ? ifSeal(expected.basis) : IF_ABSENT) }));
@@ -190,7 +167,7 @@ export class DynamoDbLedger extends StorageLedger {
     return item && { pk: runKey(item.runId).pk, sk: approvalSkOf(item) };
   }
 
-  async listPendingApprovals(): Promise<ApprovalRecord[]> {
+  protected async queryPendingApprovals(): Promise<ApprovalRecord[]> {
     // An index holds a projection of the items (never the task token): not the item its seal covers.
     const items = await this.queryAll({ IndexName: LedgerIndexes.pendingApprovals, KeyConditionExpression: 'pendingApproval = :pending', ExpressionAttributeValues: { ':pending': PENDING } });
     return items.map(strip).filter((item) => item['kind'] === 'approval') as unknown as ApprovalRecord[];
@@ -205,7 +182,7 @@ export class DynamoDbLedger extends StorageLedger {
     await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...tokenKey(key), taskToken, expiresAt: expiresAt(new Date()) } }));
   }
 
-  async getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined> {
+  protected async readTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined> {
     const result = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: tokenKey(key), ConsistentRead: true }));
     const token = result.Item?.['taskToken'];
     return typeof token === 'string' ? token : undefined;
@@ -214,14 +191,14 @@ export class DynamoDbLedger extends StorageLedger {
   // Large values by reference (ledger/blobs.ts): their own partition, so the conversation's
   // queries never read them. Plain puts: the same digest is the same chunks, so a retry's
   // overwrite changes nothing.
-  async putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
+  protected async writeBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
     const expires = expiresAt(new Date());
     await Promise.all(
       chunks.map((data, index) => this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...blobKey(runId, digest, index), kind: 'blob', data, expiresAt: expires } }))),
     );
   }
 
-  async getBlob(runId: string, digest: string): Promise<string[]> {
+  protected async readBlob(runId: string, digest: string): Promise<string[]> {
     const chunks = await this.queryAll({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :digest)',
       ExpressionAttributeValues: { ':pk': blobKey(runId, digest, 0).pk, ':digest': `${digest}#` },

@@ -271,7 +271,7 @@ export class EmbeddedLedger extends StorageLedger {
     return this.approvalsById.get(approvalId);
   }
 
-  async listPendingApprovals(): Promise<ApprovalRecord[]> {
+  protected async queryPendingApprovals(): Promise<ApprovalRecord[]> {
     // Sorted like the index: by decideBy (then by key, so that ties come out the same every time).
     return [...this.pending]
       .map(([id, key]) => ({ id, item: this.get(key) as Item<ApprovalRecord> }))
@@ -283,16 +283,16 @@ export class EmbeddedLedger extends StorageLedger {
     this.store(tokenKey(key), { taskToken });
   }
 
-  async getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined> {
+  protected async readTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined> {
     return (this.get(tokenKey(key))?.record as { taskToken?: string } | undefined)?.taskToken;
   }
 
   // Large values by reference (ledger/blobs.ts), under the DynamoDB ledger's keys.
-  async putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
+  protected async writeBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
     chunks.forEach((data, index) => this.store(blobKey(runId, digest, index), { kind: 'blob', data }));
   }
 
-  async getBlob(runId: string, digest: string): Promise<string[]> {
+  protected async readBlob(runId: string, digest: string): Promise<string[]> {
     const prefix = `${digest}#`;
     return (this.partition(blobKey(runId, digest, 0).pk)?.sorted() ?? [])
       .filter(([sk]) => sk.startsWith(prefix))

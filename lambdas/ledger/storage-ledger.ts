@@ -1,10 +1,30 @@
+import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
-import { approvalKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type Key, type Step, type Stored } from './protocol.js';
-import { budgetApprovalSk, runKey, turnSk } from './records.js';
+import { approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type Key, type Step, type Stored } from './protocol.js';
+import { budgetApprovalSk, runKey, tokenKey, turnSk } from './records.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from './records.js';
 
 type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
+
+/**
+ * A storage call as the engine is about to make it, in the terms of the table both engines keep:
+ * the items a read or a put touches, the partition (or index) a query reads, a scan. What a guard
+ * outside the ledger checks (`StorageLedger.guardStorage`; the local twin's IAM maps each to the
+ * DynamoDB action it stands for), so that the embedded engine, which makes no DynamoDB call, is
+ * held to the same grants as the DynamoDB one.
+ */
+export type StorageCall =
+  | { readonly read: readonly Key[] }
+  | { readonly put: readonly Key[]; /** The records put, where the call writes records (not a blob's chunks or a task token). */ readonly items?: readonly Stored[] }
+  | { readonly query: { readonly pk: string } | { readonly index: string; readonly partition: string } }
+  | { readonly scan: true };
+
+/** Index names and partitions the engines query (the DynamoDB GSIs; the embedded engine's maps). */
+const INDEX_QUERIES = {
+  pendingApprovals: { index: LedgerIndexes.pendingApprovals, partition: PENDING },
+  runningRuns: { index: LedgerIndexes.runningRuns, partition: RUNNING },
+} as const;
 
 /**
  * The `Ledger` over a storage engine: every method is a read, a transition of protocol.ts and a
@@ -14,6 +34,16 @@ type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
 export abstract class StorageLedger implements Ledger {
   /** The update of each item in progress in this instance, by `pk|sk` (see `update`). */
   private readonly updating = new Map<string, Promise<void>>();
+  private guard?: (call: StorageCall) => void;
+
+  /**
+   * Sets the check every storage call of this instance passes first; it throws to refuse the call
+   * (the call is then not made). Synchronous, so that the embedded engine's updates stay one
+   * synchronous section.
+   */
+  guardStorage(guard: ((call: StorageCall) => void) | undefined): void {
+    this.guard = guard;
+  }
 
   // ── the primitives ──────────────────────────────────────────────────────────────────────
 
@@ -39,12 +69,34 @@ export abstract class StorageLedger implements Ledger {
   protected abstract queryRunning(options: DamagedRunOptions): Promise<RunRecord[]>;
   /** The key of the approval with this id (the byApprovalId index). */
   protected abstract approvalById(approvalId: string): Maybe<Key | undefined>;
-  abstract listPendingApprovals(): Promise<ApprovalRecord[]>;
-  abstract putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void>;
-  abstract getBlob(runId: string, digest: string): Promise<string[]>;
+  /** The pending approvals (the pendingApprovals index). */
+  protected abstract queryPendingApprovals(): Promise<ApprovalRecord[]>;
+  /** Stores a large value's chunks (blobKey). */
+  protected abstract writeBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void>;
+  /** A large value's chunks, in order (one query of its partition). */
+  protected abstract readBlob(runId: string, digest: string): Promise<string[]>;
   /** Stores a task token apart from its approval (tokenKey). */
   protected abstract putTaskToken(key: ApprovalKey, taskToken: string): Maybe<void>;
-  abstract getTaskToken(key: ApprovalKey): Promise<string | undefined>;
+  /** The task token of an approval (tokenKey). */
+  protected abstract readTaskToken(key: ApprovalKey): Promise<string | undefined>;
+
+  // async: a refused call is a rejected promise, as the engine's own failure would be.
+  readonly listPendingApprovals: Ledger['listPendingApprovals'] = async () => {
+    this.guard?.({ query: INDEX_QUERIES.pendingApprovals });
+    return this.queryPendingApprovals();
+  };
+  readonly putBlob: Ledger['putBlob'] = async (runId, digest, chunks) => {
+    this.guard?.({ put: chunks.map((_, index) => blobKey(runId, digest, index)) });
+    return this.writeBlob(runId, digest, chunks);
+  };
+  readonly getBlob: Ledger['getBlob'] = async (runId, digest) => {
+    this.guard?.({ query: { pk: blobKey(runId, digest, 0).pk } });
+    return this.readBlob(runId, digest);
+  };
+  readonly getTaskToken: Ledger['getTaskToken'] = async (key) => {
+    this.guard?.({ read: [tokenKey(key)] });
+    return this.readTaskToken(key);
+  };
 
   // ── running a transition ────────────────────────────────────────────────────────────────
 
@@ -78,10 +130,14 @@ export abstract class StorageLedger implements Ledger {
   }
 
   private updateNow<R>(key: Key, transition: Transition<R>, likelyAbsent: boolean, attempt: number): Maybe<R> {
-    return then(this.readForUpdate(key, attempt > 0, likelyAbsent && attempt === 0), (current) => {
+    const fresh = attempt > 0;
+    // A record written once is put at once, unread (the DynamoDB engine makes no GetItem for it).
+    if (fresh || !(likelyAbsent && attempt === 0)) this.guard?.({ read: [key] });
+    return then(this.readForUpdate(key, fresh, likelyAbsent && attempt === 0), (current) => {
       const step = transition(current as Stored<never> | undefined);
       if ('fail' in step) throw step.fail;
       if ('keep' in step) return step.keep;
+      this.guard?.({ put: [key], items: [step.write] });
       return then(this.put(key, step.write, current), (written) => {
         if (written) return step.answer;
         if (attempt >= 20) throw new protocol.ConditionalWriteError(`${key.pk}/${key.sk}: still changing after ${attempt + 1} attempts`);
@@ -91,7 +147,12 @@ export abstract class StorageLedger implements Ledger {
   }
 
   private async record<T>(key: Key): Promise<T | undefined> {
-    return (await this.read([key]))[0]?.record as T | undefined;
+    return (await this.readGuarded([key]))[0]?.record as T | undefined;
+  }
+
+  private readGuarded(keys: readonly Key[]): Maybe<(Stored | undefined)[]> {
+    this.guard?.({ read: keys });
+    return this.read(keys);
   }
 
   // ── runs ────────────────────────────────────────────────────────────────────────────────
@@ -100,8 +161,14 @@ export abstract class StorageLedger implements Ledger {
 
   readonly createRun: Ledger['createRun'] = (run) => this.update(runKey(run.runId), (current) => protocol.createRun(current, run, new Date()), true);
   readonly getRun: Ledger['getRun'] = (runId) => this.record(runKey(runId));
-  readonly listRuns: Ledger['listRuns'] = async (limit = 100, options = {}) => newestFirst(await this.scanRuns(limit, options)).slice(0, limit);
-  readonly listRunningRuns: Ledger['listRunningRuns'] = async (options = {}) => newestFirst((await this.queryRunning(options)).filter((run) => run.status === 'running'));
+  readonly listRuns: Ledger['listRuns'] = async (limit = 100, options = {}) => {
+    this.guard?.({ scan: true });
+    return newestFirst(await this.scanRuns(limit, options)).slice(0, limit);
+  };
+  readonly listRunningRuns: Ledger['listRunningRuns'] = async (options = {}) => {
+    this.guard?.({ query: INDEX_QUERIES.runningRuns });
+    return newestFirst((await this.queryRunning(options)).filter((run) => run.status === 'running'));
+  };
   readonly attachExecution: Ledger['attachExecution'] = (runId, executionArn, now, options = {}) =>
     this.update(runKey(runId), (current) => protocol.attachExecution(current, runId, executionArn, now, options));
   readonly recordRecovery: Ledger['recordRecovery'] = (runId, recovery, expected) => this.update(runKey(runId), (current) => protocol.recordRecovery(current, recovery, expected));
@@ -111,7 +178,11 @@ export abstract class StorageLedger implements Ledger {
 
   readonly killRun: Ledger['killRun'] = (runId, flag) => this.update(runKey(runId), (current) => protocol.killRun(current, flag));
   readonly getGlobalKill: Ledger['getGlobalKill'] = async () => (await this.record<{ flag?: KillFlag }>(GLOBAL_KILL))?.flag;
-  readonly setGlobalKill: Ledger['setGlobalKill'] = async (flag) => void (await this.put(GLOBAL_KILL, protocol.setGlobalKill(flag), 'any'));
+  readonly setGlobalKill: Ledger['setGlobalKill'] = async (flag) => {
+    const item = protocol.setGlobalKill(flag);
+    this.guard?.({ put: [GLOBAL_KILL], items: [item] });
+    await this.put(GLOBAL_KILL, item, 'any');
+  };
   readonly recordFork: Ledger['recordFork'] = (runId, fork) => this.update(runKey(runId), (current) => protocol.recordFork(current, fork));
   readonly recordGuardEvent: Ledger['recordGuardEvent'] = (runId, event) => this.update(runKey(runId), (current) => protocol.recordGuardEvent(current, event));
   readonly countStep: Ledger['countStep'] = (runId, stepKey, deltas) => this.update(runKey(runId), (current) => protocol.countStep(current, stepKey, deltas));
@@ -130,6 +201,7 @@ export abstract class StorageLedger implements Ledger {
     // The whole partition sorts in conversation order (TURN#0001, TURN#0001#CALL#01, …); budget
     // approvals (BUDGET#…) and the run record are told apart by their kind. From a turn on: only
     // the keys from TURN#<n> (BUDGET# and RUN sort before every TURN#).
+    this.guard?.({ query: { pk: runKey(runId).pk } });
     for (const { record } of await this.queryRun(runId, options.fromTurn === undefined ? undefined : turnSk(options.fromTurn))) {
       if (record['kind'] === 'turn') conversation.turns.push(record as unknown as TurnRecord);
       else if (record['kind'] === 'tool') conversation.calls.push(record as unknown as ToolCallRecord);
@@ -143,7 +215,7 @@ export abstract class StorageLedger implements Ledger {
     const turns = (want.turns ?? []).map((turn) => turnKey(runId, turn));
     const calls = (want.calls ?? []).map(({ turn, call }) => callKey(runId, turn, call));
     const keys = [runKey(runId), GLOBAL_KILL, ...turns, ...calls, ...(want.breaker === undefined ? [] : [breakerKey(want.breaker)])];
-    const found = (await this.read(keys)).map((item) => item?.record);
+    const found = (await this.readGuarded(keys)).map((item) => item?.record);
     const [run, kill] = found;
     const present = <T>(records: unknown[]) => records.filter((record) => record !== undefined) as T[];
     const globalKill = (kill as { flag?: KillFlag } | undefined)?.flag;
@@ -181,14 +253,21 @@ export abstract class StorageLedger implements Ledger {
     const key = approvalKey(approval);
     // The token first: an approval someone can see and decide always has a token to wake. What
     // was read is the basis of the update below (a conditional put: one read, not two).
-    const stored = then(this.read([key]), ([current]) => protocol.tokenWanted(current as Stored<ApprovalRecord> | undefined) && this.putTaskToken(approval, taskToken));
+    const stored = then(this.readGuarded([key]), ([current]) => {
+      if (!protocol.tokenWanted(current as Stored<ApprovalRecord> | undefined)) return false;
+      this.guard?.({ put: [tokenKey(approval)] });
+      return this.putTaskToken(approval, taskToken);
+    });
     return then(stored, () => this.update(key, (current) => protocol.upsertApproval(current, approval, new Date())));
   };
 
   readonly getApproval: Ledger['getApproval'] = (runId, turn, call) => this.record(approvalKey({ runId, turn, call }));
   readonly getBudgetApproval: Ledger['getBudgetApproval'] = (runId, guard, extension) => this.record({ pk: runKey(runId).pk, sk: budgetApprovalSk(guard, extension) });
   // An index may lag behind its table: the item itself is read for its current status.
-  readonly findApproval: Ledger['findApproval'] = async (approvalId) => then(this.approvalById(approvalId), (key) => key && this.record<ApprovalRecord>(key));
+  readonly findApproval: Ledger['findApproval'] = async (approvalId) => {
+    this.guard?.({ query: { index: LedgerIndexes.byApprovalId, partition: approvalId } });
+    return then(this.approvalById(approvalId), (key) => key && this.record<ApprovalRecord>(key));
+  };
   readonly decideApproval: Ledger['decideApproval'] = (key, decision, now) => this.update(approvalKey(key), (current) => protocol.decideApproval(current, key, decision, now));
   readonly recordFirstApproval: Ledger['recordFirstApproval'] = (key, first, linkId) =>
     this.update(approvalKey(key), (current) => protocol.recordFirstApproval(current, key, first, linkId));

@@ -32,6 +32,8 @@ export type Caller = { readonly role: string; readonly session: string } | { rea
 export class IamAuthorizer {
   #roles: StackRoles;
   readonly #counts: IamDecisions = { allowed: 0, denied: 0 };
+  readonly #byAction = new Map<string, IamDecisions>();
+  readonly #listeners = new Set<(caller: Caller, request: AuthorizationRequest, decision: Decision) => void>();
 
   constructor(roles: StackRoles) {
     this.#roles = roles;
@@ -49,8 +51,12 @@ export class IamAuthorizer {
   /** The decision, counted. */
   decide(caller: Caller, request: AuthorizationRequest): Decision {
     const decision = 'administrator' in caller ? 'Allowed' : evaluatePolicies(this.#roles.roles.get(caller.role)?.policies ?? [], request);
-    if (decision === 'Allowed') this.#counts.allowed++;
-    else this.#counts.denied++;
+    let counts = this.#byAction.get(request.action);
+    if (!counts) this.#byAction.set(request.action, (counts = { allowed: 0, denied: 0 }));
+    const outcome = decision === 'Allowed' ? 'allowed' : 'denied';
+    this.#counts[outcome]++;
+    counts[outcome]++;
+    for (const listener of this.#listeners) listener(caller, request, decision);
     return decision;
   }
 
@@ -60,9 +66,20 @@ export class IamAuthorizer {
     if (decision !== 'Allowed') throw new AccessDeniedError(deniedMessage(this.#roles, caller, request, decision));
   }
 
+  /** Tells `listener` of every decision from now on (what a test checks the requests themselves with); returns the unsubscribe. */
+  onDecision(listener: (caller: Caller, request: AuthorizationRequest, decision: Decision) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
   /** How many calls were allowed and denied since this authorizer was made. */
   decisions(): IamDecisions {
     return { ...this.#counts };
+  }
+
+  /** The same, by action (`dynamodb:GetItem`, `kms:VerifyMac`, …), sorted by action. */
+  decisionsByAction(): Record<string, IamDecisions> {
+    return Object.fromEntries([...this.#byAction].sort(([a], [b]) => a.localeCompare(b)).map(([action, counts]) => [action, { ...counts }]));
   }
 }
 

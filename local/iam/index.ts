@@ -4,12 +4,14 @@
  * whose ARNs the template resolves to (deployment.ts). What the engine, the Step Functions
  * endpoint and each local function's SDK clients are given.
  *
- * Enforced: the state machine role's `lambda:InvokeFunction` (local/engine/lambda-task.ts), and
- * every Step Functions API call a function, the schedule or the CLI makes (local/sfn-endpoint.ts).
- * Not yet: DynamoDB with its `dynamodb:LeadingKeys` condition, Secrets Manager, KMS, SNS and
- * EventBridge calls. The seam for the ledger is `TwinIam.authorizeAs(step, request)`: a storage
- * layer that knows the step it serves and the keys a call touches asks it with
- * `{ action: 'dynamodb:PutItem', resource: tableArn, context: { 'dynamodb:LeadingKeys': [pk] } }`.
+ * Enforced: the state machine role's `lambda:InvokeFunction` (local/engine/lambda-task.ts), every
+ * Step Functions API call a function, the schedule or the CLI makes (local/sfn-endpoint.ts), every
+ * ledger call a function makes, as the DynamoDB request it stands for with its
+ * `dynamodb:LeadingKeys` (local/iam/dynamodb.ts, at the ledger's storage layer, on both engines),
+ * and the Secrets Manager, KMS, EventBridge and SNS calls the local stand-ins make for a function
+ * (local/iam/services.ts). Not modelled: resource-based policies (the Lambda permissions of
+ * EventBridge rules, the secret's and the key's own policies) and the model API keys' secrets
+ * (local runs use the simulated model, which reads none).
  */
 import { randomBytes } from 'node:crypto';
 import type { CfnTemplateJson, PhysicalNames } from '../asl.js';
@@ -18,7 +20,7 @@ import { IamAuthorizer, type Caller, type IamDecisions } from './authorizer.js';
 import { RoleCredentials, type AccessKey } from './credentials.js';
 import { deploy, physicalNames, type DeploymentState } from './deployment.js';
 import type { AuthorizationRequest } from './policy.js';
-import { stackRoles } from './roles.js';
+import { stackRoles, type ServiceVariables } from './roles.js';
 
 export { AccessDeniedError, IamAuthorizer, type Caller, type IamDecisions } from './authorizer.js';
 export { RoleCredentials, type AccessKey } from './credentials.js';
@@ -36,6 +38,8 @@ export interface TwinIam {
   roleCredentials(roleId: string): AccessKey;
   /** Decides a call a step's function makes (the seam for calls that reach no endpoint), throwing AccessDeniedException to refuse. */
   authorizeAs(step: string, request: AuthorizationRequest): void;
+  /** The resources a step's function is told of in its environment (roles.ts SERVICE_VARIABLES), in the current deployment. */
+  servicesOf(step: string): ServiceVariables | undefined;
   /** How many calls were allowed and denied so far. */
   decisions(): IamDecisions;
   /**
@@ -86,6 +90,7 @@ export function twinIam(template: CfnTemplateJson, options: { stateDir?: string 
       if (!caller) throw new Error(`the template has no function for step ${step}`);
       authorizer.authorize(caller, request);
     },
+    servicesOf: (step) => authorizer.roles.stepRoles.get(step)?.services,
     decisions: () => authorizer.decisions(),
     deploy: (next) => {
       deployment = deploy(next, deployment);

@@ -17,13 +17,23 @@ export interface Role {
 
 export interface StackRoles {
   readonly roles: ReadonlyMap<string, Role>;
-  /** A Lambda function's SAVEPOINT_STEP → the function and the role it runs as. */
-  readonly stepRoles: ReadonlyMap<string, { readonly role: string; readonly functionId: string }>;
+  /**
+   * A Lambda function's SAVEPOINT_STEP → the function, the role it runs as, and the ARNs its
+   * environment names for the services it calls besides Step Functions (SERVICE_VARIABLES).
+   */
+  readonly stepRoles: ReadonlyMap<string, { readonly role: string; readonly functionId: string; readonly services: ServiceVariables }>;
   /** The state machine's role (what its Task states invoke Lambda functions as). */
   readonly stateMachineRole?: string;
   /** EventBridge targets that assume a role to call their target (e.g. the schedule's StartExecution). */
   readonly ruleTargets: readonly { readonly ruleId: string; readonly roleId: string; readonly targetArn: string }[];
 }
+
+/**
+ * The variables through which a function is told the resources it calls (lambdas/adapters/aws-deps.ts),
+ * resolved to this deployment's values: what the twin authorizes those calls against.
+ */
+export const SERVICE_VARIABLES = ['LEDGER_SEAL_SECRET_ARN', 'APPROVAL_LINK_SECRET_ARN', 'DECISION_KEY_ID', 'APPROVAL_EVENT_BUS', 'APPROVAL_TOPIC_ARN'] as const;
+export type ServiceVariables = Readonly<Partial<Record<(typeof SERVICE_VARIABLES)[number], string>>>;
 
 /**
  * AWS managed policies the template attaches, by name, as AWS publishes them. Only those CDK
@@ -68,15 +78,17 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
     const getAtt = (value as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'];
     return getAtt && roles.has(getAtt[0]) ? getAtt[0] : undefined;
   };
-  const stepRoles = new Map<string, { role: string; functionId: string }>();
+  const stepRoles = new Map<string, { role: string; functionId: string; services: ServiceVariables }>();
   let stateMachineRole: string | undefined;
   const ruleTargets: { ruleId: string; roleId: string; targetArn: string }[] = [];
   for (const [id, resource] of Object.entries(resources)) {
     const props = resource.Properties ?? {};
     if (resource.Type === 'AWS::Lambda::Function') {
-      const step = (props['Environment'] as { Variables?: Record<string, unknown> } | undefined)?.Variables?.['SAVEPOINT_STEP'];
+      const variables = (props['Environment'] as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+      const step = variables['SAVEPOINT_STEP'];
       const roleId = roleIdOf(props['Role']);
-      if (typeof step === 'string' && roleId) stepRoles.set(step, { role: roleId, functionId: id });
+      const services = Object.fromEntries(SERVICE_VARIABLES.flatMap((name) => (variables[name] === undefined ? [] : [[name, String(resolve(variables[name], `function ${id} ${name}`))]])));
+      if (typeof step === 'string' && roleId) stepRoles.set(step, { role: roleId, functionId: id, services });
     }
     if (resource.Type === 'AWS::StepFunctions::StateMachine') stateMachineRole = roleIdOf(props['RoleArn']);
     if (resource.Type === 'AWS::Events::Rule') {

@@ -9,7 +9,7 @@ import { modelConfigFromEnv } from '../../lambdas/models/config.js';
 import { modelRegistry, wrapModels } from '../../lambdas/models/registry.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
-import { createSteps } from '../../lambdas/wiring/create-steps.js';
+import { createSteps, type ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
 import type { ModelServer } from '../../sim/model-server.js';
 import { crashingLedger, crashingModel } from '../crash.js';
 import type { LocalEngine } from '../engine.js';
@@ -32,6 +32,8 @@ const LOCAL_BREAKER: BreakerPolicy = {
 export interface LocalWiring<World extends DevWorld = DevWorld> {
   readonly options: LocalStackOptions<World>;
   readonly ledger: Ledger;
+  /** The ledger as a step's function sees it: its calls authorized as its role (local/iam/dynamodb.ts), or `ledger` without IAM. */
+  readonly ledgerOf: (step: StepName) => Ledger;
   readonly clock: Clock;
   readonly model: ModelServer;
   readonly world: World;
@@ -46,6 +48,8 @@ export interface LocalWiring<World extends DevWorld = DevWorld> {
   readonly quotas?: Pick<SfnQuotas, 'take'>;
   readonly leaseMs: number;
   readonly approvals: ReturnType<typeof localApprovalSetup>;
+  /** The approval machinery as a step's function uses it: its calls to AWS authorized as its role (local/iam/services.ts). */
+  readonly approvalsOf: (step: StepName) => ApprovalSetup;
   /** A new approval waits: its deadline timer is armed (local/runtime/approvals.ts). */
   readonly armDeadline: (approval: ApprovalRecord) => void;
   /** The invocations in flight, which a closing stack waits for. */
@@ -72,17 +76,17 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     };
   };
   // Crash injection wraps the ledger and the model client from outside: the steps have no hooks.
-  const stepLedger: Ledger = options.crash ? crashingLedger(ledger, options.crash) : ledger;
+  const stepLedger = (step: StepName): Ledger => (options.crash ? crashingLedger(wiring.ledgerOf(step), options.crash) : wiring.ledgerOf(step));
   // `sim:` models go to the simulated model; the others to the providers the environment names.
   const models = modelRegistry(() => ({ ...modelConfigFromEnv(options.modelEnv ?? process.env), sim: { baseUrl: options.modelUrl ?? model.url, apiKey: 'local', promptCaching: options.promptCaching ?? true, fetch: model.fetch } }));
   const crash = options.crash;
   const crashing = crash ? wrapModels(models, (client) => crashingModel(client, crash)) : models;
   // Each function its own deps, as each Lambda function has its own clients and role.
   const stepsAs = (step: StepName) => createSteps(agent, {
-    ledger: stepLedger,
+    ledger: stepLedger(step),
     models: options.wrapModel ? wrapModels(crashing, options.wrapModel) : crashing,
     clock,
-    breaker: new CircuitBreaker(ledger, clock, options.breaker ?? LOCAL_BREAKER),
+    breaker: new CircuitBreaker(wiring.ledgerOf(step), clock, options.breaker ?? LOCAL_BREAKER),
     callbacks: sfnTaskCallbacks(sfnAs(step)),
     // The history count BudgetCheck reads every turn comes from the engine itself: the same
     // number GetExecutionHistory serves (local/engine.ts), without an SDK round trip per turn,
@@ -107,7 +111,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
       wiring.armDeadline(approval);
       options.onApproval?.(approval, event);
     },
-    approvals: wiring.approvals,
+    approvals: wiring.approvalsOf(step),
   });
   const stepNames = Object.keys(stepsAs(Steps.StartRun)) as (keyof ReturnType<typeof stepsAs>)[];
   const bound = Object.fromEntries(stepNames.map((step) => [step, bind(step, stepsAs(step)[step])]));

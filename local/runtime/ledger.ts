@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { serveLedger } from '../../lambdas/ledger/remote-ledger.js';
 import type { LedgerSealer } from '../../lambdas/ledger/seal.js';
+import type { StorageLedger } from '../../lambdas/ledger/storage-ledger.js';
 import { localLedgerSealer } from '../approval-keys.js';
 import type { CfnTemplateJson } from '../asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../ledger-files.js';
@@ -18,7 +18,7 @@ export async function openLocalLedger(
   template: CfnTemplateJson,
   closers: (() => Promise<void> | void)[],
   sealer?: LedgerSealer,
-): Promise<{ ledger: Ledger; endpoint: { ledger: string } | { dynamodb: string } }> {
+): Promise<{ ledger: StorageLedger; endpoint: { ledger: string } | { dynamodb: string } }> {
   if (kind === 'embedded') {
     const embedded = EmbeddedLedger.open({ dir: stateDir, ...(sealer && { sealer }) });
     closers.push(() => embedded.close());

@@ -6,7 +6,8 @@ import { sourceFiles } from './import-graph.js';
 /**
  * What a user installs carries no licence a company cannot ship: `@cloud-copilot/iam-simulate`
  * (AGPL-3.0) is a devDependency that only the twin's differential IAM test uses as its oracle
- * (test/local/iam-oracle.test.ts); no shipped source imports it, and it is not a dependency.
+ * (test/support/iam-oracle.ts, used by test/local/iam-oracle.test.ts and iam-requests.test.ts); no
+ * shipped source imports it, and it is not a dependency.
  */
 const ROOT = new URL('../..', import.meta.url).pathname;
 const SHIPPED = ['lambdas', 'local', 'infra', 'cli', 'sim', 'console', 'bench', 'agents'];
@@ -16,7 +17,7 @@ const IMPORTS_ORACLE = /(?:from\s+|import\s*\(\s*|require\s*\(\s*)['"]@cloud-cop
 
 describe('the AGPL IAM oracle', () => {
   it('is imported by no shipped source', () => {
-    expect(IMPORTS_ORACLE.test(readFileSync(join(ROOT, 'test/local/iam-oracle.test.ts'), 'utf8'))).toBe(true); // the check sees an import
+    expect(IMPORTS_ORACLE.test(readFileSync(join(ROOT, 'test/support/iam-oracle.ts'), 'utf8'))).toBe(true); // the check sees an import
     const files = sourceFiles(ROOT, SHIPPED);
     expect(files.length).toBeGreaterThan(40);
     expect(files.filter((file) => IMPORTS_ORACLE.test(readFileSync(join(ROOT, file), 'utf8')))).toEqual([]);

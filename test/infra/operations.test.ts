@@ -136,11 +136,11 @@ describe('least privilege on the ledger', () => {
     [Steps.BudgetCheck]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallModel]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
-    [Steps.RequestApproval]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
+    [Steps.RequestApproval]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.Finalize]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
     [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:Query'],
     [Steps.ExpireApprovals]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
-    [Steps.ExecutionStopped]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    [Steps.ExecutionStopped]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.RecoverRun]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
     [Steps.Sweep]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query'],
   };
@@ -166,14 +166,16 @@ describe('least privilege on the ledger', () => {
     }
   });
 
-  it('lets only the approval functions and the sweeper query the approval indexes, each only the index it reads', () => {
+  it('lets only the approval functions, the sweeper and ExecutionStopped query the approval indexes, each only the index it reads', () => {
     const indexReaders = Object.values(Steps).filter((step) =>
       statementsOf(functionOf(step)).some((statement) => JSON.stringify(statement.Resource).includes('/index/')),
     );
-    expect(indexReaders.sort()).toEqual([Steps.ApprovalCallback, Steps.ExpireApprovals, Steps.Sweep].sort());
-    const expiry = statementsOf(functionOf(Steps.ExpireApprovals)).filter((statement) => JSON.stringify(statement.Resource).includes('/index/'));
-    expect(JSON.stringify(expiry)).toContain(`/index/${LedgerIndexes.pendingApprovals}`);
-    expect(JSON.stringify(expiry)).not.toContain(LedgerIndexes.byApprovalId);
+    expect(indexReaders.sort()).toEqual([Steps.ApprovalCallback, Steps.ExpireApprovals, Steps.ExecutionStopped, Steps.Sweep].sort());
+    for (const step of [Steps.ExpireApprovals, Steps.ExecutionStopped]) {
+      const onIndex = statementsOf(functionOf(step)).filter((statement) => JSON.stringify(statement.Resource).includes('/index/'));
+      expect(JSON.stringify(onIndex), step).toContain(`/index/${LedgerIndexes.pendingApprovals}`);
+      expect(JSON.stringify(onIndex), step).not.toContain(LedgerIndexes.byApprovalId);
+    }
   });
 
   it('keeps every function but the approval functions out of the task tokens\' partition (dynamodb:LeadingKeys)', () => {

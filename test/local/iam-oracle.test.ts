@@ -3,53 +3,26 @@
  * every role of the synthesized example app, each with all its policies, over a generated corpus
  * of requests (the actions, resources and condition values its statements name, and near misses
  * of each), must get the same decision from both. The oracle, @cloud-copilot/iam-simulate, is
- * AGPL-3.0: a devDependency used only here, never imported by shipped code.
+ * AGPL-3.0: a devDependency used only by tests (test/support/iam-oracle.ts), never imported by shipped code.
  */
-import { runSimulation } from '@cloud-copilot/iam-simulate';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { resolveTemplateValue, type CfnTemplateJson } from '../../local/asl.js';
-import { deploy, physicalNames } from '../../local/iam/deployment.js';
+import type { CfnTemplateJson } from '../../local/asl.js';
+import { deploy } from '../../local/iam/deployment.js';
 import { evaluatePolicies, type AuthorizationRequest, type PolicyDocument, type Statement } from '../../local/iam/policy.js';
 import { stackRoles, type Role } from '../../local/iam/roles.js';
-import { LOCAL_ACCOUNT } from '../../local/iam/deployment.js';
 import { exampleTemplate } from '../infra/example-template.js';
+import { iamOracle, type IamOracle } from '../support/iam-oracle.js';
 
 let roles: Role[];
-/** KMS decides on the key policy too: each key's, by its ARN (every key here delegates to the account's IAM). */
-const keyPolicies = new Map<string, unknown>();
+let oracle: IamOracle;
 
 beforeAll(() => {
   const template = exampleTemplate().toJSON() as CfnTemplateJson;
   const deployment = deploy(template);
   roles = [...stackRoles(template, deployment).roles.values()].filter((role) => role.policies.length > 0);
-  const physical = physicalNames(template, deployment);
-  for (const [id, resource] of Object.entries(template.Resources ?? {})) {
-    if (resource.Type !== 'AWS::KMS::Key') continue;
-    keyPolicies.set(physical.arn!(id, resource)!, resolveTemplateValue(resource.Properties?.['KeyPolicy'], template, { physical, where: id }));
-  }
+  oracle = iamOracle(template, deployment);
 });
-
-async function oracle(policies: readonly PolicyDocument[], request: AuthorizationRequest): Promise<string | undefined> {
-  const resourcePolicy = keyPolicies.get(request.resource);
-  const result = await runSimulation(
-    {
-      ...(resourcePolicy !== undefined && { resourcePolicy }),
-      identityPolicies: policies.map((policy, i) => ({ name: `policy${i}`, policy: policy as never })),
-      serviceControlPolicies: [],
-      resourceControlPolicies: [],
-      request: {
-        principal: `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/role/session`,
-        action: request.action,
-        resource: { resource: request.resource, accountId: LOCAL_ACCOUNT },
-        contextVariables: { ...request.context } as Record<string, string | string[]>,
-      },
-    } as never,
-    {},
-  );
-  // The oracle refuses requests AWS could not make (an action on the wrong resource type, an unknown context key).
-  return result.resultType === 'single' ? result.overallResult : undefined;
-}
 
 function list<T>(value: T | readonly T[] | undefined): T[] {
   return value === undefined ? [] : Array.isArray(value) ? [...(value as T[])] : [value as T];

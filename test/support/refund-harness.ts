@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { refundReconciler, startRefundWorld, type RefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { Day } from '../../agents/refund-reconciler/domain.js';
 import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
-import { startAgentHarness, type AgentHarness } from './agent-harness.js';
+import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from './agent-harness.js';
 
 export const sampleDay = Day.parse(JSON.parse(readFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), 'utf8')));
 export const scheduledEvent = JSON.parse(readFileSync(new URL('../../events/scheduled-event.json', import.meta.url), 'utf8')) as Record<string, unknown>;
@@ -13,7 +13,7 @@ export type Harness = AgentHarness<RefundWorld>;
 export const sampleInput = { date: sampleDay.date };
 
 /** The whole local stack (synthesized definition, engine, dynalite in memory, simulated services) running the refund reconciler. */
-export async function startHarness(options: Partial<LocalStackOptions<RefundWorld>> & { day?: Day } = {}): Promise<Harness> {
+export async function startHarness(options: Partial<LocalStackOptions<RefundWorld>> & Pick<AgentHarnessOptions<RefundWorld>, 'onAsked'> & { day?: Day } = {}): Promise<Harness> {
   const { day, ...rest } = options;
   // A day of its own: the provider serves it (and closes with the stack).
   const world = day && (await startRefundWorld({ day, failRate: options.failRate ?? 0, seed: options.seed ?? 1, now: () => new Date() }));

@@ -1,0 +1,100 @@
+/**
+ * The twin's IAM holds the ledger to each role's DynamoDB grants, at the storage layer: the
+ * embedded ledger (which makes no DynamoDB call) and the DynamoDB ledger on dynalite are refused
+ * the same calls, with AccessDeniedException, as AWS would refuse them.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CfnTemplateJson } from '../../local/asl.js';
+import { dynamoRequests } from '../../local/iam/dynamodb.js';
+import { cachedTemplate } from '../../local/template-cache.js';
+import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function harness(ledger: 'embedded' | 'dynalite', template?: CfnTemplateJson): Promise<Harness> {
+  const started = await startHarness({ recovery: false, ledger, ...(template && { template }) });
+  cleanups.push(() => started.stack.close());
+  return started;
+}
+
+type Statement = { Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, string[]>> };
+type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
+
+/** The template with `change` applied to the DynamoDB table statement of the policy whose logical id starts with `policyPrefix`. */
+async function withTableStatement(policyPrefix: string, change: (statement: Statement) => Statement | undefined): Promise<CfnTemplateJson> {
+  const template = structuredClone(await cachedTemplate('refund-reconciler')) as Template;
+  let changed = 0;
+  for (const [id, resource] of Object.entries(template.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith(policyPrefix)) continue;
+    const document = resource.Properties!['PolicyDocument'] as { Statement: Statement[] };
+    document.Statement = document.Statement.flatMap((statement) => {
+      if (![statement.Action].flat().includes('dynamodb:PutItem')) return [statement];
+      changed++;
+      const next = change(statement);
+      return next ? [next] : [];
+    });
+  }
+  expect(changed).toBe(1);
+  return template as CfnTemplateJson;
+}
+
+const withoutAction = (action: string) => (statement: Statement) => ({ ...statement, Action: [statement.Action].flat().filter((a) => a !== action) });
+
+describe.each(['embedded', 'dynalite'] as const)("the twin's IAM on the %s ledger", (ledger) => {
+  it('authorizes every ledger call of the sample day as its function role, none refused', async () => {
+    const h = await harness(ledger);
+    const finished = await h.run({ runId: `ledger-iam-${ledger}`, input: sampleInput, config: { approvalTimeoutSeconds: 1 } });
+    expect(finished.status).toBe('SUCCEEDED');
+    const decisions = h.stack.engine.iamDecisions()!;
+    // At least a read and a put per Task on top of each invoke: the ledger is checked.
+    const tasks = Object.values(finished.states).reduce((sum, state) => sum + state.invocations, 0);
+    expect(decisions.allowed).toBeGreaterThan(3 * tasks);
+    expect(decisions.denied).toBe(0);
+  });
+
+  it("refuses StartRun's createRun when its role loses dynamodb:PutItem: AccessDeniedException reaches the step", async () => {
+    const h = await harness(ledger, await withTableStatement('AgentStartRunFunctionServiceRoleDefaultPolicy', withoutAction('dynamodb:PutItem')));
+    const finished = await h.run({ runId: `no-put-${ledger}`, input: sampleInput });
+    expect(finished.status).toBe('FAILED');
+    const failed = finished.history.find((event) => event.type === 'TaskFailed')!;
+    expect(failed.taskFailedEventDetails).toMatchObject({ error: 'AccessDeniedException' });
+    expect(failed.taskFailedEventDetails!.cause).toMatch(
+      /assumed-role\/AgentStartRunFunctionServiceRole\w+\/AgentStartRunFunction\w+ is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:us-east-1:000000000000:table\/\w+ because no identity-based policy allows the dynamodb:PutItem action/,
+    );
+    expect(h.stack.engine.iamDecisions()!.denied).toBeGreaterThanOrEqual(1);
+  });
+
+  it("refuses RequestApproval's read of the run's earlier calls (a Query: its function's cache is its own, cold at first) without dynamodb:Query", async () => {
+    const h = await harness(ledger, await withTableStatement('AgentRequestApprovalFunctionServiceRoleDefaultPolicy', withoutAction('dynamodb:Query')));
+    const finished = await h.run({ runId: `no-query-${ledger}`, input: sampleInput });
+    expect(finished.status).toBe('FAILED');
+    const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
+    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentRequestApprovalFunction\w+ is not authorized to perform: dynamodb:Query on resource: arn:aws:dynamodb:us-east-1:000000000000:table\/\w+ because/);
+  });
+
+  it("refuses BudgetCheck's batched read when its dynamodb:LeadingKeys no longer take the run's partition", async () => {
+    // The kill flag and the breakers still allowed, the runs not.
+    const narrowed = (statement: Statement) => ({ ...statement, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['GLOBAL', 'BREAKER#*', 'BLOB#*'] } } });
+    const h = await harness(ledger, await withTableStatement('AgentBudgetCheckFunctionServiceRoleDefaultPolicy', narrowed));
+    const finished = await h.run({ runId: `narrow-${ledger}`, input: sampleInput });
+    expect(finished.status).toBe('FAILED');
+    const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
+    expect(failed.taskFailedEventDetails!.cause).toMatch(/assumed-role\/AgentBudgetCheckFunctionServiceRole\w+\/\w+ is not authorized to perform: dynamodb:(BatchGetItem|GetItem) on resource: arn:aws:dynamodb:/);
+  });
+});
+
+describe('a storage call as DynamoDB authorizes it', () => {
+  const table = 'arn:aws:dynamodb:us-east-1:000000000000:table/Ledger';
+  it('is GetItem for one key, BatchGetItem for several, with every partition as dynamodb:LeadingKeys', () => {
+    expect(dynamoRequests({ read: [{ pk: 'RUN#a', sk: 'RUN' }, { pk: 'RUN#a', sk: 'RUN' }] }, table)).toEqual([{ action: 'dynamodb:GetItem', resource: table, context: { 'dynamodb:LeadingKeys': ['RUN#a'] } }]);
+    expect(dynamoRequests({ read: [{ pk: 'RUN#a', sk: 'RUN' }, { pk: 'GLOBAL', sk: 'KILL' }] }, table)).toEqual([{ action: 'dynamodb:BatchGetItem', resource: table, context: { 'dynamodb:LeadingKeys': ['RUN#a', 'GLOBAL'] } }]);
+  });
+  it('is one PutItem per item, a Query on the table or on the index ARN, a Scan', () => {
+    expect(dynamoRequests({ put: [{ pk: 'BLOB#a', sk: 'd#00000' }, { pk: 'BLOB#a', sk: 'd#00001' }] }, table)).toHaveLength(2);
+    expect(dynamoRequests({ query: { index: 'pendingApprovals', partition: 'PENDING' } }, table)).toEqual([{ action: 'dynamodb:Query', resource: `${table}/index/pendingApprovals`, context: { 'dynamodb:LeadingKeys': ['PENDING'] } }]);
+    expect(dynamoRequests({ scan: true }, table)).toEqual([{ action: 'dynamodb:Scan', resource: table }]);
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * The twin's IAM on the calls a function makes to Secrets Manager, KMS, EventBridge and SNS, where
+ * local code stands in for those services (local/iam/services.ts): each is decided by the same
+ * evaluator against the function's role in the template, on the resource its environment names,
+ * and a grant taken out of the template is a call refused with AccessDeniedException.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { CfnTemplateJson } from '../../local/asl.js';
+import { cachedTemplate } from '../../local/template-cache.js';
+import { postDecision, waitFor } from '../support/agent-harness.js';
+import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
+
+const template = async () => structuredClone(await cachedTemplate('refund-reconciler')) as Template;
+const resourceOf = (template: Template, type: string, prefix: string) => Object.entries(template.Resources).find(([id, resource]) => resource.Type === type && id.startsWith(prefix))!;
+
+/** `template` without `action` in the policy whose logical id starts with `policyPrefix`. */
+function withoutGrant(template: Template, policyPrefix: string, action: string): Template {
+  const [, policy] = resourceOf(template, 'AWS::IAM::Policy', policyPrefix);
+  const document = policy.Properties!['PolicyDocument'] as { Statement: Statement[] };
+  const before = JSON.stringify(document);
+  document.Statement = document.Statement.flatMap((statement) => {
+    const rest = [statement.Action].flat().filter((a) => a !== action);
+    return rest.length > 0 ? [{ ...statement, Action: rest }] : [];
+  });
+  expect(JSON.stringify(document)).not.toBe(before);
+  return template;
+}
+
+/** `template` with `variables` added to the environment of the function whose logical id starts with `functionPrefix`. */
+function withVariables(template: Template, functionPrefix: string, variables: Record<string, unknown>): Template {
+  const [, fn] = resourceOf(template, 'AWS::Lambda::Function', functionPrefix);
+  Object.assign(fn.Properties!['Environment'].Variables, variables);
+  return template;
+}
+
+/** `template` with `statement` added to the policy whose logical id starts with `policyPrefix`. */
+function withStatement(template: Template, policyPrefix: string, statement: Statement): Template {
+  const [, policy] = resourceOf(template, 'AWS::IAM::Policy', policyPrefix);
+  (policy.Properties!['PolicyDocument'] as { Statement: Statement[] }).Statement.push(statement);
+  return template;
+}
+
+async function harness(options: { template?: Template; approve?: boolean; ledger?: 'embedded' | 'dynalite' } = {}): Promise<Harness> {
+  const started = await startHarness({
+    recovery: false,
+    ...(options.ledger && { ledger: options.ledger }),
+    ...(options.template && { template: options.template as unknown as CfnTemplateJson }),
+    ...(options.approve && { onAsked: (approval: ApprovalRecord, stack: Pick<Harness['stack'], 'endpoints'>) => void postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'checked' }) }),
+  });
+  cleanups.push(() => started.stack.close());
+  return started;
+}
+
+const TOPIC = 'arn:aws:sns:us-east-1:000000000000:approvals';
+const LINK_SECRET = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:approval-links-local';
+
+describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
+  it('authorizes each such call of an approved sample day as its function role, none refused', async () => {
+    const h = await harness({ approve: true });
+    const finished = await h.run({ runId: 'services-on', input: sampleInput });
+    expect(finished.status).toBe('SUCCEEDED');
+    expect(h.approvals.length).toBeGreaterThan(0);
+    const byAction = h.stack.iam!.authorizer.decisionsByAction();
+    // Every function reads the seal key once; the callback signs each decision, CallTool verifies it; RequestApproval tells the approvers.
+    expect(byAction['secretsmanager:GetSecretValue']).toEqual({ allowed: expect.any(Number), denied: 0 });
+    expect(byAction['kms:GenerateMac']).toEqual({ allowed: h.approvals.length, denied: 0 });
+    expect(byAction['kms:VerifyMac']!.allowed).toBeGreaterThanOrEqual(h.approvals.length);
+    expect(byAction['events:PutEvents']).toEqual({ allowed: h.approvals.length, denied: 0 });
+    expect(h.stack.engine.iamDecisions()!.denied).toBe(0);
+  });
+
+  it.each(['embedded', 'dynalite'] as const)("refuses a function's first ledger call when its role may not read the seal key (%s ledger)", async (ledger) => {
+    const h = await harness({ ledger, template: withoutGrant(await template(), 'AgentStartRunFunctionServiceRoleDefaultPolicy', 'secretsmanager:GetSecretValue') });
+    const finished = await h.run({ runId: `no-seal-${ledger}`, input: sampleInput });
+    expect(finished.status).toBe('FAILED');
+    const failed = finished.history.find((event) => event.type === 'TaskFailed')!;
+    expect(failed.taskFailedEventDetails).toMatchObject({ error: 'AccessDeniedException' });
+    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentStartRunFunction\w+ is not authorized to perform: secretsmanager:GetSecretValue on resource: arn:aws:secretsmanager:us-east-1:000000000000:secret:LedgerSealKey\w+-local/);
+  });
+
+  it("refuses CallTool's check of a decision when its role loses kms:VerifyMac", async () => {
+    const h = await harness({ approve: true, template: withoutGrant(await template(), 'AgentCallToolFunctionServiceRoleDefaultPolicy', 'kms:VerifyMac') });
+    const finished = await h.run({ runId: 'no-verify', input: sampleInput });
+    expect(finished.status).toBe('FAILED');
+    const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
+    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentCallToolFunction\w+ is not authorized to perform: kms:VerifyMac on resource: arn:aws:kms:us-east-1:000000000000:key\/AgentApprovalsDecisionKey\w+/);
+  });
+
+  it('refuses a decision the approval callback may not sign (no kms:GenerateMac): the decision is not recorded', async () => {
+    const h = await harness({ template: withoutGrant(await template(), 'AgentApprovalCallbackFunctionServiceRoleDefaultPolicy', 'kms:GenerateMac') });
+    const { executionArn } = h.stack.engine.startExecution({ name: 'no-sign', input: { runId: 'no-sign', input: sampleInput } });
+    const asked = (await waitFor(() => h.approvals[0])).approvalId;
+    const answer = await postDecision(h.stack, asked, { decision: 'approve', reason: 'checked' });
+    expect(answer.status).toBeGreaterThanOrEqual(500);
+    expect((await h.stack.ledger.findApproval(asked))?.status).toBe('pending');
+    expect(h.stack.iam!.authorizer.decisionsByAction()['kms:GenerateMac']).toEqual({ allowed: 0, denied: 1 });
+    h.stack.engine.stopExecution(executionArn);
+  });
+
+  it('refuses the approval events when RequestApproval loses events:PutEvents: the run goes on, as the notifier failing does not fail it', async () => {
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const h = await harness({ approve: true, template: withoutGrant(await template(), 'AgentRequestApprovalFunctionServiceRoleDefaultPolicy', 'events:PutEvents') });
+    const finished = await h.run({ runId: 'no-events', input: sampleInput });
+    expect(finished.status).toBe('SUCCEEDED');
+    expect(h.stack.iam!.authorizer.decisionsByAction()['events:PutEvents']).toEqual({ allowed: 0, denied: h.approvals.length });
+    expect(errors.mock.calls.map(([line]) => String(line)).filter((line) => line.includes('approval notification failed') && line.includes('AccessDeniedException'))).toHaveLength(h.approvals.length);
+  });
+
+  it('publishes to the topic its environment names only with sns:Publish on it', async () => {
+    const named = () => template().then((t) => withVariables(t, 'AgentRequestApprovalFunction', { APPROVAL_TOPIC_ARN: TOPIC }));
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const refused = await harness({ approve: true, template: await named() });
+    expect((await refused.run({ runId: 'no-publish', input: sampleInput })).status).toBe('SUCCEEDED');
+    expect(refused.stack.iam!.authorizer.decisionsByAction()['sns:Publish']).toEqual({ allowed: 0, denied: refused.approvals.length });
+    expect(errors.mock.calls.some(([line]) => String(line).includes('sns:Publish'))).toBe(true);
+
+    const granted = await harness({ approve: true, template: withStatement(await named(), 'AgentRequestApprovalFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'sns:Publish', Resource: TOPIC }) });
+    expect((await granted.run({ runId: 'publish', input: sampleInput })).status).toBe('SUCCEEDED');
+    expect(granted.stack.iam!.authorizer.decisionsByAction()['sns:Publish']).toEqual({ allowed: granted.approvals.length, denied: 0 });
+  });
+
+  it('signs links with the secret its environment names only with secretsmanager:GetSecretValue on it', async () => {
+    const named = await template().then((t) => withVariables(t, 'AgentRequestApprovalFunction', { APPROVAL_LINK_SECRET_ARN: LINK_SECRET }));
+    const h = await harness({ template: named });
+    const finished = await h.run({ runId: 'no-link-key', input: sampleInput });
+    expect(finished.status).toBe('FAILED');
+    const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
+    expect(failed.taskFailedEventDetails!.cause).toContain(`AgentRequestApprovalFunction`);
+    expect(failed.taskFailedEventDetails!.cause).toContain(`not authorized to perform: secretsmanager:GetSecretValue on resource: ${LINK_SECRET}`);
+  });
+});

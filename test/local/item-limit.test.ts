@@ -1,0 +1,121 @@
+/**
+ * DynamoDB's 400 KB item limit, on the ledger that makes no DynamoDB call: the embedded ledger of
+ * the local stack refuses a record whose DynamoDB item would be over it, with the error DynamoDB
+ * (and dynalite, which checks it on PutItem) answers — ValidationException, "Item size has
+ * exceeded the maximum allowed size". "The maximum item size in DynamoDB is 400 KB, which includes
+ * both attribute name binary length (UTF-8 length) and attribute value lengths"
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items).
+ */
+import { createRequire } from 'node:module';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
+import { itemSize, itemSizeGuard, MAX_ITEM_BYTES } from '../../local/runtime/item-limit.js';
+import { ledgerTableFromTemplate } from '../../local/template.js';
+import { cachedTemplate } from '../../local/template-cache.js';
+import { run, turn } from '../contract/fixtures.js';
+import { startHarness } from '../support/refund-harness.js';
+
+const dynaliteItemSize = (createRequire(import.meta.url)('dynalite/db/index.js') as { itemSize: (item: unknown) => number }).itemSize;
+
+let dynamo: LocalDynamo;
+beforeAll(async () => {
+  dynamo = await startDynamo();
+  await ensureTable(dynamo.client, ledgerTableFromTemplate(await cachedTemplate('agent'), 'item-limit'));
+});
+afterAll(async () => dynamo.close());
+
+function embedded(): Ledger {
+  const ledger = EmbeddedLedger.open({ sealer: ephemeralSealer() });
+  ledger.guardStorage(itemSizeGuard());
+  return ledger;
+}
+const onDynalite = (): Ledger => new DynamoDbLedger(dynamo.client, 'item-limit', ephemeralSealer());
+
+/** A turn whose text is `bytes` long: the item is the text and ~400 bytes of the turn's other fields. */
+const turnOf = (runId: string, bytes: number) => turn(1, 'x'.repeat(bytes), runId);
+
+describe.each([
+  ['the embedded ledger (the twin)', embedded],
+  ['the DynamoDB ledger on dynalite', onDynalite],
+] as const)('%s', (_name, open) => {
+  it('refuses a record whose item is over 400 KB: ValidationException, as DynamoDB answers it, and writes nothing', async () => {
+    const ledger = open();
+    await ledger.createRun(run('big-turn'));
+    const refused = ledger.recordTurn(turnOf('big-turn', MAX_ITEM_BYTES));
+    await expect(refused).rejects.toMatchObject({ name: 'ValidationException', message: 'Item size has exceeded the maximum allowed size' });
+    expect(await ledger.getTurn('big-turn', 1)).toBeUndefined();
+  });
+
+  it('stores a record just under it', async () => {
+    const ledger = open();
+    await ledger.createRun(run('large-turn'));
+    await ledger.recordTurn(turnOf('large-turn', MAX_ITEM_BYTES - 2_000));
+    expect((await ledger.getTurn('large-turn', 1))?.content).toHaveLength(1);
+  });
+});
+
+describe('where the limit falls', () => {
+  /** The longest turn text `open()`'s ledger stores (a binary search between 399,000 and 409,600 bytes). */
+  async function longestStored(open: () => Ledger, name: string): Promise<number> {
+    const ledger = open();
+    let [stored, refused] = [MAX_ITEM_BYTES - 10_000, MAX_ITEM_BYTES];
+    for (let attempt = 0; refused - stored > 1; attempt++) {
+      const middle = Math.floor((stored + refused) / 2);
+      const runId = `${name}-${attempt}`;
+      await ledger.createRun(run(runId));
+      const ok = await ledger.recordTurn(turnOf(runId, middle)).then(() => true, (error: Error) => (expect(error.name).toBe('ValidationException'), false));
+      if (ok) stored = middle;
+      else refused = middle;
+    }
+    return stored;
+  }
+
+  it('is the same byte on the embedded ledger as on dynalite: the item measured is the one DynamoDB would store, its seal included', async () => {
+    const [onEmbedded, onDynamo] = [await longestStored(embedded, 'edge-embedded'), await longestStored(onDynalite, 'edge-dynalite')];
+    expect(onEmbedded).toBe(onDynamo);
+    expect(onDynamo).toBeGreaterThan(MAX_ITEM_BYTES - 1_000);
+  });
+});
+
+describe("the item's size", () => {
+  // ASCII names and strings: dynalite counts UTF-16 units where AWS counts UTF-8 bytes.
+  const ascii = fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789 _-'), maxLength: 40 });
+  // Numbers the document client marshals (it refuses integers past Number.MAX_SAFE_INTEGER).
+  const number = fc.oneof(fc.integer(), fc.double({ min: -1e12, max: 1e12, noNaN: true }).filter((n) => n === 0 || Math.abs(n) > 1e-12));
+  const value = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, ascii, number, fc.boolean(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(ascii.filter((k) => k.length > 0), tie('value'), { maxKeys: 4 })),
+  })).value;
+  const item = fc.dictionary(ascii.filter((k) => k.length > 0), value, { maxKeys: 8 });
+
+  it("is dynalite's size of the same item, on generated items", () => {
+    fc.assert(
+      fc.property(item, (generated) => {
+        expect(itemSize(generated)).toBe(dynaliteItemSize(marshall(generated, { removeUndefinedValues: true })));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('counts UTF-8 bytes, as AWS does, for text beyond ASCII', () => {
+    expect(itemSize({ name: 'é' })).toBe(4 + 2);
+    expect(itemSize({ emoji: '👍' })).toBe(5 + 4);
+  });
+});
+
+describe('the local stack', () => {
+  it('holds its embedded ledger to the limit', async () => {
+    const { stack } = await startHarness({ recovery: false });
+    try {
+      await stack.ledger.createRun(run('stack-big-turn'));
+      await expect(stack.ledger.recordTurn(turnOf('stack-big-turn', MAX_ITEM_BYTES))).rejects.toMatchObject({ name: 'ValidationException' });
+    } finally {
+      await stack.close();
+    }
+  });
+});
