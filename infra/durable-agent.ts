@@ -167,6 +167,8 @@ export class DurableAgent extends Construct {
     // Named for the deployed stack (a nested stack's own name is known only at deploy time).
     const stateMachineName = `${topLevelStack(this).stackName}-${props.agentName}`;
     const ledger = props.table ?? new LedgerTable(this, 'Ledger');
+    // Where new runs start (Handoff's fallback, the runs API): the alias, by its ARN built from the fixed name.
+    const liveAliasArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.ledger = ledger;
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
     const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
@@ -188,7 +190,7 @@ export class DurableAgent extends Construct {
       finalize: fn('FinalizeFunction', Steps.Finalize),
       compact: fn('CompactFunction', Steps.Compact, { timeout: modelStep }),
       // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.
-      handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } }),
+      handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: liveAliasArn } }),
     };
     const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
@@ -262,6 +264,7 @@ export class DurableAgent extends Construct {
       if (!(typeof value === 'number' && value > 0)) throw new Error(`DurableAgent ${id}: approvalPage.throttle.${field} must be a positive number, got ${value}`);
     }
     let approvalCallbackFn: StepFunction | undefined;
+    let runsApiFn: StepFunction | undefined;
     if (props.approvalApi ?? true) {
       // It stops before API Gateway stops waiting (the integration timeout, 29 s): a caller told
       // 504 must never find the approval decided after all.
@@ -295,6 +298,12 @@ export class DurableAgent extends Construct {
       const approval = approvals.addResource('{approvalId}');
       approval.addMethod('GET', integration);
       approval.addMethod('POST', integration);
+      // POST /runs: a run started as the IAM principal that signed the request (lambdas/runs/starter.ts).
+      // Its own function: the only one besides the schedule and the run's own (Handoff, recovery,
+      // the sweeper) that may start the state machine, and the only one that signs starters.
+      const runsApi = (runsApiFn = fn('RunsApiFunction', Steps.RunsApi, { timeout: APPROVAL_CALLBACK_TIMEOUT, environment: { STATE_MACHINE_ARN: liveAliasArn } }));
+      runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
+      api.root.addResource('runs').addMethod('POST', new LambdaIntegration(runsApi, { timeout: API_INTEGRATION_TIMEOUT }));
       this.api = api;
       // Execution logging needs the account's CloudWatch Logs role set first.
       if (props.apiGatewayAccount ?? true) api.deploymentStage.node.addDependency(ApiGatewayAccount.of(this).account);
@@ -321,6 +330,8 @@ export class DurableAgent extends Construct {
       budgetCheck: functions.budgetCheck,
       callback: approvalCallbackFn,
       pageUrl: this.api?.urlForPath('/decide'),
+      startRun: functions.startRun,
+      ...(runsApiFn && { runsApi: runsApiFn }),
     });
     // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
     const sweeper = new RunSweeper(this, 'Sweeper', {

@@ -28,6 +28,8 @@ export interface AwsClients {
   readonly linkSigner?: (secretId: string) => LinkSigner;
   /** The decision key in KMS (`DECISION_KEY_ID`). */
   readonly decisionMac?: (keyId: string) => DecisionMac;
+  /** The starter key in KMS (`STARTER_KEY_ID`: lambdas/runs/starter.ts). */
+  readonly starterMac?: (keyId: string) => DecisionMac;
 }
 
 /** What the steps ask of Step Functions (adapters/sfn.ts). */
@@ -56,3 +58,6 @@ export const approvalLinks = { linkSigner: (secretId) => secretsLinkSigner(new S
 
 /** The decision key (the callback signs; CallTool and BudgetCheck verify). */
 export const decisionKey = { decisionMac: (keyId) => kmsDecisionMac(new KMSClient({}), keyId) } satisfies AwsClients;
+
+/** The starter key (the runs API signs who started a run; StartRun verifies). */
+export const starterKey = { starterMac: (keyId) => kmsDecisionMac(new KMSClient({}), keyId) } satisfies AwsClients;

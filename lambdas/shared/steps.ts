@@ -11,6 +11,8 @@ export const Steps = {
   CallTool: 'call-tool',
   Finalize: 'finalize',
   ApprovalCallback: 'approval-callback',
+  /** `POST /runs` on the approval API: starts a run as the caller IAM proved (lambdas/runs/starter.ts). */
+  RunsApi: 'runs-api',
   ExpireApprovals: 'expire-approvals',
   RecoverRun: 'recover-run',
   ExecutionStopped: 'execution-stopped',

@@ -71,13 +71,15 @@ export interface ApprovalSetup {
   readonly notifier?: ApprovalNotifier;
   readonly links?: ApprovalLinks;
   readonly decisionMac?: DecisionMac;
+  /** Verifies (StartRun) or signs (the runs API) who started a run (runs/starter.ts). */
+  readonly starterMac?: DecisionMac;
   readonly policy?: ApprovalPolicy;
 }
 
 export type StepFn = (event: unknown, signal?: AbortSignal) => Promise<unknown>;
 
-/** The steps a Task state or an event rule invokes (the approval API has its own adapter). */
-export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback>, StepFn>;
+/** The steps a Task state or an event rule invokes (the approval API and the runs API have their own adapters). */
+export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback | typeof Steps.RunsApi>, StepFn>;
 
 /**
  * The steps of one agent, wired once for both engines. Each step is built on its first call:
@@ -103,6 +105,7 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
         codeVersion: deps.codeVersion,
         defaultModel: deps.defaultModel,
         priceTable: prices,
+        starterMac: deps.approvals?.starterMac,
       })),
     [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, history: deps.executions, decisionMac: deps.approvals?.decisionMac, priceTable: prices })),
     [Steps.CallModel]: lazy(() => createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices })),
