@@ -1,6 +1,7 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { mkdirSync } from 'node:fs';
 import { approvalApiHandler } from '../lambdas/adapters/approval-http.js';
+import { runsApiHandler } from '../lambdas/adapters/runs-http.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
@@ -147,7 +148,11 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
     closers.push(() => settleStatusChanges(engine)); // before the engine closes: a stop just made is recorded
 
-    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock, ...approvalSetup }), { ...(options.approvals?.principal && { user: options.approvals.principal }) });
+    // POST /runs as on AWS: the caller is who the transport proved, signed for StartRun (lambdas/runs/starter.ts);
+    // it starts as RunsApi's role, on the alias.
+    const runsStarter = sfnAs(Steps.RunsApi);
+    const runsApi = runsApiHandler({ agent, starterMac: approvalSetup.starterMac, stateMachineArn: startArn, start: (arn, name, input) => sfnStarter(runsStarter, arn).start(name, input), clock });
+    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger, callbacks, clock, ...approvalSetup }), { runs: runsApi, ...(options.approvals?.principal && { user: options.approvals.principal }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 
@@ -167,9 +172,15 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       /** The API throttling (local/sfn-quotas.ts) and what it refused; undefined unless `quotas: true`. */
       quotas,
       ledgerKind: options.ledger ?? 'embedded',
-      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
+      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, runs: approvalApi.runsUrl, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
       /** The fingerprint of the code this stack starts runs on, for a run's model (what StartRun binds a run to). */
       fingerprintOf: codeFingerprint(agent, codeVersion, deploymentPrices(agent.prices, options.prices)),
+      /**
+       * The runs API's handler (`POST /runs`, served at `endpoints.runs` as this machine's user): a
+       * test that plays several people invokes it with an event whose caller is one of them, as
+       * API Gateway would after verifying that person's signature.
+       */
+      runsApi,
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
       approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
       /**
