@@ -9,6 +9,7 @@ import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../lambdas/define.js';
+import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
 import { Steps } from '../lambdas/shared/steps.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
@@ -63,6 +64,14 @@ export interface DurableAgentProps {
   readonly codeVersion?: string;
   /** Recoveries in a row without progress before a run is given up. @default 3 */
   readonly maxRecoveries?: number;
+  /**
+   * State machine versions kept whatever else holds: every 6 hours the version pruner deletes
+   * older ones that no alias routes to, that run no execution and whose last execution ended over
+   * an hour ago (lambdas/steps/prune-versions.ts), so deploys never reach the 1,000-version quota.
+   * @example 50
+   * @default DEFAULT_KEEP_VERSIONS (20)
+   */
+  readonly keepVersions?: number;
   /**
    * The public approval page (`/decide/{approvalId}`, open to anyone with a link): its own throttle
    * per method (the signed routes keep the stage's 10 rps, burst 20), and a WAF web ACL to attach
@@ -226,6 +235,26 @@ export class DurableAgent extends Construct {
     );
 
     const failedEvents = new FailedEvents(this, 'FailedEvents'); // ops (#9): what the event-driven functions could not handle
+
+    // Old versions are retained (live executions keep theirs) toward the 1,000-version quota: pruned on a schedule.
+    const keepVersions = props.keepVersions ?? DEFAULT_KEEP_VERSIONS;
+    if (!(Number.isInteger(keepVersions) && keepVersions >= 1 && keepVersions <= 999)) {
+      throw new Error(`DurableAgent ${id}: keepVersions must be a whole number of versions from 1 to 999, got ${props.keepVersions}`);
+    }
+    const pruneVersions = fn('PruneVersionsFunction', Steps.PruneVersions, { environment: { STATE_MACHINE_ARN: arns.stateMachine, KEEP_VERSIONS: String(keepVersions) } });
+    // Each call is authorized on the state machine's own ARN, whichever version or alias it names
+    // (Step Functions, "Authorization for versions and aliases").
+    pruneVersions.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['states:ListStateMachineVersions', 'states:ListStateMachineAliases', 'states:DescribeStateMachineAlias', 'states:ListExecutions', 'states:DeleteStateMachineVersion'],
+        resources: [arns.stateMachine],
+      }),
+    );
+    new Rule(this, 'VersionPruning', {
+      description: `Deletes old versions of the ${props.agentName} state machine that nothing needs.`,
+      schedule: Schedule.rate(Duration.hours(6)),
+      targets: [new LambdaFunction(pruneVersions, { retryAttempts: 2, deadLetterQueue: failedEvents.queue })],
+    });
     const recovery = new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries });
 
     let scheduleDeadLetters: Queue | undefined;
@@ -342,7 +371,7 @@ export class DurableAgent extends Construct {
       maxRecoveries: props.maxRecoveries,
       deadLetterQueue: failedEvents.queue,
     });
-    for (const f of [recovery.function, executionStopped, expireApprovals, sweeper.function]) failedEvents.protect(f);
+    for (const f of [recovery.function, executionStopped, expireApprovals, sweeper.function, pruneVersions]) failedEvents.protect(f);
     operationsOf(this).watch(this, {
       agentName: props.agentName,
       stateMachine,

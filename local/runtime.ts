@@ -2,7 +2,8 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { mkdirSync } from 'node:fs';
 import { approvalApiHandler } from '../lambdas/adapters/approval-http.js';
 import { runsApiHandler } from '../lambdas/adapters/runs-http.js';
-import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
+import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../lambdas/adapters/sfn.js';
+import { createPruneVersions } from '../lambdas/steps/prune-versions.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { signedLinks } from '../lambdas/approvals/decision.js';
@@ -203,6 +204,11 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        * moves its clock past a deadline calls, instead of waiting for the real timer.
        */
       expireApprovals,
+      /**
+       * The version pruner (lambdas/steps/prune-versions.ts; every 6 hours on AWS), as its role,
+       * through the Step Functions endpoint: deletes the versions nothing needs, keeping the newest `keep`.
+       */
+      pruneVersions: (prune: { keep?: number; graceMs?: number } = {}) => createPruneVersions({ versions: sfnVersions(sfnAs(Steps.PruneVersions), startArn), clock, ...prune })(),
       /** The watchdog: resumes this agent's runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (sweep: { except?: string; onDamaged?: (runId: string, error: Error) => void } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfnAs(Steps.Sweep)), recover: createRecoverRun(recoverDeps), clock, agent: agent.name, failed: options.recovery !== false, ...sweep }),

@@ -9,8 +9,9 @@ import type { ApprovalNotifier } from '../approvals/notify.js';
 import type { Executions, TaskCallbacks } from '../shared/ports.js';
 import type { ExecutionStarter } from '../steps/recover-run.js';
 import type { ExecutionLookup } from '../steps/sweep.js';
+import type { StateMachineVersions } from '../steps/prune-versions.js';
 import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-approvals.js';
-import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks } from './sfn.js';
+import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks, sfnVersions } from './sfn.js';
 
 /**
  * The AWS clients a function uses beside the ledger's (DynamoDB and the seal key's secret, which
@@ -38,13 +39,15 @@ export interface StepFunctionsPorts {
   readonly executions: Executions;
   readonly lookup: ExecutionLookup;
   readonly starter: (stateMachineArn: string) => ExecutionStarter;
+  /** The state machine's versions (the version pruner). */
+  readonly versions: (stateMachineArn: string) => StateMachineVersions;
 }
 
 /** Step Functions (StartRun, BudgetCheck, the approval functions, recovery, the sweeper, Handoff). */
 export const stepFunctions = {
   stepFunctions: (traced) => {
     const client = traced(new SFNClient({}));
-    return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn) };
+    return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn), versions: (arn) => sfnVersions(client, arn) };
   },
 } satisfies AwsClients;
 

@@ -55,6 +55,8 @@ export const StepEnvironment = z.object({
   TOOL_TIMEOUT_MS: z.coerce.number().int().positive(),
   /** The agent state machine, for the recovery function to start executions of. */
   STATE_MACHINE_ARN: z.string().startsWith('arn:'),
+  /** Versions the version pruner keeps whatever else holds (DurableAgent's `keepVersions`). */
+  KEEP_VERSIONS: z.coerce.number().int().min(1).max(999),
   /** Recoveries in a row without progress before a run is given up. */
   MAX_RECOVERIES: z.coerce.number().int().positive().max(20),
   // Approvals (infra/approvals.ts sets them on the functions that use them).
@@ -155,6 +157,12 @@ export function awsDeps(
     },
     get starter() {
       return sfn().starter(required('STATE_MACHINE_ARN'));
+    },
+    get versions() {
+      return sfn().versions(required('STATE_MACHINE_ARN'));
+    },
+    get keepVersions() {
+      return config.KEEP_VERSIONS;
     },
     get codeVersion() {
       return required('CODE_VERSION');

@@ -7,6 +7,7 @@ import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { RunId, RunRequest, runIdOf } from './run-request.js';
 import { signStarter } from './starter.js';
+import { unqualifiedArn } from './versions.js';
 
 /**
  * `POST /runs`: a run request as the client sends it — no `startedBy` (the caller is who the
@@ -40,7 +41,7 @@ export interface StartRouteDeps {
  * starter (runs/starter.ts) and started.
  */
 export function createStartRoute(deps: StartRouteDeps) {
-  const machine = machineOf(deps.stateMachineArn);
+  const machine = unqualifiedArn(deps.stateMachineArn);
   return async (caller: Identity, body: unknown): Promise<{ runId: string; executionArn: string; startedBy: string }> => {
     const { stateMachineArn, executionName, ...request } = parseOrThrow(StartRunBody, body, 'run request');
     const input = parseOrThrow(deps.agent.input, request.input, `input of agent ${deps.agent.name}`);
@@ -54,11 +55,6 @@ export function createStartRoute(deps: StartRouteDeps) {
     const { executionArn } = await deps.start(target, name, JSON.stringify(signed));
     return { runId, executionArn, startedBy: caller.id };
   };
-}
-
-/** The state machine's own ARN (`arn:…:stateMachine:<name>`), from it, its alias's or a version's. */
-function machineOf(arn: string): string {
-  return arn.split(':').slice(0, 7).join(':');
 }
 
 function belongsTo(arn: string, machine: string): boolean {

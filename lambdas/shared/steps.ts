@@ -19,6 +19,8 @@ export const Steps = {
   /** Every 15 minutes: resumes runs whose execution ended unnoticed, reports orphaned approvals. */
   Sweep: 'sweep',
   Handoff: 'handoff',
+  /** Every 6 hours: deletes old state machine versions nothing needs (lambdas/steps/prune-versions.ts). */
+  PruneVersions: 'prune-versions',
   Compact: 'compact',
 } as const;
 

@@ -23,6 +23,7 @@ import type { Clock, Executions, TaskCallbacks } from '../shared/ports.js';
 import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy } from '../steps/recover-run.js';
 import { createStartRun } from '../steps/start-run.js';
 import { createSweep, type ExecutionLookup } from '../steps/sweep.js';
+import { createPruneVersions, type StateMachineVersions } from '../steps/prune-versions.js';
 import { codeFingerprint } from '../runs/versions.js';
 import { withAgentDeps } from '../conversation/turns.js';
 
@@ -64,6 +65,10 @@ export interface HarnessDeps {
   readonly approvals?: ApprovalSetup;
   /** How executions ended (`DescribeExecution`): the sweeper's, on AWS only. */
   readonly lookup?: ExecutionLookup;
+  /** The state machine's versions, for the version pruner. */
+  readonly versions?: StateMachineVersions;
+  /** Versions the pruner keeps whatever else holds. @default DEFAULT_KEEP_VERSIONS */
+  readonly keepVersions?: number;
 }
 
 /** The approval machinery a deployment sets up (absent: no links, no events, decisions unsigned). */
@@ -130,6 +135,11 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
       createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: prices }),
     ),
     [Steps.Handoff]: lazy(() => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock })),
+    [Steps.PruneVersions]: lazy(() => {
+      if (!deps.versions) throw new Error('the version pruner needs the state machine\'s versions (HarnessDeps.versions)');
+      const prune = createPruneVersions({ versions: deps.versions, clock: deps.clock, ...(deps.keepVersions !== undefined && { keep: deps.keepVersions }) });
+      return () => prune();
+    }),
   };
 }
 
