@@ -11,6 +11,8 @@ import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCr
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 const MAX_BODY = 64 * 1024;
+/** A run request carries the run's input: up to Step Functions' 256 KiB execution input, and its framing. */
+const MAX_RUN_BODY = 256 * 1024 + 4 * 1024;
 const ROUTE = /^\/v1\/(approvals|decide|runs)(?:\/([^/]+))?\/?$/;
 
 /**
@@ -48,7 +50,7 @@ export async function startApprovalApi(handler: ProxyHandler, options: { port?: 
       const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
       if (route === 'decide' && approvalId === undefined) return answer(404, `no route ${url.pathname}`);
       if (route === 'runs' && (approvalId !== undefined || !options.runs)) return answer(404, `no route ${url.pathname}`);
-      const body = await readBody(request);
+      const body = await readBody(request, route === 'runs' ? { limit: MAX_RUN_BODY, what: 'a run request' } : { limit: MAX_BODY, what: 'an approval decision' });
       const event = proxyEvent(request, url, route, approvalId, body, route === 'decide' ? undefined : user);
       const result = route === 'runs' ? await options.runs!(event, lambdaContext('RunsApi', 20_000)) : await handler(event, lambdaContext('ApprovalCallback', 30_000));
       response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
@@ -110,10 +112,10 @@ function decodePathSegment(segment: string): string {
   }
 }
 
-/** The body, up to MAX_BODY bytes; a larger one is refused with 413 (read to its end first: local/http-body.ts). */
-async function readBody(request: IncomingMessage): Promise<string | null> {
-  const body = await readBoundedBody(request, MAX_BODY);
-  if (body === undefined) throw new RefusedRequest(413, `body: larger than the ${MAX_BODY} bytes an approval decision may have`);
+/** The body, up to `limit` bytes; a larger one is refused with 413 (read to its end first: local/http-body.ts). */
+async function readBody(request: IncomingMessage, { limit, what }: { limit: number; what: string }): Promise<string | null> {
+  const body = await readBoundedBody(request, limit);
+  if (body === undefined) throw new RefusedRequest(413, `body: larger than the ${limit} bytes ${what} may have`);
   return body.length === 0 ? null : body.toString('utf8');
 }
 
