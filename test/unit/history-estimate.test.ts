@@ -31,4 +31,15 @@ describe('when BudgetCheck counts its execution history (lambdas/guards/history.
     expect(await countIfDue(h, 'arn:e1', undefined, 3, 20_000)).toEqual({ events: 12, estimate: { events: 12, steps: 3, checks: 0 } });
     expect(h.reads).toHaveLength(1);
   });
+
+  // Found by the 1,000-run fleet of 100-step runs: their counts come due together, the account's
+  // GetExecutionHistory bucket (400, refill 20/s) empties, and 182 first executions failed.
+  it('answers a throttled count as due to hand over (continue-as-new), not as a failure; without an estimate the throttle stands', async () => {
+    const throttled = { eventCount: async () => Promise.reject(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' })) };
+    const estimate = { events: 100, steps: 0, checks: 20 };
+    expect(await countIfDue(throttled, 'arn:e1', estimate, 60, 20_000)).toEqual({ estimate, throttled: true });
+    await expect(countIfDue(throttled, 'arn:e1', undefined, 60, 20_000)).rejects.toThrow('Rate exceeded');
+    const broken = { eventCount: async () => Promise.reject(new Error('socket hang up')) };
+    await expect(countIfDue(broken, 'arn:e1', estimate, 60, 20_000)).rejects.toThrow('socket hang up');
+  });
 });
