@@ -23,7 +23,13 @@ import type { Clock } from '../lambdas/shared/ports.js';
 export class SimulatedTime implements Clock {
   #now: number;
   #participants = 0;
-  #waiters: { at: number; wake: () => void; who: string | undefined }[] = [];
+  /** The waits by wake-up time (on the grid), and those times in a min-heap: the next one is found in O(log n). */
+  #due = new Map<number, { wake: () => void; who: string | undefined }[]>();
+  #times = new MinHeap();
+  #waiting = 0;
+  /** Waits per owner, and waits of no known owner: who sleeps is counted as waits come and go, not by a scan per turn. */
+  #owners = new Map<string, number>();
+  #anonymous = 0;
   /** Which participant is running (an AsyncLocalStorage of the caller's): one participant may wait in several places at once (a batch of ledger reads). */
   readonly #who: () => string | undefined;
   #timer: NodeJS.Immediate | undefined;
@@ -67,20 +73,24 @@ export class SimulatedTime implements Clock {
     return new Promise((wake) => {
       // Wake-ups fall on a grid (rounded up): runs due in the same quantum wake together, so the
       // clock moves once for them all (each move waits for the process to go idle).
-      this.#waiters.push({ at: Math.ceil((this.#now + ms) / this.quantumMs) * this.quantumMs, wake, who: this.#who() });
+      const at = Math.ceil((this.#now + ms) / this.quantumMs) * this.quantumMs;
+      const who = this.#who();
+      let bucket = this.#due.get(at);
+      if (!bucket) {
+        this.#due.set(at, (bucket = []));
+        this.#times.push(at);
+      }
+      bucket.push({ wake, who });
+      this.#waiting += 1;
+      if (who === undefined) this.#anonymous += 1;
+      else this.#owners.set(who, (this.#owners.get(who) ?? 0) + 1);
       this.#poll();
     });
   }
 
   /** Participants waiting: the distinct owners of the waits (a wait of no known owner counts as one). */
   #asleep(): number {
-    const owners = new Set<string>();
-    let anonymous = 0;
-    for (const waiter of this.#waiters) {
-      if (waiter.who === undefined) anonymous += 1;
-      else owners.add(waiter.who);
-    }
-    return owners.size + anonymous;
+    return this.#owners.size + this.#anonymous;
   }
 
   /**
@@ -92,19 +102,61 @@ export class SimulatedTime implements Clock {
     if (this.#timer) return;
     this.#timer = setImmediate(() => {
       this.#timer = undefined;
-      if (this.#waiters.length === 0) return;
+      if (this.#waiting === 0) return;
       if (this.#asleep() < this.#participants) {
         this.#poll();
         return;
       }
-      const at = Math.min(...this.#waiters.map((waiter) => waiter.at));
+      const at = this.#times.pop()!;
       this.#now = Math.max(this.#now, at);
       this.advances += 1;
-      const due = this.#waiters.filter((waiter) => waiter.at <= this.#now);
-      this.#waiters = this.#waiters.filter((waiter) => waiter.at > this.#now);
+      const due = this.#due.get(at)!;
+      this.#due.delete(at);
+      this.#waiting -= due.length;
+      for (const { who } of due) {
+        if (who === undefined) this.#anonymous -= 1;
+        else if (this.#owners.get(who) === 1) this.#owners.delete(who);
+        else this.#owners.set(who, this.#owners.get(who)! - 1);
+      }
       for (const waiter of due) waiter.wake();
-      if (this.#waiters.length > 0) this.#poll();
+      if (this.#waiting > 0) this.#poll();
     });
+  }
+}
+
+/** A binary min-heap of numbers (the simulated clock's wake-up times). */
+class MinHeap {
+  readonly #items: number[] = [];
+
+  push(value: number): void {
+    const items = this.#items;
+    items.push(value);
+    for (let i = items.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (items[parent]! <= items[i]!) break;
+      [items[parent], items[i]] = [items[i]!, items[parent]!];
+      i = parent;
+    }
+  }
+
+  pop(): number | undefined {
+    const items = this.#items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last !== undefined) {
+      items[0] = last;
+      for (let i = 0; ; ) {
+        const left = 2 * i + 1;
+        const right = left + 1;
+        let smallest = i;
+        if (left < items.length && items[left]! < items[smallest]!) smallest = left;
+        if (right < items.length && items[right]! < items[smallest]!) smallest = right;
+        if (smallest === i) break;
+        [items[smallest], items[i]] = [items[i]!, items[smallest]!];
+        i = smallest;
+      }
+    }
+    return top;
   }
 }
 

@@ -22,7 +22,7 @@ import type { ModelClient } from '../lambdas/agent/messages.js';
 import { summarizeHistory } from '../local/engine.js';
 import { localAwsConfig } from '../local/aws-config.js';
 import { cachedTemplate } from '../local/template-cache.js';
-import type { CfnTemplateJson } from '../local/asl.js';
+import { extractStateMachine, type CfnTemplateJson } from '../local/asl.js';
 import { AWS_PRICES, awsBill } from './aws-cost.js';
 import { seededRandom } from '../sim/random.js';
 import { logNormal, SimulatedTime } from './fleet-sim.js';
@@ -35,6 +35,22 @@ const MODEL_LATENCY = { median: 1_500, p95: 4_000, max: 60_000 };
 const LEDGER_LATENCY = { median: 6, p95: 15, max: 200 };
 /** The per-account quotas a start and a step spend, refill per second (Step Functions' published table, us-east-1). */
 const REFILL_PER_SECOND: Record<string, number> = { StartExecution: 300, DescribeExecution: 15, DescribeStateMachineForExecution: 1, GetExecutionHistory: 20, SendTaskSuccess: 500, SendTaskFailure: 500, StopExecution: 200 };
+
+/**
+ * The Lambda and Task timeouts, lifted: the twin times them in real milliseconds, and a step's
+ * real time here is the whole fleet's progress to its simulated wake-up (at 1,000 runs on a loaded
+ * machine, 9-13 real seconds a simulated one), so a simulated model call of 6 s or more can outrun
+ * CallModel's 75 s in real time and fail a step as no step on AWS would. No simulated wait comes near the
+ * deployed timeouts (the longest model wait is MODEL_LATENCY.max, 60 s, under CallModel's 75 s),
+ * so on AWS none of them fires: lifting them changes nothing the simulation models.
+ */
+/** As long as a Node timer can wait (2^31 - 1 ms, ~35 min: a longer one fires at once). */
+const LIFTED_TIMEOUT_S = 2_000;
+function withoutRealTimeouts(template: CfnTemplateJson): CfnTemplateJson {
+  const lifted = structuredClone(template) as CfnTemplateJson & { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
+  for (const resource of Object.values(lifted.Resources)) if (resource.Type === 'AWS::Lambda::Function' && resource.Properties) resource.Properties['Timeout'] = LIFTED_TIMEOUT_S;
+  return lifted;
+}
 
 /** Counts the Step Functions calls the driver's client sends (one attempt each), and the throttled ones. */
 function meterSfn(client: SFNClient) {
@@ -95,7 +111,7 @@ export async function fleetBenchmark(argv: string[]) {
   const participant = new AsyncLocalStorage<string>();
   const sim = new SimulatedTime(Date.parse('2026-12-01T02:00:00Z'), 10, () => participant.getStore());
   const { day } = dayWithSteps(steps);
-  const template = (await cachedTemplate('refund-reconciler')) as CfnTemplateJson;
+  const template = withoutRealTimeouts((await cachedTemplate('refund-reconciler')) as CfnTemplateJson);
   const scripted = scriptedModel();
   let simulated = false;
   const withLatency = (client: ModelClient): ModelClient => ({
@@ -116,6 +132,7 @@ export async function fleetBenchmark(argv: string[]) {
     quotas: true,
     // Every run's history is read at the end: the engine keeps them all.
     retainFinishedExecutions: Number.MAX_SAFE_INTEGER,
+    taskTimeoutMs: Object.fromEntries(Object.keys(extractStateMachine(template).tasks).map((state) => [state, LIFTED_TIMEOUT_S * 1000])),
     decorateLedger: (ledger) => slowLedger(ledger, sim, () => (simulated ? ledgerLatency() : 0)),
     wrapModel: (client) => withLatency(scripted.wrap(client)),
   });

@@ -1,5 +1,5 @@
 import { waitForChain } from '../local/chain.js';
-import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
@@ -10,7 +10,7 @@ import type { ApprovalRecord, RunRecord } from '../lambdas/ledger/records.js';
 import { parseModelSpec } from '../lambdas/models/spec.js';
 import { ours } from '../lambdas/approvals/decision.js';
 import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
-import { localUser } from '../local/approval-api.js';
+import { runsApiStarter } from '../client/index.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
 import { RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ForkRequest } from '../lambdas/runs/fork.js';
@@ -281,13 +281,12 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   context.keepWorldData();
   const name = `${runId}-${started.toString(36)}`;
   const startRunSettled = startRunOf(stack, name);
-  const { executionArn } = await stack.sfn.send(
-    new StartExecutionCommand({
-      stateMachineArn: stack.stateMachineArn,
-      name,
-      input: JSON.stringify({ runId, input, config, startedBy: localUser(), ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}), ...(options.fork && { fork: options.fork }) }),
-    }),
-  );
+  // Through the runs API, as on AWS: the run's starter is this machine's user, as the loopback API
+  // proved it (its credential), signed for StartRun (lambdas/runs/starter.ts) — not a field of the input.
+  const { executionArn } = await runsApiStarter(stack.endpoints.runs)({
+    runId, input, config, stateMachineArn: stack.stateMachineArn, executionName: name,
+    ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}), ...(options.fork && { fork: options.fork }),
+  });
   // What the ledger holds once StartRun has settled (a few ms) is what the banner states: a resumed
   // run keeps the approval wait it started with, whatever this command line says.
   await startRunSettled;

@@ -9,7 +9,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { secretSealer } from '../lambdas/ledger/seal.js';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import { InvalidInputError } from '../lambdas/shared/errors.js';
-import { approvalApiDecider, createClient, type SavepointClient } from './index.js';
+import { approvalApiDecider, createClient, runsApiStarter, runsUrlOf, type SavepointClient } from './index.js';
 
 /**
  * A deployed stack, found by its CloudFormation outputs: each `DurableAgent` describes its
@@ -83,7 +83,9 @@ export function deploymentClient(deployment: Deployment, agent?: AgentDefinition
     return secretSealer(secretId, (await secrets.send(new GetSecretValueCommand({ SecretId: secretId }))).SecretString);
   });
   const decide = deployment.approvalApiUrl ? signedApprovalDecider(deployment.approvalApiUrl, deployment.region, sfn.config.credentials) : undefined;
-  const client = createClient({ ledger, sfn, stateMachineArn: deployment.stateMachineArn, ...(agent && { agent }), ...(decide && { decide }) });
+  // Runs start through the runs API when the stack has one: its caller, as IAM verified it, is the run's starter.
+  const startRun = deployment.approvalApiUrl ? runsApiStarter(runsUrlOf(deployment.approvalApiUrl), signedFetch(deployment.approvalApiUrl, deployment.region, sfn.config.credentials)) : undefined;
+  const client = createClient({ ledger, sfn, stateMachineArn: deployment.stateMachineArn, ...(agent && { agent }), ...(decide && { decide }), ...(startRun && { startRun }) });
   return { client, ledger, sfn, close: () => (sfn.destroy(), dynamodb.destroy(), secrets.destroy()) };
 }
 
@@ -93,12 +95,17 @@ export function deploymentClient(deployment: Deployment, agent?: AgentDefinition
  * decided). Plain `http://` is refused outside loopback.
  */
 export function signedApprovalDecider(url: string, region: string, credentials: Provider<AwsCredentialIdentity>) {
+  return approvalApiDecider(url, signedFetch(url, region, credentials));
+}
+
+/** A fetch that signs each request with SigV4 for `execute-api` (the API at `url`); plain `http://` only on loopback. */
+export function signedFetch(url: string, region: string, credentials: Provider<AwsCredentialIdentity>): typeof fetch {
   const base = new URL(url);
   if (base.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname)) {
     throw new InvalidInputError(`approval API: ${url} is plain http outside loopback`);
   }
   const signer = new SignatureV4({ service: 'execute-api', region, credentials, sha256: NodeSha256 });
-  const signedFetch: typeof fetch = async (input, init = {}) => {
+  const send: typeof fetch = async (input, init = {}) => {
     const target = new URL(String(input));
     const body = typeof init.body === 'string' ? init.body : undefined;
     const signed = await signer.sign({
@@ -113,7 +120,7 @@ export function signedApprovalDecider(url: string, region: string, credentials: 
     });
     return fetch(target, { ...init, headers: signed.headers });
   };
-  return approvalApiDecider(url, signedFetch);
+  return send;
 }
 
 /** The `Checksum` SignatureV4 hashes with, on node:crypto (an HMAC when given a secret). */

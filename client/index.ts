@@ -14,6 +14,7 @@ import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
 import { RunId, RunRequest, runIdOf } from '../lambdas/runs/run-request.js';
 import { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } from '../lambdas/runs/fork.js';
 import type { ReplayResult } from '../local/replay/index.js';
+import type { StartRunBody } from '../lambdas/runs/start-route.js';
 
 /**
  * The client applications use to drive savepoint runs: start a run (idempotent on its run id),
@@ -98,6 +99,12 @@ export interface ClientParts {
   /** The Step Functions API of the deployment and the agent's state machine: what `start` needs. */
   sfn?: SFNClient;
   stateMachineArn?: string;
+  /**
+   * Starts runs through the deployment's runs API (`POST /runs`), which records the caller it
+   * authenticated as the run's starter (separation of duties); without it, `start` calls
+   * StartExecution itself and the run has no recorded starter.
+   */
+  startRun?: (body: StartRunBody) => Promise<{ runId: string; executionArn: string }>;
   /** Decides an approval through the deployment's approval API (so that the waiting execution resumes). */
   decide?: (approvalId: string, body: DecisionBody) => Promise<DecideResult>;
   /**
@@ -203,14 +210,16 @@ export function createClient(parts: ClientParts): SavepointClient {
       // A new execution name per start: the run id (not the execution) is the idempotency key, and
       // StartRun joins, resumes or skips a run that exists.
       const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
-      if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('start: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
+      if (!parts.startRun && (!parts.sfn || !parts.stateMachineArn)) throw new InvalidInputError('start: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
       // An unfinished run is resumed on the version its execution ran, not the newest (that is a
       // migration: `migrate`); `force` resumes it on the newest code all the same.
       const existing = request.force ? undefined : await parts.ledger.getRun(runId);
       const unfinished = existing !== undefined && (existing.status === 'running' || existing.status === 'failed');
       const { StartExecutionCommand, versionOf } = await sfnModules();
-      const stateMachineArn = unfinished ? await versionOf(parts.sfn, existing.executionArn, parts.stateMachineArn) : parts.stateMachineArn;
-      const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+      const stateMachineArn = unfinished && parts.sfn && parts.stateMachineArn ? await versionOf(parts.sfn, existing.executionArn, parts.stateMachineArn) : parts.stateMachineArn;
+      // Through the runs API when there is one: the run's starter is then who it authenticated.
+      if (parts.startRun) return parts.startRun({ ...input, ...(stateMachineArn && { stateMachineArn }), executionName: name });
+      const started = await parts.sfn!.send(new StartExecutionCommand({ stateMachineArn: stateMachineArn!, name, input: JSON.stringify(input) }));
       return { runId, executionArn: started.executionArn! };
     },
 
@@ -307,6 +316,24 @@ export function createClient(parts: ClientParts): SavepointClient {
       }
     },
   };
+}
+
+/**
+ * Starts runs through a runs API (`POST {url}`, the approval API's `/runs`): its 4xx answers are
+ * errors naming the problem, as the API words them.
+ */
+export function runsApiStarter(url: string, fetchImpl: typeof fetch = fetch): NonNullable<ClientParts['startRun']> {
+  return async (body) => {
+    const response = await fetchImpl(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = (await response.json()) as { runId?: string; executionArn?: string; message?: string };
+    if (!response.ok || !answer.runId || !answer.executionArn) throw new InvalidInputError(answer.message ?? `runs API answered ${response.status}`);
+    return { runId: answer.runId, executionArn: answer.executionArn };
+  };
+}
+
+/** The runs API of an approval API (`…/approvals` → `…/runs`). */
+export function runsUrlOf(approvalApiUrl: string): string {
+  return approvalApiUrl.replace(/\/approvals\/?$/, '/runs');
 }
 
 /**

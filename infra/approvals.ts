@@ -33,6 +33,10 @@ export interface ApprovalMachineryProps {
   readonly callback?: LambdaFunction;
   /** The approval page's URL (`…/decide`), when there is an API. */
   readonly pageUrl?: string;
+  /** Records who started a run: it verifies the runs API's signature of the starter. */
+  readonly startRun?: LambdaFunction;
+  /** The runs API's function (`POST /runs`): signs who started a run. Absent when there is no API. */
+  readonly runsApi?: LambdaFunction;
 }
 
 /**
@@ -43,11 +47,15 @@ export interface ApprovalMachineryProps {
  *     and the callback (verifies them);
  *   - the decision key (a KMS HMAC key): the callback may `GenerateMac` and `VerifyMac`, CallTool
  *     and BudgetCheck (budget extensions) only `VerifyMac` — nothing else that can write to the table can forge a decision;
+ *   - the starter key (a KMS HMAC key): the runs API may `GenerateMac`, StartRun only `VerifyMac` —
+ *     a run's recorded starter is the principal API Gateway verified, never a field of the input
+ *     (lambdas/runs/starter.ts);
  *   - the policy (separation of duties, a second approver) as the callback's environment: set by
  *     whoever deploys, out of reach of the run's input and the model.
  */
 export class ApprovalMachinery extends Construct {
   readonly decisionKey?: Key;
+  readonly starterKey?: Key;
   readonly linkKey?: Secret;
   readonly topic?: Topic;
 
@@ -96,6 +104,20 @@ export class ApprovalMachinery extends Construct {
     const verifiers = [callTool, ...(props.budgetCheck ? [props.budgetCheck] : [])];
     for (const fn of verifiers) this.decisionKey.grant(fn, 'kms:VerifyMac');
     for (const fn of [callback, ...verifiers]) fn.addEnvironment('DECISION_KEY_ID', this.decisionKey.keyArn);
+
+    if (props.runsApi && props.startRun) {
+      // A key of its own: the approval callback cannot sign a starter, nor the runs API a decision.
+      this.starterKey = new Key(this, 'StarterKey', {
+        description: 'Signs who started a run (only the runs API can)',
+        keySpec: KeySpec.HMAC_256,
+        keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
+        removalPolicy: RemovalPolicy.RETAIN,
+        pendingWindow: Duration.days(30),
+      });
+      this.starterKey.grant(props.runsApi, 'kms:GenerateMac');
+      this.starterKey.grant(props.startRun, 'kms:VerifyMac');
+      for (const fn of [props.runsApi, props.startRun]) fn.addEnvironment('STARTER_KEY_ID', this.starterKey.keyArn);
+    }
 
     callback.addEnvironment('SEPARATION_OF_DUTIES', String(settings.separationOfDuties ?? true));
     if (settings.secondApproverAboveMinor !== undefined) callback.addEnvironment('SECOND_APPROVER_ABOVE_MINOR', String(settings.secondApproverAboveMinor));

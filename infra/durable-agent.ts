@@ -9,6 +9,7 @@ import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../lambdas/define.js';
+import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
 import { Steps } from '../lambdas/shared/steps.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
@@ -63,6 +64,14 @@ export interface DurableAgentProps {
   readonly codeVersion?: string;
   /** Recoveries in a row without progress before a run is given up. @default 3 */
   readonly maxRecoveries?: number;
+  /**
+   * State machine versions kept whatever else holds: every 6 hours the version pruner deletes
+   * older ones that no alias routes to, that run no execution and whose last execution ended over
+   * an hour ago (lambdas/steps/prune-versions.ts), so deploys never reach the 1,000-version quota.
+   * @example 50
+   * @default DEFAULT_KEEP_VERSIONS (20)
+   */
+  readonly keepVersions?: number;
   /**
    * The public approval page (`/decide/{approvalId}`, open to anyone with a link): its own throttle
    * per method (the signed routes keep the stage's 10 rps, burst 20), and a WAF web ACL to attach
@@ -167,6 +176,8 @@ export class DurableAgent extends Construct {
     // Named for the deployed stack (a nested stack's own name is known only at deploy time).
     const stateMachineName = `${topLevelStack(this).stackName}-${props.agentName}`;
     const ledger = props.table ?? new LedgerTable(this, 'Ledger');
+    // Where new runs start (Handoff's fallback, the runs API): the alias, by its ARN built from the fixed name.
+    const liveAliasArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.ledger = ledger;
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
     const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
@@ -188,7 +199,7 @@ export class DurableAgent extends Construct {
       finalize: fn('FinalizeFunction', Steps.Finalize),
       compact: fn('CompactFunction', Steps.Compact, { timeout: modelStep }),
       // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.
-      handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } }),
+      handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: liveAliasArn } }),
     };
     const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
@@ -224,6 +235,26 @@ export class DurableAgent extends Construct {
     );
 
     const failedEvents = new FailedEvents(this, 'FailedEvents'); // ops (#9): what the event-driven functions could not handle
+
+    // Old versions are retained (live executions keep theirs) toward the 1,000-version quota: pruned on a schedule.
+    const keepVersions = props.keepVersions ?? DEFAULT_KEEP_VERSIONS;
+    if (!(Number.isInteger(keepVersions) && keepVersions >= 1 && keepVersions <= 999)) {
+      throw new Error(`DurableAgent ${id}: keepVersions must be a whole number of versions from 1 to 999, got ${props.keepVersions}`);
+    }
+    const pruneVersions = fn('PruneVersionsFunction', Steps.PruneVersions, { environment: { STATE_MACHINE_ARN: arns.stateMachine, KEEP_VERSIONS: String(keepVersions) } });
+    // Each call is authorized on the state machine's own ARN, whichever version or alias it names
+    // (Step Functions, "Authorization for versions and aliases").
+    pruneVersions.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['states:ListStateMachineVersions', 'states:ListStateMachineAliases', 'states:DescribeStateMachineAlias', 'states:ListExecutions', 'states:DeleteStateMachineVersion'],
+        resources: [arns.stateMachine],
+      }),
+    );
+    new Rule(this, 'VersionPruning', {
+      description: `Deletes old versions of the ${props.agentName} state machine that nothing needs.`,
+      schedule: Schedule.rate(Duration.hours(6)),
+      targets: [new LambdaFunction(pruneVersions, { retryAttempts: 2, deadLetterQueue: failedEvents.queue })],
+    });
     const recovery = new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries });
 
     let scheduleDeadLetters: Queue | undefined;
@@ -262,6 +293,7 @@ export class DurableAgent extends Construct {
       if (!(typeof value === 'number' && value > 0)) throw new Error(`DurableAgent ${id}: approvalPage.throttle.${field} must be a positive number, got ${value}`);
     }
     let approvalCallbackFn: StepFunction | undefined;
+    let runsApiFn: StepFunction | undefined;
     if (props.approvalApi ?? true) {
       // It stops before API Gateway stops waiting (the integration timeout, 29 s): a caller told
       // 504 must never find the approval decided after all.
@@ -295,6 +327,12 @@ export class DurableAgent extends Construct {
       const approval = approvals.addResource('{approvalId}');
       approval.addMethod('GET', integration);
       approval.addMethod('POST', integration);
+      // POST /runs: a run started as the IAM principal that signed the request (lambdas/runs/starter.ts).
+      // Its own function: the only one besides the schedule and the run's own (Handoff, recovery,
+      // the sweeper) that may start the state machine, and the only one that signs starters.
+      const runsApi = (runsApiFn = fn('RunsApiFunction', Steps.RunsApi, { timeout: APPROVAL_CALLBACK_TIMEOUT, environment: { STATE_MACHINE_ARN: liveAliasArn } }));
+      runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
+      api.root.addResource('runs').addMethod('POST', new LambdaIntegration(runsApi, { timeout: API_INTEGRATION_TIMEOUT }));
       this.api = api;
       // Execution logging needs the account's CloudWatch Logs role set first.
       if (props.apiGatewayAccount ?? true) api.deploymentStage.node.addDependency(ApiGatewayAccount.of(this).account);
@@ -321,6 +359,8 @@ export class DurableAgent extends Construct {
       budgetCheck: functions.budgetCheck,
       callback: approvalCallbackFn,
       pageUrl: this.api?.urlForPath('/decide'),
+      startRun: functions.startRun,
+      ...(runsApiFn && { runsApi: runsApiFn }),
     });
     // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
     const sweeper = new RunSweeper(this, 'Sweeper', {
@@ -331,7 +371,7 @@ export class DurableAgent extends Construct {
       maxRecoveries: props.maxRecoveries,
       deadLetterQueue: failedEvents.queue,
     });
-    for (const f of [recovery.function, executionStopped, expireApprovals, sweeper.function]) failedEvents.protect(f);
+    for (const f of [recovery.function, executionStopped, expireApprovals, sweeper.function, pruneVersions]) failedEvents.protect(f);
     operationsOf(this).watch(this, {
       agentName: props.agentName,
       stateMachine,

@@ -6,15 +6,16 @@ import { hmacDecisionMac, type DecisionMac } from '../lambdas/approvals/decision
 import { hmacLinkSigner, type LinkSigner } from '../lambdas/approvals/links.js';
 
 /**
- * The local stand-ins for the link secret (Secrets Manager) and the decision key (KMS): two
- * random 32-byte keys in the state directory (`keys/`, readable by its owner only), so links and
+ * The local stand-ins for the link secret (Secrets Manager), the decision key and the starter key
+ * (KMS, lambdas/runs/starter.ts): three random 32-byte keys in the state directory (`keys/`, readable by its owner only), so links and
  * decisions stay valid across restarts; in memory when there is no state directory (tests).
  */
-export function localApprovalKeys(stateDir?: string): { links: LinkSigner; decisions: DecisionMac } {
+export function localApprovalKeys(stateDir?: string): { links: LinkSigner; decisions: DecisionMac; starters: DecisionMac } {
   const key = (name: string) => (stateDir ? readOrCreateKeyFile(join(stateDir, 'keys', name)) : randomBytes(32));
   const linkKey = key('approval-links.key');
   const decisionKey = key('decisions.key');
-  return { links: hmacLinkSigner(async () => linkKey), decisions: hmacDecisionMac(async () => decisionKey) };
+  const starterKey = key('starters.key');
+  return { links: hmacLinkSigner(async () => linkKey), decisions: hmacDecisionMac(async () => decisionKey), starters: hmacDecisionMac(async () => starterKey) };
 }
 
 /**

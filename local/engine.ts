@@ -105,6 +105,9 @@ interface Version {
   machine: StateMachine;
   specs: Map<string, TaskSpec>;
   description?: string;
+  creationDate: Date;
+  /** DeleteStateMachineVersion: nothing starts on it again; its executions in progress run on. */
+  deleted?: true;
 }
 
 interface Execution {
@@ -201,9 +204,38 @@ export class LocalEngine {
     if (timed !== runnable) machine = new StateMachine(timed as unknown as StateMachineDefinition, { validationOptions: { noValidate: true } });
     const specs = taskSpecs(timed, version.tasks);
     const number = this.versions.length + 1;
-    this.versions.push({ number, definition: version.definition, machine, specs, ...(version.description !== undefined && { description: version.description }) });
+    this.versions.push({ number, definition: version.definition, machine, specs, creationDate: this.now(), ...(version.description !== undefined && { description: version.description }) });
     for (const alias of this.aliases.keys()) this.aliases.set(alias, number);
     return number;
+  }
+
+  /** ListStateMachineVersions: the versions not deleted, newest first (as the service lists them). */
+  listVersions(): { stateMachineVersionArn: string; creationDate: Date }[] {
+    return this.versions
+      .filter((version) => !version.deleted)
+      .reverse()
+      .map((version) => ({ stateMachineVersionArn: `${this.stateMachineArn}:${version.number}`, creationDate: version.creationDate }));
+  }
+
+  /** ListStateMachineAliases and DescribeStateMachineAlias: each alias and the version it routes all traffic to. */
+  listAliases(): { name: string; stateMachineAliasArn: string; stateMachineVersionArn: string; creationDate: Date }[] {
+    return [...this.aliases].map(([name, number]) => ({ name, stateMachineAliasArn: `${this.stateMachineArn}:${name}`, stateMachineVersionArn: `${this.stateMachineArn}:${number}`, creationDate: this.createdAt }));
+  }
+
+  /**
+   * DeleteStateMachineVersion, by AWS's rules (API reference, DeleteStateMachineVersion): a version
+   * an alias routes to is not deleted (ConflictException: point the alias elsewhere first); a
+   * deleted version's executions in progress are not stopped, but nothing starts on it again; its
+   * number is never reused. Deleting a version that is not there changes nothing.
+   */
+  deleteVersion(number: number): void {
+    const version = this.versions[number - 1];
+    if (!version || version.deleted) return;
+    const referencing = [...this.aliases].filter(([, routed]) => routed === number).map(([name]) => `${this.stateMachineArn}:${name}`);
+    if (referencing.length > 0) {
+      throw new LocalSfnError('ConflictException', `Version to be deleted must not be referenced by an alias. Current list of aliases referencing this version: [${referencing.join(', ')}]`);
+    }
+    version.deleted = true;
   }
 
   /** The version an execution runs (1 for every execution of an engine that never published another). */
@@ -236,7 +268,7 @@ export class LocalEngine {
     if (req.alias !== undefined && aliased === undefined) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${this.stateMachineArn}:${req.alias}'`);
     const wanted = aliased ?? req.version;
     const version = wanted === undefined ? this.versions.at(-1)! : this.versions[wanted - 1];
-    if (!version) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${this.stateMachineArn}:${req.version}'`);
+    if (!version || version.deleted) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${this.stateMachineArn}:${req.version}'`);
     const qualified = {
       ...(wanted !== undefined && { versionArn: `${this.stateMachineArn}:${version.number}` }),
       ...(req.alias !== undefined && { aliasArn: `${this.stateMachineArn}:${req.alias}` }),
@@ -302,13 +334,14 @@ export class LocalEngine {
     };
   }
 
-  listExecutions(opts: { statusFilter?: ExecutionStatus; maxResults?: number; nextToken?: string } = {}): {
+  /** ListExecutions, of the state machine or (with `version`) of the executions that run that version. */
+  listExecutions(opts: { statusFilter?: ExecutionStatus; maxResults?: number; nextToken?: string; version?: number } = {}): {
     executions: ExecutionListItem[];
     nextToken?: string;
   } {
     const all = [...this.executions.values()]
       .reverse() // newest first, like the service
-      .filter((e) => !opts.statusFilter || e.status === opts.statusFilter)
+      .filter((e) => (!opts.statusFilter || e.status === opts.statusFilter) && (opts.version === undefined || e.version.number === opts.version))
       .map(({ arn, name, status, startDate, stopDate }) => ({
         executionArn: arn,
         stateMachineArn: this.stateMachineArn,

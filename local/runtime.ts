@@ -1,7 +1,9 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { mkdirSync } from 'node:fs';
 import { approvalApiHandler } from '../lambdas/adapters/approval-http.js';
-import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../lambdas/adapters/sfn.js';
+import { runsApiHandler } from '../lambdas/adapters/runs-http.js';
+import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../lambdas/adapters/sfn.js';
+import { createPruneVersions } from '../lambdas/steps/prune-versions.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import { signedLinks } from '../lambdas/approvals/decision.js';
@@ -172,7 +174,12 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
     closers.push(() => settleStatusChanges(engine)); // before the engine closes: a stop just made is recorded
 
-    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) }), { ...(options.approvals?.principal && { user: options.approvals.principal }) });
+    // POST /runs as on AWS: the caller is who the transport proved, signed for StartRun (lambdas/runs/starter.ts);
+    // it starts as RunsApi's role, on the alias.
+    const runsStarter = sfnAs(Steps.RunsApi);
+    // The local setup always has a starter key (keys/starters.key): approvalsOf only wraps it in RunsApi's IAM.
+    const runsApi = runsApiHandler({ agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, stateMachineArn: startArn, start: (arn, name, input) => sfnStarter(runsStarter, arn).start(name, input), clock });
+    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) }), { runs: runsApi, ...(options.approvals?.principal && { user: options.approvals.principal }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 
@@ -192,9 +199,15 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       /** The API throttling (local/sfn-quotas.ts) and what it refused; undefined unless `quotas: true`. */
       quotas,
       ledgerKind: options.ledger ?? 'embedded',
-      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
+      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, runs: approvalApi.runsUrl, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
       /** The fingerprint of the code this stack starts runs on, for a run's model (what StartRun binds a run to). */
       fingerprintOf: codeFingerprint(agent, codeVersion, deploymentPrices(agent.prices, options.prices)),
+      /**
+       * The runs API's handler (`POST /runs`, served at `endpoints.runs` as this machine's user): a
+       * test that plays several people invokes it with an event whose caller is one of them, as
+       * API Gateway would after verifying that person's signature.
+       */
+      runsApi,
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
       approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
       /**
@@ -218,6 +231,11 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        * moves its clock past a deadline calls, instead of waiting for the real timer.
        */
       expireApprovals,
+      /**
+       * The version pruner (lambdas/steps/prune-versions.ts; every 6 hours on AWS), as its role,
+       * through the Step Functions endpoint: deletes the versions nothing needs, keeping the newest `keep`.
+       */
+      pruneVersions: (prune: { keep?: number; graceMs?: number } = {}) => createPruneVersions({ versions: sfnVersions(sfnAs(Steps.PruneVersions), startArn), clock, ...prune })(),
       /** The watchdog: resumes this agent's runs left running by a process that died (local/watchdog.ts). */
       recoverOrphans: (sweep: { except?: string; onDamaged?: (runId: string, error: Error) => void } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfnAs(Steps.Sweep)), recover: createRecoverRun(recoverDeps), clock, agent: agent.name, failed: options.recovery !== false, ...sweep }),

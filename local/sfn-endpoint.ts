@@ -37,6 +37,10 @@ const schemas = {
   }),
   DescribeStateMachine: z.object({ stateMachineArn: arn }),
   DescribeStateMachineForExecution: z.object({ executionArn: arn }),
+  ListStateMachineVersions: z.object({ stateMachineArn: arn, maxResults, nextToken: z.string().optional() }),
+  ListStateMachineAliases: z.object({ stateMachineArn: arn, maxResults, nextToken: z.string().optional() }),
+  DescribeStateMachineAlias: z.object({ stateMachineAliasArn: arn }),
+  DeleteStateMachineVersion: z.object({ stateMachineVersionArn: arn }),
 };
 
 type Operation = keyof typeof schemas;
@@ -52,9 +56,14 @@ const handlers: Handlers = {
     return engine.startExecution({ ...(req.name !== undefined && { name: req.name }), input: req.input ?? '{}', ...on });
   },
   DescribeExecution: (engine, req) => engine.describeExecution(req.executionArn),
+  // On a version ARN, the executions that run that version (what a version pruner asks before deleting it).
   ListExecutions: (engine, req) => {
-    if (req.stateMachineArn !== undefined) checkStateMachine(engine, req.stateMachineArn);
-    return engine.listExecutions(req);
+    if (req.stateMachineArn === undefined) return engine.listExecutions(req);
+    const { stateMachineArn, qualifier } = splitQualifier(req.stateMachineArn);
+    checkStateMachine(engine, stateMachineArn);
+    const { stateMachineArn: _arn, ...rest } = req;
+    if (qualifier === undefined) return engine.listExecutions(rest);
+    return engine.listExecutions({ ...rest, version: versionNumber(engine, req.stateMachineArn, qualifier) });
   },
   StopExecution: (engine, req) => engine.stopExecution(req.executionArn, req),
   SendTaskSuccess: (engine, req) => (engine.sendTaskSuccess(req.taskToken, req.output), {}),
@@ -75,7 +84,38 @@ const handlers: Handlers = {
     const { stateMachineArn, name, roleArn, creationDate } = engine.describeStateMachine();
     return { stateMachineArn, name, definition: JSON.stringify(version.definition), roleArn, updateDate: creationDate };
   },
+  ListStateMachineVersions: (engine, req) => {
+    checkStateMachine(engine, req.stateMachineArn);
+    const page = paginate(engine.listVersions(), req.maxResults || 1000, req.nextToken);
+    return { stateMachineVersions: page.items, ...(page.nextToken && { nextToken: page.nextToken }) };
+  },
+  ListStateMachineAliases: (engine, req) => {
+    checkStateMachine(engine, req.stateMachineArn);
+    const page = paginate(engine.listAliases().map(({ stateMachineAliasArn, creationDate }) => ({ stateMachineAliasArn, creationDate })), req.maxResults || 1000, req.nextToken);
+    return { stateMachineAliases: page.items, ...(page.nextToken && { nextToken: page.nextToken }) };
+  },
+  DescribeStateMachineAlias: (engine, req) => {
+    const alias = engine.listAliases().find((candidate) => candidate.stateMachineAliasArn === req.stateMachineAliasArn);
+    if (!alias) throw new LocalSfnError('ResourceNotFound', `Resource not found: '${req.stateMachineAliasArn}'`);
+    const { name, stateMachineAliasArn, stateMachineVersionArn, creationDate } = alias;
+    return { stateMachineAliasArn, name, routingConfiguration: [{ stateMachineVersionArn, weight: 100 }], creationDate, updateDate: creationDate };
+  },
+  DeleteStateMachineVersion: (engine, req) => {
+    const { stateMachineArn, qualifier } = splitQualifier(req.stateMachineVersionArn);
+    checkStateMachine(engine, stateMachineArn);
+    if (qualifier === undefined || !/^\d+$/.test(qualifier)) throw new LocalSfnError('ValidationException', `Invalid Arn: not a state machine version ARN: '${req.stateMachineVersionArn}'`);
+    engine.deleteVersion(Number(qualifier));
+    return {};
+  },
 };
+
+/** The version a qualified ARN names: its number, or the version its alias routes to. */
+function versionNumber(engine: LocalEngine, arn: string, qualifier: string): number {
+  if (/^\d+$/.test(qualifier)) return Number(qualifier);
+  const alias = engine.listAliases().find((candidate) => candidate.name === qualifier);
+  if (!alias) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${arn}'`);
+  return Number(alias.stateMachineVersionArn.split(':').pop());
+}
 
 export interface SfnEndpoint {
   url: string;

@@ -12,7 +12,7 @@ export function publicApproval(approval: ApprovalRecord) {
   return visible;
 }
 
-const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
+export const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
   statusCode,
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify(body),
@@ -43,15 +43,15 @@ function header(event: APIGatewayProxyEvent, name: string): string | undefined {
  * or `text/plain` is refused before the body is read — it is what a cross-site form can send
  * without a preflight, and never what the CLI or the console sends.
  */
-function assertJsonContentType(event: APIGatewayProxyEvent): void {
+export function assertJsonContentType(event: APIGatewayProxyEvent): void {
   const contentType = header(event, 'content-type');
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
   if (mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType)) return;
   throw new HttpRequestError(415, `content-type: expected application/json, got ${contentType === undefined ? 'none' : JSON.stringify(contentType)}`);
 }
 
-function parseBody(event: APIGatewayProxyEvent): unknown {
-  if (!event.body) throw new InvalidInputError('body: required (JSON like {"decision":"approve"})');
+export function parseBody(event: APIGatewayProxyEvent, example = '{"decision":"approve"}'): unknown {
+  if (!event.body) throw new InvalidInputError(`body: required (JSON like ${example})`);
   const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   try {
     return JSON.parse(text);

@@ -9,8 +9,9 @@ import type { ApprovalNotifier } from '../approvals/notify.js';
 import type { Executions, TaskCallbacks } from '../shared/ports.js';
 import type { ExecutionStarter } from '../steps/recover-run.js';
 import type { ExecutionLookup } from '../steps/sweep.js';
+import type { StateMachineVersions } from '../steps/prune-versions.js';
 import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-approvals.js';
-import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks } from './sfn.js';
+import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks, sfnVersions } from './sfn.js';
 
 /**
  * The AWS clients a function uses beside the ledger's (DynamoDB and the seal key's secret, which
@@ -28,6 +29,8 @@ export interface AwsClients {
   readonly linkSigner?: (secretId: string) => LinkSigner;
   /** The decision key in KMS (`DECISION_KEY_ID`). */
   readonly decisionMac?: (keyId: string) => DecisionMac;
+  /** The starter key in KMS (`STARTER_KEY_ID`: lambdas/runs/starter.ts). */
+  readonly starterMac?: (keyId: string) => DecisionMac;
 }
 
 /** What the steps ask of Step Functions (adapters/sfn.ts). */
@@ -36,13 +39,15 @@ export interface StepFunctionsPorts {
   readonly executions: Executions;
   readonly lookup: ExecutionLookup;
   readonly starter: (stateMachineArn: string) => ExecutionStarter;
+  /** The state machine's versions (the version pruner). */
+  readonly versions: (stateMachineArn: string) => StateMachineVersions;
 }
 
 /** Step Functions (StartRun, BudgetCheck, the approval functions, recovery, the sweeper, Handoff). */
 export const stepFunctions = {
   stepFunctions: (traced) => {
     const client = traced(new SFNClient({}));
-    return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn) };
+    return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn), versions: (arn) => sfnVersions(client, arn) };
   },
 } satisfies AwsClients;
 
@@ -56,3 +61,6 @@ export const approvalLinks = { linkSigner: (secretId) => secretsLinkSigner(new S
 
 /** The decision key (the callback signs; CallTool and BudgetCheck verify). */
 export const decisionKey = { decisionMac: (keyId) => kmsDecisionMac(new KMSClient({}), keyId) } satisfies AwsClients;
+
+/** The starter key (the runs API signs who started a run; StartRun verifies). */
+export const starterKey = { starterMac: (keyId) => kmsDecisionMac(new KMSClient({}), keyId) } satisfies AwsClients;

@@ -20,6 +20,7 @@ import { decisionMetrics } from './step-telemetry.js';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { PriceOverrides } from '../models/prices.js';
+import { runsApiHandler } from './runs-http.js';
 
 /**
  * The environment of the step functions on AWS, parsed once per cold start: a missing or malformed
@@ -54,6 +55,8 @@ export const StepEnvironment = z.object({
   TOOL_TIMEOUT_MS: z.coerce.number().int().positive(),
   /** The agent state machine, for the recovery function to start executions of. */
   STATE_MACHINE_ARN: z.string().startsWith('arn:'),
+  /** Versions the version pruner keeps whatever else holds (DurableAgent's `keepVersions`). */
+  KEEP_VERSIONS: z.coerce.number().int().min(1).max(999),
   /** Recoveries in a row without progress before a run is given up. */
   MAX_RECOVERIES: z.coerce.number().int().positive().max(20),
   // Approvals (infra/approvals.ts sets them on the functions that use them).
@@ -69,6 +72,8 @@ export const StepEnvironment = z.object({
   APPROVERS: z.string().min(1),
   /** The KMS HMAC key decisions are signed with. */
   DECISION_KEY_ID: z.string().min(1),
+  /** The KMS HMAC key a run's starter is signed with (the runs API signs, StartRun verifies: lambdas/runs/starter.ts). */
+  STARTER_KEY_ID: z.string().min(1),
   /** `false` lets the identity that started a run approve it. */
   SEPARATION_OF_DUTIES: z.enum(['true', 'false']),
   /** Above this amount (minor units) an approval needs two approvers. */
@@ -153,6 +158,12 @@ export function awsDeps(
     get starter() {
       return sfn().starter(required('STATE_MACHINE_ARN'));
     },
+    get versions() {
+      return sfn().versions(required('STATE_MACHINE_ARN'));
+    },
+    get keepVersions() {
+      return config.KEEP_VERSIONS;
+    },
     get codeVersion() {
       return required('CODE_VERSION');
     },
@@ -223,6 +234,15 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
     step: (name: keyof AgentSteps) => stepHandler(steps[name], undefined, { step: name, telemetry, middlewares: [tracing] }),
     approvalApi: () =>
       approvalApiHandler({ ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, agentName: agent.name, ...deps.approvals }, [tracing, decisions as middy.MiddlewareObj]),
+    runsApi: () => {
+      const starterMac = deps.approvals?.starterMac;
+      if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
+      const sfn = given(options.clients?.stepFunctions, 'Step Functions client')(traced);
+      return runsApiHandler(
+        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock },
+        [tracing],
+      );
+    },
   };
 }
 
@@ -249,6 +269,7 @@ function approvalSetup(config: Partial<StepEnvironment>, clients: AwsClients): A
       },
     }),
     ...(config.DECISION_KEY_ID && { decisionMac: given(clients.decisionMac, 'the decision key (DECISION_KEY_ID is set)')(config.DECISION_KEY_ID) }),
+    ...(config.STARTER_KEY_ID && { starterMac: given(clients.starterMac, 'the starter key (STARTER_KEY_ID is set)')(config.STARTER_KEY_ID) }),
   };
 }
 

@@ -1,5 +1,10 @@
 import {
+  DeleteStateMachineVersionCommand,
   DescribeExecutionCommand,
+  DescribeStateMachineAliasCommand,
+  ListExecutionsCommand,
+  ListStateMachineAliasesCommand,
+  ListStateMachineVersionsCommand,
   GetExecutionHistoryCommand,
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
@@ -10,6 +15,8 @@ import {
 import type { Executions, TaskCallbacks } from '../shared/ports.js';
 import type { ExecutionStarter } from '../steps/recover-run.js';
 import type { ExecutionLookup } from '../steps/sweep.js';
+import type { StateMachineVersions } from '../steps/prune-versions.js';
+import { unqualifiedArn } from '../runs/versions.js';
 
 /** Step Functions answers these when nobody waits on a token any more; the decision stays recorded. */
 const GONE = new Set(['TaskDoesNotExist', 'TaskTimedOut', 'InvalidToken']);
@@ -123,4 +130,60 @@ export function executionArnOf(stateMachineArn: string, name: string): string {
 export function stateMachineArnOf(executionArn: string): string {
   const [arn, partition, service, region, account, , machine] = executionArn.split(':');
   return [arn, partition, service, region, account, 'stateMachine', machine].join(':');
+}
+
+/**
+ * The state machine's versions through the Step Functions API (lambdas/steps/prune-versions.ts):
+ * every page of ListStateMachineVersions and ListStateMachineAliases, each alias's routing,
+ * ListExecutions on a version's ARN, and DeleteStateMachineVersion (ConflictException: an alias
+ * references the version).
+ */
+export function sfnVersions(client: SFNClient, stateMachineArn: string): StateMachineVersions {
+  const machine = unqualifiedArn(stateMachineArn);
+  const pages = async <T>(page: (nextToken: string | undefined) => Promise<{ items: T[]; nextToken?: string }>): Promise<T[]> => {
+    const all: T[] = [];
+    let nextToken: string | undefined;
+    do {
+      const answer = await page(nextToken);
+      all.push(...answer.items);
+      nextToken = answer.nextToken;
+    } while (nextToken);
+    return all;
+  };
+  return {
+    list: async () => {
+      const versions = await pages(async (nextToken) => {
+        const answer = await client.send(new ListStateMachineVersionsCommand({ stateMachineArn: machine, ...(nextToken && { nextToken }) }));
+        return { items: answer.stateMachineVersions ?? [], ...(answer.nextToken && { nextToken: answer.nextToken }) };
+      });
+      return versions.map(({ stateMachineVersionArn }) => ({ arn: stateMachineVersionArn!, number: Number(stateMachineVersionArn!.split(':').pop()) }));
+    },
+    aliased: async () => {
+      const aliases = await pages(async (nextToken) => {
+        const answer = await client.send(new ListStateMachineAliasesCommand({ stateMachineArn: machine, ...(nextToken && { nextToken }) }));
+        return { items: answer.stateMachineAliases ?? [], ...(answer.nextToken && { nextToken: answer.nextToken }) };
+      });
+      const routed = new Set<string>();
+      for (const { stateMachineAliasArn } of aliases) {
+        const alias = await client.send(new DescribeStateMachineAliasCommand({ stateMachineAliasArn }));
+        for (const route of alias.routingConfiguration ?? []) routed.add(route.stateMachineVersionArn!);
+      }
+      return routed;
+    },
+    activity: async (versionArn) => {
+      const running = await client.send(new ListExecutionsCommand({ stateMachineArn: versionArn, statusFilter: 'RUNNING', maxResults: 1 }));
+      const newest = await client.send(new ListExecutionsCommand({ stateMachineArn: versionArn, maxResults: 1 }));
+      const lastEnded = newest.executions?.[0]?.stopDate;
+      return { running: (running.executions?.length ?? 0) > 0, ...(lastEnded && { lastEnded }) };
+    },
+    delete: async (versionArn) => {
+      try {
+        await client.send(new DeleteStateMachineVersionCommand({ stateMachineVersionArn: versionArn }));
+        return true;
+      } catch (error) {
+        if (error instanceof Error && error.name === 'ConflictException') return false;
+        throw error;
+      }
+    },
+  };
 }

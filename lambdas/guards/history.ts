@@ -80,10 +80,19 @@ export async function countIfDue(
   estimate: HistoryEstimate | undefined,
   steps: number,
   threshold: number,
-): Promise<{ events?: number; estimate: HistoryEstimate }> {
+): Promise<{ events?: number; estimate: HistoryEstimate; throttled?: true }> {
   if (estimate && mostEvents(estimate, steps) < threshold) return { estimate };
-  const events = await history.eventCount(executionArn);
-  return { events, estimate: { events, steps, checks: 0 } };
+  try {
+    const events = await history.eventCount(executionArn);
+    return { events, estimate: { events, steps, checks: 0 } };
+  } catch (error) {
+    // The count was due and the account's GetExecutionHistory bucket (refill 20/s) is empty: a
+    // fleet of long runs reaches its counts together. Not a failure of the run: the caller hands
+    // it over now (continue-as-new is safe at any BudgetCheck, and spends a StartExecution token,
+    // a bucket 15× faster), as it would at the threshold. Without an estimate, there is none to hand over on.
+    if (estimate && error instanceof Error && error.name === 'ThrottlingException') return { estimate, throttled: true };
+    throw error;
+  }
 }
 
 /** Whether the execution that has `events` must hand the run over now. */

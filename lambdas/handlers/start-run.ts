@@ -1,5 +1,5 @@
 import agent from '@savepoint/agent-entry';
-import { stepFunctions } from '../adapters/aws-clients.js';
+import { starterKey, stepFunctions } from '../adapters/aws-clients.js';
 import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions } }).step('start-run');
+export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions, ...starterKey } }).step('start-run');

@@ -27,8 +27,13 @@ export const RunRequest = z
     model: z.string().min(1).optional(),
     /** Resume even though the code changed since the run started (the operator's `--force`). */
     force: z.boolean().optional(),
-    /** Who starts the run (separation of duties: they may not approve its requests). */
+    /**
+     * Who started the run, as the runs API signed it (runs/starter.ts): recorded only when
+     * `startedByMac` verifies, never on this field's word (separation of duties: the starter may
+     * not approve the run's requests).
+     */
     startedBy: z.string().min(1).max(200).optional(),
+    startedByMac: z.string().min(1).max(200).optional(),
     /**
      * `savepoint migrate`: move this live run to the code that runs this StartRun, which must be
      * agent version `to` and declare the run's version compatible (runs/versions.ts).
@@ -54,6 +59,7 @@ export interface StartRequest {
   /** Normalized `provider:model-id`, when the request names one. */
   model?: string;
   force?: boolean;
+  /** Only the schedule's: a run request's starter is proven by its MAC (runs/starter.ts), read by StartRun. */
   startedBy?: string;
   migrate?: { to: string; by: string };
   fork?: ForkRequest;
@@ -84,7 +90,6 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
     config,
     force: request.force,
     ...(model && { model }),
-    ...(request.startedBy && { startedBy: request.startedBy }),
     ...(request.migrate && { migrate: request.migrate }),
     ...(request.fork && { fork: request.fork }),
   };

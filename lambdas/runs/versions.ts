@@ -86,3 +86,8 @@ export function continuationProblem(run: Pick<RunRecord, 'agentVersion' | 'finge
   }
   return undefined;
 }
+
+/** The state machine's own ARN (`arn:…:stateMachine:<name>`), from it, an alias's or a version's. */
+export function unqualifiedArn(stateMachineArn: string): string {
+  return stateMachineArn.split(':').slice(0, 7).join(':');
+}

@@ -11,12 +11,16 @@ export const Steps = {
   CallTool: 'call-tool',
   Finalize: 'finalize',
   ApprovalCallback: 'approval-callback',
+  /** `POST /runs` on the approval API: starts a run as the caller IAM proved (lambdas/runs/starter.ts). */
+  RunsApi: 'runs-api',
   ExpireApprovals: 'expire-approvals',
   RecoverRun: 'recover-run',
   ExecutionStopped: 'execution-stopped',
   /** Every 15 minutes: resumes runs whose execution ended unnoticed, reports orphaned approvals. */
   Sweep: 'sweep',
   Handoff: 'handoff',
+  /** Every 6 hours: deletes old state machine versions nothing needs (lambdas/steps/prune-versions.ts). */
+  PruneVersions: 'prune-versions',
   Compact: 'compact',
 } as const;
 

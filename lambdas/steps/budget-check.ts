@@ -5,7 +5,7 @@ import { budgetTrip, reservationTrip, type Reservation } from '../guards/budgets
 import type { PriceTable } from '../models/prices.js';
 import { nextCallReservation } from './call-model.js';
 import { compactionReservation } from './compact.js';
-import { countIfDue, handoffThreshold, HistoryEstimate, mustHandOff, type ExecutionHistory } from '../guards/history.js';
+import { countIfDue, handoffThreshold, HistoryEstimate, mostEvents, mustHandOff, type ExecutionHistory } from '../guards/history.js';
 import { loopSettings, loopVerdict } from '../guards/loops.js';
 import type { ApprovalLedger, BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type BudgetGuard, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
@@ -26,7 +26,8 @@ export type BudgetDecision =
       nextTurn: number;
       pending: ToolCallItem[] | null;
       /** Set when this execution is near its history limit: it hands the run to a successor (continue-as-new). */
-      handoff?: { events: number; threshold: number };
+      /** `events`: counted, or (`unchecked`) the most there can be, when the count was throttled. */
+      handoff?: { events: number; threshold: number; unchecked?: true };
       /** Set when the context passed its share of the window: a Compact step runs before turn `turn`. */
       compact?: { turn: number; covers: number };
       /** A guard warned (e.g. a loop forming). */
@@ -123,8 +124,9 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
     // ---- continue-as-new (lambdas/guards/history.ts) ----
     if (decision.continue && deps.history) {
       const threshold = handoffThreshold(run);
-      const { events, estimate } = await countIfDue(deps.history, run.executionArn, state.history, run.steps, threshold);
+      const { events, estimate, throttled } = await countIfDue(deps.history, run.executionArn, state.history, run.steps, threshold);
       if (state.history) state.history = estimate;
+      if (throttled) return { ...decision, handoff: { events: mostEvents(estimate, run.steps), threshold, unchecked: true } };
       if (events !== undefined && mustHandOff(events, threshold)) return { ...decision, handoff: { events, threshold } };
     }
     // ---- context compaction (lambdas/steps/compaction.ts) ----

@@ -11,6 +11,8 @@ import type { Clock, Executions } from '../shared/ports.js';
 import { modelSpecOf, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
 import { continuationProblem, describeVersion, migrationVerdict } from '../runs/versions.js';
 import { historyAtStart, type HistoryEstimate } from '../guards/history.js';
+import { verifiedStarter } from '../runs/starter.js';
+import type { DecisionMac } from '../approvals/decision-mac.js';
 
 /**
  * What the state machine tells StartRun about itself in the Task's payload (infra/agent-state-machine.ts):
@@ -48,6 +50,8 @@ export interface StartRunDeps {
   defaultModel?: string;
   /** @default DEFAULT_PRICE_TABLE */
   priceTable?: PriceTable;
+  /** Verifies the runs API's signature of a run's starter (runs/starter.ts). @default none: no run request's starter is recorded */
+  starterMac?: DecisionMac;
 }
 
 /**
@@ -59,6 +63,8 @@ export function createStartRun(deps: StartRunDeps) {
     const { event, executionArn, definition } = parseOrThrow(StartRunInput, input, 'StartRun input');
     const { agent } = deps;
     const request = runRequestFromEvent(agent, event);
+    // The schedule's own identity, or the starter the runs API signed: never the input's say-so.
+    const startedBy = request.startedBy ?? (await verifiedStarter(deps.starterMac, event));
     const now = deps.clock.now();
     const prices = deps.priceTable ?? DEFAULT_PRICE_TABLE;
     // The run's model: the request's, else the stack's, else the agent's. An unpriced model is
@@ -88,7 +94,7 @@ export function createStartRun(deps: StartRunDeps) {
       createdAt: now.toISOString(),
       updatedAt: now.toISOString(),
       budgetExtensions: {},
-      ...(request.startedBy && { startedBy: request.startedBy }),
+      ...(startedBy && { startedBy }),
       ...(agent.version !== undefined && { agentVersion: agent.version }),
       // What replay compares a later version's requests against (runs/request-shape.ts).
       requestShape: requestShape(agent),

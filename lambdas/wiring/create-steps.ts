@@ -23,6 +23,7 @@ import type { Clock, Executions, TaskCallbacks } from '../shared/ports.js';
 import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy } from '../steps/recover-run.js';
 import { createStartRun } from '../steps/start-run.js';
 import { createSweep, type ExecutionLookup } from '../steps/sweep.js';
+import { createPruneVersions, type StateMachineVersions } from '../steps/prune-versions.js';
 import { codeFingerprint } from '../runs/versions.js';
 import { withAgentDeps } from '../conversation/turns.js';
 
@@ -64,6 +65,10 @@ export interface HarnessDeps {
   readonly approvals?: ApprovalSetup;
   /** How executions ended (`DescribeExecution`): the sweeper's, on AWS only. */
   readonly lookup?: ExecutionLookup;
+  /** The state machine's versions, for the version pruner. */
+  readonly versions?: StateMachineVersions;
+  /** Versions the pruner keeps whatever else holds. @default DEFAULT_KEEP_VERSIONS */
+  readonly keepVersions?: number;
 }
 
 /** The approval machinery a deployment sets up (absent: no links, no events, decisions unsigned). */
@@ -71,13 +76,15 @@ export interface ApprovalSetup {
   readonly notifier?: ApprovalNotifier;
   readonly links?: ApprovalLinks;
   readonly decisionMac?: DecisionMac;
+  /** Verifies (StartRun) or signs (the runs API) who started a run (runs/starter.ts). */
+  readonly starterMac?: DecisionMac;
   readonly policy?: ApprovalPolicy;
 }
 
 export type StepFn = (event: unknown, signal?: AbortSignal) => Promise<unknown>;
 
-/** The steps a Task state or an event rule invokes (the approval API has its own adapter). */
-export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback>, StepFn>;
+/** The steps a Task state or an event rule invokes (the approval API and the runs API have their own adapters). */
+export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback | typeof Steps.RunsApi>, StepFn>;
 
 /**
  * The steps of one agent, wired once for both engines. Each step is built on its first call:
@@ -103,6 +110,7 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
         codeVersion: deps.codeVersion,
         defaultModel: deps.defaultModel,
         priceTable: prices,
+        starterMac: deps.approvals?.starterMac,
       })),
     [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, history: deps.executions, decisionMac: deps.approvals?.decisionMac, priceTable: prices })),
     [Steps.CallModel]: lazy(() => createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices })),
@@ -127,6 +135,11 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
       createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: prices }),
     ),
     [Steps.Handoff]: lazy(() => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock })),
+    [Steps.PruneVersions]: lazy(() => {
+      if (!deps.versions) throw new Error('the version pruner needs the state machine\'s versions (HarnessDeps.versions)');
+      const prune = createPruneVersions({ versions: deps.versions, clock: deps.clock, ...(deps.keepVersions !== undefined && { keep: deps.keepVersions }) });
+      return () => prune();
+    }),
   };
 }
 

@@ -24,7 +24,7 @@ import type { TwinIam } from './index.js';
 import type { ServiceVariables } from './roles.js';
 
 /** The HMAC keys of the setup (KMS on AWS), each with the variable that names its key to a function. */
-const MAC_KEYS = { decisionMac: 'DECISION_KEY_ID' } as const satisfies Partial<Record<keyof ApprovalSetup, keyof ServiceVariables>>;
+const MAC_KEYS = { decisionMac: 'DECISION_KEY_ID', starterMac: 'STARTER_KEY_ID' } as const satisfies Partial<Record<keyof ApprovalSetup, keyof ServiceVariables>>;
 
 /** The ARN of the event bus APPROVAL_EVENT_BUS names (`default`, a bus name, or an ARN). */
 export function eventBusArn(bus: string): string {

@@ -40,7 +40,13 @@ export function sfnAuthorizationRequest(
     case 'StartSyncExecution':
     case 'DescribeStateMachine':
     case 'ListExecutions':
+    case 'ListStateMachineVersions':
+    case 'ListStateMachineAliases':
       return typeof body['stateMachineArn'] === 'string' ? onStateMachine(action, body['stateMachineArn']) : undefined;
+    case 'DescribeStateMachineAlias':
+      return typeof body['stateMachineAliasArn'] === 'string' ? onStateMachine(action, body['stateMachineAliasArn']) : undefined;
+    case 'DeleteStateMachineVersion':
+      return typeof body['stateMachineVersionArn'] === 'string' ? onStateMachine(action, body['stateMachineVersionArn']) : undefined;
     case 'DescribeExecution':
     case 'StopExecution':
     case 'GetExecutionHistory':

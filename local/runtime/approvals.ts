@@ -16,6 +16,7 @@ export function localApprovalSetup(options: Pick<LocalStackOptions, 'stateDir' |
   return {
     links,
     decisionMac: keys.decisions,
+    starterMac: keys.starters,
     policy: options.approvals?.policy ?? { separationOfDuties: false },
   };
 }

@@ -1,6 +1,6 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { stepHandler } from '../../lambdas/adapters/middleware.js';
-import { sfnExecutions, sfnStarter, sfnTaskCallbacks } from '../../lambdas/adapters/sfn.js';
+import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../lambdas/adapters/sfn.js';
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../../lambdas/guards/breaker.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
@@ -100,6 +100,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
       },
     },
     starter: sfnStarter(sfnAs(step), wiring.stateMachineArn),
+    versions: sfnVersions(sfnAs(step), wiring.stateMachineArn),
     leaseMs: wiring.leaseMs,
     codeVersion,
     ...(options.prices && { prices: options.prices }),

@@ -1,3 +1,4 @@
+import { localUser } from '../../local/approval-api.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +60,9 @@ describe('the CLI against a deployed stack', () => {
     const { runId, executionArn } = JSON.parse(started.stdout) as { runId: string; executionArn: string };
     expect(runId).toBe('refunds-2026-11-28');
     expect(executionArn).toContain(':execution:');
+    // Started through the stack's runs API, signed: its starter is who the API authenticated.
+    expect(served.approvalRequests.find((request) => request.method === 'POST' && request.path === '/runs')).toMatchObject({ signed: true });
+    expect((await harness.stack.ledger.getRun(runId))!.startedBy).toBe(localUser());
 
     const first = await pendingOf(runId);
     const listed = JSON.parse((await savepoint('approvals', '--json')).stdout) as { approvals: { approvalId: string }[] };

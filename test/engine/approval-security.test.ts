@@ -1,4 +1,4 @@
-import { SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, SendTaskSuccessCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { localUser } from '../../local/approval-api.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
@@ -21,7 +21,8 @@ describe('deciding is authenticated and the policy holds', () => {
   // A stack and a run per test: each test reaches the approval it needs itself.
   beforeEach(async () => {
     harness = await startHarness({ approvals: { approvers: [alice, bob], policy: { separationOfDuties: true, secondApproverAboveMinor: 70_000 } } });
-    finished = harness.run({ runId: 'security', input: { date: sampleDay.date }, startedBy: alice, config: { approvalTimeoutSeconds: 3600 } });
+    // Alice starts it through the runs API: her identity is what the API verified, signed for StartRun.
+    finished = harness.startAs(alice, { runId: 'security', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
   });
   afterEach(async () => harness.stack.close());
 
@@ -72,7 +73,7 @@ describe('a budget extension', () => {
     const own = await startHarness({ approvals: { approvers: [bob], policy: { separationOfDuties: true } } });
     try {
       const { stack } = own;
-      const running = own.run({ runId: 'forged-extension', input: { date: sampleDay.date }, startedBy: alice, config: { maxSteps: 12, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 3600 } });
+      const running = own.run({ runId: 'forged-extension', input: { date: sampleDay.date }, config: { maxSteps: 12, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 3600 } });
       const extension = await waitFor(() => own.approvals.find((approval) => approval.budget));
       const stored = (await stack.ledger.getBudgetApproval('forged-extension', extension.budget!.guard, extension.budget!.extension))!;
       await stack.ledger.decideApproval(stored, { status: 'approved', decidedBy: 'mallory', decidedVia: 'iam' }, new Date());
@@ -82,5 +83,49 @@ describe('a budget extension', () => {
     } finally {
       await own.stack.close();
     }
+  });
+});
+
+// Issue 20 item 5 and issue 26: whoever may call StartExecution writes the whole input, so the
+// run's starter is what the runs API verified and signed (lambdas/runs/starter.ts), never a field.
+describe('who started a run', () => {
+  let own: Harness;
+  beforeEach(async () => {
+    own = await startHarness({ approvals: { approvers: [alice, bob], policy: { separationOfDuties: true } } });
+  });
+  afterEach(async () => own.stack.close());
+  const request = (runId: string) => ({ runId, input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+  const startedBy = async (runId: string) => (await waitFor(() => own.stack.ledger.getRun(runId))).startedBy;
+  const startExecution = (name: string, input: unknown) => own.stack.sfn.send(new StartExecutionCommand({ stateMachineArn: own.stack.stateMachineArn, name, input: JSON.stringify(input) }));
+
+  it('is the caller the runs API verified; a startedBy the input claims is not recorded, nor a signed one moved to another run', async () => {
+    void own.startAs(alice, request('by-alice')).catch(() => undefined);
+    expect(await startedBy('by-alice')).toBe(alice);
+
+    await startExecution('forged', { ...request('forged'), startedBy: alice, startedByMac: 'QUFBQQ==' });
+    expect(await startedBy('forged')).toBeUndefined();
+    await startExecution('unsigned', { ...request('unsigned'), startedBy: bob });
+    expect(await startedBy('unsigned')).toBeUndefined();
+
+    // Alice's signed input, as anyone who can read her execution sees it, on another run id.
+    const [signedArn] = (await own.stack.ledger.getRun('by-alice'))!.executions;
+    const signed = JSON.parse((await own.stack.sfn.send(new DescribeExecutionCommand({ executionArn: signedArn! }))).input!) as Record<string, unknown>;
+    expect(signed).toMatchObject({ startedBy: alice, startedByMac: expect.any(String) });
+    await startExecution('moved', { ...signed, runId: 'moved' });
+    expect(await startedBy('moved')).toBeUndefined();
+  });
+
+  it('refuses a request that names its own starter, naming the field', async () => {
+    await expect(own.startAs(bob, { ...request('claims'), startedBy: alice })).rejects.toThrow(/runs API answered 400: .*startedBy/);
+    expect(await own.stack.ledger.getRun('claims')).toBeUndefined();
+  });
+
+  it('is served on loopback as this machine\'s user, behind the engine\'s credential', async () => {
+    const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request('over-http')) });
+    expect((await post(own.stack.endpoints.runs.replace(/\/[^/]+\/v1\/runs$/, '/v1/runs'))).status).toBe(403);
+    const answer = await post(own.stack.endpoints.runs);
+    expect(answer.status).toBe(202);
+    expect(await answer.json()).toMatchObject({ runId: 'over-http', startedBy: localUser() });
+    expect(await startedBy('over-http')).toBe(localUser());
   });
 });

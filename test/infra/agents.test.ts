@@ -54,9 +54,9 @@ describe('an app with two agents', () => {
     expect(apis[0]).toMatch(/^Refunds/);
   });
 
-  it('gives each agent its own step functions (thirteen with the approval API, twelve without: the sweeper, handoff and compaction too)', () => {
+  it('gives each agent its own step functions (fifteen with the approval API and its runs route, thirteen without: the sweeper, handoff, compaction and the version pruner too)', () => {
     const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([, fn]) => joined(fn).includes('SAVEPOINT_STEP'));
-    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(13);
-    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(12);
+    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(15);
+    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(13);
   });
 });

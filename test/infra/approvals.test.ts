@@ -24,6 +24,10 @@ function statementsOf(step: string): { Action: string | string[]; Resource: unkn
 const actionsOf = (step: string) => new Set(statementsOf(step).flatMap((s) => [s.Action].flat()));
 const resourceIdOf = (type: string) => Object.entries(resources).find(([, r]) => r.Type === type)![0];
 const ALL_STEPS = Object.values(Steps);
+const keyIdOf = (description: string) => Object.entries(resources).find(([, r]) => r.Type === 'AWS::KMS::Key' && r.Properties.Description === description)![0];
+/** Whether the function of `step` may call `action` on the KMS key `keyId`. */
+const mayUseKey = (step: string, action: string, keyId: string) =>
+  statementsOf(step).some((s) => [s.Action].flat().includes(action) && JSON.stringify(s.Resource).includes(`"${keyId}"`));
 const secretIdOf = (description: string) => Object.entries(resources).find(([, r]) => r.Type === 'AWS::SecretsManager::Secret' && r.Properties.Description === description)![0];
 /** Whether the function of `step` may read the secret `secretId`. */
 const readsSecret = (step: string, secretId: string) =>
@@ -66,8 +70,9 @@ describe('approvals in the template', () => {
 
   it('signs decisions with a KMS HMAC key: the callback may GenerateMac, CallTool and BudgetCheck (extensions) only VerifyMac, nobody else either', () => {
     template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
-    expect(ALL_STEPS.filter((step) => actionsOf(step).has('kms:GenerateMac'))).toEqual([Steps.ApprovalCallback]);
-    expect(ALL_STEPS.filter((step) => actionsOf(step).has('kms:VerifyMac')).sort()).toEqual([Steps.ApprovalCallback, Steps.CallTool, Steps.BudgetCheck].sort());
+    const decisionKey = keyIdOf('Signs approval decisions (only the approval callback can)');
+    expect(ALL_STEPS.filter((step) => mayUseKey(step, 'kms:GenerateMac', decisionKey))).toEqual([Steps.ApprovalCallback]);
+    expect(ALL_STEPS.filter((step) => mayUseKey(step, 'kms:VerifyMac', decisionKey)).sort()).toEqual([Steps.ApprovalCallback, Steps.CallTool, Steps.BudgetCheck].sort());
     expect(envOf(Steps.BudgetCheck)['DECISION_KEY_ID']).toEqual(envOf(Steps.ApprovalCallback)['DECISION_KEY_ID']);
     expect(envOf(Steps.ApprovalCallback)).toMatchObject({ DECISION_KEY_ID: expect.anything(), SEPARATION_OF_DUTIES: 'true' });
     expect(envOf(Steps.CallTool)['DECISION_KEY_ID']).toEqual(envOf(Steps.ApprovalCallback)['DECISION_KEY_ID']);
@@ -84,10 +89,35 @@ describe('approvals in the template', () => {
         'POST {approvalId} AWS_IAM',
         'GET {approvalId} NONE',
         'POST {approvalId} NONE',
+        'POST runs AWS_IAM',
       ].sort(),
     );
     const decide = Object.entries(resourcePaths).find(([, path]) => path === 'decide')![0];
     const pageRoutes = methods.filter((m) => resources[m.Properties.ResourceId.Ref]!.Properties.ParentId?.Ref === decide);
     expect(pageRoutes.map((m) => m.Properties.AuthorizationType)).toEqual(['NONE', 'NONE']);
+  });
+
+  // Issue 20 item 5 / issue 26: the starter of a run is what IAM proved, signed where only the runs API can sign.
+  it('signs who started a run with a KMS HMAC key of its own: the runs API may GenerateMac, StartRun only VerifyMac, nobody else either', () => {
+    const starterKey = keyIdOf('Signs who started a run (only the runs API can)');
+    expect(resources[starterKey]!.Properties).toMatchObject({ KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
+    expect(resources[starterKey]).toMatchObject({ DeletionPolicy: 'Retain' });
+    expect(ALL_STEPS.filter((step) => mayUseKey(step, 'kms:GenerateMac', starterKey))).toEqual([Steps.RunsApi]);
+    expect(ALL_STEPS.filter((step) => mayUseKey(step, 'kms:VerifyMac', starterKey))).toEqual([Steps.StartRun]);
+    expect(envOf(Steps.RunsApi)['STARTER_KEY_ID']).toEqual({ 'Fn::GetAtt': [starterKey, 'Arn'] });
+    expect(envOf(Steps.StartRun)['STARTER_KEY_ID']).toEqual({ 'Fn::GetAtt': [starterKey, 'Arn'] });
+    // The runs API signs starters and starts runs; it reads nothing else (no ledger, no decision key).
+    expect(envOf(Steps.RunsApi)['TABLE_NAME']).toBeUndefined();
+    expect([...actionsOf(Steps.RunsApi)].filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:')).sort()).toEqual(['kms:GenerateMac', 'states:StartExecution']);
+  });
+
+  it('lets only the runs API, the schedule and the run\'s own functions (Handoff, recovery, the sweeper) start the state machine', () => {
+    const starters = Object.entries(resources)
+      .filter(([, r]) => r.Type === 'AWS::IAM::Policy' && (r.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).some((s) => [s.Action].flat().includes('states:StartExecution')))
+      .flatMap(([, r]) => (r.Properties.Roles as { Ref: string }[]).map((role) => role.Ref));
+    const stepOfRole = (roleId: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Role?.['Fn::GetAtt']?.[0] === roleId)?.Properties.Environment?.Variables?.SAVEPOINT_STEP ?? roleId;
+    expect(starters.map(stepOfRole).map((name: string) => name.replace(/^RefundReconciler/, '').replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(
+      [Steps.Handoff, Steps.RecoverRun, Steps.RunsApi, Steps.Sweep, 'ScheduleRole'].sort(),
+    );
   });
 });

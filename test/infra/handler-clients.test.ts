@@ -42,7 +42,7 @@ const context = { awsRequestId: 'request-1', functionName: 'fn', invokedFunction
 describe('each Lambda handler passes the AWS clients its step uses', () => {
   it('covers every step function of the example stack', () => {
     expect(functions.map((variables) => variables['SAVEPOINT_STEP']).sort()).toEqual(
-      ['approval-callback', 'budget-check', 'call-model', 'call-tool', 'compact', 'execution-stopped', 'expire-approvals', 'finalize', 'handoff', 'recover-run', 'request-approval', 'start-run', 'sweep'].sort(),
+      ['approval-callback', 'budget-check', 'call-model', 'call-tool', 'compact', 'execution-stopped', 'expire-approvals', 'finalize', 'handoff', 'prune-versions', 'recover-run', 'request-approval', 'runs-api', 'start-run', 'sweep'].sort(),
     );
   });
 
@@ -51,7 +51,12 @@ describe('each Lambda handler passes the AWS clients its step uses', () => {
     // Building the handler builds the approval API's dependencies (the callback) …
     const { handler } = (await import(`../../lambdas/handlers/${step}.ts`)) as { handler: (event: unknown, context: unknown) => Promise<unknown> };
     // … and a step's are read on its first invocation, before the event is parsed.
-    const event = step === 'approval-callback' ? { httpMethod: 'GET', path: '/approvals', headers: {}, queryStringParameters: null, pathParameters: null, body: null } : {};
+    const event =
+      step === 'approval-callback'
+        ? { httpMethod: 'GET', path: '/approvals', headers: {}, queryStringParameters: null, pathParameters: null, body: null }
+        : step === 'runs-api'
+          ? { httpMethod: 'POST', path: '/runs', resource: '/runs', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { date: '2026-11-28' } }), requestContext: { identity: { userArn: 'arn:aws:iam::123456789012:user/ops' } } }
+          : {};
     const outcome = await handler(event, context).then(
       () => 'answered',
       (error: Error) => error.message,

@@ -3,6 +3,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { assertionApp } from './example-template.js';
+import { App, Stack } from 'aws-cdk-lib';
+import { DurableAgent } from '../../infra/durable-agent.js';
+import { DEFAULT_KEEP_VERSIONS } from '../../lambdas/steps/prune-versions.js';
 
 /**
  * Pinned versions (issue 14): each deploy's state machine version invokes that deploy's Lambda
@@ -155,5 +158,34 @@ describe('the state machine version and its alias', () => {
     expect(stoppers).toEqual([Steps.StartRun]);
     const stop = policyOf(functionOf(Steps.StartRun)[0]).find((statement) => joined(statement.Action).includes('states:StopExecution'));
     expect(joined(stop?.Resource)).toContain(':execution:Savepoint-refund-reconciler:*');
+  });
+});
+
+// Issue 20 item 9: retained versions grow toward the 1,000-version quota; the pruner deletes what nothing needs.
+describe('the version pruner', () => {
+  it('runs every 6 hours with the keep count, allowed only the version calls, on the state machine\'s own ARN', () => {
+    const [id, fn] = functionOf(Steps.PruneVersions);
+    expect(fn.Properties.Environment.Variables).toMatchObject({ KEEP_VERSIONS: String(DEFAULT_KEEP_VERSIONS) });
+    expect(joined(fn.Properties.Environment.Variables.STATE_MACHINE_ARN)).toMatch(/:stateMachine:Savepoint-refund-reconciler"\]\]\}$/);
+    const states = policyOf(id).filter((statement) => joined(statement.Action).includes('states:'));
+    expect(states.flatMap((statement) => [statement.Action].flat()).sort()).toEqual(
+      ['states:DeleteStateMachineVersion', 'states:DescribeStateMachineAlias', 'states:ListExecutions', 'states:ListStateMachineAliases', 'states:ListStateMachineVersions'].sort(),
+    );
+    for (const statement of states) expect(joined(statement.Resource)).toMatch(/:stateMachine:Savepoint-refund-reconciler"\]\]\}$/);
+    const rule = Object.values(template.findResources('AWS::Events::Rule')).find((candidate) => joined(candidate.Properties.Targets).includes(id));
+    expect(rule!.Properties.ScheduleExpression).toBe('rate(6 hours)');
+    // Nothing else may delete a version.
+    const deleters = Object.entries(resources)
+      .filter(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables?.SAVEPOINT_STEP)
+      .filter(([fnId]) => joined(policyOf(fnId).map((statement) => statement.Action)).includes('states:DeleteStateMachineVersion'))
+      .map(([fnId]) => stepOf(fnId));
+    expect(deleters).toEqual([Steps.PruneVersions]);
+  });
+
+  it('fails at synth time for a keep count outside 1-999, naming the prop', () => {
+    for (const keepVersions of [0, 1000, 2.5]) {
+      const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+      expect(() => new DurableAgent(new Stack(app, 'S'), 'A', { agentName: 'a', entry: 'agents/refund-reconciler/agent.ts', keepVersions })).toThrow(/keepVersions must be a whole number of versions from 1 to 999, got/);
+    }
   });
 });

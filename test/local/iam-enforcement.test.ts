@@ -131,4 +131,28 @@ describe("the twin's IAM", () => {
     expect(response.status).toBeGreaterThanOrEqual(500);
     expect(h.stack.engine.iamDecisions()!.denied).toBeGreaterThanOrEqual(1);
   });
+
+  it('starts a run through the runs API as its own role, and refuses the start when that role loses states:StartExecution', async () => {
+    const runs = (h: Harness, runId: string) =>
+      fetch(h.stack.endpoints.runs, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ runId, input: sampleInput, config: { approvalTimeoutSeconds: 3600 } }) });
+    const granted = await harness();
+    expect((await runs(granted, 'by-runs-api')).status).toBe(202);
+    expect(granted.stack.engine.iamDecisions()).toMatchObject({ denied: 0 });
+    const refused = await harness(await withoutGrant('AgentRunsApiFunctionServiceRoleDefaultPolicy', 'states:StartExecution'));
+    expect((await runs(refused, 'no-runs-api')).status).toBeGreaterThanOrEqual(500);
+    expect(refused.stack.engine.iamDecisions()!.denied).toBe(1);
+    expect(await refused.stack.ledger.getRun('no-runs-api')).toBeUndefined();
+  });
+
+  it("prunes versions as the pruner's role, and is refused the delete when that role loses states:DeleteStateMachineVersion", async () => {
+    const prune = async (h: Harness) => {
+      for (const codeVersion of ['v2', 'v3']) h.stack.deploy(h.stack.agent, { codeVersion });
+      return h.stack.pruneVersions({ keep: 1, graceMs: 0 });
+    };
+    const granted = await harness();
+    expect((await prune(granted)).deleted).toEqual([`${granted.stack.stateMachineArn}:1`, `${granted.stack.stateMachineArn}:2`]);
+    expect(granted.stack.engine.iamDecisions()).toMatchObject({ denied: 0 });
+    const refused = await harness(await withoutGrant('AgentPruneVersionsFunctionServiceRoleDefaultPolicy', 'states:DeleteStateMachineVersion'));
+    await expect(prune(refused)).rejects.toMatchObject({ name: 'AccessDeniedException', message: expect.stringMatching(/AgentPruneVersionsFunction\w+ is not authorized to perform: states:DeleteStateMachineVersion on resource: arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-refund-reconciler/) });
+  });
 });

@@ -4,6 +4,8 @@ import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import type { ApprovalRequested } from '../../lambdas/approvals/notify.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
+import { apiGatewayEvent } from '../../local/approval-api.js';
+import { lambdaContext } from '../../local/lambda-context.js';
 
 /**
  * An agent on the whole local stack (the synthesized definition on the in-process engine, the
@@ -20,6 +22,11 @@ export interface AgentHarness<World extends DevWorld> {
   requested: ApprovalRequested[];
   /** Starts an execution with `input` and waits until it stops. */
   run(input: unknown, name?: string): Promise<Finished>;
+  /**
+   * Starts a run through the runs API (`POST /runs`) as `principal` — the caller API Gateway
+   * verified, on AWS — and waits until its execution stops. A refused request throws its answer.
+   */
+  startAs(principal: string, body: Record<string, unknown>): Promise<Finished>;
 }
 
 export type Finished = Awaited<ReturnType<LocalStack['engine']['waitForExecution']>> & {
@@ -67,6 +74,14 @@ export async function startAgentHarness<World extends DevWorld>(options: AgentHa
     requested,
     run: async (input, name = `test-${++runs}`) => {
       const { executionArn } = stack.engine.startExecution({ name, input });
+      const description = await stack.engine.waitForExecution(executionArn);
+      const history = stack.engine.getExecutionHistory(executionArn);
+      return { ...description, history, states: summarizeHistory(history) };
+    },
+    startAs: async (principal, body) => {
+      const answer = await stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'runs', body: JSON.stringify(body), principal }), lambdaContext('RunsApi', 20_000));
+      if (answer.statusCode !== 202) throw new Error(`runs API answered ${answer.statusCode}: ${answer.body}`);
+      const { executionArn } = JSON.parse(answer.body) as { executionArn: string };
       const description = await stack.engine.waitForExecution(executionArn);
       const history = stack.engine.getExecutionHistory(executionArn);
       return { ...description, history, states: summarizeHistory(history) };

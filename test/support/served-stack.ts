@@ -52,8 +52,10 @@ export async function serveStack(harness: Harness): Promise<ServedStack> {
     const signed = await signatureIsValid(received);
     approvalRequests.push({ ...received, signed });
     if (!signed) return outgoing.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Missing Authentication Token' }));
-    const target = new URL(stack.endpoints.approvals);
-    const forwarded = request({ host: target.hostname, port: target.port, path: `${target.pathname}${incoming.url!.replace(/^\/approvals/, '')}`, method: incoming.method, headers: incoming.headers }, (answer) => {
+    // The stage's routes: /approvals… and /runs (the runs API), each to its local route.
+    const runs = /^\/runs\/?$/.test(incoming.url!);
+    const target = new URL(runs ? stack.endpoints.runs : stack.endpoints.approvals);
+    const forwarded = request({ host: target.hostname, port: target.port, path: runs ? target.pathname : `${target.pathname}${incoming.url!.replace(/^\/approvals/, '')}`, method: incoming.method, headers: incoming.headers }, (answer) => {
       outgoing.writeHead(answer.statusCode!, answer.headers);
       answer.pipe(outgoing);
     });

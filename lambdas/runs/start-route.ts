@@ -1,0 +1,62 @@
+import * as z from 'zod';
+import type { AgentDefinition } from '../define.js';
+import type { DecisionMac } from '../approvals/decision-mac.js';
+import type { Identity } from '../approvals/policy.js';
+import { InvalidInputError } from '../shared/errors.js';
+import type { Clock } from '../shared/ports.js';
+import { parseOrThrow } from '../shared/validation.js';
+import { RunId, RunRequest, runIdOf } from './run-request.js';
+import { signStarter } from './starter.js';
+import { unqualifiedArn } from './versions.js';
+
+/**
+ * `POST /runs`: a run request as the client sends it — no `startedBy` (the caller is who the
+ * transport proved) and no `migrate` (`savepoint migrate` names its operator itself) — and where
+ * to start it: `stateMachineArn` (the state machine, its alias or one of its versions: an
+ * unfinished run resumes on its own version) and the execution's name.
+ */
+export const StartRunBody = RunRequest.omit({ startedBy: true, startedByMac: true, migrate: true })
+  .extend({
+    stateMachineArn: z.string().min(1).max(2048).optional(),
+    /** StartExecution's `name` rules: 1-80 letters, digits, "-" or "_". @default `<runId>-<time in base 36>` */
+    executionName: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/).optional(),
+  })
+  .strict();
+export type StartRunBody = z.infer<typeof StartRunBody>;
+
+export interface StartRouteDeps {
+  agent: AgentDefinition;
+  /** Signs the starter (the runs API alone may: a KMS key's `kms:GenerateMac`, a key file locally). */
+  starterMac: DecisionMac;
+  /** Where runs start unless the body names a version: the alias (`STATE_MACHINE_ARN`). */
+  stateMachineArn: string;
+  /** `StartExecution` on `stateMachineArn` (idempotent by name). */
+  start(stateMachineArn: string, name: string, input: string): Promise<{ executionArn: string }>;
+  clock: Clock;
+}
+
+/**
+ * Starts a run as `caller`: the request is checked as StartRun would (the run id, the agent's
+ * input schema) so a bad one is a 400 here rather than a failed execution, then signed with its
+ * starter (runs/starter.ts) and started.
+ */
+export function createStartRoute(deps: StartRouteDeps) {
+  const machine = unqualifiedArn(deps.stateMachineArn);
+  return async (caller: Identity, body: unknown): Promise<{ runId: string; executionArn: string; startedBy: string }> => {
+    const { stateMachineArn, executionName, ...request } = parseOrThrow(StartRunBody, body, 'run request');
+    const input = parseOrThrow(deps.agent.input, request.input, `input of agent ${deps.agent.name}`);
+    const runId = parseOrThrow(RunId, request.runId ?? runIdOf(deps.agent, input), 'runId');
+    const target = stateMachineArn ?? deps.stateMachineArn;
+    if (!belongsTo(target, machine)) throw new InvalidInputError(`stateMachineArn: ${target} is not ${machine}, its alias or one of its versions`);
+    // Exactly what is sent is what is signed: the request as JSON, undefined fields dropped.
+    const sent = JSON.parse(JSON.stringify({ ...request, runId })) as Record<string, unknown>;
+    const signed = await signStarter(deps.starterMac, sent, caller.id);
+    const name = executionName ?? `${runId}-${deps.clock.now().getTime().toString(36)}`.slice(0, 80);
+    const { executionArn } = await deps.start(target, name, JSON.stringify(signed));
+    return { runId, executionArn, startedBy: caller.id };
+  };
+}
+
+function belongsTo(arn: string, machine: string): boolean {
+  return arn === machine || (arn.startsWith(`${machine}:`) && /^[A-Za-z0-9_-]{1,80}$/.test(arn.slice(machine.length + 1)));
+}
