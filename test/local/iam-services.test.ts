@@ -96,6 +96,28 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentCallToolFunction\w+ is not authorized to perform: kms:VerifyMac on resource: arn:aws:kms:us-east-1:000000000000:key\/AgentApprovalsDecisionKey\w+/);
   });
 
+  it('authorizes the starter key as the runs API (kms:GenerateMac) and StartRun (kms:VerifyMac), and refuses StartRun without VerifyMac', async () => {
+    const h = await harness({ approve: true });
+    const started = await h.startAs('arn:aws:iam::000000000000:user/alice', { runId: 'starter-on', input: sampleInput });
+    expect(started.status).toBe('SUCCEEDED');
+    const byAction = h.stack.iam!.authorizer.decisionsByAction();
+    // One starter signed by the runs API, besides the callback's decisions.
+    expect(byAction['kms:GenerateMac']).toEqual({ allowed: 1 + h.approvals.length, denied: 0 });
+    expect(byAction['kms:VerifyMac']!.denied).toBe(0);
+
+    const refused = await harness({ approve: true, template: withoutGrant(await template(), 'AgentStartRunFunctionServiceRoleDefaultPolicy', 'kms:VerifyMac') });
+    const finished = await refused.startAs('arn:aws:iam::000000000000:user/alice', { runId: 'starter-no-verify', input: sampleInput });
+    expect(finished.status).toBe('FAILED');
+    const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
+    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentStartRunFunction\w+ is not authorized to perform: kms:VerifyMac on resource: arn:aws:kms:us-east-1:000000000000:key\/AgentApprovalsStarterKey\w+/);
+  });
+
+  it('refuses a start the runs API may not sign (no kms:GenerateMac): nothing is started', async () => {
+    const h = await harness({ template: withoutGrant(await template(), 'AgentRunsApiFunctionServiceRoleDefaultPolicy', 'kms:GenerateMac') });
+    await expect(h.startAs('arn:aws:iam::000000000000:user/alice', { runId: 'starter-no-sign', input: sampleInput })).rejects.toThrow(/runs API answered 5\d\d/);
+    expect(h.stack.engine.listExecutions().executions).toEqual([]);
+  });
+
   it('refuses a decision the approval callback may not sign (no kms:GenerateMac): the decision is not recorded', async () => {
     const h = await harness({ template: withoutGrant(await template(), 'AgentApprovalCallbackFunctionServiceRoleDefaultPolicy', 'kms:GenerateMac') });
     const { executionArn } = h.stack.engine.startExecution({ name: 'no-sign', input: { runId: 'no-sign', input: sampleInput } });
