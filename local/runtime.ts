@@ -27,7 +27,7 @@ import { bindTasks, localEngine, type LocalHandlers } from './runtime/tasks.js';
 import { startWorld } from './runtime/world.js';
 import { twinIam } from './iam/index.js';
 import { roleClients } from './iam/sfn-clients.js';
-import { dynamoGuard, ledgerAs, ledgerTableArn } from './iam/dynamodb.js';
+import { dynamoGuard, ledgerAs, ledgerTableArn, outsideSteps } from './iam/dynamodb.js';
 import { approvalsAs } from './iam/services.js';
 import { itemSizeGuard } from './runtime/item-limit.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
@@ -70,7 +70,11 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
     const sink = options.tracing === undefined ? sinkFromEnv(process.env, { redact: agent.redactTrace }) : options.tracing || undefined;
     if (sink) closers.push(() => sink.shutdown());
-    const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
+    // The run's end reads its conversation back for the budget-check spans, which a traced deployment
+    // grants (`traceRunEnd`, infra/durable-agent.ts; test/infra/tracing.test.ts) and the local template,
+    // synthesized without a tracing prop, does not: that one read is made outside the step's IAM.
+    const conversationReader = { listConversation: (runId: string) => outsideSteps(() => opened.ledger.listConversation(runId)) };
+    const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, conversationReader, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
     const ledger = options.decorateLedger ? options.decorateLedger(traced) : traced;
 
     if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);

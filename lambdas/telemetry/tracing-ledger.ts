@@ -30,6 +30,12 @@ export interface TracingOptions {
   readonly tools?: SpanOptions['tools'];
   /** An export failed (the collector is down, …). @default ignored */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Where the run's end reads its conversation back for the budget-check spans: on AWS the
+   * function's own ledger, which a traced deployment lets Query (the `traceRunEnd` grant,
+   * infra/durable-agent.ts). @default the traced ledger
+   */
+  readonly conversationReader?: Pick<TurnLedger, 'listConversation'>;
 }
 
 export function tracingLedger(ledger: Ledger, options: TracingOptions): Ledger {
@@ -127,7 +133,7 @@ export function tracingRuns(runs: RunLedger & Pick<TurnLedger, 'listConversation
     async finishRun(runId, outcome, now) {
       const finished = await runs.finishRun(runId, outcome, now);
       // The budget checks are rebuilt from the whole conversation: one read per run, at its end.
-      const checks = await runs.listConversation(runId).then(
+      const checks = await (options.conversationReader ?? runs).listConversation(runId).then(
         (conversation) => budgetCheckSpans({ run: finished, ...conversation }),
         (error: unknown) => (options.onError?.(error), []),
       );
