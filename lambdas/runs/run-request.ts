@@ -70,6 +70,15 @@ export interface StartRequest {
  * (e.g. the day before), under the run id of that input: a second delivery of the same event
  * (EventBridge delivers at least once) resumes or joins the same run instead of starting another.
  */
+/**
+ * Only the settings a request names, as its schema parsed them: the partial schema fills in every
+ * default, which would override the agent's own budgets.
+ */
+export function namedConfig(raw: unknown, parsed: Partial<RunConfig> | undefined): Partial<RunConfig> {
+  const named = Object.keys((raw as { config?: object } | null)?.config ?? {});
+  return Object.fromEntries(Object.entries(parsed ?? {}).filter(([key]) => named.includes(key))) as Partial<RunConfig>;
+}
+
 export function runRequestFromEvent(agent: AgentDefinition, event: unknown): StartRequest {
   if (typeof event === 'object' && event !== null && 'detail-type' in event) {
     const scheduled = parseOrThrow(ScheduledEvent, event, 'scheduled event');
@@ -79,10 +88,7 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
   }
   const request = parseOrThrow(RunRequest, event, 'run input');
   const input = parseOrThrow(agent.input, request.input, `input of agent ${agent.name}`);
-  // Only the settings the request names: the partial schema fills in every default, which would
-  // override the agent's own budgets.
-  const named = Object.keys((event as { config?: object }).config ?? {});
-  const config = Object.fromEntries(Object.entries(request.config ?? {}).filter(([key]) => named.includes(key)));
+  const config = namedConfig(event, request.config);
   const model = request.model === undefined ? undefined : modelSpecOf(request.model, 'model');
   return {
     runId: request.runId ?? runIdOf(agent, input),

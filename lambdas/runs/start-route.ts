@@ -5,7 +5,7 @@ import type { Identity } from '../approvals/policy.js';
 import { InvalidInputError } from '../shared/errors.js';
 import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { RunId, RunRequest, runIdOf } from './run-request.js';
+import { namedConfig, RunId, RunRequest, runIdOf } from './run-request.js';
 import { signStarter } from './starter.js';
 import { unqualifiedArn } from './versions.js';
 
@@ -49,7 +49,8 @@ export function createStartRoute(deps: StartRouteDeps) {
     const target = stateMachineArn ?? deps.stateMachineArn;
     if (!belongsTo(target, machine)) throw new InvalidInputError(`stateMachineArn: ${target} is not ${machine}, its alias or one of its versions`);
     // Exactly what is sent is what is signed: the request as JSON, undefined fields dropped.
-    const sent = JSON.parse(JSON.stringify({ ...request, runId })) as Record<string, unknown>;
+    // The settings as the caller named them, no defaults filled in (those would override the agent's budgets).
+    const sent = JSON.parse(JSON.stringify({ ...request, ...(request.config && { config: namedConfig(body, request.config) }), runId })) as Record<string, unknown>;
     const signed = await signStarter(deps.starterMac, sent, caller.id);
     const name = executionName ?? `${runId}-${deps.clock.now().getTime().toString(36)}`.slice(0, 80);
     const { executionArn } = await deps.start(target, name, JSON.stringify(signed));

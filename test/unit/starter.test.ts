@@ -87,6 +87,13 @@ describe('StartRun and the runs API', () => {
     expect(starts[1]).toMatchObject({ arn: `${machine}:3`, name: 'r2-again' });
   });
 
+  it('sends only the settings the caller named, so the agent\'s own budgets stay the defaults of the rest', async () => {
+    const starts: { arn: string; name: string; input: unknown }[] = [];
+    await route(starts)({ id: 'bob', via: 'cli' }, { runId: 'r3', input: { date: '2026-11-28' }, config: { approvalTimeoutSeconds: 60 } });
+    expect((starts[0]!.input as { config: unknown }).config).toEqual({ approvalTimeoutSeconds: 60 });
+    expect((await ledger.getRun('r3'))!.config).toMatchObject({ approvalTimeoutSeconds: 60, maxSteps: refundReconciler.budgets?.maxSteps ?? 400 });
+  });
+
   it('records no starter for a startedBy the input claims, and keeps the schedule\'s own', async () => {
     await startRun()({ ...request, startedBy: 'alice' });
     expect((await ledger.getRun('r1'))!.startedBy).toBeUndefined();
