@@ -1,5 +1,5 @@
 import type { BreakerState } from '../guards/breaker.js';
-import type { ApprovalDecision, AttachOptions, EffectClaim, EffectHolder, EffectOutcome } from './ledger.js';
+import type { ApprovalDecision, AttachOptions, EffectHolder, EffectOutcome } from './ledger.js';
 import {
   approvalSkOf,
   extended,
@@ -331,6 +331,8 @@ export function renewCall(current: Current<ToolCallRecord>, attempts: number, no
  * A call of the same effect in the same run (two identical calls in one turn) meets the same
  * rules: one effect. The holding call itself (its retry, after a crash) claims it again.
  */
+
+export type EffectClaim = { claimed: true; record: EffectRecord } | { claimed: false; existing: EffectRecord };
 
 const holds = (record: EffectRecord, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>) =>
   record.runId === holder.runId && record.turn === holder.turn && record.call === holder.call;
