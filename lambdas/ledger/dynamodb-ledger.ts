@@ -25,10 +25,10 @@ const ifSeal = (seal: unknown) => ({ ConditionExpression: '#seal = :seal', Expre
 const ifUnchanged = (expected: Stored | undefined) => (expected ? ifSeal(expected.basis) : IF_ABSENT);
 
 /**
- * The ledger on DynamoDB, a storage engine beneath the protocol (storage-ledger.ts). It uses only
+ * The ledger on DynamoDB, a storage engine beneath the protocol (storage-ledger.ts). It uses
  * single-item conditional writes, but for a tool call and its business-key effect, written in one
- * transaction (`putItems`; the local emulator serves it, local/dynamo-transactions.ts). An update is a read-modify-write of the whole
- * sealed item, conditional on the seal it read:
+ * transaction (`putItems`; the local emulator serves it: local/dynamo-transactions.ts). An update
+ * is a read-modify-write of the whole sealed item, conditional on the seal it read:
  *
  *   loadStep (BatchGetItem) ─► remembered as the basis ─► transition ─► PutItem IF #seal = :seal read
  *                                                                         └─ ConditionalCheckFailed: GetItem, run again
