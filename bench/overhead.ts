@@ -155,14 +155,21 @@ const peakRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
  * claims, sends and completes its own effects, as a new day's requests would.
  */
 export function runScopedEffects(ledger: Ledger): Ledger {
-  const scoped = <T extends { key: string; runId: string }>(holder: T): T => ({ ...holder, key: `${holder.runId}/${holder.key}` });
+  const scoped = (runId: string, effect: { key: string } | undefined) => effect && { ...effect, key: `${runId}/${effect.key}` };
+  // The methods that name an effect, and where: claimCall's holder (the call's run), the others' `effect` (after the run id).
+  const at: Partial<Record<keyof Ledger, number>> = { claimCall: 2, completeCall: 5, releaseCall: 4, renewCall: 6 };
   return new Proxy(ledger, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
-      if (property === 'claimEffect' || property === 'completeEffect' || property === 'renewEffect' || property === 'releaseEffect') {
-        return (holder: { key: string; runId: string }, ...rest: unknown[]) => (value as (...args: unknown[]) => unknown).call(target, scoped(holder), ...rest);
-      }
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      if (typeof value !== 'function') return value;
+      const index = at[property as keyof Ledger];
+      if (index === undefined) return (value as (...args: unknown[]) => unknown).bind(target);
+      return (...args: unknown[]) => {
+        const runId = property === 'claimCall' ? (args[0] as { runId: string }).runId : (args[0] as string);
+        const scopedArgs = [...args];
+        if (args.length > index) scopedArgs[index] = scoped(runId, args[index] as { key: string } | undefined);
+        return (value as (...args: unknown[]) => unknown).apply(target, scopedArgs);
+      };
     },
   });
 }

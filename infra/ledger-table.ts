@@ -64,9 +64,12 @@ export const LEDGER_ACCESS = {
    * CallTool: one batched read, then claims, completes and releases the call (or records a read at
    * once), counts it, escalates a timed-out approval; the tools breaker. A tool with an approval
    * rule reads the run's calls before it (a query of the conversation) when its function's cache
-   * does not hold them — a cold function always — so it queries too (the twin refused it).
+   * does not hold them — a cold function always — so it queries too (the twin refused it). A call
+   * and its business-key effect are written in one TransactWriteItems, which IAM authorizes action
+   * by action: PutItem for each Put, ConditionCheckItem for an item only checked
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
    */
-  callTool: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
+  callTool: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'ConditionCheckItem'] },
   /**
    * RequestApproval: creates the approval (or refreshes its task token). Like CallTool, it reads
    * the run's earlier calls for the tool's approval rule (a query of the conversation) when its

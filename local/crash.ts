@@ -142,17 +142,17 @@ export function crashingLedger(ledger: Ledger, crash: CrashPoints): Ledger {
  */
 export function crashingToolCalls(calls: ToolCallLedger, crash: CrashPoints): Pick<ToolCallLedger, 'claimCall' | 'completeCall' | 'recordCall'> {
   return {
-    async claimCall(call, now) {
+    async claimCall(call, now, effect) {
       crash.reached(CrashPoint.BeforeClaim, [call.name]);
-      const claim = await calls.claimCall(call, now);
+      const claim = await calls.claimCall(call, now, effect);
       if (claim.claimed) crash.reached(CrashPoint.AfterClaim, [call.name]);
       return claim;
     },
-    async completeCall(runId, turn, call, outcome, now) {
+    async completeCall(runId, turn, call, outcome, now, effect) {
       const name = (await calls.getCall(runId, turn, call))?.name;
       const tools = name ? [name] : [];
       crash.reached(CrashPoint.AfterCommit, tools);
-      const completed = await calls.completeCall(runId, turn, call, outcome, now);
+      const completed = await calls.completeCall(runId, turn, call, outcome, now, effect);
       crash.reached(CrashPoint.AfterRecord, tools);
       return completed;
     },

@@ -4,6 +4,7 @@ import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { limitConnections } from '../lambdas/shared/loopback-server.js';
 import { localAwsConfig } from './aws-config.js';
+import { capturingStore, serveTransaction, TRANSACT_WRITE_ITEMS } from './dynamo-transactions.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
 
 export interface LocalDynamo {
@@ -19,7 +20,8 @@ export interface LocalDynamo {
  * `endpoint` includes it.
  */
 export async function startDynamo(options: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
-  const server = dynalite({ path: options.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  // dynalite has no transactions: TransactWriteItems is served on its store (local/dynamo-transactions.ts).
+  const { server, store } = capturingStore(() => dynalite({ path: options.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 }));
   const credential = newLoopbackCredential();
   const [serve] = server.listeners('request') as RequestListener[];
   server.removeAllListeners('request');
@@ -31,6 +33,11 @@ export async function startDynamo(options: { path?: string; port?: number } = {}
       return response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' }).end(body);
     }
     request.url = rest;
+    if (request.headers['x-amz-target'] === TRANSACT_WRITE_ITEMS) {
+      return void serveTransaction(store, request, response).catch((error: unknown) => {
+        response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: String(error) }));
+      });
+    }
     serve!(request, response);
   });
   limitConnections(server);

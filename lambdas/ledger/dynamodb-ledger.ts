@@ -1,4 +1,4 @@
-import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
@@ -7,6 +7,7 @@ import {
   PutCommand,
   QueryCommand,
   ScanCommand,
+  TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { DamagedRunOptions } from './ledger.js';
 
@@ -15,18 +16,19 @@ import { itemAttributes, LedgerIndexes, PENDING, RUNNING } from './dynamodb-item
 import { blobKey, expiresAt, type Key, type Stored } from './protocol.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from './records.js';
 import type { LedgerSealer } from './seal.js';
-import { StorageLedger } from './storage-ledger.js';
+import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 
 /** The conditions of a put (protocol.ts): the item is still the one read, absent or with the seal read. */
 const IF_ABSENT = { ConditionExpression: 'attribute_not_exists(pk)' };
 const ifSeal = (seal: unknown) => ({ ConditionExpression: '#seal = :seal', ExpressionAttributeNames: { '#seal': 'seal' }, ExpressionAttributeValues: { ':seal': seal } });
+const ifUnchanged = (expected: Stored | undefined) => (expected ? ifSeal(expected.basis) : IF_ABSENT);
 
 /**
- * The ledger on DynamoDB, a storage engine beneath the protocol (storage-ledger.ts). It uses only
- * single-item conditional writes (no transactions), which is what the local emulator supports and
- * what keeps each guard atomic on the real service. An update is a read-modify-write of the whole
- * sealed item, conditional on the seal it read:
+ * The ledger on DynamoDB, a storage engine beneath the protocol (storage-ledger.ts). It uses
+ * single-item conditional writes, but for a tool call and its business-key effect, written in one
+ * transaction (`putItems`; the local emulator serves it: local/dynamo-transactions.ts). An update
+ * is a read-modify-write of the whole sealed item, conditional on the seal it read:
  *
  *   loadStep (BatchGetItem) ─► remembered as the basis ─► transition ─► PutItem IF #seal = :seal read
  *                                                                         └─ ConditionalCheckFailed: GetItem, run again
@@ -93,10 +95,9 @@ export class DynamoDbLedger extends StorageLedger {
   }
 
   protected async put(key: Key, stored: Stored, expected: Stored | undefined | 'any'): Promise<boolean> {
-    const attributes = itemAttributes(key, stored);
-    const item = { ...attributes, seal: (await this.seals()).seal(key, attributes) };
+    const item = await this.sealed(key, stored);
     try {
-      await this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...(expected === 'any' ? {} : expected ? ifSeal(expected.basis) : IF_ABSENT) }));
+      await this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...(expected === 'any' ? {} : ifUnchanged(expected)) }));
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       this.basis.delete(id(key));
@@ -104,6 +105,37 @@ export class DynamoDbLedger extends StorageLedger {
     }
     this.remember(item);
     return true;
+  }
+
+  /**
+   * One TransactWriteItems: a Put per item written, a ConditionCheck per item only read, each on
+   * the seal read (or the item's absence). Cancelled as a whole when a condition failed
+   * (`ConditionalCheckFailed` among its CancellationReasons) or it met another transaction on
+   * one of its items (`TransactionConflict`): both mean "read again". IAM: dynamodb:PutItem and
+   * dynamodb:ConditionCheckItem on the table (infra/ledger-table.ts).
+   */
+  protected async putItems(writes: readonly ItemWrite[]): Promise<boolean> {
+    const items = await Promise.all(writes.map(async ({ key, item }) => item && (await this.sealed(key, item))));
+    const TransactItems = writes.map(({ key, expected }, index) => {
+      const item = items[index];
+      return item ? { Put: { TableName: this.tableName, Item: item, ...ifUnchanged(expected) } } : { ConditionCheck: { TableName: this.tableName, Key: key, ...ifUnchanged(expected) } };
+    });
+    try {
+      await this.doc.send(new TransactWriteCommand({ TransactItems }));
+    } catch (error) {
+      const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []).map((reason) => reason.Code) : [];
+      if (!reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) throw error;
+      for (const { key } of writes) this.basis.delete(id(key));
+      return false;
+    }
+    for (const item of items) if (item) this.remember(item);
+    return true;
+  }
+
+  /** The item as stored: its attributes (dynamodb-item.ts) and its seal. */
+  private async sealed(key: Key, stored: Stored): Promise<Item> {
+    const attributes = itemAttributes(key, stored);
+    return { ...attributes, seal: (await this.seals()).seal(key, attributes) };
   }
 
   protected async queryRun(runId: string, fromSk?: string): Promise<Stored[]> {

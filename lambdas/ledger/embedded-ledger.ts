@@ -6,7 +6,7 @@ import { LockFile } from './lock-file.js';
 import { blobKey, isPendingApproval, type Key, type Stored } from './protocol.js';
 import { ChainCheck, chained, line, LogHead, parseEntry, splitChained, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, type LedgerSealer } from './seal.js';
-import { StorageLedger } from './storage-ledger.js';
+import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { runKey, tokenKey, type ApprovalRecord, type RunRecord } from './records.js';
 
@@ -233,13 +233,28 @@ export class EmbeddedLedger extends StorageLedger {
 
   protected put(key: Key, item: Stored, expected: Stored | undefined | 'any'): boolean {
     if (expected !== 'any' && !sameItem(this.get(key), expected?.basis as Item | undefined)) return false;
+    this.storeItem(key, item);
+    return true;
+  }
+
+  // Every condition checked, then every item stored, in one synchronous section: no other write
+  // lands in between. On disk each item is its own line, in the order given (a call before its
+  // effect when claiming, an effect before its call when completing, as the separate writes were):
+  // a crash between the two lines leaves the first alone, a state the rules of protocol.ts take up
+  // on the retry.
+  protected putItems(writes: readonly ItemWrite[]): boolean {
+    if (!writes.every(({ key, expected }) => sameItem(this.get(key), expected?.basis as Item | undefined))) return false;
+    for (const { key, item } of writes) if (item) this.storeItem(key, item);
+    return true;
+  }
+
+  private storeItem(key: Key, item: Stored): void {
     const { countedSteps, guardReasons } = item.meta;
     this.store(key, item.record, {
       ...(countedSteps && { countedSteps }),
       ...(guardReasons && { guardReasons }),
       ...(isPendingApproval(item.record) && { pendingApproval: true }),
     });
-    return true;
   }
 
   protected queryRun(runId: string, fromSk?: string): Stored[] {

@@ -161,11 +161,12 @@ export interface ToolCallLedger {
    * Claims a tool call before its outside call: succeeds when no record exists, or when the record
    * is in flight and its lease has expired (the previous holder died). Otherwise returns the record
    * that is in the way (completed: use its result; in flight with a live lease: try again later).
+   *
+   * With `effect`, the call's business-key effect (EffectLedger) is claimed with it, in the same
+   * write (protocol.ts `claimCallEffect`): both, or neither — and when the effect is completed, or
+   * in flight in a live call, its record is returned (`effect`) and nothing is written.
    */
-  claimCall(
-    call: ToolCallRecord,
-    now: Date,
-  ): Promise<{ claimed: true; record: ToolCallRecord } | { claimed: false; existing: ToolCallRecord }>;
+  claimCall(call: ToolCallRecord, now: Date, effect?: EffectHolder): Promise<CallClaim>;
   /**
    * Records a call that needs no claim (a read: repeating it changes nothing outside) with its
    * outcome, in one write: succeeds where `claimCall` would; otherwise returns the record in the
@@ -175,47 +176,53 @@ export interface ToolCallLedger {
     call: ToolCallRecord & { status: 'completed' },
     now: Date,
   ): Promise<{ recorded: true; record: ToolCallRecord } | { recorded: false; existing: ToolCallRecord }>;
-  /** Records the outcome of a claimed call; only an in-flight record can be completed. */
+  /**
+   * Records the outcome of a claimed call; only an in-flight record can be completed. With
+   * `effect`, the effect it holds is recorded in the same write: `ok` or `unknown` completes it (the
+   * first outcome stands), anything else releases it.
+   */
   completeCall(
     runId: string,
     turn: number,
     call: number,
     outcome: { outcome: ToolOutcome; result: string; latencyMs: number },
     now: Date,
+    effect?: { key: string; unknown?: boolean },
   ): Promise<ToolCallRecord>;
   /**
    * Ends the lease of an in-flight call whose outside call failed cleanly, so that the retry can
    * claim it at once; the call keeps its idempotency key, so a re-sent request is still deduplicated.
+   * With `effect`, the lease of the effect it holds ends in the same write (the next claim of the
+   * effect still waits its settle time).
    */
-  releaseCall(runId: string, turn: number, call: number, now: Date): Promise<void>;
+  releaseCall(runId: string, turn: number, call: number, now: Date, effect?: { key: string }): Promise<void>;
   /**
    * Extends the live lease of the claim attempt `attempts` holds while its outside call runs (a
    * long call outlasts one lease); `false` when the claim is no longer that attempt's, or its lease
-   * has ended (released or run out).
+   * has ended (released or run out). With `effect`, the effect's lease (its attempt `attempts`) in
+   * the same write, by the same rule.
    */
-  renewCall(runId: string, turn: number, call: number, attempts: number, now: Date, leaseUntil: Date): Promise<boolean>;
+  renewCall(runId: string, turn: number, call: number, attempts: number, now: Date, leaseUntil: Date, effect?: { key: string; attempts: number }): Promise<boolean>;
 }
+
+/** A claim of a call (and of its effect, when asked): claimed, or the record in the way (protocol.ts `CallEffectClaim`). */
+export type CallClaim =
+  | { claimed: true; record: ToolCallRecord; effect?: EffectRecord }
+  | { claimed: false; existing: ToolCallRecord; effect?: undefined }
+  | { claimed: false; existing?: undefined; effect: EffectRecord };
 
 /** Who claims an effect: the call, its arguments, its lease (and settle time). */
 export type EffectHolder = Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call' | 'name' | 'args' | 'leaseUntil' | 'settleMs'>;
-export type EffectClaim = { claimed: true; record: EffectRecord } | { claimed: false; existing: EffectRecord };
 /** A call's outcome for its effect; `unknown`: it may have taken place (escalated), so it stands like a completed one. */
 export type EffectOutcome = { outcome: ToolOutcome; result: string; latencyMs: number; unknown?: boolean };
 
 /**
  * The effects a tool names by a business key, claimed across the agent's runs (the rules:
- * protocol.ts `claimEffect`). Each call of such an effect still has its own call record.
+ * protocol.ts `claimEffect`), each with the call that holds it, in the same write
+ * (ToolCallLedger's methods with `effect`). Each call of such an effect still has its own call record.
  */
 export interface EffectLedger {
   getEffect(key: string): Promise<EffectRecord | undefined>;
-  /** Claims the effect for a call; refused while another live call holds it, or once it is completed (use its result). */
-  claimEffect(holder: EffectHolder, now: Date): Promise<EffectClaim>;
-  /** Records the effect's outcome: `ok` or `unknown` completes it (the first stands); anything else releases it. */
-  completeEffect(holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, outcome: EffectOutcome, now: Date): Promise<EffectRecord>;
-  /** Renews the lease of the holder's attempt `attempts` while its outside call runs; a lease that ended is not revived. */
-  renewEffect(holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, attempts: number, now: Date, leaseUntil: Date): Promise<boolean>;
-  /** Ends the holder's lease after an attempt that failed without knowing (the next claim still waits `settleMs`). */
-  releaseEffect(holder: Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>, now: Date): Promise<void>;
 }
 
 /** The approvals: requested with a task token, decided once. */

@@ -1,5 +1,5 @@
 import type { BreakerState } from '../guards/breaker.js';
-import type { ApprovalDecision, AttachOptions, EffectClaim, EffectHolder, EffectOutcome } from './ledger.js';
+import type { ApprovalDecision, AttachOptions, EffectHolder, EffectOutcome } from './ledger.js';
 import {
   approvalSkOf,
   extended,
@@ -332,6 +332,8 @@ export function renewCall(current: Current<ToolCallRecord>, attempts: number, no
  * rules: one effect. The holding call itself (its retry, after a crash) claims it again.
  */
 
+export type EffectClaim = { claimed: true; record: EffectRecord } | { claimed: false; existing: EffectRecord };
+
 const holds = (record: EffectRecord, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>) =>
   record.runId === holder.runId && record.turn === holder.turn && record.call === holder.call;
 
@@ -384,6 +386,73 @@ export function renewEffect(current: Current<EffectRecord>, holder: Pick<EffectR
 export function releaseEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, now: Date): Step<void> {
   const record = current?.record;
   return record?.status === 'in_flight' && holds(record, holder) ? write({ ...record, leaseUntil: now.toISOString() }, current!.meta, undefined) : keep(undefined);
+}
+
+// ── a call and its effect, in one write ─────────────────────────────────────────────────────
+
+/**
+ * What a rule over two items decides: the items it writes (`undefined`: kept as read), written
+ * together on the condition that both are still the ones read — an item kept is checked, not
+ * written (storage-ledger.ts `updatePair`) — or neither.
+ */
+export type PairStep<R> = { keep: R } | { writes: readonly [Stored | undefined, Stored | undefined]; answer: R } | { fail: Error };
+
+/** Two rules over two items, as one: a refusal of either refuses both; a write of either writes both (the other checked). */
+function pair<A, B, R>(first: Step<A>, second: Step<B>, answer: (a: A, b: B) => R): PairStep<R> {
+  if ('fail' in first) return first;
+  if ('fail' in second) return second;
+  const result = answer('keep' in first ? first.keep : first.answer, 'keep' in second ? second.keep : second.answer);
+  const writes = ['write' in first ? first.write : undefined, 'write' in second ? second.write : undefined] as const;
+  return writes[0] || writes[1] ? { writes, answer: result } : { keep: result };
+}
+
+/** A call claimed with its effect: both, or the record in the way — the call's own, or the effect's held elsewhere. */
+export type CallEffectClaim =
+  | { claimed: true; record: ToolCallRecord; effect: EffectRecord }
+  | { claimed: false; existing: ToolCallRecord }
+  /** Completed (its result is this call's) or in flight in a live call: nothing written. */
+  | { claimed: false; effect: EffectRecord };
+
+/**
+ * `claimCall` and `claimEffect` in one write: the call's claim and its effect's, each by its own
+ * rule, or neither. One round trip where there were two, and no call left claimed (to be
+ * released again) when its effect is held elsewhere:
+ *
+ *   call not claimable ─► the call's record (completed: its result; in flight: Agent.LeaseHeld)
+ *   call claimable ─► effect completed, or in flight in a live call ─► the effect's record, nothing written
+ *                  ─► effect claimable (none, released, its lease and settle time over, this call's own) ─► both written
+ */
+export function claimCallEffect(call: Current<ToolCallRecord>, effect: Current<EffectRecord>, entry: ToolCallRecord, holder: EffectHolder, now: Date): PairStep<CallEffectClaim> {
+  const byCall = claimCall(call, entry, now);
+  if (!('write' in byCall)) return byCall as { keep: { claimed: false; existing: ToolCallRecord } };
+  const byEffect = claimEffect(effect, holder, now);
+  if (!('write' in byEffect)) return { keep: { claimed: false, effect: (byEffect as { keep: { existing: EffectRecord } }).keep.existing } };
+  return { writes: [byCall.write, byEffect.write], answer: { claimed: true, record: byCall.write.record as unknown as ToolCallRecord, effect: byEffect.write.record as unknown as EffectRecord } };
+}
+
+type EffectOf = Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call'>;
+
+/** `completeEffect` and `completeCall` in one write: the call's outcome recorded, its effect completed (or released) by the same outcome. */
+export function completeCallEffect(call: Current<ToolCallRecord>, effect: Current<EffectRecord>, key: Key, holder: EffectOf, outcome: EffectOutcome, now: Date): PairStep<ToolCallRecord> {
+  const { unknown: _unknown, ...callOutcome } = outcome;
+  return pair(completeCall(call, key, holder.runId, callOutcome, now), completeEffect(effect, holder, outcome, now), (record) => record);
+}
+
+/** `releaseCall` and `releaseEffect` in one write: the retry claims both again (the effect after its settle time). */
+export function releaseCallEffect(call: Current<ToolCallRecord>, effect: Current<EffectRecord>, holder: EffectOf, now: Date): PairStep<void> {
+  return pair(releaseCall(call, now), releaseEffect(effect, holder, now), () => undefined);
+}
+
+/** `renewCall` and `renewEffect` in one write; `true` when the call's lease was renewed (its effect's with it, while the same attempt holds it). */
+export function renewCallEffect(
+  call: Current<ToolCallRecord>,
+  effect: Current<EffectRecord>,
+  holder: EffectOf & { attempts: number },
+  attempts: number,
+  now: Date,
+  leaseUntil: Date,
+): PairStep<boolean> {
+  return pair(renewCall(call, attempts, now, leaseUntil), renewEffect(effect, holder, holder.attempts, now, leaseUntil), (renewed) => renewed);
 }
 
 // ── approvals ───────────────────────────────────────────────────────────────────────────────

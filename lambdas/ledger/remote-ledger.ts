@@ -34,7 +34,7 @@ const DATE_ARGS = {
   // ToolCallLedger
   getCall: [], claimCall: [1], recordCall: [1], completeCall: [4], releaseCall: [3], renewCall: [4, 5],
   // EffectLedger
-  getEffect: [], claimEffect: [1], completeEffect: [2], renewEffect: [2, 3], releaseEffect: [1],
+  getEffect: [],
   // ApprovalLedger
   upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [],
   // BlobStore
@@ -45,7 +45,7 @@ type Method = keyof typeof DATE_ARGS;
 const METHODS = Object.keys(DATE_ARGS) as [Method, ...Method[]];
 
 const IsoDate = z.iso.datetime();
-const Call = z.object({ method: z.enum(METHODS), args: z.array(z.unknown()).max(6) }).strict();
+const Call = z.object({ method: z.enum(METHODS), args: z.array(z.unknown()).max(7) }).strict();
 const Answer = z.union([
   z.object({ value: z.unknown().optional() }).strict(),
   z.object({ error: z.object({ name: z.string(), message: z.string() }) }).strict(),

@@ -1,7 +1,7 @@
 import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
-import { approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type Key, type Step, type Stored } from './protocol.js';
+import { approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import { budgetApprovalSk, runKey, tokenKey, turnSk } from './records.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from './records.js';
 
@@ -17,6 +17,8 @@ type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
 export type StorageCall =
   | { readonly read: readonly Key[] }
   | { readonly put: readonly Key[]; /** The records put, where the call writes records (not a blob's chunks or a task token). */ readonly items?: readonly Stored[] }
+  /** Items a multi-item write only checks, writing nothing to them (`putItems`: DynamoDB's ConditionCheck). */
+  | { readonly check: readonly Key[] }
   | { readonly query: { readonly pk: string } | { readonly index: string; readonly partition: string } }
   | { readonly scan: true };
 
@@ -61,6 +63,12 @@ export abstract class StorageLedger implements Ledger {
    * condition failed.
    */
   protected abstract put(key: Key, item: Stored, expected: Stored | undefined | 'any'): Maybe<boolean>;
+  /**
+   * Writes the `item`s together, on the condition that every item is still the one read
+   * (`expected`; an entry without `item` is only checked): all of them, or none — `false` when a
+   * condition failed. DynamoDB: one TransactWriteItems (a Put, or a ConditionCheck, per entry).
+   */
+  protected abstract putItems(writes: readonly ItemWrite[]): Maybe<boolean>;
   /** The items of a run's partition in sort-key order, from `fromSk` on. */
   protected abstract queryRun(runId: string, fromSk?: string): Maybe<Stored[]>;
   /** Every run record (at least the newest `limit`), damaged ones named to `onDamaged`. */
@@ -109,11 +117,16 @@ export abstract class StorageLedger implements Ledger {
    * section: it is done when the method returns its promise.
    */
   protected update<R>(key: Key, transition: Transition<R>, likelyAbsent = false): Promise<R> {
+    return this.inTurn(key, () => this.updateNow(key, transition, likelyAbsent, 0));
+  }
+
+  /** Runs `work` after this instance's update of `key` in progress, if any (see `update`). */
+  private inTurn<R>(key: Key, work: () => Maybe<R>): Promise<R> {
     const id = `${key.pk}|${key.sk}`;
     const before = this.updating.get(id);
     let result: Maybe<R>;
     try {
-      result = before ? before.then(() => this.updateNow(key, transition, likelyAbsent, 0)) : this.updateNow(key, transition, likelyAbsent, 0);
+      result = before ? before.then(work) : work();
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -127,6 +140,42 @@ export abstract class StorageLedger implements Ledger {
       if (this.updating.get(id) === settled) this.updating.delete(id);
     });
     return result;
+  }
+
+  /**
+   * `update` over two items (a tool call and its effect): the transition reads both, and what it
+   * writes is written as one (`putItems`), on the condition that neither changed since it was read;
+   * when another writer came first, it runs again on both. Updates from this instance take turns
+   * on the second item (the one claimed across runs).
+   */
+  protected updatePair<R>(keys: readonly [Key, Key], transition: PairTransition<R>, options: PairOptions = {}): Promise<R> {
+    return this.inTurn(keys[1], () => this.updatePairNow(keys, transition, options, 0));
+  }
+
+  private updatePairNow<R>(keys: readonly [Key, Key], transition: PairTransition<R>, options: PairOptions, attempt: number): Maybe<R> {
+    const { likelyAbsent = [false, false], order = 'first first' } = options;
+    const fresh = attempt > 0;
+    const read = (index: 0 | 1) => {
+      if (!likelyAbsent[index] || fresh) this.guard?.({ read: [keys[index]] });
+      return this.readForUpdate(keys[index], fresh, likelyAbsent[index] && !fresh);
+    };
+    return then(both(read(0), read(1)), ([first, second]) => {
+      const step = transition(first as Stored<never> | undefined, second as Stored<never> | undefined);
+      if ('fail' in step) throw step.fail;
+      if ('keep' in step) return step.keep;
+      const writes = [{ key: keys[0], item: step.writes[0], expected: first }, { key: keys[1], item: step.writes[1], expected: second }];
+      if (order === 'second first') writes.reverse();
+      // One TransactWriteItems on DynamoDB, authorized action by action: a Put per item written, a ConditionCheck per item only checked.
+      const put = writes.filter((write) => write.item);
+      this.guard?.({ put: put.map((write) => write.key), items: put.map((write) => write.item!) });
+      const checked = writes.filter((write) => !write.item);
+      if (checked.length > 0) this.guard?.({ check: checked.map((write) => write.key) });
+      return then(this.putItems(writes), (written) => {
+        if (written) return step.answer;
+        if (attempt >= 20) throw new protocol.ConditionalWriteError(`${keys[0].pk}/${keys[0].sk} and ${keys[1].pk}/${keys[1].sk}: still changing after ${attempt + 1} attempts`);
+        return this.updatePairNow(keys, transition, options, attempt + 1);
+      });
+    });
   }
 
   private updateNow<R>(key: Key, transition: Transition<R>, likelyAbsent: boolean, attempt: number): Maybe<R> {
@@ -232,20 +281,36 @@ export abstract class StorageLedger implements Ledger {
   // ── tool calls ──────────────────────────────────────────────────────────────────────────
 
   readonly getCall: Ledger['getCall'] = (runId, turn, call) => this.record(callKey(runId, turn, call));
-  readonly claimCall: Ledger['claimCall'] = (call, now) => this.update(callKey(call.runId, call.turn, call.call), (current) => protocol.claimCall(current, call, now));
+  readonly claimCall: Ledger['claimCall'] = (call, now, effect) => {
+    const key = callKey(call.runId, call.turn, call.call);
+    if (!effect) return this.update(key, (current) => protocol.claimCall(current, call, now));
+    // The effect is likely unclaimed: put at once (a failed condition reads it).
+    return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.claimCallEffect(current, held, call, effect, now), { likelyAbsent: [false, true] });
+  };
   readonly recordCall: Ledger['recordCall'] = (call, now) => this.update(callKey(call.runId, call.turn, call.call), (current) => protocol.recordCall(current, call, now));
-  readonly completeCall: Ledger['completeCall'] = (runId, turn, call, outcome, now) =>
-    this.update(callKey(runId, turn, call), (current) => protocol.completeCall(current, callKey(runId, turn, call), runId, outcome, now));
-  readonly releaseCall: Ledger['releaseCall'] = (runId, turn, call, now) => this.update(callKey(runId, turn, call), (current) => protocol.releaseCall(current, now));
-  readonly renewCall: Ledger['renewCall'] = (runId, turn, call, attempts, now, leaseUntil) => this.update(callKey(runId, turn, call), (current) => protocol.renewCall(current, attempts, now, leaseUntil));
+  readonly completeCall: Ledger['completeCall'] = (runId, turn, call, outcome, now, effect) => {
+    const key = callKey(runId, turn, call);
+    if (!effect) return this.update(key, (current) => protocol.completeCall(current, key, runId, outcome, now));
+    const holder = { key: effect.key, runId, turn, call };
+    // The effect's line before the call's (the embedded log): a crash between them finds the effect completed.
+    const recorded = { ...outcome, ...(effect.unknown && { unknown: true }) };
+    return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.completeCallEffect(current, held, key, holder, recorded, now), { order: 'second first' });
+  };
+  readonly releaseCall: Ledger['releaseCall'] = (runId, turn, call, now, effect) => {
+    const key = callKey(runId, turn, call);
+    if (!effect) return this.update(key, (current) => protocol.releaseCall(current, now));
+    return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.releaseCallEffect(current, held, { key: effect.key, runId, turn, call }, now), { order: 'second first' });
+  };
+  readonly renewCall: Ledger['renewCall'] = (runId, turn, call, attempts, now, leaseUntil, effect) => {
+    const key = callKey(runId, turn, call);
+    if (!effect) return this.update(key, (current) => protocol.renewCall(current, attempts, now, leaseUntil));
+    const holder = { key: effect.key, runId, turn, call, attempts: effect.attempts };
+    return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.renewCallEffect(current, held, holder, attempts, now, leaseUntil));
+  };
 
   // ── effects claimed across runs ─────────────────────────────────────────────────────────
 
   readonly getEffect: Ledger['getEffect'] = (key) => this.record(effectKey(key));
-  readonly claimEffect: Ledger['claimEffect'] = (holder, now) => this.update(effectKey(holder.key), (current) => protocol.claimEffect(current, holder, now));
-  readonly completeEffect: Ledger['completeEffect'] = (holder, outcome, now) => this.update(effectKey(holder.key), (current) => protocol.completeEffect(current, holder, outcome, now));
-  readonly renewEffect: Ledger['renewEffect'] = (holder, attempts, now, leaseUntil) => this.update(effectKey(holder.key), (current) => protocol.renewEffect(current, holder, attempts, now, leaseUntil));
-  readonly releaseEffect: Ledger['releaseEffect'] = (holder, now) => this.update(effectKey(holder.key), (current) => protocol.releaseEffect(current, holder, now));
 
   // ── approvals ───────────────────────────────────────────────────────────────────────────
 
@@ -276,6 +341,20 @@ export abstract class StorageLedger implements Ledger {
 type Maybe<T> = T | Promise<T>;
 /** `never`: each transition reads the record type of its own rule. */
 type Transition<R> = (current: Stored<never> | undefined) => Step<R>;
+type PairTransition<R> = (first: Stored<never> | undefined, second: Stored<never> | undefined) => PairStep<R>;
+type PairOptions = {
+  /** Per item: a record likely absent, not read before the write (as `update`'s `likelyAbsent`). */
+  readonly likelyAbsent?: readonly [boolean, boolean];
+  /** The order an engine that writes the items one after the other writes them in (the embedded log's lines). */
+  readonly order?: 'first first' | 'second first';
+};
+/** One item of a multi-item write (`putItems`): put `item`, or (without one) only check, if the item there is still `expected`. */
+export type ItemWrite = { readonly key: Key; readonly item: Stored | undefined; readonly expected: Stored | undefined };
+
+/** Both values, at once when both are there already. */
+function both<A, B>(a: Maybe<A>, b: Maybe<B>): Maybe<[A, B]> {
+  return a instanceof Promise || b instanceof Promise ? Promise.all([a, b]) : [a, b];
+}
 
 /** `next(value)`, at once when `value` is there already (so a synchronous engine stays synchronous). */
 function then<T, R>(value: Maybe<T>, next: (value: T) => Maybe<R>): Maybe<R> {

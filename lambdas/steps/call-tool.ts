@@ -14,7 +14,7 @@ import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { callsForApproval, rememberCall, runView, toolUses } from '../conversation/turns.js';
 import { deriveToolCall, jsonObject } from '../conversation/tool-calls.js';
-import { enterEffect, recordEscalation, undecided } from '../tools/effects.js';
+import { effectGate, recordEscalation, undecided } from '../tools/effects.js';
 
 export const CallToolInput = z.object({
   runId: z.string().min(1),
@@ -168,30 +168,23 @@ export function createCallTool(deps: CallToolDeps) {
       }
     }
 
-    const claim = await deps.ledger.claimCall(entry, now);
+    // The effect across runs is claimed with the call, in one write (not for a refused call: a
+    // rejection is no claim). Held by another call: its result is this one's, or (in flight) this
+    // call waits for it — another call of the same turn with the same business key included,
+    // which may run beside this one. Nothing is written then.
+    const holder = entry.effectKey !== undefined && !refusal ? { key: entry.effectKey, runId, turn, call, name: entry.name, args: entry.args, leaseUntil: entry.leaseUntil, ...(entry.settleMs !== undefined && { settleMs: entry.settleMs }) } : undefined;
+    const claim = await deps.ledger.claimCall(entry, now, holder);
+    const gate = await effectGate(deps.ledger, tool, claim, runId);
+    if (gate && 'done' in gate) return done(await recordAtOnce(gate.done));
+    if (gate && 'wait' in gate) throw new LeaseHeldError(gate.wait);
     if (!claim.claimed) {
-      if (claim.existing.status === 'completed') return done(claim.existing);
-      throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${claim.existing.leaseUntil}`);
+      if (claim.existing!.status === 'completed') return done(claim.existing!);
+      throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${claim.existing!.leaseUntil}`);
     }
-    // The effect across runs (not for a refused call: a rejection is no claim). Held by another
-    // call: its result is this one's, or (in flight) this call waits for it — another call of the
-    // same turn with the same business key included, which may run beside this one.
-    const holder = { key: claim.record.effectKey!, runId, turn, call };
-    const gate = claim.record.effectKey && !refusal ? await enterEffect(deps.ledger, tool, claim.record, claim.record.effectKey, now) : undefined;
-    if (gate && 'done' in gate) return done(await deps.ledger.completeCall(runId, turn, call, gate.done, deps.clock.now()));
-    if (gate && 'wait' in gate) {
-      await deps.ledger.releaseCall(runId, turn, call, deps.clock.now());
-      throw new LeaseHeldError(gate.wait);
-    }
-    // The effect is completed before the call: a crash between the two finds it completed on the retry.
-    const complete = async (outcome: Outcome, unknown = false) => {
-      if (gate) await deps.ledger.completeEffect(holder, { ...outcome, unknown }, deps.clock.now());
-      return deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now());
-    };
-    const release = async () => {
-      if (gate) await deps.ledger.releaseEffect(holder, deps.clock.now());
-      await deps.ledger.releaseCall(runId, turn, call, deps.clock.now());
-    };
+    // The call and its effect are recorded, and released, together (one write each).
+    const effect = gate && holder && { key: holder.key };
+    const complete = (outcome: Outcome, unknown = false) => deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now(), effect && { ...effect, unknown });
+    const release = () => deps.ledger.releaseCall(runId, turn, call, deps.clock.now(), effect);
     // A claim taken again (the earlier attempt died, or failed without knowing) of a tool whose
     // provider has no idempotency keys: ask the provider what the earlier attempt did first —
     // after its settle time (protocol.ts takeoverAfter), a bounded number of times, then a person
@@ -205,7 +198,7 @@ export function createCallTool(deps: CallToolDeps) {
     }
     // The claim's lease outlasts the attempt: renewed while the outside call runs (a holder that
     // dies stops renewing), and the renewal ends before the claim is released or completed.
-    const lease = keepLease(deps, claim.record, gate && { ...holder, attempts: gate.attempts });
+    const lease = keepLease(deps, claim.record, effect && { ...effect, attempts: gate.attempts });
     let tried: Attempted;
     try {
       tried = await attemptOrRefusal(send(retried, claim.record.idempotencyKey, gate?.args ?? args));
@@ -289,19 +282,15 @@ export async function cutResult(result: string, maxBytes: number, store: (whole:
   }
 }
 
-/** Renews `claim`'s lease (and its effect's, held by the same attempt) every third of a lease until `stop` (which waits for a renewal under way). */
-function keepLease(deps: CallToolDeps, claim: ToolCallRecord, effect?: { key: string; runId: string; turn: number; call: number; attempts: number }): { stop(): Promise<void> } {
+/** Renews `claim`'s lease (and its effect's, held by the same attempt, in the same write) every third of a lease until `stop` (which waits for a renewal under way). */
+function keepLease(deps: CallToolDeps, claim: ToolCallRecord, effect?: { key: string; attempts: number }): { stop(): Promise<void> } {
   let renewing: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
     // A renewal that fails leaves the lease as it was: at worst it runs out, as a dead holder's does.
     renewing = renewing
       .then(() => {
         const now = deps.clock.now();
-        const until = new Date(now.getTime() + deps.leaseMs);
-        return Promise.all([
-          deps.ledger.renewCall(claim.runId, claim.turn, claim.call, claim.attempts, now, until),
-          effect && deps.ledger.renewEffect(effect, effect.attempts, now, until),
-        ]);
+        return deps.ledger.renewCall(claim.runId, claim.turn, claim.call, claim.attempts, now, new Date(now.getTime() + deps.leaseMs), effect);
       })
       .catch(() => undefined);
   }, Math.max(1, Math.floor(deps.leaseMs / 3)));

@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_RECONCILES, type AgentDefinition, type EffectKeyContext, type ToolDefinition } from '../define.js';
 import { parseBlobRef, readResult, storeResult } from '../ledger/blobs.js';
-import type { BlobStore, EffectLedger, GuardLedger } from '../ledger/ledger.js';
+import type { BlobStore, CallClaim, GuardLedger } from '../ledger/ledger.js';
 import type { EffectRecord, ToolCallRecord } from '../ledger/records.js';
 import type { Outcome } from './failures.js';
 
@@ -39,17 +39,18 @@ export type EffectGate =
   /** Another live call holds it: wait (Agent.LeaseHeld), never send. */
   | { wait: string };
 
-export async function enterEffect(ledger: EffectLedger & BlobStore, tool: ToolDefinition, call: ToolCallRecord, key: string, now: Date): Promise<EffectGate> {
-  const { runId, turn, name, args, leaseUntil, settleMs } = call;
-  const claim = await ledger.claimEffect({ key, runId, turn, call: call.call, name, args, leaseUntil, ...(settleMs !== undefined && { settleMs }) }, now);
+/** What a claim of a call with its effect (ToolCallLedger `claimCall` with `effect`) comes to; the call's own record in the way is the caller's. */
+export async function effectGate(ledger: BlobStore, tool: ToolDefinition, claim: CallClaim, runId: string): Promise<EffectGate | undefined> {
   if (claim.claimed) {
+    if (!claim.effect) return undefined;
     // A takeover sends what the dead holder may have sent: the provider may refuse the same key with other parameters.
-    const parsed = tool.input.safeParse(claim.record.args);
-    return { go: true, args: parsed.success ? parsed.data : undefined, attempts: claim.record.attempts };
+    const parsed = tool.input.safeParse(claim.effect.args);
+    return { go: true, args: parsed.success ? parsed.data : undefined, attempts: claim.effect.attempts };
   }
-  const held = claim.existing;
+  const held = claim.effect;
+  if (!held) return undefined;
   if (held.status === 'completed') return { done: { outcome: held.outcome ?? 'ok', result: await resultFrom(ledger, held, runId), latencyMs: 0 } };
-  return { wait: `effect ${key} is in flight in run ${held.runId} (turn ${held.turn}, call ${held.call}) until ${held.leaseUntil}` };
+  return { wait: `effect ${held.key} is in flight in run ${held.runId} (turn ${held.turn}, call ${held.call}) until ${held.leaseUntil}` };
 }
 
 /** The holder's result as this run records it: one stored by reference is copied into this run's blobs. */

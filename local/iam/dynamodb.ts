@@ -18,11 +18,16 @@
  *   query of an index (pending             Query                        `<table>/index/<name>`, LeadingKeys = [its partition]
  *     approvals, running runs, by id)
  *   scan (listRuns)                        Scan                         the table
+ *   a tool call with its effect            TransactWriteItems: a Put    the table, dynamodb:LeadingKeys = [its pk] for each
+ *     (putItems)                             (PutItem) per item written,
+ *                                            a ConditionCheck
+ *                                            (ConditionCheckItem) per item checked
  *
  * Those are the only requests the DynamoDB engine sends: an update is a read and a whole-item
- * conditional put (the seal covers the whole item), never UpdateItem, and there are no
- * transactions (TransactWriteItems: dynalite has none, and one item per write is the protocol)
- * and no deletes (records expire by TTL). A read the engine answers from what it remembers of its
+ * conditional put (the seal covers the whole item), never UpdateItem; the one transaction writes a
+ * tool call and its business-key effect together (TransactWriteItems has no IAM action of its own:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html), and
+ * there are no deletes (records expire by TTL). A read the engine answers from what it remembers of its
  * own last write is authorized all the same (every role that updates may GetItem).
  *
  * One ledger instance serves every step locally, where each Lambda function on AWS has its own
@@ -74,6 +79,7 @@ export function dynamoRequests(call: StorageCall, tableArn: string): Authorizati
     return [{ action: unique.size === 1 ? 'dynamodb:GetItem' : 'dynamodb:BatchGetItem', resource: tableArn, context: leading(call.read.map((key) => key.pk)) }];
   }
   if ('put' in call) return call.put.map((key) => ({ action: 'dynamodb:PutItem', resource: tableArn, context: leading([key.pk]) }));
+  if ('check' in call) return call.check.map((key) => ({ action: 'dynamodb:ConditionCheckItem', resource: tableArn, context: leading([key.pk]) }));
   if ('query' in call) {
     return 'pk' in call.query
       ? [{ action: 'dynamodb:Query', resource: tableArn, context: leading([call.query.pk]) }]

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { splitChained } from '../../lambdas/ledger/sealed-log.js';
-import { at, holder, run, turn } from './fixtures.js';
+import { at, call, holder, run, turn } from './fixtures.js';
 
 /**
  * What bounds a long-lived state directory (issue 26, item 9): `openRun` reads one run in time and
@@ -17,7 +17,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A ledger on disk with runs a (succeeded), b (killed), c (running), d (failed), each with two turns and a blob. */
+/** A ledger on disk with runs a (succeeded), b (killed), c (running), d (failed), each with two turns and a blob; a's call holds an effect. */
 async function fourRuns(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'savepoint-retention-'));
   dirs.push(dir);
@@ -28,7 +28,7 @@ async function fourRuns(): Promise<string> {
     await ledger.recordTurn(turn(2, `second of ${runId}`, runId));
     await ledger.putBlob(runId, 'd1', [`blob of ${runId}`]);
   }
-  await ledger.claimEffect(holder({ runId: 'a' }), at(1));
+  await ledger.claimCall(call({ runId: 'a', effectKey: holder().key }), at(1), holder({ runId: 'a' }));
   await ledger.finishRun('a', { status: 'succeeded' }, at(10));
   await ledger.finishRun('b', { status: 'killed', stopReason: 'killed' }, at(20));
   await ledger.finishRun('d', { status: 'failed', error: { error: 'Agent.Transient', cause: 'x' } }, at(30));
@@ -99,7 +99,7 @@ describe('EmbeddedLedger.prune', () => {
       prunedAt: at(100).toISOString(),
       finishedBefore: at(25).toISOString(),
       runIds: ['a', 'b'],
-      records: 8, // per run: its run record, two turns, one blob chunk
+      records: 9, // per run: its run record, two turns, one blob chunk; and run a's call that claimed the effect
       digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
     });
     ledger.close();

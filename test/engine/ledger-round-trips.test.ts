@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledger', (ledger) => {
-  it('a fault-free run makes at most 4 ledger calls per agent step, the claim and record around each side effect included, 2 per effect named by a business key, and 2 per function for its first read of the run', async () => {
+  it('a fault-free run makes at most 4 ledger calls per agent step, the claim and record around each side effect included, an effect named by a business key with its call, and 2 per function for its first read of the run', async () => {
     let counter: CountingLedger | undefined;
     harness = await startHarness({ day, ledger, decorateLedger: (inner) => (counter = countingLedger(inner)).ledger });
     const finished = await harness.run({ runId: 'round-trips', input: { date: day.date } });
@@ -31,22 +31,23 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledg
     const report = (await loadReport(harness.stack.ledger, 'round-trips', new Date(), refundReconciler))!;
     expect(report).toMatchObject({ status: 'succeeded', inFlight: 0, summary: { issued: 6, flagged: 1, skipped: 1 } });
 
-    // A write named by a business key (issue_refund, flag_for_review) also claims and completes
-    // its effect across runs: two round trips more each, counted apart.
-    const effects = (counts['claimEffect'] ?? 0) + (counts['completeEffect'] ?? 0);
+    // A write named by a business key (issue_refund, flag_for_review) claims and completes its
+    // effect across runs in the same write as its call: no round trip more (there were two).
     // Each function that reads the conversation (BudgetCheck, CallModel, CallTool, RequestApproval)
     // knows none of a new run at first — its cache is its own, as each Lambda function's is — and
     // reads it once (a query and a batched read): two round trips a function a run, not a step.
     const firstReads = 2 * 4;
     expect(counts['listConversation'], JSON.stringify(counts)).toBeLessThanOrEqual(4);
-    expect((calls - effects - firstReads) / report.steps, JSON.stringify(counts)).toBeLessThanOrEqual(4);
+    expect((calls - firstReads) / report.steps, JSON.stringify(counts)).toBeLessThanOrEqual(4);
     // Every side effect is still claimed and recorded; every read recorded once.
     const writes = report.toolCalls - (counts['recordCall'] ?? 0);
     expect(counts['claimCall']).toBe(writes);
     expect(counts['completeCall']).toBe(writes);
-    // The refunds and the review are effects (the report is the run's own).
-    expect(counts['claimEffect']).toBe(writes - 1);
-    expect(counts['completeEffect']).toBe(writes - 1);
+    // The refunds and the review are effects (the report is the run's own), each completed by this run's call.
+    const { calls: recorded } = await harness.stack.ledger.listConversation('round-trips');
+    const keyed = recorded.filter((call) => call.effectKey !== undefined);
+    expect(keyed).toHaveLength(writes - 1);
+    for (const call of keyed) expect(await harness.stack.ledger.getEffect(call.effectKey!)).toMatchObject({ status: 'completed', runId: 'round-trips', turn: call.turn, call: call.call });
     // Each step counted once, and each model call reserved once before it went out.
     expect(counts['countStep']).toBe(report.steps + report.modelTurns);
   });

@@ -254,3 +254,90 @@ describe('an effect claimed across runs by its business key', () => {
     expect(refused(protocol.completeEffect(undefined, holder(), { outcome: 'ok', result: '1', latencyMs: 0 }, at(1)))).toBeInstanceOf(ConditionalWriteError);
   });
 });
+
+describe('a call and its effect, claimed and recorded in one write', () => {
+  const other = { runId: 'r2', turn: 5, call: 2 };
+  const entry = () => call({ effectKey: holder().key });
+  const pairWritten = <R>(step: protocol.PairStep<R>) => {
+    if (!('writes' in step)) throw new Error(`expected a write, got ${JSON.stringify(step)}`);
+    return step;
+  };
+  const pairKept = <R>(step: protocol.PairStep<R>) => {
+    if (!('keep' in step)) throw new Error(`expected no write, got ${JSON.stringify(step)}`);
+    return step.keep;
+  };
+  const asStored = (item: Stored | undefined) => item as Stored<never>;
+  const claimedBoth = () => pairWritten(protocol.claimCallEffect(undefined, undefined, entry(), holder(), at(0)));
+
+  it('claims both where each rule claims: the call in flight and its effect in flight, held by the call', () => {
+    const step = claimedBoth();
+    expect(step.writes[0]?.record).toMatchObject({ status: 'in_flight', attempts: 1, effectKey: holder().key });
+    expect(step.writes[1]?.record).toEqual({ kind: 'effect', ...holder(), status: 'in_flight', attempts: 1 });
+    expect(step.answer).toEqual({ claimed: true, record: step.writes[0]!.record, effect: step.writes[1]!.record });
+  });
+
+  it('the call in the way (completed, or in flight on a live lease): its record, the effect not read into the decision', () => {
+    const done = stored(call({ status: 'completed', outcome: 'ok', result: '1', attempts: 1 }));
+    expect(pairKept(protocol.claimCallEffect(done, undefined, entry(), holder(), at(0)))).toEqual({ claimed: false, existing: done.record });
+    const live = asStored(claimedBoth().writes[0]);
+    expect(pairKept(protocol.claimCallEffect(live, undefined, entry(), holder(), at(29)))).toMatchObject({ claimed: false, existing: { status: 'in_flight' } });
+  });
+
+  it('completed elsewhere: that run’s recorded result, and the call is not claimed (nothing written)', () => {
+    const { writes } = claimedBoth();
+    const done = asStored(pairWritten(protocol.completeCallEffect(asStored(writes[0]), asStored(writes[1]), callKey, holder(), { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 3 }, at(1))).writes[1]);
+    expect(pairKept(protocol.claimCallEffect(undefined, done, entry(), holder(other), at(10_000)))).toEqual({ claimed: false, effect: done.record });
+  });
+
+  it('in flight in a live run: the holder’s record (the caller waits), nothing written — no claim of the call to release again', () => {
+    const effect = asStored(claimedBoth().writes[1]);
+    expect(pairKept(protocol.claimCallEffect(undefined, effect, entry(), holder({ ...other, leaseUntil: at(90).toISOString() }), at(30)))).toMatchObject({ claimed: false, effect: { runId: 'r1', status: 'in_flight' } });
+  });
+
+  it('in flight in a dead run: both taken over once its lease and settle time ended, with the holder’s arguments', () => {
+    const effect = asStored(pairWritten(protocol.claimCallEffect(undefined, undefined, entry(), holder({ settleMs: 10_000 }), at(0))).writes[1]);
+    const late = holder({ ...other, args: { refundRequestId: 'rr_1', amountCents: 999 }, leaseUntil: at(100).toISOString() });
+    expect(pairKept(protocol.claimCallEffect(undefined, effect, entry(), late, at(40)))).toMatchObject({ claimed: false });
+    const takeover = pairWritten(protocol.claimCallEffect(undefined, effect, entry(), late, at(41)));
+    expect(takeover.writes[1]?.record).toMatchObject({ runId: 'r2', attempts: 2, args: { amountCents: 100 } });
+    expect(takeover.answer).toMatchObject({ claimed: true, effect: { attempts: 2 } });
+  });
+
+  it('records the outcome on both: ok completes the effect; a refusal or rejection releases it, and the call keeps its outcome', () => {
+    const { writes } = claimedBoth();
+    const ok = pairWritten(protocol.completeCallEffect(asStored(writes[0]), asStored(writes[1]), callKey, holder(), { outcome: 'ok', result: '1', latencyMs: 2 }, at(1)));
+    expect(ok.writes.map((item) => item?.record['status'])).toEqual(['completed', 'completed']);
+    expect(ok.answer).toMatchObject({ status: 'completed', outcome: 'ok', result: '1' });
+    expect(ok.answer).not.toHaveProperty('unknown');
+    const rejected = pairWritten(protocol.completeCallEffect(asStored(writes[0]), asStored(writes[1]), callKey, holder(), { outcome: 'rejected', result: '{}', latencyMs: 0 }, at(1)));
+    expect(rejected.writes.map((item) => item?.record['status'])).toEqual(['completed', 'released']);
+    const unknown = pairWritten(protocol.completeCallEffect(asStored(writes[0]), asStored(writes[1]), callKey, holder(), { outcome: 'error', result: '{}', latencyMs: 0, unknown: true }, at(1)));
+    expect(unknown.writes[1]?.record).toMatchObject({ status: 'completed', outcome: 'error' });
+  });
+
+  it('a completed effect keeps its first outcome: the call is recorded, the effect only checked', () => {
+    const { writes } = claimedBoth();
+    const done = asStored(pairWritten(protocol.completeCallEffect(asStored(writes[0]), asStored(writes[1]), callKey, holder(), { outcome: 'ok', result: '1', latencyMs: 0 }, at(1))).writes[1]);
+    const step = pairWritten(protocol.completeCallEffect(asStored(writes[0]), done, callKey, holder(), { outcome: 'ok', result: '2', latencyMs: 0 }, at(2)));
+    expect(step.writes[0]?.record).toMatchObject({ result: '2' });
+    expect(step.writes[1]).toBeUndefined();
+  });
+
+  it('refuses both when either rule refuses: a call not in flight, or an effect never claimed', () => {
+    const { writes } = claimedBoth();
+    const done = stored(call({ status: 'completed', outcome: 'ok', result: '1', attempts: 1 }));
+    expect('fail' in protocol.completeCallEffect(done, asStored(writes[1]), callKey, holder(), { outcome: 'ok', result: '2', latencyMs: 0 }, at(2))).toBe(true);
+    expect('fail' in protocol.completeCallEffect(asStored(writes[0]), undefined, callKey, holder(), { outcome: 'ok', result: '2', latencyMs: 0 }, at(2))).toBe(true);
+  });
+
+  it('releases and renews both leases together, each by its own rule (only the holder’s live attempt)', () => {
+    const { writes } = claimedBoth();
+    const released = pairWritten(protocol.releaseCallEffect(asStored(writes[0]), asStored(writes[1]), holder(), at(5)));
+    expect(released.writes.map((item) => item?.record['leaseUntil'])).toEqual([at(5).toISOString(), at(5).toISOString()]);
+    expect(pairWritten(protocol.releaseCallEffect(asStored(writes[0]), asStored(writes[1]), { ...holder(), ...other }, at(5))).writes[1]).toBeUndefined();
+    const renewed = pairWritten(protocol.renewCallEffect(asStored(writes[0]), asStored(writes[1]), { ...holder(), attempts: 1 }, 1, at(20), at(60)));
+    expect(renewed.answer).toBe(true);
+    expect(renewed.writes.map((item) => item?.record['leaseUntil'])).toEqual([at(60).toISOString(), at(60).toISOString()]);
+    expect(pairKept(protocol.renewCallEffect(asStored(writes[0]), asStored(writes[1]), { ...holder(), attempts: 1 }, 1, at(31), at(60)))).toBe(false);
+  });
+});
