@@ -135,7 +135,7 @@ describe('least privilege on the ledger', () => {
     [Steps.StartRun]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.BudgetCheck]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallModel]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
-    [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+    [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.RequestApproval]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.Finalize]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
     [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:Query'],
