@@ -46,23 +46,24 @@ export interface LambdaUsage {
  */
 export function lambdaMeter(engine: Pick<LocalEngine, 'on'>, memory: Record<string, number>, now: () => number = () => performance.now()) {
   let usage: LambdaUsage = { invocations: 0, billedMs: 0, gbSeconds: 0 };
-  // The definition runs one Task at a time per execution (no Map or Parallel state): the state last
-  // entered is the one whose Task starts.
-  const open = new Map<string, { state: string; startedAt?: number }>();
+  // Per execution, each event's state and, for a started Task, when it started: a Task event links
+  // back (previousEventId) to its own state's, since a turn's tool calls run side by side (the
+  // ToolCalls Map), so the state last entered need not be the Task's.
+  const executions = new Map<string, Map<number, { state: string; startedAt?: number }>>();
   const off = engine.on((event) => {
     const at = now();
-    if (event.stateEnteredEventDetails) open.set(event.executionArn, { state: event.stateEnteredEventDetails.name });
-    else if (event.type === 'TaskStarted') {
-      const current = open.get(event.executionArn);
-      if (current) current.startedAt = at;
-    } else if (event.type === 'TaskSucceeded' || event.type === 'TaskFailed' || event.type === 'TaskSubmitted' || event.type === 'TaskTimedOut') {
-      const current = open.get(event.executionArn);
-      if (current?.startedAt === undefined) return;
-      const billedMs = Math.max(1, Math.ceil(at - current.startedAt));
+    let events = executions.get(event.executionArn);
+    if (!events) executions.set(event.executionArn, (events = new Map()));
+    const state = event.stateEnteredEventDetails?.name ?? events.get(event.previousEventId)?.state;
+    if (event.type.startsWith('Execution') && event.type !== 'ExecutionStarted') executions.delete(event.executionArn);
+    if (state === undefined) return;
+    const linked = events.get(event.previousEventId);
+    events.set(event.id, { state, ...(event.type === 'TaskStarted' && { startedAt: at }) });
+    if ((event.type === 'TaskSucceeded' || event.type === 'TaskFailed' || event.type === 'TaskSubmitted' || event.type === 'TaskTimedOut') && linked?.startedAt !== undefined) {
+      const billedMs = Math.max(1, Math.ceil(at - linked.startedAt));
       usage.invocations += 1;
       usage.billedMs += billedMs;
-      usage.gbSeconds += (billedMs / 1000) * ((memory[current.state] ?? 128) / 1024);
-      current.startedAt = undefined;
+      usage.gbSeconds += (billedMs / 1000) * ((memory[state] ?? 128) / 1024);
     }
   });
   return {
@@ -135,7 +136,7 @@ export function dynamoMeter(table: Pick<CreateTableCommandInput, 'KeySchema' | '
     usage.requests += 1;
     usage.byOperation[operation] = (usage.byOperation[operation] ?? 0) + 1;
     const output = text ? JSON.parse(text) : {};
-    const failedCondition = status !== 200 && String(output.__type ?? '').endsWith('ConditionalCheckFailedException');
+    const failedCondition = status !== 200 && /(ConditionalCheckFailed|TransactionCanceled)Exception$/.test(String(output.__type ?? ''));
     if (status !== 200 && !failedCondition) return; // refused before any work (validation, throttling): not billed
     const consistent = input.ConsistentRead === true;
     switch (operation) {
@@ -167,6 +168,26 @@ export function dynamoMeter(table: Pick<CreateTableCommandInput, 'KeySchema' | '
         items.set(key, input.Item);
         return;
       }
+      case 'TransactWriteItems':
+        // A transactional write costs twice a plain one per item, a ConditionCheck as a write of the
+        // item it checks (DynamoDB pricing, "read and write requests": transactional requests).
+        for (const action of input.TransactItems ?? []) {
+          if (action.Put) {
+            const key = JSON.stringify([action.Put.TableName, ...tableKeys.map((name) => action.Put.Item[name])]);
+            const old = items.get(key);
+            usage.largestItemBytes = Math.max(usage.largestItemBytes, itemSize(action.Put.Item));
+            usage.writeUnits += 2 * writeUnits(Math.max(itemSize(action.Put.Item), old ? itemSize(old) : 0));
+            if (failedCondition) continue;
+            const indexUnits = 2 * indexes.reduce((sum, index) => sum + indexWrites(index, tableKeys, old, action.Put.Item), 0);
+            usage.indexWriteUnits += indexUnits;
+            usage.writeUnits += indexUnits;
+            items.set(key, action.Put.Item);
+          } else if (action.ConditionCheck) {
+            const old = items.get(JSON.stringify([action.ConditionCheck.TableName, ...tableKeys.map((name) => action.ConditionCheck.Key[name])]));
+            usage.writeUnits += 2 * writeUnits(old ? itemSize(old) : 0);
+          } else usage.unmetered += 1;
+        }
+        return;
       default:
         usage.unmetered += 1;
     }
