@@ -51,6 +51,15 @@ export type LocalStack<World extends DevWorld = DevWorld> = Awaited<ReturnType<t
  * are the same step functions inside the same middy handlers as on AWS; only their clients point
  * at loopback.
  */
+/** The ledger table's ARN in the current deployment, computed again only when a deploy changed the physical names. */
+function tableArnOf(template: CfnTemplateJson, iam: { readonly physical: Parameters<typeof ledgerTableArn>[1] }, first: string): () => string {
+  let known = { physical: iam.physical, arn: first };
+  return () => {
+    if (known.physical !== iam.physical) known = { physical: iam.physical, arn: ledgerTableArn(template, iam.physical) ?? first };
+    return known.arn;
+  };
+}
+
 export async function startLocalStack<World extends DevWorld = DevWorld>(options: LocalStackOptions<World>) {
   const { agent } = options;
   const clock = options.clock ?? systemClock;
@@ -106,7 +115,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const tableArn = iam && ledgerTableArn(template, iam.physical);
     const guards = [
       ...((options.ledger ?? 'embedded') === 'embedded' ? [itemSizeGuard()] : []),
-      ...(iam && tableArn ? [dynamoGuard(() => ledgerTableArn(template, iam.physical) ?? tableArn, iam)] : []),
+      ...(iam && tableArn ? [dynamoGuard(tableArnOf(template, iam, tableArn), iam)] : []),
     ];
     if (guards.length > 0) opened.ledger.guardStorage((call) => guards.forEach((guard) => guard(call)));
     // One view per function, with or without IAM: its calls carry its step, and what it caches of

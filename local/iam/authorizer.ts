@@ -29,11 +29,19 @@ export class AccessDeniedError extends Error {
  */
 export type Caller = { readonly role: string; readonly session: string } | { readonly administrator: true };
 
+const MEMO_LIMIT = 10_000;
+
 export class IamAuthorizer {
   #roles: StackRoles;
   readonly #counts: IamDecisions = { allowed: 0, denied: 0 };
   readonly #byAction = new Map<string, IamDecisions>();
   readonly #listeners = new Set<(caller: Caller, request: AuthorizationRequest, decision: Decision) => void>();
+  /**
+   * Decisions already evaluated, by role and request: a policy's answer is a pure function of the
+   * two (every condition key is in the request), and the hot path repeats the same few requests on
+   * every step. Forgotten on a deploy, and when it grows past MEMO_LIMIT (requests name run ids).
+   */
+  readonly #memo = new Map<string, Decision>();
 
   constructor(roles: StackRoles) {
     this.#roles = roles;
@@ -46,17 +54,29 @@ export class IamAuthorizer {
   /** A deploy: the new template's roles and policies replace the old ones, for every caller at once. */
   replace(roles: StackRoles): void {
     this.#roles = roles;
+    this.#memo.clear();
   }
 
   /** The decision, counted. */
   decide(caller: Caller, request: AuthorizationRequest): Decision {
-    const decision = 'administrator' in caller ? 'Allowed' : evaluatePolicies(this.#roles.roles.get(caller.role)?.policies ?? [], request);
+    const decision = 'administrator' in caller ? 'Allowed' : this.#evaluate(caller.role, request);
     let counts = this.#byAction.get(request.action);
     if (!counts) this.#byAction.set(request.action, (counts = { allowed: 0, denied: 0 }));
     const outcome = decision === 'Allowed' ? 'allowed' : 'denied';
     this.#counts[outcome]++;
     counts[outcome]++;
     for (const listener of this.#listeners) listener(caller, request, decision);
+    return decision;
+  }
+
+  #evaluate(role: string, request: AuthorizationRequest): Decision {
+    const key = `${role}\0${JSON.stringify(request)}`;
+    let decision = this.#memo.get(key);
+    if (decision === undefined) {
+      decision = evaluatePolicies(this.#roles.roles.get(role)?.policies ?? [], request);
+      if (this.#memo.size >= MEMO_LIMIT) this.#memo.clear();
+      this.#memo.set(key, decision);
+    }
     return decision;
   }
 
