@@ -43,7 +43,9 @@ export function savepoint(args: string[], options: { killAtStep?: number; env?: 
       watch();
     });
     const watchdog = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': at 'exit' the child's stdout may still hold output not yet read (an
+    // --json report cut to nothing, seen once in CI).
+    child.on('close', (code, signal) => {
       clearTimeout(watchdog);
       resolve({ code, signal, stdout, stderr });
     });
