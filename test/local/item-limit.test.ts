@@ -88,10 +88,13 @@ describe("the item's size", () => {
   const ascii = fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789 _-'), maxLength: 40 });
   // Numbers the document client marshals (it refuses integers past Number.MAX_SAFE_INTEGER).
   const number = fc.oneof(fc.integer(), fc.double({ min: -1e12, max: 1e12, noNaN: true }).filter((n) => n === 0 || Math.abs(n) > 1e-12));
+  // Attribute names as the ledger writes them: never `__proto__`, which fast-check's dictionaries
+  // sometimes make and the marshaller drops as an object's prototype.
+  const name = ascii.filter((k) => k.length > 0 && k !== '__proto__');
   const value = fc.letrec((tie) => ({
-    value: fc.oneof({ depthSize: 'small' }, ascii, number, fc.boolean(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(ascii.filter((k) => k.length > 0), tie('value'), { maxKeys: 4 })),
+    value: fc.oneof({ depthSize: 'small' }, ascii, number, fc.boolean(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(name, tie('value'), { maxKeys: 4 })),
   })).value;
-  const item = fc.dictionary(ascii.filter((k) => k.length > 0), value, { maxKeys: 8 });
+  const item = fc.dictionary(name, value, { maxKeys: 8 });
 
   it("is dynalite's size of the same item, on generated items", () => {
     fc.assert(
