@@ -10,17 +10,19 @@ import './polyfills.js';
 import { randomUUID } from 'node:crypto';
 import { ExecutionError, ExecutionTimeoutError, StateMachine, type RunOptions, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { AslDefinition } from './asl.js';
-import { assertSupported, clampTimers } from './engine/definition.js';
+import { assertSupported, clampTimers, liftTaskTimeouts } from './engine/definition.js';
 import { LocalSfnError, TerminalError } from './engine/errors.js';
 import { EXECUTION_END_EVENTS, HISTORY_EVENT_QUOTA, HISTORY_QUOTA_FAILURE, TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './engine/history.js';
 import { runLambdaTask, taskSpecs, type JsonValue, type TaskBinding, type TaskHandler, type TaskSpec } from './engine/lambda-task.js';
 import { byteLength, isRecord, PAYLOAD_LIMIT_BYTES } from './engine/payload.js';
 import { TaskTokens } from './engine/task-tokens.js';
+import { realTimers, type Timers } from './engine/timers.js';
 
 export { LocalSfnError } from './engine/errors.js';
 export { summarizeHistory, type HistoryEvent, type HistoryListener, type StateSummary } from './engine/history.js';
 export { bindTasks, type TaskBinding } from './engine/lambda-task.js';
 export { PAYLOAD_LIMIT_BYTES } from './engine/payload.js';
+export { realTimers, type Timers } from './engine/timers.js';
 
 /** Definitions (as JSON) that already passed the library's validation in this process. */
 const validated = new Set<string>();
@@ -42,6 +44,11 @@ export interface LocalEngineOptions {
   /** Per Task state name, ms instead of its TimeoutSeconds: a test's Task times out without the wait. */
   taskTimeoutOverrides?: Record<string, number>;
   now?: () => Date;
+  /**
+   * Where the Task timers (TimeoutSeconds, HeartbeatSeconds) run: on the clock `now` reads, when
+   * that clock can arm them (a test's clock fires them as it moves). @default real timers
+   */
+  timers?: Timers;
   /**
    * Definitions (as JSON) known to pass the library's validation: a disk-backed set lets a new
    * process skip it (~150 ms and ~15 MB). @default this process's memory
@@ -156,6 +163,7 @@ export class LocalEngine {
   private readonly overrides: Overrides;
   private readonly taskTimeoutOverrides: Record<string, number>;
   private readonly now: () => Date;
+  private readonly timers: Timers;
   private readonly createdAt: Date;
   /** Definitions already validated (in this process, or remembered on disk by the template cache). */
   private readonly validated: NonNullable<LocalEngineOptions['validated']>;
@@ -169,6 +177,7 @@ export class LocalEngine {
     if (opts.iam) this.iam = opts.iam;
     for (const alias of opts.aliases ?? []) this.aliases.set(alias, 1);
     this.now = opts.now ?? (() => new Date());
+    this.timers = opts.timers ?? realTimers;
     this.createdAt = this.now();
     this.validated = opts.validated ?? validated;
     this.taskTimeoutOverrides = opts.taskTimeoutOverrides ?? {};
@@ -194,15 +203,14 @@ export class LocalEngine {
   publishVersion(version: { definition: AslDefinition; tasks: Record<string, TaskBinding>; description?: string }): number {
     if (this.closed) throw new LocalSfnError('StateMachineDeleting', 'The local engine is closed');
     assertSupported(version.definition);
-    const runnable = clampTimers(version.definition);
+    // The engine times each Task itself, on its clock (engine/lambda-task.ts): the interpreter's copy
+    // has its Task timeouts lifted, and the specs carry the definition's (or a test's, in ms).
+    const interpreted = liftTaskTimeouts(clampTimers(version.definition));
     // The library validates with asl-validator (~150 ms a time); once per distinct definition is enough.
-    const text = JSON.stringify(runnable);
-    let machine = new StateMachine(runnable as unknown as StateMachineDefinition, { validationOptions: { noValidate: this.validated.has(text) } });
+    const text = JSON.stringify(interpreted);
+    const machine = new StateMachine(interpreted as unknown as StateMachineDefinition, { validationOptions: { noValidate: this.validated.has(text) } });
     this.validated.add(text);
-    // A test's timeouts in ms are fractions of a second, which the schema refuses: validated above without them.
-    const timed = Object.keys(this.taskTimeoutOverrides).length > 0 ? clampTimers(version.definition, this.taskTimeoutOverrides) : runnable;
-    if (timed !== runnable) machine = new StateMachine(timed as unknown as StateMachineDefinition, { validationOptions: { noValidate: true } });
-    const specs = taskSpecs(timed, version.tasks);
+    const specs = taskSpecs(clampTimers(version.definition, this.taskTimeoutOverrides), version.tasks);
     const number = this.versions.length + 1;
     this.versions.push({ number, definition: version.definition, machine, specs, creationDate: this.now(), ...(version.description !== undefined && { description: version.description }) });
     for (const alias of this.aliases.keys()) this.aliases.set(alias, number);
@@ -444,6 +452,7 @@ export class LocalEngine {
     return {
       exec,
       tokens: this.tokens,
+      timers: this.timers,
       record: (type: string, details: Partial<HistoryEvent>, previousEventId?: number) => this.record(exec, type, details, previousEventId),
       ...(iam && { authorizeInvoke: (functionArn: string) => iam.authorizeInvoke(functionArn) }),
       // The result's wording is the service's (as for a state's output); the input's is the twin's own.

@@ -72,3 +72,17 @@ export function clampTimers(definition: AslDefinition, taskTimeoutMs: Record<str
   });
   return copy;
 }
+
+/**
+ * The copy the interpreter runs: every Task's TimeoutSeconds lifted to the longest timer Node arms,
+ * so that the engine's own timer (engine/lambda-task.ts, on the engine's clock) is what times a Task
+ * out, never the library's real setTimeout. A TimeoutSecondsPath (read from the state's input) is
+ * left to the library.
+ */
+export function liftTaskTimeouts(definition: AslDefinition): AslDefinition {
+  const copy = structuredClone(definition);
+  walkStates(copy, (_name, state: AslState) => {
+    if (state.Type === 'Task' && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = MAX_TIMER_SECONDS;
+  });
+  return copy;
+}

@@ -1,4 +1,5 @@
 /** The engine's error classes: the service's error codes, and the flags the interpreter reads. */
+import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 
 /** An error whose `name` is the AWS error code (the endpoint returns it as `__type`). */
 export class LocalSfnError extends Error {
@@ -29,3 +30,32 @@ export class TaskFailure extends Error {
     this.name = name;
   }
 }
+
+let statesTimeoutClass: Promise<new () => Error> | undefined;
+
+/**
+ * A new instance of the interpreter's own States.Timeout error. The engine times each Task itself,
+ * on its clock (engine/lambda-task.ts), and fails it with this: only an instance of that class is
+ * exempt from a `States.TaskFailed` retrier or catcher, as AWS exempts a timeout ("States.TaskFailed
+ * … matches any known error name except for States.Timeout"), and the library does not export it.
+ * So it is taken from the library once per process: a one-state machine whose Task times out after
+ * 1 ms, whose failure's cause is that error.
+ */
+export function statesTimeout(): Promise<Error> {
+  statesTimeoutClass ??= (async () => {
+    const probe: StateMachineDefinition = {
+      StartAt: 'Probe',
+      States: { Probe: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:000000000000:function:probe', TimeoutSeconds: 0.001, End: true } },
+    };
+    const { result } = new StateMachine(probe, { validationOptions: { noValidate: true } }).run({}, { overrides: { taskResourceLocalHandlers: { Probe: () => new Promise(() => {}) } } });
+    const cause = await result.then(
+      () => undefined,
+      (error: unknown) => (error instanceof Error ? error.cause : undefined),
+    );
+    if (!(cause instanceof Error) || cause.name !== 'States.Timeout') throw new Error('aws-local-stepfunctions did not time its probe Task out with States.Timeout');
+    return cause.constructor as new () => Error;
+  })();
+  return statesTimeoutClass.then((StatesTimeout) => new StatesTimeout());
+}
+// Taken as the engine loads, on real timers: ready before the first Task times out, whatever timers a test fakes later.
+statesTimeout().catch(() => undefined);

@@ -7,10 +7,11 @@
 import type { RunOptions } from 'aws-local-stepfunctions';
 import { randomUUID } from 'node:crypto';
 import { walkStates, type AslDefinition, type TaskInfo } from '../asl.js';
-import { TaskFailure, TerminalError } from './errors.js';
+import { statesTimeout, TaskFailure, TerminalError } from './errors.js';
 import type { HistoryEvent } from './history.js';
 import { byteLength, isRecord, PAYLOAD_LIMIT_BYTES } from './payload.js';
 import type { TaskTokens, TokenOwner } from './task-tokens.js';
+import type { Timers } from './timers.js';
 
 const REGION = 'us-east-1';
 
@@ -54,6 +55,8 @@ export interface TaskOwner extends TokenOwner {
 export interface LambdaTaskRun<Owner extends TaskOwner> {
   exec: Owner;
   tokens: TaskTokens<Owner, JsonValue>;
+  /** Where the Task's timeout and heartbeat timers run (the engine's clock). */
+  timers: Timers;
   /** Appends one event to the execution's history and returns its id. */
   record(type: string, details: Partial<HistoryEvent>, previousEventId?: number): number;
   /** The state machine role's IAM: throws (AccessDeniedException) to refuse `lambda:InvokeFunction` on a function ARN. */
@@ -65,12 +68,16 @@ export interface LambdaTaskRun<Owner extends TaskOwner> {
 /**
  * Stands in for the Lambda integration. Records TaskScheduled/Started/(Submitted)/Succeeded|Failed,
  * returns the integration's result shape, and for .waitForTaskToken waits for the callback.
+ *
+ * It alone times the Task out, on `run.timers` (the interpreter's own timer is lifted:
+ * engine/definition.ts liftTaskTimeouts). At TimeoutSeconds:
+ *
+ *   TaskTimedOut recorded ─► the invocation's signal aborted ─► the Task fails with States.Timeout
+ *                           └► a retry of the same call waits until this invocation has ended
  */
 export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<Owner>, stateName: string, spec: TaskSpec, params: JsonValue): Promise<JsonValue> {
   const { exec, tokens } = run;
-  // Synchronous until the first await: claim the token and arm the timeout before the library arms
-  // its own (same delay, so ours fires first and can record TaskTimedOut; the library's own timer
-  // then rejects with its genuine States.Timeout, which States.TaskFailed does not match).
+  // Synchronous until the first await: claim the token and arm the timeout as the Task starts.
   const claimed = spec.resource === 'invoke.waitForTaskToken' ? tokens.claim(exec, stateName, params) : undefined;
   const resource = { resourceType: 'lambda', resource: spec.resource };
   const signal = exec.ended.signal;
@@ -83,6 +90,9 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
   const cut = new AbortController();
   let invocation: Promise<unknown> | undefined;
   let key = '';
+  // Rejected with the interpreter's own States.Timeout at the Task's timeout: what the Task fails with.
+  let expire!: (error: unknown) => void;
+  const expired = new Promise<never>((_resolve, reject) => (expire = reject));
   const timeOut = (error: string) => {
     emit('TaskTimedOut', { taskTimedOutEventDetails: { ...resource, error, cause: '' } });
     open = false;
@@ -91,11 +101,13 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
     }
     cut.abort(new TaskFailure(error, `Task ${stateName} timed out`));
     if (invocation) holdRetryUntilSettled(exec.timedOut, key, invocation);
+    if (error === 'States.Timeout') void statesTimeout().then(expire, expire);
   };
-  const timeoutTimer = spec.timeoutSeconds ? setTimeout(() => timeOut('States.Timeout'), spec.timeoutSeconds * 1000) : undefined;
-  let heartbeatTimer: NodeJS.Timeout | undefined;
+  const cancelTimeout = spec.timeoutSeconds ? run.timers.after(spec.timeoutSeconds * 1000, () => timeOut('States.Timeout')) : undefined;
+  let cancelHeartbeat: (() => void) | undefined;
 
-  try {
+  // Once timed out, the attempt below never settles (a late result is not the Task's): `expired` decides.
+  const attempt = async (): Promise<JsonValue> => {
     await nextMacrotask(); // lets the event-log consumer record <Type>StateEntered before TaskScheduled
     if (signal.aborted || exec.forcedEnd) throw new TerminalError('States.Runtime', 'The execution has ended');
 
@@ -144,7 +156,8 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
       // JSON.stringify(result), without serializing the payload a second time.
       resultText = `{"StatusCode":200,"Payload":${payloadText},"ExecutedVersion":${JSON.stringify(executed)}}`;
     } catch (e) {
-      if (signal.aborted || !open) throw e;
+      if (signal.aborted) throw e;
+      if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
       const failure = lambdaFailure(e);
       emit('TaskFailed', { taskFailedEventDetails: { ...resource, ...failure } });
       if (claimed) tokens.delete(claimed.token);
@@ -171,12 +184,12 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
         missedHeartbeat = true;
         claimed.reject(new TaskFailure('States.HeartbeatTimeout', ''));
       };
-      heartbeatTimer = setTimeout(onMissedHeartbeat, ms);
+      cancelHeartbeat = run.timers.after(ms, onMissedHeartbeat);
       const live = tokens.get(claimed.token);
       if (live) {
         live.heartbeat = () => {
-          clearTimeout(heartbeatTimer);
-          heartbeatTimer = setTimeout(onMissedHeartbeat, ms);
+          cancelHeartbeat?.();
+          cancelHeartbeat = run.timers.after(ms, onMissedHeartbeat);
         };
       }
     }
@@ -191,9 +204,12 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
       emit('TaskFailed', { taskFailedEventDetails: { ...resource, error: e instanceof Error ? e.name : 'Error', cause: e instanceof Error ? e.message : '' } });
       throw e;
     }
+  };
+  try {
+    return await Promise.race([attempt(), expired]);
   } finally {
-    clearTimeout(timeoutTimer);
-    clearTimeout(heartbeatTimer);
+    cancelTimeout?.();
+    cancelHeartbeat?.();
   }
 }
 

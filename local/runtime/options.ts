@@ -10,6 +10,7 @@ import type { SpanSink } from '../../lambdas/telemetry/sink.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import type { RecoveryPolicy } from '../../lambdas/steps/recover-run.js';
 import type { CfnTemplateJson } from '../asl.js';
+import type { Timers } from '../engine/timers.js';
 import type { CrashPoints } from '../crash.js';
 import type { LedgerKind } from '../ledger-files.js';
 import type { PriceOverrides } from '../../lambdas/models/prices.js';
@@ -82,7 +83,12 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * `false` turns the status-change rule off (the benchmark's restart-from-scratch baseline).
    */
   readonly recovery?: RecoveryPolicy | false;
-  readonly clock?: Clock;
+  /**
+   * The stack's clock: what the steps and the engine read. One that also arms timers (`after`)
+   * runs the engine's Task timeouts and heartbeats as well: a test moving it past a Task's
+   * TimeoutSeconds times the Task out with no real wait. @default the system clock, real timers
+   */
+  readonly clock?: Clock & Partial<Timers>;
   readonly codeVersion?: string;
   /**
    * Price overrides by model spec (`savepoint run --prices`), over the agent's `prices` and the

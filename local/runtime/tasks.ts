@@ -2,7 +2,7 @@ import { ErrorNames } from '../../lambdas/shared/errors.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { walkStates, type AslState, type CfnTemplateJson, type ExtractedStateMachine } from '../asl.js';
-import { LocalEngine, type EngineIam, type TaskBinding } from '../engine.js';
+import { LocalEngine, type EngineIam, type TaskBinding, type Timers } from '../engine.js';
 import { functionTimeoutMs } from '../lambda-context.js';
 import { validatedDefinitions } from '../template-cache.js';
 import type { LocalStackOptions } from './options.js';
@@ -25,7 +25,7 @@ const WAIT_RETRY_AFTER = 'WaitRetryAfter';
 export function localEngine(
   extracted: ExtractedStateMachine,
   current: () => LocalHandlers,
-  clock: Clock,
+  clock: Clock & Partial<Timers>,
   options: LocalStackOptions & { leaseMs: number },
   twin: { template: CfnTemplateJson; iam?: EngineIam; aliases: readonly string[] },
 ): LocalEngine {
@@ -42,6 +42,8 @@ export function localEngine(
     ...(options.retryAfterWaitMs !== undefined && { waitTimeOverrides: { [WAIT_RETRY_AFTER]: options.retryAfterWaitMs } }),
     ...(options.taskTimeoutMs && { taskTimeoutOverrides: { ...options.taskTimeoutMs } }),
     now: () => clock.now(),
+    // A clock that can arm timers runs the Tasks' timeouts too (a test's clock: no real wait).
+    ...(clock.after && { timers: { after: clock.after.bind(clock) } }),
     validated: validatedDefinitions(),
     ...(twin.iam && { iam: twin.iam }),
     aliases: twin.aliases,
