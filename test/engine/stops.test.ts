@@ -4,12 +4,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ContentBlock, MessageRequest, ToolResultBlock, ToolUseBlock } from '../../lambdas/agent/messages.js';
 import { parseBlobRef, readResult } from '../../lambdas/ledger/blobs.js';
-import { defineAgent, defineTool, type DevWorld, type ModelPolicy, type ToolDefinition } from '../../lambdas/define.js';
+import { defineAgent, defineTool, type DevWorld, type ModelPolicy, type ToolContext, type ToolDefinition } from '../../lambdas/define.js';
 import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
+import { walkStates, type AslDefinition } from '../../local/asl.js';
 import { summarizeHistory } from '../../local/engine.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { nextCallReservation } from '../../lambdas/steps/call-model.js';
 import { postDecision, startAgentHarness, wake, waitFor, type AgentHarness } from '../support/agent-harness.js';
+import { manualClock } from '../support/manual-clock.js';
 
 /**
  * What stops a run, on the synthesized definition: a model that errs, a tool that throws or hangs,
@@ -64,18 +67,32 @@ const lookup = defineTool({
   execute: async ({ id }) => ({ id, found: true }),
 });
 
+const noArgs = z.object({});
+
+/** A tool of no arguments: the throwing, hung and stuck tools below differ only in how they behave. */
+const bareTool = (tool: Omit<ToolDefinition<z.infer<typeof noArgs>>, 'input'>) => defineTool({ ...tool, input: noArgs });
+
 /** A tool whose every call throws a plain Error (after `before`: what it did first). */
 const throwing = (name: string, effect: 'read' | 'write', message: string, before?: () => void) =>
-  defineTool({
+  bareTool({
     name,
     description: 'Fails.',
-    input: z.object({}),
     effect,
     execute: async () => {
       before?.();
       throw new Error(message);
     },
   });
+
+/** A Task state's TimeoutSeconds in the definition (the one inside the tool calls' Map included). */
+function taskTimeoutSeconds(definition: AslDefinition, stateName: string): number {
+  let seconds: number | undefined;
+  walkStates(definition, (name, state) => {
+    if (name === stateName) seconds = state.TimeoutSeconds;
+  });
+  if (seconds === undefined) throw new Error(`no TimeoutSeconds on Task ${stateName}`);
+  return seconds;
+}
 
 let harness: AgentHarness<DevWorld> | undefined;
 afterEach(async () => {
@@ -185,24 +202,35 @@ describe('a write that throws is an unknown outcome', () => {
 /** A promise that never settles: a provider that never answers (and ignores the abort signal). */
 const never = () => new Promise<never>(() => undefined);
 
+/** A tool that never answers and ignores its signal, once `onCall` has run (what it did first). */
+const hanging = (tool: Pick<ToolDefinition, 'name' | 'effect' | 'timeoutMs' | 'reconcile'>, onCall: (context: ToolContext) => void = () => undefined) =>
+  bareTool({
+    description: 'Never answers.',
+    ...tool,
+    execute: async (_args, context) => {
+      onCall(context);
+      return never();
+    },
+  });
+
 describe('a hung tool', () => {
   it('is stopped by its timeout: a read is answered to the model, a write is reconciled, not sent twice', async () => {
     const sent: string[] = [];
-    const hungRead = defineTool({ name: 'hung_read', description: 'Never answers.', input: z.object({}), effect: 'read', timeoutMs: 50, execute: never });
+    const hungRead = hanging({ name: 'hung_read', effect: 'read', timeoutMs: 50 });
     let aborted: unknown;
-    const hungWrite = defineTool({
-      name: 'hung_write',
-      description: 'Takes effect, then hangs the first time.',
-      input: z.object({}),
-      effect: 'write',
-      timeoutMs: 50,
-      reconcile: async (_args, context) => (sent.includes(context.idempotencyKey) ? { found: true, result: { reconciled: true } } : { found: false }),
-      execute: async (_args, context) => {
+    // Takes effect, then hangs.
+    const hungWrite = hanging(
+      {
+        name: 'hung_write',
+        effect: 'write',
+        timeoutMs: 50,
+        reconcile: async (_args, context) => (sent.includes(context.idempotencyKey) ? { found: true, result: { reconciled: true } } : { found: false }),
+      },
+      (context) => {
         sent.push(context.idempotencyKey);
         context.signal!.addEventListener('abort', () => (aborted = context.signal!.reason));
-        return never();
       },
-    });
+    );
     const seen: ToolResultBlock[][] = [];
     const current = await start(scriptedAgent([hungRead, hungWrite], [() => calls(use('t1', 'hung_read', {}), use('t2', 'hung_write', {})), () => finish()], seen));
     const finished = await run(current, 'hung');
@@ -217,10 +245,9 @@ describe('a hung tool', () => {
   it('keeps its claim while it runs past one lease: no second attempt can claim it meanwhile', async () => {
     let finishSend!: () => void;
     let sends = 0;
-    const slowWrite = defineTool({
+    const slowWrite = bareTool({
       name: 'slow_write',
       description: 'Takes a while.',
-      input: z.object({}),
       effect: 'write',
       idempotencyKeys: true,
       execute: async () => {
@@ -249,68 +276,91 @@ describe('a hung tool', () => {
     expect(await current.ledger.getCall('long-write', 1, 1)).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 1 });
   });
 
-  it('is aborted at its Task timeout, and the Task is retried only once the aborted attempt has ended', async () => {
-    const sends: { key: string; started: number; ended?: number; reason?: unknown }[] = [];
-    const stuckWrite = defineTool({
+  it('is aborted at its Task timeout, on the clock, and the Task is retried only once the aborted attempt has ended', async () => {
+    const clock = manualClock();
+    // In order: the CallTool Task's events and the tool's own starts and ends.
+    const timeline: string[] = [];
+    const keys: string[] = [];
+    let reason: unknown;
+    const stuckWrite = bareTool({
       name: 'stuck_write',
       description: 'Hangs the first time, far past the Task timeout, until aborted; then takes a moment to wind down.',
-      input: z.object({}),
       effect: 'write',
       idempotencyKeys: true,
       timeoutMs: 600_000,
       execute: async (_args, context) => {
-        const send: (typeof sends)[number] = { key: context.idempotencyKey, started: Date.now() };
-        sends.push(send);
+        const attempt = keys.push(context.idempotencyKey);
+        timeline.push(`attempt ${attempt} started`);
+        wake();
         try {
-          if (sends.length > 1) return { sent: true };
+          if (attempt > 1) return { sent: true };
           const signal = context.signal!;
           await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-          send.reason = signal.reason;
-          // Winding down outlasts the retry's delay (0 ms here): a retry beside it would start first.
-          await new Promise((resolve) => setTimeout(resolve, 30));
+          reason = signal.reason;
+          // Winding down takes more turns of the event loop than a retry beside it would need to be
+          // scheduled and started (its delay is 0 ms here): it would show in the timeline first.
+          for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
           throw new Error('aborted');
         } finally {
-          send.ended = Date.now();
+          timeline.push(`attempt ${attempt} ended`);
         }
       },
     });
-    const current = await start(scriptedAgent([stuckWrite], [() => calls(use('t1', 'stuck_write', {})), () => finish()]), { taskTimeoutMs: { CallTool: 50 }, retryDelayMs: 0 });
-    const finished = await run(current, 'task-timeout');
+    // The clock stands still but for the test's moves, and a released claim is claimable only once
+    // the clock is past its leaseUntil (the release time): releasing takes a millisecond here.
+    const releaseTakesOneMs = (ledger: Ledger): Ledger =>
+      new Proxy(ledger, {
+        get(target, property) {
+          if (property === 'releaseCall') {
+            return async (...args: Parameters<Ledger['releaseCall']>) => {
+              await target.releaseCall(...args);
+              clock.advance(1);
+            };
+          }
+          const value: unknown = Reflect.get(target, property);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    const current = await start(scriptedAgent([stuckWrite], [() => calls(use('t1', 'stuck_write', {})), () => finish()]), { clock, retryDelayMs: 0, decorateLedger: releaseTakesOneMs });
+    let state = '';
+    current.engine.on((event) => {
+      if (event.type === 'TaskStateEntered') state = event.stateEnteredEventDetails!.name;
+      else if (state === 'CallTool' && /^Task(Scheduled|TimedOut|Failed|Succeeded)$/.test(event.type)) timeline.push(event.type);
+    });
+    const running = run(current, 'task-timeout');
+    await waitFor(() => keys.length > 0);
+    // The definition's own timeout (the function's timeout and a margin), on the stack's clock.
+    const timeoutMs = taskTimeoutSeconds(current.engine.definition, 'CallTool') * 1000;
+    clock.advance(timeoutMs - 1);
+    expect(reason).toBeUndefined();
+    clock.advance(1);
+    const finished = await running;
 
     expect(finished.output).toMatchObject({ status: 'succeeded' });
-    const [first, second] = sends;
-    expect(sends).toHaveLength(2);
     // The Task's timeout aborted the invocation, and the tool was told why.
-    expect(first!.reason).toMatchObject({ name: 'States.Timeout', message: 'Task CallTool timed out' });
+    expect(reason).toMatchObject({ name: 'States.Timeout', message: 'Task CallTool timed out' });
     const history = current.engine.getExecutionHistory(finished.executionArn);
-    expect(history.filter((event) => event.type === 'TaskTimedOut')).toHaveLength(1);
-    // The retry was scheduled after the timed-out attempt had ended, and sent the same key again.
-    const timedOutAt = history.findIndex((event) => event.type === 'TaskTimedOut');
-    const retried = history.slice(timedOutAt).find((event) => event.type === 'TaskScheduled')!;
-    expect(retried.timestamp.getTime()).toBeGreaterThanOrEqual(first!.ended!);
-    expect(second!.started).toBeGreaterThanOrEqual(first!.ended!);
-    expect(second!.key).toBe(first!.key);
+    const timedOut = history.filter((event) => event.type === 'TaskTimedOut');
+    expect(timedOut).toHaveLength(1);
+    // After exactly its TimeoutSeconds on the clock, from the attempt's TaskStarted.
+    const started = history.filter((event) => event.type === 'TaskStarted' && event.id < timedOut[0]!.id).at(-1)!;
+    expect(timedOut[0]!.timestamp.getTime() - started.timestamp.getTime()).toBe(timeoutMs);
+    // The retry was scheduled only once the timed-out attempt had ended, and sent the same key again.
+    expect(timeline).toEqual(['TaskScheduled', 'attempt 1 started', 'TaskTimedOut', 'attempt 1 ended', 'TaskScheduled', 'attempt 2 started', 'attempt 2 ended', 'TaskSucceeded']);
+    expect(keys).toEqual([keys[0], keys[0]]);
   });
 
   it('is cut off by the wall-clock budget, and the run stops within a second of the limit', async () => {
     let offsetMs = 0;
     const clock = { now: () => new Date(Date.now() + offsetMs) };
-    let hanging = false;
-    const hung = defineTool({
-      name: 'hung',
-      description: 'Never answers.',
-      input: z.object({}),
-      effect: 'read',
-      timeoutMs: 600_000,
-      execute: async () => {
-        hanging = true;
-        wake();
-        return never();
-      },
+    let hung = false;
+    const hungRead = hanging({ name: 'hung', effect: 'read', timeoutMs: 600_000 }, () => {
+      hung = true;
+      wake();
     });
-    const current = await start(scriptedAgent([hung], [() => calls(use('t1', 'hung', {})), () => finish()]), { clock });
+    const current = await start(scriptedAgent([hungRead], [() => calls(use('t1', 'hung', {})), () => finish()]), { clock });
     const running = run(current, 'wall', { maxWallSeconds: 60 });
-    await waitFor(() => hanging);
+    await waitFor(() => hung);
     // The run's clock passes its limit while the call hangs (with ten minutes of its timeout left).
     offsetMs += 60_000;
     const limitPassed = clock.now().getTime();
@@ -417,7 +467,7 @@ describe('a result that would blow the budget', () => {
   const document = (bytes: number) => ({ text: 'x'.repeat(bytes) });
 
   it('is never sent to the model when the call carrying it might not fit: no token or dollar overshoot', async () => {
-    const fetchAll = defineTool({ name: 'fetch_all', description: 'Returns everything.', input: z.object({}), effect: 'read', execute: async () => document(3 * MB) });
+    const fetchAll = bareTool({ name: 'fetch_all', description: 'Returns everything.', effect: 'read', execute: async () => document(3 * MB) });
     const seen: ToolResultBlock[][] = [];
     const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {})), () => finish()], seen));
     const finished = await run(current, 'huge', { maxTokens: 600_000, maxDollars: 2 });
@@ -432,7 +482,7 @@ describe('a result that would blow the budget', () => {
   });
 
   it('asks a person to extend the budget instead, when the run is set to ask', async () => {
-    const fetchAll = defineTool({ name: 'fetch_all', description: 'Returns everything.', input: z.object({}), effect: 'read', execute: async () => document(MB) });
+    const fetchAll = bareTool({ name: 'fetch_all', description: 'Returns everything.', effect: 'read', execute: async () => document(MB) });
     const asked: ApprovalRecord[] = [];
     const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {})), () => finish()]), {
       onApproval: (approval) => {
@@ -483,7 +533,7 @@ describe('a result that would blow the budget', () => {
   });
 
   it('is never sent to be summarised either: a compaction that might not fit is not sent, no token or dollar overshoot', async () => {
-    const fetchAll = defineTool({ name: 'fetch_all', description: 'Returns everything.', input: z.object({}), effect: 'read', execute: async () => document(400_000) });
+    const fetchAll = bareTool({ name: 'fetch_all', description: 'Returns everything.', effect: 'read', execute: async () => document(400_000) });
     // A model endpoint with a tokenizer at its worst (one token per byte of the request, the bound
     // the reservation assumes): fetch_all, then a lookup, then done; a compaction is answered with a summary.
     const requests: string[] = [];
@@ -524,7 +574,7 @@ describe('a result that would blow the budget', () => {
   });
 
   it('is cut for the model by the tool\'s maxResultTokens, the whole of it stored by reference', async () => {
-    const fetchAll = defineTool({ name: 'fetch_all', description: 'Returns everything.', input: z.object({}), effect: 'read', maxResultTokens: 4_000, execute: async () => document(3 * MB) });
+    const fetchAll = bareTool({ name: 'fetch_all', description: 'Returns everything.', effect: 'read', maxResultTokens: 4_000, execute: async () => document(3 * MB) });
     const seen: ToolResultBlock[][] = [];
     const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {})), () => finish()], seen));
     const finished = await run(current, 'cut', { maxTokens: 600_000, maxDollars: 2 });
