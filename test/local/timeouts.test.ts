@@ -1,6 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AslDefinition } from '../../local/asl.js';
 import { LocalEngine } from '../../local/engine.js';
+import { manualClock } from '../support/manual-clock.js';
 
 const definition: AslDefinition = {
   StartAt: 'Wait for it',
@@ -26,15 +27,16 @@ function recorded(engine: LocalEngine, type: string): Promise<void> {
   });
 }
 
-// Time skipping: the engine's task timers and clock are the fake timers', moved by the test; its own
+// Time skipping: the engine's clock and its task timers are the test's, moved by hand; its own
 // yields (setImmediate) and promises stay real. Nothing here waits in real time.
 describe('task timeouts', () => {
-  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] }));
-  afterEach(() => vi.useRealTimers());
 
   it('records TaskTimedOut, fails with States.Timeout (not matched by States.TaskFailed), and expires the token', async () => {
   let token = '';
+  const clock = manualClock();
   const engine = new LocalEngine({
+    now: clock.now,
+    timers: clock,
     definition,
     stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:t',
     tasks: { 'Wait for it': { waitForTaskToken: true, invoke: async (p) => void (token = (p as { token: string }).token) } },
@@ -42,9 +44,9 @@ describe('task timeouts', () => {
   const submitted = recorded(engine, 'TaskSubmitted');
   const { executionArn } = engine.startExecution({});
   await submitted;
-  vi.advanceTimersByTime(999);
+  clock.advance(999);
   expect(engine.describeExecution(executionArn).status).toBe('RUNNING');
-  vi.advanceTimersByTime(1);
+  clock.advance(1);
   const done = await engine.waitForExecution(executionArn);
   expect(done).toMatchObject({ status: 'FAILED', error: 'States.Timeout' });
   const types = engine.getExecutionHistory(executionArn).map((e) => e.type);
@@ -55,7 +57,10 @@ describe('task timeouts', () => {
 
   it('fails a waiting task with States.HeartbeatTimeout once heartbeats stop', async () => {
   let token = '';
+  const clock = manualClock();
   const engine = new LocalEngine({
+    now: clock.now,
+    timers: clock,
     definition: {
       StartAt: 'Beat',
       States: {
@@ -77,11 +82,11 @@ describe('task timeouts', () => {
   const submitted = recorded(engine, 'TaskSubmitted');
   const { executionArn } = engine.startExecution({});
   await submitted;
-  vi.advanceTimersByTime(600);
+  clock.advance(600);
   engine.sendTaskHeartbeat(token); // pushes the deadline to 1.6 s
-  vi.advanceTimersByTime(999);
+  clock.advance(999);
   expect(engine.getExecutionHistory(executionArn).map((e) => e.type)).not.toContain('TaskTimedOut');
-  vi.advanceTimersByTime(1);
+  clock.advance(1);
   const done = await engine.waitForExecution(executionArn);
   expect(JSON.parse(done.output!).missed.Error).toBe('States.HeartbeatTimeout');
   const timedOut = engine.getExecutionHistory(executionArn).find((e) => e.type === 'TaskTimedOut');
