@@ -41,7 +41,7 @@ export interface LocalEngineOptions {
   retryIntervalOverrides?: Record<string, number | number[]>;
   /** Per Wait state name, ms to wait instead of its Seconds/Timestamp. */
   waitTimeOverrides?: Record<string, number>;
-  /** Per Task state name, ms instead of its TimeoutSeconds: a test's Task times out without the wait. */
+  /** Per Task state name, ms instead of its TimeoutSeconds (timed on `timers`, like the definition's). */
   taskTimeoutOverrides?: Record<string, number>;
   now?: () => Date;
   /**

@@ -126,8 +126,9 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    */
   readonly retryAfterWaitMs?: number;
   /**
-   * Per Task state name, milliseconds instead of its TimeoutSeconds: tests of a Task that times
-   * out (its invocation is aborted, and its retry waits for it to end). @default the definition's
+   * Per Task state name, milliseconds instead of its TimeoutSeconds (the fleet benchmark lifts them
+   * past its simulated day). A test of a Task that times out moves a `clock` with timers past the
+   * definition's own TimeoutSeconds instead. @default the definition's
    */
   readonly taskTimeoutMs?: Readonly<Record<string, number>>;
   /**
