@@ -2,6 +2,9 @@ import { ConditionalCheckFailedException, TransactionCanceledException, type Dyn
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
+  BatchWriteCommand,
+  type BatchWriteCommandOutput,
+  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -13,7 +16,8 @@ import type { DamagedRunOptions } from './ledger.js';
 
 export { itemAttributes, LedgerIndexes } from './dynamodb-item.js';
 import { itemAttributes, LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
-import { blobKey, expiresAt, type Key, type Stored } from './protocol.js';
+import { createHash } from 'node:crypto';
+import { blobKey, expiresAt, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, type Key, type PruneRecord, type Stored } from './protocol.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from './records.js';
 import type { LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
@@ -240,6 +244,189 @@ export class DynamoDbLedger extends StorageLedger {
     return chunks.map((item) => String(item['data']));
   }
 
+  // ── retention (`savepoint prune`) ────────────────────────────────────────────────────────
+
+  /**
+   * Removes the records of every run `pruneVerdict` lets go (protocol.ts: finished before
+   * `finishedBefore`, no approval pending, no live fork reading it) — its run, turns, calls and
+   * approvals, its task tokens and blobs — under a sealed PruneRecord naming them, which
+   * `verifyPrunes` checks. Business-key effects (EFFECT#…) are kept: they keep a refund a pruned run
+   * paid from being paid again (and the operator's grant cannot delete them: infra/ledger-table.ts).
+   *
+   *   Scan the run records ─► pruneVerdict each (pending approvals: one index query)
+   *     ─► Query each run's partitions (keys and seals only)
+   *     ─► PutItem the sealed PruneRecord                   IF attribute_not_exists(pk)
+   *     ─► DeleteItem each run record                       IF #seal = :seal read
+   *          └─ failed: the run changed since it was read (a fork was recorded on it): it is kept,
+   *             and the PruneRecord put again without it   IF #seal = :seal of the record
+   *     ─► BatchWriteItem: DeleteRequests for the rest      ≤ 25 a request, UnprocessedItems sent again
+   *
+   * The record comes first, so no run is ever gone without one. A prune that stops half-way leaves
+   * a run the record names with items still in the table: `verifyPrunes` reports it, and the next
+   * prune finishes it — deleting what is left where the run record is gone (nothing writes to a run
+   * once its record is), or pruning the run again under a record of its own where it is not.
+   *
+   * Task tokens are deleted by the keys their approvals give, never read (a token is a capability:
+   * only the approval functions read one), so `records` counts the items read, not the tokens.
+   * Returns the records written, oldest first (at most `RUNS_PER_PRUNE_RECORD` runs each).
+   */
+  async prune(finishedBefore: Date, now: Date): Promise<PruneRecord[]> {
+    const earlier = await this.prunes();
+    if (earlier.length > 0) await this.finishPrune(earlier.at(-1)!);
+    // A run whose record does not verify is not pruned: it is left for `verify` to name.
+    const runs = await this.listRuns(Number.MAX_SAFE_INTEGER, { onDamaged: () => undefined });
+    const status = new Map(runs.map((run) => [run.runId, run.status]));
+    const pending = new Map<string, number>();
+    if (runs.some((run) => pruneVerdict(run, finishedBefore, { pendingApprovals: 0, forkStatus: (id) => status.get(id) }).prune)) {
+      for (const approval of await this.listPendingApprovals()) pending.set(approval.runId, (pending.get(approval.runId) ?? 0) + 1);
+    }
+    const chosen = runs
+      .filter((run) => pruneVerdict(run, finishedBefore, { pendingApprovals: pending.get(run.runId) ?? 0, forkStatus: (id) => status.get(id) }).prune)
+      .map((run) => run.runId)
+      .sort();
+    const written: PruneRecord[] = [];
+    for (let start = 0; start < chosen.length; start += RUNS_PER_PRUNE_RECORD) {
+      const record = await this.pruneRuns(chosen.slice(start, start + RUNS_PER_PRUNE_RECORD), finishedBefore, now, earlier.length + written.length);
+      if (record) written.push(record);
+    }
+    return written;
+  }
+
+  /**
+   * The prune records, oldest first, each verified: one that does not verify throws
+   * LedgerIntegrityError naming it, or, with `onDamaged`, is named to it and left out.
+   */
+  async prunes(onDamaged?: (error: LedgerIntegrityError) => void): Promise<PruneRecord[]> {
+    this.guarded({ query: { pk: PRUNED_PK } });
+    const sealer = await this.seals();
+    const records: PruneRecord[] = [];
+    for (const item of await this.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PRUNED_PK } })) {
+      try {
+        records.push(strip(this.verified(sealer, item)) as unknown as PruneRecord);
+      } catch (error) {
+        if (!(error instanceof LedgerIntegrityError) || !onDamaged) throw error;
+        onDamaged(error);
+      }
+    }
+    return records.sort((a, b) => (a.prunedAt < b.prunedAt ? -1 : a.prunedAt > b.prunedAt ? 1 : 0));
+  }
+
+  /**
+   * Problems with the prune records (none: `[]`): each is sealed (one that does not verify is named
+   * by its key), and agrees with itself and with the table (protocol.ts `pruneRecordProblems`):
+   * none of its runs has items left. One query per pruned run.
+   */
+  async verifyPrunes(): Promise<string[]> {
+    const problems: string[] = [];
+    for (const prune of await this.prunes((error) => problems.push(error.message))) {
+      const present: string[] = [];
+      for (const runId of prune.runIds) if ((await this.partitionKeys(runKey(runId).pk, 1)).length > 0) present.push(runId);
+      problems.push(...pruneRecordProblems(prune, present));
+    }
+    return problems;
+  }
+
+  /** Prunes `runIds` (chosen by `prune`) under one record; undefined when every one of them changed first. */
+  private async pruneRuns(runIds: string[], finishedBefore: Date, now: Date, index: number): Promise<PruneRecord | undefined> {
+    const items = new Map<string, Item[]>();
+    for (const runId of runIds) items.set(runId, await this.runItems(runId));
+    const key = pruneKey(now.toISOString(), index);
+    const summary = (kept: readonly string[]): PruneRecord => {
+      const digest = createHash('sha256');
+      let records = 0;
+      for (const runId of kept) {
+        for (const item of items.get(runId)!) {
+          digest.update(`${item['pk']}\t${item['sk']}\t${item['seal'] ?? ''}\n`);
+          records++;
+        }
+      }
+      return { kind: 'prune', prunedAt: now.toISOString(), finishedBefore: finishedBefore.toISOString(), runIds: [...kept], records, digest: `sha256:${digest.digest('hex')}` };
+    };
+    let record = summary(runIds);
+    this.guarded({ put: [key] });
+    if (!(await this.put(key, { record: record as unknown as Record<string, unknown>, meta: {} }, undefined))) throw new Error(`prune: a prune record ${key.sk} exists already (two prunes at one instant?): run it again`);
+    const pruned: string[] = [];
+    for (const runId of runIds) {
+      const run = items.get(runId)!.find((item) => item['sk'] === runKey(runId).sk);
+      if (run && (await this.deleteIfUnchanged(runKey(runId), run['seal']))) pruned.push(runId);
+    }
+    if (pruned.length < runIds.length) {
+      // A run that changed between the scan and its delete is kept whole: the record says so before anything else goes.
+      const current = (await this.read([key]))[0];
+      if (pruned.length === 0 || !(await this.put(key, { record: summary(pruned) as unknown as Record<string, unknown>, meta: {} }, current))) {
+        throw new Error(`prune: runs ${runIds.filter((id) => !pruned.includes(id)).join(', ')} changed while they were pruned; run prune again`);
+      }
+      record = summary(pruned);
+    }
+    await this.deleteAll(pruned.flatMap((runId) => items.get(runId)!.filter((item) => item['sk'] !== runKey(runId).sk).map((item) => ({ pk: String(item['pk']), sk: String(item['sk']) }))));
+    return record;
+  }
+
+  /** Finishes a prune that stopped half-way: what is left of its runs whose run record is gone. */
+  private async finishPrune(prune: PruneRecord): Promise<void> {
+    for (const runId of prune.runIds) {
+      const left = await this.runItems(runId);
+      if (left.length > 0 && !left.some((item) => item['sk'] === runKey(runId).sk)) await this.deleteAll(left.map((item) => ({ pk: String(item['pk']), sk: String(item['sk']) })));
+    }
+  }
+
+  /**
+   * A run's items in key order, its own partitions' (keys and seals only), then its task tokens'
+   * keys, as its approvals give them (see `prune`).
+   */
+  private async runItems(runId: string): Promise<Item[]> {
+    const [runPk, tokenPk, blobPk] = runPartitions(runId);
+    const own = await this.partitionKeys(runPk!);
+    const tokens = own.filter((item) => String(item['sk']).endsWith('#APPROVAL')).map((item) => ({ pk: tokenPk!, sk: item['sk'] }));
+    return [...own, ...tokens, ...(await this.partitionKeys(blobPk!))];
+  }
+
+  /** The keys (and seals) of a partition's items, at most `limit` of them. */
+  private async partitionKeys(pk: string, limit?: number): Promise<Item[]> {
+    this.guarded({ query: { pk } });
+    const query = { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: 'pk, sk, #seal', ExpressionAttributeNames: { '#seal': 'seal' } };
+    if (limit === undefined) return this.queryAll(query);
+    const page = await this.doc.send(new QueryCommand({ TableName: this.tableName, ConsistentRead: true, Limit: limit, ...query }));
+    return (page.Items ?? []) as Item[];
+  }
+
+  /** DeleteItem IF the seal is still `seal`; false when the item changed (or is gone). */
+  private async deleteIfUnchanged(key: Key, seal: unknown): Promise<boolean> {
+    this.guarded({ delete: [key] });
+    try {
+      await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: key, ...ifSeal(seal) }));
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      return false;
+    }
+    this.basis.delete(id(key));
+    return true;
+  }
+
+  /**
+   * Deletes `keys` with BatchWriteItem, by DynamoDB's rules for it
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html): at
+   * most 25 requests and 16 MB a call — keys only here, at most 2 KB + 1 KB each, so 25 of them are
+   * far under 16 MB — and what it leaves in `UnprocessedItems` (throttled, not failed) is sent
+   * again, with exponential backoff as the reference asks. No condition can be given to a
+   * BatchWriteItem delete: only what nothing writes to any more is deleted this way (see `prune`).
+   * IAM: `dynamodb:BatchWriteItem`, every key's pk as `dynamodb:LeadingKeys`.
+   */
+  private async deleteAll(keys: readonly Key[]): Promise<void> {
+    for (let start = 0; start < keys.length; start += BATCH_WRITE_MAX_ITEMS) {
+      const batch = keys.slice(start, start + BATCH_WRITE_MAX_ITEMS);
+      this.guarded({ delete: batch, batch: true });
+      let requests: NonNullable<BatchWriteCommandOutput['UnprocessedItems']>[string] | undefined = batch.map((key) => ({ DeleteRequest: { Key: key } }));
+      for (let round = 0; requests && requests.length > 0; round++) {
+        if (round >= 8) throw new Error(`prune: DynamoDB left ${requests.length} deletes unprocessed after ${round} rounds; run prune again to finish`);
+        if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 20 * 2 ** round)));
+        const result: BatchWriteCommandOutput = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }));
+        requests = result.UnprocessedItems?.[this.tableName];
+      }
+      for (const key of batch) this.basis.delete(id(key));
+    }
+  }
+
   // ── the table ───────────────────────────────────────────────────────────────────────────
 
   /** A listed run's item once verified; a damaged one goes to `onDamaged` (undefined) when it is given. */
@@ -298,6 +485,10 @@ function damaged(runId: string, error: unknown, options: DamagedRunOptions): und
 }
 
 type Item = Record<string, unknown>;
+/** BatchWriteItem's bound on the requests of one call (see `deleteAll`). */
+const BATCH_WRITE_MAX_ITEMS = 25;
+/** Runs named by one prune record: it stays a small item (400 KB is the bound), whatever a prune removes. */
+export const RUNS_PER_PRUNE_RECORD = 500;
 /** An item a read found absent (the basis of a put conditional on its absence). */
 const ABSENT = Symbol('absent');
 const id = (key: Key) => `${key.pk}|${key.sk}`;

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog, type Span } from './append-log.js';
 import { LockFile } from './lock-file.js';
-import { blobKey, isPendingApproval, type Key, type Stored } from './protocol.js';
+import { blobKey, FINISHED_STATUSES, isPendingApproval, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, type Key, type PruneRecord, type Stored } from './protocol.js';
 import { ChainCheck, chained, line, LogHead, parseEntry, splitChained, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, type LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
@@ -36,28 +36,7 @@ export interface EmbeddedLedgerOptions {
   readonly retainFinishedRuns?: number;
 }
 
-/**
- * What `prune` removed, kept in the ledger as a sealed record of its own (partition `PRUNED`), so
- * that `savepoint verify` can tell a pruned run from a lost one: the run ids, how many records
- * they held, and the sha256 of those records' log lines in key order (what a kept copy of the old
- * log can be checked against).
- */
-export interface PruneRecord {
-  kind: 'prune';
-  prunedAt: string;
-  /** Runs that finished (succeeded, stopped or killed) before this instant were pruned. */
-  finishedBefore: string;
-  runIds: string[];
-  /** Records removed: the runs' own, their task tokens and blobs. */
-  records: number;
-  digest: string;
-}
-
-/** The partition of the prune records. */
-const PRUNED_PK = 'PRUNED';
-
-/** The statuses of a run that is over: a `failed` run is not (it can be resumed). */
-const FINISHED: ReadonlySet<RunRecord['status']> = new Set(['succeeded', 'stopped', 'killed']);
+export type { PruneRecord } from './protocol.js';
 
 /** The seal key's file in a state directory (`keys/`, like the approval keys). */
 export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
@@ -318,7 +297,8 @@ export class EmbeddedLedger extends StorageLedger {
 
   /**
    * Removes the records of every run that finished (succeeded, stopped or killed) before
-   * `finishedBefore`: its run, turns, calls and approvals, its task tokens and blobs. The log is
+   * `finishedBefore` and that `pruneVerdict` lets go (protocol.ts: no pending approval, no live
+   * fork reading it): its run, turns, calls and approvals, its task tokens and blobs. The log is
    * rewritten without them (as a compaction rewrites it, crash-safe), then a sealed PruneRecord
    * naming them is appended. Business-key effects (EFFECT#…) are kept: they are what keeps a
    * refund paid by a pruned run from being paid again. Returns the record, or undefined when no
@@ -328,9 +308,11 @@ export class EmbeddedLedger extends StorageLedger {
     if (this.readOnly !== undefined) throw new Error(`the ledger was opened to read run ${this.readOnly} (EmbeddedLedger.openRun): it takes no write`);
     const cutoff = finishedBefore.toISOString();
     const runIds: string[] = [];
+    const pendingOf = (runId: string) => [...this.pending.values()].filter((key) => key.pk === runKey(runId).pk).length;
+    const forkStatus = (runId: string) => this.partitions.get(runKey(runId).pk)?.status as RunRecord['status'] | undefined;
     for (const partition of this.partitions.values()) {
-      const run = partition.status !== undefined && FINISHED.has(partition.status as RunRecord['status']) ? (partition.runItem()?.record as RunRecord | undefined) : undefined;
-      if (run && FINISHED.has(run.status) && run.finishedAt !== undefined && run.finishedAt < cutoff) runIds.push(run.runId);
+      const run = partition.status !== undefined && FINISHED_STATUSES.has(partition.status as RunRecord['status']) ? (partition.runItem()?.record as RunRecord | undefined) : undefined;
+      if (run && pruneVerdict(run, finishedBefore, { pendingApprovals: pendingOf(run.runId), forkStatus }).prune) runIds.push(run.runId);
     }
     if (runIds.length === 0) return undefined;
     runIds.sort();
@@ -353,7 +335,7 @@ export class EmbeddedLedger extends StorageLedger {
     for (const runId of runIds) this.finishedInMemory.delete(runId);
     const summary: PruneRecord = { kind: 'prune', prunedAt: now.toISOString(), finishedBefore: cutoff, runIds, records, digest: `sha256:${digest.digest('hex')}` };
     if (this.log) this.rewriteLive();
-    this.store({ pk: PRUNED_PK, sk: `PRUNE#${summary.prunedAt}#${this.partitions.get(PRUNED_PK)?.items.size ?? 0}` }, summary);
+    this.store(pruneKey(summary.prunedAt, this.partitions.get(PRUNED_PK)?.items.size ?? 0), summary);
     return summary;
   }
 
@@ -368,14 +350,7 @@ export class EmbeddedLedger extends StorageLedger {
    * that came back under a pruned id, or a record whose counts do not add up, is reported.
    */
   verifyPrunes(): string[] {
-    return this.prunes().flatMap((prune) => {
-      const where = `prune record of ${prune.prunedAt}`;
-      const problems: string[] = [];
-      if (prune.runIds.length === 0 || prune.records < prune.runIds.length) problems.push(`${where}: ${prune.runIds.length} runs and ${prune.records} records do not add up`);
-      if (!/^sha256:[0-9a-f]{64}$/.test(prune.digest)) problems.push(`${where}: its digest ${prune.digest} is not a sha256`);
-      for (const runId of prune.runIds) if (this.partitions.has(runKey(runId).pk)) problems.push(`${where}: run ${runId} is pruned, yet its records are in the ledger`);
-      return problems;
-    });
+    return this.prunes().flatMap((prune) => pruneRecordProblems(prune, prune.runIds.filter((runId) => this.partitions.has(runKey(runId).pk))));
   }
 
   // ── the store ───────────────────────────────────────────────────────────────────────────
@@ -437,7 +412,7 @@ export class EmbeddedLedger extends StorageLedger {
 
   private finished(runId: string): boolean {
     const status = this.partitions.get(runKey(runId).pk)?.status;
-    return status !== undefined && FINISHED.has(status as RunRecord['status']);
+    return status !== undefined && FINISHED_STATUSES.has(status as RunRecord['status']);
   }
 
   /**
@@ -608,10 +583,6 @@ function sameItem(current: Item | undefined, expected: Item | undefined): boolea
 }
 
 /** The partitions that hold one run's records (RUN_SCOPED). */
-function runPartitions(runId: string): string[] {
-  return [runKey(runId).pk, tokenKey({ runId, turn: 0, call: 0 }).pk, blobKey(runId, '', 0).pk];
-}
-
 function item<T>(record: T, hidden: Hidden, seal: string): Item<T> {
   return { record, json: JSON.stringify(record), hidden, seal };
 }

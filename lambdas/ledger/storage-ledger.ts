@@ -20,7 +20,9 @@ export type StorageCall =
   /** Items a multi-item write only checks, writing nothing to them (`putItems`: DynamoDB's ConditionCheck). */
   | { readonly check: readonly Key[] }
   | { readonly query: { readonly pk: string } | { readonly index: string; readonly partition: string } }
-  | { readonly scan: true };
+  | { readonly scan: true }
+  /** Items a prune removes (`DynamoDbLedger.prune`): one BatchWriteItem of DeleteRequests with `batch`, else a conditional DeleteItem per key. */
+  | { readonly delete: readonly Key[]; readonly batch?: true };
 
 /** Index names and partitions the engines query (the DynamoDB GSIs; the embedded engine's maps). */
 const INDEX_QUERIES = {
@@ -45,6 +47,11 @@ export abstract class StorageLedger implements Ledger {
    */
   guardStorage(guard: ((call: StorageCall) => void) | undefined): void {
     this.guard = guard;
+  }
+
+  /** Runs the guard on a call an engine makes beyond the primitives (a prune's deletes and reads). */
+  protected guarded(call: StorageCall): void {
+    this.guard?.(call);
   }
 
   // ── the primitives ──────────────────────────────────────────────────────────────────────

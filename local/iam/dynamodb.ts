@@ -22,12 +22,14 @@
  *     (putItems)                             (PutItem) per item written,
  *                                            a ConditionCheck
  *                                            (ConditionCheckItem) per item checked
+ *   a prune's run record (`prune`)         DeleteItem, conditional      the table, dynamodb:LeadingKeys = [its pk]
+ *   a prune's other items                  BatchWriteItem (deletes)     the table, dynamodb:LeadingKeys = every pk
  *
  * Those are the only requests the DynamoDB engine sends: an update is a read and a whole-item
  * conditional put (the seal covers the whole item), never UpdateItem; the one transaction writes a
  * tool call and its business-key effect together (TransactWriteItems has no IAM action of its own:
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html), and
- * there are no deletes (records expire by TTL). A read the engine answers from what it remembers of its
+ * the only deletes are `savepoint prune`'s (records otherwise expire by TTL). A read the engine answers from what it remembers of its
  * own last write is authorized all the same (every role that updates may GetItem).
  *
  * One ledger instance serves every step locally, where each Lambda function on AWS has its own
@@ -80,6 +82,12 @@ export function dynamoRequests(call: StorageCall, tableArn: string): Authorizati
   }
   if ('put' in call) return call.put.map((key) => ({ action: 'dynamodb:PutItem', resource: tableArn, context: leading([key.pk]) }));
   if ('check' in call) return call.check.map((key) => ({ action: 'dynamodb:ConditionCheckItem', resource: tableArn, context: leading([key.pk]) }));
+  // A prune's deletes: BatchWriteItem is authorized as itself, with every key's pk as LeadingKeys (the reference above).
+  if ('delete' in call) {
+    return call.batch
+      ? [{ action: 'dynamodb:BatchWriteItem', resource: tableArn, context: leading(call.delete.map((key) => key.pk)) }]
+      : call.delete.map((key) => ({ action: 'dynamodb:DeleteItem', resource: tableArn, context: leading([key.pk]) }));
+  }
   if ('query' in call) {
     return 'pk' in call.query
       ? [{ action: 'dynamodb:Query', resource: tableArn, context: leading([call.query.pk]) }]

@@ -43,14 +43,14 @@ describe('savepoint prune', () => {
   });
 
   it('prunes nothing before the run finished', async () => {
-    expect(await savepoint('prune', '--finished-before', '2000-01-01')).toBe('no run finished before 2000-01-01T00:00:00.000Z: nothing pruned\n');
+    expect(await savepoint('prune', '--finished-before', '2000-01-01')).toBe('no run finished before 2000-01-01T00:00:00.000Z that may be pruned: nothing pruned\n');
     expect(JSON.parse(await savepoint('status', runId, '--json'))).toMatchObject({ status: 'succeeded' });
   });
 
   it('removes a finished run, and verify --all accounts for it from the sealed prune record', async () => {
-    const pruned = JSON.parse(await savepoint('prune', '--finished-before', '2999-01-01', '--json')) as { pruned: { runIds: string[]; records: number; digest: string } };
-    expect(pruned.pruned).toMatchObject({ runIds: [runId], digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
-    expect(pruned.pruned.records).toBeGreaterThan(5);
+    const { pruned } = JSON.parse(await savepoint('prune', '--finished-before', '2999-01-01', '--json')) as { pruned: { runIds: string[]; records: number; digest: string }[] };
+    expect(pruned).toMatchObject([{ runIds: [runId], digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }]);
+    expect(pruned[0]!.records).toBeGreaterThan(5);
     await expect(savepoint('status', runId)).rejects.toThrow(`no run ${runId}`);
     const verified = JSON.parse(await savepoint('verify', '--all', '--json')) as { ok: boolean; pruned: { records: { runIds: string[] }[]; problems: string[] } };
     expect(verified).toMatchObject({ ok: true, pruned: { records: [{ runIds: [runId] }], problems: [] } });
