@@ -41,8 +41,8 @@ export const RUNNING_RUNS_PROJECTION = ['runId'] as const;
 export const NON_TOKEN_PARTITIONS = ['RUN#*', 'GLOBAL', 'BREAKER#*', 'BLOB#*', 'EFFECT#*'] as const;
 
 /**
- * Who may do what on the ledger, by role (the ledger methods each role's steps call). No role may
- * delete an item (records expire by TTL), and none may scan: the sweeper queries the sparse
+ * Who may do what on the ledger, by role (the ledger methods each role's steps call). No function's
+ * role may delete an item (records expire by TTL; an operator prunes: `grantPrune`), and none may scan: the sweeper queries the sparse
  * `runningRuns` index. (`savepoint runs` lists all runs with a paged scan under the operator's own
  * credentials, not a function's role.) An update is a read of the sealed item and a conditional
  * put of the whole new one (lambdas/ledger/seal.ts), so updaters have GetItem and PutItem, not
@@ -100,6 +100,21 @@ export const LEDGER_ACCESS = {
    */
   traceRunEnd: { table: ['Query'] },
 } as const satisfies Record<string, LedgerRoleAccess>;
+
+/**
+ * The grant of `savepoint prune` (`LedgerTable.grantPrune`): it scans the run records, lists the
+ * pending approvals, reads each chosen run's partitions and the prune records, puts a prune record,
+ * and deletes a run's items — in its own partitions only (records.ts, protocol.ts `runPartitions`).
+ */
+export const PRUNE_ACCESS = {
+  read: ['Scan', 'Query', 'GetItem', 'BatchGetItem'],
+  readPartitions: ['RUN#*', 'BLOB#*', 'PRUNED'],
+  put: ['PutItem'],
+  putPartitions: ['PRUNED'],
+  delete: ['DeleteItem', 'BatchWriteItem'],
+  deletePartitions: ['RUN#*', 'TOKEN#*', 'BLOB#*'],
+  indexes: ['Query'],
+} as const;
 
 interface LedgerRoleAccess {
   table: readonly string[];
@@ -175,6 +190,31 @@ export class LedgerTable extends Construct {
       fn.addEnvironment('TABLE_NAME', this.table.tableName);
       fn.addEnvironment('LEDGER_SEAL_SECRET_ARN', this.sealKey.secretArn);
     }
+  }
+
+  /**
+   * What `savepoint prune --stack` needs (lambdas/ledger/dynamodb-ledger.ts `prune`), for whoever
+   * runs it — an operator's role, user or group: e.g. `agent.ledger.grantPrune(operators)`. Reads
+   * of the runs and their prune records, the put of a prune record, and deletes held by
+   * `dynamodb:LeadingKeys` to a run's own partitions (PRUNE_ACCESS): a prune can never delete a
+   * business-key effect, which guards exactly-once across runs, nor read a task token (it deletes
+   * them by key). BatchWriteItem is authorized as itself, each key's partition a LeadingKeys value
+   * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html).
+   */
+  grantPrune(grantee: IGrantable): void {
+    const onPartitions = (actions: readonly string[], partitions: readonly string[]) =>
+      new PolicyStatement({
+        actions: actions.map((action) => `dynamodb:${action}`),
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...partitions] } },
+      });
+    grantee.grantPrincipal.addToPrincipalPolicy(onPartitions(PRUNE_ACCESS.read, PRUNE_ACCESS.readPartitions));
+    grantee.grantPrincipal.addToPrincipalPolicy(onPartitions(PRUNE_ACCESS.put, PRUNE_ACCESS.putPartitions));
+    grantee.grantPrincipal.addToPrincipalPolicy(onPartitions(PRUNE_ACCESS.delete, PRUNE_ACCESS.deletePartitions));
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: PRUNE_ACCESS.indexes.map((action) => `dynamodb:${action}`), resources: [`${this.table.tableArn}/index/${LedgerIndexes.pendingApprovals}`] }),
+    );
+    this.sealKey.grantRead(grantee);
   }
 
   grantRole(grantee: IGrantable, role: LedgerRole): void {

@@ -58,6 +58,8 @@ export class DynamoDbLedger extends StorageLedger {
      * function that loads the key from Secrets Manager on first use.
      */
     private readonly sealer: LedgerSealer | (() => Promise<LedgerSealer>),
+    /** How a prune waits before it sends DynamoDB's unprocessed deletes again (`deleteAll`). @default setTimeout */
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ) {
     super();
     // convertClassInstanceToMap: the SDK takes any object with an own `constructor` key (which a
@@ -419,7 +421,7 @@ export class DynamoDbLedger extends StorageLedger {
       let requests: NonNullable<BatchWriteCommandOutput['UnprocessedItems']>[string] | undefined = batch.map((key) => ({ DeleteRequest: { Key: key } }));
       for (let round = 0; requests && requests.length > 0; round++) {
         if (round >= 8) throw new Error(`prune: DynamoDB left ${requests.length} deletes unprocessed after ${round} rounds; run prune again to finish`);
-        if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 20 * 2 ** round)));
+        if (round > 0) await this.sleep(Math.min(1_000, 20 * 2 ** round));
         const result: BatchWriteCommandOutput = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }));
         requests = result.UnprocessedItems?.[this.tableName];
       }
