@@ -4,7 +4,7 @@ import type { RunVerification } from '../../lambdas/ledger/seal.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
 import { where, withClient } from '../target.js';
-import { retentionOf } from './prune.js';
+import { retentionOf } from '../../lambdas/ledger/retention.js';
 
 /** `savepoint verify [runId] | --all`: checks sealed ledger records. */
 export function registerVerifyCommand(program: Command): void {

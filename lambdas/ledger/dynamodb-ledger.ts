@@ -17,7 +17,7 @@ import type { DamagedRunOptions } from './ledger.js';
 export { itemAttributes, LedgerIndexes } from './dynamodb-item.js';
 import { itemAttributes, LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { createHash } from 'node:crypto';
-import { blobKey, expiresAt, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, type Key, type PruneRecord, type Stored } from './protocol.js';
+import { blobKey, expiresAt, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from './records.js';
 import type { LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
@@ -270,7 +270,8 @@ export class DynamoDbLedger extends StorageLedger {
    *
    * Task tokens are deleted by the keys their approvals give, never read (a token is a capability:
    * only the approval functions read one), so `records` counts the items read, not the tokens.
-   * Returns the records written, oldest first (at most `RUNS_PER_PRUNE_RECORD` runs each).
+   * Returns the records written, oldest first (at most `RUNS_PER_PRUNE_RECORD` runs each, and
+   * `WRITES_BYTES_PER_PRUNE_RECORD` of write keys).
    */
   async prune(finishedBefore: Date, now: Date): Promise<PruneRecord[]> {
     const earlier = await this.prunes();
@@ -286,11 +287,27 @@ export class DynamoDbLedger extends StorageLedger {
       .filter((run) => pruneVerdict(run, finishedBefore, { pendingApprovals: pending.get(run.runId) ?? 0, forkStatus: (id) => status.get(id) }).prune)
       .map((run) => run.runId)
       .sort();
+    // Runs go into records of at most RUNS_PER_PRUNE_RECORD runs and WRITES_BYTES_PER_PRUNE_RECORD of
+    // their write keys: each record stays a small item, well under DynamoDB's 400 KB.
     const written: PruneRecord[] = [];
-    for (let start = 0; start < chosen.length; start += RUNS_PER_PRUNE_RECORD) {
-      const record = await this.pruneRuns(chosen.slice(start, start + RUNS_PER_PRUNE_RECORD), finishedBefore, now, earlier.length + written.length);
+    let group: string[] = [];
+    let groupBytes = 0;
+    const items = new Map<string, Item[]>();
+    const flush = async () => {
+      const record = group.length > 0 ? await this.pruneRuns(group, items, finishedBefore, now, earlier.length + written.length) : undefined;
       if (record) written.push(record);
+      for (const runId of group) items.delete(runId);
+      [group, groupBytes] = [[], 0];
+    };
+    for (const runId of chosen) {
+      const own = await this.runItems(runId);
+      const bytes = own.reduce((sum, item) => sum + (writeKeyOf(item)?.length ?? 0), 0);
+      if (group.length >= RUNS_PER_PRUNE_RECORD || (group.length > 0 && groupBytes + bytes > WRITES_BYTES_PER_PRUNE_RECORD)) await flush();
+      items.set(runId, own);
+      group.push(runId);
+      groupBytes += bytes;
     }
+    await flush();
     return written;
   }
 
@@ -329,20 +346,29 @@ export class DynamoDbLedger extends StorageLedger {
   }
 
   /** Prunes `runIds` (chosen by `prune`) under one record; undefined when every one of them changed first. */
-  private async pruneRuns(runIds: string[], finishedBefore: Date, now: Date, index: number): Promise<PruneRecord | undefined> {
-    const items = new Map<string, Item[]>();
-    for (const runId of runIds) items.set(runId, await this.runItems(runId));
+  private async pruneRuns(runIds: string[], items: ReadonlyMap<string, Item[]>, finishedBefore: Date, now: Date, index: number): Promise<PruneRecord | undefined> {
     const key = pruneKey(now.toISOString(), index);
     const summary = (kept: readonly string[]): PruneRecord => {
       const digest = createHash('sha256');
       let records = 0;
+      const writes = new Set<string>();
       for (const runId of kept) {
         for (const item of items.get(runId)!) {
           digest.update(`${item['pk']}\t${item['sk']}\t${item['seal'] ?? ''}\n`);
           records++;
+          const write = writeKeyOf(item);
+          if (write !== undefined) writes.add(write);
         }
       }
-      return { kind: 'prune', prunedAt: now.toISOString(), finishedBefore: finishedBefore.toISOString(), runIds: [...kept], records, digest: `sha256:${digest.digest('hex')}` };
+      return {
+        kind: 'prune',
+        prunedAt: now.toISOString(),
+        finishedBefore: finishedBefore.toISOString(),
+        runIds: [...kept],
+        records,
+        digest: `sha256:${digest.digest('hex')}`,
+        ...(writes.size > 0 && { writes: [...writes].sort() }),
+      };
     };
     let record = summary(runIds);
     this.guarded({ put: [key] });
@@ -383,10 +409,15 @@ export class DynamoDbLedger extends StorageLedger {
     return [...own, ...tokens, ...(await this.partitionKeys(blobPk!))];
   }
 
-  /** The keys (and seals) of a partition's items, at most `limit` of them. */
+  /** The keys and seals of a partition's items (and what `writeKeyOf` reads), at most `limit` of them. */
   private async partitionKeys(pk: string, limit?: number): Promise<Item[]> {
     this.guarded({ query: { pk } });
-    const query = { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: 'pk, sk, #seal', ExpressionAttributeNames: { '#seal': 'seal' } };
+    const query = {
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ProjectionExpression: 'pk, sk, #seal, #kind, #effect, #key',
+      ExpressionAttributeNames: { '#seal': 'seal', '#kind': 'kind', '#effect': 'effect', '#key': 'idempotencyKey' },
+    };
     if (limit === undefined) return this.queryAll(query);
     const page = await this.doc.send(new QueryCommand({ TableName: this.tableName, ConsistentRead: true, Limit: limit, ...query }));
     return (page.Items ?? []) as Item[];
@@ -491,6 +522,8 @@ type Item = Record<string, unknown>;
 const BATCH_WRITE_MAX_ITEMS = 25;
 /** Runs named by one prune record: it stays a small item (400 KB is the bound), whatever a prune removes. */
 export const RUNS_PER_PRUNE_RECORD = 500;
+/** Bytes of write keys (PruneRecord `writes`) one prune record holds at most, besides a single run's own. */
+const WRITES_BYTES_PER_PRUNE_RECORD = 200 * 1024;
 /** An item a read found absent (the basis of a put conditional on its absence). */
 const ABSENT = Symbol('absent');
 const id = (key: Key) => `${key.pk}|${key.sk}`;

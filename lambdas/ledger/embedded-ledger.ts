@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog, type Span } from './append-log.js';
 import { LockFile } from './lock-file.js';
-import { blobKey, FINISHED_STATUSES, isPendingApproval, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, type Key, type PruneRecord, type Stored } from './protocol.js';
+import { blobKey, FINISHED_STATUSES, isPendingApproval, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
 import { ChainCheck, chained, line, LogHead, parseEntry, splitChained, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, type LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
@@ -318,6 +318,7 @@ export class EmbeddedLedger extends StorageLedger {
     runIds.sort();
     const digest = createHash('sha256');
     let records = 0;
+    const writes = new Set<string>();
     for (const runId of runIds) {
       for (const pk of runPartitions(runId)) {
         const partition = this.partitions.get(pk);
@@ -325,6 +326,8 @@ export class EmbeddedLedger extends StorageLedger {
         for (const [sk, stored] of partition.sorted()) {
           digest.update(line({ pk, sk }, stored)).update('\n');
           records++;
+          const write = writeKeyOf(stored.record as Record<string, unknown>);
+          if (write !== undefined) writes.add(write);
           const { approvalId } = stored.record as { approvalId?: unknown };
           if (typeof approvalId === 'string') this.approvalsById.delete(approvalId);
           this.pending.delete(`${pk}|${sk}`);
@@ -333,7 +336,15 @@ export class EmbeddedLedger extends StorageLedger {
       }
     }
     for (const runId of runIds) this.finishedInMemory.delete(runId);
-    const summary: PruneRecord = { kind: 'prune', prunedAt: now.toISOString(), finishedBefore: cutoff, runIds, records, digest: `sha256:${digest.digest('hex')}` };
+    const summary: PruneRecord = {
+      kind: 'prune',
+      prunedAt: now.toISOString(),
+      finishedBefore: cutoff,
+      runIds,
+      records,
+      digest: `sha256:${digest.digest('hex')}`,
+      ...(writes.size > 0 && { writes: [...writes].sort() }),
+    };
     if (this.log) this.rewriteLive();
     this.store(pruneKey(summary.prunedAt, this.partitions.get(PRUNED_PK)?.items.size ?? 0), summary);
     return summary;

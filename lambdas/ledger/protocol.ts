@@ -534,6 +534,17 @@ export interface PruneRecord {
   /** Records removed: the runs' own, their task tokens and blobs. */
   records: number;
   digest: string;
+  /**
+   * The idempotency key of each side-effecting call the runs claimed, sorted (`writeKeyOf`): what
+   * they may have done to the outside world, kept after their calls are gone, so that a provider's
+   * record made under one of them is still known to the ledger (local/world-facts.ts). Absent when none.
+   */
+  writes?: string[];
+}
+
+/** The idempotency key of a record that is a side-effecting tool call (what a PruneRecord's `writes` lists); undefined otherwise. */
+export function writeKeyOf(record: Record<string, unknown>): string | undefined {
+  return record['kind'] === 'tool' && record['effect'] === 'write' && typeof record['idempotencyKey'] === 'string' ? record['idempotencyKey'] : undefined;
 }
 
 /** The partition of the prune records; `index` tells two prunes of one instant apart. */
