@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
 import { LedgerTable } from '../../infra/ledger-table.js';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import { retentionOf } from '../../lambdas/ledger/retention.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import type { StorageCall } from '../../lambdas/ledger/storage-ledger.js';
 import { localAwsConfig } from '../../local/aws-config.js';
@@ -49,6 +52,12 @@ async function ledgerWithRuns(options: { client?: DynamoDBClient; sleep?: (ms: n
   await ensureTable(dynamo.client, tableInput(table));
   const sealer = ephemeralSealer();
   const ledger = new DynamoDbLedger(options.client ?? dynamo.client, table, sealer, options.sleep);
+  await seed(ledger);
+  return { table, ledger, sealer };
+}
+
+/** The runs of `ledgerWithRuns`, written through the Ledger API (so on either engine). */
+async function seed(ledger: Ledger): Promise<void> {
   for (const runId of ['old', 'long', 'running', 'waiting', 'parent', 'late']) await ledger.createRun(run(runId));
   await ledger.recordTurn(turn(1, 'first of old', 'old'));
   await ledger.recordTurn(turn(2, 'second of old', 'old'));
@@ -64,7 +73,6 @@ async function ledgerWithRuns(options: { client?: DynamoDBClient; sleep?: (ms: n
   for (const runId of ['old', 'long', 'parent']) await ledger.finishRun(runId, { status: 'succeeded' }, at(10));
   await ledger.finishRun('waiting', { status: 'killed', stopReason: 'killed' }, at(20));
   await ledger.finishRun('late', { status: 'succeeded' }, at(50));
-  return { table, ledger, sealer };
 }
 
 describe('DynamoDbLedger.prune', () => {
@@ -169,6 +177,20 @@ describe('DynamoDbLedger.prune', () => {
     expect(sizes).toEqual([25, 12, 25, 12, 16, 8]);
     expect(waits).toEqual([40, 40, 40]);
     client.destroy();
+  });
+});
+
+describe('the same rule on the embedded ledger (protocol.ts pruneVerdict, one place for both)', () => {
+  it("keeps running, waiting and forked-from runs, and lets the parent go once its fork finished", async () => {
+    const ledger = EmbeddedLedger.open();
+    await seed(ledger);
+    const retention = retentionOf(ledger)!;
+    expect((await retention.prune(at(25), at(100))).map((record) => record.runIds)).toEqual([['long', 'old']]);
+    expect((await ledger.listRuns(10)).map((kept) => kept.runId).sort()).toEqual(['child', 'late', 'parent', 'running', 'waiting']);
+    await ledger.finishRun('child', { status: 'succeeded' }, at(15));
+    expect((await retention.prune(at(25), at(101))).map((record) => record.runIds)).toEqual([['child', 'parent']]);
+    expect(await retention.verifyPrunes()).toEqual([]);
+    ledger.close();
   });
 });
 
