@@ -1,7 +1,7 @@
 import { Role, AccountRootPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Template } from 'aws-cdk-lib/assertions';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
 import { LedgerTable } from '../../infra/ledger-table.js';
@@ -177,6 +177,16 @@ describe('DynamoDbLedger.prune', () => {
     expect(sizes).toEqual([25, 12, 25, 12, 16, 8]);
     expect(waits).toEqual([40, 40, 40]);
     client.destroy();
+  });
+});
+
+describe("the twin's DynamoDB holds a batch to DynamoDB's bound", () => {
+  it('refuses a BatchWriteItem of 26 deletes, as DynamoDB does (at most 25 a request)', async () => {
+    const table = `retention-${++tables}`;
+    await ensureTable(dynamo.client, tableInput(table));
+    const deletes = (count: number) => Array.from({ length: count }, (_, index) => ({ DeleteRequest: { Key: { pk: `RUN#x${index}`, sk: 'RUN' } } }));
+    await expect(doc().send(new BatchWriteCommand({ RequestItems: { [table]: deletes(26) } }))).rejects.toThrow(/Member must have length less than or equal to 25/);
+    await expect(doc().send(new BatchWriteCommand({ RequestItems: { [table]: deletes(25) } }))).resolves.toMatchObject({ UnprocessedItems: {} });
   });
 });
 
