@@ -7,7 +7,7 @@ import { registerStatusCommand } from '../../cli/commands/status.js';
 import { registerVerifyCommand } from '../../cli/commands/verify.js';
 import { program } from '../../cli/program.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { workspaceWithRun } from '../support/cli-process.js';
+import { duplicates, providerJournal, savepoint as savepointProcess, workspace, workspaceWithRun } from '../support/cli-process.js';
 
 /**
  * `savepoint prune --finished-before <date>` (issue 26, item 9), in process through the CLI's own
@@ -55,5 +55,22 @@ describe('savepoint prune', () => {
     const verified = JSON.parse(await savepoint('verify', '--all', '--json')) as { ok: boolean; pruned: { records: { runIds: string[] }[]; problems: string[] } };
     expect(verified).toMatchObject({ ok: true, pruned: { records: [{ runIds: [runId] }], problems: [] } });
     expect(await savepoint('verify', runId)).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at \\S+: 1 runs that finished before 2999-01-01T00:00:00.000Z \\(\\d+ records, sha256:[0-9a-f]{64}\\), sealed\\n$`));
+  });
+});
+
+describe('a state directory after a prune', () => {
+  it("runs the same day again: the pruned run's writes are still known to the ledger, and none is paid twice", { timeout: 300_000 }, async () => {
+    const { stateDir: dir, args } = await workspace('prune-again', day);
+    const first = await savepointProcess(args('run', '--run-id', 'day-a', '--json'));
+    expect(first.code, first.stderr).toBe(0);
+    const paid = providerJournal(dir).filter((entry) => entry.kind === 'refund');
+    const pruned = await savepointProcess(['--state-dir', dir, 'prune', '--finished-before', '2999-01-01', '--json']);
+    expect(JSON.parse(pruned.stdout)).toMatchObject({ pruned: [{ runIds: ['day-a'], writes: expect.arrayContaining([paid[0]!.key]) }] });
+    // Before the prune record kept the write keys, this start was refused as if the ledger were lost.
+    const second = await savepointProcess(args('run', '--run-id', 'day-b', '--json'));
+    expect(second.code, second.stderr).toBe(0);
+    expect(providerJournal(dir).filter((entry) => entry.kind === 'refund')).toEqual(paid);
+    expect(duplicates(dir)).toEqual([]);
+    rmSync(dirname(dir), { recursive: true, force: true });
   });
 });
