@@ -294,8 +294,7 @@ export class DynamoDbLedger extends StorageLedger {
     let groupBytes = 0;
     const items = new Map<string, Item[]>();
     const flush = async () => {
-      const record = group.length > 0 ? await this.pruneRuns(group, items, finishedBefore, now, earlier.length + written.length) : undefined;
-      if (record) written.push(record);
+      if (group.length > 0) written.push(await this.pruneRuns(group, items, finishedBefore, now, earlier.length + written.length));
       for (const runId of group) items.delete(runId);
       [group, groupBytes] = [[], 0];
     };
@@ -345,8 +344,12 @@ export class DynamoDbLedger extends StorageLedger {
     return problems;
   }
 
-  /** Prunes `runIds` (chosen by `prune`) under one record; undefined when every one of them changed first. */
-  private async pruneRuns(runIds: string[], items: ReadonlyMap<string, Item[]>, finishedBefore: Date, now: Date, index: number): Promise<PruneRecord | undefined> {
+  /**
+   * Prunes `runIds` (chosen by `prune`, their items read) under one record. Throws when every one
+   * of them changed first: its record then names runs still there, which the next prune prunes
+   * again under a record of its own (what `verify` reports until then).
+   */
+  private async pruneRuns(runIds: string[], items: ReadonlyMap<string, Item[]>, finishedBefore: Date, now: Date, index: number): Promise<PruneRecord> {
     const key = pruneKey(now.toISOString(), index);
     const summary = (kept: readonly string[]): PruneRecord => {
       const digest = createHash('sha256');

@@ -147,6 +147,35 @@ describe('DynamoDbLedger.prune', () => {
     expect(await ledger.verifyPrunes()).toEqual([]);
   });
 
+  it('keeps a run that changed between the scan and its delete (a fork recorded on it), and rewrites the record without it', async () => {
+    // Another writer (`savepoint fork` of old) lands just before old's conditional delete reaches the table.
+    const client = new DynamoDBClient({ ...localAwsConfig, endpoint: dynamo.endpoint });
+    let forker: DynamoDbLedger | undefined;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        // (Marshalled or not yet, by the document client's own middleware: either form.)
+        const pk = (args.input as { Key?: { pk?: string | { S?: string } } }).Key?.pk;
+        if (context.commandName === 'DeleteItemCommand' && (typeof pk === 'string' ? pk : pk?.S) === 'RUN#old' && forker) {
+          await forker.recordFork('old', { runId: 'old-fork', turn: 1 });
+          forker = undefined;
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'forkFirst' },
+    );
+    const { table, ledger, sealer } = await ledgerWithRuns({ client });
+    forker = new DynamoDbLedger(dynamo.client, table, sealer);
+    const [record] = await ledger.prune(at(25), at(100));
+    expect(record).toMatchObject({ runIds: ['long'], records: 61 });
+    expect(record!.writes).toBeUndefined();
+    expect(await ledger.prunes()).toEqual([record]);
+    expect((await ledger.getRun('old'))?.forks).toEqual([{ runId: 'old-fork', turn: 1 }]);
+    expect((await ledger.listConversation('old')).turns).toHaveLength(2);
+    expect(await partition(table, 'RUN#long')).toEqual([]);
+    expect(await ledger.verifyPrunes()).toEqual([]);
+    client.destroy();
+  });
+
   it("sends DynamoDB's unprocessed deletes again, at most 25 a request, after the backoff it was given", async () => {
     // DynamoDB may process part of a batch and return the rest as UnprocessedItems (throttled):
     // this client's first BatchWriteItem of each batch sends only half of it on, and reports the other half unprocessed.
