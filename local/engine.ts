@@ -543,7 +543,14 @@ export class LocalEngine {
     exec.status = outcome.status;
     exec.stopDate = this.now();
     this.finished.push(exec.arn);
-    while (this.finished.length > this.retainFinished) this.executions.delete(this.finished.shift()!);
+    while (this.finished.length > this.retainFinished) this.forget(this.finished.shift()!);
+  }
+
+  /** A finished execution past `retainFinished`: gone, with everything kept for it (its timed-out task tokens). */
+  private forget(arn: string): void {
+    const exec = this.executions.get(arn);
+    this.executions.delete(arn);
+    if (exec) this.tokens.forget(exec);
   }
 
   private forceEnd(exec: Execution, outcome: Outcome): void {

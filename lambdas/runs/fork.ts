@@ -5,6 +5,7 @@ import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } fr
 import { parseBlobRef, readResult, RESULT_LIMIT_BYTES, storeResult } from '../ledger/blobs.js';
 import { BUDGET_FIELDS, type ForkEdits, type ForkLineage, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
+import { RecentMap } from '../shared/recent-map.js';
 import { toolUses } from '../conversation/turns.js';
 import { requestShape, shapeChanges } from './request-shape.js';
 
@@ -198,6 +199,9 @@ export function writeVerdict(tool: Pick<ToolDefinition, 'name'>, args: unknown, 
   return byArgs ? { kind: 'reuse', parent: byArgs } : { kind: 'new' };
 }
 
+/** The runs whose lineage (and a fork's parent calls) a container keeps (more than it runs at once: one evicted is read again). */
+const RECENT_RUNS = 64;
+
 /**
  * The agent as a fork runs it: each `write` tool first asks the run's lineage. Not a fork: the
  * tool as it is. `dry`: nothing is sent; the result says what would have been done (and the
@@ -207,19 +211,12 @@ export function writeVerdict(tool: Pick<ToolDefinition, 'name'>, args: unknown, 
  * (only `execute` differs).
  */
 export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<RunLedger, 'getRun'> & Pick<TurnLedger, 'listConversation'>): A {
-  // A run's lineage never changes once it is created: read once per run per container.
-  const lineages = new Map<string, Promise<ForkLineage | undefined>>();
-  const lineageOf = (runId: string) => {
-    let lineage = lineages.get(runId);
-    if (!lineage) lineages.set(runId, (lineage = ledger.getRun(runId).then((run) => run?.forkedFrom)));
-    return lineage;
-  };
-  const parentCalls = new Map<string, Promise<ToolCallRecord[]>>();
-  const callsOf = (runId: string) => {
-    let calls = parentCalls.get(runId);
-    if (!calls) parentCalls.set(runId, (calls = ledger.listConversation(runId).then(({ calls: all }) => all.filter((call) => call.status === 'completed'))));
-    return calls;
-  };
+  // A run's lineage never changes once it is created: read once per run per container (of the
+  // runs in progress; a container outlives many runs, so only the most recent are kept).
+  const lineages = new RecentMap<string, Promise<ForkLineage | undefined>>(RECENT_RUNS);
+  const lineageOf = (runId: string) => lineages.getOrSet(runId, () => ledger.getRun(runId).then((run) => run?.forkedFrom));
+  const parentCalls = new RecentMap<string, Promise<ToolCallRecord[]>>(RECENT_RUNS);
+  const callsOf = (runId: string) => parentCalls.getOrSet(runId, () => ledger.listConversation(runId).then(({ calls: all }) => all.filter((call) => call.status === 'completed')));
   const tools = agent.tools.map((tool): ToolDefinition => {
     if (tool.effect === 'read') {
       // A dry fork is a counterfactual of the parent's day: a read the parent made is answered as the parent saw it.

@@ -27,7 +27,8 @@ export interface PendingToken<Owner extends TokenOwner = TokenOwner, Value = unk
 
 export class TaskTokens<Owner extends TokenOwner, Value = unknown> {
   private readonly pending = new Map<string, PendingToken<Owner, Value>>();
-  private readonly timedOut = new Set<string>();
+  /** Tokens whose task timed out, and their execution: kept while the engine keeps the execution (`forget`). */
+  private readonly timedOut = new Map<string, Owner>();
 
   sendTaskSuccess(token: string, output: string): void {
     let value: Value;
@@ -65,8 +66,14 @@ export class TaskTokens<Owner extends TokenOwner, Value = unknown> {
 
   /** Forgets a token whose task timed out: a late callback gets TaskTimedOut. */
   timeOut(token: string): void {
+    const pending = this.pending.get(token);
     this.pending.delete(token);
-    this.timedOut.add(token);
+    if (pending) this.timedOut.set(token, pending.exec);
+  }
+
+  /** The engine forgot `exec` (a finished execution past its retention): so are its timed-out tokens, which then get TaskDoesNotExist. */
+  forget(exec: Owner): void {
+    for (const [token, owner] of this.timedOut) if (owner === exec) this.timedOut.delete(token);
   }
 
   /** Backs `$$.Task.Token`: mints on first read, and registers the promise right away so a callback

@@ -4,6 +4,7 @@
  * AWS fails it. Every decision is counted, so that a caller can show that enforcement was on and
  * what it refused (`IamAuthorizer.decisions()`).
  */
+import { RecentMap } from '../../lambdas/shared/recent-map.js';
 import { LOCAL_ACCOUNT } from './deployment.js';
 import { evaluatePolicies, type AuthorizationRequest, type Decision } from './policy.js';
 import type { StackRoles } from './roles.js';
@@ -29,7 +30,15 @@ export class AccessDeniedError extends Error {
  */
 export type Caller = { readonly role: string; readonly session: string } | { readonly administrator: true };
 
-const MEMO_LIMIT = 10_000;
+/**
+ * The decisions remembered (the least recently used forgotten first). A run asks about 10
+ * requests that name it (`dynamodb:LeadingKeys` `RUN#<id>`, its execution's ARN) and repeats
+ * them on every step, so this keeps the requests of the ~20 most recent runs: what a run in
+ * progress asks is still remembered, and a finished run's requests leave after about 20 more
+ * runs instead of staying (at ~0.3 KB each, clearing only at 10,000 was ~3 KB of heap per
+ * finished run for the first 1,000 runs).
+ */
+export const MEMO_LIMIT = 256;
 
 export class IamAuthorizer {
   #roles: StackRoles;
@@ -39,9 +48,10 @@ export class IamAuthorizer {
   /**
    * Decisions already evaluated, by role and request: a policy's answer is a pure function of the
    * two (every condition key is in the request), and the hot path repeats the same few requests on
-   * every step. Forgotten on a deploy, and when it grows past MEMO_LIMIT (requests name run ids).
+   * every step. Forgotten on a deploy; bounded by MEMO_LIMIT, least recently used first
+   * (requests name run ids, so the distinct requests grow with the runs).
    */
-  readonly #memo = new Map<string, Decision>();
+  readonly #memo = new RecentMap<string, Decision>(MEMO_LIMIT);
 
   constructor(roles: StackRoles) {
     this.#roles = roles;
@@ -70,14 +80,7 @@ export class IamAuthorizer {
   }
 
   #evaluate(role: string, request: AuthorizationRequest): Decision {
-    const key = `${role}\0${JSON.stringify(request)}`;
-    let decision = this.#memo.get(key);
-    if (decision === undefined) {
-      decision = evaluatePolicies(this.#roles.roles.get(role)?.policies ?? [], request);
-      if (this.#memo.size >= MEMO_LIMIT) this.#memo.clear();
-      this.#memo.set(key, decision);
-    }
-    return decision;
+    return this.#memo.getOrSet(`${role}\0${JSON.stringify(request)}`, () => evaluatePolicies(this.#roles.roles.get(role)?.policies ?? [], request));
   }
 
   /** Throws AccessDeniedException, worded as AWS words it, unless the caller's policies allow the request. */
@@ -90,6 +93,11 @@ export class IamAuthorizer {
   onDecision(listener: (caller: Caller, request: AuthorizationRequest, decision: Decision) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** How many decisions are remembered (at most MEMO_LIMIT, whatever the number of runs). */
+  get remembered(): number {
+    return this.#memo.size;
   }
 
   /** How many calls were allowed and denied since this authorizer was made. */

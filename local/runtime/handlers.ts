@@ -7,6 +7,7 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { modelConfigFromEnv } from '../../lambdas/models/config.js';
 import { modelRegistry, wrapModels } from '../../lambdas/models/registry.js';
+import { anySignal } from '../../lambdas/shared/deadline.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
@@ -67,8 +68,14 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     const log = options.log ?? (() => undefined);
     return (event: unknown, timeoutMs: number, taskSignal?: AbortSignal) => {
       if (wiring.closing()) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
-      // The Task's timeout aborts the invocation as well as the function's own (middy's signal).
-      const handler = stepHandler(taskSignal ? (e, own) => fn(e, own ? AbortSignal.any([own, taskSignal]) : taskSignal) : fn, log);
+      // The Task's timeout aborts the invocation as well as the function's own (middy's signal,
+      // one for the whole process: anySignal, not AbortSignal.any, so that nothing stays on it).
+      const withTaskSignal = (e: unknown, own?: AbortSignal) => {
+        if (!own) return fn(e, taskSignal);
+        const either = anySignal([own, taskSignal!]);
+        return fn(e, either.signal).finally(either.done);
+      };
+      const handler = stepHandler(taskSignal ? withTaskSignal : fn, log);
       const invocation = handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
       inFlight.add(invocation);
       void invocation.catch(() => undefined).finally(() => inFlight.delete(invocation));

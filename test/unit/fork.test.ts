@@ -5,7 +5,7 @@ import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { resolveResults, storeResult } from '../../lambdas/ledger/blobs.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
-import { copiedSteps, copyPrefix, editedPrefix, forkChanges, forkPrefix, forkRunRecord, hazardReport, writeVerdict } from '../../lambdas/runs/fork.js';
+import { copiedSteps, copyPrefix, editedPrefix, forkChanges, forkEffects, forkPrefix, forkRunRecord, hazardReport, writeVerdict } from '../../lambdas/runs/fork.js';
 import { requestShape, shapeChanges } from '../../lambdas/runs/request-shape.js';
 import { call, run, turn } from '../contract/fixtures.js';
 
@@ -149,5 +149,25 @@ describe('request shape', () => {
   it('names a changed system prompt, and a new tool', () => {
     expect(shapeChanges(requestShape({ system: 'one', tools: [a] }), requestShape({ system: 'two', tools: [a, b] }))).toEqual(['the system prompt changed', 'tool b is new']);
     expect(shapeChanges(requestShape({ system: 'one', tools: [a] }), requestShape({ system: 'one', tools: [a] }))).toEqual([]);
+  });
+});
+
+describe('forkEffects keeps the lineages of recent runs only (issue 26, item 9)', () => {
+  it("reads a run's lineage once while it runs, and forgets it once many newer runs have taken its place", async () => {
+    const ledger = EmbeddedLedger.open();
+    let reads = 0;
+    const counted = { getRun: (runId: string) => (reads++, ledger.getRun(runId)), listConversation: (runId: string) => ledger.listConversation(runId) };
+    const lookup = { name: 'lookup', description: 'reads', effect: 'read', input: z.object({}), execute: async () => 'looked up' };
+    const [tool] = (forkEffects({ tools: [lookup] } as never, counted) as { tools: unknown }).tools as [typeof lookup & { execute: (args: unknown, context: unknown) => Promise<unknown> }];
+    const runs = 1_000;
+    for (let i = 0; i < runs; i++) {
+      await ledger.createRun(run(`r${i}`));
+      for (let step = 0; step < 3; step++) expect(await tool.execute({}, { runId: `r${i}` })).toBe('looked up');
+    }
+    expect(reads).toBe(runs); // once per run, not once per step
+    await tool.execute({}, { runId: `r${runs - 1}` });
+    expect(reads).toBe(runs); // the newest run's is still kept
+    await tool.execute({}, { runId: 'r0' });
+    expect(reads).toBe(runs + 1); // the first run's was forgotten (a bound, not one entry per run ever seen): read again
   });
 });

@@ -5,6 +5,7 @@
  * a maintained simulator is test/local/iam-oracle.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { IamAuthorizer, MEMO_LIMIT } from '../../local/iam/authorizer.js';
 import { evaluatePolicies, matchesArn, type AuthorizationRequest, type PolicyDocument } from '../../local/iam/policy.js';
 import { sfnAuthorizationRequest } from '../../local/iam/step-functions.js';
 
@@ -82,5 +83,25 @@ describe("Step Functions' authorization of versions and aliases", () => {
     expect(sfnAuthorizationRequest('SendTaskSuccess', { taskToken: 'AQ1', output: '{}' }, (token) => (token === 'AQ1' ? MACHINE : undefined))).toEqual({ action: 'states:SendTaskSuccess', resource: MACHINE });
     // A token nobody holds: the call fails with the service's own error (TaskDoesNotExist), not an authorization.
     expect(sfnAuthorizationRequest('SendTaskSuccess', { taskToken: 'AQ2', output: '{}' }, noToken)).toBeUndefined();
+  });
+});
+
+describe('the authorizer remembers its decisions within a bound (issue 26, item 9)', () => {
+  const roles = (policies: PolicyDocument[]) => ({ roles: new Map([['Fn', { id: 'Fn', arn: 'arn:aws:iam::000000000000:role/Fn', policies }]]), stepRoles: new Map(), ruleTargets: [] });
+  const onlyRuns = policy({ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: TABLE, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RUN#*'] } } });
+  const get = (leadingKey: string): AuthorizationRequest => ({ action: 'dynamodb:GetItem', resource: TABLE, context: { 'dynamodb:LeadingKeys': [leadingKey] } });
+  const caller = { role: 'Fn', session: 'fn' };
+
+  it('keeps at most MEMO_LIMIT decisions however many runs name their requests, and decides each the same as before', () => {
+    const authorizer = new IamAuthorizer(roles([onlyRuns]));
+    for (let run = 0; run < 10 * MEMO_LIMIT; run++) {
+      expect(authorizer.decide(caller, get(`RUN#run-${run}`))).toBe('Allowed');
+      expect(authorizer.decide(caller, get(`BREAKER#run-${run}`))).toBe('ImplicitlyDenied');
+    }
+    expect(authorizer.remembered).toBe(MEMO_LIMIT);
+    // Forgotten is not allowed: an old run's request is decided again, the same way.
+    expect(authorizer.decide(caller, get('RUN#run-0'))).toBe('Allowed');
+    expect(authorizer.decide(caller, get('BREAKER#run-0'))).toBe('ImplicitlyDenied');
+    expect(authorizer.decisions()).toEqual({ allowed: 10 * MEMO_LIMIT + 1, denied: 10 * MEMO_LIMIT + 1 });
   });
 });
