@@ -3,10 +3,14 @@
  * costs (issue 26, item 9). One engine process runs `--runs` runs of the refund reconciler, one
  * after another, into one state directory on disk (the embedded ledger), and measures
  *   - the engine's heap per finished run: heap used after a forced GC, after the first fifth of
- *     the runs and after the last (what each finished run leaves retained in the process). The
- *     engine keeps the newest finished executions (RETAINED_EXECUTIONS here; 100 by default) and
- *     the embedded ledger the newest finished runs' records in memory (16): a fixed window, which
- *     the first fifth fills, so the figure is what a run leaves behind past it;
+ *     the runs and every `HEAP_EVERY` runs after, and its least-squares slope (what each finished
+ *     run leaves retained in the process). The engine keeps the newest finished executions
+ *     (RETAINED_EXECUTIONS here; 100 by default) and the embedded ledger the newest finished runs'
+ *     records in memory (16): a fixed window, which the first fifth fills, so the figure is what
+ *     a run leaves behind past it. V8's optimizing compilers are off in this process: the code
+ *     they make grows the heap as more functions get hot (~4 KB a run through the first 150 runs,
+ *     ~1.5 KB a run still at 300), which is the compiler warming up, not anything a run leaves;
+ *     with them on, that drowns the figure;
  *   - the state directory's bytes per run;
  *   - `savepoint status <runId>` (bin/savepoint.js, a fresh process, as a user runs it): its wall
  *     time, CPU time and peak RSS against a directory with 1 run and against the one with all of
@@ -26,6 +30,8 @@ import { dayWithSteps } from './workload.js';
 
 /** The finished executions the benchmark's engine keeps (below the first fifth of the runs). */
 const RETAINED_EXECUTIONS = 10;
+/** Runs between two heap samples past the first fifth (each a forced GC, ~50 ms). */
+const HEAP_EVERY = 5;
 
 const BIN = new URL('../bin/savepoint.js', import.meta.url).pathname;
 const PEAK_RSS = new URL('./peak-rss.mjs', import.meta.url).pathname;
@@ -40,6 +46,9 @@ const reps = Number(values.reps);
 if (!(runs >= 40) || !(steps >= 4) || !(reps >= 1)) throw new Error('--runs must be at least 40 (a fifth past the windows), --steps at least 4, --reps at least 1');
 
 setFlagsFromString('--expose-gc');
+// Before any run: no function is optimized yet (see the comment at the top).
+setFlagsFromString('--no-opt');
+setFlagsFromString('--no-sparkplug');
 const gc = runInNewContext('gc') as () => void;
 const heapMb = () => {
   gc();
@@ -92,15 +101,15 @@ try {
   const [onlyRun] = await fill(one, 1);
   const many = join(root, 'many');
   const warm = Math.floor(runs / 5);
-  let heapAfterWarm = 0;
-  let heapAtEnd = 0;
+  const heap: [done: number, mb: number][] = [];
   const ids = await fill(many, runs, (done) => {
-    if (done === warm) heapAfterWarm = heapMb();
-    if (done === runs) heapAtEnd = heapMb();
+    if (done === runs || (done >= warm && (done - warm) % HEAP_EVERY === 0)) heap.push([done, heapMb()]);
   });
+  const heapAfterWarm = heap[0]![1];
+  const heapAtEnd = heap.at(-1)![1];
   const report = {
     options: { runs, steps, reps, retainedExecutions: RETAINED_EXECUTIONS },
-    engine: { heapAfterWarmMb: round(heapAfterWarm), heapAtEndMb: round(heapAtEnd), heapPerRunKb: round(((heapAtEnd - heapAfterWarm) * 1024) / (runs - warm)) },
+    engine: { heapAfterWarmMb: round(heapAfterWarm), heapAtEndMb: round(heapAtEnd), heapPerRunKb: round(slope(heap) * 1024) },
     stateDir: { bytesPerRun: Math.round(dirBytes(many) / runs) },
     status: { oneRun: await status(one, onlyRun!), manyRuns: await status(many, ids[0]!) },
   };
@@ -118,6 +127,16 @@ try {
   }
 } finally {
   rmSync(root, { recursive: true, force: true });
+}
+
+/** The least-squares slope of `points` (y per x). */
+function slope(points: readonly (readonly [number, number])[]): number {
+  const n = points.length;
+  const mx = points.reduce((sum, [x]) => sum + x, 0) / n;
+  const my = points.reduce((sum, [, y]) => sum + y, 0) / n;
+  const sxy = points.reduce((sum, [x, y]) => sum + (x - mx) * (y - my), 0);
+  const sxx = points.reduce((sum, [x]) => sum + (x - mx) ** 2, 0);
+  return sxy / sxx;
 }
 
 function round(value: number): number {
