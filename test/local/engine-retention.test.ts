@@ -1,5 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LocalEngine } from '../../local/engine.js';
+import { manualClock } from '../support/manual-clock.js';
 
 const arn = 'arn:aws:states:us-east-1:000000000000:stateMachine:retention';
 
@@ -37,36 +38,34 @@ describe('the local engine forgets old finished executions (issue 26, item 9)', 
     await engine.close();
   });
 
-  describe('with the task timers on a fake clock', () => {
-    beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] }));
-    afterEach(() => vi.useRealTimers());
-
-    it("forgets a timed-out task's token with its execution: a late callback is TaskTimedOut while the execution is kept, TaskDoesNotExist once it is forgotten", async () => {
-      const tokens: string[] = [];
-      const engine = new LocalEngine({
-        definition: {
-          StartAt: 'Wait',
-          States: { Wait: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', Parameters: { FunctionName: 'fn', Payload: { 'token.$': '$$.Task.Token' } }, TimeoutSeconds: 1, End: true } },
-        },
-        stateMachineArn: arn,
-        tasks: { Wait: { waitForTaskToken: true, invoke: async (p) => void tokens.push((p as { token: string }).token) } },
-        retainFinished: 1,
-      });
-      const timeOut = async (name: string) => {
-        const submitted = new Promise<void>((resolve) => {
-          const off = engine.on((event) => event.type === 'TaskSubmitted' && (off(), resolve()));
-        });
-        const { executionArn } = engine.startExecution({ name, input: {} });
-        await submitted;
-        vi.advanceTimersByTime(1_000);
-        expect(await engine.waitForExecution(executionArn)).toMatchObject({ status: 'FAILED', error: 'States.Timeout' });
-      };
-      await timeOut('first');
-      expect(() => engine.sendTaskSuccess(tokens[0]!, '{}')).toThrow(expect.objectContaining({ name: 'TaskTimedOut' }));
-      await timeOut('second'); // 'first' is forgotten now (retainFinished: 1), and its token with it
-      expect(() => engine.sendTaskSuccess(tokens[0]!, '{}')).toThrow(expect.objectContaining({ name: 'TaskDoesNotExist' }));
-      expect(() => engine.sendTaskSuccess(tokens[1]!, '{}')).toThrow(expect.objectContaining({ name: 'TaskTimedOut' }));
-      await engine.close();
+  it("forgets a timed-out task's token with its execution: a late callback is TaskTimedOut while the execution is kept, TaskDoesNotExist once it is forgotten", async () => {
+    const tokens: string[] = [];
+    const clock = manualClock(); // the Task timeouts, with no real wait
+    const engine = new LocalEngine({
+      now: clock.now,
+      timers: clock,
+      definition: {
+        StartAt: 'Wait',
+        States: { Wait: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', Parameters: { FunctionName: 'fn', Payload: { 'token.$': '$$.Task.Token' } }, TimeoutSeconds: 1, End: true } },
+      },
+      stateMachineArn: arn,
+      tasks: { Wait: { waitForTaskToken: true, invoke: async (p) => void tokens.push((p as { token: string }).token) } },
+      retainFinished: 1,
     });
+    const timeOut = async (name: string) => {
+      const submitted = new Promise<void>((resolve) => {
+        const off = engine.on((event) => event.type === 'TaskSubmitted' && (off(), resolve()));
+      });
+      const { executionArn } = engine.startExecution({ name, input: {} });
+      await submitted;
+      clock.advance(1_000);
+      expect(await engine.waitForExecution(executionArn)).toMatchObject({ status: 'FAILED', error: 'States.Timeout' });
+    };
+    await timeOut('first');
+    expect(() => engine.sendTaskSuccess(tokens[0]!, '{}')).toThrow(expect.objectContaining({ name: 'TaskTimedOut' }));
+    await timeOut('second'); // 'first' is forgotten now (retainFinished: 1), and its token with it
+    expect(() => engine.sendTaskSuccess(tokens[0]!, '{}')).toThrow(expect.objectContaining({ name: 'TaskDoesNotExist' }));
+    expect(() => engine.sendTaskSuccess(tokens[1]!, '{}')).toThrow(expect.objectContaining({ name: 'TaskTimedOut' }));
+    await engine.close();
   });
 });
