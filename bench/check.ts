@@ -177,7 +177,7 @@ const StatusProcess = z.object({ wallMs: figure.positive(), cpuMs: figure.positi
 /**
  * Engine heap a finished run may leave (bench/growth.ts, KB): what remains is the embedded
  * ledger's note of where each finished run's lines are (~0.7 KB at 10 steps) and a prefix hash in
- * the simulated model's prompt cache (~0.1 KB): 0.77–0.98 measured in 9 runs of CI's form at load
+ * the simulated model's prompt cache (~0.1 KB): 0.72–0.98 measured in 10 runs of CI's form at load
  * 11–31. With one retainer found and removed put back, it measured:
  * the IAM memo 4.04, the AbortSignal.any WeakRefs 1.98 (each fails this), the fork lineages 1.17
  * (under it: test/unit/fork.test.ts holds that one); all of them: 5.1–5.3.
