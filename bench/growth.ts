@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --growth [--runs 150] [--steps 10] [--json]`: what a long-lived state directory
+ * `npm run bench -- --growth [--runs 150] [--steps 10] [--json] [--heap-snapshots DIR]`: what a long-lived state directory
  * costs (issue 26, item 9). One engine process runs `--runs` runs of the refund reconciler, one
  * after another, into one state directory on disk (the embedded ledger), and measures
  *   - the engine's heap per finished run: heap used after a forced GC, after the first fifth of
@@ -20,7 +20,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
+import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { cachedTemplate } from '../local/template-cache.js';
 import type { CfnTemplateJson } from '../local/asl.js';
@@ -37,7 +37,7 @@ const BIN = new URL('../bin/savepoint.js', import.meta.url).pathname;
 const PEAK_RSS = new URL('./peak-rss.mjs', import.meta.url).pathname;
 
 const { values } = parseArgs({
-  options: { growth: { type: 'boolean' }, runs: { type: 'string', default: '150' }, steps: { type: 'string', default: '10' }, reps: { type: 'string', default: '3' }, json: { type: 'boolean', default: false } },
+  options: { growth: { type: 'boolean' }, runs: { type: 'string', default: '150' }, steps: { type: 'string', default: '10' }, reps: { type: 'string', default: '3' }, json: { type: 'boolean', default: false }, 'heap-snapshots': { type: 'string' } },
   strict: true,
 });
 const runs = Number(values.runs);
@@ -104,6 +104,8 @@ try {
   const heap: [done: number, mb: number][] = [];
   const ids = await fill(many, runs, (done) => {
     if (done === runs || (done >= warm && (done - warm) % HEAP_EVERY === 0)) heap.push([done, heapMb()]);
+    // `--heap-snapshots DIR`: what bench/heap-diff.ts reads, to find what the runs leave behind.
+    if (values['heap-snapshots'] && [warm, Math.round((warm + runs) / 2), runs].includes(done)) writeHeapSnapshot(join(values['heap-snapshots'], `growth-${done}.heapsnapshot`));
   });
   const heapAfterWarm = heap[0]![1];
   const heapAtEnd = heap.at(-1)![1];
