@@ -6,13 +6,15 @@ import type { CfnTemplateJson } from '../../local/asl.js';
 import { waitForChain } from '../../local/chain.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { cachedTemplate } from '../../local/template-cache.js';
+import { synthesizeTemplate } from '../../local/template.js';
 import { counterAgent } from '../support/counter-agent.js';
 
 /**
  * A traced run's end reads its conversation back for the budget-check spans (lambdas/telemetry/
  * tracing-ledger.ts). On AWS that Query is allowed by the `traceRunEnd` grant a traced deployment
  * gives the functions that end a run (infra/durable-agent.ts); locally, with tracing on, the engine
- * runs that deployment's template, and the read goes through the twin's IAM as Finalize's role.
+ * runs the stack with that deployment's policies, and the read goes through the twin's IAM as
+ * Finalize's role.
  */
 
 let stack: LocalStack | undefined;
@@ -54,7 +56,7 @@ async function tracedRun(template?: CfnTemplateJson) {
 }
 
 describe("a traced run's end reads its conversation through the traceRunEnd grant", { timeout: 120_000 }, () => {
-  it('with tracing on, runs the traced deployment: the read is allowed as Finalize, and a budget-check span is exported per check', async () => {
+  it("with tracing on, runs with the traced deployment's policies: the read is allowed as Finalize, and a budget-check span is exported per check", async () => {
     const traced = await tracedRun();
     expect(traced.status).toBe('succeeded');
     expect(traced.denied).toBe(0);
@@ -69,5 +71,12 @@ describe("a traced run's end reads its conversation through the traceRunEnd gran
     expect(refused.logged.join('\n')).toMatch(/span export failed: AccessDeniedException: .*AgentFinalizeFunction\w+ is not authorized to perform: dynamodb:Query on resource: arn:aws:dynamodb:/);
     expect(refused.spans).not.toContain('savepoint.budget_check');
     expect(refused.spans.filter((name) => name.startsWith('chat ')).length).toBeGreaterThan(0);
+  });
+
+  it('takes only the policies from the traced deployment: the same definition, so a run started untraced resumes traced', async () => {
+    const [plain, traced] = await Promise.all([synthesizeTemplate(AGENT.name), synthesizeTemplate(AGENT.name, { traced: true })]);
+    expect(Object.keys(traced.Resources)).toEqual(Object.keys(plain.Resources));
+    const changed = Object.keys(plain.Resources).filter((id) => JSON.stringify(plain.Resources[id]) !== JSON.stringify(traced.Resources[id]));
+    expect(changed.map((id) => id.replace(/ServiceRoleDefaultPolicy\w+$/, '')).sort()).toEqual(['AgentExecutionStoppedFunction', 'AgentFinalizeFunction', 'AgentRecoveryFunction', 'AgentSweeperFunction']);
   });
 });
