@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLD_START_TARGETS } from '../../bench/check.js';
 import { staticImports } from '../../bench/cold-start.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
+import { startOtlpReceiver } from '../support/otlp-receiver.js';
 
 /**
  * savepoint as a user gets it: the files of the README's "Write your own agent" are copied out
@@ -218,6 +219,32 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(gone).toMatch(`no run ${runId}`);
     const verified = await exec('npx', ['savepoint', 'verify', runId], { cwd: app, timeout: 60_000 });
     expect(verified.stdout).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at `));
+  }, 240_000);
+
+  it.concurrent("runs the README's local tracing command: the installed package's traced template lets the run's end read its conversation for the budget-check spans", async () => {
+    // The command of "Traces" (Locally), its collector this test's receiver, which reads OTLP/JSON.
+    const line = readmeInline(/```bash\n(OTEL_EXPORTER_OTLP_ENDPOINT=\S+ .*npx savepoint run .*)\n```/, 'local tracing command');
+    const words = line.split(/\s+/);
+    const settings = words.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split(/=(.*)/s) as [string, string]);
+    const [npx, ...args] = words.filter((word) => !/^[A-Z_]+=/.test(word));
+    expect(npx).toBe('npx');
+    const receiver = await startOtlpReceiver();
+    try {
+      const own = Object.fromEntries(settings.map(([name, value]) => [name, name === 'OTEL_EXPORTER_OTLP_ENDPOINT' ? receiver.url : value]));
+      // Its own directory (and so its own state directory, ./.savepoint): the prune test's is beside it.
+      const cwd = join(app, 'traced-run');
+      mkdirSync(cwd);
+      const env = { ...process.env, ...own, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+      const { stdout, stderr } = await exec('npx', args, { cwd, env, timeout: 180_000 });
+      expect(`${stdout}${stderr}`).toMatch(/done {2}succeeded/);
+      const names = receiver.spans.map((span) => span.name);
+      expect(receiver.spans[0]?.resource['service.name']).toBe(own['OTEL_SERVICE_NAME']);
+      expect(names.filter((name) => name.startsWith('chat ')).length).toBeGreaterThan(5);
+      // One per model turn and the one that ended the run: the read the traceRunEnd grant allows.
+      expect(names.filter((name) => name === 'savepoint.budget_check')).toHaveLength(names.filter((name) => name.startsWith('chat ')).length + 1);
+    } finally {
+      await receiver.close();
+    }
   }, 240_000);
 
   // After the others (not beside the bundling synth above, which it would slow down on a busy machine).
