@@ -50,7 +50,8 @@ export async function tracingBenchmark(argv: string[]): Promise<void> {
   const port = await new Promise<number>((resolve) => collector.once('message', (message: { port: number }) => resolve(message.port)));
   const endpoint = `http://127.0.0.1:${port}`;
   const { day } = dayWithSteps(steps);
-  const template = await cachedTemplate('refund-reconciler');
+  // A traced row runs a traced deployment's template (its run ends read the conversation by the `traceRunEnd` grant).
+  const templates = { off: await cachedTemplate('refund-reconciler'), traced: await cachedTemplate('refund-reconciler', { traced: true }) };
   const common = { headers: {}, serviceName: 'savepoint-bench', timeoutMs: 2_000 };
   const sink = (protocol: 'http/protobuf' | 'http/json', metrics = true): SpanSink =>
     otlpSink({ ...common, url: `${endpoint}/v1/traces`, protocol, content: false }, metrics ? { ...common, url: `${endpoint}/v1/metrics`, protocol, temporality: 'delta' } : undefined);
@@ -61,7 +62,7 @@ export async function tracingBenchmark(argv: string[]): Promise<void> {
     { name: 'OTLP/HTTP JSON', tracing: sink('http/json') },
   ];
   const stacks: BenchStack[] = [];
-  for (const row of rows) stacks.push(await benchStack({ day, template, failRate: 0, seed: 1, worldInMemory: true, tracing: row.tracing }));
+  for (const row of rows) stacks.push(await benchStack({ day, template: templates[row.tracing ? 'traced' : 'off'], failRate: 0, seed: 1, worldInMemory: true, tracing: row.tracing }));
   const figures = rows.map(() => ({ wall: [] as number[], cpu: [] as number[] }));
   try {
     for (let index = 0; index <= runs; index++) {

@@ -27,7 +27,7 @@ import { bindTasks, localEngine, type LocalHandlers } from './runtime/tasks.js';
 import { startWorld } from './runtime/world.js';
 import { twinIam } from './iam/index.js';
 import { roleClients } from './iam/sfn-clients.js';
-import { dynamoGuard, ledgerAs, ledgerTableArn, outsideSteps } from './iam/dynamodb.js';
+import { dynamoGuard, ledgerAs, ledgerTableArn } from './iam/dynamodb.js';
 import { approvalsAs } from './iam/services.js';
 import { itemSizeGuard } from './runtime/item-limit.js';
 import { startSfnEndpoint } from './sfn-endpoint.js';
@@ -71,19 +71,17 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     })());
   try {
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
+    const sink = options.tracing === undefined ? sinkFromEnv(process.env, { redact: agent.redactTrace }) : options.tracing || undefined;
     // Synthesized once per change of the stack's sources, then read from the cache (local/template-cache.ts).
-    const template = options.template ?? ((await cachedTemplate(agent.name, { onNote: options.log })) as CfnTemplateJson);
+    // With tracing on, it is the stack of a traced deployment (the `tracing` prop): a run's end reads its
+    // conversation back through the grant that deployment carries (`traceRunEnd`), as on AWS.
+    const template = options.template ?? ((await cachedTemplate(agent.name, { traced: sink !== undefined, onNote: options.log })) as CfnTemplateJson);
     // Deployed as CloudFormation would deploy it, or refused as it would refuse it (its quotas).
     assertDeployable(template);
     const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers, options.sealer);
-    // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
-    const sink = options.tracing === undefined ? sinkFromEnv(process.env, { redact: agent.redactTrace }) : options.tracing || undefined;
     if (sink) closers.push(() => sink.shutdown());
-    // The run's end reads its conversation back for the budget-check spans, which a traced deployment
-    // grants (`traceRunEnd`, infra/durable-agent.ts; test/infra/tracing.test.ts) and the local template,
-    // synthesized without a tracing prop, does not: that one read is made outside the step's IAM.
-    const conversationReader = { listConversation: (runId: string) => outsideSteps(() => opened.ledger.listConversation(runId)) };
-    const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, conversationReader, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
+    // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
+    const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
     const ledger = options.decorateLedger ? options.decorateLedger(traced) : traced;
 
     if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);

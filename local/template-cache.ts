@@ -3,24 +3,25 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync,
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { synthesizeTemplate, type CfnTemplate } from './template.js';
+import { synthesizeTemplate, type CfnTemplate, type TemplateOptions } from './template.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** What the synthesized template is made from: the stack's sources, what they import from lambdas/, and the CDK's version. */
-const SOURCES = ['infra', 'lambdas/shared', 'lambdas/ledger/dynamodb-ledger.ts', 'package.json'];
+/** What the synthesized template is made from: the stack's sources, what they import from lambdas/, how it is synthesized here (a traced one's policies), and the CDK's version. */
+const SOURCES = ['infra', 'lambdas/shared', 'lambdas/ledger/dynamodb-ledger.ts', 'local/template.ts', 'package.json'];
 
 /**
  * The synthesized template of an agent's stack, cached on disk by a hash of the sources it is made
  * from: a run does not synthesize (seconds) unless infra/ or what it imports changed. The cache is
  * only a cache: a file that is not a template is synthesized again and replaced.
  */
-export async function cachedTemplate(agentName: string, options: { dir?: string; onNote?: (note: string) => void } = {}): Promise<CfnTemplate> {
+export async function cachedTemplate(agentName: string, options: TemplateOptions & { dir?: string; onNote?: (note: string) => void } = {}): Promise<CfnTemplate> {
   const dir = cacheDir(options.dir);
-  const file = join(dir, `template-${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}-${sourcesHash()}.json`);
+  const variant = options.traced ? '-traced' : '';
+  const file = join(dir, `template-${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}${variant}-${sourcesHash()}.json`);
   const cached = readTemplate(file, options.onNote);
   if (cached) return cached;
-  const template = await synthesizeTemplate(agentName);
+  const template = await synthesizeTemplate(agentName, { traced: options.traced === true });
   mkdirSync(dir, { recursive: true });
   const draft = `${file}.${process.pid}.tmp`;
   writeFileSync(draft, JSON.stringify(template));

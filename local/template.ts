@@ -22,16 +22,37 @@ export function inProcessAppProps(): { context: Record<string, unknown>; builtin
   return { context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false };
 }
 
+export interface TemplateOptions {
+  /**
+   * The stack with the IAM policies of a traced deployment (`DurableAgent`'s `tracing` prop): what
+   * the local engine runs when tracing is configured (OTEL_* variables), so that a traced run's end
+   * reads its conversation through the grant AWS gives it (`traceRunEnd`) and nothing else.
+   * @default false
+   */
+  readonly traced?: boolean;
+}
+
+/**
+ * The `tracing` prop a traced local template takes its policies from. Only the policies: the
+ * variables the prop sets (not read locally, where each function exports as the process's own
+ * OTEL_* variables say) would change every function version's logical id, and with them the
+ * definition's identity (StartRun's `definition.hash`) — a run started with tracing off would be
+ * refused on resume with it on, while locally tracing is the process's configuration, not a deploy.
+ */
+const LOCAL_TRACING = { endpoint: 'http://localhost:4318' } as const;
+
 /**
  * The stack of one agent, as `cdk deploy` would ship it: the generic loop, named for the agent.
  * The definition is the same for every agent; only the state machine's name differs.
  */
-export async function synthesizeTemplate(agentName = 'agent'): Promise<CfnTemplate> {
+export async function synthesizeTemplate(agentName = 'agent', options: TemplateOptions = {}): Promise<CfnTemplate> {
+  const traced = options.traced === true;
+  const key = `${agentName}${traced ? ' traced' : ''}`;
   // Synthesis takes seconds and the stack is the same every time within a process.
-  const cached = synthesized.get(agentName);
+  const cached = synthesized.get(key);
   if (cached) return structuredClone(cached);
   // An installed package runs the template its build synthesized from the same constructs.
-  const shipped = shippedTemplate(agentName);
+  const shipped = shippedTemplate(agentName, traced);
   if (shipped) return shipped;
   let cdk: [typeof import('aws-cdk-lib'), typeof import('../infra/stack.js')];
   try {
@@ -41,13 +62,36 @@ export async function synthesizeTemplate(agentName = 'agent'): Promise<CfnTempla
     throw new Error('the local engine synthesizes the stack with the CDK: npm install -D aws-cdk-lib constructs', { cause: error });
   }
   const [{ App }, { SavepointStack }] = cdk;
-  const app = new App(inProcessAppProps());
-  const stack = new SavepointStack(app, 'Savepoint');
-  // Bundling is off: the entry is never read (the local engine calls the steps in-process).
-  stack.addAgent('Agent', { agentName, entry: 'local-agent.ts' });
-  const template = app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
-  synthesized.set(agentName, template);
+  const synth = (tracing?: typeof LOCAL_TRACING) => {
+    const app = new App(inProcessAppProps());
+    const stack = new SavepointStack(app, 'Savepoint');
+    // Bundling is off: the entry is never read (the local engine calls the steps in-process).
+    stack.addAgent('Agent', { agentName, entry: 'local-agent.ts', ...(tracing && { tracing }) });
+    return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
+  };
+  const template = synth();
+  if (traced) {
+    // A traced policy that names a function version (the state machine role's) names the traced
+    // versions: it stays the plain one, which the tracing prop grants nothing in.
+    const policies = synth(LOCAL_TRACING).Resources;
+    for (const [id, resource] of Object.entries(template.Resources)) {
+      const policy = policies[id];
+      if (resource.Type === 'AWS::IAM::Policy' && policy && referencedIds(policy.Properties).every((ref) => ref in template.Resources)) resource.Properties = policy.Properties;
+    }
+  }
+  synthesized.set(key, template);
   return structuredClone(template);
+}
+
+/** The logical ids a template value refers to (`Ref`, `Fn::GetAtt`), pseudo parameters aside. */
+function referencedIds(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(referencedIds);
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, inner]) => {
+    if (key === 'Ref' && typeof inner === 'string') return inner.startsWith('AWS::') ? [] : [inner];
+    if (key === 'Fn::GetAtt' && Array.isArray(inner) && typeof inner[0] === 'string') return [inner[0]];
+    return referencedIds(inner);
+  });
 }
 
 /** The ledger's CreateTable input, read from the template's table resource (keys and indexes alike). */
@@ -74,8 +118,9 @@ export function ledgerTableFromTemplate(template: CfnTemplate, tableName: string
  */
 export const TEMPLATE_AGENT = 'savepoint-template-agent';
 
-/** dist/template/, beside dist/local/ in an installed package (absent in a checkout). */
-const SHIPPED_TEMPLATE = new URL('../template/agent.template.json', import.meta.url);
+/** dist/template/, beside dist/local/ in an installed package (absent in a checkout): untraced, and traced. */
+export const SHIPPED_TEMPLATES = { plain: 'agent.template.json', traced: 'agent.traced.template.json' } as const;
+const shippedTemplateUrl = (traced: boolean) => new URL(`../template/${SHIPPED_TEMPLATES[traced ? 'traced' : 'plain']}`, import.meta.url);
 
 /**
  * The template synthesized for TEMPLATE_AGENT (its JSON text), renamed for `agentName`. The renamed
@@ -92,10 +137,11 @@ export function renamedTemplate(templateText: string, agentName: string): CfnTem
   return template;
 }
 
-function shippedTemplate(agentName: string): CfnTemplate | undefined {
-  if (agentName === TEMPLATE_AGENT || !existsSync(SHIPPED_TEMPLATE)) return undefined;
-  const template = renamedTemplate(readFileSync(SHIPPED_TEMPLATE, 'utf8'), agentName);
-  synthesized.set(agentName, template);
+function shippedTemplate(agentName: string, traced: boolean): CfnTemplate | undefined {
+  const file = shippedTemplateUrl(traced);
+  if (agentName === TEMPLATE_AGENT || !existsSync(file)) return undefined;
+  const template = renamedTemplate(readFileSync(file, 'utf8'), agentName);
+  synthesized.set(`${agentName}${traced ? ' traced' : ''}`, template);
   return structuredClone(template);
 }
 

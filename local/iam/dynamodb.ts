@@ -57,14 +57,6 @@ export function ledgerAs<L extends object>(step: string, ledger: L): L {
   });
 }
 
-/**
- * `call` made outside any step: the operator's, not checked (see above). For what a deployment's
- * optional grant allows that the local template, synthesized without the option, does not carry.
- */
-export function outsideSteps<T>(call: () => T): T {
-  return callerStep.exit(call);
-}
-
 /** The ledger table's ARN in a deployment: the template's one DynamoDB table. */
 export function ledgerTableArn(template: CfnTemplateJson, physical: PhysicalNames): string | undefined {
   const tables = Object.entries(template.Resources ?? {}).filter(([, resource]) => resource.Type === 'AWS::DynamoDB::Table' || resource.Type === 'AWS::DynamoDB::GlobalTable');

@@ -5,8 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CfnTemplateJson } from '../../local/asl.js';
-import { dynamoRequests } from '../../local/iam/dynamodb.js';
+import type { EffectHolder } from '../../lambdas/ledger/ledger.js';
+import { Steps } from '../../lambdas/shared/steps.js';
+import { dynamoRequests, ledgerAs } from '../../local/iam/dynamodb.js';
 import { cachedTemplate } from '../../local/template-cache.js';
+import { at, call, holder } from '../contract/fixtures.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -73,6 +76,34 @@ describe.each(['embedded', 'dynalite'] as const)("the twin's IAM on the %s ledge
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
     expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentRequestApprovalFunction\w+ is not authorized to perform: dynamodb:Query on resource: arn:aws:dynamodb:us-east-1:000000000000:table\/\w+ because/);
+  });
+
+  it("refuses CallTool's write of a call whose effect it only checks (TransactWriteItems' ConditionCheck) without dynamodb:ConditionCheckItem", async () => {
+    // A claim writes both items or neither; a ConditionCheck is made when one of the two is kept
+    // as read: here run r1's call is completed after run r2 took its effect over (r1's lease and
+    // settle time run out) and completed it — r1's call is written, the effect only checked.
+    const completedAfterTakeover = async (h: Harness) => {
+      const ok = { outcome: 'ok' as const, result: '{"id":"re_1"}', latencyMs: 4 };
+      const first = holder({ settleMs: 5_000 });
+      const second = holder({ runId: 'r2', turn: 5, call: 2, leaseUntil: at(100).toISOString() });
+      const claim = (by: EffectHolder, now: Date) => h.stack.ledger.claimCall(call({ runId: by.runId, turn: by.turn, call: by.call, leaseUntil: by.leaseUntil, effectKey: by.key }), now, by);
+      expect(await claim(first, at(0))).toMatchObject({ claimed: true });
+      expect(await claim(second, at(36))).toMatchObject({ claimed: true, effect: { runId: 'r2' } });
+      await h.stack.ledger.completeCall('r2', 5, 2, ok, at(37), { key: second.key });
+      return ledgerAs(Steps.CallTool, h.stack.ledger).completeCall('r1', 3, 1, ok, at(38), { key: first.key });
+    };
+    expect(await completedAfterTakeover(await harness(ledger))).toMatchObject({ runId: 'r1', status: 'completed' });
+    const h = await harness(ledger, await withTableStatement('AgentCallToolFunctionServiceRoleDefaultPolicy', withoutAction('dynamodb:ConditionCheckItem')));
+    const refused = await completedAfterTakeover(h).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(refused?.name).toBe('AccessDeniedException');
+    expect(refused?.message).toMatch(
+      /assumed-role\/AgentCallToolFunctionServiceRole\w+\/AgentCallToolFunction\w+ is not authorized to perform: dynamodb:ConditionCheckItem on resource: arn:aws:dynamodb:us-east-1:000000000000:table\/\w+ because/,
+    );
+    // Refused as one transaction: r1's call is still in flight.
+    expect(await h.stack.ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight' });
   });
 
   it("refuses BudgetCheck's batched read when its dynamodb:LeadingKeys no longer take the run's partition", async () => {

@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLD_START_TARGETS } from '../../bench/check.js';
 import { staticImports } from '../../bench/cold-start.js';
+import { startOpenAIServer } from '../../sim/wire/openai-server.js';
+import { startOtlpReceiver } from '../support/otlp-receiver.js';
 
 /**
  * savepoint as a user gets it: the files of the README's "Write your own agent" are copied out
@@ -27,6 +29,16 @@ function readmeFiles(): Record<string, string> {
   const files = Object.fromEntries([...readme.matchAll(/<!-- readme-file: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)].map((match) => [match[1]!, match[2]!]));
   for (const name of ['my-agent.ts', 'my-agent.dev.ts', 'my-agent.test.ts', 'my-agent.node-test.ts', 'app.ts']) if (!files[name]) throw new Error(`README.md has no <!-- readme-file: ${name} --> block`);
   return files;
+}
+
+/** The README's text, for the blocks it shows inline (a command, a file's contents) rather than as a file. */
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+/** The one match of `pattern`'s first group in the README, or a failure naming what is missing. */
+function readmeInline(pattern: RegExp, what: string): string {
+  const found = pattern.exec(README)?.[1];
+  if (found === undefined) throw new Error(`README.md has no ${what} (${pattern})`);
+  return found;
 }
 
 /** A strict TypeScript consumer of every entry point: type-checked against the .d.ts files alone. */
@@ -75,7 +87,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     writeFileSync(join(app, 'consumer.ts'), CONSUMER);
     writeFileSync(
       join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.ts', 'traced-app.ts'] }),
+      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.ts', 'traced-app.ts', 'settings-app.ts'] }),
     );
     // Everything is in npm's cache already (the project's own install).
     await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
@@ -160,6 +172,81 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     }
   }, 240_000);
 
+  it.concurrent("prices a run with the README's --prices file: a model the built-in table lacks is refused without it, and priced by it", async () => {
+    // The file the options table of `savepoint run` shows, as it shows it.
+    const prices = JSON.parse(readmeInline(/\| `--prices <file>` \|[^|]*\|[^`]*`(\{[^`]*\})`/, 'JSON of --prices <file>')) as Record<string, { inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok: number }>;
+    writeFileSync(join(app, 'prices.json'), JSON.stringify(prices));
+    const [spec, price] = Object.entries(prices)[0]!;
+    const [provider, model] = spec.split(/:(.*)/s) as [string, string];
+    expect(provider).toBe('openai');
+    // The provider is outside: its API served here (sim/wire's strict OpenAI server), reached by OPENAI_BASE_URL.
+    const server = await startOpenAIServer({ apiKey: 'sk-test', models: [model], policy: () => ({ content: [{ type: 'text', text: 'Nothing to note.' }], stop_reason: 'end_turn' }) });
+    try {
+      const env = { ...process.env, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${server.url}/v1` };
+      const args = ['savepoint', 'run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--memory', '--json', '--model', spec];
+      const unpriced = await exec('npx', args, { cwd: app, env, timeout: 120_000 }).then(
+        () => 'succeeded',
+        (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ''}${error.stderr ?? ''}`,
+      );
+      expect(unpriced).toMatch(new RegExp(`model ${spec} has no price in price table`));
+      expect(server.requestCount()).toBe(0);
+      const { stdout } = await exec('npx', [...args, '--prices', 'prices.json'], { cwd: app, env, timeout: 120_000 });
+      const report = JSON.parse(stdout) as { status: string; model: string; dollars: number; tokens: { input: number; output: number; cachedInput: number } };
+      expect(report).toMatchObject({ status: 'succeeded', model: spec });
+      expect(server.requestCount()).toBe(1);
+      const { input, output, cachedInput } = report.tokens;
+      expect(input).toBeGreaterThan(0);
+      expect(report.dollars).toBeCloseTo((input * price.inputPerMTok + output * price.outputPerMTok + cachedInput * price.cacheReadPerMTok) / 1_000_000, 6);
+    } finally {
+      await server.close();
+    }
+  }, 240_000);
+
+  it.concurrent("removes a finished run with the README's savepoint prune --finished-before", async () => {
+    // The command the Growth paragraph names, on the state directory a run left here (./.savepoint).
+    const [command, ...options] = readmeInline(/`(savepoint prune --finished-before) <date>`/, 'savepoint prune command').split(' ');
+    expect(command).toBe('savepoint');
+    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--json'], { cwd: app, timeout: 120_000 });
+    const { runId, status } = JSON.parse(stdout) as { runId: string; status: string };
+    expect(status).toBe('succeeded');
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const pruned = await exec('npx', [command!, ...options, tomorrow], { cwd: app, timeout: 120_000 });
+    expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 runs \\(\\d+ records, sha256:[0-9a-f]{64}\\) that finished before ${tomorrow}T00:00:00.000Z$`, 'm'));
+    const gone = await exec('npx', ['savepoint', 'status', runId], { cwd: app, timeout: 60_000 }).then(
+      () => 'still there',
+      (error: { stderr?: string }) => error.stderr ?? '',
+    );
+    expect(gone).toMatch(`no run ${runId}`);
+    const verified = await exec('npx', ['savepoint', 'verify', runId], { cwd: app, timeout: 60_000 });
+    expect(verified.stdout).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at `));
+  }, 240_000);
+
+  it.concurrent("runs the README's local tracing command: the installed package's traced template lets the run's end read its conversation for the budget-check spans", async () => {
+    // The command of "Traces" (Locally), its collector this test's receiver, which reads OTLP/JSON.
+    const line = readmeInline(/```bash\n(OTEL_EXPORTER_OTLP_ENDPOINT=\S+ .*npx savepoint run .*)\n```/, 'local tracing command');
+    const words = line.split(/\s+/);
+    const settings = words.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split(/=(.*)/s) as [string, string]);
+    const [npx, ...args] = words.filter((word) => !/^[A-Z_]+=/.test(word));
+    expect(npx).toBe('npx');
+    const receiver = await startOtlpReceiver();
+    try {
+      const own = Object.fromEntries(settings.map(([name, value]) => [name, name === 'OTEL_EXPORTER_OTLP_ENDPOINT' ? receiver.url : value]));
+      // Its own directory (and so its own state directory, ./.savepoint): the prune test's is beside it.
+      const cwd = join(app, 'traced-run');
+      mkdirSync(cwd);
+      const env = { ...process.env, ...own, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+      const { stdout, stderr } = await exec('npx', args, { cwd, env, timeout: 180_000 });
+      expect(`${stdout}${stderr}`).toMatch(/done {2}succeeded/);
+      const names = receiver.spans.map((span) => span.name);
+      expect(receiver.spans[0]?.resource['service.name']).toBe(own['OTEL_SERVICE_NAME']);
+      expect(names.filter((name) => name.startsWith('chat ')).length).toBeGreaterThan(5);
+      // One per model turn and the one that ended the run: the read the traceRunEnd grant allows.
+      expect(names.filter((name) => name === 'savepoint.budget_check')).toHaveLength(names.filter((name) => name.startsWith('chat ')).length + 1);
+    } finally {
+      await receiver.close();
+    }
+  }, 240_000);
+
   // After the others (not beside the bundling synth above, which it would slow down on a busy machine).
   it("synthesizes the README's tracing app (Traces): the OTEL variables on every function, the collector layer on each", async () => {
     // Bundling off (the test above bundles): what is checked is the template the `tracing` prop makes.
@@ -181,5 +268,33 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       expect(fn.Properties.Environment!.Variables, id).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318', OPENTELEMETRY_COLLECTOR_CONFIG_URI: '/var/task/collector.yaml', OTEL_METRICS_EXPORTER: 'none' });
       expect(fn.Properties.Layers, id).toEqual([expect.stringContaining('layer:aws-otel-collector')]);
     }
+  }, 240_000);
+
+  it("synthesizes the README's settings app: toolConcurrency as the Map's MaxConcurrency, keepVersions as the pruner's, prices as every function's PRICES", async () => {
+    const code = readmeFiles()['settings-app.ts']!;
+    const setting = (name: string) => {
+      const value = Number(new RegExp(`^ +${name}: (\\d+),`, 'm').exec(code)?.[1]);
+      expect(value, name).toBeGreaterThan(0);
+      return value;
+    };
+    const out = join(app, 'settings.out');
+    const env = { ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
+    await exec('npx', ['tsx', 'settings-app.ts'], { cwd: app, env, timeout: 180_000 });
+    type Resource = { Type: string; Properties: { Environment?: { Variables?: Record<string, string> }; DefinitionString?: unknown } };
+    const resources = Object.values((JSON.parse(readFileSync(join(out, 'Settings.template.json'), 'utf8')) as { Resources: Record<string, Resource> }).Resources);
+    const [machine, ...others] = resources.filter((resource) => resource.Type === 'AWS::StepFunctions::StateMachine');
+    expect(others).toEqual([]);
+    const maps = [...JSON.stringify(machine!.Properties.DefinitionString).matchAll(/\\"MaxConcurrency\\":(\d+)/g)].map((match) => Number(match[1]));
+    expect(maps).toEqual([setting('toolConcurrency')]);
+    const variables = resources.filter((resource) => resource.Type === 'AWS::Lambda::Function').map((fn) => fn.Properties.Environment?.Variables ?? {});
+    expect(variables.filter((vars) => 'KEEP_VERSIONS' in vars).map((vars) => vars['KEEP_VERSIONS'])).toEqual([String(setting('keepVersions'))]);
+    // The stack's prices and the agent's over them, on every function of the agent.
+    const agentFunctions = variables.filter((vars) => vars['POWERTOOLS_SERVICE_NAME'] === 'inbox-notes');
+    expect(agentFunctions.length).toBeGreaterThanOrEqual(10);
+    const priced = new Set(agentFunctions.map((vars) => vars['PRICES']));
+    expect(priced.size).toBe(1);
+    const specs = [...code.matchAll(/'(\w+:[\w.-]+)': \{/g)].map((match) => match[1]);
+    expect(specs).toHaveLength(2);
+    expect(Object.keys(JSON.parse([...priced][0]!) as object).sort()).toEqual(specs.sort());
   }, 240_000);
 });

@@ -9,13 +9,13 @@ import { renamedTemplate, synthesizeTemplate, TEMPLATE_AGENT } from '../../local
  * the CDK puts in the logical ids of function versions and API deployments.
  */
 describe('the template the package ships', () => {
-  it('renamed for an agent, is what the CDK synthesizes for that agent (up to content hashes in logical ids)', async () => {
+  it.each([{ traced: false }, { traced: true }])('renamed for an agent, is what the CDK synthesizes for that agent (up to content hashes in logical ids), traced: $traced', async (options) => {
     // StartRun's definition.hash is a hash of the rendered definition, whose Lambda version ids hold
     // content hashes: it differs with them (and is computed anew on renaming, tested below).
     const hashesOut = (text: string) =>
       text.replace(/(CurrentVersion|Deployment)([0-9A-F]{8})[0-9a-f]{32}/g, '$1$2').replace(/\\"hash\\":\\"[0-9a-f]{16}\\"/g, '\\"hash\\":\\"\\"');
-    const shipped = JSON.stringify(renamedTemplate(JSON.stringify(await synthesizeTemplate(TEMPLATE_AGENT)), 'inbox-notes'));
-    const direct = JSON.stringify(await synthesizeTemplate('inbox-notes'));
+    const shipped = JSON.stringify(renamedTemplate(JSON.stringify(await synthesizeTemplate(TEMPLATE_AGENT, options)), 'inbox-notes'));
+    const direct = JSON.stringify(await synthesizeTemplate('inbox-notes', options));
     expect(shipped).not.toContain(TEMPLATE_AGENT);
     expect(hashesOut(shipped)).toBe(hashesOut(direct));
     // The hashes are all that differs: the comparison is not vacuous.

@@ -53,12 +53,13 @@ export function savepoint(args: string[], options: { killAtStep?: number; env?: 
 }
 
 /** A state directory with the day and the synthesized template the engine processes share. */
-export async function workspace(name: string, day: Day): Promise<{ stateDir: string; args: (...more: string[]) => string[] }> {
+export async function workspace(name: string, day: Day, options: { traced?: boolean } = {}): Promise<{ stateDir: string; args: (...more: string[]) => string[] }> {
   const root = mkdtempSync(join(tmpdir(), `savepoint-${name}-`));
   const dayFile = join(root, 'day.json');
   const templateFile = join(root, 'template.json');
   writeFileSync(dayFile, JSON.stringify(day));
-  writeFileSync(templateFile, JSON.stringify(await cachedTemplate('refund-reconciler')));
+  // `traced`: the template of a deployment with the `tracing` prop, for runs with OTEL_* variables (its traceRunEnd grant).
+  writeFileSync(templateFile, JSON.stringify(await cachedTemplate('refund-reconciler', { traced: options.traced === true })));
   const stateDir = join(root, 'state');
   return { stateDir, args: (...more) => ['--state-dir', stateDir, ...more, '--agent', 'refund-reconciler', '--world-data', dayFile, '--template', templateFile] };
 }

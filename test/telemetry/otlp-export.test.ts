@@ -64,7 +64,7 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
   let records: Awaited<ReturnType<typeof recordsOf>>;
 
   beforeAll(async () => {
-    ({ stateDir, args } = await workspace('otel-sample-day', sampleDay));
+    ({ stateDir, args } = await workspace('otel-sample-day', sampleDay, { traced: true }));
     receiver.clear();
     const finished = await savepoint(args('run', '--json', '--approve', 'approve'), { env: otel() });
     expect(finished.code, finished.stderr).toBe(0);
@@ -291,7 +291,7 @@ describe('a run killed mid-way and resumed', { timeout: 240_000 }, () => {
   const day = makeSampleDay(7, { plain: 1, already_refunded: 0, mismatch: 1, large: 0 });
 
   it('exports the same ids for the steps before each kill, and exactly one execute_tool marked executed per write', async () => {
-    const { stateDir, args } = await workspace('otel-crash', day);
+    const { stateDir, args } = await workspace('otel-crash', day, { traced: true });
     receiver.clear();
     // Killed after the review was recorded, then after the refund was paid and before it was recorded.
     const first = await savepoint(args('run', '--json', '--crash-at', 'after-record:flag_for_review'), { env: otel() });
