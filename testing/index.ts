@@ -38,7 +38,7 @@ import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
-import type { Clock } from '../lambdas/shared/ports.js';
+import type { Clock, Timers } from '../lambdas/shared/ports.js';
 import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/crash.js';
 import { startLocalStack, type LocalStack } from '../local/runtime.js';
 
@@ -47,22 +47,42 @@ export type { ApprovalRecord, RunReport };
 
 /**
  * A clock a test moves by hand (Temporal's time skipping): what the harness reads for deadlines,
- * leases and wall-clock budgets. `TestEnvironment.skip` moves it and runs what fell due.
+ * leases and wall-clock budgets, and where its timers run — a tool's `timeoutMs`, the wall-clock
+ * watch on a call in flight, lease renewals, the engine's Task timeouts. They fire as the clock
+ * passes them, never in real time: a hung tool is timed out by `TestEnvironment.skip`, with no
+ * real wait. `skip` moves it and runs what fell due.
+ *
+ * @example
+ * ```ts
+ * // A tool that never answers, with timeoutMs: 30_000: the model is told it timed out.
+ * const running = env.start({ id: 'o-1' });
+ * await env.skip(30_000); // once the tool is called (e.g. it resolves a promise your test awaits)
+ * const run = await running.result();
+ * ```
  */
-export class TestClock implements Clock {
+export class TestClock implements Clock, Timers {
   #now: number;
+  readonly #timers = new Set<{ at: number; fire: () => void }>();
   constructor(start: Date | string = '2026-01-01T00:00:00.000Z') {
     this.#now = new Date(start).getTime();
     if (Number.isNaN(this.#now)) throw new Error(`TestClock: start ${JSON.stringify(start)} is not a date`);
   }
-  now(): Date {
-    return new Date(this.#now);
-  }
-  /** Moves the clock forward (never back: time a run has seen cannot be undone). */
-  advance(ms: number): void {
+  // Bound (arrow functions): `now: clock.now` and `after: clock.after` passed alone still work.
+  readonly now = (): Date => new Date(this.#now);
+  /** Calls `fire` at the first `advance` that reaches `ms` from now (never between moves); returns the cancel. */
+  readonly after = (ms: number, fire: () => void): (() => void) => {
+    const timer = { at: this.#now + ms, fire };
+    this.#timers.add(timer);
+    return () => void this.#timers.delete(timer);
+  };
+  /** Moves the clock forward (never back: time a run has seen cannot be undone), then fires the timers due by then, earliest first. */
+  readonly advance = (ms: number): void => {
     if (!(ms >= 0)) throw new Error(`TestClock.advance: ms must be ≥ 0, got ${ms}`);
     this.#now += ms;
-  }
+    const due = [...this.#timers].filter((timer) => timer.at <= this.#now).sort((a, b) => a.at - b.at);
+    // A timer cancelled by an earlier one's firing does not fire.
+    for (const timer of due) if (this.#timers.delete(timer)) timer.fire();
+  };
 }
 
 /** How the environment answers each approval as it is requested; `undefined` leaves it pending. */

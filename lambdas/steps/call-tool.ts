@@ -10,7 +10,7 @@ import { InvalidInputError, LeaseHeldError, TerminalError } from '../shared/erro
 import { boundedAttempt } from '../tools/attempt.js';
 import { failureOf, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
-import type { Clock } from '../shared/ports.js';
+import { timersOf, type Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { callsForApproval, rememberCall, runView, toolUses } from '../conversation/turns.js';
 import { deriveToolCall, jsonObject } from '../conversation/tool-calls.js';
@@ -285,7 +285,11 @@ export async function cutResult(result: string, maxBytes: number, store: (whole:
 /** Renews `claim`'s lease (and its effect's, held by the same attempt, in the same write) every third of a lease until `stop` (which waits for a renewal under way). */
 function keepLease(deps: CallToolDeps, claim: ToolCallRecord, effect?: { key: string; attempts: number }): { stop(): Promise<void> } {
   let renewing: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
+  // On the run's clock's timers (a test's clock renews as it is moved), re-armed as each renewal starts.
+  const timers = timersOf(deps.clock);
+  const every = Math.max(1, Math.floor(deps.leaseMs / 3));
+  const renew = () => {
+    cancel = timers.after(every, renew);
     // A renewal that fails leaves the lease as it was: at worst it runs out, as a dead holder's does.
     renewing = renewing
       .then(() => {
@@ -293,11 +297,11 @@ function keepLease(deps: CallToolDeps, claim: ToolCallRecord, effect?: { key: st
         return deps.ledger.renewCall(claim.runId, claim.turn, claim.call, claim.attempts, now, new Date(now.getTime() + deps.leaseMs), effect);
       })
       .catch(() => undefined);
-  }, Math.max(1, Math.floor(deps.leaseMs / 3)));
-  timer.unref();
+  };
+  let cancel = timers.after(every, renew);
   return {
     stop: async () => {
-      clearInterval(timer);
+      cancel();
       await renewing;
     },
   };

@@ -1,9 +1,9 @@
-import type { Clock } from '../shared/ports.js';
+import { timersOf, type Clock } from '../shared/ports.js';
 
 /**
- * One attempt of a tool's outside work, bounded twice: by the tool's own timeout (a real timer,
- * like the Lambda timeout it sits under) and by the run's wall-clock budget (read on the run's
- * clock, which tests inject). Either one aborts the signal the tool was handed and ends the
+ * One attempt of a tool's outside work, bounded twice: by the tool's own timeout (like the Lambda
+ * timeout it sits under) and by the run's wall-clock budget, both on the run's clock (which tests
+ * inject: a clock that arms timers times both out with no real wait, real timers otherwise). Either one aborts the signal the tool was handed and ends the
  * attempt at once, whether or not the tool listens to its signal: a hung call does not hold the
  * step until its Lambda dies.
  *
@@ -25,9 +25,10 @@ export class AttemptCut extends Error {
 }
 
 /**
- * How often an attempt re-reads the run's clock while it waits for the wall-clock limit: the
- * run's clock may be moved (a test's injected clock), so a timer set once for the limit could fire
- * late. A real clock's limit is still met to the millisecond: the last wait is what is left.
+ * How often an attempt re-reads the run's clock while it waits for the wall-clock limit: a clock
+ * may be moved without arming timers of its own (an offset on the system clock), so a real timer
+ * set once for the limit could fire late. A clock's limit is still met to the millisecond: the
+ * last wait is what is left (and a clock that arms timers fires them as it is moved).
  */
 export const CLOCK_CHECK_MS = 250;
 
@@ -36,6 +37,7 @@ export interface AttemptBounds {
   readonly timeoutMs?: number;
   /** The step's own signal (the Lambda deadline): the attempt ends with it. */
   readonly signal?: AbortSignal;
+  /** The run's clock: the timeout and the wall-clock watch run on its timers (`after`), when it has them. */
   readonly clock: Clock;
   /** When the run's wall-clock budget runs out, on `clock`. */
   readonly stopAt: Date;
@@ -58,8 +60,8 @@ export async function boundedAttempt<T>(work: (signal: AbortSignal) => Promise<T
   const cut = (value: Cut) => {
     if (!controller.signal.aborted) controller.abort(new AttemptCut(value));
   };
-  const timer = bounds.timeoutMs === undefined ? undefined : setTimeout(() => cut({ kind: 'timeout', message: `${bounds.what} did not answer within ${bounds.timeoutMs} ms (its timeoutMs)` }), bounds.timeoutMs);
-  timer?.unref();
+  const timers = timersOf(bounds.clock);
+  const cancelTimeout = bounds.timeoutMs === undefined ? undefined : timers.after(bounds.timeoutMs, () => cut({ kind: 'timeout', message: `${bounds.what} did not answer within ${bounds.timeoutMs} ms (its timeoutMs)` }));
   const onOuter = () => controller.abort(bounds.signal!.reason);
   if (bounds.signal?.aborted) onOuter();
   else bounds.signal?.addEventListener('abort', onOuter, { once: true });
@@ -74,7 +76,7 @@ export async function boundedAttempt<T>(work: (signal: AbortSignal) => Promise<T
     if (controller.signal.reason instanceof AttemptCut) throw controller.signal.reason;
     throw error;
   } finally {
-    clearTimeout(timer);
+    cancelTimeout?.();
     stopWatching();
     bounds.signal?.removeEventListener('abort', onOuter);
     controller.signal.removeEventListener('abort', onAbort);
@@ -82,15 +84,15 @@ export async function boundedAttempt<T>(work: (signal: AbortSignal) => Promise<T
   }
 }
 
-/** Calls `onDue` once `clock` reaches `at` (checked at most CLOCK_CHECK_MS apart); returns the cancel. */
+/** Calls `onDue` once `clock` reaches `at` (checked at most CLOCK_CHECK_MS apart, on its timers); returns the cancel. */
 export function watchClock(clock: Clock, at: Date, onDue: () => void): () => void {
-  let timer: NodeJS.Timeout | undefined;
+  const timers = timersOf(clock);
+  let cancel = () => {};
   const check = () => {
     const left = at.getTime() - clock.now().getTime();
     if (left <= 0) return onDue();
-    timer = setTimeout(check, Math.min(left, CLOCK_CHECK_MS));
-    timer.unref();
+    cancel = timers.after(Math.min(left, CLOCK_CHECK_MS), check);
   };
   check();
-  return () => clearTimeout(timer);
+  return () => cancel();
 }

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { deadline } from '../shared/deadline.js';
+import { realTimers, type Timers } from '../shared/ports.js';
 
 /**
  * JSON over HTTP for an agent's tool backends, translating every failure into savepoint's error
@@ -21,6 +22,8 @@ export interface JsonHttpClientOptions {
   readonly timeoutMs?: number;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
+  /** Where `timeoutMs` is timed (a test's clock times it out with no real wait). @default real timers */
+  readonly timers?: Timers;
 }
 
 export interface JsonRequestOptions {
@@ -39,16 +42,18 @@ export class JsonHttpClient {
   readonly #baseUrl: string;
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
+  readonly #timers: Timers;
 
   constructor(options: JsonHttpClientOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#timers = options.timers ?? realTimers;
   }
 
   async request<S extends z.ZodType>(method: 'GET' | 'POST', path: string, schema: S, options: JsonRequestOptions = {}): Promise<z.output<S>> {
     const what = `${method} ${path.split('?')[0]}`;
-    const limit = deadline(this.#timeoutMs, options.signal);
+    const limit = deadline(this.#timeoutMs, options.signal, this.#timers);
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
     if (options.idempotencyKey !== undefined) headers['Idempotency-Key'] = options.idempotencyKey;

@@ -1,13 +1,18 @@
-/**
- * Where the engine's Task timers run (TimeoutSeconds, HeartbeatSeconds). By default real timers; a
- * clock a test moves by hand can run them instead, so that a Task times out the moment the clock
- * passes its deadline, with no real wait (test/engine/stops.test.ts).
- */
-export interface Timers {
-  /** Calls `fire` once `ms` have passed on this clock; returns the cancel (a no-op once fired). */
-  after(ms: number, fire: () => void): () => void;
-}
+import type { Timers } from '../../lambdas/shared/ports.js';
 
+/**
+ * Where the engine's Task timers run (TimeoutSeconds, HeartbeatSeconds): the steps' `Timers`
+ * (lambdas/shared/ports.ts). By default real timers; a clock a test moves by hand can run them
+ * instead, so that a Task times out the moment the clock passes its deadline, with no real wait
+ * (test/engine/stops.test.ts).
+ */
+export type { Timers };
+
+/**
+ * Real timers that keep the process alive while they are pending, unlike the steps' `realTimers`:
+ * a Task being timed is what the engine waits for, so its timeout must still fire when nothing
+ * else is left to run (a tool hung on a promise).
+ */
 export const realTimers: Timers = {
   after(ms, fire) {
     const timer = setTimeout(fire, ms);

@@ -215,8 +215,14 @@ const hanging = (tool: Pick<ToolDefinition, 'name' | 'effect' | 'timeoutMs' | 'r
 
 describe('a hung tool', () => {
   it('is stopped by its timeout: a read is answered to the model, a write is reconciled, not sent twice', async () => {
+    // The tools' timeouts run on the stack's clock: they fire as the test moves it, with no real wait.
+    const clock = manualClock();
     const sent: string[] = [];
-    const hungRead = hanging({ name: 'hung_read', effect: 'read', timeoutMs: 50 });
+    let hung = 0;
+    const hungRead = hanging({ name: 'hung_read', effect: 'read', timeoutMs: 50 }, () => {
+      hung += 1;
+      wake();
+    });
     let aborted: unknown;
     // Takes effect, then hangs.
     const hungWrite = hanging(
@@ -229,11 +235,19 @@ describe('a hung tool', () => {
       (context) => {
         sent.push(context.idempotencyKey);
         context.signal!.addEventListener('abort', () => (aborted = context.signal!.reason));
+        hung += 1;
+        wake();
       },
     );
     const seen: ToolResultBlock[][] = [];
-    const current = await start(scriptedAgent([hungRead, hungWrite], [() => calls(use('t1', 'hung_read', {}), use('t2', 'hung_write', {})), () => finish()], seen));
-    const finished = await run(current, 'hung');
+    const current = await start(scriptedAgent([hungRead, hungWrite], [() => calls(use('t1', 'hung_read', {}), use('t2', 'hung_write', {})), () => finish()], seen), { clock });
+    const running = run(current, 'hung');
+    // Both calls of the turn run at once, and hang.
+    await waitFor(() => hung === 2);
+    clock.advance(49);
+    expect(aborted).toBeUndefined();
+    clock.advance(1);
+    const finished = await running;
 
     expect(finished.output).toMatchObject({ status: 'succeeded' });
     expect(seen[1]!.map(parsed)).toEqual([{ error: 'timeout', message: 'hung_read did not answer within 50 ms (its timeoutMs)' }, { reconciled: true }]);
@@ -257,18 +271,22 @@ describe('a hung tool', () => {
         return { done: true };
       },
     });
-    const current = await start(scriptedAgent([slowWrite], [() => calls(use('t1', 'slow_write', {})), () => finish()]), { leaseMs: 90 });
+    // The renewals run on the stack's clock: each third of a lease the test moves it renews the claim.
+    const clock = manualClock();
+    const current = await start(scriptedAgent([slowWrite], [() => calls(use('t1', 'slow_write', {})), () => finish()]), { clock, leaseMs: 90 });
     const running = run(current, 'long-write');
     await waitFor(() => sends > 0);
     const claimed = (await current.ledger.getCall('long-write', 1, 1))!;
-    // Well past the first lease (renewals are ledger writes, which wake this probe):
-    const renewed = await waitFor(async () => {
-      const now = (await current.ledger.getCall('long-write', 1, 1))!;
-      return Date.now() > Date.parse(claimed.leaseUntil) + 90 && now;
-    });
-    expect(renewed.leaseUntil > claimed.leaseUntil).toBe(true);
+    // Two leases on, a third at a time: each renewal holds the claim a lease past that moment
+    // (renewals are ledger writes, which wake this probe).
+    for (let third = 1; third <= 6; third++) {
+      clock.advance(30);
+      const until = clock.now().getTime() + 90;
+      await waitFor(async () => Date.parse((await current.ledger.getCall('long-write', 1, 1))!.leaseUntil) === until);
+    }
+    expect(clock.now().getTime()).toBeGreaterThan(Date.parse(claimed.leaseUntil) + 90);
     // Another attempt is refused: the lease is still live.
-    const other = await current.ledger.claimCall({ ...claimed, attempts: 0 }, new Date());
+    const other = await current.ledger.claimCall({ ...claimed, attempts: 0 }, clock.now());
     expect(other).toMatchObject({ claimed: false, existing: { status: 'in_flight', attempts: 1 } });
     finishSend();
     expect((await running).output).toMatchObject({ status: 'succeeded' });
@@ -351,8 +369,8 @@ describe('a hung tool', () => {
   });
 
   it('is cut off by the wall-clock budget, and the run stops within a second of the limit', async () => {
-    let offsetMs = 0;
-    const clock = { now: () => new Date(Date.now() + offsetMs) };
+    // The wall-clock watch runs on the stack's clock: the cut comes as the test moves it past the limit.
+    const clock = manualClock();
     let hung = false;
     const hungRead = hanging({ name: 'hung', effect: 'read', timeoutMs: 600_000 }, () => {
       hung = true;
@@ -361,8 +379,9 @@ describe('a hung tool', () => {
     const current = await start(scriptedAgent([hungRead], [() => calls(use('t1', 'hung', {})), () => finish()]), { clock });
     const running = run(current, 'wall', { maxWallSeconds: 60 });
     await waitFor(() => hung);
-    // The run's clock passes its limit while the call hangs (with ten minutes of its timeout left).
-    offsetMs += 60_000;
+    // The run's clock passes its limit while the call hangs (with ten minutes of its timeout left),
+    // and stands still after: the run ends with no further move.
+    clock.advance(60_000);
     const limitPassed = clock.now().getTime();
     const finished = await running;
 
@@ -377,8 +396,7 @@ describe('a hung tool', () => {
 
 describe('a hung model call', () => {
   it('is cut off by the wall-clock budget, and the run stops within a second of the limit', async () => {
-    let offsetMs = 0;
-    const clock = { now: () => new Date(Date.now() + offsetMs) };
+    const clock = manualClock();
     // A model endpoint that takes the request and never answers.
     let pending = 0;
     const server = createServer(() => {
@@ -390,7 +408,7 @@ describe('a hung model call', () => {
       const current = await start(scriptedAgent([lookup], []), { clock, modelUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
       const running = run(current, 'wall-model', { maxWallSeconds: 60 });
       await waitFor(() => pending > 0);
-      offsetMs += 60_000;
+      clock.advance(60_000);
       const limitPassed = clock.now().getTime();
       const finished = await running;
       expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: wall clock 6\d s \/ 60 s$/) });

@@ -6,6 +6,7 @@ import { Day, type RefundRequest } from '../../agents/refund-reconciler/domain.j
 import { HttpCommerceApi } from '../../agents/refund-reconciler/payments-client.js';
 import { ErrorNames, InvalidInputError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
 import { DEFAULT_SEED, makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import { manualClock } from '../support/manual-clock.js';
 import { startPaymentsServer, type PaymentsServer, type PaymentsServerOptions } from '../../agents/refund-reconciler/sim/payments-server.js';
 
 const day = Day.parse(JSON.parse(readFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), 'utf8')));
@@ -230,8 +231,18 @@ describe('client', () => {
   it('times out as Transient and honours the caller signal', async () => {
     const hang: typeof fetch = (_input, init) =>
       new Promise((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
-    const api = new HttpCommerceApi({ baseUrl: 'http://x', fetch: hang, timeoutMs: 20 });
-    await expect(api.getOrder('o')).rejects.toThrow(/GET \/v1\/orders\/o failed: timed out after 20 ms/);
+    // The client's timeout runs on the test's clock: it fires as the clock is moved past it.
+    const clock = manualClock();
+    const api = new HttpCommerceApi({ baseUrl: 'http://x', fetch: hang, timeoutMs: 20, timers: clock });
+    let settled = false;
+    const timingOut = api.getOrder('o').finally(() => (settled = true));
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    await turn();
+    clock.advance(19);
+    await turn();
+    expect(settled).toBe(false);
+    clock.advance(1);
+    await expect(timingOut).rejects.toThrow(/GET \/v1\/orders\/o failed: timed out after 20 ms/);
     const caller = new AbortController();
     const pending = new HttpCommerceApi({ baseUrl: 'http://x', fetch: hang }).getOrder('o', caller.signal);
     caller.abort();

@@ -8,6 +8,7 @@ import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
 import { cutResult } from '../../lambdas/steps/call-tool.js';
 import { AttemptCut, boundedAttempt } from '../../lambdas/tools/attempt.js';
 import { assertToolsFitTimeout } from '../../lambdas/adapters/aws-deps.js';
+import { manualClock } from '../support/manual-clock.js';
 
 const tool = (options: Partial<ToolDefinition> = {}) =>
   defineTool({ name: 'look', description: 'Looks.', input: z.object({}), effect: 'read', execute: async () => ({}), ...options });
@@ -125,18 +126,25 @@ describe('a bounded attempt', () => {
 
   it('returns what the work returns, and cuts off work that outlives its timeout even when it ignores its signal', async () => {
     expect(await boundedAttempt(async () => 42, { timeoutMs: 1_000, clock, stopAt: far, what: 'w' })).toBe(42);
+    // The timeout runs on the attempt's clock, which fires it as it is moved.
+    const moved = manualClock();
     let signal: AbortSignal | undefined;
-    const hung = boundedAttempt((given) => ((signal = given), new Promise(() => undefined)), { timeoutMs: 5, clock, stopAt: far, what: 'w' });
+    const hung = boundedAttempt((given) => ((signal = given), new Promise(() => undefined)), { timeoutMs: 5, clock: moved, stopAt: far, what: 'w' });
+    moved.advance(4);
+    expect(signal!.aborted).toBe(false);
+    moved.advance(1);
     await expect(hung).rejects.toMatchObject({ name: 'AttemptCut', cut: { kind: 'timeout', message: 'w did not answer within 5 ms (its timeoutMs)' } });
     expect(signal!.aborted).toBe(true);
     expect(signal!.reason).toBeInstanceOf(AttemptCut);
   });
 
   it('is cut off when the run clock passes the wall-clock limit, however far the clock jumps', async () => {
-    let offsetMs = 0;
-    const moved = { now: () => new Date(Date.now() + offsetMs) };
-    const hung = boundedAttempt(() => new Promise(() => undefined), { clock: moved, stopAt: new Date(Date.now() + 60_000), what: 'w' });
-    offsetMs = 60_000;
+    const moved = manualClock();
+    let signal: AbortSignal | undefined;
+    const hung = boundedAttempt((given) => ((signal = given), new Promise(() => undefined)), { clock: moved, stopAt: new Date(moved.now().getTime() + 60_000), what: 'w' });
+    moved.advance(59_999);
+    expect(signal!.aborted).toBe(false);
+    moved.advance(3600_000);
     await expect(hung).rejects.toMatchObject({ cut: { kind: 'wallClock', message: "w was cut off: the run's wall-clock budget ran out" } });
   });
 
