@@ -54,10 +54,17 @@ export type { ApprovalRecord, RunReport };
  *
  * @example
  * ```ts
- * // A tool that never answers, with timeoutMs: 30_000: the model is told it timed out.
- * const running = env.start({ id: 'o-1' });
- * await env.skip(30_000); // once the tool is called (e.g. it resolves a promise your test awaits)
- * const run = await running.result();
+ * let called!: () => void;
+ * const calling = new Promise<void>((resolve) => (called = resolve));
+ * const lookup = defineTool({
+ *   name: 'lookup', description: 'Never answers.', input: z.object({}), effect: 'read', timeoutMs: 30_000,
+ *   execute: () => (called(), new Promise(() => {})),
+ * });
+ * const env = await createTestEnvironment({ agent: agentWith(lookup) });
+ * const run = env.start({ id: 'o-1' });
+ * await calling;
+ * await env.skip(30_000); // its timeout fires: the model is told `timeout`, and the run goes on
+ * expect((await run.result()).status).toBe('succeeded');
  * ```
  */
 export class TestClock implements Clock, Timers {

@@ -241,12 +241,21 @@ describe('a hung tool', () => {
     );
     const seen: ToolResultBlock[][] = [];
     const current = await start(scriptedAgent([hungRead, hungWrite], [() => calls(use('t1', 'hung_read', {}), use('t2', 'hung_write', {})), () => finish()], seen), { clock });
+    let settling = 0;
+    current.engine.on((event) => {
+      if (event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'Agent.LeaseHeld') settling += 1;
+    });
     const running = run(current, 'hung');
     // Both calls of the turn run at once, and hang.
     await waitFor(() => hung === 2);
     clock.advance(49);
     expect(aborted).toBeUndefined();
     clock.advance(1);
+    // The timed-out write, released, is claimed again only once its settle time (its timeoutMs) has
+    // passed on the clock since: its retry is refused until the test moves the clock past it.
+    await waitFor(() => settling > 0);
+    expect(sent).toHaveLength(1);
+    clock.advance(51);
     const finished = await running;
 
     expect(finished.output).toMatchObject({ status: 'succeeded' });
@@ -277,9 +286,9 @@ describe('a hung tool', () => {
     const running = run(current, 'long-write');
     await waitFor(() => sends > 0);
     const claimed = (await current.ledger.getCall('long-write', 1, 1))!;
-    // Two leases on, a third at a time: each renewal holds the claim a lease past that moment
+    // Past two leases on, a third at a time: each renewal holds the claim a lease past that moment
     // (renewals are ledger writes, which wake this probe).
-    for (let third = 1; third <= 6; third++) {
+    for (let third = 1; third <= 7; third++) {
       clock.advance(30);
       const until = clock.now().getTime() + 90;
       await waitFor(async () => Date.parse((await current.ledger.getCall('long-write', 1, 1))!.leaseUntil) === until);

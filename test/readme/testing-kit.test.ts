@@ -81,6 +81,48 @@ describe('savepoint/testing', () => {
     expect(sent.size).toBe(0);
   });
 
+  it('times a hung tool out when the test skips past its timeout, with no real wait', async () => {
+    let called!: () => void;
+    const calling = new Promise<void>((resolve) => (called = resolve));
+    const told: unknown[] = [];
+    const hung = withDev(
+      defineAgent({
+        name: 'kit-hung',
+        model: 'sim:savepoint-sim-1',
+        system: 'Look it up.',
+        input: z.object({}).strict(),
+        prompt: () => 'Look it up.',
+        tools: [
+          defineTool({
+            name: 'lookup',
+            description: 'Never answers.',
+            input: z.object({}).strict(),
+            effect: 'read',
+            timeoutMs: 30_000,
+            execute: () => (called(), new Promise(() => undefined)),
+          }),
+        ],
+      }),
+      {
+        policy: (request) => {
+          const last = request.messages.at(-1)!;
+          if (request.messages.length === 1) return { content: [{ type: 'tool_use', id: 'call_1', name: 'lookup', input: {} }], stop_reason: 'tool_use' };
+          if (Array.isArray(last.content)) for (const block of last.content) if (block.type === 'tool_result') told.push(JSON.parse(String(block.content)));
+          return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
+        },
+      },
+    );
+    env = await createTestEnvironment({ agent: hung });
+    const run = env.start({});
+    await calling;
+    await env.skip(29_999);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(told).toEqual([]);
+    await env.skip(1);
+    expect((await run.result()).status).toBe('succeeded');
+    expect(told).toEqual([{ error: 'timeout', message: 'lookup did not answer within 30000 ms (its timeoutMs)' }]);
+  });
+
   it('crashes the engine at every boundary of the write tool and each resumed run sends it once', async () => {
     const seen: string[] = [];
     const cases = await forEachCrashPoint({
