@@ -242,6 +242,8 @@ describe('client', () => {
     await turn();
     expect(settled).toBe(false);
     clock.advance(1);
+    await turn();
+    expect(settled).toBe(true);
     await expect(timingOut).rejects.toThrow(/GET \/v1\/orders\/o failed: timed out after 20 ms/);
     const caller = new AbortController();
     const pending = new HttpCommerceApi({ baseUrl: 'http://x', fetch: hang }).getOrder('o', caller.signal);

@@ -132,7 +132,9 @@ describe('a bounded attempt', () => {
     const hung = boundedAttempt((given) => ((signal = given), new Promise(() => undefined)), { timeoutMs: 5, clock: moved, stopAt: far, what: 'w' });
     moved.advance(4);
     expect(signal!.aborted).toBe(false);
+    // Cut as the clock reaches the timeout, not on a real timer later.
     moved.advance(1);
+    expect(signal!.aborted).toBe(true);
     await expect(hung).rejects.toMatchObject({ name: 'AttemptCut', cut: { kind: 'timeout', message: 'w did not answer within 5 ms (its timeoutMs)' } });
     expect(signal!.aborted).toBe(true);
     expect(signal!.reason).toBeInstanceOf(AttemptCut);
@@ -145,6 +147,7 @@ describe('a bounded attempt', () => {
     moved.advance(59_999);
     expect(signal!.aborted).toBe(false);
     moved.advance(3600_000);
+    expect(signal!.aborted).toBe(true);
     await expect(hung).rejects.toMatchObject({ cut: { kind: 'wallClock', message: "w was cut off: the run's wall-clock budget ran out" } });
   });
 
