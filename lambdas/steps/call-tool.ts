@@ -12,7 +12,7 @@ import { failureOf, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { callsForApproval, rememberCall, runView, toolUses } from '../conversation/turns.js';
+import { callsForApproval, rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
 import { deriveToolCall, jsonObject } from '../conversation/tool-calls.js';
 import { effectGate, recordEscalation, undecided } from '../tools/effects.js';
 
@@ -76,6 +76,8 @@ export function createCallTool(deps: CallToolDeps) {
     const turnRecord = read.turns[0];
     const block = turnRecord && toolUses(turnRecord)[call - 1];
     if (!turnRecord || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turn}`);
+    // This function's own cache of the conversation (not another function's: each has its own on AWS).
+    rememberTurn(deps.ledger, turnRecord);
     const skipped = (reason: string): CallToolResult => ({ turn, call, name: block.name, outcome: 'skipped', skipped: reason });
     // The step's count: written with the call's outcome (one write), or — for a call found
     // recorded (a retry), whose write may have died before its count on the embedded log — on its own.
