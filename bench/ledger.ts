@@ -39,7 +39,7 @@ const { values: args } = parseArgs({
 });
 const STEPS = Number(args.steps);
 const REPS = Number(args.reps);
-/** Ledger calls per agent step of `turnAndCall` (9 per pair of steps). */
+/** Ledger calls per agent step of `turnAndCall` (7 per pair of steps). */
 const CALLS_PER_STEP = 3.5;
 
 interface Target {
