@@ -3,12 +3,12 @@
  * agent step, per ledger implementation.
  *
  * One repetition is the ledger calls the steps make today for `steps` agent steps, in pairs of a
- * model turn and one side-effecting tool call (two agent steps, 9 calls):
+ * model turn and one side-effecting tool call (two agent steps, 7 calls):
  *   loadStep                                            (BudgetCheck: one batched read)
- *   loadStep, recordTurn, countStep                     (CallModel)
- *   loadStep, claimCall, completeCall, countStep        (CallTool: the claim and record around the side effect)
- * — 4.5 calls per agent step; a real day mixes in reads (one `recordCall` instead of claim and
- * complete), and `npm run bench -- --overhead` counts 3.55 per agent step on the refund day. Each
+ *   loadStep, countStep, recordTurn                     (CallModel: the call's reservation, then the turn with its count)
+ *   loadStep, claimCall, completeCall                   (CallTool: the claim, and the record around the side effect with its count)
+ * — 3.5 calls per agent step; a real day mixes in reads (one `recordCall` instead of claim and
+ * complete), and `npm run bench -- --overhead` counts 2.84 per agent step on the refund day. Each
  * repetition is a fresh ledger and a fresh run; the figure is the median over repetitions of the
  * mean ms per agent step, after one warm-up repetition. Nothing here is a test.
  */
@@ -39,8 +39,8 @@ const { values: args } = parseArgs({
 });
 const STEPS = Number(args.steps);
 const REPS = Number(args.reps);
-/** Ledger calls per agent step of `turnAndCall` (9 per pair of steps). */
-const CALLS_PER_STEP = 4.5;
+/** Ledger calls per agent step of `turnAndCall` (7 per pair of steps). */
+const CALLS_PER_STEP = 3.5;
 
 interface Target {
   name: string;
@@ -55,28 +55,29 @@ async function turnAndCall(ledger: Ledger, runId: string, turn: number, now: Dat
   await ledger.loadStep(runId, want);
   // CallModel
   await ledger.loadStep(runId, want);
-  const recorded = await ledger.recordTurn({
-    kind: 'turn',
-    runId,
-    turn,
-    model: 'savepoint-sim-1',
-    content: [
-      { type: 'text', text: `Turn ${turn}: the refund for order ${1000 + turn} does not match the ledger; issuing the difference.` },
-      { type: 'tool_use', id: `toolu_${turn}_1`, name: 'issue_refund', input: { orderId: `ord_${1000 + turn}`, amountCents: 1250, reason: 'mismatch' } },
-    ],
-    stopReason: 'tool_use',
-    usage: { input_tokens: 1800 + turn * 40, output_tokens: 120 },
-    costMicros: 6_000,
-    latencyMs: 0,
-    recordedAt: now.toISOString(),
-  });
-  await ledger.countStep(runId, `turn:${turn}`, {
-    steps: 1,
-    modelTurns: 1,
-    inputTokens: recorded.usage.input_tokens,
-    outputTokens: recorded.usage.output_tokens,
-    costMicros: recorded.costMicros,
-  });
+  await ledger.countStep(runId, `reserve:${turn}`, { reservedTokens: 4_000, reservedMicros: 9_000 });
+  const usage = { input_tokens: 1800 + turn * 40, output_tokens: 120 };
+  await ledger.recordTurn(
+    {
+      kind: 'turn',
+      runId,
+      turn,
+      model: 'savepoint-sim-1',
+      content: [
+        { type: 'text', text: `Turn ${turn}: the refund for order ${1000 + turn} does not match the ledger; issuing the difference.` },
+        { type: 'tool_use', id: `toolu_${turn}_1`, name: 'issue_refund', input: { orderId: `ord_${1000 + turn}`, amountCents: 1250, reason: 'mismatch' } },
+      ],
+      stopReason: 'tool_use',
+      usage,
+      costMicros: 6_000,
+      latencyMs: 0,
+      recordedAt: now.toISOString(),
+    },
+    {
+      stepKey: `turn:${turn}`,
+      deltas: { steps: 1, modelTurns: 1, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, costMicros: 6_000, reservedTokens: -4_000, reservedMicros: -9_000 },
+    },
+  );
   // CallTool
   await ledger.loadStep(runId, { turns: [turn], calls: [{ turn, call: 1 }], breaker: 'tools' });
   const claim = await ledger.claimCall(
@@ -97,8 +98,7 @@ async function turnAndCall(ledger: Ledger, runId: string, turn: number, now: Dat
     now,
   );
   if (!claim.claimed) throw new Error(`turn ${turn}: claim refused`);
-  await ledger.completeCall(runId, turn, 1, { outcome: 'ok', result: `{"refundId":"re_${turn}","status":"succeeded"}`, latencyMs: 0 }, now);
-  await ledger.countStep(runId, `call:${turn}:1`, { steps: 1, toolCalls: 1 });
+  await ledger.completeCall(runId, turn, 1, { outcome: 'ok', result: `{"refundId":"re_${turn}","status":"succeeded"}`, latencyMs: 0 }, now, undefined, { stepKey: `call:${turn}:1`, deltas: { steps: 1, toolCalls: 1 } });
 }
 
 /** Runs one repetition: STEPS agent steps on a fresh ledger; returns mean ms per step and log bytes per step. */
@@ -194,7 +194,7 @@ try {
 if (args.json) {
   console.log(JSON.stringify({ steps: STEPS, reps: REPS, callsPerStep: CALLS_PER_STEP, rows }, null, 2));
 } else {
-  console.log(`ledger calls per agent step: ${CALLS_PER_STEP} (a model turn and a side-effecting call: 9 calls per 2 steps); ${STEPS} steps × ${REPS} repetitions (median of the mean per repetition)\n`);
+  console.log(`ledger calls per agent step: ${CALLS_PER_STEP} (a model turn and a side-effecting call: 7 calls per 2 steps); ${STEPS} steps × ${REPS} repetitions (median of the mean per repetition)\n`);
   console.log(['ledger'.padEnd(30), 'ms/step'.padStart(9), 'ms/call'.padStart(9), 'min'.padStart(8), 'max'.padStart(8), 'log B/step'.padStart(11)].join(' '));
   for (const row of rows) {
     console.log(

@@ -54,7 +54,11 @@ export const LEDGER_ACCESS = {
   startRun: { table: ['GetItem', 'PutItem', 'Query'] },
   /** BudgetCheck: reads the run, the conversation, the kill flag (one batched read), a budget approval; records guard events and applies an approved extension. */
   budgetCheck: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
-  /** CallModel: reads the run, the conversation and the breaker (one batched read), records the turn once, counts it; the model breaker. */
+  /**
+   * CallModel: reads the run, the conversation and the breaker (one batched read), reserves the
+   * call's cost, records the turn once with its count (one TransactWriteItems of two Puts: PutItem
+   * authorizes each); the model breaker.
+   */
   callModel: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /** Compact: like CallModel, for the summary turn. */
   compact: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
@@ -64,9 +68,9 @@ export const LEDGER_ACCESS = {
    * CallTool: one batched read, then claims, completes and releases the call (or records a read at
    * once), counts it, escalates a timed-out approval; the tools breaker. A tool with an approval
    * rule reads the run's calls before it (a query of the conversation) when its function's cache
-   * does not hold them — a cold function always — so it queries too (the twin refused it). A call
-   * and its business-key effect are written in one TransactWriteItems, which IAM authorizes action
-   * by action: PutItem for each Put, ConditionCheckItem for an item only checked
+   * does not hold them — a cold function always — so it queries too (the twin refused it). A call,
+   * its business-key effect and the run item that counts it are written in one TransactWriteItems,
+   * which IAM authorizes action by action: PutItem for each Put, ConditionCheckItem for an item only checked
    * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
    */
   callTool: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'ConditionCheckItem'] },

@@ -148,17 +148,17 @@ export function crashingToolCalls(calls: ToolCallLedger, crash: CrashPoints): Pi
       if (claim.claimed) crash.reached(CrashPoint.AfterClaim, [call.name]);
       return claim;
     },
-    async completeCall(runId, turn, call, outcome, now, effect) {
+    async completeCall(runId, turn, call, outcome, now, effect, count) {
       const name = (await calls.getCall(runId, turn, call))?.name;
       const tools = name ? [name] : [];
       crash.reached(CrashPoint.AfterCommit, tools);
-      const completed = await calls.completeCall(runId, turn, call, outcome, now, effect);
+      const completed = await calls.completeCall(runId, turn, call, outcome, now, effect, count);
       crash.reached(CrashPoint.AfterRecord, tools);
       return completed;
     },
-    async recordCall(call, now) {
+    async recordCall(call, now, count) {
       crash.reached(CrashPoint.AfterCommit, [call.name]);
-      const recorded = await calls.recordCall(call, now);
+      const recorded = await calls.recordCall(call, now, count);
       crash.reached(CrashPoint.AfterRecord, [call.name]);
       return recorded;
     },
@@ -168,8 +168,8 @@ export function crashingToolCalls(calls: ToolCallLedger, crash: CrashPoints): Pi
 /** The model turns: recordTurn: record ─ model-recorded. */
 export function crashingTurns(turns: TurnLedger, crash: CrashPoints): Pick<TurnLedger, 'recordTurn'> {
   return {
-    async recordTurn(turn) {
-      const recorded = await turns.recordTurn(turn);
+    async recordTurn(turn, count) {
+      const recorded = await turns.recordTurn(turn, count);
       crash.reached(CrashPoint.ModelRecorded, toolNames(recorded.content));
       return recorded;
     },

@@ -40,6 +40,15 @@ export async function callsForApproval(ledger: TurnLedger & BlobStore, agent: Ag
   return (await loadConversationStep(ledger, turn.runId)).calls;
 }
 
+/**
+ * Tells this process's conversation cache of a turn a step read (it learns it if it is the next
+ * one it lacks), so that with the calls it completes (`rememberCall`) a later turn's approval rule
+ * needs no read: CallTool learns each turn whose calls it makes, as its own loadStep reads it.
+ */
+export function rememberTurn(ledger: object, turn: TurnRecord): void {
+  learn(knownOf(ledger, turn.runId), [turn], []);
+}
+
 /** Tells this process's conversation cache of a call a step just completed, so that later rules need not read it back. */
 export function rememberCall(ledger: object, record: ToolCallRecord): void {
   learn(knownOf(ledger, record.runId), [], [record]);

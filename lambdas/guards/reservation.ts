@@ -1,5 +1,5 @@
 import { turnCounts } from '../conversation/turns.js';
-import type { GuardLedger } from '../ledger/ledger.js';
+import type { GuardLedger, StepCount } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, TurnRecord } from '../ledger/records.js';
 import { budgetTrip, reservationTrip, type GuardTrip, type Reservation } from './budgets.js';
 
@@ -9,7 +9,7 @@ import { budgetTrip, reservationTrip, type GuardTrip, type Reservation } from '.
  *
  *   reserve(turn N) ─► kill, budget, or the call's bound does not fit ─► the trip: the call is not sent
  *                   └► countStep reserve:N  (reservedTokens/Micros += bound; once per turn, whatever the attempts)
- *   model call ─► recordTurn(N) ─► settle(N) ─► countStep turn:N  (real usage added, the bound taken off: one write)
+ *   model call ─► recordTurn(N) with settle(N): count turn:N  (real usage added, the bound taken off: the turn's own write)
  *
  * A call that died unrecorded stays reserved until a retry settles it, so the run never shows
  * less than its calls may have cost. The step that skips a call on a trip returns; BudgetCheck,
@@ -29,7 +29,17 @@ export async function reserveModelCall(
   return undefined;
 }
 
+/**
+ * The count of a reserved call's recorded turn: its real usage added, its reservation taken off
+ * (one count per turn). Written with the turn itself (`recordTurn(turn, settlement(…))`), or by
+ * `settleModelCall` for a turn found recorded.
+ */
+export function settlement(record: Pick<TurnRecord, 'turn' | 'usage' | 'costMicros'>, reservation: Reservation): StepCount {
+  return { stepKey: `turn:${record.turn}`, deltas: { ...turnCounts(record), reservedTokens: -reservation.tokens, reservedMicros: -reservation.micros } };
+}
+
 /** Counts the recorded turn of a reserved call, its reservation taken off in the same write (idempotent per turn). */
 export function settleModelCall(ledger: Pick<GuardLedger, 'countStep'>, record: TurnRecord, reservation: Reservation): Promise<boolean> {
-  return ledger.countStep(record.runId, `turn:${record.turn}`, { ...turnCounts(record), reservedTokens: -reservation.tokens, reservedMicros: -reservation.micros });
+  const { stepKey, deltas } = settlement(record, reservation);
+  return ledger.countStep(record.runId, stepKey, deltas);
 }

@@ -1,4 +1,4 @@
-import { ConditionalCheckFailedException, TransactionCanceledException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException, TransactionConflictException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
@@ -30,7 +30,8 @@ const ifUnchanged = (expected: Stored | undefined) => (expected ? ifSeal(expecte
 
 /**
  * The ledger on DynamoDB, a storage engine beneath the protocol (storage-ledger.ts). It uses
- * single-item conditional writes, but for a tool call and its business-key effect, written in one
+ * single-item conditional writes, but for the items a rule writes together — a tool call and its
+ * business-key effect, a step's record and the run item that counts it — written in one
  * transaction (`putItems`; the local emulator serves it: local/dynamo-transactions.ts). An update
  * is a read-modify-write of the whole sealed item, conditional on the seal it read:
  *
@@ -105,7 +106,9 @@ export class DynamoDbLedger extends StorageLedger {
     try {
       await this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...(expected === 'any' ? {} : ifUnchanged(expected)) }));
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // A put that meets a transaction in progress on its item (a sibling call's record and the
+      // run's count) is refused as TransactionConflictException, unwritten: as a failed condition, read again.
+      if (!(error instanceof ConditionalCheckFailedException || error instanceof TransactionConflictException)) throw error;
       this.basis.delete(id(key));
       return false;
     }

@@ -134,8 +134,12 @@ export interface GuardLedger extends BreakerStore {
 
 /** The model turns: each written once, the conversation they make, and what a step reads at once. */
 export interface TurnLedger {
-  /** Stores a model turn once; returns the stored turn (the first one, if it was recorded before). */
-  recordTurn(turn: TurnRecord): Promise<TurnRecord>;
+  /**
+   * Stores a model turn once; returns the stored turn (the first one, if it was recorded before).
+   * With `count`, the turn's step is counted in the same write (protocol.ts `recordTurnCounted`):
+   * only by the write that records the turn — a turn found recorded is not counted here.
+   */
+  recordTurn(turn: TurnRecord, count?: StepCount): Promise<TurnRecord>;
   getTurn(runId: string, turn: number): Promise<TurnRecord | undefined>;
   /**
    * Every turn, tool call and approval of a run, in conversation order: its trace. With
@@ -154,6 +158,9 @@ export interface TurnLedger {
   loadStep(runId: string, want?: StepWant): Promise<StepRead>;
 }
 
+/** A step's count (GuardLedger `countStep`'s key and deltas), for a write that records the step and counts it at once. */
+export type StepCount = { readonly stepKey: string; readonly deltas: Partial<Counters> };
+
 /** The tool calls: claimed before their outside call, completed once. */
 export interface ToolCallLedger {
   getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined>;
@@ -170,16 +177,19 @@ export interface ToolCallLedger {
   /**
    * Records a call that needs no claim (a read: repeating it changes nothing outside) with its
    * outcome, in one write: succeeds where `claimCall` would; otherwise returns the record in the
-   * way (completed: the first outcome stands).
+   * way (completed: the first outcome stands). With `count`, the call's step is counted in the same
+   * write (protocol.ts `recordCallCounted`), only when this write records it.
    */
   recordCall(
     call: ToolCallRecord & { status: 'completed' },
     now: Date,
+    count?: StepCount,
   ): Promise<{ recorded: true; record: ToolCallRecord } | { recorded: false; existing: ToolCallRecord }>;
   /**
    * Records the outcome of a claimed call; only an in-flight record can be completed. With
    * `effect`, the effect it holds is recorded in the same write: `ok` or `unknown` completes it (the
-   * first outcome stands), anything else releases it.
+   * first outcome stands), anything else releases it. With `count`, the call's step is counted in
+   * the same write too (protocol.ts `completeCallCounted`).
    */
   completeCall(
     runId: string,
@@ -188,6 +198,7 @@ export interface ToolCallLedger {
     outcome: { outcome: ToolOutcome; result: string; latencyMs: number },
     now: Date,
     effect?: { key: string; unknown?: boolean },
+    count?: StepCount,
   ): Promise<ToolCallRecord>;
   /**
    * Ends the lease of an in-flight call whose outside call failed cleanly, so that the retry can

@@ -1,5 +1,5 @@
 import type { BreakerState } from '../guards/breaker.js';
-import type { ApprovalDecision, AttachOptions, EffectHolder, EffectOutcome } from './ledger.js';
+import type { ApprovalDecision, AttachOptions, EffectHolder, EffectOutcome, StepCount } from './ledger.js';
 import {
   approvalSkOf,
   extended,
@@ -392,10 +392,14 @@ export function releaseEffect(current: Current<EffectRecord>, holder: Pick<Effec
 // ── a call and its effect, in one write ─────────────────────────────────────────────────────
 
 /**
- * What a rule over two items decides: the items it writes (`undefined`: kept as read), written
- * together on the condition that both are still the ones read — an item kept is checked, not
- * written (storage-ledger.ts `updatePair`) — or neither.
+ * What a rule over several items decides: per item, in the order of their keys, the item it
+ * writes, `undefined` for an item kept as read — checked, not written — or `null` for one left
+ * out of the write (neither written nor checked), all written together on the condition that
+ * every item written or checked is still the one read (storage-ledger.ts `updateItems`), or none.
  */
+export type ItemsStep<R> = { keep: R } | { writes: readonly (Stored | undefined | null)[]; answer: R } | { fail: Error };
+
+/** What a rule over two items decides (ItemsStep): an item kept is checked. */
 export type PairStep<R> = { keep: R } | { writes: readonly [Stored | undefined, Stored | undefined]; answer: R } | { fail: Error };
 
 /** Two rules over two items, as one: a refusal of either refuses both; a write of either writes both (the other checked). */
@@ -454,6 +458,56 @@ export function renewCallEffect(
   leaseUntil: Date,
 ): PairStep<boolean> {
   return pair(renewCall(call, attempts, now, leaseUntil), renewEffect(effect, holder, holder.attempts, now, leaseUntil), (renewed) => renewed);
+}
+
+// ── a step's record and its count, in one write ─────────────────────────────────────────────
+
+/**
+ * A rule's write with the count of the step it records (`countStep` on the run item, which comes
+ * last), as one write: one round trip where there were two, and no record left uncounted by a
+ * crash between them.
+ *
+ *   rule keeps (a record there already) or refuses ─► the same, nothing counted: a step found
+ *                                                      recorded is counted by countStep on its own
+ *   rule writes ─► step not counted yet ─► both written
+ *               ─► counted already      ─► the rule's items alone (the run item left out: neither
+ *                                          written nor checked — a count never goes back)
+ *
+ * The count rides only on the write that records the step's outcome, so a step is counted only
+ * once its record is complete, as when countStep came after the record: the budget checks that
+ * refuse a step before its work are made before this write, as before.
+ */
+export function withCount<R>(step: Step<R> | ItemsStep<R>, run: Current<RunRecord>, count: StepCount): ItemsStep<R> {
+  if ('keep' in step || 'fail' in step) return step;
+  const writes = 'write' in step ? [step.write] : step.writes;
+  const counted = countStep(run, count.stepKey, count.deltas);
+  return { writes: [...writes, 'write' in counted ? counted.write : null], answer: step.answer };
+}
+
+/** `recordCall` and its step's count in one write (withCount). */
+export function recordCallCounted(call: Current<ToolCallRecord>, run: Current<RunRecord>, entry: ToolCallRecord & { status: 'completed' }, now: Date, count: StepCount): ItemsStep<Recorded> {
+  return withCount(recordCall(call, entry, now), run, count);
+}
+
+/** `completeCall` — with the effect it holds, `completeCallEffect` — and its step's count in one write (withCount). */
+export function completeCallCounted(
+  call: Current<ToolCallRecord>,
+  effect: { current: Current<EffectRecord>; holder: EffectOf } | undefined,
+  run: Current<RunRecord>,
+  key: Key,
+  runId: string,
+  outcome: EffectOutcome,
+  now: Date,
+  count: StepCount,
+): ItemsStep<ToolCallRecord> {
+  const { unknown: _unknown, ...callOutcome } = outcome;
+  const completed = effect ? completeCallEffect(call, effect.current, key, effect.holder, outcome, now) : completeCall(call, key, runId, callOutcome, now);
+  return withCount(completed, run, count);
+}
+
+/** `recordTurn` and its step's count in one write (withCount); `count` is the count of the turn it records. */
+export function recordTurnCounted(current: Current<TurnRecord>, run: Current<RunRecord>, turn: TurnRecord, now: Date, count: StepCount): ItemsStep<TurnRecord> {
+  return withCount(recordTurn(current, turn, now), run, count);
 }
 
 // ── approvals ───────────────────────────────────────────────────────────────────────────────

@@ -1,7 +1,7 @@
 import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
-import { approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type Key, type PairStep, type Step, type Stored } from './protocol.js';
+import { approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import { budgetApprovalSk, runKey, tokenKey, turnSk } from './records.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from './records.js';
 
@@ -150,39 +150,51 @@ export abstract class StorageLedger implements Ledger {
   }
 
   /**
-   * `update` over two items (a tool call and its effect): the transition reads both, and what it
-   * writes is written as one (`putItems`), on the condition that neither changed since it was read;
-   * when another writer came first, it runs again on both. Updates from this instance take turns
-   * on the second item (the one claimed across runs).
+   * `update` over several items (a tool call and its effect; a record and the run item that counts
+   * it): the transition reads them all, and what it writes is written as one (`putItems`), on the
+   * condition that none it writes or checks changed since it was read; when another writer came
+   * first, it runs again on all of them. One item to write and none to check is a plain put.
+   * Updates from this instance take turns on the last item (the one shared most widely: the effect
+   * claimed across runs, the run item every step counts on).
    */
-  protected updatePair<R>(keys: readonly [Key, Key], transition: PairTransition<R>, options: PairOptions = {}): Promise<R> {
-    return this.inTurn(keys[1], () => this.updatePairNow(keys, transition, options, 0));
+  protected updateItems<R>(keys: readonly Key[], transition: ItemsTransition<R>, options: ItemsOptions = {}): Promise<R> {
+    return this.inTurn(keys.at(-1)!, () => this.updateItemsNow(keys, transition, options, 0));
   }
 
-  private updatePairNow<R>(keys: readonly [Key, Key], transition: PairTransition<R>, options: PairOptions, attempt: number): Maybe<R> {
-    const { likelyAbsent = [false, false], order = 'first first' } = options;
+  private updateItemsNow<R>(keys: readonly Key[], transition: ItemsTransition<R>, options: ItemsOptions, attempt: number): Maybe<R> {
+    const { likelyAbsent = [], order } = options;
     const fresh = attempt > 0;
-    const read = (index: 0 | 1) => {
-      if (!likelyAbsent[index] || fresh) this.guard?.({ read: [keys[index]] });
-      return this.readForUpdate(keys[index], fresh, likelyAbsent[index] && !fresh);
-    };
-    return then(both(read(0), read(1)), ([first, second]) => {
-      const step = transition(first as Stored<never> | undefined, second as Stored<never> | undefined);
+    const reads = keys.map((key, index) => {
+      const absent = likelyAbsent[index] === true && !fresh;
+      if (!absent) this.guard?.({ read: [key] });
+      return this.readForUpdate(key, fresh, absent);
+    });
+    return then(all(reads), (currents) => {
+      const step = transition(currents as (Stored<never> | undefined)[]);
       if ('fail' in step) throw step.fail;
       if ('keep' in step) return step.keep;
-      const writes = [{ key: keys[0], item: step.writes[0], expected: first }, { key: keys[1], item: step.writes[1], expected: second }];
-      if (order === 'second first') writes.reverse();
-      // One TransactWriteItems on DynamoDB, authorized action by action: a Put per item written, a ConditionCheck per item only checked.
+      const indexes = order ?? keys.map((_, index) => index);
+      // An item left out (null) is neither written nor checked.
+      const writes = indexes.filter((index) => step.writes[index] !== null).map((index) => ({ key: keys[index]!, item: step.writes[index] ?? undefined, expected: currents[index] }));
+      const written = (ok: boolean) => {
+        if (ok) return step.answer;
+        if (attempt >= 20) throw new protocol.ConditionalWriteError(`${keys.map((key) => `${key.pk}/${key.sk}`).join(' and ')}: still changing after ${attempt + 1} attempts`);
+        return this.updateItemsNow(keys, transition, options, attempt + 1);
+      };
       const put = writes.filter((write) => write.item);
       this.guard?.({ put: put.map((write) => write.key), items: put.map((write) => write.item!) });
+      if (writes.length === 1 && put.length === 1) return then(this.put(put[0]!.key, put[0]!.item!, put[0]!.expected), written);
+      // One TransactWriteItems on DynamoDB, authorized action by action: a Put per item written, a ConditionCheck per item only checked.
       const checked = writes.filter((write) => !write.item);
       if (checked.length > 0) this.guard?.({ check: checked.map((write) => write.key) });
-      return then(this.putItems(writes), (written) => {
-        if (written) return step.answer;
-        if (attempt >= 20) throw new protocol.ConditionalWriteError(`${keys[0].pk}/${keys[0].sk} and ${keys[1].pk}/${keys[1].sk}: still changing after ${attempt + 1} attempts`);
-        return this.updatePairNow(keys, transition, options, attempt + 1);
-      });
+      return then(this.putItems(writes), written);
     });
+  }
+
+  /** `updateItems` over a tool call and its effect. */
+  protected updatePair<R>(keys: readonly [Key, Key], transition: PairTransition<R>, options: PairOptions = {}): Promise<R> {
+    const { likelyAbsent, order = 'first first' } = options;
+    return this.updateItems(keys, ([first, second]) => transition(first, second), { ...(likelyAbsent && { likelyAbsent }), ...(order === 'second first' && { order: [1, 0] }) });
   }
 
   private updateNow<R>(key: Key, transition: Transition<R>, likelyAbsent: boolean, attempt: number): Maybe<R> {
@@ -249,7 +261,11 @@ export abstract class StorageLedger implements Ledger {
 
   // ── turns ───────────────────────────────────────────────────────────────────────────────
 
-  readonly recordTurn: Ledger['recordTurn'] = (turn) => this.update(turnKey(turn.runId, turn.turn), (current) => protocol.recordTurn(current, turn, new Date()), true);
+  readonly recordTurn: Ledger['recordTurn'] = (turn, count) => {
+    const key = turnKey(turn.runId, turn.turn);
+    if (!count) return this.update(key, (current) => protocol.recordTurn(current, turn, new Date()), true);
+    return this.updateItems([key, runKey(turn.runId)], ([current, run]) => protocol.recordTurnCounted(current, run, turn, new Date(), count), { likelyAbsent: [true, false] });
+  };
   readonly getTurn: Ledger['getTurn'] = (runId, turn) => this.record(turnKey(runId, turn));
 
   readonly listConversation: Ledger['listConversation'] = async (runId, options = {}) => {
@@ -294,14 +310,24 @@ export abstract class StorageLedger implements Ledger {
     // The effect is likely unclaimed: put at once (a failed condition reads it).
     return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.claimCallEffect(current, held, call, effect, now), { likelyAbsent: [false, true] });
   };
-  readonly recordCall: Ledger['recordCall'] = (call, now) => this.update(callKey(call.runId, call.turn, call.call), (current) => protocol.recordCall(current, call, now));
-  readonly completeCall: Ledger['completeCall'] = (runId, turn, call, outcome, now, effect) => {
+  readonly recordCall: Ledger['recordCall'] = (call, now, count) => {
+    const key = callKey(call.runId, call.turn, call.call);
+    if (!count) return this.update(key, (current) => protocol.recordCall(current, call, now));
+    // The run item's line after the call's (the embedded log): a crash between them leaves a recorded call that the retry counts.
+    return this.updateItems([key, runKey(call.runId)], ([current, run]) => protocol.recordCallCounted(current, run, call, now, count));
+  };
+  readonly completeCall: Ledger['completeCall'] = (runId, turn, call, outcome, now, effect, count) => {
     const key = callKey(runId, turn, call);
-    if (!effect) return this.update(key, (current) => protocol.completeCall(current, key, runId, outcome, now));
-    const holder = { key: effect.key, runId, turn, call };
+    const holder = effect && { key: effect.key, runId, turn, call };
+    const recorded = { ...outcome, ...(effect?.unknown && { unknown: true }) };
+    if (count) {
+      // Lines: the effect's, the call's, the run item's — each crash between them leaves a state the retry takes up (below).
+      if (!holder) return this.updateItems([key, runKey(runId)], ([current, run]) => protocol.completeCallCounted(current, undefined, run, key, runId, recorded, now, count));
+      return this.updateItems([key, effectKey(holder.key), runKey(runId)], ([current, held, run]) => protocol.completeCallCounted(current, { current: held, holder }, run, key, runId, recorded, now, count), { order: [1, 0, 2] });
+    }
+    if (!holder) return this.update(key, (current) => protocol.completeCall(current, key, runId, outcome, now));
     // The effect's line before the call's (the embedded log): a crash between them finds the effect completed.
-    const recorded = { ...outcome, ...(effect.unknown && { unknown: true }) };
-    return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.completeCallEffect(current, held, key, holder, recorded, now), { order: 'second first' });
+    return this.updatePair([key, effectKey(holder.key)], (current, held) => protocol.completeCallEffect(current, held, key, holder, recorded, now), { order: 'second first' });
   };
   readonly releaseCall: Ledger['releaseCall'] = (runId, turn, call, now, effect) => {
     const key = callKey(runId, turn, call);
@@ -349,6 +375,13 @@ type Maybe<T> = T | Promise<T>;
 /** `never`: each transition reads the record type of its own rule. */
 type Transition<R> = (current: Stored<never> | undefined) => Step<R>;
 type PairTransition<R> = (first: Stored<never> | undefined, second: Stored<never> | undefined) => PairStep<R>;
+type ItemsTransition<R> = (currents: (Stored<never> | undefined)[]) => ItemsStep<R>;
+type ItemsOptions = {
+  /** Per item: a record likely absent, not read before the write (as `update`'s `likelyAbsent`). */
+  readonly likelyAbsent?: readonly boolean[];
+  /** The order, by index, an engine that writes the items one after the other writes them in (the embedded log's lines). @default the keys' order */
+  readonly order?: readonly number[];
+};
 type PairOptions = {
   /** Per item: a record likely absent, not read before the write (as `update`'s `likelyAbsent`). */
   readonly likelyAbsent?: readonly [boolean, boolean];
@@ -358,9 +391,9 @@ type PairOptions = {
 /** One item of a multi-item write (`putItems`): put `item`, or (without one) only check, if the item there is still `expected`. */
 export type ItemWrite = { readonly key: Key; readonly item: Stored | undefined; readonly expected: Stored | undefined };
 
-/** Both values, at once when both are there already. */
-function both<A, B>(a: Maybe<A>, b: Maybe<B>): Maybe<[A, B]> {
-  return a instanceof Promise || b instanceof Promise ? Promise.all([a, b]) : [a, b];
+/** All the values, at once when all are there already. */
+function all<T>(values: readonly Maybe<T>[]): Maybe<T[]> {
+  return values.some((value) => value instanceof Promise) ? Promise.all(values) : (values as T[]);
 }
 
 /** `next(value)`, at once when `value` is there already (so a synchronous engine stays synchronous). */

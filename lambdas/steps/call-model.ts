@@ -3,7 +3,7 @@ import { inputTokensOf, type Message, type ToolResultBlock } from '../agent/mess
 import { toolNames, toolSpecs, type AgentDefinition } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { budgetHint, reservationFor, wallClockEnd, type Reservation } from '../guards/budgets.js';
-import { reserveModelCall, settleModelCall } from '../guards/reservation.js';
+import { reserveModelCall, settleModelCall, settlement } from '../guards/reservation.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
 import type { BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
@@ -138,13 +138,15 @@ export function createCallModel(deps: CallModelDeps) {
       if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason };
       messages = conversation(run, previous, step.calls, toolNames(deps.agent));
     }
-    const record = recorded ?? (await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages! }));
+    const made = recorded ? { record: recorded, counted: false } : await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages!, reservation });
     // The run's wall clock ran out while the model was answering: nothing recorded (the reservation
     // stands for what the call may have cost); BudgetCheck stops the run.
-    if (record instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: record.message };
-    // Counting is idempotent per turn, so a crash between recording and counting heals here. The
-    // real usage replaces the reservation in the same write.
-    const counted = await settleModelCall(deps.ledger, record, reservation);
+    if (made instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: made.message };
+    const { record } = made;
+    // The turn this attempt recorded was counted in the same write, the reservation settled to its
+    // real usage. A turn found recorded (a retry; on the embedded log a crash may have come between
+    // the turn's line and the count's) is counted here: idempotent per turn.
+    const counted = made.counted || (await settleModelCall(deps.ledger, record, reservation));
     // A recorded turn is a resume: its calls without a recorded result are still to make.
     const calls = plannedCalls(deps.agent, run, record, step.calls);
     const uses = toolUses(record);
@@ -166,8 +168,8 @@ async function callModel(
   run: RunRecord,
   turn: number,
   signal: AbortSignal | undefined,
-  step: ConversationStep & { breakerName: string; fingerprint: string; messages: Message[] },
-): Promise<TurnRecord | AttemptCut> {
+  step: ConversationStep & { breakerName: string; fingerprint: string; messages: Message[]; reservation: Reservation },
+): Promise<{ record: TurnRecord; counted: boolean } | AttemptCut> {
   const previous = step.turns.filter((recorded) => recorded.turn < turn);
   if (previous.length !== turn - 1) {
     throw new InvalidInputError(`turn: run ${run.runId} has ${previous.length} recorded turns, cannot call turn ${turn}`);
@@ -215,7 +217,7 @@ async function callModel(
     throw error;
   }
   const recordedAt = deps.clock.now();
-  return deps.ledger.recordTurn({
+  const turnRecord: TurnRecord = {
     kind: 'turn',
     runId: run.runId,
     turn,
@@ -229,7 +231,10 @@ async function callModel(
     recordedAt: recordedAt.toISOString(),
     // Which code made this step: a run's turns show the version it ran on, turn by turn.
     fingerprint: step.fingerprint,
-  });
+  };
+  const stored = await deps.ledger.recordTurn(turnRecord, settlement(turnRecord, step.reservation));
+  // Another attempt's turn came back (the first recording stands): this write counted nothing.
+  return { record: stored, counted: stored.recordedAt === turnRecord.recordedAt };
 }
 
 /**

@@ -12,7 +12,7 @@ import { failureOf, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { timersOf, type Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { callsForApproval, rememberCall, runView, toolUses } from '../conversation/turns.js';
+import { callsForApproval, rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
 import { deriveToolCall, jsonObject } from '../conversation/tool-calls.js';
 import { effectGate, recordEscalation, undecided } from '../tools/effects.js';
 
@@ -76,9 +76,14 @@ export function createCallTool(deps: CallToolDeps) {
     const turnRecord = read.turns[0];
     const block = turnRecord && toolUses(turnRecord)[call - 1];
     if (!turnRecord || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turn}`);
+    // This function's own cache of the conversation (not another function's: each has its own on AWS).
+    rememberTurn(deps.ledger, turnRecord);
     const skipped = (reason: string): CallToolResult => ({ turn, call, name: block.name, outcome: 'skipped', skipped: reason });
-    const done = async (record: ToolCallRecord): Promise<CallToolResult> => {
-      const counted = await deps.ledger.countStep(run.runId, `call:${record.turn}:${record.call}`, { steps: 1, toolCalls: 1 });
+    // The step's count: written with the call's outcome (one write), or — for a call found
+    // recorded (a retry), whose write may have died before its count on the embedded log — on its own.
+    const count = { stepKey: `call:${turn}:${call}`, deltas: { steps: 1, toolCalls: 1 } };
+    const done = async (record: ToolCallRecord, countedWithIt = false): Promise<CallToolResult> => {
+      const counted = countedWithIt || (await deps.ledger.countStep(run.runId, count.stepKey, count.deltas));
       // Later steps of this process (the next turn's rules) need not read it back.
       rememberCall(deps.ledger, record);
       return { turn, call, name: block.name, outcome: record.outcome ?? 'ok', summary: `${block.name} → ${record.outcome ?? 'ok'}`, counted };
@@ -113,15 +118,21 @@ export function createCallTool(deps: CallToolDeps) {
       ...(tool && { guarantee: guaranteeOf(tool) }),
     };
     // A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands).
-    const recordAtOnce = async (outcome: Outcome) => {
-      const result = await deps.ledger.recordCall({ ...entry, ...outcome, status: 'completed', recordedAt: deps.clock.now().toISOString() }, deps.clock.now());
-      if (result.recorded || result.existing.status === 'completed') return result.recorded ? result.record : result.existing;
+    // With `counting`, the step is counted in the same write (ledger.ts recordCall).
+    const recordAtOnce = async (outcome: Outcome, counting = false) => {
+      const result = await deps.ledger.recordCall({ ...entry, ...outcome, status: 'completed', recordedAt: deps.clock.now().toISOString() }, deps.clock.now(), counting ? count : undefined);
+      if (result.recorded) return { record: result.record, counted: counting };
+      if (result.existing.status === 'completed') return { record: result.existing, counted: false };
       throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${result.existing.leaseUntil}`);
+    };
+    const doneAtOnce = async (outcome: Outcome) => {
+      const { record, counted } = await recordAtOnce(outcome, true);
+      return done(record, counted);
     };
     // The model's mistake (a tool that does not exist, arguments its schema refuses, no business
     // key) is answered to the model, naming what is wrong, and recorded like any result: replay
     // sends the same answer.
-    if (!tool || derived.mistake) return done(await recordAtOnce({ outcome: 'error', result: JSON.stringify(derived.mistake), latencyMs: 0 }));
+    if (!tool || derived.mistake) return doneAtOnce({ outcome: 'error', result: JSON.stringify(derived.mistake), latencyMs: 0 });
     const args = derived.args;
     const refusal = derived.approval ? await approvalRefusal(deps, run, turn, call) : undefined;
 
@@ -164,7 +175,7 @@ export function createCallTool(deps: CallToolDeps) {
           await recordAtOnce(tried.outcome);
           throw tried.error;
         default:
-          return done(await recordAtOnce(await byReference(tried.outcome)));
+          return doneAtOnce(await byReference(tried.outcome));
       }
     }
 
@@ -175,7 +186,7 @@ export function createCallTool(deps: CallToolDeps) {
     const holder = entry.effectKey !== undefined && !refusal ? { key: entry.effectKey, runId, turn, call, name: entry.name, args: entry.args, leaseUntil: entry.leaseUntil, ...(entry.settleMs !== undefined && { settleMs: entry.settleMs }) } : undefined;
     const claim = await deps.ledger.claimCall(entry, now, holder);
     const gate = await effectGate(deps.ledger, tool, claim, runId);
-    if (gate && 'done' in gate) return done(await recordAtOnce(gate.done));
+    if (gate && 'done' in gate) return doneAtOnce(gate.done);
     if (gate && 'wait' in gate) throw new LeaseHeldError(gate.wait);
     if (!claim.claimed) {
       if (claim.existing!.status === 'completed') return done(claim.existing!);
@@ -183,7 +194,9 @@ export function createCallTool(deps: CallToolDeps) {
     }
     // The call and its effect are recorded, and released, together (one write each).
     const effect = gate && holder && { key: holder.key };
-    const complete = (outcome: Outcome, unknown = false) => deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now(), effect && { ...effect, unknown });
+    // With `counting`, the step is counted in the same write; a completion that writes is this attempt's own, so it counts it.
+    const complete = (outcome: Outcome, unknown = false, counting = false) =>
+      deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now(), effect && { ...effect, unknown }, counting ? count : undefined);
     const release = () => deps.ledger.releaseCall(runId, turn, call, deps.clock.now(), effect);
     // A claim taken again (the earlier attempt died, or failed without knowing) of a tool whose
     // provider has no idempotency keys: ask the provider what the earlier attempt did first —
@@ -194,7 +207,7 @@ export function createCallTool(deps: CallToolDeps) {
     const escalation = refusal ? undefined : undecided(tool, attempts);
     if (escalation) {
       await recordEscalation(deps.ledger, claim.record, deps.clock.now());
-      return done(await complete(escalation, true));
+      return done(await complete(escalation, true, true), true);
     }
     // The claim's lease outlasts the attempt: renewed while the outside call runs (a holder that
     // dies stops renewing), and the renewal ends before the claim is released or completed.
@@ -220,7 +233,7 @@ export function createCallTool(deps: CallToolDeps) {
         await complete(tried.outcome);
         throw tried.error;
       default:
-        return done(await complete(await byReference(tried.outcome)));
+        return done(await complete(await byReference(tried.outcome), false, true), true);
     }
   };
 }

@@ -90,8 +90,8 @@ const cooldowns = new WeakMap<SpanSink, { spans: number; metrics: number }>();
 export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<TurnLedger, 'recordTurn'> {
   const emit = exporting(options);
   return {
-    async recordTurn(turn) {
-      const stored = await turns.recordTurn(turn);
+    async recordTurn(turn, count) {
+      const stored = await turns.recordTurn(turn, count);
       // The first recording stands: another attempt's turn came back, and that attempt exported it.
       if (stored.recordedAt === turn.recordedAt) await emit([turnSpan(stored, spanOptions(options))], turnMeasurements(stored));
       return stored;
@@ -102,13 +102,13 @@ export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<T
 export function tracingCalls(calls: ToolCallLedger, options: TracingOptions): Pick<ToolCallLedger, 'completeCall' | 'recordCall'> {
   const emit = exporting(options);
   return {
-    async completeCall(runId, turn, call, outcome, now, effect) {
-      const completed = await calls.completeCall(runId, turn, call, outcome, now, effect);
+    async completeCall(runId, turn, call, outcome, now, effect, count) {
+      const completed = await calls.completeCall(runId, turn, call, outcome, now, effect, count);
       await emit([callSpan(completed, spanOptions(options))], callMeasurements(completed));
       return completed;
     },
-    async recordCall(call, now) {
-      const recorded = await calls.recordCall(call, now);
+    async recordCall(call, now, count) {
+      const recorded = await calls.recordCall(call, now, count);
       if (recorded.recorded) await emit([callSpan(recorded.record, spanOptions(options))], callMeasurements(recorded.record));
       return recorded;
     },

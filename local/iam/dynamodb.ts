@@ -18,16 +18,16 @@
  *   query of an index (pending             Query                        `<table>/index/<name>`, LeadingKeys = [its partition]
  *     approvals, running runs, by id)
  *   scan (listRuns)                        Scan                         the table
- *   a tool call with its effect            TransactWriteItems: a Put    the table, dynamodb:LeadingKeys = [its pk] for each
- *     (putItems)                             (PutItem) per item written,
- *                                            a ConditionCheck
+ *   items written together (putItems:      TransactWriteItems: a Put    the table, dynamodb:LeadingKeys = [its pk] for each
+ *     a call and its effect, a record and    (PutItem) per item written,
+ *     the run item that counts it)           a ConditionCheck
  *                                            (ConditionCheckItem) per item checked
  *   a prune's run record (`prune`)         DeleteItem, conditional      the table, dynamodb:LeadingKeys = [its pk]
  *   a prune's other items                  BatchWriteItem (deletes)     the table, dynamodb:LeadingKeys = every pk
  *
  * Those are the only requests the DynamoDB engine sends: an update is a read and a whole-item
- * conditional put (the seal covers the whole item), never UpdateItem; the one transaction writes a
- * tool call and its business-key effect together (TransactWriteItems has no IAM action of its own:
+ * conditional put (the seal covers the whole item), never UpdateItem; a transaction writes the items
+ * of one rule together (TransactWriteItems has no IAM action of its own:
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html), and
  * the only deletes are `savepoint prune`'s (records otherwise expire by TTL). A read the engine answers from what it remembers of its
  * own last write is authorized all the same (every role that updates may GetItem).

@@ -203,10 +203,10 @@ function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<t
         case 'createRun':
           return (run: RunRecord) => (run.runId === recording.run.runId ? after(target.createRun(run), 'run') : target.createRun(run));
         case 'recordTurn':
-          return (turn: Parameters<Ledger['recordTurn']>[0]) => (turn.runId === recording.run.runId ? after(target.recordTurn(turn), `turn:${turn.turn}`) : target.recordTurn(turn));
+          return (...args: Parameters<Ledger['recordTurn']>) => (args[0].runId === recording.run.runId ? after(target.recordTurn(...args), `turn:${args[0].turn}`) : target.recordTurn(...args));
         case 'recordCall':
-          return (call: Parameters<Ledger['recordCall']>[0], now: Date) =>
-            call.runId === recording.run.runId ? after(target.recordCall(call, now), `call:${call.turn}:${call.call}`) : target.recordCall(call, now);
+          return (...args: Parameters<Ledger['recordCall']>) =>
+            args[0].runId === recording.run.runId ? after(target.recordCall(...args), `call:${args[0].turn}:${args[0].call}`) : target.recordCall(...args);
         case 'completeCall':
           return (...args: Parameters<Ledger['completeCall']>) => after(target.completeCall(...args), `call:${args[1]}:${args[2]}`);
         case 'upsertApproval':

@@ -24,7 +24,7 @@ let page: Page;
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const RUN = 'refunds-2026-11-28';
 const KILLED_RUN = 'console-kill';
-/** Holds the run to be killed after its third counted step until the test has killed it from the page: no race with the engine's speed. */
+/** Holds the run to be killed, once it has counted three steps, at its next model call's reservation (a countStep) until the test has killed it from the page: no race with the engine's speed. */
 let releaseKilledRun!: () => void;
 const killRecorded = new Promise<void>((resolve) => (releaseKilledRun = resolve));
 

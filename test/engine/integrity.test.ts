@@ -27,16 +27,16 @@ describe('a ledger altered mid-run', () => {
     harness = await startHarness({
       ledger: 'dynalite',
       day: makeSampleDay(7, { plain: 3, already_refunded: 0, mismatch: 0, large: 0 }),
-      // Once the second model turn is counted, its budget is raised in the table: a changed run record.
+      // Once the second model turn is recorded and counted (one write), its budget is raised in the table: a changed run record.
       decorateLedger: (ledger: Ledger): Ledger =>
         new Proxy(ledger, {
           get: (target, method: keyof Ledger) =>
-            method !== 'countStep'
+            method !== 'recordTurn'
               ? (target[method] as (...args: unknown[]) => unknown).bind(target)
-              : async (runId: string, stepKey: string, deltas: object) => {
-                  const counted = await target.countStep(runId, stepKey, deltas);
-                  if (stepKey === 'turn:2' && damage) await damage();
-                  return counted;
+              : async (...args: Parameters<Ledger['recordTurn']>) => {
+                  const stored = await target.recordTurn(...args);
+                  if (args[1]?.stepKey === 'turn:2' && damage) await damage();
+                  return stored;
                 },
         }),
     });

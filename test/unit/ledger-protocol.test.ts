@@ -341,3 +341,60 @@ describe('a call and its effect, claimed and recorded in one write', () => {
     expect(pairKept(protocol.renewCallEffect(asStored(writes[0]), asStored(writes[1]), { ...holder(), attempts: 1 }, 1, at(31), at(60)))).toBe(false);
   });
 });
+
+describe('a step’s record and its count, in one write', () => {
+  const count = { stepKey: 'call:3:1', deltas: { steps: 1, toolCalls: 1 } };
+  const runItem = (meta: Meta = {}) => stored(run('r1'), meta);
+  const itemsWritten = <R>(step: protocol.ItemsStep<R>) => {
+    if (!('writes' in step)) throw new Error(`expected a write, got ${JSON.stringify(step)}`);
+    return step;
+  };
+  const read = () => call({ effect: 'read', status: 'completed', outcome: 'ok', result: '[]' }) as ReturnType<typeof call> & { status: 'completed' };
+
+  it('records a read and counts its step: the call, then the run item with the counters added and the key kept', () => {
+    const step = itemsWritten(protocol.recordCallCounted(undefined, runItem(), read(), at(0), count));
+    expect(step.writes).toHaveLength(2);
+    expect(step.writes[0]?.record).toMatchObject({ status: 'completed', result: '[]', attempts: 1 });
+    expect(step.writes[1]?.record).toMatchObject({ steps: run('r1').steps + 1, toolCalls: run('r1').toolCalls + 1 });
+    expect(step.writes[1]?.meta.countedSteps).toEqual(['call:3:1']);
+    expect(step.answer).toEqual({ recorded: true, record: step.writes[0]!.record });
+  });
+
+  it('a record in the way: nothing written, nothing counted (a call found recorded is counted on its own)', () => {
+    const done = stored(call({ status: 'completed', outcome: 'ok', result: '1', attempts: 1 }));
+    expect(kept(protocol.recordCallCounted(done, runItem(), read(), at(0), count) as Step<unknown>)).toEqual({ recorded: false, existing: done.record });
+    const live = stored({ ...call(), attempts: 1 });
+    expect(kept(protocol.recordCallCounted(live, runItem(), read(), at(29), count) as Step<unknown>)).toMatchObject({ recorded: false, existing: { status: 'in_flight' } });
+  });
+
+  it('a step counted already: the record alone, the run item left out (neither written nor checked)', () => {
+    const step = itemsWritten(protocol.recordCallCounted(undefined, runItem({ countedSteps: ['call:3:1'] }), read(), at(0), count));
+    expect(step.writes[0]?.record).toMatchObject({ status: 'completed' });
+    expect(step.writes[1]).toBeNull();
+  });
+
+  it('completes a claimed call and counts it; with its effect, all three items; a call not in flight is refused, nothing counted', () => {
+    const claimed = stored({ ...call(), attempts: 1 });
+    const alone = itemsWritten(protocol.completeCallCounted(claimed, undefined, runItem(), callKey, 'r1', { outcome: 'ok', result: '1', latencyMs: 2 }, at(1), count));
+    expect(alone.writes.map((item) => item?.record['kind'])).toEqual(['tool', 'run']);
+    expect(alone.answer).toMatchObject({ status: 'completed', outcome: 'ok', result: '1' });
+    const both = itemsWritten(protocol.claimCallEffect(undefined, undefined, call({ effectKey: holder().key }), holder(), at(0)) as protocol.ItemsStep<unknown>);
+    const [callItem, effectItem] = both.writes as Stored<never>[];
+    const three = itemsWritten(protocol.completeCallCounted(callItem, { current: effectItem, holder: holder() }, runItem(), callKey, 'r1', { outcome: 'ok', result: '1', latencyMs: 2 }, at(1), count));
+    expect(three.writes.map((item) => item?.record['status'] ?? item?.record['kind'])).toEqual(['completed', 'completed', 'running']);
+    expect(three.writes[2]?.record).toMatchObject({ steps: run('r1').steps + 1 });
+    const done = stored(call({ status: 'completed', outcome: 'ok', result: '1', attempts: 1 }));
+    expect(refused(protocol.completeCallCounted(done, undefined, runItem(), callKey, 'r1', { outcome: 'ok', result: '2', latencyMs: 0 }, at(2), count) as Step<unknown>)).toBeInstanceOf(ConditionalWriteError);
+  });
+
+  it('records a turn and settles its count (usage in, reservation out); a turn recorded before comes back, nothing counted', () => {
+    const settle = { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1, costMicros: 500, reservedMicros: -900 } };
+    const reserved = stored({ ...run('r1'), reservedMicros: 900 }, { countedSteps: ['reserve:3'] });
+    const step = itemsWritten(protocol.recordTurnCounted(undefined, reserved, turn(3), at(0), settle));
+    expect(step.writes[0]?.record).toEqual(turn(3));
+    expect(step.writes[1]?.record).toMatchObject({ reservedMicros: 0, steps: run('r1').steps + 1, modelTurns: run('r1').modelTurns + 1 });
+    expect(step.writes[1]?.meta.countedSteps).toEqual(['reserve:3', 'turn:3']);
+    const first = stored(turn(3, 'An earlier attempt’s answer.'));
+    expect(kept(protocol.recordTurnCounted(first, reserved, turn(3), at(1), settle) as Step<unknown>)).toEqual(first.record);
+  });
+});

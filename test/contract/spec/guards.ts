@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { run, kill, guardEvent, breaker } from '../fixtures.js';
+import { at, call, holder, run, kill, guardEvent, breaker, turn } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
 /** The guards role (`GuardLedger`, `BreakerStore`): kill switches, guard events, counted steps, breakers. */
@@ -86,6 +86,51 @@ export function guardsSpec(make: MakeLedger): void {
       it('does not count a step of an unknown run', async () => {
         expect(await ledger.countStep('nope', 'turn:1', { steps: 1 })).toBe(false);
         expect(await ledger.getRun('nope')).toBeUndefined();
+      });
+
+      describe('with the record of the step, in one write', () => {
+        const read = () => ({ ...call({ effect: 'read' }), status: 'completed' as const, outcome: 'ok' as const, result: '[]' });
+        const count = { stepKey: 'call:3:1', deltas: { steps: 1, toolCalls: 1 } };
+
+        it('records a read and counts its step; a second recording counts nothing, and a step counted already is not counted again', async () => {
+          await ledger.createRun(run('r1'));
+          expect(await ledger.recordCall(read(), at(0), count)).toMatchObject({ recorded: true });
+          expect(await ledger.recordCall({ ...read(), result: '[1]' }, at(1), count)).toMatchObject({ recorded: false, existing: { result: '[]' } });
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 1, toolCalls: 1 });
+          expect(await ledger.countStep('r1', 'call:3:1', count.deltas)).toBe(false);
+          // Counted already (a run whose count was written apart): the call is recorded alone.
+          expect(await ledger.countStep('r1', 'call:3:2', count.deltas)).toBe(true);
+          expect(await ledger.recordCall({ ...read(), call: 2, toolCallId: 'toolu_003_2' }, at(2), { ...count, stepKey: 'call:3:2' })).toMatchObject({ recorded: true });
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 2, toolCalls: 2 });
+        });
+
+        it('completes a claimed call, with its effect, and counts it, all at once; a refused completion counts nothing', async () => {
+          await ledger.createRun(run('r1'));
+          await ledger.claimCall(call({ effectKey: holder().key }), at(0), holder());
+          const completed = await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 4 }, at(1), { key: holder().key }, count);
+          expect(completed).toMatchObject({ status: 'completed', result: '{"id":"re_1"}' });
+          expect(await ledger.getEffect(holder().key)).toMatchObject({ status: 'completed', result: '{"id":"re_1"}' });
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 1, toolCalls: 1 });
+          await expect(ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '2', latencyMs: 0 }, at(2), undefined, { ...count, stepKey: 'call:3:9' })).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 1, toolCalls: 1 });
+        });
+
+        it('records a turn with its count once: a second recording gets the first turn back and counts nothing', async () => {
+          await ledger.createRun(run('r1'));
+          const settle = { stepKey: 'turn:1', deltas: { steps: 1, modelTurns: 1, inputTokens: 10 } };
+          expect(await ledger.recordTurn(turn(1), settle)).toEqual(turn(1));
+          expect(await ledger.recordTurn(turn(1, 'Another answer.'), settle)).toEqual(turn(1));
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 1, modelTurns: 1, inputTokens: 10 });
+        });
+
+        it('adds every one of 20 concurrent calls of a turn, each recorded with its count: no lost update', async () => {
+          await ledger.createRun(run('r1'));
+          const results = await Promise.all(
+            Array.from({ length: 20 }, (_, index) => ledger.recordCall({ ...read(), call: index + 1, toolCallId: `toolu_${index}` }, at(0), { stepKey: `call:3:${index + 1}`, deltas: { steps: 1, toolCalls: 1 } })),
+          );
+          expect(results.every((result) => result.recorded)).toBe(true);
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 20, toolCalls: 20 });
+        });
       });
 
       it('keeps the rest of the run record as it was', async () => {
