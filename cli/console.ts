@@ -85,7 +85,7 @@ function ledgerBetweenReads(stateDir: string): Ledger {
       if (typeof method !== 'string' || method === 'then') return undefined; // not a thenable
       return (...args: unknown[]) => {
         const call = queue.then(async () => {
-          const opened = await openLedger(stateDir, 'console');
+          const opened = await openLedger(stateDir, 'console', LEDGER_READS.has(method) ? 'read' : 'write');
           try {
             return await (opened.ledger[method as keyof Ledger] as (...a: unknown[]) => Promise<unknown>).apply(opened.ledger, args);
           } finally {
@@ -98,6 +98,12 @@ function ledgerBetweenReads(stateDir: string): Ledger {
     },
   });
 }
+
+/** The Ledger methods that write nothing: the console opens the ledger to read (from its index) for them, whole for the others. */
+const LEDGER_READS: ReadonlySet<string> = new Set<keyof Ledger>([
+  'getRun', 'listRuns', 'listRunningRuns', 'getTurn', 'listConversation', 'loadStep', 'getCall', 'getEffect',
+  'getApproval', 'getBudgetApproval', 'findApproval', 'listPendingApprovals', 'getBlob', 'getTaskToken', 'getGlobalKill', 'getBreaker',
+]);
 
 /** `savepoint --stack <name> console`: the console on a deployed stack, until Ctrl-C. */
 async function stackConsole(options: z.infer<typeof ConsoleOptions> & { stack: string }, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {

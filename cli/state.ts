@@ -109,11 +109,14 @@ async function dynamoModules() {
 }
 
 /**
- * The ledger of a state directory: through the running engine's endpoint, or opened directly.
- * With `onlyRun`, a command that reads one run opens an embedded ledger for that run alone
- * (`EmbeddedLedger.openRun`: read-only, in time and memory flat in the number of other runs).
+ * How a command opens an embedded ledger: `write` whole (EmbeddedLedger.open); `read` from its
+ * index, read-only, in time and memory flat in the number of runs it holds; `verify` read-only
+ * too, after streaming the whole log, every line's chain and seal checked (EmbeddedLedger.openToRead).
  */
-export async function openLedger(stateDir: string, command = 'status', onlyRun?: string): Promise<OpenLedger> {
+export type LedgerAccess = 'write' | 'read' | 'verify';
+
+/** The state directory's ledger: through the running engine's endpoint, or opened directly (an embedded one as `access` says). */
+export async function openLedger(stateDir: string, command = 'status', access: LedgerAccess = 'write'): Promise<OpenLedger> {
   const engine = await runningEngine(stateDir);
   if (engine?.endpoints.ledger) {
     const remote = RemoteLedger.connect(engine.endpoints.ledger);
@@ -132,7 +135,7 @@ export async function openLedger(stateDir: string, command = 'status', onlyRun?:
     try {
       // The embedded ledger takes its own lock too (ledger.lock): a second opener is refused by name.
       const onNote = (note: string) => process.stderr.write(`savepoint: warning: ${terminalSafe(note)}\n`);
-      const embedded = onlyRun === undefined ? EmbeddedLedger.open({ dir: stateDir, onNote }) : EmbeddedLedger.openRun(onlyRun, { dir: stateDir, onNote });
+      const embedded = access === 'write' ? EmbeddedLedger.open({ dir: stateDir, onNote }) : EmbeddedLedger.openToRead({ dir: stateDir, onNote, verify: access === 'verify' });
       return {
         ledger: embedded,
         close: async () => {

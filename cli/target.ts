@@ -5,7 +5,7 @@ import { agentModulePath, loadAgent } from '../local/agents.js';
 import { localUser } from '../local/approval-api.js';
 import { localApprovalKeys } from '../local/approval-keys.js';
 import { defaultAgent, deployed, stateDir } from './program.js';
-import { openLedger, runningEngine, type EngineFile, type OpenLedger } from './state.js';
+import { openLedger, runningEngine, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 
 /** What a command works on: the agent, the ledger, a client of the local state directory or the deployed stack. */
 
@@ -29,10 +29,10 @@ export async function agentFor(explicit: string | undefined, runAgent?: string, 
 
 /**
  * Runs `use` with the state directory's ledger (the running engine's, or opened here), then closes
- * it. A command that only reads one run (READS_ONE_RUN) opens that run's records alone.
+ * it. A command that only reads (LEDGER_ACCESS) opens it to read, from its index.
  */
-async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promise<T>, runId?: string): Promise<T> {
-  const opened = await openLedger(stateDir(), command, runId !== undefined && READS_ONE_RUN.has(command) ? runId : undefined);
+async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promise<T>): Promise<T> {
+  const opened = await openLedger(stateDir(), command, LEDGER_ACCESS[command] ?? 'write');
   try {
     return await use(opened);
   } finally {
@@ -84,11 +84,11 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
     } finally {
       sfn?.client.destroy();
     }
-  }, runId);
+  });
 }
 
-/** The commands that read one run and write nothing: `status <runId>` (its report and pending approvals). */
-const READS_ONE_RUN = new Set(['status']);
+/** The commands that write nothing, and how they open an embedded ledger (cli/state.ts `LedgerAccess`); the others open it to write. */
+const LEDGER_ACCESS: Readonly<Record<string, LedgerAccess>> = { status: 'read', runs: 'read', approvals: 'read', verify: 'verify' };
 
 /** The running engine's Step Functions client; the SDK loads only when a command reaches an engine. */
 async function engineSfnClient(engine: EngineFile) {

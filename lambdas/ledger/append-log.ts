@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** Where a line is in the log file: its first byte, and its length without the newline. */
@@ -90,23 +90,28 @@ export class AppendLog<T> {
   }
 
   /**
-   * Reads the complete lines of the log at `path` one at a time, without opening it for writing or
-   * holding it in memory (a reader that keeps only some lines reads in memory flat in the file's
-   * size). Bytes after the last newline (a torn line) are left as they are and not passed on.
-   * Returns the number of complete lines.
+   * Reads the complete lines of the log at `path` one at a time, from byte `from` (a line's start)
+   * on, without opening it for writing or holding it in memory (a reader that keeps only some lines
+   * reads in memory flat in the file's size). Bytes after the last newline (a torn line) are left
+   * as they are and not passed on. Returns the number of complete lines read.
    */
-  static readLines(path: string, onLine: (text: string, index: number) => void, chunkBytes = 1 << 20): number {
+  static readLines(path: string, onLine: (text: string, index: number, span: Span) => void, options: { from?: number; chunkBytes?: number } = {}): number {
     if (!existsSync(path)) return 0;
+    const chunkBytes = options.chunkBytes ?? 1 << 20;
     const fd = openSync(path, 'r');
     try {
       const buffer = Buffer.alloc(chunkBytes);
       let carry: Buffer[] = [];
       let count = 0;
-      for (let read: number; (read = readSync(fd, buffer, 0, chunkBytes, null)) > 0; ) {
+      let offset = options.from ?? 0;
+      let position = offset;
+      for (let read: number; (read = readSync(fd, buffer, 0, chunkBytes, position)) > 0; position += read) {
         let start = 0;
         for (let end = buffer.indexOf(0x0a, 0); end >= 0 && end < read; end = buffer.indexOf(0x0a, start)) {
           const piece = buffer.subarray(start, end);
-          onLine((carry.length > 0 ? Buffer.concat([...carry, piece]) : piece).toString('utf8'), count++);
+          const whole = carry.length > 0 ? Buffer.concat([...carry, piece]) : piece;
+          onLine(whole.toString('utf8'), count++, { offset, bytes: whole.length });
+          offset += whole.length + 1;
           carry = [];
           start = end + 1;
         }
@@ -151,13 +156,7 @@ export class AppendLog<T> {
   /** The line at `span` (from `open`, `append` or `rewrite`), read back from the file. */
   readLine(span: Span): string {
     this.reader ??= openSync(this.path, 'r');
-    const buffer = Buffer.alloc(span.bytes);
-    for (let read = 0; read < span.bytes; ) {
-      const got = readSync(this.reader, buffer, read, span.bytes - read, span.offset + read);
-      if (got === 0) throw new Error(`${this.path}: the line at byte ${span.offset} is cut short (the file changed under the ledger)`);
-      read += got;
-    }
-    return buffer.toString('utf8');
+    return readSpan(this.reader, span, this.path);
   }
 
   /**
@@ -202,6 +201,39 @@ export class AppendLog<T> {
 }
 
 const compactingPath = (path: string) => `${path}.compacting`;
+
+/** The bytes at `span` of the file open at `fd`, as text. */
+function readSpan(fd: number, span: Span, path: string): string {
+  const buffer = Buffer.alloc(span.bytes);
+  for (let read = 0; read < span.bytes; ) {
+    const got = readSync(fd, buffer, read, span.bytes - read, span.offset + read);
+    if (got === 0) throw new Error(`${path}: the line at byte ${span.offset} is cut short (the file changed under the ledger)`);
+    read += got;
+  }
+  return buffer.toString('utf8');
+}
+
+/** Reads lines of a log by where they are (`Span`), without opening it for writing: what a reader of an index needs. */
+export class LogReader {
+  private readonly fd: number;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, 'r');
+  }
+
+  /** The file's size in bytes. */
+  get bytes(): number {
+    return fstatSync(this.fd).size;
+  }
+
+  readLine(span: Span): string {
+    return readSpan(this.fd, span, this.path);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
 
 function syncDirectory(path: string): void {
   const fd = openSync(path, 'r');

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { AppendLog, type Span } from './append-log.js';
+import { dirname, join } from 'node:path';
+import { AppendLog, LogReader, type Span } from './append-log.js';
+import { INDEX_FILE, lineHash, refreshIndex, type IndexedItem, type LedgerIndex, type RefreshOptions } from './ledger-index.js';
 import { LockFile } from './lock-file.js';
 import { blobKey, FINISHED_STATUSES, isPendingApproval, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
-import { ChainCheck, chained, line, LogHead, parseEntry, splitChained, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
-import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, type LedgerSealer } from './seal.js';
+import { chained, line, LogHead, parseEntry, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
+import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, recordOf, type LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
+import type { DamagedRunOptions } from './ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { runKey, tokenKey, type ApprovalRecord, type RunRecord } from './records.js';
 
@@ -43,8 +45,6 @@ export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
 
 
 const RUN_SK = runKey('').sk;
-/** A line's partition key, read from its start (every line begins with it: sealed-log.ts `line`). */
-const PK = /^\{"pk":("(?:[^"\\]|\\.)*")/;
 /** The partitions that belong to one run: its records, its task tokens, its blobs (records.ts, protocol.ts). */
 const RUN_SCOPED = /^(RUN|TOKEN|BLOB)#/;
 
@@ -75,8 +75,12 @@ export class EmbeddedLedger extends StorageLedger {
   /** Finished runs whose partitions are in memory, least recently used first (`retainFinishedRuns`). */
   private readonly finishedInMemory = new Map<string, true>();
   private retainFinishedRuns = 16;
-  /** Set when opened for one run's records only (`openRun`): the ledger reads, and refuses writes. */
-  private readOnly?: string;
+  /** Set when opened to read (`openToRead`): the ledger reads, and refuses writes. */
+  private readOnly = false;
+  /** Opened to read: where the log's lines are read from, and the index's record of each live line (by offset), checked on every read. */
+  private reader?: LogReader;
+  private indexed?: Map<number, IndexedItem>;
+  private onNote: (note: string) => void = () => undefined;
 
   /** The chain of the last line of the log (`''` for an empty log). */
   private tip = '';
@@ -107,20 +111,14 @@ export class EmbeddedLedger extends StorageLedger {
       const keyExisted = existsSync(keyPath);
       const sealer = options.sealer ?? hmacSealer(readOrCreateKeyFile(keyPath));
       head = LogHead.open(join(dir, 'ledger.head'));
-      if (!existsSync(logPath) && (head.lines > 0 || (keyExisted && options.sealer === undefined && !head.existed))) {
-        throw new LedgerIntegrityError(
-          { record: logPath },
-          head.lines > 0
-            ? `the file is missing, but ${head.path} records ${head.lines} lines of it (the ledger was deleted)`
-            : `the file is missing, but the seal key ${keyPath} shows that a ledger was kept in ${dir} (the ledger was deleted)`,
-        );
-      }
+      refuseMissingLog(logPath, head, keyExisted && options.sealer === undefined, dir);
       let entries: LogEntry[];
       let spans: Span[];
       let tip = '';
       const accept = (read: readonly unknown[]) => (tip = verifyLog(read as LogEntry[], head!, sealer, logPath));
       ({ log, entries, spans } = AppendLog.open(logPath, parseEntry, { fsync: options.fsync, onNote, accept }));
       const ledger = new EmbeddedLedger(sealer, log, lock, head);
+      ledger.onNote = onNote;
       // At least the run just asked for stays: the caller reads the partition it was handed.
       if (options.retainFinishedRuns !== undefined) ledger.retainFinishedRuns = Math.max(1, options.retainFinishedRuns);
       ledger.load(entries, spans, tip);
@@ -136,52 +134,56 @@ export class EmbeddedLedger extends StorageLedger {
   }
 
   /**
-   * Opens the ledger in `options.dir` for reading one run: what `savepoint status <runId>` needs,
-   * in time and memory that do not grow with the other runs the log holds. Every line's chain is
-   * checked against the one before it and the head (the chain covers each line's exact bytes, so
-   * the other runs' lines are verified as text, unparsed); only the run's own partitions (its run,
-   * turns, calls and approvals, its task tokens and blobs) and the ledger-wide ones (the global
-   * kill switch, breakers, business-key effects) are parsed, seal-checked and kept. The file is
-   * read in chunks, never whole. Writes are refused: the ledger is read-only, and the lock is held
-   * until `close` so that no engine rewrites the log meanwhile.
+   * Opens the ledger in `options.dir` to read: what `savepoint status`, `runs`, `approvals`,
+   * `verify` and the console need, in time and memory that do not grow with the runs the log
+   * holds. It reads the sealed index beside the log (ledger-index.ts) and the lines written after
+   * it (each chain-checked, and the whole against the head), and no other line until a record is
+   * asked for: then the partition's lines are read, each checked against the index's hash of it
+   * and its seal. With `verify`, every line of the log is streamed first, its chain and seal
+   * checked (`savepoint verify`), and the index rebuilt from it. Writes are refused: the ledger is
+   * read-only, and the lock is held until `close` so that no engine rewrites the log meanwhile.
    */
-  static openRun(runId: string, options: Omit<EmbeddedLedgerOptions, 'compaction' | 'fsync'> & { dir: string }): EmbeddedLedger {
+  static openToRead(options: Omit<EmbeddedLedgerOptions, 'compaction' | 'fsync'> & { dir: string } & RefreshOptions): EmbeddedLedger {
     const { dir } = options;
     const onNote = options.onNote ?? ((note: string) => console.warn(`savepoint ledger: ${note}`));
     const lock = LockFile.acquire(join(dir, 'ledger.lock'), onNote);
     let head: LogHead | undefined;
+    let reader: LogReader | undefined;
     try {
       const logPath = join(dir, 'ledger.jsonl');
-      const sealer = options.sealer ?? hmacSealer(readOrCreateKeyFile(join(dir, SEAL_KEY_FILE)));
+      const keyPath = join(dir, SEAL_KEY_FILE);
+      const keyExisted = existsSync(keyPath);
+      const sealer = options.sealer ?? hmacSealer(readOrCreateKeyFile(keyPath));
       head = LogHead.open(join(dir, 'ledger.head'));
-      if (!existsSync(logPath) && head.lines > 0) throw new LedgerIntegrityError({ record: logPath }, `the file is missing, but ${head.path} records ${head.lines} lines of it (the ledger was deleted)`);
+      refuseMissingLog(logPath, head, keyExisted && options.sealer === undefined, dir);
+      const index = refreshIndex(logPath, join(dir, INDEX_FILE), sealer, head, options);
       const ledger = new EmbeddedLedger(sealer, undefined, lock, head);
-      ledger.readOnly = runId;
-      const own = new Set(runPartitions(runId));
-      const chain = new ChainCheck(sealer, logPath);
-      AppendLog.readLines(logPath, (text, index) => {
-        const split = splitChained(text);
-        const pk = PK.exec(text)?.[1];
-        if (!split || pk === undefined) throw new LedgerIntegrityError({ record: `${logPath}:${index + 1}` }, 'the line carries no key, seal and chain (written without the ledger key)');
-        const key = { pk: JSON.parse(pk) as string, sk: '(not read)' };
-        chain.next(split.body, split.chain, key);
-        if (RUN_SCOPED.test(key.pk) && !own.has(key.pk)) return;
-        let entry: LogEntry;
-        try {
-          entry = parseEntry(JSON.parse(text), text);
-        } catch (error) {
-          throw new Error(`${logPath}:${index + 1}: corrupt ledger log line (${error instanceof Error ? error.message : String(error)})`, { cause: error });
-        }
-        verifySeal(entry, sealer);
-        ledger.set(entry, item(entry.record, entry.hidden ?? {}, entry.seal));
-      });
-      ledger.tip = chain.end(head);
+      ledger.readOnly = true;
+      if (options.retainFinishedRuns !== undefined) ledger.retainFinishedRuns = Math.max(1, options.retainFinishedRuns);
+      if (existsSync(logPath)) ledger.reader = reader = new LogReader(logPath);
+      ledger.restore(index);
       return ledger;
     } catch (error) {
+      reader?.close();
       head?.close();
       lock.release();
       throw error;
     }
+  }
+
+  /** Takes the partitions, the approval indexes and the chain's tip from an index: every partition on disk only, read when asked for. */
+  private restore(index: LedgerIndex): void {
+    const lines = new Map<number, IndexedItem>();
+    for (const [pk, { items, status, createdAt }] of index.partitions) {
+      const partition = new Partition((spans) => this.readLines(spans));
+      partition.restore([...items.values()], items.get(RUN_SK), status, createdAt);
+      this.partitions.set(pk, partition);
+      for (const item of items.values()) lines.set(item.offset, item);
+    }
+    for (const [id, key] of index.pending) this.pending.set(id, key);
+    for (const [id, key] of index.approvals) this.approvalsById.set(id, key);
+    this.indexed = lines;
+    this.tip = index.log.tip;
   }
 
   /** Loads the entries of a verified log (`verifyLog`), and brings its head up to date. */
@@ -195,7 +197,17 @@ export class EmbeddedLedger extends StorageLedger {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    // The lines this ledger wrote go into the index while the lock is still held: the next reader
+    // finds it current. A failure here loses no record (the log is whole); the next reader names it.
+    if (this.log) {
+      try {
+        refreshIndex(this.log.path, join(dirname(this.log.path), INDEX_FILE), this.sealer, this.head!);
+      } catch (error) {
+        this.onNote(`${INDEX_FILE} not brought up to date on close (${error instanceof Error ? error.message : String(error)})`);
+      }
+    }
     this.log?.close();
+    this.reader?.close();
     this.head?.close();
     this.lock?.release();
   }
@@ -242,23 +254,20 @@ export class EmbeddedLedger extends StorageLedger {
     return items.filter(([sk]) => fromSk === undefined || sk >= fromSk).map(([, item]) => ({ record: copy(item) as Record<string, unknown>, meta: {} }));
   }
 
-  // Every record here was verified when the log was opened: there is no damaged run to name.
-  protected async scanRuns(): Promise<RunRecord[]> {
-    const runs: RunRecord[] = [];
-    for (const partition of this.partitions.values()) {
-      const run = partition.runItem() as Item<RunRecord> | undefined;
-      if (run) runs.push(copy(run));
-    }
-    return runs;
+  // The newest `limit` runs by the creation time each run partition keeps (the order listRuns
+  // sorts in, ties kept in the same order): only their run records are read. A record read back
+  // from disk that fails its checks is named to `onDamaged` (or thrown without it).
+  protected async scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
+    const newest = [...this.partitions]
+      .filter(([pk, partition]) => pk.startsWith('RUN#') && partition.createdAt !== undefined)
+      .sort(([, a], [, b]) => b.createdAt!.localeCompare(a.createdAt!))
+      .slice(0, limit);
+    return runRecords(newest, options);
   }
 
-  protected async queryRunning(): Promise<RunRecord[]> {
+  protected async queryRunning(options: DamagedRunOptions): Promise<RunRecord[]> {
     // By the status each run partition keeps: the finished runs' records stay on disk.
-    const runs: RunRecord[] = [];
-    for (const partition of this.partitions.values()) {
-      if (partition.status === 'running') runs.push(copy(partition.runItem() as Item<RunRecord>));
-    }
-    return runs;
+    return runRecords([...this.partitions].filter(([, partition]) => partition.status === 'running'), options);
   }
 
   protected approvalById(approvalId: string): Key | undefined {
@@ -305,7 +314,7 @@ export class EmbeddedLedger extends StorageLedger {
    * run qualified (nothing is written then).
    */
   prune(finishedBefore: Date, now: Date): PruneRecord | undefined {
-    if (this.readOnly !== undefined) throw new Error(`the ledger was opened to read run ${this.readOnly} (EmbeddedLedger.openRun): it takes no write`);
+    if (this.readOnly) throw new Error('the ledger was opened to read (EmbeddedLedger.openToRead): it takes no write');
     const cutoff = finishedBefore.toISOString();
     const runIds: string[] = [];
     const pendingOf = (runId: string) => [...this.pending.values()].filter((key) => key.pk === runKey(runId).pk).length;
@@ -386,7 +395,7 @@ export class EmbeddedLedger extends StorageLedger {
   /** Commits one write (log first, then memory). */
   private store(key: Key, record: unknown, hidden: Hidden = {}): void {
     if (this.closed) throw new Error('the ledger is closed');
-    if (this.readOnly !== undefined) throw new Error(`the ledger was opened to read run ${this.readOnly} (EmbeddedLedger.openRun): it takes no write`);
+    if (this.readOnly) throw new Error('the ledger was opened to read (EmbeddedLedger.openToRead): it takes no write');
     // One serialization: the stored record is parsed from the text the log line carries.
     const text = JSON.stringify(record);
     const json = JSON.parse(text) as unknown;
@@ -431,7 +440,7 @@ export class EmbeddedLedger extends StorageLedger {
    * used first): their partitions keep only where their lines are, and their run record.
    */
   private evictFinished(): void {
-    if (!this.log) return;
+    if (!this.log && !this.reader) return;
     for (const runId of this.finishedInMemory.keys()) {
       if (this.finishedInMemory.size <= this.retainFinishedRuns) return;
       this.finishedInMemory.delete(runId);
@@ -442,7 +451,14 @@ export class EmbeddedLedger extends StorageLedger {
   /** The items of an evicted partition, read back from its lines in the log (each line's seal checked again). */
   private readLines(spans: readonly Span[]): [string, Item, Span][] {
     return spans.map((span) => {
-      const text = this.log!.readLine(span);
+      const text = (this.log ?? this.reader)!.readLine(span);
+      const indexed = this.indexed?.get(span.offset);
+      if (this.indexed && (!indexed || indexed.bytes !== span.bytes || lineHash(text) !== indexed.hash)) {
+        throw new LedgerIntegrityError(
+          { ...recordOf(indexed ?? { pk: '?', sk: '?' }), record: `${this.reader!.path} at byte ${span.offset} (${indexed?.pk}/${indexed?.sk})` },
+          `the line is not the one ${INDEX_FILE} recorded there (altered, moved or replaced since)`,
+        );
+      }
       const entry = parseEntry(JSON.parse(text), text);
       verifySeal(entry, this.sealer);
       return [entry.sk, item(entry.record, entry.hidden ?? {}, entry.seal), span];
@@ -493,6 +509,21 @@ export class EmbeddedLedger extends StorageLedger {
   }
 }
 
+/** The run records of run partitions; one that fails its checks named to `onDamaged`, or thrown without it. */
+function runRecords(partitions: [string, Partition][], { onDamaged }: DamagedRunOptions): RunRecord[] {
+  const runs: RunRecord[] = [];
+  for (const [pk, partition] of partitions) {
+    try {
+      const run = partition.runItem() as Item<RunRecord> | undefined;
+      if (run) runs.push(copy(run));
+    } catch (error) {
+      if (!onDamaged || !(error instanceof LedgerIntegrityError)) throw error;
+      onDamaged(pk.slice('RUN#'.length), error);
+    }
+  }
+  return runs;
+}
+
 /** A stored item as the protocol reads it: a copy of its record and hidden attributes, and the item itself as the basis of a put. */
 function stored(item: Item | undefined): Stored | undefined {
   if (!item) return undefined;
@@ -517,8 +548,9 @@ class Partition {
   private where?: Map<string, Span> = new Map();
   /** Evicted: offset and length of each item's line, and which of them is the run record's. */
   private packed?: { spans: Float64Array; run?: Span };
-  /** The status of the run record (RUN partitions): what listing the running runs reads. */
+  /** The status and creation time of the run record (RUN partitions): what listing the runs reads. */
   status?: string;
+  createdAt?: string;
 
   constructor(private readonly read: (spans: readonly Span[]) => [string, Item, Span][]) {}
 
@@ -548,7 +580,10 @@ class Partition {
     if (!items.has(sk)) this.order = undefined;
     else if (this.order) this.order.find((entry) => entry[0] === sk)![1] = stored;
     items.set(sk, stored);
-    if (sk === RUN_SK) this.status = String((stored.record as { status?: unknown }).status);
+    if (sk === RUN_SK) {
+      this.status = String((stored.record as { status?: unknown }).status);
+      this.createdAt = String((stored.record as { createdAt?: unknown }).createdAt);
+    }
     if (span) this.where!.set(sk, span);
     else this.where!.delete(sk);
   }
@@ -567,6 +602,21 @@ class Partition {
     this.held = undefined;
     this.where = undefined;
     this.order = undefined;
+  }
+
+  /** Evicted from the start, as an index records it: the items' lines, the run record's, and its status and creation time. */
+  restore(lines: readonly Span[], run: Span | undefined, status: string | undefined, createdAt: string | undefined): void {
+    const spans = new Float64Array(lines.length * 2);
+    lines.forEach((span, i) => {
+      spans[2 * i] = span.offset;
+      spans[2 * i + 1] = span.bytes;
+    });
+    this.packed = { spans, ...(run && { run: { offset: run.offset, bytes: run.bytes } }) };
+    this.held = undefined;
+    this.where = undefined;
+    this.order = undefined;
+    this.status = status;
+    this.createdAt = createdAt;
   }
 
   /** The log was rewritten: the item under `sk` is now the line at `span`. */
@@ -591,6 +641,20 @@ function runOfPartition(pk: string): string | undefined {
 function sameItem(current: Item | undefined, expected: Item | undefined): boolean {
   if (current === expected) return true;
   return current !== undefined && expected !== undefined && current.seal !== '' && current.seal === expected.seal && current.json === expected.json;
+}
+
+/**
+ * A ledger that was kept here and is gone must not start over as if nothing happened: its head,
+ * or the seal key made with it (`keyShowsLedger`), is the evidence that it existed.
+ */
+function refuseMissingLog(logPath: string, head: LogHead, keyShowsLedger: boolean, dir: string): void {
+  if (existsSync(logPath) || !(head.lines > 0 || (keyShowsLedger && !head.existed))) return;
+  throw new LedgerIntegrityError(
+    { record: logPath },
+    head.lines > 0
+      ? `the file is missing, but ${head.path} records ${head.lines} lines of it (the ledger was deleted)`
+      : `the file is missing, but the seal key ${join(dir, SEAL_KEY_FILE)} shows that a ledger was kept in ${dir} (the ledger was deleted)`,
+  );
 }
 
 /** The partitions that hold one run's records (RUN_SCOPED). */

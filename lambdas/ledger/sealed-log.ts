@@ -70,14 +70,23 @@ export function verifySeal(entry: LogEntry, sealer: LedgerSealer): void {
  * text (the chain covers each line's exact bytes, so a line that is not parsed is still checked).
  */
 export class ChainCheck {
-  private lines = 0;
-  private tip = '';
-  private previousTip = '';
+  private lines: number;
+  private tip: string;
+  private previousTip: string;
 
+  /** `from`: the log's first `lines` lines are taken as checked already, ending in `tip` (a checkpoint: ledger-index.ts). */
   constructor(
     private readonly sealer: LedgerSealer,
     private readonly path: string,
-  ) {}
+    from: { lines: number; tip: string; previousTip: string } = { lines: 0, tip: '', previousTip: '' },
+  ) {
+    ({ lines: this.lines, tip: this.tip, previousTip: this.previousTip } = from);
+  }
+
+  /** Where the check is: the lines checked, the chain of the last one and of the one before it. */
+  get position(): { lines: number; tip: string; previousTip: string } {
+    return { lines: this.lines, tip: this.tip, previousTip: this.previousTip };
+  }
 
   next(body: string, chain: string, key: Key): void {
     if (this.sealer.chain(this.tip, body) !== chain) {

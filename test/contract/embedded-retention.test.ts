@@ -36,27 +36,33 @@ async function fourRuns(): Promise<string> {
   return dir;
 }
 
-describe('EmbeddedLedger.openRun', () => {
-  it("reads one run's records as a whole open does, and no other run's", async () => {
+describe('EmbeddedLedger.openToRead', () => {
+  it("reads one run's records as a whole open does", async () => {
     const dir = await fourRuns();
     const whole = EmbeddedLedger.open({ dir });
     const expected = [await whole.getRun('b'), await whole.listConversation('b'), await whole.getBlob('b', 'd1'), await whole.getEffect('refunds:issue_refund:rr_1')];
     whole.close();
-    const one = EmbeddedLedger.openRun('b', { dir });
+    const one = EmbeddedLedger.openToRead({ dir });
     try {
       expect([await one.getRun('b'), await one.listConversation('b'), await one.getBlob('b', 'd1'), await one.getEffect('refunds:issue_refund:rr_1')]).toEqual(expected);
-      expect(await one.getRun('a')).toBeUndefined();
-      await expect(one.createRun(run('e'))).rejects.toThrow(/opened to read run b .* takes no write/);
+      await expect(one.createRun(run('e'))).rejects.toThrow(/opened to read .* takes no write/);
     } finally {
       one.close();
     }
   });
 
-  it("refuses a log with another run's line altered: every line's chain is checked, parsed or not", async () => {
+  it("reads a run past another run's altered line, names that line when it is read, and verify refuses the log", async () => {
     const dir = await fourRuns();
     const path = join(dir, 'ledger.jsonl');
     writeFileSync(path, readFileSync(path, 'utf8').replace('first of c', 'first of C'));
-    expect(() => EmbeddedLedger.openRun('b', { dir })).toThrow(/ledger\.jsonl:\d+ \(RUN#c\/.*does not follow from the lines before it/);
+    const one = EmbeddedLedger.openToRead({ dir });
+    try {
+      expect((await one.listConversation('b')).turns).toHaveLength(2);
+      await expect(one.listConversation('c')).rejects.toThrow(/record .*ledger\.jsonl at byte \d+ \(RUN#c\/TURN#0001\) fails verification: the line is not the one ledger\.index recorded there/);
+    } finally {
+      one.close();
+    }
+    expect(() => EmbeddedLedger.openToRead({ dir, verify: true })).toThrow(/ledger\.jsonl:\d+ \(RUN#c\/TURN#0001\).*does not follow from the lines before it/);
   });
 
   it('refuses a log cut short of its head, as a whole open does', async () => {
@@ -64,7 +70,7 @@ describe('EmbeddedLedger.openRun', () => {
     const path = join(dir, 'ledger.jsonl');
     const lines = readFileSync(path, 'utf8').split('\n');
     writeFileSync(path, `${lines.slice(0, -3).join('\n')}\n`);
-    expect(() => EmbeddedLedger.openRun('b', { dir })).toThrow(/were lost \(truncated\)/);
+    expect(() => EmbeddedLedger.openToRead({ dir })).toThrow(/were lost \(truncated\)/);
   });
 });
 

@@ -1,0 +1,222 @@
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { LedgerIntegrityError } from '../shared/errors.js';
+import { sameSecret } from '../shared/same-secret.js';
+import { AppendLog, LogReader, type Span } from './append-log.js';
+import type { Key } from './protocol.js';
+import { ChainCheck, parseEntry, splitChained, verifySeal, type LogHead } from './sealed-log.js';
+import type { LedgerSealer } from './seal.js';
+
+/**
+ * The embedded ledger's index, `ledger.index` beside its log: a sealed checkpoint of the log's
+ * live state, so that a command which reads a few records (`status`, `runs`, `approvals`, the
+ * console) reads those lines and the lines written since, not the whole log.
+ *
+ * It holds, as of the log's first `lines` lines (`bytes` bytes, ending in chain `tip`):
+ *   - for each partition, where each live item's line is (offset, length) and the sha256 of the
+ *     line's exact bytes; for a run's partition, the run's status and creation time;
+ *   - the pending approvals' keys and every approval id's key (the two approval indexes).
+ * and one MAC over all of it under the ledger's chain key (LedgerSealer.chain, its own domain).
+ *
+ *   open to read ─► index MAC ok? ─► its last line still ends in `tip`? ─► chain-check the lines after it ─► head ok?
+ *                      │ no: damaged, refused by name          │ no: a compaction or prune rewrote the log since: rebuilt from the whole log
+ *
+ * What each check stands for: a record handed out is read from its line, whose bytes must hash to
+ * what the index recorded (so an altered, swapped or replayed older line is refused, naming the
+ * line), and whose seal must verify; the lines after the checkpoint are chain-checked from its
+ * tip, and the whole against `ledger.head` (so a truncated or extended log is refused as a full
+ * open refuses it). A line of another run that is never read is not checked here: that is
+ * `savepoint verify --all`'s job (it streams the whole log, every chain and seal). Tampering with
+ * the index itself fails its MAC, and is refused naming the file: removing it makes the next read
+ * rebuild it from the log, every chain checked.
+ *
+ * Whoever holds the ledger's lock keeps the index current: a reader that found lines past the
+ * checkpoint, and the ledger that wrote them when it closes (EmbeddedLedger.close).
+ */
+export const INDEX_FILE = 'ledger.index';
+
+/** One live item: its key, where its line is in the log, and the sha256 of the line. */
+export interface IndexedItem extends Key, Span {
+  readonly hash: string;
+}
+
+export interface IndexedPartition {
+  readonly items: Map<string, IndexedItem>;
+  /** A run's partition (RUN#…): its run record's status and creation time. */
+  status?: string;
+  createdAt?: string;
+}
+
+/** Where the index is in the log: the lines it covers, their bytes, the chain of the last one and of the one before, and the last one's span. */
+interface Checkpoint {
+  lines: number;
+  bytes: number;
+  tip: string;
+  previousTip: string;
+  last?: Span;
+}
+
+const VERSION = 1;
+/** The MAC's domain: no log line's chain (a base64url MAC, or '') and no head (`head …`) is this. */
+const MAC_DOMAIN = 'savepoint ledger index v1';
+const KEY = /^\{"pk":("(?:[^"\\]|\\.)*"),"sk":("(?:[^"\\]|\\.)*"),"record":/;
+const RUN_SK = 'RUN';
+
+export function lineHash(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}
+
+/** A log line's key, read from its start (every line begins with it: sealed-log.ts `line`). */
+export function keyOfLine(text: string): Key | undefined {
+  const match = KEY.exec(text);
+  return match ? { pk: JSON.parse(match[1]!) as string, sk: JSON.parse(match[2]!) as string } : undefined;
+}
+
+export class LedgerIndex {
+  readonly partitions = new Map<string, IndexedPartition>();
+  /** The pending approvals, by `pk|sk`. */
+  readonly pending = new Map<string, Key>();
+  /** approvalId → the approval's key. */
+  readonly approvals = new Map<string, Key>();
+  log: Checkpoint = { lines: 0, bytes: 0, tip: '', previousTip: '' };
+
+  /** Takes the log line `text` at `span` (the next one after the checkpoint, its chain checked) into the index. */
+  add(text: string, span: Span, key: Key, chain: { tip: string; previousTip: string }): void {
+    let partition = this.partitions.get(key.pk);
+    if (!partition) this.partitions.set(key.pk, (partition = { items: new Map() }));
+    partition.items.set(key.sk, { pk: key.pk, sk: key.sk, offset: span.offset, bytes: span.bytes, hash: lineHash(text) });
+    // Only the lines that can touch the approval indexes or a run's status are parsed (a false
+    // positive of these tests only costs a parse).
+    const run = key.sk === RUN_SK && key.pk.startsWith('RUN#');
+    if (run || text.includes('"approvalId"') || text.includes('"pendingApproval"')) {
+      const { record, hidden } = JSON.parse(text) as { record: Record<string, unknown>; hidden?: { pendingApproval?: boolean } };
+      if (run) {
+        partition.status = String(record['status']);
+        partition.createdAt = String(record['createdAt']);
+      }
+      if (typeof record['approvalId'] === 'string') this.approvals.set(record['approvalId'], key);
+      const id = `${key.pk}|${key.sk}`;
+      if (hidden?.pendingApproval === true) this.pending.set(id, key);
+      else this.pending.delete(id);
+    } else this.pending.delete(`${key.pk}|${key.sk}`);
+    this.log = { lines: this.log.lines + 1, bytes: span.offset + span.bytes + 1, tip: chain.tip, previousTip: chain.previousTip, last: span };
+  }
+
+  /** Whether the index is a checkpoint of the log `reader` reads: its last line is where it was, ending in the same chain. */
+  belongsTo(reader: LogReader | undefined): boolean {
+    const { lines, bytes, tip, last } = this.log;
+    if (lines === 0) return true;
+    if (!reader || !last || reader.bytes < bytes || last.offset + last.bytes + 1 !== bytes) return false;
+    return splitChained(reader.readLine(last))?.chain === tip;
+  }
+
+  /** The index as its file holds it: the JSON body, then its MAC, a line each. */
+  serialize(sealer: LedgerSealer): string {
+    const { last, ...log } = this.log;
+    const body = JSON.stringify({
+      v: VERSION,
+      log: { ...log, ...(last && { last: [last.offset, last.bytes] }) },
+      partitions: [...this.partitions].map(([pk, { items, status, createdAt }]) => [pk, status ?? null, createdAt ?? null, [...items.values()].map(({ sk, offset, bytes, hash }) => [sk, offset, bytes, hash])]),
+      pending: [...this.pending.values()].map(({ pk, sk }) => [pk, sk]),
+      approvals: [...this.approvals].map(([id, { pk, sk }]) => [id, pk, sk]),
+    });
+    return `${body}\n${sealer.chain(MAC_DOMAIN, body)}\n`;
+  }
+
+  /** The index in the file at `path`; undefined when there is none (or it is of another version); refused by name when its MAC fails. */
+  static read(path: string, sealer: LedgerSealer): LedgerIndex | undefined {
+    if (!existsSync(path)) return undefined;
+    const text = readFileSync(path, 'utf8');
+    const cut = text.indexOf('\n');
+    const body = text.slice(0, cut);
+    const mac = text.slice(cut + 1).trim();
+    if (cut < 0 || !sameSecret(mac, sealer.chain(MAC_DOMAIN, body))) {
+      throw new LedgerIntegrityError({ record: path }, `its MAC does not match its content (altered, forged or cut short): remove ${path} and the next read rebuilds it from the log, every line checked (savepoint verify --all checks the log itself)`);
+    }
+    const raw = JSON.parse(body) as SerializedIndex;
+    if (raw.v !== VERSION) return undefined;
+    const index = new LedgerIndex();
+    const { last, ...log } = raw.log;
+    index.log = { ...log, ...(last && { last: { offset: last[0], bytes: last[1] } }) };
+    for (const [pk, status, createdAt, items] of raw.partitions) {
+      index.partitions.set(pk, {
+        items: new Map(items.map(([sk, offset, bytes, hash]) => [sk, { pk, sk, offset, bytes, hash }])),
+        ...(status !== null && { status }),
+        ...(createdAt !== null && { createdAt }),
+      });
+    }
+    for (const [pk, sk] of raw.pending) index.pending.set(`${pk}|${sk}`, { pk, sk });
+    for (const [id, pk, sk] of raw.approvals) index.approvals.set(id, { pk, sk });
+    return index;
+  }
+
+  /** Writes the index whole (a temp file, synced, renamed over the old one), readable by its owner only. */
+  write(path: string, sealer: LedgerSealer): void {
+    const draft = `${path}.writing`;
+    const fd = openSync(draft, 'w', 0o600);
+    try {
+      const buffer = Buffer.from(this.serialize(sealer));
+      for (let written = 0; written < buffer.length; ) written += writeSync(fd, buffer, written);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(draft, path);
+  }
+}
+
+interface SerializedIndex {
+  v: number;
+  log: Omit<Checkpoint, 'last'> & { last?: [number, number] };
+  partitions: [string, string | null, string | null, [string, number, number, string][]][];
+  pending: [string, string][];
+  approvals: [string, string, string][];
+}
+
+export interface RefreshOptions {
+  /** Check every line's seal too, and rebuild the index from the whole log whatever it holds (`savepoint verify`). @default false */
+  readonly verify?: boolean;
+}
+
+/**
+ * The index of the log at `logPath`, brought up to date: read from `indexPath` (refused by name if
+ * damaged), then the lines after its checkpoint chain-checked and taken in (all of them, when
+ * there is no index, it is of a log since rewritten, or `verify` is asked), the whole checked
+ * against `head`; written back when it changed. The caller holds the ledger's lock.
+ */
+export function refreshIndex(logPath: string, indexPath: string, sealer: LedgerSealer, head: LogHead, options: RefreshOptions = {}): LedgerIndex {
+  const found = LedgerIndex.read(indexPath, sealer);
+  const reader = existsSync(logPath) ? new LogReader(logPath) : undefined;
+  let index: LedgerIndex;
+  try {
+    index = found && !options.verify && found.belongsTo(reader) ? found : new LedgerIndex();
+  } finally {
+    reader?.close();
+  }
+  const chain = new ChainCheck(sealer, logPath, index.log);
+  let added = 0;
+  AppendLog.readLines(
+    logPath,
+    (text, at, span) => {
+      const key = keyOfLine(text);
+      const split = splitChained(text);
+      if (!key || !split) throw new LedgerIntegrityError({ record: `${logPath}:${index.log.lines + 1}` }, 'the line carries no key, seal and chain (written without the ledger key)');
+      chain.next(split.body, split.chain, key);
+      if (options.verify) {
+        let entry;
+        try {
+          entry = parseEntry(JSON.parse(text), text);
+        } catch (error) {
+          throw new Error(`${logPath}:${index.log.lines + 1}: corrupt ledger log line (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+        }
+        verifySeal(entry, sealer);
+      }
+      index.add(text, span, key, chain.position);
+      added++;
+    },
+    { from: index.log.bytes },
+  );
+  chain.end(head);
+  if ((added > 0 || index !== found) && existsSync(logPath)) index.write(indexPath, sealer);
+  return index;
+}
