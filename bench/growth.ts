@@ -12,9 +12,12 @@
  *     ~1.5 KB a run still at 300), which is the compiler warming up, not anything a run leaves;
  *     with them on, that drowns the figure;
  *   - the state directory's bytes per run;
- *   - `savepoint status <runId>` (bin/savepoint.js, a fresh process, as a user runs it): its wall
- *     time, CPU time and peak RSS against a directory with 1 run and against the one with all of
- *     them (the best of `--reps`: on a shared machine the CPU time is the steadier figure).
+ *   - the commands that read a state directory, each in a fresh process (bin/savepoint.js, as a
+ *     user runs it): `status <runId>`, `runs`, `approvals` and `verify --all`; their wall time, CPU
+ *     time and peak RSS against a directory with 1 run and against the one with all of them (the
+ *     best of `--reps`: on a shared machine the CPU time is the steadier figure). The first three
+ *     read from the ledger's index and should cost the same against both; `verify --all` checks
+ *     every line, so its time grows with the log, but not its memory (it streams).
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,20 +79,38 @@ async function fill(stateDir: string, count: number, at: (done: number) => void 
   return ids;
 }
 
-/** `savepoint status <runId> --json` against `stateDir`: wall ms and peak RSS (MB), the best of `reps`. */
-async function status(stateDir: string, runId: string): Promise<{ wallMs: number; cpuMs: number; peakRssMb: number }> {
+/** A command's figures: wall ms, CPU ms and peak RSS (MB), each the best of `reps`. */
+type Figures = { wallMs: number; cpuMs: number; peakRssMb: number };
+
+/** `savepoint <args> --json` against `stateDir`, its output checked by `check`: its figures, the best of `reps`. */
+async function command(stateDir: string, args: string[], check: (output: any) => boolean): Promise<Figures> {
   let best = { wallMs: Infinity, cpuMs: Infinity, peakRssMb: Infinity };
   for (let i = 0; i < reps; i++) {
     const started = performance.now();
-    const end = await nodeProcess(['--import', PEAK_RSS, BIN, '--state-dir', stateDir, 'status', runId, '--json']);
+    const end = await nodeProcess(['--import', PEAK_RSS, BIN, '--state-dir', stateDir, ...args, '--json']);
     const wallMs = performance.now() - started;
     const rss = /^savepoint-bench-peak-rss-kb (\d+)$/m.exec(end.stderr);
     const cpu = /^savepoint-bench-cpu-ms (\d+)$/m.exec(end.stderr);
-    if (end.code !== 0 || !rss || !cpu) throw new Error(`savepoint status ${runId} ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
-    if ((JSON.parse(end.stdout) as { status?: string }).status !== 'succeeded') throw new Error(`savepoint status ${runId}: not succeeded`);
+    if (end.code !== 0 || !rss || !cpu) throw new Error(`savepoint ${args.join(' ')} ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
+    if (!check(JSON.parse(end.stdout))) throw new Error(`savepoint ${args.join(' ')}: unexpected output ${end.stdout.slice(0, 500)}`);
     best = { wallMs: Math.min(best.wallMs, wallMs), cpuMs: Math.min(best.cpuMs, Number(cpu[1])), peakRssMb: Math.min(best.peakRssMb, Math.round(Number(rss[1]) / 1024)) };
   }
   return { wallMs: Math.round(best.wallMs), cpuMs: best.cpuMs, peakRssMb: best.peakRssMb };
+}
+
+/** Each reading command against the directory with 1 run and the one with `count`, in turn (so that the two feel the same load). */
+async function commands(one: { dir: string; runId: string }, many: { dir: string; runId: string; count: number }) {
+  const rows = {
+    status: { args: (runId: string) => ['status', runId], check: (_count: number) => (output: any) => output.status === 'succeeded' },
+    runs: { args: () => ['runs'], check: (count: number) => (output: any) => output.runs.length === Math.min(count, 50) && output.damaged === undefined },
+    approvals: { args: () => ['approvals'], check: () => (output: any) => Array.isArray(output.approvals) },
+    verifyAll: { args: () => ['verify', '--all'], check: (count: number) => (output: any) => output.ok === true && output.runs.length === count },
+  };
+  const figures = {} as Record<keyof typeof rows, { oneRun: Figures; manyRuns: Figures }>;
+  for (const [name, row] of Object.entries(rows) as [keyof typeof rows, (typeof rows)[keyof typeof rows]][]) {
+    figures[name] = { oneRun: await command(one.dir, row.args(one.runId), row.check(1)), manyRuns: await command(many.dir, row.args(many.runId), row.check(many.count)) };
+  }
+  return figures;
 }
 
 const dirBytes = (dir: string): number =>
@@ -113,17 +134,22 @@ try {
     options: { runs, steps, reps, retainedExecutions: RETAINED_EXECUTIONS },
     engine: { heapAfterWarmMb: round(heapAfterWarm), heapAtEndMb: round(heapAtEnd), heapPerRunKb: round(slope(heap) * 1024) },
     stateDir: { bytesPerRun: Math.round(dirBytes(many) / runs) },
-    status: { oneRun: await status(one, onlyRun!), manyRuns: await status(many, ids[0]!) },
+    ...(await commands({ dir: one, runId: onlyRun! }, { dir: many, runId: ids[0]!, count: runs })),
   };
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {
-    const { engine, stateDir, status: s } = report;
+    const { engine, stateDir } = report;
+    const row = (name: string, { oneRun, manyRuns }: { oneRun: Figures; manyRuns: Figures }) =>
+      `  savepoint ${name}: ${oneRun.wallMs} ms (${oneRun.cpuMs} ms CPU) / ${oneRun.peakRssMb} MB with 1 run, ${manyRuns.wallMs} ms (${manyRuns.cpuMs} ms CPU) / ${manyRuns.peakRssMb} MB with ${runs}`;
     process.stdout.write(
       [
         `growth: ${runs} runs of ${steps} steps in one engine process and one state directory`,
         `  engine heap: ${engine.heapAfterWarmMb} MB after ${warm} runs, ${engine.heapAtEndMb} MB after ${runs}: ${engine.heapPerRunKb} KB per run`,
         `  state directory: ${stateDir.bytesPerRun} bytes per run`,
-        `  savepoint status: ${s.oneRun.wallMs} ms (${s.oneRun.cpuMs} ms CPU) / ${s.oneRun.peakRssMb} MB with 1 run, ${s.manyRuns.wallMs} ms (${s.manyRuns.cpuMs} ms CPU) / ${s.manyRuns.peakRssMb} MB with ${runs}`,
+        row('status', report.status),
+        row('runs', report.runs),
+        row('approvals', report.approvals),
+        row('verify --all', report.verifyAll),
       ].join('\n') + '\n',
     );
   }

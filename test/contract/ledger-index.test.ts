@@ -150,7 +150,7 @@ describe('a ledger opened to read from its index', () => {
     const path = join(dir, 'ledger.jsonl');
     // The newest line of run b's record, one letter changed (same length).
     const lines = readFileSync(path, 'utf8').split('\n');
-    const at = lines.findLastIndex((line) => line.startsWith('{"pk":"RUN#b","sk":"RUN"'));
+    const at = lines.map((line) => line.startsWith('{"pk":"RUN#b","sk":"RUN"')).lastIndexOf(true);
     lines[at] = lines[at]!.replace('"status":"killed"', '"status":"kil1ed"');
     writeFileSync(path, lines.join('\n'));
     const read = EmbeddedLedger.openToRead({ dir });
