@@ -79,6 +79,28 @@ describe('a damaged state directory after a kill', { timeout: 180_000 }, () => {
     expect(JSON.parse(all.stdout)).toMatchObject({ ok: true, runs: [{ runId, problems: [] }] });
   });
 
+  it('a damaged index (ledger.index) is named by every command that reads from it, and rebuilt once it is removed', async () => {
+    const { stateDir } = copy('index');
+    const status = ['--state-dir', stateDir, 'status', runId, '--json'];
+    // The engine was killed before it could bring the index up to date: the first read does.
+    const first = await savepoint(status);
+    expect(first.code, first.stderr).toBe(0);
+    const index = join(stateDir, 'ledger.index');
+    const [body, mac] = readFileSync(index, 'utf8').split('\n');
+    writeFileSync(index, `${body!.replace(/"TURN#0001",(\d+)/, (_m, offset: string) => `"TURN#0001",${Number(offset) + 1}`)}\n${mac}\n`);
+    for (const command of [['status', runId], ['runs'], ['approvals'], ['verify', runId], ['verify', '--all']]) {
+      const refused = await savepoint(['--state-dir', stateDir, ...command]);
+      expect(refused.code, `${command.join(' ')}: ${refused.stderr}`).toBe(1);
+      expect(refused.stderr).toMatch(/ledger integrity: record .*ledger\.index fails verification: its MAC does not match its content .*remove .*ledger\.index and the next read rebuilds it/);
+    }
+    rmSync(index);
+    const rebuilt = await savepoint(status);
+    expect(rebuilt.code, rebuilt.stderr).toBe(0);
+    // The same run as before (its wall clock moved on: it is still running).
+    const { status: was, lifecycle, steps } = JSON.parse(first.stdout) as Record<string, unknown>;
+    expect(JSON.parse(rebuilt.stdout)).toMatchObject({ status: was, lifecycle, steps });
+  });
+
   it('`savepoint verify` is a usage error without a run id or --all, and for an unknown run', async () => {
     const { stateDir } = copy('usage');
     expect((await savepoint(['--state-dir', stateDir, 'verify'])).code).toBe(2);
