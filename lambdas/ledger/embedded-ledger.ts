@@ -171,14 +171,21 @@ export class EmbeddedLedger extends StorageLedger {
     }
   }
 
-  /** Takes the partitions, the approval indexes and the chain's tip from an index: every partition on disk only, read when asked for. */
+  /**
+   * Takes the partitions, the approval indexes and the chain's tip from an index: every partition
+   * on disk only, its lines read when it is asked for, and where they are taken from the index then.
+   */
   private restore(index: LedgerIndex): void {
     const lines = new Map<number, IndexedItem>();
-    for (const [pk, { items, status, createdAt }] of index.partitions) {
+    for (const pk of index.partitionKeys()) {
       const partition = new Partition((spans) => this.readLines(spans));
-      partition.restore([...items.values()], items.get(RUN_SK), status, createdAt);
+      const run = index.runs.get(pk);
+      partition.restore(() => {
+        const { items } = index.partition(pk)!;
+        for (const item of items.values()) lines.set(item.offset, item);
+        return { lines: [...items.values()], run: items.get(RUN_SK) };
+      }, run?.status, run?.createdAt);
       this.partitions.set(pk, partition);
-      for (const item of items.values()) lines.set(item.offset, item);
     }
     for (const [id, key] of index.pending) this.pending.set(id, key);
     for (const [id, key] of index.approvals) this.approvalsById.set(id, key);
@@ -548,6 +555,8 @@ class Partition {
   private where?: Map<string, Span> = new Map();
   /** Evicted: offset and length of each item's line, and which of them is the run record's. */
   private packed?: { spans: Float64Array; run?: Span };
+  /** Restored from an index: where its lines are, asked of the index when first needed. */
+  private unread?: () => { lines: readonly Span[]; run: Span | undefined };
   /** The status and creation time of the run record (RUN partitions): what listing the runs reads. */
   status?: string;
   createdAt?: string;
@@ -556,7 +565,7 @@ class Partition {
 
   get items(): Map<string, Item> {
     if (this.held) return this.held;
-    const { spans } = this.packed!;
+    const { spans } = this.pack();
     const unpacked: Span[] = [];
     for (let i = 0; i < spans.length; i += 2) unpacked.push({ offset: spans[i]!, bytes: spans[i + 1]! });
     this.held = new Map();
@@ -571,8 +580,23 @@ class Partition {
 
   /** The run record's item (RUN partitions), read back alone when the partition is evicted. */
   runItem(): Item | undefined {
-    if (this.held || !this.packed?.run) return this.held?.get(RUN_SK);
-    return this.read([this.packed.run])[0]![1];
+    if (this.held || !this.pack().run) return this.held?.get(RUN_SK);
+    return this.read([this.packed!.run!])[0]![1];
+  }
+
+  /** Where the lines of an evicted partition are (asked of the index, for one restored from it). */
+  private pack(): { spans: Float64Array; run?: Span } {
+    if (this.unread) {
+      const { lines, run } = this.unread();
+      this.unread = undefined;
+      const spans = new Float64Array(lines.length * 2);
+      lines.forEach((span, i) => {
+        spans[2 * i] = span.offset;
+        spans[2 * i + 1] = span.bytes;
+      });
+      this.packed = { spans, ...(run && { run: { offset: run.offset, bytes: run.bytes } }) };
+    }
+    return this.packed!;
   }
 
   put(sk: string, stored: Item, span?: Span): void {
@@ -604,14 +628,9 @@ class Partition {
     this.order = undefined;
   }
 
-  /** Evicted from the start, as an index records it: the items' lines, the run record's, and its status and creation time. */
-  restore(lines: readonly Span[], run: Span | undefined, status: string | undefined, createdAt: string | undefined): void {
-    const spans = new Float64Array(lines.length * 2);
-    lines.forEach((span, i) => {
-      spans[2 * i] = span.offset;
-      spans[2 * i + 1] = span.bytes;
-    });
-    this.packed = { spans, ...(run && { run: { offset: run.offset, bytes: run.bytes } }) };
+  /** Evicted from the start, as an index records it: where its lines are (`unread`, asked for when first needed), and its run's status and creation time. */
+  restore(unread: () => { lines: readonly Span[]; run: Span | undefined }, status: string | undefined, createdAt: string | undefined): void {
+    this.unread = unread;
     this.held = undefined;
     this.where = undefined;
     this.order = undefined;

@@ -42,9 +42,6 @@ export interface IndexedItem extends Key, Span {
 
 export interface IndexedPartition {
   readonly items: Map<string, IndexedItem>;
-  /** A run's partition (RUN#…): its run record's status and creation time. */
-  status?: string;
-  createdAt?: string;
 }
 
 /** Where the index is in the log: the lines it covers, their bytes, the chain of the last one and of the one before, and the last one's span. */
@@ -56,7 +53,7 @@ interface Checkpoint {
   last?: Span;
 }
 
-const VERSION = 1;
+const VERSION = 2;
 /** The MAC's domain: no log line's chain (a base64url MAC, or '') and no head (`head …`) is this. */
 const MAC_DOMAIN = 'savepoint ledger index v1';
 const KEY = /^\{"pk":("(?:[^"\\]|\\.)*"),"sk":("(?:[^"\\]|\\.)*"),"record":/;
@@ -73,27 +70,45 @@ export function keyOfLine(text: string): Key | undefined {
 }
 
 export class LedgerIndex {
-  readonly partitions = new Map<string, IndexedPartition>();
+  /**
+   * The partitions, each parsed when first asked for (`partition`): until then, its line of the
+   * index file as read, so that a reader of one run parses one line, not the whole index.
+   */
+  private readonly byPk = new Map<string, IndexedPartition | string>();
+  /** The run partitions' status and creation time (what listing the runs reads), by pk. */
+  readonly runs = new Map<string, { status: string; createdAt: string }>();
   /** The pending approvals, by `pk|sk`. */
   readonly pending = new Map<string, Key>();
   /** approvalId → the approval's key. */
   readonly approvals = new Map<string, Key>();
   log: Checkpoint = { lines: 0, bytes: 0, tip: '', previousTip: '' };
 
+  /** The partitions' keys, in the order they first appeared in the log. */
+  partitionKeys(): IterableIterator<string> {
+    return this.byPk.keys();
+  }
+
+  /** The items of partition `pk` (parsed from the index file on first use). */
+  partition(pk: string): IndexedPartition | undefined {
+    const found = this.byPk.get(pk);
+    if (typeof found !== 'string') return found;
+    const [, items] = JSON.parse(found) as SerializedPartition;
+    const parsed = { items: new Map(items.map(([sk, offset, bytes, hash]) => [sk, { pk, sk, offset, bytes, hash }])) };
+    this.byPk.set(pk, parsed);
+    return parsed;
+  }
+
   /** Takes the log line `text` at `span` (the next one after the checkpoint, its chain checked) into the index. */
   add(text: string, span: Span, key: Key, chain: { tip: string; previousTip: string }): void {
-    let partition = this.partitions.get(key.pk);
-    if (!partition) this.partitions.set(key.pk, (partition = { items: new Map() }));
+    let partition = this.partition(key.pk);
+    if (!partition) this.byPk.set(key.pk, (partition = { items: new Map() }));
     partition.items.set(key.sk, { pk: key.pk, sk: key.sk, offset: span.offset, bytes: span.bytes, hash: lineHash(text) });
     // Only the lines that can touch the approval indexes or a run's status are parsed (a false
     // positive of these tests only costs a parse).
     const run = key.sk === RUN_SK && key.pk.startsWith('RUN#');
     if (run || text.includes('"approvalId"') || text.includes('"pendingApproval"')) {
       const { record, hidden } = JSON.parse(text) as { record: Record<string, unknown>; hidden?: { pendingApproval?: boolean } };
-      if (run) {
-        partition.status = String(record['status']);
-        partition.createdAt = String(record['createdAt']);
-      }
+      if (run) this.runs.set(key.pk, { status: String(record['status']), createdAt: String(record['createdAt']) });
       if (typeof record['approvalId'] === 'string') this.approvals.set(record['approvalId'], key);
       const id = `${key.pk}|${key.sk}`;
       if (hidden?.pendingApproval === true) this.pending.set(id, key);
@@ -110,16 +125,25 @@ export class LedgerIndex {
     return splitChained(reader.readLine(last))?.chain === tip;
   }
 
-  /** The index as its file holds it: the JSON body, then its MAC, a line each. */
+  /**
+   * The index as its file holds it: a header line (the checkpoint, the runs, the approval
+   * indexes), a line per partition (a partition not parsed since it was read is written back as
+   * it was), then the MAC of all the lines before it.
+   */
   serialize(sealer: LedgerSealer): string {
     const { last, ...log } = this.log;
-    const body = JSON.stringify({
+    const header = JSON.stringify({
       v: VERSION,
       log: { ...log, ...(last && { last: [last.offset, last.bytes] }) },
-      partitions: [...this.partitions].map(([pk, { items, status, createdAt }]) => [pk, status ?? null, createdAt ?? null, [...items.values()].map(({ sk, offset, bytes, hash }) => [sk, offset, bytes, hash])]),
+      runs: [...this.runs].map(([pk, { status, createdAt }]) => [pk, status, createdAt]),
       pending: [...this.pending.values()].map(({ pk, sk }) => [pk, sk]),
       approvals: [...this.approvals].map(([id, { pk, sk }]) => [id, pk, sk]),
     });
+    const lines = [header];
+    for (const [pk, partition] of this.byPk) {
+      lines.push(typeof partition === 'string' ? partition : JSON.stringify([pk, [...partition.items.values()].map(({ sk, offset, bytes, hash }) => [sk, offset, bytes, hash])]));
+    }
+    const body = lines.join('\n');
     return `${body}\n${sealer.chain(MAC_DOMAIN, body)}\n`;
   }
 
@@ -127,26 +151,22 @@ export class LedgerIndex {
   static read(path: string, sealer: LedgerSealer): LedgerIndex | undefined {
     if (!existsSync(path)) return undefined;
     const text = readFileSync(path, 'utf8');
-    const cut = text.indexOf('\n');
-    const body = text.slice(0, cut);
+    const cut = text.lastIndexOf('\n', text.length - 2);
+    const body = text.slice(0, Math.max(cut, 0));
     const mac = text.slice(cut + 1).trim();
     if (cut < 0 || !sameSecret(mac, sealer.chain(MAC_DOMAIN, body))) {
       throw new LedgerIntegrityError({ record: path }, `its MAC does not match its content (altered, forged or cut short): remove ${path} and the next read rebuilds it from the log, every line checked (savepoint verify --all checks the log itself)`);
     }
-    const raw = JSON.parse(body) as SerializedIndex;
-    if (raw.v !== VERSION) return undefined;
+    const lines = body.split('\n');
+    const header = JSON.parse(lines[0]!) as SerializedHeader;
+    if (header.v !== VERSION) return undefined;
     const index = new LedgerIndex();
-    const { last, ...log } = raw.log;
+    const { last, ...log } = header.log;
     index.log = { ...log, ...(last && { last: { offset: last[0], bytes: last[1] } }) };
-    for (const [pk, status, createdAt, items] of raw.partitions) {
-      index.partitions.set(pk, {
-        items: new Map(items.map(([sk, offset, bytes, hash]) => [sk, { pk, sk, offset, bytes, hash }])),
-        ...(status !== null && { status }),
-        ...(createdAt !== null && { createdAt }),
-      });
-    }
-    for (const [pk, sk] of raw.pending) index.pending.set(`${pk}|${sk}`, { pk, sk });
-    for (const [id, pk, sk] of raw.approvals) index.approvals.set(id, { pk, sk });
+    for (const [pk, status, createdAt] of header.runs) index.runs.set(pk, { status, createdAt });
+    for (const [pk, sk] of header.pending) index.pending.set(`${pk}|${sk}`, { pk, sk });
+    for (const [id, pk, sk] of header.approvals) index.approvals.set(id, { pk, sk });
+    for (const line of lines.slice(1)) index.byPk.set(JSON.parse(PARTITION_KEY.exec(line)![1]!) as string, line);
     return index;
   }
 
@@ -165,13 +185,17 @@ export class LedgerIndex {
   }
 }
 
-interface SerializedIndex {
+/** A partition's line of the index file begins with its key. */
+const PARTITION_KEY = /^\[("(?:[^"\\]|\\.)*")/;
+
+interface SerializedHeader {
   v: number;
   log: Omit<Checkpoint, 'last'> & { last?: [number, number] };
-  partitions: [string, string | null, string | null, [string, number, number, string][]][];
+  runs: [string, string, string][];
   pending: [string, string][];
   approvals: [string, string, string][];
 }
+type SerializedPartition = [string, [string, number, number, string][]];
 
 export interface RefreshOptions {
   /** Check every line's seal too, and rebuild the index from the whole log whatever it holds (`savepoint verify`). @default false */
