@@ -191,6 +191,13 @@ export const GROWTH_HEAP_PER_RUN_KB = 1.5;
  * and 262 MB against 0.43 s and 72 MB; `runs` and `approvals` loaded the whole ledger too.
  */
 export const GROWTH_TOLERANCE = { cpu: 1.25, memory: 1.15 } as const;
+/**
+ * `verify --all` parses and seal-checks every line, and its peak RSS follows the garbage that
+ * leaves (V8 grows its young generation under the allocation rate; what it retains after a full
+ * GC is flat: 18 MB at a 20 MB log). Before it streamed, it took 1.49× the memory of one run at 150
+ * runs of 10 steps, 2.28× at 40 steps; streaming, 1.25–1.31× and 1.3–1.36×.
+ */
+export const VERIFY_MEMORY_TOLERANCE = 1.4;
 /** The commands held flat in time and memory; `verify --all` checks every line, so only its memory is. */
 const FLAT_COMMANDS = ['status', 'runs', 'approvals'] as const;
 
@@ -211,15 +218,15 @@ const Growth = z
     verifyAll: OneAndMany,
   })
   .superRefine((report, context) => {
-    const over = (name: string, what: 'cpu' | 'memory', many: number, one: number) =>
-      context.addIssue({ code: 'custom', path: [name, 'manyRuns', what === 'cpu' ? 'cpuMs' : 'peakRssMb'], message: `${name} against ${report.options.runs} runs takes ${many} against ${one} with one: more than ${GROWTH_TOLERANCE[what]} times` });
+    const over = (name: string, what: 'cpu' | 'memory', many: number, one: number, tolerance: number = GROWTH_TOLERANCE[what]) =>
+      context.addIssue({ code: 'custom', path: [name, 'manyRuns', what === 'cpu' ? 'cpuMs' : 'peakRssMb'], message: `${name} against ${report.options.runs} runs takes ${many} against ${one} with one: more than ${tolerance} times` });
     for (const name of FLAT_COMMANDS) {
       const { oneRun, manyRuns } = report[name];
       if (manyRuns.cpuMs > oneRun.cpuMs * GROWTH_TOLERANCE.cpu) over(name, 'cpu', manyRuns.cpuMs, oneRun.cpuMs);
       if (manyRuns.peakRssMb > oneRun.peakRssMb * GROWTH_TOLERANCE.memory) over(name, 'memory', manyRuns.peakRssMb, oneRun.peakRssMb);
     }
     const { oneRun, manyRuns } = report.verifyAll;
-    if (manyRuns.peakRssMb > oneRun.peakRssMb * GROWTH_TOLERANCE.memory) over('verifyAll', 'memory', manyRuns.peakRssMb, oneRun.peakRssMb);
+    if (manyRuns.peakRssMb > oneRun.peakRssMb * VERIFY_MEMORY_TOLERANCE) over('verifyAll', 'memory', manyRuns.peakRssMb, oneRun.peakRssMb, VERIFY_MEMORY_TOLERANCE);
   });
 
 /** Replay (bench/replay.ts): every replay identical, none with a live call, each figure measured. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AppendLog, LogReader, type Span } from './append-log.js';
-import { INDEX_FILE, lineHash, refreshIndex, type IndexedItem, type LedgerIndex, type RefreshOptions } from './ledger-index.js';
+import { INDEX_FILE, lineHash, refreshIndex, type IndexedPartition, type LedgerIndex, type RefreshOptions } from './ledger-index.js';
 import { LockFile } from './lock-file.js';
 import { blobKey, FINISHED_STATUSES, isPendingApproval, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
 import { chained, line, LogHead, parseEntry, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
@@ -79,7 +79,6 @@ export class EmbeddedLedger extends StorageLedger {
   private readOnly = false;
   /** Opened to read: where the log's lines are read from, and the index's record of each live line (by offset), checked on every read. */
   private reader?: LogReader;
-  private indexed?: Map<number, IndexedItem>;
   private onNote: (note: string) => void = () => undefined;
 
   /** The chain of the last line of the log (`''` for an empty log). */
@@ -159,7 +158,8 @@ export class EmbeddedLedger extends StorageLedger {
       const index = refreshIndex(logPath, join(dir, INDEX_FILE), sealer, head, options);
       const ledger = new EmbeddedLedger(sealer, undefined, lock, head);
       ledger.readOnly = true;
-      if (options.retainFinishedRuns !== undefined) ledger.retainFinishedRuns = Math.max(1, options.retainFinishedRuns);
+      // A reader goes through runs one at a time (verify --all), or reads one: one finished run in memory is enough.
+      ledger.retainFinishedRuns = Math.max(1, options.retainFinishedRuns ?? 1);
       if (existsSync(logPath)) ledger.reader = reader = new LogReader(logPath);
       ledger.restore(index);
       return ledger;
@@ -176,20 +176,18 @@ export class EmbeddedLedger extends StorageLedger {
    * on disk only, its lines read when it is asked for, and where they are taken from the index then.
    */
   private restore(index: LedgerIndex): void {
-    const lines = new Map<number, IndexedItem>();
     for (const pk of index.partitionKeys()) {
-      const partition = new Partition((spans) => this.readLines(spans));
+      // Its lines are checked against the index's record of them (parsed from the index when read, not kept).
+      const partition = new Partition((spans) => this.readLines(spans, index.partition(pk)));
       const run = index.runs.get(pk);
       partition.restore(() => {
         const { items } = index.partition(pk)!;
-        for (const item of items.values()) lines.set(item.offset, item);
         return { lines: [...items.values()], run: items.get(RUN_SK) };
       }, run?.status, run?.createdAt);
       this.partitions.set(pk, partition);
     }
     for (const [id, key] of index.pending) this.pending.set(id, key);
     for (const [id, key] of index.approvals) this.approvalsById.set(id, key);
-    this.indexed = lines;
     this.tip = index.log.tip;
   }
 
@@ -456,11 +454,12 @@ export class EmbeddedLedger extends StorageLedger {
   }
 
   /** The items of an evicted partition, read back from its lines in the log (each line's seal checked again). */
-  private readLines(spans: readonly Span[]): [string, Item, Span][] {
+  private readLines(spans: readonly Span[], index?: IndexedPartition): [string, Item, Span][] {
+    const byOffset = index && new Map([...index.items.values()].map((item) => [item.offset, item]));
     return spans.map((span) => {
       const text = (this.log ?? this.reader)!.readLine(span);
-      const indexed = this.indexed?.get(span.offset);
-      if (this.indexed && (!indexed || indexed.bytes !== span.bytes || lineHash(text) !== indexed.hash)) {
+      const indexed = byOffset?.get(span.offset);
+      if (byOffset && (!indexed || indexed.bytes !== span.bytes || lineHash(text) !== indexed.hash)) {
         throw new LedgerIntegrityError(
           { ...recordOf(indexed ?? { pk: '?', sk: '?' }), record: `${this.reader!.path} at byte ${span.offset} (${indexed?.pk}/${indexed?.sk})` },
           `the line is not the one ${INDEX_FILE} recorded there (altered, moved or replaced since)`,

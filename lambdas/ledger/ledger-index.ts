@@ -88,20 +88,22 @@ export class LedgerIndex {
     return this.byPk.keys();
   }
 
-  /** The items of partition `pk` (parsed from the index file on first use). */
+  /**
+   * The items of partition `pk`, parsed from its line of the index file each time they are asked
+   * for (a reader that goes through every run, `verify --all`, keeps none of them).
+   */
   partition(pk: string): IndexedPartition | undefined {
     const found = this.byPk.get(pk);
     if (typeof found !== 'string') return found;
     const [, items] = JSON.parse(found) as SerializedPartition;
-    const parsed = { items: new Map(items.map(([sk, offset, bytes, hash]) => [sk, { pk, sk, offset, bytes, hash }])) };
-    this.byPk.set(pk, parsed);
-    return parsed;
+    return { items: new Map(items.map(([sk, offset, bytes, hash]) => [sk, { pk, sk, offset, bytes, hash }])) };
   }
 
   /** Takes the log line `text` at `span` (the next one after the checkpoint, its chain checked) into the index. */
   add(text: string, span: Span, key: Key, chain: { tip: string; previousTip: string }): void {
     let partition = this.partition(key.pk);
-    if (!partition) this.byPk.set(key.pk, (partition = { items: new Map() }));
+    if (!partition) partition = { items: new Map() };
+    this.byPk.set(key.pk, partition);
     partition.items.set(key.sk, { pk: key.pk, sk: key.sk, offset: span.offset, bytes: span.bytes, hash: lineHash(text) });
     // Only the lines that can touch the approval indexes or a run's status are parsed (a false
     // positive of these tests only costs a parse).
@@ -198,7 +200,7 @@ interface SerializedHeader {
 type SerializedPartition = [string, [string, number, number, string][]];
 
 export interface RefreshOptions {
-  /** Check every line's seal too, and rebuild the index from the whole log whatever it holds (`savepoint verify`). @default false */
+  /** First stream the whole log, every line's chain and seal checked, whatever the index holds (`savepoint verify`). @default false */
   readonly verify?: boolean;
 }
 
@@ -210,10 +212,11 @@ export interface RefreshOptions {
  */
 export function refreshIndex(logPath: string, indexPath: string, sealer: LedgerSealer, head: LogHead, options: RefreshOptions = {}): LedgerIndex {
   const found = LedgerIndex.read(indexPath, sealer);
+  if (options.verify) verifyWholeLog(logPath, sealer, head);
   const reader = existsSync(logPath) ? new LogReader(logPath) : undefined;
   let index: LedgerIndex;
   try {
-    index = found && !options.verify && found.belongsTo(reader) ? found : new LedgerIndex();
+    index = found?.belongsTo(reader) ? found : new LedgerIndex();
   } finally {
     reader?.close();
   }
@@ -221,20 +224,8 @@ export function refreshIndex(logPath: string, indexPath: string, sealer: LedgerS
   let added = 0;
   AppendLog.readLines(
     logPath,
-    (text, at, span) => {
-      const key = keyOfLine(text);
-      const split = splitChained(text);
-      if (!key || !split) throw new LedgerIntegrityError({ record: `${logPath}:${index.log.lines + 1}` }, 'the line carries no key, seal and chain (written without the ledger key)');
-      chain.next(split.body, split.chain, key);
-      if (options.verify) {
-        let entry;
-        try {
-          entry = parseEntry(JSON.parse(text), text);
-        } catch (error) {
-          throw new Error(`${logPath}:${index.log.lines + 1}: corrupt ledger log line (${error instanceof Error ? error.message : String(error)})`, { cause: error });
-        }
-        verifySeal(entry, sealer);
-      }
+    (text, _at, span) => {
+      const key = checkedLine(text, chain, logPath, index.log.lines);
       index.add(text, span, key, chain.position);
       added++;
     },
@@ -243,4 +234,29 @@ export function refreshIndex(logPath: string, indexPath: string, sealer: LedgerS
   chain.end(head);
   if ((added > 0 || index !== found) && existsSync(logPath)) index.write(indexPath, sealer);
   return index;
+}
+
+/** Streams the whole log, every line's chain and seal checked, and the whole against `head`; keeps nothing (`savepoint verify`). */
+function verifyWholeLog(logPath: string, sealer: LedgerSealer, head: LogHead): void {
+  const chain = new ChainCheck(sealer, logPath);
+  AppendLog.readLines(logPath, (text, at) => {
+    checkedLine(text, chain, logPath, at);
+    let entry;
+    try {
+      entry = parseEntry(JSON.parse(text), text);
+    } catch (error) {
+      throw new Error(`${logPath}:${at + 1}: corrupt ledger log line (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    }
+    verifySeal(entry, sealer);
+  });
+  chain.end(head);
+}
+
+/** A log line's key, its chain checked as the line after the `before` lines `chain` has checked. */
+function checkedLine(text: string, chain: ChainCheck, logPath: string, before: number): Key {
+  const key = keyOfLine(text);
+  const split = splitChained(text);
+  if (!key || !split) throw new LedgerIntegrityError({ record: `${logPath}:${before + 1}` }, 'the line carries no key, seal and chain (written without the ledger key)');
+  chain.next(split.body, split.chain, key);
+  return key;
 }
