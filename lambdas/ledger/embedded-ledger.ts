@@ -77,7 +77,7 @@ export class EmbeddedLedger extends StorageLedger {
   private retainFinishedRuns = 16;
   /** Set when opened to read (`openToRead`): the ledger reads, and refuses writes. */
   private readOnly = false;
-  /** Opened to read: where the log's lines are read from, and the index's record of each live line (by offset), checked on every read. */
+  /** Opened to read: where the log's lines are read from (there is no AppendLog). */
   private reader?: LogReader;
   private onNote: (note: string) => void = () => undefined;
 
@@ -139,7 +139,7 @@ export class EmbeddedLedger extends StorageLedger {
    * it (each chain-checked, and the whole against the head), and no other line until a record is
    * asked for: then the partition's lines are read, each checked against the index's hash of it
    * and its seal. With `verify`, every line of the log is streamed first, its chain and seal
-   * checked (`savepoint verify`), and the index rebuilt from it. Writes are refused: the ledger is
+   * checked, keeping nothing (`savepoint verify`). Writes are refused: the ledger is
    * read-only, and the lock is held until `close` so that no engine rewrites the log meanwhile.
    */
   static openToRead(options: Omit<EmbeddedLedgerOptions, 'compaction' | 'fsync'> & { dir: string } & RefreshOptions): EmbeddedLedger {
