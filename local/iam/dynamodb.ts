@@ -74,7 +74,6 @@ export function ledgerTableArn(template: CfnTemplateJson, physical: PhysicalName
 
 /** The DynamoDB requests one storage call stands for. */
 export function dynamoRequests(call: StorageCall, tableArn: string): AuthorizationRequest[] {
-  const leading = (pks: readonly string[]) => ({ 'dynamodb:LeadingKeys': pks.length === 1 ? [pks[0]!] : [...new Set(pks)] });
   if ('read' in call) {
     const single = call.read.length === 1 || new Set(call.read.map(id)).size === 1;
     return [{ action: single ? 'dynamodb:GetItem' : 'dynamodb:BatchGetItem', resource: tableArn, context: leading(call.read.map((key) => key.pk)) }];
@@ -121,3 +120,5 @@ export function dynamoGuard(
 }
 
 const id = (key: Key) => `${key.pk}|${key.sk}`;
+/** The condition key of a request on these partitions, each named once. */
+const leading = (pks: readonly string[]) => ({ 'dynamodb:LeadingKeys': pks.length === 1 ? [pks[0]!] : [...new Set(pks)] });
