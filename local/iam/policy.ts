@@ -176,9 +176,20 @@ const conditionTests = new WeakMap<object, readonly { key: string; test: (actual
 /** The request's value of a condition key, whose names are case-insensitive (the last of two spellings, as a map of them would keep). */
 function valueOf(context: Context, lowered: string): string | readonly string[] | undefined {
   let value: string | readonly string[] | undefined;
-  for (const key of Object.keys(context)) if (key.toLowerCase() === lowered) value = context[key];
+  for (const key in context) if (Object.hasOwn(context, key) && lowerCase(key) === lowered) value = context[key];
   return value;
 }
+
+/** A condition key's name in lower case, worked out once per name (requests name the same few keys). */
+function lowerCase(key: string): string {
+  let lowered = lowerCased.get(key);
+  if (lowered === undefined) {
+    if (lowerCased.size >= 1_000) lowerCased.clear();
+    lowerCased.set(key, (lowered = key.toLowerCase()));
+  }
+  return lowered;
+}
+const lowerCased = new Map<string, string>();
 
 /** One operator's test of one key against its expected values (an unsupported operator throws when it is tested, not before). */
 function conditionTest(operatorName: string, expected: string[]): (actual: string | readonly string[] | undefined) => boolean {

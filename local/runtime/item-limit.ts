@@ -66,9 +66,18 @@ function valueSize(value: unknown): number {
  * absent value as a null; the rest as `itemSize` counts them. What `itemSize` refuses it refuses.
  */
 export function itemSizeBound(item: Readonly<Record<string, unknown>>): number {
+  return entriesBound(item).size;
+}
+
+/** The names and values of `item` (inherited ones too, which can only add), and how many there are. */
+function entriesBound(item: Readonly<Record<string, unknown>>): { size: number; count: number } {
   let size = 0;
-  for (const name of Object.keys(item)) size += 3 * name.length + boundOf(item[name]);
-  return size;
+  let count = 0;
+  for (const name in item) {
+    size += 3 * name.length + boundOf(item[name]);
+    count++;
+  }
+  return { size, count };
 }
 
 function boundOf(value: unknown): number {
@@ -86,7 +95,10 @@ function boundOf(value: unknown): number {
     for (const element of value) size += 1 + boundOf(element);
     return size;
   }
-  if (typeof value === 'object') return 3 + Object.keys(value).length + itemSizeBound(value as Record<string, unknown>);
+  if (typeof value === 'object') {
+    const entries = entriesBound(value as Record<string, unknown>);
+    return 3 + entries.count + entries.size;
+  }
   return valueSize(value);
 }
 
