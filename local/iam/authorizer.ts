@@ -4,9 +4,8 @@
  * AWS fails it. Every decision is counted, so that a caller can show that enforcement was on and
  * what it refused (`IamAuthorizer.decisions()`).
  */
-import { RecentMap } from '../../lambdas/shared/recent-map.js';
 import { LOCAL_ACCOUNT } from './deployment.js';
-import { evaluatePolicies, type AuthorizationRequest, type Decision } from './policy.js';
+import { policyEvaluator, type AuthorizationRequest, type Decision, type PolicyEvaluator } from './policy.js';
 import type { StackRoles } from './roles.js';
 
 export interface IamDecisions {
@@ -31,12 +30,11 @@ export class AccessDeniedError extends Error {
 export type Caller = { readonly role: string; readonly session: string } | { readonly administrator: true };
 
 /**
- * The decisions remembered (the least recently used forgotten first). A run asks about 10
- * requests that name it (`dynamodb:LeadingKeys` `RUN#<id>`, its execution's ARN) and repeats
- * them on every step, so this keeps the requests of the ~20 most recent runs: what a run in
- * progress asks is still remembered, and a finished run's requests leave after about 20 more
- * runs instead of staying (at ~0.3 KB each, clearing only at 10,000 was ~3 KB of heap per
- * finished run for the first 1,000 runs).
+ * What each role's evaluator keeps, per action: the statements that match the action on its
+ * MEMO_LIMIT most recently used resources (policy.ts `policyEvaluator`). A run's requests name it
+ * in their condition keys (`dynamodb:LeadingKeys` `RUN#<id>`), which nothing keeps, and some in
+ * their resource (its execution's ARN), which is kept: a finished run's resources leave once
+ * MEMO_LIMIT newer ones have taken their place, instead of staying.
  */
 export const MEMO_LIMIT = 256;
 
@@ -46,12 +44,11 @@ export class IamAuthorizer {
   readonly #byAction = new Map<string, IamDecisions>();
   readonly #listeners = new Set<(caller: Caller, request: AuthorizationRequest, decision: Decision) => void>();
   /**
-   * Decisions already evaluated, by role and request: a policy's answer is a pure function of the
-   * two (every condition key is in the request), and the hot path repeats the same few requests on
-   * every step. Forgotten on a deploy; bounded by MEMO_LIMIT, least recently used first
-   * (requests name run ids, so the distinct requests grow with the runs).
+   * Each role's policies, ready to decide: which statements match an action on a resource worked
+   * out once, the conditions evaluated on every request (a decision is a pure function of the
+   * policies and the request). Made again on a deploy, whose policies replace the old.
    */
-  readonly #memo = new RecentMap<string, Decision>(MEMO_LIMIT);
+  #evaluators = new Map<string, PolicyEvaluator>();
 
   constructor(roles: StackRoles) {
     this.#roles = roles;
@@ -64,7 +61,7 @@ export class IamAuthorizer {
   /** A deploy: the new template's roles and policies replace the old ones, for every caller at once. */
   replace(roles: StackRoles): void {
     this.#roles = roles;
-    this.#memo.clear();
+    this.#evaluators = new Map();
   }
 
   /** The decision, counted. */
@@ -80,7 +77,9 @@ export class IamAuthorizer {
   }
 
   #evaluate(role: string, request: AuthorizationRequest): Decision {
-    return this.#memo.getOrSet(`${role}\0${JSON.stringify(request)}`, () => evaluatePolicies(this.#roles.roles.get(role)?.policies ?? [], request));
+    let evaluate = this.#evaluators.get(role);
+    if (evaluate === undefined) this.#evaluators.set(role, (evaluate = policyEvaluator(this.#roles.roles.get(role)?.policies ?? [], MEMO_LIMIT)));
+    return evaluate(request);
   }
 
   /** Throws AccessDeniedException, worded as AWS words it, unless the caller's policies allow the request. */
@@ -95,9 +94,11 @@ export class IamAuthorizer {
     return () => this.#listeners.delete(listener);
   }
 
-  /** How many decisions are remembered (at most MEMO_LIMIT, whatever the number of runs). */
+  /** How many (action, resource) matches are kept, over every role (at most MEMO_LIMIT per role and action, whatever the number of runs). */
   get remembered(): number {
-    return this.#memo.size;
+    let kept = 0;
+    for (const evaluate of this.#evaluators.values()) kept += evaluate.kept();
+    return kept;
   }
 
   /** How many calls were allowed and denied since this authorizer was made. */

@@ -48,11 +48,18 @@ const callerStep = new AsyncLocalStorage<string>();
 
 /** The ledger as `step`'s function sees it: each of its calls, and every storage call it makes, made as that step. */
 export function ledgerAs<L extends object>(step: string, ledger: L): L {
+  // One wrapper per method, made on its first use (every ledger call goes through here).
+  const wrappers = new Map<PropertyKey, { method: Function; wrapper: Function }>();
   return new Proxy(ledger, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => callerStep.run(step, () => (value as (...a: unknown[]) => unknown).apply(target, args));
+      const known = wrappers.get(property);
+      if (known?.method === value) return known.wrapper;
+      const method = value as (...a: unknown[]) => unknown;
+      const wrapper = (...args: unknown[]) => callerStep.run(step, () => method.apply(target, args));
+      wrappers.set(property, { method, wrapper });
+      return wrapper;
     },
   });
 }
@@ -67,10 +74,9 @@ export function ledgerTableArn(template: CfnTemplateJson, physical: PhysicalName
 
 /** The DynamoDB requests one storage call stands for. */
 export function dynamoRequests(call: StorageCall, tableArn: string): AuthorizationRequest[] {
-  const leading = (pks: readonly string[]) => ({ 'dynamodb:LeadingKeys': [...new Set(pks)] });
   if ('read' in call) {
-    const unique = new Set(call.read.map(id));
-    return [{ action: unique.size === 1 ? 'dynamodb:GetItem' : 'dynamodb:BatchGetItem', resource: tableArn, context: leading(call.read.map((key) => key.pk)) }];
+    const single = call.read.length === 1 || new Set(call.read.map(id)).size === 1;
+    return [{ action: single ? 'dynamodb:GetItem' : 'dynamodb:BatchGetItem', resource: tableArn, context: leading(call.read.map((key) => key.pk)) }];
   }
   if ('put' in call) return call.put.map((key) => ({ action: 'dynamodb:PutItem', resource: tableArn, context: leading([key.pk]) }));
   if ('check' in call) return call.check.map((key) => ({ action: 'dynamodb:ConditionCheckItem', resource: tableArn, context: leading([key.pk]) }));
@@ -114,3 +120,5 @@ export function dynamoGuard(
 }
 
 const id = (key: Key) => `${key.pk}|${key.sk}`;
+/** The condition key of a request on these partitions, each named once. */
+const leading = (pks: readonly string[]) => ({ 'dynamodb:LeadingKeys': pks.length === 1 ? [pks[0]!] : [...new Set(pks)] });

@@ -59,9 +59,14 @@ export function twinIam(template: CfnTemplateJson, options: { stateDir?: string 
   const credentials = RoleCredentials.open(options.stateDir);
   // Step Functions assumes its role with a random session name, as on AWS.
   const stateMachineSession = randomBytes(16).toString('hex');
+  // Each step's caller, made once per deployment (every ledger call is authorized as one).
+  let callers = new Map<string, Caller | undefined>();
   const stepCaller = (step: string): Caller | undefined => {
+    if (callers.has(step)) return callers.get(step);
     const function_ = authorizer.roles.stepRoles.get(step);
-    return function_ && { role: function_.role, session: function_.functionId };
+    const caller = function_ && { role: function_.role, session: function_.functionId };
+    callers.set(step, caller);
+    return caller;
   };
   return {
     authorizer,
@@ -96,6 +101,7 @@ export function twinIam(template: CfnTemplateJson, options: { stateDir?: string 
       deployment = deploy(next, deployment);
       physical = physicalNames(next, deployment);
       authorizer.replace(stackRoles(next, deployment));
+      callers = new Map();
       return physical;
     },
   };

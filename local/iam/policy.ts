@@ -18,6 +18,8 @@
  * not identity policies), and policy variables (`${aws:username}`).
  */
 
+import { RecentMap } from '../../lambdas/shared/recent-map.js';
+
 export type Effect = 'Allow' | 'Deny';
 
 /** One value or a list of them, as IAM's JSON allows. */
@@ -63,7 +65,40 @@ export function evaluatePolicies(policies: readonly PolicyDocument[], request: A
   return allowed ? 'Allowed' : 'ImplicitlyDenied';
 }
 
+/**
+ * The same decisions as `evaluatePolicies`, from policies that do not change: which statements
+ * match an action on a resource is worked out once per (action, resource) and kept, so that a
+ * request only evaluates the Condition blocks of the statements that can apply (in their order,
+ * as `evaluatePolicies` does). The answer is still decided for every request, its context included.
+ * `limit` bounds what is kept per action (resources name executions): the least recently used go first.
+ */
+export function policyEvaluator(policies: readonly PolicyDocument[], limit = 256): PolicyEvaluator {
+  const statements = policies.flatMap((policy) => list(policy.Statement));
+  // By action, then resource: the strings are the callers' own (literals, a table's ARN), whose hashes V8 keeps.
+  const matching = new Map<string, RecentMap<string, readonly Statement[]>>();
+  const evaluate = (request: AuthorizationRequest): Decision => {
+    let byResource = matching.get(request.action);
+    if (byResource === undefined) matching.set(request.action, (byResource = new RecentMap(limit)));
+    const candidates = byResource.getOrSet(request.resource, () => statements.filter((statement) => actionAndResourceMatch(statement, request)));
+    let allowed = false;
+    for (const statement of candidates) {
+      if (statement.Condition !== undefined && !conditionsMatch(statement.Condition, request.context ?? {})) continue;
+      if (statement.Effect === 'Deny') return 'ExplicitlyDenied';
+      allowed = true;
+    }
+    return allowed ? 'Allowed' : 'ImplicitlyDenied';
+  };
+  return Object.assign(evaluate, { kept: () => [...matching.values()].reduce((sum, byResource) => sum + byResource.size, 0) });
+}
+
+/** A role's decisions (`policyEvaluator`), and how many (action, resource) matches it keeps. */
+export type PolicyEvaluator = ((request: AuthorizationRequest) => Decision) & { kept(): number };
+
 function applies(statement: Statement, request: AuthorizationRequest): boolean {
+  return actionAndResourceMatch(statement, request) && conditionsMatch(statement.Condition ?? {}, request.context ?? {});
+}
+
+function actionAndResourceMatch(statement: Statement, request: AuthorizationRequest): boolean {
   const actionMatches =
     statement.Action !== undefined
       ? list(statement.Action).some((pattern) => matchesAction(pattern, request.action))
@@ -73,8 +108,7 @@ function applies(statement: Statement, request: AuthorizationRequest): boolean {
     statement.Resource !== undefined
       ? list(statement.Resource).some((pattern) => matchesArn(pattern, request.resource))
       : statement.NotResource !== undefined && !list(statement.NotResource).some((pattern) => matchesArn(pattern, request.resource));
-  if (!resourceMatches) return false;
-  return conditionsMatch(statement.Condition ?? {}, request.context ?? {});
+  return resourceMatches;
 }
 
 // ---- actions and resources ------------------------------------------------------------------
@@ -109,9 +143,17 @@ function splitArn(arn: string): string[] | undefined {
 /** `*` any run of characters, `?` any one character, everything else literal. */
 function glob(pattern: string, text: string): boolean {
   if (!pattern.includes('*') && !pattern.includes('?')) return pattern === text;
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[\\s\\S]*').replace(/\?/g, '[\\s\\S]');
-  return new RegExp(`^${source}$`).test(text);
+  let compiled = globs.get(pattern);
+  if (compiled === undefined) {
+    const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[\\s\\S]*').replace(/\?/g, '[\\s\\S]');
+    if (globs.size >= 10_000) globs.clear();
+    globs.set(pattern, (compiled = new RegExp(`^${source}$`)));
+  }
+  return compiled.test(text);
 }
+
+/** Each wildcard pattern's expression, compiled once: the patterns are the policies' (and a StringLike's values), few and reused. */
+const globs = new Map<string, RegExp>();
 
 // ---- conditions -------------------------------------------------------------------------------
 
@@ -119,17 +161,38 @@ type Context = Readonly<Record<string, string | readonly string[]>>;
 
 /** Every operator, and every key within it, must match (AND); a key's listed values are ORed. */
 function conditionsMatch(condition: NonNullable<Statement['Condition']>, context: Context): boolean {
-  const lowered = new Map(Object.entries(context).map(([key, value]) => [key.toLowerCase(), value]));
-  for (const [operator, keys] of Object.entries(condition)) {
-    for (const [key, expected] of Object.entries(keys)) {
-      const values = list(expected).map(String);
-      if (!conditionMatches(operator, lowered.get(key.toLowerCase()), values)) return false;
-    }
+  let tests = conditionTests.get(condition);
+  if (tests === undefined) {
+    const compiled = Object.entries(condition).flatMap(([operator, keys]) => Object.entries(keys).map(([key, expected]) => ({ key: key.toLowerCase(), test: conditionTest(operator, list(expected).map(String)) })));
+    conditionTests.set(condition, (tests = compiled));
   }
+  for (const { key, test } of tests) if (!test(valueOf(context, key))) return false;
   return true;
 }
 
-function conditionMatches(operatorName: string, actual: string | readonly string[] | undefined, expected: string[]): boolean {
+/** Each Condition block's tests, parsed once: policies do not change, their requests do. */
+const conditionTests = new WeakMap<object, readonly { key: string; test: (actual: string | readonly string[] | undefined) => boolean }[]>();
+
+/** The request's value of a condition key, whose names are case-insensitive (the last of two spellings, as a map of them would keep). */
+function valueOf(context: Context, lowered: string): string | readonly string[] | undefined {
+  let value: string | readonly string[] | undefined;
+  for (const key in context) if (Object.hasOwn(context, key) && lowerCase(key) === lowered) value = context[key];
+  return value;
+}
+
+/** A condition key's name in lower case, worked out once per name (requests name the same few keys). */
+function lowerCase(key: string): string {
+  let lowered = lowerCased.get(key);
+  if (lowered === undefined) {
+    if (lowerCased.size >= 1_000) lowerCased.clear();
+    lowerCased.set(key, (lowered = key.toLowerCase()));
+  }
+  return lowered;
+}
+const lowerCased = new Map<string, string>();
+
+/** One operator's test of one key against its expected values (an unsupported operator throws when it is tested, not before). */
+function conditionTest(operatorName: string, expected: string[]): (actual: string | readonly string[] | undefined) => boolean {
   let name = operatorName;
   let set: 'ForAllValues' | 'ForAnyValue' | undefined;
   const qualifier = /^(ForAllValues|ForAnyValue):(.+)$/.exec(name);
@@ -141,26 +204,34 @@ function conditionMatches(operatorName: string, actual: string | readonly string
   if (ifExists) name = name.slice(0, -'IfExists'.length);
   if (name === 'Null') {
     // Null: true tests that the key is absent, false that it is present.
-    const absent = actual === undefined || (Array.isArray(actual) && actual.length === 0);
-    return expected.some((value) => (value === 'true') === absent);
+    return (actual) => {
+      const absent = actual === undefined || (Array.isArray(actual) && actual.length === 0);
+      return expected.some((value) => (value === 'true') === absent);
+    };
   }
   const operator = OPERATORS[name];
-  if (!operator) throw new Error(`IAM condition operator ${operatorName} is not supported by the local evaluator`);
-
-  if (set) {
-    const values = actual === undefined ? [] : list(actual);
-    // ForAllValues holds when every value of the request matches (vacuously when there are none);
-    // ForAnyValue when at least one does. A negated operator negates per value.
-    const matchOne = (value: string) => (operator.negated ? !expected.some((e) => operator.test(value, e)) : expected.some((e) => operator.test(value, e)));
-    return set === 'ForAllValues' ? values.every(matchOne) : values.some(matchOne);
+  if (!operator) {
+    return () => {
+      throw new Error(`IAM condition operator ${operatorName} is not supported by the local evaluator`);
+    };
   }
-  if (actual === undefined) return ifExists || operator.negated;
-  // A single-valued operator never matches a multivalued key (use ForAllValues/ForAnyValue for those),
-  // negated or not, with IfExists or not: the key is there, and it is not one value.
-  if (Array.isArray(actual)) return false;
-  const value = actual as string;
-  const any = expected.some((e) => operator.test(value, e));
-  return operator.negated ? !any : any;
+  // A negated operator negates per value.
+  const matchOne = (value: string) => (operator.negated ? !expected.some((e) => operator.test(value, e)) : expected.some((e) => operator.test(value, e)));
+  if (set) {
+    // ForAllValues holds when every value of the request matches (vacuously when there are none);
+    // ForAnyValue when at least one does.
+    return (actual) => {
+      const values = actual === undefined ? [] : list(actual);
+      return set === 'ForAllValues' ? values.every(matchOne) : values.some(matchOne);
+    };
+  }
+  return (actual) => {
+    if (actual === undefined) return ifExists || operator.negated;
+    // A single-valued operator never matches a multivalued key (use ForAllValues/ForAnyValue for those),
+    // negated or not, with IfExists or not: the key is there, and it is not one value.
+    if (Array.isArray(actual)) return false;
+    return matchOne(actual as string);
+  };
 }
 
 interface Operator {

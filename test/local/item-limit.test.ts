@@ -15,7 +15,7 @@ import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
-import { itemSize, itemSizeGuard, MAX_ITEM_BYTES } from '../../local/runtime/item-limit.js';
+import { itemSize, itemSizeBound, itemSizeGuard, MAX_ITEM_BYTES } from '../../local/runtime/item-limit.js';
 import { ledgerTableFromTemplate } from '../../local/template.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import { run, turn } from '../contract/fixtures.js';
@@ -102,6 +102,32 @@ describe("the item's size", () => {
         expect(itemSize(generated)).toBe(dynaliteItemSize(marshall(generated, { removeUndefinedValues: true })));
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('is never over the bound the guard checks first, on generated items of any text (the exact size is only measured above the bound)', () => {
+    // Any UTF-16 text, lone surrogates and pairs included, and sets, absent values and binary, which the ledger's items hold too.
+    const text = fc.string({ unit: 'binary', maxLength: 40 });
+    const key = text.filter((k) => k !== '__proto__');
+    const anyValue = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        text,
+        fc.double(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.constant(undefined),
+        fc.uint8Array({ maxLength: 8 }),
+        fc.uniqueArray(text, { maxLength: 4 }).map((members) => new Set(members)),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(key, tie('value'), { maxKeys: 4 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(fc.dictionary(key, anyValue, { maxKeys: 8 }), (generated) => {
+        expect(itemSizeBound(generated)).toBeGreaterThanOrEqual(itemSize(generated));
+      }),
+      { numRuns: 2_000 },
     );
   });
 

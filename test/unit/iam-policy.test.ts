@@ -92,16 +92,26 @@ describe('the authorizer remembers its decisions within a bound (issue 26, item 
   const get = (leadingKey: string): AuthorizationRequest => ({ action: 'dynamodb:GetItem', resource: TABLE, context: { 'dynamodb:LeadingKeys': [leadingKey] } });
   const caller = { role: 'Fn', session: 'fn' };
 
-  it('keeps at most MEMO_LIMIT decisions however many runs name their requests, and decides each the same as before', () => {
-    const authorizer = new IamAuthorizer(roles([onlyRuns]));
+  const onlyRunsExecutions = policy({ Effect: 'Allow', Action: 'states:DescribeExecution', Resource: 'arn:aws:states:us-east-1:000000000000:execution:Savepoint-agent:*' });
+  const describe_ = (run: string): AuthorizationRequest => ({ action: 'states:DescribeExecution', resource: `arn:aws:states:us-east-1:000000000000:execution:Savepoint-agent:${run}` });
+  const elsewhere = (run: string): AuthorizationRequest => ({ action: 'states:DescribeExecution', resource: `arn:aws:states:us-east-1:000000000000:execution:Other:${run}` });
+
+  it('keeps at most MEMO_LIMIT matches per action however many runs name their requests, and decides each the same as before', () => {
+    const authorizer = new IamAuthorizer(roles([onlyRuns, onlyRunsExecutions]));
     for (let run = 0; run < 10 * MEMO_LIMIT; run++) {
+      // Named in a condition key: decided from the one match kept for the table.
       expect(authorizer.decide(caller, get(`RUN#run-${run}`))).toBe('Allowed');
       expect(authorizer.decide(caller, get(`BREAKER#run-${run}`))).toBe('ImplicitlyDenied');
+      // Named in the resource: a match kept per execution, the least recently used forgotten.
+      expect(authorizer.decide(caller, describe_(`run-${run}`))).toBe('Allowed');
+      expect(authorizer.decide(caller, elsewhere(`run-${run}`))).toBe('ImplicitlyDenied');
     }
-    expect(authorizer.remembered).toBe(MEMO_LIMIT);
+    expect(authorizer.remembered).toBe(1 + MEMO_LIMIT);
     // Forgotten is not allowed: an old run's request is decided again, the same way.
     expect(authorizer.decide(caller, get('RUN#run-0'))).toBe('Allowed');
     expect(authorizer.decide(caller, get('BREAKER#run-0'))).toBe('ImplicitlyDenied');
-    expect(authorizer.decisions()).toEqual({ allowed: 10 * MEMO_LIMIT + 1, denied: 10 * MEMO_LIMIT + 1 });
+    expect(authorizer.decide(caller, describe_('run-0'))).toBe('Allowed');
+    expect(authorizer.decide(caller, elsewhere('run-0'))).toBe('ImplicitlyDenied');
+    expect(authorizer.decisions()).toEqual({ allowed: 20 * MEMO_LIMIT + 2, denied: 20 * MEMO_LIMIT + 2 });
   });
 });
