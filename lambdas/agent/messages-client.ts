@@ -2,6 +2,7 @@ import { InvalidInputError, ModelThrottledError, TerminalError, TransientError }
 import { parseOrThrow } from '../shared/validation.js';
 import { toAnthropicParams } from '../models/anthropic-params.js';
 import { deadline } from '../shared/deadline.js';
+import { realTimers, type Timers } from '../shared/ports.js';
 import { MessageResponse, type MessageRequest, type ModelClient } from './messages.js';
 
 export interface HttpMessagesClientOptions {
@@ -10,6 +11,8 @@ export interface HttpMessagesClientOptions {
   apiKey: string;
   /** Budget of one call, connection to last byte. @default 60_000 */
   timeoutMs?: number;
+  /** Where `timeoutMs` is timed (a test's clock times it out with no real wait). @default real timers */
+  timers?: Timers;
   fetch?: typeof fetch;
   /**
    * Send `cache_control` breakpoints (system prompt, last tool, last block of the conversation),
@@ -31,6 +34,7 @@ export class HttpMessagesClient implements ModelClient {
   readonly #url: string;
   readonly #apiKey: string;
   readonly #timeoutMs: number;
+  readonly #timers: Timers;
   readonly #fetch: typeof fetch;
   readonly #caching: boolean;
 
@@ -38,12 +42,13 @@ export class HttpMessagesClient implements ModelClient {
     this.#url = `${options.baseUrl.replace(/\/+$/, '')}/v1/messages`;
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? 60_000;
+    this.#timers = options.timers ?? realTimers;
     this.#fetch = options.fetch ?? globalThis.fetch;
     this.#caching = options.promptCaching ?? true;
   }
 
   async createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse> {
-    const limit = deadline(this.#timeoutMs, signal);
+    const limit = deadline(this.#timeoutMs, signal, this.#timers);
 
     let status: number;
     let body: string;

@@ -1,6 +1,6 @@
 import type { ApprovalLinks } from '../../lambdas/approvals/decision.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
-import type { Clock } from '../../lambdas/shared/ports.js';
+import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { localUser } from '../approval-api.js';
 import { localApprovalKeys } from '../approval-keys.js';
 import type { LocalStackOptions } from './options.js';
@@ -30,23 +30,24 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * process alive by themselves.
  */
 export function deadlineTimers(clock: Clock, onDue: () => void) {
-  const timers = new Map<string, NodeJS.Timeout>();
+  // On the clock's own timers (a test's clock fires them as it moves), else real ones.
+  const timers = timersOf(clock);
+  const armed = new Map<string, () => void>();
   const arm = (approval: Pick<ApprovalRecord, 'approvalId' | 'decideBy' | 'status'>): void => {
-    if (approval.status !== 'pending' || timers.has(approval.approvalId)) return;
+    if (approval.status !== 'pending' || armed.has(approval.approvalId)) return;
     const delay = Math.max(0, Date.parse(approval.decideBy) - clock.now().getTime());
-    const timer = setTimeout(() => {
-      timers.delete(approval.approvalId);
+    const cancel = timers.after(Math.min(delay, MAX_TIMER_MS), () => {
+      armed.delete(approval.approvalId);
       if (Date.parse(approval.decideBy) > clock.now().getTime()) arm(approval);
       else onDue();
-    }, Math.min(delay, MAX_TIMER_MS));
-    timer.unref();
-    timers.set(approval.approvalId, timer);
+    });
+    armed.set(approval.approvalId, cancel);
   };
   return {
     arm,
     clear: () => {
-      for (const timer of timers.values()) clearTimeout(timer);
-      timers.clear();
+      for (const cancel of armed.values()) cancel();
+      armed.clear();
     },
   };
 }

@@ -3,15 +3,13 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
+import { manualClock } from '../support/manual-clock.js';
 
 /**
- * A clock that only the test moves: the steps read it, nobody sleeps for real, and the run's own
- * work (real seconds on a busy machine) takes no time on it, so the budget sees only the waits.
+ * The clock only the test moves: the run's own work (real seconds on a busy machine) takes no
+ * time on it, so the wall-clock budget sees only the waits.
  */
-function testClock() {
-  let at = Date.parse('2026-11-29T02:00:00Z');
-  return { now: () => new Date(at), advance: (ms: number) => void (at += ms) };
-}
+const testClock = () => manualClock(Date.parse('2026-11-29T02:00:00Z'));
 
 let harness: Harness | undefined;
 afterEach(async () => {

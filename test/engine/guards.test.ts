@@ -11,12 +11,7 @@ import { loadReport } from '../../lambdas/agent/report.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
-
-/** A clock the test can move forward: the harness reads it, the engine's waits stay real. */
-function testClock() {
-  let offsetMs = 0;
-  return { now: () => new Date(Date.now() + offsetMs), advance: (ms: number) => void (offsetMs += ms) };
-}
+import { manualClock } from '../support/manual-clock.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -56,7 +51,7 @@ describe('budgets', () => {
   });
 
   it('stops on the wall clock since the run first started', async () => {
-    const clock = testClock();
+    const clock = manualClock();
     harness = await startHarness({ clock });
     const stack = harness.stack;
     const running = harness.run({ runId: 'wall', input: { date: runDate }, config: { maxWallSeconds: 3600, ...quickApprovals } });
@@ -65,7 +60,7 @@ describe('budgets', () => {
     const finished = await running;
     const output = JSON.parse(finished.output!) as { status: string; reason: string };
     expect(output.status).toBe('stopped');
-    expect(output.reason).toMatch(/^budget exceeded: wall clock 72\d\d s \/ 3600 s$/);
+    expect(output.reason).toMatch(/^budget exceeded: wall clock 7200 s \/ 3600 s$/);
   });
 
   it('offers the remaining budget to the model each turn in the latest user turn, while the system prompt stays the same bytes', async () => {
@@ -133,8 +128,10 @@ describe('the kill switch', () => {
 
 describe('the circuit breaker', () => {
   it('opens when the provider fails, stops calling it, and lets runs continue once it recovers', async () => {
-    const clock = testClock();
-    harness = await startHarness({ clock, breaker: BREAKER, breakerRetryDelayMs: 100 });
+    const clock = manualClock();
+    // Each approval expires at its deadline: the test moves the clock there once it is asked.
+    const expire = () => void setImmediate(() => clock.advance(quickApprovals.approvalTimeoutSeconds * 1000));
+    harness = await startHarness({ clock, breaker: BREAKER, breakerRetryDelayMs: 100, onAsked: expire });
     const { stack } = harness;
     const running = harness.run({ runId: 'outage', input: { date: runDate }, config: quickApprovals });
     await waitFor(async () => ((await stack.ledger.getRun('outage'))?.toolCalls ?? 0) >= 5);

@@ -5,7 +5,9 @@ import type { AgentDefinition, ToolDefinition } from '../../lambdas/define.js';
 import { takeoverAfter } from '../../lambdas/ledger/protocol.js';
 import { ProviderApiError } from '../../sim/index.js';
 import { wake } from '../support/agent-harness.js';
-import { sampleInbox, startTriage, testClock, waitFor, type TriageHarness } from '../support/triage-harness.js';
+import { sampleInbox, startTriage, waitFor, type TriageHarness } from '../support/triage-harness.js';
+import { manualClock } from '../support/manual-clock.js';
+import type { TestClock } from '../../testing/index.js';
 
 /**
  * A provider that commits late (issue 27, item 2), on the synthesized state machine: the mail
@@ -34,7 +36,7 @@ function withSend(settings: Pick<ToolDefinition, 'settleMs' | 'maxReconciles'>):
  * Runs `runId` with the clock moved, whenever a send_reply call was released and waits out its
  * settle time, to just past it (what the Retry's wait would take on AWS).
  */
-async function runSkippingSettles(h: TriageHarness, clock: ReturnType<typeof testClock>, runId: string) {
+async function runSkippingSettles(h: TriageHarness, clock: TestClock, runId: string) {
   let finished = false;
   const skipping = (async () => {
     while (!finished) {
@@ -43,7 +45,9 @@ async function runSkippingSettles(h: TriageHarness, clock: ReturnType<typeof tes
         const { calls } = await h.stack.ledger.listConversation(runId);
         const now = clock.now().getTime();
         const settling = calls.find((call) => call.name === 'send_reply' && call.status === 'in_flight' && Date.parse(call.leaseUntil) <= now && Date.parse(takeoverAfter(call)) >= now);
-        return settling && Date.parse(takeoverAfter(settling)) - now + 1;
+        // Moved only between attempts (the latest event a failure: the Retry's wait), never under a
+        // running attempt, whose Task timeout would fire at the jump (on AWS no attempt spans a wait).
+        return settling && betweenAttempts(h) && Date.parse(takeoverAfter(settling)) - now + 1;
       });
       if (typeof skip === 'number') clock.advance(skip);
     }
@@ -57,9 +61,15 @@ async function runSkippingSettles(h: TriageHarness, clock: ReturnType<typeof tes
   }
 }
 
+/** The run's execution is in a Retry's wait: its latest event is a failed Task. */
+function betweenAttempts(h: TriageHarness): boolean {
+  const [execution] = h.stack.engine.listExecutions().executions;
+  return execution !== undefined && h.stack.engine.getExecutionHistory(execution.executionArn).at(-1)?.type === 'TaskFailed';
+}
+
 /** The stack over the late-committing provider, its sends counted; `drop` says which send loses its answer (by its number). */
 async function startLate(settings: Pick<ToolDefinition, 'settleMs' | 'maxReconciles'>, drop: (send: number) => boolean, onRequest?: (route: string) => void) {
-  const clock = testClock();
+  const clock = manualClock();
   const sends: string[] = [];
   const started = await startTriage({
     agent: withSend(settings),

@@ -8,6 +8,7 @@ import { decide } from '../../agents/refund-reconciler/sim/policy.js';
 import { toolSpecs } from '../../lambdas/define.js';
 import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
 import { estimateTokens, startModelServer, type ModelServer } from '../../sim/model-server.js';
+import { TestClock } from '../../testing/index.js';
 
 const firstTurn = (overrides: Partial<MessageRequest> = {}): MessageRequest => ({
   model: 'savepoint-sim-1',
@@ -195,13 +196,39 @@ describe('HTTP client error mapping', () => {
     const closed = await withServer(answer(200, '{}'), async (url) => url);
     expect(await call(closed)).toBeInstanceOf(TransientError);
 
-    const silent: RequestListener = () => {}; // never answers
-    const timedOut = await withServer(silent, (url) => call(url, 50));
+    // A server that never answers; `asked` resolves once the request has reached it.
+    let heard!: () => void;
+    const silent: RequestListener = () => heard();
+    const asked = () => new Promise<void>((resolve) => (heard = resolve));
+
+    // The timeout on the client's timers: a test clock times the call out as it reaches 60 s (a real timer would not, in the test's time).
+    const clock = new TestClock();
+    const timedOut = await withServer(silent, async (url) => {
+      const reached = asked();
+      let settled = false;
+      const pending = new HttpMessagesClient({ baseUrl: url, apiKey: 'k', timeoutMs: 60_000, timers: clock })
+        .createMessage(firstTurn())
+        .catch((e: unknown) => e)
+        .finally(() => (settled = true));
+      await reached;
+      clock.advance(59_999);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(settled).toBe(false);
+      clock.advance(1);
+      return pending;
+    });
     expect(timedOut).toBeInstanceOf(TransientError);
-    expect((timedOut as Error).message).toContain('timed out after 50 ms');
+    expect((timedOut as Error).message).toContain('timed out after 60000 ms');
     expect((timedOut as Error).cause).toBeDefined();
 
-    const aborted = await withServer(silent, (url) => call(url, 10_000, AbortSignal.timeout(30)));
+    const caller = new AbortController();
+    const aborted = await withServer(silent, async (url) => {
+      const reached = asked();
+      const pending = call(url, 10_000, caller.signal);
+      await reached;
+      caller.abort();
+      return pending;
+    });
     expect(aborted).toBeInstanceOf(TransientError);
     expect((aborted as Error).message).toContain('aborted');
   });

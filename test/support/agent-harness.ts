@@ -89,12 +89,6 @@ export async function startAgentHarness<World extends DevWorld>(options: AgentHa
   };
 }
 
-/** A clock the test moves forward (approval deadlines, budgets); the engine's own waits stay real. */
-export function testClock() {
-  let offsetMs = 0;
-  return { now: () => new Date(Date.now() + offsetMs), advance: (ms: number) => void (offsetMs += ms) };
-}
-
 /** POSTs a decision to the local approval API, the route API Gateway serves on AWS. */
 export async function postDecision(stack: Pick<LocalStack, 'endpoints'>, approvalId: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${stack.endpoints.approvals}/${approvalId}`, {

@@ -3,7 +3,7 @@ import { KEY_HEADER, type Inbox } from '../../agents/support-triage/domain.js';
 import type { MailServerOptions } from '../../agents/support-triage/sim/mail-server.js';
 import type { AgentDefinition } from '../../lambdas/define.js';
 import type { LocalStackOptions } from '../../local/runtime.js';
-import { postDecision, startAgentHarness, testClock, waitFor, type AgentHarness, type Finished } from './agent-harness.js';
+import { postDecision, startAgentHarness, waitFor, type AgentHarness, type Finished } from './agent-harness.js';
 
 /**
  * The support-triage agent on the whole local stack (the synthesized definition on the in-process
@@ -17,11 +17,6 @@ export const sampleInput = { inbox: sampleInbox.inbox };
 export interface TriageHarness extends AgentHarness<TriageWorld> {
   /** Decisions posted by `decide` (awaited before a test checks what they did). */
   decisions: Promise<unknown>[];
-  /**
-   * Runs the ExpireApprovals step now, as the runtime's deadline timer does at a deadline: a test
-   * that moves its clock past a deadline calls this instead of waiting for a real timer or a sweep.
-   */
-  expireDue(): Promise<{ expired: string[] }>;
 }
 
 export interface TriageHarnessOptions extends Partial<Omit<LocalStackOptions<TriageWorld>, 'world'>>, Pick<MailServerOptions, 'dropSendResponses' | 'onRequest' | 'commitDelayMs'> {
@@ -51,11 +46,11 @@ export async function startTriage(options: TriageHarnessOptions = {}): Promise<T
     },
     ...rest,
   });
-  return { ...harness, decisions, expireDue: () => harness.stack.expireApprovals() };
+  return { ...harness, decisions };
 }
 
-// The approval route, the probe wait and the test clock are every harness's: one copy of each.
-export { postDecision, testClock, waitFor, type Finished };
+// The approval route and the probe wait are every harness's: one copy of each.
+export { postDecision, waitFor, type Finished };
 
 /** Idempotency keys the mail provider sent more than one mail for (must always be empty). */
 export function keysSentTwice(world: TriageWorld): string[] {
