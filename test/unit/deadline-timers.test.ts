@@ -1,9 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { deadlineTimers } from '../../local/runtime/approvals.js';
+import { TestClock } from '../../testing/index.js';
 
-// Approval deadlines without polling: one timer per pending approval. Time is the fake timers'.
-const clock = { now: () => new Date(Date.now()) };
+// Approval deadlines without polling: one timer per pending approval, on the runtime's clock's timers.
 const t0 = Date.parse('2026-11-29T02:00:00.000Z');
+let clock: TestClock;
 const approval = (id: string, seconds: number, status: 'pending' | 'approved' = 'pending') => ({
   approvalId: id,
   decideBy: new Date(t0 + seconds * 1000).toISOString(),
@@ -12,10 +13,8 @@ const approval = (id: string, seconds: number, status: 'pending' | 'approved' = 
 
 describe('approval deadline timers', () => {
   beforeEach(() => {
-    vi.useFakeTimers();
-    vi.setSystemTime(t0);
+    clock = new TestClock(new Date(t0));
   });
-  afterEach(() => vi.useRealTimers());
 
   it('expires each approval at its deadline, not before, once', () => {
     const onDue = vi.fn();
@@ -23,13 +22,13 @@ describe('approval deadline timers', () => {
     timers.arm(approval('a', 5));
     timers.arm(approval('a', 5)); // armed again (a refreshed token): still one timer
     timers.arm(approval('b', 60));
-    vi.advanceTimersByTime(4_999);
+    clock.advance(4_999);
     expect(onDue).not.toHaveBeenCalled();
-    vi.advanceTimersByTime(1);
+    clock.advance(1);
     expect(onDue).toHaveBeenCalledTimes(1);
-    vi.advanceTimersByTime(55_000);
+    clock.advance(55_000);
     expect(onDue).toHaveBeenCalledTimes(2);
-    vi.advanceTimersByTime(3_600_000);
+    clock.advance(3_600_000);
     expect(onDue).toHaveBeenCalledTimes(2);
   });
 
@@ -38,9 +37,9 @@ describe('approval deadline timers', () => {
     const timers = deadlineTimers(clock, onDue);
     timers.arm(approval('late', -10));
     timers.arm(approval('decided', 1, 'approved'));
-    vi.advanceTimersByTime(0);
+    clock.advance(0);
     expect(onDue).toHaveBeenCalledTimes(1);
-    vi.advanceTimersByTime(10_000);
+    clock.advance(10_000);
     expect(onDue).toHaveBeenCalledTimes(1);
   });
 
@@ -48,13 +47,13 @@ describe('approval deadline timers', () => {
     const onDue = vi.fn();
     const timers = deadlineTimers(clock, onDue);
     timers.arm(approval('week', 30 * 24 * 3600)); // 30 days: longer than one timer can wait
-    vi.advanceTimersByTime(25 * 24 * 3600 * 1000);
+    clock.advance(25 * 24 * 3600 * 1000);
     expect(onDue).not.toHaveBeenCalled();
-    vi.advanceTimersByTime(5 * 24 * 3600 * 1000);
+    clock.advance(5 * 24 * 3600 * 1000);
     expect(onDue).toHaveBeenCalledTimes(1);
     timers.arm(approval('cleared', 1));
     timers.clear();
-    vi.advanceTimersByTime(10_000);
+    clock.advance(10_000);
     expect(onDue).toHaveBeenCalledTimes(1);
   });
 });
