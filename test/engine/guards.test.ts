@@ -22,6 +22,14 @@ afterEach(async () => {
 const runDate = sampleDay.date;
 const quickApprovals = { approvalTimeoutSeconds: 1 };
 
+/**
+ * The manual clock, moved to each approval's deadline once it is asked: the approval expires (its
+ * deadline timer runs on the clock) with no real wait, and the run goes on without it.
+ */
+function expiringApprovals(clock = manualClock()) {
+  return { clock, onAsked: () => void setImmediate(() => clock.advance(quickApprovals.approvalTimeoutSeconds * 1000)) };
+}
+
 describe('budgets', () => {
   it.each([
     ['steps', { maxSteps: 12 }, /^budget exceeded: steps 12 \/ 12$/],
@@ -29,7 +37,7 @@ describe('budgets', () => {
     ['tokens', { maxTokens: 20_000 }, /^budget exceeded: tokens (\d+) \/ 20000, and the next model call may use up to (\d+)$/],
     ['dollars', { maxDollars: 0.05 }, /^budget exceeded: dollars 0\.0\d+ \/ 0\.05, and the next model call may cost up to (0\.\d+)$/],
   ])('stops the run on the %s budget, naming the budget and the figures', async (guard, config, reason) => {
-    harness = await startHarness();
+    harness = await startHarness(expiringApprovals());
     const finished = await harness.run({ runId: `budget-${guard}`, input: { date: runDate }, config: { ...config, ...quickApprovals } });
     expect(finished.status).toBe('SUCCEEDED');
     const output = JSON.parse(finished.output!) as { status: string; reason: string };
@@ -69,10 +77,10 @@ describe('budgets', () => {
     const hints: string[] = [];
     const model = await recordingModel(systems, maxTokens, hints);
     try {
-      harness = await startHarness({ modelUrl: model.url });
+      harness = await startHarness({ modelUrl: model.url, ...expiringApprovals() });
       await harness.run({ runId: 'hint', input: { date: runDate }, config: { maxSteps: 6, maxTokensPerTurn: 700, ...quickApprovals } });
       expect(new Set(maxTokens)).toEqual(new Set([700])); // max_tokens per turn, on every call
-      expect(hints[0]).toMatch(/^\[harness\] Budget left for this run: 6 steps, \d+ tokens, \$5\.00, 2(40|39) min/); // a second may pass before the first call
+      expect(hints[0]).toMatch(/^\[harness\] Budget left for this run: 6 steps, \d+ tokens, \$5\.00, 240 min/); // no time passes on the test clock before the first call
       expect(hints.at(-1)).toMatch(/Budget left for this run: [1-5] steps/);
       // Per-turn content never reaches the system prompt: a provider's prompt cache keeps matching it.
       expect(new Set(systems).size).toBe(1);
@@ -86,7 +94,7 @@ describe('budgets', () => {
 
 describe('the kill switch', () => {
   it('stops a run before its next step, saying who killed it and when', async () => {
-    harness = await startHarness();
+    harness = await startHarness(expiringApprovals());
     const { stack } = harness;
     const running = harness.run({ runId: 'to-kill', input: { date: runDate }, config: quickApprovals });
     await waitFor(async () => ((await stack.ledger.getRun('to-kill'))?.steps ?? 0) >= 10);
@@ -112,7 +120,7 @@ describe('the kill switch', () => {
   });
 
   it('treats StopExecution as a kill, recorded on the run', async () => {
-    harness = await startHarness();
+    harness = await startHarness(expiringApprovals());
     const { stack } = harness;
     const { executionArn } = stack.engine.startExecution({ name: 'stopped', input: { runId: 'stopped', input: { date: runDate }, config: quickApprovals } });
     await waitFor(async () => ((await stack.ledger.getRun('stopped'))?.steps ?? 0) >= 5);
@@ -128,10 +136,8 @@ describe('the kill switch', () => {
 
 describe('the circuit breaker', () => {
   it('opens when the provider fails, stops calling it, and lets runs continue once it recovers', async () => {
-    const clock = manualClock();
-    // Each approval expires at its deadline: the test moves the clock there once it is asked.
-    const expire = () => void setImmediate(() => clock.advance(quickApprovals.approvalTimeoutSeconds * 1000));
-    harness = await startHarness({ clock, breaker: BREAKER, breakerRetryDelayMs: 100, onAsked: expire });
+    const { clock, onAsked } = expiringApprovals();
+    harness = await startHarness({ clock, onAsked, breaker: BREAKER, breakerRetryDelayMs: 100 });
     const { stack } = harness;
     const running = harness.run({ runId: 'outage', input: { date: runDate }, config: quickApprovals });
     await waitFor(async () => ((await stack.ledger.getRun('outage'))?.toolCalls ?? 0) >= 5);
