@@ -299,7 +299,16 @@ export function completeCall(current: Current<ToolCallRecord>, key: Key, runId: 
 
 /** Ends the lease of an in-flight call (its outside call failed cleanly): the retry claims it at once. */
 export function releaseCall(current: Current<ToolCallRecord>, now: Date): Step<void> {
-  return current?.record.status === 'in_flight' ? write({ ...current.record, leaseUntil: now.toISOString() }, current.meta, undefined) : keep(undefined);
+  return current?.record.status === 'in_flight' ? write({ ...current.record, leaseUntil: endedBy(now) }, current.meta, undefined) : keep(undefined);
+}
+
+/**
+ * The `leaseUntil` of a lease released at `now`: a millisecond before it, as `claimable` takes
+ * over only a lease that ended strictly before `now` — so a retry at the same instant (a standing
+ * clock, a fast retry) claims it at once, and a settle time counts from the release.
+ */
+function endedBy(now: Date): string {
+  return new Date(now.getTime() - 1).toISOString();
 }
 
 /**
@@ -386,7 +395,7 @@ export function renewEffect(current: Current<EffectRecord>, holder: Pick<EffectR
 /** Ends the holder's lease (its attempt failed without knowing): the next claim waits only `settleMs`. */
 export function releaseEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, now: Date): Step<void> {
   const record = current?.record;
-  return record?.status === 'in_flight' && holds(record, holder) ? write({ ...record, leaseUntil: now.toISOString() }, current!.meta, undefined) : keep(undefined);
+  return record?.status === 'in_flight' && holds(record, holder) ? write({ ...record, leaseUntil: endedBy(now) }, current!.meta, undefined) : keep(undefined);
 }
 
 // ── a call and its effect, in one write ─────────────────────────────────────────────────────

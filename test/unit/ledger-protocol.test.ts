@@ -82,8 +82,10 @@ describe('completing and releasing a tool call', () => {
 
   it('releases a lease at once, so that the retry can claim it without waiting', () => {
     const released = written(protocol.releaseCall(stored({ ...call(), attempts: 1 }), at(3)));
-    expect(released.write.record).toMatchObject({ status: 'in_flight', leaseUntil: at(3).toISOString() });
-    expect(protocol.claimable(stored(released.write.record as never), at(4))).toBe(true);
+    expect(released.write.record).toMatchObject({ status: 'in_flight' });
+    // At the very instant of the release (a standing clock, a retry in the same millisecond).
+    expect(protocol.claimable(stored(released.write.record as never), at(3))).toBe(true);
+    expect(written(protocol.claimCall(stored(released.write.record as never), call(), at(3))).answer).toMatchObject({ claimed: true });
     expect(kept(protocol.releaseCall(stored(call({ status: 'completed' })), at(3)))).toBeUndefined();
     expect(kept(protocol.releaseCall(undefined, at(3)))).toBeUndefined();
   });
@@ -201,8 +203,8 @@ describe('the settle time of a call whose tool reconciles', () => {
 
   it('counts from the release of a failed attempt, not from its lease', () => {
     const released = written(protocol.releaseCall(stored({ ...call({ settleMs: 50_000 }), attempts: 1 }), at(5))).write;
-    expect(protocol.claimable(released as Stored<never>, at(55))).toBe(false);
-    expect(protocol.claimable(released as Stored<never>, at(56))).toBe(true);
+    expect(protocol.claimable(released as Stored<never>, new Date(at(55).getTime() - 1))).toBe(false);
+    expect(protocol.claimable(released as Stored<never>, at(55))).toBe(true);
   });
 });
 
@@ -250,7 +252,7 @@ describe('an effect claimed across runs by its business key', () => {
     expect(kept(protocol.completeEffect(done, holder(other), { outcome: 'ok', result: '2', latencyMs: 0 }, at(2)))).toMatchObject({ result: '1' });
     expect(kept(protocol.completeEffect(inFlight(), holder(other), { outcome: 'error', result: '{}', latencyMs: 0 }, at(2)))).toMatchObject({ status: 'in_flight' });
     expect(kept(protocol.releaseEffect(inFlight(), other, at(2)))).toBeUndefined();
-    expect(written(protocol.releaseEffect(inFlight(), holder(), at(2))).write.record).toMatchObject({ leaseUntil: at(2).toISOString() });
+    expect(written(protocol.releaseEffect(inFlight(), holder(), at(2))).write.record).toMatchObject({ leaseUntil: new Date(at(2).getTime() - 1).toISOString() });
     expect(refused(protocol.completeEffect(undefined, holder(), { outcome: 'ok', result: '1', latencyMs: 0 }, at(1)))).toBeInstanceOf(ConditionalWriteError);
   });
 });
@@ -333,7 +335,9 @@ describe('a call and its effect, claimed and recorded in one write', () => {
   it('releases and renews both leases together, each by its own rule (only the holder’s live attempt)', () => {
     const { writes } = claimedBoth();
     const released = pairWritten(protocol.releaseCallEffect(asStored(writes[0]), asStored(writes[1]), holder(), at(5)));
-    expect(released.writes.map((item) => item?.record['leaseUntil'])).toEqual([at(5).toISOString(), at(5).toISOString()]);
+    const ended = new Date(at(5).getTime() - 1).toISOString();
+    expect(released.writes.map((item) => item?.record['leaseUntil'])).toEqual([ended, ended]);
+    expect(protocol.claimable(asStored(released.writes[0]) as Stored<never>, at(5))).toBe(true);
     expect(pairWritten(protocol.releaseCallEffect(asStored(writes[0]), asStored(writes[1]), { ...holder(), ...other }, at(5))).writes[1]).toBeUndefined();
     const renewed = pairWritten(protocol.renewCallEffect(asStored(writes[0]), asStored(writes[1]), { ...holder(), attempts: 1 }, 1, at(20), at(60)));
     expect(renewed.answer).toBe(true);
