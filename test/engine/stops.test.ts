@@ -8,7 +8,6 @@ import { defineAgent, defineTool, type DevWorld, type ModelPolicy, type ToolCont
 import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
 import { walkStates, type AslDefinition } from '../../local/asl.js';
 import { summarizeHistory } from '../../local/engine.js';
-import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { nextCallReservation } from '../../lambdas/steps/call-model.js';
 import { postDecision, startAgentHarness, wake, waitFor, type AgentHarness } from '../support/agent-harness.js';
