@@ -13,11 +13,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * condition failed (`ConditionalCheckFailed`) and which did not (`None`).
  *
  * Only the actions the ledger uses are served (`Put`, `ConditionCheck`); `Update` and `Delete` are
- * refused by name. Every item of the transaction is locked (in one sorted order, so two
- * transactions cannot wait on each other) while it is checked and written: dynalite's PutItem
- * takes the same lock, so no write lands between the check and the write. DynamoDB may also
- * cancel a transaction that meets another on the same item (`TransactionConflict`); here they take
- * turns instead, a behaviour DynamoDB allows too — the ledger reads again on either reason.
+ * refused by name. Every item of the transaction is locked (in one sorted order) while it is
+ * checked and written: dynalite's PutItem takes the same lock, so a write already under way
+ * finishes first, and none lands between the check and the write.
+ *
+ * A transaction in flight holds its items against other writers, by DynamoDB's rules of conflict
+ * ("Transaction conflict handling in DynamoDB",
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling):
+ * a PutItem, UpdateItem or DeleteItem of one of its items is rejected with
+ * `TransactionConflictException` (`conflictOfWrite`; HTTP 400, which the SDKs do not retry), and
+ * a TransactWriteItems with one of its items is cancelled with `TransactionCanceledException`,
+ * `TransactionConflict` the reason of that item's action. Neither waits for the other: the caller
+ * decides (the ledger reads again and retries, as the guide advises for conflicts).
  */
 
 const require = createRequire(import.meta.url);
@@ -43,8 +50,52 @@ export function capturingStore<T>(start: () => T): { server: T; store: unknown }
 
 type Action = { kind: 'Put' | 'ConditionCheck'; input: any; table?: any; key?: string };
 
+/** The items of each store's transactions in flight (`table\0key`): what another write conflicts with. */
+const inFlight = new WeakMap<object, Set<string>>();
+function itemsInFlight(store: object): Set<string> {
+  let items = inFlight.get(store);
+  if (!items) inFlight.set(store, (items = new Set()));
+  return items;
+}
+const itemId = (tableName: string, key: string) => `${tableName}\u0000${key}`;
+
+/** A reason of a cancelled transaction, as DynamoDB words it (API_CancellationReason). */
+const NONE = { Code: 'None' };
+const CONFLICT = { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' };
+
+export interface TransactionOptions {
+  /**
+   * Awaited while a transaction holds its items, before it checks and writes them: a slow
+   * transaction, so that other writes meet it in flight (dynalite's takes microseconds, DynamoDB's
+   * several round trips inside the service). @default none
+   */
+  readonly latency?: () => Promise<void>;
+}
+
+/** The plain writes DynamoDB rejects when they meet a transaction in flight on their item. */
+export const ITEM_WRITES = new Set(['DynamoDB_20120810.PutItem', 'DynamoDB_20120810.UpdateItem', 'DynamoDB_20120810.DeleteItem']);
+
+/**
+ * The error DynamoDB answers a PutItem, UpdateItem or DeleteItem (its JSON `body`) with when a
+ * transaction is in flight on its item, or undefined when none is (or the request is not one
+ * dynalite would serve: it answers that itself).
+ */
+export async function conflictOfWrite(store: any, body: string): Promise<{ __type: string; message: string } | undefined> {
+  const items = inFlight.get(store);
+  if (!items || items.size === 0) return undefined;
+  try {
+    const data = JSON.parse(body) as { TableName?: string; Item?: unknown; Key?: unknown };
+    const table = await new Promise((resolve, reject) => store.getTable(data.TableName, (error: unknown, found: unknown) => (error ? reject(error) : resolve(found))));
+    const key = db.createKey(data.Item ?? data.Key, table) as string;
+    if (!items.has(itemId(data.TableName!, key))) return undefined;
+  } catch {
+    return undefined;
+  }
+  return { __type: 'com.amazonaws.dynamodb.v20120810#TransactionConflictException', message: 'Transaction is ongoing for the item' };
+}
+
 /** Answers one TransactWriteItems request from its JSON body. */
-export async function serveTransaction(store: any, request: IncomingMessage, response: ServerResponse): Promise<void> {
+export async function serveTransaction(store: any, request: IncomingMessage, response: ServerResponse, options: TransactionOptions = {}): Promise<void> {
   const reply = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(body));
   const invalid = (message: string) => reply(400, { __type: 'com.amazon.coral.validate#ValidationException', message });
   const chunks: Buffer[] = [];
@@ -83,13 +134,24 @@ export async function serveTransaction(store: any, request: IncomingMessage, res
   } catch (error: any) {
     return void reply(error?.statusCode ?? 400, error?.body ?? { __type: 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException', message: String(error) });
   }
-  const ids = actions.map((action) => `${action.input.TableName}\u0000${action.key}`);
+  const ids = actions.map((action) => itemId(action.input.TableName, action.key!));
   if (new Set(ids).size !== ids.length) return void invalid('Transaction request cannot include multiple operations on one item');
+  const cancelled = (reasons: { Code: string; Message?: string }[]) =>
+    reply(400, {
+      __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
+      message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`,
+      CancellationReasons: reasons,
+    });
 
+  // Checked and taken in one turn of the event loop: of two transactions on an item, one is in flight, the other cancelled.
+  const busy = itemsInFlight(store);
+  if (ids.some((id) => busy.has(id))) return void cancelled(ids.map((id) => (busy.has(id) ? CONFLICT : NONE)));
+  for (const id of ids) busy.add(id);
   const tables = [...new Set(actions.map((action) => action.input.TableName as string))].sort();
   const outcome = await lockAll(store, tables, actions, async () => {
+    await options.latency?.();
     const existing = await Promise.all(actions.map((action) => getItem(store.getItemDb(action.input.TableName), action.key!)));
-    const reasons = actions.map((action, index) => (db.checkConditional(action.input, existing[index]) ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' } : { Code: 'None' }));
+    const reasons = actions.map((action, index) => (db.checkConditional(action.input, existing[index]) ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' } : NONE));
     if (reasons.some((reason) => reason.Code !== 'None')) return { reasons };
     for (const [index, action] of actions.entries()) {
       if (action.kind !== 'Put') continue;
@@ -97,18 +159,14 @@ export async function serveTransaction(store: any, request: IncomingMessage, res
       await new Promise<void>((resolve, reject) => store.getItemDb(action.input.TableName).put(action.key, action.input.Item, (error: unknown) => (error ? reject(error) : resolve())));
     }
     return {};
+  }).finally(() => {
+    for (const id of ids) busy.delete(id);
   });
-  if (outcome.reasons) {
-    return void reply(400, {
-      __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
-      message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${outcome.reasons.map((reason) => reason.Code).join(', ')}]`,
-      CancellationReasons: outcome.reasons,
-    });
-  }
+  if (outcome.reasons) return void cancelled(outcome.reasons);
   reply(200, {});
 }
 
-/** Runs `work` holding every item's lock (each table's in sorted key order: one order for all). */
+/** Runs `work` holding every item's lock (each table's in sorted key order). */
 async function lockAll<T>(store: any, tables: string[], actions: Action[], work: () => Promise<T>): Promise<T> {
   const [table, ...rest] = tables;
   if (table === undefined) return work();

@@ -1,10 +1,11 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { limitConnections } from '../lambdas/shared/loopback-server.js';
 import { localAwsConfig } from './aws-config.js';
-import { capturingStore, serveTransaction, TRANSACT_WRITE_ITEMS } from './dynamo-transactions.js';
+import { Readable } from 'node:stream';
+import { capturingStore, conflictOfWrite, ITEM_WRITES, serveTransaction, TRANSACT_WRITE_ITEMS, type TransactionOptions } from './dynamo-transactions.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
 
 export interface LocalDynamo {
@@ -19,7 +20,7 @@ export interface LocalDynamo {
  * loopback endpoints it serves only requests that carry its credential (local/loopback-credential.ts):
  * `endpoint` includes it.
  */
-export async function startDynamo(options: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
+export async function startDynamo(options: { path?: string; port?: number; transactions?: TransactionOptions } = {}): Promise<LocalDynamo> {
   // dynalite has no transactions: TransactWriteItems is served on its store (local/dynamo-transactions.ts).
   const { server, store } = capturingStore(() => dynalite({ path: options.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 }));
   const credential = newLoopbackCredential();
@@ -33,11 +34,13 @@ export async function startDynamo(options: { path?: string; port?: number } = {}
       return response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' }).end(body);
     }
     request.url = rest;
-    if (request.headers['x-amz-target'] === TRANSACT_WRITE_ITEMS) {
-      return void serveTransaction(store, request, response).catch((error: unknown) => {
-        response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: String(error) }));
-      });
-    }
+    const failed = (error: unknown) => {
+      response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: String(error) }));
+    };
+    const target = String(request.headers['x-amz-target']);
+    if (target === TRANSACT_WRITE_ITEMS) return void serveTransaction(store, request, response, options.transactions).catch(failed);
+    // A write of an item a transaction holds is rejected (dynamo-transactions.ts); any other goes to dynalite, its body read once and handed on.
+    if (ITEM_WRITES.has(target)) return void rejectingConflicts(store, request, response, serve!).catch(failed);
     serve!(request, response);
   });
   limitConnections(server);
@@ -55,6 +58,18 @@ export async function startDynamo(options: { path?: string; port?: number } = {}
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Serves a PutItem, UpdateItem or DeleteItem: TransactionConflictException when a transaction holds its item, dynalite's answer otherwise. */
+async function rejectingConflicts(store: unknown, request: IncomingMessage, response: ServerResponse, serve: RequestListener): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  const conflict = await conflictOfWrite(store, body.toString('utf8'));
+  if (conflict) return void response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(conflict));
+  // What dynalite reads of a request: its headers, method and url, and its body as a stream.
+  const replay = Object.assign(Readable.from([body]), { headers: request.headers, method: request.method, url: request.url });
+  serve(replay as unknown as IncomingMessage, response);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
 
 // TransactWriteItems on the emulator (local/dynamo-transactions.ts), through the real SDK, by the
@@ -8,9 +8,18 @@ import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.j
 let dynamo: LocalDynamo;
 let doc: DynamoDBDocumentClient;
 const TableName = 'transactions';
+/** Holds the next transaction in flight (`startDynamo`'s `transactions.latency`) until `open`. */
+let held: { latency: () => Promise<void>; reached: Promise<void>; open: () => void } | undefined;
+function holdNextTransaction(): NonNullable<typeof held> {
+  let arrived!: () => void;
+  let open!: () => void;
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return (held = { latency: () => ((held = undefined), arrived(), opened), reached, open });
+}
 
 beforeAll(async () => {
-  dynamo = await startDynamo();
+  dynamo = await startDynamo({ transactions: { latency: async () => held?.latency() } });
   await ensureTable(dynamo.client, {
     TableName,
     KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
@@ -66,5 +75,50 @@ describe('TransactWriteItems on the local emulator', () => {
     await expect(doc.send(new TransactWriteCommand({ TransactItems: [put('same'), put('same')] }))).rejects.toThrow(/multiple operations on one item/);
     await expect(doc.send(new TransactWriteCommand({ TransactItems: Array.from({ length: 101 }, (_, index) => put(`many${index}`)) }))).rejects.toThrow(/length between 1 and 100/);
     await expect(doc.send(new TransactWriteCommand({ TransactItems: [{ Delete: { TableName, Key: { pk: 'a', sk: 'x' } } }] }))).rejects.toThrow(/Update and Delete are not served/);
+  });
+});
+
+// "Transaction conflict handling in DynamoDB":
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling
+describe('a transaction in flight on the local emulator', () => {
+  const putHeld = (pk: string, by: string) => doc.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName, Item: { pk, sk: 'x', by } } }] }));
+
+  it('rejects a PutItem, UpdateItem or DeleteItem of one of its items with TransactionConflictException (400, not retried by the SDK)', async () => {
+    const gate = holdNextTransaction();
+    const first = putHeld('held', 'transaction');
+    await gate.reached;
+    const writes = [
+      new PutCommand({ TableName, Item: { pk: 'held', sk: 'x', by: 'put' } }),
+      new UpdateCommand({ TableName, Key: { pk: 'held', sk: 'x' }, UpdateExpression: 'SET #by = :by', ExpressionAttributeNames: { '#by': 'by' }, ExpressionAttributeValues: { ':by': 'update' } }),
+      new DeleteCommand({ TableName, Key: { pk: 'held', sk: 'x' } }),
+    ];
+    for (const write of writes) {
+      const error = await doc.send(write as PutCommand).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(TransactionConflictException);
+      expect((error as TransactionConflictException).$metadata).toMatchObject({ httpStatusCode: 400, attempts: 1 });
+    }
+    // An item it does not hold is written at once.
+    await doc.send(new PutCommand({ TableName, Item: { pk: 'beside', sk: 'x' } }));
+    gate.open();
+    await first;
+    expect(await get('held')).toMatchObject({ by: 'transaction' });
+    await doc.send(writes[0] as PutCommand);
+    expect(await get('held')).toMatchObject({ by: 'put' });
+  });
+
+  it('cancels a TransactWriteItems that meets it, TransactionConflict the reason of the shared item, and writes none of its items', async () => {
+    const gate = holdNextTransaction();
+    const first = putHeld('shared', 'first');
+    await gate.reached;
+    const error = await doc
+      .send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName, Item: { pk: 'second-own', sk: 'x' } } }, { Put: { TableName, Item: { pk: 'shared', sk: 'x', by: 'second' } } }] }))
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TransactionCanceledException);
+    expect((error as TransactionCanceledException).CancellationReasons?.map((reason) => reason.Code)).toEqual(['None', 'TransactionConflict']);
+    expect((error as TransactionCanceledException).$metadata).toMatchObject({ httpStatusCode: 400, attempts: 1 });
+    gate.open();
+    await first;
+    expect(await get('shared')).toMatchObject({ by: 'first' });
+    expect(await get('second-own')).toBeUndefined();
   });
 });
