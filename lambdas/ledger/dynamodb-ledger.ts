@@ -59,7 +59,11 @@ export class DynamoDbLedger extends StorageLedger {
      * function that loads the key from Secrets Manager on first use.
      */
     private readonly sealer: LedgerSealer | (() => Promise<LedgerSealer>),
-    /** How a prune waits before it sends DynamoDB's unprocessed deletes again (`deleteAll`). @default setTimeout */
+    /**
+     * How the ledger waits before it tries again: a prune before it sends DynamoDB's unprocessed
+     * deletes again (`deleteAll`), a write that met a transaction in flight before it reads again
+     * (`put`, `putItems`). @default setTimeout
+     */
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ) {
     super();
@@ -107,9 +111,11 @@ export class DynamoDbLedger extends StorageLedger {
       await this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...(expected === 'any' ? {} : ifUnchanged(expected)) }));
     } catch (error) {
       // A put that meets a transaction in progress on its item (a sibling call's record and the
-      // run's count) is refused as TransactionConflictException, unwritten: as a failed condition, read again.
+      // run's count) is refused as TransactionConflictException, unwritten: as a failed condition,
+      // read again — once the transaction has had a moment to finish (`conflictWait`).
       if (!(error instanceof ConditionalCheckFailedException || error instanceof TransactionConflictException)) throw error;
       this.basis.delete(id(key));
+      if (error instanceof TransactionConflictException) await this.sleep(conflictWait());
       return false;
     }
     this.remember(item);
@@ -120,7 +126,8 @@ export class DynamoDbLedger extends StorageLedger {
    * One TransactWriteItems: a Put per item written, a ConditionCheck per item only read, each on
    * the seal read (or the item's absence). Cancelled as a whole when a condition failed
    * (`ConditionalCheckFailed` among its CancellationReasons) or it met another transaction on
-   * one of its items (`TransactionConflict`): both mean "read again". IAM: dynamodb:PutItem and
+   * one of its items (`TransactionConflict`): both mean "read again" (a conflict after a short
+   * wait, `conflictWait`). IAM: dynamodb:PutItem and
    * dynamodb:ConditionCheckItem on the table (infra/ledger-table.ts).
    */
   protected async putItems(writes: readonly ItemWrite[]): Promise<boolean> {
@@ -135,6 +142,8 @@ export class DynamoDbLedger extends StorageLedger {
       const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []).map((reason) => reason.Code) : [];
       if (!reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) throw error;
       for (const { key } of writes) this.basis.delete(id(key));
+      // Only a conflict waits: a failed condition means the item changed, and is read again at once.
+      if (!reasons.includes('ConditionalCheckFailed')) await this.sleep(conflictWait());
       return false;
     }
     for (const item of items) if (item) this.remember(item);
@@ -522,6 +531,15 @@ function damaged(runId: string, error: unknown, options: DamagedRunOptions): und
   options.onDamaged(runId, error);
   return undefined;
 }
+
+/**
+ * How long a write that met a transaction in flight waits before it reads again: a random time up
+ * to `CONFLICT_WAIT_MS` (DynamoDB's guide asks for a retry with backoff on conflicts; the jitter
+ * keeps the sibling calls of a turn, counting on one run item, from meeting again in step). The
+ * transactions it meets are short (one write of a few items), and `update` tries 20 times.
+ */
+const CONFLICT_WAIT_MS = 25;
+const conflictWait = () => Math.ceil(Math.random() * CONFLICT_WAIT_MS);
 
 type Item = Record<string, unknown>;
 /** BatchWriteItem's bound on the requests of one call (see `deleteAll`). */

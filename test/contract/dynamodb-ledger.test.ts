@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
@@ -7,6 +7,7 @@ import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.j
 import { ledgerTableFromTemplate } from '../../local/template.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import { describeLedgerContract } from './ledger.contract.js';
+import { at, call, run } from './fixtures.js';
 
 // The DynamoDB ledger on dynalite (in memory) with the real SDK: the conditional writes that deploy.
 let dynamo: LocalDynamo;
@@ -45,3 +46,54 @@ describeLedgerContract('DynamoDB on dynalite', async () => {
   // Another Lambda on the same table: its own instance, nothing read yet.
   return { ledger, damage, another: () => new DynamoDbLedger(dynamo.client, name, sealer) };
 }, { damageable: true, sharesStore: true });
+
+// DynamoDB rejects a write that meets a transaction in flight on its item — a PutItem with
+// TransactionConflictException, a TransactWriteItems cancelled with TransactionConflict — and the
+// SDK does not retry either (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+// The emulator holds a transaction in flight here until the writer that met it waits.
+describe('DynamoDB on dynalite: a write that meets a transaction in flight', () => {
+  let slow: LocalDynamo;
+  let open: (() => void) | undefined;
+  let reached: () => void = () => undefined;
+  beforeAll(async () => {
+    slow = await startDynamo({ transactions: { latency: () => (open ? Promise.resolve() : new Promise<void>((resolve) => ((open = resolve), reached()))) } });
+  });
+  afterAll(async () => slow.close());
+
+  /** A table, a run on it, and the run's count of one call written in a transaction held in flight. */
+  async function countHeld() {
+    const name = `conflict-${++tables}`;
+    await ensureTable(slow.client, table(name));
+    const sealer = ephemeralSealer();
+    await new DynamoDbLedger(slow.client, name, sealer).createRun(run('r1'));
+    open = undefined;
+    const inFlight = new Promise<void>((resolve) => (reached = resolve));
+    const read = (index: number) => ({ ...call({ effect: 'read', call: index, toolCallId: `toolu_${index}` }), status: 'completed' as const, outcome: 'ok' as const, result: '[]' });
+    const recorded = new DynamoDbLedger(slow.client, name, sealer).recordCall(read(1), at(0), { stepKey: 'call:3:1', deltas: { steps: 1, toolCalls: 1 } });
+    await inFlight;
+    // Another Lambda: the transaction is let go when it waits to try again (its injected sleep).
+    const waits: number[] = [];
+    const another = new DynamoDbLedger(slow.client, name, sealer, async (ms) => {
+      waits.push(ms);
+      open?.();
+    });
+    return { name, sealer, recorded, read, another, waits };
+  }
+
+  it('a kill and a step counted on the run item (PutItem) are retried after the conflict: every count and the kill end up in the item', async () => {
+    const { recorded, another, waits, name, sealer } = await countHeld();
+    const kill = { by: 'alice', at: at(1).toISOString(), reason: 'stop' };
+    const [counted, killed] = await Promise.all([another.countStep('r1', 'turn:4', { steps: 1, inputTokens: 5 }), another.killRun('r1', kill), recorded]);
+    expect([counted, killed]).toEqual([true, true]);
+    expect(waits.length).toBeGreaterThan(0);
+    expect(await new DynamoDbLedger(slow.client, name, sealer).getRun('r1')).toMatchObject({ steps: 2, toolCalls: 1, inputTokens: 5, killed: kill });
+  });
+
+  it('a sibling call counted in its own transaction (TransactionConflict) is retried after the conflict: both counts end up in the item', async () => {
+    const { recorded, another, waits, read, name, sealer } = await countHeld();
+    const [first, second] = await Promise.all([recorded, another.recordCall(read(2), at(0), { stepKey: 'call:3:2', deltas: { steps: 1, toolCalls: 1 } })]);
+    expect([first.recorded, second.recorded]).toEqual([true, true]);
+    expect(waits.length).toBeGreaterThan(0);
+    expect(await new DynamoDbLedger(slow.client, name, sealer).getRun('r1')).toMatchObject({ steps: 2, toolCalls: 2 });
+  });
+});
