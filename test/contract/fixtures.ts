@@ -7,6 +7,8 @@ import { RUN_STARTED_AT, runRecord } from '../support/records.js';
 
 export const t0 = new Date(RUN_STARTED_AT);
 export const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+/** The `leaseUntil` of a lease released at `now`: a millisecond before it (protocol.ts `releaseCall`), so the retry claims it at `now`. */
+export const releasedAt = (now: Date) => new Date(now.getTime() - 1);
 
 /** A running run driven by `arn:1` (test/support's run record, with the refund agent's fields). */
 export function run(runId: string, overrides: Partial<RunRecord> = {}): RunRecord {

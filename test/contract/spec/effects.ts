@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EffectHolder, EffectOutcome, Ledger } from '../../../lambdas/ledger/ledger.js';
-import { at, call, holder } from '../fixtures.js';
+import { at, call, holder, releasedAt } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
 /**
@@ -66,9 +66,9 @@ export function effectsSpec(make: MakeLedger): void {
       await release(holder(runB), at(1)); // neither is run B's: nothing changes
       expect((await ledger.getEffect(holder().key))!.leaseUntil).toBe(at(30).toISOString());
       await release(holder(), at(2));
-      expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ leaseUntil: at(2).toISOString() });
-      expect(await claim(ledger, holder(runB), at(12))).toMatchObject({ claimed: false });
-      expect(await claim(ledger, holder(runB), at(13))).toMatchObject({ claimed: true, effect: { attempts: 2 } });
+      expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ leaseUntil: releasedAt(at(2)).toISOString() });
+      expect(await claim(ledger, holder(runB), new Date(releasedAt(at(2)).getTime() + 10_000))).toMatchObject({ claimed: false });
+      expect(await claim(ledger, holder(runB), at(12))).toMatchObject({ claimed: true, effect: { attempts: 2 } });
     });
 
     it('renews the holder’s live leases while its call runs, never another’s, never one that ended', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ToolCallRecord } from '../../../lambdas/ledger/records.js';
-import { at, call } from '../fixtures.js';
+import { at, call, releasedAt } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
 /** The tool calls role (`ToolCallLedger`): claims, leases, records and completions. */
@@ -142,8 +142,9 @@ export function toolCallsSpec(make: MakeLedger): void {
       it('releases the lease of a cleanly failed call so the retry claims at once', async () => {
         await ledger.claimCall(call(), at(0));
         await ledger.releaseCall('r1', 3, 1, at(1));
-        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight', leaseUntil: at(1).toISOString() });
-        expect(await ledger.claimCall(call(), at(2))).toMatchObject({ claimed: true, record: { attempts: 2 } });
+        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight', leaseUntil: releasedAt(at(1)).toISOString() });
+        // At the instant of the release (a standing clock): no wait.
+        expect(await ledger.claimCall(call(), at(1))).toMatchObject({ claimed: true, record: { attempts: 2 } });
       });
 
       it('renews the lease for the attempt that holds the claim, and for no other', async () => {
@@ -163,7 +164,7 @@ export function toolCallsSpec(make: MakeLedger): void {
         expect(await ledger.renewCall('r1', 3, 1, 1, at(31), at(60))).toBe(false);
         await ledger.releaseCall('r1', 3, 1, at(5));
         expect(await ledger.renewCall('r1', 3, 1, 1, at(5), at(60))).toBe(false);
-        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ leaseUntil: at(5).toISOString() });
+        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ leaseUntil: releasedAt(at(5)).toISOString() });
       });
 
       it('does not renew a completed call, nor create one', async () => {
