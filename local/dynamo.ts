@@ -18,7 +18,8 @@ export interface LocalDynamo {
  * DynamoDB on loopback: dynalite, in memory (tests) or on disk under the state directory (runs
  * survive a restart). Only one process may open a path: the engine owns it. Like the engine's other
  * loopback endpoints it serves only requests that carry its credential (local/loopback-credential.ts):
- * `endpoint` includes it.
+ * `endpoint` includes it. `transactions.latency` holds each transaction in flight a while (tests of
+ * what meets one: local/dynamo-transactions.ts); @default none.
  */
 export async function startDynamo(options: { path?: string; port?: number; transactions?: TransactionOptions } = {}): Promise<LocalDynamo> {
   // dynalite has no transactions: TransactWriteItems is served on its store (local/dynamo-transactions.ts).
