@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler, type RefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { defineAgent, type AgentDefinition, type ModelPolicy } from '../../lambdas/define.js';
+import { expiringApprovals } from '../support/manual-clock.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
 /**
@@ -11,6 +12,7 @@ import { duplicatePayments, sampleDay, startHarness, type Harness } from '../sup
  */
 
 const plainRefunds = 16;
+// Approvals expire at their 1 s deadline, on the test's clock (expiringApprovals): nobody decides them.
 const config = { approvalTimeoutSeconds: 1 };
 
 let harness: Harness | undefined;
@@ -37,7 +39,7 @@ const perRun: AgentDefinition = { ...refundReconciler, tools: refundReconciler.t
 
 describe('every effect once, across runs', () => {
   it('pays each refund once when the same day runs twice at once under two run ids', async () => {
-    harness = await startHarness();
+    harness = await startHarness(expiringApprovals());
     const runs = ['day-a', 'day-b'].map((runId) => harness!.run({ runId, input: { date: sampleDay.date }, config }));
     const finished = await Promise.all(runs);
 
@@ -71,7 +73,7 @@ describe('every effect once, across runs', () => {
   });
 
   it('without business keys the same two runs send refunds twice (the control)', async () => {
-    harness = await startHarness({ agent: perRun as AgentDefinition<any, any, RefundWorld> });
+    harness = await startHarness({ agent: perRun as AgentDefinition<any, any, RefundWorld>, ...expiringApprovals() });
     await Promise.all(['day-a', 'day-b'].map((runId) => harness!.run({ runId, input: { date: sampleDay.date }, config })));
     // Each run sends the refunds under keys of its own: the provider keeps the total within the
     // payment (a full refund asked again is refused as more than is left), so what shows is the
@@ -87,7 +89,7 @@ describe('every effect once, across runs', () => {
       const response = policy(request);
       return { ...response, content: response.content.flatMap((block) => (block.type === 'tool_use' && block.name === 'issue_refund' ? [block, { ...block, id: `${block.id}_again` }] : [block])) };
     };
-    harness = await startHarness({ agent: { ...refundReconciler, dev: { ...refundReconciler.dev, policy: twice } } });
+    harness = await startHarness({ agent: { ...refundReconciler, dev: { ...refundReconciler.dev, policy: twice } }, ...expiringApprovals() });
     const finished = await harness.run({ runId: 'doubled', input: { date: sampleDay.date }, config });
     expect(finished.status).toBe('SUCCEEDED');
     expect(harness.stack.world.payments.refunds()).toHaveLength(plainRefunds);
@@ -115,7 +117,7 @@ describe('the price of a model the built-in table lacks (issue 27, item 4)', () 
 
   it('is the agent’s own where it declares one (defineAgent prices): the run’s table and dollars are that price’s', async () => {
     const tenfold = { inputPerMTok: 30, outputPerMTok: 150, cacheWritePerMTok: 37.5, cacheReadPerMTok: 3 };
-    harness = await startHarness({ agent: { ...refundReconciler, prices: { [refundReconciler.model]: tenfold } } });
+    harness = await startHarness({ agent: { ...refundReconciler, prices: { [refundReconciler.model]: tenfold } }, ...expiringApprovals() });
     const priced = await harness.run({ runId: 'priced', input: { date: sampleDay.date }, config });
     expect(priced.status).toBe('SUCCEEDED');
     const run = (await harness.stack.ledger.getRun('priced'))!;

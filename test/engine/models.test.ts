@@ -5,6 +5,7 @@ import { modelBreaker } from '../../lambdas/guards/breaker.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import { loadReport } from '../../lambdas/agent/report.js';
+import { expiringApprovals } from '../support/manual-clock.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
 const KEY = 'sk-ant-engine-test';
@@ -25,7 +26,8 @@ afterEach(async () => {
 describe('a provider’s retry-after', () => {
   it('is waited out in WaitRetryAfter, for the seconds the provider asked, before CallModel calls again', async () => {
     // The wait itself is overridden to 1 ms: the test asserts the seconds the definition computed.
-    harness = await startHarness({ modelEnv: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url }, retryAfterWaitMs: 1 });
+    // Approvals expire at their deadline on the test's clock (nobody decides them).
+    harness = await startHarness({ modelEnv: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url }, retryAfterWaitMs: 1, ...expiringApprovals() });
     anthropic.failNext(1, { kind: 'rate_limit', retryAfterSeconds: 17 });
     const finished = await harness.run({ input: sampleInput, model: PRIMARY, config: { approvalTimeoutSeconds: 1 } });
     expect(finished.status, finished.cause).toBe('SUCCEEDED');
@@ -49,6 +51,7 @@ describe('the fallback model', () => {
       // The primary is down for good: every call to it fails.
       modelUrl: 'http://127.0.0.1:9', // nothing listens: connection refused, an outage
       breaker: { ...BREAKER, failures: 3, windowMs: 60_000, openMs: 60_000 },
+      ...expiringApprovals(),
     });
     const before = anthropic.acceptedBodies().length;
     const finished = await harness.run({ runId: 'fallback-1', input: sampleInput, config: { approvalTimeoutSeconds: 1 } });

@@ -8,6 +8,7 @@ import type { WireServer } from '../../sim/wire/http.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
 import { supportTriage } from '../../agents/support-triage/agent.dev.js';
 import { keysSentTwice, sampleInput as inboxInput, startTriage } from '../support/triage-harness.js';
+import { expiringApprovals } from '../support/manual-clock.js';
 import { duplicatePayments, sampleDay, startHarness } from '../support/refund-harness.js';
 
 /**
@@ -76,7 +77,8 @@ describe.each(providers)('on $spec', ({ spec, start }) => {
     const { server, env } = await start(refundReconciler.dev!.policy!);
     cleanups.push(() => server.close());
     injectTransientFaults(server);
-    const harness = await startHarness({ modelEnv: env });
+    // Its two approvals expire at their deadline, on the test's clock: nobody decides them.
+    const harness = await startHarness({ modelEnv: env, ...expiringApprovals() });
     cleanups.push(() => harness.stack.close());
     const finished = await harness.run({ runId: 'e2e', input: { date: sampleDay.date }, model: spec, config: { approvalTimeoutSeconds: 1 } });
     expect(finished.status, finished.cause).toBe('SUCCEEDED');

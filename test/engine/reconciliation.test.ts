@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/agent/report.js';
 import { duplicatePayments, sampleDay, scheduledEvent, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
+import { expiringApprovals } from '../support/manual-clock.js';
 
 const plainRefunds = 16;
 const aboveThreshold = 2;
@@ -57,6 +58,9 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
   });
 
   it('finishes with injected transient failures, retrying only the failed steps and paying once', async () => {
+    // On the real clock: a tool call retried after an injected failure waits out the lease its failed
+    // try still holds (Agent.LeaseHeld), which ends on the stack's clock; a clock moved only at the
+    // approvals' deadlines would never end it. Its two approvals wait their 1 s each.
     harness = await startHarness({ failRate: 0.1, seed: 7 });
     const finished = await harness.run({ runId: 'flaky', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 1 } });
 
@@ -102,7 +106,7 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
   });
 
   it('does nothing for a run that already finished: the run id is the idempotency key', async () => {
-    harness = await startHarness();
+    harness = await startHarness(expiringApprovals());
     const input = { runId: 'twice', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 1 } };
     await harness.run(input);
     const paid = harness.stack.world.payments.refunds().length;

@@ -11,6 +11,7 @@ import type { CfnTemplateJson } from '../../local/asl.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { waitFor } from '../support/agent-harness.js';
+import { expiringApprovals } from '../support/manual-clock.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -18,8 +19,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function harness(template?: CfnTemplateJson): Promise<Harness> {
-  const started = await startHarness({ recovery: false, ...(template && { template }) });
+async function harness(template?: CfnTemplateJson, options: Parameters<typeof startHarness>[0] = {}): Promise<Harness> {
+  const started = await startHarness({ recovery: false, ...(template && { template }), ...options });
   cleanups.push(() => started.stack.close());
   return started;
 }
@@ -65,7 +66,8 @@ async function withoutInvokeOf(functionPrefix: string): Promise<CfnTemplateJson>
 
 describe("the twin's IAM", () => {
   it('is on by default: a whole run is authorized call by call, none refused', async () => {
-    const h = await harness();
+    // On the manual clock: the run's two approvals expire at their deadline with no real wait.
+    const h = await harness(undefined, expiringApprovals());
     const finished = await h.run({ runId: 'iam-on', input: sampleInput, config: { approvalTimeoutSeconds: 1 } });
     expect(finished.status).toBe('SUCCEEDED');
     const decisions = h.stack.engine.iamDecisions()!;

@@ -10,6 +10,7 @@ import { Steps } from '../../lambdas/shared/steps.js';
 import { dynamoRequests, ledgerAs } from '../../local/iam/dynamodb.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import { at, call, holder } from '../contract/fixtures.js';
+import { expiringApprovals } from '../support/manual-clock.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -17,8 +18,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** The stack on the manual clock: an approval nobody decides expires at its deadline with no real wait. */
 async function harness(ledger: 'embedded' | 'dynalite', template?: CfnTemplateJson): Promise<Harness> {
-  const started = await startHarness({ recovery: false, ledger, ...(template && { template }) });
+  const started = await startHarness({ recovery: false, ledger, ...(template && { template }), ...expiringApprovals() });
   cleanups.push(() => started.stack.close());
   return started;
 }

@@ -1,4 +1,5 @@
 import { TestClock } from '../../testing/index.js';
+import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 
 /**
  * A clock the test moves by hand, whose timers fire as it passes them: the public test kit's
@@ -8,4 +9,22 @@ import { TestClock } from '../../testing/index.js';
  */
 export function manualClock(startMs = Date.now()): TestClock {
   return new TestClock(new Date(startMs));
+}
+
+/**
+ * A manual clock, moved to each approval's deadline (`decideBy`) once it is asked: the approval
+ * expires — its deadline timer runs on the clock — with no real wait, and the run goes on without
+ * it. Spread into `startHarness` (`clock` and `onAsked`). `expires` picks the approvals nobody
+ * will decide (the rest are left for the test to decide).
+ *
+ * @example
+ * harness = await startHarness(expiringApprovals());
+ * await harness.run({ input, config: { approvalTimeoutSeconds: 1 } }); // each approval expires on the clock
+ */
+export function expiringApprovals(options: { clock?: TestClock; expires?: (approval: ApprovalRecord) => boolean } = {}) {
+  const { clock = manualClock(), expires = () => true } = options;
+  // Moved on the next turn of the event loop: the deadline passes after the step that asked has
+  // returned, as a real one does, not inside it.
+  const toDeadline = (approval: ApprovalRecord) => clock.advance(Math.max(0, Date.parse(approval.decideBy) - clock.now().getTime()));
+  return { clock, onAsked: (approval: ApprovalRecord) => void (expires(approval) && setImmediate(() => toDeadline(approval))) };
 }
