@@ -11,7 +11,7 @@ import { loadReport } from '../../lambdas/agent/report.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
-import { manualClock } from '../support/manual-clock.js';
+import { expiringApprovals, manualClock } from '../support/manual-clock.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -21,14 +21,6 @@ afterEach(async () => {
 
 const runDate = sampleDay.date;
 const quickApprovals = { approvalTimeoutSeconds: 1 };
-
-/**
- * The manual clock, moved to each approval's deadline once it is asked: the approval expires (its
- * deadline timer runs on the clock) with no real wait, and the run goes on without it.
- */
-function expiringApprovals(clock = manualClock()) {
-  return { clock, onAsked: () => void setImmediate(() => clock.advance(quickApprovals.approvalTimeoutSeconds * 1000)) };
-}
 
 describe('budgets', () => {
   it.each([
@@ -199,13 +191,15 @@ describe('counters survive a restart', () => {
   it('resumes a run on a new engine without resetting steps, tokens, dollars or the wall clock', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-resume-'));
     try {
-      harness = await startHarness({ stateDir });
+      const firstClock = expiringApprovals();
+      harness = await startHarness({ stateDir, ...firstClock });
       const first = harness.stack;
       first.engine.startExecution({ name: 'first', input: { runId: 'resumed', input: { date: runDate }, config: quickApprovals } });
       await waitFor(async () => ((await first.ledger.getRun('resumed'))?.steps ?? 0) >= 20);
       await first.close(); // the engine stops mid-run; closing waits for the steps in flight
       harness = undefined;
-      const before = (await (harness = await startHarness({ stateDir })).stack.ledger.getRun('resumed'))!;
+      // The new engine starts where the first one's clock stopped, as a restarted process does.
+      const before = (await (harness = await startHarness({ stateDir, ...expiringApprovals({ clock: manualClock(firstClock.clock.now().getTime()) }) })).stack.ledger.getRun('resumed'))!;
 
       const finished = await harness.run({ runId: 'resumed', input: { date: runDate }, config: quickApprovals }, 'second');
       expect(finished.status, finished.cause).toBe('SUCCEEDED');
@@ -266,7 +260,8 @@ async function stubServer(answer: (path: string, body: string) => unknown): Prom
 
 describe('budget extensions', () => {
   it('asks a person to extend an exhausted budget, applies an approved extension once, and stops when refused', async () => {
-    harness = await startHarness();
+    // The person decides the extensions; any other approval expires at its deadline, on the clock.
+    harness = await startHarness(expiringApprovals({ expires: (approval) => !approval.budget }));
     const { stack } = harness;
     const decisions = (async () => {
       const first = await waitFor(() => harness!.approvals.find((approval) => approval.budget?.extension === 1));
