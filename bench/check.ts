@@ -190,7 +190,10 @@ export const GROWTH_HEAP_PER_RUN_KB = 1.5;
  * flat, up to the noise of a shared machine. Before the index, `status` against 150 runs took 2.9 s
  * and 262 MB against 0.43 s and 72 MB; `runs` and `approvals` loaded the whole ledger too.
  */
-export const GROWTH_TOLERANCE = { cpu: 1.25, memory: 1.15 } as const;
+// CPU at 1.4: two CI runs of the short form measured 150 runs against one at 0.79–1.20 (the same
+// code; a process's CPU moves by a fifth on a shared machine), and the whole-ledger load it guards
+// against took 1.61–1.68 (`runs`, `approvals`) — its memory, the steadier figure, at 1.15.
+export const GROWTH_TOLERANCE = { cpu: 1.4, memory: 1.15 } as const;
 /**
  * `verify --all` parses and seal-checks every line, and its peak RSS follows the garbage that
  * leaves (V8 grows its young generation under the allocation rate; what it retains after a full
