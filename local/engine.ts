@@ -16,13 +16,13 @@ import { EXECUTION_END_EVENTS, HISTORY_EVENT_QUOTA, HISTORY_QUOTA_FAILURE, TERMI
 import { runLambdaTask, taskSpecs, type JsonValue, type TaskBinding, type TaskHandler, type TaskSpec } from './engine/lambda-task.js';
 import { byteLength, isRecord, PAYLOAD_LIMIT_BYTES } from './engine/payload.js';
 import { TaskTokens } from './engine/task-tokens.js';
-import { realTimers, type Timers } from './engine/timers.js';
+import { keepAliveTimers, type Timers } from './engine/timers.js';
 
 export { LocalSfnError } from './engine/errors.js';
 export { summarizeHistory, type HistoryEvent, type HistoryListener, type StateSummary } from './engine/history.js';
 export { bindTasks, type TaskBinding } from './engine/lambda-task.js';
 export { PAYLOAD_LIMIT_BYTES } from './engine/payload.js';
-export { realTimers, type Timers } from './engine/timers.js';
+export { keepAliveTimers, type Timers } from './engine/timers.js';
 
 /** Definitions (as JSON) that already passed the library's validation in this process. */
 const validated = new Set<string>();
@@ -177,7 +177,7 @@ export class LocalEngine {
     if (opts.iam) this.iam = opts.iam;
     for (const alias of opts.aliases ?? []) this.aliases.set(alias, 1);
     this.now = opts.now ?? (() => new Date());
-    this.timers = opts.timers ?? realTimers;
+    this.timers = opts.timers ?? keepAliveTimers;
     this.createdAt = this.now();
     this.validated = opts.validated ?? validated;
     this.taskTimeoutOverrides = opts.taskTimeoutOverrides ?? {};

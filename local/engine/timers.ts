@@ -13,7 +13,7 @@ export type { Timers };
  * a Task being timed is what the engine waits for, so its timeout must still fire when nothing
  * else is left to run (a tool hung on a promise).
  */
-export const realTimers: Timers = {
+export const keepAliveTimers: Timers = {
   after(ms, fire) {
     const timer = setTimeout(fire, ms);
     return () => clearTimeout(timer);
