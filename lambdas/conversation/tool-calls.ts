@@ -1,10 +1,11 @@
 import type * as z from 'zod';
 import type { ToolUseBlock } from '../agent/messages.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, type ToolDefinition } from '../define.js';
+import type { BlobStore, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { effectKeyOf } from '../tools/effects.js';
-import { agentDepsOf, idempotencyKey, runView, toolUses } from './turns.js';
+import { agentDepsOf, completedCallsThrough, idempotencyKey, runView, toolUses } from './turns.js';
 
 /**
  * One tool call of a model turn, derived once from the turn record: which tool, its arguments as
@@ -58,7 +59,8 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
   if (!tool) return { ...at, block, mistake: unknownTool(agent, block.name), idempotencyKey: fallbackKey };
   const parsed = tool.input.safeParse(block.input);
   if (!parsed.success) return { ...at, block, tool, mistake: invalidArguments(tool.name, parsed.error), idempotencyKey: fallbackKey };
-  const approval = tool.needsApproval?.(parsed.data, runView(run), runFacts(agent, uses, at, completed), agentDepsOf(agent));
+  // runFacts is evaluated only for a tool that has a rule (`?.()` skips its arguments otherwise).
+  const approval = tool.needsApproval?.(parsed.data, runView(run), runFacts(agent, turn, call, completed), agentDepsOf(agent));
   // A dry fork sends no write (runs/fork.ts), so it claims no effect either: the claim would
   // answer it with another run's result, or hold the key for a send never made.
   const effect = run.forkedFrom?.effects === 'dry' ? {} : effectKeyOf(agent, tool, parsed.data, { ...runView(run), ...at });
@@ -85,18 +87,40 @@ export function plannedCalls(agent: AgentDefinition, run: RunRecord, turn: TurnR
 }
 
 /**
- * What the run did before the call at `at`, for its approval rule: its completed calls of earlier
- * turns, in conversation order, then the calls of the same turn before it — asked for together
- * and running alongside it, so without an outcome (a rule summing what was paid counts them).
- * The same set whenever the rule is asked (planning the turn, asking a person, calling it).
+ * The call `call` of a recorded `turn`, as a step handed it (RequestApproval, CallTool) derives it:
+ * the run's completed calls its approval rule weighs are read here — from the conversation cache,
+ * usually with no read — and only for a tool that has a rule (most calls read nothing).
  */
-function runFacts(agent: AgentDefinition, uses: readonly ToolUseBlock[], at: { turn: number; call: number }, completed: readonly ToolCallRecord[]): RunFacts {
-  const before = completed.filter((record) => record.status === 'completed' && record.turn < at.turn);
+export async function deriveRecordedCall(ledger: TurnLedger & BlobStore, agent: AgentDefinition, run: RunRecord, turn: TurnRecord, call: number): Promise<DerivedCall> {
+  const block = toolUses(turn)[call - 1];
+  const ruled = block !== undefined && findTool(agent, block.name)?.needsApproval !== undefined;
+  const completed = ruled ? await completedCallsThrough(ledger, run.runId, lastWeighedTurn(turn.turn)) : [];
+  return deriveToolCall(agent, run, turn, call, completed);
+}
+
+/**
+ * The last turn whose completed calls an approval rule weighs: the one before its call's own (the
+ * calls of its own turn run alongside it, so whether they have completed depends on when it is asked).
+ */
+const lastWeighedTurn = (turn: number) => turn - 1;
+
+/**
+ * What the run did before the call `call` of `turn`, for its approval rule — the one place the
+ * facts are built, whichever step asks (CallModel and BudgetCheck planning, RequestApproval,
+ * CallTool): its completed calls of earlier turns, in conversation order, then the calls of the
+ * same turn before it — asked for together and running alongside it, so without an outcome (a rule
+ * summing what was paid counts them). `completed` may hold more (calls of this or later turns, as
+ * a step read them): they are left out, so the set is the same whenever the rule is asked.
+ */
+export function runFacts(agent: AgentDefinition, turn: TurnRecord, call: number, completed: readonly ToolCallRecord[]): RunFacts {
+  const before = completed.filter((record) => record.status === 'completed' && record.turn <= lastWeighedTurn(turn.turn));
   before.sort((a, b) => a.turn - b.turn || a.call - b.call);
-  const alongside = uses.slice(0, at.call - 1).map((block, index) => {
-    const parsed = findTool(agent, block.name)?.input.safeParse(block.input);
-    return { turn: at.turn, call: index + 1, name: block.name, args: jsonObject(parsed?.success ? parsed.data : block.input) };
-  });
+  const alongside = toolUses(turn)
+    .slice(0, call - 1)
+    .map((block, index) => {
+      const parsed = findTool(agent, block.name)?.input.safeParse(block.input);
+      return { turn: turn.turn, call: index + 1, name: block.name, args: jsonObject(parsed?.success ? parsed.data : block.input) };
+    });
   return { calls: [...before.map(({ turn, call, name, args, outcome }) => ({ turn, call, name, args, ...(outcome && { outcome }) })), ...alongside] };
 }
 

@@ -1,5 +1,5 @@
 import { inputTokensOf, type MessageResponse, type ToolUseBlock } from '../agent/messages.js';
-import { findTool, type AgentDefinition, type RunView } from '../define.js';
+import type { AgentDefinition, RunView } from '../define.js';
 import type { BreakerState } from '../guards/breaker.js';
 import { resolveResults } from '../ledger/blobs.js';
 import { MAX_STEP_KEYS, type BlobStore, type RunLedger, type TurnLedger } from '../ledger/ledger.js';
@@ -28,16 +28,14 @@ export function agentDepsOf(agent: AgentDefinition): unknown {
 }
 
 /**
- * The run's completed calls of the turns before `turn`, for the approval rule of its call `call`;
- * none read when that call's tool has no rule (most calls). From the steps' conversation cache:
- * usually no read beyond the step's own (completed calls never change).
+ * The run's completed calls, among them every one of turns 1..`throughTurn` (later ones too, when
+ * known). From the steps' conversation cache: usually no read beyond the step's own (completed
+ * calls never change); the conversation is read only when the cache does not cover those turns.
  */
-export async function callsForApproval(ledger: TurnLedger & BlobStore, agent: AgentDefinition, turn: TurnRecord, call: number): Promise<ToolCallRecord[]> {
-  const block = toolUses(turn)[call - 1];
-  if (!block || !findTool(agent, block.name)?.needsApproval) return [];
-  const known = knownOf(ledger, turn.runId);
-  if (known.settled >= turn.turn - 1) return [...known.calls.values()];
-  return (await loadConversationStep(ledger, turn.runId)).calls;
+export async function completedCallsThrough(ledger: TurnLedger & BlobStore, runId: string, throughTurn: number): Promise<ToolCallRecord[]> {
+  const known = knownOf(ledger, runId);
+  if (known.settled >= throughTurn) return [...known.calls.values()];
+  return (await loadConversationStep(ledger, runId)).calls;
 }
 
 /**

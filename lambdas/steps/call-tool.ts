@@ -12,8 +12,8 @@ import { failureOf, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { timersOf, type Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { callsForApproval, rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
-import { deriveToolCall, jsonObject } from '../conversation/tool-calls.js';
+import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
+import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
 import { effectGate, recordEscalation, undecided } from '../tools/effects.js';
 
 export const CallToolInput = z.object({
@@ -95,7 +95,7 @@ export function createCallTool(deps: CallToolDeps) {
     const trip = budgetTrip(run, deps.clock.now(), read.globalKill);
     if (trip) return skipped(trip.reason);
 
-    const derived = deriveToolCall(deps.agent, run, turnRecord, call, await callsForApproval(deps.ledger, deps.agent, turnRecord, call));
+    const derived = await deriveRecordedCall(deps.ledger, deps.agent, run, turnRecord, call);
     const { tool } = derived;
     const now = deps.clock.now();
     const entry: ToolCallRecord = {

@@ -7,8 +7,8 @@ import { deliverDecision, signedLinks, type ApprovalDeps } from '../approvals/de
 import { approvalRequested } from '../approvals/notify.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { callsForApproval, loadRun, loadTurn } from '../conversation/turns.js';
-import { deriveToolCall } from '../conversation/tool-calls.js';
+import { loadRun, loadTurn } from '../conversation/turns.js';
+import { deriveRecordedCall } from '../conversation/tool-calls.js';
 
 /**
  * The RequestApproval step: records a pending approval with the execution's task token (or finds
@@ -75,7 +75,7 @@ type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | '
 /** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
 async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
   const recorded = await loadTurn(ledger, run.runId, turn);
-  const derived = deriveToolCall(agent, run, recorded, call, await callsForApproval(ledger, agent, recorded, call));
+  const derived = await deriveRecordedCall(ledger, agent, run, recorded, call);
   const request = derived.approval;
   if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${derived.block.name}) needs no approval`);
   const described = derived.tool?.describe?.(derived.args);

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { defineAgent, defineTool, type RunFacts } from '../../lambdas/define.js';
-import { deriveToolCall, plannedCalls } from '../../lambdas/conversation/tool-calls.js';
+import { deriveRecordedCall, deriveToolCall, plannedCalls, runFacts } from '../../lambdas/conversation/tool-calls.js';
+import { countingLedger } from '../../lambdas/ledger/counting-ledger.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { failureOf } from '../../lambdas/tools/failures.js';
 import { AttemptCut } from '../../lambdas/tools/attempt.js';
 import { InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
-import type { TurnRecord } from '../../lambdas/ledger/records.js';
+import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
 import { call, turn } from '../contract/fixtures.js';
 import { runRecord } from '../support/records.js';
 
@@ -76,6 +78,45 @@ describe('a tool call derived from its turn', () => {
       { turn: 2, call: 4, name: 'pay', needsApproval: false },
       { turn: 2, call: 5, name: 'refund_all', needsApproval: false },
     ]);
+  });
+});
+
+describe('what the run did, as an approval rule reads it (runFacts, the one builder)', () => {
+  it('is the completed calls of earlier turns in conversation order, then the calls of its turn before it as the model sent them', () => {
+    const later = call({ turn: 3, call: 1, name: 'pay', args: { invoice: 'i9', cents: 1 }, status: 'completed', outcome: 'ok' });
+    const open = call({ turn: 1, call: 3, name: 'pay', args: { invoice: 'ix', cents: 1 }, status: 'in_flight' });
+    const first = call({ turn: 1, call: 2, name: 'lookup', args: { invoice: 'i0' }, status: 'completed', outcome: 'ok' });
+    // Handed out of order, with a later turn's call, an open one and one of its own turn: only the earlier completed ones count.
+    expect(runFacts(agent, second, 5, [later, ...meanwhile, open, first])).toEqual({
+      calls: [
+        { turn: 1, call: 1, name: 'pay', args: { invoice: 'i0', cents: 200 }, outcome: 'ok' },
+        { turn: 1, call: 2, name: 'lookup', args: { invoice: 'i0' }, outcome: 'ok' },
+        { turn: 2, call: 1, name: 'pay', args: { invoice: 'i1', cents: 400 } },
+        { turn: 2, call: 2, name: 'lookup', args: { invoice: 'i1' } },
+        { turn: 2, call: 3, name: 'pay', args: { invoice: 'i2', cents: 500 } },
+        // Arguments the schema refused are what the model sent.
+        { turn: 2, call: 4, name: 'pay', args: { invoice: 'i3', cents: 'lots' } },
+      ],
+    });
+    expect(runFacts(agent, second, 1, [])).toEqual({ calls: [] });
+  });
+
+  it('is what a step handed the call reads from the ledger: the verdict it was planned with, and no read for a tool without a rule', async () => {
+    const ledger = EmbeddedLedger.open();
+    await ledger.createRun(run);
+    const now = new Date('2026-11-29T02:00:00.000Z');
+    await ledger.recordTurn({ ...turn(1), stopReason: 'tool_use', content: [{ type: 'tool_use', id: 'u0', name: 'pay', input: { invoice: 'i0', cents: 200 } }] });
+    await ledger.recordCall({ ...earlier[0]!, runId: 'r1' } as ToolCallRecord & { status: 'completed' }, now);
+    await ledger.recordTurn(second);
+    const counting = countingLedger(ledger);
+    for (const at of [1, 2, 3]) {
+      const planned = deriveToolCall(agent, run, second, at, (await ledger.listConversation('r1')).calls);
+      expect(await deriveRecordedCall(counting.ledger, agent, run, second, at)).toEqual(planned);
+    }
+    expect((await deriveRecordedCall(counting.ledger, agent, run, second, 3)).approval).toEqual({ summary: 'pay i2' });
+    counting.reset();
+    await deriveRecordedCall(counting.ledger, agent, run, second, 2);
+    expect(counting.total()).toBe(0);
   });
 });
 
