@@ -33,17 +33,14 @@ export class UnsafeStateError extends Error {
  */
 export function checkPrivateState(stateDir: string): void {
   if (!existsSync(stateDir)) return;
-  const uid = process.getuid?.();
   // Only a state directory's entries are ours to judge and to chmod: a directory with other things
   // in it (a home directory passed as --state-dir, a system one) is checked as a directory alone.
   const names = statSync(stateDir).isDirectory() ? readdirSync(stateDir) : [];
   const ours = names.length === 0 || names.some((name) => STATE_MARKERS.has(name));
   const visit = (path: string, stats: Stats) => {
     if (stats.isSymbolicLink()) return; // never followed: a link's target is not ours to judge (or chmod)
-    const writableByOthers = (stats.mode & 0o022) !== 0;
-    const foreign = uid !== undefined && stats.uid !== uid;
-    if (writableByOthers || foreign) {
-      const who = foreign ? `is owned by another user (uid ${stats.uid})` : `can be written by other users (mode ${(stats.mode & 0o777).toString(8)})`;
+    const who = otherWriters(stats);
+    if (who) {
       throw new UnsafeStateError(`${path} ${who}: a state directory must be private to its owner; check who changed it, then \`chmod -R go-rwx ${stateDir}\` (or use another --state-dir)`);
     }
     if (!ours) return;
@@ -57,6 +54,18 @@ export function checkPrivateState(stateDir: string): void {
     }
   };
   visit(stateDir, statSync(stateDir)); // the directory itself may be a link the user made
+}
+
+/**
+ * Who besides the current user can write an entry with these stats, in words for a message
+ * (`is owned by another user (uid 1001)`, `can be written by other users (mode 777)`); undefined
+ * when nobody else can (root aside). Where there are no user ids (Windows), ownership is not judged.
+ */
+export function otherWriters(stats: Pick<Stats, 'uid' | 'mode'>): string | undefined {
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) return `is owned by another user (uid ${stats.uid})`;
+  if ((stats.mode & 0o022) !== 0) return `can be written by other users (mode ${(stats.mode & 0o777).toString(8)})`;
+  return undefined;
 }
 
 /** An entry's own stats; undefined when it went away meanwhile (a running engine renames and removes files). */

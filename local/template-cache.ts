@@ -1,36 +1,120 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { otherWriters, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-state.js';
 import { synthesizeTemplate, type CfnTemplate, type TemplateOptions } from './template.js';
 
+/** This copy of savepoint: a checkout's root, or an installed package's dist/. */
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** What the synthesized template is made from: the stack's sources, what they import from lambdas/, how it is synthesized here (a traced one's policies), and the CDK's version. */
-const SOURCES = ['infra', 'lambdas/shared', 'lambdas/ledger/dynamodb-ledger.ts', 'local/template.ts', 'package.json'];
+/**
+ * The files the synthesized template is made from: the stack's sources, what they import from
+ * lambdas/, how it is synthesized here (a traced one's policies), package.json; in an installed
+ * package, the template its build shipped (template/) and the code that renames it.
+ */
+const SOURCES = ['infra', 'lambdas/shared', 'lambdas/ledger/dynamodb-ledger.ts', 'local/template.ts', 'local/template.js', 'package.json', 'template'];
+
+export interface TemplateCacheOptions {
+  /**
+   * The cache directory. It is trusted only when it is the current user's and nobody else can
+   * write it: a template read from it is what the local engine runs (its roles and policies).
+   * @default $SAVEPOINT_CACHE_DIR, else `savepoint-cache-<uid>` in the OS's temporary directory, created 0700
+   */
+  readonly dir?: string;
+  /** Told why a cache entry or directory was not used. @default nothing */
+  readonly onNote?: (note: string) => void;
+}
 
 /**
- * The synthesized template of an agent's stack, cached on disk by a hash of the sources it is made
- * from: a run does not synthesize (seconds) unless infra/ or what it imports changed. The cache is
- * only a cache: a file that is not a template is synthesized again and replaced.
+ * The synthesized template of an agent's stack, cached on disk under a key of everything it is
+ * made from (templateKey): a run does not synthesize (seconds) unless that changed. The cache is
+ * only a cache: a file that is not a template, or one another user could have written, is not
+ * used (the template is synthesized again, and replaced only in a directory that is ours).
  */
-export async function cachedTemplate(agentName: string, options: TemplateOptions & { dir?: string; onNote?: (note: string) => void } = {}): Promise<CfnTemplate> {
-  const dir = cacheDir(options.dir);
-  const variant = options.traced ? '-traced' : '';
-  const file = join(dir, `template-${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}${variant}-${sourcesHash()}.json`);
-  const cached = readTemplate(file, options.onNote);
+export async function cachedTemplate(agentName: string, options: TemplateOptions & TemplateCacheOptions = {}): Promise<CfnTemplate> {
+  const cached = readCachedTemplate(agentName, options);
   if (cached) return cached;
   const template = await synthesizeTemplate(agentName, { traced: options.traced === true });
-  mkdirSync(dir, { recursive: true });
+  const dir = cacheDir(options.dir);
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  if (!trustedDir(dir, options.onNote)) return template;
+  const file = templateCacheFile(agentName, options);
   const draft = `${file}.${process.pid}.tmp`;
-  writeFileSync(draft, JSON.stringify(template));
+  // `wx`: never through a file or link already at the draft's name.
+  writeFileSync(draft, JSON.stringify(template), { flag: 'wx', mode: PRIVATE_FILE_MODE });
   renameSync(draft, file); // whole or not at all: a concurrent reader never sees half of it
   return template;
 }
 
+/** The template cached for the agent in this copy of savepoint, when there is one that can be trusted; no synthesis. */
+export function readCachedTemplate(agentName: string, options: TemplateOptions & TemplateCacheOptions = {}): CfnTemplate | undefined {
+  if (!trustedDir(cacheDir(options.dir), options.onNote)) return undefined;
+  const file = templateCacheFile(agentName, options);
+  const text = readOwnFile(file, options.onNote);
+  if (text === undefined) return undefined;
+  try {
+    const template = JSON.parse(text) as CfnTemplate;
+    if (typeof template?.Resources === 'object' && template.Resources !== null) return template;
+  } catch {
+    // not JSON: damaged
+  }
+  options.onNote?.(`${file}: not a synthesized template; synthesizing again`);
+  return undefined;
+}
+
+/** The file the agent's template is cached in (its variant and templateKey in the name). */
+export function templateCacheFile(agentName: string, options: TemplateOptions & Pick<TemplateCacheOptions, 'dir'> = {}): string {
+  const variant = options.traced ? '-traced' : '';
+  return join(cacheDir(options.dir), `template-${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}${variant}-${templateKey()}.json`);
+}
+
 function cacheDir(dir?: string): string {
-  return dir ?? process.env['SAVEPOINT_CACHE_DIR'] ?? join(tmpdir(), 'savepoint-cache');
+  // One per user by default: a directory of a shared /tmp another user made first is refused (trustedDir).
+  const uid = process.getuid?.();
+  return dir ?? process.env['SAVEPOINT_CACHE_DIR'] ?? join(tmpdir(), uid === undefined ? 'savepoint-cache' : `savepoint-cache-${uid}`);
+}
+
+/**
+ * Whether what `dir` holds can be trusted: it is a directory of the current user's that no one
+ * else can write. In a /tmp shared between users, another user could otherwise make the directory
+ * first (or open it up) and plant a template with roles of their choosing, or a marker that skips
+ * a definition's validation. A directory that does not exist holds nothing, and is not noted.
+ */
+function trustedDir(dir: string, onNote?: (note: string) => void): boolean {
+  let stats;
+  try {
+    stats = statSync(dir); // a link is judged by its target, whose owner is checked
+  } catch {
+    return false;
+  }
+  const who = stats.isDirectory() ? otherWriters(stats) : 'is not a directory';
+  if (who) onNote?.(`${dir} ${who}: the template cache is not used (another user could plant what it holds); remove it, or set SAVEPOINT_CACHE_DIR to a directory of your own`);
+  return who === undefined;
+}
+
+/** The text of `file` when it is a regular file of the current user's that no one else can write (checked on the file opened, not its name). */
+function readOwnFile(file: string, onNote?: (note: string) => void): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ELOOP') onNote?.(`${file} is a symbolic link: not used`);
+    return undefined;
+  }
+  try {
+    const stats = fstatSync(fd);
+    const who = stats.isFile() ? otherWriters(stats) : 'is not a file';
+    if (who) {
+      onNote?.(`${file} ${who}: not used; synthesizing again`);
+      return undefined;
+    }
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -38,25 +122,46 @@ function cacheDir(dir?: string): string {
  * hash of their text (for LocalEngine's `validated`): validating compiles a JSON Schema, which
  * costs a new process ~150 ms and ~15 MB, and the same definition validates the same way. Also
  * keyed by the interpreter's version, so an upgrade validates again. A file that cannot be
- * written only means the next process validates again.
+ * written only means the next process validates again; a marker in a directory another user can
+ * write, or one of theirs, is not believed.
  */
-export function validatedDefinitions(options: { dir?: string } = {}): { has(text: string): boolean; add(text: string): void } {
+export function validatedDefinitions(options: Pick<TemplateCacheOptions, 'dir'> = {}): { has(text: string): boolean; add(text: string): void } {
   const dir = cacheDir(options.dir);
   const marker = (text: string) => join(dir, `valid-asl-${createHash('sha256').update(INTERPRETER).update('\0').update(text).digest('hex').slice(0, 32)}`);
   const known = new Set<string>();
   return {
-    has: (text) => known.has(text) || existsSync(marker(text)),
+    has: (text) => known.has(text) || (trustedDir(dir) && ownMarker(marker(text))),
     add: (text) => {
       if (known.has(text)) return;
       known.add(text);
       try {
-        mkdirSync(dir, { recursive: true });
-        writeFileSync(marker(text), '');
+        mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+        if (trustedDir(dir)) writeFileSync(marker(text), '', { mode: PRIVATE_FILE_MODE });
       } catch {
         // only a cache
       }
     },
   };
+}
+
+function ownMarker(path: string): boolean {
+  try {
+    const stats = lstatSync(path);
+    return stats.isFile() && otherWriters(stats) === undefined;
+  } catch {
+    return false;
+  }
+}
+
+const requireHere = createRequire(import.meta.url);
+
+/** The version of an installed package as this copy resolves it (the CDK is an optional peer: `none` when absent). */
+function installedVersion(name: string): string {
+  try {
+    return String((JSON.parse(readFileSync(requireHere.resolve(`${name}/package.json`), 'utf8')) as { version?: unknown }).version);
+  } catch {
+    return 'none';
+  }
 }
 
 const INTERPRETER = (() => {
@@ -67,24 +172,61 @@ const INTERPRETER = (() => {
   }
 })();
 
-function readTemplate(file: string, onNote?: (note: string) => void): CfnTemplate | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-  try {
-    const template = JSON.parse(text) as CfnTemplate;
-    if (typeof template?.Resources === 'object' && template.Resources !== null) return template;
-  } catch {
-    // not JSON: damaged
-  }
-  onNote?.(`${file}: not a synthesized template; synthesizing again`);
-  return undefined;
+/**
+ * What the synthesized template depends on besides the agent's name and variant, hashed:
+ *
+ *   - the sources it is made from (SOURCES), by path within this copy and content;
+ *   - where this copy is: each step function's asset is hashed from its bundling options, which
+ *     hold the handler's absolute path (infra/step-function.ts), and each function version's
+ *     logical id from its code; so two checkouts (or installed copies) of the same sources
+ *     synthesize different version ids, and must not share a template;
+ *   - savepoint's version, and the CDK's as installed (aws-cdk-lib, constructs): an upgrade can
+ *     change what is synthesized (logical ids, defaults) with no source changed;
+ *   - the CDK context every App in the process reads from its environment (CDK_CONTEXT_JSON, or
+ *     the file CONTEXT_OVERFLOW_LOCATION_ENV names): feature flags change the template.
+ *
+ * Not the working directory nor the agent's module: the stack is the same for every agent (only
+ * its name differs, which names the entry), and its placeholder entry is a path of this copy
+ * (local/template.ts).
+ */
+export function templateKey(): string {
+  const overflow = process.env['CONTEXT_OVERFLOW_LOCATION_ENV'];
+  const parts = [
+    sourcesHash(),
+    root,
+    ownVersion(),
+    `aws-cdk-lib@${installedVersion('aws-cdk-lib')}`,
+    `constructs@${installedVersion('constructs')}`,
+    process.env['CDK_CONTEXT_JSON'] ?? '',
+    overflow ? readQuietly(overflow) : '',
+  ];
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part).update('\0');
+  return hash.digest('hex').slice(0, 16);
 }
 
-/** The hash of every file under SOURCES (path and content), in a fixed order. */
+/** savepoint's own version: package.json beside a checkout's sources, or above an installed package's dist/. */
+function ownVersion(): string {
+  for (const file of [join(root, 'package.json'), join(root, '..', 'package.json')]) {
+    try {
+      const { version } = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown };
+      if (typeof version === 'string') return version;
+    } catch {
+      // not this one
+    }
+  }
+  return 'unknown';
+}
+
+function readQuietly(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** The hash of every file under SOURCES (path within this copy and content), in a fixed order. */
 export function sourcesHash(): string {
   const hash = createHash('sha256');
   for (const path of SOURCES.flatMap((source) => files(join(root, source))).sort()) {

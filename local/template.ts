@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { reidentified } from '../lambdas/shared/definition-identity.js';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
@@ -42,6 +43,14 @@ export interface TemplateOptions {
 const LOCAL_TRACING = { endpoint: 'http://localhost:4318' } as const;
 
 /**
+ * The agent entry a local template names, never read: a path of this copy, not one relative to
+ * the working directory, whose absolute form is in each step function's asset hash and so in its
+ * version's logical id. Relative, a command run from another directory synthesized other version
+ * ids for the same sources.
+ */
+const PLACEHOLDER_ENTRY = fileURLToPath(new URL('../local-agent.ts', import.meta.url));
+
+/**
  * The stack of one agent, as `cdk deploy` would ship it: the generic loop, named for the agent.
  * The definition is the same for every agent; only the state machine's name differs.
  */
@@ -66,7 +75,7 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
     const app = new App(inProcessAppProps());
     const stack = new SavepointStack(app, 'Savepoint');
     // Bundling is off: the entry is never read (the local engine calls the steps in-process).
-    stack.addAgent('Agent', { agentName, entry: 'local-agent.ts', ...(tracing && { tracing }) });
+    stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }) });
     return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
   };
   const template = synth();
