@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -39,13 +39,17 @@ export async function cachedTemplate(agentName: string, options: TemplateOptions
   if (cached) return cached;
   const template = await synthesizeTemplate(agentName, { traced: options.traced === true });
   const dir = cacheDir(options.dir);
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  if (!trustedDir(dir, options.onNote)) return template;
-  const file = templateCacheFile(agentName, options);
-  const draft = `${file}.${process.pid}.tmp`;
-  // `wx`: never through a file or link already at the draft's name.
-  writeFileSync(draft, JSON.stringify(template), { flag: 'wx', mode: PRIVATE_FILE_MODE });
-  renameSync(draft, file); // whole or not at all: a concurrent reader never sees half of it
+  try {
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    if (!trustedDir(dir, options.onNote)) return template;
+    const file = templateCacheFile(agentName, options);
+    const draft = `${file}.${process.pid}.tmp`;
+    writeFileSync(draft, JSON.stringify(template), { mode: PRIVATE_FILE_MODE });
+    renameSync(draft, file); // whole or not at all: a concurrent reader never sees half of it
+  } catch (error) {
+    // Only a cache: the next run synthesizes again.
+    options.onNote?.(`the template cache ${dir} could not be written: ${String(error)}`);
+  }
   return template;
 }
 
@@ -90,9 +94,18 @@ function trustedDir(dir: string, onNote?: (note: string) => void): boolean {
   } catch {
     return false;
   }
-  const who = stats.isDirectory() ? otherWriters(stats) : 'is not a directory';
+  const who = stats.isDirectory() ? othersWho(stats) : 'is not a directory';
   if (who) onNote?.(`${dir} ${who}: the template cache is not used (another user could plant what it holds); remove it, or set SAVEPOINT_CACHE_DIR to a directory of your own`);
   return who === undefined;
+}
+
+/**
+ * Who else can write an entry of the cache (local/private-state.ts's rule). Not judged where there
+ * are no user ids (Windows): its temporary directory is the user's own, and the modes stat reports
+ * there say nothing of other users.
+ */
+function othersWho(stats: Stats): string | undefined {
+  return process.getuid === undefined ? undefined : otherWriters(stats);
 }
 
 /** The text of `file` when it is a regular file of the current user's that no one else can write (checked on the file opened, not its name). */
@@ -106,7 +119,7 @@ function readOwnFile(file: string, onNote?: (note: string) => void): string | un
   }
   try {
     const stats = fstatSync(fd);
-    const who = stats.isFile() ? otherWriters(stats) : 'is not a file';
+    const who = stats.isFile() ? othersWho(stats) : 'is not a file';
     if (who) {
       onNote?.(`${file} ${who}: not used; synthesizing again`);
       return undefined;
@@ -147,7 +160,7 @@ export function validatedDefinitions(options: Pick<TemplateCacheOptions, 'dir'> 
 function ownMarker(path: string): boolean {
   try {
     const stats = lstatSync(path);
-    return stats.isFile() && otherWriters(stats) === undefined;
+    return stats.isFile() && othersWho(stats) === undefined;
   } catch {
     return false;
   }
