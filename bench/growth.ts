@@ -33,6 +33,8 @@ import { dayWithSteps } from './workload.js';
 
 /** The finished executions the benchmark's engine keeps (below the first fifth of the runs). */
 const RETAINED_EXECUTIONS = 10;
+/** What its ledger keeps in memory of the runs and effects it is done with (each below the first fifth of the runs, as RETAINED_EXECUTIONS). */
+const LEDGER_MEMORY = { retainFinishedRuns: 4, retainEffects: 4, listedFinishedRuns: 4 } as const;
 /** Runs between two heap samples past the first fifth (each a forced GC, ~50 ms). */
 const HEAP_EVERY = 5;
 
@@ -59,24 +61,24 @@ const heapMb = () => {
   return process.memoryUsage().heapUsed / 2 ** 20;
 };
 
-/** Runs `count` runs into `stateDir`; calls `at(i)` after each (the heap probe). */
-async function fill(stateDir: string, count: number, at: (done: number) => void = () => undefined): Promise<string[]> {
+/** Runs `count` runs into `stateDir`; calls `at(i)` after each (the heap probe). Returns the first run's id (not every id: the probe would count that list as the engine's). */
+async function fill(stateDir: string, count: number, at: (done: number) => void = () => undefined): Promise<string> {
   const { day } = dayWithSteps(steps);
   const template = (await cachedTemplate('refund-reconciler')) as CfnTemplateJson;
-  const stack = await benchStack({ day, template, failRate: 0, seed: 1, worldInMemory: true, stateDir, log: () => undefined, retainFinishedExecutions: RETAINED_EXECUTIONS });
-  const ids: string[] = [];
+  const stack = await benchStack({ day, template, failRate: 0, seed: 1, worldInMemory: true, stateDir, log: () => undefined, retainFinishedExecutions: RETAINED_EXECUTIONS, ledgerMemory: LEDGER_MEMORY });
+  let first: string | undefined;
   try {
     for (let i = 0; i < count; i++) {
       const runId = `growth-${String(i + 1).padStart(4, '0')}`;
       const attempt = await runOnce(stack, runId, day);
       if (attempt.status !== 'SUCCEEDED' || attempt.duplicatePayments > 0) throw new Error(`run ${runId}: ${attempt.status}, ${attempt.duplicatePayments} duplicate payments`);
-      ids.push(runId);
+      first ??= runId;
       at(i + 1);
     }
   } finally {
     await stack.close();
   }
-  return ids;
+  return first!;
 }
 
 /** A command's figures: wall ms, CPU ms and peak RSS (MB), each the best of `reps`. */
@@ -119,11 +121,11 @@ const dirBytes = (dir: string): number =>
 const root = mkdtempSync(join(tmpdir(), 'savepoint-growth-'));
 try {
   const one = join(root, 'one');
-  const [onlyRun] = await fill(one, 1);
+  const onlyRun = await fill(one, 1);
   const many = join(root, 'many');
   const warm = Math.floor(runs / 5);
   const heap: [done: number, mb: number][] = [];
-  const ids = await fill(many, runs, (done) => {
+  const firstRun = await fill(many, runs, (done) => {
     if (done === runs || (done >= warm && (done - warm) % HEAP_EVERY === 0)) heap.push([done, heapMb()]);
     // `--heap-snapshots DIR`: what bench/heap-diff.ts reads, to find what the runs leave behind.
     if (values['heap-snapshots'] && [warm, Math.round((warm + runs) / 2), runs].includes(done)) writeHeapSnapshot(join(values['heap-snapshots'], `growth-${done}.heapsnapshot`));
@@ -134,7 +136,7 @@ try {
     options: { runs, steps, reps, retainedExecutions: RETAINED_EXECUTIONS },
     engine: { heapAfterWarmMb: round(heapAfterWarm), heapAtEndMb: round(heapAtEnd), heapPerRunKb: round(slope(heap) * 1024) },
     stateDir: { bytesPerRun: Math.round(dirBytes(many) / runs) },
-    ...(await commands({ dir: one, runId: onlyRun! }, { dir: many, runId: ids[0]!, count: runs })),
+    ...(await commands({ dir: one, runId: onlyRun! }, { dir: many, runId: firstRun, count: runs })),
   };
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {

@@ -78,7 +78,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const template = options.template ?? ((await cachedTemplate(agent.name, { traced: sink !== undefined, onNote: options.log })) as CfnTemplateJson);
     // Deployed as CloudFormation would deploy it, or refused as it would refuse it (its quotas).
     assertDeployable(template);
-    const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers, options.sealer);
+    const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers, options.sealer, options.ledgerMemory);
     if (sink) closers.push(() => sink.shutdown());
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
     const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;

@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AppendLog, LogReader, type Span } from './append-log.js';
-import { INDEX_FILE, lineHash, refreshIndex, type IndexedPartition, type LedgerIndex, type RefreshOptions } from './ledger-index.js';
+import { COLD_DIR, ColdStore, type ColdItem } from './cold-store.js';
+import { INDEX_FILE, keyOfLine, lineHash, refreshIndex, type IndexedPartition, type LedgerIndex, type RefreshOptions } from './ledger-index.js';
 import { LockFile } from './lock-file.js';
 import { blobKey, FINISHED_STATUSES, isPendingApproval, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
-import { chained, line, LogHead, parseEntry, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
+import { chained, line, LogHead, parseEntry, splitChained, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, recordOf, type LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import type { DamagedRunOptions } from './ledger.js';
@@ -36,6 +37,20 @@ export interface EmbeddedLedgerOptions {
    * the runs it finished. On disk only: in memory, the Map is the store. At least 1. @default 16
    */
   readonly retainFinishedRuns?: number;
+  /**
+   * Business-key effects (EFFECT#…, one per effect a tool keyed by its arguments made) whose
+   * records stay in memory, the most recently used; the others are read back from the log when a
+   * claim asks for them (lambdas/ledger/cold-store.ts). On disk, opened to write only. At least 1.
+   * @default 64
+   */
+  readonly retainEffects?: number;
+  /**
+   * How many of the finished runs let go of from memory keep their place in a list of the newest
+   * (by creation time), so that listing the newest runs (the watchdog's sweep, `savepoint runs`)
+   * reads their run records without going through `ledger.cold/`. A fixed number, not one per
+   * run. On disk, opened to write only. At least 1. @default 100
+   */
+  readonly listedFinishedRuns?: number;
 }
 
 export type { PruneRecord } from './protocol.js';
@@ -75,6 +90,16 @@ export class EmbeddedLedger extends StorageLedger {
   /** Finished runs whose partitions are in memory, least recently used first (`retainFinishedRuns`). */
   private readonly finishedInMemory = new Map<string, true>();
   private retainFinishedRuns = 16;
+  /** Business-key effect partitions in memory, least recently used first (`retainEffects`). */
+  private readonly effectsInMemory = new Map<string, true>();
+  private retainEffects = 64;
+  /**
+   * Opened to write on disk: where the partitions let go of from memory are noted (cold-store.ts),
+   * and the newest of the finished runs there (`listedFinishedRuns`), newest first, each with its
+   * run record's line; `complete` while no run let go of has dropped off its end.
+   */
+  private cold?: ColdStore;
+  private listed: { runs: ListedRun[]; limit: number; complete: boolean } = { runs: [], limit: 100, complete: true };
   /** Set when opened to read (`openToRead`): the ledger reads, and refuses writes. */
   private readOnly = false;
   /** Opened to read: where the log's lines are read from (there is no AppendLog). */
@@ -120,8 +145,12 @@ export class EmbeddedLedger extends StorageLedger {
       ledger.onNote = onNote;
       // At least the run just asked for stays: the caller reads the partition it was handed.
       if (options.retainFinishedRuns !== undefined) ledger.retainFinishedRuns = Math.max(1, options.retainFinishedRuns);
+      if (options.retainEffects !== undefined) ledger.retainEffects = Math.max(1, options.retainEffects);
+      if (options.listedFinishedRuns !== undefined) ledger.listed.limit = Math.max(1, options.listedFinishedRuns);
       ledger.load(entries, spans, tip);
       ledger.compactIfLarge(options.compaction ?? { ratio: 4, minBytes: 1 << 20 }, onNote);
+      // The whole log was just read: whatever an earlier process noted of what it let go of is made anew.
+      ledger.cold = ColdStore.create(join(dir, COLD_DIR), sealer);
       ledger.evictFinished();
       return ledger;
     } catch (error) {
@@ -178,7 +207,7 @@ export class EmbeddedLedger extends StorageLedger {
   private restore(index: LedgerIndex): void {
     for (const pk of index.partitionKeys()) {
       // Its lines are checked against the index's record of them (parsed from the index when read, not kept).
-      const partition = new Partition((spans) => this.readLines(spans, index.partition(pk)));
+      const partition = new Partition((spans) => this.readIndexed(spans, index.partition(pk)));
       const run = index.runs.get(pk);
       partition.restore(() => {
         const { items } = index.partition(pk)!;
@@ -262,20 +291,32 @@ export class EmbeddedLedger extends StorageLedger {
   // The newest `limit` runs by the creation time each run partition keeps (the order listRuns
   // sorts in, ties kept in the same order): only their run records are read. A record read back
   // from disk that fails its checks is named to `onDamaged` (or thrown without it).
+  // The runs let go of from memory come from the list of the newest of them when it reaches far
+  // enough (every run it leaves out is older than all it holds), else from the whole cold store.
   protected async scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
-    const newest = [...this.partitions]
+    const held: [string, Listed][] = [...this.partitions]
       .filter(([pk, partition]) => pk.startsWith('RUN#') && partition.createdAt !== undefined)
-      .sort(([, a], [, b]) => b.createdAt!.localeCompare(a.createdAt!))
-      .slice(0, limit);
+      .map(([pk, partition]) => [pk, { createdAt: partition.createdAt!, read: () => partition.runItem() }]);
+    const cold = this.cold && (this.listed.complete || limit <= this.listed.runs.length ? this.listed.runs : this.listAllCold());
+    for (const run of cold ?? []) if (!this.partitions.has(run.pk)) held.push([run.pk, { createdAt: run.createdAt, read: () => this.readColdItems([run.item])[0]![1] }]);
+    const newest = held.sort(([, a], [, b]) => b.createdAt.localeCompare(a.createdAt)).slice(0, limit);
     return runRecords(newest, options);
   }
 
   protected async queryRunning(options: DamagedRunOptions): Promise<RunRecord[]> {
     // By the status each run partition keeps: the finished runs' records stay on disk.
-    return runRecords([...this.partitions].filter(([, partition]) => partition.status === 'running'), options);
+    return runRecords(
+      [...this.partitions].filter(([, partition]) => partition.status === 'running').map(([pk, partition]) => [pk, { createdAt: partition.createdAt!, read: () => partition.runItem() }]),
+      options,
+    );
   }
 
   protected approvalById(approvalId: string): Key | undefined {
+    const held = this.approvalsById.get(approvalId);
+    if (held || !this.cold) return held;
+    // Let go of with its run: reading the run back puts its approvals in the index again.
+    const group = this.cold.groupOfApproval(approvalId);
+    if (group !== undefined) this.partition(group);
     return this.approvalsById.get(approvalId);
   }
 
@@ -321,6 +362,8 @@ export class EmbeddedLedger extends StorageLedger {
   prune(finishedBefore: Date, now: Date): PruneRecord | undefined {
     if (this.readOnly) throw new Error('the ledger was opened to read (EmbeddedLedger.openToRead): it takes no write');
     const cutoff = finishedBefore.toISOString();
+    // A prune goes through every finished run, and rewrites the log: what was let go of is read back first.
+    this.warmAll();
     const runIds: string[] = [];
     const pendingOf = (runId: string) => [...this.pending.values()].filter((key) => key.pk === runKey(runId).pk).length;
     const forkStatus = (runId: string) => this.partitions.get(runKey(runId).pk)?.status as RunRecord['status'] | undefined;
@@ -375,22 +418,28 @@ export class EmbeddedLedger extends StorageLedger {
    * that came back under a pruned id, or a record whose counts do not add up, is reported.
    */
   verifyPrunes(): string[] {
-    return this.prunes().flatMap((prune) => pruneRecordProblems(prune, prune.runIds.filter((runId) => this.partitions.has(runKey(runId).pk))));
+    return this.prunes().flatMap((prune) => pruneRecordProblems(prune, prune.runIds.filter((runId) => this.partition(runKey(runId).pk) !== undefined)));
   }
 
   // ── the store ───────────────────────────────────────────────────────────────────────────
 
   private partition(pk: string): Partition | undefined {
     if (this.closed) throw new Error('the ledger is closed');
-    const partition = this.partitions.get(pk);
-    const runId = runOfPartition(pk);
-    // A finished run's partition, asked for: the most recently used now (and read back, if it was evicted).
-    if (partition && runId !== undefined && this.finished(runId)) {
-      this.finishedInMemory.delete(runId);
-      this.finishedInMemory.set(runId, true);
-      this.evictFinished();
-    }
+    const partition = this.partitions.get(pk) ?? this.warm(pk);
+    // A finished run's or an effect's partition, asked for: the most recently used now (and read back, if it was evicted).
+    if (partition && this.touch(pk)) this.evictFinished();
     return partition;
+  }
+
+  /** Makes `pk`'s group the most recently used of the finished runs or effects in memory; whether it is one of them. */
+  private touch(pk: string): boolean {
+    const runId = runOfPartition(pk);
+    const lru = runId !== undefined ? (this.finished(runId) ? this.finishedInMemory : undefined) : this.cold && pk.startsWith(EFFECT_PREFIX) ? this.effectsInMemory : undefined;
+    if (!lru) return false;
+    const key = runId ?? pk;
+    lru.delete(key);
+    lru.set(key, true);
+    return true;
   }
 
   private get(key: Key): Item | undefined {
@@ -421,14 +470,13 @@ export class EmbeddedLedger extends StorageLedger {
 
   /** Puts an item in memory (its line at `span` in the log), and keeps the approval indexes and the finished runs in step with it. */
   private set(key: Key, item: Item, span?: Span): void {
-    let partition = this.partitions.get(key.pk);
+    // A partition let go of is read back before it takes the write: the write adds to it, it does not replace it.
+    let partition = this.partitions.get(key.pk) ?? this.warm(key.pk);
     if (!partition) this.partitions.set(key.pk, (partition = new Partition((spans) => this.readLines(spans))));
     partition.put(key.sk, item, span);
     const runId = runOfPartition(key.pk);
-    if (runId !== undefined) {
-      this.finishedInMemory.delete(runId);
-      if (this.finished(runId)) this.finishedInMemory.set(runId, true);
-    }
+    if (runId !== undefined) this.finishedInMemory.delete(runId);
+    this.touch(key.pk);
     const { approvalId } = item.record as { approvalId?: unknown };
     if (typeof approvalId === 'string') this.approvalsById.set(approvalId, key);
     if (item.hidden.pendingApproval) this.pending.set(`${key.pk}|${key.sk}`, key);
@@ -447,27 +495,148 @@ export class EmbeddedLedger extends StorageLedger {
   private evictFinished(): void {
     if (!this.log && !this.reader) return;
     for (const runId of this.finishedInMemory.keys()) {
-      if (this.finishedInMemory.size <= this.retainFinishedRuns) return;
+      if (this.finishedInMemory.size <= this.retainFinishedRuns) break;
       this.finishedInMemory.delete(runId);
-      for (const pk of runPartitions(runId)) this.partitions.get(pk)?.evict();
+      if (this.cold) this.letGo(runKey(runId).pk, runPartitions(runId));
+      else for (const pk of runPartitions(runId)) this.partitions.get(pk)?.evict();
+    }
+    for (const pk of this.effectsInMemory.keys()) {
+      if (this.effectsInMemory.size <= this.retainEffects) break;
+      this.effectsInMemory.delete(pk);
+      this.letGo(pk, [pk]);
     }
   }
 
-  /** The items of an evicted partition, read back from its lines in the log (each line's seal checked again). */
-  private readLines(spans: readonly Span[], index?: IndexedPartition): [string, Item, Span][] {
-    const byOffset = index && new Map([...index.items.values()].map((item) => [item.offset, item]));
+  /**
+   * Lets go of a group of partitions (a finished run's, or an effect's): noted in the cold store
+   * (unless what it holds of them is still current), then dropped from memory with their approval
+   * ids. A group with an item whose line is not on disk, or with a pending approval, stays.
+   */
+  private letGo(group: string, pks: readonly string[]): void {
+    const held = pks.flatMap((pk) => (this.partitions.has(pk) ? [[pk, this.partitions.get(pk)!] as const] : []));
+    if (held.length === 0 || held.some(([pk]) => [...this.pending.values()].some((key) => key.pk === pk))) return;
+    const items: ColdItem[] = [];
+    const approvals: string[] = [];
+    for (const [pk, partition] of held) {
+      for (const [sk, item, span] of partition.entries()) {
+        if (!span) return;
+        items.push({ pk, sk, offset: span.offset, bytes: span.bytes, seal: item.seal });
+        const { approvalId } = item.record as { approvalId?: unknown };
+        if (typeof approvalId === 'string') approvals.push(approvalId);
+      }
+    }
+    const run = group.startsWith('RUN#') ? this.partitions.get(group) : undefined;
+    const status = run?.status;
+    const createdAt = run?.createdAt;
+    if (held.some(([, partition]) => !partition.noted)) this.cold!.put({ group, items, approvals, ...(status !== undefined && createdAt !== undefined && { run: { status, createdAt } }) });
+    for (const [pk] of held) this.partitions.delete(pk);
+    for (const id of approvals) this.approvalsById.delete(id);
+    const runItem = items.find((item) => item.pk === group && item.sk === RUN_SK);
+    if (runItem && createdAt !== undefined) this.list({ pk: group, createdAt, item: runItem });
+  }
+
+  /** Puts a run let go of in the list of the newest of them (replacing its older place), keeping the list at its limit. */
+  private list(run: ListedRun): void {
+    const runs = this.listed.runs.filter((listed) => listed.pk !== run.pk);
+    let at = runs.findIndex((listed) => listed.createdAt < run.createdAt);
+    if (at < 0) at = runs.length;
+    runs.splice(at, 0, run);
+    if (runs.length > this.listed.limit) {
+      runs.length = this.listed.limit;
+      this.listed.complete = false;
+    }
+    this.listed.runs = runs;
+  }
+
+  /** Every run let go of, from the whole cold store; the list of the newest made anew from them. */
+  private listAllCold(): ListedRun[] {
+    const runs: ListedRun[] = [];
+    for (const group of this.cold!.groups()) {
+      const item = group.items.find((item) => item.pk === group.group && item.sk === RUN_SK);
+      if (group.run && item) runs.push({ pk: group.group, createdAt: group.run.createdAt, item });
+    }
+    runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    this.listed = { runs: runs.slice(0, this.listed.limit), limit: this.listed.limit, complete: runs.length <= this.listed.limit };
+    return runs;
+  }
+
+  /**
+   * The partitions of `pk`'s group, read back from the log into memory if the group was let go of
+   * (every line's seal checked, and checked to be the line the cold store noted); undefined when
+   * `pk` has no partition. Its approvals are in the approval index again.
+   */
+  private warm(pk: string): Partition | undefined {
+    if (!this.cold) return undefined;
+    const runId = runOfPartition(pk);
+    const group = runId !== undefined ? runKey(runId).pk : pk;
+    // A run's partitions are let go of and read back together: its run partition in memory means the group is.
+    if (runId !== undefined && this.partitions.has(group)) return undefined;
+    const found = this.cold.get(group);
+    if (!found) return undefined;
+    const byPk = new Map<string, [string, Item, Span][]>();
+    for (const [sk, item, span] of this.readColdItems(found.items)) {
+      const of = found.items.find((cold) => cold.offset === span.offset)!.pk;
+      if (!byPk.has(of)) byPk.set(of, []);
+      byPk.get(of)!.push([sk, item, span]);
+      const { approvalId } = item.record as { approvalId?: unknown };
+      if (typeof approvalId === 'string') this.approvalsById.set(approvalId, { pk: of, sk });
+    }
+    for (const [of, entries] of byPk) this.partitions.set(of, Partition.noted((spans) => this.readLines(spans), entries));
+    this.touch(group);
+    return this.partitions.get(pk);
+  }
+
+  /** Reads back every group the cold store holds (a prune, a compaction: they go through all). */
+  private warmAll(): void {
+    if (!this.cold) return;
+    // Not `partition`: that lets go of the least recently used again; all of them stay until the caller is done.
+    for (const { group } of [...this.cold.groups()]) if (!this.partitions.has(group)) this.warm(group);
+  }
+
+  /**
+   * The items of an evicted partition, read back from its lines in the log, each line's seal
+   * checked again; and first, when the lines were recorded elsewhere (the index, the cold store),
+   * that each is the line recorded there: `recorded` gives the key recorded at a span, and whether
+   * the line's text is the one recorded.
+   */
+  private readLines(spans: readonly Span[], recorded?: { where: string; at: (span: Span) => Key | undefined; is: (span: Span, text: string) => boolean }): [string, Item, Span][] {
+    const source = (this.log ?? this.reader)!;
     return spans.map((span) => {
-      const text = (this.log ?? this.reader)!.readLine(span);
-      const indexed = byOffset?.get(span.offset);
-      if (byOffset && (!indexed || indexed.bytes !== span.bytes || lineHash(text) !== indexed.hash)) {
+      const text = source.readLine(span);
+      const key = recorded?.at(span);
+      if (recorded && (!key || !recorded.is(span, text))) {
         throw new LedgerIntegrityError(
-          { ...recordOf(indexed ?? { pk: '?', sk: '?' }), record: `${this.reader!.path} at byte ${span.offset} (${indexed?.pk}/${indexed?.sk})` },
-          `the line is not the one ${INDEX_FILE} recorded there (altered, moved or replaced since)`,
+          { ...recordOf(key ?? { pk: '?', sk: '?' }), record: `${source.path} at byte ${span.offset} (${key?.pk}/${key?.sk})` },
+          `the line is not the one ${recorded.where} recorded there (altered, moved or replaced since)`,
         );
       }
       const entry = parseEntry(JSON.parse(text), text);
       verifySeal(entry, this.sealer);
       return [entry.sk, item(entry.record, entry.hidden ?? {}, entry.seal), span];
+    });
+  }
+
+  /** The lines of an indexed partition: each must hash to what the index recorded at its place. */
+  private readIndexed(spans: readonly Span[], index: IndexedPartition | undefined): [string, Item, Span][] {
+    const byOffset = new Map([...(index?.items.values() ?? [])].map((item) => [item.offset, item]));
+    return this.readLines(spans, {
+      where: INDEX_FILE,
+      at: (span) => byOffset.get(span.offset),
+      is: (span, text) => byOffset.get(span.offset)!.bytes === span.bytes && lineHash(text) === byOffset.get(span.offset)!.hash,
+    });
+  }
+
+  /** The lines the cold store noted: each must carry the key and the seal noted at its place. */
+  private readColdItems(items: readonly ColdItem[]): [string, Item, Span][] {
+    const byOffset = new Map(items.map((item) => [item.offset, item]));
+    return this.readLines(items, {
+      where: COLD_DIR,
+      at: (span) => byOffset.get(span.offset),
+      is: (span, text) => {
+        const noted = byOffset.get(span.offset)!;
+        const key = keyOfLine(text);
+        return noted.bytes === span.bytes && key?.pk === noted.pk && key.sk === noted.sk && splitChained(text)?.body.endsWith(`,"seal":${JSON.stringify(noted.seal)}}`) === true;
+      },
     });
   }
 
@@ -499,7 +668,7 @@ export class EmbeddedLedger extends StorageLedger {
     return { lines, bytes, tip, keys };
   }
 
-  /** Replaces the log by the live state (compaction, prune). */
+  /** Replaces the log by the live state (compaction, prune). The caller read back what was let go of (`warmAll`). */
   private rewriteLive(live = this.liveLines()): void {
     const { lines, tip, keys } = live;
     // The head names both logs while the new one replaces the old: a crash in between leaves a
@@ -511,16 +680,36 @@ export class EmbeddedLedger extends StorageLedger {
     head.write(lines.length, tip, this.sealer);
     // Each item is one line now: where the partitions find their lines is where the rewrite put them.
     keys.forEach((key, index) => this.partitions.get(key.pk)!.relocated(key.sk, spans[index]!));
+    // What the cold store noted is where the lines were: it starts over, and takes what is let go of next.
+    if (this.cold) {
+      this.cold = ColdStore.create(this.cold.dir, this.sealer);
+      this.listed = { runs: [], limit: this.listed.limit, complete: true };
+    }
     this.evictFinished();
   }
 }
 
-/** The run records of run partitions; one that fails its checks named to `onDamaged`, or thrown without it. */
-function runRecords(partitions: [string, Partition][], { onDamaged }: DamagedRunOptions): RunRecord[] {
+/** A run to list: its creation time, and how to read its run record. */
+interface Listed {
+  readonly createdAt: string;
+  readonly read: () => Item | undefined;
+}
+
+/** A finished run let go of from memory, in the list of the newest of them: its run record's line. */
+interface ListedRun {
+  readonly pk: string;
+  readonly createdAt: string;
+  readonly item: ColdItem;
+}
+
+const EFFECT_PREFIX = 'EFFECT#';
+
+/** The run records of the runs to list; one that fails its checks named to `onDamaged`, or thrown without it. */
+function runRecords(listed: [string, Listed][], { onDamaged }: DamagedRunOptions): RunRecord[] {
   const runs: RunRecord[] = [];
-  for (const [pk, partition] of partitions) {
+  for (const [pk, partition] of listed) {
     try {
-      const run = partition.runItem() as Item<RunRecord> | undefined;
+      const run = partition.read() as Item<RunRecord> | undefined;
       if (run) runs.push(copy(run));
     } catch (error) {
       if (!onDamaged || !(error instanceof LedgerIntegrityError)) throw error;
@@ -559,8 +748,23 @@ class Partition {
   /** The status and creation time of the run record (RUN partitions): what listing the runs reads. */
   status?: string;
   createdAt?: string;
+  /** What the cold store holds of this partition is current: it was read back from there, and has not changed since. */
+  noted = false;
 
   constructor(private readonly read: (spans: readonly Span[]) => [string, Item, Span][]) {}
+
+  /** A partition read back from the cold store: its items and where their lines are, as noted there. */
+  static noted(read: (spans: readonly Span[]) => [string, Item, Span][], entries: readonly [string, Item, Span][]): Partition {
+    const partition = new Partition(read);
+    for (const [sk, stored, span] of entries) partition.put(sk, stored, span);
+    partition.noted = true;
+    return partition;
+  }
+
+  /** Each item in memory, and where its line is (undefined: not on disk). */
+  *entries(): Generator<[string, Item, Span | undefined]> {
+    for (const [sk, stored] of this.items) yield [sk, stored, this.where?.get(sk)];
+  }
 
   get items(): Map<string, Item> {
     if (this.held) return this.held;
@@ -600,6 +804,7 @@ class Partition {
 
   put(sk: string, stored: Item, span?: Span): void {
     const items = this.items;
+    this.noted = false;
     if (!items.has(sk)) this.order = undefined;
     else if (this.order) this.order.find((entry) => entry[0] === sk)![1] = stored;
     items.set(sk, stored);
@@ -640,6 +845,7 @@ class Partition {
   /** The log was rewritten: the item under `sk` is now the line at `span`. */
   relocated(sk: string, span: Span): void {
     this.items;
+    this.noted = false;
     this.where!.set(sk, span);
   }
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { EmbeddedLedger, type EmbeddedLedgerOptions } from '../../lambdas/ledger/embedded-ledger.js';
 import { serveLedger } from '../../lambdas/ledger/remote-ledger.js';
 import type { LedgerSealer } from '../../lambdas/ledger/seal.js';
 import type { StorageLedger } from '../../lambdas/ledger/storage-ledger.js';
@@ -18,9 +18,10 @@ export async function openLocalLedger(
   template: CfnTemplateJson,
   closers: (() => Promise<void> | void)[],
   sealer?: LedgerSealer,
+  memory: Pick<EmbeddedLedgerOptions, 'retainFinishedRuns' | 'retainEffects' | 'listedFinishedRuns'> = {},
 ): Promise<{ ledger: StorageLedger; endpoint: { ledger: string } | { dynamodb: string } }> {
   if (kind === 'embedded') {
-    const embedded = EmbeddedLedger.open({ dir: stateDir, ...(sealer && { sealer }) });
+    const embedded = EmbeddedLedger.open({ dir: stateDir, ...(sealer && { sealer }), ...memory });
     closers.push(() => embedded.close());
     const served = await serveLedger(embedded);
     closers.push(served.close);

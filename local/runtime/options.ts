@@ -5,6 +5,7 @@ import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import type { BreakerPolicy } from '../../lambdas/guards/breaker.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { EmbeddedLedgerOptions } from '../../lambdas/ledger/embedded-ledger.js';
 import type { LedgerSealer } from '../../lambdas/ledger/seal.js';
 import type { SpanSink } from '../../lambdas/telemetry/sink.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
@@ -137,6 +138,12 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * `retainFinished`). @default 100
    */
   readonly retainFinishedExecutions?: number;
+  /**
+   * What the embedded ledger on disk keeps in memory of the runs and effects it is done with
+   * (EmbeddedLedgerOptions' `retainFinishedRuns`, `retainEffects`, `listedFinishedRuns`): the
+   * growth benchmark makes them small, so that they fill within its first runs. @default the ledger's
+   */
+  readonly ledgerMemory?: Pick<EmbeddedLedgerOptions, 'retainFinishedRuns' | 'retainEffects' | 'listedFinishedRuns'>;
   /** Whether the simulated model is sent cache breakpoints (off: the uncached baseline). @default true */
   readonly promptCaching?: boolean;
   /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */

@@ -30,11 +30,13 @@ describeLedgerContract(
   { damageable: true },
 );
 
-// A finished run's records are dropped from memory past `retainFinishedRuns` and read back from
-// the log when asked for: with 1 retained, every rule runs over partitions read back from disk.
-describeLedgerContract('embedded, on disk, finished runs read back from the log', async () => {
+// A finished run's records, and a business-key effect's, are let go of from memory past
+// `retainFinishedRuns` / `retainEffects` and read back from the log when asked for (noted in
+// ledger.cold/); the newest finished runs are listed from a list of `listedFinishedRuns`, the rest
+// from the cold store: with 1 of each, every rule runs over partitions read back from disk.
+describeLedgerContract('embedded, on disk, finished runs and effects read back from the log', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'savepoint-ledger-'));
-  const ledger = EmbeddedLedger.open({ dir, retainFinishedRuns: 1 });
+  const ledger = EmbeddedLedger.open({ dir, retainFinishedRuns: 1, retainEffects: 1, listedFinishedRuns: 1 });
   return {
     ledger,
     close: () => {

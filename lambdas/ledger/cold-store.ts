@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { LedgerIntegrityError } from '../shared/errors.js';
+import { sameSecret } from '../shared/same-secret.js';
+import type { Span } from './append-log.js';
+import type { Key } from './protocol.js';
+import type { LedgerSealer } from './seal.js';
+
+/**
+ * Where the embedded ledger on disk keeps track of the partitions it let go of from memory, so
+ * that an engine that runs for months holds in memory only what is live (the running runs, the
+ * most recently used finished ones), not one entry per run it ever finished.
+ *
+ * A ledger lets go of a group of partitions at once: a finished run's (its RUN, TOKEN and BLOB
+ * partitions), or one business-key effect's (EFFECT#…). The group's records stay where they
+ * are, in the log; the store notes where each record's line is and the seal that line carries,
+ * and which approval ids the group's records hold. When a record of the group is asked for again,
+ * the ledger reads the group back: each line from the log, its seal checked, and checked to be the
+ * one the store noted (so that an older line of the same record cannot stand in for it).
+ *
+ * The store is `ledger.cold/` beside the log: 256 bucket files, a key's bucket the first byte of
+ * its sha256, each a list of lines appended as groups are let go of (the last line for a key is
+ * current). Each line carries a MAC under the ledger's chain key (its own domain), so that no one
+ * without the key can make it point elsewhere. Reading a group reads one bucket: ~1/256 of what
+ * the store holds.
+ *
+ * It is derived, never the record: the process that opens the ledger to write replays the whole
+ * log, so it makes the store anew (`create`) and owns it while it holds the ledger's lock. A
+ * reader (`EmbeddedLedger.openToRead`) does not use it; it has the sealed index.
+ */
+export const COLD_DIR = 'ledger.cold';
+
+/** One record of a group let go of: its key, where its line is in the log, and that line's seal. */
+export interface ColdItem extends Key, Span {
+  readonly seal: string;
+}
+
+export interface ColdGroup {
+  /** The group's key: `RUN#<runId>` for a run's partitions, the partition's key otherwise. */
+  readonly group: string;
+  readonly items: readonly ColdItem[];
+  /** A run's group: its run record's status and creation time (what listing the runs reads). */
+  readonly run?: { readonly status: string; readonly createdAt: string };
+  /** The approval ids its records hold (the byApprovalId index of the records let go of). */
+  readonly approvals: readonly string[];
+}
+
+type GroupLine = ['g', string, [string, string, number, number, string][], string?, string?, string[]?];
+type ApprovalLine = ['a', string, string];
+
+/** The MAC's domain: no log line's chain, no head and no index MAC is this. */
+const MAC_DOMAIN = 'savepoint ledger cold v1';
+
+export class ColdStore {
+  private constructor(
+    readonly dir: string,
+    private readonly sealer: LedgerSealer,
+  ) {}
+
+  /** A store in `dir` made anew: whatever an earlier process left there is removed first. */
+  static create(dir: string, sealer: LedgerSealer): ColdStore {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return new ColdStore(dir, sealer);
+  }
+
+  /** Notes `group` as let go of (replacing what the store held for it), and its approval ids. */
+  put(group: ColdGroup): void {
+    const line: GroupLine = ['g', group.group, group.items.map(({ pk, sk, offset, bytes, seal }) => [pk, sk, offset, bytes, seal])];
+    if (group.run || group.approvals.length > 0) line.push(group.run?.status, group.run?.createdAt, [...group.approvals]);
+    this.append(group.group, line);
+    for (const id of group.approvals) this.append(approvalBucketKey(id), ['a', id, group.group] satisfies ApprovalLine);
+  }
+
+  /** The group under `key`, or undefined when none was let go of (or it was removed). */
+  get(key: string): ColdGroup | undefined {
+    const found = this.last(key, [`["g",${JSON.stringify(key)},`]) as GroupLine | undefined;
+    return found && groupOf(found);
+  }
+
+  /** The key of the group that holds approval `approvalId`, or undefined. */
+  groupOfApproval(approvalId: string): string | undefined {
+    const found = this.last(approvalBucketKey(approvalId), [`["a",${JSON.stringify(approvalId)},`]) as ApprovalLine | undefined;
+    return found?.[2];
+  }
+
+  /** Every group the store holds now (each bucket read in turn: time in what it holds, memory in one bucket). */
+  *groups(): Generator<ColdGroup> {
+    if (!existsSync(this.dir)) return;
+    for (const name of readdirSync(this.dir).sort()) {
+      const current = new Map<string, GroupLine>();
+      for (const [text, value] of this.lines(join(this.dir, name))) {
+        if (value[0] === 'g') current.set(value[1] as string, value as GroupLine);
+        else if (value[0] !== 'a') throw this.damaged(join(this.dir, name), `an unknown line: ${text.slice(0, 80)}`);
+      }
+      yield* [...current.values()].map(groupOf);
+    }
+  }
+
+  private append(key: string, value: GroupLine | ApprovalLine): void {
+    const json = JSON.stringify(value);
+    appendFileSync(this.bucket(key), `${json}\t${this.sealer.chain(MAC_DOMAIN, json)}\n`, { mode: 0o600 });
+  }
+
+  /** The last line of `key`'s bucket that starts with one of `prefixes`, its MAC checked. */
+  private last(key: string, prefixes: readonly string[]): unknown[] | undefined {
+    const path = this.bucket(key);
+    if (!existsSync(path)) return undefined;
+    const text = readFileSync(path, 'utf8');
+    for (let end = text.length - 1; end > 0; ) {
+      const start = text.lastIndexOf('\n', end - 1) + 1;
+      const line = text.slice(start, end);
+      if (prefixes.some((prefix) => line.startsWith(prefix))) return this.parse(path, line);
+      end = start - 1;
+    }
+    return undefined;
+  }
+
+  private *lines(path: string): Generator<[string, unknown[]]> {
+    for (const line of readFileSync(path, 'utf8').split('\n')) if (line !== '') yield [line, this.parse(path, line)];
+  }
+
+  private parse(path: string, line: string): unknown[] {
+    const tab = line.lastIndexOf('\t');
+    const json = line.slice(0, tab);
+    if (tab < 0 || !sameSecret(line.slice(tab + 1), this.sealer.chain(MAC_DOMAIN, json))) throw this.damaged(path, 'a line whose MAC does not match it (altered or forged)');
+    return JSON.parse(json) as unknown[];
+  }
+
+  private damaged(path: string, what: string): LedgerIntegrityError {
+    return new LedgerIntegrityError({ record: path }, `${what}: the directory ${this.dir} is made anew from the log when the ledger is next opened to write (restart the engine)`);
+  }
+
+  private bucket(key: string): string {
+    return join(this.dir, `${createHash('sha256').update(key).digest('hex').slice(0, 2)}.jsonl`);
+  }
+}
+
+// An approval id's line goes to its own bucket (found by the id alone); the prefix keeps it apart from a group's key.
+const approvalBucketKey = (approvalId: string) => `approval:${approvalId}`;
+
+function groupOf([, group, items, status, createdAt, approvals]: GroupLine): ColdGroup {
+  return {
+    group,
+    items: items.map(([pk, sk, offset, bytes, seal]) => ({ pk, sk, offset, bytes, seal })),
+    ...(status !== undefined && createdAt !== undefined && { run: { status, createdAt } }),
+    approvals: approvals ?? [],
+  };
+}
