@@ -147,10 +147,11 @@ export class EmbeddedLedger extends StorageLedger {
       if (options.retainFinishedRuns !== undefined) ledger.retainFinishedRuns = Math.max(1, options.retainFinishedRuns);
       if (options.retainEffects !== undefined) ledger.retainEffects = Math.max(1, options.retainEffects);
       if (options.listedFinishedRuns !== undefined) ledger.listed.limit = Math.max(1, options.listedFinishedRuns);
+      // The whole log is read now: whatever an earlier process noted of what it let go of is made anew
+      // (before the log's items are taken in, so that each finished run and effect is counted to let go of).
+      ledger.cold = ColdStore.create(join(dir, COLD_DIR), sealer);
       ledger.load(entries, spans, tip);
       ledger.compactIfLarge(options.compaction ?? { ratio: 4, minBytes: 1 << 20 }, onNote);
-      // The whole log was just read: whatever an earlier process noted of what it let go of is made anew.
-      ledger.cold = ColdStore.create(join(dir, COLD_DIR), sealer);
       ledger.evictFinished();
       return ledger;
     } catch (error) {

@@ -193,6 +193,10 @@ describe('what the engine lets go of from memory (ledger.cold/)', () => {
     const reopened = EmbeddedLedger.open({ dir, retainFinishedRuns: 1, retainEffects: 1, listedFinishedRuns: 1 });
     try {
       expect(readdirSync(join(dir, 'ledger.cold'))).not.toContain('planted.jsonl');
+      // What the open read is let go of as what was written since: the runs and the effects past the one of each kept.
+      const noted = readdirSync(join(dir, 'ledger.cold')).map((name) => readFileSync(join(dir, 'ledger.cold', name), 'utf8')).join('');
+      for (const i of [1, 2, 3]) expect(noted).toContain(`["g","EFFECT#refunds:issue_refund:rr_${i}",`);
+      for (const i of [1, 2, 3]) expect(noted).toContain(`["g","RUN#run${i}",`);
       const pruned = reopened.prune(at(4), at(100));
       expect(pruned?.runIds).toEqual(['run1', 'run2']);
       expect((await reopened.listRuns(10)).map((r) => r.runId)).toEqual(['run4', 'run3']);
