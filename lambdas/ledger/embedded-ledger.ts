@@ -372,7 +372,10 @@ export class EmbeddedLedger extends StorageLedger {
       const run = partition.status !== undefined && FINISHED_STATUSES.has(partition.status as RunRecord['status']) ? (partition.runItem()?.record as RunRecord | undefined) : undefined;
       if (run && pruneVerdict(run, finishedBefore, { pendingApprovals: pendingOf(run.runId), forkStatus }).prune) runIds.push(run.runId);
     }
-    if (runIds.length === 0) return undefined;
+    if (runIds.length === 0) {
+      this.evictFinished();
+      return undefined;
+    }
     runIds.sort();
     const digest = createHash('sha256');
     let records = 0;
