@@ -5,7 +5,7 @@ import { AppendLog, LogReader, type Span } from './append-log.js';
 import { COLD_DIR, ColdStore, type ColdItem } from './cold-store.js';
 import { INDEX_FILE, keyOfLine, lineHash, refreshIndex, type IndexedPartition, type LedgerIndex, type RefreshOptions } from './ledger-index.js';
 import { LockFile } from './lock-file.js';
-import { blobKey, FINISHED_STATUSES, isPendingApproval, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
+import { blobKey, effectKey, FINISHED_STATUSES, isPendingApproval, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
 import { chained, line, LogHead, parseEntry, splitChained, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, recordOf, type LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
@@ -32,9 +32,11 @@ export interface EmbeddedLedgerOptions {
   readonly sealer?: LedgerSealer;
   /**
    * Finished runs (succeeded, stopped, killed) whose records stay in memory, the most recently
-   * used; the others' records are read back from the log when asked for, and only their run record
-   * stays in memory (what listing runs reads). What keeps an engine that runs for months flat in
-   * the runs it finished. On disk only: in memory, the Map is the store. At least 1. @default 16
+   * used; the others' records are read back from the log when asked for. Opened to write, nothing
+   * of the others stays in memory (they are noted in `ledger.cold/`, and the newest of them listed:
+   * `listedFinishedRuns`); opened to read, where their lines are. What keeps an engine that runs
+   * for months flat in the runs it finished. On disk only: in memory, the Map is the store. At
+   * least 1. @default 16
    */
   readonly retainFinishedRuns?: number;
   /**
@@ -290,10 +292,10 @@ export class EmbeddedLedger extends StorageLedger {
   }
 
   // The newest `limit` runs by the creation time each run partition keeps (the order listRuns
-  // sorts in, ties kept in the same order): only their run records are read. A record read back
+  // sorts in, ties kept in the same order): only their run records are read. The runs let go of
+  // from memory come from the list of the newest of them when it reaches far enough (every run it
+  // leaves out is older than all it holds), else from the whole cold store. A record read back
   // from disk that fails its checks is named to `onDamaged` (or thrown without it).
-  // The runs let go of from memory come from the list of the newest of them when it reaches far
-  // enough (every run it leaves out is older than all it holds), else from the whole cold store.
   protected async scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
     const held: [string, Listed][] = [...this.partitions]
       .filter(([pk, partition]) => pk.startsWith('RUN#') && partition.createdAt !== undefined)
@@ -706,7 +708,8 @@ interface ListedRun {
   readonly item: ColdItem;
 }
 
-const EFFECT_PREFIX = 'EFFECT#';
+/** The partitions of business-key effects (protocol.ts `effectKey`). */
+const EFFECT_PREFIX = effectKey('').pk;
 
 /** The run records of the runs to list; one that fails its checks named to `onDamaged`, or thrown without it. */
 function runRecords(listed: [string, Listed][], { onDamaged }: DamagedRunOptions): RunRecord[] {
