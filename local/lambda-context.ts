@@ -1,12 +1,15 @@
 import type { Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 
 /**
- * The Lambda context an in-process invocation gets: enough for middy (its early-timeout signal
- * reads `getRemainingTimeInMillis`) and for logs.
+ * The Lambda context an in-process invocation gets: enough for the early timeout (it reads
+ * `getRemainingTimeInMillis`) and for logs. The remaining time counts on `clock`, the one the
+ * invocation is timed on (local/runtime/handlers.ts).
  */
-export function lambdaContext(functionName: string, timeoutMs: number): Context {
-  const deadline = Date.now() + timeoutMs;
+export function lambdaContext(functionName: string, timeoutMs: number, clock: Clock = systemClock): Context {
+  const now = () => clock.now().getTime();
+  const deadline = now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,
@@ -16,7 +19,7 @@ export function lambdaContext(functionName: string, timeoutMs: number): Context 
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    getRemainingTimeInMillis: () => Math.max(0, deadline - now()),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,

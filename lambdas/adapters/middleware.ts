@@ -59,24 +59,49 @@ export const stepTelemetry = (step: StepName, telemetry: Telemetry): middy.Middl
   },
 });
 
+/** How long before the Lambda's timeout a step's abort signal fires, and the invocation fails. */
+export const TIMEOUT_EARLY_MS = 1_000;
+
+/**
+ * The error an invocation fails with when its early timeout fires: middy's own (its default
+ * `timeoutEarlyResponse` throws it), made here so that the local runtime, which times invocations
+ * itself, fails them with the same `name`, message and cause as AWS does.
+ */
+export function timeoutEarlyError(): Error {
+  const error = new Error('[AbortError]: The operation was aborted.', { cause: { package: '@middy/core' } });
+  error.name = 'TimeoutError';
+  return error;
+}
+
 export interface StepHandlerOptions {
   /** With `telemetry`: structured logs with run keys, and metrics, instead of error-only lines. */
   readonly step?: StepName;
   readonly telemetry?: Telemetry;
   /** More middlewares, outermost first (e.g. the tracer's handler subsegment). */
   readonly middlewares?: readonly middy.MiddlewareObj[];
+  /**
+   * middy's early timeout (`TIMEOUT_EARLY_MS` before the Lambda's). Off, the caller times the
+   * invocation: the local runtime, which runs many invocations of a function in one process, while
+   * middy's signal is one for the whole process (one container, one invocation on AWS).
+   * @default true
+   */
+  readonly timeoutEarly?: boolean;
 }
 
 /**
- * The Lambda handler of a step: middy around a plain step function. The abort signal fires one
- * second before the Lambda would time out, and is passed to outbound calls.
+ * The Lambda handler of a step: middy around a plain step function. The abort signal fires
+ * `TIMEOUT_EARLY_MS` before the Lambda would time out, and is passed to outbound calls.
  */
 export function stepHandler<Result>(
   step: (event: unknown, signal?: AbortSignal) => Promise<Result>,
   log: ErrorLog = (line) => console.error(line),
   options: StepHandlerOptions = {},
 ) {
-  const handler = middy<unknown, Result, Error, Context>({ timeoutEarlyInMillis: 1_000 });
+  const timeoutEarlyInMillis = options.timeoutEarly === false ? 0 : TIMEOUT_EARLY_MS;
+  const timeoutEarlyResponse = () => {
+    throw timeoutEarlyError();
+  };
+  const handler = middy<unknown, Result, Error, Context>({ timeoutEarlyInMillis, timeoutEarlyResponse });
   for (const middleware of options.middlewares ?? []) handler.use(middleware as middy.MiddlewareObj<unknown, Result, Error, Context>);
   if (options.telemetry && options.step) handler.use(stepTelemetry(options.step, options.telemetry) as middy.MiddlewareObj<unknown, Result, Error, Context>);
   else handler.use(errorClassifier(log));

@@ -1,5 +1,5 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
-import { stepHandler } from '../../lambdas/adapters/middleware.js';
+import { stepHandler, timeoutEarlyError, TIMEOUT_EARLY_MS, type ErrorLog } from '../../lambdas/adapters/middleware.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../lambdas/adapters/sfn.js';
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../../lambdas/guards/breaker.js';
@@ -8,7 +8,7 @@ import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { modelConfigFromEnv } from '../../lambdas/models/config.js';
 import { modelRegistry, wrapModels } from '../../lambdas/models/registry.js';
 import { anySignal } from '../../lambdas/shared/deadline.js';
-import type { Clock } from '../../lambdas/shared/ports.js';
+import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
 import type { ModelServer } from '../../sim/model-server.js';
@@ -58,25 +58,60 @@ export interface LocalWiring<World extends DevWorld = DevWorld> {
   readonly closing: () => boolean;
 }
 
+type StepFunction = (event: unknown, signal?: AbortSignal) => Promise<unknown>;
+
+export interface LocalInvocation {
+  /** The function's timeout (its `Timeout`), in milliseconds. */
+  readonly timeoutMs: number;
+  /** What the invocation's time is counted and its early timeout armed on. */
+  readonly clock: Clock;
+  readonly log: ErrorLog;
+  /** The Task's timeout, which aborts the invocation as well. */
+  readonly taskSignal?: AbortSignal;
+}
+
+/**
+ * One invocation of a step's function, as a Lambda container runs it: in the same middy handler as
+ * on AWS, with its own abort signal, which fires `TIMEOUT_EARLY_MS` before the function's timeout
+ * and fails the invocation with middy's TimeoutError. Not middy's early timeout: its signal is one
+ * for the whole process (harmless on AWS, one invocation per container at a time), and the runtime
+ * runs many invocations of a function at once (a Map's tool calls, several runs), so one timing out
+ * would abort them all. Timed on `clock`'s timers, so a test's clock fires it with no real wait.
+ */
+export function invokeLocally(step: StepName, fn: StepFunction, event: unknown, invocation: LocalInvocation): Promise<unknown> {
+  const { clock, taskSignal } = invocation;
+  const context = lambdaContext(step, invocation.timeoutMs, clock);
+  const timed = (e: unknown) => {
+    const functionTimeout = new AbortController();
+    let cancel!: () => void;
+    const timedOut = new Promise<never>((_, reject) => {
+      cancel = timersOf(clock).after(context.getRemainingTimeInMillis() - TIMEOUT_EARLY_MS, () => {
+        // Failed before the signal aborts: a step that rejects at the abort does not win the race.
+        reject(timeoutEarlyError());
+        functionTimeout.abort();
+      });
+    });
+    // anySignal, not AbortSignal.any: nothing stays on the Task's signal once the invocation is over.
+    const either = taskSignal ? anySignal([functionTimeout.signal, taskSignal]) : { signal: functionTimeout.signal, done: () => undefined };
+    return Promise.race([fn(e, either.signal), timedOut]).finally(() => {
+      cancel();
+      either.done();
+    });
+  };
+  return stepHandler(timed, invocation.log, { timeoutEarly: false })(event, context) as Promise<unknown>;
+}
+
 /**
  * The handlers of one version of the agent: its steps (lambdas/wiring/create-steps.ts) inside the
  * same middy handlers as on AWS, their clients pointed at this machine.
  */
 export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any, any, World>, codeVersion: string, wiring: LocalWiring<World>): LocalHandlers {
   const { options, ledger, clock, model, world, engine, inFlight, sfnAs } = wiring;
-  const bind = (step: StepName, fn: (event: unknown, signal?: AbortSignal) => Promise<unknown>) => {
+  const bind = (step: StepName, fn: StepFunction) => {
     const log = options.log ?? (() => undefined);
     return (event: unknown, timeoutMs: number, taskSignal?: AbortSignal) => {
       if (wiring.closing()) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
-      // The Task's timeout aborts the invocation as well as the function's own (middy's signal,
-      // one for the whole process: anySignal, not AbortSignal.any, so that nothing stays on it).
-      const withTaskSignal = (e: unknown, own?: AbortSignal) => {
-        if (!own) return fn(e, taskSignal);
-        const either = anySignal([own, taskSignal!]);
-        return fn(e, either.signal).finally(either.done);
-      };
-      const handler = stepHandler(taskSignal ? withTaskSignal : fn, log);
-      const invocation = handler(event, lambdaContext(step, timeoutMs)) as Promise<unknown>;
+      const invocation = invokeLocally(step, fn, event, { timeoutMs, clock, log, ...(taskSignal && { taskSignal }) });
       inFlight.add(invocation);
       void invocation.catch(() => undefined).finally(() => inFlight.delete(invocation));
       return invocation;
