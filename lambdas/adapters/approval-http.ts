@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { TIMEOUT_EARLY_MS } from './middleware.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ApprovalRecord } from '../ledger/records.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
@@ -194,7 +195,7 @@ export const httpErrors = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatew
 
 export function approvalApiHandler(deps: ApprovalDeps, middlewares: readonly middy.MiddlewareObj[] = []) {
   const api = createApprovalApi(deps);
-  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: 1_000 });
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: TIMEOUT_EARLY_MS });
   for (const middleware of middlewares) handler.use(middleware as middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>);
   return handler.use(httpErrors()).handler((event) => api(event));
 }

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { TIMEOUT_EARLY_MS } from './middleware.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { createStartRoute, type StartRouteDeps } from '../runs/start-route.js';
 import { assertJsonContentType, callerOf, httpErrors, json, parseBody } from './approval-http.js';
@@ -25,7 +26,7 @@ export function createRunsApi(deps: StartRouteDeps) {
 
 export function runsApiHandler(deps: StartRouteDeps, middlewares: readonly middy.MiddlewareObj[] = []) {
   const api = createRunsApi(deps);
-  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: 1_000 });
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: TIMEOUT_EARLY_MS });
   for (const middleware of middlewares) handler.use(middleware as middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>);
   return handler.use(httpErrors()).handler((event) => api(event));
 }

@@ -1,5 +1,7 @@
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { TIMEOUT_EARLY_MS } from '../../lambdas/adapters/middleware.js';
+import { TIMEOUT_EARLY_MS, timeoutEarlyError } from '../../lambdas/adapters/middleware.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { invokeLocally } from '../../local/runtime/handlers.js';
@@ -90,5 +92,13 @@ describe('a local invocation’s function timeout', () => {
 
     expect(signal.aborted).toBe(true);
     expect(invocation.error).toMatchObject({ message: 'States.Timeout' });
+  });
+
+  it('fails with the error middy’s own early timeout throws on AWS', async () => {
+    // middy's default timeoutEarlyResponse, its timer due at once (0 ms: a yield, not a wait).
+    const aws = middy({ timeoutEarlyInMillis: TIMEOUT_EARLY_MS }).handler(() => new Promise(() => undefined));
+    const error = await aws({}, { getRemainingTimeInMillis: () => TIMEOUT_EARLY_MS } as Context).catch((thrown: unknown) => thrown as Error);
+    const ours = timeoutEarlyError();
+    expect({ name: ours.name, message: ours.message, cause: ours.cause }).toEqual({ name: error.name, message: error.message, cause: error.cause });
   });
 });
