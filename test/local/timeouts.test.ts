@@ -96,3 +96,69 @@ describe('task timeouts', () => {
   await engine.close();
 });
 });
+
+// A Task whose TimeoutSeconds is below its function's timeout (so the Task's fires first): the
+// engine aborts the invocation and retries only once that attempt has ended.
+describe('a Lambda Task timing out while its invocation runs', () => {
+  it('aborts the invocation with States.Timeout and retries only once the aborted attempt has ended', async () => {
+    const clock = manualClock();
+    const timeline: string[] = [];
+    let reason: unknown;
+    let started!: () => void;
+    const firstStarted = new Promise<void>((resolve) => (started = resolve));
+    let attempt = 0;
+    const engine = new LocalEngine({
+      now: clock.now,
+      timers: clock,
+      definition: {
+        StartAt: 'Call',
+        States: {
+          Call: {
+            Type: 'Task',
+            Resource: 'arn:aws:states:::lambda:invoke',
+            Parameters: { FunctionName: 'fn', Payload: {} },
+            TimeoutSeconds: 1,
+            Retry: [{ ErrorEquals: ['States.Timeout'], MaxAttempts: 1 }],
+            End: true,
+          },
+        },
+      },
+      stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:t',
+      retryIntervalOverrides: { Call: [0] },
+      tasks: {
+        Call: {
+          waitForTaskToken: false,
+          invoke: async (_payload, signal) => {
+            const n = ++attempt;
+            timeline.push(`attempt ${n} started`);
+            try {
+              if (n > 1) return { ok: true };
+              started();
+              await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+              reason = signal.reason;
+              // Winding down takes more turns of the event loop than the retry would need to start.
+              for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
+              throw new Error('aborted');
+            } finally {
+              timeline.push(`attempt ${n} ended`);
+            }
+          },
+        },
+      },
+    });
+    engine.on((event) => {
+      if (/^Task(Scheduled|TimedOut|Failed|Succeeded)$/.test(event.type)) timeline.push(event.type);
+    });
+    const { executionArn } = engine.startExecution({});
+    await firstStarted;
+    clock.advance(999);
+    expect(reason).toBeUndefined();
+    clock.advance(1);
+    const done = await engine.waitForExecution(executionArn);
+
+    expect(done).toMatchObject({ status: 'SUCCEEDED' });
+    expect(reason).toMatchObject({ name: 'States.Timeout', message: 'Task Call timed out' });
+    expect(timeline).toEqual(['TaskScheduled', 'attempt 1 started', 'TaskTimedOut', 'attempt 1 ended', 'TaskScheduled', 'attempt 2 started', 'attempt 2 ended', 'TaskSucceeded']);
+    await engine.close();
+  });
+});
