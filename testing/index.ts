@@ -118,6 +118,9 @@ export interface TestEnvironmentOptions<World extends DevWorld = DevWorld> {
   readonly seed?: number;
 }
 
+/** The longest a Lambda function runs: past it, every invocation of a dead engine has timed out. */
+const LAMBDA_MAX_TIMEOUT_MS = 900_000;
+
 /** How long an in-flight tool call's claim holds, on the test clock. */
 const LEASE_MS = 1_000;
 
@@ -316,7 +319,7 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
         const crashed = new Promise<void>((resolve) => (onDeath = resolve));
         // After the crash nothing of the dead engine reaches the ledger or the world again.
         const never = () => new Promise<never>(() => undefined);
-        const { env: dying } = await open({ ...options, clock, approve: options.approve, stateDir }, {
+        const { env: dying, stack: dyingStack } = await open({ ...options, clock, approve: options.approve, stateDir }, {
           crash: crashInjector({ at: { point: boundary, tool, nth: 1 } }, (point) => {
             dead = true;
             onDeath();
@@ -331,6 +334,11 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
             if (!dead) throw new Error(`forEachCrashPoint: run ${runId} ended (${run.status}) without reaching ${boundary} of ${tool}`);
           }),
         ]);
+        // The dead engine's invocations still in flight (held by its dead ledger) end at their
+        // function's timeout, on the clock, as a Lambda's would: the stack's close drains them then.
+        // The engine first, so that none is retried.
+        await dyingStack.engine.close();
+        clock.advance(LAMBDA_MAX_TIMEOUT_MS);
         await dying.close().catch(() => undefined);
         // The new engine starts after the dead one's claims ran out, as a restarted process does.
         clock.advance(LEASE_MS + 1);
