@@ -424,6 +424,20 @@ export function maxToolTimeoutMs(agent: Pick<AgentDefinition, 'tools'>): number 
   return Math.max(...agent.tools.map(toolTimeoutMs));
 }
 
+/**
+ * Refuses an agent whose tools may wait longer than the stack's `toolTimeout` (TOOL_TIMEOUT_MS):
+ * its CallTool function would be killed, and its claims' leases run out, before such a tool answers.
+ */
+export function assertToolsFitTimeout(agent: Pick<AgentDefinition, 'name' | 'tools'>, stackToolTimeoutMs: number | undefined): void {
+  if (stackToolTimeoutMs === undefined || agent.tools.length === 0) return;
+  const longest = maxToolTimeoutMs(agent);
+  if (longest <= stackToolTimeoutMs) return;
+  const tool = agent.tools.find((candidate) => toolTimeoutMs(candidate) === longest)!;
+  throw new Error(
+    `agent ${agent.name}: tool ${tool.name} may take ${longest} ms (maxToolTimeoutMs), longer than the stack's toolTimeout of ${stackToolTimeoutMs} ms: set toolTimeout: Duration.millis(${longest}) on its DurableAgent`,
+  );
+}
+
 /** Declares a tool. Checks what can be checked before any run: the name and the effect. */
 export function defineTool<Args, Input = any, Deps = any>(tool: ToolDefinition<Args, Input, Deps>): ToolDefinition<Args, Input, Deps> {
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) throw new Error(`defineTool: name ${JSON.stringify(tool.name)} must be 1-64 letters, digits, "_" or "-"`);

@@ -23,7 +23,7 @@ import { deadlineTimers, localApprovalSetup } from './runtime/approvals.js';
 import { localHandlers } from './runtime/handlers.js';
 import { openLocalLedger } from './runtime/ledger.js';
 import type { LocalStackOptions } from './runtime/options.js';
-import { bindTasks, localEngine, type LocalHandlers } from './runtime/tasks.js';
+import { assertToolsFitTemplate, bindTasks, localEngine, type LocalHandlers } from './runtime/tasks.js';
 import { startWorld } from './runtime/world.js';
 import { twinIam } from './iam/index.js';
 import { roleClients } from './iam/sfn-clients.js';
@@ -34,7 +34,7 @@ import { startSfnEndpoint } from './sfn-endpoint.js';
 import { SfnQuotas } from './sfn-quotas.js';
 import { routeStatusChanges, settleStatusChanges } from './status-events.js';
 import { cachedTemplate } from './template-cache.js';
-import { assertDeployable } from './template.js';
+import { assertDeployable, localToolTimeoutMs } from './template.js';
 import { recoverOrphans } from './watchdog.js';
 import { templateAliases, versionDescription } from './versions.js';
 import { ledgerFacts } from './world-facts.js';
@@ -75,9 +75,13 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // Synthesized once per change of the stack's sources, then read from the cache (local/template-cache.ts).
     // With tracing on, it is the stack of a traced deployment (the `tracing` prop): a run's end reads its
     // conversation back through the grant that deployment carries (`traceRunEnd`), as on AWS.
-    const template = options.template ?? ((await cachedTemplate(agent.name, { traced: sink !== undefined, onNote: options.log })) as CfnTemplateJson);
-    // Deployed as CloudFormation would deploy it, or refused as it would refuse it (its quotas).
+    // Its CallTool function outlasts the agent's tools, as the agent's deployer makes it on AWS (`toolTimeout`).
+    const toolTimeoutMs = localToolTimeoutMs(agent);
+    const template = options.template ?? ((await cachedTemplate(agent.name, { traced: sink !== undefined, ...(toolTimeoutMs !== undefined && { toolTimeoutMs }), onNote: options.log })) as CfnTemplateJson);
+    // Deployed as CloudFormation would deploy it, or refused as it would refuse it (its quotas);
+    // an agent whose tools outlast its functions fails as their cold starts fail on AWS.
     assertDeployable(template);
+    assertToolsFitTemplate(agent, template);
     const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers, options.sealer, options.ledgerMemory);
     if (sink) closers.push(() => sink.shutdown());
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
@@ -229,6 +233,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       deploy: (next: AgentDefinition<any, any, World>, deployOptions: { codeVersion?: string; template?: CfnTemplateJson } = {}) => {
         if (next.name !== agent.name) throw new Error(`deploy: the stack runs agent ${agent.name}, not ${next.name}`);
         assertDeployable(deployOptions.template ?? template);
+        assertToolsFitTemplate(next, deployOptions.template ?? template);
         const own = handlersFor(next, deployOptions.codeVersion ?? options.codeVersion ?? 'dev');
         // As CloudFormation would: the new template's policies replace the old, versions keep their numbers.
         const physical = iam?.deploy(deployOptions.template ?? template);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { otherWriters, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-state.js';
-import { synthesizeTemplate, type CfnTemplate, type TemplateOptions } from './template.js';
+import { synthesizeTemplate, templateVariant, type CfnTemplate, type TemplateOptions } from './template.js';
 
 /** This copy of savepoint: a checkout's root, or an installed package's dist/. */
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -37,7 +37,7 @@ export interface TemplateCacheOptions {
 export async function cachedTemplate(agentName: string, options: TemplateOptions & TemplateCacheOptions = {}): Promise<CfnTemplate> {
   const cached = readCachedTemplate(agentName, options);
   if (cached) return cached;
-  const template = await synthesizeTemplate(agentName, { traced: options.traced === true });
+  const template = await synthesizeTemplate(agentName, { traced: options.traced === true, ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }) });
   const dir = cacheDir(options.dir);
   try {
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -71,7 +71,7 @@ export function readCachedTemplate(agentName: string, options: TemplateOptions &
 
 /** The file the agent's template is cached in (its variant and templateKey in the name). */
 export function templateCacheFile(agentName: string, options: TemplateOptions & Pick<TemplateCacheOptions, 'dir'> = {}): string {
-  const variant = options.traced ? '-traced' : '';
+  const variant = templateVariant(options);
   return join(cacheDir(options.dir), `template-${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}${variant}-${templateKey()}.json`);
 }
 

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_TOOL_TIMEOUT_MS, maxToolTimeoutMs, type AgentDefinition } from '../lambdas/define.js';
 import { reidentified } from '../lambdas/shared/definition-identity.js';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
@@ -31,6 +32,30 @@ export interface TemplateOptions {
    * @default false
    */
   readonly traced?: boolean;
+  /**
+   * The stack's `toolTimeout` in ms (`DurableAgent`'s prop), which CallTool's function timeout,
+   * its Task's and a claim's lease derive from: `localToolTimeoutMs(agent)` for the local stack.
+   * @default the construct's default (DEFAULT_TOOL_TIMEOUT_MS)
+   */
+  readonly toolTimeoutMs?: number;
+}
+
+/**
+ * The `toolTimeout` the local stack deploys an agent with: what its deployer sets on AWS, the
+ * longest of its tools' timeouts (`maxToolTimeoutMs`, infra/durable-agent.ts), where that is
+ * longer than the construct's default; the default otherwise (undefined), so that most agents run
+ * the one template (the shipped one, in an installed package). Then no tool outlasts its CallTool
+ * function, as none may on AWS (`assertToolsFitTimeout`).
+ */
+export function localToolTimeoutMs(agent: Pick<AgentDefinition, 'tools'>): number | undefined {
+  if (agent.tools.length === 0) return undefined;
+  const longest = maxToolTimeoutMs(agent);
+  return longest > DEFAULT_TOOL_TIMEOUT_MS ? longest : undefined;
+}
+
+/** What a synthesized template is told apart by in the caches (this process's, template-cache.ts's files). */
+export function templateVariant(options: TemplateOptions): string {
+  return `${options.traced ? '-traced' : ''}${options.toolTimeoutMs === undefined ? '' : `-tools${options.toolTimeoutMs}`}`;
 }
 
 /**
@@ -56,26 +81,29 @@ const PLACEHOLDER_ENTRY = fileURLToPath(new URL('../local-agent.ts', import.meta
  */
 export async function synthesizeTemplate(agentName = 'agent', options: TemplateOptions = {}): Promise<CfnTemplate> {
   const traced = options.traced === true;
-  const key = `${agentName}${traced ? ' traced' : ''}`;
+  const { toolTimeoutMs } = options;
+  const key = `${agentName}${templateVariant(options)}`;
   // Synthesis takes seconds and the stack is the same every time within a process.
   const cached = synthesized.get(key);
   if (cached) return structuredClone(cached);
   // An installed package runs the template its build synthesized from the same constructs.
-  const shipped = shippedTemplate(agentName, traced);
+  // It is synthesized for the default toolTimeout: another one is synthesized here.
+  const shipped = toolTimeoutMs === undefined ? shippedTemplate(agentName, traced) : undefined;
   if (shipped) return shipped;
   let cdk: [typeof import('aws-cdk-lib'), typeof import('../infra/stack.js')];
   try {
     cdk = await Promise.all([import('aws-cdk-lib'), import('../infra/stack.js')]);
   } catch (error) {
     if (!isMissingCdk(error)) throw error;
-    throw new Error('the local engine synthesizes the stack with the CDK: npm install -D aws-cdk-lib constructs', { cause: error });
+    const why = toolTimeoutMs === undefined ? '' : ` (its tools need a toolTimeout of ${toolTimeoutMs} ms; the shipped template has the default ${DEFAULT_TOOL_TIMEOUT_MS} ms)`;
+    throw new Error(`the local engine synthesizes the stack with the CDK${why}: npm install -D aws-cdk-lib constructs`, { cause: error });
   }
-  const [{ App }, { SavepointStack }] = cdk;
+  const [{ App, Duration }, { SavepointStack }] = cdk;
   const synth = (tracing?: typeof LOCAL_TRACING) => {
     const app = new App(inProcessAppProps());
     const stack = new SavepointStack(app, 'Savepoint');
     // Bundling is off: the entry is never read (the local engine calls the steps in-process).
-    stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }) });
+    stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }) });
     return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
   };
   const template = synth();
@@ -150,7 +178,7 @@ function shippedTemplate(agentName: string, traced: boolean): CfnTemplate | unde
   const file = shippedTemplateUrl(traced);
   if (agentName === TEMPLATE_AGENT || !existsSync(file)) return undefined;
   const template = renamedTemplate(readFileSync(file, 'utf8'), agentName);
-  synthesized.set(`${agentName}${traced ? ' traced' : ''}`, template);
+  synthesized.set(`${agentName}${templateVariant({ traced })}`, template);
   return structuredClone(template);
 }
 

@@ -1,7 +1,7 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { maxToolTimeoutMs, toolTimeoutMs, type AgentDefinition, type TraceRedactor } from '../define.js';
+import { assertToolsFitTimeout, type AgentDefinition, type TraceRedactor } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
 import { secretSealer } from '../ledger/seal.js';
@@ -196,20 +196,6 @@ const secretsManager: SecretSource = async (id) => {
   if (typeof value !== 'string' || value.trim() === '') throw new Error(`secret ${id} holds no API key (expected a non-empty string)`);
   return value;
 };
-
-/**
- * Refuses an agent whose tools may wait longer than the stack's `toolTimeout` (TOOL_TIMEOUT_MS):
- * its CallTool function would be killed, and its claims' leases run out, before such a tool answers.
- */
-export function assertToolsFitTimeout(agent: Pick<AgentDefinition, 'name' | 'tools'>, stackToolTimeoutMs: number | undefined): void {
-  if (stackToolTimeoutMs === undefined || agent.tools.length === 0) return;
-  const longest = maxToolTimeoutMs(agent);
-  if (longest <= stackToolTimeoutMs) return;
-  const tool = agent.tools.find((candidate) => toolTimeoutMs(candidate) === longest)!;
-  throw new Error(
-    `agent ${agent.name}: tool ${tool.name} may take ${longest} ms (maxToolTimeoutMs), longer than the stack's toolTimeout of ${stackToolTimeoutMs} ms: set toolTimeout: Duration.millis(${longest}) on its DurableAgent`,
-  );
-}
 
 /**
  * The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). A step that

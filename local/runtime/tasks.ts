@@ -1,7 +1,8 @@
+import { assertToolsFitTimeout, type AgentDefinition } from '../../lambdas/define.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
-import { walkStates, type AslState, type CfnTemplateJson, type ExtractedStateMachine } from '../asl.js';
+import { extractStateMachine, walkStates, type AslState, type CfnTemplateJson, type ExtractedStateMachine } from '../asl.js';
 import { LocalEngine, type EngineIam, type TaskBinding, type Timers } from '../engine.js';
 import { functionTimeoutMs } from '../lambda-context.js';
 import { validatedDefinitions } from '../template-cache.js';
@@ -64,6 +65,25 @@ export function bindTasks(tasksOf: ExtractedStateMachine['tasks'], current: () =
     tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload, signal) => current()[task.step as StepName](payload, timeoutMs, signal) };
   }
   return tasks;
+}
+
+/**
+ * What StartRun and CallTool check at their cold start on AWS (lambdas/adapters/aws-deps.ts): that
+ * the agent's tools fit the `toolTimeout` their functions were deployed with (TOOL_TIMEOUT_MS in
+ * the template), else a tool would outlast its CallTool function. Locally before the stack starts
+ * and at each deploy, so such an agent fails at once, naming the tool and both timeouts.
+ */
+export function assertToolsFitTemplate(agent: Pick<AgentDefinition, 'name' | 'tools'>, template: CfnTemplateJson): void {
+  for (const { functionLogicalId } of Object.values(extractStateMachine(template).tasks)) {
+    const environment = template.Resources?.[functionLogicalId]?.Properties?.['Environment'] as { Variables?: Record<string, unknown> } | undefined;
+    const value = environment?.Variables?.['TOOL_TIMEOUT_MS'];
+    if (value === undefined) continue;
+    const ms = Number(value);
+    if (!(typeof value === 'string' && Number.isInteger(ms) && ms > 0)) {
+      throw new Error(`Lambda function ${functionLogicalId}: Environment.Variables.TOOL_TIMEOUT_MS must be a whole number of milliseconds, got ${JSON.stringify(value)}`);
+    }
+    assertToolsFitTimeout(agent, ms);
+  }
 }
 
 /** The local wait before each retrier's retries, in the order of the state's `Retry` list. */
