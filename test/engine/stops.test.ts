@@ -6,8 +6,10 @@ import type { ContentBlock, MessageRequest, ToolResultBlock, ToolUseBlock } from
 import { parseBlobRef, readResult } from '../../lambdas/ledger/blobs.js';
 import { defineAgent, defineTool, type DevWorld, type ModelPolicy, type ToolContext, type ToolDefinition } from '../../lambdas/define.js';
 import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
-import { walkStates, type AslDefinition } from '../../local/asl.js';
+import { walkStates, type AslDefinition, type CfnTemplateJson } from '../../local/asl.js';
+import { cachedTemplate } from '../../local/template-cache.js';
 import { summarizeHistory } from '../../local/engine.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
 import { nextCallReservation } from '../../lambdas/steps/call-model.js';
 import { postDecision, startAgentHarness, wake, waitFor, type AgentHarness } from '../support/agent-harness.js';
@@ -304,69 +306,6 @@ describe('a hung tool', () => {
     expect(await current.ledger.getCall('long-write', 1, 1)).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 1 });
   });
 
-  it('is aborted at its function’s timeout (1 s early, as middy does), on the clock, and the Task is retried with the same key', async () => {
-    const clock = manualClock();
-    // In order: the CallTool Task's events and the tool's own starts and ends.
-    const timeline: string[] = [];
-    const keys: string[] = [];
-    let reason: unknown;
-    const stuckWrite = bareTool({
-      name: 'stuck_write',
-      description: 'Hangs the first time, far past its function timeout, until aborted; then takes a moment to wind down.',
-      effect: 'write',
-      idempotencyKeys: true,
-      timeoutMs: 600_000,
-      execute: async (_args, context) => {
-        const attempt = keys.push(context.idempotencyKey);
-        timeline.push(`attempt ${attempt} started`);
-        wake();
-        try {
-          if (attempt > 1) return { sent: true };
-          const signal = context.signal!;
-          await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-          reason = signal.reason;
-          // Winding down takes more turns of the event loop than the retry needs to be scheduled
-          // and started (its delay is 0 ms here): the failed invocation has answered by then.
-          for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
-          throw new Error('aborted');
-        } finally {
-          timeline.push(`attempt ${attempt} ended`);
-        }
-      },
-    });
-    const current = await start(scriptedAgent([stuckWrite], [() => calls(use('t1', 'stuck_write', {})), () => finish()]), { clock, retryDelayMs: 0 });
-    let state = '';
-    current.engine.on((event) => {
-      if (event.type === 'TaskStateEntered') state = event.stateEnteredEventDetails!.name;
-      else if (state === 'CallTool' && /^Task(Scheduled|TimedOut|Failed|Succeeded)$/.test(event.type)) timeline.push(event.type);
-    });
-    const running = run(current, 'task-timeout');
-    await waitFor(() => keys.length > 0);
-    // The definition's own timeout (the function's timeout and a margin), on the stack's clock.
-    // The function's timeout (the Task's less its margin), less the early timeout: what ends a hung
-    // invocation on AWS, before the Task's own timeout could (infra/agent-state-machine.ts).
-    const functionTimeoutMs = taskTimeoutSeconds(current.engine.definition, 'CallTool') * 1000 - TASK_TIMEOUT_MARGIN.toMilliseconds();
-    clock.advance(functionTimeoutMs - TIMEOUT_EARLY_MS - 1);
-    expect(reason).toBeUndefined();
-    clock.advance(1);
-    const finished = await running;
-
-    expect(finished.output).toMatchObject({ status: 'succeeded' });
-    // The function's early timeout aborted the tool (middy aborts with no reason) and failed the
-    // invocation as Agent.Transient, which the Task retries.
-    expect(reason).toMatchObject({ name: 'AbortError' });
-    const history = current.engine.getExecutionHistory(finished.executionArn);
-    expect(summarizeHistory(history)['CallTool']).toMatchObject({ invocations: 2, failures: 1, errors: { 'Agent.Transient': 1 } });
-    // After exactly the function's timeout less a second on the clock, from the attempt's TaskStarted.
-    const failed = history.find((event) => event.type === 'TaskFailed')!;
-    const started = history.filter((event) => event.type === 'TaskStarted' && event.id < failed.id).at(-1)!;
-    expect(failed.timestamp.getTime() - started.timestamp.getTime()).toBe(functionTimeoutMs - TIMEOUT_EARLY_MS);
-    // As with middy on AWS, the invocation answers at its deadline while the aborted tool may still
-    // be winding down: its end is left out here, wherever it falls. The retry sent the same key again.
-    expect(timeline.filter((entry) => entry !== 'attempt 1 ended')).toEqual(['TaskScheduled', 'attempt 1 started', 'TaskFailed', 'TaskScheduled', 'attempt 2 started', 'attempt 2 ended', 'TaskSucceeded']);
-    expect(keys).toEqual([keys[0], keys[0]]);
-  });
-
   it('is cut off by the wall-clock budget, and the run stops within a second of the limit', async () => {
     // The wall-clock watch runs on the stack's clock: the cut comes as the test moves it past the limit.
     const clock = manualClock();
@@ -390,6 +329,144 @@ describe('a hung tool', () => {
     expect(record.guardEvents).toEqual([expect.objectContaining({ guard: 'wallClock', action: 'stopped' })]);
     // Nothing was recorded for the read cut off: a run extended later asks again.
     expect((await current.ledger.listConversation('wall')).calls).toEqual([]);
+  });
+});
+
+/**
+ * A tool's own timeout ends its attempt, whether or not it listens; what it cannot end is the
+ * step's ledger work around it. Here the write that records one run's call never answers (and
+ * ignores the abort, as a stuck connection would), on that run's first attempt.
+ */
+function hungCompletion(runId: string) {
+  const state = { hung: false };
+  const decorate = (ledger: Ledger): Ledger =>
+    new Proxy(ledger, {
+      get: (target, method: keyof Ledger) =>
+        method !== 'completeCall'
+          ? (target[method] as (...args: unknown[]) => unknown).bind(target)
+          : (...args: Parameters<Ledger['completeCall']>) => {
+              if (args[0] !== runId || state.hung) return target.completeCall(...args);
+              state.hung = true;
+              wake();
+              return new Promise<never>(() => undefined);
+            },
+    });
+  return { state, decorate };
+}
+
+/** CallTool's function timeout in the definition the stack runs: its Task's, less the margin (infra/agent-state-machine.ts). */
+const callToolFunctionTimeoutMs = (current: LocalStack) => taskTimeoutSeconds(current.engine.definition, 'CallTool') * 1000 - TASK_TIMEOUT_MARGIN.toMilliseconds();
+
+describe('an invocation that outlasts its function’s timeout', () => {
+  it('is ended by its function’s early timeout (1 s before it, as middy does), on the clock, and the Task is retried with the same key', async () => {
+    const clock = manualClock();
+    // In order: the CallTool Task's events and the tool's sends.
+    const timeline: string[] = [];
+    const keys: string[] = [];
+    const send = bareTool({
+      name: 'send',
+      description: 'Sends; the provider answers a key it has seen with its first answer.',
+      effect: 'write',
+      idempotencyKeys: true,
+      execute: async (_args, context) => {
+        timeline.push(`sent ${keys.push(context.idempotencyKey)}`);
+        return { sent: true };
+      },
+    });
+    const completion = hungCompletion('hung');
+    const current = await start(scriptedAgent([send], [() => calls(use('t1', 'send', {})), () => finish()]), { clock, retryDelayMs: 0, decorateLedger: completion.decorate });
+    let state = '';
+    current.engine.on((event) => {
+      if (event.type === 'TaskStateEntered') state = event.stateEnteredEventDetails!.name;
+      else if (state === 'CallTool' && /^Task(Scheduled|TimedOut|Failed|Succeeded)$/.test(event.type)) timeline.push(event.type);
+    });
+    const running = run(current, 'hung');
+    await waitFor(() => completion.state.hung);
+    // What ends the invocation on AWS: the function's early timeout, before the Task's own could.
+    const functionTimeoutMs = callToolFunctionTimeoutMs(current);
+    clock.advance(functionTimeoutMs - TIMEOUT_EARLY_MS - 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(timeline).toEqual(['TaskScheduled', 'sent 1']);
+    clock.advance(1);
+    const finished = await running;
+
+    expect(finished.output).toMatchObject({ status: 'succeeded' });
+    // Failed as Agent.Transient (middy's TimeoutError, classified), which the Task retries.
+    const history = current.engine.getExecutionHistory(finished.executionArn);
+    expect(summarizeHistory(history)['CallTool']).toMatchObject({ invocations: 2, failures: 1, errors: { 'Agent.Transient': 1 } });
+    // After exactly the function's timeout less the early margin on the clock, from the attempt's TaskStarted.
+    const failed = history.find((event) => event.type === 'TaskFailed')!;
+    const started = history.filter((event) => event.type === 'TaskStarted' && event.id < failed.id).at(-1)!;
+    expect(failed.timestamp.getTime() - started.timestamp.getTime()).toBe(functionTimeoutMs - TIMEOUT_EARLY_MS);
+    // The retry took the claim over (its lease had run out) and sent the same key again.
+    expect(timeline).toEqual(['TaskScheduled', 'sent 1', 'TaskFailed', 'TaskScheduled', 'sent 2', 'TaskSucceeded']);
+    expect(keys).toEqual([keys[0], keys[0]]);
+  });
+
+  it('ends only itself: another run’s invocation of the same function, in flight meanwhile, is not aborted and completes', async () => {
+    const clock = manualClock();
+    const sends: string[] = [];
+    let otherSignal: AbortSignal | undefined;
+    let answerOther!: () => void;
+    const otherAnswered = new Promise<void>((resolve) => (answerOther = resolve));
+    const send = bareTool({
+      name: 'send',
+      description: 'Sends; the other run’s send answers only when the test says.',
+      effect: 'write',
+      idempotencyKeys: true,
+      execute: async (_args, context) => {
+        sends.push(context.runId);
+        if (context.runId === 'other') {
+          otherSignal = context.signal;
+          wake();
+          await otherAnswered;
+        }
+        return { sent: true };
+      },
+    });
+    const completion = hungCompletion('hung');
+    const current = await start(scriptedAgent([send], [() => calls(use('t1', 'send', {})), () => finish()]), { clock, retryDelayMs: 0, decorateLedger: completion.decorate });
+    const hung = run(current, 'hung');
+    await waitFor(() => completion.state.hung);
+    // The other run's call starts 15 s later, and is still running when the first one's early timeout fires.
+    clock.advance(15_000);
+    const other = run(current, 'other');
+    const signal = await waitFor(() => otherSignal);
+    clock.advance(callToolFunctionTimeoutMs(current) - TIMEOUT_EARLY_MS - 15_000);
+    // The hung invocation failed, and its retry sent again.
+    await waitFor(() => sends.filter((runId) => runId === 'hung').length === 2);
+
+    expect(signal.aborted).toBe(false);
+    answerOther();
+    const [first, second] = await Promise.all([hung, other]);
+    expect(first.output).toMatchObject({ status: 'succeeded' });
+    expect(first.states['CallTool']).toMatchObject({ invocations: 2, failures: 1, errors: { 'Agent.Transient': 1 } });
+    expect(second.output).toMatchObject({ status: 'succeeded' });
+    expect(second.states['CallTool']).toMatchObject({ invocations: 1, failures: 0 });
+    expect(sends).toEqual(['hung', 'other', 'hung']);
+  });
+});
+
+describe('a tool that waits longer than the default', () => {
+  const slow = bareTool({ name: 'slow', description: 'Takes up to two minutes.', effect: 'read', timeoutMs: 120_000, execute: async () => ({ done: true }) });
+
+  it('runs on the CallTool timeouts its deployer sets on AWS (toolTimeout: maxToolTimeoutMs(agent)): the function 10 s longer, its Task 15 s more', async () => {
+    const current = await start(scriptedAgent([lookup, slow], [() => calls(use('t1', 'slow', {})), () => finish()]));
+    expect(taskTimeoutSeconds(current.engine.definition, 'CallTool')).toBe(120 + 10 + 15);
+    expect((await run(current, 'slow')).output).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('fails at start on a template whose toolTimeout it outlasts, naming both, as its functions’ cold starts fail on AWS', async () => {
+    const template = (await cachedTemplate('stops')) as CfnTemplateJson;
+    await expect(start(scriptedAgent([lookup, slow], []), { template })).rejects.toThrow(
+      "agent stops: tool slow may take 120000 ms (maxToolTimeoutMs), longer than the stack's toolTimeout of 20000 ms: set toolTimeout: Duration.millis(120000) on its DurableAgent",
+    );
+  });
+
+  it('is refused at deploy onto a stack whose template it outlasts, and the stack runs on', async () => {
+    const current = await start(scriptedAgent([lookup], [() => finish()]));
+    expect(() => current.deploy(scriptedAgent([lookup, slow], []), { codeVersion: 'v2' })).toThrow('tool slow may take 120000 ms');
+    expect((await run(current, 'after')).output).toMatchObject({ status: 'succeeded' });
   });
 });
 
