@@ -289,7 +289,9 @@ export interface CrashMatrixOptions<World extends DevWorld = DevWorld> extends O
  * a fresh run whose engine dies there — every ledger write and outside call after that moment
  * never happens, as when a process is killed (or a real process is killed: `kill`) — and a new
  * engine on the same ledger and world resumes it to the end. `check` asserts what must hold (each
- * side effect once) on each case.
+ * side effect once) on each case. The dying engine runs on a clock of its own from `clock`'s time
+ * (on it, its invocations left in flight run out their function timeouts); `clock` then moves on
+ * by the time it lived and a claim's lease, and the new engine runs on it.
  */
 export async function forEachCrashPoint<World extends DevWorld = DevWorld>(options: CrashMatrixOptions<World>): Promise<CrashCase<World>[]> {
   const writes = options.agent.tools.filter((tool) => tool.effect === 'write').map((tool) => tool.name);
@@ -314,12 +316,16 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
           continue;
         }
         const clock = options.clock ?? new TestClock();
+        // The dying engine runs on a clock of its own, from the same moment: its invocations left in
+        // flight are ended on it below, and the user's clock moves only as a restart would see it.
+        const dyingClock = new TestClock(clock.now());
+        const born = dyingClock.now().getTime();
         let dead = false;
         let onDeath!: () => void;
         const crashed = new Promise<void>((resolve) => (onDeath = resolve));
         // After the crash nothing of the dead engine reaches the ledger or the world again.
         const never = () => new Promise<never>(() => undefined);
-        const { env: dying, stack: dyingStack } = await open({ ...options, clock, approve: options.approve, stateDir }, {
+        const { env: dying, stack: dyingStack } = await open({ ...options, clock: dyingClock, approve: options.approve, stateDir }, {
           crash: crashInjector({ at: { point: boundary, tool, nth: 1 } }, (point) => {
             dead = true;
             onDeath();
@@ -334,14 +340,16 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
             if (!dead) throw new Error(`forEachCrashPoint: run ${runId} ended (${run.status}) without reaching ${boundary} of ${tool}`);
           }),
         ]);
+        const lived = dyingClock.now().getTime() - born;
         // The dead engine's invocations still in flight (held by its dead ledger) end at their
-        // function's timeout, on the clock, as a Lambda's would: the stack's close drains them then.
+        // function's timeout, on its clock, as a Lambda's would: the stack's close drains them then.
         // The engine first, so that none is retried.
         await dyingStack.engine.close();
-        clock.advance(LAMBDA_MAX_TIMEOUT_MS);
+        dyingClock.advance(LAMBDA_MAX_TIMEOUT_MS);
         await dying.close().catch(() => undefined);
-        // The new engine starts after the dead one's claims ran out, as a restarted process does.
-        clock.advance(LEASE_MS + 1);
+        // The new engine starts after the dead one's claims ran out, as a restarted process does:
+        // the time the dead engine lived, and a lease.
+        clock.advance(lived + LEASE_MS + 1);
         cases.push(await resumed(options, { stateDir, runId, tool, boundary, clock }));
       } finally {
         rmSync(stateDir, { recursive: true, force: true });

@@ -125,11 +125,15 @@ describe('savepoint/testing', () => {
 
   it('crashes the engine at every boundary of the write tool and each resumed run sends it once', async () => {
     const seen: string[] = [];
+    const clock = new TestClock('2026-03-01T00:00:00Z');
+    const resumedAt: number[] = [];
     const cases = await forEachCrashPoint({
       agent: dev,
       input: { urgent: false },
+      clock,
       check: ({ boundary, run }) => {
         seen.push(boundary);
+        resumedAt.push(clock.now().getTime());
         expect(run.status, boundary).toBe('succeeded');
         // One idempotency key: the provider made one note. Only a crash between its answer and
         // the ledger's record (after-commit) re-sends the call, with the same key.
@@ -141,6 +145,9 @@ describe('savepoint/testing', () => {
     });
     expect(seen).toEqual(TOOL_CALL_BOUNDARIES);
     expect(cases).toHaveLength(TOOL_CALL_BOUNDARIES.length);
+    // The test's clock moves only as each restart sees it: past the dead engine's claims (a lease of
+    // 1 s), once per case. The dead engine's invocations ran out their function timeouts on its own.
+    expect(resumedAt).toEqual(TOOL_CALL_BOUNDARIES.map((_, n) => Date.parse('2026-03-01T00:00:00Z') + (n + 1) * 1_001));
   }, 120_000);
 
   it('kills a real engine process (SIGKILL) at every boundary of the write tool, and each resumed run saves the note once', async () => {
