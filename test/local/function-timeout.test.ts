@@ -94,6 +94,23 @@ describe('a local invocation’s function timeout', () => {
     expect(invocation.error).toMatchObject({ message: 'States.Timeout' });
   });
 
+  it('is needed: middy’s own early timeout, one signal per process, aborts another invocation in flight too', async () => {
+    // Two invocations of one middy handler in one process, as the local runtime would run them with
+    // middy's early timeout on: the first is due at once (0 ms: a yield, not a wait), the second
+    // has a minute left, and answers when its signal aborts (so that no timer of it is left).
+    const signals: AbortSignal[] = [];
+    const handler = middy({ timeoutEarlyInMillis: TIMEOUT_EARLY_MS }).handler((_event: unknown, _context: Context, { signal }: { signal: AbortSignal }) => {
+      signals.push(signal);
+      return signals.length === 1 ? new Promise(() => undefined) : new Promise((resolve) => signal.addEventListener('abort', () => resolve('aborted'), { once: true }));
+    });
+    const due = handler({}, { getRemainingTimeInMillis: () => TIMEOUT_EARLY_MS } as Context).catch((thrown: unknown) => thrown as Error);
+    const other = handler({}, { getRemainingTimeInMillis: () => 60_000 } as Context);
+
+    expect(await due).toMatchObject({ name: 'TimeoutError' });
+    await expect(other).resolves.toBe('aborted');
+    expect(signals[1]!.aborted).toBe(true);
+  });
+
   it('fails with the error middy’s own early timeout throws on AWS', async () => {
     // middy's default timeoutEarlyResponse, its timer due at once (0 ms: a yield, not a wait).
     const aws = middy({ timeoutEarlyInMillis: TIMEOUT_EARLY_MS }).handler(() => new Promise(() => undefined));
