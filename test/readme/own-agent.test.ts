@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,8 +7,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLD_START_TARGETS } from '../../bench/check.js';
 import { staticImports } from '../../bench/cold-start.js';
+import { waitForChain } from '../../local/chain.js';
+import { LEDGER_PATHS } from '../../local/ledger-files.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
+import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
+import { sampleInput, type Harness } from '../support/refund-harness.js';
+import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
 
 /**
  * savepoint as a user gets it: the files of the README's "Write your own agent" are copied out
@@ -41,6 +47,38 @@ function readmeInline(pattern: RegExp, what: string): string {
   return found;
 }
 
+/** A command line as the shell splits it: words, 'single-quoted' words whole, a trailing # comment dropped. */
+function shellWords(line: string): string[] {
+  return [...line.replace(/\s+#.*$/, '').matchAll(/'([^']*)'|(\S+)/g)].map((match) => match[1] ?? match[2]!);
+}
+
+/** The README's install block: the packages of `npm install` and of `npm install -D`, by name. */
+function readmeInstall(): { dependencies: string[]; devDependencies: string[] } {
+  const block = readmeInline(/Install \(see \[The package\][^\n]*\n\n```sh\n([\s\S]*?)\n```/, 'install block');
+  const lines = block.split('\n').map(shellWords);
+  const named = (dev: boolean) => lines.filter((words) => words[0] === 'npm' && words[1] === 'install' && words.includes('-D') === dev).flatMap((words) => words.slice(2).filter((word) => word !== '-D'));
+  return { dependencies: named(false), devDependencies: named(true) };
+}
+
+/**
+ * The command the README's Retention paragraph names, on the state directory of `cwd` after a run
+ * finished there: the run is gone, and `verify` says it was pruned.
+ */
+async function pruneWithReadme(cwd: string, runId: string): Promise<void> {
+  const [command, ...options] = readmeInline(/`(savepoint prune --finished-before) <date>`/, 'savepoint prune command').split(' ');
+  expect(command).toBe('savepoint');
+  const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+  const pruned = await exec('npx', [command!, ...options, tomorrow], { cwd, timeout: 120_000 });
+  expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 runs \\(\\d+ records, sha256:[0-9a-f]{64}\\) that finished before ${tomorrow}T00:00:00.000Z$`, 'm'));
+  const gone = await exec('npx', ['savepoint', 'status', runId], { cwd, timeout: 60_000 }).then(
+    () => 'still there',
+    (error: { stderr?: string }) => error.stderr ?? '',
+  );
+  expect(gone).toMatch(`no run ${runId}`);
+  const verified = await exec('npx', ['savepoint', 'verify', runId], { cwd, timeout: 60_000 });
+  expect(verified.stdout).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at `));
+}
+
 /** A strict TypeScript consumer of every entry point: type-checked against the .d.ts files alone. */
 const CONSUMER = `
 import { defineAgent, defineTool, withDev, type AgentDefinition, type ToolContext } from 'savepoint';
@@ -60,16 +98,37 @@ export type Used = [ToolContext, TestEnvironment, TestRun];
 defineTool({ name: 'x', description: 'x', input: agent.tools[0]!.input, effect: 'maybe', execute: async () => 1 });
 `;
 
+/**
+ * A user's own start of an execution with a run request from a file: what
+ * `aws stepfunctions start-execution --state-machine-arn <arn> --input file://<file>` does, with the SDK.
+ */
+const START_EXECUTION = `
+import { readFileSync } from 'node:fs';
+import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+const [stateMachineArn, file] = process.argv.slice(2);
+const { executionArn } = await new SFNClient({}).send(new StartExecutionCommand({ stateMachineArn, input: readFileSync(file, 'utf8') }));
+console.log(executionArn);
+`;
+
 const versions = (() => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
   return { ...pkg['devDependencies'], ...pkg['dependencies'] } as Record<string, string>;
 })();
-const pinned = (...names: string[]) => Object.fromEntries(names.map((name) => [name, versions[name]!]));
+/** Each package at the version the project itself installs (so npm's cache has it); a name the project lacks fails. */
+const pinned = (...names: string[]) =>
+  Object.fromEntries(
+    names.map((name) => {
+      if (!versions[name]) throw new Error(`${name}: not a dependency of savepoint's own package.json, so no version to pin`);
+      return [name, versions[name]];
+    }),
+  );
 
 describe('savepoint from npm pack, in a package outside the repository', () => {
   beforeAll(async () => {
     const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 120_000 });
     const tarball = join(work, packed.trim().split('\n').at(-1)!);
+    const install = readmeInstall();
+    expect(install.dependencies).toEqual(['savepoint', 'zod']);
     mkdirSync(app);
     writeFileSync(
       join(app, 'package.json'),
@@ -77,9 +136,12 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
         name: 'my-agents',
         private: true,
         type: 'module',
-        dependencies: { savepoint: `file:${tarball}`, ...pinned('zod') },
-        // What a team that runs locally, tests and deploys adds: the optional peers, its cdk, its test runner.
-        devDependencies: pinned('aws-local-stepfunctions', 'aws-cdk-lib', 'constructs', 'aws-cdk', 'esbuild', 'vitest', 'typescript', 'tsx', '@types/node'),
+        // What the README's install block installs: savepoint and zod; the optional peers, the cdk
+        // and the test runner a team that runs locally, tests and deploys adds.
+        dependencies: { savepoint: `file:${tarball}`, ...pinned(...install.dependencies.filter((name) => name !== 'savepoint')) },
+        // And this test's own: the compiler of the strict consumer below; dynalite (the optional peer
+        // of `--ledger dynalite`) and the Step Functions client, for the DynamoDB ledger's snippets.
+        devDependencies: pinned(...install.devDependencies, 'typescript', '@types/node', 'dynalite', '@aws-sdk/client-sfn'),
       }),
     );
     for (const [name, code] of Object.entries(readmeFiles())) writeFileSync(join(app, name), code);
@@ -202,23 +264,28 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     }
   }, 240_000);
 
-  it.concurrent("removes a finished run with the README's savepoint prune --finished-before", async () => {
-    // The command the Growth paragraph names, on the state directory a run left here (./.savepoint).
-    const [command, ...options] = readmeInline(/`(savepoint prune --finished-before) <date>`/, 'savepoint prune command').split(' ');
-    expect(command).toBe('savepoint');
-    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--json'], { cwd: app, timeout: 120_000 });
+  it.concurrent("runs the README's command as written, then removes the run with the README's savepoint prune --finished-before (the embedded ledger)", async () => {
+    // "Run it from your own package", as written: the run keeps its state in ./.savepoint, here.
+    const [npx, ...run] = shellWords(readmeInline(/Run it from your own package:\n\n```sh\n(.*)\n```/, 'run command'));
+    expect(npx).toBe('npx');
+    const ran = await exec('npx', run, { cwd: app, timeout: 120_000 });
+    const output = `${ran.stdout}${ran.stderr}`;
+    const runId = /^run (\S+) \(inbox-notes \{"inbox":"team"\}\): succeeded — done$/m.exec(output)?.[1];
+    expect(runId, output).toBeDefined();
+    expect(existsSync(join(app, '.savepoint', LEDGER_PATHS.embedded))).toBe(true);
+    await pruneWithReadme(app, runId!);
+  }, 240_000);
+
+  it.concurrent("removes a finished run from the DynamoDB ledger (--ledger dynalite) with the README's savepoint prune --finished-before", async () => {
+    // Its own directory, so its own state directory: the DynamoDB ledger on dynalite (the optional peer), in ./.savepoint/ledger.
+    const cwd = join(app, 'dynalite-run');
+    mkdirSync(cwd);
+    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', '../my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--ledger', 'dynalite', '--json'], { cwd, timeout: 120_000 });
     const { runId, status } = JSON.parse(stdout) as { runId: string; status: string };
     expect(status).toBe('succeeded');
-    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    const pruned = await exec('npx', [command!, ...options, tomorrow], { cwd: app, timeout: 120_000 });
-    expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 runs \\(\\d+ records, sha256:[0-9a-f]{64}\\) that finished before ${tomorrow}T00:00:00.000Z$`, 'm'));
-    const gone = await exec('npx', ['savepoint', 'status', runId], { cwd: app, timeout: 60_000 }).then(
-      () => 'still there',
-      (error: { stderr?: string }) => error.stderr ?? '',
-    );
-    expect(gone).toMatch(`no run ${runId}`);
-    const verified = await exec('npx', ['savepoint', 'verify', runId], { cwd: app, timeout: 60_000 });
-    expect(verified.stdout).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at `));
+    expect(statSync(join(cwd, '.savepoint', LEDGER_PATHS.dynalite)).isDirectory()).toBe(true);
+    expect(existsSync(join(cwd, '.savepoint', LEDGER_PATHS.embedded))).toBe(false);
+    await pruneWithReadme(cwd, runId);
   }, 240_000);
 
   it.concurrent("runs the README's local tracing command: the installed package's traced template lets the run's end read its conversation for the budget-check spans", async () => {
@@ -297,4 +364,116 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(specs).toHaveLength(2);
     expect(Object.keys(JSON.parse([...priced][0]!) as object).sort()).toEqual(specs.sort());
   }, 240_000);
+
+  it.concurrent("runs the README's crash-injection commands as written, each state directory under /tmp here one of this test's: killed after the provider paid, resumed, every refund paid once", async () => {
+    const block = readmeInline(/Crash injection needs a state directory[^`]*```sh\n([\s\S]*?)\n```/, 'crash injection commands');
+    const commands = block.split('\n').map((line) => shellWords(line).map((word) => word.replace(/^\/tmp\//, `${work}/`)));
+    expect(commands.map((words) => words.slice(0, 5).join(' '))).toEqual([
+      `npx savepoint --state-dir ${work}/crash-demo run`,
+      `npx savepoint --state-dir ${work}/crash-demo resume`,
+      `npx savepoint --state-dir ${work}/crash-demo world`,
+      `npx savepoint --state-dir ${work}/crash-demo-2 run`,
+    ]);
+    const [crashAfterCommit, resume, world, crashAtRandom] = commands.map(([npx, ...args]) => (expect(npx).toBe('npx'), args));
+    const savepoint = (args: string[]) =>
+      exec('npx', args, { cwd: app, timeout: 120_000 }).then(
+        ({ stdout, stderr }) => ({ failed: false, output: `${stdout}${stderr}` }),
+        (error: { stdout?: string; stderr?: string }) => ({ failed: true, output: `${error.stdout ?? ''}${error.stderr ?? ''}` }),
+      );
+    /** `world`'s list of refunds: each refund request paid once, as many as the sample day pays (16). */
+    const paidOnce = (output: string) => {
+      const requests = [...output.matchAll(/^ {2}re_\d+ {2}(rr_\d+) /gm)].map((match) => match[1]);
+      expect(output).toMatch(/^16 refunds paid, \$1720\.35 in all$/m);
+      expect(new Set(requests).size).toBe(requests.length);
+      return requests.length;
+    };
+    const died = await savepoint(crashAfterCommit!);
+    expect(died).toMatchObject({ failed: true, output: expect.stringMatching(/crash injected at after-commit \(issue_refund\): SIGKILL/) });
+    const resumed = await savepoint(resume!);
+    expect(resumed).toMatchObject({ failed: false, output: expect.stringMatching(/^run refunds-2026-11-28 \(refund-reconciler [^)]*\): succeeded — done$/m) });
+    expect(paidOnce((await savepoint(world!)).output)).toBe(16);
+    // "run it again until it finishes": seeded, so the same number of deaths on every machine; bounded here.
+    let attempts = 0;
+    for (let finished = false; !finished && attempts < 30; attempts += 1) finished = !(await savepoint(crashAtRandom!)).failed;
+    expect(attempts).toBeGreaterThan(1);
+    expect(attempts).toBeLessThan(30);
+    const again = world!.map((word) => word.replace(`${work}/crash-demo`, `${work}/crash-demo-2`));
+    expect(paidOnce((await savepoint(again)).output)).toBe(16);
+  }, 480_000);
+
+  it.concurrent("runs the first command of the README's replay and fork transcripts on a run day1 of the sample day, and prints what the README shows (the figures aside)", async () => {
+    const cwd = join(app, 'transcripts');
+    mkdirSync(cwd);
+    await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler', '--run-id', 'day1', '--approve', 'approve'], { cwd, timeout: 120_000 });
+    for (const [title, lines] of [['replay', 1], ['fork', 2]] as const) {
+      const transcript = readmeInline(new RegExp(`### \`savepoint ${title} <runId>[^\n]*\n[\\s\\S]*?\`\`\`\n(\\$ [\\s\\S]*?)\n\`\`\``), `${title} transcript`);
+      const [command, ...shown] = transcript.split('\n');
+      const [savepoint, ...args] = shellWords(command!.slice(2));
+      expect(savepoint).toBe('savepoint');
+      const { stdout } = await exec('npx', ['savepoint', ...args], { cwd, timeout: 180_000 });
+      // The figures (counts, times, amounts) are the README's run's; the words and the shape are the CLI's.
+      const shape = (line: string) => new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\d+/g, '\\d+')}$`, 'm');
+      for (const line of shown.slice(0, lines)) expect(stdout).toMatch(shape(line));
+    }
+  }, 480_000);
+
+  /**
+   * The README's snippets for a deployed stack, from this package: the stack is the local twin (the
+   * engine on the DynamoDB ledger on dynalite, served as a stack named `Savepoint`, as the other
+   * `--stack` tests serve it: test/support/served-stack.ts), which this package's CLI and its own
+   * Step Functions client reach through the SDK's endpoint settings, as they would reach AWS.
+   */
+  describe('against a deployed stack (the local twin)', () => {
+    let harness: Harness;
+    let served: ServedStack;
+    const refunds = () => harness.stack.world.payments.refunds().length;
+    const onStack = (...args: string[]) => exec('npx', ['savepoint', '--stack', 'Savepoint', ...args], { cwd: app, env: served.env, timeout: 120_000 });
+
+    beforeAll(async () => {
+      harness = await startAgentHarness({
+        agent: refundReconciler,
+        ledger: 'dynalite',
+        sealer: stackSealer(),
+        onAsked: (approval, stack) => void postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'test' }),
+      });
+      served = await serveStack(harness);
+      // The run the README's fork request forks.
+      expect((await harness.run({ runId: 'day1', input: sampleInput })).status).toBe('SUCCEEDED');
+    }, 240_000);
+
+    afterAll(async () => {
+      await served?.close();
+      await harness?.stack.close();
+    });
+
+    it("starts the README's fork request, as written, with a StartExecution of the user's own: a dry fork of day1 that sends nothing", async () => {
+      const request = readmeInline(/with `fork` in the run request:\n\n```json\n(.+)\n```/, 'fork request');
+      const { runId, input, fork } = JSON.parse(request) as { runId: string; input: unknown; fork: { from: string; at: number; effects: string } };
+      expect(input).toEqual(sampleInput);
+      writeFileSync(join(app, 'fork.json'), request);
+      writeFileSync(join(app, 'start-execution.mjs'), START_EXECUTION);
+      const paid = refunds();
+      const { stdout } = await exec(process.execPath, ['start-execution.mjs', harness.stack.stateMachineArn, 'fork.json'], { cwd: app, env: served.env, timeout: 60_000 });
+      await waitForChain(harness.stack.engine, harness.stack.ledger, runId, stdout.trim());
+      expect(await harness.stack.ledger.getRun(runId)).toMatchObject({ status: 'succeeded', forkedFrom: { runId: fork.from, turn: fork.at, effects: fork.effects } });
+      expect(refunds()).toBe(paid);
+      expect((await harness.stack.ledger.listConversation(runId)).turns.length).toBeGreaterThan(fork.at - 1);
+      // What the person who started it sees of it, with this package's CLI.
+      const status = await onStack('status', runId, '--json');
+      expect(JSON.parse(status.stdout)).toMatchObject({ runId, status: 'succeeded' });
+    }, 240_000);
+
+    it("removes the stack's finished runs with the README's savepoint prune --finished-before (--stack: the DynamoDB ledger's prune)", async () => {
+      const [command, ...options] = readmeInline(/`(savepoint prune --finished-before) <date>`/, 'savepoint prune command').split(' ');
+      expect(command).toBe('savepoint');
+      const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+      const { stdout } = await onStack(...options, tomorrow, '--json');
+      const { pruned } = JSON.parse(stdout) as { pruned: { runIds: string[] }[] };
+      expect(pruned.flatMap((record) => record.runIds)).toContain('day1');
+      expect(await harness.stack.ledger.getRun('day1')).toBeUndefined();
+      const verified = await onStack('verify', '--all', '--json');
+      expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, pruned: { problems: [] } });
+      expect((await onStack('verify', 'day1')).stdout).toMatch(/^day1: pruned, its records removed by pruned at /);
+    }, 240_000);
+  });
 });
