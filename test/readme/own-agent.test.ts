@@ -10,6 +10,9 @@ import { staticImports } from '../../bench/cold-start.js';
 import { waitForChain } from '../../local/chain.js';
 import { LEDGER_PATHS } from '../../local/ledger-files.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
+import { supportTriage } from '../../agents/support-triage/agent.dev.js';
+import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
+import { startBedrockServer } from '../../sim/wire/bedrock-server.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
@@ -50,6 +53,14 @@ function readmeInline(pattern: RegExp, what: string): string {
 /** A command line as the shell splits it: words, 'single-quoted' words whole, a trailing # comment dropped. */
 function shellWords(line: string): string[] {
   return [...line.replace(/\s+#.*$/, '').matchAll(/'([^']*)'|(\S+)/g)].map((match) => match[1] ?? match[2]!);
+}
+
+/** A pattern for a line of output the README shows: its words as they are, any figure (a number, a 16-digit hex digest) any other. */
+function shapeOf(line: string): string {
+  return line
+    .split(/([0-9a-f]{16}|\d+)/)
+    .map((part, index) => (index % 2 === 0 ? part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : /^\d+$/.test(part) ? '\\d+' : '[0-9a-f]{16}'))
+    .join('');
 }
 
 /** The README's install block: the packages of `npm install` and of `npm install -D`, by name. */
@@ -288,6 +299,46 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     await pruneWithReadme(cwd, runId);
   }, 240_000);
 
+  it.concurrent("runs the README's commands for a real provider as written, each provider's API the strict local wire server of sim/wire (the key this test's, its endpoint variable added)", async () => {
+    const block = readmeInline(/### Running the examples on a real provider\n[\s\S]*?```sh\n([\s\S]*?)\n```/, 'provider commands');
+    const commands = block.split('\n').filter((line) => !line.startsWith('#')).map(shellWords);
+    expect(commands.map((words) => words.find((word) => word.includes(':') && !word.includes('=')))).toEqual(['anthropic:claude-sonnet-4-5', 'openai:gpt-5-mini', 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0']);
+    // The examples' own scripted models answer through each provider's wire format, as a real model would.
+    const policies = { 'refund-reconciler': refundReconciler.dev!.policy!, 'support-triage': supportTriage.dev!.policy! };
+    // Not the machine's keys or endpoints: only what the command sets, and the server's address.
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI|BEDROCK|MODEL_API)_|^AWS_/.test(name)));
+    for (const words of commands) {
+      const settings = Object.fromEntries(words.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split(/=(.*)/s) as [string, string]));
+      const [npx, ...args] = words.filter((word) => !/^[A-Z_]+=/.test(word));
+      expect(npx).toBe('npx');
+      const agent = args[args.indexOf('--agent') + 1] as keyof typeof policies;
+      const [provider, model] = args[args.indexOf('--model') + 1]!.split(/:(.*)/s) as [string, string];
+      const policy = policies[agent];
+      expect(policy, agent).toBeDefined();
+      const { server, env } =
+        provider === 'anthropic'
+          ? { server: await startAnthropicServer({ policy, apiKey: 'sk-ant-test', models: [model] }), env: { ANTHROPIC_API_KEY: 'sk-ant-test' } }
+          : provider === 'openai'
+            ? { server: await startOpenAIServer({ policy, apiKey: 'sk-test', models: [model] }), env: { OPENAI_API_KEY: 'sk-test' } }
+            : { server: await startBedrockServer({ policy, region: settings['AWS_REGION']!, credentials: { AKIDREADME: 'readme-secret' }, models: [model] }), env: { AWS_ACCESS_KEY_ID: 'AKIDREADME', AWS_SECRET_ACCESS_KEY: 'readme-secret' } };
+      try {
+        const endpoint = { anthropic: { ANTHROPIC_BASE_URL: server.url }, openai: { OPENAI_BASE_URL: `${server.url}/v1` }, bedrock: { BEDROCK_ENDPOINT: server.url } }[provider as 'anthropic' | 'openai' | 'bedrock'];
+        expect(Object.keys(settings).filter((name) => !(name in env))).toEqual(provider === 'bedrock' ? ['AWS_REGION'] : []);
+        const cwd = join(app, `provider-${provider}`);
+        mkdirSync(cwd);
+        const { stdout } = await exec('npx', args, { cwd, env: { ...clean, ...settings, ...env, ...endpoint }, timeout: 180_000 });
+        const turns = Number(/^ {2}agent steps +\d+ \((\d+) model turns/m.exec(stdout)?.[1]);
+        expect(stdout, provider).toMatch(new RegExp(`^run \\S+ \\(${agent} .*\\): succeeded — done$`, 'm'));
+        expect(stdout).toMatch(new RegExp(`^ {2}model +${provider}:${model.replace(/\./g, '\\.')}$`, 'm'));
+        // Every turn went to the provider's API, none to the simulator.
+        expect(turns).toBeGreaterThan(1);
+        expect(server.acceptedBodies()).toHaveLength(turns);
+      } finally {
+        await server.close();
+      }
+    }
+  }, 480_000);
+
   it.concurrent("runs the README's local tracing command: the installed package's traced template lets the run's end read its conversation for the budget-check spans", async () => {
     // The command of "Traces" (Locally), its collector this test's receiver, which reads OTLP/JSON.
     const line = readmeInline(/```bash\n(OTEL_EXPORTER_OTLP_ENDPOINT=\S+ .*npx savepoint run .*)\n```/, 'local tracing command');
@@ -366,7 +417,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   }, 240_000);
 
   it.concurrent("runs the README's crash-injection commands as written, each state directory under /tmp here one of this test's: killed after the provider paid, resumed, every refund paid once", async () => {
-    const block = readmeInline(/Crash injection needs a state directory[^`]*```sh\n([\s\S]*?)\n```/, 'crash injection commands');
+    const block = readmeInline(/Crash injection needs a state directory[\s\S]*?```sh\n([\s\S]*?)\n```/, 'crash injection commands');
     const commands = block.split('\n').map((line) => shellWords(line).map((word) => word.replace(/^\/tmp\//, `${work}/`)));
     expect(commands.map((words) => words.slice(0, 5).join(' '))).toEqual([
       `npx savepoint --state-dir ${work}/crash-demo run`,
@@ -401,6 +452,40 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(paidOnce((await savepoint(again)).output)).toBe(16);
   }, 480_000);
 
+  it.concurrent("prints the report of `npm start` (savepoint run --agent refund-reconciler, no terminal) line for line as the README shows it, the figures aside", async () => {
+    const shown = readmeInline(/It prints one line per agent step and per retry, and a report at the end:\n\n```\n([\s\S]*?)\n```/, "npm start's report").split('\n');
+    const cwd = join(app, 'npm-start');
+    mkdirSync(cwd);
+    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler'], { cwd, timeout: 120_000 });
+    const report = stdout.slice(stdout.indexOf('\nrun ') + 1).trimEnd().split('\n');
+    // The figures (counts, cents, seconds, the fingerprint) are the README's run's; every word, label and line is the CLI's.
+    expect(report).toHaveLength(shown.length);
+    report.forEach((line, index) => expect(line).toMatch(new RegExp(`^${shapeOf(shown[index]!)}$`)));
+  }, 240_000);
+
+  it.concurrent("prints the --json report the README shows: run --json and status --json have its keys, and no key it does not name", async () => {
+    const block = readmeInline(/print the run report; `run` adds `execution`, `status` adds `lifecycle`:\n\n```jsonc\n([\s\S]*?)\n```/, '--json report');
+    const shown = JSON.parse(block.replace(/\s+\/\/[^\n]*/g, '')) as Record<string, unknown>;
+    // A top-level key's lines (to the next top-level key) with their comments: a key "only when …"
+    // is absent from a plain succeeded run; "run --json only" / "status --json only" from the other command.
+    const lines = block.split(/\n(?= {2}"\w+":)/).slice(1);
+    const marked = (mark: string) => lines.filter((text) => text.includes(`// ${mark}`)).map((text) => /^ {2}"(\w+)"/.exec(text)![1]!);
+    const keysOf = (command: 'run' | 'status') => {
+      const absent = [...marked('only when'), ...marked(`${command === 'run' ? 'status' : 'run'} --json only`)];
+      return Object.keys(shown).filter((key) => !absent.includes(key)).sort();
+    };
+    expect(marked('only when')).toEqual(['error', 'killed', 'recovery']);
+    const cwd = join(app, 'json-report');
+    mkdirSync(cwd);
+    const ran = JSON.parse((await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler', '--run-id', 'json-day', '--json'], { cwd, timeout: 120_000 })).stdout) as Record<string, Record<string, unknown>>;
+    const status = JSON.parse((await exec('npx', ['savepoint', 'status', String(ran['runId']), '--json'], { cwd, timeout: 60_000 })).stdout) as Record<string, unknown>;
+    expect(Object.keys(ran).sort()).toEqual(keysOf('run'));
+    expect(Object.keys(status).sort()).toEqual(keysOf('status'));
+    // The objects of a fixed shape (the others are keyed by tool, model or the agent's own figures).
+    for (const key of ['tokens', 'approvals', 'guards', 'execution']) expect(Object.keys(ran[key]!).sort(), key).toEqual(Object.keys(shown[key] as object).sort());
+    expect(Object.keys(shown['version'] as object)).toEqual(expect.arrayContaining(Object.keys(ran['version']!)));
+  }, 240_000);
+
   it.concurrent("runs the first command of the README's replay and fork transcripts on a run day1 of the sample day, and prints what the README shows (the figures aside)", async () => {
     const cwd = join(app, 'transcripts');
     mkdirSync(cwd);
@@ -411,11 +496,39 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       const [savepoint, ...args] = shellWords(command!.slice(2));
       expect(savepoint).toBe('savepoint');
       const { stdout } = await exec('npx', ['savepoint', ...args], { cwd, timeout: 180_000 });
-      // The figures (counts, times, amounts) are the README's run's; the words and the shape are the CLI's.
-      const shape = (line: string) => new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\d+/g, '\\d+')}$`, 'm');
-      for (const line of shown.slice(0, lines)) expect(stdout).toMatch(shape(line));
+      // The figures (counts, times, amounts, digests) are the README's run's; the words and the shape are the CLI's.
+      for (const line of shown.slice(0, lines)) expect(stdout).toMatch(new RegExp(`^${shapeOf(line)}$`, 'm'));
     }
   }, 480_000);
+
+  it("synthesizes the README's On AWS stack (Model providers): only the model-calling functions read the key's secret, and CallModel may invoke the other model", async () => {
+    const fragment = readmeInline(/### On AWS\n\n```ts\n([\s\S]*?)\n```/, 'On AWS stack');
+    expect(fragment).toMatch(/^new SavepointStack\(app, 'Agents', \{[\s\S]*\}\);$/);
+    // A statement of an app like "Write your own agent"'s: that app around it, its agent added to the stack it makes.
+    writeFileSync(
+      join(app, 'models-app.ts'),
+      [`import { App } from 'aws-cdk-lib';`, `import { SavepointStack } from 'savepoint/cdk';`, '', 'const app = new App();', `const stack = ${fragment}`, `stack.addAgent('Notes', { agentName: 'inbox-notes', entry: 'my-agent.ts' });`, ''].join('\n'),
+    );
+    const out = join(app, 'models.out');
+    const env = { ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
+    await exec('npx', ['tsx', 'models-app.ts'], { cwd: app, env, timeout: 180_000 });
+    type Resource = { Type: string; Properties: Record<string, any> };
+    const resources = (JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, Resource> }).Resources;
+    const statementsOfStep = (step: string) => {
+      const [, fn] = Object.entries(resources).find(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties['Environment']?.Variables?.SAVEPOINT_STEP === step) ?? [];
+      expect(fn, step).toBeDefined();
+      const role = (fn!.Properties['Role'] as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+      return Object.values(resources)
+        .filter((resource) => resource.Type === 'AWS::IAM::Policy' && (resource.Properties['Roles'] as { Ref: string }[]).some((ref) => ref.Ref === role))
+        .flatMap((policy) => policy.Properties['PolicyDocument'].Statement as { Action: unknown; Resource: unknown }[]);
+    };
+    const steps = Object.values(resources).flatMap((resource) => (resource.Type === 'AWS::Lambda::Function' ? [resource.Properties['Environment']?.Variables?.SAVEPOINT_STEP as string | undefined] : [])).filter((step) => step !== undefined);
+    expect(steps).toEqual(expect.arrayContaining(['call-model', 'compact', 'call-tool', 'start-run']));
+    const readsKey = (step: string) => statementsOfStep(step).some((statement) => JSON.stringify(statement.Action).includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes('secret:savepoint/anthropic-api-key'));
+    expect(steps.filter(readsKey).sort()).toEqual(['call-model', 'compact']);
+    const invokes = statementsOfStep('call-model').filter((statement) => JSON.stringify(statement.Action).includes('bedrock:InvokeModel'));
+    expect(JSON.stringify(invokes.map((statement) => statement.Resource))).toContain('inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0');
+  }, 240_000);
 
   /**
    * The README's snippets for a deployed stack, from this package: the stack is the local twin (the
