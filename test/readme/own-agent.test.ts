@@ -14,16 +14,19 @@ import { supportTriage } from '../../agents/support-triage/agent.dev.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import { startBedrockServer } from '../../sim/wire/bedrock-server.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
-import { postDecision, startAgentHarness } from '../support/agent-harness.js';
+import { postDecision } from '../support/agent-harness.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
-import { sampleInput, type Harness } from '../support/refund-harness.js';
+import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
+import { readmeFiles, readmeInline, readmeInstall, shapeOf, shellWords } from './readme-text.js';
 
 /**
  * savepoint as a user gets it: the files of the README's "Write your own agent" are copied out
  * into a package of its own, outside the repository, that installs savepoint from `npm pack` (the
  * package's `exports` are the public API) with the optional peers a team that runs, tests and
- * deploys adds. The docs cannot drift from the API, and the API is usable without a fork.
+ * deploys adds. The docs cannot drift from the API, and the API is usable without a fork. The
+ * README's other snippets a user runs (commands, the fork request, the shown output of a command)
+ * run here too, from the same package, each taken from the README (readme-text.ts).
  */
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -31,45 +34,6 @@ const work = mkdtempSync(join(tmpdir(), 'savepoint-own-agent-'));
 const app = join(work, 'app');
 // A whole project's node_modules (the CDK's among them), on a loaded machine: minutes at worst.
 afterAll(() => rm(work, { recursive: true, force: true }), 300_000);
-
-/** The files the README shows under `<!-- readme-file: name -->`, by name. */
-function readmeFiles(): Record<string, string> {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const files = Object.fromEntries([...readme.matchAll(/<!-- readme-file: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)].map((match) => [match[1]!, match[2]!]));
-  for (const name of ['my-agent.ts', 'my-agent.dev.ts', 'my-agent.test.ts', 'my-agent.node-test.ts', 'app.ts']) if (!files[name]) throw new Error(`README.md has no <!-- readme-file: ${name} --> block`);
-  return files;
-}
-
-/** The README's text, for the blocks it shows inline (a command, a file's contents) rather than as a file. */
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-
-/** The one match of `pattern`'s first group in the README, or a failure naming what is missing. */
-function readmeInline(pattern: RegExp, what: string): string {
-  const found = pattern.exec(README)?.[1];
-  if (found === undefined) throw new Error(`README.md has no ${what} (${pattern})`);
-  return found;
-}
-
-/** A command line as the shell splits it: words, 'single-quoted' words whole, a trailing # comment dropped. */
-function shellWords(line: string): string[] {
-  return [...line.replace(/\s+#.*$/, '').matchAll(/'([^']*)'|(\S+)/g)].map((match) => match[1] ?? match[2]!);
-}
-
-/** A pattern for a line of output the README shows: its words as they are, any figure (a number, a 16-digit hex digest) any other. */
-function shapeOf(line: string): string {
-  return line
-    .split(/([0-9a-f]{16}|\d+)/)
-    .map((part, index) => (index % 2 === 0 ? part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : /^\d+$/.test(part) ? '\\d+' : '[0-9a-f]{16}'))
-    .join('');
-}
-
-/** The README's install block: the packages of `npm install` and of `npm install -D`, by name. */
-function readmeInstall(): { dependencies: string[]; devDependencies: string[] } {
-  const block = readmeInline(/Install \(see \[The package\][^\n]*\n\n```sh\n([\s\S]*?)\n```/, 'install block');
-  const lines = block.split('\n').map(shellWords);
-  const named = (dev: boolean) => lines.filter((words) => words[0] === 'npm' && words[1] === 'install' && words.includes('-D') === dev).flatMap((words) => words.slice(2).filter((word) => word !== '-D'));
-  return { dependencies: named(false), devDependencies: named(true) };
-}
 
 /**
  * The command the README's Retention paragraph names, on the state directory of `cwd` after a run
@@ -225,7 +189,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const out = join(app, 'cdk.out');
     const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, { Type: string }>; Parameters: Record<string, unknown> };
     // The README's deploy command for this app names every parameter there is (the CDK's own aside).
-    const command = /<!-- readme-deploy -->`([^`]*)`/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))?.[1] ?? '';
+    const command = readmeInline(/<!-- readme-deploy -->`([^`]*)`/, 'deploy command of the app');
     const named = [...command.matchAll(/--parameters\s+([A-Za-z0-9]+)=/g)].map((match) => match[1]);
     expect(named).toEqual(Object.keys(template.Parameters).filter((name) => name !== 'BootstrapVersion'));
     expect(named).toEqual(['ModelApiUrl']);
@@ -286,58 +250,6 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(existsSync(join(app, '.savepoint', LEDGER_PATHS.embedded))).toBe(true);
     await pruneWithReadme(app, runId!);
   }, 240_000);
-
-  it.concurrent("removes a finished run from the DynamoDB ledger (--ledger dynalite) with the README's savepoint prune --finished-before", async () => {
-    // Its own directory, so its own state directory: the DynamoDB ledger on dynalite (the optional peer), in ./.savepoint/ledger.
-    const cwd = join(app, 'dynalite-run');
-    mkdirSync(cwd);
-    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', '../my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--ledger', 'dynalite', '--json'], { cwd, timeout: 120_000 });
-    const { runId, status } = JSON.parse(stdout) as { runId: string; status: string };
-    expect(status).toBe('succeeded');
-    expect(statSync(join(cwd, '.savepoint', LEDGER_PATHS.dynalite)).isDirectory()).toBe(true);
-    expect(existsSync(join(cwd, '.savepoint', LEDGER_PATHS.embedded))).toBe(false);
-    await pruneWithReadme(cwd, runId);
-  }, 240_000);
-
-  it.concurrent("runs the README's commands for a real provider as written, each provider's API the strict local wire server of sim/wire (the key this test's, its endpoint variable added)", async () => {
-    const block = readmeInline(/### Running the examples on a real provider\n[\s\S]*?```sh\n([\s\S]*?)\n```/, 'provider commands');
-    const commands = block.split('\n').filter((line) => !line.startsWith('#')).map(shellWords);
-    expect(commands.map((words) => words.find((word) => word.includes(':') && !word.includes('=')))).toEqual(['anthropic:claude-sonnet-4-5', 'openai:gpt-5-mini', 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0']);
-    // The examples' own scripted models answer through each provider's wire format, as a real model would.
-    const policies = { 'refund-reconciler': refundReconciler.dev!.policy!, 'support-triage': supportTriage.dev!.policy! };
-    // Not the machine's keys or endpoints: only what the command sets, and the server's address.
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI|BEDROCK|MODEL_API)_|^AWS_/.test(name)));
-    for (const words of commands) {
-      const settings = Object.fromEntries(words.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split(/=(.*)/s) as [string, string]));
-      const [npx, ...args] = words.filter((word) => !/^[A-Z_]+=/.test(word));
-      expect(npx).toBe('npx');
-      const agent = args[args.indexOf('--agent') + 1] as keyof typeof policies;
-      const [provider, model] = args[args.indexOf('--model') + 1]!.split(/:(.*)/s) as [string, string];
-      const policy = policies[agent];
-      expect(policy, agent).toBeDefined();
-      const { server, env } =
-        provider === 'anthropic'
-          ? { server: await startAnthropicServer({ policy, apiKey: 'sk-ant-test', models: [model] }), env: { ANTHROPIC_API_KEY: 'sk-ant-test' } }
-          : provider === 'openai'
-            ? { server: await startOpenAIServer({ policy, apiKey: 'sk-test', models: [model] }), env: { OPENAI_API_KEY: 'sk-test' } }
-            : { server: await startBedrockServer({ policy, region: settings['AWS_REGION']!, credentials: { AKIDREADME: 'readme-secret' }, models: [model] }), env: { AWS_ACCESS_KEY_ID: 'AKIDREADME', AWS_SECRET_ACCESS_KEY: 'readme-secret' } };
-      try {
-        const endpoint = { anthropic: { ANTHROPIC_BASE_URL: server.url }, openai: { OPENAI_BASE_URL: `${server.url}/v1` }, bedrock: { BEDROCK_ENDPOINT: server.url } }[provider as 'anthropic' | 'openai' | 'bedrock'];
-        expect(Object.keys(settings).filter((name) => !(name in env))).toEqual(provider === 'bedrock' ? ['AWS_REGION'] : []);
-        const cwd = join(app, `provider-${provider}`);
-        mkdirSync(cwd);
-        const { stdout } = await exec('npx', args, { cwd, env: { ...clean, ...settings, ...env, ...endpoint }, timeout: 180_000 });
-        const turns = Number(/^ {2}agent steps +\d+ \((\d+) model turns/m.exec(stdout)?.[1]);
-        expect(stdout, provider).toMatch(new RegExp(`^run \\S+ \\(${agent} .*\\): succeeded — done$`, 'm'));
-        expect(stdout).toMatch(new RegExp(`^ {2}model +${provider}:${model.replace(/\./g, '\\.')}$`, 'm'));
-        // Every turn went to the provider's API, none to the simulator.
-        expect(turns).toBeGreaterThan(1);
-        expect(server.acceptedBodies()).toHaveLength(turns);
-      } finally {
-        await server.close();
-      }
-    }
-  }, 480_000);
 
   it.concurrent("runs the README's local tracing command: the installed package's traced template lets the run's end read its conversation for the budget-check spans", async () => {
     // The command of "Traces" (Locally), its collector this test's receiver, which reads OTLP/JSON.
@@ -415,6 +327,76 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(specs).toHaveLength(2);
     expect(Object.keys(JSON.parse([...priced][0]!) as object).sort()).toEqual(specs.sort());
   }, 240_000);
+
+  // The README's other snippets, beside each other after the synths above (not beside the bundling
+  // synth, which a dozen CLI processes would slow down on a busy machine).
+  it.concurrent("removes a finished run from the DynamoDB ledger (--ledger dynalite) with the README's savepoint prune --finished-before", async () => {
+    // Its own directory, so its own state directory: the DynamoDB ledger on dynalite (the optional peer), in ./.savepoint/ledger.
+    const cwd = join(app, 'dynalite-run');
+    mkdirSync(cwd);
+    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', '../my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--ledger', 'dynalite', '--json'], { cwd, timeout: 120_000 });
+    const { runId, status } = JSON.parse(stdout) as { runId: string; status: string };
+    expect(status).toBe('succeeded');
+    expect(statSync(join(cwd, '.savepoint', LEDGER_PATHS.dynalite)).isDirectory()).toBe(true);
+    expect(existsSync(join(cwd, '.savepoint', LEDGER_PATHS.embedded))).toBe(false);
+    await pruneWithReadme(cwd, runId);
+  }, 240_000);
+
+  it.concurrent("prints the trace tree the README shows (Traces, after the fact): its first and last spans line for line, the figures aside, and as many spans as it says", async () => {
+    const [run, trace] = [...readmeInline(/The sample day \((`npx savepoint run [^`]*`, then\s+`npx savepoint trace [^`]*`)/, 'trace commands').matchAll(/`npx ([^`]*)`/g)].map((match) => shellWords(match[1]!));
+    const tree = readmeInline(/no trace viewer can run on this machine, so the tree\):\n\n```\n([\s\S]*?)\n```/, 'trace tree').split('\n');
+    const cut = tree.findIndex((line) => line.startsWith('  … '));
+    const spans = Number(/: (\d+) spans in all\)$/.exec(tree[cut]!)?.[1]);
+    const cwd = join(app, 'trace');
+    mkdirSync(cwd);
+    // No collector: `trace` prints the tree.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
+    await exec('npx', run!, { cwd, env, timeout: 120_000 });
+    const printed = (await exec('npx', trace!, { cwd, env, timeout: 120_000 })).stdout.trimEnd().split('\n');
+    expect(printed).toHaveLength(spans);
+    const shown = [...tree.slice(0, cut).map((line, index) => [line, printed[index]!]), ...tree.slice(cut + 1).map((line, index, after) => [line, printed[printed.length - after.length + index]!])];
+    for (const [line, actual] of shown) expect(actual).toMatch(new RegExp(`^${shapeOf(line!)}$`));
+  }, 240_000);
+
+  it.concurrent("runs the README's commands for a real provider as written, each provider's API the strict local wire server of sim/wire (the key this test's, its endpoint variable added)", async () => {
+    const block = readmeInline(/### Running the examples on a real provider\n[\s\S]*?```sh\n([\s\S]*?)\n```/, 'provider commands');
+    const commands = block.split('\n').filter((line) => !line.startsWith('#')).map(shellWords);
+    expect(commands.map((words) => words.find((word) => word.includes(':') && !word.includes('=')))).toEqual(['anthropic:claude-sonnet-4-5', 'openai:gpt-5-mini', 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0']);
+    // The examples' own scripted models answer through each provider's wire format, as a real model would.
+    const policies = { 'refund-reconciler': refundReconciler.dev!.policy!, 'support-triage': supportTriage.dev!.policy! };
+    // Not the machine's keys or endpoints: only what the command sets, and the server's address.
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI|BEDROCK|MODEL_API)_|^AWS_/.test(name)));
+    for (const words of commands) {
+      const settings = Object.fromEntries(words.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split(/=(.*)/s) as [string, string]));
+      const [npx, ...args] = words.filter((word) => !/^[A-Z_]+=/.test(word));
+      expect(npx).toBe('npx');
+      const agent = args[args.indexOf('--agent') + 1] as keyof typeof policies;
+      const [provider, model] = args[args.indexOf('--model') + 1]!.split(/:(.*)/s) as [string, string];
+      const policy = policies[agent];
+      expect(policy, agent).toBeDefined();
+      const { server, env } =
+        provider === 'anthropic'
+          ? { server: await startAnthropicServer({ policy, apiKey: 'sk-ant-test', models: [model] }), env: { ANTHROPIC_API_KEY: 'sk-ant-test' } }
+          : provider === 'openai'
+            ? { server: await startOpenAIServer({ policy, apiKey: 'sk-test', models: [model] }), env: { OPENAI_API_KEY: 'sk-test' } }
+            : { server: await startBedrockServer({ policy, region: settings['AWS_REGION']!, credentials: { AKIDREADME: 'readme-secret' }, models: [model] }), env: { AWS_ACCESS_KEY_ID: 'AKIDREADME', AWS_SECRET_ACCESS_KEY: 'readme-secret' } };
+      try {
+        const endpoint = { anthropic: { ANTHROPIC_BASE_URL: server.url }, openai: { OPENAI_BASE_URL: `${server.url}/v1` }, bedrock: { BEDROCK_ENDPOINT: server.url } }[provider as 'anthropic' | 'openai' | 'bedrock'];
+        expect(Object.keys(settings).filter((name) => !(name in env))).toEqual(provider === 'bedrock' ? ['AWS_REGION'] : []);
+        const cwd = join(app, `provider-${provider}`);
+        mkdirSync(cwd);
+        const { stdout } = await exec('npx', args, { cwd, env: { ...clean, ...settings, ...env, ...endpoint }, timeout: 180_000 });
+        const turns = Number(/^ {2}agent steps +\d+ \((\d+) model turns/m.exec(stdout)?.[1]);
+        expect(stdout, provider).toMatch(new RegExp(`^run \\S+ \\(${agent} .*\\): succeeded — done$`, 'm'));
+        expect(stdout).toMatch(new RegExp(`^ {2}model +${provider}:${model.replace(/\./g, '\\.')}$`, 'm'));
+        // Every turn went to the provider's API, none to the simulator.
+        expect(turns).toBeGreaterThan(1);
+        expect(server.acceptedBodies()).toHaveLength(turns);
+      } finally {
+        await server.close();
+      }
+    }
+  }, 480_000);
 
   it.concurrent("runs the README's crash-injection commands as written, each state directory under /tmp here one of this test's: killed after the provider paid, resumed, every refund paid once", async () => {
     const block = readmeInline(/Crash injection needs a state directory[\s\S]*?```sh\n([\s\S]*?)\n```/, 'crash injection commands');
@@ -543,14 +525,9 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const onStack = (...args: string[]) => exec('npx', ['savepoint', '--stack', 'Savepoint', ...args], { cwd: app, env: served.env, timeout: 120_000 });
 
     beforeAll(async () => {
-      harness = await startAgentHarness({
-        agent: refundReconciler,
-        ledger: 'dynalite',
-        sealer: stackSealer(),
-        onAsked: (approval, stack) => void postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'test' }),
-      });
+      // Each approval approved as it is asked: the run the README's fork request forks pays its large refunds too.
+      harness = await startHarness({ ledger: 'dynalite', sealer: stackSealer(), onAsked: (approval, stack) => void postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'test' }) });
       served = await serveStack(harness);
-      // The run the README's fork request forks.
       expect((await harness.run({ runId: 'day1', input: sampleInput })).status).toBe('SUCCEEDED');
     }, 240_000);
 
@@ -587,6 +564,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       const verified = await onStack('verify', '--all', '--json');
       expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, pruned: { problems: [] } });
       expect((await onStack('verify', 'day1')).stdout).toMatch(/^day1: pruned, its records removed by pruned at /);
+      expect(duplicatePayments(harness.stack)).toEqual([]);
     }, 240_000);
   });
 });
