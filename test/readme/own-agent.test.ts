@@ -434,11 +434,14 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(paidOnce((await savepoint(again)).output)).toBe(16);
   }, 480_000);
 
-  it.concurrent("prints the report of `npm start` (savepoint run --agent refund-reconciler, no terminal) line for line as the README shows it, the figures aside", async () => {
+  it.concurrent("prints the console's address and the report of `npm start` (savepoint run --agent refund-reconciler, no terminal) line for line as the README shows them, the figures aside", async () => {
     const shown = readmeInline(/It prints one line per agent step and per retry, and a report at the end:\n\n```\n([\s\S]*?)\n```/, "npm start's report").split('\n');
     const cwd = join(app, 'npm-start');
     mkdirSync(cwd);
     const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler'], { cwd, timeout: 120_000 });
+    // The console's address it printed first (The console), its session token one of its own (32 random bytes, base64url).
+    const address = readmeInline(/prints its\naddress with a per-start session token:\n\n```\n(.*)\n```/, 'console address line');
+    expect(stdout).toMatch(new RegExp(`^${shapeOf(address.replace(/token=[\w-]{43}$/, 'token='))}[\\w-]{43}$`, 'm'));
     const report = stdout.slice(stdout.indexOf('\nrun ') + 1).trimEnd().split('\n');
     // The figures (counts, cents, seconds, the fingerprint) are the README's run's; every word, label and line is the CLI's.
     expect(report).toHaveLength(shown.length);
