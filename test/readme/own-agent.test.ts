@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,14 +7,26 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLD_START_TARGETS } from '../../bench/check.js';
 import { staticImports } from '../../bench/cold-start.js';
+import { waitForChain } from '../../local/chain.js';
+import { LEDGER_PATHS } from '../../local/ledger-files.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
+import { supportTriage } from '../../agents/support-triage/agent.dev.js';
+import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
+import { startBedrockServer } from '../../sim/wire/bedrock-server.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
+import { postDecision } from '../support/agent-harness.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
+import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
+import { readmeFiles, readmeInline, readmeInstall, shapeOf, shellWords } from './readme-text.js';
 
 /**
  * savepoint as a user gets it: the files of the README's "Write your own agent" are copied out
  * into a package of its own, outside the repository, that installs savepoint from `npm pack` (the
  * package's `exports` are the public API) with the optional peers a team that runs, tests and
- * deploys adds. The docs cannot drift from the API, and the API is usable without a fork.
+ * deploys adds. The docs cannot drift from the API, and the API is usable without a fork. The
+ * README's other snippets a user runs (commands, the fork request, the shown output of a command)
+ * run here too, from the same package, each taken from the README (readme-text.ts).
  */
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -23,22 +35,23 @@ const app = join(work, 'app');
 // A whole project's node_modules (the CDK's among them), on a loaded machine: minutes at worst.
 afterAll(() => rm(work, { recursive: true, force: true }), 300_000);
 
-/** The files the README shows under `<!-- readme-file: name -->`, by name. */
-function readmeFiles(): Record<string, string> {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const files = Object.fromEntries([...readme.matchAll(/<!-- readme-file: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)].map((match) => [match[1]!, match[2]!]));
-  for (const name of ['my-agent.ts', 'my-agent.dev.ts', 'my-agent.test.ts', 'my-agent.node-test.ts', 'app.ts']) if (!files[name]) throw new Error(`README.md has no <!-- readme-file: ${name} --> block`);
-  return files;
-}
-
-/** The README's text, for the blocks it shows inline (a command, a file's contents) rather than as a file. */
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-
-/** The one match of `pattern`'s first group in the README, or a failure naming what is missing. */
-function readmeInline(pattern: RegExp, what: string): string {
-  const found = pattern.exec(README)?.[1];
-  if (found === undefined) throw new Error(`README.md has no ${what} (${pattern})`);
-  return found;
+/**
+ * The command the README's Retention paragraph names, on the state directory of `cwd` after a run
+ * finished there: the run is gone, and `verify` says it was pruned.
+ */
+async function pruneWithReadme(cwd: string, runId: string): Promise<void> {
+  const [command, ...options] = readmeInline(/`(savepoint prune --finished-before) <date>`/, 'savepoint prune command').split(' ');
+  expect(command).toBe('savepoint');
+  const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+  const pruned = await exec('npx', [command!, ...options, tomorrow], { cwd, timeout: 120_000 });
+  expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 runs \\(\\d+ records, sha256:[0-9a-f]{64}\\) that finished before ${tomorrow}T00:00:00.000Z$`, 'm'));
+  const gone = await exec('npx', ['savepoint', 'status', runId], { cwd, timeout: 60_000 }).then(
+    () => 'still there',
+    (error: { stderr?: string }) => error.stderr ?? '',
+  );
+  expect(gone).toMatch(`no run ${runId}`);
+  const verified = await exec('npx', ['savepoint', 'verify', runId], { cwd, timeout: 60_000 });
+  expect(verified.stdout).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at `));
 }
 
 /** A strict TypeScript consumer of every entry point: type-checked against the .d.ts files alone. */
@@ -60,16 +73,37 @@ export type Used = [ToolContext, TestEnvironment, TestRun];
 defineTool({ name: 'x', description: 'x', input: agent.tools[0]!.input, effect: 'maybe', execute: async () => 1 });
 `;
 
+/**
+ * A user's own start of an execution with a run request from a file: what
+ * `aws stepfunctions start-execution --state-machine-arn <arn> --input file://<file>` does, with the SDK.
+ */
+const START_EXECUTION = `
+import { readFileSync } from 'node:fs';
+import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+const [stateMachineArn, file] = process.argv.slice(2);
+const { executionArn } = await new SFNClient({}).send(new StartExecutionCommand({ stateMachineArn, input: readFileSync(file, 'utf8') }));
+console.log(executionArn);
+`;
+
 const versions = (() => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
   return { ...pkg['devDependencies'], ...pkg['dependencies'] } as Record<string, string>;
 })();
-const pinned = (...names: string[]) => Object.fromEntries(names.map((name) => [name, versions[name]!]));
+/** Each package at the version the project itself installs (so npm's cache has it); a name the project lacks fails. */
+const pinned = (...names: string[]) =>
+  Object.fromEntries(
+    names.map((name) => {
+      if (!versions[name]) throw new Error(`${name}: not a dependency of savepoint's own package.json, so no version to pin`);
+      return [name, versions[name]];
+    }),
+  );
 
 describe('savepoint from npm pack, in a package outside the repository', () => {
   beforeAll(async () => {
     const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 120_000 });
     const tarball = join(work, packed.trim().split('\n').at(-1)!);
+    const install = readmeInstall();
+    expect(install.dependencies).toEqual(['savepoint', 'zod']);
     mkdirSync(app);
     writeFileSync(
       join(app, 'package.json'),
@@ -77,9 +111,12 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
         name: 'my-agents',
         private: true,
         type: 'module',
-        dependencies: { savepoint: `file:${tarball}`, ...pinned('zod') },
-        // What a team that runs locally, tests and deploys adds: the optional peers, its cdk, its test runner.
-        devDependencies: pinned('aws-local-stepfunctions', 'aws-cdk-lib', 'constructs', 'aws-cdk', 'esbuild', 'vitest', 'typescript', 'tsx', '@types/node'),
+        // What the README's install block installs: savepoint and zod; the optional peers, the cdk
+        // and the test runner a team that runs locally, tests and deploys adds.
+        dependencies: { savepoint: `file:${tarball}`, ...pinned(...install.dependencies.filter((name) => name !== 'savepoint')) },
+        // And this test's own: the compiler of the strict consumer below; dynalite (the optional peer
+        // of `--ledger dynalite`) and the Step Functions client, for the DynamoDB ledger's snippets.
+        devDependencies: pinned(...install.devDependencies, 'typescript', '@types/node', 'dynalite', '@aws-sdk/client-sfn'),
       }),
     );
     for (const [name, code] of Object.entries(readmeFiles())) writeFileSync(join(app, name), code);
@@ -152,7 +189,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const out = join(app, 'cdk.out');
     const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, { Type: string }>; Parameters: Record<string, unknown> };
     // The README's deploy command for this app names every parameter there is (the CDK's own aside).
-    const command = /<!-- readme-deploy -->`([^`]*)`/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))?.[1] ?? '';
+    const command = readmeInline(/<!-- readme-deploy -->`([^`]*)`/, 'deploy command of the app');
     const named = [...command.matchAll(/--parameters\s+([A-Za-z0-9]+)=/g)].map((match) => match[1]);
     expect(named).toEqual(Object.keys(template.Parameters).filter((name) => name !== 'BootstrapVersion'));
     expect(named).toEqual(['ModelApiUrl']);
@@ -202,23 +239,16 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     }
   }, 240_000);
 
-  it.concurrent("removes a finished run with the README's savepoint prune --finished-before", async () => {
-    // The command the Growth paragraph names, on the state directory a run left here (./.savepoint).
-    const [command, ...options] = readmeInline(/`(savepoint prune --finished-before) <date>`/, 'savepoint prune command').split(' ');
-    expect(command).toBe('savepoint');
-    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--json'], { cwd: app, timeout: 120_000 });
-    const { runId, status } = JSON.parse(stdout) as { runId: string; status: string };
-    expect(status).toBe('succeeded');
-    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    const pruned = await exec('npx', [command!, ...options, tomorrow], { cwd: app, timeout: 120_000 });
-    expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 runs \\(\\d+ records, sha256:[0-9a-f]{64}\\) that finished before ${tomorrow}T00:00:00.000Z$`, 'm'));
-    const gone = await exec('npx', ['savepoint', 'status', runId], { cwd: app, timeout: 60_000 }).then(
-      () => 'still there',
-      (error: { stderr?: string }) => error.stderr ?? '',
-    );
-    expect(gone).toMatch(`no run ${runId}`);
-    const verified = await exec('npx', ['savepoint', 'verify', runId], { cwd: app, timeout: 60_000 });
-    expect(verified.stdout).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at `));
+  it.concurrent("runs the README's command as written, then removes the run with the README's savepoint prune --finished-before (the embedded ledger)", async () => {
+    // "Run it from your own package", as written: the run keeps its state in ./.savepoint, here.
+    const [npx, ...run] = shellWords(readmeInline(/Run it from your own package:\n\n```sh\n(.*)\n```/, 'run command'));
+    expect(npx).toBe('npx');
+    const ran = await exec('npx', run, { cwd: app, timeout: 120_000 });
+    const output = `${ran.stdout}${ran.stderr}`;
+    const runId = /^run (\S+) \(inbox-notes \{"inbox":"team"\}\): succeeded — done$/m.exec(output)?.[1];
+    expect(runId, output).toBeDefined();
+    expect(existsSync(join(app, '.savepoint', LEDGER_PATHS.embedded))).toBe(true);
+    await pruneWithReadme(app, runId!);
   }, 240_000);
 
   it.concurrent("runs the README's local tracing command: the installed package's traced template lets the run's end read its conversation for the budget-check spans", async () => {
@@ -297,4 +327,247 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(specs).toHaveLength(2);
     expect(Object.keys(JSON.parse([...priced][0]!) as object).sort()).toEqual(specs.sort());
   }, 240_000);
+
+  // The README's other snippets, beside each other after the synths above (not beside the bundling
+  // synth, which a dozen CLI processes would slow down on a busy machine).
+  it.concurrent("removes a finished run from the DynamoDB ledger (--ledger dynalite) with the README's savepoint prune --finished-before", async () => {
+    // Its own directory, so its own state directory: the DynamoDB ledger on dynalite (the optional peer), in ./.savepoint/ledger.
+    const cwd = join(app, 'dynalite-run');
+    mkdirSync(cwd);
+    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', '../my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--ledger', 'dynalite', '--json'], { cwd, timeout: 120_000 });
+    const { runId, status } = JSON.parse(stdout) as { runId: string; status: string };
+    expect(status).toBe('succeeded');
+    expect(statSync(join(cwd, '.savepoint', LEDGER_PATHS.dynalite)).isDirectory()).toBe(true);
+    expect(existsSync(join(cwd, '.savepoint', LEDGER_PATHS.embedded))).toBe(false);
+    await pruneWithReadme(cwd, runId);
+  }, 240_000);
+
+  it.concurrent("prints the trace tree the README shows (Traces, after the fact): its first and last spans line for line, the figures aside, and as many spans as it says", async () => {
+    const [run, trace] = [...readmeInline(/The sample day \((`npx savepoint run [^`]*`, then\s+`npx savepoint trace [^`]*`)/, 'trace commands').matchAll(/`npx ([^`]*)`/g)].map((match) => shellWords(match[1]!));
+    const tree = readmeInline(/no trace viewer can run on this machine, so the tree\):\n\n```\n([\s\S]*?)\n```/, 'trace tree').split('\n');
+    const cut = tree.findIndex((line) => line.startsWith('  … '));
+    const spans = Number(/: (\d+) spans in all\)$/.exec(tree[cut]!)?.[1]);
+    const cwd = join(app, 'trace');
+    mkdirSync(cwd);
+    // No collector: `trace` prints the tree.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
+    await exec('npx', run!, { cwd, env, timeout: 120_000 });
+    const printed = (await exec('npx', trace!, { cwd, env, timeout: 120_000 })).stdout.trimEnd().split('\n');
+    expect(printed).toHaveLength(spans);
+    const shown = [...tree.slice(0, cut).map((line, index) => [line, printed[index]!]), ...tree.slice(cut + 1).map((line, index, after) => [line, printed[printed.length - after.length + index]!])];
+    for (const [line, actual] of shown) expect(actual).toMatch(new RegExp(`^${shapeOf(line!)}$`));
+  }, 240_000);
+
+  it.concurrent("runs the README's commands for a real provider as written, each provider's API the strict local wire server of sim/wire (the key this test's, its endpoint variable added)", async () => {
+    const block = readmeInline(/### Running the examples on a real provider\n[\s\S]*?```sh\n([\s\S]*?)\n```/, 'provider commands');
+    const commands = block.split('\n').filter((line) => !line.startsWith('#')).map(shellWords);
+    expect(commands.map((words) => words.find((word) => word.includes(':') && !word.includes('=')))).toEqual(['anthropic:claude-sonnet-4-5', 'openai:gpt-5-mini', 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0']);
+    // The examples' own scripted models answer through each provider's wire format, as a real model would.
+    const policies = { 'refund-reconciler': refundReconciler.dev!.policy!, 'support-triage': supportTriage.dev!.policy! };
+    // Not the machine's keys or endpoints: only what the command sets, and the server's address.
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI|BEDROCK|MODEL_API)_|^AWS_/.test(name)));
+    for (const words of commands) {
+      const settings = Object.fromEntries(words.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split(/=(.*)/s) as [string, string]));
+      const [npx, ...args] = words.filter((word) => !/^[A-Z_]+=/.test(word));
+      expect(npx).toBe('npx');
+      const agent = args[args.indexOf('--agent') + 1] as keyof typeof policies;
+      const [provider, model] = args[args.indexOf('--model') + 1]!.split(/:(.*)/s) as [string, string];
+      const policy = policies[agent];
+      expect(policy, agent).toBeDefined();
+      const { server, env } =
+        provider === 'anthropic'
+          ? { server: await startAnthropicServer({ policy, apiKey: 'sk-ant-test', models: [model] }), env: { ANTHROPIC_API_KEY: 'sk-ant-test' } }
+          : provider === 'openai'
+            ? { server: await startOpenAIServer({ policy, apiKey: 'sk-test', models: [model] }), env: { OPENAI_API_KEY: 'sk-test' } }
+            : { server: await startBedrockServer({ policy, region: settings['AWS_REGION']!, credentials: { AKIDREADME: 'readme-secret' }, models: [model] }), env: { AWS_ACCESS_KEY_ID: 'AKIDREADME', AWS_SECRET_ACCESS_KEY: 'readme-secret' } };
+      try {
+        const endpoint = { anthropic: { ANTHROPIC_BASE_URL: server.url }, openai: { OPENAI_BASE_URL: `${server.url}/v1` }, bedrock: { BEDROCK_ENDPOINT: server.url } }[provider as 'anthropic' | 'openai' | 'bedrock'];
+        expect(Object.keys(settings).filter((name) => !(name in env))).toEqual(provider === 'bedrock' ? ['AWS_REGION'] : []);
+        const cwd = join(app, `provider-${provider}`);
+        mkdirSync(cwd);
+        const { stdout } = await exec('npx', args, { cwd, env: { ...clean, ...settings, ...env, ...endpoint }, timeout: 180_000 });
+        const turns = Number(/^ {2}agent steps +\d+ \((\d+) model turns/m.exec(stdout)?.[1]);
+        expect(stdout, provider).toMatch(new RegExp(`^run \\S+ \\(${agent} .*\\): succeeded — done$`, 'm'));
+        expect(stdout).toMatch(new RegExp(`^ {2}model +${provider}:${model.replace(/\./g, '\\.')}$`, 'm'));
+        // Every turn went to the provider's API, none to the simulator.
+        expect(turns).toBeGreaterThan(1);
+        expect(server.acceptedBodies()).toHaveLength(turns);
+      } finally {
+        await server.close();
+      }
+    }
+  }, 480_000);
+
+  it.concurrent("runs the README's crash-injection commands as written, each state directory under /tmp here one of this test's: killed after the provider paid, resumed, every refund paid once", async () => {
+    const block = readmeInline(/Crash injection needs a state directory[\s\S]*?```sh\n([\s\S]*?)\n```/, 'crash injection commands');
+    const commands = block.split('\n').map((line) => shellWords(line).map((word) => word.replace(/^\/tmp\//, `${work}/`)));
+    expect(commands.map((words) => words.slice(0, 5).join(' '))).toEqual([
+      `npx savepoint --state-dir ${work}/crash-demo run`,
+      `npx savepoint --state-dir ${work}/crash-demo resume`,
+      `npx savepoint --state-dir ${work}/crash-demo world`,
+      `npx savepoint --state-dir ${work}/crash-demo-2 run`,
+    ]);
+    const [crashAfterCommit, resume, world, crashAtRandom] = commands.map(([npx, ...args]) => (expect(npx).toBe('npx'), args));
+    const savepoint = (args: string[]) =>
+      exec('npx', args, { cwd: app, timeout: 120_000 }).then(
+        ({ stdout, stderr }) => ({ failed: false, output: `${stdout}${stderr}` }),
+        (error: { stdout?: string; stderr?: string }) => ({ failed: true, output: `${error.stdout ?? ''}${error.stderr ?? ''}` }),
+      );
+    /** `world`'s list of refunds: each refund request paid once, as many as the sample day pays (16). */
+    const paidOnce = (output: string) => {
+      const requests = [...output.matchAll(/^ {2}re_\d+ {2}(rr_\d+) /gm)].map((match) => match[1]);
+      expect(output).toMatch(/^16 refunds paid, \$1720\.35 in all$/m);
+      expect(new Set(requests).size).toBe(requests.length);
+      return requests.length;
+    };
+    const died = await savepoint(crashAfterCommit!);
+    expect(died).toMatchObject({ failed: true, output: expect.stringMatching(/crash injected at after-commit \(issue_refund\): SIGKILL/) });
+    const resumed = await savepoint(resume!);
+    expect(resumed).toMatchObject({ failed: false, output: expect.stringMatching(/^run refunds-2026-11-28 \(refund-reconciler [^)]*\): succeeded — done$/m) });
+    expect(paidOnce((await savepoint(world!)).output)).toBe(16);
+    // "run it again until it finishes": seeded, so the same number of deaths on every machine; bounded here.
+    let attempts = 0;
+    for (let finished = false; !finished && attempts < 30; attempts += 1) finished = !(await savepoint(crashAtRandom!)).failed;
+    expect(attempts).toBeGreaterThan(1);
+    expect(attempts).toBeLessThan(30);
+    const again = world!.map((word) => word.replace(`${work}/crash-demo`, `${work}/crash-demo-2`));
+    expect(paidOnce((await savepoint(again)).output)).toBe(16);
+  }, 480_000);
+
+  it.concurrent("prints the console's address and the report of `npm start` (savepoint run --agent refund-reconciler, no terminal) line for line as the README shows them, the figures aside", async () => {
+    const shown = readmeInline(/It prints one line per agent step and per retry, and a report at the end:\n\n```\n([\s\S]*?)\n```/, "npm start's report").split('\n');
+    const cwd = join(app, 'npm-start');
+    mkdirSync(cwd);
+    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler'], { cwd, timeout: 120_000 });
+    // The console's address it printed first (The console), its session token one of its own (32 random bytes, base64url).
+    const address = readmeInline(/prints its\naddress with a per-start session token:\n\n```\n(.*)\n```/, 'console address line');
+    expect(stdout).toMatch(new RegExp(`^${shapeOf(address.replace(/token=[\w-]{43}$/, 'token='))}[\\w-]{43}$`, 'm'));
+    const report = stdout.slice(stdout.indexOf('\nrun ') + 1).trimEnd().split('\n');
+    // The figures (counts, cents, seconds, the fingerprint) are the README's run's; every word, label and line is the CLI's.
+    expect(report).toHaveLength(shown.length);
+    report.forEach((line, index) => expect(line).toMatch(new RegExp(`^${shapeOf(shown[index]!)}$`)));
+  }, 240_000);
+
+  it.concurrent("prints the --json report the README shows: run --json and status --json have its keys, and no key it does not name", async () => {
+    const block = readmeInline(/print the run report; `run` adds `execution`, `status` adds `lifecycle`:\n\n```jsonc\n([\s\S]*?)\n```/, '--json report');
+    const shown = JSON.parse(block.replace(/\s+\/\/[^\n]*/g, '')) as Record<string, unknown>;
+    // A top-level key's lines (to the next top-level key) with their comments: a key "only when …"
+    // is absent from a plain succeeded run; "run --json only" / "status --json only" from the other command.
+    const lines = block.split(/\n(?= {2}"\w+":)/).slice(1);
+    const marked = (mark: string) => lines.filter((text) => text.includes(`// ${mark}`)).map((text) => /^ {2}"(\w+)"/.exec(text)![1]!);
+    const keysOf = (command: 'run' | 'status') => {
+      const absent = [...marked('only when'), ...marked(`${command === 'run' ? 'status' : 'run'} --json only`)];
+      return Object.keys(shown).filter((key) => !absent.includes(key)).sort();
+    };
+    expect(marked('only when')).toEqual(['error', 'killed', 'recovery']);
+    const cwd = join(app, 'json-report');
+    mkdirSync(cwd);
+    const ran = JSON.parse((await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler', '--run-id', 'json-day', '--json'], { cwd, timeout: 120_000 })).stdout) as Record<string, Record<string, unknown>>;
+    const status = JSON.parse((await exec('npx', ['savepoint', 'status', String(ran['runId']), '--json'], { cwd, timeout: 60_000 })).stdout) as Record<string, unknown>;
+    expect(Object.keys(ran).sort()).toEqual(keysOf('run'));
+    expect(Object.keys(status).sort()).toEqual(keysOf('status'));
+    // The objects of a fixed shape (the others are keyed by tool, model or the agent's own figures).
+    for (const key of ['tokens', 'approvals', 'guards', 'execution']) expect(Object.keys(ran[key]!).sort(), key).toEqual(Object.keys(shown[key] as object).sort());
+    expect(Object.keys(shown['version'] as object)).toEqual(expect.arrayContaining(Object.keys(ran['version']!)));
+  }, 240_000);
+
+  it.concurrent("runs the first command of the README's replay and fork transcripts on a run day1 of the sample day, and prints what the README shows (the figures aside)", async () => {
+    const cwd = join(app, 'transcripts');
+    mkdirSync(cwd);
+    await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler', '--run-id', 'day1', '--approve', 'approve'], { cwd, timeout: 120_000 });
+    for (const [title, lines] of [['replay', 1], ['fork', 2]] as const) {
+      const transcript = readmeInline(new RegExp(`### \`savepoint ${title} <runId>[^\n]*\n[\\s\\S]*?\`\`\`\n(\\$ [\\s\\S]*?)\n\`\`\``), `${title} transcript`);
+      const [command, ...shown] = transcript.split('\n');
+      const [savepoint, ...args] = shellWords(command!.slice(2));
+      expect(savepoint).toBe('savepoint');
+      const { stdout } = await exec('npx', ['savepoint', ...args], { cwd, timeout: 180_000 });
+      // The figures (counts, times, amounts, digests) are the README's run's; the words and the shape are the CLI's.
+      for (const line of shown.slice(0, lines)) expect(stdout).toMatch(new RegExp(`^${shapeOf(line)}$`, 'm'));
+    }
+  }, 480_000);
+
+  it("synthesizes the README's On AWS stack (Model providers): only the model-calling functions read the key's secret, and CallModel may invoke the other model", async () => {
+    const fragment = readmeInline(/### On AWS\n\n```ts\n([\s\S]*?)\n```/, 'On AWS stack');
+    expect(fragment).toMatch(/^new SavepointStack\(app, 'Agents', \{[\s\S]*\}\);$/);
+    // A statement of an app like "Write your own agent"'s: that app around it, its agent added to the stack it makes.
+    writeFileSync(
+      join(app, 'models-app.ts'),
+      [`import { App } from 'aws-cdk-lib';`, `import { SavepointStack } from 'savepoint/cdk';`, '', 'const app = new App();', `const stack = ${fragment}`, `stack.addAgent('Notes', { agentName: 'inbox-notes', entry: 'my-agent.ts' });`, ''].join('\n'),
+    );
+    const out = join(app, 'models.out');
+    const env = { ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
+    await exec('npx', ['tsx', 'models-app.ts'], { cwd: app, env, timeout: 180_000 });
+    type Resource = { Type: string; Properties: Record<string, any> };
+    const resources = (JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, Resource> }).Resources;
+    const statementsOfStep = (step: string) => {
+      const [, fn] = Object.entries(resources).find(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties['Environment']?.Variables?.SAVEPOINT_STEP === step) ?? [];
+      expect(fn, step).toBeDefined();
+      const role = (fn!.Properties['Role'] as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+      return Object.values(resources)
+        .filter((resource) => resource.Type === 'AWS::IAM::Policy' && (resource.Properties['Roles'] as { Ref: string }[]).some((ref) => ref.Ref === role))
+        .flatMap((policy) => policy.Properties['PolicyDocument'].Statement as { Action: unknown; Resource: unknown }[]);
+    };
+    const steps = Object.values(resources).flatMap((resource) => (resource.Type === 'AWS::Lambda::Function' ? [resource.Properties['Environment']?.Variables?.SAVEPOINT_STEP as string | undefined] : [])).filter((step) => step !== undefined);
+    expect(steps).toEqual(expect.arrayContaining(['call-model', 'compact', 'call-tool', 'start-run']));
+    const readsKey = (step: string) => statementsOfStep(step).some((statement) => JSON.stringify(statement.Action).includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes('secret:savepoint/anthropic-api-key'));
+    expect(steps.filter(readsKey).sort()).toEqual(['call-model', 'compact']);
+    const invokes = statementsOfStep('call-model').filter((statement) => JSON.stringify(statement.Action).includes('bedrock:InvokeModel'));
+    expect(JSON.stringify(invokes.map((statement) => statement.Resource))).toContain('inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0');
+  }, 240_000);
+
+  /**
+   * The README's snippets for a deployed stack, from this package: the stack is the local twin (the
+   * engine on the DynamoDB ledger on dynalite, served as a stack named `Savepoint`, as the other
+   * `--stack` tests serve it: test/support/served-stack.ts), which this package's CLI and its own
+   * Step Functions client reach through the SDK's endpoint settings, as they would reach AWS.
+   */
+  describe('against a deployed stack (the local twin)', () => {
+    let harness: Harness;
+    let served: ServedStack;
+    const refunds = () => harness.stack.world.payments.refunds().length;
+    const onStack = (...args: string[]) => exec('npx', ['savepoint', '--stack', 'Savepoint', ...args], { cwd: app, env: served.env, timeout: 120_000 });
+
+    beforeAll(async () => {
+      // Each approval approved as it is asked: the run the README's fork request forks pays its large refunds too.
+      harness = await startHarness({ ledger: 'dynalite', sealer: stackSealer(), onAsked: (approval, stack) => void postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'test' }) });
+      served = await serveStack(harness);
+      expect((await harness.run({ runId: 'day1', input: sampleInput })).status).toBe('SUCCEEDED');
+    }, 240_000);
+
+    afterAll(async () => {
+      await served?.close();
+      await harness?.stack.close();
+    });
+
+    it("starts the README's fork request, as written, with a StartExecution of the user's own: a dry fork of day1 that sends nothing", async () => {
+      const request = readmeInline(/with `fork` in the run request:\n\n```json\n(.+)\n```/, 'fork request');
+      const { runId, input, fork } = JSON.parse(request) as { runId: string; input: unknown; fork: { from: string; at: number; effects: string } };
+      expect(input).toEqual(sampleInput);
+      writeFileSync(join(app, 'fork.json'), request);
+      writeFileSync(join(app, 'start-execution.mjs'), START_EXECUTION);
+      const paid = refunds();
+      const { stdout } = await exec(process.execPath, ['start-execution.mjs', harness.stack.stateMachineArn, 'fork.json'], { cwd: app, env: served.env, timeout: 60_000 });
+      await waitForChain(harness.stack.engine, harness.stack.ledger, runId, stdout.trim());
+      expect(await harness.stack.ledger.getRun(runId)).toMatchObject({ status: 'succeeded', forkedFrom: { runId: fork.from, turn: fork.at, effects: fork.effects } });
+      expect(refunds()).toBe(paid);
+      expect((await harness.stack.ledger.listConversation(runId)).turns.length).toBeGreaterThan(fork.at - 1);
+      // What the person who started it sees of it, with this package's CLI.
+      const status = await onStack('status', runId, '--json');
+      expect(JSON.parse(status.stdout)).toMatchObject({ runId, status: 'succeeded' });
+    }, 240_000);
+
+    it("removes the stack's finished runs with the README's savepoint prune --finished-before (--stack: the DynamoDB ledger's prune)", async () => {
+      const [command, ...options] = readmeInline(/`(savepoint prune --finished-before) <date>`/, 'savepoint prune command').split(' ');
+      expect(command).toBe('savepoint');
+      const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+      const { stdout } = await onStack(...options, tomorrow, '--json');
+      const { pruned } = JSON.parse(stdout) as { pruned: { runIds: string[] }[] };
+      expect(pruned.flatMap((record) => record.runIds)).toContain('day1');
+      expect(await harness.stack.ledger.getRun('day1')).toBeUndefined();
+      const verified = await onStack('verify', '--all', '--json');
+      expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, pruned: { problems: [] } });
+      expect((await onStack('verify', 'day1')).stdout).toMatch(/^day1: pruned, its records removed by pruned at /);
+      expect(duplicatePayments(harness.stack)).toEqual([]);
+    }, 240_000);
+  });
 });
