@@ -90,6 +90,22 @@ export class AppendLog<T> {
   }
 
   /**
+   * Opens the log to append after its first `lines` complete lines (`bytes` bytes, what a reader of
+   * the whole file found: `readLines`), reading none of them. Bytes after them are a line torn by a
+   * crash mid-append: cut, with a note.
+   */
+  static openToAppend<T>(path: string, end: { lines: number; bytes: number }, options: AppendLogOptions = {}): AppendLog<T> {
+    if (existsSync(compactingPath(path))) unlinkSync(compactingPath(path));
+    const fd = openSync(path, 'a', 0o600); // private: the state directory's files are its owner's only
+    const size = fstatSync(fd).size;
+    if (size > end.bytes) {
+      ftruncateSync(fd, end.bytes);
+      options.onNote?.(`${path}:${end.lines + 1}: dropped a torn last line (${size - end.bytes} bytes after the last newline, from a crash mid-append; it was never acknowledged)`);
+    }
+    return new AppendLog<T>(path, fd, end.bytes, end.lines, options);
+  }
+
+  /**
    * Reads the complete lines of the log at `path` one at a time, from byte `from` (a line's start)
    * on, without opening it for writing or holding it in memory (a reader that keeps only some lines
    * reads in memory flat in the file's size). Bytes after the last newline (a torn line) are left

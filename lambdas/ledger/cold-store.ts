@@ -31,9 +31,13 @@ import type { LedgerSealer } from './seal.js';
  */
 export const COLD_DIR = 'ledger.cold';
 
-/** One record of a group let go of: its key, where its line is in the log, and that line's seal. */
+/**
+ * One record of a group let go of: its key, where its line is in the log, and what identifies that
+ * line: the seal it carries, or (noted from the index, which holds no seals) the sha256 of its bytes.
+ */
 export interface ColdItem extends Key, Span {
   readonly seal: string;
+  readonly hash?: string;
 }
 
 export interface ColdGroup {
@@ -46,7 +50,7 @@ export interface ColdGroup {
   readonly approvals: readonly string[];
 }
 
-type GroupLine = ['g', string, [string, string, number, number, string][], string?, string?, string[]?];
+type GroupLine = ['g', string, [string, string, number, number, string, string?][], string?, string?, string[]?];
 type ApprovalLine = ['a', string, string];
 
 /** The MAC's domain: no log line's chain, no head and no index MAC is this. */
@@ -67,10 +71,25 @@ export class ColdStore {
 
   /** Notes `group` as let go of (replacing what the store held for it), and its approval ids. */
   put(group: ColdGroup): void {
-    const line: GroupLine = ['g', group.group, group.items.map(({ pk, sk, offset, bytes, seal }) => [pk, sk, offset, bytes, seal])];
-    if (group.run || group.approvals.length > 0) line.push(group.run?.status, group.run?.createdAt, [...group.approvals]);
-    this.append(group.group, line);
-    for (const id of group.approvals) this.append(approvalBucketKey(id), ['a', id, group.group] satisfies ApprovalLine);
+    this.putAll([group]);
+  }
+
+  /** Notes each of `groups` as `put` does, with one write per bucket (an open notes every finished run at once). */
+  putAll(groups: Iterable<ColdGroup>): void {
+    const buckets = new Map<string, string[]>();
+    const add = (key: string, value: GroupLine | ApprovalLine) => {
+      const path = this.bucket(key);
+      const json = JSON.stringify(value);
+      if (!buckets.has(path)) buckets.set(path, []);
+      buckets.get(path)!.push(`${json}\t${this.sealer.chain(MAC_DOMAIN, json)}\n`);
+    };
+    for (const group of groups) {
+      const line: GroupLine = ['g', group.group, group.items.map(({ pk, sk, offset, bytes, seal, hash }) => (hash === undefined ? [pk, sk, offset, bytes, seal] : [pk, sk, offset, bytes, seal, hash]))];
+      if (group.run || group.approvals.length > 0) line.push(group.run?.status, group.run?.createdAt, [...group.approvals]);
+      add(group.group, line);
+      for (const id of group.approvals) add(approvalBucketKey(id), ['a', id, group.group] satisfies ApprovalLine);
+    }
+    for (const [path, lines] of buckets) appendFileSync(path, lines.join(''), { mode: 0o600 });
   }
 
   /** The group under `key`, or undefined when none was let go of (or it was removed). */
@@ -96,11 +115,6 @@ export class ColdStore {
       }
       yield* [...current.values()].map(groupOf);
     }
-  }
-
-  private append(key: string, value: GroupLine | ApprovalLine): void {
-    const json = JSON.stringify(value);
-    appendFileSync(this.bucket(key), `${json}\t${this.sealer.chain(MAC_DOMAIN, json)}\n`, { mode: 0o600 });
   }
 
   /** The last line of `key`'s bucket that starts with one of `prefixes`, its MAC checked. */
@@ -143,7 +157,7 @@ const approvalBucketKey = (approvalId: string) => `approval:${approvalId}`;
 function groupOf([, group, items, status, createdAt, approvals]: GroupLine): ColdGroup {
   return {
     group,
-    items: items.map(([pk, sk, offset, bytes, seal]) => ({ pk, sk, offset, bytes, seal })),
+    items: items.map(([pk, sk, offset, bytes, seal, hash]) => ({ pk, sk, offset, bytes, seal, ...(hash !== undefined && { hash }) })),
     ...(status !== undefined && createdAt !== undefined && { run: { status, createdAt } }),
     approvals: approvals ?? [],
   };

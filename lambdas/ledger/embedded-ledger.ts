@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AppendLog, LogReader, type Span } from './append-log.js';
-import { COLD_DIR, ColdStore, type ColdItem } from './cold-store.js';
+import { COLD_DIR, ColdStore, type ColdGroup, type ColdItem } from './cold-store.js';
 import { INDEX_FILE, keyOfLine, lineHash, refreshIndex, type IndexedPartition, type LedgerIndex, type RefreshOptions } from './ledger-index.js';
 import { LockFile } from './lock-file.js';
 import { blobKey, effectKey, FINISHED_STATUSES, isPendingApproval, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
-import { chained, line, LogHead, parseEntry, splitChained, verifyLog, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
+import { chained, line, LogHead, parseEntry, splitChained, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, recordOf, type LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import type { DamagedRunOptions } from './ledger.js';
@@ -120,7 +120,16 @@ export class EmbeddedLedger extends StorageLedger {
     super();
   }
 
-  /** Opens the ledger in memory, or on disk in `options.dir` (replaying, and maybe compacting, its log). */
+  /**
+   * Opens the ledger in memory, or on disk in `options.dir`. On disk, every line of the log is
+   * streamed once, its chain checked (and the whole against the head: a damaged log is refused,
+   * naming the line, before anything is read from it), and the sealed index (ledger-index.ts) is
+   * brought up to date; the records themselves are read from the index, not parsed from every
+   * line: the records of the runs still going (and the other live partitions) are read into
+   * memory, each line checked against the index's hash and its seal, and the finished runs and the
+   * business-key effects are noted in the cold store (cold-store.ts), read back when asked for. So
+   * what an open keeps does not grow with the runs the log holds; it may compact the log.
+   */
   static open(options: EmbeddedLedgerOptions = {}): EmbeddedLedger {
     if (options.dir === undefined) return new EmbeddedLedger(options.sealer ?? ephemeralSealer());
     const dir = options.dir;
@@ -138,22 +147,19 @@ export class EmbeddedLedger extends StorageLedger {
       const sealer = options.sealer ?? hmacSealer(readOrCreateKeyFile(keyPath));
       head = LogHead.open(join(dir, 'ledger.head'));
       refuseMissingLog(logPath, head, keyExisted && options.sealer === undefined, dir);
-      let entries: LogEntry[];
-      let spans: Span[];
-      let tip = '';
-      const accept = (read: readonly unknown[]) => (tip = verifyLog(read as LogEntry[], head!, sealer, logPath));
-      ({ log, entries, spans } = AppendLog.open(logPath, parseEntry, { fsync: options.fsync, onNote, accept }));
+      // Refused before the file is touched: a damaged log is left exactly as it was found.
+      const index = refreshIndex(logPath, join(dir, INDEX_FILE), sealer, head, { verify: 'chain' });
+      log = AppendLog.openToAppend<LogEntry>(logPath, index.log, { fsync: options.fsync, onNote });
       const ledger = new EmbeddedLedger(sealer, log, lock, head);
       ledger.onNote = onNote;
       // At least the run just asked for stays: the caller reads the partition it was handed.
       if (options.retainFinishedRuns !== undefined) ledger.retainFinishedRuns = Math.max(1, options.retainFinishedRuns);
       if (options.retainEffects !== undefined) ledger.retainEffects = Math.max(1, options.retainEffects);
       if (options.listedFinishedRuns !== undefined) ledger.listed.limit = Math.max(1, options.listedFinishedRuns);
-      // The whole log is read now: whatever an earlier process noted of what it let go of is made anew
-      // (before the log's items are taken in, so that each finished run and effect is counted to let go of).
+      // The index is current now: whatever an earlier process noted of what it let go of is made anew from it.
       ledger.cold = ColdStore.create(join(dir, COLD_DIR), sealer);
-      ledger.load(entries, spans, tip);
-      ledger.compactIfLarge(options.compaction ?? { ratio: 4, minBytes: 1 << 20 }, onNote);
+      ledger.take(index);
+      ledger.compactIfLarge(index.liveBytes(), options.compaction ?? { ratio: 4, minBytes: 1 << 20 }, onNote);
       ledger.evictFinished();
       return ledger;
     } catch (error) {
@@ -223,11 +229,50 @@ export class EmbeddedLedger extends StorageLedger {
     this.tip = index.log.tip;
   }
 
-  /** Loads the entries of a verified log (`verifyLog`), and brings its head up to date. */
-  private load(entries: LogEntry[], spans: Span[], tip: string): void {
-    entries.forEach((entry, index) => this.set(entry, item(entry.record, entry.hidden ?? {}, entry.seal), spans[index]));
+  /**
+   * Takes the live state from a current index (opened to write): the finished runs' partitions
+   * (but a run's with a pending approval) and the effects' go to the cold store, the newest of those
+   * runs to the list of them; every other partition is read into memory. Brings the head up to date.
+   */
+  private take(index: LedgerIndex): void {
+    const groupOf = (pk: string) => (runOfPartition(pk) !== undefined ? runKey(runOfPartition(pk)!).pk : pk);
+    const pendingGroups = new Set([...index.pending.values()].map((key) => groupOf(key.pk)));
+    const coldGroups = new Map<string, ColdItem[]>();
+    for (const pk of index.partitionKeys()) {
+      const group = groupOf(pk);
+      const status = group.startsWith('RUN#') ? index.runs.get(group)?.status : undefined;
+      const done = group === pk && pk.startsWith(EFFECT_PREFIX) ? true : status !== undefined && FINISHED_STATUSES.has(status as RunRecord['status']);
+      const indexed = index.partition(pk)!;
+      if (done && !pendingGroups.has(group)) {
+        if (!coldGroups.has(group)) coldGroups.set(group, []);
+        for (const { sk, offset, bytes, hash } of indexed.items.values()) coldGroups.get(group)!.push({ pk, sk, offset, bytes, seal: '', hash });
+        continue;
+      }
+      const spans = [...indexed.items.values()].map(({ offset, bytes }) => ({ offset, bytes }));
+      this.partitions.set(pk, Partition.filled((lines) => this.readLines(lines), this.readIndexed(spans, indexed), false));
+      this.touch(pk);
+    }
+    const approvalsOf = new Map<string, string[]>();
+    for (const [id, key] of index.approvals) {
+      const group = groupOf(key.pk);
+      if (!coldGroups.has(group)) this.approvalsById.set(id, key);
+      else approvalsOf.set(group, [...(approvalsOf.get(group) ?? []), id]);
+    }
+    for (const [id, key] of index.pending) this.pending.set(id, key);
+    const listed: ListedRun[] = [];
+    const groups: ColdGroup[] = [];
+    for (const [group, items] of coldGroups) {
+      const run = index.runs.get(group);
+      groups.push({ group, items, approvals: approvalsOf.get(group) ?? [], ...(run && { run }) });
+      const item = items.find((cold) => cold.pk === group && cold.sk === RUN_SK);
+      if (run && item) listed.push({ pk: group, createdAt: run.createdAt, item });
+    }
+    this.cold!.putAll(groups);
+    listed.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    this.listed = { runs: listed.slice(0, this.listed.limit), limit: this.listed.limit, complete: listed.length <= this.listed.limit };
+    const { lines, tip } = index.log;
     this.tip = tip;
-    if (this.head!.needsWrite(entries.length, tip, this.sealer)) this.head!.write(entries.length, tip, this.sealer);
+    if (this.head!.needsWrite(lines, tip, this.sealer)) this.head!.write(lines, tip, this.sealer);
   }
 
   /** Closes the log and releases the directory; the ledger cannot be used afterwards. */
@@ -292,7 +337,7 @@ export class EmbeddedLedger extends StorageLedger {
   }
 
   // The newest `limit` runs by the creation time each run partition keeps (the order listRuns
-  // sorts in, ties kept in the same order): only their run records are read. The runs let go of
+  // sorts in): only their run records are read. The runs let go of
   // from memory come from the list of the newest of them when it reaches far enough (every run it
   // leaves out is older than all it holds), else from the whole cold store. A record read back
   // from disk that fails its checks is named to `onDamaged` (or thrown without it).
@@ -302,7 +347,8 @@ export class EmbeddedLedger extends StorageLedger {
       .map(([pk, partition]) => [pk, { createdAt: partition.createdAt!, read: () => partition.runItem() }]);
     const cold = this.cold && (this.listed.complete || limit <= this.listed.runs.length ? this.listed.runs : this.listAllCold());
     for (const run of cold ?? []) if (!this.partitions.has(run.pk)) held.push([run.pk, { createdAt: run.createdAt, read: () => this.readColdItems([run.item])[0]![1] }]);
-    const newest = held.sort(([, a], [, b]) => b.createdAt.localeCompare(a.createdAt)).slice(0, limit);
+    // Runs created at the same instant in key order: the same whichever of them are in memory.
+    const newest = held.sort(([pkA, a], [pkB, b]) => b.createdAt.localeCompare(a.createdAt) || (pkA < pkB ? -1 : pkA > pkB ? 1 : 0)).slice(0, limit);
     return runRecords(newest, options);
   }
 
@@ -587,16 +633,28 @@ export class EmbeddedLedger extends StorageLedger {
       const { approvalId } = item.record as { approvalId?: unknown };
       if (typeof approvalId === 'string') this.approvalsById.set(approvalId, { pk: of, sk });
     }
-    for (const [of, entries] of byPk) this.partitions.set(of, Partition.noted((spans) => this.readLines(spans), entries));
+    for (const [of, entries] of byPk) this.partitions.set(of, Partition.filled((spans) => this.readLines(spans), entries, true));
     this.touch(group);
     return this.partitions.get(pk);
   }
 
-  /** Reads back every group the cold store holds (a prune, a compaction: they go through all). */
+  /**
+   * Reads back every group the cold store holds (a prune, a compaction: they go through all), and
+   * empties the store: all of it is in memory now, and what the caller removes must not come back
+   * from there.
+   */
   private warmAll(): void {
     if (!this.cold) return;
     // Not `partition`: that lets go of the least recently used again; all of them stay until the caller is done.
     for (const { group } of [...this.cold.groups()]) if (!this.partitions.has(group)) this.warm(group);
+    this.startColdAgain();
+  }
+
+  /** An empty cold store, and so no run listed from it: what is let go of next is noted afresh. */
+  private startColdAgain(): void {
+    this.cold = ColdStore.create(this.cold!.dir, this.sealer);
+    this.listed = { runs: [], limit: this.listed.limit, complete: true };
+    for (const partition of this.partitions.values()) partition.noted = false;
   }
 
   /**
@@ -641,17 +699,17 @@ export class EmbeddedLedger extends StorageLedger {
       is: (span, text) => {
         const noted = byOffset.get(span.offset)!;
         const key = keyOfLine(text);
-        return noted.bytes === span.bytes && key?.pk === noted.pk && key.sk === noted.sk && splitChained(text)?.body.endsWith(`,"seal":${JSON.stringify(noted.seal)}}`) === true;
+        if (noted.bytes !== span.bytes || key?.pk !== noted.pk || key.sk !== noted.sk) return false;
+        return noted.hash !== undefined ? lineHash(text) === noted.hash : splitChained(text)?.body.endsWith(`,"seal":${JSON.stringify(noted.seal)}}`) === true;
       },
     });
   }
 
-  private compactIfLarge(threshold: { ratio: number; minBytes: number }, onNote: (note: string) => void): void {
-    if (!this.log || this.log.bytes < threshold.minBytes) return;
-    const live = this.liveLines();
-    if (this.log.bytes <= threshold.ratio * live.bytes) return;
+  /** Compacts when the log holds more than `ratio` times the `liveBytes` of its live state (and at least `minBytes`). */
+  private compactIfLarge(liveBytes: number, threshold: { ratio: number; minBytes: number }, onNote: (note: string) => void): void {
+    if (!this.log || this.log.bytes < threshold.minBytes || this.log.bytes <= threshold.ratio * liveBytes) return;
     const before = this.log.bytes;
-    this.rewriteLive(live);
+    this.rewriteLive();
     onNote(`${this.log.path}: compacted ${before} bytes of log to ${this.log.bytes} bytes of live state`);
   }
 
@@ -674,9 +732,10 @@ export class EmbeddedLedger extends StorageLedger {
     return { lines, bytes, tip, keys };
   }
 
-  /** Replaces the log by the live state (compaction, prune). The caller read back what was let go of (`warmAll`). */
-  private rewriteLive(live = this.liveLines()): void {
-    const { lines, tip, keys } = live;
+  /** Replaces the log by the live state (compaction, prune): what was let go of is read back first, or it would be lost. */
+  private rewriteLive(): void {
+    this.warmAll();
+    const { lines, tip, keys } = this.liveLines();
     // The head names both logs while the new one replaces the old: a crash in between leaves a
     // head that matches whichever of the two is on disk.
     const head = this.head!;
@@ -686,11 +745,6 @@ export class EmbeddedLedger extends StorageLedger {
     head.write(lines.length, tip, this.sealer);
     // Each item is one line now: where the partitions find their lines is where the rewrite put them.
     keys.forEach((key, index) => this.partitions.get(key.pk)!.relocated(key.sk, spans[index]!));
-    // What the cold store noted is where the lines were: it starts over, and takes what is let go of next.
-    if (this.cold) {
-      this.cold = ColdStore.create(this.cold.dir, this.sealer);
-      this.listed = { runs: [], limit: this.listed.limit, complete: true };
-    }
     this.evictFinished();
   }
 }
@@ -760,11 +814,11 @@ class Partition {
 
   constructor(private readonly read: (spans: readonly Span[]) => [string, Item, Span][]) {}
 
-  /** A partition read back from the cold store: its items and where their lines are, as noted there. */
-  static noted(read: (spans: readonly Span[]) => [string, Item, Span][], entries: readonly [string, Item, Span][]): Partition {
+  /** A partition of the items read from `entries` and where their lines are; `noted`: as the cold store holds them. */
+  static filled(read: (spans: readonly Span[]) => [string, Item, Span][], entries: readonly [string, Item, Span][], noted: boolean): Partition {
     const partition = new Partition(read);
     for (const [sk, stored, span] of entries) partition.put(sk, stored, span);
-    partition.noted = true;
+    partition.noted = noted;
     return partition;
   }
 

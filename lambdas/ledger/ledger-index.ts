@@ -99,6 +99,13 @@ export class LedgerIndex {
     return { items: new Map(items.map(([sk, offset, bytes, hash]) => [sk, { pk, sk, offset, bytes, hash }])) };
   }
 
+  /** The bytes the live items' lines take (with their newlines): what a compaction would leave. */
+  liveBytes(): number {
+    let bytes = 0;
+    for (const pk of this.byPk.keys()) for (const item of this.partition(pk)!.items.values()) bytes += item.bytes + 1;
+    return bytes;
+  }
+
   /** Takes the log line `text` at `span` (the next one after the checkpoint, its chain checked) into the index. */
   add(text: string, span: Span, key: Key, chain: { tip: string; previousTip: string }): void {
     let partition = this.partition(key.pk);
@@ -200,8 +207,12 @@ interface SerializedHeader {
 type SerializedPartition = [string, [string, number, number, string][]];
 
 export interface RefreshOptions {
-  /** First stream the whole log, every line's chain and seal checked, whatever the index holds (`savepoint verify`). @default false */
-  readonly verify?: boolean;
+  /**
+   * First stream the whole log, whatever the index holds: every line's chain and seal checked
+   * (`true`: `savepoint verify`), or every line's chain (`'chain'`: the ledger opened to write; the
+   * chain covers each line's exact bytes, and a record's seal is checked when it is read). @default false
+   */
+  readonly verify?: boolean | 'chain';
 }
 
 /**
@@ -212,7 +223,7 @@ export interface RefreshOptions {
  */
 export function refreshIndex(logPath: string, indexPath: string, sealer: LedgerSealer, head: LogHead, options: RefreshOptions = {}): LedgerIndex {
   const found = LedgerIndex.read(indexPath, sealer);
-  if (options.verify) verifyWholeLog(logPath, sealer, head);
+  if (options.verify) verifyWholeLog(logPath, sealer, head, options.verify === true);
   const reader = existsSync(logPath) ? new LogReader(logPath) : undefined;
   let index: LedgerIndex;
   try {
@@ -236,11 +247,12 @@ export function refreshIndex(logPath: string, indexPath: string, sealer: LedgerS
   return index;
 }
 
-/** Streams the whole log, every line's chain and seal checked, and the whole against `head`; keeps nothing (`savepoint verify`). */
-function verifyWholeLog(logPath: string, sealer: LedgerSealer, head: LogHead): void {
+/** Streams the whole log, every line's chain (and with `seals`, its seal) checked, and the whole against `head`; keeps nothing. */
+function verifyWholeLog(logPath: string, sealer: LedgerSealer, head: LogHead, seals: boolean): void {
   const chain = new ChainCheck(sealer, logPath);
   AppendLog.readLines(logPath, (text, at) => {
     checkedLine(text, chain, logPath, at);
+    if (!seals) return;
     let entry;
     try {
       entry = parseEntry(JSON.parse(text), text);
@@ -256,7 +268,21 @@ function verifyWholeLog(logPath: string, sealer: LedgerSealer, head: LogHead): v
 function checkedLine(text: string, chain: ChainCheck, logPath: string, before: number): Key {
   const key = keyOfLine(text);
   const split = splitChained(text);
-  if (!key || !split) throw new LedgerIntegrityError({ record: `${logPath}:${before + 1}` }, 'the line carries no key, seal and chain (written without the ledger key)');
+  if (!key || !split) throw lineProblem(text, logPath, before + 1);
   chain.next(split.body, split.chain, key);
   return key;
+}
+
+/** What is wrong with line `number` of the log, which carries no key and chain where a line of the ledger has them: not JSON, not an entry, or not sealed. */
+function lineProblem(text: string, logPath: string, number: number): Error {
+  try {
+    parseEntry(JSON.parse(text), text);
+  } catch (error) {
+    if (error instanceof LedgerIntegrityError) {
+      error.message = error.message.replace('record ', `record ${logPath}:${number} `);
+      return error;
+    }
+    return new Error(`${logPath}:${number}: corrupt ledger log line (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
+  return new LedgerIntegrityError({ record: `${logPath}:${number}` }, 'the line carries no key, seal and chain (written without the ledger key)');
 }
