@@ -618,8 +618,9 @@ export class EmbeddedLedger extends StorageLedger {
    * `pk` has no partition. Its approvals are in the approval index again.
    */
   private warm(pk: string): Partition | undefined {
-    if (!this.cold) return undefined;
     const runId = runOfPartition(pk);
+    // Only a run's partitions and an effect's are ever let go of: no other key is looked for there.
+    if (!this.cold || (runId === undefined && !pk.startsWith(EFFECT_PREFIX))) return undefined;
     const group = runId !== undefined ? runKey(runId).pk : pk;
     // A run's partitions are let go of and read back together: its run partition in memory means the group is.
     if (runId !== undefined && this.partitions.has(group)) return undefined;
