@@ -14,10 +14,11 @@
  *   - the state directory's bytes per run;
  *   - the commands that read a state directory, each in a fresh process (bin/savepoint.js, as a
  *     user runs it): `status <runId>`, `runs`, `approvals` and `verify --all`; their wall time, CPU
- *     time and peak RSS against a directory with 1 run and against the one with all of them (the
- *     best of `--reps`: on a shared machine the CPU time is the steadier figure). The first three
- *     read from the ledger's index and should cost the same against both; `verify --all` checks
- *     every line, so its time grows with the log, but not its memory (it streams).
+ *     time and peak RSS against a directory with 1 run and against the one with all of them, in
+ *     `--reps` pairs (the best of each, and every pair's CPU time: on a shared machine the CPU time
+ *     is the steadier figure, and the median of the pairs' ratios the steadier comparison). The
+ *     first three read from the ledger's index and should cost the same against both; `verify
+ *     --all` checks every line, so its time grows with the log, but not its memory (it streams).
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +30,7 @@ import { cachedTemplate } from '../local/template-cache.js';
 import type { CfnTemplateJson } from '../local/asl.js';
 import { benchStack, runOnce } from './pipeline.js';
 import { nodeProcess } from './processes.js';
+import { pairedRatio } from './stats.js';
 import { dayWithSteps } from './workload.js';
 
 /** The finished executions the benchmark's engine keeps (below the first fifth of the runs). */
@@ -42,13 +44,13 @@ const BIN = new URL('../bin/savepoint.js', import.meta.url).pathname;
 const PEAK_RSS = new URL('./peak-rss.mjs', import.meta.url).pathname;
 
 const { values } = parseArgs({
-  options: { growth: { type: 'boolean' }, runs: { type: 'string', default: '150' }, steps: { type: 'string', default: '10' }, reps: { type: 'string', default: '3' }, json: { type: 'boolean', default: false }, 'heap-snapshots': { type: 'string' } },
+  options: { growth: { type: 'boolean' }, runs: { type: 'string', default: '150' }, steps: { type: 'string', default: '10' }, reps: { type: 'string', default: '5' }, json: { type: 'boolean', default: false }, 'heap-snapshots': { type: 'string' } },
   strict: true,
 });
 const runs = Number(values.runs);
 const steps = Number(values.steps);
 const reps = Number(values.reps);
-if (!(runs >= 40) || !(steps >= 4) || !(reps >= 1)) throw new Error('--runs must be at least 40 (a fifth past the windows), --steps at least 4, --reps at least 1');
+if (!(runs >= 40) || !(steps >= 4) || !(reps >= 3)) throw new Error('--runs must be at least 40 (a fifth past the windows), --steps at least 4, --reps at least 3 (a median of pairs)');
 
 setFlagsFromString('--expose-gc');
 // Before any run: no function is optimized yet (see the comment at the top).
@@ -81,26 +83,35 @@ async function fill(stateDir: string, count: number, at: (done: number) => void 
   return first!;
 }
 
-/** A command's figures: wall ms, CPU ms and peak RSS (MB), each the best of `reps`. */
+/** A command's figures: wall ms, CPU ms and peak RSS (MB). */
 type Figures = { wallMs: number; cpuMs: number; peakRssMb: number };
 
-/** `savepoint <args> --json` against `stateDir`, its output checked by `check`: its figures, the best of `reps`. */
+/** One run of `savepoint <args> --json` against `stateDir`, its output checked by `check`: its figures. */
 async function command(stateDir: string, args: string[], check: (output: any) => boolean): Promise<Figures> {
-  let best = { wallMs: Infinity, cpuMs: Infinity, peakRssMb: Infinity };
-  for (let i = 0; i < reps; i++) {
-    const started = performance.now();
-    const end = await nodeProcess(['--import', PEAK_RSS, BIN, '--state-dir', stateDir, ...args, '--json']);
-    const wallMs = performance.now() - started;
-    const rss = /^savepoint-bench-peak-rss-kb (\d+)$/m.exec(end.stderr);
-    const cpu = /^savepoint-bench-cpu-ms (\d+)$/m.exec(end.stderr);
-    if (end.code !== 0 || !rss || !cpu) throw new Error(`savepoint ${args.join(' ')} ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
-    if (!check(JSON.parse(end.stdout))) throw new Error(`savepoint ${args.join(' ')}: unexpected output ${end.stdout.slice(0, 500)}`);
-    best = { wallMs: Math.min(best.wallMs, wallMs), cpuMs: Math.min(best.cpuMs, Number(cpu[1])), peakRssMb: Math.min(best.peakRssMb, Math.round(Number(rss[1]) / 1024)) };
-  }
-  return { wallMs: Math.round(best.wallMs), cpuMs: best.cpuMs, peakRssMb: best.peakRssMb };
+  const started = performance.now();
+  const end = await nodeProcess(['--import', PEAK_RSS, BIN, '--state-dir', stateDir, ...args, '--json']);
+  const wallMs = Math.round(performance.now() - started);
+  const rss = /^savepoint-bench-peak-rss-kb (\d+)$/m.exec(end.stderr);
+  const cpu = /^savepoint-bench-cpu-ms (\d+)$/m.exec(end.stderr);
+  if (end.code !== 0 || !rss || !cpu) throw new Error(`savepoint ${args.join(' ')} ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
+  if (!check(JSON.parse(end.stdout))) throw new Error(`savepoint ${args.join(' ')}: unexpected output ${end.stdout.slice(0, 500)}`);
+  return { wallMs, cpuMs: Number(cpu[1]), peakRssMb: Math.round(Number(rss[1]) / 1024) };
 }
 
-/** Each reading command against the directory with 1 run and the one with `count`, in turn (so that the two feel the same load). */
+const best = (samples: readonly Figures[]): Figures => ({
+  wallMs: Math.min(...samples.map((sample) => sample.wallMs)),
+  cpuMs: Math.min(...samples.map((sample) => sample.cpuMs)),
+  peakRssMb: Math.min(...samples.map((sample) => sample.peakRssMb)),
+});
+
+/**
+ * Each reading command against the directory with 1 run and the one with `count`, `reps` times in
+ * pairs, one right after the other, the order swapped every pair (one-many, many-one, …): a
+ * process's CPU time moves by a fifth with what else the shared machine runs, and two processes
+ * side by side feel about the same load, where two blocks of reps a few seconds apart may not
+ * (CI once measured `status` at 1.40× of one run that way, with nothing grown). The report keeps
+ * every pair's CPU time: bench/check.ts judges the median of the pairs' ratios.
+ */
 async function commands(one: { dir: string; runId: string }, many: { dir: string; runId: string; count: number }) {
   const rows = {
     status: { args: (runId: string) => ['status', runId], check: (_count: number) => (output: any) => output.status === 'succeeded' },
@@ -108,9 +119,23 @@ async function commands(one: { dir: string; runId: string }, many: { dir: string
     approvals: { args: () => ['approvals'], check: () => (output: any) => Array.isArray(output.approvals) },
     verifyAll: { args: () => ['verify', '--all'], check: (count: number) => (output: any) => output.ok === true && output.runs.length === count },
   };
-  const figures = {} as Record<keyof typeof rows, { oneRun: Figures; manyRuns: Figures }>;
+  // The first start after a change builds the CLI's bundle (bin/savepoint.js): not a figure of either side.
+  await command(one.dir, rows.status.args(one.runId), rows.status.check(1));
+  const figures = {} as Record<keyof typeof rows, { oneRun: Figures; manyRuns: Figures; cpuMsPairs: [oneRun: number, manyRuns: number][] }>;
   for (const [name, row] of Object.entries(rows) as [keyof typeof rows, (typeof rows)[keyof typeof rows]][]) {
-    figures[name] = { oneRun: await command(one.dir, row.args(one.runId), row.check(1)), manyRuns: await command(many.dir, row.args(many.runId), row.check(many.count)) };
+    const pairs: [Figures, Figures][] = [];
+    for (let i = 0; i < reps; i++) {
+      const measureOne = () => command(one.dir, row.args(one.runId), row.check(1));
+      const measureMany = () => command(many.dir, row.args(many.runId), row.check(many.count));
+      if (i % 2 === 0) {
+        const oneRun = await measureOne();
+        pairs.push([oneRun, await measureMany()]);
+      } else {
+        const manyRuns = await measureMany();
+        pairs.push([await measureOne(), manyRuns]);
+      }
+    }
+    figures[name] = { oneRun: best(pairs.map(([oneRun]) => oneRun)), manyRuns: best(pairs.map(([, manyRuns]) => manyRuns)), cpuMsPairs: pairs.map(([oneRun, manyRuns]) => [oneRun.cpuMs, manyRuns.cpuMs]) };
   }
   return figures;
 }
@@ -141,8 +166,8 @@ try {
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {
     const { engine, stateDir } = report;
-    const row = (name: string, { oneRun, manyRuns }: { oneRun: Figures; manyRuns: Figures }) =>
-      `  savepoint ${name}: ${oneRun.wallMs} ms (${oneRun.cpuMs} ms CPU) / ${oneRun.peakRssMb} MB with 1 run, ${manyRuns.wallMs} ms (${manyRuns.cpuMs} ms CPU) / ${manyRuns.peakRssMb} MB with ${runs}`;
+    const row = (name: string, { oneRun, manyRuns, cpuMsPairs }: { oneRun: Figures; manyRuns: Figures; cpuMsPairs: [number, number][] }) =>
+      `  savepoint ${name}: ${oneRun.wallMs} ms (${oneRun.cpuMs} ms CPU) / ${oneRun.peakRssMb} MB with 1 run, ${manyRuns.wallMs} ms (${manyRuns.cpuMs} ms CPU) / ${manyRuns.peakRssMb} MB with ${runs}; CPU ${pairedRatio(cpuMsPairs).toFixed(2)}× (median of ${cpuMsPairs.length} pairs)`;
     process.stdout.write(
       [
         `growth: ${runs} runs of ${steps} steps in one engine process and one state directory`,

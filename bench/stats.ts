@@ -27,6 +27,15 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+/**
+ * The median of `after / before` over pairs measured side by side: how much more the second of each
+ * pair costs, with the load both felt divided out pair by pair, and robust to a pair (fewer than half
+ * of them) caught by a burst of load.
+ */
+export function pairedRatio(pairs: readonly (readonly [before: number, after: number])[]): number {
+  return median(pairs.map(([before, after]) => after / before));
+}
+
 /** The background's model: N steps, each failing independently with probability p. */
 export const theory = {
   /** Checkpoint after every step: only the failed step is repeated. */
