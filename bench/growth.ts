@@ -31,7 +31,7 @@ import type { CfnTemplateJson } from '../local/asl.js';
 import { benchStack, runOnce } from './pipeline.js';
 import { nodeProcess } from './processes.js';
 import { pairedRatio } from './stats.js';
-import { dayWithSteps } from './workload.js';
+import { dayWithPrefix, dayWithSteps } from './workload.js';
 
 /** The finished executions the benchmark's engine keeps (below the first fifth of the runs). */
 const RETAINED_EXECUTIONS = 10;
@@ -63,17 +63,52 @@ const heapMb = () => {
   return process.memoryUsage().heapUsed / 2 ** 20;
 };
 
-/** Runs `count` runs into `stateDir`; calls `at(i)` after each (the heap probe). Returns the first run's id (not every id: the probe would count that list as the engine's). */
+/**
+ * Runs `count` runs into `stateDir`; calls `at(i)` after each (the heap probe). Each run reconciles
+ * a day of its own refund requests (ids under the run's prefix), as each night's run does: the
+ * refund and review tools key their effects by refund request, across runs, so runs of one same
+ * day would pay and record nothing after the first, and what effects leave per run go unmeasured.
+ * Every other run has a refund above the approval threshold, approved as it is asked for (through
+ * the approval API, as a person's click is): approvals, their indexes and task tokens grow too.
+ * Returns the first run's id (not every id: the probe would count that list as the engine's).
+ */
 async function fill(stateDir: string, count: number, at: (done: number) => void = () => undefined): Promise<string> {
-  const { day } = dayWithSteps(steps);
+  const days = [dayWithSteps(steps, 1, 1), dayWithSteps(steps, 1, 0)];
   const template = (await cachedTemplate('refund-reconciler')) as CfnTemplateJson;
-  const stack = await benchStack({ day, template, failRate: 0, seed: 1, worldInMemory: true, stateDir, log: () => undefined, retainFinishedExecutions: RETAINED_EXECUTIONS, ledgerMemory: LEDGER_MEMORY });
+  let approvals = '';
+  const approve = (approvalId: string) =>
+    fetch(`${approvals}/${approvalId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) }).then(async (response) => {
+      if (!response.ok) throw new Error(`approving ${approvalId}: ${response.status} ${await response.text()}`);
+    });
+  const refused: unknown[] = [];
+  const stack = await benchStack({
+    day: days[0]!.day,
+    template,
+    failRate: 0,
+    seed: 1,
+    worldInMemory: true,
+    stateDir,
+    log: () => undefined,
+    retainFinishedExecutions: RETAINED_EXECUTIONS,
+    ledgerMemory: LEDGER_MEMORY,
+    onApproval: (approval) => void approve(approval.approvalId).catch((error: unknown) => refused.push(error)),
+  });
+  approvals = stack.endpoints.approvals;
   let first: string | undefined;
   try {
     for (let i = 0; i < count; i++) {
       const runId = `growth-${String(i + 1).padStart(4, '0')}`;
-      const attempt = await runOnce(stack, runId, day);
+      const { day: plain, mix } = days[i % days.length]!;
+      const prefix = `g${String(i + 1).padStart(4, '0')}_`;
+      const attempt = await runOnce(stack, runId, dayWithPrefix(plain, prefix));
+      if (refused.length > 0) throw new Error(`run ${runId}: ${String(refused[0])}`);
       if (attempt.status !== 'SUCCEEDED' || attempt.duplicatePayments > 0) throw new Error(`run ${runId}: ${attempt.status}, ${attempt.duplicatePayments} duplicate payments`);
+      // What the run should have done, in its own world: a refund for each plain and approved request, a review for each mismatch.
+      const paid = stack.world.payments.refunds();
+      const reviews = stack.world.payments.reviews();
+      if (paid.length !== mix.plain + mix.large || reviews.length !== mix.mismatch || ![...paid, ...reviews].every((made) => made.refundRequestId.startsWith(prefix))) {
+        throw new Error(`run ${runId}: paid ${paid.length} and flagged ${reviews.length} of its requests, expected ${mix.plain + mix.large} and ${mix.mismatch}`);
+      }
       first ??= runId;
       at(i + 1);
     }

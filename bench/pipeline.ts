@@ -64,11 +64,11 @@ export interface Attempt {
 }
 
 /**
- * One execution of a fresh run in a fresh world: the provider is reset to the day as it was, so
+ * One execution of a fresh run in a fresh world: the provider is reset to `day` as it was, so
  * every run (and every restart attempt) faces the same N steps.
  */
 export async function runOnce(stack: BenchStack, runId: string, day: Day): Promise<Attempt> {
-  stack.world.payments.resetWorld();
+  stack.world.payments.resetWorld(day);
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   const { executionArn } = stack.engine.startExecution({ name: runId, input: { runId, input: { date: day.date }, config: BENCH_CONFIG } });

@@ -61,9 +61,10 @@ export interface PaymentsServer {
   setOutage(on: boolean): void;
   /**
    * Forgets what was created since the start: the day as it was, a fresh sandbox (the benchmark's
-   * restart-from-scratch baseline runs every attempt in the same world). In memory only.
+   * restart-from-scratch baseline runs every attempt in the same world), or `day` from now on when
+   * given (the growth benchmark gives each run a day of its own refund requests). In memory only.
    */
-  resetWorld(): void;
+  resetWorld(day?: Day): void;
 }
 
 const CreateRefundBody = z
@@ -81,16 +82,13 @@ const JournalEntry = z.discriminatedUnion('kind', [
 type JournalEntry = z.infer<typeof JournalEntry>;
 
 export async function startPaymentsServer(options: PaymentsServerOptions): Promise<PaymentsServer> {
-  const day = parseOrThrow(Day, options.day, 'day');
+  let served = servedDay(options.day);
   const now = options.now ?? (() => new Date());
   const injectFault = faultInjector(options.faults);
   let outage = false;
   const dropResponse = faultInjector(options.dropResponses);
   const journal = openJournal(options.dataFile, JournalEntry);
 
-  const orders = new Map(day.orders.map((order) => [order.id, order]));
-  const payments = new Map(day.payments.map((payment) => [payment.id, payment]));
-  const requestIds = new Set(day.refundRequests.map((request) => request.id));
   const byKey = new Map<string, JournalEntry>();
   const created = { refund: [] as Refund[], review: [] as Review[], report: [] as Report[] };
   const remember = (entry: JournalEntry) => {
@@ -103,16 +101,16 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
   let requests = 0;
 
   function paymentView(paymentId: string): Payment {
-    const payment = payments.get(paymentId);
+    const payment = served.payments.get(paymentId);
     if (!payment) throw new ProviderApiError(404, 'invalid_request_error', `No such payment: '${paymentId}'`);
-    const refunds = [...day.refunds, ...created.refund].filter((refund) => refund.paymentId === paymentId);
+    const refunds = [...served.day.refunds, ...created.refund].filter((refund) => refund.paymentId === paymentId);
     const refundedCents = refunds.reduce((sum, refund) => sum + refund.amountCents, 0);
     const status = refundedCents >= payment.amountCents ? 'refunded' : refundedCents > 0 ? 'partially_refunded' : 'succeeded';
     return { ...payment, refundedCents, status, refunds };
   }
 
   function requireRefundRequest(id: string): void {
-    if (!requestIds.has(id)) throw new ProviderApiError(404, 'invalid_request_error', `No such refund request: '${id}'`);
+    if (!served.requestIds.has(id)) throw new ProviderApiError(404, 'invalid_request_error', `No such refund request: '${id}'`);
   }
 
   /**
@@ -167,13 +165,13 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
 
     if (route === 'GET /v1/refund_requests') {
       const date = parseOrThrow(z.object({ date: IsoDate }), { date: url.searchParams.get('date') ?? undefined }, 'query').date;
-      const data: RefundRequest[] = date === day.date ? day.refundRequests : [];
+      const data: RefundRequest[] = date === served.day.date ? served.day.refundRequests : [];
       return jsonReply(200, { data });
     }
     const order = /^GET \/v1\/orders\/([^/]+)$/.exec(route);
     if (order) {
       const id = decodeURIComponent(order[1] ?? '');
-      const found: Order | undefined = orders.get(id);
+      const found: Order | undefined = served.orders.get(id);
       if (!found) throw new ProviderApiError(404, 'invalid_request_error', `No such order: '${id}'`);
       return jsonReply(200, found);
     }
@@ -234,12 +232,24 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     setOutage: (on) => {
       outage = on;
     },
-    resetWorld: () => {
+    resetWorld: (next) => {
       if (options.dataFile) throw new Error('resetWorld() would leave the journal behind: only an in-memory provider can be reset');
       byKey.clear();
       for (const list of Object.values(created)) list.length = 0;
+      if (next) served = servedDay(next);
     },
     close,
+  };
+}
+
+/** A day as the provider looks it up: its orders, payments and refund requests by id. */
+function servedDay(input: Day) {
+  const day = parseOrThrow(Day, input, 'day');
+  return {
+    day,
+    orders: new Map(day.orders.map((order) => [order.id, order])),
+    payments: new Map(day.payments.map((payment) => [payment.id, payment])),
+    requestIds: new Set(day.refundRequests.map((request) => request.id)),
   };
 }
 
