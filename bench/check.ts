@@ -180,10 +180,13 @@ const OneAndMany = z.object({ oneRun: CommandProcess, manyRuns: CommandProcess, 
 /**
  * Engine heap a finished run may leave (bench/growth.ts, KB): what remains is the embedded
  * ledger's note of where each finished run's lines are (~0.7 KB at 10 steps) and a prefix hash in
- * the simulated model's prompt cache (~0.1 KB): 0.72–0.98 measured in 10 runs of CI's form at load
- * 11–31. With one retainer found and removed put back, it measured:
- * the IAM memo 4.04, the AbortSignal.any WeakRefs 1.98 (each fails this), the fork lineages 1.17
- * (under it: test/unit/fork.test.ts holds that one); all of them: 5.1–5.3.
+ * the simulated model's prompt cache (~0.1 KB; bounded at 4,096 since): 0.72–0.98 measured in 10
+ * runs of CI's form at load 11–31, every run reconciling the same day. With one retainer found and
+ * removed put back, it measured: the IAM memo 4.04, the AbortSignal.any WeakRefs 1.98 (each fails
+ * this), the fork lineages 1.17 (under it: test/unit/fork.test.ts holds that one); all of them:
+ * 5.1–5.3. Since each run reconciles a day of its own (its refunds and reviews new business-key
+ * effects, half of them approved), 4.28 in two runs: the embedded ledger keeps every `EFFECT#`
+ * partition in memory, which this bound holds it to stop doing.
  */
 export const GROWTH_HEAP_PER_RUN_KB = 1.5;
 
