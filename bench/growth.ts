@@ -10,7 +10,10 @@
  *     a run leaves behind past it. V8's optimizing compilers are off in this process: the code
  *     they make grows the heap as more functions get hot (~4 KB a run through the first 150 runs,
  *     ~1.5 KB a run still at 300), which is the compiler warming up, not anything a run leaves;
- *     with them on, that drowns the figure;
+ *     with them on, that drowns the figure. Each function gets its feedback vector on its first
+ *     call, too, not after a budget of calls: a function called once or twice a run got its own
+ *     between the first fifth and the middle (56 KB of them in 60 runs, ~0.5 KB a run of the
+ *     slope: warm-up again);
  *   - the state directory's bytes per run;
  *   - the commands that read a state directory, each in a fresh process (bin/savepoint.js, as a
  *     user runs it): `status <runId>`, `runs`, `approvals` and `verify --all`; their wall time, CPU
@@ -56,6 +59,7 @@ setFlagsFromString('--expose-gc');
 // Before any run: no function is optimized yet (see the comment at the top).
 setFlagsFromString('--no-opt');
 setFlagsFromString('--no-sparkplug');
+setFlagsFromString('--no-lazy-feedback-allocation'); // (see the comment at the top)
 const gc = runInNewContext('gc') as () => void;
 const heapMb = () => {
   gc();
