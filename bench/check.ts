@@ -185,8 +185,9 @@ const OneAndMany = z.object({ oneRun: CommandProcess, manyRuns: CommandProcess, 
  * removed put back, it measured: the IAM memo 4.04, the AbortSignal.any WeakRefs 1.98 (each fails
  * this), the fork lineages 1.17 (under it: test/unit/fork.test.ts holds that one); all of them:
  * 5.1–5.3. Since each run reconciles a day of its own (its refunds and reviews new business-key
- * effects, half of them approved), 4.28 in two runs: the embedded ledger keeps every `EFFECT#`
- * partition in memory, which this bound holds it to stop doing.
+ * effects, half of them approved): 4.28 in two runs while the embedded ledger kept every `EFFECT#`
+ * partition in memory (this fails it); 0.56–1.0 in 4 runs once it let go of them, ~0.25 of that the
+ * prompt cache until it holds 4,096 prefixes.
  */
 export const GROWTH_HEAP_PER_RUN_KB = 1.5;
 
