@@ -30,6 +30,7 @@
  * floor's own row, in its own process, gives its peak RSS and its figure alone. Nothing here is a
  * test; nothing is hard-coded.
  */
+import { peakRssKb } from './peak-rss-kb.mjs';
 import { historyAtStart } from '../lambdas/guards/history.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -146,7 +147,7 @@ function byService(byAction: Record<string, { allowed: number; denied: number }>
 
 /** One transition per state entered: the figure the Step Functions bill counts. */
 const transitions = (states: ReturnType<typeof summarizeHistory>) => Object.values(states).reduce((sum, state) => sum + state.entered, 0);
-const peakRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
+const peakRssMb = () => Math.round(peakRssKb() / 1024);
 
 /**
  * Every run of a row works the same day, on one ledger: without this, the refunds and reviews
