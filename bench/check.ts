@@ -178,16 +178,17 @@ const CommandProcess = z.object({ wallMs: figure.positive(), cpuMs: figure.posit
 const OneAndMany = z.object({ oneRun: CommandProcess, manyRuns: CommandProcess, cpuMsPairs: z.array(z.tuple([figure.positive(), figure.positive()])).min(3) });
 
 /**
- * Engine heap a finished run may leave (bench/growth.ts, KB): what remains is the embedded
- * ledger's note of where each finished run's lines are (~0.7 KB at 10 steps) and a prefix hash in
- * the simulated model's prompt cache (~0.1 KB; bounded at 4,096 since): 0.72–0.98 measured in 10
- * runs of CI's form at load 11–31, every run reconciling the same day. With one retainer found and
+ * Engine heap a finished run may leave (bench/growth.ts, KB). Once the embedded ledger noted where
+ * each finished run's lines are (~0.7 KB at 10 steps) and the simulated model's prompt cache kept a
+ * prefix hash a run (~0.1 KB): 0.72–0.98 measured in 10 runs of CI's form at load 11–31, every run
+ * reconciling the same day; since the ledger lets go of finished runs entirely (ledger.cold/):
+ * 0.16–0.49, none of it the ledger's (heap diff). With one retainer found and
  * removed put back, it measured: the IAM memo 4.04, the AbortSignal.any WeakRefs 1.98 (each fails
  * this), the fork lineages 1.17 (under it: test/unit/fork.test.ts holds that one); all of them:
  * 5.1–5.3. Since each run reconciles a day of its own (its refunds and reviews new business-key
  * effects, half of them approved): 4.28 in two runs while the embedded ledger kept every `EFFECT#`
- * partition in memory (this fails it); 0.56–1.0 in 4 runs once it let go of them, ~0.25 of that the
- * prompt cache until it holds 4,096 prefixes.
+ * partition in memory (this fails it); 0.51–1.1 in 10 runs once it let go of them, ~0.25 of that the
+ * prompt cache until it holds 4,096 prefixes, the rest V8's own (code, transition arrays).
  */
 export const GROWTH_HEAP_PER_RUN_KB = 1.5;
 
