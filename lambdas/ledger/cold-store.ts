@@ -92,7 +92,7 @@ export class ColdStore {
     for (const [path, lines] of buckets) appendFileSync(path, lines.join(''), { mode: 0o600 });
   }
 
-  /** The group under `key`, or undefined when none was let go of (or it was removed). */
+  /** The group under `key` as last noted, or undefined when none was let go of. */
   get(key: string): ColdGroup | undefined {
     const found = this.last(key, [`["g",${JSON.stringify(key)},`]) as GroupLine | undefined;
     return found && groupOf(found);

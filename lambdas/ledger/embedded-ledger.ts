@@ -235,13 +235,12 @@ export class EmbeddedLedger extends StorageLedger {
    * runs to the list of them; every other partition is read into memory. Brings the head up to date.
    */
   private take(index: LedgerIndex): void {
-    const groupOf = (pk: string) => (runOfPartition(pk) !== undefined ? runKey(runOfPartition(pk)!).pk : pk);
-    const pendingGroups = new Set([...index.pending.values()].map((key) => groupOf(key.pk)));
+    const pendingGroups = new Set([...index.pending.values()].map((key) => groupOfPartition(key.pk)));
     const coldGroups = new Map<string, ColdItem[]>();
     for (const pk of index.partitionKeys()) {
-      const group = groupOf(pk);
+      const group = groupOfPartition(pk);
       const status = group.startsWith('RUN#') ? index.runs.get(group)?.status : undefined;
-      const done = group === pk && pk.startsWith(EFFECT_PREFIX) ? true : status !== undefined && FINISHED_STATUSES.has(status as RunRecord['status']);
+      const done = pk.startsWith(EFFECT_PREFIX) || (status !== undefined && FINISHED_STATUSES.has(status as RunRecord['status']));
       const indexed = index.partition(pk)!;
       if (done && !pendingGroups.has(group)) {
         if (!coldGroups.has(group)) coldGroups.set(group, []);
@@ -254,7 +253,7 @@ export class EmbeddedLedger extends StorageLedger {
     }
     const approvalsOf = new Map<string, string[]>();
     for (const [id, key] of index.approvals) {
-      const group = groupOf(key.pk);
+      const group = groupOfPartition(key.pk);
       if (!coldGroups.has(group)) this.approvalsById.set(id, key);
       else approvalsOf.set(group, [...(approvalsOf.get(group) ?? []), id]);
     }
@@ -621,7 +620,7 @@ export class EmbeddedLedger extends StorageLedger {
     const runId = runOfPartition(pk);
     // Only a run's partitions and an effect's are ever let go of: no other key is looked for there.
     if (!this.cold || (runId === undefined && !pk.startsWith(EFFECT_PREFIX))) return undefined;
-    const group = runId !== undefined ? runKey(runId).pk : pk;
+    const group = groupOfPartition(pk);
     // A run's partitions are let go of and read back together: its run partition in memory means the group is.
     if (runId !== undefined && this.partitions.has(group)) return undefined;
     const found = this.cold.get(group);
@@ -916,6 +915,12 @@ class Partition {
     this.order ??= [...this.items.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((sk) => [sk, this.items.get(sk)!]);
     return this.order;
   }
+}
+
+/** The group a partition is let go of with (cold-store.ts): its run's (`RUN#<runId>`), or its own. */
+function groupOfPartition(pk: string): string {
+  const runId = runOfPartition(pk);
+  return runId !== undefined ? runKey(runId).pk : pk;
 }
 
 /** The run whose partition `pk` is (RUN_SCOPED), else undefined. */
