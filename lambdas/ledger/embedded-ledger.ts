@@ -540,8 +540,9 @@ export class EmbeddedLedger extends StorageLedger {
   }
 
   /**
-   * Drops from memory the records of the finished runs past `retainFinishedRuns` (least recently
-   * used first): their partitions keep only where their lines are, and their run record.
+   * Drops from memory the records of the finished runs past `retainFinishedRuns` and of the effects
+   * past `retainEffects` (least recently used first). Opened to write, they are let go of entirely
+   * (`letGo`: noted in the cold store); opened to read, their partitions keep where their lines are.
    */
   private evictFinished(): void {
     if (!this.log && !this.reader) return;
@@ -793,9 +794,10 @@ function stored(item: Item | undefined): Stored | undefined {
 
 /**
  * The items of one partition, and their sort-key order (computed when a query needs it). On disk,
- * also where each item's line is in the log: an evicted partition (a finished run's) drops its
- * items, keeps only where their lines are (packed: 16 bytes an item) and its run's status, and
- * reads them back when next asked for.
+ * also where each item's line is in the log. Opened to read, an evicted partition (a finished
+ * run's) drops its items, keeps only where their lines are (packed: 16 bytes an item) and its run's
+ * status, and reads them back when next asked for; opened to write, the ledger drops the whole
+ * partition instead (cold-store.ts).
  */
 class Partition {
   private held?: Map<string, Item> = new Map();
