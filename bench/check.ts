@@ -187,10 +187,12 @@ const OneAndMany = z.object({ oneRun: CommandProcess, manyRuns: CommandProcess, 
  * this), the fork lineages 1.17 (under it: test/unit/fork.test.ts holds that one); all of them:
  * 5.1–5.3. Since each run reconciles a day of its own (its refunds and reviews new business-key
  * effects, half of them approved): 4.28 in two runs while the embedded ledger kept every `EFFECT#`
- * partition in memory (this fails it); 0.48–1.1 in 10 runs once it let go of them, ~0.25 of that the
- * prompt cache until it holds 4,096 prefixes, the rest V8's own (code, transition arrays).
+ * partition in memory (this fails it); 0.48–1.2 in 11 runs once it let go of them (1.2 in a CI
+ * run on a fresh clone), ~0.25 of that the prompt cache until it holds 4,096 prefixes, the rest
+ * V8's own (code, transition arrays). So the bound is 1.8: every retainer above still fails it,
+ * and a run of these workloads has half again its highest figure as room.
  */
-export const GROWTH_HEAP_PER_RUN_KB = 1.5;
+export const GROWTH_HEAP_PER_RUN_KB = 1.8;
 
 /**
  * How much more a reading command may cost against many runs than against one (bench/growth.ts):

@@ -118,9 +118,9 @@ describe('bench/check.ts', () => {
     const growth = (heapPerRunKb: number, changed: Record<string, unknown> = {}) =>
       JSON.stringify({ options: { runs: 150, steps: 10 }, engine: { heapAfterWarmMb: 27, heapAtEndMb: 29, heapPerRunKb }, stateDir: { bytesPerRun: 35_884 }, status: flat, runs: flat, approvals: flat, verifyAll: command([90, 117], [[450, 900], [455, 910], [470, 905]]), ...changed });
     expect(checkReport('growth', growth(0.9))).toEqual([]);
-    expect(checkReport('growth', growth(5.1))).toEqual(['engine.heapPerRunKb: 5.1 KB of engine heap per finished run (bounded: at most 1.5)']);
+    expect(checkReport('growth', growth(5.1))).toEqual(['engine.heapPerRunKb: 5.1 KB of engine heap per finished run (bounded: at most 1.8)']);
     expect(checkReport('growth', growth(120, { status: command([91, 132], [[443, 720], [450, 730], [445, 715]]), runs: command([90, 100], [[440, 710], [450, 700], [441, 720]]), verifyAll: command([90, 262], [[450, 2900], [450, 2950], [460, 2910]]) }))).toEqual([
-      'engine.heapPerRunKb: 120 KB of engine heap per finished run (bounded: at most 1.5)',
+      'engine.heapPerRunKb: 120 KB of engine heap per finished run (bounded: at most 1.8)',
       'status.cpuMsPairs: status against 150 runs takes 1.62 times the CPU it takes against one (the median of 3 pairs [[443,720],[450,730],[445,715]]): more than 1.4 times',
       'status.manyRuns.peakRssMb: status against 150 runs takes 132 MB against 91 MB with one: more than 1.15 times',
       'runs.cpuMsPairs: runs against 150 runs takes 1.61 times the CPU it takes against one (the median of 3 pairs [[440,710],[450,700],[441,720]]): more than 1.4 times',
