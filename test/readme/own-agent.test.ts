@@ -442,6 +442,14 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     // The console's address it printed first (The console), its session token one of its own (32 random bytes, base64url).
     const address = readmeInline(/prints its\naddress with a per-start session token:\n\n```\n(.*)\n```/, 'console address line');
     expect(stdout).toMatch(new RegExp(`^${shapeOf(address.replace(/token=[\w-]{43}$/, 'token='))}[\\w-]{43}$`, 'm'));
+    // Each approval it asked for, printed as the README's Approvals shows the lines (its list item's
+    // indentation aside): a `…` there stands for the part of an id, a run or a link it leaves out, and
+    // the approver is the OS user running it.
+    const approvalLines = readmeInline(/links included:\n\n {3}```\n([\s\S]*?)\n {3}```/, 'approval notification lines').split('\n');
+    for (const line of approvalLines) {
+      const pattern = line.slice(3).split(/[\w-]*…/).map(shapeOf).join('\\S+').replace('local:alice', 'local:[\\w.-]+');
+      expect(stdout).toMatch(new RegExp(`^${pattern}$`, 'm'));
+    }
     const report = stdout.slice(stdout.indexOf('\nrun ') + 1).trimEnd().split('\n');
     // The figures (counts, cents, seconds, the fingerprint) are the README's run's; every word, label and line is the CLI's.
     expect(report).toHaveLength(shown.length);
