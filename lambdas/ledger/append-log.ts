@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** Where a line is in the log file: its first byte, and its length without the newline. */
@@ -19,22 +19,15 @@ export interface AppendLogOptions {
   readonly fsync?: boolean;
   /** Where notes go (a torn last line dropped, a compaction). */
   readonly onNote?: (note: string) => void;
-  /**
-   * Checks the entries before the file is touched (created, or its torn tail cut): a log it
-   * refuses (by throwing) is left exactly as it was found.
-   */
-  readonly accept?: (entries: readonly unknown[]) => void;
 }
 
 /**
- * An append-only log of JSON lines, one per committed write, replayed in order on open.
+ * An append-only log of JSON lines, one per committed write. Its lines are read by whoever opens
+ * it (`readLines`, streaming; `readLine`, one at a span), and checked there (ledger-index.ts).
  *
  * A line is acknowledged only once `append` returned, i.e. once its closing newline is written.
- * So on open:
- * - bytes after the last newline are a line torn by a crash mid-append: never acknowledged,
- *   dropped (the file is truncated) with a note;
- * - a complete line that is not JSON (or that `parse` rejects) is corruption: an error naming
- *   the file and line, never skipped.
+ * So bytes after the last newline are a line torn by a crash mid-append: never acknowledged, not
+ * read, and cut (with a note) when the log is opened to append.
  */
 export class AppendLog<T> {
   private constructor(
@@ -51,43 +44,6 @@ export class AppendLog<T> {
 
   /** A read-only descriptor of the file, for `readLine` (the append descriptor cannot read). */
   private reader?: number;
-
-  /** Opens (or creates) the log and returns its entries, in the order they were appended. */
-  static open<T>(path: string, parse: (value: unknown, line: string) => T, options: AppendLogOptions = {}): { log: AppendLog<T>; entries: T[]; spans: Span[] } {
-    // A compaction that died before its rename left the old log intact: its temp file is debris.
-    if (existsSync(compactingPath(path))) unlinkSync(compactingPath(path));
-    const text = existsSync(path) ? readFileSync(path) : Buffer.alloc(0);
-    const end = text.lastIndexOf(0x0a) + 1;
-    const entries: T[] = [];
-    const spans: Span[] = [];
-    const lines = text.subarray(0, end).toString('utf8').split('\n');
-    lines.pop(); // the empty string after the last newline
-    let offset = 0;
-    lines.forEach((line, index) => {
-      const bytes = Buffer.byteLength(line);
-      spans.push({ offset, bytes });
-      offset += bytes + 1;
-      try {
-        entries.push(parse(JSON.parse(line), line));
-      } catch (error) {
-        // A line that names its own damage (an integrity error) says so under its own name.
-        if (error instanceof Error && error.name === 'Ledger.IntegrityError') {
-          error.message = error.message.replace('record ', `record ${path}:${index + 1} `);
-          throw error;
-        }
-        throw new Error(`${path}:${index + 1}: corrupt ledger log line (${error instanceof Error ? error.message : String(error)})`, { cause: error });
-      }
-    });
-    options.accept?.(entries);
-    const fd = openSync(path, 'a', 0o600); // private: the state directory's files are its owner's only
-    if (end < text.length) {
-      ftruncateSync(fd, end);
-      options.onNote?.(
-        `${path}:${lines.length + 1}: dropped a torn last line (${text.length - end} bytes after the last newline, from a crash mid-append; it was never acknowledged)`,
-      );
-    }
-    return { log: new AppendLog<T>(path, fd, end, entries.length, options), entries, spans };
-  }
 
   /**
    * Opens the log to append after its first `lines` complete lines (`bytes` bytes, what a reader of

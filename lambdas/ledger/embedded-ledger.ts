@@ -267,8 +267,7 @@ export class EmbeddedLedger extends StorageLedger {
       if (run && item) listed.push({ pk: group, createdAt: run.createdAt, item });
     }
     this.cold!.putAll(groups);
-    listed.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-    this.listed = { runs: listed.slice(0, this.listed.limit), limit: this.listed.limit, complete: listed.length <= this.listed.limit };
+    this.listNewest(listed);
     const { lines, tip } = index.log;
     this.tip = tip;
     if (this.head!.needsWrite(lines, tip, this.sealer)) this.head!.write(lines, tip, this.sealer);
@@ -341,9 +340,7 @@ export class EmbeddedLedger extends StorageLedger {
   // leaves out is older than all it holds), else from the whole cold store. A record read back
   // from disk that fails its checks is named to `onDamaged` (or thrown without it).
   protected async scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
-    const held: [string, Listed][] = [...this.partitions]
-      .filter(([pk, partition]) => pk.startsWith('RUN#') && partition.createdAt !== undefined)
-      .map(([pk, partition]) => [pk, { createdAt: partition.createdAt!, read: () => partition.runItem() }]);
+    const held = [...this.partitions].filter(([pk, partition]) => pk.startsWith('RUN#') && partition.createdAt !== undefined).map(heldRun);
     const cold = this.cold && (this.listed.complete || limit <= this.listed.runs.length ? this.listed.runs : this.listAllCold());
     for (const run of cold ?? []) if (!this.partitions.has(run.pk)) held.push([run.pk, { createdAt: run.createdAt, read: () => this.readColdItems([run.item])[0]![1] }]);
     // Runs created at the same instant in key order: the same whichever of them are in memory.
@@ -353,10 +350,7 @@ export class EmbeddedLedger extends StorageLedger {
 
   protected async queryRunning(options: DamagedRunOptions): Promise<RunRecord[]> {
     // By the status each run partition keeps: the finished runs' records stay on disk.
-    return runRecords(
-      [...this.partitions].filter(([, partition]) => partition.status === 'running').map(([pk, partition]) => [pk, { createdAt: partition.createdAt!, read: () => partition.runItem() }]),
-      options,
-    );
+    return runRecords([...this.partitions].filter(([, partition]) => partition.status === 'running').map(heldRun), options);
   }
 
   protected approvalById(approvalId: string): Key | undefined {
@@ -607,9 +601,14 @@ export class EmbeddedLedger extends StorageLedger {
       const item = group.items.find((item) => item.pk === group.group && item.sk === RUN_SK);
       if (group.run && item) runs.push({ pk: group.group, createdAt: group.run.createdAt, item });
     }
+    this.listNewest(runs);
+    return runs;
+  }
+
+  /** The list of the newest runs let go of made anew from `runs` (every one of them), newest first. */
+  private listNewest(runs: ListedRun[]): void {
     runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     this.listed = { runs: runs.slice(0, this.listed.limit), limit: this.listed.limit, complete: runs.length <= this.listed.limit };
-    return runs;
   }
 
   /**
@@ -755,6 +754,9 @@ interface Listed {
   readonly createdAt: string;
   readonly read: () => Item | undefined;
 }
+
+/** A run partition in memory, to list. */
+const heldRun = ([pk, partition]: [string, Partition]): [string, Listed] => [pk, { createdAt: partition.createdAt!, read: () => partition.runItem() }];
 
 /** A finished run let go of from memory, in the list of the newest of them: its run record's line. */
 interface ListedRun {

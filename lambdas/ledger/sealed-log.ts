@@ -41,22 +41,6 @@ export interface LogEntry extends Key {
   seal: string;
   /** The log chain: MAC of this line (without `chain`) and the chain of the line before it. */
   chain: string;
-  /** The line as it was read, without its `chain` (what the chain covers). */
-  body: string;
-}
-
-/**
- * Verifies a log before it is loaded: each line's chain and each item's seal, and that the log
- * holds every line its head counts. A flipped byte, a reordered, forged or lost line fails, naming
- * the file, the line and the record. Returns the chain's tip.
- */
-export function verifyLog(entries: LogEntry[], head: LogHead, sealer: LedgerSealer, path: string): string {
-  const chain = new ChainCheck(sealer, path);
-  for (const entry of entries) {
-    chain.next(entry.body, entry.chain, entry);
-    verifySeal(entry, sealer);
-  }
-  return chain.end(head);
 }
 
 /** Checks an entry's item seal (its key, record and hidden attributes). */
@@ -65,9 +49,8 @@ export function verifySeal(entry: LogEntry, sealer: LedgerSealer): void {
 }
 
 /**
- * The log's chain, checked one line at a time (`next`), then against its head (`end`): what
- * `verifyLog` does over parsed entries, and a reader of a run's lines alone does over every line's
- * text (the chain covers each line's exact bytes, so a line that is not parsed is still checked).
+ * The log's chain, checked one line at a time (`next`), then against its head (`end`), over every
+ * line's text (the chain covers each line's exact bytes, so a line that is not parsed is still checked).
  */
 export class ChainCheck {
   private lines: number;
@@ -150,7 +133,7 @@ export function parseEntry(value: unknown, text: string): LogEntry {
   if (typeof entry.seal !== 'string' || typeof entry.chain !== 'string' || at < 0) {
     throw new LedgerIntegrityError({ record: `${entry.pk}/${entry.sk}` }, 'the line carries no seal and chain (written without the ledger key)');
   }
-  return { ...(entry as LogEntry), body: `${text.slice(0, at)}}` };
+  return entry as LogEntry;
 }
 
 /**
