@@ -425,6 +425,13 @@ export function maxToolTimeoutMs(agent: Pick<AgentDefinition, 'tools'>): number 
 }
 
 /**
+ * The stack's `toolTimeout` as its functions' environment carries it (TOOL_TIMEOUT_MS, in ms): read
+ * by StartRun and CallTool at their cold start on AWS (lambdas/adapters/aws-deps.ts) and by the
+ * local stack from the template it deploys (local/runtime/tasks.ts).
+ */
+export const ToolTimeoutEnvironment = z.object({ TOOL_TIMEOUT_MS: z.coerce.number().int().positive() });
+
+/**
  * Refuses an agent whose tools may wait longer than the stack's `toolTimeout` (TOOL_TIMEOUT_MS):
  * its CallTool function would be killed, and its claims' leases run out, before such a tool answers.
  */

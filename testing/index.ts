@@ -37,6 +37,8 @@ import { fileURLToPath } from 'node:url';
 import { loadReport, type RunReport } from '../lambdas/agent/report.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
+// The longest a Lambda function runs: past it, every invocation of a dead engine has timed out.
+import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/models/timing.js';
 import type { ApprovalRecord } from '../lambdas/ledger/records.js';
 import type { Clock, Timers } from '../lambdas/shared/ports.js';
 import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/crash.js';
@@ -118,8 +120,6 @@ export interface TestEnvironmentOptions<World extends DevWorld = DevWorld> {
   readonly seed?: number;
 }
 
-/** The longest a Lambda function runs: past it, every invocation of a dead engine has timed out. */
-const LAMBDA_MAX_TIMEOUT_MS = 900_000;
 
 /** How long an in-flight tool call's claim holds, on the test clock. */
 const LEASE_MS = 1_000;

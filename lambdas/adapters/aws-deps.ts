@@ -1,7 +1,7 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { assertToolsFitTimeout, type AgentDefinition, type TraceRedactor } from '../define.js';
+import { assertToolsFitTimeout, ToolTimeoutEnvironment, type AgentDefinition, type TraceRedactor } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
 import { secretSealer } from '../ledger/seal.js';
@@ -52,7 +52,7 @@ export const StepEnvironment = z.object({
   /** At least the Lambda timeout: a claim must outlive the invocation that took it. */
   TOOL_LEASE_MS: z.coerce.number().int().positive(),
   /** The stack's `toolTimeout` in ms, which CallTool's timeouts derive from (StartRun and CallTool). */
-  TOOL_TIMEOUT_MS: z.coerce.number().int().positive(),
+  TOOL_TIMEOUT_MS: ToolTimeoutEnvironment.shape.TOOL_TIMEOUT_MS,
   /** The agent state machine, for the recovery function to start executions of. */
   STATE_MACHINE_ARN: z.string().startsWith('arn:'),
   /** Versions the version pruner keeps whatever else holds (DurableAgent's `keepVersions`). */
@@ -205,7 +205,7 @@ const secretsManager: SecretSource = async (id) => {
 export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.ProcessEnv; models?: ModelsFactory; clients?: AwsClients } = {}) {
   const env = options.env ?? process.env;
   // At the agent's load: a cold start of StartRun (or CallTool) fails at once, naming both timeouts.
-  assertToolsFitTimeout(agent, parseOrThrow(StepEnvironment.pick({ TOOL_TIMEOUT_MS: true }).partial(), env, 'Lambda environment').TOOL_TIMEOUT_MS);
+  assertToolsFitTimeout(agent, parseOrThrow(ToolTimeoutEnvironment.partial(), env, 'Lambda environment').TOOL_TIMEOUT_MS);
   const { telemetry, tracing, traced } = powertools(agent.name);
   const deps = awsDeps(env, { traced, telemetry, redactTrace: agent.redactTrace, tools: agent.tools }, secretsManager, options.models, options.clients);
   const steps: AgentSteps = createSteps(agent, deps);

@@ -1,6 +1,7 @@
-import { assertToolsFitTimeout, type AgentDefinition } from '../../lambdas/define.js';
+import { assertToolsFitTimeout, ToolTimeoutEnvironment, type AgentDefinition } from '../../lambdas/define.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
+import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { extractStateMachine, walkStates, type AslState, type CfnTemplateJson, type ExtractedStateMachine } from '../asl.js';
 import { LocalEngine, type EngineIam, type TaskBinding, type Timers } from '../engine.js';
@@ -76,13 +77,8 @@ export function bindTasks(tasksOf: ExtractedStateMachine['tasks'], current: () =
 export function assertToolsFitTemplate(agent: Pick<AgentDefinition, 'name' | 'tools'>, template: CfnTemplateJson): void {
   for (const { functionLogicalId } of Object.values(extractStateMachine(template).tasks)) {
     const environment = template.Resources?.[functionLogicalId]?.Properties?.['Environment'] as { Variables?: Record<string, unknown> } | undefined;
-    const value = environment?.Variables?.['TOOL_TIMEOUT_MS'];
-    if (value === undefined) continue;
-    const ms = Number(value);
-    if (!(typeof value === 'string' && Number.isInteger(ms) && ms > 0)) {
-      throw new Error(`Lambda function ${functionLogicalId}: Environment.Variables.TOOL_TIMEOUT_MS must be a whole number of milliseconds, got ${JSON.stringify(value)}`);
-    }
-    assertToolsFitTimeout(agent, ms);
+    if (environment?.Variables?.['TOOL_TIMEOUT_MS'] === undefined) continue;
+    assertToolsFitTimeout(agent, parseOrThrow(ToolTimeoutEnvironment, environment.Variables, `Lambda function ${functionLogicalId}: Environment.Variables`).TOOL_TIMEOUT_MS);
   }
 }
 

@@ -2,6 +2,8 @@ import { Duration } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { callToolTimeouts } from '../../infra/durable-agent.js';
+import { MAX_TOOL_TIMEOUT_MS } from '../../lambdas/define.js';
+import { LAMBDA_MAX_TIMEOUT_MS } from '../../lambdas/models/timing.js';
 import { EXAMPLE_AGENTS } from '../../infra/example.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { assertionApp, exampleTemplate } from './example-template.js';
@@ -131,6 +133,10 @@ describe('CallTool timeouts', () => {
     const callTool = callToolOf(Template.fromStack(stack));
     expect(callTool).toMatchObject({ timeout: 130, task: 145, env: { TOOL_LEASE_MS: '140000', TOOL_TIMEOUT_MS: '120000' } });
     expect(callTool.startRunEnv).toMatchObject({ TOOL_TIMEOUT_MS: '120000' });
+  });
+
+  it("gives the longest tool a tool may declare (MAX_TOOL_TIMEOUT_MS) a CallTool function within Lambda's 900 s", () => {
+    expect(callToolTimeouts(Duration.millis(MAX_TOOL_TIMEOUT_MS)).lambda.toSeconds()).toBeLessThanOrEqual(LAMBDA_MAX_TIMEOUT_MS / 1000);
   });
 
   it('refuses a toolTimeout longer than a tool may wait, naming it', () => {
