@@ -306,7 +306,7 @@ describe('a hung tool', () => {
     expect(await current.ledger.getCall('long-write', 1, 1)).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 1 });
   });
 
-  it('is cut off by the wall-clock budget, and the run stops within a second of the limit', async () => {
+  it('is cut off by the wall-clock budget, and the run stops at the limit', async () => {
     // The wall-clock watch runs on the stack's clock: the cut comes as the test moves it past the limit.
     const clock = manualClock();
     let hung = false;
@@ -323,9 +323,9 @@ describe('a hung tool', () => {
     const limitPassed = clock.now().getTime();
     const finished = await running;
 
-    expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: wall clock 6\d s \/ 60 s$/) });
+    expect(finished.output).toMatchObject({ status: 'stopped', reason: 'budget exceeded: wall clock 60 s / 60 s' });
     const record = (await current.ledger.getRun('wall'))!;
-    expect(Date.parse(record.finishedAt!) - limitPassed).toBeLessThan(1_000);
+    expect(Date.parse(record.finishedAt!)).toBe(limitPassed);
     expect(record.guardEvents).toEqual([expect.objectContaining({ guard: 'wallClock', action: 'stopped' })]);
     // Nothing was recorded for the read cut off: a run extended later asks again.
     expect((await current.ledger.listConversation('wall')).calls).toEqual([]);
@@ -471,7 +471,7 @@ describe('a tool that waits longer than the default', () => {
 });
 
 describe('a hung model call', () => {
-  it('is cut off by the wall-clock budget, and the run stops within a second of the limit', async () => {
+  it('is cut off by the wall-clock budget, and the run stops at the limit', async () => {
     const clock = manualClock();
     // A model endpoint that takes the request and never answers.
     let pending = 0;
@@ -487,8 +487,8 @@ describe('a hung model call', () => {
       clock.advance(60_000);
       const limitPassed = clock.now().getTime();
       const finished = await running;
-      expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: wall clock 6\d s \/ 60 s$/) });
-      expect(Date.parse((await current.ledger.getRun('wall-model'))!.finishedAt!) - limitPassed).toBeLessThan(1_000);
+      expect(finished.output).toMatchObject({ status: 'stopped', reason: 'budget exceeded: wall clock 60 s / 60 s' });
+      expect(Date.parse((await current.ledger.getRun('wall-model'))!.finishedAt!)).toBe(limitPassed);
       expect(pending).toBe(1);
     } finally {
       server.closeAllConnections();

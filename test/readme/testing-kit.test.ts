@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { defineAgent, defineTool, withDev } from '../../lambdas/index.js';
 import { createTestEnvironment, forEachCrashPoint, TestClock, TOOL_CALL_BOUNDARIES, type TestEnvironment } from '../../testing/index.js';
 import journalNotes from './fixtures/journal-notes.dev.js';
+import { oneTurnPolicy } from '../support/one-turn-policy.js';
 
 /**
  * savepoint/testing on a small agent whose write tool counts what it was asked to do: the kit's
@@ -84,6 +85,7 @@ describe('savepoint/testing', () => {
   it('times a hung tool out when the test skips past its timeout, with no real wait', async () => {
     let called!: () => void;
     const calling = new Promise<void>((resolve) => (called = resolve));
+    let signal: AbortSignal | undefined;
     const told: unknown[] = [];
     const hung = withDev(
       defineAgent({
@@ -99,26 +101,20 @@ describe('savepoint/testing', () => {
             input: z.object({}).strict(),
             effect: 'read',
             timeoutMs: 30_000,
-            execute: () => (called(), new Promise(() => undefined)),
+            execute: (_args, context) => ((signal = context.signal), called(), new Promise(() => undefined)),
           }),
         ],
       }),
-      {
-        policy: (request) => {
-          const last = request.messages.at(-1)!;
-          if (request.messages.length === 1) return { content: [{ type: 'tool_use', id: 'call_1', name: 'lookup', input: {} }], stop_reason: 'tool_use' };
-          if (Array.isArray(last.content)) for (const block of last.content) if (block.type === 'tool_result') told.push(JSON.parse(String(block.content)));
-          return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
-        },
-      },
+      { policy: oneTurnPolicy([{ id: 'call_1', name: 'lookup', input: {} }], (results) => told.push(...results.map((result) => JSON.parse(result.content)))) },
     );
     env = await createTestEnvironment({ agent: hung });
     const run = env.start({});
     await calling;
+    // The tool's timer aborts its signal inside the clock's move: a millisecond short of 30 s it has not.
     await env.skip(29_999);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(told).toEqual([]);
+    expect(signal!.aborted).toBe(false);
     await env.skip(1);
+    expect(signal!.aborted).toBe(true);
     expect((await run.result()).status).toBe('succeeded');
     expect(told).toEqual([{ error: 'timeout', message: 'lookup did not answer within 30000 ms (its timeoutMs)' }]);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as protocol from '../../lambdas/ledger/protocol.js';
 import { ConditionalWriteError, type Meta, type Step, type Stored } from '../../lambdas/ledger/protocol.js';
 import { callSk } from '../../lambdas/ledger/records.js';
-import { approval, at, breaker, call, guardEvent, holder, kill, recovery, run, turn } from '../contract/fixtures.js';
+import { approval, at, breaker, call, guardEvent, holder, kill, recovery, releasedAt, run, turn } from '../contract/fixtures.js';
 
 // Each rule of the ledger as the pure transition it is (lambdas/ledger/protocol.ts): the item read
 // in, the item to write (or the answer without a write, or the refusal) out. The contract suite
@@ -252,7 +252,7 @@ describe('an effect claimed across runs by its business key', () => {
     expect(kept(protocol.completeEffect(done, holder(other), { outcome: 'ok', result: '2', latencyMs: 0 }, at(2)))).toMatchObject({ result: '1' });
     expect(kept(protocol.completeEffect(inFlight(), holder(other), { outcome: 'error', result: '{}', latencyMs: 0 }, at(2)))).toMatchObject({ status: 'in_flight' });
     expect(kept(protocol.releaseEffect(inFlight(), other, at(2)))).toBeUndefined();
-    expect(written(protocol.releaseEffect(inFlight(), holder(), at(2))).write.record).toMatchObject({ leaseUntil: new Date(at(2).getTime() - 1).toISOString() });
+    expect(written(protocol.releaseEffect(inFlight(), holder(), at(2))).write.record).toMatchObject({ leaseUntil: releasedAt(at(2)).toISOString() });
     expect(refused(protocol.completeEffect(undefined, holder(), { outcome: 'ok', result: '1', latencyMs: 0 }, at(1)))).toBeInstanceOf(ConditionalWriteError);
   });
 });
@@ -335,7 +335,7 @@ describe('a call and its effect, claimed and recorded in one write', () => {
   it('releases and renews both leases together, each by its own rule (only the holder’s live attempt)', () => {
     const { writes } = claimedBoth();
     const released = pairWritten(protocol.releaseCallEffect(asStored(writes[0]), asStored(writes[1]), holder(), at(5)));
-    const ended = new Date(at(5).getTime() - 1).toISOString();
+    const ended = releasedAt(at(5)).toISOString();
     expect(released.writes.map((item) => item?.record['leaseUntil'])).toEqual([ended, ended]);
     expect(protocol.claimable(asStored(released.writes[0]) as Stored<never>, at(5))).toBe(true);
     expect(pairWritten(protocol.releaseCallEffect(asStored(writes[0]), asStored(writes[1]), { ...holder(), ...other }, at(5))).writes[1]).toBeUndefined();
