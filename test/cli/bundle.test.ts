@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ENTRIES, isIntact } from '../../bin/bundle.js';
+import { readmeFiles } from '../readme/readme-text.js';
 
 /**
  * The CLI's bundle (bin/bundle.js), end to end through bin/savepoint.js: a project of its own in a
@@ -85,14 +86,13 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
 
 describe('an agent outside the repository, run by the bundled CLI', { timeout: 120_000 }, () => {
   it('imports savepoint from the CLI bundle itself (one instance of the harness) and runs to the end', async () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     // The README's agent and its dev module (found beside it by the CLI).
-    const files = [...readme.matchAll(/<!-- readme-file: (my-agent(?:\.dev)?\.ts) -->\n```ts\n([\s\S]*?)\n```/g)];
-    expect(files.map((match) => match[1])).toEqual(['my-agent.ts', 'my-agent.dev.ts']);
+    const files = Object.entries(readmeFiles()).filter(([name]) => /^my-agent(\.dev)?\.ts$/.test(name));
+    expect(files.map(([name]) => name)).toEqual(['my-agent.ts', 'my-agent.dev.ts']);
     const file = 'my-agent.ts';
     const dir = join(work, 'agent');
     mkdirSync(dir);
-    for (const [, name, code] of files) writeFileSync(join(dir, name!), code!);
+    for (const [name, code] of files) writeFileSync(join(dir, name), code);
     const { stdout } = await exec(process.execPath, [join(ROOT, 'bin', 'savepoint.js'), 'run', '--agent', join(dir, file), '--input', '{"inbox":"team"}', '--memory', '--approve', 'approve', '--json'], {
       // From the project (the synth finds its lock file there): the agent is what lives elsewhere.
       cwd: ROOT,

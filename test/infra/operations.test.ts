@@ -1,5 +1,4 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_SERVICE_ERRORS } from '../../infra/agent-state-machine.js';
 import { assertionApp, exampleTemplate } from './example-template.js';
@@ -9,6 +8,7 @@ import { SavepointStack } from '../../infra/stack.js';
 import { LedgerIndexes } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { METRICS_NAMESPACE, MetricNames } from '../../lambdas/shared/metrics.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
+import { README } from '../readme/readme-text.js';
 
 type Retrier = { ErrorEquals: string[]; IntervalSeconds?: number; BackoffRate?: number; MaxAttempts?: number; MaxDelaySeconds?: number; JitterStrategy?: string };
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: Record<string, Record<string, unknown>> };
@@ -271,7 +271,7 @@ describe('watch it', () => {
   });
 
   it('has a runbook entry in the README for every alarm it names', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = README;
     const headings = new Set([...readme.matchAll(/^#{2,4} (.+)$/gm)].map((match) => match[1]!.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
     for (const alarm of alarmsByDescription()) {
       const anchor = /Runbook: README\.md#([a-z]+)$/.exec(alarm.AlarmDescription)![1]!;

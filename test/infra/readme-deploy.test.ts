@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { exampleTemplate } from './example-template.js';
+import { README } from '../readme/readme-text.js';
 
 /**
  * Issue 20, item 9: the README's deploy commands, as written, against the example app's
@@ -8,7 +8,6 @@ import { exampleTemplate } from './example-template.js';
  * not declare, and one that leaves out a parameter without a default ("Parameters" in the
  * CloudFormation User Guide, https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/parameters-section-structure.html).
  */
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
 /** Every `cdk deploy` command in the README's shell blocks, its continuation lines joined. */
 function deployCommands(markdown: string): string[] {

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * The README's snippets, for the tests that run them from a package outside the repository
- * (own-agent.test.ts): each is taken from the README itself, so the doc and the test cannot drift;
+ * The README's snippets, for the tests that run them (from a package outside the repository:
+ * own-agent.test.ts; and the repository's own: the CLI bundle, the deploy commands, the runbook,
+ * the fork request): each is taken from the README itself, so the doc and the test cannot drift;
  * a snippet that is not where its pattern looks for it fails the test, naming it.
  */
 export const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');

@@ -1,6 +1,5 @@
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
@@ -9,6 +8,7 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { sampleInput, type Harness } from '../support/refund-harness.js';
 import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
+import { readmeInline } from '../readme/readme-text.js';
 
 /**
  * Replay and fork against a deployed stack (`--stack`): the CLI reads the stack's ledger through
@@ -18,7 +18,6 @@ import { serveStack, stackSealer, type ServedStack } from '../support/served-sta
  */
 const exec = promisify(execFile);
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
 let harness: Harness;
 let served: ServedStack;
@@ -53,12 +52,11 @@ const refunds = () => harness.stack.world.payments.refunds().length;
 
 describe('replay and fork on a deployed stack', () => {
   it("starts the README's fork request as written: a dry fork of day1 at turn 12 that sends nothing", async () => {
-    const block = /with `fork` in the run request:\n\n```json\n(.+)\n```/.exec(readme)?.[1];
-    expect(block).toBeDefined();
-    const request = JSON.parse(block!) as { runId: string; input: unknown; fork: { from: string; at: number } };
+    const block = readmeInline(/with `fork` in the run request:\n\n```json\n(.+)\n```/, 'fork request');
+    const request = JSON.parse(block) as { runId: string; input: unknown; fork: { from: string; at: number } };
     expect(request.input).toEqual(sampleInput);
     const paid = refunds();
-    const { executionArn } = await harness.stack.sfn.send(new StartExecutionCommand({ stateMachineArn: harness.stack.stateMachineArn, name: 'readme-fork', input: block! }));
+    const { executionArn } = await harness.stack.sfn.send(new StartExecutionCommand({ stateMachineArn: harness.stack.stateMachineArn, name: 'readme-fork', input: block }));
     await waitForChain(harness.stack.engine, harness.stack.ledger, request.runId, executionArn!);
     const run = await harness.stack.ledger.getRun(request.runId);
     expect(run).toMatchObject({ status: 'succeeded', forkedFrom: { runId: 'day1', turn: 12, effects: 'dry' } });
