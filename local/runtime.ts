@@ -238,7 +238,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         // As CloudFormation would: the new template's policies replace the old, versions keep their numbers.
         const physical = iam?.deploy(deployOptions.template ?? template);
         const version = extractStateMachine(deployOptions.template ?? template, { ...(physical && { physical }) });
-        const number = engine.publishVersion({ definition: version.definition, tasks: bindTasks(version.tasks, () => own, deployOptions.template ?? template), description: versionDescription(next) });
+        const number = engine.publishVersion({ definition: version.definition, tasks: bindTasks(version.tasks, () => own, deployOptions.template ?? template, options.functionTimeoutMs), description: versionDescription(next) });
         handlers = own;
         return number;
       },

@@ -133,6 +133,13 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    */
   readonly taskTimeoutMs?: Readonly<Record<string, number>>;
   /**
+   * Per Task state name, milliseconds instead of its function's Timeout, for the invocations it
+   * makes: what the fleet benchmark lifts with `taskTimeoutMs`, since a template's own Timeout is
+   * at most Lambda's 900 s (the stack refuses a template with more, as CloudFormation does).
+   * @default the template's
+   */
+  readonly functionTimeoutMs?: Readonly<Record<string, number>>;
+  /**
    * Finished executions the engine keeps for DescribeExecution and GetExecutionHistory; past this
    * many the oldest is forgotten, as AWS forgets a closed execution after 90 days (LocalEngine's
    * `retainFinished`). @default 100

@@ -39,7 +39,7 @@ export function localEngine(
   return new LocalEngine({
     definition: extracted.definition,
     stateMachineArn: extracted.stateMachineArn,
-    tasks: bindTasks(extracted.tasks, current, twin.template),
+    tasks: bindTasks(extracted.tasks, current, twin.template, options.functionTimeoutMs),
     retryIntervalOverrides,
     ...(options.retryAfterWaitMs !== undefined && { waitTimeOverrides: { [WAIT_RETRY_AFTER]: options.retryAfterWaitMs } }),
     ...(options.taskTimeoutMs && { taskTimeoutOverrides: { ...options.taskTimeoutMs } }),
@@ -57,12 +57,17 @@ export function localEngine(
  * A version's Tasks call its own handlers (`current()` when bound: the first version's are the
  * stack's handlers; a deployed version's, its agent's — local/versions.ts).
  */
-export function bindTasks(tasksOf: ExtractedStateMachine['tasks'], current: () => LocalHandlers, template: CfnTemplateJson): Record<string, TaskBinding> {
+export function bindTasks(
+  tasksOf: ExtractedStateMachine['tasks'],
+  current: () => LocalHandlers,
+  template: CfnTemplateJson,
+  functionTimeoutOverrides: LocalStackOptions['functionTimeoutMs'] = {},
+): Record<string, TaskBinding> {
   const tasks: Record<string, TaskBinding> = {};
   for (const [stateName, task] of Object.entries(tasksOf)) {
     if (!(Object.values(Steps) as string[]).includes(task.step)) throw new Error(`Task state ${stateName} runs an unknown step ${task.step}`);
     // What Lambda gives the invocation: its function's Timeout in the template, not the Task's.
-    const timeoutMs = functionTimeoutMs(template, task.functionLogicalId);
+    const timeoutMs = functionTimeoutOverrides[stateName] ?? functionTimeoutMs(template, task.functionLogicalId);
     tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload, signal) => current()[task.step as StepName](payload, timeoutMs, signal) };
   }
   return tasks;
