@@ -11,10 +11,11 @@ import { randomUUID } from 'node:crypto';
 import { ExecutionError, ExecutionTimeoutError, StateMachine, type RunOptions, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { AslDefinition } from './asl.js';
 import { assertSupported, clampTimers, liftTaskTimeouts } from './engine/definition.js';
-import { LocalSfnError, TerminalError } from './engine/errors.js';
+import { LocalSfnError, UncatchableError } from './engine/errors.js';
 import { EXECUTION_END_EVENTS, HISTORY_QUOTA_FAILURE, TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './engine/history.js';
 import { runLambdaTask, taskSpecs, type JsonValue, type TaskBinding, type TaskHandler, type TaskSpec } from './engine/lambda-task.js';
-import { byteLength, isRecord } from './engine/payload.js';
+import { isRecord } from '../lambdas/shared/json.js';
+import { byteLength } from './engine/payload.js';
 import { TaskTokens } from './engine/task-tokens.js';
 import { keepAliveTimers, type Timers } from './engine/timers.js';
 import { HISTORY_EVENT_LIMIT, PAYLOAD_LIMIT_BYTES } from '../lambdas/shared/limits.js';
@@ -526,7 +527,7 @@ export class LocalEngine {
     // Event 25,000 may only be the execution's success (engine/history.ts HISTORY_EVENT_LIMIT).
     const atQuota = exec.events.length >= HISTORY_EVENT_LIMIT - 1;
     const outcome = atQuota && (exec.forcedEnd ?? natural).status !== 'SUCCEEDED' ? HISTORY_QUOTA_FAILURE : (exec.forcedEnd ?? natural);
-    const ended = new TerminalError('States.Runtime', 'The execution has ended');
+    const ended = new UncatchableError('States.Runtime', 'The execution has ended');
     exec.ended.abort(ended);
     this.tokens.drop(exec, ended);
 

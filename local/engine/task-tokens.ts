@@ -4,7 +4,7 @@
  * kept alive by SendTaskHeartbeat, and dropped when their execution ends.
  */
 import { randomBytes } from 'node:crypto';
-import { LocalSfnError, TaskFailure, TerminalError } from './errors.js';
+import { LocalSfnError, TaskFailure, UncatchableError } from './errors.js';
 import { byteLength, containsString } from './payload.js';
 import { PAYLOAD_LIMIT_BYTES, TASK_TOKEN_MAX_LENGTH } from '../../lambdas/shared/limits.js';
 
@@ -98,7 +98,7 @@ export class TaskTokens<Owner extends TokenOwner, Value = unknown> {
     const token = exec.unclaimedToken;
     const pending = token === undefined ? undefined : this.pending.get(token);
     if (token === undefined || !pending || !containsString(params, token)) {
-      throw new TerminalError('States.Runtime', `Task ${stateName} is .waitForTaskToken but its Parameters do not contain $$.Task.Token`);
+      throw new UncatchableError('States.Runtime', `Task ${stateName} is .waitForTaskToken but its Parameters do not contain $$.Task.Token`);
     }
     exec.unclaimedToken = undefined;
     return { ...pending, token };
