@@ -98,7 +98,7 @@ async function turnAndCall(ledger: Ledger, runId: string, turn: number, now: Dat
     now,
   );
   if (!claim.claimed) throw new Error(`turn ${turn}: claim refused`);
-  await ledger.completeCall(runId, turn, 1, { outcome: 'ok', result: `{"refundId":"re_${turn}","status":"succeeded"}`, latencyMs: 0 }, now, undefined, { stepKey: `call:${turn}:1`, deltas: { steps: 1, toolCalls: 1 } });
+  await ledger.completeCall({ runId, turn, call: 1, outcome: { outcome: 'ok', result: `{"refundId":"re_${turn}","status":"succeeded"}`, latencyMs: 0 }, now, count: { stepKey: `call:${turn}:1`, deltas: { steps: 1, toolCalls: 1 } } });
 }
 
 /** Runs one repetition: STEPS agent steps on a fresh ledger; returns mean ms per step and log bytes per step. */

@@ -196,7 +196,7 @@ export function createCallTool(deps: CallToolDeps) {
     const effect = gate && holder && { key: holder.key };
     // With `counting`, the step is counted in the same write; a completion that writes is this attempt's own, so it counts it.
     const complete = (outcome: Outcome, unknown = false, counting = false) =>
-      deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now(), effect && { ...effect, unknown }, counting ? count : undefined);
+      deps.ledger.completeCall({ runId, turn, call, outcome, now: deps.clock.now(), effect: effect && { ...effect, unknown }, count: counting ? count : undefined });
     const release = () => deps.ledger.releaseCall(runId, turn, call, deps.clock.now(), effect);
     // A claim taken again (the earlier attempt died, or failed without knowing) of a tool whose
     // provider has no idempotency keys: ask the provider what the earlier attempt did first —
@@ -307,7 +307,7 @@ function keepLease(deps: CallToolDeps, claim: ToolCallRecord, effect?: { key: st
     renewing = renewing
       .then(() => {
         const now = deps.clock.now();
-        return deps.ledger.renewCall(claim.runId, claim.turn, claim.call, claim.attempts, now, new Date(now.getTime() + deps.leaseMs), effect);
+        return deps.ledger.renewCall({ runId: claim.runId, turn: claim.turn, call: claim.call, attempts: claim.attempts, now, leaseUntil: new Date(now.getTime() + deps.leaseMs), effect });
       })
       .catch(() => undefined);
   };

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
-import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { CallCompletion, Ledger } from '../../lambdas/ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/records/ledger-records.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
 import type { CfnTemplateJson } from '../asl.js';
@@ -208,7 +208,7 @@ function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<t
           return (...args: Parameters<Ledger['recordCall']>) =>
             args[0].runId === recording.run.runId ? after(target.recordCall(...args), `call:${args[0].turn}:${args[0].call}`) : target.recordCall(...args);
         case 'completeCall':
-          return (...args: Parameters<Ledger['completeCall']>) => after(target.completeCall(...args), `call:${args[1]}:${args[2]}`);
+          return (completion: CallCompletion) => after(target.completeCall(completion), `call:${completion.turn}:${completion.call}`);
         case 'upsertApproval':
           // An approval's id is random (steps/request-approval.ts), and it reaches the model in a
           // refusal's result: the replay's approval takes the recorded id, so that the bytes match.
