@@ -104,7 +104,7 @@ export function createStartRun(deps: StartRunDeps) {
       // A migration moves a live run; it never starts one.
       const existing = await deps.ledger.getRun(run.runId);
       if (!existing) throw new InvalidInputError(`runId: no run ${run.runId} to migrate`);
-      return migrate(deps, existing, request.migrate, executionArn, definitionHash, now);
+      return migrate(deps, existing, request.migrate, { executionArn, definitionHash, now });
     }
     if (request.fork) return startFork(deps, run, { ...request, fork: request.fork }, executionArn, now);
     if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running', history: historyAtStart(0) };
@@ -178,9 +178,7 @@ async function migrate(
   deps: StartRunDeps,
   existing: RunRecord,
   ask: { to: string; by: string },
-  executionArn: string,
-  definitionHash: string,
-  now: Date,
+  { executionArn, definitionHash, now }: { executionArn: string; definitionHash: string; now: Date },
 ): Promise<StartRunResult> {
   const fingerprint = agentFingerprint({ ...deps.agent, model: existing.model }, deps.codeVersion, (deps.priceTable ?? DEFAULT_PRICE_TABLE).version);
   const stopSuperseded = (migration: MigrationRecord) =>
