@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
-import { checkPrivateState, PRIVATE_DIR_MODE, UnsafeStateError } from '../local/private-state.js';
+import { checkPrivateState, PRIVATE_DIR_MODE, refuseForeignLinks, UnsafeStateError } from '../local/private-state.js';
 import { describe, UsageError } from './errors.js';
 
 /**
@@ -52,6 +52,7 @@ export interface Ownership {
  * says who owns it, or why the directory cannot be used.
  */
 export async function ownStateDir(stateDir: string, command: string, options: { probeTimeoutMs?: number } = {}): Promise<Ownership> {
+  checkStateDir(stateDir, refuseForeignLinks); // before anything is created through the path
   prepareDirectory(stateDir);
   checkStateDir(stateDir);
   const nonce = randomBytes(16).toString('hex');
@@ -263,9 +264,9 @@ function prepareDirectory(path: string): void {
  * own readable files private again (local/private-state.ts). Every command checks it before it
  * reads anything there: engine.json names the endpoints the command then trusts.
  */
-export function checkStateDir(stateDir: string): void {
+export function checkStateDir(stateDir: string, check: (stateDir: string) => void = checkPrivateState): void {
   try {
-    checkPrivateState(stateDir);
+    check(stateDir);
   } catch (error) {
     if (error instanceof UnsafeStateError) throw new UsageError(error.message);
     throw error;
