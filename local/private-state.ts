@@ -79,7 +79,7 @@ export function foreignLink(path: string): { path: string; uid: number } | undef
   const uid = process.getuid?.();
   if (uid === undefined) return undefined;
   for (let current = resolve(path); ; current = dirname(current)) {
-    const stats = statQuietly(current);
+    const stats = linkStats(current);
     if (stats?.isSymbolicLink() && stats.uid !== uid && stats.uid !== 0) return { path: current, uid: stats.uid };
     if (dirname(current) === current) return undefined;
   }
@@ -95,6 +95,15 @@ export function otherWriters(stats: Pick<Stats, 'uid' | 'mode'>): string | undef
   if (uid !== undefined && stats.uid !== uid) return `is owned by another user (uid ${stats.uid})`;
   if ((stats.mode & 0o022) !== 0) return `can be written by other users (mode ${(stats.mode & 0o777).toString(8)})`;
   return undefined;
+}
+
+/** A path's own stats; undefined when it cannot be had (missing, under a file, unreachable): then it is no link, and using the path will say why. */
+function linkStats(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** An entry's own stats; undefined when it went away meanwhile (a running engine renames and removes files). */
