@@ -61,7 +61,7 @@ export interface ToolFigures {
   expired: number;
   inFlight: number;
   guarantee: Guarantee;
-  /** The condition the guarantee holds under (define.ts `guaranteeCondition`), when the agent's code is known. */
+  /** The condition the guarantee holds under (define/tool.ts `guaranteeCondition`), when the agent's code is known. */
   condition?: string;
 }
 

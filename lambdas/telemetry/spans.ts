@@ -181,7 +181,7 @@ export function callSpan(call: ToolCallRecord, options: SpanOptions = {}): SpanR
       'savepoint.turn': call.turn,
       'savepoint.call': call.call,
       'savepoint.tool.effect': call.effect,
-      // What the tool promises of its effect (define.ts): exactly-once needs keys or a reconcile.
+      // What the tool promises of its effect (define/tool.ts): exactly-once needs keys or a reconcile.
       ...(tool && { 'savepoint.tool.guarantee': guaranteeOf(tool) }),
       // Claims of the call: more than one is a takeover after a crash (the same key re-sent).
       'savepoint.attempt': Math.max(1, call.attempts),
