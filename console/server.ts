@@ -10,9 +10,9 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
 import { sameSecret } from '../lambdas/shared/same-secret.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { localUser } from '../local/approval-api.js';
-import type { AslDefinition } from '../local/asl.js';
-import { readBoundedBody } from '../local/http-body.js';
+import { localUser } from '../local/services/approval-api.js';
+import type { AslDefinition } from '../local/template/asl.js';
+import { readBoundedBody } from '../local/services/http-body.js';
 import { countStates, currentState, executionName, layoutDefinition, type HistorySource } from './history.js';
 import { executionLinks, runRows, timeline } from './views.js';
 

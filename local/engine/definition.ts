@@ -2,7 +2,7 @@
  * What the engine checks and changes in a definition before running it: the fields the interpreter
  * would silently run differently from AWS are refused, and its timers are clamped to what Node can arm.
  */
-import { walkStates, type AslDefinition, type AslState } from '../asl.js';
+import { walkStates, type AslDefinition, type AslState } from '../template/asl.js';
 
 /**
  * Longest delay Node's setTimeout accepts (~24.8 days). Anything longer fires after 1 ms, so AWS's

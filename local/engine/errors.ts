@@ -1,5 +1,5 @@
 /** The engine's error classes: the service's error codes, and the flags the interpreter reads. */
-import '../polyfills.js';
+import './polyfills.js';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 
 /** An error whose `name` is the AWS error code (the endpoint returns it as `__type`). */

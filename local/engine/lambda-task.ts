@@ -6,7 +6,7 @@
  */
 import type { RunOptions } from 'aws-local-stepfunctions';
 import { randomUUID } from 'node:crypto';
-import { walkStates, type AslDefinition, type TaskInfo } from '../asl.js';
+import { walkStates, type AslDefinition, type TaskInfo } from '../template/asl.js';
 import { statesTimeout, TaskFailure, TerminalError } from './errors.js';
 import type { HistoryEvent } from './history.js';
 import { byteLength, isRecord } from './payload.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler, startRefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
 import { loadReport } from '../../lambdas/runs/report.js';
-import { waitForChain } from '../../local/chain.js';
+import { waitForChain } from '../../local/runtime/chain.js';
 import { replayRun } from '../../local/replay/index.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { sampleDay, sampleInput, type Harness } from '../support/refund-harness.js';
