@@ -14,7 +14,7 @@
  * const quotas = new SfnQuotas(() => clock.now().getTime());
  * quotas.take('GetExecutionHistory'); // throws LocalSfnError ThrottlingException when empty
  */
-import { LocalSfnError } from '../engine/errors.js';
+import { LocalSfnError } from './sfn-error.js';
 
 export interface BucketQuota {
   /** Tokens the bucket holds when full (the burst). */

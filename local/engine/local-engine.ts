@@ -8,30 +8,28 @@
  */
 import './polyfills.js';
 import { randomUUID } from 'node:crypto';
-import { ExecutionError, ExecutionTimeoutError, StateMachine, type RunOptions, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import type { RunOptions } from 'aws-local-stepfunctions';
+import { outcomeAtHistoryQuota, historyQuotaRefuses, HISTORY_QUOTA_FAILURE } from '../aws/sfn-history-limit.js';
+import { dataLimitExceeded, overPayloadLimit } from '../aws/sfn-payload-limit.js';
+import { assertExecutionName, assertSameStart, parseExecutionInput } from '../aws/sfn-start-execution.js';
 import type { AslDefinition } from '../template/asl.js';
-import { assertSupported, clampTimers, liftTaskTimeouts } from './definition.js';
 import { LocalSfnError, TerminalError } from './errors.js';
-import { EXECUTION_END_EVENTS, HISTORY_QUOTA_FAILURE, TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './history.js';
-import { runLambdaTask, taskSpecs, type JsonValue, type TaskBinding, type TaskHandler, type TaskSpec } from './lambda-task.js';
-import { byteLength, isRecord } from './payload.js';
+import { outcomeOf, paginate, type Execution, type ExecutionDescription, type ExecutionListItem, type ExecutionStatus, type LibraryEvent, type Outcome } from './execution.js';
+import { EXECUTION_END_EVENTS, TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './history.js';
+import { runLambdaTask, type JsonValue, type TaskBinding, type TaskHandler } from './lambda-task.js';
 import { TaskTokens } from './task-tokens.js';
 import { keepAliveTimers, type Timers } from './timers.js';
-import { HISTORY_EVENT_LIMIT, PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
+import { StateMachineVersions, type VersionSource } from './versions.js';
 
 export { LocalSfnError } from './errors.js';
+export { paginate, type ExecutionDescription, type ExecutionListItem, type ExecutionStatus } from './execution.js';
 export { summarizeHistory, type HistoryEvent, type HistoryListener, type StateSummary } from './history.js';
 export { bindTasks, type TaskBinding } from './lambda-task.js';
 export { keepAliveTimers, type Timers } from './timers.js';
 
-/** Definitions (as JSON) that already passed the library's validation in this process. */
-const validated = new Set<string>();
-
 const ROLE_ARN = 'arn:aws:iam::000000000000:role/savepoint-local';
 
 type Overrides = NonNullable<RunOptions['overrides']>;
-
-export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT';
 
 export interface LocalEngineOptions {
   definition: AslDefinition;
@@ -84,76 +82,10 @@ export interface EngineIam {
   decisions(): { allowed: number; denied: number };
 }
 
-export interface ExecutionDescription {
-  executionArn: string;
-  stateMachineArn: string;
-  name: string;
-  status: ExecutionStatus;
-  startDate: Date;
-  stopDate?: Date;
-  input: string;
-  output?: string;
-  error?: string;
-  cause?: string;
-  stateMachineVersionArn?: string;
-  stateMachineAliasArn?: string;
-}
-
-export type ExecutionListItem = Pick<ExecutionDescription, 'executionArn' | 'stateMachineArn' | 'name' | 'status' | 'startDate' | 'stopDate'>;
-
-type Outcome =
-  | { status: 'SUCCEEDED'; output: string }
-  | { status: 'FAILED' | 'ABORTED' | 'TIMED_OUT'; error?: string; cause?: string };
-
-/** One published version: its definition, interpreted, and the Task handlers of its code. */
-interface Version {
-  number: number;
-  definition: AslDefinition;
-  machine: StateMachine;
-  specs: Map<string, TaskSpec>;
-  description?: string;
-  creationDate: Date;
-  /** DeleteStateMachineVersion: nothing starts on it again; its executions in progress run on. */
-  deleted?: true;
-}
-
-interface Execution {
-  arn: string;
-  /** The version it started on and runs to its end. */
-  version: Version;
-  /** The version ARN it was started with, or the version its alias pointed to (AWS associates it then). */
-  versionArn?: string;
-  /** The alias ARN it was started with. */
-  aliasArn?: string;
-  name: string;
-  input: string;
-  startDate: Date;
-  stopDate?: Date;
-  status: ExecutionStatus;
-  output?: string;
-  error?: string;
-  cause?: string;
-  events: HistoryEvent[];
-  /** Id of the latest <Type>StateEntered per state name: TaskScheduled links back to it. */
-  lastEntered: Map<string, number>;
-  /** Invocations still running after their Task timed out (local/engine/lambda-task.ts). */
-  timedOut: Map<string, Promise<void>>;
-  /** The last StateExited output and its text: the next state's input, the same object. */
-  lastOutput?: { value: unknown; text: string };
-  /** A token read from $$.Task.Token that no Task has claimed yet (re-reads return the same one). */
-  unclaimedToken?: string;
-  /** Set when something outside the interpreter (StopExecution, a payload limit, close) ends the run. */
-  forcedEnd?: Outcome;
-  /** Aborted once the execution has ended: rejects in-flight task promises so no timer is left behind. */
-  ended: AbortController;
-  abortRun: () => void;
-  done: Promise<void>;
-}
-
 export class LocalEngine {
   readonly stateMachineArn: string;
   /** Version 1, then each `publishVersion`: new executions start on the last. */
-  private readonly versions: Version[] = [];
+  private readonly versions: StateMachineVersions;
   private readonly executions = new Map<string, Execution>();
   /** Finished executions, oldest first (the ones `retainFinished` forgets first). */
   private readonly finished: string[] = [];
@@ -161,26 +93,26 @@ export class LocalEngine {
   private readonly tokens = new TaskTokens<Execution, JsonValue>();
   private readonly listeners = new Set<HistoryListener>();
   private readonly overrides: Overrides;
-  private readonly taskTimeoutOverrides: Record<string, number>;
   private readonly now: () => Date;
   private readonly timers: Timers;
   private readonly createdAt: Date;
-  /** Definitions already validated (in this process, or remembered on disk by the template cache). */
-  private readonly validated: NonNullable<LocalEngineOptions['validated']>;
   private readonly iam?: EngineIam;
-  /** Alias name → the version number it routes to. */
-  private readonly aliases = new Map<string, number>();
   private closed = false;
 
   constructor(opts: LocalEngineOptions) {
     this.stateMachineArn = opts.stateMachineArn;
     if (opts.iam) this.iam = opts.iam;
-    for (const alias of opts.aliases ?? []) this.aliases.set(alias, 1);
     this.now = opts.now ?? (() => new Date());
     this.timers = opts.timers ?? keepAliveTimers;
     this.createdAt = this.now();
-    this.validated = opts.validated ?? validated;
-    this.taskTimeoutOverrides = opts.taskTimeoutOverrides ?? {};
+    this.versions = new StateMachineVersions({
+      stateMachineArn: opts.stateMachineArn,
+      aliases: opts.aliases ?? [],
+      taskTimeoutOverrides: opts.taskTimeoutOverrides ?? {},
+      now: this.now,
+      createdAt: this.createdAt,
+      ...(opts.validated && { validated: opts.validated }),
+    });
     this.retainFinished = opts.retainFinished ?? 100;
     this.publishVersion({ definition: opts.definition, tasks: opts.tasks });
     this.overrides = {
@@ -191,65 +123,39 @@ export class LocalEngine {
 
   /** The latest version's definition: what a new execution runs. */
   get definition(): AslDefinition {
-    return this.versions.at(-1)!.definition;
+    return this.versions.latest.definition;
   }
 
-  // ---- versions --------------------------------------------------------------------------------
+  // ---- versions (engine/versions.ts) ----------------------------------------------------------
 
   /**
    * Publishes a version (as a deploy publishes a state machine version behind the alias): new
    * executions start on it; executions already running keep their own. Returns its number.
    */
-  publishVersion(version: { definition: AslDefinition; tasks: Record<string, TaskBinding>; description?: string }): number {
+  publishVersion(version: VersionSource): number {
     if (this.closed) throw new LocalSfnError('StateMachineDeleting', 'The local engine is closed');
-    assertSupported(version.definition);
-    // The engine times each Task itself, on its clock (engine/lambda-task.ts): the interpreter's copy
-    // has its Task timeouts lifted, and the specs carry the definition's (or a test's, in ms).
-    const interpreted = liftTaskTimeouts(clampTimers(version.definition));
-    // The library validates with asl-validator (~150 ms a time); once per distinct definition is enough.
-    const text = JSON.stringify(interpreted);
-    const machine = new StateMachine(interpreted as unknown as StateMachineDefinition, { validationOptions: { noValidate: this.validated.has(text) } });
-    this.validated.add(text);
-    const specs = taskSpecs(clampTimers(version.definition, this.taskTimeoutOverrides), version.tasks);
-    const number = this.versions.length + 1;
-    this.versions.push({ number, definition: version.definition, machine, specs, creationDate: this.now(), ...(version.description !== undefined && { description: version.description }) });
-    for (const alias of this.aliases.keys()) this.aliases.set(alias, number);
-    return number;
+    return this.versions.publish(version);
   }
 
   /** ListStateMachineVersions: the versions not deleted, newest first (as the service lists them). */
   listVersions(): { stateMachineVersionArn: string; creationDate: Date }[] {
-    return this.versions
-      .filter((version) => !version.deleted)
-      .reverse()
-      .map((version) => ({ stateMachineVersionArn: `${this.stateMachineArn}:${version.number}`, creationDate: version.creationDate }));
+    return this.versions.list();
   }
 
   /** ListStateMachineAliases and DescribeStateMachineAlias: each alias and the version it routes all traffic to. */
   listAliases(): { name: string; stateMachineAliasArn: string; stateMachineVersionArn: string; creationDate: Date }[] {
-    return [...this.aliases].map(([name, number]) => ({ name, stateMachineAliasArn: `${this.stateMachineArn}:${name}`, stateMachineVersionArn: `${this.stateMachineArn}:${number}`, creationDate: this.createdAt }));
+    return this.versions.listAliases();
   }
 
-  /**
-   * DeleteStateMachineVersion, by AWS's rules (API reference, DeleteStateMachineVersion): a version
-   * an alias routes to is not deleted (ConflictException: point the alias elsewhere first); a
-   * deleted version's executions in progress are not stopped, but nothing starts on it again; its
-   * number is never reused. Deleting a version that is not there changes nothing.
-   */
+  /** DeleteStateMachineVersion, by AWS's rules (local/aws/state-machine-versions.ts). */
   deleteVersion(number: number): void {
-    const version = this.versions[number - 1];
-    if (!version || version.deleted) return;
-    const referencing = [...this.aliases].filter(([, routed]) => routed === number).map(([name]) => `${this.stateMachineArn}:${name}`);
-    if (referencing.length > 0) {
-      throw new LocalSfnError('ConflictException', `Version to be deleted must not be referenced by an alias. Current list of aliases referencing this version: [${referencing.join(', ')}]`);
-    }
-    version.deleted = true;
+    this.versions.delete(number);
   }
 
   /** The version an execution runs (1 for every execution of an engine that never published another). */
   versionOf(executionArn: string): { number: number; stateMachineVersionArn: string; definition: AslDefinition; description?: string } {
     const { version } = this.get(executionArn);
-    return { number: version.number, stateMachineVersionArn: `${this.stateMachineArn}:${version.number}`, definition: version.definition, ...(version.description !== undefined && { description: version.description }) };
+    return { number: version.number, stateMachineVersionArn: this.versions.arnOf(version), definition: version.definition, ...(version.description !== undefined && { description: version.description }) };
   }
 
   // ---- executions ------------------------------------------------------------------------------
@@ -261,26 +167,20 @@ export class LocalEngine {
   startExecution(req: { name?: string; input?: unknown; version?: number; alias?: string } = {}): { executionArn: string; startDate: Date } {
     if (this.closed) throw new LocalSfnError('StateMachineDeleting', 'The local engine is closed');
     const name = req.name ?? randomUUID();
-    validateName(name);
-    const { text, value } = parseExecutionInput(req.input);
+    assertExecutionName(name);
+    const input = parseExecutionInput(req.input);
+    const text = input.text;
+    const value = input.value as JsonValue;
     const arn = `${this.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
 
     // StartExecution is idempotent for a RUNNING execution with the same name and input (STANDARD).
     const existing = this.executions.get(arn);
     if (existing) {
-      if (existing.status === 'RUNNING' && existing.input === text) return { executionArn: arn, startDate: existing.startDate };
-      throw new LocalSfnError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
+      assertSameStart(existing, arn, text);
+      return { executionArn: arn, startDate: existing.startDate };
     }
 
-    const aliased = req.alias === undefined ? undefined : this.aliases.get(req.alias);
-    if (req.alias !== undefined && aliased === undefined) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${this.stateMachineArn}:${req.alias}'`);
-    const wanted = aliased ?? req.version;
-    const version = wanted === undefined ? this.versions.at(-1)! : this.versions[wanted - 1];
-    if (!version || version.deleted) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${this.stateMachineArn}:${req.version}'`);
-    const qualified = {
-      ...(wanted !== undefined && { versionArn: `${this.stateMachineArn}:${version.number}` }),
-      ...(req.alias !== undefined && { aliasArn: `${this.stateMachineArn}:${req.alias}` }),
-    };
+    const { version, qualified } = this.versions.forStart(req);
     const exec: Execution = {
       arn,
       version,
@@ -337,7 +237,7 @@ export class LocalEngine {
       // unqualified is reported on its version too once there are several: locally that is what
       // every caller's start on the alias would be on AWS (a divergence only for a start that AWS
       // would associate with no version).
-      ...((e.versionArn !== undefined || this.versions.length > 1) && { stateMachineVersionArn: e.versionArn ?? `${this.stateMachineArn}:${e.version.number}` }),
+      ...((e.versionArn !== undefined || this.versions.count > 1) && { stateMachineVersionArn: e.versionArn ?? this.versions.arnOf(e.version) }),
       ...(e.aliasArn !== undefined && { stateMachineAliasArn: e.aliasArn }),
     };
   }
@@ -455,16 +355,7 @@ export class LocalEngine {
       timers: this.timers,
       record: (type: string, details: Partial<HistoryEvent>, previousEventId?: number) => this.record(exec, type, details, previousEventId),
       ...(iam && { authorizeInvoke: (functionArn: string) => iam.authorizeInvoke(functionArn) }),
-      // The result's wording is the service's (as for a state's output); the input's is the twin's own.
-      exceedsDataLimit: (stateName: string, what: 'input' | 'result') =>
-        this.forceEnd(exec, {
-          status: 'FAILED',
-          error: 'States.DataLimitExceeded',
-          cause:
-            what === 'input'
-              ? `The state/task '${stateName}' was scheduled with an input with a size exceeding the maximum number of bytes service limit.`
-              : `The state/task '${stateName}' returned a result with a size exceeding the maximum number of bytes service limit.`,
-        }),
+      exceedsDataLimit: (stateName: string, what: 'input' | 'result') => this.forceEnd(exec, dataLimitExceeded(stateName, what)),
     };
   }
 
@@ -497,13 +388,8 @@ export class LocalEngine {
       } else if (ev.type === 'StateExited' && ev.state) {
         const output = JSON.stringify(ev.state.output ?? null);
         exec.lastOutput = { value: ev.state.output, text: output };
-        // A UTF-16 unit is at most 3 bytes of UTF-8: most outputs are below the limit without counting.
-        if (output.length * 3 > PAYLOAD_LIMIT_BYTES && byteLength(output) > PAYLOAD_LIMIT_BYTES) {
-          this.forceEnd(exec, {
-            status: 'FAILED',
-            error: 'States.DataLimitExceeded',
-            cause: `The state/task '${ev.state.name}' returned a result with a size exceeding the maximum number of bytes service limit.`,
-          });
+        if (overPayloadLimit(output)) {
+          this.forceEnd(exec, dataLimitExceeded(ev.state.name, 'result'));
           continue;
         }
         this.record(exec, `${ev.state.type}StateExited`, { stateExitedEventDetails: { name: ev.state.name, output, outputDetails: { truncated: false } } });
@@ -523,9 +409,8 @@ export class LocalEngine {
       natural = outcomeOf(e);
     }
     await consumed; // the library closes its log on every terminal path, so this always ends
-    // Event 25,000 may only be the execution's success (engine/history.ts HISTORY_EVENT_LIMIT).
-    const atQuota = exec.events.length >= HISTORY_EVENT_LIMIT - 1;
-    const outcome = atQuota && (exec.forcedEnd ?? natural).status !== 'SUCCEEDED' ? HISTORY_QUOTA_FAILURE : (exec.forcedEnd ?? natural);
+    // Event 25,000 may only be the execution's success (local/aws/sfn-history-limit.ts).
+    const outcome = outcomeAtHistoryQuota(exec.events.length, exec.forcedEnd ?? natural);
     const ended = new TerminalError('States.Runtime', 'The execution has ended');
     exec.ended.abort(ended);
     this.tokens.drop(exec, ended);
@@ -562,11 +447,11 @@ export class LocalEngine {
   /**
    * Appends one event (only while the execution runs) and returns its id. The event that would be
    * the 25,000th is not the execution's end: the execution fails instead, and its ExecutionFailed
-   * is event 25,000 (engine/history.ts HISTORY_EVENT_LIMIT).
+   * is event 25,000 (local/aws/sfn-history-limit.ts).
    */
   private record(exec: Execution, type: string, details: Partial<HistoryEvent>, previousEventId?: number): number {
     if (exec.status !== 'RUNNING') return 0;
-    if (exec.events.length >= HISTORY_EVENT_LIMIT - 1 && !EXECUTION_END_EVENTS.has(type)) {
+    if (historyQuotaRefuses(exec.events.length, EXECUTION_END_EVENTS.has(type))) {
       this.forceEnd(exec, HISTORY_QUOTA_FAILURE);
       return 0;
     }
@@ -590,49 +475,4 @@ export class LocalEngine {
     if (!exec) throw new LocalSfnError('ExecutionDoesNotExist', `Execution Does Not Exist: '${arn}'`);
     return exec;
   }
-}
-
-// ---- helpers ------------------------------------------------------------------------------------
-
-/** The subset of the library's EventLog union this engine reads. */
-interface LibraryEvent {
-  type: string;
-  state?: { name: string; type: string; input: unknown; output?: unknown };
-  parentState?: { name: string };
-  index?: number;
-}
-
-function outcomeOf(e: unknown): Outcome {
-  if (e instanceof ExecutionTimeoutError) return { status: 'TIMED_OUT', error: 'States.Timeout', cause: 'The execution exceeded its TimeoutSeconds' };
-  if (e instanceof ExecutionError && e.cause instanceof Error) return { status: 'FAILED', error: e.cause.name, cause: e.cause.message };
-  return { status: 'FAILED', error: 'States.Runtime', cause: e instanceof Error ? e.message : String(e) };
-}
-
-function parseExecutionInput(input: unknown): { text: string; value: JsonValue } {
-  let value: unknown = input ?? {};
-  if (typeof input === 'string') {
-    try {
-      value = JSON.parse(input);
-    } catch {
-      throw new LocalSfnError('InvalidExecutionInput', 'Invalid Execution Input: not valid JSON');
-    }
-  }
-  if (!isRecord(value)) throw new LocalSfnError('InvalidExecutionInput', 'Invalid Execution Input: must be a JSON object');
-  const text = JSON.stringify(value);
-  if (byteLength(text) > PAYLOAD_LIMIT_BYTES) throw new LocalSfnError('InvalidExecutionInput', `Invalid Execution Input: larger than ${PAYLOAD_LIMIT_BYTES} bytes`);
-  return { text, value: JSON.parse(text) as JsonValue };
-}
-
-/** The service's rule: 1–80 characters, no whitespace, brackets, wildcards, or URL-special characters. */
-function validateName(name: string): void {
-  if (name.length < 1 || name.length > 80 || /[\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]/.test(name)) {
-    throw new LocalSfnError('InvalidName', `Invalid Name: '${name}'`);
-  }
-}
-
-export function paginate<T>(items: T[], pageSize: number, nextToken?: string): { items: T[]; nextToken?: string } {
-  const start = nextToken ? Number(Buffer.from(nextToken, 'base64url').toString()) : 0;
-  if (!Number.isInteger(start) || start < 0 || start > items.length) throw new LocalSfnError('InvalidToken', 'Invalid pagination token');
-  const end = start + pageSize;
-  return { items: items.slice(start, end), ...(end < items.length && { nextToken: Buffer.from(String(end)).toString('base64url') }) };
 }

@@ -5,7 +5,7 @@ import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { extractStateMachine, walkStates, type AslState, type CfnTemplateJson, type ExtractedStateMachine } from '../template/asl.js';
 import { LocalEngine, type EngineIam, type TaskBinding, type Timers } from '../engine/local-engine.js';
-import { functionTimeoutMs } from '../services/lambda-context.js';
+import { functionTimeoutMs } from '../aws/lambda-function-timeout.js';
 import { validatedDefinitions } from '../template/cache.js';
 import type { LocalStackOptions } from './options.js';
 

@@ -25,12 +25,3 @@ export function lambdaContext(functionName: string, timeoutMs: number, clock: Cl
     succeed: () => undefined,
   };
 }
-
-/** Lambda's default function timeout, when the template sets none. */
-const DEFAULT_TIMEOUT_SECONDS = 3;
-
-/** A function's configured timeout (`Timeout`, seconds, in the template), in milliseconds. */
-export function functionTimeoutMs(template: { Resources?: Record<string, { Properties?: Record<string, unknown> }> }, functionLogicalId: string): number {
-  const timeout = template.Resources?.[functionLogicalId]?.Properties?.['Timeout'];
-  return (typeof timeout === 'number' ? timeout : DEFAULT_TIMEOUT_SECONDS) * 1000;
-}

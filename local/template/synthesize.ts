@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_TOOL_TIMEOUT_MS, maxToolTimeoutMs, type AgentDefinition } from '../../lambdas/define.js';
-import { LAMBDA_MAX_TIMEOUT_MS, STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
 import { reidentified } from '../../lambdas/shared/definition-identity.js';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
@@ -186,37 +185,4 @@ function shippedTemplate(agentName: string, traced: boolean): CfnTemplate | unde
 function isMissingCdk(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   return code === 'ERR_MODULE_NOT_FOUND' && /'(aws-cdk-lib|constructs)'/.test(String(message));
-}
-
-/** What CloudFormation answers a create or update it refuses before it starts (error code ValidationError, HTTP 400). */
-export class TemplateValidationError extends Error {
-  readonly $fault = 'client';
-  readonly statusCode = 400;
-  constructor(message: string) {
-    super(message);
-    this.name = 'ValidationError';
-  }
-}
-
-/**
- * Refuses, as CloudFormation would, a template it would not deploy: more than 500 resources is
- * "Template format error: Number of resources, N, is greater than maximum allowed, 500"; a Lambda
- * function's `Timeout` is whole seconds from 1 to 900 (Lambda's CreateFunction: "The maximum
- * allowed value is 900 seconds"), and the local engine times its invocations by it. The local
- * stack checks every template it deploys (at its start and at each `deploy`).
- */
-export function assertDeployable(template: { Resources?: Record<string, unknown> }): void {
-  const resources = Object.entries(template.Resources ?? {});
-  if (resources.length > STACK_RESOURCE_QUOTA) {
-    throw new TemplateValidationError(`Template format error: Number of resources, ${resources.length}, is greater than maximum allowed, ${STACK_RESOURCE_QUOTA}`);
-  }
-  const maxSeconds = LAMBDA_MAX_TIMEOUT_MS / 1000;
-  for (const [logicalId, resource] of resources) {
-    const { Type, Properties } = resource as { Type?: unknown; Properties?: { Timeout?: unknown } };
-    const timeout = Properties?.Timeout;
-    if (Type !== 'AWS::Lambda::Function' || timeout === undefined) continue;
-    if (!(Number.isInteger(timeout) && (timeout as number) >= 1 && (timeout as number) <= maxSeconds)) {
-      throw new TemplateValidationError(`Resource ${logicalId} (AWS::Lambda::Function): Timeout must be a whole number of seconds from 1 to ${maxSeconds}, got ${JSON.stringify(timeout)}`);
-    }
-  }
 }

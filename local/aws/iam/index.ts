@@ -4,7 +4,9 @@
  * whose ARNs the template resolves to (deployment.ts). What the engine, the Step Functions
  * endpoint and each local function's SDK clients are given.
  *
- * Enforced: the state machine role's `lambda:InvokeFunction` (local/engine/lambda-task.ts), every
+ * Enforced: the state machine role's `lambda:InvokeFunction` on the function (or version) ARN a
+ * Task invokes (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awslambda.html;
+ * a refusal fails the Task as Step Functions reports it: local/engine/lambda-task.ts), every
  * Step Functions API call a function, the schedule or the CLI makes (local/services/step-functions.ts), every
  * ledger call a function makes, as the DynamoDB request it stands for with its
  * `dynamodb:LeadingKeys` (local/aws/iam/dynamodb.ts, at the ledger's storage layer, on both engines),

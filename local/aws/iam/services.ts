@@ -3,7 +3,9 @@
  * in for those services, authorized as that function's role against the template's policies (the
  * same evaluator as every other call: policy.ts). Each is checked on the resource the function's
  * environment names in the template (roles.ts SERVICE_VARIABLES), as the AWS adapters
- * (lambdas/adapters/aws-approvals.ts, aws-deps.ts) call it:
+ * (lambdas/adapters/aws-approvals.ts, aws-deps.ts) call it, with the action and resource the
+ * Service Authorization Reference names for the call
+ * (https://docs.aws.amazon.com/service-authorization/latest/reference/reference_policies_actions-resources-contextkeys.html):
  *
  *   the ledger's seal key    secretsmanager:GetSecretValue  LEDGER_SEAL_SECRET_ARN    the function's first ledger call (dynamodb.ts), as DynamoDbLedger reads it once per container
  *   the approval-link key    secretsmanager:GetSecretValue  APPROVAL_LINK_SECRET_ARN  each link signed or verified (AWS reads it once per container)
