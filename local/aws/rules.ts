@@ -122,6 +122,20 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'TransactionConflictException',
   },
   {
+    rule: "SNS refuses a Publish whose Subject is not one printable ASCII line under 100 characters, or whose Message is empty or over 256 KB",
+    doc: 'https://docs.aws.amazon.com/sns/latest/api/API_Publish.html',
+    file: 'local/aws/notification-requests.ts',
+    test: 'test/local/notification-requests.test.ts',
+    answer: 'InvalidParameterException',
+  },
+  {
+    rule: 'EventBridge refuses a PutEvents of no entries, more than 10, or over 256 KB, and an entry whose Detail is not a JSON object',
+    doc: 'https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html',
+    file: 'local/aws/notification-requests.ts',
+    test: 'test/local/notification-requests.test.ts',
+    answer: 'MalformedDetail',
+  },
+  {
     rule: 'A CloudFormation template declares at most 500 resources',
     doc: 'https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html',
     file: 'local/aws/cloudformation-template.ts',
