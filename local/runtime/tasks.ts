@@ -16,7 +16,7 @@ import type { LocalStackOptions } from './options.js';
 export type LocalHandler = (event: unknown, timeoutMs: number, signal?: AbortSignal) => Promise<unknown>;
 export type LocalHandlers = Record<StepName, LocalHandler>;
 
-/** infra's `States.WaitRetryAfter`, by value: importing infra/ would load the CDK (see template.ts). */
+/** infra's `States.WaitRetryAfter`, by value: importing infra/ would load the CDK (see local/template/synthesize.ts). */
 const WAIT_RETRY_AFTER = 'WaitRetryAfter';
 
 /**

@@ -40,7 +40,7 @@ export async function startDynamo(options: { path?: string; port?: number; trans
     };
     const target = String(request.headers['x-amz-target']);
     if (target === TRANSACT_WRITE_ITEMS) return void serveTransaction(store, request, response, options.transactions).catch(failed);
-    // A write of an item a transaction holds is rejected (dynamo-transactions.ts); any other goes to dynalite, its body read once and handed on.
+    // A write of an item a transaction holds is rejected (local/aws/dynamodb-transactions.ts); any other goes to dynalite, its body read once and handed on.
     if (ITEM_WRITES.has(target)) return void rejectingConflicts(store, request, response, serve!).catch(failed);
     serve!(request, response);
   });
