@@ -4,6 +4,7 @@ import { canonicalJson } from '../ledger/seal.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { inputTokensOf } from '../records/messages.js';
 import { executionChain } from '../guards/history.js';
+import { MODEL_PROVIDERS } from '../models/providers.js';
 
 /**
  * A run's trace, derived from its sealed ledger records by pure functions: the live export
@@ -97,15 +98,12 @@ export const runSpanId = (runId: string) => spanIdOf(runId, 'run');
 export const turnSpanId = (runId: string, turn: number) => spanIdOf(runId, `turn/${turn}`);
 export const callSpanId = (runId: string, turn: number, call: number) => spanIdOf(runId, `call/${turn}/${call}`);
 
-/** `gen_ai.provider.name` of a savepoint provider (the registry's well-known values where one exists). */
-const PROVIDER_NAMES: Record<string, string> = { anthropic: 'anthropic', openai: 'openai', bedrock: 'aws.bedrock', sim: 'savepoint.sim' };
-
-/** The provider (its `gen_ai.provider.name`) and model of a `provider:model` spec. */
+/** The provider (its `gen_ai.provider.name`, its descriptor's `otelName`) and model of a `provider:model` spec. */
 export function providerAndModel(spec: string): { provider: string; model: string } {
   const colon = spec.indexOf(':');
   if (colon < 0) return { provider: 'unknown', model: spec };
   const provider = spec.slice(0, colon);
-  return { provider: PROVIDER_NAMES[provider] ?? provider, model: spec.slice(colon + 1) };
+  return { provider: MODEL_PROVIDERS.descriptor(provider)?.otelName ?? provider, model: spec.slice(colon + 1) };
 }
 
 /**
