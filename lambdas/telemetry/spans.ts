@@ -4,6 +4,8 @@ import { canonicalJson } from '../ledger/seal.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { inputTokensOf } from '../records/messages.js';
 import { executionChain } from '../guards/history.js';
+import { spentBy } from '../guards/budgets.js';
+import { COUNTED_GUARDS, remainingOf, spentOf, type Spent } from '../records/guards.js';
 import { MODEL_PROVIDERS } from '../models/providers.js';
 
 /**
@@ -263,9 +265,7 @@ export function runSpans(run: RunRecord): SpanRecord[] {
       'savepoint.model_turns': run.modelTurns,
       'savepoint.tool_calls': run.toolCalls,
       'savepoint.cost.usd': dollars(run.costMicros),
-      'savepoint.budget.remaining.steps': run.config.maxSteps - run.steps,
-      'savepoint.budget.remaining.tokens': run.config.maxTokens - (run.inputTokens + run.outputTokens),
-      'savepoint.budget.remaining.usd': (Math.round(run.config.maxDollars * 1_000_000) - run.costMicros) / 1_000_000,
+      ...budgetAttributes('remaining', run.config, spentBy(run)),
       'savepoint.executions': run.executions.length,
       'savepoint.fingerprint': run.fingerprint,
       'savepoint.price_table': run.priceTableVersion,
@@ -369,6 +369,16 @@ function lineageLinks(run: RunRecord): SpanRecord['links'] {
 }
 
 /**
+ * `savepoint.budget.used.<name>` or `savepoint.budget.remaining.<name>` of each counted budget
+ * (records/guards.ts), in its row's order: `steps`, `tokens`, `usd`.
+ */
+function budgetAttributes(kind: 'used' | 'remaining', config: RunRecord['config'], spent: Spent): Record<string, number> {
+  return Object.fromEntries(
+    COUNTED_GUARDS.map((row) => [`savepoint.budget.${kind}.${row.counted.telemetry}`, kind === 'used' ? spentOf(row, spent) : remainingOf(row, config[row.field], spent)]),
+  );
+}
+
+/**
  * `savepoint.budget_check`: one span per BudgetCheck that let a model turn through, and one for the
  * check that ended the run, rebuilt from the records rather than recorded: BudgetCheck decides
  * from persisted counters only (budget-check.ts `decide`), so what it saw before turn N is the sum
@@ -393,12 +403,8 @@ export function budgetCheckSpans(records: RunRecords): SpanRecord[] {
     attributes: {
       'gen_ai.conversation.id': runId,
       'savepoint.budget_check.verdict': verdict,
-      'savepoint.budget.used.steps': used.steps,
-      'savepoint.budget.used.tokens': used.tokens,
-      'savepoint.budget.used.usd': dollars(used.micros),
-      'savepoint.budget.remaining.steps': config.maxSteps - used.steps,
-      'savepoint.budget.remaining.tokens': config.maxTokens - used.tokens,
-      'savepoint.budget.remaining.usd': (Math.round(config.maxDollars * 1_000_000) - used.micros) / 1_000_000,
+      ...budgetAttributes('used', config, used),
+      ...budgetAttributes('remaining', config, used),
       ...(extended && { 'savepoint.budget.extended': true }),
       ...extra,
     },
