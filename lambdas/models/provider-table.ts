@@ -85,6 +85,7 @@ export function providerTable<const D extends readonly AnyDescriptor[]>(descript
       const model = typeof spec === 'string' ? parse(spec) : spec;
       const checked = parseOrThrow(config, raw, 'model configuration') as Record<string, unknown> & { timeoutMs?: number };
       const descriptor = byName.get(model.provider);
+      // A spec object naming a provider of another table: refused as its string would be.
       if (descriptor === undefined) return parse(formatModelSpec(model)) as never;
       const name = formatModelSpec(model);
       const client = descriptor.create(checked[descriptor.name], {
