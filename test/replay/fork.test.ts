@@ -73,6 +73,8 @@ describe('savepoint fork of a refund run', () => {
       expect(run.status, `fork at ${at}`).toBe('succeeded');
       expect(harness.stack.world.payments.refunds().length, `fork at ${at}`).toBe(0);
     }
+    // Nobody was asked to approve a write a dry fork never sends (issue 35 item 6).
+    expect(harness.approvals.filter((approval) => approval.runId.startsWith('fork-dry-'))).toEqual([]);
     const { calls } = await harness.stack.ledger.listConversation('fork-dry-1');
     const refunds = calls.filter((c) => c.name === 'issue_refund' && c.outcome === 'ok');
     expect(refunds.length).toBe(paid);
