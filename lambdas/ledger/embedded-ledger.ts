@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AppendLog, LogReader, type Span } from './append-log.js';
 import { COLD_DIR, ColdStore, type ColdGroup, type ColdItem } from './cold-store.js';
 import { INDEX_FILE, keyOfLine, lineHash, refreshIndex, type IndexedPartition, type LedgerIndex, type RefreshOptions } from './ledger-index.js';
 import { LockFile } from './lock-file.js';
-import { blobKey, effectKey, FINISHED_STATUSES, isPendingApproval, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
+import { blobKey, effectKey, isPendingApproval, type Key, type Stored } from './protocol.js';
+import { FINISHED_STATUSES, runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './pruning.js';
 import { chained, line, LogHead, parseEntry, splitChained, verifySeal, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, recordOf, type LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
@@ -54,8 +54,6 @@ export interface EmbeddedLedgerOptions {
    */
   readonly listedFinishedRuns?: number;
 }
-
-export type { PruneRecord } from './protocol.js';
 
 /** The seal key's file in a state directory (`keys/`, like the approval keys). */
 export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
@@ -328,8 +326,9 @@ export class EmbeddedLedger extends StorageLedger {
     });
   }
 
-  protected queryRun(runId: string, fromSk?: string): Stored[] {
-    const items = this.partition(runKey(runId).pk)?.sorted() ?? [];
+  // Every item was verified when it was read into memory.
+  protected queryPartition(pk: string, fromSk?: string): Stored[] {
+    const items = this.partition(pk)?.sorted() ?? [];
     // Sort-key order, as a DynamoDB query returns the partition: TURN#0001, TURN#0001#CALL#01, …
     return items.filter(([sk]) => fromSk === undefined || sk >= fromSk).map(([, item]) => ({ record: copy(item) as Record<string, unknown>, meta: {} }));
   }
@@ -390,80 +389,42 @@ export class EmbeddedLedger extends StorageLedger {
       .map(([, item]) => String((item.record as { data?: unknown }).data));
   }
 
-  // ── retention ──────────────────────────────────────────────────────────────────────────
+  // ── retention (`savepoint prune`, pruning.ts) ─────────────────────────────────────────────
 
-  /**
-   * Removes the records of every run that finished (succeeded, stopped or killed) before
-   * `finishedBefore` and that `pruneVerdict` lets go (protocol.ts: no pending approval, no live
-   * fork reading it): its run, turns, calls and approvals, its task tokens and blobs. The log is
-   * rewritten without them (as a compaction rewrites it, crash-safe), then a sealed PruneRecord
-   * naming them is appended. Business-key effects (EFFECT#…) are kept: they are what keeps a
-   * refund paid by a pruned run from being paid again. Returns the record, or undefined when no
-   * run qualified (nothing is written then).
-   */
-  prune(finishedBefore: Date, now: Date): PruneRecord | undefined {
+  // Each item's digest is its log line (without its chain): a copy of the log reproduces a prune record's.
+  protected queryRunItems(runId: string, first?: number): RunItem[] {
+    const pks = first === undefined ? runPartitions(runId) : [runKey(runId).pk];
+    const items = pks.flatMap((pk) =>
+      (this.partition(pk)?.sorted() ?? []).map(([sk, stored]): RunItem => {
+        const writeKey = writeKeyOf(stored.record as Record<string, unknown>);
+        return { key: { pk, sk }, basis: stored, digest: line({ pk, sk }, stored), ...(writeKey !== undefined && { writeKey }) };
+      }),
+    );
+    return first === undefined ? items : items.slice(0, first);
+  }
+
+  // The log is rewritten without the items deleted (as a compaction rewrites it, crash-safe): what
+  // was let go of from memory is read back first, and the cold store emptied, so that nothing
+  // deleted comes back from there.
+  protected deleteItems(deletes: readonly ItemDelete[]): boolean[] {
+    if (deletes.length === 0) return [];
     if (this.readOnly) throw new Error('the ledger was opened to read (EmbeddedLedger.openToRead): it takes no write');
-    const cutoff = finishedBefore.toISOString();
-    // A prune goes through every finished run, and rewrites the log: what was let go of is read back first.
     this.warmAll();
-    const runIds: string[] = [];
-    const pendingOf = (runId: string) => [...this.pending.values()].filter((key) => key.pk === runKey(runId).pk).length;
-    const forkStatus = (runId: string) => this.partitions.get(runKey(runId).pk)?.status as RunRecord['status'] | undefined;
-    for (const partition of this.partitions.values()) {
-      const run = partition.status !== undefined && FINISHED_STATUSES.has(partition.status as RunRecord['status']) ? (partition.runItem()?.record as RunRecord | undefined) : undefined;
-      if (run && pruneVerdict(run, finishedBefore, { pendingApprovals: pendingOf(run.runId), forkStatus }).prune) runIds.push(run.runId);
-    }
-    if (runIds.length === 0) {
-      this.evictFinished();
-      return undefined;
-    }
-    runIds.sort();
-    const digest = createHash('sha256');
-    let records = 0;
-    const writes = new Set<string>();
-    for (const runId of runIds) {
-      for (const pk of runPartitions(runId)) {
-        const partition = this.partitions.get(pk);
-        if (!partition) continue;
-        for (const [sk, stored] of partition.sorted()) {
-          digest.update(line({ pk, sk }, stored)).update('\n');
-          records++;
-          const write = writeKeyOf(stored.record as Record<string, unknown>);
-          if (write !== undefined) writes.add(write);
-          const { approvalId } = stored.record as { approvalId?: unknown };
-          if (typeof approvalId === 'string') this.approvalsById.delete(approvalId);
-          this.pending.delete(`${pk}|${sk}`);
-        }
-        this.partitions.delete(pk);
-      }
-    }
-    for (const runId of runIds) this.finishedInMemory.delete(runId);
-    const summary: PruneRecord = {
-      kind: 'prune',
-      prunedAt: now.toISOString(),
-      finishedBefore: cutoff,
-      runIds,
-      records,
-      digest: `sha256:${digest.digest('hex')}`,
-      ...(writes.size > 0 && { writes: [...writes].sort() }),
-    };
+    const deleted = deletes.map(({ key, expected }) => {
+      const partition = this.partitions.get(key.pk);
+      const current = partition?.items.get(key.sk);
+      if (!partition || !current || (expected && !sameItem(current, expected.basis as Item))) return false;
+      partition.delete(key.sk);
+      const { approvalId } = current.record as { approvalId?: unknown };
+      if (typeof approvalId === 'string') this.approvalsById.delete(approvalId);
+      this.pending.delete(`${key.pk}|${key.sk}`);
+      if (partition.items.size === 0) this.partitions.delete(key.pk);
+      const runId = runOfPartition(key.pk);
+      if (runId !== undefined && !this.partitions.has(runKey(runId).pk)) this.finishedInMemory.delete(runId);
+      return true;
+    });
     if (this.log) this.rewriteLive();
-    this.store(pruneKey(summary.prunedAt, this.partitions.get(PRUNED_PK)?.items.size ?? 0), summary);
-    return summary;
-  }
-
-  /** The prune records, oldest first. */
-  prunes(): PruneRecord[] {
-    return (this.partition(PRUNED_PK)?.sorted() ?? []).map(([, stored]) => copy(stored) as PruneRecord);
-  }
-
-  /**
-   * Problems with the prune records (none: `[]`): each is sealed (checked when the log was read),
-   * and must agree with itself and with the ledger — none of its runs is here any more. A run
-   * that came back under a pruned id, or a record whose counts do not add up, is reported.
-   */
-  verifyPrunes(): string[] {
-    return this.prunes().flatMap((prune) => pruneRecordProblems(prune, prune.runIds.filter((runId) => this.partition(runKey(runId).pk) !== undefined)));
+    return deleted;
   }
 
   // ── the store ───────────────────────────────────────────────────────────────────────────
@@ -865,6 +826,14 @@ class Partition {
       this.packed = { spans, ...(run && { run: { offset: run.offset, bytes: run.bytes } }) };
     }
     return this.packed!;
+  }
+
+  /** Removes the item under `sk` (a prune). */
+  delete(sk: string): void {
+    this.items.delete(sk);
+    this.where!.delete(sk);
+    this.order = undefined;
+    this.noted = false;
   }
 
   put(sk: string, stored: Item, span?: Span): void {
