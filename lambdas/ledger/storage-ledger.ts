@@ -24,7 +24,7 @@ export type StorageCall =
   | { readonly check: readonly Key[] }
   | { readonly query: { readonly pk: string } | { readonly index: string; readonly partition: string } }
   | { readonly scan: true }
-  /** Items a prune removes (`DynamoDbLedger.prune`): one BatchWriteItem of DeleteRequests with `batch`, else a conditional DeleteItem per key. */
+  /** Items a prune removes (`deleteItems`, pruning.ts): one BatchWriteItem of DeleteRequests with `batch`, else a conditional DeleteItem per key. */
   | { readonly delete: readonly Key[]; readonly batch?: true };
 
 /** Index names and partitions the engines query (the DynamoDB GSIs; the embedded engine's maps). */
