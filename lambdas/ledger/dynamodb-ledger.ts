@@ -326,7 +326,7 @@ export class DynamoDbLedger extends StorageLedger {
    * most 25 requests and 16 MB a call — keys only here, at most 2 KB + 1 KB each, so 25 of them are
    * far under 16 MB — and what it leaves in `UnprocessedItems` (throttled, not failed) is sent
    * again, with exponential backoff as the reference asks. No condition can be given to a
-   * BatchWriteItem delete: only what nothing writes to any more is deleted this way (see `prune`).
+   * BatchWriteItem delete: only what nothing writes to any more is deleted this way (pruning.ts).
    * IAM: `dynamodb:BatchWriteItem`, every key's pk as `dynamodb:LeadingKeys`.
    */
   private async deleteAll(keys: readonly Key[]): Promise<void> {
