@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import type { ToolCallRecord, TurnRecord } from '../lambdas/ledger/records.js';
+import type { ToolCallRecord, TurnRecord } from '../lambdas/records/ledger-records.js';
 import { runRecord } from '../test/support/records.js';
 import { ensureTable, startDynamo } from '../local/dynamo.js';
 import { ledgerTableFromTemplate, type CfnTemplate } from '../local/template.js';
