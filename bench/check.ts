@@ -321,39 +321,50 @@ export interface SpeedLimit {
 /**
  * CPU a fresh `node -e` process spends starting (V8's snapshot, Node's bootstrap) before its
  * script's first import, on this machine with Node 20 (bench/cold-start.ts `startCpuMs`): what
- * the 150 ms import-CPU target is over, as a ratio. Taken as the lowest of the medians measured
- * (a busy machine inflates it); a Node release that starts faster or slower moves the ratio, so
- * the check names the Node major version it was measured on.
+ * the 150 ms import-CPU target is over, as a ratio. It moves with load far less than an import;
+ * a Node release that starts faster or slower moves the ratio, so the check names the Node major
+ * version it was measured on.
  */
-export const NODE_START_CPU = { ms: 30, nodeMajor: 20, measured: '' } as const;
+export const NODE_START_CPU = { ms: 27, nodeMajor: 20, measured: 'medians of 3: 25–33 ms at load 22–30, 34–47 at load 28–40 (2026-12-02), while the import grew 133 → 314 ms' } as const;
 
+// The bounds: CI's short forms (.ci/run) three times on 2026-12-02, 00:53 UTC at load 5 and 01:10–01:50
+// at load 25–40 (the machine shared by several test suites), the figures in `measured` in that order;
+// each bound about 1.5× the highest. The floors are CPU-bound code, and under heavy load the paths
+// that make system calls (the disk, dynalite's loopback HTTP) slow more than they do: those ratios
+// still move 2–4× with load, and their bounds carry it.
 export const SPEED_LIMITS = {
   /** bench/overhead.ts: a row's CPU per agent step over the bare interpreter's (cpuRatioToFloor), each in the row's own process. */
   overhead: {
-    'embedded ledger, in memory': { bound: 9, target: 2.5, measured: '' },
-    'embedded ledger, on disk': { bound: 9, target: 2.5, measured: '' },
-    'DynamoDB ledger on dynalite': { bound: 45, target: null, measured: '' },
-    'embedded ledger, in memory, wire-format simulated model': { bound: 10, target: null, measured: '' },
+    'embedded ledger, in memory': { bound: 9, target: 2.5, measured: '5.79, 5.98, 4.03' },
+    'embedded ledger, on disk': { bound: 10, target: 2.5, measured: '3.51, 5.37, 6.58' },
+    // Issue 38's target for this row is absolute (≤ 6 ms of CPU a step: 18.6, 35.2, 49.3 ms measured), so not a ratio here.
+    'DynamoDB ledger on dynalite': { bound: 75, target: null, measured: '13.2, 30.2, 49.4' },
+    'embedded ledger, in memory, wire-format simulated model': { bound: 10, target: null, measured: '6.09, 6.04, 6.65' },
   },
   /** bench/ledger.ts: a ledger's CPU per step over the floor's (each record as JSON text in a map), in the same process. */
   ledger: {
-    'embedded, memory': { bound: 8, target: null, measured: '' },
-    'embedded, disk': { bound: 40, target: null, measured: '' },
-    'DynamoDB on dynalite, memory': { bound: 3000, target: null, measured: '' },
+    'embedded, memory': { bound: 15, target: null, measured: '3.9–9.8 in eight runs' },
+    'embedded, disk': { bound: 60, target: null, measured: '15.3–40.1 in eight runs' },
+    'DynamoDB on dynalite, memory': { bound: 3_000, target: null, measured: '447–1904 in eight runs' },
   },
   /** bench/replay.ts: a replay's CPU over the run's it replays, in the same process (issue 38: ≤ 10% warm, ≤ 20% cold). */
   replay: {
-    warm: { bound: 0.8, target: 0.1, measured: '' },
-    cold: { bound: 1, target: 0.2, measured: '' },
+    warm: { bound: 1.3, target: 0.1, measured: '0.50, 0.37, 0.31, 0.88' },
+    cold: { bound: 1.6, target: 0.2, measured: '0.42, 0.40, 0.56, 1.09' },
   },
   /** bench/tracing.ts: the CPU per step the export adds over the same stack's with tracing off, interleaved run by run. */
   tracing: {
-    'OTLP/HTTP protobuf, spans only': { bound: 1.2, target: null, measured: '' },
-    'OTLP/HTTP protobuf': { bound: 1.6, target: null, measured: '' },
-    'OTLP/HTTP JSON': { bound: 1.6, target: null, measured: '' },
+    'OTLP/HTTP protobuf, spans only': { bound: 0.8, target: null, measured: '0.01, 0.41, 0.27' },
+    'OTLP/HTTP protobuf': { bound: 1.3, target: null, measured: '0.16, 0.85, 0.43' },
+    'OTLP/HTTP JSON': { bound: 1.2, target: null, measured: '0.23, 0.67, 0.75' },
   },
-  /** bench/cold-start.ts: the model and tool steps' import CPU over the same process's start (importCpuRatio); the target is 150 ms over NODE_START_CPU. */
-  coldStart: { bound: 8, target: COLD_START_TARGETS.importCpuMs / NODE_START_CPU.ms, measured: '' },
+  /**
+   * bench/cold-start.ts: the model and tool steps' import CPU over the same process's start
+   * (importCpuRatio). The target, 150 ms, over NODE_START_CPU: 5.56. The import slows with load
+   * more than Node's start does, so today's bundles, about at the target on a quiet machine (133
+   * and 151 ms at load 7), are 1.1–1.3× over it under load: the bound is 9, not the target.
+   */
+  coldStart: { bound: 9, target: COLD_START_TARGETS.importCpuMs / NODE_START_CPU.ms, measured: 'call-model 6.15, call-tool 6.27 at load 25–28; 7.11, 6.79 at load 28–40 (314 and 273 ms: over the old 2× slack)' },
 } as const satisfies Record<string, SpeedLimit | Record<string, SpeedLimit>>;
 
 /** One figure a report holds to its limit: where it is in the report, what it is, its value. */
