@@ -327,9 +327,10 @@ export interface SpeedLimit {
  */
 export const NODE_START_CPU = { ms: 27, nodeMajor: 20, measured: 'medians of 3: 25–33 ms at load 22–30, 34–47 at load 28–40 (2026-12-02), while the import grew 133 → 314 ms' } as const;
 
-// The bounds: CI's short forms (.ci/run) three times on 2026-12-02, 00:53 UTC at load 5 and 01:10–01:50
-// at load 25–40 (the machine shared by several test suites), the figures in `measured` in that order;
-// each bound about 1.5× the highest. The floors are CPU-bound code, and under heavy load the paths
+// The bounds: CI's short forms (.ci/run) three times on 2026-12-02, 00:53 UTC at load 5 (with one
+// run or repetition a row, as CI took then) and 01:10–01:50 at load 25–40 (the machine shared by
+// several test suites), the figures in `measured` in that order (the ledger's and the replay's with
+// the runs made while fitting them); each bound about 1.5× the highest. The floors are CPU-bound code, and under heavy load the paths
 // that make system calls (the disk, dynalite's loopback HTTP) slow more than they do: those ratios
 // still move 2–4× with load, and their bounds carry it.
 export const SPEED_LIMITS = {
