@@ -28,9 +28,9 @@ import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ToolCallRecord, TurnRecord } from '../lambdas/records/ledger-records.js';
 import { runRecord } from '../test/support/records.js';
-import { ensureTable, startDynamo } from '../local/dynamo.js';
-import { ledgerTableFromTemplate, type CfnTemplate } from '../local/template.js';
-import { cachedTemplate } from '../local/template-cache.js';
+import { ensureTable, startDynamo } from '../local/services/dynamodb.js';
+import { ledgerTableFromTemplate, type CfnTemplate } from '../local/template/synthesize.js';
+import { cachedTemplate } from '../local/template/cache.js';
 import { median } from './stats.js';
 import { ephemeralSealer } from '../lambdas/ledger/seal.js';
 

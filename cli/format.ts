@@ -1,7 +1,7 @@
 import type { BreakerState } from '../lambdas/records/breaker-state.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
-import type { StateSummary } from '../local/engine.js';
+import type { StateSummary } from '../local/engine/local-engine.js';
 
 /**
  * Text safe to print on a terminal. What a model or a tool chose (a summary, a tool name, an id, a
