@@ -1,4 +1,4 @@
-/** JSON payloads as the service measures them. */
+/** Reading into JSON payloads (what the service measures of them is local/aws/sfn-payload-limit.ts). */
 import { isRecord } from '../../lambdas/shared/json.js';
 
 export function containsString(value: unknown, needle: string): boolean {
@@ -8,7 +8,4 @@ export function containsString(value: unknown, needle: string): boolean {
   return false;
 }
 
-export function byteLength(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}
 
