@@ -35,7 +35,7 @@ describe.skipIf(!CHROMIUM)('the approval page in a browser', () => {
 
     // Opening the link shows what the agent wants to do and why; it decides nothing.
     await page.goto(event.links[0]!.url);
-    await expect.poll(() => page.textContent('h1')).toContain('issue_refund $725.00 for rr_007');
+    await expect.poll(() => page.textContent('h1')).toMatch(/^Approve issue_refund of 725\.00 USD in run /);
     expect(await page.textContent('#amount')).toBe('725.00 USD');
     const text = (await page.textContent('body'))!;
     expect(text).toContain('refund $725.00 of payment pay_007 for rr_007'); // the arguments in words
