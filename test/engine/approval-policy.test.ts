@@ -5,7 +5,7 @@ import { APPROVAL_THRESHOLD_CENTS, RefundRunInput } from '../../agents/refund-re
 import refundReconciler from '../../agents/refund-reconciler/agent.dev.js';
 import type { MessageRequest } from '../../lambdas/records/messages.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
-import { postDecision, startAgentHarness, waitFor } from '../support/agent-harness.js';
+import { postDecision, startAgentHarness, waitFor, wake } from '../support/agent-harness.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
 /**
@@ -99,7 +99,10 @@ describe('an instruction injected into a refund reason cannot steer the rule', (
       const h = harness;
       let ended: string | undefined;
       const finished = h.run({ runId: `injected-${list}`, input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
-      void finished.then((done) => (ended = `the run ended ${done.status} with ${h.approvals.length} approval(s) asked`));
+      void finished.then((done) => {
+        ended = `the run ended ${done.status} with ${h.approvals.length} approval(s) asked and ${refundsOfBig(h).length} refund(s) of ${big.paymentId} paid`;
+        wake();
+      });
       const asked = await waitFor(() => (h.approvals.length === 3 ? h.approvals : ended));
       if (typeof asked === 'string') throw new Error(asked);
       expect(refundsOfBig(h)).toEqual([]);
