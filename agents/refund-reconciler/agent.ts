@@ -74,19 +74,33 @@ const issueRefund = defineTool({
   // Checked against what the run read from the provider, never only against what the model wrote
   // (a customer's refund reason can carry instructions): a refund's request must be one the
   // provider listed, for the payment it pays — else a person decides.
+  // Then the refunds of the payment in this run add up (in its own words for the person; the
+  // harness's `aggregate` below holds the same line and reserves it across runs): a refund split
+  // into parts under the threshold ($499.99 + $499.99 + $299.02), under its own request id or
+  // others', waits for a person from the part that crosses it. Parts asked for in the same turn
+  // (no outcome yet: they run alongside) count as paid.
   needsApproval: (args, _run, facts) => {
     const listed = listedRequests(facts.calls).get(args.refundRequestId);
-    if (listed?.paymentId === args.paymentId) return undefined;
+    if (listed?.paymentId !== args.paymentId) {
+      return {
+        summary: `issue_refund ${dollars(args.amountCents)} of ${args.paymentId} for ${args.refundRequestId}, a request ${listed ? `for ${listed.paymentId}` : 'the provider did not list'}`,
+        amount: { minor: args.amountCents, currency: 'usd' },
+        details: { payment: args.paymentId, refundRequest: args.refundRequestId, requestIsFor: listed?.paymentId ?? 'not listed by the provider' },
+      };
+    }
+    const earlier = facts.calls
+      .filter((call) => call.name === 'issue_refund' && (call.outcome ?? 'ok') === 'ok' && call.args['paymentId'] === args.paymentId)
+      .reduce((sum, call) => sum + Number(call.args['amountCents']), 0);
+    const total = earlier + args.amountCents;
+    if (total <= APPROVAL_THRESHOLD_CENTS) return undefined;
     return {
-      summary: `issue_refund ${dollars(args.amountCents)} of ${args.paymentId} for ${args.refundRequestId}, a request ${listed ? `for ${listed.paymentId}` : 'the provider did not list'}`,
-      amount: { minor: args.amountCents, currency: 'usd' },
-      details: { payment: args.paymentId, refundRequest: args.refundRequestId, requestIsFor: listed?.paymentId ?? 'not listed by the provider' },
+      summary: `issue_refund ${dollars(args.amountCents)} for ${args.refundRequestId}${earlier > 0 ? ` (${dollars(total)} with the earlier refunds of this payment)` : ''}`,
+      amount: { minor: total, currency: 'usd' },
+      details: { payment: args.paymentId, refundRequest: args.refundRequestId, requested: dollars(listed.amountCents), ...(earlier > 0 && { refundedBefore: dollars(earlier) }) },
     };
   },
-  // The refunds of one payment add up, in this run and across the agent's runs (reserved in the
-  // ledger before each is sent): a refund split into parts under the threshold ($499.99 + $499.99
-  // + $299.02), under its own request id or others', waits for a person from the part that
-  // crosses it. Parts asked for in the same turn count as paid.
+  // The refunds of one payment add up across the agent's runs too, reserved in the ledger before
+  // each is sent: two runs (or a re-run) cannot each pay a part under the threshold.
   aggregate: { key: (args) => args.paymentId, amount: (args) => args.amountCents, threshold: APPROVAL_THRESHOLD_CENTS, currency: 'usd' },
   describe: (args) => `refund ${dollars(args.amountCents)} of payment ${args.paymentId} for ${args.refundRequestId}`,
   execute: (args, { deps, idempotencyKey, signal }) => (deps as Deps).commerce.createRefund(args, idempotencyKey, signal),

@@ -244,7 +244,8 @@ export type AggregateReservation = { reserved: boolean; total: number };
 /** The amounts a tool moves per key across the agent's runs (protocol.ts reserveAggregate). */
 export interface AggregateLedger {
   /**
-   * Adds `amount` to the key's total once per `holder` (`<runId>:<turn>:<call>`), only while the
+   * Adds `amount` to the key's total once per `holder` (`<runId>:<turn>:<call>`, or the effect's
+   * business key: one effect adds once across runs), only while the
    * total stays within `threshold` (absent: added whatever the total). Atomic across runs.
    */
   reserveAggregate(reservation: { key: string; holder: string; amount: number; threshold?: number }, now: Date): Promise<AggregateReservation>;

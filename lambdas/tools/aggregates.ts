@@ -78,14 +78,16 @@ export async function reserveAmount(
   agent: Pick<AgentDefinition, 'name'>,
   tool: ToolDefinition,
   args: unknown,
-  call: { runId: string; turn: number; call: number; approved: boolean },
+  call: { runId: string; turn: number; call: number; approved: boolean; effectKey?: string },
   now: Date,
 ): Promise<Outcome | undefined> {
   const own = tool.aggregate && aggregateOf(tool, args);
   if (!tool.aggregate || !own) return undefined;
   const key = aggregateKeyOf(agent, tool, own.key);
   const reservation = await ledger.reserveAggregate(
-    { key, holder: `${call.runId}:${call.turn}:${call.call}`, amount: own.amount, ...(!call.approved && { threshold: tool.aggregate.threshold }) },
+    // One effect adds once: a call named by a business key (a re-run of the same day, another
+    // run asking for the same refund) is one holder across runs, and gets the first's result.
+    { key, holder: call.effectKey ?? `${call.runId}:${call.turn}:${call.call}`, amount: own.amount, ...(!call.approved && { threshold: tool.aggregate.threshold }) },
     now,
   );
   if (reservation.reserved) return undefined;

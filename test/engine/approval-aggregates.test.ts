@@ -27,15 +27,27 @@ const pay = defineTool({
   execute: async (args) => (paid.push(args), { paid: args.account, cents: args.cents }),
 });
 
+/** The same, named by its invoice: one effect across runs (a re-run pays once, and adds once). */
+const payInvoice = defineTool({
+  name: 'pay_invoice',
+  description: 'Pays an invoice of an account.',
+  input: z.object({ invoice: z.string(), account: z.string(), cents: z.number().int().positive() }),
+  effect: 'write',
+  idempotencyKeys: true,
+  idempotencyKey: (args) => args.invoice,
+  aggregate: { key: (args) => args.account, amount: (args) => args.cents, threshold: 50_000, currency: 'usd' },
+  execute: async (args) => (paid.push({ account: args.account, cents: args.cents }), { paid: args.invoice }),
+});
+
 /** A model that asks, turn after turn, for the payments of its run input, then stops. */
 const paying = (request: MessageRequest) => {
   const turn = request.messages.filter((message) => message.role === 'assistant').length;
   const first = request.messages[0]!.content;
   const text = typeof first === 'string' ? first : first.map((block) => (block.type === 'text' ? block.text : '')).join('');
-  const plan = JSON.parse(text.split('Pay these: ')[1]!.split(' (end)')[0]!) as { account: string; cents: number }[];
+  const plan = JSON.parse(text.split('Pay these: ')[1]!.split(' (end)')[0]!) as { account: string; cents: number; invoice?: string }[];
   const next = plan[turn];
   if (!next) return { content: [{ type: 'text' as const, text: 'Done.' }], stop_reason: 'end_turn' as const };
-  return { content: [{ type: 'tool_use' as const, id: `toolu_${turn + 1}`, name: 'pay', input: next }], stop_reason: 'tool_use' as const };
+  return { content: [{ type: 'tool_use' as const, id: `toolu_${turn + 1}`, name: next.invoice ? 'pay_invoice' : 'pay', input: next }], stop_reason: 'tool_use' as const };
 };
 
 const agentWith = (approvals?: { maxUnapprovedPerRun: number }) =>
@@ -43,9 +55,9 @@ const agentWith = (approvals?: { maxUnapprovedPerRun: number }) =>
     name: 'aggregate-payments',
     model: 'sim:savepoint-sim-1',
     system: 'Pay the accounts.',
-    input: z.object({ payments: z.array(z.object({ account: z.string(), cents: z.number() })) }),
+    input: z.object({ payments: z.array(z.object({ account: z.string(), cents: z.number(), invoice: z.string().optional() })) }),
     prompt: (input) => `Pay these: ${JSON.stringify(input.payments)} (end)`,
-    tools: [pay],
+    tools: [pay, payInvoice],
     ...(approvals && { approvals }),
     dev: { policy: paying },
   });
@@ -66,6 +78,17 @@ describe('an aggregate across runs', () => {
     const refused = calls.find((call) => call!.outcome === 'rejected')!;
     expect(JSON.parse(refused.result!)).toMatchObject({ error: 'approval_required', key: 'acme', total: 30_000, amount: 30_000, threshold: 50_000 });
     expect(await h.stack.ledger.getAggregate('aggregate-payments:pay:acme')).toMatchObject({ total: 30_000 });
+  });
+
+  it('adds one effect once across runs: a re-run of the same invoice gets the first result, never approval_required', async () => {
+    paid.length = 0;
+    harness = await startAgentHarness({ agent: agentWith() });
+    const input = { payments: [{ invoice: 'inv-1', account: 'acme', cents: 30_000 }] };
+    expect((await harness.run({ runId: 'first', input })).status).toBe('SUCCEEDED');
+    expect((await harness.run({ runId: 'again', input })).status).toBe('SUCCEEDED');
+    expect(paid).toEqual([{ account: 'acme', cents: 30_000 }]);
+    expect(await harness.stack.ledger.getCall('again', 1, 1)).toMatchObject({ outcome: 'ok', result: JSON.stringify({ paid: 'inv-1' }) });
+    expect(await harness.stack.ledger.getAggregate('aggregate-payments:pay_invoice:acme')).toMatchObject({ total: 30_000 });
   });
 
   it('holds a split within one run for a person from the part that crosses the threshold; approved, it is paid and counted', async () => {

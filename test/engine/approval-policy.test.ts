@@ -57,7 +57,7 @@ describe('a rule on the run’s recorded facts catches a split refund', () => {
     const finished = h.run({ runId: 'split', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
 
     const second = await waitFor(() => h.approvals[0]);
-    expect(second).toMatchObject({ turn: 3, call: 1, toolName: 'issue_refund', amount: { minor: 99_998, currency: 'usd' }, summary: expect.stringContaining(`999.98 USD for ${request.paymentId} in this run, above the threshold 500.00 USD`) });
+    expect(second).toMatchObject({ turn: 3, call: 1, toolName: 'issue_refund', amount: { minor: 99_998, currency: 'usd' }, summary: expect.stringContaining('$999.98 with the earlier refunds of this payment') });
     expect(h.stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request.id).map((refund) => refund.amountCents)).toEqual([49_999]);
     expect((await postDecision(h.stack, second.approvalId, { decision: 'reject', reason: 'a split refund' })).status).toBe(200);
 
