@@ -1,4 +1,4 @@
-import { defineAgent, defineTool, parseOrThrow, type FactCall, type ToolTrace } from 'savepoint';
+import { defineAgent, defineTool, parseOrThrow, type ApprovalRequest, type FactCall, type ToolTrace } from 'savepoint';
 import * as z from 'zod';
 import { Cents, dollars, IsoDate, ReportSummary, type CommerceApi } from './domain.js';
 import { HttpCommerceApi } from './payments-client.js';
@@ -79,7 +79,7 @@ const issueRefund = defineTool({
   // into parts under the threshold ($499.99 + $499.99 + $299.02), under its own request id or
   // others', waits for a person from the part that crosses it. Parts asked for in the same turn
   // (no outcome yet: they run alongside) count as paid.
-  needsApproval: (args, _run, facts) => {
+  needsApproval: (args, _run, facts): ApprovalRequest | undefined => {
     const listed = listedRequests(facts.calls).get(args.refundRequestId);
     if (listed?.paymentId !== args.paymentId) {
       return {

@@ -61,13 +61,16 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
   if (!tool) return { ...at, block, mistake: unknownTool(agent, block.name), idempotencyKey: fallbackKey };
   const parsed = tool.input.safeParse(block.input);
   if (!parsed.success) return { ...at, block, tool, mistake: invalidArguments(tool.name, parsed.error), idempotencyKey: fallbackKey };
+  // A dry fork sends no write (runs/fork.ts): nobody is asked to approve a write that is never
+  // sent, and it claims no effect either (the claim would answer it with another run's result, or
+  // hold the key for a send never made).
+  const dry = run.forkedFrom?.effects === 'dry';
   // The facts are built only for a tool that has a rule or an aggregate. The tool's own rule
-  // speaks first; the agent's declared limits (approvals/aggregate.ts) hold the call otherwise.
-  const facts = tool.needsApproval || tool.aggregate ? runFacts(agent, turn, call, completed) : undefined;
+  // speaks first; the agent's declared limits (tools/aggregates.ts) hold the call otherwise.
+  const ruled = !(dry && tool.effect === 'write') && (tool.needsApproval !== undefined || tool.aggregate !== undefined);
+  const facts = ruled ? runFacts(agent, turn, call, completed) : undefined;
   const approval = facts && (tool.needsApproval?.(parsed.data, runView(run), facts, agentDepsOf(agent)) ?? aggregateApproval(agent, tool, parsed.data, facts));
-  // A dry fork sends no write (runs/fork.ts), so it claims no effect either: the claim would
-  // answer it with another run's result, or hold the key for a send never made.
-  const effect = run.forkedFrom?.effects === 'dry' ? {} : effectKeyOf(agent, tool, parsed.data, { ...runView(run), ...at });
+  const effect = dry ? {} : effectKeyOf(agent, tool, parsed.data, { ...runView(run), ...at });
   return {
     ...at,
     block,
