@@ -72,7 +72,7 @@ export function pruneSpec(make: MakeLedger): void {
           // long: its run and 60 turns; old: its run, 2 turns, the approval and the call, the blob chunk, the token.
           records: 61 + 7,
           digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
-          // old's write: its idempotency key outlives the call (local/world-facts.ts).
+          // old's write: its idempotency key outlives the call (local/runtime/world-facts.ts).
           writes: ['r1:3:toolu_003_1'],
         },
       ]);
@@ -95,7 +95,7 @@ export function pruneSpec(make: MakeLedger): void {
           runIds: ['a', 'b'],
           records: 9, // per run: its run record, two turns, one blob chunk; and run a's call that claimed the effect
           digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
-          writes: ['r1:3:toolu_003_1'], // run a's write: its idempotency key outlives the call (local/world-facts.ts)
+          writes: ['r1:3:toolu_003_1'], // run a's write: its idempotency key outlives the call (local/runtime/world-facts.ts)
         },
       ]);
       expect(await ledger.getRun('a')).toBeUndefined();
