@@ -159,6 +159,13 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
    * @default none: unless the deployment sets one, a starter may lower each budget below the agent's own `budgets`, not raise it
    */
   readonly maxBudgets?: BudgetCaps;
+  /**
+   * What the agent may move without a person. `maxUnapprovedPerRun`: once the amounts of the
+   * run's calls of tools with an `aggregate` (all of them, whatever their key) would pass it, each
+   * further such call waits for a person (minor units).
+   * @default no cap
+   */
+  readonly approvals?: { readonly maxUnapprovedPerRun?: number };
   /** The run id for an input: the idempotency key of the whole run. @default `<name>-<hash of the input>` */
   readonly runId?: (input: Input) => string;
   /** The run a scheduled event starts, e.g. the nightly run reconciles the day before. */
@@ -243,6 +250,8 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
   agent: AgentDefinition<Input, Deps, World>,
 ): AgentDefinition<Input, Deps, World> {
   if (!AGENT_NAME.test(agent.name)) throw new Error(`defineAgent: name ${JSON.stringify(agent.name)} must match ${AGENT_NAME}`);
+  const cap = agent.approvals?.maxUnapprovedPerRun;
+  if (cap !== undefined && !(Number.isSafeInteger(cap) && cap >= 0)) throw new Error(`defineAgent ${agent.name}: approvals.maxUnapprovedPerRun must be a whole number of minor units ≥ 0, got ${cap}`);
   for (const field of ['model', 'fallbackModel'] as const) {
     const spec = agent[field];
     if (spec === undefined && field === 'fallbackModel') continue;

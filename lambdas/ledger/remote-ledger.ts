@@ -36,6 +36,8 @@ const DATE_ARGS = {
   getCall: [], claimCall: [1], recordCall: [1], completeCall: ['now'], releaseCall: [3], renewCall: ['now', 'leaseUntil'],
   // EffectLedger
   getEffect: [],
+  // AggregateLedger
+  reserveAggregate: [1], getAggregate: [],
   // ApprovalLedger
   upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [],
   // BlobStore
