@@ -184,7 +184,7 @@ export function createCallTool(deps: CallToolDeps) {
     // (tools/aggregates.ts): past the threshold without a person's approval, it is not sent. A dry
     // fork sends nothing, so it reserves nothing.
     if (!refusal && run.forkedFrom?.effects !== 'dry') {
-      const over = await reserveAmount(deps.ledger, deps.agent, tool, args, { runId, turn, call, approved: derived.approval !== undefined, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) }, now);
+      const over = await reserveAmount(deps.ledger, deps.agent, { tool, args }, { runId, turn, call, approved: derived.approval !== undefined, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) }, now);
       if (over) return doneAtOnce(over);
     }
 
