@@ -6,7 +6,7 @@ import { resolveResults } from '../../lambdas/ledger/blobs.js';
 import type { CfnTemplateJson } from '../asl.js';
 import { waitForChain } from '../chain.js';
 import { startLocalStack, type LocalStack } from '../runtime.js';
-import { recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
+import { differingPart, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
 import { approvalOf, loadRecording, recordedClock, type Recording } from './recording.js';
 
 export type { Divergence } from './answers.js';
@@ -86,6 +86,9 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     }
     const decision = recordedDecision(recorded);
     if (decision === undefined) return outside({ ...at, recorded: 'no decision', produced: 'a decision is needed', why: 'the recorded run ended before this approval was decided' });
+    // Decided at its recorded turn: after what happened before it (other calls of its turn, other
+    // decisions), so that its time, and theirs, are the recorded ones.
+    await clock.reached(`decided:${approvalSkOf(recorded)}`);
     approvals += 1;
     if (decision === 'expire') {
       await stack!.expireApprovals();
@@ -169,7 +172,7 @@ async function compareEnd(recording: Recording, replayed: RunRecord | undefined,
     const traces = async (source: ToolTrace[]) => stableJson(agent.report!(source));
     const { calls: made } = await ledger.listConversation(run.runId);
     const [before, after] = [await traces(recording.calls), await traces(await resolveResults(ledger, made))];
-    if (before !== after) check({ turn: lastTurn, what: 'report', recorded: before, produced: after, why: "the agent's report differs" });
+    if (before !== after) check({ turn: lastTurn, what: 'report', ...differingPart(before, after), why: "the agent's report differs" });
   }
   return judge.divergence;
 }
