@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { uncoveredWaitMs } from '../../lambdas/approvals/decision.js';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 
 /** An approval of run r, turn 1, asked `from` s and decided `to` s after midnight (pending without `to`). */
 const approval = (call: number, from: number, to?: number): ApprovalRecord =>
