@@ -9,7 +9,7 @@ import { causeMessage, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { createDecideApproval, type DecideResult } from '../lambdas/approvals/decision.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
-import type { DecisionMac } from '../lambdas/approvals/decision-mac.js';
+import { decisionProblem, type DecisionMac } from '../lambdas/approvals/decision-mac.js';
 import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
 import { RunId, RunRequest, runIdOf } from '../lambdas/runs/run-request.js';
 import { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } from '../lambdas/runs/fork.js';
@@ -182,6 +182,8 @@ export function createClient(parts: ClientParts): SavepointClient {
     ...(own?.policy && { policy: own.policy }),
   });
   const decide = parts.decide ?? ((approvalId: string, body: DecisionBody) => decideInLedger(approvalId, body, own ? { caller: own.identity } : {}));
+  // With the decision key at hand, `verify` checks each approved decision's signature too.
+  const checks = own?.decisionMac ? { checkDecision: (approval: ApprovalRecord) => decisionProblem(own.decisionMac!, approval) } : {};
 
   const status = async (runId: string): Promise<RunView | undefined> => {
     const report = await loadReport(parts.ledger, runId, clock.now(), parts.agent);
@@ -227,14 +229,14 @@ export function createClient(parts: ClientParts): SavepointClient {
 
     async verify(runs) {
       if (runs !== 'all') {
-        const report = await verifyRun(parts.ledger, runs);
+        const report = await verifyRun(parts.ledger, runs, checks);
         return report.problems.length === 1 && report.records === 0 && /there is no run record/.test(report.problems[0]!) ? undefined : [report];
       }
       // A run whose record fails is verified (and reported) like the others, not the end of the listing.
       const damaged: string[] = [];
       const listed = await parts.ledger.listRuns(1_000, { onDamaged: (runId) => damaged.push(runId) });
       const reports: RunVerification[] = [];
-      for (const runId of [...damaged, ...listed.map((run) => run.runId)]) reports.push(await verifyRun(parts.ledger, runId));
+      for (const runId of [...damaged, ...listed.map((run) => run.runId)]) reports.push(await verifyRun(parts.ledger, runId, checks));
       return reports;
     },
 
