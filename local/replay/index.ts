@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { InvalidInputError } from '../../lambdas/shared/errors.js';
 import { stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/records/ledger-records.js';
@@ -141,7 +142,8 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   }
 }
 
-export class ReplayRefusedError extends Error {}
+/** A replay asked of what cannot be replayed (no such run, a run still running): invalid input, never a divergence. */
+export class ReplayRefusedError extends InvalidInputError {}
 
 /** After the last step: the calls not reproduced, the guards, the outcome, the report. */
 async function compareEnd(recording: Recording, replayed: RunRecord | undefined, ledger: Ledger, agent: AgentDefinition, turns: number, calls: number, judge: Referee): Promise<Divergence | undefined> {
