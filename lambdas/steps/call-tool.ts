@@ -138,8 +138,15 @@ export function createCallTool(deps: CallToolDeps) {
 
     // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
     // One over the tool's maxResultTokens is cut for the model first, the whole of it stored by reference.
+    // A tool that declares no maxResultTokens gets no more than a quarter of the run's token budget
+    // (oversizedResult): a read's larger result is answered to the model as an error naming the
+    // setting, a write's (its effect happened) cut to that size, so one result never stops the run.
     const byReference = async (outcome: Outcome): Promise<Outcome> => {
-      const shown = tool.maxResultTokens === undefined ? outcome.result : await cutResult(outcome.result, tool.maxResultTokens, (whole) => storeResult(deps.ledger, runId, whole, 0));
+      const store = (whole: string) => storeResult(deps.ledger, runId, whole, 0);
+      const oversized = tool.maxResultTokens === undefined && outcome.outcome === 'ok' ? oversizedResult(tool, outcome.result, run.config.maxTokens) : undefined;
+      if (oversized && tool.effect === 'read') return { ...outcome, outcome: 'error', result: JSON.stringify(oversized.error) };
+      const limit = tool.maxResultTokens ?? oversized?.limit;
+      const shown = limit === undefined ? outcome.result : await cutResult(outcome.result, limit, store);
       return { ...outcome, result: await storeResult(deps.ledger, runId, shown, deps.resultLimitBytes) };
     };
     // One attempt's outside work, bounded by the tool's timeout and the run's wall clock (tools/attempt.ts).
@@ -273,6 +280,25 @@ async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number,
     outcome: approval.status === 'rejected' ? 'rejected' : 'expired',
     result: JSON.stringify({ error, approvalId: approval.approvalId, reason: approval.reason ?? '' }),
     latencyMs: 0,
+  };
+}
+
+/**
+ * A result of a tool that declares no `maxResultTokens` and is larger than a quarter of the run's
+ * token budget (bytes bound tokens from above): every later model call re-sends it, so it would
+ * soon stop the whole run on its token budget. The limit it is held to, and the error a read
+ * answers the model with, naming the setting that raises it.
+ */
+export function oversizedResult(tool: Pick<ToolDefinition, 'name'>, result: string, maxTokens: number): { limit: number; error: { error: 'result_too_large'; message: string } } | undefined {
+  const limit = Math.max(256, Math.floor(maxTokens / 4));
+  const bytes = Buffer.byteLength(result, 'utf8');
+  if (bytes <= limit) return undefined;
+  return {
+    limit,
+    error: {
+      error: 'result_too_large',
+      message: `the result of ${tool.name} is ${bytes} bytes, more than the ${limit} tokens a result may take in this run (a quarter of its maxTokens, ${maxTokens}): ask for less (a narrower query, a page of it), or give the tool a maxResultTokens to have its results cut to a head instead`,
+    },
   };
 }
 

@@ -566,7 +566,7 @@ describe('a result that would blow the budget', () => {
     const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {})), () => finish()], seen));
     const finished = await run(current, 'huge', { maxTokens: 600_000, maxDollars: 2 });
 
-    expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens \d+ \/ 600000, and the next model call may use up to 31\d{5}$/) });
+    expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens \d+ \/ 600000, and the next model call may use up to 31\d{5} \(raise the run's maxTokens, or give tools with large results a maxResultTokens\)$/) });
     // The model was asked once: the call that would have carried 3 MB was never sent.
     expect(seen).toHaveLength(1);
     const record = (await current.ledger.getRun('huge'))!;
@@ -652,7 +652,7 @@ describe('a result that would blow the budget', () => {
       const current = await start(agent, { modelUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
       const finished = await run(current, 'huge-compaction', { maxTokens: 700_000, maxDollars: 2.5 });
 
-      expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens 40\d{4} \/ 700000, and the next model call may use up to 40\d{4}$/) });
+      expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens 40\d{4} \/ 700000, and the next model call may use up to 40\d{4} \(raise the run's maxTokens, or give tools with large results a maxResultTokens\)$/) });
       // Two model calls: the compaction that would have carried 400 kB again was never sent.
       expect(requests).toHaveLength(2);
       expect(finished.states['Compact']).toBeUndefined();
