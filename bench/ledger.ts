@@ -20,9 +20,9 @@ import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { runRecord } from '../test/support/records.js';
-import { ensureTable, startDynamo } from '../local/dynamo.js';
-import { ledgerTableFromTemplate, type CfnTemplate } from '../local/template.js';
-import { cachedTemplate } from '../local/template-cache.js';
+import { ensureTable, startDynamo } from '../local/services/dynamodb.js';
+import { ledgerTableFromTemplate, type CfnTemplate } from '../local/template/synthesize.js';
+import { cachedTemplate } from '../local/template/cache.js';
 import { median } from './stats.js';
 import { ephemeralSealer } from '../lambdas/ledger/seal.js';
 

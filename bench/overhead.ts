@@ -42,11 +42,11 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ToolUseBlock } from '../lambdas/records/messages.js';
 import { Steps } from '../lambdas/shared/steps.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { extractStateMachine, type CfnTemplateJson } from '../local/asl.js';
-import { LocalEngine, summarizeHistory, type TaskBinding } from '../local/engine.js';
-import type { LedgerKind } from '../local/runtime.js';
-import { ledgerTableFromTemplate } from '../local/template.js';
-import { cachedTemplate, validatedDefinitions } from '../local/template-cache.js';
+import { extractStateMachine, type CfnTemplateJson } from '../local/template/asl.js';
+import { LocalEngine, summarizeHistory, type TaskBinding } from '../local/engine/local-engine.js';
+import type { LedgerKind } from '../local/runtime/local-stack.js';
+import { ledgerTableFromTemplate } from '../local/template/synthesize.js';
+import { cachedTemplate, validatedDefinitions } from '../local/template/cache.js';
 import { AWS_PRICES, awsBill, lambdaDollarsPerSecondWaiting } from './aws-cost.js';
 import { dynamoMeter, lambdaMeter, memoryByState, type DynamoUsage, type LambdaUsage } from './meters.js';
 import { benchStack, runOnce } from './pipeline.js';
@@ -109,7 +109,7 @@ export interface OverheadFigures {
   /**
    * The twin's IAM decisions over all the row's runs (warm-up and measured): every Lambda invoke,
    * Step Functions call, ledger call (as its DynamoDB request) and Secrets Manager, KMS and
-   * EventBridge call, decided against the template's policies (local/iam). Enforcement was on
+   * EventBridge call, decided against the template's policies (local/aws/iam). Enforcement was on
    * when `allowed` is not 0; nothing was refused when `denied` is 0. Absent on the floor.
    */
   iam?: { allowed: number; denied: number; byService: Record<string, { allowed: number; denied: number }> };

@@ -10,8 +10,8 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { refundReconciler } from '../agents/refund-reconciler/agent.dev.js';
 import { replayRun, type ReplayResult } from '../local/replay/index.js';
-import { startLocalStack } from '../local/runtime.js';
-import { waitForChain } from '../local/chain.js';
+import { startLocalStack } from '../local/runtime/local-stack.js';
+import { waitForChain } from '../local/runtime/chain.js';
 
 export interface ReplayBenchmark {
   /** Agent steps of the run (model turns plus tool calls). */

@@ -8,7 +8,8 @@ import { secretSealer } from '../ledger/seal.js';
 import { sinkFromEnv } from '../telemetry/config.js';
 import { tracingLedger } from '../telemetry/tracing-ledger.js';
 import type { ModelRegistry } from '../models/registry.js';
-import { cachedSecrets, type ModelSecretIds, type SecretSource } from '../models/secrets.js';
+import { cachedSecrets, secretIdsFromEnv, type ModelSecretIds, type SecretSource } from '../models/secrets.js';
+import { MODEL_PROVIDERS } from '../models/providers.js';
 import { createSteps, type AgentSteps, type ApprovalSetup, type HarnessDeps } from '../wiring/create-steps.js';
 import type { AwsClients } from './aws-clients.js';
 import { systemClock } from '../shared/ports.js';
@@ -20,20 +21,12 @@ import { decisionMetrics } from './step-telemetry.js';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { deploymentPrices, PriceOverrides } from '../models/prices.js';
+import { BudgetCaps } from '../records/ledger-records.js';
 import { runsApiHandler } from './runs-http.js';
 
-/**
- * The environment of the step functions on AWS, parsed once per cold start: a missing or malformed
- * variable fails the cold start with its name. infra/ sets the same variables.
- */
-export const StepEnvironment = z.object({
-  TABLE_NAME: z.string().min(3),
-  /** The Secrets Manager secret holding the ledger's seal key (every function that reads or writes the ledger). */
-  LEDGER_SEAL_SECRET_ARN: z.string().startsWith('arn:'),
-  /** The stack's model (`provider:model-id`), over the agent's. */
-  MODEL: z.string().min(1).optional(),
-  /** The stack's price overrides (JSON, `PriceOverrides`), over the agent's `prices`: the construct's `prices` (every function, the same). */
-  PRICES: z
+/** A variable that holds JSON of `schema`'s shape. */
+function jsonVariable<T extends z.ZodType>(schema: T) {
+  return z
     .string()
     .transform((text, context) => {
       try {
@@ -43,11 +36,30 @@ export const StepEnvironment = z.object({
         return z.NEVER;
       }
     })
-    .pipe(PriceOverrides)
-    .optional(),
-  /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only). */
-  ANTHROPIC_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
-  OPENAI_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
+    .pipe(schema);
+}
+
+/**
+ * The environment of the step functions on AWS, parsed once per cold start: a missing or malformed
+ * variable fails the cold start with its name. infra/ sets the same variables.
+ */
+/** The variables naming the providers' key secrets (their descriptors' `secret.variable`), each an ARN. */
+function secretVariables(): Record<string, z.ZodOptional<z.ZodString>> {
+  return Object.fromEntries(MODEL_PROVIDERS.descriptors.flatMap((descriptor) => (descriptor.secret ? [[descriptor.secret.variable, z.string().startsWith('arn:').optional()]] : [])));
+}
+
+export const StepEnvironment = z.object({
+  TABLE_NAME: z.string().min(3),
+  /** The Secrets Manager secret holding the ledger's seal key (every function that reads or writes the ledger). */
+  LEDGER_SEAL_SECRET_ARN: z.string().startsWith('arn:'),
+  /** The stack's model (`provider:model-id`), over the agent's. */
+  MODEL: z.string().min(1).optional(),
+  /** The stack's price overrides (JSON, `PriceOverrides`), over the agent's `prices`: the construct's `prices` (every function, the same). */
+  PRICES: jsonVariable(PriceOverrides).optional(),
+  /** The stack's ceilings on the budgets a run request may ask for (JSON, `BudgetCaps`): the construct's `maxBudgets` (StartRun and the runs API). */
+  MAX_BUDGETS: jsonVariable(BudgetCaps).optional(),
+  /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only): each descriptor's `secret.variable`. */
+  ...secretVariables(),
   CODE_VERSION: z.string().min(1),
   /** At least the Lambda timeout: a claim must outlive the invocation that took it. */
   TOOL_LEASE_MS: z.coerce.number().int().positive(),
@@ -127,7 +139,7 @@ export function awsDeps(
   const readSecret = cachedSecrets(secrets);
   const models = once(() => {
     if (!modelsFactory) throw new Error('this function calls no model: its handler passes no model clients (lambdas/handlers/call-model.ts does)');
-    return modelsFactory(env, { anthropic: config.ANTHROPIC_API_KEY_SECRET_ARN, openai: config.OPENAI_API_KEY_SECRET_ARN }, readSecret);
+    return modelsFactory(env, secretIdsFromEnv(config as Record<string, string | undefined>), readSecret);
   });
   const approvals = once(() => approvalSetup(config, clients));
   return {
@@ -145,6 +157,9 @@ export function awsDeps(
     },
     get prices() {
       return config.PRICES;
+    },
+    get maxBudgets() {
+      return config.MAX_BUDGETS;
     },
     get callbacks() {
       return sfn().callbacks;
@@ -225,7 +240,7 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
       if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
       const sfn = given(options.clients?.stepFunctions, 'Step Functions client')(traced);
       return runsApiHandler(
-        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }) },
+        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }) },
         [tracing],
       );
     },

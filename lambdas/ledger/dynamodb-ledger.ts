@@ -33,7 +33,7 @@ const ifUnchanged = (expected: Stored | undefined) => (expected ? ifSeal(expecte
  * The ledger on DynamoDB, a storage engine beneath the protocol (storage-ledger.ts). It uses
  * single-item conditional writes, but for the items a rule writes together — a tool call and its
  * business-key effect, a step's record and the run item that counts it — written in one
- * transaction (`putItems`; the local emulator serves it: local/dynamo-transactions.ts). An update
+ * transaction (`putItems`; the local emulator serves it: local/aws/dynamodb-transactions.ts). An update
  * is a read-modify-write of the whole sealed item, conditional on the seal it read:
  *
  *   loadStep (BatchGetItem) ─► remembered as the basis ─► transition ─► PutItem IF #seal = :seal read

@@ -600,7 +600,7 @@ export interface PruneRecord {
   /**
    * The idempotency key of each side-effecting call the runs claimed, sorted (`writeKeyOf`): what
    * they may have done to the outside world, kept after their calls are gone, so that a provider's
-   * record made under one of them is still known to the ledger (local/world-facts.ts). Absent when none.
+   * record made under one of them is still known to the ledger (local/runtime/world-facts.ts). Absent when none.
    */
   writes?: string[];
 }

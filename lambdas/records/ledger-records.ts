@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { ContentBlock, Usage } from './messages.js';
 import { MAX_TOKENS_PER_TURN } from '../shared/timing.js';
+import { GUARDS } from './guards.js';
 
 /**
  * The ledger's records. One DynamoDB table, partitioned by run:
@@ -67,6 +68,23 @@ export const RunConfig = z
   })
   .strict();
 export type RunConfig = z.infer<typeof RunConfig>;
+
+/** The budgets a starter may ask for (a run request's `config`), each capped by the agent and the deployment. */
+export const CAPPED_BUDGETS = ['maxSteps', 'maxTokens', 'maxDollars', 'maxWallSeconds', 'maxTokensPerTurn'] as const;
+export type CappedBudget = (typeof CAPPED_BUDGETS)[number];
+
+/** The most a run's starter may ask for, per budget (`maxBudgets` of an agent or a deployment). */
+export const BudgetCaps = z
+  .object({
+    // The budgets' own bounds, without their defaults (a cap not set is no cap).
+    maxSteps: RunConfig.shape.maxSteps.unwrap().optional(),
+    maxTokens: RunConfig.shape.maxTokens.unwrap().optional(),
+    maxDollars: RunConfig.shape.maxDollars.unwrap().optional(),
+    maxWallSeconds: RunConfig.shape.maxWallSeconds.unwrap().optional(),
+    maxTokensPerTurn: RunConfig.shape.maxTokensPerTurn.unwrap().optional(),
+  })
+  .strict() satisfies z.ZodType<Partial<Record<CappedBudget, number>>>;
+export type BudgetCaps = z.infer<typeof BudgetCaps>;
 
 export const RunStatus = z.enum(['running', 'succeeded', 'stopped', 'killed', 'failed']);
 export type RunStatus = z.infer<typeof RunStatus>;
@@ -228,12 +246,12 @@ export interface RecoveryRecord {
  * What a person may extend: the budgets, and a tripped loop detector (the agent's `loops.onLoop:
  * 'ask'`: the run goes on, the turns so far no longer examined). A kill is never extended.
  */
-export const EXTENDABLE_GUARDS = ['steps', 'tokens', 'dollars', 'wallClock', 'loop'] as const;
-export type ExtendableGuard = (typeof EXTENDABLE_GUARDS)[number];
+export type ExtendableGuard = Extract<(typeof GUARDS)[number], { extendable: true }>['guard'] | 'loop';
+export const EXTENDABLE_GUARDS = [...GUARDS.flatMap((row) => (row.extendable ? [row.guard] : [])), 'loop' as const] as readonly ExtendableGuard[] as readonly [ExtendableGuard, ...ExtendableGuard[]];
 export type BudgetGuard = Exclude<ExtendableGuard, 'loop'>;
 
-/** The config field each extendable budget lives in (a loop's extension sets `loopAllowedThrough`). */
-export const BUDGET_FIELDS: Readonly<Record<BudgetGuard, 'maxSteps' | 'maxTokens' | 'maxDollars' | 'maxWallSeconds'>> = { steps: 'maxSteps', tokens: 'maxTokens', dollars: 'maxDollars', wallClock: 'maxWallSeconds' };
+/** The config field each extendable budget lives in (a loop's extension sets `loopAllowedThrough`): its row's `field` (records/guards.ts). */
+export const BUDGET_FIELDS = Object.fromEntries(GUARDS.map((row) => [row.guard, row.field])) as { readonly [G in BudgetGuard]: Extract<(typeof GUARDS)[number], { guard: G }>['field'] };
 
 /** What an approved extension changes on the run: the budget's limit, or where loop detection starts again. */
 export function extended(run: Pick<RunRecord, 'config'>, guard: ExtendableGuard, limit: number): Pick<RunRecord, 'config'> | Pick<RunRecord, 'loopAllowedThrough'> {

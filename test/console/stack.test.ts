@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForChain } from '../../local/chain.js';
+import { waitForChain } from '../../local/runtime/chain.js';
 import type { ExecutionLink, Timeline } from '../../console/views.js';
 import { serveStack, stackSealer, STACK_ACCESS_KEY, type ServedStack } from '../support/served-stack.js';
 import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
@@ -94,7 +94,7 @@ beforeAll(async () => {
   child = started.child;
   const url = new URL(started.url);
   origin = url.origin;
-  token = url.searchParams.get('token')!;
+  token = new URLSearchParams(url.hash.slice(1)).get('token')!;
 }, 120_000);
 
 afterAll(async () => {
@@ -217,7 +217,7 @@ describe('the console on a deployed stack', () => {
     try {
       expect(readOnly.output).toMatch(/bound to 127\.0\.0\.2, not loopback: read-only/);
       const url = new URL(readOnly.url);
-      const auth = { 'x-savepoint-token': url.searchParams.get('token')! };
+      const auth = { 'x-savepoint-token': new URLSearchParams(url.hash.slice(1)).get('token')! };
       expect(await (await fetch(`${url.origin}/api/info`, { headers: auth })).json()).toMatchObject({ readOnly: true, where: 'stack Savepoint (us-east-1)' });
       const refused = await fetch(`${url.origin}/api/kill-all`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"on":true}' });
       expect(refused.status).toBe(403);

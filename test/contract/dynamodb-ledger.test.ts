@@ -3,9 +3,9 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
-import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
-import { ledgerTableFromTemplate } from '../../local/template.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
+import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { describeLedgerContract } from './ledger.contract.js';
 import { at, call, run } from './fixtures.js';
 

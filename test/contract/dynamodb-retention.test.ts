@@ -11,13 +11,13 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { retentionOf } from '../../lambdas/ledger/retention.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import type { StorageCall } from '../../lambdas/ledger/storage-ledger.js';
-import { localAwsConfig } from '../../local/aws-config.js';
-import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
-import { dynamoRequests, ledgerTableArn } from '../../local/iam/dynamodb.js';
-import { twinIam } from '../../local/iam/index.js';
-import type { CfnTemplateJson } from '../../local/asl.js';
-import { ledgerTableFromTemplate } from '../../local/template.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { localAwsConfig } from '../../local/services/aws-config.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
+import { dynamoRequests, ledgerTableArn } from '../../local/aws/iam/dynamodb.js';
+import { twinIam } from '../../local/aws/iam/index.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { assertionApp } from '../infra/example-template.js';
 import { approval, at, call, holder, run, turn } from './fixtures.js';
 
@@ -88,7 +88,7 @@ describe('DynamoDbLedger.prune', () => {
         // long: its run and 60 turns; old: its run, 2 turns, the approval and the call, the blob chunk, the token (by key).
         records: 61 + 7,
         digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
-        // old's write: its idempotency key outlives the call (local/world-facts.ts).
+        // old's write: its idempotency key outlives the call (local/runtime/world-facts.ts).
         writes: ['r1:3:toolu_003_1'],
       },
     ]);

@@ -224,7 +224,7 @@ describe('EmbeddedLedger.prune', () => {
       runIds: ['a', 'b'],
       records: 9, // per run: its run record, two turns, one blob chunk; and run a's call that claimed the effect
       digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
-      writes: ['r1:3:toolu_003_1'], // run a's write: its idempotency key outlives the call (local/world-facts.ts)
+      writes: ['r1:3:toolu_003_1'], // run a's write: its idempotency key outlives the call (local/runtime/world-facts.ts)
     });
     ledger.close();
     // Reopened: the rewritten log and its head agree, the prune record is sealed and chained.

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../client/index.js';
-import { localApprovalKeys } from '../../local/approval-keys.js';
-import { localUser } from '../../local/approval-api.js';
+import { localApprovalKeys } from '../../local/state/approval-keys.js';
+import { localUser } from '../../local/services/approval-api.js';
 import { postDecision } from '../support/agent-harness.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 

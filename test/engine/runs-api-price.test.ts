@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiGatewayEvent } from '../../local/approval-api.js';
-import { lambdaContext } from '../../local/lambda-context.js';
+import { apiGatewayEvent } from '../../local/services/approval-api.js';
+import { lambdaContext } from '../../local/services/lambda-context.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
 /**

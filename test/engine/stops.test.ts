@@ -5,10 +5,10 @@ import { z } from 'zod';
 import type { ContentBlock, MessageRequest, ToolResultBlock, ToolUseBlock } from '../../lambdas/records/messages.js';
 import { parseBlobRef, readResult } from '../../lambdas/ledger/blobs.js';
 import { defineAgent, defineTool, type DevWorld, type ModelPolicy, type ToolContext, type ToolDefinition } from '../../lambdas/define.js';
-import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
-import { walkStates, type AslDefinition, type CfnTemplateJson } from '../../local/asl.js';
-import { cachedTemplate } from '../../local/template-cache.js';
-import { summarizeHistory } from '../../local/engine.js';
+import type { LocalStack, LocalStackOptions } from '../../local/runtime/local-stack.js';
+import { walkStates, type AslDefinition, type CfnTemplateJson } from '../../local/template/asl.js';
+import { cachedTemplate } from '../../local/template/cache.js';
+import { summarizeHistory } from '../../local/engine/local-engine.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { nextCallReservation } from '../../lambdas/steps/call-model.js';
@@ -651,7 +651,7 @@ describe('a result that would blow the budget', () => {
       // Turn 2 reads the 400 kB result (400k tokens: past 3/4 of the window), so turn 1 and its
       // result are compacted before turn 3: a call as big as turn 2's, which no longer fits.
       const agent = defineAgent({ ...scriptedAgent([fetchAll, lookup], []), contextWindow: 500_000, compaction: { keepRecentTurns: 1 } });
-      const current = await start(agent, { modelUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      const current = await start(agent, { modelUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, maxBudgets: { maxTokens: 700_000 } });
       const finished = await run(current, 'huge-compaction', { maxTokens: 700_000, maxDollars: 2.5 });
 
       expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens 40\d{4} \/ 700000, and the next model call may use up to 40\d{4} \(raise the run's maxTokens, or give tools with large results a maxResultTokens\)$/) });
