@@ -1,6 +1,6 @@
 import type { LedgerFacts } from '../../lambdas/define.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import { retentionOf } from '../../lambdas/ledger/retention.js';
+import { pruningOf } from '../../lambdas/ledger/storage-ledger.js';
 import { forkSent } from '../../lambdas/runs/fork.js';
 
 /**
@@ -28,6 +28,6 @@ export async function ledgerFacts(ledger: Ledger): Promise<LedgerFacts> {
     }
   }
   // Runs `savepoint prune` removed claimed their writes too: their prune records keep the keys.
-  for (const prune of (await retentionOf(ledger)?.prunes()) ?? []) for (const key of prune.writes ?? []) idempotencyKeys.add(key);
+  for (const prune of (await pruningOf(ledger)?.prunes(() => undefined)) ?? []) for (const key of prune.writes ?? []) idempotencyKeys.add(key);
   return { completedWrites: Object.fromEntries(Object.entries(done).map(([name, keys]) => [name, keys.size])), idempotencyKeys };
 }

@@ -6,9 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
 import { LedgerTable } from '../../infra/ledger-table.js';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
-import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import { retentionOf } from '../../lambdas/ledger/retention.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import type { StorageCall } from '../../lambdas/ledger/storage-ledger.js';
 import { localAwsConfig } from '../../local/services/aws-config.js';
@@ -19,12 +16,14 @@ import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { assertionApp } from '../infra/example-template.js';
-import { approval, at, call, holder, run, turn } from './fixtures.js';
+import { at, run } from './fixtures.js';
+import { sixRuns } from './spec/prune.js';
 
 /**
- * `prune` on the DynamoDB ledger (issue 26, item 9), on dynalite with the real SDK: what goes,
- * what stays (the one rule, protocol.ts `pruneVerdict`), the sealed record `verifyPrunes` checks,
- * DynamoDB's batch rules, and the operator's grant as the twin's IAM decides it.
+ * A prune's reads and deletes on DynamoDB (issue 26, item 9), on dynalite with the real SDK — what
+ * prune does on every engine is test/contract/spec/prune.ts: a record altered in the table, a
+ * prune that died between its conditional deletes and its batch, a run that changed before its
+ * conditional delete, DynamoDB's batch rules, and the operator's grant as the twin's IAM decides it.
  */
 let dynamo: LocalDynamo;
 let tables = 0;
@@ -41,81 +40,17 @@ const doc = () => DynamoDBDocumentClient.from(dynamo.client, { marshallOptions: 
 const partition = async (table: string, pk: string) =>
   (await doc().send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }))).Items ?? [];
 
-/**
- * A fresh table with runs: old (succeeded at 10 s, two turns, a blob, a decided approval with its
- * token, a completed refund under a business key), long (succeeded at 10 s, 60 turns: more than
- * one BatchWriteItem), running, waiting (killed at 20 s, an approval still pending), parent
- * (succeeded at 10 s) with its fork child still running, late (succeeded at 50 s).
- */
+/** A fresh table with spec/prune.ts `sixRuns` (long's 60 turns: more than one BatchWriteItem). */
 async function ledgerWithRuns(options: { client?: DynamoDBClient; sleep?: (ms: number) => Promise<void> } = {}) {
-  const table = `retention-${++tables}`;
+  const table = `prune-${++tables}`;
   await ensureTable(dynamo.client, tableInput(table));
   const sealer = ephemeralSealer();
   const ledger = new DynamoDbLedger(options.client ?? dynamo.client, table, sealer, options.sleep);
-  await seed(ledger);
+  await sixRuns(ledger);
   return { table, ledger, sealer };
 }
 
-/** The runs of `ledgerWithRuns`, written through the Ledger API (so on either engine). */
-async function seed(ledger: Ledger): Promise<void> {
-  for (const runId of ['old', 'long', 'running', 'waiting', 'parent', 'late']) await ledger.createRun(run(runId));
-  await ledger.recordTurn(turn(1, 'first of old', 'old'));
-  await ledger.recordTurn(turn(2, 'second of old', 'old'));
-  await ledger.putBlob('old', 'd1', ['blob of old']);
-  await ledger.upsertApproval(approval({ runId: 'old' }), 'token-of-old');
-  await ledger.decideApproval(approval({ runId: 'old' }), { status: 'approved', decidedBy: 'ops' }, at(3));
-  await ledger.claimCall(call({ runId: 'old', effectKey: holder().key }), at(4), holder({ runId: 'old' }));
-  await ledger.completeCall('old', 3, 1, { outcome: 'ok', result: '{"refundId":"re_1"}', latencyMs: 1 }, at(5), { key: holder().key });
-  for (let number = 1; number <= 60; number++) await ledger.recordTurn(turn(number, `turn ${number}`, 'long'));
-  await ledger.upsertApproval(approval({ runId: 'waiting', approvalId: 'apv_waiting_000000' }), 'token-of-waiting');
-  await ledger.createRun(run('child', { forkedFrom: { runId: 'parent', turn: 1, effects: 'reuse' } }));
-  await ledger.recordFork('parent', { runId: 'child', turn: 1 });
-  for (const runId of ['old', 'long', 'parent']) await ledger.finishRun(runId, { status: 'succeeded' }, at(10));
-  await ledger.finishRun('waiting', { status: 'killed', stopReason: 'killed' }, at(20));
-  await ledger.finishRun('late', { status: 'succeeded' }, at(50));
-}
-
-describe('DynamoDbLedger.prune', () => {
-  it('removes the runs the rule lets go with their turns, approvals, tokens and blobs, keeps the effect, and seals what it removed', async () => {
-    const { table, ledger } = await ledgerWithRuns();
-    const pruned = await ledger.prune(at(25), at(100));
-    expect(pruned).toEqual([
-      {
-        kind: 'prune',
-        prunedAt: at(100).toISOString(),
-        finishedBefore: at(25).toISOString(),
-        runIds: ['long', 'old'],
-        // long: its run and 60 turns; old: its run, 2 turns, the approval and the call, the blob chunk, the token (by key).
-        records: 61 + 7,
-        digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
-        // old's write: its idempotency key outlives the call (local/runtime/world-facts.ts).
-        writes: ['r1:3:toolu_003_1'],
-      },
-    ]);
-    for (const pk of ['RUN#old', 'TOKEN#old', 'BLOB#old', 'RUN#long']) expect(await partition(table, pk), pk).toEqual([]);
-    expect((await ledger.listRuns(10)).map((kept) => kept.runId).sort()).toEqual(['child', 'late', 'parent', 'running', 'waiting']);
-    // The refund's business-key effect is kept: a later run asking for the same refund is answered from it.
-    expect(await ledger.getEffect(holder().key)).toMatchObject({ status: 'completed', outcome: 'ok' });
-    expect(await ledger.prunes()).toEqual(pruned);
-    expect(await ledger.verifyPrunes()).toEqual([]);
-  });
-
-  it("keeps a fork's parent while the fork runs, and lets both go once it finished", async () => {
-    const { ledger } = await ledgerWithRuns();
-    await ledger.prune(at(25), at(100));
-    await ledger.finishRun('child', { status: 'succeeded' }, at(15));
-    const [second] = await ledger.prune(at(25), at(101));
-    expect(second).toMatchObject({ runIds: ['child', 'parent'] });
-    expect((await ledger.prunes()).map((record) => record.runIds)).toEqual([['long', 'old'], ['child', 'parent']]);
-    expect(await ledger.verifyPrunes()).toEqual([]);
-  });
-
-  it('prunes nothing, and writes no record, when no run qualifies', async () => {
-    const { ledger } = await ledgerWithRuns();
-    expect(await ledger.prune(at(5), at(100))).toEqual([]);
-    expect(await ledger.prunes()).toEqual([]);
-  });
-
+describe("DynamoDbLedger.prune: the table's items, its conditional and batch deletes", () => {
   it('names a prune record that was altered, and a pruned run that came back', async () => {
     const { table, ledger } = await ledgerWithRuns();
     await ledger.prune(at(25), at(100));
@@ -211,25 +146,11 @@ describe('DynamoDbLedger.prune', () => {
 
 describe("the twin's DynamoDB holds a batch to DynamoDB's bound", () => {
   it('refuses a BatchWriteItem of 26 deletes, as DynamoDB does (at most 25 a request)', async () => {
-    const table = `retention-${++tables}`;
+    const table = `prune-${++tables}`;
     await ensureTable(dynamo.client, tableInput(table));
     const deletes = (count: number) => Array.from({ length: count }, (_, index) => ({ DeleteRequest: { Key: { pk: `RUN#x${index}`, sk: 'RUN' } } }));
     await expect(doc().send(new BatchWriteCommand({ RequestItems: { [table]: deletes(26) } }))).rejects.toThrow(/Member must have length less than or equal to 25/);
     await expect(doc().send(new BatchWriteCommand({ RequestItems: { [table]: deletes(25) } }))).resolves.toMatchObject({ UnprocessedItems: {} });
-  });
-});
-
-describe('the same rule on the embedded ledger (protocol.ts pruneVerdict, one place for both)', () => {
-  it("keeps running, waiting and forked-from runs, and lets the parent go once its fork finished", async () => {
-    const ledger = EmbeddedLedger.open();
-    await seed(ledger);
-    const retention = retentionOf(ledger)!;
-    expect((await retention.prune(at(25), at(100))).map((record) => record.runIds)).toEqual([['long', 'old']]);
-    expect((await ledger.listRuns(10)).map((kept) => kept.runId).sort()).toEqual(['child', 'late', 'parent', 'running', 'waiting']);
-    await ledger.finishRun('child', { status: 'succeeded' }, at(15));
-    expect((await retention.prune(at(25), at(101))).map((record) => record.runIds)).toEqual([['child', 'parent']]);
-    expect(await retention.verifyPrunes()).toEqual([]);
-    ledger.close();
   });
 });
 

@@ -1,44 +1,35 @@
-import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { splitChained } from '../../lambdas/ledger/sealed-log.js';
 import { approval, at, call, holder, run, turn } from './fixtures.js';
+import { fourRuns } from './spec/prune.js';
 
 /**
- * What bounds a long-lived state directory (issue 26, item 9): `openRun` reads one run in time and
- * memory that do not grow with the others, and `prune` removes finished runs, leaving a sealed
- * record of what it removed.
+ * The embedded ledger's tiers (issue 26, item 9): what it keeps in memory, what it lets go of to
+ * the log and notes in ledger.cold/, and how it reads either back — `openToRead` one run in time
+ * and memory that do not grow with the others, an engine's finished runs and effects past what it
+ * retains. What bounds a long-lived state directory, with `prune` (test/contract/spec/prune.ts).
  */
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A ledger on disk with runs a (succeeded), b (killed), c (running), d (failed), each with two turns and a blob; a's call holds an effect. */
-async function fourRuns(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'savepoint-retention-'));
+/** A ledger on disk with runs a (succeeded), b (killed), c (running), d (failed), each with two turns and a blob; a's call holds an effect (spec/prune.ts `fourRuns`). */
+async function fourRunsOnDisk(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'savepoint-tiers-'));
   dirs.push(dir);
   const ledger = EmbeddedLedger.open({ dir });
-  for (const runId of ['a', 'b', 'c', 'd']) {
-    await ledger.createRun(run(runId));
-    await ledger.recordTurn(turn(1, `first of ${runId}`, runId));
-    await ledger.recordTurn(turn(2, `second of ${runId}`, runId));
-    await ledger.putBlob(runId, 'd1', [`blob of ${runId}`]);
-  }
-  await ledger.claimCall(call({ runId: 'a', effectKey: holder().key }), at(1), holder({ runId: 'a' }));
-  await ledger.finishRun('a', { status: 'succeeded' }, at(10));
-  await ledger.finishRun('b', { status: 'killed', stopReason: 'killed' }, at(20));
-  await ledger.finishRun('d', { status: 'failed', error: { error: 'Agent.Transient', cause: 'x' } }, at(30));
+  await fourRuns(ledger);
   ledger.close();
   return dir;
 }
 
 describe('EmbeddedLedger.openToRead', () => {
   it("reads one run's records as a whole open does", async () => {
-    const dir = await fourRuns();
+    const dir = await fourRunsOnDisk();
     const whole = EmbeddedLedger.open({ dir });
     const expected = [await whole.getRun('b'), await whole.listConversation('b'), await whole.getBlob('b', 'd1'), await whole.getEffect('refunds:issue_refund:rr_1')];
     whole.close();
@@ -52,7 +43,7 @@ describe('EmbeddedLedger.openToRead', () => {
   });
 
   it("reads a run past another run's altered line, names that line when it is read, and verify refuses the log", async () => {
-    const dir = await fourRuns();
+    const dir = await fourRunsOnDisk();
     const path = join(dir, 'ledger.jsonl');
     writeFileSync(path, readFileSync(path, 'utf8').replace('first of c', 'first of C'));
     const one = EmbeddedLedger.openToRead({ dir });
@@ -66,7 +57,7 @@ describe('EmbeddedLedger.openToRead', () => {
   });
 
   it('refuses a log cut short of its head, as a whole open does', async () => {
-    const dir = await fourRuns();
+    const dir = await fourRunsOnDisk();
     const path = join(dir, 'ledger.jsonl');
     const lines = readFileSync(path, 'utf8').split('\n');
     writeFileSync(path, `${lines.slice(0, -3).join('\n')}\n`);
@@ -76,7 +67,7 @@ describe('EmbeddedLedger.openToRead', () => {
 
 describe('finished runs out of memory (retainFinishedRuns)', () => {
   it("reads an evicted run's records back from the log, checking each line against what was noted of it", async () => {
-    const dir = await fourRuns();
+    const dir = await fourRunsOnDisk();
     const ledger = EmbeddedLedger.open({ dir, retainFinishedRuns: 1 });
     try {
       // a and b finished; b was used last, so a's records are on disk only. Its turn, altered there:
@@ -198,101 +189,16 @@ describe('what the engine lets go of from memory (ledger.cold/)', () => {
       const noted = readdirSync(join(dir, 'ledger.cold')).map((name) => readFileSync(join(dir, 'ledger.cold', name), 'utf8')).join('');
       for (const i of [1, 2, 3]) expect(noted).toContain(`["g","EFFECT#refunds:issue_refund:rr_${i}",`);
       for (const i of [1, 2, 3]) expect(noted).toContain(`["g","RUN#run${i}",`);
-      const pruned = reopened.prune(at(4), at(100));
+      const [pruned] = await reopened.prune(at(4), at(100));
       expect(pruned?.runIds).toEqual(['run1', 'run2']);
       expect((await reopened.listRuns(10)).map((r) => r.runId)).toEqual(['run4', 'run3']);
       expect(await reopened.getRun('run1')).toBeUndefined();
       expect(await reopened.findApproval('apv_0000000000000001')).toBeUndefined();
       expect(await reopened.getEffect('refunds:issue_refund:rr_1')).toMatchObject({ runId: 'run1' });
       expect((await reopened.listConversation('run3')).turns).toHaveLength(1);
-      expect(reopened.verifyPrunes()).toEqual([]);
+      expect(await reopened.verifyPrunes()).toEqual([]);
     } finally {
       reopened.close();
-    }
-  });
-});
-
-describe('EmbeddedLedger.prune', () => {
-  it('removes the runs that finished before the date, keeps running and failed ones and the effects, and seals what it removed', async () => {
-    const dir = await fourRuns();
-    const ledger = EmbeddedLedger.open({ dir });
-    const pruned = ledger.prune(at(25), at(100));
-    expect(pruned).toEqual({
-      kind: 'prune',
-      prunedAt: at(100).toISOString(),
-      finishedBefore: at(25).toISOString(),
-      runIds: ['a', 'b'],
-      records: 9, // per run: its run record, two turns, one blob chunk; and run a's call that claimed the effect
-      digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
-      writes: ['r1:3:toolu_003_1'], // run a's write: its idempotency key outlives the call (local/runtime/world-facts.ts)
-    });
-    ledger.close();
-    // Reopened: the rewritten log and its head agree, the prune record is sealed and chained.
-    const reopened = EmbeddedLedger.open({ dir });
-    try {
-      expect(await reopened.getRun('a')).toBeUndefined();
-      expect(await reopened.getBlob('b', 'd1')).toEqual([]);
-      expect((await reopened.listRuns(10)).map((r) => r.runId).sort()).toEqual(['c', 'd']);
-      expect(await reopened.getEffect('refunds:issue_refund:rr_1')).toMatchObject({ runId: 'a' });
-      expect(reopened.prunes()).toEqual([pruned]);
-      expect(reopened.verifyPrunes()).toEqual([]);
-      expect(readFileSync(join(dir, 'ledger.jsonl'), 'utf8')).not.toContain('first of a');
-    } finally {
-      reopened.close();
-    }
-  });
-
-  it('prunes nothing, and writes nothing, when no run finished before the date', async () => {
-    const dir = await fourRuns();
-    const before = readFileSync(join(dir, 'ledger.jsonl'), 'utf8');
-    const ledger = EmbeddedLedger.open({ dir });
-    expect(ledger.prune(at(5), at(100))).toBeUndefined();
-    ledger.close();
-    expect(readFileSync(join(dir, 'ledger.jsonl'), 'utf8')).toBe(before);
-  });
-
-  it("digests the removed records' log lines: a copy of the old log reproduces it", async () => {
-    const dir = await fourRuns();
-    const old = readFileSync(join(dir, 'ledger.jsonl'), 'utf8').split('\n').slice(0, -1);
-    const ledger = EmbeddedLedger.open({ dir });
-    const { digest } = ledger.prune(at(25), at(100))!;
-    ledger.close();
-    // The last line of each key of the pruned runs' partitions (run, tokens, blobs), without its chain, in key order.
-    const latest = new Map<string, string>();
-    for (const text of old) {
-      const { pk, sk } = JSON.parse(text) as { pk: string; sk: string };
-      if (/^(RUN|TOKEN|BLOB)#[ab]$/.test(pk)) latest.set(`${pk}\u0000${sk}`, splitChained(text)!.body);
-    }
-    const order = (key: string) => [['a', 'b'].indexOf(key.split('#')[1]!.split('\u0000')[0]!), ['RUN', 'TOKEN', 'BLOB'].indexOf(key.split('#')[0]!)];
-    const keys = [...latest.keys()].sort((x, y) => {
-      const [rx, px] = order(x);
-      const [ry, py] = order(y);
-      return rx! - ry! || px! - py! || (x < y ? -1 : x > y ? 1 : 0);
-    });
-    const expected = createHash('sha256');
-    for (const key of keys) expected.update(latest.get(key)!).update('\n');
-    expect(digest).toBe(`sha256:${expected.digest('hex')}`);
-  });
-
-  it('a prune record that was altered fails the open, naming it', async () => {
-    const dir = await fourRuns();
-    const ledger = EmbeddedLedger.open({ dir });
-    ledger.prune(at(25), at(100));
-    ledger.close();
-    const path = join(dir, 'ledger.jsonl');
-    writeFileSync(path, readFileSync(path, 'utf8').replace('"runIds":["a","b"]', '"runIds":["a"]'));
-    expect(() => EmbeddedLedger.open({ dir })).toThrow(/PRUNED/);
-  });
-
-  it('verify reports a run that came back under a pruned id', async () => {
-    const dir = await fourRuns();
-    const ledger = EmbeddedLedger.open({ dir });
-    try {
-      ledger.prune(at(25), at(100));
-      await ledger.createRun(run('a'));
-      expect(ledger.verifyPrunes()).toEqual([`prune record of ${at(100).toISOString()}: run a is pruned, yet its records are in the ledger`]);
-    } finally {
-      ledger.close();
     }
   });
 });
