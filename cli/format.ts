@@ -81,7 +81,7 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
     lines.push(row(`  ${name}`, `${tool.ok} / ${tool.error} / ${refused}${tool.inFlight ? ` (${tool.inFlight} in flight)` : ''} · ${tool.guarantee}${tool.condition ? ` (${tool.condition})` : ''}`));
   }
   lines.push(
-    row('approvals', `${report.approvals.total} (${report.approvals.approved} approved, ${report.approvals.rejected} rejected, ${report.approvals.expired} expired, ${report.approvals.pending} pending)`),
+    row('approvals', `${report.approvals.total} (${report.approvals.approved} approved, ${report.approvals.rejected} rejected, ${report.approvals.expired} expired, ${report.approvals.pending} pending${report.approvals.unverified ? `, ${report.approvals.unverified} unverified (refused)` : ''})`),
     row('model', formatModels(report)),
     row('tokens', `${report.tokens.total} (${report.tokens.input} in of which ${report.tokens.cachedInput} cached, ${report.tokens.output} out)`),
     row('cost', money(report.dollars)),

@@ -21,7 +21,9 @@ export async function agentFor(explicit: string | undefined, runAgent?: string, 
   const origin = spec === runAgent && spec !== explicit && spec !== running?.agent?.module ? 'recorded' : 'asked';
   try {
     agentModulePath(spec, origin);
-  } catch {
+  } catch (error) {
+    // An agent the user named must be there (the message names the path or name looked for).
+    if (spec === explicit) throw error;
     return undefined; // an agent that is not here: the report goes without its own summary
   }
   return (await loadAgent(spec, origin)).agent;

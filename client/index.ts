@@ -9,9 +9,9 @@ import { causeMessage, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { createDecideApproval, type DecideResult } from '../lambdas/approvals/decision.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
-import type { DecisionMac } from '../lambdas/approvals/decision-mac.js';
+import { decisionProblem, type DecisionMac } from '../lambdas/approvals/decision-mac.js';
 import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
-import { RunId, RunRequest, runIdOf } from '../lambdas/runs/run-request.js';
+import { KillReason, RunId, RunRequest, runIdOf } from '../lambdas/runs/run-request.js';
 import { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } from '../lambdas/runs/fork.js';
 import type { ReplayResult } from '../local/replay/index.js';
 import type { StartRunBody } from '../lambdas/runs/start-route.js';
@@ -182,6 +182,8 @@ export function createClient(parts: ClientParts): SavepointClient {
     ...(own?.policy && { policy: own.policy }),
   });
   const decide = parts.decide ?? ((approvalId: string, body: DecisionBody) => decideInLedger(approvalId, body, own ? { caller: own.identity } : {}));
+  // With the decision key at hand, `verify` checks each approved decision's signature too.
+  const checks = own?.decisionMac ? { checkDecision: (approval: ApprovalRecord) => decisionProblem(own.decisionMac!, approval) } : {};
 
   const status = async (runId: string): Promise<RunView | undefined> => {
     const report = await loadReport(parts.ledger, runId, clock.now(), parts.agent);
@@ -227,14 +229,14 @@ export function createClient(parts: ClientParts): SavepointClient {
 
     async verify(runs) {
       if (runs !== 'all') {
-        const report = await verifyRun(parts.ledger, runs);
+        const report = await verifyRun(parts.ledger, runs, checks);
         return report.problems.length === 1 && report.records === 0 && /there is no run record/.test(report.problems[0]!) ? undefined : [report];
       }
       // A run whose record fails is verified (and reported) like the others, not the end of the listing.
       const damaged: string[] = [];
       const listed = await parts.ledger.listRuns(1_000, { onDamaged: (runId) => damaged.push(runId) });
       const reports: RunVerification[] = [];
-      for (const runId of [...damaged, ...listed.map((run) => run.runId)]) reports.push(await verifyRun(parts.ledger, runId));
+      for (const runId of [...damaged, ...listed.map((run) => run.runId)]) reports.push(await verifyRun(parts.ledger, runId, checks));
       return reports;
     },
 
@@ -248,20 +250,30 @@ export function createClient(parts: ClientParts): SavepointClient {
     },
 
     async cancel(runId, { by, reason = '' }) {
+      parseOrThrow(KillReason, reason, 'reason');
       // The first kill stands; the pending approvals are rejected by whoever cancels.
       const run = await parts.ledger.getRun(runId);
       if (!run) throw new InvalidInputError(`runId: no run ${runId}`);
       if (run.status !== 'running') throw new InvalidInputError(`runId: run ${runId} is ${run.status}, not running`);
-      await parts.ledger.killRun(runId, { by, at: clock.now().toISOString(), reason });
-      // The view is read before the rejections are delivered: a delivery lets the run reach its
-      // next step, where it stops, and a local engine that ends with its run (`savepoint run`) is
-      // gone by then — a read after it failed with ECONNRESET although the kill had worked.
-      const killed = (await status(runId))!;
-      // A run waiting on an approval would not reach its next step until the approval is decided.
-      for (const approval of killed.approvals) {
-        await decide(approval.approvalId, { decision: 'reject', reason: `run killed by ${by}${reason ? `: ${reason}` : ''}` });
+      // The view is read before the kill: once it is applied, the run stops at its next step, and
+      // a local engine that ends with its run (`savepoint run`) may be gone before any later read.
+      const before = (await status(runId))!;
+      const flag = { by, at: clock.now().toISOString(), reason };
+      await parts.ledger.killRun(runId, flag);
+      const cancelled = (view: RunView) => ({ ...view, report: { ...view.report, killed: view.report.killed ?? flag }, lifecycle: lifecycleOf(view.report.status, 0), approvals: [] });
+      try {
+        // A run waiting on an approval would not reach its next step until the approval is decided
+        // (approvals asked for since the first read included).
+        const killed = (await status(runId))!;
+        for (const approval of killed.approvals) {
+          await decide(approval.approvalId, { decision: 'reject', reason: `run killed by ${by}${reason ? `: ${reason}` : ''}` });
+        }
+        return cancelled(killed);
+      } catch (error) {
+        // The kill is applied; an engine that ended with the run it stopped is not a failure of it.
+        if (!engineGone(error)) throw error;
+        return cancelled(before);
       }
-      return { ...killed, lifecycle: lifecycleOf(killed.report.status, 0), approvals: [] };
     },
 
     approvals: async () => (await parts.ledger.listPendingApprovals()).map(publicApproval),
@@ -278,6 +290,12 @@ export function createClient(parts: ClientParts): SavepointClient {
       const { fork, input } = await forkOf(parentRunId, options);
       if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('fork: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
       const runId = parseOrThrow(RunId, options.runId ?? `${parentRunId}-fork-${options.at}`.slice(0, 80), 'runId');
+      // A fork is a run of its own: a run id that names another run would start (resume) that run instead.
+      if (runId === parentRunId) throw new InvalidInputError(`runId: ${runId} is the parent's own run id; a fork needs a run id of its own`);
+      const existing = await parts.ledger.getRun(runId);
+      if (existing && !(existing.forkedFrom?.runId === parentRunId && existing.forkedFrom.turn === fork.at)) {
+        throw new InvalidInputError(`runId: run ${runId} exists already (${existing.forkedFrom ? `a fork of ${existing.forkedFrom.runId} at turn ${existing.forkedFrom.turn}` : 'not this fork'}); a fork needs a run id of its own`);
+      }
       const request = parseOrThrow(RunRequest, { runId, input, fork, ...(options.model && { model: options.model }) }, 'fork request');
       const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
       const { StartExecutionCommand, executionArnOf } = await sfnModules();
@@ -367,4 +385,13 @@ async function sfnModules() {
     import('../lambdas/adapters/sfn.js'),
   ]);
   return { DescribeExecutionCommand, StartExecutionCommand, executionArnOf, versionOf };
+}
+
+/** Whether `error` is a connection to a local engine that has ended (refused, or reset as it closed). */
+export function engineGone(error: unknown): boolean {
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth += 1) {
+    const code = (at as { code?: unknown }).code;
+    if (code === 'ECONNRESET' || code === 'ECONNREFUSED' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return true;
+  }
+  return false;
 }

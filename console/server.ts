@@ -10,6 +10,7 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
 import { sameSecret } from '../lambdas/shared/same-secret.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { KillReason } from '../lambdas/runs/run-request.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import { localUser } from '../local/services/approval-api.js';
 import type { AslDefinition } from '../local/template/asl.js';
@@ -98,8 +99,8 @@ const StateMachineQuery = z.object({ execution: z.string().min(1).max(200).optio
 const RunId = z.string().min(1).max(200);
 const Reason = z.string().max(1000).optional();
 const DecisionBody = z.object({ decision: z.enum(['approve', 'reject']), reason: Reason }).strict();
-const KillBody = z.object({ reason: Reason }).strict();
-const GlobalKillBody = z.object({ on: z.boolean(), reason: Reason }).strict();
+const KillBody = z.object({ reason: KillReason.optional() }).strict();
+const GlobalKillBody = z.object({ on: z.boolean(), reason: KillReason.optional() }).strict();
 const ResumeBody = z.object({ force: z.boolean().optional() }).strict();
 /** "Fork from here" on a run's timeline: the turn, and what the fork's writes do (lambdas/runs/fork.ts). */
 const ForkQuery = z.object({ at: z.coerce.number().int().positive(), effects: z.enum(['reuse', 'dry']).default('reuse') }).strict();

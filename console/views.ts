@@ -1,6 +1,7 @@
 import { inputTokensOf } from '../lambdas/records/messages.js';
 import { lifecycleOf, type Lifecycle } from '../client/index.js';
 import { resolveResults } from '../lambdas/ledger/blobs.js';
+import { InvalidInputError } from '../lambdas/shared/errors.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../lambdas/records/ledger-records.js';
 import { COUNTED_GUARDS, spentOf } from '../lambdas/records/guards.js';
@@ -206,7 +207,9 @@ export async function timeline(ledger: Ledger, history: HistorySource, run: RunR
   const events = await eventItems(run, history, approvals, link);
   const merged = mergeByTime(steps, events);
   const pages = Math.max(1, Math.ceil(steps.length / options.pageSize));
-  const page = Math.min(options.page, pages);
+  // A page past the last is a request for what is not there, not the last page (nor page 1).
+  if (options.page > pages) throw new InvalidInputError(`page: ${options.page} is past the last page (${pages}, of ${options.pageSize} steps each)`);
+  const { page } = options;
   // A page holds its steps and the events before each of them (events after the run's last step go on the last page).
   let seen = 0;
   const pageOf = (step: number) => Math.min(pages, Math.max(1, Math.ceil(step / options.pageSize)));

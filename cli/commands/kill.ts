@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js';
 import { out, stateDir } from '../program.js';
 import { localUser } from '../../local/services/approval-api.js';
 import { withClient } from '../target.js';
+import { KillReason } from '../../lambdas/runs/run-request.js';
 
 /** `savepoint kill [runId] | --all [--lift]`: a run, or every run, stops before its next step. */
 export function registerKillCommand(program: Command): void {
@@ -14,6 +15,7 @@ export function registerKillCommand(program: Command): void {
     .option('--reason <text>', 'why, recorded with the kill', '')
     .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
       if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
+      if (!KillReason.safeParse(options.reason).success) throw new UsageError(`--reason: at most 500 characters (got ${options.reason.length})`);
       await withClient('kill', undefined, runId, async ({ client, ledger }) => {
         if (options.all) {
           await ledger.setGlobalKill(options.lift ? undefined : { by: localUser(), at: new Date().toISOString(), reason: options.reason });

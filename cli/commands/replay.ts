@@ -15,6 +15,8 @@ export function registerReplayCommand(program: Command): void {
       withClient('replay', options.agent, runId, async ({ ledger, engine }) => {
         const run = await ledger.getRun(runId);
         if (!run) throw new UsageError(`no run ${runId} in ${where()}`);
+        // A run still running has no end to compare with: bad input (exit 2), not a divergence (exit 1).
+        if (run.status === 'running') throw new UsageError(`runId: run ${runId} is still running; replay a finished or stopped run`);
         const agent = await agentFor(options.agent, run.agent, engine ?? null);
         if (!agent) throw new UsageError(`replay needs the agent's code: name it with --agent (the run is of agent ${run.agent})`);
         const result = await replayRun({ agent, source: ledger, runId });

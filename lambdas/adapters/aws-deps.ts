@@ -20,7 +20,7 @@ import { powertools } from './powertools.js';
 import { decisionMetrics } from './step-telemetry.js';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { PriceOverrides } from '../models/prices.js';
+import { deploymentPrices, PriceOverrides } from '../models/prices.js';
 import { BudgetCaps } from '../records/ledger-records.js';
 import { runsApiHandler } from './runs-http.js';
 
@@ -240,7 +240,7 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
       if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
       const sfn = given(options.clients?.stepFunctions, 'Step Functions client')(traced);
       return runsApiHandler(
-        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets },
+        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }) },
         [tracing],
       );
     },

@@ -11,6 +11,8 @@ import type { ApprovalRecord } from '../records/ledger-records.js';
 export interface DecisionMac {
   sign(message: string): Promise<string>;
   verify(message: string, mac: string): Promise<boolean>;
+  /** The key, as messages name it (`keys/decisions.key`, a KMS key id). */
+  readonly keyName?: string;
 }
 
 /** What a decision's MAC covers: which approval, of which run and call, decided how, by whom, when. */
@@ -25,10 +27,24 @@ export async function verifiedDecision(mac: DecisionMac, approval: ApprovalRecor
   return mac.verify(decisionMessage(approval), approval.decisionMac);
 }
 
+/**
+ * What is wrong with a decided approval's signature, for `savepoint verify`: an approval recorded as
+ * approved whose MAC the decision key does not verify was not decided by the approval callback —
+ * or the key was replaced since — and its call was refused (steps/call-tool.ts).
+ */
+export async function decisionProblem(mac: DecisionMac, approval: ApprovalRecord): Promise<string | undefined> {
+  if (approval.status !== 'approved' || (await verifiedDecision(mac, approval))) return undefined;
+  const key = mac.keyName ? `the decision key (${mac.keyName})` : 'the decision key';
+  return approval.decisionMac
+    ? `the approval's decision does not verify with ${key}: the key was replaced after the decision, or the record was not written by the approval callback`
+    : `the approval is recorded as approved with no signature of ${key}: it was not decided by the approval callback`;
+}
+
 /** An HMAC-SHA256 DecisionMac over a local key. */
-export function hmacDecisionMac(key: () => Promise<Buffer>): DecisionMac {
+export function hmacDecisionMac(key: () => Promise<Buffer>, keyName?: string): DecisionMac {
   const compute = async (message: string) => createHmac('sha256', await key()).update(message).digest();
   return {
+    ...(keyName && { keyName }),
     sign: async (message) => (await compute(message)).toString('base64'),
     verify: async (message, mac) => {
       const actual = Buffer.from(mac, 'base64');

@@ -82,10 +82,62 @@ export async function deliverDecision(deps: Pick<ApprovalDeps, 'ledger' | 'callb
   }
 }
 
-/** Adds a decided approval's wait to its run, once (the step key is the approval's). */
+/**
+ * Adds a decided approval's wait to its run, once (the step key is the approval's): only the part
+ * of it no other wait of the run already covers, so that the run's waiting time is the union of
+ * its waits, not their sum (two approvals of one turn wait side by side). Approvals of the same
+ * turn are the only ones that can overlap it: a turn's calls all end before the next turn.
+ */
 export async function countWait(ledger: Ledger, approval: ApprovalRecord): Promise<void> {
-  const waitedMs = approval.waitedMs ?? (approval.decidedAt ? Date.parse(approval.decidedAt) - Date.parse(approval.createdAt) : 0);
+  if (waitOf(approval) === undefined) return;
+  // A role that may not query the run (ExpireApprovals' on AWS: no dynamodb:Query) counts the
+  // whole wait, as before: an expiry's wait may then overlap another's (a known gap: grant it Query).
+  const approvals = await ledger.listConversation(approval.runId, { fromTurn: approval.turn }).then(
+    (conversation) => conversation.approvals,
+    (error: unknown) => {
+      if (error instanceof Error && /AccessDenied/.test(error.name + error.message)) return [];
+      throw error;
+    },
+  );
+  const waitedMs = uncoveredWaitMs(approval, approvals);
   if (waitedMs > 0) await ledger.countStep(approval.runId, `wait:${approvalSkOf(approval)}`, { approvalWaitMs: waitedMs });
+}
+
+/** When an approval waited: from its request to its decision (`undefined` while pending). */
+function waitOf(approval: ApprovalRecord): { from: number; to: number } | undefined {
+  const from = Date.parse(approval.createdAt);
+  const to = approval.waitedMs !== undefined ? from + approval.waitedMs : approval.decidedAt ? Date.parse(approval.decidedAt) : undefined;
+  return to === undefined ? undefined : { from, to };
+}
+
+/**
+ * The part of `approval`'s wait not covered by the waits of the approvals decided before it (an
+ * order every counter agrees on: by decision time, then by key). Each approval adds what it waited
+ * beyond the earlier ones, so the counts add up to the union of the waits, whatever order they are
+ * counted in.
+ */
+export function uncoveredWaitMs(approval: ApprovalRecord, others: readonly ApprovalRecord[]): number {
+  const own = waitOf(approval);
+  if (!own) return 0;
+  const key = approvalSkOf(approval);
+  const earlier = (other: { to: number; key: string }) => other.to < own.to || (other.to === own.to && other.key < key);
+  const covering = others
+    .flatMap((other) => {
+      const wait = waitOf(other);
+      return wait && approvalSkOf(other) !== key && other.runId === approval.runId ? [{ ...wait, key: approvalSkOf(other) }] : [];
+    })
+    .filter(earlier)
+    .sort((a, b) => a.from - b.from);
+  let uncovered = 0;
+  let at = own.from;
+  for (const wait of covering) {
+    if (wait.to <= at) continue;
+    if (wait.from >= own.to) break;
+    if (wait.from > at) uncovered += wait.from - at;
+    at = Math.max(at, wait.to);
+    if (at >= own.to) break;
+  }
+  return uncovered + Math.max(0, own.to - at);
 }
 
 /** One signed link per approver, valid until the approval's deadline. */

@@ -114,16 +114,25 @@ export function reservationFor(requestBytes: number, maxTokens: number, prices: 
   return { tokens: input + maxTokens, micros: Math.ceil(micros) };
 }
 
+/**
+ * How to raise the limit a reservation did not fit in: the run's setting, and — the request being
+ * the whole conversation, re-sent each turn — the tool setting that holds large results down.
+ */
+const RAISE = {
+  tokens: " (raise the run's maxTokens, or give tools with large results a maxResultTokens)",
+  dollars: " (raise the run's maxDollars, or give tools with large results a maxResultTokens)",
+} as const;
+
 /** The token or dollar budget a call of `reservation` would not fit in, before it is sent. */
 export function reservationTrip(run: RunRecord, reservation: Reservation): GuardTrip | undefined {
   const tokens = { used: run.inputTokens + run.outputTokens, limit: run.config.maxTokens };
   if (tokens.used + reservation.tokens > tokens.limit) {
-    return { guard: 'tokens', reason: `budget exceeded: tokens ${tokens.used} / ${tokens.limit}, and the next model call may use up to ${reservation.tokens}` };
+    return { guard: 'tokens', reason: `budget exceeded: tokens ${tokens.used} / ${tokens.limit}, and the next model call may use up to ${reservation.tokens}${RAISE.tokens}` };
   }
   if (run.costMicros + reservation.micros > Math.round(run.config.maxDollars * 1_000_000)) {
     return {
       guard: 'dollars',
-      reason: `budget exceeded: dollars ${usd(dollarsOf(run))} / ${usd(run.config.maxDollars)}, and the next model call may cost up to ${usd(reservation.micros / 1_000_000)}`,
+      reason: `budget exceeded: dollars ${usd(dollarsOf(run))} / ${usd(run.config.maxDollars)}, and the next model call may cost up to ${usd(reservation.micros / 1_000_000)}${RAISE.dollars}`,
     };
   }
   return undefined;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LedgerIntegrityError } from '../shared/errors.js';
@@ -57,6 +57,14 @@ type ApprovalLine = ['a', string, string];
 const MAC_DOMAIN = 'savepoint ledger cold v1';
 
 export class ColdStore {
+  /**
+   * What this process wrote to each bucket file, hashed as it was appended: the store owns its
+   * directory while the ledger is open, so a bucket must hold exactly that. A bucket that is gone,
+   * cut short, added to or edited is damage, named — never read as "nothing there" (a group that
+   * vanished would look like a run that never was, an effect never claimed).
+   */
+  private readonly written = new Map<string, Hash>();
+
   private constructor(
     readonly dir: string,
     private readonly sealer: LedgerSealer,
@@ -89,7 +97,12 @@ export class ColdStore {
       add(group.group, line);
       for (const id of group.approvals) add(approvalBucketKey(id), ['a', id, group.group] satisfies ApprovalLine);
     }
-    for (const [path, lines] of buckets) appendFileSync(path, lines.join(''), { mode: 0o600 });
+    for (const [path, lines] of buckets) {
+      const text = lines.join('');
+      appendFileSync(path, text, { mode: 0o600 });
+      if (!this.written.has(path)) this.written.set(path, createHash('sha256'));
+      this.written.get(path)!.update(text);
+    }
   }
 
   /** The group under `key` as last noted, or undefined when none was let go of. */
@@ -106,8 +119,9 @@ export class ColdStore {
 
   /** Every group the store holds now (each bucket read in turn: time in what it holds, memory in one bucket). */
   *groups(): Generator<ColdGroup> {
-    if (!existsSync(this.dir)) return;
-    for (const name of readdirSync(this.dir).sort()) {
+    const present = existsSync(this.dir) ? readdirSync(this.dir) : [];
+    const names = new Set([...present, ...[...this.written.keys()].map((path) => path.slice(this.dir.length + 1))]);
+    for (const name of [...names].sort()) {
       const current = new Map<string, GroupLine>();
       for (const [text, value] of this.lines(join(this.dir, name))) {
         if (value[0] === 'g') current.set(value[1] as string, value as GroupLine);
@@ -120,8 +134,7 @@ export class ColdStore {
   /** The last line of `key`'s bucket that starts with one of `prefixes`, its MAC checked. */
   private last(key: string, prefixes: readonly string[]): unknown[] | undefined {
     const path = this.bucket(key);
-    if (!existsSync(path)) return undefined;
-    const text = readFileSync(path, 'utf8');
+    const text = this.read(path);
     for (let end = text.length - 1; end > 0; ) {
       const start = text.lastIndexOf('\n', end - 1) + 1;
       const line = text.slice(start, end);
@@ -132,7 +145,20 @@ export class ColdStore {
   }
 
   private *lines(path: string): Generator<[string, unknown[]]> {
-    for (const line of readFileSync(path, 'utf8').split('\n')) if (line !== '') yield [line, this.parse(path, line)];
+    for (const line of this.read(path).split('\n')) if (line !== '') yield [line, this.parse(path, line)];
+  }
+
+  /** A bucket's text, checked to be what this process wrote there ('' for a bucket it never wrote). */
+  private read(path: string): string {
+    const written = this.written.get(path);
+    if (!existsSync(path)) {
+      if (written) throw this.damaged(path, 'the bucket file is missing (deleted under the running engine)');
+      return '';
+    }
+    const bytes = readFileSync(path);
+    if (!written) throw this.damaged(path, 'a bucket file the engine did not write');
+    if (createHash('sha256').update(bytes).digest('hex') !== written.copy().digest('hex')) throw this.damaged(path, 'the bucket file is not what the engine wrote (altered, cut short or added to)');
+    return bytes.toString('utf8');
   }
 
   private parse(path: string, line: string): unknown[] {

@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import type { Ledger } from './ledger.js';
+import { approvalSkOf, type ApprovalRecord } from '../records/ledger-records.js';
 
 /**
  * Sealed records: what makes the ledger tamper-evident.
@@ -145,7 +146,7 @@ export interface RunVerification {
  * (at least as many as `modelTurns`), as many completed calls as `toolCalls`, each call and
  * approval under a turn that exists. A StartRun that resumes a run, and `savepoint verify`, call it.
  */
-export async function verifyRun(ledger: Pick<Ledger, 'getRun' | 'listConversation'>, runId: string): Promise<RunVerification> {
+export async function verifyRun(ledger: Pick<Ledger, 'getRun' | 'listConversation'>, runId: string, options: VerifyOptions = {}): Promise<RunVerification> {
   const report: RunVerification = { runId, records: 0, turns: 0, calls: 0, approvals: 0, problems: [] };
   const fail = (record: string, why: string) => report.problems.push(new LedgerIntegrityError({ runId, record }, why).message);
   let run;
@@ -176,5 +177,17 @@ export async function verifyRun(ledger: Pick<Ledger, 'getRun' | 'listConversatio
   for (const record of [...calls, ...approvals.filter((approval) => !approval.budget)]) {
     if (!numbers.has(record.turn)) fail(`TURN#${String(record.turn).padStart(4, '0')}`, `the record is missing (call ${record.call} of that turn exists)`);
   }
+  for (const approval of approvals) {
+    const why = await options.checkDecision?.(approval);
+    if (why) fail(approvalSkOf(approval), why);
+  }
   return report;
+}
+
+export interface VerifyOptions {
+  /**
+   * Checks a decided approval beyond its seal (its decision's signature, approvals/decision-mac.ts):
+   * what is wrong with it, or undefined. The ledger holds no decision key, so the caller brings it.
+   */
+  readonly checkDecision?: (approval: ApprovalRecord) => Promise<string | undefined>;
 }

@@ -5,11 +5,17 @@ import * as z from 'zod';
  * cache reads (a cached token is billed as one of the two, never also as input). Each provider's
  * descriptor lists its models' list prices; prices.ts assembles them into the versioned table.
  */
+/**
+ * Dollars per million tokens: at most $10,000, far above any list price (the dearest are a few
+ * hundred), so that a typo (1e308) is refused, naming the field, rather than making every run's
+ * cost overflow its budget arithmetic.
+ */
+const PerMTok = z.number().nonnegative().max(10_000, 'at most 10000 dollars per million tokens');
 export const Price = z.strictObject({
-  inputPerMTok: z.number().nonnegative(),
-  outputPerMTok: z.number().nonnegative(),
-  cacheWritePerMTok: z.number().nonnegative(),
-  cacheReadPerMTok: z.number().nonnegative(),
+  inputPerMTok: PerMTok,
+  outputPerMTok: PerMTok,
+  cacheWritePerMTok: PerMTok,
+  cacheReadPerMTok: PerMTok,
 });
 export type Price = z.infer<typeof Price>;
 

@@ -31,7 +31,11 @@ export interface RunReport {
    * would have made counted as made — beside `summary`, which counts only what was sent.
    */
   wouldHave?: Readonly<Record<string, number | string>>;
-  approvals: { total: number; approved: number; rejected: number; expired: number; pending: number };
+  /**
+   * `approved` counts only decisions the harness applied: an approval recorded as approved whose
+   * signature did not verify (its call refused with `approval_unverified`) is `unverified`.
+   */
+  approvals: { total: number; approved: number; rejected: number; expired: number; pending: number; unverified: number };
   inFlight: number;
   /** Each guard's figures (used / limit), and every warning or stop, in order. */
   guards: GuardFigures;
@@ -76,6 +80,9 @@ export function buildReport(
   { run, calls, approvals, turns = [] }: { run: RunRecord; calls: ToolCallRecord[]; approvals: ApprovalRecord[]; turns?: TurnRecord[] },
   now: Date,
 ): RunReport {
+  // The call's record says whether the harness applied an approval's decision (call-tool.ts).
+  const refused = new Set(calls.filter((call) => call.outcome === 'rejected' && /"error":"approval_unverified"/.test(call.result ?? '')).map((call) => `${call.turn}:${call.call}`));
+  const unverified = approvals.filter((approval) => approval.status === 'approved' && !approval.budget && refused.has(`${approval.turn}:${approval.call}`)).length;
   const approvalCount = (status: ApprovalRecord['status']) => approvals.filter((approval) => approval.status === status).length;
   const end = run.finishedAt ? new Date(run.finishedAt) : now;
   return {
@@ -102,7 +109,8 @@ export function buildReport(
     ...(agent?.report && run.forkedFrom?.effects === 'dry' && { wouldHave: agent.report(calls) }),
     approvals: {
       total: approvals.length,
-      approved: approvalCount('approved'),
+      approved: approvalCount('approved') - unverified,
+      unverified,
       rejected: approvalCount('rejected'),
       expired: approvalCount('expired'),
       pending: approvalCount('pending'),

@@ -12,6 +12,9 @@ import { ForkRequest } from './fork.js';
  * RecoverRun read the same shape back from an execution's input (runs/status-change.ts).
  */
 
+/** Why a run (or every run) was killed: recorded in the sealed ledger, so bounded like an approval's reason. */
+export const KillReason = z.string().max(500, 'at most 500 characters');
+
 export const RunId = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,80}$/, 'expected 1-80 letters, digits, "-" or "_" (it names the execution)');

@@ -3,11 +3,12 @@ import type { AgentDefinition } from '../define.js';
 import type { DecisionMac } from '../approvals/decision-mac.js';
 import type { Identity } from '../approvals/policy.js';
 import { InvalidInputError } from '../shared/errors.js';
+import { deploymentPrices, priceFor, type PriceTable } from '../models/prices.js';
 import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { BudgetCaps } from '../records/ledger-records.js';
 import { budgetCeilings, overBudgetRequest } from './budget-caps.js';
-import { namedConfig, RunId, RunRequest, runIdOf } from './run-request.js';
+import { modelSpecOf, namedConfig, RunId, RunRequest, runIdOf } from './run-request.js';
 import { signStarter } from './starter.js';
 import { unqualifiedArn } from './versions.js';
 
@@ -37,6 +38,10 @@ export interface StartRouteDeps {
   clock: Clock;
   /** The deployment's ceilings on what a run request may ask for (runs/budget-caps.ts). @default none: the agent's */
   maxBudgets?: BudgetCaps;
+  /** The deployment's prices (its overrides over the agent's over the built-in table), as StartRun has them. @default the agent's over the built-in table */
+  prices?: PriceTable;
+  /** The stack's model, which StartRun runs on unless the request names one (`MODEL`). */
+  defaultModel?: string;
 }
 
 /**
@@ -50,6 +55,13 @@ export function createStartRoute(deps: StartRouteDeps) {
     const { stateMachineArn, executionName, ...request } = parseOrThrow(StartRunBody, body, 'run request');
     const input = parseOrThrow(deps.agent.input, request.input, `input of agent ${deps.agent.name}`);
     const runId = parseOrThrow(RunId, request.runId ?? runIdOf(deps.agent, input), 'runId');
+    // A model StartRun would refuse for want of a price is refused here, before anything starts:
+    // a 400 at once, not a 202 and a failed run. (A fork's model is its parent's unless it names one.)
+    if (request.model !== undefined || request.fork === undefined) {
+      const prices = deps.prices ?? deploymentPrices(deps.agent.prices, undefined);
+      const model = request.model ?? modelSpecOf(deps.defaultModel ?? deps.agent.model, deps.defaultModel ? 'stack model' : `model of agent ${deps.agent.name}`);
+      for (const spec of [model, ...(deps.agent.fallbackModel ? [deps.agent.fallbackModel] : [])]) priceFor(spec, prices);
+    }
     const config = request.config && namedConfig(body, request.config);
     // Refused here, as StartRun would refuse it, so the caller gets a 400 and nothing starts.
     const overBudget = config && overBudgetRequest(config, budgetCeilings(deps.agent, deps.maxBudgets));

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { guaranteeOf, settleMsOf, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
-import { budgetTrip, wallClockEnd } from '../guards/budgets.js';
+import { budgetTrip, FRAMING_TOKENS, NOTES_BYTES, wallClockEnd } from '../guards/budgets.js';
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
 import type { AggregateLedger, ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
@@ -139,8 +139,16 @@ export function createCallTool(deps: CallToolDeps) {
 
     // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
     // One over the tool's maxResultTokens is cut for the model first, the whole of it stored by reference.
+    // A tool that declares no maxResultTokens gets no more than the next model call can carry in
+    // what is left of the run's token budget (oversizedResult): a read's larger result is answered
+    // to the model as an error naming the settings, a write's (its effect happened) cut to that
+    // size, so one result never stops the run.
     const byReference = async (outcome: Outcome): Promise<Outcome> => {
-      const shown = tool.maxResultTokens === undefined ? outcome.result : await cutResult(outcome.result, tool.maxResultTokens, (whole) => storeResult(deps.ledger, runId, whole, 0));
+      const store = (whole: string) => storeResult(deps.ledger, runId, whole, 0);
+      const oversized = tool.maxResultTokens === undefined && outcome.outcome === 'ok' ? oversizedResult(tool, outcome.result, run) : undefined;
+      if (oversized && tool.effect === 'read') return { ...outcome, outcome: 'error', result: JSON.stringify(oversized.error) };
+      const limit = tool.maxResultTokens ?? oversized?.limit;
+      const shown = limit === undefined ? outcome.result : await cutResult(outcome.result, limit, store);
       return { ...outcome, result: await storeResult(deps.ledger, runId, shown, deps.resultLimitBytes) };
     };
     // One attempt's outside work, bounded by the tool's timeout and the run's wall clock (tools/attempt.ts).
@@ -282,6 +290,28 @@ async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number,
     outcome: approval.status === 'rejected' ? 'rejected' : 'expired',
     result: JSON.stringify({ error, approvalId: approval.approvalId, reason: approval.reason ?? '' }),
     latencyMs: 0,
+  };
+}
+
+/**
+ * A result of a tool that declares no `maxResultTokens` and is too large for the next model call
+ * to carry in what is left of the run's token budget (bytes bound tokens from above, as the
+ * reservation counts them: guards/budgets.ts `reservationFor`): sent on, it would stop the whole
+ * run on its budget before the model ever saw it. The size it is held to, and the error a read
+ * answers the model with, naming the settings that raise it.
+ */
+export function oversizedResult(tool: Pick<ToolDefinition, 'name'>, result: string, run: Pick<RunRecord, 'inputTokens' | 'outputTokens' | 'config'>): { limit: number; error: { error: 'result_too_large'; message: string } } | undefined {
+  const { maxTokens, maxTokensPerTurn } = run.config;
+  const left = maxTokens - run.inputTokens - run.outputTokens - NOTES_BYTES - FRAMING_TOKENS - maxTokensPerTurn;
+  const bytes = Buffer.byteLength(result, 'utf8');
+  if (bytes <= left) return undefined;
+  return {
+    // Cut to half of what is left: the rest of the conversation travels with it.
+    limit: Math.max(256, Math.floor(left / 2)),
+    error: {
+      error: 'result_too_large',
+      message: `the result of ${tool.name} is ${bytes} bytes, more than the next model call could carry in what is left of this run's token budget (${Math.max(0, left)} of its maxTokens, ${maxTokens}): ask for less (a narrower query, a page of it), or give the tool a maxResultTokens to have its results cut to a head`,
+    },
   };
 }
 

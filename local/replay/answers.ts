@@ -8,6 +8,7 @@ import { InvalidInputError, MalformedResponseError, TerminalError } from '../../
 import { clip } from '../../lambdas/shared/text.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
 import { recordedResponse } from '../../lambdas/conversation/turns.js';
+import { AttemptCut } from '../../lambdas/tools/attempt.js';
 import { approvalOf, callOf, type Recording } from './recording.js';
 
 /**
@@ -53,6 +54,19 @@ export function referee(): Referee {
 }
 
 /**
+ * The part of two long texts where they first differ, the same window of each: a little of what
+ * they share before it, then up to `max` characters from there. Two texts that share their first
+ * 240 characters show what differs, not the same start twice.
+ */
+export function differingPart(recorded: string, produced: string, max = 240): { recorded: string; produced: string } {
+  let at = 0;
+  while (at < recorded.length && at < produced.length && recorded[at] === produced[at]) at += 1;
+  const from = Math.max(0, at - 40);
+  const window = (text: string) => `${from > 0 ? '…' : ''}${clip(text.slice(from), max)}`;
+  return { recorded: window(recorded), produced: window(produced) };
+}
+
+/**
  * Answers the n-th model call with recorded turn n, after a fork's `copied` turns (calls come one at a time, in turn order:
  * counting them finds the turn even after a compaction). Before answering, the request is checked
  * against the request the recording implies: its conversation rebuilt from the recorded turns and
@@ -80,7 +94,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
 function compareRequest(recording: Recording, agent: AgentDefinition, recorded: TurnRecord, request: MessageRequest, judge: Referee): void {
   const turn = recorded.turn;
   const differ = (what: string, before: unknown, after: unknown, why: string) =>
-    judge.diverged({ turn, what: 'model request', recorded: clip(`${what}: ${JSON.stringify(before)}`, 240, 240), produced: clip(`${what}: ${JSON.stringify(after)}`, 240, 240), why });
+    judge.diverged({ turn, what: 'model request', ...differingPart(`${what}: ${JSON.stringify(before)}`, `${what}: ${JSON.stringify(after)}`), why });
   const recordedModelId = parseModelSpec(recorded.model).model;
   if (request.model !== recordedModelId) differ('model', recordedModelId, request.model, 'the model changed');
   if (request.max_tokens !== recording.run.config.maxTokensPerTurn) differ('max_tokens', recording.run.config.maxTokensPerTurn, request.max_tokens, 'max_tokens per turn changed');
@@ -138,7 +152,9 @@ export function recordedTools<A extends AgentDefinition>(agent: A, recording: Re
     if (!recorded) return judge.diverged({ ...at, recorded: 'no such call', produced, why: `this code makes a tool call the recorded run did not make` });
     const recordedText = clip(`${recorded.name} ${JSON.stringify(recorded.args)}`, 240, 240);
     if (recorded.name !== tool.name) judge.diverged({ ...at, recorded: recordedText, produced, why: `another tool is called (${tool.name}, recorded ${recorded.name})` });
-    if (JSON.stringify(args) !== JSON.stringify(recorded.args)) judge.diverged({ ...at, recorded: recordedText, produced, why: 'the arguments changed (as the tool\'s schema parsed them)' });
+    if (JSON.stringify(args) !== JSON.stringify(recorded.args)) {
+      judge.diverged({ ...at, ...differingPart(`${recorded.name} ${JSON.stringify(recorded.args)}`, `${tool.name} ${JSON.stringify(args)}`), why: "the arguments changed (as the tool's schema parsed them)" });
+    }
     if (context.idempotencyKey !== recorded.idempotencyKey) {
       judge.diverged({ ...at, recorded: `key ${recorded.idempotencyKey}`, produced: `key ${context.idempotencyKey}`, why: 'the idempotency key changed' });
     }
@@ -149,7 +165,7 @@ export function recordedTools<A extends AgentDefinition>(agent: A, recording: Re
       judge.diverged({ ...at, recorded: `${recordedText} → ${recorded.outcome} (approval)`, produced: `${produced} → sent`, why: 'the call is sent where the recorded run refused it (approval)' });
     }
     answered += 1;
-    return recordedOutcome(recorded);
+    return recordedOutcome(tool.name, recorded);
   };
   const tools = agent.tools.map((tool) => ({
     ...tool,
@@ -160,14 +176,36 @@ export function recordedTools<A extends AgentDefinition>(agent: A, recording: Re
   return { ...(rest as A), tools, toolCalls: () => answered };
 }
 
-/** What `execute` returned or threw to make the recorded outcome (steps/call-tool.ts maps it back the same way). */
-function recordedOutcome(recorded: ToolCallRecord): unknown {
+/**
+ * What `execute` returned or threw to make the recorded outcome: the error that tools/failures.ts
+ * `failureOf` maps back to the same result (a timeout the same timeout, a failure of the tool's
+ * own the same message), so the call is answered to the model as it was, and the run goes on or
+ * stops as it did.
+ */
+function recordedOutcome(name: string, recorded: ToolCallRecord): unknown {
   const result = JSON.parse(recorded.result ?? 'null') as unknown;
   if (recorded.outcome === 'ok') return result;
-  const { error, message } = (result ?? {}) as { error?: string; message?: string };
-  if (error === 'invalid_request') throw new InvalidInputError(message ?? '');
-  if (error === 'malformed_response') throw new MalformedResponseError(message ?? '');
-  throw new TerminalError(message ?? '');
+  const { error, message = '' } = (result ?? {}) as { error?: string; message?: string };
+  const failed = `${name} failed: `;
+  const thrown = (text: string) => (text.startsWith(failed) ? new Error(text.slice(failed.length)) : new AttemptCut({ kind: 'timeout', message: text }));
+  switch (error) {
+    case 'invalid_request':
+      throw new InvalidInputError(message);
+    case 'malformed_response':
+      throw new MalformedResponseError(message);
+    case 'timeout':
+    case 'tool_failed':
+      throw thrown(message);
+    case 'outcome_unknown':
+      throw thrown(message.slice(0, message.lastIndexOf('. It may have taken effect')));
+    case 'result_too_large': {
+      // The result itself was not kept, only its size: a string of that size comes to the same answer.
+      const bytes = Number(/is (\d+) bytes/.exec(message)?.[1] ?? 0);
+      return 'x'.repeat(Math.max(0, bytes - 2));
+    }
+    default:
+      throw new TerminalError(message);
+  }
 }
 
 /** The recorded decision for an approval the replay is asked for, as the approval API takes it. */

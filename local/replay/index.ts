@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { InvalidInputError } from '../../lambdas/shared/errors.js';
 import { stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
 import type { CallCompletion, Ledger } from '../../lambdas/ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/records/ledger-records.js';
@@ -6,7 +7,7 @@ import { resolveResults } from '../../lambdas/ledger/blobs.js';
 import type { CfnTemplateJson } from '../template/asl.js';
 import { waitForChain } from '../runtime/chain.js';
 import { startLocalStack, type LocalStack } from '../runtime/local-stack.js';
-import { recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
+import { differingPart, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
 import { approvalOf, loadRecording, recordedClock, type Recording } from './recording.js';
 
 export type { Divergence } from './answers.js';
@@ -86,6 +87,9 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     }
     const decision = recordedDecision(recorded);
     if (decision === undefined) return outside({ ...at, recorded: 'no decision', produced: 'a decision is needed', why: 'the recorded run ended before this approval was decided' });
+    // Decided at its recorded turn: after what happened before it (other calls of its turn, other
+    // decisions), so that its time, and theirs, are the recorded ones.
+    await clock.reached(`decided:${approvalSkOf(recorded)}`);
     approvals += 1;
     if (decision === 'expire') {
       await stack!.expireApprovals();
@@ -138,7 +142,8 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   }
 }
 
-export class ReplayRefusedError extends Error {}
+/** A replay asked of what cannot be replayed (no such run, a run still running): invalid input, never a divergence. */
+export class ReplayRefusedError extends InvalidInputError {}
 
 /** After the last step (`turns` model calls and `calls` tool calls answered): the calls not reproduced, the guards, the outcome, the report. */
 async function compareEnd(
@@ -174,7 +179,7 @@ async function compareEnd(
     const traces = async (source: ToolTrace[]) => stableJson(agent.report!(source));
     const { calls: made } = await ledger.listConversation(run.runId);
     const [before, after] = [await traces(recording.calls), await traces(await resolveResults(ledger, made))];
-    if (before !== after) check({ turn: lastTurn, what: 'report', recorded: before, produced: after, why: "the agent's report differs" });
+    if (before !== after) check({ turn: lastTurn, what: 'report', ...differingPart(before, after), why: "the agent's report differs" });
   }
   return judge.divergence;
 }

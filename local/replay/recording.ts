@@ -28,35 +28,68 @@ export const approvalOf = (recording: Recording, key: Pick<ApprovalRecord, 'turn
 /** A moment of the recorded run, and the write of the replay that reproduces it. */
 type Moment = { key: string; at: number };
 
+/** The recorded clock of a replay: `passed` is told of each reproducing write, `reached` waits for a moment's turn. */
+export interface RecordedClock extends Clock {
+  passed(key: string): void;
+  /** Resolves once every moment recorded before `key`'s has been reproduced (at once for a key not recorded). */
+  reached(key: string): Promise<void>;
+}
+
 /**
- * The recorded run's clock. `now()` is the time the recording says the next thing happened: the
- * start of the next model turn or tool call, the request or decision of the next approval, not yet
- * reproduced by the replay (`passed` is told of each reproducing write). So every step of the
+ * The recorded run's clock. `now()` is the time the recording says the earliest thing not yet
+ * reproduced by the replay happened: the start of a model turn or tool call, the request or
+ * decision of an approval (`passed` is told of each reproducing write). So every step of the
  * replay reads the time its recorded counterpart read: the budget notes the model is sent ("… 212
  * min left") and the wall-clock guard come out the same, with no real time involved.
+ *
+ * The moments are in the order of their recorded times, not of turns and calls: the calls of one
+ * turn run side by side, and an approval asked for first may be decided last. What only a person
+ * caused (a decision) is reproduced at its turn: the replay waits with it (`reached`) until every
+ * earlier moment has been reproduced, so it reads its own time and the others theirs.
  */
-export function recordedClock(recording: Recording): Clock & { passed(key: string): void } {
-  const moments: Moment[] = [{ key: 'run', at: Date.parse(recording.run.createdAt) }];
-  const start = (record: { recordedAt?: string; latencyMs?: number }) => Date.parse(record.recordedAt ?? recording.run.createdAt) - (record.latencyMs ?? 0);
+export function recordedClock(recording: Recording): RecordedClock {
+  const created = Date.parse(recording.run.createdAt);
+  const moments: Moment[] = [{ key: 'run', at: created }];
+  // Nothing the run reproduces came before it started: a fork's copied turns (recorded by its
+  // parent, earlier) are reproduced when its StartRun copies them.
+  const start = (record: { recordedAt?: string; latencyMs?: number }) => Math.max(created, Date.parse(record.recordedAt ?? recording.run.createdAt) - (record.latencyMs ?? 0));
   for (const turn of recording.turns) {
     moments.push({ key: `turn:${turn.turn}`, at: start(turn) });
     for (const call of recording.calls.filter((record) => record.turn === turn.turn)) {
       const approval = approvalOf(recording, call);
       if (approval) {
-        moments.push({ key: `asked:${approvalSkOf(approval)}`, at: Date.parse(approval.createdAt) });
-        if (approval.decidedAt) moments.push({ key: `decided:${approvalSkOf(approval)}`, at: Date.parse(approval.decidedAt) });
+        moments.push({ key: `asked:${approvalSkOf(approval)}`, at: Math.max(created, Date.parse(approval.createdAt)) });
+        if (approval.decidedAt) moments.push({ key: `decided:${approvalSkOf(approval)}`, at: Math.max(created, Date.parse(approval.decidedAt)) });
       }
       moments.push({ key: `call:${call.turn}:${call.call}`, at: start(call) });
     }
   }
+  // Stable: moments at the same time keep the order of the run (a turn before its calls, an
+  // approval asked before it is decided before its call).
+  moments.sort((a, b) => a.at - b.at);
   const done = new Set<string>();
+  const waiting: { at: number; resolve: () => void }[] = [];
   const end = Date.parse(recording.run.finishedAt ?? recording.run.updatedAt);
   let next = 0;
+  const current = () => moments[next]?.at ?? end;
+  const wake = () => {
+    for (const waiter of [...waiting]) {
+      if (waiter.at > current()) continue;
+      waiting.splice(waiting.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+  };
   return {
-    now: () => new Date(moments[next]?.at ?? end),
+    now: () => new Date(current()),
     passed(key) {
       done.add(key);
       while (next < moments.length && done.has(moments[next]!.key)) next += 1;
+      wake();
+    },
+    reached(key) {
+      const moment = moments.find((candidate) => candidate.key === key);
+      if (!moment || moment.at <= current()) return Promise.resolve();
+      return new Promise<void>((resolve) => waiting.push({ at: moment.at, resolve }));
     },
   };
 }

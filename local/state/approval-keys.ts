@@ -15,7 +15,7 @@ export function localApprovalKeys(stateDir?: string): { links: LinkSigner; decis
   const linkKey = key('approval-links.key');
   const decisionKey = key('decisions.key');
   const starterKey = key('starters.key');
-  return { links: hmacLinkSigner(async () => linkKey), decisions: hmacDecisionMac(async () => decisionKey), starters: hmacDecisionMac(async () => starterKey) };
+  return { links: hmacLinkSigner(async () => linkKey), decisions: hmacDecisionMac(async () => decisionKey, stateDir ? 'keys/decisions.key' : undefined), starters: hmacDecisionMac(async () => starterKey) };
 }
 
 /**

@@ -44,6 +44,39 @@ describe('savepoint kill <runId>', () => {
     // Recorded as the local user in the one form the approval API, the console and the CLI share.
     expect(output).toContain(`: killed — killed by ${localUser()} at `);
   });
+
+  it('exits 0 when it kills a run the engine is driving (the engine that ends with it is not asked again)', async () => {
+    const { stateDir, args } = await workspace('kill-driving', sampleDay);
+    dirs.push(dirname(stateDir));
+    const run = spawn(process.execPath, [bin, ...args('run', '--approve', 'approve')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(run);
+    let output = '';
+    // Killed at its first tool call: a day's run has many turns to go.
+    const driving = new Promise<void>((resolve) => {
+      run.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (/turn +1 +model: tool_use/.test(output)) resolve();
+      });
+    });
+    const exited = new Promise<number | null>((resolve) => run.on('exit', (code) => resolve(code)));
+    await driving;
+    const runId = /savepoint: run (\S+) /.exec(output)![1]!;
+
+    const kill = await savepoint(['--state-dir', stateDir, 'kill', runId, '--reason', 'wrong day']);
+    expect(kill.stderr).toBe('');
+    expect(kill).toMatchObject({ code: 0, stdout: `run ${runId}: killed; it stops before its next step\n` });
+    expect(await exited).toBe(3);
+    expect(output).toContain(`: killed — killed by ${localUser()} at `);
+  });
+
+  it('refuses a reason longer than 500 characters with exit 2, naming --reason, and kills nothing', async () => {
+    const { stateDir } = await workspace('kill-reason', sampleDay);
+    dirs.push(dirname(stateDir));
+    const kill = await savepoint(['--state-dir', stateDir, 'kill', 'any-run', '--reason', 'x'.repeat(501)]);
+    expect(kill).toMatchObject({ code: 2, stderr: expect.stringMatching(/--reason: at most 500 characters \(got 501\)/) });
+    const all = await savepoint(['--state-dir', stateDir, 'kill', '--all', '--reason', 'x'.repeat(100_000)]);
+    expect(all).toMatchObject({ code: 2, stderr: expect.stringMatching(/--reason: at most 500 characters/) });
+  });
 });
 
 describe('a run killed by the global kill switch', () => {

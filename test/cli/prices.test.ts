@@ -32,6 +32,7 @@ describe('savepoint run --prices', () => {
   it.each([
     ['a price with a bad and a missing field', 'bad.json', JSON.stringify({ 'sim:savepoint-sim-1': { inputPerMTok: 30, outputPerMTok: -1, cacheWritePerMTok: 37.5 } }), /^savepoint: --prices \S+bad\.json: invalid price overrides: sim:savepoint-sim-1\.outputPerMTok: .*; sim:savepoint-sim-1\.cacheReadPerMTok: /],
     ['a model spec that is not one', 'spec.json', JSON.stringify({ 'gpt-5': TENFOLD['sim:savepoint-sim-1'] }), /^savepoint: --prices \S+spec\.json: .*gpt-5/],
+    ['an absurd price (1e308 dollars per million tokens)', 'huge.json', JSON.stringify({ 'sim:savepoint-sim-1': { ...TENFOLD['sim:savepoint-sim-1'], outputPerMTok: 1e308 } }), /^savepoint: --prices \S+huge\.json: invalid price overrides: sim:savepoint-sim-1\.outputPerMTok: at most 10000 dollars per million tokens/],
     ['text that is not JSON', 'text.json', '{ "sim:savepoint-sim-1": ', /^savepoint: --prices \S+text\.json: not valid JSON/],
   ])('refuses %s once, naming the file and the field, with exit code 2', async (_case, name, text, message) => {
     const refused = await savepoint([...run, '--prices', file(name, text)]);

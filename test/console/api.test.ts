@@ -148,6 +148,9 @@ describe('reading', () => {
     expect(await get('/api/runs?status=sleeping')).toMatchObject({ status: 400, body: { message: expect.stringContaining('status') } });
     expect(await get('/api/runs?colour=blue')).toMatchObject({ status: 400, body: { message: expect.stringContaining('colour') } });
     expect(await get(`/api/runs/${RUN}/timeline?page=0`)).toMatchObject({ status: 400, body: { message: expect.stringContaining('page') } });
+    // A page past the last is not answered with page 1 (nor the last).
+    expect(await get(`/api/runs/${RUN}/timeline?page=99999`)).toMatchObject({ status: 400, body: { message: expect.stringMatching(/^page: 99999 is past the last page/) } });
+    expect(await post(`/api/runs/${RUN}/kill`, { reason: 'x'.repeat(501) })).toMatchObject({ status: 400, body: { message: expect.stringContaining('reason') } });
     expect(await get('/api/runs/no-such-run')).toMatchObject({ status: 404, body: { message: expect.stringContaining('runId') } });
     expect(await post('/api/approvals/apv_x/decide', { decision: 'maybe' })).toMatchObject({ status: 400, body: { message: expect.stringContaining('decision') } });
     expect(await post('/api/kill-all', { on: 'yes' })).toMatchObject({ status: 400, body: { message: expect.stringContaining('on') } });

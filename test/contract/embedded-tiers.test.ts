@@ -143,12 +143,12 @@ describe('what the engine lets go of from memory (ledger.cold/)', () => {
     try {
       const cold = join(dir, 'ledger.cold');
       const bucket = readdirSync(cold).map((name) => join(cold, name)).find((path) => readFileSync(path, 'utf8').includes('"RUN#run1"'))!;
-      // Pointing the run record at another of its lines (an older version of it) needs the key: the MAC fails.
+      // Pointing the run record at another of its lines (an older version of it): the bucket is not what the engine wrote (and the line's MAC fails).
       const text = readFileSync(bucket, 'utf8');
       const altered = text.replace(/("RUN#run1","RUN",)(\d+)/, (_m, head, offset) => `${head}${Number(offset) - 1}`);
       expect(altered).not.toBe(text);
       writeFileSync(bucket, altered);
-      await expect(ledger.getRun('run1')).rejects.toThrow(/ledger\.cold\/[0-9a-f]{2}\.jsonl fails verification: a line whose MAC does not match it/);
+      await expect(ledger.getRun('run1')).rejects.toThrow(/ledger\.cold\/[0-9a-f]{2}\.jsonl fails verification: the bucket file is not what the engine wrote \(altered/);
     } finally {
       ledger.close();
     }

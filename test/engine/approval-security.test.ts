@@ -1,6 +1,7 @@
 import { DescribeExecutionCommand, SendTaskSuccessCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { localUser } from '../../local/services/approval-api.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
 
@@ -71,6 +72,9 @@ describe('deciding is authenticated and the policy holds', () => {
     expect(refunded(approval.details!['refundRequest'])).toHaveLength(0);
     const call = await stack.ledger.getCall(approval.runId, approval.turn, approval.call);
     expect(call).toMatchObject({ outcome: 'rejected', result: expect.stringContaining('approval_unverified') });
+    // The report counts what the harness applied: the forged "approval" is not an approved one.
+    const report = await loadReport(stack.ledger, approval.runId, new Date(), stack.agent);
+    expect(report!.approvals).toMatchObject({ approved: report!.approvals.total - 1, unverified: 1 });
   });
 });
 

@@ -26,8 +26,8 @@ describe('budgets', () => {
   it.each([
     ['steps', { maxSteps: 12 }, /^budget exceeded: steps 12 \/ 12$/],
     // Tokens and dollars: the next model call is reserved at its most before it is sent, and not sent when it does not fit.
-    ['tokens', { maxTokens: 20_000 }, /^budget exceeded: tokens (\d+) \/ 20000, and the next model call may use up to (\d+)$/],
-    ['dollars', { maxDollars: 0.05 }, /^budget exceeded: dollars 0\.0\d+ \/ 0\.05, and the next model call may cost up to (0\.\d+)$/],
+    ['tokens', { maxTokens: 20_000 }, /^budget exceeded: tokens (\d+) \/ 20000, and the next model call may use up to (\d+) \(raise the run's maxTokens, or give tools with large results a maxResultTokens\)$/],
+    ['dollars', { maxDollars: 0.05 }, /^budget exceeded: dollars 0\.0\d+ \/ 0\.05, and the next model call may cost up to (0\.\d+) \(raise the run's maxDollars, or give tools with large results a maxResultTokens\)$/],
   ])('stops the run on the %s budget, naming the budget and the figures', async (guard, config, reason) => {
     harness = await startHarness(expiringApprovals());
     const finished = await harness.run({ runId: `budget-${guard}`, input: { date: runDate }, config: { ...config, ...quickApprovals } });

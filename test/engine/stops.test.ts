@@ -561,12 +561,14 @@ describe('a result that would blow the budget', () => {
   const document = (bytes: number) => ({ text: 'x'.repeat(bytes) });
 
   it('is never sent to the model when the call carrying it might not fit: no token or dollar overshoot', async () => {
-    const fetchAll = bareTool({ name: 'fetch_all', description: 'Returns everything.', effect: 'read', execute: async () => document(3 * MB) });
+    // Two results of one turn, each of which the next call could carry alone (one that could not is
+    // answered to the model as too large: test/engine/large-result.test.ts), together 1.6 MB.
+    const fetchAll = bareTool({ name: 'fetch_all', description: 'Returns everything.', effect: 'read', execute: async () => document(400_000) });
     const seen: ToolResultBlock[][] = [];
-    const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {})), () => finish()], seen));
+    const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {}), use('t2', 'fetch_all', {})), () => finish()], seen));
     const finished = await run(current, 'huge', { maxTokens: 600_000, maxDollars: 2 });
 
-    expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens \d+ \/ 600000, and the next model call may use up to 31\d{5}$/) });
+    expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens \d+ \/ 600000, and the next model call may use up to 80\d{4} \(raise the run's maxTokens, or give tools with large results a maxResultTokens\)$/) });
     // The model was asked once: the call that would have carried 3 MB was never sent.
     expect(seen).toHaveLength(1);
     const record = (await current.ledger.getRun('huge'))!;
@@ -576,9 +578,9 @@ describe('a result that would blow the budget', () => {
   });
 
   it('asks a person to extend the budget instead, when the run is set to ask', async () => {
-    const fetchAll = bareTool({ name: 'fetch_all', description: 'Returns everything.', effect: 'read', execute: async () => document(MB) });
+    const fetchAll = bareTool({ name: 'fetch_all', description: 'Returns everything.', effect: 'read', execute: async () => document(400_000) });
     const asked: ApprovalRecord[] = [];
-    const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {})), () => finish()]), {
+    const current = await start(scriptedAgent([fetchAll], [() => calls(use('t1', 'fetch_all', {}), use('t2', 'fetch_all', {})), () => finish()]), {
       onApproval: (approval) => {
         asked.push(approval);
         wake();
@@ -652,7 +654,7 @@ describe('a result that would blow the budget', () => {
       const current = await start(agent, { modelUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, maxBudgets: { maxTokens: 700_000 } });
       const finished = await run(current, 'huge-compaction', { maxTokens: 700_000, maxDollars: 2.5 });
 
-      expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens 40\d{4} \/ 700000, and the next model call may use up to 40\d{4}$/) });
+      expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens 40\d{4} \/ 700000, and the next model call may use up to 40\d{4} \(raise the run's maxTokens, or give tools with large results a maxResultTokens\)$/) });
       // Two model calls: the compaction that would have carried 400 kB again was never sent.
       expect(requests).toHaveLength(2);
       expect(finished.states['Compact']).toBeUndefined();

@@ -66,12 +66,12 @@ describe('the pre-call reservation', () => {
     expect(reservationTrip(run({ inputTokens: 580_000, outputTokens: 10_000 }), reservation)).toBeUndefined();
     expect(reservationTrip(run({ inputTokens: 580_000, outputTokens: 10_001 }), reservation)).toEqual({
       guard: 'tokens',
-      reason: 'budget exceeded: tokens 590001 / 600000, and the next model call may use up to 10000',
+      reason: 'budget exceeded: tokens 590001 / 600000, and the next model call may use up to 10000 (raise the run\'s maxTokens, or give tools with large results a maxResultTokens)',
     });
     expect(reservationTrip(run({ costMicros: 4_900_001 }), reservation)).toEqual({
       guard: 'dollars',
       // To the micro-dollar: rounded to cents, 4.90 + 0.10 would read as fitting in 5.00.
-      reason: 'budget exceeded: dollars 4.900001 / 5.00, and the next model call may cost up to 0.10',
+      reason: 'budget exceeded: dollars 4.900001 / 5.00, and the next model call may cost up to 0.10 (raise the run\'s maxDollars, or give tools with large results a maxResultTokens)',
     });
   });
 });

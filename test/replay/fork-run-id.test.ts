@@ -1,0 +1,27 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
+import { createClient } from '../../client/index.js';
+import { postDecision } from '../support/agent-harness.js';
+import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+
+/**
+ * A fork is a run of its own: `fork --run-id` naming the parent itself, or another run, is refused
+ * before anything starts, naming `runId` (it used to start the parent again and report it as the fork).
+ */
+describe('a fork onto a run id that is taken', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness({ onAsked: (approval, stack) => void postDecision(stack, approval.approvalId, { decision: 'approve' }) });
+    for (const runId of ['parent', 'other']) expect((await harness.run({ runId, input: sampleInput })).status).toBe('SUCCEEDED');
+  }, 240_000);
+  afterAll(() => harness?.stack.close());
+
+  const client = () => createClient({ ledger: harness.stack.ledger, agent: refundReconciler, sfn: harness.stack.sfn, stateMachineArn: harness.stack.stateMachineArn });
+
+  it("refuses the parent's own run id, naming runId, and starts nothing", async () => {
+    const before = harness.stack.engine.listExecutions().executions.length;
+    await expect(client().fork('parent', { at: 3, runId: 'parent' })).rejects.toThrow(/^runId: parent is the parent's own run id; a fork needs a run id of its own/);
+    await expect(client().fork('parent', { at: 3, runId: 'other' })).rejects.toThrow(/^runId: run other exists already \(not this fork\)/);
+    expect(harness.stack.engine.listExecutions().executions.length).toBe(before);
+  });
+});
