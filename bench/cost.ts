@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Day } from '../agents/refund-reconciler/domain.js';
 import { stableJson } from '../lambdas/define.js';
-import type { Usage } from '../lambdas/agent/messages.js';
+import type { Usage } from '../lambdas/records/messages.js';
 import { costOf, DEFAULT_PRICE_TABLE } from '../lambdas/models/prices.js';
 import { synthesizeTemplate } from '../local/template.js';
 import { benchStack, BENCH_CONFIG } from './pipeline.js';

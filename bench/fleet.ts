@@ -18,7 +18,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { parseArgs } from 'node:util';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import type { ModelClient } from '../lambdas/agent/messages.js';
+import type { ModelClient } from '../lambdas/records/messages.js';
 import { summarizeHistory } from '../local/engine.js';
 import { localAwsConfig } from '../local/aws-config.js';
 import { cachedTemplate } from '../local/template-cache.js';

@@ -6,8 +6,9 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { inputTokensOf } from '../lambdas/agent/messages.js';
+import { inputTokensOf } from '../lambdas/records/messages.js';
 import { executionChain } from '../lambdas/guards/history.js';
+import { HISTORY_EVENT_LIMIT } from '../lambdas/shared/limits.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { waitForChain } from '../local/chain.js';
 import { startLocalStack } from '../local/runtime.js';
@@ -22,7 +23,7 @@ const { values } = parseArgs({
   },
 });
 const { calls, threshold, json } = parseOrThrow(
-  z.object({ calls: z.coerce.number().int().min(1).max(10_000), threshold: z.coerce.number().int().min(100).max(25_000), json: z.boolean() }),
+  z.object({ calls: z.coerce.number().int().min(1).max(10_000), threshold: z.coerce.number().int().min(100).max(HISTORY_EVENT_LIMIT), json: z.boolean() }),
   values,
   'options',
 );

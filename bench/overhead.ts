@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { countingLedger, type CountingLedger } from '../lambdas/ledger/counting-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import type { ToolUseBlock } from '../lambdas/agent/messages.js';
+import type { ToolUseBlock } from '../lambdas/records/messages.js';
 import { Steps } from '../lambdas/shared/steps.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { extractStateMachine, type CfnTemplateJson } from '../local/asl.js';

@@ -1,6 +1,6 @@
-import type { ModelClient } from '../lambdas/agent/messages.js';
+import type { ModelClient } from '../lambdas/records/messages.js';
 import { recordedResponse } from '../lambdas/conversation/turns.js';
-import type { TurnRecord } from '../lambdas/ledger/records.js';
+import type { TurnRecord } from '../lambdas/records/ledger-records.js';
 
 /**
  * The benchmark's model that does no work: a `ModelClient` (the interface every provider adapter

@@ -1,6 +1,6 @@
-import type { BreakerState } from '../lambdas/guards/breaker.js';
-import type { RunReport } from '../lambdas/agent/report.js';
-import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+import type { BreakerState } from '../lambdas/records/breaker-state.js';
+import type { RunReport } from '../lambdas/runs/report.js';
+import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 import type { StateSummary } from '../local/engine.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { verifyRun, type RunVerification } from '../lambdas/ledger/seal.js';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
-import { loadReport, type RunReport } from '../lambdas/agent/report.js';
+import { loadReport, type RunReport } from '../lambdas/runs/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import type { ApprovalRecord, RunRecord } from '../lambdas/ledger/records.js';
+import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
 import { causeMessage, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { createDecideApproval, type DecideResult } from '../lambdas/approvals/decision.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { SavepointClient } from '../client/index.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import { RunStatus, type RunRecord } from '../lambdas/ledger/records.js';
+import { RunStatus, type RunRecord } from '../lambdas/records/ledger-records.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
 import { sameSecret } from '../lambdas/shared/same-secret.js';

@@ -2,7 +2,7 @@ import { DescribeStateMachineForExecutionCommand, GetExecutionHistoryCommand, ty
 import { deploymentClient, executionConsoleLink, type Deployment } from '../client/aws.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import type { RunRecord } from '../lambdas/ledger/records.js';
+import type { RunRecord } from '../lambdas/records/ledger-records.js';
 import { localUser } from '../local/approval-api.js';
 import type { AslDefinition } from '../local/asl.js';
 import { linesFromEngine, statusFromLines, type HistoryLine, type HistorySource } from './history.js';

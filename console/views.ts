@@ -1,8 +1,8 @@
-import { inputTokensOf } from '../lambdas/agent/messages.js';
+import { inputTokensOf } from '../lambdas/records/messages.js';
 import { lifecycleOf, type Lifecycle } from '../client/index.js';
 import { resolveResults } from '../lambdas/ledger/blobs.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../lambdas/ledger/records.js';
+import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../lambdas/records/ledger-records.js';
 import { executionChain, handoffThreshold } from '../lambdas/guards/history.js';
 import { executionName, type HistoryLine, type HistorySource } from './history.js';
 

@@ -71,8 +71,6 @@ export interface AgentStateMachineProps {
   readonly toolConcurrency?: number;
 }
 
-/** An inline Map state runs at most 40 iterations at once (Step Functions, "Map state in Inline mode"). */
-export const MAX_INLINE_MAP_CONCURRENCY = 40;
 export const DEFAULT_TOOL_CONCURRENCY = 10;
 
 /** The alias new runs start on: it routes every new execution to the version this deploy published. */
@@ -80,6 +78,7 @@ export const LIVE_ALIAS = 'live';
 
 export { definitionIdentity } from '../lambdas/shared/definition-identity.js';
 import { definitionIdentity } from '../lambdas/shared/definition-identity.js';
+import { INLINE_MAP_MAX_CONCURRENCY, LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/shared/limits.js';
 
 /** State names are part of the contract: tests, the local engine and the console refer to them. */
 export const States = {
@@ -134,7 +133,7 @@ export const LAMBDA_SERVICE_ERRORS = [
  */
 export const TASK_TIMEOUT_MARGIN = Duration.seconds(15);
 /** The longest a Lambda function can run: what a Task allows a function whose timeout it cannot read. */
-const LAMBDA_MAX_TIMEOUT = Duration.seconds(900);
+const LAMBDA_MAX_TIMEOUT = Duration.millis(LAMBDA_MAX_TIMEOUT_MS);
 
 /**
  * States.Timeout on a Lambda Task: the invoke did not answer within the function's timeout and the
@@ -188,8 +187,8 @@ export class AgentStateMachine extends Construct {
       throw new Error(`approvalBackstop must be at least 7 days (the longest approval timeout), got ${backstop.toHumanString()}`);
     }
     const toolConcurrency = props.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
-    if (!Number.isInteger(toolConcurrency) || toolConcurrency < 1 || toolConcurrency > MAX_INLINE_MAP_CONCURRENCY) {
-      throw new Error(`toolConcurrency must be an integer from 1 to ${MAX_INLINE_MAP_CONCURRENCY} (an inline Map's most concurrent iterations), got ${toolConcurrency}`);
+    if (!Number.isInteger(toolConcurrency) || toolConcurrency < 1 || toolConcurrency > INLINE_MAP_MAX_CONCURRENCY) {
+      throw new Error(`toolConcurrency must be an integer from 1 to ${INLINE_MAP_MAX_CONCURRENCY} (an inline Map's most concurrent iterations), got ${toolConcurrency}`);
     }
 
     // Every Task invokes the function's version published by this deploy, never $LATEST: a live

@@ -26,9 +26,10 @@ import { operationsOf, type AlarmThresholds } from './observability.js';
 import { RunSweeper } from './sweeper.js';
 import { addCollectorLayer, tracingEnvironment, type GenAiTracing } from './tracing.js';
 import type { LedgerRole } from './ledger-table.js';
+import { API_GATEWAY_INTEGRATION_TIMEOUT_MS } from '../lambdas/shared/limits.js';
 
 /** API Gateway's default (and, without a quota increase, longest) integration timeout. */
-const API_INTEGRATION_TIMEOUT = Duration.seconds(29);
+const API_INTEGRATION_TIMEOUT = Duration.millis(API_GATEWAY_INTEGRATION_TIMEOUT_MS);
 /** The approval callback's Lambda timeout: its answer reaches the caller before the integration gives up. */
 const APPROVAL_CALLBACK_TIMEOUT = Duration.seconds(20);
 
@@ -183,7 +184,7 @@ export class DurableAgent extends Construct {
     const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
       new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment } });
 
-    // The model-calling steps: the model timeout and the step around the call (lambdas/models/timing.ts).
+    // The model-calling steps: the model timeout and the step around the call (lambdas/shared/timing.ts).
     const modelStep = modelStepTimeoutOf(props.models ?? {});
     const toolTimeout = props.toolTimeout ?? Duration.millis(DEFAULT_TOOL_TIMEOUT_MS);
     const callTool = callToolTimeouts(toolTimeout);

@@ -6,7 +6,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { LedgerIndexes } from '../lambdas/ledger/dynamodb-ledger.js';
-import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 
 /**
  * What the GSIs project: only what their queries read (lambdas/ledger/dynamodb-ledger.ts), never
@@ -30,7 +30,7 @@ export const INDEX_PROJECTIONS = {
 export const RUNNING_RUNS_PROJECTION = ['runId'] as const;
 
 /**
- * The partitions of every item but the task tokens (`TOKEN#<runId>`, lambdas/ledger/records.ts
+ * The partitions of every item but the task tokens (`TOKEN#<runId>`, lambdas/records/ledger-records.ts
  * tokenKey): runs and their conversations, the kill flag, the breakers, large values by reference,
  * the effects claimed across runs by a business key (EFFECT#<agent>:<tool>:<key>).
  * Every role but the approval functions' is held to them by a `dynamodb:LeadingKeys` condition on

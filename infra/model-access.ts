@@ -4,7 +4,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { ENV } from '../lambdas/models/config.js';
 import { parseModelSpec, type ModelSpec } from '../lambdas/models/spec.js';
-import { checkModelTimeout, DEFAULT_MODEL_TIMEOUT_MS, modelStepTimeoutMs } from '../lambdas/models/timing.js';
+import { checkModelTimeout, DEFAULT_MODEL_TIMEOUT_MS, modelStepTimeoutMs } from '../lambdas/shared/timing.js';
 
 /** How an agent's CallModel reaches its models on AWS. */
 export interface ModelAccessProps {
@@ -26,7 +26,7 @@ export interface ModelAccessProps {
   /**
    * How long one model call may take, connection to last byte (streamed or not). CallModel's and
    * Compact's Lambda timeout is this plus 15 s, their Tasks' 15 s more; a run's `maxTokensPerTurn`
-   * must fit it (lambdas/models/timing.ts: 60 s fits 2,133 tokens, 10 minutes 21,333). At most
+   * must fit it (lambdas/shared/timing.ts: 60 s fits 2,133 tokens, 10 minutes 21,333). At most
    * 885 s (Lambda's 900 s less the step around the call).
    * @default Duration.seconds(60)
    */

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import type { MessageRequest, MessageResponse } from './agent/messages.js';
-import type { RunConfig, ToolCallRecord, TurnRecord } from './ledger/records.js';
+import type { MessageRequest, MessageResponse } from './records/messages.js';
+import type { RunConfig, ToolCallRecord, TurnRecord } from './records/ledger-records.js';
 import { priceTable, type Price } from './models/prices.js';
 import { parseModelSpec } from './models/spec.js';
-import { MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN } from './models/timing.js';
+import { MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN } from './shared/timing.js';
 
 /**
  * The public shape of an agent: tools with zod inputs and an effect kind, a prompt, a model,

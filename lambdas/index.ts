@@ -27,8 +27,8 @@ export {
   type ToolDefinition,
   type ToolTrace,
 } from './define.js';
-export type { ContentBlock, Message, MessageRequest, MessageResponse, ModelClient, TextBlock, ToolResultBlock, ToolUseBlock, Usage } from './agent/messages.js';
-export type { RunConfig } from './ledger/records.js';
+export type { ContentBlock, Message, MessageRequest, MessageResponse, ModelClient, TextBlock, ToolResultBlock, ToolUseBlock, Usage } from './records/messages.js';
+export type { RunConfig } from './records/ledger-records.js';
 export {
   ErrorNames,
   InvalidInputError,

@@ -7,12 +7,13 @@ import { createLoopbackServer, type ConnectionLimits } from '../lambdas/shared/l
 import { readBoundedBody } from './http-body.js';
 import { lambdaContext } from './lambda-context.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
+import { PAYLOAD_LIMIT_BYTES } from '../lambdas/shared/limits.js';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 const MAX_BODY = 64 * 1024;
 /** A run request carries the run's input: up to Step Functions' 256 KiB execution input, and its framing. */
-const MAX_RUN_BODY = 256 * 1024 + 4 * 1024;
+const MAX_RUN_BODY = PAYLOAD_LIMIT_BYTES + 4 * 1024;
 const ROUTE = /^\/v1\/(approvals|decide|runs)(?:\/([^/]+))?\/?$/;
 
 /**

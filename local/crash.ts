@@ -1,6 +1,6 @@
 import { appendFileSync, writeSync } from 'node:fs';
 import { z } from 'zod';
-import type { MessageRequest, ModelClient } from '../lambdas/agent/messages.js';
+import type { MessageRequest, ModelClient } from '../lambdas/records/messages.js';
 import { handedOffTo } from '../lambdas/guards/history.js';
 import type { ApprovalLedger, Ledger, RunLedger, ToolCallLedger, TurnLedger } from '../lambdas/ledger/ledger.js';
 import { seededRandom } from '../sim/random.js';

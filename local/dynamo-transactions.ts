@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DYNAMODB_TRANSACTION_MAX_ACTIONS, DYNAMODB_TRANSACTION_MAX_BYTES } from '../lambdas/shared/limits.js';
 
 /**
  * TransactWriteItems for dynalite, which has none: the ledger writes a tool call and its
@@ -33,8 +34,6 @@ const db = require('dynalite/db') as any;
 const validations = require('dynalite/validations') as any;
 
 export const TRANSACT_WRITE_ITEMS = 'DynamoDB_20120810.TransactWriteItems';
-const MAX_ACTIONS = 100;
-const MAX_BYTES = 4 * 1024 * 1024;
 
 /** Captures the store dynalite makes for its server (`db.create`), for `serveTransaction`. */
 export function capturingStore<T>(start: () => T): { server: T; store: unknown } {
@@ -107,8 +106,8 @@ export async function serveTransaction(store: any, request: IncomingMessage, res
     return void invalid('the request body is not JSON');
   }
   const items = body.TransactItems;
-  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_ACTIONS) {
-    return void invalid(`1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and ${MAX_ACTIONS}`);
+  if (!Array.isArray(items) || items.length < 1 || items.length > DYNAMODB_TRANSACTION_MAX_ACTIONS) {
+    return void invalid(`1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and ${DYNAMODB_TRANSACTION_MAX_ACTIONS}`);
   }
   const actions: Action[] = [];
   for (const item of items as Record<string, unknown>[]) {
@@ -122,7 +121,7 @@ export async function serveTransaction(store: any, request: IncomingMessage, res
     if (message) return void invalid(message);
     actions.push({ kind, input });
   }
-  if (Buffer.byteLength(JSON.stringify(actions.map((action) => action.input.Item ?? {}))) > MAX_BYTES) return void invalid('Transaction request items exceed the 4 MB limit');
+  if (Buffer.byteLength(JSON.stringify(actions.map((action) => action.input.Item ?? {}))) > DYNAMODB_TRANSACTION_MAX_BYTES) return void invalid('Transaction request items exceed the 4 MB limit');
   try {
     for (const action of actions) {
       action.table = await new Promise((resolve, reject) => store.getTable(action.input.TableName, (error: unknown, table: unknown) => (error ? reject(error) : resolve(table))));

@@ -12,16 +12,16 @@ import { ExecutionError, ExecutionTimeoutError, StateMachine, type RunOptions, t
 import type { AslDefinition } from './asl.js';
 import { assertSupported, clampTimers, liftTaskTimeouts } from './engine/definition.js';
 import { LocalSfnError, TerminalError } from './engine/errors.js';
-import { EXECUTION_END_EVENTS, HISTORY_EVENT_QUOTA, HISTORY_QUOTA_FAILURE, TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './engine/history.js';
+import { EXECUTION_END_EVENTS, HISTORY_QUOTA_FAILURE, TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './engine/history.js';
 import { runLambdaTask, taskSpecs, type JsonValue, type TaskBinding, type TaskHandler, type TaskSpec } from './engine/lambda-task.js';
-import { byteLength, isRecord, PAYLOAD_LIMIT_BYTES } from './engine/payload.js';
+import { byteLength, isRecord } from './engine/payload.js';
 import { TaskTokens } from './engine/task-tokens.js';
 import { keepAliveTimers, type Timers } from './engine/timers.js';
+import { HISTORY_EVENT_LIMIT, PAYLOAD_LIMIT_BYTES } from '../lambdas/shared/limits.js';
 
 export { LocalSfnError } from './engine/errors.js';
 export { summarizeHistory, type HistoryEvent, type HistoryListener, type StateSummary } from './engine/history.js';
 export { bindTasks, type TaskBinding } from './engine/lambda-task.js';
-export { PAYLOAD_LIMIT_BYTES } from './engine/payload.js';
 export { keepAliveTimers, type Timers } from './engine/timers.js';
 
 /** Definitions (as JSON) that already passed the library's validation in this process. */
@@ -523,8 +523,8 @@ export class LocalEngine {
       natural = outcomeOf(e);
     }
     await consumed; // the library closes its log on every terminal path, so this always ends
-    // Event 25,000 may only be the execution's success (engine/history.ts HISTORY_EVENT_QUOTA).
-    const atQuota = exec.events.length >= HISTORY_EVENT_QUOTA - 1;
+    // Event 25,000 may only be the execution's success (engine/history.ts HISTORY_EVENT_LIMIT).
+    const atQuota = exec.events.length >= HISTORY_EVENT_LIMIT - 1;
     const outcome = atQuota && (exec.forcedEnd ?? natural).status !== 'SUCCEEDED' ? HISTORY_QUOTA_FAILURE : (exec.forcedEnd ?? natural);
     const ended = new TerminalError('States.Runtime', 'The execution has ended');
     exec.ended.abort(ended);
@@ -562,11 +562,11 @@ export class LocalEngine {
   /**
    * Appends one event (only while the execution runs) and returns its id. The event that would be
    * the 25,000th is not the execution's end: the execution fails instead, and its ExecutionFailed
-   * is event 25,000 (engine/history.ts HISTORY_EVENT_QUOTA).
+   * is event 25,000 (engine/history.ts HISTORY_EVENT_LIMIT).
    */
   private record(exec: Execution, type: string, details: Partial<HistoryEvent>, previousEventId?: number): number {
     if (exec.status !== 'RUNNING') return 0;
-    if (exec.events.length >= HISTORY_EVENT_QUOTA - 1 && !EXECUTION_END_EVENTS.has(type)) {
+    if (exec.events.length >= HISTORY_EVENT_LIMIT - 1 && !EXECUTION_END_EVENTS.has(type)) {
       this.forceEnd(exec, HISTORY_QUOTA_FAILURE);
       return 0;
     }

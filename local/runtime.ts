@@ -5,7 +5,7 @@ import { runsApiHandler } from '../lambdas/adapters/runs-http.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../lambdas/adapters/sfn.js';
 import { createPruneVersions } from '../lambdas/steps/prune-versions.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
-import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 import { signedLinks } from '../lambdas/approvals/decision.js';
 import { systemClock } from '../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';

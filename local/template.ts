@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_TOOL_TIMEOUT_MS, maxToolTimeoutMs, type AgentDefinition } from '../lambdas/define.js';
-import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/models/timing.js';
+import { LAMBDA_MAX_TIMEOUT_MS, STACK_RESOURCE_QUOTA } from '../lambdas/shared/limits.js';
 import { reidentified } from '../lambdas/shared/definition-identity.js';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
@@ -187,13 +187,6 @@ function isMissingCdk(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   return code === 'ERR_MODULE_NOT_FOUND' && /'(aws-cdk-lib|constructs)'/.test(String(message));
 }
-
-/**
- * CloudFormation's quota of resources in one stack: 500 ("Resources: Maximum number of resources
- * that you can declare in your CloudFormation template", https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html).
- * A nested stack counts as one resource of its parent and has a quota of its own.
- */
-export const STACK_RESOURCE_QUOTA = 500;
 
 /** What CloudFormation answers a create or update it refuses before it starts (error code ValidationError, HTTP 400). */
 export class TemplateValidationError extends Error {

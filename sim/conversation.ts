@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { Message } from '../lambdas/agent/messages.js';
+import type { Message } from '../lambdas/records/messages.js';
 
 /**
  * Reading a conversation the way a scripted model policy (`AgentDefinition.dev.policy`) does: the

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { MessageResponse } from '../lambdas/agent/messages.js';
+import type { MessageResponse } from '../lambdas/records/messages.js';
 import type { ModelPolicy } from '../lambdas/define.js';
 import { DEFAULT_PRICE_TABLE } from '../lambdas/models/prices.js';
 import { inProcessFetch, jsonReply, serveHttp, type HttpService, type ServiceReply, type ServiceRequest } from './in-process.js';

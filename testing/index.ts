@@ -34,12 +34,12 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadReport, type RunReport } from '../lambdas/agent/report.js';
+import { loadReport, type RunReport } from '../lambdas/runs/report.js';
 import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 // The longest a Lambda function runs: past it, every invocation of a dead engine has timed out.
-import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/models/timing.js';
-import type { ApprovalRecord } from '../lambdas/ledger/records.js';
+import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/shared/limits.js';
+import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 import type { Clock, Timers } from '../lambdas/shared/ports.js';
 import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/crash.js';
 import { startLocalStack, type LocalStack } from '../local/runtime.js';

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { TIMEOUT_EARLY_MS } from './middleware.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { ApprovalRecord } from '../ledger/records.js';
+import type { ApprovalRecord } from '../records/ledger-records.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
 import { evidenceFor, renderApprovalPage, renderErrorPage } from '../approvals/page.js';
 import type { Identity } from '../approvals/policy.js';

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { sameSecret } from '../shared/same-secret.js';
-import type { ApprovalRecord } from '../ledger/records.js';
+import type { ApprovalRecord } from '../records/ledger-records.js';
 
 /**
  * Decisions are signed by the approval callback with a key only it can sign with (a KMS HMAC key

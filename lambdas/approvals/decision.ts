@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { Ledger } from '../ledger/ledger.js';
-import { approvalSkOf, type ApprovalRecord } from '../ledger/records.js';
+import { approvalSkOf, type ApprovalRecord } from '../records/ledger-records.js';
 import { decisionMessage, type DecisionMac } from './decision-mac.js';
 import type { LinkSigner } from './links.js';
 import type { ApprovalNotifier, ApprovalRequested } from './notify.js';

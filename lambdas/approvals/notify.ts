@@ -1,4 +1,4 @@
-import type { ApprovalRecord } from '../ledger/records.js';
+import type { ApprovalRecord } from '../records/ledger-records.js';
 
 /**
  * Approvers are told: when an approval is requested, an event carries what a person needs to

@@ -1,6 +1,6 @@
 import type { Ledger } from '../ledger/ledger.js';
 import { resolveResults } from '../ledger/blobs.js';
-import type { ApprovalRecord, ToolCallRecord } from '../ledger/records.js';
+import type { ApprovalRecord, ToolCallRecord } from '../records/ledger-records.js';
 
 /**
  * The approval page: server-rendered HTML, no build step, no outside assets. It shows what the

@@ -1,4 +1,4 @@
-import type { ApprovalRecord, DecisionChannel, RunConfig, RunRecord } from '../ledger/records.js';
+import type { ApprovalRecord, DecisionChannel, RunConfig, RunRecord } from '../records/ledger-records.js';
 
 /**
  * The approval policy: set by whoever deploys the agent (construct props, or the local runner),

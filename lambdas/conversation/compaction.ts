@@ -1,6 +1,6 @@
-import { inputTokensOf } from '../agent/messages.js';
+import { inputTokensOf } from '../records/messages.js';
 import type { AgentDefinition, ToolTrace } from '../define.js';
-import type { RunRecord, TurnRecord } from '../ledger/records.js';
+import type { RunRecord, TurnRecord } from '../records/ledger-records.js';
 
 /**
  * Context compaction as a recorded step. When the last turn's input tokens (from the ledger) pass

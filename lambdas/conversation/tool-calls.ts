@@ -1,8 +1,8 @@
 import type * as z from 'zod';
-import type { ToolUseBlock } from '../agent/messages.js';
+import type { ToolUseBlock } from '../records/messages.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, type ToolDefinition } from '../define.js';
 import type { BlobStore, TurnLedger } from '../ledger/ledger.js';
-import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import type { RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { effectKeyOf } from '../tools/effects.js';
 import { agentDepsOf, completedCallsThrough, idempotencyKey, runView, toolUses } from './turns.js';

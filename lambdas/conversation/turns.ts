@@ -1,9 +1,9 @@
-import { inputTokensOf, type MessageResponse, type ToolUseBlock } from '../agent/messages.js';
+import { inputTokensOf, type MessageResponse, type ToolUseBlock } from '../records/messages.js';
 import type { AgentDefinition, RunView } from '../define.js';
-import type { BreakerState } from '../guards/breaker.js';
+import type { BreakerState } from '../records/breaker-state.js';
 import { resolveResults } from '../ledger/blobs.js';
 import { MAX_STEP_KEYS, type BlobStore, type RunLedger, type TurnLedger } from '../ledger/ledger.js';
-import type { KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import type { KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { InvalidInputError } from '../shared/errors.js';
 
 export function toolUses(turn: TurnRecord): ToolUseBlock[] {

@@ -1,6 +1,7 @@
 import { CircuitOpenError, isOutage } from '../shared/errors.js';
 import type { AgentDefinition } from '../define.js';
 import type { Clock } from '../shared/ports.js';
+import type { BreakerState, BreakerStore } from '../records/breaker-state.js';
 
 /**
  * A circuit breaker per provider, shared by every run: its state lives in the ledger table, so
@@ -34,26 +35,6 @@ export interface BreakerPolicy {
 
 /** Defaults that work for LLM endpoints: 5 failures in a 60 s window, 30 s open, one probe. */
 export const BREAKER: BreakerPolicy = { failures: 5, windowMs: 60_000, openMs: 30_000, probeLeaseMs: 90_000 };
-
-export interface BreakerState {
-  name: string;
-  state: 'closed' | 'open' | 'half_open';
-  /** Times of outage failures within the rolling window (ISO). */
-  failures: string[];
-  openedAt?: string;
-  /** While half-open: the probe in flight holds the breaker until then. */
-  probeUntil?: string;
-  trips: number;
-  lastTrip?: { at: string; reason: string };
-  /** Optimistic concurrency: every save is conditional on the version read. */
-  version: number;
-}
-
-export interface BreakerStore {
-  getBreaker(name: string): Promise<BreakerState | undefined>;
-  /** Saves `next` if the stored version is still `next.version - 1`; `false` when someone else wrote first. */
-  saveBreaker(next: BreakerState): Promise<boolean>;
-}
 
 const closed = (name: string): BreakerState => ({ name, state: 'closed', failures: [], trips: 0, version: 0 });
 

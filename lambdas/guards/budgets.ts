@@ -1,4 +1,4 @@
-import type { GuardEvent, KillFlag, RunRecord } from '../ledger/records.js';
+import type { GuardEvent, KillFlag, RunRecord } from '../records/ledger-records.js';
 import type { Price } from '../models/prices.js';
 
 /** Why the harness stops a run, and the figures it read. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import type { RunRecord } from '../ledger/records.js';
+import type { RunRecord } from '../records/ledger-records.js';
+import { HISTORY_EVENT_LIMIT } from '../shared/limits.js';
 
 /**
  * Continue-as-new: a Standard execution holds at most 25,000 history events (a hard quota). A long
@@ -17,7 +18,6 @@ import type { RunRecord } from '../ledger/records.js';
  * Between two BudgetChecks one agent iteration runs (a model turn, its tool calls, their approvals
  * and retries): a few hundred events at worst, so the default threshold leaves ~5,000 spare.
  */
-export const HISTORY_EVENT_LIMIT = 25_000;
 export const DEFAULT_HANDOFF_THRESHOLD = 20_000;
 
 /** Counts an execution's history events (the id of its newest event). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LoopOptions } from '../define.js';
-import type { TurnRecord } from '../ledger/records.js';
+import type { TurnRecord } from '../records/ledger-records.js';
 import { toolUses } from '../conversation/turns.js';
 
 /**

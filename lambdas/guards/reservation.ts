@@ -1,6 +1,6 @@
 import { turnCounts } from '../conversation/turns.js';
 import type { GuardLedger, StepCount } from '../ledger/ledger.js';
-import type { KillFlag, RunRecord, TurnRecord } from '../ledger/records.js';
+import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
 import { budgetTrip, reservationTrip, type GuardTrip, type Reservation } from './budgets.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { TerminalError } from '../shared/errors.js';
 import type { BlobStore } from './ledger.js';
-import type { ToolCallRecord } from './records.js';
+import type { ToolCallRecord } from '../records/ledger-records.js';
 
 /**
  * Tool results too large for one ledger item, stored by reference.

@@ -18,10 +18,11 @@ export { itemAttributes, LedgerIndexes } from './dynamodb-item.js';
 import { itemAttributes, LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { createHash } from 'node:crypto';
 import { blobKey, expiresAt, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
-import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from './records.js';
+import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import type { LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
+import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
 
 /** The conditions of a put (protocol.ts): the item is still the one read, absent or with the seal read. */
 const IF_ABSENT = { ConditionExpression: 'attribute_not_exists(pk)' };
@@ -461,8 +462,8 @@ export class DynamoDbLedger extends StorageLedger {
    * IAM: `dynamodb:BatchWriteItem`, every key's pk as `dynamodb:LeadingKeys`.
    */
   private async deleteAll(keys: readonly Key[]): Promise<void> {
-    for (let start = 0; start < keys.length; start += BATCH_WRITE_MAX_ITEMS) {
-      const batch = keys.slice(start, start + BATCH_WRITE_MAX_ITEMS);
+    for (let start = 0; start < keys.length; start += DYNAMODB_BATCH_WRITE_MAX_ITEMS) {
+      const batch = keys.slice(start, start + DYNAMODB_BATCH_WRITE_MAX_ITEMS);
       this.guarded({ delete: batch, batch: true });
       let requests: NonNullable<BatchWriteCommandOutput['UnprocessedItems']>[string] | undefined = batch.map((key) => ({ DeleteRequest: { Key: key } }));
       for (let round = 0; requests && requests.length > 0; round++) {
@@ -542,8 +543,6 @@ const CONFLICT_WAIT_MS = 25;
 const conflictWait = () => Math.ceil(Math.random() * CONFLICT_WAIT_MS);
 
 type Item = Record<string, unknown>;
-/** BatchWriteItem's bound on the requests of one call (see `deleteAll`). */
-const BATCH_WRITE_MAX_ITEMS = 25;
 /** Runs named by one prune record: it stays a small item (400 KB is the bound), whatever a prune removes. */
 export const RUNS_PER_PRUNE_RECORD = 500;
 /** Bytes of write keys (PruneRecord `writes`) one prune record holds at most, besides a single run's own. */

@@ -11,7 +11,7 @@ import { hmacSealer, ephemeralSealer, readOrCreateKeyFile, recordOf, type Ledger
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import type { DamagedRunOptions } from './ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
-import { runKey, tokenKey, type ApprovalRecord, type RunRecord } from './records.js';
+import { runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 
 export interface EmbeddedLedgerOptions {
   /** Directory the ledger persists to (created if needed; one process at a time). @default in memory */

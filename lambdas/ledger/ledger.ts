@@ -1,4 +1,4 @@
-import type { BreakerState, BreakerStore } from '../guards/breaker.js';
+import type { BreakerState, BreakerStore } from '../records/breaker-state.js';
 import type { LedgerIntegrityError } from '../shared/errors.js';
 import type {
   ApprovalRecord,
@@ -16,7 +16,8 @@ import type {
   ToolOutcome,
   TurnRecord,
   EffectRecord,
-} from './records.js';
+} from '../records/ledger-records.js';
+import { DYNAMODB_BATCH_GET_MAX_KEYS } from '../shared/limits.js';
 
 export interface AttachOptions {
   previousArn?: string;
@@ -42,7 +43,7 @@ export interface StepRead {
 }
 
 /** The most keys `loadStep` reads at once (BatchGetItem's limit is 100). */
-export const MAX_STEP_KEYS = 100;
+export const MAX_STEP_KEYS = DYNAMODB_BATCH_GET_MAX_KEYS;
 
 /** Refuses a `loadStep` request over the limit, the same way in every implementation. */
 export function checkStepWant(want: StepWant): void {

@@ -1,4 +1,4 @@
-import type { BreakerState } from '../guards/breaker.js';
+import type { BreakerState } from '../records/breaker-state.js';
 import type { ApprovalDecision, AttachOptions, EffectHolder, EffectOutcome, StepCount } from './ledger.js';
 import {
   approvalSkOf,
@@ -19,7 +19,7 @@ import {
   type ToolCallRecord,
   type ToolOutcome,
   type TurnRecord,
-} from './records.js';
+} from '../records/ledger-records.js';
 
 /**
  * The ledger's protocol, once: every rule that guards work is a pure transition here, from the one

@@ -2,8 +2,8 @@ import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
 import { approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
-import { budgetApprovalSk, runKey, tokenKey, turnSk } from './records.js';
-import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from './records.js';
+import { budgetApprovalSk, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
+import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
 type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
 

@@ -6,7 +6,7 @@ import type {
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages';
 import * as z from 'zod';
-import type { ContentBlock, Message, MessageRequest } from '../agent/messages.js';
+import type { ContentBlock, Message, MessageRequest } from '../records/messages.js';
 import { parseOrThrow } from '../shared/validation.js';
 
 /*

@@ -3,10 +3,10 @@ import { Messages } from '@anthropic-ai/sdk/resources/messages/messages';
 import type { Message as AnthropicMessage } from '@anthropic-ai/sdk/resources/messages/messages';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { MessageResponse, type MessageRequest, type ModelClient } from '../agent/messages.js';
+import { MessageResponse, type MessageRequest, type ModelClient } from '../records/messages.js';
 import { classifyAnthropicError } from './anthropic-errors.js';
 import { toAnthropicParams } from './anthropic-params.js';
-import { DEFAULT_MODEL_TIMEOUT_MS, maxTokensWithin } from './timing.js';
+import { DEFAULT_MODEL_TIMEOUT_MS, maxTokensWithin } from '../shared/timing.js';
 
 export { toAnthropicParams } from './anthropic-params.js';
 

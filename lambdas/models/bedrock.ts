@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_MODEL_TIMEOUT_MS } from './timing.js';
+import { DEFAULT_MODEL_TIMEOUT_MS } from '../shared/timing.js';
 import {
   BedrockRuntimeClient,
   ConverseCommand,
@@ -12,7 +12,7 @@ import {
 import * as z from 'zod';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { MessageResponse, type ContentBlock, type Message, type MessageRequest, type ModelClient } from '../agent/messages.js';
+import { MessageResponse, type ContentBlock, type Message, type MessageRequest, type ModelClient } from '../records/messages.js';
 import { classifyBedrockError } from './bedrock-errors.js';
 
 export interface BedrockClientOptions {

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { checkModelTimeout, MAX_MODEL_TIMEOUT_MS } from './timing.js';
+import { checkModelTimeout, MAX_MODEL_TIMEOUT_MS } from '../shared/timing.js';
 
 /**
  * Where and how to reach each provider. Locally it comes from environment variables
@@ -10,7 +10,7 @@ import { checkModelTimeout, MAX_MODEL_TIMEOUT_MS } from './timing.js';
  * the missing setting.
  */
 export const ModelConfig = z.strictObject({
-  /** Budget of one model call, connection to last byte (lambdas/models/timing.ts). @default 60_000 */
+  /** Budget of one model call, connection to last byte (lambdas/shared/timing.ts). @default 60_000 */
   timeoutMs: z.number().int().min(1_000).max(MAX_MODEL_TIMEOUT_MS).optional(),
   sim: z
     .strictObject({

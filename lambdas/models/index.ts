@@ -1,10 +1,10 @@
-import { HttpMessagesClient } from '../agent/messages-client.js';
-import type { MessageRequest, MessageResponse, ModelClient } from '../agent/messages.js';
+import { HttpMessagesClient } from './messages-client.js';
+import type { MessageRequest, MessageResponse, ModelClient } from '../records/messages.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { checkEndpoint, ENV, ModelConfig } from './config.js';
 import { formatModelSpec, parseModelSpec, type ModelSpec } from './spec.js';
-import { checkMaxTokensFit, DEFAULT_MODEL_TIMEOUT_MS } from './timing.js';
+import { checkMaxTokensFit, DEFAULT_MODEL_TIMEOUT_MS } from '../shared/timing.js';
 
 /**
  * The one entry point to the model providers: a `provider:model-id` spec and a configuration in, a
@@ -15,7 +15,7 @@ import { checkMaxTokensFit, DEFAULT_MODEL_TIMEOUT_MS } from './timing.js';
 export { checkEndpoint, ENV, ModelConfig, modelConfigFromEnv } from './config.js';
 export { costOf, DEFAULT_PRICE_TABLE, priceFor, priceTable, type Price, type PriceTable } from './prices.js';
 export { formatModelSpec, parseModelSpec, PROVIDERS, type ModelSpec, type Provider } from './spec.js';
-export { DEFAULT_MODEL_TIMEOUT_MS, MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN, maxTokensWithin } from './timing.js';
+export { DEFAULT_MODEL_TIMEOUT_MS, MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN, maxTokensWithin } from '../shared/timing.js';
 
 export function createModelClient(spec: string | ModelSpec, config: unknown): ModelClient {
   const model = typeof spec === 'string' ? parseModelSpec(spec) : spec;
@@ -71,7 +71,7 @@ function lazy(load: () => Promise<ModelClient>): ModelClient {
  * The client for one configured model: the request's `model` must name it — its provider id, or
  * the full spec — so that a ledger recorded for one model is never silently sent to another; and
  * its `max_tokens` (the run's `maxTokensPerTurn`) must fit the model timeout, or the call would be
- * cut off every time (lambdas/models/timing.ts).
+ * cut off every time (lambdas/shared/timing.ts).
  */
 function boundTo(spec: ModelSpec, timeoutMs: number, client: ModelClient): ModelClient {
   const full = formatModelSpec(spec);

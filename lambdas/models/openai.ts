@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { DEFAULT_MODEL_TIMEOUT_MS } from './timing.js';
+import { DEFAULT_MODEL_TIMEOUT_MS } from '../shared/timing.js';
 import type {
   ChatCompletion,
   ChatCompletionCreateParamsNonStreaming,
@@ -9,7 +9,7 @@ import type {
 import * as z from 'zod';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { MessageResponse, type Message, type MessageRequest, type ModelClient, type ToolUseBlock } from '../agent/messages.js';
+import { MessageResponse, type Message, type MessageRequest, type ModelClient, type ToolUseBlock } from '../records/messages.js';
 import { classifyOpenAIError } from './openai-errors.js';
 
 export interface OpenAIClientOptions {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import type { Usage } from '../agent/messages.js';
+import type { Usage } from '../records/messages.js';
 import { formatModelSpec, parseModelSpec } from './spec.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ModelClient } from '../agent/messages.js';
+import type { ModelClient } from '../records/messages.js';
 import { createModelClient } from './index.js';
 import { formatModelSpec, parseModelSpec } from './spec.js';
 import type { ModelConfig } from './config.js';

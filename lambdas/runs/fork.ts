@@ -1,9 +1,9 @@
 import * as z from 'zod';
-import { inputTokensOf } from '../agent/messages.js';
+import { inputTokensOf } from '../records/messages.js';
 import { stableJson, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import { parseBlobRef, readResult, RESULT_LIMIT_BYTES, storeResult } from '../ledger/blobs.js';
-import { BUDGET_FIELDS, type ForkEdits, type ForkLineage, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
+import { BUDGET_FIELDS, type ForkEdits, type ForkLineage, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { RecentMap } from '../shared/recent-map.js';
 import { toolUses } from '../conversation/turns.js';

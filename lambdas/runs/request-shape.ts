@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stableJson, toolSpecs, type AgentDefinition } from '../define.js';
-import type { RequestShape } from '../ledger/records.js';
+import type { RequestShape } from '../records/ledger-records.js';
 
 /**
  * What every model request of a run sends besides its conversation, as digests: the system prompt

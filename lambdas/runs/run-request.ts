@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { defaultRunId, type AgentDefinition } from '../define.js';
-import { RunConfig } from '../ledger/records.js';
+import { RunConfig } from '../records/ledger-records.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';

@@ -1,5 +1,5 @@
 import { agentFingerprint, type AgentDefinition } from '../define.js';
-import type { RunRecord } from '../ledger/records.js';
+import type { RunRecord } from '../records/ledger-records.js';
 import { DEFAULT_PRICE_TABLE, type PriceTable } from '../models/prices.js';
 import { VersionMismatchError } from '../shared/errors.js';
 

@@ -8,7 +8,7 @@ import { compactionReservation } from './compact.js';
 import { countIfDue, handoffThreshold, HistoryEstimate, mostEvents, mustHandOff, type ExecutionHistory } from '../guards/history.js';
 import { loopSettings, loopVerdict } from '../guards/loops.js';
 import type { ApprovalLedger, BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
-import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type BudgetGuard, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../ledger/records.js';
+import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type BudgetGuard, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { compactionDue } from '../conversation/compaction.js';

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { inputTokensOf, type Message, type ToolResultBlock } from '../agent/messages.js';
+import { inputTokensOf, type Message, type ToolResultBlock } from '../records/messages.js';
 import { toolNames, toolSpecs, type AgentDefinition } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { budgetHint, reservationFor, wallClockEnd, type Reservation } from '../guards/budgets.js';
@@ -7,7 +7,7 @@ import { reserveModelCall, settleModelCall, settlement } from '../guards/reserva
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
 import type { BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
-import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import type { RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { parseModelSpec } from '../models/spec.js';

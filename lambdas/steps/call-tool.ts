@@ -5,7 +5,7 @@ import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js
 import { budgetTrip, wallClockEnd } from '../guards/budgets.js';
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
 import type { ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
-import type { RunRecord, ToolCallRecord, ToolOutcome } from '../ledger/records.js';
+import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
 import { InvalidInputError, LeaseHeldError, TerminalError } from '../shared/errors.js';
 import { boundedAttempt } from '../tools/attempt.js';
 import { failureOf, type Failure, type Outcome } from '../tools/failures.js';

@@ -1,12 +1,12 @@
 import * as z from 'zod';
-import type { Message } from '../agent/messages.js';
+import type { Message } from '../records/messages.js';
 import { toolSpecs, type AgentDefinition, type ToolTrace } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { reservationFor, type Reservation } from '../guards/budgets.js';
 import { reserveModelCall, settleModelCall } from '../guards/reservation.js';
 import type { BlobStore, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
 import { resolveResults } from '../ledger/blobs.js';
-import type { RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import type { RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { parseModelSpec } from '../models/spec.js';

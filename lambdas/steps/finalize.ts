@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { RunLedger } from '../ledger/ledger.js';
-import type { RunRecord } from '../ledger/records.js';
+import type { RunRecord } from '../records/ledger-records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { causeMessage, ErrorNames } from '../shared/errors.js';
 import type { Clock } from '../shared/ports.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AgentDefinition } from '../define.js';
 import { handedOffTo } from '../guards/history.js';
 import type { RunLedger } from '../ledger/ledger.js';
-import type { RecoveryRecord, RunRecord } from '../ledger/records.js';
+import type { RecoveryRecord, RunRecord } from '../records/ledger-records.js';
 import { causeMessage, ErrorNames, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import type { AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../ledger/records.js';
+import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../records/ledger-records.js';
 import { deliverDecision, signedLinks, type ApprovalDeps } from '../approvals/decision.js';
 import { approvalRequested } from '../approvals/notify.js';
 import { InvalidInputError } from '../shared/errors.js';

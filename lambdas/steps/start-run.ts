@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { agentFingerprint, stableJson, type AgentDefinition } from '../define.js';
 import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
-import { RunConfig, ZERO_COUNTERS, type MigrationRecord, type RunRecord } from '../ledger/records.js';
+import { RunConfig, ZERO_COUNTERS, type MigrationRecord, type RunRecord } from '../records/ledger-records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { configProblems } from '../approvals/policy.js';
 import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/errors.js';

@@ -1,6 +1,6 @@
 import type { AgentDefinition } from '../define.js';
 import type { ApprovalLedger, RunLedger } from '../ledger/ledger.js';
-import type { ApprovalRecord, RunRecord } from '../ledger/records.js';
+import type { ApprovalRecord, RunRecord } from '../records/ledger-records.js';
 import type { Clock } from '../shared/ports.js';
 import { createRecoverRun, type EndedExecution, type ExecutionStarter, type RecoveryPolicy } from './recover-run.js';
 

@@ -1,5 +1,5 @@
-import type { ToolCallRecord, TurnRecord } from '../ledger/records.js';
-import { inputTokensOf } from '../agent/messages.js';
+import type { ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
+import { inputTokensOf } from '../records/messages.js';
 import { providerAndModel } from './spans.js';
 
 /**

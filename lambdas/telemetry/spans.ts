@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { guaranteeOf, type ToolDefinition, type TraceRedactor } from '../define.js';
 import { canonicalJson } from '../ledger/seal.js';
-import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
-import { inputTokensOf } from '../agent/messages.js';
+import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
+import { inputTokensOf } from '../records/messages.js';
 import { executionChain } from '../guards/history.js';
 
 /**

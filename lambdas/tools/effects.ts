@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_RECONCILES, type AgentDefinition, type EffectKeyContext, type ToolDefinition } from '../define.js';
 import { parseBlobRef, readResult, storeResult } from '../ledger/blobs.js';
 import type { BlobStore, CallClaim, GuardLedger } from '../ledger/ledger.js';
-import type { EffectRecord, ToolCallRecord } from '../ledger/records.js';
+import type { EffectRecord, ToolCallRecord } from '../records/ledger-records.js';
 import type { Outcome } from './failures.js';
 
 /**

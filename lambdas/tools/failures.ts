@@ -1,5 +1,5 @@
 import type { ToolDefinition } from '../define.js';
-import type { ToolOutcome } from '../ledger/records.js';
+import type { ToolOutcome } from '../records/ledger-records.js';
 import { ErrorNames, InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
 import { AttemptCut } from './attempt.js';
 

@@ -1,7 +1,7 @@
 import { toolNames, type AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { ApprovalRecord } from '../ledger/records.js';
+import type { ApprovalRecord } from '../records/ledger-records.js';
 import { deploymentPrices, type PriceOverrides, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { Steps, type StepName } from '../shared/steps.js';

@@ -1,3 +1,4 @@
+import { HISTORY_EVENT_LIMIT } from '../../lambdas/shared/limits.js';
 /**
  * The execution history, in the shape of the GetExecutionHistory API: the events the engine records
  * and what is read back from them (a per-state summary).
@@ -92,12 +93,10 @@ export const TERMINAL_EVENTS = {
  * AWS reports for it (States.Runtime, "The execution reached the maximum number of history events
  * (25000).").
  */
-export const HISTORY_EVENT_QUOTA = 25_000;
-
 export const HISTORY_QUOTA_FAILURE = {
   status: 'FAILED',
   error: 'States.Runtime',
-  cause: `The execution reached the maximum number of history events (${HISTORY_EVENT_QUOTA}).`,
+  cause: `The execution reached the maximum number of history events (${HISTORY_EVENT_LIMIT}).`,
 } as const;
 
 /** The events that end an execution (the last one of its history). */

@@ -9,9 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { walkStates, type AslDefinition, type TaskInfo } from '../asl.js';
 import { statesTimeout, TaskFailure, TerminalError } from './errors.js';
 import type { HistoryEvent } from './history.js';
-import { byteLength, isRecord, PAYLOAD_LIMIT_BYTES } from './payload.js';
+import { byteLength, isRecord } from './payload.js';
 import type { TaskTokens, TokenOwner } from './task-tokens.js';
 import type { Timers } from './timers.js';
+import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
 
 const REGION = 'us-east-1';
 

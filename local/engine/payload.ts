@@ -1,8 +1,5 @@
 /** JSON payloads as the service measures them. */
 
-/** Step Functions' quota for execution input, state output and task-token output. */
-export const PAYLOAD_LIMIT_BYTES = 256 * 1024;
-
 export function containsString(value: unknown, needle: string): boolean {
   if (value === needle) return true;
   if (Array.isArray(value)) return value.some((v) => containsString(v, needle));

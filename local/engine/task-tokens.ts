@@ -5,9 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LocalSfnError, TaskFailure, TerminalError } from './errors.js';
-import { byteLength, containsString, PAYLOAD_LIMIT_BYTES } from './payload.js';
-
-const MAX_TOKEN_LENGTH = 2048;
+import { byteLength, containsString } from './payload.js';
+import { PAYLOAD_LIMIT_BYTES, TASK_TOKEN_MAX_LENGTH } from '../../lambdas/shared/limits.js';
 
 /** What a token knows of its execution: whether it still runs, and the token no Task has claimed yet. */
 export interface TokenOwner {
@@ -116,7 +115,7 @@ export class TaskTokens<Owner extends TokenOwner, Value = unknown> {
   }
 
   private live(token: string): PendingToken<Owner, Value> {
-    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw new LocalSfnError('InvalidToken', 'Invalid Token');
+    if (token.length === 0 || token.length > TASK_TOKEN_MAX_LENGTH) throw new LocalSfnError('InvalidToken', 'Invalid Token');
     const pending = this.pending.get(token);
     if (pending && pending.exec.status === 'RUNNING') return pending;
     if (this.timedOut.has(token)) throw new LocalSfnError('TaskTimedOut', 'Task Timed Out');

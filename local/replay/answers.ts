@@ -1,7 +1,7 @@
-import type { Message, MessageRequest, ModelClient } from '../../lambdas/agent/messages.js';
+import type { Message, MessageRequest, ModelClient } from '../../lambdas/records/messages.js';
 import { compactionSettings } from '../../lambdas/conversation/compaction.js';
 import type { AgentDefinition, ToolDefinition } from '../../lambdas/define.js';
-import type { ApprovalRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord, ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { parseModelSpec } from '../../lambdas/models/spec.js';
 import { requestShape, shapeChanges } from '../../lambdas/runs/request-shape.js';
 import { InvalidInputError, MalformedResponseError, TerminalError } from '../../lambdas/shared/errors.js';

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/ledger/records.js';
+import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/records/ledger-records.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
 import type { CfnTemplateJson } from '../asl.js';
 import { waitForChain } from '../chain.js';

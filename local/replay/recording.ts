@@ -1,6 +1,6 @@
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
-import { approvalSkOf, type ApprovalRecord, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+import { approvalSkOf, type ApprovalRecord, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/records/ledger-records.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ApprovalLinks } from '../../lambdas/approvals/decision.js';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { localUser } from '../approval-api.js';
 import { localApprovalKeys } from '../approval-keys.js';

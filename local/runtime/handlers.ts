@@ -4,7 +4,7 @@ import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../../lambdas/guards/breaker.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { modelConfigFromEnv } from '../../lambdas/models/config.js';
 import { modelRegistry, wrapModels } from '../../lambdas/models/registry.js';
 import { anySignal } from '../../lambdas/shared/deadline.js';

@@ -24,9 +24,7 @@
 import { itemAttributes } from '../../lambdas/ledger/dynamodb-item.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import type { StorageCall } from '../../lambdas/ledger/storage-ledger.js';
-
-/** 400 KB, as DynamoDB (and dynalite: `MAX_SIZE = 409600`) counts it. */
-export const MAX_ITEM_BYTES = 400 * 1024;
+import { DYNAMODB_ITEM_MAX_BYTES } from '../../lambdas/shared/limits.js';
 
 /** What DynamoDB answers a put of an item over the limit (HTTP 400, not retried). */
 export class ItemSizeError extends Error {
@@ -128,7 +126,7 @@ export function itemSizeGuard(): (call: StorageCall) => void {
       if (!stored) return;
       // Measured exactly only when the bound does not already show it fits (records are mostly far below the limit).
       const item = itemAttributes(key, stored);
-      if (itemSizeBound(item) + sealBytes > MAX_ITEM_BYTES && itemSize(item) + sealBytes > MAX_ITEM_BYTES) throw new ItemSizeError();
+      if (itemSizeBound(item) + sealBytes > DYNAMODB_ITEM_MAX_BYTES && itemSize(item) + sealBytes > DYNAMODB_ITEM_MAX_BYTES) throw new ItemSizeError();
     });
   };
 }

@@ -1,10 +1,10 @@
-import type { ModelClient } from '../../lambdas/agent/messages.js';
+import type { ModelClient } from '../../lambdas/records/messages.js';
 import type { ApprovalRequested } from '../../lambdas/approvals/notify.js';
 import type { ApprovalPolicy } from '../../lambdas/approvals/policy.js';
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import type { BreakerPolicy } from '../../lambdas/guards/breaker.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import type { EmbeddedLedgerOptions } from '../../lambdas/ledger/embedded-ledger.js';
 import type { LedgerSealer } from '../../lambdas/ledger/seal.js';
 import type { SpanSink } from '../../lambdas/telemetry/sink.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/agent/messages.js';
+import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
 import { conversationProblem } from './conversation.js';
 import { parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
 import { fitToMaxTokens, type Fault, type Policy } from './policy.js';

@@ -1,4 +1,4 @@
-import type { MessageRequest } from '../../lambdas/agent/messages.js';
+import type { MessageRequest } from '../../lambdas/records/messages.js';
 import { toolSchemaProblem } from './json-schema.js';
 
 /**

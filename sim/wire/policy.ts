@@ -1,4 +1,4 @@
-import type { MessageRequest, MessageResponse } from '../../lambdas/agent/messages.js';
+import type { MessageRequest, MessageResponse } from '../../lambdas/records/messages.js';
 
 /**
  * What the wire servers answer with. A server checks and parses its provider's request, hands it

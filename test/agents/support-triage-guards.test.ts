@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { supportTriage } from '../../agents/support-triage/agent.dev.js';
-import { loadReport } from '../../lambdas/agent/report.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import { sampleInput, startTriage, waitFor, type TriageHarness } from '../support/triage-harness.js';
 
 /**

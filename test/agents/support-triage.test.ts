@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { supportTriage } from '../../agents/support-triage/agent.dev.js';
 import { KEY_HEADER, type SentMail } from '../../agents/support-triage/domain.js';
-import { loadReport } from '../../lambdas/agent/report.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import type { AgentDefinition } from '../../lambdas/define.js';
 import { keysSentTwice, postDecision, sampleInput, startTriage, ticketsAnsweredTwice, waitFor, type TriageHarness } from '../support/triage-harness.js';
 import { manualClock } from '../support/manual-clock.js';

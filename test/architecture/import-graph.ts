@@ -131,3 +131,42 @@ export function layerViolations(graph: ImportGraph, layers: readonly Layer[]): s
   }
   return violations;
 }
+
+/**
+ * The folder a file belongs to, as the folder-cycle check sees the tree: its directory
+ * (`lambdas/ledger/embedded-ledger.ts` → `lambdas/ledger/`), except that a file directly in a
+ * top-level source folder is a node of its own (`lambdas/define.ts`): it is a rung by itself.
+ */
+export function folderOf(file: string): string {
+  const directory = dirname(file);
+  return directory.includes('/') ? `${directory}/` : file;
+}
+
+/** `graph` collapsed to folders (folderOf): an edge for every import that crosses from one folder to another. */
+export function folderGraph(graph: ImportGraph): ImportGraph {
+  const folders = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    const from = folderOf(file);
+    const edges = folders.get(from) ?? new Set<string>();
+    folders.set(from, edges);
+    for (const target of targets) if (folderOf(target) !== from) edges.add(folderOf(target));
+  }
+  return new Map([...folders].map(([folder, edges]) => [folder, [...edges].sort()]));
+}
+
+/**
+ * Each circle among folders (a folder that imports, round any path, a folder that imports it),
+ * with the file imports that close it: `['lambdas/ledger/ → lambdas/guards/: lambdas/ledger/ledger.ts
+ * imports lambdas/guards/breaker.ts', …]`, so a failure names the imports to move.
+ */
+export function folderCircles(graph: ImportGraph): { folders: string[]; imports: string[] }[] {
+  return importCircles(folderGraph(graph)).map((folders) => {
+    const members = new Set(folders);
+    const imports = [...graph].flatMap(([file, targets]) =>
+      targets
+        .filter((target) => folderOf(target) !== folderOf(file) && members.has(folderOf(file)) && members.has(folderOf(target)))
+        .map((target) => `${folderOf(file)} → ${folderOf(target)}: ${file} imports ${target}`),
+    );
+    return { folders, imports: imports.sort() };
+  });
+}

@@ -1,29 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importCircles, importGraph, importSpecifiers, layerOf, layerViolations, sourceFiles, type Layer } from './import-graph.js';
+import { folderCircles, folderGraph, folderOf, importCircles, importGraph, importSpecifiers, layerOf, layerViolations, sourceFiles, type Layer } from './import-graph.js';
+import { LAYERS } from './layers.js';
 
 /**
  * The tree is the architecture: no two source modules import each other (directly or round a
- * circle), and lambdas/ imports only downwards — handlers → adapters → wiring → steps →
- * domain and ledger → shared — and never outside itself (local/, cli/, sim/, agents/ and the
- * rest build on lambdas/, not the other way round).
+ * circle), no two folders do either, and lambdas/ is a ladder of rungs, one folder each, that
+ * imports only downwards and never outside itself (local/, cli/, sim/, agents/ and the rest build
+ * on lambdas/, not the other way round). README's Layout lists the rungs from LAYERS
+ * (test/readme/layout.test.ts holds the two the same).
  */
 const ROOT = new URL('../..', import.meta.url).pathname;
-const SOURCES = ['lambdas', 'local', 'cli', 'client', 'console', 'infra', 'sim'];
+const SOURCES = ['lambdas', 'local', 'cli', 'client', 'console', 'infra', 'cdk', 'sim', 'testing'];
 
-/** lambdas/, lowest first. A new folder in lambdas/ must be given its layer here. */
-const LAYERS: readonly Layer[] = [
-  { name: 'shared', paths: ['lambdas/shared/'] },
-  {
-    name: 'domain and ledger',
-    paths: ['lambdas/define.ts', 'lambdas/agent/', 'lambdas/approvals/', 'lambdas/conversation/', 'lambdas/guards/', 'lambdas/ledger/', 'lambdas/models/', 'lambdas/runs/', 'lambdas/telemetry/', 'lambdas/tools/'],
-  },
-  { name: 'steps', paths: ['lambdas/steps/'] },
-  { name: 'wiring', paths: ['lambdas/wiring/'] },
-  { name: 'adapters', paths: ['lambdas/adapters/'] },
-  { name: 'handlers and the public API', paths: ['lambdas/handlers/', 'lambdas/index.ts'] },
-];
 
 const files = sourceFiles(ROOT, SOURCES);
 const graph = importGraph(ROOT, files);
@@ -37,6 +27,14 @@ describe('the import graph', () => {
 
   it('has no import circle among source files', () => {
     expect(importCircles(graph)).toEqual([]);
+  });
+
+  it('has no import circle among folders', () => {
+    expect(folderCircles(graph)).toEqual([]);
+  });
+
+  it('gives every rung of lambdas/ one folder (or one top-level file)', () => {
+    expect(LAYERS.filter((layer) => layer.paths.length !== 1).map((layer) => layer.name)).toEqual([]);
   });
 
   it('puts every file of lambdas/ in a layer', () => {
@@ -112,6 +110,39 @@ describe('importCircles', () => {
   it('follows a chain deeper than the call stack', () => {
     const chain = new Map(Array.from({ length: 20_000 }, (_, i) => [`f${i}.ts`, [`f${(i + 1) % 20_000}.ts`]] as [string, string[]]));
     expect(importCircles(chain)[0]).toHaveLength(20_000);
+  });
+});
+
+describe('folderCircles', () => {
+  it('names the folders of a circle and the file imports that close it', () => {
+    const graph = new Map([
+      ['lambdas/ledger/ledger.ts', ['lambdas/guards/breaker.ts', 'lambdas/shared/errors.ts']],
+      ['lambdas/guards/breaker.ts', ['lambdas/ledger/records.ts']],
+      ['lambdas/ledger/records.ts', []],
+      ['lambdas/shared/errors.ts', []],
+    ]);
+    expect(folderCircles(graph)).toEqual([
+      {
+        folders: ['lambdas/guards/', 'lambdas/ledger/'],
+        imports: [
+          'lambdas/guards/ → lambdas/ledger/: lambdas/guards/breaker.ts imports lambdas/ledger/records.ts',
+          'lambdas/ledger/ → lambdas/guards/: lambdas/ledger/ledger.ts imports lambdas/guards/breaker.ts',
+        ],
+      },
+    ]);
+  });
+
+  it('sees no circle in imports within one folder, and keeps a top-level file a node of its own', () => {
+    const graph = new Map([
+      ['lambdas/define.ts', ['lambdas/models/spec.ts']],
+      ['lambdas/index.ts', ['lambdas/tools/effects.ts']],
+      ['lambdas/tools/effects.ts', ['lambdas/define.ts', 'lambdas/tools/attempt.ts']],
+      ['lambdas/tools/attempt.ts', ['lambdas/tools/effects.ts']],
+      ['lambdas/models/spec.ts', []],
+    ]);
+    expect(folderOf('lambdas/define.ts')).toBe('lambdas/define.ts');
+    expect(folderGraph(graph).get('lambdas/tools/')).toEqual(['lambdas/define.ts']);
+    expect(folderCircles(graph)).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
 import { siblingArn, successorName } from '../../lambdas/guards/history.js';
-import type { RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { recoveryExecutionName } from '../../lambdas/steps/recover-run.js';
 import type { HistoryLine, HistorySource } from '../../console/history.js';
 import { sfnHistorySource } from '../../console/stack.js';

@@ -6,7 +6,7 @@ import { historySource } from '../../console/history.js';
 import { startConsole } from '../../console/server.js';
 import { runRows } from '../../console/views.js';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
-import type { RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
 import { ledgerTableFromTemplate } from '../../local/template.js';

@@ -1,6 +1,6 @@
 import type { EffectHolder } from '../../lambdas/ledger/ledger.js';
-import type { BreakerState } from '../../lambdas/guards/breaker.js';
-import type { ApprovalRecord, GuardEvent, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import type { BreakerState } from '../../lambdas/records/breaker-state.js';
+import type { ApprovalRecord, GuardEvent, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { RUN_STARTED_AT, runRecord } from '../support/records.js';
 
 // The records of the ledger tests: the only place that knows their domain fields.

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { waitFor } from '../support/agent-harness.js';
 

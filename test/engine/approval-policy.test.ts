@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { APPROVAL_THRESHOLD_CENTS, RefundRunInput } from '../../agents/refund-reconciler/agent.js';
 import refundReconciler from '../../agents/refund-reconciler/agent.dev.js';
-import type { MessageRequest } from '../../lambdas/agent/messages.js';
+import type { MessageRequest } from '../../lambdas/records/messages.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { postDecision, startAgentHarness, waitFor } from '../support/agent-harness.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import { loadReport } from '../../lambdas/agent/report.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
 import { manualClock } from '../support/manual-clock.js';

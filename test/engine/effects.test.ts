@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler, type RefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
-import { loadReport } from '../../lambdas/agent/report.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import { defineAgent, type AgentDefinition, type ModelPolicy } from '../../lambdas/define.js';
 import { expiringApprovals } from '../support/manual-clock.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';

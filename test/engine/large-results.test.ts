@@ -1,7 +1,7 @@
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { MessageRequest } from '../../lambdas/agent/messages.js';
+import type { MessageRequest } from '../../lambdas/records/messages.js';
 import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { parseBlobRef } from '../../lambdas/ledger/blobs.js';
 import { localAwsConfig } from '../../local/aws-config.js';

@@ -4,7 +4,7 @@ import { BREAKER } from '../../lambdas/guards/breaker.js';
 import { modelBreaker } from '../../lambdas/guards/breaker.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
-import { loadReport } from '../../lambdas/agent/report.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import { expiringApprovals } from '../support/manual-clock.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import { loadReport } from '../../lambdas/agent/report.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import type { ModelPolicy } from '../../lambdas/define.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import { startBedrockServer } from '../../sim/wire/bedrock-server.js';

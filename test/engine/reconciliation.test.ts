@@ -1,6 +1,6 @@
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadReport } from '../../lambdas/agent/report.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import { duplicatePayments, sampleDay, scheduledEvent, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
 import { expiringApprovals } from '../support/manual-clock.js';

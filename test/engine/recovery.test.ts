@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadReport } from '../../lambdas/agent/report.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import { definitionIdentity } from '../../infra/agent-state-machine.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { ContentBlock, MessageRequest, ToolResultBlock, ToolUseBlock } from '../../lambdas/agent/messages.js';
+import type { ContentBlock, MessageRequest, ToolResultBlock, ToolUseBlock } from '../../lambdas/records/messages.js';
 import { parseBlobRef, readResult } from '../../lambdas/ledger/blobs.js';
 import { defineAgent, defineTool, type DevWorld, type ModelPolicy, type ToolContext, type ToolDefinition } from '../../lambdas/define.js';
 import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
@@ -10,7 +10,7 @@ import { walkStates, type AslDefinition, type CfnTemplateJson } from '../../loca
 import { cachedTemplate } from '../../local/template-cache.js';
 import { summarizeHistory } from '../../local/engine.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { nextCallReservation } from '../../lambdas/steps/call-model.js';
 import { postDecision, startAgentHarness, wake, waitFor, type AgentHarness } from '../support/agent-harness.js';
 import { manualClock } from '../support/manual-clock.js';

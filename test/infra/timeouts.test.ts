@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { callToolTimeouts } from '../../infra/durable-agent.js';
 import { MAX_TOOL_TIMEOUT_MS } from '../../lambdas/define.js';
-import { LAMBDA_MAX_TIMEOUT_MS } from '../../lambdas/models/timing.js';
+import { LAMBDA_MAX_TIMEOUT_MS } from '../../lambdas/shared/limits.js';
 import { EXAMPLE_AGENTS } from '../../infra/example.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { assertionApp, exampleTemplate } from './example-template.js';

@@ -8,7 +8,7 @@
  * the wrong DynamoDB action or resource would fail here, not only a wrong decision.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import type { CfnTemplateJson } from '../../local/asl.js';
 import type { Caller } from '../../local/iam/authorizer.js';
 import { deploy } from '../../local/iam/deployment.js';

@@ -5,7 +5,7 @@
  * and a grant taken out of the template is a call refused with AccessDeniedException.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import type { CfnTemplateJson } from '../../local/asl.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';

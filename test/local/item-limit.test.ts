@@ -15,7 +15,8 @@ import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
-import { itemSize, itemSizeBound, itemSizeGuard, MAX_ITEM_BYTES } from '../../local/runtime/item-limit.js';
+import { itemSize, itemSizeBound, itemSizeGuard } from '../../local/runtime/item-limit.js';
+import { DYNAMODB_ITEM_MAX_BYTES } from '../../lambdas/shared/limits.js';
 import { ledgerTableFromTemplate } from '../../local/template.js';
 import { cachedTemplate } from '../../local/template-cache.js';
 import { run, turn } from '../contract/fixtures.js';
@@ -47,7 +48,7 @@ describe.each([
   it('refuses a record whose item is over 400 KB: ValidationException, as DynamoDB answers it, and writes nothing', async () => {
     const ledger = open();
     await ledger.createRun(run('big-turn'));
-    const refused = ledger.recordTurn(turnOf('big-turn', MAX_ITEM_BYTES));
+    const refused = ledger.recordTurn(turnOf('big-turn', DYNAMODB_ITEM_MAX_BYTES));
     await expect(refused).rejects.toMatchObject({ name: 'ValidationException', message: 'Item size has exceeded the maximum allowed size' });
     expect(await ledger.getTurn('big-turn', 1)).toBeUndefined();
   });
@@ -55,7 +56,7 @@ describe.each([
   it('stores a record just under it', async () => {
     const ledger = open();
     await ledger.createRun(run('large-turn'));
-    await ledger.recordTurn(turnOf('large-turn', MAX_ITEM_BYTES - 2_000));
+    await ledger.recordTurn(turnOf('large-turn', DYNAMODB_ITEM_MAX_BYTES - 2_000));
     expect((await ledger.getTurn('large-turn', 1))?.content).toHaveLength(1);
   });
 });
@@ -64,7 +65,7 @@ describe('where the limit falls', () => {
   /** The longest turn text `open()`'s ledger stores (a binary search between 399,000 and 409,600 bytes). */
   async function longestStored(open: () => Ledger, name: string): Promise<number> {
     const ledger = open();
-    let [stored, refused] = [MAX_ITEM_BYTES - 10_000, MAX_ITEM_BYTES];
+    let [stored, refused] = [DYNAMODB_ITEM_MAX_BYTES - 10_000, DYNAMODB_ITEM_MAX_BYTES];
     for (let attempt = 0; refused - stored > 1; attempt++) {
       const middle = Math.floor((stored + refused) / 2);
       const runId = `${name}-${attempt}`;
@@ -79,7 +80,7 @@ describe('where the limit falls', () => {
   it('is the same byte on the embedded ledger as on dynalite: the item measured is the one DynamoDB would store, its seal included', async () => {
     const [onEmbedded, onDynamo] = [await longestStored(embedded, 'edge-embedded'), await longestStored(onDynalite, 'edge-dynalite')];
     expect(onEmbedded).toBe(onDynamo);
-    expect(onDynamo).toBeGreaterThan(MAX_ITEM_BYTES - 1_000);
+    expect(onDynamo).toBeGreaterThan(DYNAMODB_ITEM_MAX_BYTES - 1_000);
   });
 });
 
@@ -142,7 +143,7 @@ describe('the local stack', () => {
     const { stack } = await startHarness({ recovery: false });
     try {
       await stack.ledger.createRun(run('stack-big-turn'));
-      await expect(stack.ledger.recordTurn(turnOf('stack-big-turn', MAX_ITEM_BYTES))).rejects.toMatchObject({ name: 'ValidationException' });
+      await expect(stack.ledger.recordTurn(turnOf('stack-big-turn', DYNAMODB_ITEM_MAX_BYTES))).rejects.toMatchObject({ name: 'ValidationException' });
     } finally {
       await stack.close();
     }

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AslDefinition } from '../../local/asl.js';
-import { LocalEngine, PAYLOAD_LIMIT_BYTES } from '../../local/engine.js';
+import { LocalEngine } from '../../local/engine.js';
+import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
 
 const ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:limits';
 const big = 'x'.repeat(PAYLOAD_LIMIT_BYTES / 2 + 1024);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { inputTokensOf, type MessageRequest } from '../../lambdas/agent/messages.js';
+import { inputTokensOf, type MessageRequest } from '../../lambdas/records/messages.js';
 import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
 import type { CompactionOptions } from '../../lambdas/define.js';

@@ -2,10 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { summarizeHistory } from '../../local/engine.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime.js';
 import { executionChain } from '../../lambdas/guards/history.js';
-import { loadReport } from '../../lambdas/agent/report.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import { waitForChain } from '../../local/chain.js';
 import { counterAgent } from '../support/counter-agent.js';
-import { inputTokensOf } from '../../lambdas/agent/messages.js';
+import { inputTokensOf } from '../../lambdas/records/messages.js';
 
 /**
  * The issue's run: 8,000 tool calls and the turns that ask for them, 4 a turn (10,000+ steps,

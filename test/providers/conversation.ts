@@ -1,4 +1,4 @@
-import type { Message, MessageRequest, MessageResponse, ModelClient } from '../../lambdas/agent/messages.js';
+import type { Message, MessageRequest, MessageResponse, ModelClient } from '../../lambdas/records/messages.js';
 import type { Policy } from '../../sim/wire/policy.js';
 
 /**

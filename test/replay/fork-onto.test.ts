@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import type { MessageRequest } from '../../lambdas/agent/messages.js';
+import type { MessageRequest } from '../../lambdas/records/messages.js';
 import { defineTool } from '../../lambdas/define.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
-import type { RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { waitForChain } from '../../local/chain.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler, startRefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
-import { loadReport } from '../../lambdas/agent/report.js';
+import { loadReport } from '../../lambdas/runs/report.js';
 import { waitForChain } from '../../local/chain.js';
 import { replayRun } from '../../local/replay/index.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';

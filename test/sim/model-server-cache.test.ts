@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { decide } from '../../agents/refund-reconciler/sim/policy.js';
-import { HttpMessagesClient } from '../../lambdas/agent/messages-client.js';
-import type { MessageRequest, MessageResponse } from '../../lambdas/agent/messages.js';
+import { HttpMessagesClient } from '../../lambdas/models/messages-client.js';
+import type { MessageRequest, MessageResponse } from '../../lambdas/records/messages.js';
 import { toolSpecs } from '../../lambdas/define.js';
 import { startModelServer, type ModelServer } from '../../sim/model-server.js';
 

@@ -1,8 +1,8 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpMessagesClient } from '../../lambdas/agent/messages-client.js';
-import type { MessageRequest } from '../../lambdas/agent/messages.js';
+import { HttpMessagesClient } from '../../lambdas/models/messages-client.js';
+import type { MessageRequest } from '../../lambdas/records/messages.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { decide } from '../../agents/refund-reconciler/sim/policy.js';
 import { toolSpecs } from '../../lambdas/define.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Order, Payment, Refund, RefundRequest, ReportSummary } from '../../agents/refund-reconciler/domain.js';
-import type { Message, MessageRequest, ToolResultBlock, ToolUseBlock } from '../../lambdas/agent/messages.js';
+import type { Message, MessageRequest, ToolResultBlock, ToolUseBlock } from '../../lambdas/records/messages.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { findTool, toolSpecs } from '../../lambdas/define.js';
 import { decide, type PolicyResponse } from '../../agents/refund-reconciler/sim/policy.js';

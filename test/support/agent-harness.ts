@@ -1,6 +1,6 @@
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import type { ApprovalRequested } from '../../lambdas/approvals/notify.js';
 import { summarizeHistory } from '../../local/engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';

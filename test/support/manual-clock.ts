@@ -1,5 +1,5 @@
 import { TestClock } from '../../testing/index.js';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 
 /**
  * A clock the test moves by hand, whose timers fire as it passes them: the public test kit's

@@ -1,4 +1,4 @@
-import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/ledger/records.js';
+import { RunConfig, ZERO_COUNTERS, type RunRecord } from '../../lambdas/records/ledger-records.js';
 
 /**
  * Ledger records for tests, built once: a test names only the fields its case is about, and a

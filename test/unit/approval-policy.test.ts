@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { configProblems, decisionVerdict, executionLimits, type ApprovalPolicy, type Identity } from '../../lambdas/approvals/policy.js';
 import { callerOf, personOf } from '../../lambdas/adapters/approval-http.js';
-import type { ApprovalRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { approval as approvalRecord } from '../contract/fixtures.js';
 
 // The contract suite's approval record, at this file's run and times.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker, type BreakerState } from '../../lambdas/guards/breaker.js';
+import { CircuitBreaker } from '../../lambdas/guards/breaker.js';
+import type { BreakerState } from '../../lambdas/records/breaker-state.js';
 import { countingLedger } from '../../lambdas/ledger/counting-ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { TransientError } from '../../lambdas/shared/errors.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countingLedger } from '../../lambdas/ledger/counting-ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import type { RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { completedCallsOf, loadConversationStep } from '../../lambdas/conversation/turns.js';
 import { runRecord } from '../support/records.js';
 

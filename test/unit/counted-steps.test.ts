@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as protocol from '../../lambdas/ledger/protocol.js';
 import { COUNTED_STEPS_KEPT, type Stored } from '../../lambdas/ledger/protocol.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import type { RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { run } from '../contract/fixtures.js';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import * as protocol from '../../lambdas/ledger/protocol.js';
-import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import type { ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { resolveResults, storeResult } from '../../lambdas/ledger/blobs.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';

@@ -7,7 +7,7 @@ import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { CircuitBreaker } from '../../lambdas/guards/breaker.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import type { RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
 import { createCallTool } from '../../lambdas/steps/call-tool.js';
 import { createStartRun as createStep } from '../../lambdas/steps/start-run.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { buildReport } from '../../lambdas/agent/report.js';
+import { buildReport } from '../../lambdas/runs/report.js';
 import { defineTool, guaranteeCondition } from '../../lambdas/define.js';
 import { at, call, run } from '../contract/fixtures.js';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BREAKER, admit, afterCall, type BreakerState } from '../../lambdas/guards/breaker.js';
+import { BREAKER, admit, afterCall } from '../../lambdas/guards/breaker.js';
+import type { BreakerState } from '../../lambdas/records/breaker-state.js';
 import { callFingerprint, loopSettings, loopVerdict } from '../../lambdas/guards/loops.js';
-import type { TurnRecord } from '../../lambdas/ledger/records.js';
+import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { ModelThrottledError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
 
 const t0 = Date.parse('2026-11-29T02:00:00.000Z');

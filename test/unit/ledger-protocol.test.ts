@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as protocol from '../../lambdas/ledger/protocol.js';
 import { ConditionalWriteError, type Meta, type Step, type Stored } from '../../lambdas/ledger/protocol.js';
-import { callSk } from '../../lambdas/ledger/records.js';
+import { callSk } from '../../lambdas/records/ledger-records.js';
 import { approval, at, breaker, call, guardEvent, holder, kill, recovery, releasedAt, run, turn } from '../contract/fixtures.js';
 
 // Each rule of the ledger as the pure transition it is (lambdas/ledger/protocol.ts): the item read

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import type { RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { runRecord } from '../support/records.js';
 
 // The embedded ledger's own file on disk: the log, its replay and compaction, the lock. What every

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { executionChain, handedOffTo, mustHandOff, siblingArn, successorName } from '../../lambdas/guards/history.js';
-import type { TurnRecord } from '../../lambdas/ledger/records.js';
+import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { compactedView, compactionDue, keepWrites } from '../../lambdas/conversation/compaction.js';
 
 const SM = 'arn:aws:states:us-east-1:000000000000:execution:app-agent';

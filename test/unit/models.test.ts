@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import type { ModelClient } from '../../lambdas/agent/messages.js';
+import type { ModelClient } from '../../lambdas/records/messages.js';
 import { defineAgent } from '../../lambdas/define.js';
 import { modelForTurn } from '../../lambdas/guards/fallback.js';
-import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import type { ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { modelRegistry } from '../../lambdas/models/registry.js';
 import { cachedSecrets, withSecretKeys } from '../../lambdas/models/secrets.js';
 import { ErrorNames, ModelRetryAfterError } from '../../lambdas/shared/errors.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pruneRecordProblems, pruneVerdict, type PruneFacts, type PruneRecord } from '../../lambdas/ledger/protocol.js';
-import type { RunStatus } from '../../lambdas/ledger/records.js';
+import type { RunStatus } from '../../lambdas/records/ledger-records.js';
 import { runRecord } from '../support/records.js';
 
 /** The one rule of what `savepoint prune` may remove (protocol.ts), for both ledgers. */

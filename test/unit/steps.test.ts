@@ -1,7 +1,7 @@
 import { historyAtStart } from '../../lambdas/guards/history.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+import { RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { decide } from '../../lambdas/steps/budget-check.js';
 import { conversation } from '../../lambdas/steps/call-model.js';
 import { runRequestFromEvent } from '../../lambdas/runs/run-request.js';

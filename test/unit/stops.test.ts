@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { assertToolsFitTimeout, DEFAULT_TOOL_TIMEOUT_MS, defineAgent, defineTool, maxToolTimeoutMs, toolNames, toolSpecs, type LoopOptions, type ToolDefinition } from '../../lambdas/define.js';
 import { FRAMING_TOKENS, NOTES_BYTES, reservationFor, reservationTrip } from '../../lambdas/guards/budgets.js';
-import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/ledger/records.js';
+import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { conversation, requestBytes } from '../../lambdas/steps/call-model.js';
 import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
 import { cutResult } from '../../lambdas/steps/call-tool.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import type { ApprovalRecord, RunRecord } from '../../lambdas/ledger/records.js';
+import type { ApprovalRecord, RunRecord } from '../../lambdas/records/ledger-records.js';
 import { createSweep, type ExecutionDescription } from '../../lambdas/steps/sweep.js';
 import type { DamagedRunOptions } from '../../lambdas/ledger/ledger.js';
 import { LedgerIntegrityError } from '../../lambdas/shared/errors.js';

@@ -7,7 +7,7 @@ import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { failureOf } from '../../lambdas/tools/failures.js';
 import { AttemptCut } from '../../lambdas/tools/attempt.js';
 import { InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
-import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import type { ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { call, turn } from '../contract/fixtures.js';
 import { runRecord } from '../support/records.js';
 

@@ -2,7 +2,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import type { ToolCallRecord, TurnRecord } from '../../lambdas/ledger/records.js';
+import type { ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import type { Measurement } from '../../lambdas/telemetry/metrics.js';
 import { metricsConfigFromEnv, sinkFromEnv, tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
 import { exporterSink } from '../../lambdas/telemetry/export.js';

@@ -1,7 +1,7 @@
 import { historyAtStart } from '../../lambdas/guards/history.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import type { RunRecord } from '../../lambdas/ledger/records.js';
+import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import { createBudgetCheck } from '../../lambdas/steps/budget-check.js';
 import { createCallModel } from '../../lambdas/steps/call-model.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MessageRequest } from '../../lambdas/agent/messages.js';
+import type { MessageRequest } from '../../lambdas/records/messages.js';
 import { defineAgent, defineTool, type ModelPolicy } from '../../lambdas/define.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { MessageRequest } from '../../lambdas/agent/messages.js';
-import type { ApprovalRecord, RunRecord } from '../../lambdas/ledger/records.js';
+import type { MessageRequest } from '../../lambdas/records/messages.js';
+import type { ApprovalRecord, RunRecord } from '../../lambdas/records/ledger-records.js';
 import { codeFingerprint } from '../../lambdas/runs/versions.js';
 import { createClient } from '../../client/index.js';
 import { sfnStarter } from '../../lambdas/adapters/sfn.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ToolCallRecord } from '../../../lambdas/ledger/records.js';
+import { type ToolCallRecord } from '../../../lambdas/records/ledger-records.js';
 import { at, call, releasedAt } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 

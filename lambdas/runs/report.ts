@@ -3,7 +3,7 @@ import { guaranteeCondition, guaranteeOf, type AgentDefinition, type Guarantee }
 import { resolveResults } from '../ledger/blobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
-import type { ApprovalRecord, GuardEvent, KillFlag, MigrationRecord, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../ledger/records.js';
+import type { ApprovalRecord, GuardEvent, KillFlag, MigrationRecord, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
 /** What a run did, computed from its ledger records (never from what the model claims it did). */
 export interface RunReport {

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { ContentBlock, Usage } from '../agent/messages.js';
-import { MAX_TOKENS_PER_TURN } from '../models/timing.js';
+import { ContentBlock, Usage } from './messages.js';
+import { MAX_TOKENS_PER_TURN } from '../shared/timing.js';
 
 /**
  * The ledger's records. One DynamoDB table, partitioned by run:
@@ -48,7 +48,7 @@ export const RunConfig = z
     maxDollars: z.number().positive().max(10_000).default(5),
     /** Hard cap on wall-clock time since the run first started; a resume does not reset it. */
     maxWallSeconds: z.number().int().positive().max(30 * 24 * 3600).default(4 * 3600),
-    /** `max_tokens` passed to every model call: at most what fits the longest model timeout (lambdas/models/timing.ts). */
+    /** `max_tokens` passed to every model call: at most what fits the longest model timeout (lambdas/shared/timing.ts). */
     maxTokensPerTurn: z.number().int().positive().max(MAX_TOKENS_PER_TURN).default(2_048),
     /**
      * When a budget (steps, tokens, dollars, wall clock) is exhausted: stop, or ask a person to

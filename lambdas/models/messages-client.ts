@@ -1,9 +1,9 @@
 import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { toAnthropicParams } from '../models/anthropic-params.js';
+import { toAnthropicParams } from './anthropic-params.js';
 import { deadline } from '../shared/deadline.js';
 import { realTimers, type Timers } from '../shared/ports.js';
-import { MessageResponse, type MessageRequest, type ModelClient } from './messages.js';
+import { MessageResponse, type MessageRequest, type ModelClient } from '../records/messages.js';
 
 export interface HttpMessagesClientOptions {
   /** e.g. `http://127.0.0.1:4010` or `https://api.anthropic.com`; `/v1/messages` is appended. */

@@ -1,4 +1,5 @@
-import { InvalidInputError } from '../shared/errors.js';
+import { InvalidInputError } from './errors.js';
+import { LAMBDA_MAX_TIMEOUT_MS } from './limits.js';
 
 /**
  * How long one model call may take, and what follows from it. A model call runs in one Lambda
@@ -14,8 +15,6 @@ import { InvalidInputError } from '../shared/errors.js';
  *   (The Task's TimeoutSeconds is the Lambda's plus its own margin: infra/agent-state-machine.ts.)
  */
 
-/** The longest a Lambda invocation can run. */
-export const LAMBDA_MAX_TIMEOUT_MS = 900_000;
 /** What a model-calling step needs besides the call: its ledger reads and writes, and the handler's early second. */
 export const MODEL_STEP_MARGIN_MS = 15_000;
 /** @default of the model timeout. */

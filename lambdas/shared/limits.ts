@@ -1,0 +1,74 @@
+/**
+ * AWS's numbers, written once. The harness sizes its work to them (lambdas/) and the local twin
+ * refuses what AWS would refuse by them (local/); both import them from here, and
+ * test/architecture/limits.test.ts fails on any of these values written anywhere else.
+ * Each carries the page of AWS's documentation that states it.
+ */
+
+/**
+ * The longest a Lambda invocation can run: a function's `Timeout` is 1 to 900 seconds.
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
+ */
+export const LAMBDA_MAX_TIMEOUT_MS = 900_000;
+
+/**
+ * Events in one Standard execution's history; the event that would pass it fails the execution
+ * (`States.Runtime`: "exceeded the maximum number of history events allowed (25000)").
+ * https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html#service-limits-state-machine-executions
+ */
+export const HISTORY_EVENT_LIMIT = 25_000;
+
+/**
+ * The largest input or output of a task, state or execution (256 KiB, UTF-8 bytes).
+ * https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html#service-limits-task-executions
+ */
+export const PAYLOAD_LIMIT_BYTES = 256 * 1024;
+
+/**
+ * The longest task token `SendTaskSuccess`/`SendTaskFailure`/`SendTaskHeartbeat` accept.
+ * https://docs.aws.amazon.com/step-functions/latest/apireference/API_SendTaskSuccess.html
+ */
+export const TASK_TOKEN_MAX_LENGTH = 2048;
+
+/**
+ * An inline Map state runs at most 40 iterations at once.
+ * https://docs.aws.amazon.com/step-functions/latest/dg/state-map-inline.html
+ */
+export const INLINE_MAP_MAX_CONCURRENCY = 40;
+
+/**
+ * The largest DynamoDB item: 400 KB, names and values counted as DynamoDB counts them.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items
+ */
+export const DYNAMODB_ITEM_MAX_BYTES = 400 * 1024;
+
+/**
+ * Keys one `BatchGetItem` may read.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
+ */
+export const DYNAMODB_BATCH_GET_MAX_KEYS = 100;
+
+/**
+ * Put and delete requests one `BatchWriteItem` may carry.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html
+ */
+export const DYNAMODB_BATCH_WRITE_MAX_ITEMS = 25;
+
+/**
+ * Actions in one `TransactWriteItems`, and the bytes of all its items together (4 MB).
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
+ */
+export const DYNAMODB_TRANSACTION_MAX_ACTIONS = 100;
+export const DYNAMODB_TRANSACTION_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Resources one CloudFormation template may declare.
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html
+ */
+export const STACK_RESOURCE_QUOTA = 500;
+
+/**
+ * How long an API Gateway REST API waits for its Lambda integration (29 s by default).
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html
+ */
+export const API_GATEWAY_INTEGRATION_TIMEOUT_MS = 29_000;
