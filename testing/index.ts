@@ -240,7 +240,9 @@ async function open<World extends DevWorld>(
     },
     close: async () => {
       await started.close();
-      await started.world.close?.();
+      // The stack closes a world it made itself (the agent's dev world); one given here is closed
+      // here. Either way once: a world that closes a file cannot close it twice.
+      if (options.world) await options.world.close();
     },
   };
   return { env, stack: started };
