@@ -166,6 +166,34 @@ describe('savepoint/testing', () => {
     expect(cases).toHaveLength(TOOL_CALL_BOUNDARIES.length);
   }, 240_000);
 
+  it("closes the agent's own dev world once per environment: a world that closes a file cannot close it twice", async () => {
+    const worlds: { closes: number }[] = [];
+    const filed = withDev(agent, {
+      policy: dev.dev!.policy!,
+      world: async () => {
+        const world = { closes: 0 };
+        worlds.push(world);
+        return {
+          env: {},
+          close: async () => {
+            if (++world.closes > 1) throw Object.assign(new Error('EBADF: bad file descriptor, close'), { code: 'EBADF' });
+          },
+        };
+      },
+    });
+    env = await createTestEnvironment({ agent: filed });
+    await env.run({ urgent: false });
+    await env.close();
+    env = undefined;
+    expect(worlds.map((world) => world.closes)).toEqual([1]);
+
+    worlds.length = 0;
+    const cases = await forEachCrashPoint({ agent: filed, input: { urgent: false }, boundaries: ['after-claim'], check: () => undefined });
+    expect(cases).toHaveLength(1);
+    // The dying engine's world and the resumed one's, each closed once.
+    expect(worlds.map((world) => world.closes)).toEqual([1, 1]);
+  });
+
   it('refuses a clock or an approval function with kill: the killed process runs on the system clock and answers from its command line', async () => {
     const kill = { agentModule: new URL('./fixtures/journal-notes.ts', import.meta.url) };
     await expect(forEachCrashPoint({ agent: journalNotes, input: { text: 'x' }, kill, clock: new TestClock(), check: () => undefined })).rejects.toThrow(/clock: a killed process runs on the system clock/);
