@@ -35,7 +35,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadReport, type RunReport } from '../lambdas/runs/report.js';
-import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
+import { settleMsOf, type AgentDefinition, type DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 // The longest a Lambda function runs: past it, every invocation of a dead engine has timed out.
 import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/shared/limits.js';
@@ -312,8 +312,8 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
         const runId = `crash-${tool}-${boundary}`.replace(/[^A-Za-z0-9_-]/g, '-');
         if (options.kill) {
           await killedAt(options, options.kill.agentModule, { stateDir, runId, tool, boundary });
-          // The new engine starts after the dead process's claims ran out (on its clock, the system's).
-          const clock = new TestClock(new Date(Date.now() + LEASE_MS + 1));
+          // The new engine starts after the dead process's claims ran out, and its sends settled (on its clock, the system's).
+          const clock = new TestClock(new Date(Date.now() + takeoverMs(options.agent, tool) + 1));
           cases.push(await resumed(options, { stateDir, runId, tool, boundary, clock }));
           continue;
         }
@@ -350,8 +350,9 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
         dyingClock.advance(LAMBDA_MAX_TIMEOUT_MS);
         await dying.close().catch(() => undefined);
         // The new engine starts after the dead one's claims ran out, as a restarted process does:
-        // the time the dead engine lived, and a lease.
-        clock.advance(lived + LEASE_MS + 1);
+        // the time the dead engine lived, and a lease — or the tool's settle time, when longer
+        // (a send of unknown outcome is reconciled no sooner: protocol.ts takeoverAfter).
+        clock.advance(lived + takeoverMs(options.agent, tool) + 1);
         cases.push(await resumed(options, { stateDir, runId, tool, boundary, clock }));
       } finally {
         rmSync(stateDir, { recursive: true, force: true });
@@ -359,6 +360,12 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
     }
   }
   return cases;
+}
+
+/** How long after a crash a call of `tool` may be taken over: its lease, or its settle time from the send when longer. */
+function takeoverMs(agent: AgentDefinition<any, any, any>, toolName: string): number {
+  const tool = agent.tools.find((candidate) => candidate.name === toolName);
+  return Math.max(LEASE_MS, tool?.reconcile ? settleMsOf(tool) : 0);
 }
 
 /** A new engine on the crashed run's state directory: the watchdog resumes the orphaned run, and `check` sees how it ended. */

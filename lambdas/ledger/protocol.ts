@@ -247,16 +247,24 @@ export function recordTurn(current: Current<TurnRecord>, turn: TurnRecord, now: 
 
 /**
  * When an in-flight claim may be taken over: after its lease (the holder died, or released it when
- * its attempt failed), and for a tool that reconciles, `settleMs` later still — an attempt may have
- * reached the provider until its lease ended, and the provider shows what it committed only
- * `settleMs` after receiving it, so a `reconcile` asked sooner could miss it and send again.
+ * its attempt failed), and for a tool that reconciles, not before `settleMs` from when its request
+ * was sent (`sentAt`) — the provider shows what it committed only `settleMs` after receiving it,
+ * so a `reconcile` asked sooner could miss it and send again. One rule on every engine: the
+ * settle time is the tool's, on the run's clock, never the lease's.
  *
- *   attempt 1 ─ sends ─ ✗ ─ lease ends (or release) ─── settleMs ───┐
- *   claims refused (Agent.LeaseHeld: Retry waits) ───────────────────┤
- *                                                    takeover ─ reconcile ─ found? record : send
+ *   attempt 1 ─ sent (sentAt) ─ ✗ ─ lease ends (or release) ─┐
+ *             └───────────────── settleMs ───────────────────┤ (the later of the two)
+ *   claims refused (Agent.LeaseHeld / Agent.SettleWait: the state machine waits)
+ *                                                 takeover ─ reconcile ─ found? record : send or escalate
+ *
+ * A record without `sentAt` (nothing went out unanswered, or a record from before it was kept)
+ * waits `settleMs` past its lease, as it always did.
  */
-export function takeoverAfter(record: Pick<ToolCallRecord, 'leaseUntil' | 'settleMs'>): string {
-  return record.settleMs ? new Date(Date.parse(record.leaseUntil) + record.settleMs).toISOString() : record.leaseUntil;
+export function takeoverAfter(record: Pick<ToolCallRecord, 'leaseUntil' | 'settleMs' | 'sentAt'>): string {
+  if (!record.settleMs) return record.leaseUntil;
+  if (record.sentAt === undefined) return new Date(Date.parse(record.leaseUntil) + record.settleMs).toISOString();
+  const settled = new Date(Date.parse(record.sentAt) + record.settleMs).toISOString();
+  return settled > record.leaseUntil ? settled : record.leaseUntil;
 }
 
 /** Claimable: there is no record, or it is in flight and past `takeoverAfter` (its holder died, or failed without knowing). */
@@ -270,14 +278,18 @@ export type Recorded = { recorded: true; record: ToolCallRecord } | { recorded: 
 export function claimCall(current: Current<ToolCallRecord>, call: ToolCallRecord, now: Date): Step<Claim> {
   if (!claimable(current, now)) return keep({ claimed: false, existing: current!.record });
   // The claim's own fields (an outcome passed in is not the claim's): the record's earlier ones stay.
-  const { runId, turn, toolCallId, name, args, effect, idempotencyKey, leaseUntil, settleMs, effectKey: effect_, guarantee } = call;
+  const { runId, turn, toolCallId, name, args, effect, idempotencyKey, leaseUntil, settleMs, sentAt, effectKey: effect_, guarantee } = call;
   const claim = {
     kind: 'tool' as const, runId, turn, call: call.call, toolCallId, name, args, effect, idempotencyKey, status: 'in_flight' as const, leaseUntil,
     ...(settleMs !== undefined && { settleMs }),
+    ...(sentAt !== undefined && { sentAt }),
     ...(effect_ !== undefined && { effectKey: effect_ }),
     ...(guarantee !== undefined && { guarantee }),
   };
-  const next: ToolCallRecord = { ...current?.record, ...claim, attempts: (current?.record.attempts ?? 0) + 1 };
+  const { sentAt: _sent, earlierSend: _earlier, ...before } = current?.record ?? ({} as Partial<ToolCallRecord>);
+  // The earlier attempt's send whose outcome is unknown goes with the claim: the taker decides on it.
+  const earlier = current?.record.sentAt;
+  const next: ToolCallRecord = { ...before, ...claim, ...(earlier !== undefined && { earlierSend: earlier }), attempts: (current?.record.attempts ?? 0) + 1 } as ToolCallRecord;
   return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { claimed: true, record: next });
 }
 
@@ -297,9 +309,16 @@ export function completeCall(current: Current<ToolCallRecord>, key: Key, runId: 
   return write(next, current.meta, next);
 }
 
-/** Ends the lease of an in-flight call (its outside call failed cleanly): the retry claims it at once. */
-export function releaseCall(current: Current<ToolCallRecord>, now: Date): Step<void> {
-  return current?.record.status === 'in_flight' ? write({ ...current.record, leaseUntil: endedBy(now) }, current.meta, undefined) : keep(undefined);
+/**
+ * Ends the lease of an in-flight call (its attempt failed): the retry claims it at once — or, for a
+ * send whose outcome is unknown (`unsent` false) of a tool that reconciles, once its settle time
+ * from `sentAt` is over. `unsent`: the attempt knows it did nothing (the provider refused it, or it
+ * was never sent), so no outcome is unknown and `sentAt` goes.
+ */
+export function releaseCall(current: Current<ToolCallRecord>, now: Date, unsent = false): Step<void> {
+  if (current?.record.status !== 'in_flight') return keep(undefined);
+  const { sentAt: _sent, ...record } = current.record;
+  return write({ ...(unsent ? record : current.record), leaseUntil: endedBy(now) }, current.meta, undefined);
 }
 
 /**
@@ -354,13 +373,15 @@ export function claimEffect(current: Current<EffectRecord>, holder: EffectHolder
   // Absent or released: a first claim. In flight (the holder's retry, or a takeover): the next
   // attempt of the same effect, with the arguments that may have reached the provider already.
   const again = record?.status === 'in_flight';
-  const { key, runId, turn, call, name, args, leaseUntil, settleMs } = holder;
+  const { key, runId, turn, call, name, args, leaseUntil, settleMs, sentAt } = holder;
   const next: EffectRecord = {
     kind: 'effect', key, runId, turn, call, name,
     args: again ? record.args : args,
     status: 'in_flight',
     leaseUntil,
     ...(settleMs !== undefined && { settleMs }),
+    ...(sentAt !== undefined && { sentAt }),
+    ...(again && record.sentAt !== undefined && { earlierSend: record.sentAt }),
     attempts: again ? record.attempts + 1 : 1,
   };
   return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { claimed: true, record: next });
@@ -392,10 +413,12 @@ export function renewEffect(current: Current<EffectRecord>, holder: Pick<EffectR
   return write({ ...record, leaseUntil: leaseUntil.toISOString() }, current!.meta, true);
 }
 
-/** Ends the holder's lease (its attempt failed without knowing): the next claim waits only `settleMs`. */
-export function releaseEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, now: Date): Step<void> {
+/** Ends the holder's lease (its attempt failed): the next claim waits only for the settle time (as `releaseCall`, `unsent` too). */
+export function releaseEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, now: Date, unsent = false): Step<void> {
   const record = current?.record;
-  return record?.status === 'in_flight' && holds(record, holder) ? write({ ...record, leaseUntil: endedBy(now) }, current!.meta, undefined) : keep(undefined);
+  if (!(record?.status === 'in_flight' && holds(record, holder))) return keep(undefined);
+  const { sentAt: _sent, ...rest } = record;
+  return write({ ...(unsent ? rest : record), leaseUntil: endedBy(now) }, current!.meta, undefined);
 }
 
 // ── a call and its effect, in one write ─────────────────────────────────────────────────────
@@ -453,8 +476,8 @@ export function completeCallEffect(call: Current<ToolCallRecord>, effect: Curren
 }
 
 /** `releaseCall` and `releaseEffect` in one write: the retry claims both again (the effect after its settle time). */
-export function releaseCallEffect(call: Current<ToolCallRecord>, effect: Current<EffectRecord>, holder: EffectOf, now: Date): PairStep<void> {
-  return pair(releaseCall(call, now), releaseEffect(effect, holder, now), () => undefined);
+export function releaseCallEffect(call: Current<ToolCallRecord>, effect: Current<EffectRecord>, holder: EffectOf, now: Date, unsent = false): PairStep<void> {
+  return pair(releaseCall(call, now, unsent), releaseEffect(effect, holder, now, unsent), () => undefined);
 }
 
 /** `renewCall` and `renewEffect` in one write; `true` when the call's lease was renewed (its effect's with it, while the same attempt holds it). */

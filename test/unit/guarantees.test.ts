@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { buildReport } from '../../lambdas/runs/report.js';
-import { defineTool, guaranteeCondition } from '../../lambdas/define.js';
+import { defineTool, guaranteeCondition, guaranteeOf } from '../../lambdas/define.js';
 import { at, call, run } from '../contract/fixtures.js';
 
 const write = { name: 'send', description: 'sends', input: z.object({ id: z.string() }), effect: 'write' as const, execute: async () => ({}) };
@@ -12,8 +12,20 @@ describe('the guarantee a tool prints', () => {
     expect(guaranteeCondition({ effect: 'write', idempotencyKeys: true })).toBe('within a run, if the provider deduplicates on the idempotency key');
     expect(guaranteeCondition({ effect: 'write', idempotencyKeys: true, idempotencyKey: (args: { id: string }) => args.id })).toMatch(/^across runs, by its business key/);
     expect(guaranteeCondition({ effect: 'write', reconcile: async () => ({ found: false }), settleMs: 60_000 })).toBe(
-      'within a run, if the provider shows a committed request within settleMs (60000 ms); else escalated',
+      'within a run, if the provider shows a committed request within 60000 ms of receiving it (settleMs); a lost answer is reconciled that long after the send, and sent again only if not found',
     );
+    expect(guaranteeCondition({ effect: 'write', reconcile: async () => ({ found: false }) })).toBe(
+      'within a run: a lost answer is reconciled 20000 ms after the send (the tool timeout); found, it is recorded; else escalated to a person, never sent again (declare settleMs to re-send after "not found")',
+    );
+    expect(guaranteeCondition({ effect: 'write' })).toBe('within a run: a call whose answer is lost is escalated to a person, never sent again');
+  });
+
+  it('is at-most-once for a write that cannot be re-sent safely: neither keys nor reconcile, or reconcile with no declared settle time', () => {
+    const reconcile = async () => ({ found: false as const });
+    expect(guaranteeOf({ effect: 'write' })).toBe('at-most-once');
+    expect(guaranteeOf({ effect: 'write', reconcile })).toBe('at-most-once');
+    expect(guaranteeOf({ effect: 'write', reconcile, settleMs: 60_000 })).toBe('exactly-once');
+    expect(guaranteeOf({ effect: 'write', idempotencyKeys: true })).toBe('exactly-once');
   });
 
   it('is the one the call recorded when the report has no agent code (not at-least-once for every write)', () => {
