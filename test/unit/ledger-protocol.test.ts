@@ -222,6 +222,11 @@ describe('the settle time of a call whose tool reconciles', () => {
     expect((refused.record as { sentAt?: string }).sentAt).toBeUndefined();
     // Nothing settling: claimable after the settle time from its release (as a record without a send time), with no earlier send to decide on.
     expect(written(protocol.claimCall(refused, call({ sentAt: at(60).toISOString() }), at(60))).write.record).not.toHaveProperty('earlierSend');
+    // A takeover whose reconcile failed sent nothing: the earlier send is still the one of unknown outcome.
+    const takeover = stored({ ...call({ settleMs: 50_000, sentAt: at(60).toISOString(), earlierSend: at(2).toISOString() }), attempts: 2 });
+    const again = written(protocol.releaseCall(takeover, at(61), true)).write.record as { sentAt?: string; earlierSend?: string };
+    expect(again.sentAt).toBe(at(2).toISOString());
+    expect(again.earlierSend).toBeUndefined();
   });
 
   it('counts from the release of a failed attempt, not from its lease', () => {
