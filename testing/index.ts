@@ -52,7 +52,8 @@ export type { ApprovalRecord, RunReport };
  * leases and wall-clock budgets, and where its timers run — a tool's `timeoutMs`, the wall-clock
  * watch on a call in flight, lease renewals, the engine's Task timeouts. They fire as the clock
  * passes them, never in real time: a hung tool is timed out by `TestEnvironment.skip`, with no
- * real wait. `skip` moves it and runs what fell due.
+ * real wait. `skip` moves it and runs what fell due. A write waiting out its tool's settle time
+ * (a send of unknown outcome, reconciled no sooner) moves it by that much on its own.
  *
  * @example
  * ```ts
@@ -93,6 +94,24 @@ export class TestClock implements Clock, Timers {
     for (const timer of due) if (this.#timers.delete(timer)) timer.fire();
   };
 }
+
+/**
+ * Time skipping for the settle wait: each time an execution of `engine` enters WaitSettle (a send of
+ * unknown outcome waiting out its tool's settle time), `advance` moves the clock by the seconds the
+ * state waits — as that much time passes on AWS while it waits — so the run goes on at once rather
+ * than in real seconds. Returns the unsubscribe.
+ */
+export function skipSettleWaits(engine: Pick<LocalStack<any>['engine'], 'on'>, advance: (ms: number) => void): () => void {
+  return engine.on((event) => {
+    if (event.type !== 'WaitStateEntered' || event.stateEnteredEventDetails?.name !== SETTLE_WAIT_STATE) return;
+    const seconds = (JSON.parse(event.stateEnteredEventDetails.input) as { settle?: { seconds?: unknown } }).settle?.seconds;
+    // After the Wait has begun, not inside the engine's own event.
+    if (typeof seconds === 'number') setImmediate(() => advance(seconds * 1000));
+  });
+}
+
+/** infra's `States.WaitSettle`, by value (importing infra/ would load the CDK). */
+const SETTLE_WAIT_STATE = 'WaitSettle';
 
 /** How the environment answers each approval as it is requested; `undefined` leaves it pending. */
 export type ApprovalAnswer = 'approve' | 'reject' | undefined;
@@ -202,6 +221,8 @@ async function open<World extends DevWorld>(
     },
   });
   const started = stack;
+  // A send waiting out its settle time moves the test's clock by that much (time skipping).
+  const stopSkipping = skipSettleWaits(started.engine, clock.advance);
   let runs = 0;
   const start = (input: unknown, runOptions: { runId?: string } = {}) => {
     const runId = runOptions.runId ?? `test-${options.agent.name}-${++runs}`;
@@ -239,6 +260,7 @@ async function open<World extends DevWorld>(
       await started.expireApprovals();
     },
     close: async () => {
+      stopSkipping();
       await started.close();
       // The stack closes a world it made itself (the agent's dev world); one given here is closed
       // here. Either way once: a world that closes a file cannot close it twice.
