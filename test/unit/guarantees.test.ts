@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { buildReport } from '../../lambdas/runs/report.js';
 import { defineTool, guaranteeCondition, guaranteeOf } from '../../lambdas/define.js';
 import { at, call, run } from '../contract/fixtures.js';
+import { claimRefused } from '../../lambdas/tools/effects.js';
 
 const write = { name: 'send', description: 'sends', input: z.object({ id: z.string() }), effect: 'write' as const, execute: async () => ({}) };
 
@@ -49,5 +50,22 @@ describe('defineTool’s effect settings', () => {
     expect(() => defineTool({ ...write, reconcile, settleMs: 300_001 })).toThrow('defineTool send: settleMs must be a whole number from 0 to 300000, got 300001');
     expect(() => defineTool({ ...write, reconcile, maxReconciles: 0 })).toThrow('defineTool send: maxReconciles must be a whole number from 1 to 10, got 0');
     expect(defineTool({ ...write, reconcile, settleMs: 60_000, maxReconciles: 2 }).settleMs).toBe(60_000);
+  });
+});
+
+describe('a claim refused while another attempt holds it or its send settles', () => {
+  const record = { leaseUntil: '2026-01-01T00:00:10.000Z', settleMs: 60_000, sentAt: '2026-01-01T00:00:02.000Z' };
+  it('is Agent.LeaseHeld while the lease lives, naming the lease’s end and the settle time’s', () => {
+    const refused = claimRefused(record, 'tool call 3/1 of run r1 is in flight', new Date('2026-01-01T00:00:05.000Z'));
+    expect(refused.name).toBe('Agent.LeaseHeld');
+    expect(refused.message).toBe(
+      'tool call 3/1 of run r1 is in flight until 2026-01-01T00:00:10.000Z (its lease); settle time 60000 ms from the send at 2026-01-01T00:00:02.000Z: it may be taken over after 2026-01-01T00:01:02.000Z',
+    );
+  });
+
+  it('is Agent.SettleWait once the lease is over, its message led by the whole seconds left (what the state machine waits)', () => {
+    const refused = claimRefused(record, 'tool call 3/1 of run r1 is in flight', new Date('2026-01-01T00:00:20.500Z'));
+    expect(refused.name).toBe('Agent.SettleWait');
+    expect(refused.message).toMatch(/^42 s to wait \(settle\): tool call 3\/1 of run r1 is in flight: its lease ended at 2026-01-01T00:00:10.000Z; settle time 60000 ms/);
   });
 });
