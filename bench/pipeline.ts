@@ -15,6 +15,8 @@ import { startLocalStack, type LocalStack, type LocalStackOptions } from '../loc
  */
 export const BENCH_BREAKER: BreakerPolicy = { failures: 1_000_000, windowMs: 1_000, openMs: 1, probeLeaseMs: 1 };
 export const BENCH_CONFIG = { maxSteps: 1_000, maxTokens: 10_000_000, maxDollars: 1_000, approvalTimeoutSeconds: 5 };
+/** The benchmark's deployment lets its runs ask for BENCH_CONFIG's budgets (above the agent's own: lambdas/runs/budget-caps.ts). */
+const BENCH_MAX_BUDGETS = { maxSteps: BENCH_CONFIG.maxSteps, maxTokens: BENCH_CONFIG.maxTokens, maxDollars: BENCH_CONFIG.maxDollars };
 
 export type BenchStack = LocalStack<RefundWorld>;
 
@@ -34,7 +36,7 @@ export function benchStack(
   // The provider keeps its journal in the state directory, unless asked to stay in memory (so that it can be reset between runs).
   const world = (worldOptions: DevWorldOptions) => startRefundWorld({ ...worldOptions, day, ...(worldInMemory && { stateDir: undefined }) });
   const agent = { ...refundReconciler, dev: { ...refundReconciler.dev, world } };
-  return startLocalStack<RefundWorld>({ agent, breaker: BENCH_BREAKER, ...rest });
+  return startLocalStack<RefundWorld>({ agent, breaker: BENCH_BREAKER, maxBudgets: BENCH_MAX_BUDGETS, ...rest });
 }
 
 /** Lambda invocations of the agent steps (CallModel, CallTool): what "step executions" counts. */

@@ -1,28 +1,34 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, closeSync } from 'node:fs';
 import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
-import { checkPrivateState, PRIVATE_DIR_MODE, UnsafeStateError } from '../local/private-state.js';
+import { sameSecret } from '../lambdas/shared/same-secret.js';
+import { checkPrivateState, PRIVATE_DIR_MODE, refuseForeignLinks, UnsafeStateError } from '../local/private-state.js';
 import { describe, UsageError } from './errors.js';
 
 /**
  * One process at a time owns a state directory: the on-disk DynamoDB (dynalite) and the provider's
  * journal may be opened by one process only (a second one crashes, e.g. `Database is closed`).
  * Ownership is a lock file created exclusively, holding the owner's pid, a random nonce and a
- * loopback endpoint that answers the nonce:
+ * loopback endpoint that proves it knows the nonce:
  *
  *   take:    write `owner.lock.<nonce>` (open 'wx'), link it to `owner.lock`: EEXIST → held
- *   held:    the owner is live when its pid runs AND its endpoint answers the lock's nonce;
- *            a dead pid, or a live pid that does not answer the nonce (a reused pid, an unrelated
- *            process), is a stale lock: it is broken and taken
+ *   held:    the owner is live when its pid runs AND its endpoint proves the lock's nonce: asked
+ *            `GET /?challenge=<random>`, it answers HMAC-SHA256(nonce, challenge). A dead pid, or a
+ *            live pid that cannot prove it (a reused pid, an unrelated process), is a stale lock:
+ *            it is broken and taken
  *   release: remove `owner.lock` if it still holds our nonce
  *
  * Linking a complete file (instead of writing into the exclusively created lock itself) means a
  * reader never sees a lock without its content, even when its owner dies while taking it.
  * A kill -9 leaves the lock behind; the next command finds its pid gone and takes it over.
+ *
+ * The endpoint never tells the nonce: anyone on this machine can ask it, and whoever knew the nonce
+ * could answer for a dead owner from its port (keeping a stale lock "live") or pass for the owner.
+ * Only whoever can read the lock (the state directory's owner) can check a proof.
  */
 
 const LockFile = z.object({
@@ -52,6 +58,7 @@ export interface Ownership {
  * says who owns it, or why the directory cannot be used.
  */
 export async function ownStateDir(stateDir: string, command: string, options: { probeTimeoutMs?: number } = {}): Promise<Ownership> {
+  checkStateDir(stateDir, refuseForeignLinks); // before anything is created through the path
   prepareDirectory(stateDir);
   checkStateDir(stateDir);
   const nonce = randomBytes(16).toString('hex');
@@ -182,10 +189,13 @@ export async function isLive(lock: LockFile, timeoutMs = 3_000): Promise<{ live:
   if (ours.has(lock.nonce)) return { live: true, why: 'held by this process' };
   if (lock.pid === process.pid) return { live: false, why: `pid ${lock.pid} is this process, which did not take it` };
   if (!pidRuns(lock.pid)) return { live: false, why: `pid ${lock.pid} is not running` };
-  const answer = await askNonce(lock.owner, timeoutMs);
+  const challenge = randomBytes(16).toString('hex');
+  const answer = await askOwner(lock.owner, challenge, timeoutMs);
   if (answer === 'timeout') return { live: true, why: `pid ${lock.pid} runs and did not answer in time` };
-  if (answer === lock.nonce) return { live: true, why: `pid ${lock.pid} answered the lock's nonce` };
-  return { live: false, why: `pid ${lock.pid} runs but does not answer the lock's nonce: an unrelated process` };
+  if (answer?.proof !== undefined && sameSecret(answer.proof, ownerProof(lock.nonce, challenge))) return { live: true, why: `pid ${lock.pid} proved the lock's nonce` };
+  // An owner of an older savepoint answers the nonce itself: still live (breaking its lock would open its ledger twice).
+  if (answer?.nonce !== undefined && sameSecret(answer.nonce, lock.nonce)) return { live: true, why: `pid ${lock.pid} answered the lock's nonce` };
+  return { live: false, why: `pid ${lock.pid} runs but does not prove the lock's nonce: an unrelated process` };
 }
 
 function pidRuns(pid: number): boolean {
@@ -197,16 +207,30 @@ function pidRuns(pid: number): boolean {
   }
 }
 
-/** The nonce the endpoint answers; undefined when it refuses or answers something else. */
-function askNonce(url: string, timeoutMs: number): Promise<string | undefined | 'timeout'> {
+/** The proof an owner gives for `challenge`: only who knows the nonce can make it, and it tells nothing of the nonce. */
+export function ownerProof(nonce: string, challenge: string): string {
+  return createHmac('sha256', nonce).update(`savepoint owner lock\0${challenge}`).digest('hex');
+}
+
+const CHALLENGE = /^[0-9a-f]{32}$/;
+
+/** What the endpoint answers the challenge with (a proof; an older owner's nonce); undefined when it refuses or answers nothing of the kind. */
+function askOwner(url: string, challenge: string, timeoutMs: number): Promise<{ proof?: string; nonce?: string } | undefined | 'timeout'> {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return Promise.resolve(undefined);
+  }
+  target.searchParams.set('challenge', challenge);
   return new Promise((resolve) => {
-    const request = get(url, { agent: false, timeout: timeoutMs }, (response) => {
+    const request = get(target, { agent: false, timeout: timeoutMs }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
       response.on('end', () => {
-        const nonce = (parseJson(body) as { nonce?: unknown } | undefined)?.nonce;
-        resolve(typeof nonce === 'string' ? nonce : undefined);
+        const answer = parseJson(body) as { proof?: unknown; nonce?: unknown } | undefined;
+        resolve({ ...(typeof answer?.proof === 'string' && { proof: answer.proof }), ...(typeof answer?.nonce === 'string' && { nonce: answer.nonce }) });
       });
       response.on('error', () => resolve(undefined));
     });
@@ -221,9 +245,18 @@ function askNonce(url: string, timeoutMs: number): Promise<string | undefined | 
 /** The owner's loopback endpoint. Unreferenced: it never keeps the process alive by itself. */
 async function answerNonce(nonce: string): Promise<{ url: string; close: () => Promise<void> }> {
   const server = createLoopbackServer((request, response) => {
-    // It answers a question and takes nothing: any other request than `GET /` is refused.
-    if (request.method !== 'GET' || request.url !== '/') return void response.writeHead(405, { 'content-type': 'application/json' }).end('{"message":"only GET / is served here"}');
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ pid: process.pid, nonce }));
+    const answer = (status: number, body: unknown) => void response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    // It answers a challenge and takes nothing: any other request than `GET /?challenge=` is refused.
+    let url: URL;
+    try {
+      url = new URL(request.url ?? '/', 'http://owner.invalid');
+    } catch {
+      return answer(400, { message: 'not a request target' });
+    }
+    if (request.method !== 'GET' || url.pathname !== '/') return answer(405, { message: 'only GET /?challenge=<32 hex digits> is served here' });
+    const challenge = url.searchParams.get('challenge') ?? '';
+    if (!CHALLENGE.test(challenge) || [...url.searchParams.keys()].length !== 1) return answer(400, { message: 'challenge: 32 hex digits, and nothing else' });
+    answer(200, { pid: process.pid, proof: ownerProof(nonce, challenge) });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -263,9 +296,9 @@ function prepareDirectory(path: string): void {
  * own readable files private again (local/private-state.ts). Every command checks it before it
  * reads anything there: engine.json names the endpoints the command then trusts.
  */
-export function checkStateDir(stateDir: string): void {
+export function checkStateDir(stateDir: string, check: (stateDir: string) => void = checkPrivateState): void {
   try {
-    checkPrivateState(stateDir);
+    check(stateDir);
   } catch (error) {
     if (error instanceof UnsafeStateError) throw new UsageError(error.message);
     throw error;

@@ -12,7 +12,7 @@ import { startConsole, type ConsoleOptions, type ConsoleServer } from './server.
  */
 export function startLocalConsole(
   stack: Pick<LocalStack, 'agent' | 'engine' | 'ledger' | 'sfn' | 'stateMachineArn' | 'endpoints'>,
-  options: { stateDir?: string } & Pick<ConsoleOptions, 'host' | 'port' | 'token' | 'log' | 'actor'> = {},
+  options: { stateDir?: string } & Pick<ConsoleOptions, 'host' | 'port' | 'token' | 'log' | 'actor' | 'clock'> = {},
 ): Promise<ConsoleServer> {
   const client = createClient({
     ledger: stack.ledger,

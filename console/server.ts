@@ -10,10 +10,12 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
 import { sameSecret } from '../lambdas/shared/same-secret.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import { localUser } from '../local/approval-api.js';
 import type { AslDefinition } from '../local/asl.js';
 import { readBoundedBody } from '../local/http-body.js';
 import { countStates, currentState, executionName, layoutDefinition, type HistorySource } from './history.js';
+import { streamTickets } from './stream-tickets.js';
 import { executionLinks, runRows, timeline } from './views.js';
 
 /**
@@ -21,11 +23,15 @@ import { executionLinks, runRows, timeline } from './views.js';
  * the ledger and the execution history, and steers through the client (the same routes the CLI
  * takes: decisions through the approval API, kills in the ledger, resumes through StartExecution).
  *
- * Security: every request to /api needs the per-start session token (the printed URL carries it;
- * the page keeps it, and a SameSite=Strict cookie carries it for the event stream). Every POST also
- * needs an `Origin` of the console itself (no other web page can post to it), and is refused when
- * the console is bound to anything but loopback (read-only). The Host header must name loopback
- * (a DNS-rebinding page is refused).
+ * Security: every request to /api needs the per-start session token in the `x-savepoint-token`
+ * header. The printed URL carries it in its fragment (`/#token=…`, never sent to any server); the
+ * page moves it to its sessionStorage (per origin: per port) and clears the address bar. Nothing a
+ * browser attaches on its own authorizes anything: no cookie is set or read (a browser sends the
+ * cookies of 127.0.0.1 to every port, so another local user's server would collect them), and basic
+ * auth is ignored. The event stream, which a browser opens without headers, takes a single-use
+ * ticket the page fetched with its header (stream-tickets.ts). Every POST also needs an `Origin` of
+ * the console itself when it has one, and is refused when the console is bound to anything but
+ * loopback (read-only). The Host header must name loopback (a DNS-rebinding page is refused).
  */
 
 export interface ConsoleOptions {
@@ -52,14 +58,14 @@ export interface ConsoleOptions {
   port?: number;
   /** The session token. @default 32 random bytes */
   token?: string;
+  /** Expires the event stream's tickets. @default the system clock */
+  clock?: Clock;
   log?: (line: string) => void;
 }
 
 export interface ConsoleServer {
-  /** The address to open: with the session token. */
+  /** The address to open: the session token in its fragment (`/#token=…`), which no browser sends to a server. */
   url: string;
-  /** The session cookie's name: one per port (cookies do not tell the ports of a host apart). */
-  cookie: string;
   origin: string;
   token: string;
   readOnly: boolean;
@@ -136,15 +142,10 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   keepAlive.unref();
 
   let origins: Set<string> = new Set();
-  let cookieName = 'savepoint_console';
   let hosts: Set<string> = new Set();
+  const tickets = streamTickets(options.clock ?? systemClock);
 
   const validToken = (candidate: string | undefined) => candidate !== undefined && candidate !== '' && sameSecret(candidate, token);
-  const cookieToken = (request: IncomingMessage) =>
-    (request.headers.cookie ?? '')
-      .split(';')
-      .map((part) => part.trim().split('='))
-      .find(([name]) => name === cookieName)?.[1];
   const headerToken = (request: IncomingMessage) => {
     const value = request.headers[TOKEN_HEADER];
     return Array.isArray(value) ? value[0] : value;
@@ -156,6 +157,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     const query = Object.fromEntries(url.searchParams);
     if (method === 'GET') {
       if (parts[0] === 'version' && parts.length === 1) return { version };
+      if (parts[0] === 'stream-ticket' && parts.length === 1) return tickets.issue();
       if (parts[0] === 'info' && parts.length === 1) {
         const globalKill = await options.ledger.getGlobalKill();
         return { agent: options.agent ?? null, where: options.where ?? null, readOnly, canStart: options.canStart, version, globalKill: globalKill ?? null };
@@ -267,22 +269,22 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'no-referrer',
       };
-      const offered = url.searchParams.get('token') ?? undefined;
-      if (url.pathname === '/' && validToken(offered)) headers['set-cookie'] = `${cookieName}=${token}; HttpOnly; SameSite=Strict; Path=/`;
       response.writeHead(200, headers);
       return response.end(asset.body);
     }
-    const fromHeader = validToken(headerToken(request));
-    const authorized = fromHeader || validToken(cookieToken(request));
-    if (!authorized) return send(403, { message: 'session token missing or wrong: open the address `savepoint console` printed' });
+    // Only the header (or, for the event stream, a ticket taken with it): never a cookie or basic auth.
+    const stream = request.method === 'GET' && url.pathname === '/api/events';
+    const ticket = stream ? url.searchParams.get('ticket') : null;
+    const authorized = ticket !== null ? tickets.redeem(ticket) : validToken(headerToken(request));
+    if (!authorized) {
+      return send(403, { message: ticket !== null ? 'stream ticket unknown, used or expired: take a new one from /api/stream-ticket' : `session token missing or wrong (send it in the ${TOKEN_HEADER} header): open the address \`savepoint console\` printed` });
+    }
     if (request.method === 'POST') {
       const origin = request.headers.origin;
       if (origin !== undefined && !origins.has(origin)) return send(403, { message: `Origin ${origin} may not post to this console` });
       if (request.headers['sec-fetch-site'] === 'cross-site') return send(403, { message: 'a cross-site request may not post to this console' });
-      // Without an Origin (not a browser), the token must come in the header, not a cookie a browser attaches on its own.
-      if (origin === undefined && !fromHeader) return send(403, { message: `a POST without Origin needs the ${TOKEN_HEADER} header` });
     }
-    if (request.method === 'GET' && url.pathname === '/api/events') {
+    if (stream) {
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
       response.write(`event: version\ndata: ${version}\n\n`);
       streams.add(response);
@@ -314,12 +316,10 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const origin = `http://${shownHost}:${port}`;
   hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shownHost}:${port}`]);
   origins = new Set([...hosts].map((h) => `http://${h}`));
-  cookieName = `savepoint_console_${port}`;
 
   let closed: Promise<void> | undefined;
   return {
-    url: `${origin}/?token=${token}`,
-    cookie: cookieName,
+    url: `${origin}/#token=${token}`,
     origin,
     token,
     readOnly,

@@ -12,6 +12,7 @@ import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../lambdas/define.
 import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
 import { Steps } from '../lambdas/shared/steps.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
+import { BudgetCaps } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { ApiGatewayAccount } from './api-gateway-account.js';
 import { topLevelStack } from './top-level-stack.js';
@@ -117,6 +118,22 @@ export interface DurableAgentProps {
    * @default none: the agent's prices over the built-in table (lambdas/models/prices.ts)
    */
   readonly prices?: Readonly<Record<string, Price>>;
+  /**
+   * The most a run request (the runs API, `StartExecution`, `savepoint --stack … run --max-…`)
+   * may ask for, per budget, within the agent's own `maxBudgets`: a request above it is refused,
+   * naming the budget (lambdas/runs/budget-caps.ts). Checked at synth.
+   * @example { maxDollars: 20, maxSteps: 1_000 }
+   * @default none: the agent's `maxBudgets`, else its own budgets (a starter may lower them, not raise them)
+   */
+  readonly maxBudgets?: BudgetCaps;
+}
+
+/** The `MAX_BUDGETS` variable of StartRun and the runs API (lambdas/adapters/aws-deps.ts), or none; a bad ceiling fails the synth, naming it. */
+export function maxBudgetsEnvironment(id: string, maxBudgets: DurableAgentProps['maxBudgets']): Record<string, string> {
+  if (maxBudgets === undefined) return {};
+  const parsed = BudgetCaps.safeParse(maxBudgets);
+  if (!parsed.success) throw new Error(`DurableAgent ${id}: maxBudgets: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  return { MAX_BUDGETS: JSON.stringify(parsed.data) };
 }
 
 /** The `PRICES` variable of every function (lambdas/adapters/aws-deps.ts), or none; a bad price fails the synth, naming it. */
@@ -189,9 +206,10 @@ export class DurableAgent extends Construct {
     const toolTimeout = props.toolTimeout ?? Duration.millis(DEFAULT_TOOL_TIMEOUT_MS);
     const callTool = callToolTimeouts(toolTimeout);
     const toolTimeoutMs = String(toolTimeout.toMilliseconds());
+    const maxBudgets = maxBudgetsEnvironment(id, props.maxBudgets);
     const functions = {
       // A run starts only if the agent's tools fit the timeouts derived from toolTimeout.
-      startRun: fn('StartRunFunction', Steps.StartRun, { environment: { TOOL_TIMEOUT_MS: toolTimeoutMs } }),
+      startRun: fn('StartRunFunction', Steps.StartRun, { environment: { TOOL_TIMEOUT_MS: toolTimeoutMs, ...maxBudgets } }),
       budgetCheck: fn('BudgetCheckFunction', Steps.BudgetCheck),
       callModel: fn('CallModelFunction', Steps.CallModel, { timeout: modelStep }),
       requestApproval: fn('RequestApprovalFunction', Steps.RequestApproval),
@@ -331,7 +349,7 @@ export class DurableAgent extends Construct {
       // POST /runs: a run started as the IAM principal that signed the request (lambdas/runs/starter.ts).
       // Its own function: the only one besides the schedule and the run's own (Handoff, recovery,
       // the sweeper) that may start the state machine, and the only one that signs starters.
-      const runsApi = (runsApiFn = fn('RunsApiFunction', Steps.RunsApi, { timeout: APPROVAL_CALLBACK_TIMEOUT, environment: { STATE_MACHINE_ARN: liveAliasArn } }));
+      const runsApi = (runsApiFn = fn('RunsApiFunction', Steps.RunsApi, { timeout: APPROVAL_CALLBACK_TIMEOUT, environment: { STATE_MACHINE_ARN: liveAliasArn, ...maxBudgets } }));
       runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
       api.root.addResource('runs').addMethod('POST', new LambdaIntegration(runsApi, { timeout: API_INTEGRATION_TIMEOUT }));
       this.api = api;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import type { MessageRequest, MessageResponse } from './records/messages.js';
-import type { RunConfig, ToolCallRecord, TurnRecord } from './records/ledger-records.js';
+import { BudgetCaps, type RunConfig, type ToolCallRecord, type TurnRecord } from './records/ledger-records.js';
 import { priceTable, type Price } from './models/prices.js';
 import { parseModelSpec } from './models/spec.js';
 import { MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN } from './shared/timing.js';
@@ -369,6 +369,13 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
   readonly deps?: (env: Readonly<Record<string, string | undefined>>, context: DepsContext) => Deps;
   /** Defaults for this agent's budgets. */
   readonly budgets?: Budgets;
+  /**
+   * The most a run's starter (`savepoint run --max-…`, a run request's `config`, the runs API) may
+   * ask for, per budget; a deployment's `maxBudgets` can only lower it (lambdas/runs/budget-caps.ts).
+   * A request above it is refused, naming the budget, never raised silently.
+   * @default none: unless the deployment sets one, a starter may lower each budget below the agent's own `budgets`, not raise it
+   */
+  readonly maxBudgets?: BudgetCaps;
   /** The run id for an input: the idempotency key of the whole run. @default `<name>-<hash of the input>` */
   readonly runId?: (input: Input) => string;
   /** The run a scheduled event starts, e.g. the nightly run reconciles the day before. */
@@ -515,6 +522,7 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
   if (perTurn !== undefined && !(Number.isInteger(perTurn) && perTurn > 0 && perTurn <= MAX_TOKENS_PER_TURN)) {
     throw new Error(`defineAgent ${agent.name}: budgets.maxTokensPerTurn must be a whole number from 1 to ${MAX_TOKENS_PER_TURN} (what a model can write within the longest model timeout, ${MAX_MODEL_TIMEOUT_MS} ms), got ${perTurn}`);
   }
+  checkMaxBudgets(agent);
   checkLoops(agent.name, agent.loops);
   if (agent.tools.length === 0) throw new Error(`defineAgent ${agent.name}: tools: an agent needs at least one tool`);
   if (agent.compatibleWith !== undefined) {
@@ -531,6 +539,17 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
     names.add(tool.name);
   }
   return agent;
+}
+
+/** `maxBudgets` is a cap the agent's own budgets stay within. */
+function checkMaxBudgets(agent: Pick<AgentDefinition, 'name' | 'budgets' | 'maxBudgets'>): void {
+  if (agent.maxBudgets === undefined) return;
+  const parsed = BudgetCaps.safeParse(agent.maxBudgets);
+  if (!parsed.success) throw new Error(`defineAgent ${agent.name}: maxBudgets: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`);
+  for (const [budget, cap] of Object.entries(parsed.data)) {
+    const own = agent.budgets?.[budget as keyof BudgetCaps];
+    if (own !== undefined && cap !== undefined && own > cap) throw new Error(`defineAgent ${agent.name}: budgets.${budget} (${own}) is above maxBudgets.${budget} (${cap})`);
+  }
 }
 
 function checkLoops(name: string, loops: LoopOptions | undefined): void {

@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /**
  * A state directory is private to its owner: it holds task tokens, every tool argument and result,
@@ -32,6 +32,7 @@ export class UnsafeStateError extends Error {
  * does not exist yet passes (whoever creates it makes it private: `makePrivateDir`).
  */
 export function checkPrivateState(stateDir: string): void {
+  refuseForeignLinks(stateDir);
   if (!existsSync(stateDir)) return;
   // Only a state directory's entries are ours to judge and to chmod: a directory with other things
   // in it (a home directory passed as --state-dir, a system one) is checked as a directory alone.
@@ -57,6 +58,34 @@ export function checkPrivateState(stateDir: string): void {
 }
 
 /**
+ * Refuses (UnsafeStateError naming it) a state directory reached through another user's symbolic
+ * link: the path itself or any directory above it. Whoever owns the link chooses, at any moment,
+ * which directory it is (one of ours they want written, or one they swap in), so its target's
+ * owner proves nothing. Checked before anything is created through the path.
+ */
+export function refuseForeignLinks(stateDir: string): void {
+  const link = foreignLink(stateDir);
+  if (link) {
+    throw new UnsafeStateError(`${link.path} is a symbolic link owned by another user (uid ${link.uid}): a state directory is not reached through another user's link; remove it, or pass --state-dir the directory itself`);
+  }
+}
+
+/**
+ * The first symbolic link on `path` (itself, then each directory above it) that another user
+ * owns, or undefined. Root's links (a system's /var/run, macOS's /tmp) are trusted as root itself
+ * is; where there are no user ids (Windows) no link is judged.
+ */
+export function foreignLink(path: string): { path: string; uid: number } | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined;
+  for (let current = resolve(path); ; current = dirname(current)) {
+    const stats = linkStats(current);
+    if (stats?.isSymbolicLink() && stats.uid !== uid && stats.uid !== 0) return { path: current, uid: stats.uid };
+    if (dirname(current) === current) return undefined;
+  }
+}
+
+/**
  * Who besides the current user can write an entry with these stats, in words for a message
  * (`is owned by another user (uid 1001)`, `can be written by other users (mode 777)`); undefined
  * when nobody else can (root aside). Where there are no user ids (Windows), ownership is not judged.
@@ -66,6 +95,15 @@ export function otherWriters(stats: Pick<Stats, 'uid' | 'mode'>): string | undef
   if (uid !== undefined && stats.uid !== uid) return `is owned by another user (uid ${stats.uid})`;
   if ((stats.mode & 0o022) !== 0) return `can be written by other users (mode ${(stats.mode & 0o777).toString(8)})`;
   return undefined;
+}
+
+/** A path's own stats; undefined when it cannot be had (missing, under a file, unreachable): then it is no link, and using the path will say why. */
+function linkStats(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** An entry's own stats; undefined when it went away meanwhile (a running engine renames and removes files). */

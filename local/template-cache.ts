@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { otherWriters, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-state.js';
+import { foreignLink, otherWriters, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-state.js';
 import { synthesizeTemplate, templateVariant, type CfnTemplate, type TemplateOptions } from './template.js';
 
 /** This copy of savepoint: a checkout's root, or an installed package's dist/. */
@@ -40,6 +40,7 @@ export async function cachedTemplate(agentName: string, options: TemplateOptions
   const template = await synthesizeTemplate(agentName, { traced: options.traced === true, ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }) });
   const dir = cacheDir(options.dir);
   try {
+    if (!ownPath(dir, options.onNote)) return template;
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     if (!trustedDir(dir, options.onNote)) return template;
     const file = templateCacheFile(agentName, options);
@@ -88,15 +89,29 @@ function cacheDir(dir?: string): string {
  * a definition's validation. A directory that does not exist holds nothing, and is not noted.
  */
 function trustedDir(dir: string, onNote?: (note: string) => void): boolean {
+  if (!ownPath(dir, onNote)) return false;
   let stats;
   try {
-    stats = statSync(dir); // a link is judged by its target, whose owner is checked
+    stats = statSync(dir); // a link of ours (or root's) is judged by its target, whose owner is checked
   } catch {
     return false;
   }
   const who = stats.isDirectory() ? othersWho(stats) : 'is not a directory';
   if (who) onNote?.(`${dir} ${who}: the template cache is not used (another user could plant what it holds); remove it, or set SAVEPOINT_CACHE_DIR to a directory of your own`);
   return who === undefined;
+}
+
+/**
+ * Whether `dir` is reached without another user's symbolic link (on it or above it): its owner
+ * could point it at a directory of ours at any moment (so ours being its target proves nothing),
+ * and mkdir would create directories through it. Such a cache is not used (the template is
+ * synthesized), not an error: any user can make the default path in a shared /tmp, and that must
+ * not stop our runs.
+ */
+function ownPath(dir: string, onNote?: (note: string) => void): boolean {
+  const link = foreignLink(dir);
+  if (link) onNote?.(`${link.path} is a symbolic link owned by another user (uid ${link.uid}): the template cache ${dir} is not used; remove the link, or set SAVEPOINT_CACHE_DIR to a directory of your own`);
+  return link === undefined;
 }
 
 /**
@@ -148,6 +163,7 @@ export function validatedDefinitions(options: Pick<TemplateCacheOptions, 'dir'> 
       if (known.has(text)) return;
       known.add(text);
       try {
+        if (!ownPath(dir)) return;
         mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
         if (trustedDir(dir)) writeFileSync(marker(text), '', { mode: PRIVATE_FILE_MODE });
       } catch {

@@ -1,12 +1,20 @@
 // The savepoint console: plain JavaScript, no build step. Reads /api/…, refreshes on the server's
 // version events, and steers (approve, reject, kill, resume, fork, global kill) after a confirmation.
 
-const params = new URLSearchParams(location.search);
-if (params.has('token')) {
-  sessionStorage.setItem('savepoint-token', params.get('token'));
-  history.replaceState(null, '', `/${location.hash}`);
+// The session token comes in the printed address's fragment (`/#token=…`: no browser sends a
+// fragment to a server). It is kept in this tab's sessionStorage (this origin's, so this port's
+// only), sent as a header, and taken out of the address bar. Never a cookie: a browser would send
+// it to every port of 127.0.0.1.
+let token = sessionStorage.getItem('savepoint-token') ?? '';
+function adoptToken() {
+  const offered = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (offered === null) return false;
+  token = offered;
+  sessionStorage.setItem('savepoint-token', token);
+  history.replaceState(null, '', '/#/');
+  return true;
 }
-const token = sessionStorage.getItem('savepoint-token') ?? '';
+adoptToken();
 const main = document.getElementById('main');
 let info = { readOnly: true, canStart: false };
 
@@ -343,7 +351,11 @@ async function render() {
   }
 }
 
-window.addEventListener('hashchange', () => { runPage = { runId: '', page: 0 }; window.scrollTo(0, 0); render(); });
+window.addEventListener('hashchange', () => {
+  // The printed address opened again in this tab: a new token (a new console) replaces the old one.
+  if (adoptToken()) listen();
+  runPage = { runId: '', page: 0 }; window.scrollTo(0, 0); render();
+});
 render();
 
 // Live: the server pushes its version on every change; polling the version is the fallback.
@@ -357,7 +369,26 @@ const onVersion = (version) => {
   if (pending) return;
   pending = setTimeout(() => { pending = undefined; lastRender = Date.now(); render(); }, Math.max(0, lastRender + 500 - Date.now()));
 };
-const events = new EventSource('/api/events');
-events.addEventListener('version', (e) => { live.classList.add('on'); onVersion(Number(e.data)); });
-events.onerror = () => live.classList.remove('on');
+// The stream opens with a single-use ticket taken with the token (EventSource sends no header); a
+// dropped stream is not reopened by the browser with the spent ticket but here, with a new one.
+let events, reconnect;
+async function listen() {
+  events?.close();
+  clearTimeout(reconnect);
+  let ticket;
+  try {
+    ({ ticket } = await api('stream-ticket'));
+  } catch {
+    reconnect = setTimeout(listen, 3000);
+    return;
+  }
+  events = new EventSource(`/api/events?ticket=${encodeURIComponent(ticket)}`);
+  events.addEventListener('version', (e) => { live.classList.add('on'); onVersion(Number(e.data)); });
+  events.onerror = () => {
+    live.classList.remove('on');
+    events.close();
+    reconnect = setTimeout(listen, 3000);
+  };
+}
+listen();
 setInterval(() => { if (!live.classList.contains('on')) api('version').then((v) => onVersion(v.version)).catch(() => undefined); }, 3000);

@@ -4,8 +4,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import type { DecisionMac } from '../approvals/decision-mac.js';
 import { hmacLinkSigner, type LinkSigner } from '../approvals/links.js';
-import { APPROVAL_EVENT, notificationCalls, type ApprovalNotifier } from '../approvals/notify.js';
-import { formatAmount } from '../approvals/page.js';
+import { notificationRequests, type ApprovalNotifier } from '../approvals/notify.js';
 
 /**
  * The approval ports on AWS: the approval-requested event on EventBridge (and an optional SNS
@@ -22,28 +21,13 @@ import { formatAmount } from '../approvals/page.js';
 export function eventBridgeNotifier(events: EventBridgeClient, options: { busName?: string; topicArn?: string; sns?: () => SNSClient }): ApprovalNotifier {
   return {
     async approvalRequested(request) {
-      const calls = notificationCalls(request, { topic: Boolean(options.topicArn && options.sns) });
-      for (const batch of calls.putEvents) {
-        const put = await events.send(
-          new PutEventsCommand({
-            Entries: batch.map((event) => ({ Source: APPROVAL_EVENT.source, DetailType: APPROVAL_EVENT.detailType, Detail: JSON.stringify(event), EventBusName: options.busName })),
-          }),
-        );
+      const requests = notificationRequests(request, { ...(options.busName !== undefined && { busName: options.busName }), ...(options.topicArn && options.sns && { topicArn: options.topicArn }) });
+      for (const entries of requests.putEvents) {
+        const put = await events.send(new PutEventsCommand({ Entries: entries }));
         const failed = put.Entries?.find((entry) => entry.ErrorCode);
         if (put.FailedEntryCount) throw new Error(`PutEvents failed: ${failed?.ErrorCode ?? 'unknown'} ${failed?.ErrorMessage ?? ''}`);
       }
-      const amount = request.amount ? ` (${formatAmount(request.amount)})` : '';
-      for (const event of calls.publish) {
-        const link = event.links[0];
-        await options.sns!().send(
-          new PublishCommand({
-            TopicArn: options.topicArn!,
-            Subject: `Approval needed: ${event.summary}`.slice(0, 99),
-            Message: `${event.summary}${amount}\nDecide by ${event.decideBy}.${link ? `\n\nYour link (personal, single use):\n${link.url}` : ''}`,
-            ...(event.approver && { MessageAttributes: { approver: { DataType: 'String', StringValue: event.approver } } }),
-          }),
-        );
-      }
+      for (const message of requests.publish) await options.sns!().send(new PublishCommand(message));
     },
   };
 }

@@ -20,7 +20,23 @@ import { decisionMetrics } from './step-telemetry.js';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { PriceOverrides } from '../models/prices.js';
+import { BudgetCaps } from '../records/ledger-records.js';
 import { runsApiHandler } from './runs-http.js';
+
+/** A variable that holds JSON of `schema`'s shape. */
+function jsonVariable<T extends z.ZodType>(schema: T) {
+  return z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `not valid JSON (${(error as Error).message})` });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+}
 
 /**
  * The environment of the step functions on AWS, parsed once per cold start: a missing or malformed
@@ -33,18 +49,9 @@ export const StepEnvironment = z.object({
   /** The stack's model (`provider:model-id`), over the agent's. */
   MODEL: z.string().min(1).optional(),
   /** The stack's price overrides (JSON, `PriceOverrides`), over the agent's `prices`: the construct's `prices` (every function, the same). */
-  PRICES: z
-    .string()
-    .transform((text, context) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: `not valid JSON (${(error as Error).message})` });
-        return z.NEVER;
-      }
-    })
-    .pipe(PriceOverrides)
-    .optional(),
+  PRICES: jsonVariable(PriceOverrides).optional(),
+  /** The stack's ceilings on the budgets a run request may ask for (JSON, `BudgetCaps`): the construct's `maxBudgets` (StartRun and the runs API). */
+  MAX_BUDGETS: jsonVariable(BudgetCaps).optional(),
   /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only). */
   ANTHROPIC_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
   OPENAI_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
@@ -146,6 +153,9 @@ export function awsDeps(
     get prices() {
       return config.PRICES;
     },
+    get maxBudgets() {
+      return config.MAX_BUDGETS;
+    },
     get callbacks() {
       return sfn().callbacks;
     },
@@ -225,7 +235,7 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
       if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
       const sfn = given(options.clients?.stepFunctions, 'Step Functions client')(traced);
       return runsApiHandler(
-        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock },
+        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets },
         [tracing],
       );
     },

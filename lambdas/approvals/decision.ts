@@ -120,9 +120,8 @@ export function createDecideApproval(deps: ApprovalDeps) {
   const policy = deps.policy ?? DEFAULT_POLICY;
   return async (approvalId: string, body: unknown, auth: DecisionAuth = {}): Promise<DecideResult> => {
     const decision = parseOrThrow(Decision, body, 'approval decision');
-    const approval = await deps.ledger.findApproval(approvalId);
-    if (!approval || !ours(deps, approval)) return { ok: false, status: 404, message: `no approval ${approvalId}` };
-
+    // Who decides is proven before the approval is looked up: whoever proves nothing (a forged
+    // link, no caller) learns nothing of which approval ids exist (401 for any id).
     let identity = auth.caller;
     let runId = decision.runId;
     let linkId: string | undefined;
@@ -136,6 +135,8 @@ export function createDecideApproval(deps: ApprovalDeps) {
       linkId = verdict.claims.linkId;
     }
     if (!identity) return { ok: false, status: 401, message: 'authentication: sign the request (IAM) or open the signed link you were sent' };
+    const approval = await deps.ledger.findApproval(approvalId);
+    if (!approval || !ours(deps, approval)) return { ok: false, status: 404, message: `no approval ${approvalId}` };
 
     const run = await loadRun(deps.ledger, approval.runId);
     const verdict = decisionVerdict({ approval, run, identity, decision: decision.decision, policy, runId, linkId });

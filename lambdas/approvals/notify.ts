@@ -1,4 +1,6 @@
 import type { ApprovalRecord } from '../records/ledger-records.js';
+import { EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES, SNS_SUBJECT_MAX_LENGTH } from '../shared/limits.js';
+import { formatAmount } from './page.js';
 
 /**
  * Approvers are told: when an approval is requested, an event carries what a person needs to
@@ -34,19 +36,65 @@ export function perApprover(event: ApprovalRequested): ApprovalRequested[] {
   return event.links.map((link) => ({ ...event, approver: link.approver, links: [link] }));
 }
 
-/** PutEvents takes at most 10 entries per call. */
-export const PUT_EVENTS_MAX = 10;
+/** One EventBridge `PutEvents` entry, as the AWS notifier sends it (the SDK's `PutEventsRequestEntry`). */
+export interface EventEntry {
+  readonly Source: string;
+  readonly DetailType: string;
+  readonly Detail: string;
+  readonly EventBusName?: string;
+}
+
+/** One SNS `Publish` request, as the AWS notifier sends it (the SDK's `PublishInput`). */
+export interface TopicMessage {
+  readonly TopicArn: string;
+  readonly Subject: string;
+  readonly Message: string;
+  readonly MessageAttributes?: Record<string, { DataType: 'String'; StringValue: string }>;
+}
 
 /**
- * The calls that tell the approvers of a request: its per-approver events in PutEvents batches, then
- * one message per approver on the topic, if there is one. What the AWS notifier sends
- * (adapters/aws-approvals.ts), and what the local twin authorizes as the function's role.
+ * The requests that tell the approvers of a request: its per-approver events in PutEvents batches,
+ * then one message per approver on the topic, if there is one. What the AWS notifier sends
+ * (adapters/aws-approvals.ts), and what the local twin checks against SNS's and EventBridge's
+ * request rules and authorizes as the function's role (local/iam/services.ts).
  */
-export function notificationCalls(request: ApprovalRequested, options: { topic: boolean }): { putEvents: ApprovalRequested[][]; publish: ApprovalRequested[] } {
+export function notificationRequests(request: ApprovalRequested, options: { busName?: string; topicArn?: string }): { putEvents: EventEntry[][]; publish: TopicMessage[] } {
   const each = perApprover(request);
-  const putEvents: ApprovalRequested[][] = [];
-  for (let start = 0; start < each.length; start += PUT_EVENTS_MAX) putEvents.push(each.slice(start, start + PUT_EVENTS_MAX));
-  return { putEvents, publish: options.topic ? each : [] };
+  const entries = each.map((event): EventEntry => ({ Source: APPROVAL_EVENT.source, DetailType: APPROVAL_EVENT.detailType, Detail: JSON.stringify(event), ...(options.busName !== undefined && { EventBusName: options.busName }) }));
+  const putEvents: EventEntry[][] = [];
+  for (let start = 0; start < entries.length; start += EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES) putEvents.push(entries.slice(start, start + EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES));
+  const topicArn = options.topicArn;
+  const publish = topicArn === undefined ? [] : each.map((event) => topicMessage(topicArn, event));
+  return { putEvents, publish };
+}
+
+function topicMessage(topicArn: string, event: ApprovalRequested): TopicMessage {
+  const link = event.links[0];
+  const amount = event.amount ? ` (${formatAmount(event.amount)})` : '';
+  return {
+    TopicArn: topicArn,
+    Subject: snsSubject(`Approval needed: ${event.summary}`),
+    Message: `${event.summary}${amount}\nDecide by ${event.decideBy}.${link ? `\n\nYour link (personal, single use):\n${link.url}` : ''}`,
+    ...(event.approver && { MessageAttributes: { approver: { DataType: 'String', StringValue: event.approver } } }),
+  };
+}
+
+/**
+ * `text` as SNS takes a subject: printable ASCII on one line (line breaks, tabs and other control
+ * characters become spaces, accents are dropped, any other character becomes `?`), shorter than
+ * 100 characters (cut with `...`). A summary is the tool's text, often the model's words: SNS
+ * refuses the whole Publish for a subject it does not take, and the approvers would not be told.
+ */
+export function snsSubject(text: string): string {
+  const ascii = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+    .replace(/[^\x20-\x7e]/g, '?')
+    .replace(/ {2,}/g, ' ')
+    .trim();
+  const subject = ascii.length > SNS_SUBJECT_MAX_LENGTH ? `${ascii.slice(0, SNS_SUBJECT_MAX_LENGTH - 3).trimEnd()}...` : ascii;
+  return /^[A-Za-z0-9\p{P}]/u.test(subject) ? subject : `Approval needed${subject ? `: ${subject}` : ''}`.slice(0, SNS_SUBJECT_MAX_LENGTH);
 }
 
 export interface ApprovalNotifier {

@@ -68,6 +68,23 @@ export const RunConfig = z
   .strict();
 export type RunConfig = z.infer<typeof RunConfig>;
 
+/** The budgets a starter may ask for (a run request's `config`), each capped by the agent and the deployment. */
+export const CAPPED_BUDGETS = ['maxSteps', 'maxTokens', 'maxDollars', 'maxWallSeconds', 'maxTokensPerTurn'] as const;
+export type CappedBudget = (typeof CAPPED_BUDGETS)[number];
+
+/** The most a run's starter may ask for, per budget (`maxBudgets` of an agent or a deployment). */
+export const BudgetCaps = z
+  .object({
+    // The budgets' own bounds, without their defaults (a cap not set is no cap).
+    maxSteps: RunConfig.shape.maxSteps.unwrap().optional(),
+    maxTokens: RunConfig.shape.maxTokens.unwrap().optional(),
+    maxDollars: RunConfig.shape.maxDollars.unwrap().optional(),
+    maxWallSeconds: RunConfig.shape.maxWallSeconds.unwrap().optional(),
+    maxTokensPerTurn: RunConfig.shape.maxTokensPerTurn.unwrap().optional(),
+  })
+  .strict() satisfies z.ZodType<Partial<Record<CappedBudget, number>>>;
+export type BudgetCaps = z.infer<typeof BudgetCaps>;
+
 export const RunStatus = z.enum(['running', 'succeeded', 'stopped', 'killed', 'failed']);
 export type RunStatus = z.infer<typeof RunStatus>;
 

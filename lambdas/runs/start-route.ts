@@ -5,6 +5,8 @@ import type { Identity } from '../approvals/policy.js';
 import { InvalidInputError } from '../shared/errors.js';
 import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
+import type { BudgetCaps } from '../records/ledger-records.js';
+import { budgetCeilings, overBudgetRequest } from './budget-caps.js';
 import { namedConfig, RunId, RunRequest, runIdOf } from './run-request.js';
 import { signStarter } from './starter.js';
 import { unqualifiedArn } from './versions.js';
@@ -33,6 +35,8 @@ export interface StartRouteDeps {
   /** `StartExecution` on `stateMachineArn` (idempotent by name). */
   start(stateMachineArn: string, name: string, input: string): Promise<{ executionArn: string }>;
   clock: Clock;
+  /** The deployment's ceilings on what a run request may ask for (runs/budget-caps.ts). @default none: the agent's */
+  maxBudgets?: BudgetCaps;
 }
 
 /**
@@ -46,11 +50,15 @@ export function createStartRoute(deps: StartRouteDeps) {
     const { stateMachineArn, executionName, ...request } = parseOrThrow(StartRunBody, body, 'run request');
     const input = parseOrThrow(deps.agent.input, request.input, `input of agent ${deps.agent.name}`);
     const runId = parseOrThrow(RunId, request.runId ?? runIdOf(deps.agent, input), 'runId');
+    const config = request.config && namedConfig(body, request.config);
+    // Refused here, as StartRun would refuse it, so the caller gets a 400 and nothing starts.
+    const overBudget = config && overBudgetRequest(config, budgetCeilings(deps.agent, deps.maxBudgets));
+    if (overBudget) throw overBudget;
     const target = stateMachineArn ?? deps.stateMachineArn;
     if (!belongsTo(target, machine)) throw new InvalidInputError(`stateMachineArn: ${target} is not ${machine}, its alias or one of its versions`);
     // Exactly what is sent is what is signed: the request as JSON, undefined fields dropped.
     // The settings as the caller named them, no defaults filled in (those would override the agent's budgets).
-    const sent = JSON.parse(JSON.stringify({ ...request, ...(request.config && { config: namedConfig(body, request.config) }), runId })) as Record<string, unknown>;
+    const sent = JSON.parse(JSON.stringify({ ...request, ...(config && { config }), runId })) as Record<string, unknown>;
     const signed = await signStarter(deps.starterMac, sent, caller.id);
     const name = executionName ?? `${runId}-${deps.clock.now().getTime().toString(36)}`.slice(0, 80);
     const { executionArn } = await deps.start(target, name, JSON.stringify(signed));

@@ -72,3 +72,21 @@ export const STACK_RESOURCE_QUOTA = 500;
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html
  */
 export const API_GATEWAY_INTEGRATION_TIMEOUT_MS = 29_000;
+
+/**
+ * Entries one EventBridge `PutEvents` may carry, and the size all of them together must stay
+ * under (each entry's Source, DetailType, Detail and Resources in UTF-8 bytes, 14 for a Time).
+ * https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html
+ * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html
+ */
+export const EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES = 10;
+export const EVENTBRIDGE_PUT_EVENTS_MAX_BYTES = 256 * 1024;
+
+/**
+ * An SNS `Publish` subject: ASCII text that begins with a letter, number or punctuation mark, with
+ * no line breaks or control characters, and less than 100 characters long; the message at most
+ * 256 KB of UTF-8.
+ * https://docs.aws.amazon.com/sns/latest/api/API_Publish.html
+ */
+export const SNS_SUBJECT_MAX_LENGTH = 99;
+export const SNS_MESSAGE_MAX_BYTES = 256 * 1024;

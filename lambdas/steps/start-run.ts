@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { agentFingerprint, stableJson, type AgentDefinition } from '../define.js';
 import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
-import { RunConfig, ZERO_COUNTERS, type MigrationRecord, type RunRecord } from '../records/ledger-records.js';
+import { RunConfig, ZERO_COUNTERS, type BudgetCaps, type MigrationRecord, type RunRecord } from '../records/ledger-records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { configProblems } from '../approvals/policy.js';
 import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/errors.js';
@@ -30,6 +30,7 @@ export const DefinitionFacts = z.object({
 export type DefinitionFacts = z.infer<typeof DefinitionFacts>;
 import { requestShape } from '../runs/request-shape.js';
 import { copiedSteps, copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
+import { budgetCeilings, overBudgetRequest } from '../runs/budget-caps.js';
 
 export const StartRunInput = z.object({
   event: z.unknown(),
@@ -52,6 +53,8 @@ export interface StartRunDeps {
   priceTable?: PriceTable;
   /** Verifies the runs API's signature of a run's starter (runs/starter.ts). @default none: no run request's starter is recorded */
   starterMac?: DecisionMac;
+  /** The deployment's ceilings on what a run request may ask for (runs/budget-caps.ts). @default none: the agent's */
+  maxBudgets?: BudgetCaps;
 }
 
 /**
@@ -107,9 +110,12 @@ export function createStartRun(deps: StartRunDeps) {
       return migrate(deps, existing, request.migrate, executionArn, definitionHash, now);
     }
     if (request.fork) return startFork(deps, run, { ...request, fork: request.fork }, executionArn, now);
-    if (await deps.ledger.createRun(run)) return { runId: run.runId, action: 'start', status: 'running', history: historyAtStart(0) };
+    // A new run may ask for no more than its starter is allowed; a run already started keeps what it was given.
+    const overBudget = overBudgetRequest(request.config, budgetCeilings(agent, deps.maxBudgets));
+    if (overBudget === undefined && (await deps.ledger.createRun(run))) return { runId: run.runId, action: 'start', status: 'running', history: historyAtStart(0) };
 
     const existing = await deps.ledger.getRun(run.runId);
+    if (!existing && overBudget) throw overBudget;
     if (!existing) throw new Error(`run ${run.runId} exists but cannot be read`);
     if (existing.agent !== run.agent) {
       throw new InvalidInputError(`runId: run ${run.runId} belongs to agent ${existing.agent}, not ${run.agent}`);

@@ -1,7 +1,7 @@
 import { toolNames, type AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { ApprovalRecord } from '../records/ledger-records.js';
+import type { ApprovalRecord, BudgetCaps } from '../records/ledger-records.js';
 import { deploymentPrices, type PriceOverrides, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { Steps, type StepName } from '../shared/steps.js';
@@ -45,6 +45,8 @@ export interface HarnessDeps {
    * agent's own. @default none
    */
   readonly prices?: PriceOverrides;
+  /** The deployment's ceilings on the budgets a run request may ask for (runs/budget-caps.ts). @default none: the agent's */
+  readonly maxBudgets?: BudgetCaps;
   readonly clock: Clock;
   readonly breaker: CircuitBreaker;
   readonly callbacks: TaskCallbacks;
@@ -111,6 +113,7 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
         defaultModel: deps.defaultModel,
         priceTable: prices,
         starterMac: deps.approvals?.starterMac,
+        maxBudgets: deps.maxBudgets,
       })),
     [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, history: deps.executions, decisionMac: deps.approvals?.decisionMac, priceTable: prices })),
     [Steps.CallModel]: lazy(() => createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices })),

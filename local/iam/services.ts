@@ -17,8 +17,9 @@
  */
 import type { ApprovalLinks } from '../../lambdas/approvals/decision.js';
 import type { DecisionMac } from '../../lambdas/approvals/decision-mac.js';
-import { notificationCalls, type ApprovalNotifier } from '../../lambdas/approvals/notify.js';
+import { notificationRequests, type ApprovalNotifier } from '../../lambdas/approvals/notify.js';
 import type { ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
+import { checkPublish, checkPutEvents } from '../aws/notification-requests.js';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './deployment.js';
 import type { TwinIam } from './index.js';
 import type { ServiceVariables } from './roles.js';
@@ -70,14 +71,23 @@ export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIa
       return [[field, wrapped]];
     }),
   );
-  // Locally the approvers are told by the CLI (`notify`); the notifier stands in for the calls AWS's makes.
+  // Locally the approvers are told by the CLI (`notify`); the notifier stands in for the calls AWS's
+  // makes: the same requests, each authorized as the function's role, then held to the service's
+  // request rules (a refused request throws as the SDK would; a failed entry fails as AWS's does).
   const notifier: ApprovalNotifier = {
     approvalRequested: async (request) => {
       const { APPROVAL_EVENT_BUS: bus, APPROVAL_TOPIC_ARN: topic } = services();
       if (bus === undefined) return;
-      const calls = notificationCalls(request, { topic: topic !== undefined });
-      for (const _batch of calls.putEvents) authorize('events:PutEvents', eventBusArn(bus));
-      for (const _message of calls.publish) authorize('sns:Publish', topic);
+      const requests = notificationRequests(request, { busName: bus, ...(topic !== undefined && { topicArn: topic }) });
+      for (const entries of requests.putEvents) {
+        authorize('events:PutEvents', eventBusArn(bus));
+        const failed = checkPutEvents(entries);
+        if (failed.length > 0) throw new Error(`PutEvents failed: ${failed[0]!.errorCode}`);
+      }
+      for (const message of requests.publish) {
+        authorize('sns:Publish', topic);
+        checkPublish(message);
+      }
     },
   };
   return { ...setup, ...(links && { links }), ...macs, notifier };

@@ -146,6 +146,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     leaseMs: wiring.leaseMs,
     codeVersion,
     ...(options.prices && { prices: options.prices }),
+    ...(options.maxBudgets && { maxBudgets: options.maxBudgets }),
     recoveryPolicy: options.recovery || undefined,
     agentEnv: { ...world.env, ...options.agentEnv },
     // The world is served in process: a step's tool call pays no loopback round trip.

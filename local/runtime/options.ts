@@ -15,6 +15,7 @@ import type { Timers } from '../engine/timers.js';
 import type { CrashPoints } from '../crash.js';
 import type { LedgerKind } from '../ledger-files.js';
 import type { PriceOverrides } from '../../lambdas/models/prices.js';
+import type { BudgetCaps } from '../../lambdas/records/ledger-records.js';
 
 /** What `startLocalStack` (local/runtime.ts) is asked to run, and how. */
 export interface LocalStackOptions<World extends DevWorld = DevWorld> {
@@ -96,6 +97,12 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * built-in table; part of every run's fingerprint. @default none
    */
   readonly prices?: PriceOverrides;
+  /**
+   * The deployment's ceilings on the budgets a run request may ask for (the construct's
+   * `maxBudgets`), within the agent's own `maxBudgets` (lambdas/runs/budget-caps.ts).
+   * @default none: the agent's `maxBudgets`, else its own budgets
+   */
+  readonly maxBudgets?: BudgetCaps;
   /** A new approval waits for a person: the event approvers are told (with a signed link each). */
   readonly onApproval?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
   /**

@@ -15,7 +15,7 @@ const LIMITS_FILE = 'lambdas/shared/limits.ts';
 
 /**
  * How each limit would be written as a literal. A limit whose value is an everyday number (2048,
- * 100, 40, 25, 500) cannot be searched for without drowning in unrelated numbers: it is `null`,
+ * 100, 99, 40, 25, 10, 500) cannot be searched for without drowning in unrelated numbers: it is `null`,
  * and named in review instead.
  */
 const SPELLINGS: Record<keyof typeof limits, readonly RegExp[] | null> = {
@@ -31,6 +31,10 @@ const SPELLINGS: Record<keyof typeof limits, readonly RegExp[] | null> = {
   DYNAMODB_TRANSACTION_MAX_BYTES: [/\b4\s*\*\s*1024\s*\*\s*1024\b/, /\b4_?194_?304\b/],
   STACK_RESOURCE_QUOTA: null,
   API_GATEWAY_INTEGRATION_TIMEOUT_MS: [/\b29_?000\b/, /seconds\(\s*29\s*\)/],
+  EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES: null,
+  EVENTBRIDGE_PUT_EVENTS_MAX_BYTES: null, // 256 KiB: found by PAYLOAD_LIMIT_BYTES's spellings
+  SNS_SUBJECT_MAX_LENGTH: null,
+  SNS_MESSAGE_MAX_BYTES: null, // 256 KiB: found by PAYLOAD_LIMIT_BYTES's spellings
 };
 
 /** Numbers that happen to equal one of AWS's: the file, a piece of the line that holds them, and why they are not that limit. */

@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lchownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -82,6 +82,32 @@ describe('a state directory is private to its owner', () => {
     expect(status.code).toBe(2);
     expect(status.stderr).toContain(`${join(copy, name).replace(/\/$/, '')} can be written by other users (mode ${mode.toString(8)})`);
     expect(status.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  // Another user's link in a shared directory, pointing at one of ours (or at nothing yet): its owner picks the target.
+  it.runIf(process.getuid?.() === 0)("refuses, naming it, a state directory reached through another user's symbolic link, itself or above it (exit 2)", async () => {
+    const links = join(root, 'links');
+    mkdirSync(links);
+    const planted = join(links, 'planted');
+    symlinkSync(stateDir, planted);
+    lchownSync(planted, 65534, 65534); // only root can give a link away
+    const above = join(links, 'above');
+    symlinkSync(root, above);
+    lchownSync(above, 65534, 65534);
+    const dangling = join(links, 'dangling');
+    symlinkSync(join(root, 'not-yet'), dangling);
+    lchownSync(dangling, 65534, 65534);
+    for (const [stateDirArg, link] of [[planted, planted], [join(above, 'ran'), above], [dangling, dangling]] as const) {
+      const status = await savepoint('--state-dir', stateDirArg, 'runs');
+      expect(status.code, stateDirArg).toBe(2);
+      expect(status.stderr).toContain(`${link} is a symbolic link owned by another user (uid 65534): `);
+      expect(status.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect(existsSync(join(root, 'not-yet'))).toBe(false); // nothing was created through the link
+    // A link of one's own is followed, as before.
+    const own = join(links, 'own');
+    symlinkSync(stateDir, own);
+    expect((await savepoint('--state-dir', own, 'runs')).code).toBe(0);
   });
 });
 

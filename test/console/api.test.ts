@@ -168,10 +168,25 @@ describe('security', () => {
 
   it('refuses a POST from another origin, even with the token', async () => {
     expect(await call('POST', '/api/kill-all', { headers: authed({ origin: 'https://evil.example' }), body: { on: true } })).toMatchObject({ status: 403, body: { message: expect.stringContaining('Origin') } });
-    // The cookie a browser attaches by itself is not enough without an Origin of the console's own.
-    const cookie = `${console_.cookie}=${console_.token}`;
-    expect(await call('POST', '/api/kill-all', { headers: { cookie }, body: { on: true } })).toMatchObject({ status: 403 });
-    expect(await call('POST', '/api/kill-all', { headers: { cookie, origin: 'http://localhost:1' }, body: { on: true } })).toMatchObject({ status: 403 });
+    expect(await call('POST', '/api/kill-all', { headers: authed({ origin: 'http://localhost:1' }), body: { on: true } })).toMatchObject({ status: 403 });
+    expect((await get('/api/info')).body.globalKill).toBeNull();
+  });
+
+  it('authorizes nothing a browser attaches on its own: a cookie holding the token (the old session cookie), basic auth', async () => {
+    // What the console used to set, and a browser sends to every port of 127.0.0.1: another local
+    // user's server collects it. With it, and everything else a browser of the console's own page sends, nothing is allowed.
+    const port = new URL(console_.origin).port;
+    const cookie = `savepoint_console_${port}=${console_.token}; savepoint_console=${console_.token}; token=${console_.token}`;
+    const own = { cookie, origin: console_.origin, 'sec-fetch-site': 'same-origin' };
+    const basic = { authorization: `Basic ${Buffer.from(`savepoint:${console_.token}`).toString('base64')}`, origin: console_.origin };
+    const approvalId = harness.approvals[0]!.approvalId;
+    for (const headers of [own, basic]) {
+      expect(await call('GET', '/api/runs', { headers })).toMatchObject({ status: 403, body: { message: expect.stringContaining('x-savepoint-token') } });
+      expect(await call('GET', '/api/events', { headers })).toMatchObject({ status: 403 });
+      expect(await call('GET', '/api/stream-ticket', { headers })).toMatchObject({ status: 403 });
+      expect(await call('POST', '/api/kill-all', { headers, body: { on: true } })).toMatchObject({ status: 403 });
+      expect(await call('POST', `/api/approvals/${approvalId}/decide`, { headers, body: { decision: 'reject' } })).toMatchObject({ status: 403 });
+    }
     expect((await get('/api/info')).body.globalKill).toBeNull();
   });
 
@@ -190,14 +205,41 @@ describe('security', () => {
     expect(await call('GET', '/api/runs', { headers: authed({ host: 'evil.example' }) })).toMatchObject({ status: 403, body: { message: expect.stringContaining('Host') } });
   });
 
-  it('sets the session cookie only for the right token, and serves the page framed by nobody', async () => {
-    const page = await call('GET', `/?token=${console_.token}`);
-    expect(page.status).toBe(200);
-    const raw = await new Promise<Record<string, unknown>>((resolve) => request(new URL(`/?token=${console_.token}`, console_.origin), (res) => (res.resume(), resolve(res.headers))).end());
-    expect(raw['set-cookie']).toEqual([expect.stringMatching(new RegExp(`^${console_.cookie}=.*HttpOnly; SameSite=Strict`))]);
-    expect(raw['x-frame-options']).toBe('DENY');
-    const wrong = await new Promise<Record<string, unknown>>((resolve) => request(new URL('/?token=nope', console_.origin), (res) => (res.resume(), resolve(res.headers))).end());
-    expect(wrong['set-cookie']).toBeUndefined();
+  it('opens the event stream with a ticket taken with the token, once, before it expires, on the console that issued it only', async () => {
+    let now = Date.parse('2026-11-28T09:00:00Z');
+    const clocked = await startLocalConsole(harness.stack, { clock: { now: () => new Date(now) } });
+    try {
+      const ticketOf = async (server: ConsoleServer) => ((await (await fetch(`${server.origin}/api/stream-ticket`, { headers: { 'x-savepoint-token': server.token } })).json()) as { ticket: string }).ticket;
+      const open = async (server: ConsoleServer, ticket: string) => {
+        const response = await fetch(`${server.origin}/api/events?ticket=${encodeURIComponent(ticket)}`);
+        await response.body?.cancel();
+        return response.status;
+      };
+      const ticket = await ticketOf(clocked);
+      expect(await open(clocked, ticket)).toBe(200);
+      expect(await open(clocked, ticket)).toBe(403); // used once
+      expect(await open(console_, await ticketOf(clocked))).toBe(403); // another console's
+      const late = await ticketOf(clocked);
+      now += 30_000;
+      expect(await open(clocked, late)).toBe(403); // expired
+      const onTime = await ticketOf(clocked);
+      now += 29_999;
+      expect(await open(clocked, onTime)).toBe(200);
+      // A ticket opens the stream and nothing else.
+      expect(await call('GET', `/api/runs?ticket=${await ticketOf(console_)}`)).toMatchObject({ status: 403 });
+    } finally {
+      await clocked.close();
+    }
+  });
+
+  it('prints the token in the fragment, which no browser sends, sets no cookie, and serves the page framed by nobody', async () => {
+    expect(console_.url).toBe(`${console_.origin}/#token=${console_.token}`);
+    for (const path of ['/', `/?token=${console_.token}`]) {
+      const raw = await new Promise<{ status?: number; headers: Record<string, unknown> }>((resolve) => request(new URL(path, console_.origin), (res) => (res.resume(), resolve({ status: res.statusCode, headers: res.headers }))).end());
+      expect(raw.status).toBe(200);
+      expect(raw.headers['set-cookie']).toBeUndefined();
+      expect(raw.headers['x-frame-options']).toBe('DENY');
+    }
   });
 
   it('is read-only when bound to anything but loopback', async () => {
@@ -217,7 +259,9 @@ describe('security', () => {
 
 describe('steering', () => {
   it('sets and lifts the global kill switch; every change is pushed to the event stream', async () => {
-    const stream = await fetch(`${console_.origin}/api/events`, { headers: { cookie: `${console_.cookie}=${console_.token}` } });
+    const { ticket } = (await get('/api/stream-ticket')).body as { ticket: string };
+    const stream = await fetch(`${console_.origin}/api/events?ticket=${ticket}`);
+    expect(stream.status).toBe(200);
     const reader = stream.body!.getReader();
     const versions: number[] = [];
     const nextVersion = async () => {

@@ -76,8 +76,12 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     const row = page.locator(`tr[data-run="${RUN}"]`);
     await row.locator('[data-testid=run-status]', { hasText: 'input_required' }).waitFor();
     await expect(row.textContent()).resolves.toContain('1 approval');
-    // The token left the address bar once the page kept it.
-    expect(page.url()).not.toContain('token=');
+    // The token left the address bar once the page kept it (in this tab's storage, not a cookie),
+    // and the live stream opened with a ticket.
+    expect(page.url()).toBe(`${server.origin}/#/`);
+    expect(await page.evaluate(() => sessionStorage.getItem('savepoint-token'))).toBe(server.token);
+    expect(await page.context().cookies()).toEqual([]);
+    await page.locator('#live.on').waitFor();
 
     // The run: its timeline holds every step taken so far, and the approval it waits for.
     await row.locator('a').click();
@@ -151,7 +155,7 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
   }, 180_000);
 
   it('refuses a POST from the page without the token, and from a foreign origin', async () => {
-    // From the console's own page, without its token (and without the cookie, in a fresh context).
+    // From the console's own page, without its token (a fresh context: its storage is empty).
     const context = await browser.newContext();
     const stranger = await context.newPage();
     await stranger.goto(`${server.origin}/`);

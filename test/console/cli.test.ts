@@ -54,7 +54,7 @@ function background(...args: string[]) {
   return { child, saw, exited, output: () => output };
 }
 
-const CONSOLE_LINE = /savepoint: console (http:\/\/127\.0\.0\.1:\d+)\/\?token=([\w-]+)/;
+const CONSOLE_LINE = /savepoint: console (http:\/\/127\.0\.0\.1:\d+)\/#token=([\w-]+)/;
 
 describe('savepoint console', () => {
   it('is served by `savepoint run`, printed by `savepoint console` while the engine runs, and served by itself afterwards', async () => {
@@ -66,7 +66,7 @@ describe('savepoint console', () => {
     expect(runs.runs).toEqual([expect.objectContaining({ runId: 'refunds-2026-11-28', lifecycle: 'input_required' })]);
 
     const printed = await exec(process.execPath, [bin, '--state-dir', stateDir, 'console'], { env });
-    expect(printed.stdout).toContain(`savepoint: console ${origin}/?token=${token} (served by the engine, pid ${run.child.pid})`);
+    expect(printed.stdout).toContain(`savepoint: console ${origin}/#token=${token} (served by the engine, pid ${run.child.pid})`);
 
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(130);

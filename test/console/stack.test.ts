@@ -94,7 +94,7 @@ beforeAll(async () => {
   child = started.child;
   const url = new URL(started.url);
   origin = url.origin;
-  token = url.searchParams.get('token')!;
+  token = new URLSearchParams(url.hash.slice(1)).get('token')!;
 }, 120_000);
 
 afterAll(async () => {
@@ -217,7 +217,7 @@ describe('the console on a deployed stack', () => {
     try {
       expect(readOnly.output).toMatch(/bound to 127\.0\.0\.2, not loopback: read-only/);
       const url = new URL(readOnly.url);
-      const auth = { 'x-savepoint-token': url.searchParams.get('token')! };
+      const auth = { 'x-savepoint-token': new URLSearchParams(url.hash.slice(1)).get('token')! };
       expect(await (await fetch(`${url.origin}/api/info`, { headers: auth })).json()).toMatchObject({ readOnly: true, where: 'stack Savepoint (us-east-1)' });
       const refused = await fetch(`${url.origin}/api/kill-all`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"on":true}' });
       expect(refused.status).toBe(403);

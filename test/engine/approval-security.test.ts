@@ -34,7 +34,13 @@ describe('deciding is authenticated and the policy holds', () => {
 
     expect(await postLinkDecision(linkOf(0, alice), { decision: 'approve' })).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^separation of duties: alice@example.com started run security/) } });
     expect(await postLinkDecision(tamper(linkOf(0, bob)), { decision: 'approve' })).toMatchObject({ status: 401, body: { message: expect.stringMatching(/^link: (the signature does not match|unreadable claims|malformed)/) } });
-    expect(await postLinkDecision(linkOf(0, bob).replace(approval.approvalId, 'apv_AAAAAAAAAAAAAAAAAAAAAA'), { decision: 'approve' })).toMatchObject({ status: 404 });
+    // Whether an approval exists is told only to whoever proved who they are: a forged link gets the
+    // same 401 for an unknown id as for the one that waits, and a real link for another id a 403 naming its own.
+    const unknown = 'apv_AAAAAAAAAAAAAAAAAAAAAA';
+    const forgedForUnknown = await postLinkDecision(tamper(linkOf(0, bob)).replace(approval.approvalId, unknown), { decision: 'approve' });
+    expect(forgedForUnknown).toEqual(await postLinkDecision(tamper(linkOf(0, bob)), { decision: 'approve' }));
+    expect(forgedForUnknown).toMatchObject({ status: 401 });
+    expect(await postLinkDecision(linkOf(0, bob).replace(approval.approvalId, unknown), { decision: 'approve' })).toMatchObject({ status: 403, body: { message: `link: it decides approval ${approval.approvalId}, not ${unknown}` } });
     expect(await postDecision(stack, approval.approvalId, { decision: 'approve', runId: 'another-run' })).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^runId: approval .* belongs to run security, not another-run/) } });
     expect(await postDecision(stack, approval.approvalId, { decision: 'approve', decidedBy: 'ceo' })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/decidedBy/) } });
     await pending();

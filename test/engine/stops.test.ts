@@ -649,7 +649,7 @@ describe('a result that would blow the budget', () => {
       // Turn 2 reads the 400 kB result (400k tokens: past 3/4 of the window), so turn 1 and its
       // result are compacted before turn 3: a call as big as turn 2's, which no longer fits.
       const agent = defineAgent({ ...scriptedAgent([fetchAll, lookup], []), contextWindow: 500_000, compaction: { keepRecentTurns: 1 } });
-      const current = await start(agent, { modelUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      const current = await start(agent, { modelUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, maxBudgets: { maxTokens: 700_000 } });
       const finished = await run(current, 'huge-compaction', { maxTokens: 700_000, maxDollars: 2.5 });
 
       expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: tokens 40\d{4} \/ 700000, and the next model call may use up to 40\d{4}$/) });

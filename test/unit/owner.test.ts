@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { lockFilePath, ownStateDir } from '../../cli/owner.js';
+import { lockFilePath, ownerProof, ownStateDir } from '../../cli/owner.js';
 
 const root = mkdtempSync(join(tmpdir(), 'savepoint-owner-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -65,6 +65,45 @@ describe('owning a state directory', () => {
       await (await ownStateDir(stateDir, 'run')).release();
     } finally {
       impostor.close();
+    }
+  });
+
+  it("keeps the lock's nonce to itself: its endpoint answers anyone a proof for their own challenge, never the nonce", async () => {
+    const stateDir = freshDir();
+    const ownership = await ownStateDir(stateDir, 'run');
+    try {
+      const lock = JSON.parse(readFileSync(lockFilePath(stateDir), 'utf8')) as { owner: string; nonce: string };
+      const ask = async (query: string) => {
+        const response = await fetch(`${lock.owner}${query}`);
+        return { status: response.status, text: await response.text() };
+      };
+      const challenge = 'ab'.repeat(16);
+      const answers = [await ask(''), await ask(`?challenge=${challenge}`), await ask(`?challenge=${'cd'.repeat(16)}`), await ask('?challenge=short'), await ask(`?challenge=${challenge}&nonce=1`)];
+      for (const answer of answers) expect(answer.text).not.toContain(lock.nonce);
+      expect(answers.map((answer) => answer.status)).toEqual([400, 200, 200, 400, 400]);
+      // What it gives is a proof only a reader of the lock can check, and another for another challenge.
+      expect(JSON.parse(answers[1]!.text)).toEqual({ pid: process.pid, proof: ownerProof(lock.nonce, challenge) });
+      expect(JSON.parse(answers[2]!.text).proof).not.toBe(JSON.parse(answers[1]!.text).proof);
+    } finally {
+      await ownership.release();
+    }
+  });
+
+  it('never breaks the lock of an owner that proves the nonce (in another process), nor one of an older savepoint that answers it', async () => {
+    for (const answer of ['proof', 'nonce'] as const) {
+      const stateDir = freshDir();
+      await (await ownStateDir(stateDir, 'run')).release();
+      const nonce = 'a-stale-nonce-0123456789';
+      const owner = createServer((request, response) => {
+        const challenge = new URL(request.url!, 'http://x').searchParams.get('challenge') ?? '';
+        response.end(JSON.stringify(answer === 'proof' ? { proof: ownerProof(nonce, challenge) } : { nonce }));
+      });
+      staleLock(stateDir, { pid: process.ppid, owner: await listen(owner) });
+      try {
+        await expect(ownStateDir(stateDir, 'status')).rejects.toThrow(/is in use by `savepoint run`/);
+      } finally {
+        owner.close();
+      }
     }
   });
 

@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lchownSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -103,5 +103,29 @@ describe('the synthesized template cache', () => {
     chownSync(dir, OTHER_UID, OTHER_UID);
     expect(read(dir)).toEqual({ template: undefined, notes: [expect.stringContaining(`${dir} is owned by another user (uid ${OTHER_UID}): the template cache is not used`)] });
     expect(validatedDefinitions({ dir }).has('{"StartAt":"A"}')).toBe(false);
+  });
+
+  it.runIf(asRoot)("does not use, nor create anything through, a cache directory reached by another user's symbolic link, however good its target", () => {
+    const { dir } = cacheWithEntry();
+    validatedDefinitions({ dir }).add('{"StartAt":"A"}');
+    expect(read(dir).template).toEqual(template);
+    // Another user's link (in a shared /tmp, at the default path) to our own, private cache: its owner picks the target.
+    const link = `${dir}-link`;
+    symlinkSync(dir, link);
+    dirs.push(link);
+    expect(read(link).template).toEqual(template); // ours: followed
+    lchownSync(link, OTHER_UID, OTHER_UID);
+    expect(read(link)).toEqual({ template: undefined, notes: [expect.stringContaining(`${link} is a symbolic link owned by another user (uid ${OTHER_UID}): the template cache ${link} is not used`)] });
+    expect(validatedDefinitions({ dir: link }).has('{"StartAt":"A"}')).toBe(false);
+    // A link to a directory that does not exist yet: nothing is created through it; nor below a link above it.
+    const dangling = `${dir}-dangling`;
+    symlinkSync(`${dir}-target`, dangling);
+    lchownSync(dangling, OTHER_UID, OTHER_UID);
+    dirs.push(dangling, `${dir}-target`);
+    validatedDefinitions({ dir: dangling }).add('{"StartAt":"B"}');
+    validatedDefinitions({ dir: join(link, 'below') }).add('{"StartAt":"B"}');
+    expect(existsSync(`${dir}-target`)).toBe(false);
+    expect(existsSync(join(dir, 'below'))).toBe(false);
+    expect(read(join(link, 'below')).notes).toEqual([expect.stringContaining(`${link} is a symbolic link owned by another user`)]);
   });
 });
