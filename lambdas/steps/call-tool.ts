@@ -250,7 +250,7 @@ export function createCallTool(deps: CallToolDeps) {
         await release(!tried.unknown);
         throw tried.error;
       // Sent, no answer, and no way to find out: a person decides; never sent again.
-      case 'escalate':
+      case 'undecidable':
         return escalate(tried.outcome);
       // Nothing can fix it by retrying: recorded so no entry is left in flight.
       case 'fail':

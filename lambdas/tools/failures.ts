@@ -59,7 +59,7 @@ export type Failure =
    */
   | { kind: 'release'; error: unknown; unknown: boolean }
   /** A write whose outcome is unknown and that cannot be found out: recorded as `outcome_unknown`, a person decides; never sent again. */
-  | { kind: 'escalate'; outcome: Outcome }
+  | { kind: 'undecidable'; outcome: Outcome }
   /** The run's wall clock ran out mid-call: nothing more is sent; BudgetCheck stops the run. */
   | { kind: 'cut'; reason: string };
 
@@ -82,7 +82,7 @@ export function failureOf(tool: Pick<ToolDefinition, 'name' | 'effect' | 'reconc
       const retry = tool.reconcile ? 'asks reconcile first, after the settle time' : 're-sends the same idempotency key';
       return { kind: 'release', error: new TransientError(`outcome unknown: ${message}; the retry ${retry}`, { cause: error }), unknown: true };
     }
-    return { kind: 'escalate', outcome: escalated(tool.name, message) };
+    return { kind: 'undecidable', outcome: escalated(tool.name, message) };
   }
   // The provider refused the request (e.g. more than is left to refund): the model sees why.
   if (error instanceof InvalidInputError) return answer('invalid_request', error.message);
