@@ -108,12 +108,12 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
   readonly idempotencyKey?: (args: Args, context: EffectKeyContext<Input>) => string;
   /**
    * For a tool with `reconcile`: how long after receiving a request its provider may take to show
-   * it (commit it to what `reconcile` reads). A call whose outcome is unknown is reconciled only
-   * this long after its last attempt could have reached the provider: sooner, `reconcile` could
-   * miss a committed request and the call would be sent again. The wait rides on CallTool's Retry
-   * on Agent.LeaseHeld (8 attempts, up to 60 s apart): a settle time beyond about two minutes may
-   * exhaust it, and the run then stops (resumable) rather than send. At most 300000.
-   * @default the tool's timeout (bounded by the claim's lease, which the local engine compresses)
+   * it (commit it to what `reconcile` reads). A call whose outcome is unknown is reconciled no
+   * sooner than this after its request was sent (recorded on its claim), and sent again only if
+   * `reconcile` then answers "not found": sooner, it could miss a committed request. The state
+   * machine waits it out (Agent.SettleWait, a Wait state), on every engine alike. At most 300000.
+   * @default none: reconciled once the tool's timeout from the send has passed; a call not found
+   * then is escalated to a person, never sent again (nothing says the provider would show it)
    */
   readonly settleMs?: number;
   /**
@@ -171,9 +171,10 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    *   told why the provider refused; `TerminalError`: the run fails) means what its name says;
    * - anything else (a plain `Error`) from a `read` is answered to the model as an error result
    *   with the message, so it can correct itself;
-   * - anything else from a `write` is an unknown outcome — it may have taken effect: with
-   *   `reconcile` the retry asks it first, with `idempotencyKeys` the retry re-sends the same key;
-   *   a write with neither is not sent again but answered to the model as `outcome_unknown`.
+   * - anything else from a `write`, or an `OutcomeUnknownError` (sent, no answer), is an unknown
+   *   outcome — it may have taken effect: with `reconcile` the retry asks it first (after the
+   *   settle time), with `idempotencyKeys` the retry re-sends the same key; a write with neither
+   *   is escalated to a person, answered to the model as `outcome_unknown`, never sent again.
    */
   readonly execute: (args: Args, context: ToolContext<Input, Deps>) => Promise<unknown>;
 }
