@@ -312,13 +312,19 @@ export function completeCall(current: Current<ToolCallRecord>, key: Key, runId: 
 /**
  * Ends the lease of an in-flight call (its attempt failed): the retry claims it at once — or, for a
  * send whose outcome is unknown (`unsent` false) of a tool that reconciles, once its settle time
- * from `sentAt` is over. `unsent`: the attempt knows it did nothing (the provider refused it, or it
- * was never sent), so no outcome is unknown and `sentAt` goes.
+ * from `sentAt` is over. `unsent`: the attempt knows it sent nothing that took effect (the
+ * provider refused it, it was never sent, its reconcile failed), so the send of unknown outcome,
+ * if any, is the earlier attempt's again (`earlierSend`), or none.
  */
 export function releaseCall(current: Current<ToolCallRecord>, now: Date, unsent = false): Step<void> {
   if (current?.record.status !== 'in_flight') return keep(undefined);
-  const { sentAt: _sent, ...record } = current.record;
-  return write({ ...(unsent ? record : current.record), leaseUntil: endedBy(now) }, current.meta, undefined);
+  return write({ ...(unsent ? unsentAgain(current.record) : current.record), leaseUntil: endedBy(now) }, current.meta, undefined);
+}
+
+/** A record whose latest attempt sent nothing: its send of unknown outcome is the earlier one's, if any. */
+function unsentAgain<R extends { sentAt?: string; earlierSend?: string }>(record: R): R {
+  const { sentAt: _sent, earlierSend, ...rest } = record;
+  return { ...rest, ...(earlierSend !== undefined && { sentAt: earlierSend }) } as R;
 }
 
 /**
@@ -417,8 +423,7 @@ export function renewEffect(current: Current<EffectRecord>, holder: Pick<EffectR
 export function releaseEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, now: Date, unsent = false): Step<void> {
   const record = current?.record;
   if (!(record?.status === 'in_flight' && holds(record, holder))) return keep(undefined);
-  const { sentAt: _sent, ...rest } = record;
-  return write({ ...(unsent ? rest : record), leaseUntil: endedBy(now) }, current!.meta, undefined);
+  return write({ ...(unsent ? unsentAgain(record) : record), leaseUntil: endedBy(now) }, current!.meta, undefined);
 }
 
 // ── a call and its effect, in one write ─────────────────────────────────────────────────────
