@@ -6,7 +6,7 @@ import { budgetTrip, wallClockEnd } from '../guards/budgets.js';
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
 import type { ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
-import { InvalidInputError, LeaseHeldError, TerminalError } from '../shared/errors.js';
+import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { boundedAttempt } from '../tools/attempt.js';
 import { escalated, failureOf, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
