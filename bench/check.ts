@@ -2,8 +2,10 @@
  * `<benchmark> --json | node --import tsx bench/check.ts <mode>`: fails (exit 1, naming each
  * problem) when a benchmark's figures say it stopped measuring — a lost run, a duplicate payment, a
  * missing, null or NaN figure (JSON writes NaN and ±Infinity as null), a scenario with no completed
- * run. CI (.ci/run) runs a short form of every mode of bench/main.ts through it: a benchmark that
- * silently prints zeros is worse than none.
+ * run — or that it got slower: every speed figure is held to a bound as a ratio to a floor measured
+ * in the same process (SPEED_LIMITS), so a loaded machine, which slows the floor alike, does not
+ * fail it, and a regression does. CI (.ci/run) runs a short form of every mode of bench/main.ts
+ * through it: a benchmark that silently prints zeros is worse than none.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -50,6 +52,7 @@ const OverheadRow = z.object({
   msPerStep: figure,
   cpuMsPerStep: figure,
   ratioToFloor: figure.optional(),
+  cpuRatioToFloor: figure.positive().optional(),
   ledgerCallsPerStep: figure.optional(),
   transitionsPerStep: figure.positive(),
   lambda: z.object({ invocationsPerStep: figure.positive(), billedMsPerStep: figure.positive(), gbSecondsPerStep: figure.positive() }).optional(),
@@ -91,22 +94,55 @@ const Cost = z.object({
   otherModels: z.array(z.object({ spec: z.string(), uncached: figure, cached: figure })).min(1),
 });
 
-const Longruns = z.object({
-  results: z
+/**
+ * Long runs (bench/longruns.ts), the run without compaction and the one with it: both succeeded,
+ * each handed off to a new execution at least once (its history bounded: more than one execution),
+ * and the compacting run compacted (and its largest prompt came out smaller for it).
+ */
+const Longruns = z
+  .object({
+    results: z
+      .array(
+        z.object({
+          compaction: z.object({ window: count.min(1) }).nullable(),
+          status: z.literal('succeeded', { error: (issue) => `the run ended ${String(issue.input)}, not succeeded` }),
+          steps: count.min(1),
+          inputTokens: z.object({ lastTurn: figure, maxTurn: figure, total: figure }),
+          compactions: count,
+          eventsPerExecution: z.array(count.min(1)).min(2, { error: (issue) => `no hand-off: the run was one execution of ${String((issue.input as number[])[0])} events` }),
+        }),
+      )
+      .length(2),
+  })
+  .superRefine((report, context) => {
+    const plain = report.results.findIndex((result) => result.compaction === null);
+    const compacting = report.results.findIndex((result) => result.compaction !== null);
+    if (plain === -1 || compacting === -1) return context.addIssue({ code: 'custom', path: ['results'], message: 'not one run without compaction and one with it' });
+    const [without, withCompaction] = [report.results[plain]!, report.results[compacting]!];
+    if (withCompaction.compactions === 0) context.addIssue({ code: 'custom', path: ['results', compacting, 'compactions'], message: 'the run with compaction never compacted' });
+    if (without.compactions > 0) context.addIssue({ code: 'custom', path: ['results', plain, 'compactions'], message: `the run without compaction compacted ${without.compactions} time(s)` });
+    if (withCompaction.compactions > 0 && withCompaction.inputTokens.maxTurn >= without.inputTokens.maxTurn) {
+      context.addIssue({ code: 'custom', path: ['results', compacting, 'inputTokens', 'maxTurn'], message: `compaction left the largest prompt at ${withCompaction.inputTokens.maxTurn} input tokens, not under the ${without.inputTokens.maxTurn} without it` });
+    }
+  });
+
+/** Each ledger alone (bench/ledger.ts), with the floor measured after each of its repetitions in the same process. */
+const Ledger = z.object({
+  rows: z
     .array(
       z.object({
-        status: z.literal('succeeded', { error: (issue) => `the run ended ${String(issue.input)}, not succeeded` }),
-        steps: count.min(1),
-        inputTokens: z.object({ lastTurn: figure, maxTurn: figure, total: figure }),
-        compactions: count,
-        eventsPerExecution: z.array(count.min(1)).min(1),
+        ledger: z.string(),
+        msPerStep: figure.positive(),
+        cpuMsPerStep: figure.positive(),
+        msPerCall: figure.positive(),
+        min: figure,
+        max: figure,
+        floor: z.object({ msPerStep: figure.positive(), cpuMsPerStep: figure.positive() }),
+        ratioToFloor: figure.positive(),
+        cpuRatioToFloor: figure.positive(),
       }),
     )
-    .length(2),
-});
-
-const Ledger = z.object({
-  rows: z.array(z.object({ ledger: z.string(), msPerStep: figure.positive(), msPerCall: figure.positive(), min: figure, max: figure })).length(3),
+    .length(3),
 });
 
 /**
@@ -136,18 +172,10 @@ const Fleet = z
  */
 export const COLD_START_TARGETS = { bundleBytes: 1_000_000, importCpuMs: 150, importCpuSteps: ['call-model', 'call-tool'] } as const;
 
-/**
- * How far over the import-CPU target the check lets a figure go: CPU time of the same bundles'
- * import moved between 127 and 209 ms on this 2-core machine within one hour (2026-12-01), so a
- * check at the target itself fails at random. Bundle bytes do not move and are checked at the
- * target (the regression they guard against — every client and SDK in every bundle — shows there
- * first); the README states the import figures as measured.
- */
-const IMPORT_CPU_SLACK = 2;
-
-/** The cold start of every function (bench/cold-start.ts): each figure there, no dev file, under the targets. */
+/** The cold start of every function (bench/cold-start.ts): each figure there, no dev file, the bundles under their target (import CPU: SPEED_LIMITS). */
 const ColdStart = z
   .object({
+    node: z.string(),
     functions: z
       .array(
         z.object({
@@ -157,6 +185,8 @@ const ColdStart = z
           files: z.array(z.string()).min(1),
           devSources: z.array(z.string()).max(0, { error: (issue) => `dev-only sources in the bundle: ${(issue.input as string[]).join(', ')}` }),
           importCpuMs: figure.positive(),
+          startCpuMs: figure.positive(),
+          importCpuRatio: figure.positive(),
           lazyChunks: z.array(z.object({ file: z.string(), holds: z.string(), bytes: figure.positive(), importCpuMs: figure.positive().optional() })),
         }),
       )
@@ -164,11 +194,7 @@ const ColdStart = z
   })
   .superRefine((report, ctx) => {
     for (const step of COLD_START_TARGETS.importCpuSteps) {
-      const index = report.functions.findIndex((fn) => fn.step === step);
-      if (index === -1) ctx.addIssue({ code: 'custom', path: ['functions'], message: `no figures for ${step}` });
-      else if (report.functions[index]!.importCpuMs > COLD_START_TARGETS.importCpuMs * IMPORT_CPU_SLACK) {
-        ctx.addIssue({ code: 'custom', path: ['functions', index, 'importCpuMs'], message: `${step} imports in ${report.functions[index]!.importCpuMs} ms of CPU, over ${IMPORT_CPU_SLACK}× the ${COLD_START_TARGETS.importCpuMs} ms target` });
-      }
+      if (!report.functions.some((fn) => fn.step === step)) ctx.addIssue({ code: 'custom', path: ['functions'], message: `no figures for ${step}` });
     }
   });
 
@@ -252,6 +278,8 @@ const Replay = z.object({
   runMs: figure.positive(),
   replays: z.object({ coldMs: figure.positive(), warmMedianMs: figure.positive().nullable(), samplesMs: z.array(figure.positive()).min(1), stackMs: z.array(figure.nonnegative()).min(1) }),
   share: z.object({ cold: figure.positive(), warm: figure.positive().nullable() }),
+  // Held (SPEED_LIMITS): the warm share needs a second replay (CI's `--replays 2`).
+  cpu: z.object({ runMs: figure.positive(), coldMs: figure.positive(), warmMedianMs: figure.positive(), share: z.object({ cold: figure.positive(), warm: figure.positive() }) }),
   identical: z.literal(true, { error: 'a replay diverged from the run it replayed' }),
   liveCalls: none('live call(s) made by a replay'),
 });
@@ -272,6 +300,139 @@ const Tracing = z
   .refine((report) => report.rows[0]!.tracing === 'off', { error: 'the first row is not the one with tracing off' })
   .refine((report) => report.exportRequests >= 3 * report.steps * (report.runs + 1), { error: 'the collector received fewer export requests than the traced steps made' });
 
+// ---- speed: every figure held as a ratio to a floor measured in the same process ----------------
+
+/**
+ * A speed figure CI holds. Each is a ratio to a floor measured in the same process, in the same
+ * seconds: a machine loaded by other work slows the floor with the figure, so load does not fail
+ * the check, and a regression does. `bound` is what CI fails over: set from CI's short form
+ * (.ci/run) measured on this 2-core machine, with margin for its noise (the figures are in
+ * `measured`). `target` is the issue's goal for the same ratio (null where it states none): where
+ * the code does not meet it yet, the bound is the looser, and the check prints the target and the
+ * gap beside the figure, so the gap stays in view until it is closed.
+ */
+export interface SpeedLimit {
+  readonly bound: number;
+  readonly target: number | null;
+  /** What CI's short form measured (and at which load), from which the bound was set. */
+  readonly measured: string;
+}
+
+/**
+ * CPU a fresh `node -e` process spends starting (V8's snapshot, Node's bootstrap) before its
+ * script's first import, on this machine with Node 20 (bench/cold-start.ts `startCpuMs`): what
+ * the 150 ms import-CPU target is over, as a ratio. It moves with load far less than an import;
+ * a Node release that starts faster or slower moves the ratio, so the check names the Node major
+ * version it was measured on.
+ */
+export const NODE_START_CPU = { ms: 27, nodeMajor: 20, measured: 'medians of 3: 25–33 ms at load 22–30, 34–47 at load 28–40 (2026-12-02), while the import grew 133 → 314 ms' } as const;
+
+// The bounds: CI's short forms (.ci/run) three times on 2026-12-02, 00:53 UTC at load 5 (with one
+// run or repetition a row, as CI took then) and 01:10–01:50 at load 25–40 (the machine shared by
+// several test suites), the figures in `measured` in that order (the ledger's and the replay's with
+// the runs made while fitting them); each bound about 1.5× the highest. The floors are CPU-bound code, and under heavy load the paths
+// that make system calls (the disk, dynalite's loopback HTTP) slow more than they do: those ratios
+// still move 2–4× with load, and their bounds carry it.
+export const SPEED_LIMITS = {
+  /** bench/overhead.ts: a row's CPU per agent step over the bare interpreter's (cpuRatioToFloor), each in the row's own process. */
+  overhead: {
+    'embedded ledger, in memory': { bound: 9, target: 2.5, measured: '5.79, 5.98, 4.03, 3.73' },
+    'embedded ledger, on disk': { bound: 10, target: 2.5, measured: '3.51, 5.37, 6.58, 6.18' },
+    // Issue 38's target for this row is absolute (≤ 6 ms of CPU a step: 18.6–49.3 ms measured), so not a ratio here.
+    'DynamoDB ledger on dynalite': { bound: 100, target: null, measured: '13.2, 30.2, 49.4, 64' },
+    'embedded ledger, in memory, wire-format simulated model': { bound: 12, target: null, measured: '6.09, 6.04, 6.65, 7.90' },
+  },
+  /** bench/ledger.ts: a ledger's CPU per step over the floor's (each record as JSON text in a map), in the same process. */
+  ledger: {
+    'embedded, memory': { bound: 15, target: null, measured: '3.9–9.8 in nine runs' },
+    'embedded, disk': { bound: 70, target: null, measured: '15.3–45 in nine runs' },
+    'DynamoDB on dynalite, memory': { bound: 3_000, target: null, measured: '447–1904 in nine runs' },
+  },
+  /** bench/replay.ts: a replay's CPU over the run's it replays, in the same process (issue 38: ≤ 10% warm, ≤ 20% cold). */
+  replay: {
+    warm: { bound: 1.3, target: 0.1, measured: '0.50, 0.37, 0.31, 0.88, 0.45' },
+    cold: { bound: 1.6, target: 0.2, measured: '0.42, 0.40, 0.56, 1.09, 0.53' },
+  },
+  /**
+   * bench/tracing.ts: the CPU per step the export adds over the same stack's with tracing off,
+   * interleaved run by run. A difference of two figures of 3 runs of 20 steps: the noisiest here
+   * (spans only from 0.01 to 1.34 in six runs), so one bound for the three rows.
+   */
+  tracing: {
+    'OTLP/HTTP protobuf, spans only': { bound: 2, target: null, measured: '0.01, 0.41, 0.27, 1.34, 0.76, 0.20' },
+    'OTLP/HTTP protobuf': { bound: 2, target: null, measured: '0.16, 0.85, 0.43, 0.73, 0.51' },
+    'OTLP/HTTP JSON': { bound: 2, target: null, measured: '0.23, 0.67, 0.75, 0.68, 0.48' },
+  },
+  /**
+   * bench/cold-start.ts: the model and tool steps' import CPU over the same process's start
+   * (importCpuRatio). The target, 150 ms, over NODE_START_CPU: 5.56. The import slows with load
+   * more than Node's start does, so today's bundles, about at the target on a quiet machine (133
+   * and 151 ms at load 7), are 1.1–1.3× over it under load: the bound is 9, not the target.
+   */
+  coldStart: { bound: 9, target: COLD_START_TARGETS.importCpuMs / NODE_START_CPU.ms, measured: 'call-model 6.15, call-tool 6.27 at load 25–28; 7.11, 6.79 at load 28–40 (314 and 273 ms: over the old 2× slack)' },
+} as const satisfies Record<string, SpeedLimit | Record<string, SpeedLimit>>;
+
+/** One figure a report holds to its limit: where it is in the report, what it is, its value. */
+interface HeldFigure {
+  readonly path: string;
+  readonly name: string;
+  readonly value: number;
+  readonly unit: string;
+  readonly limit: SpeedLimit;
+}
+
+/** The speed figures of a report that passed its schema, each with its limit; `missing` names a figure the report lacks. */
+function speedFigures(mode: Mode, report: any): { figures: HeldFigure[]; missing: string[] } {
+  const figures: HeldFigure[] = [];
+  const missing: string[] = [];
+  const rows = <T extends Record<string, SpeedLimit>>(limits: T, list: any[], key: string, value: (row: any) => number | undefined, where: string, unit: string, name: (row: string) => string) => {
+    for (const [row, limit] of Object.entries(limits)) {
+      const index = list.findIndex((item) => item[key] === row);
+      const measured = index === -1 ? undefined : value(list[index]);
+      if (measured === undefined) missing.push(`${where}: no figure (${unit}) for the row ${JSON.stringify(row)}`);
+      else figures.push({ path: `${where}.${index}`, name: name(row), value: measured, unit, limit });
+    }
+  };
+  switch (mode) {
+    case 'overhead':
+      rows(SPEED_LIMITS.overhead, report.results, 'target', (row) => row.cpuRatioToFloor, 'results', "× the floor's CPU", (row) => `overhead per step (${row})`);
+      break;
+    case 'ledger':
+      rows(SPEED_LIMITS.ledger, report.rows, 'ledger', (row) => row.cpuRatioToFloor, 'rows', "× the floor's CPU", (row) => `the ledger alone (${row})`);
+      break;
+    case 'replay':
+      figures.push({ path: 'cpu.share.warm', name: 'a warm replay', value: report.cpu.share.warm, unit: "of the run's CPU", limit: SPEED_LIMITS.replay.warm });
+      figures.push({ path: 'cpu.share.cold', name: 'the first replay', value: report.cpu.share.cold, unit: "of the run's CPU", limit: SPEED_LIMITS.replay.cold });
+      break;
+    case 'tracing': {
+      const off = report.rows[0].cpuMsPerStep;
+      rows(SPEED_LIMITS.tracing, report.rows, 'tracing', (row) => (row.cpuMsPerStep - off) / off, 'rows', "× tracing off's CPU added", (row) => `tracing per step (${row})`);
+      break;
+    }
+    case 'cold-start':
+      for (const step of COLD_START_TARGETS.importCpuSteps) {
+        const index = report.functions.findIndex((fn: any) => fn.step === step);
+        figures.push({ path: `functions.${index}.importCpuRatio`, name: `${step}'s import`, value: report.functions[index].importCpuRatio, unit: "× the process's start CPU", limit: SPEED_LIMITS.coldStart });
+      }
+      if (Number(/^v(\d+)\./.exec(report.node)?.[1]) !== NODE_START_CPU.nodeMajor) {
+        missing.push(`node: measured on ${report.node}, and the import target's ratio is over Node ${NODE_START_CPU.nodeMajor}'s start: measure NODE_START_CPU again (bench/check.ts)`);
+      }
+      break;
+  }
+  return { figures, missing };
+}
+
+const ratio = (value: number) => (value < 10 ? value.toFixed(2) : value.toFixed(0));
+
+/** A held figure as CI's log shows it: the value, its bound, and the target with the gap while unmet. */
+function heldLine(figure: HeldFigure): string {
+  const { bound, target } = figure.limit;
+  // A share of the run reads as a percentage, a ratio as "N×".
+  const shown = (value: number) => (figure.unit.startsWith('×') ? ratio(value) : `${(value * 100).toFixed(0)}%`);
+  const against = target === null ? 'no target stated' : figure.value <= target ? `target ${shown(target)}: met` : `target ${shown(target)}: ${ratio(figure.value / target)}× over it`;
+  return `${figure.name}: ${shown(figure.value)}${figure.unit.startsWith('×') ? '' : ' '}${figure.unit} (CI bound ${shown(bound)}; ${against})`;
+}
+
 /** Each mode of bench/main.ts, the schema its `--json` must satisfy. */
 export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'cold-start': ColdStart, growth: Growth, replay: Replay, tracing: Tracing } as const;
 export type Mode = keyof typeof REPORTS;
@@ -285,8 +446,9 @@ export function checkReport(mode: Mode, text: string): string[] {
     return [`the output is not JSON (${error instanceof Error ? error.message : String(error)}): ${JSON.stringify(text.slice(0, 200))}`];
   }
   const parsed = REPORTS[mode].safeParse(json);
-  if (parsed.success) return [];
-  return parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(report)'}: ${issue.message}`);
+  if (!parsed.success) return parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(report)'}: ${issue.message}`);
+  const { figures, missing } = speedFigures(mode, parsed.data);
+  return [...missing, ...figures.filter((figure) => !(figure.value <= figure.limit.bound)).map((figure) => `${figure.path}: slower than CI's bound: ${heldLine(figure)}`)];
 }
 
 // ---- main: `node --import tsx bench/check.ts <mode> [file]` (stdin without a file) -------------------
@@ -300,10 +462,12 @@ if (import.meta.filename === process.argv[1]) {
   const text = readFileSync(file ?? 0, 'utf8');
   const problems = checkReport(mode as Mode, text);
   if (problems.length > 0) {
-    process.stderr.write(`bench check: the ${mode} benchmark stopped measuring:\n${problems.map((problem) => `  ${problem}`).join('\n')}\n`);
+    process.stderr.write(`bench check: the ${mode} benchmark stopped measuring or got slower:\n${problems.map((problem) => `  ${problem}`).join('\n')}\n`);
     process.exit(1);
   }
-  process.stdout.write(`bench check: ${mode}: ${summary(mode as Mode, JSON.parse(text))}\n`);
+  const report = JSON.parse(text);
+  process.stdout.write(`bench check: ${mode}: ${summary(mode as Mode, report)}\n`);
+  for (const figure of speedFigures(mode as Mode, report).figures) process.stdout.write(`  ${heldLine(figure)}\n`);
 }
 
 /** The figures CI's log shows for a mode that passed. */
@@ -327,7 +491,7 @@ function summary(mode: Mode, report: any): string {
     case 'longruns':
       return report.results.map((r: any) => `${r.steps} steps, ${r.eventsPerExecution.length} executions, ${r.compactions} compactions`).join('; ');
     case 'ledger':
-      return report.rows.map((row: any) => `${row.ledger} ${fixed(row.msPerStep, 3)} ms/step`).join(', ');
+      return report.rows.map((row: any) => `${row.ledger} ${fixed(row.msPerStep, 3)} ms/step (CPU ${fixed(row.cpuMsPerStep, 3)}, the floor's ${fixed(row.floor.cpuMsPerStep, 4)})`).join(', ');
     case 'cold-start': {
       const largest = report.functions.reduce((a: any, b: any) => (b.bundleBytes > a.bundleBytes ? b : a));
       const cpu = COLD_START_TARGETS.importCpuSteps.map((step) => `${step} ${fixed(report.functions.find((fn: any) => fn.step === step).importCpuMs, 0)} ms`).join(', ');
@@ -336,7 +500,7 @@ function summary(mode: Mode, report: any): string {
     case 'growth':
       return `engine heap ${fixed(report.engine.heapPerRunKb, 1)} KB/run; ${(['status', 'runs', 'approvals', 'verifyAll'] as const).map((name) => `${name} ${report[name].oneRun.cpuMs} ms CPU / ${report[name].oneRun.peakRssMb} MB with 1 run, ${report[name].manyRuns.cpuMs} ms CPU / ${report[name].manyRuns.peakRssMb} MB with ${report.options.runs}, CPU ${fixed(pairedRatio(report[name].cpuMsPairs))}×`).join('; ')}; ${report.stateDir.bytesPerRun} bytes/run on disk`;
     case 'replay':
-      return `${report.steps} steps: run ${report.runMs} ms, replay cold ${report.replays.coldMs} ms (${fixed(report.share.cold * 100, 0)}%), warm ${report.replays.warmMedianMs ?? '-'} ms, ${report.liveCalls} live calls`;
+      return `${report.steps} steps: run ${report.runMs} ms, replay cold ${report.replays.coldMs} ms (${fixed(report.share.cold * 100, 0)}%), warm ${report.replays.warmMedianMs ?? '-'} ms; CPU: run ${report.cpu.runMs} ms, replay cold ${report.cpu.coldMs} ms, warm ${report.cpu.warmMedianMs} ms; ${report.liveCalls} live calls`;
     case 'tracing':
       return `${report.steps} steps: ${report.rows.map((row: any) => `${row.tracing} ${fixed(row.msPerStep, 3)} ms/step (CPU ${fixed(row.cpuMsPerStep, 3)})`).join(', ')}; ${report.exportRequests} export requests`;
     case 'fleet':

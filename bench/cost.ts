@@ -15,7 +15,7 @@ import { Day } from '../agents/refund-reconciler/domain.js';
 import { stableJson } from '../lambdas/define.js';
 import type { Usage } from '../lambdas/records/messages.js';
 import { costOf, DEFAULT_PRICE_TABLE } from '../lambdas/models/prices.js';
-import { synthesizeTemplate } from '../local/template.js';
+import { synthesizeTemplate } from '../local/template/synthesize.js';
 import { benchStack, BENCH_CONFIG } from './pipeline.js';
 
 const { values } = parseArgs({ options: { cost: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } });

@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Day } from '../agents/refund-reconciler/domain.js';
-import { crashInjector } from '../local/crash.js';
-import { historyLog } from '../local/history-log.js';
+import { crashInjector } from '../local/runtime/crash.js';
+import { historyLog } from '../local/engine/history-log.js';
 import { BENCH_CONFIG, benchStack } from './pipeline.js';
 
 interface Job {

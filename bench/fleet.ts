@@ -19,10 +19,10 @@ import { parseArgs } from 'node:util';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ModelClient } from '../lambdas/records/messages.js';
-import { summarizeHistory } from '../local/engine.js';
-import { localAwsConfig } from '../local/aws-config.js';
-import { cachedTemplate } from '../local/template-cache.js';
-import { extractStateMachine, type CfnTemplateJson } from '../local/asl.js';
+import { summarizeHistory } from '../local/engine/local-engine.js';
+import { localAwsConfig } from '../local/services/aws-config.js';
+import { cachedTemplate } from '../local/template/cache.js';
+import { extractStateMachine, type CfnTemplateJson } from '../local/template/asl.js';
 import { AWS_PRICES, awsBill } from './aws-cost.js';
 import { seededRandom } from '../sim/random.js';
 import { logNormal, SimulatedTime } from './fleet-sim.js';
@@ -125,7 +125,7 @@ export async function fleetBenchmark(argv: string[]) {
     worldInMemory: true,
     clock: sim,
     retryDelayMs: 1,
-    // The twin's per-account API throttling, on the simulated clock (local/sfn-quotas.ts).
+    // The twin's per-account API throttling, on the simulated clock (local/aws/sfn-api-throttling.ts).
     quotas: true,
     // Every run's history is read at the end: the engine keeps them all.
     retainFinishedExecutions: Number.MAX_SAFE_INTEGER,

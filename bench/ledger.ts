@@ -10,7 +10,14 @@
  * — 3.5 calls per agent step; a real day mixes in reads (one `recordCall` instead of claim and
  * complete), and `npm run bench -- --overhead` counts 2.84 per agent step on the refund day. Each
  * repetition is a fresh ledger and a fresh run; the figure is the median over repetitions of the
- * mean ms per agent step, after one warm-up repetition. Nothing here is a test.
+ * mean ms per agent step (wall and this process's CPU: dynalite serves in this process), after
+ * WARM_UP_REPS warm-up repetitions.
+ *
+ * The floor: the same calls on a map from key to each record's JSON text (floorLedger) — the least
+ * any ledger does, serialize what it stores and parse what it reads — run FLOOR_REPS times after
+ * each repetition of each row, so that every row's "× floor" compares two figures taken in the
+ * same process in the same seconds, whatever else the machine was doing then (bench/check.ts
+ * bounds those ratios). Nothing here is a test.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,10 +26,11 @@ import { parseArgs } from 'node:util';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
+import type { ToolCallRecord, TurnRecord } from '../lambdas/records/ledger-records.js';
 import { runRecord } from '../test/support/records.js';
-import { ensureTable, startDynamo } from '../local/dynamo.js';
-import { ledgerTableFromTemplate, type CfnTemplate } from '../local/template.js';
-import { cachedTemplate } from '../local/template-cache.js';
+import { ensureTable, startDynamo } from '../local/services/dynamodb.js';
+import { ledgerTableFromTemplate, type CfnTemplate } from '../local/template/synthesize.js';
+import { cachedTemplate } from '../local/template/cache.js';
 import { median } from './stats.js';
 import { ephemeralSealer } from '../lambdas/ledger/seal.js';
 
@@ -41,15 +49,27 @@ const STEPS = Number(args.steps);
 const REPS = Number(args.reps);
 /** Ledger calls per agent step of `turnAndCall` (7 per pair of steps). */
 const CALLS_PER_STEP = 3.5;
+/**
+ * Floor repetitions after each of a row's, each of FLOOR_STEPS_FACTOR times the row's steps: 20
+ * of the floor's steps take about half a millisecond of CPU, which one sample measures mostly as
+ * noise (measured 0.02–0.08 ms a step in one minute).
+ */
+const FLOOR_REPS = 5;
+const FLOOR_STEPS_FACTOR = 10;
+/** Warm-up repetitions of each row: with one, CI's 20-step form measured code the JIT had not finished with (CPU per step moved 2× between repetitions). */
+const WARM_UP_REPS = 3;
+
+/** What `turnAndCall` calls: every ledger has these, the floor too. */
+type StepCalls = Pick<Ledger, 'createRun' | 'loadStep' | 'countStep' | 'recordTurn' | 'claimCall' | 'completeCall'>;
 
 interface Target {
   name: string;
   /** A fresh, empty ledger, and how to dispose of it. */
-  open(): Promise<{ ledger: Ledger; close(): Promise<void>; bytes?: () => number }>;
+  open(): Promise<{ ledger: StepCalls; close(): Promise<void>; bytes?: () => number }>;
 }
 
 /** A model turn and its one side-effecting tool call: two agent steps, as the steps make them. */
-async function turnAndCall(ledger: Ledger, runId: string, turn: number, now: Date): Promise<void> {
+async function turnAndCall(ledger: StepCalls, runId: string, turn: number, now: Date): Promise<void> {
   const want = { turns: [turn, turn + 1], calls: [1, 2, 3].map((call) => ({ turn, call })) };
   // BudgetCheck
   await ledger.loadStep(runId, want);
@@ -101,8 +121,8 @@ async function turnAndCall(ledger: Ledger, runId: string, turn: number, now: Dat
   await ledger.completeCall(runId, turn, 1, { outcome: 'ok', result: `{"refundId":"re_${turn}","status":"succeeded"}`, latencyMs: 0 }, now, undefined, { stepKey: `call:${turn}:1`, deltas: { steps: 1, toolCalls: 1 } });
 }
 
-/** Runs one repetition: STEPS agent steps on a fresh ledger; returns mean ms per step and log bytes per step. */
-async function repetition(target: Target): Promise<{ msPerStep: number; bytesPerStep?: number }> {
+/** Runs one repetition: `steps` agent steps on a fresh ledger; returns mean ms (wall and CPU) per step and log bytes per step. */
+async function repetition(target: Target, steps = STEPS): Promise<{ msPerStep: number; cpuMsPerStep: number; bytesPerStep?: number }> {
   const { ledger, close, bytes } = await target.open();
   try {
     const now = new Date('2026-11-29T02:00:00Z');
@@ -121,13 +141,54 @@ async function repetition(target: Target): Promise<{ msPerStep: number; bytesPer
     await ledger.createRun(run);
     const before = bytes?.();
     const started = performance.now();
-    for (let turn = 1; turn <= STEPS / 2; turn++) await turnAndCall(ledger, run.runId, turn, now);
-    const msPerStep = (performance.now() - started) / STEPS;
-    return { msPerStep, bytesPerStep: before === undefined ? undefined : (bytes!() - before) / STEPS };
+    const cpuBefore = process.cpuUsage();
+    for (let turn = 1; turn <= steps / 2; turn++) await turnAndCall(ledger, run.runId, turn, now);
+    const cpu = process.cpuUsage(cpuBefore);
+    const msPerStep = (performance.now() - started) / steps;
+    return { msPerStep, cpuMsPerStep: (cpu.user + cpu.system) / 1000 / steps, bytesPerStep: before === undefined ? undefined : (bytes!() - before) / steps };
   } finally {
     await close();
   }
 }
+
+/**
+ * The floor's ledger: each record kept as its JSON text under its key, read back by parsing it —
+ * no condition, seal, counter, copy, index or log. A claim always succeeds; a completion merges
+ * the outcome into the claimed record.
+ */
+function floorLedger(): StepCalls {
+  const items = new Map<string, string>();
+  const put = <T>(key: string, record: T): T => (items.set(key, JSON.stringify(record)), record);
+  const get = <T>(key: string): T | undefined => {
+    const text = items.get(key);
+    return text === undefined ? undefined : (JSON.parse(text) as T);
+  };
+  const count = (runId: string, stepKey: string, deltas: unknown) => put(`count#${runId}#${stepKey}`, deltas);
+  const callKey = (runId: string, turn: number, call: number) => `call#${runId}#${turn}#${call}`;
+  return {
+    createRun: async (run) => (put(`run#${run.runId}`, run), true),
+    loadStep: async (runId, want) => ({
+      run: get(`run#${runId}`),
+      turns: (want?.turns ?? []).flatMap((turn) => get<TurnRecord>(`turn#${runId}#${turn}`) ?? []),
+      calls: (want?.calls ?? []).flatMap(({ turn, call }) => get<ToolCallRecord>(callKey(runId, turn, call)) ?? []),
+    }),
+    countStep: async (runId, stepKey, deltas) => (count(runId, stepKey, deltas), true),
+    recordTurn: async (turn, counted) => {
+      if (counted) count(turn.runId, counted.stepKey, counted.deltas);
+      return put(`turn#${turn.runId}#${turn.turn}`, turn);
+    },
+    claimCall: async (call) => ({ claimed: true, record: put(callKey(call.runId, call.turn, call.call), call) }),
+    completeCall: async (runId, turn, call, outcome, _now, _effect, counted) => {
+      if (counted) count(runId, counted.stepKey, counted.deltas);
+      return put(callKey(runId, turn, call), { ...get<ToolCallRecord>(callKey(runId, turn, call))!, ...outcome, status: 'completed' });
+    },
+  };
+}
+
+const floor: Target = {
+  name: 'floor: JSON text in a map',
+  open: async () => ({ ledger: floorLedger(), close: async () => {} }),
+};
 
 const embeddedMemory: Target = {
   name: 'embedded, memory',
@@ -170,21 +231,45 @@ async function dynaliteMemory(): Promise<Target & { stop(): Promise<void> }> {
 }
 
 const dynalite = await dynaliteMemory();
-const rows: { ledger: string; msPerStep: number; msPerCall: number; min: number; max: number; logBytesPerStep?: number }[] = [];
+const rows: {
+  ledger: string;
+  msPerStep: number;
+  cpuMsPerStep: number;
+  msPerCall: number;
+  min: number;
+  max: number;
+  logBytesPerStep?: number;
+  /** The floor, measured after each of this row's repetitions: its median ms (wall and CPU) per step, and the row's over it. */
+  floor: { msPerStep: number; cpuMsPerStep: number };
+  ratioToFloor: number;
+  cpuRatioToFloor: number;
+}[] = [];
 try {
+  // Warm-up: JIT, SDK and module initialization (the floor's code paths too).
+  for (let rep = 0; rep < FLOOR_REPS; rep++) await repetition(floor, FLOOR_STEPS_FACTOR * STEPS);
   for (const target of [embeddedMemory, embeddedDisk, dynalite]) {
-    await repetition(target); // warm-up: JIT, SDK and module initialization
+    for (let rep = 0; rep < WARM_UP_REPS; rep++) await repetition(target);
     const results = [];
-    for (let rep = 0; rep < REPS; rep++) results.push(await repetition(target));
+    const floors = [];
+    for (let rep = 0; rep < REPS; rep++) {
+      results.push(await repetition(target));
+      for (let floorRep = 0; floorRep < FLOOR_REPS; floorRep++) floors.push(await repetition(floor, FLOOR_STEPS_FACTOR * STEPS));
+    }
     const perStep = results.map((result) => result.msPerStep);
     const msPerStep = median(perStep);
+    const cpuMsPerStep = median(results.map((result) => result.cpuMsPerStep));
+    const floorFigures = { msPerStep: median(floors.map((result) => result.msPerStep)), cpuMsPerStep: median(floors.map((result) => result.cpuMsPerStep)) };
     rows.push({
       ledger: target.name,
       msPerStep,
+      cpuMsPerStep,
       msPerCall: msPerStep / CALLS_PER_STEP,
       min: Math.min(...perStep),
       max: Math.max(...perStep),
       logBytesPerStep: results[0]!.bytesPerStep,
+      floor: floorFigures,
+      ratioToFloor: msPerStep / floorFigures.msPerStep,
+      cpuRatioToFloor: cpuMsPerStep / floorFigures.cpuMsPerStep,
     });
   }
 } finally {
@@ -192,15 +277,18 @@ try {
 }
 
 if (args.json) {
-  console.log(JSON.stringify({ steps: STEPS, reps: REPS, callsPerStep: CALLS_PER_STEP, rows }, null, 2));
+  console.log(JSON.stringify({ steps: STEPS, reps: REPS, floorReps: FLOOR_REPS, callsPerStep: CALLS_PER_STEP, rows }, null, 2));
 } else {
-  console.log(`ledger calls per agent step: ${CALLS_PER_STEP} (a model turn and a side-effecting call: 7 calls per 2 steps); ${STEPS} steps × ${REPS} repetitions (median of the mean per repetition)\n`);
-  console.log(['ledger'.padEnd(30), 'ms/step'.padStart(9), 'ms/call'.padStart(9), 'min'.padStart(8), 'max'.padStart(8), 'log B/step'.padStart(11)].join(' '));
+  console.log(`ledger calls per agent step: ${CALLS_PER_STEP} (a model turn and a side-effecting call: 7 calls per 2 steps); ${STEPS} steps × ${REPS} repetitions (median of the mean per repetition)`);
+  console.log(`× floor: CPU against the floor (${floor.name}), ${FLOOR_STEPS_FACTOR * STEPS} steps run ${FLOOR_REPS} times after each of the row's repetitions, in this process\n`);
+  console.log(['ledger'.padEnd(30), 'ms/step'.padStart(9), 'CPU ms/step'.padStart(12), '× floor'.padStart(8), 'ms/call'.padStart(9), 'min'.padStart(8), 'max'.padStart(8), 'log B/step'.padStart(11)].join(' '));
   for (const row of rows) {
     console.log(
       [
         row.ledger.padEnd(30),
         row.msPerStep.toFixed(3).padStart(9),
+        row.cpuMsPerStep.toFixed(3).padStart(12),
+        row.cpuRatioToFloor.toFixed(1).padStart(8),
         row.msPerCall.toFixed(4).padStart(9),
         row.min.toFixed(3).padStart(8),
         row.max.toFixed(3).padStart(8),

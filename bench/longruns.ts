@@ -10,8 +10,8 @@ import { inputTokensOf } from '../lambdas/records/messages.js';
 import { executionChain } from '../lambdas/guards/history.js';
 import { HISTORY_EVENT_LIMIT } from '../lambdas/shared/limits.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { waitForChain } from '../local/chain.js';
-import { startLocalStack } from '../local/runtime.js';
+import { waitForChain } from '../local/runtime/chain.js';
+import { startLocalStack } from '../local/runtime/local-stack.js';
 import { counterAgent } from '../test/support/counter-agent.js';
 
 const { values } = parseArgs({

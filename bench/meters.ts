@@ -13,8 +13,8 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import { extractStateMachine, type CfnTemplateJson } from '../local/asl.js';
-import type { LocalEngine } from '../local/engine.js';
+import { extractStateMachine, type CfnTemplateJson } from '../local/template/asl.js';
+import type { LocalEngine } from '../local/engine/local-engine.js';
 
 // ---- Lambda --------------------------------------------------------------------------------------
 

@@ -2,9 +2,9 @@ import { refundReconciler, startRefundWorld, type RefundWorld } from '../agents/
 import type { DevWorldOptions } from '../lambdas/define.js';
 import type { Day } from '../agents/refund-reconciler/domain.js';
 import type { BreakerPolicy } from '../lambdas/guards/breaker.js';
-import type { CfnTemplateJson } from '../local/asl.js';
-import { summarizeHistory, type StateSummary } from '../local/engine.js';
-import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime.js';
+import type { CfnTemplateJson } from '../local/template/asl.js';
+import { summarizeHistory, type StateSummary } from '../local/engine/local-engine.js';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
 
 /**
  * The real local pipeline as the benchmark runs it: the synthesized definition on the in-process

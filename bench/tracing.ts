@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { otlpSink } from '../lambdas/telemetry/export.js';
 import type { SpanSink } from '../lambdas/telemetry/sink.js';
-import { cachedTemplate } from '../local/template-cache.js';
+import { cachedTemplate } from '../local/template/cache.js';
 import { benchStack, runOnce, type BenchStack } from './pipeline.js';
 import { median } from './stats.js';
 import { dayWithSteps } from './workload.js';

@@ -1,4 +1,4 @@
-import { walkStates, type AslDefinition, type CfnTemplateJson } from '../local/asl.js';
+import { walkStates, type AslDefinition, type CfnTemplateJson } from '../local/template/asl.js';
 
 /**
  * BENCHMARK VARIANT — not what savepoint deploys. The synthesized template with every `Retry`

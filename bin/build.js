@@ -21,9 +21,9 @@ execFileSync(process.execPath, [tsc,  '-p', join(root, 'tsconfig.build.json')], 
 cpSync(join(root, 'console/static'), join(dist, 'console/static'), { recursive: true });
 
 // The stack's template, synthesized now for a placeholder agent name: an installed package runs
-// it locally without the CDK (local/template.ts), renamed for each agent — untraced, and traced
+// it locally without the CDK (local/template/synthesize.ts), renamed for each agent — untraced, and traced
 // (what a local run with OTEL_* variables runs).
-const { synthesizeTemplate, TEMPLATE_AGENT, SHIPPED_TEMPLATES } = await import(pathToFileURL(join(dist, 'local/template.js')).href);
+const { synthesizeTemplate, TEMPLATE_AGENT, SHIPPED_TEMPLATES } = await import(pathToFileURL(join(dist, 'local/template/synthesize.js')).href);
 mkdirSync(join(dist, 'template'), { recursive: true });
 for (const [variant, file] of Object.entries(SHIPPED_TEMPLATES)) {
   writeFileSync(join(dist, 'template', file), JSON.stringify(await synthesizeTemplate(TEMPLATE_AGENT, { traced: variant === 'traced' })));

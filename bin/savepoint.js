@@ -13,7 +13,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const checkout = existsSync(new URL('../cli/savepoint.ts', import.meta.url));
 if (!checkout) {
-  // How local/agents.ts loads an agent: compiled on its own, its `savepoint` imports left to Node.
+  // How local/runtime/agents.ts loads an agent: compiled on its own, its `savepoint` imports left to Node.
   globalThis[Symbol.for('savepoint.bundle')] = {
     importAgent: async (modulePath) => {
       if (/\.[cm]?js$/.test(modulePath)) return import(pathToFileURL(modulePath).href);
@@ -26,7 +26,7 @@ if (!checkout) {
   const fromSource = Boolean(process.env.SAVEPOINT_FROM_SOURCE) && process.env.SAVEPOINT_FROM_SOURCE !== '0';
   const bundle = fromSource ? undefined : await bundled();
   if (bundle) {
-    // How local/agents.ts loads an agent when the harness is this bundle: bundled against it.
+    // How local/runtime/agents.ts loads an agent when the harness is this bundle: bundled against it.
     globalThis[Symbol.for('savepoint.bundle')] = {
       dir: bundle.dir,
       importAgent: async (modulePath) => {

@@ -7,8 +7,8 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { historySource } from '../console/history.js';
 import { startConsole } from '../console/server.js';
-import { agentModulePath, loadAgent } from '../local/agents.js';
-import { extractStateMachine, type AslDefinition, type CfnTemplateJson } from '../local/asl.js';
+import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
+import { extractStateMachine, type AslDefinition, type CfnTemplateJson } from '../local/template/asl.js';
 import { UsageError } from './errors.js';
 import { openLedger, runningEngine } from './state.js';
 import { watchStopSignals } from './signals.js';
@@ -135,7 +135,7 @@ async function agentOf(spec: string | undefined): Promise<AgentDefinition | unde
 }
 
 async function synthesizedDefinition(agentName: string | undefined): Promise<AslDefinition | undefined> {
-  const { synthesizeTemplate } = await import('../local/template.js');
+  const { synthesizeTemplate } = await import('../local/template/synthesize.js');
   return extractStateMachine((await synthesizeTemplate(agentName)) as CfnTemplateJson).definition;
 }
 

@@ -1,7 +1,8 @@
 import type { BreakerState } from '../lambdas/records/breaker-state.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
-import type { StateSummary } from '../local/engine.js';
+import { GUARDS } from '../lambdas/records/guards.js';
+import type { StateSummary } from '../local/engine/local-engine.js';
 
 /**
  * Text safe to print on a terminal. What a model or a tool chose (a summary, a tool name, an id, a
@@ -86,10 +87,7 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
     row('cost', money(report.dollars)),
     row('wall time', `${report.wallSeconds.toFixed(1)} s`),
     '  guards (used / limit)',
-    row('  steps', `${report.guards.steps.used} / ${report.guards.steps.limit}`),
-    row('  tokens', `${report.guards.tokens.used} / ${report.guards.tokens.limit} (max ${report.guards.tokens.perTurn} per turn)`),
-    row('  dollars', `${report.guards.dollars.used.toFixed(4)} / ${report.guards.dollars.limit.toFixed(2)}`),
-    row('  wall clock', `${report.guards.wallSeconds.used} s / ${report.guards.wallSeconds.limit} s`),
+    ...GUARDS.map((guard) => row(`  ${guard.label}`, guard.report(report.guards[guard.figure]))),
     row('  waiting for people', `${report.guards.approvalWaitSeconds} s (not counted)`),
     ...report.guardEvents.map((event) => row(`  ${event.action}`, `${event.guard} at ${event.at}: ${event.reason}`)),
   );

@@ -1,5 +1,5 @@
 import { Option } from 'commander';
-import { CRASH_POINTS } from '../local/crash.js';
+import { CRASH_POINTS } from '../local/runtime/crash.js';
 import { AGENT_HELP, defaultAgent } from './program.js';
 
 /**

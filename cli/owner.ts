@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
 import { sameSecret } from '../lambdas/shared/same-secret.js';
-import { checkPrivateState, PRIVATE_DIR_MODE, refuseForeignLinks, UnsafeStateError } from '../local/private-state.js';
+import { checkPrivateState, PRIVATE_DIR_MODE, refuseForeignLinks, UnsafeStateError } from '../local/state/private-state.js';
 import { describe, UsageError } from './errors.js';
 
 /**
@@ -293,7 +293,7 @@ function prepareDirectory(path: string): void {
 
 /**
  * Refuses a state directory another user can write (a UsageError naming the entry), and makes our
- * own readable files private again (local/private-state.ts). Every command checks it before it
+ * own readable files private again (local/state/private-state.ts). Every command checks it before it
  * reads anything there: engine.json names the endpoints the command then trusts.
  */
 export function checkStateDir(stateDir: string, check: (stateDir: string) => void = checkPrivateState): void {

@@ -1,4 +1,4 @@
-import type { HistoryEvent } from '../local/engine.js';
+import type { HistoryEvent } from '../local/engine/local-engine.js';
 import { terminalSafe } from './format.js';
 
 type Write = (line: string) => void;

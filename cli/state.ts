@@ -2,12 +2,13 @@ import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSy
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import { localAwsConfig } from '../local/aws-config.js';
-import { localLedgerSealer } from '../local/approval-keys.js';
-import type { CfnTemplateJson } from '../local/asl.js';
-import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/ledger-files.js';
-import { PRIVATE_FILE_MODE } from '../local/private-state.js';
-import { EmbeddedLedger, SEAL_KEY_FILE } from '../lambdas/ledger/embedded-ledger.js';
+import { localAwsConfig } from '../local/services/aws-config.js';
+import { localLedgerSealer } from '../local/state/approval-keys.js';
+import type { CfnTemplateJson } from '../local/template/asl.js';
+import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/state/ledger-files.js';
+import { PRIVATE_FILE_MODE } from '../local/state/private-state.js';
+import { SEAL_KEY_FILE } from '../lambdas/ledger/embedded-files.js';
+import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import { RemoteLedger } from '../lambdas/ledger/remote-ledger.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
@@ -103,7 +104,7 @@ async function dynamoModules() {
   const [{ DynamoDBClient }, { DynamoDbLedger }, { startDynamo }] = await Promise.all([
     import('@aws-sdk/client-dynamodb'),
     import('../lambdas/ledger/dynamodb-ledger.js'),
-    import('../local/dynamo.js'),
+    import('../local/services/dynamodb.js'),
   ]);
   return { DynamoDBClient, DynamoDbLedger, startDynamo };
 }

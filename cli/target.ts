@@ -1,9 +1,9 @@
 import { approvalApiDecider, createClient, type SavepointClient } from '../client/index.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
-import { agentModulePath, loadAgent } from '../local/agents.js';
-import { localUser } from '../local/approval-api.js';
-import { localApprovalKeys } from '../local/approval-keys.js';
+import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
+import { localUser } from '../local/services/approval-api.js';
+import { localApprovalKeys } from '../local/state/approval-keys.js';
 import { defaultAgent, deployed, stateDir } from './program.js';
 import { openLedger, runningEngine, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 
@@ -95,7 +95,7 @@ async function engineSfnClient(engine: EngineFile) {
   const [{ SFNClient }, { stateMachineArnOf }, { localAwsConfig }] = await Promise.all([
     import('@aws-sdk/client-sfn'),
     import('../lambdas/adapters/sfn.js'),
-    import('../local/aws-config.js'),
+    import('../local/services/aws-config.js'),
   ]);
   return { client: new SFNClient({ ...localAwsConfig, endpoint: engine.endpoints.sfn }), stateMachineArnOf };
 }

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import type { AslDefinition } from '../local/asl.js';
-import type { HistoryEvent } from '../local/engine.js';
+import type { AslDefinition } from '../local/template/asl.js';
+import type { HistoryEvent } from '../local/engine/local-engine.js';
 
 /**
  * What the console reads of the execution history: one line per event, in the shape the state
- * directory's `history.jsonl` keeps (local/history-log.ts), so that executions of this process (the
+ * directory's `history.jsonl` keeps (local/engine/history-log.ts), so that executions of this process (the
  * engine's full history) and of earlier processes (the log's Task events) read the same.
  */
 export interface HistoryLine {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { approvalApiDecider, createClient } from '../client/index.js';
-import type { LocalStack } from '../local/runtime.js';
+import type { LocalStack } from '../local/runtime/local-stack.js';
 import { historySource } from './history.js';
 import { startConsole, type ConsoleOptions, type ConsoleServer } from './server.js';
 

@@ -3,8 +3,8 @@ import { deploymentClient, executionConsoleLink, type Deployment } from '../clie
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { RunRecord } from '../lambdas/records/ledger-records.js';
-import { localUser } from '../local/approval-api.js';
-import type { AslDefinition } from '../local/asl.js';
+import { localUser } from '../local/services/approval-api.js';
+import type { AslDefinition } from '../local/template/asl.js';
 import { linesFromEngine, statusFromLines, type HistoryLine, type HistorySource } from './history.js';
 import { startConsole, type ConsoleOptions, type ConsoleServer } from './server.js';
 

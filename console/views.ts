@@ -3,6 +3,7 @@ import { lifecycleOf, type Lifecycle } from '../client/index.js';
 import { resolveResults } from '../lambdas/ledger/blobs.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../lambdas/records/ledger-records.js';
+import { COUNTED_GUARDS, spentOf } from '../lambdas/records/guards.js';
 import { executionChain, handoffThreshold } from '../lambdas/guards/history.js';
 import { executionName, type HistoryLine, type HistorySource } from './history.js';
 
@@ -67,11 +68,11 @@ export async function runRows(ledger: Ledger, filter: { agent?: string; status?:
 }
 
 /** Running totals after a step, against the run's budgets. */
-export interface Cumulative {
+export type Cumulative = {
   steps: number;
   tokens: number;
   dollars: number;
-}
+};
 
 export type TimelineItem =
   | {
@@ -222,7 +223,7 @@ export async function timeline(ledger: Ledger, history: HistorySource, run: RunR
     pages,
     pageSize: options.pageSize,
     totalSteps: steps.length,
-    budgets: { steps: run.config.maxSteps, tokens: run.config.maxTokens, dollars: run.config.maxDollars },
+    budgets: Object.fromEntries(COUNTED_GUARDS.map((row) => [row.guard, run.config[row.field]])) as Timeline['budgets'],
     items,
   };
 }
@@ -232,20 +233,20 @@ function stepItems(turns: TurnRecord[], calls: ToolCallRecord[], approvals: Appr
   for (const call of calls) callsOf.set(call.turn, [...(callsOf.get(call.turn) ?? []), call]);
   const approvalOf = new Map(approvals.filter((approval) => !approval.budget).map((approval) => [`${approval.turn}/${approval.call}`, approval]));
   const items: TimelineItem[] = [];
-  const total: Cumulative = { steps: 0, tokens: 0, dollars: 0 };
-  let micros = 0;
+  // Counted as the ledger counts (dollars in micro-dollars), shown per counted budget (records/guards.ts).
+  const spent = { steps: 0, tokens: 0, micros: 0 };
+  const cumulative = (): Cumulative => Object.fromEntries(COUNTED_GUARDS.map((row) => [row.guard, spentOf(row, spent)])) as Cumulative;
   const turnNumbers = [...new Set([...turns.map((turn) => turn.turn), ...calls.map((call) => call.turn)])].sort((a, b) => a - b);
   const turnOf = new Map(turns.map((turn) => [turn.turn, turn]));
   for (const number of turnNumbers) {
     const turn = turnOf.get(number);
     if (turn) {
-      total.steps++;
-      total.tokens += inputTokensOf(turn.usage) + turn.usage.output_tokens;
-      micros += turn.costMicros;
-      total.dollars = micros / 1_000_000;
+      spent.steps++;
+      spent.tokens += inputTokensOf(turn.usage) + turn.usage.output_tokens;
+      spent.micros += turn.costMicros;
       items.push({
         kind: 'turn',
-        step: total.steps,
+        step: spent.steps,
         turn: turn.turn,
         at: turn.recordedAt,
         model: turn.model,
@@ -255,15 +256,15 @@ function stepItems(turns: TurnRecord[], calls: ToolCallRecord[], approvals: Appr
         tokens: { input: inputTokensOf(turn.usage), output: turn.usage.output_tokens, cachedInput: turn.usage.cache_read_input_tokens ?? 0 },
         dollars: turn.costMicros / 1_000_000,
         latencyMs: turn.latencyMs,
-        cumulative: { ...total },
+        cumulative: cumulative(),
       });
     }
     for (const call of (callsOf.get(number) ?? []).sort((a, b) => a.call - b.call)) {
-      total.steps++;
+      spent.steps++;
       const approval = approvalOf.get(`${call.turn}/${call.call}`);
       items.push({
         kind: 'call',
-        step: total.steps,
+        step: spent.steps,
         turn: call.turn,
         call: call.call,
         ...(call.recordedAt && { at: call.recordedAt }),
@@ -287,7 +288,7 @@ function stepItems(turns: TurnRecord[], calls: ToolCallRecord[], approvals: Appr
             ...(approval.decidedAt && { decidedAt: approval.decidedAt }),
           },
         }),
-        cumulative: { ...total },
+        cumulative: cumulative(),
       });
     }
   }

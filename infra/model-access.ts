@@ -3,7 +3,8 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { ENV } from '../lambdas/models/config.js';
-import { parseModelSpec, type ModelSpec } from '../lambdas/models/spec.js';
+import { MODEL_PROVIDERS } from '../lambdas/models/providers.js';
+import { parseModelSpec } from '../lambdas/models/spec.js';
 import { checkModelTimeout, DEFAULT_MODEL_TIMEOUT_MS, modelStepTimeoutMs } from '../lambdas/shared/timing.js';
 
 /** How an agent's CallModel reaches its models on AWS. */
@@ -20,7 +21,7 @@ export interface ModelAccessProps {
    * Only CallModel may read them; the key is never in an environment variable or the template.
    * @default none (Bedrock needs no key: the function's role)
    */
-  readonly apiKeySecrets?: { readonly anthropic?: ISecret; readonly openai?: ISecret };
+  readonly apiKeySecrets?: ApiKeySecrets<ISecret>;
   /** The simulated model's URL, for `sim:` models on AWS (tests, demos). @default none */
   readonly simulatorUrl?: string;
   /**
@@ -32,6 +33,11 @@ export interface ModelAccessProps {
    */
   readonly timeout?: Duration;
 }
+
+/** The providers that take an API key (their descriptor has a `secret`): `anthropic`, `openai`. */
+export type KeyedProvider = Extract<(typeof MODEL_PROVIDERS.descriptors)[number], { readonly secret: object }>['name'];
+/** A value per provider that takes an API key: its secret, or the secret's name or ARN. */
+export type ApiKeySecrets<S> = { readonly [P in KeyedProvider]?: S };
 
 /** The model timeout of `props`, checked at synth time (the error names the prop and the value). */
 export function modelTimeoutOf(props: ModelAccessProps): Duration {
@@ -71,40 +77,25 @@ export function bindModelAccess(
   if (props.simulatorUrl !== undefined) for (const fn of callers) fn.addEnvironment('MODEL_API_URL', props.simulatorUrl);
   for (const fn of callers) fn.addEnvironment(ENV.modelTimeout, String(modelTimeoutOf(props).toMilliseconds()));
 
-  const { anthropic, openai } = props.apiKeySecrets ?? {};
   // The variable holds the secret's ARN, never its value: CallModel reads the value at run time.
+  const secrets = MODEL_PROVIDERS.descriptors.flatMap((descriptor) => {
+    const secret = (props.apiKeySecrets as Partial<Record<string, ISecret>> | undefined)?.[descriptor.name];
+    return descriptor.secret && secret ? [{ variable: descriptor.secret.variable, secret }] : [];
+  });
   for (const fn of callers) {
-    if (anthropic) {
-      anthropic.grantRead(fn);
-      fn.addEnvironment('ANTHROPIC_API_KEY_SECRET_ARN', anthropic.secretArn);
-    }
-    if (openai) {
-      openai.grantRead(fn);
-      fn.addEnvironment('OPENAI_API_KEY_SECRET_ARN', openai.secretArn);
+    for (const { variable, secret } of secrets) {
+      secret.grantRead(fn);
+      fn.addEnvironment(variable, secret.secretArn);
     }
   }
 
-  const bedrock = specs.filter((spec) => spec.provider === 'bedrock');
-  if (bedrock.length > 0) {
-    // Converse is authorized as InvokeModel, on the model (or inference profile) it names.
-    const grant = new PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [...new Set(bedrock.flatMap((spec) => bedrockModelArns(Stack.of(functions.callModel), spec)))] });
-    for (const fn of callers) fn.addToRolePolicy(grant);
+  // The IAM a provider's calls need (Bedrock: InvokeModel on each model or inference profile).
+  for (const descriptor of MODEL_PROVIDERS.descriptors) {
+    const grant = descriptor.grant;
+    const models = specs.filter((spec) => spec.provider === descriptor.name);
+    if (grant === undefined || models.length === 0) continue;
+    const { partition, region, account } = Stack.of(functions.callModel);
+    const statement = new PolicyStatement({ actions: [...grant.actions], resources: [...new Set(models.flatMap((spec) => grant.resources(spec.model, { partition, region, account })))] });
+    for (const fn of callers) fn.addToRolePolicy(statement);
   }
-}
-
-/** Cross-region inference profiles are named by a geography prefix (`us.`, `eu.`, `global.`, …). */
-const INFERENCE_PROFILE = /^(us|eu|apac|jp|au|ca|us-gov|global)\.(.+)$/;
-
-/**
- * The ARNs a Converse call on `spec` is authorized against: a foundation model in the stack's
- * region; or an inference profile and the foundation model it routes to, in whichever region the
- * profile sends the call.
- */
-export function bedrockModelArns(stack: Stack, spec: ModelSpec): string[] {
-  const id = spec.model;
-  if (id.startsWith('arn:')) return [id];
-  const { partition, region, account } = stack;
-  const profile = INFERENCE_PROFILE.exec(id);
-  if (!profile) return [`arn:${partition}:bedrock:${region}::foundation-model/${id}`];
-  return [`arn:${partition}:bedrock:${region}:${account}:inference-profile/${id}`, `arn:${partition}:bedrock:*::foundation-model/${profile[2]}`];
 }

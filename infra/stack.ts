@@ -1,10 +1,11 @@
 import { CfnOutput, CfnParameter, NestedStack, Stack, type Duration, type StackProps } from 'aws-cdk-lib';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { parseModelSpec } from '../lambdas/models/spec.js';
 import { DurableAgent, type DurableAgentProps } from './durable-agent.js';
 import { LedgerTable } from './ledger-table.js';
-import type { ModelAccessProps } from './model-access.js';
+import type { ApiKeySecrets, ModelAccessProps } from './model-access.js';
+import { MODEL_PROVIDERS } from '../lambdas/models/providers.js';
 
 export interface SavepointStackProps extends StackProps {
   /** Version string recorded in every run's fingerprint. @default 'dev' */
@@ -19,7 +20,7 @@ export interface SavepointStackProps extends StackProps {
    * Names (or ARNs) of existing Secrets Manager secrets holding the providers' API keys. The stack
    * references them; their values never enter the template. @default none
    */
-  readonly apiKeySecrets?: { readonly anthropic?: string; readonly openai?: string };
+  readonly apiKeySecrets?: ApiKeySecrets<string>;
   /**
    * Model prices of every agent's runs (`DurableAgentProps.prices`); an agent's own `prices` prop
    * is applied over them, model by model.
@@ -62,14 +63,19 @@ export class SavepointStack extends Stack {
     this.ledger = new LedgerTable(this, 'Ledger');
     const secret = (name: string | undefined, secretId: string) =>
       name === undefined ? undefined : name.startsWith('arn:') ? Secret.fromSecretCompleteArn(this, secretId, name) : Secret.fromSecretNameV2(this, secretId, name);
-    const anthropic = secret(props.apiKeySecrets?.anthropic, 'AnthropicApiKey');
-    const openai = secret(props.apiKeySecrets?.openai, 'OpenAIApiKey');
+    // Each provider's key secret, imported under its descriptor's construct id.
+    const keys = Object.fromEntries(
+      MODEL_PROVIDERS.descriptors.flatMap((descriptor) => {
+        const imported = descriptor.secret && secret((props.apiKeySecrets as Partial<Record<string, string>> | undefined)?.[descriptor.name], descriptor.secret.constructId);
+        return imported ? [[descriptor.name, imported]] : [];
+      }),
+    ) as ApiKeySecrets<ISecret>;
     const simulated = props.model === undefined || parseModelSpec(props.model).provider === 'sim';
     this.#models = {
       ...(props.model !== undefined && { model: props.model }),
       ...(props.otherModels && { otherModels: props.otherModels }),
       ...(props.modelTimeout && { timeout: props.modelTimeout }),
-      ...((anthropic || openai) && { apiKeySecrets: { ...(anthropic && { anthropic }), ...(openai && { openai }) } }),
+      ...(Object.keys(keys).length > 0 && { apiKeySecrets: keys }),
       ...(simulated && {
         simulatorUrl: new CfnParameter(this, 'ModelApiUrl', {
           type: 'String',

@@ -277,7 +277,7 @@ export interface DevWorldOptions {
   readonly ledger?: LedgerFacts;
 }
 
-/** Generic facts from the ledger a world checks its own records against (local/world-facts.ts). */
+/** Generic facts from the ledger a world checks its own records against (local/runtime/world-facts.ts). */
 export interface LedgerFacts {
   /** Side-effecting tool calls the ledger records as completed with outcome `ok`, by tool name. */
   readonly completedWrites: Readonly<Record<string, number>>;

@@ -41,8 +41,8 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/shared/limits.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 import type { Clock, Timers } from '../lambdas/shared/ports.js';
-import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/crash.js';
-import { startLocalStack, type LocalStack } from '../local/runtime.js';
+import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/runtime/crash.js';
+import { startLocalStack, type LocalStack } from '../local/runtime/local-stack.js';
 
 export { CrashPoint, TOOL_CALL_BOUNDARIES };
 export type { ApprovalRecord, RunReport };

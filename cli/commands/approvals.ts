@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { signedLinks } from '../../lambdas/approvals/decision.js';
-import { localUser } from '../../local/approval-api.js';
-import { localApprovalKeys } from '../../local/approval-keys.js';
+import { localUser } from '../../local/services/approval-api.js';
+import { localApprovalKeys } from '../../local/state/approval-keys.js';
 import { formatApproval } from '../format.js';
 import { out, printJson, stateDir } from '../program.js';
 import { withClient } from '../target.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { out, stateDir } from '../program.js';
-import { localUser } from '../../local/approval-api.js';
+import { localUser } from '../../local/services/approval-api.js';
 import { withClient } from '../target.js';
 
 /** `savepoint kill [runId] | --all [--lift]`: a run, or every run, stops before its next step. */

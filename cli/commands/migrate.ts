@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { out, printJson } from '../program.js';
-import { localUser } from '../../local/approval-api.js';
+import { localUser } from '../../local/services/approval-api.js';
 import { withClient } from '../target.js';
 
 /** `savepoint migrate <runId> --to <version>`: a live run moves to the deployed version of its agent. */

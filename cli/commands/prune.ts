@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { retentionOf } from '../../lambdas/ledger/retention.js';
+import { pruningOf } from '../../lambdas/ledger/storage-ledger.js';
 import { CalendarDate } from '../../lambdas/shared/dates.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
@@ -26,7 +26,7 @@ export function registerPruneCommand(program: Command): void {
     .action(async (options: { finishedBefore: string; json: boolean }) => {
       const finishedBefore = parseOrThrow(FinishedBefore, options.finishedBefore, '--finished-before');
       await withClient('prune', undefined, undefined, async ({ ledger, engine }) => {
-        const prunable = retentionOf(ledger);
+        const prunable = pruningOf(ledger);
         if (!prunable) {
           throw new UsageError(
             engine ? `prune: an engine is running on ${where()} (pid ${engine.pid}); stop it first, the engine owns the ledger while it runs` : `prune: the ledger of ${where()} keeps no prune records`,

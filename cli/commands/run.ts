@@ -6,6 +6,16 @@ import { UsageError } from '../errors.js';
 import { deployed, err, out, printJson, stateDir } from '../program.js';
 import { exitCodeOfSignal } from '../signals.js';
 import { withClient } from '../target.js';
+import { MODEL_PROVIDERS } from '../../lambdas/models/providers.js';
+
+/**
+ * The first variable of each provider the environment reaches (the simulator is always local),
+ * the providers with keys first: `ANTHROPIC_API_KEY, OPENAI_API_KEY, AWS_REGION`.
+ */
+function providerVariables(): string {
+  const real = MODEL_PROVIDERS.descriptors.filter((descriptor) => descriptor.name !== 'sim');
+  return [...real.filter((d) => d.secret), ...real.filter((d) => !d.secret)].map((descriptor) => descriptor.env[0]).join(', ');
+}
 
 /** `savepoint run`: an agent on the local engine, or a run started on a deployed stack (`--stack`). */
 export function registerRunCommand(program: Command): void {
@@ -15,7 +25,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(engineOptions.agent())
     .option('--input <json|file>', "the run's input, checked by the agent's input schema (default: what the agent's simulated world serves)")
     .option('--run-id <id>', "the run id, the idempotency key of the whole run (default: the agent's, from the input)")
-    .option('--model <provider:model>', "the run's model instead of the agent's, e.g. anthropic:claude-sonnet-4-5 (keys and endpoints from ANTHROPIC_API_KEY, OPENAI_API_KEY, AWS_REGION, …)")
+    .option('--model <provider:model>', `the run's model instead of the agent's, e.g. anthropic:claude-sonnet-4-5 (keys and endpoints from ${providerVariables()}, …)`)
     .addOption(engineOptions.failRate())
     .addOption(engineOptions.seed())
     .addOption(engineOptions.approve())

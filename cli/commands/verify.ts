@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { PruneRecord } from '../../lambdas/ledger/protocol.js';
+import type { PruneRecord } from '../../lambdas/ledger/pruning.js';
 import type { RunVerification } from '../../lambdas/ledger/seal.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
 import { where, withClient } from '../target.js';
-import { retentionOf } from '../../lambdas/ledger/retention.js';
+import { pruningOf } from '../../lambdas/ledger/storage-ledger.js';
 
 /** `savepoint verify [runId] | --all`: checks sealed ledger records. */
 export function registerVerifyCommand(program: Command): void {
@@ -18,14 +18,14 @@ export function registerVerifyCommand(program: Command): void {
       await withClient('verify', undefined, undefined, async ({ client, ledger }) => {
         const reports = await client.verify(runId ?? 'all');
         if (!reports) {
-          const prune = (await retentionOf(ledger)?.prunes())?.find((record) => record.runIds.includes(runId!));
+          const prune = (await pruningOf(ledger)?.prunes(() => undefined))?.find((record) => record.runIds.includes(runId!));
           if (!prune) throw new UsageError(`no run ${runId} in ${where()}`);
           return out(`${runId}: pruned, its records removed by ${formatPrune(prune)}`);
         }
         const failed = reports.filter((report) => report.problems.length > 0);
         // What `savepoint prune` removed, from its sealed records: with --all, every run is accounted for.
-        const retention = options.all ? retentionOf(ledger) : undefined;
-        const pruned = retention && { records: await retention.prunes(), problems: await retention.verifyPrunes() };
+        const retention = options.all ? pruningOf(ledger) : undefined;
+        const pruned = retention && { records: await retention.prunes(() => undefined), problems: await retention.verifyPrunes() };
         const ok = failed.length === 0 && (pruned?.problems.length ?? 0) === 0;
         if (options.json) printJson({ runs: reports, ...(pruned && { pruned }), ok });
         else {

@@ -75,7 +75,7 @@ const html = (statusCode: number, body: string): APIGatewayProxyResult => ({
 
 /**
  * Who called, as the transport proved it: on AWS the IAM principal API Gateway verified (SigV4),
- * locally the loopback server's user (local/approval-api.ts). Never a field of the body.
+ * locally the loopback server's user (local/services/approval-api.ts). Never a field of the body.
  */
 export function callerOf(event: APIGatewayProxyEvent): Identity | undefined {
   const principal = event.requestContext?.identity?.userArn;

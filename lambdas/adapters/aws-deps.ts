@@ -8,7 +8,8 @@ import { secretSealer } from '../ledger/seal.js';
 import { sinkFromEnv } from '../telemetry/config.js';
 import { tracingLedger } from '../telemetry/tracing-ledger.js';
 import type { ModelRegistry } from '../models/registry.js';
-import { cachedSecrets, type ModelSecretIds, type SecretSource } from '../models/secrets.js';
+import { cachedSecrets, secretIdsFromEnv, type ModelSecretIds, type SecretSource } from '../models/secrets.js';
+import { MODEL_PROVIDERS } from '../models/providers.js';
 import { createSteps, type AgentSteps, type ApprovalSetup, type HarnessDeps } from '../wiring/create-steps.js';
 import type { AwsClients } from './aws-clients.js';
 import { systemClock } from '../shared/ports.js';
@@ -42,6 +43,11 @@ function jsonVariable<T extends z.ZodType>(schema: T) {
  * The environment of the step functions on AWS, parsed once per cold start: a missing or malformed
  * variable fails the cold start with its name. infra/ sets the same variables.
  */
+/** The variables naming the providers' key secrets (their descriptors' `secret.variable`), each an ARN. */
+function secretVariables(): Record<string, z.ZodOptional<z.ZodString>> {
+  return Object.fromEntries(MODEL_PROVIDERS.descriptors.flatMap((descriptor) => (descriptor.secret ? [[descriptor.secret.variable, z.string().startsWith('arn:').optional()]] : [])));
+}
+
 export const StepEnvironment = z.object({
   TABLE_NAME: z.string().min(3),
   /** The Secrets Manager secret holding the ledger's seal key (every function that reads or writes the ledger). */
@@ -52,9 +58,8 @@ export const StepEnvironment = z.object({
   PRICES: jsonVariable(PriceOverrides).optional(),
   /** The stack's ceilings on the budgets a run request may ask for (JSON, `BudgetCaps`): the construct's `maxBudgets` (StartRun and the runs API). */
   MAX_BUDGETS: jsonVariable(BudgetCaps).optional(),
-  /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only). */
-  ANTHROPIC_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
-  OPENAI_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
+  /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only): each descriptor's `secret.variable`. */
+  ...secretVariables(),
   CODE_VERSION: z.string().min(1),
   /** At least the Lambda timeout: a claim must outlive the invocation that took it. */
   TOOL_LEASE_MS: z.coerce.number().int().positive(),
@@ -134,7 +139,7 @@ export function awsDeps(
   const readSecret = cachedSecrets(secrets);
   const models = once(() => {
     if (!modelsFactory) throw new Error('this function calls no model: its handler passes no model clients (lambdas/handlers/call-model.ts does)');
-    return modelsFactory(env, { anthropic: config.ANTHROPIC_API_KEY_SECRET_ARN, openai: config.OPENAI_API_KEY_SECRET_ARN }, readSecret);
+    return modelsFactory(env, secretIdsFromEnv(config as Record<string, string | undefined>), readSecret);
   });
   const approvals = once(() => approvalSetup(config, clients));
   return {

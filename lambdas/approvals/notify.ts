@@ -56,7 +56,7 @@ export interface TopicMessage {
  * The requests that tell the approvers of a request: its per-approver events in PutEvents batches,
  * then one message per approver on the topic, if there is one. What the AWS notifier sends
  * (adapters/aws-approvals.ts), and what the local twin checks against SNS's and EventBridge's
- * request rules and authorizes as the function's role (local/iam/services.ts).
+ * request rules and authorizes as the function's role (local/aws/iam/services.ts).
  */
 export function notificationRequests(request: ApprovalRequested, options: { busName?: string; topicArn?: string }): { putEvents: EventEntry[][]; publish: TopicMessage[] } {
   const each = perApprover(request);

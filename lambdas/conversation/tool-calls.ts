@@ -59,11 +59,13 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
   if (!tool) return { ...at, block, mistake: unknownTool(agent, block.name), idempotencyKey: fallbackKey };
   const parsed = tool.input.safeParse(block.input);
   if (!parsed.success) return { ...at, block, tool, mistake: invalidArguments(tool.name, parsed.error), idempotencyKey: fallbackKey };
+  // A dry fork sends no write (runs/fork.ts): nobody is asked to approve a write that is never
+  // sent, and it claims no effect either (the claim would answer it with another run's result, or
+  // hold the key for a send never made).
+  const dry = run.forkedFrom?.effects === 'dry';
   // runFacts is evaluated only for a tool that has a rule (`?.()` skips its arguments otherwise).
-  const approval = tool.needsApproval?.(parsed.data, runView(run), runFacts(agent, turn, call, completed), agentDepsOf(agent));
-  // A dry fork sends no write (runs/fork.ts), so it claims no effect either: the claim would
-  // answer it with another run's result, or hold the key for a send never made.
-  const effect = run.forkedFrom?.effects === 'dry' ? {} : effectKeyOf(agent, tool, parsed.data, { ...runView(run), ...at });
+  const approval = dry && tool.effect === 'write' ? undefined : tool.needsApproval?.(parsed.data, runView(run), runFacts(agent, turn, call, completed), agentDepsOf(agent));
+  const effect = dry ? {} : effectKeyOf(agent, tool, parsed.data, { ...runView(run), ...at });
   return {
     ...at,
     block,

@@ -1,4 +1,5 @@
 import type { GuardEvent, KillFlag, RunRecord } from '../records/ledger-records.js';
+import { COUNTED_GUARDS, GUARDS, spentOf, usd, type Spent } from '../records/guards.js';
 import type { Price } from '../models/prices.js';
 
 /** Why the harness stops a run, and the figures it read. */
@@ -21,22 +22,21 @@ export function dollarsOf(run: Pick<RunRecord, 'costMicros'>): number {
   return run.costMicros / 1_000_000;
 }
 
-/**
- * Dollars as a stop reason shows them: cents, and the micro-dollars beyond when there are any, so
- * that $0.0321 spent of $0.03 reads `0.0321 / 0.03`, not `0.03 / 0.03`.
- */
-export function usd(dollars: number): string {
-  const micros = Math.round(dollars * 1_000_000);
-  return micros % 10_000 === 0 ? dollars.toFixed(2) : (micros / 1_000_000).toFixed(6).replace(/0+$/, '');
+export { usd };
+
+/** What the run has spent, from its counters (records/guards.ts). */
+export function spentBy(run: Pick<RunRecord, 'steps' | 'inputTokens' | 'outputTokens' | 'costMicros'>): Spent {
+  return { steps: run.steps, tokens: run.inputTokens + run.outputTokens, micros: run.costMicros };
 }
 
+/** Each budget's used and limit (its row's `figure`), the time waiting for people besides. */
 export function guardFigures(run: RunRecord, now: Date): GuardFigures {
   const { config } = run;
   const waitMs = run.approvalWaitMs ?? 0;
+  const spent = spentBy(run);
+  const counted = Object.fromEntries(COUNTED_GUARDS.map((row) => [row.figure, { used: spentOf(row, spent), limit: config[row.field], ...(row.guard === 'tokens' && { perTurn: config.maxTokensPerTurn }) }]));
   return {
-    steps: { used: run.steps, limit: config.maxSteps },
-    tokens: { used: run.inputTokens + run.outputTokens, limit: config.maxTokens, perTurn: config.maxTokensPerTurn },
-    dollars: { used: dollarsOf(run), limit: config.maxDollars },
+    ...(counted as Pick<GuardFigures, 'steps' | 'tokens' | 'dollars'>),
     // Since the run FIRST started (a resume carries the original createdAt), less the decided waits
     // for people: waiting for a person is not work.
     wallSeconds: { used: Math.max(0, Math.floor((now.getTime() - Date.parse(run.createdAt) - waitMs) / 1000)), limit: config.maxWallSeconds },
@@ -63,17 +63,10 @@ export function budgetTrip(run: RunRecord, now: Date, globalKill?: KillFlag): Gu
   if (run.killed) return { guard: 'kill', reason: killReason(run.killed, '') };
   if (globalKill) return { guard: 'kill', reason: killReason(globalKill, ' (all runs)') };
   const figures = guardFigures(run, now);
-  if (figures.wallSeconds.used >= figures.wallSeconds.limit) {
-    return { guard: 'wallClock', reason: `budget exceeded: wall clock ${figures.wallSeconds.used} s / ${figures.wallSeconds.limit} s` };
-  }
-  if (figures.steps.used >= figures.steps.limit) {
-    return { guard: 'steps', reason: `budget exceeded: steps ${figures.steps.used} / ${figures.steps.limit}` };
-  }
-  if (figures.tokens.used >= figures.tokens.limit) {
-    return { guard: 'tokens', reason: `budget exceeded: tokens ${figures.tokens.used} / ${figures.tokens.limit}` };
-  }
-  if (figures.dollars.used >= figures.dollars.limit) {
-    return { guard: 'dollars', reason: `budget exceeded: dollars ${usd(figures.dollars.used)} / ${usd(figures.dollars.limit)}` };
+  // The measured budgets (the wall clock) first, then the counted ones, each in its row's order.
+  for (const row of [...GUARDS.filter((row) => !('counted' in row)), ...COUNTED_GUARDS]) {
+    const { used, limit } = figures[row.figure];
+    if (used >= limit) return { guard: row.guard, reason: `budget exceeded: ${row.label} ${row.show(used)} / ${row.show(limit)}` };
   }
   return undefined;
 }

@@ -10,7 +10,7 @@ import { HISTORY_EVENT_LIMIT } from '../shared/limits.js';
  * How the events are counted: exactly as Step Functions counts them — the id of an execution's
  * newest history event is the number of events it has (ids run 1, 2, 3, … with no gaps), and
  * `GetExecutionHistory { reverseOrder: true, maxResults: 1 }` returns it in one small call. The
- * local engine numbers its events the same way and serves the same API (local/engine.ts
+ * local engine numbers its events the same way and serves the same API (local/engine/local-engine.ts
  * `record`), so the local count is the service's count, retries and Choice/Pass states included.
  * An estimate from the steps' own counts would drift with every retry and every approval wait;
  * this does not.

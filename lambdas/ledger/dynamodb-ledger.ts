@@ -16,8 +16,8 @@ import type { DamagedRunOptions } from './ledger.js';
 
 export { itemAttributes, LedgerIndexes } from './dynamodb-item.js';
 import { itemAttributes, LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
-import { createHash } from 'node:crypto';
-import { blobKey, expiresAt, pruneKey, pruneRecordProblems, pruneVerdict, PRUNED_PK, runPartitions, writeKeyOf, type Key, type PruneRecord, type Stored } from './protocol.js';
+import { blobKey, expiresAt, type Key, type Stored } from './protocol.js';
+import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './pruning.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import type { LedgerSealer } from './seal.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
@@ -33,7 +33,7 @@ const ifUnchanged = (expected: Stored | undefined) => (expected ? ifSeal(expecte
  * The ledger on DynamoDB, a storage engine beneath the protocol (storage-ledger.ts). It uses
  * single-item conditional writes, but for the items a rule writes together — a tool call and its
  * business-key effect, a step's record and the run item that counts it — written in one
- * transaction (`putItems`; the local emulator serves it: local/dynamo-transactions.ts). An update
+ * transaction (`putItems`; the local emulator serves it: local/aws/dynamodb-transactions.ts). An update
  * is a read-modify-write of the whole sealed item, conditional on the seal it read:
  *
  *   loadStep (BatchGetItem) ─► remembered as the basis ─► transition ─► PutItem IF #seal = :seal read
@@ -157,15 +157,22 @@ export class DynamoDbLedger extends StorageLedger {
     return { ...attributes, seal: (await this.seals()).seal(key, attributes) };
   }
 
-  protected async queryRun(runId: string, fromSk?: string): Promise<Stored[]> {
-    const pk = runKey(runId).pk;
+  protected async queryPartition(pk: string, fromSk?: string, onDamaged?: (error: LedgerIntegrityError) => void): Promise<Stored[]> {
     const items = await this.queryAll(
       fromSk === undefined
         ? { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }
         : { KeyConditionExpression: 'pk = :pk AND sk >= :from', ExpressionAttributeValues: { ':pk': pk, ':from': fromSk } },
     );
     const sealer = await this.seals();
-    return items.map((item) => decode(this.verified(sealer, item))!);
+    return items.flatMap((item) => {
+      try {
+        return [decode(this.verified(sealer, item))!];
+      } catch (error) {
+        if (!(error instanceof LedgerIntegrityError) || !onDamaged) throw error;
+        onDamaged(error);
+        return [];
+      }
+    });
   }
 
   protected async scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
@@ -259,170 +266,31 @@ export class DynamoDbLedger extends StorageLedger {
     return chunks.map((item) => String(item['data']));
   }
 
-  // ── retention (`savepoint prune`) ────────────────────────────────────────────────────────
+  // ── retention (`savepoint prune`, pruning.ts) ─────────────────────────────────────────────
 
   /**
-   * Removes the records of every run `pruneVerdict` lets go (protocol.ts: finished before
-   * `finishedBefore`, no approval pending, no live fork reading it) — its run, turns, calls and
-   * approvals, its task tokens and blobs — under a sealed PruneRecord naming them, which
-   * `verifyPrunes` checks. Business-key effects (EFFECT#…) are kept: they keep a refund a pruned run
-   * paid from being paid again (and the operator's grant cannot delete them: infra/ledger-table.ts).
-   *
-   *   Scan the run records ─► pruneVerdict each (pending approvals: one index query)
-   *     ─► Query each run's partitions (keys and seals only)
-   *     ─► PutItem the sealed PruneRecord                   IF attribute_not_exists(pk)
-   *     ─► DeleteItem each run record                       IF #seal = :seal read
-   *          └─ failed: the run changed since it was read (a fork was recorded on it): it is kept,
-   *             and the PruneRecord put again without it   IF #seal = :seal of the record
-   *     ─► BatchWriteItem: DeleteRequests for the rest      ≤ 25 a request, UnprocessedItems sent again
-   *
-   * The record comes first, so no run is ever gone without one. A prune that stops half-way leaves
-   * a run the record names with items still in the table: `verifyPrunes` reports it, and the next
-   * prune finishes it — deleting what is left where the run record is gone (nothing writes to a run
-   * once its record is), or pruning the run again under a record of its own where it is not.
-   *
-   * Task tokens are deleted by the keys their approvals give, never read (a token is a capability:
-   * only the approval functions read one), so `records` counts the items read, not the tokens.
-   * Returns the records written, oldest first (at most `RUNS_PER_PRUNE_RECORD` runs each, and
-   * `WRITES_BYTES_PER_PRUNE_RECORD` of write keys).
+   * A run's items in key order, its own partitions' (keys and seals only: `partitionKeys`), then
+   * its task tokens' keys, as its approvals give them: a token is a capability, only the approval
+   * functions read one (and the operator's grant does not: infra/ledger-table.ts), so a prune
+   * deletes it by its key, unread, and its digest covers the key alone.
    */
-  async prune(finishedBefore: Date, now: Date): Promise<PruneRecord[]> {
-    const earlier = await this.prunes();
-    if (earlier.length > 0) await this.finishPrune(earlier.at(-1)!);
-    // A run whose record does not verify is not pruned: it is left for `verify` to name.
-    const runs = await this.listRuns(Number.MAX_SAFE_INTEGER, { onDamaged: () => undefined });
-    const status = new Map(runs.map((run) => [run.runId, run.status]));
-    const pending = new Map<string, number>();
-    if (runs.some((run) => pruneVerdict(run, finishedBefore, { pendingApprovals: 0, forkStatus: (id) => status.get(id) }).prune)) {
-      for (const approval of await this.listPendingApprovals()) pending.set(approval.runId, (pending.get(approval.runId) ?? 0) + 1);
-    }
-    const chosen = runs
-      .filter((run) => pruneVerdict(run, finishedBefore, { pendingApprovals: pending.get(run.runId) ?? 0, forkStatus: (id) => status.get(id) }).prune)
-      .map((run) => run.runId)
-      .sort();
-    // Runs go into records of at most RUNS_PER_PRUNE_RECORD runs and WRITES_BYTES_PER_PRUNE_RECORD of
-    // their write keys: each record stays a small item, well under DynamoDB's 400 KB.
-    const written: PruneRecord[] = [];
-    let group: string[] = [];
-    let groupBytes = 0;
-    const items = new Map<string, Item[]>();
-    const flush = async () => {
-      if (group.length > 0) written.push(await this.pruneRuns(group, items, finishedBefore, now, earlier.length + written.length));
-      for (const runId of group) items.delete(runId);
-      [group, groupBytes] = [[], 0];
-    };
-    for (const runId of chosen) {
-      const own = await this.runItems(runId);
-      const bytes = own.reduce((sum, item) => sum + (writeKeyOf(item)?.length ?? 0), 0);
-      if (group.length >= RUNS_PER_PRUNE_RECORD || (group.length > 0 && groupBytes + bytes > WRITES_BYTES_PER_PRUNE_RECORD)) await flush();
-      items.set(runId, own);
-      group.push(runId);
-      groupBytes += bytes;
-    }
-    await flush();
-    return written;
-  }
-
-  /**
-   * The prune records, oldest first, each verified: one that does not verify throws
-   * LedgerIntegrityError naming it, or, with `onDamaged`, is named to it and left out.
-   */
-  async prunes(onDamaged?: (error: LedgerIntegrityError) => void): Promise<PruneRecord[]> {
-    this.guarded({ query: { pk: PRUNED_PK } });
-    const sealer = await this.seals();
-    const records: PruneRecord[] = [];
-    for (const item of await this.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PRUNED_PK } })) {
-      try {
-        records.push(strip(this.verified(sealer, item)) as unknown as PruneRecord);
-      } catch (error) {
-        if (!(error instanceof LedgerIntegrityError) || !onDamaged) throw error;
-        onDamaged(error);
-      }
-    }
-    return records.sort((a, b) => (a.prunedAt < b.prunedAt ? -1 : a.prunedAt > b.prunedAt ? 1 : 0));
-  }
-
-  /**
-   * Problems with the prune records (none: `[]`): each is sealed (one that does not verify is named
-   * by its key), and agrees with itself and with the table (protocol.ts `pruneRecordProblems`):
-   * none of its runs has items left. One query per pruned run.
-   */
-  async verifyPrunes(): Promise<string[]> {
-    const problems: string[] = [];
-    for (const prune of await this.prunes((error) => problems.push(error.message))) {
-      const present: string[] = [];
-      for (const runId of prune.runIds) if ((await this.partitionKeys(runKey(runId).pk, 1)).length > 0) present.push(runId);
-      problems.push(...pruneRecordProblems(prune, present));
-    }
-    return problems;
-  }
-
-  /**
-   * Prunes `runIds` (chosen by `prune`, their items read) under one record. Throws when every one
-   * of them changed first: its record then names runs still there, which the next prune prunes
-   * again under a record of its own (what `verify` reports until then).
-   */
-  private async pruneRuns(runIds: string[], items: ReadonlyMap<string, Item[]>, finishedBefore: Date, now: Date, index: number): Promise<PruneRecord> {
-    const key = pruneKey(now.toISOString(), index);
-    const summary = (kept: readonly string[]): PruneRecord => {
-      const digest = createHash('sha256');
-      let records = 0;
-      const writes = new Set<string>();
-      for (const runId of kept) {
-        for (const item of items.get(runId)!) {
-          digest.update(`${item['pk']}\t${item['sk']}\t${item['seal'] ?? ''}\n`);
-          records++;
-          const write = writeKeyOf(item);
-          if (write !== undefined) writes.add(write);
-        }
-      }
-      return {
-        kind: 'prune',
-        prunedAt: now.toISOString(),
-        finishedBefore: finishedBefore.toISOString(),
-        runIds: [...kept],
-        records,
-        digest: `sha256:${digest.digest('hex')}`,
-        ...(writes.size > 0 && { writes: [...writes].sort() }),
-      };
-    };
-    let record = summary(runIds);
-    this.guarded({ put: [key] });
-    if (!(await this.put(key, { record: record as unknown as Record<string, unknown>, meta: {} }, undefined))) throw new Error(`prune: a prune record ${key.sk} exists already (two prunes at one instant?): run it again`);
-    const pruned: string[] = [];
-    for (const runId of runIds) {
-      const run = items.get(runId)!.find((item) => item['sk'] === runKey(runId).sk);
-      if (run && (await this.deleteIfUnchanged(runKey(runId), run['seal']))) pruned.push(runId);
-    }
-    if (pruned.length < runIds.length) {
-      // A run that changed between the scan and its delete is kept whole: the record says so before anything else goes.
-      const current = (await this.read([key]))[0];
-      if (pruned.length === 0 || !(await this.put(key, { record: summary(pruned) as unknown as Record<string, unknown>, meta: {} }, current))) {
-        throw new Error(`prune: runs ${runIds.filter((id) => !pruned.includes(id)).join(', ')} changed while they were pruned; run prune again`);
-      }
-      record = summary(pruned);
-    }
-    await this.deleteAll(pruned.flatMap((runId) => items.get(runId)!.filter((item) => item['sk'] !== runKey(runId).sk).map((item) => ({ pk: String(item['pk']), sk: String(item['sk']) }))));
-    return record;
-  }
-
-  /** Finishes a prune that stopped half-way: what is left of its runs whose run record is gone. */
-  private async finishPrune(prune: PruneRecord): Promise<void> {
-    for (const runId of prune.runIds) {
-      const left = await this.runItems(runId);
-      if (left.length > 0 && !left.some((item) => item['sk'] === runKey(runId).sk)) await this.deleteAll(left.map((item) => ({ pk: String(item['pk']), sk: String(item['sk']) })));
-    }
-  }
-
-  /**
-   * A run's items in key order, its own partitions' (keys and seals only), then its task tokens'
-   * keys, as its approvals give them (see `prune`).
-   */
-  private async runItems(runId: string): Promise<Item[]> {
+  protected async queryRunItems(runId: string, first?: number): Promise<RunItem[]> {
     const [runPk, tokenPk, blobPk] = runPartitions(runId);
-    const own = await this.partitionKeys(runPk!);
+    const own = await this.partitionKeys(runPk!, first);
+    if (first !== undefined) return own.map(runItem);
     const tokens = own.filter((item) => String(item['sk']).endsWith('#APPROVAL')).map((item) => ({ pk: tokenPk!, sk: item['sk'] }));
-    return [...own, ...tokens, ...(await this.partitionKeys(blobPk!))];
+    return [...own, ...tokens, ...(await this.partitionKeys(blobPk!))].map(runItem);
+  }
+
+  /**
+   * A conditional DeleteItem per delete with a condition (IF #seal = :seal read), in order; the
+   * others with BatchWriteItem (`deleteAll`).
+   */
+  protected async deleteItems(deletes: readonly ItemDelete[]): Promise<boolean[]> {
+    const deleted: boolean[] = [];
+    for (const { key, expected } of deletes) deleted.push(expected ? await this.deleteIfUnchanged(key, expected.basis) : true);
+    await this.deleteAll(deletes.filter((item) => !item.expected).map(({ key }) => key));
+    return deleted;
   }
 
   /** The keys and seals of a partition's items (and what `writeKeyOf` reads), at most `limit` of them. */
@@ -458,7 +326,7 @@ export class DynamoDbLedger extends StorageLedger {
    * most 25 requests and 16 MB a call — keys only here, at most 2 KB + 1 KB each, so 25 of them are
    * far under 16 MB — and what it leaves in `UnprocessedItems` (throttled, not failed) is sent
    * again, with exponential backoff as the reference asks. No condition can be given to a
-   * BatchWriteItem delete: only what nothing writes to any more is deleted this way (see `prune`).
+   * BatchWriteItem delete: only what nothing writes to any more is deleted this way (pruning.ts).
    * IAM: `dynamodb:BatchWriteItem`, every key's pk as `dynamodb:LeadingKeys`.
    */
   private async deleteAll(keys: readonly Key[]): Promise<void> {
@@ -543,10 +411,6 @@ const CONFLICT_WAIT_MS = 25;
 const conflictWait = () => Math.ceil(Math.random() * CONFLICT_WAIT_MS);
 
 type Item = Record<string, unknown>;
-/** Runs named by one prune record: it stays a small item (400 KB is the bound), whatever a prune removes. */
-export const RUNS_PER_PRUNE_RECORD = 500;
-/** Bytes of write keys (PruneRecord `writes`) one prune record holds at most, besides a single run's own. */
-const WRITES_BYTES_PER_PRUNE_RECORD = 200 * 1024;
 /** An item a read found absent (the basis of a put conditional on its absence). */
 const ABSENT = Symbol('absent');
 const id = (key: Key) => `${key.pk}|${key.sk}`;
@@ -562,6 +426,12 @@ function decode(item: Item | undefined): Stored | undefined {
     meta: { ...(countedSteps && { countedSteps: [...countedSteps] }), ...(guardReasons && { guardReasons: [...guardReasons] }), ...(expires !== undefined && { expiresAt: expires }) },
     basis: item['seal'],
   };
+}
+
+/** An item of a run's as a prune reads it (pruning.ts `RunItem`): its digest covers its key and seal. */
+function runItem(item: Item): RunItem {
+  const writeKey = writeKeyOf(item);
+  return { key: { pk: String(item['pk']), sk: String(item['sk']) }, basis: item['seal'], digest: `${item['pk']}\t${item['sk']}\t${item['seal'] ?? ''}`, ...(writeKey !== undefined && { writeKey }) };
 }
 
 /** Drops the storage-only attributes so records compare equal to what was written. */

@@ -5,7 +5,6 @@ import {
   extended,
   callSk,
   runKey,
-  tokenKey,
   turnSk,
   type ApprovalRecord,
   type Counters,
@@ -608,84 +607,3 @@ export function recordFirstApproval(
 export const isPendingApproval = (record: Record<string, unknown>) => record['kind'] === 'approval' && record['status'] === 'pending';
 /** In the running-runs index: a run while it runs. */
 export const isRunningRun = (record: Record<string, unknown>) => record['kind'] === 'run' && record['status'] === 'running';
-
-// ── retention (`savepoint prune`), for both engines ─────────────────────────────────────────
-
-/**
- * What `prune` removed, kept in the ledger as a sealed record of its own (partition `PRUNED`), so
- * that `savepoint verify` can tell a pruned run from a lost one: the run ids, how many records
- * they held, and the sha256 of those records in key order (what a kept copy can be checked against).
- */
-export interface PruneRecord {
-  kind: 'prune';
-  prunedAt: string;
-  /** Runs that finished (succeeded, stopped or killed) before this instant were pruned. */
-  finishedBefore: string;
-  runIds: string[];
-  /** Records removed: the runs' own, their task tokens and blobs. */
-  records: number;
-  digest: string;
-  /**
-   * The idempotency key of each side-effecting call the runs claimed, sorted (`writeKeyOf`): what
-   * they may have done to the outside world, kept after their calls are gone, so that a provider's
-   * record made under one of them is still known to the ledger (local/world-facts.ts). Absent when none.
-   */
-  writes?: string[];
-}
-
-/** The idempotency key of a record that is a side-effecting tool call (what a PruneRecord's `writes` lists); undefined otherwise. */
-export function writeKeyOf(record: Record<string, unknown>): string | undefined {
-  return record['kind'] === 'tool' && record['effect'] === 'write' && typeof record['idempotencyKey'] === 'string' ? record['idempotencyKey'] : undefined;
-}
-
-/** The partition of the prune records; `index` tells two prunes of one instant apart. */
-export const pruneKey = (prunedAt: string, index: number): Key => ({ pk: 'PRUNED', sk: `PRUNE#${prunedAt}#${index}` });
-export const PRUNED_PK = pruneKey('', 0).pk;
-
-/** The partitions a run owns (records.ts, blobKey): what a prune removes. Business-key effects (EFFECT#…) are not a run's: they guard across runs. */
-export const runPartitions = (runId: string): string[] => [runKey(runId).pk, tokenKey({ runId, turn: 0, call: 0 }).pk, blobKey(runId, '', 0).pk];
-
-/** The statuses of a run that is over: a `failed` run is not (it can be resumed). */
-export const FINISHED_STATUSES: ReadonlySet<RunStatus> = new Set(['succeeded', 'stopped', 'killed']);
-
-/** What a run still holds that a prune must not take away (the facts `pruneVerdict` reads besides the run). */
-export interface PruneFacts {
-  /** Approvals of the run still pending (the pendingApprovals index): a person may yet decide one. */
-  readonly pendingApprovals: number;
-  /** The status of each of the run's forks (`run.forks`) still in the ledger; absent: pruned or never finished copying. */
-  readonly forkStatus: (runId: string) => RunStatus | undefined;
-}
-
-export type PruneVerdict = { prune: true } | { prune: false; reason: string };
-
-/**
- * Whether a run's records may be removed by `prune --finished-before`, the one rule both engines
- * apply: it finished (succeeded, stopped, killed) before the cutoff; no approval of it is still
- * pending; and no fork of it is live (running, or failed and resumable) — a `reuse` fork answers its
- * writes from the parent's records, a `dry` one its reads, for as long as it runs.
- */
-export function pruneVerdict(run: RunRecord, finishedBefore: Date, facts: PruneFacts): PruneVerdict {
-  if (!FINISHED_STATUSES.has(run.status)) return { prune: false, reason: `it is ${run.status}` };
-  if (run.finishedAt === undefined || run.finishedAt >= finishedBefore.toISOString()) return { prune: false, reason: `it finished at ${run.finishedAt ?? '(unrecorded)'}` };
-  if (facts.pendingApprovals > 0) return { prune: false, reason: `${facts.pendingApprovals} of its approvals are pending` };
-  const live = (run.forks ?? []).find((fork) => {
-    const status = facts.forkStatus(fork.runId);
-    return status !== undefined && !FINISHED_STATUSES.has(status);
-  });
-  return live ? { prune: false, reason: `its fork ${live.runId} is ${facts.forkStatus(live.runId)} and reads its records` } : { prune: true };
-}
-
-/**
- * Problems with one prune record (none: `[]`), whichever engine holds it: its seal is checked when
- * it is read; here, it must agree with itself and with the ledger. `present`: the runs it names
- * that still have records in the ledger (a run that came back under a pruned id, or a prune that
- * stopped half-way: `savepoint prune` again finishes it).
- */
-export function pruneRecordProblems(prune: PruneRecord, present: readonly string[]): string[] {
-  const where = `prune record of ${prune.prunedAt}`;
-  const problems: string[] = [];
-  if (prune.runIds.length === 0 || prune.records < prune.runIds.length) problems.push(`${where}: ${prune.runIds.length} runs and ${prune.records} records do not add up`);
-  if (!/^sha256:[0-9a-f]{64}$/.test(prune.digest)) problems.push(`${where}: its digest ${prune.digest} is not a sha256`);
-  for (const runId of present) problems.push(`${where}: run ${runId} is pruned, yet its records are in the ledger`);
-  return problems;
-}

@@ -2,7 +2,10 @@ import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
 import { approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
+import * as pruning from './pruning.js';
+import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type Pruning, type RunItem } from './pruning.js';
 import { budgetApprovalSk, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
+import type { LedgerIntegrityError } from '../shared/errors.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
 type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
@@ -21,7 +24,7 @@ export type StorageCall =
   | { readonly check: readonly Key[] }
   | { readonly query: { readonly pk: string } | { readonly index: string; readonly partition: string } }
   | { readonly scan: true }
-  /** Items a prune removes (`DynamoDbLedger.prune`): one BatchWriteItem of DeleteRequests with `batch`, else a conditional DeleteItem per key. */
+  /** Items a prune removes (`deleteItems`, pruning.ts): one BatchWriteItem of DeleteRequests with `batch`, else a conditional DeleteItem per key. */
   | { readonly delete: readonly Key[]; readonly batch?: true };
 
 /** Index names and partitions the engines query (the DynamoDB GSIs; the embedded engine's maps). */
@@ -35,7 +38,7 @@ const INDEX_QUERIES = {
  * conditional put (or a query). An engine implements only the primitives below, the way
  * Powertools' idempotency `BasePersistenceLayer` leaves a backend its four methods.
  */
-export abstract class StorageLedger implements Ledger {
+export abstract class StorageLedger implements Ledger, Pruning {
   /** The update of each item in progress in this instance, by `pk|sk` (see `update`). */
   private readonly updating = new Map<string, Promise<void>>();
   private guard?: (call: StorageCall) => void;
@@ -76,8 +79,11 @@ export abstract class StorageLedger implements Ledger {
    * condition failed. DynamoDB: one TransactWriteItems (a Put, or a ConditionCheck, per entry).
    */
   protected abstract putItems(writes: readonly ItemWrite[]): Maybe<boolean>;
-  /** The items of a run's partition in sort-key order, from `fromSk` on. */
-  protected abstract queryRun(runId: string, fromSk?: string): Maybe<Stored[]>;
+  /**
+   * The items of a partition (a run's, the prune records') in sort-key order, from `fromSk` on,
+   * verified: one that does not verify is named to `onDamaged` and left out, or throws without it.
+   */
+  protected abstract queryPartition(pk: string, fromSk?: string, onDamaged?: (error: LedgerIntegrityError) => void): Maybe<Stored[]>;
   /** Every run record (at least the newest `limit`), damaged ones named to `onDamaged`. */
   protected abstract scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]>;
   /** The run records whose status is `running`, damaged ones named to `onDamaged`. */
@@ -94,6 +100,15 @@ export abstract class StorageLedger implements Ledger {
   protected abstract putTaskToken(key: ApprovalKey, taskToken: string): Maybe<void>;
   /** The task token of an approval (tokenKey). */
   protected abstract readTaskToken(key: ApprovalKey): Promise<string | undefined>;
+  /**
+   * The items a run owns (pruning.ts `runPartitions`: its partition, its task tokens', its
+   * blobs'), in that order and each in key order, as stored (pruning.ts `RunItem`); with `first`,
+   * at most that many of its own partition's and none of the others (whether the run is still
+   * there). Task tokens may be given by the keys their approvals name, unread (a token is a capability).
+   */
+  protected abstract queryRunItems(runId: string, first?: number): Maybe<RunItem[]>;
+  /** Deletes items, each on its condition (pruning.ts `ItemDelete`); which were deleted, in order. */
+  protected abstract deleteItems(deletes: readonly ItemDelete[]): Maybe<boolean[]>;
 
   // async: a refused call is a rejected promise, as the engine's own failure would be.
   readonly listPendingApprovals: Ledger['listPendingApprovals'] = async () => {
@@ -274,7 +289,7 @@ export abstract class StorageLedger implements Ledger {
     // approvals (BUDGET#…) and the run record are told apart by their kind. From a turn on: only
     // the keys from TURN#<n> (BUDGET# and RUN sort before every TURN#).
     this.guard?.({ query: { pk: runKey(runId).pk } });
-    for (const { record } of await this.queryRun(runId, options.fromTurn === undefined ? undefined : turnSk(options.fromTurn))) {
+    for (const { record } of await this.queryPartition(runKey(runId).pk, options.fromTurn === undefined ? undefined : turnSk(options.fromTurn))) {
       if (record['kind'] === 'turn') conversation.turns.push(record as unknown as TurnRecord);
       else if (record['kind'] === 'tool') conversation.calls.push(record as unknown as ToolCallRecord);
       else if (record['kind'] === 'approval') conversation.approvals.push(record as unknown as ApprovalRecord);
@@ -369,6 +384,74 @@ export abstract class StorageLedger implements Ledger {
   readonly decideApproval: Ledger['decideApproval'] = (key, decision, now) => this.update(approvalKey(key), (current) => protocol.decideApproval(current, key, decision, now));
   readonly recordFirstApproval: Ledger['recordFirstApproval'] = (key, first, linkId) =>
     this.update(approvalKey(key), (current) => protocol.recordFirstApproval(current, key, first, linkId));
+
+  // ── retention (`savepoint prune`): pruning.ts's procedure ─────────────────────────────────
+
+  readonly prune: Pruning['prune'] = async (finishedBefore, now) => {
+    const earlier = await this.prunes();
+    const newest = earlier.at(-1);
+    if (newest) for (const runId of newest.runIds) await this.deleteItems(pruning.leftOfPrune(runId, await this.queryRunItems(runId)));
+    // A run whose record does not verify is not pruned: it is left for `verify` to name.
+    const runs = await this.listRuns(Number.MAX_SAFE_INTEGER, { onDamaged: () => undefined });
+    const pending = pruning.wantsPending(runs, finishedBefore) ? pruning.pendingByRun(await this.listPendingApprovals()) : undefined;
+    const written: PruneRecord[] = [];
+    let group: { runIds: string[]; bytes: number; items: Map<string, RunItem[]> } = { runIds: [], bytes: 0, items: new Map() };
+    const flush = async () => {
+      if (group.runIds.length > 0) written.push(await this.pruneRuns(group.runIds, group.items, finishedBefore, now, earlier.length + written.length));
+      group = { runIds: [], bytes: 0, items: new Map() };
+    };
+    for (const runId of pruning.prunableRuns(runs, finishedBefore, pending)) {
+      const items = await this.queryRunItems(runId);
+      const bytes = pruning.writeBytes(items);
+      if (pruning.pruneGroupFull({ runs: group.runIds.length, bytes: group.bytes }, bytes)) await flush();
+      group.items.set(runId, items);
+      group.runIds.push(runId);
+      group.bytes += bytes;
+    }
+    await flush();
+    return written;
+  };
+
+  readonly prunes: Pruning['prunes'] = async (onDamaged) => {
+    this.guard?.({ query: { pk: PRUNED_PK } });
+    return pruning.oldestFirst((await this.queryPartition(PRUNED_PK, undefined, onDamaged)).map(({ record }) => record as unknown as PruneRecord));
+  };
+
+  // One query of its run's partition per pruned run.
+  readonly verifyPrunes: Pruning['verifyPrunes'] = async () => {
+    const problems: string[] = [];
+    for (const prune of await this.prunes((error) => problems.push(error.message))) {
+      const present: string[] = [];
+      for (const runId of prune.runIds) if ((await this.queryRunItems(runId, 1)).length > 0) present.push(runId);
+      problems.push(...pruning.pruneRecordProblems(prune, present));
+    }
+    return problems;
+  };
+
+  /**
+   * Prunes `runIds` (their items read) under one record (pruning.ts, the procedure). Throws when
+   * every one of them changed first: its record then names runs still there, which the next prune
+   * prunes again under a record of its own (what `verify` reports until then).
+   */
+  private async pruneRuns(runIds: string[], items: ReadonlyMap<string, RunItem[]>, finishedBefore: Date, now: Date, index: number): Promise<PruneRecord> {
+    const key = pruneKey(now.toISOString(), index);
+    let record = pruning.pruneRecordOf(runIds, items, finishedBefore, now);
+    this.guard?.({ put: [key] });
+    if (!(await this.put(key, pruning.pruneItem(record), pruning.IF_NO_PRUNE_RECORD))) throw new Error(`prune: a prune record ${key.sk} exists already (two prunes at one instant?): run it again`);
+    const runDeletes = pruning.runRecordDeletes(runIds, items);
+    const deleted = await this.deleteItems(runDeletes.map((run) => run.delete));
+    const pruned = runDeletes.filter((_, at) => deleted[at]).map((run) => run.runId);
+    if (pruned.length < runIds.length) {
+      // A run that changed between the scan and its delete is kept whole: the record says so before anything else goes (IF_RECORD_UNCHANGED).
+      const current = (await this.read([key]))[0];
+      record = pruning.pruneRecordOf(pruned, items, finishedBefore, now);
+      if (pruned.length === 0 || !(await this.put(key, pruning.pruneItem(record), current))) {
+        throw new Error(`prune: runs ${runIds.filter((id) => !pruned.includes(id)).join(', ')} changed while they were pruned; run prune again`);
+      }
+    }
+    await this.deleteItems(pruning.restDeletes(pruned, items));
+    return record;
+  }
 }
 
 type Maybe<T> = T | Promise<T>;
@@ -403,4 +486,13 @@ function then<T, R>(value: Maybe<T>, next: (value: T) => Maybe<R>): Maybe<R> {
 
 function newestFirst(runs: RunRecord[]): RunRecord[] {
   return runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+}
+
+/**
+ * The ledger's retention, when it keeps prune records: both storage engines do (the embedded
+ * ledger opened here, the DynamoDB one); the running engine's embedded ledger, reached over
+ * loopback, does not (the engine owns it).
+ */
+export function pruningOf(ledger: Ledger): Pruning | undefined {
+  return ledger instanceof StorageLedger ? ledger : undefined;
 }

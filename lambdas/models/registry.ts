@@ -1,6 +1,8 @@
 import type { ModelClient } from '../records/messages.js';
-import { createModelClient } from './index.js';
-import { formatModelSpec, parseModelSpec } from './spec.js';
+import { formatModelSpec } from './provider-table.js';
+import type { ProviderTable } from './provider-table.js';
+import { MODEL_PROVIDERS } from './providers.js';
+import { parseModelSpec } from './spec.js';
 import type { ModelConfig } from './config.js';
 
 /**
@@ -12,15 +14,21 @@ export interface ModelRegistry {
   clientFor(spec: string): Promise<ModelClient>;
 }
 
-export function modelRegistry(
-  config: () => ModelConfig | Promise<ModelConfig>,
-  make: (spec: string, config: ModelConfig) => ModelClient = createModelClient,
+/**
+ * `make` builds a client: by default the built-in providers' table (providers.ts); another table
+ * (a provider of the caller's own), or a function (tests, scripted models).
+ */
+export function modelRegistry<C = ModelConfig>(
+  config: () => C | Promise<C>,
+  make: ((spec: string, config: C) => ModelClient) | ProviderTable = MODEL_PROVIDERS,
 ): ModelRegistry {
+  const build = typeof make === 'function' ? make : (spec: string, cfg: C) => make.create(spec, cfg);
+  const parse = typeof make === 'function' ? parseModelSpec : make.parse;
   const clients = new Map<string, Promise<ModelClient>>();
-  let loaded: Promise<ModelConfig> | undefined;
+  let loaded: Promise<C> | undefined;
   return {
     clientFor(spec) {
-      const key = formatModelSpec(parseModelSpec(spec));
+      const key = formatModelSpec(parse(spec));
       let client = clients.get(key);
       if (client === undefined) {
         if (loaded === undefined) {
@@ -28,7 +36,7 @@ export function modelRegistry(
           // A configuration that could not be read (a secret, say) is read again next time.
           loaded.catch(() => (loaded = undefined));
         }
-        client = loaded.then((cfg) => make(key, cfg));
+        client = loaded.then((cfg) => build(key, cfg));
         // A failed build (a missing key, say) is not cached: the next call tries again.
         client.catch(() => clients.delete(key));
         clients.set(key, client);

@@ -1,4 +1,6 @@
 import type { ModelConfig } from './config.js';
+import { MODEL_PROVIDERS } from './providers.js';
+import type { ProviderTable } from './provider-table.js';
 
 /**
  * Where the providers' API keys come from on AWS: Secrets Manager, by ARN, read by CallModel only
@@ -11,10 +13,12 @@ import type { ModelConfig } from './config.js';
  */
 export type SecretSource = (secretId: string) => Promise<string>;
 
-/** The secrets' ARNs by provider, as infra/ sets them on the CallModel function. */
-export interface ModelSecretIds {
-  readonly anthropic?: string | undefined;
-  readonly openai?: string | undefined;
+/** The secrets' ARNs by provider name (the providers whose descriptor has a `secret`), as infra/ sets them on the CallModel function. */
+export type ModelSecretIds = Readonly<Partial<Record<string, string | undefined>>>;
+
+/** The secrets' ARNs from the Lambda environment: each provider's `secret.variable`. */
+export function secretIdsFromEnv(env: Readonly<Record<string, string | undefined>>, providers: ProviderTable = MODEL_PROVIDERS): ModelSecretIds {
+  return Object.fromEntries(providers.descriptors.flatMap((descriptor) => (descriptor.secret === undefined ? [] : [[descriptor.name, env[descriptor.secret.variable]]])));
 }
 
 /** Caches each secret once read (a failed read is not cached: the next call tries again). */
@@ -32,12 +36,15 @@ export function cachedSecrets(source: SecretSource): SecretSource {
 }
 
 /** `config` with the API keys read from their secrets (a key set in `config` is kept). */
-export async function withSecretKeys(config: ModelConfig, ids: ModelSecretIds, read: SecretSource): Promise<ModelConfig> {
-  const key = async (id: string | undefined) => (id === undefined ? undefined : (await read(id)).trim());
-  const [anthropic, openai] = await Promise.all([key(ids.anthropic), key(ids.openai)]);
+export async function withSecretKeys(config: ModelConfig, ids: ModelSecretIds, read: SecretSource, providers: ProviderTable = MODEL_PROVIDERS): Promise<ModelConfig> {
+  const withSecret = providers.descriptors.filter((descriptor) => descriptor.secret !== undefined);
+  const keys = await Promise.all(withSecret.map(async (descriptor) => {
+    const id = ids[descriptor.name];
+    return id === undefined ? undefined : (await read(id)).trim();
+  }));
+  const parts = config as Record<string, { apiKey?: string } | undefined>;
   return {
     ...config,
-    ...(anthropic && { anthropic: { ...config.anthropic, apiKey: config.anthropic?.apiKey ?? anthropic } }),
-    ...(openai && { openai: { ...config.openai, apiKey: config.openai?.apiKey ?? openai } }),
+    ...Object.fromEntries(withSecret.flatMap((descriptor, i) => (keys[i] ? [[descriptor.name, { ...parts[descriptor.name], apiKey: parts[descriptor.name]?.apiKey ?? keys[i] }]] : []))),
   };
 }

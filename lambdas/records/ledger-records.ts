@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { ContentBlock, Usage } from './messages.js';
 import { MAX_TOKENS_PER_TURN } from '../shared/timing.js';
+import { GUARDS } from './guards.js';
 
 /**
  * The ledger's records. One DynamoDB table, partitioned by run:
@@ -245,12 +246,12 @@ export interface RecoveryRecord {
  * What a person may extend: the budgets, and a tripped loop detector (the agent's `loops.onLoop:
  * 'ask'`: the run goes on, the turns so far no longer examined). A kill is never extended.
  */
-export const EXTENDABLE_GUARDS = ['steps', 'tokens', 'dollars', 'wallClock', 'loop'] as const;
-export type ExtendableGuard = (typeof EXTENDABLE_GUARDS)[number];
+export type ExtendableGuard = Extract<(typeof GUARDS)[number], { extendable: true }>['guard'] | 'loop';
+export const EXTENDABLE_GUARDS = [...GUARDS.flatMap((row) => (row.extendable ? [row.guard] : [])), 'loop' as const] as readonly ExtendableGuard[] as readonly [ExtendableGuard, ...ExtendableGuard[]];
 export type BudgetGuard = Exclude<ExtendableGuard, 'loop'>;
 
-/** The config field each extendable budget lives in (a loop's extension sets `loopAllowedThrough`). */
-export const BUDGET_FIELDS: Readonly<Record<BudgetGuard, 'maxSteps' | 'maxTokens' | 'maxDollars' | 'maxWallSeconds'>> = { steps: 'maxSteps', tokens: 'maxTokens', dollars: 'maxDollars', wallClock: 'maxWallSeconds' };
+/** The config field each extendable budget lives in (a loop's extension sets `loopAllowedThrough`): its row's `field` (records/guards.ts). */
+export const BUDGET_FIELDS = Object.fromEntries(GUARDS.map((row) => [row.guard, row.field])) as { readonly [G in BudgetGuard]: Extract<(typeof GUARDS)[number], { guard: G }>['field'] };
 
 /** What an approved extension changes on the run: the budget's limit, or where loop detection starts again. */
 export function extended(run: Pick<RunRecord, 'config'>, guard: ExtendableGuard, limit: number): Pick<RunRecord, 'config'> | Pick<RunRecord, 'loopAllowedThrough'> {

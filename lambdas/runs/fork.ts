@@ -3,7 +3,8 @@ import { inputTokensOf } from '../records/messages.js';
 import { stableJson, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import { parseBlobRef, readResult, RESULT_LIMIT_BYTES, storeResult } from '../ledger/blobs.js';
-import { BUDGET_FIELDS, type ForkEdits, type ForkLineage, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
+import { COUNTED_GUARDS, spentOf } from '../records/guards.js';
+import { type ForkEdits, type ForkLineage, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { RecentMap } from '../shared/recent-map.js';
 import { toolUses } from '../conversation/turns.js';
@@ -117,7 +118,8 @@ export function forkRunRecord(draft: RunRecord, parent: RunRecord, fork: ForkReq
       (sum, step) => ({ steps: sum.steps + (step.deltas.steps ?? 0), tokens: sum.tokens + (step.deltas.inputTokens ?? 0) + (step.deltas.outputTokens ?? 0), micros: sum.micros + (step.deltas.costMicros ?? 0) }),
       { steps: 0, tokens: 0, micros: 0 },
     );
-    config = { ...config, [BUDGET_FIELDS.steps]: config.maxSteps + spent.steps, [BUDGET_FIELDS.tokens]: config.maxTokens + spent.tokens, [BUDGET_FIELDS.dollars]: config.maxDollars + spent.micros / 1_000_000 };
+    // Each counted budget's limit grows by what the copy spent (records/guards.ts); the wall clock is the fork's own.
+    config = { ...config, ...Object.fromEntries(COUNTED_GUARDS.map((row) => [row.field, config[row.field] + spentOf(row, spent)])) };
   }
   return { ...draft, config, forkedFrom: lineage };
 }

@@ -9,7 +9,7 @@ import { VersionMismatchError } from '../shared/errors.js';
  * A run is bound to the fingerprint of the code that started it (define.ts: version, prompt,
  * model, tool schemas, price table, code version). On AWS each deploy publishes a state machine
  * version whose Tasks invoke pinned Lambda versions, so an execution keeps calling the code it
- * started on; the local engine holds its versions the same way (local/versions.ts). This file is
+ * started on; the local engine holds its versions the same way (local/aws/state-machine-versions.ts). This file is
  * the check behind that pinning, run by every step: a step whose code is not the run's fails with
  * `Agent.VersionMismatch` instead of continuing a conversation another agent started. The only way
  * to move a live run to other code is a recorded migration (`savepoint migrate`), allowed when the

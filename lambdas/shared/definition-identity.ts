@@ -15,7 +15,7 @@ const HASH_FIELD = /\\"hash\\":\\"([0-9a-f]{16})?\\"/;
 
 /**
  * The rendered definition with its identity computed anew: for a template renamed after it was
- * synthesized (local/template.ts), whose embedded hash is still the old definition's.
+ * synthesized (local/template/synthesize.ts), whose embedded hash is still the old definition's.
  */
 export function reidentified(rendered: unknown): unknown {
   const text = JSON.stringify(rendered);

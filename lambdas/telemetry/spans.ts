@@ -4,6 +4,9 @@ import { canonicalJson } from '../ledger/seal.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { inputTokensOf } from '../records/messages.js';
 import { executionChain } from '../guards/history.js';
+import { spentBy } from '../guards/budgets.js';
+import { COUNTED_GUARDS, remainingOf, spentOf, type Spent } from '../records/guards.js';
+import { MODEL_PROVIDERS } from '../models/providers.js';
 
 /**
  * A run's trace, derived from its sealed ledger records by pure functions: the live export
@@ -97,15 +100,12 @@ export const runSpanId = (runId: string) => spanIdOf(runId, 'run');
 export const turnSpanId = (runId: string, turn: number) => spanIdOf(runId, `turn/${turn}`);
 export const callSpanId = (runId: string, turn: number, call: number) => spanIdOf(runId, `call/${turn}/${call}`);
 
-/** `gen_ai.provider.name` of a savepoint provider (the registry's well-known values where one exists). */
-const PROVIDER_NAMES: Record<string, string> = { anthropic: 'anthropic', openai: 'openai', bedrock: 'aws.bedrock', sim: 'savepoint.sim' };
-
-/** The provider (its `gen_ai.provider.name`) and model of a `provider:model` spec. */
+/** The provider (its `gen_ai.provider.name`, its descriptor's `otelName`) and model of a `provider:model` spec. */
 export function providerAndModel(spec: string): { provider: string; model: string } {
   const colon = spec.indexOf(':');
   if (colon < 0) return { provider: 'unknown', model: spec };
   const provider = spec.slice(0, colon);
-  return { provider: PROVIDER_NAMES[provider] ?? provider, model: spec.slice(colon + 1) };
+  return { provider: MODEL_PROVIDERS.descriptor(provider)?.otelName ?? provider, model: spec.slice(colon + 1) };
 }
 
 /**
@@ -265,9 +265,7 @@ export function runSpans(run: RunRecord): SpanRecord[] {
       'savepoint.model_turns': run.modelTurns,
       'savepoint.tool_calls': run.toolCalls,
       'savepoint.cost.usd': dollars(run.costMicros),
-      'savepoint.budget.remaining.steps': run.config.maxSteps - run.steps,
-      'savepoint.budget.remaining.tokens': run.config.maxTokens - (run.inputTokens + run.outputTokens),
-      'savepoint.budget.remaining.usd': (Math.round(run.config.maxDollars * 1_000_000) - run.costMicros) / 1_000_000,
+      ...budgetAttributes('remaining', run.config, spentBy(run)),
       'savepoint.executions': run.executions.length,
       'savepoint.fingerprint': run.fingerprint,
       'savepoint.price_table': run.priceTableVersion,
@@ -371,6 +369,16 @@ function lineageLinks(run: RunRecord): SpanRecord['links'] {
 }
 
 /**
+ * `savepoint.budget.used.<name>` or `savepoint.budget.remaining.<name>` of each counted budget
+ * (records/guards.ts), in its row's order: `steps`, `tokens`, `usd`.
+ */
+function budgetAttributes(kind: 'used' | 'remaining', config: RunRecord['config'], spent: Spent): Record<string, number> {
+  return Object.fromEntries(
+    COUNTED_GUARDS.map((row) => [`savepoint.budget.${kind}.${row.counted.telemetry}`, kind === 'used' ? spentOf(row, spent) : remainingOf(row, config[row.field], spent)]),
+  );
+}
+
+/**
  * `savepoint.budget_check`: one span per BudgetCheck that let a model turn through, and one for the
  * check that ended the run, rebuilt from the records rather than recorded: BudgetCheck decides
  * from persisted counters only (budget-check.ts `decide`), so what it saw before turn N is the sum
@@ -395,12 +403,8 @@ export function budgetCheckSpans(records: RunRecords): SpanRecord[] {
     attributes: {
       'gen_ai.conversation.id': runId,
       'savepoint.budget_check.verdict': verdict,
-      'savepoint.budget.used.steps': used.steps,
-      'savepoint.budget.used.tokens': used.tokens,
-      'savepoint.budget.used.usd': dollars(used.micros),
-      'savepoint.budget.remaining.steps': config.maxSteps - used.steps,
-      'savepoint.budget.remaining.tokens': config.maxTokens - used.tokens,
-      'savepoint.budget.remaining.usd': (Math.round(config.maxDollars * 1_000_000) - used.micros) / 1_000_000,
+      ...budgetAttributes('used', config, used),
+      ...budgetAttributes('remaining', config, used),
       ...(extended && { 'savepoint.budget.extended': true }),
       ...extra,
     },

@@ -2,7 +2,8 @@
  * What the engine checks and changes in a definition before running it: the fields the interpreter
  * would silently run differently from AWS are refused, and its timers are clamped to what Node can arm.
  */
-import { walkStates, type AslDefinition, type AslState } from '../asl.js';
+import { inlineMapConcurrency } from '../aws/sfn-inline-map.js';
+import { walkStates, type AslDefinition, type AslState } from '../template/asl.js';
 
 /**
  * Longest delay Node's setTimeout accepts (~24.8 days). Anything longer fires after 1 ms, so AWS's
@@ -12,12 +13,6 @@ const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
 /** Fields the library silently ignores; running a definition that uses them would diverge from AWS. */
 const UNSUPPORTED_FIELDS = ['Assign', 'Arguments', 'Output', 'ItemReader', 'ItemBatcher', 'ResultWriter', 'ToleratedFailurePercentage', 'ToleratedFailurePercentagePath', 'ToleratedFailureCount', 'ToleratedFailureCountPath'];
-
-/**
- * The most iterations an inline Map runs at once, whatever its MaxConcurrency ("Using Map state in
- * Inline mode": "supports up to 40 concurrent iterations"; MaxConcurrency 0 is as many as that).
- */
-export const INLINE_MAP_CONCURRENCY = 40;
 
 export function assertSupported(definition: AslDefinition): void {
   if (definition.QueryLanguage === 'JSONata') throw new Error('JSONata definitions are not supported locally (JSONPath only)');
@@ -67,8 +62,8 @@ export function clampTimers(definition: AslDefinition, taskTimeoutMs: Record<str
       if (state.HeartbeatSeconds !== undefined) state.HeartbeatSeconds = clamp(state.HeartbeatSeconds);
     }
     if (state.Type === 'Wait' && typeof state.Seconds === 'number') state.Seconds = clamp(state.Seconds);
-    // The library would run a higher MaxConcurrency as given; the service caps an inline Map at 40.
-    if (state.Type === 'Map' && typeof state.MaxConcurrency === 'number' && state.MaxConcurrency > INLINE_MAP_CONCURRENCY) state.MaxConcurrency = INLINE_MAP_CONCURRENCY;
+    // The library would run a higher MaxConcurrency as given; the service caps an inline Map (local/aws/sfn-inline-map.ts).
+    if (state.Type === 'Map' && typeof state.MaxConcurrency === 'number') state.MaxConcurrency = inlineMapConcurrency(state.MaxConcurrency);
   });
   return copy;
 }

@@ -1,14 +1,8 @@
-/** The engine's error classes: the service's error codes, and the flags the interpreter reads. */
-import '../polyfills.js';
+/** The engine's error classes: the service's error codes (local/aws/sfn-error.ts), and the flags the interpreter reads. */
+import './polyfills.js';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 
-/** An error whose `name` is the AWS error code (the endpoint returns it as `__type`). */
-export class LocalSfnError extends Error {
-  constructor(name: string, message: string) {
-    super(message);
-    this.name = name;
-  }
-}
+export { LocalSfnError } from '../aws/sfn-error.js';
 
 /** An error the library must neither retry nor catch (same flags as its own States.Runtime). */
 export class TerminalError extends Error {

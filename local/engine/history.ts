@@ -1,4 +1,3 @@
-import { HISTORY_EVENT_LIMIT } from '../../lambdas/shared/limits.js';
 /**
  * The execution history, in the shape of the GetExecutionHistory API: the events the engine records
  * and what is read back from them (a per-state summary).
@@ -83,20 +82,6 @@ export const TERMINAL_EVENTS = {
   FAILED: ['ExecutionFailed', 'executionFailedEventDetails'],
   ABORTED: ['ExecutionAborted', 'executionAbortedEventDetails'],
   TIMED_OUT: ['ExecutionTimedOut', 'executionTimedOutEventDetails'],
-} as const;
-
-/**
- * A Standard execution's history holds at most 25,000 events, a hard quota. As AWS documents it
- * (https://docs.aws.amazon.com/step-functions/latest/dg/bp-history-limit.html): at 24,999 events
- * the execution waits for the next; if event 25,000 is ExecutionSucceeded it succeeds, else
- * ExecutionFailed is logged as event 25,000 and the execution fails — with the error and cause
- * AWS reports for it (States.Runtime, "The execution reached the maximum number of history events
- * (25000).").
- */
-export const HISTORY_QUOTA_FAILURE = {
-  status: 'FAILED',
-  error: 'States.Runtime',
-  cause: `The execution reached the maximum number of history events (${HISTORY_EVENT_LIMIT}).`,
 } as const;
 
 /** The events that end an execution (the last one of its history). */

@@ -6,13 +6,13 @@
  */
 import type { RunOptions } from 'aws-local-stepfunctions';
 import { randomUUID } from 'node:crypto';
-import { walkStates, type AslDefinition, type TaskInfo } from '../asl.js';
+import { walkStates, type AslDefinition, type TaskInfo } from '../template/asl.js';
 import { statesTimeout, TaskFailure, TerminalError } from './errors.js';
 import type { HistoryEvent } from './history.js';
-import { byteLength, isRecord } from './payload.js';
+import { isRecord } from './payload.js';
 import type { TaskTokens, TokenOwner } from './task-tokens.js';
 import type { Timers } from './timers.js';
-import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
+import { overPayloadLimit } from '../aws/sfn-payload-limit.js';
 
 const REGION = 'us-east-1';
 
@@ -114,7 +114,7 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
 
     // One serialization each way: the event's text, parsed back as the handler's own copy.
     const parameters = JSON.stringify(params);
-    // The quota covers "input data when scheduling a task" and a task's result (service quotas).
+    // The quota covers "input data when scheduling a task" and a task's result (local/aws/sfn-payload-limit.ts).
     if (overPayloadLimit(parameters)) {
       run.exceedsDataLimit(stateName, 'input');
       throw new TerminalError('States.DataLimitExceeded', 'The task input is over the payload quota');
@@ -269,11 +269,6 @@ function invokeRefusal(authorize: (functionArn: string) => void, functionName: u
 function executedVersion(functionName: unknown): string {
   const qualifier = typeof functionName === 'string' ? /:(\d+)$/.exec(functionName)?.[1] : undefined;
   return qualifier ?? '$LATEST';
-}
-
-/** A UTF-16 unit is at most 3 bytes of UTF-8: most payloads are below the limit without counting. */
-function overPayloadLimit(text: string): boolean {
-  return text.length * 3 > PAYLOAD_LIMIT_BYTES && byteLength(text) > PAYLOAD_LIMIT_BYTES;
 }
 
 /** A Task's FunctionName (a name, `name:qualifier`, or an ARN) as the ARN Lambda authorizes. */

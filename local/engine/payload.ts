@@ -1,4 +1,4 @@
-/** JSON payloads as the service measures them. */
+/** Reading into JSON payloads (what the service measures of them is local/aws/sfn-payload-limit.ts). */
 
 export function containsString(value: unknown, needle: string): boolean {
   if (value === needle) return true;
@@ -9,9 +9,5 @@ export function containsString(value: unknown, needle: string): boolean {
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function byteLength(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
 }
 

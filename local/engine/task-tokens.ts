@@ -1,12 +1,13 @@
 /**
  * Task tokens of `.waitForTaskToken` tasks: minted when the definition reads `$$.Task.Token`,
  * claimed by the Task whose Parameters carry it, completed by SendTaskSuccess / SendTaskFailure,
- * kept alive by SendTaskHeartbeat, and dropped when their execution ends.
+ * kept alive by SendTaskHeartbeat, and dropped when their execution ends. What the callbacks
+ * refuse is AWS's rule (local/aws/sfn-task-tokens.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { LocalSfnError, TaskFailure, TerminalError } from './errors.js';
-import { byteLength, containsString } from './payload.js';
-import { PAYLOAD_LIMIT_BYTES, TASK_TOKEN_MAX_LENGTH } from '../../lambdas/shared/limits.js';
+import { assertTokenLength, parseTaskOutput, taskGone } from '../aws/sfn-task-tokens.js';
+import { TaskFailure, TerminalError } from './errors.js';
+import { containsString } from './payload.js';
 
 /** What a token knows of its execution: whether it still runs, and the token no Task has claimed yet. */
 export interface TokenOwner {
@@ -30,13 +31,7 @@ export class TaskTokens<Owner extends TokenOwner, Value = unknown> {
   private readonly timedOut = new Map<string, Owner>();
 
   sendTaskSuccess(token: string, output: string): void {
-    let value: Value;
-    try {
-      value = JSON.parse(output) as Value;
-    } catch {
-      throw new LocalSfnError('InvalidOutput', 'Invalid Output: the output is not valid JSON');
-    }
-    if (byteLength(output) > PAYLOAD_LIMIT_BYTES) throw new LocalSfnError('InvalidOutput', `Invalid Output: larger than ${PAYLOAD_LIMIT_BYTES} bytes`);
+    const value = parseTaskOutput(output) as Value;
     this.take(token).resolve(value);
   }
 
@@ -115,11 +110,10 @@ export class TaskTokens<Owner extends TokenOwner, Value = unknown> {
   }
 
   private live(token: string): PendingToken<Owner, Value> {
-    if (token.length === 0 || token.length > TASK_TOKEN_MAX_LENGTH) throw new LocalSfnError('InvalidToken', 'Invalid Token');
+    assertTokenLength(token);
     const pending = this.pending.get(token);
     if (pending && pending.exec.status === 'RUNNING') return pending;
-    if (this.timedOut.has(token)) throw new LocalSfnError('TaskTimedOut', 'Task Timed Out');
-    throw new LocalSfnError('TaskDoesNotExist', 'Task does not exist anymore (unknown, already completed, or its execution ended)');
+    throw taskGone(this.timedOut.has(token));
   }
 
   private take(token: string): PendingToken<Owner, Value> {

@@ -3,9 +3,9 @@ import { stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from 
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/records/ledger-records.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
-import type { CfnTemplateJson } from '../asl.js';
-import { waitForChain } from '../chain.js';
-import { startLocalStack, type LocalStack } from '../runtime.js';
+import type { CfnTemplateJson } from '../template/asl.js';
+import { waitForChain } from '../runtime/chain.js';
+import { startLocalStack, type LocalStack } from '../runtime/local-stack.js';
 import { recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
 import { approvalOf, loadRecording, recordedClock, type Recording } from './recording.js';
 
@@ -29,7 +29,7 @@ export interface ReplayOptions {
   /** The ledger that recorded the run (a state directory's, or a deployed stack's). */
   readonly source: Ledger;
   readonly runId: string;
-  /** The synthesized template. @default the cached one for the agent (local/template-cache.ts) */
+  /** The synthesized template. @default the cached one for the agent (local/template/cache.ts) */
   readonly template?: CfnTemplateJson;
   readonly log?: (line: string) => void;
 }

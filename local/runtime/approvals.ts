@@ -1,12 +1,12 @@
 import type { ApprovalLinks } from '../../lambdas/approvals/decision.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
-import { localUser } from '../approval-api.js';
-import { localApprovalKeys } from '../approval-keys.js';
+import { localUser } from '../services/approval-api.js';
+import { localApprovalKeys } from '../state/approval-keys.js';
 import type { LocalStackOptions } from './options.js';
 
 /**
- * Approvals on this machine (local/approval-keys.ts): signed links to the page the approval API
+ * Approvals on this machine (local/state/approval-keys.ts): signed links to the page the approval API
  * serves, decisions signed with a local key. The page's URL is known once the API listens, so the
  * links read it through `pageUrl()`.
  */

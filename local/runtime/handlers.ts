@@ -12,11 +12,11 @@ import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
 import type { ModelServer } from '../../sim/model-server.js';
-import { crashingCallTool, crashingLedger, crashingModel } from '../crash.js';
-import type { LocalEngine } from '../engine.js';
-import type { TwinIam } from '../iam/index.js';
-import type { SfnQuotas } from '../sfn-quotas.js';
-import { lambdaContext } from '../lambda-context.js';
+import { crashingCallTool, crashingLedger, crashingModel } from './crash.js';
+import type { LocalEngine } from '../engine/local-engine.js';
+import type { TwinIam } from '../aws/iam/index.js';
+import type { SfnQuotas } from '../aws/sfn-api-throttling.js';
+import { lambdaContext } from '../services/lambda-context.js';
 import type { localApprovalSetup } from './approvals.js';
 import type { LocalStackOptions } from './options.js';
 import type { LocalHandlers } from './tasks.js';
@@ -33,13 +33,13 @@ const LOCAL_BREAKER: BreakerPolicy = {
 export interface LocalWiring<World extends DevWorld = DevWorld> {
   readonly options: LocalStackOptions<World>;
   readonly ledger: Ledger;
-  /** The ledger as a step's function sees it: its calls authorized as its role (local/iam/dynamodb.ts), or `ledger` without IAM. */
+  /** The ledger as a step's function sees it: its calls authorized as its role (local/aws/iam/dynamodb.ts), or `ledger` without IAM. */
   readonly ledgerOf: (step: StepName) => Ledger;
   readonly clock: Clock;
   readonly model: ModelServer;
   readonly world: World;
   readonly sfn: SFNClient;
-  /** The client a step's function calls Step Functions with: signed as its own role (local/iam/sfn-clients.ts). */
+  /** The client a step's function calls Step Functions with: signed as its own role (local/runtime/sfn-clients.ts). */
   readonly sfnAs: (step: StepName) => SFNClient;
   readonly engine: LocalEngine;
   /** Where the functions start runs (their STATE_MACHINE_ARN on AWS: the alias, when the template has one). */
@@ -49,7 +49,7 @@ export interface LocalWiring<World extends DevWorld = DevWorld> {
   readonly quotas?: Pick<SfnQuotas, 'take'>;
   readonly leaseMs: number;
   readonly approvals: ReturnType<typeof localApprovalSetup>;
-  /** The approval machinery as a step's function uses it: its calls to AWS authorized as its role (local/iam/services.ts). */
+  /** The approval machinery as a step's function uses it: its calls to AWS authorized as its role (local/aws/iam/services.ts). */
   readonly approvalsOf: (step: StepName) => ApprovalSetup;
   /** A new approval waits: its deadline timer is armed (local/runtime/approvals.ts). */
   readonly armDeadline: (approval: ApprovalRecord) => void;
@@ -131,7 +131,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     breaker: new CircuitBreaker(wiring.ledgerOf(step), clock, options.breaker ?? LOCAL_BREAKER),
     callbacks: sfnTaskCallbacks(sfnAs(step)),
     // The history count BudgetCheck reads every turn comes from the engine itself: the same
-    // number GetExecutionHistory serves (local/engine.ts), without an SDK round trip per turn,
+    // number GetExecutionHistory serves (local/engine/local-engine.ts), without an SDK round trip per turn,
     // authorized and throttled as that call would be.
     executions: {
       ...sfnExecutions(sfnAs(step)),

@@ -3,10 +3,10 @@ import { EmbeddedLedger, type EmbeddedLedgerOptions } from '../../lambdas/ledger
 import { serveLedger } from '../../lambdas/ledger/remote-ledger.js';
 import type { LedgerSealer } from '../../lambdas/ledger/seal.js';
 import type { StorageLedger } from '../../lambdas/ledger/storage-ledger.js';
-import { localLedgerSealer } from '../approval-keys.js';
-import type { CfnTemplateJson } from '../asl.js';
-import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../ledger-files.js';
-import { ledgerTableFromTemplate } from '../template.js';
+import { localLedgerSealer } from '../state/approval-keys.js';
+import type { CfnTemplateJson } from '../template/asl.js';
+import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../state/ledger-files.js';
+import { ledgerTableFromTemplate } from '../template/synthesize.js';
 
 /**
  * The engine's ledger, and the endpoint other processes reach it by: the embedded ledger served
@@ -28,7 +28,7 @@ export async function openLocalLedger(
     return { ledger: embedded, endpoint: { ledger: served.url } };
   }
   // Loaded only for this ledger: the emulator and the DynamoDB SDK are ~40 MB an embedded run does not need.
-  const [{ ensureTable, startDynamo }, { DynamoDbLedger }] = await Promise.all([import('../dynamo.js'), import('../../lambdas/ledger/dynamodb-ledger.js')]);
+  const [{ ensureTable, startDynamo }, { DynamoDbLedger }] = await Promise.all([import('../services/dynamodb.js'), import('../../lambdas/ledger/dynamodb-ledger.js')]);
   const dynamo = await startDynamo({ path: stateDir && join(stateDir, LEDGER_PATHS.dynalite) });
   closers.push(dynamo.close);
   await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));

@@ -10,14 +10,14 @@ import type { LedgerSealer } from '../../lambdas/ledger/seal.js';
 import type { SpanSink } from '../../lambdas/telemetry/sink.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import type { RecoveryPolicy } from '../../lambdas/steps/recover-run.js';
-import type { CfnTemplateJson } from '../asl.js';
+import type { CfnTemplateJson } from '../template/asl.js';
 import type { Timers } from '../engine/timers.js';
-import type { CrashPoints } from '../crash.js';
-import type { LedgerKind } from '../ledger-files.js';
+import type { CrashPoints } from './crash.js';
+import type { LedgerKind } from '../state/ledger-files.js';
 import type { PriceOverrides } from '../../lambdas/models/prices.js';
 import type { BudgetCaps } from '../../lambdas/records/ledger-records.js';
 
-/** What `startLocalStack` (local/runtime.ts) is asked to run, and how. */
+/** What `startLocalStack` (local/runtime/local-stack.ts) is asked to run, and how. */
 export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   /** The agent to run: its steps, its simulated world and its scripted model. */
   readonly agent: AgentDefinition<any, any, World>;
@@ -78,7 +78,7 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * @default the OTLP exporter the standard `OTEL_EXPORTER_OTLP_*` variables configure, off when none is set
    */
   readonly tracing?: SpanSink | false;
-  /** Where the steps may be told to end the process (local/crash.ts). @default none */
+  /** Where the steps may be told to end the process (local/runtime/crash.ts). @default none */
   readonly crash?: CrashPoints;
   /**
    * Bound of automatic recoveries (failed executions, and runs the watchdog finds orphaned);
@@ -167,13 +167,13 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   /** The synthesized template; synthesized in-process when absent. */
   readonly template?: CfnTemplateJson;
   /**
-   * The twin's IAM (local/iam): each function's Step Functions calls signed with its own role's
+   * The twin's IAM (local/aws/iam): each function's Step Functions calls signed with its own role's
    * credentials and decided by that role's policies in the template, the state machine role's
    * invokes likewise. `false` runs without it. @default true
    */
   readonly iam?: boolean;
   /**
-   * Step Functions' per-account API throttling (local/sfn-quotas.ts), on the stack's clock: a call
+   * Step Functions' per-account API throttling (local/aws/sfn-api-throttling.ts), on the stack's clock: a call
    * past its bucket answers ThrottlingException. Off by default because local time runs compressed
    * (retries wait milliseconds), so wall-clock rates would throttle what AWS would not; a run on
    * a simulated clock (the fleet benchmark, a test's clock) turns it on. @default false

@@ -3,10 +3,10 @@ import { ErrorNames } from '../../lambdas/shared/errors.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
-import { extractStateMachine, walkStates, type AslState, type CfnTemplateJson, type ExtractedStateMachine } from '../asl.js';
-import { LocalEngine, type EngineIam, type TaskBinding, type Timers } from '../engine.js';
-import { functionTimeoutMs } from '../lambda-context.js';
-import { validatedDefinitions } from '../template-cache.js';
+import { extractStateMachine, walkStates, type AslState, type CfnTemplateJson, type ExtractedStateMachine } from '../template/asl.js';
+import { LocalEngine, type EngineIam, type TaskBinding, type Timers } from '../engine/local-engine.js';
+import { functionTimeoutMs } from '../aws/lambda-function-timeout.js';
+import { validatedDefinitions } from '../template/cache.js';
 import type { LocalStackOptions } from './options.js';
 
 /**
@@ -16,7 +16,7 @@ import type { LocalStackOptions } from './options.js';
 export type LocalHandler = (event: unknown, timeoutMs: number, signal?: AbortSignal) => Promise<unknown>;
 export type LocalHandlers = Record<StepName, LocalHandler>;
 
-/** infra's `States.WaitRetryAfter`, by value: importing infra/ would load the CDK (see template.ts). */
+/** infra's `States.WaitRetryAfter`, by value: importing infra/ would load the CDK (see local/template/synthesize.ts). */
 const WAIT_RETRY_AFTER = 'WaitRetryAfter';
 /** infra's `States.WaitSettle`, by value (as above). */
 const WAIT_SETTLE = 'WaitSettle';
@@ -71,7 +71,7 @@ function waitOverrides(clock: Clock & Partial<Timers>, options: Pick<LocalStackO
 
 /**
  * A version's Tasks call its own handlers (`current()` when bound: the first version's are the
- * stack's handlers; a deployed version's, its agent's — local/versions.ts).
+ * stack's handlers; a deployed version's, its agent's — local/aws/state-machine-versions.ts).
  */
 export function bindTasks(
   tasksOf: ExtractedStateMachine['tasks'],

@@ -2,7 +2,7 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
-import { CrashPoint } from '../../local/crash.js';
+import { CrashPoint } from '../../local/runtime/crash.js';
 import { providerJournal, savepoint, workspace } from '../support/cli-process.js';
 
 /**

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { localUser } from '../../local/approval-api.js';
+import { localUser } from '../../local/services/approval-api.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { savepoint, workspace } from '../support/cli-process.js';
 

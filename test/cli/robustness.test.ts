@@ -8,8 +8,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDay } from '../../agents/refund-reconciler/day-file.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
-import { startDynamo } from '../../local/dynamo.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { startDynamo } from '../../local/services/dynamodb.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 
 /**
  * Nothing silently wrong, through the real CLI as a subprocess: bad input exits 2 naming the file

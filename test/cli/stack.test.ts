@@ -1,4 +1,4 @@
-import { localUser } from '../../local/approval-api.js';
+import { localUser } from '../../local/services/approval-api.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

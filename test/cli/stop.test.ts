@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { localAwsConfig } from '../../local/aws-config.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { localAwsConfig } from '../../local/services/aws-config.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 
 /**
  * A stop from the Step Functions endpoint is a kill, as on AWS (the execution-stopped rule): the

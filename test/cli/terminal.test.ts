@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 
 /**
  * Terminal escape injection, through the real CLI: a refund request whose id carries control

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
-import { waitForChain } from '../../local/chain.js';
-import { startLocalStack, type LocalStack } from '../../local/runtime.js';
+import { waitForChain } from '../../local/runtime/chain.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
 import { counterAgent } from '../support/counter-agent.js';
 
 /**

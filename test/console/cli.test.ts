@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 
 /**
  * `savepoint run` serves the console in its process and prints its address; `savepoint console`

@@ -8,9 +8,9 @@ import { runRows } from '../../console/views.js';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
-import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
-import { ledgerTableFromTemplate } from '../../local/template.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
+import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { runRecord } from '../support/records.js';
 
 /**

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForChain } from '../../local/chain.js';
+import { waitForChain } from '../../local/runtime/chain.js';
 import type { ExecutionLink, Timeline } from '../../console/views.js';
 import { serveStack, stackSealer, STACK_ACCESS_KEY, type ServedStack } from '../support/served-stack.js';
 import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';

@@ -3,9 +3,9 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
-import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
-import { ledgerTableFromTemplate } from '../../local/template.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
+import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { describeLedgerContract } from './ledger.contract.js';
 import { at, call, run } from './fixtures.js';
 
@@ -43,8 +43,9 @@ describeLedgerContract('DynamoDB on dynalite', async () => {
     // A new instance: nothing it holds from earlier reads stands in for the table.
     return new DynamoDbLedger(dynamo.client, name, sealer);
   };
+  const stored = async (pk: string) => (await doc.send(new QueryCommand({ TableName: name, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }))).Items ?? [];
   // Another Lambda on the same table: its own instance, nothing read yet.
-  return { ledger, damage, another: () => new DynamoDbLedger(dynamo.client, name, sealer) };
+  return { ledger, damage, stored, another: () => new DynamoDbLedger(dynamo.client, name, sealer) };
 }, { damageable: true, sharesStore: true });
 
 // DynamoDB rejects a write that meets a transaction in flight on its item — a PutItem with

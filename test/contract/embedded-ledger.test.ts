@@ -18,6 +18,7 @@ describeLedgerContract(
         ledger.close();
         rmSync(dir, { recursive: true, force: true });
       },
+      stored: async (pk) => logLines(join(dir, 'ledger.jsonl'), pk),
       // Damage: the log file, edited while the ledger is closed; the ledger reopened on it.
       damage: async (runId, edit) => {
         ledger.close();
@@ -39,12 +40,22 @@ describeLedgerContract('embedded, on disk, finished runs and effects read back f
   const ledger = EmbeddedLedger.open({ dir, retainFinishedRuns: 1, retainEffects: 1, listedFinishedRuns: 1 });
   return {
     ledger,
+    stored: async (pk) => logLines(join(dir, 'ledger.jsonl'), pk),
     close: () => {
       ledger.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
 });
+
+/** The lines of the log at `path` that hold an item of partition `pk`. */
+function logLines(path: string, pk: string): unknown[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .slice(0, -1)
+    .map((text) => JSON.parse(text) as { pk: string })
+    .filter((line) => line.pk === pk);
+}
 
 /**
  * Applies `edit` to the latest version of each item of a partition, in the log: a changed item's
@@ -100,6 +111,7 @@ describeLedgerContract('embedded, on disk, reopened before every call', async ()
   });
   return {
     ledger: reopening,
+    stored: async (pk) => logLines(join(dir, 'ledger.jsonl'), pk),
     close: () => {
       current.close();
       rmSync(dir, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { approvalsSpec } from './spec/approvals.js';
 import { blobsSpec } from './spec/blobs.js';
 import { forksSpec } from './spec/forks.js';
+import { pruneSpec } from './spec/prune.js';
 import { effectsSpec } from './spec/effects.js';
 import { guardsSpec } from './spec/guards.js';
 import { integritySpec } from './spec/integrity.js';
@@ -18,9 +19,10 @@ export type { LedgerUnderTest } from './spec/support.js';
  * remote one) must do, in the semantics of the DynamoDB ledger's conditional writes, one spec per
  * role (spec/). Each test gets a fresh, empty ledger from `makeLedger`; times come from the `now`
  * arguments, never from a clock. `damageable`: the driver can damage the store behind the ledger;
- * `sharesStore`: it can open a second ledger on the same store (`LedgerUnderTest.another`).
+ * `sharesStore`: it can open a second ledger on the same store (`LedgerUnderTest.another`);
+ * `prunes: false`: the ledger keeps no prune records (the remote one: the engine serving it owns them).
  */
-export function describeLedgerContract(name: string, makeLedger: MakeLedger, options: { damageable?: boolean; sharesStore?: boolean } = {}): void {
+export function describeLedgerContract(name: string, makeLedger: MakeLedger, options: { damageable?: boolean; sharesStore?: boolean; prunes?: boolean } = {}): void {
   describe(`ledger contract: ${name}`, () => {
     runsSpec(makeLedger);
     guardsSpec(makeLedger);
@@ -32,5 +34,6 @@ export function describeLedgerContract(name: string, makeLedger: MakeLedger, opt
     integritySpec(makeLedger, options);
     forksSpec(makeLedger, options);
     writersSpec(makeLedger, options);
+    if (options.prunes !== false) pruneSpec(makeLedger);
   });
 }

@@ -17,7 +17,7 @@ describeLedgerContract('remote, served from an embedded ledger in memory', async
       await endpoint.close();
     },
   };
-}, { sharesStore: true });
+}, { sharesStore: true, prunes: false });
 
 describe('the ledger endpoint', () => {
   const closers: (() => Promise<void> | void)[] = [];

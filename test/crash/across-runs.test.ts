@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CrashPoint, type CrashPoint as Point } from '../../local/crash.js';
+import { CrashPoint, type CrashPoint as Point } from '../../local/runtime/crash.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { openLedger } from '../../cli/state.js';
 import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from '../support/cli-process.js';

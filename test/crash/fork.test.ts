@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
-import { CrashPoint, TOOL_CALL_BOUNDARIES } from '../../local/crash.js';
+import { CrashPoint, TOOL_CALL_BOUNDARIES } from '../../local/runtime/crash.js';
 import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from '../support/cli-process.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
-import { CrashPoint, TOOL_CALL_BOUNDARIES, type CrashPoint as Point } from '../../local/crash.js';
+import { CrashPoint, TOOL_CALL_BOUNDARIES, type CrashPoint as Point } from '../../local/runtime/crash.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { duplicates, ledgerOf, providerJournal, savepoint, workspace } from '../support/cli-process.js';
 

@@ -1,6 +1,6 @@
 import { DescribeExecutionCommand, SendTaskSuccessCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { localUser } from '../../local/approval-api.js';
+import { localUser } from '../../local/services/approval-api.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
 

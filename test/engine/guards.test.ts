@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BREAKER } from '../../lambdas/guards/breaker.js';
 import { toolsBreaker } from '../../lambdas/guards/breaker.js';
 import { loadReport } from '../../lambdas/runs/report.js';
-import { summarizeHistory } from '../../local/engine.js';
+import { summarizeHistory } from '../../local/engine/local-engine.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
 import { expiringApprovals, manualClock } from '../support/manual-clock.js';

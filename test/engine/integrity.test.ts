@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { createRecoverRun } from '../../lambdas/steps/recover-run.js';
-import { localAwsConfig } from '../../local/aws-config.js';
-import { LEDGER_TABLE } from '../../local/runtime.js';
+import { localAwsConfig } from '../../local/services/aws-config.js';
+import { LEDGER_TABLE } from '../../local/runtime/local-stack.js';
 import { startHarness, type Harness } from '../support/refund-harness.js';
 
 /**

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import type { MessageRequest } from '../../lambdas/records/messages.js';
 import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { parseBlobRef } from '../../lambdas/ledger/blobs.js';
-import { localAwsConfig } from '../../local/aws-config.js';
-import { waitForChain } from '../../local/chain.js';
-import { LEDGER_TABLE, startLocalStack, type LocalStack } from '../../local/runtime.js';
+import { localAwsConfig } from '../../local/services/aws-config.js';
+import { waitForChain } from '../../local/runtime/chain.js';
+import { LEDGER_TABLE, startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
 
 /**
  * A tool whose result is far over DynamoDB's 400 KB item limit and Step Functions' 256 KB payload

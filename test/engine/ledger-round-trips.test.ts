@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { loadReport } from '../../lambdas/runs/report.js';
 import { countingLedger, type CountingLedger } from '../../lambdas/ledger/counting-ledger.js';
-import type { LedgerKind } from '../../local/runtime.js';
+import type { LedgerKind } from '../../local/runtime/local-stack.js';
 import { startHarness, type Harness } from '../support/refund-harness.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 

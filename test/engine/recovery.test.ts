@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/runs/report.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { definitionIdentity } from '../../infra/agent-state-machine.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { duplicatePayments, startHarness, type Harness } from '../support/refund-harness.js';

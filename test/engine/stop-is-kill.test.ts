@@ -1,6 +1,6 @@
 import { SFNClient, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterEach, expect, it } from 'vitest';
-import { localAwsConfig } from '../../local/aws-config.js';
+import { localAwsConfig } from '../../local/services/aws-config.js';
 import { waitFor } from '../support/agent-harness.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 

@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { exampleStack } from '../../infra/example.js';
-import { inProcessAppProps } from '../../local/template.js';
+import { inProcessAppProps } from '../../local/template/synthesize.js';
 
 let synthesized: Record<string, unknown> | undefined;
 
@@ -15,7 +15,7 @@ export function exampleTemplate(): Template {
   return Template.fromJSON(structuredClone(synthesized));
 }
 
-/** An app for template assertions, synthesized in-process as the local engine's template is (local/template.ts). */
+/** An app for template assertions, synthesized in-process as the local engine's template is (local/template/synthesize.ts). */
 export function assertionApp(): App {
   return new App(inProcessAppProps());
 }

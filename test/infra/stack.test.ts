@@ -251,7 +251,7 @@ describe('outputs', () => {
 describe('the definition the local engine runs', () => {
   it('is valid ASL once extracted from the template, with every Task mapped to a step', async () => {
     const { createRequire } = await import('node:module');
-    const { extractStateMachine } = await import('../../local/asl.js');
+    const { extractStateMachine } = await import('../../local/template/asl.js');
     const aslValidator = createRequire(import.meta.url)('asl-validator') as (definition: unknown) => { isValid: boolean; errorsText(sep?: string): string };
     const extracted = extractStateMachine(template.toJSON() as never);
     const { isValid, errorsText } = aslValidator(extracted.definition);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { synthesizeTemplate } from '../../local/template.js';
+import { synthesizeTemplate } from '../../local/template/synthesize.js';
 
 const exec = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -44,7 +44,7 @@ describe('the template cache across copies of savepoint', () => {
     // Each copy caches a template marked with its own root, then reads what the cache holds for it.
     const script = (root: string) => `
       import { writeFileSync } from 'node:fs';
-      import { readCachedTemplate, sourcesHash, templateCacheFile } from ${JSON.stringify(join(root, 'local/template-cache.ts'))};
+      import { readCachedTemplate, sourcesHash, templateCacheFile } from ${JSON.stringify(join(root, 'local/template/cache.ts'))};
       const [mode, dir] = process.argv.slice(2);
       const file = templateCacheFile('refund-reconciler', { dir });
       if (mode === 'plant') writeFileSync(file, JSON.stringify({ Resources: { Marker: { Type: ${JSON.stringify(root)} } } }), { mode: 0o600 });
@@ -61,7 +61,7 @@ describe('the template cache across copies of savepoint', () => {
   it('synthesizes the same template (function versions and asset hashes) from any working directory', async () => {
     const elsewhere = mkdtempSync(join(scratch, 'cwd-'));
     const script = `
-      import { synthesizeTemplate } from ${JSON.stringify(join(repo, 'local/template.ts'))};
+      import { synthesizeTemplate } from ${JSON.stringify(join(repo, 'local/template/synthesize.ts'))};
       console.log(JSON.stringify(await synthesizeTemplate('refund-reconciler')));
     `;
     const here = await synthesizeTemplate('refund-reconciler');

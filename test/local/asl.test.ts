@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractStateMachine, type CfnResource, type CfnTemplateJson } from '../../local/asl.js';
+import { extractStateMachine, type CfnResource, type CfnTemplateJson } from '../../local/template/asl.js';
 
 const lambdaFn = (step?: string): CfnResource => ({
   Type: 'AWS::Lambda::Function',

@@ -1,7 +1,7 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { describe, expect, it } from 'vitest';
-import { localAwsConfig } from '../../local/aws-config.js';
-import { startCfnEndpoint } from '../../local/cfn-endpoint.js';
+import { localAwsConfig } from '../../local/services/aws-config.js';
+import { startCfnEndpoint } from '../../local/services/cloudformation.js';
 
 describe('the CloudFormation endpoint', () => {
   it('serves DescribeStacks only to a client that carries its credential, as the other loopback endpoints do', async () => {

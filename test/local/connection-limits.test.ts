@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { RemoteLedger, serveLedger } from '../../lambdas/ledger/remote-ledger.js';
 import type { ConnectionLimits } from '../../lambdas/shared/loopback-server.js';
-import { startApprovalApi } from '../../local/approval-api.js';
+import { startApprovalApi } from '../../local/services/approval-api.js';
 import { jsonReply, serveHttp } from '../../sim/in-process.js';
 
 /**

@@ -7,9 +7,9 @@ import { startConsole } from '../../console/server.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { serveLedger } from '../../lambdas/ledger/remote-ledger.js';
 import { sameSecret } from '../../lambdas/shared/same-secret.js';
-import { startApprovalApi } from '../../local/approval-api.js';
-import { startCfnEndpoint } from '../../local/cfn-endpoint.js';
-import { startDynamo } from '../../local/dynamo.js';
+import { startApprovalApi } from '../../local/services/approval-api.js';
+import { startCfnEndpoint } from '../../local/services/cloudformation.js';
+import { startDynamo } from '../../local/services/dynamodb.js';
 
 // The comparison of every loopback credential goes through crypto.timingSafeEqual (by way of
 // lambdas/shared/same-secret.ts): a `===` or a string prefix test would answer a near guess faster

@@ -1,6 +1,6 @@
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
 
 let dynamo: LocalDynamo;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
 
-// TransactWriteItems on the emulator (local/dynamo-transactions.ts), through the real SDK, by the
+// TransactWriteItems on the emulator (local/aws/dynamodb-transactions.ts), through the real SDK, by the
 // rules of https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html.
 let dynamo: LocalDynamo;
 let doc: DynamoDBDocumentClient;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LocalEngine } from '../../local/engine.js';
+import { LocalEngine } from '../../local/engine/local-engine.js';
 import { manualClock } from '../support/manual-clock.js';
 
 const arn = 'arn:aws:states:us-east-1:000000000000:stateMachine:retention';

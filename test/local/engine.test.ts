@@ -12,9 +12,9 @@ import {
   paginateGetExecutionHistory,
   type HistoryEvent as SdkHistoryEvent,
 } from '@aws-sdk/client-sfn';
-import type { AslDefinition, CfnTemplateJson } from '../../local/asl.js';
-import { LocalEngine, summarizeHistory, type HistoryEvent } from '../../local/engine.js';
-import { startSfnEndpoint, type SfnEndpoint } from '../../local/sfn-endpoint.js';
+import type { AslDefinition, CfnTemplateJson } from '../../local/template/asl.js';
+import { LocalEngine, summarizeHistory, type HistoryEvent } from '../../local/engine/local-engine.js';
+import { startSfnEndpoint, type SfnEndpoint } from '../../local/services/step-functions.js';
 import { fixtureEngine, synthFixture } from './fixture.js';
 
 // asl-validator ships no type declarations.

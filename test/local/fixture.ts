@@ -7,9 +7,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
-import { extractStateMachine, type CfnTemplateJson } from '../../local/asl.js';
-import { bindTasks, LocalEngine } from '../../local/engine.js';
-import { inProcessAppProps } from '../../local/template.js';
+import { extractStateMachine, type CfnTemplateJson } from '../../local/template/asl.js';
+import { bindTasks, LocalEngine } from '../../local/engine/local-engine.js';
+import { inProcessAppProps } from '../../local/template/synthesize.js';
 
 export function synthFixture(): CfnTemplateJson {
   // Bundling and the built-in CloudFormation validation are off: they cost seconds and test nothing here.

@@ -15,7 +15,7 @@ const exec = promisify(execFile);
 const root = mkdtempSync(join(tmpdir(), 'savepoint-history-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const tsx = new URL('../../node_modules/.bin/tsx', import.meta.url).pathname;
-const historyModule = new URL('../../local/history-log.ts', import.meta.url).pathname;
+const historyModule = new URL('../../local/engine/history-log.ts', import.meta.url).pathname;
 
 let prlimit = true;
 try {

@@ -9,8 +9,8 @@
  * (25000)." (Service quotas: https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html.)
  */
 import { describe, expect, it } from 'vitest';
-import type { AslDefinition } from '../../local/asl.js';
-import { LocalEngine } from '../../local/engine.js';
+import type { AslDefinition } from '../../local/template/asl.js';
+import { LocalEngine } from '../../local/engine/local-engine.js';
 
 const ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:history-quota';
 

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_EVENTS_PER_CHECK, MAX_EVENTS_PER_STEP } from '../../lambdas/guards/history.js';
-import { startLocalStack, type LocalStack } from '../../local/runtime.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
 import { counterAgent } from '../support/counter-agent.js';
 
 /**
  * Issue 20 item 4: the steps make no Step Functions control-plane call per agent step. Every call
- * any function makes reaches the twin's quota check (local/sfn-quotas.ts): at the endpoint, signed
+ * any function makes reaches the twin's quota check (local/aws/sfn-api-throttling.ts): at the endpoint, signed
  * by its own role, or BudgetCheck's in-process history read. The test starts its run on the engine
  * itself, so every call counted is a step's. Before the fix: one DescribeStateMachineForExecution
  * per start and one GetExecutionHistory per BudgetCheck.

@@ -6,9 +6,9 @@
  */
 import { SFNClient, StartExecutionCommand, DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterEach, describe, expect, it } from 'vitest';
-import { localAwsConfig } from '../../local/aws-config.js';
-import type { CfnTemplateJson } from '../../local/asl.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { localAwsConfig } from '../../local/services/aws-config.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { waitFor } from '../support/agent-harness.js';
 import { expiringApprovals } from '../support/manual-clock.js';

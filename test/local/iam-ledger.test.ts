@@ -4,11 +4,11 @@
  * the same calls, with AccessDeniedException, as AWS would refuse them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CfnTemplateJson } from '../../local/asl.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
 import type { EffectHolder } from '../../lambdas/ledger/ledger.js';
 import { Steps } from '../../lambdas/shared/steps.js';
-import { dynamoRequests, ledgerAs } from '../../local/iam/dynamodb.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { dynamoRequests, ledgerAs } from '../../local/aws/iam/dynamodb.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { at, call, holder } from '../contract/fixtures.js';
 import { expiringApprovals } from '../support/manual-clock.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';

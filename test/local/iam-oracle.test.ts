@@ -1,5 +1,5 @@
 /**
- * The twin's IAM evaluator (local/iam/policy.ts) against a maintained simulator as the oracle:
+ * The twin's IAM evaluator (local/aws/iam/policy.ts) against a maintained simulator as the oracle:
  * every role of the synthesized example app, each with all its policies, over a generated corpus
  * of requests (the actions, resources and condition values its statements name, and near misses
  * of each), must get the same decision from both. The oracle, @cloud-copilot/iam-simulate, is
@@ -7,10 +7,10 @@
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CfnTemplateJson } from '../../local/asl.js';
-import { deploy } from '../../local/iam/deployment.js';
-import { evaluatePolicies, policyEvaluator, type AuthorizationRequest, type PolicyDocument, type Statement } from '../../local/iam/policy.js';
-import { stackRoles, type Role } from '../../local/iam/roles.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { deploy } from '../../local/aws/iam/deployment.js';
+import { evaluatePolicies, policyEvaluator, type AuthorizationRequest, type PolicyDocument, type Statement } from '../../local/aws/iam/policy.js';
+import { stackRoles, type Role } from '../../local/aws/iam/roles.js';
 import { exampleTemplate } from '../infra/example-template.js';
 import { iamOracle, type IamOracle } from '../support/iam-oracle.js';
 

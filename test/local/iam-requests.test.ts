@@ -9,11 +9,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
-import type { CfnTemplateJson } from '../../local/asl.js';
-import type { Caller } from '../../local/iam/authorizer.js';
-import { deploy } from '../../local/iam/deployment.js';
-import type { AuthorizationRequest, Decision } from '../../local/iam/policy.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import type { Caller } from '../../local/aws/iam/authorizer.js';
+import { deploy } from '../../local/aws/iam/deployment.js';
+import type { AuthorizationRequest, Decision } from '../../local/aws/iam/policy.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { postDecision } from '../support/agent-harness.js';
 import { iamOracle } from '../support/iam-oracle.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
@@ -29,7 +29,7 @@ afterEach(async () => {
  * yet AWS authorizes them on the state machine of the token's execution — its AccessDeniedException
  * names that ARN ("not authorized to perform: states:SendTaskFailure on resource:
  * arn:aws:states:…:stateMachine:…", NOAA-OWP/hydrovis#837), and a grant on it works (tested in
- * aws/aws-cdk#8486). The twin follows AWS (local/iam/step-functions.ts).
+ * aws/aws-cdk#8486). The twin follows AWS (local/aws/iam/step-functions.ts).
  */
 const ORACLE_DIFFERS = new Set(['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat']);
 

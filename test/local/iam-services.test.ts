@@ -1,13 +1,13 @@
 /**
  * The twin's IAM on the calls a function makes to Secrets Manager, KMS, EventBridge and SNS, where
- * local code stands in for those services (local/iam/services.ts): each is decided by the same
+ * local code stands in for those services (local/aws/iam/services.ts): each is decided by the same
  * evaluator against the function's role in the template, on the resource its environment names,
  * and a grant taken out of the template is a call refused with AccessDeniedException.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
-import type { CfnTemplateJson } from '../../local/asl.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 

@@ -14,11 +14,11 @@ import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
-import { ensureTable, startDynamo, type LocalDynamo } from '../../local/dynamo.js';
-import { itemSize, itemSizeBound, itemSizeGuard } from '../../local/runtime/item-limit.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
+import { itemSize, itemSizeBound, itemSizeGuard } from '../../local/aws/dynamodb-item-size.js';
 import { DYNAMODB_ITEM_MAX_BYTES } from '../../lambdas/shared/limits.js';
-import { ledgerTableFromTemplate } from '../../local/template.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { run, turn } from '../contract/fixtures.js';
 import { startHarness } from '../support/refund-harness.js';
 

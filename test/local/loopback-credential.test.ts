@@ -1,8 +1,8 @@
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { localAwsConfig } from '../../local/aws-config.js';
-import { startDynamo } from '../../local/dynamo.js';
-import { pathAfterCredential } from '../../local/loopback-credential.js';
+import { localAwsConfig } from '../../local/services/aws-config.js';
+import { startDynamo } from '../../local/services/dynamodb.js';
+import { pathAfterCredential } from '../../local/services/loopback-credential.js';
 
 describe('the loopback credential', () => {
   it.each([

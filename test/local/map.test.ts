@@ -5,8 +5,8 @@
  * failed iteration failing the Map — which stops the others — into the Map's Catch.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AslDefinition } from '../../local/asl.js';
-import { LocalEngine, type HistoryEvent } from '../../local/engine.js';
+import type { AslDefinition } from '../../local/template/asl.js';
+import { LocalEngine, type HistoryEvent } from '../../local/engine/local-engine.js';
 
 const arn = 'arn:aws:states:us-east-1:000000000000:stateMachine:map';
 const lambda = (name: string, token = false) => ({

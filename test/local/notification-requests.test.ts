@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { notificationRequests, snsSubject, type ApprovalRequested, type EventEntry, type TopicMessage } from '../../lambdas/approvals/notify.js';
 import { checkPublish, checkPutEvents } from '../../local/aws/notification-requests.js';
-import { approvalsAs } from '../../local/iam/services.js';
+import { approvalsAs } from '../../local/aws/iam/services.js';
 
 const TOPIC = 'arn:aws:sns:us-east-1:000000000000:approvals';
 const request = (summary: string, approvers = 1): ApprovalRequested => ({

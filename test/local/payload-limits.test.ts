@@ -5,8 +5,8 @@
  * fails the execution even when the Task's ResultSelector would keep a few bytes of it.
  */
 import { describe, expect, it } from 'vitest';
-import type { AslDefinition } from '../../local/asl.js';
-import { LocalEngine } from '../../local/engine.js';
+import type { AslDefinition } from '../../local/template/asl.js';
+import { LocalEngine } from '../../local/engine/local-engine.js';
 import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
 
 const ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:limits';

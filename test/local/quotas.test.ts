@@ -5,11 +5,11 @@
  */
 import { DescribeExecutionCommand, DescribeStateMachineForExecutionCommand, GetExecutionHistoryCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AslDefinition } from '../../local/asl.js';
-import { localAwsConfig } from '../../local/aws-config.js';
-import { LocalEngine } from '../../local/engine.js';
-import { startSfnEndpoint, type SfnEndpoint } from '../../local/sfn-endpoint.js';
-import { SfnQuotas, STEP_FUNCTIONS_API_QUOTAS, TokenBucket } from '../../local/sfn-quotas.js';
+import type { AslDefinition } from '../../local/template/asl.js';
+import { localAwsConfig } from '../../local/services/aws-config.js';
+import { LocalEngine } from '../../local/engine/local-engine.js';
+import { startSfnEndpoint, type SfnEndpoint } from '../../local/services/step-functions.js';
+import { SfnQuotas, STEP_FUNCTIONS_API_QUOTAS, TokenBucket } from '../../local/aws/sfn-api-throttling.js';
 import { waitFor } from '../support/agent-harness.js';
 import { sampleInput, startHarness } from '../support/refund-harness.js';
 

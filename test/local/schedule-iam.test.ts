@@ -11,9 +11,9 @@ import { Schedule } from 'aws-cdk-lib/aws-events';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SavepointStack } from '../../infra/stack.js';
-import type { CfnTemplateJson } from '../../local/asl.js';
-import { localAwsConfig } from '../../local/aws-config.js';
-import { inProcessAppProps } from '../../local/template.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { localAwsConfig } from '../../local/services/aws-config.js';
+import { inProcessAppProps } from '../../local/template/synthesize.js';
 import { scheduledEvent, startHarness } from '../support/refund-harness.js';
 
 function synthesize(): CfnTemplateJson {

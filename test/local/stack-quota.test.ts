@@ -9,9 +9,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import { extractStateMachine, type CfnTemplateJson } from '../../local/asl.js';
+import { extractStateMachine, type CfnTemplateJson } from '../../local/template/asl.js';
 import { STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { startHarness, type Harness } from '../support/refund-harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];

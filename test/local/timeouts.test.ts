@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AslDefinition } from '../../local/asl.js';
-import { LocalEngine } from '../../local/engine.js';
+import type { AslDefinition } from '../../local/template/asl.js';
+import { LocalEngine } from '../../local/engine/local-engine.js';
 import { manualClock } from '../support/manual-clock.js';
 
 const definition: AslDefinition = {

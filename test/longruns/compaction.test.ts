@@ -4,8 +4,8 @@ import { inputTokensOf, type MessageRequest } from '../../lambdas/records/messag
 import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
 import type { CompactionOptions } from '../../lambdas/define.js';
-import { waitForChain } from '../../local/chain.js';
-import { startLocalStack, type LocalStack } from '../../local/runtime.js';
+import { waitForChain } from '../../local/runtime/chain.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
 import { counterAgent, isCompactionRequest } from '../support/counter-agent.js';
 
 let stack: LocalStack | undefined;

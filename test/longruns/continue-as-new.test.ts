@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { summarizeHistory } from '../../local/engine.js';
-import { startLocalStack, type LocalStack } from '../../local/runtime.js';
+import { summarizeHistory } from '../../local/engine/local-engine.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
 import { executionChain } from '../../lambdas/guards/history.js';
 import { loadReport } from '../../lambdas/runs/report.js';
-import { waitForChain } from '../../local/chain.js';
+import { waitForChain } from '../../local/runtime/chain.js';
 import { counterAgent } from '../support/counter-agent.js';
 import { inputTokensOf } from '../../lambdas/records/messages.js';
 

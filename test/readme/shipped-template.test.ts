@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { reidentified } from '../../lambdas/shared/definition-identity.js';
-import { renamedTemplate, synthesizeTemplate, TEMPLATE_AGENT } from '../../local/template.js';
+import { renamedTemplate, synthesizeTemplate, TEMPLATE_AGENT } from '../../local/template/synthesize.js';
 
 /**
  * An installed savepoint without the CDK runs the template its build synthesized for
- * TEMPLATE_AGENT, renamed for the agent (local/template.ts). That is only sound if the renamed
+ * TEMPLATE_AGENT, renamed for the agent (local/template/synthesize.ts). That is only sound if the renamed
  * template is the one the CDK would synthesize for the agent: the same but for the content hashes
  * the CDK puts in the logical ids of function versions and API deployments.
  */

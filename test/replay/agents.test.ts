@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { supportTriage } from '../../agents/support-triage/agent.dev.js';
-import { waitForChain } from '../../local/chain.js';
+import { waitForChain } from '../../local/runtime/chain.js';
 import { replayRun } from '../../local/replay/index.js';
-import { startLocalStack, type LocalStack } from '../../local/runtime.js';
-import { crashInjector, CrashAt } from '../../local/crash.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
+import { crashInjector, CrashAt } from '../../local/runtime/crash.js';
 import { waitFor, wakeOnEngineEvents, wakingLedger } from '../support/agent-harness.js';
 import { counterAgent } from '../support/counter-agent.js';
 import { sampleInput, startTriage, type TriageHarness } from '../support/triage-harness.js';

@@ -5,7 +5,7 @@ import type { MessageRequest } from '../../lambdas/records/messages.js';
 import { defineTool } from '../../lambdas/define.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
-import { waitForChain } from '../../local/chain.js';
+import { waitForChain } from '../../local/runtime/chain.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler, startRefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
 import { loadReport } from '../../lambdas/runs/report.js';
-import { waitForChain } from '../../local/chain.js';
+import { waitForChain } from '../../local/runtime/chain.js';
 import { replayRun } from '../../local/replay/index.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { sampleDay, sampleInput, type Harness } from '../support/refund-harness.js';
@@ -73,6 +73,8 @@ describe('savepoint fork of a refund run', () => {
       expect(run.status, `fork at ${at}`).toBe('succeeded');
       expect(harness.stack.world.payments.refunds().length, `fork at ${at}`).toBe(0);
     }
+    // Nobody was asked to approve a write a dry fork never sends (issue 35 item 6).
+    expect(harness.approvals.filter((approval) => approval.runId.startsWith('fork-dry-'))).toEqual([]);
     const { calls } = await harness.stack.ledger.listConversation('fork-dry-1');
     const refunds = calls.filter((c) => c.name === 'issue_refund' && c.outcome === 'ok');
     expect(refunds.length).toBe(paid);

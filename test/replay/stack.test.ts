@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
-import { waitForChain } from '../../local/chain.js';
+import { waitForChain } from '../../local/runtime/chain.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { sampleInput, type Harness } from '../support/refund-harness.js';

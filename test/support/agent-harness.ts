@@ -2,10 +2,10 @@ import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import type { ApprovalRequested } from '../../lambdas/approvals/notify.js';
-import { summarizeHistory } from '../../local/engine.js';
-import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime.js';
-import { apiGatewayEvent } from '../../local/approval-api.js';
-import { lambdaContext } from '../../local/lambda-context.js';
+import { summarizeHistory } from '../../local/engine/local-engine.js';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime/local-stack.js';
+import { apiGatewayEvent } from '../../local/services/approval-api.js';
+import { lambdaContext } from '../../local/services/lambda-context.js';
 
 /**
  * An agent on the whole local stack (the synthesized definition on the in-process engine, the

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { openLedger } from '../../cli/state.js';
 import type { Day } from '../../agents/refund-reconciler/domain.js';
 import type { ToolCallRecord } from '../../lambdas/records/ledger-records.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
 

@@ -5,9 +5,9 @@
  * template (KMS decides on a key's own policy too; every key here delegates to the account's IAM).
  */
 import { runSimulation } from '@cloud-copilot/iam-simulate';
-import { resolveTemplateValue, type CfnTemplateJson } from '../../local/asl.js';
-import { LOCAL_ACCOUNT, physicalNames, type DeploymentState } from '../../local/iam/deployment.js';
-import type { AuthorizationRequest, PolicyDocument } from '../../local/iam/policy.js';
+import { resolveTemplateValue, type CfnTemplateJson } from '../../local/template/asl.js';
+import { LOCAL_ACCOUNT, physicalNames, type DeploymentState } from '../../local/aws/iam/deployment.js';
+import type { AuthorizationRequest, PolicyDocument } from '../../local/aws/iam/policy.js';
 
 /** `'Allowed'`, `'ExplicitlyDenied'`, `'ImplicitlyDenied'`; undefined for a request AWS could not make (an action on the wrong resource type, an unknown context key). */
 export type IamOracle = (policies: readonly PolicyDocument[], request: AuthorizationRequest) => Promise<string | undefined>;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { refundReconciler, startRefundWorld, type RefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { Day } from '../../agents/refund-reconciler/domain.js';
-import type { LocalStack, LocalStackOptions } from '../../local/runtime.js';
+import type { LocalStack, LocalStackOptions } from '../../local/runtime/local-stack.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from './agent-harness.js';
 
 export const sampleDay = Day.parse(JSON.parse(readFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), 'utf8')));

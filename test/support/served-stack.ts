@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { NodeSha256 as Sha256 } from '../../client/aws.js';
 import { secretSealer, type LedgerSealer } from '../../lambdas/ledger/seal.js';
 import { outputDescription } from '../../infra/durable-agent.js';
-import { outputsFromTemplate, startCfnEndpoint } from '../../local/cfn-endpoint.js';
-import { LEDGER_TABLE } from '../../local/runtime.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { outputsFromTemplate, startCfnEndpoint } from '../../local/services/cloudformation.js';
+import { LEDGER_TABLE } from '../../local/runtime/local-stack.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import type { Harness } from './refund-harness.js';
 
 /**

@@ -2,7 +2,7 @@ import { startTriageWorld, supportTriage, SAMPLE_INBOX, loadInbox, type TriageWo
 import { KEY_HEADER, type Inbox } from '../../agents/support-triage/domain.js';
 import type { MailServerOptions } from '../../agents/support-triage/sim/mail-server.js';
 import type { AgentDefinition } from '../../lambdas/define.js';
-import type { LocalStackOptions } from '../../local/runtime.js';
+import type { LocalStackOptions } from '../../local/runtime/local-stack.js';
 import { skipSettleWaits } from '../../testing/index.js';
 import { postDecision, startAgentHarness, waitFor, type AgentHarness, type Finished } from './agent-harness.js';
 import { skippingClock } from './manual-clock.js';

@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { executionChain } from '../../lambdas/guards/history.js';
 import { exporterSink } from '../../lambdas/telemetry/export.js';
 import { runSpanId, spanIdOf, traceIdOf, traceOf, turnSpanId } from '../../lambdas/telemetry/spans.js';
-import { waitForChain } from '../../local/chain.js';
-import { startLocalStack, type LocalStack } from '../../local/runtime.js';
+import { waitForChain } from '../../local/runtime/chain.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
 import { counterAgent } from '../support/counter-agent.js';
 
 /**

@@ -2,11 +2,11 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exporterSink } from '../../lambdas/telemetry/export.js';
-import type { CfnTemplateJson } from '../../local/asl.js';
-import { waitForChain } from '../../local/chain.js';
-import { startLocalStack, type LocalStack } from '../../local/runtime.js';
-import { cachedTemplate } from '../../local/template-cache.js';
-import { synthesizeTemplate } from '../../local/template.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { waitForChain } from '../../local/runtime/chain.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
+import { cachedTemplate } from '../../local/template/cache.js';
+import { synthesizeTemplate } from '../../local/template/synthesize.js';
 import { counterAgent } from '../support/counter-agent.js';
 
 /**

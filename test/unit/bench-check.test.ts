@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_PRICES, awsBill } from '../../bench/aws-cost.js';
-import { checkReport, COLD_START_TARGETS } from '../../bench/check.js';
+import { checkReport, COLD_START_TARGETS, NODE_START_CPU, SPEED_LIMITS } from '../../bench/check.js';
 import { estimate, waste } from '../../bench/stats.js';
 
 /** A waste report in the shape bench/waste.ts prints, its estimates made by the benchmark's own `estimate`. */
@@ -70,8 +70,8 @@ describe('bench/check.ts', () => {
     const sequential = { calls: 4, toolLatencyMs: 1_000, turnMs: 4_000, mostInFlight: 1 };
     expect(checkReport('overhead', text({ results: [], cliRuns: [], parallelTurn: sequential }))).toContain('parallelTurn: the parallel turn took as long as its calls one after another');
     expect(checkReport('overhead', text({ results: [], cliRuns: [], parallelTurn: { ...sequential, turnMs: 1_000, mostInFlight: 4 } })).join('\n')).not.toContain('parallelTurn');
-    const run = { status: 'failed', steps: 61, inputTokens: { lastTurn: 1, maxTurn: 2, total: 3 }, compactions: 0, eventsPerExecution: [212] };
-    expect(checkReport('longruns', text({ results: [run, { ...run, status: 'succeeded' }] }))).toEqual(['results.0.status: the run ended failed, not succeeded']);
+    const run = { compaction: null, status: 'failed', steps: 61, inputTokens: { lastTurn: 1, maxTurn: 2, total: 3 }, compactions: 0, eventsPerExecution: [212, 40] };
+    expect(checkReport('longruns', text({ results: [run, { ...run, compaction: { window: 4_000 }, status: 'succeeded', compactions: 1, inputTokens: { lastTurn: 1, maxTurn: 1, total: 3 } }] }))).toEqual(['results.0.status: the run ended failed, not succeeded']);
   });
 
   it('accepts a fleet that completed every run, and rejects a lost run or Step Functions calls on the hot path', () => {
@@ -93,13 +93,15 @@ describe('bench/check.ts', () => {
   });
 
   it('accepts a cold-start report under the targets, and rejects one over them, with a dev file, or without a target step', () => {
-    const fn = (step: string, bundleBytes = 720_000, importCpuMs = 120) => ({ step, bundleBytes, mapBytes: 3_300_000, files: ['index.mjs', 'chunks/chunk-A.mjs'], devSources: [], importCpuMs, lazyChunks: [{ file: 'chunks/anthropic-B.mjs', holds: '@anthropic-ai/sdk', bytes: 147_000, importCpuMs: 19 }] });
-    const report = { agent: 'agent.ts', node: 'v20', runs: 3, targets: COLD_START_TARGETS, functions: [fn('call-model'), fn('call-tool'), fn('finalize')] };
+    const fn = (step: string, bundleBytes = 720_000, importCpuRatio = SPEED_LIMITS.coldStart.bound / 2) =>
+      ({ step, bundleBytes, mapBytes: 3_300_000, files: ['index.mjs', 'chunks/chunk-A.mjs'], devSources: [], importCpuMs: 120, startCpuMs: 120 / importCpuRatio, importCpuRatio, lazyChunks: [{ file: 'chunks/anthropic-B.mjs', holds: '@anthropic-ai/sdk', bytes: 147_000, importCpuMs: 19 }] });
+    const report = { agent: 'agent.ts', node: 'v20.20.2', runs: 3, targets: COLD_START_TARGETS, functions: [fn('call-model'), fn('call-tool'), fn('finalize')] };
     expect(checkReport('cold-start', text(report))).toEqual([]);
-    expect(checkReport('cold-start', text({ ...report, functions: [fn('call-model', 1_200_000), fn('call-tool', 700_000, 301), fn('finalize', 700_000, 400)] }))).toEqual([
-      'functions.0.bundleBytes: a 1200000-byte bundle, over the 1000000-byte target',
-      'functions.1.importCpuMs: call-tool imports in 301 ms of CPU, over 2× the 150 ms target',
-    ]);
+    expect(checkReport('cold-start', text({ ...report, functions: [fn('call-model', 1_200_000), fn('call-tool'), fn('finalize')] }))).toEqual(['functions.0.bundleBytes: a 1200000-byte bundle, over the 1000000-byte target']);
+    // Only the model and tool steps' import is held (finalize's twice the bound passes).
+    const slow = checkReport('cold-start', text({ ...report, functions: [fn('call-model'), fn('call-tool', 700_000, 2 * SPEED_LIMITS.coldStart.bound), fn('finalize', 700_000, 2 * SPEED_LIMITS.coldStart.bound)] }));
+    expect(slow).toHaveLength(1);
+    expect(slow[0]).toMatch(/^functions\.1\.importCpuRatio: slower than CI's bound: call-tool's import: [\d.]+× the process's start CPU \(CI bound [\d.]+; target [\d.]+: [\d.]+× over it\)$/);
     expect(checkReport('cold-start', text({ ...report, functions: [{ ...fn('call-model'), devSources: ['../../sim/world.ts'] }, fn('call-tool')] }))).toEqual(['functions.0.devSources: dev-only sources in the bundle: ../../sim/world.ts']);
     expect(checkReport('cold-start', text({ ...report, functions: [fn('call-model')] }))).toEqual(['functions: no figures for call-tool']);
     const { importCpuMs: _missing, ...noCpu } = fn('call-tool');
@@ -149,12 +151,108 @@ describe('bench/check.ts', () => {
       steps: 20,
       runs: 1,
       exportRequests: 206,
-      rows: [row('off', 6), row('OTLP/HTTP protobuf, spans only', 6.5), row('OTLP/HTTP protobuf', 7), row('OTLP/HTTP JSON', 8)],
+      rows: [row('off', 6), row('OTLP/HTTP protobuf, spans only', 6.5), row('OTLP/HTTP protobuf', 6.9), row('OTLP/HTTP JSON', 7.1)],
       addedPerStep: [row('OTLP/HTTP protobuf, spans only', 0.5), row('OTLP/HTTP protobuf', 1), row('OTLP/HTTP JSON', 2)],
     };
     expect(checkReport('tracing', text(tracing))).toEqual([]);
     expect(checkReport('tracing', text({ ...tracing, exportRequests: 3 }))).toEqual(['(report): the collector received fewer export requests than the traced steps made']);
     expect(checkReport('tracing', text({ ...tracing, rows: tracing.rows.slice(1) }))[0]).toMatch(/^rows: /);
+  });
+});
+
+/**
+ * The speed figures CI's short forms measured on this machine (SPEED_LIMITS' `measured`): a report
+ * at them passes, and the same report with one figure at twice its bound fails, naming it.
+ */
+describe('bench/check.ts speed limits', () => {
+  // The highest of each figure CI's short forms measured (SPEED_LIMITS' `measured`).
+  const MEASURED = {
+    overhead: { 'embedded ledger, in memory': 5.98, 'embedded ledger, on disk': 6.58, 'DynamoDB ledger on dynalite': 64, 'embedded ledger, in memory, wire-format simulated model': 7.9 },
+    ledger: { 'embedded, memory': 9.8, 'embedded, disk': 45, 'DynamoDB on dynalite, memory': 1904 },
+    replay: { warm: 0.88, cold: 1.09 },
+    tracing: { 'OTLP/HTTP protobuf, spans only': 1.34, 'OTLP/HTTP protobuf': 0.85, 'OTLP/HTTP JSON': 0.75 },
+  } satisfies { [mode in 'overhead' | 'ledger' | 'replay' | 'tracing']: Record<keyof (typeof SPEED_LIMITS)[mode], number> };
+
+  const overhead = (ratios: Record<string, number>) => ({
+    results: [
+      ...Object.entries(ratios).map(([target, cpuRatioToFloor]) => ({ target, msPerStep: 2 * cpuRatioToFloor, cpuMsPerStep: 1.4 * cpuRatioToFloor, cpuRatioToFloor, transitionsPerStep: 3.15, peakRssMb: 150, runs: 3 })),
+      { target: 'floor: bare interpreter, stub tasks', msPerStep: 2, cpuMsPerStep: 1.4, transitionsPerStep: 3.15, peakRssMb: 130, runs: 3 },
+    ],
+    cliRuns: [{ ledger: 'memory', wallMs: 7_800, peakRssMb: 126 }],
+    aws: {
+      transitionsPerStep: 3.15,
+      per100StepRun: { stepFunctions: { dollars: 0.0079, transitions: 315 }, lambdaRequests: { dollars: 0.00003, invocations: 155 }, lambdaDuration: { dollars: 0.0027, gbSeconds: 0.2 }, dynamodb: null, dollars: 0.011 },
+      lambdaDollarsPerSecondWaiting: 0.0000067,
+    },
+    parallelTurn: { calls: 4, toolLatencyMs: 1_000, turnMs: 1_000, mostInFlight: 4 },
+  });
+  const ledger = (ratios: Record<string, number>) => ({
+    rows: Object.entries(ratios).map(([name, cpuRatioToFloor]) => ({ ledger: name, msPerStep: 0.03 * cpuRatioToFloor, cpuMsPerStep: 0.025 * cpuRatioToFloor, msPerCall: 0.01, min: 0.1, max: 0.2, floor: { msPerStep: 0.03, cpuMsPerStep: 0.025 }, ratioToFloor: cpuRatioToFloor, cpuRatioToFloor })),
+  });
+  const replay = (share: { warm: number; cold: number }) => ({
+    steps: 102,
+    runMs: 2_400,
+    replays: { coldMs: 700, warmMedianMs: 600, samplesMs: [700, 600], stackMs: [11, 10] },
+    share: { cold: 0.3, warm: 0.25 },
+    cpu: { runMs: 2_000, coldMs: 2_000 * share.cold, warmMedianMs: 2_000 * share.warm, samplesMs: [2_000 * share.cold, 2_000 * share.warm], share },
+    identical: true,
+    liveCalls: 0,
+  });
+  const tracing = (added: Record<string, number>) => ({
+    steps: 20,
+    runs: 3,
+    exportRequests: 404,
+    rows: [{ tracing: 'off', msPerStep: 7, cpuMsPerStep: 4 }, ...Object.entries(added).map(([name, share]) => ({ tracing: name, msPerStep: 8, cpuMsPerStep: 4 * (1 + share) }))],
+    addedPerStep: Object.entries(added).map(([name, share]) => ({ tracing: name, msPerStep: 1, cpuMsPerStep: 4 * share })),
+  });
+  const build = { overhead, ledger, replay, tracing } as const;
+
+  for (const mode of ['overhead', 'ledger', 'replay', 'tracing'] as const) {
+    const limits: Record<string, { bound: number }> = SPEED_LIMITS[mode];
+    const measured: Record<string, number> = MEASURED[mode];
+    it(`passes a ${mode} report at the figures measured, and fails each figure at twice its bound`, () => {
+      for (const [name, limit] of Object.entries(limits)) expect(measured[name], `${mode} ${name}: measured within the bound`).toBeLessThan(limit.bound);
+      expect(checkReport(mode, text(build[mode](measured as never)))).toEqual([]);
+      for (const [name, limit] of Object.entries(limits)) {
+        const problems = checkReport(mode, text(build[mode]({ ...measured, [name]: 2 * limit.bound } as never)));
+        expect(problems, `${mode} ${name} at twice its bound`).toHaveLength(1);
+        expect(problems[0]).toMatch(/: slower than CI's bound: .* \(CI bound [\d.]+%?; (no target stated|target [\d.]+%?: [\d.]+× over it)\)$/);
+      }
+    });
+  }
+
+  it('fails a report without a held row, naming it', () => {
+    const { 'embedded ledger, on disk': _gone, ...rest } = MEASURED.overhead;
+    expect(checkReport('overhead', text(overhead(rest)))).toEqual(["results: no figure (× the floor's CPU) for the row \"embedded ledger, on disk\""]);
+  });
+
+  /** The highest import ratio measured: call-model at load 28–40 (6.15 and 6.27 at load 25–28). */
+  const MEASURED_IMPORT_CPU_RATIO = 7.11;
+
+  it('holds the model and tool steps’ import at its target, as a ratio to the same process’s start, on the Node it was measured on', () => {
+    expect(SPEED_LIMITS.coldStart.target).toBeCloseTo(COLD_START_TARGETS.importCpuMs / NODE_START_CPU.ms, 9);
+    const fn = (step: string, importCpuRatio: number) => ({ step, bundleBytes: 735_000, mapBytes: 3_300_000, files: ['index.mjs'], devSources: [], importCpuMs: 150, startCpuMs: 150 / importCpuRatio, importCpuRatio, lazyChunks: [] });
+    const report = (ratio: number, node = 'v20.20.2') => text({ agent: 'agent.ts', node, runs: 3, targets: COLD_START_TARGETS, functions: [fn('call-model', ratio), fn('call-tool', ratio)] });
+    expect(checkReport('cold-start', report(MEASURED_IMPORT_CPU_RATIO))).toEqual([]);
+    expect(checkReport('cold-start', report(2 * SPEED_LIMITS.coldStart.bound))).toHaveLength(2);
+    expect(checkReport('cold-start', report(MEASURED_IMPORT_CPU_RATIO, 'v22.1.0'))).toEqual([
+      `node: measured on v22.1.0, and the import target's ratio is over Node 20's start: measure NODE_START_CPU again (bench/check.ts)`,
+    ]);
+  });
+
+  it('fails long runs that never handed off or never compacted', () => {
+    const run = (compaction: boolean, compactions: number, maxTurn: number, eventsPerExecution = [232, 232, 232, 108]) => ({
+      compaction: compaction ? { window: 4_000, share: 0.5, keepRecentTurns: 3 } : null,
+      status: 'succeeded',
+      steps: 61,
+      inputTokens: { lastTurn: 400, maxTurn, total: 35_000 },
+      compactions,
+      eventsPerExecution,
+    });
+    expect(checkReport('longruns', text({ results: [run(false, 0, 2_180), run(true, 1, 2_041)] }))).toEqual([]);
+    expect(checkReport('longruns', text({ results: [run(false, 0, 2_180, [712]), run(true, 1, 2_041)] }))).toEqual(['results.0.eventsPerExecution: no hand-off: the run was one execution of 712 events']);
+    expect(checkReport('longruns', text({ results: [run(false, 0, 2_180), run(true, 0, 2_180)] }))).toEqual(['results.1.compactions: the run with compaction never compacted']);
+    expect(checkReport('longruns', text({ results: [run(false, 0, 2_180), run(true, 1, 2_300)] }))).toEqual(['results.1.inputTokens.maxTurn: compaction left the largest prompt at 2300 input tokens, not under the 2180 without it']);
   });
 });
 

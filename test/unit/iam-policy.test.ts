@@ -5,9 +5,9 @@
  * a maintained simulator is test/local/iam-oracle.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { IamAuthorizer, MEMO_LIMIT } from '../../local/iam/authorizer.js';
-import { evaluatePolicies, matchesArn, type AuthorizationRequest, type PolicyDocument } from '../../local/iam/policy.js';
-import { sfnAuthorizationRequest } from '../../local/iam/step-functions.js';
+import { IamAuthorizer, MEMO_LIMIT } from '../../local/aws/iam/authorizer.js';
+import { evaluatePolicies, matchesArn, type AuthorizationRequest, type PolicyDocument } from '../../local/aws/iam/policy.js';
+import { sfnAuthorizationRequest } from '../../local/aws/iam/step-functions.js';
 
 const MACHINE = 'arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-agent';
 const TABLE = 'arn:aws:dynamodb:us-east-1:000000000000:table/Ledger';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pruneRecordProblems, pruneVerdict, type PruneFacts, type PruneRecord } from '../../lambdas/ledger/protocol.js';
+import { pruneRecordProblems, pruneVerdict, type PruneFacts, type PruneRecord } from '../../lambdas/ledger/pruning.js';
 import type { RunStatus } from '../../lambdas/records/ledger-records.js';
 import { runRecord } from '../support/records.js';
 

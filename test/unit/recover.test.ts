@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
-import { CrashPoint } from '../../local/crash.js';
+import { CrashPoint } from '../../local/runtime/crash.js';
 import { createRecoverOnStatusChange, recoveryExecutionName, recoveryVerdict, type EndedExecution } from '../../lambdas/steps/recover-run.js';
-import { CrashAt, crashInjector } from '../../local/crash.js';
+import { CrashAt, crashInjector } from '../../local/runtime/crash.js';
 import { runRecord } from '../support/records.js';
 
 const run: RunRecord = runRecord({

@@ -2,7 +2,7 @@ import { chmodSync, chownSync, existsSync, lchownSync, mkdtempSync, readdirSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readCachedTemplate, sourcesHash, templateCacheFile, templateKey, validatedDefinitions } from '../../local/template-cache.js';
+import { readCachedTemplate, sourcesHash, templateCacheFile, templateKey, validatedDefinitions } from '../../local/template/cache.js';
 
 // The template cache's hit path and what it trusts: no synthesis (that is the engine tier's), only
 // the files the key names. Two copies of savepoint at other paths: test/infra/template-paths.test.ts.

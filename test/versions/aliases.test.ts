@@ -15,9 +15,9 @@
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import { resolveTemplateValue, type CfnTemplateJson } from '../../local/asl.js';
-import { executionStatusChange } from '../../local/status-events.js';
-import { cachedTemplate } from '../../local/template-cache.js';
+import { resolveTemplateValue, type CfnTemplateJson } from '../../local/template/asl.js';
+import { executionStatusChange } from '../../local/services/status-events.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 import { waitFor } from '../support/agent-harness.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 

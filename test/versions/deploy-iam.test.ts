@@ -14,8 +14,8 @@ import { App } from 'aws-cdk-lib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { SavepointStack } from '../../infra/stack.js';
-import type { CfnTemplateJson } from '../../local/asl.js';
-import { inProcessAppProps } from '../../local/template.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { inProcessAppProps } from '../../local/template/synthesize.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 

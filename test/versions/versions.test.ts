@@ -4,8 +4,8 @@ import type { ApprovalRecord, RunRecord } from '../../lambdas/records/ledger-rec
 import { codeFingerprint } from '../../lambdas/runs/versions.js';
 import { createClient } from '../../client/index.js';
 import { sfnStarter } from '../../lambdas/adapters/sfn.js';
-import type { HistoryEvent } from '../../local/engine.js';
-import { startLocalStack, type LocalStack } from '../../local/runtime.js';
+import type { HistoryEvent } from '../../local/engine/local-engine.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
 import { postDecision } from '../support/agent-harness.js';
 import { orderOf, versionedAgent } from './versioned-agent.js';
 

@@ -12,6 +12,11 @@ export interface LedgerUnderTest {
    * whose store is only its own memory.
    */
   damage?: (runId: string, edit: (items: Map<string, Record<string, unknown>>) => void) => Promise<Ledger>;
+  /**
+   * The items of a partition as the backing store holds them (DynamoDB: the table's; on disk: the
+   * log's lines), to check what a prune left. Absent for a ledger whose store is only its own memory.
+   */
+  stored?: (pk: string) => Promise<unknown[]>;
   /** A second ledger on the same store (another Lambda on the table), with nothing read yet. */
   another?: () => Ledger | Promise<Ledger>;
 }

@@ -1,0 +1,38 @@
+/**
+ * What CloudFormation refuses of a template before it creates or updates a stack, where the local
+ * stack would otherwise run what AWS never deploys. The local stack checks every template it
+ * deploys (at its start and at each `deploy`: local/runtime/local-stack.ts):
+ *
+ *   - at most 500 resources ("Resources: Maximum number of resources that you can declare in your
+ *     CloudFormation template: 500", https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html):
+ *     "Template format error: Number of resources, N, is greater than maximum allowed, 500";
+ *   - each Lambda function's `Timeout` one Lambda takes (local/aws/lambda-function-timeout.ts).
+ */
+import { STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
+import { isFunctionTimeout, MAX_TIMEOUT_SECONDS } from './lambda-function-timeout.js';
+
+/** What CloudFormation answers a create or update it refuses before it starts (error code ValidationError, HTTP 400). */
+export class TemplateValidationError extends Error {
+  readonly $fault = 'client';
+  readonly statusCode = 400;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ValidationError';
+  }
+}
+
+/** Refuses, as CloudFormation would, a template it would not deploy (the rules above), naming the resource. */
+export function assertDeployable(template: { Resources?: Record<string, unknown> }): void {
+  const resources = Object.entries(template.Resources ?? {});
+  if (resources.length > STACK_RESOURCE_QUOTA) {
+    throw new TemplateValidationError(`Template format error: Number of resources, ${resources.length}, is greater than maximum allowed, ${STACK_RESOURCE_QUOTA}`);
+  }
+  for (const [logicalId, resource] of resources) {
+    const { Type, Properties } = resource as { Type?: unknown; Properties?: { Timeout?: unknown } };
+    const timeout = Properties?.Timeout;
+    if (Type !== 'AWS::Lambda::Function' || timeout === undefined) continue;
+    if (!isFunctionTimeout(timeout)) {
+      throw new TemplateValidationError(`Resource ${logicalId} (AWS::Lambda::Function): Timeout must be a whole number of seconds from 1 to ${MAX_TIMEOUT_SECONDS}, got ${JSON.stringify(timeout)}`);
+    }
+  }
+}

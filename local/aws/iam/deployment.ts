@@ -1,0 +1,115 @@
+/**
+ * A local deployment of a synthesized template: the physical ids CloudFormation would give its
+ * resources, and how a later deploy changes them. What matters for the twin is what AWS keeps
+ * across deploys:
+ *
+ * - A Lambda `AWS::Lambda::Version` is immutable. A deploy that changes a function's code gives
+ *   its `currentVersion` a new logical id (CDK hashes the code into it), so CloudFormation creates
+ *   a new version (the next number) and, since CDK retains old versions, keeps the old one.
+ * - An `AWS::StepFunctions::StateMachineVersion` likewise: a new one per changed definition.
+ * - Roles' policies are replaced by the new template's: there is one policy per role, not one per
+ *   version, so a live execution of an old state machine version is authorized by today's policy.
+ *
+ * `Ref` and `Fn::GetAtt Arn` resolve to the ARNs below (region us-east-1, account 000000000000,
+ * the local engine's); a resource's name is its logical id, as local/template/asl.ts has always used.
+ */
+import type { CfnResource, CfnTemplateJson, PhysicalNames } from '../../template/asl.js';
+
+export const LOCAL_ACCOUNT = '000000000000';
+export const LOCAL_REGION = 'us-east-1';
+const PARTITION = 'aws';
+
+/** Version numbers handed out so far, by the logical id of the version resource. */
+export interface DeploymentState {
+  /** `AWS::Lambda::Version` logical id → its function and number (per function, 1, 2, …). */
+  readonly lambdaVersions: ReadonlyMap<string, { readonly functionId: string; readonly number: number }>;
+  /** `AWS::StepFunctions::StateMachineVersion` logical id → its number. */
+  readonly stateMachineVersions: ReadonlyMap<string, number>;
+}
+
+export const EMPTY_DEPLOYMENT: DeploymentState = { lambdaVersions: new Map(), stateMachineVersions: new Map() };
+
+/**
+ * Deploys `template` over `previous`, as CloudFormation would: a version resource already there
+ * keeps its number, a new one gets its function's (or state machine's) next number.
+ */
+export function deploy(template: CfnTemplateJson, previous: DeploymentState = EMPTY_DEPLOYMENT): DeploymentState {
+  const resources = template.Resources ?? {};
+  const lambdaVersions = new Map(previous.lambdaVersions);
+  const stateMachineVersions = new Map(previous.stateMachineVersions);
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Type === 'AWS::Lambda::Version' && !lambdaVersions.has(id)) {
+      const functionId = refOf(resource.Properties?.['FunctionName']) ?? id;
+      const taken = [...lambdaVersions.values()].filter((version) => version.functionId === functionId).length;
+      lambdaVersions.set(id, { functionId, number: taken + 1 });
+    }
+    if (resource.Type === 'AWS::StepFunctions::StateMachineVersion' && !stateMachineVersions.has(id)) {
+      stateMachineVersions.set(id, stateMachineVersions.size + 1);
+    }
+  }
+  return { lambdaVersions, stateMachineVersions };
+}
+
+/** The ARNs `Ref` and `Fn::GetAtt Arn` resolve to, in this deployment. */
+export function physicalNames(template: CfnTemplateJson, state: DeploymentState): PhysicalNames {
+  const resources = template.Resources ?? {};
+  const stateMachineArn = (): string => {
+    const [id, machine] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine') ?? [];
+    const name = typeof machine?.Properties?.['StateMachineName'] === 'string' ? (machine.Properties['StateMachineName'] as string) : id;
+    return arn('states', `stateMachine:${name ?? 'unknown'}`);
+  };
+  const arnOf = (id: string, resource: CfnResource): string | undefined => {
+    switch (resource.Type) {
+      case 'AWS::Lambda::Function':
+        return arn('lambda', `function:${id}`);
+      case 'AWS::Lambda::Version': {
+        const version = state.lambdaVersions.get(id);
+        const fn = version?.functionId ?? refOf(resource.Properties?.['FunctionName']) ?? id;
+        return arn('lambda', `function:${fn}:${version?.number ?? 1}`);
+      }
+      case 'AWS::StepFunctions::StateMachine':
+        return stateMachineArn();
+      case 'AWS::StepFunctions::StateMachineVersion':
+        return `${stateMachineArn()}:${state.stateMachineVersions.get(id) ?? 1}`;
+      case 'AWS::StepFunctions::StateMachineAlias':
+        return `${stateMachineArn()}:${String(resource.Properties?.['Name'] ?? id)}`;
+      case 'AWS::DynamoDB::Table':
+      case 'AWS::DynamoDB::GlobalTable':
+        return arn('dynamodb', `table/${id}`);
+      case 'AWS::KMS::Key':
+        return arn('kms', `key/${id}`);
+      case 'AWS::SecretsManager::Secret':
+        return arn('secretsmanager', `secret:${id}-local`);
+      case 'AWS::SQS::Queue':
+        return arn('sqs', id);
+      case 'AWS::SNS::Topic':
+        return arn('sns', id);
+      case 'AWS::IAM::Role':
+        return `arn:${PARTITION}:iam::${LOCAL_ACCOUNT}:role/${id}`;
+      case 'AWS::Events::Rule':
+        return arn('events', `rule/${id}`);
+      case 'AWS::Logs::LogGroup':
+        return arn('logs', `log-group:${id}:*`);
+      default:
+        return undefined;
+    }
+  };
+  return {
+    // What CloudFormation documents as each type's `Ref`: an ARN for these, a name for the others.
+    ref: (id, resource) =>
+      ['AWS::Lambda::Version', 'AWS::StepFunctions::StateMachine', 'AWS::StepFunctions::StateMachineVersion', 'AWS::StepFunctions::StateMachineAlias', 'AWS::SecretsManager::Secret', 'AWS::SNS::Topic'].includes(resource.Type)
+        ? arnOf(id, resource)
+        : undefined,
+    arn: arnOf,
+  };
+}
+
+function arn(service: string, resource: string): string {
+  return `arn:${PARTITION}:${service}:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${resource}`;
+}
+
+function refOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  const ref = (value as { Ref?: unknown } | undefined)?.Ref;
+  return typeof ref === 'string' ? ref : undefined;
+}

@@ -1,0 +1,96 @@
+/**
+ * The calls a function makes to Secrets Manager, KMS, EventBridge and SNS, where local code stands
+ * in for those services, authorized as that function's role against the template's policies (the
+ * same evaluator as every other call: policy.ts). Each is checked on the resource the function's
+ * environment names in the template (roles.ts SERVICE_VARIABLES), as the AWS adapters
+ * (lambdas/adapters/aws-approvals.ts, aws-deps.ts) call it, with the action and resource the
+ * Service Authorization Reference names for the call
+ * (https://docs.aws.amazon.com/service-authorization/latest/reference/reference_policies_actions-resources-contextkeys.html):
+ *
+ *   the ledger's seal key    secretsmanager:GetSecretValue  LEDGER_SEAL_SECRET_ARN    the function's first ledger call (dynamodb.ts), as DynamoDbLedger reads it once per container
+ *   the approval-link key    secretsmanager:GetSecretValue  APPROVAL_LINK_SECRET_ARN  each link signed or verified (AWS reads it once per container)
+ *   a decision's MAC         kms:GenerateMac / kms:VerifyMac DECISION_KEY_ID          each decision signed (the callback) or verified (CallTool, BudgetCheck)
+ *   telling the approvers    events:PutEvents               the APPROVAL_EVENT_BUS bus each batch of 10 per-approver events
+ *                            sns:Publish                    APPROVAL_TOPIC_ARN         each approver's message
+ *
+ * A function whose environment names no such resource makes no such call on AWS (it has no link
+ * signer, no decision key, no notifier there): locally its stand-in is used unchecked, or (the
+ * notifier) not at all. A refused call throws AccessDeniedException, as the SDK would.
+ */
+import type { ApprovalLinks } from '../../../lambdas/approvals/decision.js';
+import type { DecisionMac } from '../../../lambdas/approvals/decision-mac.js';
+import { notificationRequests, type ApprovalNotifier } from '../../../lambdas/approvals/notify.js';
+import type { ApprovalSetup } from '../../../lambdas/wiring/create-steps.js';
+import { checkPublish, checkPutEvents } from '../notification-requests.js';
+import { LOCAL_ACCOUNT, LOCAL_REGION } from './deployment.js';
+import type { TwinIam } from './index.js';
+import type { ServiceVariables } from './roles.js';
+
+/** The HMAC keys of the setup (KMS on AWS), each with the variable that names its key to a function. */
+const MAC_KEYS = { decisionMac: 'DECISION_KEY_ID', starterMac: 'STARTER_KEY_ID' } as const satisfies Partial<Record<keyof ApprovalSetup, keyof ServiceVariables>>;
+
+/** The ARN of the event bus APPROVAL_EVENT_BUS names (`default`, a bus name, or an ARN). */
+export function eventBusArn(bus: string): string {
+  return bus.startsWith('arn:') ? bus : `arn:aws:events:${LOCAL_REGION}:${LOCAL_ACCOUNT}:event-bus/${bus}`;
+}
+
+/** The local approval machinery as `step`'s function uses it: each call it would make to AWS authorized as its role. */
+export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIam, 'authorizeAs' | 'servicesOf'>): ApprovalSetup {
+  const services = (): ServiceVariables => iam.servicesOf(step) ?? {};
+  const authorize = (action: string, resource: string | undefined) => {
+    if (resource !== undefined) iam.authorizeAs(step, { action, resource });
+  };
+  const links: ApprovalLinks | undefined = setup.links && {
+    get pageUrl() {
+      return setup.links!.pageUrl;
+    },
+    approvers: setup.links.approvers,
+    signer: {
+      sign: async (claims) => {
+        authorize('secretsmanager:GetSecretValue', services().APPROVAL_LINK_SECRET_ARN);
+        return setup.links!.signer.sign(claims);
+      },
+      verify: async (token, expected, now) => {
+        authorize('secretsmanager:GetSecretValue', services().APPROVAL_LINK_SECRET_ARN);
+        return setup.links!.signer.verify(token, expected, now);
+      },
+    },
+  };
+  const macs = Object.fromEntries(
+    Object.entries(MAC_KEYS).flatMap(([field, variable]) => {
+      const mac = setup[field as keyof typeof MAC_KEYS];
+      if (!mac) return [];
+      const wrapped: DecisionMac = {
+        sign: async (message) => {
+          authorize('kms:GenerateMac', services()[variable]);
+          return mac.sign(message);
+        },
+        verify: async (message, given) => {
+          authorize('kms:VerifyMac', services()[variable]);
+          return mac.verify(message, given);
+        },
+      };
+      return [[field, wrapped]];
+    }),
+  );
+  // Locally the approvers are told by the CLI (`notify`); the notifier stands in for the calls AWS's
+  // makes: the same requests, each authorized as the function's role, then held to the service's
+  // request rules (a refused request throws as the SDK would; a failed entry fails as AWS's does).
+  const notifier: ApprovalNotifier = {
+    approvalRequested: async (request) => {
+      const { APPROVAL_EVENT_BUS: bus, APPROVAL_TOPIC_ARN: topic } = services();
+      if (bus === undefined) return;
+      const requests = notificationRequests(request, { busName: bus, ...(topic !== undefined && { topicArn: topic }) });
+      for (const entries of requests.putEvents) {
+        authorize('events:PutEvents', eventBusArn(bus));
+        const failed = checkPutEvents(entries);
+        if (failed.length > 0) throw new Error(`PutEvents failed: ${failed[0]!.errorCode}`);
+      }
+      for (const message of requests.publish) {
+        authorize('sns:Publish', topic);
+        checkPublish(message);
+      }
+    },
+  };
+  return { ...setup, ...(links && { links }), ...macs, notifier };
+}

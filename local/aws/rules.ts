@@ -1,0 +1,197 @@
+/**
+ * AWS's rules the local twin enforces, one row each: what AWS does, the page of AWS's
+ * documentation that says so, the file of local/aws/ that holds the rule (the page is linked at its
+ * top), the test that fails when the twin breaks it, and what AWS answers when the rule refuses
+ * (the error code, or for a bound that refuses nothing the field it bounds), which both the file and
+ * the test name. A new rule is a file here, a row, and its test: test/local/aws-rules.test.ts holds
+ * the table, the files and the tests to each other.
+ */
+export interface AwsRule {
+  /** What AWS does, in a sentence. */
+  readonly rule: string;
+  /** The page of AWS's documentation that states it. */
+  readonly doc: string;
+  /** The file that holds it (repository-relative, under local/aws/). */
+  readonly file: string;
+  /** The test that holds the twin to it (repository-relative). */
+  readonly test: string;
+  /** What AWS answers when the rule refuses, or the field a bound bounds: named by the file and by the test. */
+  readonly answer: string;
+}
+
+const SFN_GUIDE = 'https://docs.aws.amazon.com/step-functions/latest/dg';
+const SFN_API = 'https://docs.aws.amazon.com/step-functions/latest/apireference';
+
+export const AWS_RULES: readonly AwsRule[] = [
+  {
+    rule: 'Step Functions throttles its API per account with a token bucket per action',
+    doc: `${SFN_GUIDE}/service-quotas.html`,
+    file: 'local/aws/sfn-api-throttling.ts',
+    test: 'test/local/quotas.test.ts',
+    answer: 'ThrottlingException',
+  },
+  {
+    rule: "A state's output, a task's input or its result is at most 256 KiB, else the execution fails",
+    doc: `${SFN_GUIDE}/service-quotas.html#service-limits-task-executions`,
+    file: 'local/aws/sfn-payload-limit.ts',
+    test: 'test/local/payload-limits.test.ts',
+    answer: 'States.DataLimitExceeded',
+  },
+  {
+    rule: "A Standard execution's history holds at most 25,000 events; only its success may be the last",
+    doc: `${SFN_GUIDE}/bp-history-limit.html`,
+    file: 'local/aws/sfn-history-limit.ts',
+    test: 'test/local/history-quota.test.ts',
+    answer: 'States.Runtime',
+  },
+  {
+    rule: "An execution's name is 1 to 80 characters without whitespace, brackets, wildcards or URL-special characters",
+    doc: `${SFN_API}/API_StartExecution.html`,
+    file: 'local/aws/sfn-start-execution.ts',
+    test: 'test/local/sfn-api-rules.test.ts',
+    answer: 'InvalidName',
+  },
+  {
+    rule: "An execution's input is a JSON object of at most 256 KiB",
+    doc: `${SFN_API}/API_StartExecution.html`,
+    file: 'local/aws/sfn-start-execution.ts',
+    test: 'test/local/sfn-api-rules.test.ts',
+    answer: 'InvalidExecutionInput',
+  },
+  {
+    rule: 'StartExecution is idempotent for a running execution of the same name and input; otherwise a name is taken',
+    doc: `${SFN_API}/API_StartExecution.html`,
+    file: 'local/aws/sfn-start-execution.ts',
+    test: 'test/local/engine.test.ts',
+    answer: 'ExecutionAlreadyExists',
+  },
+  {
+    rule: 'A task token is 1 to 2,048 characters',
+    doc: `${SFN_API}/API_SendTaskSuccess.html`,
+    file: 'local/aws/sfn-task-tokens.ts',
+    test: 'test/local/sfn-api-rules.test.ts',
+    answer: 'InvalidToken',
+  },
+  {
+    rule: "A callback's output is JSON of at most 256 KiB",
+    doc: `${SFN_API}/API_SendTaskSuccess.html`,
+    file: 'local/aws/sfn-task-tokens.ts',
+    test: 'test/local/sfn-api-rules.test.ts',
+    answer: 'InvalidOutput',
+  },
+  {
+    rule: 'A callback on the token of a Task that timed out is refused as such',
+    doc: `${SFN_API}/API_SendTaskSuccess.html`,
+    file: 'local/aws/sfn-task-tokens.ts',
+    test: 'test/local/timeouts.test.ts',
+    answer: 'TaskTimedOut',
+  },
+  {
+    rule: 'An inline Map runs at most 40 iterations at once, whatever its MaxConcurrency',
+    doc: `${SFN_GUIDE}/state-map-inline.html`,
+    file: 'local/aws/sfn-inline-map.ts',
+    test: 'test/local/map.test.ts',
+    answer: 'MaxConcurrency',
+  },
+  {
+    rule: 'A state machine version an alias routes to is not deleted',
+    doc: `${SFN_API}/API_DeleteStateMachineVersion.html`,
+    file: 'local/aws/state-machine-versions.ts',
+    test: 'test/versions/prune.test.ts',
+    answer: 'ConflictException',
+  },
+  {
+    rule: 'A DynamoDB item is at most 400 KB, names and values counted as DynamoDB counts them',
+    doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items',
+    file: 'local/aws/dynamodb-item-size.ts',
+    test: 'test/local/item-limit.test.ts',
+    answer: 'ValidationException',
+  },
+  {
+    rule: 'A TransactWriteItems checks every condition before it writes, and a failed one cancels all, reason by reason',
+    doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html',
+    file: 'local/aws/dynamodb-transactions.ts',
+    test: 'test/local/dynamo-transactions.test.ts',
+    answer: 'TransactionCanceledException',
+  },
+  {
+    rule: 'A write of an item a transaction holds is rejected, not queued',
+    doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling',
+    file: 'local/aws/dynamodb-transactions.ts',
+    test: 'test/local/dynamo-transactions.test.ts',
+    answer: 'TransactionConflictException',
+  },
+  {
+    rule: "SNS refuses a Publish whose Subject is not one printable ASCII line under 100 characters, or whose Message is empty or over 256 KB",
+    doc: 'https://docs.aws.amazon.com/sns/latest/api/API_Publish.html',
+    file: 'local/aws/notification-requests.ts',
+    test: 'test/local/notification-requests.test.ts',
+    answer: 'InvalidParameterException',
+  },
+  {
+    rule: 'EventBridge refuses a PutEvents of no entries, more than 10, or over 256 KB, and an entry whose Detail is not a JSON object',
+    doc: 'https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html',
+    file: 'local/aws/notification-requests.ts',
+    test: 'test/local/notification-requests.test.ts',
+    answer: 'MalformedDetail',
+  },
+  {
+    rule: 'A CloudFormation template declares at most 500 resources',
+    doc: 'https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html',
+    file: 'local/aws/cloudformation-template.ts',
+    test: 'test/local/stack-quota.test.ts',
+    answer: 'ValidationError',
+  },
+  {
+    rule: "A Lambda function's Timeout is whole seconds from 1 to 900 (3 when unset)",
+    doc: 'https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html',
+    file: 'local/aws/lambda-function-timeout.ts',
+    test: 'test/local/stack-quota.test.ts',
+    answer: 'Timeout',
+  },
+  {
+    rule: 'IAM allows a request an identity policy allows and none denies (an explicit Deny wins; nothing else allows)',
+    doc: 'https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html',
+    file: 'local/aws/iam/policy.ts',
+    test: 'test/local/iam-oracle.test.ts',
+    answer: 'Deny',
+  },
+  {
+    rule: "Step Functions authorizes a call on a version or alias against the state machine's ARN, with the qualifier as a condition key",
+    doc: `${SFN_GUIDE}/auth-version-alias.html`,
+    file: 'local/aws/iam/step-functions.ts',
+    test: 'test/unit/iam-policy.test.ts',
+    answer: 'states:StateMachineQualifier',
+  },
+  {
+    rule: "DynamoDB authorizes each request on the table (or index) with the partitions it touches as dynamodb:LeadingKeys",
+    doc: 'https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html',
+    file: 'local/aws/iam/dynamodb.ts',
+    test: 'test/local/iam-ledger.test.ts',
+    answer: 'dynamodb:LeadingKeys',
+  },
+  {
+    rule: "Secrets Manager, KMS, EventBridge and SNS authorize a function's call on the resource it names",
+    doc: 'https://docs.aws.amazon.com/service-authorization/latest/reference/reference_policies_actions-resources-contextkeys.html',
+    file: 'local/aws/iam/services.ts',
+    test: 'test/local/iam-services.test.ts',
+    answer: 'AccessDeniedException',
+  },
+  {
+    rule: "A Task's invoke is authorized as the state machine's role: lambda:InvokeFunction on the function it invokes",
+    doc: 'https://docs.aws.amazon.com/service-authorization/latest/reference/list_awslambda.html',
+    file: 'local/aws/iam/index.ts',
+    test: 'test/local/iam-enforcement.test.ts',
+    answer: 'lambda:InvokeFunction',
+  },
+];
+
+/** The files of local/aws/ that hold no rule of their own, and what they are instead. */
+export const AWS_RULE_SUPPORT: Readonly<Record<string, string>> = {
+  'local/aws/rules.ts': 'this table',
+  'local/aws/sfn-error.ts': "the shape of Step Functions' refusals, which its rules throw",
+  'local/aws/iam/authorizer.ts': "the twin's IAM decisions, counted, against each role's policies",
+  'local/aws/iam/credentials.ts': "each role's own access keys, by which a call's caller is known",
+  'local/aws/iam/deployment.ts': 'the physical ids a deployment gives the template, which policies name',
+  'local/aws/iam/roles.ts': "the template's roles and their identity policies",
+};

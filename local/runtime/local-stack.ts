@@ -1,0 +1,265 @@
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { mkdirSync } from 'node:fs';
+import { approvalApiHandler } from '../../lambdas/adapters/approval-http.js';
+import { runsApiHandler } from '../../lambdas/adapters/runs-http.js';
+import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../lambdas/adapters/sfn.js';
+import { createPruneVersions } from '../../lambdas/steps/prune-versions.js';
+import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
+import { signedLinks } from '../../lambdas/approvals/decision.js';
+import { systemClock } from '../../lambdas/shared/ports.js';
+import { Steps, type StepName } from '../../lambdas/shared/steps.js';
+import { createRecoverRun } from '../../lambdas/steps/recover-run.js';
+import { codeFingerprint } from '../../lambdas/runs/versions.js';
+import { deploymentPrices } from '../../lambdas/models/prices.js';
+import { sinkFromEnv } from '../../lambdas/telemetry/config.js';
+import { tracingLedger } from '../../lambdas/telemetry/tracing-ledger.js';
+import { startModelServer } from '../../sim/model-server.js';
+import { startApprovalApi } from '../services/approval-api.js';
+import { extractStateMachine, type CfnTemplateJson } from '../template/asl.js';
+import { localAwsConfig } from '../services/aws-config.js';
+import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../state/ledger-files.js';
+import { deadlineTimers, localApprovalSetup } from './approvals.js';
+import { localHandlers } from './handlers.js';
+import { openLocalLedger } from './ledger.js';
+import type { LocalStackOptions } from './options.js';
+import { assertToolsFitTemplate, bindTasks, localEngine, type LocalHandlers } from './tasks.js';
+import { startWorld } from './world.js';
+import { twinIam } from '../aws/iam/index.js';
+import { roleClients } from './sfn-clients.js';
+import { dynamoGuard, ledgerAs, ledgerTableArn } from '../aws/iam/dynamodb.js';
+import { approvalsAs } from '../aws/iam/services.js';
+import { itemSizeGuard } from '../aws/dynamodb-item-size.js';
+import { startSfnEndpoint } from '../services/step-functions.js';
+import { SfnQuotas } from '../aws/sfn-api-throttling.js';
+import { routeStatusChanges, settleStatusChanges } from '../services/status-events.js';
+import { cachedTemplate } from '../template/cache.js';
+import { assertDeployable } from '../aws/cloudformation-template.js';
+import { localToolTimeoutMs } from '../template/synthesize.js';
+import { recoverOrphans } from './watchdog.js';
+import { templateAliases, versionDescription } from '../aws/state-machine-versions.js';
+import { ledgerFacts } from './world-facts.js';
+
+export { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind };
+export type { LocalStackOptions };
+
+export type LocalStack<World extends DevWorld = DevWorld> = Awaited<ReturnType<typeof startLocalStack<World>>>;
+
+/**
+ * Everything savepoint needs, on this machine: DynamoDB (dynalite), the simulated model and
+ * payments provider as HTTP services, the synthesized state machine on the in-process engine with
+ * its Step Functions API on loopback, the approval API, and the approval expiry sweep. The steps
+ * are the same step functions inside the same middy handlers as on AWS; only their clients point
+ * at loopback.
+ */
+/** The ledger table's ARN in the current deployment, computed again only when a deploy changed the physical names. */
+function tableArnOf(template: CfnTemplateJson, iam: { readonly physical: Parameters<typeof ledgerTableArn>[1] }, first: string): () => string {
+  let known = { physical: iam.physical, arn: first };
+  return () => {
+    if (known.physical !== iam.physical) known = { physical: iam.physical, arn: ledgerTableArn(template, iam.physical) ?? first };
+    return known.arn;
+  };
+}
+
+export async function startLocalStack<World extends DevWorld = DevWorld>(options: LocalStackOptions<World>) {
+  const { agent } = options;
+  const clock = options.clock ?? systemClock;
+  const closers: (() => Promise<void> | void)[] = [];
+  let closed: Promise<void> | undefined;
+  const close = () =>
+    (closed ??= (async () => {
+      for (const closeOne of closers.reverse()) await closeOne();
+    })());
+  try {
+    if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
+    const sink = options.tracing === undefined ? sinkFromEnv(process.env, { redact: agent.redactTrace }) : options.tracing || undefined;
+    // Synthesized once per change of the stack's sources, then read from the cache (local/template/cache.ts).
+    // With tracing on, it is the stack of a traced deployment (the `tracing` prop): a run's end reads its
+    // conversation back through the grant that deployment carries (`traceRunEnd`), as on AWS.
+    // Its CallTool function outlasts the agent's tools, as the agent's deployer makes it on AWS (`toolTimeout`).
+    const toolTimeoutMs = localToolTimeoutMs(agent);
+    const template = options.template ?? ((await cachedTemplate(agent.name, { traced: sink !== undefined, ...(toolTimeoutMs !== undefined && { toolTimeoutMs }), onNote: options.log })) as CfnTemplateJson);
+    // Deployed as CloudFormation would deploy it, or refused as it would refuse it (its quotas);
+    // an agent whose tools outlast its functions fails as their cold starts fail on AWS.
+    assertDeployable(template);
+    assertToolsFitTemplate(agent, template);
+    const opened = await openLocalLedger(options.ledger ?? 'embedded', options.stateDir, template, closers, options.sealer, options.ledgerMemory);
+    if (sink) closers.push(() => sink.shutdown());
+    // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
+    const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
+    const ledger = options.decorateLedger ? options.decorateLedger(traced) : traced;
+
+    if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);
+    const model = await startModelServer({
+      policy: agent.dev?.policy ?? (() => ({ content: [], stop_reason: 'end_turn' })),
+      faults: { failRate: options.failRate ?? 0, seed: options.seed ?? 1 },
+    });
+    closers.push(model.close);
+    // The world checks its records against what the ledger remembers doing (a deleted journal is reported).
+    const world = options.world ?? (await startWorld(agent, options, clock, options.stateDir ? await ledgerFacts(opened.ledger) : undefined));
+    if (!options.world) closers.push(() => world.close());
+
+    // Task states call the handlers, bound below once the engine's API endpoint is listening.
+    let handlers: LocalHandlers;
+    let closing = false;
+    // No polling: each pending approval arms one timer at its deadline, which runs ExpireApprovals.
+    const expireApprovals = () => handlers[Steps.ExpireApprovals]({}, 30_000) as Promise<{ expired: string[] }>;
+    const expireDue = () => {
+      if (closing) return;
+      expireApprovals().catch((error: unknown) => options.log?.(`approval expiry failed: ${String(error)}`));
+    };
+    const deadlines = deadlineTimers(clock, expireDue);
+    closers.push(() => deadlines.clear());
+    // The twin's IAM (local/aws/iam): the template's roles, each function's own credentials, the deployment's ARNs.
+    const iam = options.iam === false ? undefined : twinIam(template, { stateDir: options.stateDir });
+    const extracted = extractStateMachine(template, { ...(iam && { physical: iam.physical }) });
+    // Every ledger call a function makes is authorized as its role, at the storage layer (local/aws/iam/dynamodb.ts),
+    // and the embedded engine refuses an item DynamoDB would refuse (dynalite does so itself: local/aws/dynamodb-item-size.ts).
+    const tableArn = iam && ledgerTableArn(template, iam.physical);
+    const guards = [
+      ...((options.ledger ?? 'embedded') === 'embedded' ? [itemSizeGuard()] : []),
+      ...(iam && tableArn ? [dynamoGuard(tableArnOf(template, iam, tableArn), iam)] : []),
+    ];
+    if (guards.length > 0) opened.ledger.guardStorage((call) => guards.forEach((guard) => guard(call)));
+    // One view per function, with or without IAM: its calls carry its step, and what it caches of
+    // the ledger (lambdas/conversation/turns.ts) is its own, as each Lambda function's is on AWS.
+    const views = new Map<StepName, typeof ledger>();
+    const ledgerOf = (step: StepName) => {
+      let view = views.get(step);
+      if (!view) views.set(step, (view = ledgerAs(step, ledger)));
+      return view;
+    };
+    const leaseMs = options.leaseMs ?? 1_000;
+    // Version 1 keeps the handlers it started with, whatever is deployed after it.
+    let firstHandlers: LocalHandlers;
+    const aliases = templateAliases(template);
+    const engine = localEngine(extracted, () => firstHandlers, clock, { ...options, leaseMs }, { template, ...(iam && { iam: iam.engine }), aliases });
+    // Shutting down drains like Lambda: the engine stops first (no new invocations), then the
+    // invocations in flight finish (against the still-open ledger) before the ledger closes.
+    const inFlight = new Set<Promise<unknown>>();
+    closers.push(async () => {
+      await Promise.allSettled([...inFlight]);
+    });
+    closers.push(async () => {
+      closing = true;
+      await engine.close();
+    });
+    // The handlers reach the engine through its Step Functions API on loopback, with the real SDK.
+    const quotas = options.quotas ? new SfnQuotas(() => clock.now().getTime()) : undefined;
+    const endpoint = await startSfnEndpoint(engine, { ...(iam && { iam: { authorizer: iam.authorizer, credentials: iam.credentials } }), ...(quotas && { quotas }) });
+    closers.push(endpoint.close);
+
+    // In process: the real SDK (serialize, sign, parse) without a loopback round trip per call.
+    // `sfn` is the operator's client (the CLI's administrator); each function signs as its own role.
+    const sfn = new SFNClient({ ...localAwsConfig, endpoint: endpoint.url, requestHandler: endpoint.requestHandler });
+    closers.push(() => sfn.destroy());
+    const clients = roleClients(iam, sfn, endpoint);
+    closers.push(clients.close);
+    const sfnAs = clients.of;
+    const callbacks = sfnTaskCallbacks(sfnAs(Steps.ApprovalCallback));
+    // The functions start runs where they do on AWS (their STATE_MACHINE_ARN): on the alias, when the template has one.
+    const startArn = aliases[0] === undefined ? extracted.stateMachineArn : `${extracted.stateMachineArn}:${aliases[0]}`;
+    // The watchdog stands in for the sweeper: it resumes orphans as the sweeper's role would.
+    const recoverDeps = { ledger: ledgerOf(Steps.Sweep), starter: sfnStarter(sfnAs(Steps.Sweep), startArn), clock, policy: options.recovery || undefined };
+
+    let pageUrl = '';
+    const approvalSetup = localApprovalSetup(options, () => pageUrl);
+    // Each function's calls to Secrets Manager, KMS, EventBridge and SNS, authorized as its role (local/aws/iam/services.ts).
+    const approvalsOf = (step: StepName) => (iam ? approvalsAs(step, approvalSetup, iam) : approvalSetup);
+
+    const wiring = {
+      options, ledger, ledgerOf, clock, model, world, sfn, sfnAs, engine, leaseMs, inFlight,
+      stateMachineArn: startArn,
+      ...(iam && { iam }),
+      ...(quotas && { quotas }),
+      approvals: approvalSetup,
+      approvalsOf,
+      armDeadline: deadlines.arm,
+      closing: () => closing,
+    };
+    const handlersFor = (agent: AgentDefinition<any, any, World>, codeVersion: string) => localHandlers(agent, codeVersion, wiring);
+    const codeVersion = options.codeVersion ?? 'dev';
+    handlers = firstHandlers = handlersFor(agent, codeVersion);
+
+    // What EventBridge does on AWS with the rules on "Execution Status Change": an execution
+    // stopped by StopExecution marks its run killed (ExecutionStopped); a failed or timed-out one
+    // is resumed (RecoverRun). A closing engine reports nothing: the process is going away.
+    const target = (step: StepName) => (event: unknown) => (closing ? Promise.resolve() : handlers[step](event, 30_000));
+    const log = options.log ?? (() => undefined);
+    routeStatusChanges(engine, ['ABORTED'], target(Steps.ExecutionStopped), log);
+    if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
+    closers.push(() => settleStatusChanges(engine)); // before the engine closes: a stop just made is recorded
+
+    // POST /runs as on AWS: the caller is who the transport proved, signed for StartRun (lambdas/runs/starter.ts);
+    // it starts as RunsApi's role, on the alias.
+    const runsStarter = sfnAs(Steps.RunsApi);
+    // The local setup always has a starter key (keys/starters.key): approvalsOf only wraps it in RunsApi's IAM.
+    const runsApi = runsApiHandler({ agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, stateMachineArn: startArn, start: (arn, name, input) => sfnStarter(runsStarter, arn).start(name, input), clock, ...(options.maxBudgets && { maxBudgets: options.maxBudgets }) });
+    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) }), { runs: runsApi, ...(options.approvals?.principal && { user: options.approvals.principal }) });
+    closers.push(approvalApi.close);
+    pageUrl = approvalApi.pageUrl;
+
+    // The approvals an earlier process left pending expire on time too.
+    for (const approval of await ledger.listPendingApprovals()) deadlines.arm(approval);
+
+    return {
+      agent,
+      engine,
+      ledger,
+      sfn,
+      world,
+      model,
+      stateMachineArn: extracted.stateMachineArn,
+      /** The twin's IAM (local/aws/iam): the roles, their credentials and the decisions so far; undefined with `iam: false`. */
+      iam,
+      /** The API throttling (local/aws/sfn-api-throttling.ts) and what it refused; undefined unless `quotas: true`. */
+      quotas,
+      ledgerKind: options.ledger ?? 'embedded',
+      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, runs: approvalApi.runsUrl, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
+      /** The fingerprint of the code this stack starts runs on, for a run's model (what StartRun binds a run to). */
+      fingerprintOf: codeFingerprint(agent, codeVersion, deploymentPrices(agent.prices, options.prices)),
+      /**
+       * The runs API's handler (`POST /runs`, served at `endpoints.runs` as this machine's user): a
+       * test that plays several people invokes it with an event whose caller is one of them, as
+       * API Gateway would after verifying that person's signature.
+       */
+      runsApi,
+      /** Signed links for a pending approval (what `savepoint approvals` prints). */
+      approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
+      /**
+       * "Deploys" another version of the agent (local/aws/state-machine-versions.ts): its module's handlers on the
+       * template's definition become the engine's newest version. New runs start on it, and the
+       * event-driven steps (recovery, expiry, kill) run its code; live runs keep their version.
+       */
+      deploy: (next: AgentDefinition<any, any, World>, deployOptions: { codeVersion?: string; template?: CfnTemplateJson } = {}) => {
+        if (next.name !== agent.name) throw new Error(`deploy: the stack runs agent ${agent.name}, not ${next.name}`);
+        assertDeployable(deployOptions.template ?? template);
+        assertToolsFitTemplate(next, deployOptions.template ?? template);
+        const own = handlersFor(next, deployOptions.codeVersion ?? options.codeVersion ?? 'dev');
+        // As CloudFormation would: the new template's policies replace the old, versions keep their numbers.
+        const physical = iam?.deploy(deployOptions.template ?? template);
+        const version = extractStateMachine(deployOptions.template ?? template, { ...(physical && { physical }) });
+        const number = engine.publishVersion({ definition: version.definition, tasks: bindTasks(version.tasks, () => own, deployOptions.template ?? template, options.functionTimeoutMs), description: versionDescription(next) });
+        handlers = own;
+        return number;
+      },
+      /**
+       * Runs the ExpireApprovals step now, as each approval's deadline timer does: what a test that
+       * moves its clock past a deadline calls, instead of waiting for the real timer.
+       */
+      expireApprovals,
+      /**
+       * The version pruner (lambdas/steps/prune-versions.ts; every 6 hours on AWS), as its role,
+       * through the Step Functions endpoint: deletes the versions nothing needs, keeping the newest `keep`.
+       */
+      pruneVersions: (prune: { keep?: number; graceMs?: number } = {}) => createPruneVersions({ versions: sfnVersions(sfnAs(Steps.PruneVersions), startArn), clock, ...prune })(),
+      /** The watchdog: resumes this agent's runs left running by a process that died (local/runtime/watchdog.ts). */
+      recoverOrphans: (sweep: { except?: string; onDamaged?: (runId: string, error: Error) => void } = {}) =>
+        recoverOrphans({ ledger, executions: sfnExecutions(sfnAs(Steps.Sweep)), recover: createRecoverRun(recoverDeps), clock, agent: agent.name, failed: options.recovery !== false, ...sweep }),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

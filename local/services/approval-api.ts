@@ -1,0 +1,203 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { userInfo } from 'node:os';
+import type { AddressInfo } from 'node:net';
+import { createLoopbackServer, type ConnectionLimits } from '../../lambdas/shared/loopback-server.js';
+import { readBoundedBody } from './http-body.js';
+import { lambdaContext } from './lambda-context.js';
+import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
+import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
+
+type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const MAX_BODY = 64 * 1024;
+/** A run request carries the run's input: up to Step Functions' 256 KiB execution input, and its framing. */
+const MAX_RUN_BODY = PAYLOAD_LIMIT_BYTES + 4 * 1024;
+const ROUTE = /^\/v1\/(approvals|decide|runs)(?:\/([^/]+))?\/?$/;
+
+/**
+ * The approval API on loopback, as API Gateway would call the ApprovalCallback function: each HTTP
+ * request becomes a REST API proxy event for the same handler, and its result becomes the response.
+ *   GET /v1/approvals · GET /v1/approvals/{approvalId} · POST /v1/approvals/{approvalId}
+ *   GET /v1/decide/{approvalId}?link=… · POST /v1/decide/{approvalId}
+ *   POST /v1/runs (the runs API, RunsApi's function on AWS: a run started as this machine's user)
+ * Where API Gateway verifies the caller's SigV4 signature, the loopback API requires its credential
+ * (local/services/loopback-credential.ts) on /approvals: its address is `http://127.0.0.1:<port>/<credential>/v1/approvals`,
+ * readable only by the state directory's owner, and its requests carry this machine's user as their
+ * principal (`local:<user>`, recorded as `cli`). The page (/decide) needs none: its signed link is
+ * the credential, as on AWS.
+ */
+export async function startApprovalApi(handler: ProxyHandler, options: { port?: number; user?: string; credential?: string; limits?: ConnectionLimits; runs?: ProxyHandler } = {}) {
+  const user = options.user ?? localUser();
+  const credential = options.credential ?? newLoopbackCredential();
+  const server = createLoopbackServer(async (request, response) => {
+    const answer = (status: number, message: string) =>
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ message }));
+    try {
+      const target = request.url ?? '/';
+      const page = target.startsWith('/v1/decide');
+      const authorized = page ? target : pathAfterCredential(target, credential);
+      if (authorized === undefined) {
+        request.resume(); // read and dropped: the refusal is sent after the body, not as a reset
+        return answer(403, MISSING_CREDENTIAL);
+      }
+      const url = parseUrl(authorized);
+      const match = ROUTE.exec(url.pathname);
+      if (!match) return answer(404, `no route ${url.pathname}`);
+      const route = match[1] as 'approvals' | 'decide' | 'runs';
+      // `/v1/decide/../approvals` parses to /approvals: without the credential, only the page is served.
+      if (page && route !== 'decide') return answer(403, MISSING_CREDENTIAL);
+      const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
+      if (route === 'decide' && approvalId === undefined) return answer(404, `no route ${url.pathname}`);
+      if (route === 'runs' && (approvalId !== undefined || !options.runs)) return answer(404, `no route ${url.pathname}`);
+      const body = await readBody(request, route === 'runs' ? { limit: MAX_RUN_BODY, what: 'a run request' } : { limit: MAX_BODY, what: 'an approval decision' });
+      const event = proxyEvent(request, url, route, approvalId, body, route === 'decide' ? undefined : user);
+      const result = route === 'runs' ? await options.runs!(event, lambdaContext('RunsApi', 20_000)) : await handler(event, lambdaContext('ApprovalCallback', 30_000));
+      response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
+    } catch (error) {
+      // What API Gateway itself refuses (a body over its limit, a path it cannot decode) is the
+      // caller's fault, answered 4xx before the handler runs; anything else is ours.
+      if (error instanceof RefusedRequest) return answer(error.status, error.message);
+      answer(500, String(error));
+    }
+  }, options.limits);
+  // A request Node cannot parse (an unknown method, a bad header) never reaches the handler above:
+  // answer it in the API's shape, a JSON 400, instead of Node's bare one.
+  server.on('clientError', (error: Error & { code?: string }, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const body = JSON.stringify({ message: `malformed HTTP request (${error.code ?? error.message})` });
+    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    /** The API's address, with its credential: publish it only where the owner alone can read it. */
+    url: credentialedUrl(`http://127.0.0.1:${port}`, credential, '/v1/approvals'),
+    /** The runs API's address (`POST` a run request), with the credential. */
+    runsUrl: credentialedUrl(`http://127.0.0.1:${port}`, credential, '/v1/runs'),
+    /** Where the approval page is served (signed links point here). */
+    pageUrl: `http://127.0.0.1:${port}/v1/decide`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A request refused before it becomes an event for the handler. */
+class RefusedRequest extends Error {
+  constructor(
+    readonly status: 400 | 413,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function parseUrl(raw: string | undefined): URL {
+  try {
+    return new URL(raw ?? '/', 'http://localhost');
+  } catch {
+    throw new RefusedRequest(400, `path: not a valid request target: ${JSON.stringify(raw)}`);
+  }
+}
+
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new RefusedRequest(400, `approvalId: malformed percent-encoding in the path: ${JSON.stringify(segment)}`);
+  }
+}
+
+/** The body, up to `limit` bytes; a larger one is refused with 413 (read to its end first: local/services/http-body.ts). */
+async function readBody(request: IncomingMessage, { limit, what }: { limit: number; what: string }): Promise<string | null> {
+  const body = await readBoundedBody(request, limit);
+  if (body === undefined) throw new RefusedRequest(413, `body: larger than the ${limit} bytes ${what} may have`);
+  return body.length === 0 ? null : body.toString('utf8');
+}
+
+/** This machine's user, as the local approval API records a decider. */
+export function localUser(): string {
+  let name = process.env['USER'];
+  try {
+    name = userInfo().username;
+  } catch {
+    // no passwd entry (a container): keep $USER
+  }
+  return `local:${name ?? 'unknown'}`;
+}
+
+function proxyEvent(request: IncomingMessage, url: URL, route: 'approvals' | 'decide' | 'runs', approvalId: string | undefined, body: string | null, principal: string | undefined): APIGatewayProxyEvent {
+  const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : value]));
+  return apiGatewayEvent({
+    method: request.method ?? 'GET',
+    route,
+    approvalId,
+    path: url.pathname,
+    headers,
+    query: url.searchParams.size > 0 ? Object.fromEntries(url.searchParams) : null,
+    body,
+    principal,
+    sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+    userAgent: request.headers['user-agent'] ?? null,
+  });
+}
+
+/**
+ * A REST API proxy event as API Gateway builds it for the approval API's routes: `principal` is
+ * the caller it verified (`requestContext.identity.userArn`; none on the open page). What the
+ * loopback server makes of each request, and what a test that plays several people hands the
+ * runs API for one of them.
+ */
+export function apiGatewayEvent(request: {
+  method: string;
+  route: 'approvals' | 'decide' | 'runs';
+  approvalId?: string | undefined;
+  path?: string;
+  headers?: Record<string, string | undefined>;
+  query?: Record<string, string> | null;
+  body: string | null;
+  principal?: string | undefined;
+  sourceIp?: string;
+  userAgent?: string | null;
+}): APIGatewayProxyEvent {
+  const { method, route, approvalId, principal } = request;
+  const resource = approvalId === undefined ? `/${route}` : `/${route}/{approvalId}`;
+  const path = request.path ?? `/v1/${route}${approvalId === undefined ? '' : `/${encodeURIComponent(approvalId)}`}`;
+  return {
+    resource,
+    path: path.replace(/^\/v1/, ''),
+    httpMethod: method,
+    headers: request.headers ?? { 'content-type': 'application/json' },
+    multiValueHeaders: {},
+    queryStringParameters: request.query ?? null,
+    multiValueQueryStringParameters: null,
+    pathParameters: approvalId === undefined ? null : { approvalId },
+    stageVariables: null,
+    body: request.body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: null,
+      protocol: 'HTTP/1.1',
+      httpMethod: method,
+      identity: {
+        sourceIp: request.sourceIp ?? '127.0.0.1',
+        userAgent: request.userAgent ?? null,
+        userArn: principal ?? null,
+        caller: principal ?? null,
+      } as APIGatewayProxyEvent['requestContext']['identity'],
+      path,
+      stage: 'v1',
+      requestId: randomUUID(),
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: resource,
+    },
+  } as APIGatewayProxyEvent;
+}

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { SEAL_KEY_FILE } from '../../lambdas/ledger/embedded-files.js';
+import { ephemeralSealer, hmacSealer, readOrCreateKeyFile, type LedgerSealer } from '../../lambdas/ledger/seal.js';
+import { hmacDecisionMac, type DecisionMac } from '../../lambdas/approvals/decision-mac.js';
+import { hmacLinkSigner, type LinkSigner } from '../../lambdas/approvals/links.js';
+
+/**
+ * The local stand-ins for the link secret (Secrets Manager), the decision key and the starter key
+ * (KMS, lambdas/runs/starter.ts): three random 32-byte keys in the state directory (`keys/`, readable by its owner only), so links and
+ * decisions stay valid across restarts; in memory when there is no state directory (tests).
+ */
+export function localApprovalKeys(stateDir?: string): { links: LinkSigner; decisions: DecisionMac; starters: DecisionMac } {
+  const key = (name: string) => (stateDir ? readOrCreateKeyFile(join(stateDir, 'keys', name)) : randomBytes(32));
+  const linkKey = key('approval-links.key');
+  const decisionKey = key('decisions.key');
+  const starterKey = key('starters.key');
+  return { links: hmacLinkSigner(async () => linkKey), decisions: hmacDecisionMac(async () => decisionKey), starters: hmacDecisionMac(async () => starterKey) };
+}
+
+/**
+ * The local stand-in for the ledger's seal key (a Secrets Manager secret on AWS): the key file
+ * `keys/ledger-seal.key` in the state directory, which the embedded ledger also opens by default;
+ * a random key in memory when there is no state directory. It detects damage, not a determined
+ * local attacker (who can read the key file as well as the ledger).
+ */
+export function localLedgerSealer(stateDir?: string): LedgerSealer {
+  return stateDir ? hmacSealer(readOrCreateKeyFile(join(stateDir, SEAL_KEY_FILE))) : ephemeralSealer();
+}

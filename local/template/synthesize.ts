@@ -1,0 +1,188 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_TOOL_TIMEOUT_MS, maxToolTimeoutMs, type AgentDefinition } from '../../lambdas/define.js';
+import { reidentified } from '../../lambdas/shared/definition-identity.js';
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export type CfnTemplate = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
+
+/**
+ * Synthesizes the CDK stack in-process, without bundling (the local engine calls the handlers'
+ * source directly): the same definition `cdk deploy` ships. The CDK is imported only here, when a
+ * template is synthesized: a process given a template (`--template`) starts without it.
+ */
+const synthesized = new Map<string, CfnTemplate>();
+
+/**
+ * The props of an app synthesized in-process, here and by the template tests: no asset bundling
+ * (the local engine calls the handlers' source directly) and no CDK built-in CloudFormation
+ * validation, whose engine costs most of a synthesis. That validation is `cdk synth`'s job, and
+ * test/infra/nag.test.ts's, with its findings as errors. Props, not an App: the CDK is imported
+ * only when something is synthesized.
+ */
+export function inProcessAppProps(): { context: Record<string, unknown>; builtinCloudFormationValidation: false } {
+  return { context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false };
+}
+
+export interface TemplateOptions {
+  /**
+   * The stack with the IAM policies of a traced deployment (`DurableAgent`'s `tracing` prop): what
+   * the local engine runs when tracing is configured (OTEL_* variables), so that a traced run's end
+   * reads its conversation through the grant AWS gives it (`traceRunEnd`) and nothing else.
+   * @default false
+   */
+  readonly traced?: boolean;
+  /**
+   * The stack's `toolTimeout` in ms (`DurableAgent`'s prop), which CallTool's function timeout,
+   * its Task's and a claim's lease derive from: `localToolTimeoutMs(agent)` for the local stack.
+   * @default the construct's default (DEFAULT_TOOL_TIMEOUT_MS)
+   */
+  readonly toolTimeoutMs?: number;
+}
+
+/**
+ * The `toolTimeout` the local stack deploys an agent with: what its deployer sets on AWS, the
+ * longest of its tools' timeouts (`maxToolTimeoutMs`, infra/durable-agent.ts), where that is
+ * longer than the construct's default; the default otherwise (undefined), so that most agents run
+ * the one template (the shipped one, in an installed package). Then no tool outlasts its CallTool
+ * function, as none may on AWS (`assertToolsFitTimeout`).
+ */
+export function localToolTimeoutMs(agent: Pick<AgentDefinition, 'tools'>): number | undefined {
+  if (agent.tools.length === 0) return undefined;
+  const longest = maxToolTimeoutMs(agent);
+  return longest > DEFAULT_TOOL_TIMEOUT_MS ? longest : undefined;
+}
+
+/** What a synthesized template is told apart by in the caches (this process's, template-cache.ts's files). */
+export function templateVariant(options: TemplateOptions): string {
+  return `${options.traced ? '-traced' : ''}${options.toolTimeoutMs === undefined ? '' : `-tools${options.toolTimeoutMs}`}`;
+}
+
+/**
+ * The `tracing` prop a traced local template takes its policies from. Only the policies: the
+ * variables the prop sets (not read locally, where each function exports as the process's own
+ * OTEL_* variables say) would change every function version's logical id, and with them the
+ * definition's identity (StartRun's `definition.hash`) — a run started with tracing off would be
+ * refused on resume with it on, while locally tracing is the process's configuration, not a deploy.
+ */
+const LOCAL_TRACING = { endpoint: 'http://localhost:4318' } as const;
+
+/**
+ * The agent entry a local template names, never read: a path of this copy, not one relative to
+ * the working directory, whose absolute form is in each step function's asset hash and so in its
+ * version's logical id. Relative, a command run from another directory synthesized other version
+ * ids for the same sources.
+ */
+const PLACEHOLDER_ENTRY = fileURLToPath(new URL('../../local-agent.ts', import.meta.url));
+
+/**
+ * The stack of one agent, as `cdk deploy` would ship it: the generic loop, named for the agent.
+ * The definition is the same for every agent; only the state machine's name differs.
+ */
+export async function synthesizeTemplate(agentName = 'agent', options: TemplateOptions = {}): Promise<CfnTemplate> {
+  const traced = options.traced === true;
+  const { toolTimeoutMs } = options;
+  const key = `${agentName}${templateVariant(options)}`;
+  // Synthesis takes seconds and the stack is the same every time within a process.
+  const cached = synthesized.get(key);
+  if (cached) return structuredClone(cached);
+  // An installed package runs the template its build synthesized from the same constructs.
+  // It is synthesized for the default toolTimeout: another one is synthesized here.
+  const shipped = toolTimeoutMs === undefined ? shippedTemplate(agentName, traced) : undefined;
+  if (shipped) return shipped;
+  let cdk: [typeof import('aws-cdk-lib'), typeof import('../../infra/stack.js')];
+  try {
+    cdk = await Promise.all([import('aws-cdk-lib'), import('../../infra/stack.js')]);
+  } catch (error) {
+    if (!isMissingCdk(error)) throw error;
+    const why = toolTimeoutMs === undefined ? '' : ` (its tools need a toolTimeout of ${toolTimeoutMs} ms; the shipped template has the default ${DEFAULT_TOOL_TIMEOUT_MS} ms)`;
+    throw new Error(`the local engine synthesizes the stack with the CDK${why}: npm install -D aws-cdk-lib constructs`, { cause: error });
+  }
+  const [{ App, Duration }, { SavepointStack }] = cdk;
+  const synth = (tracing?: typeof LOCAL_TRACING) => {
+    const app = new App(inProcessAppProps());
+    const stack = new SavepointStack(app, 'Savepoint');
+    // Bundling is off: the entry is never read (the local engine calls the steps in-process).
+    stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }) });
+    return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
+  };
+  const template = synth();
+  if (traced) {
+    // A traced policy that names a function version (the state machine role's) names the traced
+    // versions: it stays the plain one, which the tracing prop grants nothing in.
+    const policies = synth(LOCAL_TRACING).Resources;
+    for (const [id, resource] of Object.entries(template.Resources)) {
+      const policy = policies[id];
+      if (resource.Type === 'AWS::IAM::Policy' && policy && referencedIds(policy.Properties).every((ref) => ref in template.Resources)) resource.Properties = policy.Properties;
+    }
+  }
+  synthesized.set(key, template);
+  return structuredClone(template);
+}
+
+/** The logical ids a template value refers to (`Ref`, `Fn::GetAtt`), pseudo parameters aside. */
+function referencedIds(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(referencedIds);
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, inner]) => {
+    if (key === 'Ref' && typeof inner === 'string') return inner.startsWith('AWS::') ? [] : [inner];
+    if (key === 'Fn::GetAtt' && Array.isArray(inner) && typeof inner[0] === 'string') return [inner[0]];
+    return referencedIds(inner);
+  });
+}
+
+/** The ledger's CreateTable input, read from the template's table resource (keys and indexes alike). */
+export function ledgerTableFromTemplate(template: CfnTemplate, tableName: string): CreateTableCommandInput {
+  const tables = Object.entries(template.Resources).filter(
+    ([, resource]) => resource.Type === 'AWS::DynamoDB::GlobalTable' || resource.Type === 'AWS::DynamoDB::Table',
+  );
+  if (tables.length !== 1) throw new Error(`expected one DynamoDB table in the template, found ${tables.length}`);
+  const properties = tables[0]![1].Properties as Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'KeySchema' | 'GlobalSecondaryIndexes'>;
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: properties.AttributeDefinitions,
+    KeySchema: properties.KeySchema,
+    GlobalSecondaryIndexes: properties.GlobalSecondaryIndexes,
+  };
+}
+
+/**
+ * The agent name the package's build synthesizes its template for (bin/build.js). An installed
+ * savepoint runs that template, renamed for the agent — the definition, roles and policies are
+ * the same for every agent (test/readme/shipped-template.test.ts) — so a local run or a test
+ * synthesizes nothing and needs no CDK (the optional peers `aws-cdk-lib`, `constructs`).
+ */
+export const TEMPLATE_AGENT = 'savepoint-template-agent';
+
+/** dist/template/, beside dist/local/ in an installed package (absent in a checkout): untraced, and traced. */
+export const SHIPPED_TEMPLATES = { plain: 'agent.template.json', traced: 'agent.traced.template.json' } as const;
+const shippedTemplateUrl = (traced: boolean) => new URL(`../../template/${SHIPPED_TEMPLATES[traced ? 'traced' : 'plain']}`, import.meta.url);
+
+/**
+ * The template synthesized for TEMPLATE_AGENT (its JSON text), renamed for `agentName`. The renamed
+ * definition is another definition, so its identity (StartRun's `definition.hash`) is computed anew.
+ */
+export function renamedTemplate(templateText: string, agentName: string): CfnTemplate {
+  const template = JSON.parse(templateText.replaceAll(TEMPLATE_AGENT, agentName)) as CfnTemplate;
+  for (const resource of Object.values(template.Resources)) {
+    const properties = resource.Properties as { DefinitionString?: unknown } | undefined;
+    if (resource.Type === 'AWS::StepFunctions::StateMachine' && properties?.DefinitionString !== undefined) {
+      properties.DefinitionString = reidentified(properties.DefinitionString);
+    }
+  }
+  return template;
+}
+
+function shippedTemplate(agentName: string, traced: boolean): CfnTemplate | undefined {
+  const file = shippedTemplateUrl(traced);
+  if (agentName === TEMPLATE_AGENT || !existsSync(file)) return undefined;
+  const template = renamedTemplate(readFileSync(file, 'utf8'), agentName);
+  synthesized.set(`${agentName}${templateVariant({ traced })}`, template);
+  return structuredClone(template);
+}
+
+function isMissingCdk(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'ERR_MODULE_NOT_FOUND' && /'(aws-cdk-lib|constructs)'/.test(String(message));
+}
