@@ -32,13 +32,14 @@ export const RUNNING_RUNS_PROJECTION = ['runId'] as const;
 /**
  * The partitions of every item but the task tokens (`TOKEN#<runId>`, lambdas/records/ledger-records.ts
  * tokenKey): runs and their conversations, the kill flag, the breakers, large values by reference,
- * the effects claimed across runs by a business key (EFFECT#<agent>:<tool>:<key>).
+ * the effects claimed across runs by a business key (EFFECT#<agent>:<tool>:<key>), the amounts
+ * reserved across runs per key (AGG#<agent>:<tool>:<key>).
  * Every role but the approval functions' is held to them by a `dynamodb:LeadingKeys` condition on
  * its table statement, so only RequestApproval, the approval API and the expiry sweep can read a
  * token. (A token is a whole item of its own: a condition on attributes would not do, since the
  * sealed records are written as whole items.)
  */
-export const NON_TOKEN_PARTITIONS = ['RUN#*', 'GLOBAL', 'BREAKER#*', 'BLOB#*', 'EFFECT#*'] as const;
+export const NON_TOKEN_PARTITIONS = ['RUN#*', 'GLOBAL', 'BREAKER#*', 'BLOB#*', 'EFFECT#*', 'AGG#*'] as const;
 
 /**
  * Who may do what on the ledger, by role (the ledger methods each role's steps call). No function's

@@ -48,7 +48,18 @@ export interface RunFacts {
    * together with this one and they run alongside it, so they have no `outcome` (a rule that sums
    * what was paid counts them as paid).
    */
-  readonly calls: readonly Pick<ToolCallRecord, 'turn' | 'call' | 'name' | 'args' | 'outcome'>[];
+  readonly calls: readonly FactCall[];
+}
+
+/**
+ * One call among a rule's facts: its arguments as the model wrote them (parsed by the tool's
+ * schema) and, for a completed `read` call that answered `ok`, the `result` its provider returned,
+ * parsed from what the ledger sealed (what the model was shown: a result cut by `maxResultTokens`
+ * is its cut form). A rule checks the model's arguments against it: a refund's request must be one
+ * the provider listed, for the payment it pays. A write's result is not a fact a rule may lean on.
+ */
+export interface FactCall extends Pick<ToolCallRecord, 'turn' | 'call' | 'name' | 'args' | 'outcome'> {
+  readonly result?: unknown;
 }
 
 /** Everything a tool call gets besides its arguments. */
@@ -142,6 +153,19 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    * }
    */
   readonly needsApproval?: (args: Args, run: RunView<Input>, facts: RunFacts, deps: Deps) => ApprovalRequest | undefined;
+  /**
+   * For a `write` tool that moves an amount: what it moves and the key the amounts add up by (the
+   * payment, the customer — from the arguments). The harness adds up the amounts per key over the
+   * run (every earlier call of this tool, the calls of the same turn alongside it counted as made)
+   * and, above `threshold`, holds the call for a person whatever `needsApproval` says: splitting an
+   * amount into parts, or under other keys the rule checks, cannot slip under it. Across the
+   * agent's runs the total is reserved in the ledger (`AGG#<agent>:<tool>:<key>`) with a
+   * conditional write before the call is sent: a call that would take the total past the
+   * threshold without a person's approval is not sent (the model is told `approval_required`), so
+   * two runs racing cannot each stay under it. An approved call is added without the threshold.
+   * @example aggregate: { key: (args) => args.paymentId, amount: (args) => args.amountCents, threshold: 50_000, currency: 'usd' }
+   */
+  readonly aggregate?: ToolAggregate<Args>;
   /** The call in words, for traces and approval pages. @default the name and the arguments as JSON */
   readonly describe?: (args: Args) => string;
   /**
@@ -178,6 +202,19 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    */
   readonly execute: (args: Args, context: ToolContext<Input, Deps>) => Promise<unknown>;
 }
+
+/** An amount a write tool moves, added up by a key (ToolDefinition.aggregate). */
+export interface ToolAggregate<Args = any> {
+  /** What the amounts add up by, from the arguments: e.g. the payment id or the customer id. */
+  readonly key: (args: Args) => string;
+  /** What this call moves, in minor units (a non-negative integer). */
+  readonly amount: (args: Args) => number;
+  /** Above this total for one key (this call included), the call waits for a person. */
+  readonly threshold: number;
+  /** The amounts' currency, for the approval page. @default none */
+  readonly currency?: string;
+}
+
 
 /**
  * How far a tool's side effect is guaranteed to happen once, when an attempt's answer is lost:
@@ -377,6 +414,13 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
    * @default none: unless the deployment sets one, a starter may lower each budget below the agent's own `budgets`, not raise it
    */
   readonly maxBudgets?: BudgetCaps;
+  /**
+   * What the agent may move without a person. `maxUnapprovedPerRun`: once the amounts of the
+   * run's calls of tools with an `aggregate` (all of them, whatever their key) would pass it, each
+   * further such call waits for a person (minor units).
+   * @default no cap
+   */
+  readonly approvals?: { readonly maxUnapprovedPerRun?: number };
   /** The run id for an input: the idempotency key of the whole run. @default `<name>-<hash of the input>` */
   readonly runId?: (input: Input) => string;
   /** The run a scheduled event starts, e.g. the nightly run reconciles the day before. */
@@ -470,6 +514,10 @@ export function assertToolsFitTimeout(agent: Pick<AgentDefinition, 'name' | 'too
 export function defineTool<Args, Input = any, Deps = any>(tool: ToolDefinition<Args, Input, Deps>): ToolDefinition<Args, Input, Deps> {
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) throw new Error(`defineTool: name ${JSON.stringify(tool.name)} must be 1-64 letters, digits, "_" or "-"`);
   if (tool.effect !== 'read' && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: effect must be 'read' or 'write', got ${JSON.stringify(tool.effect)}`);
+  if (tool.aggregate && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: aggregate is for write tools (a read moves nothing)`);
+  if (tool.aggregate && !(Number.isSafeInteger(tool.aggregate.threshold) && tool.aggregate.threshold >= 0)) {
+    throw new Error(`defineTool ${tool.name}: aggregate.threshold must be a whole number of minor units ≥ 0, got ${tool.aggregate.threshold}`);
+  }
   if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && tool.timeoutMs >= 1 && tool.timeoutMs <= MAX_TOOL_TIMEOUT_MS)) {
     throw new Error(`defineTool ${tool.name}: timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TOOL_TIMEOUT_MS}, got ${tool.timeoutMs}`);
   }
@@ -497,6 +545,8 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
   agent: AgentDefinition<Input, Deps, World>,
 ): AgentDefinition<Input, Deps, World> {
   if (!AGENT_NAME.test(agent.name)) throw new Error(`defineAgent: name ${JSON.stringify(agent.name)} must match ${AGENT_NAME}`);
+  const cap = agent.approvals?.maxUnapprovedPerRun;
+  if (cap !== undefined && !(Number.isSafeInteger(cap) && cap >= 0)) throw new Error(`defineAgent ${agent.name}: approvals.maxUnapprovedPerRun must be a whole number of minor units ≥ 0, got ${cap}`);
   for (const field of ['model', 'fallbackModel'] as const) {
     const spec = agent[field];
     if (spec === undefined && field === 'fallbackModel') continue;

@@ -23,7 +23,10 @@ export {
   type ModelPolicy,
   type ReconcileAnswer,
   type RunView,
+  type RunFacts,
+  type FactCall,
   type ToolContext,
+  type ToolAggregate,
   type ToolDefinition,
   type ToolTrace,
 } from './define.js';

@@ -1,4 +1,4 @@
-import { defineAgent, defineTool, parseOrThrow, type ToolTrace } from 'savepoint';
+import { defineAgent, defineTool, parseOrThrow, type ApprovalRequest, type FactCall, type ToolTrace } from 'savepoint';
 import * as z from 'zod';
 import { Cents, dollars, IsoDate, ReportSummary, type CommerceApi } from './domain.js';
 import { HttpCommerceApi } from './payments-client.js';
@@ -21,10 +21,13 @@ export const RefundRunInput = z
   .strict();
 
 /**
- * Refunds of one request above this total wait for a person. Policy, so part of the agent's code
+ * Refunds of one payment above this total wait for a person. Policy, so part of the agent's code
  * (fingerprinted, deployed), never of its input: whoever starts a run writes the input.
  */
 export const APPROVAL_THRESHOLD_CENTS = 50_000;
+
+/** The most one run refunds in all before every further refund waits for a person: $10,000. */
+export const MAX_UNAPPROVED_PER_RUN_CENTS = 1_000_000;
 export type RefundRunInput = z.output<typeof RefundRunInput>;
 
 interface Deps {
@@ -68,21 +71,37 @@ const issueRefund = defineTool({
   idempotencyKeys: true,
   // One refund per refund request, whichever run (or call) asks: two runs of the same day pay once.
   idempotencyKey: (args) => args.refundRequestId,
-  // On the running total of the request in this run: a refund split into parts under the threshold
-  // ($499.99 + $499.99 + $299.02) waits for a person from the part that crosses it. Parts asked for
-  // in the same turn (no outcome yet: they run alongside) count as paid.
-  needsApproval: (args, _run, facts) => {
+  // Checked against what the run read from the provider, never only against what the model wrote
+  // (a customer's refund reason can carry instructions): a refund's request must be one the
+  // provider listed, for the payment it pays — else a person decides.
+  // Then the refunds of the payment in this run add up (in its own words for the person; the
+  // harness's `aggregate` below holds the same line and reserves it across runs): a refund split
+  // into parts under the threshold ($499.99 + $499.99 + $299.02), under its own request id or
+  // others', waits for a person from the part that crosses it. Parts asked for in the same turn
+  // (no outcome yet: they run alongside) count as paid.
+  needsApproval: (args, _run, facts): ApprovalRequest | undefined => {
+    const listed = listedRequests(facts.calls).get(args.refundRequestId);
+    if (listed?.paymentId !== args.paymentId) {
+      return {
+        summary: `issue_refund ${dollars(args.amountCents)} of ${args.paymentId} for ${args.refundRequestId}, a request ${listed ? `for ${listed.paymentId}` : 'the provider did not list'}`,
+        amount: { minor: args.amountCents, currency: 'usd' },
+        details: { payment: args.paymentId, refundRequest: args.refundRequestId, requestIsFor: listed?.paymentId ?? 'not listed by the provider' },
+      };
+    }
     const earlier = facts.calls
-      .filter((call) => call.name === 'issue_refund' && (call.outcome ?? 'ok') === 'ok' && call.args['refundRequestId'] === args.refundRequestId)
+      .filter((call) => call.name === 'issue_refund' && (call.outcome ?? 'ok') === 'ok' && call.args['paymentId'] === args.paymentId)
       .reduce((sum, call) => sum + Number(call.args['amountCents']), 0);
     const total = earlier + args.amountCents;
     if (total <= APPROVAL_THRESHOLD_CENTS) return undefined;
     return {
-      summary: `issue_refund ${dollars(args.amountCents)} for ${args.refundRequestId}${earlier > 0 ? ` (${dollars(total)} with the earlier refunds of this request)` : ''}`,
+      summary: `issue_refund ${dollars(args.amountCents)} for ${args.refundRequestId}${earlier > 0 ? ` (${dollars(total)} with the earlier refunds of this payment)` : ''}`,
       amount: { minor: total, currency: 'usd' },
-      details: { payment: args.paymentId, refundRequest: args.refundRequestId, reason: args.reason, ...(earlier > 0 && { refundedBefore: dollars(earlier) }) },
+      details: { payment: args.paymentId, refundRequest: args.refundRequestId, requested: dollars(listed.amountCents), ...(earlier > 0 && { refundedBefore: dollars(earlier) }) },
     };
   },
+  // The refunds of one payment add up across the agent's runs too, reserved in the ledger before
+  // each is sent: two runs (or a re-run) cannot each pay a part under the threshold.
+  aggregate: { key: (args) => args.paymentId, amount: (args) => args.amountCents, threshold: APPROVAL_THRESHOLD_CENTS, currency: 'usd' },
   describe: (args) => `refund ${dollars(args.amountCents)} of payment ${args.paymentId} for ${args.refundRequestId}`,
   execute: (args, { deps, idempotencyKey, signal }) => (deps as Deps).commerce.createRefund(args, idempotencyKey, signal),
 });
@@ -131,6 +150,7 @@ export const refundReconciler = defineAgent<RefundRunInput, Deps>({
   // The nightly run reconciles the day before the schedule fires.
   scheduled: (eventTime) => ({ date: new Date(eventTime.getTime() - 24 * 3600 * 1000).toISOString().slice(0, 10) }),
   report: refundSummary,
+  approvals: { maxUnapprovedPerRun: MAX_UNAPPROVED_PER_RUN_CENTS },
 });
 
 export default refundReconciler;
@@ -157,6 +177,19 @@ export function refundSummary(calls: readonly ToolTrace[]) {
     undecided: [...requests].filter((id) => !decided.has(id) && !refunded.has(id)).length,
   };
 }
+
+/** The refund requests the provider listed to this run (its `list_refund_requests` results, as the ledger sealed them), by id. */
+function listedRequests(calls: readonly FactCall[]): Map<string, { paymentId: string; amountCents: number }> {
+  const listed = new Map<string, { paymentId: string; amountCents: number }>();
+  for (const call of calls) {
+    if (call.name !== 'list_refund_requests') continue;
+    const parsed = ListedRequests.safeParse(call.result);
+    for (const request of parsed.success ? parsed.data.refundRequests : []) listed.set(request.id, request);
+  }
+  return listed;
+}
+
+const ListedRequests = z.object({ refundRequests: z.array(z.object({ id: z.string(), paymentId: z.string(), amountCents: z.number() })) });
 
 /** The refund request ids the run listed (from the recorded `list_refund_requests` results). */
 const requestIds = (calls: readonly ToolTrace[]) => idsInResults(calls, 'list_refund_requests', (result) => result.refundRequests, 'id');

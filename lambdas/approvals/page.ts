@@ -60,10 +60,21 @@ code{font-size:.85em;word-break:break-all}textarea{width:100%;min-height:3rem}bu
 #approve{background:#1a7f37;color:#fff;border-color:#1a7f37}#reject{background:#fff;color:#b42318;border-color:#b42318}
 #result{margin-top:1rem;font-weight:600}.refused{color:#b42318}.done{color:#1a7f37}`;
 
+/**
+ * The page's heading and title: only what the harness itself knows — the tool, the amount the rule
+ * put on it, the run — never text the model could have chosen (the red team's "$5.00 for office
+ * coffee" above a $725.00 amount line).
+ */
+export function heading(approval: Pick<ApprovalRecord, 'toolName' | 'amount' | 'runId'>): string {
+  return `Approve ${approval.toolName}${approval.amount ? ` of ${formatAmount(approval.amount)}` : ''} in run ${approval.runId}`;
+}
+
 export function renderApprovalPage(view: ApprovalView): string {
   const { approval } = view;
   const rows: [string, string][] = [
     ['Tool', `<code>${escapeHtml(approval.toolName)}</code>`],
+    // The rule's summary may quote what the model wrote (a reason, a note): a row, never the heading.
+    ['Summary', escapeHtml(approval.summary)],
     ...(approval.description ? [['In words', escapeHtml(approval.description)] as [string, string]] : []),
     ...Object.entries(approval.details ?? {}).map(([key, value]) => [escapeHtml(key), escapeHtml(String(value))] as [string, string]),
     ...(view.args ? [['Arguments', `<code>${escapeHtml(JSON.stringify(view.args))}</code>`] as [string, string]] : []),
@@ -79,9 +90,9 @@ export function renderApprovalPage(view: ApprovalView): string {
     : '<p>No earlier results of this run mention it.</p>';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>Approve: ${escapeHtml(approval.summary)}</title><style>${STYLE}</style></head>
+<meta name="referrer" content="no-referrer"><title>${escapeHtml(heading(approval))}</title><style>${STYLE}</style></head>
 <body>
-<h1>${escapeHtml(approval.summary)}</h1>
+<h1>${escapeHtml(heading(approval))}</h1>
 ${approval.amount ? `<p class="amount" id="amount">${escapeHtml(formatAmount(approval.amount))}</p>` : ''}
 <dl>${rows.map(([key, value]) => `<dt>${key}</dt><dd>${value}</dd>`).join('')}</dl>
 ${approval.firstApproval ? `<p>Approved first by ${escapeHtml(approval.firstApproval.by)}; a second person must approve.</p>` : ''}

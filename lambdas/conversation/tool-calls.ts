@@ -2,9 +2,11 @@ import type * as z from 'zod';
 import type { ToolUseBlock } from '../records/messages.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, type ToolDefinition } from '../define.js';
 import type { BlobStore, TurnLedger } from '../ledger/ledger.js';
+import { parseBlobRef, resolveResults } from '../ledger/blobs.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { effectKeyOf } from '../tools/effects.js';
+import { aggregateApproval } from '../tools/aggregates.js';
 import { agentDepsOf, completedCallsThrough, idempotencyKey, runView, toolUses } from './turns.js';
 
 /**
@@ -63,8 +65,11 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
   // sent, and it claims no effect either (the claim would answer it with another run's result, or
   // hold the key for a send never made).
   const dry = run.forkedFrom?.effects === 'dry';
-  // runFacts is evaluated only for a tool that has a rule (`?.()` skips its arguments otherwise).
-  const approval = dry && tool.effect === 'write' ? undefined : tool.needsApproval?.(parsed.data, runView(run), runFacts(agent, turn, call, completed), agentDepsOf(agent));
+  // The facts are built only for a tool that has a rule or an aggregate. The tool's own rule
+  // speaks first; the agent's declared limits (tools/aggregates.ts) hold the call otherwise.
+  const ruled = !(dry && tool.effect === 'write') && (tool.needsApproval !== undefined || tool.aggregate !== undefined);
+  const facts = ruled ? runFacts(agent, turn, call, completed) : undefined;
+  const approval = facts && (tool.needsApproval?.(parsed.data, runView(run), facts, agentDepsOf(agent)) ?? aggregateApproval(agent, tool, parsed.data, facts));
   const effect = dry ? {} : effectKeyOf(agent, tool, parsed.data, { ...runView(run), ...at });
   return {
     ...at,
@@ -95,8 +100,10 @@ export function plannedCalls(agent: AgentDefinition, run: RunRecord, turn: TurnR
  */
 export async function deriveRecordedCall(ledger: TurnLedger & BlobStore, agent: AgentDefinition, run: RunRecord, turn: TurnRecord, call: number): Promise<DerivedCall> {
   const block = toolUses(turn)[call - 1];
-  const ruled = block !== undefined && findTool(agent, block.name)?.needsApproval !== undefined;
-  const completed = ruled ? await completedCallsThrough(ledger, run.runId, lastWeighedTurn(turn.turn)) : [];
+  const found = block && findTool(agent, block.name);
+  const ruled = found !== undefined && (found.needsApproval !== undefined || found.aggregate !== undefined);
+  // Results stored by reference are read back: a rule's facts are the whole of what the run observed.
+  const completed = ruled ? await resolveResults(ledger, await completedCallsThrough(ledger, run.runId, lastWeighedTurn(turn.turn))) : [];
   return deriveToolCall(agent, run, turn, call, completed);
 }
 
@@ -123,7 +130,21 @@ export function runFacts(agent: AgentDefinition, turn: TurnRecord, call: number,
       const parsed = findTool(agent, block.name)?.input.safeParse(block.input);
       return { turn: turn.turn, call: index + 1, name: block.name, args: jsonObject(parsed?.success ? parsed.data : block.input) };
     });
-  return { calls: [...before.map(({ turn, call, name, args, outcome }) => ({ turn, call, name, args, ...(outcome && { outcome }) })), ...alongside] };
+  return { calls: [...before.map((record) => ({ turn: record.turn, call: record.call, name: record.name, args: record.args, ...(record.outcome && { outcome: record.outcome }), ...readResult(record) })), ...alongside] };
+}
+
+/**
+ * What a completed read call observed, as a fact: its sealed result, parsed. A result still stored
+ * by reference is never a fact (steps hand the rule resolved records: see deriveRecordedCall), nor
+ * is one that is not JSON; a write's result is what the model's own call produced, not an observation.
+ */
+function readResult(record: ToolCallRecord): { result?: unknown } {
+  if (record.effect !== 'read' || (record.outcome ?? 'ok') !== 'ok' || record.result === undefined || parseBlobRef(record.result)) return {};
+  try {
+    return { result: JSON.parse(record.result) as unknown };
+  } catch {
+    return {};
+  }
 }
 
 /** `value` as JSON would carry it, when that is an object; an empty one otherwise (what a model sent is on its turn). */

@@ -1,7 +1,7 @@
 import { inputTokensOf, type MessageResponse, type ToolUseBlock } from '../records/messages.js';
 import type { AgentDefinition, RunView } from '../define.js';
 import type { BreakerState } from '../records/breaker-state.js';
-import { resolveResults } from '../ledger/blobs.js';
+import { parseBlobRef, resolveResults } from '../ledger/blobs.js';
 import { MAX_STEP_KEYS, type BlobStore, type RunLedger, type TurnLedger } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { InvalidInputError } from '../shared/errors.js';
@@ -49,6 +49,9 @@ export function rememberTurn(ledger: object, turn: TurnRecord): void {
 
 /** Tells this process's conversation cache of a call a step just completed, so that later rules need not read it back. */
 export function rememberCall(ledger: object, record: ToolCallRecord): void {
+  // A result stored by reference is left to the next read, which resolves it: the cache holds
+  // whole results, so an approval rule's facts are the same whichever step built them.
+  if (parseBlobRef(record.result)) return;
   learn(knownOf(ledger, record.runId), [], [record]);
 }
 

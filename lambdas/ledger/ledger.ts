@@ -15,6 +15,7 @@ import type {
   ToolCallRecord,
   ToolOutcome,
   TurnRecord,
+  AggregateRecord,
   EffectRecord,
 } from '../records/ledger-records.js';
 import { DYNAMODB_BATCH_GET_MAX_KEYS } from '../shared/limits.js';
@@ -57,7 +58,7 @@ export function checkStepWant(want: StepWant): void {
  * conditional write (protocol.ts): a second attempt learns what the first one did instead of doing
  * it again.
  */
-export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, ApprovalLedger, BlobStore {}
+export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, ApprovalLedger, BlobStore {}
 
 /**
  * The runs: each run record's life from its creation to its end, and the executions that drive it
@@ -235,6 +236,20 @@ export type EffectOutcome = { outcome: ToolOutcome; result: string; latencyMs: n
  */
 export interface EffectLedger {
   getEffect(key: string): Promise<EffectRecord | undefined>;
+}
+
+/** What a reservation came to: the key's total after it (reserved), or as it stands (refused: nothing added). */
+export type AggregateReservation = { reserved: boolean; total: number };
+
+/** The amounts a tool moves per key across the agent's runs (protocol.ts reserveAggregate). */
+export interface AggregateLedger {
+  /**
+   * Adds `amount` to the key's total once per `holder` (`<runId>:<turn>:<call>`, or the effect's
+   * business key: one effect adds once across runs), only while the
+   * total stays within `threshold` (absent: added whatever the total). Atomic across runs.
+   */
+  reserveAggregate(reservation: { key: string; holder: string; amount: number; threshold?: number }, now: Date): Promise<AggregateReservation>;
+  getAggregate(key: string): Promise<AggregateRecord | undefined>;
 }
 
 /** The approvals: requested with a task token, decided once. */

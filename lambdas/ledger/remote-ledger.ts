@@ -35,6 +35,8 @@ const DATE_ARGS = {
   getCall: [], claimCall: [1], recordCall: [1], completeCall: [4], releaseCall: [3], renewCall: [4, 5],
   // EffectLedger
   getEffect: [],
+  // AggregateLedger
+  reserveAggregate: [1], getAggregate: [],
   // ApprovalLedger
   upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [],
   // BlobStore

@@ -1,7 +1,7 @@
 import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
-import { approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
+import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
 import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type Pruning, type RunItem } from './pruning.js';
 import { budgetApprovalSk, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
@@ -359,6 +359,9 @@ export abstract class StorageLedger implements Ledger, Pruning {
   // ── effects claimed across runs ─────────────────────────────────────────────────────────
 
   readonly getEffect: Ledger['getEffect'] = (key) => this.record(effectKey(key));
+  readonly getAggregate: Ledger['getAggregate'] = (key) => this.record(aggregateKey(key));
+  readonly reserveAggregate: Ledger['reserveAggregate'] = (reservation, now) =>
+    this.update(aggregateKey(reservation.key), (current) => protocol.reserveAggregate(current, reservation, now), true);
 
   // ── approvals ───────────────────────────────────────────────────────────────────────────
 

@@ -19,6 +19,8 @@ import { GUARDS } from './guards.js';
  *
  * An effect a tool names by a business key (`defineTool({ idempotencyKey })`) is claimed across
  * the agent's runs in a partition of its own: pk = EFFECT#<agent>:<tool>:<key>, sk = EFFECT.
+ * The amounts a tool moves per key (`defineTool({ aggregate })`) are reserved across the agent's
+ * runs likewise: pk = AGG#<agent>:<tool>:<key>, sk = AGG.
  */
 
 export const runKey = (runId: string) => ({ pk: `RUN#${runId}`, sk: 'RUN' });
@@ -339,6 +341,21 @@ export interface ToolCallRecord {
   effectKey?: string;
   /** The tool's guarantee when the call was made (define.ts `guaranteeOf`): a report without the agent's code still shows it. */
   guarantee?: 'read' | 'exactly-once' | 'at-most-once' | 'at-least-once';
+}
+
+/**
+ * The total a tool moved (or reserved before sending) for one key across the agent's runs
+ * (`defineTool({ aggregate })`), and the calls that added to it: a retried call adds once.
+ */
+export interface AggregateRecord {
+  kind: 'aggregate';
+  /** `<agent>:<tool>:<key>`. */
+  key: string;
+  /** Minor units reserved so far, approved calls included. */
+  total: number;
+  /** The newest calls that added (`<runId>:<turn>:<call>`), oldest first: a retry of one adds nothing. */
+  holders: string[];
+  updatedAt: string;
 }
 
 /**

@@ -4,7 +4,7 @@ import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip, wallClockEnd } from '../guards/budgets.js';
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
-import type { ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import type { AggregateLedger, ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { boundedAttempt } from '../tools/attempt.js';
@@ -15,6 +15,7 @@ import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
 import { claimRefused, effectGate, recordEscalation, undecided, unknownEarlierSend } from '../tools/effects.js';
+import { reserveAmount } from '../tools/aggregates.js';
 
 export const CallToolInput = z.object({
   runId: z.string().min(1),
@@ -43,7 +44,7 @@ export interface CallToolDeps {
   fingerprint: CodeFingerprint;
   /** The clients the agent declared, built once per container (`AgentDefinition.deps`). */
   agentDeps: () => unknown;
-  ledger: GuardLedger & TurnLedger & ToolCallLedger & EffectLedger & Pick<ApprovalLedger, 'getApproval' | 'decideApproval'> & BlobStore;
+  ledger: GuardLedger & TurnLedger & ToolCallLedger & EffectLedger & AggregateLedger & Pick<ApprovalLedger, 'getApproval' | 'decideApproval'> & BlobStore;
   clock: Clock;
   breaker: CircuitBreaker;
   /** How long a claim protects an in-flight call; at least the Lambda's timeout. */
@@ -188,6 +189,14 @@ export function createCallTool(deps: CallToolDeps) {
         default:
           return doneAtOnce(await byReference(tried.outcome));
       }
+    }
+
+    // What the call moves is reserved across the agent's runs before anything is claimed or sent
+    // (tools/aggregates.ts): past the threshold without a person's approval, it is not sent. A dry
+    // fork sends nothing, so it reserves nothing.
+    if (!refusal && run.forkedFrom?.effects !== 'dry') {
+      const over = await reserveAmount(deps.ledger, deps.agent, tool, args, { runId, turn, call, approved: derived.approval !== undefined, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) }, now);
+      if (over) return doneAtOnce(over);
     }
 
     // The effect across runs is claimed with the call, in one write (not for a refused call: a

@@ -35,10 +35,11 @@ describe.skipIf(!CHROMIUM)('the approval page in a browser', () => {
 
     // Opening the link shows what the agent wants to do and why; it decides nothing.
     await page.goto(event.links[0]!.url);
-    await expect.poll(() => page.textContent('h1')).toContain('issue_refund $725.00 for rr_007');
+    await expect.poll(() => page.textContent('h1')).toMatch(/^Approve issue_refund of 725\.00 USD in run /);
     expect(await page.textContent('#amount')).toBe('725.00 USD');
     const text = (await page.textContent('body'))!;
     expect(text).toContain('refund $725.00 of payment pay_007 for rr_007'); // the arguments in words
+    expect(text).toContain('issue_refund $725.00 for rr_007'); // the rule's summary: a row, not the heading
     expect(text).toContain('get_payment'); // the evidence: the payment the agent looked up
     expect(text).toContain(approval.runId);
     expect(text).toContain(approval.decideBy);

@@ -1,4 +1,5 @@
 import { describe } from 'vitest';
+import { aggregatesSpec } from './spec/aggregates.js';
 import { approvalsSpec } from './spec/approvals.js';
 import { blobsSpec } from './spec/blobs.js';
 import { forksSpec } from './spec/forks.js';
@@ -29,6 +30,7 @@ export function describeLedgerContract(name: string, makeLedger: MakeLedger, opt
     turnsSpec(makeLedger);
     toolCallsSpec(makeLedger);
     effectsSpec(makeLedger);
+    aggregatesSpec(makeLedger);
     approvalsSpec(makeLedger);
     blobsSpec(makeLedger);
     integritySpec(makeLedger, options);

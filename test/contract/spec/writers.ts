@@ -29,6 +29,17 @@ export function writersSpec(make: MakeLedger, options: { sharesStore?: boolean }
         expect(await ledger.claimCall(call({ idempotencyKey: 'mine' }), at(0))).toMatchObject({ claimed: false, existing: { attempts: 1, idempotencyKey: 'r1:3:toolu_003_1' } });
       });
 
+      it('reserves an aggregate within its threshold across writers: two runs racing cannot each stay under it', async () => {
+        const other = await under.another!();
+        const key = 'refunds:issue_refund:pay_025';
+        await ledger.reserveAggregate({ key, holder: 'r0:1:1', amount: 10_000, threshold: 50_000 }, at(0));
+        // Both writers read a total of 10,000 (each would stay under alone); one put is refused and redone on the new total.
+        await Promise.all([ledger.getAggregate(key), other.getAggregate(key)]);
+        const answers = await Promise.all([ledger.reserveAggregate({ key, holder: 'r1:1:1', amount: 30_000, threshold: 50_000 }, at(1)), other.reserveAggregate({ key, holder: 'r2:1:1', amount: 30_000, threshold: 50_000 }, at(1))]);
+        expect(answers.map((answer) => answer.reserved).sort()).toEqual([false, true]);
+        expect(await ledger.getAggregate(key)).toMatchObject({ total: 40_000 });
+      });
+
       it('decides an approval once across writers', async () => {
         const other = await under.another!();
         await ledger.createRun(run('r1'));

@@ -1,0 +1,107 @@
+import type { AgentDefinition, ApprovalRequest, RunFacts, ToolDefinition } from '../define.js';
+import type { AggregateLedger } from '../ledger/ledger.js';
+import type { Outcome } from './failures.js';
+
+/**
+ * The harness's own approval limits, from what the agent declares (a tool's `aggregate`, the
+ * agent's `approvals.maxUnapprovedPerRun`) and the run's facts — never from what the model writes
+ * beyond the arguments the declared functions read. Pure, like `decide`: asked whenever the call is
+ * derived (planning, asking a person, calling), it answers the same, since the facts do not change
+ * while the turn runs. Across runs, the total is reserved in the ledger before the call is sent
+ * (`reserveAmount`, protocol.ts reserveAggregate).
+ */
+
+/** What one call of an aggregated tool moves, and the key it adds up by; undefined when the tool declares none or its functions cannot read these arguments. */
+export function aggregateOf(tool: Pick<ToolDefinition, 'aggregate'>, args: unknown): { key: string; amount: number } | undefined {
+  if (!tool.aggregate) return undefined;
+  try {
+    const key: unknown = tool.aggregate.key(args);
+    const amount: unknown = tool.aggregate.amount(args);
+    if (typeof key !== 'string' || key.length === 0 || typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0) return undefined;
+    return { key, amount };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the call needs a person by the agent's declared limits: the total of its key in this
+ * run (this call included) above the tool's threshold, or the run's total moved above the agent's
+ * `maxUnapprovedPerRun`. Earlier calls count unless they were refused (rejected, expired, an error):
+ * parts asked for alongside this call count as made.
+ */
+export function aggregateApproval(agent: Pick<AgentDefinition, 'tools' | 'approvals'>, tool: ToolDefinition, args: unknown, facts: RunFacts): ApprovalRequest | undefined {
+  if (!tool.aggregate) return undefined;
+  const own = aggregateOf(tool, args);
+  // Arguments the declared functions cannot read are not waved through: a person sees them.
+  if (!own) return { summary: `${tool.name}: the amount or key of this call cannot be read from its arguments` };
+  const moved = facts.calls.flatMap((call) => {
+    if ((call.outcome ?? 'ok') !== 'ok') return [];
+    const other = agent.tools.find((candidate) => candidate.name === call.name);
+    const of = other && aggregateOf(other, call.args);
+    return of ? [{ tool: call.name, ...of }] : [];
+  });
+  const keyTotal = moved.filter((m) => m.tool === tool.name && m.key === own.key).reduce((sum, m) => sum + m.amount, own.amount);
+  const runTotal = moved.reduce((sum, m) => sum + m.amount, own.amount);
+  const cap = agent.approvals?.maxUnapprovedPerRun;
+  const currency = tool.aggregate.currency;
+  const amount = (minor: number) => ({ minor, currency: currency ?? '' });
+  const money = (minor: number) => (currency ? `${(minor / 100).toFixed(2)} ${currency.toUpperCase()}` : String(minor));
+  const what = describe(tool, args);
+  if (keyTotal > tool.aggregate.threshold) {
+    return {
+      summary: `${what}: ${money(keyTotal)} for ${own.key} in this run, above the threshold ${money(tool.aggregate.threshold)}`,
+      ...(currency && { amount: amount(keyTotal) }),
+      details: { aggregateKey: own.key, thisCall: own.amount, totalForKey: keyTotal, threshold: tool.aggregate.threshold },
+    };
+  }
+  if (cap !== undefined && runTotal > cap) {
+    return {
+      summary: `${what}: ${money(runTotal)} moved in this run, above the agent's maxUnapprovedPerRun ${money(cap)}`,
+      ...(currency && { amount: amount(own.amount) }),
+      details: { aggregateKey: own.key, thisCall: own.amount, movedInRun: runTotal, maxUnapprovedPerRun: cap },
+    };
+  }
+  return undefined;
+}
+
+/** The ledger key of a tool's amounts for one key: `<agent>:<tool>:<key>`. */
+export const aggregateKeyOf = (agent: Pick<AgentDefinition, 'name'>, tool: Pick<ToolDefinition, 'name'>, key: string) => `${agent.name}:${tool.name}:${key}`;
+
+/**
+ * Reserves what the call moves across the agent's runs, before it is sent: within the tool's
+ * threshold, or whatever the total for a call a person approved. Refused, the call is not sent and
+ * the model is told a person must approve it (the outcome is recorded like any: replay says the same).
+ */
+export async function reserveAmount(
+  ledger: AggregateLedger,
+  agent: Pick<AgentDefinition, 'name'>,
+  tool: ToolDefinition,
+  args: unknown,
+  call: { runId: string; turn: number; call: number; approved: boolean; effectKey?: string },
+  now: Date,
+): Promise<Outcome | undefined> {
+  const own = tool.aggregate && aggregateOf(tool, args);
+  if (!tool.aggregate || !own) return undefined;
+  const key = aggregateKeyOf(agent, tool, own.key);
+  const reservation = await ledger.reserveAggregate(
+    // One effect adds once: a call named by a business key (a re-run of the same day, another
+    // run asking for the same refund) is one holder across runs, and gets the first's result.
+    { key, holder: call.effectKey ?? `${call.runId}:${call.turn}:${call.call}`, amount: own.amount, ...(!call.approved && { threshold: tool.aggregate.threshold }) },
+    now,
+  );
+  if (reservation.reserved) return undefined;
+  const message =
+    `${tool.name}: not sent — ${own.amount} more for ${own.key} would make ${reservation.total + own.amount} across this agent's runs, ` +
+    `above the threshold ${tool.aggregate.threshold}; a person must approve it. Do not split it or send it under another key.`;
+  return { outcome: 'rejected', result: JSON.stringify({ error: 'approval_required', key: own.key, total: reservation.total, amount: own.amount, threshold: tool.aggregate.threshold, message }), latencyMs: 0 };
+}
+
+/** The call in the tool's own words (`describe`), or its name. */
+function describe(tool: ToolDefinition, args: unknown): string {
+  try {
+    return tool.describe?.(args) ?? tool.name;
+  } catch {
+    return tool.name;
+  }
+}

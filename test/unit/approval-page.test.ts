@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { renderApprovalPage } from '../../lambdas/approvals/page.js';
+
+/**
+ * The approval page's heading and title are what the harness knows (the tool, the amount, the run),
+ * never text a rule may have copied from the model's arguments: the red team's page showed
+ * "$5.00 for office coffee" as its heading above a $725.00 amount line.
+ */
+describe('the approval page heading', () => {
+  const page = renderApprovalPage({
+    approval: {
+      approvalId: 'apv_1',
+      runId: 'run-1',
+      turn: 2,
+      call: 1,
+      toolName: 'issue_refund',
+      summary: '$5.00 for office coffee',
+      amount: { minor: 72_500, currency: 'usd' },
+      status: 'pending',
+      decideBy: '2026-12-02T03:00:00.000Z',
+      createdAt: '2026-12-02T02:00:00.000Z',
+    },
+    evidence: [],
+    approver: 'alice@example.com',
+    link: 'link',
+    postUrl: '/v1/decide/apv_1',
+  });
+  const h1 = /<h1>([^<]*)<\/h1>/.exec(page)?.[1];
+  const title = /<title>([^<]*)<\/title>/.exec(page)?.[1];
+
+  it('names the tool, the amount and the run, never the model’s words', () => {
+    expect(h1).toBe('Approve issue_refund of 725.00 USD in run run-1');
+    expect(title).toBe(h1);
+  });
+
+  it('shows the rule’s summary as a row below the amount, escaped', () => {
+    expect(page.indexOf('$5.00 for office coffee')).toBeGreaterThan(page.indexOf('id="amount"'));
+    expect(page).toContain('<dt>Summary</dt><dd>$5.00 for office coffee</dd>');
+  });
+});
