@@ -118,7 +118,7 @@ async function turnAndCall(ledger: StepCalls, runId: string, turn: number, now: 
     now,
   );
   if (!claim.claimed) throw new Error(`turn ${turn}: claim refused`);
-  await ledger.completeCall(runId, turn, 1, { outcome: 'ok', result: `{"refundId":"re_${turn}","status":"succeeded"}`, latencyMs: 0 }, now, undefined, { stepKey: `call:${turn}:1`, deltas: { steps: 1, toolCalls: 1 } });
+  await ledger.completeCall({ runId, turn, call: 1, outcome: { outcome: 'ok', result: `{"refundId":"re_${turn}","status":"succeeded"}`, latencyMs: 0 }, now, count: { stepKey: `call:${turn}:1`, deltas: { steps: 1, toolCalls: 1 } } });
 }
 
 /** Runs one repetition: `steps` agent steps on a fresh ledger; returns mean ms (wall and CPU) per step and log bytes per step. */
@@ -178,7 +178,7 @@ function floorLedger(): StepCalls {
       return put(`turn#${turn.runId}#${turn.turn}`, turn);
     },
     claimCall: async (call) => ({ claimed: true, record: put(callKey(call.runId, call.turn, call.call), call) }),
-    completeCall: async (runId, turn, call, outcome, _now, _effect, counted) => {
+    completeCall: async ({ runId, turn, call, outcome, count: counted }) => {
       if (counted) count(runId, counted.stepKey, counted.deltas);
       return put(callKey(runId, turn, call), { ...get<ToolCallRecord>(callKey(runId, turn, call))!, ...outcome, status: 'completed' });
     },

@@ -163,8 +163,8 @@ const peakRssMb = () => Math.round(peakRssKb() / 1024);
  */
 export function runScopedEffects(ledger: Ledger): Ledger {
   const scoped = (runId: string, effect: { key: string } | undefined) => effect && { ...effect, key: `${runId}/${effect.key}` };
-  // The methods that name an effect, and where: claimCall's holder (the call's run), the others' `effect` (after the run id).
-  const at: Partial<Record<keyof Ledger, number>> = { claimCall: 2, completeCall: 5, releaseCall: 4, renewCall: 6 };
+  // The methods that name an effect, and where: claimCall's holder (the call's run), releaseCall's `effect` (after the run id), the others' `effect` field of their one argument.
+  const at: Partial<Record<keyof Ledger, number | 'field'>> = { claimCall: 2, completeCall: 'field', releaseCall: 4, renewCall: 'field' };
   // One wrapper per method, made on its first use: the benchmark's own decorator costs the row as little as it can.
   const wrappers = new Map<PropertyKey, { method: unknown; wrapper: unknown }>();
   return new Proxy(ledger, {
@@ -181,6 +181,9 @@ export function runScopedEffects(ledger: Ledger): Ledger {
   function wrap(target: Ledger, property: PropertyKey, value: (...args: unknown[]) => unknown) {
     const index = at[property as keyof Ledger];
     if (index === undefined) return value.bind(target);
+    if (index === 'field') {
+      return (arg: { runId: string; effect?: { key: string } }) => value.call(target, { ...arg, effect: scoped(arg.runId, arg.effect) });
+    }
     return (...args: unknown[]) => {
       const runId = property === 'claimCall' ? (args[0] as { runId: string }).runId : (args[0] as string);
       const scopedArgs = [...args];

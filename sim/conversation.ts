@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { Message } from '../lambdas/records/messages.js';
+import { clip } from '../lambdas/shared/text.js';
 
 /**
  * Reading a conversation the way a scripted model policy (`AgentDefinition.dev.policy`) does: the
@@ -73,6 +74,3 @@ export function quote(text: string): string {
   return JSON.stringify(clip(text, 200));
 }
 
-export function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { LoopOptions } from '../define.js';
 import type { TurnRecord } from '../records/ledger-records.js';
 import { toolUses } from '../conversation/turns.js';
+import { clip } from '../shared/text.js';
 
 /**
  * Loop detection: a model stuck retrying the same call (the $412 retry spiral), cycling through a
@@ -60,14 +61,14 @@ export function loopVerdict(all: TurnRecord[], settings: LoopSettings = LOOP, fr
     for (const fingerprint of fingerprintsOf(turn).calls) counts.set(fingerprint, (counts.get(fingerprint) ?? 0) + 1);
   }
   const [worst, count] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
-  if (count >= settings.repeats) return { action: 'stop', reason: `loop detected: ${clip(worst)} repeated ${count} times in the last ${recent.length} turns` };
+  if (count >= settings.repeats) return { action: 'stop', reason: `loop detected: ${clip(worst, 160, 157)} repeated ${count} times in the last ${recent.length} turns` };
 
   const cycle = turnCycle(turns, settings.cycleLength);
-  if (cycle && cycle.rounds >= CYCLE_ROUNDS.trip) return { action: 'stop', reason: `loop detected: a cycle of ${cycle.period} turns repeated ${cycle.rounds} times (${clip(cycle.calls)})` };
+  if (cycle && cycle.rounds >= CYCLE_ROUNDS.trip) return { action: 'stop', reason: `loop detected: a cycle of ${cycle.period} turns repeated ${cycle.rounds} times (${clip(cycle.calls, 160, 157)})` };
   if (count >= settings.warnAt) {
-    return { action: 'warn', reason: worst.startsWith(TEXT) ? `you answered ${clip(worst)} ${count} times in the last ${recent.length} turns` : `you called ${clip(worst)} ${count} times in the last ${recent.length} turns with the same arguments` };
+    return { action: 'warn', reason: worst.startsWith(TEXT) ? `you answered ${clip(worst, 160, 157)} ${count} times in the last ${recent.length} turns` : `you called ${clip(worst, 160, 157)} ${count} times in the last ${recent.length} turns with the same arguments` };
   }
-  if (cycle) return { action: 'warn', reason: `your last turns repeat in a cycle of ${cycle.period} (${clip(cycle.calls)})` };
+  if (cycle) return { action: 'warn', reason: `your last turns repeat in a cycle of ${cycle.period} (${clip(cycle.calls, 160, 157)})` };
   return undefined;
 }
 
@@ -121,9 +122,5 @@ function fingerprintsOf(turn: TurnRecord): { calls: string[]; signature: string 
 
 function hash(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
-}
-
-function clip(text: string): string {
-  return text.length > 160 ? `${text.slice(0, 157)}…` : text;
 }
 

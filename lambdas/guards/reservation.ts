@@ -17,11 +17,7 @@ import { budgetTrip, reservationTrip, type GuardTrip, type Reservation } from '.
  */
 export async function reserveModelCall(
   ledger: Pick<GuardLedger, 'countStep'>,
-  run: RunRecord,
-  turn: number,
-  reservation: Reservation,
-  now: Date,
-  globalKill?: KillFlag,
+  { run, turn, reservation, now, globalKill }: { run: RunRecord; turn: number; reservation: Reservation; now: Date; globalKill?: KillFlag | undefined },
 ): Promise<GuardTrip | undefined> {
   const trip = budgetTrip(run, now, globalKill) ?? reservationTrip(run, reservation);
   if (trip) return trip;

@@ -193,15 +193,7 @@ export interface ToolCallLedger {
    * first outcome stands), anything else releases it. With `count`, the call's step is counted in
    * the same write too (protocol.ts `completeCallCounted`).
    */
-  completeCall(
-    runId: string,
-    turn: number,
-    call: number,
-    outcome: { outcome: ToolOutcome; result: string; latencyMs: number },
-    now: Date,
-    effect?: { key: string; unknown?: boolean },
-    count?: StepCount,
-  ): Promise<ToolCallRecord>;
+  completeCall(completion: CallCompletion): Promise<ToolCallRecord>;
   /**
    * Ends the lease of an in-flight call whose outside call failed cleanly, so that the retry can
    * claim it at once; the call keeps its idempotency key, so a re-sent request is still deduplicated.
@@ -215,7 +207,32 @@ export interface ToolCallLedger {
    * has ended (released or run out). With `effect`, the effect's lease (its attempt `attempts`) in
    * the same write, by the same rule.
    */
-  renewCall(runId: string, turn: number, call: number, attempts: number, now: Date, leaseUntil: Date, effect?: { key: string; attempts: number }): Promise<boolean>;
+  renewCall(renewal: CallRenewal): Promise<boolean>;
+}
+
+/** A claimed call's outcome, to record (ToolCallLedger `completeCall`). */
+export interface CallCompletion {
+  readonly runId: string;
+  readonly turn: number;
+  readonly call: number;
+  readonly outcome: { outcome: ToolOutcome; result: string; latencyMs: number };
+  readonly now: Date;
+  /** The effect the call holds, completed (or released) in the same write; `unknown` when the outside call's outcome is not known. */
+  readonly effect?: { key: string; unknown?: boolean };
+  /** The call's step, counted in the same write. */
+  readonly count?: StepCount;
+}
+
+/** A live claim's lease, extended (ToolCallLedger `renewCall`): the claim attempt `attempts`, to `leaseUntil`. */
+export interface CallRenewal {
+  readonly runId: string;
+  readonly turn: number;
+  readonly call: number;
+  readonly attempts: number;
+  readonly now: Date;
+  readonly leaseUntil: Date;
+  /** The effect the call holds, its lease extended in the same write (its attempt `attempts`). */
+  readonly effect?: { key: string; attempts: number };
 }
 
 /** A claim of a call (and of its effect, when asked): claimed, or the record in the way (protocol.ts `CallEffectClaim`). */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as z from 'zod';
+import { isRecord } from '../shared/json.js';
 import { createLoopbackServer, type ConnectionLimits } from '../shared/loopback-server.js';
 import { sameSecret } from '../shared/same-secret.js';
 import type { Ledger } from './ledger.js';
@@ -18,12 +19,12 @@ import type { Ledger } from './ledger.js';
  *   400    { "error": { "name": "InvalidRequest", "message": "…" } }                      a request that is not one
  *
  * Arguments and results are JSON: the `Date` arguments (`now`) travel as ISO strings and are
- * revived by position (DATE_ARGS). Each request is one method call on the engine's ledger, so its
+ * revived by position, or by field of a method's one argument object (DATE_ARGS). Each request is one method call on the engine's ledger, so its
  * conditional writes stay atomic exactly as in the engine. The random path segment keeps other
  * local programs (a web page POSTing to loopback) from reaching the ledger by guessing the port.
  */
 
-/** Every method of `Ledger`, with the positions of its `Date` arguments. */
+/** Every method of `Ledger`, with where its `Date` arguments are: a position, or a field's name in its one argument (an object). */
 const DATE_ARGS = {
   // RunLedger
   createRun: [], getRun: [], listRuns: [], attachExecution: [2], recordRecovery: [], finishRun: [2], listRunningRuns: [], recordFork: [],
@@ -32,7 +33,7 @@ const DATE_ARGS = {
   // TurnLedger
   recordTurn: [], getTurn: [], listConversation: [], loadStep: [],
   // ToolCallLedger
-  getCall: [], claimCall: [1], recordCall: [1], completeCall: [4], releaseCall: [3], renewCall: [4, 5],
+  getCall: [], claimCall: [1], recordCall: [1], completeCall: ['now'], releaseCall: [3], renewCall: ['now', 'leaseUntil'],
   // EffectLedger
   getEffect: [],
   // AggregateLedger
@@ -41,7 +42,7 @@ const DATE_ARGS = {
   upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [],
   // BlobStore
   putBlob: [], getBlob: [],
-} as const satisfies Record<keyof Ledger, readonly number[]>;
+} as const satisfies Record<keyof Ledger, readonly (number | string)[]>;
 
 type Method = keyof typeof DATE_ARGS;
 const METHODS = Object.keys(DATE_ARGS) as [Method, ...Method[]];
@@ -106,10 +107,11 @@ async function answer(ledger: Ledger, req: IncomingMessage): Promise<Body> {
   const call = Call.safeParse(raw);
   if (!call.success) return invalid(`expected {"method": <a Ledger method>, "args": [...]}: ${call.error.issues[0]?.message}`);
   const { method, args } = call.data;
-  for (const index of DATE_ARGS[method] as readonly number[]) {
-    if (args[index] === undefined) continue;
-    if (!IsoDate.safeParse(args[index]).success) return invalid(`${method}: argument ${index + 1} must be an ISO date-time`);
-    args[index] = new Date(args[index] as string);
+  for (const where of DATE_ARGS[method] as readonly (number | string)[]) {
+    const holder = (typeof where === 'number' ? args : isRecord(args[0]) ? args[0] : {}) as Record<string | number, unknown>;
+    if (holder[where] === undefined) continue;
+    if (!IsoDate.safeParse(holder[where]).success) return invalid(`${method}: ${typeof where === 'number' ? `argument ${where + 1}` : where} must be an ISO date-time`);
+    holder[where] = new Date(holder[where] as string);
   }
   try {
     const value = await (ledger[method] as (...args: unknown[]) => Promise<unknown>).apply(ledger, args);

@@ -331,7 +331,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
     // The run item's line after the call's (the embedded log): a crash between them leaves a recorded call that the retry counts.
     return this.updateItems([key, runKey(call.runId)], ([current, run]) => protocol.recordCallCounted(current, run, call, now, count));
   };
-  readonly completeCall: Ledger['completeCall'] = (runId, turn, call, outcome, now, effect, count) => {
+  readonly completeCall: Ledger['completeCall'] = ({ runId, turn, call, outcome, now, effect, count }) => {
     const key = callKey(runId, turn, call);
     const holder = effect && { key: effect.key, runId, turn, call };
     const recorded = { ...outcome, ...(effect?.unknown && { unknown: true }) };
@@ -349,7 +349,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
     if (!effect) return this.update(key, (current) => protocol.releaseCall(current, now, unsent));
     return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.releaseCallEffect(current, held, { key: effect.key, runId, turn, call }, now, unsent), { order: 'second first' });
   };
-  readonly renewCall: Ledger['renewCall'] = (runId, turn, call, attempts, now, leaseUntil, effect) => {
+  readonly renewCall: Ledger['renewCall'] = ({ runId, turn, call, attempts, now, leaseUntil, effect }) => {
     const key = callKey(runId, turn, call);
     if (!effect) return this.update(key, (current) => protocol.renewCall(current, attempts, now, leaseUntil));
     const holder = { key: effect.key, runId, turn, call, attempts: effect.attempts };

@@ -1,4 +1,6 @@
 import { InvalidInputError, ModelThrottledError, TerminalError, TransientError } from '../shared/errors.js';
+import { isRecord } from '../shared/json.js';
+import { clip } from '../shared/text.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { toAnthropicParams } from './anthropic-params.js';
 import { deadline } from '../shared/deadline.js';
@@ -75,7 +77,7 @@ export class HttpMessagesClient implements ModelClient {
       try {
         json = JSON.parse(body);
       } catch (error) {
-        throw new InvalidInputError(`invalid model response: body is not JSON (${clip(body)})`, { cause: error });
+        throw new InvalidInputError(`invalid model response: body is not JSON (${clip(body, 300)})`, { cause: error });
       }
       return parseOrThrow(MessageResponse, json, 'model response');
     }
@@ -85,7 +87,7 @@ export class HttpMessagesClient implements ModelClient {
 
 function statusError(status: number, body: string): Error {
   const detail = `model provider answered ${status}: ${providerMessage(body)}`;
-  const cause = { status, body: clip(body) };
+  const cause = { status, body: clip(body, 300) };
   if (status === 429 || status === 529) return new ModelThrottledError(detail, { cause });
   if (status === 408 || status >= 500) return new TransientError(detail, { cause });
   // 400, 401, 403, 404, 413 and the rest of 4xx: the same request will be refused again.
@@ -103,19 +105,11 @@ function providerMessage(body: string): string {
   } catch {
     // Not JSON (a proxy's HTML page, say): show it as it is.
   }
-  return clip(body) || '(empty body)';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return clip(body, 300) || '(empty body)';
 }
 
 function errorMessage(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   // fetch wraps the socket error: the cause says what actually happened.
   return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
-}
-
-function clip(text: string): string {
-  return text.length <= 300 ? text : `${text.slice(0, 299)}…`;
 }

@@ -1,4 +1,5 @@
 import { ModelThrottledError, TerminalError, TransientError } from '../shared/errors.js';
+import { clip } from '../shared/text.js';
 
 /**
  * What the three per-provider classifiers (anthropic-errors.ts, bedrock-errors.ts, openai-errors.ts)
@@ -42,7 +43,7 @@ function describe(fault: ProviderFault): string {
   const status = fault.status === undefined ? '' : ` ${fault.status}`;
   const code = fault.code ? ` ${fault.code}` : '';
   // Without a status or code (a connection that never got an answer): "failed: connection error …".
-  return `${fault.provider} model call failed${status || code ? `:${status}${code}` : ''}: ${clip(fault.message)}`;
+  return `${fault.provider} model call failed${status || code ? `:${status}${code}` : ''}: ${clip(fault.message, 300)}`;
 }
 
 /** The subset of `Headers` the classifiers read (the Anthropic and OpenAI SDKs hand over a `Headers`). */
@@ -85,8 +86,4 @@ export function errorMessage(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   // fetch wraps the socket error: the cause says what actually happened.
   return error.cause instanceof Error && error.cause.message !== error.message ? `${error.message} (${error.cause.message})` : error.message;
-}
-
-function clip(text: string): string {
-  return text.length <= 300 ? text : `${text.slice(0, 299)}…`;
 }

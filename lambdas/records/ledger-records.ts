@@ -339,7 +339,7 @@ export interface ToolCallRecord {
   earlierSend?: string;
   /** Set when the call is an effect named by a business key: the effect's claim (EffectRecord). */
   effectKey?: string;
-  /** The tool's guarantee when the call was made (define.ts `guaranteeOf`): a report without the agent's code still shows it. */
+  /** The tool's guarantee when the call was made (define/tool.ts `guaranteeOf`): a report without the agent's code still shows it. */
   guarantee?: 'read' | 'exactly-once' | 'at-most-once' | 'at-least-once';
 }
 

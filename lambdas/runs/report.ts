@@ -61,7 +61,7 @@ export interface ToolFigures {
   expired: number;
   inFlight: number;
   guarantee: Guarantee;
-  /** The condition the guarantee holds under (define.ts `guaranteeCondition`), when the agent's code is known. */
+  /** The condition the guarantee holds under (define/tool.ts `guaranteeCondition`), when the agent's code is known. */
   condition?: string;
 }
 
@@ -71,7 +71,11 @@ function sentCalls(run: RunRecord, calls: ToolCallRecord[]): ToolCallRecord[] {
   return lineage?.effects === 'dry' ? calls.filter((call) => !(call.effect === 'write' && call.turn >= lineage.turn)) : calls;
 }
 
-export function buildReport(agent: AgentDefinition | undefined, run: RunRecord, calls: ToolCallRecord[], approvals: ApprovalRecord[], now: Date, turns: TurnRecord[] = []): RunReport {
+export function buildReport(
+  agent: AgentDefinition | undefined,
+  { run, calls, approvals, turns = [] }: { run: RunRecord; calls: ToolCallRecord[]; approvals: ApprovalRecord[]; turns?: TurnRecord[] },
+  now: Date,
+): RunReport {
   const approvalCount = (status: ApprovalRecord['status']) => approvals.filter((approval) => approval.status === status).length;
   const end = run.finishedAt ? new Date(run.finishedAt) : now;
   return {
@@ -155,5 +159,5 @@ export async function loadReport(ledger: Ledger, runId: string, now: Date, agent
   const { turns, calls, approvals } = await ledger.listConversation(runId);
   const known = agent?.name === run.agent ? agent : undefined;
   // The agent's own summary reads results: those stored by reference are read back for it.
-  return buildReport(known, run, known?.report ? await resolveResults(ledger, calls) : calls, approvals, now, turns);
+  return buildReport(known, { run, calls: known?.report ? await resolveResults(ledger, calls) : calls, approvals, turns }, now);
 }

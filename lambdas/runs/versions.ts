@@ -6,7 +6,7 @@ import { VersionMismatchError } from '../shared/errors.js';
 /**
  * Versions of an agent, and the rule that keeps a live run on its own.
  *
- * A run is bound to the fingerprint of the code that started it (define.ts: version, prompt,
+ * A run is bound to the fingerprint of the code that started it (define/fingerprint.ts: version, prompt,
  * model, tool schemas, price table, code version). On AWS each deploy publishes a state machine
  * version whose Tasks invoke pinned Lambda versions, so an execution keeps calling the code it
  * started on; the local engine holds its versions the same way (local/aws/state-machine-versions.ts). This file is

@@ -45,16 +45,15 @@ export type BudgetDecision =
 /**
  * The harness's stop decision, made between iterations from what is persisted — never from what
  * the model says: the run's status, the kill switches, the budgets, whether the model's last turn
- * was final, and the loop detector.
+ * was final, and the loop detector. `also`: the global kill flag, the run's tool calls (for a turn's
+ * unfinished calls) and the next model call's reservation, when known.
  */
 export function decide(
   agent: AgentDefinition,
   run: RunRecord,
   turns: TurnRecord[],
   now: Date,
-  globalKill?: RunRecord['killed'],
-  calls: ToolCallRecord[] = [],
-  reserve?: () => Reservation | undefined,
+  { globalKill, calls = [], reserve }: { globalKill?: RunRecord['killed']; calls?: ToolCallRecord[]; reserve?: () => Reservation | undefined } = {},
 ): BudgetDecision {
   if (run.status !== 'running') return { continue: false, status: 'stopped', reason: `run is ${run.status}` };
   const trip = budgetTrip(run, now, globalKill);
@@ -104,11 +103,11 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
     let reservation: Reservation | undefined;
     const reserve = () => {
       const due = compactionDue(deps.agent, turns, run.modelTurns + 1);
-      return (reservation ??= due ? compactionReservation(deps.agent, run, turns, calls, due.covers, deps.priceTable) : nextCallReservation(deps.agent, run, turns, calls, deps.priceTable));
+      return (reservation ??= due ? compactionReservation(deps.agent, run, { turns, calls }, due.covers, deps.priceTable) : nextCallReservation(deps.agent, run, turns, calls, deps.priceTable));
     };
     // The run as last decided on: an extension applied on the way changes it.
     let latest = run;
-    const decision = await withExtensions(deps.agent, turns, deps.ledger, deps.decisionMac, run, (current) => decide(deps.agent, (latest = current), turns, now, globalKill, calls, reserve));
+    const decision = await withExtensions(deps, turns, run, (current) => decide(deps.agent, (latest = current), turns, now, { globalKill, calls, reserve }));
     const warning = decision.continue ? loopVerdict(turns, loopSettings(deps.agent.loops), latest.loopAllowedThrough) : undefined;
     if (!decision.continue && decision.guard) {
       const action = decision.extension ? 'tripped' : 'stopped';
@@ -144,10 +143,8 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
  * the turns so far are not examined again.
  */
 async function withExtensions(
-  agent: AgentDefinition,
+  { agent, ledger, decisionMac }: { agent: AgentDefinition; ledger: Pick<GuardLedger, 'applyBudgetExtension'> & Pick<ApprovalLedger, 'getBudgetApproval'>; decisionMac?: DecisionMac | undefined },
   turns: TurnRecord[],
-  ledger: Pick<GuardLedger, 'applyBudgetExtension'> & Pick<ApprovalLedger, 'getBudgetApproval'>,
-  decisionMac: DecisionMac | undefined,
   initial: RunRecord,
   decideFor: (run: RunRecord) => BudgetDecision,
 ): Promise<BudgetDecision> {

@@ -134,7 +134,7 @@ export function createCallModel(deps: CallModelDeps) {
       // A kill or a budget may have landed since BudgetCheck: checked again before the call goes
       // out, with the call's cost reserved (BudgetCheck reserved the same, from the same records).
       // Recorded before the call goes out (once per turn, whatever the attempts), settled below.
-      const trip = await reserveModelCall(deps.ledger, run, turn, reservation, deps.clock.now(), step.globalKill);
+      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill });
       if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason };
       messages = conversation(run, previous, step.calls, toolNames(deps.agent));
     }

@@ -195,7 +195,7 @@ export function createCallTool(deps: CallToolDeps) {
     // (tools/aggregates.ts): past the threshold without a person's approval, it is not sent. A dry
     // fork sends nothing, so it reserves nothing.
     if (!refusal && run.forkedFrom?.effects !== 'dry') {
-      const over = await reserveAmount(deps.ledger, deps.agent, tool, args, { runId, turn, call, approved: derived.approval !== undefined, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) }, now);
+      const over = await reserveAmount(deps.ledger, deps.agent, { tool, args }, { runId, turn, call, approved: derived.approval !== undefined, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) }, now);
       if (over) return doneAtOnce(over);
     }
 
@@ -219,7 +219,7 @@ export function createCallTool(deps: CallToolDeps) {
     const effect = gate && holder && { key: holder.key };
     // With `counting`, the step is counted in the same write; a completion that writes is this attempt's own, so it counts it.
     const complete = (outcome: Outcome, unknown = false, counting = false) =>
-      deps.ledger.completeCall(runId, turn, call, outcome, deps.clock.now(), effect && { ...effect, unknown }, counting ? count : undefined);
+      deps.ledger.completeCall({ runId, turn, call, outcome, now: deps.clock.now(), effect: effect && { ...effect, unknown }, count: counting ? count : undefined });
     // `unsent`: the attempt knows it did nothing, so no send of it is left of unknown outcome.
     const release = (unsent: boolean) => deps.ledger.releaseCall(runId, turn, call, deps.clock.now(), effect, unsent);
     const escalate = async (outcome: Outcome) => {
@@ -340,7 +340,7 @@ function keepLease(deps: CallToolDeps, claim: ToolCallRecord, effect?: { key: st
     renewing = renewing
       .then(() => {
         const now = deps.clock.now();
-        return deps.ledger.renewCall(claim.runId, claim.turn, claim.call, claim.attempts, now, new Date(now.getTime() + deps.leaseMs), effect);
+        return deps.ledger.renewCall({ runId: claim.runId, turn: claim.turn, call: claim.call, attempts: claim.attempts, now, leaseUntil: new Date(now.getTime() + deps.leaseMs), effect });
       })
       .catch(() => undefined);
   };

@@ -45,12 +45,12 @@ export function createCompact(deps: CompactDeps) {
     const calls = await resolveResults(deps.ledger, stored);
     // What the summarising call may cost at most, reserved like CallModel's (guards/reservation.ts):
     // the same from the same records on every attempt, and the same BudgetCheck checked.
-    const reservation = compactionReservation(deps.agent, run, turns, calls, covers, deps.priceTable);
+    const reservation = compactionReservation(deps.agent, run, { turns, calls }, covers, deps.priceTable);
     let record = turns.find((recorded) => recorded.turn === turn);
     if (!record) {
-      const trip = await reserveModelCall(deps.ledger, run, turn, reservation, deps.clock.now(), await deps.ledger.getGlobalKill());
+      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: await deps.ledger.getGlobalKill() });
       if (trip) return { turn, covers, skipped: trip.reason };
-      record = await compact(deps, settings, run, turn, covers, { turns, calls }, signal);
+      record = await compact(deps, settings, { run, turn, covers }, { turns, calls }, signal);
     }
     if (!isCompaction(record)) throw new InvalidInputError(`turn: turn ${turn} of run ${runId} is a model turn, not a compaction`);
     await settleModelCall(deps.ledger, record, reservation);
@@ -62,7 +62,13 @@ export function createCompact(deps: CompactDeps) {
  * What the compaction before `turn` may cost at most (guards/budgets.ts reservationFor): the
  * conversation of turns 1..covers and the instructions, answered by the run's model.
  */
-export function compactionReservation(agent: AgentDefinition, run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[], covers: number, table: PriceTable = DEFAULT_PRICE_TABLE): Reservation {
+export function compactionReservation(
+  agent: AgentDefinition,
+  run: RunRecord,
+  { turns, calls }: { turns: TurnRecord[]; calls: ToolCallRecord[] },
+  covers: number,
+  table: PriceTable = DEFAULT_PRICE_TABLE,
+): Reservation {
   const instructions = compactionSettings(agent)?.instructions ?? '';
   const bytes = requestBytes(agent, run, olderTurns(turns, covers), calls) + Buffer.byteLength(JSON.stringify(instructions)) + WRAPPER_BYTES;
   return reservationFor(bytes, run.config.maxTokensPerTurn, [priceFor(run.model, table)]);
@@ -73,9 +79,7 @@ const olderTurns = (turns: TurnRecord[], covers: number) => turns.filter((record
 async function compact(
   deps: CompactDeps,
   settings: NonNullable<ReturnType<typeof compactionSettings>>,
-  run: RunRecord,
-  turn: number,
-  covers: number,
+  { run, turn, covers }: { run: RunRecord; turn: number; covers: number },
   { turns, calls }: { turns: TurnRecord[]; calls: ToolCallRecord[] },
   signal?: AbortSignal,
 ): Promise<TurnRecord> {

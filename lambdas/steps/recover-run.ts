@@ -4,6 +4,7 @@ import { handedOffTo } from '../guards/history.js';
 import type { RunLedger } from '../ledger/ledger.js';
 import type { RecoveryRecord, RunRecord } from '../records/ledger-records.js';
 import { causeMessage, ErrorNames, TransientError } from '../shared/errors.js';
+import { clip } from '../shared/text.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { ExecutionStatusChange, runIdOf } from '../runs/status-change.js';
@@ -71,7 +72,7 @@ export function recoveryVerdict(run: RunRecord, ended: EndedExecution, policy: R
   // A second delivery of the same ending: start the execution the first one recorded (idempotent).
   if (previous?.key === key) return { action: 'recover', recovery: previous, recorded: true };
 
-  const reason = `execution ${ended.executionArn.split(':').pop()} ${ended.status}${ended.error ? `: ${ended.error}` : ''}${ended.cause ? ` (${clip(ended.cause)})` : ''}`;
+  const reason = `execution ${ended.executionArn.split(':').pop()} ${ended.status}${ended.error ? `: ${ended.error}` : ''}${ended.cause ? ` (${clip(causeMessage(ended.cause), 200)})` : ''}`;
   const withoutProgress = previous !== undefined && run.steps <= previous.atSteps ? previous.withoutProgress + 1 : 1;
   if (withoutProgress > policy.maxWithoutProgress) {
     return {
@@ -171,9 +172,4 @@ export function recoveryExecutionName(runId: string, attempt: number): string {
   if (runId.length + suffix.length <= 80) return `${runId}${suffix}`;
   const hash = createHash('sha256').update(runId).digest('hex').slice(0, 8);
   return `${runId.slice(0, 80 - suffix.length - hash.length - 1)}-${hash}${suffix}`;
-}
-
-function clip(text: string): string {
-  const message = causeMessage(text);
-  return message.length <= 200 ? message : `${message.slice(0, 199)}…`;
 }

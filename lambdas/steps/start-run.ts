@@ -107,7 +107,7 @@ export function createStartRun(deps: StartRunDeps) {
       // A migration moves a live run; it never starts one.
       const existing = await deps.ledger.getRun(run.runId);
       if (!existing) throw new InvalidInputError(`runId: no run ${run.runId} to migrate`);
-      return migrate(deps, existing, request.migrate, executionArn, definitionHash, now);
+      return migrate(deps, existing, request.migrate, { executionArn, definitionHash, now });
     }
     if (request.fork) return startFork(deps, run, { ...request, fork: request.fork }, executionArn, now);
     // A new run may ask for no more than its starter is allowed; a run already started keeps what it was given.
@@ -184,9 +184,7 @@ async function migrate(
   deps: StartRunDeps,
   existing: RunRecord,
   ask: { to: string; by: string },
-  executionArn: string,
-  definitionHash: string,
-  now: Date,
+  { executionArn, definitionHash, now }: { executionArn: string; definitionHash: string; now: Date },
 ): Promise<StartRunResult> {
   const fingerprint = agentFingerprint({ ...deps.agent, model: existing.model }, deps.codeVersion, (deps.priceTable ?? DEFAULT_PRICE_TABLE).version);
   const stopSuperseded = (migration: MigrationRecord) =>

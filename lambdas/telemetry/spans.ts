@@ -119,7 +119,8 @@ export const recordDigest = (record: TurnRecord | ToolCallRecord | RunRecord | A
 const ms = (iso: string | undefined, fallback: number) => (iso === undefined ? fallback : new Date(iso).getTime());
 const dollars = (micros: number) => micros / 1_000_000;
 
-function base(runId: string, place: string, name: string, kind: SpanRecord['kind'], startMs: number, endMs: number) {
+/** A span of run `runId`'s trace, its id from `place` (the same span for the same place on every export). */
+function base(runId: string, place: string, { name, kind, startMs, endMs }: { name: string; kind: SpanRecord['kind']; startMs: number; endMs: number }) {
   return { traceId: traceIdOf(runId), spanId: spanIdOf(runId, place), parentSpanId: runSpanId(runId), name, kind, startMs, endMs: Math.max(startMs, endMs) };
 }
 
@@ -137,7 +138,7 @@ export function turnSpan(turn: TurnRecord, options: ContentOptions = {}): SpanRe
   const cacheRead = turn.usage.cache_read_input_tokens ?? 0;
   const cacheCreation = turn.usage.cache_creation_input_tokens ?? 0;
   return {
-    ...base(turn.runId, `turn/${turn.turn}`, `chat ${model}`, 'client', endMs - turn.latencyMs, endMs),
+    ...base(turn.runId, `turn/${turn.turn}`, { name: `chat ${model}`, kind: 'client', startMs: endMs - turn.latencyMs, endMs }),
     attributes: {
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': provider,
@@ -170,7 +171,7 @@ export function callSpan(call: ToolCallRecord, options: SpanOptions = {}): SpanR
   const endMs = ms(call.recordedAt, ms(call.leaseUntil, 0));
   const refused = call.outcome === 'rejected' || call.outcome === 'expired';
   return {
-    ...base(call.runId, `call/${call.turn}/${call.call}`, `execute_tool ${call.name}`, 'internal', endMs - (call.latencyMs ?? 0), endMs),
+    ...base(call.runId, `call/${call.turn}/${call.call}`, { name: `execute_tool ${call.name}`, kind: 'internal', startMs: endMs - (call.latencyMs ?? 0), endMs }),
     attributes: {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': call.name,
@@ -180,7 +181,7 @@ export function callSpan(call: ToolCallRecord, options: SpanOptions = {}): SpanR
       'savepoint.turn': call.turn,
       'savepoint.call': call.call,
       'savepoint.tool.effect': call.effect,
-      // What the tool promises of its effect (define.ts): exactly-once needs keys or a reconcile.
+      // What the tool promises of its effect (define/tool.ts): exactly-once needs keys or a reconcile.
       ...(tool && { 'savepoint.tool.guarantee': guaranteeOf(tool) }),
       // Claims of the call: more than one is a takeover after a crash (the same key re-sent).
       'savepoint.attempt': Math.max(1, call.attempts),
@@ -206,7 +207,7 @@ export function replaySpan(record: TurnRecord | ToolCallRecord, atMs: number, op
   const original = record.kind === 'turn' ? turnSpan(record) : callSpan(record, { ...(options.tools && { tools: options.tools }) });
   const place = record.kind === 'turn' ? `replay/turn/${record.turn}` : `replay/call/${record.turn}/${record.call}`;
   return {
-    ...base(record.runId, place, original.name, original.kind, atMs, atMs),
+    ...base(record.runId, place, { name: original.name, kind: original.kind, startMs: atMs, endMs: atMs }),
     attributes: { ...original.attributes, 'savepoint.executed': false, 'savepoint.replay': true },
     links: [{ traceId: original.traceId, spanId: original.spanId, attributes: { 'savepoint.link': 'replay_of' } }],
     status: 'unset',
@@ -218,7 +219,7 @@ export function approvalSpan(approval: ApprovalRecord): SpanRecord | undefined {
   if (approval.status === 'pending' || approval.decidedAt === undefined) return undefined;
   const place = approval.budget ? `approval/budget/${approval.budget.guard}/${approval.budget.extension}` : `approval/${approval.turn}/${approval.call}`;
   return {
-    ...base(approval.runId, place, `savepoint.approval ${approval.toolName}`, 'internal', ms(approval.createdAt, 0), ms(approval.decidedAt, 0)),
+    ...base(approval.runId, place, { name: `savepoint.approval ${approval.toolName}`, kind: 'internal', startMs: ms(approval.createdAt, 0), endMs: ms(approval.decidedAt, 0) }),
     attributes: {
       'gen_ai.conversation.id': approval.runId,
       'savepoint.approval.id': approval.approvalId,
@@ -276,14 +277,14 @@ export function runSpans(run: RunRecord): SpanRecord[] {
     ...(run.status === 'failed' && { statusMessage: run.error?.error ?? run.stopReason ?? 'failed' }),
   };
   const guards = (run.guardEvents ?? []).map((event, index): SpanRecord => ({
-    ...base(runId, `guard/${index}`, `savepoint.guard ${event.guard}`, 'internal', ms(event.at, endMs), ms(event.at, endMs)),
+    ...base(runId, `guard/${index}`, { name: `savepoint.guard ${event.guard}`, kind: 'internal', startMs: ms(event.at, endMs), endMs: ms(event.at, endMs) }),
     attributes: { 'gen_ai.conversation.id': runId, 'savepoint.guard': event.guard, 'savepoint.guard.action': event.action, 'savepoint.guard.reason': event.reason },
     links: [],
     status: 'unset',
   }));
   const recovery: SpanRecord[] = run.recovery
     ? [{
-        ...base(runId, `recovery/${run.recovery.attempts}`, 'savepoint.recovery', 'internal', ms(run.recovery.at, endMs), ms(run.recovery.at, endMs)),
+        ...base(runId, `recovery/${run.recovery.attempts}`, { name: 'savepoint.recovery', kind: 'internal', startMs: ms(run.recovery.at, endMs), endMs: ms(run.recovery.at, endMs) }),
         attributes: {
           'gen_ai.conversation.id': runId,
           'savepoint.recovery.attempts': run.recovery.attempts,
@@ -302,7 +303,7 @@ export function runSpans(run: RunRecord): SpanRecord[] {
   const migrations = (run.migrations ?? []).map((migration, index): SpanRecord => {
     const attachment = attachmentOf(migration.to.executionArn);
     return {
-      ...base(runId, `migrate/${index}`, 'savepoint.migrate', 'internal', ms(migration.at, endMs), ms(migration.at, endMs)),
+      ...base(runId, `migrate/${index}`, { name: 'savepoint.migrate', kind: 'internal', startMs: ms(migration.at, endMs), endMs: ms(migration.at, endMs) }),
       attributes: {
         'gen_ai.conversation.id': runId,
         'savepoint.migrate.by': migration.by,
@@ -321,7 +322,7 @@ export function runSpans(run: RunRecord): SpanRecord[] {
     if (!execution || execution.via === 'start' || execution.via === 'migrate') return [];
     const at = ms(attachment.at, endMs);
     return [{
-      ...base(runId, `execution/${attachment.execution}`, `savepoint.${execution.via}`, 'internal', at, at),
+      ...base(runId, `execution/${attachment.execution}`, { name: `savepoint.${execution.via}`, kind: 'internal', startMs: at, endMs: at }),
       attributes: {
         'gen_ai.conversation.id': runId,
         'savepoint.execution.index': attachment.execution,
@@ -399,7 +400,7 @@ export function budgetCheckSpans(records: RunRecords): SpanRecord[] {
   const used = { steps: 0, tokens: 0, micros: 0 };
   let previousEnd = ms(run.createdAt, 0);
   const check = (place: string, startMs: number, endMs: number, verdict: string, extra: Record<string, AttributeValue>): SpanRecord => ({
-    ...base(runId, place, 'savepoint.budget_check', 'internal', startMs, endMs),
+    ...base(runId, place, { name: 'savepoint.budget_check', kind: 'internal', startMs, endMs }),
     attributes: {
       'gen_ai.conversation.id': runId,
       'savepoint.budget_check.verdict': verdict,

@@ -102,8 +102,8 @@ export function tracingTurns(turns: TurnLedger, options: TracingOptions): Pick<T
 export function tracingCalls(calls: ToolCallLedger, options: TracingOptions): Pick<ToolCallLedger, 'completeCall' | 'recordCall'> {
   const emit = exporting(options);
   return {
-    async completeCall(runId, turn, call, outcome, now, effect, count) {
-      const completed = await calls.completeCall(runId, turn, call, outcome, now, effect, count);
+    async completeCall(completion) {
+      const completed = await calls.completeCall(completion);
       await emit([callSpan(completed, spanOptions(options))], callMeasurements(completed));
       return completed;
     },

@@ -76,8 +76,7 @@ export const aggregateKeyOf = (agent: Pick<AgentDefinition, 'name'>, tool: Pick<
 export async function reserveAmount(
   ledger: AggregateLedger,
   agent: Pick<AgentDefinition, 'name'>,
-  tool: ToolDefinition,
-  args: unknown,
+  { tool, args }: { tool: ToolDefinition; args: unknown },
   call: { runId: string; turn: number; call: number; approved: boolean; effectKey?: string },
   now: Date,
 ): Promise<Outcome | undefined> {

@@ -4,8 +4,12 @@ import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctio
 
 export { LocalSfnError } from '../aws/sfn-error.js';
 
-/** An error the library must neither retry nor catch (same flags as its own States.Runtime). */
-export class TerminalError extends Error {
+/**
+ * A States error no Retry or Catch may handle (States.Runtime, States.DataLimitExceeded): the
+ * execution fails. Same flags as the library's own States.Runtime. Not the harness's
+ * `TerminalError` (lambdas/shared/errors.ts), which is a step's failure that Catch does route.
+ */
+export class UncatchableError extends Error {
   constructor(name: string, message: string) {
     super(message);
     this.name = name;

@@ -7,9 +7,9 @@
 import type { RunOptions } from 'aws-local-stepfunctions';
 import { randomUUID } from 'node:crypto';
 import { walkStates, type AslDefinition, type TaskInfo } from '../template/asl.js';
-import { statesTimeout, TaskFailure, TerminalError } from './errors.js';
+import { statesTimeout, TaskFailure, UncatchableError } from './errors.js';
 import type { HistoryEvent } from './history.js';
-import { isRecord } from './payload.js';
+import { isRecord } from '../../lambdas/shared/json.js';
 import type { TaskTokens, TokenOwner } from './task-tokens.js';
 import type { Timers } from './timers.js';
 import { overPayloadLimit } from '../aws/sfn-payload-limit.js';
@@ -110,14 +110,14 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
   // Once timed out, the attempt below never settles (a late result is not the Task's): `expired` decides.
   const attempt = async (): Promise<JsonValue> => {
     await nextMacrotask(); // lets the event-log consumer record <Type>StateEntered before TaskScheduled
-    if (signal.aborted || exec.forcedEnd) throw new TerminalError('States.Runtime', 'The execution has ended');
+    if (signal.aborted || exec.forcedEnd) throw new UncatchableError('States.Runtime', 'The execution has ended');
 
     // One serialization each way: the event's text, parsed back as the handler's own copy.
     const parameters = JSON.stringify(params);
     // The quota covers "input data when scheduling a task" and a task's result (local/aws/sfn-payload-limit.ts).
     if (overPayloadLimit(parameters)) {
       run.exceedsDataLimit(stateName, 'input');
-      throw new TerminalError('States.DataLimitExceeded', 'The task input is over the payload quota');
+      throw new UncatchableError('States.DataLimitExceeded', 'The task input is over the payload quota');
     }
     const parsed: unknown = JSON.parse(parameters);
     const payload = (isRecord(parsed) ? (parsed.Payload ?? null) : null) as JsonValue;
@@ -167,7 +167,7 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
     if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
     if (overPayloadLimit(resultText)) {
       run.exceedsDataLimit(stateName, 'result');
-      throw new TerminalError('States.DataLimitExceeded', 'The task result is over the payload quota');
+      throw new UncatchableError('States.DataLimitExceeded', 'The task result is over the payload quota');
     }
 
     if (!claimed) {

@@ -13,7 +13,7 @@ import { outcomeAtHistoryQuota, historyQuotaRefuses, HISTORY_QUOTA_FAILURE } fro
 import { dataLimitExceeded, overPayloadLimit } from '../aws/sfn-payload-limit.js';
 import { assertExecutionName, assertSameStart, parseExecutionInput } from '../aws/sfn-start-execution.js';
 import type { AslDefinition } from '../template/asl.js';
-import { LocalSfnError, TerminalError } from './errors.js';
+import { LocalSfnError, UncatchableError } from './errors.js';
 import { outcomeOf, paginate, type Execution, type ExecutionDescription, type ExecutionListItem, type ExecutionStatus, type LibraryEvent, type Outcome } from './execution.js';
 import { EXECUTION_END_EVENTS, TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './history.js';
 import { runLambdaTask, type JsonValue, type TaskBinding, type TaskHandler } from './lambda-task.js';
@@ -411,7 +411,7 @@ export class LocalEngine {
     await consumed; // the library closes its log on every terminal path, so this always ends
     // Event 25,000 may only be the execution's success (local/aws/sfn-history-limit.ts).
     const outcome = outcomeAtHistoryQuota(exec.events.length, exec.forcedEnd ?? natural);
-    const ended = new TerminalError('States.Runtime', 'The execution has ended');
+    const ended = new UncatchableError('States.Runtime', 'The execution has ended');
     exec.ended.abort(ended);
     this.tokens.drop(exec, ended);
 

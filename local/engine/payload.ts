@@ -1,4 +1,5 @@
 /** Reading into JSON payloads (what the service measures of them is local/aws/sfn-payload-limit.ts). */
+import { isRecord } from '../../lambdas/shared/json.js';
 
 export function containsString(value: unknown, needle: string): boolean {
   if (value === needle) return true;
@@ -7,7 +8,4 @@ export function containsString(value: unknown, needle: string): boolean {
   return false;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 

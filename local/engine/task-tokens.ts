@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { assertTokenLength, parseTaskOutput, taskGone } from '../aws/sfn-task-tokens.js';
-import { TaskFailure, TerminalError } from './errors.js';
+import { TaskFailure, UncatchableError } from './errors.js';
 import { containsString } from './payload.js';
 
 /** What a token knows of its execution: whether it still runs, and the token no Task has claimed yet. */
@@ -93,7 +93,7 @@ export class TaskTokens<Owner extends TokenOwner, Value = unknown> {
     const token = exec.unclaimedToken;
     const pending = token === undefined ? undefined : this.pending.get(token);
     if (token === undefined || !pending || !containsString(params, token)) {
-      throw new TerminalError('States.Runtime', `Task ${stateName} is .waitForTaskToken but its Parameters do not contain $$.Task.Token`);
+      throw new UncatchableError('States.Runtime', `Task ${stateName} is .waitForTaskToken but its Parameters do not contain $$.Task.Token`);
     }
     exec.unclaimedToken = undefined;
     return { ...pending, token };

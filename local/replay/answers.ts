@@ -5,6 +5,7 @@ import type { ApprovalRecord, ToolCallRecord, TurnRecord } from '../../lambdas/r
 import { parseModelSpec } from '../../lambdas/models/spec.js';
 import { requestShape, shapeChanges } from '../../lambdas/runs/request-shape.js';
 import { InvalidInputError, MalformedResponseError, TerminalError } from '../../lambdas/shared/errors.js';
+import { clip } from '../../lambdas/shared/text.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
 import { recordedResponse } from '../../lambdas/conversation/turns.js';
 import { approvalOf, callOf, type Recording } from './recording.js';
@@ -51,8 +52,6 @@ export function referee(): Referee {
   };
 }
 
-const clip = (text: string, max = 240) => (text.length > max ? `${text.slice(0, max)}…` : text);
-
 /**
  * Answers the n-th model call with recorded turn n, after a fork's `copied` turns (calls come one at a time, in turn order:
  * counting them finds the turn even after a compaction). Before answering, the request is checked
@@ -81,7 +80,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
 function compareRequest(recording: Recording, agent: AgentDefinition, recorded: TurnRecord, request: MessageRequest, judge: Referee): void {
   const turn = recorded.turn;
   const differ = (what: string, before: unknown, after: unknown, why: string) =>
-    judge.diverged({ turn, what: 'model request', recorded: clip(`${what}: ${JSON.stringify(before)}`), produced: clip(`${what}: ${JSON.stringify(after)}`), why });
+    judge.diverged({ turn, what: 'model request', recorded: clip(`${what}: ${JSON.stringify(before)}`, 240, 240), produced: clip(`${what}: ${JSON.stringify(after)}`, 240, 240), why });
   const recordedModelId = parseModelSpec(recorded.model).model;
   if (request.model !== recordedModelId) differ('model', recordedModelId, request.model, 'the model changed');
   if (request.max_tokens !== recording.run.config.maxTokensPerTurn) differ('max_tokens', recording.run.config.maxTokensPerTurn, request.max_tokens, 'max_tokens per turn changed');
@@ -135,9 +134,9 @@ export function recordedTools<A extends AgentDefinition>(agent: A, recording: Re
   const answer = (tool: ToolDefinition): ToolDefinition['execute'] => async (args, context) => {
     const recorded = callOf(recording, context.turn, context.call);
     const at = { turn: context.turn, call: context.call, what: 'tool call' };
-    const produced = clip(`${tool.name} ${JSON.stringify(args)}`);
+    const produced = clip(`${tool.name} ${JSON.stringify(args)}`, 240, 240);
     if (!recorded) return judge.diverged({ ...at, recorded: 'no such call', produced, why: `this code makes a tool call the recorded run did not make` });
-    const recordedText = clip(`${recorded.name} ${JSON.stringify(recorded.args)}`);
+    const recordedText = clip(`${recorded.name} ${JSON.stringify(recorded.args)}`, 240, 240);
     if (recorded.name !== tool.name) judge.diverged({ ...at, recorded: recordedText, produced, why: `another tool is called (${tool.name}, recorded ${recorded.name})` });
     if (JSON.stringify(args) !== JSON.stringify(recorded.args)) judge.diverged({ ...at, recorded: recordedText, produced, why: 'the arguments changed (as the tool\'s schema parsed them)' });
     if (context.idempotencyKey !== recorded.idempotencyKey) {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
-import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { CallCompletion, Ledger } from '../../lambdas/ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/records/ledger-records.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
 import type { CfnTemplateJson } from '../template/asl.js';
@@ -122,7 +122,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     const { executionArn } = stack.engine.startExecution({ name: `replay-${run.runId}`.slice(0, 80), input: request });
     await waitForChain(stack.engine, stack.ledger, run.runId, executionArn);
     const replayed = await stack.ledger.getRun(run.runId);
-    const divergence = judge.divergence ?? (await compareEnd(recording, replayed, stack.ledger, options.agent, model.calls(), agent.toolCalls(), judge));
+    const divergence = judge.divergence ?? (await compareEnd(recording, replayed, { turns: model.calls(), calls: agent.toolCalls() }, { ledger: stack.ledger, agent: options.agent, judge }));
     return {
       runId: run.runId,
       identical: divergence === undefined,
@@ -140,8 +140,13 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
 
 export class ReplayRefusedError extends Error {}
 
-/** After the last step: the calls not reproduced, the guards, the outcome, the report. */
-async function compareEnd(recording: Recording, replayed: RunRecord | undefined, ledger: Ledger, agent: AgentDefinition, turns: number, calls: number, judge: Referee): Promise<Divergence | undefined> {
+/** After the last step (`turns` model calls and `calls` tool calls answered): the calls not reproduced, the guards, the outcome, the report. */
+async function compareEnd(
+  recording: Recording,
+  replayed: RunRecord | undefined,
+  { turns, calls }: { turns: number; calls: number },
+  { ledger, agent, judge }: { ledger: Ledger; agent: AgentDefinition; judge: Referee },
+): Promise<Divergence | undefined> {
   const { run } = recording;
   const lastTurn = recording.turns.at(-1)?.turn ?? 0;
   const check = (divergence: Divergence | false) => {
@@ -208,7 +213,7 @@ function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<t
           return (...args: Parameters<Ledger['recordCall']>) =>
             args[0].runId === recording.run.runId ? after(target.recordCall(...args), `call:${args[0].turn}:${args[0].call}`) : target.recordCall(...args);
         case 'completeCall':
-          return (...args: Parameters<Ledger['completeCall']>) => after(target.completeCall(...args), `call:${args[1]}:${args[2]}`);
+          return (completion: CallCompletion) => after(target.completeCall(completion), `call:${completion.turn}:${completion.call}`);
         case 'upsertApproval':
           // An approval's id is random (steps/request-approval.ts), and it reaches the model in a
           // refusal's result: the replay's approval takes the recorded id, so that the bytes match.

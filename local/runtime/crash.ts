@@ -154,11 +154,11 @@ export function crashingToolCalls(calls: ToolCallLedger, crash: CrashPoints): Pi
       if (claim.claimed) crash.reached(CrashPoint.AfterClaim, [call.name]);
       return claim;
     },
-    async completeCall(runId, turn, call, outcome, now, effect, count) {
-      const name = (await calls.getCall(runId, turn, call))?.name;
+    async completeCall(completion) {
+      const name = (await calls.getCall(completion.runId, completion.turn, completion.call))?.name;
       const tools = name ? [name] : [];
       crash.reached(CrashPoint.AfterCommit, tools);
-      const completed = await calls.completeCall(runId, turn, call, outcome, now, effect, count);
+      const completed = await calls.completeCall(completion);
       crash.reached(CrashPoint.AfterRecord, tools);
       return completed;
     },

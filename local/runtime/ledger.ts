@@ -13,12 +13,20 @@ import { ledgerTableFromTemplate } from '../template/synthesize.js';
  * over loopback (`ledger`, lambdas/ledger/remote-ledger.ts), or dynalite's own port (`dynamodb`).
  */
 export async function openLocalLedger(
-  kind: LedgerKind,
-  stateDir: string | undefined,
-  template: CfnTemplateJson,
+  {
+    kind,
+    stateDir,
+    template,
+    sealer,
+    memory = {},
+  }: {
+    kind: LedgerKind;
+    stateDir: string | undefined;
+    template: CfnTemplateJson;
+    sealer?: LedgerSealer | undefined;
+    memory?: Pick<EmbeddedLedgerOptions, 'retainFinishedRuns' | 'retainEffects' | 'listedFinishedRuns'> | undefined;
+  },
   closers: (() => Promise<void> | void)[],
-  sealer?: LedgerSealer,
-  memory: Pick<EmbeddedLedgerOptions, 'retainFinishedRuns' | 'retainEffects' | 'listedFinishedRuns'> = {},
 ): Promise<{ ledger: StorageLedger; endpoint: { ledger: string } | { dynamodb: string } }> {
   if (kind === 'embedded') {
     const embedded = EmbeddedLedger.open({ dir: stateDir, ...(sealer && { sealer }), ...memory });

@@ -52,7 +52,7 @@ export async function startApprovalApi(handler: ProxyHandler, options: { port?: 
       if (route === 'decide' && approvalId === undefined) return answer(404, `no route ${url.pathname}`);
       if (route === 'runs' && (approvalId !== undefined || !options.runs)) return answer(404, `no route ${url.pathname}`);
       const body = await readBody(request, route === 'runs' ? { limit: MAX_RUN_BODY, what: 'a run request' } : { limit: MAX_BODY, what: 'an approval decision' });
-      const event = proxyEvent(request, url, route, approvalId, body, route === 'decide' ? undefined : user);
+      const event = proxyEvent(request, url, { route, approvalId, body, principal: route === 'decide' ? undefined : user });
       const result = route === 'runs' ? await options.runs!(event, lambdaContext('RunsApi', 20_000)) : await handler(event, lambdaContext('ApprovalCallback', 30_000));
       response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
     } catch (error) {
@@ -131,7 +131,11 @@ export function localUser(): string {
   return `local:${name ?? 'unknown'}`;
 }
 
-function proxyEvent(request: IncomingMessage, url: URL, route: 'approvals' | 'decide' | 'runs', approvalId: string | undefined, body: string | null, principal: string | undefined): APIGatewayProxyEvent {
+function proxyEvent(
+  request: IncomingMessage,
+  url: URL,
+  { route, approvalId, body, principal }: { route: 'approvals' | 'decide' | 'runs'; approvalId: string | undefined; body: string | null; principal: string | undefined },
+): APIGatewayProxyEvent {
   const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : value]));
   return apiGatewayEvent({
     method: request.method ?? 'GET',

@@ -3,6 +3,7 @@
  * DefinitionString with every intrinsic resolved to fixed local values, plus the Lambda function
  * (and its SAVEPOINT_STEP) behind every Task state.
  */
+import { isRecord } from '../../lambdas/shared/json.js';
 
 export interface CfnResource {
   Type: string;
@@ -337,10 +338,6 @@ function functionNameOf(functionName: string): string {
 }
 
 // ---- helpers ----------------------------------------------------------------------------------
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function splitOnce(text: string, sep: string): [string, string | undefined] {
   const i = text.indexOf(sep);

@@ -99,7 +99,7 @@ describe('what the engine lets go of from memory (ledger.cold/)', () => {
       await ledger.recordTurn(turn(1, `turn of ${runId}`, runId));
       const key = `refunds:issue_refund:rr_${i}`;
       await ledger.claimCall(call({ runId, effectKey: key }), at(i), holder({ key, runId }));
-      await ledger.completeCall(runId, 3, 1, { outcome: 'ok', result: `{"paid":${i}}`, latencyMs: 1 }, at(i), { key });
+      await ledger.completeCall({ runId, turn: 3, call: 1, outcome: { outcome: 'ok', result: `{"paid":${i}}`, latencyMs: 1 }, now: at(i), effect: { key } });
       await ledger.upsertApproval(approval({ runId, approvalId: `apv_${String(i).padStart(16, '0')}` }), `token-${i}`);
       await ledger.decideApproval({ runId, turn: 3, call: 1 }, { status: 'approved', decidedBy: 'alice' }, at(i));
       await ledger.finishRun(runId, { status: 'succeeded' }, at(i + 1));

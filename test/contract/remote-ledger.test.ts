@@ -55,7 +55,7 @@ describe('the ledger endpoint', () => {
     const { url } = await serve();
     const ledger = RemoteLedger.connect(url);
     closers.push(() => ledger.close());
-    await expect(ledger.completeCall('r1', 1, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, new Date())).rejects.toMatchObject({
+    await expect(ledger.completeCall({ runId: 'r1', turn: 1, call: 1, outcome: { outcome: 'ok', result: '1', latencyMs: 1 }, now: new Date() })).rejects.toMatchObject({
       name: 'ConditionalCheckFailedException',
     });
   });

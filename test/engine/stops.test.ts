@@ -356,7 +356,7 @@ function hungCompletion(runId: string) {
         method !== 'completeCall'
           ? (target[method] as (...args: unknown[]) => unknown).bind(target)
           : (...args: Parameters<Ledger['completeCall']>) => {
-              if (args[0] !== runId || state.hung) return target.completeCall(...args);
+              if (args[0].runId !== runId || state.hung) return target.completeCall(...args);
               state.hung = true;
               wake();
               return new Promise<never>(() => undefined);

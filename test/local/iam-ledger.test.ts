@@ -91,8 +91,8 @@ describe.each(['embedded', 'dynalite'] as const)("the twin's IAM on the %s ledge
       const claim = (by: EffectHolder, now: Date) => h.stack.ledger.claimCall(call({ runId: by.runId, turn: by.turn, call: by.call, leaseUntil: by.leaseUntil, effectKey: by.key }), now, by);
       expect(await claim(first, at(0))).toMatchObject({ claimed: true });
       expect(await claim(second, at(36))).toMatchObject({ claimed: true, effect: { runId: 'r2' } });
-      await h.stack.ledger.completeCall('r2', 5, 2, ok, at(37), { key: second.key });
-      return ledgerAs(Steps.CallTool, h.stack.ledger).completeCall('r1', 3, 1, ok, at(38), { key: first.key });
+      await h.stack.ledger.completeCall({ runId: 'r2', turn: 5, call: 2, outcome: ok, now: at(37), effect: { key: second.key } });
+      return ledgerAs(Steps.CallTool, h.stack.ledger).completeCall({ runId: 'r1', turn: 3, call: 1, outcome: ok, now: at(38), effect: { key: first.key } });
     };
     expect(await completedAfterTakeover(await harness(ledger))).toMatchObject({ runId: 'r1', status: 'completed' });
     const h = await harness(ledger, await withTableStatement('AgentCallToolFunctionServiceRoleDefaultPolicy', withoutAction('dynamodb:ConditionCheckItem')));

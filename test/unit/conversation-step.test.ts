@@ -90,7 +90,7 @@ describe('loading a step with its conversation', () => {
     const first = await loadConversationStep(ledger, 'r');
     await expectWhole(first, ledger);
     expect(completedCallsOf(first.turns[0]!, first.calls)).toBe(0);
-    await ledger.completeCall('r', 1, 1, { outcome: 'ok', result: '{}', latencyMs: 0 }, now);
+    await ledger.completeCall({ runId: 'r', turn: 1, call: 1, outcome: { outcome: 'ok', result: '{}', latencyMs: 0 }, now });
     for (let call = 2; call <= 12; call++) await ledger.recordCall(completed(1, call), now);
     const second = await loadConversationStep(ledger, 'r');
     await expectWhole(second, ledger);

@@ -30,10 +30,10 @@ describe('the guarantee a tool prints', () => {
   });
 
   it('is the one the call recorded when the report has no agent code (not at-least-once for every write)', () => {
-    const report = buildReport(undefined, run('r1'), [call({ status: 'completed', outcome: 'ok', guarantee: 'exactly-once' })], [], at(10));
+    const report = buildReport(undefined, { run: run('r1'), calls: [call({ status: 'completed', outcome: 'ok', guarantee: 'exactly-once' })], approvals: [] }, at(10));
     expect(report.tools['issue_refund']).toMatchObject({ guarantee: 'exactly-once', calls: 1 });
     // A call recorded before calls carried their guarantee: the weakest.
-    const older = buildReport(undefined, run('r1'), [call({ status: 'completed', outcome: 'ok' })], [], at(10));
+    const older = buildReport(undefined, { run: run('r1'), calls: [call({ status: 'completed', outcome: 'ok' })], approvals: [] }, at(10));
     expect(older.tools['issue_refund']!.guarantee).toBe('at-least-once');
   });
 });

@@ -55,7 +55,7 @@ describe('the budget check', () => {
   });
 
   it('stops every run while the global kill switch is on', () => {
-    expect(decide(refundReconciler, baseRun, [], now, { by: 'ops', at: '2026-11-29T02:06:00.000Z', reason: 'provider incident' })).toEqual({
+    expect(decide(refundReconciler, baseRun, [], now, { globalKill: { by: 'ops', at: '2026-11-29T02:06:00.000Z', reason: 'provider incident' } })).toEqual({
       continue: false,
       status: 'killed',
       guard: 'kill',

@@ -127,7 +127,7 @@ describe('the tracing decorator over a real ledger', () => {
     const claim = await ledger.claimCall(call({ status: 'in_flight', attempts: 0, outcome: undefined, result: undefined }), now);
     expect(claim.claimed).toBe(true);
     expect(names()).toEqual([]);
-    await ledger.completeCall('r1', 1, 1, { outcome: 'ok', result: '{}', latencyMs: 5 }, now);
+    await ledger.completeCall({ runId: 'r1', turn: 1, call: 1, outcome: { outcome: 'ok', result: '{}', latencyMs: 5 }, now });
     await ledger.finishRun('r1', { status: 'succeeded' }, now);
     // The run's end: its span, and the budget check that ended it (no turn: no check let one through).
     expect(names()).toEqual(['execute_tool issue_refund', 'invoke_agent agent', 'savepoint.budget_check']);

@@ -17,7 +17,7 @@ export function effectsSpec(make: MakeLedger): void {
     const claim = (target: Ledger, by: EffectHolder, now: Date) =>
       target.claimCall(call({ runId: by.runId, turn: by.turn, call: by.call, leaseUntil: by.leaseUntil, effectKey: by.key, ...(by.settleMs !== undefined && { settleMs: by.settleMs }) }), now, by);
     const complete = (by: EffectHolder, outcome: EffectOutcome, now: Date) =>
-      ledger.completeCall(by.runId, by.turn, by.call, outcome, now, { key: by.key, ...(outcome.unknown && { unknown: true }) });
+      ledger.completeCall({ runId: by.runId, turn: by.turn, call: by.call, outcome, now, effect: { key: by.key, ...(outcome.unknown && { unknown: true }) } });
     const release = (by: EffectHolder, now: Date) => ledger.releaseCall(by.runId, by.turn, by.call, now, { key: by.key });
 
     it('lets exactly one of 50 runs claiming the same effect at once hold it, with its call; the others see the holder and claim no call', async () => {
@@ -73,7 +73,7 @@ export function effectsSpec(make: MakeLedger): void {
 
     it('renews the holder’s live leases while its call runs, never another’s, never one that ended', async () => {
       await claim(ledger, holder(), at(0));
-      const renew = (by: EffectHolder, attempts: number, now: Date, until: Date) => ledger.renewCall(by.runId, by.turn, by.call, attempts, now, until, { key: by.key, attempts });
+      const renew = (by: EffectHolder, attempts: number, now: Date, until: Date) => ledger.renewCall({ runId: by.runId, turn: by.turn, call: by.call, attempts, now, leaseUntil: until, effect: { key: by.key, attempts } });
       expect(await renew(holder(runB), 1, at(10), at(60))).toBe(false);
       expect(await renew(holder(), 2, at(10), at(60))).toBe(false); // not this attempt's
       expect(await renew(holder(), 1, at(10), at(60))).toBe(true);

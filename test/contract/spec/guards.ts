@@ -107,11 +107,11 @@ export function guardsSpec(make: MakeLedger): void {
         it('completes a claimed call, with its effect, and counts it, all at once; a refused completion counts nothing', async () => {
           await ledger.createRun(run('r1'));
           await ledger.claimCall(call({ effectKey: holder().key }), at(0), holder());
-          const completed = await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 4 }, at(1), { key: holder().key }, count);
+          const completed = await ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 4 }, now: at(1), effect: { key: holder().key }, count });
           expect(completed).toMatchObject({ status: 'completed', result: '{"id":"re_1"}' });
           expect(await ledger.getEffect(holder().key)).toMatchObject({ status: 'completed', result: '{"id":"re_1"}' });
           expect(await ledger.getRun('r1')).toMatchObject({ steps: 1, toolCalls: 1 });
-          await expect(ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '2', latencyMs: 0 }, at(2), undefined, { ...count, stepKey: 'call:3:9' })).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+          await expect(ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: '2', latencyMs: 0 }, now: at(2), count: { ...count, stepKey: 'call:3:9' } })).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
           expect(await ledger.getRun('r1')).toMatchObject({ steps: 1, toolCalls: 1 });
         });
 

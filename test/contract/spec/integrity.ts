@@ -20,7 +20,7 @@ export function integritySpec(make: MakeLedger, options: { damageable?: boolean 
           await ledger.countStep('r1', `turn:${number}`, { steps: 1, modelTurns: 1 });
         }
         await ledger.claimCall(call(), at(1));
-        await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '{"refunded":true}', latencyMs: 5 }, at(2));
+        await ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: '{"refunded":true}', latencyMs: 5 }, now: at(2) });
         await ledger.countStep('r1', 'call:3:1', { steps: 1, toolCalls: 1 });
       };
       const verified = (on: Ledger) => verifyRun(on, 'r1').then((report) => report.problems.join('\n'));

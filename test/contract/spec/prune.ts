@@ -21,7 +21,7 @@ export async function sixRuns(ledger: Ledger): Promise<void> {
   await ledger.upsertApproval(approval({ runId: 'old' }), 'token-of-old');
   await ledger.decideApproval(approval({ runId: 'old' }), { status: 'approved', decidedBy: 'ops' }, at(3));
   await ledger.claimCall(call({ runId: 'old', effectKey: holder().key }), at(4), holder({ runId: 'old' }));
-  await ledger.completeCall('old', 3, 1, { outcome: 'ok', result: '{"refundId":"re_1"}', latencyMs: 1 }, at(5), { key: holder().key });
+  await ledger.completeCall({ runId: 'old', turn: 3, call: 1, outcome: { outcome: 'ok', result: '{"refundId":"re_1"}', latencyMs: 1 }, now: at(5), effect: { key: holder().key } });
   for (let number = 1; number <= 60; number++) await ledger.recordTurn(turn(number, `turn ${number}`, 'long'));
   await ledger.upsertApproval(approval({ runId: 'waiting', approvalId: 'apv_waiting_000000' }), 'token-of-waiting');
   await ledger.createRun(run('child', { forkedFrom: { runId: 'parent', turn: 1, effects: 'reuse' } }));

@@ -56,7 +56,7 @@ export function toolCallsSpec(make: MakeLedger): void {
 
       it('never reclaims a completed call: a retry gets the recorded outcome', async () => {
         await ledger.claimCall(call(), at(0));
-        await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 5 }, at(1));
+        await ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 5 }, now: at(1) });
         const again = await ledger.claimCall(call(), at(3600));
         expect(again).toMatchObject({ claimed: false, existing: { status: 'completed', result: '{"id":"re_1"}' } });
       });
@@ -104,7 +104,7 @@ export function toolCallsSpec(make: MakeLedger): void {
     describe('completing and releasing a tool call', () => {
       it('completes an in-flight call with its outcome', async () => {
         await ledger.claimCall(call(), at(0));
-        const completed = await ledger.completeCall('r1', 3, 1, { outcome: 'error', result: '{"error":"declined"}', latencyMs: 12 }, at(2));
+        const completed = await ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'error', result: '{"error":"declined"}', latencyMs: 12 }, now: at(2) });
         expect(completed).toEqual({
           ...call(),
           status: 'completed',
@@ -119,20 +119,20 @@ export function toolCallsSpec(make: MakeLedger): void {
 
       it('completes only an in-flight call, once', async () => {
         await ledger.claimCall(call(), at(0));
-        await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1));
-        await expect(ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '2', latencyMs: 1 }, at(2))).rejects.toThrow(/conditional/i);
+        await ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: '1', latencyMs: 1 }, now: at(1) });
+        await expect(ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: '2', latencyMs: 1 }, now: at(2) })).rejects.toThrow(/conditional/i);
         expect((await ledger.getCall('r1', 3, 1))!.result).toBe('1');
       });
 
       it('does not complete a call that was never claimed', async () => {
-        await expect(ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1))).rejects.toThrow(/conditional/i);
+        await expect(ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: '1', latencyMs: 1 }, now: at(1) })).rejects.toThrow(/conditional/i);
         expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
       });
 
       it('completes a call once when completions race', async () => {
         await ledger.claimCall(call(), at(0));
         const results = await Promise.allSettled(
-          Array.from({ length: 10 }, (_, index) => ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: String(index), latencyMs: 1 }, at(1))),
+          Array.from({ length: 10 }, (_, index) => ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: String(index), latencyMs: 1 }, now: at(1) })),
         );
         const fulfilled = results.filter((result) => result.status === 'fulfilled');
         expect(fulfilled).toHaveLength(1);
@@ -149,36 +149,36 @@ export function toolCallsSpec(make: MakeLedger): void {
 
       it('renews the lease for the attempt that holds the claim, and for no other', async () => {
         await ledger.claimCall(call(), at(0)); // attempt 1, lease to at(30)
-        expect(await ledger.renewCall('r1', 3, 1, 1, at(20), at(60))).toBe(true);
+        expect(await ledger.renewCall({ runId: 'r1', turn: 3, call: 1, attempts: 1, now: at(20), leaseUntil: at(60) })).toBe(true);
         expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight', attempts: 1, leaseUntil: at(60).toISOString() });
         // Live: no other attempt claims it at at(45), past the first lease.
         expect(await ledger.claimCall(call(), at(45))).toMatchObject({ claimed: false });
         // Expired and taken over: the old holder's renewal is refused, the new one's lease stands.
         expect(await ledger.claimCall(call({ leaseUntil: at(120).toISOString() }), at(61))).toMatchObject({ claimed: true, record: { attempts: 2 } });
-        expect(await ledger.renewCall('r1', 3, 1, 1, at(62), at(200))).toBe(false);
+        expect(await ledger.renewCall({ runId: 'r1', turn: 3, call: 1, attempts: 1, now: at(62), leaseUntil: at(200) })).toBe(false);
         expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ attempts: 2, leaseUntil: at(120).toISOString() });
       });
 
       it('does not revive a lease that ended: released, or run out', async () => {
         await ledger.claimCall(call(), at(0)); // lease to at(30)
-        expect(await ledger.renewCall('r1', 3, 1, 1, at(31), at(60))).toBe(false);
+        expect(await ledger.renewCall({ runId: 'r1', turn: 3, call: 1, attempts: 1, now: at(31), leaseUntil: at(60) })).toBe(false);
         await ledger.releaseCall('r1', 3, 1, at(5));
-        expect(await ledger.renewCall('r1', 3, 1, 1, at(5), at(60))).toBe(false);
+        expect(await ledger.renewCall({ runId: 'r1', turn: 3, call: 1, attempts: 1, now: at(5), leaseUntil: at(60) })).toBe(false);
         expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ leaseUntil: releasedAt(at(5)).toISOString() });
       });
 
       it('does not renew a completed call, nor create one', async () => {
         await ledger.claimCall(call(), at(0));
-        const completed = await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1));
-        expect(await ledger.renewCall('r1', 3, 1, 1, at(2), at(60))).toBe(false);
+        const completed = await ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: '1', latencyMs: 1 }, now: at(1) });
+        expect(await ledger.renewCall({ runId: 'r1', turn: 3, call: 1, attempts: 1, now: at(2), leaseUntil: at(60) })).toBe(false);
         expect(await ledger.getCall('r1', 3, 1)).toEqual(completed);
-        expect(await ledger.renewCall('r1', 3, 2, 1, at(2), at(60))).toBe(false);
+        expect(await ledger.renewCall({ runId: 'r1', turn: 3, call: 2, attempts: 1, now: at(2), leaseUntil: at(60) })).toBe(false);
         expect(await ledger.getCall('r1', 3, 2)).toBeUndefined();
       });
 
       it('does not release a completed call, nor create one', async () => {
         await ledger.claimCall(call(), at(0));
-        const completed = await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: '1', latencyMs: 1 }, at(1));
+        const completed = await ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: '1', latencyMs: 1 }, now: at(1) });
         await ledger.releaseCall('r1', 3, 1, at(2));
         expect(await ledger.getCall('r1', 3, 1)).toEqual(completed);
         await ledger.releaseCall('r1', 3, 2, at(2));

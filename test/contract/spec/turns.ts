@@ -87,7 +87,7 @@ export function turnsSpec(make: MakeLedger): void {
 
       it('shows a call as last written', async () => {
         await ledger.claimCall(call(), at(0));
-        await ledger.completeCall('r1', 3, 1, { outcome: 'ok', result: 'done', latencyMs: 1 }, at(1));
+        await ledger.completeCall({ runId: 'r1', turn: 3, call: 1, outcome: { outcome: 'ok', result: 'done', latencyMs: 1 }, now: at(1) });
         expect((await ledger.listConversation('r1')).calls).toEqual([await ledger.getCall('r1', 3, 1)]);
       });
     });
