@@ -221,7 +221,7 @@ export function createCallTool(deps: CallToolDeps) {
     const complete = (outcome: Outcome, unknown = false, counting = false) =>
       deps.ledger.completeCall({ runId, turn, call, outcome, now: deps.clock.now(), effect: effect && { ...effect, unknown }, count: counting ? count : undefined });
     // `unsent`: the attempt knows it did nothing, so no send of it is left of unknown outcome.
-    const release = (unsent: boolean) => deps.ledger.releaseCall(runId, turn, call, deps.clock.now(), effect, unsent);
+    const release = (unsent: boolean) => deps.ledger.releaseCall(runId, turn, call, deps.clock.now(), { effect, unsent });
     const escalate = async (outcome: Outcome) => {
       await recordEscalation(deps.ledger, claim.record, deps.clock.now());
       return { ...(await done(await complete(outcome, true, true), true)), escalated: true };
