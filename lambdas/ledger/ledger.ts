@@ -264,7 +264,7 @@ export interface EffectLedger {
 /** What a reservation came to: the key's total after it (reserved), or as it stands (refused: nothing added). */
 export type AggregateReservation = { reserved: boolean; total: number };
 
-/** The amounts a tool moves per key across the agent's runs (protocol.ts reserveAggregate). */
+/** The amounts a tool moves per key across the agent's runs (ledger/aggregates.ts reserveAggregate). */
 export interface AggregateLedger {
   /**
    * Adds `amount` to the key's total once per `holder` (`<runId>:<turn>:<call>`, or the effect's

@@ -1,12 +1,11 @@
 import type { BreakerState } from '../records/breaker-state.js';
-import type { AggregateReservation, ApprovalDecision, AttachOptions, EffectHolder, EffectOutcome, StepCount } from './ledger.js';
+import type { ApprovalDecision, AttachOptions, EffectHolder, EffectOutcome, StepCount } from './ledger.js';
 import {
   approvalSkOf,
   extended,
   callSk,
   runKey,
   turnSk,
-  type AggregateRecord,
   type ApprovalRecord,
   type Counters,
   type EffectRecord,
@@ -97,9 +96,9 @@ export const aggregateKey = (key: string): Key => ({ pk: `AGG#${key}`, sk: 'AGG'
 /** A chunk of a large value: `BLOB#<runId>` / `<digest>#<index>` (sorts in chunk order). */
 export const blobKey = (runId: string, digest: string, index: number): Key => ({ pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` });
 
-type Current<T> = Stored<T> | undefined;
-const keep = <R>(answer: R): Step<R> => ({ keep: answer });
-const write = <T, R>(record: T, meta: Meta, answer: R): Step<R> => ({ write: { record: record as Record<string, unknown>, meta }, answer });
+export type Current<T> = Stored<T> | undefined;
+export const keep = <R>(answer: R): Step<R> => ({ keep: answer });
+export const write = <T, R>(record: T, meta: Meta, answer: R): Step<R> => ({ write: { record: record as Record<string, unknown>, meta }, answer });
 const fail = (error: Error): Step<never> => ({ fail: error });
 
 // ── runs ────────────────────────────────────────────────────────────────────────────────────
@@ -237,45 +236,6 @@ export function breakerOf(record: Record<string, unknown> | undefined): BreakerS
   if (!record) return undefined;
   const { kind: _kind, ...state } = record;
   return state as unknown as BreakerState;
-}
-
-// ── aggregates ──────────────────────────────────────────────────────────────────────────────
-
-/**
- * The amounts a tool moves per key, reserved across the agent's runs before each call is sent
- * (CallTool): the total with this call's amount must stay within `threshold` (absent: an approved
- * call, added whatever the total). The condition is the protocol's own — the item is still the one
- * read — so two runs reserving at once are serialized: the second reads the first's total.
- *
- *   run A: read total 0 ─► 0 + 300 ≤ 500 ─► put(total 300, IF_UNCHANGED) ✓ ─► send
- *   run B: read total 0 ─► 0 + 300 ≤ 500 ─► put(total 300, IF_UNCHANGED) ✗ (A wrote)
- *          read total 300 ─► 300 + 300 > 500 ─► keep: refused, nothing sent
- *
- * A holder that added already (a retried step, a takeover) adds nothing and is answered as
- * reserved. The newest AGGREGATE_HOLDERS_KEPT holders are kept: an older one retried would add again
- * (counting more, never less). A reservation is never given back: an amount the provider refused
- * still counts, so the total only grows and a refusal stands on every retry.
- */
-export const AGGREGATE_HOLDERS_KEPT = 256;
-
-export function reserveAggregate(
-  current: Current<AggregateRecord>,
-  reservation: { key: string; holder: string; amount: number; threshold?: number },
-  now: Date,
-): Step<AggregateReservation> {
-  const record = current?.record;
-  const total = record?.total ?? 0;
-  if (record?.holders.includes(reservation.holder)) return keep({ reserved: true, total });
-  const next = total + reservation.amount;
-  if (reservation.threshold !== undefined && next > reservation.threshold) return keep({ reserved: false, total });
-  const written: AggregateRecord = {
-    kind: 'aggregate',
-    key: reservation.key,
-    total: next,
-    holders: [...(record?.holders ?? []), reservation.holder].slice(-AGGREGATE_HOLDERS_KEPT),
-    updatedAt: now.toISOString(),
-  };
-  return write(written, { ...current?.meta, expiresAt: expiresAt(now) }, { reserved: true, total: next });
 }
 
 // ── turns and tool calls ────────────────────────────────────────────────────────────────────

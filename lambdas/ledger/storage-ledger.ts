@@ -3,6 +3,7 @@ import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js'
 import * as protocol from './protocol.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
+import { reserveAggregate } from './aggregates.js';
 import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type Pruning, type RunItem } from './pruning.js';
 import { budgetApprovalSk, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
 import type { LedgerIntegrityError } from '../shared/errors.js';
@@ -361,7 +362,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly getEffect: Ledger['getEffect'] = (key) => this.record(effectKey(key));
   readonly getAggregate: Ledger['getAggregate'] = (key) => this.record(aggregateKey(key));
   readonly reserveAggregate: Ledger['reserveAggregate'] = (reservation, now) =>
-    this.update(aggregateKey(reservation.key), (current) => protocol.reserveAggregate(current, reservation, now), true);
+    this.update(aggregateKey(reservation.key), (current) => reserveAggregate(current, reservation, now), true);
 
   // ── approvals ───────────────────────────────────────────────────────────────────────────
 

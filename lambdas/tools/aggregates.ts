@@ -8,7 +8,7 @@ import type { Outcome } from './failures.js';
  * beyond the arguments the declared functions read. Pure, like `decide`: asked whenever the call is
  * derived (planning, asking a person, calling), it answers the same, since the facts do not change
  * while the turn runs. Across runs, the total is reserved in the ledger before the call is sent
- * (`reserveAmount`, protocol.ts reserveAggregate).
+ * (`reserveAmount`, ledger/aggregates.ts reserveAggregate).
  */
 
 /** What one call of an aggregated tool moves, and the key it adds up by; undefined when the tool declares none or its functions cannot read these arguments. */

@@ -38,6 +38,11 @@ describe('the import graph', () => {
     expect(LAYERS.filter((layer) => layer.paths.length !== 1 && !entryWithParts(layer.paths)).map((layer) => layer.name)).toEqual([]);
   });
 
+  it('has no file of lambdas/ or local/ over 600 lines (a big file is split by the nouns it holds)', () => {
+    const long = files.filter((file) => /^(lambdas|local)\//.test(file)).map((file) => ({ file, lines: readSource(file).split('\n').length - 1 })).filter(({ lines }) => lines > 600);
+    expect(long).toEqual([]);
+  });
+
   it('puts every file of lambdas/ in a layer', () => {
     expect(files.filter((file) => file.startsWith('lambdas/') && layerOf(LAYERS, file) === undefined)).toEqual([]);
   });
