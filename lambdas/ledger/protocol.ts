@@ -246,19 +246,14 @@ export function recordTurn(current: Current<TurnRecord>, turn: TurnRecord, now: 
 }
 
 /**
- * When an in-flight claim may be taken over: after its lease (the holder died, or released it when
- * its attempt failed), and for a tool that reconciles, not before `settleMs` from when its request
- * was sent (`sentAt`) — the provider shows what it committed only `settleMs` after receiving it,
- * so a `reconcile` asked sooner could miss it and send again. One rule on every engine: the
- * settle time is the tool's, on the run's clock, never the lease's.
+ * When an in-flight claim may be taken over: after its lease (the holder died, or released it),
+ * and for a tool that reconciles, not before `settleMs` from when its request was sent (`sentAt`):
+ * the provider shows a request only `settleMs` after receiving it, so a `reconcile` asked sooner
+ * could miss it. One rule on every engine, on the run's clock. A record without `sentAt` waits
+ * `settleMs` past its lease.
  *
- *   attempt 1 ─ sent (sentAt) ─ ✗ ─ lease ends (or release) ─┐
- *             └───────────────── settleMs ───────────────────┤ (the later of the two)
- *   claims refused (Agent.LeaseHeld / Agent.SettleWait: the state machine waits)
- *                                                 takeover ─ reconcile ─ found? record : send or escalate
- *
- * A record without `sentAt` (nothing went out unanswered, or a record from before it was kept)
- * waits `settleMs` past its lease, as it always did.
+ *   sent (sentAt) ─ ✗ ─ lease ends ─┬─ settleMs from sentAt ─┐ (the later of the two)
+ *   refused meanwhile (Agent.LeaseHeld / Agent.SettleWait) ─── takeover ─ reconcile ─ record, send or escalate
  */
 export function takeoverAfter(record: Pick<ToolCallRecord, 'leaseUntil' | 'settleMs' | 'sentAt'>): string {
   if (!record.settleMs) return record.leaseUntil;
@@ -286,10 +281,9 @@ export function claimCall(current: Current<ToolCallRecord>, call: ToolCallRecord
     ...(effect_ !== undefined && { effectKey: effect_ }),
     ...(guarantee !== undefined && { guarantee }),
   };
-  const { sentAt: _sent, earlierSend: _earlier, ...before } = current?.record ?? ({} as Partial<ToolCallRecord>);
-  // The earlier attempt's send whose outcome is unknown goes with the claim: the taker decides on it.
-  const earlier = current?.record.sentAt;
-  const next: ToolCallRecord = { ...before, ...claim, ...(earlier !== undefined && { earlierSend: earlier }), attempts: (current?.record.attempts ?? 0) + 1 } as ToolCallRecord;
+  // The earlier attempt's send of unknown outcome goes with the claim (`earlierSend`): the taker decides on it.
+  const { sentAt: earlier, earlierSend: _earlier, ...before } = current?.record ?? ({} as Partial<ToolCallRecord>);
+  const next = { ...before, ...claim, ...(earlier !== undefined && { earlierSend: earlier }), attempts: (current?.record.attempts ?? 0) + 1 } as ToolCallRecord;
   return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { claimed: true, record: next });
 }
 
@@ -310,18 +304,15 @@ export function completeCall(current: Current<ToolCallRecord>, key: Key, runId: 
 }
 
 /**
- * Ends the lease of an in-flight call (its attempt failed): the retry claims it at once — or, for a
- * send whose outcome is unknown (`unsent` false) of a tool that reconciles, once its settle time
- * from `sentAt` is over. `unsent`: the attempt knows it sent nothing that took effect (the
- * provider refused it, it was never sent, its reconcile failed), so the send of unknown outcome,
- * if any, is the earlier attempt's again (`earlierSend`), or none.
+ * Ends the lease of an in-flight call (its attempt failed): the retry claims it at once, or after
+ * the settle time. `unsent`: the attempt sent nothing that took effect (refused, never sent, its
+ * reconcile failed): the send of unknown outcome is the earlier one (`earlierSend`), if any.
  */
 export function releaseCall(current: Current<ToolCallRecord>, now: Date, unsent = false): Step<void> {
   if (current?.record.status !== 'in_flight') return keep(undefined);
   return write({ ...(unsent ? unsentAgain(current.record) : current.record), leaseUntil: endedBy(now) }, current.meta, undefined);
 }
 
-/** A record whose latest attempt sent nothing: its send of unknown outcome is the earlier one's, if any. */
 function unsentAgain<R extends { sentAt?: string; earlierSend?: string }>(record: R): R {
   const { sentAt: _sent, earlierSend, ...rest } = record;
   return { ...rest, ...(earlierSend !== undefined && { sentAt: earlierSend }) } as R;
@@ -419,11 +410,10 @@ export function renewEffect(current: Current<EffectRecord>, holder: Pick<EffectR
   return write({ ...record, leaseUntil: leaseUntil.toISOString() }, current!.meta, true);
 }
 
-/** Ends the holder's lease (its attempt failed): the next claim waits only for the settle time (as `releaseCall`, `unsent` too). */
+/** Ends the holder's lease (its attempt failed), as `releaseCall`. */
 export function releaseEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, now: Date, unsent = false): Step<void> {
   const record = current?.record;
-  if (!(record?.status === 'in_flight' && holds(record, holder))) return keep(undefined);
-  return write({ ...(unsent ? unsentAgain(record) : record), leaseUntil: endedBy(now) }, current!.meta, undefined);
+  return !(record?.status === 'in_flight' && holds(record, holder)) ? keep(undefined) : write({ ...(unsent ? unsentAgain(record) : record), leaseUntil: endedBy(now) }, current!.meta, undefined);
 }
 
 // ── a call and its effect, in one write ─────────────────────────────────────────────────────
