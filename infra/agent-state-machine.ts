@@ -98,6 +98,11 @@ export const States = {
   RetryAfterSeconds: 'RetryAfterSeconds',
   /** …and waits them out before calling the model again. */
   WaitRetryAfter: 'WaitRetryAfter',
+  /** Reads the seconds a settling send has left from CallTool's `Agent.SettleWait` (two Pass states)… */
+  ReadSettleWait: 'ReadSettleWait',
+  SettleSeconds: 'SettleSeconds',
+  /** …and waits them out before CallTool claims the call again. */
+  WaitSettle: 'WaitSettle',
   Handoff: 'Handoff',
   Compact: 'Compact',
   /** Seeds the first BudgetCheck's history estimate from StartRun's result. */
@@ -292,6 +297,20 @@ export class AgentStateMachine extends Construct {
     const callTool = step(States.CallTool, fns.callTool, thisCall, '$.step');
     callTool.addRetry(RETRY.leaseHeld);
     callTool.addRetry(RETRY.circuitOpen);
+    // A send of unknown outcome whose settle time is not over (protocol.ts takeoverAfter): caught
+    // and waited out for exactly the seconds CallTool names ("42 s …", as a retry-after), however
+    // long the tool's settleMs — a Retry's fixed attempts would run out on a long one. Bounded:
+    // CallTool checks the kill switch and the wall-clock budget before every claim.
+    const waitSettle = new Wait(this, States.WaitSettle, { time: WaitTime.secondsPath('$.settle.seconds') }).next(callTool);
+    const settleSeconds = new Pass(this, States.SettleSeconds, {
+      parameters: { 'seconds.$': "States.StringToJson(States.ArrayGetItem(States.StringSplit($.settle.cause.errorMessage, ' '), 0))" },
+      resultPath: '$.settle',
+    }).next(waitSettle);
+    const readSettleWait = new Pass(this, States.ReadSettleWait, {
+      parameters: { 'cause.$': 'States.StringToJson($.settle.Cause)' },
+      resultPath: '$.settle',
+    }).next(settleSeconds);
+    callTool.addCatch(readSettleWait, { errors: [ErrorNames.SettleWait], resultPath: '$.settle' });
 
     /**
      * Waits on a task token for a person's decision; whatever it is — approved, rejected, expired,

@@ -54,6 +54,7 @@ export const AlarmIds = {
   RunsNeedingAttention: 'RunsNeedingAttention',
   OrphanedApprovals: 'OrphanedApprovals',
   DollarsPerRunAnomaly: 'DollarsPerRunAnomaly',
+  EffectsEscalated: 'EffectsEscalated',
 } as const;
 
 /**
@@ -143,6 +144,11 @@ export class Operations extends Construct {
       threshold: 1,
       evaluationPeriods: breakerMinutes,
       description: `a circuit breaker has been open (steps refused every minute) for ${breakerMinutes} minutes: a provider is down.`,
+    });
+    alarm(AlarmIds.EffectsEscalated, {
+      metric: sum(MetricNames.EffectsEscalated),
+      threshold: 1,
+      description: 'a write call whose outcome stayed unknown was escalated to a person, not sent again: check with the provider whether it took effect.',
     });
     alarm(AlarmIds.RunsNeedingAttention, { metric: sum(MetricNames.RunsNeedingAttention, Duration.minutes(15)), threshold: 1, description: 'the sweeper found a run it cannot resume on its own (see its log).' });
     // Cost per run drifting: CloudWatch anomaly detection on DollarsPerRun (the band is learnt from

@@ -51,16 +51,37 @@ export function inProcessFetch(origin: string, service: HttpService, fallback: t
     const signal = init?.signal ?? request?.signal;
     signal?.throwIfAborted();
     const body = init?.body ?? (request && (await request.text()));
-    const reply = await service({
+    const replying = service({
       method: (init?.method ?? request?.method ?? 'GET').toUpperCase(),
       url: `${url.pathname}${url.search}`,
       headers: headerRecord(init?.headers ?? request?.headers),
       body: typeof body === 'string' || body === undefined || body === null ? (body ?? '') : await new Response(body).text(),
     });
-    signal?.throwIfAborted();
+    // As a socket does: an abort while the service works ends the request at once, with the
+    // signal's reason (the service goes on, as a server does with a request whose client left).
+    const reply = signal ? await untilAborted(replying, signal) : await replying;
     if (reply === DROPPED) throw new TypeError('fetch failed', { cause: new Error('other side closed (the service dropped its answer)') });
     return new InProcessResponse(reply.body, { status: reply.status, ...(reply.headers && { headers: reply.headers }) });
   };
+}
+
+/** `promise`, or a rejection with `signal`'s reason as soon as it is aborted. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /**

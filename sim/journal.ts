@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, truncateSync, writeSync } from 'node:fs';
 import type { z } from 'zod';
 
 /**
@@ -11,6 +11,10 @@ import type { z } from 'zod';
  * the fragment and make a corrupt line in the middle, which is refused, naming the file and line.
  */
 export interface Journal<Entry> {
+  /**
+   * Every entry in the file, read when asked: those appended since opening included, by this
+   * journal or by another process on the same file (a killed engine's provider, a test counting).
+   */
   readonly entries: readonly Entry[];
   /** What opening had to repair (a torn last line), for the operator; undefined when nothing. */
   readonly recovered?: string;
@@ -22,11 +26,30 @@ export interface Journal<Entry> {
 export function openJournal<S extends z.ZodType>(dataFile: string | undefined, schema: S): Journal<z.output<S>> {
   if (!dataFile) return { entries: [], append: () => undefined, close: () => undefined };
   const recovered = existsSync(dataFile) ? recoverTornTail(dataFile) : undefined;
-  const text = existsSync(dataFile) ? readFileSync(dataFile, 'utf8') : '';
-  const entries = parseJournal(dataFile, text, schema);
-  const fd = openSync(dataFile, 'a');
+  const fd = openSync(dataFile, 'a+');
+  // What has been read so far: the complete lines up to `read` bytes (a line still being
+  // appended by another process waits for its newline).
+  const entries: z.output<S>[] = [];
+  let read = 0;
+  let line = 0;
+  const catchUp = () => {
+    const size = fstatSync(fd).size;
+    if (size <= read) return entries;
+    const bytes = Buffer.alloc(size - read);
+    readSync(fd, bytes, 0, bytes.length, read);
+    const end = bytes.lastIndexOf(0x0a) + 1;
+    if (end === 0) return entries;
+    const parsed = parseJournal(dataFile, bytes.subarray(0, end).toString('utf8'), schema, line);
+    entries.push(...parsed);
+    line += parsed.length;
+    read += end;
+    return entries;
+  };
+  catchUp();
   return {
-    entries,
+    get entries() {
+      return catchUp();
+    },
     ...(recovered && { recovered }),
     append(entry) {
       writeSync(fd, `${JSON.stringify(entry)}\n`);
@@ -50,14 +73,14 @@ export function recoverTornTail(dataFile: string): string | undefined {
 }
 
 /** The complete lines of a journal, each an entry; a line that is not one names the file and line. */
-function parseJournal<S extends z.ZodType>(dataFile: string, text: string, schema: S): z.output<S>[] {
+function parseJournal<S extends z.ZodType>(dataFile: string, text: string, schema: S, linesBefore = 0): z.output<S>[] {
   const lines = text.split('\n');
   lines.pop(); // the text after the last newline: '' (a torn tail was cut off on open)
   return lines.map((line, index) => {
     try {
       return schema.parse(JSON.parse(line));
     } catch (error) {
-      throw new Error(`${dataFile}:${index + 1}: corrupt journal line (only the last line can be torn by a crash, and is recovered; this one was damaged: repair or remove it)`, { cause: error });
+      throw new Error(`${dataFile}:${linesBefore + index + 1}: corrupt journal line (only the last line can be torn by a crash, and is recovered; this one was damaged: repair or remove it)`, { cause: error });
     }
   });
 }

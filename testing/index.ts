@@ -35,7 +35,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadReport, type RunReport } from '../lambdas/runs/report.js';
-import type { AgentDefinition, DevWorld } from '../lambdas/define.js';
+import { settleMsOf, type AgentDefinition, type DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 // The longest a Lambda function runs: past it, every invocation of a dead engine has timed out.
 import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/shared/limits.js';
@@ -52,7 +52,8 @@ export type { ApprovalRecord, RunReport };
  * leases and wall-clock budgets, and where its timers run — a tool's `timeoutMs`, the wall-clock
  * watch on a call in flight, lease renewals, the engine's Task timeouts. They fire as the clock
  * passes them, never in real time: a hung tool is timed out by `TestEnvironment.skip`, with no
- * real wait. `skip` moves it and runs what fell due.
+ * real wait. `skip` moves it and runs what fell due. A write waiting out its tool's settle time
+ * (a send of unknown outcome, reconciled no sooner) moves it by that much on its own.
  *
  * @example
  * ```ts
@@ -93,6 +94,24 @@ export class TestClock implements Clock, Timers {
     for (const timer of due) if (this.#timers.delete(timer)) timer.fire();
   };
 }
+
+/**
+ * Time skipping for the settle wait: each time an execution of `engine` enters WaitSettle (a send of
+ * unknown outcome waiting out its tool's settle time), `advance` moves the clock by the seconds the
+ * state waits — as that much time passes on AWS while it waits — so the run goes on at once rather
+ * than in real seconds. Returns the unsubscribe.
+ */
+export function skipSettleWaits(engine: Pick<LocalStack<any>['engine'], 'on'>, advance: (ms: number) => void): () => void {
+  return engine.on((event) => {
+    if (event.type !== 'WaitStateEntered' || event.stateEnteredEventDetails?.name !== SETTLE_WAIT_STATE) return;
+    const seconds = (JSON.parse(event.stateEnteredEventDetails.input) as { settle?: { seconds?: unknown } }).settle?.seconds;
+    // After the Wait has begun, not inside the engine's own event.
+    if (typeof seconds === 'number') setImmediate(() => advance(seconds * 1000));
+  });
+}
+
+/** infra's `States.WaitSettle`, by value (importing infra/ would load the CDK). */
+const SETTLE_WAIT_STATE = 'WaitSettle';
 
 /** How the environment answers each approval as it is requested; `undefined` leaves it pending. */
 export type ApprovalAnswer = 'approve' | 'reject' | undefined;
@@ -202,6 +221,8 @@ async function open<World extends DevWorld>(
     },
   });
   const started = stack;
+  // A send waiting out its settle time moves the test's clock by that much (time skipping).
+  const stopSkipping = skipSettleWaits(started.engine, clock.advance);
   let runs = 0;
   const start = (input: unknown, runOptions: { runId?: string } = {}) => {
     const runId = runOptions.runId ?? `test-${options.agent.name}-${++runs}`;
@@ -239,8 +260,11 @@ async function open<World extends DevWorld>(
       await started.expireApprovals();
     },
     close: async () => {
+      stopSkipping();
       await started.close();
-      await started.world.close?.();
+      // The stack closes a world it made itself (the agent's dev world); one given here is closed
+      // here. Either way once: a world that closes a file cannot close it twice.
+      if (options.world) await options.world.close();
     },
   };
   return { env, stack: started };
@@ -310,8 +334,8 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
         const runId = `crash-${tool}-${boundary}`.replace(/[^A-Za-z0-9_-]/g, '-');
         if (options.kill) {
           await killedAt(options, options.kill.agentModule, { stateDir, runId, tool, boundary });
-          // The new engine starts after the dead process's claims ran out (on its clock, the system's).
-          const clock = new TestClock(new Date(Date.now() + LEASE_MS + 1));
+          // The new engine starts after the dead process's claims ran out, and its sends settled (on its clock, the system's).
+          const clock = new TestClock(new Date(Date.now() + takeoverMs(options.agent, tool) + 1));
           cases.push(await resumed(options, { stateDir, runId, tool, boundary, clock }));
           continue;
         }
@@ -348,8 +372,9 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
         dyingClock.advance(LAMBDA_MAX_TIMEOUT_MS);
         await dying.close().catch(() => undefined);
         // The new engine starts after the dead one's claims ran out, as a restarted process does:
-        // the time the dead engine lived, and a lease.
-        clock.advance(lived + LEASE_MS + 1);
+        // the time the dead engine lived, and a lease — or the tool's settle time, when longer
+        // (a send of unknown outcome is reconciled no sooner: protocol.ts takeoverAfter).
+        clock.advance(lived + takeoverMs(options.agent, tool) + 1);
         cases.push(await resumed(options, { stateDir, runId, tool, boundary, clock }));
       } finally {
         rmSync(stateDir, { recursive: true, force: true });
@@ -357,6 +382,12 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
     }
   }
   return cases;
+}
+
+/** How long after a crash a call of `tool` may be taken over: its lease, or its settle time from the send when longer. */
+function takeoverMs(agent: AgentDefinition<any, any, any>, toolName: string): number {
+  const tool = agent.tools.find((candidate) => candidate.name === toolName);
+  return Math.max(LEASE_MS, tool?.reconcile ? settleMsOf(tool) : 0);
 }
 
 /** A new engine on the crashed run's state directory: the watchdog resumes the orphaned run, and `check` sees how it ended. */

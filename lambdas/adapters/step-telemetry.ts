@@ -74,7 +74,7 @@ export function resultMetrics(step: StepName, result: unknown): MetricPoint[] {
     }
     case Steps.CallTool:
       if (output['outcome'] === 'skipped' || output['counted'] === false) return [];
-      return [count(MetricNames.Steps), count(MetricNames.ToolCalls)];
+      return [count(MetricNames.Steps), count(MetricNames.ToolCalls), ...(output['escalated'] === true ? [count(MetricNames.EffectsEscalated)] : [])];
     case Steps.BudgetCheck:
       if (output['continue'] === true) return output['warning'] ? [count(MetricNames.GuardWarnings)] : [];
       // A stop by a guard (not the agent's own "done"); a request to extend a budget is not a stop yet.

@@ -112,12 +112,12 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
   readonly idempotencyKey?: (args: Args, context: EffectKeyContext<Input>) => string;
   /**
    * For a tool with `reconcile`: how long after receiving a request its provider may take to show
-   * it (commit it to what `reconcile` reads). A call whose outcome is unknown is reconciled only
-   * this long after its last attempt could have reached the provider: sooner, `reconcile` could
-   * miss a committed request and the call would be sent again. The wait rides on CallTool's Retry
-   * on Agent.LeaseHeld (8 attempts, up to 60 s apart): a settle time beyond about two minutes may
-   * exhaust it, and the run then stops (resumable) rather than send. At most 300000.
-   * @default the tool's timeout (bounded by the claim's lease, which the local engine compresses)
+   * it (commit it to what `reconcile` reads). A call whose outcome is unknown is reconciled no
+   * sooner than this after its request was sent (recorded on its claim), and sent again only if
+   * `reconcile` then answers "not found": sooner, it could miss a committed request. The state
+   * machine waits it out (Agent.SettleWait, a Wait state), on every engine alike. At most 300000.
+   * @default none: reconciled once the tool's timeout from the send has passed; a call not found
+   * then is escalated to a person, never sent again (nothing says the provider would show it)
    */
   readonly settleMs?: number;
   /**
@@ -188,9 +188,10 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    *   told why the provider refused; `TerminalError`: the run fails) means what its name says;
    * - anything else (a plain `Error`) from a `read` is answered to the model as an error result
    *   with the message, so it can correct itself;
-   * - anything else from a `write` is an unknown outcome — it may have taken effect: with
-   *   `reconcile` the retry asks it first, with `idempotencyKeys` the retry re-sends the same key;
-   *   a write with neither is not sent again but answered to the model as `outcome_unknown`.
+   * - anything else from a `write`, or an `OutcomeUnknownError` (sent, no answer), is an unknown
+   *   outcome — it may have taken effect: with `reconcile` the retry asks it first (after the
+   *   settle time), with `idempotencyKeys` the retry re-sends the same key; a write with neither
+   *   is escalated to a person, answered to the model as `outcome_unknown`, never sent again.
    */
   readonly execute: (args: Args, context: ToolContext<Input, Deps>) => Promise<unknown>;
 }
@@ -207,34 +208,47 @@ export interface ToolAggregate<Args = any> {
   readonly currency?: string;
 }
 
-/** How far a tool's side effect is guaranteed to happen once. */
-export type Guarantee = 'read' | 'exactly-once' | 'at-least-once';
+/**
+ * How far a tool's side effect is guaranteed to happen once, when an attempt's answer is lost:
+ * - `exactly-once`: re-sent under the same idempotency key (the provider deduplicates), or — for a
+ *   tool with `reconcile` and a declared `settleMs` — re-sent only once the settle time from the
+ *   send has passed and `reconcile` answered "not found";
+ * - `at-most-once`: never sent again while its outcome is unknown: `reconcile` (without a
+ *   declared `settleMs`) may find it, else a person decides (the call is escalated);
+ * - `at-least-once`: kept for calls recorded before at-most-once became the default of a write
+ *   with neither keys nor `reconcile`.
+ */
+export type Guarantee = 'read' | 'exactly-once' | 'at-most-once' | 'at-least-once';
 
-export function guaranteeOf(tool: Pick<ToolDefinition, 'effect' | 'idempotencyKeys' | 'reconcile'>): Guarantee {
+export function guaranteeOf(tool: Pick<ToolDefinition, 'effect' | 'idempotencyKeys' | 'reconcile' | 'settleMs'>): Guarantee {
   if (tool.effect === 'read') return 'read';
-  return tool.idempotencyKeys || tool.reconcile ? 'exactly-once' : 'at-least-once';
+  return tool.idempotencyKeys || (tool.reconcile && tool.settleMs !== undefined) ? 'exactly-once' : 'at-most-once';
 }
 
 /**
  * The condition a tool's guarantee holds under, in words (status and the console print it beside
  * the guarantee): what the harness relies on the provider for.
  */
-export function guaranteeCondition(tool: Pick<ToolDefinition, 'effect' | 'idempotencyKeys' | 'reconcile' | 'idempotencyKey' | 'settleMs'>): string {
+export function guaranteeCondition(tool: Pick<ToolDefinition, 'effect' | 'idempotencyKeys' | 'reconcile' | 'idempotencyKey' | 'settleMs' | 'timeoutMs'>): string {
   if (tool.effect === 'read') return 'repeating it changes nothing';
   const scope = tool.idempotencyKey ? 'across runs, by its business key' : 'within a run';
   if (tool.idempotencyKeys) return `${scope}, if the provider deduplicates on the idempotency key`;
-  if (tool.reconcile) return `${scope}, if the provider shows a committed request within settleMs (${tool.settleMs === undefined ? 'the tool timeout' : `${tool.settleMs} ms`}); else escalated`;
-  return `${scope}; a call whose answer is lost may be sent again`;
+  if (tool.reconcile && tool.settleMs !== undefined) {
+    return `${scope}, if the provider shows a committed request within ${tool.settleMs} ms of receiving it (settleMs); a lost answer is reconciled that long after the send, and sent again only if not found`;
+  }
+  if (tool.reconcile) {
+    return `${scope}: a lost answer is reconciled ${settleMsOf(tool)} ms after the send (the tool timeout); found, it is recorded; else escalated to a person, never sent again (declare settleMs to re-send after "not found")`;
+  }
+  return `${scope}: a call whose answer is lost is escalated to a person, never sent again`;
 }
 
 /**
- * How long after an attempt of `tool` its provider shows what it committed (protocol.ts
- * `takeoverAfter`): its `settleMs`, or by default the time one attempt may take, bounded by the
- * claim's lease (`leaseMs`: at least the step's Lambda timeout on AWS; the local engine compresses
- * it, and its retry waits with it, so a default settle time is compressed alike).
+ * How long after a request of `tool` was sent its provider shows what it committed (protocol.ts
+ * `takeoverAfter`): its `settleMs`, or by default its timeout (the time one attempt may take). The
+ * same on every engine, on the run's clock: a local engine waits it out as AWS does.
  */
-export function settleMsOf(tool: Pick<ToolDefinition, 'settleMs' | 'timeoutMs'>, leaseMs: number): number {
-  return tool.settleMs ?? Math.min(toolTimeoutMs(tool), leaseMs);
+export function settleMsOf(tool: Pick<ToolDefinition, 'settleMs' | 'timeoutMs'>): number {
+  return tool.settleMs ?? toolTimeoutMs(tool);
 }
 
 /** A call claimed again is reconciled at most this many times (`maxReconciles`), then escalated. */

@@ -200,7 +200,7 @@ export interface ToolCallLedger {
    * With `effect`, the lease of the effect it holds ends in the same write (the next claim of the
    * effect still waits its settle time).
    */
-  releaseCall(runId: string, turn: number, call: number, now: Date, effect?: { key: string }): Promise<void>;
+  releaseCall(runId: string, turn: number, call: number, now: Date, options?: ReleaseOptions): Promise<void>;
   /**
    * Extends the live lease of the claim attempt `attempts` holds while its outside call runs (a
    * long call outlasts one lease); `false` when the claim is no longer that attempt's, or its lease
@@ -242,7 +242,13 @@ export type CallClaim =
   | { claimed: false; existing?: undefined; effect: EffectRecord };
 
 /** Who claims an effect: the call, its arguments, its lease (and settle time). */
-export type EffectHolder = Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call' | 'name' | 'args' | 'leaseUntil' | 'settleMs'>;
+/** How a call is released: with its effect (released together), and whether the attempt sent nothing (protocol.ts `releaseCall`). */
+export interface ReleaseOptions {
+  readonly effect?: { key: string } | undefined;
+  readonly unsent?: boolean;
+}
+
+export type EffectHolder = Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call' | 'name' | 'args' | 'leaseUntil' | 'settleMs' | 'sentAt'>;
 /** A call's outcome for its effect; `unknown`: it may have taken place (escalated), so it stands like a completed one. */
 export type EffectOutcome = { outcome: ToolOutcome; result: string; latencyMs: number; unknown?: boolean };
 

@@ -246,17 +246,20 @@ export function recordTurn(current: Current<TurnRecord>, turn: TurnRecord, now: 
 }
 
 /**
- * When an in-flight claim may be taken over: after its lease (the holder died, or released it when
- * its attempt failed), and for a tool that reconciles, `settleMs` later still — an attempt may have
- * reached the provider until its lease ended, and the provider shows what it committed only
- * `settleMs` after receiving it, so a `reconcile` asked sooner could miss it and send again.
+ * When an in-flight claim may be taken over: after its lease (the holder died, or released it),
+ * and for a tool that reconciles, not before `settleMs` from when its request was sent (`sentAt`):
+ * the provider shows a request only `settleMs` after receiving it, so a `reconcile` asked sooner
+ * could miss it. One rule on every engine, on the run's clock. A record without `sentAt` waits
+ * `settleMs` past its lease.
  *
- *   attempt 1 ─ sends ─ ✗ ─ lease ends (or release) ─── settleMs ───┐
- *   claims refused (Agent.LeaseHeld: Retry waits) ───────────────────┤
- *                                                    takeover ─ reconcile ─ found? record : send
+ *   sent (sentAt) ─ ✗ ─ lease ends ─┬─ settleMs from sentAt ─┐ (the later of the two)
+ *   refused meanwhile (Agent.LeaseHeld / Agent.SettleWait) ─── takeover ─ reconcile ─ record, send or escalate
  */
-export function takeoverAfter(record: Pick<ToolCallRecord, 'leaseUntil' | 'settleMs'>): string {
-  return record.settleMs ? new Date(Date.parse(record.leaseUntil) + record.settleMs).toISOString() : record.leaseUntil;
+export function takeoverAfter(record: Pick<ToolCallRecord, 'leaseUntil' | 'settleMs' | 'sentAt'>): string {
+  if (!record.settleMs) return record.leaseUntil;
+  if (record.sentAt === undefined) return new Date(Date.parse(record.leaseUntil) + record.settleMs).toISOString();
+  const settled = new Date(Date.parse(record.sentAt) + record.settleMs).toISOString();
+  return settled > record.leaseUntil ? settled : record.leaseUntil;
 }
 
 /** Claimable: there is no record, or it is in flight and past `takeoverAfter` (its holder died, or failed without knowing). */
@@ -270,14 +273,17 @@ export type Recorded = { recorded: true; record: ToolCallRecord } | { recorded: 
 export function claimCall(current: Current<ToolCallRecord>, call: ToolCallRecord, now: Date): Step<Claim> {
   if (!claimable(current, now)) return keep({ claimed: false, existing: current!.record });
   // The claim's own fields (an outcome passed in is not the claim's): the record's earlier ones stay.
-  const { runId, turn, toolCallId, name, args, effect, idempotencyKey, leaseUntil, settleMs, effectKey: effect_, guarantee } = call;
+  const { runId, turn, toolCallId, name, args, effect, idempotencyKey, leaseUntil, settleMs, sentAt, effectKey: effect_, guarantee } = call;
   const claim = {
     kind: 'tool' as const, runId, turn, call: call.call, toolCallId, name, args, effect, idempotencyKey, status: 'in_flight' as const, leaseUntil,
     ...(settleMs !== undefined && { settleMs }),
+    ...(sentAt !== undefined && { sentAt }),
     ...(effect_ !== undefined && { effectKey: effect_ }),
     ...(guarantee !== undefined && { guarantee }),
   };
-  const next: ToolCallRecord = { ...current?.record, ...claim, attempts: (current?.record.attempts ?? 0) + 1 };
+  // The earlier attempt's send of unknown outcome goes with the claim (`earlierSend`): the taker decides on it.
+  const { sentAt: earlier, earlierSend: _earlier, ...before } = current?.record ?? ({} as Partial<ToolCallRecord>);
+  const next = { ...before, ...claim, ...(earlier !== undefined && { earlierSend: earlier }), attempts: (current?.record.attempts ?? 0) + 1 } as ToolCallRecord;
   return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { claimed: true, record: next });
 }
 
@@ -297,9 +303,19 @@ export function completeCall(current: Current<ToolCallRecord>, key: Key, runId: 
   return write(next, current.meta, next);
 }
 
-/** Ends the lease of an in-flight call (its outside call failed cleanly): the retry claims it at once. */
-export function releaseCall(current: Current<ToolCallRecord>, now: Date): Step<void> {
-  return current?.record.status === 'in_flight' ? write({ ...current.record, leaseUntil: endedBy(now) }, current.meta, undefined) : keep(undefined);
+/**
+ * Ends the lease of an in-flight call (its attempt failed): the retry claims it at once, or after
+ * the settle time. `unsent`: the attempt sent nothing that took effect (refused, never sent, its
+ * reconcile failed): the send of unknown outcome is the earlier one (`earlierSend`), if any.
+ */
+export function releaseCall(current: Current<ToolCallRecord>, now: Date, unsent = false): Step<void> {
+  if (current?.record.status !== 'in_flight') return keep(undefined);
+  return write({ ...(unsent ? unsentAgain(current.record) : current.record), leaseUntil: endedBy(now) }, current.meta, undefined);
+}
+
+function unsentAgain<R extends { sentAt?: string; earlierSend?: string }>(record: R): R {
+  const { sentAt: _sent, earlierSend, ...rest } = record;
+  return { ...rest, ...(earlierSend !== undefined && { sentAt: earlierSend }) } as R;
 }
 
 /**
@@ -354,13 +370,15 @@ export function claimEffect(current: Current<EffectRecord>, holder: EffectHolder
   // Absent or released: a first claim. In flight (the holder's retry, or a takeover): the next
   // attempt of the same effect, with the arguments that may have reached the provider already.
   const again = record?.status === 'in_flight';
-  const { key, runId, turn, call, name, args, leaseUntil, settleMs } = holder;
+  const { key, runId, turn, call, name, args, leaseUntil, settleMs, sentAt } = holder;
   const next: EffectRecord = {
     kind: 'effect', key, runId, turn, call, name,
     args: again ? record.args : args,
     status: 'in_flight',
     leaseUntil,
     ...(settleMs !== undefined && { settleMs }),
+    ...(sentAt !== undefined && { sentAt }),
+    ...(again && record.sentAt !== undefined && { earlierSend: record.sentAt }),
     attempts: again ? record.attempts + 1 : 1,
   };
   return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { claimed: true, record: next });
@@ -392,10 +410,10 @@ export function renewEffect(current: Current<EffectRecord>, holder: Pick<EffectR
   return write({ ...record, leaseUntil: leaseUntil.toISOString() }, current!.meta, true);
 }
 
-/** Ends the holder's lease (its attempt failed without knowing): the next claim waits only `settleMs`. */
-export function releaseEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, now: Date): Step<void> {
+/** Ends the holder's lease (its attempt failed), as `releaseCall`. */
+export function releaseEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, now: Date, unsent = false): Step<void> {
   const record = current?.record;
-  return record?.status === 'in_flight' && holds(record, holder) ? write({ ...record, leaseUntil: endedBy(now) }, current!.meta, undefined) : keep(undefined);
+  return !(record?.status === 'in_flight' && holds(record, holder)) ? keep(undefined) : write({ ...(unsent ? unsentAgain(record) : record), leaseUntil: endedBy(now) }, current!.meta, undefined);
 }
 
 // ── a call and its effect, in one write ─────────────────────────────────────────────────────
@@ -453,8 +471,8 @@ export function completeCallEffect(call: Current<ToolCallRecord>, effect: Curren
 }
 
 /** `releaseCall` and `releaseEffect` in one write: the retry claims both again (the effect after its settle time). */
-export function releaseCallEffect(call: Current<ToolCallRecord>, effect: Current<EffectRecord>, holder: EffectOf, now: Date): PairStep<void> {
-  return pair(releaseCall(call, now), releaseEffect(effect, holder, now), () => undefined);
+export function releaseCallEffect(call: Current<ToolCallRecord>, effect: Current<EffectRecord>, holder: EffectOf, now: Date, unsent = false): PairStep<void> {
+  return pair(releaseCall(call, now, unsent), releaseEffect(effect, holder, now, unsent), () => undefined);
 }
 
 /** `renewCall` and `renewEffect` in one write; `true` when the call's lease was renewed (its effect's with it, while the same attempt holds it). */

@@ -345,10 +345,10 @@ export abstract class StorageLedger implements Ledger, Pruning {
     // The effect's line before the call's (the embedded log): a crash between them finds the effect completed.
     return this.updatePair([key, effectKey(holder.key)], (current, held) => protocol.completeCallEffect(current, held, key, holder, recorded, now), { order: 'second first' });
   };
-  readonly releaseCall: Ledger['releaseCall'] = (runId, turn, call, now, effect) => {
+  readonly releaseCall: Ledger['releaseCall'] = (runId, turn, call, now, { effect, unsent } = {}) => {
     const key = callKey(runId, turn, call);
-    if (!effect) return this.update(key, (current) => protocol.releaseCall(current, now));
-    return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.releaseCallEffect(current, held, { key: effect.key, runId, turn, call }, now), { order: 'second first' });
+    if (!effect) return this.update(key, (current) => protocol.releaseCall(current, now, unsent));
+    return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.releaseCallEffect(current, held, { key: effect.key, runId, turn, call }, now, unsent), { order: 'second first' });
   };
   readonly renewCall: Ledger['renewCall'] = ({ runId, turn, call, attempts, now, leaseUntil, effect }) => {
     const key = callKey(runId, turn, call);

@@ -321,15 +321,26 @@ export interface ToolCallRecord {
   latencyMs?: number;
   recordedAt?: string;
   /**
-   * For a tool with `reconcile`: how long after an attempt may last have reached the provider (its
-   * lease's end, or its release) the provider shows what it committed. The claim is not taken over
-   * before then, so that `reconcile` never looks too early (protocol.ts `claimable`).
+   * For a tool with `reconcile`: how long after a request was sent (`sentAt`) the provider shows
+   * what it committed. The claim is not taken over before then, so that `reconcile` never looks
+   * too early (protocol.ts `takeoverAfter`).
    */
   settleMs?: number;
+  /**
+   * When the latest attempt's request went out (its claim: the request follows it at once, or
+   * after the attempt's `reconcile`), while its outcome is unknown; cleared when the attempt ended
+   * knowing it did nothing (the provider refused it, it was never sent).
+   */
+  sentAt?: string;
+  /**
+   * On a claim taken again: the `sentAt` of the attempt before, whose outcome is unknown — what
+   * CallTool reconciles, re-sends under the same key, or escalates. Absent: nothing went out unanswered.
+   */
+  earlierSend?: string;
   /** Set when the call is an effect named by a business key: the effect's claim (EffectRecord). */
   effectKey?: string;
   /** The tool's guarantee when the call was made (define/tool.ts `guaranteeOf`): a report without the agent's code still shows it. */
-  guarantee?: 'read' | 'exactly-once' | 'at-least-once';
+  guarantee?: 'read' | 'exactly-once' | 'at-most-once' | 'at-least-once';
 }
 
 /**
@@ -368,6 +379,9 @@ export interface EffectRecord {
   /** Claims of the effect so far, its takeovers included. */
   attempts: number;
   settleMs?: number;
+  /** As a call's (ToolCallRecord `sentAt`, `earlierSend`): the effect's latest send whose outcome is unknown, and the one before a takeover. */
+  sentAt?: string;
+  earlierSend?: string;
   outcome?: ToolOutcome;
   result?: string;
   recordedAt?: string;

@@ -1,20 +1,24 @@
 import { realTimers, type Timers } from './ports.js';
 
 /**
- * A request's abort signal: fires when `timeoutMs` pass on `timers`, or when `outer` (the caller's, e.g. the
+ * A request's abort signal: fires when `timeoutMs` (if any) pass on `timers`, or when `outer` (the caller's, e.g. the
  * Lambda deadline) fires. Unlike `AbortSignal.any([outer, AbortSignal.timeout(ms)])` its timer and
  * listener are removed by `done()` as soon as the request is over, instead of living on until the
  * timeout (one timer and one dependent signal per request, several times the cost of the call on
  * the in-process transport). Real timers do not keep the process alive for a pending deadline, like
  * AbortSignal.timeout's.
  */
-export function deadline(timeoutMs: number, outer?: AbortSignal, timers: Timers = realTimers): { signal: AbortSignal; timedOut(): boolean; done(): void } {
+export function deadline(timeoutMs: number | undefined, outer?: AbortSignal, timers: Timers = realTimers): { signal: AbortSignal; timedOut(): boolean; done(): void } {
   const controller = new AbortController();
   let timedOut = false;
-  const cancel = timers.after(timeoutMs, () => {
-    timedOut = true;
-    controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
-  });
+  // No limit of its own (undefined): only `outer` ends it.
+  const cancel =
+    timeoutMs === undefined
+      ? () => undefined
+      : timers.after(timeoutMs, () => {
+          timedOut = true;
+          controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+        });
   const onAbort = () => controller.abort(outer!.reason);
   if (outer?.aborted) controller.abort(outer.reason);
   else outer?.addEventListener('abort', onAbort, { once: true });

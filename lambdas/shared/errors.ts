@@ -16,6 +16,12 @@ export const ErrorNames = {
   ModelRetryAfter: 'Agent.ModelRetryAfter',
   /** Another attempt holds a live lease on this ledger entry: retry after the lease expires. */
   LeaseHeld: 'Agent.LeaseHeld',
+  /**
+   * A send whose outcome is unknown is settling (the provider may not show it yet): not retried by
+   * a `Retry`, whose attempts a long settle time would exhaust, but caught into a Wait of that many
+   * seconds. The message starts with them, as `ModelRetryAfter`'s does.
+   */
+  SettleWait: 'Agent.SettleWait',
   /** The provider's circuit breaker is open: fail fast, wait out the cooldown, never call it. */
   CircuitOpen: 'Agent.CircuitOpen',
   /** Input that can never succeed (bad event, bad tool arguments, bad config): never retried. */
@@ -58,6 +64,23 @@ export class TransientError extends AgentError {
   override readonly name = ErrorNames.Transient;
 }
 
+/**
+ * A request that may have reached the provider and whose answer never came: it timed out or was
+ * aborted after it was sent, or the connection dropped before the answer. Still `Agent.Transient`
+ * to the state machine; to a tool call it is an unknown outcome (tools/failures.ts): a write is
+ * reconciled, re-sent under its idempotency key, or escalated, never sent again blindly; a read
+ * that timed out is answered to the model.
+ */
+export class OutcomeUnknownError extends TransientError {
+  /** The request's deadline passed (the tool's time ran out): no answer within it, rather than a dropped one. */
+  readonly timedOut: boolean;
+
+  constructor(message: string, options: ErrorOptions & { timedOut: boolean }) {
+    super(message, options);
+    this.timedOut = options.timedOut;
+  }
+}
+
 export class ModelThrottledError extends AgentError {
   override readonly name = ErrorNames.ModelThrottled;
   /** The provider's `retry-after` in seconds, when it sent one: the floor of the next attempt's delay. */
@@ -87,6 +110,18 @@ export class ModelRetryAfterError extends AgentError {
 
 export class LeaseHeldError extends AgentError {
   override readonly name = ErrorNames.LeaseHeld;
+}
+
+/** A claim refused until `until` (its settle time from the send): the state machine waits the seconds that lead the message. */
+export class SettleWaitError extends AgentError {
+  override readonly name = ErrorNames.SettleWait;
+  readonly seconds: number;
+
+  constructor(seconds: number, message: string) {
+    const whole = Math.max(1, Math.ceil(seconds));
+    super(`${whole} s to wait (settle): ${message}`);
+    this.seconds = whole;
+  }
 }
 
 export class CircuitOpenError extends AgentError {

@@ -31,6 +31,8 @@ export const MetricNames = {
   Recoveries: 'Recoveries',
   /** Runs given up by recovery (`Agent.Unrecoverable`). */
   RecoveriesGivenUp: 'RecoveriesGivenUp',
+  /** Write calls whose outcome stayed unknown and were escalated to a person instead of sent again. */
+  EffectsEscalated: 'EffectsEscalated',
   /** Runs the sweeper found stuck and could not resume (they need a person). */
   RunsNeedingAttention: 'RunsNeedingAttention',
   /** Runs that ended, by how (one metric each: the dashboard stacks them). */

@@ -6,15 +6,15 @@ import { budgetTrip, FRAMING_TOKENS, NOTES_BYTES, wallClockEnd } from '../guards
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
 import type { AggregateLedger, ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
-import { InvalidInputError, LeaseHeldError, TerminalError } from '../shared/errors.js';
+import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { boundedAttempt } from '../tools/attempt.js';
-import { failureOf, type Failure, type Outcome } from '../tools/failures.js';
+import { escalated, failureOf, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { timersOf, type Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
-import { effectGate, recordEscalation, undecided } from '../tools/effects.js';
+import { claimRefused, effectGate, recordEscalation, undecided, unknownEarlierSend } from '../tools/effects.js';
 import { reserveAmount } from '../tools/aggregates.js';
 
 export const CallToolInput = z.object({
@@ -34,6 +34,8 @@ export interface CallToolResult {
   summary?: string;
   /** `false` when a retry found the call counted already (metrics count a call once). */
   counted?: boolean;
+  /** The call's outcome is unknown and a person was asked to decide (the EffectsEscalated metric). */
+  escalated?: boolean;
 }
 
 export interface CallToolDeps {
@@ -114,7 +116,9 @@ export function createCallTool(deps: CallToolDeps) {
       status: 'in_flight',
       leaseUntil: new Date(now.getTime() + deps.leaseMs).toISOString(),
       attempts: 0,
-      ...(tool?.reconcile && { settleMs: settleMsOf(tool, deps.leaseMs) }),
+      ...(tool?.reconcile && { settleMs: settleMsOf(tool) }),
+      // A write's request goes out right after its claim (or after its reconcile): the settle time counts from here.
+      ...(tool?.effect === 'write' && { sentAt: now.toISOString() }),
       ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }),
       ...(tool && { guarantee: guaranteeOf(tool) }),
     };
@@ -124,7 +128,7 @@ export function createCallTool(deps: CallToolDeps) {
       const result = await deps.ledger.recordCall({ ...entry, ...outcome, status: 'completed', recordedAt: deps.clock.now().toISOString() }, deps.clock.now(), counting ? count : undefined);
       if (result.recorded) return { record: result.record, counted: counting };
       if (result.existing.status === 'completed') return { record: result.existing, counted: false };
-      throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${result.existing.leaseUntil}`);
+      throw claimRefused(result.existing, `tool call ${turn}/${call} of run ${runId} is in flight`, deps.clock.now());
     };
     const doneAtOnce = async (outcome: Outcome) => {
       const { record, counted } = await recordAtOnce(outcome, true);
@@ -154,6 +158,9 @@ export function createCallTool(deps: CallToolDeps) {
     // One attempt's outside work, bounded by the tool's timeout and the run's wall clock (tools/attempt.ts).
     const bounds = { timeoutMs: toolTimeoutMs(tool), signal, clock: deps.clock, stopAt: wallClockEnd(run), what: tool.name };
     const context = (key: string, attemptSignal: AbortSignal): ToolContext => ({ ...runView(run), idempotencyKey: key, signal: attemptSignal, turn, call, deps: deps.agentDeps() });
+    // Set when `reconcile` answered "not found" for a tool with no declared settle time: nothing
+    // says the provider would show the earlier send by now, so it is not sent again (escalated).
+    let notFoundUnsettled = false;
     const send = (retried: boolean, key: string, sent: unknown = args) => () =>
       deps.breaker.call(
         toolsBreaker(deps.agent),
@@ -163,6 +170,10 @@ export function createCallTool(deps: CallToolDeps) {
             if (retried) {
               const answer = await tool.reconcile!(sent, toolContext);
               if (answer.found) return answer.result;
+              if (tool.settleMs === undefined) {
+                notFoundUnsettled = true;
+                return undefined;
+              }
             }
             return tool.execute(sent, toolContext);
           }, bounds),
@@ -200,32 +211,39 @@ export function createCallTool(deps: CallToolDeps) {
     // rejection is no claim). Held by another call: its result is this one's, or (in flight) this
     // call waits for it — another call of the same turn with the same business key included,
     // which may run beside this one. Nothing is written then.
-    const holder = entry.effectKey !== undefined && !refusal ? { key: entry.effectKey, runId, turn, call, name: entry.name, args: entry.args, leaseUntil: entry.leaseUntil, ...(entry.settleMs !== undefined && { settleMs: entry.settleMs }) } : undefined;
+    const holder =
+      entry.effectKey !== undefined && !refusal
+        ? { key: entry.effectKey, runId, turn, call, name: entry.name, args: entry.args, leaseUntil: entry.leaseUntil, ...(entry.settleMs !== undefined && { settleMs: entry.settleMs }), ...(entry.sentAt !== undefined && { sentAt: entry.sentAt }) }
+        : undefined;
     const claim = await deps.ledger.claimCall(entry, now, holder);
     const gate = await effectGate(deps.ledger, tool, claim, runId);
     if (gate && 'done' in gate) return doneAtOnce(gate.done);
-    if (gate && 'wait' in gate) throw new LeaseHeldError(gate.wait);
+    if (gate && 'wait' in gate) throw claimRefused(gate.held, gate.wait, deps.clock.now());
     if (!claim.claimed) {
       if (claim.existing!.status === 'completed') return done(claim.existing!);
-      throw new LeaseHeldError(`tool call ${turn}/${call} of run ${runId} is in flight until ${claim.existing!.leaseUntil}`);
+      throw claimRefused(claim.existing!, `tool call ${turn}/${call} of run ${runId} is in flight`, deps.clock.now());
     }
     // The call and its effect are recorded, and released, together (one write each).
     const effect = gate && holder && { key: holder.key };
     // With `counting`, the step is counted in the same write; a completion that writes is this attempt's own, so it counts it.
     const complete = (outcome: Outcome, unknown = false, counting = false) =>
       deps.ledger.completeCall({ runId, turn, call, outcome, now: deps.clock.now(), effect: effect && { ...effect, unknown }, count: counting ? count : undefined });
-    const release = () => deps.ledger.releaseCall(runId, turn, call, deps.clock.now(), effect);
-    // A claim taken again (the earlier attempt died, or failed without knowing) of a tool whose
-    // provider has no idempotency keys: ask the provider what the earlier attempt did first —
-    // after its settle time (protocol.ts takeoverAfter), a bounded number of times, then a person
-    // decides (tools/effects.ts).
-    const attempts = gate ? gate.attempts : claim.record.attempts;
-    const retried = attempts > 1 && tool.reconcile !== undefined;
-    const escalation = refusal ? undefined : undecided(tool, attempts);
-    if (escalation) {
+    // `unsent`: the attempt knows it did nothing, so no send of it is left of unknown outcome.
+    const release = (unsent: boolean) => deps.ledger.releaseCall(runId, turn, call, deps.clock.now(), { effect, unsent });
+    const escalate = async (outcome: Outcome) => {
       await recordEscalation(deps.ledger, claim.record, deps.clock.now());
-      return done(await complete(escalation, true, true), true);
-    }
+      return { ...(await done(await complete(outcome, true, true), true)), escalated: true };
+    };
+    // A claim taken again after a send of unknown outcome (the earlier attempt died, or lost its
+    // answer): re-sent under the same idempotency key; for a provider without keys, `reconcile`
+    // asks what the earlier send did — once its settle time from the send is over (protocol.ts
+    // takeoverAfter), a bounded number of times — and a tool with neither is escalated before a
+    // second send (tools/effects.ts).
+    const attempts = gate ? gate.attempts : claim.record.attempts;
+    const earlierSend = gate ? gate.earlierSend : claim.record.earlierSend;
+    const retried = earlierSend !== undefined && tool.reconcile !== undefined;
+    const escalation = refusal ? undefined : (undecided(tool, attempts) ?? unknownEarlierSend(tool, earlierSend));
+    if (escalation) return escalate(escalation);
     // The claim's lease outlasts the attempt: renewed while the outside call runs (a holder that
     // dies stops renewing), and the renewal ends before the claim is released or completed.
     const lease = keepLease(deps, claim.record, effect && { ...effect, attempts: gate.attempts });
@@ -235,16 +253,22 @@ export function createCallTool(deps: CallToolDeps) {
     } finally {
       await lease.stop();
     }
+    if (notFoundUnsettled) {
+      return escalate(escalated(tool.name, `reconcile did not find the request sent at ${earlierSend}, and ${tool.name} declares no settleMs to say the provider would show it by now`));
+    }
     switch (tried.kind) {
       // Its outcome is unknown: released, so that a run extended later goes through the claim again.
       case 'cut':
-        await release();
+        await release(false);
         return skipped(tried.reason);
       // The retry may claim again (after the settle time, for a tool that reconciles): it asks
       // `reconcile` first, or re-sends the same idempotency key.
       case 'release':
-        await release();
+        await release(!tried.unknown);
         throw tried.error;
+      // Sent, no answer, and no way to find out: a person decides; never sent again.
+      case 'undecidable':
+        return escalate(tried.outcome);
       // Nothing can fix it by retrying: recorded so no entry is left in flight.
       case 'fail':
         await complete(tried.outcome);

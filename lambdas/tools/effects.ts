@@ -1,8 +1,10 @@
 import { DEFAULT_MAX_RECONCILES, type AgentDefinition, type EffectKeyContext, type ToolDefinition } from '../define.js';
 import { parseBlobRef, readResult, storeResult } from '../ledger/blobs.js';
 import type { BlobStore, CallClaim, GuardLedger } from '../ledger/ledger.js';
+import { takeoverAfter } from '../ledger/protocol.js';
+import { LeaseHeldError, SettleWaitError } from '../shared/errors.js';
 import type { EffectRecord, ToolCallRecord } from '../records/ledger-records.js';
-import type { Outcome } from './failures.js';
+import { escalated, type Outcome } from './failures.js';
 
 /**
  * The once-only rules of a write call beyond its own claim (the transitions are protocol.ts's):
@@ -32,12 +34,12 @@ export function effectKeyOf(agent: Pick<AgentDefinition, 'name'>, tool: ToolDefi
 
 /** A claim of the call's effect, as CallTool acts on it. */
 export type EffectGate =
-  /** This call holds the effect: send `args` (the holder's, on a takeover); `attempts` > 1: an earlier attempt may have sent. */
-  | { go: true; args: unknown; attempts: number }
+  /** This call holds the effect: send `args` (the holder's, on a takeover); `earlierSend`: an earlier attempt sent it, its outcome unknown. */
+  | { go: true; args: unknown; attempts: number; earlierSend?: string }
   /** Another call completed it: its result is this call's, nothing is sent. */
   | { done: Outcome }
-  /** Another live call holds it: wait (Agent.LeaseHeld), never send. */
-  | { wait: string };
+  /** Another live call holds it, or its send is settling: wait (`claimRefused`), never send. */
+  | { wait: string; held: EffectRecord };
 
 /** What a claim of a call with its effect (ToolCallLedger `claimCall` with `effect`) comes to; the call's own record in the way is the caller's. */
 export async function effectGate(ledger: BlobStore, tool: ToolDefinition, claim: CallClaim, runId: string): Promise<EffectGate | undefined> {
@@ -45,12 +47,27 @@ export async function effectGate(ledger: BlobStore, tool: ToolDefinition, claim:
     if (!claim.effect) return undefined;
     // A takeover sends what the dead holder may have sent: the provider may refuse the same key with other parameters.
     const parsed = tool.input.safeParse(claim.effect.args);
-    return { go: true, args: parsed.success ? parsed.data : undefined, attempts: claim.effect.attempts };
+    return { go: true, args: parsed.success ? parsed.data : undefined, attempts: claim.effect.attempts, ...(claim.effect.earlierSend !== undefined && { earlierSend: claim.effect.earlierSend }) };
   }
   const held = claim.effect;
   if (!held) return undefined;
   if (held.status === 'completed') return { done: { outcome: held.outcome ?? 'ok', result: await resultFrom(ledger, held, runId), latencyMs: 0 } };
-  return { wait: `effect ${held.key} is in flight in run ${held.runId} (turn ${held.turn}, call ${held.call}) until ${held.leaseUntil}` };
+  return { wait: `effect ${held.key} is in flight in run ${held.runId} (turn ${held.turn}, call ${held.call})`, held };
+}
+
+/**
+ * Why a claim was refused, as the state machine waits on it: a live lease is Agent.LeaseHeld (its
+ * Retry waits; the message names the lease's end and the settle time's); a lease over whose send
+ * is still settling is Agent.SettleWait, the seconds left (a Wait state waits them out, however
+ * long the tool's settle time is).
+ */
+export function claimRefused(record: Pick<ToolCallRecord, 'leaseUntil' | 'settleMs' | 'sentAt'>, what: string, now: Date): LeaseHeldError | SettleWaitError {
+  const after = takeoverAfter(record);
+  const settle = record.settleMs ? `; settle time ${record.settleMs} ms from the send${record.sentAt ? ` at ${record.sentAt}` : ''}: it may be taken over after ${after}` : '';
+  if (record.leaseUntil < now.toISOString() && after >= now.toISOString()) {
+    return new SettleWaitError((Date.parse(after) - now.getTime() + 1) / 1000, `${what}: its lease ended at ${record.leaseUntil}${settle}`);
+  }
+  return new LeaseHeldError(`${what} until ${record.leaseUntil} (its lease)${settle}`);
 }
 
 /** The holder's result as this run records it: one stored by reference is copied into this run's blobs. */
@@ -68,18 +85,26 @@ async function resultFrom(ledger: BlobStore, held: EffectRecord, runId: string):
 export function undecided(tool: ToolDefinition, attempts: number): Outcome | undefined {
   const max = tool.maxReconciles ?? DEFAULT_MAX_RECONCILES;
   if (!tool.reconcile || attempts - 1 <= max) return undefined;
-  const message =
-    `${tool.name}: the outcome is still unknown after ${max} reconcile(s); escalated to a person to check with the provider. ` +
-    `It was not sent again: do not call ${tool.name} for this again.`;
-  return { outcome: 'error', result: JSON.stringify({ error: 'outcome_unknown', escalated: true, message }), latencyMs: 0 };
+  return escalated(tool.name, `still unknown after ${max} reconcile(s)`);
 }
 
-/** Records the escalation where a person sees it: a guard event on the run. */
+/**
+ * What a claim taken again decides before anything is sent, when an earlier attempt's send is of
+ * unknown outcome (`earlierSend`): a tool with idempotency keys re-sends under the same key, one
+ * with `reconcile` asks it first (undefined: go on); a tool with neither cannot find out, so the
+ * call is escalated — never a second send of an unknown outcome.
+ */
+export function unknownEarlierSend(tool: ToolDefinition, earlierSend: string | undefined): Outcome | undefined {
+  if (earlierSend === undefined || tool.idempotencyKeys || tool.reconcile) return undefined;
+  return escalated(tool.name, `a request sent at ${earlierSend} got no answer, and ${tool.name} has neither idempotency keys nor reconcile`);
+}
+
+/** Records the escalation where a person sees it: a guard event on the run (the EffectsEscalated metric and alarm follow it). */
 export async function recordEscalation(ledger: Pick<GuardLedger, 'recordGuardEvent'>, call: Pick<ToolCallRecord, 'runId' | 'turn' | 'call' | 'name'>, now: Date): Promise<void> {
   await ledger.recordGuardEvent(call.runId, {
     guard: 'effect',
     action: 'stopped',
-    reason: `${call.name} (turn ${call.turn}, call ${call.call}): outcome unknown after its reconciles, escalated to a person, not sent again`,
+    reason: `${call.name} (turn ${call.turn}, call ${call.call}): outcome unknown, escalated to a person, not sent again`,
     at: now.toISOString(),
   });
 }

@@ -1,6 +1,6 @@
 import type { ToolDefinition } from '../define.js';
 import type { ToolOutcome } from '../records/ledger-records.js';
-import { ErrorNames, InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../shared/errors.js';
+import { ErrorNames, InvalidInputError, MalformedResponseError, OutcomeUnknownError, TerminalError, TransientError } from '../shared/errors.js';
 import { AttemptCut } from './attempt.js';
 
 /**
@@ -35,13 +35,14 @@ export type Outcome = { outcome: ToolOutcome; result: string; latencyMs: number 
  *   the attempt threw                               a read                        a write
  *   ──────────────────────────────────────────────  ────────────────────────────  ─────────────────────────────────────────────
  *   the run's wall clock ran out (AttemptCut)        cut: skipped, unrecorded      cut: claim released, skipped
- *   the tool's timeout, or a throw that is none of   answer: timeout /             with reconcile or idempotency keys: release
- *   the harness's errors (a bug, a library's error)  tool_failed                   as Agent.Transient (the retry asks reconcile
- *                                                                                  or re-sends the key); else answer: outcome_unknown
+ *   the tool's timeout, a throw that is none of the  answer: timeout /             unknown outcome: with reconcile or idempotency
+ *   harness's errors (a bug, a library's error), or  tool_failed (an               keys, release as Agent.Transient (the retry
+ *   OutcomeUnknownError (sent, no answer: a client's  OutcomeUnknownError that       asks reconcile or re-sends the key); else
+ *   deadline, a dropped answer)                      did not time out: release)    escalate: outcome_unknown, a person decides
  *   InvalidInputError (the provider refused it)      answer: invalid_request       answer: invalid_request
  *   MalformedResponseError (a TerminalError)         answer: malformed_response    fail: recorded, run fails
  *   TerminalError                                    fail: recorded, run fails     fail: recorded, run fails
- *   any other of the harness's errors (Transient…)   release                       release
+ *   any other of the harness's errors (Transient…)   release                       release, nothing sent unanswered
  *
  * `release`: nothing is recorded (a write's claim is released) and the error goes to the state
  * machine, whose Retry fields decide (lambdas/shared/errors.ts names which are retried).
@@ -51,26 +52,37 @@ export type Failure =
   | { kind: 'answer'; outcome: Outcome }
   /** Recorded as the call's result (nothing can fix it by retrying), then the run fails with `error`. */
   | { kind: 'fail'; outcome: Outcome; error: unknown }
-  /** Not recorded: the claim is released and `error` goes to the state machine. */
-  | { kind: 'release'; error: unknown }
+  /**
+   * Not recorded: the claim is released and `error` goes to the state machine. `unknown`: the
+   * request may have reached the provider (the retry reconciles or re-sends its key, after the
+   * settle time); else the attempt did nothing.
+   */
+  | { kind: 'release'; error: unknown; unknown: boolean }
+  /** A write whose outcome is unknown and that cannot be found out: recorded as `outcome_unknown`, a person decides; never sent again. */
+  | { kind: 'undecidable'; outcome: Outcome }
   /** The run's wall clock ran out mid-call: nothing more is sent; BudgetCheck stops the run. */
   | { kind: 'cut'; reason: string };
 
 export function failureOf(tool: Pick<ToolDefinition, 'name' | 'effect' | 'reconcile' | 'idempotencyKeys'>, error: unknown, latencyMs: number): Failure {
   const answer = (code: string, message: string): Failure => ({ kind: 'answer', outcome: { outcome: 'error', result: JSON.stringify({ error: code, message }), latencyMs } });
   if (error instanceof AttemptCut && error.cut.kind === 'wallClock') return { kind: 'cut', reason: error.message };
-  if (error instanceof AttemptCut || !isOwnError(error)) {
-    const timedOut = error instanceof AttemptCut;
-    const message = timedOut ? error.message : `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`;
+  // A request sent whose answer never came: for a read that ran out of time, the model is told
+  // (it would time out again: retrying would fail the run without telling it); a dropped answer
+  // is retried. For a write, an unknown outcome like a timeout.
+  const sentUnanswered = error instanceof OutcomeUnknownError;
+  if (sentUnanswered && tool.effect === 'read' && !error.timedOut) return { kind: 'release', error, unknown: false };
+  if (error instanceof AttemptCut || !isOwnError(error) || sentUnanswered) {
+    const timedOut = error instanceof AttemptCut || (sentUnanswered && error.timedOut);
+    const message = error instanceof AttemptCut ? error.message : `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`;
     // A read changed nothing: the model is told and may try otherwise.
     if (tool.effect === 'read') return answer(timedOut ? 'timeout' : 'tool_failed', message);
     // A write may have taken effect: its outcome is unknown. Retried through the claim, which
     // asks `reconcile` first or re-sends the same idempotency key — never sent blindly again.
     if (tool.reconcile || tool.idempotencyKeys) {
-      const retry = tool.reconcile ? 'asks reconcile first' : 're-sends the same idempotency key';
-      return { kind: 'release', error: new TransientError(`outcome unknown: ${message}; the retry ${retry}`, { cause: error }) };
+      const retry = tool.reconcile ? 'asks reconcile first, after the settle time' : 're-sends the same idempotency key';
+      return { kind: 'release', error: new TransientError(`outcome unknown: ${message}; the retry ${retry}`, { cause: error }), unknown: true };
     }
-    return answer('outcome_unknown', `${message}. It may have taken effect: check before calling ${tool.name} again.`);
+    return { kind: 'undecidable', outcome: escalated(tool.name, message) };
   }
   // The provider refused the request (e.g. more than is left to refund): the model sees why.
   if (error instanceof InvalidInputError) return answer('invalid_request', error.message);
@@ -78,7 +90,16 @@ export function failureOf(tool: Pick<ToolDefinition, 'name' | 'effect' | 'reconc
   // model that keeps asking again).
   if (error instanceof MalformedResponseError && tool.effect === 'read') return answer('malformed_response', error.message);
   if (error instanceof TerminalError) return { kind: 'fail', outcome: { outcome: 'error', result: JSON.stringify({ error: 'terminal', message: error.message }), latencyMs }, error };
-  return { kind: 'release', error };
+  return { kind: 'release', error, unknown: false };
+}
+
+/**
+ * The outcome of a write escalated to a person: what the model is told (not to call it again) and
+ * the ledger records; `why` says what is unknown.
+ */
+export function escalated(toolName: string, why: string): Outcome {
+  const message = `${toolName}: the outcome is unknown (${why}); escalated to a person to check with the provider. It was not sent again: do not call ${toolName} for this again.`;
+  return { outcome: 'error', result: JSON.stringify({ error: 'outcome_unknown', escalated: true, message }), latencyMs: 0 };
 }
 
 const OWN_NAMES = new Set<string>(Object.values(ErrorNames));

@@ -11,7 +11,7 @@ import { seededRandom } from '../../sim/random.js';
  * boundary as the step crosses it; the injector can end the process there (a real SIGKILL), which
  * is how every boundary is proven recoverable.
  *
- *   CallTool          before-claim ─ claim ─ after-claim ─ provider call ─ after-commit ─ record ─ after-record ─ return
+ *   CallTool          before-claim ─ claim ─ after-claim ─ provider call ─ after-commit ─ record ─ after-record ─ return ─ tool-returned
  *   CallModel         model call ─ model-call ─ record ─ model-recorded ─ return
  *   RequestApproval   store the pending approval ─ awaiting-approval ─ (the execution waits for a person)
  *   Handoff           record A→successor ─ handoff-recorded ─ StartExecution(successor) ─ return
@@ -25,6 +25,11 @@ export const CrashPoint = {
   AfterCommit: 'after-commit',
   /** The tool's outcome is recorded; the state machine has not heard back. */
   AfterRecord: 'after-record',
+  /**
+   * CallTool returned: whatever it recorded must be durable by now (on AWS the function may be
+   * frozen or gone the moment it returns, and a write it did not wait for never lands).
+   */
+  ToolReturned: 'tool-returned',
   /** In the middle of a model call: the provider answered (and billed), the answer is not recorded. */
   ModelCall: 'model-call',
   /** The model's turn is recorded; the state machine has not heard back. */
@@ -52,6 +57,7 @@ export const TOOL_CALL_BOUNDARIES: readonly CrashPoint[] = [
   CrashPoint.AfterClaim,
   CrashPoint.AfterCommit,
   CrashPoint.AfterRecord,
+  CrashPoint.ToolReturned,
 ];
 
 export interface CrashPoints {
@@ -163,6 +169,19 @@ export function crashingToolCalls(calls: ToolCallLedger, crash: CrashPoints): Pi
       return recorded;
     },
   };
+}
+
+/**
+ * CallTool's function, announcing `tool-returned` as it returns, for the tool it called: a crash
+ * there must find the call's record durable (a completion not awaited would be lost with it).
+ */
+export function crashingCallTool<F extends (input: unknown, signal?: AbortSignal) => Promise<unknown>>(callTool: F, crash: CrashPoints): F {
+  return (async (input: unknown, signal?: AbortSignal) => {
+    const result = await callTool(input, signal);
+    const name = (result as { name?: unknown } | undefined)?.name;
+    crash.reached(CrashPoint.ToolReturned, typeof name === 'string' ? [name] : []);
+    return result;
+  }) as F;
 }
 
 /** The model turns: recordTurn: record ─ model-recorded. */

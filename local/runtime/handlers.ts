@@ -12,7 +12,7 @@ import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
 import type { ModelServer } from '../../sim/model-server.js';
-import { crashingLedger, crashingModel } from './crash.js';
+import { crashingCallTool, crashingLedger, crashingModel } from './crash.js';
 import type { LocalEngine } from '../engine/local-engine.js';
 import type { TwinIam } from '../aws/iam/index.js';
 import type { SfnQuotas } from '../aws/sfn-api-throttling.js';
@@ -158,7 +158,12 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     approvals: wiring.approvalsOf(step),
   });
   const stepNames = Object.keys(stepsAs(Steps.StartRun)) as (keyof ReturnType<typeof stepsAs>)[];
-  const bound = Object.fromEntries(stepNames.map((step) => [step, bind(step, stepsAs(step)[step])]));
+  // CallTool announces its return too: what it recorded must be durable by then.
+  const stepOf = (step: (typeof stepNames)[number]): StepFunction => {
+    const fn = stepsAs(step)[step] as StepFunction;
+    return crash && step === Steps.CallTool ? crashingCallTool(fn, crash) : fn;
+  };
+  const bound = Object.fromEntries(stepNames.map((step) => [step, bind(step, stepOf(step))]));
   return {
     ...bound,
     [Steps.ApprovalCallback]: () => Promise.reject(new Error('the approval callback is served by the approval API')),

@@ -18,6 +18,8 @@ export type LocalHandlers = Record<StepName, LocalHandler>;
 
 /** infra's `States.WaitRetryAfter`, by value: importing infra/ would load the CDK (see local/template/synthesize.ts). */
 const WAIT_RETRY_AFTER = 'WaitRetryAfter';
+/** infra's `States.WaitSettle`, by value (as above). */
+const WAIT_SETTLE = 'WaitSettle';
 
 /**
  * The synthesized state machine on the in-process engine: each Task state calls the handlers of
@@ -41,7 +43,7 @@ export function localEngine(
     stateMachineArn: extracted.stateMachineArn,
     tasks: bindTasks(extracted.tasks, current, twin.template, options.functionTimeoutMs),
     retryIntervalOverrides,
-    ...(options.retryAfterWaitMs !== undefined && { waitTimeOverrides: { [WAIT_RETRY_AFTER]: options.retryAfterWaitMs } }),
+    ...waitOverrides(clock, options),
     ...(options.taskTimeoutMs && { taskTimeoutOverrides: { ...options.taskTimeoutMs } }),
     now: () => clock.now(),
     // A clock that can arm timers runs the Tasks' timeouts too (a test's clock: no real wait).
@@ -51,6 +53,20 @@ export function localEngine(
     aliases: twin.aliases,
     ...(options.retainFinishedExecutions !== undefined && { retainFinished: options.retainFinishedExecutions }),
   });
+}
+
+/**
+ * The Wait states the local engine waits otherwise than their seconds. A settling send (WaitSettle)
+ * is waited out in real seconds on the system clock, as on AWS; on a clock a test moves by hand,
+ * real seconds are not its time, so CallTool looks again every half lease and finds the settle
+ * time over once the test has moved the clock past it.
+ */
+function waitOverrides(clock: Clock & Partial<Timers>, options: Pick<LocalStackOptions, 'retryAfterWaitMs' | 'leaseMs'>): { waitTimeOverrides?: Record<string, number> } {
+  const overrides: Record<string, number> = {
+    ...(options.retryAfterWaitMs !== undefined && { [WAIT_RETRY_AFTER]: options.retryAfterWaitMs }),
+    ...(clock.after && { [WAIT_SETTLE]: options.leaseMs! / 2 }),
+  };
+  return Object.keys(overrides).length > 0 ? { waitTimeOverrides: overrides } : {};
 }
 
 /**

@@ -61,7 +61,8 @@ describe('support triage on the synthesized state machine', () => {
     expect(figures.approvals).toMatchObject({ total: 2, approved: 1, expired: 1, pending: 0 });
     expect(figures.inFlight).toBe(0);
     // The harness's own word on the tools: the send reconciles, the escalation has keys.
-    expect(figures.tools['send_reply']).toMatchObject({ guarantee: 'exactly-once', ok: 7, expired: 1 });
+    // Its reconcile declares no settle time: a lost answer it cannot find is escalated, never re-sent.
+    expect(figures.tools['send_reply']).toMatchObject({ guarantee: 'at-most-once', ok: 7, expired: 1 });
     expect(figures.tools['escalate']).toMatchObject({ guarantee: 'exactly-once', ok: 4 });
     expect(figures.tools['get_ticket']).toMatchObject({ guarantee: 'read', ok: 13 });
 
@@ -109,10 +110,10 @@ describe('support triage on the synthesized state machine', () => {
     expect(counts.size).toBe(8);
     expect([...counts.values()].every((count) => count === 1)).toBe(true);
     expect(ticketsAnsweredTwice(stack.world)).toEqual([]);
-    // Each send failed once (Agent.Transient), waited out the tool's settle time (Agent.LeaseHeld:
-    // no claim before it), and was completed by reconcile on its second claim, with the
-    // provider's own record of the mail.
-    expect(finished.states['CallTool']!.errors).toEqual({ 'Agent.Transient': 8, 'Agent.LeaseHeld': expect.any(Number) });
+    // Each send failed once (Agent.Transient), waited out the tool's settle time from its send
+    // (Agent.SettleWait: no claim before it, the state machine's Wait), and was completed by
+    // reconcile on its second claim, with the provider's own record of the mail.
+    expect(finished.states['CallTool']!.errors).toEqual({ 'Agent.Transient': 8, 'Agent.SettleWait': expect.any(Number) });
     const { calls } = await stack.ledger.listConversation('dropped');
     for (const call of calls.filter((record) => record.name === 'send_reply')) {
       expect(call).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 2 });
@@ -121,7 +122,7 @@ describe('support triage on the synthesized state machine', () => {
     }
   });
 
-  it('without reconcile the same dropped answers send every reply twice, and the report says at-least-once', async () => {
+  it('without reconcile the same dropped answers send every reply once: each is escalated to a person, never sent again, and the report says at-most-once', async () => {
     // The control: what `reconcile` prevents. The same agent, its send tool stripped of reconcile.
     const unreconciled: typeof supportTriage = {
       ...supportTriage,
@@ -132,10 +133,14 @@ describe('support triage on the synthesized state machine', () => {
     await Promise.all(harness.decisions);
 
     expect(finished.status).toBe('SUCCEEDED');
-    expect(harness.stack.world.server.sent()).toHaveLength(16);
-    expect(ticketsAnsweredTwice(harness.stack.world)).toHaveLength(8);
+    expect(harness.stack.world.server.sent()).toHaveLength(8);
+    expect(ticketsAnsweredTwice(harness.stack.world)).toEqual([]);
     const figures = await report('unreconciled', unreconciled);
-    expect(figures.tools['send_reply']!.guarantee).toBe('at-least-once');
+    expect(figures.tools['send_reply']!.guarantee).toBe('at-most-once');
+    const replies = (await harness.stack.ledger.listConversation('unreconciled')).calls.filter((call) => call.name === 'send_reply' && call.outcome === 'error');
+    expect(replies.map((call) => JSON.parse(call.result!))).toEqual(Array(8).fill(expect.objectContaining({ error: 'outcome_unknown', escalated: true })));
+    const run = await harness.stack.ledger.getRun('unreconciled');
+    expect(run!.guardEvents!.filter((event) => event.guard === 'effect')).toHaveLength(8);
   });
 
   it('finishes with injected transient faults in every provider and the model, each reply sent once', async () => {
@@ -148,8 +153,8 @@ describe('support triage on the synthesized state machine', () => {
     expect(figures).toMatchObject({ status: 'succeeded', inFlight: 0, summary: { tickets: 13, replied: 8, escalated: 3, left: 2 } });
     const { CallTool } = finished.states;
     expect(CallTool!.invocations).toBeGreaterThan(CallTool!.entered);
-    // A send that failed waits out the settle time before it is reconciled (Agent.LeaseHeld).
-    expect(Object.keys(CallTool!.errors).every((name) => ['Agent.Transient', 'Agent.CircuitOpen', 'Agent.LeaseHeld'].includes(name))).toBe(true);
+    // A send that failed waits out the settle time before it is reconciled (Agent.SettleWait).
+    expect(Object.keys(CallTool!.errors).every((name) => ['Agent.Transient', 'Agent.CircuitOpen', 'Agent.LeaseHeld', 'Agent.SettleWait'].includes(name))).toBe(true);
     expect(harness.stack.world.server.sent()).toHaveLength(8);
     expect(keysSentTwice(harness.stack.world)).toEqual([]);
   });

@@ -19,8 +19,12 @@ const day = makeSampleDay(7, { plain: 1, already_refunded: 0, mismatch: 1, large
 const KIND = { issue_refund: 'refund', flag_for_review: 'review', post_report: 'report' } as const;
 type Tool = keyof typeof KIND;
 
-/** The boundaries in the order one tool call meets them: the model asks for it, then it runs. */
-const CHAIN = TOOL_CALL_BOUNDARIES;
+/**
+ * The boundaries in the order one tool call meets them: the model asks for it, then it runs. A
+ * crash at after-record leaves the call completed, so the run never calls the tool again and
+ * `tool-returned` cannot follow it in the same chain: it has a chain of its own (below).
+ */
+const CHAIN = TOOL_CALL_BOUNDARIES.filter((point) => point !== CrashPoint.ToolReturned);
 
 /** What the ledger and the provider hold for the tool call right after a crash at each boundary. */
 const EXPECTED: Record<Point, { call: 'none' | 'in_flight' | 'completed'; committed: number }> = {
@@ -31,6 +35,8 @@ const EXPECTED: Record<Point, { call: 'none' | 'in_flight' | 'completed'; commit
   // The unknown-outcome window: the provider committed, the ledger does not know.
   [CrashPoint.AfterCommit]: { call: 'in_flight', committed: 1 },
   [CrashPoint.AfterRecord]: { call: 'completed', committed: 1 },
+  // CallTool returned: its record is durable (a completion it did not wait for would be missing here).
+  [CrashPoint.ToolReturned]: { call: 'completed', committed: 1 },
   [CrashPoint.AwaitingApproval]: { call: 'none', committed: 0 },
 };
 
@@ -73,6 +79,27 @@ describe.concurrent('the crash matrix', { timeout: 300_000 }, () => {
     expect(JSON.parse(call(tool)!.result!)).toEqual(entry.record);
     // Claimed by the process that died after its claim, then taken over with the same key.
     expect(call(tool)!.attempts).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a crash as CallTool returns, for each tool in turn: its record is durable, and nothing is sent again', async () => {
+    const { stateDir, args } = await workspace('matrix-returned', day);
+    // In the order the run calls them: the review of the mismatch, the refund, the report.
+    for (const [index, tool] of (['flag_for_review', 'issue_refund', 'post_report'] as const).entries()) {
+      const command = index === 0 ? ['run'] : ['resume', runId];
+      const crashed = await savepoint(args(...command, '--json', '--crash-at', `${CrashPoint.ToolReturned}:${tool}`));
+      expect(crashed.signal, `${tool}: ${crashed.stderr}`).toBe('SIGKILL');
+      expect(crashed.stderr).toContain(`crash injected at ${CrashPoint.ToolReturned} (${tool})`);
+      const { call } = await ledgerOf(stateDir, runId);
+      expect(call(tool)?.status ?? 'none', tool).toBe(EXPECTED[CrashPoint.ToolReturned].call);
+      expect(providerJournal(stateDir).filter((entry) => entry.kind === KIND[tool]), tool).toHaveLength(EXPECTED[CrashPoint.ToolReturned].committed);
+    }
+    const finished = await savepoint(args('resume', runId, '--json'));
+    expect(finished.code, finished.stderr).toBe(0);
+    expect(JSON.parse(finished.stdout)).toMatchObject({ status: 'succeeded', inFlight: 0, summary: { issued: 1, flagged: 1 } });
+    expect(duplicates(stateDir)).toEqual([]);
+    // Each call was recorded by the process that made it: none was claimed again.
+    const { calls } = await ledgerOf(stateDir, runId);
+    expect(calls.filter((record) => record.name in KIND).map((record) => record.attempts)).toEqual([1, 1, 1]);
   });
 
   // The adapter is only between the boundaries of the model call; those of the tool call after it

@@ -61,6 +61,24 @@ async function runSkippingSettles(h: TriageHarness, clock: TestClock, runId: str
   }
 }
 
+/**
+ * Runs `runId` with the clock moved only as the state machine waits, as time passes on AWS while it
+ * does: each time the execution enters the settle wait (WaitSettle), the clock moves by the seconds
+ * that state waits. Nothing else moves it and nothing resumes the run: it finishes on its own, or not.
+ */
+async function runOnItsOwn(h: TriageHarness, clock: TestClock, runId: string) {
+  const off = h.stack.engine.on((event) => {
+    if (event.type !== 'WaitStateEntered' || event.stateEnteredEventDetails?.name !== 'WaitSettle') return;
+    const { settle } = JSON.parse(event.stateEnteredEventDetails.input) as { settle: { seconds: number } };
+    setImmediate(() => clock.advance(settle.seconds * 1000));
+  });
+  try {
+    return await h.run({ runId, input });
+  } finally {
+    off();
+  }
+}
+
 /** The run's execution is in a Retry's wait: its latest event is a failed Task. */
 function betweenAttempts(h: TriageHarness): boolean {
   const [execution] = h.stack.engine.listExecutions().executions;
@@ -97,6 +115,40 @@ describe('a write whose outcome is unknown, against a provider that commits late
     expect([...harness.stack.world.server.sentCountBy(KEY_HEADER).values()]).toEqual([1]);
     const reply = (await harness.stack.ledger.listConversation('late')).calls.find((call) => call.name === 'send_reply')!;
     expect(reply).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 2, settleMs: 60_000 });
+  });
+
+  it('with settleMs: 60000, finishes on its own: the settle time is waited out by the state machine, not by retries that run out (one send)', async () => {
+    const late = await startLate({ settleMs: 60_000 }, (send) => send === 1);
+    const { clock, sends } = late;
+    harness = late.harness;
+    const started = clock.now().getTime();
+    const finished = await runOnItsOwn(harness, clock, 'waits');
+
+    expect(finished.status).toBe('SUCCEEDED');
+    expect(sends).toHaveLength(1);
+    const reply = (await harness.stack.ledger.listConversation('waits')).calls.find((call) => call.name === 'send_reply')!;
+    expect(reply).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 2, settleMs: 60_000 });
+    // Reconciled 60 s after the send, not sooner (and not a minute of real time: the clock moved).
+    expect(clock.now().getTime() - started).toBeGreaterThanOrEqual(60_000);
+    expect(finished.states['CallTool']!.errors).toMatchObject({ 'Agent.SettleWait': expect.any(Number) });
+  });
+
+  it('with the defaults, a provider without keys that commits 50 s late gets one send: reconcile does not find it, so the call is escalated, never sent again', async () => {
+    // Every send loses its answer, as in the report of issue 35: four sends before.
+    const late = await startLate({}, () => true);
+    const { clock, sends } = late;
+    harness = late.harness;
+    const finished = await runOnItsOwn(harness, clock, 'defaults');
+
+    expect(finished.status).toBe('SUCCEEDED');
+    expect(sends).toHaveLength(1);
+    const reply = (await harness.stack.ledger.listConversation('defaults')).calls.find((call) => call.name === 'send_reply')!;
+    expect(reply).toMatchObject({ status: 'completed', outcome: 'error', guarantee: 'at-most-once' });
+    // Reconciled no sooner than the default settle time (the tool's timeout) after the send.
+    expect(Date.parse(reply.recordedAt!) - Date.parse(reply.earlierSend!)).toBeGreaterThanOrEqual(20_000);
+    expect(JSON.parse(reply.result!)).toMatchObject({ error: 'outcome_unknown', escalated: true });
+    const run = await harness.stack.ledger.getRun('defaults');
+    expect(run!.guardEvents).toContainEqual(expect.objectContaining({ guard: 'effect', action: 'stopped' }));
   });
 
   it('with a settle time shorter than the provider’s commit, reconcile looks too early and the reply goes out twice (the control)', async () => {

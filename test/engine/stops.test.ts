@@ -13,7 +13,8 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { nextCallReservation } from '../../lambdas/steps/call-model.js';
 import { postDecision, startAgentHarness, wake, waitFor, type AgentHarness } from '../support/agent-harness.js';
-import { manualClock } from '../support/manual-clock.js';
+import { manualClock, skippingClock } from '../support/manual-clock.js';
+import { skipSettleWaits } from '../../testing/index.js';
 import { TASK_TIMEOUT_MARGIN } from '../../infra/agent-state-machine.js';
 import { TIMEOUT_EARLY_MS } from '../../lambdas/adapters/middleware.js';
 
@@ -175,16 +176,20 @@ describe('a write that throws is an unknown outcome', () => {
       },
     });
     const seen: ToolResultBlock[][] = [];
-    const current = await start(scriptedAgent([notify], [() => calls(use('t1', 'notify', { to: 'a' })), () => finish()], seen));
+    // Real time, the settle wait skipped: the clock moves by the seconds the state machine waits.
+    const clock = skippingClock();
+    const current = await start(scriptedAgent([notify], [() => calls(use('t1', 'notify', { to: 'a' })), () => finish()], seen), { clock });
+    skipSettleWaits(current.engine, clock.advance);
     const finished = await run(current, 'throwing-write');
 
     expect(finished.output).toMatchObject({ status: 'succeeded' });
     expect(sent).toHaveLength(1);
     expect(parsed(seen[1]![0])).toEqual({ sent: true, reconciled: true });
     // The throw was retried as an unknown outcome (Agent.Transient), through the claim, once the
-    // tool's settle time had passed (Agent.LeaseHeld until then: reconcile never looks too early).
-    expect(finished.states['CallTool']).toMatchObject({ entered: 1, errors: { 'Agent.Transient': 1, 'Agent.LeaseHeld': expect.any(Number) } });
-    expect(finished.states['CallTool']!.invocations).toBe(2 + finished.states['CallTool']!.errors['Agent.LeaseHeld']!);
+    // tool's settle time from the send had passed (Agent.SettleWait until then, waited out by the
+    // state machine: reconcile never looks too early).
+    expect(finished.states['CallTool']).toMatchObject({ errors: { 'Agent.Transient': 1, 'Agent.SettleWait': expect.any(Number) } });
+    expect(finished.states['CallTool']!.invocations).toBe(2 + finished.states['CallTool']!.errors['Agent.SettleWait']!);
     const [record] = (await current.ledger.listConversation('throwing-write')).calls;
     expect(record).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 2 });
   });
@@ -198,7 +203,13 @@ describe('a write that throws is an unknown outcome', () => {
 
     expect(finished.output).toMatchObject({ status: 'succeeded' });
     expect(sends).toBe(1);
-    expect(parsed(seen[1]![0])).toEqual({ error: 'outcome_unknown', message: 'post failed: socket hang up. It may have taken effect: check before calling post again.' });
+    // Escalated to a person (a guard event, the EffectsEscalated alarm), never sent again.
+    expect(parsed(seen[1]![0])).toEqual({
+      error: 'outcome_unknown',
+      escalated: true,
+      message: 'post: the outcome is unknown (post failed: socket hang up); escalated to a person to check with the provider. It was not sent again: do not call post for this again.',
+    });
+    expect((await current.ledger.getRun('unknown-write'))!.guardEvents).toContainEqual(expect.objectContaining({ guard: 'effect', action: 'stopped' }));
   });
 });
 
@@ -246,7 +257,7 @@ describe('a hung tool', () => {
     const current = await start(scriptedAgent([hungRead, hungWrite], [() => calls(use('t1', 'hung_read', {}), use('t2', 'hung_write', {})), () => finish()], seen), { clock });
     let settling = 0;
     current.engine.on((event) => {
-      if (event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'Agent.LeaseHeld') settling += 1;
+      if (event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'Agent.SettleWait') settling += 1;
     });
     const running = run(current, 'hung');
     // Both calls of the turn run at once, and hang.

@@ -251,6 +251,7 @@ describe('watch it', () => {
     ['a breaker open for 15 minutes', MetricNames.BreakerOpen, { Threshold: 1, Period: 60, EvaluationPeriods: 15, DatapointsToAlarm: 15 }],
     ['runs the sweeper cannot resume', MetricNames.RunsNeedingAttention, { Threshold: 1 }],
     ['approvals whose execution is gone', MetricNames.OrphanedApprovals, { Threshold: 1 }],
+    ['a write escalated to a person (its outcome unknown, not sent again)', MetricNames.EffectsEscalated, { Threshold: 1, Statistic: 'Sum', Period: 300 }],
   ])('alarms on %s, from the metric the functions emit', (_case, metricName, expected) => {
     const alarm = alarmsByDescription().find((props) => props.MetricName === metricName);
     expect(alarm, metricName).toBeDefined();
@@ -267,7 +268,7 @@ describe('watch it', () => {
 
   it('names the runbook entry of every alarm in its description', () => {
     for (const alarm of alarmsByDescription()) expect(alarm.AlarmDescription).toMatch(/Runbook: README\.md#[a-z]+$/);
-    expect(Object.keys(AlarmIds).length).toBe(9);
+    expect(Object.keys(AlarmIds).length).toBe(10);
   });
 
   it('has a runbook entry in the README for every alarm it names', () => {

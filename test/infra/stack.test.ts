@@ -61,12 +61,21 @@ describe('the state machine', () => {
     // One iteration per call: the approval, if it needs one, then the call, which ends the iteration.
     const iteration = definition.States['ToolCalls']!.ItemProcessor!;
     expect(iteration.StartAt).toBe('NeedsApproval');
-    expect(Object.keys(iteration.States).sort()).toEqual(['CallTool', 'NeedsApproval', 'RequestApproval']);
+    expect(Object.keys(iteration.States).sort()).toEqual(['CallTool', 'NeedsApproval', 'ReadSettleWait', 'RequestApproval', 'SettleSeconds', 'WaitSettle']);
     const choices = JSON.stringify(states['NeedsApproval']);
     expect(choices).toContain('"Next":"RequestApproval"');
     expect(choices).toContain('"Default":"CallTool"');
     expect(states['RequestApproval']!.Next).toBe('CallTool');
     expect((states['CallTool'] as { End?: boolean }).End).toBe(true);
+  });
+
+  it('waits out a settling send for the seconds CallTool names (Agent.SettleWait, caught into a Wait), not on a Retry whose attempts a long settle time would exhaust', () => {
+    const iteration = definition.States['ToolCalls']!.ItemProcessor!.States as Record<string, any>;
+    expect(iteration['CallTool'].Catch).toEqual([{ ErrorEquals: [ErrorNames.SettleWait], Next: 'ReadSettleWait', ResultPath: '$.settle' }]);
+    expect(iteration['CallTool'].Retry.flatMap((r: { ErrorEquals: string[] }) => r.ErrorEquals)).not.toContain(ErrorNames.SettleWait);
+    expect(iteration['ReadSettleWait']).toEqual({ Type: 'Pass', Parameters: { 'cause.$': 'States.StringToJson($.settle.Cause)' }, ResultPath: '$.settle', Next: 'SettleSeconds' });
+    expect(iteration['SettleSeconds'].Parameters['seconds.$']).toBe("States.StringToJson(States.ArrayGetItem(States.StringSplit($.settle.cause.errorMessage, ' '), 0))");
+    expect(iteration['WaitSettle']).toEqual({ Type: 'Wait', SecondsPath: '$.settle.seconds', Next: 'CallTool' });
   });
 
   it("runs a turn's tool calls concurrently, up to the agent's toolConcurrency, keeping no result in the state", () => {

@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { defineAgent, defineTool, withDev } from '../../lambdas/index.js';
-import { createTestEnvironment, forEachCrashPoint, TestClock, TOOL_CALL_BOUNDARIES, type TestEnvironment } from '../../testing/index.js';
+import { createTestEnvironment, forEachCrashPoint, TestClock, TOOL_CALL_BOUNDARIES, type CrashCase, type TestEnvironment } from '../../testing/index.js';
 import journalNotes from './fixtures/journal-notes.dev.js';
+import journalMail from './fixtures/journal-mail.dev.js';
+import type { NotesWorld } from './fixtures/journal-notes.dev.js';
 import { oneTurnPolicy } from '../support/one-turn-policy.js';
 
 /**
@@ -164,6 +166,63 @@ describe('savepoint/testing', () => {
     });
     expect(seen).toEqual(TOOL_CALL_BOUNDARIES);
     expect(cases).toHaveLength(TOOL_CALL_BOUNDARIES.length);
+  }, 240_000);
+
+  it("closes the agent's own dev world once per environment: a world that closes a file cannot close it twice", async () => {
+    const worlds: { closes: number }[] = [];
+    const filed = withDev(agent, {
+      policy: dev.dev!.policy!,
+      world: async () => {
+        const world = { closes: 0 };
+        worlds.push(world);
+        return {
+          env: {},
+          close: async () => {
+            if (++world.closes > 1) throw Object.assign(new Error('EBADF: bad file descriptor, close'), { code: 'EBADF' });
+          },
+        };
+      },
+    });
+    env = await createTestEnvironment({ agent: filed });
+    await env.run({ urgent: false });
+    await env.close();
+    env = undefined;
+    expect(worlds.map((world) => world.closes)).toEqual([1]);
+
+    worlds.length = 0;
+    const cases = await forEachCrashPoint({ agent: filed, input: { urgent: false }, boundaries: ['after-claim'], check: () => undefined });
+    expect(cases).toHaveLength(1);
+    // The dying engine's world and the resumed one's, each closed once.
+    expect(worlds.map((world) => world.closes)).toEqual([1, 1]);
+  });
+
+  // A provider without idempotency keys, and the tool's reconcile: at every boundary the resumed run
+  // sends once — after the crash it asks reconcile first, once the settle time from the send is
+  // over (the kit's clock moves past it, as a restart would see it), and sends only if not found.
+  const mailCase = (name: string) => ({ boundary, run, world }: CrashCase<NotesWorld>) => {
+    expect(run.status, `${name} ${boundary}`).toBe('succeeded');
+    const { requests } = world.journal();
+    expect(requests, `${name} ${boundary}`).toHaveLength(1);
+  };
+
+  it('proves a reconcile tool at every boundary in process: each resumed run sends the mail once', async () => {
+    const seen: string[] = [];
+    const cases = await forEachCrashPoint({ agent: journalMail, input: { text: 'lunch at noon' }, check: (crash) => (seen.push(crash.boundary), mailCase('in process')(crash)) });
+    expect(seen).toEqual(TOOL_CALL_BOUNDARIES);
+    // After a crash with the send of unknown outcome, the call was reconciled, not sent blindly.
+    const afterCommit = cases.find((crash) => crash.boundary === 'after-commit')!;
+    expect(afterCommit.run.report.status).toBe('succeeded');
+  }, 120_000);
+
+  it('proves a reconcile tool at every boundary with a killed process: each resumed run sends the mail once', async () => {
+    const seen: string[] = [];
+    await forEachCrashPoint({
+      agent: journalMail,
+      input: { text: 'lunch at noon' },
+      kill: { agentModule: new URL('./fixtures/journal-mail.ts', import.meta.url) },
+      check: (crash) => (seen.push(crash.boundary), mailCase('killed')(crash)),
+    });
+    expect(seen).toEqual(TOOL_CALL_BOUNDARIES);
   }, 240_000);
 
   it('refuses a clock or an approval function with kill: the killed process runs on the system clock and answers from its command line', async () => {

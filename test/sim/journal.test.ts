@@ -2,6 +2,8 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { openJournal } from '../../sim/journal.js';
 import { Day, type RefundRequest } from '../../agents/refund-reconciler/domain.js';
 import { HttpCommerceApi } from '../../agents/refund-reconciler/payments-client.js';
 import { startPaymentsServer, type PaymentsServer } from '../../agents/refund-reconciler/sim/payments-server.js';
@@ -93,5 +95,40 @@ describe("the payments provider's journal", () => {
     writeFileSync(dataFile, damaged);
     await expect(startPaymentsServer({ day, dataFile })).rejects.toThrow(`${dataFile}:${line}: corrupt journal line`);
     expect(readFileSync(dataFile, 'utf8')).toBe(damaged);
+  });
+});
+
+describe('openJournal', () => {
+  const Entry = z.object({ n: z.number() });
+  it('shows in `entries` what was appended after it was opened, by itself and by another process, a line only once complete', () => {
+    const dataFile = join(dir, 'live.jsonl');
+    writeFileSync(dataFile, '{"n":1}\n');
+    const journal = openJournal(dataFile, Entry);
+    const other = openJournal(dataFile, Entry);
+    try {
+      expect(journal.entries).toEqual([{ n: 1 }]);
+      journal.append({ n: 2 });
+      // Another writer (a killed engine's provider writes the same file): half a line, then the rest.
+      appendFileSync(dataFile, '{"n":');
+      expect(journal.entries).toEqual([{ n: 1 }, { n: 2 }]);
+      appendFileSync(dataFile, '3}\n');
+      expect(journal.entries).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      expect(other.entries).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    } finally {
+      journal.close();
+      other.close();
+    }
+  });
+
+  it('names the line of a corrupt entry appended after it was opened', () => {
+    const dataFile = join(dir, 'live-corrupt.jsonl');
+    writeFileSync(dataFile, '{"n":1}\n');
+    const journal = openJournal(dataFile, Entry);
+    try {
+      appendFileSync(dataFile, '{"n":2}\nnot json\n');
+      expect(() => journal.entries).toThrow(`${dataFile}:3: corrupt journal line`);
+    } finally {
+      journal.close();
+    }
   });
 });

@@ -28,3 +28,35 @@ export function expiringApprovals(options: { clock?: TestClock; expires?: (appro
   const toDeadline = (approval: ApprovalRecord) => clock.advance(Math.max(0, Date.parse(approval.decideBy) - clock.now().getTime()));
   return { clock, onAsked: (approval: ApprovalRecord) => void (expires(approval) && setImmediate(() => toDeadline(approval))) };
 }
+
+/**
+ * The real time, moved on by `advance` (a settle wait skipped: testing `skipSettleWaits`): its
+ * timers run in real time, and fire at once when an advance passes them. For a stack whose other
+ * waits (the breaker's cooldown, approval deadlines) should pass as they do, in real time.
+ */
+export function skippingClock(): TestClock {
+  let offset = 0;
+  const timers = new Set<{ at: number; fire: () => void; timer: NodeJS.Timeout }>();
+  const now = () => new Date(Date.now() + offset);
+  const clock = {
+    now,
+    after: (ms: number, fire: () => void) => {
+      const armed = { at: now().getTime() + ms, fire, timer: setTimeout(() => timers.delete(armed) && fire(), ms) };
+      timers.add(armed);
+      return () => {
+        clearTimeout(armed.timer);
+        timers.delete(armed);
+      };
+    },
+    advance: (ms: number) => {
+      offset += ms;
+      const due = [...timers].filter((armed) => armed.at <= now().getTime()).sort((a, b) => a.at - b.at);
+      for (const armed of due) {
+        if (!timers.delete(armed)) continue;
+        clearTimeout(armed.timer);
+        armed.fire();
+      }
+    },
+  };
+  return clock as unknown as TestClock;
+}

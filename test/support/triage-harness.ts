@@ -3,7 +3,9 @@ import { KEY_HEADER, type Inbox } from '../../agents/support-triage/domain.js';
 import type { MailServerOptions } from '../../agents/support-triage/sim/mail-server.js';
 import type { AgentDefinition } from '../../lambdas/define.js';
 import type { LocalStackOptions } from '../../local/runtime/local-stack.js';
+import { skipSettleWaits } from '../../testing/index.js';
 import { postDecision, startAgentHarness, waitFor, type AgentHarness, type Finished } from './agent-harness.js';
+import { skippingClock } from './manual-clock.js';
 
 /**
  * The support-triage agent on the whole local stack (the synthesized definition on the in-process
@@ -28,7 +30,9 @@ export interface TriageHarnessOptions extends Partial<Omit<LocalStackOptions<Tri
 export async function startTriage(options: TriageHarnessOptions = {}): Promise<TriageHarness> {
   const { inbox, dropSendResponses, onRequest, commitDelayMs, decide, ...rest } = options;
   const decisions: Promise<unknown>[] = [];
-  const clock = options.clock;
+  // Real time, but a send waiting out its settle time skips it (the tests' sends lose their answers).
+  const skipping = options.clock ? undefined : skippingClock();
+  const clock = options.clock ?? skipping;
   const world = await startTriageWorld({
     inbox: inbox ?? sampleInbox,
     failRate: options.failRate ?? 0,
@@ -45,7 +49,16 @@ export async function startTriage(options: TriageHarnessOptions = {}): Promise<T
       if (decide) decisions.push(postDecision(stack, approval.approvalId, { decision: decide, reason: `test: ${decide}` }));
     },
     ...rest,
+    ...(skipping && { clock: skipping }),
   });
+  if (skipping) {
+    const stop = skipSettleWaits(harness.stack.engine, skipping.advance);
+    const close = harness.stack.close.bind(harness.stack);
+    harness.stack.close = async () => {
+      stop();
+      await close();
+    };
+  }
   return { ...harness, decisions };
 }
 

@@ -201,6 +201,34 @@ describe('the settle time of a call whose tool reconciles', () => {
     expect(protocol.takeoverAfter(held.record)).toBe(at(80).toISOString());
   });
 
+  it('counts from when the request was sent, whatever the lease: the same rule on every engine', () => {
+    // Sent at 2 s; its lease (a local engine's 1 s, or renewed for long) ended at 30 s.
+    const held = stored({ ...call({ settleMs: 50_000, sentAt: at(2).toISOString() }), attempts: 1 });
+    expect(protocol.takeoverAfter(held.record)).toBe(at(52).toISOString());
+    expect(kept(protocol.claimCall(held, call(), at(52)))).toMatchObject({ claimed: false });
+    const taken = written(protocol.claimCall(held, call({ settleMs: 50_000, sentAt: at(53).toISOString() }), new Date(at(52).getTime() + 1))).write.record;
+    // The taker sends anew (its own sentAt) and decides on the earlier send, whose outcome is unknown.
+    expect(taken).toMatchObject({ attempts: 2, sentAt: at(53).toISOString(), earlierSend: at(2).toISOString() });
+    // A lease longer than the settle time still holds the call: its holder may be alive.
+    const live = stored({ ...call({ settleMs: 10_000, sentAt: at(2).toISOString(), leaseUntil: at(90).toISOString() }), attempts: 1 });
+    expect(protocol.takeoverAfter(live.record)).toBe(at(90).toISOString());
+  });
+
+  it('keeps no send of unknown outcome for an attempt released knowing it did nothing', () => {
+    const sent = stored({ ...call({ settleMs: 50_000, sentAt: at(2).toISOString() }), attempts: 1 });
+    const unknown = written(protocol.releaseCall(sent, at(5))).write as Stored<never>;
+    expect((unknown.record as { sentAt?: string }).sentAt).toBe(at(2).toISOString());
+    const refused = written(protocol.releaseCall(sent, at(5), true)).write as Stored<never>;
+    expect((refused.record as { sentAt?: string }).sentAt).toBeUndefined();
+    // Nothing settling: claimable after the settle time from its release (as a record without a send time), with no earlier send to decide on.
+    expect(written(protocol.claimCall(refused, call({ sentAt: at(60).toISOString() }), at(60))).write.record).not.toHaveProperty('earlierSend');
+    // A takeover whose reconcile failed sent nothing: the earlier send is still the one of unknown outcome.
+    const takeover = stored({ ...call({ settleMs: 50_000, sentAt: at(60).toISOString(), earlierSend: at(2).toISOString() }), attempts: 2 });
+    const again = written(protocol.releaseCall(takeover, at(61), true)).write.record as { sentAt?: string; earlierSend?: string };
+    expect(again.sentAt).toBe(at(2).toISOString());
+    expect(again.earlierSend).toBeUndefined();
+  });
+
   it('counts from the release of a failed attempt, not from its lease', () => {
     const released = written(protocol.releaseCall(stored({ ...call({ settleMs: 50_000 }), attempts: 1 }), at(5))).write;
     expect(protocol.claimable(released as Stored<never>, new Date(at(55).getTime() - 1))).toBe(false);

@@ -32,6 +32,12 @@ describe('the budget check', () => {
     ['stops at the step budget before the next call', { steps: 10 }, [], { continue: false, status: 'stopped', guard: 'steps', reason: 'budget exceeded: steps 10 / 10' }],
     ['stops once the token budget is crossed', { inputTokens: 900, outputTokens: 150 }, [], { continue: false, status: 'stopped', guard: 'tokens', reason: 'budget exceeded: tokens 1050 / 1000' }],
     ['stops once the dollar budget is crossed', { costMicros: 4_020_000, config: { ...baseRun.config, maxDollars: 4 } }, [], { continue: false, status: 'stopped', guard: 'dollars', reason: 'budget exceeded: dollars 4.02 / 4.00' }],
+    // Exactly at the limit is exhausted (`>=`, not `>`): the next call could only go over it.
+    ['stops at the token budget exactly', { inputTokens: 900, outputTokens: 100 }, [], { continue: false, status: 'stopped', guard: 'tokens', reason: 'budget exceeded: tokens 1000 / 1000' }],
+    ['continues a token short of the token budget', { inputTokens: 900, outputTokens: 99, steps: 4, modelTurns: 2 }, [], { continue: true, nextTurn: 3, pending: null }],
+    ['stops at the dollar budget exactly', { costMicros: 4_000_000, config: { ...baseRun.config, maxDollars: 4 } }, [], { continue: false, status: 'stopped', guard: 'dollars', reason: 'budget exceeded: dollars 4.00 / 4.00' }],
+    ['continues a micro-dollar short of the dollar budget', { costMicros: 3_999_999, steps: 4, modelTurns: 2, config: { ...baseRun.config, maxDollars: 4 } }, [], { continue: true, nextTurn: 3, pending: null }],
+    ['continues a step short of the step budget', { steps: 9, modelTurns: 2 }, [], { continue: true, nextTurn: 3, pending: null }],
     ['states the dollars spent to the micro-dollar, not rounded to cents', { costMicros: 32_100, config: { ...baseRun.config, maxDollars: 0.03 } }, [], { continue: false, status: 'stopped', guard: 'dollars', reason: 'budget exceeded: dollars 0.0321 / 0.03' }],
     ['stops on the wall clock since the run first started', { config: { ...baseRun.config, maxWallSeconds: 600 } }, [], { continue: false, status: 'stopped', guard: 'wallClock', reason: 'budget exceeded: wall clock 600 s / 600 s' }],
     ['stops a killed run, saying who killed it and when', { killed: { by: 'alice', at: '2026-11-29T02:05:00.000Z', reason: 'wrong day' } }, [], { continue: false, status: 'killed', guard: 'kill', reason: 'killed by alice at 2026-11-29T02:05:00.000Z: wrong day' }],

@@ -6,7 +6,7 @@ import { countingLedger } from '../../lambdas/ledger/counting-ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { failureOf } from '../../lambdas/tools/failures.js';
 import { AttemptCut } from '../../lambdas/tools/attempt.js';
-import { InvalidInputError, MalformedResponseError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
+import { InvalidInputError, MalformedResponseError, OutcomeUnknownError, TerminalError, TransientError } from '../../lambdas/shared/errors.js';
 import type { ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { call, turn } from '../contract/fixtures.js';
 import { runRecord } from '../support/records.js';
@@ -131,7 +131,17 @@ describe('what a failed tool attempt comes to (one table)', () => {
     expect(answer(failureOf(read, timeout, 5))).toBe('timeout');
     expect(answer(failureOf(read, new Error('socket hang up'), 5))).toBe('tool_failed');
     expect(failureOf(keyed, new Error('socket hang up'), 5)).toMatchObject({ kind: 'release', error: expect.any(TransientError) });
-    expect(answer(failureOf(blind, new Error('socket hang up'), 5))).toBe('outcome_unknown');
+    // A write with neither keys nor reconcile whose outcome is unknown: a person decides, never a second send.
+    expect(failureOf(blind, new Error('socket hang up'), 5)).toMatchObject({ kind: 'undecidable', outcome: { outcome: 'error' } });
+    expect(JSON.parse((failureOf(blind, timeout, 5) as { outcome: { result: string } }).outcome.result)).toMatchObject({ error: 'outcome_unknown', escalated: true });
+    // Sent, no answer (a client's deadline, a dropped answer): an unknown outcome, not a plain transient fault.
+    const lost = new OutcomeUnknownError('POST /v1/mail/send failed: network error', { timedOut: false });
+    expect(failureOf(blind, lost, 5)).toMatchObject({ kind: 'undecidable' });
+    expect(failureOf(keyed, lost, 5)).toMatchObject({ kind: 'release', unknown: true });
+    expect(failureOf(keyed, new TransientError('503'), 5)).toMatchObject({ kind: 'release', unknown: false });
+    // A read that timed out is told to the model; one whose answer was dropped is retried.
+    expect(answer(failureOf(read, new OutcomeUnknownError('GET /x failed: timed out', { timedOut: true }), 5))).toBe('timeout');
+    expect(failureOf(read, lost, 5)).toMatchObject({ kind: 'release', unknown: false });
     expect(answer(failureOf(keyed, new InvalidInputError('more than is left'), 5))).toBe('invalid_request');
     expect(answer(failureOf(read, new MalformedResponseError('garbled'), 5))).toBe('malformed_response');
     expect(failureOf(keyed, new MalformedResponseError('garbled'), 5)).toMatchObject({ kind: 'fail' });

@@ -82,7 +82,7 @@ describe('spans from records', () => {
     expect(callSpan(call()).attributes).toMatchObject({ 'savepoint.executed': true, 'savepoint.attempt': 2 });
     const tools = [{ name: 'issue_refund', effect: 'write' as const, idempotencyKeys: true }, { name: 'post_note', effect: 'write' as const }];
     expect(callSpan(call(), { tools }).attributes['savepoint.tool.guarantee']).toBe('exactly-once');
-    expect(callSpan(call({ name: 'post_note' }), { tools }).attributes['savepoint.tool.guarantee']).toBe('at-least-once');
+    expect(callSpan(call({ name: 'post_note' }), { tools }).attributes['savepoint.tool.guarantee']).toBe('at-most-once');
     expect(callSpan(call({ name: 'unknown' }), { tools }).attributes['savepoint.tool.guarantee']).toBeUndefined();
     expect(callSpan(call({ outcome: 'error' })).status).toBe('error');
   });

@@ -18,7 +18,7 @@ export function effectsSpec(make: MakeLedger): void {
       target.claimCall(call({ runId: by.runId, turn: by.turn, call: by.call, leaseUntil: by.leaseUntil, effectKey: by.key, ...(by.settleMs !== undefined && { settleMs: by.settleMs }) }), now, by);
     const complete = (by: EffectHolder, outcome: EffectOutcome, now: Date) =>
       ledger.completeCall({ runId: by.runId, turn: by.turn, call: by.call, outcome, now, effect: { key: by.key, ...(outcome.unknown && { unknown: true }) } });
-    const release = (by: EffectHolder, now: Date) => ledger.releaseCall(by.runId, by.turn, by.call, now, { key: by.key });
+    const release = (by: EffectHolder, now: Date) => ledger.releaseCall(by.runId, by.turn, by.call, now, { effect: { key: by.key } });
 
     it('lets exactly one of 50 runs claiming the same effect at once hold it, with its call; the others see the holder and claim no call', async () => {
       const claims = await Promise.all(Array.from({ length: 50 }, (_, index) => claim(ledger, holder({ runId: `r${index}` }), at(0))));
