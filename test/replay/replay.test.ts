@@ -53,7 +53,8 @@ describe('savepoint replay of a refund run', () => {
   it('finds the first tool call whose approval rule changed', async () => {
     const recorded = await harness.stack.ledger.listConversation(runId);
     const first = recorded.approvals[0]!;
-    const changed = { ...refundReconciler, tools: refundReconciler.tools.map((tool) => (tool.name === first.toolName ? { ...tool, needsApproval: undefined } : tool)) };
+    // The tool's whole approval rule goes: its needsApproval and its aggregate (either asks a person).
+    const changed = { ...refundReconciler, tools: refundReconciler.tools.map((tool) => (tool.name === first.toolName ? { ...tool, needsApproval: undefined, aggregate: undefined } : tool)) };
     const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId });
     expect(result.divergence).toMatchObject({ turn: first.turn, call: first.call, what: 'tool call' });
     expect(result.divergence!.why).toMatch(/approval rule changed/);
