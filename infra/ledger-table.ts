@@ -88,8 +88,12 @@ export const LEDGER_ACCESS = {
    * shows the evidence (the run's conversation, and tool results stored by reference: queries).
    */
   approvalCallback: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
-  /** The expiry sweep: lists pending approvals, decides them expired. */
-  expireApprovals: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
+  /**
+   * The expiry sweep: lists pending approvals, decides them expired, and counts each one's wait on
+   * its run: only the part the turn's other approvals do not already cover (approvals/decision.ts
+   * countWait reads them: a query of the run's conversation).
+   */
+  expireApprovals: { table: ['GetItem', 'PutItem', 'Query'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
   /**
    * ExecutionStopped: marks the run killed and closes its pending approvals, which it finds in the
    * pendingApprovals index (a query: the twin refused it without, and the approvals stayed pending).

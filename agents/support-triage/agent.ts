@@ -82,7 +82,11 @@ const sendReply = defineTool<SendReplyArgs, TriageRunInput, Deps>({
     "Sends a reply to a ticket's customer by mail. Sends for real: call once per ticket. Copy the ticket's sentiment and order value; a reply to an angry customer or about a large order waits for a person's approval.",
   input: SendReplyArgs,
   effect: 'write',
-  // No `idempotencyKeys`: the mail provider has none (a second POST is a second mail). Instead:
+  // No `idempotencyKeys`: the mail provider has none (a second POST is a second mail). Instead, a
+  // send whose outcome is unknown is looked for in sent mail, and sent again only if it is not
+  // there `settleMs` after it was sent: how late this provider shows a sent mail in its search (its
+  // simulator at once: sim/mail-server.ts). Without a settle time the call would be escalated.
+  settleMs: 1_000,
   reconcile: async (args, { deps, idempotencyKey, signal }) => {
     const [earlier] = await deps.mail.findSent(KEY_HEADER, idempotencyKey, signal);
     return earlier ? { found: true, result: replyResult(args.ticketId, earlier) } : { found: false };

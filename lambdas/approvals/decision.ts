@@ -90,15 +90,7 @@ export async function deliverDecision(deps: Pick<ApprovalDeps, 'ledger' | 'callb
  */
 export async function countWait(ledger: Ledger, approval: ApprovalRecord): Promise<void> {
   if (waitOf(approval) === undefined) return;
-  // A role that may not query the run (ExpireApprovals' on AWS: no dynamodb:Query) counts the
-  // whole wait, as before: an expiry's wait may then overlap another's (a known gap: grant it Query).
-  const approvals = await ledger.listConversation(approval.runId, { fromTurn: approval.turn }).then(
-    (conversation) => conversation.approvals,
-    (error: unknown) => {
-      if (error instanceof Error && /AccessDenied/.test(error.name + error.message)) return [];
-      throw error;
-    },
-  );
+  const { approvals } = await ledger.listConversation(approval.runId, { fromTurn: approval.turn });
   const waitedMs = uncoveredWaitMs(approval, approvals);
   if (waitedMs > 0) await ledger.countStep(approval.runId, `wait:${approvalSkOf(approval)}`, { approvalWaitMs: waitedMs });
 }

@@ -100,7 +100,7 @@ describe('the simulated helpdesk and its client', () => {
 describe('the support-triage agent definition', () => {
   it('declares its guarantees: reads, a send that reconciles, an escalation with keys', () => {
     const guarantees = Object.fromEntries(supportTriage.tools.map((tool) => [tool.name, guaranteeOf(tool)]));
-    expect(guarantees).toEqual({ list_tickets: 'read', get_ticket: 'read', search_kb: 'read', send_reply: 'at-most-once', escalate: 'exactly-once' });
+    expect(guarantees).toEqual({ list_tickets: 'read', get_ticket: 'read', search_kb: 'read', send_reply: 'exactly-once', escalate: 'exactly-once' });
     const send = supportTriage.tools.find((tool) => tool.name === 'send_reply')!;
     expect(send.idempotencyKeys).toBeUndefined();
     expect(send.reconcile).toBeTypeOf('function');

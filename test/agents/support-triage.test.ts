@@ -62,7 +62,7 @@ describe('support triage on the synthesized state machine', () => {
     expect(figures.inFlight).toBe(0);
     // The harness's own word on the tools: the send reconciles, the escalation has keys.
     // Its reconcile declares no settle time: a lost answer it cannot find is escalated, never re-sent.
-    expect(figures.tools['send_reply']).toMatchObject({ guarantee: 'at-most-once', ok: 7, expired: 1 });
+    expect(figures.tools['send_reply']).toMatchObject({ guarantee: 'exactly-once', ok: 7, expired: 1 });
     expect(figures.tools['escalate']).toMatchObject({ guarantee: 'exactly-once', ok: 4 });
     expect(figures.tools['get_ticket']).toMatchObject({ guarantee: 'read', ok: 13 });
 

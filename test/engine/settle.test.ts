@@ -135,7 +135,8 @@ describe('a write whose outcome is unknown, against a provider that commits late
 
   it('with the defaults, a provider without keys that commits 50 s late gets one send: reconcile does not find it, so the call is escalated, never sent again', async () => {
     // Every send loses its answer, as in the report of issue 35: four sends before.
-    const late = await startLate({}, () => true);
+    // The defaults: no settle time declared (the example's own is taken away).
+    const late = await startLate({ settleMs: undefined }, () => true);
     const { clock, sends } = late;
     harness = late.harness;
     const finished = await runOnItsOwn(harness, clock, 'defaults');
