@@ -101,13 +101,22 @@ export class TestClock implements Clock, Timers {
  * state waits — as that much time passes on AWS while it waits — so the run goes on at once rather
  * than in real seconds. Returns the unsubscribe.
  */
-export function skipSettleWaits(engine: Pick<LocalStack<any>['engine'], 'on'>, advance: (ms: number) => void): () => void {
+export function skipSettleWaits(engine: EngineEvents, advance: (ms: number) => void): () => void {
   return engine.on((event) => {
-    if (event.type !== 'WaitStateEntered' || event.stateEnteredEventDetails?.name !== SETTLE_WAIT_STATE) return;
+    if (event.type !== 'WaitStateEntered' || event.stateEnteredEventDetails?.name !== SETTLE_WAIT_STATE || event.stateEnteredEventDetails.input === undefined) return;
     const seconds = (JSON.parse(event.stateEnteredEventDetails.input) as { settle?: { seconds?: unknown } }).settle?.seconds;
     // After the Wait has begun, not inside the engine's own event.
     if (typeof seconds === 'number') setImmediate(() => advance(seconds * 1000));
   });
+}
+
+/**
+ * What `skipSettleWaits` reads of an engine (a `LocalStack`'s or a `TestEnvironment`'s): its
+ * history events as they happen. A shape of its own, so that the kit's public types do not reach
+ * the local engine's (and through them the interpreter's, which a consumer need not install).
+ */
+export interface EngineEvents {
+  on(listener: (event: { readonly type: string; readonly stateEnteredEventDetails?: { readonly name?: string; readonly input?: string } }) => void): () => void;
 }
 
 /** infra's `States.WaitSettle`, by value (importing infra/ would load the CDK). */
