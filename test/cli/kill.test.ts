@@ -48,7 +48,10 @@ describe('savepoint kill <runId>', () => {
   it('exits 0 when it kills a run the engine is driving (the engine that ends with it is not asked again)', async () => {
     const { stateDir, args } = await workspace('kill-driving', sampleDay);
     dirs.push(dirname(stateDir));
-    const run = spawn(process.execPath, [bin, ...args('run', '--approve', 'approve')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Approvals wait (for 10 minutes): the run cannot finish before the kill lands however slow the
+    // kill's own process starts on a loaded machine — it is killed while it runs its turns, or at
+    // the latest while its first approval waits.
+    const run = spawn(process.execPath, [bin, ...args('run', '--approve', 'wait', '--approval-timeout', '600')], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(run);
     let output = '';
     // Killed at its first tool call: a day's run has many turns to go.
