@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
+import { untilAborted } from '../lambdas/shared/deadline.js';
 import { createLoopbackServer, type ConnectionLimits } from '../lambdas/shared/loopback-server.js';
 
 /**
@@ -65,24 +66,6 @@ export function inProcessFetch(origin: string, service: HttpService, fallback: t
   };
 }
 
-/** `promise`, or a rejection with `signal`'s reason as soon as it is aborted. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
 
 /**
  * A Response whose body is already a string: `text()` and `json()` hand it over without the web

@@ -52,3 +52,22 @@ export function anySignal(signals: readonly AbortSignal[]): { signal: AbortSigna
   });
   return { signal: controller.signal, done: () => listeners.forEach((remove) => remove()) };
 }
+
+/** `promise`, or a rejection with `signal`'s reason as soon as it is aborted. */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

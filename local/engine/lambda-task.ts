@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { walkStates, type AslDefinition, type TaskInfo } from '../template/asl.js';
 import { statesTimeout, TaskFailure, UncatchableError } from './errors.js';
 import type { HistoryEvent } from './history.js';
+import { untilAborted } from '../../lambdas/shared/deadline.js';
 import { isRecord } from '../../lambdas/shared/json.js';
 import type { TaskTokens, TokenOwner } from './task-tokens.js';
 import type { Timers } from './timers.js';
@@ -124,8 +125,8 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
     // A retry of an attempt that timed out waits for it to end: attempts of one call never overlap.
     key = `${stateName}\n${parameters}`;
     const predecessor = exec.timedOut.get(key);
-    if (predecessor) await untilEnded(signal, predecessor);
-    if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
+    if (predecessor) await untilAborted(predecessor, signal);
+    if (!open) return await untilAborted(new Promise<never>(() => {}), signal);
     emit('TaskScheduled', {
       taskScheduledEventDetails: {
         ...resource,
@@ -149,7 +150,7 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
     let resultText: string;
     try {
       invocation = (async () => spec.binding.invoke(payload, cut.signal))();
-      const handlerResult = await untilEnded(signal, invocation);
+      const handlerResult = await untilAborted(invocation, signal);
       const payloadText = JSON.stringify(handlerResult ?? null);
       // Lambda answers which version ran: the qualifier of a version ARN, else $LATEST.
       const executed = executedVersion(isRecord(parsed) ? parsed.FunctionName : undefined);
@@ -158,13 +159,13 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
       resultText = `{"StatusCode":200,"Payload":${payloadText},"ExecutedVersion":${JSON.stringify(executed)}}`;
     } catch (e) {
       if (signal.aborted) throw e;
-      if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
+      if (!open) return await untilAborted(new Promise<never>(() => {}), signal);
       const failure = lambdaFailure(e);
       emit('TaskFailed', { taskFailedEventDetails: { ...resource, ...failure } });
       if (claimed) tokens.delete(claimed.token);
       throw new TaskFailure(failure.error, failure.cause);
     }
-    if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
+    if (!open) return await untilAborted(new Promise<never>(() => {}), signal);
     if (overPayloadLimit(resultText)) {
       run.exceedsDataLimit(stateName, 'result');
       throw new UncatchableError('States.DataLimitExceeded', 'The task result is over the payload quota');
@@ -195,13 +196,13 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
       }
     }
     try {
-      const output = await untilEnded(signal, claimed.promise);
-      if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
+      const output = await untilAborted(claimed.promise, signal);
+      if (!open) return await untilAborted(new Promise<never>(() => {}), signal);
       emit('TaskSucceeded', { taskSucceededEventDetails: { ...resource, output: JSON.stringify(output), outputDetails: { truncated: false } } });
       return output;
     } catch (e) {
       if (signal.aborted || missedHeartbeat) throw e; // TaskTimedOut is already recorded
-      if (!open) return await untilEnded(signal, new Promise<never>(() => {}));
+      if (!open) return await untilAborted(new Promise<never>(() => {}), signal);
       emit('TaskFailed', { taskFailedEventDetails: { ...resource, error: e instanceof Error ? e.name : 'Error', cause: e instanceof Error ? e.message : '' } });
       throw e;
     }
@@ -294,23 +295,6 @@ function holdRetryUntilSettled(timedOut: Map<string, Promise<void>>, key: string
   timedOut.set(key, settled);
 }
 
-function untilEnded<T>(signal: AbortSignal, promise: Promise<T>): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
 
 function nextMacrotask(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
