@@ -1,5 +1,5 @@
 import type { Span } from './append-log.js';
-import { effectKey, type Stored } from './protocol.js';
+import { aggregateKey, effectKey, type Stored } from './protocol.js';
 import type { Hidden, Item } from './sealed-log.js';
 import { runKey } from '../records/ledger-records.js';
 
@@ -15,6 +15,15 @@ export const RUN_SK = runKey('').sk;
 const RUN_SCOPED = /^(RUN|TOKEN|BLOB)#/;
 /** The partitions of business-key effects (protocol.ts `effectKey`). */
 export const EFFECT_PREFIX = effectKey('').pk;
+const AGGREGATE_PREFIX = aggregateKey('').pk;
+
+/**
+ * A partition that guards across runs (a business-key effect, EFFECT#…, or an aggregate, AGG#…):
+ * kept in memory while recently used (`retainEffects`), then let go of like a finished run's.
+ */
+export function crossRunPartition(pk: string): boolean {
+  return pk.startsWith(EFFECT_PREFIX) || pk.startsWith(AGGREGATE_PREFIX);
+}
 
 /** Reads the items of a partition back from their lines (embedded-files.ts `readLines`). */
 export type ReadLines = (spans: readonly Span[]) => [string, Item, Span][];

@@ -1,7 +1,7 @@
 import type { AppendLog, LogReader, Span } from './append-log.js';
 import { ColdStore, type ColdGroup, type ColdItem } from './cold-store.js';
 import { liveLines, readColdItems, readIndexed, readLines, type LineSource } from './embedded-files.js';
-import { copy, EFFECT_PREFIX, groupOfPartition, Partition, RUN_SK, runOfPartition } from './embedded-memory.js';
+import { copy, crossRunPartition, groupOfPartition, Partition, RUN_SK, runOfPartition } from './embedded-memory.js';
 import type { LedgerIndex } from './ledger-index.js';
 import type { DamagedRunOptions } from './ledger.js';
 import type { LockFile } from './lock-file.js';
@@ -99,7 +99,7 @@ export abstract class TieredStore extends StorageLedger {
     for (const pk of index.partitionKeys()) {
       const group = groupOfPartition(pk);
       const status = group.startsWith('RUN#') ? index.runs.get(group)?.status : undefined;
-      const done = pk.startsWith(EFFECT_PREFIX) || (status !== undefined && FINISHED_STATUSES.has(status as RunRecord['status']));
+      const done = crossRunPartition(pk) || (status !== undefined && FINISHED_STATUSES.has(status as RunRecord['status']));
       const indexed = index.partition(pk)!;
       if (done && !pendingGroups.has(group)) {
         if (!coldGroups.has(group)) coldGroups.set(group, []);
@@ -145,7 +145,7 @@ export abstract class TieredStore extends StorageLedger {
   /** Makes `pk`'s group the most recently used of the finished runs or effects in memory; whether it is one of them. */
   protected touch(pk: string): boolean {
     const runId = runOfPartition(pk);
-    const lru = runId !== undefined ? (this.finished(runId) ? this.finishedInMemory : undefined) : this.cold && pk.startsWith(EFFECT_PREFIX) ? this.effectsInMemory : undefined;
+    const lru = runId !== undefined ? (this.finished(runId) ? this.finishedInMemory : undefined) : this.cold && crossRunPartition(pk) ? this.effectsInMemory : undefined;
     if (!lru) return false;
     const key = runId ?? pk;
     lru.delete(key);
@@ -285,7 +285,7 @@ export abstract class TieredStore extends StorageLedger {
   protected warm(pk: string): Partition | undefined {
     const runId = runOfPartition(pk);
     // Only a run's partitions and an effect's are ever let go of: no other key is looked for there.
-    if (!this.cold || (runId === undefined && !pk.startsWith(EFFECT_PREFIX))) return undefined;
+    if (!this.cold || (runId === undefined && !crossRunPartition(pk))) return undefined;
     const group = groupOfPartition(pk);
     // A run's partitions are let go of and read back together: its run partition in memory means the group is.
     if (runId !== undefined && this.partitions.has(group)) return undefined;
