@@ -130,8 +130,20 @@ export function runFacts(agent: AgentDefinition, turn: TurnRecord, call: number,
       const parsed = findTool(agent, block.name)?.input.safeParse(block.input);
       return { turn: turn.turn, call: index + 1, name: block.name, args: jsonObject(parsed?.success ? parsed.data : block.input) };
     });
-  return { calls: [...before.map((record) => ({ turn: record.turn, call: record.call, name: record.name, args: record.args, ...(record.outcome && { outcome: record.outcome }), ...readResult(record) })), ...alongside] };
+  return { calls: [...before.map(factOf), ...alongside] };
 }
+
+/**
+ * A completed call as a fact, made once per record: a completed record never changes, and every
+ * call of every later turn whose tool has a rule weighs it again (its result parsed each time, a
+ * run's steps parsed every earlier result: quadratic in its length).
+ */
+function factOf(record: ToolCallRecord): RunFacts['calls'][number] {
+  let fact = facts.get(record);
+  if (fact === undefined) facts.set(record, (fact = Object.freeze({ turn: record.turn, call: record.call, name: record.name, args: record.args, ...(record.outcome && { outcome: record.outcome }), ...readResult(record) })));
+  return fact;
+}
+const facts = new WeakMap<ToolCallRecord, RunFacts['calls'][number]>();
 
 /**
  * What a completed read call observed, as a fact: its sealed result, parsed. A result still stored

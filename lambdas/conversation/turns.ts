@@ -6,9 +6,16 @@ import { MAX_STEP_KEYS, type BlobStore, type RunLedger, type TurnLedger } from '
 import type { KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { InvalidInputError } from '../shared/errors.js';
 
-export function toolUses(turn: TurnRecord): ToolUseBlock[] {
-  return turn.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
+/**
+ * The turn's tool calls, in call order. Worked out once per record (a recorded turn never changes,
+ * and every step of its turn asks, several times): kept beside the record, as long as it lives.
+ */
+export function toolUses(turn: Pick<TurnRecord, 'content'>): readonly ToolUseBlock[] {
+  let uses = usesOf.get(turn.content);
+  if (uses === undefined) usesOf.set(turn.content, (uses = Object.freeze(turn.content.filter((block): block is ToolUseBlock => block.type === 'tool_use'))));
+  return uses;
 }
+const usesOf = new WeakMap<object, readonly ToolUseBlock[]>();
 
 const AGENT_DEPS = Symbol('the agent deps');
 type WithDeps = AgentDefinition & { readonly [AGENT_DEPS]?: () => unknown };

@@ -14,6 +14,16 @@ export type { RequestShape };
 const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 
 export function requestShape(agent: Pick<AgentDefinition, 'system' | 'tools'>): RequestShape {
+  // Once per agent (per tool list and prompt): every run's StartRun asks, and the schemas' stable JSON and digests do not change.
+  const known = shapes.get(agent.tools);
+  if (known?.system === agent.system) return known.shape;
+  const shape = shapeOf(agent);
+  shapes.set(agent.tools, { system: agent.system, shape });
+  return shape;
+}
+const shapes = new WeakMap<object, { system: string; shape: RequestShape }>();
+
+function shapeOf(agent: Pick<AgentDefinition, 'system' | 'tools'>): RequestShape {
   const specs = toolSpecs(agent);
   return {
     system: digest(agent.system),

@@ -8,10 +8,15 @@
  * const lineages = new RecentMap<string, Promise<Lineage>>(64);
  * const lineage = lineages.getOrSet(runId, () => ledger.getRun(runId));
  */
+/** No key yet (a key may itself be undefined). */
+const NONE: unique symbol = Symbol('none');
+
 export class RecentMap<K, V> {
   // A Map iterates in insertion order: each entry is re-inserted when used, so the first key is
   // the least recently used one.
   readonly #entries = new Map<K, V>();
+  /** The most recently used key: using it again moves nothing (a hot key is asked for many times in a row). */
+  #newest: K | typeof NONE = NONE;
 
   /** @param limit the most entries kept (at least 1) */
   constructor(readonly limit: number) {
@@ -34,6 +39,7 @@ export class RecentMap<K, V> {
     this.#entries.delete(key);
     if (this.#entries.size >= this.limit) this.#entries.delete(this.#entries.keys().next().value!);
     this.#entries.set(key, value);
+    this.#newest = key;
   }
 
   /** The value under `key`, made by `make` (and kept) when there is none. */
@@ -50,11 +56,14 @@ export class RecentMap<K, V> {
 
   /** `key` becomes the most recently used entry. */
   #touch(key: K, value: V): void {
+    if (key === this.#newest) return;
     this.#entries.delete(key);
     this.#entries.set(key, value);
+    this.#newest = key;
   }
 
   clear(): void {
     this.#entries.clear();
+    this.#newest = NONE;
   }
 }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { IamAuthorizer, MEMO_LIMIT } from '../../local/aws/iam/authorizer.js';
-import { evaluatePolicies, matchesArn, type AuthorizationRequest, type PolicyDocument } from '../../local/aws/iam/policy.js';
+import { DECISIONS_PER_MATCH, evaluatePolicies, matchesArn, policyEvaluator, type AuthorizationRequest, type PolicyDocument } from '../../local/aws/iam/policy.js';
 import { sfnAuthorizationRequest } from '../../local/aws/iam/step-functions.js';
 
 const MACHINE = 'arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-agent';
@@ -113,5 +113,59 @@ describe('the authorizer remembers its decisions within a bound (issue 26, item 
     expect(authorizer.decide(caller, describe_('run-0'))).toBe('Allowed');
     expect(authorizer.decide(caller, elsewhere('run-0'))).toBe('ImplicitlyDenied');
     expect(authorizer.decisions()).toEqual({ allowed: 20 * MEMO_LIMIT + 2, denied: 20 * MEMO_LIMIT + 2 });
+  });
+});
+
+describe('decisions kept per role and request shape (issue 38, item 3)', () => {
+  const conditional = policy(
+    { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem'], Resource: TABLE, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RUN#*'] } } },
+    { Effect: 'Deny', Action: 'dynamodb:PutItem', Resource: TABLE, Condition: { StringEquals: { 'aws:PrincipalTag/frozen': 'yes' } } },
+  );
+  const put = (context: Record<string, string | string[]>): AuthorizationRequest => ({ action: 'dynamodb:PutItem', resource: TABLE, context });
+
+  it('decides a request of a shape it has decided before as evaluatePolicies does, whichever came first', () => {
+    const evaluate = policyEvaluator([conditional]);
+    // Values that a naive key (values joined by a comma) would confuse, keys that differ only in
+    // case, and a second key that turns an Allow into a Deny: each decided as on its own.
+    const requests = [
+      put({ 'dynamodb:LeadingKeys': ['RUN#a,b'] }),
+      put({ 'dynamodb:LeadingKeys': ['RUN#a', 'b'] }),
+      put({ 'dynamodb:LeadingKeys': 'RUN#a' }),
+      put({ 'dynamodb:LeadingKeys': ['RUN#a'] }),
+      put({ 'dynamodb:LeadingKeys': ['RUN#a'], 'aws:PrincipalTag/frozen': 'yes' }),
+      put({ 'DynamoDB:LeadingKeys': ['TOKEN#t'] }),
+      put({ 'dynamodb:leadingkeys': ['RUN#a'] }),
+      put({}),
+    ];
+    for (const order of [requests, [...requests].reverse(), [...requests, ...requests]]) {
+      const fresh = policyEvaluator([conditional]);
+      for (const request of order) {
+        expect(fresh(request), JSON.stringify(request.context)).toBe(evaluatePolicies([conditional], request));
+        expect(evaluate(request), JSON.stringify(request.context)).toBe(evaluatePolicies([conditional], request));
+      }
+    }
+    expect(evaluate(put({ 'dynamodb:LeadingKeys': ['RUN#a', 'b'] }))).toBe('ImplicitlyDenied');
+    expect(evaluate(put({ 'dynamodb:LeadingKeys': ['RUN#a'], 'aws:PrincipalTag/frozen': 'yes' }))).toBe('ExplicitlyDenied');
+  });
+
+  it('keeps a bounded number of decisions per match however many runs ask, and decides a forgotten one again the same way', () => {
+    const evaluate = policyEvaluator([conditional]);
+    for (let run = 0; run < 4 * DECISIONS_PER_MATCH; run++) expect(evaluate(put({ 'dynamodb:LeadingKeys': [`RUN#${run}`] }))).toBe('Allowed');
+    expect(evaluate.kept()).toBe(1);
+    expect(evaluate(put({ 'dynamodb:LeadingKeys': ['RUN#0'] }))).toBe('Allowed');
+    expect(evaluate(put({ 'dynamodb:LeadingKeys': ['GLOBAL'] }))).toBe('ImplicitlyDenied');
+  });
+
+  it('forgets every kept decision when a deploy replaces the policies: a grant taken away refuses the next call', () => {
+    const roles = (policies: PolicyDocument[]) => ({ roles: new Map([['Fn', { id: 'Fn', arn: 'arn:aws:iam::000000000000:role/Fn', policies }]]), stepRoles: new Map(), ruleTargets: [] });
+    const authorizer = new IamAuthorizer(roles([conditional, policy({ Effect: 'Allow', Action: 'states:StartExecution', Resource: MACHINE })]));
+    const caller = { role: 'Fn', session: 'fn' };
+    const run = put({ 'dynamodb:LeadingKeys': ['RUN#r1'] });
+    const start = { action: 'states:StartExecution', resource: MACHINE };
+    expect(authorizer.decide(caller, run)).toBe('Allowed');
+    expect(authorizer.decide(caller, start)).toBe('Allowed');
+    authorizer.replace(roles([]));
+    expect(authorizer.decide(caller, run)).toBe('ImplicitlyDenied');
+    expect(authorizer.decide(caller, start)).toBe('ImplicitlyDenied');
   });
 });
