@@ -76,6 +76,7 @@ export function differingPart(recorded: string, produced: string, max = 240): { 
 export function recordedModel(recording: Recording, agent: AgentDefinition, judge: Referee, copied = 0): { client: ModelClient; calls: () => number } {
   // A fork's first `copied` turns are not asked for: its StartRun copies them.
   let answered = copied;
+  const shapeOf = shapeChangesOnce(recording, agent);
   const client: ModelClient = {
     async createMessage(request) {
       const recorded = recording.turns[answered];
@@ -83,7 +84,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
       if (!recorded) {
         judge.diverged({ turn, what: 'model request', recorded: `the run ended after turn ${turn - 1} (${recording.run.status}${recording.run.stopReason ? `: ${recording.run.stopReason}` : ''})`, produced: 'another model call', why: 'this code calls the model where the recorded run had stopped' });
       }
-      compareRequest(recording, agent, recorded, request, judge);
+      compareRequest(recording, agent, recorded, request, judge, shapeOf);
       answered += 1;
       return recordedResponse(recorded, request.model, `msg_replay_${recorded.turn}`);
     },
@@ -91,7 +92,25 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
   return { client, calls: () => answered };
 }
 
-function compareRequest(recording: Recording, agent: AgentDefinition, recorded: TurnRecord, request: MessageRequest, judge: Referee): void {
+/**
+ * What differs between the run's recorded request shape and a request's system prompt and tools,
+ * worked out once per system prompt and list of tool names offered (every turn of a run offers the
+ * same): each tool's spec, its stable JSON and its digest were derived again on every turn.
+ * The request's tools are this agent's, taken by name, so the names and the prompt decide it.
+ */
+function shapeChangesOnce(recording: Recording, agent: AgentDefinition): (request: MessageRequest) => string[] {
+  const known = new Map<string, string[]>();
+  return (request) => {
+    const shape = recording.run.requestShape;
+    if (!shape) return [];
+    const key = JSON.stringify([request.system ?? '', (request.tools ?? []).map((spec) => spec.name)]);
+    let changes = known.get(key);
+    if (changes === undefined) known.set(key, (changes = shapeChanges(shape, requestShape({ system: request.system ?? '', tools: agent.tools.filter((tool) => request.tools?.some((spec) => spec.name === tool.name)) }))));
+    return changes;
+  };
+}
+
+function compareRequest(recording: Recording, agent: AgentDefinition, recorded: TurnRecord, request: MessageRequest, judge: Referee, shapeChangesOf: (request: MessageRequest) => string[]): void {
   const turn = recorded.turn;
   const differ = (what: string, before: unknown, after: unknown, why: string) =>
     judge.diverged({ turn, what: 'model request', ...differingPart(`${what}: ${JSON.stringify(before)}`, `${what}: ${JSON.stringify(after)}`), why });
@@ -100,7 +119,7 @@ function compareRequest(recording: Recording, agent: AgentDefinition, recorded: 
   if (request.max_tokens !== recording.run.config.maxTokensPerTurn) differ('max_tokens', recording.run.config.maxTokensPerTurn, request.max_tokens, 'max_tokens per turn changed');
   const shape = recording.run.requestShape;
   if (shape) {
-    const changes = shapeChanges(shape, requestShape({ system: request.system ?? '', tools: agent.tools.filter((tool) => request.tools?.some((spec) => spec.name === tool.name)) }));
+    const changes = shapeChangesOf(request);
     if (changes.length > 0) {
       judge.diverged({ turn, what: 'model request', recorded: `system prompt ${shape.system}, tools ${Object.keys(shape.tools).join(', ')}`, produced: `system prompt ${requestShape(agent).system}, tools ${(request.tools ?? []).map((spec) => spec.name).join(', ')}`, why: changes.join('; ') });
     }
