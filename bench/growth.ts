@@ -33,7 +33,7 @@ import { cachedTemplate } from '../local/template/cache.js';
 import type { CfnTemplateJson } from '../local/template/asl.js';
 import { benchStack, runOnce } from './pipeline.js';
 import { nodeProcess } from './processes.js';
-import { pairedRatio } from './stats.js';
+import { median, pairedRatio } from './stats.js';
 import { dayWithPrefix, dayWithSteps } from './workload.js';
 
 /** The finished executions the benchmark's engine keeps (below the first fifth of the runs). */
@@ -122,8 +122,8 @@ async function fill(stateDir: string, count: number, at: (done: number) => void 
   return first!;
 }
 
-/** A command's figures: wall ms, CPU ms and peak RSS (MB). */
-type Figures = { wallMs: number; cpuMs: number; peakRssMb: number };
+/** A command's figures: wall ms, CPU ms, the CPU ms Node's own start took in the same process (bench/peak-rss.mjs), and peak RSS (MB). */
+type Figures = { wallMs: number; cpuMs: number; startCpuMs: number; peakRssMb: number };
 
 /** One run of `savepoint <args> --json` against `stateDir`, its output checked by `check`: its figures. */
 async function command(stateDir: string, args: string[], check: (output: any) => boolean): Promise<Figures> {
@@ -132,14 +132,16 @@ async function command(stateDir: string, args: string[], check: (output: any) =>
   const wallMs = Math.round(performance.now() - started);
   const rss = /^savepoint-bench-peak-rss-kb (\d+)$/m.exec(end.stderr);
   const cpu = /^savepoint-bench-cpu-ms (\d+)$/m.exec(end.stderr);
-  if (end.code !== 0 || !rss || !cpu) throw new Error(`savepoint ${args.join(' ')} ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
+  const start = /^savepoint-bench-start-cpu-ms ([\d.]+)$/m.exec(end.stderr);
+  if (end.code !== 0 || !rss || !cpu || !start) throw new Error(`savepoint ${args.join(' ')} ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
   if (!check(JSON.parse(end.stdout))) throw new Error(`savepoint ${args.join(' ')}: unexpected output ${end.stdout.slice(0, 500)}`);
-  return { wallMs, cpuMs: Number(cpu[1]), peakRssMb: Math.round(Number(rss[1]) / 1024) };
+  return { wallMs, cpuMs: Number(cpu[1]), startCpuMs: Number(start[1]), peakRssMb: Math.round(Number(rss[1]) / 1024) };
 }
 
 const best = (samples: readonly Figures[]): Figures => ({
   wallMs: Math.min(...samples.map((sample) => sample.wallMs)),
   cpuMs: Math.min(...samples.map((sample) => sample.cpuMs)),
+  startCpuMs: Math.min(...samples.map((sample) => sample.startCpuMs)),
   peakRssMb: Math.min(...samples.map((sample) => sample.peakRssMb)),
 });
 
@@ -160,7 +162,7 @@ async function commands(one: { dir: string; runId: string }, many: { dir: string
   };
   // The first start after a change builds the CLI's bundle (bin/savepoint.js): not a figure of either side.
   await command(one.dir, rows.status.args(one.runId), rows.status.check(1));
-  const figures = {} as Record<keyof typeof rows, { oneRun: Figures; manyRuns: Figures; cpuMsPairs: [oneRun: number, manyRuns: number][] }>;
+  const figures = {} as Record<keyof typeof rows, { oneRun: Figures; manyRuns: Figures; cpuMsPairs: [oneRun: number, manyRuns: number][]; cpuRatioToStart: number }>;
   for (const [name, row] of Object.entries(rows) as [keyof typeof rows, (typeof rows)[keyof typeof rows]][]) {
     const pairs: [Figures, Figures][] = [];
     for (let i = 0; i < reps; i++) {
@@ -174,7 +176,13 @@ async function commands(one: { dir: string; runId: string }, many: { dir: string
         pairs.push([await measureOne(), manyRuns]);
       }
     }
-    figures[name] = { oneRun: best(pairs.map(([oneRun]) => oneRun)), manyRuns: best(pairs.map(([, manyRuns]) => manyRuns)), cpuMsPairs: pairs.map(([oneRun, manyRuns]) => [oneRun.cpuMs, manyRuns.cpuMs]) };
+    figures[name] = {
+      oneRun: best(pairs.map(([oneRun]) => oneRun)),
+      manyRuns: best(pairs.map(([, manyRuns]) => manyRuns)),
+      cpuMsPairs: pairs.map(([oneRun, manyRuns]) => [oneRun.cpuMs, manyRuns.cpuMs]),
+      // The command's whole CPU on a small state directory over its own process's start (Node's, before the CLI's first import), the median of the reps: what bench/check.ts holds.
+      cpuRatioToStart: Number(median(pairs.map(([oneRun]) => oneRun.cpuMs / oneRun.startCpuMs)).toFixed(2)),
+    };
   }
   return figures;
 }
@@ -205,8 +213,8 @@ try {
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {
     const { engine, stateDir } = report;
-    const row = (name: string, { oneRun, manyRuns, cpuMsPairs }: { oneRun: Figures; manyRuns: Figures; cpuMsPairs: [number, number][] }) =>
-      `  savepoint ${name}: ${oneRun.wallMs} ms (${oneRun.cpuMs} ms CPU) / ${oneRun.peakRssMb} MB with 1 run, ${manyRuns.wallMs} ms (${manyRuns.cpuMs} ms CPU) / ${manyRuns.peakRssMb} MB with ${runs}; CPU ${pairedRatio(cpuMsPairs).toFixed(2)}× (median of ${cpuMsPairs.length} pairs)`;
+    const row = (name: string, { oneRun, manyRuns, cpuMsPairs, cpuRatioToStart }: { oneRun: Figures; manyRuns: Figures; cpuMsPairs: [number, number][]; cpuRatioToStart: number }) =>
+      `  savepoint ${name}: ${oneRun.wallMs} ms (${oneRun.cpuMs} ms CPU, ${cpuRatioToStart}× its Node start's ${oneRun.startCpuMs} ms) / ${oneRun.peakRssMb} MB with 1 run, ${manyRuns.wallMs} ms (${manyRuns.cpuMs} ms CPU) / ${manyRuns.peakRssMb} MB with ${runs}; CPU ${pairedRatio(cpuMsPairs).toFixed(2)}× (median of ${cpuMsPairs.length} pairs)`;
     process.stdout.write(
       [
         `growth: ${runs} runs of ${steps} steps in one engine process and one state directory`,

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { replayRun, type ReplayResult } from '../../local/replay/index.js';
+import type { ReplayResult } from '../../local/replay/index.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
 import { agentFor, where, withClient } from '../target.js';
@@ -19,6 +19,8 @@ export function registerReplayCommand(program: Command): void {
         if (run.status === 'running') throw new UsageError(`runId: run ${runId} is still running; replay a finished or stopped run`);
         const agent = await agentFor(options.agent, run.agent, engine ?? null);
         if (!agent) throw new UsageError(`replay needs the agent's code: name it with --agent (the run is of agent ${run.agent})`);
+        // Loaded when a replay runs: the engine it runs on is no part of every other command's start.
+        const { replayRun } = await import('../../local/replay/index.js');
         const result = await replayRun({ agent, source: ledger, runId });
         if (options.json) printJson(result);
         else out(formatReplay(result));

@@ -84,7 +84,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
       if (!recorded) {
         judge.diverged({ turn, what: 'model request', recorded: `the run ended after turn ${turn - 1} (${recording.run.status}${recording.run.stopReason ? `: ${recording.run.stopReason}` : ''})`, produced: 'another model call', why: 'this code calls the model where the recorded run had stopped' });
       }
-      compareRequest(recording, agent, recorded, request, judge, shapeOf);
+      compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf });
       answered += 1;
       return recordedResponse(recorded, request.model, `msg_replay_${recorded.turn}`);
     },
@@ -110,7 +110,12 @@ function shapeChangesOnce(recording: Recording, agent: AgentDefinition): (reques
   };
 }
 
-function compareRequest(recording: Recording, agent: AgentDefinition, recorded: TurnRecord, request: MessageRequest, judge: Referee, shapeChangesOf: (request: MessageRequest) => string[]): void {
+function compareRequest(
+  recording: Recording,
+  recorded: TurnRecord,
+  request: MessageRequest,
+  { agent, judge, shapeChangesOf }: { agent: AgentDefinition; judge: Referee; shapeChangesOf: (request: MessageRequest) => string[] },
+): void {
   const turn = recorded.turn;
   const differ = (what: string, before: unknown, after: unknown, why: string) =>
     judge.diverged({ turn, what: 'model request', ...differingPart(`${what}: ${JSON.stringify(before)}`, `${what}: ${JSON.stringify(after)}`), why });

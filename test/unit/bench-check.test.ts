@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_PRICES, awsBill } from '../../bench/aws-cost.js';
-import { checkReport, COLD_START_TARGETS, NODE_START_CPU, SPEED_LIMITS } from '../../bench/check.js';
+import { checkReport, CLI_START_CPU, CLI_TARGETS, COLD_START_TARGETS, NODE_START_CPU, SPEED_LIMITS } from '../../bench/check.js';
 import { estimate, waste } from '../../bench/stats.js';
 
 /** A waste report in the shape bench/waste.ts prints, its estimates made by the benchmark's own `estimate`. */
@@ -109,12 +109,13 @@ describe('bench/check.ts', () => {
   });
 
   it('accepts a growth report that stays flat, and rejects the figures measured before the fixes (status, runs and approvals loading the whole ledger; 120 KB of heap a run, then 5.1)', () => {
-    const process = (cpuMs: number, peakRssMb: number) => ({ wallMs: cpuMs * 2, cpuMs, peakRssMb });
+    const process = (cpuMs: number, peakRssMb: number) => ({ wallMs: cpuMs * 2, cpuMs, startCpuMs: 150, peakRssMb });
     /** A command's figures, its CPU time in `pairs` of (one run, many runs) measured side by side. */
     const command = (peakRssMb: [number, number], pairs: [number, number][]) => ({
       oneRun: process(Math.min(...pairs.map(([one]) => one)), peakRssMb[0]),
       manyRuns: process(Math.min(...pairs.map(([, many]) => many)), peakRssMb[1]),
       cpuMsPairs: pairs,
+      cpuRatioToStart: 3,
     });
     const flat = command([91, 92], [[443, 470], [460, 450], [452, 466]]);
     const growth = (heapPerRunKb: number, changed: Record<string, unknown> = {}) =>
@@ -133,8 +134,8 @@ describe('bench/check.ts', () => {
   });
 
   it("judges a growth report's CPU by the median of its pairs: one pair caught by a burst of load passes, a median over the tolerance fails, fewer than three pairs is no median", () => {
-    const process = (cpuMs: number) => ({ wallMs: cpuMs * 2, cpuMs, peakRssMb: 90 });
-    const command = (pairs: [number, number][]) => ({ oneRun: process(Math.min(...pairs.map(([one]) => one))), manyRuns: process(Math.min(...pairs.map(([, many]) => many))), cpuMsPairs: pairs });
+    const process = (cpuMs: number) => ({ wallMs: cpuMs * 2, cpuMs, startCpuMs: 150, peakRssMb: 90 });
+    const command = (pairs: [number, number][]) => ({ oneRun: process(Math.min(...pairs.map(([one]) => one))), manyRuns: process(Math.min(...pairs.map(([, many]) => many))), cpuMsPairs: pairs, cpuRatioToStart: 3 });
     const flat = command([[500, 510], [505, 495], [498, 502]]);
     const growth = (status: unknown) => JSON.stringify({ options: { runs: 150, steps: 10 }, engine: { heapAfterWarmMb: 27, heapAtEndMb: 27, heapPerRunKb: 0.8 }, stateDir: { bytesPerRun: 35_884 }, status, runs: flat, approvals: flat, verifyAll: flat });
     // CI's 1.40: the many-runs side measured in a burst. Paired, the burst costs one pair.
@@ -220,6 +221,25 @@ describe('bench/check.ts speed limits', () => {
       }
     });
   }
+
+  it('holds status, runs and approvals on one run to their CPU target as a ratio to their own Node start: the figures measured pass, the commit before and twice the bound fail', () => {
+    expect(SPEED_LIMITS.cli.status.target).toBeCloseTo(CLI_TARGETS.cpuMs / CLI_START_CPU.ms, 9);
+    const command = (cpuRatioToStart: number) => {
+      const run = { wallMs: 600, cpuMs: 70 * cpuRatioToStart, startCpuMs: 70, peakRssMb: 70 };
+      return { oneRun: run, manyRuns: run, cpuMsPairs: [[run.cpuMs, run.cpuMs], [run.cpuMs, run.cpuMs], [run.cpuMs, run.cpuMs]], cpuRatioToStart };
+    };
+    const growth = (ratios: { status: number; runs: number; approvals: number }) =>
+      text({ options: { runs: 150, steps: 10 }, engine: { heapAfterWarmMb: 27, heapAtEndMb: 27, heapPerRunKb: 0.8 }, stateDir: { bytesPerRun: 35_884 }, status: command(ratios.status), runs: command(ratios.runs), approvals: command(ratios.approvals), verifyAll: command(4) });
+    // The highest measured (SPEED_LIMITS.cli's `measured`).
+    const measured = { status: 4.6, runs: 3.6, approvals: 4.2 };
+    expect(checkReport('growth', growth(measured))).toEqual([]);
+    for (const name of CLI_TARGETS.commands) {
+      const problems = checkReport('growth', growth({ ...measured, [name]: 2 * SPEED_LIMITS.cli[name].bound }));
+      expect(problems, name).toEqual([expect.stringMatching(new RegExp(`^${name}\\.cpuRatioToStart: slower than CI's bound: savepoint ${name} on one run: [\\d.]+× its process's Node start CPU \\(CI bound 7\\.00; target 2\\.86: [\\d.]+× over it\\)$`))]);
+    }
+    // The commit before loaded the local engine and the Step Functions SDK for every command: 8.2–10.8 (status), 7.2–7.6 (runs), 7.4–7.7 (approvals).
+    expect(checkReport('growth', growth({ status: 8.2, runs: 7.2, approvals: 7.4 }))).toHaveLength(3);
+  });
 
   it('fails a report without a held row, naming it', () => {
     const { 'embedded ledger, on disk': _gone, ...rest } = MEASURED.overhead;

@@ -1,0 +1,41 @@
+/**
+ * What every `savepoint` command loads before it runs: the CLI's static imports (cli/savepoint.ts
+ * registers every command). The local engine, the Step Functions and DynamoDB SDKs and dynalite
+ * are loaded by the commands that need them, when they run (a dynamic import()): `status`, `runs`
+ * and `approvals` on a small state directory are held to 200 ms of CPU (issue 38, item 7;
+ * bench/check.ts SPEED_LIMITS.cli), and loading the engine for them cost about 270 ms more.
+ */
+import { buildSync } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+
+/** Packages no command needs at start: each chain of static imports from the CLI's entry that reaches one. */
+const HEAVY = ['aws-local-stepfunctions', '@aws-sdk/client-sfn', '@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', 'dynalite', 'aws-cdk-lib'];
+
+function staticChains(entry: string): Map<string, string[]> {
+  const { metafile } = buildSync({ entryPoints: [entry], bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', packages: 'external', outdir: 'unused', splitting: true, logLevel: 'silent' });
+  const from = new Map<string, string | null>([[entry, null]]);
+  const queue = [entry];
+  const reached = new Map<string, string[]>();
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    for (const imported of metafile.inputs[file]?.imports ?? []) {
+      if (imported.kind !== 'import-statement' || from.has(imported.path)) continue;
+      from.set(imported.path, file);
+      if (imported.external) {
+        const name = HEAVY.find((heavy) => imported.path === heavy || imported.path.startsWith(`${heavy}/`));
+        if (name) {
+          const chain: string[] = [];
+          for (let at: string | null | undefined = imported.path; at; at = from.get(at)) chain.unshift(at);
+          reached.set(name, chain);
+        }
+      } else queue.push(imported.path);
+    }
+  }
+  return reached;
+}
+
+describe("the CLI's start", () => {
+  it('loads no engine, Step Functions or DynamoDB SDK, dynalite or CDK before a command runs', () => {
+    expect(Object.fromEntries([...staticChains('cli/savepoint.ts')].map(([name, chain]) => [name, chain.join(' → ')]))).toEqual({});
+  });
+});
