@@ -247,8 +247,8 @@ describe('bench/check.ts speed limits', () => {
     expect(checkReport('overhead', text(overhead(rest)))).toEqual(["results: no figure (× the floor's CPU) for the row \"embedded ledger, on disk\""]);
   });
 
-  /** The highest import ratio measured: call-model at load 28–40 (6.15 and 6.27 at load 25–28). */
-  const MEASURED_IMPORT_CPU_RATIO = 7.11;
+  /** The highest import ratio measured since the bundles map stack traces lazily: call-tool at load 16–21 (before: 7.11 at load 28–40, which fails the bound). */
+  const MEASURED_IMPORT_CPU_RATIO = 4.77;
 
   it('holds the model and tool steps’ import at its target, as a ratio to the same process’s start, on the Node it was measured on', () => {
     expect(SPEED_LIMITS.coldStart.target).toBeCloseTo(COLD_START_TARGETS.importCpuMs / NODE_START_CPU.ms, 9);
@@ -256,6 +256,7 @@ describe('bench/check.ts speed limits', () => {
     const report = (ratio: number, node = 'v20.20.2') => text({ agent: 'agent.ts', node, runs: 3, targets: COLD_START_TARGETS, functions: [fn('call-model', ratio), fn('call-tool', ratio)] });
     expect(checkReport('cold-start', report(MEASURED_IMPORT_CPU_RATIO))).toEqual([]);
     expect(checkReport('cold-start', report(2 * SPEED_LIMITS.coldStart.bound))).toHaveLength(2);
+    expect(checkReport('cold-start', report(7.11))).toHaveLength(2);
     expect(checkReport('cold-start', report(MEASURED_IMPORT_CPU_RATIO, 'v22.1.0'))).toEqual([
       `node: measured on v22.1.0, and the import target's ratio is over Node 20's start: measure NODE_START_CPU again (bench/check.ts)`,
     ]);
