@@ -80,7 +80,7 @@ const html = (statusCode: number, body: string): APIGatewayProxyResult => ({
 export function callerOf(event: APIGatewayProxyEvent): Identity | undefined {
   const principal = event.requestContext?.identity?.userArn;
   if (!principal) return undefined;
-  return principal.startsWith('arn:') ? { id: personOf(principal), via: 'iam' } : { id: principal, via: 'cli' };
+  return principal.startsWith('arn:') ? { id: personOf(principal), via: 'iam', principal } : { id: principal, via: 'cli', principal };
 }
 
 /**

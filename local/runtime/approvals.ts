@@ -1,4 +1,5 @@
 import type { ApprovalLinks } from '../../lambdas/approvals/decision.js';
+import type { ApprovalPolicy } from '../../lambdas/approvals/policy.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { localUser } from '../services/approval-api.js';
@@ -13,11 +14,15 @@ import type { LocalStackOptions } from './options.js';
 export function localApprovalSetup(options: Pick<LocalStackOptions, 'stateDir' | 'approvals'>, pageUrl: () => string) {
   const keys = localApprovalKeys(options.stateDir);
   const links: ApprovalLinks = { signer: keys.links, approvers: options.approvals?.approvers ?? [localUser()], get pageUrl() { return pageUrl(); } };
+  // The approval API's caller decides only as one of the approvers, as on AWS: by default this
+  // machine's user (the one person of the local API, whose link is named the same).
+  const principal = options.approvals?.principal ?? localUser();
+  const policy: ApprovalPolicy = { separationOfDuties: false, ...options.approvals?.policy };
   return {
     links,
     decisionMac: keys.decisions,
     starterMac: keys.starters,
-    policy: options.approvals?.policy ?? { separationOfDuties: false },
+    policy: { ...policy, approverPrincipals: policy.approverPrincipals ?? { [principal]: [principal] } },
   };
 }
 
