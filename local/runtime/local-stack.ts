@@ -195,7 +195,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const runsStarter = sfnAs(Steps.RunsApi);
     // The local setup always has a starter key (keys/starters.key): approvalsOf only wraps it in RunsApi's IAM.
     const runsApi = runsApiHandler({ agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, stateMachineArn: startArn, start: (arn, name, input) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy });
-    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) }), { runs: runsApi, ...(options.approvals?.principal && { user: options.approvals.principal }) });
+    const approvalHandler = approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) });
+    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, ...(options.approvals?.principal && { user: options.approvals.principal }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 
@@ -224,6 +225,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        * API Gateway would after verifying that person's signature.
        */
       runsApi,
+      /** The approval API's handler (served at `endpoints.approvals` as this machine's user), for a test that plays several people, as `runsApi`. */
+      approvalApi: approvalHandler,
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
       approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
       /**
