@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApprovalPolicy } from '../../lambdas/approvals/policy.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
-import { postLinkDecision, waitFor } from '../support/agent-harness.js';
+import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
 
 /**
  * Issue 36 finding 4, on the local twin through the approval API's handler (the route API Gateway
@@ -22,8 +22,8 @@ const request = (runId: string) => ({ runId, input: { date: sampleDay.date }, co
 let harness: Harness;
 afterEach(async () => harness?.stack.close());
 
-async function start(policy: Omit<ApprovalPolicy, 'approverPrincipals' | 'starterPrincipals'>) {
-  harness = await startHarness({ approvals: { approvers: [alice, bob], policy: { ...policy, ...people } } });
+async function start(policy: Omit<ApprovalPolicy, 'approverPrincipals' | 'starterPrincipals'>, principal?: string) {
+  harness = await startHarness({ approvals: { approvers: [alice, bob], policy: { ...policy, ...people }, ...(principal && { principal }) } });
   return harness;
 }
 const linkOf = (index: number, approver: string) => harness.requested[index]!.links.find((link) => link.approver === approver)!.url;
@@ -91,5 +91,27 @@ describe('separation of duties, whichever way a run starts', () => {
     await start({ separationOfDuties: true });
     await expect(harness.startAs(mallory, request('not-a-starter'))).rejects.toThrow(/runs API answered 403: .*is not one of this deployment's starter principals/);
     expect(await harness.stack.ledger.getRun('not-a-starter')).toBeUndefined();
+  });
+});
+
+describe('the approval API\'s resource policy, on the twin', () => {
+  it('keeps a caller who is no approver off /approvals before the callback runs, as API Gateway does', async () => {
+    // The local API plays Mallory's IAM principal: its template names the approvers, as the deployment's would.
+    await start({ separationOfDuties: true }, mallory);
+    void harness.startAs(starterUser, request('gateway')).catch(() => undefined);
+    await waitFor(() => harness.requested[0]);
+    const { approvalId } = harness.approvals[0]!;
+    const answer = await postDecision(harness.stack, approvalId, { decision: 'approve' });
+    expect(answer).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^User: arn:aws:iam::111122223333:role\/Admin is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:.*\/v1\/POST\/approvals\/apv_\w+ with an explicit deny$/) } });
+    expect(await stored(0)).toMatchObject({ status: 'pending' });
+    // The page stays open to whoever holds a link.
+    expect(await postLinkDecision(linkOf(0, bob), { decision: 'approve' })).toMatchObject({ status: 200, body: { decidedBy: bob } });
+  });
+
+  it('lets an approver through to the callback', async () => {
+    await start({ separationOfDuties: true }, bobUser);
+    void harness.startAs(starterUser, request('gateway-bob')).catch(() => undefined);
+    await waitFor(() => harness.requested[0]);
+    expect(await postDecision(harness.stack, harness.approvals[0]!.approvalId, { decision: 'approve' })).toMatchObject({ status: 200, body: { decidedBy: bob, decidedVia: 'iam' } });
   });
 });

@@ -141,3 +141,37 @@ function principalNames(principal: Principal | undefined, caller: ApiCaller | un
 function listOf<T>(value: OneOrMore<T>): readonly T[] {
   return Array.isArray(value) ? (value as readonly T[]) : [value as T];
 }
+
+/**
+ * A caller of the twin's API as API Gateway sees it, from the principal a local API plays (an IAM
+ * ARN): `aws:PrincipalArn` is a user's own ARN, or an assumed role's role ARN — under Identity
+ * Center's path for its roles, with no path otherwise (a session ARN does not carry it). It is
+ * the account's administrator's stand-in, so its own IAM policies allow the call. Undefined for
+ * anything else (the local user, `local:<name>`, whose credential is the loopback API's own).
+ */
+export function apiCallerOf(principal: string | undefined): ApiCaller | undefined {
+  const session = principal && /^arn:(aws[\w-]*):sts::(\d{12}):assumed-role\/([^/]+)\/.+$/.exec(principal);
+  if (session) {
+    const [, partition, account, role] = session;
+    const path = role!.startsWith('AWSReservedSSO_') ? 'aws-reserved/sso.amazonaws.com/' : '';
+    return { principalArn: `arn:${partition}:iam::${account}:role/${path}${role}`, account: account!, identityDecision: 'Allowed' };
+  }
+  const user = principal && /^arn:(aws[\w-]*):iam::(\d{12}):user\/.+$/.exec(principal);
+  if (user) return { principalArn: principal!, account: user[2]!, identityDecision: 'Allowed' };
+  return undefined;
+}
+
+/**
+ * The local approval API's check before its handler, as API Gateway's on AWS: for a caller that
+ * plays an IAM principal, the template's approval API decides; the local user (no ARN) passes on
+ * the loopback credential, as before. Undefined when the template has no REST API with /approvals.
+ */
+export function localApiAuthorizer(template: CfnTemplateJson): ((method: string, path: string, principal: string | undefined) => ApiDecision) | undefined {
+  const api = restApisOf(template).find((candidate) => [...candidate.methods.keys()].some((route) => route.endsWith(' /approvals')));
+  if (!api) return undefined;
+  return (method, path, principal) => {
+    const caller = apiCallerOf(principal);
+    if (principal !== undefined && caller === undefined) return { allowed: true };
+    return authorizeApiRequest(api, { method, path, ...(caller && { caller }) });
+  };
+}
