@@ -102,7 +102,7 @@ describe('the approval API\'s resource policy, on the twin', () => {
     await waitFor(() => harness.requested[0]);
     const { approvalId } = harness.approvals[0]!;
     const answer = await postDecision(harness.stack, approvalId, { decision: 'approve' });
-    expect(answer).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^User: arn:aws:iam::111122223333:role\/Admin is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:.*\/v1\/POST\/approvals\/apv_\w+ with an explicit deny$/) } });
+    expect(answer).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^User: arn:aws:iam::111122223333:role\/Admin is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:.*\/v1\/POST\/approvals\/apv_[\w-]+ with an explicit deny$/) } });
     expect(await stored(0)).toMatchObject({ status: 'pending' });
     // The page stays open to whoever holds a link.
     expect(await postLinkDecision(linkOf(0, bob), { decision: 'approve' })).toMatchObject({ status: 200, body: { decidedBy: bob } });
