@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ApprovalPolicy } from '../../lambdas/approvals/policy.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
+import { apiGatewayEvent } from '../../local/services/approval-api.js';
+import { lambdaContext } from '../../local/services/lambda-context.js';
 
 /**
  * Issue 36 finding 4, on the local twin through the approval API's handler (the route API Gateway
@@ -43,6 +45,9 @@ describe('who may decide', () => {
     }
     expect(await stored(0)).toMatchObject({ status: 'pending' });
     expect((await stored(0)).firstApproval).toBeUndefined();
+    // Nor may they read what waits.
+    const read = await harness.stack.approvalApi(apiGatewayEvent({ method: 'GET', route: 'approvals', approvalId, body: null, principal: mallory }), lambdaContext('ApprovalCallback', 20_000));
+    expect(read.statusCode).toBe(403);
     // An approver decides, as the person the deployment names.
     expect(await harness.decideAs(bobUser, approvalId, { decision: 'approve' })).toMatchObject({ status: 202, body: { firstApproval: { by: bob, via: 'iam' } } });
   });
