@@ -5,6 +5,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { principalDirectory, principalPatternProblem, type PrincipalDirectory } from '../lambdas/approvals/people.js';
 
 export interface ApprovalSettings {
   /**
@@ -19,6 +20,32 @@ export interface ApprovalSettings {
   readonly secondApproverAboveMinor?: number;
   /** An SNS topic approvers can subscribe to (mail, chat), next to the EventBridge event. @default false */
   readonly topic?: boolean;
+  /**
+   * Who may decide through the IAM-signed API, by person: each key a person (the same name as their
+   * link address in `approvers`, if they have one: then both are one person), each value the IAM
+   * principals that are them — an IAM user ARN, a role ARN (every session of it is that person), or
+   * an IAM Identity Center session ARN (`arn:aws:sts::<account>:assumed-role/AWSReservedSSO_<set>_<id>/<user>`,
+   * wildcards allowed in the user). The API's resource policy denies everyone else, and the callback
+   * refuses them (lambdas/approvals/people.ts).
+   * @example { 'alice@example.com': 'arn:aws:sts::111122223333:assumed-role/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b/alice@example.com' }
+   * @default none: nobody decides by IAM, only by signed link
+   */
+  readonly approverPrincipals?: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * Who may start runs through the runs API (`POST /runs`), by person, as `approverPrincipals`: a
+   * run is recorded as started by that person, so separation of duties knows them whichever way
+   * they decide. The API's resource policy denies everyone else.
+   * @default anyone IAM lets call the runs API, recorded as their principal
+   */
+  readonly starterPrincipals?: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * What a run needs whose starter is nobody the deployment names — a plain `StartExecution`, the
+   * schedule (anyone who may start the state machine can write a scheduled event), a runs-API caller
+   * in neither list: `two-approvers`, two different people approve each of its approvals, so nobody
+   * approves alone a run they may have started; `any-approver` gives that up. Only with separation of duties.
+   * @default 'two-approvers'
+   */
+  readonly unknownStarter?: 'two-approvers' | 'any-approver';
 }
 
 export interface ApprovalMachineryProps {
@@ -120,6 +147,43 @@ export class ApprovalMachinery extends Construct {
     }
 
     callback.addEnvironment('SEPARATION_OF_DUTIES', String(settings.separationOfDuties ?? true));
+    // Who is who (lambdas/approvals/people.ts): the callback resolves deciders, the runs API starters.
+    const { UNKNOWN_STARTER, ...directories } = peopleEnvironment(settings);
+    if (UNKNOWN_STARTER) callback.addEnvironment('UNKNOWN_STARTER', UNKNOWN_STARTER);
+    for (const [name, value] of Object.entries(directories)) {
+      callback.addEnvironment(name, value);
+      props.runsApi?.addEnvironment(name, value);
+    }
     if (settings.secondApproverAboveMinor !== undefined) callback.addEnvironment('SECOND_APPROVER_ABOVE_MINOR', String(settings.secondApproverAboveMinor));
   }
+}
+
+/** The deployment's people, checked at synth (a bad principal names its setting, person and pattern). */
+export function peopleOf(settings: ApprovalSettings): { approverPrincipals: PrincipalDirectory; starterPrincipals?: PrincipalDirectory } {
+  const check = (setting: 'approverPrincipals' | 'starterPrincipals'): PrincipalDirectory | undefined => {
+    const given = settings[setting];
+    if (given === undefined) return undefined;
+    const directory = principalDirectory(given);
+    for (const [person, patterns] of Object.entries(directory)) {
+      if (person.trim() === '' || person.length > 200) throw new Error(`approvals.${setting}: a person's name must be 1-200 characters, got ${JSON.stringify(person)}`);
+      if (patterns.length === 0) throw new Error(`approvals.${setting}.${person}: name at least one principal`);
+      for (const pattern of patterns) {
+        const problem = principalPatternProblem(pattern);
+        if (problem) throw new Error(`approvals.${setting}.${person}: ${problem}`);
+      }
+    }
+    return directory;
+  };
+  const starters = check('starterPrincipals');
+  return { approverPrincipals: check('approverPrincipals') ?? {}, ...(starters && { starterPrincipals: starters }) };
+}
+
+/** APPROVER_PRINCIPALS, STARTER_PRINCIPALS and UNKNOWN_STARTER (lambdas/adapters/aws-deps.ts). */
+function peopleEnvironment(settings: ApprovalSettings): { APPROVER_PRINCIPALS: string; STARTER_PRINCIPALS?: string; UNKNOWN_STARTER?: string } {
+  const { approverPrincipals, starterPrincipals } = peopleOf(settings);
+  return {
+    APPROVER_PRINCIPALS: JSON.stringify(approverPrincipals),
+    ...(starterPrincipals && { STARTER_PRINCIPALS: JSON.stringify(starterPrincipals) }),
+    ...(settings.unknownStarter && { UNKNOWN_STARTER: settings.unknownStarter }),
+  };
 }

@@ -16,7 +16,8 @@ import { BudgetCaps } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { ApiGatewayAccount } from './api-gateway-account.js';
 import { topLevelStack } from './top-level-stack.js';
-import { ApprovalMachinery, type ApprovalSettings } from './approvals.js';
+import { ApprovalMachinery, peopleOf, type ApprovalSettings } from './approvals.js';
+import { approvalApiPolicy } from './approval-api-policy.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './model-access.js';
 import { RunRecovery } from './recovery.js';
@@ -363,6 +364,8 @@ export class DurableAgent extends Construct {
         },
         // Callers sign their requests (SigV4): deciding an approval can move money.
         defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+        // And only the deployment's approvers (starters, on /runs) may: AWS denies everyone else.
+        policy: approvalApiPolicy(peopleOf(props.approvals ?? {})),
       });
       const integration = new LambdaIntegration(approvalCallback, { timeout: API_INTEGRATION_TIMEOUT });
       const approvals = api.root.addResource('approvals');

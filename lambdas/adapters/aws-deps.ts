@@ -90,6 +90,12 @@ export const StepEnvironment = z.object({
   SEPARATION_OF_DUTIES: z.enum(['true', 'false']),
   /** Above this amount (minor units) an approval needs two approvers. */
   SECOND_APPROVER_ABOVE_MINOR: z.coerce.number().int().nonnegative(),
+  /** Who may decide by IAM, by person: `{"<person>": ["<principal pattern>", …]}` (approvals/people.ts); unset: nobody. */
+  APPROVER_PRINCIPALS: jsonVariable(z.record(z.string().min(1), z.array(z.string().min(1)))).optional(),
+  /** Who may start runs through the runs API, by person; unset: anyone IAM lets call it. */
+  STARTER_PRINCIPALS: jsonVariable(z.record(z.string().min(1), z.array(z.string().min(1)))).optional(),
+  /** What a run whose starter is nobody the deployment names needs (policy.ts `unknownStarter`). */
+  UNKNOWN_STARTER: z.enum(['two-approvers', 'any-approver']),
 });
 export type StepEnvironment = z.infer<typeof StepEnvironment>;
 
@@ -240,7 +246,7 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
       if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
       const sfn = given(options.clients?.stepFunctions, 'Step Functions client')(traced);
       return runsApiHandler(
-        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }) },
+        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }), ...(deps.approvals?.policy && { people: deps.approvals.policy }) },
         [tracing],
       );
     },
@@ -255,7 +261,14 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
 function approvalSetup(config: Partial<StepEnvironment>, clients: AwsClients): ApprovalSetup {
   const secondAbove = config.SECOND_APPROVER_ABOVE_MINOR;
   return {
-    policy: { separationOfDuties: config.SEPARATION_OF_DUTIES !== 'false', ...(secondAbove !== undefined && { secondApproverAboveMinor: secondAbove }) },
+    policy: {
+      separationOfDuties: config.SEPARATION_OF_DUTIES !== 'false',
+      ...(secondAbove !== undefined && { secondApproverAboveMinor: secondAbove }),
+      // On AWS the directory is always there: without one, nobody decides by IAM (links only).
+      approverPrincipals: config.APPROVER_PRINCIPALS ?? {},
+      ...(config.STARTER_PRINCIPALS && { starterPrincipals: config.STARTER_PRINCIPALS }),
+      ...(config.UNKNOWN_STARTER && { unknownStarter: config.UNKNOWN_STARTER }),
+    },
     ...(config.APPROVAL_EVENT_BUS && {
       notifier: given(clients.approvalNotifier, 'the approval notifier (APPROVAL_EVENT_BUS is set)')({
         busName: config.APPROVAL_EVENT_BUS === 'default' ? undefined : config.APPROVAL_EVENT_BUS,

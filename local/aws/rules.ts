@@ -205,6 +205,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     test: 'test/local/iam-enforcement.test.ts',
     answer: 'lambda:InvokeFunction',
   },
+  {
+    rule: "API Gateway admits an IAM-authenticated request its resource policy or the caller's IAM allows (both, from another account) and neither denies; an open route only on the resource policy's explicit Allow",
+    doc: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-authorization-flow.html',
+    file: 'local/aws/iam/api-gateway.ts',
+    test: 'test/infra/approval-api-policy.test.ts',
+    answer: 'with an explicit deny',
+  },
 ];
 
 /** The files of local/aws/ that hold no rule of their own, and what they are instead. */
