@@ -6,6 +6,7 @@
 import { resolveTemplateValue, type CfnTemplateJson } from '../../template/asl.js';
 import { physicalNames, type DeploymentState } from './deployment.js';
 import type { PolicyDocument } from './policy.js';
+import { resourcePolicies, type ResourcePolicy } from './resource-policies.js';
 
 export interface Role {
   /** The role's logical id; locally also its name. */
@@ -26,6 +27,8 @@ export interface StackRoles {
   readonly stateMachineRole?: string;
   /** EventBridge targets that assume a role to call their target (e.g. the schedule's StartExecution). */
   readonly ruleTargets: readonly { readonly ruleId: string; readonly roleId: string; readonly targetArn: string }[];
+  /** The KMS key policies and secrets' resource policies, by the resource's ARN (resource-policies.ts). */
+  readonly resourcePolicies?: ReadonlyMap<string, ResourcePolicy>;
 }
 
 /**
@@ -98,5 +101,5 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
       }
     }
   }
-  return { roles, stepRoles, ...(stateMachineRole && { stateMachineRole }), ruleTargets };
+  return { roles, stepRoles, ...(stateMachineRole && { stateMachineRole }), ruleTargets, resourcePolicies: resourcePolicies(template, physical) };
 }
