@@ -12,8 +12,8 @@ import { notificationRequests, type ApprovalNotifier } from '../approvals/notify
  */
 
 /**
- * `PutEvents` on the bus (default: the account's default bus), then the topic if there is one:
- * one event and one message per approver, each with only that approver's link (approvals/notify.ts).
+ * `PutEvents` on the bus (default: the account's default bus), with no link, then the topic if
+ * there is one: one message per approver, each with only that approver's link (approvals/notify.ts).
  * SNS delivers a message to every subscription whose filter policy matches it, so each message
  * carries the attribute `approver`: subscribe each approver with the filter policy
  * `{"approver": ["<their address>"]}` (a subscription without one receives every approver's link).

@@ -1,6 +1,8 @@
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { EXAMPLE_AGENTS } from '../../infra/example.js';
+import { SavepointStack } from '../../infra/stack.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { exampleTemplate } from './example-template.js';
+import { assertionApp, exampleTemplate } from './example-template.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 
 type Resource = { Type: string; Properties: Record<string, any> };
@@ -179,3 +181,23 @@ describe('approvals in the template', () => {
 });
 
 const byJson = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b));
+
+// Issue 36 finding 6: links reach their approver only: on the encrypted topic, each approver's subscription filtered to their own.
+describe('approvers named at synth', () => {
+  it('get an e-mail subscription each, filtered on the approver attribute to their own messages; the topic comes with the links', () => {
+    const stack = new SavepointStack(assertionApp(), 'Named');
+    stack.addAgent('Agent', { agentName: 'named', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { approvers: ['ada@example.com', 'bob@example.com'] } });
+    const template = Template.fromStack(stack);
+    const subscriptions = Object.values(template.findResources('AWS::SNS::Subscription')).map((r) => r.Properties as { Protocol: string; Endpoint: string; FilterPolicy: unknown });
+    expect(subscriptions.sort((a, b) => a.Endpoint.localeCompare(b.Endpoint))).toEqual([
+      expect.objectContaining({ Protocol: 'email', Endpoint: 'ada@example.com', FilterPolicy: { approver: ['ada@example.com'] } }),
+      expect.objectContaining({ Protocol: 'email', Endpoint: 'bob@example.com', FilterPolicy: { approver: ['bob@example.com'] } }),
+    ]);
+    template.hasResourceProperties('AWS::SNS::Topic', { DisplayName: 'savepoint approvals', KmsMasterKeyId: Match.anyValue() });
+  });
+
+  it('fails the synth when the topic is turned off with approvers: their links would reach nobody', () => {
+    const stack = new SavepointStack(assertionApp(), 'NoTopic');
+    expect(() => stack.addAgent('Agent', { agentName: 'no-topic', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { approvers: ['ada@example.com'], topic: false } })).toThrow(/approvals\.topic: false leaves the approvers' links no way to reach them/);
+  });
+});

@@ -103,6 +103,25 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     expect(h.stack.engine.iamDecisions()!.denied).toBe(0);
   });
 
+  // Issue 36 finding 6: a link is its approver's credential; any rule on the default bus reads what goes there.
+  it('puts the approval-requested event on the default bus with no link: a rule on it with no filter receives none', async () => {
+    const h = await harness({ approve: true });
+    const finished = await h.run({ runId: 'bus-no-links', input: sampleInput });
+    expect(finished.status).toBe('SUCCEEDED');
+    const received = h.stack.eventBus.receivedBy('savepoint.approvals');
+    expect(received).toHaveLength(h.approvals.length);
+    for (const [index, entry] of received.entries()) {
+      const detail = JSON.parse(entry.Detail) as Record<string, unknown>;
+      expect(detail).toMatchObject({ approvalId: h.approvals[index]!.approvalId, summary: expect.any(String), decideBy: expect.any(String) });
+      expect(Object.keys(detail)).not.toContain('links');
+      expect(entry.Detail).not.toMatch(/link=|\/decide\//);
+    }
+    // The links exist, and went to their approvers only (the CLI locally; the topic on AWS).
+    const links = await h.stack.approvalLinks(h.approvals[0]!);
+    expect(links.length).toBeGreaterThan(0);
+    for (const entry of received) for (const link of links) expect(entry.Detail).not.toContain(new URL(link.url).searchParams.get('link')!);
+  });
+
   it.each(['embedded', 'dynalite'] as const)("refuses a function's first ledger call when its role may not read the seal key (%s ledger)", async (ledger) => {
     const h = await harness({ ledger, template: withoutGrant(await template(), 'AgentStartRunFunctionServiceRoleDefaultPolicy', 'secretsmanager:GetSecretValue') });
     const finished = await h.run({ runId: `no-seal-${ledger}`, input: sampleInput });
