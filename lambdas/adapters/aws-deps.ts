@@ -23,6 +23,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { deploymentPrices, PriceOverrides } from '../models/prices.js';
 import { BudgetCaps } from '../records/ledger-records.js';
 import { runsApiHandler } from './runs-http.js';
+import { TOOL_SECRET_NAME, toolSecrets } from '../tools/secrets.js';
 
 /** A variable that holds JSON of `schema`'s shape. */
 function jsonVariable<T extends z.ZodType>(schema: T) {
@@ -90,6 +91,8 @@ export const StepEnvironment = z.object({
   SEPARATION_OF_DUTIES: z.enum(['true', 'false']),
   /** Above this amount (minor units) an approval needs two approvers. */
   SECOND_APPROVER_ABOVE_MINOR: z.coerce.number().int().nonnegative(),
+  /** The tool credentials' secrets by name (CallTool only: infra/durable-agent.ts `toolSecrets`), ARNs. */
+  TOOL_SECRETS: jsonVariable(z.record(z.string().regex(TOOL_SECRET_NAME), z.string().startsWith('arn:'))),
 });
 export type StepEnvironment = z.infer<typeof StepEnvironment>;
 
@@ -142,6 +145,8 @@ export function awsDeps(
     return modelsFactory(env, secretIdsFromEnv(config as Record<string, string | undefined>), readSecret);
   });
   const approvals = once(() => approvalSetup(config, clients));
+  // Read when a tool asks, kept five minutes (tools/secrets.ts): a rotated secret is picked up without a redeploy.
+  const tools = once(() => toolSecrets(config.TOOL_SECRETS ?? {}, toolSecretValue, systemClock));
   return {
     get ledger() {
       return ledger();
@@ -191,6 +196,9 @@ export function awsDeps(
     get approvals() {
       return approvals();
     },
+    get toolSecrets() {
+      return tools();
+    },
     clock: systemClock,
     agentEnv: env,
     // Ids and deadline only: the summary and details describe the tool's arguments.
@@ -209,6 +217,13 @@ export function awsDeps(
 const secretsManager: SecretSource = async (id) => {
   const value = await getSecret(id, { maxAge: 300 });
   if (typeof value !== 'string' || value.trim() === '') throw new Error(`secret ${id} holds no API key (expected a non-empty string)`);
+  return value;
+};
+
+/** A tool secret's value, read from Secrets Manager each time asked (toolSecrets keeps it); not a string is refused, naming it. */
+const toolSecretValue = async (id: string): Promise<string> => {
+  const value = await getSecret(id, { forceFetch: true });
+  if (typeof value !== 'string' || value === '') throw new Error(`secret ${id} holds no tool credential (expected a non-empty string)`);
   return value;
 };
 

@@ -28,7 +28,7 @@ import { startWorld } from './world.js';
 import { twinIam } from '../aws/iam/index.js';
 import { roleClients } from './sfn-clients.js';
 import { dynamoGuard, ledgerAs, ledgerTableArn } from '../aws/iam/dynamodb.js';
-import { approvalsAs } from '../aws/iam/services.js';
+import { approvalsAs, toolSecretsAs } from '../aws/iam/services.js';
 import { LocalEventBus } from '../aws/event-bus.js';
 import { itemSizeGuard } from '../aws/dynamodb-item-size.js';
 import { startSfnEndpoint } from '../services/step-functions.js';
@@ -177,6 +177,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       ...(quotas && { quotas }),
       approvals: approvalSetup,
       approvalsOf,
+      toolSecretsOf: (step: StepName) => toolSecretsAs(step, options.toolSecrets ?? {}, clock, iam),
       armDeadline: deadlines.arm,
       closing: () => closing,
     };

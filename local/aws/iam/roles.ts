@@ -35,7 +35,7 @@ export interface StackRoles {
  * The variables through which a function is told the resources it calls (lambdas/adapters/aws-deps.ts),
  * resolved to this deployment's values: what the twin authorizes those calls against.
  */
-export const SERVICE_VARIABLES = ['LEDGER_SEAL_SECRET_ARN', 'APPROVAL_LINK_SECRET_ARN', 'DECISION_KEY_ID', 'STARTER_KEY_ID', 'APPROVAL_EVENT_BUS', 'APPROVAL_TOPIC_ARN'] as const;
+export const SERVICE_VARIABLES = ['LEDGER_SEAL_SECRET_ARN', 'APPROVAL_LINK_SECRET_ARN', 'DECISION_KEY_ID', 'STARTER_KEY_ID', 'APPROVAL_EVENT_BUS', 'APPROVAL_TOPIC_ARN', 'TOOL_SECRETS'] as const;
 export type ServiceVariables = Readonly<Partial<Record<(typeof SERVICE_VARIABLES)[number], string>>>;
 
 /**
