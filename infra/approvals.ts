@@ -28,6 +28,16 @@ export interface ApprovalSettings {
    * @default true when there are approvers (links), else false
    */
   readonly topic?: boolean;
+  /**
+   * Which decision key signs: KMS rotates no HMAC key (neither automatically nor on demand), so a
+   * rotation is a new key. Raising it creates a new key (the old one is retained, with its policy)
+   * and the callback signs with it; list the old key's ARN in `previousDecisionKeys` until no
+   * decision it signed is still to be applied. Each decision names the key it was signed with.
+   * @default 1
+   */
+  readonly decisionKeyVersion?: number;
+  /** ARNs of decision keys this deployment replaced: decisions they signed still verify. @default none */
+  readonly previousDecisionKeys?: readonly string[];
 }
 
 export interface ApprovalMachineryProps {
@@ -132,11 +142,17 @@ export class ApprovalMachinery extends Construct {
 
     // Only the callback signs decisions; CallTool and BudgetCheck (budget extensions) verify them.
     const verifiers = [callTool, ...(props.budgetCheck ? [props.budgetCheck] : [])];
-    this.decisionKey = macKey(this, 'DecisionKey', 'Signs approval decisions (only the approval callback can)', [
+    const keyVersion = settings.decisionKeyVersion ?? 1;
+    if (!Number.isInteger(keyVersion) || keyVersion < 1) throw new Error(`approvals.decisionKeyVersion must be a whole number ≥ 1, got ${settings.decisionKeyVersion}`);
+    // Version 1 keeps the id it always had: a new id is a new key (the old one is retained).
+    this.decisionKey = macKey(this, keyVersion === 1 ? 'DecisionKey' : `DecisionKeyV${keyVersion}`, 'Signs approval decisions (only the approval callback can)', [
       { sid: 'CallbackSignsDecisions', principals: [roleOf(callback)], actions: ['kms:GenerateMac', 'kms:VerifyMac'] },
       { sid: 'StepsVerifyDecisions', principals: verifiers.map(roleOf), actions: ['kms:VerifyMac'] },
     ]);
     for (const fn of [callback, ...verifiers]) fn.addEnvironment('DECISION_KEY_ID', this.decisionKey.keyArn);
+    const previous = settings.previousDecisionKeys ?? [];
+    for (const arn of previous) if (!Token.isUnresolved(arn) && !/^arn:aws[\w-]*:kms:[\w-]+:\d{12}:key\/[\w-]+$/.test(arn)) throw new Error(`approvals.previousDecisionKeys: expected a KMS key ARN, got ${JSON.stringify(arn)}`);
+    if (previous.length > 0) for (const fn of [callback, ...verifiers]) fn.addEnvironment('DECISION_PREVIOUS_KEY_IDS', previous.join(','));
 
     if (props.runsApi && props.startRun) {
       // A key of its own: the approval callback cannot sign a starter, nor the runs API a decision.

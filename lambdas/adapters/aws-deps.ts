@@ -85,6 +85,8 @@ export const StepEnvironment = z.object({
   APPROVERS: z.string().min(1),
   /** The KMS HMAC key decisions are signed with. */
   DECISION_KEY_ID: z.string().min(1),
+  /** Decision keys this one replaced (comma-separated ARNs): decisions they signed still verify (adapters/aws-approvals.ts). */
+  DECISION_PREVIOUS_KEY_IDS: z.string().transform((text) => text.split(',').map((id) => id.trim()).filter(Boolean)),
   /** The KMS HMAC key a run's starter is signed with (the runs API signs, StartRun verifies: lambdas/runs/starter.ts). */
   STARTER_KEY_ID: z.string().min(1),
   /** `false` lets the identity that started a run approve it. */
@@ -284,7 +286,7 @@ function approvalSetup(config: Partial<StepEnvironment>, clients: AwsClients): A
         approvers: (config.APPROVERS ?? '').split(',').map((approver) => approver.trim()).filter(Boolean),
       },
     }),
-    ...(config.DECISION_KEY_ID && { decisionMac: given(clients.decisionMac, 'the decision key (DECISION_KEY_ID is set)')(config.DECISION_KEY_ID) }),
+    ...(config.DECISION_KEY_ID && { decisionMac: given(clients.decisionMac, 'the decision key (DECISION_KEY_ID is set)')(config.DECISION_KEY_ID, config.DECISION_PREVIOUS_KEY_IDS) }),
     ...(config.STARTER_KEY_ID && { starterMac: given(clients.starterMac, 'the starter key (STARTER_KEY_ID is set)')(config.STARTER_KEY_ID) }),
   };
 }

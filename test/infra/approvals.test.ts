@@ -201,3 +201,18 @@ describe('approvers named at synth', () => {
     expect(() => stack.addAgent('Agent', { agentName: 'no-topic', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { approvers: ['ada@example.com'], topic: false } })).toThrow(/approvals\.topic: false leaves the approvers' links no way to reach them/);
   });
 });
+
+// Issue 36 item 7: KMS rotates no HMAC key; rotating the decision key is a new key, the old one still verifying its decisions.
+describe('rotating the decision key', () => {
+  it('makes a new key for a new decisionKeyVersion and tells every verifier the previous keys', () => {
+    const previous = 'arn:aws:kms:us-east-1:123456789012:key/aaaaaaaa-0000-0000-0000-000000000001';
+    const stack = new SavepointStack(assertionApp(), 'Rotated');
+    stack.addAgent('Agent', { agentName: 'rotated', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { decisionKeyVersion: 2, previousDecisionKeys: [previous] } });
+    const resources = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+    const keyIds = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::KMS::Key' && r.Properties.Description?.startsWith('Signs approval decisions')).map(([id]) => id);
+    expect(keyIds).toEqual([expect.stringMatching(/^AgentApprovalsDecisionKeyV2/)]);
+    const variables = (step: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SAVEPOINT_STEP === step)!.Properties.Environment.Variables;
+    for (const step of [Steps.ApprovalCallback, Steps.CallTool, Steps.BudgetCheck]) expect(variables(step), step).toMatchObject({ DECISION_PREVIOUS_KEY_IDS: previous, DECISION_KEY_ID: { 'Fn::GetAtt': [keyIds[0], 'Arn'] } });
+    expect(() => new SavepointStack(assertionApp(), 'Bad').addAgent('Agent', { agentName: 'bad', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { previousDecisionKeys: ['alias/old'] } })).toThrow(/approvals\.previousDecisionKeys: expected a KMS key ARN, got "alias\/old"/);
+  });
+});

@@ -8,7 +8,7 @@
  * (https://docs.aws.amazon.com/service-authorization/latest/reference/reference_policies_actions-resources-contextkeys.html):
  *
  *   the ledger's seal key    secretsmanager:GetSecretValue  LEDGER_SEAL_SECRET_ARN    the function's first ledger call (dynamodb.ts), as DynamoDbLedger reads it once per container
- *   the approval-link key    secretsmanager:GetSecretValue  APPROVAL_LINK_SECRET_ARN  each link signed or verified (AWS reads it once per container)
+ *   the approval-link key    secretsmanager:GetSecretValue  APPROVAL_LINK_SECRET_ARN  each link signed or verified (AWS reads its versions every few minutes)
  *   a decision's MAC         kms:GenerateMac / kms:VerifyMac DECISION_KEY_ID          each decision signed (the callback) or verified (CallTool, BudgetCheck)
  *   a tool's credential      secretsmanager:GetSecretValue  TOOL_SECRETS (name → ARN)  each read of a secret toolSecrets does not keep (lambdas/tools/secrets.ts)
  *   telling the approvers    events:PutEvents               the APPROVAL_EVENT_BUS bus the request's event (no link)
