@@ -20,7 +20,9 @@
  * are the identity policy's. A resource policy's statement applies to the caller when its Principal
  * is `*`, or names the caller's role ARN (or its session's assumed-role ARN), or names the account
  * (then only as delegation to IAM). The request's `aws:PrincipalArn` (a role's ARN, whichever
- * session) and `aws:PrincipalAccount` are given to every condition.
+ * session) and `aws:PrincipalAccount` are given to every condition. A refusal throws
+ * AccessDeniedException, worded as AWS words it ("… because no resource-based policy allows …",
+ * "… with an explicit deny in a resource-based policy": authorizer.ts).
  */
 import { resolveTemplateValue, type CfnTemplateJson, type PhysicalNames } from '../../template/asl.js';
 import { LOCAL_ACCOUNT } from './deployment.js';
