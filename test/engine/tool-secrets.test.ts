@@ -6,6 +6,7 @@ import { Steps } from '../../lambdas/shared/steps.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+import { createTestEnvironment } from '../../testing/index.js';
 
 /**
  * Issue 36 item 7: a tool credential is a secret only CallTool reads. A tool reads it with
@@ -102,5 +103,18 @@ describe('tool secrets on the twin', () => {
     expect(seen).toEqual([]);
     expect(results.flat().map((block) => String(block.content))).toEqual([0, 1].map(() => expect.stringMatching(/AgentCallToolFunction\w+ is not authorized to perform: secretsmanager:GetSecretValue/)));
     expect(harness.stack.iam!.authorizer.decisionsByAction()['secretsmanager:GetSecretValue']!.denied).toBeGreaterThan(0);
+  });
+});
+
+describe('tool secrets in the testing kit', () => {
+  it('serves a tool its credential from the toolSecrets option', async () => {
+    const seen: string[] = [];
+    const env = await createTestEnvironment({ agent: agentWith(seen, []), toolSecrets: { CHAT_WEBHOOK_URL: WEBHOOK } });
+    try {
+      expect((await env.run({ id: 'kit' })).status).toBe('succeeded');
+      expect(seen).toEqual([WEBHOOK, WEBHOOK]);
+    } finally {
+      await env.close();
+    }
   });
 });
