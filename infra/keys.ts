@@ -14,8 +14,10 @@ import type { Construct } from 'constructs';
  * `kms:GenerateMac` could sign. Here the account may only administer a key (KEY_ADMIN_ACTIONS: no
  * cryptographic operation, no grant), and each use is a statement naming the role that needs it:
  * nothing another IAM policy says can add a user. The policy is set on the CloudFormation resource
- * itself, so it is the whole key policy whatever `@aws-cdk/aws-kms:defaultKeyPolicies` says, and a
- * `key.grant(…)` made elsewhere adds nothing to it.
+ * itself (`pinKeyPolicy`): it is the whole key policy, and a `key.grant(…)` made elsewhere adds
+ * nothing to it. (CDK v2 fixed `@aws-cdk/aws-kms:defaultKeyPolicies` on: a `policy` prop replaces
+ * the default `kms:*` statement, and a grant to a same-account principal goes to its IAM policy,
+ * which this key policy never delegates to for a use.)
  *
  * A secret's resource policy denies `GetSecretValue` to every principal but its readers (a Deny
  * wins over any Allow: https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_resource-policies.html),
@@ -62,23 +64,26 @@ export function keyPolicy(uses: readonly KeyUse[]): PolicyDocument {
   return document;
 }
 
-/** Sets `policy` as the key's whole policy (see above: independent of the feature flag and of later grants). */
+/**
+ * Sets `policy` as the key's whole policy, on the CloudFormation resource: a document of its own,
+ * not the one `Key` keeps, so a `key.grant(…)` or `addToResourcePolicy` made later adds nothing to it.
+ */
 export function pinKeyPolicy(key: Key, policy: PolicyDocument): void {
   (key.node.defaultChild as CfnKey).keyPolicy = Lazy.any({ produce: () => Stack.of(key).resolve(policy.toJSON()) });
 }
 
 /** A KMS HMAC-SHA256 key whose policy lets only `uses` generate or verify MACs. KMS rotates no HMAC key (README, Approvals: rotation). */
 export function macKey(scope: Construct, id: string, description: string, uses: readonly KeyUse[]): Key {
-  const policy = keyPolicy(uses);
   const key = new Key(scope, id, {
     description,
     keySpec: KeySpec.HMAC_256,
     keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
     removalPolicy: RemovalPolicy.RETAIN,
     pendingWindow: Duration.days(30),
-    policy,
+    // The key's own document, which a `grant` elsewhere may add to: the one pinned below is another.
+    policy: keyPolicy(uses),
   });
-  pinKeyPolicy(key, policy);
+  pinKeyPolicy(key, keyPolicy(uses));
   return key;
 }
 
