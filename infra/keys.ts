@@ -94,6 +94,8 @@ export function macKey(scope: Construct, id: string, description: string, uses: 
  * (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-principalarn).
  */
 export function onlyReaders(secret: ISecret, readers: () => readonly string[]): void {
+  // A Deny whose exception lists nobody would lock everyone out: the synth says so instead.
+  secret.node.addValidation({ validate: () => (readers().length === 0 ? [`${secret.node.path}: no function or principal may read this secret (its resource policy would deny everyone)`] : []) });
   secret.addToResourcePolicy(
     new PolicyStatement({
       sid: 'OnlyItsReaders',
