@@ -46,3 +46,16 @@ export function toolSecrets(ids: Readonly<Record<string, string>>, read: SecretR
 
 /** A tool asked for a secret where none are served (a context built without them). */
 export const noToolSecrets: ToolSecrets = (name) => Promise.reject(new Error(`tool secret ${JSON.stringify(name)} is not configured: the deployment's toolSecrets name none`));
+
+/** The variables a local run takes tool credentials from: `SAVEPOINT_TOOL_SECRET_<NAME>` (as a local run takes model keys from the environment). */
+export const TOOL_SECRET_VARIABLE_PREFIX = 'SAVEPOINT_TOOL_SECRET_';
+
+/** The tool credentials the environment gives a local run, by name (`SAVEPOINT_TOOL_SECRET_CHAT_WEBHOOK_URL` → `CHAT_WEBHOOK_URL`). */
+export function toolSecretsFromEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).flatMap(([variable, value]) => {
+      const name = variable.startsWith(TOOL_SECRET_VARIABLE_PREFIX) ? variable.slice(TOOL_SECRET_VARIABLE_PREFIX.length) : undefined;
+      return name !== undefined && TOOL_SECRET_NAME.test(name) && value ? [[name, value]] : [];
+    }),
+  );
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TOOL_SECRET_TTL_MS, toolSecrets } from '../../lambdas/tools/secrets.js';
+import { TOOL_SECRET_TTL_MS, toolSecrets, toolSecretsFromEnv } from '../../lambdas/tools/secrets.js';
 import { TestClock } from '../../testing/index.js';
 
 /** A tool credential is read when a tool asks, kept TOOL_SECRET_TTL_MS, then read again (a rotated secret is picked up). */
@@ -32,5 +32,11 @@ describe('tool secrets', () => {
     const secrets = toolSecrets({ KEY: 'id', OTHER: 'id2' }, async () => 'value', new TestClock(new Date()));
     await expect(secrets('NOPE')).rejects.toThrow('tool secret "NOPE" is not configured: the deployment\'s toolSecrets name KEY, OTHER');
     await expect(secrets('toString')).rejects.toThrow(/is not configured/);
+  });
+});
+
+describe('tool secrets of a local run', () => {
+  it('come from SAVEPOINT_TOOL_SECRET_<NAME> variables, by name; other variables and empty values are not secrets', () => {
+    expect(toolSecretsFromEnv({ SAVEPOINT_TOOL_SECRET_CHAT_WEBHOOK_URL: 'https://hooks.example/x', SAVEPOINT_TOOL_SECRET_EMPTY: '', SAVEPOINT_TOOL_SECRET_: 'x', PATH: '/bin', ANTHROPIC_API_KEY: 'k' })).toEqual({ CHAT_WEBHOOK_URL: 'https://hooks.example/x' });
   });
 });
