@@ -29,8 +29,9 @@ import { twinIam } from '../aws/iam/index.js';
 import { LambdaConcurrency, reservedConcurrency } from '../aws/lambda-concurrency.js';
 import { roleClients } from './sfn-clients.js';
 import { dynamoGuard, ledgerAs, ledgerTableArn } from '../aws/iam/dynamodb.js';
-import { approvalsAs } from '../aws/iam/services.js';
+import { approvalsAs, toolSecretsAs } from '../aws/iam/services.js';
 import { localApiAuthorizer } from '../aws/iam/api-gateway.js';
+import { LocalEventBus } from '../aws/event-bus.js';
 import { itemSizeGuard } from '../aws/dynamodb-item-size.js';
 import { startSfnEndpoint } from '../services/step-functions.js';
 import { SfnQuotas } from '../aws/sfn-api-throttling.js';
@@ -172,7 +173,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     let pageUrl = '';
     const approvalSetup = localApprovalSetup(options, () => pageUrl);
     // Each function's calls to Secrets Manager, KMS, EventBridge and SNS, authorized as its role (local/aws/iam/services.ts).
-    const approvalsOf = (step: StepName) => (iam ? approvalsAs(step, approvalSetup, iam) : approvalSetup);
+    // The account's default bus, where RequestApproval's events go (local/aws/event-bus.ts).
+    const eventBus = new LocalEventBus();
+    const approvalsOf = (step: StepName) => (iam ? approvalsAs(step, approvalSetup, iam, eventBus) : approvalSetup);
 
     const wiring = {
       options, ledger, ledgerOf, clock, model, world, sfn, sfnAs, engine, leaseMs, inFlight,
@@ -181,6 +184,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       ...(quotas && { quotas }),
       approvals: approvalSetup,
       approvalsOf,
+      toolSecretsOf: (step: StepName) => toolSecretsAs(step, options.toolSecrets ?? {}, clock, iam),
       armDeadline: deadlines.arm,
       closing: () => closing,
     };
@@ -222,6 +226,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       stateMachineArn: extracted.stateMachineArn,
       /** The twin's IAM (local/aws/iam): the roles, their credentials and the decisions so far; undefined with `iam: false`. */
       iam,
+      /** The account's default event bus: what a rule on it receives (local/aws/event-bus.ts); filled with the twin's IAM on. */
+      eventBus,
       /** Lambda's concurrency as the twin counts it (local/aws/lambda-concurrency.ts): the quota and the throttles so far. */
       lambdaConcurrency: concurrency,
       /** The API throttling (local/aws/sfn-api-throttling.ts) and what it refused; undefined unless `quotas: true`. */

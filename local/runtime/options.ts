@@ -186,6 +186,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly promptCaching?: boolean;
   /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */
   readonly agentEnv?: Readonly<Record<string, string>>;
+  /**
+   * The tool credentials a tool reads with `context.secret(name)`, by name: what the deployment's
+   * `toolSecrets` secrets hold on AWS (local/aws/iam/services.ts `toolSecretsAs`). @default none
+   */
+  readonly toolSecrets?: Readonly<Record<string, string>>;
   /** Where the steps' error lines go. @default discarded (the execution history has them) */
   readonly log?: (line: string) => void;
   /** The synthesized template; synthesized in-process when absent. */
