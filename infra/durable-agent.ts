@@ -16,9 +16,11 @@ import { BudgetCaps } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { ApiGatewayAccount } from './api-gateway-account.js';
 import { topLevelStack } from './top-level-stack.js';
-import { ApprovalMachinery, type ApprovalSettings } from './approvals.js';
+import { ApprovalMachinery, peopleOf, type ApprovalSettings } from './approvals.js';
+import { approvalApiPolicy } from './approval-api-policy.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './model-access.js';
+import { bindToolSecrets, type ToolSecretsProp } from './tool-secrets.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
 import { FailedEvents } from './failed-events.js';
@@ -60,8 +62,17 @@ export interface DurableAgentProps {
    * @default a table of the agent's own
    */
   readonly table?: LedgerTable;
-  /** Environment the agent's `deps` read (e.g. its providers' base URLs). @default none */
+  /** Environment the agent's `deps` read (e.g. its providers' base URLs). Not for secrets: see `toolSecrets`. @default none */
   readonly environment?: Record<string, string>;
+  /**
+   * Tool credentials by name (a webhook URL that is a secret, an API key): each a Secrets Manager
+   * secret, or its ARN or name. Only CallTool's role may read them, and its environment names them
+   * (`TOOL_SECRETS`), never their values; a tool reads one at run time with
+   * `await context.secret('NAME')`, kept five minutes (infra/tool-secrets.ts).
+   * @example { CHAT_WEBHOOK_URL: Secret.fromSecretNameV2(this, 'Webhook', 'chat-webhook-url') }
+   * @default none
+   */
+  readonly toolSecrets?: ToolSecretsProp;
   /** Recorded in every run's fingerprint. @default 'dev' */
   readonly codeVersion?: string;
   /** Recoveries in a row without progress before a run is given up. @default 3 */
@@ -250,6 +261,7 @@ export class DurableAgent extends Construct {
     ledger.grantTo(expireApprovals, 'expireApprovals');
     ledger.grantTo(executionStopped, 'executionStopped');
     bindModelAccess(functions, props.models ?? {});
+    bindToolSecrets(this, functions.callTool, props.toolSecrets);
 
     const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', {
       functions,
@@ -363,6 +375,8 @@ export class DurableAgent extends Construct {
         },
         // Callers sign their requests (SigV4): deciding an approval can move money.
         defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+        // And only the deployment's approvers (starters, on /runs) may: AWS denies everyone else.
+        policy: approvalApiPolicy(peopleOf(props.approvals ?? {})),
       });
       const integration = new LambdaIntegration(approvalCallback, { timeout: API_INTEGRATION_TIMEOUT });
       const approvals = api.root.addResource('approvals');
