@@ -62,7 +62,7 @@ export function inProcessFetch(origin: string, service: HttpService, fallback: t
     // signal's reason (the service goes on, as a server does with a request whose client left).
     const reply = signal ? await untilAborted(replying, signal) : await replying;
     if (reply === DROPPED) throw new TypeError('fetch failed', { cause: new Error('other side closed (the service dropped its answer)') });
-    return new InProcessResponse(reply.body, { status: reply.status, ...(reply.headers && { headers: reply.headers }) });
+    return new (InProcessResponse ??= inProcessResponseClass())(reply.body, { status: reply.status, ...(reply.headers && { headers: reply.headers }) });
   };
 }
 
@@ -72,8 +72,13 @@ export function inProcessFetch(origin: string, service: HttpService, fallback: t
  * stream a `new Response(text)` builds and reads back (~10× the cost of the rest of an in-process
  * call). Everything else is a Response's: status, headers, `ok`; the body as a stream is built
  * only when asked for, and then the reads go through it, so a body is used once either way.
+ * Defined on the first in-process answer, not when this module loads: reading the global
+ * `Response` loads Node's fetch (undici, and HTTP/2 with it), which every CLI command that
+ * imports this module paid at start (~10 ms of `savepoint status`'s CPU).
  */
-class InProcessResponse extends Response {
+let InProcessResponse: ReturnType<typeof inProcessResponseClass> | undefined;
+
+const inProcessResponseClass = () => class InProcessResponse extends Response {
   readonly #text: string;
   #used = false;
   #stream: Response["body"] | undefined;
@@ -119,7 +124,7 @@ class InProcessResponse extends Response {
     if (this.#stream) return super.clone();
     return new InProcessResponse(this.#text, { status: this.status, statusText: this.statusText, headers: this.headers });
   }
-}
+};
 
 /**
  * Request headers as node:http gives them (lowercase names). A plain object (what the clients
