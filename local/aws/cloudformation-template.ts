@@ -11,16 +11,14 @@
  *     not CloudFormation's own check but Lambda's, which fails the deploy all the same.
  */
 import { STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
+import { AwsClientError } from './client-error.js';
 import { assertEnvironmentFits } from './lambda-environment-size.js';
 import { isFunctionTimeout, MAX_TIMEOUT_SECONDS } from './lambda-function-timeout.js';
 
 /** What CloudFormation answers a create or update it refuses before it starts (error code ValidationError, HTTP 400). */
-export class TemplateValidationError extends Error {
-  readonly $fault = 'client';
-  readonly statusCode = 400;
+export class TemplateValidationError extends AwsClientError {
   constructor(message: string) {
-    super(message);
-    this.name = 'ValidationError';
+    super('ValidationError', message);
   }
 }
 
