@@ -161,8 +161,9 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    * amount into parts, or under other keys the rule checks, cannot slip under it. Across the
    * agent's runs the total is reserved in the ledger (`AGG#<agent>:<tool>:<key>`) with a
    * conditional write before the call is sent: a call that would take the total past the
-   * threshold without a person's approval is not sent (the model is told `approval_required`), so
-   * two runs racing cannot each stay under it. An approved call is added without the threshold.
+   * threshold without a person's approval is not sent but waits for a person, asked with the total
+   * across runs, so two runs racing cannot each stay under it. An approved call is added without
+   * the threshold; a rejected one is never sent.
    * @example aggregate: { key: (args) => args.paymentId, amount: (args) => args.amountCents, threshold: 50_000, currency: 'usd' }
    */
   readonly aggregate?: ToolAggregate<Args>;

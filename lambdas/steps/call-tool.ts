@@ -148,7 +148,7 @@ export function createCallTool(deps: CallToolDeps) {
     // sends the same answer.
     if (!tool || derived.mistake) return doneAtOnce({ outcome: 'error', result: JSON.stringify(derived.mistake), latencyMs: 0 });
     const args = derived.args;
-    const refusal = derived.approval ? await approvalRefusal(deps, run, turn, call, typeof waited === 'object' && waited !== null) : undefined;
+    const refusal = derived.approval ? await approvalRefusal(deps, run, turn, call, isWaited(waited)) : undefined;
 
     // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
     // One over the tool's maxResultTokens is cut for the model first, the whole of it stored by reference.
@@ -209,11 +209,16 @@ export function createCallTool(deps: CallToolDeps) {
     }
 
     // What the call moves is reserved across the agent's runs before anything is claimed or sent
-    // (tools/aggregates.ts): past the threshold without a person's approval, it is not sent. A dry
-    // fork sends nothing, so it reserves nothing.
+    // (tools/aggregates.ts): past the threshold, a person decides — the call goes to the approval
+    // wait (Agent.ApprovalNeeded, RequestApproval asks with the total across runs), and is sent once
+    // approved, or answered with their refusal. A dry fork sends nothing, so it reserves nothing.
     if (!refusal && run.forkedFrom?.effects !== 'dry') {
-      const over = await reserveAmount(deps.ledger, deps.agent, { tool, args }, { runId, turn, call, approved: derived.approval !== undefined, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) }, now);
-      if (over) return doneAtOnce(over);
+      const holder = { runId, turn, call, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) };
+      if (!(await reserveAmount(deps.ledger, deps.agent, { tool, args }, { ...holder, approved: derived.approval !== undefined }, now))) {
+        const refused = await approvalRefusal(deps, run, turn, call, isWaited(waited));
+        if (refused) return doneAtOnce(refused);
+        await reserveAmount(deps.ledger, deps.agent, { tool, args }, { ...holder, approved: true }, now);
+      }
     }
 
     // The effect across runs is claimed with the call, in one write (not for a refused call: a
@@ -298,6 +303,9 @@ async function attempt(deps: CallToolDeps, tool: ToolDefinition, send: () => Pro
     return failureOf(tool, error, deps.clock.now().getTime() - started);
   }
 }
+
+/** Whether the call has been through the approval wait in this execution (its `approval` input is the wait's end). */
+const isWaited = (approval: unknown): boolean => typeof approval === 'object' && approval !== null;
 
 /**
  * A call that needs approval runs only when approved. One not asked for yet — or still pending on a

@@ -1,3 +1,4 @@
+import { crossRunApproval } from '../tools/aggregates.js';
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import type { AgentDefinition } from '../define.js';
@@ -76,7 +77,12 @@ type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | '
 async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
   const recorded = await loadTurn(ledger, run.runId, turn);
   const derived = await deriveRecordedCall(ledger, agent, run, recorded, call);
-  const request = derived.approval;
+  // The run's own rule or limits first; else the total across the agent's runs CallTool was refused.
+  const request =
+    derived.approval ??
+    (derived.tool && derived.args !== undefined
+      ? await crossRunApproval(ledger, agent, { tool: derived.tool, args: derived.args }, { runId: run.runId, turn, call, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) })
+      : undefined);
   if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${derived.block.name}) needs no approval`);
   const described = derived.tool?.describe?.(derived.args);
   return {

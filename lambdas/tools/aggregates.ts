@@ -1,6 +1,5 @@
 import type { AgentDefinition, ApprovalRequest, RunFacts, ToolDefinition } from '../define.js';
 import type { AggregateLedger } from '../ledger/ledger.js';
-import type { Outcome } from './failures.js';
 
 /**
  * The harness's own approval limits, from what the agent declares (a tool's `aggregate`, the
@@ -45,8 +44,7 @@ export function aggregateApproval(agent: Pick<AgentDefinition, 'tools' | 'approv
   const runTotal = moved.reduce((sum, m) => sum + m.amount, own.amount);
   const cap = agent.approvals?.maxUnapprovedPerRun;
   const currency = tool.aggregate.currency;
-  const amount = (minor: number) => ({ minor, currency: currency ?? '' });
-  const money = (minor: number) => (currency ? `${(minor / 100).toFixed(2)} ${currency.toUpperCase()}` : String(minor));
+  const { amount, money } = amountsIn(currency);
   const what = describe(tool, args);
   if (keyTotal > tool.aggregate.threshold) {
     return {
@@ -65,13 +63,50 @@ export function aggregateApproval(agent: Pick<AgentDefinition, 'tools' | 'approv
   return undefined;
 }
 
+/** How a tool's amounts read: the approval's `amount` (minor units and currency), and the summary's text. */
+function amountsIn(currency: string | undefined) {
+  return {
+    amount: (minor: number) => ({ minor, currency: currency ?? '' }),
+    money: (minor: number) => (currency ? `${(minor / 100).toFixed(2)} ${currency.toUpperCase()}` : String(minor)),
+  };
+}
+
+/** Who adds a call's amount to its key's total: the effect's business key (one effect adds once across runs), else the call. */
+function holderOf(call: { runId: string; turn: number; call: number; effectKey?: string }): string {
+  return call.effectKey ?? `${call.runId}:${call.turn}:${call.call}`;
+}
+
+/**
+ * What a person is asked when a call would pass its tool's threshold across the agent's runs — what
+ * `reserveAmount` refuses without an approval — or undefined when it fits (or has added already).
+ * The totals only grow, so a call refused once is still over when the request is made.
+ */
+export async function crossRunApproval(
+  ledger: Pick<AggregateLedger, 'getAggregate'>,
+  agent: Pick<AgentDefinition, 'name'>,
+  { tool, args }: { tool: ToolDefinition; args: unknown },
+  call: { runId: string; turn: number; call: number; effectKey?: string },
+): Promise<ApprovalRequest | undefined> {
+  const own = tool.aggregate && aggregateOf(tool, args);
+  if (!tool.aggregate || !own) return undefined;
+  const record = await ledger.getAggregate(aggregateKeyOf(agent, tool, own.key));
+  const total = (record?.total ?? 0) + own.amount;
+  if (record?.holders.includes(holderOf(call)) || total <= tool.aggregate.threshold) return undefined;
+  const { amount, money } = amountsIn(tool.aggregate.currency);
+  return {
+    summary: `${describe(tool, args)}: ${money(total)} for ${own.key} across this agent's runs, above the threshold ${money(tool.aggregate.threshold)}`,
+    ...(tool.aggregate.currency && { amount: amount(total) }),
+    details: { aggregateKey: own.key, thisCall: own.amount, totalAcrossRuns: total, threshold: tool.aggregate.threshold },
+  };
+}
+
 /** The ledger key of a tool's amounts for one key: `<agent>:<tool>:<key>`. */
 export const aggregateKeyOf = (agent: Pick<AgentDefinition, 'name'>, tool: Pick<ToolDefinition, 'name'>, key: string) => `${agent.name}:${tool.name}:${key}`;
 
 /**
  * Reserves what the call moves across the agent's runs, before it is sent: within the tool's
- * threshold, or whatever the total for a call a person approved. Refused, the call is not sent and
- * the model is told a person must approve it (the outcome is recorded like any: replay says the same).
+ * threshold, or whatever the total for a call a person approved. False when refused: the call is
+ * not sent, and CallTool asks a person (`crossRunApproval`).
  */
 export async function reserveAmount(
   ledger: AggregateLedger,
@@ -79,21 +114,17 @@ export async function reserveAmount(
   { tool, args }: { tool: ToolDefinition; args: unknown },
   call: { runId: string; turn: number; call: number; approved: boolean; effectKey?: string },
   now: Date,
-): Promise<Outcome | undefined> {
+): Promise<boolean> {
   const own = tool.aggregate && aggregateOf(tool, args);
-  if (!tool.aggregate || !own) return undefined;
+  if (!tool.aggregate || !own) return true;
   const key = aggregateKeyOf(agent, tool, own.key);
   const reservation = await ledger.reserveAggregate(
     // One effect adds once: a call named by a business key (a re-run of the same day, another
     // run asking for the same refund) is one holder across runs, and gets the first's result.
-    { key, holder: call.effectKey ?? `${call.runId}:${call.turn}:${call.call}`, amount: own.amount, ...(!call.approved && { threshold: tool.aggregate.threshold }) },
+    { key, holder: holderOf(call), amount: own.amount, ...(!call.approved && { threshold: tool.aggregate.threshold }) },
     now,
   );
-  if (reservation.reserved) return undefined;
-  const message =
-    `${tool.name}: not sent — ${own.amount} more for ${own.key} would make ${reservation.total + own.amount} across this agent's runs, ` +
-    `above the threshold ${tool.aggregate.threshold}; a person must approve it. Do not split it or send it under another key.`;
-  return { outcome: 'rejected', result: JSON.stringify({ error: 'approval_required', key: own.key, total: reservation.total, amount: own.amount, threshold: tool.aggregate.threshold, message }), latencyMs: 0 };
+  return reservation.reserved;
 }
 
 /** The call in the tool's own words (`describe`), or its name. */

@@ -63,30 +63,54 @@ const agentWith = (approvals?: { maxUnapprovedPerRun: number }) =>
   });
 
 describe('an aggregate across runs', () => {
-  it('lets only one of two runs racing stay under the threshold: the other is not sent and is told a person must approve', async () => {
+  it('lets only one of two runs racing stay under the threshold: the other is not sent, and a person is asked with the total across runs; rejected, it is never sent', async () => {
     paid.length = 0;
     harness = await startAgentHarness({ agent: agentWith() });
     const h = harness;
     // Each run alone stays under $500 for acme ($300); together they would not.
     const input = { payments: [{ account: 'acme', cents: 30_000 }] };
-    const [a, b] = await Promise.all([h.run({ runId: 'race-a', input }), h.run({ runId: 'race-b', input })]);
+    const config = { approvalTimeoutSeconds: 3600 };
+    const runs = Promise.all([h.run({ runId: 'race-a', input, config }), h.run({ runId: 'race-b', input, config })]);
+    const asked = await waitFor(() => h.approvals[0]);
+    expect(asked).toMatchObject({ turn: 1, call: 1, toolName: 'pay', amount: { minor: 60_000, currency: 'usd' }, details: { aggregateKey: 'acme', thisCall: 30_000, totalAcrossRuns: 60_000, threshold: 50_000 } });
+    expect(asked.summary).toMatch(/^pay 30000 to acme: 600\.00 USD for acme across this agent's runs, above the threshold 500\.00 USD \(run race-[ab]\)$/);
+    // Nothing is sent while the person decides: only the winner's payment.
+    expect(paid).toEqual([{ account: 'acme', cents: 30_000 }]);
+    expect((await postDecision(h.stack, asked.approvalId, { decision: 'reject', reason: 'not both' })).status).toBe(200);
+    const [a, b] = await runs;
     expect([a.status, b.status], `${a.error}: ${a.cause} / ${b.error}: ${b.cause}`).toEqual(['SUCCEEDED', 'SUCCEEDED']);
     expect(paid).toEqual([{ account: 'acme', cents: 30_000 }]);
-    expect(h.approvals).toEqual([]);
-    const calls = await Promise.all(['race-a', 'race-b'].map((runId) => h.stack.ledger.getCall(runId, 1, 1)));
-    expect(calls.map((call) => call!.outcome).sort()).toEqual(['ok', 'rejected']);
-    const refused = calls.find((call) => call!.outcome === 'rejected')!;
-    expect(JSON.parse(refused.result!)).toMatchObject({ error: 'approval_required', key: 'acme', total: 30_000, amount: 30_000, threshold: 50_000 });
+    expect(h.approvals).toHaveLength(1);
+    const refused = await h.stack.ledger.getCall(asked.runId, 1, 1);
+    expect(refused).toMatchObject({ outcome: 'rejected' });
+    expect(JSON.parse(refused!.result!)).toMatchObject({ error: 'approval_rejected', approvalId: asked.approvalId, reason: 'not both' });
     expect(await h.stack.ledger.getAggregate('aggregate-payments:pay:acme')).toMatchObject({ total: 30_000 });
   });
 
-  it('adds one effect once across runs: a re-run of the same invoice gets the first result, never approval_required', async () => {
+  it('sends the call past the threshold across runs once a person approves it, and counts it', async () => {
+    paid.length = 0;
+    harness = await startAgentHarness({ agent: agentWith() });
+    const h = harness;
+    const input = { payments: [{ account: 'acme', cents: 30_000 }] };
+    expect((await h.run({ runId: 'first', input })).status).toBe('SUCCEEDED');
+    const second = h.run({ runId: 'second', input, config: { approvalTimeoutSeconds: 3600 } });
+    const asked = await waitFor(() => h.approvals[0]);
+    expect(asked).toMatchObject({ runId: 'second', details: { totalAcrossRuns: 60_000 } });
+    expect((await postDecision(h.stack, asked.approvalId, { decision: 'approve', reason: 'known customer' })).status).toBe(200);
+    expect((await second).status).toBe('SUCCEEDED');
+    expect(paid.map((payment) => payment.cents)).toEqual([30_000, 30_000]);
+    expect(await h.stack.ledger.getCall('second', 1, 1)).toMatchObject({ outcome: 'ok' });
+    expect(await h.stack.ledger.getAggregate('aggregate-payments:pay:acme')).toMatchObject({ total: 60_000 });
+  });
+
+  it('adds one effect once across runs: a re-run of the same invoice gets the first result, and asks nobody', async () => {
     paid.length = 0;
     harness = await startAgentHarness({ agent: agentWith() });
     const input = { payments: [{ invoice: 'inv-1', account: 'acme', cents: 30_000 }] };
     expect((await harness.run({ runId: 'first', input })).status).toBe('SUCCEEDED');
     expect((await harness.run({ runId: 'again', input })).status).toBe('SUCCEEDED');
     expect(paid).toEqual([{ account: 'acme', cents: 30_000 }]);
+    expect(harness.approvals).toEqual([]);
     expect(await harness.stack.ledger.getCall('again', 1, 1)).toMatchObject({ outcome: 'ok', result: JSON.stringify({ paid: 'inv-1' }) });
     expect(await harness.stack.ledger.getAggregate('aggregate-payments:pay_invoice:acme')).toMatchObject({ total: 30_000 });
   });
