@@ -194,7 +194,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // it starts as RunsApi's role, on the alias.
     const runsStarter = sfnAs(Steps.RunsApi);
     // The local setup always has a starter key (keys/starters.key): approvalsOf only wraps it in RunsApi's IAM.
-    const runsApi = runsApiHandler({ agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, stateMachineArn: startArn, start: (arn, name, input) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }) });
+    const runsApi = runsApiHandler({ agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, runs: ledgerOf(Steps.RunsApi), stateMachineArn: startArn, start: (arn, name, input) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }) });
     const approvalApi = await startApprovalApi(approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) }), { runs: runsApi, ...(options.approvals?.principal && { user: options.approvals.principal }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;

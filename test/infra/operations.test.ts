@@ -185,8 +185,8 @@ describe('least privilege on the ledger', () => {
     const matches = (pattern: string, key: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.#^$+?()[\]{}|\\]/g, '\\$&')).join('.*')}$`).test(key);
     const onTable = (step: StepName) =>
       statementsOf(functionOf(step)).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')) && !JSON.stringify(statement.Resource).includes('/index/'));
-    // The runs API and the version pruner are on no table at all.
-    const offTable: StepName[] = [Steps.RunsApi, Steps.PruneVersions];
+    // The version pruner is on no table at all.
+    const offTable: StepName[] = [Steps.PruneVersions];
     for (const step of offTable) expect(onTable(step)).toEqual([]);
     for (const step of Object.values(Steps).filter((step) => !offTable.includes(step))) {
       const statements = onTable(step);
