@@ -201,8 +201,9 @@ export function createCallTool(deps: CallToolDeps) {
 
     // What the call moves is reserved across the agent's runs before anything is claimed or sent
     // (tools/aggregates.ts): past the threshold without a person's approval, it is not sent. A dry
-    // fork sends nothing, so it reserves nothing.
-    if (!refusal && run.forkedFrom?.effects !== 'dry') {
+    // fork sends nothing, so it reserves nothing; nor does a `reuse` fork's write answered from its
+    // parent's record (the parent reserved it when it sent it).
+    if (!refusal && run.forkedFrom?.effects !== 'dry' && !derived.reused) {
       const over = await reserveAmount(deps.ledger, deps.agent, { tool, args }, { runId, turn, call, approved: derived.approval !== undefined, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) }, now);
       if (over) return doneAtOnce(over);
     }

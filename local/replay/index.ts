@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { InvalidInputError } from '../../lambdas/shared/errors.js';
 import { stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
 import type { CallCompletion, Ledger } from '../../lambdas/ledger/ledger.js';
-import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/records/ledger-records.js';
+import { approvalSkOf, type ApprovalRecord, type RunRecord, type ToolCallRecord } from '../../lambdas/records/ledger-records.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
 import type { CfnTemplateJson } from '../template/asl.js';
 import { waitForChain } from '../runtime/chain.js';
@@ -114,7 +114,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const stackMs = Math.round(performance.now() - started);
   try {
     const { run } = recording;
-    if (lineage) await standInParent(stack.ledger, recording, lineage, stack.fingerprintOf(run.model));
+    if (lineage) await standInParent(stack.ledger, recording, { lineage, fingerprint: stack.fingerprintOf(run.model), laterWrites: await parentWritesAfter(options.source, lineage) });
     const request = {
       runId: run.runId,
       input: run.input,
@@ -191,13 +191,29 @@ async function compareEnd(
  * change of code is named where the fork's own first request differs). Written before the replay
  * starts, past the recorded clock.
  */
-async function standInParent(ledger: Ledger, recording: Recording, lineage: NonNullable<RunRecord['forkedFrom']>, fingerprint: string): Promise<void> {
+async function standInParent(
+  ledger: Ledger,
+  recording: Recording,
+  { lineage, fingerprint, laterWrites }: { lineage: NonNullable<RunRecord['forkedFrom']>; fingerprint: string; laterWrites: ToolCallRecord[] },
+): Promise<void> {
   const { forkedFrom: _from, forks: _forks, ...run } = recording.run;
   const parent = lineage.runId;
   await ledger.createRun({ ...run, runId: parent, fingerprint, status: 'succeeded' });
   for (const turn of recording.turns.filter((record) => record.turn < lineage.turn)) await ledger.recordTurn({ ...turn, runId: parent });
   const at = new Date(recording.run.createdAt);
   for (const call of recording.calls.filter((record) => record.turn < lineage.turn)) await ledger.recordCall({ ...call, runId: parent, status: 'completed' }, at);
+  for (const call of laterWrites) await ledger.recordCall({ ...call, runId: parent, status: 'completed' }, at);
+}
+
+/**
+ * A `reuse` fork's parent's completed writes from the fork point on, as the source ledger holds
+ * them: what the recorded fork answered its repeated writes from (and asked nobody about), so the
+ * replay's stand-in parent answers them the same way. None for a dry fork, or a parent since pruned.
+ */
+async function parentWritesAfter(source: Ledger, lineage: NonNullable<RunRecord['forkedFrom']>): Promise<ToolCallRecord[]> {
+  if (lineage.effects !== 'reuse' || !(await source.getRun(lineage.runId))) return [];
+  const { calls } = await source.listConversation(lineage.runId);
+  return resolveResults(source, calls.filter((call) => call.turn >= lineage.turn && call.status === 'completed' && call.effect === 'write'));
 }
 
 /** The replay's ledger, telling the recorded clock which recorded moment each write reproduces. */
