@@ -93,6 +93,8 @@ export const approvalKey = (approval: Pick<ApprovalRecord, 'runId' | 'turn' | 'c
 /** An effect claimed across an agent's runs by its business key (EffectRecord). */
 export const effectKey = (key: string): Key => ({ pk: `EFFECT#${key}`, sk: 'EFFECT' });
 export const aggregateKey = (key: string): Key => ({ pk: `AGG#${key}`, sk: 'AGG' });
+/** The one approval request an effect's calls share across runs (EffectApprovalRecord): beside the effect's claim. */
+export const effectApprovalKey = (key: string): Key => ({ pk: `EFFECT#${key}`, sk: 'APPROVAL' });
 /** A chunk of a large value: `BLOB#<runId>` / `<digest>#<index>` (sorts in chunk order). */
 export const blobKey = (runId: string, digest: string, index: number): Key => ({ pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` });
 
@@ -564,7 +566,7 @@ const withLink = (record: ApprovalRecord, linkId: string | undefined) => {
 export function decideApproval(current: Current<ApprovalRecord>, key: ApprovalKey, decision: ApprovalDecision, now: Date): Step<{ decided: boolean; record: ApprovalRecord }> {
   if (!current) return fail(noApproval(key));
   if (current.record.status !== 'pending') return keep({ decided: false, record: current.record });
-  const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs } = decision;
+  const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs, sharedDecision } = decision;
   const next: ApprovalRecord = {
     ...current.record,
     status,
@@ -574,6 +576,7 @@ export function decideApproval(current: Current<ApprovalRecord>, key: ApprovalKe
     ...(decidedVia && { decidedVia }),
     ...(decisionMac && { decisionMac }),
     ...(waitedMs !== undefined && { waitedMs }),
+    ...(sharedDecision && { sharedDecision }),
     ...withLink(current.record, linkId),
   };
   return write(next, current.meta, { decided: true, record: next });

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { guaranteeOf, settleMsOf, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
+import { takeSharedDecision } from '../approvals/shared.js';
 import { budgetTrip, FRAMING_TOKENS, NOTES_BYTES, wallClockEnd } from '../guards/budgets.js';
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
 import type { AggregateLedger, ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
@@ -298,6 +299,8 @@ async function attempt(deps: CallToolDeps, tool: ToolDefinition, send: () => Pro
 async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number, call: number): Promise<Outcome | undefined> {
   let approval = await deps.ledger.getApproval(run.runId, turn, call);
   if (!approval) throw new TerminalError(`tool call ${turn}/${call} of run ${run.runId} needs an approval and has none`);
+  // Waiting on another run's request for the same effect (approvals/shared.ts): its decision is this one's.
+  if (approval.status === 'pending' && approval.sharedWith) approval = await takeSharedDecision(deps.ledger, approval, deps.clock.now());
   if (approval.status === 'pending') {
     ({ record: approval } = await deps.ledger.decideApproval(
       approval,
