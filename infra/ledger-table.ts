@@ -76,7 +76,9 @@ export const LEDGER_ACCESS = {
    */
   callTool: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'ConditionCheckItem'] },
   /**
-   * RequestApproval: creates the approval (or refreshes its task token). Like CallTool, it reads
+   * RequestApproval: creates the approval (or refreshes its task token), leading or following the
+   * request its effect's calls share across runs (the EFFECT# partition's APPROVAL item, and the
+   * leader's approval: GetItem, PutItem). Like CallTool, it reads
    * the run's earlier calls for the tool's approval rule (a query of the conversation) when its
    * function's cache does not hold them, as a cold function's never does (the twin refused it).
    */

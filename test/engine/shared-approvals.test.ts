@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { refundReconciler, startRefundWorld } from '../../agents/refund-reconciler/agent.dev.js';
 import { loadReport } from '../../lambdas/runs/report.js';
+import { replayRun } from '../../local/replay/index.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { postDecision, startAgentHarness, waitFor } from '../support/agent-harness.js';
@@ -66,6 +67,11 @@ describe('two concurrent runs of the same business keys', () => {
     const paid = harness.stack.world.payments.refunds();
     const issued = logs[0]!.calls.filter((call) => call.name === 'issue_refund' && call.outcome === 'ok').length;
     expect(paid).toHaveLength(issued);
+    // Each run replays identically from its own records, the follower's shared decisions included.
+    for (const runId of runs) {
+      const replayed = await replayRun({ agent: refundReconciler, source: harness.stack.ledger, runId });
+      expect(replayed.divergence, `${runId}: ${JSON.stringify(replayed.divergence)}`).toBeUndefined();
+    }
   });
 
   it("asks nobody again when the other run's request was decided before it asked: the decision is delivered at once", async () => {
