@@ -83,8 +83,11 @@ export const LEDGER_ACCESS = {
    * function's cache does not hold them, as a cold function's never does (the twin refused it).
    */
   requestApproval: { table: ['GetItem', 'BatchGetItem', 'PutItem', 'Query'], tokens: true },
-  /** Finalize / RecordFailure: finishRun. */
-  finalize: { table: ['GetItem', 'PutItem'] },
+  /**
+   * Finalize / RecordFailure: finishRun, with the agent's report of the run (`report`), made from
+   * its conversation (a query, and the results stored by reference: queries of their chunks).
+   */
+  finalize: { table: ['GetItem', 'PutItem', 'Query'] },
   /**
    * The approval API: finds an approval by its id, lists the pending ones, decides once; its page
    * shows the evidence (the run's conversation, and tool results stored by reference: queries).

@@ -95,7 +95,7 @@ export interface RunLedger {
   recordRecovery(runId: string, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Promise<boolean>;
   finishRun(
     runId: string,
-    outcome: { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string } },
+    outcome: { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string }; report?: RunRecord['report'] },
     now: Date,
   ): Promise<RunRecord>;
   /**

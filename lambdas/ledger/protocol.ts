@@ -144,7 +144,7 @@ export function recordRecovery(current: Current<RunRecord>, recovery: RecoveryRe
   return write({ ...current.record, recovery, updatedAt: recovery.at }, current.meta, true);
 }
 
-export type RunOutcome = { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string } };
+export type RunOutcome = { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string }; report?: RunRecord['report'] };
 
 export function finishRun(current: Current<RunRecord>, runId: string, outcome: RunOutcome, now: Date): Step<RunRecord> {
   if (!current) return fail(new ConditionalWriteError(`finishRun: no run ${runId}`));
@@ -156,6 +156,7 @@ export function finishRun(current: Current<RunRecord>, runId: string, outcome: R
     finishedAt: at,
     ...(outcome.stopReason !== undefined && { stopReason: outcome.stopReason }),
     ...(outcome.error !== undefined && { error: outcome.error }),
+    ...(outcome.report !== undefined && { report: outcome.report }),
   };
   return write(next, current.meta, next);
 }

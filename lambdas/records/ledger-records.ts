@@ -146,6 +146,11 @@ export interface RunRecord extends Counters {
   stopReason?: string;
   error?: { error: string; cause: string };
   finishedAt?: string;
+  /**
+   * The agent's report (`AgentDefinition.report`) as the run's own code made it when the run ended
+   * (Finalize): what replay compares this code's report with.
+   */
+  report?: Readonly<Record<string, number | string>>;
   /** Set by `savepoint kill` or StopExecution; checked before every step; nothing undoes it. */
   killed?: KillFlag;
   /** Every guard that warned or stopped the run, in order: ready for metrics and alarms. */

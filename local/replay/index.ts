@@ -175,7 +175,12 @@ async function compareEnd(
   const guards = (record: RunRecord) => (record.guardEvents ?? []).map((event) => `${event.guard} ${event.action}: ${event.reason}`).join('\n');
   if (guards(run) !== guards(replayed)) check({ turn: lastTurn, what: 'guards', recorded: guards(run) || 'none', produced: guards(replayed) || 'none', why: 'the guards decided otherwise' });
   if (recordedStop !== stopped) check({ turn: lastTurn, what: 'outcome', recorded: recordedStop, produced: stopped, why: 'the run ended otherwise' });
-  if (agent.report) {
+  if (run.report !== undefined) {
+    // The report the recorded run's own code made at its end, against this code's (its Finalize's).
+    const [before, after] = [stableJson(run.report), stableJson(replayed.report ?? null)];
+    if (before !== after) check({ turn: lastTurn, what: 'report', ...differingPart(before, after), why: "the agent's report differs" });
+  } else if (agent.report) {
+    // A run recorded before runs kept their report: this code's report over the recorded calls and the replayed ones.
     const traces = async (source: ToolTrace[]) => stableJson(agent.report!(source));
     const { calls: made } = await ledger.listConversation(run.runId);
     const [before, after] = [await traces(recording.calls), await traces(await resolveResults(ledger, made))];

@@ -137,7 +137,7 @@ describe('least privilege on the ledger', () => {
     [Steps.CallModel]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.RequestApproval]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
-    [Steps.Finalize]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    [Steps.Finalize]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:Query'],
     // Query twice: the pending-approvals index, and the run it counts an expired approval's wait on (countWait).
     [Steps.ExpireApprovals]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query'],
