@@ -7,7 +7,7 @@ import { resolveResults } from '../../lambdas/ledger/blobs.js';
 import type { CfnTemplateJson } from '../template/asl.js';
 import { waitForChain } from '../runtime/chain.js';
 import { startLocalStack, type LocalStack } from '../runtime/local-stack.js';
-import { differingPart, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
+import { differingPart, meteredTools, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
 import { approvalOf, loadRecording, recordedClock, type Recording } from './recording.js';
 
 export type { Divergence } from './answers.js';
@@ -41,7 +41,10 @@ export interface ReplayResult {
   divergence?: Divergence;
   /** Turns and tool calls the replay answered from the recording. */
   answered: { turns: number; toolCalls: number; approvals: number };
-  /** Calls that left the process: always 0 (the replay has no provider client, and its model server counts). */
+  /**
+   * Calls made for real: requests that reached the model server, and calls that reached a tool's own
+   * code (`execute`, `reconcile`) instead of the recording. Any is a divergence; 0 in a replay.
+   */
   live: { model: number; tools: number };
   /** What the replay took, and what the recorded run took from its start to its end. */
   wallMs: number;
@@ -58,7 +61,9 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const judge = referee();
   const clock = recordedClock(recording);
   const asked = new Set<string>();
-  const agent = recordedTools(options.agent, recording, judge, (turn, call) => asked.has(approvalSkOf({ turn, call })));
+  // The agent's own tool code, counted beneath the recorded answers: a call that reaches it is live.
+  const metered = meteredTools(options.agent);
+  const agent = recordedTools(metered.agent, recording, judge, (turn, call) => asked.has(approvalSkOf({ turn, call })));
   // A fork's turns before its fork point were copied, not made by it: the replay copies them the
   // same way (its StartRun, from a stand-in parent made of them) and answers only its own.
   const lineage = recording.run.forkedFrom;
@@ -126,13 +131,18 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     const { executionArn } = stack.engine.startExecution({ name: `replay-${run.runId}`.slice(0, 80), input: request });
     await waitForChain(stack.engine, stack.ledger, run.runId, executionArn);
     const replayed = await stack.ledger.getRun(run.runId);
-    const divergence = judge.divergence ?? (await compareEnd(recording, replayed, { turns: model.calls(), calls: agent.toolCalls() }, { ledger: stack.ledger, agent: options.agent, judge }));
+    const lastTurn = recording.turns.at(-1)?.turn ?? 0;
+    const liveTool = metered.first();
+    const divergence =
+      judge.divergence ??
+      (liveTool !== undefined ? { turn: lastTurn, what: 'live call', recorded: 'every tool call answered from the recording', produced: `${metered.live()} live call${metered.live() === 1 ? '' : 's'} (first: ${liveTool})`, why: `tool ${liveTool} was run for real, not answered from the recording` } : undefined) ??
+      (await compareEnd(recording, replayed, { turns: model.calls(), calls: agent.toolCalls() }, { ledger: stack.ledger, agent: options.agent, judge }));
     return {
       runId: run.runId,
       identical: divergence === undefined,
       ...(divergence && { divergence }),
       answered: { turns: model.calls(), toolCalls: agent.toolCalls(), approvals },
-      live: { model: stack.model.requestCount(), tools: 0 },
+      live: { model: stack.model.requestCount(), tools: metered.live() },
       wallMs: Math.round(performance.now() - started),
       stackMs,
       recordedWallMs: Date.parse(run.finishedAt ?? run.updatedAt) - Date.parse(run.createdAt),
