@@ -13,8 +13,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { compactionDue } from '../conversation/compaction.js';
 import { loadConversationStep, toolUses } from '../conversation/turns.js';
-import { plannedCalls, type KnownCalls, type ToolCallItem } from '../conversation/tool-calls.js';
-import { reusableWrites } from '../conversation/fork-writes.js';
+import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 
 /** `history`: what this execution last knew of its history (lambdas/guards/history.ts, countIfDue). */
@@ -54,7 +53,7 @@ export function decide(
   run: RunRecord,
   turns: TurnRecord[],
   now: Date,
-  { globalKill, calls = [], parentWrites, reserve }: { globalKill?: RunRecord['killed']; calls?: ToolCallRecord[]; parentWrites?: ToolCallRecord[]; reserve?: () => Reservation | undefined } = {},
+  { globalKill, calls = [], reserve }: { globalKill?: RunRecord['killed']; calls?: ToolCallRecord[]; reserve?: () => Reservation | undefined } = {},
 ): BudgetDecision {
   if (run.status !== 'running') return { continue: false, status: 'stopped', reason: `run is ${run.status}` };
   const trip = budgetTrip(run, now, globalKill);
@@ -67,7 +66,7 @@ export function decide(
   // A turn recorded but never counted (its CallModel died between the two) goes back to CallModel,
   // which counts it once and points at its first tool call without a result.
   if (last && last.turn > run.modelTurns) return { continue: true, nextTurn: last.turn, pending: null };
-  const pending = last ? unfinishedCalls(agent, last, { completed: calls, ...(parentWrites && { parentWrites }) }, run) : null;
+  const pending = last ? unfinishedCalls(last, calls) : null;
   // The next step is a model call: it must fit in what is left, at its most (guards/budgets.ts).
   const reservation = pending ? undefined : reserve?.();
   const over = reservation && reservationTrip(run, reservation);
@@ -79,8 +78,8 @@ export function decide(
  * The tool calls of `turn` without a completed record (null: none). A run that stopped mid-turn
  * (an engine that died, a resume) finishes the turn's calls before the model is asked again.
  */
-function unfinishedCalls(agent: AgentDefinition, turn: TurnRecord, known: KnownCalls, run: RunRecord): ToolCallItem[] | null {
-  const pending = plannedCalls(agent, run, turn, known);
+function unfinishedCalls(turn: TurnRecord, calls: ToolCallRecord[]): ToolCallItem[] | null {
+  const pending = plannedCalls(turn, calls);
   return pending.length > 0 ? pending : null;
 }
 
@@ -108,9 +107,7 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
     };
     // The run as last decided on: an extension applied on the way changes it.
     let latest = run;
-    // A `reuse` fork's calls planned here ask nobody about a write its parent made (conversation/fork-writes.ts).
-    const parentWrites = await reusableWrites(deps.ledger, run);
-    const decision = await withExtensions(deps, turns, run, (current) => decide(deps.agent, (latest = current), turns, now, { globalKill, calls, reserve, ...(parentWrites && { parentWrites }) }));
+    const decision = await withExtensions(deps, turns, run, (current) => decide(deps.agent, (latest = current), turns, now, { globalKill, calls, reserve }));
     const warning = decision.continue ? loopVerdict(turns, loopSettings(deps.agent.loops), latest.loopAllowedThrough) : undefined;
     if (!decision.continue && decision.guard) {
       const action = decision.extension ? 'tripped' : 'stopped';

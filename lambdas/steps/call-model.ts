@@ -19,7 +19,6 @@ import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { loadConversationStep, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
-import { reusableWrites } from '../conversation/fork-writes.js';
 
 export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
 
@@ -149,9 +148,7 @@ export function createCallModel(deps: CallModelDeps) {
     // the turn's line and the count's) is counted here: idempotent per turn.
     const counted = made.counted || (await settleModelCall(deps.ledger, record, reservation));
     // A recorded turn is a resume: its calls without a recorded result are still to make.
-    // A `reuse` fork asks nobody about a write its parent made (conversation/fork-writes.ts).
-    const parentWrites = await reusableWrites(deps.ledger, run);
-    const calls = plannedCalls(deps.agent, run, record, { completed: step.calls, ...(parentWrites && { parentWrites }) });
+    const calls = plannedCalls(record, step.calls);
     const uses = toolUses(record);
     return {
       turn,
