@@ -1,5 +1,5 @@
 import type { ApprovalShare, ApprovalShareRequest } from './ledger.js';
-import { expiresAt, keep, write, type Current, type Step } from './protocol.js';
+import { expiresAt, keep, write, type Current, type Key, type Step } from './protocol.js';
 import type { ApprovalRef, EffectApprovalRecord } from '../records/ledger-records.js';
 
 /**
@@ -19,6 +19,9 @@ import type { ApprovalRef, EffectApprovalRecord } from '../records/ledger-record
  * the call that finds it so (`replacing`): a person is asked again, once, for the next one.
  */
 export const EFFECT_APPROVAL_FOLLOWERS_KEPT = 256;
+
+/** Where it lives: beside the effect's claim (protocol.ts `effectKey`), in the effect's partition. */
+export const effectApprovalKey = (key: string): Key => ({ pk: `EFFECT#${key}`, sk: 'APPROVAL' });
 
 const sameCall = (a: ApprovalRef, b: ApprovalRef) => a.runId === b.runId && a.turn === b.turn && a.call === b.call;
 

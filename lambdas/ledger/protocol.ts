@@ -93,8 +93,6 @@ export const approvalKey = (approval: Pick<ApprovalRecord, 'runId' | 'turn' | 'c
 /** An effect claimed across an agent's runs by its business key (EffectRecord). */
 export const effectKey = (key: string): Key => ({ pk: `EFFECT#${key}`, sk: 'EFFECT' });
 export const aggregateKey = (key: string): Key => ({ pk: `AGG#${key}`, sk: 'AGG' });
-/** The one approval request an effect's calls share across runs (EffectApprovalRecord): beside the effect's claim. */
-export const effectApprovalKey = (key: string): Key => ({ pk: `EFFECT#${key}`, sk: 'APPROVAL' });
 /** A chunk of a large value: `BLOB#<runId>` / `<digest>#<index>` (sorts in chunk order). */
 export const blobKey = (runId: string, digest: string, index: number): Key => ({ pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` });
 
@@ -155,8 +153,7 @@ export function finishRun(current: Current<RunRecord>, runId: string, outcome: R
     updatedAt: at,
     finishedAt: at,
     ...(outcome.stopReason !== undefined && { stopReason: outcome.stopReason }),
-    ...(outcome.error !== undefined && { error: outcome.error }),
-    ...(outcome.report !== undefined && { report: outcome.report }),
+    ...(outcome.error !== undefined && { error: outcome.error }), ...(outcome.report !== undefined && { report: outcome.report }),
   };
   return write(next, current.meta, next);
 }
@@ -576,8 +573,7 @@ export function decideApproval(current: Current<ApprovalRecord>, key: ApprovalKe
     decidedAt: now.toISOString(),
     ...(decidedVia && { decidedVia }),
     ...(decisionMac && { decisionMac }),
-    ...(waitedMs !== undefined && { waitedMs }),
-    ...(sharedDecision && { sharedDecision }),
+    ...(waitedMs !== undefined && { waitedMs }), ...(sharedDecision && { sharedDecision }),
     ...withLink(current.record, linkId),
   };
   return write(next, current.meta, { decided: true, record: next });
