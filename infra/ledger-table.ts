@@ -89,12 +89,14 @@ export const LEDGER_ACCESS = {
    */
   finalize: { table: ['GetItem', 'PutItem', 'Query'] },
   /**
-   * The approval API: finds an approval by its id, lists the pending ones, decides once; its page
-   * shows the evidence (the run's conversation, and tool results stored by reference: queries).
+   * The approval API: finds an approval by its id, lists the pending ones, decides once, and wakes
+   * the other runs' calls that share it (reads the effect's APPROVAL item and theirs: GetItem); its
+   * page shows the evidence (the run's conversation, and tool results stored by reference: queries).
    */
   approvalCallback: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
   /**
-   * The expiry sweep: lists pending approvals, decides them expired, and counts each one's wait on
+   * The expiry sweep: lists pending approvals, decides them expired (waking the calls that share
+   * one, as the approval API does), and counts each one's wait on
    * its run: only the part the turn's other approvals do not already cover (approvals/decision.ts
    * countWait reads them: a query of the run's conversation).
    */
