@@ -61,11 +61,19 @@ export function createFinalize(deps: { ledger: RunLedger & Pick<TurnLedger, 'lis
   };
 }
 
-/** The agent's report of the run, when it defines one (a damaged run record: none, its failure is recorded all the same). */
+/**
+ * The agent's report of the run, when it defines one. Never in the way of the run's end: a run
+ * whose records cannot be read back whole (damaged, refused) ends — its failure recorded — without
+ * it (replay then compares this code's report over the recorded calls).
+ */
 async function reportOf(deps: Parameters<typeof createFinalize>[0], runId: string): Promise<RunRecord['report']> {
   if (!deps.agent?.report) return undefined;
-  const run = await deps.ledger.getRun(runId).catch(unlessDamaged);
-  return run && agentReport(deps.agent, deps.ledger, run);
+  try {
+    const run = await deps.ledger.getRun(runId);
+    return run && (await agentReport(deps.agent, deps.ledger, run));
+  } catch {
+    return undefined;
+  }
 }
 
 /**
