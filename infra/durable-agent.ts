@@ -10,15 +10,17 @@ import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../lambdas/define.js';
 import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
-import { Steps } from '../lambdas/shared/steps.js';
+import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
 import { BudgetCaps } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { ApiGatewayAccount } from './api-gateway-account.js';
 import { topLevelStack } from './top-level-stack.js';
-import { ApprovalMachinery, type ApprovalSettings } from './approvals.js';
+import { ApprovalMachinery, peopleOf, type ApprovalSettings } from './approvals.js';
+import { approvalApiPolicy } from './approval-api-policy.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './model-access.js';
+import { bindToolSecrets, type ToolSecretsProp } from './tool-secrets.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
 import { FailedEvents } from './failed-events.js';
@@ -60,8 +62,17 @@ export interface DurableAgentProps {
    * @default a table of the agent's own
    */
   readonly table?: LedgerTable;
-  /** Environment the agent's `deps` read (e.g. its providers' base URLs). @default none */
+  /** Environment the agent's `deps` read (e.g. its providers' base URLs). Not for secrets: see `toolSecrets`. @default none */
   readonly environment?: Record<string, string>;
+  /**
+   * Tool credentials by name (a webhook URL that is a secret, an API key): each a Secrets Manager
+   * secret, or its ARN or name. Only CallTool's role may read them, and its environment names them
+   * (`TOOL_SECRETS`), never their values; a tool reads one at run time with
+   * `await context.secret('NAME')`, kept five minutes (infra/tool-secrets.ts).
+   * @example { CHAT_WEBHOOK_URL: Secret.fromSecretNameV2(this, 'Webhook', 'chat-webhook-url') }
+   * @default none
+   */
+  readonly toolSecrets?: ToolSecretsProp;
   /** Recorded in every run's fingerprint. @default 'dev' */
   readonly codeVersion?: string;
   /** Recoveries in a row without progress before a run is given up. @default 3 */
@@ -126,6 +137,19 @@ export interface DurableAgentProps {
    * @default none: the agent's `maxBudgets`, else its own budgets (a starter may lower them, not raise them)
    */
   readonly maxBudgets?: BudgetCaps;
+  /**
+   * Reserved concurrency per step function (`ReservedConcurrentExecutions`), by step name: the most
+   * invocations of that step running at once, set aside from the account's Lambda concurrency so
+   * that other functions cannot starve it, and a ceiling that protects what it calls (a provider
+   * that takes 20 requests at once: `{ 'call-tool': 20 }`). An invocation past it is throttled and
+   * retried by the state machine (Lambda.TooManyRequestsException), never lost. Lambda refuses a
+   * deploy whose reservations leave under 100 to the account's other functions; the local twin
+   * refuses it too (`lambdaConcurrency`, local/aws/lambda-concurrency.ts). Whole numbers ≥ 0; 0
+   * stops the step. Checked at synth.
+   * @example { 'call-tool': 20, 'call-model': 50 }
+   * @default none: every step shares the account's unreserved concurrency
+   */
+  readonly reservedConcurrency?: Readonly<Partial<Record<StepName, number>>>;
 }
 
 /** The `MAX_BUDGETS` variable of StartRun and the runs API (lambdas/adapters/aws-deps.ts), or none; a bad ceiling fails the synth, naming it. */
@@ -134,6 +158,16 @@ export function maxBudgetsEnvironment(id: string, maxBudgets: DurableAgentProps[
   const parsed = BudgetCaps.safeParse(maxBudgets);
   if (!parsed.success) throw new Error(`DurableAgent ${id}: maxBudgets: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   return { MAX_BUDGETS: JSON.stringify(parsed.data) };
+}
+
+/** The construct's `reservedConcurrency`, checked: known steps, whole numbers ≥ 0; a bad one fails the synth, naming it. */
+function reservedConcurrencyOf(id: string, reserved: DurableAgentProps['reservedConcurrency'] = {}): Partial<Record<StepName, number>> {
+  const steps = Object.values(Steps) as string[];
+  for (const [step, count] of Object.entries(reserved)) {
+    if (!steps.includes(step)) throw new Error(`DurableAgent ${id}: reservedConcurrency.${step}: not a step (the steps are ${steps.join(', ')})`);
+    if (!Number.isInteger(count) || (count as number) < 0) throw new Error(`DurableAgent ${id}: reservedConcurrency.${step}: must be a whole number ≥ 0, got ${JSON.stringify(count)}`);
+  }
+  return reserved;
 }
 
 /** The `PRICES` variable of every function (lambdas/adapters/aws-deps.ts), or none; a bad price fails the synth, naming it. */
@@ -198,8 +232,9 @@ export class DurableAgent extends Construct {
     const liveAliasArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.ledger = ledger;
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
-    const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
-      new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment } });
+    const reserved = reservedConcurrencyOf(id, props.reservedConcurrency);
+    const fn = (fnId: string, step: StepName, options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
+      new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step] });
 
     // The model-calling steps: the model timeout and the step around the call (lambdas/shared/timing.ts).
     const modelStep = modelStepTimeoutOf(props.models ?? {});
@@ -226,6 +261,7 @@ export class DurableAgent extends Construct {
     ledger.grantTo(expireApprovals, 'expireApprovals');
     ledger.grantTo(executionStopped, 'executionStopped');
     bindModelAccess(functions, props.models ?? {});
+    bindToolSecrets(this, functions.callTool, props.toolSecrets);
 
     const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', {
       functions,
@@ -339,6 +375,8 @@ export class DurableAgent extends Construct {
         },
         // Callers sign their requests (SigV4): deciding an approval can move money.
         defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+        // And only the deployment's approvers (starters, on /runs) may: AWS denies everyone else.
+        policy: approvalApiPolicy(peopleOf(props.approvals ?? {})),
       });
       const integration = new LambdaIntegration(approvalCallback, { timeout: API_INTEGRATION_TIMEOUT });
       const approvals = api.root.addResource('approvals');

@@ -18,6 +18,9 @@ import type { PriceOverrides } from '../../lambdas/models/prices.js';
 import type { BudgetCaps } from '../../lambdas/records/ledger-records.js';
 
 /** What `startLocalStack` (local/runtime/local-stack.ts) is asked to run, and how. */
+/** When the embedded ledger on disk acknowledges a write (`LocalStackOptions.durability`). */
+export type Durability = 'sync' | 'async';
+
 export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   /** The agent to run: its steps, its simulated world and its scripted model. */
   readonly agent: AgentDefinition<any, any, World>;
@@ -107,7 +110,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly onApproval?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
   /**
    * Who gets a signed link, and the policy. Locally one person is starter and approver, so
-   * separation of duties is off by default. @default one approver, this machine's user; no second approver
+   * separation of duties is off by default. The approval API's caller decides only as one of the
+   * policy's `approverPrincipals` (lambdas/approvals/people.ts), by default `principal` alone; IAM
+   * ARNs among them are named in the local template's resource policy too, which the twin holds
+   * such a caller to (local/aws/iam/api-gateway.ts).
+   * @default one approver, this machine's user, by link and by the API; no second approver
    */
   readonly approvals?: {
     readonly approvers?: readonly string[];
@@ -153,15 +160,37 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    */
   readonly retainFinishedExecutions?: number;
   /**
+   * The account's Lambda concurrency quota (local/aws/lambda-concurrency.ts): invocations over it,
+   * or over a function's `ReservedConcurrentExecutions`, are throttled as Lambda throttles them
+   * (`Lambda.TooManyRequestsException`, retried by the state machine), and a template whose
+   * reservations leave under 100 to the rest is refused at start and at deploy.
+   * @default 1000 (Lambda's default quota)
+   */
+  readonly lambdaConcurrency?: number;
+  /**
    * What the embedded ledger on disk keeps in memory of the runs and effects it is done with
    * (EmbeddedLedgerOptions' `retainFinishedRuns`, `retainEffects`, `listedFinishedRuns`): the
    * growth benchmark makes them small, so that they fill within its first runs. @default the ledger's
    */
   readonly ledgerMemory?: Pick<EmbeddedLedgerOptions, 'retainFinishedRuns' | 'retainEffects' | 'listedFinishedRuns'>;
+  /**
+   * When the embedded ledger on disk acknowledges a write. `async`: once it is in the operating
+   * system's page cache — a killed process loses nothing acknowledged, a power loss or an OS crash
+   * may lose the writes of the last seconds (README, "Guarantees and their limits"). `sync`: once
+   * the log and then its head are on the disk (fdatasync each): a power loss loses nothing
+   * acknowledged, at about three times the time of a step on this machine's disk.
+   * @default 'async'
+   */
+  readonly durability?: Durability;
   /** Whether the simulated model is sent cache breakpoints (off: the uncached baseline). @default true */
   readonly promptCaching?: boolean;
   /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */
   readonly agentEnv?: Readonly<Record<string, string>>;
+  /**
+   * The tool credentials a tool reads with `context.secret(name)`, by name: what the deployment's
+   * `toolSecrets` secrets hold on AWS (local/aws/iam/services.ts `toolSecretsAs`). @default none
+   */
+  readonly toolSecrets?: Readonly<Record<string, string>>;
   /** Where the steps' error lines go. @default discarded (the execution history has them) */
   readonly log?: (line: string) => void;
   /** The synthesized template; synthesized in-process when absent. */
