@@ -106,7 +106,7 @@ export async function wakeFollowers(deps: Pick<ApprovalDeps, 'ledger' | 'callbac
  * its waits, not their sum (two approvals of one turn wait side by side). Approvals of the same
  * turn are the only ones that can overlap it: a turn's calls all end before the next turn.
  */
-export async function countWait(ledger: Ledger, approval: ApprovalRecord): Promise<void> {
+export async function countWait(ledger: Pick<Ledger, 'listConversation' | 'countStep'>, approval: ApprovalRecord): Promise<void> {
   if (waitOf(approval) === undefined) return;
   const { approvals } = await ledger.listConversation(approval.runId, { fromTurn: approval.turn });
   const waitedMs = uncoveredWaitMs(approval, approvals);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { stableJson } from '../define.js';
-import type { ApprovalLedger, EffectApprovalLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, EffectApprovalLedger, Ledger } from '../ledger/ledger.js';
+import { countWait } from './decision.js';
 import type { ApprovalRecord, ApprovalRef } from '../records/ledger-records.js';
 
 /**
@@ -57,7 +58,7 @@ export async function sharedDecisionOf(ledger: Pick<ApprovalLedger, 'getApproval
  * A follower's pending approval decided as the approval it shares was (CallTool, once it is
  * woken): the same status, decider and channel, and that decision's MAC. Undecided there: unchanged.
  */
-export async function takeSharedDecision(ledger: Pick<ApprovalLedger, 'getApproval' | 'decideApproval'>, follower: ApprovalRecord, now: Date): Promise<ApprovalRecord> {
+export async function takeSharedDecision(ledger: Pick<ApprovalLedger, 'getApproval' | 'decideApproval'> & Pick<Ledger, 'listConversation' | 'countStep'>, follower: ApprovalRecord, now: Date): Promise<ApprovalRecord> {
   if (follower.status !== 'pending') return follower;
   const leader = await sharedDecisionOf(ledger, follower);
   if (!leader || leader.status === 'pending') return follower;
@@ -73,5 +74,7 @@ export async function takeSharedDecision(ledger: Pick<ApprovalLedger, 'getApprov
     },
     now,
   );
+  // Its wait for a person is not the run's work, as any approval's (the wake delivered no decided record to count).
+  await countWait(ledger, record);
   return record;
 }
