@@ -389,6 +389,7 @@ export class DurableAgent extends Construct {
       // the sweeper) that may start the state machine, and the only one that signs starters.
       const runsApi = (runsApiFn = fn('RunsApiFunction', Steps.RunsApi, { timeout: APPROVAL_CALLBACK_TIMEOUT, environment: { STATE_MACHINE_ARN: liveAliasArn, ...maxBudgets } }));
       runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
+      ledger.grantTo(runsApi, 'runsApi');
       api.root.addResource('runs').addMethod('POST', new LambdaIntegration(runsApi, { timeout: API_INTEGRATION_TIMEOUT }));
       this.api = api;
       // Execution logging needs the account's CloudWatch Logs role set first.

@@ -77,20 +77,27 @@ export const LEDGER_ACCESS = {
    */
   callTool: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'ConditionCheckItem'] },
   /**
-   * RequestApproval: creates the approval (or refreshes its task token). Like CallTool, it reads
+   * RequestApproval: creates the approval (or refreshes its task token), leading or following the
+   * request its effect's calls share across runs (the EFFECT# partition's APPROVAL item, and the
+   * leader's approval: GetItem, PutItem). Like CallTool, it reads
    * the run's earlier calls for the tool's approval rule (a query of the conversation) when its
    * function's cache does not hold them, as a cold function's never does (the twin refused it).
    */
   requestApproval: { table: ['GetItem', 'BatchGetItem', 'PutItem', 'Query'], tokens: true },
-  /** Finalize / RecordFailure: finishRun. */
-  finalize: { table: ['GetItem', 'PutItem'] },
   /**
-   * The approval API: finds an approval by its id, lists the pending ones, decides once; its page
-   * shows the evidence (the run's conversation, and tool results stored by reference: queries).
+   * Finalize / RecordFailure: finishRun, with the agent's report of the run (`report`), made from
+   * its conversation (a query, and the results stored by reference: queries of their chunks).
+   */
+  finalize: { table: ['GetItem', 'PutItem', 'Query'] },
+  /**
+   * The approval API: finds an approval by its id, lists the pending ones, decides once, and wakes
+   * the other runs' calls that share it (reads the effect's APPROVAL item and theirs: GetItem); its
+   * page shows the evidence (the run's conversation, and tool results stored by reference: queries).
    */
   approvalCallback: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.byApprovalId]: ['Query'], [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
   /**
-   * The expiry sweep: lists pending approvals, decides them expired, and counts each one's wait on
+   * The expiry sweep: lists pending approvals, decides them expired (waking the calls that share
+   * one, as the approval API does), and counts each one's wait on
    * its run: only the part the turn's other approvals do not already cover (approvals/decision.ts
    * countWait reads them: a query of the run's conversation).
    */
@@ -100,6 +107,8 @@ export const LEDGER_ACCESS = {
    * pendingApprovals index (a query: the twin refused it without, and the approvals stayed pending).
    */
   executionStopped: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  /** The runs API: reads a fork's parent run (a fork of a run the ledger does not hold is a 404, not a started execution). */
+  runsApi: { table: ['GetItem'] },
   /** RecoverRun: reads the run, records a recovery, or gives the run up. */
   recoverRun: { table: ['GetItem', 'PutItem'] },
   /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */

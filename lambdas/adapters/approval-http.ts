@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import { TIMEOUT_EARLY_MS } from './middleware.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ApprovalRecord } from '../records/ledger-records.js';
-import { ErrorNames, InvalidInputError } from '../shared/errors.js';
+import { ErrorNames, InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { evidenceFor, renderApprovalPage, renderErrorPage } from '../approvals/page.js';
 import type { Identity } from '../approvals/policy.js';
 import { assertApprovalId, createDecideApproval, deciderPerson, DEFAULT_POLICY, type ApprovalDeps } from '../approvals/decision.js';
@@ -188,6 +188,10 @@ async function argsOf(deps: ApprovalDeps, approval: ApprovalRecord): Promise<Rec
 export const httpErrors = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
   onError: (request) => {
     const error = request.error;
+    if (error instanceof NotFoundError) {
+      request.response = json(404, { message: error.message });
+      return;
+    }
     if (error?.name === ErrorNames.InvalidInput) {
       request.response = json(400, { message: error.message });
       return;

@@ -16,13 +16,24 @@ export interface DecisionMac {
 }
 
 /** What a decision's MAC covers: which approval, of which run and call, decided how, by whom, when. */
-export function decisionMessage(approval: Pick<ApprovalRecord, 'approvalId' | 'runId' | 'turn' | 'call' | 'status' | 'decidedBy' | 'decidedVia' | 'decidedAt'>): string {
-  const { approvalId, runId, turn, call, status, decidedBy, decidedVia, decidedAt } = approval;
-  return JSON.stringify(['savepoint-decision-v1', approvalId, runId, turn, call, status, decidedBy ?? '', decidedVia ?? '', decidedAt ?? '']);
+export function decisionMessage(approval: Pick<ApprovalRecord, 'approvalId' | 'runId' | 'turn' | 'call' | 'status' | 'decidedBy' | 'decidedVia' | 'decidedAt' | 'effect'>): string {
+  const { approvalId, runId, turn, call, status, decidedBy, decidedVia, decidedAt, effect } = approval;
+  const decision = [approvalId, runId, turn, call, status, decidedBy ?? '', decidedVia ?? '', decidedAt ?? ''];
+  // An effect's approval also names the effect and the subject it approves: so its decision can
+  // be shared by another run's call of the same effect (ApprovalRecord `sharedWith`), and by no other.
+  return JSON.stringify(effect ? ['savepoint-decision-v2', ...decision, effect.key, effect.subject] : ['savepoint-decision-v1', ...decision]);
 }
 
-/** Whether an approved record carries a valid MAC of the callback's key. */
+/**
+ * Whether an approved record carries a valid MAC of the callback's key: its own decision's, or —
+ * decided as the approval it shares (`sharedWith`) — that one's, over the same effect and subject.
+ */
 export async function verifiedDecision(mac: DecisionMac, approval: ApprovalRecord): Promise<boolean> {
+  if (approval.sharedWith && approval.sharedDecision) {
+    const { decidedAt, decisionMac } = approval.sharedDecision;
+    if (!decisionMac || !approval.effect) return false;
+    return mac.verify(decisionMessage({ ...approval, ...approval.sharedWith, decidedAt }), decisionMac);
+  }
   if (!approval.decisionMac) return false;
   return mac.verify(decisionMessage(approval), approval.decisionMac);
 }

@@ -84,12 +84,29 @@ export async function deliverDecision(deps: Pick<ApprovalDeps, 'ledger' | 'callb
 }
 
 /**
+ * Wakes the calls of other runs that wait on a decided approval instead of asking a person again
+ * (approvals/shared.ts): each follower's execution gets the decision on its own token, and its
+ * CallTool takes the decision as its own. A follower that is gone, or decided meanwhile, is passed over.
+ */
+export async function wakeFollowers(deps: Pick<ApprovalDeps, 'ledger' | 'callbacks'>, leader: ApprovalRecord): Promise<void> {
+  if (!leader.effect || leader.status === 'pending') return;
+  const shared = await deps.ledger.getEffectApproval(leader.effect.key);
+  if (shared?.leader.approvalId !== leader.approvalId) return;
+  for (const ref of shared.followers) {
+    const follower = await deps.ledger.getApproval(ref.runId, ref.turn, ref.call);
+    if (follower?.status !== 'pending' || follower.sharedWith?.approvalId !== leader.approvalId) continue;
+    // As the leader's decision, on the follower's token (its wait is counted when its CallTool records it).
+    await deliverDecision(deps, { ...follower, status: leader.status, ...(leader.reason && { reason: leader.reason }) });
+  }
+}
+
+/**
  * Adds a decided approval's wait to its run, once (the step key is the approval's): only the part
  * of it no other wait of the run already covers, so that the run's waiting time is the union of
  * its waits, not their sum (two approvals of one turn wait side by side). Approvals of the same
  * turn are the only ones that can overlap it: a turn's calls all end before the next turn.
  */
-export async function countWait(ledger: Ledger, approval: ApprovalRecord): Promise<void> {
+export async function countWait(ledger: Pick<Ledger, 'listConversation' | 'countStep'>, approval: ApprovalRecord): Promise<void> {
   if (waitOf(approval) === undefined) return;
   const { approvals } = await ledger.listConversation(approval.runId, { fromTurn: approval.turn });
   const waitedMs = uncoveredWaitMs(approval, approvals);
@@ -208,7 +225,9 @@ export function createDecideApproval(deps: ApprovalDeps) {
       now,
     );
     if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record };
-    return { ok: true, approval: record, delivered: await deliverDecision(deps, record) };
+    const delivered = await deliverDecision(deps, record);
+    await wakeFollowers(deps, record);
+    return { ok: true, approval: record, delivered };
   };
 }
 

@@ -8,6 +8,7 @@ import { InvalidInputError } from '../shared/errors.js';
 import { effectKeyOf } from '../tools/effects.js';
 import { aggregateApproval } from '../tools/aggregates.js';
 import { agentDepsOf, completedCallsThrough, idempotencyKey, runView, toolUses } from './turns.js';
+import { reusableWrites, writeVerdict } from './fork-writes.js';
 
 /**
  * One tool call of a model turn, derived once from the turn record: which tool, its arguments as
@@ -32,6 +33,8 @@ export interface DerivedCall {
   idempotencyKey: string;
   /** The effect's business key, claimed across the agent's runs (tools/effects.ts). */
   effectKey?: string;
+  /** A `reuse` fork's write its parent made: answered from the parent's record, nothing sent, nothing to approve or reserve. */
+  reused?: true;
 }
 
 export type ModelMistake = ReturnType<typeof unknownTool> | ReturnType<typeof invalidArguments> | { error: 'invalid_arguments'; message: string };
@@ -47,11 +50,17 @@ export interface ToolCallItem {
   name: string;
 }
 
-/**
- * The call `call` (1-based) of `turn`. `completed` holds the run's completed calls (only those of
- * earlier turns are weighed: the calls of this turn run alongside it).
- */
-export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: TurnRecord, call: number, completed: readonly ToolCallRecord[]): DerivedCall {
+/** The calls a derivation weighs besides the turn's own. */
+export interface KnownCalls {
+  /** The run's completed calls (only those of earlier turns are weighed: the calls of this turn run alongside it). */
+  completed: readonly ToolCallRecord[];
+  /** A `reuse` fork's parent's completed writes (fork-writes.ts `reusableWrites`): a write answered from them asks nobody. */
+  parentWrites?: readonly ToolCallRecord[];
+}
+
+/** The call `call` (1-based) of `turn`. */
+export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: TurnRecord, call: number, known: KnownCalls): DerivedCall {
+  const { completed } = known;
   const uses = toolUses(turn);
   const block = uses[call - 1];
   if (!block) throw new InvalidInputError(`call: run ${run.runId} has no tool call ${call} in turn ${turn.turn}`);
@@ -65,9 +74,12 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
   // sent, and it claims no effect either (the claim would answer it with another run's result, or
   // hold the key for a send never made).
   const dry = run.forkedFrom?.effects === 'dry';
+  // Nor is anyone asked about a write a `reuse` fork answers from its parent's record (the same
+  // verdict its CallTool acts on: runs/fork.ts forkEffects): it is not sent again.
+  const reused = tool.effect === 'write' && known.parentWrites !== undefined && reusedWrite(agent, run, tool, parsed.data, { ...at, parentWrites: known.parentWrites });
   // The facts are built only for a tool that has a rule or an aggregate. The tool's own rule
   // speaks first; the agent's declared limits (tools/aggregates.ts) hold the call otherwise.
-  const ruled = !(dry && tool.effect === 'write') && (tool.needsApproval !== undefined || tool.aggregate !== undefined);
+  const ruled = !((dry || reused) && tool.effect === 'write') && (tool.needsApproval !== undefined || tool.aggregate !== undefined);
   const facts = ruled ? runFacts(agent, turn, call, completed) : undefined;
   const approval = facts && (tool.needsApproval?.(parsed.data, runView(run), facts, agentDepsOf(agent)) ?? aggregateApproval(agent, tool, parsed.data, facts));
   const effect = dry ? {} : effectKeyOf(agent, tool, parsed.data, { ...runView(run), ...at });
@@ -80,7 +92,15 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
     ...(approval && { approval }),
     idempotencyKey: effect.key ?? fallbackKey,
     ...(effect.key !== undefined && { effectKey: effect.key }),
+    ...(reused && { reused: true as const }),
   };
+}
+
+/** Whether a fork's write is one its parent made (fork-writes.ts `writeVerdict`), keyed as forkEffects keys it. */
+function reusedWrite(agent: AgentDefinition, run: RunRecord, tool: ToolDefinition, args: unknown, at: { turn: number; call: number; parentWrites: readonly ToolCallRecord[] }): boolean {
+  const keyOf = (callArgs: unknown, where: { turn: number; call: number }) => tool.idempotencyKey?.(callArgs, { ...runView(run), ...where });
+  const parent = at.parentWrites.map((record) => ({ ...record, ...(tool.idempotencyKey && record.name === tool.name && { businessKey: keyOf(record.args, record) }) }));
+  return writeVerdict(tool, args, keyOf(args, at), parent).kind === 'reuse';
 }
 
 /** The Map's items for the calls of `turn` that have no completed record yet, in call order. */
@@ -100,7 +120,8 @@ export async function deriveRecordedCall(ledger: TurnLedger & BlobStore, agent: 
   const ruled = found !== undefined && (found.needsApproval !== undefined || found.aggregate !== undefined);
   // Results stored by reference are read back: a rule's facts are the whole of what the run observed.
   const completed = ruled ? await resolveResults(ledger, await completedCallsThrough(ledger, run.runId, lastWeighedTurn(turn.turn))) : [];
-  return deriveToolCall(agent, run, turn, call, completed);
+  const parentWrites = ruled && found.effect === 'write' ? await reusableWrites(ledger, run) : undefined;
+  return deriveToolCall(agent, run, turn, call, { completed, ...(parentWrites && { parentWrites }) });
 }
 
 /**

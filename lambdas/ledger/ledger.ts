@@ -16,6 +16,8 @@ import type {
   ToolOutcome,
   TurnRecord,
   AggregateRecord,
+  ApprovalRef,
+  EffectApprovalRecord,
   EffectRecord,
 } from '../records/ledger-records.js';
 import { DYNAMODB_BATCH_GET_MAX_KEYS } from '../shared/limits.js';
@@ -58,7 +60,7 @@ export function checkStepWant(want: StepWant): void {
  * conditional write (protocol.ts): a second attempt learns what the first one did instead of doing
  * it again.
  */
-export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, ApprovalLedger, BlobStore {}
+export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, EffectApprovalLedger, ApprovalLedger, BlobStore {}
 
 /**
  * The runs: each run record's life from its creation to its end, and the executions that drive it
@@ -93,7 +95,7 @@ export interface RunLedger {
   recordRecovery(runId: string, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Promise<boolean>;
   finishRun(
     runId: string,
-    outcome: { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string } },
+    outcome: { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string }; report?: RunRecord['report'] },
     now: Date,
   ): Promise<RunRecord>;
   /**
@@ -275,6 +277,28 @@ export interface AggregateLedger {
   getAggregate(key: string): Promise<AggregateRecord | undefined>;
 }
 
+/** A call's request to share its effect's approval (ledger/effect-approvals.ts shareApproval). */
+export interface ApprovalShareRequest {
+  /** The effect's key (`<agent>:<tool>:<business key>`). */
+  key: string;
+  /** SHA-256 of the tool's name and arguments (approvals/effect-approval.ts). */
+  subject: string;
+  /** The call's own approval. */
+  approval: ApprovalRef;
+  /** The leader's approval id, when the caller found it expired undecided: this call leads instead. */
+  replacing?: string;
+}
+
+/** What sharing came to: this call asks a person (leader), waits on the leader's decision (follower), or asks on its own (apart: another subject holds the key). */
+export type ApprovalShare = { role: 'leader' | 'follower'; leader: ApprovalRef } | { role: 'apart' };
+
+/** One approval request per effect across the agent's runs (ledger/effect-approvals.ts). */
+export interface EffectApprovalLedger {
+  /** Leads or follows the effect's approval, atomically across runs (one conditional write). */
+  shareApproval(request: ApprovalShareRequest, now: Date): Promise<ApprovalShare>;
+  getEffectApproval(key: string): Promise<EffectApprovalRecord | undefined>;
+}
+
 /** The approvals: requested with a task token, decided once. */
 export interface ApprovalLedger {
   /**
@@ -333,6 +357,8 @@ export interface ApprovalDecision {
   decisionMac?: string;
   waitedMs?: number;
   linkId?: string;
+  /** Decided as the approval it shares was (ApprovalRecord `sharedDecision`). */
+  sharedDecision?: ApprovalRecord['sharedDecision'];
 }
 
 export interface DamagedRunOptions {

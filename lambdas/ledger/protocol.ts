@@ -142,7 +142,7 @@ export function recordRecovery(current: Current<RunRecord>, recovery: RecoveryRe
   return write({ ...current.record, recovery, updatedAt: recovery.at }, current.meta, true);
 }
 
-export type RunOutcome = { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string } };
+export type RunOutcome = { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string }; report?: RunRecord['report'] };
 
 export function finishRun(current: Current<RunRecord>, runId: string, outcome: RunOutcome, now: Date): Step<RunRecord> {
   if (!current) return fail(new ConditionalWriteError(`finishRun: no run ${runId}`));
@@ -153,7 +153,7 @@ export function finishRun(current: Current<RunRecord>, runId: string, outcome: R
     updatedAt: at,
     finishedAt: at,
     ...(outcome.stopReason !== undefined && { stopReason: outcome.stopReason }),
-    ...(outcome.error !== undefined && { error: outcome.error }),
+    ...(outcome.error !== undefined && { error: outcome.error }), ...(outcome.report !== undefined && { report: outcome.report }),
   };
   return write(next, current.meta, next);
 }
@@ -564,7 +564,7 @@ const withLink = (record: ApprovalRecord, linkId: string | undefined) => {
 export function decideApproval(current: Current<ApprovalRecord>, key: ApprovalKey, decision: ApprovalDecision, now: Date): Step<{ decided: boolean; record: ApprovalRecord }> {
   if (!current) return fail(noApproval(key));
   if (current.record.status !== 'pending') return keep({ decided: false, record: current.record });
-  const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs } = decision;
+  const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs, sharedDecision } = decision;
   const next: ApprovalRecord = {
     ...current.record,
     status,
@@ -573,7 +573,7 @@ export function decideApproval(current: Current<ApprovalRecord>, key: ApprovalKe
     decidedAt: now.toISOString(),
     ...(decidedVia && { decidedVia }),
     ...(decisionMac && { decisionMac }),
-    ...(waitedMs !== undefined && { waitedMs }),
+    ...(waitedMs !== undefined && { waitedMs }), ...(sharedDecision && { sharedDecision }),
     ...withLink(current.record, linkId),
   };
   return write(next, current.meta, { decided: true, record: next });

@@ -38,6 +38,8 @@ const DATE_ARGS = {
   getEffect: [],
   // AggregateLedger
   reserveAggregate: [1], getAggregate: [],
+  // EffectApprovalLedger
+  shareApproval: [1], getEffectApproval: [],
   // ApprovalLedger
   upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [],
   // BlobStore

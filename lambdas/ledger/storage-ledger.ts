@@ -4,6 +4,7 @@ import * as protocol from './protocol.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
 import { reserveAggregate } from './aggregates.js';
+import { effectApprovalKey, shareApproval } from './effect-approvals.js';
 import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type Pruning, type RunItem } from './pruning.js';
 import { budgetApprovalSk, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
 import type { LedgerIntegrityError } from '../shared/errors.js';
@@ -363,6 +364,10 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly getAggregate: Ledger['getAggregate'] = (key) => this.record(aggregateKey(key));
   readonly reserveAggregate: Ledger['reserveAggregate'] = (reservation, now) =>
     this.update(aggregateKey(reservation.key), (current) => reserveAggregate(current, reservation, now), true);
+
+  readonly getEffectApproval: Ledger['getEffectApproval'] = (key) => this.record(effectApprovalKey(key));
+  readonly shareApproval: Ledger['shareApproval'] = (request, now) =>
+    this.update(effectApprovalKey(request.key), (current) => shareApproval(current, request, now), true);
 
   // ── approvals ───────────────────────────────────────────────────────────────────────────
 

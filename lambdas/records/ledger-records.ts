@@ -20,7 +20,8 @@ import { GUARDS } from './guards.js';
  * An effect a tool names by a business key (`defineTool({ idempotencyKey })`) is claimed across
  * the agent's runs in a partition of its own: pk = EFFECT#<agent>:<tool>:<key>, sk = EFFECT.
  * The amounts a tool moves per key (`defineTool({ aggregate })`) are reserved across the agent's
- * runs likewise: pk = AGG#<agent>:<tool>:<key>, sk = AGG.
+ * runs likewise: pk = AGG#<agent>:<tool>:<key>, sk = AGG. The one approval request of such an
+ * effect that the agent's runs share (EffectApprovalRecord) is beside its claim: pk = EFFECT#…, sk = APPROVAL.
  */
 
 export const runKey = (runId: string) => ({ pk: `RUN#${runId}`, sk: 'RUN' });
@@ -145,6 +146,11 @@ export interface RunRecord extends Counters {
   stopReason?: string;
   error?: { error: string; cause: string };
   finishedAt?: string;
+  /**
+   * The agent's report (`AgentDefinition.report`) as the run's own code made it when the run ended
+   * (Finalize): what replay compares this code's report with.
+   */
+  report?: Readonly<Record<string, number | string>>;
   /** Set by `savepoint kill` or StopExecution; checked before every step; nothing undoes it. */
   killed?: KillFlag;
   /** Every guard that warned or stopped the run, in order: ready for metrics and alarms. */
@@ -387,6 +393,32 @@ export interface EffectRecord {
   recordedAt?: string;
 }
 
+/** Which approval of which run and call: a reference to an approval record. */
+export interface ApprovalRef {
+  approvalId: string;
+  runId: string;
+  turn: number;
+  call: number;
+}
+
+/**
+ * The one approval request the agent's runs share for an effect named by a business key
+ * (ledger/effect-approvals.ts): the approval a person is asked (`leader`), for exactly `subject`
+ * (the tool and its arguments), and the calls of other runs that wait on its decision instead of
+ * asking again (`followers`).
+ */
+export interface EffectApprovalRecord {
+  kind: 'effectApproval';
+  /** `<agent>:<tool>:<business key>`, as the effect's claim (EffectRecord). */
+  key: string;
+  /** SHA-256 of the tool's name and arguments: only a call asking for the same is shared. */
+  subject: string;
+  leader: ApprovalRef;
+  followers: ApprovalRef[];
+  createdAt: string;
+  updatedAt: string;
+}
+
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
 export type DecisionChannel = 'link' | 'iam' | 'cli' | 'timeout';
 
@@ -425,6 +457,19 @@ export interface ApprovalRecord {
   usedLinks?: string[];
   /** Set for a budget extension: which budget, the how-many-th extension, and the limit it grants (for a loop: the turn it may go on after). */
   budget?: { guard: ExtendableGuard; extension: number; limit: number };
+  /**
+   * A call of an effect named by a business key: the effect and the subject (EffectApprovalRecord)
+   * it is approved for. Its decision's MAC covers both (approvals/decision-mac.ts), so it approves
+   * that effect with those arguments, in whichever of the agent's runs asks.
+   */
+  effect?: { key: string; subject: string };
+  /** The approval of another run this one waits on instead of asking a person again (EffectApprovalRecord's leader). */
+  sharedWith?: ApprovalRef;
+  /**
+   * Decided as `sharedWith` was (status, `decidedBy`, `decidedVia` the same): when, and that
+   * decision's MAC, which covers the same effect and subject (approvals/decision-mac.ts).
+   */
+  sharedDecision?: { decidedAt: string; decisionMac?: string };
 }
 
-export type LedgerRecord = RunRecord | TurnRecord | ToolCallRecord | ApprovalRecord | EffectRecord;
+export type LedgerRecord = RunRecord | TurnRecord | ToolCallRecord | ApprovalRecord | EffectRecord | EffectApprovalRecord;

@@ -8,6 +8,7 @@ import { type ForkEdits, type ForkLineage, type RunConfig, type RunRecord, type 
 import { InvalidInputError } from '../shared/errors.js';
 import { RecentMap } from '../shared/recent-map.js';
 import { toolUses } from '../conversation/turns.js';
+import { writeVerdict } from '../conversation/fork-writes.js';
 import { requestShape, shapeChanges } from './request-shape.js';
 
 /**
@@ -178,28 +179,7 @@ export async function finishCopy(
 /** A tool's business key for a call, when it declares one (`defineTool({ idempotencyKey })`). */
 type KeyedTool = ToolDefinition & { idempotencyKey?: (args: unknown, context: ToolContext) => string };
 
-/** What a fork's write is, against the parent's writes. */
-export type WriteVerdict =
-  | { kind: 'reuse'; parent: ToolCallRecord }
-  | { kind: 'hazard'; parent: ToolCallRecord; reason: string }
-  | { kind: 'new' };
-
-/**
- * A write of a fork against the parent's completed writes: made before with the same business key
- * (else the same tool and arguments) → reuse its record; the same key with other arguments → a
- * hazard; otherwise new. Pure: the hazard report and the fork's CallTool both ask it.
- */
-export function writeVerdict(tool: Pick<ToolDefinition, 'name'>, args: unknown, key: string | undefined, parentWrites: readonly (ToolCallRecord & { businessKey?: string })[]): WriteVerdict {
-  const same = parentWrites.filter((call) => call.name === tool.name && call.outcome === 'ok');
-  const argsText = stableJson(args);
-  const byArgs = same.find((call) => stableJson(call.args) === argsText);
-  if (key !== undefined) {
-    const byKey = same.find((call) => call.businessKey === key);
-    if (byKey && stableJson(byKey.args) === argsText) return { kind: 'reuse', parent: byKey };
-    if (byKey) return { kind: 'hazard', parent: byKey, reason: `the parent made ${tool.name} with the same business key ${key} and other arguments (${stableJson(byKey.args)})` };
-  }
-  return byArgs ? { kind: 'reuse', parent: byArgs } : { kind: 'new' };
-}
+export { writeVerdict, type WriteVerdict } from '../conversation/fork-writes.js';
 
 /** The runs whose lineage (and a fork's parent calls) a container keeps (more than it runs at once: one evicted is read again). */
 const RECENT_RUNS = 64;

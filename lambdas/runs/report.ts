@@ -1,7 +1,7 @@
 import { executionChain } from '../guards/history.js';
 import { guaranteeCondition, guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
 import { resolveResults } from '../ledger/blobs.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { BlobStore, Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
 import type { ApprovalRecord, GuardEvent, KillFlag, MigrationRecord, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
@@ -67,6 +67,16 @@ export interface ToolFigures {
   guarantee: Guarantee;
   /** The condition the guarantee holds under (define/tool.ts `guaranteeCondition`), when the agent's code is known. */
   condition?: string;
+}
+
+/**
+ * The agent's report of a run (`AgentDefinition.report`) over the calls that reached the world,
+ * their results read back whole: what a run records at its end (Finalize), and what `summary` says.
+ */
+export async function agentReport(agent: AgentDefinition, ledger: Pick<Ledger, 'listConversation'> & BlobStore, run: RunRecord): Promise<RunRecord['report']> {
+  if (!agent.report) return undefined;
+  const { calls } = await ledger.listConversation(run.runId);
+  return agent.report(sentCalls(run, await resolveResults(ledger, calls)));
 }
 
 /** The calls that reached the world as made: a dry fork's own writes were recorded as what they would have done, not sent. */

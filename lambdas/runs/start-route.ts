@@ -3,7 +3,8 @@ import type { AgentDefinition } from '../define.js';
 import type { DecisionMac } from '../approvals/decision-mac.js';
 import type { ApprovalPolicy, Identity } from '../approvals/policy.js';
 import { starterPerson } from '../approvals/people.js';
-import { InvalidInputError } from '../shared/errors.js';
+import { InvalidInputError, NotFoundError } from '../shared/errors.js';
+import type { RunLedger } from '../ledger/ledger.js';
 import { deploymentPrices, priceFor, type PriceTable } from '../models/prices.js';
 import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -43,6 +44,8 @@ export interface StartRouteDeps {
   prices?: PriceTable;
   /** The stack's model, which StartRun runs on unless the request names one (`MODEL`). */
   defaultModel?: string;
+  /** The ledger's runs, read for a fork's parent (the runs API's role may `GetItem` on the ledger, nothing more). */
+  runs: Pick<RunLedger, 'getRun'>;
   /** The people the deployment names (approvals/people.ts): who may start, and the name a starter is recorded under. @default none: a caller starts as itself */
   people?: Pick<ApprovalPolicy, 'approverPrincipals' | 'starterPrincipals'>;
 }
@@ -75,6 +78,11 @@ export function createStartRoute(deps: StartRouteDeps) {
       const prices = deps.prices ?? deploymentPrices(deps.agent.prices, undefined);
       const model = request.model ?? modelSpecOf(deps.defaultModel ?? deps.agent.model, deps.defaultModel ? 'stack model' : `model of agent ${deps.agent.name}`);
       for (const spec of [model, ...(deps.agent.fallbackModel ? [deps.agent.fallbackModel] : [])]) priceFor(spec, prices);
+    }
+    // A fork of a run the ledger does not hold is a 404 here, not a 202 and a failed execution.
+    if (request.fork) {
+      if (request.fork.from === runId) throw new InvalidInputError(`runId: a fork needs a run id of its own, not its parent's (${runId})`);
+      if (!(await deps.runs.getRun(request.fork.from))) throw new NotFoundError(`fork.from: no run ${request.fork.from} in the ledger`);
     }
     const config = request.config && namedConfig(body, request.config);
     // Refused here, as StartRun would refuse it, so the caller gets a 400 and nothing starts.

@@ -144,6 +144,12 @@ export class InvalidInputError extends AgentError {
   override readonly name = ErrorNames.InvalidInput;
 }
 
+/**
+ * Input from outside that names something that does not exist (a fork of a run the ledger does
+ * not hold): invalid input like any (never retried), which an HTTP API answers 404, not 400.
+ */
+export class NotFoundError extends InvalidInputError {}
+
 export class TerminalError extends AgentError {
   override readonly name = ErrorNames.Terminal;
 }

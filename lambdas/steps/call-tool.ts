@@ -3,6 +3,7 @@ import { noToolSecrets, type ToolSecrets } from '../tools/secrets.js';
 import { guaranteeOf, settleMsOf, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
+import { takeSharedDecision } from '../approvals/shared.js';
 import { budgetTrip, FRAMING_TOKENS, NOTES_BYTES, wallClockEnd } from '../guards/budgets.js';
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
 import type { AggregateLedger, ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
@@ -211,8 +212,9 @@ export function createCallTool(deps: CallToolDeps) {
     // What the call moves is reserved across the agent's runs before anything is claimed or sent
     // (tools/aggregates.ts): past the threshold, a person decides — the call goes to the approval
     // wait (Agent.ApprovalNeeded, RequestApproval asks with the total across runs), and is sent once
-    // approved, or answered with their refusal. A dry fork sends nothing, so it reserves nothing.
-    if (!refusal && run.forkedFrom?.effects !== 'dry') {
+    // approved, or answered with their refusal. A dry fork sends nothing, so it reserves nothing;
+    // nor does a `reuse` fork's write answered from its parent's record (the parent reserved it).
+    if (!refusal && run.forkedFrom?.effects !== 'dry' && !derived.reused) {
       const holder = { runId, turn, call, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) };
       if (!(await reserveAmount(deps.ledger, deps.agent, { tool, args }, { ...holder, approved: derived.approval !== undefined }, now))) {
         const refused = await approvalRefusal(deps, run, turn, call, isWaited(waited));
@@ -316,6 +318,8 @@ const isWaited = (approval: unknown): boolean => typeof approval === 'object' &&
  */
 async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number, call: number, waited: boolean): Promise<Outcome | undefined> {
   let approval = await deps.ledger.getApproval(run.runId, turn, call);
+  // Waiting on another run's request for the same effect (approvals/shared.ts): its decision, once made, is this one's.
+  if (approval?.status === 'pending' && approval.sharedWith) approval = await takeSharedDecision(deps.ledger, approval, deps.clock.now());
   if (!approval || (approval.status === 'pending' && !waited)) {
     throw new ApprovalNeededError(`tool call ${turn}/${call} of run ${run.runId} needs an approval: ${approval ? 'waiting for it' : 'asking for it'}`);
   }

@@ -1,4 +1,4 @@
-import { deliverDecision, ours, type ApprovalDeps } from '../approvals/decision.js';
+import { deliverDecision, ours, wakeFollowers, type ApprovalDeps } from '../approvals/decision.js';
 
 /**
  * Escalates every pending approval whose deadline has passed: it is recorded as expired and the
@@ -18,6 +18,7 @@ export function createExpireApprovals(deps: ApprovalDeps) {
       if (!decided) continue;
       expired.push(record.approvalId);
       await deliverDecision(deps, record);
+      await wakeFollowers(deps, record);
     }
     return { expired };
   };

@@ -1,5 +1,7 @@
 import * as z from 'zod';
-import type { RunLedger } from '../ledger/ledger.js';
+import type { AgentDefinition } from '../define.js';
+import type { BlobStore, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import { agentReport } from '../runs/report.js';
 import type { RunRecord } from '../records/ledger-records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { causeMessage, ErrorNames } from '../shared/errors.js';
@@ -28,8 +30,11 @@ export interface FinalizeResult {
   dollars: number;
 }
 
-/** Records how the run ended. The run record keeps the figures; the execution output is a summary. */
-export function createFinalize(deps: { ledger: RunLedger; clock: Clock }) {
+/**
+ * Records how the run ended. The run record keeps the figures, and the agent's report as this code
+ * makes it (replay compares another code's with it); the execution output is a summary.
+ */
+export function createFinalize(deps: { ledger: RunLedger & Pick<TurnLedger, 'listConversation'> & BlobStore; clock: Clock; agent?: AgentDefinition }) {
   return async (input: unknown): Promise<FinalizeResult> => {
     const parsed = parseOrThrow(FinalizeInput, input, 'Finalize input');
     const now = deps.clock.now();
@@ -38,20 +43,37 @@ export function createFinalize(deps: { ledger: RunLedger; clock: Clock }) {
     const failedExecution = 'failure' in parsed ? parsed.executionArn : undefined;
     const current = failedExecution !== undefined ? await deps.ledger.getRun(parsed.runId).catch(unlessDamaged) : undefined;
     if (current && current.executionArn !== failedExecution) return summaryOf(current);
+    const report = await reportOf(deps, parsed.runId);
     const run =
       'stop' in parsed
-        ? await deps.ledger.finishRun(parsed.runId, { status: parsed.stop.status, stopReason: parsed.stop.reason }, now)
+        ? await deps.ledger.finishRun(parsed.runId, { status: parsed.stop.status, stopReason: parsed.stop.reason, ...(report && { report }) }, now)
         : await deps.ledger.finishRun(
             parsed.runId,
             {
               status: 'failed',
               stopReason: `${parsed.failure.Error}: ${causeMessage(parsed.failure.Cause)}`,
               error: { error: parsed.failure.Error, cause: causeMessage(parsed.failure.Cause) },
+              ...(report && { report }),
             },
             now,
           );
     return summaryOf(run);
   };
+}
+
+/**
+ * The agent's report of the run, when it defines one. Never in the way of the run's end: a run
+ * whose records cannot be read back whole (damaged, refused) ends — its failure recorded — without
+ * it (replay then compares this code's report over the recorded calls).
+ */
+async function reportOf(deps: Parameters<typeof createFinalize>[0], runId: string): Promise<RunRecord['report']> {
+  if (!deps.agent?.report) return undefined;
+  try {
+    const run = await deps.ledger.getRun(runId);
+    return run && (await agentReport(deps.agent, deps.ledger, run));
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../records/ledger-records.js';
 import { deliverDecision, signedLinks, type ApprovalDeps } from '../approvals/decision.js';
 import { approvalRequested } from '../approvals/notify.js';
+import { effectSubject, shareEffectApproval, sharedDecisionOf } from '../approvals/shared.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { loadRun, loadTurn } from '../conversation/turns.js';
@@ -36,7 +37,7 @@ export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinit
     const run = await loadRun(deps.ledger, request.runId);
     const now = deps.clock.now();
     const subject = 'extension' in request ? budgetSubject(run, request.extension) : await toolSubject(deps.agent, deps.ledger, run, request.turn, request.call);
-    const requested: ApprovalRecord = {
+    const asked: ApprovalRecord = {
       kind: 'approval',
       approvalId: `apv_${randomBytes(16).toString('base64url')}`,
       runId: run.runId,
@@ -46,9 +47,17 @@ export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinit
       decideBy: new Date(now.getTime() + run.config.approvalTimeoutSeconds * 1000).toISOString(),
       createdAt: now.toISOString(),
     };
+    // An effect's call in concurrent runs asks a person once (approvals/shared.ts): leading, or following the request of the run that asked first.
+    const requested = await shareEffectApproval(deps.ledger, asked, now);
+    // Leading under an earlier attempt's id (a retry): told already if that attempt recorded it.
+    const earlier = requested.approvalId !== asked.approvalId ? await deps.ledger.getApproval(run.runId, requested.turn, requested.call) : undefined;
     const stored = await deps.ledger.upsertApproval(requested, request.taskToken);
-    if (stored.status === 'pending') {
-      if (stored.approvalId === requested.approvalId) await tell(deps, stored);
+    if (stored.status === 'pending' && stored.sharedWith) {
+      // Nobody is told: the leader's decision wakes this execution, or did already (then it is delivered now).
+      const decided = await sharedDecisionOf(deps.ledger, stored);
+      if (decided) await deliverDecision(deps, { ...stored, status: decided.status, ...(decided.reason && { reason: decided.reason }) }, request.taskToken);
+    } else if (stored.status === 'pending') {
+      if (!earlier && stored.approvalId === requested.approvalId) await tell(deps, stored);
     } else {
       // Decided while no execution was waiting (e.g. during a restart): deliver it now.
       await deliverDecision(deps, stored, request.taskToken);
@@ -71,7 +80,7 @@ async function tell(deps: ApprovalDeps, approval: ApprovalRecord): Promise<void>
   deps.notify?.(approval, event);
 }
 
-type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | 'amount' | 'details' | 'description' | 'budget'>;
+type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | 'amount' | 'details' | 'description' | 'budget' | 'effect'>;
 
 /** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
 async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
@@ -86,6 +95,7 @@ async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecor
   if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${derived.block.name}) needs no approval`);
   const described = derived.tool?.describe?.(derived.args);
   return {
+    ...(derived.effectKey !== undefined && { effect: { key: derived.effectKey, subject: effectSubject(derived.block.name, derived.args) } }),
     turn,
     call,
     toolName: derived.block.name,

@@ -125,7 +125,7 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
       // A fork's writes are reused from its parent, or not sent (runs/fork.ts); other runs' tools are as they are.
       createCallTool({ agent: forkEffects(agent, deps.ledger), fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac, toolSecrets: deps.toolSecrets }),
     ),
-    [Steps.Finalize]: lazy(() => createFinalize({ ledger: deps.ledger, clock: deps.clock })),
+    [Steps.Finalize]: lazy(() => createFinalize({ ledger: deps.ledger, clock: deps.clock, agent })),
     [Steps.ExpireApprovals]: lazy(() => {
       const expire = createExpireApprovals(approvals());
       return () => expire();

@@ -162,6 +162,26 @@ function firstDifference(a: readonly Message[], b: readonly Message[]): number {
 }
 
 /**
+ * The agent's own tool code (`execute`, `reconcile`), counted: a replay answers every call from
+ * the recording (`recordedTools`, built over this), so any call that reaches a tool's own code was
+ * made live — what `live.tools` counts, and a divergence however the run ends.
+ */
+export function meteredTools<A extends AgentDefinition>(agent: A): { agent: A; live: () => number; first: () => string | undefined } {
+  let live = 0;
+  let first: string | undefined;
+  const count = (name: string) => {
+    live += 1;
+    first ??= name;
+  };
+  const tools = agent.tools.map((tool): ToolDefinition => ({
+    ...tool,
+    execute: (args, context) => (count(tool.name), tool.execute(args, context)),
+    ...(tool.reconcile && { reconcile: (args: unknown, context: Parameters<NonNullable<ToolDefinition['reconcile']>>[1]) => (count(tool.name), tool.reconcile!(args as never, context)) }),
+  }));
+  return { agent: { ...agent, tools }, live: () => live, first: () => first };
+}
+
+/**
  * The agent with each tool answered from the recording: the same names, schemas, effects and
  * approval rules (so its fingerprint is the same), but `execute` compares the call with the
  * recorded one (name, arguments, idempotency key) and returns the recorded result, or throws the

@@ -2,12 +2,12 @@ import { performance } from 'node:perf_hooks';
 import { InvalidInputError } from '../../lambdas/shared/errors.js';
 import { stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
 import type { CallCompletion, Ledger } from '../../lambdas/ledger/ledger.js';
-import { approvalSkOf, type ApprovalRecord, type RunRecord } from '../../lambdas/records/ledger-records.js';
+import { approvalSkOf, type ApprovalRecord, type RunRecord, type ToolCallRecord } from '../../lambdas/records/ledger-records.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
 import type { CfnTemplateJson } from '../template/asl.js';
 import { waitForChain } from '../runtime/chain.js';
 import { startLocalStack, type LocalStack } from '../runtime/local-stack.js';
-import { differingPart, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
+import { differingPart, meteredTools, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
 import { approvalOf, loadRecording, recordedClock, type Recording } from './recording.js';
 
 export type { Divergence } from './answers.js';
@@ -41,7 +41,10 @@ export interface ReplayResult {
   divergence?: Divergence;
   /** Turns and tool calls the replay answered from the recording. */
   answered: { turns: number; toolCalls: number; approvals: number };
-  /** Calls that left the process: always 0 (the replay has no provider client, and its model server counts). */
+  /**
+   * Calls made for real: requests that reached the model server, and calls that reached a tool's own
+   * code (`execute`, `reconcile`) instead of the recording. Any is a divergence; 0 in a replay.
+   */
   live: { model: number; tools: number };
   /** What the replay took, and what the recorded run took from its start to its end. */
   wallMs: number;
@@ -58,7 +61,9 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const judge = referee();
   const clock = recordedClock(recording);
   const asked = new Set<string>();
-  const agent = recordedTools(options.agent, recording, judge, (turn, call) => asked.has(approvalSkOf({ turn, call })));
+  // The agent's own tool code, counted beneath the recorded answers: a call that reaches it is live.
+  const metered = meteredTools(options.agent);
+  const agent = recordedTools(metered.agent, recording, judge, (turn, call) => asked.has(approvalSkOf({ turn, call })));
   // A fork's turns before its fork point were copied, not made by it: the replay copies them the
   // same way (its StartRun, from a stand-in parent made of them) and answers only its own.
   const lineage = recording.run.forkedFrom;
@@ -114,7 +119,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const stackMs = Math.round(performance.now() - started);
   try {
     const { run } = recording;
-    if (lineage) await standInParent(stack.ledger, recording, lineage, stack.fingerprintOf(run.model));
+    if (lineage) await standInParent(stack.ledger, recording, { lineage, fingerprint: stack.fingerprintOf(run.model), laterWrites: await parentWritesAfter(options.source, lineage) });
     const request = {
       runId: run.runId,
       input: run.input,
@@ -126,13 +131,18 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     const { executionArn } = stack.engine.startExecution({ name: `replay-${run.runId}`.slice(0, 80), input: request });
     await waitForChain(stack.engine, stack.ledger, run.runId, executionArn);
     const replayed = await stack.ledger.getRun(run.runId);
-    const divergence = judge.divergence ?? (await compareEnd(recording, replayed, { turns: model.calls(), calls: agent.toolCalls() }, { ledger: stack.ledger, agent: options.agent, judge }));
+    const lastTurn = recording.turns.at(-1)?.turn ?? 0;
+    const liveTool = metered.first();
+    const divergence =
+      judge.divergence ??
+      (liveTool !== undefined ? { turn: lastTurn, what: 'live call', recorded: 'every tool call answered from the recording', produced: `${metered.live()} live call${metered.live() === 1 ? '' : 's'} (first: ${liveTool})`, why: `tool ${liveTool} was run for real, not answered from the recording` } : undefined) ??
+      (await compareEnd(recording, replayed, { turns: model.calls(), calls: agent.toolCalls() }, { ledger: stack.ledger, agent: options.agent, judge }));
     return {
       runId: run.runId,
       identical: divergence === undefined,
       ...(divergence && { divergence }),
       answered: { turns: model.calls(), toolCalls: agent.toolCalls(), approvals },
-      live: { model: stack.model.requestCount(), tools: 0 },
+      live: { model: stack.model.requestCount(), tools: metered.live() },
       wallMs: Math.round(performance.now() - started),
       stackMs,
       recordedWallMs: Date.parse(run.finishedAt ?? run.updatedAt) - Date.parse(run.createdAt),
@@ -175,7 +185,12 @@ async function compareEnd(
   const guards = (record: RunRecord) => (record.guardEvents ?? []).map((event) => `${event.guard} ${event.action}: ${event.reason}`).join('\n');
   if (guards(run) !== guards(replayed)) check({ turn: lastTurn, what: 'guards', recorded: guards(run) || 'none', produced: guards(replayed) || 'none', why: 'the guards decided otherwise' });
   if (recordedStop !== stopped) check({ turn: lastTurn, what: 'outcome', recorded: recordedStop, produced: stopped, why: 'the run ended otherwise' });
-  if (agent.report) {
+  if (run.report !== undefined) {
+    // The report the recorded run's own code made at its end, against this code's (its Finalize's).
+    const [before, after] = [stableJson(run.report), stableJson(replayed.report ?? null)];
+    if (before !== after) check({ turn: lastTurn, what: 'report', ...differingPart(before, after), why: "the agent's report differs" });
+  } else if (agent.report) {
+    // A run recorded before runs kept their report: this code's report over the recorded calls and the replayed ones.
     const traces = async (source: ToolTrace[]) => stableJson(agent.report!(source));
     const { calls: made } = await ledger.listConversation(run.runId);
     const [before, after] = [await traces(recording.calls), await traces(await resolveResults(ledger, made))];
@@ -191,13 +206,29 @@ async function compareEnd(
  * change of code is named where the fork's own first request differs). Written before the replay
  * starts, past the recorded clock.
  */
-async function standInParent(ledger: Ledger, recording: Recording, lineage: NonNullable<RunRecord['forkedFrom']>, fingerprint: string): Promise<void> {
+async function standInParent(
+  ledger: Ledger,
+  recording: Recording,
+  { lineage, fingerprint, laterWrites }: { lineage: NonNullable<RunRecord['forkedFrom']>; fingerprint: string; laterWrites: ToolCallRecord[] },
+): Promise<void> {
   const { forkedFrom: _from, forks: _forks, ...run } = recording.run;
   const parent = lineage.runId;
   await ledger.createRun({ ...run, runId: parent, fingerprint, status: 'succeeded' });
   for (const turn of recording.turns.filter((record) => record.turn < lineage.turn)) await ledger.recordTurn({ ...turn, runId: parent });
   const at = new Date(recording.run.createdAt);
   for (const call of recording.calls.filter((record) => record.turn < lineage.turn)) await ledger.recordCall({ ...call, runId: parent, status: 'completed' }, at);
+  for (const call of laterWrites) await ledger.recordCall({ ...call, runId: parent, status: 'completed' }, at);
+}
+
+/**
+ * A `reuse` fork's parent's completed writes from the fork point on, as the source ledger holds
+ * them: what the recorded fork answered its repeated writes from (and asked nobody about), so the
+ * replay's stand-in parent answers them the same way. None for a dry fork, or a parent since pruned.
+ */
+async function parentWritesAfter(source: Ledger, lineage: NonNullable<RunRecord['forkedFrom']>): Promise<ToolCallRecord[]> {
+  if (lineage.effects !== 'reuse' || !(await source.getRun(lineage.runId))) return [];
+  const { calls } = await source.listConversation(lineage.runId);
+  return resolveResults(source, calls.filter((call) => call.turn >= lineage.turn && call.status === 'completed' && call.effect === 'write'));
 }
 
 /** The replay's ledger, telling the recorded clock which recorded moment each write reproduces. */

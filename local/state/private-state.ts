@@ -46,7 +46,7 @@ export function checkPrivateState(stateDir: string): void {
     }
     if (!ours) return;
     const wanted = stats.isDirectory() ? PRIVATE_DIR_MODE : PRIVATE_FILE_MODE;
-    if ((stats.mode & 0o077) !== 0) chmodSync(path, (stats.mode & 0o700) | (wanted & 0o700));
+    if ((stats.mode & 0o077) !== 0) makePrivate(path, stats, (stats.mode & 0o700) | (wanted & 0o700), stateDir);
     if (stats.isDirectory()) {
       for (const name of readdirSync(path)) {
         const entry = statQuietly(join(path, name));
@@ -55,6 +55,24 @@ export function checkPrivateState(stateDir: string): void {
     }
   };
   visit(stateDir, statSync(stateDir)); // the directory itself may be a link the user made
+}
+
+/**
+ * Makes one of our entries private, or refuses the state directory (UnsafeStateError naming the
+ * entry, why and what to do) when it cannot be: a directory that is read-only to us (immutable,
+ * on a file system that refuses chmod) would otherwise stay readable by others.
+ */
+function makePrivate(path: string, stats: Stats, mode: number, stateDir: string): void {
+  try {
+    chmodSync(path, mode);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const why = code === 'EPERM' || code === 'EACCES' ? 'changing its mode is not permitted' : code === 'EROFS' ? 'the file system is read-only' : (error as Error).message;
+    throw new UnsafeStateError(
+      `${path} can be read by other users (mode ${(stats.mode & 0o777).toString(8)}) and cannot be made private here (${why}): a state directory must be private to its owner; make it changeable again (it may be immutable, or on a read-only mount), then \`chmod -R go-rwx ${stateDir}\`, or use another --state-dir`,
+      { cause: error },
+    );
+  }
 }
 
 /**

@@ -84,6 +84,27 @@ describe('a state directory is private to its owner', () => {
     expect(status.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  // A directory we own but cannot chmod (immutable here: `chattr +i`, as a read-only mount would be) stays readable by others:
+  // refused with exit 2 naming it and what to do, not exit 1 with the raw EPERM of chmod.
+  const immutable = canMakeImmutable();
+  it.runIf(immutable === true)('refuses, naming it and what to do, a readable state directory it cannot make private (exit 2, not a raw EPERM)', async () => {
+    const readOnly = join(root, 'read-only');
+    execFileSync('cp', ['-r', stateDir, readOnly]);
+    chmodSync(readOnly, 0o755);
+    execFileSync('chattr', ['+i', readOnly]);
+    try {
+      const status = await savepoint('--state-dir', readOnly, 'runs');
+      expect(status.code, status.stderr).toBe(2);
+      expect(status.stderr).toContain(`${readOnly} can be read by other users (mode 755) and cannot be made private here (changing its mode is not permitted): `);
+      expect(status.stderr).toContain(`then \`chmod -R go-rwx ${readOnly}\`, or use another --state-dir`);
+      expect(status.stderr).not.toMatch(/EPERM/);
+      expect(status.stderr.trim().split('\n')).toHaveLength(1);
+    } finally {
+      execFileSync('chattr', ['-i', readOnly]);
+    }
+  });
+  if (immutable !== true) it.skip(`refuses a readable state directory it cannot make private (skipped: ${immutable})`, () => undefined);
+
   // Another user's link in a shared directory, pointing at one of ours (or at nothing yet): its owner picks the target.
   it.runIf(process.getuid?.() === 0)("refuses, naming it, a state directory reached through another user's symbolic link, itself or above it (exit 2)", async () => {
     const links = join(root, 'links');
@@ -130,6 +151,21 @@ describe('a command that reads a run does not run code from the current director
     expect(existsSync(marker)).toBe(false);
   });
 });
+
+/** Whether this process can make a directory immutable (`chattr +i`: root, on a file system that has the attribute); else why not. */
+function canMakeImmutable(): true | string {
+  if (process.getuid?.() !== 0) return 'not running as root: cannot make a directory immutable';
+  const probe = mkdtempSync(join(tmpdir(), 'savepoint-immutable-'));
+  try {
+    execFileSync('chattr', ['+i', probe], { stdio: 'ignore' });
+    execFileSync('chattr', ['-i', probe], { stdio: 'ignore' });
+    return true;
+  } catch (error) {
+    return `chattr +i is not available here (${(error as Error).message.split('\n')[0]})`;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+}
 
 /** Another OS user, made for these tests when they run as root; undefined (and why) when there can be none. */
 function otherUser(): { uid: number; gid: number } | { skip: string } {

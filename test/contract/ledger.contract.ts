@@ -5,6 +5,7 @@ import { blobsSpec } from './spec/blobs.js';
 import { forksSpec } from './spec/forks.js';
 import { pruneSpec } from './spec/prune.js';
 import { effectsSpec } from './spec/effects.js';
+import { effectApprovalsSpec } from './spec/effect-approvals.js';
 import { guardsSpec } from './spec/guards.js';
 import { integritySpec } from './spec/integrity.js';
 import { runsSpec } from './spec/runs.js';
@@ -31,6 +32,7 @@ export function describeLedgerContract(name: string, makeLedger: MakeLedger, opt
     toolCallsSpec(makeLedger);
     effectsSpec(makeLedger);
     aggregatesSpec(makeLedger);
+    effectApprovalsSpec(makeLedger);
     approvalsSpec(makeLedger);
     blobsSpec(makeLedger);
     integritySpec(makeLedger, options);

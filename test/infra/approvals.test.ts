@@ -125,9 +125,12 @@ describe('approvals in the template', () => {
     expect(ALL_STEPS.filter((step) => mayUseKey(step, 'kms:VerifyMac', starterKey))).toEqual([Steps.StartRun]);
     expect(envOf(Steps.RunsApi)['STARTER_KEY_ID']).toEqual({ 'Fn::GetAtt': [starterKey, 'Arn'] });
     expect(envOf(Steps.StartRun)['STARTER_KEY_ID']).toEqual({ 'Fn::GetAtt': [starterKey, 'Arn'] });
-    // The runs API signs starters and starts runs; it reads nothing else (no ledger, no decision key).
-    expect(envOf(Steps.RunsApi)['TABLE_NAME']).toBeUndefined();
-    expect([...actionsOf(Steps.RunsApi)].filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:')).sort()).toEqual(['states:StartExecution']);
+    // The runs API signs starters and starts runs; of the ledger it only reads a fork's parent run
+    // (GetItem, the seal key to verify it), and no decision key.
+    expect(envOf(Steps.RunsApi)['TABLE_NAME']).toBeDefined();
+    expect([...actionsOf(Steps.RunsApi)].filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:')).sort()).toEqual([
+      'dynamodb:GetItem', 'secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue', 'states:StartExecution',
+    ]);
   });
 
   it('lets only the runs API, the schedule and the run\'s own functions (Handoff, recovery, the sweeper) start the state machine', () => {

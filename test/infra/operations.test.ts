@@ -137,7 +137,7 @@ describe('least privilege on the ledger', () => {
     [Steps.CallModel]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.RequestApproval]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
-    [Steps.Finalize]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    [Steps.Finalize]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:Query'],
     // Query twice: the pending-approvals index, and the run it counts an expired approval's wait on (countWait).
     [Steps.ExpireApprovals]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query'],
@@ -185,8 +185,8 @@ describe('least privilege on the ledger', () => {
     const matches = (pattern: string, key: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.#^$+?()[\]{}|\\]/g, '\\$&')).join('.*')}$`).test(key);
     const onTable = (step: StepName) =>
       statementsOf(functionOf(step)).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')) && !JSON.stringify(statement.Resource).includes('/index/'));
-    // The runs API and the version pruner are on no table at all.
-    const offTable: StepName[] = [Steps.RunsApi, Steps.PruneVersions];
+    // The version pruner is on no table at all.
+    const offTable: StepName[] = [Steps.PruneVersions];
     for (const step of offTable) expect(onTable(step)).toEqual([]);
     for (const step of Object.values(Steps).filter((step) => !offTable.includes(step))) {
       const statements = onTable(step);

@@ -52,7 +52,7 @@ describe('DurableAgent tracing', { timeout: 120_000 }, () => {
     }
   });
 
-  it("lets the functions that end a run query its conversation only when traced (the budget checks' spans)", () => {
+  it("lets the functions that end a run query its conversation only when traced (the budget checks' spans), Finalize always (the agent's report)", () => {
     const queries = (template: Template) => {
       const roles = new Set<string>();
       for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
@@ -68,9 +68,9 @@ describe('DurableAgent tracing', { timeout: 120_000 }, () => {
     };
     const traced = queries(synth(() => ({ endpoint: 'https://otlp.example.com' })));
     const untraced = queries(synth(() => undefined));
-    expect(untraced).not.toContain('finalize');
+    expect(untraced).toContain('finalize');
     expect(traced).toContain('finalize');
-    expect(traced.length - untraced.length).toBe(4);
+    expect(traced.length - untraced.length).toBe(3);
   });
 
   it('is off by default: no OTEL variable on any function', () => {

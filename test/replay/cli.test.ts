@@ -27,6 +27,15 @@ describe('savepoint replay and fork, through the CLI', () => {
     const changed = await cli('replay', 'day1', '--agent', agent);
     expect(changed.stdout, changed.stderr).toMatch(/^day1: diverged at turn 1 \(model request\): the system prompt changed\n {2}recorded: system prompt [0-9a-f]{16}/);
     expect(changed.code).toBe(1);
+    // Only the agent's report differs (a cent more): diverged at the report, its differing part in --json.
+    const reporting = join(root, 'refund-report.ts');
+    writeFileSync(reporting, `import { refundReconciler } from '${original}';\nexport default { ...refundReconciler, report: (calls) => { const r = refundReconciler.report(calls); return { ...r, issuedCents: r.issuedCents + 1 }; } };\n`);
+    const reported = await cli('replay', 'day1', '--agent', reporting, '--json');
+    expect(reported.code, reported.stderr).toBe(1);
+    const { divergence } = JSON.parse(reported.stdout) as { divergence: { what: string; recorded: string; produced: string; why: string } };
+    expect(divergence).toMatchObject({ what: 'report', why: "the agent's report differs" });
+    expect(divergence.recorded).toMatch(/"issuedCents":\d+/);
+    expect(divergence.produced).not.toBe(divergence.recorded);
 
     const dry = await cli('fork', 'day1', '--at', '4', '--effects', 'dry', '--yes', '--approve', 'approve');
     expect(dry.stdout).toMatch(/^dry fork of day1 at turn 4: no write is sent/);

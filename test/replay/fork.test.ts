@@ -62,6 +62,10 @@ describe('savepoint fork of a refund run', () => {
     // Its refunds carry the parent's results: the same refund ids.
     const refunds = (log: typeof parentLog) => log.calls.filter((c) => c.name === 'issue_refund' && c.outcome === 'ok').map((c) => c.result);
     expect(refunds(forkLog)).toEqual(refunds(parentLog));
+    // Nobody was asked to approve a write the fork answered from the parent's record (issue 35 item 6),
+    // though the parent asked for some of those from turn 3 on.
+    expect(harness.approvals.filter((approval) => approval.runId === 'fork-reuse')).toEqual([]);
+    expect(parentLog.approvals.filter((approval) => approval.turn >= 3).length).toBeGreaterThan(0);
     // The fork inherits what the parent spent before turn 3 and adds its own.
     expect(run.steps).toBe((await harness.stack.ledger.getRun('parent'))!.steps);
     for (const id of ['parent', 'fork-reuse']) expect((await verifyRun(harness.stack.ledger, id)).problems).toEqual([]);

@@ -50,6 +50,20 @@ describe('savepoint replay of a refund run', () => {
     expect(result.divergence).toMatchObject({ turn: 1, why: "the run's first message (the agent's prompt for its input) changed" });
   });
 
+  it("names the agent's report when only the report changed, showing the part that differs (the run recorded its own)", async () => {
+    const recorded = (await harness.stack.ledger.getRun(runId))!.report!;
+    expect(recorded).toMatchObject({ issuedCents: expect.any(Number) });
+    // A report that counts a cent more: every call, approval and outcome is the same.
+    const changed = { ...refundReconciler, report: (calls: Parameters<NonNullable<typeof refundReconciler.report>>[0]) => ({ ...refundReconciler.report!(calls), issuedCents: Number(refundReconciler.report!(calls)['issuedCents']) + 1 }) };
+    const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId });
+    expect(result.identical).toBe(false);
+    expect(result.divergence).toMatchObject({ what: 'report', why: "the agent's report differs" });
+    expect(result.divergence!.recorded).toContain(`"issuedCents":${String(recorded['issuedCents'])}`);
+    expect(result.divergence!.produced).toContain(`"issuedCents":${Number(recorded['issuedCents']) + 1}`);
+    // The part where they differ, not the same start twice.
+    expect(result.divergence!.recorded.startsWith('…')).toBe(true);
+  });
+
   it('finds the first tool call whose approval rule changed', async () => {
     const recorded = await harness.stack.ledger.listConversation(runId);
     const first = recorded.approvals[0]!;

@@ -61,6 +61,7 @@ describe('StartRun and the runs API', () => {
     createStartRoute({
       agent: refundReconciler,
       starterMac: mac,
+      runs: ledger,
       stateMachineArn: `${machine}:live`,
       clock,
       start: async (arn, name, input) => {

@@ -50,7 +50,7 @@ const meanwhile = [...earlier, call({ turn: 2, call: 1, name: 'pay', args: { inv
 describe('a tool call derived from its turn', () => {
   it('weighs the completed calls of earlier turns and, without an outcome, the calls of its turn before it', () => {
     asked.length = 0;
-    const third = deriveToolCall(agent, run, second, 3, earlier);
+    const third = deriveToolCall(agent, run, second, 3, { completed: earlier });
     expect(asked[0]!.calls).toEqual([
       { turn: 1, call: 1, name: 'pay', args: { invoice: 'i0', cents: 200 }, outcome: 'ok' },
       { turn: 2, call: 1, name: 'pay', args: { invoice: 'i1', cents: 400 } },
@@ -62,13 +62,13 @@ describe('a tool call derived from its turn', () => {
   });
 
   it('is the same however many of its turn have completed when it is asked', () => {
-    expect(deriveToolCall(agent, run, second, 3, meanwhile)).toEqual(deriveToolCall(agent, run, second, 3, earlier));
+    expect(deriveToolCall(agent, run, second, 3, { completed: meanwhile })).toEqual(deriveToolCall(agent, run, second, 3, { completed: earlier }));
   });
 
   it("answers the model's mistakes instead of running them", () => {
-    expect(deriveToolCall(agent, run, second, 4, earlier)).toMatchObject({ mistake: { error: 'invalid_arguments', issues: [{ path: 'cents' }] }, idempotencyKey: 'r1:2:u4' });
-    expect(deriveToolCall(agent, run, second, 5, earlier).mistake).toEqual({ error: 'unknown_tool', message: 'there is no tool "refund_all"; the tools are: pay, lookup' });
-    expect(() => deriveToolCall(agent, run, second, 6, earlier)).toThrow('call: run r1 has no tool call 6 in turn 2');
+    expect(deriveToolCall(agent, run, second, 4, { completed: earlier })).toMatchObject({ mistake: { error: 'invalid_arguments', issues: [{ path: 'cents' }] }, idempotencyKey: 'r1:2:u4' });
+    expect(deriveToolCall(agent, run, second, 5, { completed: earlier }).mistake).toEqual({ error: 'unknown_tool', message: 'there is no tool "refund_all"; the tools are: pay, lookup' });
+    expect(() => deriveToolCall(agent, run, second, 6, { completed: earlier })).toThrow('call: run r1 has no tool call 6 in turn 2');
   });
 
   it('plans the Map: the calls without a completed record, in call order (pointers only: CallTool derives each when it runs)', () => {
@@ -110,7 +110,7 @@ describe('what the run did, as an approval rule reads it (runFacts, the one buil
     await ledger.recordTurn(second);
     const counting = countingLedger(ledger);
     for (const at of [1, 2, 3]) {
-      const planned = deriveToolCall(agent, run, second, at, (await ledger.listConversation('r1')).calls);
+      const planned = deriveToolCall(agent, run, second, at, { completed: (await ledger.listConversation('r1')).calls });
       expect(await deriveRecordedCall(counting.ledger, agent, run, second, at)).toEqual(planned);
     }
     expect((await deriveRecordedCall(counting.ledger, agent, run, second, 3)).approval).toEqual({ summary: 'pay i2' });

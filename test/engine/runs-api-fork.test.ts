@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { apiGatewayEvent } from '../../local/services/approval-api.js';
+import { lambdaContext } from '../../local/services/lambda-context.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { cachedTemplate } from '../../local/template/cache.js';
+import { expiringApprovals } from '../support/manual-clock.js';
+import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+
+/**
+ * `POST /runs` for a fork: a fork of a run the ledger does not hold is refused at once (404,
+ * naming the run), and a fork under its parent's own id is bad input (400) — not a 202 and then a
+ * failed execution. The runs API reads the parent with its own role's grant (`dynamodb:GetItem`
+ * on the ledger): the twin refuses the read when the template takes the grant away.
+ */
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function harness(template?: CfnTemplateJson): Promise<Harness> {
+  const started = await startHarness({ recovery: false, ...expiringApprovals(), ...(template && { template }) });
+  cleanups.push(() => started.stack.close());
+  return started;
+}
+
+const post = (h: Harness, body: Record<string, unknown>) =>
+  h.stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'runs', body: JSON.stringify(body), principal: 'alice@example.com' }), lambdaContext('RunsApi', 20_000));
+
+const started = (h: Harness, runId: string) => h.stack.engine.listExecutions().executions.some((execution) => execution.name?.startsWith(runId));
+
+type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
+
+/** The template with the runs API's ledger statement (its only dynamodb: one) taken out. */
+async function withoutRunsApiLedgerGrant(): Promise<CfnTemplateJson> {
+  const template = structuredClone(await cachedTemplate('refund-reconciler')) as Template;
+  let removed = 0;
+  for (const [id, resource] of Object.entries(template.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('AgentRunsApiFunctionServiceRoleDefaultPolicy')) continue;
+    const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[] }[] };
+    const kept = document.Statement.filter((statement) => ![statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
+    removed += document.Statement.length - kept.length;
+    document.Statement = kept;
+  }
+  expect(removed).toBe(1);
+  return template as CfnTemplateJson;
+}
+
+describe('the runs API and a fork', () => {
+  it('answers 404 naming the parent for a fork of a run that does not exist, and starts nothing', async () => {
+    const h = await harness();
+    const answer = await post(h, { runId: 'orphan-fork', input: { date: sampleDay.date }, fork: { from: 'never-ran', at: 1 } });
+    expect(answer.statusCode).toBe(404);
+    expect(JSON.parse(answer.body)).toEqual({ message: 'fork.from: no run never-ran in the ledger' });
+    expect(await h.stack.ledger.getRun('orphan-fork')).toBeUndefined();
+    expect(started(h, 'orphan-fork')).toBe(false);
+  });
+
+  it("answers 400 for a fork under its parent's own run id, and starts nothing", async () => {
+    const h = await harness();
+    await h.run({ runId: 'fork-parent', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 1 } });
+    const before = await h.stack.ledger.getRun('fork-parent');
+    const executions = h.stack.engine.listExecutions().executions.length;
+    const answer = await post(h, { runId: 'fork-parent', input: { date: sampleDay.date }, fork: { from: 'fork-parent', at: 1 } });
+    expect(answer.statusCode).toBe(400);
+    expect(JSON.parse(answer.body)).toEqual({ message: expect.stringMatching(/^runId: a fork needs a run id of its own/) });
+    expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
+    expect(await h.stack.ledger.getRun('fork-parent')).toEqual(before);
+  });
+
+  it('starts a fork of a run that exists (202)', async () => {
+    const h = await harness();
+    await h.run({ runId: 'real-parent', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 1 } });
+    const answer = await post(h, { runId: 'real-fork', input: { date: sampleDay.date }, fork: { from: 'real-parent', at: 1, effects: 'dry' } });
+    expect(answer.statusCode).toBe(202);
+    expect(started(h, 'real-fork')).toBe(true);
+  });
+
+  it("needs its role's ledger grant to read the parent: without it the twin refuses the read (AccessDenied, a 500) and nothing starts", async () => {
+    const h = await harness(await withoutRunsApiLedgerGrant());
+    const answer = await post(h, { runId: 'ungranted-fork', input: { date: sampleDay.date }, fork: { from: 'any-parent', at: 1 } });
+    expect(answer.statusCode).toBe(500);
+    expect(started(h, 'ungranted-fork')).toBe(false);
+    expect(h.stack.engine.iamDecisions()!.denied).toBeGreaterThanOrEqual(1);
+  });
+});
