@@ -8,7 +8,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../lambdas/define.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type AgentDefinition } from '../lambdas/define.js';
 import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
 import { Steps } from '../lambdas/shared/steps.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
@@ -60,8 +60,19 @@ export interface DurableAgentProps {
    * @default a table of the agent's own
    */
   readonly table?: LedgerTable;
-  /** Environment the agent's `deps` read (e.g. its providers' base URLs). @default none */
+  /**
+   * Environment the agent's `deps` read (e.g. its providers' base URLs): every variable the agent
+   * declares in its `env` must be set here (or by Lambda itself), else synth fails naming it.
+   * @default none
+   */
   readonly environment?: Record<string, string>;
+  /**
+   * The agent's definition, as the app imports it (`import agent from './my-agent.js'`): its `name`
+   * must be `agentName`, and each variable of its `env` must reach the functions (`environment`),
+   * else synth fails naming the variable and this prop — not the first tool call on AWS.
+   * @default not checked
+   */
+  readonly agent?: Pick<AgentDefinition, 'name' | 'env'>;
   /** Recorded in every run's fingerprint. @default 'dev' */
   readonly codeVersion?: string;
   /** Recoveries in a row without progress before a run is given up. @default 3 */
@@ -198,6 +209,7 @@ export class DurableAgent extends Construct {
     const liveAliasArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.ledger = ledger;
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
+    checkAgentEnvironment(id, props, common);
     const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
       new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment } });
 
@@ -416,4 +428,42 @@ export type AgentOutput = 'StateMachineArn' | 'StateMachineAliasArn' | 'LedgerTa
 
 export function outputDescription(agentName: string, output: AgentOutput): string {
   return `savepoint:${agentName}:${output}`;
+}
+
+/** What the Lambda runtime sets in every function (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime). */
+const LAMBDA_RUNTIME_VARIABLES = new Set([
+  '_HANDLER',
+  'AWS_REGION',
+  'AWS_DEFAULT_REGION',
+  'AWS_EXECUTION_ENV',
+  'AWS_LAMBDA_FUNCTION_NAME',
+  'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+  'AWS_LAMBDA_FUNCTION_VERSION',
+  'AWS_LAMBDA_INITIALIZATION_TYPE',
+  'AWS_LAMBDA_LOG_GROUP_NAME',
+  'AWS_LAMBDA_LOG_STREAM_NAME',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_LAMBDA_RUNTIME_API',
+  'LAMBDA_TASK_ROOT',
+  'LAMBDA_RUNTIME_DIR',
+  'TZ',
+  'LANG',
+  'PATH',
+  'LD_LIBRARY_PATH',
+  'NODE_PATH',
+]);
+
+/** The agent's declared `env` reaches its functions: a missing variable fails synth, naming it and the prop. */
+function checkAgentEnvironment(id: string, props: DurableAgentProps, environment: Readonly<Record<string, string>>): void {
+  const agent = props.agent;
+  if (agent === undefined) return;
+  if (agent.name !== props.agentName) throw new Error(`DurableAgent ${id}: agent is ${JSON.stringify(agent.name)} but agentName is ${JSON.stringify(props.agentName)}: they must name the same agent`);
+  const missing = (agent.env ?? []).filter((name) => !(name in environment) && !LAMBDA_RUNTIME_VARIABLES.has(name));
+  if (missing.length === 0) return;
+  const example = missing.map((name) => `${name}: …`).join(', ');
+  throw new Error(
+    `DurableAgent ${id}: agent ${agent.name} reads ${missing.join(', ')} (its env), which its functions would not get: set ${missing.length === 1 ? 'it' : 'them'} in the environment prop (environment: { ${example} }, e.g. from stack.parameter(…))`,
+  );
 }

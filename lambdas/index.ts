@@ -10,6 +10,7 @@ export {
   DEFAULT_TOOL_TIMEOUT_MS,
   withDev,
   type AgentDefinition,
+  type AgentSpec,
   type AgentDev,
   type ApprovalRequest,
   type Budgets,
@@ -28,12 +29,17 @@ export {
   type ToolContext,
   type ToolAggregate,
   type ToolDefinition,
+  type ToolDefiner,
   type ToolTrace,
 } from './define.js';
 export type { ContentBlock, Message, MessageRequest, MessageResponse, ModelClient, TextBlock, ToolResultBlock, ToolUseBlock, Usage } from './records/messages.js';
 export type { RunConfig } from './records/ledger-records.js';
 export {
   ErrorNames,
+  HttpInvalidInputError,
+  HttpTerminalError,
+  HttpTransientError,
+  type HttpAnswer,
   InvalidInputError,
   MalformedResponseError,
   ModelThrottledError,
@@ -42,4 +48,4 @@ export {
 } from './shared/errors.js';
 export { parseOrThrow } from './shared/validation.js';
 export { CalendarDate } from './shared/dates.js';
-export { JsonHttpClient, listOf, type JsonHttpClientOptions, type JsonRequestOptions } from './tools/json-http.js';
+export { JsonHttpClient, listOf, type HttpMethod, type JsonHttpClientOptions, type JsonRequestOptions } from './tools/json-http.js';

@@ -136,6 +136,54 @@ export class TerminalError extends AgentError {
   override readonly name = ErrorNames.Terminal;
 }
 
+/** What an HTTP provider answered with a non-2xx status: the `status` and `body` of every `Http…Error`. */
+export interface HttpAnswer {
+  /** The response status, e.g. 404. */
+  readonly status: number;
+  /** The response body as received (the provider's error message, usually JSON). */
+  readonly body: string;
+}
+
+/**
+ * A 5xx or 429 answer from an HTTP provider (`JsonHttpClient`): `Agent.Transient`, retried by
+ * the state machine.
+ */
+export class HttpTransientError extends TransientError implements HttpAnswer {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(message, { cause: { status, body } });
+  }
+}
+
+/**
+ * A 400 or 404 answer from an HTTP provider (`JsonHttpClient`): `Agent.InvalidInput`, the
+ * arguments are wrong; a tool returns it to the model. A `DELETE` of what is gone already is
+ * this with `status` 404.
+ */
+export class HttpInvalidInputError extends InvalidInputError implements HttpAnswer {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(message, { cause: { status, body } });
+  }
+}
+
+/** Any other 4xx answer from an HTTP provider (`JsonHttpClient`: 401, 403, 409, 422, …): `Agent.Terminal`. */
+export class HttpTerminalError extends TerminalError implements HttpAnswer {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(message, { cause: { status, body } });
+  }
+}
+
 export class VersionMismatchError extends AgentError {
   override readonly name = ErrorNames.VersionMismatch;
 }
