@@ -1,10 +1,11 @@
-import { AssetHashType, DockerImage, Duration, RemovalPolicy, type ILocalBundling } from 'aws-cdk-lib';
-import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack, type ILocalBundling } from 'aws-cdk-lib';
+import { Architecture, CfnFunction, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { environmentOverLimit } from '../lambdas/shared/lambda-environment.js';
 import type { StepName } from '../lambdas/shared/steps.js';
 
 const HANDLERS = fileURLToPath(new URL('../lambdas/handlers/', import.meta.url));
@@ -53,6 +54,15 @@ export class StepFunction extends LambdaFunction {
         NODE_OPTIONS: '--enable-source-maps',
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         ...props.environment,
+      },
+    });
+    // Lambda refuses a function whose variables are over 4 KB only when CloudFormation creates it,
+    // mid-deploy; every variable is added by then (addEnvironment included), so synth says it first.
+    this.node.addValidation({
+      validate: () => {
+        const environment = Stack.of(this).resolve((this.node.defaultChild as CfnFunction).environment) as { variables?: Record<string, unknown> } | undefined;
+        const why = environmentOverLimit(environment?.variables ?? {});
+        return why ? [`${this.node.path} (the ${props.step} function): ${why}; Lambda would refuse it at deploy`] : [];
       },
     });
   }

@@ -12,6 +12,16 @@
 export const LAMBDA_MAX_TIMEOUT_MS = 900_000;
 
 /**
+ * The most a Lambda function's environment variables may hold together ("Total size of environment
+ * variables: 4 KB", not adjustable). Lambda measures the variables as one JSON object, names
+ * included: its refusal (InvalidParameterValueException "Lambda was unable to configure your
+ * environment variables because the environment variables you have provided exceeded the 4KB
+ * limit. String measured: {"NAME":"value",…}") quotes the string it measured.
+ * https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
+ */
+export const LAMBDA_ENVIRONMENT_MAX_BYTES = 4 * 1024;
+
+/**
  * Events in one Standard execution's history; the event that would pass it fails the execution
  * (`States.Runtime`: "exceeded the maximum number of history events allowed (25000)").
  * https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html#service-limits-state-machine-executions

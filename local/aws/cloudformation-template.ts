@@ -6,9 +6,12 @@
  *   - at most 500 resources ("Resources: Maximum number of resources that you can declare in your
  *     CloudFormation template: 500", https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html):
  *     "Template format error: Number of resources, N, is greater than maximum allowed, 500";
- *   - each Lambda function's `Timeout` one Lambda takes (local/aws/lambda-function-timeout.ts).
+ *   - each Lambda function's `Timeout` one Lambda takes (local/aws/lambda-function-timeout.ts);
+ *   - each Lambda function's environment variables within 4 KB (local/aws/lambda-environment-size.ts):
+ *     not CloudFormation's own check but Lambda's, which fails the deploy all the same.
  */
 import { STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
+import { assertEnvironmentFits } from './lambda-environment-size.js';
 import { isFunctionTimeout, MAX_TIMEOUT_SECONDS } from './lambda-function-timeout.js';
 
 /** What CloudFormation answers a create or update it refuses before it starts (error code ValidationError, HTTP 400). */
@@ -28,10 +31,11 @@ export function assertDeployable(template: { Resources?: Record<string, unknown>
     throw new TemplateValidationError(`Template format error: Number of resources, ${resources.length}, is greater than maximum allowed, ${STACK_RESOURCE_QUOTA}`);
   }
   for (const [logicalId, resource] of resources) {
-    const { Type, Properties } = resource as { Type?: unknown; Properties?: { Timeout?: unknown } };
+    const { Type, Properties } = resource as { Type?: unknown; Properties?: { Timeout?: unknown; Environment?: { Variables?: Record<string, unknown> } } };
+    if (Type !== 'AWS::Lambda::Function') continue;
+    assertEnvironmentFits(logicalId, Properties?.Environment?.Variables ?? {});
     const timeout = Properties?.Timeout;
-    if (Type !== 'AWS::Lambda::Function' || timeout === undefined) continue;
-    if (!isFunctionTimeout(timeout)) {
+    if (timeout !== undefined && !isFunctionTimeout(timeout)) {
       throw new TemplateValidationError(`Resource ${logicalId} (AWS::Lambda::Function): Timeout must be a whole number of seconds from 1 to ${MAX_TIMEOUT_SECONDS}, got ${JSON.stringify(timeout)}`);
     }
   }

@@ -150,6 +150,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'Timeout',
   },
   {
+    rule: "A Lambda function's environment variables measure at most 4 KB together, as one JSON object",
+    doc: 'https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html',
+    file: 'local/aws/lambda-environment-size.ts',
+    test: 'test/local/stack-quota.test.ts',
+    answer: 'InvalidParameterValueException',
+  },
+  {
     rule: 'IAM allows a request an identity policy allows and none denies (an explicit Deny wins; nothing else allows)',
     doc: 'https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html',
     file: 'local/aws/iam/policy.ts',

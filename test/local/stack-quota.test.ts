@@ -10,7 +10,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { extractStateMachine, type CfnTemplateJson } from '../../local/template/asl.js';
-import { STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
+import { environmentBytes } from '../../lambdas/shared/lambda-environment.js';
+import { LAMBDA_ENVIRONMENT_MAX_BYTES, STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { startHarness, type Harness } from '../support/refund-harness.js';
 
@@ -78,6 +79,47 @@ describe("a Lambda function's Timeout: 1 to 900 seconds", () => {
 
   it('starts one whose CallTool function runs the longest Lambda allows, 900 s', async () => {
     const h = await startHarness({ recovery: false, template: (await callToolTimedOutAfter(900)).template });
+    cleanups.push(() => h.stack.close());
+    expect(h.stack.stateMachineArn).toContain('stateMachine');
+  });
+});
+
+/**
+ * A Lambda function's environment variables, 4 KB together as one JSON object (Lambda quotas,
+ * https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html; local/aws/lambda-environment-size.ts):
+ * CloudFormation's create of such a function fails with Lambda's InvalidParameterValueException;
+ * the local stack refuses the template at its start and at a deploy.
+ */
+describe("a Lambda function's environment: 4 KB", () => {
+  /** The agent's template with CallTool's variables padded to measure `bytes` as Lambda counts them. */
+  async function callToolEnvironmentOf(bytes: number): Promise<{ template: CfnTemplateJson; logicalId: string }> {
+    const template = structuredClone(await cachedTemplate('refund-reconciler')) as CfnTemplateJson & { Resources: Record<string, { Properties: { Environment: { Variables: Record<string, unknown> } } }> };
+    const logicalId = extractStateMachine(template).tasks['CallTool']!.functionLogicalId;
+    const variables = template.Resources[logicalId]!.Properties.Environment.Variables;
+    variables['PADDING'] = '';
+    variables['PADDING'] = 'x'.repeat(bytes - environmentBytes(variables));
+    expect(environmentBytes(variables)).toBe(bytes);
+    return { template, logicalId };
+  }
+
+  it('refuses to start a stack whose CallTool function has 4,097 bytes of variables, naming it and the largest', async () => {
+    const { template, logicalId } = await callToolEnvironmentOf(LAMBDA_ENVIRONMENT_MAX_BYTES + 1);
+    await expect(startHarness({ recovery: false, template })).rejects.toMatchObject({
+      name: 'InvalidParameterValueException',
+      message: expect.stringMatching(new RegExp(`^Resource ${logicalId} \\(AWS::Lambda::Function\\): Lambda was unable to configure your environment variables .*measure 4097 bytes.*the largest are PADDING`)),
+    });
+  });
+
+  it('refuses a deploy that would take CallTool over, and the stack keeps its version', async () => {
+    const h = await startHarness({ recovery: false });
+    cleanups.push(() => h.stack.close());
+    const { template } = await callToolEnvironmentOf(LAMBDA_ENVIRONMENT_MAX_BYTES + 1);
+    expect(() => h.stack.deploy(refundReconciler, { template, codeVersion: 'v2' })).toThrow(/exceeded the 4KB limit/);
+    expect(h.stack.deploy(refundReconciler, { codeVersion: 'v2' })).toBe(2);
+  });
+
+  it('starts one with exactly 4,096 bytes', async () => {
+    const h = await startHarness({ recovery: false, template: (await callToolEnvironmentOf(LAMBDA_ENVIRONMENT_MAX_BYTES)).template });
     cleanups.push(() => h.stack.close());
     expect(h.stack.stateMachineArn).toContain('stateMachine');
   });
