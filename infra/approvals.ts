@@ -6,6 +6,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 
+/** Who decides an agent's approvals, and how they are told (`DurableAgentProps.approvals`). */
 export interface ApprovalSettings {
   /**
    * Who is sent a signed, single-use link to the approval page (e-mail addresses, chat handles; a

@@ -34,6 +34,7 @@ const API_INTEGRATION_TIMEOUT = Duration.millis(API_GATEWAY_INTEGRATION_TIMEOUT_
 /** The approval callback's Lambda timeout: its answer reaches the caller before the integration gives up. */
 const APPROVAL_CALLBACK_TIMEOUT = Duration.seconds(20);
 
+/** One agent's deployment: its name and module, and the defaults baked in (each prop says its `@default`). */
 export interface DurableAgentProps {
   /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
   readonly agentName: string;
@@ -172,6 +173,7 @@ export function callToolTimeouts(toolTimeout: Duration): { lambda: Duration; lea
   return { lambda, leaseMs: lambda.toMilliseconds() + 10_000 };
 }
 
+/** The approval page's protection: its throttle and an optional WAF web ACL. */
 export interface ApprovalPageProps {
   /** Requests per second and burst for each of the page's methods. @default { rateLimit: 5, burstLimit: 10 } */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
@@ -192,8 +194,11 @@ const PAGE_PATH = '/decide/{approvalId}';
  * and optionally a schedule and the approval API. Several can live in one app, side by side.
  */
 export class DurableAgent extends Construct {
+  /** The agent's Standard state machine (executions start on its live alias). */
   readonly stateMachine: StateMachine;
+  /** The ledger its runs are recorded in (its own, or the stack's shared one). */
   readonly ledger: LedgerTable;
+  /** The approval API, unless `approvalApi: false`. */
   readonly api?: RestApi;
 
   constructor(scope: Construct, id: string, props: DurableAgentProps) {
@@ -426,6 +431,7 @@ export class DurableAgent extends Construct {
 /** What the CLI and the client find a deployed agent by: `savepoint:<agent>:<output>` (cli/stack.ts). */
 export type AgentOutput = 'StateMachineArn' | 'StateMachineAliasArn' | 'LedgerTableName' | 'LedgerSealSecretArn' | 'ApprovalApiUrl';
 
+/** The description a deployed agent's output carries, which the CLI and the client find it by. */
 export function outputDescription(agentName: string, output: AgentOutput): string {
   return `savepoint:${agentName}:${output}`;
 }

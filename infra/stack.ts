@@ -7,6 +7,7 @@ import { LedgerTable } from './ledger-table.js';
 import type { ApiKeySecrets, ModelAccessProps } from './model-access.js';
 import { MODEL_PROVIDERS } from '../lambdas/models/providers.js';
 
+/** A `SavepointStack`'s props: the stack's own, and the model and prices its agents share. */
 export interface SavepointStackProps extends StackProps {
   /** Version string recorded in every run's fingerprint. @default 'dev' */
   readonly codeVersion?: string;
@@ -51,6 +52,7 @@ export interface SavepointStackProps extends StackProps {
  * agents) is served at a deploy-time parameter, `ModelApiUrl`.
  */
 export class SavepointStack extends Stack {
+  /** The ledger table every agent of the stack shares. */
   readonly ledger: LedgerTable;
   readonly #models: ModelAccessProps;
   readonly #codeVersion: string;

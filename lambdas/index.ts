@@ -1,6 +1,36 @@
 /**
  * savepoint's public API: what an agent module imports. Everything else in the package is the
  * harness, which imports no agent.
+ *
+ * ```sh
+ * npm install savepoint zod
+ * ```
+ *
+ * @example
+ * ```ts
+ * import * as z from 'zod';
+ * import { defineAgent, defineTool } from 'savepoint';
+ *
+ * export default defineAgent({
+ *   name: 'inbox-notes',
+ *   model: 'anthropic:claude-haiku-4-5',
+ *   system: 'Save one note per message.',
+ *   input: z.object({ inbox: z.string() }),
+ *   prompt: (input) => `Save the notes of inbox ${input.inbox}.`,
+ *   tools: [
+ *     defineTool({
+ *       name: 'save_note',
+ *       description: 'Saves a note.',
+ *       input: z.object({ text: z.string() }),
+ *       effect: 'write',
+ *       idempotencyKeys: true,
+ *       execute: async (args, { idempotencyKey }) => ({ saved: args.text, key: idempotencyKey }),
+ *     }),
+ *   ],
+ * });
+ * ```
+ *
+ * @packageDocumentation
  */
 export {
   defineAgent,

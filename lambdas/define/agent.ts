@@ -37,6 +37,7 @@ export interface DevWorld {
   readonly defaultInput?: unknown;
   /** What the world holds now, for `savepoint world` (e.g. the refunds paid): lines, and JSON. */
   inspect?(): Promise<{ lines: string[]; json: unknown }>;
+  /** Stops the world's services and closes its files: called once, when the local stack closes. */
   close(): Promise<void>;
 }
 
@@ -46,6 +47,7 @@ export interface DepsContext {
   readonly fetch: typeof fetch;
 }
 
+/** What `withDev`'s `world` is started with. */
 export interface DevWorldOptions {
   /** Where the world keeps its records across restarts; in memory when absent. */
   readonly stateDir?: string;
@@ -53,7 +55,9 @@ export interface DevWorldOptions {
   readonly dataFile?: string;
   /** Transient failures injected into the world's responses, per request. */
   readonly failRate: number;
+  /** Seeds the world's randomness (its injected failures): the same seed, the same failures. */
   readonly seed: number;
+  /** The clock of the run (a test's injected clock, or the system's). */
   readonly now: () => Date;
   /** What the run ledger of the same state directory remembers doing (absent: nothing, or no ledger). */
   readonly ledger?: LedgerFacts;
@@ -116,6 +120,7 @@ export interface LoopOptions {
  */
 export type TraceRedactor = (attribute: string, value: string, record: TurnRecord | ToolCallRecord) => string | undefined;
 
+/** An agent, as `defineAgent` returns it: what the harness runs, the CLI loads and the construct deploys. */
 export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld = DevWorld> {
   /** Names the agent in runs, stacks and the CLI: lowercase letters, digits and dashes. */
   readonly name: string;
@@ -138,11 +143,13 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
    * @default content exported as it is (when opted in)
    */
   readonly redactTrace?: TraceRedactor;
+  /** The system prompt of every turn. */
   readonly system: string;
   /** Validates a run's input (the CLI's `--input`, `StartExecution`'s `input`). */
   readonly input: z.ZodType<Input>;
   /** The first user message of a run. */
   readonly prompt: (input: Input) => string;
+  /** The tools the model may call (`defineTool`), by unique name. */
   readonly tools: readonly ToolDefinition<any, Input, Deps>[];
   /**
    * Builds the tools' clients from the environment, once per container (validate it here). Give

@@ -60,7 +60,9 @@ abstract class AgentError extends Error {
   abstract override readonly name: ErrorName;
 }
 
+/** A failure the same call may not meet again (a 5xx, a dropped connection): the state machine retries it. */
 export class TransientError extends AgentError {
+  /** `Agent.Transient`: retried with backoff. */
   override readonly name = ErrorNames.Transient;
 }
 
@@ -81,7 +83,9 @@ export class OutcomeUnknownError extends TransientError {
   }
 }
 
+/** The model's provider throttled the call (429, overloaded): retried with a longer backoff than a transient failure. */
 export class ModelThrottledError extends AgentError {
+  /** `Agent.ModelThrottled`. */
   override readonly name = ErrorNames.ModelThrottled;
   /** The provider's `retry-after` in seconds, when it sent one: the floor of the next attempt's delay. */
   readonly retryAfterSeconds: number | undefined;
@@ -128,11 +132,18 @@ export class CircuitOpenError extends AgentError {
   override readonly name = ErrorNames.CircuitOpen;
 }
 
+/**
+ * Input that is wrong and stays wrong: never retried. From outside a run it fails at once naming
+ * the field; thrown by a tool, it is answered to the model as an error result (it can correct itself).
+ */
 export class InvalidInputError extends AgentError {
+  /** `Agent.InvalidInput`: not retried. */
   override readonly name = ErrorNames.InvalidInput;
 }
 
+/** A failure that no retry mends (a refused key, a conflict): not retried. */
 export class TerminalError extends AgentError {
+  /** `Agent.Terminal`: not retried. */
   override readonly name = ErrorNames.Terminal;
 }
 
@@ -149,12 +160,15 @@ export interface HttpAnswer {
  * the state machine.
  */
 export class HttpTransientError extends TransientError implements HttpAnswer {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly body: string,
-  ) {
+  /** The response status. */
+  readonly status: number;
+  /** The response body as received. */
+  readonly body: string;
+
+  constructor(message: string, status: number, body: string) {
     super(message, { cause: { status, body } });
+    this.status = status;
+    this.body = body;
   }
 }
 
@@ -164,23 +178,29 @@ export class HttpTransientError extends TransientError implements HttpAnswer {
  * this with `status` 404.
  */
 export class HttpInvalidInputError extends InvalidInputError implements HttpAnswer {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly body: string,
-  ) {
+  /** The response status. */
+  readonly status: number;
+  /** The response body as received. */
+  readonly body: string;
+
+  constructor(message: string, status: number, body: string) {
     super(message, { cause: { status, body } });
+    this.status = status;
+    this.body = body;
   }
 }
 
 /** Any other 4xx answer from an HTTP provider (`JsonHttpClient`: 401, 403, 409, 422, …): `Agent.Terminal`. */
 export class HttpTerminalError extends TerminalError implements HttpAnswer {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly body: string,
-  ) {
+  /** The response status. */
+  readonly status: number;
+  /** The response body as received. */
+  readonly body: string;
+
+  constructor(message: string, status: number, body: string) {
     super(message, { cause: { status, body } });
+    this.status = status;
+    this.body = body;
   }
 }
 

@@ -33,7 +33,7 @@ export interface JsonHttpClientOptions {
    * set unless given here. @default none with a signal; 10_000 without one
    */
   readonly timeoutMs?: number;
-  /** @default globalThis.fetch */
+  /** What sends the requests: give it a tool's `deps` context `fetch` (a local run reaches the simulated world through it). @default globalThis.fetch */
   readonly fetch?: typeof fetch;
   /** Where `timeoutMs` is timed (a test's clock times it out with no real wait). @default real timers */
   readonly timers?: Timers;

@@ -1,0 +1,187 @@
+import { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { type IGrantable } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+/**
+ * What the GSIs project: only what their queries read (lambdas/ledger/dynamodb-ledger.ts), never
+ * the task token. `findApproval` reads the item's key fields from `byApprovalId`, then the item
+ * itself; `listPendingApprovals` lists what a person sees of a pending approval (the approval API's
+ * `publicApproval`, the CLI, the expiry sweep — which wakes the execution with the token it reads
+ * from the approval's own `TOKEN#` item, never from an index).
+ */
+export declare const INDEX_PROJECTIONS: {
+    readonly byApprovalId: readonly ["runId", "turn", "call", "budget"];
+    readonly pendingApprovals: readonly ["kind", "approvalId", "runId", "agent", "turn", "call", "toolName", "summary", "amount", "details", "status", "createdAt", "reason", "decidedBy", "decidedAt", "budget"];
+};
+/**
+ * The sparse index of running runs projects only the run id: the sweeper reads each run itself,
+ * and a run item changes at every step (a fuller copy would be rewritten with it).
+ */
+export declare const RUNNING_RUNS_PROJECTION: readonly ['runId'];
+/**
+ * The partitions of every item but the task tokens (`TOKEN#<runId>`, lambdas/records/ledger-records.ts
+ * tokenKey): runs and their conversations, the kill flag, the breakers, large values by reference,
+ * the effects claimed across runs by a business key (EFFECT#<agent>:<tool>:<key>), the amounts
+ * reserved across runs per key (AGG#<agent>:<tool>:<key>).
+ * Every role but the approval functions' is held to them by a `dynamodb:LeadingKeys` condition on
+ * its table statement, so only RequestApproval, the approval API and the expiry sweep can read a
+ * token. (A token is a whole item of its own: a condition on attributes would not do, since the
+ * sealed records are written as whole items.)
+ */
+export declare const NON_TOKEN_PARTITIONS: readonly ['RUN#*', 'GLOBAL', 'BREAKER#*', 'BLOB#*', 'EFFECT#*', 'AGG#*'];
+/**
+ * Who may do what on the ledger, by role (the ledger methods each role's steps call). No function's
+ * role may delete an item (records expire by TTL; an operator prunes: `grantPrune`), and none may scan: the sweeper queries the sparse
+ * `runningRuns` index. (`savepoint runs` lists all runs with a paged scan under the operator's own
+ * credentials, not a function's role.) An update is a read of the sealed item and a conditional
+ * put of the whole new one (lambdas/ledger/seal.ts), so updaters have GetItem and PutItem, not
+ * UpdateItem. `tokens: true` marks the approval functions, the only roles whose table statement is
+ * not held to NON_TOKEN_PARTITIONS (they read and write task tokens).
+ */
+export declare const LEDGER_ACCESS: {
+    /** StartRun: createRun, getRun, attachExecution; resuming a run reads its conversation (a query: the twin refused it without). */
+    readonly startRun: {
+        readonly table: readonly ["GetItem", "PutItem", "Query"];
+    };
+    /** BudgetCheck: reads the run, the conversation, the kill flag (one batched read), a budget approval; records guard events and applies an approved extension. */
+    readonly budgetCheck: {
+        readonly table: readonly ["GetItem", "BatchGetItem", "Query", "PutItem"];
+    };
+    /**
+     * CallModel: reads the run, the conversation and the breaker (one batched read), reserves the
+     * call's cost, records the turn once with its count (one TransactWriteItems of two Puts: PutItem
+     * authorizes each); the model breaker.
+     */
+    readonly callModel: {
+        readonly table: readonly ["GetItem", "BatchGetItem", "Query", "PutItem"];
+    };
+    /** Compact: like CallModel, for the summary turn. */
+    readonly compact: {
+        readonly table: readonly ["GetItem", "BatchGetItem", "Query", "PutItem"];
+    };
+    /** Handoff: records the successor in the run's execution chain. */
+    readonly handoff: {
+        readonly table: readonly ["GetItem", "PutItem"];
+    };
+    /**
+     * CallTool: one batched read, then claims, completes and releases the call (or records a read at
+     * once), counts it, escalates a timed-out approval; the tools breaker. A tool with an approval
+     * rule reads the run's calls before it (a query of the conversation) when its function's cache
+     * does not hold them — a cold function always — so it queries too (the twin refused it). A call,
+     * its business-key effect and the run item that counts it are written in one TransactWriteItems,
+     * which IAM authorizes action by action: PutItem for each Put, ConditionCheckItem for an item only checked
+     * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+     */
+    readonly callTool: {
+        readonly table: readonly ["GetItem", "BatchGetItem", "Query", "PutItem", "ConditionCheckItem"];
+    };
+    /**
+     * RequestApproval: creates the approval (or refreshes its task token). Like CallTool, it reads
+     * the run's earlier calls for the tool's approval rule (a query of the conversation) when its
+     * function's cache does not hold them, as a cold function's never does (the twin refused it).
+     */
+    readonly requestApproval: {
+        readonly table: readonly ["GetItem", "BatchGetItem", "PutItem", "Query"];
+        readonly tokens: true;
+    };
+    /** Finalize / RecordFailure: finishRun. */
+    readonly finalize: {
+        readonly table: readonly ["GetItem", "PutItem"];
+    };
+    /**
+     * The approval API: finds an approval by its id, lists the pending ones, decides once; its page
+     * shows the evidence (the run's conversation, and tool results stored by reference: queries).
+     */
+    readonly approvalCallback: {
+        readonly table: readonly ["GetItem", "Query", "PutItem"];
+        readonly indexes: {
+            readonly byApprovalId: readonly ["Query"];
+            readonly pendingApprovals: readonly ["Query"];
+        };
+        readonly tokens: true;
+    };
+    /**
+     * The expiry sweep: lists pending approvals, decides them expired, and counts each one's wait on
+     * its run: only the part the turn's other approvals do not already cover (approvals/decision.ts
+     * countWait reads them: a query of the run's conversation).
+     */
+    readonly expireApprovals: {
+        readonly table: readonly ["GetItem", "PutItem", "Query"];
+        readonly indexes: {
+            readonly pendingApprovals: readonly ["Query"];
+        };
+        readonly tokens: true;
+    };
+    /**
+     * ExecutionStopped: marks the run killed and closes its pending approvals, which it finds in the
+     * pendingApprovals index (a query: the twin refused it without, and the approvals stayed pending).
+     */
+    readonly executionStopped: {
+        readonly table: readonly ["GetItem", "PutItem"];
+        readonly indexes: {
+            readonly pendingApprovals: readonly ["Query"];
+        };
+    };
+    /** RecoverRun: reads the run, records a recovery, or gives the run up. */
+    readonly recoverRun: {
+        readonly table: readonly ["GetItem", "PutItem"];
+    };
+    /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */
+    readonly sweep: {
+        readonly table: readonly ["GetItem", "PutItem"];
+        readonly indexes: {
+            readonly pendingApprovals: readonly ["Query"];
+            readonly runningRuns: readonly ["Query"];
+        };
+    };
+    /**
+     * With tracing on, beside the role of each function that ends a run (finishRun): the run's
+     * conversation read once at its end, for the spans of its budget checks (lambdas/telemetry/spans.ts).
+     */
+    readonly traceRunEnd: {
+        readonly table: readonly ["Query"];
+    };
+};
+/**
+ * The grant of `savepoint prune` (`LedgerTable.grantPrune`): it scans the run records, lists the
+ * pending approvals, reads each chosen run's partitions and the prune records, puts a prune record,
+ * and deletes a run's items — in its own partitions only (records.ts, protocol.ts `runPartitions`).
+ */
+export declare const PRUNE_ACCESS: {
+    readonly read: readonly ['Scan', 'Query', 'GetItem', 'BatchGetItem'];
+    readonly readPartitions: readonly ['RUN#*', 'BLOB#*', 'PRUNED'];
+    readonly put: readonly ['PutItem'];
+    readonly putPartitions: readonly ['PRUNED'];
+    readonly delete: readonly ['DeleteItem', 'BatchWriteItem'];
+    readonly deletePartitions: readonly ['RUN#*', 'TOKEN#*', 'BLOB#*'];
+    readonly indexes: readonly ['Query'];
+};
+export type LedgerRole = keyof typeof LEDGER_ACCESS;
+/**
+ * The ledger: one on-demand table with point-in-time recovery and a TTL attribute, plus the two
+ * sparse indexes approvals need (by opaque id, and pending by deadline) and the sparse index of
+ * running runs the sweeper queries.
+ */
+export declare class LedgerTable extends Construct {
+    readonly table: TableV2;
+    /** The key every record is sealed with (lambdas/ledger/seal.ts): read by each function that uses the ledger, and by `savepoint verify`. */
+    readonly sealKey: Secret;
+    constructor(scope: Construct, id: string);
+    /**
+     * Grants `fn` what its role does on the ledger (and no more) and tells it where the ledger is,
+     * in one call.
+     */
+    grantTo(fn: IFunction, role: LedgerRole): void;
+    /**
+     * What `savepoint prune --stack` needs (lambdas/ledger/dynamodb-ledger.ts `prune`), for whoever
+     * runs it — an operator's role, user or group: e.g. `agent.ledger.grantPrune(operators)`. Reads
+     * of the runs and their prune records, the put of a prune record, and deletes held by
+     * `dynamodb:LeadingKeys` to a run's own partitions (PRUNE_ACCESS): a prune can never delete a
+     * business-key effect, which guards exactly-once across runs, nor read a task token (it deletes
+     * them by key). BatchWriteItem is authorized as itself, each key's partition a LeadingKeys value
+     * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html).
+     */
+    grantPrune(grantee: IGrantable): void;
+    grantRole(grantee: IGrantable, role: LedgerRole): void;
+}

@@ -1,0 +1,43 @@
+import type { ILayerVersion } from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+/**
+ * OpenTelemetry GenAI traces and metrics from the deployed functions (lambdas/telemetry/): each
+ * function that writes a turn, a tool call, a decision or a run's end exports its span (and a turn's
+ * or call's metrics) over OTLP/HTTP before it returns. Two ways to a backend:
+ *
+ *   in-function export   endpoint: 'https://otlp.example.com'    the official exporter posts to it
+ *   a collector layer    collectorLayer: <the ADOT collector     spans go to the layer's collector on
+ *                        layer of your region>                    localhost:4318; its config forwards them
+ *                                                                 (e.g. to X-Ray's OTLP endpoint, SigV4-signed)
+ *
+ * @example
+ * tracing: { collectorLayer: LayerVersion.fromLayerVersionArn(this, 'Adot', adotCollectorArn), collectorConfigUri: '/var/task/collector.yaml' }
+ */
+export interface GenAiTracing {
+    /**
+     * The OTLP/HTTP endpoint the functions export to (`OTEL_EXPORTER_OTLP_ENDPOINT`).
+     * @default 'http://localhost:4318' with `collectorLayer` (the layer's collector); required without
+     */
+    readonly endpoint?: string;
+    /** A Lambda layer running an OpenTelemetry collector beside each function. @default none */
+    readonly collectorLayer?: ILayerVersion;
+    /** The layer collector's configuration (`OPENTELEMETRY_COLLECTOR_CONFIG_URI`). @default the layer's own */
+    readonly collectorConfigUri?: string;
+    /** `OTEL_EXPORTER_OTLP_PROTOCOL`. @default 'http/protobuf' */
+    readonly protocol?: 'http/protobuf' | 'http/json';
+    /**
+     * Export message and tool argument/result content (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`),
+     * through the agent's `redactTrace`. @default false
+     */
+    readonly content?: boolean;
+    /**
+     * Also export the GenAI metrics (`gen_ai.client.token.usage`, `gen_ai.client.operation.duration`)
+     * to the same endpoint (`/v1/metrics`); `false` sets `OTEL_METRICS_EXPORTER=none`, e.g. for a
+     * collector with no metrics pipeline. @default true
+     */
+    readonly metrics?: boolean;
+}
+/** The standard variables the functions read; throws naming the prop when the combination is invalid. */
+export declare function tracingEnvironment(id: string, agentName: string, tracing: GenAiTracing | undefined): Record<string, string>;
+/** Adds the collector layer to every Lambda function under `scope`. */
+export declare function addCollectorLayer(scope: Construct, tracing: GenAiTracing | undefined): void;

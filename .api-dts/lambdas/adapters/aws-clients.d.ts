@@ -1,0 +1,67 @@
+import type { DecisionMac } from '../approvals/decision-mac.js';
+import type { LinkSigner } from '../approvals/links.js';
+import type { ApprovalNotifier } from '../approvals/notify.js';
+import type { Executions, TaskCallbacks } from '../shared/ports.js';
+import type { ExecutionStarter } from '../steps/recover-run.js';
+import type { ExecutionLookup } from '../steps/sweep.js';
+import type { StateMachineVersions } from '../steps/prune-versions.js';
+/**
+ * The AWS clients a function uses beside the ledger's (DynamoDB and the seal key's secret, which
+ * every function has), one factory each. A handler file passes the ones its step uses and no
+ * other: esbuild keeps only the SDKs a bundle's handler names (the client packages declare no side
+ * effects), so CallTool's bundle holds KMS and not Step Functions, EventBridge or SNS. A step that
+ * reaches for a client its handler did not pass fails, naming the client and the handler file.
+ */
+export interface AwsClients {
+    /** Step Functions: task callbacks, execution history, starts and lookups, over one client (`traced` wraps it for X-Ray). */
+    readonly stepFunctions?: (traced: <T>(client: T) => T) => StepFunctionsPorts;
+    /** The approval-requested event on EventBridge, and the optional SNS topic (`APPROVAL_EVENT_BUS`, `APPROVAL_TOPIC_ARN`). */
+    readonly approvalNotifier?: (options: {
+        busName?: string;
+        topicArn?: string;
+    }) => ApprovalNotifier;
+    /** The link key in Secrets Manager (`APPROVAL_LINK_SECRET_ARN`). */
+    readonly linkSigner?: (secretId: string) => LinkSigner;
+    /** The decision key in KMS (`DECISION_KEY_ID`). */
+    readonly decisionMac?: (keyId: string) => DecisionMac;
+    /** The starter key in KMS (`STARTER_KEY_ID`: lambdas/runs/starter.ts). */
+    readonly starterMac?: (keyId: string) => DecisionMac;
+}
+/** What the steps ask of Step Functions (adapters/sfn.ts). */
+export interface StepFunctionsPorts {
+    readonly callbacks: TaskCallbacks;
+    readonly executions: Executions;
+    readonly lookup: ExecutionLookup;
+    readonly starter: (stateMachineArn: string) => ExecutionStarter;
+    /** The state machine's versions (the version pruner). */
+    readonly versions: (stateMachineArn: string) => StateMachineVersions;
+}
+/** Step Functions (StartRun, BudgetCheck, the approval functions, recovery, the sweeper, Handoff). */
+export declare const stepFunctions: {
+    stepFunctions: (traced: <T>(client: T) => T) => {
+        callbacks: TaskCallbacks;
+        executions: Executions;
+        lookup: ExecutionLookup;
+        starter: (arn: string) => ExecutionStarter;
+        versions: (arn: string) => StateMachineVersions;
+    };
+};
+/** The approval-requested event and topic (RequestApproval). */
+export declare const approvalEvents: {
+    approvalNotifier: (options: {
+        busName?: string;
+        topicArn?: string;
+    }) => ApprovalNotifier;
+};
+/** The signed links' key (RequestApproval signs, the approval callback verifies). */
+export declare const approvalLinks: {
+    linkSigner: (secretId: string) => LinkSigner;
+};
+/** The decision key (the callback signs; CallTool and BudgetCheck verify). */
+export declare const decisionKey: {
+    decisionMac: (keyId: string) => DecisionMac;
+};
+/** The starter key (the runs API signs who started a run; StartRun verifies). */
+export declare const starterKey: {
+    starterMac: (keyId: string) => DecisionMac;
+};

@@ -1,0 +1,11 @@
+/**
+ * savepoint's public API: what an agent module imports. Everything else in the package is the
+ * harness, which imports no agent.
+ */
+export { defineAgent, defineTool, guaranteeOf, maxToolTimeoutMs, DEFAULT_TOOL_TIMEOUT_MS, withDev, type AgentDefinition, type AgentSpec, type AgentDev, type ApprovalRequest, type Budgets, type DepsContext, type DevWorld, type DevWorldOptions, type LedgerFacts, type LoopOptions, type Effect, type Guarantee, type ModelPolicy, type ReconcileAnswer, type RunView, type RunFacts, type FactCall, type ToolContext, type ToolAggregate, type ToolDefinition, type ToolDefiner, type ToolTrace, } from './define.js';
+export type { ContentBlock, Message, MessageRequest, MessageResponse, ModelClient, TextBlock, ToolResultBlock, ToolUseBlock, Usage } from './records/messages.js';
+export type { RunConfig } from './records/ledger-records.js';
+export { ErrorNames, HttpInvalidInputError, HttpTerminalError, HttpTransientError, type HttpAnswer, InvalidInputError, MalformedResponseError, ModelThrottledError, TerminalError, TransientError, } from './shared/errors.js';
+export { parseOrThrow } from './shared/validation.js';
+export { CalendarDate } from './shared/dates.js';
+export { JsonHttpClient, listOf, type HttpMethod, type JsonHttpClientOptions, type JsonRequestOptions } from './tools/json-http.js';

@@ -1,0 +1,347 @@
+import type { BreakerState, BreakerStore } from '../records/breaker-state.js';
+import type { LedgerIntegrityError } from '../shared/errors.js';
+import type { ApprovalRecord, GuardEvent, KillFlag, MigrationRecord, ApprovalStatus, DecisionChannel, Counters, RecoveryRecord, ExtendableGuard, RunRecord, RunStatus, ToolCallRecord, ToolOutcome, TurnRecord, AggregateRecord, EffectRecord } from '../records/ledger-records.js';
+export interface AttachOptions {
+    previousArn?: string;
+    fingerprint?: string;
+    definitionHash?: string;
+    /** A recorded move to another version of the agent (sets `agentVersion` to `migration.to.version`). */
+    migration?: MigrationRecord;
+}
+export interface StepWant {
+    turns?: readonly number[];
+    calls?: readonly {
+        turn: number;
+        call: number;
+    }[];
+    /** A circuit breaker's name. */
+    breaker?: string;
+}
+export interface StepRead {
+    run?: RunRecord;
+    globalKill?: KillFlag;
+    turns: TurnRecord[];
+    calls: ToolCallRecord[];
+    breaker?: BreakerState;
+}
+/** The most keys `loadStep` reads at once (BatchGetItem's limit is 100). */
+export declare const MAX_STEP_KEYS = 100;
+/** Refuses a `loadStep` request over the limit, the same way in every implementation. */
+export declare function checkStepWant(want: StepWant): void;
+/**
+ * The idempotency ledger, behind small role interfaces so that step logic never touches DynamoDB
+ * directly, and each step names only the roles it uses. Every method that guards work is a single
+ * conditional write (protocol.ts): a second attempt learns what the first one did instead of doing
+ * it again.
+ */
+export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, ApprovalLedger, BlobStore {
+}
+/**
+ * The runs: each run record's life from its creation to its end, and the executions that drive it
+ * (a resume, a handoff and a migration each attach a new one).
+ */
+export interface RunLedger {
+    /** Creates the run record; `false` when a run with this id exists already (nothing is written). */
+    createRun(run: RunRecord): Promise<boolean>;
+    getRun(runId: string): Promise<RunRecord | undefined>;
+    /**
+     * The newest runs. A run whose record fails verification is named to `onDamaged` and left out, or
+     * its `Ledger.IntegrityError` thrown without it (as `listRunningRuns`).
+     */
+    listRuns(limit?: number, options?: DamagedRunOptions): Promise<RunRecord[]>;
+    /**
+     * Marks `executionArn` as the execution driving the run (a resume appends a new one). With
+     * `previousArn`, only if that execution still drives it: `undefined` when another one took over
+     * first. `fingerprint` / `definitionHash` replace the run's (a forced resume on changed code);
+     * with `migration` (`savepoint migrate`), so do `agentVersion`, and the migration is appended to
+     * the run's `migrations`.
+     */
+    attachExecution(runId: string, executionArn: string, now: Date, options?: AttachOptions): Promise<RunRecord | undefined>;
+    /**
+     * Records a recovery of the run, if `executionArn` still drives it and no other recovery was
+     * recorded since `previousKey` was read. `false` when the condition failed.
+     */
+    recordRecovery(runId: string, recovery: RecoveryRecord, expected: {
+        executionArn: string;
+        previousKey?: string;
+    }): Promise<boolean>;
+    finishRun(runId: string, outcome: {
+        status: Exclude<RunStatus, 'running'>;
+        stopReason?: string;
+        error?: {
+            error: string;
+            cause: string;
+        };
+    }, now: Date): Promise<RunRecord>;
+    /**
+     * The runs whose status is `running`, newest first: what the sweeper and the watchdog check.
+     * A keyed query on DynamoDB (the sparse `runningRuns` index), never a scan.
+     *
+     * A run whose record fails verification is never listed: with `onDamaged` it is named there and
+     * the others are listed (one damaged record must not stop every other run's recovery); without,
+     * its `Ledger.IntegrityError` is thrown. (The embedded ledger verifies its whole log when it
+     * opens, so it has no damaged record to name here.)
+     */
+    listRunningRuns(options?: DamagedRunOptions): Promise<RunRecord[]>;
+    /** Appends a fork to the parent run's `forks`, once per fork; `false` when there is no such parent. */
+    recordFork(parentRunId: string, fork: {
+        runId: string;
+        turn: number;
+    }): Promise<boolean>;
+}
+/**
+ * The guards: what stops or bounds a run, from what is persisted (kill switches, guard events,
+ * counted steps, budget extensions, the provider breakers).
+ */
+export interface GuardLedger extends BreakerStore {
+    /** Sets the run's kill flag; the first kill stands. `false` when there is no such run. */
+    killRun(runId: string, flag: KillFlag): Promise<boolean>;
+    /** The kill flag of all runs (`savepoint kill --all`), if set. */
+    getGlobalKill(): Promise<KillFlag | undefined>;
+    setGlobalKill(flag: KillFlag | undefined): Promise<void>;
+    /** Appends a guard event to the run record once per distinct reason. */
+    recordGuardEvent(runId: string, event: GuardEvent): Promise<void>;
+    /**
+     * Adds `deltas` to the run's counters exactly once per `stepKey`, atomically; `false` when the
+     * step was counted already.
+     */
+    countStep(runId: string, stepKey: string, deltas: Partial<Counters>): Promise<boolean>;
+    /**
+     * Applies an approved extension to the run's config once: sets the budget's new limit and
+     * counts the extension, only if it is the next one.
+     */
+    applyBudgetExtension(runId: string, guard: ExtendableGuard, extension: number, limit: number): Promise<RunRecord>;
+}
+/** The model turns: each written once, the conversation they make, and what a step reads at once. */
+export interface TurnLedger {
+    /**
+     * Stores a model turn once; returns the stored turn (the first one, if it was recorded before).
+     * With `count`, the turn's step is counted in the same write (protocol.ts `recordTurnCounted`):
+     * only by the write that records the turn — a turn found recorded is not counted here.
+     */
+    recordTurn(turn: TurnRecord, count?: StepCount): Promise<TurnRecord>;
+    getTurn(runId: string, turn: number): Promise<TurnRecord | undefined>;
+    /**
+     * Every turn, tool call and approval of a run, in conversation order: its trace. With
+     * `fromTurn`, only those of that turn and later (a reader that holds the earlier ones; turns
+     * and completed calls never change once written).
+     */
+    listConversation(runId: string, options?: {
+        fromTurn?: number;
+    }): Promise<{
+        turns: TurnRecord[];
+        calls: ToolCallRecord[];
+        approvals: ApprovalRecord[];
+    }>;
+    /**
+     * What one step needs, in one round trip (BatchGetItem on DynamoDB): the run record and the
+     * global kill flag always, and the turns, tool calls and breaker asked for. Records that do not
+     * exist are absent; `turns` and `calls` come in the order asked.
+     */
+    loadStep(runId: string, want?: StepWant): Promise<StepRead>;
+}
+/** A step's count (GuardLedger `countStep`'s key and deltas), for a write that records the step and counts it at once. */
+export type StepCount = {
+    readonly stepKey: string;
+    readonly deltas: Partial<Counters>;
+};
+/** The tool calls: claimed before their outside call, completed once. */
+export interface ToolCallLedger {
+    getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined>;
+    /**
+     * Claims a tool call before its outside call: succeeds when no record exists, or when the record
+     * is in flight and its lease has expired (the previous holder died). Otherwise returns the record
+     * that is in the way (completed: use its result; in flight with a live lease: try again later).
+     *
+     * With `effect`, the call's business-key effect (EffectLedger) is claimed with it, in the same
+     * write (protocol.ts `claimCallEffect`): both, or neither — and when the effect is completed, or
+     * in flight in a live call, its record is returned (`effect`) and nothing is written.
+     */
+    claimCall(call: ToolCallRecord, now: Date, effect?: EffectHolder): Promise<CallClaim>;
+    /**
+     * Records a call that needs no claim (a read: repeating it changes nothing outside) with its
+     * outcome, in one write: succeeds where `claimCall` would; otherwise returns the record in the
+     * way (completed: the first outcome stands). With `count`, the call's step is counted in the same
+     * write (protocol.ts `recordCallCounted`), only when this write records it.
+     */
+    recordCall(call: ToolCallRecord & {
+        status: 'completed';
+    }, now: Date, count?: StepCount): Promise<{
+        recorded: true;
+        record: ToolCallRecord;
+    } | {
+        recorded: false;
+        existing: ToolCallRecord;
+    }>;
+    /**
+     * Records the outcome of a claimed call; only an in-flight record can be completed. With
+     * `effect`, the effect it holds is recorded in the same write: `ok` or `unknown` completes it (the
+     * first outcome stands), anything else releases it. With `count`, the call's step is counted in
+     * the same write too (protocol.ts `completeCallCounted`).
+     */
+    completeCall(completion: CallCompletion): Promise<ToolCallRecord>;
+    /**
+     * Ends the lease of an in-flight call whose outside call failed cleanly, so that the retry can
+     * claim it at once; the call keeps its idempotency key, so a re-sent request is still deduplicated.
+     * With `effect`, the lease of the effect it holds ends in the same write (the next claim of the
+     * effect still waits its settle time).
+     */
+    releaseCall(runId: string, turn: number, call: number, now: Date, options?: ReleaseOptions): Promise<void>;
+    /**
+     * Extends the live lease of the claim attempt `attempts` holds while its outside call runs (a
+     * long call outlasts one lease); `false` when the claim is no longer that attempt's, or its lease
+     * has ended (released or run out). With `effect`, the effect's lease (its attempt `attempts`) in
+     * the same write, by the same rule.
+     */
+    renewCall(renewal: CallRenewal): Promise<boolean>;
+}
+/** A claimed call's outcome, to record (ToolCallLedger `completeCall`). */
+export interface CallCompletion {
+    readonly runId: string;
+    readonly turn: number;
+    readonly call: number;
+    readonly outcome: {
+        outcome: ToolOutcome;
+        result: string;
+        latencyMs: number;
+    };
+    readonly now: Date;
+    /** The effect the call holds, completed (or released) in the same write; `unknown` when the outside call's outcome is not known. */
+    readonly effect?: {
+        key: string;
+        unknown?: boolean;
+    };
+    /** The call's step, counted in the same write. */
+    readonly count?: StepCount;
+}
+/** A live claim's lease, extended (ToolCallLedger `renewCall`): the claim attempt `attempts`, to `leaseUntil`. */
+export interface CallRenewal {
+    readonly runId: string;
+    readonly turn: number;
+    readonly call: number;
+    readonly attempts: number;
+    readonly now: Date;
+    readonly leaseUntil: Date;
+    /** The effect the call holds, its lease extended in the same write (its attempt `attempts`). */
+    readonly effect?: {
+        key: string;
+        attempts: number;
+    };
+}
+/** A claim of a call (and of its effect, when asked): claimed, or the record in the way (protocol.ts `CallEffectClaim`). */
+export type CallClaim = {
+    claimed: true;
+    record: ToolCallRecord;
+    effect?: EffectRecord;
+} | {
+    claimed: false;
+    existing: ToolCallRecord;
+    effect?: undefined;
+} | {
+    claimed: false;
+    existing?: undefined;
+    effect: EffectRecord;
+};
+/** Who claims an effect: the call, its arguments, its lease (and settle time). */
+/** How a call is released: with its effect (released together), and whether the attempt sent nothing (protocol.ts `releaseCall`). */
+export interface ReleaseOptions {
+    readonly effect?: {
+        key: string;
+    } | undefined;
+    readonly unsent?: boolean;
+}
+export type EffectHolder = Pick<EffectRecord, 'key' | 'runId' | 'turn' | 'call' | 'name' | 'args' | 'leaseUntil' | 'settleMs' | 'sentAt'>;
+/** A call's outcome for its effect; `unknown`: it may have taken place (escalated), so it stands like a completed one. */
+export type EffectOutcome = {
+    outcome: ToolOutcome;
+    result: string;
+    latencyMs: number;
+    unknown?: boolean;
+};
+/**
+ * The effects a tool names by a business key, claimed across the agent's runs (the rules:
+ * protocol.ts `claimEffect`), each with the call that holds it, in the same write
+ * (ToolCallLedger's methods with `effect`). Each call of such an effect still has its own call record.
+ */
+export interface EffectLedger {
+    getEffect(key: string): Promise<EffectRecord | undefined>;
+}
+/** What a reservation came to: the key's total after it (reserved), or as it stands (refused: nothing added). */
+export type AggregateReservation = {
+    reserved: boolean;
+    total: number;
+};
+/** The amounts a tool moves per key across the agent's runs (ledger/aggregates.ts reserveAggregate). */
+export interface AggregateLedger {
+    /**
+     * Adds `amount` to the key's total once per `holder` (`<runId>:<turn>:<call>`, or the effect's
+     * business key: one effect adds once across runs), only while the
+     * total stays within `threshold` (absent: added whatever the total). Atomic across runs.
+     */
+    reserveAggregate(reservation: {
+        key: string;
+        holder: string;
+        amount: number;
+        threshold?: number;
+    }, now: Date): Promise<AggregateReservation>;
+    getAggregate(key: string): Promise<AggregateRecord | undefined>;
+}
+/** The approvals: requested with a task token, decided once. */
+export interface ApprovalLedger {
+    /**
+     * Creates the approval for a call, or refreshes the task token of a pending one (a decided one
+     * keeps its token and decision); returns the stored record. The token is stored apart from the
+     * approval (`getTaskToken`): no record the ledger returns holds it.
+     */
+    upsertApproval(approval: ApprovalRecord, taskToken: string): Promise<ApprovalRecord>;
+    getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined>;
+    getBudgetApproval(runId: string, guard: ExtendableGuard, extension: number): Promise<ApprovalRecord | undefined>;
+    findApproval(approvalId: string): Promise<ApprovalRecord | undefined>;
+    listPendingApprovals(): Promise<ApprovalRecord[]>;
+    /**
+     * Records a decision once: only a pending approval can be decided. Returns whether this call
+     * decided it, and the stored record (with the earlier decision when it did not).
+     */
+    decideApproval(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>, decision: ApprovalDecision, now: Date): Promise<{
+        decided: boolean;
+        record: ApprovalRecord;
+    }>;
+    /**
+     * Records the first of two approvals, once: only on a pending approval without one. Returns
+     * whether this call recorded it, and the stored record.
+     */
+    recordFirstApproval(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>, first: NonNullable<ApprovalRecord['firstApproval']>, linkId?: string): Promise<{
+        recorded: boolean;
+        record: ApprovalRecord;
+    }>;
+    /**
+     * The task token an approval's execution waits on, undefined when none was stored. On DynamoDB
+     * it is its own item (partition `TOKEN#<runId>`), which only the approval functions' roles may read.
+     */
+    getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined>;
+}
+/** Large values by reference (ledger/blobs.ts). */
+export interface BlobStore {
+    /**
+     * Stores the chunks of a large value (a tool result over the item limit, ledger/blobs.ts) under
+     * its SHA-256 `digest`, one item each, outside the run's conversation partition. Idempotent: the
+     * same digest is always the same chunks.
+     */
+    putBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void>;
+    /** The chunks stored under `digest`, in order; empty when there are none. Verifying them is the caller's (blobs.ts). */
+    getBlob(runId: string, digest: string): Promise<string[]>;
+}
+/** A decision as the ledger records it (`linkId` joins the approval's used links). */
+export interface ApprovalDecision {
+    status: Exclude<ApprovalStatus, 'pending'>;
+    reason?: string;
+    decidedBy: string;
+    decidedVia?: DecisionChannel;
+    decisionMac?: string;
+    waitedMs?: number;
+    linkId?: string;
+}
+export interface DamagedRunOptions {
+    /** Called with each run whose record fails verification, instead of throwing. */
+    onDamaged?: (runId: string, error: LedgerIntegrityError) => void;
+}

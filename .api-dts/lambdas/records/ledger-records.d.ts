@@ -1,0 +1,414 @@
+import * as z from 'zod';
+import { ContentBlock, Usage } from './messages.js';
+import { GUARDS } from './guards.js';
+/**
+ * The ledger's records. One DynamoDB table, partitioned by run:
+ *
+ *   pk = RUN#<runId>   sk = RUN                          the run record (config, counters, status)
+ *                      sk = TURN#0003                    one model turn (response + usage), written once
+ *                      sk = TURN#0003#CALL#01            one tool call (claim → outcome), written once
+ *                      sk = TURN#0003#CALL#01#APPROVAL   the approval that guards that call
+ *
+ * Keys sort so that a `begins_with(sk, 'TURN#')` query returns the conversation in order.
+ * Approvals also carry `approvalId` (GSI byApprovalId: the opaque id a person decides by) and,
+ * only while pending, `pendingApproval` (sparse GSI pendingApprovals, sorted by `decideBy`).
+ * An approval's task token is not on it: it is its own item, pk = TOKEN#<runId>, sk = the
+ * approval's sk (tokenKey), a partition only the approval functions' roles may read.
+ *
+ * An effect a tool names by a business key (`defineTool({ idempotencyKey })`) is claimed across
+ * the agent's runs in a partition of its own: pk = EFFECT#<agent>:<tool>:<key>, sk = EFFECT.
+ * The amounts a tool moves per key (`defineTool({ aggregate })`) are reserved across the agent's
+ * runs likewise: pk = AGG#<agent>:<tool>:<key>, sk = AGG.
+ */
+export declare const runKey: (runId: string) => {
+    pk: string;
+    sk: string;
+};
+export declare const turnSk: (turn: number) => string;
+export declare const callSk: (turn: number, call: number) => string;
+export declare const approvalSk: (turn: number, call: number) => string;
+/** The n-th request to extend one budget of a run: `BUDGET#steps#2#APPROVAL`. */
+export declare const budgetApprovalSk: (guard: ExtendableGuard, extension: number) => string;
+/** Where an approval's task token lives: its own partition, the approval's sort key. */
+export declare const tokenKey: (approval: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>) => {
+    pk: string;
+    sk: string;
+};
+/** Where an approval lives: a tool call's, or a budget extension's. */
+export declare function approvalSkOf(approval: Pick<ApprovalRecord, 'turn' | 'call' | 'budget'>): string;
+export declare const RunConfig: z.ZodObject<{
+    maxSteps: z.ZodDefault<z.ZodNumber>;
+    maxTokens: z.ZodDefault<z.ZodNumber>;
+    maxDollars: z.ZodDefault<z.ZodNumber>;
+    maxWallSeconds: z.ZodDefault<z.ZodNumber>;
+    maxTokensPerTurn: z.ZodDefault<z.ZodNumber>;
+    onBudgetExceeded: z.ZodDefault<z.ZodEnum<{
+        ask: "ask";
+        stop: "stop";
+    }>>;
+    budgetExtensionPercent: z.ZodDefault<z.ZodNumber>;
+    approvalTimeoutSeconds: z.ZodDefault<z.ZodNumber>;
+    historyEventsBeforeHandoff: z.ZodDefault<z.ZodNumber>;
+}, z.core.$strict>;
+export type RunConfig = z.infer<typeof RunConfig>;
+/** The budgets a starter may ask for (a run request's `config`), each capped by the agent and the deployment. */
+export declare const CAPPED_BUDGETS: readonly ['maxSteps', 'maxTokens', 'maxDollars', 'maxWallSeconds', 'maxTokensPerTurn'];
+export type CappedBudget = (typeof CAPPED_BUDGETS)[number];
+/** The most a run's starter may ask for, per budget (`maxBudgets` of an agent or a deployment). */
+export declare const BudgetCaps: z.ZodObject<{
+    maxSteps: z.ZodOptional<z.ZodNumber>;
+    maxTokens: z.ZodOptional<z.ZodNumber>;
+    maxDollars: z.ZodOptional<z.ZodNumber>;
+    maxWallSeconds: z.ZodOptional<z.ZodNumber>;
+    maxTokensPerTurn: z.ZodOptional<z.ZodNumber>;
+}, z.core.$strict>;
+export type BudgetCaps = z.infer<typeof BudgetCaps>;
+export declare const RunStatus: z.ZodEnum<{
+    failed: "failed";
+    killed: "killed";
+    running: "running";
+    stopped: "stopped";
+    succeeded: "succeeded";
+}>;
+export type RunStatus = z.infer<typeof RunStatus>;
+export interface Counters {
+    steps: number;
+    modelTurns: number;
+    toolCalls: number;
+    /** Every input token the model read: plain, written to and read from the prompt cache. */
+    inputTokens: number;
+    outputTokens: number;
+    /** Of `inputTokens`, those read from the prompt cache (billed at the cache-read price). */
+    cachedInputTokens: number;
+    /** Dollars × 1e6, so that atomic ADDs stay exact. */
+    costMicros: number;
+    /** Time spent waiting for people's decisions (not work: the wall-clock budget excludes it). */
+    approvalWaitMs?: number;
+    /**
+     * What the model call in flight may cost at most, reserved before it was sent (tokens; dollars ×
+     * 1e6) and settled to its real usage when its turn is counted: zero between calls. A call that
+     * died unrecorded stays reserved until a retry settles it, so the ledger never shows less than
+     * it may have cost.
+     */
+    reservedTokens?: number;
+    reservedMicros?: number;
+}
+export declare const ZERO_COUNTERS: Counters;
+export interface RunRecord extends Counters {
+    kind: 'run';
+    runId: string;
+    /** The agent's name (`AgentDefinition.name`). */
+    agent: string;
+    /** The run's input, as the agent's `input` schema parsed it. */
+    input: unknown;
+    prompt: string;
+    model: string;
+    config: RunConfig;
+    fingerprint: string;
+    priceTableVersion: string;
+    status: RunStatus;
+    /** The execution currently driving the run. */
+    executionArn: string;
+    executions: string[];
+    createdAt: string;
+    updatedAt: string;
+    stopReason?: string;
+    error?: {
+        error: string;
+        cause: string;
+    };
+    finishedAt?: string;
+    /** Set by `savepoint kill` or StopExecution; checked before every step; nothing undoes it. */
+    killed?: KillFlag;
+    /** Every guard that warned or stopped the run, in order: ready for metrics and alarms. */
+    guardEvents?: GuardEvent[];
+    /** Hash of the state machine definition the run started on (with `fingerprint`, what a resume must match). */
+    definitionHash?: string;
+    /** Automatic recoveries of the run (lambdas/steps/recover.ts). */
+    recovery?: RecoveryRecord;
+    /** How many extensions of each budget (and of the loop detector) were approved and applied. */
+    budgetExtensions?: Partial<Record<ExtendableGuard, number>>;
+    /** A person let the run go on after its loop detector tripped: turns up to this one are not examined again. */
+    loopAllowedThrough?: number;
+    /** The identity that started the run (separation of duties: it may not approve the run's requests). */
+    startedBy?: string;
+    /** The agent's declared `version` the run is bound to (with `fingerprint`); absent when it declares none. */
+    agentVersion?: string;
+    /**
+     * When each execution after the first took the run over (`attachExecution`), and how many model
+     * turns were recorded then: what the trace's span links for a resume, handoff or migration are
+     * built from (lambdas/telemetry/spans.ts). `execution` is the index in `executions`; absent on
+     * records written before it was kept.
+     */
+    attachments?: ExecutionAttachment[];
+    /** `savepoint migrate`: each move of the live run to another version of the agent, in order. */
+    migrations?: MigrationRecord[];
+    /** Digests of the system prompt and tool specs the run's requests send (runs/request-shape.ts): what replay names a change by. */
+    requestShape?: RequestShape;
+    /** Set on a fork (`savepoint fork`, lambdas/runs/fork.ts): the run it was forked from, at which turn, and how its writes are treated. */
+    forkedFrom?: ForkLineage;
+    /** The runs forked from this one (ledger protocol `recordFork`): the lineage, sealed on both sides. */
+    forks?: {
+        runId: string;
+        turn: number;
+    }[];
+}
+/**
+ * Where a fork came from. `effects`: `reuse` answers a write the parent made (same business key, or
+ * same tool and arguments) from the parent's record; `dry` sends no write at all.
+ */
+export interface ForkLineage {
+    runId: string;
+    /** The fork's first turn of its own: turns before it are the parent's, copied. */
+    turn: number;
+    effects: 'reuse' | 'dry';
+    /**
+     * What the fork changed against its parent besides the code (which its fingerprint and version
+     * say): another input, another model, the results of the last copied turn's tool calls. Absent
+     * when it changed none of them.
+     */
+    edited?: ForkEdits;
+}
+export interface ForkEdits {
+    /** The fork's input (and so its first message) is not the parent's. */
+    input?: true;
+    /** The fork runs on another model than the parent did (the copied turns were the parent's model's). */
+    model?: true;
+    /** The copied tool calls whose result the fork's first turn is shown edited, not as the parent recorded it. */
+    results?: {
+        turn: number;
+        call: number;
+    }[];
+}
+/**
+ * What every model request of a run sends besides its conversation, as digests (runs/request-shape.ts):
+ * the system prompt and each tool's spec, by tool name in the order offered.
+ */
+export interface RequestShape {
+    system: string;
+    tools: Record<string, string>;
+}
+export interface ExecutionAttachment {
+    execution: number;
+    at: string;
+    modelTurns: number;
+}
+/** One recorded move of a live run to new code (lambdas/steps/versions.ts). */
+export interface MigrationRecord {
+    /** Who asked for it (`savepoint migrate`'s user). */
+    by: string;
+    at: string;
+    from: {
+        version?: string;
+        fingerprint: string;
+        executionArn: string;
+    };
+    to: {
+        version?: string;
+        fingerprint: string;
+        executionArn: string;
+    };
+}
+export interface RecoveryRecord {
+    /** Recoveries so far. */
+    attempts: number;
+    /** Consecutive recoveries after which the run made no progress: bounded, then the run is given up. */
+    withoutProgress: number;
+    /** The run's steps when it was last recovered. */
+    atSteps: number;
+    /** The ended execution the last recovery answered (`<executionArn>@<when it ended>`): a second delivery is ignored. */
+    key: string;
+    /** Why the last recovery was needed, e.g. `execution … FAILED: Agent.Transient`. */
+    reason: string;
+    /** The execution the last recovery started. */
+    executionName: string;
+    at: string;
+}
+/**
+ * What a person may extend: the budgets, and a tripped loop detector (the agent's `loops.onLoop:
+ * 'ask'`: the run goes on, the turns so far no longer examined). A kill is never extended.
+ */
+export type ExtendableGuard = Extract<(typeof GUARDS)[number], {
+    extendable: true;
+}>['guard'] | 'loop';
+export declare const EXTENDABLE_GUARDS: readonly [ExtendableGuard, ...ExtendableGuard[]];
+export type BudgetGuard = Exclude<ExtendableGuard, 'loop'>;
+/** The config field each extendable budget lives in (a loop's extension sets `loopAllowedThrough`): its row's `field` (records/guards.ts). */
+export declare const BUDGET_FIELDS: { readonly [G in BudgetGuard]: Extract<(typeof GUARDS)[number], {
+    guard: G;
+}>['field']; };
+/** What an approved extension changes on the run: the budget's limit, or where loop detection starts again. */
+export declare function extended(run: Pick<RunRecord, 'config'>, guard: ExtendableGuard, limit: number): Pick<RunRecord, 'config'> | Pick<RunRecord, 'loopAllowedThrough'>;
+export interface KillFlag {
+    by: string;
+    at: string;
+    reason: string;
+}
+export interface GuardEvent {
+    guard: 'steps' | 'tokens' | 'dollars' | 'wallClock' | 'kill' | 'loop' | 'breaker' | 'effect';
+    action: 'warned' | 'stopped' | 'tripped';
+    reason: string;
+    at: string;
+}
+export interface TurnRecord {
+    kind: 'turn';
+    runId: string;
+    turn: number;
+    /** The `provider:model-id` that answered: the run's model, or its fallback while the model's breaker was open. */
+    model: string;
+    /**
+     * What the harness told the model this turn (budget left, loop warning), appended to the user
+     * turn before it: recorded, so that the conversation replays byte for byte and every later turn
+     * sends the same prefix (which is what a prompt cache matches on).
+     */
+    notes?: string[];
+    content: z.infer<typeof ContentBlock>[];
+    stopReason: string;
+    usage: z.infer<typeof Usage>;
+    costMicros: number;
+    latencyMs: number;
+    recordedAt: string;
+    /** Set on a compaction (lambdas/steps/compaction.ts): its text summarises turns 1..covers. */
+    compaction?: {
+        covers: number;
+    };
+    /** The fingerprint of the code that made the call: which version of the agent recorded this step. */
+    fingerprint?: string;
+}
+export type ToolStatus = 'in_flight' | 'completed';
+export type ToolOutcome = 'ok' | 'error' | 'rejected' | 'expired';
+export interface ToolCallRecord {
+    kind: 'tool';
+    runId: string;
+    turn: number;
+    call: number;
+    toolCallId: string;
+    name: string;
+    /** The arguments as the tool's schema parsed them (what `execute`, approvals and reports read). */
+    args: Record<string, unknown>;
+    effect: 'read' | 'write';
+    idempotencyKey: string;
+    status: ToolStatus;
+    /** An in-flight claim may be taken over once its lease has expired (the holder died). */
+    leaseUntil: string;
+    attempts: number;
+    outcome?: ToolOutcome;
+    /** JSON of what the model sees as the tool result. */
+    result?: string;
+    latencyMs?: number;
+    recordedAt?: string;
+    /**
+     * For a tool with `reconcile`: how long after a request was sent (`sentAt`) the provider shows
+     * what it committed. The claim is not taken over before then, so that `reconcile` never looks
+     * too early (protocol.ts `takeoverAfter`).
+     */
+    settleMs?: number;
+    /**
+     * When the latest attempt's request went out (its claim: the request follows it at once, or
+     * after the attempt's `reconcile`), while its outcome is unknown; cleared when the attempt ended
+     * knowing it did nothing (the provider refused it, it was never sent).
+     */
+    sentAt?: string;
+    /**
+     * On a claim taken again: the `sentAt` of the attempt before, whose outcome is unknown — what
+     * CallTool reconciles, re-sends under the same key, or escalates. Absent: nothing went out unanswered.
+     */
+    earlierSend?: string;
+    /** Set when the call is an effect named by a business key: the effect's claim (EffectRecord). */
+    effectKey?: string;
+    /** The tool's guarantee when the call was made (define/tool.ts `guaranteeOf`): a report without the agent's code still shows it. */
+    guarantee?: 'read' | 'exactly-once' | 'at-most-once' | 'at-least-once';
+}
+/**
+ * The total a tool moved (or reserved before sending) for one key across the agent's runs
+ * (`defineTool({ aggregate })`), and the calls that added to it: a retried call adds once.
+ */
+export interface AggregateRecord {
+    kind: 'aggregate';
+    /** `<agent>:<tool>:<key>`. */
+    key: string;
+    /** Minor units reserved so far, approved calls included. */
+    total: number;
+    /** The newest calls that added (`<runId>:<turn>:<call>`), oldest first: a retry of one adds nothing. */
+    holders: string[];
+    updatedAt: string;
+}
+/**
+ * An effect claimed across the agent's runs by its business key: the call that holds it, and once
+ * completed, that call's result (what every other call of the same effect gets back).
+ */
+export interface EffectRecord {
+    kind: 'effect';
+    /** `<agent>:<tool>:<business key>`: also the idempotency key sent to the provider. */
+    key: string;
+    /** The call holding the claim. */
+    runId: string;
+    turn: number;
+    call: number;
+    name: string;
+    /** The holder's arguments: a takeover sends these, not its own (the provider may refuse other parameters on the same key). */
+    args: Record<string, unknown>;
+    /** `released`: the holder's call ended without the effect (refused by the provider, rejected): not a claim. */
+    status: 'in_flight' | 'completed' | 'released';
+    leaseUntil: string;
+    /** Claims of the effect so far, its takeovers included. */
+    attempts: number;
+    settleMs?: number;
+    /** As a call's (ToolCallRecord `sentAt`, `earlierSend`): the effect's latest send whose outcome is unknown, and the one before a takeover. */
+    sentAt?: string;
+    earlierSend?: string;
+    outcome?: ToolOutcome;
+    result?: string;
+    recordedAt?: string;
+}
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
+export type DecisionChannel = 'link' | 'iam' | 'cli' | 'timeout';
+export interface ApprovalRecord {
+    kind: 'approval';
+    approvalId: string;
+    runId: string;
+    /** The agent whose run waits (agents may share a table; each decides and expires its own). */
+    agent?: string;
+    turn: number;
+    call: number;
+    toolName: string;
+    summary: string;
+    /** The money at stake, in minor units, when the tool's approval rule names it. */
+    amount?: {
+        minor: number;
+        currency: string;
+    };
+    /** More facts for the person deciding (the arguments in words, the evidence). */
+    details?: Record<string, string | number | boolean>;
+    /** The call's arguments in words (the tool's `describe`). */
+    description?: string;
+    status: ApprovalStatus;
+    decideBy: string;
+    createdAt: string;
+    reason?: string;
+    /** The authenticated identity that decided (a link's approver, an IAM principal, a local user) or `timeout`. */
+    decidedBy?: string;
+    decidedAt?: string;
+    /** How the decision came: a signed link, an IAM-signed request, the CLI, or the deadline. */
+    decidedVia?: DecisionChannel;
+    /** MAC over the decision by the callback's key (approvals/decision-mac.ts): verified before it is applied. */
+    decisionMac?: string;
+    /** Milliseconds from the request to the decision (not counted against the wall-clock budget). */
+    waitedMs?: number;
+    /** The first approver, when the policy asks for two: the second approval decides. */
+    firstApproval?: {
+        by: string;
+        via: DecisionChannel;
+        at: string;
+        reason?: string;
+    };
+    /** Ids of the signed links used on this approval (each link decides once). */
+    usedLinks?: string[];
+    /** Set for a budget extension: which budget, the how-many-th extension, and the limit it grants (for a loop: the turn it may go on after). */
+    budget?: {
+        guard: ExtendableGuard;
+        extension: number;
+        limit: number;
+    };
+}
+export type LedgerRecord = RunRecord | TurnRecord | ToolCallRecord | ApprovalRecord | EffectRecord;

@@ -1,0 +1,88 @@
+/**
+ * AWS's numbers, written once. The harness sizes its work to them (lambdas/) and the local twin
+ * refuses what AWS would refuse by them (local/); both import them from here, and
+ * test/architecture/limits.test.ts fails on any of these values written anywhere else.
+ * Each carries the page of AWS's documentation that states it.
+ */
+/**
+ * The longest a Lambda invocation can run: a function's `Timeout` is 1 to 900 seconds.
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
+ */
+export declare const LAMBDA_MAX_TIMEOUT_MS = 900000;
+/**
+ * The most a Lambda function's environment variables may hold together ("Total size of environment
+ * variables: 4 KB", not adjustable). Lambda measures the variables as one JSON object, names
+ * included: its refusal (InvalidParameterValueException "Lambda was unable to configure your
+ * environment variables because the environment variables you have provided exceeded the 4KB
+ * limit. String measured: {"NAME":"value",…}") quotes the string it measured.
+ * https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
+ */
+export declare const LAMBDA_ENVIRONMENT_MAX_BYTES: number;
+/**
+ * Events in one Standard execution's history; the event that would pass it fails the execution
+ * (`States.Runtime`: "exceeded the maximum number of history events allowed (25000)").
+ * https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html#service-limits-state-machine-executions
+ */
+export declare const HISTORY_EVENT_LIMIT = 25000;
+/**
+ * The largest input or output of a task, state or execution (256 KiB, UTF-8 bytes).
+ * https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html#service-limits-task-executions
+ */
+export declare const PAYLOAD_LIMIT_BYTES: number;
+/**
+ * The longest task token `SendTaskSuccess`/`SendTaskFailure`/`SendTaskHeartbeat` accept.
+ * https://docs.aws.amazon.com/step-functions/latest/apireference/API_SendTaskSuccess.html
+ */
+export declare const TASK_TOKEN_MAX_LENGTH = 2048;
+/**
+ * An inline Map state runs at most 40 iterations at once.
+ * https://docs.aws.amazon.com/step-functions/latest/dg/state-map-inline.html
+ */
+export declare const INLINE_MAP_MAX_CONCURRENCY = 40;
+/**
+ * The largest DynamoDB item: 400 KB, names and values counted as DynamoDB counts them.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items
+ */
+export declare const DYNAMODB_ITEM_MAX_BYTES: number;
+/**
+ * Keys one `BatchGetItem` may read.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
+ */
+export declare const DYNAMODB_BATCH_GET_MAX_KEYS = 100;
+/**
+ * Put and delete requests one `BatchWriteItem` may carry.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html
+ */
+export declare const DYNAMODB_BATCH_WRITE_MAX_ITEMS = 25;
+/**
+ * Actions in one `TransactWriteItems`, and the bytes of all its items together (4 MB).
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
+ */
+export declare const DYNAMODB_TRANSACTION_MAX_ACTIONS = 100;
+export declare const DYNAMODB_TRANSACTION_MAX_BYTES: number;
+/**
+ * Resources one CloudFormation template may declare.
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html
+ */
+export declare const STACK_RESOURCE_QUOTA = 500;
+/**
+ * How long an API Gateway REST API waits for its Lambda integration (29 s by default).
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html
+ */
+export declare const API_GATEWAY_INTEGRATION_TIMEOUT_MS = 29000;
+/**
+ * Entries one EventBridge `PutEvents` may carry, and the size all of them together must stay
+ * under (each entry's Source, DetailType, Detail and Resources in UTF-8 bytes, 14 for a Time).
+ * https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html
+ * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html
+ */
+export declare const EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES = 10;
+export declare const EVENTBRIDGE_PUT_EVENTS_MAX_BYTES: number;
+/**
+ * An SNS `Publish` subject: ASCII text that begins with a letter, number or punctuation mark, with
+ * no line breaks or control characters, and less than 100 characters long; the message at most
+ * 256 KB of UTF-8.
+ * https://docs.aws.amazon.com/sns/latest/api/API_Publish.html
+ */
+export declare const SNS_SUBJECT_MAX_LENGTH = 99;
+export declare const SNS_MESSAGE_MAX_BYTES: number;

@@ -1,0 +1,50 @@
+import { type Clock } from '../shared/ports.js';
+/**
+ * One attempt of a tool's outside work, bounded twice: by the tool's own timeout (like the Lambda
+ * timeout it sits under) and by the run's wall-clock budget, both on the run's clock (which tests
+ * inject: a clock that arms timers times both out with no real wait, real timers otherwise). Either one aborts the signal the tool was handed and ends the
+ * attempt at once, whether or not the tool listens to its signal: a hung call does not hold the
+ * step until its Lambda dies.
+ *
+ *   start ──► execute(signal) ───────────────────────────► result
+ *          │
+ *          ├─ timeoutMs pass ──────► abort: AttemptCut { kind: 'timeout' }
+ *          ├─ the clock passes stopAt ─► abort: AttemptCut { kind: 'wallClock' }
+ *          └─ the step's own signal fires (its deadline) ─► abort with its reason (the work decides)
+ */
+/** Why an attempt was cut short; the tool's signal carries it as its `reason`. */
+export type Cut = {
+    readonly kind: 'timeout';
+    readonly message: string;
+} | {
+    readonly kind: 'wallClock';
+    readonly message: string;
+};
+export declare class AttemptCut extends Error {
+    readonly cut: Cut;
+    readonly name = "AttemptCut";
+    constructor(cut: Cut);
+}
+/**
+ * How often an attempt re-reads the run's clock while it waits for the wall-clock limit: a clock
+ * may be moved without arming timers of its own (an offset on the system clock), so a real timer
+ * set once for the limit could fire late. A clock's limit is still met to the millisecond: the
+ * last wait is what is left (and a clock that arms timers fires them as it is moved).
+ */
+export declare const CLOCK_CHECK_MS = 250;
+export interface AttemptBounds {
+    /** The tool's timeout. @default none (the work's own client bounds it) */
+    readonly timeoutMs?: number;
+    /** The step's own signal (the Lambda deadline): the attempt ends with it. */
+    readonly signal?: AbortSignal;
+    /** The run's clock: the timeout and the wall-clock watch run on its timers (`after`), when it has them. */
+    readonly clock: Clock;
+    /** When the run's wall-clock budget runs out, on `clock`. */
+    readonly stopAt: Date;
+    /** Names the work in the cut's message, e.g. the tool's name. */
+    readonly what: string;
+}
+/** Runs `work` with a signal that the bounds abort; rejects with an `AttemptCut` when one of them ends it. */
+export declare function boundedAttempt<T>(work: (signal: AbortSignal) => Promise<T>, bounds: AttemptBounds): Promise<T>;
+/** Calls `onDue` once `clock` reaches `at` (checked at most CLOCK_CHECK_MS apart, on its timers); returns the cancel. */
+export declare function watchClock(clock: Clock, at: Date, onDue: () => void): () => void;

@@ -1,0 +1,83 @@
+import type { HistoryEvent } from './history.js';
+import type { Version } from './versions.js';
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT';
+export interface ExecutionDescription {
+    executionArn: string;
+    stateMachineArn: string;
+    name: string;
+    status: ExecutionStatus;
+    startDate: Date;
+    stopDate?: Date;
+    input: string;
+    output?: string;
+    error?: string;
+    cause?: string;
+    stateMachineVersionArn?: string;
+    stateMachineAliasArn?: string;
+}
+export type ExecutionListItem = Pick<ExecutionDescription, 'executionArn' | 'stateMachineArn' | 'name' | 'status' | 'startDate' | 'stopDate'>;
+export type Outcome = {
+    status: 'SUCCEEDED';
+    output: string;
+} | {
+    status: 'FAILED' | 'ABORTED' | 'TIMED_OUT';
+    error?: string;
+    cause?: string;
+};
+/** An execution as the engine holds it, from StartExecution until the engine forgets it. */
+export interface Execution {
+    arn: string;
+    /** The version it started on and runs to its end. */
+    version: Version;
+    /** The version ARN it was started with, or the version its alias pointed to (AWS associates it then). */
+    versionArn?: string;
+    /** The alias ARN it was started with. */
+    aliasArn?: string;
+    name: string;
+    input: string;
+    startDate: Date;
+    stopDate?: Date;
+    status: ExecutionStatus;
+    output?: string;
+    error?: string;
+    cause?: string;
+    events: HistoryEvent[];
+    /** Id of the latest <Type>StateEntered per state name: TaskScheduled links back to it. */
+    lastEntered: Map<string, number>;
+    /** Invocations still running after their Task timed out (local/engine/lambda-task.ts). */
+    timedOut: Map<string, Promise<void>>;
+    /** The last StateExited output and its text: the next state's input, the same object. */
+    lastOutput?: {
+        value: unknown;
+        text: string;
+    };
+    /** A token read from $$.Task.Token that no Task has claimed yet (re-reads return the same one). */
+    unclaimedToken?: string;
+    /** Set when something outside the interpreter (StopExecution, a payload limit, close) ends the run. */
+    forcedEnd?: Outcome;
+    /** Aborted once the execution has ended: rejects in-flight task promises so no timer is left behind. */
+    ended: AbortController;
+    abortRun: () => void;
+    done: Promise<void>;
+}
+/** The subset of the library's EventLog union this engine reads. */
+export interface LibraryEvent {
+    type: string;
+    state?: {
+        name: string;
+        type: string;
+        input: unknown;
+        output?: unknown;
+    };
+    parentState?: {
+        name: string;
+    };
+    index?: number;
+}
+/** How the interpreter's ending of a run is reported. */
+export declare function outcomeOf(e: unknown): Outcome;
+/** A page of a list, as the API pages one: `nextToken` is where the next page starts. */
+export declare function paginate<T>(items: T[], pageSize: number, nextToken?: string): {
+    items: T[];
+    nextToken?: string;
+};

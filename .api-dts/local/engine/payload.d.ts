@@ -1,0 +1,1 @@
+export declare function containsString(value: unknown, needle: string): boolean;

@@ -1,0 +1,181 @@
+import type { ModelClient } from '../../lambdas/records/messages.js';
+import type { ApprovalRequested } from '../../lambdas/approvals/notify.js';
+import type { ApprovalPolicy } from '../../lambdas/approvals/policy.js';
+import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
+import type { BreakerPolicy } from '../../lambdas/guards/breaker.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
+import type { EmbeddedLedgerOptions } from '../../lambdas/ledger/embedded-ledger.js';
+import type { LedgerSealer } from '../../lambdas/ledger/seal.js';
+import type { SpanSink } from '../../lambdas/telemetry/sink.js';
+import type { Clock } from '../../lambdas/shared/ports.js';
+import type { RecoveryPolicy } from '../../lambdas/steps/recover-run.js';
+import type { CfnTemplateJson } from '../template/asl.js';
+import type { Timers } from '../engine/timers.js';
+import type { CrashPoints } from './crash.js';
+import type { LedgerKind } from '../state/ledger-files.js';
+import type { PriceOverrides } from '../../lambdas/models/prices.js';
+import type { BudgetCaps } from '../../lambdas/records/ledger-records.js';
+/** What `startLocalStack` (local/runtime/local-stack.ts) is asked to run, and how. */
+export interface LocalStackOptions<World extends DevWorld = DevWorld> {
+    /** The agent to run: its steps, its simulated world and its scripted model. */
+    readonly agent: AgentDefinition<any, any, World>;
+    /** A data file the agent's simulated world serves (e.g. the day of refund requests). */
+    readonly worldData?: string;
+    /**
+     * The agent's world, started by the caller (tests that hand it a fixture); the agent's
+     * `dev.world` is started when absent.
+     */
+    readonly world?: World;
+    /** Where the ledger and the provider's records live; in memory when absent (tests). */
+    readonly stateDir?: string;
+    /**
+     * The ledger: `embedded` (in this process; `ledger.jsonl` in the state directory) or `dynalite`
+     * (the DynamoDB ledger on the emulator, over loopback: the full-fidelity path, `ledger/` in the
+     * state directory). @default 'embedded'
+     */
+    readonly ledger?: LedgerKind;
+    /** Transient failures injected into model and provider requests. @default 0 */
+    readonly failRate?: number;
+    /** Seed of the injected failures. @default 1 */
+    readonly seed?: number;
+    /**
+     * Milliseconds the engine waits before each retry, instead of the definition's backoff (which is
+     * seconds to minutes): local time runs compressed. @default 20
+     */
+    readonly retryDelayMs?: number;
+    /**
+     * Milliseconds between tries while a circuit breaker is open (the definition says 30 s).
+     * @default 600 (the definition's 30 s, compressed like the breaker)
+     */
+    readonly breakerRetryDelayMs?: number;
+    /**
+     * The circuit breakers' policy. Local time runs compressed (retries wait milliseconds, a run
+     * makes ~10 provider calls a second), so the default compresses the breaker's window and
+     * cooldown 50× too: injected independent failures do not look like an outage, a real outage
+     * still opens it. @default 5 failures in 1.2 s, open 0.6 s
+     */
+    readonly breaker?: BreakerPolicy;
+    /**
+     * Lease of an in-flight tool call. Short locally: a lease only has to outlive a live call, and
+     * after a crash the restarted engine should not wait long for the dead one's. `Agent.LeaseHeld`
+     * retries wait half a lease each, so they outlast it. @default 1000
+     */
+    readonly leaseMs?: number;
+    /**
+     * Wraps the ledger every step, breaker and the approval API use, from outside (e.g.
+     * `countingLedger`: how many round trips a step makes). @default none
+     */
+    readonly decorateLedger?: (ledger: Ledger) => Ledger;
+    /**
+     * Seals the ledger's records (lambdas/ledger/seal.ts). @default the state directory's key file
+     * (`keys/ledger-seal.key`), or a random key in memory
+     */
+    readonly sealer?: LedgerSealer;
+    /**
+     * Where the run's OpenTelemetry spans go as the run goes (lambdas/telemetry/); `false`: nowhere.
+     * @default the OTLP exporter the standard `OTEL_EXPORTER_OTLP_*` variables configure, off when none is set
+     */
+    readonly tracing?: SpanSink | false;
+    /** Where the steps may be told to end the process (local/runtime/crash.ts). @default none */
+    readonly crash?: CrashPoints;
+    /**
+     * Bound of automatic recoveries (failed executions, and runs the watchdog finds orphaned);
+     * `false` turns the status-change rule off (the benchmark's restart-from-scratch baseline).
+     */
+    readonly recovery?: RecoveryPolicy | false;
+    /**
+     * The stack's clock: what the steps and the engine read. One that also arms timers (`after`)
+     * runs the engine's Task timeouts and heartbeats as well: a test moving it past a Task's
+     * TimeoutSeconds times the Task out with no real wait. @default the system clock, real timers
+     */
+    readonly clock?: Clock & Partial<Timers>;
+    readonly codeVersion?: string;
+    /**
+     * Price overrides by model spec (`savepoint run --prices`), over the agent's `prices` and the
+     * built-in table; part of every run's fingerprint. @default none
+     */
+    readonly prices?: PriceOverrides;
+    /**
+     * The deployment's ceilings on the budgets a run request may ask for (the construct's
+     * `maxBudgets`), within the agent's own `maxBudgets` (lambdas/runs/budget-caps.ts).
+     * @default none: the agent's `maxBudgets`, else its own budgets
+     */
+    readonly maxBudgets?: BudgetCaps;
+    /** A new approval waits for a person: the event approvers are told (with a signed link each). */
+    readonly onApproval?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
+    /**
+     * Who gets a signed link, and the policy. Locally one person is starter and approver, so
+     * separation of duties is off by default. @default one approver, this machine's user; no second approver
+     */
+    readonly approvals?: {
+        readonly approvers?: readonly string[];
+        readonly policy?: ApprovalPolicy;
+        /** Who the approval API records as the caller of /approvals (on AWS: the IAM principal API Gateway verified). @default this machine's user */
+        readonly principal?: string;
+    };
+    /**
+     * Wraps each model client from outside, after crash injection's wrap (the benchmark's scripted
+     * model replays recorded turns through it: a model that does no work). @default none
+     */
+    readonly wrapModel?: (client: ModelClient, spec: string) => ModelClient;
+    /** A model endpoint to use instead of the simulated model (tests of misbehaving models). */
+    readonly modelUrl?: string;
+    /**
+     * Where the real providers (`anthropic:`, `openai:`, `bedrock:` models) are reached and with which
+     * keys: `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `OPENAI_API_KEY`, … (lambdas/models/config.ts).
+     * `sim:` models always go to the simulated model. @default process.env
+     */
+    readonly modelEnv?: Readonly<Record<string, string | undefined>>;
+    /**
+     * Milliseconds the engine waits out a provider's `retry-after` (the WaitRetryAfter state) instead
+     * of its seconds: tests. @default the seconds the provider asked for
+     */
+    readonly retryAfterWaitMs?: number;
+    /**
+     * Per Task state name, milliseconds instead of its TimeoutSeconds (the fleet benchmark lifts them
+     * past its simulated day). A test of a Task that times out moves a `clock` with timers past the
+     * definition's own TimeoutSeconds instead. @default the definition's
+     */
+    readonly taskTimeoutMs?: Readonly<Record<string, number>>;
+    /**
+     * Per Task state name, milliseconds instead of its function's Timeout, for the invocations it
+     * makes: what the fleet benchmark lifts with `taskTimeoutMs`, since a template's own Timeout is
+     * at most Lambda's 900 s (the stack refuses a template with more, as CloudFormation does).
+     * @default the template's
+     */
+    readonly functionTimeoutMs?: Readonly<Record<string, number>>;
+    /**
+     * Finished executions the engine keeps for DescribeExecution and GetExecutionHistory; past this
+     * many the oldest is forgotten, as AWS forgets a closed execution after 90 days (LocalEngine's
+     * `retainFinished`). @default 100
+     */
+    readonly retainFinishedExecutions?: number;
+    /**
+     * What the embedded ledger on disk keeps in memory of the runs and effects it is done with
+     * (EmbeddedLedgerOptions' `retainFinishedRuns`, `retainEffects`, `listedFinishedRuns`): the
+     * growth benchmark makes them small, so that they fill within its first runs. @default the ledger's
+     */
+    readonly ledgerMemory?: Pick<EmbeddedLedgerOptions, 'retainFinishedRuns' | 'retainEffects' | 'listedFinishedRuns'>;
+    /** Whether the simulated model is sent cache breakpoints (off: the uncached baseline). @default true */
+    readonly promptCaching?: boolean;
+    /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */
+    readonly agentEnv?: Readonly<Record<string, string>>;
+    /** Where the steps' error lines go. @default discarded (the execution history has them) */
+    readonly log?: (line: string) => void;
+    /** The synthesized template; synthesized in-process when absent. */
+    readonly template?: CfnTemplateJson;
+    /**
+     * The twin's IAM (local/aws/iam): each function's Step Functions calls signed with its own role's
+     * credentials and decided by that role's policies in the template, the state machine role's
+     * invokes likewise. `false` runs without it. @default true
+     */
+    readonly iam?: boolean;
+    /**
+     * Step Functions' per-account API throttling (local/aws/sfn-api-throttling.ts), on the stack's clock: a call
+     * past its bucket answers ThrottlingException. Off by default because local time runs compressed
+     * (retries wait milliseconds), so wall-clock rates would throttle what AWS would not; a run on
+     * a simulated clock (the fleet benchmark, a test's clock) turns it on. @default false
+     */
+    readonly quotas?: boolean;
+}
