@@ -334,7 +334,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
  */
 function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: number) {
   const extracted = extractStateMachine(template);
-  const calls = (turn: number) => (turns[turn - 1]?.tools ?? []).map((name, index) => ({ turn, call: index + 1, name, needsApproval: false }));
+  const calls = (turn: number) => (turns[turn - 1]?.tools ?? []).map((name, index) => ({ turn, call: index + 1, name }));
   const stubs: Record<string, (payload: any) => unknown> = {
     [Steps.StartRun]: (payload) => ({ runId: payload.event.runId, action: 'start', status: 'running', history: historyAtStart(0) }),
     [Steps.BudgetCheck]: (() => {
@@ -514,6 +514,29 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   console.log(`  total           ${money(bill.dollars)}; each second a step waits on the model or a provider adds ${money(aws.lambdaDollarsPerSecondWaiting)} (not in the total)`);
 }
 
+/** The states a run enters once, whatever its length: its start, its end, and the check that ends it (BudgetCheck, ContinueOrStop). */
+const ONCE_A_RUN: readonly string[] = ['StartRun', 'StartOrResume', 'SeedHistory', 'BudgetCheck', 'ContinueOrStop', 'Finalize', 'RunFinished'];
+/** The states a model turn enters once (one each a turn; the run's last check is in ONCE_A_RUN). */
+const EACH_TURN: readonly string[] = ['BudgetCheck', 'ContinueOrStop', 'CallModel', 'ToolCalls'];
+
+/**
+ * The loop's transitions (what Step Functions bills) per model turn and per tool call, the states
+ * a run enters once left out: exact counts, the same on any machine, and independent of the
+ * workload's shape (CI's 20-step day has 1.5 calls a turn, the 100-step day 2.6). Per agent step,
+ * a turn of k calls costs (perTurn + k · perCall) / (1 + k): ≤ 2 once turns average 2 calls at
+ * 4 + 1, as the sample day's do. On p = 0 every state is entered once per turn or call (no retry).
+ */
+function loopTransitions(row: OverheadFigures, steps: number): { perStep: number; perTurn: number; perToolCall: number } | undefined {
+  const byState = row.transitionsByState;
+  if (!byState) return undefined;
+  const entered = (state: string) => (byState[state] ?? 0) * steps;
+  const turns = entered('CallModel');
+  const calls = steps - turns;
+  const loop = row.transitionsPerStep * steps - ONCE_A_RUN.reduce((sum, state) => sum + (byState[state] ? 1 : 0), 0);
+  const perTurnTotal = EACH_TURN.reduce((sum, state) => sum + entered(state), 0) - (byState['BudgetCheck'] ? 1 : 0) - (byState['ContinueOrStop'] ? 1 : 0);
+  return { perStep: round(loop / steps, 3), perTurn: round(perTurnTotal / turns, 3), perToolCall: round((loop - perTurnTotal) / calls, 3) };
+}
+
 /**
  * The AWS bill of a 100-step run from the measured usage per agent step: the DynamoDB ledger's
  * row when it ran (the ledger AWS runs, and its handler time includes a DynamoDB round trip per
@@ -533,6 +556,7 @@ function awsFigures(results: readonly OverheadFigures[], steps: number) {
     from: row.target,
     measuredSteps: steps,
     transitionsPerStep: row.transitionsPerStep,
+    loopTransitions: loopTransitions(row, steps),
     usagePerStep: usage,
     per100StepRun: awsBill(usage, 100),
     lambdaDollarsPerSecondWaiting: lambdaDollarsPerSecondWaiting(row.lambda.memoryMbByState['CallModel'] ?? 512),

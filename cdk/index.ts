@@ -28,3 +28,4 @@ export { LedgerTable } from '../infra/ledger-table.js';
 export type { ApprovalSettings } from '../infra/approvals.js';
 export type { AlarmThresholds } from '../infra/observability.js';
 export type { ModelAccessProps } from '../infra/model-access.js';
+export type { StepName } from '../lambdas/shared/steps.js';

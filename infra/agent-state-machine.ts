@@ -88,9 +88,8 @@ export const States = {
   RequestApproval: 'RequestApproval',
   RequestBudgetExtension: 'RequestBudgetExtension',
   CallTool: 'CallTool',
-  /** The Map over one turn's tool calls, and the Choice each iteration starts with. */
+  /** The Map over one turn's tool calls: each iteration starts at CallTool. */
   ToolCalls: 'ToolCalls',
-  NeedsApproval: 'NeedsApproval',
   Finalize: 'Finalize',
   RecordFailure: 'RecordFailure',
   /** Reads the seconds of a provider's `retry-after` from the error (two Pass states)… */
@@ -162,7 +161,7 @@ const LAMBDA_RETRY: RetryProps = {
  * very same definition):
  *
  *   StartRun ─► BudgetCheck ─► CallModel ─► ToolCalls (Map, one iteration per tool call of the turn):
- *                  ▲   │ stop                      [needs approval?] ─► (RequestApproval) ─► CallTool
+ *                  ▲   │ stop                      CallTool ─(needs approval)─► RequestApproval ─► CallTool
  *                  │   ▼                                                                      │
  *                  │ Finalize                                                                  │
  *                  └───────────────────────────────────────────────────────────────────────────┘
@@ -294,7 +293,11 @@ export class AgentStateMachine extends Construct {
     // One iteration per call CallModel planned (a pointer and its approval verdict, never the
     // arguments). Inside an iteration the state is the item; failures leave it for the Map's Catch.
     const thisCall = { runId: JsonPath.stringAt('$.runId'), turn: JsonPath.numberAt('$.turn'), call: JsonPath.numberAt('$.call') };
-    const callTool = step(States.CallTool, fns.callTool, thisCall, '$.step');
+    // Each iteration starts at CallTool, with no Choice in front (a transition per call, billed):
+    // a call that needs a person's approval throws Agent.ApprovalNeeded before it sends anything,
+    // caught into RequestApproval, which goes back to CallTool with the wait's end in `$.approval`
+    // (false until then: the item seeds it), where CallTool reads the recorded decision.
+    const callTool = step(States.CallTool, fns.callTool, { ...thisCall, approval: JsonPath.objectAt('$.approval') }, '$.step');
     callTool.addRetry(RETRY.leaseHeld);
     callTool.addRetry(RETRY.circuitOpen);
     // A send of unknown outcome whose settle time is not over (protocol.ts takeoverAfter): caught
@@ -337,15 +340,16 @@ export class AgentStateMachine extends Construct {
     // A rejected or expired approval is not a failure of the run: CallTool records it as the
     // tool's result and the agent flags the refund for review.
     const requestApproval = awaitDecision(States.RequestApproval, thisCall, callTool);
+    callTool.addCatch(requestApproval, { errors: [ErrorNames.ApprovalNeeded], resultPath: '$.approval' });
     const toolCalls = new MapState(this, States.ToolCalls, {
       itemsPath: '$.step.result.calls',
-      itemSelector: { runId, 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', 'needsApproval.$': '$$.Map.Item.Value.needsApproval' },
+      itemSelector: { runId, 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', approval: false },
       maxConcurrency: toolConcurrency,
       // The results are in the ledger (the model reads them from there, in call order): the
       // execution's state keeps none of them.
       resultPath: JsonPath.DISCARD,
     });
-    toolCalls.itemProcessor(new Choice(this, States.NeedsApproval).when(Condition.booleanEquals('$.needsApproval', true), requestApproval).otherwise(callTool));
+    toolCalls.itemProcessor(callTool);
     toolCalls.addCatch(recordFailure, catchAll);
     toolCalls.next(budgetCheck);
     callModel.next(toolCalls);

@@ -10,7 +10,7 @@ import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type AgentDefinition } from '../lambdas/define.js';
 import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
-import { Steps } from '../lambdas/shared/steps.js';
+import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
 import { BudgetCaps } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
@@ -138,6 +138,19 @@ export interface DurableAgentProps {
    * @default none: the agent's `maxBudgets`, else its own budgets (a starter may lower them, not raise them)
    */
   readonly maxBudgets?: BudgetCaps;
+  /**
+   * Reserved concurrency per step function (`ReservedConcurrentExecutions`), by step name: the most
+   * invocations of that step running at once, set aside from the account's Lambda concurrency so
+   * that other functions cannot starve it, and a ceiling that protects what it calls (a provider
+   * that takes 20 requests at once: `{ 'call-tool': 20 }`). An invocation past it is throttled and
+   * retried by the state machine (Lambda.TooManyRequestsException), never lost. Lambda refuses a
+   * deploy whose reservations leave under 100 to the account's other functions; the local twin
+   * refuses it too (`lambdaConcurrency`, local/aws/lambda-concurrency.ts). Whole numbers ≥ 0; 0
+   * stops the step. Checked at synth.
+   * @example { 'call-tool': 20, 'call-model': 50 }
+   * @default none: every step shares the account's unreserved concurrency
+   */
+  readonly reservedConcurrency?: Readonly<Partial<Record<StepName, number>>>;
 }
 
 /** The `MAX_BUDGETS` variable of StartRun and the runs API (lambdas/adapters/aws-deps.ts), or none; a bad ceiling fails the synth, naming it. */
@@ -146,6 +159,16 @@ export function maxBudgetsEnvironment(id: string, maxBudgets: DurableAgentProps[
   const parsed = BudgetCaps.safeParse(maxBudgets);
   if (!parsed.success) throw new Error(`DurableAgent ${id}: maxBudgets: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   return { MAX_BUDGETS: JSON.stringify(parsed.data) };
+}
+
+/** The construct's `reservedConcurrency`, checked: known steps, whole numbers ≥ 0; a bad one fails the synth, naming it. */
+function reservedConcurrencyOf(id: string, reserved: DurableAgentProps['reservedConcurrency'] = {}): Partial<Record<StepName, number>> {
+  const steps = Object.values(Steps) as string[];
+  for (const [step, count] of Object.entries(reserved)) {
+    if (!steps.includes(step)) throw new Error(`DurableAgent ${id}: reservedConcurrency.${step}: not a step (the steps are ${steps.join(', ')})`);
+    if (!Number.isInteger(count) || (count as number) < 0) throw new Error(`DurableAgent ${id}: reservedConcurrency.${step}: must be a whole number ≥ 0, got ${JSON.stringify(count)}`);
+  }
+  return reserved;
 }
 
 /** The `PRICES` variable of every function (lambdas/adapters/aws-deps.ts), or none; a bad price fails the synth, naming it. */
@@ -215,8 +238,9 @@ export class DurableAgent extends Construct {
     this.ledger = ledger;
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
     checkAgentEnvironment(id, props, common);
-    const fn = (fnId: string, step: (typeof Steps)[keyof typeof Steps], options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
-      new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment } });
+    const reserved = reservedConcurrencyOf(id, props.reservedConcurrency);
+    const fn = (fnId: string, step: StepName, options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
+      new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step] });
 
     // The model-calling steps: the model timeout and the step around the call (lambdas/shared/timing.ts).
     const modelStep = modelStepTimeoutOf(props.models ?? {});

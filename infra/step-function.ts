@@ -22,6 +22,8 @@ export interface StepFunctionProps {
   /** @default 512 */
   readonly memorySize?: number;
   readonly environment?: Record<string, string>;
+  /** Lambda's `ReservedConcurrentExecutions` for the function. @default none (the account's unreserved pool) */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -45,6 +47,7 @@ export class StepFunction extends LambdaFunction {
       tracing: Tracing.ACTIVE,
       timeout,
       memorySize: props.memorySize ?? 512,
+      ...(props.reservedConcurrentExecutions !== undefined && { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
       logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
       // The state machine invokes `currentVersion`: a deploy publishes a new one and keeps the old,
       // which the executions started before it still call until they drain.

@@ -37,14 +37,14 @@ export interface DerivedCall {
 export type ModelMistake = ReturnType<typeof unknownTool> | ReturnType<typeof invalidArguments> | { error: 'invalid_arguments'; message: string };
 
 /**
- * An item of the `ToolCalls` Map: a pointer to the call and the verdict the state machine routes
- * on — never the arguments (the execution's payload carries pointers, not the conversation).
+ * An item of the `ToolCalls` Map: a pointer to the call — never the arguments (the execution's
+ * payload carries pointers, not the conversation). Whether it needs approval is CallTool's to
+ * derive when it runs (Agent.ApprovalNeeded routes it to the wait), from what the run holds then.
  */
 export interface ToolCallItem {
   turn: number;
   call: number;
   name: string;
-  needsApproval: boolean;
 }
 
 /**
@@ -84,13 +84,9 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
 }
 
 /** The Map's items for the calls of `turn` that have no completed record yet, in call order. */
-export function plannedCalls(agent: AgentDefinition, run: RunRecord, turn: TurnRecord, completed: readonly ToolCallRecord[]): ToolCallItem[] {
+export function plannedCalls(turn: TurnRecord, completed: readonly ToolCallRecord[]): ToolCallItem[] {
   const done = new Set(completed.filter((record) => record.turn === turn.turn && record.status === 'completed').map((record) => record.call));
-  return toolUses(turn).flatMap((block, index) => {
-    const call = index + 1;
-    if (done.has(call)) return [];
-    return [{ turn: turn.turn, call, name: block.name, needsApproval: deriveToolCall(agent, run, turn, call, completed).approval !== undefined }];
-  });
+  return toolUses(turn).flatMap((block, index) => (done.has(index + 1) ? [] : [{ turn: turn.turn, call: index + 1, name: block.name }]));
 }
 
 /**

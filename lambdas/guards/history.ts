@@ -37,7 +37,7 @@ export interface ExecutionHistory {
  *
  * The bounds are worst cases read from the definition's Retry fields (infra/agent-state-machine.ts),
  * every attempt adding 3 events (scheduled, started, failed) to a Task's 2 (entered, exited):
- * - a step (one CallModel or CallTool, with the Choice after it) with every retrier exhausted —
+ * - a step (one CallModel or CallTool, and an approval call's first CallTool and its wait) with every retrier exhausted —
  *   Lambda's 8, transient 6, throttled 6 or lease 8, circuit open 40: ≈ 62 retries, ≤ 250 events;
  * - a BudgetCheck (its own 14 retries, its Choice, a budget-extension wait or a compaction before
  *   the next): ≤ 300 events;

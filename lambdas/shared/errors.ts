@@ -22,6 +22,13 @@ export const ErrorNames = {
    * seconds. The message starts with them, as `ModelRetryAfter`'s does.
    */
   SettleWait: 'Agent.SettleWait',
+  /**
+   * A tool call that needs a person's approval has not asked for it yet: not a fault and never
+   * retried, but caught into the approval wait (RequestApproval), after which CallTool runs the call
+   * again and reads the decision. Routing by a Catch spares every other call a Choice state (a state
+   * transition, which Step Functions bills) in front of its CallTool.
+   */
+  ApprovalNeeded: 'Agent.ApprovalNeeded',
   /** The provider's circuit breaker is open: fail fast, wait out the cooldown, never call it. */
   CircuitOpen: 'Agent.CircuitOpen',
   /** Input that can never succeed (bad event, bad tool arguments, bad config): never retried. */
@@ -126,6 +133,11 @@ export class SettleWaitError extends AgentError {
     super(`${whole} s to wait (settle): ${message}`);
     this.seconds = whole;
   }
+}
+
+/** A call that needs approval, not yet asked for: the state machine asks (see `ErrorNames.ApprovalNeeded`). */
+export class ApprovalNeededError extends AgentError {
+  override readonly name = ErrorNames.ApprovalNeeded;
 }
 
 export class CircuitOpenError extends AgentError {

@@ -22,6 +22,16 @@ export const LAMBDA_MAX_TIMEOUT_MS = 900_000;
 export const LAMBDA_ENVIRONMENT_MAX_BYTES = 4 * 1024;
 
 /**
+ * Lambda functions running at once in one account and Region (the default quota; raised on
+ * request), and what reserved concurrency must leave to the functions that reserve none: "You can
+ * reserve up to the Unreserved account concurrency value minus 100".
+ * https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html
+ */
+export const LAMBDA_ACCOUNT_CONCURRENCY = 1_000;
+export const LAMBDA_MIN_UNRESERVED_CONCURRENCY = 100;
+
+/**
  * Events in one Standard execution's history; the event that would pass it fails the execution
  * (`States.Runtime`: "exceeded the maximum number of history events allowed (25000)").
  * https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html#service-limits-state-machine-executions

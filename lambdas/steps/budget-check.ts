@@ -66,7 +66,7 @@ export function decide(
   // A turn recorded but never counted (its CallModel died between the two) goes back to CallModel,
   // which counts it once and points at its first tool call without a result.
   if (last && last.turn > run.modelTurns) return { continue: true, nextTurn: last.turn, pending: null };
-  const pending = last ? unfinishedCalls(agent, last, calls, run) : null;
+  const pending = last ? unfinishedCalls(last, calls) : null;
   // The next step is a model call: it must fit in what is left, at its most (guards/budgets.ts).
   const reservation = pending ? undefined : reserve?.();
   const over = reservation && reservationTrip(run, reservation);
@@ -78,8 +78,8 @@ export function decide(
  * The tool calls of `turn` without a completed record (null: none). A run that stopped mid-turn
  * (an engine that died, a resume) finishes the turn's calls before the model is asked again.
  */
-function unfinishedCalls(agent: AgentDefinition, turn: TurnRecord, calls: ToolCallRecord[], run: RunRecord): ToolCallItem[] | null {
-  const pending = plannedCalls(agent, run, turn, calls);
+function unfinishedCalls(turn: TurnRecord, calls: ToolCallRecord[]): ToolCallItem[] | null {
+  const pending = plannedCalls(turn, calls);
   return pending.length > 0 ? pending : null;
 }
 

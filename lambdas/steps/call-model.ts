@@ -148,7 +148,7 @@ export function createCallModel(deps: CallModelDeps) {
     // the turn's line and the count's) is counted here: idempotent per turn.
     const counted = made.counted || (await settleModelCall(deps.ledger, record, reservation));
     // A recorded turn is a resume: its calls without a recorded result are still to make.
-    const calls = plannedCalls(deps.agent, run, record, step.calls);
+    const calls = plannedCalls(record, step.calls);
     const uses = toolUses(record);
     return {
       turn,

@@ -6,7 +6,7 @@ import { budgetTrip, FRAMING_TOKENS, NOTES_BYTES, wallClockEnd } from '../guards
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
 import type { AggregateLedger, ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
-import { InvalidInputError, TerminalError } from '../shared/errors.js';
+import { ApprovalNeededError, InvalidInputError } from '../shared/errors.js';
 import { boundedAttempt } from '../tools/attempt.js';
 import { escalated, failureOf, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -21,6 +21,12 @@ export const CallToolInput = z.object({
   runId: z.string().min(1),
   turn: z.number().int().positive(),
   call: z.number().int().positive(),
+  /**
+   * What the approval wait ended with (RequestApproval's result or caught error), present once the
+   * call has waited: a decision still pending then means the wait timed out. `false` (or absent)
+   * before: a pending decision is waited for (again, on a resumed run).
+   */
+  approval: z.unknown().optional(),
 });
 
 export interface CallToolResult {
@@ -70,7 +76,7 @@ type Attempted = { kind: 'ok'; outcome: Outcome } | Failure;
  */
 export function createCallTool(deps: CallToolDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult> => {
-    const { runId, turn, call } = parseOrThrow(CallToolInput, input, 'CallTool input');
+    const { runId, turn, call, approval: waited } = parseOrThrow(CallToolInput, input, 'CallTool input');
     // One batched read: the run, the kill flag, the turn that asked for the call, the call's record, the breaker.
     const read = await deps.ledger.loadStep(runId, { turns: [turn], calls: [{ turn, call }], breaker: toolsBreaker(deps.agent) });
     const run = read.run;
@@ -139,7 +145,7 @@ export function createCallTool(deps: CallToolDeps) {
     // sends the same answer.
     if (!tool || derived.mistake) return doneAtOnce({ outcome: 'error', result: JSON.stringify(derived.mistake), latencyMs: 0 });
     const args = derived.args;
-    const refusal = derived.approval ? await approvalRefusal(deps, run, turn, call) : undefined;
+    const refusal = derived.approval ? await approvalRefusal(deps, run, turn, call, typeof waited === 'object' && waited !== null) : undefined;
 
     // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
     // One over the tool's maxResultTokens is cut for the model first, the whole of it stored by reference.
@@ -291,12 +297,17 @@ async function attempt(deps: CallToolDeps, tool: ToolDefinition, send: () => Pro
 }
 
 /**
- * A call that needs approval runs only when approved. A rejected or expired approval (or one
- * still pending when the wait timed out, which is escalated here) becomes the tool's result.
+ * A call that needs approval runs only when approved. One not asked for yet — or still pending on a
+ * call that has not waited in this execution (a resumed run) — goes to the approval wait
+ * (`Agent.ApprovalNeeded`, caught into RequestApproval, which asks once). A rejected or expired
+ * approval (or one still pending after the wait, which timed out: it is expired here) becomes the
+ * tool's result.
  */
-async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number, call: number): Promise<Outcome | undefined> {
+async function approvalRefusal(deps: CallToolDeps, run: RunRecord, turn: number, call: number, waited: boolean): Promise<Outcome | undefined> {
   let approval = await deps.ledger.getApproval(run.runId, turn, call);
-  if (!approval) throw new TerminalError(`tool call ${turn}/${call} of run ${run.runId} needs an approval and has none`);
+  if (!approval || (approval.status === 'pending' && !waited)) {
+    throw new ApprovalNeededError(`tool call ${turn}/${call} of run ${run.runId} needs an approval: ${approval ? 'waiting for it' : 'asking for it'}`);
+  }
   if (approval.status === 'pending') {
     ({ record: approval } = await deps.ledger.decideApproval(
       approval,

@@ -157,6 +157,20 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'InvalidParameterValueException',
   },
   {
+    rule: "An invoke past the account's Lambda concurrency or the function's reservation is throttled",
+    doc: 'https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html',
+    file: 'local/aws/lambda-concurrency.ts',
+    test: 'test/local/lambda-concurrency.test.ts',
+    answer: 'TooManyRequestsException',
+  },
+  {
+    rule: 'Reserved concurrency leaves at least 100 of the account to the functions that reserve none',
+    doc: 'https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html',
+    file: 'local/aws/lambda-concurrency.ts',
+    test: 'test/local/lambda-concurrency.test.ts',
+    answer: 'InvalidParameterValueException',
+  },
+  {
     rule: 'IAM allows a request an identity policy allows and none denies (an explicit Deny wins; nothing else allows)',
     doc: 'https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html',
     file: 'local/aws/iam/policy.ts',

@@ -24,6 +24,12 @@ export type JsonValue = Parameters<TaskHandler>[0];
 export interface TaskBinding {
   waitForTaskToken: boolean;
   /**
+   * Lambda's concurrency for the function (local/aws/lambda-concurrency.ts): admits the invocation
+   * and returns its release, or throws what the Invoke API answers (TooManyRequestsException),
+   * which the Task reports as `Lambda.TooManyRequestsException`. @default every invocation admitted
+   */
+  admit?(): () => void;
+  /**
    * Runs the step's handler with the Lambda Payload; for waitForTaskToken the token is inside it.
    * `signal` aborts when the Task's TimeoutSeconds passes: the invocation is to stop, as on AWS,
    * where the function's own timeout (shorter than the Task's) has killed it by then.
@@ -146,10 +152,24 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
       }
     }
 
+    let release: (() => void) | undefined;
+    if (spec.binding.admit) {
+      try {
+        release = spec.binding.admit();
+      } catch (e) {
+        const throttled = { error: 'Lambda.TooManyRequestsException', cause: e instanceof Error ? e.message : String(e) };
+        emit('TaskFailed', { taskFailedEventDetails: { ...resource, ...throttled } });
+        if (claimed) tokens.delete(claimed.token);
+        throw new TaskFailure(throttled.error, throttled.cause);
+      }
+    }
+
     let result: JsonValue;
     let resultText: string;
     try {
       invocation = (async () => spec.binding.invoke(payload, cut.signal))();
+      // The function holds its concurrency until it ends, even past the Task's timeout.
+      if (release) void invocation.then(release, release);
       const handlerResult = await untilAborted(invocation, signal);
       const payloadText = JSON.stringify(handlerResult ?? null);
       // Lambda answers which version ran: the qualifier of a version ARN, else $LATEST.

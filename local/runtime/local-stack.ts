@@ -26,6 +26,7 @@ import type { LocalStackOptions } from './options.js';
 import { assertToolsFitTemplate, bindTasks, localEngine, type LocalHandlers } from './tasks.js';
 import { startWorld } from './world.js';
 import { twinIam } from '../aws/iam/index.js';
+import { LambdaConcurrency, reservedConcurrency } from '../aws/lambda-concurrency.js';
 import { roleClients } from './sfn-clients.js';
 import { dynamoGuard, ledgerAs, ledgerTableArn } from '../aws/iam/dynamodb.js';
 import { approvalsAs } from '../aws/iam/services.js';
@@ -133,7 +134,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // Version 1 keeps the handlers it started with, whatever is deployed after it.
     let firstHandlers: LocalHandlers;
     const aliases = templateAliases(template);
-    const engine = localEngine(extracted, () => firstHandlers, clock, { ...options, leaseMs }, { template, ...(iam && { iam: iam.engine }), aliases });
+    // Lambda's concurrency (local/aws/lambda-concurrency.ts): the account's quota and the template's reservations.
+    const concurrency = new LambdaConcurrency(options.lambdaConcurrency);
+    concurrency.reserve(reservedConcurrency(template));
+    const engine = localEngine(extracted, () => firstHandlers, clock, { ...options, leaseMs }, { template, ...(iam && { iam: iam.engine }), aliases, concurrency });
     // Shutting down drains like Lambda: the engine stops first (no new invocations), then the
     // invocations in flight finish (against the still-open ledger) before the ledger closes.
     const inFlight = new Set<Promise<unknown>>();
@@ -212,6 +216,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       stateMachineArn: extracted.stateMachineArn,
       /** The twin's IAM (local/aws/iam): the roles, their credentials and the decisions so far; undefined with `iam: false`. */
       iam,
+      /** Lambda's concurrency as the twin counts it (local/aws/lambda-concurrency.ts): the quota and the throttles so far. */
+      lambdaConcurrency: concurrency,
       /** The API throttling (local/aws/sfn-api-throttling.ts) and what it refused; undefined unless `quotas: true`. */
       quotas,
       ledgerKind: options.ledger ?? 'embedded',
@@ -235,11 +241,12 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         if (next.name !== agent.name) throw new Error(`deploy: the stack runs agent ${agent.name}, not ${next.name}`);
         assertDeployable(deployOptions.template ?? template);
         assertToolsFitTemplate(next, deployOptions.template ?? template);
+        concurrency.reserve(reservedConcurrency(deployOptions.template ?? template));
         const own = handlersFor(next, deployOptions.codeVersion ?? options.codeVersion ?? 'dev');
         // As CloudFormation would: the new template's policies replace the old, versions keep their numbers.
         const physical = iam?.deploy(deployOptions.template ?? template);
         const version = extractStateMachine(deployOptions.template ?? template, { ...(physical && { physical }) });
-        const number = engine.publishVersion({ definition: version.definition, tasks: bindTasks(version.tasks, () => own, deployOptions.template ?? template, options.functionTimeoutMs), description: versionDescription(next) });
+        const number = engine.publishVersion({ definition: version.definition, tasks: bindTasks(version.tasks, () => own, deployOptions.template ?? template, options.functionTimeoutMs, concurrency), description: versionDescription(next) });
         handlers = own;
         return number;
       },

@@ -153,6 +153,14 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    */
   readonly retainFinishedExecutions?: number;
   /**
+   * The account's Lambda concurrency quota (local/aws/lambda-concurrency.ts): invocations over it,
+   * or over a function's `ReservedConcurrentExecutions`, are throttled as Lambda throttles them
+   * (`Lambda.TooManyRequestsException`, retried by the state machine), and a template whose
+   * reservations leave under 100 to the rest is refused at start and at deploy.
+   * @default 1000 (Lambda's default quota)
+   */
+  readonly lambdaConcurrency?: number;
+  /**
    * What the embedded ledger on disk keeps in memory of the runs and effects it is done with
    * (EmbeddedLedgerOptions' `retainFinishedRuns`, `retainEffects`, `listedFinishedRuns`): the
    * growth benchmark makes them small, so that they fill within its first runs. @default the ledger's

@@ -6,6 +6,7 @@ import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { extractStateMachine, walkStates, type AslState, type CfnTemplateJson, type ExtractedStateMachine } from '../template/asl.js';
 import { LocalEngine, type EngineIam, type TaskBinding, type Timers } from '../engine/local-engine.js';
 import { functionTimeoutMs } from '../aws/lambda-function-timeout.js';
+import type { LambdaConcurrency } from '../aws/lambda-concurrency.js';
 import { validatedDefinitions } from '../template/cache.js';
 import type { LocalStackOptions } from './options.js';
 
@@ -31,7 +32,7 @@ export function localEngine(
   current: () => LocalHandlers,
   clock: Clock & Partial<Timers>,
   options: LocalStackOptions & { leaseMs: number },
-  twin: { template: CfnTemplateJson; iam?: EngineIam; aliases: readonly string[] },
+  twin: { template: CfnTemplateJson; iam?: EngineIam; aliases: readonly string[]; concurrency?: LambdaConcurrency },
 ): LocalEngine {
   // Every Task state, those inside the tool calls' Map included (the library keys overrides by state name).
   const retryIntervalOverrides: Record<string, number[]> = {};
@@ -41,7 +42,7 @@ export function localEngine(
   return new LocalEngine({
     definition: extracted.definition,
     stateMachineArn: extracted.stateMachineArn,
-    tasks: bindTasks(extracted.tasks, current, twin.template, options.functionTimeoutMs),
+    tasks: bindTasks(extracted.tasks, current, twin.template, options.functionTimeoutMs, twin.concurrency),
     retryIntervalOverrides,
     ...waitOverrides(clock, options),
     ...(options.taskTimeoutMs && { taskTimeoutOverrides: { ...options.taskTimeoutMs } }),
@@ -78,13 +79,18 @@ export function bindTasks(
   current: () => LocalHandlers,
   template: CfnTemplateJson,
   functionTimeoutOverrides: LocalStackOptions['functionTimeoutMs'] = {},
+  concurrency?: LambdaConcurrency,
 ): Record<string, TaskBinding> {
   const tasks: Record<string, TaskBinding> = {};
   for (const [stateName, task] of Object.entries(tasksOf)) {
     if (!(Object.values(Steps) as string[]).includes(task.step)) throw new Error(`Task state ${stateName} runs an unknown step ${task.step}`);
     // What Lambda gives the invocation: its function's Timeout in the template, not the Task's.
     const timeoutMs = functionTimeoutOverrides[stateName] ?? functionTimeoutMs(template, task.functionLogicalId);
-    tasks[stateName] = { waitForTaskToken: task.waitForTaskToken, invoke: (payload, signal) => current()[task.step as StepName](payload, timeoutMs, signal) };
+    tasks[stateName] = {
+      waitForTaskToken: task.waitForTaskToken,
+      invoke: (payload, signal) => current()[task.step as StepName](payload, timeoutMs, signal),
+      ...(concurrency && { admit: () => concurrency.acquire(task.functionLogicalId) }),
+    };
   }
   return tasks;
 }

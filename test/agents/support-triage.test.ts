@@ -112,8 +112,9 @@ describe('support triage on the synthesized state machine', () => {
     expect(ticketsAnsweredTwice(stack.world)).toEqual([]);
     // Each send failed once (Agent.Transient), waited out the tool's settle time from its send
     // (Agent.SettleWait: no claim before it, the state machine's Wait), and was completed by
-    // reconcile on its second claim, with the provider's own record of the mail.
-    expect(finished.states['CallTool']!.errors).toEqual({ 'Agent.Transient': 8, 'Agent.SettleWait': expect.any(Number) });
+    // reconcile on its second claim, with the provider's own record of the mail. (Each of the 3
+    // escalations asked a person first: Agent.ApprovalNeeded, caught into RequestApproval.)
+    expect(finished.states['CallTool']!.errors).toEqual({ 'Agent.Transient': 8, 'Agent.SettleWait': expect.any(Number), 'Agent.ApprovalNeeded': finished.states['RequestApproval']!.entered });
     const { calls } = await stack.ledger.listConversation('dropped');
     for (const call of calls.filter((record) => record.name === 'send_reply')) {
       expect(call).toMatchObject({ status: 'completed', outcome: 'ok', attempts: 2 });
@@ -154,7 +155,7 @@ describe('support triage on the synthesized state machine', () => {
     const { CallTool } = finished.states;
     expect(CallTool!.invocations).toBeGreaterThan(CallTool!.entered);
     // A send that failed waits out the settle time before it is reconciled (Agent.SettleWait).
-    expect(Object.keys(CallTool!.errors).every((name) => ['Agent.Transient', 'Agent.CircuitOpen', 'Agent.LeaseHeld', 'Agent.SettleWait'].includes(name))).toBe(true);
+    expect(Object.keys(CallTool!.errors).every((name) => ['Agent.Transient', 'Agent.CircuitOpen', 'Agent.LeaseHeld', 'Agent.SettleWait', 'Agent.ApprovalNeeded'].includes(name))).toBe(true);
     expect(harness.stack.world.server.sent()).toHaveLength(8);
     expect(keysSentTwice(harness.stack.world)).toEqual([]);
   });

@@ -21,6 +21,8 @@ const LIMITS_FILE = 'lambdas/shared/limits.ts';
 const SPELLINGS: Record<keyof typeof limits, readonly RegExp[] | null> = {
   LAMBDA_MAX_TIMEOUT_MS: [/\b900_?000\b/, /seconds\(\s*900\s*\)/],
   LAMBDA_ENVIRONMENT_MAX_BYTES: null, // 4096 (4 * 1024) is an everyday number of bytes
+  LAMBDA_ACCOUNT_CONCURRENCY: null, // 1000: an everyday number
+  LAMBDA_MIN_UNRESERVED_CONCURRENCY: null, // 100: an everyday number
   HISTORY_EVENT_LIMIT: [/\b25_?000\b/],
   PAYLOAD_LIMIT_BYTES: [/\b256\s*\*\s*1024\b/, /\b262_?144\b/],
   TASK_TOKEN_MAX_LENGTH: null,

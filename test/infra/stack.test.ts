@@ -58,20 +58,23 @@ describe('the state machine', () => {
     expect(states['CallModel']!.Next).toBe('ToolCalls');
     expect(states['ToolCalls']!.Next).toBe('BudgetCheck');
     expect(states['ResumeToolCalls']!.Next).toBe('ToolCalls');
-    // One iteration per call: the approval, if it needs one, then the call, which ends the iteration.
+    // One iteration per call, starting at CallTool (no Choice in front of it: a billed transition
+    // per call); a call that needs approval is caught into the wait, which goes back to CallTool.
     const iteration = definition.States['ToolCalls']!.ItemProcessor!;
-    expect(iteration.StartAt).toBe('NeedsApproval');
-    expect(Object.keys(iteration.States).sort()).toEqual(['CallTool', 'NeedsApproval', 'ReadSettleWait', 'RequestApproval', 'SettleSeconds', 'WaitSettle']);
-    const choices = JSON.stringify(states['NeedsApproval']);
-    expect(choices).toContain('"Next":"RequestApproval"');
-    expect(choices).toContain('"Default":"CallTool"');
+    expect(iteration.StartAt).toBe('CallTool');
+    expect(Object.keys(iteration.States).sort()).toEqual(['CallTool', 'ReadSettleWait', 'RequestApproval', 'SettleSeconds', 'WaitSettle']);
+    expect((states['CallTool'] as { Catch: unknown[] }).Catch).toContainEqual({ ErrorEquals: [ErrorNames.ApprovalNeeded], Next: 'RequestApproval', ResultPath: '$.approval' });
+    expect(definition.States['ToolCalls']!.ItemSelector).toMatchObject({ approval: false });
     expect(states['RequestApproval']!.Next).toBe('CallTool');
     expect((states['CallTool'] as { End?: boolean }).End).toBe(true);
   });
 
   it('waits out a settling send for the seconds CallTool names (Agent.SettleWait, caught into a Wait), not on a Retry whose attempts a long settle time would exhaust', () => {
     const iteration = definition.States['ToolCalls']!.ItemProcessor!.States as Record<string, any>;
-    expect(iteration['CallTool'].Catch).toEqual([{ ErrorEquals: [ErrorNames.SettleWait], Next: 'ReadSettleWait', ResultPath: '$.settle' }]);
+    expect(iteration['CallTool'].Catch).toEqual([
+      { ErrorEquals: [ErrorNames.SettleWait], Next: 'ReadSettleWait', ResultPath: '$.settle' },
+      { ErrorEquals: [ErrorNames.ApprovalNeeded], Next: 'RequestApproval', ResultPath: '$.approval' },
+    ]);
     expect(iteration['CallTool'].Retry.flatMap((r: { ErrorEquals: string[] }) => r.ErrorEquals)).not.toContain(ErrorNames.SettleWait);
     expect(iteration['ReadSettleWait']).toEqual({ Type: 'Pass', Parameters: { 'cause.$': 'States.StringToJson($.settle.Cause)' }, ResultPath: '$.settle', Next: 'SettleSeconds' });
     expect(iteration['SettleSeconds'].Parameters['seconds.$']).toBe("States.StringToJson(States.ArrayGetItem(States.StringSplit($.settle.cause.errorMessage, ' '), 0))");
@@ -81,7 +84,7 @@ describe('the state machine', () => {
   it("runs a turn's tool calls concurrently, up to the agent's toolConcurrency, keeping no result in the state", () => {
     const map = states['ToolCalls']!;
     expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.step.result.calls', MaxConcurrency: 10, ResultPath: null });
-    expect(map.ItemSelector).toEqual({ 'runId.$': '$.run.result.runId', 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', 'needsApproval.$': '$$.Map.Item.Value.needsApproval' });
+    expect(map.ItemSelector).toEqual({ 'runId.$': '$.run.result.runId', 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', approval: false });
   });
 
   it('refuses a toolConcurrency an inline Map cannot run, naming it', () => {

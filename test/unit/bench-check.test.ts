@@ -175,13 +175,14 @@ describe('bench/check.ts speed limits', () => {
 
   const overhead = (ratios: Record<string, number>) => ({
     results: [
-      ...Object.entries(ratios).map(([target, cpuRatioToFloor]) => ({ target, msPerStep: 2 * cpuRatioToFloor, cpuMsPerStep: 1.4 * cpuRatioToFloor, cpuRatioToFloor, transitionsPerStep: 3.15, peakRssMb: 150, runs: 3 })),
-      { target: 'floor: bare interpreter, stub tasks', msPerStep: 2, cpuMsPerStep: 1.4, transitionsPerStep: 3.15, peakRssMb: 130, runs: 3 },
+      ...Object.entries(ratios).map(([target, cpuRatioToFloor]) => ({ target, msPerStep: 2 * cpuRatioToFloor, cpuMsPerStep: 1.4 * cpuRatioToFloor, cpuRatioToFloor, transitionsPerStep: 1.91, peakRssMb: 150, runs: 3 })),
+      { target: 'floor: bare interpreter, stub tasks', msPerStep: 2, cpuMsPerStep: 1.4, transitionsPerStep: 1.91, peakRssMb: 130, runs: 3 },
     ],
     cliRuns: [{ ledger: 'memory', wallMs: 7_800, peakRssMb: 126 }],
     aws: {
-      transitionsPerStep: 3.15,
-      per100StepRun: { stepFunctions: { dollars: 0.0079, transitions: 315 }, lambdaRequests: { dollars: 0.00003, invocations: 155 }, lambdaDuration: { dollars: 0.0027, gbSeconds: 0.2 }, dynamodb: null, dollars: 0.011 },
+      transitionsPerStep: 1.91,
+      loopTransitions: { perStep: 1.84, perTurn: 4, perToolCall: 1 },
+      per100StepRun: { stepFunctions: { dollars: 0.0048, transitions: 191 }, lambdaRequests: { dollars: 0.00003, invocations: 155 }, lambdaDuration: { dollars: 0.0027, gbSeconds: 0.2 }, dynamodb: null, dollars: 0.011 },
       lambdaDollarsPerSecondWaiting: 0.0000067,
     },
     parallelTurn: { calls: 4, toolLatencyMs: 1_000, turnMs: 1_000, mostInFlight: 4 },
@@ -265,5 +266,37 @@ describe('bench/aws-cost.ts', () => {
     expect(bill.dynamodb!.dollars).toBeCloseTo(1000 * AWS_PRICES.dynamodbPerReadUnit + 300 * AWS_PRICES.dynamodbPerWriteUnit, 12);
     expect(bill.shares.stepFunctions + bill.shares.lambda + bill.shares.dynamodb!).toBeCloseTo(1, 12);
     expect(awsBill({ transitions: 2.62, lambdaInvocations: 1.34, lambdaGbSeconds: 0.002 }, 100).shares.dynamodb).toBeNull();
+  });
+});
+
+describe('bench/check.ts: state transitions in the loop (issue 38: ≤ 2 per agent step)', () => {
+  const report = (loopTransitions: Record<string, number>) => ({
+    results: [
+      { target: 'embedded ledger, in memory', msPerStep: 2, cpuMsPerStep: 1.4, cpuRatioToFloor: 3, transitionsPerStep: 2.1, peakRssMb: 150, runs: 3 },
+      { target: 'floor: bare interpreter, stub tasks', msPerStep: 1, cpuMsPerStep: 0.7, transitionsPerStep: 2.1, peakRssMb: 130, runs: 3 },
+    ],
+    cliRuns: [{ ledger: 'memory', wallMs: 7_800, peakRssMb: 126 }],
+    aws: {
+      transitionsPerStep: 2.1,
+      loopTransitions,
+      per100StepRun: { stepFunctions: { dollars: 0.005, transitions: 210 }, lambdaRequests: { dollars: 0.00003, invocations: 131 }, lambdaDuration: { dollars: 0.0027, gbSeconds: 0.2 }, dynamodb: null, dollars: 0.008 },
+      lambdaDollarsPerSecondWaiting: 0.0000067,
+    },
+    parallelTurn: { calls: 4, toolLatencyMs: 1_000, turnMs: 1_000, mostInFlight: 4 },
+  });
+  const transitionLines = (loop: Record<string, number>) => checkReport('overhead', text(report(loop))).filter((line) => line.startsWith('aws.'));
+
+  it("passes today's loop (CallTool alone per call; BudgetCheck, ContinueOrStop, CallModel and ToolCalls per turn)", () => {
+    expect(transitionLines({ perStep: 1.84, perTurn: 4, perToolCall: 1 })).toEqual([]);
+  });
+
+  it('fails the loop with the NeedsApproval Choice each call had, and a state added to the turn', () => {
+    expect(transitionLines({ perStep: 2.56, perTurn: 4, perToolCall: 2 })).toEqual(['aws.loopTransitions.perToolCall: 2 state transitions per tool call: over the bound of 1 (a state added to each call\'s iteration is billed on every call)']);
+    expect(transitionLines({ perStep: 2.12, perTurn: 5, perToolCall: 1 })).toEqual(['aws.loopTransitions.perTurn: 5 state transitions per model turn: over the bound of 4 (a state added to the turn is billed on every turn)']);
+  });
+
+  it('fails a report that does not say it', () => {
+    const { loopTransitions: _gone, ...aws } = report({ perStep: 1.84, perTurn: 4, perToolCall: 1 }).aws;
+    expect(checkReport('overhead', text({ ...report({}), aws }))).toContainEqual(expect.stringMatching(/^aws\.loopTransitions: /));
   });
 });
