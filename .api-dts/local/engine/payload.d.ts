@@ -1,1 +1,0 @@
-export declare function containsString(value: unknown, needle: string): boolean;
