@@ -44,7 +44,7 @@ export const RunOptions = z
     model: z
       .string()
       .min(1)
-      .refine((spec) => isModelSpec(spec), { message: 'expected "provider:model-id" with provider one of sim, anthropic, bedrock, openai (e.g. anthropic:claude-sonnet-4-5)' })
+      .refine((spec) => isModelSpec(spec), { message: 'expected "provider:model-id" with provider one of sim, anthropic, bedrock, openai (e.g. anthropic:claude-sonnet-4-6)' })
       .optional(),
     /** `savepoint resume <runId>`: the run must exist; its day comes from the ledger. */
     resume: z.boolean().default(false),

@@ -126,7 +126,7 @@ export interface DurableAgentProps {
    * Model prices by `provider:model-id`, in dollars per million tokens, over the built-in table
    * and the agent's own `prices`: for a model the table lacks, or an account's own prices. Every
    * function gets them (they are part of each run's fingerprint); checked at synth.
-   * @example { 'bedrock:eu.anthropic.claude-sonnet-4-5-20250929-v1:0': { inputPerMTok: 3.3, outputPerMTok: 16.5, cacheWritePerMTok: 4.125, cacheReadPerMTok: 0.33 } }
+   * @example { 'bedrock:eu.anthropic.claude-haiku-4-5-20251001-v1:0': { inputPerMTok: 1.1, outputPerMTok: 5.5, cacheWritePerMTok: 1.375, cacheReadPerMTok: 0.11 } }
    * @default none: the agent's prices over the built-in table (lambdas/models/prices.ts)
    */
   readonly prices?: Readonly<Record<string, Price>>;

@@ -124,11 +124,11 @@ export type TraceRedactor = (attribute: string, value: string, record: TurnRecor
 export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld = DevWorld> {
   /** Names the agent in runs, stacks and the CLI: lowercase letters, digits and dashes. */
   readonly name: string;
-  /** `provider:model-id`, e.g. `sim:savepoint-sim-1`, `anthropic:claude-sonnet-4-5`. */
+  /** `provider:model-id`, e.g. `sim:savepoint-sim-1`, `anthropic:claude-sonnet-4-6`. */
   readonly model: string;
   /**
    * Where turns go while the model's provider is down (its circuit breaker open), e.g.
-   * `bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0` behind `anthropic:claude-sonnet-4-5`.
+   * `bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0` behind `anthropic:claude-sonnet-4-6`.
    * Each turn records the model that answered it. @default none: the run waits for the provider
    */
   readonly fallbackModel?: string;

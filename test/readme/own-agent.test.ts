@@ -378,7 +378,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   it.concurrent("runs the README's commands for a real provider as written, each provider's API the strict local wire server of sim/wire (the key this test's, its endpoint variable added)", async () => {
     const block = readmeInline(/### Running the examples on a real provider\n[\s\S]*?```sh\n([\s\S]*?)\n```/, 'provider commands');
     const commands = block.split('\n').filter((line) => !line.startsWith('#')).map(shellWords);
-    expect(commands.map((words) => words.find((word) => word.includes(':') && !word.includes('=')))).toEqual(['anthropic:claude-sonnet-4-5', 'openai:gpt-5-mini', 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0']);
+    expect(commands.map((words) => words.find((word) => word.includes(':') && !word.includes('=')))).toEqual(['anthropic:claude-sonnet-4-6', 'openai:gpt-5-mini', 'bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0']);
     // The examples' own scripted models answer through each provider's wire format, as a real model would.
     const policies = { 'refund-reconciler': refundReconciler.dev!.policy!, 'support-triage': supportTriage.dev!.policy! };
     // Not the machine's keys or endpoints: only what the command sets, and the server's address.
@@ -537,7 +537,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const readsKey = (step: string) => statementsOfStep(step).some((statement) => JSON.stringify(statement.Action).includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes('secret:savepoint/anthropic-api-key'));
     expect(steps.filter(readsKey).sort()).toEqual(['call-model', 'compact']);
     const invokes = statementsOfStep('call-model').filter((statement) => JSON.stringify(statement.Action).includes('bedrock:InvokeModel'));
-    expect(JSON.stringify(invokes.map((statement) => statement.Resource))).toContain('inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0');
+    expect(JSON.stringify(invokes.map((statement) => statement.Resource))).toContain('inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0');
   }, 240_000);
 
   /**
