@@ -7,8 +7,8 @@ import { dayWithSteps } from './workload.js';
 const BIN = new URL('../bin/savepoint.js', import.meta.url).pathname;
 const PEAK_RSS = new URL('./peak-rss.mjs', import.meta.url).pathname;
 
-/** The `savepoint run` flags of each ledger: in memory (`--memory`), on disk (the default), DynamoDB on dynalite. */
-export const CLI_LEDGERS = { memory: ['--memory'], disk: [], dynalite: ['--ledger', 'dynalite'] } as const;
+/** The `savepoint run` flags of each ledger: in memory (`--memory`), on disk (the default), on disk synced (`--durability sync`), DynamoDB on dynalite. */
+export const CLI_LEDGERS = { memory: ['--memory'], disk: [], 'disk-sync': ['--durability', 'sync'], dynalite: ['--ledger', 'dynalite'] } as const;
 
 export interface CliRun {
   ledger: keyof typeof CLI_LEDGERS;

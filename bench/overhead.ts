@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- --overhead [--steps 100] [--runs 10] [--ledgers memory,disk,dynalite] [--json]`:
+ * `npm run bench -- --overhead [--steps 100] [--runs 10] [--ledgers memory,disk,dynalite] [--json]`
+ * (`disk-sync` among the ledgers: on disk with `durability: 'sync'`, every write fdatasync'd):
  * what the harness costs per agent step.
  *
  * The workload: the refund reconciler on a day of N agent steps (model turns + tool calls), p = 0,
@@ -59,7 +60,7 @@ import { parallelTurnLatency } from './parallel-turn.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-export const TARGETS = { memory: 'embedded ledger, in memory', disk: 'embedded ledger, on disk', dynalite: 'DynamoDB ledger on dynalite' } as const;
+export const TARGETS = { memory: 'embedded ledger, in memory', disk: 'embedded ledger, on disk', 'disk-sync': 'embedded ledger, on disk, durability sync', dynalite: 'DynamoDB ledger on dynalite' } as const;
 export type Target = keyof typeof TARGETS;
 /** Which model answers a row's runs (see the header). */
 export type ModelKind = 'scripted' | 'wire';
@@ -211,6 +212,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     // Only the ledger goes to disk: the provider is reset to the same day before every run.
     worldInMemory: true,
     ledger: (target === 'dynalite' ? 'dynalite' : 'embedded') satisfies LedgerKind,
+    ...(target === 'disk-sync' && { durability: 'sync' as const }),
     decorateLedger: (ledger) => (counter = countingLedger(runScopedEffects(ledger))).ledger,
     ...(model === 'scripted' && { wrapModel: scripted.wrap }),
   });

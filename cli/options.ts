@@ -24,6 +24,11 @@ export const engineOptions = {
   crashRate: (brief: Brief = {}) => new Option('--crash-rate <p>', asForRun('end the process with SIGKILL at any step boundary with this probability', brief)).default('0'),
   crashSeed: (brief: Brief = {}) => new Option('--crash-seed <n>', asForRun('seed of --crash-rate (default: --seed)', brief)),
   maxRecoveries: () => new Option('--max-recoveries <n>', 'automatic recoveries in a row without progress before a run is given up (default 3)'),
+  durability: (brief: Brief = {}) =>
+    new Option(
+      '--durability <mode>',
+      asForRun("when the ledger on disk acknowledges a write: async (in the OS's page cache: a killed process loses nothing, a power loss may lose the last writes) or sync (fdatasync'd: a power loss loses nothing acknowledged, ~0.3–0.4 ms a write); default async", brief),
+    ).choices(['sync', 'async']),
   template: () => new Option('--template <file>', 'run this synthesized template (e.g. cdk.out/Savepoint.template.json) instead of synthesizing the stack'),
   wait: () => new Option('--wait', 'with --stack: wait for the run to finish and report it').default(false),
   prices: (brief: Brief = {}) =>

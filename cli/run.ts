@@ -70,6 +70,8 @@ export const RunOptions = z
     memory: z.boolean(),
     /** The ledger: embedded (the default) or the DynamoDB ledger on dynalite. */
     ledger: z.enum(['embedded', 'dynalite']).optional(),
+    /** When the ledger on disk acknowledges a write (LocalStackOptions.durability). */
+    durability: z.enum(['sync', 'async']).optional(),
     worldData: z.string().min(1).optional(),
     /** A synthesized template (e.g. `cdk synth`'s) to run instead of synthesizing the stack here. */
     template: z.string().min(1).optional(),
@@ -83,7 +85,11 @@ export const RunOptions = z
     path: ['crashAt'],
     message: 'crash injection needs a state directory to recover from (drop --memory)',
   })
-  .refine((options) => !options.resume || options.runId !== undefined, { path: ['runId'], message: 'resume needs the id of the run' });
+  .refine((options) => !options.resume || options.runId !== undefined, { path: ['runId'], message: 'resume needs the id of the run' })
+  .refine((options) => options.durability === undefined || (!options.memory && options.ledger !== 'dynalite'), {
+    path: ['durability'],
+    message: 'durability is the embedded ledger on disk\'s (drop --memory and --ledger dynalite, or drop --durability)',
+  });
 export type RunOptions = z.infer<typeof RunOptions>;
 
 /** How long an approval waits when nobody can answer (no terminal, `--approve wait`): then it escalates. */
@@ -139,6 +145,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     agent,
     ...(prices && { prices }),
     ledger: chooseLedger(stateDir, options.ledger),
+    ...(options.durability && { durability: options.durability }),
     worldData: worldData.path,
     stateDir,
     failRate: options.failRate,

@@ -15,6 +15,7 @@ export function registerResumeCommand(program: Command): void {
     .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time')
     .addOption(engineOptions.worldData({ brief: true }))
     .addOption(engineOptions.ledger({ brief: true }))
+    .addOption(engineOptions.durability({ brief: true }))
     .addOption(engineOptions.json())
     .addOption(engineOptions.crashAt({ brief: true }))
     .addOption(engineOptions.crashRate({ brief: true }))

@@ -38,6 +38,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(new Option('--on-budget-exceeded <mode>', 'stop, or ask a person to extend the budget (default stop)').choices(['stop', 'ask']))
     .option('--memory', 'keep nothing: in-memory ledger and simulated world', false)
     .addOption(engineOptions.ledger())
+    .addOption(engineOptions.durability())
     .addOption(engineOptions.worldData())
     .addOption(engineOptions.json())
     .option('--force', 'resume a run even though the code changed since it started', false)

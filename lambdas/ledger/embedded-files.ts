@@ -44,7 +44,7 @@ export interface LedgerDir {
  * key shows it existed, and a damaged one — before the file is touched, so it is left exactly as
  * it was found — and brings the index up to date (`refresh`).
  */
-export function openLedgerDir(dir: string, options: { sealer?: LedgerSealer; onNote: (note: string) => void; create: boolean }, refresh: RefreshOptions): LedgerDir {
+export function openLedgerDir(dir: string, options: { sealer?: LedgerSealer; onNote: (note: string) => void; create: boolean; fsync?: boolean }, refresh: RefreshOptions): LedgerDir {
   if (options.create) mkdirSync(dir, { recursive: true });
   const lock = LockFile.acquire(join(dir, 'ledger.lock'), options.onNote);
   let head: LogHead | undefined;
@@ -55,7 +55,7 @@ export function openLedgerDir(dir: string, options: { sealer?: LedgerSealer; onN
     // head, or the seal key made with it, is the evidence that it existed.
     const keyExisted = existsSync(keyPath);
     const sealer = options.sealer ?? hmacSealer(readOrCreateKeyFile(keyPath));
-    head = LogHead.open(join(dir, 'ledger.head'));
+    head = LogHead.open(join(dir, 'ledger.head'), { fsync: options.fsync ?? false });
     refuseMissingLog(logPath, head, keyExisted && options.sealer === undefined, dir);
     const index = refreshIndex(logPath, join(dir, INDEX_FILE), sealer, head, refresh);
     const opened = head;

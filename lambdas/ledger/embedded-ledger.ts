@@ -17,7 +17,10 @@ import { runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../record
 export interface EmbeddedLedgerOptions {
   /** Directory the ledger persists to (created if needed; one process at a time). @default in memory */
   readonly dir?: string;
-  /** fdatasync after every write, to survive an OS crash too (see `AppendLogOptions.fsync`). @default false */
+  /**
+   * fdatasync the log and its head after every write, before it is acknowledged: a power loss or an
+   * OS crash loses nothing acknowledged (see `AppendLogOptions.fsync` for the cost). @default false
+   */
   readonly fsync?: boolean;
   /**
    * Compact on open when the log holds more than `ratio` times the bytes of the live state, and at
@@ -89,7 +92,7 @@ export class EmbeddedLedger extends TieredStore {
     if (options.dir === undefined) return new EmbeddedLedger(options.sealer ?? ephemeralSealer());
     const onNote = options.onNote ?? ((note: string) => console.warn(`savepoint ledger: ${note}`));
     // Refused before the file is touched: a damaged log is left exactly as it was found.
-    const files = openLedgerDir(options.dir, { ...(options.sealer && { sealer: options.sealer }), onNote, create: true }, { verify: 'chain' });
+    const files = openLedgerDir(options.dir, { ...(options.sealer && { sealer: options.sealer }), onNote, create: true, fsync: options.fsync ?? false }, { verify: 'chain' });
     let log: AppendLog<LogEntry> | undefined;
     try {
       log = AppendLog.openToAppend<LogEntry>(files.logPath, files.index.log, { fsync: options.fsync, onNote });

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import type { Key } from './protocol.js';
 import type { LedgerSealer } from './seal.js';
@@ -148,9 +148,11 @@ export class LogHead {
     private fd: number | undefined,
     readonly existed: boolean,
     private state: { lines: number; chain: string; mac: string; previous?: { lines: number; chain: string } },
+    /** fdatasync after every write: the head reaches the disk before the write it counts is acknowledged. */
+    private readonly fsync = false,
   ) {}
 
-  static open(path: string): LogHead {
+  static open(path: string, options: { fsync?: boolean } = {}): LogHead {
     const text = existsSync(path) ? readFileSync(path, 'utf8').trim() : '';
     // An empty head: the process died between creating it and its first write (nothing was logged yet).
     const existed = text !== '';
@@ -163,7 +165,7 @@ export class LogHead {
         throw new LedgerIntegrityError({ record: path }, 'the file is not a ledger head (expected {"lines", "chain", "mac"})');
       }
     }
-    return new LogHead(path, existed ? openSync(path, 'r+') : undefined, existed, state);
+    return new LogHead(path, existed ? openSync(path, 'r+') : undefined, existed, state, options.fsync ?? false);
   }
 
   get lines(): number {
@@ -189,6 +191,7 @@ export class LogHead {
     const text = JSON.stringify(this.state).padEnd(HEAD_BYTES - 1, ' ');
     this.fd ??= openSync(this.path, 'w+', 0o600);
     writeSync(this.fd, `${text}\n`, 0);
+    if (this.fsync) fdatasyncSync(this.fd);
   }
 
   close(): void {

@@ -19,17 +19,20 @@ export async function openLocalLedger(
     template,
     sealer,
     memory = {},
+    fsync = false,
   }: {
     kind: LedgerKind;
     stateDir: string | undefined;
     template: CfnTemplateJson;
     sealer?: LedgerSealer | undefined;
     memory?: Pick<EmbeddedLedgerOptions, 'retainFinishedRuns' | 'retainEffects' | 'listedFinishedRuns'> | undefined;
+    /** fdatasync the log and its head before a write is acknowledged (`durability: 'sync'`). */
+    fsync?: boolean;
   },
   closers: (() => Promise<void> | void)[],
 ): Promise<{ ledger: StorageLedger; endpoint: { ledger: string } | { dynamodb: string } }> {
   if (kind === 'embedded') {
-    const embedded = EmbeddedLedger.open({ dir: stateDir, ...(sealer && { sealer }), ...memory });
+    const embedded = EmbeddedLedger.open({ dir: stateDir, ...(sealer && { sealer }), ...memory, fsync });
     closers.push(() => embedded.close());
     const served = await serveLedger(embedded);
     closers.push(served.close);

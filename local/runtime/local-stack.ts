@@ -84,7 +84,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // an agent whose tools outlast its functions fails as their cold starts fail on AWS.
     assertDeployable(template);
     assertToolsFitTemplate(agent, template);
-    const opened = await openLocalLedger({ kind: options.ledger ?? 'embedded', stateDir: options.stateDir, template, sealer: options.sealer, memory: options.ledgerMemory }, closers);
+    const opened = await openLocalLedger({ kind: options.ledger ?? 'embedded', stateDir: options.stateDir, template, sealer: options.sealer, memory: options.ledgerMemory, fsync: options.durability === 'sync' }, closers);
     if (sink) closers.push(() => sink.shutdown());
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
     const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;

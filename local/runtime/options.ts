@@ -18,6 +18,9 @@ import type { PriceOverrides } from '../../lambdas/models/prices.js';
 import type { BudgetCaps } from '../../lambdas/records/ledger-records.js';
 
 /** What `startLocalStack` (local/runtime/local-stack.ts) is asked to run, and how. */
+/** When the embedded ledger on disk acknowledges a write (`LocalStackOptions.durability`). */
+export type Durability = 'sync' | 'async';
+
 export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   /** The agent to run: its steps, its simulated world and its scripted model. */
   readonly agent: AgentDefinition<any, any, World>;
@@ -166,6 +169,15 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * growth benchmark makes them small, so that they fill within its first runs. @default the ledger's
    */
   readonly ledgerMemory?: Pick<EmbeddedLedgerOptions, 'retainFinishedRuns' | 'retainEffects' | 'listedFinishedRuns'>;
+  /**
+   * When the embedded ledger on disk acknowledges a write. `async`: once it is in the operating
+   * system's page cache — a killed process loses nothing acknowledged, a power loss or an OS crash
+   * may lose the writes of the last seconds (README, "Guarantees and their limits"). `sync`: once
+   * the log and then its head are on the disk (fdatasync each): a power loss loses nothing
+   * acknowledged, at about three times the time of a step on this machine's disk.
+   * @default 'async'
+   */
+  readonly durability?: Durability;
   /** Whether the simulated model is sent cache breakpoints (off: the uncached baseline). @default true */
   readonly promptCaching?: boolean;
   /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */
