@@ -1,3 +1,4 @@
+import { toolSecretsFromEnv } from '../lambdas/tools/secrets.js';
 import { waitForChain } from '../local/runtime/chain.js';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
@@ -151,6 +152,8 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     failRate: options.failRate,
     seed: options.seed,
     onApproval,
+    // Tool credentials from SAVEPOINT_TOOL_SECRET_<NAME> (on AWS: the construct's toolSecrets).
+    toolSecrets: toolSecretsFromEnv(process.env),
     ...(template && { template }),
     ...(options.maxRecoveries && { recovery: { maxWithoutProgress: options.maxRecoveries } }),
     log: logFile ? (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`, { mode: 0o600 }) : undefined,

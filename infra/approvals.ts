@@ -1,10 +1,13 @@
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
+import { Stack, Token } from 'aws-cdk-lib';
+import { PolicyStatement, ServicePrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Topic } from 'aws-cdk-lib/aws-sns';
+import { SubscriptionFilter, Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { principalDirectory, principalPatternProblem, type PrincipalDirectory } from '../lambdas/approvals/people.js';
+import { keyPolicy, macKey, onlyReaders, pinKeyPolicy } from './keys.js';
 
 /** Who decides an agent's approvals, and how they are told (`DurableAgentProps.approvals`). */
 export interface ApprovalSettings {
@@ -18,8 +21,51 @@ export interface ApprovalSettings {
   readonly separationOfDuties?: boolean;
   /** Above this amount (minor units), two different approvers must approve. @default none */
   readonly secondApproverAboveMinor?: number;
-  /** An SNS topic approvers can subscribe to (mail, chat), next to the EventBridge event. @default false */
+  /**
+   * An SNS topic (encrypted with a customer-managed KMS key) that carries each approver's link in a
+   * message of its own with the attribute `approver`: subscribe each approver with the filter policy
+   * `{"approver": ["<their address>"]}` (approvers given as e-mail addresses at synth are subscribed
+   * so). The event on the default bus carries no link. `false` with `approvers` fails the synth: the
+   * links would reach nobody.
+   * @default true when there are approvers (links), else false
+   */
   readonly topic?: boolean;
+  /**
+   * Who may decide through the IAM-signed API, by person: each key a person (the same name as their
+   * link address in `approvers`, if they have one: then both are one person), each value the IAM
+   * principals that are them — an IAM user ARN, a role ARN (every session of it is that person), or
+   * an IAM Identity Center session ARN (`arn:aws:sts::<account>:assumed-role/AWSReservedSSO_<set>_<id>/<user>`,
+   * wildcards allowed in the user). The API's resource policy denies everyone else, and the callback
+   * refuses them (lambdas/approvals/people.ts).
+   * @example { 'alice@example.com': 'arn:aws:sts::111122223333:assumed-role/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b/alice@example.com' }
+   * @default none: nobody decides by IAM, only by signed link
+   */
+  readonly approverPrincipals?: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * Who may start runs through the runs API (`POST /runs`), by person, as `approverPrincipals`: a
+   * run is recorded as started by that person, so separation of duties knows them whichever way
+   * they decide. The API's resource policy denies everyone else.
+   * @default anyone IAM lets call the runs API, recorded as their principal
+   */
+  readonly starterPrincipals?: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * What a run needs whose starter is nobody the deployment names — a plain `StartExecution`, the
+   * schedule (anyone who may start the state machine can write a scheduled event), a runs-API caller
+   * in neither list: `two-approvers`, two different people approve each of its approvals, so nobody
+   * approves alone a run they may have started; `any-approver` gives that up. Only with separation of duties.
+   * @default 'two-approvers'
+   */
+  readonly unknownStarter?: 'two-approvers' | 'any-approver';
+  /**
+   * Which decision key signs: KMS rotates no HMAC key (neither automatically nor on demand), so a
+   * rotation is a new key. Raising it creates a new key (the old one is retained, with its policy)
+   * and the callback signs with it; list the old key's ARN in `previousDecisionKeys` until no
+   * decision it signed is still to be applied. Each decision names the key it was signed with.
+   * @default 1
+   */
+  readonly decisionKeyVersion?: number;
+  /** ARNs of decision keys this deployment replaced: decisions they signed still verify. @default none */
+  readonly previousDecisionKeys?: readonly string[];
 }
 
 export interface ApprovalMachineryProps {
@@ -42,13 +88,16 @@ export interface ApprovalMachineryProps {
 
 /**
  * What approvals need on AWS, each grant to the one function that needs it:
- *   - the approval-requested event (EventBridge `PutEvents` on the default bus) and an optional
- *     SNS topic, for RequestApproval;
+ *   - the approval-requested event (EventBridge `PutEvents` on the default bus, with no link) and
+ *     the approvers' topic (SNS, its own KMS key), for RequestApproval: each link in its approver's
+ *     message only;
  *   - the link key (a generated Secrets Manager secret), read by RequestApproval (signs links)
- *     and the callback (verifies them);
- *   - the decision key (a KMS HMAC key): the callback may `GenerateMac` and `VerifyMac`, CallTool
- *     and BudgetCheck (budget extensions) only `VerifyMac` — nothing else that can write to the table can forge a decision;
- *   - the starter key (a KMS HMAC key): the runs API may `GenerateMac`, StartRun only `VerifyMac` —
+ *     and the callback (verifies them), and by no one else: its resource policy denies every other
+ *     principal (infra/keys.ts);
+ *   - the decision key (a KMS HMAC key whose key policy names its users: infra/keys.ts): the
+ *     callback may `GenerateMac` and `VerifyMac`, CallTool and BudgetCheck (budget extensions) only
+ *     `VerifyMac`; the account administers it and cannot sign — nothing else can forge a decision;
+ *   - the starter key (likewise): the runs API may `GenerateMac`, StartRun only `VerifyMac` —
  *     a run's recorded starter is the principal API Gateway verified, never a field of the input
  *     (lambdas/runs/starter.ts);
  *   - the policy (separation of duties, a second approver) as the callback's environment: set by
@@ -59,6 +108,8 @@ export class ApprovalMachinery extends Construct {
   readonly starterKey?: Key;
   readonly linkKey?: Secret;
   readonly topic?: Topic;
+  /** The approvals topic's key (a customer-managed KMS key: SNS and RequestApproval may use it). */
+  readonly topicKey?: Key;
 
   constructor(scope: Construct, id: string, props: ApprovalMachineryProps) {
     super(scope, id);
@@ -73,15 +124,36 @@ export class ApprovalMachinery extends Construct {
     requestApproval.addToRolePolicy(
       new PolicyStatement({ actions: ['events:PutEvents'], resources: [Stack.of(this).formatArn({ service: 'events', resource: 'event-bus', resourceName: 'default' })] }),
     );
-    if (settings.topic) {
-      this.topic = new Topic(this, 'ApprovalTopic', { displayName: 'savepoint approvals', enforceSSL: true });
-      this.topic.grantPublish(requestApproval);
+    // Links only make sense with a page to open them on.
+    const links = Boolean(approvers && props.pageUrl && callback);
+    // A link is its approver's credential: it travels only on the topic, one message per approver
+    // (the event on the default bus carries none: any rule there would receive it).
+    if (links && settings.topic === false) {
+      throw new Error('approvals.topic: false leaves the approvers\' links no way to reach them (they are sent on the encrypted topic only); drop it, or drop approvals.approvers');
+    }
+    if (settings.topic ?? links) {
+      // Encrypted with a key of its own: SNS may use it for the topic, RequestApproval only through SNS.
+      this.topicKey = new Key(this, 'ApprovalTopicKey', { description: 'Encrypts the approvals topic (the approvers\' links)', enableKeyRotation: true });
+      const { region, account } = Stack.of(this);
+      pinKeyPolicy(
+        this.topicKey,
+        keyPolicy([
+          { sid: 'RequestApprovalPublishesThroughSns', principals: [roleOf(requestApproval)], actions: ['kms:GenerateDataKey*', 'kms:Decrypt'], conditions: { StringEquals: { 'kms:ViaService': `sns.${region}.amazonaws.com` } } },
+          { sid: 'SnsUsesItForTheTopic', principals: [new ServicePrincipal('sns.amazonaws.com')], actions: ['kms:GenerateDataKey*', 'kms:Decrypt'], conditions: { StringEquals: { 'aws:SourceAccount': account } } },
+        ]),
+      );
+      this.topic = new Topic(this, 'ApprovalTopic', { displayName: 'savepoint approvals', enforceSSL: true, masterKey: this.topicKey });
+      // Not `grantPublish`: it would grant the key's use in the role's policy too; the key policy names the role.
+      requestApproval.addToRolePolicy(new PolicyStatement({ actions: ['sns:Publish'], resources: [this.topic.topicArn] }));
       requestApproval.addEnvironment('APPROVAL_TOPIC_ARN', this.topic.topicArn);
+      // Approvers named at synth get their own e-mail subscription, filtered to their own messages.
+      for (const address of literalApprovers(settings.approvers)) {
+        this.topic.addSubscription(new EmailSubscription(address, { filterPolicy: { approver: SubscriptionFilter.stringFilter({ allowlist: [address] }) } }));
+      }
     }
     if (!callback) return;
 
-    // Links only make sense with a page to open them on.
-    if (approvers && props.pageUrl) {
+    if (links) {
       this.linkKey = new Secret(this, 'LinkKey', {
         description: 'HMAC key of the signed approval links',
         generateSecretString: { passwordLength: 64, excludePunctuation: true },
@@ -90,37 +162,85 @@ export class ApprovalMachinery extends Construct {
         this.linkKey.grantRead(fn);
         fn.addEnvironment('APPROVAL_LINK_SECRET_ARN', this.linkKey.secretArn);
       }
-      requestApproval.addEnvironment('APPROVAL_PAGE_URL', props.pageUrl);
+      // Only they read it: an administrator's secretsmanager:* signs no link.
+      onlyReaders(this.linkKey, () => [roleOf(requestApproval).roleArn, roleOf(callback).roleArn]);
+      requestApproval.addEnvironment('APPROVAL_PAGE_URL', props.pageUrl!);
       requestApproval.addEnvironment('APPROVERS', approvers);
     }
 
-    this.decisionKey = new Key(this, 'DecisionKey', {
-      description: 'Signs approval decisions (only the approval callback can)',
-      keySpec: KeySpec.HMAC_256,
-      keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
-      removalPolicy: RemovalPolicy.RETAIN,
-      pendingWindow: Duration.days(30),
-    });
-    this.decisionKey.grant(callback, 'kms:GenerateMac', 'kms:VerifyMac');
+    // Only the callback signs decisions; CallTool and BudgetCheck (budget extensions) verify them.
     const verifiers = [callTool, ...(props.budgetCheck ? [props.budgetCheck] : [])];
-    for (const fn of verifiers) this.decisionKey.grant(fn, 'kms:VerifyMac');
+    const keyVersion = settings.decisionKeyVersion ?? 1;
+    if (!Number.isInteger(keyVersion) || keyVersion < 1) throw new Error(`approvals.decisionKeyVersion must be a whole number ≥ 1, got ${settings.decisionKeyVersion}`);
+    // Version 1 keeps the id it always had: a new id is a new key (the old one is retained).
+    this.decisionKey = macKey(this, keyVersion === 1 ? 'DecisionKey' : `DecisionKeyV${keyVersion}`, 'Signs approval decisions (only the approval callback can)', [
+      { sid: 'CallbackSignsDecisions', principals: [roleOf(callback)], actions: ['kms:GenerateMac', 'kms:VerifyMac'] },
+      { sid: 'StepsVerifyDecisions', principals: verifiers.map(roleOf), actions: ['kms:VerifyMac'] },
+    ]);
     for (const fn of [callback, ...verifiers]) fn.addEnvironment('DECISION_KEY_ID', this.decisionKey.keyArn);
+    const previous = settings.previousDecisionKeys ?? [];
+    for (const arn of previous) if (!Token.isUnresolved(arn) && !/^arn:aws[\w-]*:kms:[\w-]+:\d{12}:key\/[\w-]+$/.test(arn)) throw new Error(`approvals.previousDecisionKeys: expected a KMS key ARN, got ${JSON.stringify(arn)}`);
+    if (previous.length > 0) for (const fn of [callback, ...verifiers]) fn.addEnvironment('DECISION_PREVIOUS_KEY_IDS', previous.join(','));
 
     if (props.runsApi && props.startRun) {
       // A key of its own: the approval callback cannot sign a starter, nor the runs API a decision.
-      this.starterKey = new Key(this, 'StarterKey', {
-        description: 'Signs who started a run (only the runs API can)',
-        keySpec: KeySpec.HMAC_256,
-        keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
-        removalPolicy: RemovalPolicy.RETAIN,
-        pendingWindow: Duration.days(30),
-      });
-      this.starterKey.grant(props.runsApi, 'kms:GenerateMac');
-      this.starterKey.grant(props.startRun, 'kms:VerifyMac');
+      this.starterKey = macKey(this, 'StarterKey', 'Signs who started a run (only the runs API can)', [
+        { sid: 'RunsApiSignsStarters', principals: [roleOf(props.runsApi)], actions: ['kms:GenerateMac'] },
+        { sid: 'StartRunVerifiesStarters', principals: [roleOf(props.startRun)], actions: ['kms:VerifyMac'] },
+      ]);
       for (const fn of [props.runsApi, props.startRun]) fn.addEnvironment('STARTER_KEY_ID', this.starterKey.keyArn);
     }
 
     callback.addEnvironment('SEPARATION_OF_DUTIES', String(settings.separationOfDuties ?? true));
+    // Who is who (lambdas/approvals/people.ts): the callback resolves deciders, the runs API starters.
+    const { UNKNOWN_STARTER, ...directories } = peopleEnvironment(settings);
+    if (UNKNOWN_STARTER) callback.addEnvironment('UNKNOWN_STARTER', UNKNOWN_STARTER);
+    for (const [name, value] of Object.entries(directories)) {
+      callback.addEnvironment(name, value);
+      props.runsApi?.addEnvironment(name, value);
+    }
     if (settings.secondApproverAboveMinor !== undefined) callback.addEnvironment('SECOND_APPROVER_ABOVE_MINOR', String(settings.secondApproverAboveMinor));
   }
+}
+
+/** The deployment's people, checked at synth (a bad principal names its setting, person and pattern). */
+export function peopleOf(settings: ApprovalSettings): { approverPrincipals: PrincipalDirectory; starterPrincipals?: PrincipalDirectory } {
+  const check = (setting: 'approverPrincipals' | 'starterPrincipals'): PrincipalDirectory | undefined => {
+    const given = settings[setting];
+    if (given === undefined) return undefined;
+    const directory = principalDirectory(given);
+    for (const [person, patterns] of Object.entries(directory)) {
+      if (person.trim() === '' || person.length > 200) throw new Error(`approvals.${setting}: a person's name must be 1-200 characters, got ${JSON.stringify(person)}`);
+      if (patterns.length === 0) throw new Error(`approvals.${setting}.${person}: name at least one principal`);
+      for (const pattern of patterns) {
+        const problem = principalPatternProblem(pattern);
+        if (problem) throw new Error(`approvals.${setting}.${person}: ${problem}`);
+      }
+    }
+    return directory;
+  };
+  const starters = check('starterPrincipals');
+  return { approverPrincipals: check('approverPrincipals') ?? {}, ...(starters && { starterPrincipals: starters }) };
+}
+
+/** APPROVER_PRINCIPALS, STARTER_PRINCIPALS and UNKNOWN_STARTER (lambdas/adapters/aws-deps.ts). */
+function peopleEnvironment(settings: ApprovalSettings): { APPROVER_PRINCIPALS: string; STARTER_PRINCIPALS?: string; UNKNOWN_STARTER?: string } {
+  const { approverPrincipals, starterPrincipals } = peopleOf(settings);
+  return {
+    APPROVER_PRINCIPALS: JSON.stringify(approverPrincipals),
+    ...(starterPrincipals && { STARTER_PRINCIPALS: JSON.stringify(starterPrincipals) }),
+    ...(settings.unknownStarter && { UNKNOWN_STARTER: settings.unknownStarter }),
+  };
+}
+
+/** The role a function runs as (every StepFunction has one). */
+function roleOf(fn: LambdaFunction): IRole {
+  if (!fn.role) throw new Error(`${fn.node.path}: a function without a role cannot be named in a key policy`);
+  return fn.role;
+}
+
+/** The approvers given at synth as e-mail addresses (a list, or a comma-separated string that is not a token such as a parameter). */
+function literalApprovers(approvers: ApprovalSettings['approvers']): string[] {
+  const list = typeof approvers === 'string' ? (Token.isUnresolved(approvers) ? [] : approvers.split(',')) : [...(approvers ?? [])];
+  return list.map((approver) => approver.trim()).filter((approver) => !Token.isUnresolved(approver) && /^[^@\s]+@[^@\s]+$/.test(approver));
 }

@@ -16,9 +16,11 @@ import { BudgetCaps } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { ApiGatewayAccount } from './api-gateway-account.js';
 import { topLevelStack } from './top-level-stack.js';
-import { ApprovalMachinery, type ApprovalSettings } from './approvals.js';
+import { ApprovalMachinery, peopleOf, type ApprovalSettings } from './approvals.js';
+import { approvalApiPolicy } from './approval-api-policy.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './model-access.js';
+import { bindToolSecrets, type ToolSecretsProp } from './tool-secrets.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
 import { FailedEvents } from './failed-events.js';
@@ -63,7 +65,8 @@ export interface DurableAgentProps {
   readonly table?: LedgerTable;
   /**
    * Environment the agent's `deps` read (e.g. its providers' base URLs): every variable the agent
-   * declares in its `env` must be set here (or by Lambda itself), else synth fails naming it.
+   * declares in its `env` must be set here (or by Lambda itself), else synth fails naming it. Not
+   * for secrets: see `toolSecrets`.
    * @default none
    */
   readonly environment?: Record<string, string>;
@@ -74,6 +77,15 @@ export interface DurableAgentProps {
    * @default not checked
    */
   readonly agent?: Pick<AgentDefinition, 'name' | 'env'>;
+  /**
+   * Tool credentials by name (a webhook URL that is a secret, an API key): each a Secrets Manager
+   * secret, or its ARN or name. Only CallTool's role may read them, and its environment names them
+   * (`TOOL_SECRETS`), never their values; a tool reads one at run time with
+   * `await context.secret('NAME')`, kept five minutes (infra/tool-secrets.ts).
+   * @example { CHAT_WEBHOOK_URL: Secret.fromSecretNameV2(this, 'Webhook', 'chat-webhook-url') }
+   * @default none
+   */
+  readonly toolSecrets?: ToolSecretsProp;
   /** Recorded in every run's fingerprint. @default 'dev' */
   readonly codeVersion?: string;
   /** Recoveries in a row without progress before a run is given up. @default 3 */
@@ -267,6 +279,7 @@ export class DurableAgent extends Construct {
     ledger.grantTo(expireApprovals, 'expireApprovals');
     ledger.grantTo(executionStopped, 'executionStopped');
     bindModelAccess(functions, props.models ?? {});
+    bindToolSecrets(this, functions.callTool, props.toolSecrets);
 
     const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', {
       functions,
@@ -380,6 +393,8 @@ export class DurableAgent extends Construct {
         },
         // Callers sign their requests (SigV4): deciding an approval can move money.
         defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+        // And only the deployment's approvers (starters, on /runs) may: AWS denies everyone else.
+        policy: approvalApiPolicy(peopleOf(props.approvals ?? {})),
       });
       const integration = new LambdaIntegration(approvalCallback, { timeout: API_INTEGRATION_TIMEOUT });
       const approvals = api.root.addResource('approvals');

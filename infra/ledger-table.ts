@@ -5,6 +5,7 @@ import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { onlyReaders, principalArns } from './keys.js';
 import { LedgerIndexes } from '../lambdas/ledger/dynamodb-ledger.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 
@@ -186,6 +187,25 @@ export class LedgerTable extends Construct {
       // The records outlive the stack (the table is retained): so does the key that verifies them.
       removalPolicy: LEDGER_REMOVAL_POLICY,
     });
+    // Only the functions that use the ledger and the principals given `grantVerify`/`grantPrune` read it (infra/keys.ts).
+    onlyReaders(this.sealKey, () => [...this.#sealReaders]);
+  }
+
+  /** The role and user ARNs that may read the seal key: its resource policy denies every other principal. */
+  readonly #sealReaders = new Set<string>();
+
+  /** Lets `grantee` read the seal key: its identity policy, and its ARN among the readers the secret's resource policy lets through. */
+  #grantSealRead(grantee: IGrantable, what: string): void {
+    this.sealKey.grantRead(grantee);
+    for (const arn of principalArns(grantee.grantPrincipal, what)) this.#sealReaders.add(arn);
+  }
+
+  /**
+   * What `savepoint verify --stack` needs: the seal key (an operator's role or user; the secret's
+   * resource policy refuses anyone not granted here, administrators included).
+   */
+  grantVerify(grantee: IGrantable): void {
+    this.#grantSealRead(grantee, 'LedgerTable.grantVerify');
   }
 
   /**
@@ -195,7 +215,7 @@ export class LedgerTable extends Construct {
   grantTo(fn: IFunction, role: LedgerRole): void {
     this.grantRole(fn, role);
     // Every record read is verified and every record written is sealed: no ledger role without the key.
-    this.sealKey.grantRead(fn);
+    this.#grantSealRead(fn, 'LedgerTable.grantTo');
     if (fn instanceof LambdaFunction) {
       fn.addEnvironment('TABLE_NAME', this.table.tableName);
       fn.addEnvironment('LEDGER_SEAL_SECRET_ARN', this.sealKey.secretArn);
@@ -224,7 +244,7 @@ export class LedgerTable extends Construct {
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ actions: PRUNE_ACCESS.indexes.map((action) => `dynamodb:${action}`), resources: [`${this.table.tableArn}/index/${LedgerIndexes.pendingApprovals}`] }),
     );
-    this.sealKey.grantRead(grantee);
+    this.#grantSealRead(grantee, 'LedgerTable.grantPrune');
   }
 
   /** Grants `grantee` exactly what one ledger role needs (its actions, conditions and the seal key). */

@@ -63,7 +63,7 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
     ack(secret, 'AwsSolutions-SMG4', 'Every ledger record is sealed with this key: rotating it would make every sealed record fail verification. Key versions in the seal are the upgrade path (README, guarantees).');
   }
   for (const secret of agent.node.findAll().filter((node) => node.node.path.endsWith('/Approvals/LinkKey'))) {
-    ack(secret, 'AwsSolutions-SMG4', 'Rotating the link key would invalidate every link already sent to approvers mid-wait; it is rotated by replacing the secret between approvals (README, Approvals).');
+    ack(secret, 'AwsSolutions-SMG4', 'Rotated by an operator with put-secret-value (no rotation function: the key is random bytes): the previous version still verifies the links already sent for 7 days, the longest an approval waits (README, Approvals: rotating the keys).');
   }
 
   const api = parts.api;

@@ -21,6 +21,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { keyPolicy, pinKeyPolicy } from './keys.js';
 import { METRICS_NAMESPACE, MetricNames, type MetricName } from '../lambdas/shared/metrics.js';
 
 /** When the alarms of an agent go off. */
@@ -71,7 +72,15 @@ export class Operations extends Construct {
   constructor(scope: Construct, id: string) {
     super(scope, id);
     const key = new Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'Encrypts the savepoint alarm topic; CloudWatch may use it to publish.' });
-    key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+    // The account administers it; only CloudWatch (publishing alarms) and SNS use it (infra/keys.ts).
+    const { account } = Stack.of(this);
+    pinKeyPolicy(
+      key,
+      keyPolicy([
+        { sid: 'CloudWatchPublishesAlarms', principals: [new ServicePrincipal('cloudwatch.amazonaws.com')], actions: ['kms:Decrypt', 'kms:GenerateDataKey*'] },
+        { sid: 'SnsUsesItForTheTopic', principals: [new ServicePrincipal('sns.amazonaws.com')], actions: ['kms:Decrypt', 'kms:GenerateDataKey*'], conditions: { StringEquals: { 'aws:SourceAccount': account } } },
+      ]),
+    );
     this.topic = new Topic(this, 'AlarmTopic', { displayName: 'savepoint alarms', masterKey: key, enforceSSL: true });
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.days(7) });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.topic.topicArn, description: 'Subscribe to receive the savepoint alarms.' });

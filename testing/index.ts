@@ -149,6 +149,11 @@ export interface TestEnvironmentOptions<World extends DevWorld = DevWorld> {
   readonly failRate?: number;
   /** Seeds the injected failures and the world's randomness. @default 1 */
   readonly seed?: number;
+  /**
+   * The tool credentials the agent's tools read with `context.secret(name)`, by name (on AWS, the
+   * construct's `toolSecrets`). @default none
+   */
+  readonly toolSecrets?: Readonly<Record<string, string>>;
 }
 
 
@@ -230,6 +235,7 @@ async function open<World extends DevWorld>(
     seed: options.seed ?? 1,
     ...(options.stateDir && { stateDir: options.stateDir }),
     ...(options.world && { world: options.world }),
+    ...(options.toolSecrets && { toolSecrets: options.toolSecrets }),
     ...(internal.crash && { crash: internal.crash }),
     ...(internal.decorateLedger && { decorateLedger: internal.decorateLedger }),
     onApproval: (approval) => {

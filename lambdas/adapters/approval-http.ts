@@ -5,7 +5,7 @@ import type { ApprovalRecord } from '../records/ledger-records.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
 import { evidenceFor, renderApprovalPage, renderErrorPage } from '../approvals/page.js';
 import type { Identity } from '../approvals/policy.js';
-import { assertApprovalId, createDecideApproval, type ApprovalDeps } from '../approvals/decision.js';
+import { assertApprovalId, createDecideApproval, deciderPerson, DEFAULT_POLICY, type ApprovalDeps } from '../approvals/decision.js';
 
 /** What a caller may see of an approval (the task token is never on it: ledger getTaskToken). */
 export function publicApproval(approval: ApprovalRecord) {
@@ -80,7 +80,7 @@ const html = (statusCode: number, body: string): APIGatewayProxyResult => ({
 export function callerOf(event: APIGatewayProxyEvent): Identity | undefined {
   const principal = event.requestContext?.identity?.userArn;
   if (!principal) return undefined;
-  return principal.startsWith('arn:') ? { id: personOf(principal), via: 'iam' } : { id: principal, via: 'cli' };
+  return principal.startsWith('arn:') ? { id: personOf(principal), via: 'iam', principal } : { id: principal, via: 'cli', principal };
 }
 
 /**
@@ -118,9 +118,17 @@ export function personOf(arn: string): string {
  */
 export function createApprovalApi(deps: ApprovalDeps) {
   const decide = createDecideApproval(deps);
+  const policy = deps.policy ?? DEFAULT_POLICY;
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const approvalId = event.pathParameters?.['approvalId'];
     const page = event.resource.startsWith('/decide');
+    if (!page && event.httpMethod === 'GET') {
+      // Reading approvals is the approvers' too (the resource policy's rule on AWS, held here as well).
+      const caller = callerOf(event);
+      const person = caller && deciderPerson(caller, policy, deps.links);
+      if (!person) return json(401, { message: 'authentication: sign the request (IAM)' });
+      if (!person.ok) return json(403, { message: person.message });
+    }
     if (event.httpMethod === 'GET' && approvalId === undefined && !page) {
       const pending = await deps.ledger.listPendingApprovals();
       return json(200, { approvals: pending.map(publicApproval) });

@@ -3,7 +3,8 @@ import { GenerateMacCommand, KMSClient, VerifyMacCommand } from '@aws-sdk/client
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import type { DecisionMac } from '../approvals/decision-mac.js';
-import { hmacLinkSigner, type LinkSigner } from '../approvals/links.js';
+import { hmacLinkSigner, type LinkKeyVersions, type LinkSigner } from '../approvals/links.js';
+import { systemClock, type Clock } from '../shared/ports.js';
 import { notificationRequests, type ApprovalNotifier } from '../approvals/notify.js';
 
 /**
@@ -12,8 +13,8 @@ import { notificationRequests, type ApprovalNotifier } from '../approvals/notify
  */
 
 /**
- * `PutEvents` on the bus (default: the account's default bus), then the topic if there is one:
- * one event and one message per approver, each with only that approver's link (approvals/notify.ts).
+ * `PutEvents` on the bus (default: the account's default bus), with no link, then the topic if
+ * there is one: one message per approver, each with only that approver's link (approvals/notify.ts).
  * SNS delivers a message to every subscription whose filter policy matches it, so each message
  * carries the attribute `approver`: subscribe each approver with the filter policy
  * `{"approver": ["<their address>"]}` (a subscription without one receives every approver's link).
@@ -32,28 +33,77 @@ export function eventBridgeNotifier(events: EventBridgeClient, options: { busNam
   };
 }
 
-/** HMAC links whose key is a Secrets Manager secret, read once per container. */
-export function secretsLinkSigner(secrets: SecretsManagerClient, secretId: string): LinkSigner {
-  let key: Promise<Buffer> | undefined;
-  const read = async () => {
-    const secret = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
-    if (!secret.SecretString || secret.SecretString.length < 32) throw new Error(`secret ${secretId}: expected at least 32 characters of key`);
-    return Buffer.from(secret.SecretString, 'utf8');
+/** How long the link key's versions are kept before they are read again. */
+export const LINK_KEYS_TTL_MS = 5 * 60_000;
+/** A link no held key verifies makes the signer read the key again, at most this often (a forged link cannot make every request a read). */
+export const LINK_KEYS_REFRESH_MS = 60_000;
+
+/**
+ * HMAC links whose key is a Secrets Manager secret: its AWSCURRENT version signs, and its
+ * AWSPREVIOUS version (the one a rotation replaced: `put-secret-value` moves the stages) still
+ * verifies links for LINK_KEY_ROTATION_WINDOW_MS after the current version was made
+ * (approvals/links.ts). The versions are kept LINK_KEYS_TTL_MS, and read again early when a link
+ * verifies with none of them (RequestApproval may have read the rotated key first).
+ */
+export function secretsLinkSigner(secrets: SecretsManagerClient, secretId: string, clock: Clock = systemClock): LinkSigner {
+  let kept: { versions: Promise<LinkKeyVersions>; readAt: number } | undefined;
+  const keyOf = (value: string | undefined) => {
+    if (!value || value.length < 32) throw new Error(`secret ${secretId}: expected at least 32 characters of key`);
+    return Buffer.from(value, 'utf8');
   };
-  return hmacLinkSigner(() => (key ??= read().catch((error: unknown) => ((key = undefined), Promise.reject(error)))));
+  const read = async (): Promise<LinkKeyVersions> => {
+    const current = await secrets.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }));
+    const previous = await secrets.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSPREVIOUS' })).catch((error: unknown) => {
+      // A secret never rotated has no AWSPREVIOUS version.
+      if ((error as Error).name === 'ResourceNotFoundException') return undefined;
+      throw error;
+    });
+    return { current: keyOf(current.SecretString), ...(current.CreatedDate && { currentSince: current.CreatedDate }), ...(previous?.SecretString && { previous: keyOf(previous.SecretString) }) };
+  };
+  return hmacLinkSigner((fresh) => {
+    const now = clock.now().getTime();
+    const age = kept === undefined ? Infinity : now - kept.readAt;
+    if (kept === undefined || age >= LINK_KEYS_TTL_MS || (fresh && age >= LINK_KEYS_REFRESH_MS)) {
+      const entry = { versions: read(), readAt: now };
+      kept = entry;
+      entry.versions.catch(() => kept === entry && (kept = undefined));
+    }
+    return kept.versions;
+  });
 }
 
-/** Decision MACs by a KMS HMAC key: the callback may GenerateMac, CallTool only VerifyMac. */
-export function kmsDecisionMac(kms: KMSClient, keyId: string): DecisionMac {
+/** What a MAC by a KMS key starts with: the key it was made with follows (base64url), then the MAC. */
+const KMS_MAC_TAG = 'kms1.';
+
+/**
+ * MACs by a KMS HMAC key (decisions: the callback may GenerateMac, CallTool only VerifyMac; starters
+ * likewise). KMS rotates no HMAC key, neither automatically nor on demand
+ * (https://docs.aws.amazon.com/kms/latest/developerguide/rotate-keys.html): a rotation is a new
+ * key. So a MAC names the key it was made with (`kms1.<key>.<mac>`), and is verified with that key
+ * if it is this deployment's key or one of its `previous` keys (`approvals.previousDecisionKeys`),
+ * else refused; a MAC from before keys were named is verified with the current key.
+ */
+export function kmsDecisionMac(kms: KMSClient, keyId: string, previous: readonly string[] = []): DecisionMac {
   const algorithm = 'HMAC_SHA_256' as const;
+  const trusted = new Set([keyId, ...previous]);
   return {
+    keyName: keyId,
     async sign(message) {
       const answer = await kms.send(new GenerateMacCommand({ KeyId: keyId, MacAlgorithm: algorithm, Message: Buffer.from(message) }));
-      return Buffer.from(answer.Mac!).toString('base64');
+      return `${KMS_MAC_TAG}${Buffer.from(keyId).toString('base64url')}.${Buffer.from(answer.Mac!).toString('base64')}`;
     },
-    async verify(message, mac) {
+    async verify(message, given) {
+      let key = keyId;
+      let mac = given;
+      if (given.startsWith(KMS_MAC_TAG)) {
+        const [named, rest, ...extra] = given.slice(KMS_MAC_TAG.length).split('.');
+        if (named === undefined || rest === undefined || extra.length > 0) return false;
+        key = Buffer.from(named, 'base64url').toString('utf8');
+        mac = rest;
+        if (!trusted.has(key)) return false;
+      }
       try {
-        const answer = await kms.send(new VerifyMacCommand({ KeyId: keyId, MacAlgorithm: algorithm, Message: Buffer.from(message), Mac: Buffer.from(mac, 'base64') }));
+        const answer = await kms.send(new VerifyMacCommand({ KeyId: key, MacAlgorithm: algorithm, Message: Buffer.from(message), Mac: Buffer.from(mac, 'base64') }));
         return answer.MacValid === true;
       } catch (error) {
         // KMS answers a wrong MAC with KMSInvalidMacException: not valid, not an outage.

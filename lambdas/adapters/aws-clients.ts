@@ -27,8 +27,8 @@ export interface AwsClients {
   readonly approvalNotifier?: (options: { busName?: string; topicArn?: string }) => ApprovalNotifier;
   /** The link key in Secrets Manager (`APPROVAL_LINK_SECRET_ARN`). */
   readonly linkSigner?: (secretId: string) => LinkSigner;
-  /** The decision key in KMS (`DECISION_KEY_ID`). */
-  readonly decisionMac?: (keyId: string) => DecisionMac;
+  /** The decision key in KMS (`DECISION_KEY_ID`), and the keys it replaced that still verify (`DECISION_PREVIOUS_KEY_IDS`). */
+  readonly decisionMac?: (keyId: string, previous?: readonly string[]) => DecisionMac;
   /** The starter key in KMS (`STARTER_KEY_ID`: lambdas/runs/starter.ts). */
   readonly starterMac?: (keyId: string) => DecisionMac;
 }
@@ -60,7 +60,7 @@ export const approvalEvents = {
 export const approvalLinks = { linkSigner: (secretId) => secretsLinkSigner(new SecretsManagerClient({}), secretId) } satisfies AwsClients;
 
 /** The decision key (the callback signs; CallTool and BudgetCheck verify). */
-export const decisionKey = { decisionMac: (keyId) => kmsDecisionMac(new KMSClient({}), keyId) } satisfies AwsClients;
+export const decisionKey = { decisionMac: (keyId, previous) => kmsDecisionMac(new KMSClient({}), keyId, previous) } satisfies AwsClients;
 
 /** The starter key (the runs API signs who started a run; StartRun verifies). */
 export const starterKey = { starterMac: (keyId) => kmsDecisionMac(new KMSClient({}), keyId) } satisfies AwsClients;

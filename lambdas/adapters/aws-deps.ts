@@ -23,6 +23,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { deploymentPrices, PriceOverrides } from '../models/prices.js';
 import { BudgetCaps } from '../records/ledger-records.js';
 import { runsApiHandler } from './runs-http.js';
+import { TOOL_SECRET_NAME, toolSecrets } from '../tools/secrets.js';
 
 /** A variable that holds JSON of `schema`'s shape. */
 function jsonVariable<T extends z.ZodType>(schema: T) {
@@ -84,12 +85,22 @@ export const StepEnvironment = z.object({
   APPROVERS: z.string().min(1),
   /** The KMS HMAC key decisions are signed with. */
   DECISION_KEY_ID: z.string().min(1),
+  /** Decision keys this one replaced (comma-separated ARNs): decisions they signed still verify (adapters/aws-approvals.ts). */
+  DECISION_PREVIOUS_KEY_IDS: z.string().transform((text) => text.split(',').map((id) => id.trim()).filter(Boolean)),
   /** The KMS HMAC key a run's starter is signed with (the runs API signs, StartRun verifies: lambdas/runs/starter.ts). */
   STARTER_KEY_ID: z.string().min(1),
   /** `false` lets the identity that started a run approve it. */
   SEPARATION_OF_DUTIES: z.enum(['true', 'false']),
   /** Above this amount (minor units) an approval needs two approvers. */
   SECOND_APPROVER_ABOVE_MINOR: z.coerce.number().int().nonnegative(),
+  /** Who may decide by IAM, by person: `{"<person>": ["<principal pattern>", …]}` (approvals/people.ts); unset: nobody. */
+  APPROVER_PRINCIPALS: jsonVariable(z.record(z.string().min(1), z.array(z.string().min(1)))).optional(),
+  /** Who may start runs through the runs API, by person; unset: anyone IAM lets call it. */
+  STARTER_PRINCIPALS: jsonVariable(z.record(z.string().min(1), z.array(z.string().min(1)))).optional(),
+  /** What a run whose starter is nobody the deployment names needs (policy.ts `unknownStarter`). */
+  UNKNOWN_STARTER: z.enum(['two-approvers', 'any-approver']),
+  /** The tool credentials' secrets by name (CallTool only: infra/durable-agent.ts `toolSecrets`), ARNs. */
+  TOOL_SECRETS: jsonVariable(z.record(z.string().regex(TOOL_SECRET_NAME), z.string().startsWith('arn:'))),
 });
 export type StepEnvironment = z.infer<typeof StepEnvironment>;
 
@@ -142,6 +153,8 @@ export function awsDeps(
     return modelsFactory(env, secretIdsFromEnv(config as Record<string, string | undefined>), readSecret);
   });
   const approvals = once(() => approvalSetup(config, clients));
+  // Read when a tool asks, kept five minutes (tools/secrets.ts): a rotated secret is picked up without a redeploy.
+  const tools = once(() => toolSecrets(config.TOOL_SECRETS ?? {}, toolSecretValue, systemClock));
   return {
     get ledger() {
       return ledger();
@@ -191,6 +204,9 @@ export function awsDeps(
     get approvals() {
       return approvals();
     },
+    get toolSecrets() {
+      return tools();
+    },
     clock: systemClock,
     agentEnv: env,
     // Ids and deadline only: the summary and details describe the tool's arguments.
@@ -209,6 +225,13 @@ export function awsDeps(
 const secretsManager: SecretSource = async (id) => {
   const value = await getSecret(id, { maxAge: 300 });
   if (typeof value !== 'string' || value.trim() === '') throw new Error(`secret ${id} holds no API key (expected a non-empty string)`);
+  return value;
+};
+
+/** A tool secret's value, read from Secrets Manager each time asked (toolSecrets keeps it); not a string is refused, naming it. */
+const toolSecretValue = async (id: string): Promise<string> => {
+  const value = await getSecret(id, { forceFetch: true });
+  if (typeof value !== 'string' || value === '') throw new Error(`secret ${id} holds no tool credential (expected a non-empty string)`);
   return value;
 };
 
@@ -240,7 +263,7 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
       if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
       const sfn = given(options.clients?.stepFunctions, 'Step Functions client')(traced);
       return runsApiHandler(
-        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }) },
+        { agent, starterMac, stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }), ...(deps.approvals?.policy && { people: deps.approvals.policy }) },
         [tracing],
       );
     },
@@ -255,7 +278,14 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
 function approvalSetup(config: Partial<StepEnvironment>, clients: AwsClients): ApprovalSetup {
   const secondAbove = config.SECOND_APPROVER_ABOVE_MINOR;
   return {
-    policy: { separationOfDuties: config.SEPARATION_OF_DUTIES !== 'false', ...(secondAbove !== undefined && { secondApproverAboveMinor: secondAbove }) },
+    policy: {
+      separationOfDuties: config.SEPARATION_OF_DUTIES !== 'false',
+      ...(secondAbove !== undefined && { secondApproverAboveMinor: secondAbove }),
+      // On AWS the directory is always there: without one, nobody decides by IAM (links only).
+      approverPrincipals: config.APPROVER_PRINCIPALS ?? {},
+      ...(config.STARTER_PRINCIPALS && { starterPrincipals: config.STARTER_PRINCIPALS }),
+      ...(config.UNKNOWN_STARTER && { unknownStarter: config.UNKNOWN_STARTER }),
+    },
     ...(config.APPROVAL_EVENT_BUS && {
       notifier: given(clients.approvalNotifier, 'the approval notifier (APPROVAL_EVENT_BUS is set)')({
         busName: config.APPROVAL_EVENT_BUS === 'default' ? undefined : config.APPROVAL_EVENT_BUS,
@@ -269,7 +299,7 @@ function approvalSetup(config: Partial<StepEnvironment>, clients: AwsClients): A
         approvers: (config.APPROVERS ?? '').split(',').map((approver) => approver.trim()).filter(Boolean),
       },
     }),
-    ...(config.DECISION_KEY_ID && { decisionMac: given(clients.decisionMac, 'the decision key (DECISION_KEY_ID is set)')(config.DECISION_KEY_ID) }),
+    ...(config.DECISION_KEY_ID && { decisionMac: given(clients.decisionMac, 'the decision key (DECISION_KEY_ID is set)')(config.DECISION_KEY_ID, config.DECISION_PREVIOUS_KEY_IDS) }),
     ...(config.STARTER_KEY_ID && { starterMac: given(clients.starterMac, 'the starter key (STARTER_KEY_ID is set)')(config.STARTER_KEY_ID) }),
   };
 }

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { TIMEOUT_EARLY_MS } from './middleware.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { createStartRoute, type StartRouteDeps } from '../runs/start-route.js';
+import { createStartRoute, StarterRefused, type StartRouteDeps } from '../runs/start-route.js';
 import { assertJsonContentType, callerOf, httpErrors, json, parseBody } from './approval-http.js';
 
 /**
@@ -19,8 +19,12 @@ export function createRunsApi(deps: StartRouteDeps) {
     const caller = callerOf(event);
     if (!caller) return json(403, { message: 'caller: a run is started as the IAM principal that signed the request, and none was verified' });
     assertJsonContentType(event);
-    const started = await start(caller, parseBody(event, '{"input":{…}}'));
-    return json(202, started);
+    try {
+      return json(202, await start(caller, parseBody(event, '{"input":{…}}')));
+    } catch (error) {
+      if (error instanceof StarterRefused) return json(403, { message: error.message });
+      throw error;
+    }
   };
 }
 

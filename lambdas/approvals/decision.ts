@@ -5,6 +5,7 @@ import { decisionMessage, type DecisionMac } from './decision-mac.js';
 import type { LinkSigner } from './links.js';
 import type { ApprovalNotifier, ApprovalRequested } from './notify.js';
 import { decisionVerdict, type ApprovalPolicy, type Identity } from './policy.js';
+import { namedPeople, personIn } from './people.js';
 import { ErrorNames, InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from '../shared/ports.js';
@@ -179,11 +180,16 @@ export function createDecideApproval(deps: ApprovalDeps) {
       linkId = verdict.claims.linkId;
     }
     if (!identity) return { ok: false, status: 401, message: 'authentication: sign the request (IAM) or open the signed link you were sent' };
+    // Only the deployment's approvers decide, each as the one person they are (approvals/people.ts).
+    const person = deciderPerson(identity, policy, deps.links);
+    if (!person.ok) return { ok: false, status: 403, message: person.message };
+    identity = { ...identity, id: person.person };
     const approval = await deps.ledger.findApproval(approvalId);
     if (!approval || !ours(deps, approval)) return { ok: false, status: 404, message: `no approval ${approvalId}` };
 
     const run = await loadRun(deps.ledger, approval.runId);
-    const verdict = decisionVerdict({ approval, run, identity, decision: decision.decision, policy, runId, linkId });
+    const people = policy.approverPrincipals && namedPeople({ approverPrincipals: policy.approverPrincipals, starterPrincipals: policy.starterPrincipals, linkApprovers: deps.links?.approvers ?? [] });
+    const verdict = decisionVerdict({ approval, run, identity, decision: decision.decision, policy, runId, linkId, ...(people && { people }) });
     if (verdict.action === 'refuse') return { ok: false, status: verdict.status, message: verdict.message, approval };
     const now = deps.clock.now();
     if (verdict.action === 'first') {
@@ -204,6 +210,24 @@ export function createDecideApproval(deps: ApprovalDeps) {
     if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record };
     return { ok: true, approval: record, delivered: await deliverDecision(deps, record) };
   };
+}
+
+/**
+ * The person a proven decider is, or why they may not decide: a link's approver must still be one
+ * of the deployment's (a link outlives its approver's removal); an IAM principal (the local user)
+ * must be one of `approverPrincipals`' people, and is recorded under that person's name — the
+ * name of their link too, so one person counts once whichever way they decide.
+ */
+export function deciderPerson(identity: Identity, policy: ApprovalPolicy, links: Pick<ApprovalLinks, 'approvers'> | undefined): { ok: true; person: string } | { ok: false; message: string } {
+  if (identity.via === 'link') {
+    return links?.approvers.includes(identity.id) ? { ok: true, person: identity.id } : { ok: false, message: `link: ${identity.id} is not one of this deployment's approvers (approvals.approvers)` };
+  }
+  if (!policy.approverPrincipals) return { ok: true, person: identity.id };
+  const principal = identity.principal ?? identity.id;
+  const what = "approver principals (approvals.approverPrincipals)";
+  const approver = personIn(principal, [policy.approverPrincipals], what);
+  // One principal, one person across both lists: a starter's principal named as someone else is refused.
+  return approver.ok ? personIn(principal, [policy.approverPrincipals, policy.starterPrincipals], what) : approver;
 }
 
 export function formatCents(cents: number): string {

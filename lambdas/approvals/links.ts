@@ -36,16 +36,50 @@ export interface LinkSigner {
   verify(token: string, expected: { approvalId: string }, now: Date): Promise<LinkVerdict>;
 }
 
-/** An HMAC link signer over a key the caller fetched (from Secrets Manager, or a local key file). */
-export function hmacLinkSigner(key: () => Promise<Buffer>): LinkSigner {
-  const mac = async (payload: string) => createHmac('sha256', await key()).update(payload).digest();
+/**
+ * The link key's versions, as its store keeps them (Secrets Manager's AWSCURRENT and AWSPREVIOUS
+ * stages): the current key signs; the one it replaced still verifies links it signed for
+ * LINK_KEY_ROTATION_WINDOW_MS after `currentSince` (when the current version was made), so a
+ * rotation does not void the links approvers already hold. Without `currentSince` the previous key
+ * verifies nothing (safe when a store does not say when it rotated).
+ */
+export interface LinkKeyVersions {
+  readonly current: Buffer;
+  readonly currentSince?: Date;
+  readonly previous?: Buffer;
+}
+
+/** How long after a rotation the previous link key still verifies: the longest an approval waits (`approvalTimeoutSeconds` ≤ 7 days). */
+export const LINK_KEY_ROTATION_WINDOW_MS = 7 * 24 * 3600_000;
+
+/** The keys a link is checked against at `now`: the current one, then the previous one inside the window. */
+export function linkKeysAt(versions: LinkKeyVersions, now: Date, windowMs = LINK_KEY_ROTATION_WINDOW_MS): Buffer[] {
+  const inWindow = versions.previous !== undefined && versions.currentSince !== undefined && now.getTime() - versions.currentSince.getTime() < windowMs;
+  return inWindow ? [versions.current, versions.previous!] : [versions.current];
+}
+
+/**
+ * An HMAC link signer over a key the caller fetched (from Secrets Manager, or a local key file):
+ * one key, or its versions (above). `keys(true)` asks the store again when a link matches none of
+ * the keys held — a rotation since they were read — and the link is checked once more.
+ */
+export function hmacLinkSigner(keys: (fresh?: boolean) => Promise<Buffer | LinkKeyVersions>): LinkSigner {
+  const versions = async (fresh?: boolean): Promise<LinkKeyVersions> => {
+    const got = await keys(fresh);
+    return Buffer.isBuffer(got) ? { current: got } : got;
+  };
+  const macWith = (key: Buffer) => async (payload: string) => createHmac('sha256', key).update(payload).digest();
   return {
     async sign(claims) {
       const payload = Buffer.from(JSON.stringify({ ...claims, linkId: randomBytes(12).toString('base64url') })).toString('base64url');
-      return `${payload}.${(await mac(payload)).toString('base64url')}`;
+      return `${payload}.${(await macWith((await versions()).current)(payload)).toString('base64url')}`;
     },
     async verify(token, expected, now) {
-      return verifyLink(token, expected, now, mac);
+      const held = await versions();
+      const verdict = await verifyLink(token, expected, now, linkKeysAt(held, now).map(macWith));
+      if (verdict.ok || verdict.status !== 401) return verdict;
+      const fresh = await versions(true);
+      return fresh === held || fresh.current.equals(held.current) ? verdict : verifyLink(token, expected, now, linkKeysAt(fresh, now).map(macWith));
     },
   };
 }
@@ -60,7 +94,7 @@ export async function verifyLink(
   token: string,
   expected: { approvalId: string },
   now: Date,
-  mac: (payload: string) => Promise<Buffer>,
+  macs: readonly ((payload: string) => Promise<Buffer>)[],
 ): Promise<LinkVerdict> {
   const [payload, signature, ...rest] = token.split('.');
   if (!payload || !signature || rest.length > 0) return { ok: false, status: 401, message: 'link: malformed (expected <claims>.<signature>)' };
@@ -68,8 +102,10 @@ export async function verifyLink(
   // which would make several spellings of one link valid.
   if (!BASE64URL.test(payload) || !BASE64URL.test(signature)) return { ok: false, status: 401, message: 'link: malformed (expected base64url, unpadded)' };
   const actual = Buffer.from(signature, 'base64url');
-  const wanted = await mac(payload);
-  if (!sameSecret(actual, wanted)) {
+  // Every key is tried (no early exit): the time taken does not tell which one matched.
+  let matched = false;
+  for (const mac of macs) if (sameSecret(actual, await mac(payload))) matched = true;
+  if (!matched) {
     return { ok: false, status: 401, message: 'link: the signature does not match (forged or altered link)' };
   }
   let claims: LinkClaims;

@@ -1,15 +1,16 @@
 import type { ApprovalRecord } from '../records/ledger-records.js';
-import { EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES, SNS_SUBJECT_MAX_LENGTH } from '../shared/limits.js';
+import { SNS_SUBJECT_MAX_LENGTH } from '../shared/limits.js';
 import { formatAmount } from './page.js';
 
 /**
  * Approvers are told: when an approval is requested, an event carries what a person needs to
- * decide — the summary, the amount, the deadline — and a signed link. A link is its approver's
- * credential, so each approver is told on their own: one event (and one SNS message) per approver,
- * holding only that approver's link and naming them in `approver` (what a rule's pattern or a
- * subscription's filter policy matches). On AWS it goes to EventBridge (`PutEvents`, detail-type
- * `Approval Requested`) and optionally an SNS topic; locally the CLI prints it and `savepoint
- * approvals` lists the pending ones.
+ * decide — the summary, the amount, the deadline — and each approver is sent a signed link. A link
+ * is its approver's credential, so it travels only where its approver alone receives it: one SNS
+ * message per approver on the approvals topic (encrypted with a key of its own), holding only that
+ * approver's link and naming them in the attribute `approver`, which each approver's subscription
+ * filters on. The event on EventBridge (the account's default bus, detail-type `Approval
+ * Requested`) carries no link: any rule on the bus receives it. Locally the CLI prints the links and
+ * `savepoint approvals` lists the pending ones.
  */
 export const APPROVAL_EVENT = { source: 'savepoint.approvals', detailType: 'Approval Requested' } as const;
 
@@ -52,19 +53,26 @@ export interface TopicMessage {
   readonly MessageAttributes?: Record<string, { DataType: 'String'; StringValue: string }>;
 }
 
+/** The approval-requested event as it goes on the bus: everything but the links (and so no approver: it is one event for all). */
+export type ApprovalRequestedEvent = Omit<ApprovalRequested, 'links' | 'approver'>;
+
+/** `request` without its links: what the bus carries. */
+export function busEvent(request: ApprovalRequested): ApprovalRequestedEvent {
+  const { links: _links, approver: _approver, ...event } = request;
+  return event;
+}
+
 /**
- * The requests that tell the approvers of a request: its per-approver events in PutEvents batches,
- * then one message per approver on the topic, if there is one. What the AWS notifier sends
- * (adapters/aws-approvals.ts), and what the local twin checks against SNS's and EventBridge's
- * request rules and authorizes as the function's role (local/aws/iam/services.ts).
+ * The requests that tell the approvers of a request: one event on the bus, with no link, then one
+ * message per approver on the topic, if there is one, each with that approver's link only. What the
+ * AWS notifier sends (adapters/aws-approvals.ts), and what the local twin checks against SNS's and
+ * EventBridge's request rules and authorizes as the function's role (local/aws/iam/services.ts).
  */
 export function notificationRequests(request: ApprovalRequested, options: { busName?: string; topicArn?: string }): { putEvents: EventEntry[][]; publish: TopicMessage[] } {
-  const each = perApprover(request);
-  const entries = each.map((event): EventEntry => ({ Source: APPROVAL_EVENT.source, DetailType: APPROVAL_EVENT.detailType, Detail: JSON.stringify(event), ...(options.busName !== undefined && { EventBusName: options.busName }) }));
-  const putEvents: EventEntry[][] = [];
-  for (let start = 0; start < entries.length; start += EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES) putEvents.push(entries.slice(start, start + EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES));
+  const entry: EventEntry = { Source: APPROVAL_EVENT.source, DetailType: APPROVAL_EVENT.detailType, Detail: JSON.stringify(busEvent(request)), ...(options.busName !== undefined && { EventBusName: options.busName }) };
+  const putEvents: EventEntry[][] = [[entry]];
   const topicArn = options.topicArn;
-  const publish = topicArn === undefined ? [] : each.map((event) => topicMessage(topicArn, event));
+  const publish = topicArn === undefined ? [] : perApprover(request).map((event) => topicMessage(topicArn, event));
   return { putEvents, publish };
 }
 

@@ -1,4 +1,5 @@
 import type { ApprovalRecord, DecisionChannel, RunConfig, RunRecord } from '../records/ledger-records.js';
+import type { PrincipalDirectory } from './people.js';
 
 /**
  * The approval policy: set by whoever deploys the agent (construct props, or the local runner),
@@ -9,12 +10,33 @@ export interface ApprovalPolicy {
   readonly separationOfDuties: boolean;
   /** Above this amount (minor units), an approval needs two different approvers. @default none */
   readonly secondApproverAboveMinor?: number;
+  /**
+   * With separation of duties on, what a run needs whose starter the deployment cannot tell apart
+   * from its approvers: no verified starter (a plain `StartExecution`, the schedule, whose input
+   * anyone who may start the machine can write) or one recorded under no name the deployment gives
+   * a person (approvals/people.ts). `two-approvers`: every approval of such a run needs two different
+   * people, so nobody approves alone what they may have started. `any-approver` gives that up.
+   * @default 'two-approvers'
+   */
+  readonly unknownStarter?: 'two-approvers' | 'any-approver';
+  /**
+   * Who may decide through the signed API, by person (approvals/people.ts): an IAM principal (the
+   * local user on loopback) that is nobody here is refused, 403. Always set on AWS (none given:
+   * nobody decides by IAM, only by link).
+   * @default unset: the transport's caller decides as itself (a process that holds the ledger)
+   */
+  readonly approverPrincipals?: PrincipalDirectory;
+  /** Who may start runs through the runs API, by person: a start by anyone else is refused, 403. @default anyone the transport let through */
+  readonly starterPrincipals?: PrincipalDirectory;
 }
 
 /** Who decides, as they proved it: a link's approver, an IAM principal, a local user. */
 export interface Identity {
+  /** The person (approvals/people.ts), or, where the deployment names none, the principal's own identity. */
   readonly id: string;
   readonly via: DecisionChannel;
+  /** The principal the transport verified (an IAM ARN, `local:<user>`), before it is resolved to a person. */
+  readonly principal?: string;
 }
 
 export type Verdict =
@@ -33,6 +55,12 @@ export function decisionVerdict(input: {
   /** The run the decider means (a link's claim, or the body's `runId`). */
   runId?: string;
   linkId?: string;
+  /**
+   * Every name the deployment gives a person (approvals/people.ts `namedPeople`): a starter
+   * recorded under another (or none) cannot be told apart from the approvers.
+   * @default every recorded starter is a person of its own
+   */
+  people?: ReadonlySet<string>;
 }): Verdict {
   const { approval, run, identity, policy } = input;
   if (input.linkId && approval.usedLinks?.includes(input.linkId)) {
@@ -47,7 +75,7 @@ export function decisionVerdict(input: {
   if (policy.separationOfDuties && run.startedBy !== undefined && identity.id === run.startedBy) {
     return { action: 'refuse', status: 403, message: `separation of duties: ${identity.id} started run ${run.runId} and cannot decide its approvals` };
   }
-  if (input.decision === 'reject' || !needsTwo(approval, policy)) return { action: 'decide' };
+  if (input.decision === 'reject' || !needsTwo(approval, policy, starterUnknown(run, policy, input.people))) return { action: 'decide' };
   if (!approval.firstApproval) return { action: 'first' };
   if (approval.firstApproval.by === identity.id) {
     return { action: 'refuse', status: 403, message: `second approver: ${identity.id} approved already; another person must approve` };
@@ -55,8 +83,21 @@ export function decisionVerdict(input: {
   return { action: 'decide' };
 }
 
-export function needsTwo(approval: Pick<ApprovalRecord, 'amount'>, policy: ApprovalPolicy): boolean {
+/** Whether an approval needs two people: above the policy's amount, or (`unknownStarter`) for a run whose starter nobody can tell apart. */
+export function needsTwo(approval: Pick<ApprovalRecord, 'amount'>, policy: ApprovalPolicy, starterIsUnknown = false): boolean {
+  if (starterIsUnknown) return true;
   return policy.secondApproverAboveMinor !== undefined && approval.amount !== undefined && approval.amount.minor > policy.secondApproverAboveMinor;
+}
+
+/**
+ * Separation of duties compares the decider with the run's starter: it holds only when the
+ * starter is someone. A run with no verified starter, or one recorded under no name the
+ * deployment gives a person, could have been started by any approver.
+ */
+export function starterUnknown(run: Pick<RunRecord, 'startedBy'>, policy: ApprovalPolicy, people?: ReadonlySet<string>): boolean {
+  if (!policy.separationOfDuties || policy.unknownStarter === 'any-approver') return false;
+  if (run.startedBy === undefined) return true;
+  return people !== undefined && !people.has(run.startedBy);
 }
 
 /** What the state machine allows, read from its definition (lambdas/approvals/limits.ts). */

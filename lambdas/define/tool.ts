@@ -74,6 +74,13 @@ export interface ToolContext<Input = unknown, Deps = unknown> extends RunView<In
   readonly call: number;
   /** The clients the agent declared (`AgentDefinition.deps`), built once per container. */
   readonly deps: Deps;
+  /**
+   * A tool credential the deployment names (the construct's `toolSecrets`: a Secrets Manager
+   * secret only CallTool reads; locally the `toolSecrets` option), read at run time and kept for a
+   * few minutes. Never put it in the tool's result or arguments: those are recorded.
+   * @example const url = await context.secret('CHAT_WEBHOOK_URL');
+   */
+  readonly secret: (name: string) => Promise<string>;
 }
 
 /** What a tool's `idempotencyKey` may read besides the arguments: the run and where in it the call is. */

@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import type { AgentDefinition } from '../define.js';
 import type { DecisionMac } from '../approvals/decision-mac.js';
-import type { Identity } from '../approvals/policy.js';
+import type { ApprovalPolicy, Identity } from '../approvals/policy.js';
+import { starterPerson } from '../approvals/people.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { deploymentPrices, priceFor, type PriceTable } from '../models/prices.js';
 import type { Clock } from '../shared/ports.js';
@@ -42,6 +43,16 @@ export interface StartRouteDeps {
   prices?: PriceTable;
   /** The stack's model, which StartRun runs on unless the request names one (`MODEL`). */
   defaultModel?: string;
+  /** The people the deployment names (approvals/people.ts): who may start, and the name a starter is recorded under. @default none: a caller starts as itself */
+  people?: Pick<ApprovalPolicy, 'approverPrincipals' | 'starterPrincipals'>;
+}
+
+/** A start refused for who asked (403), not for what they asked. */
+export class StarterRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StarterRefused';
+  }
 }
 
 /**
@@ -52,6 +63,9 @@ export interface StartRouteDeps {
 export function createStartRoute(deps: StartRouteDeps) {
   const machine = unqualifiedArn(deps.stateMachineArn);
   return async (caller: Identity, body: unknown): Promise<{ runId: string; executionArn: string; startedBy: string }> => {
+    // The starter is a person the deployment names, when it names one for this principal (approvals/people.ts).
+    const starter = starterPerson(caller.principal ?? caller.id, caller.id, deps.people ?? {});
+    if (!starter.ok) throw new StarterRefused(`caller: ${starter.message}`);
     const { stateMachineArn, executionName, ...request } = parseOrThrow(StartRunBody, body, 'run request');
     const input = parseOrThrow(deps.agent.input, request.input, `input of agent ${deps.agent.name}`);
     const runId = parseOrThrow(RunId, request.runId ?? runIdOf(deps.agent, input), 'runId');
@@ -71,10 +85,10 @@ export function createStartRoute(deps: StartRouteDeps) {
     // Exactly what is sent is what is signed: the request as JSON, undefined fields dropped.
     // The settings as the caller named them, no defaults filled in (those would override the agent's budgets).
     const sent = JSON.parse(JSON.stringify({ ...request, ...(config && { config }), runId })) as Record<string, unknown>;
-    const signed = await signStarter(deps.starterMac, sent, caller.id);
+    const signed = await signStarter(deps.starterMac, sent, starter.person);
     const name = executionName ?? `${runId}-${deps.clock.now().getTime().toString(36)}`.slice(0, 80);
     const { executionArn } = await deps.start(target, name, JSON.stringify(signed));
-    return { runId, executionArn, startedBy: caller.id };
+    return { runId, executionArn, startedBy: starter.person };
   };
 }
 

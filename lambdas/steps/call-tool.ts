@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { noToolSecrets, type ToolSecrets } from '../tools/secrets.js';
 import { guaranteeOf, settleMsOf, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
@@ -59,6 +60,8 @@ export interface CallToolDeps {
   decisionMac?: DecisionMac;
   /** Results over this many UTF-8 bytes are stored by reference (ledger/blobs.ts). @default RESULT_LIMIT_BYTES (64 KiB) */
   resultLimitBytes?: number;
+  /** The tool credentials a tool reads through `context.secret` (tools/secrets.ts). @default none */
+  toolSecrets?: ToolSecrets;
 }
 
 /** An attempt's end: the tool's answer, or what its failure comes to (tools/failures.ts). */
@@ -163,7 +166,7 @@ export function createCallTool(deps: CallToolDeps) {
     };
     // One attempt's outside work, bounded by the tool's timeout and the run's wall clock (tools/attempt.ts).
     const bounds = { timeoutMs: toolTimeoutMs(tool), signal, clock: deps.clock, stopAt: wallClockEnd(run), what: tool.name };
-    const context = (key: string, attemptSignal: AbortSignal): ToolContext => ({ ...runView(run), idempotencyKey: key, signal: attemptSignal, turn, call, deps: deps.agentDeps() });
+    const context = (key: string, attemptSignal: AbortSignal): ToolContext => ({ ...runView(run), idempotencyKey: key, signal: attemptSignal, turn, call, deps: deps.agentDeps(), secret: deps.toolSecrets ?? noToolSecrets });
     // Set when `reconcile` answered "not found" for a tool with no declared settle time: nothing
     // says the provider would show the earlier send by now, so it is not sent again (escalated).
     let notFoundUnsettled = false;

@@ -15,6 +15,7 @@ import { createBudgetCheck } from '../steps/budget-check.js';
 import { conversation, createCallModel } from '../steps/call-model.js';
 import { createCompact } from '../steps/compact.js';
 import { createCallTool } from '../steps/call-tool.js';
+import type { ToolSecrets } from '../tools/secrets.js';
 import { forkEffects } from '../runs/fork.js';
 import { createExecutionStopped } from '../steps/execution-stopped.js';
 import { createFinalize } from '../steps/finalize.js';
@@ -71,6 +72,8 @@ export interface HarnessDeps {
   readonly versions?: StateMachineVersions;
   /** Versions the pruner keeps whatever else holds. @default DEFAULT_KEEP_VERSIONS */
   readonly keepVersions?: number;
+  /** The tool credentials CallTool serves its tools (`context.secret`: tools/secrets.ts). @default none */
+  readonly toolSecrets?: ToolSecrets;
 }
 
 /** The approval machinery a deployment sets up (absent: no links, no events, decisions unsigned). */
@@ -120,7 +123,7 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
       // A fork's writes are reused from its parent, or not sent (runs/fork.ts); other runs' tools are as they are.
-      createCallTool({ agent: forkEffects(agent, deps.ledger), fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac }),
+      createCallTool({ agent: forkEffects(agent, deps.ledger), fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac, toolSecrets: deps.toolSecrets }),
     ),
     [Steps.Finalize]: lazy(() => createFinalize({ ledger: deps.ledger, clock: deps.clock })),
     [Steps.ExpireApprovals]: lazy(() => {

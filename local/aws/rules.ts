@@ -205,6 +205,20 @@ export const AWS_RULES: readonly AwsRule[] = [
     test: 'test/local/iam-enforcement.test.ts',
     answer: 'lambda:InvokeFunction',
   },
+  {
+    rule: "API Gateway admits an IAM-authenticated request its resource policy or the caller's IAM allows (both, from another account) and neither denies; an open route only on the resource policy's explicit Allow",
+    doc: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-authorization-flow.html',
+    file: 'local/aws/iam/api-gateway.ts',
+    test: 'test/infra/approval-api-policy.test.ts',
+    answer: 'with an explicit deny',
+  },
+  {
+    rule: "A KMS key is used only on its key policy's Allow (directly, or delegated to IAM and allowed by the role's policy); a secret is read on the role's or the secret's own Allow; an explicit Deny in either refuses",
+    doc: 'https://docs.aws.amazon.com/kms/latest/developerguide/key-policies.html',
+    file: 'local/aws/iam/resource-policies.ts',
+    test: 'test/local/iam-services.test.ts',
+    answer: 'AccessDeniedException',
+  },
 ];
 
 /** The files of local/aws/ that hold no rule of their own, and what they are instead. */
@@ -215,4 +229,5 @@ export const AWS_RULE_SUPPORT: Readonly<Record<string, string>> = {
   'local/aws/iam/credentials.ts': "each role's own access keys, by which a call's caller is known",
   'local/aws/iam/deployment.ts': 'the physical ids a deployment gives the template, which policies name',
   'local/aws/iam/roles.ts': "the template's roles and their identity policies",
+  'local/aws/event-bus.ts': "the account's default event bus, as a rule on it receives what the twin's functions put there",
 };

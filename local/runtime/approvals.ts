@@ -1,4 +1,6 @@
 import type { ApprovalLinks } from '../../lambdas/approvals/decision.js';
+import type { ApprovalPolicy } from '../../lambdas/approvals/policy.js';
+import type { PrincipalDirectory } from '../../lambdas/approvals/people.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { localUser } from '../services/approval-api.js';
@@ -17,8 +19,39 @@ export function localApprovalSetup(options: Pick<LocalStackOptions, 'stateDir' |
     links,
     decisionMac: keys.decisions,
     starterMac: keys.starters,
-    policy: options.approvals?.policy ?? { separationOfDuties: false },
+    policy: localApprovalPolicy(options),
   };
+}
+
+/**
+ * The local deployment's approval policy: the runner's, separation of duties off unless it says so.
+ * The approval API's caller decides only as one of the approvers, as on AWS: by default the
+ * principal the local API records (this machine's user, the one person of the local API, whose
+ * link is named the same).
+ */
+export function localApprovalPolicy(options: Pick<LocalStackOptions, 'approvals'>): ApprovalPolicy {
+  const principal = options.approvals?.principal ?? localUser();
+  const policy: ApprovalPolicy = { separationOfDuties: false, ...options.approvals?.policy };
+  return { ...policy, approverPrincipals: policy.approverPrincipals ?? { [principal]: [principal] } };
+}
+
+/**
+ * The IAM principals of the local policy's people (the local user is none): what the local
+ * template's approval API names in its resource policy, as the deployment's would
+ * (synthesize.ts `people`). Undefined when there are none: the default template serves.
+ */
+export function templatePeople(policy: ApprovalPolicy): { approverPrincipals?: PrincipalDirectory; starterPrincipals?: PrincipalDirectory } | undefined {
+  const arns = (directory: PrincipalDirectory | undefined) => {
+    const kept = Object.entries(directory ?? {}).flatMap(([person, patterns]) => {
+      const iam = patterns.filter((pattern) => pattern.startsWith('arn:'));
+      return iam.length > 0 ? [[person, iam] as const] : [];
+    });
+    return kept.length > 0 ? Object.fromEntries(kept) : undefined;
+  };
+  const approverPrincipals = arns(policy.approverPrincipals);
+  const starterPrincipals = arns(policy.starterPrincipals);
+  if (!approverPrincipals && !starterPrincipals) return undefined;
+  return { ...(approverPrincipals && { approverPrincipals }), ...(starterPrincipals && { starterPrincipals }) };
 }
 
 /** Node's longest timer (~24.8 days); a later deadline is re-armed when this one fires. */

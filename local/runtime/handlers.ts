@@ -11,6 +11,7 @@ import { anySignal } from '../../lambdas/shared/deadline.js';
 import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
+import type { ToolSecrets } from '../../lambdas/tools/secrets.js';
 import type { ModelServer } from '../../sim/model-server.js';
 import { crashingCallTool, crashingLedger, crashingModel } from './crash.js';
 import type { LocalEngine } from '../engine/local-engine.js';
@@ -51,6 +52,8 @@ export interface LocalWiring<World extends DevWorld = DevWorld> {
   readonly approvals: ReturnType<typeof localApprovalSetup>;
   /** The approval machinery as a step's function uses it: its calls to AWS authorized as its role (local/aws/iam/services.ts). */
   readonly approvalsOf: (step: StepName) => ApprovalSetup;
+  /** The tool credentials as a step's function reads them: authorized as its role (local/aws/iam/services.ts `toolSecretsAs`). */
+  readonly toolSecretsOf: (step: StepName) => ToolSecrets;
   /** A new approval waits: its deadline timer is armed (local/runtime/approvals.ts). */
   readonly armDeadline: (approval: ApprovalRecord) => void;
   /** The invocations in flight, which a closing stack waits for. */
@@ -156,6 +159,8 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
       options.onApproval?.(approval, event);
     },
     approvals: wiring.approvalsOf(step),
+    // Only CallTool serves tools their secrets, as only its role reads them on AWS.
+    ...(step === Steps.CallTool && { toolSecrets: wiring.toolSecretsOf(step) }),
   });
   const stepNames = Object.keys(stepsAs(Steps.StartRun)) as (keyof ReturnType<typeof stepsAs>)[];
   // CallTool announces its return too: what it recorded must be durable by then.

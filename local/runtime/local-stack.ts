@@ -19,7 +19,7 @@ import { startApprovalApi } from '../services/approval-api.js';
 import { extractStateMachine, type CfnTemplateJson } from '../template/asl.js';
 import { localAwsConfig } from '../services/aws-config.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../state/ledger-files.js';
-import { deadlineTimers, localApprovalSetup } from './approvals.js';
+import { deadlineTimers, localApprovalPolicy, localApprovalSetup, templatePeople } from './approvals.js';
 import { localHandlers } from './handlers.js';
 import { openLocalLedger } from './ledger.js';
 import type { LocalStackOptions } from './options.js';
@@ -29,7 +29,9 @@ import { twinIam } from '../aws/iam/index.js';
 import { LambdaConcurrency, reservedConcurrency } from '../aws/lambda-concurrency.js';
 import { roleClients } from './sfn-clients.js';
 import { dynamoGuard, ledgerAs, ledgerTableArn } from '../aws/iam/dynamodb.js';
-import { approvalsAs } from '../aws/iam/services.js';
+import { approvalsAs, toolSecretsAs } from '../aws/iam/services.js';
+import { localApiAuthorizer } from '../aws/iam/api-gateway.js';
+import { LocalEventBus } from '../aws/event-bus.js';
 import { itemSizeGuard } from '../aws/dynamodb-item-size.js';
 import { startSfnEndpoint } from '../services/step-functions.js';
 import { SfnQuotas } from '../aws/sfn-api-throttling.js';
@@ -79,7 +81,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // conversation back through the grant that deployment carries (`traceRunEnd`), as on AWS.
     // Its CallTool function outlasts the agent's tools, as the agent's deployer makes it on AWS (`toolTimeout`).
     const toolTimeoutMs = localToolTimeoutMs(agent);
-    const template = options.template ?? ((await cachedTemplate(agent.name, { traced: sink !== undefined, ...(toolTimeoutMs !== undefined && { toolTimeoutMs }), onNote: options.log })) as CfnTemplateJson);
+    // The people's IAM principals, when the local API plays any: the approval API's resource policy names them, as a deployment's would.
+    const people = templatePeople(localApprovalPolicy(options));
+    const template = options.template ?? ((await cachedTemplate(agent.name, { traced: sink !== undefined, ...(toolTimeoutMs !== undefined && { toolTimeoutMs }), ...(people && { people }), onNote: options.log })) as CfnTemplateJson);
     // Deployed as CloudFormation would deploy it, or refused as it would refuse it (its quotas);
     // an agent whose tools outlast its functions fails as their cold starts fail on AWS.
     assertDeployable(template);
@@ -169,7 +173,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     let pageUrl = '';
     const approvalSetup = localApprovalSetup(options, () => pageUrl);
     // Each function's calls to Secrets Manager, KMS, EventBridge and SNS, authorized as its role (local/aws/iam/services.ts).
-    const approvalsOf = (step: StepName) => (iam ? approvalsAs(step, approvalSetup, iam) : approvalSetup);
+    // The account's default bus, where RequestApproval's events go (local/aws/event-bus.ts).
+    const eventBus = new LocalEventBus();
+    const approvalsOf = (step: StepName) => (iam ? approvalsAs(step, approvalSetup, iam, eventBus) : approvalSetup);
 
     const wiring = {
       options, ledger, ledgerOf, clock, model, world, sfn, sfnAs, engine, leaseMs, inFlight,
@@ -178,6 +184,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       ...(quotas && { quotas }),
       approvals: approvalSetup,
       approvalsOf,
+      toolSecretsOf: (step: StepName) => toolSecretsAs(step, options.toolSecrets ?? {}, clock, iam),
       armDeadline: deadlines.arm,
       closing: () => closing,
     };
@@ -198,8 +205,11 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // it starts as RunsApi's role, on the alias.
     const runsStarter = sfnAs(Steps.RunsApi);
     // The local setup always has a starter key (keys/starters.key): approvalsOf only wraps it in RunsApi's IAM.
-    const runsApi = runsApiHandler({ agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, stateMachineArn: startArn, start: (arn, name, input) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }) });
-    const approvalApi = await startApprovalApi(approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) }), { runs: runsApi, ...(options.approvals?.principal && { user: options.approvals.principal }) });
+    const runsApi = runsApiHandler({ agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, stateMachineArn: startArn, start: (arn, name, input) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy });
+    const approvalHandler = approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) });
+    // A caller playing an IAM principal meets the template's resource policy first, as on AWS (local/aws/iam/api-gateway.ts).
+    const authorize = iam ? localApiAuthorizer(template) : undefined;
+    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 
@@ -216,6 +226,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       stateMachineArn: extracted.stateMachineArn,
       /** The twin's IAM (local/aws/iam): the roles, their credentials and the decisions so far; undefined with `iam: false`. */
       iam,
+      /** The account's default event bus: what a rule on it receives (local/aws/event-bus.ts); filled with the twin's IAM on. */
+      eventBus,
       /** Lambda's concurrency as the twin counts it (local/aws/lambda-concurrency.ts): the quota and the throttles so far. */
       lambdaConcurrency: concurrency,
       /** The API throttling (local/aws/sfn-api-throttling.ts) and what it refused; undefined unless `quotas: true`. */
@@ -230,6 +242,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        * API Gateway would after verifying that person's signature.
        */
       runsApi,
+      /** The approval API's handler (served at `endpoints.approvals` as this machine's user), for a test that plays several people, as `runsApi`. */
+      approvalApi: approvalHandler,
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
       approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
       /**

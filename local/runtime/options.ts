@@ -110,7 +110,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly onApproval?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
   /**
    * Who gets a signed link, and the policy. Locally one person is starter and approver, so
-   * separation of duties is off by default. @default one approver, this machine's user; no second approver
+   * separation of duties is off by default. The approval API's caller decides only as one of the
+   * policy's `approverPrincipals` (lambdas/approvals/people.ts), by default `principal` alone; IAM
+   * ARNs among them are named in the local template's resource policy too, which the twin holds
+   * such a caller to (local/aws/iam/api-gateway.ts).
+   * @default one approver, this machine's user, by link and by the API; no second approver
    */
   readonly approvals?: {
     readonly approvers?: readonly string[];
@@ -182,6 +186,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly promptCaching?: boolean;
   /** Environment for the agent's `deps` over the world's own (tests of misbehaving providers). */
   readonly agentEnv?: Readonly<Record<string, string>>;
+  /**
+   * The tool credentials a tool reads with `context.secret(name)`, by name: what the deployment's
+   * `toolSecrets` secrets hold on AWS (local/aws/iam/services.ts `toolSecretsAs`). @default none
+   */
+  readonly toolSecrets?: Readonly<Record<string, string>>;
   /** Where the steps' error lines go. @default discarded (the execution history has them) */
   readonly log?: (line: string) => void;
   /** The synthesized template; synthesized in-process when absent. */

@@ -28,7 +28,22 @@ const ROUTE = /^\/v1\/(approvals|decide|runs)(?:\/([^/]+))?\/?$/;
  * principal (`local:<user>`, recorded as `cli`). The page (/decide) needs none: its signed link is
  * the credential, as on AWS.
  */
-export async function startApprovalApi(handler: ProxyHandler, options: { port?: number; user?: string; credential?: string; limits?: ConnectionLimits; runs?: ProxyHandler } = {}) {
+export async function startApprovalApi(
+  handler: ProxyHandler,
+  options: {
+    port?: number;
+    user?: string;
+    credential?: string;
+    limits?: ConnectionLimits;
+    runs?: ProxyHandler;
+    /**
+     * What API Gateway decides before the handler runs (the twin's: local/aws/iam/api-gateway.ts,
+     * the template's resource policy and methods), given the method, the route's path and the
+     * caller (undefined on the open page). A refusal is answered with its status, the handler never called.
+     */
+    authorize?: (method: string, path: string, principal: string | undefined) => { allowed: true } | { allowed: false; status: number; message: string };
+  } = {},
+) {
   const user = options.user ?? localUser();
   const credential = options.credential ?? newLoopbackCredential();
   const server = createLoopbackServer(async (request, response) => {
@@ -51,6 +66,11 @@ export async function startApprovalApi(handler: ProxyHandler, options: { port?: 
       const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
       if (route === 'decide' && approvalId === undefined) return answer(404, `no route ${url.pathname}`);
       if (route === 'runs' && (approvalId !== undefined || !options.runs)) return answer(404, `no route ${url.pathname}`);
+      const decision = options.authorize?.(request.method ?? 'GET', `/${route}${approvalId === undefined ? '' : `/${approvalId}`}`, route === 'decide' ? undefined : user);
+      if (decision && !decision.allowed) {
+        request.resume();
+        return answer(decision.status, decision.message);
+      }
       const body = await readBody(request, route === 'runs' ? { limit: MAX_RUN_BODY, what: 'a run request' } : { limit: MAX_BODY, what: 'an approval decision' });
       const event = proxyEvent(request, url, { route, approvalId, body, principal: route === 'decide' ? undefined : user });
       const result = route === 'runs' ? await options.runs!(event, lambdaContext('RunsApi', 20_000)) : await handler(event, lambdaContext('ApprovalCallback', 30_000));

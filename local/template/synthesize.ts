@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_TOOL_TIMEOUT_MS, maxToolTimeoutMs, type AgentDefinition } from '../../lambdas/define.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, maxToolTimeoutMs, stableJson, type AgentDefinition } from '../../lambdas/define.js';
+import type { PrincipalDirectory } from '../../lambdas/approvals/people.js';
 import { reidentified } from '../../lambdas/shared/definition-identity.js';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
@@ -38,6 +40,13 @@ export interface TemplateOptions {
    * @default the construct's default (DEFAULT_TOOL_TIMEOUT_MS)
    */
   readonly toolTimeoutMs?: number;
+  /**
+   * The IAM principals of the deployment's approvers and starters (`DurableAgent`'s
+   * `approvals.approverPrincipals` / `starterPrincipals`), which its approval API's resource
+   * policy names: what the twin holds a local API caller that plays an IAM principal to
+   * (local/aws/iam/api-gateway.ts). @default none
+   */
+  readonly people?: { readonly approverPrincipals?: PrincipalDirectory; readonly starterPrincipals?: PrincipalDirectory };
 }
 
 /**
@@ -55,7 +64,8 @@ export function localToolTimeoutMs(agent: Pick<AgentDefinition, 'tools'>): numbe
 
 /** What a synthesized template is told apart by in the caches (this process's, template-cache.ts's files). */
 export function templateVariant(options: TemplateOptions): string {
-  return `${options.traced ? '-traced' : ''}${options.toolTimeoutMs === undefined ? '' : `-tools${options.toolTimeoutMs}`}`;
+  const people = options.people && createHash('sha256').update(stableJson(options.people)).digest('hex').slice(0, 12);
+  return `${options.traced ? '-traced' : ''}${options.toolTimeoutMs === undefined ? '' : `-tools${options.toolTimeoutMs}`}${people ? `-people${people}` : ''}`;
 }
 
 /**
@@ -88,7 +98,7 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
   if (cached) return structuredClone(cached);
   // An installed package runs the template its build synthesized from the same constructs.
   // It is synthesized for the default toolTimeout: another one is synthesized here.
-  const shipped = toolTimeoutMs === undefined ? shippedTemplate(agentName, traced) : undefined;
+  const shipped = toolTimeoutMs === undefined && options.people === undefined ? shippedTemplate(agentName, traced) : undefined;
   if (shipped) return shipped;
   let cdk: [typeof import('aws-cdk-lib'), typeof import('../../infra/stack.js')];
   try {
@@ -103,7 +113,7 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
     const app = new App(inProcessAppProps());
     const stack = new SavepointStack(app, 'Savepoint');
     // Bundling is off: the entry is never read (the local engine calls the steps in-process).
-    stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }) });
+    stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }), ...(options.people && { approvals: options.people }) });
     return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
   };
   const template = synth();

@@ -18,8 +18,12 @@ import { waitFor } from '../support/agent-harness.js';
  * approval API: test/support/served-stack.ts). What is tested is the code that runs against AWS.
  */
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
-/** The principal API Gateway verifies the operator's signature as (the local approval API records it). */
-const OPERATOR = 'arn:aws:iam::123456789012:user/operator';
+/**
+ * The principal API Gateway verifies the operator's signature as (the local approval API records
+ * it): a user of the twin's account (local/aws/iam/deployment.ts), where the approval API's
+ * resource policy lets IAM decide who may start runs, and names the operator as its approver.
+ */
+const OPERATOR = 'arn:aws:iam::000000000000:user/operator';
 const CONSOLE_LINK = /^https:\/\/us-east-1\.console\.aws\.amazon\.com\/states\/home\?region=us-east-1#\/v2\/executions\/details\/arn:aws:states:/;
 
 let harness: Harness;

@@ -1,6 +1,8 @@
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { EXAMPLE_AGENTS } from '../../infra/example.js';
+import { SavepointStack } from '../../infra/stack.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { exampleTemplate } from './example-template.js';
+import { assertionApp, exampleTemplate } from './example-template.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 
 type Resource = { Type: string; Properties: Record<string, any> };
@@ -25,9 +27,26 @@ const actionsOf = (step: string) => new Set(statementsOf(step).flatMap((s) => [s
 const resourceIdOf = (type: string) => Object.entries(resources).find(([, r]) => r.Type === type)![0];
 const ALL_STEPS = Object.values(Steps);
 const keyIdOf = (description: string) => Object.entries(resources).find(([, r]) => r.Type === 'AWS::KMS::Key' && r.Properties.Description === description)![0];
-/** Whether the function of `step` may call `action` on the KMS key `keyId`. */
-const mayUseKey = (step: string, action: string, keyId: string) =>
-  statementsOf(step).some((s) => [s.Action].flat().includes(action) && JSON.stringify(s.Resource).includes(`"${keyId}"`));
+type KeyStatement = { Sid?: string; Effect: string; Principal: { AWS?: unknown; Service?: unknown }; Action: string | string[]; Condition?: unknown };
+const keyStatements = (keyId: string) => resources[keyId]!.Properties.KeyPolicy.Statement as KeyStatement[];
+/** Whether the key policy of `keyId` lets the role of the function of `step` call `action` (the key policy decides: infra/keys.ts). */
+const mayUseKey = (step: string, action: string, keyId: string) => {
+  const roleId = functionOf(step).Properties.Role['Fn::GetAtt'][0] as string;
+  return keyStatements(keyId).some((s) => s.Effect === 'Allow' && [s.Action].flat().includes(action) && JSON.stringify(s.Principal.AWS ?? null).includes(`"${roleId}"`));
+};
+/** Whether the function of `step` is granted `action` on the key in its own (identity) policy. */
+const grantedKey = (step: string, keyId: string) => statementsOf(step).some((s) => [s.Action].flat().some((a) => a.startsWith('kms:')) && JSON.stringify(s.Resource).includes(`"${keyId}"`));
+const ROOT = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']] };
+/** The role ARN of the function of `step`, as a policy names it. */
+const roleArnOf = (step: string) => ({ 'Fn::GetAtt': [functionOf(step).Properties.Role['Fn::GetAtt'][0], 'Arn'] });
+/** The principals the resource policy of secret `secretId` spares from its Deny of GetSecretValue. */
+function secretReaders(secretId: string): unknown[] {
+  const policy = Object.values(resources).find((r) => r.Type === 'AWS::SecretsManager::ResourcePolicy' && r.Properties.SecretId?.Ref === secretId)!;
+  const statements = policy.Properties.ResourcePolicy.Statement as { Effect: string; Principal: unknown; Action: string; Condition: { ArnNotEquals: { 'aws:PrincipalArn': unknown[] } } }[];
+  expect(statements).toHaveLength(1);
+  expect(statements[0]).toMatchObject({ Effect: 'Deny', Principal: { AWS: '*' }, Action: 'secretsmanager:GetSecretValue' });
+  return statements[0]!.Condition.ArnNotEquals['aws:PrincipalArn'];
+}
 const secretIdOf = (description: string) => Object.entries(resources).find(([, r]) => r.Type === 'AWS::SecretsManager::Secret' && r.Properties.Description === description)![0];
 /** Whether the function of `step` may read the secret `secretId`. */
 const readsSecret = (step: string, secretId: string) =>
@@ -108,7 +127,7 @@ describe('approvals in the template', () => {
     expect(envOf(Steps.StartRun)['STARTER_KEY_ID']).toEqual({ 'Fn::GetAtt': [starterKey, 'Arn'] });
     // The runs API signs starters and starts runs; it reads nothing else (no ledger, no decision key).
     expect(envOf(Steps.RunsApi)['TABLE_NAME']).toBeUndefined();
-    expect([...actionsOf(Steps.RunsApi)].filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:')).sort()).toEqual(['kms:GenerateMac', 'states:StartExecution']);
+    expect([...actionsOf(Steps.RunsApi)].filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:')).sort()).toEqual(['states:StartExecution']);
   });
 
   it('lets only the runs API, the schedule and the run\'s own functions (Handoff, recovery, the sweeper) start the state machine', () => {
@@ -119,5 +138,81 @@ describe('approvals in the template', () => {
     expect(starters.map(stepOfRole).map((name: string) => name.replace(/^RefundReconciler/, '').replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(
       [Steps.Handoff, Steps.RecoverRun, Steps.RunsApi, Steps.Sweep, 'ScheduleRole'].sort(),
     );
+  });
+
+  // Issue 36 finding 5: the keys' own policies name their users; the account administers and cannot sign.
+  it('gives every KMS key a key policy in which the account only administers (no kms:*, no cryptographic operation) and each use names its principals', () => {
+    const keys = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::KMS::Key');
+    expect(keys.length).toBe(4); // decision, starter, approvals topic, alarm topic
+    for (const [id] of keys) {
+      const statements = keyStatements(id);
+      const root = statements.filter((s) => JSON.stringify(s.Principal).includes(':root'));
+      expect(root, id).toEqual([expect.objectContaining({ Sid: 'AccountAdministers', Principal: { AWS: ROOT } })]);
+      const rootActions = [root[0]!.Action].flat();
+      for (const action of rootActions) expect(action, `${id}: ${action}`).toMatch(/^kms:(CreateAlias|DeleteAlias|UpdateAlias|Describe\*|List\*|Get\*|Put\*|Update\*|Enable\*|Disable\*|RevokeGrant|RetireGrant|TagResource|UntagResource|ScheduleKeyDeletion|CancelKeyDeletion)$/);
+      for (const statement of statements) expect([statement.Action].flat(), id).not.toContain('kms:*');
+    }
+    // The MAC keys' uses are in their key policies, not in the functions' own policies.
+    for (const description of ['Signs approval decisions (only the approval callback can)', 'Signs who started a run (only the runs API can)']) {
+      const key = keyIdOf(description);
+      expect(ALL_STEPS.filter((step) => grantedKey(step, key))).toEqual([]);
+    }
+  });
+
+  it('encrypts the approvals topic with a customer-managed key that SNS and RequestApproval (through SNS only) may use', () => {
+    const [topicId, topic] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::SNS::Topic' && r.Properties.DisplayName === 'savepoint approvals')!;
+    const keyId = topic.Properties.KmsMasterKeyId['Fn::GetAtt'][0] as string;
+    expect(resources[keyId]!.Properties).toMatchObject({ EnableKeyRotation: true });
+    const uses = keyStatements(keyId).filter((s) => s.Sid !== 'AccountAdministers');
+    expect(uses).toEqual([
+      expect.objectContaining({ Principal: { AWS: roleArnOf(Steps.RequestApproval) }, Action: ['kms:GenerateDataKey*', 'kms:Decrypt'], Condition: { StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['sns.', { Ref: 'AWS::Region' }, '.amazonaws.com']] } } } }),
+      expect.objectContaining({ Principal: { Service: 'sns.amazonaws.com' }, Action: ['kms:GenerateDataKey*', 'kms:Decrypt'] }),
+    ]);
+    expect(envOf(Steps.RequestApproval)['APPROVAL_TOPIC_ARN']).toEqual({ Ref: topicId });
+  });
+
+  it("denies the link key and the seal key to every principal but the functions that use them (the secrets' resource policies)", () => {
+    const linkKey = secretIdOf('HMAC key of the signed approval links');
+    expect(secretReaders(linkKey).sort(byJson)).toEqual([Steps.RequestApproval, Steps.ApprovalCallback].map(roleArnOf).sort(byJson));
+    const sealKey = secretIdOf('HMAC key the ledger records are sealed with');
+    const ledgerUsers = ALL_STEPS.filter((step) => envOf(step)['TABLE_NAME'] !== undefined);
+    expect(secretReaders(sealKey).sort(byJson)).toEqual(ledgerUsers.map(roleArnOf).sort(byJson));
+  });
+});
+
+const byJson = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b));
+
+// Issue 36 finding 6: links reach their approver only: on the encrypted topic, each approver's subscription filtered to their own.
+describe('approvers named at synth', () => {
+  it('get an e-mail subscription each, filtered on the approver attribute to their own messages; the topic comes with the links', () => {
+    const stack = new SavepointStack(assertionApp(), 'Named');
+    stack.addAgent('Agent', { agentName: 'named', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { approvers: ['ada@example.com', 'bob@example.com'] } });
+    const template = Template.fromStack(stack);
+    const subscriptions = Object.values(template.findResources('AWS::SNS::Subscription')).map((r) => r.Properties as { Protocol: string; Endpoint: string; FilterPolicy: unknown });
+    expect(subscriptions.sort((a, b) => a.Endpoint.localeCompare(b.Endpoint))).toEqual([
+      expect.objectContaining({ Protocol: 'email', Endpoint: 'ada@example.com', FilterPolicy: { approver: ['ada@example.com'] } }),
+      expect.objectContaining({ Protocol: 'email', Endpoint: 'bob@example.com', FilterPolicy: { approver: ['bob@example.com'] } }),
+    ]);
+    template.hasResourceProperties('AWS::SNS::Topic', { DisplayName: 'savepoint approvals', KmsMasterKeyId: Match.anyValue() });
+  });
+
+  it('fails the synth when the topic is turned off with approvers: their links would reach nobody', () => {
+    const stack = new SavepointStack(assertionApp(), 'NoTopic');
+    expect(() => stack.addAgent('Agent', { agentName: 'no-topic', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { approvers: ['ada@example.com'], topic: false } })).toThrow(/approvals\.topic: false leaves the approvers' links no way to reach them/);
+  });
+});
+
+// Issue 36 item 7: KMS rotates no HMAC key; rotating the decision key is a new key, the old one still verifying its decisions.
+describe('rotating the decision key', () => {
+  it('makes a new key for a new decisionKeyVersion and tells every verifier the previous keys', () => {
+    const previous = 'arn:aws:kms:us-east-1:123456789012:key/aaaaaaaa-0000-0000-0000-000000000001';
+    const stack = new SavepointStack(assertionApp(), 'Rotated');
+    stack.addAgent('Agent', { agentName: 'rotated', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { decisionKeyVersion: 2, previousDecisionKeys: [previous] } });
+    const resources = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+    const keyIds = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::KMS::Key' && r.Properties.Description?.startsWith('Signs approval decisions')).map(([id]) => id);
+    expect(keyIds).toEqual([expect.stringMatching(/^AgentApprovalsDecisionKeyV2/)]);
+    const variables = (step: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SAVEPOINT_STEP === step)!.Properties.Environment.Variables;
+    for (const step of [Steps.ApprovalCallback, Steps.CallTool, Steps.BudgetCheck]) expect(variables(step), step).toMatchObject({ DECISION_PREVIOUS_KEY_IDS: previous, DECISION_KEY_ID: { 'Fn::GetAtt': [keyIds[0], 'Arn'] } });
+    expect(() => new SavepointStack(assertionApp(), 'Bad').addAgent('Agent', { agentName: 'bad', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { previousDecisionKeys: ['alias/old'] } })).toThrow(/approvals\.previousDecisionKeys: expected a KMS key ARN, got "alias\/old"/);
   });
 });

@@ -33,7 +33,7 @@ afterEach(async () => {
  */
 const ORACLE_DIFFERS = new Set(['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat']);
 
-type Seen = { role: string; request: AuthorizationRequest; decision: Decision };
+type Seen = { role: string; session: string; request: AuthorizationRequest; decision: Decision };
 
 async function sampleDay(template: CfnTemplateJson, ledger: 'embedded' | 'dynalite'): Promise<{ h: Harness; seen: Map<string, Seen> }> {
   const h = await startHarness({
@@ -47,7 +47,7 @@ async function sampleDay(template: CfnTemplateJson, ledger: 'embedded' | 'dynali
   cleanups.push(
     h.stack.iam!.authorizer.onDecision((caller: Caller, request, decision) => {
       if (!('role' in caller)) return;
-      seen.set(JSON.stringify([caller.role, request]), { role: caller.role, request, decision });
+      seen.set(JSON.stringify([caller.role, request]), { role: caller.role, session: caller.session, request, decision });
     }) as () => Promise<void>,
   );
   await h.run({ runId: `requests-${ledger}`, input: sampleInput });
@@ -64,9 +64,10 @@ describe.each(['embedded', 'dynalite'] as const)('every request the twin decides
       expect(actions).toContain(expected);
     }
     const disagreements: string[] = [];
-    for (const { role, request, decision } of seen.values()) {
+    for (const { role, session, request, decision } of seen.values()) {
       if (ORACLE_DIFFERS.has(request.action)) continue;
-      const answer = await oracle(h.stack.iam!.roles.roles.get(role)!.policies, request);
+      // Key policies and secrets' policies name roles: the oracle is told who calls.
+      const answer = await oracle(h.stack.iam!.roles.roles.get(role)!.policies, request, { role, session });
       if (answer !== decision) disagreements.push(`${role} ${request.action} ${request.resource} ${JSON.stringify(request.context ?? {})}: twin ${decision}, oracle ${answer ?? 'refused the request'}`);
     }
     expect(disagreements).toEqual([]);

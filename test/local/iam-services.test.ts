@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { cachedTemplate } from '../../local/template/cache.js';
+import { Steps } from '../../lambdas/shared/steps.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
@@ -33,6 +34,29 @@ function withoutGrant(template: Template, policyPrefix: string, action: string):
     return rest.length > 0 ? [{ ...statement, Action: rest }] : [];
   });
   expect(JSON.stringify(document)).not.toBe(before);
+  return template;
+}
+
+type KeyStatement = { Sid?: string; Effect: string; Principal: { AWS: unknown }; Action: string | string[] };
+
+/** `template` with the role whose logical id starts with `rolePrefix` taken out of the statement `sid` of the key policy of the key whose logical id starts with `keyPrefix`. */
+function withoutKeyUser(template: Template, keyPrefix: string, sid: string, rolePrefix: string): Template {
+  const [, key] = resourceOf(template, 'AWS::KMS::Key', keyPrefix);
+  const document = key.Properties!['KeyPolicy'] as { Statement: KeyStatement[] };
+  const before = JSON.stringify(document);
+  document.Statement = document.Statement.flatMap((statement) => {
+    if (statement.Sid !== sid) return [statement];
+    const rest = [statement.Principal.AWS].flat().filter((principal) => !JSON.stringify(principal).includes(`"${rolePrefix}`));
+    return rest.length > 0 ? [{ ...statement, Principal: { AWS: rest } }] : [];
+  });
+  expect(JSON.stringify(document)).not.toBe(before);
+  return template;
+}
+
+/** `template` with the key policy of the key whose logical id starts with `keyPrefix` replaced by `statements`. */
+function withKeyPolicy(template: Template, keyPrefix: string, statements: unknown[]): Template {
+  const [, key] = resourceOf(template, 'AWS::KMS::Key', keyPrefix);
+  key.Properties!['KeyPolicy'] = { Version: '2012-10-17', Statement: statements };
   return template;
 }
 
@@ -79,6 +103,25 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     expect(h.stack.engine.iamDecisions()!.denied).toBe(0);
   });
 
+  // Issue 36 finding 6: a link is its approver's credential; any rule on the default bus reads what goes there.
+  it('puts the approval-requested event on the default bus with no link: a rule on it with no filter receives none', async () => {
+    const h = await harness({ approve: true });
+    const finished = await h.run({ runId: 'bus-no-links', input: sampleInput });
+    expect(finished.status).toBe('SUCCEEDED');
+    const received = h.stack.eventBus.receivedBy('savepoint.approvals');
+    expect(received).toHaveLength(h.approvals.length);
+    for (const [index, entry] of received.entries()) {
+      const detail = JSON.parse(entry.Detail) as Record<string, unknown>;
+      expect(detail).toMatchObject({ approvalId: h.approvals[index]!.approvalId, summary: expect.any(String), decideBy: expect.any(String) });
+      expect(Object.keys(detail)).not.toContain('links');
+      expect(entry.Detail).not.toMatch(/link=|\/decide\//);
+    }
+    // The links exist, and went to their approvers only (the CLI locally; the topic on AWS).
+    const links = await h.stack.approvalLinks(h.approvals[0]!);
+    expect(links.length).toBeGreaterThan(0);
+    for (const entry of received) for (const link of links) expect(entry.Detail).not.toContain(new URL(link.url).searchParams.get('link')!);
+  });
+
   it.each(['embedded', 'dynalite'] as const)("refuses a function's first ledger call when its role may not read the seal key (%s ledger)", async (ledger) => {
     const h = await harness({ ledger, template: withoutGrant(await template(), 'AgentStartRunFunctionServiceRoleDefaultPolicy', 'secretsmanager:GetSecretValue') });
     const finished = await h.run({ runId: `no-seal-${ledger}`, input: sampleInput });
@@ -88,15 +131,60 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentStartRunFunction\w+ is not authorized to perform: secretsmanager:GetSecretValue on resource: arn:aws:secretsmanager:us-east-1:000000000000:secret:LedgerSealKey\w+-local/);
   });
 
-  it("refuses CallTool's check of a decision when its role loses kms:VerifyMac", async () => {
-    const h = await harness({ approve: true, template: withoutGrant(await template(), 'AgentCallToolFunctionServiceRoleDefaultPolicy', 'kms:VerifyMac') });
+  it("refuses CallTool's check of a decision when the decision key's policy no longer names its role (kms:VerifyMac)", async () => {
+    const h = await harness({ approve: true, template: withoutKeyUser(await template(), 'AgentApprovalsDecisionKey', 'StepsVerifyDecisions', 'AgentCallToolFunction') });
     const finished = await h.run({ runId: 'no-verify', input: sampleInput });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
-    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentCallToolFunction\w+ is not authorized to perform: kms:VerifyMac on resource: arn:aws:kms:us-east-1:000000000000:key\/AgentApprovalsDecisionKey\w+/);
+    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentCallToolFunction\w+ is not authorized to perform: kms:VerifyMac on resource: arn:aws:kms:us-east-1:000000000000:key\/AgentApprovalsDecisionKey\w+ because no resource-based policy allows the kms:VerifyMac action/);
   });
 
-  it('authorizes the starter key as the runs API (kms:GenerateMac) and StartRun (kms:VerifyMac), and refuses StartRun without VerifyMac', async () => {
+  it('refuses a role the key policy does not name, whatever its identity policy grants: the key policy decides (KMS)', async () => {
+    const t = await template();
+    const [decisionKeyId] = resourceOf(t, 'AWS::KMS::Key', 'AgentApprovalsDecisionKey');
+    const keyArn = `arn:aws:kms:us-east-1:000000000000:key/${decisionKeyId}`;
+    const granted = withStatement(t, 'AgentCallToolFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn });
+    const h = await harness({ template: granted });
+    expect(() => h.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(
+      /AgentCallToolFunction\w+\/\w+ is not authorized to perform: kms:GenerateMac on resource: .* because no resource-based policy allows the kms:GenerateMac action/,
+    );
+    // The account administers the key, and cannot use it: no principal of the account signs through IAM alone.
+    expect(() => h.stack.iam!.authorizer.authorize({ administrator: true }, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(/because no resource-based policy allows/);
+    expect(() => h.stack.iam!.authorizer.authorize({ administrator: true }, { action: 'kms:PutKeyPolicy', resource: keyArn })).not.toThrow();
+  });
+
+  it("allows a key's use through IAM only when the key policy delegates to IAM (the account statement) AND the role's identity policy allows it", async () => {
+    const delegating = { Effect: 'Allow', Principal: { AWS: 'arn:aws:iam::000000000000:root' }, Action: 'kms:*', Resource: '*' };
+    const t = withKeyPolicy(await template(), 'AgentApprovalsDecisionKey', [delegating]);
+    const [decisionKeyId] = resourceOf(t, 'AWS::KMS::Key', 'AgentApprovalsDecisionKey');
+    const keyArn = `arn:aws:kms:us-east-1:000000000000:key/${decisionKeyId}`;
+    const withoutIdentity = await harness({ template: t });
+    expect(() => withoutIdentity.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(/because no identity-based policy allows the kms:GenerateMac action/);
+    const withIdentity = await harness({ template: withStatement(structuredClone(t), 'AgentCallToolFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn }) });
+    expect(() => withIdentity.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).not.toThrow();
+    // An explicit Deny in the key policy wins over both.
+    const denied = withKeyPolicy(structuredClone(t), 'AgentApprovalsDecisionKey', [delegating, { Effect: 'Deny', Principal: { AWS: '*' }, Action: 'kms:GenerateMac', Resource: '*' }]);
+    const refused = await harness({ template: withStatement(denied, 'AgentCallToolFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn }) });
+    expect(() => refused.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(/with an explicit deny in a resource-based policy/);
+  });
+
+  it("refuses the seal key to a role its identity policy lets read it but the secret's resource policy does not, and to an administrator (Secrets Manager)", async () => {
+    const t = await template();
+    const [sealId] = resourceOf(t, 'AWS::SecretsManager::Secret', 'LedgerSealKey');
+    const sealArn = `arn:aws:secretsmanager:us-east-1:000000000000:secret:${sealId}-local`;
+    // PruneVersions uses no ledger: the seal key's resource policy does not name its role.
+    const granted = withStatement(t, 'AgentPruneVersionsFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: sealArn });
+    const h = await harness({ template: granted });
+    expect(() => h.stack.iam!.authorizeAs(Steps.PruneVersions, { action: 'secretsmanager:GetSecretValue', resource: sealArn })).toThrow(
+      /AgentPruneVersionsFunction\w+\/\w+ is not authorized to perform: secretsmanager:GetSecretValue on resource: .*LedgerSealKey.* with an explicit deny in a resource-based policy/,
+    );
+    // Its readers still read it: their identity policy allows, the resource policy's Deny spares them.
+    expect(() => h.stack.iam!.authorizeAs(Steps.CallModel, { action: 'secretsmanager:GetSecretValue', resource: sealArn })).not.toThrow();
+    // An administrator (every identity permission) does not.
+    expect(() => h.stack.iam!.authorizer.authorize({ administrator: true }, { action: 'secretsmanager:GetSecretValue', resource: sealArn })).toThrow(/explicit deny in a resource-based policy/);
+  });
+
+  it('authorizes the starter key as the runs API (kms:GenerateMac) and StartRun (kms:VerifyMac), and refuses StartRun when the key policy no longer names it', async () => {
     const h = await harness({ approve: true });
     const started = await h.startAs('arn:aws:iam::000000000000:user/alice', { runId: 'starter-on', input: sampleInput });
     expect(started.status).toBe('SUCCEEDED');
@@ -105,21 +193,21 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     expect(byAction['kms:GenerateMac']).toEqual({ allowed: 1 + h.approvals.length, denied: 0 });
     expect(byAction['kms:VerifyMac']!.denied).toBe(0);
 
-    const refused = await harness({ approve: true, template: withoutGrant(await template(), 'AgentStartRunFunctionServiceRoleDefaultPolicy', 'kms:VerifyMac') });
+    const refused = await harness({ approve: true, template: withoutKeyUser(await template(), 'AgentApprovalsStarterKey', 'StartRunVerifiesStarters', 'AgentStartRunFunction') });
     const finished = await refused.startAs('arn:aws:iam::000000000000:user/alice', { runId: 'starter-no-verify', input: sampleInput });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
     expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentStartRunFunction\w+ is not authorized to perform: kms:VerifyMac on resource: arn:aws:kms:us-east-1:000000000000:key\/AgentApprovalsStarterKey\w+/);
   });
 
-  it('refuses a start the runs API may not sign (no kms:GenerateMac): nothing is started', async () => {
-    const h = await harness({ template: withoutGrant(await template(), 'AgentRunsApiFunctionServiceRoleDefaultPolicy', 'kms:GenerateMac') });
+  it('refuses a start the runs API may not sign (the starter key policy no longer names it): nothing is started', async () => {
+    const h = await harness({ template: withoutKeyUser(await template(), 'AgentApprovalsStarterKey', 'RunsApiSignsStarters', 'AgentRunsApiFunction') });
     await expect(h.startAs('arn:aws:iam::000000000000:user/alice', { runId: 'starter-no-sign', input: sampleInput })).rejects.toThrow(/runs API answered 5\d\d/);
     expect(h.stack.engine.listExecutions().executions).toEqual([]);
   });
 
-  it('refuses a decision the approval callback may not sign (no kms:GenerateMac): the decision is not recorded', async () => {
-    const h = await harness({ template: withoutGrant(await template(), 'AgentApprovalCallbackFunctionServiceRoleDefaultPolicy', 'kms:GenerateMac') });
+  it('refuses a decision the approval callback may not sign (the decision key policy no longer names it): the decision is not recorded', async () => {
+    const h = await harness({ template: withoutKeyUser(await template(), 'AgentApprovalsDecisionKey', 'CallbackSignsDecisions', 'AgentApprovalCallbackFunction') });
     const { executionArn } = h.stack.engine.startExecution({ name: 'no-sign', input: { runId: 'no-sign', input: sampleInput } });
     const asked = (await waitFor(() => h.approvals[0])).approvalId;
     const answer = await postDecision(h.stack, asked, { decision: 'approve', reason: 'checked' });

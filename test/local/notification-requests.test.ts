@@ -79,14 +79,16 @@ describe('EventBridge PutEvents, as the twin holds it to EventBridge’s rules',
 });
 
 describe('the notifier’s requests', () => {
-  it('are one event per approver in batches of 10 and one message per approver, each within the rules', () => {
+  it('are one event with no link and one message per approver with their link, each within the rules', () => {
     const requests = notificationRequests(request('Refund $1,299.00\nto Ada', 12), { busName: 'default', topicArn: TOPIC });
-    expect(requests.putEvents.map((batch) => batch.length)).toEqual([10, 2]);
+    expect(requests.putEvents.map((batch) => batch.length)).toEqual([1]);
     for (const batch of requests.putEvents) expect(checkPutEvents(batch)).toEqual([]);
     expect(requests.publish).toHaveLength(12);
     for (const published of requests.publish) checkPublish(published);
     expect(requests.publish[0]).toMatchObject({ Subject: 'Approval needed: Refund $1,299.00 to Ada', MessageAttributes: { approver: { StringValue: 'approver0@example.com' } } });
-    expect(JSON.parse(requests.putEvents[1]![1]!.Detail)).toMatchObject({ approver: 'approver11@example.com', links: [{ url: 'https://approve.example/11' }] });
+    expect(requests.putEvents[0]![0]!.Detail).not.toContain('https://approve.example/');
+    expect(requests.publish[11]!.Message).toContain('https://approve.example/11');
+    expect(requests.publish.filter((message) => message.Message.includes('https://approve.example/11'))).toHaveLength(1);
   });
 
   it('go out from the twin for a summary with a line break: authorized, then checked, nothing refused', async () => {

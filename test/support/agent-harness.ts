@@ -27,6 +27,8 @@ export interface AgentHarness<World extends DevWorld> {
    * verified, on AWS — and waits until its execution stops. A refused request throws its answer.
    */
   startAs(principal: string, body: Record<string, unknown>): Promise<Finished>;
+  /** Decides an approval through the approval API's handler as `principal` (an IAM ARN, as API Gateway verified it). */
+  decideAs(principal: string, approvalId: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
 export type Finished = Awaited<ReturnType<LocalStack['engine']['waitForExecution']>> & {
@@ -77,6 +79,10 @@ export async function startAgentHarness<World extends DevWorld>(options: AgentHa
       const description = await stack.engine.waitForExecution(executionArn);
       const history = stack.engine.getExecutionHistory(executionArn);
       return { ...description, history, states: summarizeHistory(history) };
+    },
+    decideAs: async (principal, approvalId, body) => {
+      const answer = await stack.approvalApi(apiGatewayEvent({ method: 'POST', route: 'approvals', approvalId, body: JSON.stringify(body), principal }), lambdaContext('ApprovalCallback', 20_000));
+      return { status: answer.statusCode, body: JSON.parse(answer.body) as Record<string, unknown> };
     },
     startAs: async (principal, body) => {
       const answer = await stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'runs', body: JSON.stringify(body), principal }), lambdaContext('RunsApi', 20_000));

@@ -20,7 +20,16 @@ describe('the approval policy', () => {
     ['the starter may not approve their own run', { approval: approval(), run, identity: starter, decision: 'approve', policy: deployed }, { action: 'refuse', status: 403, message: expect.stringMatching(/^separation of duties: arn:aws:iam::1:user\/starter started run run-1/) }],
     ['nor reject it', { approval: approval(), run, identity: starter, decision: 'reject', policy: deployed }, { action: 'refuse', status: 403, message: expect.stringMatching(/separation of duties/) }],
     ['the local interactive run: one person is both', { approval: approval(), run, identity: starter, decision: 'approve', policy: { separationOfDuties: false } }, { action: 'decide' }],
-    ['a run with no recorded starter', { approval: approval(), run: { runId: 'run-1' }, identity: starter, decision: 'approve', policy: deployed }, { action: 'decide' }],
+    // Issue 36 finding 4: anyone who may call StartExecution starts a run with no recorded starter, then approves it alone.
+    ['a run with no verified starter needs two people', { approval: approval(), run: { runId: 'run-1' }, identity: starter, decision: 'approve', policy: deployed }, { action: 'first' }],
+    ['a run with no verified starter: the same person again is refused', { approval: approval({ firstApproval: { by: starter.id, via: 'link', at: 'x' } }), run: { runId: 'run-1' }, identity: starter, decision: 'approve', policy: deployed }, { action: 'refuse', status: 403, message: expect.stringMatching(/^second approver/) }],
+    ['a run with no verified starter: a second person decides', { approval: approval({ firstApproval: { by: alice.id, via: 'link', at: 'x' } }), run: { runId: 'run-1' }, identity: bob, decision: 'approve', policy: deployed }, { action: 'decide' }],
+    ['a run with no verified starter: one person may reject', { approval: approval(), run: { runId: 'run-1' }, identity: starter, decision: 'reject', policy: deployed }, { action: 'decide' }],
+    ['a scheduled run (its input is anyone\'s to write) needs two people', { approval: approval(), run: { runId: 'run-1', startedBy: 'schedule:aws.events' }, identity: alice, decision: 'approve', policy: deployed, people: new Set([alice.id, bob.id]) }, { action: 'first' }],
+    ['a starter the deployment names nowhere needs two people', { approval: approval(), run, identity: alice, decision: 'approve', policy: deployed, people: new Set([alice.id, bob.id]) }, { action: 'first' }],
+    ['a starter the deployment names is someone: one other person decides', { approval: approval(), run: { runId: 'run-1', startedBy: bob.id }, identity: alice, decision: 'approve', policy: deployed, people: new Set([alice.id, bob.id]) }, { action: 'decide' }],
+    ['unknownStarter any-approver gives that up', { approval: approval(), run: { runId: 'run-1' }, identity: alice, decision: 'approve', policy: { ...deployed, unknownStarter: 'any-approver' } }, { action: 'decide' }],
+    ['without separation of duties a run with no starter needs one', { approval: approval(), run: { runId: 'run-1' }, identity: alice, decision: 'approve', policy: { separationOfDuties: false } }, { action: 'decide' }],
     ['a decided approval', { approval: approval({ status: 'approved', decidedBy: 'bob@example.com' }), run, identity: alice, decision: 'approve', policy: deployed }, { action: 'refuse', status: 409, message: 'approval apv_0123456789abcdef is already approved (by bob@example.com)' }],
     ['an expired approval', { approval: approval({ status: 'expired', decidedBy: 'timeout' }), run, identity: alice, decision: 'reject', policy: deployed }, { action: 'refuse', status: 409, message: expect.stringMatching(/already expired/) }],
     ['a decision for another run', { approval: approval(), run, identity: alice, decision: 'approve', policy: deployed, runId: 'run-2' }, { action: 'refuse', status: 403, message: 'runId: approval apv_0123456789abcdef belongs to run run-1, not run-2' }],
@@ -72,7 +81,7 @@ describe('distinct people are told apart by what their caller cannot choose', ()
     ['in another partition too', 'arn:aws-cn:sts::123456789012:assumed-role/Approver/x', 'arn:aws-cn:iam::123456789012:role/Approver'],
   ])('%s', (_case, arn, person) => {
     expect(personOf(arn)).toBe(person);
-    expect(caller(arn)).toEqual({ id: person, via: 'iam' });
+    expect(caller(arn)).toEqual({ id: person, via: 'iam', principal: arn });
   });
 
   it('two sessions of one role cannot be the two approvers', () => {
@@ -89,6 +98,6 @@ describe('distinct people are told apart by what their caller cannot choose', ()
   });
 
   it('a local user is itself (the loopback API’s principal)', () => {
-    expect(caller('local:alice')).toEqual({ id: 'local:alice', via: 'cli' });
+    expect(caller('local:alice')).toEqual({ id: 'local:alice', via: 'cli', principal: 'local:alice' });
   });
 });

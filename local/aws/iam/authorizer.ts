@@ -6,6 +6,7 @@
  */
 import { LOCAL_ACCOUNT } from './deployment.js';
 import { policyEvaluator, type AuthorizationRequest, type Decision, type PolicyEvaluator } from './policy.js';
+import { combine, type Principal, type Verdict } from './resource-policies.js';
 import type { StackRoles } from './roles.js';
 
 export interface IamDecisions {
@@ -66,14 +67,32 @@ export class IamAuthorizer {
 
   /** The decision, counted. */
   decide(caller: Caller, request: AuthorizationRequest): Decision {
-    const decision = 'administrator' in caller ? 'Allowed' : this.#evaluate(caller.role, request);
+    return this.#verdict(caller, request).decision;
+  }
+
+  /**
+   * The caller's identity policies' decision, combined with the resource's own policy when it has
+   * one (a KMS key policy, a secret's resource policy: resource-policies.ts), counted.
+   */
+  #verdict(caller: Caller, request: AuthorizationRequest): Verdict {
+    const identity = 'administrator' in caller ? 'Allowed' : this.#evaluate(caller.role, request);
+    const policy = this.#roles.resourcePolicies?.get(request.resource);
+    const verdict: Verdict = policy ? combine(policy, identity, this.#principal(caller), request) : { decision: identity, by: 'identity' };
+    const decision = verdict.decision;
     let counts = this.#byAction.get(request.action);
     if (!counts) this.#byAction.set(request.action, (counts = { allowed: 0, denied: 0 }));
     const outcome = decision === 'Allowed' ? 'allowed' : 'denied';
     this.#counts[outcome]++;
     counts[outcome]++;
     for (const listener of this.#listeners) listener(caller, request, decision);
-    return decision;
+    return verdict;
+  }
+
+  /** Who calls, as a resource policy names principals: a role (and its session), or the administrator (a user of the account). */
+  #principal(caller: Caller): Principal {
+    if ('administrator' in caller) return { arn: `arn:aws:iam::${LOCAL_ACCOUNT}:user/administrator` };
+    const role = this.#roles.roles.get(caller.role);
+    return { arn: role?.arn ?? caller.role, sessionArn: `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${role?.id ?? caller.role}/${caller.session}` };
   }
 
   #evaluate(role: string, request: AuthorizationRequest): Decision {
@@ -84,8 +103,8 @@ export class IamAuthorizer {
 
   /** Throws AccessDeniedException, worded as AWS words it, unless the caller's policies allow the request. */
   authorize(caller: Caller, request: AuthorizationRequest): void {
-    const decision = this.decide(caller, request);
-    if (decision !== 'Allowed') throw new AccessDeniedError(deniedMessage(this.#roles, caller, request, decision));
+    const verdict = this.#verdict(caller, request);
+    if (verdict.decision !== 'Allowed') throw new AccessDeniedError(deniedMessage(this.#roles, caller, request, verdict));
   }
 
   /** Tells `listener` of every decision from now on (what a test checks the requests themselves with); returns the unsubscribe. */
@@ -117,8 +136,9 @@ export class IamAuthorizer {
  * ARN because no identity-based policy allows the ACTION action" (or "with an explicit deny in an
  * identity-based policy"), as AWS reports it.
  */
-function deniedMessage(roles: StackRoles, caller: Caller, request: AuthorizationRequest, decision: Decision): string {
+function deniedMessage(roles: StackRoles, caller: Caller, request: AuthorizationRequest, verdict: Verdict): string {
   const who = 'role' in caller ? `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${roles.roles.get(caller.role)?.id ?? caller.role}/${caller.session}` : 'administrator';
-  const why = decision === 'ExplicitlyDenied' ? 'with an explicit deny in an identity-based policy' : `because no identity-based policy allows the ${request.action} action`;
+  const kind = verdict.by === 'resource' ? 'resource-based' : 'identity-based';
+  const why = verdict.decision === 'ExplicitlyDenied' ? `with an explicit deny in a ${kind} policy` : `because no ${kind} policy allows the ${request.action} action`;
   return `User: ${who} is not authorized to perform: ${request.action} on resource: ${request.resource} ${why}`;
 }

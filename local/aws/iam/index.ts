@@ -11,9 +11,10 @@
  * ledger call a function makes, as the DynamoDB request it stands for with its
  * `dynamodb:LeadingKeys` (local/aws/iam/dynamodb.ts, at the ledger's storage layer, on both engines),
  * and the Secrets Manager, KMS, EventBridge and SNS calls the local stand-ins make for a function
- * (local/aws/iam/services.ts). Not modelled: resource-based policies (the Lambda permissions of
- * EventBridge rules, the secret's and the key's own policies) and the model API keys' secrets
- * (local runs use the simulated model, which reads none).
+ * (local/aws/iam/services.ts), with the KMS keys' key policies and the secrets' resource policies
+ * as KMS and Secrets Manager combine them with the role's (local/aws/iam/resource-policies.ts).
+ * Not modelled: the Lambda permissions of EventBridge rules, and the model API keys' secrets (local
+ * runs use the simulated model, which reads none).
  */
 import { randomBytes } from 'node:crypto';
 import type { CfnTemplateJson, PhysicalNames } from '../../template/asl.js';

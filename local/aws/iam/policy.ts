@@ -13,7 +13,8 @@
  * company cannot ship, and the MIT alternatives are unmaintained. The simulator is this module's
  * differential test oracle instead (test/iam/oracle.test.ts, a devDependency, never imported here).
  *
- * Not evaluated, because the twin's requests never meet them: resource-based policies,
+ * Resource-based policies (KMS key policies, secrets' policies) are combined with this decision in
+ * resource-policies.ts. Not evaluated, because the twin's requests never meet them:
  * permissions boundaries, session policies, SCPs/RCPs, Principal/NotPrincipal (trust policies are
  * not identity policies), and policy variables (`${aws:username}`).
  */

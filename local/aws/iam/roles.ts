@@ -6,6 +6,7 @@
 import { resolveTemplateValue, type CfnTemplateJson } from '../../template/asl.js';
 import { physicalNames, type DeploymentState } from './deployment.js';
 import type { PolicyDocument } from './policy.js';
+import { resourcePolicies, type ResourcePolicy } from './resource-policies.js';
 
 export interface Role {
   /** The role's logical id; locally also its name. */
@@ -26,13 +27,15 @@ export interface StackRoles {
   readonly stateMachineRole?: string;
   /** EventBridge targets that assume a role to call their target (e.g. the schedule's StartExecution). */
   readonly ruleTargets: readonly { readonly ruleId: string; readonly roleId: string; readonly targetArn: string }[];
+  /** The KMS key policies and secrets' resource policies, by the resource's ARN (resource-policies.ts). */
+  readonly resourcePolicies?: ReadonlyMap<string, ResourcePolicy>;
 }
 
 /**
  * The variables through which a function is told the resources it calls (lambdas/adapters/aws-deps.ts),
  * resolved to this deployment's values: what the twin authorizes those calls against.
  */
-export const SERVICE_VARIABLES = ['LEDGER_SEAL_SECRET_ARN', 'APPROVAL_LINK_SECRET_ARN', 'DECISION_KEY_ID', 'STARTER_KEY_ID', 'APPROVAL_EVENT_BUS', 'APPROVAL_TOPIC_ARN'] as const;
+export const SERVICE_VARIABLES = ['LEDGER_SEAL_SECRET_ARN', 'APPROVAL_LINK_SECRET_ARN', 'DECISION_KEY_ID', 'STARTER_KEY_ID', 'APPROVAL_EVENT_BUS', 'APPROVAL_TOPIC_ARN', 'TOOL_SECRETS'] as const;
 export type ServiceVariables = Readonly<Partial<Record<(typeof SERVICE_VARIABLES)[number], string>>>;
 
 /**
@@ -98,5 +101,5 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
       }
     }
   }
-  return { roles, stepRoles, ...(stateMachineRole && { stateMachineRole }), ruleTargets };
+  return { roles, stepRoles, ...(stateMachineRole && { stateMachineRole }), ruleTargets, resourcePolicies: resourcePolicies(template, physical) };
 }

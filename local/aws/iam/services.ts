@@ -8,10 +8,11 @@
  * (https://docs.aws.amazon.com/service-authorization/latest/reference/reference_policies_actions-resources-contextkeys.html):
  *
  *   the ledger's seal key    secretsmanager:GetSecretValue  LEDGER_SEAL_SECRET_ARN    the function's first ledger call (dynamodb.ts), as DynamoDbLedger reads it once per container
- *   the approval-link key    secretsmanager:GetSecretValue  APPROVAL_LINK_SECRET_ARN  each link signed or verified (AWS reads it once per container)
+ *   the approval-link key    secretsmanager:GetSecretValue  APPROVAL_LINK_SECRET_ARN  each link signed or verified (AWS reads its versions every few minutes)
  *   a decision's MAC         kms:GenerateMac / kms:VerifyMac DECISION_KEY_ID          each decision signed (the callback) or verified (CallTool, BudgetCheck)
- *   telling the approvers    events:PutEvents               the APPROVAL_EVENT_BUS bus each batch of 10 per-approver events
- *                            sns:Publish                    APPROVAL_TOPIC_ARN         each approver's message
+ *   a tool's credential      secretsmanager:GetSecretValue  TOOL_SECRETS (name → ARN)  each read of a secret toolSecrets does not keep (lambdas/tools/secrets.ts)
+ *   telling the approvers    events:PutEvents               the APPROVAL_EVENT_BUS bus the request's event (no link)
+ *                            sns:Publish                    APPROVAL_TOPIC_ARN         each approver's message (their link)
  *
  * A function whose environment names no such resource makes no such call on AWS (it has no link
  * signer, no decision key, no notifier there): locally its stand-in is used unchecked, or (the
@@ -21,6 +22,9 @@ import type { ApprovalLinks } from '../../../lambdas/approvals/decision.js';
 import type { DecisionMac } from '../../../lambdas/approvals/decision-mac.js';
 import { notificationRequests, type ApprovalNotifier } from '../../../lambdas/approvals/notify.js';
 import type { ApprovalSetup } from '../../../lambdas/wiring/create-steps.js';
+import type { LocalEventBus } from '../event-bus.js';
+import { toolSecrets, type ToolSecrets } from '../../../lambdas/tools/secrets.js';
+import type { Clock } from '../../../lambdas/shared/ports.js';
 import { checkPublish, checkPutEvents } from '../notification-requests.js';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './deployment.js';
 import type { TwinIam } from './index.js';
@@ -34,8 +38,12 @@ export function eventBusArn(bus: string): string {
   return bus.startsWith('arn:') ? bus : `arn:aws:events:${LOCAL_REGION}:${LOCAL_ACCOUNT}:event-bus/${bus}`;
 }
 
-/** The local approval machinery as `step`'s function uses it: each call it would make to AWS authorized as its role. */
-export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIam, 'authorizeAs' | 'servicesOf'>): ApprovalSetup {
+/**
+ * The local approval machinery as `step`'s function uses it: each call it would make to AWS
+ * authorized as its role. Events EventBridge would accept on the default bus go on `defaultBus`
+ * (as the twin keeps it), when there is one.
+ */
+export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIam, 'authorizeAs' | 'servicesOf'>, defaultBus?: LocalEventBus): ApprovalSetup {
   const services = (): ServiceVariables => iam.servicesOf(step) ?? {};
   const authorize = (action: string, resource: string | undefined) => {
     if (resource !== undefined) iam.authorizeAs(step, { action, resource });
@@ -84,6 +92,7 @@ export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIa
       for (const entries of requests.putEvents) {
         authorize('events:PutEvents', eventBusArn(bus));
         const failed = checkPutEvents(entries);
+        if (bus === 'default') defaultBus?.put(entries.filter((_, index) => !failed.some((entry) => entry.index === index)));
         if (failed.length > 0) throw new Error(`PutEvents failed: ${failed[0]!.errorCode}`);
       }
       for (const message of requests.publish) {
@@ -93,4 +102,23 @@ export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIa
     },
   };
   return { ...setup, ...(links && { links }), ...macs, notifier };
+}
+
+/**
+ * The tool credentials `values` (by name) as `step`'s function reads them: a read of a name the
+ * template's TOOL_SECRETS binds is authorized as the function's role on that secret's ARN, as
+ * GetSecretValue would be (a refusal throws AccessDeniedException); a name the template does not
+ * bind (a local-only secret) is served unchecked. Kept as on AWS (lambdas/tools/secrets.ts).
+ */
+export function toolSecretsAs(step: string, values: Readonly<Record<string, string>>, clock: Clock, iam?: Pick<TwinIam, 'authorizeAs' | 'servicesOf'>): ToolSecrets {
+  const bound = (): Record<string, string> => {
+    const text = iam?.servicesOf(step)?.TOOL_SECRETS;
+    return text === undefined ? {} : (JSON.parse(text) as Record<string, string>);
+  };
+  const read = async (name: string) => {
+    const arn = bound()[name];
+    if (arn !== undefined) iam!.authorizeAs(step, { action: 'secretsmanager:GetSecretValue', resource: arn });
+    return values[name]!;
+  };
+  return toolSecrets(Object.fromEntries(Object.keys(values).map((name) => [name, name])), read, clock);
 }

@@ -1,0 +1,137 @@
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { EXAMPLE_AGENTS } from '../../infra/example.js';
+import { SavepointStack } from '../../infra/stack.js';
+import type { ApprovalSettings } from '../../infra/approvals.js';
+import { Steps } from '../../lambdas/shared/steps.js';
+import { awsDeps } from '../../lambdas/adapters/aws-deps.js';
+import { authorizeApiRequest, restApisOf, type ApiCaller, type RestApiModel } from '../../local/aws/iam/api-gateway.js';
+import { LOCAL_ACCOUNT } from '../../local/aws/iam/deployment.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { assertionApp } from './example-template.js';
+
+/**
+ * Issue 36 finding 4: the approval API had no resource policy, so anyone whose IAM let them call
+ * it could decide any approval. Now AWS itself keeps everyone but the deployment's approvers off
+ * /approvals (and its starters off /runs), and the twin decides requests as API Gateway does.
+ */
+const account = LOCAL_ACCOUNT;
+const aliceSso = `arn:aws:sts::${account}:assumed-role/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b/alice@example.com`;
+const aliceRole = `arn:aws:iam::${account}:role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b`;
+const bob = `arn:aws:iam::${account}:user/bob`;
+const ops = `arn:aws:iam::${account}:role/ops/Approver`;
+const starter = `arn:aws:iam::${account}:user/starter`;
+const settings: ApprovalSettings = {
+  approvers: ['alice@example.com'],
+  approverPrincipals: { 'alice@example.com': aliceSso, 'bob@example.com': [bob], ops: [ops] },
+  starterPrincipals: { starter },
+};
+
+function synth(id: string, approvals: ApprovalSettings | undefined): CfnTemplateJson {
+  const stack = new SavepointStack(assertionApp(), id);
+  stack.addAgent('Agent', { agentName: 'guarded', entry: EXAMPLE_AGENTS.refundReconciler, ...(approvals && { approvals }) });
+  return Template.fromStack(stack).toJSON() as CfnTemplateJson;
+}
+const environmentOf = (template: CfnTemplateJson, step: string) =>
+  (Object.values(template.Resources!).find((r) => r.Type === 'AWS::Lambda::Function' && (r.Properties as any).Environment?.Variables?.SAVEPOINT_STEP === step)!.Properties as any).Environment.Variables as Record<string, string>;
+
+let guarded: CfnTemplateJson;
+let defaults: CfnTemplateJson;
+beforeAll(() => {
+  guarded = synth('Guarded', settings);
+  defaults = synth('Defaults', undefined);
+});
+
+describe('the approval API in the template', () => {
+  it('has a resource policy: the page open, /approvals only to the approvers, /runs only to the starters', () => {
+    const [api] = Object.values(guarded.Resources!).filter((r) => r.Type === 'AWS::ApiGateway::RestApi');
+    const statements = (api!.Properties as any).Policy.Statement as any[];
+    const bySid = Object.fromEntries(statements.map((s) => [s.Sid, s]));
+    expect(bySid['ApprovalPageIsOpen']).toMatchObject({ Effect: 'Allow', Principal: '*', Resource: ['execute-api:/*/GET/decide/*', 'execute-api:/*/POST/decide/*'] });
+    const approverArns = [bob, `arn:aws:iam::${account}:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b`, `arn:aws:iam::${account}:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b`, ops].sort();
+    expect(bySid['OnlyApprovers']).toMatchObject({ Effect: 'Deny', Principal: { AWS: '*' }, Resource: ['execute-api:/*/*/approvals', 'execute-api:/*/*/approvals/*'], Condition: { ArnNotLike: { 'aws:PrincipalArn': approverArns } } });
+    expect(bySid['Approvers']).toMatchObject({ Effect: 'Allow', Condition: { ArnLike: { 'aws:PrincipalArn': approverArns } } });
+    expect(bySid['OnlyStarters']).toMatchObject({ Effect: 'Deny', Resource: 'execute-api:/*/POST/runs', Condition: { ArnNotLike: { 'aws:PrincipalArn': [starter] } } });
+  });
+
+  it('without approverPrincipals, denies /approvals to everyone (links only) and leaves /runs to IAM', () => {
+    const [api] = Object.values(defaults.Resources!).filter((r) => r.Type === 'AWS::ApiGateway::RestApi');
+    const statements = (api!.Properties as any).Policy.Statement as any[];
+    expect(statements.find((s) => s.Sid === 'OnlyApprovers')).toEqual(expect.objectContaining({ Effect: 'Deny' }));
+    expect(statements.find((s) => s.Sid === 'OnlyApprovers').Condition).toBeUndefined();
+    expect(statements.some((s) => JSON.stringify(s.Resource).includes('runs'))).toBe(false);
+    expect(JSON.parse(environmentOf(defaults, Steps.ApprovalCallback)['APPROVER_PRINCIPALS']!)).toEqual({});
+  });
+
+  it('tells the callback and the runs API who is who, and no other function', () => {
+    const directory = { 'alice@example.com': [aliceSso], 'bob@example.com': [bob], ops: [ops] };
+    for (const step of [Steps.ApprovalCallback, Steps.RunsApi]) {
+      expect(JSON.parse(environmentOf(guarded, step)['APPROVER_PRINCIPALS']!), step).toEqual(directory);
+      expect(JSON.parse(environmentOf(guarded, step)['STARTER_PRINCIPALS']!), step).toEqual({ starter: [starter] });
+    }
+    for (const step of [Steps.CallTool, Steps.StartRun, Steps.RequestApproval]) expect(environmentOf(guarded, step), step).not.toHaveProperty('APPROVER_PRINCIPALS');
+    // …which the callback reads at cold start as its policy (nobody, when unset).
+    const policy = (env: Record<string, string>) => awsDeps(env).approvals!.policy;
+    expect(policy({ APPROVER_PRINCIPALS: JSON.stringify(directory), UNKNOWN_STARTER: 'any-approver' })).toMatchObject({ approverPrincipals: directory, unknownStarter: 'any-approver' });
+    expect(policy({})).toMatchObject({ approverPrincipals: {} });
+    expect(() => awsDeps({ APPROVER_PRINCIPALS: '{"a":"b"}' })).toThrow(/^invalid Lambda environment: APPROVER_PRINCIPALS\.a: /);
+  });
+
+  it.each<[string, ApprovalSettings, RegExp]>([
+    ['a session of a role whose caller names it', { approverPrincipals: { alice: 'arn:aws:sts::111122223333:assumed-role/Shared/alice' } }, /^approvals\.approverPrincipals\.alice: .*only on IAM Identity Center's roles/],
+    ['a group', { approverPrincipals: { team: ['arn:aws:iam::111122223333:group/approvers'] } }, /^approvals\.approverPrincipals\.team: expected an IAM user or role ARN/],
+    ['a person with no principal', { starterPrincipals: { nobody: [] } }, /^approvals\.starterPrincipals\.nobody: name at least one principal/],
+  ])('fails the synth on %s, naming the setting and the person', (_case, approvals, message) => {
+    const stack = new SavepointStack(assertionApp(), 'Bad');
+    expect(() => stack.addAgent('Agent', { agentName: 'bad', entry: EXAMPLE_AGENTS.refundReconciler, approvals })).toThrow(message);
+  });
+});
+
+describe('the twin decides a request as API Gateway does (resource policy + IAM authentication)', () => {
+  let api: RestApiModel;
+  beforeAll(() => {
+    api = restApisOf(guarded)[0]!;
+  });
+  const as = (principalArn: string, identityDecision: ApiCaller['identityDecision'] = 'Allowed', inAccount = account): ApiCaller => ({ principalArn, account: inAccount, identityDecision });
+  const decide = (method: string, path: string, caller?: ApiCaller) => authorizeApiRequest(api, { method, path, ...(caller && { caller }) });
+
+  it('reads the methods and their authorization from the template', () => {
+    expect(Object.fromEntries(api.methods)).toMatchObject({ 'POST /approvals/{approvalId}': 'AWS_IAM', 'GET /approvals': 'AWS_IAM', 'POST /runs': 'AWS_IAM', 'POST /decide/{approvalId}': 'NONE', 'GET /decide/{approvalId}': 'NONE' });
+  });
+
+  it('lets the approvers decide, and refuses anyone else whose own IAM allows it, with an explicit deny', () => {
+    expect(decide('POST', '/approvals/apv_0123456789', as(bob))).toEqual({ allowed: true });
+    expect(decide('POST', '/approvals/apv_0123456789', as(aliceRole))).toEqual({ allowed: true });
+    expect(decide('GET', '/approvals', as(`arn:aws:iam::${account}:role/ops/Approver`))).toEqual({ allowed: true });
+    const admin = `arn:aws:iam::${account}:role/Admin`;
+    expect(decide('POST', '/approvals/apv_0123456789', as(admin))).toEqual({
+      allowed: false,
+      status: 403,
+      message: `User: ${admin} is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:us-east-1:${account}:${api.logicalId}/v1/POST/approvals/apv_0123456789 with an explicit deny`,
+    });
+    // The same role under another path is another role.
+    expect(decide('POST', '/approvals/apv_0123456789', as(`arn:aws:iam::${account}:role/Approver`))).toMatchObject({ allowed: false });
+  });
+
+  it('in the API\'s account either policy may allow; from another account both must', () => {
+    expect(decide('POST', '/approvals/apv_0123456789', as(bob, 'ImplicitlyDenied'))).toEqual({ allowed: true }); // Table A: the resource policy allows
+    expect(decide('POST', '/approvals/apv_0123456789', as(bob, 'ExplicitlyDenied'))).toMatchObject({ allowed: false, message: /with an explicit deny$/ });
+    const elsewhere = `arn:aws:iam::999999999999:user/bob`;
+    expect(decide('POST', '/approvals/apv_0123456789', as(elsewhere, 'Allowed', '999999999999'))).toMatchObject({ allowed: false, message: /with an explicit deny$/ });
+    // Starters from the API's account whose IAM allows /runs; nobody unlisted.
+    expect(decide('POST', '/runs', as(starter))).toEqual({ allowed: true });
+    expect(decide('POST', '/runs', as(bob))).toMatchObject({ allowed: false, message: /with an explicit deny$/ });
+  });
+
+  it('serves the page to anyone (the link is its credential), and nothing signed to an unsigned request', () => {
+    expect(decide('GET', '/decide/apv_0123456789')).toEqual({ allowed: true });
+    expect(decide('POST', '/decide/apv_0123456789')).toEqual({ allowed: true });
+    expect(decide('POST', '/approvals/apv_0123456789')).toEqual({ allowed: false, status: 403, message: 'Missing Authentication Token' });
+    expect(decide('DELETE', '/decide/apv_0123456789')).toMatchObject({ allowed: false, status: 403 });
+  });
+
+  it('without a resource policy (before this change) anyone whose IAM allows it decides: the finding', () => {
+    const open: RestApiModel = { ...api, policy: undefined } as RestApiModel;
+    expect(authorizeApiRequest(open, { method: 'POST', path: '/approvals/apv_0123456789', caller: as(`arn:aws:iam::${account}:role/Admin`) })).toEqual({ allowed: true });
+  });
+});
