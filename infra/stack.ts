@@ -1,4 +1,5 @@
-import { CfnOutput, CfnParameter, NestedStack, Stack, type Duration, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CfnParameter, CfnResource, NestedStack, Stack, type Duration, type StackProps } from 'aws-cdk-lib';
+import { templateQuotaProblems } from '../lambdas/shared/cloudformation-quotas.js';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { parseModelSpec } from '../lambdas/models/spec.js';
@@ -51,6 +52,13 @@ export interface SavepointStackProps extends StackProps {
  * `addAgent` for each agent deployed side by side. A `sim:` model (the default of the example
  * agents) is served at a deploy-time parameter, `ModelApiUrl`.
  */
+/** CloudFormation's refusals of `stack`'s template by count (lambdas/shared/cloudformation-quotas.ts), each naming the stack. */
+function quotaProblemsOf(stack: Stack): string[] {
+  const own = stack.node.findAll().filter((node) => Stack.of(node) === stack);
+  const count = (type: abstract new (...args: never[]) => unknown) => own.filter((node) => node instanceof type).length;
+  return templateQuotaProblems({ resources: count(CfnResource), outputs: count(CfnOutput), parameters: count(CfnParameter) }).map((problem) => `${stack.node.path}: ${problem}`);
+}
+
 export class SavepointStack extends Stack {
   /** The ledger table every agent of the stack shares. */
   readonly ledger: LedgerTable;
@@ -90,6 +98,9 @@ export class SavepointStack extends Stack {
     this.#nested = props.agentsInNestedStacks ?? false;
     this.#apiGatewayAccount = props.apiGatewayAccount ?? true;
     this.#prices = props.prices;
+    // CloudFormation refuses a template past its quotas only at deploy; synth says it first, for
+    // this stack and each agent's nested stack (CDK itself checks only the resources).
+    this.node.addValidation({ validate: () => [this, ...this.node.findAll().filter((node): node is NestedStack => node instanceof NestedStack)].flatMap(quotaProblemsOf) });
   }
 
   /** Deploys an agent on the shared ledger and model (in a nested stack of its own with `agentsInNestedStacks`). */

@@ -1,4 +1,5 @@
-import { closeSync, existsSync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { fileSync } from './file-sync.js';
 import { dirname } from 'node:path';
 
 /** Where a line is in the log file: its first byte, and its length without the newline. */
@@ -109,7 +110,7 @@ export class AppendLog<T> {
     const buffer = Buffer.from(`${json}\n`);
     try {
       for (let written = 0; written < buffer.length; ) written += writeSync(this.fd, buffer, written);
-      if (this.options.fsync) fdatasyncSync(this.fd);
+      if (this.options.fsync) fileSync.data(this.fd);
     } catch (error) {
       // Cut back a partial line, so that the next append does not glue onto it and corrupt the log.
       try {
@@ -150,7 +151,7 @@ export class AppendLog<T> {
         size += buffer.length;
         count += 1;
       }
-      fsyncSync(fd);
+      fileSync.full(fd);
     } finally {
       closeSync(fd);
     }
@@ -210,7 +211,7 @@ export class LogReader {
 function syncDirectory(path: string): void {
   const fd = openSync(path, 'r');
   try {
-    fsyncSync(fd);
+    fileSync.full(fd);
   } finally {
     closeSync(fd);
   }

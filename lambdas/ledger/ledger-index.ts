@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { fileSync } from './file-sync.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { sameSecret } from '../shared/same-secret.js';
 import { AppendLog, LogReader, type Span } from './append-log.js';
@@ -186,7 +187,7 @@ export class LedgerIndex {
     try {
       const buffer = Buffer.from(this.serialize(sealer));
       for (let written = 0; written < buffer.length; ) written += writeSync(fd, buffer, written);
-      fsyncSync(fd);
+      fileSync.full(fd);
     } finally {
       closeSync(fd);
     }

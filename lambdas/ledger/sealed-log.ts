@@ -1,4 +1,5 @@
-import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { fileSync } from './file-sync.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import type { Key } from './protocol.js';
 import type { LedgerSealer } from './seal.js';
@@ -191,7 +192,7 @@ export class LogHead {
     const text = JSON.stringify(this.state).padEnd(HEAD_BYTES - 1, ' ');
     this.fd ??= openSync(this.path, 'w+', 0o600);
     writeSync(this.fd, `${text}\n`, 0);
-    if (this.fsync) fdatasyncSync(this.fd);
+    if (this.fsync) fileSync.data(this.fd);
   }
 
   close(): void {

@@ -88,6 +88,13 @@ export const DYNAMODB_TRANSACTION_MAX_BYTES = 4 * 1024 * 1024;
 export const STACK_RESOURCE_QUOTA = 500;
 
 /**
+ * Outputs and parameters one CloudFormation template may declare (200 each, raised from 60 in 2020).
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html
+ */
+export const STACK_OUTPUT_QUOTA = 200;
+export const STACK_PARAMETER_QUOTA = 200;
+
+/**
  * How long an API Gateway REST API waits for its Lambda integration (29 s by default).
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html
  */

@@ -5,31 +5,30 @@
  *
  *   - at most 500 resources ("Resources: Maximum number of resources that you can declare in your
  *     CloudFormation template: 500", https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html):
- *     "Template format error: Number of resources, N, is greater than maximum allowed, 500";
+ *     "Template format error: Number of resources, N, is greater than maximum allowed, 500"; and at
+ *     most 200 outputs and 200 parameters (the same page), worded alike
+ *     (lambdas/shared/cloudformation-quotas.ts, which savepoint/cdk checks at synth too);
  *   - each Lambda function's `Timeout` one Lambda takes (local/aws/lambda-function-timeout.ts);
  *   - each Lambda function's environment variables within 4 KB (local/aws/lambda-environment-size.ts):
  *     not CloudFormation's own check but Lambda's, which fails the deploy all the same.
  */
-import { STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
+import { templateQuotaProblems } from '../../lambdas/shared/cloudformation-quotas.js';
+import { AwsClientError } from './client-error.js';
 import { assertEnvironmentFits } from './lambda-environment-size.js';
 import { isFunctionTimeout, MAX_TIMEOUT_SECONDS } from './lambda-function-timeout.js';
 
 /** What CloudFormation answers a create or update it refuses before it starts (error code ValidationError, HTTP 400). */
-export class TemplateValidationError extends Error {
-  readonly $fault = 'client';
-  readonly statusCode = 400;
+export class TemplateValidationError extends AwsClientError {
   constructor(message: string) {
-    super(message);
-    this.name = 'ValidationError';
+    super('ValidationError', message);
   }
 }
 
 /** Refuses, as CloudFormation would, a template it would not deploy (the rules above), naming the resource. */
-export function assertDeployable(template: { Resources?: Record<string, unknown> }): void {
+export function assertDeployable(template: { Resources?: Record<string, unknown>; Outputs?: Record<string, unknown>; Parameters?: Record<string, unknown> }): void {
   const resources = Object.entries(template.Resources ?? {});
-  if (resources.length > STACK_RESOURCE_QUOTA) {
-    throw new TemplateValidationError(`Template format error: Number of resources, ${resources.length}, is greater than maximum allowed, ${STACK_RESOURCE_QUOTA}`);
-  }
+  const [over] = templateQuotaProblems({ resources: resources.length, outputs: Object.keys(template.Outputs ?? {}).length, parameters: Object.keys(template.Parameters ?? {}).length });
+  if (over) throw new TemplateValidationError(over);
   for (const [logicalId, resource] of resources) {
     const { Type, Properties } = resource as { Type?: unknown; Properties?: { Timeout?: unknown; Environment?: { Variables?: Record<string, unknown> } } };
     if (Type !== 'AWS::Lambda::Function') continue;

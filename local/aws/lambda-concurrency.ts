@@ -20,26 +20,19 @@
  * (local/runtime/tasks.ts), the account's quota being `LocalStackOptions.lambdaConcurrency`.
  */
 import { LAMBDA_ACCOUNT_CONCURRENCY, LAMBDA_MIN_UNRESERVED_CONCURRENCY } from '../../lambdas/shared/limits.js';
+import { AwsClientError } from './client-error.js';
 
 /** What Lambda answers an invoke over the account's or the function's concurrency. */
-export class TooManyRequestsError extends Error {
-  readonly $fault = 'client';
-  readonly statusCode = 429;
-  /** How a Task reports it: a Lambda service error (local/engine/lambda-task.ts), not the function's. */
-  readonly lambdaServiceError = 'Lambda.TooManyRequestsException';
+export class TooManyRequestsError extends AwsClientError {
   constructor(functionName: string) {
-    super(`Rate Exceeded. (Service: AWSLambda; Status Code: 429; Error Code: TooManyRequestsException; function ${functionName})`);
-    this.name = 'TooManyRequestsException';
+    super('TooManyRequestsException', `Rate Exceeded. (Service: AWSLambda; Status Code: 429; Error Code: TooManyRequestsException; function ${functionName})`, 429);
   }
 }
 
 /** What Lambda answers a deploy whose reservations leave less than 100 unreserved. */
-export class ReservedConcurrencyError extends Error {
-  readonly $fault = 'client';
-  readonly statusCode = 400;
+export class ReservedConcurrencyError extends AwsClientError {
   constructor(message: string) {
-    super(message);
-    this.name = 'InvalidParameterValueException';
+    super('InvalidParameterValueException', message);
   }
 }
 

@@ -8,14 +8,12 @@
  * template at its start and at a deploy (local/aws/cloudformation-template.ts).
  */
 import { environmentOverLimit } from '../../lambdas/shared/lambda-environment.js';
+import { AwsClientError } from './client-error.js';
 
 /** What Lambda answers a function whose environment is over the limit. */
-export class EnvironmentTooLargeError extends Error {
-  readonly $fault = 'client';
-  readonly statusCode = 400;
+export class EnvironmentTooLargeError extends AwsClientError {
   constructor(message: string) {
-    super(message);
-    this.name = 'InvalidParameterValueException';
+    super('InvalidParameterValueException', message);
   }
 }
 

@@ -225,6 +225,7 @@ export const AWS_RULES: readonly AwsRule[] = [
 export const AWS_RULE_SUPPORT: Readonly<Record<string, string>> = {
   'local/aws/rules.ts': 'this table',
   'local/aws/sfn-error.ts': "the shape of Step Functions' refusals, which its rules throw",
+  'local/aws/client-error.ts': "the shape of the other services' refusals (a client fault, 4xx), which their rules throw",
   'local/aws/iam/authorizer.ts': "the twin's IAM decisions, counted, against each role's policies",
   'local/aws/iam/credentials.ts': "each role's own access keys, by which a call's caller is known",
   'local/aws/iam/deployment.ts': 'the physical ids a deployment gives the template, which policies name',

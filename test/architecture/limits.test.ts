@@ -33,6 +33,8 @@ const SPELLINGS: Record<keyof typeof limits, readonly RegExp[] | null> = {
   DYNAMODB_TRANSACTION_MAX_ACTIONS: null,
   DYNAMODB_TRANSACTION_MAX_BYTES: [/\b4\s*\*\s*1024\s*\*\s*1024\b/, /\b4_?194_?304\b/],
   STACK_RESOURCE_QUOTA: null,
+  STACK_OUTPUT_QUOTA: null,
+  STACK_PARAMETER_QUOTA: null,
   API_GATEWAY_INTEGRATION_TIMEOUT_MS: [/\b29_?000\b/, /seconds\(\s*29\s*\)/],
   EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES: null,
   EVENTBRIDGE_PUT_EVENTS_MAX_BYTES: null, // 256 KiB: found by PAYLOAD_LIMIT_BYTES's spellings

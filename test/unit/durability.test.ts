@@ -1,32 +1,29 @@
 /**
  * What a power loss leaves of the embedded ledger on disk (LocalStackOptions.durability, README
  * "Durability"). The page cache cannot be dropped here, so the cut is simulated from the system
- * calls themselves: every fdatasync/fsync the ledger makes is watched (node:fs wrapped below), and
+ * calls themselves: every fdatasync/fsync the ledger makes is watched (lambdas/ledger/file-sync.ts), and
  * at the cut each file goes back to what it held at its last sync — the rest was in the page
  * cache, which a power loss takes — and a write in flight leaves half a line torn at the log's end.
  * `sync` must lose nothing it acknowledged; `async` may (that is its trade, stated in the README).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { fileSync } from '../../lambdas/ledger/file-sync.js';
 import { runRecord } from '../support/records.js';
 
 /** Each file's bytes as of its last fdatasync/fsync: what a power loss leaves of it. */
-const disk = vi.hoisted(() => ({ synced: new Map<string, Buffer>(), syncs: 0 }));
-
-vi.mock('node:fs', async (importOriginal) => {
-  const fs = await importOriginal<typeof import('node:fs')>();
-  const record = (fd: number) => {
-    disk.syncs += 1;
-    const path = fs.readlinkSync(`/proc/self/fd/${fd}`);
-    if (fs.statSync(path).isFile()) disk.synced.set(path, fs.readFileSync(path));
-  };
-  const fdatasyncSync = (fd: number) => (fs.fdatasyncSync(fd), record(fd));
-  const fsyncSync = (fd: number) => (fs.fsyncSync(fd), record(fd));
-  return { ...fs, default: { ...fs, fdatasyncSync, fsyncSync }, fdatasyncSync, fsyncSync };
-});
+const disk = { synced: new Map<string, Buffer>(), syncs: 0 };
+const real = { ...fileSync };
+/** Every sync the ledger makes (lambdas/ledger/file-sync.ts), watched: the file's bytes as the disk now holds them. */
+const watched = (sync: (fd: number) => void) => (fd: number) => {
+  sync(fd);
+  disk.syncs += 1;
+  const path = readlinkSync(`/proc/self/fd/${fd}`);
+  if (statSync(path).isFile()) disk.synced.set(path, readFileSync(path));
+};
 
 const at = '2026-11-29T02:00:00.000Z';
 let dir: string;
@@ -34,8 +31,13 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'savepoint-durability-'));
   disk.synced.clear();
   disk.syncs = 0;
+  fileSync.data = watched(real.data);
+  fileSync.full = watched(real.full);
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  Object.assign(fileSync, real);
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** Every file under the ledger's directory, by path. */
 function files(root = dir): string[] {

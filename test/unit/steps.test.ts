@@ -51,7 +51,7 @@ describe('the budget check', () => {
     const asking: TurnRecord = { ...endTurn, turn: 3, stopReason: 'tool_use', content: [{ type: 'tool_use', id: 'a', name: 'get_order', input: {} }] };
     expect(decide(refundReconciler, { ...baseRun, modelTurns: 2, steps: 4 }, [{ ...endTurn, stopReason: 'tool_use' }, asking], now)).toEqual({ continue: true, nextTurn: 3, pending: null });
     // Counted, it is a turn whose tool calls come first.
-    expect(decide(refundReconciler, { ...baseRun, modelTurns: 3, steps: 5 }, [{ ...endTurn, stopReason: 'tool_use' }, asking], now)).toMatchObject({ nextTurn: 4, pending: [{ turn: 3, call: 1, name: 'get_order', needsApproval: false }] });
+    expect(decide(refundReconciler, { ...baseRun, modelTurns: 3, steps: 5 }, [{ ...endTurn, stopReason: 'tool_use' }, asking], now)).toMatchObject({ nextTurn: 4, pending: [{ turn: 3, call: 1, name: 'get_order' }] });
   });
 
   it('stops every run while the global kill switch is on', () => {
