@@ -46,12 +46,6 @@ export interface SavepointStackProps extends StackProps {
   readonly apiGatewayAccount?: boolean;
 }
 
-/**
- * A stack for savepoint agents: one ledger table they share, their model (by configuration: a
- * `provider:model-id`, the API keys in Secrets Manager, Bedrock through the functions' role), and
- * `addAgent` for each agent deployed side by side. A `sim:` model (the default of the example
- * agents) is served at a deploy-time parameter, `ModelApiUrl`.
- */
 /** CloudFormation's refusals of `stack`'s template by count (lambdas/shared/cloudformation-quotas.ts), each naming the stack. */
 function quotaProblemsOf(stack: Stack): string[] {
   const own = stack.node.findAll().filter((node) => Stack.of(node) === stack);
@@ -59,6 +53,12 @@ function quotaProblemsOf(stack: Stack): string[] {
   return templateQuotaProblems({ resources: count(CfnResource), outputs: count(CfnOutput), parameters: count(CfnParameter) }).map((problem) => `${stack.node.path}: ${problem}`);
 }
 
+/**
+ * A stack for savepoint agents: one ledger table they share, their model (by configuration: a
+ * `provider:model-id`, the API keys in Secrets Manager, Bedrock through the functions' role), and
+ * `addAgent` for each agent deployed side by side. A `sim:` model (the default of the example
+ * agents) is served at a deploy-time parameter, `ModelApiUrl`.
+ */
 export class SavepointStack extends Stack {
   /** The ledger table every agent of the stack shares. */
   readonly ledger: LedgerTable;
