@@ -24,7 +24,7 @@ const template = await synthesizeTemplate();
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Other models the same turns are priced for (their own tokenizers differ: an estimate). */
-const ALSO_PRICED = ['anthropic:claude-sonnet-4-5', 'anthropic:claude-haiku-4-5', 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0', 'openai:gpt-5-mini', 'bedrock:us.amazon.nova-pro-v1:0'];
+const ALSO_PRICED = ['anthropic:claude-sonnet-4-6', 'anthropic:claude-haiku-4-5', 'bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0', 'openai:gpt-5-mini', 'bedrock:us.amazon.nova-pro-v1:0'];
 
 interface Measured {
   dollars: number;

@@ -15,6 +15,12 @@
 // Like bin/savepoint.js: the SDK's Node 20 notice is noise here (read when a client is created).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  const { benchHelp } = await import('./help.js');
+  process.stdout.write(`${benchHelp()}\n`);
+  process.exit(0);
+}
+
 const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet', 'growth', 'replay', 'tracing'] as const;
 
 // `--cold-start` runs bench/cold-start.ts (the module's own main), like the waste benchmark.

@@ -29,7 +29,7 @@ import { progressPrinter } from './progress.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
 import { UsageError } from './errors.js';
-import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, worldDataOf } from './state.js';
+import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { startLocalConsole } from '../console/local.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
@@ -45,7 +45,7 @@ export const RunOptions = z
     model: z
       .string()
       .min(1)
-      .refine((spec) => isModelSpec(spec), { message: 'expected "provider:model-id" with provider one of sim, anthropic, bedrock, openai (e.g. anthropic:claude-sonnet-4-5)' })
+      .refine((spec) => isModelSpec(spec), { message: 'expected "provider:model-id" with provider one of sim, anthropic, bedrock, openai (e.g. anthropic:claude-sonnet-4-6)' })
       .optional(),
     /** `savepoint resume <runId>`: the run must exist; its day comes from the ledger. */
     resume: z.boolean().default(false),
@@ -192,6 +192,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     cleanups.push(() => consoleServer.close());
     progress(`savepoint: console ${consoleServer.url}`);
     if (stateDir && ownership) {
+      rememberAgentModule(stateDir, agent.name, module);
       cleanups.push(
         publishEngine(stateDir, { pid: process.pid, nonce: ownership.nonce, startedAt: new Date().toISOString(), agent: { name: agent.name, module }, endpoints: { ...stack.endpoints, console: consoleServer.url } }),
       );
@@ -223,10 +224,13 @@ async function agentOfRun(raw: Record<string, unknown>): Promise<string> {
   if (!run) throw new UsageError(`no run ${runId} in ${stateDir}`);
   try {
     agentModulePath(run.agent);
+    return run.agent;
   } catch {
+    // Not found by name: the module it ran from here, when that is still there.
+    const module = rememberedAgentModule(stateDir, run.agent);
+    if (module !== undefined) return module;
     throw new UsageError(`run ${runId} is a run of agent ${run.agent}, which is not found by name here: pass --agent <the path of its module>`);
   }
-  return run.agent;
 }
 
 interface DriveContext {

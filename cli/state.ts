@@ -89,6 +89,38 @@ export async function runningEngine(stateDir: string): Promise<EngineFile | unde
   throw new UsageError(busyMessage(stateDir, owner));
 }
 
+/**
+ * The module each agent that ran here was loaded from, by agent name (`agents.json`): the ledger
+ * records a run's agent by name only, and a user's own agent (`--agent ./my-agent.ts`) is not
+ * found by name, so `resume <runId>` and `status` find it here.
+ */
+const agentModulesPath = (stateDir: string) => join(stateDir, 'agents.json');
+const AgentModules = z.record(z.string(), z.string());
+
+/** Records where `name` was loaded from (a run of it starting here). */
+export function rememberAgentModule(stateDir: string, name: string, module: string): void {
+  const modules = { ...readAgentModules(stateDir), [name]: module };
+  const path = agentModulesPath(stateDir);
+  const draft = `${path}.${process.pid}`;
+  writeFileSync(draft, JSON.stringify(modules, null, 2), { mode: PRIVATE_FILE_MODE });
+  renameSync(draft, path);
+}
+
+/** The module `name` last ran from here, if it is still there. */
+export function rememberedAgentModule(stateDir: string, name: string): string | undefined {
+  const module = readAgentModules(stateDir)[name];
+  return module !== undefined && existsSync(module) ? module : undefined;
+}
+
+function readAgentModules(stateDir: string): Record<string, string> {
+  try {
+    return AgentModules.parse(JSON.parse(readFileSync(agentModulesPath(stateDir), 'utf8')));
+  } catch {
+    // None yet, or damaged: nothing remembered (the agent is then named with --agent).
+    return {};
+  }
+}
+
 /** An open ledger: through the running engine's endpoint (`engine`), or owned and opened here. */
 export interface OpenLedger {
   ledger: Ledger;

@@ -5,7 +5,7 @@ import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
 import { localUser } from '../local/services/approval-api.js';
 import { localApprovalKeys } from '../local/state/approval-keys.js';
 import { defaultAgent, deployed, stateDir } from './program.js';
-import { openLedger, runningEngine, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
+import { openLedger, rememberedAgentModule, runningEngine, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 
 /** What a command works on: the agent, the ledger, a client of the local state directory or the deployed stack. */
 
@@ -15,10 +15,12 @@ import { openLedger, runningEngine, type EngineFile, type LedgerAccess, type Ope
  */
 export async function agentFor(explicit: string | undefined, runAgent?: string, engine?: EngineFile | null): Promise<AgentDefinition | undefined> {
   const running = engine === undefined ? await runningEngine(stateDir()) : (engine ?? undefined);
-  const spec = explicit ?? running?.agent?.module ?? runAgent ?? defaultAgent;
+  // A run's agent by name, or by the module it ran from here when the name finds none (cli/state.ts agents.json).
+  const recorded = runAgent && !findsByName(runAgent) ? (rememberedAgentModule(stateDir(), runAgent) ?? runAgent) : runAgent;
+  const spec = explicit ?? running?.agent?.module ?? recorded ?? defaultAgent;
   if (!spec) return undefined;
   // A name only the run recorded is the project's own agent before anything in the current directory.
-  const origin = spec === runAgent && spec !== explicit && spec !== running?.agent?.module ? 'recorded' : 'asked';
+  const origin = spec === recorded && spec !== explicit && spec !== running?.agent?.module ? 'recorded' : 'asked';
   try {
     agentModulePath(spec, origin);
   } catch (error) {
@@ -27,6 +29,15 @@ export async function agentFor(explicit: string | undefined, runAgent?: string, 
     return undefined; // an agent that is not here: the report goes without its own summary
   }
   return (await loadAgent(spec, origin)).agent;
+}
+
+function findsByName(name: string): boolean {
+  try {
+    agentModulePath(name, 'recorded');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

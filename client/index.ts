@@ -1,3 +1,21 @@
+/**
+ * The client applications use to drive savepoint runs: start a run (idempotent on its run id),
+ * read its status and result, wait for it, cancel it, list and decide approvals. The CLI is built
+ * on it. It speaks to one deployment through the same parts the steps use — the Step Functions
+ * API, the ledger, the approval API — so it works the same against the local engine (loopback
+ * endpoints) and a deployed stack (the real endpoints).
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'savepoint/client';
+ *
+ * const client = createClient({ ledger, sfn, stateMachineArn, agent });
+ * const { runId } = await client.start({ input: { date: '2026-12-01' } });
+ * console.log((await client.wait(runId)).lifecycle); // 'completed'
+ * ```
+ *
+ * @packageDocumentation
+ */
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { verifyRun, type RunVerification } from '../lambdas/ledger/seal.js';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
@@ -16,13 +34,6 @@ import { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } from
 import type { ReplayResult } from '../local/replay/index.js';
 import type { StartRunBody } from '../lambdas/runs/start-route.js';
 
-/**
- * The client applications use to drive savepoint runs: start a run (idempotent on its run id),
- * read its status and result, wait for it, cancel it, list and decide approvals. The CLI is built
- * on it. It speaks to one deployment through the same parts the steps use — the Step Functions
- * API, the ledger, the approval API — so it works the same against the local engine (loopback
- * endpoints) and a deployed stack (the real endpoints).
- */
 
 /**
  * A run's lifecycle in the shape MCP Tasks and OpenAI background mode use, next to savepoint's own
@@ -30,6 +41,7 @@ import type { StartRunBody } from '../lambdas/runs/start-route.js';
  */
 export type Lifecycle = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
+/** A run's lifecycle from its status and the decisions it waits for. */
 export function lifecycleOf(status: RunRecord['status'], pendingApprovals: number): Lifecycle {
   switch (status) {
     case 'running':
@@ -44,10 +56,14 @@ export function lifecycleOf(status: RunRecord['status'], pendingApprovals: numbe
   }
 }
 
+/** What a caller may see of an approval (never its task token). */
 export type PublicApproval = ReturnType<typeof publicApproval>;
 
+/** A run as the client reads it: its lifecycle, its report and the decisions it waits for. */
 export interface RunView {
+  /** The run's id. */
   runId: string;
+  /** Where the run is, in the shape MCP Tasks use. */
   lifecycle: Lifecycle;
   /** savepoint's own status and figures (the run report). */
   report: RunReport;
@@ -55,6 +71,7 @@ export interface RunView {
   approvals: PublicApproval[];
 }
 
+/** What `start` starts: a run's input, and optionally its id and settings. */
 export interface StartRequest {
   /** The run's input, checked by the agent's `input` schema when the run starts. */
   input: unknown;
@@ -89,15 +106,19 @@ export interface ForkOptions {
 
 /** A decision as the approval API takes it: who decides is who the API authenticated, never a field. */
 export interface DecisionBody {
+  /** Approve the call, or reject it (the model is told). */
   decision: 'approve' | 'reject';
+  /** Why, for the record. @default none */
   reason?: string;
 }
 
+/** What `createClient` talks to: one deployment's ledger, Step Functions and approval API. */
 export interface ClientParts {
   /** The ledger of the deployment (DynamoDB on AWS; the local engine's otherwise). */
   ledger: Ledger;
   /** The Step Functions API of the deployment and the agent's state machine: what `start` needs. */
   sfn?: SFNClient;
+  /** The agent's state machine (its live alias) that `start` starts executions of. */
   stateMachineArn?: string;
   /**
    * Starts runs through the deployment's runs API (`POST /runs`), which records the caller it
@@ -114,20 +135,25 @@ export interface ClientParts {
   ledgerDecisions?: { identity: Identity; decisionMac?: DecisionMac; policy?: ApprovalPolicy };
   /** The agent the deployment runs: derives run ids, and adds the agent's own summary to reports. */
   agent?: AgentDefinition;
+  /** The clock decisions and reports are timed by. @default the system clock */
   clock?: Clock;
   /** How `wait` waits between two looks at the run. @default 500 ms of real time */
   pause?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
+/** The client of one deployment (`createClient`): start, watch, decide and cancel runs. */
 export interface SavepointClient {
   /** Starts the run, or resumes it if it is unfinished; a finished run id is a no-op. */
   start(request: StartRequest): Promise<{ runId: string; executionArn: string }>;
+  /** The run now, from the ledger; `undefined` for a run id it does not hold. */
   status(runId: string): Promise<RunView | undefined>;
   /** Resolves when the run is no longer working (finished, or waiting for a person when `untilInput`). */
   wait(runId: string, options?: { untilInput?: boolean; signal?: AbortSignal; everyMs?: number }): Promise<RunView>;
   /** Stops the run before its next step; a pending approval of it is rejected so it stops now. */
   cancel(runId: string, options: { by: string; reason?: string }): Promise<RunView>;
+  /** The approvals waiting for a decision, in every run of the deployment. */
   approvals(): Promise<PublicApproval[]>;
+  /** Approves or rejects a pending approval: through the approval API when there is one, so the waiting execution resumes at once. */
   decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<DecideResult>;
   /**
    * Moves a live run to the deployed code (`savepoint migrate`): a new execution on the newest
@@ -168,6 +194,19 @@ export interface SavepointClient {
 
 const TERMINAL: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
 
+/**
+ * A client of one deployment, local or on AWS.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'savepoint/client';
+ *
+ * const client = createClient({ ledger, sfn, stateMachineArn, agent });
+ * const { runId } = await client.start({ input: { date: '2026-12-01' } });
+ * const view = await client.wait(runId, { untilInput: true });
+ * for (const approval of view.approvals) await client.decide(approval.approvalId, 'approve');
+ * ```
+ */
 export function createClient(parts: ClientParts): SavepointClient {
   const clock = parts.clock ?? systemClock;
   const pause = parts.pause ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));

@@ -9,6 +9,7 @@ import { Construct } from 'constructs';
 import { principalDirectory, principalPatternProblem, type PrincipalDirectory } from '../lambdas/approvals/people.js';
 import { keyPolicy, macKey, onlyReaders, pinKeyPolicy } from './keys.js';
 
+/** Who decides an agent's approvals, and how they are told (`DurableAgentProps.approvals`). */
 export interface ApprovalSettings {
   /**
    * Who is sent a signed, single-use link to the approval page (e-mail addresses, chat handles; a

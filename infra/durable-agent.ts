@@ -8,7 +8,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../lambdas/define.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type AgentDefinition } from '../lambdas/define.js';
 import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
@@ -36,6 +36,7 @@ const API_INTEGRATION_TIMEOUT = Duration.millis(API_GATEWAY_INTEGRATION_TIMEOUT_
 /** The approval callback's Lambda timeout: its answer reaches the caller before the integration gives up. */
 const APPROVAL_CALLBACK_TIMEOUT = Duration.seconds(20);
 
+/** One agent's deployment: its name and module, and the defaults baked in (each prop says its `@default`). */
 export interface DurableAgentProps {
   /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
   readonly agentName: string;
@@ -62,8 +63,20 @@ export interface DurableAgentProps {
    * @default a table of the agent's own
    */
   readonly table?: LedgerTable;
-  /** Environment the agent's `deps` read (e.g. its providers' base URLs). Not for secrets: see `toolSecrets`. @default none */
+  /**
+   * Environment the agent's `deps` read (e.g. its providers' base URLs): every variable the agent
+   * declares in its `env` must be set here (or by Lambda itself), else synth fails naming it. Not
+   * for secrets: see `toolSecrets`.
+   * @default none
+   */
   readonly environment?: Record<string, string>;
+  /**
+   * The agent's definition, as the app imports it (`import agent from './my-agent.js'`): its `name`
+   * must be `agentName`, and each variable of its `env` must reach the functions (`environment`),
+   * else synth fails naming the variable and this prop — not the first tool call on AWS.
+   * @default not checked
+   */
+  readonly agent?: Pick<AgentDefinition, 'name' | 'env'>;
   /**
    * Tool credentials by name (a webhook URL that is a secret, an API key): each a Secrets Manager
    * secret, or its ARN or name. Only CallTool's role may read them, and its environment names them
@@ -125,7 +138,7 @@ export interface DurableAgentProps {
    * Model prices by `provider:model-id`, in dollars per million tokens, over the built-in table
    * and the agent's own `prices`: for a model the table lacks, or an account's own prices. Every
    * function gets them (they are part of each run's fingerprint); checked at synth.
-   * @example { 'bedrock:eu.anthropic.claude-sonnet-4-5-20250929-v1:0': { inputPerMTok: 3.3, outputPerMTok: 16.5, cacheWritePerMTok: 4.125, cacheReadPerMTok: 0.33 } }
+   * @example { 'bedrock:eu.anthropic.claude-haiku-4-5-20251001-v1:0': { inputPerMTok: 1.1, outputPerMTok: 5.5, cacheWritePerMTok: 1.375, cacheReadPerMTok: 0.11 } }
    * @default none: the agent's prices over the built-in table (lambdas/models/prices.ts)
    */
   readonly prices?: Readonly<Record<string, Price>>;
@@ -195,6 +208,7 @@ export function callToolTimeouts(toolTimeout: Duration): { lambda: Duration; lea
   return { lambda, leaseMs: lambda.toMilliseconds() + 10_000 };
 }
 
+/** The approval page's protection: its throttle and an optional WAF web ACL. */
 export interface ApprovalPageProps {
   /** Requests per second and burst for each of the page's methods. @default { rateLimit: 5, burstLimit: 10 } */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
@@ -215,8 +229,11 @@ const PAGE_PATH = '/decide/{approvalId}';
  * and optionally a schedule and the approval API. Several can live in one app, side by side.
  */
 export class DurableAgent extends Construct {
+  /** The agent's Standard state machine (executions start on its live alias). */
   readonly stateMachine: StateMachine;
+  /** The ledger its runs are recorded in (its own, or the stack's shared one). */
   readonly ledger: LedgerTable;
+  /** The approval API, unless `approvalApi: false`. */
   readonly api?: RestApi;
 
   constructor(scope: Construct, id: string, props: DurableAgentProps) {
@@ -232,6 +249,7 @@ export class DurableAgent extends Construct {
     const liveAliasArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.ledger = ledger;
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
+    checkAgentEnvironment(id, props, common);
     const reserved = reservedConcurrencyOf(id, props.reservedConcurrency);
     const fn = (fnId: string, step: StepName, options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
       new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step] });
@@ -453,6 +471,45 @@ export class DurableAgent extends Construct {
 /** What the CLI and the client find a deployed agent by: `savepoint:<agent>:<output>` (cli/stack.ts). */
 export type AgentOutput = 'StateMachineArn' | 'StateMachineAliasArn' | 'LedgerTableName' | 'LedgerSealSecretArn' | 'ApprovalApiUrl';
 
+/** The description a deployed agent's output carries, which the CLI and the client find it by. */
 export function outputDescription(agentName: string, output: AgentOutput): string {
   return `savepoint:${agentName}:${output}`;
+}
+
+/** What the Lambda runtime sets in every function (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime). */
+const LAMBDA_RUNTIME_VARIABLES = new Set([
+  '_HANDLER',
+  'AWS_REGION',
+  'AWS_DEFAULT_REGION',
+  'AWS_EXECUTION_ENV',
+  'AWS_LAMBDA_FUNCTION_NAME',
+  'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+  'AWS_LAMBDA_FUNCTION_VERSION',
+  'AWS_LAMBDA_INITIALIZATION_TYPE',
+  'AWS_LAMBDA_LOG_GROUP_NAME',
+  'AWS_LAMBDA_LOG_STREAM_NAME',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_LAMBDA_RUNTIME_API',
+  'LAMBDA_TASK_ROOT',
+  'LAMBDA_RUNTIME_DIR',
+  'TZ',
+  'LANG',
+  'PATH',
+  'LD_LIBRARY_PATH',
+  'NODE_PATH',
+]);
+
+/** The agent's declared `env` reaches its functions: a missing variable fails synth, naming it and the prop. */
+function checkAgentEnvironment(id: string, props: DurableAgentProps, environment: Readonly<Record<string, string>>): void {
+  const agent = props.agent;
+  if (agent === undefined) return;
+  if (agent.name !== props.agentName) throw new Error(`DurableAgent ${id}: agent is ${JSON.stringify(agent.name)} but agentName is ${JSON.stringify(props.agentName)}: they must name the same agent`);
+  const missing = (agent.env ?? []).filter((name) => !(name in environment) && !LAMBDA_RUNTIME_VARIABLES.has(name));
+  if (missing.length === 0) return;
+  const example = missing.map((name) => `${name}: …`).join(', ');
+  throw new Error(
+    `DurableAgent ${id}: agent ${agent.name} reads ${missing.join(', ')} (its env), which its functions would not get: set ${missing.length === 1 ? 'it' : 'them'} in the environment prop (environment: { ${example} }, e.g. from stack.parameter(…))`,
+  );
 }

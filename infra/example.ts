@@ -1,6 +1,7 @@
 import type { App } from 'aws-cdk-lib';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import { fileURLToPath } from 'node:url';
+import { refundReconciler } from '../agents/refund-reconciler/agent.js';
 import { SavepointStack, type SavepointStackProps } from './stack.js';
 
 /** An example agent shipped with savepoint: where its module is, and how it is deployed. */
@@ -17,6 +18,8 @@ export function exampleStack(app: App, options: Pick<SavepointStackProps, 'codeV
   const stack = new SavepointStack(app, 'Savepoint', { description: 'savepoint: durable agent runs on AWS Step Functions', ...options });
   stack.addAgent('RefundReconciler', {
     agentName: 'refund-reconciler',
+    // Its env (PAYMENTS_API_URL) is checked against `environment` at synth.
+    agent: refundReconciler,
     entry: EXAMPLE_AGENTS.refundReconciler,
     schedule: Schedule.cron({ hour: '2', minute: '0' }),
     environment: { PAYMENTS_API_URL: stack.parameter('PaymentsApiUrl', 'Base URL of the payments provider (refunds with Idempotency-Key).', '^https?://.+') },

@@ -152,6 +152,7 @@ const LEDGER_REMOVAL_POLICY = RemovalPolicy.RETAIN;
  * running runs the sweeper queries.
  */
 export class LedgerTable extends Construct {
+  /** The DynamoDB table. */
   readonly table: TableV2;
   /** The key every record is sealed with (lambdas/ledger/seal.ts): read by each function that uses the ledger, and by `savepoint verify`. */
   readonly sealKey: Secret;
@@ -255,6 +256,7 @@ export class LedgerTable extends Construct {
     this.#grantSealRead(grantee, 'LedgerTable.grantPrune');
   }
 
+  /** Grants `grantee` exactly what one ledger role needs (its actions, conditions and the seal key). */
   grantRole(grantee: IGrantable, role: LedgerRole): void {
     const access: LedgerRoleAccess = LEDGER_ACCESS[role];
     grantee.grantPrincipal.addToPrincipalPolicy(

@@ -8,6 +8,7 @@ import { LedgerTable } from './ledger-table.js';
 import type { ApiKeySecrets, ModelAccessProps } from './model-access.js';
 import { MODEL_PROVIDERS } from '../lambdas/models/providers.js';
 
+/** A `SavepointStack`'s props: the stack's own, and the model and prices its agents share. */
 export interface SavepointStackProps extends StackProps {
   /** Version string recorded in every run's fingerprint. @default 'dev' */
   readonly codeVersion?: string;
@@ -45,12 +46,6 @@ export interface SavepointStackProps extends StackProps {
   readonly apiGatewayAccount?: boolean;
 }
 
-/**
- * A stack for savepoint agents: one ledger table they share, their model (by configuration: a
- * `provider:model-id`, the API keys in Secrets Manager, Bedrock through the functions' role), and
- * `addAgent` for each agent deployed side by side. A `sim:` model (the default of the example
- * agents) is served at a deploy-time parameter, `ModelApiUrl`.
- */
 /** CloudFormation's refusals of `stack`'s template by count (lambdas/shared/cloudformation-quotas.ts), each naming the stack. */
 function quotaProblemsOf(stack: Stack): string[] {
   const own = stack.node.findAll().filter((node) => Stack.of(node) === stack);
@@ -58,7 +53,14 @@ function quotaProblemsOf(stack: Stack): string[] {
   return templateQuotaProblems({ resources: count(CfnResource), outputs: count(CfnOutput), parameters: count(CfnParameter) }).map((problem) => `${stack.node.path}: ${problem}`);
 }
 
+/**
+ * A stack for savepoint agents: one ledger table they share, their model (by configuration: a
+ * `provider:model-id`, the API keys in Secrets Manager, Bedrock through the functions' role), and
+ * `addAgent` for each agent deployed side by side. A `sim:` model (the default of the example
+ * agents) is served at a deploy-time parameter, `ModelApiUrl`.
+ */
 export class SavepointStack extends Stack {
+  /** The ledger table every agent of the stack shares. */
   readonly ledger: LedgerTable;
   readonly #models: ModelAccessProps;
   readonly #codeVersion: string;

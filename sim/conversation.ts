@@ -7,14 +7,19 @@ import { clip } from '../lambdas/shared/text.js';
  * tool calls it made and what came back. A policy keeps no memory — every decision is recomputed
  * from the request — so these are pure functions of the messages.
  */
+/** One tool call of a conversation, with its result when the conversation holds one. */
 export interface RecordedCall {
+  /** The tool call's id (`tool_use.id`). */
   id: string;
+  /** The tool called. */
   name: string;
+  /** The arguments the model gave. */
   input: Record<string, unknown>;
   /** Missing when the conversation holds no tool_result for the call. */
   result?: { content: string; isError: boolean };
 }
 
+/** A tool result read as `T`: its value, or what is wrong with it. */
 export type ResultRead<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 /** Every tool call of the conversation, in order, each with its result when there is one. */

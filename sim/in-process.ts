@@ -12,18 +12,25 @@ import { createLoopbackServer, type ConnectionLimits } from '../lambdas/shared/l
  * status code, an error body or a dropped answer is the same either way.
  */
 
+/** A request to a simulated service. */
 export interface ServiceRequest {
+  /** `GET`, `POST`, … */
   readonly method: string;
   /** Path and query, e.g. `/v1/orders/o_1?expand=items`. */
   readonly url: string;
   /** Lowercase names, as node:http gives them. */
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The body as text (empty for none). */
   readonly body: string;
 }
 
+/** A simulated service's answer. */
 export interface ServiceReply {
+  /** The status code. */
   readonly status: number;
+  /** Response headers. @default none */
   readonly headers?: Readonly<Record<string, string>>;
+  /** The body as text. */
   readonly body: string;
 }
 

@@ -18,7 +18,9 @@ export interface Journal<Entry> {
   readonly entries: readonly Entry[];
   /** What opening had to repair (a torn last line), for the operator; undefined when nothing. */
   readonly recovered?: string;
+  /** Appends one entry, durably, before it returns. */
   append(entry: Entry): void;
+  /** Closes the file. */
   close(): void;
 }
 

@@ -6,12 +6,15 @@ import { DROPPED, inProcessFetch, jsonReply, serveHttp, type HttpService, type S
  * `{ error: { type, message } }`, which savepoint's `JsonHttpClient` reads back into the error contract.
  */
 export class ProviderApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly type: 'invalid_request_error' | 'idempotency_error' | 'api_error',
-    message: string,
-  ) {
+  /** The status it answers with. */
+  readonly status: number;
+  /** The `error.type` of its body. */
+  readonly type: 'invalid_request_error' | 'idempotency_error' | 'api_error';
+
+  constructor(status: number, type: 'invalid_request_error' | 'idempotency_error' | 'api_error', message: string) {
     super(message);
+    this.status = status;
+    this.type = type;
   }
 }
 
@@ -26,11 +29,15 @@ export function parseJsonBody(raw: string): unknown {
   }
 }
 
+/** A simulated provider served by `serveProvider`. */
 export interface ServedProvider {
+  /** `http://127.0.0.1:<port>`. */
   readonly url: string;
+  /** The port it listens on. */
   readonly port: number;
   /** Reaches the provider in process (no socket), for the agent's clients in the local engine; other URLs go to the network. */
   readonly fetch: typeof fetch;
+  /** Stops serving and closes the provider's journal. */
   close(): Promise<void>;
 }
 

@@ -21,6 +21,7 @@ export interface FaultOptions {
   readonly seed?: number;
 }
 
+/** A seeded coin for each request of a simulated service: `true` means fail this one (reproducible from the seed). */
 export function faultInjector(options: FaultOptions = {}): () => boolean {
   const failRate = options.failRate ?? 0;
   if (!(failRate >= 0 && failRate < 1)) throw new RangeError(`failRate must be in [0, 1), got ${failRate}`);

@@ -78,6 +78,7 @@ export class TestClock implements Clock, Timers {
     if (Number.isNaN(this.#now)) throw new Error(`TestClock: start ${JSON.stringify(start)} is not a date`);
   }
   // Bound (arrow functions): `now: clock.now` and `after: clock.after` passed alone still work.
+  /** The clock's time: it moves only by `advance`. */
   readonly now = (): Date => new Date(this.#now);
   /** Calls `fire` at the first `advance` that reaches `ms` from now (never between moves); returns the cancel. */
   readonly after = (ms: number, fire: () => void): (() => void) => {
@@ -116,6 +117,7 @@ export function skipSettleWaits(engine: EngineEvents, advance: (ms: number) => v
  * the local engine's (and through them the interpreter's, which a consumer need not install).
  */
 export interface EngineEvents {
+  /** Calls `listener` with each history event as it happens; returns the unsubscribe. */
   on(listener: (event: { readonly type: string; readonly stateEnteredEventDetails?: { readonly name?: string; readonly input?: string } }) => void): () => void;
 }
 
@@ -125,12 +127,13 @@ const SETTLE_WAIT_STATE = 'WaitSettle';
 /** How the environment answers each approval as it is requested; `undefined` leaves it pending. */
 export type ApprovalAnswer = 'approve' | 'reject' | undefined;
 
+/** What `createTestEnvironment` runs: the agent, and how the environment answers for the world outside. */
 export interface TestEnvironmentOptions<World extends DevWorld = DevWorld> {
   /** The agent, with its dev parts (`withDev`) unless `world` is given and its model is not `sim:`. */
   readonly agent: AgentDefinition<any, any, World>;
   /** Your own fakes, started by you (the environment closes them). @default the agent's `dev.world` */
   readonly world?: World;
-  /** @default a new TestClock */
+  /** The clock the engine, the ledger and the approvals run on: move it with `advance` (or the environment's `skip`). @default a new TestClock */
   readonly clock?: TestClock;
   /**
    * Answers approvals as they are requested, through the same approval API people use.
@@ -144,7 +147,7 @@ export interface TestEnvironmentOptions<World extends DevWorld = DevWorld> {
   readonly stateDir?: string;
   /** Transient failures injected into model and provider requests. @default 0 */
   readonly failRate?: number;
-  /** @default 1 */
+  /** Seeds the injected failures and the world's randomness. @default 1 */
   readonly seed?: number;
   /**
    * The tool credentials the agent's tools read with `context.secret(name)`, by name (on AWS, the
@@ -159,18 +162,25 @@ const LEASE_MS = 1_000;
 
 /** A finished run: how its execution ended and the ledger's report of it. */
 export interface TestRun {
+  /** The run's id. */
   readonly runId: string;
   /** The execution's status: `SUCCEEDED`, `FAILED`, `ABORTED`, `TIMED_OUT`. */
   readonly execution: string;
   /** The run's status in the ledger (`succeeded`, `escalated`, `failed`, `killed`, …). */
   readonly status: RunReport['status'];
+  /** The ledger's report of the run: steps, tokens, tools, approvals, guards. */
   readonly report: RunReport;
 }
 
+/** A local engine for one agent in a test (`createTestEnvironment`): run it, decide its approvals, move its clock. */
 export interface TestEnvironment<World extends DevWorld = DevWorld> {
+  /** The agent it runs. */
   readonly agent: AgentDefinition<any, any, World>;
+  /** The world the agent's tools reach: assert its side effects on it. */
   readonly world: World;
+  /** The injected clock. */
   readonly clock: TestClock;
+  /** The embedded ledger the runs are recorded in. */
   readonly ledger: Ledger;
   /** Runs the agent on `input` until its execution stops (approvals answered by `approve`, or by `decide` meanwhile). */
   run(input: unknown, options?: { runId?: string }): Promise<TestRun>;
@@ -184,6 +194,7 @@ export interface TestEnvironment<World extends DevWorld = DevWorld> {
   decide(approvalId: string, decision: 'approve' | 'reject', reason?: string): Promise<void>;
   /** Moves the clock forward and runs what fell due (approvals past their deadline expire). */
   skip(ms: number): Promise<void>;
+  /** Stops the engine and closes the ledger and the world: call it at the end of each test. */
   close(): Promise<void>;
 }
 
@@ -293,7 +304,9 @@ async function finished(stack: LocalStack<any>, runId: string, execution: string
 
 /** One case of the crash matrix: where the engine died, and the run the next engine finished. */
 export interface CrashCase<World extends DevWorld = DevWorld> {
+  /** The write tool whose call the engine died in. */
   readonly tool: string;
+  /** Where in the call it died (`TOOL_CALL_BOUNDARIES`). */
   readonly boundary: Boundary;
   /** The run, finished by a new engine on the same state (ledger and world) after the crash. */
   readonly run: TestRun;
@@ -303,10 +316,11 @@ export interface CrashCase<World extends DevWorld = DevWorld> {
 
 /** What `forEachCrashPoint` takes: the environment's options (on a state directory of its own per case) and the matrix. */
 export interface CrashMatrixOptions<World extends DevWorld = DevWorld> extends Omit<TestEnvironmentOptions<World>, 'stateDir' | 'world'> {
+  /** The input of every case's run. */
   readonly input: unknown;
-  /** @default every `write` tool of the agent */
+  /** The tools whose first call each case crashes in. @default every `write` tool of the agent */
   readonly tools?: readonly string[];
-  /** @default TOOL_CALL_BOUNDARIES */
+  /** The boundaries each tool's call is crashed at. @default TOOL_CALL_BOUNDARIES */
   readonly boundaries?: readonly Boundary[];
   /**
    * Kill a real process: the dying engine is a `savepoint run` child process on this agent module

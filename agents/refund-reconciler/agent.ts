@@ -141,6 +141,8 @@ export const refundReconciler = defineAgent<RefundRunInput, Deps>({
   input: RefundRunInput,
   prompt: (input) => `Reconcile the refund requests of ${input.date}.`,
   tools: [listRefundRequests, getOrder, getPayment, issueRefund, flagForReview, postReport],
+  // What deps reads: a DurableAgent given this agent fails at synth when its environment lacks one.
+  env: Object.keys(Environment.shape),
   deps: (env, { fetch }) => {
     const { PAYMENTS_API_URL } = parseOrThrow(Environment, env, 'refund-reconciler environment');
     return { commerce: new HttpCommerceApi({ baseUrl: PAYMENTS_API_URL, fetch }) };

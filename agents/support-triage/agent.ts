@@ -147,6 +147,7 @@ export const supportTriage = defineAgent<TriageRunInput, Deps>({
   input: TriageRunInput,
   prompt: (input) => `Triage the support inbox "${input.inbox}"${input.since ? ` (tickets received since ${input.since})` : ''}.`,
   tools: [listTickets, getTicket, searchKb, sendReply, escalate],
+  env: Object.keys(Environment.shape),
   deps: (env, { fetch }) => {
     const { HELPDESK_API_URL, MAIL_API_URL } = parseOrThrow(Environment, env, 'support-triage environment');
     return { helpdesk: new HelpdeskClient({ baseUrl: HELPDESK_API_URL, fetch }), mail: new MailClient({ baseUrl: MAIL_API_URL, fetch }) };

@@ -25,7 +25,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(engineOptions.agent())
     .option('--input <json|file>', "the run's input, checked by the agent's input schema (default: what the agent's simulated world serves)")
     .option('--run-id <id>', "the run id, the idempotency key of the whole run (default: the agent's, from the input)")
-    .option('--model <provider:model>', `the run's model instead of the agent's, e.g. anthropic:claude-sonnet-4-5 (keys and endpoints from ${providerVariables()}, …)`)
+    .option('--model <provider:model>', `the run's model instead of the agent's, e.g. anthropic:claude-sonnet-4-6 (keys and endpoints from ${providerVariables()}, …)`)
     .addOption(engineOptions.failRate())
     .addOption(engineOptions.seed())
     .addOption(engineOptions.approve())

@@ -4,7 +4,7 @@ import { BudgetCaps, type RunConfig, type ToolCallRecord, type TurnRecord } from
 import { priceTable, type Price } from '../models/prices.js';
 import { parseModelSpec } from '../models/spec.js';
 import { MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN } from '../shared/timing.js';
-import { toolTimeoutMs, type ToolDefinition, type ToolTrace } from './tool.js';
+import { defineTool, toolTimeoutMs, type ToolDefinition, type ToolTrace } from './tool.js';
 
 /**
  * An agent: its definition (prompt, model, tools, budgets, loop and compaction settings), its
@@ -37,6 +37,7 @@ export interface DevWorld {
   readonly defaultInput?: unknown;
   /** What the world holds now, for `savepoint world` (e.g. the refunds paid): lines, and JSON. */
   inspect?(): Promise<{ lines: string[]; json: unknown }>;
+  /** Stops the world's services and closes its files: called once, when the local stack closes. */
   close(): Promise<void>;
 }
 
@@ -46,6 +47,7 @@ export interface DepsContext {
   readonly fetch: typeof fetch;
 }
 
+/** What `withDev`'s `world` is started with. */
 export interface DevWorldOptions {
   /** Where the world keeps its records across restarts; in memory when absent. */
   readonly stateDir?: string;
@@ -53,7 +55,9 @@ export interface DevWorldOptions {
   readonly dataFile?: string;
   /** Transient failures injected into the world's responses, per request. */
   readonly failRate: number;
+  /** Seeds the world's randomness (its injected failures): the same seed, the same failures. */
   readonly seed: number;
+  /** The clock of the run (a test's injected clock, or the system's). */
   readonly now: () => Date;
   /** What the run ledger of the same state directory remembers doing (absent: nothing, or no ledger). */
   readonly ledger?: LedgerFacts;
@@ -116,14 +120,15 @@ export interface LoopOptions {
  */
 export type TraceRedactor = (attribute: string, value: string, record: TurnRecord | ToolCallRecord) => string | undefined;
 
+/** An agent, as `defineAgent` returns it: what the harness runs, the CLI loads and the construct deploys. */
 export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld = DevWorld> {
   /** Names the agent in runs, stacks and the CLI: lowercase letters, digits and dashes. */
   readonly name: string;
-  /** `provider:model-id`, e.g. `sim:savepoint-sim-1`, `anthropic:claude-sonnet-4-5`. */
+  /** `provider:model-id`, e.g. `sim:savepoint-sim-1`, `anthropic:claude-sonnet-4-6`. */
   readonly model: string;
   /**
    * Where turns go while the model's provider is down (its circuit breaker open), e.g.
-   * `bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0` behind `anthropic:claude-sonnet-4-5`.
+   * `bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0` behind `anthropic:claude-sonnet-4-6`.
    * Each turn records the model that answered it. @default none: the run waits for the provider
    */
   readonly fallbackModel?: string;
@@ -138,11 +143,13 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
    * @default content exported as it is (when opted in)
    */
   readonly redactTrace?: TraceRedactor;
+  /** The system prompt of every turn. */
   readonly system: string;
   /** Validates a run's input (the CLI's `--input`, `StartExecution`'s `input`). */
   readonly input: z.ZodType<Input>;
   /** The first user message of a run. */
   readonly prompt: (input: Input) => string;
+  /** The tools the model may call (`defineTool`), by unique name. */
   readonly tools: readonly ToolDefinition<any, Input, Deps>[];
   /**
    * Builds the tools' clients from the environment, once per container (validate it here). Give
@@ -150,6 +157,13 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
    * simulated world in process (and any other URL over the network).
    */
   readonly deps?: (env: Readonly<Record<string, string | undefined>>, context: DepsContext) => Deps;
+  /**
+   * The environment variables `deps` reads, e.g. `['PAYMENTS_API_URL']`: a `DurableAgent` whose
+   * functions would not get one of them fails at synth time, naming the variable and the prop that
+   * sets it (`environment`), instead of at the first tool call on AWS.
+   * @default none declared: nothing is checked
+   */
+  readonly env?: readonly string[];
   /** Defaults for this agent's budgets. */
   readonly budgets?: Budgets;
   /**
@@ -215,6 +229,8 @@ export interface AgentDev<World extends DevWorld = DevWorld> {
 }
 
 const AGENT_NAME = /^[a-z][a-z0-9-]{0,39}$/;
+/** What Lambda accepts as an environment variable's name. */
+const ENV_NAME = /^[a-zA-Z][a-zA-Z0-9_]*$/;
 
 /**
  * The longest timeout of the agent's tools: what the CallTool function's timeout (and a tool
@@ -245,10 +261,56 @@ export function assertToolsFitTimeout(agent: Pick<AgentDefinition, 'name' | 'too
   );
 }
 
-/** Declares an agent. Invalid combinations fail here, naming the field, not in the middle of a run. */
+/** `defineTool` for one agent: each tool's `deps` and run `input` typed from the agent, with no generics. */
+export type ToolDefiner<Input, Deps> = <Args>(tool: ToolDefinition<Args, Input, Deps>) => ToolDefinition<Args, Input, Deps>;
+
+/**
+ * What `defineAgent` takes: an {@link AgentDefinition} whose `tools` may also be a function that
+ * gets a `defineTool` typed for this agent, so a tool's `execute` knows what `deps` built.
+ */
+export type AgentSpec<Input, Deps, World extends DevWorld = DevWorld> = Omit<AgentDefinition<Input, Deps, World>, 'tools'> & {
+  /**
+   * The tools: an array of `defineTool(…)`s, or `(defineTool) => [defineTool(…), …]`, whose
+   * `defineTool` types each tool's `deps` as the agent's `deps` returns them (declare `deps` before
+   * `tools`).
+   */
+  readonly tools: readonly ToolDefinition<any, Input, Deps>[] | ((defineTool: ToolDefiner<Input, Deps>) => readonly ToolDefinition<any, Input, Deps>[]);
+};
+
+/**
+ * Declares an agent. Invalid combinations fail here, naming the field, not in the middle of a run.
+ *
+ * @example
+ * ```ts
+ * import * as z from 'zod';
+ * import { defineAgent, JsonHttpClient } from 'savepoint';
+ *
+ * export default defineAgent({
+ *   name: 'refunds',
+ *   model: 'anthropic:claude-haiku-4-5',
+ *   system: 'You issue refunds.',
+ *   input: z.object({ day: z.string() }),
+ *   prompt: (input) => `Refund what was asked for on ${input.day}.`,
+ *   env: ['PAYMENTS_API_URL'],
+ *   deps: (env, { fetch }) => ({ payments: new JsonHttpClient({ baseUrl: env['PAYMENTS_API_URL']!, fetch }) }),
+ *   tools: (defineTool) => [
+ *     defineTool({
+ *       name: 'refund',
+ *       description: 'Refunds a payment.',
+ *       input: z.object({ paymentId: z.string() }),
+ *       effect: 'write',
+ *       idempotencyKeys: true,
+ *       // deps is what `deps` returns: no generics needed.
+ *       execute: (args, { deps, idempotencyKey }) => deps.payments.post('/refunds', z.object({ id: z.string() }), { body: args, idempotencyKey }),
+ *     }),
+ *   ],
+ * });
+ * ```
+ */
 export function defineAgent<Input, Deps = undefined, World extends DevWorld = DevWorld>(
-  agent: AgentDefinition<Input, Deps, World>,
+  spec: AgentSpec<Input, Deps, World>,
 ): AgentDefinition<Input, Deps, World> {
+  const agent: AgentDefinition<Input, Deps, World> = typeof spec.tools === 'function' ? { ...spec, tools: spec.tools(defineTool) } : (spec as AgentDefinition<Input, Deps, World>);
   if (!AGENT_NAME.test(agent.name)) throw new Error(`defineAgent: name ${JSON.stringify(agent.name)} must match ${AGENT_NAME}`);
   const cap = agent.approvals?.maxUnapprovedPerRun;
   if (cap !== undefined && !(Number.isSafeInteger(cap) && cap >= 0)) throw new Error(`defineAgent ${agent.name}: approvals.maxUnapprovedPerRun must be a whole number of minor units ≥ 0, got ${cap}`);
@@ -277,6 +339,9 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
   const perTurn = agent.budgets?.maxTokensPerTurn;
   if (perTurn !== undefined && !(Number.isInteger(perTurn) && perTurn > 0 && perTurn <= MAX_TOKENS_PER_TURN)) {
     throw new Error(`defineAgent ${agent.name}: budgets.maxTokensPerTurn must be a whole number from 1 to ${MAX_TOKENS_PER_TURN} (what a model can write within the longest model timeout, ${MAX_MODEL_TIMEOUT_MS} ms), got ${perTurn}`);
+  }
+  for (const name of agent.env ?? []) {
+    if (!ENV_NAME.test(name)) throw new Error(`defineAgent ${agent.name}: env: ${JSON.stringify(name)} is not an environment variable name (${ENV_NAME})`);
   }
   checkMaxBudgets(agent);
   checkLoops(agent.name, agent.loops);

@@ -28,8 +28,11 @@ export interface ApprovalRequest {
 
 /** What a tool's approval rule and `execute` may know about the run. */
 export interface RunView<Input = unknown> {
+  /** The run's id: the idempotency key of the whole run. */
   readonly runId: string;
+  /** The run's input, as the agent's `input` schema parsed it. */
   readonly input: Input;
+  /** The run's budgets and settings, as it started with them. */
   readonly config: RunConfig;
 }
 
@@ -52,6 +55,7 @@ export interface RunFacts {
  * the provider listed, for the payment it pays. A write's result is not a fact a rule may lean on.
  */
 export interface FactCall extends Pick<ToolCallRecord, 'turn' | 'call' | 'name' | 'args' | 'outcome'> {
+  /** What a completed `read` call that answered `ok` returned, parsed from the ledger. @default absent for a write, a failed call or one of this turn */
   readonly result?: unknown;
 }
 
@@ -64,7 +68,9 @@ export interface ToolContext<Input = unknown, Deps = unknown> extends RunView<In
    * ran out, or the step ran out of time (its `reason` says which): pass it to outbound calls.
    */
   readonly signal?: AbortSignal;
+  /** The model turn that asked for this call (1 for the first). */
   readonly turn: number;
+  /** The call's place among its turn's calls. */
   readonly call: number;
   /** The clients the agent declared (`AgentDefinition.deps`), built once per container. */
   readonly deps: Deps;
@@ -79,18 +85,24 @@ export interface ToolContext<Input = unknown, Deps = unknown> extends RunView<In
 
 /** What a tool's `idempotencyKey` may read besides the arguments: the run and where in it the call is. */
 export interface EffectKeyContext<Input = unknown> extends RunView<Input> {
+  /** The model turn that asked for this call. */
   readonly turn: number;
+  /** The call's place among its turn's calls. */
   readonly call: number;
 }
 
 /** What `reconcile` learned from the provider about an earlier attempt of a claimed call. */
 export type ReconcileAnswer = { readonly found: true; readonly result: unknown } | { readonly found: false };
 
+/** A tool, as `defineTool` returns it: what the model may call, and what the harness guarantees of it. */
 export interface ToolDefinition<Args = any, Input = any, Deps = any> {
+  /** The name the model calls it by: 1-64 letters, digits, `_` or `-`, unique in its agent. */
   readonly name: string;
+  /** What the model reads to decide when and how to call it. */
   readonly description: string;
   /** Validates the model's arguments before anything is claimed or sent. */
   readonly input: z.ZodType<Args>;
+  /** `read` (no side effect: retried freely) or `write` (claimed in the ledger first, sent once). */
   readonly effect: Effect;
   /**
    * The provider deduplicates requests on the idempotency key (as payment APIs do): a re-sent
@@ -228,6 +240,7 @@ export interface ToolAggregate<Args = any> {
  */
 export type Guarantee = 'read' | 'exactly-once' | 'at-most-once' | 'at-least-once';
 
+/** What the harness promises of a tool's side effect, from its declaration (README: Guarantees). */
 export function guaranteeOf(tool: Pick<ToolDefinition, 'effect' | 'idempotencyKeys' | 'reconcile' | 'settleMs'>): Guarantee {
   if (tool.effect === 'read') return 'read';
   return tool.idempotencyKeys || (tool.reconcile && tool.settleMs !== undefined) ? 'exactly-once' : 'at-most-once';

@@ -64,7 +64,7 @@ export function providerTable<const D extends readonly AnyDescriptor[]>(descript
     const model = colon < 0 ? '' : spec.slice(colon + 1);
     if (colon < 0 || model.trim() === '' || model !== model.trim()) {
       throw new InvalidInputError(
-        `invalid model spec ${JSON.stringify(spec)}: expected "provider:model-id" with provider one of ${names.join(', ')} (e.g. "anthropic:claude-sonnet-4-5")`,
+        `invalid model spec ${JSON.stringify(spec)}: expected "provider:model-id" with provider one of ${names.join(', ')} (e.g. "anthropic:claude-sonnet-4-6")`,
       );
     }
     if (!byName.has(provider)) {

@@ -2,7 +2,7 @@ import { formatModelSpec, type ModelSpec as AnyModelSpec } from './provider-tabl
 import { MODEL_PROVIDERS } from './providers.js';
 
 /**
- * A model is chosen by configuration as `provider:model-id`, e.g. `anthropic:claude-sonnet-4-5` or
+ * A model is chosen by configuration as `provider:model-id`, e.g. `anthropic:claude-sonnet-4-6` or
  * `bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0`. Only the first `:` separates: Bedrock ids
  * and ARNs contain colons of their own. The providers are the table's (providers.ts).
  */

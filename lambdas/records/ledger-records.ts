@@ -42,6 +42,7 @@ export function approvalSkOf(approval: Pick<ApprovalRecord, 'turn' | 'call' | 'b
   return approval.budget ? budgetApprovalSk(approval.budget.guard, approval.budget.extension) : approvalSk(approval.turn, approval.call);
 }
 
+/** The schema of a run's budgets and settings (the `RunConfig` type). */
 export const RunConfig = z
   .object({
     /** Hard cap on agent steps (model turns + tool calls). */
@@ -70,6 +71,7 @@ export const RunConfig = z
     historyEventsBeforeHandoff: z.number().int().min(50).max(24_000).default(20_000),
   })
   .strict();
+/** A run's budgets and settings: the agent's defaults, what its starter asked for within the caps. */
 export type RunConfig = z.infer<typeof RunConfig>;
 
 /** The budgets a starter may ask for (a run request's `config`), each capped by the agent and the deployment. */
@@ -422,15 +424,23 @@ export interface EffectApprovalRecord {
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
 export type DecisionChannel = 'link' | 'iam' | 'cli' | 'timeout';
 
+/** A call (or a budget extension) waiting for a person, and how it was decided, as the ledger seals it. */
 export interface ApprovalRecord {
+  /** The record's kind in the ledger. */
   kind: 'approval';
+  /** The approval's id: what `savepoint approve` and the approval page name. */
   approvalId: string;
+  /** The run that waits. */
   runId: string;
   /** The agent whose run waits (agents may share a table; each decides and expires its own). */
   agent?: string;
+  /** The turn of the call that waits. */
   turn: number;
+  /** The call's place in its turn. */
   call: number;
+  /** The tool of the call that waits. */
   toolName: string;
+  /** What the tool's approval rule says the person decides (one line). */
   summary: string;
   /** The money at stake, in minor units, when the tool's approval rule names it. */
   amount?: { minor: number; currency: string };
@@ -438,12 +448,17 @@ export interface ApprovalRecord {
   details?: Record<string, string | number | boolean>;
   /** The call's arguments in words (the tool's `describe`). */
   description?: string;
+  /** `pending` until decided; `approved`, `rejected`, or `expired` at `decideBy`. */
   status: ApprovalStatus;
+  /** When it expires undecided (ISO 8601). */
   decideBy: string;
+  /** When it was asked for (ISO 8601). */
   createdAt: string;
+  /** The reason the person gave with the decision. */
   reason?: string;
   /** The authenticated identity that decided (a link's approver, an IAM principal, a local user) or `timeout`. */
   decidedBy?: string;
+  /** When it was decided (ISO 8601). */
   decidedAt?: string;
   /** How the decision came: a signed link, an IAM-signed request, the CLI, or the deadline. */
   decidedVia?: DecisionChannel;

@@ -6,38 +6,50 @@ import * as z from 'zod';
  * Responses are outside input: `MessageResponse` validates them before the ledger records them.
  */
 
+/** A text block: what the model said, or the user's prompt. */
 export const TextBlock = z.object({ type: z.literal('text'), text: z.string() });
+/** A tool call the model asks for: its id, the tool's name and the arguments. */
 export const ToolUseBlock = z.object({
   type: z.literal('tool_use'),
   id: z.string().min(1),
   name: z.string().min(1),
   input: z.record(z.string(), z.unknown()),
 });
+/** A tool call's result, answered to the model in the next user message (`is_error` for a failure it may correct). */
 export const ToolResultBlock = z.object({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1),
   content: z.string(),
   is_error: z.boolean().optional(),
 });
+/** A text block: what the model said, or the user's prompt. */
 export type TextBlock = z.infer<typeof TextBlock>;
+/** A tool call the model asks for: its id, the tool's name and the arguments. */
 export type ToolUseBlock = z.infer<typeof ToolUseBlock>;
+/** A tool call's result, answered to the model in the next user message (`is_error` for a failure it may correct). */
 export type ToolResultBlock = z.infer<typeof ToolResultBlock>;
 
+/** One block of a message: text, a tool call or a tool result. */
 export const ContentBlock = z.discriminatedUnion('type', [TextBlock, ToolUseBlock, ToolResultBlock]);
+/** One block of a message: text, a tool call or a tool result. */
 export type ContentBlock = z.infer<typeof ContentBlock>;
 
+/** One message of the conversation: the user's (prompts, tool results) or the model's. */
 export const Message = z.object({
   role: z.enum(['user', 'assistant']),
   content: z.union([z.string(), z.array(ContentBlock)]),
 });
+/** One message of the conversation: the user's (prompts, tool results) or the model's. */
 export type Message = z.infer<typeof Message>;
 
+/** A tool as the model is told of it: its name, description and JSON Schema. */
 export const ToolSpec = z.object({
   name: z.string(),
   description: z.string(),
   input_schema: z.record(z.string(), z.unknown()),
 });
 
+/** One model call's request: the model, the output cap, the system prompt, the conversation and the tools. */
 export const MessageRequest = z.object({
   model: z.string().min(1),
   max_tokens: z.number().int().positive(),
@@ -45,8 +57,10 @@ export const MessageRequest = z.object({
   messages: z.array(Message).min(1),
   tools: z.array(ToolSpec).optional(),
 });
+/** One model call's request: the model, the output cap, the system prompt, the conversation and the tools. */
 export type MessageRequest = z.infer<typeof MessageRequest>;
 
+/** The tokens one model call read and wrote, as its provider counted them. */
 export const Usage = z.object({
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),
@@ -54,8 +68,10 @@ export const Usage = z.object({
   /** Input tokens written to the provider's prompt cache (priced above plain input). */
   cache_creation_input_tokens: z.number().int().nonnegative().optional(),
 });
+/** The tokens one model call read and wrote, as its provider counted them. */
 export type Usage = z.infer<typeof Usage>;
 
+/** One model call's answer: its content, why it stopped and what it used. */
 export const MessageResponse = z.object({
   id: z.string(),
   type: z.literal('message'),
@@ -65,10 +81,12 @@ export const MessageResponse = z.object({
   stop_reason: z.enum(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence']),
   usage: Usage,
 });
+/** One model call's answer: its content, why it stopped and what it used. */
 export type MessageResponse = z.infer<typeof MessageResponse>;
 
 /** One model call. Implementations map provider faults to the error names of shared/errors.ts. */
 export interface ModelClient {
+  /** Makes the call; throws the error whose name the state machine retries by (or not). */
   createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse>;
 }
 

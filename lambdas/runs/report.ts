@@ -7,20 +7,31 @@ import type { ApprovalRecord, GuardEvent, KillFlag, MigrationRecord, RecoveryRec
 
 /** What a run did, computed from its ledger records (never from what the model claims it did). */
 export interface RunReport {
+  /** The run's id. */
   runId: string;
+  /** The agent's name. */
   agent: string;
+  /** The run's input. */
   input: unknown;
+  /** `running`, `succeeded`, `stopped` (a guard), `killed` or `failed`. */
   status: RunRecord['status'];
   /** The run's model (`provider:model-id`). */
   model: string;
   /** Model turns by the model that answered them: the run's model, and its fallback while the model was down. */
   turnsByModel: Record<string, number>;
+  /** Why it stopped (the guard, the kill, the model's last words). */
   stopReason?: string;
+  /** A failed run's error name and cause. */
   error?: { error: string; cause: string };
+  /** Agent steps: model turns plus tool calls. */
   steps: number;
+  /** Model calls made. */
   modelTurns: number;
+  /** Tool calls made. */
   toolCalls: number;
+  /** Tokens read and written by every model call (input counts cached input too). */
   tokens: { input: number; output: number; cachedInput: number; total: number };
+  /** What the model calls cost, by the price table the run is bound to. */
   dollars: number;
   /** Per tool: how its calls ended, and how far its side effect is guaranteed to happen once. */
   tools: Record<string, ToolFigures>;
@@ -36,10 +47,13 @@ export interface RunReport {
    * signature did not verify (its call refused with `approval_unverified`) is `unverified`.
    */
   approvals: { total: number; approved: number; rejected: number; expired: number; pending: number; unverified: number };
+  /** Tool calls claimed and not yet recorded as done (a crash between sending and recording). */
   inFlight: number;
   /** Each guard's figures (used / limit), and every warning or stop, in order. */
   guards: GuardFigures;
+  /** Every warning or stop a guard recorded, in order. */
   guardEvents: GuardEvent[];
+  /** Who killed the run, when, and why, if it was killed. */
   killed?: KillFlag;
   /** Executions that drove the run: the first, plus one per resume or recovery. */
   executions: number;
@@ -47,8 +61,11 @@ export interface RunReport {
   chain: ReturnType<typeof executionChain>;
   /** The run's automatic recoveries, if any (lambdas/steps/recover-run.ts). */
   recovery?: RecoveryRecord;
+  /** When the run first started (ISO 8601). */
   createdAt: string;
+  /** When it finished, if it has (ISO 8601). */
   finishedAt?: string;
+  /** Wall-clock seconds since it first started (to its end, when finished). */
   wallSeconds: number;
   /**
    * The code the run is bound to (its agent version and fingerprint), the model turns each
@@ -57,13 +74,21 @@ export interface RunReport {
   version: { agentVersion?: string; fingerprint: string; turnsByFingerprint: Record<string, number>; migrations: MigrationRecord[] };
 }
 
+/** How one tool's calls in a run ended. */
 export interface ToolFigures {
+  /** Calls the model asked for. */
   calls: number;
+  /** Calls that answered a result. */
   ok: number;
+  /** Calls that answered an error (told to the model). */
   error: number;
+  /** Calls a person rejected. */
   rejected: number;
+  /** Calls whose approval expired undecided. */
   expired: number;
+  /** Calls claimed and not yet recorded as done. */
   inFlight: number;
+  /** What the harness promises of this tool's side effect. */
   guarantee: Guarantee;
   /** The condition the guarantee holds under (define/tool.ts `guaranteeCondition`), when the agent's code is known. */
   condition?: string;

@@ -40,4 +40,5 @@ export const CalendarDate = z
     const problem = calendarDateProblem(value);
     if (problem) context.addIssue({ code: 'custom', message: problem });
   });
+/** A `YYYY-MM-DD` date that exists in the calendar (the schema above). */
 export type CalendarDate = z.infer<typeof CalendarDate>;

@@ -67,7 +67,9 @@ abstract class AgentError extends Error {
   abstract override readonly name: ErrorName;
 }
 
+/** A failure the same call may not meet again (a 5xx, a dropped connection): the state machine retries it. */
 export class TransientError extends AgentError {
+  /** `Agent.Transient`: retried with backoff. */
   override readonly name = ErrorNames.Transient;
 }
 
@@ -88,7 +90,9 @@ export class OutcomeUnknownError extends TransientError {
   }
 }
 
+/** The model's provider throttled the call (429, overloaded): retried with a longer backoff than a transient failure. */
 export class ModelThrottledError extends AgentError {
+  /** `Agent.ModelThrottled`. */
   override readonly name = ErrorNames.ModelThrottled;
   /** The provider's `retry-after` in seconds, when it sent one: the floor of the next attempt's delay. */
   readonly retryAfterSeconds: number | undefined;
@@ -140,7 +144,12 @@ export class CircuitOpenError extends AgentError {
   override readonly name = ErrorNames.CircuitOpen;
 }
 
+/**
+ * Input that is wrong and stays wrong: never retried. From outside a run it fails at once naming
+ * the field; thrown by a tool, it is answered to the model as an error result (it can correct itself).
+ */
 export class InvalidInputError extends AgentError {
+  /** `Agent.InvalidInput`: not retried. */
   override readonly name = ErrorNames.InvalidInput;
 }
 
@@ -150,8 +159,67 @@ export class InvalidInputError extends AgentError {
  */
 export class NotFoundError extends InvalidInputError {}
 
+/** A failure that no retry mends (a refused key, a conflict): not retried. */
 export class TerminalError extends AgentError {
+  /** `Agent.Terminal`: not retried. */
   override readonly name = ErrorNames.Terminal;
+}
+
+/** What an HTTP provider answered with a non-2xx status: the `status` and `body` of every `Http…Error`. */
+export interface HttpAnswer {
+  /** The response status, e.g. 404. */
+  readonly status: number;
+  /** The response body as received (the provider's error message, usually JSON). */
+  readonly body: string;
+}
+
+/**
+ * A 5xx or 429 answer from an HTTP provider (`JsonHttpClient`): `Agent.Transient`, retried by
+ * the state machine.
+ */
+export class HttpTransientError extends TransientError implements HttpAnswer {
+  /** The response status. */
+  readonly status: number;
+  /** The response body as received. */
+  readonly body: string;
+
+  constructor(message: string, status: number, body: string) {
+    super(message, { cause: { status, body } });
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/**
+ * A 400 or 404 answer from an HTTP provider (`JsonHttpClient`): `Agent.InvalidInput`, the
+ * arguments are wrong; a tool returns it to the model. A `DELETE` of what is gone already is
+ * this with `status` 404.
+ */
+export class HttpInvalidInputError extends InvalidInputError implements HttpAnswer {
+  /** The response status. */
+  readonly status: number;
+  /** The response body as received. */
+  readonly body: string;
+
+  constructor(message: string, status: number, body: string) {
+    super(message, { cause: { status, body } });
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** Any other 4xx answer from an HTTP provider (`JsonHttpClient`: 401, 403, 409, 422, …): `Agent.Terminal`. */
+export class HttpTerminalError extends TerminalError implements HttpAnswer {
+  /** The response status. */
+  readonly status: number;
+  /** The response body as received. */
+  readonly body: string;
+
+  constructor(message: string, status: number, body: string) {
+    super(message, { cause: { status, body } });
+    this.status = status;
+    this.body = body;
+  }
 }
 
 export class VersionMismatchError extends AgentError {

@@ -24,4 +24,5 @@ export const Steps = {
   Compact: 'compact',
 } as const;
 
+/** A step of the harness, by the name its Lambda function and handler carry (`Steps`). */
 export type StepName = (typeof Steps)[keyof typeof Steps];

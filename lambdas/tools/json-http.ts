@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { InvalidInputError, MalformedResponseError, OutcomeUnknownError, TerminalError, TransientError } from '../shared/errors.js';
+import { HttpInvalidInputError, HttpTerminalError, HttpTransientError, MalformedResponseError, OutcomeUnknownError, TransientError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { deadline } from '../shared/deadline.js';
 import { realTimers, type Timers } from '../shared/ports.js';
@@ -7,18 +7,22 @@ import { realTimers, type Timers } from '../shared/ports.js';
 /**
  * JSON over HTTP for an agent's tool backends, translating every failure into savepoint's error
  * contract (the state machine retries on `error.name`):
- * - 5xx, 429 and a connection that could not be made → `Agent.Transient`: the same call may
- *   succeed later;
+ * - 5xx and 429 → `HttpTransientError`, and a connection that could not be made →
+ *   `TransientError` (both `Agent.Transient`): the same call may succeed later;
  * - a request that may have reached the provider and got no answer (its deadline passed, it was
  *   aborted, the connection dropped) → `OutcomeUnknownError` (an `Agent.Transient`): a write's
  *   outcome is unknown, so CallTool resends it only under its idempotency key or after the tool's
  *   `reconcile`, and escalates it otherwise; a read that timed out is told to the model;
- * - 400 / 404 → `Agent.InvalidInput`: the arguments are wrong; the provider's message says why
- *   (a tool returns it to the model);
- * - 401 / 403 / 409 / 422 and any other 4xx → `Agent.Terminal`;
+ * - 400 / 404 → `HttpInvalidInputError` (`Agent.InvalidInput`): the arguments are wrong; the
+ *   provider's message says why (a tool returns it to the model);
+ * - 401 / 403 / 409 / 422 and any other 4xx → `HttpTerminalError` (`Agent.Terminal`);
  * - a 2xx body that does not match the schema → `MalformedResponseError` (an `Agent.Terminal`:
- *   the provider broke its contract; a read shows it to the model instead).
+ *   the provider broke its contract; a read shows it to the model instead). An empty 2xx body (a
+ *   204) is `undefined` to the schema: `z.undefined()` accepts it.
+ *
+ * The three `Http…Error`s carry the answer's `status` and `body` (`HttpAnswer`).
  */
+/** Where a `JsonHttpClient` sends its requests and how long each may take. */
 export interface JsonHttpClientOptions {
   /** e.g. `http://127.0.0.1:54321` */
   readonly baseUrl: string;
@@ -29,24 +33,49 @@ export interface JsonHttpClientOptions {
    * set unless given here. @default none with a signal; 10_000 without one
    */
   readonly timeoutMs?: number;
-  /** @default globalThis.fetch */
+  /** What sends the requests: give it a tool's `deps` context `fetch` (a local run reaches the simulated world through it). @default globalThis.fetch */
   readonly fetch?: typeof fetch;
   /** Where `timeoutMs` is timed (a test's clock times it out with no real wait). @default real timers */
   readonly timers?: Timers;
 }
 
+/** The methods `JsonHttpClient` sends. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One request's options. */
 export interface JsonRequestOptions {
+  /** Sent as JSON. @default no body */
   readonly body?: unknown;
   /** Sent as `Idempotency-Key` (the header payment APIs deduplicate on). */
   readonly idempotencyKey?: string;
+  /** Aborts the request: a tool passes its `context.signal`. @default none (bounded by `timeoutMs`) */
   readonly signal?: AbortSignal;
 }
 
 const ProviderError = z.object({ error: z.object({ type: z.string(), message: z.string() }) });
 
-/** `{ data: [item…] }`, the shape list routes answer with. */
+/** `{ data: [item…] }`, the shape list routes answer with: the schema of one. */
 export const listOf = <S extends z.ZodType>(item: S) => z.object({ data: z.array(item) });
 
+/**
+ * A JSON HTTP client for a tool's backend whose every failure is one of savepoint's errors (above).
+ *
+ * @example
+ * ```ts
+ * import * as z from 'zod';
+ * import { HttpInvalidInputError, JsonHttpClient } from 'savepoint';
+ *
+ * const http = new JsonHttpClient({ baseUrl: 'https://payments.example.com' });
+ * const Refund = z.object({ id: z.string(), status: z.string() });
+ * const refund = await http.post('/refunds', Refund, { body: { amount: 500 }, idempotencyKey: 'run-1:turn-3:call-1' });
+ * await http.patch(`/refunds/${refund.id}`, Refund, { body: { note: 'checked' } });
+ * try {
+ *   await http.delete(`/holds/${refund.id}`, z.undefined()); // a 204
+ * } catch (error) {
+ *   if (!(error instanceof HttpInvalidInputError && error.status === 404)) throw error; // gone already
+ * }
+ * ```
+ */
 export class JsonHttpClient {
   readonly #baseUrl: string;
   readonly #timeoutMs: number | undefined;
@@ -60,7 +89,33 @@ export class JsonHttpClient {
     this.#timers = options.timers ?? realTimers;
   }
 
-  async request<S extends z.ZodType>(method: 'GET' | 'POST', path: string, schema: S, options: JsonRequestOptions = {}): Promise<z.output<S>> {
+  /** `GET path`, its answer parsed by `schema`. */
+  get<S extends z.ZodType>(path: string, schema: S, options: JsonRequestOptions = {}): Promise<z.output<S>> {
+    return this.request('GET', path, schema, options);
+  }
+
+  /** `POST path` with `options.body`, its answer parsed by `schema`. */
+  post<S extends z.ZodType>(path: string, schema: S, options: JsonRequestOptions = {}): Promise<z.output<S>> {
+    return this.request('POST', path, schema, options);
+  }
+
+  /** `PUT path` with `options.body`, its answer parsed by `schema`. */
+  put<S extends z.ZodType>(path: string, schema: S, options: JsonRequestOptions = {}): Promise<z.output<S>> {
+    return this.request('PUT', path, schema, options);
+  }
+
+  /** `PATCH path` with `options.body`, its answer parsed by `schema`. */
+  patch<S extends z.ZodType>(path: string, schema: S, options: JsonRequestOptions = {}): Promise<z.output<S>> {
+    return this.request('PATCH', path, schema, options);
+  }
+
+  /** `DELETE path`, its answer parsed by `schema` (`z.undefined()` for a 204). */
+  delete<S extends z.ZodType>(path: string, schema: S, options: JsonRequestOptions = {}): Promise<z.output<S>> {
+    return this.request('DELETE', path, schema, options);
+  }
+
+  /** Sends one request and parses its answer by `schema`; every failure is one of savepoint's errors. */
+  async request<S extends z.ZodType>(method: HttpMethod, path: string, schema: S, options: JsonRequestOptions = {}): Promise<z.output<S>> {
     const what = `${method} ${path.split('?')[0]}`;
     // The caller's signal is the deadline (a tool's: its remaining time); a request with neither
     // a signal nor a limit of its own is bounded all the same.
@@ -97,7 +152,7 @@ export class JsonHttpClient {
     if (status >= 200 && status < 300) {
       let body: unknown;
       try {
-        body = JSON.parse(text);
+        body = text === '' ? undefined : JSON.parse(text);
       } catch (error) {
         throw new MalformedResponseError(`${what} → ${status}: response is not JSON`, { cause: error });
       }
@@ -108,10 +163,9 @@ export class JsonHttpClient {
       }
     }
     const message = `${what} → ${status}: ${providerMessage(text)}`;
-    const cause = { status, body: text };
-    if (status >= 500 || status === 429) throw new TransientError(message, { cause });
-    if (status === 400 || status === 404) throw new InvalidInputError(message, { cause });
-    throw new TerminalError(message, { cause });
+    if (status >= 500 || status === 429) throw new HttpTransientError(message, status, text);
+    if (status === 400 || status === 404) throw new HttpInvalidInputError(message, status, text);
+    throw new HttpTerminalError(message, status, text);
   }
 }
 

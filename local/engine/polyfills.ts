@@ -1,6 +1,8 @@
 /**
  * aws-local-stepfunctions@3 calls `Promise.withResolvers` (ES2024) in every Task state, which Node 20
- * does not have. Import this module before the library runs anything.
+ * does not have. Node 20 is not supported (package.json engines: 22.13 or later); the polyfill stays
+ * because it costs nothing and keeps a Node 20 checkout running until it moves. Import this module
+ * before the library runs anything.
  */
 interface Resolvers<T> {
   promise: Promise<T>;

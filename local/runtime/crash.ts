@@ -38,6 +38,7 @@ export const CrashPoint = {
   AwaitingApproval: 'awaiting-approval',
 } as const;
 
+/** One of the boundaries a crash may be injected at (`CrashPoint`'s values). */
 export type CrashPoint = (typeof CrashPoint)[keyof typeof CrashPoint];
 /** Every point a step announces (CRASH_POINTS plus the handoff's). */
 export type AnyCrashPoint = CrashPoint | typeof HandoffRecorded;

@@ -14,11 +14,15 @@ import { BreakpointCache, type PromptBlock } from './prompt-cache.js';
  * models prompt caching (see prompt-cache.ts).
  */
 
+/** What {@link startAnthropicServer} serves. */
 export interface AnthropicServerOptions {
+  /** Decides each accepted request's answer (the server only checks and speaks the wire). */
   policy: Policy;
+  /** The one key the server accepts; any other is a 401 `authentication_error`. */
   apiKey: string;
   /** Model ids the server knows; any other is a 404 `not_found_error`. */
   models: readonly string[];
+  /** The loopback port. @default 0 (a free one; read it from `url`) */
   port?: number;
 }
 
@@ -73,6 +77,29 @@ export const WireRequestBody = z.strictObject({
 });
 export type WireRequestBody = z.infer<typeof WireRequestBody>;
 
+/**
+ * Starts a strict Anthropic Messages API on 127.0.0.1 for tests that talk to it with the official
+ * `@anthropic-ai/sdk`: a request the real API would refuse (an unknown field, a tool result that
+ * answers no tool call, an unknown model, a wrong key) is refused in the real API's error shape, so
+ * a test passes only for what the real API accepts. Streaming (`stream: true`) is served too.
+ *
+ * @example
+ * ```ts
+ * import Anthropic from '@anthropic-ai/sdk';
+ * import { startAnthropicServer } from 'savepoint/sim';
+ *
+ * const server = await startAnthropicServer({
+ *   apiKey: 'sk-test',
+ *   models: ['claude-haiku-4-5'],
+ *   policy: () => ({ content: [{ type: 'text', text: 'Hello.' }], stop_reason: 'end_turn' }),
+ * });
+ * const anthropic = new Anthropic({ apiKey: 'sk-test', baseURL: server.url, maxRetries: 0 });
+ * const message = await anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+ * console.log(message.content); // [ { type: 'text', text: 'Hello.' } ]
+ * server.failNext(1, { kind: 'overloaded' }); // the next request gets Anthropic's 529
+ * await server.close();
+ * ```
+ */
 export async function startAnthropicServer(options: AnthropicServerOptions): Promise<WireServer> {
   const cache = new BreakpointCache();
   return startWireServer(

@@ -26,8 +26,11 @@ export interface WireRequest {
   raw: string;
 }
 
+/** A running wire server (`startAnthropicServer`, `startOpenAIServer`, `startBedrockServer`). */
 export interface WireServer {
+  /** `http://127.0.0.1:<port>`: the SDK's base URL (OpenAI's with `/v1`, Bedrock's `endpoint`). */
   readonly url: string;
+  /** The port it listens on. */
   readonly port: number;
   /** Requests received, faulted and refused ones included. */
   requestCount(): number;
@@ -35,6 +38,7 @@ export interface WireServer {
   failNext(count: number, fault: Fault): void;
   /** Bodies (parsed JSON) of the requests that passed the checks and got a success answer, in order. */
   acceptedBodies(): readonly unknown[];
+  /** Stops listening and drops open connections. */
   close(): Promise<void>;
 }
 

@@ -15,10 +15,15 @@ import { estimateTokens, PrefixCache } from './prompt-cache.js';
  * `cached_tokens` from automatic prefix caching (see prompt-cache.ts).
  */
 
+/** What {@link startOpenAIServer} serves. */
 export interface OpenAIServerOptions {
+  /** Decides each accepted request's answer (the server only checks and speaks the wire). */
   policy: Policy;
+  /** The one bearer key the server accepts; any other is a 401 `invalid_api_key`. */
   apiKey: string;
+  /** Model ids the server knows; any other is a 404 `model_not_found`. */
   models: readonly string[];
+  /** The loopback port. @default 0 (a free one; read it from `url`) */
   port?: number;
 }
 
@@ -72,6 +77,28 @@ const WireBody = z
   });
 type WireBody = z.infer<typeof WireBody>;
 
+/**
+ * Starts a strict OpenAI Chat Completions API on 127.0.0.1 for tests that talk to it with the
+ * official `openai` SDK: a request the real API would refuse (an unknown field, no token limit, a
+ * tool call left unanswered, an unknown model, a wrong key) is refused in OpenAI's error shape. The
+ * SDK's base URL is the server's `url` with `/v1`.
+ *
+ * @example
+ * ```ts
+ * import OpenAI from 'openai';
+ * import { startOpenAIServer } from 'savepoint/sim';
+ *
+ * const server = await startOpenAIServer({
+ *   apiKey: 'sk-test',
+ *   models: ['gpt-5-mini'],
+ *   policy: () => ({ content: [{ type: 'text', text: 'Hello.' }], stop_reason: 'end_turn' }),
+ * });
+ * const openai = new OpenAI({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0 });
+ * const completion = await openai.chat.completions.create({ model: 'gpt-5-mini', max_completion_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+ * console.log(completion.choices[0]?.message.content); // Hello.
+ * await server.close();
+ * ```
+ */
 export async function startOpenAIServer(options: OpenAIServerOptions): Promise<WireServer> {
   const cache = new PrefixCache();
   return startWireServer({ fault: openAIFault, handle: (request) => handle(request, options, cache) }, { port: options.port });

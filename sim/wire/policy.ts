@@ -6,10 +6,13 @@ import type { MessageRequest, MessageResponse } from '../../lambdas/records/mess
  * into the provider's success shape. The policy decides; the server only speaks the wire.
  */
 export interface PolicyReply {
+  /** The answer's blocks: text and tool calls, in the ledger's (Anthropic's) shape. */
   content: MessageResponse['content'];
+  /** Why the answer ends: `end_turn`, `tool_use` or `max_tokens`. */
   stop_reason: MessageResponse['stop_reason'];
 }
 
+/** Decides a wire server's answer to a request it accepted, given in the ledger's shape whatever the provider. */
 export type Policy = (request: MessageRequest) => PolicyReply;
 
 /**
@@ -25,11 +28,15 @@ export type Policy = (request: MessageRequest) => PolicyReply;
  */
 export type FaultKind = 'rate_limit' | 'overloaded' | 'server_error' | 'spend_cap' | 'auth';
 
+/** A fault a wire server answers with instead of looking at the request (`WireServer.failNext`). */
 export interface Fault {
+  /** Which error the provider answers. */
   readonly kind: FaultKind;
+  /** The `retry-after` header of a `rate_limit` or `overloaded` answer, in seconds. @default none */
   readonly retryAfterSeconds?: number;
 }
 
+/** Every {@link FaultKind}, for tests that go through them all. */
 export const FAULT_KINDS: readonly FaultKind[] = ['rate_limit', 'overloaded', 'server_error', 'spend_cap', 'auth'];
 
 /** Output tokens as the servers bill them: about four characters of JSON per token. */

@@ -18,6 +18,18 @@ describe('the command line', () => {
     expect(exit.stderr).toMatch(/\(add --help for the usage\)\n$/);
   });
 
+  it('prints the usage of every command with --help, and exits 0', async () => {
+    const root = await savepoint(['--help']);
+    expect(root).toMatchObject({ code: 0, stderr: '' });
+    const commands = [...root.stdout.split(/^Commands:$/m)[1]!.matchAll(/^ {2}([a-z]+)/gm)].map((match) => match[1]!).filter((command) => command !== 'help');
+    expect(commands).toEqual(expect.arrayContaining(['run', 'resume', 'status', 'approvals', 'approve', 'reject', 'kill', 'runs', 'replay', 'fork', 'verify', 'prune', 'console']));
+    const helps = await Promise.all(commands.map(async (command) => [command, await savepoint([command, '--help'])] as const));
+    for (const [command, exit] of helps) {
+      expect(exit, command).toMatchObject({ code: 0, stderr: '' });
+      expect(exit.stdout, command).toMatch(new RegExp(`^Usage: savepoint ${command} `));
+    }
+  }, 120_000);
+
   it("prints its version with --version, and exits 0", async () => {
     expect(await savepoint(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
   });

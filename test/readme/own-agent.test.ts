@@ -60,15 +60,17 @@ import { defineAgent, defineTool, withDev, type AgentDefinition, type ToolContex
 import { createClient, type Lifecycle } from 'savepoint/client';
 import { DurableAgent, SavepointStack, type DurableAgentProps } from 'savepoint/cdk';
 import { createTestEnvironment, forEachCrashPoint, TestClock, type TestEnvironment, type TestRun } from 'savepoint/testing';
-import { faultInjector, seededRandom } from 'savepoint/sim';
+import { faultInjector, seededRandom, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, type Policy, type WireServer, type AnthropicServerOptions } from 'savepoint/sim';
 import agent from './my-agent.js';
 
 const props: DurableAgentProps = { agentName: agent.name, entry: './my-agent.ts' };
 const defined: AgentDefinition = agent;
 const clock = new TestClock('2026-01-01T00:00:00Z');
 const lifecycle: Lifecycle = 'working';
-export const used = [defineAgent, defineTool, withDev, createClient, DurableAgent, SavepointStack, createTestEnvironment, forEachCrashPoint, faultInjector, seededRandom, props, defined, clock.now(), lifecycle];
-export type Used = [ToolContext, TestEnvironment, TestRun];
+const policy: Policy = () => ({ content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn' });
+const anthropicOptions: AnthropicServerOptions = { apiKey: 'k', models: ['m'], policy };
+export const used = [defineAgent, defineTool, withDev, createClient, DurableAgent, SavepointStack, createTestEnvironment, forEachCrashPoint, faultInjector, seededRandom, props, defined, clock.now(), lifecycle, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, anthropicOptions];
+export type Used = [ToolContext, TestEnvironment, TestRun, WireServer];
 // @ts-expect-error: a tool's effect is 'read' or 'write'
 defineTool({ name: 'x', description: 'x', input: agent.tools[0]!.input, effect: 'maybe', execute: async () => 1 });
 `;
@@ -145,6 +147,21 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], { cwd: app, timeout: 60_000 });
     for (const entry of ['savepoint', 'savepoint/client', 'savepoint/cdk', 'savepoint/testing', 'savepoint/sim']) expect(stdout).toMatch(new RegExp(`^${entry} [1-9]`, 'm'));
   }, 120_000);
+
+  it.concurrent("runs the @example of each wire server savepoint/sim exports, as shipped in its .d.ts: the official SDK gets the policy's answer", async () => {
+    const examples = ['anthropic', 'openai', 'bedrock'].map((provider) => {
+      const declarations = readFileSync(join(app, `node_modules/savepoint/dist/sim/wire/${provider}-server.d.ts`), 'utf8');
+      const code = /@example\n\s*\* ```ts\n([\s\S]*?)\n\s*\* ```/.exec(declarations)?.[1];
+      expect(code, `${provider}: @example`).toBeDefined();
+      return [provider, code!.split('\n').map((line) => line.replace(/^\s*\* ?/, '')).join('\n')] as const;
+    });
+    for (const [provider, code] of examples) {
+      writeFileSync(join(app, `wire-${provider}.ts`), code);
+      const { stdout } = await exec(process.execPath, ['--import', 'tsx', `wire-${provider}.ts`], { cwd: app, timeout: 60_000 });
+      // What each example's comment says it prints.
+      expect(stdout.trim(), provider).toBe(provider === 'openai' ? 'Hello.' : provider === 'anthropic' ? "[ { type: 'text', text: 'Hello.' } ]" : "[ { text: 'Hello.' } ]");
+    }
+  }, 180_000);
 
   it.concurrent('type-checks a strict TypeScript consumer against the .d.ts files (module NodeNext, libraries checked too)', async () => {
     const checked = await exec('npx', ['tsc', '-p', '.'], { cwd: app, timeout: 120_000 }).then(
@@ -361,7 +378,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   it.concurrent("runs the README's commands for a real provider as written, each provider's API the strict local wire server of sim/wire (the key this test's, its endpoint variable added)", async () => {
     const block = readmeInline(/### Running the examples on a real provider\n[\s\S]*?```sh\n([\s\S]*?)\n```/, 'provider commands');
     const commands = block.split('\n').filter((line) => !line.startsWith('#')).map(shellWords);
-    expect(commands.map((words) => words.find((word) => word.includes(':') && !word.includes('=')))).toEqual(['anthropic:claude-sonnet-4-5', 'openai:gpt-5-mini', 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0']);
+    expect(commands.map((words) => words.find((word) => word.includes(':') && !word.includes('=')))).toEqual(['anthropic:claude-sonnet-4-6', 'openai:gpt-5-mini', 'bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0']);
     // The examples' own scripted models answer through each provider's wire format, as a real model would.
     const policies = { 'refund-reconciler': refundReconciler.dev!.policy!, 'support-triage': supportTriage.dev!.policy! };
     // Not the machine's keys or endpoints: only what the command sets, and the server's address.
@@ -520,7 +537,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const readsKey = (step: string) => statementsOfStep(step).some((statement) => JSON.stringify(statement.Action).includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes('secret:savepoint/anthropic-api-key'));
     expect(steps.filter(readsKey).sort()).toEqual(['call-model', 'compact']);
     const invokes = statementsOfStep('call-model').filter((statement) => JSON.stringify(statement.Action).includes('bedrock:InvokeModel'));
-    expect(JSON.stringify(invokes.map((statement) => statement.Resource))).toContain('inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0');
+    expect(JSON.stringify(invokes.map((statement) => statement.Resource))).toContain('inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0');
   }, 240_000);
 
   /**

@@ -1,0 +1,55 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { savepoint } from '../support/cli-process.js';
+
+/**
+ * After a SIGKILL the ledger still says `running` (issue 39, item 6): `status` says that nothing
+ * drives the run and what to type, and `resume <runId>` with no `--agent` finds the agent — here
+ * one run by path, which no name finds — from the module it ran from in that state directory.
+ */
+
+const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+const agentModule = new URL('./fixtures/held-note.ts', import.meta.url).pathname;
+const children = new Set<ChildProcess>();
+const root = mkdtempSync(join(tmpdir(), 'savepoint-undriven-'));
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('a run whose process was killed', () => {
+  it('is reported as driven by nothing, with the resume command; resume without --agent finishes it', async () => {
+    const stateDir = join(root, 'state');
+    // Its one write waits for a person (for 10 minutes): the run is running, waiting, when it is killed.
+    const run = spawn(process.execPath, [bin, '--state-dir', stateDir, 'run', '--agent', agentModule, '--input', '{"text":"lunch"}', '--approve', 'wait', '--approval-timeout', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(run);
+    let output = '';
+    await new Promise<void>((resolve) => {
+      run.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (/⏸ {2}approval \S+:/.test(output)) resolve();
+      });
+    });
+    const runId = /savepoint: run (\S+) /.exec(output)![1]!;
+    const exited = new Promise((resolve) => run.on('exit', resolve));
+    run.kill('SIGKILL');
+    await exited;
+
+    const status = await savepoint(['--state-dir', stateDir, 'status', runId]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`run ${runId} \\(held-note .*\\): running`));
+    expect(status.stdout).toContain(`nothing drives this run: no engine runs in ${stateDir} (the process that ran it stopped). Resume it: savepoint --state-dir ${stateDir} resume ${runId}\n`);
+    const json = await savepoint(['--state-dir', stateDir, 'status', runId, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'running', driven: false });
+
+    // The command status printed, with what a person decides here instead of at a terminal.
+    const resumed = await savepoint(['--state-dir', stateDir, 'resume', runId, '--approve', 'approve', '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ agent: 'held-note', status: 'succeeded', approvals: { approved: 1 } });
+    const after = await savepoint(['--state-dir', stateDir, 'status', runId]);
+    expect(after.stdout).not.toContain('nothing drives');
+  }, 120_000);
+});

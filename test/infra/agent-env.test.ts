@@ -1,0 +1,46 @@
+import { Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { supportTriage } from '../../agents/support-triage/agent.js';
+import { EXAMPLE_AGENTS } from '../../infra/example.js';
+import { SavepointStack } from '../../infra/stack.js';
+import { assertionApp } from './example-template.js';
+
+/**
+ * An agent's `env` (what its `deps` read) checked at synth (issue 39, item 6): deployed without
+ * one of them, its first tool call on AWS would fail; the construct fails first, naming the
+ * variable and the prop that sets it.
+ */
+describe('DurableAgent given the agent', () => {
+  it('fails when the environment lacks a variable the agent declares, naming it and the environment prop', () => {
+    const stack = new SavepointStack(assertionApp(), 'Agents');
+    expect(() => stack.addAgent('Refunds', { agentName: 'refund-reconciler', agent: refundReconciler, entry: EXAMPLE_AGENTS.refundReconciler })).toThrow(
+      'DurableAgent Refunds: agent refund-reconciler reads PAYMENTS_API_URL (its env), which its functions would not get: set it in the environment prop (environment: { PAYMENTS_API_URL: … }, e.g. from stack.parameter(…))',
+    );
+  });
+
+  it('names every missing variable, and not the ones that are set', () => {
+    const stack = new SavepointStack(assertionApp(), 'Agents');
+    expect(() =>
+      stack.addAgent('Triage', { agentName: 'support-triage', agent: supportTriage, entry: EXAMPLE_AGENTS.supportTriage, environment: { MAIL_API_URL: 'https://mail.example.com' } }),
+    ).toThrow(/reads HELPDESK_API_URL \(its env\)/);
+    expect(() => stack.addAgent('Triage2', { agentName: 'support-triage', agent: supportTriage, entry: EXAMPLE_AGENTS.supportTriage })).toThrow(/reads HELPDESK_API_URL, MAIL_API_URL \(its env\).*set them in the environment prop/);
+  });
+
+  it('fails when agent and agentName name different agents', () => {
+    const stack = new SavepointStack(assertionApp(), 'Agents');
+    expect(() => stack.addAgent('Refunds', { agentName: 'refunds', agent: refundReconciler, entry: EXAMPLE_AGENTS.refundReconciler })).toThrow('agent is "refund-reconciler" but agentName is "refunds"');
+  });
+
+  it('synthesizes when every declared variable is set, a deploy-time parameter counting as set; Lambda\'s own variables need no setting', () => {
+    const stack = new SavepointStack(assertionApp(), 'Agents');
+    stack.addAgent('Refunds', {
+      agentName: 'refund-reconciler',
+      agent: { name: 'refund-reconciler', env: [...refundReconciler.env!, 'AWS_REGION'] },
+      entry: EXAMPLE_AGENTS.refundReconciler,
+      environment: { PAYMENTS_API_URL: stack.parameter('PaymentsApiUrl', 'Base URL of the payments provider.') },
+    });
+    const functions = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'));
+    expect(functions.some((fn) => JSON.stringify(fn).includes('PAYMENTS_API_URL'))).toBe(true);
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import * as z from 'zod';
+import { defineAgent, JsonHttpClient, type ToolContext } from '../../lambdas/index.js';
+
+/**
+ * A tool's `deps` typed from its agent (issue 39, item 6): `tools: (defineTool) => [...]` gets a
+ * `defineTool` bound to the agent's `deps` and input, so `execute` needs no explicit generics. The
+ * types are checked by `tsc -p .` (this file is in the project): were `deps` inferred as `unknown`
+ * or `any`, the `expectTypeOf` lines would not compile.
+ */
+
+class Payments {
+  constructor(readonly url: string) {}
+  refund(paymentId: string): Promise<{ refundId: string }> {
+    return Promise.resolve({ refundId: `re_${paymentId}` });
+  }
+}
+
+const agent = defineAgent({
+  name: 'typed-deps',
+  model: 'sim:savepoint-sim-1',
+  system: 'Refund.',
+  input: z.object({ day: z.string() }),
+  prompt: (input) => `Refund ${input.day}.`,
+  env: ['PAYMENTS_API_URL'],
+  deps: (env, { fetch }) => ({ payments: new Payments(env['PAYMENTS_API_URL'] ?? 'http://127.0.0.1:1'), http: new JsonHttpClient({ baseUrl: 'http://127.0.0.1:1', fetch }) }),
+  tools: (defineTool) => [
+    defineTool({
+      name: 'refund',
+      description: 'Refunds a payment.',
+      input: z.object({ paymentId: z.string() }),
+      effect: 'write',
+      idempotencyKeys: true,
+      needsApproval: (args, run, _facts, deps) => {
+        expectTypeOf(deps.payments).toEqualTypeOf<Payments>();
+        expectTypeOf(run.input).toEqualTypeOf<{ day: string }>();
+        return args.paymentId.startsWith('big') ? { summary: `refund ${args.paymentId}` } : undefined;
+      },
+      execute: (args, context) => {
+        expectTypeOf(context).toEqualTypeOf<ToolContext<{ day: string }, { payments: Payments; http: JsonHttpClient }>>();
+        expectTypeOf(args).toEqualTypeOf<{ paymentId: string }>();
+        // @ts-expect-error: deps has no such client
+        void context.deps.mail;
+        return context.deps.payments.refund(args.paymentId);
+      },
+    }),
+  ],
+});
+
+describe('defineAgent({ tools: (defineTool) => [...] })', () => {
+  it("gives the tools the agent's deps, as the agent's deps build them", async () => {
+    expect(agent.tools.map((tool) => tool.name)).toEqual(['refund']);
+    const deps = agent.deps!({ PAYMENTS_API_URL: 'http://payments.test' }, { fetch: globalThis.fetch });
+    const context = { deps, idempotencyKey: 'k', runId: 'r', input: { day: '2026-12-01' }, config: {}, turn: 1, call: 'c' } as unknown as ToolContext<{ day: string }, typeof deps>;
+    expect(await agent.tools[0]!.execute({ paymentId: 'p1' }, context)).toEqual({ refundId: 're_p1' });
+  });
+
+  it('checks each tool as defineTool does', () => {
+    expect(() =>
+      defineAgent({
+        name: 'bad-tool',
+        model: 'sim:savepoint-sim-1',
+        system: 's',
+        input: z.object({}),
+        prompt: () => 'p',
+        tools: (defineTool) => [defineTool({ name: 'no spaces', description: 'd', input: z.object({}), effect: 'read', execute: async () => 1 })],
+      }),
+    ).toThrow('defineTool: name "no spaces" must be 1-64 letters');
+  });
+
+  it('fails when env names something that is not an environment variable', () => {
+    expect(() =>
+      defineAgent({ name: 'bad-env', model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => 'p', env: ['PAYMENTS-URL'], tools: [] }),
+    ).toThrow('defineAgent bad-env: env: "PAYMENTS-URL" is not an environment variable name');
+  });
+});
