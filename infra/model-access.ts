@@ -96,6 +96,7 @@ export function bindModelAccess(
     if (grant === undefined || models.length === 0) continue;
     const { partition, region, account } = Stack.of(functions.callModel);
     const statement = new PolicyStatement({ actions: [...grant.actions], resources: [...new Set(models.flatMap((spec) => grant.resources(spec.model, { partition, region, account })))] });
-    for (const fn of callers) fn.addToRolePolicy(statement);
+    const conditional = models.flatMap((spec) => grant.conditional?.(spec.model, { partition }) ?? []).map(({ resources, condition }) => new PolicyStatement({ actions: [...grant.actions], resources, conditions: condition }));
+    for (const fn of callers) for (const each of [statement, ...conditional]) fn.addToRolePolicy(each);
   }
 }

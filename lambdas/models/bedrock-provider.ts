@@ -4,6 +4,8 @@ import { defineProvider, lazyClient } from './provider.js';
 
 /** Cross-region inference profiles are named by a geography prefix (`us.`, `eu.`, `global.`, …). */
 const INFERENCE_PROFILE = /^(us|eu|apac|jp|au|ca|us-gov|global)\.(.+)$/;
+/** An application inference profile (one an account made, e.g. to tag costs): known by its ARN only. */
+const APPLICATION_PROFILE = /^arn:[^:]+:bedrock:[^:]*:\d*:application-inference-profile\/.+$/;
 
 /** Amazon Bedrock's Converse API through the AWS SDK, authorized by IAM: no key (bedrock.ts; its error table: bedrock-errors.ts). */
 export const bedrockProvider = defineProvider({
@@ -41,6 +43,16 @@ export const bedrockProvider = defineProvider({
       const profile = INFERENCE_PROFILE.exec(id);
       if (!profile) return [`arn:${partition}:bedrock:${region}::foundation-model/${id}`];
       return [`arn:${partition}:bedrock:${region}:${account}:inference-profile/${id}`, `arn:${partition}:bedrock:*::foundation-model/${profile[2]}`];
+    },
+    /**
+     * An application inference profile routes to foundation models the template cannot name (they
+     * are the profile's, set where it was made): InvokeModel on every foundation model, but only
+     * through this profile (`bedrock:InferenceProfileArn`, as "Prerequisites for inference
+     * profiles" shows: https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html).
+     */
+    conditional(id, { partition }) {
+      if (!APPLICATION_PROFILE.test(id)) return [];
+      return [{ resources: [`arn:${partition}:bedrock:*::foundation-model/*`], condition: { StringEquals: { 'bedrock:InferenceProfileArn': id } } }];
     },
   },
   create(config, { timeoutMs, missing, endpoint: checked }) {

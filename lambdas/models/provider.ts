@@ -44,6 +44,12 @@ export interface ProviderGrant {
   readonly actions: readonly string[];
   /** The resources a call to `model` is authorized against, in the stack's partition, region and account. */
   resources(model: string, where: { readonly partition: string; readonly region: string; readonly account: string }): string[];
+  /**
+   * Resources a call to `model` reaches only under a condition (each its own statement): a model
+   * known at synth only by what routes to it, e.g. the foundation models behind a Bedrock
+   * application inference profile, allowed only through that profile. @default none
+   */
+  conditional?(model: string, where: { readonly partition: string }): { readonly resources: string[]; readonly condition: Record<string, Record<string, string>> }[];
 }
 
 /** What `create` is given besides its configuration. */

@@ -68,6 +68,21 @@ describe('model access', () => {
     expect(template.toJSON().Parameters?.ModelApiUrl).toBeUndefined();
   });
 
+  it('grants an application inference profile, and the foundation models behind it only through that profile', () => {
+    const profile = 'arn:aws:bedrock:us-east-1:111122223333:application-inference-profile/a1b2c3d4e5f6';
+    const { template } = synth({ model: `bedrock:${profile}` });
+    const [callModel] = functionOf(template, 'call-model');
+    const bedrock = statementsOf(template, callModel).filter((s) => JSON.stringify(s.Action).includes('bedrock:'));
+    // The profile itself; and every foundation model, on the condition that the call comes through it.
+    expect(bedrock).toHaveLength(2);
+    expect(bedrock[0]).toMatchObject({ Action: 'bedrock:InvokeModel', Resource: profile });
+    expect(bedrock[1]).toMatchObject({ Action: 'bedrock:InvokeModel', Condition: { StringEquals: { 'bedrock:InferenceProfileArn': profile } } });
+    expect(JSON.stringify(bedrock[1].Resource)).toContain(':bedrock:*::foundation-model/*');
+    // A model named by id or by a system-defined profile gets no conditional statement.
+    const named = statementsOf(synth({ model: BEDROCK }).template, functionOf(synth({ model: BEDROCK }).template, 'call-model')[0]).filter((s) => JSON.stringify(s.Action).includes('bedrock:'));
+    expect(named.every((s) => s.Condition === undefined)).toBe(true);
+  });
+
   it('lets only the model-calling functions (CallModel, Compact) read the API key secret, names it by ARN, and never holds a key', () => {
     const { template } = synth({ model: 'anthropic:claude-sonnet-4-5', apiKeySecrets: { anthropic: 'savepoint/anthropic-api-key' } });
     const [callModel, fn] = functionOf(template, 'call-model');
