@@ -26,17 +26,22 @@ let harness: Harness;
 let served: ServedStack;
 let env: NodeJS.ProcessEnv;
 
-beforeAll(async () => {
-  // The DynamoDB ledger, as on AWS: the CLI reads it with the real DynamoDB client.
-  harness = await startHarness({ ledger: 'dynalite', sealer: stackSealer(), day: sampleDay });
-  served = await serveStack(harness);
-  env = served.env;
-});
-
-afterAll(async () => {
-  await served?.close();
-  await harness?.stack.close();
-});
+/**
+ * A deployed stack of its own for each group of tests: two runs of the same day share their refunds'
+ * approvals (one request per effect), so a run after another one's decisions waits for nobody.
+ */
+function onItsOwnStack(): void {
+  beforeAll(async () => {
+    // The DynamoDB ledger, as on AWS: the CLI reads it with the real DynamoDB client.
+    harness = await startHarness({ ledger: 'dynalite', sealer: stackSealer(), day: sampleDay });
+    served = await serveStack(harness);
+    env = served.env;
+  });
+  afterAll(async () => {
+    await served?.close();
+    await harness?.stack.close();
+  });
+}
 
 async function savepoint(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -54,6 +59,8 @@ const signatureIsValid = async (received: ServedStack['approvalRequests'][number
 const pendingOf = (runId: string, index = 0) => waitFor(() => harness.approvals.filter((approval) => approval.runId === runId)[index]);
 
 describe('the CLI against a deployed stack', () => {
+  onItsOwnStack();
+
   it('starts a run, decides its approvals with IAM-signed requests, and reports it from the stack', async () => {
     const started = await savepoint('run', '--agent', 'refund-reconciler', '--input', JSON.stringify({ date: sampleDay.date }), '--json');
     expect(started.code, started.stderr).toBe(0);
@@ -85,6 +92,17 @@ describe('the CLI against a deployed stack', () => {
     expect(verified.stdout).toMatch(new RegExp(`^${runId}: OK, \\d+ records \\(\\d+ turns, \\d+ calls, 2 approvals\\) verify`));
   }, 240_000);
 
+  it('names a stack that does not exist, and an input it cannot start, exiting 2', async () => {
+    const missing = await exec(process.execPath, [bin, '--stack', 'Nope', 'runs'], { env }).catch((error: { code: number; stderr: string }) => error);
+    expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/Stack with id Nope does not exist/) });
+    const bad = await savepoint('run', '--input', '{"date":"2026-02-30"}');
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringMatching(/date: 2026-02-30 is not a calendar date/) });
+  }, 240_000);
+});
+
+describe('the CLI against a deployed stack, killing', () => {
+  onItsOwnStack();
+
   it('kills a run waiting for a person, through the stack', async () => {
     const started = await savepoint('run', '--run-id', 'stack-kill', '--input', JSON.stringify({ date: sampleDay.date }), '--json');
     const { executionArn } = JSON.parse(started.stdout) as { executionArn: string };
@@ -93,12 +111,5 @@ describe('the CLI against a deployed stack', () => {
     await harness.stack.engine.waitForExecution(executionArn);
     const status = JSON.parse((await savepoint('status', 'stack-kill', '--json')).stdout) as Record<string, unknown>;
     expect(status).toMatchObject({ lifecycle: 'cancelled', status: 'killed', killed: { reason: 'wrong day' } });
-  }, 240_000);
-
-  it('names a stack that does not exist, and an input it cannot start, exiting 2', async () => {
-    const missing = await exec(process.execPath, [bin, '--stack', 'Nope', 'runs'], { env }).catch((error: { code: number; stderr: string }) => error);
-    expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/Stack with id Nope does not exist/) });
-    const bad = await savepoint('run', '--input', '{"date":"2026-02-30"}');
-    expect(bad).toMatchObject({ code: 2, stderr: expect.stringMatching(/date: 2026-02-30 is not a calendar date/) });
   }, 240_000);
 });
