@@ -32,11 +32,18 @@ export const RequestApprovalInput = z.union([
 ]);
 
 export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinition }) {
-  return async (input: unknown): Promise<{ approvalId: string; status: ApprovalStatus }> => {
+  return async (input: unknown): Promise<{ approvalId: string; status: ApprovalStatus } | { approvalId: null; status: 'not needed' }> => {
     const request = parseOrThrow(RequestApprovalInput, input, 'RequestApproval input');
     const run = await loadRun(deps.ledger, request.runId);
     const now = deps.clock.now();
     const subject = 'extension' in request ? budgetSubject(run, request.extension) : await toolSubject(deps.agent, deps.ledger, run, request.turn, request.call);
+    if (!subject) {
+      // Nothing to ask any more: the total across runs the call was refused on has taken it in
+      // since (another run of the same effect reserved it as its holder). The wait ends at once;
+      // CallTool runs the call again, and its reservation holds now.
+      await deps.callbacks.succeed(request.taskToken, { approvalId: null, status: 'not needed' });
+      return { approvalId: null, status: 'not needed' };
+    }
     const asked: ApprovalRecord = {
       kind: 'approval',
       approvalId: `apv_${randomBytes(16).toString('base64url')}`,
@@ -82,8 +89,11 @@ async function tell(deps: ApprovalDeps, approval: ApprovalRecord): Promise<void>
 
 type Subject = Pick<ApprovalRecord, 'turn' | 'call' | 'toolName' | 'summary' | 'amount' | 'details' | 'description' | 'budget' | 'effect'>;
 
-/** A tool call its approval rule holds: what a person is asked to approve, in the tool's own words. */
-async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject> {
+/**
+ * A tool call its approval rule holds: what a person is asked to approve, in the tool's own words.
+ * Undefined when only the total across runs held it and it no longer does.
+ */
+async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecord, turn: number, call: number): Promise<Subject | undefined> {
   const recorded = await loadTurn(ledger, run.runId, turn);
   const derived = await deriveRecordedCall(ledger, agent, run, recorded, call);
   // The run's own rule or limits first; else the total across the agent's runs CallTool was refused.
@@ -92,7 +102,12 @@ async function toolSubject(agent: AgentDefinition, ledger: Ledger, run: RunRecor
     (derived.tool && derived.args !== undefined
       ? await crossRunApproval(ledger, agent, { tool: derived.tool, args: derived.args }, { runId: run.runId, turn, call, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) })
       : undefined);
-  if (!request) throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${derived.block.name}) needs no approval`);
+  if (!request) {
+    // No rule asks: CallTool was refused its reservation across runs. Asked without one, a person is
+    // never asked for nothing; a call of a tool with no aggregate here was not sent by CallTool.
+    if (derived.tool?.aggregate) return undefined;
+    throw new InvalidInputError(`call: tool call ${turn}/${call} of run ${run.runId} (${derived.block.name}) needs no approval`);
+  }
   const described = derived.tool?.describe?.(derived.args);
   return {
     ...(derived.effectKey !== undefined && { effect: { key: derived.effectKey, subject: effectSubject(derived.block.name, derived.args) } }),
