@@ -1,4 +1,5 @@
 import type { HistoryEvent } from '../local/engine/local-engine.js';
+import { ErrorNames } from '../lambdas/shared/errors.js';
 import { terminalSafe } from './format.js';
 
 type Write = (line: string) => void;
@@ -22,6 +23,8 @@ export function progressPrinter(write: Write, startedAt = Date.now()) {
     if (event.id !== undefined) stateOf.set(event.id, state);
     if (event.type === 'TaskFailed') {
       const details = event.taskFailedEventDetails;
+      // Not a fault: CallTool routing a call to its approval wait, which prints its own ⏸ line.
+      if (details?.error === ErrorNames.ApprovalNeeded) return;
       write(`${elapsed()}  ${'!'.padStart(4)}  ${state} failed: ${field(details?.error ?? '?')} — ${field(firstLine(details?.cause))}`);
       return;
     }

@@ -49,4 +49,14 @@ describe('terminalSafe: nothing a model or a tool chose steers the terminal', ()
     expect(lines.join('')).not.toMatch(/[\u0000-\u0008\u000a-\u001f]/);
     expect(lines[0]).toContain('x\\u001b]0;owned\\u0007 → ok\\u000aforged line');
   });
+
+  it('prints no failure line for a call routed to its approval wait (Agent.ApprovalNeeded): the approval prints its own', () => {
+    const lines: string[] = [];
+    const print = progressPrinter((line) => lines.push(line), 0);
+    print({ type: 'TaskStateEntered', stateEnteredEventDetails: { name: 'CallTool' } } as never);
+    print({ type: 'TaskFailed', taskFailedEventDetails: { error: 'Agent.ApprovalNeeded', cause: 'needs an approval: asking for it' } } as never);
+    expect(lines).toEqual([]);
+    print({ type: 'TaskFailed', taskFailedEventDetails: { error: 'Agent.Transient', cause: 'socket hang up' } } as never);
+    expect(lines).toEqual([expect.stringMatching(/CallTool failed: Agent\.Transient — socket hang up$/)]);
+  });
 });
