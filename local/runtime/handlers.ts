@@ -109,7 +109,7 @@ export function invokeLocally(step: StepName, fn: StepFunction, event: unknown, 
  * same middy handlers as on AWS, their clients pointed at this machine.
  */
 export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any, any, World>, codeVersion: string, wiring: LocalWiring<World>): LocalHandlers {
-  const { options, ledger, clock, model, world, engine, inFlight, sfnAs } = wiring;
+  const { options, ledger, clock, model, world, inFlight, sfnAs } = wiring;
   const bind = (step: StepName, fn: StepFunction) => {
     const log = options.log ?? (() => undefined);
     return (event: unknown, timeoutMs: number, taskSignal?: AbortSignal) => {
