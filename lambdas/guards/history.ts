@@ -1,9 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import type { RunRecord } from '../records/ledger-records.js';
 import { HISTORY_EVENT_LIMIT } from '../shared/limits.js';
 import { ErrorNames, TransientError } from '../shared/errors.js';
 import type { GuardLedger } from '../ledger/ledger.js';
+import { UNKEYED_COUNT } from '../ledger/protocol.js';
 import type { Clock } from '../shared/ports.js';
 
 /**
@@ -116,7 +117,8 @@ export function boundNow(last: HistoryBound, meter: number, toolCallsOf: (turn: 
  * Records each error of RECORDED_ERRORS a step throws, with what it adds to its execution's
  * history (`historyEvents`), before throwing it. If the record cannot be written the step fails
  * with Agent.Transient instead, whose retries the bound already counts. An extra count is only a
- * handoff a little early: the key is new each time (a throw is counted at least once, never lost).
+ * handoff a little early, so the count is unkeyed (ledger/protocol.ts UNKEYED_COUNT): each throw
+ * is counted at least once, and none takes a step's place in the run's window of counted keys.
  */
 export function meteredStep<Event extends unknown[], Result>(
   step: (event: unknown, ...rest: Event) => Promise<Result>,
@@ -130,7 +132,8 @@ export function meteredStep<Event extends unknown[], Result>(
       const runId = (event as { runId?: unknown } | null)?.runId;
       if (!(RECORDED_ERRORS as readonly string[]).includes(name) || typeof runId !== 'string') throw error;
       const { turn, call } = event as { turn?: unknown; call?: unknown };
-      const key = `history:${name}:${String(turn)}:${String(call)}:${deps.clock.now().getTime()}:${randomUUID().slice(0, 8)}`;
+      // Unkeyed: counted each time, never taking a step's place in the run's window of counted keys.
+      const key = `${UNKEYED_COUNT}history:${name}:${String(turn)}:${String(call)}:${deps.clock.now().getTime()}`;
       try {
         await deps.ledger.countStep(runId, key, { historyEvents: recordedEvents(name) });
       } catch (cause) {

@@ -15,6 +15,7 @@ import {
   TOKEN_TASK_EVENTS,
 } from '../../lambdas/guards/history.js';
 import { ErrorNames, LeaseHeldError, SettleWaitError, TransientError } from '../../lambdas/shared/errors.js';
+import { UNKEYED_COUNT } from '../../lambdas/ledger/protocol.js';
 
 const clock = { now: () => new Date('2026-11-29T02:00:00Z') };
 
@@ -62,7 +63,7 @@ describe('meteredStep', () => {
     await expect(step({ runId: 'r1', turn: 2, call: 1 })).rejects.toMatchObject({ name: ErrorNames.SettleWait });
     await expect(step({ runId: 'r1', turn: 2, call: 1 })).rejects.toMatchObject({ name: ErrorNames.SettleWait });
     expect(counted.map((c) => c.deltas)).toEqual([{ historyEvents: 59 }, { historyEvents: 59 }]);
-    expect(new Set(counted.map((c) => c.key)).size).toBe(2);
+    expect(counted.every((c) => c.key.startsWith(UNKEYED_COUNT))).toBe(true);
   });
 
   it('writes nothing for an error the bound counts by MaxAttempts, nor for a result', async () => {
@@ -75,6 +76,18 @@ describe('meteredStep', () => {
   it('fails Agent.Transient when the record cannot be written (a loop never goes uncounted)', async () => {
     const ledger = { countStep: async () => Promise.reject(new Error('ledger down')) };
     await expect(meteredStep(async () => Promise.reject(new LeaseHeldError('held')), { ledger, clock })({ runId: 'r1' })).rejects.toMatchObject({ name: ErrorNames.Transient });
+  });
+});
+
+describe('an unkeyed count (the history records)', () => {
+  it('adds every time it is written and keeps no key: a step counted before is still recognised after 100 of them', async () => {
+    const ledger = EmbeddedLedger.open();
+    await createStartRun({ agent: refundReconciler, ledger, executions: { isRunning: async () => false, stop: async () => undefined }, clock, codeVersion: 'v1' })({ event: { runId: 'r1', input: { date: '2026-11-28' } }, executionArn: 'arn:e1', definition: { hash: 'h' } });
+    expect(await ledger.countStep('r1', 'turn:1', { steps: 1 })).toBe(true);
+    for (let i = 0; i < 100; i++) await ledger.countStep('r1', `${UNKEYED_COUNT}history:x`, { historyEvents: 3 });
+    expect(await ledger.countStep('r1', 'turn:1', { steps: 1 })).toBe(false);
+    expect(await ledger.getRun('r1')).toMatchObject({ steps: 1, historyEvents: 300 });
+    ledger.close();
   });
 });
 
