@@ -31,10 +31,10 @@ import type { Clock } from '../shared/ports.js';
  *   loop its Catch starts (a retry-after or settle wait, an approval wait), written before the
  *   step throws. Those would otherwise be unbounded: a loop has no MaxAttempts.
  *
- * A run that succeeds on first attempts makes ~12 events a step and the bound grows ~55 a step, so
- * a 100-step run never hands off, and a run hands off at most a few thousand events early.
- * `test/longruns/history-bound.test.ts` runs the synthesized definition with injected failures and
- * checks the bound against the twin's own count at every BudgetCheck.
+ * The price of MaxAttempts: the bound is 4–8× the real count (a Lambda Task that made 5 events is
+ * bounded at 53), so a long run hands off every ~2,500 real events instead of ~20,000, while a
+ * 100-step run never does. `test/longruns/history-bound.test.ts` runs the synthesized definition
+ * with injected failures and checks the bound against the twin's own count at every BudgetCheck.
  */
 export const DEFAULT_HANDOFF_THRESHOLD = 20_000;
 
