@@ -81,6 +81,8 @@ export function savepointMcpServer(options: SavepointMcpOptions): Server {
   const pause = options.pause ?? sleep;
   const stopped = new AbortController();
   const agents = new Map(options.agents.map((agent) => [agent.name, agent]));
+  // Runs whose follower has not yet told the client all it saw (its last progress).
+  const following = new Set<string>();
   const tools: Tool[] = options.agents.map((agent) => ({
     name: agent.name,
     description: agent.description ?? `Starts a durable run of the agent ${agent.name}.`,
@@ -89,7 +91,7 @@ export function savepointMcpServer(options: SavepointMcpOptions): Server {
   }));
   const server = new Server(options.info ?? { name: 'savepoint', version: '0' }, {
     capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
-    taskStore: runsTaskStore(options.runs, pollInterval),
+    taskStore: runsTaskStore(options.runs, pollInterval, (runId) => following.has(runId)),
     // Requests of a task (an approval's elicitation) reach the client on its tasks/result stream.
     taskMessageQueue: new InMemoryTaskMessageQueue(),
     defaultTaskPollInterval: pollInterval,
@@ -109,16 +111,20 @@ export function savepointMcpServer(options: SavepointMcpOptions): Server {
     await options.runs.start({ agent: agent.name, input: parsed.data, runId });
     const task = await extra.taskStore!.createTask({ ttl: null, pollInterval, context: { runId } });
     const progressToken = request.params._meta?.progressToken;
+    following.add(runId);
     void follow(runId, {
       runs: options.runs,
       pause: (ms) => pause(ms, stopped.signal),
       everyMs: pollInterval,
       signal: stopped.signal,
-      notify: (notification) => extra.sendNotification(notification),
+      // Related to the task: delivered on its tasks/result stream (the call's own stream has ended).
+      notify: (notification) => server.notification(notification, { relatedTask: { taskId: runId } }),
       ...(progressToken !== undefined && { progressToken }),
       elicit: server.getClientCapabilities()?.elicitation ? (approval) => askPerson(server, runId, approval) : undefined,
       log: options.log ?? (() => undefined),
-    }).catch((error: unknown) => options.log?.(`following run ${runId}: ${String(error)}`));
+    })
+      .catch((error: unknown) => options.log?.(`following run ${runId}: ${String(error)}`))
+      .finally(() => following.delete(runId));
     return { task } as never; // a CreateTaskResult: the SDK's request types name only CallToolResult
   });
   return server;
@@ -178,7 +184,7 @@ export function resultOf(view: RunView): CallToolResult {
  * The runs as the SDK's task store: a task is a run (its id the run's), read and killed through the
  * runs API; nothing is kept here. A run finishes by itself, so results are never stored.
  */
-function runsTaskStore(runs: McpRuns, pollInterval: number): TaskStore {
+function runsTaskStore(runs: McpRuns, pollInterval: number, following: (runId: string) => boolean): TaskStore {
   // The runs this server started, by session, newest first: a run started a moment ago may not be
   // in the ledger yet (its first step records it), and is working meanwhile.
   const started = new Map<string, { runId: string; at: string }[]>();
@@ -186,7 +192,12 @@ function runsTaskStore(runs: McpRuns, pollInterval: number): TaskStore {
   const task = async (taskId: string, sessionId: string | undefined): Promise<Task | null> => {
     if (!ownRun(taskId, sessionId)) return null;
     const found = await runs.get(taskId);
-    if (found) return taskOf(found, pollInterval);
+    if (found) {
+      const task = taskOf(found, pollInterval);
+      // Finished, but its follower has still to queue what it saw last (tasks/result would drop
+      // it): working a moment longer. A cancel shows at once: its caller asked for it.
+      return (task.status === 'completed' || task.status === 'failed') && following(taskId) ? { ...task, status: 'working' } : task;
+    }
     const here = startedHere(taskId, sessionId);
     return here ? { taskId, status: 'working', ttl: null, createdAt: here.at, lastUpdatedAt: here.at, pollInterval } : null;
   };

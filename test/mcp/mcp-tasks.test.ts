@@ -92,6 +92,23 @@ describe('savepoint mcp (Streamable HTTP, the official SDK client)', () => {
     await mcp.close();
   });
 
+  it("sends progress on the call's token as the run takes steps, ending at the run's step count", async () => {
+    const mcp = await mcpClient(async () => ({ action: 'accept', content: { decision: 'reject' } }));
+    const progress: number[] = [];
+    const created = await mcp.request(
+      { method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date: sampleDay.date }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+      { onprogress: ({ progress: value }) => void progress.push(value) },
+    );
+    const result = await mcp.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+    const steps = (result.structuredContent as { steps: number }).steps;
+    expect(steps).toBeGreaterThan(10);
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect(progress.at(-1)).toBe(steps);
+    await mcp.close();
+  });
+
   it('shows a waiting approval as input_required to a client that cannot be asked, and decides nothing itself', async () => {
     const mcp = await mcpClient();
     const taskId = await startTask(mcp, { date: sampleDay.date });
