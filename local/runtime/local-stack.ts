@@ -209,7 +209,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const approvalHandler = approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) });
     // A caller playing an IAM principal meets the template's resource policy first, as on AWS (local/aws/iam/api-gateway.ts).
     const authorize = iam ? localApiAuthorizer(template) : undefined;
-    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
+    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { userInfo } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { createLoopbackServer, type ConnectionLimits } from '../../lambdas/shared/loopback-server.js';
@@ -43,6 +43,12 @@ export async function startApprovalApi(
      * caller (undefined on the open page). A refusal is answered with its status, the handler never called.
      */
     authorize?: (method: string, path: string, principal: string | undefined) => { allowed: true } | { allowed: false; status: number; message: string };
+    /**
+     * What else this port serves, outside the credential's paths (`savepoint serve`'s console:
+     * console/proxy.ts): given a request without the credential first, it answers it and returns
+     * true, or returns false and the request is refused as any other without the credential.
+     */
+    fallback?: (request: IncomingMessage, response: ServerResponse) => boolean;
   } = {},
 ) {
   const user = options.user ?? localUser();
@@ -54,6 +60,7 @@ export async function startApprovalApi(
       const target = request.url ?? '/';
       const page = target.startsWith('/v1/decide');
       const authorized = page ? target : pathAfterCredential(target, credential);
+      if (authorized === undefined && !page && options.fallback?.(request, response)) return;
       if (authorized === undefined) {
         request.resume(); // read and dropped: the refusal is sent after the body, not as a reset
         return answer(403, MISSING_CREDENTIAL);
