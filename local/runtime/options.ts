@@ -186,7 +186,7 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   /**
    * When the embedded ledger on disk acknowledges a write. `async`: once it is in the operating
    * system's page cache — a killed process loses nothing acknowledged, a power loss or an OS crash
-   * may lose the writes of the last seconds (README, "Guarantees and their limits"). `sync`: once
+   * may lose the writes of the last seconds (docs/guarantees.md). `sync`: once
    * the log and then its head are on the disk (fdatasync each): a power loss loses nothing
    * acknowledged, at about three times the time of a step on this machine's disk.
    * @default 'async'
