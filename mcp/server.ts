@@ -18,14 +18,28 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTaskMessageQueue, type CreateTaskOptions, type TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Request, type RequestId, type Result, type ServerNotification, type Task, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Lifecycle, PublicApproval, RunView } from '../client/index.js';
+import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
+import type { RunReport } from '../lambdas/runs/report.js';
+import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
+
+/** A run as the MCP server reads it (the public client's `Run` is one). */
+export interface McpRun {
+  runId: string;
+  lifecycle: Lifecycle;
+  report: RunReport;
+  /** The decisions it waits for. */
+  approvals: readonly PublicApproval[];
+}
+
+/** An approval as a caller sees it. */
+type PublicApproval = Omit<ApprovalRecord, 'kind'>;
 
 /** What the MCP server needs of the runs API: the public client's methods it calls. */
 export interface McpRuns {
   /** Starts a run of `agent` with this id (the task's). */
   start(request: { agent: string; input: unknown; runId: string }): Promise<{ runId: string }>;
   /** The run now; `undefined` when there is no such run. */
-  get(runId: string): Promise<RunView | undefined>;
+  get(runId: string): Promise<McpRun | undefined>;
   /** Kills the run, recorded with why. */
   cancel(runId: string, options: { reason: string }): Promise<unknown>;
   /** Decides an approval as the runs API's caller (its checks apply). */
@@ -149,7 +163,7 @@ function ownRun(taskId: string, sessionId: string | undefined): boolean {
 }
 
 /** The MCP task of a run: its lifecycle, a kill counted as cancelled as soon as it is recorded. */
-export function taskOf(view: RunView, pollInterval: number): Task {
+export function taskOf(view: McpRun, pollInterval: number): Task {
   const status: Lifecycle = view.report.killed && view.lifecycle !== 'completed' ? 'cancelled' : view.lifecycle;
   const waiting = view.approvals[0];
   const statusMessage =
@@ -170,7 +184,7 @@ export function taskOf(view: RunView, pollInterval: number): Task {
 }
 
 /** The tool result of a finished run: its report, in words and as structured content. */
-export function resultOf(view: RunView): CallToolResult {
+export function resultOf(view: McpRun): CallToolResult {
   const { report } = view;
   const line = `run ${report.runId} ${report.status}${report.stopReason ? ` (${report.stopReason})` : ''}: ${report.steps} steps, $${report.dollars.toFixed(4)}`;
   return {

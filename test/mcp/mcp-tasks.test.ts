@@ -174,3 +174,48 @@ describe('savepoint mcp (Streamable HTTP, the official SDK client)', () => {
     expect(await harness.stack.ledger.listRuns(100)).toHaveLength(before);
   });
 });
+
+describe('an approval answered through MCP passes the same checks as any other', () => {
+  it('under separation of duties, whoever started the task cannot approve it: the decision is refused and the approval still waits', async () => {
+    const alice = 'alice@example.com';
+    const aliceSso = 'arn:aws:sts::111122223333:assumed-role/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b/alice@example.com';
+    const people = { approverPrincipals: { [alice]: [aliceSso] }, starterPrincipals: { [alice]: [aliceSso] } };
+    const own = await startHarness({ approvals: { approvers: [alice, 'bob@example.com'], policy: { separationOfDuties: true, ...people } } });
+    const refused: string[] = [];
+    // The MCP caller is alice (the runs API verified her): she starts the task, and her user answers the form.
+    const runs: McpRuns = {
+      start: async ({ input, runId }) => {
+        void own.startAs(aliceSso, { runId, input, config: { approvalTimeoutSeconds: 3600 } }).catch(() => undefined);
+        return { runId };
+      },
+      get: (runId) => createClient({ ledger: own.stack.ledger }).status(runId),
+      cancel: async () => undefined,
+      decide: async (approvalId, decision, options) => {
+        const answer = await own.decideAs(aliceSso, approvalId, { decision, ...options });
+        if (answer.status >= 300) throw new Error(`${answer.status}: ${String(answer.body['message'])}`);
+        return answer.body;
+      },
+    };
+    const mcpEndpoint = await serveMcpHttp({ credential, serverForSession: () => savepointMcpServer({ runs, agents: [refundReconciler], pollIntervalMs: 5, pause: () => nextTick(), log: (line) => refused.push(line) }) });
+    try {
+      let asked = 0;
+      const mcp = new Client({ name: 'savepoint-test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+      mcp.setRequestHandler(ElicitRequestSchema, async () => (asked++, { action: 'accept', content: { decision: 'approve' } }));
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(mcpEndpoint.url), { requestInit: { headers: { authorization: `Bearer ${credential}` } } }));
+      const taskId = await startTask(mcp, { date: sampleDay.date });
+      const result = mcp.experimental.tasks.getTaskResult(taskId, CallToolResultSchema).catch(() => undefined);
+      while (refused.length === 0) await nextTick();
+      expect(asked).toBe(1);
+      expect(refused[0]).toMatch(/: the decision was refused: 403: separation of duties: alice@example.com started run mcp-\S+ and cannot decide its approvals$/);
+      const run = (await own.stack.ledger.getRun(taskId))!;
+      expect(run.startedBy).toBe(alice);
+      expect((await createClient({ ledger: own.stack.ledger }).status(taskId))!.report.approvals).toMatchObject({ approved: 0, pending: 1 });
+      expect((await mcp.experimental.tasks.getTask(taskId)).status).toBe('input_required');
+      await mcp.close();
+      await result;
+    } finally {
+      await mcpEndpoint.close();
+      await own.stack.close();
+    }
+  });
+});
