@@ -2,7 +2,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { connect, servedAt, type RunsClient } from '../client/connect.js';
 import { loadAgent } from '../local/runtime/agents.js';
 import { serveMcpHttp } from '../mcp/http.js';
-import { savepointMcpServer, type McpRuns } from '../mcp/server.js';
+import { savepointMcpServer } from '../mcp/server.js';
 import { UsageError } from './errors.js';
 import { watchStopSignals } from './signals.js';
 
@@ -19,10 +19,9 @@ export async function mcpCommand(options: { agents: string[]; stateDir: string; 
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  const runs = runsPort(client);
   const info = { name: 'savepoint', version: await packageVersion() };
   const log = (line: string) => io.err(`savepoint mcp: ${line}`);
-  const server = () => savepointMcpServer({ runs, agents, info, log });
+  const server = () => savepointMcpServer({ runs: client, agents, info, log });
   const signals = watchStopSignals();
   try {
     if (!options.http) {
@@ -45,16 +44,6 @@ export async function mcpCommand(options: { agents: string[]; stateDir: string; 
   } finally {
     signals.dispose();
   }
-}
-
-/** The runs port of the MCP server over the public client. */
-export function runsPort(client: RunsClient): McpRuns {
-  return {
-    start: ({ agent, input, runId }) => client.start({ agent, input, runId }),
-    get: (runId) => client.get(runId),
-    cancel: (runId, { reason }) => client.cancel(runId, { reason }),
-    decide: (approvalId, decision, options) => client.decide(approvalId, decision, options),
-  };
 }
 
 /** The owner's credential of the serve on this state directory (the first path segment of its runs API). */

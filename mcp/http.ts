@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 
+/** What `serveMcpHttp` serves, and behind what credential. */
 export interface McpHttpOptions {
   /** A new MCP server for each session (`savepointMcpServer`). */
   readonly serverForSession: () => McpServer;
@@ -19,6 +20,7 @@ export interface McpHttpOptions {
   readonly port?: number;
 }
 
+/** The MCP endpoint `serveMcpHttp` serves. */
 export interface McpHttpEndpoint {
   /** The MCP endpoint's URL (`http://127.0.0.1:<port>/mcp`). */
   readonly url: string;

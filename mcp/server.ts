@@ -24,8 +24,11 @@ import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 
 /** A run as the MCP server reads it (the public client's `Run` is one). */
 export interface McpRun {
+  /** The run's id: the task's. */
   runId: string;
+  /** Where the run is: the task's status. */
   lifecycle: Lifecycle;
+  /** The run's report: the task's result. */
   report: RunReport;
   /** The decisions it waits for. */
   approvals: readonly PublicApproval[];
@@ -34,7 +37,7 @@ export interface McpRun {
 /** An approval as a caller sees it. */
 type PublicApproval = Omit<ApprovalRecord, 'kind'>;
 
-/** What the MCP server needs of the runs API: the public client's methods it calls. */
+/** What the MCP server needs of the runs API: the public client's methods it calls (a `connect` client is one). */
 export interface McpRuns {
   /** Starts a run of `agent` with this id (the task's). */
   start(request: { agent: string; input: unknown; runId: string }): Promise<{ runId: string }>;
@@ -56,8 +59,11 @@ export interface McpAgent {
   readonly description?: string;
 }
 
+/** What `savepointMcpServer` serves, and through what. */
 export interface SavepointMcpOptions {
+  /** The runs API the tasks' runs go to (`connect` from `savepoint/client`). */
   readonly runs: McpRuns;
+  /** The agents served, each as a tool (an `AgentDefinition` is one). */
   readonly agents: readonly McpAgent[];
   /**
    * What the server calls itself (MCP `serverInfo`).
