@@ -1,0 +1,178 @@
+import type { RunEvent, RunEventType } from '../lambdas/runs/events.js';
+import { systemClock, timersOf, type Clock } from '../lambdas/shared/ports.js';
+
+export type { RunEvent, RunEventType };
+
+/** Where a run's events are served: the engine's address and the owner's credential (engine.json), or a signing `fetch` for a stack. */
+export interface EventsEndpoint {
+  /** The runs API's origin, e.g. `http://127.0.0.1:4321` (the credential goes after it as the first path segment). */
+  readonly url: string;
+  /** The loopback endpoints' credential (`serve` publishes it in the state directory); absent behind IAM, where `fetch` signs. */
+  readonly credential?: string;
+  /** @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+  /**
+   * Looks the endpoint up again before each reconnection: an engine that restarted publishes a new
+   * port and credential in its state directory. @default the same `url` and `credential`
+   */
+  readonly locate?: () => Promise<{ url: string; credential?: string }>;
+}
+
+export interface FollowOptions {
+  /** Resume after this event id (one this stream gave): only later events are yielded. @default from the first event */
+  readonly after?: string;
+  /**
+   * Consecutive failed connections (refused, reset, a 5xx) before giving up; an event received
+   * resets the count. @default 12
+   */
+  readonly maxAttempts?: number;
+  /** The first reconnection is at once, then after `retryMs`, doubling to 30 s. @default the server's `retry:` (1 s) */
+  readonly retryMs?: number;
+  /** The clock reconnection delays run on. @default the system clock */
+  readonly clock?: Clock;
+  /** Stops following (the iterator ends). */
+  readonly signal?: AbortSignal;
+}
+
+/** The stream was refused: no such run (404), a resume point the run does not have (400), or the credential (401/403). Not retried. */
+export class EventsRefused extends Error {
+  override readonly name = 'EventsRefused';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const MAX_RETRY_MS = 30_000;
+
+/**
+ * A run's events, in order, each once, until the run's last (`run.finished`). A dropped connection
+ * (or an engine that crashed and came back) is reconnected by itself with `Last-Event-ID`, the id
+ * of the last event yielded, so the caller sees no gap and no repeat.
+ *
+ * @example
+ * ```ts
+ * import { followEvents } from 'savepoint/client';
+ *
+ * for await (const event of followEvents({ url, credential }, runId)) {
+ *   console.log(event.id, event.type, event.data);
+ * }
+ * ```
+ */
+export async function* followEvents(endpoint: EventsEndpoint, runId: string, options: FollowOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+  const doFetch = endpoint.fetch ?? globalThis.fetch;
+  const timers = timersOf(options.clock ?? systemClock);
+  const maxAttempts = options.maxAttempts ?? 12;
+  let last = options.after;
+  let retryMs = options.retryMs;
+  let failures = 0;
+  let where: { url: string; credential?: string } = { url: endpoint.url, ...(endpoint.credential !== undefined && { credential: endpoint.credential }) };
+  for (;;) {
+    if (options.signal?.aborted) return;
+    let response: Response | undefined;
+    let problem: unknown;
+    try {
+      response = await doFetch(eventsUrl(where, runId), {
+        headers: { accept: 'text/event-stream', ...(last !== undefined && { 'last-event-id': last }) },
+        ...(options.signal && { signal: options.signal }),
+      });
+    } catch (error) {
+      problem = error;
+    }
+    if (response && response.status >= 400 && response.status < 500) throw new EventsRefused(response.status, await refusal(response));
+    if (response?.ok && response.body) {
+      try {
+        for await (const frame of sseFrames(response.body)) {
+          if (frame.retry !== undefined && options.retryMs === undefined) retryMs = frame.retry;
+          if (frame.id === undefined || frame.event === undefined) continue;
+          // Ids are positions in the run: one at or before the last yielded would be a repeat.
+          if (last !== undefined && frame.id <= last) continue;
+          const event: RunEvent = { id: frame.id, type: frame.event as RunEventType, data: JSON.parse(frame.data) as Record<string, unknown> };
+          last = event.id;
+          failures = 0;
+          yield event;
+          if (event.type === 'run.finished') return;
+        }
+      } catch (error) {
+        problem = error; // the connection dropped mid-stream
+      }
+    } else if (response) {
+      problem = new Error(`events of ${runId}: HTTP ${response.status}`);
+      await response.body?.cancel().catch(() => undefined);
+    }
+    if (options.signal?.aborted) return;
+    failures += 1;
+    if (failures > maxAttempts) throw new Error(`events of ${runId}: ${maxAttempts} connections in a row failed; the last: ${String(problem ?? 'the stream ended before the run did')}`, { cause: problem });
+    const delay = failures === 1 ? 0 : Math.min((retryMs ?? 1000) * 2 ** (failures - 2), MAX_RETRY_MS);
+    if (delay > 0) await new Promise<void>((resolve) => timers.after(delay, resolve));
+    if (endpoint.locate) where = await endpoint.locate().catch(() => where);
+  }
+}
+
+function eventsUrl(where: { url: string; credential?: string }, runId: string): string {
+  const origin = where.url.replace(/\/+$/, '');
+  return `${origin}${where.credential === undefined ? '' : `/${where.credential}`}/v1/runs/${encodeURIComponent(runId)}/events`;
+}
+
+async function refusal(response: Response): Promise<string> {
+  const text = await response.text().catch(() => '');
+  try {
+    return String((JSON.parse(text) as { message?: unknown }).message ?? text);
+  } catch {
+    return text || `HTTP ${response.status}`;
+  }
+}
+
+/** One dispatched SSE message: the fields the specification's parser keeps. */
+export interface SseFrame {
+  id?: string;
+  event?: string;
+  data: string;
+  retry?: number;
+}
+
+/**
+ * The frames of an event stream, as the SSE specification parses them (HTML § 9.2.6): lines end
+ * with CRLF, LF or CR; a blank line dispatches; `:` starts a comment; a field without a colon has
+ * an empty value; one space after the colon is dropped; `data` lines join with LF.
+ */
+export async function* sseFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<SseFrame> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let frame: SseFrame = { data: '' };
+  let hasData = false;
+  let pendingCr = false;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    // A CR at the end of a chunk may be half of a CRLF: the LF that starts the next one is skipped.
+    if (pendingCr && buffer.startsWith('\n')) buffer = buffer.slice(1);
+    pendingCr = false;
+    for (;;) {
+      const end = buffer.search(/[\r\n]/);
+      if (end < 0) break;
+      const line = buffer.slice(0, end);
+      const crlf = buffer[end] === '\r' && buffer[end + 1] === '\n';
+      if (buffer[end] === '\r' && end + 1 === buffer.length) pendingCr = true;
+      buffer = buffer.slice(end + (crlf ? 2 : 1));
+      if (line === '') {
+        if (hasData || frame.id !== undefined || frame.retry !== undefined) yield { ...frame, data: frame.data.replace(/\n$/, '') };
+        frame = { data: '' };
+        hasData = false;
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? '' : line.slice(colon + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'data') {
+        frame.data += `${value}\n`;
+        hasData = true;
+      } else if (field === 'event') frame.event = value;
+      else if (field === 'id' && !value.includes('\0')) frame.id = value;
+      else if (field === 'retry' && /^\d+$/.test(value)) frame.retry = Number(value);
+    }
+  }
+}
