@@ -17,7 +17,7 @@ import { runIsOver } from './run-end.js';
  *   t000003.2.budget             budget               tokens and dollars spent through turn 3
  *   t000003.c001.0.approval      approval.waiting     call 1 of turn 3 waits for a person
  *   t000003.c001.1.decided       approval.decided
- *   t000003.c001.2.started       tool.started         the call was claimed
+ *   t000003.c001.2.started       tool.started         the call was claimed (a read, recorded once when done: with its result)
  *   t000003.c001.3.result        tool.result          (tool.refused: its approval was rejected or expired)
  *   t000003.x01.0.approval       approval.waiting     the 1st budget extension asked after turn 3's calls
  *   t000003.x01.1.decided        approval.decided
