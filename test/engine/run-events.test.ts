@@ -1,12 +1,11 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import * as z from 'zod';
-import { defineAgent, defineTool, withDev } from '../../lambdas/index.js';
 import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
 import { seededRandom } from '../../sim/random.js';
 import { followEvents } from '../../client/events.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+import { EVENT_FOLLOWER, eventFollower as dev, openAllGates, openGate } from '../support/event-follower.js';
 
 /**
  * A run on the local engine followed through `GET /v1/runs/{id}/events` with the client, over real
@@ -14,52 +13,7 @@ import { startAgentHarness, type AgentHarness } from '../support/agent-harness.j
  * proxy in between — the events the client yields are the run's event list, each exactly once.
  */
 
-const TURNS = 10;
-const CALLS_PER_TURN = 3;
-
-/** Gates of the slow calls: turn 1's first call waits for the test to open it. */
-const gates = new Map<string, { open: () => void; opened: Promise<void> }>();
-function gate(key: string) {
-  let entry = gates.get(key);
-  if (!entry) {
-    let open = () => {};
-    const opened = new Promise<void>((resolve) => (open = resolve));
-    gates.set(key, (entry = { open, opened }));
-  }
-  return entry;
-}
-
-const agent = defineAgent({
-  name: 'event-follower',
-  model: 'sim:savepoint-sim-1',
-  system: 'Look things up.',
-  input: z.object({ gated: z.boolean() }).strict(),
-  prompt: (input) => `Look up the items${input.gated ? ' (gated)' : ''}.`,
-  tools: [
-    defineTool({
-      name: 'lookup',
-      description: 'Looks an item up.',
-      input: z.object({ item: z.string(), gated: z.boolean() }).strict(),
-      effect: 'read',
-      execute: async (args) => {
-        if (args.gated && args.item === 't1c1') await gate('t1c1').opened;
-        return { found: args.item, note: 'x'.repeat(40) };
-      },
-    }),
-  ],
-});
-
-const dev = withDev(agent, {
-  policy: (request) => {
-    const turns = request.messages.filter((message) => message.role === 'assistant').length;
-    const gated = JSON.stringify(request.messages[0]).includes('(gated)');
-    if (turns >= TURNS) return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
-    return {
-      content: Array.from({ length: CALLS_PER_TURN }, (_, index) => ({ type: 'tool_use' as const, id: `toolu_${turns + 1}_${index + 1}`, name: 'lookup', input: { item: `t${turns + 1}c${index + 1}`, gated } })),
-      stop_reason: 'tool_use',
-    };
-  },
-});
+const { turns: TURNS, calls: CALLS_PER_TURN } = EVENT_FOLLOWER;
 
 let harness: AgentHarness<any> | undefined;
 let proxy: Server | undefined;
@@ -68,8 +22,7 @@ let stop = new AbortController();
 afterEach(async () => {
   stop.abort();
   stop = new AbortController();
-  for (const { open } of gates.values()) open();
-  gates.clear();
+  openAllGates();
   for (const socket of proxied) socket.destroy();
   proxied.clear();
   await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
@@ -112,7 +65,7 @@ describe('following a run on the local engine', () => {
       });
     harness = await startAgentHarness({ agent: dev, decorateLedger: counting });
     const ledger = harness.stack.ledger;
-    const { executionArn } = harness.stack.engine.startExecution({ name: 'gated', input: { runId: 'gated', input: { gated: true } } });
+    const { executionArn } = harness.stack.engine.startExecution({ name: 'gated', input: { runId: 'gated', input: { gated: ['t1c1'] } } });
     const got: RunEvent[] = [];
     const following = (async () => {
       for await (const event of followEvents(endpointOf(harness!), 'gated', { retryMs: 1, signal: stop.signal })) got.push(event);
@@ -126,7 +79,7 @@ describe('following a run on the local engine', () => {
     await until(() => reads >= readsThen + 5, 'five more reads of the run');
     expect(got.length).toBe(before);
     expect(got.map((event) => event.id).filter((id) => id.startsWith('t000001.c002') || id.startsWith('t000001.c003'))).toEqual([]);
-    gate('t1c1').open();
+    openGate('t1c1');
     await following;
     expect((await harness.stack.engine.waitForExecution(executionArn)).status).toBe('SUCCEEDED');
     const all = settledEvents((await readRunRecords(ledger, 'gated'))!);
@@ -171,7 +124,7 @@ describe('following a run on the local engine', () => {
     for (let run = 1; cuts < 50; run++) {
       if (run > 10) throw new Error(`only ${cuts} cuts in 10 runs`);
       const runId = `cut-${run}`;
-      const { executionArn } = harness.stack.engine.startExecution({ name: runId, input: { runId, input: { gated: false } } });
+      const { executionArn } = harness.stack.engine.startExecution({ name: runId, input: { runId, input: {} } });
       await until(async () => (await harness!.stack.ledger.getRun(runId)) !== undefined, 'the run created');
       const events = await collect(followEvents(through, runId, { retryMs: 1, maxAttempts: 1000, signal: stop.signal }));
       await harness.stack.engine.waitForExecution(executionArn);
