@@ -73,6 +73,16 @@ export const BENCH_HELP: readonly { readonly mode: string; readonly what: string
     ],
   },
   {
+    mode: '--events',
+    what: "subscribers of a run's event stream: engine CPU added, write-to-delivery delay, resume after disconnects",
+    options: [
+      ['--steps <n>', 'steps per run (default 100)'],
+      ['--runs <n>', 'runs per row (default 5)'],
+      ['--subscribers <n>', 'streams of each followed run (default 100)'],
+      ['--disconnects <n>', 'random disconnects of the resume check, at least (default 50)'],
+    ],
+  },
+  {
     mode: '--cold-start',
     what: 'bundle size and import CPU of each Lambda function',
     options: [

@@ -9,6 +9,7 @@
  *   --growth     a long-lived state directory: engine heap per run, `status` with 1 and N runs (bench/growth.ts)
  *   --replay     `savepoint replay`'s wall time against the run's, on the sample day (bench/replay.ts)
  *   --tracing    what the live OpenTelemetry export costs per step, on and off (bench/tracing.ts)
+ *   --events     100 subscribers of a run's event stream: engine CPU added, delivery delay, resume (bench/events.ts)
  *   --cold-start bundle size and import CPU of each Lambda function (bench/cold-start.ts)
  * `bench/check.ts` validates each mode's `--json` (CI runs a short form of every mode through it).
  */
@@ -21,7 +22,7 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   process.exit(0);
 }
 
-const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet', 'growth', 'replay', 'tracing'] as const;
+const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet', 'growth', 'replay', 'tracing', 'events'] as const;
 
 // `--cold-start` runs bench/cold-start.ts (the module's own main), like the waste benchmark.
 const mode = MODES.find((name) => process.argv.includes(`--${name}`)) ?? (process.argv.includes('--cold-start') ? 'cold-start' : 'waste');

@@ -45,7 +45,7 @@ export function createRunEventsRoute(deps: { feeds: RunFeeds; clock: Clock; limi
     const fromHeader = request.lastEventId !== undefined && request.lastEventId !== '';
     const cursor = fromHeader ? request.lastEventId : request.after;
     const field = fromHeader ? 'Last-Event-ID' : 'after';
-    const events = await deps.feeds.current(request.runId);
+    const events = await deps.feeds.current(request.runId, cursor);
     if (!events) return response.refuse(404, `runId: no run ${JSON.stringify(request.runId.slice(0, 120))}`);
     try {
       eventsAfter(events, cursor, field);

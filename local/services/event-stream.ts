@@ -13,8 +13,8 @@ export function nodeStreamResponse(request: IncomingMessage, response: ServerRes
     },
     open(headers) {
       response.socket?.setNoDelay(true);
+      // The headers go out with the first write (the preamble, or the first events), in one packet.
       response.writeHead(200, headers);
-      response.flushHeaders();
       return {
         write: (text) => void (response.writableEnded || response.write(text)),
         end: () => void (response.writableEnded || response.end()),

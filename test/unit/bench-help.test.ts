@@ -19,6 +19,7 @@ const MODULES: Record<string, string> = {
   '--growth': 'growth.ts',
   '--replay': 'replay.ts',
   '--tracing': 'tracing.ts',
+  '--events': 'events.ts',
   '--cold-start': 'cold-start.ts',
 };
 
