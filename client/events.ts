@@ -1,22 +1,25 @@
 import type { RunEvent, RunEventType } from '../lambdas/runs/events.js';
 import { systemClock, timersOf, type Clock } from '../lambdas/shared/ports.js';
+import { RunsApiError } from './runs-api-error.js';
 
 export type { RunEvent, RunEventType };
 
-/** Where a run's events are served: the engine's address and the owner's credential (engine.json), or a signing `fetch` for a stack. */
-export interface EventsEndpoint {
-  /** The runs API's origin, e.g. `http://127.0.0.1:4321` (the credential goes after it as the first path segment). */
-  readonly url: string;
-  /** The loopback endpoints' credential (`serve` publishes it in the state directory); absent behind IAM, where `fetch` signs. */
-  readonly credential?: string;
+/**
+ * Where the runs API is: an engine's origin and the owner's credential (its engine.json), or the
+ * API's base (`…/v1`, what `connect` holds), with a signing `fetch` for a stack.
+ */
+export type EventsAddress = { readonly url: string; readonly credential?: string } | { readonly base: string };
+
+/** Where a run's events are served, and how to find it again. */
+export type EventsEndpoint = EventsAddress & {
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
   /**
    * Looks the endpoint up again before each reconnection: an engine that restarted publishes a new
-   * port and credential in its state directory. @default the same `url` and `credential`
+   * port and credential in its state directory. @default the same address
    */
-  readonly locate?: () => Promise<{ url: string; credential?: string }>;
-}
+  readonly locate?: () => Promise<EventsAddress>;
+};
 
 export interface FollowOptions {
   /** Resume after this event id (one this stream gave): only later events are yielded. @default from the first event */
@@ -32,17 +35,6 @@ export interface FollowOptions {
   readonly clock?: Clock;
   /** Stops following (the iterator ends). */
   readonly signal?: AbortSignal;
-}
-
-/** The stream was refused: no such run (404), a resume point the run does not have (400), or the credential (401/403). Not retried. */
-export class EventsRefused extends Error {
-  override readonly name = 'EventsRefused';
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 const MAX_RETRY_MS = 30_000;
@@ -68,7 +60,7 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
   let last = options.after;
   let retryMs = options.retryMs;
   let failures = 0;
-  let where: { url: string; credential?: string } = { url: endpoint.url, ...(endpoint.credential !== undefined && { credential: endpoint.credential }) };
+  let where: EventsAddress = endpoint;
   for (;;) {
     if (options.signal?.aborted) return;
     let response: Response | undefined;
@@ -81,7 +73,8 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
     } catch (error) {
       problem = error;
     }
-    if (response && response.status >= 400 && response.status < 500) throw new EventsRefused(response.status, await refusal(response));
+    // Refused (no such run 404, a resume point the run does not have 400, the credential 401/403): not retried.
+    if (response && response.status >= 400 && response.status < 500) throw new RunsApiError(response.status, await refusal(response));
     if (response?.ok && response.body) {
       try {
         for await (const frame of sseFrames(response.body)) {
@@ -111,9 +104,9 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
   }
 }
 
-function eventsUrl(where: { url: string; credential?: string }, runId: string): string {
-  const origin = where.url.replace(/\/+$/, '');
-  return `${origin}${where.credential === undefined ? '' : `/${where.credential}`}/v1/runs/${encodeURIComponent(runId)}/events`;
+function eventsUrl(where: EventsAddress, runId: string): string {
+  const base = 'base' in where ? where.base.replace(/\/+$/, '') : `${where.url.replace(/\/+$/, '')}${where.credential === undefined ? '' : `/${where.credential}`}/v1`;
+  return `${base}/runs/${encodeURIComponent(runId)}/events`;
 }
 
 async function refusal(response: Response): Promise<string> {

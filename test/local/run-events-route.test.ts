@@ -6,7 +6,8 @@ import { readRunRecords, settledEvents } from '../../lambdas/runs/events.js';
 import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { startApprovalApi } from '../../local/services/approval-api.js';
 import { localRunEvents } from '../../local/services/run-events.js';
-import { followEvents, EventsRefused, sseFrames, type RunEvent } from '../../client/events.js';
+import { followEvents, sseFrames, type RunEvent } from '../../client/events.js';
+import { RunsApiError } from '../../client/index.js';
 import { manualClock } from '../support/manual-clock.js';
 import { call, run, turn } from '../contract/fixtures.js';
 
@@ -197,7 +198,7 @@ describe('GET /v1/runs/{id}/events', () => {
     const iterate = async () => {
       for await (const _ of followEvents({ url: origin, credential: CREDENTIAL }, 'nope')) void _;
     };
-    await expect(iterate()).rejects.toThrow(EventsRefused);
+    await expect(iterate()).rejects.toThrow(RunsApiError);
     await expect(iterate()).rejects.toMatchObject({ status: 404 });
   });
 });
