@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { HEARTBEAT_MS, POLL_MS } from '../../lambdas/runs/event-feed.js';
+import { HEARTBEAT_MS, POLL_MS, type StreamLimits } from '../../lambdas/runs/event-feed.js';
+import { AWS_STREAM, awsStreamLimits } from '../../lambdas/runs/stream-limits.js';
 import { readRunRecords, settledEvents } from '../../lambdas/runs/events.js';
 import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { startApprovalApi } from '../../local/services/approval-api.js';
@@ -32,10 +33,10 @@ function toolTurn(number: number, calls: number): TurnRecord {
   };
 }
 
-async function served() {
+async function served(limits?: StreamLimits) {
   const clock = manualClock();
   const ledger = EmbeddedLedger.open();
-  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock) });
+  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock, { ...(limits && { limits }) }) });
   closers.push(api.close, () => ledger.close());
   const origin = `http://127.0.0.1:${api.port}`;
   const at = () => clock.now();
@@ -200,6 +201,57 @@ describe('GET /v1/runs/{id}/events', () => {
     };
     await expect(iterate()).rejects.toThrow(RunsApiError);
     await expect(iterate()).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe("the stream's limits (those it keeps on AWS: lambdas/runs/stream-limits.ts)", () => {
+  it('keeps under API Gateway\'s and Lambda\'s: a heartbeat inside the shortest idle timeout, an end before 15 minutes and the function\'s timeout, and before the unthrottled bytes', () => {
+    const limits = awsStreamLimits(15 * 60_000);
+    expect(limits.heartbeatMs).toBeLessThan(AWS_STREAM.idleTimeoutMs.edge);
+    expect(limits.maxDurationMs).toBeLessThan(AWS_STREAM.maxDurationMs);
+    expect(awsStreamLimits(5 * 60_000).maxDurationMs).toBeLessThan(5 * 60_000);
+    expect(limits.maxBytes).toBeLessThanOrEqual(AWS_STREAM.unthrottledBytes.lambda);
+  });
+
+  it('ends a stream at its longest duration without the final event; the client resumes after it and gets every event once', async () => {
+    const limits = awsStreamLimits(15 * 60_000);
+    const { clock, origin, steps, events } = await served(limits);
+    await steps.create();
+    await steps.turn(1, 1);
+    const stream = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events`);
+    await until(() => stream.ids().length === 3, 'the first events');
+    clock.advance(limits.maxDurationMs);
+    await until(() => stream.ended, 'the stream ended at its longest');
+    expect(stream.ids().at(-1)).toBe('t000001.2.budget');
+    const rest = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events`, { 'last-event-id': 't000001.2.budget' });
+    await steps.claim(1, 1);
+    await steps.complete(1, 1);
+    await steps.turn(2, 0);
+    await steps.finish();
+    clock.advance(POLL_MS);
+    await until(() => rest.ended, 'the resumed stream ended');
+    expect([...stream.ids(), ...rest.ids()]).toEqual((await events()).map((event) => event.id));
+  });
+
+  it('ends a stream at an event boundary once it has sent its bytes; the client reconnects until it has every event, each once', async () => {
+    const { clock, origin, steps, events } = await served({ maxBytes: 400 });
+    await steps.create();
+    await steps.turn(1, 2);
+    for (const c of [1, 2]) {
+      await steps.claim(1, c);
+      await steps.complete(1, c);
+    }
+    await steps.turn(2, 0);
+    await steps.finish();
+    const first = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events`);
+    await until(() => first.ended, 'the first stream ended');
+    const all = (await events()).map((event) => event.id);
+    expect(first.ids().length).toBeGreaterThan(0);
+    expect(first.ids().length).toBeLessThan(all.length);
+    expect(first.text()).toMatch(/\n\n$/); // whole frames only
+    const got: RunEvent[] = [];
+    for await (const event of followEvents({ url: origin, credential: CREDENTIAL }, 'r1', { clock, retryMs: 1 })) got.push(event);
+    expect(got.map((event) => event.id)).toEqual(all);
   });
 });
 
