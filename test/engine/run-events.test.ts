@@ -88,6 +88,16 @@ describe('following a run on the local engine', () => {
     expect(got.filter((event) => event.type === 'tool.result')).toHaveLength(TURNS * CALLS_PER_TURN);
   });
 
+  it('reads the DynamoDB ledger the same way (dynalite, the real SDK): the events of a run there, once each, to its finish', async () => {
+    harness = await startAgentHarness({ agent: dev, ledger: 'dynalite' });
+    const { executionArn } = harness.stack.engine.startExecution({ name: 'on-dynamodb', input: { runId: 'on-dynamodb', input: { turns: 3 } } });
+    await until(async () => (await harness!.stack.ledger.getRun('on-dynamodb')) !== undefined, 'the run created');
+    const events = await collect(followEvents(endpointOf(harness), 'on-dynamodb', { retryMs: 1, signal: stop.signal }));
+    expect((await harness.stack.engine.waitForExecution(executionArn)).status).toBe('SUCCEEDED');
+    expect(events).toEqual(settledEvents((await readRunRecords(harness.stack.ledger, 'on-dynamodb'))!));
+    expect(events.filter((event) => event.type === 'tool.result')).toHaveLength(3 * CALLS_PER_TURN);
+  });
+
   it('a connection cut at random bytes, at least 50 times, mid-run: the events yielded are the full list, each once', async () => {
     harness = await startAgentHarness({ agent: dev });
     const engine = endpointOf(harness);
