@@ -49,6 +49,8 @@ export interface ConsoleOptions {
   where?: string;
   /** Called on every change the console should show (e.g. the engine's history events). */
   subscribe?: (onChange: () => void) => () => void;
+  /** How often a run followed through its event stream is read from the ledger, at the most. @default 25 ms (lambdas/runs/event-feed.ts POLL_MS) */
+  runEventsPollMs?: number;
   /** Whether runs can be started (resumed): an engine is reachable. */
   canStart: boolean;
   /** The agent the engine runs, shown in the header. */
@@ -150,7 +152,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   let hosts: Set<string> = new Set();
   const tickets = streamTickets(options.clock ?? systemClock);
   // The same route as the engine's `GET /v1/runs/{id}/events`, over the ledger the console reads.
-  const runEvents = localRunEvents(options.ledger, options.clock ?? systemClock, { log });
+  const runEvents = localRunEvents(options.ledger, options.clock ?? systemClock, { log, ...(options.runEventsPollMs !== undefined && { pollMs: options.runEventsPollMs }) });
 
   const validToken = (candidate: string | undefined) => candidate !== undefined && candidate !== '' && sameSecret(candidate, token);
   const headerToken = (request: IncomingMessage) => {

@@ -90,75 +90,68 @@ export function settledEvents(records: RunRecords): RunEvent[] {
   const emit = (id: string, type: RunEventType, data: Record<string, unknown>) => events.push({ id, type, data });
   let tokens = 0;
   let costMicros = 0;
-  for (let n = 0; ; n += 1) {
-    if (n > 0) {
-      // Takeovers after turn n-1, before turn n.
-      for (const attachment of attachments.filter((a) => a.modelTurns === n - 1)) {
-        const migration = run.migrations?.find((m) => m.to.executionArn === run.executions[attachment.execution]);
-        emit(`${turnId(n)}.0.attached.${pad(attachment.execution, 4)}`, 'execution.attached', {
-          execution: attachment.execution,
-          executionArn: run.executions[attachment.execution],
-          afterTurn: n - 1,
-          at: attachment.at,
-          ...(migration && { migration: { by: migration.by, from: migration.from.version ?? migration.from.fingerprint, to: migration.to.version ?? migration.to.fingerprint } }),
-        });
-      }
-      const turn = turns.get(n);
-      if (!turn) {
-        if (!over) return events;
-        break;
-      }
-      tokens += turn.usage.input_tokens + turn.usage.output_tokens + (turn.usage.cache_read_input_tokens ?? 0) + (turn.usage.cache_creation_input_tokens ?? 0);
-      costMicros += turn.costMicros;
-      const uses = toolUses(turn);
-      emit(`${turnId(n)}.1.model`, 'model.turn', {
-        turn: n,
-        model: turn.model,
-        stopReason: turn.stopReason,
-        usage: turn.usage,
-        costMicros: turn.costMicros,
-        latencyMs: turn.latencyMs,
-        recordedAt: turn.recordedAt,
-        toolCalls: uses.map((use, index) => ({ call: index + 1, name: use.name })),
-        ...(turn.compaction && { compaction: turn.compaction }),
-      });
-      emit(`${turnId(n)}.2.budget`, 'budget', { turn: n, tokens, costMicros, dollars: costMicros / 1e6 });
-      // A position left empty is final once the next turn is recorded (or the run is over).
-      const closed = over || turns.has(n + 1);
-      for (let c = 1; c <= uses.length; c += 1) {
-        const prefix = `${turnId(n)}.c${pad(c, 3)}`;
-        const approval = callApprovals.get(`${n}:${c}`);
-        const call = calls.get(`${n}:${c}`);
-        if (approval) {
-          emit(`${prefix}.0.approval`, 'approval.waiting', waiting(approval));
-          if (approval.status !== 'pending' && byTime(approval.decidedAt ?? approval.sharedDecision?.decidedAt)) emit(`${prefix}.1.decided`, 'approval.decided', decided(approval));
-          else if (!closed) return events;
-        }
-        // No claim yet: an approval may still be asked before it, so nothing after is final.
-        if (call) {
-          emit(`${prefix}.2.started`, 'tool.started', { turn: n, call: c, name: call.name, effect: call.effect, args: call.args });
-          if (call.status === 'completed' && byTime(call.recordedAt)) emit(`${prefix}.3.result`, call.outcome === 'rejected' || call.outcome === 'expired' ? 'tool.refused' : 'tool.result', result(call));
-          else if (!closed) return events;
-        } else if (!closed) return events;
-      }
-      for (const [index, approval] of budgetApprovals.filter((a) => a.turn === n).entries()) {
-        const prefix = `${turnId(n)}.x${pad(index + 1, 2)}`;
-        emit(`${prefix}.0.approval`, 'approval.waiting', waiting(approval));
-        if (approval.status !== 'pending' && byTime(approval.decidedAt)) emit(`${prefix}.1.decided`, 'approval.decided', decided(approval));
-        else if (!closed) return events;
-      }
-      if (!closed) return events;
-    } else {
-      // Budget extensions asked before the first turn.
-      const closed = over || turns.has(1);
-      for (const [index, approval] of budgetApprovals.filter((a) => a.turn === 0).entries()) {
-        const prefix = `${turnId(0)}.x${pad(index + 1, 2)}`;
-        emit(`${prefix}.0.approval`, 'approval.waiting', waiting(approval));
-        if (approval.status !== 'pending' && byTime(approval.decidedAt)) emit(`${prefix}.1.decided`, 'approval.decided', decided(approval));
-        else if (!closed) return events;
-      }
-      if (!closed) return events;
+  /** The budget extensions asked after turn n's calls, in the order asked (one at a time); false: the prefix ends here. */
+  const extensions = (n: number, closed: boolean): boolean => {
+    for (const [index, approval] of budgetApprovals.filter((a) => a.turn === n).entries()) {
+      const prefix = `${turnId(n)}.x${pad(index + 1, 2)}`;
+      emit(`${prefix}.0.approval`, 'approval.waiting', waiting(approval));
+      if (approval.status !== 'pending' && byTime(approval.decidedAt)) emit(`${prefix}.1.decided`, 'approval.decided', decided(approval));
+      else if (!closed) return false;
     }
+    return closed;
+  };
+  // Budget extensions asked before the first turn.
+  if (!extensions(0, over || turns.has(1))) return events;
+  for (let n = 1; ; n += 1) {
+    // Takeovers after turn n-1, before turn n.
+    for (const attachment of attachments.filter((a) => a.modelTurns === n - 1)) {
+      const migration = run.migrations?.find((m) => m.to.executionArn === run.executions[attachment.execution]);
+      emit(`${turnId(n)}.0.attached.${pad(attachment.execution, 4)}`, 'execution.attached', {
+        execution: attachment.execution,
+        executionArn: run.executions[attachment.execution],
+        afterTurn: n - 1,
+        at: attachment.at,
+        ...(migration && { migration: { by: migration.by, from: migration.from.version ?? migration.from.fingerprint, to: migration.to.version ?? migration.to.fingerprint } }),
+      });
+    }
+    const turn = turns.get(n);
+    if (!turn) {
+      if (!over) return events;
+      break;
+    }
+    tokens += turn.usage.input_tokens + turn.usage.output_tokens + (turn.usage.cache_read_input_tokens ?? 0) + (turn.usage.cache_creation_input_tokens ?? 0);
+    costMicros += turn.costMicros;
+    const uses = toolUses(turn);
+    emit(`${turnId(n)}.1.model`, 'model.turn', {
+      turn: n,
+      model: turn.model,
+      stopReason: turn.stopReason,
+      usage: turn.usage,
+      costMicros: turn.costMicros,
+      latencyMs: turn.latencyMs,
+      recordedAt: turn.recordedAt,
+      toolCalls: uses.map((use, index) => ({ call: index + 1, name: use.name })),
+      ...(turn.compaction && { compaction: turn.compaction }),
+    });
+    emit(`${turnId(n)}.2.budget`, 'budget', { turn: n, tokens, costMicros, dollars: costMicros / 1e6 });
+    // A position left empty is final once the next turn is recorded (or the run is over).
+    const closed = over || turns.has(n + 1);
+    for (let c = 1; c <= uses.length; c += 1) {
+      const prefix = `${turnId(n)}.c${pad(c, 3)}`;
+      const approval = callApprovals.get(`${n}:${c}`);
+      const call = calls.get(`${n}:${c}`);
+      if (approval) {
+        emit(`${prefix}.0.approval`, 'approval.waiting', waiting(approval));
+        if (approval.status !== 'pending' && byTime(approval.decidedAt ?? approval.sharedDecision?.decidedAt)) emit(`${prefix}.1.decided`, 'approval.decided', decided(approval));
+        else if (!closed) return events;
+      }
+      if (call) {
+        emit(`${prefix}.2.started`, 'tool.started', { turn: n, call: c, name: call.name, effect: call.effect, args: call.args });
+        if (call.status === 'completed' && byTime(call.recordedAt)) emit(`${prefix}.3.result`, call.outcome === 'rejected' || call.outcome === 'expired' ? 'tool.refused' : 'tool.result', result(call));
+        else if (!closed) return events;
+      } else if (!closed) return events; // not claimed yet: an approval may still be asked before the claim
+    }
+    if (!extensions(n, closed)) return events;
   }
   emit('z.run', 'run.finished', finished(run));
   return events;
