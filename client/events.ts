@@ -1,5 +1,5 @@
 import type { RunEvent, RunEventType } from '../lambdas/runs/events.js';
-import { systemClock, timersOf, type Clock } from '../lambdas/shared/ports.js';
+import type { Clock } from '../lambdas/shared/ports.js';
 import { RunsApiError } from './runs-api-error.js';
 
 export type { RunEvent, RunEventType };
@@ -31,7 +31,7 @@ export interface FollowOptions {
   readonly maxAttempts?: number;
   /** The first reconnection is at once, then after `retryMs`, doubling to 30 s. @default the server's `retry:` (1 s) */
   readonly retryMs?: number;
-  /** The clock reconnection delays run on. @default the system clock */
+  /** The clock reconnection delays run on (its `after`). @default real time */
   readonly clock?: Clock;
   /** Stops following (the iterator ends). */
   readonly signal?: AbortSignal;
@@ -55,7 +55,9 @@ const MAX_RETRY_MS = 30_000;
  */
 export async function* followEvents(endpoint: EventsEndpoint, runId: string, options: FollowOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
   const doFetch = endpoint.fetch ?? globalThis.fetch;
-  const timers = timersOf(options.clock ?? systemClock);
+  // A reconnection delay keeps the process alive (a plain timer, not an unref'd one): an app whose
+  // only work is following a run would otherwise exit in the middle of it, its await unsettled.
+  const sleep = (ms: number) => new Promise<void>((resolve) => (options.clock?.after ? options.clock.after(ms, resolve) : setTimeout(resolve, ms)));
   const maxAttempts = options.maxAttempts ?? 12;
   let last = options.after;
   let retryMs = options.retryMs;
@@ -99,7 +101,7 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
     failures += 1;
     if (failures > maxAttempts) throw new Error(`events of ${runId}: ${maxAttempts} connections in a row failed; the last: ${String(problem ?? 'the stream ended before the run did')}`, { cause: problem });
     const delay = failures === 1 ? 0 : Math.min((retryMs ?? 1000) * 2 ** (failures - 2), MAX_RETRY_MS);
-    if (delay > 0) await new Promise<void>((resolve) => timers.after(delay, resolve));
+    if (delay > 0) await sleep(delay);
     if (endpoint.locate) where = await endpoint.locate().catch(() => where);
   }
 }

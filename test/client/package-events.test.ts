@@ -1,0 +1,116 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openLedger } from '../../cli/state.js';
+import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
+import { cachedTemplate } from '../../local/template/cache.js';
+import { duplicates } from '../support/cli-process.js';
+import { sampleDay } from '../support/refund-harness.js';
+
+/**
+ * An application outside the repository (savepoint from `npm pack`) starts a run on `savepoint
+ * serve` and follows `client.events`; the test SIGKILLs serve mid-stream and starts it again. The
+ * application's iterator resumes by itself: the events it printed are the run's full list exactly
+ * once, the run finished once, and the provider's journal shows each refund once.
+ */
+const exec = promisify(execFile);
+const ROOT = new URL('../..', import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), 'savepoint-events-package-'));
+const app = join(work, 'app');
+const children = new Set<ChildProcess>();
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await rm(work, { recursive: true, force: true });
+}, 60_000);
+
+const versionOf = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[name]!;
+
+/** The application: each event as a JSON line; it approves what waits, through whichever serve runs now. */
+const APP = `
+import { connect } from 'savepoint/client';
+const [stateDir, date] = process.argv.slice(2);
+const client = await connect({ stateDir });
+await client.start({ agent: 'refund-reconciler', input: { date }, runId: 'followed-from-an-app', config: { approvalTimeoutSeconds: 3600 } });
+for await (const event of client.events('followed-from-an-app')) {
+  console.log(JSON.stringify(event));
+  if (event.type === 'approval.waiting') await (await connect({ stateDir })).decide(String(event.data.approvalId), 'approve', { reason: 'checked' });
+}
+`;
+
+function startServe(): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [join(app, 'node_modules/.bin/savepoint'), '--state-dir', '.savepoint', 'serve', '--agent', 'refund-reconciler', '--template', 'template.json', '--world-data', 'day.json'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (/^savepoint: ready$/m.test(output)) resolve();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    void exited.then((code) => reject(new Error(`serve exited ${code}:\n${output}`)));
+  });
+  ready.catch(() => undefined); // awaited where it matters; a serve killed by the cleanup is no failure
+  return { child, ready, exited };
+}
+
+describe('an application from npm pack following a run', () => {
+  it('resumes client.events by itself after serve was SIGKILLed mid-stream and started again: every event once, each refund once', async () => {
+    const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 180_000 });
+    const tarball = join(work, packed.trim().split('\n').at(-1)!);
+    mkdirSync(app);
+    const dependencies = { savepoint: `file:${tarball}`, 'aws-local-stepfunctions': versionOf('aws-local-stepfunctions'), esbuild: versionOf('esbuild') };
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'events-app', private: true, type: 'module', dependencies }, null, 2));
+    await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
+    writeFileSync(join(app, 'app.mjs'), APP);
+    writeFileSync(join(app, 'template.json'), JSON.stringify(await cachedTemplate('refund-reconciler')));
+    copyFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), join(app, 'day.json'));
+
+    let serve = startServe();
+    await serve.ready;
+    const follower = spawn(process.execPath, ['app.mjs', '.savepoint', sampleDay.date], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(follower);
+    const got: RunEvent[] = [];
+    let stderr = '';
+    follower.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const followed = new Promise<number | null>((resolve) => follower.on('close', (code) => resolve(code)));
+    let buffered = '';
+    let killed: Promise<void> | undefined;
+    follower.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) got.push(JSON.parse(line) as RunEvent);
+      // Mid-run, at the 6th event: killed, and started again.
+      if (got.length >= 6 && !killed) {
+        killed = (async () => {
+          serve.child.kill('SIGKILL');
+          await serve.exited;
+          serve = startServe();
+          await serve.ready;
+        })();
+      }
+    });
+    expect(await followed, stderr).toBe(0);
+    await killed;
+    expect(got.at(-1)).toMatchObject({ id: 'z.run', type: 'run.finished', data: { status: 'succeeded' } });
+    expect(new Set(got.map((event) => event.id)).size).toBe(got.length);
+
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+    const stateDir = join(app, '.savepoint');
+    const { ledger, close } = await openLedger(stateDir);
+    try {
+      const records = (await readRunRecords(ledger, 'followed-from-an-app'))!;
+      expect(got).toEqual(settledEvents(records));
+      expect(records.run.executions.length).toBeGreaterThanOrEqual(2); // taken over after the kill
+    } finally {
+      await close();
+    }
+    expect(duplicates(stateDir)).toEqual([]);
+  }, 600_000);
+});
