@@ -24,7 +24,7 @@ describe('the API reference', () => {
     expect(pkg.dependencies['typedoc']).toBeUndefined();
     // The entry points are read from package.json's exports, not listed: a new one is documented too.
     expect(DOCS_JS).toMatch(/Object\.values\(pkg\.exports\)/);
-    expect(Object.keys(pkg.exports).filter((subpath) => subpath !== './package.json')).toHaveLength(5);
+    expect(Object.keys(pkg.exports).filter((subpath) => subpath !== './package.json').length).toBeGreaterThanOrEqual(5);
     expect(DOCS_JS).toMatch(/treatWarningsAsErrors: true/);
     expect(DOCS_JS).toMatch(/app\.validate\(project\)/);
     expect(DOCS_JS).toMatch(/invalidLink: true/);
