@@ -7,7 +7,7 @@ import { claimOf, clausesOf, type Claim } from './statements.js';
  * What the README and the guides say of savepoint's dependencies is true of package.json: a clause
  * that calls named packages dependencies, optional peers or devDependencies — or says they are not
  * dependencies — is held to the manifest, and so is the "needs" column of the entry points' table.
- * A guide that says a package is missing when it is installed (issue 39: the Secrets Manager reader
+ * The entry points' table names every entry point. A guide that says a package is missing when it is installed (issue 39: the Secrets Manager reader
  * "not yet wired", neither of its packages "a dependency yet", while both were) fails here, naming
  * the file and the clause. The deploy parameters the guides name: test/infra/readme-deploy.test.ts.
  */
@@ -16,6 +16,7 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
   devDependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
   peerDependenciesMeta: Record<string, { optional?: boolean }>;
+  exports: Record<string, unknown>;
 };
 
 /** Whether package.json bears `claim` out for `name`. */
@@ -54,9 +55,12 @@ describe('what the README and the guides say of the dependencies', () => {
     expect(untrue).toEqual([]);
   });
 
-  it("holds the entry points' table to it: each package an entry point needs is an optional peer", () => {
+  it("holds the entry points' table to it: it names every entry point of package.json, and each package one needs is an optional peer", () => {
     const table = /\| import \| what it is \| needs \|\n\|[-|]+\|\n((?:\|.*\|\n?)+)/.exec([...DOC_FILES.values()].join('\n\n'))?.[1];
     expect(table, "the entry points' table").toBeDefined();
+    const named = table!.split('\n').map((row) => /^\| `([^`]+)` \|/.exec(row)?.[1]);
+    const entryPoints = Object.keys(pkg.exports).filter((subpath) => subpath !== './package.json').map((subpath) => (subpath === '.' ? 'savepoint' : `savepoint/${subpath.slice(2)}`));
+    expect(entryPoints.filter((entry) => !named.includes(entry))).toEqual([]);
     const needed = table!.split('\n').flatMap((row) => [...(row.split('|').at(-2) ?? '').matchAll(/`((?:@[a-z0-9-]+\/)?[a-z0-9][a-z0-9._-]*)`/g)].map((match) => match[1]!));
     expect(needed).toEqual(expect.arrayContaining(['aws-cdk-lib', 'constructs', 'esbuild', 'aws-local-stepfunctions', 'dynalite']));
     expect(needed.filter((name) => !holds('optional peer', name))).toEqual([]);
