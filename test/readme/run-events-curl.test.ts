@@ -10,7 +10,7 @@ import { startServe } from '../support/serve-process.js';
 import { readmeInline } from './readme-text.js';
 
 /**
- * docs/run-events.md's curl session, run as it is written against `savepoint serve` (its state
+ * docs/applications.md's curl session, run as it is written against `savepoint serve` (its state
  * directory in place of `.savepoint`): the whole stream, then a resume after the event it names
  * with `Last-Event-ID` and with `?after=` — the same events, exactly those after it.
  */
@@ -34,7 +34,7 @@ if (!haveCurl) console.warn('the curl session test skipped: no bash or curl on P
 
 const ids = (output: string) => [...output.matchAll(/^id: (.+)$/gm)].map((match) => match[1]!);
 
-describe.skipIf(!haveCurl)("the run event stream's curl session (docs/run-events.md)", () => {
+describe.skipIf(!haveCurl)("the run event stream's curl session (docs/applications.md)", () => {
   it('streams the run, and resumes exactly after the event it names, by header and by query', async () => {
     const block = readmeInline(/<!-- run-events-curl -->\n```sh\n([\s\S]*?)\n```/, 'the run events curl session');
     const commands = block.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
