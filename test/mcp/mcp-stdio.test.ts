@@ -39,11 +39,17 @@ describe('savepoint mcp over stdio', () => {
     expect(mcp.getServerVersion()).toMatchObject({ name: 'savepoint' });
     expect((await mcp.listTools()).tools.map((tool) => tool.name)).toEqual(['refund-reconciler']);
 
-    const call = (date: string) => mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const progress: { progress: number; message?: string | undefined }[] = [];
+    const call = (date: string) =>
+      mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema, { onprogress: (note) => void progress.push(note) });
     const { task } = await call(sampleDay.date);
     const result = await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.structuredContent).toMatchObject({ runId: task.taskId, status: 'succeeded', summary: { issued: 18 } });
     expect(asked).toBe(2);
+    // Progress from the run's event stream: one notification per event, in order, to run.finished.
+    expect(progress.map((note) => note.progress)).toEqual(progress.map((_, index) => index + 1));
+    expect(progress.map((note) => note.message)).toEqual(expect.arrayContaining(['run.started', 'approval.waiting issue_refund', 'tool.result issue_refund']));
+    expect(progress.at(-1)?.message).toBe('run.finished');
     // Each refund once in the provider's journal.
     const refunds = providerJournal(stateDir).filter((entry) => entry.kind === 'refund').map((entry) => entry.record.refundRequestId);
     expect(new Set(refunds).size).toBe(refunds.length);
