@@ -4,7 +4,6 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -23,7 +22,7 @@ import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './mo
 import { bindToolSecrets, type ToolSecretsProp } from './tool-secrets.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
-import { FailedEvents } from './failed-events.js';
+import { ControlPlane } from './control-plane.js';
 import { acknowledgeNagFindings } from './nag.js';
 import { operationsOf, type AlarmThresholds } from './observability.js';
 import { RunSweeper } from './sweeper.js';
@@ -216,6 +215,13 @@ export interface ApprovalPageProps {
   readonly webAclArn?: string;
 }
 
+/**
+ * Each integration lets API Gateway invoke its function from any method of the API, in one
+ * `Lambda::Permission` per function (`scopePermissionToMethod: false`), and not from the console's
+ * test invoke: CDK's defaults add two permissions per method, 12 resources per agent.
+ */
+const INTEGRATION = { timeout: API_INTEGRATION_TIMEOUT, scopePermissionToMethod: false, allowTestInvoke: false } as const;
+
 /** The approval API's stage throttle (the signed routes), and the page's own, per method. */
 const API_THROTTLE = { rateLimit: 10, burstLimit: 20 } as const;
 const PAGE_THROTTLE = { rateLimit: 5, burstLimit: 10 } as const;
@@ -251,8 +257,11 @@ export class DurableAgent extends Construct {
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
     checkAgentEnvironment(id, props, common);
     const reserved = reservedConcurrencyOf(id, props.reservedConcurrency);
+    // What every agent of the stack shares: the log group, the queues, the keys (infra/control-plane.ts).
+    const controlPlane = ControlPlane.of(this);
+    const logGroup = controlPlane.logGroup;
     const fn = (fnId: string, step: StepName, options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
-      new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step] });
+      new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step], logGroup });
 
     // The model-calling steps: the model timeout and the step around the call (lambdas/shared/timing.ts).
     const modelStep = modelStepTimeoutOf(props.models ?? {});
@@ -307,7 +316,7 @@ export class DurableAgent extends Construct {
       new PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [arns.executions] }),
     );
 
-    const failedEvents = new FailedEvents(this, 'FailedEvents'); // ops (#9): what the event-driven functions could not handle
+    const failedEvents = controlPlane.failedEvents; // ops (#9): what the event-driven functions could not handle
 
     // Old versions are retained (live executions keep theirs) toward the 1,000-version quota: pruned on a schedule.
     const keepVersions = props.keepVersions ?? DEFAULT_KEEP_VERSIONS;
@@ -328,11 +337,10 @@ export class DurableAgent extends Construct {
       schedule: Schedule.rate(Duration.hours(6)),
       targets: [new LambdaFunction(pruneVersions, { retryAttempts: 2, deadLetterQueue: failedEvents.queue })],
     });
-    const recovery = new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries });
+    const recovery = new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries, deadLetters: controlPlane.deadLetters('RecoveryDeadLetters'), logGroup });
 
-    let scheduleDeadLetters: Queue | undefined;
     if (props.schedule) {
-      const deadLetters = (scheduleDeadLetters = new Queue(this, 'ScheduleDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) }));
+      const deadLetters = controlPlane.deadLetters('ScheduleDeadLetters');
       // A start on the alias is authorized against the machine's own ARN (Step Functions,
       // "Authorization for versions and aliases"): the target's role is granted that, not the alias.
       const role = new Role(this, 'ScheduleRole', { assumedBy: new ServicePrincipal('events.amazonaws.com'), description: `Starts the scheduled runs of ${props.agentName}.` });
@@ -396,7 +404,7 @@ export class DurableAgent extends Construct {
         // And only the deployment's approvers (starters, on /runs) may: AWS denies everyone else.
         policy: approvalApiPolicy(peopleOf(props.approvals ?? {})),
       });
-      const integration = new LambdaIntegration(approvalCallback, { timeout: API_INTEGRATION_TIMEOUT });
+      const integration = new LambdaIntegration(approvalCallback, INTEGRATION);
       const approvals = api.root.addResource('approvals');
       approvals.addMethod('GET', integration);
       const approval = approvals.addResource('{approvalId}');
@@ -408,7 +416,7 @@ export class DurableAgent extends Construct {
       const runsApi = (runsApiFn = fn('RunsApiFunction', Steps.RunsApi, { timeout: APPROVAL_CALLBACK_TIMEOUT, environment: { STATE_MACHINE_ARN: liveAliasArn, ...maxBudgets } }));
       runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
       ledger.grantTo(runsApi, 'runsApi');
-      api.root.addResource('runs').addMethod('POST', new LambdaIntegration(runsApi, { timeout: API_INTEGRATION_TIMEOUT }));
+      api.root.addResource('runs').addMethod('POST', new LambdaIntegration(runsApi, INTEGRATION));
       this.api = api;
       // Execution logging needs the account's CloudWatch Logs role set first.
       if (props.apiGatewayAccount ?? true) api.deploymentStage.node.addDependency(ApiGatewayAccount.of(this).account);
@@ -424,7 +432,7 @@ export class DurableAgent extends Construct {
       // The approval page: a person with a signed link (the link is the credential; a GET never decides).
       const [decide, approvalId] = PAGE_PATH.slice(1).split('/') as [string, string];
       const page = this.api.root.addResource(decide).addResource(approvalId);
-      const integration = new LambdaIntegration(approvalCallbackFn, { timeout: API_INTEGRATION_TIMEOUT });
+      const integration = new LambdaIntegration(approvalCallbackFn, INTEGRATION);
       page.addMethod('GET', integration, { authorizationType: AuthorizationType.NONE });
       page.addMethod('POST', integration, { authorizationType: AuthorizationType.NONE });
     }
@@ -446,12 +454,12 @@ export class DurableAgent extends Construct {
       environment: common,
       maxRecoveries: props.maxRecoveries,
       deadLetterQueue: failedEvents.queue,
+      logGroup,
     });
     for (const f of [recovery.function, executionStopped, expireApprovals, sweeper.function, pruneVersions]) failedEvents.protect(f);
     operationsOf(this).watch(this, {
       agentName: props.agentName,
       stateMachine,
-      queues: { FailedEvents: failedEvents.queue, RecoveryDeadLetters: recovery.deadLetters, ...(scheduleDeadLetters && { ScheduleDeadLetters: scheduleDeadLetters }) },
       thresholds: props.alarms,
     });
     addCollectorLayer(this, props.tracing);

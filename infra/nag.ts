@@ -47,7 +47,8 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
     }
   }
 
-  for (const queue of agent.node.findAll().filter((node): node is Queue => node instanceof Queue)) {
+  // The queues may be the stack's (infra/control-plane.ts), shared by its agents.
+  for (const queue of [agent, topLevelStack(agent)].flatMap((scope) => scope.node.findAll()).filter((node): node is Queue => node instanceof Queue)) {
     ack(queue, 'AwsSolutions-SQS3', 'This queue is itself a dead-letter queue (of an EventBridge target) or an on-failure destination (of a Lambda function); it is alarmed on any message.');
     ack(queue, 'Serverless-SQSRedrivePolicy', 'A dead-letter queue needs no dead-letter queue of its own: nothing consumes it automatically; an operator reads and replays it (README runbook).');
   }
@@ -62,7 +63,7 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
   for (const secret of topLevelStack(agent).node.findAll().filter((node) => node.node.path.endsWith('/Ledger/SealKey'))) {
     ack(secret, 'AwsSolutions-SMG4', 'Every ledger record is sealed with this key: rotating it would make every sealed record fail verification. Key versions in the seal are the upgrade path (README, guarantees).');
   }
-  for (const secret of agent.node.findAll().filter((node) => node.node.path.endsWith('/Approvals/LinkKey'))) {
+  for (const secret of topLevelStack(agent).node.findAll().filter((node) => node.node.path.endsWith('/ControlPlane/LinkKey'))) {
     ack(secret, 'AwsSolutions-SMG4', 'Rotated by an operator with put-secret-value (no rotation function: the key is random bytes): the previous version still verifies the links already sent for 7 days, the longest an approval waits (README, Approvals: rotating the keys).');
   }
 

@@ -22,6 +22,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { keyPolicy, pinKeyPolicy } from './keys.js';
+import { topLevelStack } from './top-level-stack.js';
 import { METRICS_NAMESPACE, MetricNames, type MetricName } from '../lambdas/shared/metrics.js';
 
 /** When the alarms of an agent go off. */
@@ -39,8 +40,6 @@ export interface AlarmThresholds {
 export interface WatchedAgent {
   readonly agentName: string;
   readonly stateMachine: IStateMachine;
-  /** Queues that must stay empty (dead letters, failed events), by a name for the alarm. */
-  readonly queues: Readonly<Record<string, IQueue>>;
   readonly thresholds?: AlarmThresholds;
 }
 
@@ -87,6 +86,28 @@ export class Operations extends Construct {
     new CfnOutput(this, 'DashboardName', { value: this.dashboard.dashboardName });
   }
 
+  /**
+   * An alarm on a queue of the stack that must stay empty (the failed-events queue, the rules'
+   * dead letters: infra/control-plane.ts), one per queue whatever the number of agents.
+   */
+  watchQueue(name: string, queue: IQueue): IAlarm {
+    // A nested stack's queues (its agents' control plane) are told apart by the nested stack.
+    const owner = Stack.of(queue);
+    const prefix = owner === Stack.of(this) ? '' : owner.node.id;
+    const created = new Alarm(this, `${prefix}${name}${AlarmIds.QueueNotEmpty}Alarm`, {
+      alarmDescription: `${prefix ? `${prefix}: ` : ''}the ${name} queue holds a message: an event was not handled (a run may wait on it). Runbook: README.md#${`${name}${AlarmIds.QueueNotEmpty}`.toLowerCase()}`,
+      metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    created.addAlarmAction(new SnsAction(this.topic));
+    this.alarms.push(created);
+    return created;
+  }
+
   /** Adds an agent's alarms (publishing to the topic) and its graphs. */
   watch(scope: Construct, agent: WatchedAgent): IAlarm[] {
     const approvalWaitHours = agent.thresholds?.approvalWaitHours ?? 12;
@@ -129,13 +150,6 @@ export class Operations extends Construct {
       description: 'an execution failed or timed out (recovery resumes it; this says it happened).',
     });
     alarm(AlarmIds.RunsGivenUp, { metric: sum(MetricNames.RecoveriesGivenUp), threshold: 1, description: 'recovery gave a run up (Agent.Unrecoverable): it failed again and again without progress.' });
-    for (const [name, queue] of Object.entries(agent.queues)) {
-      alarm(`${name}${AlarmIds.QueueNotEmpty}`, {
-        metric: queue.metricApproximateNumberOfMessagesVisible({ period: five, statistic: 'Maximum' }),
-        threshold: 1,
-        description: `the ${name} queue holds a message: an event was not handled (a run may wait on it).`,
-      });
-    }
     alarm(AlarmIds.ApprovalWaitingTooLong, {
       metric: m(MetricNames.OldestApprovalAgeSeconds, 'Maximum', Duration.minutes(15)),
       threshold: approvalWaitHours * 3600,
@@ -263,8 +277,8 @@ export class Operations extends Construct {
   }
 }
 
-/** The stack's Operations, when the agent is deployed without a SavepointStack. */
+/** The stack's Operations: one per deployed (top-level) stack, whatever nesting its agents use. */
 export function operationsOf(scope: Construct): Operations {
-  const stack = Stack.of(scope);
+  const stack = topLevelStack(scope);
   return (stack.node.tryFindChild('Operations') as Operations | undefined) ?? new Operations(stack, 'Operations');
 }

@@ -1,5 +1,5 @@
 import { CfnOutput, CfnParameter, CfnResource, NestedStack, Stack, type Duration, type StackProps } from 'aws-cdk-lib';
-import { templateQuotaProblems } from '../lambdas/shared/cloudformation-quotas.js';
+import { stackOperationProblem, templateQuotaProblems } from '../lambdas/shared/cloudformation-quotas.js';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { parseModelSpec } from '../lambdas/models/spec.js';
@@ -46,11 +46,22 @@ export interface SavepointStackProps extends StackProps {
   readonly apiGatewayAccount?: boolean;
 }
 
+/** The resources `stack`'s own template declares (not its nested stacks'). */
+function resourcesOf(stack: Stack): number {
+  return stack.node.findAll().filter((node) => Stack.of(node) === stack && node instanceof CfnResource).length;
+}
+
 /** CloudFormation's refusals of `stack`'s template by count (lambdas/shared/cloudformation-quotas.ts), each naming the stack. */
 function quotaProblemsOf(stack: Stack): string[] {
   const own = stack.node.findAll().filter((node) => Stack.of(node) === stack);
   const count = (type: abstract new (...args: never[]) => unknown) => own.filter((node) => node instanceof type).length;
-  return templateQuotaProblems({ resources: count(CfnResource), outputs: count(CfnOutput), parameters: count(CfnParameter) }).map((problem) => `${stack.node.path}: ${problem}`);
+  return templateQuotaProblems({ resources: resourcesOf(stack), outputs: count(CfnOutput), parameters: count(CfnParameter) }).map((problem) => `${stack.node.path}: ${problem}`);
+}
+
+/** The refusal of the one operation that deploys `stack` with its nested stacks (2,500 resources across them), or none. */
+function operationProblemOf(stack: Stack, nested: readonly NestedStack[]): string[] {
+  const problem = stackOperationProblem([stack, ...nested].reduce((sum, each) => sum + resourcesOf(each), 0));
+  return problem ? [`${stack.node.path}: ${problem}`] : [];
 }
 
 /**
@@ -100,7 +111,13 @@ export class SavepointStack extends Stack {
     this.#prices = props.prices;
     // CloudFormation refuses a template past its quotas only at deploy; synth says it first, for
     // this stack and each agent's nested stack (CDK itself checks only the resources).
-    this.node.addValidation({ validate: () => [this, ...this.node.findAll().filter((node): node is NestedStack => node instanceof NestedStack)].flatMap(quotaProblemsOf) });
+    // and for the one operation that deploys them all.
+    this.node.addValidation({
+      validate: () => {
+        const nested = this.node.findAll().filter((node): node is NestedStack => node instanceof NestedStack);
+        return [...[this, ...nested].flatMap(quotaProblemsOf), ...operationProblemOf(this, nested)];
+      },
+    });
   }
 
   /** Deploys an agent on the shared ledger and model (in a nested stack of its own with `agentsInNestedStacks`). */

@@ -1,6 +1,6 @@
 import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack, type ILocalBundling } from 'aws-cdk-lib';
 import { Architecture, CfnFunction, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, RetentionDays, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
@@ -24,6 +24,11 @@ export interface StepFunctionProps {
   /** @default 512 */
   readonly memorySize?: number;
   readonly environment?: Record<string, string>;
+  /**
+   * The log group the function writes its streams to: the stack's shared one (infra/control-plane.ts).
+   * @default a log group of its own
+   */
+  readonly logGroup?: ILogGroup;
   /** Lambda's `ReservedConcurrentExecutions` for the function. @default none (the account's unreserved pool) */
   readonly reservedConcurrentExecutions?: number;
 }
@@ -50,7 +55,7 @@ export class StepFunction extends LambdaFunction {
       timeout,
       memorySize: props.memorySize ?? 512,
       ...(props.reservedConcurrentExecutions !== undefined && { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
-      logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
+      logGroup: props.logGroup ?? new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
       // The state machine invokes `currentVersion`: a deploy publishes a new one and keeps the old,
       // which the executions started before it still call until they drain.
       currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },

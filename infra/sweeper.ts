@@ -3,6 +3,7 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { Steps } from '../lambdas/shared/steps.js';
 import type { LedgerTable } from './ledger-table.js';
@@ -20,6 +21,8 @@ export interface RunSweeperProps {
   readonly every?: Duration;
   /** Where events the rule could not deliver go. */
   readonly deadLetterQueue?: IQueue;
+  /** The function's log group. @default its own */
+  readonly logGroup?: ILogGroup;
 }
 
 /**
@@ -38,6 +41,7 @@ export class RunSweeper extends Construct {
     this.function = new StepFunction(this, 'Function', {
       step: Steps.Sweep,
       agentEntry: props.agentEntry,
+      ...(props.logGroup && { logGroup: props.logGroup }),
       // A sweep reads every running run and pending approval, one DescribeExecution each.
       timeout: Duration.minutes(5),
       environment: { ...props.environment, STATE_MACHINE_ARN: props.stateMachine.alias, MAX_RECOVERIES: String(props.maxRecoveries ?? 3) },
