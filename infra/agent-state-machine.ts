@@ -74,7 +74,8 @@ export interface AgentStateMachineProps {
 export const DEFAULT_TOOL_CONCURRENCY = 10;
 
 /** The alias new runs start on: it routes every new execution to the version this deploy published. */
-export const LIVE_ALIAS = 'live';
+export { LIVE_ALIAS } from '../lambdas/runs/versions.js';
+import { LIVE_ALIAS } from '../lambdas/runs/versions.js';
 
 export { definitionIdentity } from '../lambdas/shared/definition-identity.js';
 import { definitionIdentity } from '../lambdas/shared/definition-identity.js';

@@ -25,7 +25,6 @@ import { StepFunction } from './step-function.js';
 import { ControlPlane } from './control-plane.js';
 import { acknowledgeNagFindings } from './nag.js';
 import { operationsOf, type AlarmThresholds } from './observability.js';
-import { RunSweeper } from './sweeper.js';
 import { addCollectorLayer, tracingEnvironment, type GenAiTracing } from './tracing.js';
 import type { LedgerRole } from './ledger-table.js';
 import { API_GATEWAY_INTEGRATION_TIMEOUT_MS } from '../lambdas/shared/limits.js';
@@ -282,10 +281,8 @@ export class DurableAgent extends Construct {
       // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.
       handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: liveAliasArn } }),
     };
-    const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
     for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole);
-    ledger.grantTo(expireApprovals, 'expireApprovals');
     ledger.grantTo(executionStopped, 'executionStopped');
     bindModelAccess(functions, props.models ?? {});
     bindToolSecrets(this, functions.callTool, props.toolSecrets);
@@ -303,7 +300,7 @@ export class DurableAgent extends Construct {
       actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
       resources: [arns.stateMachine],
     });
-    for (const f of [functions.requestApproval, expireApprovals]) f.addToRolePolicy(taskResponse);
+    functions.requestApproval.addToRolePolicy(taskResponse);
     // Continue-as-new: BudgetCheck counts its execution's history events; Handoff starts the successor.
     functions.budgetCheck.addToRolePolicy(new PolicyStatement({ actions: ['states:GetExecutionHistory'], resources: [arns.executions] }));
     // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
@@ -323,20 +320,6 @@ export class DurableAgent extends Construct {
     if (!(Number.isInteger(keepVersions) && keepVersions >= 1 && keepVersions <= 999)) {
       throw new Error(`DurableAgent ${id}: keepVersions must be a whole number of versions from 1 to 999, got ${props.keepVersions}`);
     }
-    const pruneVersions = fn('PruneVersionsFunction', Steps.PruneVersions, { environment: { STATE_MACHINE_ARN: arns.stateMachine, KEEP_VERSIONS: String(keepVersions) } });
-    // Each call is authorized on the state machine's own ARN, whichever version or alias it names
-    // (Step Functions, "Authorization for versions and aliases").
-    pruneVersions.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['states:ListStateMachineVersions', 'states:ListStateMachineAliases', 'states:DescribeStateMachineAlias', 'states:ListExecutions', 'states:DeleteStateMachineVersion'],
-        resources: [arns.stateMachine],
-      }),
-    );
-    new Rule(this, 'VersionPruning', {
-      description: `Deletes old versions of the ${props.agentName} state machine that nothing needs.`,
-      schedule: Schedule.rate(Duration.hours(6)),
-      targets: [new LambdaFunction(pruneVersions, { retryAttempts: 2, deadLetterQueue: failedEvents.queue })],
-    });
     const recovery = new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries, deadLetters: controlPlane.deadLetters('RecoveryDeadLetters'), logGroup });
 
     if (props.schedule) {
@@ -352,12 +335,6 @@ export class DurableAgent extends Construct {
         targets: [new SfnStateMachine(StateMachine.fromStateMachineArn(this, 'LiveAlias', arns.alias), { role, deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(2) })],
       });
     }
-    new Rule(this, 'ApprovalExpirySweep', {
-      description: 'Escalates approvals whose deadline has passed.',
-      schedule: Schedule.rate(Duration.minutes(1)),
-      targets: [new LambdaFunction(expireApprovals, { retryAttempts: 2, deadLetterQueue: failedEvents.queue })],
-    });
-
     // StopExecution is a kill switch too: the run record learns who stopped it and when.
     new Rule(this, 'ExecutionAborted', {
       description: 'Marks a run killed when its execution is stopped (StopExecution).',
@@ -447,16 +424,9 @@ export class DurableAgent extends Construct {
       ...(runsApiFn && { runsApi: runsApiFn }),
     });
     // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
-    const sweeper = new RunSweeper(this, 'Sweeper', {
-      ledger,
-      stateMachine: arns,
-      agentEntry: props.entry,
-      environment: common,
-      maxRecoveries: props.maxRecoveries,
-      deadLetterQueue: failedEvents.queue,
-      logGroup,
-    });
-    for (const f of [recovery.function, executionStopped, expireApprovals, sweeper.function, pruneVersions]) failedEvents.protect(f);
+    // The approval expiry sweep, the sweeper and the version pruner are the stack's (infra/control-plane.ts).
+    controlPlane.serve({ agentName: props.agentName, ledger, stateMachine: arns, keepVersions, maxRecoveries: props.maxRecoveries ?? 3, traced: props.tracing !== undefined });
+    for (const f of [recovery.function, executionStopped]) failedEvents.protect(f);
     operationsOf(this).watch(this, {
       agentName: props.agentName,
       stateMachine,
@@ -464,7 +434,7 @@ export class DurableAgent extends Construct {
     });
     addCollectorLayer(this, props.tracing);
     // A run's end exports its budget checks, rebuilt from its conversation (a query): only when traced.
-    if (props.tracing) for (const f of [functions.finalize, executionStopped, recovery.function, sweeper.function]) ledger.grantRole(f, 'traceRunEnd');
+    if (props.tracing) for (const f of [functions.finalize, executionStopped, recovery.function]) ledger.grantRole(f, 'traceRunEnd');
     // ─────────────────────────────────────────────────────────────────────────────────────────
 
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });

@@ -173,10 +173,10 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     const [sealId] = resourceOf(t, 'AWS::SecretsManager::Secret', 'LedgerSealKey');
     const sealArn = `arn:aws:secretsmanager:us-east-1:000000000000:secret:${sealId}-local`;
     // PruneVersions uses no ledger: the seal key's resource policy does not name its role.
-    const granted = withStatement(t, 'AgentPruneVersionsFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: sealArn });
+    const granted = withStatement(t, 'ControlPlanePruneVersionsFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: sealArn });
     const h = await harness({ template: granted });
     expect(() => h.stack.iam!.authorizeAs(Steps.PruneVersions, { action: 'secretsmanager:GetSecretValue', resource: sealArn })).toThrow(
-      /AgentPruneVersionsFunction\w+\/\w+ is not authorized to perform: secretsmanager:GetSecretValue on resource: .*LedgerSealKey.* with an explicit deny in a resource-based policy/,
+      /ControlPlanePruneVersionsFunction\w+\/\w+ is not authorized to perform: secretsmanager:GetSecretValue on resource: .*LedgerSealKey.* with an explicit deny in a resource-based policy/,
     );
     // Its readers still read it: their identity policy allows, the resource policy's Deny spares them.
     expect(() => h.stack.iam!.authorizeAs(Steps.CallModel, { action: 'secretsmanager:GetSecretValue', resource: sealArn })).not.toThrow();
