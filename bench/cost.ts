@@ -7,7 +7,7 @@
  * The two runs differ only in whether the model client sends `cache_control` breakpoints. Their
  * decisions — every tool call, its arguments and its outcome — must be identical, or the figures
  * compare different work and the benchmark fails. The same recorded usage is then priced for other
- * models of the price table, for the README's "what it costs".
+ * models of the price table, for docs/model-providers.md's "What it costs".
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

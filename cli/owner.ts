@@ -91,9 +91,13 @@ export async function liveOwner(stateDir: string): Promise<LockFile | undefined>
 }
 
 /** The sentence a command gets when another process owns the state directory. */
-export function busyMessage(stateDir: string, lock: LockFile): string {
+export function busyMessage(stateDir: string, lock: LockFile, asking?: string): string {
   const who = `\`savepoint ${lock.command}\` (pid ${lock.pid}, since ${lock.startedAt})`;
-  return lock.command === 'run' || lock.command === 'resume'
+  // One engine per state directory: a second serve is pointed at the first, which serves every run of it.
+  if (lock.command === 'serve' && asking === 'serve') {
+    return `the state directory ${stateDir} is already served by ${who}: its runs API takes every run (its address and credential are in ${join(stateDir, 'engine.json')}); stop it first, or pass another --state-dir`;
+  }
+  return lock.command === 'run' || lock.command === 'resume' || lock.command === 'serve'
     ? `the state directory ${stateDir} is in use by ${who}: the other commands (status, approve, …) reach its engine once it has started, or pass another --state-dir`
     : `the state directory ${stateDir} is in use by ${who}: try again when it has finished`;
 }
@@ -107,7 +111,7 @@ async function takeLock(stateDir: string, lock: LockFile, probeTimeoutMs?: numbe
     const held = readLock(path);
     if (!held) continue; // released between our create and our read
     const verdict = await isLive(held, probeTimeoutMs);
-    if (verdict.live) throw new UsageError(busyMessage(stateDir, held));
+    if (verdict.live) throw new UsageError(busyMessage(stateDir, held, lock.command));
     breakStaleLock(path, held, lock.nonce);
   }
   throw new UsageError(`could not take ${path}: other processes keep taking it; try again`);

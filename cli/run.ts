@@ -318,6 +318,15 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
       progress(`savepoint: watchdog: ${other.name}: ${other.status}${other.error ? ` ${other.error}: ${causeMessage(other.cause)}` : ''}`);
     }
   }
+  // Runs started through this engine's runs API while it served (an app, `savepoint run` is one-shot)
+  // end with this process: say which, and what resumes them.
+  const left = await othersLeftRunning(stack, runId);
+  if (left.length > 0) {
+    progress(
+      `savepoint: this command ends with its run, and ${left.length} other run${left.length === 1 ? '' : 's'} started through its runs API ${left.length === 1 ? 'is' : 'are'} left unfinished (${left.join(', ')}): ` +
+        'they are saved, and resume when the next engine starts on this state directory (`savepoint serve`, `savepoint run`, or `savepoint resume <runId>`); to drive every run to its end, use `savepoint serve`',
+    );
+  }
   // A question at the terminal is not waited for once the run has ended or was asked to stop: nobody needs the answer.
   if (approvalMode === 'prompt') context.runEnded.abort();
   if (!(signal && approvalMode === 'prompt')) await Promise.allSettled(decisions);
@@ -336,6 +345,13 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const action = execution.status === 'SUCCEEDED' && report.finishedAt && Date.parse(report.finishedAt) < started ? 'already finished' : 'ran';
   if (action === 'already finished') progress(alreadyFinished(runId, await stack.ledger.getRun(runId), stack.fingerprintOf));
   return { report, execution: figures, action, ...(signal && { signal }) } satisfies RunOutcome;
+}
+
+/** The runs other than `runId` whose executions are still running on this engine, which is about to close. */
+async function othersLeftRunning(stack: LocalStack, runId: string): Promise<string[]> {
+  const live = new Set(stack.engine.listExecutions({ statusFilter: 'RUNNING' }).executions.map((execution) => execution.executionArn));
+  if (live.size === 0) return [];
+  return (await stack.ledger.listRunningRuns()).filter((run) => run.runId !== runId && live.has(run.executionArn)).map((run) => run.runId);
 }
 
 /**

@@ -10,6 +10,7 @@ import { registerReplayCommand } from './commands/replay.js';
 import { registerResumeCommand } from './commands/resume.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerRunsCommand } from './commands/runs.js';
+import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTraceCommand } from './commands/trace.js';
 import { registerVerifyCommand } from './commands/verify.js';
@@ -22,6 +23,7 @@ import { StoppedBySignal } from './signals.js';
 
 // The commands, one module each (cli/commands/), in the order `savepoint --help` lists them.
 registerRunCommand(program);
+registerServeCommand(program);
 registerResumeCommand(program);
 registerStatusCommand(program);
 registerVerifyCommand(program);

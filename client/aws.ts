@@ -10,6 +10,7 @@ import { secretSealer } from '../lambdas/ledger/seal.js';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import { InvalidInputError } from '../lambdas/shared/errors.js';
 import { approvalApiDecider, createClient, runsApiStarter, runsUrlOf, type SavepointClient } from './index.js';
+import type { RunsEndpoint } from './connect.js';
 
 /**
  * A deployed stack, found by its CloudFormation outputs: each `DurableAgent` describes its
@@ -65,6 +66,20 @@ export async function describeDeployment(options: { stackName: string; region?: 
   } finally {
     cfn.destroy();
   }
+}
+
+/**
+ * The runs API of a deployed stack (`connect({ stack, region })`): the stage of its API (the
+ * `ApprovalApiUrl` output without `/approvals`), each request signed with SigV4 for `execute-api`
+ * with the caller's AWS credentials (the default provider chain).
+ */
+export async function stackEndpoint(options: { stack: string; region?: string; agent?: string }): Promise<RunsEndpoint> {
+  const deployment = await describeDeployment({ stackName: options.stack, ...(options.region && { region: options.region }), ...(options.agent && { agent: options.agent }) });
+  if (!deployment.approvalApiUrl) throw new InvalidInputError(`stack: ${options.stack} has no runs API (its agent ${deployment.agentName} is deployed without the approval API)`);
+  const base = deployment.approvalApiUrl.replace(/\/approvals\/?$/, '');
+  const sfn = new SFNClient({ region: deployment.region });
+  const credentials = sfn.config.credentials;
+  return { base, fetch: signedFetch(base, deployment.region, () => credentials()) };
 }
 
 /** Where to watch an execution in the AWS console. */

@@ -33,28 +33,11 @@ import { KillReason, RunId, RunRequest, runIdOf } from '../lambdas/runs/run-requ
 import { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } from '../lambdas/runs/fork.js';
 import type { ReplayResult } from '../local/replay/index.js';
 import type { StartRunBody } from '../lambdas/runs/start-route.js';
+import { lifecycleOf, TERMINAL_LIFECYCLES as TERMINAL, type Lifecycle } from '../lambdas/runs/lifecycle.js';
 
 
-/**
- * A run's lifecycle in the shape MCP Tasks and OpenAI background mode use, next to savepoint's own
- * status: `input_required` while a person's decision is awaited.
- */
-export type Lifecycle = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
-
-/** A run's lifecycle from its status and the decisions it waits for. */
-export function lifecycleOf(status: RunRecord['status'], pendingApprovals: number): Lifecycle {
-  switch (status) {
-    case 'running':
-      return pendingApprovals > 0 ? 'input_required' : 'working';
-    case 'succeeded':
-      return 'completed';
-    case 'killed':
-      return 'cancelled';
-    case 'stopped': // a guard stopped it short of its goal (a budget, the loop detector)
-    case 'failed':
-      return 'failed';
-  }
-}
+export { lifecycleOf, type Lifecycle } from '../lambdas/runs/lifecycle.js';
+export { connect, runsClient, RunsApiError, type Approval, type ConnectOptions, type Run, type RunEvent, type RunPage, type RunsClient, type RunsEndpoint, type RunSummary, type StartedRun, type StartOptions } from './connect.js';
 
 /** What a caller may see of an approval (never its task token). */
 export type PublicApproval = ReturnType<typeof publicApproval>;
@@ -191,8 +174,6 @@ export interface SavepointClient {
    */
   replay(runId: string, options?: { agent?: AgentDefinition }): Promise<ReplayResult>;
 }
-
-const TERMINAL: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
 
 /**
  * A client of one deployment, local or on AWS.

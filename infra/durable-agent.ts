@@ -392,8 +392,17 @@ export class DurableAgent extends Construct {
       // the sweeper) that may start the state machine, and the only one that signs starters.
       const runsApi = (runsApiFn = fn('RunsApiFunction', Steps.RunsApi, { timeout: APPROVAL_CALLBACK_TIMEOUT, environment: { STATE_MACHINE_ARN: liveAliasArn, ...maxBudgets } }));
       runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
+      // A cancel of a run that waits for a person stops its execution at once (lambdas/runs/runs-api.ts).
+      runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [arns.executions] }));
       ledger.grantTo(runsApi, 'runsApi');
-      api.root.addResource('runs').addMethod('POST', new LambdaIntegration(runsApi, INTEGRATION));
+      // The runs API (lambdas/adapters/runs-http.ts): start, list, read (long-poll), cancel.
+      const runsIntegration = new LambdaIntegration(runsApi, INTEGRATION);
+      const runs = api.root.addResource('runs');
+      runs.addMethod('POST', runsIntegration);
+      runs.addMethod('GET', runsIntegration);
+      const run = runs.addResource('{runId}');
+      run.addMethod('GET', runsIntegration);
+      run.addResource('cancel').addMethod('POST', runsIntegration);
       this.api = api;
       // Execution logging needs the account's CloudWatch Logs role set first.
       if (props.apiGatewayAccount ?? true) api.deploymentStage.node.addDependency(ApiGatewayAccount.of(this).account);

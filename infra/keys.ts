@@ -73,7 +73,7 @@ export function pinKeyPolicy(key: Key, policy: PolicyDocument | (() => PolicyDoc
   (key.node.defaultChild as CfnKey).keyPolicy = Lazy.any({ produce: () => Stack.of(key).resolve((typeof policy === 'function' ? policy() : policy).toJSON()) });
 }
 
-/** A KMS HMAC-SHA256 key whose policy lets only `uses` generate or verify MACs. KMS rotates no HMAC key (README, Approvals: rotation). */
+/** A KMS HMAC-SHA256 key whose policy lets only `uses` generate or verify MACs. KMS rotates no HMAC key (docs/approvals.md: rotation). */
 export function macKey(scope: Construct, id: string, description: string, uses: readonly KeyUse[]): Key {
   const key = new Key(scope, id, {
     description,

@@ -107,8 +107,12 @@ export const LEDGER_ACCESS = {
    * pendingApprovals index (a query: the twin refused it without, and the approvals stayed pending).
    */
   executionStopped: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
-  /** The runs API: reads a fork's parent run (a fork of a run the ledger does not hold is a 404, not a started execution). */
-  runsApi: { table: ['GetItem'] },
+  /**
+   * The runs API: reads a run (a fork's parent too) with its conversation and results stored by
+   * reference (queries), lists the runs (a scan, newest first) and the pending approvals (lifecycle
+   * `input_required`), and records a cancel's kill on the run item.
+   */
+  runsApi: { table: ['GetItem', 'Query', 'Scan', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /** RecoverRun: reads the run, records a recovery, or gives the run up. */
   recoverRun: { table: ['GetItem', 'PutItem'] },
   /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */

@@ -55,7 +55,7 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
   // The queues may be the stack's (infra/control-plane.ts), shared by its agents.
   for (const queue of [agent, topLevelStack(agent)].flatMap((scope) => scope.node.findAll()).filter((node): node is Queue => node instanceof Queue)) {
     ack(queue, 'AwsSolutions-SQS3', 'This queue is itself a dead-letter queue (of an EventBridge target) or an on-failure destination (of a Lambda function); it is alarmed on any message.');
-    ack(queue, 'Serverless-SQSRedrivePolicy', 'A dead-letter queue needs no dead-letter queue of its own: nothing consumes it automatically; an operator reads and replays it (README runbook).');
+    ack(queue, 'Serverless-SQSRedrivePolicy', 'A dead-letter queue needs no dead-letter queue of its own: nothing consumes it automatically; an operator reads and replays it (the runbook, docs/operating-on-aws.md).');
   }
 
   // The approval page: a person opens it from a signed link, which is the credential (an HMAC over
@@ -66,10 +66,10 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
   }
   // The ledger (and its seal key) may be the stack's, shared by its agents (nested ones too).
   for (const secret of topLevelStack(agent).node.findAll().filter((node) => node.node.path.endsWith('/Ledger/SealKey'))) {
-    ack(secret, 'AwsSolutions-SMG4', 'Every ledger record is sealed with this key: rotating it would make every sealed record fail verification. Key versions in the seal are the upgrade path (README, guarantees).');
+    ack(secret, 'AwsSolutions-SMG4', 'Every ledger record is sealed with this key: rotating it would make every sealed record fail verification. Key versions in the seal are the upgrade path (docs/guarantees.md).');
   }
   for (const secret of topLevelStack(agent).node.findAll().filter((node) => node.node.path.endsWith('/ControlPlane/LinkKey'))) {
-    ack(secret, 'AwsSolutions-SMG4', 'Rotated by an operator with put-secret-value (no rotation function: the key is random bytes): the previous version still verifies the links already sent for 7 days, the longest an approval waits (README, Approvals: rotating the keys).');
+    ack(secret, 'AwsSolutions-SMG4', 'Rotated by an operator with put-secret-value (no rotation function: the key is random bytes): the previous version still verifies the links already sent for 7 days, the longest an approval waits (docs/approvals.md: rotating the keys).');
   }
 
   const api = parts.api;

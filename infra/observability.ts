@@ -43,7 +43,7 @@ export interface WatchedAgent {
   readonly thresholds?: AlarmThresholds;
 }
 
-/** The alarm ids of one agent: the README's runbook has an entry for each. */
+/** The alarm ids of one agent: the runbook (docs/operating-on-aws.md) has an entry for each. */
 export const AlarmIds = {
   ExecutionsFailed: 'ExecutionsFailed',
   RunsGivenUp: 'RunsGivenUp',
@@ -95,7 +95,7 @@ export class Operations extends Construct {
     const owner = Stack.of(queue);
     const prefix = owner === Stack.of(this) ? '' : owner.node.id;
     const created = new Alarm(this, `${prefix}${name}${AlarmIds.QueueNotEmpty}Alarm`, {
-      alarmDescription: `${prefix ? `${prefix}: ` : ''}the ${name} queue holds a message: an event was not handled (a run may wait on it). Runbook: README.md#${`${name}${AlarmIds.QueueNotEmpty}`.toLowerCase()}`,
+      alarmDescription: `${prefix ? `${prefix}: ` : ''}the ${name} queue holds a message: an event was not handled (a run may wait on it). Runbook: docs/operating-on-aws.md#${`${name}${AlarmIds.QueueNotEmpty}`.toLowerCase()}`,
       metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
       threshold: 1,
       evaluationPeriods: 1,
@@ -126,7 +126,7 @@ export class Operations extends Construct {
     const alarms: IAlarm[] = [];
     const alarm = (id: string, props: { metric: IMetric; threshold: number; description: string; evaluationPeriods?: number; comparison?: ComparisonOperator }) => {
       const created = new Alarm(scope, `${id}Alarm`, {
-        alarmDescription: `${agent.agentName}: ${props.description} Runbook: README.md#${id.toLowerCase()}`,
+        alarmDescription: `${agent.agentName}: ${props.description} Runbook: docs/operating-on-aws.md#${id.toLowerCase()}`,
         metric: props.metric,
         threshold: props.threshold,
         evaluationPeriods: props.evaluationPeriods ?? 1,
@@ -179,7 +179,7 @@ export class Operations extends Construct {
     const stdDevs = agent.thresholds?.costAnomalyStdDevs ?? 3;
     if (!(stdDevs > 0)) throw new Error(`alarms.costAnomalyStdDevs must be above 0, got ${stdDevs}`);
     const drift = new AnomalyDetectionAlarm(scope, `${AlarmIds.DollarsPerRunAnomaly}Alarm`, {
-      alarmDescription: `${agent.agentName}: the cost of a run is above its usual band (${stdDevs} standard deviations). Runbook: README.md#${AlarmIds.DollarsPerRunAnomaly.toLowerCase()}`,
+      alarmDescription: `${agent.agentName}: the cost of a run is above its usual band (${stdDevs} standard deviations). Runbook: docs/operating-on-aws.md#${AlarmIds.DollarsPerRunAnomaly.toLowerCase()}`,
       metric: m(MetricNames.DollarsPerRun, 'Maximum', Duration.hours(1)),
       stdDevs,
       comparisonOperator: ComparisonOperator.GREATER_THAN_UPPER_THRESHOLD,
@@ -192,7 +192,7 @@ export class Operations extends Construct {
 
     const day = Duration.days(1);
     const hour = Duration.hours(1);
-    this.dashboard.addWidgets(new TextWidget({ markdown: `## ${agent.agentName}\nRunbook: README.md, "Operating on AWS". One execution: the Step Functions console.`, width: 24, height: 2 }));
+    this.dashboard.addWidgets(new TextWidget({ markdown: `## ${agent.agentName}\nRunbook: docs/operating-on-aws.md. One execution: the Step Functions console.`, width: 24, height: 2 }));
     this.dashboard.addWidgets(
       new GraphWidget({
         title: 'Runs by status (per day)',

@@ -21,7 +21,7 @@ export function registerWorldCommand(program: Command): void {
       if (!agent) throw new UsageError('name the agent whose world to show: --agent <name|path> (or $SAVEPOINT_AGENT)');
       if (!agent.dev?.world) throw new UsageError(`agent ${agent.name} has no simulated world`);
       // Reading the world makes no state directory; while it is open, this process owns the directory.
-      // A `--memory` run keeps its world in its own process: nothing is left here to read (README, Try it with failures).
+      // A `--memory` run keeps its world in its own process: nothing is left here to read (docs/cli.md, Try it with failures).
       if (!existsSync(stateDir())) throw new UsageError(`no state directory ${stateDir()}: run \`savepoint run\` first, without --memory (a --memory run keeps nothing to show), or pass --state-dir`);
       const ownership = await ownStateDir(stateDir(), 'world');
       const world = await agent.dev

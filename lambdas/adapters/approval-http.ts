@@ -13,9 +13,9 @@ export function publicApproval(approval: ApprovalRecord) {
   return visible;
 }
 
-export const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
+export const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
   statusCode,
-  headers: { 'content-type': 'application/json' },
+  headers: { 'content-type': 'application/json', ...headers },
   body: JSON.stringify(body),
 });
 

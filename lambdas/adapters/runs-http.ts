@@ -1,36 +1,84 @@
 import middy from '@middy/core';
 import { TIMEOUT_EARLY_MS } from './middleware.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { createStartRoute, StarterRefused, type StartRouteDeps } from '../runs/start-route.js';
-import { assertJsonContentType, callerOf, httpErrors, json, parseBody } from './approval-http.js';
+import { StarterRefused } from '../runs/start-route.js';
+import { createRunsRoutes, RunEnded, type RunResource, type RunsApiDeps } from '../runs/runs-api.js';
+import { assertJsonContentType, callerOf, httpErrors, json, parseBody, publicApproval } from './approval-http.js';
 
 /**
- * The runs API, a route of the approval API (REST, proxy integration, IAM-signed):
- *   POST /runs   {"runId"?, "input", "config"?, "model"?, "force"?, "fork"?, "stateMachineArn"?, "executionName"?}
- *                → 202 {"runId", "executionArn", "startedBy"}
- * The run is started as the caller API Gateway verified (callerOf: the person an IAM principal
- * stands for), signed so that StartRun records it as the run's starter (runs/starter.ts). A
- * request without a verified caller starts nothing (403).
+ * The runs API behind API Gateway (REST, proxy integration, IAM-signed; the stage is `v1`) and
+ * behind `savepoint serve`'s loopback port (the credential in its path):
+ *   POST /runs                 {"agent"?, "runId"?, "input", "config"?, "model"?, "force"?, "fork"?, …}
+ *                              → 202 {"runId", "agent", "executionArn", "startedBy", "lifecycle", "created"}, Location: /v1/runs/{runId}
+ *   GET  /runs/{runId}[?wait=] → 200 {"runId", "agent", "lifecycle", "report", "approvals", "pollAfterSeconds"?}, Retry-After while it lives
+ *   GET  /runs[?agent=&status=&cursor=&limit=] → 200 {"runs": [...], "nextCursor"?}
+ *   POST /runs/{runId}/cancel  {"reason"?} → 202 the run; 409 when it has ended
+ * A run is started and cancelled as the caller API Gateway verified (callerOf: the person an IAM
+ * principal stands for); a request without a verified caller reads and changes nothing (403). The
+ * routes themselves are lambdas/runs/runs-api.ts.
  */
-export function createRunsApi(deps: StartRouteDeps) {
-  const start = createStartRoute(deps);
-  return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
-    if (event.httpMethod !== 'POST') return json(405, { message: `${event.httpMethod} is not allowed here` });
+export function createRunsApi(deps: RunsApiDeps) {
+  const routes = createRunsRoutes(deps);
+  return async (event: APIGatewayProxyEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<APIGatewayProxyResult> => {
+    const route = routeOf(event);
+    if (!route) return json(404, { message: `no route ${event.httpMethod} ${event.path}` });
+    if (route.method !== event.httpMethod) return json(405, { message: `${event.httpMethod} is not allowed on ${event.path}` });
     const caller = callerOf(event);
-    if (!caller) return json(403, { message: 'caller: a run is started as the IAM principal that signed the request, and none was verified' });
-    assertJsonContentType(event);
+    if (!caller) return json(403, { message: 'caller: the runs API serves the IAM principal that signed the request, and none was verified' });
     try {
-      return json(202, await start(caller, parseBody(event, '{"input":{…}}')));
+      switch (route.name) {
+        case 'start': {
+          assertJsonContentType(event);
+          const accepted = await routes.start(caller, parseBody(event, '{"input":{…}}'));
+          return json(202, accepted, { location: `/v1/runs/${encodeURIComponent(accepted.runId)}` });
+        }
+        case 'list':
+          return json(200, await routes.list(event.queryStringParameters ?? {}));
+        case 'get':
+          return resource(200, await routes.get(route.runId, event.queryStringParameters ?? {}, context?.getRemainingTimeInMillis()));
+        case 'cancel': {
+          // An empty body is no reason given; any body is JSON.
+          if (event.body) assertJsonContentType(event);
+          return resource(202, await routes.cancel(caller, route.runId, event.body ? parseBody(event, '{"reason":"…"}') : {}));
+        }
+      }
     } catch (error) {
       if (error instanceof StarterRefused) return json(403, { message: error.message });
+      if (error instanceof RunEnded) return json(409, { message: error.message, run: visible(error.run) });
       throw error;
     }
   };
 }
 
-export function runsApiHandler(deps: StartRouteDeps, middlewares: readonly middy.MiddlewareObj[] = []) {
+type Route = { name: 'start' | 'list'; method: string } | { name: 'get' | 'cancel'; method: string; runId: string };
+
+/** The route of a request: by API Gateway's resource, with the run id from its path parameters. */
+function routeOf(event: APIGatewayProxyEvent): Route | undefined {
+  const runId = event.pathParameters?.['runId'];
+  switch (event.resource) {
+    case '/runs':
+      return event.httpMethod === 'GET' ? { name: 'list', method: 'GET' } : { name: 'start', method: 'POST' };
+    case '/runs/{runId}':
+      return runId === undefined ? undefined : { name: 'get', method: 'GET', runId };
+    case '/runs/{runId}/cancel':
+      return runId === undefined ? undefined : { name: 'cancel', method: 'POST', runId };
+    default:
+      return undefined;
+  }
+}
+
+/** A run as a caller may see it (never an approval's task token), with the poll hint as a header too. */
+function resource(status: number, run: RunResource): APIGatewayProxyResult {
+  return json(status, visible(run), run.pollAfterSeconds === undefined ? {} : { 'retry-after': String(run.pollAfterSeconds) });
+}
+
+function visible(run: RunResource) {
+  return { ...run, approvals: run.approvals.map(publicApproval) };
+}
+
+export function runsApiHandler(deps: RunsApiDeps, middlewares: readonly middy.MiddlewareObj[] = []) {
   const api = createRunsApi(deps);
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: TIMEOUT_EARLY_MS });
   for (const middleware of middlewares) handler.use(middleware as middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>);
-  return handler.use(httpErrors()).handler((event) => api(event));
+  return handler.use(httpErrors()).handler((event, context) => api(event, context));
 }

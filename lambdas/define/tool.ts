@@ -240,7 +240,7 @@ export interface ToolAggregate<Args = any> {
  */
 export type Guarantee = 'read' | 'exactly-once' | 'at-most-once' | 'at-least-once';
 
-/** What the harness promises of a tool's side effect, from its declaration (README: Guarantees). */
+/** What the harness promises of a tool's side effect, from its declaration (docs/guarantees.md). */
 export function guaranteeOf(tool: Pick<ToolDefinition, 'effect' | 'idempotencyKeys' | 'reconcile' | 'settleMs'>): Guarantee {
   if (tool.effect === 'read') return 'read';
   return tool.idempotencyKeys || (tool.reconcile && tool.settleMs !== undefined) ? 'exactly-once' : 'at-most-once';

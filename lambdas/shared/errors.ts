@@ -44,7 +44,7 @@ export const ErrorNames = {
   VersionMismatch: 'Agent.VersionMismatch',
   /**
    * A ledger record fails verification (lambdas/ledger/seal.ts): altered, swapped, forged or
-   * missing. Never retried and never recovered: the run stops, an operator looks (README).
+   * missing. Never retried and never recovered: the run stops, an operator looks (docs/guarantees.md, Tamper-evident ledger).
    */
   LedgerIntegrity: 'Ledger.IntegrityError',
   /** A person rejected an approval. Delivered with SendTaskFailure. */

@@ -116,7 +116,7 @@ export function createRecoverRun(deps: RecoverDeps) {
     try {
       run = await deps.ledger.getRun(ended.runId);
     } catch (error) {
-      // A run record that fails verification is never resumed: an operator looks (README, guarantees).
+      // A run record that fails verification is never resumed: an operator looks (docs/guarantees.md).
       if ((error as Error).name === ErrorNames.LedgerIntegrity) return { runId: ended.runId, action: 'ignored', reason: (error as Error).message };
       throw error;
     }

@@ -129,7 +129,7 @@ export function createStartRun(deps: StartRunDeps) {
       throw new InvalidInputError(`model: run ${existing.runId} runs on ${existing.model}, not ${request.model}: start a new run id to use another model`);
     }
     // A killed run is finished too, whichever switch killed it: lifting the global kill switch
-    // lets new runs start, it does not bring back the runs it stopped (README, Guards).
+    // lets new runs start, it does not bring back the runs it stopped (docs/guards.md).
     if (existing.status === 'succeeded' || existing.status === 'stopped' || existing.status === 'killed') {
       return { runId: existing.runId, action: 'finished', status: existing.status };
     }
@@ -137,7 +137,7 @@ export function createStartRun(deps: StartRunDeps) {
     if (existing.status === 'running' && (await deps.executions.isRunning(existing.executionArn))) {
       return { runId: existing.runId, action: 'duplicate', status: 'running' };
     }
-    // A run stopped by an integrity failure waits for an operator (README, guarantees): resumed
+    // A run stopped by an integrity failure waits for an operator (docs/guarantees.md): resumed
     // only on purpose, after `savepoint verify`, with --force.
     if (existing.status === 'failed' && existing.error?.error === ErrorNames.LedgerIntegrity && !request.force) {
       throw new LedgerIntegrityError(

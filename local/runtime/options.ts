@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ModelClient } from '../../lambdas/records/messages.js';
 import type { ApprovalRequested } from '../../lambdas/approvals/notify.js';
 import type { ApprovalPolicy } from '../../lambdas/approvals/policy.js';
@@ -116,6 +117,15 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * such a caller to (local/aws/iam/api-gateway.ts).
    * @default one approver, this machine's user, by link and by the API; no second approver
    */
+  /**
+   * The loopback port of the approval and runs APIs (`savepoint serve --port`), and what else that
+   * port serves outside the credential's paths (serve's console: local/services/approval-api.ts `fallback`).
+   * @default any free port, nothing else
+   */
+  readonly api?: {
+    readonly port?: number;
+    readonly fallback?: (request: IncomingMessage, response: ServerResponse) => boolean;
+  };
   readonly approvals?: {
     readonly approvers?: readonly string[];
     readonly policy?: ApprovalPolicy;
@@ -176,7 +186,7 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   /**
    * When the embedded ledger on disk acknowledges a write. `async`: once it is in the operating
    * system's page cache — a killed process loses nothing acknowledged, a power loss or an OS crash
-   * may lose the writes of the last seconds (README, "Guarantees and their limits"). `sync`: once
+   * may lose the writes of the last seconds (docs/guarantees.md). `sync`: once
    * the log and then its head are on the disk (fdatasync each): a power loss loses nothing
    * acknowledged, at about three times the time of a step on this machine's disk.
    * @default 'async'

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { userInfo } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { createLoopbackServer, type ConnectionLimits } from '../../lambdas/shared/loopback-server.js';
@@ -14,14 +14,15 @@ type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<A
 const MAX_BODY = 64 * 1024;
 /** A run request carries the run's input: up to Step Functions' 256 KiB execution input, and its framing. */
 const MAX_RUN_BODY = PAYLOAD_LIMIT_BYTES + 4 * 1024;
-const ROUTE = /^\/v1\/(approvals|decide|runs)(?:\/([^/]+))?\/?$/;
+const ROUTE = /^\/v1\/(approvals|decide|runs)(?:\/([^/]+)(\/cancel)?)?\/?$/;
 
 /**
  * The approval API on loopback, as API Gateway would call the ApprovalCallback function: each HTTP
  * request becomes a REST API proxy event for the same handler, and its result becomes the response.
  *   GET /v1/approvals · GET /v1/approvals/{approvalId} · POST /v1/approvals/{approvalId}
  *   GET /v1/decide/{approvalId}?link=… · POST /v1/decide/{approvalId}
- *   POST /v1/runs (the runs API, RunsApi's function on AWS: a run started as this machine's user)
+ *   POST /v1/runs · GET /v1/runs · GET /v1/runs/{runId} · POST /v1/runs/{runId}/cancel
+ *     (the runs API, RunsApi's function on AWS: runs started and cancelled as this machine's user)
  * Where API Gateway verifies the caller's SigV4 signature, the loopback API requires its credential
  * (local/services/loopback-credential.ts) on /approvals: its address is `http://127.0.0.1:<port>/<credential>/v1/approvals`,
  * readable only by the state directory's owner, and its requests carry this machine's user as their
@@ -42,6 +43,12 @@ export async function startApprovalApi(
      * caller (undefined on the open page). A refusal is answered with its status, the handler never called.
      */
     authorize?: (method: string, path: string, principal: string | undefined) => { allowed: true } | { allowed: false; status: number; message: string };
+    /**
+     * What else this port serves, outside the credential's paths (`savepoint serve`'s console:
+     * console/proxy.ts): given a request without the credential first, it answers it and returns
+     * true, or returns false and the request is refused as any other without the credential.
+     */
+    fallback?: (request: IncomingMessage, response: ServerResponse) => boolean;
   } = {},
 ) {
   const user = options.user ?? localUser();
@@ -53,6 +60,7 @@ export async function startApprovalApi(
       const target = request.url ?? '/';
       const page = target.startsWith('/v1/decide');
       const authorized = page ? target : pathAfterCredential(target, credential);
+      if (authorized === undefined && !page && options.fallback?.(request, response)) return;
       if (authorized === undefined) {
         request.resume(); // read and dropped: the refusal is sent after the body, not as a reset
         return answer(403, MISSING_CREDENTIAL);
@@ -65,14 +73,15 @@ export async function startApprovalApi(
       if (page && route !== 'decide') return answer(403, MISSING_CREDENTIAL);
       const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
       if (route === 'decide' && approvalId === undefined) return answer(404, `no route ${url.pathname}`);
-      if (route === 'runs' && (approvalId !== undefined || !options.runs)) return answer(404, `no route ${url.pathname}`);
-      const decision = options.authorize?.(request.method ?? 'GET', `/${route}${approvalId === undefined ? '' : `/${approvalId}`}`, route === 'decide' ? undefined : user);
+      const cancel = match[3] !== undefined;
+      if ((route === 'runs' && !options.runs) || (cancel && route !== 'runs')) return answer(404, `no route ${url.pathname}`);
+      const decision = options.authorize?.(request.method ?? 'GET', `/${route}${approvalId === undefined ? '' : `/${approvalId}`}${cancel ? '/cancel' : ''}`, route === 'decide' ? undefined : user);
       if (decision && !decision.allowed) {
         request.resume();
         return answer(decision.status, decision.message);
       }
       const body = await readBody(request, route === 'runs' ? { limit: MAX_RUN_BODY, what: 'a run request' } : { limit: MAX_BODY, what: 'an approval decision' });
-      const event = proxyEvent(request, url, { route, approvalId, body, principal: route === 'decide' ? undefined : user });
+      const event = proxyEvent(request, url, { route, approvalId, cancel, body, principal: route === 'decide' ? undefined : user });
       const result = route === 'runs' ? await options.runs!(event, lambdaContext('RunsApi', 20_000)) : await handler(event, lambdaContext('ApprovalCallback', 30_000));
       response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
     } catch (error) {
@@ -154,13 +163,14 @@ export function localUser(): string {
 function proxyEvent(
   request: IncomingMessage,
   url: URL,
-  { route, approvalId, body, principal }: { route: 'approvals' | 'decide' | 'runs'; approvalId: string | undefined; body: string | null; principal: string | undefined },
+  { route, approvalId, cancel, body, principal }: { route: 'approvals' | 'decide' | 'runs'; approvalId: string | undefined; cancel: boolean; body: string | null; principal: string | undefined },
 ): APIGatewayProxyEvent {
   const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : value]));
   return apiGatewayEvent({
     method: request.method ?? 'GET',
     route,
     approvalId,
+    cancel,
     path: url.pathname,
     headers,
     query: url.searchParams.size > 0 ? Object.fromEntries(url.searchParams) : null,
@@ -180,7 +190,9 @@ function proxyEvent(
 export function apiGatewayEvent(request: {
   method: string;
   route: 'approvals' | 'decide' | 'runs';
+  /** On `runs`: the `/cancel` action of the run `approvalId` names. */
   approvalId?: string | undefined;
+  cancel?: boolean;
   path?: string;
   headers?: Record<string, string | undefined>;
   query?: Record<string, string> | null;
@@ -189,9 +201,11 @@ export function apiGatewayEvent(request: {
   sourceIp?: string;
   userAgent?: string | null;
 }): APIGatewayProxyEvent {
-  const { method, route, approvalId, principal } = request;
-  const resource = approvalId === undefined ? `/${route}` : `/${route}/{approvalId}`;
-  const path = request.path ?? `/v1/${route}${approvalId === undefined ? '' : `/${encodeURIComponent(approvalId)}`}`;
+  const { method, route, approvalId, principal, cancel = false } = request;
+  // The runs API's resources name their parameter runId (infra/durable-agent.ts), the approvals' approvalId.
+  const parameter = route === 'runs' ? 'runId' : 'approvalId';
+  const resource = approvalId === undefined ? `/${route}` : `/${route}/{${parameter}}${cancel ? '/cancel' : ''}`;
+  const path = request.path ?? `/v1/${route}${approvalId === undefined ? '' : `/${encodeURIComponent(approvalId)}${cancel ? '/cancel' : ''}`}`;
   return {
     resource,
     path: path.replace(/^\/v1/, ''),
@@ -200,7 +214,7 @@ export function apiGatewayEvent(request: {
     multiValueHeaders: {},
     queryStringParameters: request.query ?? null,
     multiValueQueryStringParameters: null,
-    pathParameters: approvalId === undefined ? null : { approvalId },
+    pathParameters: approvalId === undefined ? null : { [parameter]: approvalId },
     stageVariables: null,
     body: request.body,
     isBase64Encoded: false,

@@ -51,7 +51,7 @@ describe('the approval API in the template', () => {
     const approverArns = [bob, `arn:aws:iam::${account}:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b`, `arn:aws:iam::${account}:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b`, ops].sort();
     expect(bySid['OnlyApprovers']).toMatchObject({ Effect: 'Deny', Principal: { AWS: '*' }, Resource: ['execute-api:/*/*/approvals', 'execute-api:/*/*/approvals/*'], Condition: { ArnNotLike: { 'aws:PrincipalArn': approverArns } } });
     expect(bySid['Approvers']).toMatchObject({ Effect: 'Allow', Condition: { ArnLike: { 'aws:PrincipalArn': approverArns } } });
-    expect(bySid['OnlyStarters']).toMatchObject({ Effect: 'Deny', Resource: 'execute-api:/*/POST/runs', Condition: { ArnNotLike: { 'aws:PrincipalArn': [starter] } } });
+    expect(bySid['OnlyStarters']).toMatchObject({ Effect: 'Deny', Resource: ['execute-api:/*/POST/runs', 'execute-api:/*/POST/runs/*/cancel'], Condition: { ArnNotLike: { 'aws:PrincipalArn': [starter] } } });
   });
 
   it('without approverPrincipals, denies /approvals to everyone (links only) and leaves /runs to IAM', () => {

@@ -109,6 +109,9 @@ describe('approvals in the template', () => {
         'GET {approvalId} NONE',
         'POST {approvalId} NONE',
         'POST runs AWS_IAM',
+        'GET runs AWS_IAM',
+        'GET {runId} AWS_IAM',
+        'POST cancel AWS_IAM',
       ].sort(),
     );
     const decide = Object.entries(resourcePaths).find(([, path]) => path === 'decide')![0];
@@ -129,7 +132,7 @@ describe('approvals in the template', () => {
     // (GetItem, the seal key to verify it), and no decision key.
     expect(envOf(Steps.RunsApi)['TABLE_NAME']).toBeDefined();
     expect([...actionsOf(Steps.RunsApi)].filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:')).sort()).toEqual([
-      'dynamodb:GetItem', 'secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue', 'states:StartExecution',
+      'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue', 'states:StartExecution', 'states:StopExecution',
     ]);
   });
 

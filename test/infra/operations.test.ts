@@ -8,7 +8,7 @@ import { SavepointStack } from '../../infra/stack.js';
 import { LedgerIndexes } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { METRICS_NAMESPACE, MetricNames } from '../../lambdas/shared/metrics.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
-import { README } from '../readme/readme-text.js';
+import { DOC_FILES } from '../readme/readme-text.js';
 
 type Retrier = { ErrorEquals: string[]; IntervalSeconds?: number; BackoffRate?: number; MaxAttempts?: number; MaxDelaySeconds?: number; JitterStrategy?: string };
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: Record<string, Record<string, unknown>> };
@@ -269,16 +269,17 @@ describe('watch it', () => {
   });
 
   it('names the runbook entry of every alarm in its description', () => {
-    for (const alarm of alarmsByDescription()) expect(alarm.AlarmDescription).toMatch(/Runbook: README\.md#[a-z]+$/);
+    for (const alarm of alarmsByDescription()) expect(alarm.AlarmDescription).toMatch(/Runbook: docs\/operating-on-aws\.md#[a-z]+$/);
     expect(Object.keys(AlarmIds).length).toBe(10);
   });
 
-  it('has a runbook entry in the README for every alarm it names', () => {
-    const readme = README;
-    const headings = new Set([...readme.matchAll(/^#{2,4} (.+)$/gm)].map((match) => match[1]!.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
+  it('has a runbook entry in the guide it names for every alarm', () => {
     for (const alarm of alarmsByDescription()) {
-      const anchor = /Runbook: README\.md#([a-z]+)$/.exec(alarm.AlarmDescription)![1]!;
-      expect(headings.has(anchor), anchor).toBe(true);
+      const [, path, anchor] = /Runbook: (docs\/[a-z-]+\.md)#([a-z]+)$/.exec(alarm.AlarmDescription)!;
+      const guide = DOC_FILES.get(path!);
+      expect(guide, path).toBeDefined();
+      const headings = new Set([...guide!.matchAll(/^#{2,4} (.+)$/gm)].map((match) => match[1]!.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
+      expect(headings.has(anchor!), anchor).toBe(true);
     }
   });
 

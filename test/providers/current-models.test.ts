@@ -6,7 +6,7 @@ import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 
 /**
- * Examples and defaults name current models (issue 39, item 4): every Claude model the README, the
+ * Examples and defaults name current models (issue 39, item 4): every Claude model the README and its guides (docs/), the
  * example agents and the harness's own messages and docs name — as `anthropic:<id>`, or through
  * Bedrock as `bedrock:[<region>.]anthropic.<id>-v<n>:<m>` — is called once with the bundled
  * `@anthropic-ai/sdk`, which warns on every call of a model it calls deprecated ("… is deprecated
@@ -14,12 +14,12 @@ import type { WireServer } from '../../sim/wire/http.js';
  * keep older models on purpose, for runs already bound to them, and are not scanned; nor are tests.
  */
 const ROOT = new URL('../../', import.meta.url).pathname;
-const SCANNED = ['README.md', 'agents', 'lambdas', 'cli', 'infra', 'cdk', 'client', 'testing', 'sim', 'bench', 'local'];
+const SCANNED = ['README.md', 'docs', 'agents', 'lambdas', 'cli', 'infra', 'cdk', 'client', 'testing', 'sim', 'bench', 'local'];
 const PRICE_TABLES = /^lambdas\/models\/[a-z-]+-provider\.ts$/;
 
 function files(path: string): string[] {
   if (path.endsWith('.md') || path.endsWith('.ts')) return [path];
-  return (readdirSync(join(ROOT, path), { recursive: true }) as string[]).filter((file) => file.endsWith('.ts')).map((file) => join(path, file));
+  return (readdirSync(join(ROOT, path), { recursive: true }) as string[]).filter((file) => file.endsWith('.ts') || file.endsWith('.md')).map((file) => join(path, file));
 }
 
 /** Each Claude model id named, with where. */

@@ -1,25 +1,43 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * The README's snippets, for the tests that run them (from a package outside the repository:
- * own-agent.test.ts; and the repository's own: the CLI bundle, the deploy commands, the runbook,
- * the fork request): each is taken from the README itself, so the doc and the test cannot drift;
- * a snippet that is not where its pattern looks for it fails the test, naming it.
+ * The snippets of the README and of the guides in docs/, for the tests that run them (from a
+ * package outside the repository: own-agent.test.ts; and the repository's own: the CLI bundle, the
+ * deploy commands, the runbook, the fork request): each is taken from the text itself, so the doc
+ * and the test cannot drift; a snippet that is not where its pattern looks for it fails the test,
+ * naming it. The guides are every docs/*.md, found when the tests load: a guide added later is
+ * searched too, with no list to update.
  */
-export const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const ROOT = new URL('../../', import.meta.url);
 
-/** The files the README shows under `<!-- readme-file: name -->`, by name. */
+/** README.md, then every guide of docs/ in name order: each file's path (from the repository's root) and text. */
+export const DOC_FILES: ReadonlyMap<string, string> = new Map(
+  ['README.md', ...readdirSync(new URL('docs/', ROOT)).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)].map((path) => [path, readFileSync(new URL(path, ROOT), 'utf8')]),
+);
+
+/** The README and the guides, one after another: for a test that looks at every snippet of a kind (each deploy command). */
+export const README = [...DOC_FILES.values()].join('\n\n');
+
+/** The files the README and the guides show under `<!-- readme-file: name -->`, by name (a name shown twice fails). */
 export function readmeFiles(): Record<string, string> {
-  const files = Object.fromEntries([...README.matchAll(/<!-- readme-file: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)].map((match) => [match[1]!, match[2]!]));
-  for (const name of ['my-agent.ts', 'my-agent.dev.ts', 'my-agent.test.ts', 'my-agent.node-test.ts', 'app.ts']) if (!files[name]) throw new Error(`README.md has no <!-- readme-file: ${name} --> block`);
+  const files: Record<string, string> = {};
+  for (const [path, text] of DOC_FILES) {
+    for (const match of text.matchAll(/<!-- readme-file: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)) {
+      if (files[match[1]!] !== undefined) throw new Error(`<!-- readme-file: ${match[1]} --> is shown twice (again in ${path})`);
+      files[match[1]!] = match[2]!;
+    }
+  }
+  for (const name of ['my-agent.ts', 'my-agent.dev.ts', 'my-agent.test.ts', 'my-agent.node-test.ts', 'app.ts']) if (!files[name]) throw new Error(`neither README.md nor docs/*.md has a <!-- readme-file: ${name} --> block`);
   return files;
 }
 
-/** The one match of `pattern`'s first group in the README, or a failure naming what is missing. */
+/** The first match of `pattern`'s first group in the README, else in the first guide of docs/ that has one; or a failure naming what is missing. */
 export function readmeInline(pattern: RegExp, what: string): string {
-  const found = pattern.exec(README)?.[1];
-  if (found === undefined) throw new Error(`README.md has no ${what} (${pattern})`);
-  return found;
+  for (const text of DOC_FILES.values()) {
+    const found = new RegExp(pattern.source, pattern.flags.replace('g', '')).exec(text)?.[1];
+    if (found !== undefined) return found;
+  }
+  throw new Error(`neither README.md nor docs/*.md has ${what} (${pattern})`);
 }
 
 /** A command line as the shell splits it: words, 'single-quoted' words whole, a trailing # comment dropped. */

@@ -1,0 +1,259 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
+import type { RunReport } from '../lambdas/runs/report.js';
+import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
+import { TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
+
+/**
+ * `connect`: the client of a runs API — `savepoint serve` on this machine, or a deployed stack —
+ * over HTTP only. It holds no ledger and no engine: whatever it does, it asks the API, which
+ * records who asked (the owner's credential locally, the IAM principal that signed on AWS).
+ */
+
+/** A run as the runs API answers it (`GET /v1/runs/{runId}`). */
+export interface Run {
+  /** The run's id, its idempotency key. */
+  runId: string;
+  /** The agent that runs it. */
+  agent: string;
+  /** Where the run is, in MCP Tasks' states: `working`, `input_required`, then `completed`, `failed` or `cancelled`. */
+  lifecycle: Lifecycle;
+  /** savepoint's own status and figures. */
+  report: RunReport;
+  /** The decisions it waits for (never a task token). */
+  approvals: Approval[];
+  /** Read it again after this many seconds; absent once the run has ended. */
+  pollAfterSeconds?: number;
+}
+
+/** An approval as a caller may see it. */
+export type Approval = Omit<ApprovalRecord, 'kind'>;
+
+/** What `start` answers: the run it started, or the one that already had this run id. */
+export interface StartedRun {
+  runId: string;
+  agent: string;
+  executionArn: string;
+  /** Who started it, as the API authenticated the caller. */
+  startedBy?: string;
+  lifecycle: Lifecycle;
+  /** False when the run id named a run that existed: nothing was started. */
+  created: boolean;
+}
+
+/** One run of a listing. */
+export interface RunSummary {
+  runId: string;
+  agent: string;
+  status: RunRecord['status'];
+  lifecycle: Lifecycle;
+  createdAt: string;
+  finishedAt?: string;
+  startedBy?: string;
+}
+
+/** A page of runs, newest first. */
+export interface RunPage {
+  runs: RunSummary[];
+  /** Pass it back as `cursor` for the next page; absent on the last one. */
+  nextCursor?: string;
+}
+
+/** What `start` starts. */
+export interface StartOptions {
+  /** The agent to run. @default the one the API serves */
+  agent?: string;
+  /** The run's input, checked by the agent's input schema (a bad one is refused, naming the field). */
+  input: unknown;
+  /** The idempotency key of the whole run: the same id answers the same run. @default the agent's run id of the input */
+  runId?: string;
+  /** Budgets and other settings of this run (RunConfig), e.g. `{ maxDollars: 2 }`. */
+  config?: Record<string, unknown>;
+  /** The run's model (`provider:model-id`). @default the deployment's */
+  model?: string;
+}
+
+/** One event of a run's progress stream (`GET /v1/runs/{runId}/events`). */
+export interface RunEvent {
+  /** The event's fixed position in the run: what a resume (`after`) names. */
+  readonly id: string;
+  readonly type: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+/** A refusal of the API: its HTTP status and the message naming the problem. */
+export class RunsApiError extends Error {
+  override readonly name = 'RunsApiError';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The client `connect` returns: the same for `serve` and for a deployed stack. */
+export interface RunsClient {
+  /**
+   * Starts a run (202), or answers the run that already has this run id (nothing started).
+   *
+   * @example
+   * const { runId } = await client.start({ input: { date: '2026-11-28' }, runId: 'nightly-2026-11-28' });
+   */
+  start(options: StartOptions): Promise<StartedRun>;
+  /** The run now; `undefined` for a run id the deployment does not hold. */
+  get(runId: string): Promise<Run | undefined>;
+  /**
+   * A page of runs, newest first.
+   *
+   * @example
+   * for (let page = await client.list({ status: 'input_required' }); ; page = await client.list({ cursor: page.nextCursor })) {
+   *   for (const run of page.runs) console.log(run.runId);
+   *   if (!page.nextCursor) break;
+   * }
+   */
+  list(query?: { agent?: string; status?: RunRecord['status'] | Lifecycle; cursor?: string; limit?: number }): Promise<RunPage>;
+  /**
+   * Resolves when the run has ended (or waits for a person, with `untilInput`), by long-polls of at
+   * most 20 s each (under API Gateway's 29 s).
+   *
+   * @example
+   * const run = await client.wait(runId);
+   * console.log(run.lifecycle, run.report.dollars);
+   */
+  wait(runId: string, options?: { untilInput?: boolean; signal?: AbortSignal }): Promise<Run>;
+  /** Cancels a live run: the kill is recorded with who asked; a run that waits for a person stops at once. */
+  cancel(runId: string, options?: { reason?: string }): Promise<Run>;
+  /** The approvals waiting for a decision: of one run, or of every run. */
+  approvals(runId?: string): Promise<Approval[]>;
+  /** Approves or rejects an approval, as the caller the API authenticated. */
+  decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<Approval & { delivered?: boolean }>;
+  /**
+   * The run's progress as it happens (`GET /v1/runs/{runId}/events`), resuming after `after`.
+   * Not served by this version yet: iterating it throws a RunsApiError (501).
+   */
+  events(runId: string, options?: { after?: string; signal?: AbortSignal }): AsyncIterable<RunEvent>;
+}
+
+/** Where `connect` finds the runs API. */
+export type ConnectOptions =
+  | {
+      /** The state directory of a `savepoint serve` on this machine: its address and credential are in its engine.json (readable by its owner only). */
+      stateDir: string;
+    }
+  | {
+      /** The origin of a `savepoint serve` (`http://127.0.0.1:<port>`). */
+      url: string;
+      /** Its credential (the first path segment of every request). */
+      credential: string;
+    }
+  | {
+      /** A deployed stack's name: its runs API is found by its CloudFormation outputs, and each request is signed (SigV4) with your AWS credentials. */
+      stack: string;
+      /** @default your AWS configuration's */
+      region?: string;
+      /** The stack's agent, when it runs several. */
+      agent?: string;
+    };
+
+/** The runs API's base (`…/v1`) and how to reach it. */
+export interface RunsEndpoint {
+  /** e.g. `http://127.0.0.1:4321/<credential>/v1`, or `https://<api>.execute-api.<region>.amazonaws.com/v1`. */
+  readonly base: string;
+  /** @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+}
+
+/**
+ * Connects to a runs API: `savepoint serve` by its state directory or its address, or a deployed
+ * stack. Each returns the same client.
+ *
+ * @example
+ * ```ts
+ * import { connect } from 'savepoint/client';
+ *
+ * const client = await connect({ stateDir: '.savepoint' }); // or { url, credential }, or { stack: 'Savepoint', region: 'eu-west-1' }
+ * const { runId } = await client.start({ agent: 'refund-reconciler', input: { date: '2026-11-28' } });
+ * const run = await client.wait(runId, { untilInput: true });
+ * for (const approval of run.approvals) await client.decide(approval.approvalId, 'approve');
+ * console.log((await client.wait(runId)).lifecycle); // 'completed'
+ * ```
+ */
+export async function connect(options: ConnectOptions): Promise<RunsClient> {
+  if ('stateDir' in options) return runsClient(servedAt(options.stateDir));
+  if ('url' in options) return runsClient({ base: `${options.url.replace(/\/+$/, '')}/${options.credential}/v1` });
+  // The AWS SDK loads only for a deployed stack.
+  const { stackEndpoint } = await import('./aws.js');
+  return runsClient(await stackEndpoint(options));
+}
+
+/** The runs API a `savepoint serve` publishes in its state directory (engine.json). */
+export function servedAt(stateDir: string): RunsEndpoint {
+  const file = join(resolve(stateDir), 'engine.json');
+  let runs: unknown;
+  try {
+    runs = (JSON.parse(readFileSync(file, 'utf8')) as { endpoints?: { runs?: unknown } }).endpoints?.runs;
+  } catch (error) {
+    const missing = (error as { code?: string }).code === 'ENOENT';
+    throw new RunsApiError(503, missing ? `stateDir: no savepoint engine serves ${stateDir} (no ${file}): start one with \`savepoint serve --agent <name|path>\`` : `stateDir: ${file} cannot be read: ${(error as Error).message}`);
+  }
+  if (typeof runs !== 'string' || !/\/v1\/runs$/.test(runs)) throw new RunsApiError(503, `stateDir: ${file} names no runs API (an engine older than this client): restart it with \`savepoint serve\``);
+  return { base: runs.slice(0, -'/runs'.length) };
+}
+
+/** The client of the runs API at `endpoint` (what `connect` returns). */
+export function runsClient(endpoint: RunsEndpoint): RunsClient {
+  const send = endpoint.fetch ?? fetch;
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = []): Promise<{ status: number; body: T }> => {
+    const response = await send(`${endpoint.base}${path}`, {
+      method,
+      ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    let answer: unknown;
+    try {
+      answer = text === '' ? {} : JSON.parse(text);
+    } catch {
+      answer = { message: text.slice(0, 200) };
+    }
+    if (!response.ok && !accept.includes(response.status)) {
+      throw new RunsApiError(response.status, (answer as { message?: string }).message ?? `the runs API answered ${response.status}`);
+    }
+    return { status: response.status, body: answer as T };
+  };
+  const runPath = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
+  const get = async (runId: string, wait?: number): Promise<Run | undefined> => {
+    const answer = await call<Run>('GET', `${runPath(runId)}${wait ? `?wait=${wait}` : ''}`, undefined, [404]);
+    return answer.status === 404 ? undefined : answer.body;
+  };
+
+  return {
+    start: async (options) => (await call<StartedRun>('POST', '/runs', options)).body,
+    get: (runId) => get(runId),
+    async list(query = {}) {
+      const params = new URLSearchParams(Object.entries(query).flatMap(([key, value]) => (value === undefined ? [] : [[key, String(value)]])));
+      return (await call<RunPage>('GET', `/runs${params.size > 0 ? `?${params}` : ''}`)).body;
+    },
+    async wait(runId, options = {}) {
+      for (;;) {
+        const run = await get(runId, 20);
+        if (!run) throw new RunsApiError(404, `runId: no run ${runId}`);
+        if (TERMINAL_LIFECYCLES.includes(run.lifecycle) || (options.untilInput && run.lifecycle === 'input_required')) return run;
+        if (options.signal?.aborted) throw new Error(`stopped waiting for run ${runId}`, { cause: options.signal.reason });
+      }
+    },
+    cancel: async (runId, options = {}) => (await call<Run>('POST', `${runPath(runId)}/cancel`, options)).body,
+    async approvals(runId) {
+      const { approvals } = (await call<{ approvals: Approval[] }>('GET', '/approvals')).body;
+      return runId === undefined ? approvals : approvals.filter((approval) => approval.runId === runId);
+    },
+    decide: async (approvalId, decision, options = {}) =>
+      (await call<Approval & { delivered?: boolean }>('POST', `/approvals/${encodeURIComponent(approvalId)}`, { decision, ...(options.reason !== undefined && { reason: options.reason }) })).body,
+    events: () => ({
+      [Symbol.asyncIterator]: () => ({
+        next: () => Promise.reject(new RunsApiError(501, 'events: the run event stream is not served by this version of savepoint yet; poll with wait()')),
+      }),
+    }),
+  };
+}

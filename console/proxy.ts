@@ -1,0 +1,37 @@
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+
+/** The console's paths (console/server.ts): its page, its assets and its API. */
+const CONSOLE_PATH = /^\/(?:$|app\.js$|style\.css$|api\/)/;
+
+/**
+ * The console behind another loopback port (`savepoint serve` serves the runs API, the approval
+ * API and the console on one): a request for one of the console's paths is passed to the console
+ * server as it came, and its answer (an event stream too) passed back. The console refuses a Host
+ * or an Origin that is not its own (DNS rebinding, a cross-site POST); they are checked here
+ * against this port and then named as the console's, so both checks still hold. Returns whether
+ * it took the request.
+ */
+export function consoleProxy(consoleOrigin: string, servedAt: () => number) {
+  const target = new URL(consoleOrigin);
+  return (request: IncomingMessage, response: ServerResponse): boolean => {
+    const path = new URL(request.url ?? '/', 'http://console.invalid').pathname;
+    if (!CONSOLE_PATH.test(path)) return false;
+    const port = servedAt();
+    const own = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+    if (!own.includes(request.headers.host ?? '')) {
+      request.resume();
+      response.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `Host ${request.headers.host ?? '(none)'} is not this console's` }));
+      return true;
+    }
+    const { origin } = request.headers;
+    const headers = { ...request.headers, host: target.host, ...(origin !== undefined && own.some((host) => origin === `http://${host}`) && { origin: target.origin }) };
+    const upstream = httpRequest({ hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    });
+    upstream.on('error', () => (response.headersSent ? response.destroy() : response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'the console did not answer' }))));
+    response.on('close', () => upstream.destroy());
+    request.pipe(upstream);
+    return true;
+  };
+}

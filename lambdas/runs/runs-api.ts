@@ -1,0 +1,224 @@
+import * as z from 'zod';
+import type { Identity } from '../approvals/policy.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { ApprovalRecord, RunRecord } from '../records/ledger-records.js';
+import { RunStatus } from '../records/ledger-records.js';
+import { InvalidInputError, NotFoundError } from '../shared/errors.js';
+import { timersOf } from '../shared/ports.js';
+import { parseOrThrow } from '../shared/validation.js';
+import { lifecycleOf, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js';
+import { loadReport, type RunReport } from './report.js';
+import { KillReason, RunId, runIdOf } from './run-request.js';
+import { createStartRoute, StarterRefused, StartRunBody, type StartRouteDeps } from './start-route.js';
+import { starterPerson } from '../approvals/people.js';
+
+/**
+ * The runs API (`/v1/runs`), one set of routes for `savepoint serve` and a deployed stack
+ * (adapters/runs-http.ts serves them as API Gateway proxy events):
+ *
+ *   POST /runs                  start a run (202, `Location`); idempotent on its run id
+ *   GET  /runs/{runId}          the run: report, lifecycle, waiting approvals, a poll hint;
+ *                               `?wait=<s>` long-polls until its lifecycle changes (capped)
+ *   GET  /runs?agent=&status=&cursor=&limit=   newest first, paged by an opaque cursor
+ *   POST /runs/{runId}/cancel   `{"reason"?}`: a kill recorded with the caller as who asked
+ *
+ * What idempotent means here: a run request names its run (its `runId`, or the agent's run id of
+ * its input); when the ledger already holds that run, nothing starts and the answer is that run.
+ * A run whose execution failed for good is the exception: the request resumes it (a new execution
+ * of the same run, as `savepoint resume` does). A request that names its execution
+ * (`executionName`: the CLI's own `run` / `resume`) always starts one, as `POST /runs` did.
+ */
+
+/** How long a long-poll may wait at most: under API Gateway's 29 s integration timeout, with the function's own margin. */
+export const MAX_WAIT_SECONDS = 20;
+/** What a poller is told to wait between two reads of a live run (`Retry-After`, `pollAfterSeconds`). */
+export const POLL_AFTER_SECONDS = 2;
+/** How often a long-poll reads the run again. */
+const LONG_POLL_EVERY_MS = 1_000;
+/** Left of the function's time when a long-poll answers, whatever it was asked: the answer still has to reach the caller. */
+const ANSWER_MARGIN_MS = 2_000;
+/** At most this many runs are listed through, page after page (a ledger's Scan, newest first). */
+const LIST_SCAN_LIMIT = 10_000;
+
+/** `POST /v1/runs`: a run request, and the agent it is for (the one this API runs, when named). */
+export const StartRunV1Body = StartRunBody.extend({ agent: z.string().min(1).max(200).optional() }).strict();
+export type StartRunV1Body = z.infer<typeof StartRunV1Body>;
+
+export const CancelBody = z.object({ reason: KillReason.optional() }).strict();
+
+export const ListQuery = z
+  .object({
+    agent: z.string().min(1).max(200).optional(),
+    status: z.union([RunStatus, z.enum(['working', 'input_required', 'completed', 'cancelled'])]).optional(),
+    cursor: z.string().min(1).max(1_000).optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  .strict();
+
+export const GetQuery = z.object({ wait: z.coerce.number().int().min(0).max(3_600).optional() }).strict();
+
+export interface RunsApiDeps extends StartRouteDeps {
+  /** The ledger as the runs API's role reaches it: reads runs and their records, records a kill. */
+  ledger: Ledger;
+  /** Stops an execution now (`StopExecution`): a cancelled run that waits for a person stops at once rather than at its deadline. */
+  stop?: (executionArn: string, error: string, cause: string) => Promise<void>;
+}
+
+/** A run as the runs API answers it. */
+export interface RunResource {
+  runId: string;
+  agent: string;
+  lifecycle: Lifecycle;
+  report: RunReport;
+  approvals: ApprovalRecord[];
+  /** Read the run again after this many seconds (also the `Retry-After` header); absent once it has ended. */
+  pollAfterSeconds?: number;
+}
+
+/** What `POST /v1/runs` answers: the run it started, or the one the ledger holds under that id. */
+export interface RunAccepted {
+  runId: string;
+  agent: string;
+  executionArn: string;
+  startedBy?: string;
+  lifecycle: Lifecycle;
+  /** False when the ledger already held the run and nothing was started. */
+  created: boolean;
+}
+
+/** A run in a listing. */
+export interface RunSummary {
+  runId: string;
+  agent: string;
+  status: RunRecord['status'];
+  lifecycle: Lifecycle;
+  createdAt: string;
+  finishedAt?: string;
+  startedBy?: string;
+}
+
+/** A cancel refused because the run has ended (409). */
+export class RunEnded extends Error {
+  constructor(
+    message: string,
+    readonly run: RunResource,
+  ) {
+    super(message);
+    this.name = 'RunEnded';
+  }
+}
+
+export function createRunsRoutes(deps: RunsApiDeps) {
+  const startRoute = createStartRoute(deps);
+  const timers = timersOf(deps.clock);
+  const sleep = (ms: number) => new Promise<void>((resolve) => timers.after(ms, resolve));
+
+  const pendingOf = async (runId: string) => (await deps.ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
+
+  const read = async (runId: string): Promise<RunResource | undefined> => {
+    const report = await loadReport(deps.ledger, runId, deps.clock.now(), deps.agent);
+    if (!report) return undefined;
+    const approvals = await pendingOf(runId);
+    const lifecycle = lifecycleOf(report.status, approvals.length);
+    return { runId, agent: report.agent, lifecycle, report, approvals, ...(!TERMINAL_LIFECYCLES.includes(lifecycle) && { pollAfterSeconds: POLL_AFTER_SECONDS }) };
+  };
+
+  const get = async (rawRunId: string, rawQuery: unknown, remainingMs = Number.POSITIVE_INFINITY): Promise<RunResource> => {
+    const runId = parseOrThrow(RunId, rawRunId, 'runId');
+    const { wait = 0 } = parseOrThrow(GetQuery, rawQuery ?? {}, 'query');
+    const first = await read(runId);
+    if (!first) throw new NotFoundError(`runId: no run ${runId}`);
+    // A long-poll answers when the run moves on (its lifecycle, or the approvals it waits for), or
+    // when its wait is over: at most MAX_WAIT_SECONDS, and never past the function's own time.
+    const until = deps.clock.now().getTime() + Math.min(wait * 1_000, MAX_WAIT_SECONDS * 1_000, Math.max(0, remainingMs - ANSWER_MARGIN_MS));
+    const moved = (view: RunResource) => view.lifecycle !== first.lifecycle || view.approvals.length !== first.approvals.length;
+    let view = first;
+    while (!TERMINAL_LIFECYCLES.includes(view.lifecycle) && !moved(view)) {
+      const left = until - deps.clock.now().getTime();
+      if (left <= 0) break;
+      await sleep(Math.min(LONG_POLL_EVERY_MS, left));
+      view = (await read(runId)) ?? view;
+    }
+    return view;
+  };
+
+  const start = async (caller: Identity, body: unknown): Promise<RunAccepted> => {
+    const request = parseOrThrow(StartRunV1Body, body, 'run request');
+    const { agent, ...rest } = request;
+    if (agent !== undefined && agent !== deps.agent.name) throw new InvalidInputError(`agent: no agent ${agent} here (this API runs ${deps.agent.name})`);
+    // Idempotent on the run id, unless the caller names the execution it starts (the CLI's run and resume).
+    if (rest.executionName === undefined && rest.fork === undefined) {
+      const input = parseOrThrow(deps.agent.input, rest.input, `input of agent ${deps.agent.name}`);
+      const runId = parseOrThrow(RunId, rest.runId ?? runIdOf(deps.agent, input), 'runId');
+      const existing = await deps.ledger.getRun(runId);
+      if (existing && existing.status !== 'failed') {
+        const view = (await read(runId))!;
+        return { runId, agent: existing.agent, executionArn: existing.executionArn, ...(existing.startedBy && { startedBy: existing.startedBy }), lifecycle: view.lifecycle, created: false };
+      }
+    }
+    const started = await startRoute(caller, rest);
+    return { ...started, agent: deps.agent.name, lifecycle: 'working', created: true };
+  };
+
+  const list = async (rawQuery: unknown): Promise<{ runs: RunSummary[]; nextCursor?: string }> => {
+    const query = parseOrThrow(ListQuery, rawQuery ?? {}, 'query');
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const pending = new Map<string, number>();
+    for (const approval of await deps.ledger.listPendingApprovals()) pending.set(approval.runId, (pending.get(approval.runId) ?? 0) + 1);
+    const runs = (await deps.ledger.listRuns(LIST_SCAN_LIMIT))
+      .sort(newestFirst)
+      .filter((run) => query.agent === undefined || run.agent === query.agent)
+      .map((run) => ({ run, lifecycle: lifecycleOf(run.status, pending.get(run.runId) ?? 0) }))
+      .filter(({ run, lifecycle }) => query.status === undefined || run.status === query.status || lifecycle === query.status)
+      .filter(({ run }) => after === undefined || newestFirst(run, after) > 0);
+    const page = runs.slice(0, query.limit);
+    const last = page.at(-1)?.run;
+    return {
+      runs: page.map(({ run, lifecycle }) => ({
+        runId: run.runId, agent: run.agent, status: run.status, lifecycle, createdAt: run.createdAt,
+        ...(run.finishedAt && { finishedAt: run.finishedAt }), ...(run.startedBy && { startedBy: run.startedBy }),
+      })),
+      ...(runs.length > query.limit && last && { nextCursor: encodeCursor(last) }),
+    };
+  };
+
+  const cancel = async (caller: Identity, rawRunId: string, body: unknown): Promise<RunResource> => {
+    const runId = parseOrThrow(RunId, rawRunId, 'runId');
+    const { reason = '' } = parseOrThrow(CancelBody, body ?? {}, 'cancel request');
+    // Whoever may start runs may cancel them, recorded as the person the deployment names (approvals/people.ts).
+    const canceller = starterPerson(caller.principal ?? caller.id, caller.id, deps.people ?? {});
+    if (!canceller.ok) throw new StarterRefused(`caller: ${canceller.message}`);
+    const run = await deps.ledger.getRun(runId);
+    if (!run) throw new NotFoundError(`runId: no run ${runId}`);
+    if (run.status !== 'running') throw new RunEnded(`runId: run ${runId} is ${run.status}, not running`, (await read(runId))!);
+    // Who asked is who the transport proved (never a field); the first kill stands.
+    await deps.ledger.killRun(runId, { by: canceller.person, at: deps.clock.now().toISOString(), reason });
+    // A run that waits for a person would reach its next step only once the wait ends: stop it now
+    // (ExecutionStopped closes its approvals; the kill recorded above is the one that stands).
+    if ((await pendingOf(runId)).length > 0) await deps.stop?.(run.executionArn, 'Savepoint.Cancelled', `cancelled by ${canceller.person}${reason ? `: ${reason}` : ''}`);
+    return (await read(runId))!;
+  };
+
+  return { start, get, list, cancel };
+}
+
+/** Newest first: by creation time, then by run id (a total order, so a cursor names one place in it). */
+function newestFirst(a: Pick<RunRecord, 'createdAt' | 'runId'>, b: Pick<RunRecord, 'createdAt' | 'runId'>): number {
+  return b.createdAt.localeCompare(a.createdAt) || b.runId.localeCompare(a.runId);
+}
+
+const Cursor = z.tuple([z.string().min(1).max(64), RunId]);
+
+/** Opaque to the caller: where the last page ended (its last run's creation time and id). */
+function encodeCursor(run: Pick<RunRecord, 'createdAt' | 'runId'>): string {
+  return Buffer.from(JSON.stringify([run.createdAt, run.runId])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): Pick<RunRecord, 'createdAt' | 'runId'> {
+  try {
+    const [createdAt, runId] = Cursor.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+    return { createdAt, runId };
+  } catch {
+    throw new InvalidInputError('cursor: not a cursor this API gave (pass the nextCursor of the page before, unchanged)');
+  }
+}

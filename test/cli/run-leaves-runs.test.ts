@@ -1,0 +1,52 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connect } from '../../client/index.js';
+import { ledgerOf, workspace } from '../support/cli-process.js';
+import { sampleDay } from '../support/refund-harness.js';
+
+/**
+ * `savepoint run` is one-shot: it ends with its own run. A run an application started through its
+ * runs API meanwhile is not driven on by it; the command says so, naming the run and what resumes
+ * it (`savepoint serve` drives every run to its end: test/client/connect-serve.test.ts).
+ */
+const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+const children = new Set<ChildProcess>();
+const dirs: string[] = [];
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('savepoint run with a run started through its runs API', () => {
+  it('says, as it ends, which runs it leaves unfinished and what resumes them', async () => {
+    const { stateDir, args } = await workspace('run-leaves', sampleDay);
+    dirs.push(dirname(stateDir));
+    const run = spawn(process.execPath, [bin, ...args('run', '--run-id', 'own-run', '--approve', 'wait', '--approval-timeout', '600')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(run);
+    let output = '';
+    const asked = new Promise<void>((resolve) => {
+      run.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (/⏸ {2}approval \S+:/.test(output)) resolve();
+      });
+    });
+    run.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => run.on('close', (code) => resolve(code)));
+    await asked;
+
+    const client = await connect({ stateDir });
+    // A run that stops at its first budget check to ask a person for more: it waits while `run` ends.
+    await client.start({ input: { date: sampleDay.date }, runId: 'app-run', config: { maxSteps: 1, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 600 } });
+    expect(await client.wait('app-run', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });
+    for (;;) {
+      const own = await client.wait('own-run', { untilInput: true }).catch(() => undefined);
+      if (!own || own.lifecycle !== 'input_required') break;
+      for (const approval of await client.approvals('own-run')) await client.decide(approval.approvalId, 'approve').catch(() => undefined);
+    }
+    expect(await exited).toBe(0);
+    expect(output).toMatch(/^savepoint: this command ends with its run, and 1 other run started through its runs API is left unfinished \(app-run\): they are saved, and resume when the next engine starts on this state directory/m);
+    expect((await ledgerOf(stateDir, 'app-run')).run).toMatchObject({ status: 'running' });
+  }, 180_000);
+});

@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiGatewayEvent } from '../../local/services/approval-api.js';
+import { MAX_WAIT_SECONDS } from '../../lambdas/runs/runs-api.js';
+import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
+import { manualClock } from '../support/manual-clock.js';
+import { waitFor } from '../support/agent-harness.js';
+import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+
+/**
+ * The runs API (`/v1/runs`) over loopback HTTP, as `savepoint serve` serves it and API Gateway
+ * passes it to the RunsApi function: start (idempotent on the run id), read with a long-poll, list
+ * newest first by an opaque cursor, cancel with who asked — and every bad input answered with its
+ * status while nothing is started or changed.
+ */
+let h: Harness;
+let runs: string; // http://127.0.0.1:<port>/<credential>/v1/runs
+const clock = manualClock();
+
+beforeAll(async () => {
+  // The stack's clock is moved by hand: an approval waits for a person until a test decides or cancels.
+  h = await startHarness({ recovery: false, clock });
+  runs = h.stack.endpoints.runs;
+  // A run that waits for a person (the first to ask for these refunds: later runs of the same day share its approvals).
+  const started = await send('POST', '', { runId: 'v1-live', input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
+  expect(started.status).toBe(202);
+  await waitFor(async () => (await h.stack.ledger.listPendingApprovals()).some((approval) => approval.runId === 'v1-live'));
+}, 60_000);
+afterAll(() => h?.stack.close());
+
+async function send(method: string, path: string, body?: unknown, options: { url?: string; type?: string } = {}) {
+  const response = await fetch(`${options.url ?? runs}${path}`, {
+    method,
+    headers: { 'content-type': options.type ?? 'application/json' },
+    ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, any> };
+}
+
+/** Decides the run's approvals as they come, until it has ended. */
+async function approveAll(runId: string) {
+  for (;;) {
+    const pending = await waitFor(async () => {
+      const run = await h.stack.ledger.getRun(runId);
+      const approvals = (await h.stack.ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
+      return run && (run.status !== 'running' ? 'ended' : approvals.length > 0 ? approvals : undefined);
+    });
+    if (pending === 'ended') return;
+    for (const approval of pending) {
+      const response = await fetch(`${h.stack.endpoints.approvals}/${approval.approvalId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
+      expect(response.status).toBe(200);
+    }
+  }
+}
+
+/** What a refused request must leave as it was: the runs, their records' versions, the executions. */
+async function snapshot() {
+  return {
+    runs: await h.stack.ledger.listRuns(1_000),
+    pending: await h.stack.ledger.listPendingApprovals(),
+    executions: h.stack.engine.listExecutions().executions.length,
+  };
+}
+
+describe('the runs API', () => {
+  it('long-polls: a wait that sees no change answers after 20 s on the clock, however long it asked', async () => {
+    const now = await send('GET', '/v1-live');
+    expect(now.body).toMatchObject({ lifecycle: 'input_required', pollAfterSeconds: 2 });
+    expect(now.headers.get('retry-after')).toBe('2');
+
+    // Nothing changes while the clock moves: the long-poll answers once its wait (capped) is over.
+    for (const asked of [20, 600]) {
+      const from = clock.now().getTime();
+      let answered: { status: number; body: Record<string, any> } | undefined;
+      const polling = h.stack.runsApi(apiGatewayEvent({ method: 'GET', route: 'runs', approvalId: 'v1-live', query: { wait: String(asked) }, body: null, principal: 'local:tester' }), { getRemainingTimeInMillis: () => 28_000 } as never).then((result) => (answered = { status: result.statusCode, body: JSON.parse(result.body) }));
+      while (!answered) {
+        await new Promise((resolve) => setImmediate(resolve));
+        clock.advance(250);
+      }
+      await polling;
+      const waited = clock.now().getTime() - from;
+      expect(answered.status).toBe(200);
+      expect(answered.body['lifecycle']).toBe('input_required');
+      expect(waited).toBeGreaterThanOrEqual(MAX_WAIT_SECONDS * 1_000);
+      expect(waited).toBeLessThan(MAX_WAIT_SECONDS * 1_000 + 2_000);
+    }
+  });
+
+  it('cancels a run that waits for a person: 202, the kill recorded with who asked, the run stopped now', async () => {
+    const answer = await send('POST', '/v1-live/cancel', { reason: 'not today' });
+    expect(answer.status).toBe(202);
+    const run = await waitFor(async () => {
+      const record = await h.stack.ledger.getRun('v1-live');
+      return record?.status === 'killed' && record;
+    });
+    expect(run.killed).toMatchObject({ by: expect.stringMatching(/^local:/), reason: 'not today' });
+    const read = await send('GET', '/v1-live');
+    expect(read.body).toMatchObject({ lifecycle: 'cancelled', approvals: [] });
+  });
+
+  it('starts a run: 202, its Location, the run; the same run id again starts nothing and answers the same run', async () => {
+    const first = await send('POST', '', { runId: 'v1-twice', input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
+    expect(first.status).toBe(202);
+    expect(first.headers.get('location')).toBe('/v1/runs/v1-twice');
+    expect(first.body).toMatchObject({ runId: 'v1-twice', agent: 'refund-reconciler', lifecycle: 'working', created: true, startedBy: expect.stringMatching(/^local:/) });
+    await waitFor(() => h.stack.ledger.getRun('v1-twice'));
+    const executions = h.stack.engine.listExecutions().executions.length;
+    const again = await send('POST', '', { runId: 'v1-twice', input: sampleInput });
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ runId: 'v1-twice', executionArn: first.body['executionArn'], created: false });
+    expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
+    await approveAll('v1-twice');
+    expect((await h.stack.ledger.listRuns(1_000)).filter((run) => run.runId === 'v1-twice')).toHaveLength(1);
+  });
+
+  it('reads a run: its report, lifecycle and no poll hint once it has ended', async () => {
+    const answer = await send('GET', '/v1-twice');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ runId: 'v1-twice', agent: 'refund-reconciler', lifecycle: 'completed', report: { status: 'succeeded' }, approvals: [] });
+    expect(answer.body['pollAfterSeconds']).toBeUndefined();
+    expect(answer.headers.get('retry-after')).toBeNull();
+  });
+
+  it('lists runs newest first, a page at a time, by the cursor it gave', async () => {
+    const all = (await h.stack.ledger.listRuns(1_000)).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.runId.localeCompare(a.runId)).map((run) => run.runId);
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await send('GET', `?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.body['runs']).toHaveLength(1);
+      seen.push(...page.body['runs'].map((run: { runId: string }) => run.runId));
+      cursor = page.body['nextCursor'];
+    } while (cursor);
+    expect(seen).toEqual(all);
+    const completed = await send('GET', '?status=completed&agent=refund-reconciler');
+    expect(completed.body['runs'].map((run: { runId: string }) => run.runId)).toEqual(all.filter((runId) => runId !== 'v1-live'));
+  });
+});
+
+describe('the runs API refuses bad input with its status, and changes nothing', () => {
+  const origin = () => new URL(runs).origin;
+  const cases: { name: string; status: number; message: RegExp; request: () => Promise<{ status: number; body: Record<string, any> }> }[] = [
+    { name: 'an unknown run', status: 404, message: /^runId: no run never-ran$/, request: () => send('GET', '/never-ran') },
+    { name: 'a cancel of an unknown run', status: 404, message: /^runId: no run never-ran$/, request: () => send('POST', '/never-ran/cancel', {}) },
+    { name: 'a malformed body', status: 400, message: /^body: not valid JSON$/, request: () => send('POST', '', '{"input":') },
+    { name: 'no body', status: 400, message: /^body: required/, request: () => send('POST', '') },
+    { name: 'an unknown field', status: 400, message: /bogus/, request: () => send('POST', '', { input: sampleInput, runId: 'v1-bad-1', bogus: 1 }) },
+    { name: 'an input the agent refuses', status: 400, message: /^invalid input of agent refund-reconciler/, request: () => send('POST', '', { input: { day: 1 }, runId: 'v1-bad-2' }) },
+    { name: 'another agent', status: 400, message: /^agent: no agent other here \(this API runs refund-reconciler\)$/, request: () => send('POST', '', { agent: 'other', input: sampleInput, runId: 'v1-bad-3' }) },
+    { name: 'a bad run id', status: 400, message: /^invalid run request: runId: /, request: () => send('POST', '', { input: sampleInput, runId: 'no spaces here' }) },
+    { name: 'a form instead of JSON', status: 415, message: /^content-type: expected application\/json/, request: () => send('POST', '', 'input=1', { type: 'application/x-www-form-urlencoded' }) },
+    { name: 'a body over the limit', status: 413, message: /^body: larger than/, request: () => send('POST', '', { input: sampleInput, runId: 'v1-bad-4', model: 'x'.repeat(PAYLOAD_LIMIT_BYTES + 8 * 1024) }) },
+    { name: 'a cursor it never gave', status: 400, message: /^cursor: not a cursor this API gave/, request: () => send('GET', '?cursor=bm90LWEtY3Vyc29y') },
+    { name: 'an unknown query parameter', status: 400, message: /^invalid query: .*page/, request: () => send('GET', '?page=2') },
+    { name: 'a long-poll that is not a number', status: 400, message: /^invalid query: wait: /, request: () => send('GET', '/v1-twice?wait=soon') },
+    { name: 'an unknown field in a cancel', status: 400, message: /by/, request: () => send('POST', '/v1-twice/cancel', { by: 'mallory' }) },
+    { name: 'a cancel of a run that has ended', status: 409, message: /^runId: run v1-live is killed, not running$/, request: () => send('POST', '/v1-live/cancel', {}) },
+    { name: 'a method the route has not', status: 405, message: /^DELETE is not allowed/, request: () => send('DELETE', '/v1-twice') },
+    { name: 'no credential', status: 403, message: /^credential: missing or wrong/, request: () => send('POST', '', { input: sampleInput, runId: 'v1-bad-5' }, { url: `${origin()}/v1/runs` }) },
+    { name: 'a wrong credential', status: 403, message: /^credential: missing or wrong/, request: () => send('POST', '', { input: sampleInput, runId: 'v1-bad-6' }, { url: `${origin()}/not-the-credential/v1/runs` }) },
+    { name: 'no credential on a read', status: 403, message: /^credential: missing or wrong/, request: () => send('GET', '/v1-twice', undefined, { url: `${origin()}/v1/runs` }) },
+  ];
+
+  it.each(cases)('$name: $status', async ({ status, message, request }) => {
+    const before = await snapshot();
+    const answer = await request();
+    expect(answer.status).toBe(status);
+    expect(answer.body['message']).toMatch(message);
+    expect(await snapshot()).toEqual(before);
+  });
+});
