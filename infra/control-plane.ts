@@ -254,6 +254,8 @@ export class SharedFunctions {
     schedule('SweepRule', 'Resumes runs whose execution ended unnoticed; reports approvals whose execution is gone (every agent of the stack).', Duration.minutes(15), this.sweep, Duration.minutes(10));
     schedule('VersionPruning', 'Deletes old versions of the agents\' state machines that nothing needs.', Duration.hours(6), this.pruneVersions);
     for (const f of [this.expireApprovals, this.sweep, this.pruneVersions]) failedEvents.protect(f);
+    // Their metrics are the stack's, and so are the alarms on them.
+    operationsOf(scope).watchShared(service);
   }
 
   /** Adds `agent`'s state machine to what each shared role may act on. */

@@ -246,18 +246,26 @@ describe('watch it', () => {
     expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
   });
 
+  // The agent's functions emit as the agent (`service`); the ones the stack's agents share (the
+  // expiry sweep, the sweeper: infra/control-plane.ts) as the stack, and their alarms are the stack's.
+  const SHARED = 'Savepoint';
   it.each([
-    ['runs given up by recovery', MetricNames.RecoveriesGivenUp, { Threshold: 1, Statistic: 'Sum', Period: 300 }],
-    ['an approval waiting longer than 12 hours', MetricNames.OldestApprovalAgeSeconds, { Threshold: 12 * 3600, Statistic: 'Maximum', ComparisonOperator: 'GreaterThanThreshold' }],
-    ['daily spend above the threshold', MetricNames.Dollars, { Threshold: 50, Statistic: 'Sum', Period: 86400, ComparisonOperator: 'GreaterThanThreshold' }],
-    ['a breaker open for 15 minutes', MetricNames.BreakerOpen, { Threshold: 1, Period: 60, EvaluationPeriods: 15, DatapointsToAlarm: 15 }],
-    ['runs the sweeper cannot resume', MetricNames.RunsNeedingAttention, { Threshold: 1 }],
-    ['approvals whose execution is gone', MetricNames.OrphanedApprovals, { Threshold: 1 }],
-    ['a write escalated to a person (its outcome unknown, not sent again)', MetricNames.EffectsEscalated, { Threshold: 1, Statistic: 'Sum', Period: 300 }],
-  ])('alarms on %s, from the metric the functions emit', (_case, metricName, expected) => {
-    const alarm = alarmsByDescription().find((props) => props.MetricName === metricName);
-    expect(alarm, metricName).toBeDefined();
-    expect(alarm).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'service', Value: 'refund-reconciler' }], ...expected });
+    ['runs given up by recovery', MetricNames.RecoveriesGivenUp, 'refund-reconciler', { Threshold: 1, Statistic: 'Sum', Period: 300 }],
+    ['runs given up by the sweeper', MetricNames.RecoveriesGivenUp, SHARED, { Threshold: 1, Statistic: 'Sum', Period: 900 }],
+    ['an approval waiting longer than 12 hours', MetricNames.OldestApprovalAgeSeconds, SHARED, { Threshold: 12 * 3600, Statistic: 'Maximum', ComparisonOperator: 'GreaterThanThreshold' }],
+    ['daily spend above the threshold', MetricNames.Dollars, 'refund-reconciler', { Threshold: 50, Statistic: 'Sum', Period: 86400, ComparisonOperator: 'GreaterThanThreshold' }],
+    ['a breaker open for 15 minutes', MetricNames.BreakerOpen, 'refund-reconciler', { Threshold: 1, Period: 60, EvaluationPeriods: 15, DatapointsToAlarm: 15 }],
+    ['runs the sweeper cannot resume', MetricNames.RunsNeedingAttention, SHARED, { Threshold: 1 }],
+    ['approvals whose execution is gone', MetricNames.OrphanedApprovals, SHARED, { Threshold: 1 }],
+    ['a write escalated to a person (its outcome unknown, not sent again)', MetricNames.EffectsEscalated, 'refund-reconciler', { Threshold: 1, Statistic: 'Sum', Period: 300 }],
+  ])('alarms on %s, from the metric the functions emit', (_case, metricName, service, expected) => {
+    const alarm = alarmsByDescription().find((props) => props.MetricName === metricName && props.Dimensions?.[0]?.Value === service);
+    expect(alarm, `${metricName} of ${service}`).toBeDefined();
+    expect(alarm).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'service', Value: service }], ...expected });
+  });
+
+  it('emits the shared functions\' metrics as the stack they alarm on', () => {
+    for (const step of [Steps.Sweep, Steps.ExpireApprovals]) expect(resources[functionOf(step)]!.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, step).toBe(SHARED);
   });
 
   it('alarms when the cost of a run leaves its usual band (anomaly detection on DollarsPerRun)', () => {
