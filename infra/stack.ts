@@ -30,14 +30,18 @@ export interface SavepointStackProps extends StackProps {
    */
   readonly prices?: DurableAgentProps['prices'];
   /**
-   * Each agent in a nested stack of its own, over this stack's ledger, model and parameters. An
-   * agent is about 130 resources and a stack holds at most 500, so a stack of its own holds three;
-   * nested, any number (each nested stack has its own 500). The agents' outputs stay on this stack,
-   * where `savepoint --stack` finds them. Choose it before the first deploy: moving an agent into or
-   * out of a nested stack replaces its resources.
+   * The agents in nested stacks, over this stack's ledger, model, parameters and shared functions
+   * (infra/control-plane.ts): `true`, each in a nested stack of its own; a number `n`, `n` agents to
+   * a nested stack (in the order they are added), which then share its keys — fewer keys, so less
+   * idle cost (`npm run bench -- --deploy`). An agent is about 85 resources and a template holds at
+   * most 500, so this stack holds five; nested, up to one operation's 2,500 resources across the
+   * stacks (synth checks both). The agents' outputs stay on this stack, where `savepoint --stack`
+   * finds them. Choose it before the first deploy: moving an agent into or out of a nested stack,
+   * or into another one, replaces its resources.
+   * @example 4
    * @default false (every agent in this stack)
    */
-  readonly agentsInNestedStacks?: boolean;
+  readonly agentsInNestedStacks?: boolean | number;
   /**
    * Whether this stack sets API Gateway's account-wide CloudWatch Logs role (once, for all its
    * agents' approval APIs); `false` if it is set already, by another stack or by you.
@@ -75,7 +79,9 @@ export class SavepointStack extends Stack {
   readonly ledger: LedgerTable;
   readonly #models: ModelAccessProps;
   readonly #codeVersion: string;
-  readonly #nested: boolean;
+  /** Agents to a nested stack; 0: none nested. */
+  readonly #perNested: number;
+  #nestedStack?: { stack: NestedStack; agents: number };
   readonly #apiGatewayAccount: boolean;
   readonly #prices: DurableAgentProps['prices'];
 
@@ -106,7 +112,11 @@ export class SavepointStack extends Stack {
       }),
     };
     this.#codeVersion = props.codeVersion ?? 'dev';
-    this.#nested = props.agentsInNestedStacks ?? false;
+    const nested = props.agentsInNestedStacks ?? false;
+    if (typeof nested === 'number' && !(Number.isInteger(nested) && nested >= 1 && nested <= 5)) {
+      throw new Error(`SavepointStack ${id}: agentsInNestedStacks must be true, false or a whole number of agents to a nested stack from 1 to 5 (an agent is about 85 of a template's 500 resources), got ${nested}`);
+    }
+    this.#perNested = nested === true ? 1 : nested === false ? 0 : nested;
     this.#apiGatewayAccount = props.apiGatewayAccount ?? true;
     this.#prices = props.prices;
     // CloudFormation refuses a template past its quotas only at deploy; synth says it first, for
@@ -122,14 +132,28 @@ export class SavepointStack extends Stack {
 
   /** Deploys an agent on the shared ledger and model (in a nested stack of its own with `agentsInNestedStacks`). */
   addAgent(id: string, props: Omit<DurableAgentProps, 'table' | 'codeVersion'>): DurableAgent {
-    const nested = this.#nested ? new NestedStack(this, `${id}Stack`, { description: `savepoint agent ${props.agentName}` }) : undefined;
+    const nested = this.#nestedStackFor(id, props.agentName);
     const prices = this.#prices || props.prices ? { ...this.#prices, ...props.prices } : undefined;
     const agent = new DurableAgent(nested ?? this, id, { models: this.#models, table: this.ledger, codeVersion: this.#codeVersion, apiGatewayAccount: this.#apiGatewayAccount, ...props, ...(prices && { prices }) });
-    // A nested stack's outputs are not its parent's: each is repeated here, by the same description.
-    for (const output of nested?.node.findAll().filter((node): node is CfnOutput => node instanceof CfnOutput) ?? []) {
+    // A nested stack's outputs are not its parent's: each of this agent's is repeated here, by the same description.
+    for (const output of nested ? agent.node.findAll().filter((node): node is CfnOutput => node instanceof CfnOutput) : []) {
       new CfnOutput(this, `${id}${output.node.path.split('/').slice(2).join('')}`, { value: output.value, ...(output.description !== undefined && { description: output.description }) });
     }
     return agent;
+  }
+
+  /**
+   * The nested stack of the next agent: a new one, named for the agent, when the last one is full
+   * (`agentsInNestedStacks`); none when agents are not nested. One agent to a nested stack keeps the
+   * name it always had (`<id>Stack`).
+   */
+  #nestedStackFor(id: string, agentName: string): NestedStack | undefined {
+    if (this.#perNested === 0) return undefined;
+    if (!this.#nestedStack || this.#nestedStack.agents >= this.#perNested) {
+      this.#nestedStack = { stack: new NestedStack(this, `${id}Stack`, { description: `savepoint agent ${agentName}${this.#perNested > 1 ? ' and the next ones' : ''}` }), agents: 0 };
+    }
+    this.#nestedStack.agents += 1;
+    return this.#nestedStack.stack;
   }
 
   /** A deploy-time parameter (e.g. an agent's provider URL). */

@@ -1,12 +1,8 @@
-import { NestedStack, Stack } from 'aws-cdk-lib';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SavepointStack } from '../../cdk/index.js';
-import { EXAMPLE_AGENTS } from '../../infra/example.js';
+import { idleBill } from '../../bench/aws-cost.js';
+import { idleMetrics, synthesizeFleet, type FleetTemplates } from '../../bench/deploy.js';
 import { NESTED_STACK_OPERATION_RESOURCE_QUOTA, STACK_OUTPUT_QUOTA, STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
 import { assertDeployable } from '../../local/aws/cloudformation-template.js';
-import { assertionApp } from './example-template.js';
 
 /**
  * Issue 34, item 1: a fleet on one deployment. What does not depend on an agent's code exists once
@@ -17,42 +13,28 @@ import { assertionApp } from './example-template.js';
  * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html) —
  * and the twin must refuse one that is not, as CloudFormation would.
  */
-type Json = { Resources: Record<string, { Type: string }>; Outputs?: Record<string, unknown>; Parameters?: Record<string, unknown> };
-interface Fleet {
-  readonly parent: Json;
-  readonly nested: Json[];
-  readonly resources: number;
-  readonly ms: number;
-}
+type Json = FleetTemplates['parent'];
+type Fleet = FleetTemplates;
 
 /** Resources an added agent may bring (the issue's target is 40: see CHANGELOG, what is left). */
 const PER_AGENT_BOUND = 84;
+/** Agents to a nested stack in the 20-agent app: they share its keys (infra/stack.ts `agentsInNestedStacks`). */
+const PER_NESTED = 4;
+/** Dollars a month an added agent may cost while idle (issue 34). */
+const IDLE_PER_AGENT = 2;
 
-function synthesize(agents: number, nested: boolean): Fleet {
-  const started = performance.now();
-  const app = assertionApp();
-  const stack = new SavepointStack(app, 'Fleet', { agentsInNestedStacks: nested });
-  for (let index = 0; index < agents; index++) stack.addAgent(`Agent${index}`, { agentName: `agent-${index}`, entry: EXAMPLE_AGENTS.refundReconciler });
-  const assembly = app.synth();
-  const json = (each: Stack): Json =>
-    each === stack ? (assembly.getStackArtifact(stack.artifactId).template as Json) : (JSON.parse(readFileSync(join(assembly.directory, (each as NestedStack).templateFile), 'utf8')) as Json);
-  const children = stack.node.findAll().filter((node): node is NestedStack => node instanceof NestedStack);
-  const parent = json(stack);
-  const nestedTemplates = children.map(json);
-  const resources = [parent, ...nestedTemplates].reduce((sum, template) => sum + Object.keys(template.Resources).length, 0);
-  return { parent, nested: nestedTemplates, resources, ms: performance.now() - started };
-}
+const idleDollars = async (fleet: Fleet) => idleBill([fleet.parent, ...fleet.nested], (await idleMetrics(fleet)).length).dollars;
 
 let one: Fleet;
 let three: Fleet;
 let oneNested: Fleet;
 let twenty: Fleet;
 
-beforeAll(() => {
-  one = synthesize(1, false);
-  three = synthesize(3, false);
-  oneNested = synthesize(1, true);
-  twenty = synthesize(20, true);
+beforeAll(async () => {
+  one = await synthesizeFleet(1, false);
+  three = await synthesizeFleet(3, false);
+  oneNested = await synthesizeFleet(1, PER_NESTED);
+  twenty = await synthesizeFleet(20, PER_NESTED);
   const perAgent = (three.resources - one.resources) / 2;
   const perNestedAgent = (twenty.resources - oneNested.resources) / 19;
   console.log(
@@ -65,7 +47,14 @@ beforeAll(() => {
 describe('a fleet of agents on one stack', () => {
   it('adds at most PER_AGENT_BOUND resources per agent, in one stack and in nested stacks', () => {
     expect((three.resources - one.resources) / 2).toBeLessThanOrEqual(PER_AGENT_BOUND);
-    expect((twenty.resources - oneNested.resources) / 19).toBeLessThanOrEqual(PER_AGENT_BOUND + 6);
+    expect((twenty.resources - oneNested.resources) / 19).toBeLessThanOrEqual(PER_AGENT_BOUND + 2);
+  });
+
+  it('costs at most $2 a month per added agent while idle: alarms, dashboards, keys, secrets, schedules and the metrics the functions emit', async () => {
+    expect(((await idleDollars(three)) - (await idleDollars(one))) / 2).toBeLessThanOrEqual(IDLE_PER_AGENT);
+    expect(((await idleDollars(twenty)) - (await idleDollars(oneNested))) / 19).toBeLessThanOrEqual(IDLE_PER_AGENT);
+    // The scheduled functions are the stack's: what they publish while idle is the stack's, not an agent's.
+    expect(await idleMetrics(twenty)).toEqual(['ApprovalsWaiting service=Fleet', 'OldestApprovalAgeSeconds service=Fleet']);
   });
 
   it('keeps every template of 1, 3 and 20 agents within CloudFormation\'s quotas, as the twin checks them', () => {
