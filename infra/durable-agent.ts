@@ -282,8 +282,9 @@ export class DurableAgent extends Construct {
       handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: liveAliasArn } }),
     };
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
-    for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole);
-    ledger.grantTo(executionStopped, 'executionStopped');
+    // Each role to this agent's own effects and aggregates (infra/ledger-table.ts partitionsOf).
+    for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole, props.agentName);
+    ledger.grantTo(executionStopped, 'executionStopped', props.agentName);
     bindModelAccess(functions, props.models ?? {});
     bindToolSecrets(this, functions.callTool, props.toolSecrets);
 
@@ -320,7 +321,7 @@ export class DurableAgent extends Construct {
     if (!(Number.isInteger(keepVersions) && keepVersions >= 1 && keepVersions <= 999)) {
       throw new Error(`DurableAgent ${id}: keepVersions must be a whole number of versions from 1 to 999, got ${props.keepVersions}`);
     }
-    const recovery = new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries, deadLetters: controlPlane.deadLetters('RecoveryDeadLetters'), logGroup });
+    const recovery = new RunRecovery(this, 'Recovery', { agentName: props.agentName, ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries, deadLetters: controlPlane.deadLetters('RecoveryDeadLetters'), logGroup });
 
     if (props.schedule) {
       const deadLetters = controlPlane.deadLetters('ScheduleDeadLetters');
@@ -356,7 +357,7 @@ export class DurableAgent extends Construct {
       // It stops before API Gateway stops waiting (the integration timeout, 29 s): a caller told
       // 504 must never find the approval decided after all.
       const approvalCallback = fn('ApprovalCallbackFunction', Steps.ApprovalCallback, { timeout: APPROVAL_CALLBACK_TIMEOUT });
-      ledger.grantTo(approvalCallback, 'approvalCallback');
+      ledger.grantTo(approvalCallback, 'approvalCallback', props.agentName);
       approvalCallback.addToRolePolicy(taskResponse);
       const api = new RestApi(this, 'ApprovalApi', {
         description: `Decide the approvals ${props.agentName} runs wait on.`,
@@ -394,7 +395,7 @@ export class DurableAgent extends Construct {
       runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
       // A cancel of a run that waits for a person stops its execution at once (lambdas/runs/runs-api.ts).
       runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [arns.executions] }));
-      ledger.grantTo(runsApi, 'runsApi');
+      ledger.grantTo(runsApi, 'runsApi', props.agentName);
       // The runs API (lambdas/adapters/runs-http.ts): start, list, read (long-poll), cancel.
       const runsIntegration = new LambdaIntegration(runsApi, INTEGRATION);
       const runs = api.root.addResource('runs');

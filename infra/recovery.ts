@@ -10,6 +10,8 @@ import type { LedgerTable } from './ledger-table.js';
 import { StepFunction } from './step-function.js';
 
 export interface RunRecoveryProps {
+  /** The agent whose runs it recovers: its role reaches only that agent's effects. @default every agent's */
+  readonly agentName?: string;
   readonly ledger: LedgerTable;
   /** The agent state machine's ARNs, built from its fixed name (the function must not reference the resource). */
   readonly stateMachine: { readonly stateMachine: string; readonly executions: string; readonly alias: string };
@@ -51,7 +53,7 @@ export class RunRecovery extends Construct {
       ...(props.logGroup && { logGroup: props.logGroup }),
       environment: { ...props.environment, STATE_MACHINE_ARN: props.stateMachine.alias, MAX_RECOVERIES: String(maxRecoveries) },
     });
-    props.ledger.grantTo(this.function, 'recoverRun');
+    props.ledger.grantTo(this.function, 'recoverRun', props.agentName);
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [props.stateMachine.executions] }));
     // A run is resumed on the version its ended execution ran (DescribeExecution), else on the alias.
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [props.stateMachine.stateMachine] }));
