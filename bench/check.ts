@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { pairedRatio } from './stats.js';
+import { NESTED_STACK_OPERATION_RESOURCE_QUOTA, STACK_OUTPUT_QUOTA } from '../lambdas/shared/limits.js';
 
 /** A figure: a finite number (zod refuses NaN, ±Infinity and null). */
 const figure = z.number();
@@ -487,17 +488,17 @@ function heldLine(figure: HeldFigure): string {
 
 /**
  * What an agent added to a stack costs (bench/deploy.ts, issue 34): its resources under what the
- * shared control plane measured (84; the issue's target is 40), at most $2 a month idle, and the
+ * shared control plane measured (82; the issue's target is 40), at most $2 a month idle, and the
  * many-agent app within one operation's 2,500 resources and the parent's 200 outputs.
  */
-export const DEPLOY_BOUNDS = { resourcesPerAgent: 84, nestedResourcesPerAgent: 86, idleDollarsPerAgent: 2 } as const;
+export const DEPLOY_BOUNDS = { resourcesPerAgent: 82, nestedResourcesPerAgent: 84, idleDollarsPerAgent: 2 } as const;
 const Deploy = z.object({
   flat: z.object({ perAgent: figure.max(DEPLOY_BOUNDS.resourcesPerAgent, { error: (issue) => `${issue.input} resources per added agent: over the bound of ${DEPLOY_BOUNDS.resourcesPerAgent}` }), idlePerAgent: figure.max(DEPLOY_BOUNDS.idleDollarsPerAgent, { error: (issue) => `$${issue.input} a month idle per added agent: over $${DEPLOY_BOUNDS.idleDollarsPerAgent}` }) }),
   nested: z.object({
     perAgent: figure.max(DEPLOY_BOUNDS.nestedResourcesPerAgent, { error: (issue) => `${issue.input} resources per added agent in nested stacks: over the bound of ${DEPLOY_BOUNDS.nestedResourcesPerAgent}` }),
     idlePerAgent: figure.max(DEPLOY_BOUNDS.idleDollarsPerAgent, { error: (issue) => `$${issue.input} a month idle per added nested agent: over $${DEPLOY_BOUNDS.idleDollarsPerAgent}` }),
-    operation: figure.max(2_500, { error: (issue) => `${issue.input} resources in one operation: over CloudFormation's 2500` }),
-    parentOutputs: figure.max(200, { error: (issue) => `${issue.input} outputs on the parent: over CloudFormation's 200` }),
+    operation: figure.max(NESTED_STACK_OPERATION_RESOURCE_QUOTA, { error: (issue) => `${issue.input} resources in one operation: over CloudFormation's ${NESTED_STACK_OPERATION_RESOURCE_QUOTA}` }),
+    parentOutputs: figure.max(STACK_OUTPUT_QUOTA, { error: (issue) => `${issue.input} outputs on the parent: over CloudFormation's ${STACK_OUTPUT_QUOTA}` }),
   }),
   synthMs: figure.positive(),
 });

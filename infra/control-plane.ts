@@ -50,6 +50,12 @@ export class ControlPlane extends Construct {
 
   /** Where every step function of the stack logs (its own streams): the top-level stack's. */
   readonly logGroup: LogGroup;
+  /**
+   * The agents' state machines' execution logs (retained) and their approval APIs' access logs,
+   * three months: the top-level stack's, one log group each whatever the number of agents.
+   */
+  readonly executionLogs: LogGroup;
+  readonly apiAccessLogs: LogGroup;
   /** What the event-driven functions could not handle: the top-level stack's. */
   readonly failedEvents: FailedEvents;
   /** A nested stack's control plane keeps its keys; the rest is the top-level stack's. */
@@ -71,10 +77,14 @@ export class ControlPlane extends Construct {
     if (top !== Stack.of(this)) {
       this.#root = ControlPlane.of(top);
       this.logGroup = this.#root.logGroup;
+      this.executionLogs = this.#root.executionLogs;
+      this.apiAccessLogs = this.#root.apiAccessLogs;
       this.failedEvents = this.#root.failedEvents;
       return;
     }
     this.logGroup = new LogGroup(this, 'FunctionLogs', { retention: RetentionDays.ONE_MONTH });
+    this.executionLogs = new LogGroup(this, 'ExecutionLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN });
+    this.apiAccessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.THREE_MONTHS });
     this.failedEvents = new FailedEvents(this, 'FailedEvents');
     operationsOf(this).watchQueue('FailedEvents', this.failedEvents.queue);
   }

@@ -3,7 +3,6 @@ import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDesti
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -292,6 +291,7 @@ export class DurableAgent extends Construct {
       functions,
       stateMachineName,
       versionDescription: `savepoint agent ${props.agentName}; code ${props.codeVersion ?? 'dev'}`,
+      executionLogs: controlPlane.executionLogs,
       ...(props.toolConcurrency !== undefined && { toolConcurrency: props.toolConcurrency }),
     });
     this.stateMachine = stateMachine;
@@ -374,7 +374,7 @@ export class DurableAgent extends Construct {
           ),
           tracingEnabled: true,
           loggingLevel: MethodLoggingLevel.INFO,
-          accessLogDestination: new LogGroupLogDestination(new LogGroup(this, 'ApprovalApiAccessLogs', { retention: RetentionDays.THREE_MONTHS })),
+          accessLogDestination: new LogGroupLogDestination(controlPlane.apiAccessLogs),
           accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
         },
         // Callers sign their requests (SigV4): deciding an approval can move money.

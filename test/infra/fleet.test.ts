@@ -17,7 +17,7 @@ type Json = FleetTemplates['parent'];
 type Fleet = FleetTemplates;
 
 /** Resources an added agent may bring (the issue's target is 40: see CHANGELOG, what is left). */
-const PER_AGENT_BOUND = 84;
+const PER_AGENT_BOUND = 82;
 /** Agents to a nested stack in the 20-agent app: they share its keys (infra/stack.ts `agentsInNestedStacks`). */
 const PER_NESTED = 4;
 /** Dollars a month an added agent may cost while idle (issue 34). */
