@@ -9,7 +9,7 @@
  * `resultMetrics`) on what each scheduled step returns when it runs on an empty ledger, one metric
  * per name and `service` dimension (the function's POWERTOOLS_SERVICE_NAME), not from the template.
  */
-import { NestedStack } from 'aws-cdk-lib';
+import { NestedStack, type CfnResource } from 'aws-cdk-lib';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,7 +27,9 @@ import { idleBill, type IdleBill } from './aws-cost.js';
 type Resource = { Type: string; Properties?: Record<string, any> };
 export interface FleetTemplates {
   readonly parent: { Resources: Record<string, Resource>; Outputs?: Record<string, unknown>; Parameters?: Record<string, unknown> };
-  readonly nested: { Resources: Record<string, Resource>; Outputs?: Record<string, unknown>; Parameters?: Record<string, unknown> }[];
+  readonly nested: { Resources: Record<string, Resource>; Outputs?: Record<string, { Value: unknown }>; Parameters?: Record<string, unknown> }[];
+  /** Each nested stack's logical id in the parent (`AWS::CloudFormation::Stack`), in the order of `nested`. */
+  readonly nestedIds: string[];
   /** Every resource of every template: what one operation creates on a first deploy. */
   readonly resources: number;
   readonly ms: number;
@@ -42,10 +44,12 @@ export async function synthesizeFleet(agents: number, nested: boolean | number):
   for (let index = 0; index < agents; index++) stack.addAgent(`Agent${index}`, { agentName: `agent-${index}`, entry: EXAMPLE_AGENTS.refundReconciler });
   const assembly = app.synth();
   const parent = assembly.getStackArtifact(stack.artifactId).template as FleetTemplates['parent'];
+  type Nested = FleetTemplates['nested'][number];
   const children = stack.node.findAll().filter((node): node is NestedStack => node instanceof NestedStack);
-  const nestedTemplates = children.map((child) => JSON.parse(readFileSync(join(assembly.directory, child.templateFile), 'utf8')) as FleetTemplates['parent']);
+  const nestedTemplates = children.map((child) => JSON.parse(readFileSync(join(assembly.directory, child.templateFile), 'utf8')) as Nested);
+  const nestedIds = children.map((child) => stack.getLogicalId(child.nestedStackResource as CfnResource));
   const resources = [parent, ...nestedTemplates].reduce((sum, template) => sum + Object.keys(template.Resources).length, 0);
-  return { parent, nested: nestedTemplates, resources, ms: performance.now() - started };
+  return { parent, nested: nestedTemplates, nestedIds, resources, ms: performance.now() - started };
 }
 
 /** What a scheduled step returns when it runs with nothing to do (an empty ledger, no versions). */
@@ -132,4 +136,43 @@ export async function deployBenchmark(argv: readonly string[]): Promise<DeployRe
     );
   }
   return report;
+}
+
+/**
+ * One agent of a fleet as the twin deploys it (it runs one agent's template): the parent's
+ * resources and those of the nested stack holding the agent, each of the nested template's
+ * parameters replaced by what the parent passes it (the `AWS::CloudFormation::Stack` resource's
+ * `Parameters`), the other agents' resources and the nested stacks themselves left out. Every
+ * resource kept is the deployed one, roles and policies included: what the agent's functions may
+ * do is what they may do on AWS.
+ */
+export function agentView(fleet: FleetTemplates, agentId: string): { Resources: Record<string, Resource>; Parameters?: Record<string, unknown> } {
+  // The fleet's agents are `Agent<i>` (synthesizeFleet): a resource's logical id starts with its agent's.
+  const ownerOf = (id: string) => /^Agent\d+/.exec(id)?.[0];
+  const ours = (id: string) => ownerOf(id) === undefined || ownerOf(id) === agentId;
+  const index = fleet.nested.findIndex((template) => Object.keys(template.Resources).some((id) => ownerOf(id) === agentId));
+  const parameters = (index === -1 ? {} : (fleet.parent.Resources[fleet.nestedIds[index]!]!.Properties?.['Parameters'] ?? {})) as Record<string, unknown>;
+  // In the nested template: a parameter is what the parent passes. In the parent: an output of the
+  // agent's nested stack is its value there; another nested stack's (another agent's role, named in
+  // a shared key's or secret's policy) is that principal's ARN, of a role this view does not hold.
+  const substitute = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(substitute);
+    if (typeof value !== 'object' || value === null) return value;
+    const ref = (value as { Ref?: unknown }).Ref;
+    if (typeof ref === 'string' && ref in parameters) return parameters[ref];
+    const getAtt = (value as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
+    if (getAtt && fleet.nestedIds.includes(getAtt[0]) && getAtt[1].startsWith('Outputs.')) {
+      const output = getAtt[1].slice('Outputs.'.length);
+      const at = fleet.nestedIds.indexOf(getAtt[0]);
+      return at === index ? substitute(fleet.nested[index]!.Outputs![output]!.Value) : `arn:aws:iam::000000000000:role/${getAtt[0]}-${output}`;
+    }
+    // Another agent's resource (its role, in a policy that names every agent's): a principal outside this view.
+    const named = getAtt?.[0] ?? (typeof ref === 'string' ? ref : undefined);
+    if (named !== undefined && !ours(named)) return `arn:aws:iam::000000000000:role/${named}`;
+
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, substitute(inner)]));
+  };
+  const kept = (template: FleetTemplates['parent']) => Object.entries(template.Resources).filter(([id, resource]) => resource.Type !== 'AWS::CloudFormation::Stack' && ours(id));
+  const resources = Object.fromEntries([...kept(fleet.parent), ...(index === -1 ? [] : kept(fleet.nested[index]!))].map(([id, resource]) => [id, substitute(resource) as Resource] as const));
+  return { Resources: resources, ...(fleet.parent.Parameters && { Parameters: fleet.parent.Parameters }) };
 }
