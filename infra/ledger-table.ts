@@ -234,7 +234,8 @@ export class LedgerTable extends Construct {
 
   /**
    * Grants `fn` what its role does on the ledger (and no more) and tells it where the ledger is,
-   * in one call.
+   * in one call; given the `agent` whose function it is, only that agent's business-key effects
+   * and aggregates among the shared partitions (`partitionsOf`).
    */
   grantTo(fn: IFunction, role: LedgerRole, agent?: string): void {
     this.grantRole(fn, role, agent);
