@@ -2,7 +2,7 @@ import { ArnFormat, Duration, Lazy, Names, RemovalPolicy, Stack } from 'aws-cdk-
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { ServicePrincipal, type IPrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
+import { Role, ServicePrincipal, type IPrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { SubscriptionFilter, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -32,7 +32,7 @@ import { Steps } from '../lambdas/shared/steps.js';
  *     (recovery's, the schedules'), each with one alarm (Operations.watchQueue), not one per agent;
  *   - the approval decision key and the starter key: one KMS HMAC key each, whose key policy names
  *     every agent's roles that use it, statement by use (a KMS key is $1 a month: infra/keys.ts);
- *   - the approval links' key (a secret) and the approvers' topic with its key;
+ *   - the approval links' key (a secret) and the approvers' topic with its key, the schedules' role;
  *   - the functions that need no agent's code (lambdas/adapters/control-plane-handlers.ts), one
  *     set per ledger: the approval expiry sweep (every minute), the sweeper (every 15 minutes) and
  *     the version pruner (every 6 hours), each granted what it does on each agent's own state
@@ -63,6 +63,7 @@ export class ControlPlane extends Construct {
   readonly #queues = new Map<string, Queue>();
   readonly #keys = new Map<string, { key: Key; uses: KeyUse[] }>();
   readonly #shared = new Map<LedgerTable, SharedFunctions>();
+  #schedule?: { role: Role; start: PolicyStatement };
   #linkKey?: { secret: Secret; readers: IRole[] };
   #approvalTopic?: { topic: Topic; key: Key; publishers: IPrincipal[]; subscribed: Set<string> };
 
@@ -141,6 +142,22 @@ export class ControlPlane extends Construct {
     }
     entry.uses.push(...uses);
     return entry.key;
+  }
+
+  /**
+   * The role EventBridge starts the scheduled agents' runs as, one for the stack: a start on an
+   * alias is authorized against the state machine's own ARN (Step Functions, "Authorization for
+   * versions and aliases"), so its one statement lists each scheduled agent's state machine.
+   */
+  scheduleRole(stateMachineArn: string): Role {
+    if (!this.#schedule) {
+      const role = new Role(this, 'ScheduleRole', { assumedBy: new ServicePrincipal('events.amazonaws.com'), description: 'Starts the scheduled runs of the stack\'s agents.' });
+      const start = new PolicyStatement({ actions: ['states:StartExecution'] });
+      role.addToPrincipalPolicy(start);
+      this.#schedule = { role, start };
+    }
+    this.#schedule.start.addResources(stateMachineArn);
+    return this.#schedule.role;
   }
 
   /**

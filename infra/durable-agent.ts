@@ -2,7 +2,7 @@ import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -327,8 +327,8 @@ export class DurableAgent extends Construct {
       const deadLetters = controlPlane.deadLetters('ScheduleDeadLetters');
       // A start on the alias is authorized against the machine's own ARN (Step Functions,
       // "Authorization for versions and aliases"): the target's role is granted that, not the alias.
-      const role = new Role(this, 'ScheduleRole', { assumedBy: new ServicePrincipal('events.amazonaws.com'), description: `Starts the scheduled runs of ${props.agentName}.` });
-      role.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
+      // The stack's schedule role (infra/control-plane.ts): it may start the scheduled agents' state machines, each named.
+      const role = controlPlane.scheduleRole(arns.stateMachine);
       new Rule(this, 'Schedule', {
         description: `Starts a run of ${props.agentName}; the run id is derived from the event time.`,
         schedule: props.schedule,
