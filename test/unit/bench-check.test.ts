@@ -353,3 +353,18 @@ describe('bench/check.ts: state transitions in the loop (issue 38: ≤ 2 per age
     expect(checkReport('overhead', text({ ...report({}), aws }))).toContainEqual(expect.stringMatching(/^aws\.loopTransitions: /));
   });
 });
+
+describe('bench/check.ts deploy (issue 34)', () => {
+  const report = { flat: { perAgent: 82, idlePerAgent: 0.9 }, nested: { perAgent: 83.3, idlePerAgent: 1.34, operation: 1707, parentOutputs: 122 }, synthMs: 6500 };
+  it('passes what the shared control plane measured', () => {
+    expect(checkReport('deploy', JSON.stringify(report))).toEqual([]);
+  });
+  it.each([
+    [{ ...report, flat: { ...report.flat, idlePerAgent: 2.01 } }, /flat\.idlePerAgent: \$2\.01 a month idle per added agent: over \$2/],
+    [{ ...report, flat: { ...report.flat, perAgent: 133 } }, /flat\.perAgent: 133 resources per added agent: over the bound of 82/],
+    [{ ...report, nested: { ...report.nested, operation: 2724 } }, /nested\.operation: 2724 resources in one operation: over CloudFormation's 2500/],
+    [{ ...report, nested: { ...report.nested, parentOutputs: 208 } }, /nested\.parentOutputs: 208 outputs on the parent: over CloudFormation's 200/],
+  ])('fails a doctored report, naming the figure', (doctored, problem) => {
+    expect(checkReport('deploy', JSON.stringify(doctored))).toEqual([expect.stringMatching(problem)]);
+  });
+});

@@ -21,6 +21,7 @@ const MODULES: Record<string, string> = {
   '--tracing': 'tracing.ts',
   '--events': 'events.ts',
   '--cold-start': 'cold-start.ts',
+  '--deploy': 'deploy.ts',
 };
 
 /** The options a mode's module reads: the keys of its parseArgs options, or the names it looks up in argv. */
