@@ -4,7 +4,12 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
+import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOC_FILES } from '../readme/readme-text.js';
 import { openLedger } from '../../cli/state.js';
 import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
 import { cachedTemplate } from '../../local/template/cache.js';
@@ -59,7 +64,8 @@ function startServe(): { child: ChildProcess; ready: Promise<void>; exited: Prom
 }
 
 describe('an application from npm pack following a run', () => {
-  it('resumes client.events by itself after serve was SIGKILLed mid-stream and started again: every event once, each refund once', async () => {
+  // One install for both tests: savepoint from npm pack, the sample day, the template as `cdk synth` writes it.
+  beforeAll(async () => {
     const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 180_000 });
     const tarball = join(work, packed.trim().split('\n').at(-1)!);
     mkdirSync(app);
@@ -69,7 +75,9 @@ describe('an application from npm pack following a run', () => {
     writeFileSync(join(app, 'app.mjs'), APP);
     writeFileSync(join(app, 'template.json'), JSON.stringify(await cachedTemplate('refund-reconciler')));
     copyFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), join(app, 'day.json'));
+  }, 600_000);
 
+  it('resumes client.events by itself after serve was SIGKILLed mid-stream and started again: every event once, each refund once', async () => {
     let serve = startServe();
     await serve.ready;
     const follower = spawn(process.execPath, ['app.mjs', '.savepoint', sampleDay.date], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -113,4 +121,23 @@ describe('an application from npm pack following a run', () => {
     }
     expect(duplicates(stateDir)).toEqual([]);
   }, 600_000);
+
+  it("serves the agent to an MCP host configured as docs/mcp.md shows: the host's command, from the installed package, runs a task to its end", async () => {
+    // The configuration as the guide prints it, run as a host runs it: its command and args, in the app.
+    const config = /An MCP host's configuration[^\n]*\n\n```json\n([\s\S]*?)\n```/.exec(DOC_FILES.get('docs/mcp.md')!)?.[1];
+    const { command, args } = (JSON.parse(config!) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers['savepoint']!;
+    expect([command, ...args]).toEqual(['npx', 'savepoint', '--state-dir', '.savepoint', 'mcp', '--agent', 'refund-reconciler']);
+    const serve = startServe();
+    await serve.ready;
+    const mcp = new Client({ name: 'package-mcp-host', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    mcp.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { decision: 'approve', reason: 'checked' } }));
+    await mcp.connect(new StdioClientTransport({ command, args, cwd: app, stderr: 'pipe' }));
+    expect((await mcp.listTools()).tools.map((tool) => tool.name)).toEqual(['refund-reconciler']);
+    const { task } = await mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date: sampleDay.date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const result = await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.structuredContent).toMatchObject({ runId: task.taskId, status: 'succeeded' });
+    await mcp.close();
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  }, 300_000);
 });
