@@ -4,6 +4,8 @@ import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
 import { TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
+import { followEvents } from './events.js';
+import { RunsApiError } from './runs-api-error.js';
 
 /**
  * `connect`: the client of a runs API — `savepoint serve` on this machine, or a deployed stack —
@@ -82,16 +84,7 @@ export interface RunEvent {
   readonly data: Readonly<Record<string, unknown>>;
 }
 
-/** A refusal of the API: its HTTP status and the message naming the problem. */
-export class RunsApiError extends Error {
-  override readonly name = 'RunsApiError';
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { RunsApiError };
 
 /** The client `connect` returns: the same for `serve` and for a deployed stack. */
 export interface RunsClient {
@@ -130,8 +123,15 @@ export interface RunsClient {
   /** Approves or rejects an approval, as the caller the API authenticated. */
   decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<Approval & { delivered?: boolean }>;
   /**
-   * The run's progress as it happens (`GET /v1/runs/{runId}/events`), resuming after `after`.
-   * Not served by this version yet: iterating it throws a RunsApiError (501).
+   * The run's progress as it happens (`GET /v1/runs/{runId}/events`, Server-Sent Events): each
+   * event once, in order, until the run's last (`run.finished`). A dropped connection is resumed by
+   * itself after the last event yielded (`Last-Event-ID`), across a restart of `serve` too (with
+   * `connect({ stateDir })` it looks the engine's new address up); `after` starts after an event
+   * id a stream gave before. A refusal (no such run 404, an `after` the run does not have 400)
+   * throws a RunsApiError.
+   *
+   * @example
+   * for await (const event of client.events(runId)) console.log(event.id, event.type, event.data);
    */
   events(runId: string, options?: { after?: string; signal?: AbortSignal }): AsyncIterable<RunEvent>;
 }
@@ -163,6 +163,8 @@ export interface RunsEndpoint {
   readonly base: string;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
+  /** Finds the API again (a `serve` that restarted publishes a new address): what a resumed event stream reconnects to. @default the same base */
+  readonly locate?: () => RunsEndpoint;
 }
 
 /**
@@ -181,7 +183,7 @@ export interface RunsEndpoint {
  * ```
  */
 export async function connect(options: ConnectOptions): Promise<RunsClient> {
-  if ('stateDir' in options) return runsClient(servedAt(options.stateDir));
+  if ('stateDir' in options) return runsClient({ ...servedAt(options.stateDir), locate: () => servedAt(options.stateDir) });
   if ('url' in options) return runsClient({ base: `${options.url.replace(/\/+$/, '')}/${options.credential}/v1` });
   // The AWS SDK loads only for a deployed stack.
   const { stackEndpoint } = await import('./aws.js');
@@ -250,10 +252,11 @@ export function runsClient(endpoint: RunsEndpoint): RunsClient {
     },
     decide: async (approvalId, decision, options = {}) =>
       (await call<Approval & { delivered?: boolean }>('POST', `/approvals/${encodeURIComponent(approvalId)}`, { decision, ...(options.reason !== undefined && { reason: options.reason }) })).body,
-    events: () => ({
-      [Symbol.asyncIterator]: () => ({
-        next: () => Promise.reject(new RunsApiError(501, 'events: the run event stream is not served by this version of savepoint yet; poll with wait()')),
-      }),
-    }),
+    events: (runId, options = {}) =>
+      followEvents(
+        { base: endpoint.base, ...(endpoint.fetch && { fetch: endpoint.fetch }), ...(endpoint.locate && { locate: async () => ({ base: endpoint.locate!().base }) }) },
+        runId,
+        { ...(options.after !== undefined && { after: options.after }), ...(options.signal && { signal: options.signal }) },
+      ),
   };
 }

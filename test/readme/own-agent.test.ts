@@ -18,7 +18,8 @@ import { postDecision } from '../support/agent-harness.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
 import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
-import { readmeFiles, readmeInline, readmeInstall, shapeOf, shellWords } from './readme-text.js';
+import { brokenLinks } from './markdown.js';
+import { DOC_FILES, readmeFiles, readmeInline, readmeInstall, shapeOf, shellWords } from './readme-text.js';
 
 /**
  * savepoint as a user gets it: the files of the README's "Write your own agent" are copied out
@@ -142,6 +143,14 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.startsWith('agents/'))).toEqual([]);
   });
 
+  it('ships the README and every guide of docs/, their links whole in the installed package (the alarms name their runbook there)', () => {
+    const installed = join(app, 'node_modules/savepoint');
+    const shippedDocs = new Map([...DOC_FILES.keys()].map((path) => [path, existsSync(join(installed, path)) ? readFileSync(join(installed, path), 'utf8') : '']));
+    expect([...shippedDocs].filter(([, text]) => text === '').map(([path]) => path)).toEqual([]);
+    expect(shippedDocs.get('docs/operating-on-aws.md')).toContain('#### ExecutionsFailed');
+    expect(brokenLinks(installed, shippedDocs)).toEqual([]);
+  });
+
   it.concurrent('imports every entry point from plain JavaScript, without a TypeScript loader', async () => {
     const script = `for (const entry of ['savepoint', 'savepoint/client', 'savepoint/cdk', 'savepoint/testing', 'savepoint/sim', 'savepoint/mcp']) console.log(entry, Object.keys(await import(entry)).length);`;
     const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], { cwd: app, timeout: 60_000 });
@@ -216,7 +225,9 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     for (const asset of assets) {
       const dir = join(out, asset);
       const sourcesOf = (file: string) => (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources;
-      expect(sourcesOf('index.mjs').some((source) => source.endsWith('my-agent.ts'))).toBe(true);
+      // An agent's function bundles its module; a function the stack shares (infra/control-plane.ts) bundles none.
+      const shared = sourcesOf('index.mjs').some((source) => source.endsWith('control-plane-handlers.ts'));
+      expect(sourcesOf('index.mjs').some((source) => source.endsWith('my-agent.ts'))).toBe(!shared);
       // Every file of the bundle, the chunks loaded on first use (a provider's SDK) included, has its map beside it.
       const files = (readdirSync(dir, { recursive: true }) as string[]).filter((name) => name.endsWith('.mjs'));
       expect(files.flatMap(sourcesOf).filter((source) => /my-agent\.dev|\/sim\/|\/local\/|\/testing\//.test(source))).toEqual([]);
@@ -334,7 +345,8 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const maps = [...JSON.stringify(machine!.Properties.DefinitionString).matchAll(/\\"MaxConcurrency\\":(\d+)/g)].map((match) => Number(match[1]));
     expect(maps).toEqual([setting('toolConcurrency')]);
     const variables = resources.filter((resource) => resource.Type === 'AWS::Lambda::Function').map((fn) => fn.Properties.Environment?.Variables ?? {});
-    expect(variables.filter((vars) => 'KEEP_VERSIONS' in vars).map((vars) => vars['KEEP_VERSIONS'])).toEqual([String(setting('keepVersions'))]);
+    // The stack's version pruner keeps each agent's count (infra/control-plane.ts).
+    expect(variables.filter((vars) => 'PRUNE_VERSIONS' in vars).map((vars) => JSON.parse(vars['PRUNE_VERSIONS']!) as unknown)).toEqual([{ 'inbox-notes': setting('keepVersions') }]);
     // The stack's prices and the agent's over them, on every function of the agent.
     const agentFunctions = variables.filter((vars) => vars['POWERTOOLS_SERVICE_NAME'] === 'inbox-notes');
     expect(agentFunctions.length).toBeGreaterThanOrEqual(10);
