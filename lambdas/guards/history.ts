@@ -4,7 +4,7 @@ import type { RunRecord } from '../records/ledger-records.js';
 import { HISTORY_EVENT_LIMIT } from '../shared/limits.js';
 import { ErrorNames, TransientError } from '../shared/errors.js';
 import type { GuardLedger } from '../ledger/ledger.js';
-import { UNKEYED_COUNT } from '../ledger/protocol.js';
+import { UNKEYED_COUNT } from '../ledger/ledger.js';
 import type { Clock } from '../shared/ports.js';
 
 /**
@@ -117,7 +117,7 @@ export function boundNow(last: HistoryBound, meter: number, toolCallsOf: (turn: 
  * Records each error of RECORDED_ERRORS a step throws, with what it adds to its execution's
  * history (`historyEvents`), before throwing it. If the record cannot be written the step fails
  * with Agent.Transient instead, whose retries the bound already counts. An extra count is only a
- * handoff a little early, so the count is unkeyed (ledger/protocol.ts UNKEYED_COUNT): each throw
+ * handoff a little early, so the count is unkeyed (ledger/ledger.ts UNKEYED_COUNT): each throw
  * is counted at least once, and none takes a step's place in the run's window of counted keys.
  */
 export function meteredStep<Event extends unknown[], Result>(

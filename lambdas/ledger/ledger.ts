@@ -22,6 +22,13 @@ import type {
 } from '../records/ledger-records.js';
 import { DYNAMODB_BATCH_GET_MAX_KEYS } from '../shared/limits.js';
 
+
+/**
+ * A `countStep` key with this prefix is added every time it is written and not remembered: the
+ * history bound's records (guards/history.ts), which may count twice (a handoff a little early) but
+ * must not push a step's key out of the run's window of counted keys (a step counted twice).
+ */
+export const UNKEYED_COUNT = 'unkeyed:';
 export interface AttachOptions {
   previousArn?: string;
   fingerprint?: string;

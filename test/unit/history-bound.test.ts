@@ -15,7 +15,7 @@ import {
   TOKEN_TASK_EVENTS,
 } from '../../lambdas/guards/history.js';
 import { ErrorNames, LeaseHeldError, SettleWaitError, TransientError } from '../../lambdas/shared/errors.js';
-import { UNKEYED_COUNT } from '../../lambdas/ledger/protocol.js';
+import { UNKEYED_COUNT } from '../../lambdas/ledger/ledger.js';
 
 const clock = { now: () => new Date('2026-11-29T02:00:00Z') };
 
