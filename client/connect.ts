@@ -32,11 +32,15 @@ export type Approval = Omit<ApprovalRecord, 'kind'>;
 
 /** What `start` answers: the run it started, or the one that already had this run id. */
 export interface StartedRun {
+  /** The run's id. */
   runId: string;
+  /** The agent that runs it. */
   agent: string;
+  /** The execution that runs it (the one it already had, when nothing was started). */
   executionArn: string;
   /** Who started it, as the API authenticated the caller. */
   startedBy?: string;
+  /** Where the run is: `working` for a run just started. */
   lifecycle: Lifecycle;
   /** False when the run id named a run that existed: nothing was started. */
   created: boolean;
@@ -44,17 +48,25 @@ export interface StartedRun {
 
 /** One run of a listing. */
 export interface RunSummary {
+  /** The run's id. */
   runId: string;
+  /** The agent that runs it. */
   agent: string;
+  /** savepoint's own status: `running`, `succeeded`, `stopped`, `killed` or `failed`. */
   status: RunRecord['status'];
+  /** The status in MCP Tasks' states. */
   lifecycle: Lifecycle;
+  /** When the run was first started (ISO 8601). */
   createdAt: string;
+  /** When it ended (ISO 8601). */
   finishedAt?: string;
+  /** Who started it, when the API that started it proved who. */
   startedBy?: string;
 }
 
 /** A page of runs, newest first. */
 export interface RunPage {
+  /** The runs of this page, newest first. */
   runs: RunSummary[];
   /** Pass it back as `cursor` for the next page; absent on the last one. */
   nextCursor?: string;
@@ -78,18 +90,22 @@ export interface StartOptions {
 export interface RunEvent {
   /** The event's fixed position in the run: what a resume (`after`) names. */
   readonly id: string;
+  /** What happened, e.g. `model.turn`, `tool.result`, `run.finished`. */
   readonly type: string;
+  /** The event's figures. */
   readonly data: Readonly<Record<string, unknown>>;
 }
 
 /** A refusal of the API: its HTTP status and the message naming the problem. */
 export class RunsApiError extends Error {
+  /** `RunsApiError`. */
   override readonly name = 'RunsApiError';
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
+  /** The HTTP status of the refusal (404 an unknown run, 400 bad input, 403 the credential, …); 503 when no API is found. */
+  readonly status: number;
+  /** @param status - the HTTP status; @param message - the API's message, which names the problem */
+  constructor(status: number, message: string) {
     super(message);
+    this.status = status;
   }
 }
 
@@ -161,7 +177,7 @@ export type ConnectOptions =
 export interface RunsEndpoint {
   /** e.g. `http://127.0.0.1:4321/<credential>/v1`, or `https://<api>.execute-api.<region>.amazonaws.com/v1`. */
   readonly base: string;
-  /** @default globalThis.fetch */
+  /** How requests are sent (a signing fetch for a stack). @default globalThis.fetch */
   readonly fetch?: typeof fetch;
 }
 
@@ -184,7 +200,7 @@ export async function connect(options: ConnectOptions): Promise<RunsClient> {
   if ('stateDir' in options) return runsClient(servedAt(options.stateDir));
   if ('url' in options) return runsClient({ base: `${options.url.replace(/\/+$/, '')}/${options.credential}/v1` });
   // The AWS SDK loads only for a deployed stack.
-  const { stackEndpoint } = await import('./aws.js');
+  const { stackEndpoint } = await import('./deployment.js');
   return runsClient(await stackEndpoint(options));
 }
 
