@@ -94,6 +94,20 @@ describe('savepoint serve, driven by the client', () => {
     const { runs } = await reconnected.list({ agent: 'refund-reconciler' });
     expect(runs.map((run) => [run.runId, run.lifecycle]).sort()).toEqual([['serve-r1', 'completed'], ['serve-r2', 'cancelled']]);
     expect(await reconnected.get('never-ran')).toBeUndefined();
+
+    // The CLI while serve runs: \`run\` hands its run to serve (the client) and reports it; \`kill\` cancels through the runs API.
+    const handed = await savepoint(args('run', '--run-id', 'serve-r3', '--input', JSON.stringify({ date: sampleDay.date })));
+    expect(handed.code).toBe(0);
+    expect(handed.stdout).toMatch(/^savepoint: run serve-r3 started on `savepoint serve` \(pid \d+\), which drives it/m);
+    expect(handed.stdout).toMatch(/^run serve-r3 \(refund-reconciler .*\): succeeded/m);
+    await reconnected.start({ input: { date: sampleDay.date }, runId: 'serve-r4', config: { maxSteps: 1, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 3600 } });
+    expect(await reconnected.wait('serve-r4', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });
+    const killed = await savepoint(['--state-dir', stateDir, 'kill', 'serve-r4', '--reason', 'from the CLI']);
+    expect(killed.code).toBe(0);
+    expect(await reconnected.wait('serve-r4')).toMatchObject({ lifecycle: 'cancelled', report: { killed: { by: expect.stringMatching(/^local:/), reason: 'from the CLI' } } });
+    const again2 = await savepoint(['--state-dir', stateDir, 'kill', 'serve-r4']);
+    expect(again2.code).toBe(2);
+    expect(again2.stderr).toMatch(/run serve-r4 is killed, not running/);
     await expect(reconnected.start({ input: { day: 1 } })).rejects.toMatchObject({ name: 'RunsApiError', status: 400, message: expect.stringMatching(/^invalid input of agent refund-reconciler/) });
 
     again.child.kill('SIGTERM');
