@@ -60,7 +60,8 @@ const runModule = () => import('../run.js');
 
 export async function runAndReport(options: Record<string, unknown>) {
   if (deployed().stack) return startOnStack(options);
-  const serving = await servingEngine(stateDir());
+  // With --memory the run keeps nothing and owns nothing: it never goes to a serve.
+  const serving = options['memory'] ? undefined : await servingEngine(stateDir());
   if (serving) return runOnServe(options, serving);
   const { exitCodeOf, runCommand } = await runModule();
   const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
