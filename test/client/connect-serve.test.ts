@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect, type Run, type RunsClient } from '../../client/index.js';
@@ -86,6 +86,13 @@ describe('savepoint serve, driven by the client', () => {
     const again = await serve(args('serve'));
     expect(again.output()).toMatch(/^savepoint: resumed run serve-r1 /m);
     const reconnected = await connect({ stateDir });
+    // The console on the same port: its page, and its API behind its session token (and only for this port's Host).
+    const consoleUrl = new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { console: string; runs: string } }).endpoints.console);
+    expect(consoleUrl.port).toBe(new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { runs: string } }).endpoints.runs).port);
+    const token = consoleUrl.hash.replace(/^#token=/, '');
+    expect((await fetch(consoleUrl.origin)).status).toBe(200);
+    expect(await (await fetch(`${consoleUrl.origin}/api/info`, { headers: { 'x-savepoint-token': token } })).json()).toMatchObject({ agent: 'refund-reconciler' });
+    expect((await fetch(`${consoleUrl.origin}/api/info`)).status).toBe(403);
     const finished = await approveUntilEnded(reconnected, 'serve-r1');
     expect(finished).toMatchObject({ runId: 'serve-r1', lifecycle: 'completed', report: { status: 'succeeded' } });
     expect(finished.pollAfterSeconds).toBeUndefined();
