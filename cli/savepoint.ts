@@ -11,6 +11,7 @@ import { registerResumeCommand } from './commands/resume.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerRunsCommand } from './commands/runs.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerMcpCommand } from './commands/mcp.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTraceCommand } from './commands/trace.js';
 import { registerVerifyCommand } from './commands/verify.js';
@@ -24,6 +25,7 @@ import { StoppedBySignal } from './signals.js';
 // The commands, one module each (cli/commands/), in the order `savepoint --help` lists them.
 registerRunCommand(program);
 registerServeCommand(program);
+registerMcpCommand(program);
 registerResumeCommand(program);
 registerStatusCommand(program);
 registerVerifyCommand(program);

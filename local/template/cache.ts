@@ -220,19 +220,21 @@ const INTERPRETER = (() => {
  */
 export function templateKey(): string {
   const overflow = process.env['CONTEXT_OVERFLOW_LOCATION_ENV'];
-  const parts = [
-    sourcesHash(),
-    root,
-    ownVersion(),
-    `aws-cdk-lib@${installedVersion('aws-cdk-lib')}`,
-    `constructs@${installedVersion('constructs')}`,
-    process.env['CDK_CONTEXT_JSON'] ?? '',
-    overflow ? readQuietly(overflow) : '',
-  ];
+  const parts = [...copyParts(), process.env['CDK_CONTEXT_JSON'] ?? '', overflow ? readQuietly(overflow) : ''];
   const hash = createHash('sha256');
   for (const part of parts) hash.update(part).update('\0');
   return hash.digest('hex').slice(0, 16);
 }
+
+/**
+ * The key's parts read from this copy's files, read once per process: hashing every source costs
+ * tens of milliseconds (a third of a warm replay), and what a process synthesizes is the code it
+ * imported, which does not change under it. The CDK context is read each time: a process can set it.
+ */
+function copyParts(): readonly string[] {
+  return (memoizedCopyParts ??= [sourcesHash(), root, ownVersion(), `aws-cdk-lib@${installedVersion('aws-cdk-lib')}`, `constructs@${installedVersion('constructs')}`]);
+}
+let memoizedCopyParts: readonly string[] | undefined;
 
 /** savepoint's own version: package.json beside a checkout's sources, or above an installed package's dist/. */
 function ownVersion(): string {

@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect, type Run, type RunsClient } from '../../client/index.js';
 import { savepoint, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
+import { startServe } from '../support/serve-process.js';
 
 /**
  * `savepoint serve` as its own process, driven by the public client over loopback
@@ -12,7 +13,6 @@ import { sampleDay } from '../support/refund-harness.js';
  * serving after one waits or ends, refuses a second serve on its state directory, drains on
  * SIGTERM, and a new serve resumes the run the first left unfinished.
  */
-const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
 const children = new Set<ChildProcess>();
 const dirs: string[] = [];
 afterAll(() => {
@@ -20,28 +20,7 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Serving {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Starts `savepoint serve` and resolves once it says it is ready. */
-async function serve(args: string[]): Promise<Serving> {
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let output = '';
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      if (/^savepoint: ready$/m.test(output)) resolve();
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    void exited.then((code) => reject(new Error(`serve exited ${code} before it was ready:\n${output}`)));
-  });
-  return { child, output: () => output, exited };
-}
+const serve = (args: string[]) => startServe(args, children);
 
 /** Decides every approval the run waits for until it has ended. */
 async function approveUntilEnded(client: RunsClient, runId: string): Promise<Run> {

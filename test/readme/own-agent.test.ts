@@ -144,9 +144,9 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   });
 
   it.concurrent('imports every entry point from plain JavaScript, without a TypeScript loader', async () => {
-    const script = `for (const entry of ['savepoint', 'savepoint/client', 'savepoint/cdk', 'savepoint/testing', 'savepoint/sim']) console.log(entry, Object.keys(await import(entry)).length);`;
+    const script = `for (const entry of ['savepoint', 'savepoint/client', 'savepoint/cdk', 'savepoint/testing', 'savepoint/sim', 'savepoint/mcp']) console.log(entry, Object.keys(await import(entry)).length);`;
     const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], { cwd: app, timeout: 60_000 });
-    for (const entry of ['savepoint', 'savepoint/client', 'savepoint/cdk', 'savepoint/testing', 'savepoint/sim']) expect(stdout).toMatch(new RegExp(`^${entry} [1-9]`, 'm'));
+    for (const entry of ['savepoint', 'savepoint/client', 'savepoint/cdk', 'savepoint/testing', 'savepoint/sim', 'savepoint/mcp']) expect(stdout).toMatch(new RegExp(`^${entry} [1-9]`, 'm'));
   }, 120_000);
 
   it.concurrent("runs the @example of each wire server savepoint/sim exports, as shipped in its .d.ts: the official SDK gets the policy's answer", async () => {

@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { AGENT_HELP, defaultAgent, err, stateDir } from '../program.js';
+import { UsageError } from '../errors.js';
+
+/** `--agent`, repeated: each occurrence adds one. */
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+/** `savepoint mcp`: the agents of a running `savepoint serve` as MCP tools (cli/mcp.ts). */
+export function registerMcpCommand(program: Command): void {
+  program
+    .command('mcp')
+    .description('serve the agents of a running `savepoint serve` to MCP clients: each agent a tool whose call is a durable run (an MCP task); over stdio, or Streamable HTTP with --http')
+    .addOption(new Option('--agent <name|path>', `${AGENT_HELP}; repeat it for several`).argParser(collect))
+    .option('--http', 'serve Streamable HTTP on 127.0.0.1 instead of stdio; every request needs "Authorization: Bearer <the credential in engine.json>"')
+    .option('--port <port>', 'with --http: the loopback port (default: any free port, printed on stderr)')
+    .addHelpText(
+      'after',
+      `
+It drives nothing itself: runs go to the savepoint serve of the state directory (start it first).
+A waiting approval shows as input_required; a client that supports elicitation asks its user,
+and the answer is decided through the runs API like any other (the agent's approvers and
+separation of duties apply). An MCP host's configuration:
+  { "command": "npx", "args": ["savepoint", "--state-dir", "/path/to/.savepoint", "mcp", "--agent", "refund-reconciler"] }`,
+    )
+    .action(async (options: { agent?: string[]; http?: boolean; port?: string }) => {
+      const agents = options.agent ?? (defaultAgent ? [defaultAgent] : []);
+      if (agents.length === 0) throw new UsageError('name the agents to serve: --agent <name|path> (or $SAVEPOINT_AGENT)');
+      if (options.port !== undefined && !options.http) throw new UsageError('--port: only with --http');
+      const port = options.port === undefined ? undefined : Number(options.port);
+      if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) throw new UsageError(`--port: a port number, not ${options.port}`);
+      const { mcpCommand } = await import('../mcp.js');
+      await mcpCommand({ agents, stateDir: stateDir(), http: options.http === true, ...(port !== undefined && { port }) }, { err });
+    });
+}

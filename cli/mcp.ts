@@ -1,0 +1,66 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { connect, servedAt, type RunsClient } from '../client/connect.js';
+import { loadAgent } from '../local/runtime/agents.js';
+import { serveMcpHttp } from '../mcp/http.js';
+import { savepointMcpServer } from '../mcp/server.js';
+import { UsageError } from './errors.js';
+import { watchStopSignals } from './signals.js';
+
+/**
+ * `savepoint mcp`: the agents as MCP tools, their runs on the `savepoint serve` of the state
+ * directory (through the public client: the runs API decides, records who asked and checks every
+ * decision). Over stdio, nothing but MCP is written to stdout; notes go to stderr.
+ */
+export async function mcpCommand(options: { agents: string[]; stateDir: string; http: boolean; port?: number }, io: { err: (line: string) => void }): Promise<void> {
+  const agents = await Promise.all(options.agents.map(async (spec) => (await loadAgent(spec)).agent));
+  let client: RunsClient;
+  try {
+    client = await connect({ stateDir: options.stateDir });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const info = { name: 'savepoint', version: await packageVersion() };
+  const log = (line: string) => io.err(`savepoint mcp: ${line}`);
+  const server = () => savepointMcpServer({ runs: client, agents, info, log });
+  const signals = watchStopSignals();
+  try {
+    if (!options.http) {
+      // Until the client closes stdin (or a stop signal): the runs go on in serve either way.
+      const transport = new StdioServerTransport();
+      const closed = new Promise<void>((resolve) => {
+        transport.onclose = resolve;
+        process.stdin.once('end', resolve);
+      });
+      const session = server();
+      await session.connect(transport);
+      await Promise.race([closed, signals.received]);
+      await session.close();
+      return;
+    }
+    const endpoint = await serveMcpHttp({ serverForSession: server, credential: credentialOf(options.stateDir), ...(options.port !== undefined && { port: options.port }) });
+    io.err(`savepoint mcp: Streamable HTTP at ${endpoint.url} (Authorization: Bearer <the credential in ${options.stateDir}/engine.json>)`);
+    await signals.received;
+    await endpoint.close();
+  } finally {
+    signals.dispose();
+  }
+}
+
+/** The owner's credential of the serve on this state directory (the first path segment of its runs API). */
+function credentialOf(stateDir: string): string {
+  const credential = new URL(servedAt(stateDir).base).pathname.split('/')[1];
+  if (!credential) throw new UsageError(`stateDir: the engine.json of ${stateDir} names no credential: restart savepoint serve`);
+  return credential;
+}
+
+async function packageVersion(): Promise<string> {
+  const { createRequire } = await import('node:module');
+  for (const path of ['../package.json', '../../package.json']) {
+    try {
+      return (createRequire(import.meta.url)(path) as { version: string }).version;
+    } catch {
+      // the other layout (sources or dist/)
+    }
+  }
+  return '0';
+}

@@ -1,0 +1,70 @@
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
+import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connect } from '../../client/index.js';
+import { providerJournal, savepoint, workspace } from '../support/cli-process.js';
+import { sampleDay } from '../support/refund-harness.js';
+import { startServe } from '../support/serve-process.js';
+
+/**
+ * `savepoint mcp` over stdio as an MCP host runs it (a child process the official SDK's
+ * StdioClientTransport spawns), in front of a `savepoint serve` process: the runs are serve's.
+ */
+const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+const children = new Set<ChildProcess>();
+const dirs: string[] = [];
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('savepoint mcp over stdio', () => {
+  it('lists the agent, runs a task to its end with the approvals answered by the user, and cancels another as a recorded kill', async () => {
+    const { stateDir, args } = await workspace('mcp-stdio', sampleDay);
+    dirs.push(dirname(stateDir));
+    const serving = await startServe(args('serve'), children);
+
+    const mcp = new Client({ name: 'savepoint-stdio-test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    let asked = 0;
+    mcp.setRequestHandler(ElicitRequestSchema, async () => (asked++, { action: 'accept', content: { decision: 'approve' } }));
+    const transport = new StdioClientTransport({ command: process.execPath, args: [bin, '--state-dir', stateDir, 'mcp', '--agent', 'refund-reconciler'], stderr: 'pipe' });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    await mcp.connect(transport);
+    expect(mcp.getServerVersion()).toMatchObject({ name: 'savepoint' });
+    expect((await mcp.listTools()).tools.map((tool) => tool.name)).toEqual(['refund-reconciler']);
+
+    const call = (date: string) => mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const { task } = await call(sampleDay.date);
+    const result = await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.structuredContent).toMatchObject({ runId: task.taskId, status: 'succeeded', summary: { issued: 18 } });
+    expect(asked).toBe(2);
+    // Each refund once in the provider's journal.
+    const refunds = providerJournal(stateDir).filter((entry) => entry.kind === 'refund').map((entry) => entry.record.refundRequestId);
+    expect(new Set(refunds).size).toBe(refunds.length);
+
+    const second = await call(sampleDay.date);
+    expect((await mcp.experimental.tasks.cancelTask(second.task.taskId)).status).toBe('cancelled');
+    const client = await connect({ stateDir });
+    expect(await client.wait(second.task.taskId)).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed', killed: { by: expect.stringMatching(/^local:/), reason: 'Client cancelled task execution.' } } });
+
+    await mcp.close();
+    expect(stderr).toBe('');
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
+  }, 180_000);
+
+  it('without a serve on the state directory, exits 2 naming what to start', async () => {
+    const { stateDir } = await workspace('mcp-none', sampleDay);
+    dirs.push(dirname(stateDir));
+    const answer = await savepoint(['--state-dir', stateDir, 'mcp', '--agent', 'refund-reconciler']);
+    expect(answer.code).toBe(2);
+    expect(answer.stderr).toMatch(/^savepoint: stateDir: no savepoint engine serves .* start one with `savepoint serve --agent <name\|path>`/m);
+    expect(answer.stdout).toBe('');
+  });
+});
