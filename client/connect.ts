@@ -197,7 +197,7 @@ export interface RunsEndpoint {
  * ```
  */
 export async function connect(options: ConnectOptions): Promise<RunsClient> {
-  if ('stateDir' in options) return runsClient(servedAt(options.stateDir));
+  if ('stateDir' in options) return runsClient(servedAt(options.stateDir), { locate: () => servedAt(options.stateDir) });
   if ('url' in options) return runsClient({ base: `${options.url.replace(/\/+$/, '')}/${options.credential}/v1` });
   // The AWS SDK loads only for a deployed stack.
   const { stackEndpoint } = await import('./deployment.js');
@@ -218,14 +218,31 @@ export function servedAt(stateDir: string): RunsEndpoint {
   return { base: runs.slice(0, -'/runs'.length) };
 }
 
-/** The client of the runs API at `endpoint` (what `connect` returns). */
-export function runsClient(endpoint: RunsEndpoint): RunsClient {
-  const send = endpoint.fetch ?? fetch;
-  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = []): Promise<{ status: number; body: T }> => {
-    const response = await send(`${endpoint.base}${path}`, {
+/**
+ * The client of the runs API at `endpoint` (what `connect` returns). With `locate`, a request
+ * the endpoint does not answer (refused, reset) is sent once more to where `locate` finds the API
+ * now (`connect({ stateDir })`: a serve that restarted).
+ */
+export function runsClient(first: RunsEndpoint, options: { locate?: () => RunsEndpoint } = {}): RunsClient {
+  let endpoint = first;
+  const request = (method: string, path: string, body: unknown) =>
+    (endpoint.fetch ?? fetch)(`${endpoint.base}${path}`, {
       method,
       ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
     });
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = []): Promise<{ status: number; body: T }> => {
+    let response: Response;
+    try {
+      response = await request(method, path, body);
+    } catch (error) {
+      // A serve that restarted listens at a new address with a new credential: look it up once more
+      // (what it published in its state directory) and ask again. Every request is safe to repeat:
+      // a start is idempotent on its run id, a cancel's first kill stands, a decision is taken once (a repeat is a 409).
+      const moved = options.locate && !(error instanceof RunsApiError) ? options.locate() : undefined;
+      if (!moved || moved.base === endpoint.base) throw error;
+      endpoint = moved;
+      response = await request(method, path, body);
+    }
     const text = await response.text();
     let answer: unknown;
     try {

@@ -64,6 +64,8 @@ describe('savepoint serve, driven by the client', () => {
     // A new serve resumes it; the client finds the new address in the state directory.
     const again = await serve(args('serve'));
     expect(again.output()).toMatch(/^savepoint: resumed run serve-r1 /m);
+    // The first client finds it too: a request its old address refuses goes to the one serve published now.
+    expect(await client.get('serve-r1')).toMatchObject({ runId: 'serve-r1' });
     const reconnected = await connect({ stateDir });
     // The console on the same port: its page, and its API behind its session token (and only for this port's Host).
     const consoleUrl = new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { console: string; runs: string } }).endpoints.console);
