@@ -6,7 +6,8 @@ import { localUser } from '../local/services/approval-api.js';
 import { localApprovalKeys } from '../local/state/approval-keys.js';
 import { defaultAgent, deployed, stateDir } from './program.js';
 import { openLedger, rememberedAgentModule, runningEngine, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
-import { liveOwner } from './owner.js';
+import { liveOwner, lockFilePath } from './owner.js';
+import { existsSync } from 'node:fs';
 
 /** What a command works on: the agent, the ledger, a client of the local state directory or the deployed stack. */
 
@@ -127,6 +128,8 @@ export const where = () => {
  * run is serve's to drive and the kill is recorded by its API. Undefined when no serve owns it.
  */
 export async function servingEngine(dir: string): Promise<{ client: RunsClient; engine: EngineFile } | undefined> {
+  // No lock, no serve: what the command finds wrong with the directory is for the command to say.
+  if (!existsSync(lockFilePath(dir))) return undefined;
   const owner = await liveOwner(dir);
   if (owner?.command !== 'serve') return undefined;
   const engine = await runningEngine(dir);
