@@ -152,6 +152,8 @@ export function createRunsRoutes(deps: RunsApiDeps) {
       const input = parseOrThrow(deps.agent.input, rest.input, `input of agent ${deps.agent.name}`);
       const runId = parseOrThrow(RunId, rest.runId ?? runIdOf(deps.agent, input), 'runId');
       const existing = await deps.ledger.getRun(runId);
+      // The agents of a stack share its ledger: a run id is one run, of one agent.
+      if (existing && existing.agent !== deps.agent.name) throw new InvalidInputError(`runId: run ${runId} is a run of agent ${existing.agent}, not ${deps.agent.name}`);
       if (existing && existing.status !== 'failed') {
         const view = (await read(runId))!;
         return { runId, agent: existing.agent, executionArn: existing.executionArn, ...(existing.startedBy && { startedBy: existing.startedBy }), lifecycle: view.lifecycle, created: false };
