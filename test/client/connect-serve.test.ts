@@ -70,6 +70,11 @@ describe('savepoint serve, driven by the client', () => {
     // The console on the same port: its page, and its API behind its session token (and only for this port's Host).
     const consoleUrl = new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { console: string; runs: string } }).endpoints.console);
     expect(consoleUrl.port).toBe(new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { runs: string } }).endpoints.runs).port);
+    // Its address and credential, handed to an app that does not read the state directory.
+    const runsUrl = new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { runs: string } }).endpoints.runs);
+    const byUrl = await connect({ url: runsUrl.origin, credential: runsUrl.pathname.split('/')[1]! });
+    expect(await byUrl.get('serve-r1')).toMatchObject({ runId: 'serve-r1', agent: 'refund-reconciler' });
+    await expect(connect({ url: runsUrl.origin, credential: 'not-the-credential' }).then((wrong) => wrong.get('serve-r1'))).rejects.toMatchObject({ name: 'RunsApiError', status: 403 });
     const token = consoleUrl.hash.replace(/^#token=/, '');
     expect((await fetch(consoleUrl.origin)).status).toBe(200);
     expect(await (await fetch(`${consoleUrl.origin}/api/info`, { headers: { 'x-savepoint-token': token } })).json()).toMatchObject({ agent: 'refund-reconciler' });
