@@ -100,6 +100,9 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
         const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
         io.out(`savepoint: run ${approval.runId} waits for approval ${approval.approvalId}: ${terminalSafe(approval.summary, { oneLine: true })}${amount} — decide by ${approval.decideBy} (savepoint approve ${approval.approvalId})`);
       },
+    }).catch((error: unknown) => {
+      if ((error as { code?: string }).code === 'EADDRINUSE') throw new UsageError(`--port ${options.port}: the port is in use on 127.0.0.1; pass another, or none for any free port`);
+      throw error;
     });
     cleanups.push(() => stack.close());
     checkStateDir(stateDir);

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect, type Run, type RunsClient } from '../../client/index.js';
@@ -106,4 +107,21 @@ describe('savepoint serve, driven by the client', () => {
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
   }, 180_000);
+
+  it('refuses a port that is taken with one sentence (exit 2), and leaves the state directory unowned', async () => {
+    const { stateDir, args } = await workspace('serve-port', sampleDay);
+    dirs.push(dirname(stateDir));
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const refused = await savepoint(args('serve', '--port', String(port)));
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toBe(`savepoint: --port ${port}: the port is in use on 127.0.0.1; pass another, or none for any free port\n`);
+      expect(existsSync(join(stateDir, 'engine.json'))).toBe(false);
+      expect(existsSync(join(stateDir, 'owner.lock'))).toBe(false);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, 120_000);
 });
