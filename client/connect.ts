@@ -225,23 +225,25 @@ export function servedAt(stateDir: string): RunsEndpoint {
  */
 export function runsClient(first: RunsEndpoint, options: { locate?: () => RunsEndpoint } = {}): RunsClient {
   let endpoint = first;
-  const request = (method: string, path: string, body: unknown) =>
+  const request = (method: string, path: string, body: unknown, signal: AbortSignal | undefined) =>
     (endpoint.fetch ?? fetch)(`${endpoint.base}${path}`, {
       method,
       ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      ...(signal && { signal }),
     });
-  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = []): Promise<{ status: number; body: T }> => {
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = [], signal?: AbortSignal): Promise<{ status: number; body: T }> => {
     let response: Response;
     try {
-      response = await request(method, path, body);
+      response = await request(method, path, body, signal);
     } catch (error) {
+      if (signal?.aborted) throw error;
       // A serve that restarted listens at a new address with a new credential: look it up once more
       // (what it published in its state directory) and ask again. Every request is safe to repeat:
       // a start is idempotent on its run id, a cancel's first kill stands, a decision is taken once (a repeat is a 409).
       const moved = options.locate && !(error instanceof RunsApiError) ? options.locate() : undefined;
       if (!moved || moved.base === endpoint.base) throw error;
       endpoint = moved;
-      response = await request(method, path, body);
+      response = await request(method, path, body, signal);
     }
     const text = await response.text();
     let answer: unknown;
@@ -256,8 +258,8 @@ export function runsClient(first: RunsEndpoint, options: { locate?: () => RunsEn
     return { status: response.status, body: answer as T };
   };
   const runPath = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
-  const get = async (runId: string, wait?: number): Promise<Run | undefined> => {
-    const answer = await call<Run>('GET', `${runPath(runId)}${wait ? `?wait=${wait}` : ''}`, undefined, [404]);
+  const get = async (runId: string, wait?: number, signal?: AbortSignal): Promise<Run | undefined> => {
+    const answer = await call<Run>('GET', `${runPath(runId)}${wait ? `?wait=${wait}` : ''}`, undefined, [404], signal);
     return answer.status === 404 ? undefined : answer.body;
   };
 
@@ -270,10 +272,14 @@ export function runsClient(first: RunsEndpoint, options: { locate?: () => RunsEn
     },
     async wait(runId, options = {}) {
       for (;;) {
-        const run = await get(runId, 20);
+        const stopped = () => new Error(`stopped waiting for run ${runId}`, { cause: options.signal?.reason });
+        if (options.signal?.aborted) throw stopped();
+        // The signal ends a long-poll in flight too.
+        const run = await get(runId, 20, options.signal).catch((error: unknown) => {
+          throw options.signal?.aborted ? stopped() : error;
+        });
         if (!run) throw new RunsApiError(404, `runId: no run ${runId}`);
         if (TERMINAL_LIFECYCLES.includes(run.lifecycle) || (options.untilInput && run.lifecycle === 'input_required')) return run;
-        if (options.signal?.aborted) throw new Error(`stopped waiting for run ${runId}`, { cause: options.signal.reason });
       }
     },
     cancel: async (runId, options = {}) => (await call<Run>('POST', `${runPath(runId)}/cancel`, options)).body,

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connect, type Run, type RunsClient } from '../../client/index.js';
+import { connect, runsClient, type Run, type RunsClient } from '../../client/index.js';
 import { savepoint, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 import { startServe } from '../support/serve-process.js';
@@ -44,6 +44,24 @@ describe('savepoint serve, driven by the client', () => {
     const waiting = await client.wait('serve-r1', { untilInput: true });
     expect(waiting.lifecycle).toBe('input_required');
     expect((await client.approvals('serve-r1')).length).toBeGreaterThan(0);
+    // An abort ends a long-poll in flight: the wait rejects before the API has answered it.
+    const runsBase = (JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { runs: string } }).endpoints.runs.replace(/\/runs$/, '');
+    let sent!: () => void;
+    const inFlight = new Promise<void>((resolve) => (sent = resolve));
+    let answered = false;
+    const watched = runsClient({
+      base: runsBase,
+      fetch: (url, init) => {
+        sent();
+        return fetch(url, init).then((response) => ((answered = true), response));
+      },
+    });
+    const controller = new AbortController();
+    const stopped = watched.wait('serve-r1', { signal: controller.signal });
+    await inFlight;
+    controller.abort(new Error('the user left'));
+    await expect(stopped).rejects.toThrow('stopped waiting for run serve-r1');
+    expect(answered).toBe(false);
     // The same run id again: the same run, nothing started.
     expect(await client.start({ input: { date: sampleDay.date }, runId: 'serve-r1' })).toMatchObject({ runId: 'serve-r1', created: false, executionArn: started.executionArn });
     // A second run, cancelled while it lives: the kill names who asked.
