@@ -142,4 +142,13 @@ describe('savepoint serve, driven by the client', () => {
       await new Promise((resolve) => taken.close(resolve));
     }
   }, 120_000);
+
+  it('serves one agent per state directory for now: several are refused with one sentence (exit 2), before anything is opened', async () => {
+    const { stateDir, args } = await workspace('serve-agents', sampleDay);
+    dirs.push(dirname(stateDir));
+    const refused = await savepoint([...args('serve'), '--agent', 'support-triage']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe('savepoint: --agent: serve runs one agent per state directory for now (asked for refund-reconciler, support-triage): start one `savepoint serve` per agent, each with its own --state-dir\n');
+    expect(existsSync(stateDir)).toBe(false);
+  });
 });
