@@ -159,7 +159,10 @@ export function createRunsRoutes(deps: RunsApiDeps) {
         return { runId, agent: existing.agent, executionArn: existing.executionArn, ...(existing.startedBy && { startedBy: existing.startedBy }), lifecycle: view.lifecycle, created: false };
       }
     }
-    const started = await startRoute(caller, rest);
+    // The body as sent (less the agent): StartRun's budgets are the ones the caller named, and the
+    // parsed request has every budget filled in with RunConfig's defaults.
+    const { agent: _named, ...sent } = body as Record<string, unknown>;
+    const started = await startRoute(caller, sent);
     return { ...started, agent: deps.agent.name, lifecycle: 'working', created: true };
   };
 

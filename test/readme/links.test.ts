@@ -1,20 +1,23 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { anchorsOf, brokenLinks, linksOf } from './markdown.js';
 import { DOC_FILES } from './readme-text.js';
 
 /**
- * The README and every guide of docs/ (each docs/*.md, a new one included): every relative link
+ * The README, every guide of docs/ (each docs/*.md, a new one included), MIGRATING.md and the
+ * CHANGELOG: every relative link
  * reaches a file of the repository, and every `#anchor` a heading of the file it names. A guide
  * moved or a heading renamed without its links fails here, naming the link.
  */
 const ROOT = new URL('../../', import.meta.url).pathname;
+const CHECKED = new Map([...DOC_FILES, ...['MIGRATING.md', 'CHANGELOG.md'].map((path) => [path, readFileSync(ROOT + path, 'utf8')] as const)]);
 
-describe('the links of the README and the guides', () => {
+describe('the links of the README, the guides, MIGRATING.md and the CHANGELOG', () => {
   it('reach a file that exists and a heading it has', () => {
-    const links = [...DOC_FILES.values()].flatMap(linksOf);
+    const links = [...CHECKED.values()].flatMap(linksOf);
     // The scan finds what it should: the map of guides, anchors into them, the screenshots.
-    expect(links).toEqual(expect.arrayContaining(['docs/cli.md', 'docs/operating-on-aws.md#deploy', 'console-runs.png']));
-    expect(brokenLinks(ROOT, DOC_FILES)).toEqual([]);
+    expect(links).toEqual(expect.arrayContaining(['docs/cli.md', 'docs/operating-on-aws.md#deploy', 'console-runs.png', 'docs/approvals.md']));
+    expect(brokenLinks(ROOT, CHECKED)).toEqual([]);
   });
 
   it('would notice a missing file, a missing heading and an anchor into a file that has none', () => {

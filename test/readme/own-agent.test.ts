@@ -18,7 +18,8 @@ import { postDecision } from '../support/agent-harness.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
 import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
-import { readmeFiles, readmeInline, readmeInstall, shapeOf, shellWords } from './readme-text.js';
+import { brokenLinks } from './markdown.js';
+import { DOC_FILES, readmeFiles, readmeInline, readmeInstall, shapeOf, shellWords } from './readme-text.js';
 
 /**
  * savepoint as a user gets it: the files of the README's "Write your own agent" are copied out
@@ -141,6 +142,14 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(files).toContain('dist/lambdas/index.js.map');
     expect(files).toContain('LICENSE');
     expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.startsWith('agents/'))).toEqual([]);
+  });
+
+  it('ships the README and every guide of docs/, their links whole in the installed package (the alarms name their runbook there)', () => {
+    const installed = join(app, 'node_modules/savepoint');
+    const shippedDocs = new Map([...DOC_FILES.keys()].map((path) => [path, existsSync(join(installed, path)) ? readFileSync(join(installed, path), 'utf8') : '']));
+    expect([...shippedDocs].filter(([, text]) => text === '').map(([path]) => path)).toEqual([]);
+    expect(shippedDocs.get('docs/operating-on-aws.md')).toContain('#### ExecutionsFailed');
+    expect(brokenLinks(installed, shippedDocs)).toEqual([]);
   });
 
   it.concurrent('imports every entry point from plain JavaScript, without a TypeScript loader', async () => {
