@@ -102,10 +102,9 @@ async function startOnStack(options: Record<string, unknown>) {
  */
 async function runOnServe(options: Record<string, unknown>, { client, engine }: NonNullable<Awaited<ReturnType<typeof servingEngine>>>) {
   const { exitCodeOf, runInput } = await runModule();
-  const agent = options['agent'] as string | undefined;
-  if (agent !== undefined && engine.agent && !agent.includes('/') && agent !== engine.agent.name) {
-    throw new UsageError(`--agent ${agent}: the state directory ${stateDir()} is served by \`savepoint serve\` (pid ${engine.pid}) for agent ${engine.agent.name}: run that agent, or pass another --state-dir`);
-  }
+  // An agent named by its name goes to serve as it is (serve refuses one it does not run); a module's path names none.
+  const spec = options['agent'] as string | undefined;
+  const agent = spec !== undefined && !/[/\\.]/.test(spec) ? spec : undefined;
   const runId = options['runId'] as string | undefined;
   const existing = runId ? await client.get(runId) : undefined;
   if (options['resume'] && !existing) throw new UsageError(`no run ${runId} in ${stateDir()}`);
@@ -115,7 +114,7 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
       .filter((name) => options[name] !== undefined)
       .map((name) => [name === 'approvalTimeout' ? 'approvalTimeoutSeconds' : name, name === 'onBudgetExceeded' ? options[name] : Number(options[name])]),
   );
-  const started = await client.start({ input, ...(runId && { runId }), ...(Object.keys(budgets).length > 0 && { config: budgets }), ...(options['model'] ? { model: options['model'] as string } : {}) });
+  const started = await client.start({ input, ...(agent && { agent }), ...(runId && { runId }), ...(Object.keys(budgets).length > 0 && { config: budgets }), ...(options['model'] ? { model: options['model'] as string } : {}) });
   const progress = options['json'] ? err : out;
   progress(`savepoint: run ${started.runId} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
   const run = await client.wait(started.runId);

@@ -143,12 +143,34 @@ describe('savepoint serve, driven by the client', () => {
     }
   }, 120_000);
 
-  it('serves one agent per state directory for now: several are refused with one sentence (exit 2), before anything is opened', async () => {
+  it('serves several agents on one port: a start goes to the agent it names, a run and an approval to the engine that holds them', async () => {
     const { stateDir, args } = await workspace('serve-agents', sampleDay);
     dirs.push(dirname(stateDir));
-    const refused = await savepoint([...args('serve'), '--agent', 'support-triage']);
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toBe('savepoint: --agent: serve runs one agent per state directory for now (asked for refund-reconciler, support-triage): start one `savepoint serve` per agent, each with its own --state-dir\n');
-    expect(existsSync(stateDir)).toBe(false);
-  });
+    const serving = await serve([...args('serve'), '--agent', 'support-triage']);
+    expect(serving.output()).toMatch(/^savepoint: agents refund-reconciler \(\S+\), support-triage \(\S+\/agents\/support-triage\)$/m);
+    const client = await connect({ stateDir });
+
+    const refunds = await client.start({ agent: 'refund-reconciler', input: { date: sampleDay.date }, runId: 'agents-refunds', config: { approvalTimeoutSeconds: 3600 } });
+    const triage = await client.start({ agent: 'support-triage', input: { inbox: 'support@acme.example' }, runId: 'agents-triage', config: { approvalTimeoutSeconds: 3600 } });
+    expect([refunds.agent, triage.agent]).toEqual(['refund-reconciler', 'support-triage']);
+    await expect(client.start({ input: { date: sampleDay.date } })).rejects.toMatchObject({ status: 400, message: 'agent: this serve runs refund-reconciler, support-triage: name one' });
+    await expect(client.start({ agent: 'nobody', input: {} })).rejects.toMatchObject({ status: 400, message: 'agent: no agent nobody here (this serve runs refund-reconciler, support-triage)' });
+
+    // Each run to its end, its approvals decided through the one port.
+    for (const runId of ['agents-refunds', 'agents-triage']) {
+      const finished = await approveUntilEnded(client, runId);
+      expect(finished).toMatchObject({ runId, lifecycle: 'completed' });
+    }
+    expect((await client.get('agents-triage'))?.agent).toBe('support-triage');
+    expect((await client.list({ agent: 'support-triage' })).runs.map((run) => run.runId)).toEqual(['agents-triage']);
+    await expect(client.list()).rejects.toMatchObject({ status: 400 });
+    await expect(client.cancel('agents-triage')).rejects.toMatchObject({ status: 409 });
+    expect(await client.get('never-ran')).toBeUndefined();
+    // Each agent's own state directory answers the other commands.
+    const status = await savepoint(['--state-dir', join(stateDir, 'agents', 'support-triage'), 'status', 'agents-triage']);
+    expect(status.code).toBe(0);
+
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
+  }, 180_000);
 });
