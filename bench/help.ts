@@ -27,6 +27,14 @@ export const BENCH_HELP: readonly { readonly mode: string; readonly what: string
       ['--ledgers <list>', 'ledgers to measure (default memory,disk,dynalite)'],
     ],
   },
+  {
+    mode: '--deploy',
+    what: 'CloudFormation resources and idle dollars a month per agent added to a stack, and the synthesis time of a many-agent app',
+    options: [
+      ['--agents <n>', 'agents of the nested-stack app (default 20)'],
+      ['--per-nested <n>', 'agents to a nested stack, agentsInNestedStacks (default 4)'],
+    ],
+  },
   { mode: '--cost', what: 'model dollars of the sample day with prompt caching and without', options: [] },
   {
     mode: '--longruns',
@@ -70,6 +78,16 @@ export const BENCH_HELP: readonly { readonly mode: string; readonly what: string
     options: [
       ['--steps <n>', 'steps per run (default 100)'],
       ['--runs <n>', 'runs per row (default 7)'],
+    ],
+  },
+  {
+    mode: '--events',
+    what: "subscribers of a run's event stream: engine CPU added, write-to-delivery delay, resume after disconnects",
+    options: [
+      ['--steps <n>', 'steps per run (default 100)'],
+      ['--runs <n>', 'runs per row (default 5)'],
+      ['--subscribers <n>', 'streams of each followed run (default 100)'],
+      ['--disconnects <n>', 'random disconnects of the resume check, at least (default 50)'],
     ],
   },
   {

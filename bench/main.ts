@@ -9,7 +9,9 @@
  *   --growth     a long-lived state directory: engine heap per run, `status` with 1 and N runs (bench/growth.ts)
  *   --replay     `savepoint replay`'s wall time against the run's, on the sample day (bench/replay.ts)
  *   --tracing    what the live OpenTelemetry export costs per step, on and off (bench/tracing.ts)
+ *   --events     100 subscribers of a run's event stream: engine CPU added, delivery delay, resume (bench/events.ts)
  *   --cold-start bundle size and import CPU of each Lambda function (bench/cold-start.ts)
+ *   --deploy     resources and idle dollars per agent added to a stack, and a 20-agent synth's time (bench/deploy.ts)
  * `bench/check.ts` validates each mode's `--json` (CI runs a short form of every mode through it).
  */
 // Like bin/savepoint.js: the SDK's Node 20 notice is noise here (read when a client is created).
@@ -21,7 +23,7 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   process.exit(0);
 }
 
-const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet', 'growth', 'replay', 'tracing'] as const;
+const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet', 'growth', 'replay', 'tracing', 'events', 'deploy'] as const;
 
 // `--cold-start` runs bench/cold-start.ts (the module's own main), like the waste benchmark.
 const mode = MODES.find((name) => process.argv.includes(`--${name}`)) ?? (process.argv.includes('--cold-start') ? 'cold-start' : 'waste');
@@ -31,6 +33,9 @@ if (mode === 'overhead') {
 } else if (mode === 'tracing') {
   const { tracingBenchmark } = await import('./tracing.js');
   await tracingBenchmark(process.argv.slice(2));
+} else if (mode === 'deploy') {
+  const { deployBenchmark } = await import('./deploy.js');
+  await deployBenchmark(process.argv.slice(2));
 } else if (mode === 'fleet') {
   const { fleetBenchmark } = await import('./fleet.js');
   await fleetBenchmark(process.argv.slice(2));

@@ -15,14 +15,14 @@ export interface AgentApis {
 }
 
 const MAX_BODY = PAYLOAD_LIMIT_BYTES + 4 * 1024;
-const RUN = /^\/v1\/runs\/([^/]+)(\/cancel)?\/?$/;
+const RUN = /^\/v1\/runs\/([^/]+)(\/cancel|\/events)?\/?$/;
 const APPROVAL = /^\/v1\/approvals\/([^/]+)\/?$/;
 
 /**
  * `savepoint serve` with several agents: each agent has an engine of its own (its own ledger, as
  * a `DurableAgent` of its own has on AWS), and this one loopback port, behind its own credential,
- * routes the runs API and the approval API to them — a start by the `agent` it names, a run or an
- * approval to the engine that holds it, a listing by its `agent`; the approvals waiting in every
+ * routes the runs API and the approval API to them — a start by the `agent` it names, a run (its
+ * events too) or an approval to the engine that holds it, a listing by its `agent`; the approvals waiting in every
  * engine are listed together. Each engine answers as it would alone (its 4xx included).
  */
 export async function startFrontDoor(agents: readonly AgentApis[], options: { port?: number; fallback?: (request: IncomingMessage, response: ServerResponse) => boolean } = {}) {
@@ -43,7 +43,7 @@ export async function startFrontDoor(agents: readonly AgentApis[], options: { po
     const body = await readBoundedBody(request, MAX_BODY);
     if (body === undefined) return answer(response, 413, `body: larger than the ${MAX_BODY} bytes a run request may have`);
     const method = request.method ?? 'GET';
-    const forward = (target: string) => relay(response, target, method, request.headers['content-type'], body);
+    const forward = (target: string) => relay(request, response, target, body);
     const byName = (name: string | null | undefined) => {
       if (name === undefined || name === null) return agents.length === 1 ? agents[0] : undefined;
       return agents.find((agent) => agent.name === name);
@@ -111,14 +111,29 @@ async function holder(agents: readonly AgentApis[], resource: (agent: AgentApis)
   return undefined;
 }
 
-async function relay(response: ServerResponse, target: string, method: string, contentType: string | undefined, body: Buffer): Promise<void> {
-  const answered = await fetch(target, { method, ...(contentType && { headers: { 'content-type': contentType } }), ...(body.length > 0 && { body: new Uint8Array(body) }) });
+/** The engine's answer to the request, passed on as it comes (an event stream too, until either side ends it). */
+async function relay(request: IncomingMessage, response: ServerResponse, target: string, body: Buffer): Promise<void> {
+  const ended = new AbortController();
+  response.on('close', () => ended.abort());
   const headers: Record<string, string> = {};
-  for (const name of ['content-type', 'location', 'retry-after']) {
-    const value = answered.headers.get(name);
-    if (value !== null) headers[name] = value;
+  for (const name of ['content-type', 'accept', 'last-event-id']) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers[name] = value;
   }
-  response.writeHead(answered.status, headers).end(Buffer.from(await answered.arrayBuffer()));
+  const answered = await fetch(target, { method: request.method ?? 'GET', headers, ...(body.length > 0 && { body: new Uint8Array(body) }), signal: ended.signal });
+  const passed: Record<string, string> = {};
+  for (const name of ['content-type', 'location', 'retry-after', 'cache-control']) {
+    const value = answered.headers.get(name);
+    if (value !== null) passed[name] = value;
+  }
+  response.writeHead(answered.status, passed);
+  if (!answered.body) return void response.end();
+  try {
+    for await (const chunk of answered.body as unknown as AsyncIterable<Uint8Array>) response.write(chunk);
+  } catch (error) {
+    if (!ended.signal.aborted) throw error;
+  }
+  response.end();
 }
 
 function answer(response: ServerResponse, status: number, message: string | undefined, body?: unknown): void {

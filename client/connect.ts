@@ -4,6 +4,8 @@ import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
 import { TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
+import { followEvents } from './events.js';
+import { RunsApiError } from './runs-api-error.js';
 
 /**
  * `connect`: the client of a runs API — `savepoint serve` on this machine, or a deployed stack —
@@ -96,18 +98,7 @@ export interface RunEvent {
   readonly data: Readonly<Record<string, unknown>>;
 }
 
-/** A refusal of the API: its HTTP status and the message naming the problem. */
-export class RunsApiError extends Error {
-  /** `RunsApiError`. */
-  override readonly name = 'RunsApiError';
-  /** The HTTP status of the refusal (404 an unknown run, 400 bad input, 403 the credential, …); 503 when no API is found. */
-  readonly status: number;
-  /** @param status - the HTTP status; @param message - the API's message, which names the problem */
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
-}
+export { RunsApiError };
 
 /** The client `connect` returns: the same for `serve` and for a deployed stack. */
 export interface RunsClient {
@@ -146,8 +137,15 @@ export interface RunsClient {
   /** Approves or rejects an approval, as the caller the API authenticated. */
   decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<Approval & { delivered?: boolean }>;
   /**
-   * The run's progress as it happens (`GET /v1/runs/{runId}/events`), resuming after `after`.
-   * Not served by this version yet: iterating it throws a RunsApiError (501).
+   * The run's progress as it happens (`GET /v1/runs/{runId}/events`, Server-Sent Events): each
+   * event once, in order, until the run's last (`run.finished`). A dropped connection is resumed by
+   * itself after the last event yielded (`Last-Event-ID`), across a restart of `serve` too (with
+   * `connect({ stateDir })` it looks the engine's new address up); `after` starts after an event
+   * id a stream gave before. A refusal (no such run 404, an `after` the run does not have 400)
+   * throws a RunsApiError.
+   *
+   * @example
+   * for await (const event of client.events(runId)) console.log(event.id, event.type, event.data);
    */
   events(runId: string, options?: { after?: string; signal?: AbortSignal }): AsyncIterable<RunEvent>;
 }
@@ -179,6 +177,8 @@ export interface RunsEndpoint {
   readonly base: string;
   /** How requests are sent (a signing fetch for a stack). @default globalThis.fetch */
   readonly fetch?: typeof fetch;
+  /** Finds the API again (a `serve` that restarted publishes a new address): where a refused request and a resumed event stream go. @default the same base */
+  readonly locate?: () => RunsEndpoint;
 }
 
 /**
@@ -197,7 +197,7 @@ export interface RunsEndpoint {
  * ```
  */
 export async function connect(options: ConnectOptions): Promise<RunsClient> {
-  if ('stateDir' in options) return runsClient(servedAt(options.stateDir), { locate: () => servedAt(options.stateDir) });
+  if ('stateDir' in options) return runsClient({ ...servedAt(options.stateDir), locate: () => servedAt(options.stateDir) });
   if ('url' in options) return runsClient({ base: `${options.url.replace(/\/+$/, '')}/${options.credential}/v1` });
   // The AWS SDK loads only for a deployed stack.
   const { stackEndpoint } = await import('./deployment.js');
@@ -219,12 +219,13 @@ export function servedAt(stateDir: string): RunsEndpoint {
 }
 
 /**
- * The client of the runs API at `endpoint` (what `connect` returns). With `locate`, a request
+ * The client of the runs API at `endpoint` (what `connect` returns). With its `locate`, a request
  * the endpoint does not answer (refused, reset) is sent once more to where `locate` finds the API
  * now (`connect({ stateDir })`: a serve that restarted).
  */
-export function runsClient(first: RunsEndpoint, options: { locate?: () => RunsEndpoint } = {}): RunsClient {
+export function runsClient(first: RunsEndpoint): RunsClient {
   let endpoint = first;
+  const locate = first.locate;
   const request = (method: string, path: string, body: unknown, signal: AbortSignal | undefined) =>
     (endpoint.fetch ?? fetch)(`${endpoint.base}${path}`, {
       method,
@@ -240,9 +241,9 @@ export function runsClient(first: RunsEndpoint, options: { locate?: () => RunsEn
       // A serve that restarted listens at a new address with a new credential: look it up once more
       // (what it published in its state directory) and ask again. Every request is safe to repeat:
       // a start is idempotent on its run id, a cancel's first kill stands, a decision is taken once (a repeat is a 409).
-      const moved = options.locate && !(error instanceof RunsApiError) ? options.locate() : undefined;
+      const moved = locate && !(error instanceof RunsApiError) ? locate() : undefined;
       if (!moved || moved.base === endpoint.base) throw error;
-      endpoint = moved;
+      endpoint = { ...moved, locate };
       response = await request(method, path, body, signal);
     }
     const text = await response.text();
@@ -289,10 +290,11 @@ export function runsClient(first: RunsEndpoint, options: { locate?: () => RunsEn
     },
     decide: async (approvalId, decision, options = {}) =>
       (await call<Approval & { delivered?: boolean }>('POST', `/approvals/${encodeURIComponent(approvalId)}`, { decision, ...(options.reason !== undefined && { reason: options.reason }) })).body,
-    events: () => ({
-      [Symbol.asyncIterator]: () => ({
-        next: () => Promise.reject(new RunsApiError(501, 'events: the run event stream is not served by this version of savepoint yet; poll with wait()')),
-      }),
-    }),
+    events: (runId, options = {}) =>
+      followEvents(
+        { base: endpoint.base, ...(endpoint.fetch && { fetch: endpoint.fetch }), ...(locate && { locate: async () => ({ base: locate().base }) }) },
+        runId,
+        { ...(options.after !== undefined && { after: options.after }), ...(options.signal && { signal: options.signal }) },
+      ),
   };
 }

@@ -17,6 +17,8 @@ import type { AslDefinition } from '../local/template/asl.js';
 import { readBoundedBody } from '../local/services/http-body.js';
 import { countStates, currentState, executionName, layoutDefinition, type HistorySource } from './history.js';
 import { streamTickets } from './stream-tickets.js';
+import { localRunEvents } from '../local/services/run-events.js';
+import { nodeStreamResponse } from '../local/services/event-stream.js';
 import { executionLinks, runRows, timeline } from './views.js';
 
 /**
@@ -47,6 +49,8 @@ export interface ConsoleOptions {
   where?: string;
   /** Called on every change the console should show (e.g. the engine's history events). */
   subscribe?: (onChange: () => void) => () => void;
+  /** How often a run followed through its event stream is read from the ledger, at the most. @default 25 ms (lambdas/runs/event-feed.ts POLL_MS) */
+  runEventsPollMs?: number;
   /** Whether runs can be started (resumed): an engine is reachable. */
   canStart: boolean;
   /** The agent the engine runs, shown in the header. */
@@ -97,6 +101,8 @@ const TimelineQuery = z
   .strict();
 const StateMachineQuery = z.object({ execution: z.string().min(1).max(200).optional() }).strict();
 const RunId = z.string().min(1).max(200);
+/** A run's event stream (lambdas/runs/events.ts): the run view follows its run through it, as any client of the runs API does. */
+const RUN_EVENTS = /^\/api\/runs\/([^/]+)\/events$/;
 const Reason = z.string().max(1000).optional();
 const DecisionBody = z.object({ decision: z.enum(['approve', 'reject']), reason: Reason }).strict();
 const KillBody = z.object({ reason: KillReason.optional() }).strict();
@@ -145,6 +151,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   let origins: Set<string> = new Set();
   let hosts: Set<string> = new Set();
   const tickets = streamTickets(options.clock ?? systemClock);
+  // The same route as the engine's `GET /v1/runs/{id}/events`, over the ledger the console reads.
+  const runEvents = localRunEvents(options.ledger, options.clock ?? systemClock, { log, ...(options.runEventsPollMs !== undefined && { pollMs: options.runEventsPollMs }) });
 
   const validToken = (candidate: string | undefined) => candidate !== undefined && candidate !== '' && sameSecret(candidate, token);
   const headerToken = (request: IncomingMessage) => {
@@ -273,8 +281,9 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       response.writeHead(200, headers);
       return response.end(asset.body);
     }
-    // Only the header (or, for the event stream, a ticket taken with it): never a cookie or basic auth.
-    const stream = request.method === 'GET' && url.pathname === '/api/events';
+    // Only the header (or, for an event stream, a ticket taken with it): never a cookie or basic auth.
+    const followed = request.method === 'GET' ? RUN_EVENTS.exec(url.pathname) : null;
+    const stream = request.method === 'GET' && (url.pathname === '/api/events' || followed !== null);
     const ticket = stream ? url.searchParams.get('ticket') : null;
     const authorized = ticket !== null ? tickets.redeem(ticket) : validToken(headerToken(request));
     if (!authorized) {
@@ -284,6 +293,16 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       const origin = request.headers.origin;
       if (origin !== undefined && !origins.has(origin)) return send(403, { message: `Origin ${origin} may not post to this console` });
       if (request.headers['sec-fetch-site'] === 'cross-site') return send(403, { message: 'a cross-site request may not post to this console' });
+    }
+    if (followed) {
+      let runId: string;
+      try {
+        runId = parseOrThrow(RunId, decodeSegment(followed[1]!), 'runId');
+      } catch (error) {
+        return send(400, { message: error instanceof Error ? error.message : String(error) });
+      }
+      const lastEventId = request.headers['last-event-id'];
+      return runEvents({ runId, after: url.searchParams.get('after') ?? undefined, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
     }
     if (stream) {
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });

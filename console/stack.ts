@@ -32,6 +32,8 @@ export async function startStackConsole(
       history: sfnHistorySource(sfn),
       definition: executionDefinition(sfn),
       subscribe: pollLedger(ledger, pollMs, rest.log),
+      // A followed run's partition is queried on DynamoDB: as often as the runs list, not every 25 ms.
+      runEventsPollMs: pollMs,
       canStart: true,
       agent: deployment.agentName,
       where: `stack ${deployment.stackName} (${deployment.region})`,

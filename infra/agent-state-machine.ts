@@ -1,7 +1,7 @@
 import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, RetentionDays, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import {
   CfnStateMachine,
   CfnStateMachineAlias,
@@ -69,12 +69,18 @@ export interface AgentStateMachineProps {
    * @default 10
    */
   readonly toolConcurrency?: number;
+  /**
+   * Where the executions' history is logged: the stack's, shared by its agents (infra/control-plane.ts).
+   * @default a log group of its own (three months, retained)
+   */
+  readonly executionLogs?: ILogGroup;
 }
 
 export const DEFAULT_TOOL_CONCURRENCY = 10;
 
 /** The alias new runs start on: it routes every new execution to the version this deploy published. */
-export const LIVE_ALIAS = 'live';
+export { LIVE_ALIAS } from '../lambdas/runs/versions.js';
+import { LIVE_ALIAS } from '../lambdas/runs/versions.js';
 
 export { definitionIdentity } from '../lambdas/shared/definition-identity.js';
 import { definitionIdentity } from '../lambdas/shared/definition-identity.js';
@@ -435,7 +441,7 @@ export class AgentStateMachine extends Construct {
       timeout: executionTimeout,
       tracingEnabled: true,
       logs: {
-        destination: new LogGroup(this, 'ExecutionLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN }),
+        destination: props.executionLogs ?? new LogGroup(this, 'ExecutionLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.RETAIN }),
         level: LogLevel.ALL,
         includeExecutionData: false,
       },

@@ -1,13 +1,12 @@
 import { Stack, Token } from 'aws-cdk-lib';
-import { PolicyStatement, ServicePrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { SubscriptionFilter, Topic } from 'aws-cdk-lib/aws-sns';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { principalDirectory, principalPatternProblem, type PrincipalDirectory } from '../lambdas/approvals/people.js';
-import { keyPolicy, macKey, onlyReaders, pinKeyPolicy } from './keys.js';
+import { ControlPlane } from './control-plane.js';
 
 /** Who decides an agent's approvals, and how they are told (`DurableAgentProps.approvals`). */
 export interface ApprovalSettings {
@@ -132,38 +131,23 @@ export class ApprovalMachinery extends Construct {
       throw new Error('approvals.topic: false leaves the approvers\' links no way to reach them (they are sent on the encrypted topic only); drop it, or drop approvals.approvers');
     }
     if (settings.topic ?? links) {
-      // Encrypted with a key of its own: SNS may use it for the topic, RequestApproval only through SNS.
-      this.topicKey = new Key(this, 'ApprovalTopicKey', { description: 'Encrypts the approvals topic (the approvers\' links)', enableKeyRotation: true });
-      const { region, account } = Stack.of(this);
-      pinKeyPolicy(
-        this.topicKey,
-        keyPolicy([
-          { sid: 'RequestApprovalPublishesThroughSns', principals: [roleOf(requestApproval)], actions: ['kms:GenerateDataKey*', 'kms:Decrypt'], conditions: { StringEquals: { 'kms:ViaService': `sns.${region}.amazonaws.com` } } },
-          { sid: 'SnsUsesItForTheTopic', principals: [new ServicePrincipal('sns.amazonaws.com')], actions: ['kms:GenerateDataKey*', 'kms:Decrypt'], conditions: { StringEquals: { 'aws:SourceAccount': account } } },
-        ]),
-      );
-      this.topic = new Topic(this, 'ApprovalTopic', { displayName: 'savepoint approvals', enforceSSL: true, masterKey: this.topicKey });
+      // One topic for the stack's agents (infra/control-plane.ts); its key policy names this RequestApproval too.
+      const { topic, key } = ControlPlane.of(this).approvalTopic(roleOf(requestApproval), literalApprovers(settings.approvers));
+      this.topic = topic;
+      this.topicKey = key;
       // Not `grantPublish`: it would grant the key's use in the role's policy too; the key policy names the role.
-      requestApproval.addToRolePolicy(new PolicyStatement({ actions: ['sns:Publish'], resources: [this.topic.topicArn] }));
-      requestApproval.addEnvironment('APPROVAL_TOPIC_ARN', this.topic.topicArn);
-      // Approvers named at synth get their own e-mail subscription, filtered to their own messages.
-      for (const address of literalApprovers(settings.approvers)) {
-        this.topic.addSubscription(new EmailSubscription(address, { filterPolicy: { approver: SubscriptionFilter.stringFilter({ allowlist: [address] }) } }));
-      }
+      requestApproval.addToRolePolicy(new PolicyStatement({ actions: ['sns:Publish'], resources: [topic.topicArn] }));
+      requestApproval.addEnvironment('APPROVAL_TOPIC_ARN', topic.topicArn);
     }
     if (!callback) return;
 
     if (links) {
-      this.linkKey = new Secret(this, 'LinkKey', {
-        description: 'HMAC key of the signed approval links',
-        generateSecretString: { passwordLength: 64, excludePunctuation: true },
-      });
+      // The stack's link key (infra/control-plane.ts): only the agents' RequestApproval and callbacks read it.
+      this.linkKey = ControlPlane.of(this).linkKey([roleOf(requestApproval), roleOf(callback)]);
       for (const fn of [requestApproval, callback]) {
         this.linkKey.grantRead(fn);
         fn.addEnvironment('APPROVAL_LINK_SECRET_ARN', this.linkKey.secretArn);
       }
-      // Only they read it: an administrator's secretsmanager:* signs no link.
-      onlyReaders(this.linkKey, () => [roleOf(requestApproval).roleArn, roleOf(callback).roleArn]);
       requestApproval.addEnvironment('APPROVAL_PAGE_URL', props.pageUrl!);
       requestApproval.addEnvironment('APPROVERS', approvers);
     }
@@ -173,7 +157,8 @@ export class ApprovalMachinery extends Construct {
     const keyVersion = settings.decisionKeyVersion ?? 1;
     if (!Number.isInteger(keyVersion) || keyVersion < 1) throw new Error(`approvals.decisionKeyVersion must be a whole number ≥ 1, got ${settings.decisionKeyVersion}`);
     // Version 1 keeps the id it always had: a new id is a new key (the old one is retained).
-    this.decisionKey = macKey(this, keyVersion === 1 ? 'DecisionKey' : `DecisionKeyV${keyVersion}`, 'Signs approval decisions (only the approval callback can)', [
+    // The stack's key (infra/control-plane.ts): its policy names each agent's callback and verifiers.
+    this.decisionKey = ControlPlane.of(this).macKey(keyVersion === 1 ? 'DecisionKey' : `DecisionKeyV${keyVersion}`, 'Signs approval decisions (only the approval callback can)', [
       { sid: 'CallbackSignsDecisions', principals: [roleOf(callback)], actions: ['kms:GenerateMac', 'kms:VerifyMac'] },
       { sid: 'StepsVerifyDecisions', principals: verifiers.map(roleOf), actions: ['kms:VerifyMac'] },
     ]);
@@ -184,7 +169,7 @@ export class ApprovalMachinery extends Construct {
 
     if (props.runsApi && props.startRun) {
       // A key of its own: the approval callback cannot sign a starter, nor the runs API a decision.
-      this.starterKey = macKey(this, 'StarterKey', 'Signs who started a run (only the runs API can)', [
+      this.starterKey = ControlPlane.of(this).macKey('StarterKey', 'Signs who started a run (only the runs API can)', [
         { sid: 'RunsApiSignsStarters', principals: [roleOf(props.runsApi)], actions: ['kms:GenerateMac'] },
         { sid: 'StartRunVerifiesStarters', principals: [roleOf(props.startRun)], actions: ['kms:VerifyMac'] },
       ]);

@@ -2,9 +2,7 @@ import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -23,10 +21,9 @@ import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './mo
 import { bindToolSecrets, type ToolSecretsProp } from './tool-secrets.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
-import { FailedEvents } from './failed-events.js';
+import { ControlPlane } from './control-plane.js';
 import { acknowledgeNagFindings } from './nag.js';
 import { operationsOf, type AlarmThresholds } from './observability.js';
-import { RunSweeper } from './sweeper.js';
 import { addCollectorLayer, tracingEnvironment, type GenAiTracing } from './tracing.js';
 import type { LedgerRole } from './ledger-table.js';
 import { API_GATEWAY_INTEGRATION_TIMEOUT_MS } from '../lambdas/shared/limits.js';
@@ -216,6 +213,13 @@ export interface ApprovalPageProps {
   readonly webAclArn?: string;
 }
 
+/**
+ * Each integration lets API Gateway invoke its function from any method of the API, in one
+ * `Lambda::Permission` per function (`scopePermissionToMethod: false`), and not from the console's
+ * test invoke: CDK's defaults add two permissions per method, 12 resources per agent.
+ */
+const INTEGRATION = { timeout: API_INTEGRATION_TIMEOUT, scopePermissionToMethod: false, allowTestInvoke: false } as const;
+
 /** The approval API's stage throttle (the signed routes), and the page's own, per method. */
 const API_THROTTLE = { rateLimit: 10, burstLimit: 20 } as const;
 const PAGE_THROTTLE = { rateLimit: 5, burstLimit: 10 } as const;
@@ -251,8 +255,11 @@ export class DurableAgent extends Construct {
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
     checkAgentEnvironment(id, props, common);
     const reserved = reservedConcurrencyOf(id, props.reservedConcurrency);
+    // What every agent of the stack shares: the log group, the queues, the keys (infra/control-plane.ts).
+    const controlPlane = ControlPlane.of(this);
+    const logGroup = controlPlane.logGroup;
     const fn = (fnId: string, step: StepName, options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
-      new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step] });
+      new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step], logGroup });
 
     // The model-calling steps: the model timeout and the step around the call (lambdas/shared/timing.ts).
     const modelStep = modelStepTimeoutOf(props.models ?? {});
@@ -273,11 +280,10 @@ export class DurableAgent extends Construct {
       // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.
       handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: liveAliasArn } }),
     };
-    const expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
-    for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole);
-    ledger.grantTo(expireApprovals, 'expireApprovals');
-    ledger.grantTo(executionStopped, 'executionStopped');
+    // Each role to this agent's own effects and aggregates (infra/ledger-table.ts partitionsOf).
+    for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole, props.agentName);
+    ledger.grantTo(executionStopped, 'executionStopped', props.agentName);
     bindModelAccess(functions, props.models ?? {});
     bindToolSecrets(this, functions.callTool, props.toolSecrets);
 
@@ -285,6 +291,7 @@ export class DurableAgent extends Construct {
       functions,
       stateMachineName,
       versionDescription: `savepoint agent ${props.agentName}; code ${props.codeVersion ?? 'dev'}`,
+      executionLogs: controlPlane.executionLogs,
       ...(props.toolConcurrency !== undefined && { toolConcurrency: props.toolConcurrency }),
     });
     this.stateMachine = stateMachine;
@@ -294,7 +301,7 @@ export class DurableAgent extends Construct {
       actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
       resources: [arns.stateMachine],
     });
-    for (const f of [functions.requestApproval, expireApprovals]) f.addToRolePolicy(taskResponse);
+    functions.requestApproval.addToRolePolicy(taskResponse);
     // Continue-as-new: BudgetCheck counts its execution's history events; Handoff starts the successor.
     functions.budgetCheck.addToRolePolicy(new PolicyStatement({ actions: ['states:GetExecutionHistory'], resources: [arns.executions] }));
     // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
@@ -307,36 +314,21 @@ export class DurableAgent extends Construct {
       new PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [arns.executions] }),
     );
 
-    const failedEvents = new FailedEvents(this, 'FailedEvents'); // ops (#9): what the event-driven functions could not handle
+    const failedEvents = controlPlane.failedEvents; // ops (#9): what the event-driven functions could not handle
 
     // Old versions are retained (live executions keep theirs) toward the 1,000-version quota: pruned on a schedule.
     const keepVersions = props.keepVersions ?? DEFAULT_KEEP_VERSIONS;
     if (!(Number.isInteger(keepVersions) && keepVersions >= 1 && keepVersions <= 999)) {
       throw new Error(`DurableAgent ${id}: keepVersions must be a whole number of versions from 1 to 999, got ${props.keepVersions}`);
     }
-    const pruneVersions = fn('PruneVersionsFunction', Steps.PruneVersions, { environment: { STATE_MACHINE_ARN: arns.stateMachine, KEEP_VERSIONS: String(keepVersions) } });
-    // Each call is authorized on the state machine's own ARN, whichever version or alias it names
-    // (Step Functions, "Authorization for versions and aliases").
-    pruneVersions.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['states:ListStateMachineVersions', 'states:ListStateMachineAliases', 'states:DescribeStateMachineAlias', 'states:ListExecutions', 'states:DeleteStateMachineVersion'],
-        resources: [arns.stateMachine],
-      }),
-    );
-    new Rule(this, 'VersionPruning', {
-      description: `Deletes old versions of the ${props.agentName} state machine that nothing needs.`,
-      schedule: Schedule.rate(Duration.hours(6)),
-      targets: [new LambdaFunction(pruneVersions, { retryAttempts: 2, deadLetterQueue: failedEvents.queue })],
-    });
-    const recovery = new RunRecovery(this, 'Recovery', { ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries });
+    const recovery = new RunRecovery(this, 'Recovery', { agentName: props.agentName, ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries, deadLetters: controlPlane.deadLetters('RecoveryDeadLetters'), logGroup });
 
-    let scheduleDeadLetters: Queue | undefined;
     if (props.schedule) {
-      const deadLetters = (scheduleDeadLetters = new Queue(this, 'ScheduleDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) }));
+      const deadLetters = controlPlane.deadLetters('ScheduleDeadLetters');
       // A start on the alias is authorized against the machine's own ARN (Step Functions,
       // "Authorization for versions and aliases"): the target's role is granted that, not the alias.
-      const role = new Role(this, 'ScheduleRole', { assumedBy: new ServicePrincipal('events.amazonaws.com'), description: `Starts the scheduled runs of ${props.agentName}.` });
-      role.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
+      // The stack's schedule role (infra/control-plane.ts): it may start the scheduled agents' state machines, each named.
+      const role = controlPlane.scheduleRole(arns.stateMachine);
       new Rule(this, 'Schedule', {
         description: `Starts a run of ${props.agentName}; the run id is derived from the event time.`,
         schedule: props.schedule,
@@ -344,12 +336,6 @@ export class DurableAgent extends Construct {
         targets: [new SfnStateMachine(StateMachine.fromStateMachineArn(this, 'LiveAlias', arns.alias), { role, deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(2) })],
       });
     }
-    new Rule(this, 'ApprovalExpirySweep', {
-      description: 'Escalates approvals whose deadline has passed.',
-      schedule: Schedule.rate(Duration.minutes(1)),
-      targets: [new LambdaFunction(expireApprovals, { retryAttempts: 2, deadLetterQueue: failedEvents.queue })],
-    });
-
     // StopExecution is a kill switch too: the run record learns who stopped it and when.
     new Rule(this, 'ExecutionAborted', {
       description: 'Marks a run killed when its execution is stopped (StopExecution).',
@@ -371,7 +357,7 @@ export class DurableAgent extends Construct {
       // It stops before API Gateway stops waiting (the integration timeout, 29 s): a caller told
       // 504 must never find the approval decided after all.
       const approvalCallback = fn('ApprovalCallbackFunction', Steps.ApprovalCallback, { timeout: APPROVAL_CALLBACK_TIMEOUT });
-      ledger.grantTo(approvalCallback, 'approvalCallback');
+      ledger.grantTo(approvalCallback, 'approvalCallback', props.agentName);
       approvalCallback.addToRolePolicy(taskResponse);
       const api = new RestApi(this, 'ApprovalApi', {
         description: `Decide the approvals ${props.agentName} runs wait on.`,
@@ -388,7 +374,7 @@ export class DurableAgent extends Construct {
           ),
           tracingEnabled: true,
           loggingLevel: MethodLoggingLevel.INFO,
-          accessLogDestination: new LogGroupLogDestination(new LogGroup(this, 'ApprovalApiAccessLogs', { retention: RetentionDays.THREE_MONTHS })),
+          accessLogDestination: new LogGroupLogDestination(controlPlane.apiAccessLogs),
           accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
         },
         // Callers sign their requests (SigV4): deciding an approval can move money.
@@ -396,7 +382,7 @@ export class DurableAgent extends Construct {
         // And only the deployment's approvers (starters, on /runs) may: AWS denies everyone else.
         policy: approvalApiPolicy(peopleOf(props.approvals ?? {})),
       });
-      const integration = new LambdaIntegration(approvalCallback, { timeout: API_INTEGRATION_TIMEOUT });
+      const integration = new LambdaIntegration(approvalCallback, INTEGRATION);
       const approvals = api.root.addResource('approvals');
       approvals.addMethod('GET', integration);
       const approval = approvals.addResource('{approvalId}');
@@ -409,9 +395,9 @@ export class DurableAgent extends Construct {
       runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
       // A cancel of a run that waits for a person stops its execution at once (lambdas/runs/runs-api.ts).
       runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [arns.executions] }));
-      ledger.grantTo(runsApi, 'runsApi');
+      ledger.grantTo(runsApi, 'runsApi', props.agentName);
       // The runs API (lambdas/adapters/runs-http.ts): start, list, read (long-poll), cancel.
-      const runsIntegration = new LambdaIntegration(runsApi, { timeout: API_INTEGRATION_TIMEOUT });
+      const runsIntegration = new LambdaIntegration(runsApi, INTEGRATION);
       const runs = api.root.addResource('runs');
       runs.addMethod('POST', runsIntegration);
       runs.addMethod('GET', runsIntegration);
@@ -433,7 +419,7 @@ export class DurableAgent extends Construct {
       // The approval page: a person with a signed link (the link is the credential; a GET never decides).
       const [decide, approvalId] = PAGE_PATH.slice(1).split('/') as [string, string];
       const page = this.api.root.addResource(decide).addResource(approvalId);
-      const integration = new LambdaIntegration(approvalCallbackFn, { timeout: API_INTEGRATION_TIMEOUT });
+      const integration = new LambdaIntegration(approvalCallbackFn, INTEGRATION);
       page.addMethod('GET', integration, { authorizationType: AuthorizationType.NONE });
       page.addMethod('POST', integration, { authorizationType: AuthorizationType.NONE });
     }
@@ -448,24 +434,17 @@ export class DurableAgent extends Construct {
       ...(runsApiFn && { runsApi: runsApiFn }),
     });
     // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
-    const sweeper = new RunSweeper(this, 'Sweeper', {
-      ledger,
-      stateMachine: arns,
-      agentEntry: props.entry,
-      environment: common,
-      maxRecoveries: props.maxRecoveries,
-      deadLetterQueue: failedEvents.queue,
-    });
-    for (const f of [recovery.function, executionStopped, expireApprovals, sweeper.function, pruneVersions]) failedEvents.protect(f);
+    // The approval expiry sweep, the sweeper and the version pruner are the stack's (infra/control-plane.ts).
+    controlPlane.serve({ agentName: props.agentName, ledger, stateMachine: arns, keepVersions, maxRecoveries: props.maxRecoveries ?? 3, traced: props.tracing !== undefined });
+    for (const f of [recovery.function, executionStopped]) failedEvents.protect(f);
     operationsOf(this).watch(this, {
       agentName: props.agentName,
       stateMachine,
-      queues: { FailedEvents: failedEvents.queue, RecoveryDeadLetters: recovery.deadLetters, ...(scheduleDeadLetters && { ScheduleDeadLetters: scheduleDeadLetters }) },
       thresholds: props.alarms,
     });
     addCollectorLayer(this, props.tracing);
     // A run's end exports its budget checks, rebuilt from its conversation (a query): only when traced.
-    if (props.tracing) for (const f of [functions.finalize, executionStopped, recovery.function, sweeper.function]) ledger.grantRole(f, 'traceRunEnd');
+    if (props.tracing) for (const f of [functions.finalize, executionStopped, recovery.function]) ledger.grantRole(f, 'traceRunEnd');
     // ─────────────────────────────────────────────────────────────────────────────────────────
 
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });

@@ -67,9 +67,10 @@ export function keyPolicy(uses: readonly KeyUse[]): PolicyDocument {
 /**
  * Sets `policy` as the key's whole policy, on the CloudFormation resource: a document of its own,
  * not the one `Key` keeps, so a `key.grant(…)` or `addToResourcePolicy` made later adds nothing to it.
+ * A function producing it is called at synth: uses added until then are in it (infra/control-plane.ts).
  */
-export function pinKeyPolicy(key: Key, policy: PolicyDocument): void {
-  (key.node.defaultChild as CfnKey).keyPolicy = Lazy.any({ produce: () => Stack.of(key).resolve(policy.toJSON()) });
+export function pinKeyPolicy(key: Key, policy: PolicyDocument | (() => PolicyDocument)): void {
+  (key.node.defaultChild as CfnKey).keyPolicy = Lazy.any({ produce: () => Stack.of(key).resolve((typeof policy === 'function' ? policy() : policy).toJSON()) });
 }
 
 /** A KMS HMAC-SHA256 key whose policy lets only `uses` generate or verify MACs. KMS rotates no HMAC key (docs/approvals.md: rotation). */

@@ -43,6 +43,17 @@ export const RUNNING_RUNS_PROJECTION = ['runId'] as const;
 export const NON_TOKEN_PARTITIONS = ['RUN#*', 'GLOBAL', 'BREAKER#*', 'BLOB#*', 'EFFECT#*', 'AGG#*'] as const;
 
 /**
+ * The partitions of one agent's roles: its business-key effects and aggregates are named for it
+ * (`EFFECT#<agent>:…`, `AGG#<agent>:…`: lambdas/tools/effects.ts), so an agent's functions cannot
+ * read or claim another agent's, though they share the table (issue 34). With `tokens`, the task
+ * tokens' partitions too (the approval functions). No agent: every agent's (the stack's shared functions).
+ */
+export function partitionsOf(agent: string | undefined, tokens = false): string[] {
+  const own = NON_TOKEN_PARTITIONS.map((partition) => (agent !== undefined && (partition === 'EFFECT#*' || partition === 'AGG#*') ? `${partition.slice(0, -1)}${agent}:*` : partition));
+  return tokens ? [...own, 'TOKEN#*'] : own;
+}
+
+/**
  * Who may do what on the ledger, by role (the ledger methods each role's steps call). No function's
  * role may delete an item (records expire by TTL; an operator prunes: `grantPrune`), and none may scan: the sweeper queries the sparse
  * `runningRuns` index. (`savepoint runs` lists all runs with a paged scan under the operator's own
@@ -223,10 +234,11 @@ export class LedgerTable extends Construct {
 
   /**
    * Grants `fn` what its role does on the ledger (and no more) and tells it where the ledger is,
-   * in one call.
+   * in one call; given the `agent` whose function it is, only that agent's business-key effects
+   * and aggregates among the shared partitions (`partitionsOf`).
    */
-  grantTo(fn: IFunction, role: LedgerRole): void {
-    this.grantRole(fn, role);
+  grantTo(fn: IFunction, role: LedgerRole, agent?: string): void {
+    this.grantRole(fn, role, agent);
     // Every record read is verified and every record written is sealed: no ledger role without the key.
     this.#grantSealRead(fn, 'LedgerTable.grantTo');
     if (fn instanceof LambdaFunction) {
@@ -260,15 +272,21 @@ export class LedgerTable extends Construct {
     this.#grantSealRead(grantee, 'LedgerTable.grantPrune');
   }
 
-  /** Grants `grantee` exactly what one ledger role needs (its actions, conditions and the seal key). */
-  grantRole(grantee: IGrantable, role: LedgerRole): void {
+  /**
+   * Grants `grantee` exactly what one ledger role needs (its actions, conditions and the seal key):
+   * of `agent`'s, when given, its own effects and aggregates only (`partitionsOf`).
+   */
+  grantRole(grantee: IGrantable, role: LedgerRole, agent?: string): void {
     const access: LedgerRoleAccess = LEDGER_ACCESS[role];
+    // Every key a request names (each of a batch's, a query's partition) must match: no token read
+    // but by the approval functions, and no other agent's effect. (An approval function of no
+    // agent — the stack's expiry sweep — reads every partition.)
+    const partitions = access.tokens ? (agent === undefined ? undefined : partitionsOf(agent, true)) : partitionsOf(agent);
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         actions: access.table.map((action) => `dynamodb:${action}`),
         resources: [this.table.tableArn],
-        // Every key a request names (each of a batch's, a query's partition) must match: no token read.
-        ...(!access.tokens && { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...NON_TOKEN_PARTITIONS] } } }),
+        ...(partitions && { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions } } }),
       }),
     );
     // No condition on the index statements: an index query's leading key is the index's partition

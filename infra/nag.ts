@@ -15,8 +15,11 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
   const ack = (scope: IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
   const logicalId = (construct: IConstruct) => Stack.of(construct).getLogicalId(construct.node.defaultChild as CfnResource);
 
-  const functions = agent.node.findAll().filter((node): node is StepFunction => node instanceof StepFunction);
-  const asynchronous = new Set(agent.node.findAll().filter((node) => node.node.id === 'EventInvokeConfig').map((node) => node.node.scope));
+  // With the agent's own functions, those of the stack it shares (infra/control-plane.ts).
+  const controlPlanes = [...new Set([Stack.of(agent), topLevelStack(agent)])].flatMap((stack) => stack.node.tryFindChild('ControlPlane') ?? []);
+  const scopes = [agent, ...controlPlanes];
+  const functions = scopes.flatMap((scope) => scope.node.findAll()).filter((node): node is StepFunction => node instanceof StepFunction);
+  const asynchronous = new Set(scopes.flatMap((scope) => scope.node.findAll()).filter((node) => node.node.id === 'EventInvokeConfig').map((node) => node.node.scope));
   for (const fn of functions) {
     ack(
       fn,
@@ -32,22 +35,25 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
         : 'Invoked synchronously (by a Step Functions Task, or by API Gateway): a failure returns to the caller — the state machine retries it and records it through its Catch; the API returns it — so there is nothing for a DLQ to hold.',
     );
   }
-  ack(
-    agent,
-    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${parts.stateMachineName}:*]`,
-    "Executions of the agent's own state machine (StartRun resumes, the sweeper describes): execution names are run ids, known only at run time.",
-  );
+  for (const scope of scopes) {
+    ack(
+      scope,
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${parts.stateMachineName}:*]`,
+      "Executions of the agent's own state machine (StartRun resumes, the sweeper describes): execution names are run ids, known only at run time.",
+    );
+  }
 
   const machine = parts.stateMachine;
   ack(machine, 'AwsSolutions-IAM5[Resource::*]', 'Granted by CDK for X-Ray tracing and CloudWatch Logs delivery of the state machine; those actions support no resource-level permissions.');
-  for (const fn of functions) {
+  for (const fn of functions.filter((each) => agent.node.findAll().includes(each))) {
     // Tasks invoke the function's published version (infra/agent-state-machine.ts); LambdaInvoke adds `<version ARN>:*`.
     for (const id of [`<${logicalId(fn)}.Arn>:*`, ...(fn.node.tryFindChild('CurrentVersion') ? [`<${logicalId(fn.currentVersion)}>:*`] : [])]) {
       ack(machine, `AwsSolutions-IAM5[Resource::${id}]`, 'LambdaInvoke grants the function and its versions/aliases (ARN:*): only this agent’s own step functions.');
     }
   }
 
-  for (const queue of agent.node.findAll().filter((node): node is Queue => node instanceof Queue)) {
+  // The queues may be the stack's (infra/control-plane.ts), shared by its agents.
+  for (const queue of [agent, topLevelStack(agent)].flatMap((scope) => scope.node.findAll()).filter((node): node is Queue => node instanceof Queue)) {
     ack(queue, 'AwsSolutions-SQS3', 'This queue is itself a dead-letter queue (of an EventBridge target) or an on-failure destination (of a Lambda function); it is alarmed on any message.');
     ack(queue, 'Serverless-SQSRedrivePolicy', 'A dead-letter queue needs no dead-letter queue of its own: nothing consumes it automatically; an operator reads and replays it (the runbook, docs/operating-on-aws.md).');
   }
@@ -62,7 +68,7 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
   for (const secret of topLevelStack(agent).node.findAll().filter((node) => node.node.path.endsWith('/Ledger/SealKey'))) {
     ack(secret, 'AwsSolutions-SMG4', 'Every ledger record is sealed with this key: rotating it would make every sealed record fail verification. Key versions in the seal are the upgrade path (docs/guarantees.md).');
   }
-  for (const secret of agent.node.findAll().filter((node) => node.node.path.endsWith('/Approvals/LinkKey'))) {
+  for (const secret of topLevelStack(agent).node.findAll().filter((node) => node.node.path.endsWith('/ControlPlane/LinkKey'))) {
     ack(secret, 'AwsSolutions-SMG4', 'Rotated by an operator with put-secret-value (no rotation function: the key is random bytes): the previous version still verifies the links already sent for 7 days, the longest an approval waits (docs/approvals.md: rotating the keys).');
   }
 

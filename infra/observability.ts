@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Lazy, Stack } from 'aws-cdk-lib';
 import {
   Alarm,
   AlarmStatusWidget,
@@ -22,6 +22,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { keyPolicy, pinKeyPolicy } from './keys.js';
+import { topLevelStack } from './top-level-stack.js';
 import { METRICS_NAMESPACE, MetricNames, type MetricName } from '../lambdas/shared/metrics.js';
 
 /** When the alarms of an agent go off. */
@@ -39,8 +40,6 @@ export interface AlarmThresholds {
 export interface WatchedAgent {
   readonly agentName: string;
   readonly stateMachine: IStateMachine;
-  /** Queues that must stay empty (dead letters, failed events), by a name for the alarm. */
-  readonly queues: Readonly<Record<string, IQueue>>;
   readonly thresholds?: AlarmThresholds;
 }
 
@@ -87,6 +86,86 @@ export class Operations extends Construct {
     new CfnOutput(this, 'DashboardName', { value: this.dashboard.dashboardName });
   }
 
+  #approvalWaitHours?: number;
+  #sharedWatched = false;
+
+  /**
+   * The alarms and the dashboard row of the functions the stack's agents share (the expiry sweep,
+   * the sweeper: infra/control-plane.ts), whose metrics carry the stack as their `service`: an
+   * approval waiting too long (the shortest `approvalWaitHours` of the agents), a run the sweeper
+   * cannot resume or gave up, an approval whose execution is gone. Once per stack.
+   */
+  watchShared(service: string): void {
+    if (this.#sharedWatched) return;
+    this.#sharedWatched = true;
+    const m = (name: MetricName, statistic: string, period: Duration, label?: string) =>
+      new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service }, statistic, period, ...(label && { label }) });
+    const quarter = Duration.minutes(15);
+    const alarms: IAlarm[] = [];
+    const alarm = (id: string, props: { metric: IMetric; threshold: number; description: string; comparison?: ComparisonOperator }) => {
+      const created = new Alarm(this, `${id}Alarm`, {
+        alarmDescription: `${service}: ${props.description} Runbook: docs/operating-on-aws.md#${id.toLowerCase()}`,
+        metric: props.metric,
+        threshold: props.threshold,
+        evaluationPeriods: 1,
+        datapointsToAlarm: 1,
+        comparisonOperator: props.comparison ?? ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      created.addAlarmAction(new SnsAction(this.topic));
+      alarms.push(created);
+    };
+    const waitHours = () => this.#approvalWaitHours ?? 12;
+    alarm(AlarmIds.ApprovalWaitingTooLong, {
+      metric: m(MetricNames.OldestApprovalAgeSeconds, 'Maximum', quarter),
+      threshold: Lazy.number({ produce: () => waitHours() * 3600 }),
+      comparison: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      description: `an approval has waited longer than the shortest approvalWaitHours of the stack's agents for a decision.`,
+    });
+    alarm(AlarmIds.RunsNeedingAttention, { metric: m(MetricNames.RunsNeedingAttention, 'Sum', quarter), threshold: 1, description: 'the sweeper found a run it cannot resume on its own (see its log).' });
+    alarm(AlarmIds.OrphanedApprovals, { metric: m(MetricNames.OrphanedApprovals, 'Sum', quarter), threshold: 1, description: 'an approval waits on an execution that is gone: a decision would reach nobody.' });
+    alarm(`Swept${AlarmIds.RunsGivenUp}`, { metric: m(MetricNames.RecoveriesGivenUp, 'Sum', quarter), threshold: 1, description: 'the sweeper gave a run up (Agent.Unrecoverable): it failed again and again without progress.' });
+    const hour = Duration.hours(1);
+    this.dashboard.addWidgets(new TextWidget({ markdown: `## ${service}: what the agents share\nThe approval expiry sweep and the sweeper, for every agent of the stack.`, width: 24, height: 2 }));
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Approvals waiting',
+        left: [m(MetricNames.ApprovalsWaiting, 'Maximum', quarter, 'waiting'), m(MetricNames.ApprovalsExpired, 'Sum', hour, 'expired')],
+        right: [new MathExpression({ expression: 'age / 3600', usingMetrics: { age: m(MetricNames.OldestApprovalAgeSeconds, 'Maximum', quarter) }, label: 'oldest waiting (hours)' })],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Sweeper',
+        left: [m(MetricNames.Recoveries, 'Sum', hour, 'recovered'), m(MetricNames.RecoveriesGivenUp, 'Sum', hour, 'given up'), m(MetricNames.RunsNeedingAttention, 'Sum', hour, 'need a person'), m(MetricNames.OrphanedApprovals, 'Sum', hour, 'orphaned approvals')],
+        width: 8,
+      }),
+      new AlarmStatusWidget({ title: `${service} alarms`, alarms, width: 8 }),
+    );
+    this.alarms.push(...alarms);
+  }
+
+  /**
+   * An alarm on a queue of the stack that must stay empty (the failed-events queue, the rules'
+   * dead letters: infra/control-plane.ts), one per queue whatever the number of agents.
+   */
+  watchQueue(name: string, queue: IQueue): IAlarm {
+    // A nested stack's queues (its agents' control plane) are told apart by the nested stack.
+    const owner = Stack.of(queue);
+    const prefix = owner === Stack.of(this) ? '' : owner.node.id;
+    const created = new Alarm(this, `${prefix}${name}${AlarmIds.QueueNotEmpty}Alarm`, {
+      alarmDescription: `${prefix ? `${prefix}: ` : ''}the ${name} queue holds a message: an event was not handled (a run may wait on it). Runbook: docs/operating-on-aws.md#${`${name}${AlarmIds.QueueNotEmpty}`.toLowerCase()}`,
+      metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    created.addAlarmAction(new SnsAction(this.topic));
+    this.alarms.push(created);
+    return created;
+  }
+
   /** Adds an agent's alarms (publishing to the topic) and its graphs. */
   watch(scope: Construct, agent: WatchedAgent): IAlarm[] {
     const approvalWaitHours = agent.thresholds?.approvalWaitHours ?? 12;
@@ -95,6 +174,8 @@ export class Operations extends Construct {
     if (!(approvalWaitHours > 0 && approvalWaitHours <= 24 * 7)) throw new Error(`approvalWaitHours must be from 0 to 168, got ${approvalWaitHours}`);
     if (!(dailySpend > 0)) throw new Error(`dailySpendDollars must be positive, got ${dailySpend}`);
     if (!Number.isInteger(breakerMinutes) || breakerMinutes < 1 || breakerMinutes > 60) throw new Error(`breakerOpenMinutes must be an integer from 1 to 60, got ${breakerMinutes}`);
+    // The stack's sweeper measures every agent's approvals: its alarm takes the shortest wait any agent allows.
+    this.#approvalWaitHours = Math.min(this.#approvalWaitHours ?? approvalWaitHours, approvalWaitHours);
 
     const m = (name: MetricName, statistic: string, period: Duration, label?: string) =>
       new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: agent.agentName }, statistic, period, ...(label && { label }) });
@@ -129,19 +210,6 @@ export class Operations extends Construct {
       description: 'an execution failed or timed out (recovery resumes it; this says it happened).',
     });
     alarm(AlarmIds.RunsGivenUp, { metric: sum(MetricNames.RecoveriesGivenUp), threshold: 1, description: 'recovery gave a run up (Agent.Unrecoverable): it failed again and again without progress.' });
-    for (const [name, queue] of Object.entries(agent.queues)) {
-      alarm(`${name}${AlarmIds.QueueNotEmpty}`, {
-        metric: queue.metricApproximateNumberOfMessagesVisible({ period: five, statistic: 'Maximum' }),
-        threshold: 1,
-        description: `the ${name} queue holds a message: an event was not handled (a run may wait on it).`,
-      });
-    }
-    alarm(AlarmIds.ApprovalWaitingTooLong, {
-      metric: m(MetricNames.OldestApprovalAgeSeconds, 'Maximum', Duration.minutes(15)),
-      threshold: approvalWaitHours * 3600,
-      comparison: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      description: `an approval has waited longer than ${approvalWaitHours} hours for a decision.`,
-    });
     alarm(AlarmIds.DailySpend, {
       metric: sum(MetricNames.Dollars, Duration.days(1)),
       threshold: dailySpend,
@@ -159,7 +227,6 @@ export class Operations extends Construct {
       threshold: 1,
       description: 'a write call whose outcome stayed unknown was escalated to a person, not sent again: check with the provider whether it took effect.',
     });
-    alarm(AlarmIds.RunsNeedingAttention, { metric: sum(MetricNames.RunsNeedingAttention, Duration.minutes(15)), threshold: 1, description: 'the sweeper found a run it cannot resume on its own (see its log).' });
     // Cost per run drifting: CloudWatch anomaly detection on DollarsPerRun (the band is learnt from
     // the agent's own history), rather than a fixed threshold no one keeps up to date.
     const stdDevs = agent.thresholds?.costAnomalyStdDevs ?? 3;
@@ -174,7 +241,6 @@ export class Operations extends Construct {
     });
     drift.addAlarmAction(new SnsAction(this.topic));
     alarms.push(drift);
-    alarm(AlarmIds.OrphanedApprovals, { metric: sum(MetricNames.OrphanedApprovals, Duration.minutes(15)), threshold: 1, description: 'an approval waits on an execution that is gone: a decision would reach nobody.' });
 
     const day = Duration.days(1);
     const hour = Duration.hours(1);
@@ -239,15 +305,6 @@ export class Operations extends Construct {
         left: [
           sum(MetricNames.ApprovalsRequested, hour, 'requested'),
           sum(MetricNames.ApprovalsDecided, hour, 'decided'),
-          sum(MetricNames.ApprovalsExpired, hour, 'expired'),
-          m(MetricNames.ApprovalsWaiting, 'Maximum', Duration.minutes(15), 'waiting'),
-        ],
-        right: [
-          new MathExpression({
-            expression: 'age / 3600',
-            usingMetrics: { age: m(MetricNames.OldestApprovalAgeSeconds, 'Maximum', Duration.minutes(15)) },
-            label: 'oldest waiting (hours)',
-          }),
         ],
         width: 8,
       }),
@@ -263,8 +320,8 @@ export class Operations extends Construct {
   }
 }
 
-/** The stack's Operations, when the agent is deployed without a SavepointStack. */
+/** The stack's Operations: one per deployed (top-level) stack, whatever nesting its agents use. */
 export function operationsOf(scope: Construct): Operations {
-  const stack = Stack.of(scope);
+  const stack = topLevelStack(scope);
   return (stack.node.tryFindChild('Operations') as Operations | undefined) ?? new Operations(stack, 'Operations');
 }

@@ -2,13 +2,16 @@ import { Duration } from 'aws-cdk-lib';
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { Steps } from '../lambdas/shared/steps.js';
 import type { LedgerTable } from './ledger-table.js';
 import { StepFunction } from './step-function.js';
 
 export interface RunRecoveryProps {
+  /** The agent whose runs it recovers: its role reaches only that agent's effects. @default every agent's */
+  readonly agentName?: string;
   readonly ledger: LedgerTable;
   /** The agent state machine's ARNs, built from its fixed name (the function must not reference the resource). */
   readonly stateMachine: { readonly stateMachine: string; readonly executions: string; readonly alias: string };
@@ -20,6 +23,10 @@ export interface RunRecoveryProps {
   readonly environment?: Record<string, string>;
   /** The agent's module (the recovery function reads the agent's scheduled-input rule). */
   readonly agentEntry: string;
+  /** Where the rule's undeliverable events go: the stack's (infra/control-plane.ts). @default a queue of its own */
+  readonly deadLetters?: IQueue;
+  /** The function's log group. @default its own */
+  readonly logGroup?: ILogGroup;
 }
 
 /**
@@ -32,7 +39,7 @@ export class RunRecovery extends Construct {
   readonly function: StepFunction;
   readonly rule: Rule;
   /** Events the rule could not deliver. */
-  readonly deadLetters: Queue;
+  readonly deadLetters: IQueue;
 
   constructor(scope: Construct, id: string, props: RunRecoveryProps) {
     super(scope, id);
@@ -43,14 +50,15 @@ export class RunRecovery extends Construct {
     this.function = new StepFunction(this, 'Function', {
       step: Steps.RecoverRun,
       agentEntry: props.agentEntry,
+      ...(props.logGroup && { logGroup: props.logGroup }),
       environment: { ...props.environment, STATE_MACHINE_ARN: props.stateMachine.alias, MAX_RECOVERIES: String(maxRecoveries) },
     });
-    props.ledger.grantTo(this.function, 'recoverRun');
+    props.ledger.grantTo(this.function, 'recoverRun', props.agentName);
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [props.stateMachine.executions] }));
     // A run is resumed on the version its ended execution ran (DescribeExecution), else on the alias.
     this.function.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [props.stateMachine.stateMachine] }));
 
-    const deadLetters = (this.deadLetters = new Queue(this, 'DeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) }));
+    const deadLetters = (this.deadLetters = props.deadLetters ?? new Queue(this, 'DeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) }));
     this.rule = new Rule(this, 'Rule', {
       description: 'Resumes a run whose execution failed or timed out, with a new execution of the same run id.',
       eventPattern: {

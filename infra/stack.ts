@@ -1,5 +1,5 @@
 import { CfnOutput, CfnParameter, CfnResource, NestedStack, Stack, type Duration, type StackProps } from 'aws-cdk-lib';
-import { templateQuotaProblems } from '../lambdas/shared/cloudformation-quotas.js';
+import { stackOperationProblem, templateQuotaProblems } from '../lambdas/shared/cloudformation-quotas.js';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { parseModelSpec } from '../lambdas/models/spec.js';
@@ -30,14 +30,18 @@ export interface SavepointStackProps extends StackProps {
    */
   readonly prices?: DurableAgentProps['prices'];
   /**
-   * Each agent in a nested stack of its own, over this stack's ledger, model and parameters. An
-   * agent is about 130 resources and a stack holds at most 500, so a stack of its own holds three;
-   * nested, any number (each nested stack has its own 500). The agents' outputs stay on this stack,
-   * where `savepoint --stack` finds them. Choose it before the first deploy: moving an agent into or
-   * out of a nested stack replaces its resources.
+   * The agents in nested stacks, over this stack's ledger, model, parameters and shared functions
+   * (infra/control-plane.ts): `true`, each in a nested stack of its own; a number `n`, `n` agents to
+   * a nested stack (in the order they are added), which then share its keys — fewer keys, so less
+   * idle cost (`npm run bench -- --deploy`). An agent is about 82 resources and a template holds at
+   * most 500, so this stack holds five; nested, up to one operation's 2,500 resources across the
+   * stacks (synth checks both). The agents' outputs stay on this stack, where `savepoint --stack`
+   * finds them. Choose it before the first deploy: moving an agent into or out of a nested stack,
+   * or into another one, replaces its resources.
+   * @example 4
    * @default false (every agent in this stack)
    */
-  readonly agentsInNestedStacks?: boolean;
+  readonly agentsInNestedStacks?: boolean | number;
   /**
    * Whether this stack sets API Gateway's account-wide CloudWatch Logs role (once, for all its
    * agents' approval APIs); `false` if it is set already, by another stack or by you.
@@ -46,11 +50,22 @@ export interface SavepointStackProps extends StackProps {
   readonly apiGatewayAccount?: boolean;
 }
 
+/** The resources `stack`'s own template declares (not its nested stacks'). */
+function resourcesOf(stack: Stack): number {
+  return stack.node.findAll().filter((node) => Stack.of(node) === stack && node instanceof CfnResource).length;
+}
+
 /** CloudFormation's refusals of `stack`'s template by count (lambdas/shared/cloudformation-quotas.ts), each naming the stack. */
 function quotaProblemsOf(stack: Stack): string[] {
   const own = stack.node.findAll().filter((node) => Stack.of(node) === stack);
   const count = (type: abstract new (...args: never[]) => unknown) => own.filter((node) => node instanceof type).length;
-  return templateQuotaProblems({ resources: count(CfnResource), outputs: count(CfnOutput), parameters: count(CfnParameter) }).map((problem) => `${stack.node.path}: ${problem}`);
+  return templateQuotaProblems({ resources: resourcesOf(stack), outputs: count(CfnOutput), parameters: count(CfnParameter) }).map((problem) => `${stack.node.path}: ${problem}`);
+}
+
+/** The refusal of the one operation that deploys `stack` with its nested stacks (2,500 resources across them), or none. */
+function operationProblemOf(stack: Stack, nested: readonly NestedStack[]): string[] {
+  const problem = stackOperationProblem([stack, ...nested].reduce((sum, each) => sum + resourcesOf(each), 0));
+  return problem ? [`${stack.node.path}: ${problem}`] : [];
 }
 
 /**
@@ -64,7 +79,9 @@ export class SavepointStack extends Stack {
   readonly ledger: LedgerTable;
   readonly #models: ModelAccessProps;
   readonly #codeVersion: string;
-  readonly #nested: boolean;
+  /** Agents to a nested stack; 0: none nested. */
+  readonly #perNested: number;
+  #nestedStack?: { stack: NestedStack; agents: number };
   readonly #apiGatewayAccount: boolean;
   readonly #prices: DurableAgentProps['prices'];
 
@@ -95,24 +112,48 @@ export class SavepointStack extends Stack {
       }),
     };
     this.#codeVersion = props.codeVersion ?? 'dev';
-    this.#nested = props.agentsInNestedStacks ?? false;
+    const nested = props.agentsInNestedStacks ?? false;
+    if (typeof nested === 'number' && !(Number.isInteger(nested) && nested >= 1 && nested <= 5)) {
+      throw new Error(`SavepointStack ${id}: agentsInNestedStacks must be true, false or a whole number of agents to a nested stack from 1 to 5 (an agent is about 82 of a template's 500 resources), got ${nested}`);
+    }
+    this.#perNested = nested === true ? 1 : nested === false ? 0 : nested;
     this.#apiGatewayAccount = props.apiGatewayAccount ?? true;
     this.#prices = props.prices;
     // CloudFormation refuses a template past its quotas only at deploy; synth says it first, for
     // this stack and each agent's nested stack (CDK itself checks only the resources).
-    this.node.addValidation({ validate: () => [this, ...this.node.findAll().filter((node): node is NestedStack => node instanceof NestedStack)].flatMap(quotaProblemsOf) });
+    // and for the one operation that deploys them all.
+    this.node.addValidation({
+      validate: () => {
+        const nested = this.node.findAll().filter((node): node is NestedStack => node instanceof NestedStack);
+        return [...[this, ...nested].flatMap(quotaProblemsOf), ...operationProblemOf(this, nested)];
+      },
+    });
   }
 
   /** Deploys an agent on the shared ledger and model (in a nested stack of its own with `agentsInNestedStacks`). */
   addAgent(id: string, props: Omit<DurableAgentProps, 'table' | 'codeVersion'>): DurableAgent {
-    const nested = this.#nested ? new NestedStack(this, `${id}Stack`, { description: `savepoint agent ${props.agentName}` }) : undefined;
+    const nested = this.#nestedStackFor(id, props.agentName);
     const prices = this.#prices || props.prices ? { ...this.#prices, ...props.prices } : undefined;
     const agent = new DurableAgent(nested ?? this, id, { models: this.#models, table: this.ledger, codeVersion: this.#codeVersion, apiGatewayAccount: this.#apiGatewayAccount, ...props, ...(prices && { prices }) });
-    // A nested stack's outputs are not its parent's: each is repeated here, by the same description.
-    for (const output of nested?.node.findAll().filter((node): node is CfnOutput => node instanceof CfnOutput) ?? []) {
+    // A nested stack's outputs are not its parent's: each of this agent's is repeated here, by the same description.
+    for (const output of nested ? agent.node.findAll().filter((node): node is CfnOutput => node instanceof CfnOutput) : []) {
       new CfnOutput(this, `${id}${output.node.path.split('/').slice(2).join('')}`, { value: output.value, ...(output.description !== undefined && { description: output.description }) });
     }
     return agent;
+  }
+
+  /**
+   * The nested stack of the next agent: a new one, named for the agent, when the last one is full
+   * (`agentsInNestedStacks`); none when agents are not nested. One agent to a nested stack keeps the
+   * name it always had (`<id>Stack`).
+   */
+  #nestedStackFor(id: string, agentName: string): NestedStack | undefined {
+    if (this.#perNested === 0) return undefined;
+    if (!this.#nestedStack || this.#nestedStack.agents >= this.#perNested) {
+      this.#nestedStack = { stack: new NestedStack(this, `${id}Stack`, { description: `savepoint agent ${agentName}${this.#perNested > 1 ? ' and the next ones' : ''}` }), agents: 0 };
+    }
+    this.#nestedStack.agents += 1;
+    return this.#nestedStack.stack;
   }
 
   /** A deploy-time parameter (e.g. an agent's provider URL). */

@@ -1,6 +1,6 @@
 import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack, type ILocalBundling } from 'aws-cdk-lib';
 import { Architecture, CfnFunction, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, RetentionDays, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
@@ -17,13 +17,23 @@ const LAZY_SOURCE_MAPS = fileURLToPath(new URL(`../lambdas/adapters/lazy-source-
 export interface StepFunctionProps {
   /** Which step this function runs: its handler is `lambdas/handlers/<step>.ts`. */
   readonly step: StepName;
-  /** The agent's module, bundled in place of `@savepoint/agent-entry` (the handlers import no agent by name). */
-  readonly agentEntry: string;
+  /**
+   * The agent's module, bundled in place of `@savepoint/agent-entry` (the handlers import no agent
+   * by name). None for a function the stack's agents share (infra/control-plane.ts), whose handler
+   * imports no agent.
+   * @default none
+   */
+  readonly agentEntry?: string;
   /** @default Duration.seconds(30) */
   readonly timeout?: Duration;
   /** @default 512 */
   readonly memorySize?: number;
   readonly environment?: Record<string, string>;
+  /**
+   * The log group the function writes its streams to: the stack's shared one (infra/control-plane.ts).
+   * @default a log group of its own
+   */
+  readonly logGroup?: ILogGroup;
   /** Lambda's `ReservedConcurrentExecutions` for the function. @default none (the account's unreserved pool) */
   readonly reservedConcurrentExecutions?: number;
 }
@@ -37,7 +47,7 @@ export class StepFunction extends LambdaFunction {
   constructor(scope: Construct, id: string, props: StepFunctionProps) {
     const timeout = props.timeout ?? Duration.seconds(30);
     if (timeout.toSeconds() > 900) throw new Error(`StepFunction ${id}: timeout ${timeout.toSeconds()} s exceeds Lambda's 900 s`);
-    const bundle = new StepBundle(`${HANDLERS}${props.step}${FROM_SOURCE ? '.ts' : '.js'}`, resolve(props.agentEntry));
+    const bundle = new StepBundle(`${HANDLERS}${props.step}${FROM_SOURCE ? '.ts' : '.js'}`, props.agentEntry === undefined ? undefined : resolve(props.agentEntry));
     super(scope, id, {
       // The asset is the bundle (its hash is the output's): the handlers' directory is only where it
       // is built from. Bundling is always local (StepBundle bundles or throws), so the image, which
@@ -50,7 +60,7 @@ export class StepFunction extends LambdaFunction {
       timeout,
       memorySize: props.memorySize ?? 512,
       ...(props.reservedConcurrentExecutions !== undefined && { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
-      logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
+      logGroup: props.logGroup ?? new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
       // The state machine invokes `currentVersion`: a deploy publishes a new one and keeps the old,
       // which the executions started before it still call until they drain.
       currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
@@ -83,7 +93,7 @@ export class StepFunction extends LambdaFunction {
 class StepBundle implements ILocalBundling {
   constructor(
     readonly entry: string,
-    readonly agentEntry: string,
+    readonly agentEntry: string | undefined,
   ) {}
 
   tryBundle(outputDir: string): boolean {
@@ -123,7 +133,7 @@ class StepBundle implements ILocalBundling {
       // The handler's `@savepoint/agent-entry` is this function's agent. Agents import the public
       // API by the package's name (`savepoint`, `savepoint/sim`), which esbuild resolves through
       // the package's `exports` (a dependency, or this package itself).
-      alias: { '@savepoint/agent-entry': this.agentEntry },
+      ...(this.agentEntry !== undefined && { alias: { '@savepoint/agent-entry': this.agentEntry } }),
       // Some CommonJS dependencies call require(); ESM bundles need it defined.
       banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
       logLevel: 'warning',

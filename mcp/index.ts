@@ -17,5 +17,5 @@
  *
  * @packageDocumentation
  */
-export { savepointMcpServer, taskOf, resultOf, type McpAgent, type McpRun, type McpRuns, type SavepointMcpOptions } from './server.js';
+export { savepointMcpServer, taskOf, resultOf, type McpAgent, type McpRun, type McpRunEvent, type McpRuns, type SavepointMcpOptions } from './server.js';
 export { serveMcpHttp, type McpHttpEndpoint, type McpHttpOptions } from './http.js';

@@ -37,6 +37,19 @@ export interface McpRun {
 /** An approval as a caller sees it. */
 type PublicApproval = Omit<ApprovalRecord, 'kind'>;
 
+/** What the person at the client is shown of an approval (a run's approval, or its `approval.waiting` event). */
+type AskedApproval = Pick<PublicApproval, 'approvalId' | 'summary'> & Partial<Pick<PublicApproval, 'toolName' | 'amount' | 'description'>>;
+
+/** One event of a run's progress stream (the public client's `RunEvent`). */
+export interface McpRunEvent {
+  /** Its fixed position in the run. */
+  readonly id: string;
+  /** What happened: `run.started`, `model.turn`, `tool.result`, `approval.waiting`, … `run.finished`. */
+  readonly type: string;
+  /** Its figures. */
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
 /** What the MCP server needs of the runs API: the public client's methods it calls (a `connect` client is one). */
 export interface McpRuns {
   /** Starts a run of `agent` with this id (the task's). */
@@ -45,6 +58,8 @@ export interface McpRuns {
   get(runId: string): Promise<McpRun | undefined>;
   /** Kills the run, recorded with why. */
   cancel(runId: string, options: { reason: string }): Promise<unknown>;
+  /** The run's progress stream until its end (progress notifications, approvals); without it the run is read every poll interval. */
+  events?(runId: string, options: { signal?: AbortSignal }): AsyncIterable<McpRunEvent>;
   /** Decides an approval as the runs API's caller (its checks apply). */
   decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<unknown>;
 }
@@ -264,45 +279,70 @@ interface Following {
   notify: (notification: ServerNotification) => Promise<void>;
   progressToken?: string | number;
   /** Asks the person at the client about an approval; absent when the client cannot be asked. */
-  elicit: ((approval: PublicApproval) => Promise<{ decision: 'approve' | 'reject'; reason?: string } | undefined>) | undefined;
+  elicit: ((approval: AskedApproval) => Promise<{ decision: 'approve' | 'reject'; reason?: string } | undefined>) | undefined;
   log: (line: string) => void;
 }
 
 /**
- * Follows a run to its end: progress notifications as it takes steps, and each approval it waits
- * for put to the person at the client (once), their answer sent as a decision.
+ * Follows a run to its end: progress notifications as it goes, and each approval it waits for put
+ * to the person at the client (once), their answer sent as a decision. From the run's event stream
+ * where the runs API serves one (progress: the events so far); else by reading the run every
+ * `everyMs` (progress: its steps).
  */
 async function follow(runId: string, how: Following): Promise<void> {
-  const asked = new Set<string>();
-  let steps = -1;
-  // A run just started is not in the ledger until its first step records it; one that never
-  // appears (its execution failed before) is given up after this many looks.
+  // A run just started is not in the ledger until its first step records it (its events are a 404
+  // until then); one that never appears (its execution failed before) is given up.
   let unseen = 0;
-  while (!how.signal.aborted) {
-    const view = await how.runs.get(runId);
-    if (!view) {
-      if (++unseen > UNSEEN_LOOKS) return;
-      await how.pause(how.everyMs);
-      continue;
-    }
-    if (how.progressToken !== undefined && view.report.steps !== steps) {
-      steps = view.report.steps;
-      await how.notify({ method: 'notifications/progress', params: { progressToken: how.progressToken, progress: steps, message: `${steps} steps, ${view.lifecycle}` } });
-    }
-    if (view.lifecycle === 'completed' || view.lifecycle === 'failed' || view.lifecycle === 'cancelled') return;
-    for (const approval of view.approvals) {
-      if (!how.elicit || asked.has(approval.approvalId)) continue;
-      asked.add(approval.approvalId);
-      const answer = await how.elicit(approval);
-      if (!answer) continue; // declined or dismissed: nobody decided; it waits for another decider or its deadline
-      try {
-        await how.runs.decide(approval.approvalId, answer.decision, answer.reason === undefined ? {} : { reason: answer.reason });
-      } catch (error) {
-        how.log(`approval ${approval.approvalId}: the decision was refused: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
+  while (!how.signal.aborted && !(await how.runs.get(runId))) {
+    if (++unseen > UNSEEN_LOOKS) return;
     await how.pause(how.everyMs);
   }
+  const asked = new Set<string>();
+  const decisions: Promise<void>[] = [];
+  const ask = (approval: AskedApproval) => {
+    if (!how.elicit || asked.has(approval.approvalId)) return;
+    asked.add(approval.approvalId);
+    decisions.push(decideAsked(approval, how));
+  };
+  const progress = (progress: number, message: string) =>
+    how.progressToken === undefined ? Promise.resolve() : how.notify({ method: 'notifications/progress', params: { progressToken: how.progressToken, progress, message } });
+  if (how.runs.events) {
+    let seen = 0;
+    for await (const event of how.runs.events(runId, { signal: how.signal })) {
+      await progress(++seen, describeEvent(event));
+      if (event.type === 'approval.waiting') ask(event.data as unknown as AskedApproval);
+    }
+  } else {
+    let steps = -1;
+    while (!how.signal.aborted) {
+      const view = await how.runs.get(runId);
+      if (!view) return;
+      if (view.report.steps !== steps) await progress((steps = view.report.steps), `${steps} steps, ${view.lifecycle}`);
+      if (view.lifecycle === 'completed' || view.lifecycle === 'failed' || view.lifecycle === 'cancelled') break;
+      for (const approval of view.approvals) ask(approval);
+      await how.pause(how.everyMs);
+    }
+  }
+  await Promise.all(decisions);
+}
+
+/** Puts one approval to the person at the client; their answer, if any, is sent as a decision. */
+async function decideAsked(approval: AskedApproval, how: Following): Promise<void> {
+  try {
+    const answer = await how.elicit!(approval);
+    if (!answer) return; // declined or dismissed: nobody decided; it waits for another decider or its deadline
+    await how.runs.decide(approval.approvalId, answer.decision, answer.reason === undefined ? {} : { reason: answer.reason });
+  } catch (error) {
+    how.log(`approval ${approval.approvalId}: the decision was refused: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** A progress message: what the event says, in a few words. */
+function describeEvent(event: McpRunEvent): string {
+  const { data } = event;
+  const name = data['toolName'] ?? data['name']; // an approval names its tool toolName, a call name
+  const tool = typeof name === 'string' ? ` ${name}` : '';
+  return `${event.type}${tool}`;
 }
 
 /** The form the person at the client answers: approve or reject, and why. */
@@ -316,12 +356,12 @@ const DECISION_FORM = {
 } as const;
 
 /** Puts an approval to the person at the client (elicitation, related to the run's task). */
-async function askPerson(server: Server, runId: string, approval: PublicApproval): Promise<{ decision: 'approve' | 'reject'; reason?: string } | undefined> {
+async function askPerson(server: Server, runId: string, approval: AskedApproval): Promise<{ decision: 'approve' | 'reject'; reason?: string } | undefined> {
   const amount = approval.amount ? ` (${(approval.amount.minor / 100).toFixed(2)} ${approval.amount.currency})` : '';
   const result = await server.elicitInput(
     {
       mode: 'form',
-      message: `Run ${runId} asks to ${approval.toolName}: ${approval.summary}${amount}. ${approval.description ?? ''}`.trim(),
+      message: `Run ${runId} asks ${approval.toolName ? `to ${approval.toolName}` : 'for more budget'}: ${approval.summary}${amount}. ${approval.description ?? ''}`.trim(),
       requestedSchema: DECISION_FORM as never,
     },
     { relatedTask: { taskId: runId } },

@@ -1,5 +1,5 @@
-// The savepoint console: plain JavaScript, no build step. Reads /api/…, refreshes on the server's
-// version events, and steers (approve, reject, kill, resume, fork, global kill) after a confirmation.
+// The savepoint console: plain JavaScript, no build step. Reads /api/…, refreshes the runs list on
+// the server's version events and a run's view on that run's event stream, and steers (approve, reject, kill, resume, fork, global kill) after a confirmation.
 
 // The session token comes in the printed address's fragment (`/#token=…`: no browser sends a
 // fragment to a server). It is kept in this tab's sessionStorage (this origin's, so this port's
@@ -355,6 +355,7 @@ window.addEventListener('hashchange', () => {
   // The printed address opened again in this tab: a new token (a new console) replaces the old one.
   if (adoptToken()) listen();
   runPage = { runId: '', page: 0 }; window.scrollTo(0, 0); render();
+  follow();
 });
 render();
 
@@ -363,11 +364,16 @@ let seen = -1;
 const live = document.getElementById('live');
 // At most one refresh every 500 ms however fast the engine goes (a refresh reads the whole run).
 let lastRender = 0, pending;
+const refreshSoon = () => {
+  if (pending) return;
+  pending = setTimeout(() => { pending = undefined; lastRender = Date.now(); render(); }, Math.max(0, lastRender + 500 - Date.now()));
+};
+const followedRun = () => { const route = location.hash.match(/^#\/run\/([^?]+)/); return route ? decodeURIComponent(route[1]) : undefined; };
 const onVersion = (version) => {
   if (version === seen) return;
   seen = version;
-  if (pending) return;
-  pending = setTimeout(() => { pending = undefined; lastRender = Date.now(); render(); }, Math.max(0, lastRender + 500 - Date.now()));
+  // A run's view follows its own event stream (below), not the version.
+  if (followedRun() === undefined) refreshSoon();
 };
 // The stream opens with a single-use ticket taken with the token (EventSource sends no header); a
 // dropped stream is not reopened by the browser with the spent ticket but here, with a new one.
@@ -392,3 +398,40 @@ async function listen() {
 }
 listen();
 setInterval(() => { if (!live.classList.contains('on')) api('version').then((v) => onVersion(v.version)).catch(() => undefined); }, 3000);
+
+// A run's view follows the run through its event stream (GET /api/runs/{id}/events: the runs API's
+// stream, the same events every client gets): each event refreshes the view, and the stream ends
+// after the run's last. A dropped stream is opened again with a new ticket, after the last event
+// seen (the browser's own reconnection would send the spent ticket).
+const RUN_EVENT_TYPES = ['run.started', 'execution.attached', 'model.turn', 'budget', 'approval.waiting', 'approval.decided', 'tool.started', 'tool.result', 'tool.refused', 'run.finished'];
+let runEvents, runReconnect, following;
+async function follow() {
+  const runId = followedRun();
+  if (runId !== following?.runId) { runEvents?.close(); clearTimeout(runReconnect); following = runId === undefined ? undefined : { runId, last: undefined, done: false }; }
+  if (!following || following.done || (runEvents && runEvents.readyState !== EventSource.CLOSED)) return;
+  const mine = following;
+  let ticket;
+  try {
+    ({ ticket } = await api('stream-ticket'));
+  } catch {
+    runReconnect = setTimeout(follow, 3000);
+    return;
+  }
+  if (following !== mine) return;
+  const after = mine.last ? `&after=${encodeURIComponent(mine.last)}` : '';
+  runEvents = new EventSource(`/api/runs/${encodeURIComponent(mine.runId)}/events?ticket=${encodeURIComponent(ticket)}${after}`);
+  document.getElementById('main').dataset.following = mine.runId;
+  for (const type of RUN_EVENT_TYPES) {
+    runEvents.addEventListener(type, (event) => {
+      mine.last = event.lastEventId;
+      document.getElementById('main').dataset.lastEvent = event.lastEventId;
+      if (type === 'run.finished') { mine.done = true; runEvents.close(); }
+      refreshSoon();
+    });
+  }
+  runEvents.onerror = () => {
+    runEvents.close();
+    if (!mine.done && following === mine) runReconnect = setTimeout(follow, 1000);
+  };
+}
+follow();

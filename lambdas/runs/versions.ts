@@ -87,6 +87,9 @@ export function continuationProblem(run: Pick<RunRecord, 'agentVersion' | 'finge
   return undefined;
 }
 
+/** The alias new runs start on: it routes every new execution to the version the last deploy published (infra/agent-state-machine.ts). */
+export const LIVE_ALIAS = 'live';
+
 /** The state machine's own ARN (`arn:…:stateMachine:<name>`), from it, an alias's or a version's. */
 export function unqualifiedArn(stateMachineArn: string): string {
   return stateMachineArn.split(':').slice(0, 7).join(':');

@@ -95,6 +95,17 @@ export const STACK_OUTPUT_QUOTA = 200;
 export const STACK_PARAMETER_QUOTA = 200;
 
 /**
+ * Resources one stack operation may create, update or delete across a stack and its nested stacks:
+ * "Nested stacks: Maximum number of CloudFormation resources a nested stack can create, update, or
+ * delete per operation: 2,500 resources"
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html).
+ * A deploy of the top-level stack is one operation over the whole tree; its first deploy creates
+ * every resource of every template in it (the `AWS::CloudFormation::Stack` resources included),
+ * which is what savepoint checks: an update changes fewer, never more.
+ */
+export const NESTED_STACK_OPERATION_RESOURCE_QUOTA = 2_500;
+
+/**
  * How long an API Gateway REST API waits for its Lambda integration (29 s by default).
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html
  */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { failedByAccident } from '../runs/run-end.js';
 import type { AgentDefinition } from '../define.js';
 import { handedOffTo } from '../guards/history.js';
 import type { RunLedger } from '../ledger/ledger.js';
@@ -47,18 +48,13 @@ export interface RecoveryPolicy {
 
 export const RECOVERY: RecoveryPolicy = { maxWithoutProgress: 3 };
 
-/** Failures that are decisions, not accidents: recovering them would only fail again. */
-const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable, ErrorNames.VersionMismatch, ErrorNames.LedgerIntegrity]);
+// One place for what a failure by accident is (lambdas/runs/run-end.ts): the event stream asks it too.
+export { failedByAccident };
 
 export type RecoveryVerdict =
   | { action: 'ignore'; reason: string }
   | { action: 'give-up'; reason: string }
   | { action: 'recover'; recovery: RecoveryRecord; recorded: boolean };
-
-/** A run that failed by an accident (its retries ran out), not a decision: recovery resumes it. */
-export function failedByAccident(run: Pick<RunRecord, 'status' | 'error'>): boolean {
-  return run.status === 'failed' && !DELIBERATE.has(run.error?.error ?? '');
-}
 
 /** What to do about a run whose execution ended: a pure function of the run record. */
 export function recoveryVerdict(run: RunRecord, ended: EndedExecution, policy: RecoveryPolicy, now: Date): RecoveryVerdict {

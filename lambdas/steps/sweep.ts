@@ -37,7 +37,8 @@ export interface ExecutionLookup {
 }
 
 export interface SweepDeps {
-  agent: Pick<AgentDefinition, 'name'>;
+  /** Whose runs are swept; none: every run of the ledger (the stack's shared sweeper, infra/control-plane.ts). */
+  agent?: Pick<AgentDefinition, 'name'>;
   ledger: Pick<RunLedger, 'listRunningRuns' | 'getRun' | 'recordRecovery' | 'finishRun'> & Pick<ApprovalLedger, 'listPendingApprovals'>;
   executions: ExecutionLookup;
   starter: ExecutionStarter;
@@ -128,9 +129,9 @@ export function createSweep(deps: SweepDeps) {
   };
 }
 
-/** Agents may share a table: each sweeps its own runs (records of older versions name no agent). */
+/** Agents may share a table: each sweeps its own runs (records of older versions name no agent), the stack's sweeper all. */
 function ours(deps: Pick<SweepDeps, 'agent'>, agent: string | undefined): boolean {
-  return agent === undefined || agent === deps.agent.name;
+  return deps.agent === undefined || agent === undefined || agent === deps.agent.name;
 }
 
 /** What recovery needs to know about the execution of a running run, or why it is not recovery's to answer. */

@@ -8,11 +8,14 @@
  *     "Template format error: Number of resources, N, is greater than maximum allowed, 500"; and at
  *     most 200 outputs and 200 parameters (the same page), worded alike
  *     (lambdas/shared/cloudformation-quotas.ts, which savepoint/cdk checks at synth too);
+ *   - at most 2,500 resources created, updated or deleted by one operation across a stack and its
+ *     nested stacks (the same page, "Nested stacks"), counted over every template of the tree
+ *     (`nested`): a first deploy creates them all (lambdas/shared/limits.ts);
  *   - each Lambda function's `Timeout` one Lambda takes (local/aws/lambda-function-timeout.ts);
  *   - each Lambda function's environment variables within 4 KB (local/aws/lambda-environment-size.ts):
  *     not CloudFormation's own check but Lambda's, which fails the deploy all the same.
  */
-import { templateQuotaProblems } from '../../lambdas/shared/cloudformation-quotas.js';
+import { stackOperationProblem, templateQuotaProblems } from '../../lambdas/shared/cloudformation-quotas.js';
 import { AwsClientError } from './client-error.js';
 import { assertEnvironmentFits } from './lambda-environment-size.js';
 import { isFunctionTimeout, MAX_TIMEOUT_SECONDS } from './lambda-function-timeout.js';
@@ -24,8 +27,18 @@ export class TemplateValidationError extends AwsClientError {
   }
 }
 
-/** Refuses, as CloudFormation would, a template it would not deploy (the rules above), naming the resource. */
-export function assertDeployable(template: { Resources?: Record<string, unknown>; Outputs?: Record<string, unknown>; Parameters?: Record<string, unknown> }): void {
+type Template = { Resources?: Record<string, unknown>; Outputs?: Record<string, unknown>; Parameters?: Record<string, unknown> };
+
+/**
+ * Refuses, as CloudFormation would, a template it would not deploy (the rules above), naming the
+ * resource; with `nested`, the templates of its nested stacks (each checked alike) and the one
+ * operation that deploys them all.
+ */
+export function assertDeployable(template: Template, nested: readonly Template[] = []): void {
+  for (const child of nested) assertDeployable(child);
+  const total = [template, ...nested].reduce((sum, each) => sum + Object.keys(each.Resources ?? {}).length, 0);
+  const operation = stackOperationProblem(total);
+  if (operation) throw new TemplateValidationError(operation);
   const resources = Object.entries(template.Resources ?? {});
   const [over] = templateQuotaProblems({ resources: resources.length, outputs: Object.keys(template.Outputs ?? {}).length, parameters: Object.keys(template.Parameters ?? {}).length });
   if (over) throw new TemplateValidationError(over);

@@ -16,6 +16,7 @@ import { sinkFromEnv } from '../../lambdas/telemetry/config.js';
 import { tracingLedger } from '../../lambdas/telemetry/tracing-ledger.js';
 import { startModelServer } from '../../sim/model-server.js';
 import { startApprovalApi } from '../services/approval-api.js';
+import { localRunEvents } from '../services/run-events.js';
 import { extractStateMachine, type CfnTemplateJson } from '../template/asl.js';
 import { localAwsConfig } from '../services/aws-config.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../state/ledger-files.js';
@@ -209,7 +210,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const approvalHandler = approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) });
     // A caller playing an IAM principal meets the template's resource policy first, as on AWS (local/aws/iam/api-gateway.ts).
     const authorize = iam ? localApiAuthorizer(template) : undefined;
-    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
+    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents: localRunEvents(ledger, clock, { log }), ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 

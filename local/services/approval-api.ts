@@ -8,6 +8,8 @@ import { readBoundedBody } from './http-body.js';
 import { lambdaContext } from './lambda-context.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
 import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
+import type { RunEventsRoute } from '../../lambdas/adapters/run-events-http.js';
+import { nodeStreamResponse } from './event-stream.js';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -15,6 +17,14 @@ const MAX_BODY = 64 * 1024;
 /** A run request carries the run's input: up to Step Functions' 256 KiB execution input, and its framing. */
 const MAX_RUN_BODY = PAYLOAD_LIMIT_BYTES + 4 * 1024;
 const ROUTE = /^\/v1\/(approvals|decide|runs)(?:\/([^/]+)(\/cancel)?)?\/?$/;
+/** `GET /v1/runs/{id}/events`: a run's events as a stream (lambdas/adapters/run-events-http.ts). */
+const RUN_EVENTS = /^\/v1\/runs\/([^/]+)\/events\/?$/;
+/**
+ * Each follower of a run's events holds a socket for as long as it follows (the console, an app's
+ * client, a hundred in the benchmark): room for them above the default caps. Only a request with
+ * the credential gets a stream, so the sockets without one stay idle and are the ones evicted.
+ */
+const STREAM_LIMITS: ConnectionLimits = { maxConnections: 320, maxPerClient: 320 };
 
 /**
  * The approval API on loopback, as API Gateway would call the ApprovalCallback function: each HTTP
@@ -22,6 +32,7 @@ const ROUTE = /^\/v1\/(approvals|decide|runs)(?:\/([^/]+)(\/cancel)?)?\/?$/;
  *   GET /v1/approvals · GET /v1/approvals/{approvalId} · POST /v1/approvals/{approvalId}
  *   GET /v1/decide/{approvalId}?link=… · POST /v1/decide/{approvalId}
  *   POST /v1/runs · GET /v1/runs · GET /v1/runs/{runId} · POST /v1/runs/{runId}/cancel
+ *   GET /v1/runs/{runId}/events (a stream: lambdas/adapters/run-events-http.ts)
  *     (the runs API, RunsApi's function on AWS: runs started and cancelled as this machine's user)
  * Where API Gateway verifies the caller's SigV4 signature, the loopback API requires its credential
  * (local/services/loopback-credential.ts) on /approvals: its address is `http://127.0.0.1:<port>/<credential>/v1/approvals`,
@@ -37,6 +48,8 @@ export async function startApprovalApi(
     credential?: string;
     limits?: ConnectionLimits;
     runs?: ProxyHandler;
+    /** `GET /v1/runs/{id}/events`, served as a stream behind the same credential. */
+    runEvents?: RunEventsRoute;
     /**
      * What API Gateway decides before the handler runs (the twin's: local/aws/iam/api-gateway.ts,
      * the template's resource policy and methods), given the method, the route's path and the
@@ -66,6 +79,17 @@ export async function startApprovalApi(
         return answer(403, MISSING_CREDENTIAL);
       }
       const url = parseUrl(authorized);
+      const events = page ? null : RUN_EVENTS.exec(url.pathname);
+      if (events) {
+        request.resume();
+        if (!options.runEvents) return answer(404, `no route ${url.pathname}`);
+        if (request.method !== 'GET') return answer(405, `${request.method} is not allowed here`);
+        const runId = decodePathSegment(events[1]!, 'runId');
+        const decision = options.authorize?.('GET', `/runs/${runId}/events`, user);
+        if (decision && !decision.allowed) return answer(decision.status, decision.message);
+        const lastEventId = request.headers['last-event-id'];
+        return await options.runEvents({ runId, after: url.searchParams.get('after') ?? undefined, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
+      }
       const match = ROUTE.exec(url.pathname);
       if (!match) return answer(404, `no route ${url.pathname}`);
       const route = match[1] as 'approvals' | 'decide' | 'runs';
@@ -88,9 +112,10 @@ export async function startApprovalApi(
       // What API Gateway itself refuses (a body over its limit, a path it cannot decode) is the
       // caller's fault, answered 4xx before the handler runs; anything else is ours.
       if (error instanceof RefusedRequest) return answer(error.status, error.message);
+      if (response.headersSent) return void response.destroy(); // a stream that failed midway: the client resumes
       answer(500, String(error));
     }
-  }, options.limits);
+  }, options.limits ?? STREAM_LIMITS);
   // A request Node cannot parse (an unknown method, a bad header) never reaches the handler above:
   // answer it in the API's shape, a JSON 400, instead of Node's bare one.
   server.on('clientError', (error: Error & { code?: string }, socket) => {
@@ -137,11 +162,11 @@ function parseUrl(raw: string | undefined): URL {
   }
 }
 
-function decodePathSegment(segment: string): string {
+function decodePathSegment(segment: string, field = 'approvalId'): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new RefusedRequest(400, `approvalId: malformed percent-encoding in the path: ${JSON.stringify(segment)}`);
+    throw new RefusedRequest(400, `${field}: malformed percent-encoding in the path: ${JSON.stringify(segment)}`);
   }
 }
 

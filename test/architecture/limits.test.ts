@@ -35,6 +35,7 @@ const SPELLINGS: Record<keyof typeof limits, readonly RegExp[] | null> = {
   STACK_RESOURCE_QUOTA: null,
   STACK_OUTPUT_QUOTA: null,
   STACK_PARAMETER_QUOTA: null,
+  NESTED_STACK_OPERATION_RESOURCE_QUOTA: [/\b2_?500\b/],
   API_GATEWAY_INTEGRATION_TIMEOUT_MS: [/\b29_?000\b/, /seconds\(\s*29\s*\)/],
   EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES: null,
   EVENTBRIDGE_PUT_EVENTS_MAX_BYTES: null, // 256 KiB: found by PAYLOAD_LIMIT_BYTES's spellings

@@ -1,10 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect, runsClient, type Run, type RunsClient } from '../../client/index.js';
-import { savepoint, workspace } from '../support/cli-process.js';
+import { leftBehind, savepoint, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 import { startServe } from '../support/serve-process.js';
 
@@ -14,12 +13,7 @@ import { startServe } from '../support/serve-process.js';
  * serving after one waits or ends, refuses a second serve on its state directory, drains on
  * SIGTERM, and a new serve resumes the run the first left unfinished.
  */
-const children = new Set<ChildProcess>();
-const dirs: string[] = [];
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const { children, dirs } = leftBehind();
 
 const serve = (args: string[]) => startServe(args, children);
 
@@ -164,6 +158,11 @@ describe('savepoint serve, driven by the client', () => {
       expect(finished).toMatchObject({ runId, lifecycle: 'completed' });
     }
     expect((await client.get('agents-triage'))?.agent).toBe('support-triage');
+    // Its event stream through the same port, from its engine, to its last event.
+    const events = [];
+    for await (const event of client.events('agents-triage')) events.push(event);
+    expect(events[0]?.type).toBe('run.started');
+    expect(events.at(-1)?.type).toBe('run.finished');
     expect((await client.list({ agent: 'support-triage' })).runs.map((run) => run.runId)).toEqual(['agents-triage']);
     await expect(client.list()).rejects.toMatchObject({ status: 400 });
     await expect(client.cancel('agents-triage')).rejects.toMatchObject({ status: 409 });

@@ -235,6 +235,25 @@ describe('security', () => {
     }
   });
 
+  it("serves a run's event stream (the runs API's) with a ticket: every event of the run, resumable after one, ending after the last; no ticket 403, no run 404", async () => {
+    const ticket = async () => ((await get('/api/stream-ticket')).body as { ticket: string }).ticket;
+    const read = async (path: string) => {
+      const response = await fetch(`${console_.origin}${path}`);
+      return { status: response.status, text: await response.text() };
+    };
+    const whole = await read(`/api/runs/${RUN}/events?ticket=${await ticket()}`);
+    expect(whole.status).toBe(200);
+    const ids = [...whole.text.matchAll(/^id: (.+)$/gm)].map((match) => match[1]!);
+    expect(ids[0]).toBe('a.run');
+    expect(ids.at(-1)).toBe('z.run');
+    expect(whole.text).toMatch(/event: approval\.decided\ndata: \{[^\n]*"decidedVia":"cli"/);
+    const resumed = await read(`/api/runs/${RUN}/events?ticket=${await ticket()}&after=${ids[4]}`);
+    expect([...resumed.text.matchAll(/^id: (.+)$/gm)].map((match) => match[1])).toEqual(ids.slice(5));
+    expect(await read(`/api/runs/${RUN}/events`)).toMatchObject({ status: 403 });
+    expect((await read(`/api/runs/nope/events?ticket=${await ticket()}`)).status).toBe(404);
+    expect((await read(`/api/runs/${RUN}/events?ticket=${await ticket()}&after=t000999.1.model`)).status).toBe(400);
+  });
+
   it('prints the token in the fragment, which no browser sends, sets no cookie, and serves the page framed by nobody', async () => {
     expect(console_.url).toBe(`${console_.origin}/#token=${console_.token}`);
     for (const path of ['/', `/?token=${console_.token}`]) {

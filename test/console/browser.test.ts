@@ -109,6 +109,8 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     }
     expect(approvedIds.length).toBeGreaterThanOrEqual(1);
     await page.locator('[data-testid=run-lifecycle]', { hasText: 'completed' }).waitFor();
+    // The view followed the run through its event stream (the runs API's), to the run's last event.
+    await page.locator(`#main[data-following="${RUN}"][data-last-event="z.run"]`).waitFor();
 
     const done = await client.wait(RUN);
     expect(done.report).toMatchObject({ status: 'succeeded', approvals: { approved: approvedIds.length, pending: 0 } });

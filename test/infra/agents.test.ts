@@ -37,12 +37,17 @@ describe('an app with two agents', () => {
   it('gives each agent its own functions, each answering only its own state machine\'s task tokens', () => {
     const policies = Object.entries(template.findResources('AWS::IAM::Policy')).filter(([, policy]) => joined(policy).includes('states:SendTaskSuccess'));
     expect(policies.length).toBeGreaterThanOrEqual(3);
-    for (const [id, policy] of policies) {
+    for (const [id, policy] of policies.filter(([id]) => !id.startsWith('ControlPlane'))) {
       const own = id.startsWith('Refunds') ? 'Agents-refund-reconciler' : 'Agents-support-triage';
       const other = own === 'Agents-refund-reconciler' ? 'Agents-support-triage' : 'Agents-refund-reconciler';
       expect(joined(policy)).toContain(`:stateMachine:${own}`);
       expect(joined(policy)).not.toContain(`:stateMachine:${other}`);
     }
+    // The stack's expiry sweep answers both agents' tokens (infra/control-plane.ts), and no other state machine's.
+    const shared = policies.filter(([id]) => id.startsWith('ControlPlane'));
+    expect(shared).toHaveLength(1);
+    const machines = [...joined(shared[0]).matchAll(/:stateMachine:([\w-]+)/g)].map((match) => match[1]);
+    expect([...new Set(machines)].sort()).toEqual(['Agents-refund-reconciler', 'Agents-support-triage']);
   });
 
   it('schedules only the agent that asked for a schedule, and serves an approval API only where asked', () => {
@@ -54,9 +59,10 @@ describe('an app with two agents', () => {
     expect(apis[0]).toMatch(/^Refunds/);
   });
 
-  it('gives each agent its own step functions (fifteen with the approval API and its runs route, thirteen without: the sweeper, handoff, compaction and the version pruner too)', () => {
+  it('gives each agent its own step functions (twelve with the approval API and its runs route, ten without: handoff and compaction too), and the stack one expiry sweep, sweeper and version pruner', () => {
     const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([, fn]) => joined(fn).includes('SAVEPOINT_STEP'));
-    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(15);
-    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(13);
+    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(12);
+    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(10);
+    expect(functions.filter(([id]) => id.startsWith('ControlPlane')).map(([, fn]) => fn.Properties.Environment.Variables.SAVEPOINT_STEP).sort()).toEqual(['expire-approvals', 'prune-versions', 'sweep']);
   });
 });

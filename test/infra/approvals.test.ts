@@ -141,7 +141,7 @@ describe('approvals in the template', () => {
       .filter(([, r]) => r.Type === 'AWS::IAM::Policy' && (r.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).some((s) => [s.Action].flat().includes('states:StartExecution')))
       .flatMap(([, r]) => (r.Properties.Roles as { Ref: string }[]).map((role) => role.Ref));
     const stepOfRole = (roleId: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Role?.['Fn::GetAtt']?.[0] === roleId)?.Properties.Environment?.Variables?.SAVEPOINT_STEP ?? roleId;
-    expect(starters.map(stepOfRole).map((name: string) => name.replace(/^RefundReconciler/, '').replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(
+    expect(starters.map(stepOfRole).map((name: string) => name.replace(/^(RefundReconciler|ControlPlane)/, '').replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(
       [Steps.Handoff, Steps.RecoverRun, Steps.RunsApi, Steps.Sweep, 'ScheduleRole'].sort(),
     );
   });
@@ -216,7 +216,7 @@ describe('rotating the decision key', () => {
     stack.addAgent('Agent', { agentName: 'rotated', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { decisionKeyVersion: 2, previousDecisionKeys: [previous] } });
     const resources = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
     const keyIds = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::KMS::Key' && r.Properties.Description?.startsWith('Signs approval decisions')).map(([id]) => id);
-    expect(keyIds).toEqual([expect.stringMatching(/^AgentApprovalsDecisionKeyV2/)]);
+    expect(keyIds).toEqual([expect.stringMatching(/^ControlPlaneDecisionKeyV2/)]);
     const variables = (step: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SAVEPOINT_STEP === step)!.Properties.Environment.Variables;
     for (const step of [Steps.ApprovalCallback, Steps.CallTool, Steps.BudgetCheck]) expect(variables(step), step).toMatchObject({ DECISION_PREVIOUS_KEY_IDS: previous, DECISION_KEY_ID: { 'Fn::GetAtt': [keyIds[0], 'Arn'] } });
     expect(() => new SavepointStack(assertionApp(), 'Bad').addAgent('Agent', { agentName: 'bad', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { previousDecisionKeys: ['alias/old'] } })).toThrow(/approvals\.previousDecisionKeys: expected a KMS key ARN, got "alias\/old"/);

@@ -71,3 +71,24 @@ describe('the API Gateway account setting', () => {
     expect(Object.keys(Template.fromStack(stack).findResources('AWS::ApiGateway::Account'))).toHaveLength(0);
   });
 });
+
+describe('agents packed into nested stacks (agentsInNestedStacks: n)', () => {
+  it('puts n agents in each nested stack, named for its first agent, with each agent\'s outputs once on the parent', () => {
+    const stack = new SavepointStack(assertionApp(), 'Packed', { agentsInNestedStacks: 2 });
+    for (let i = 0; i < 5; i++) stack.addAgent(`Agent${i}`, { agentName: `agent-${i}`, entry: EXAMPLE_AGENTS.refundReconciler });
+    const nested = stack.node.children.filter((child): child is Stack => Stack.isStack(child));
+    expect(nested.map((child) => child.node.id)).toEqual(['Agent0Stack', 'Agent2Stack', 'Agent4Stack']);
+    const machines = (child: Stack) => Object.keys(Template.fromStack(child).findResources('AWS::StepFunctions::StateMachine')).length;
+    expect(nested.map(machines)).toEqual([2, 2, 1]);
+    // The agents of a nested stack share its keys (one decision key each stack, not each agent).
+    expect(nested.map((child) => Object.keys(Template.fromStack(child).findResources('AWS::KMS::Key')).length)).toEqual([2, 2, 2]);
+    const descriptions = Object.values(Template.fromStack(stack).toJSON().Outputs as Record<string, { Description?: string }>).map((output) => output.Description);
+    for (let i = 0; i < 5; i++) expect(descriptions.filter((description) => description === `savepoint:agent-${i}:StateMachineArn`), `agent-${i}`).toHaveLength(1);
+  });
+
+  it('fails when n is not a whole number of agents from 1 to 5, naming the prop', () => {
+    for (const agentsInNestedStacks of [0, 6, 2.5]) {
+      expect(() => new SavepointStack(assertionApp(), 'Bad', { agentsInNestedStacks })).toThrow(/agentsInNestedStacks must be true, false or a whole number of agents to a nested stack from 1 to 5/);
+    }
+  });
+});

@@ -2,7 +2,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_SERVICE_ERRORS } from '../../infra/agent-state-machine.js';
 import { assertionApp, exampleTemplate } from './example-template.js';
-import { INDEX_PROJECTIONS, NON_TOKEN_PARTITIONS, RUNNING_RUNS_PROJECTION } from '../../infra/ledger-table.js';
+import { INDEX_PROJECTIONS, NON_TOKEN_PARTITIONS, partitionsOf, RUNNING_RUNS_PROJECTION } from '../../infra/ledger-table.js';
 import { AlarmIds } from '../../infra/observability.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { LedgerIndexes } from '../../lambdas/ledger/dynamodb-ledger.js';
@@ -117,8 +117,9 @@ describe('lose nothing', () => {
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionOf(Steps.Sweep), 'Arn'] }, DeadLetterConfig: { Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('FailedEventsQueue'), 'Arn'] } } })],
     });
     const sweeper = resources[functionOf(Steps.Sweep)]!.Properties;
-    expect(sweeper.Environment.Variables).toMatchObject({ MAX_RECOVERIES: '3', TABLE_NAME: expect.anything() });
-    expect(JSON.stringify(sweeper.Environment.Variables.STATE_MACHINE_ARN)).toContain(':stateMachine:Savepoint-refund-reconciler');
+    // The stack's sweeper (infra/control-plane.ts): it resumes a run on its own execution's state machine, named by the run.
+    expect(sweeper.Environment.Variables).toMatchObject({ MAX_RECOVERIES: '3', TABLE_NAME: expect.anything(), POWERTOOLS_SERVICE_NAME: 'Savepoint' });
+    expect(sweeper.Environment.Variables.STATE_MACHINE_ARN).toBeUndefined();
   });
 
   it('lets the sweeper describe and start executions of its own state machine, and nothing else in Step Functions', () => {
@@ -192,12 +193,15 @@ describe('least privilege on the ledger', () => {
       const statements = onTable(step);
       expect(statements.length, step).toBeGreaterThan(0);
       for (const statement of statements) {
+        // The stack's shared functions serve every agent; an agent's own are held to its own effects (partitionsOf).
+        const shared = ([Steps.ExpireApprovals, Steps.Sweep, Steps.PruneVersions] as StepName[]).includes(step);
         if (approvalSteps.includes(step)) {
-          // They read and write tokens: nothing holds them to other partitions.
-          expect(statement.Condition, step).toBeUndefined();
+          // They read and write tokens: an agent's are held to its own partitions and the tokens', the stack's expiry sweep to none.
+          if (shared) expect(statement.Condition, step).toBeUndefined();
+          else expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionsOf('refund-reconciler', true) } });
           continue;
         }
-        expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...NON_TOKEN_PARTITIONS] } });
+        expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': shared ? [...NON_TOKEN_PARTITIONS] : partitionsOf('refund-reconciler') } });
         const allowed = statement.Condition!['ForAllValues:StringLike']!['dynamodb:LeadingKeys'] as string[];
         for (const key of ['RUN#r1', 'GLOBAL', 'BREAKER#model', 'BLOB#r1']) expect(allowed.some((pattern) => matches(pattern, key)), `${step} ${key}`).toBe(true);
         expect(allowed.some((pattern) => matches(pattern, 'TOKEN#r1')), step).toBe(false);
@@ -245,18 +249,26 @@ describe('watch it', () => {
     expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
   });
 
+  // The agent's functions emit as the agent (`service`); the ones the stack's agents share (the
+  // expiry sweep, the sweeper: infra/control-plane.ts) as the stack, and their alarms are the stack's.
+  const SHARED = 'Savepoint';
   it.each([
-    ['runs given up by recovery', MetricNames.RecoveriesGivenUp, { Threshold: 1, Statistic: 'Sum', Period: 300 }],
-    ['an approval waiting longer than 12 hours', MetricNames.OldestApprovalAgeSeconds, { Threshold: 12 * 3600, Statistic: 'Maximum', ComparisonOperator: 'GreaterThanThreshold' }],
-    ['daily spend above the threshold', MetricNames.Dollars, { Threshold: 50, Statistic: 'Sum', Period: 86400, ComparisonOperator: 'GreaterThanThreshold' }],
-    ['a breaker open for 15 minutes', MetricNames.BreakerOpen, { Threshold: 1, Period: 60, EvaluationPeriods: 15, DatapointsToAlarm: 15 }],
-    ['runs the sweeper cannot resume', MetricNames.RunsNeedingAttention, { Threshold: 1 }],
-    ['approvals whose execution is gone', MetricNames.OrphanedApprovals, { Threshold: 1 }],
-    ['a write escalated to a person (its outcome unknown, not sent again)', MetricNames.EffectsEscalated, { Threshold: 1, Statistic: 'Sum', Period: 300 }],
-  ])('alarms on %s, from the metric the functions emit', (_case, metricName, expected) => {
-    const alarm = alarmsByDescription().find((props) => props.MetricName === metricName);
-    expect(alarm, metricName).toBeDefined();
-    expect(alarm).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'service', Value: 'refund-reconciler' }], ...expected });
+    ['runs given up by recovery', MetricNames.RecoveriesGivenUp, 'refund-reconciler', { Threshold: 1, Statistic: 'Sum', Period: 300 }],
+    ['runs given up by the sweeper', MetricNames.RecoveriesGivenUp, SHARED, { Threshold: 1, Statistic: 'Sum', Period: 900 }],
+    ['an approval waiting longer than 12 hours', MetricNames.OldestApprovalAgeSeconds, SHARED, { Threshold: 12 * 3600, Statistic: 'Maximum', ComparisonOperator: 'GreaterThanThreshold' }],
+    ['daily spend above the threshold', MetricNames.Dollars, 'refund-reconciler', { Threshold: 50, Statistic: 'Sum', Period: 86400, ComparisonOperator: 'GreaterThanThreshold' }],
+    ['a breaker open for 15 minutes', MetricNames.BreakerOpen, 'refund-reconciler', { Threshold: 1, Period: 60, EvaluationPeriods: 15, DatapointsToAlarm: 15 }],
+    ['runs the sweeper cannot resume', MetricNames.RunsNeedingAttention, SHARED, { Threshold: 1 }],
+    ['approvals whose execution is gone', MetricNames.OrphanedApprovals, SHARED, { Threshold: 1 }],
+    ['a write escalated to a person (its outcome unknown, not sent again)', MetricNames.EffectsEscalated, 'refund-reconciler', { Threshold: 1, Statistic: 'Sum', Period: 300 }],
+  ])('alarms on %s, from the metric the functions emit', (_case, metricName, service, expected) => {
+    const alarm = alarmsByDescription().find((props) => props.MetricName === metricName && props.Dimensions?.[0]?.Value === service);
+    expect(alarm, `${metricName} of ${service}`).toBeDefined();
+    expect(alarm).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'service', Value: service }], ...expected });
+  });
+
+  it('emits the shared functions\' metrics as the stack they alarm on', () => {
+    for (const step of [Steps.Sweep, Steps.ExpireApprovals]) expect(resources[functionOf(step)]!.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, step).toBe(SHARED);
   });
 
   it('alarms when the cost of a run leaves its usual band (anomaly detection on DollarsPerRun)', () => {

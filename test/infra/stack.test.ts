@@ -238,7 +238,7 @@ describe('the approval API', () => {
     const holders = Object.entries(policies)
       .filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes('states:SendTaskSuccess'))
       .map(([id]) => id.replace(/ServiceRole.*/, ''));
-    expect(holders.sort()).toEqual(['RefundReconcilerApprovalCallbackFunction', 'RefundReconcilerExpireApprovalsFunction', 'RefundReconcilerRequestApprovalFunction']);
+    expect(holders.sort()).toEqual(['ControlPlaneExpireApprovalsFunction', 'RefundReconcilerApprovalCallbackFunction', 'RefundReconcilerRequestApprovalFunction']);
   });
 });
 

@@ -140,7 +140,15 @@ describe('the state machine version and its alias', () => {
     template.hasOutput('*', { Description: 'savepoint:refund-reconciler:StateMachineAliasArn', Value: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([':stateMachine:Savepoint-refund-reconciler:live'])] }) });
   });
 
-  it.each([Steps.Handoff, Steps.RecoverRun, Steps.Sweep])('%s continues runs on their own version and falls back on the alias', (step) => {
+  it('the stack\'s sweeper starts runs of the agent\'s state machine only: on their own version, else the alias of their execution\'s machine', () => {
+    const [id, fn] = functionOf(Steps.Sweep);
+    // No alias in its environment: it serves every agent of the stack (lambdas/adapters/control-plane-handlers.ts aliasStarter).
+    expect(fn.Properties.Environment.Variables.STATE_MACHINE_ARN).toBeUndefined();
+    const start = policyOf(id).find((statement) => statement.Action === 'states:StartExecution');
+    expect(joined(start?.Resource)).toMatch(/:stateMachine:Savepoint-refund-reconciler"\]\]\}$/);
+  });
+
+  it.each([Steps.Handoff, Steps.RecoverRun])('%s continues runs on their own version and falls back on the alias', (step) => {
     const [id, fn] = functionOf(step);
     expect(joined(fn.Properties.Environment.Variables.STATE_MACHINE_ARN)).toContain(':stateMachine:Savepoint-refund-reconciler:live');
     const statements = policyOf(id);
@@ -165,8 +173,9 @@ describe('the state machine version and its alias', () => {
 describe('the version pruner', () => {
   it('runs every 6 hours with the keep count, allowed only the version calls, on the state machine\'s own ARN', () => {
     const [id, fn] = functionOf(Steps.PruneVersions);
-    expect(fn.Properties.Environment.Variables).toMatchObject({ KEEP_VERSIONS: String(DEFAULT_KEEP_VERSIONS) });
-    expect(joined(fn.Properties.Environment.Variables.STATE_MACHINE_ARN)).toMatch(/:stateMachine:Savepoint-refund-reconciler"\]\]\}$/);
+    // The stack's pruner (infra/control-plane.ts): each agent's machine by the rest of its name, with its keep count.
+    expect(JSON.parse(fn.Properties.Environment.Variables.PRUNE_VERSIONS)).toEqual({ 'refund-reconciler': DEFAULT_KEEP_VERSIONS });
+    expect(joined(fn.Properties.Environment.Variables.STATE_MACHINE_ARN_PREFIX)).toMatch(/:stateMachine:Savepoint-"\]\]\}$/);
     const states = policyOf(id).filter((statement) => joined(statement.Action).includes('states:'));
     expect(states.flatMap((statement) => [statement.Action].flat()).sort()).toEqual(
       ['states:DeleteStateMachineVersion', 'states:DescribeStateMachineAlias', 'states:ListExecutions', 'states:ListStateMachineAliases', 'states:ListStateMachineVersions'].sort(),

@@ -115,7 +115,7 @@ describe("the twin's IAM", () => {
     // The expiry sweep's role has no states:StartExecution.
     await expect(client(iam.credentialsOf(Steps.ExpireApprovals)!).send(start('by-expiry'))).rejects.toMatchObject({
       name: 'AccessDeniedException',
-      message: expect.stringMatching(/assumed-role\/AgentExpireApprovalsFunctionServiceRole\w+\/AgentExpireApprovalsFunction\w+ is not authorized to perform: states:StartExecution on resource: arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-refund-reconciler because no identity-based policy allows/),
+      message: expect.stringMatching(/assumed-role\/ControlPlaneExpireApprovalsFunctionServiceRole\w+\/ControlPlaneExpireApprovalsFunction\w+ is not authorized to perform: states:StartExecution on resource: arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-refund-reconciler because no identity-based policy allows/),
     });
     // The handoff's role has it, on the state machine's own ARN.
     const { executionArn } = await client(iam.credentialsOf(Steps.Handoff)!).send(start('by-handoff'));
@@ -154,7 +154,7 @@ describe("the twin's IAM", () => {
     const granted = await harness();
     expect((await prune(granted)).deleted).toEqual([`${granted.stack.stateMachineArn}:1`, `${granted.stack.stateMachineArn}:2`]);
     expect(granted.stack.engine.iamDecisions()).toMatchObject({ denied: 0 });
-    const refused = await harness(await withoutGrant('AgentPruneVersionsFunctionServiceRoleDefaultPolicy', 'states:DeleteStateMachineVersion'));
-    await expect(prune(refused)).rejects.toMatchObject({ name: 'AccessDeniedException', message: expect.stringMatching(/AgentPruneVersionsFunction\w+ is not authorized to perform: states:DeleteStateMachineVersion on resource: arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-refund-reconciler/) });
+    const refused = await harness(await withoutGrant('ControlPlanePruneVersionsFunctionServiceRoleDefaultPolicy', 'states:DeleteStateMachineVersion'));
+    await expect(prune(refused)).rejects.toMatchObject({ name: 'AccessDeniedException', message: expect.stringMatching(/ControlPlanePruneVersionsFunction\w+ is not authorized to perform: states:DeleteStateMachineVersion on resource: arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-refund-reconciler/) });
   });
 });

@@ -86,8 +86,10 @@ describe.each(['embedded', 'dynalite'] as const)("the twin's IAM on the %s ledge
     // settle time run out) and completed it — r1's call is written, the effect only checked.
     const completedAfterTakeover = async (h: Harness) => {
       const ok = { outcome: 'ok' as const, result: '{"id":"re_1"}', latencyMs: 4 };
-      const first = holder({ settleMs: 5_000 });
-      const second = holder({ runId: 'r2', turn: 5, call: 2, leaseUntil: at(100).toISOString() });
+      // The effect is the deployed agent's own (its roles reach no other agent's: infra/ledger-table.ts partitionsOf).
+      const key = 'refund-reconciler:issue_refund:rr_1';
+      const first = holder({ key, settleMs: 5_000 });
+      const second = holder({ key, runId: 'r2', turn: 5, call: 2, leaseUntil: at(100).toISOString() });
       const claim = (by: EffectHolder, now: Date) => h.stack.ledger.claimCall(call({ runId: by.runId, turn: by.turn, call: by.call, leaseUntil: by.leaseUntil, effectKey: by.key }), now, by);
       expect(await claim(first, at(0))).toMatchObject({ claimed: true });
       expect(await claim(second, at(36))).toMatchObject({ claimed: true, effect: { runId: 'r2' } });

@@ -132,16 +132,16 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
   });
 
   it("refuses CallTool's check of a decision when the decision key's policy no longer names its role (kms:VerifyMac)", async () => {
-    const h = await harness({ approve: true, template: withoutKeyUser(await template(), 'AgentApprovalsDecisionKey', 'StepsVerifyDecisions', 'AgentCallToolFunction') });
+    const h = await harness({ approve: true, template: withoutKeyUser(await template(), 'ControlPlaneDecisionKey', 'StepsVerifyDecisions', 'AgentCallToolFunction') });
     const finished = await h.run({ runId: 'no-verify', input: sampleInput });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
-    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentCallToolFunction\w+ is not authorized to perform: kms:VerifyMac on resource: arn:aws:kms:us-east-1:000000000000:key\/AgentApprovalsDecisionKey\w+ because no resource-based policy allows the kms:VerifyMac action/);
+    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentCallToolFunction\w+ is not authorized to perform: kms:VerifyMac on resource: arn:aws:kms:us-east-1:000000000000:key\/ControlPlaneDecisionKey\w+ because no resource-based policy allows the kms:VerifyMac action/);
   });
 
   it('refuses a role the key policy does not name, whatever its identity policy grants: the key policy decides (KMS)', async () => {
     const t = await template();
-    const [decisionKeyId] = resourceOf(t, 'AWS::KMS::Key', 'AgentApprovalsDecisionKey');
+    const [decisionKeyId] = resourceOf(t, 'AWS::KMS::Key', 'ControlPlaneDecisionKey');
     const keyArn = `arn:aws:kms:us-east-1:000000000000:key/${decisionKeyId}`;
     const granted = withStatement(t, 'AgentCallToolFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn });
     const h = await harness({ template: granted });
@@ -155,15 +155,15 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
 
   it("allows a key's use through IAM only when the key policy delegates to IAM (the account statement) AND the role's identity policy allows it", async () => {
     const delegating = { Effect: 'Allow', Principal: { AWS: 'arn:aws:iam::000000000000:root' }, Action: 'kms:*', Resource: '*' };
-    const t = withKeyPolicy(await template(), 'AgentApprovalsDecisionKey', [delegating]);
-    const [decisionKeyId] = resourceOf(t, 'AWS::KMS::Key', 'AgentApprovalsDecisionKey');
+    const t = withKeyPolicy(await template(), 'ControlPlaneDecisionKey', [delegating]);
+    const [decisionKeyId] = resourceOf(t, 'AWS::KMS::Key', 'ControlPlaneDecisionKey');
     const keyArn = `arn:aws:kms:us-east-1:000000000000:key/${decisionKeyId}`;
     const withoutIdentity = await harness({ template: t });
     expect(() => withoutIdentity.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(/because no identity-based policy allows the kms:GenerateMac action/);
     const withIdentity = await harness({ template: withStatement(structuredClone(t), 'AgentCallToolFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn }) });
     expect(() => withIdentity.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).not.toThrow();
     // An explicit Deny in the key policy wins over both.
-    const denied = withKeyPolicy(structuredClone(t), 'AgentApprovalsDecisionKey', [delegating, { Effect: 'Deny', Principal: { AWS: '*' }, Action: 'kms:GenerateMac', Resource: '*' }]);
+    const denied = withKeyPolicy(structuredClone(t), 'ControlPlaneDecisionKey', [delegating, { Effect: 'Deny', Principal: { AWS: '*' }, Action: 'kms:GenerateMac', Resource: '*' }]);
     const refused = await harness({ template: withStatement(denied, 'AgentCallToolFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn }) });
     expect(() => refused.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(/with an explicit deny in a resource-based policy/);
   });
@@ -173,10 +173,10 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     const [sealId] = resourceOf(t, 'AWS::SecretsManager::Secret', 'LedgerSealKey');
     const sealArn = `arn:aws:secretsmanager:us-east-1:000000000000:secret:${sealId}-local`;
     // PruneVersions uses no ledger: the seal key's resource policy does not name its role.
-    const granted = withStatement(t, 'AgentPruneVersionsFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: sealArn });
+    const granted = withStatement(t, 'ControlPlanePruneVersionsFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: sealArn });
     const h = await harness({ template: granted });
     expect(() => h.stack.iam!.authorizeAs(Steps.PruneVersions, { action: 'secretsmanager:GetSecretValue', resource: sealArn })).toThrow(
-      /AgentPruneVersionsFunction\w+\/\w+ is not authorized to perform: secretsmanager:GetSecretValue on resource: .*LedgerSealKey.* with an explicit deny in a resource-based policy/,
+      /ControlPlanePruneVersionsFunction\w+\/\w+ is not authorized to perform: secretsmanager:GetSecretValue on resource: .*LedgerSealKey.* with an explicit deny in a resource-based policy/,
     );
     // Its readers still read it: their identity policy allows, the resource policy's Deny spares them.
     expect(() => h.stack.iam!.authorizeAs(Steps.CallModel, { action: 'secretsmanager:GetSecretValue', resource: sealArn })).not.toThrow();
@@ -193,21 +193,21 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     expect(byAction['kms:GenerateMac']).toEqual({ allowed: 1 + h.approvals.length, denied: 0 });
     expect(byAction['kms:VerifyMac']!.denied).toBe(0);
 
-    const refused = await harness({ approve: true, template: withoutKeyUser(await template(), 'AgentApprovalsStarterKey', 'StartRunVerifiesStarters', 'AgentStartRunFunction') });
+    const refused = await harness({ approve: true, template: withoutKeyUser(await template(), 'ControlPlaneStarterKey', 'StartRunVerifiesStarters', 'AgentStartRunFunction') });
     const finished = await refused.startAs('arn:aws:iam::000000000000:user/alice', { runId: 'starter-no-verify', input: sampleInput });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
-    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentStartRunFunction\w+ is not authorized to perform: kms:VerifyMac on resource: arn:aws:kms:us-east-1:000000000000:key\/AgentApprovalsStarterKey\w+/);
+    expect(failed.taskFailedEventDetails!.cause).toMatch(/AgentStartRunFunction\w+ is not authorized to perform: kms:VerifyMac on resource: arn:aws:kms:us-east-1:000000000000:key\/ControlPlaneStarterKey\w+/);
   });
 
   it('refuses a start the runs API may not sign (the starter key policy no longer names it): nothing is started', async () => {
-    const h = await harness({ template: withoutKeyUser(await template(), 'AgentApprovalsStarterKey', 'RunsApiSignsStarters', 'AgentRunsApiFunction') });
+    const h = await harness({ template: withoutKeyUser(await template(), 'ControlPlaneStarterKey', 'RunsApiSignsStarters', 'AgentRunsApiFunction') });
     await expect(h.startAs('arn:aws:iam::000000000000:user/alice', { runId: 'starter-no-sign', input: sampleInput })).rejects.toThrow(/runs API answered 5\d\d/);
     expect(h.stack.engine.listExecutions().executions).toEqual([]);
   });
 
   it('refuses a decision the approval callback may not sign (the decision key policy no longer names it): the decision is not recorded', async () => {
-    const h = await harness({ template: withoutKeyUser(await template(), 'AgentApprovalsDecisionKey', 'CallbackSignsDecisions', 'AgentApprovalCallbackFunction') });
+    const h = await harness({ template: withoutKeyUser(await template(), 'ControlPlaneDecisionKey', 'CallbackSignsDecisions', 'AgentApprovalCallbackFunction') });
     const { executionArn } = h.stack.engine.startExecution({ name: 'no-sign', input: { runId: 'no-sign', input: sampleInput } });
     const asked = (await waitFor(() => h.approvals[0])).approvalId;
     const answer = await postDecision(h.stack, asked, { decision: 'approve', reason: 'checked' });

@@ -30,7 +30,7 @@ function withAliasGrantOnly(original: CfnTemplateJson): CfnTemplateJson {
   const narrowed = structuredClone(original) as { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
   let replaced = 0;
   for (const [id, resource] of Object.entries(narrowed.Resources)) {
-    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('AgentScheduleRoleDefaultPolicy')) continue;
+    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('ControlPlaneScheduleRoleDefaultPolicy')) continue;
     const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[]; Effect: string; Resource: unknown }[] };
     const starts = document.Statement.filter((statement) => [statement.Action].flat().includes('states:StartExecution'));
     const alias = starts.flatMap((statement) => [statement.Resource].flat()).find((entry) => JSON.stringify(entry).includes(':live'));

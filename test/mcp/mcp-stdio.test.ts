@@ -1,13 +1,11 @@
-import type { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect } from '../../client/index.js';
-import { providerJournal, savepoint, workspace } from '../support/cli-process.js';
+import { leftBehind, providerJournal, savepoint, SAVEPOINT_BIN, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 import { startServe } from '../support/serve-process.js';
 
@@ -15,13 +13,8 @@ import { startServe } from '../support/serve-process.js';
  * `savepoint mcp` over stdio as an MCP host runs it (a child process the official SDK's
  * StdioClientTransport spawns), in front of a `savepoint serve` process: the runs are serve's.
  */
-const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
-const children = new Set<ChildProcess>();
-const dirs: string[] = [];
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const bin = SAVEPOINT_BIN;
+const { children, dirs } = leftBehind();
 
 describe('savepoint mcp over stdio', () => {
   it('lists the agent, runs a task to its end with the approvals answered by the user, and cancels another as a recorded kill', async () => {
@@ -39,11 +32,17 @@ describe('savepoint mcp over stdio', () => {
     expect(mcp.getServerVersion()).toMatchObject({ name: 'savepoint' });
     expect((await mcp.listTools()).tools.map((tool) => tool.name)).toEqual(['refund-reconciler']);
 
-    const call = (date: string) => mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const progress: { progress: number; message?: string | undefined }[] = [];
+    const call = (date: string) =>
+      mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema, { onprogress: (note) => void progress.push(note) });
     const { task } = await call(sampleDay.date);
     const result = await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.structuredContent).toMatchObject({ runId: task.taskId, status: 'succeeded', summary: { issued: 18 } });
     expect(asked).toBe(2);
+    // Progress from the run's event stream: one notification per event, in order, to run.finished.
+    expect(progress.map((note) => note.progress)).toEqual(progress.map((_, index) => index + 1));
+    expect(progress.map((note) => note.message)).toEqual(expect.arrayContaining(['run.started', 'approval.waiting issue_refund', 'tool.result issue_refund']));
+    expect(progress.at(-1)?.message).toBe('run.finished');
     // Each refund once in the provider's journal.
     const refunds = providerJournal(stateDir).filter((entry) => entry.kind === 'refund').map((entry) => entry.record.refundRequestId);
     expect(new Set(refunds).size).toBe(refunds.length);

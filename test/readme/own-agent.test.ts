@@ -226,7 +226,9 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     for (const asset of assets) {
       const dir = join(out, asset);
       const sourcesOf = (file: string) => (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources;
-      expect(sourcesOf('index.mjs').some((source) => source.endsWith('my-agent.ts'))).toBe(true);
+      // An agent's function bundles its module; a function the stack shares (infra/control-plane.ts) bundles none.
+      const shared = sourcesOf('index.mjs').some((source) => source.endsWith('control-plane-handlers.ts'));
+      expect(sourcesOf('index.mjs').some((source) => source.endsWith('my-agent.ts'))).toBe(!shared);
       // Every file of the bundle, the chunks loaded on first use (a provider's SDK) included, has its map beside it.
       const files = (readdirSync(dir, { recursive: true }) as string[]).filter((name) => name.endsWith('.mjs'));
       expect(files.flatMap(sourcesOf).filter((source) => /my-agent\.dev|\/sim\/|\/local\/|\/testing\//.test(source))).toEqual([]);
@@ -344,7 +346,8 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const maps = [...JSON.stringify(machine!.Properties.DefinitionString).matchAll(/\\"MaxConcurrency\\":(\d+)/g)].map((match) => Number(match[1]));
     expect(maps).toEqual([setting('toolConcurrency')]);
     const variables = resources.filter((resource) => resource.Type === 'AWS::Lambda::Function').map((fn) => fn.Properties.Environment?.Variables ?? {});
-    expect(variables.filter((vars) => 'KEEP_VERSIONS' in vars).map((vars) => vars['KEEP_VERSIONS'])).toEqual([String(setting('keepVersions'))]);
+    // The stack's version pruner keeps each agent's count (infra/control-plane.ts).
+    expect(variables.filter((vars) => 'PRUNE_VERSIONS' in vars).map((vars) => JSON.parse(vars['PRUNE_VERSIONS']!) as unknown)).toEqual([{ 'inbox-notes': setting('keepVersions') }]);
     // The stack's prices and the agent's over them, on every function of the agent.
     const agentFunctions = variables.filter((vars) => vars['POWERTOOLS_SERVICE_NAME'] === 'inbox-notes');
     expect(agentFunctions.length).toBeGreaterThanOrEqual(10);

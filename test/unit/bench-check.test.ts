@@ -279,6 +279,37 @@ describe('bench/check.ts speed limits', () => {
   });
 });
 
+describe('bench/check.ts: the run event stream (bench/events.ts)', () => {
+  const events = (overrides: { addedCpuShare?: number; resume?: Record<string, number> } = {}) => ({
+    steps: 100,
+    runs: 3,
+    subscribers: 100,
+    eventsPerRun: 202,
+    rows: [
+      { subscribers: 0, msPerStep: 6.4, cpuMsPerStep: 2.5 },
+      { subscribers: 100, msPerStep: 6.9, cpuMsPerStep: 2.75 },
+    ],
+    addedCpuShare: overrides.addedCpuShare ?? 0.092,
+    delivery: { samples: 30_000, medianMs: 178, p99Ms: 418, stepMs: 6.9 },
+    resume: { disconnects: 59, runs: 7, events: 574, lost: 0, duplicated: 0, ...overrides.resume },
+  });
+  const text = (report: unknown) => JSON.stringify(report);
+
+  it('passes the figures measured', () => {
+    expect(SPEED_LIMITS.events.target).toBe(0.1);
+    expect(checkReport('events', text(events()))).toEqual([]);
+    expect(checkReport('events', text(events({ addedCpuShare: 0.342 })))).toEqual([]);
+  });
+  it.each([
+    ['an event lost on a resume', { resume: { lost: 1 } }, /^resume\.lost: 1 event\(s\) lost on a resume$/],
+    ['an event delivered twice', { resume: { duplicated: 2 } }, /^resume\.duplicated: 2 event\(s\) delivered twice/],
+    ['fewer than 50 disconnects', { resume: { disconnects: 12 } }, /^resume\.disconnects: 12 disconnects: fewer than the 50/],
+    ['the subscribers adding more CPU than the bound', { addedCpuShare: 2 * SPEED_LIMITS.events.bound }, /^addedCpuShare: slower than CI's bound: 100 subscribers of a run's events: 110% of the engine's CPU per step added \(CI bound 55%; target 10%: 11× over it\)$/],
+  ])('fails %s', (_, overrides, message) => {
+    expect(checkReport('events', text(events(overrides)))).toEqual([expect.stringMatching(message)]);
+  });
+});
+
 describe('bench/aws-cost.ts', () => {
   it('prices each service from the one table and splits the total between them', () => {
     const bill = awsBill({ transitions: 2.62, lambdaInvocations: 1.34, lambdaGbSeconds: 0.002, dynamodb: { readUnits: 10, writeUnits: 3 } }, 100);
@@ -320,5 +351,20 @@ describe('bench/check.ts: state transitions in the loop (issue 38: ≤ 2 per age
   it('fails a report that does not say it', () => {
     const { loopTransitions: _gone, ...aws } = report({ perStep: 1.84, perTurn: 4, perToolCall: 1 }).aws;
     expect(checkReport('overhead', text({ ...report({}), aws }))).toContainEqual(expect.stringMatching(/^aws\.loopTransitions: /));
+  });
+});
+
+describe('bench/check.ts deploy (issue 34)', () => {
+  const report = { flat: { perAgent: 82, idlePerAgent: 0.9 }, nested: { perAgent: 83.3, idlePerAgent: 1.34, operation: 1707, parentOutputs: 122 }, synthMs: 6500 };
+  it('passes what the shared control plane measured', () => {
+    expect(checkReport('deploy', JSON.stringify(report))).toEqual([]);
+  });
+  it.each([
+    [{ ...report, flat: { ...report.flat, idlePerAgent: 2.01 } }, /flat\.idlePerAgent: \$2\.01 a month idle per added agent: over \$2/],
+    [{ ...report, flat: { ...report.flat, perAgent: 133 } }, /flat\.perAgent: 133 resources per added agent: over the bound of 82/],
+    [{ ...report, nested: { ...report.nested, operation: 2724 } }, /nested\.operation: 2724 resources in one operation: over CloudFormation's 2500/],
+    [{ ...report, nested: { ...report.nested, parentOutputs: 208 } }, /nested\.parentOutputs: 208 outputs on the parent: over CloudFormation's 200/],
+  ])('fails a doctored report, naming the figure', (doctored, problem) => {
+    expect(checkReport('deploy', JSON.stringify(doctored))).toEqual([expect.stringMatching(problem)]);
   });
 });

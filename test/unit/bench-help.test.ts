@@ -19,7 +19,9 @@ const MODULES: Record<string, string> = {
   '--growth': 'growth.ts',
   '--replay': 'replay.ts',
   '--tracing': 'tracing.ts',
+  '--events': 'events.ts',
   '--cold-start': 'cold-start.ts',
+  '--deploy': 'deploy.ts',
 };
 
 /** The options a mode's module reads: the keys of its parseArgs options, or the names it looks up in argv. */

@@ -5,6 +5,7 @@ import { createSweep, type ExecutionDescription } from '../../lambdas/steps/swee
 import type { DamagedRunOptions } from '../../lambdas/ledger/ledger.js';
 import { LedgerIntegrityError } from '../../lambdas/shared/errors.js';
 import { runRecord } from '../support/records.js';
+import { aliasStarter } from '../../lambdas/adapters/control-plane-handlers.js';
 
 const ARN = (name: string) => `arn:aws:states:us-east-1:1:execution:Savepoint-refund-reconciler:${name}`;
 const now = new Date('2026-11-30T03:00:00.000Z');
@@ -179,5 +180,44 @@ describe('the sweeper', () => {
       { runId: 'dead', reason: 'execution dead is FAILED' },
       { runId: 'over', reason: 'its run is succeeded' },
     ]);
+  });
+});
+
+/**
+ * The stack's shared sweeper (infra/control-plane.ts, lambdas/adapters/control-plane-handlers.ts)
+ * names no agent: it sweeps every agent's runs of the ledger and resumes each on its own
+ * execution's state machine (its version, else that machine's `live` alias), never another's.
+ */
+describe("the stack's sweeper, shared by its agents", () => {
+  const OTHER = (name: string) => `arn:aws:states:us-east-1:1:execution:Savepoint-support-triage:${name}`;
+
+  it('resumes the runs of every agent, each on a state machine of its own execution', async () => {
+    const ledger = EmbeddedLedger.open();
+    await ledger.createRun(run('r1'));
+    await ledger.createRun(run('t1', { agent: 'support-triage', executionArn: OTHER('t1'), executions: [OTHER('t1')] }));
+    const failed = { status: 'FAILED', stopDate: '2026-11-30T02:31:00.000Z', error: 'Agent.Transient' } as const;
+    const startedOn: string[] = [];
+    const sweep = createSweep({
+      ledger,
+      executions: { describe: async (arn) => ({ [ARN('r1')]: failed, [OTHER('t1')]: failed })[arn] },
+      starter: aliasStarter((stateMachineArn) => ({
+        start: async (name) => {
+          startedOn.push(`${stateMachineArn} ${name}`);
+          return { executionArn: `${stateMachineArn}:${name}` };
+        },
+      })),
+      clock: { now: () => now },
+    });
+    const result = await sweep();
+    expect(result.recovered.map((recovered) => recovered.runId).sort()).toEqual(['r1', 't1']);
+    expect(startedOn.sort()).toEqual([
+      'arn:aws:states:us-east-1:1:stateMachine:Savepoint-refund-reconciler:live r1-recovery-1',
+      'arn:aws:states:us-east-1:1:stateMachine:Savepoint-support-triage:live t1-recovery-1',
+    ]);
+  });
+
+  it('starts nothing that is not the continuation of an execution', async () => {
+    const starter = aliasStarter(() => ({ start: async () => ({ executionArn: 'never' }) }));
+    expect(() => starter.start('x', '{}')).toThrow(/starts only continuations of an execution/);
   });
 });

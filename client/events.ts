@@ -1,0 +1,173 @@
+import type { RunEvent, RunEventType } from '../lambdas/runs/events.js';
+import type { Clock } from '../lambdas/shared/ports.js';
+import { RunsApiError } from './runs-api-error.js';
+
+export type { RunEvent, RunEventType };
+
+/**
+ * Where the runs API is: an engine's origin and the owner's credential (its engine.json), or the
+ * API's base (`…/v1`, what `connect` holds), with a signing `fetch` for a stack.
+ */
+export type EventsAddress = { readonly url: string; readonly credential?: string } | { readonly base: string };
+
+/** Where a run's events are served, and how to find it again. */
+export type EventsEndpoint = EventsAddress & {
+  /** @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+  /**
+   * Looks the endpoint up again before each reconnection: an engine that restarted publishes a new
+   * port and credential in its state directory. @default the same address
+   */
+  readonly locate?: () => Promise<EventsAddress>;
+};
+
+export interface FollowOptions {
+  /** Resume after this event id (one this stream gave): only later events are yielded. @default from the first event */
+  readonly after?: string;
+  /**
+   * Consecutive failed connections (refused, reset, a 5xx) before giving up; an event received
+   * resets the count. @default 12
+   */
+  readonly maxAttempts?: number;
+  /** The first reconnection is at once, then after `retryMs`, doubling to 30 s. @default the server's `retry:` (1 s) */
+  readonly retryMs?: number;
+  /** The clock reconnection delays run on (its `after`). @default real time */
+  readonly clock?: Clock;
+  /** Stops following (the iterator ends). */
+  readonly signal?: AbortSignal;
+}
+
+const MAX_RETRY_MS = 30_000;
+
+/**
+ * A run's events, in order, each once, until the run's last (`run.finished`). A dropped connection
+ * (or an engine that crashed and came back) is reconnected by itself with `Last-Event-ID`, the id
+ * of the last event yielded, so the caller sees no gap and no repeat.
+ *
+ * @example
+ * ```ts
+ * import { followEvents } from 'savepoint/client';
+ *
+ * for await (const event of followEvents({ url, credential }, runId)) {
+ *   console.log(event.id, event.type, event.data);
+ * }
+ * ```
+ */
+export async function* followEvents(endpoint: EventsEndpoint, runId: string, options: FollowOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+  const doFetch = endpoint.fetch ?? globalThis.fetch;
+  // A reconnection delay keeps the process alive (a plain timer, not an unref'd one): an app whose
+  // only work is following a run would otherwise exit in the middle of it, its await unsettled.
+  const sleep = (ms: number) => new Promise<void>((resolve) => (options.clock?.after ? options.clock.after(ms, resolve) : setTimeout(resolve, ms)));
+  const maxAttempts = options.maxAttempts ?? 12;
+  let last = options.after;
+  let retryMs = options.retryMs;
+  let failures = 0;
+  let where: EventsAddress = endpoint;
+  for (;;) {
+    if (options.signal?.aborted) return;
+    let response: Response | undefined;
+    let problem: unknown;
+    try {
+      response = await doFetch(eventsUrl(where, runId), {
+        headers: { accept: 'text/event-stream', ...(last !== undefined && { 'last-event-id': last }) },
+        ...(options.signal && { signal: options.signal }),
+      });
+    } catch (error) {
+      problem = error;
+    }
+    // Refused (no such run 404, a resume point the run does not have 400, the credential 401/403): not retried.
+    if (response && response.status >= 400 && response.status < 500) throw new RunsApiError(response.status, await refusal(response));
+    if (response?.ok && response.body) {
+      try {
+        for await (const frame of sseFrames(response.body)) {
+          if (frame.retry !== undefined && options.retryMs === undefined) retryMs = frame.retry;
+          if (frame.id === undefined || frame.event === undefined) continue;
+          // Ids are positions in the run: one at or before the last yielded would be a repeat.
+          if (last !== undefined && frame.id <= last) continue;
+          const event: RunEvent = { id: frame.id, type: frame.event as RunEventType, data: JSON.parse(frame.data) as Record<string, unknown> };
+          last = event.id;
+          failures = 0;
+          yield event;
+          if (event.type === 'run.finished') return;
+        }
+      } catch (error) {
+        problem = error; // the connection dropped mid-stream
+      }
+    } else if (response) {
+      problem = new Error(`events of ${runId}: HTTP ${response.status}`);
+      await response.body?.cancel().catch(() => undefined);
+    }
+    if (options.signal?.aborted) return;
+    failures += 1;
+    if (failures > maxAttempts) throw new Error(`events of ${runId}: ${maxAttempts} connections in a row failed; the last: ${String(problem ?? 'the stream ended before the run did')}`, { cause: problem });
+    const delay = failures === 1 ? 0 : Math.min((retryMs ?? 1000) * 2 ** (failures - 2), MAX_RETRY_MS);
+    if (delay > 0) await sleep(delay);
+    if (endpoint.locate) where = await endpoint.locate().catch(() => where);
+  }
+}
+
+function eventsUrl(where: EventsAddress, runId: string): string {
+  const base = 'base' in where ? where.base.replace(/\/+$/, '') : `${where.url.replace(/\/+$/, '')}${where.credential === undefined ? '' : `/${where.credential}`}/v1`;
+  return `${base}/runs/${encodeURIComponent(runId)}/events`;
+}
+
+async function refusal(response: Response): Promise<string> {
+  const text = await response.text().catch(() => '');
+  try {
+    return String((JSON.parse(text) as { message?: unknown }).message ?? text);
+  } catch {
+    return text || `HTTP ${response.status}`;
+  }
+}
+
+/** One dispatched SSE message: the fields the specification's parser keeps. */
+export interface SseFrame {
+  id?: string;
+  event?: string;
+  data: string;
+  retry?: number;
+}
+
+/**
+ * The frames of an event stream, as the SSE specification parses them (HTML § 9.2.6): lines end
+ * with CRLF, LF or CR; a blank line dispatches; `:` starts a comment; a field without a colon has
+ * an empty value; one space after the colon is dropped; `data` lines join with LF.
+ */
+export async function* sseFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<SseFrame> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let frame: SseFrame = { data: '' };
+  let hasData = false;
+  let pendingCr = false;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    // A CR at the end of a chunk may be half of a CRLF: the LF that starts the next one is skipped.
+    if (pendingCr && buffer.startsWith('\n')) buffer = buffer.slice(1);
+    pendingCr = false;
+    for (;;) {
+      const end = buffer.search(/[\r\n]/);
+      if (end < 0) break;
+      const line = buffer.slice(0, end);
+      const crlf = buffer[end] === '\r' && buffer[end + 1] === '\n';
+      if (buffer[end] === '\r' && end + 1 === buffer.length) pendingCr = true;
+      buffer = buffer.slice(end + (crlf ? 2 : 1));
+      if (line === '') {
+        if (hasData || frame.id !== undefined || frame.retry !== undefined) yield { ...frame, data: frame.data.replace(/\n$/, '') };
+        frame = { data: '' };
+        hasData = false;
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? '' : line.slice(colon + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'data') {
+        frame.data += `${value}\n`;
+        hasData = true;
+      } else if (field === 'event') frame.event = value;
+      else if (field === 'id' && !value.includes('\0')) frame.id = value;
+      else if (field === 'retry' && /^\d+$/.test(value)) frame.retry = Number(value);
+    }
+  }
+}

@@ -1,0 +1,85 @@
+import * as z from 'zod';
+import { createExpireApprovals } from '../steps/expire-approvals.js';
+import { createPruneVersions, type PruneResult } from '../steps/prune-versions.js';
+import { createSweep } from '../steps/sweep.js';
+import type { ExecutionStarter } from '../steps/recover-run.js';
+import { LIVE_ALIAS } from '../runs/versions.js';
+import { parseOrThrow } from '../shared/validation.js';
+import { Steps } from '../shared/steps.js';
+import type { AwsClients, StepFunctionsPorts } from './aws-clients.js';
+import { awsDeps } from './aws-deps.js';
+import { stepHandler } from './middleware.js';
+import { powertools } from './powertools.js';
+import { stateMachineArnOf } from './sfn.js';
+
+/**
+ * The functions every agent of a stack shares (infra/control-plane.ts): the approval expiry sweep,
+ * the sweeper and the version pruner. They load no agent's code — nothing they do depends on it —
+ * and act on every agent of the stack's ledger: an approval or a run names its execution, whose
+ * state machine (and its `live` alias) the ARN carries; the state machines whose versions are
+ * pruned are named in the environment (PRUNE_VERSIONS: a few bytes an agent, within Lambda's 4 KB).
+ * Their metrics carry the stack as their `service` (POWERTOOLS_SERVICE_NAME), not an agent.
+ */
+export const ControlPlaneEnvironment = z.object({
+  /** The metrics' `service` dimension: the stack's name. */
+  POWERTOOLS_SERVICE_NAME: z.string().min(1),
+  /** The ARN every agent's state machine name follows (`arn:…:stateMachine:<stack>-`). */
+  STATE_MACHINE_ARN_PREFIX: z.string().startsWith('arn:'),
+  /** Each agent's state machine, by the rest of its name, and how many versions it keeps (DurableAgent's `keepVersions`). */
+  PRUNE_VERSIONS: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `not valid JSON (${(error as Error).message})` });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.record(z.string().min(1), z.number().int().min(1).max(999))),
+});
+
+export function controlPlaneHandlers(options: { env?: NodeJS.ProcessEnv; clients?: AwsClients } = {}) {
+  const env = options.env ?? process.env;
+  const { POWERTOOLS_SERVICE_NAME: service } = parseOrThrow(ControlPlaneEnvironment.pick({ POWERTOOLS_SERVICE_NAME: true }), env, 'Lambda environment');
+  const { telemetry, tracing, traced } = powertools(service);
+  const deps = awsDeps(env, { traced, telemetry }, undefined, undefined, options.clients);
+  let made: StepFunctionsPorts | undefined;
+  const sfn = (): StepFunctionsPorts => {
+    if (!options.clients?.stepFunctions) throw new Error("this function's handler passes no Step Functions client: add it to the clients of its file in lambdas/handlers/ (lambdas/adapters/aws-clients.ts)");
+    return (made ??= options.clients.stepFunctions(traced));
+  };
+  const handler = (step: typeof Steps.ExpireApprovals | typeof Steps.Sweep | typeof Steps.PruneVersions, run: () => Promise<unknown>) =>
+    stepHandler(() => run(), undefined, { step, telemetry, middlewares: [tracing] });
+  return {
+    /** Every agent's approvals past their deadline (no agent named: all of the ledger's). */
+    expireApprovals: () => handler(Steps.ExpireApprovals, () => createExpireApprovals({ ledger: deps.ledger, callbacks: sfn().callbacks, clock: deps.clock })()),
+    /** Every agent's runs whose execution ended unnoticed, each resumed on its own state machine. */
+    sweep: () =>
+      handler(Steps.Sweep, () => createSweep({ ledger: deps.ledger, executions: sfn().lookup, starter: aliasStarter(sfn().starter), clock: deps.clock, policy: deps.recoveryPolicy })()),
+    /** Each agent's state machine versions, one after the other (one's failure does not hold back the others). */
+    pruneVersions: () =>
+      handler(Steps.PruneVersions, async () => {
+        const config = parseOrThrow(ControlPlaneEnvironment.pick({ STATE_MACHINE_ARN_PREFIX: true, PRUNE_VERSIONS: true }), env, 'Lambda environment');
+        const results: Record<string, PruneResult | { error: string }> = {};
+        for (const [name, keep] of Object.entries(config.PRUNE_VERSIONS)) {
+          const arn = `${config.STATE_MACHINE_ARN_PREFIX}${name}`;
+          results[name] = await createPruneVersions({ versions: sfn().versions(arn), clock: deps.clock, keep })().catch((error: Error) => ({ error: `${error.name}: ${error.message}` }));
+        }
+        return results;
+      }),
+  };
+}
+
+/**
+ * Starts an execution on the state machine of the one it continues (`sameVersionAs`: its version,
+ * else that state machine's `live` alias): the shared sweeper serves every agent's state machine.
+ */
+export function aliasStarter(starterFor: (stateMachineArn: string) => ExecutionStarter): ExecutionStarter {
+  return {
+    start: (name, input, options = {}) => {
+      if (options.sameVersionAs === undefined) throw new Error('the stack\'s sweeper starts only continuations of an execution (sameVersionAs)');
+      return starterFor(`${stateMachineArnOf(options.sameVersionAs)}:${LIVE_ALIAS}`).start(name, input, options);
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import type { Clock } from '../shared/ports.js';
+import { eventsAfter, UnknownEventId } from '../runs/events.js';
+import { streamRunEvents, type EventSink, type RunFeeds, type StreamLimits } from '../runs/event-feed.js';
+
+/**
+ * `GET /v1/runs/{id}/events`: the run's progress as Server-Sent Events (runs/events.ts), the same
+ * route locally (local/services/approval-api.ts, behind the engine's credential) and on AWS (a
+ * streaming Lambda; infra/run-events.ts).
+ *
+ *   GET /v1/runs/r1/events                          every event from the start
+ *   GET /v1/runs/r1/events?after=t000003.1.model    those after it
+ *   Last-Event-ID: t000003.1.model                  the same; a reconnecting EventSource sends it,
+ *                                                   and it wins over `after` (it is the newer point)
+ *   → 200 text/event-stream: `id:`/`event:`/`data:` frames, `: heartbeat` comments while idle,
+ *     closed after `run.finished`
+ *   → 404 no such run · 400 a resume point that is not an event of the run (nothing is streamed)
+ */
+
+/** What the transport gives the route: a refusal in the API's JSON shape, or the opened stream. */
+export interface StreamResponse {
+  refuse(status: 400 | 404, message: string): void;
+  /** Sends 200 with the event-stream headers; what is written to the sink goes out as it is written. */
+  open(headers: Record<string, string>): EventSink;
+  /** Calls `stop` when the client goes away. */
+  onClose(stop: () => void): void;
+}
+
+export interface RunEventsRequest {
+  runId: string;
+  /** `?after=`; undefined when absent. */
+  after: string | undefined;
+  /** The `Last-Event-ID` header; undefined (or empty, which the spec means as none) when absent. */
+  lastEventId: string | undefined;
+}
+
+export const EVENT_STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-store',
+  // Proxies that buffer (nginx) would hold the events back.
+  'x-accel-buffering': 'no',
+};
+
+export function createRunEventsRoute(deps: { feeds: RunFeeds; clock: Clock; limits?: StreamLimits }) {
+  return async (request: RunEventsRequest, response: StreamResponse): Promise<void> => {
+    const fromHeader = request.lastEventId !== undefined && request.lastEventId !== '';
+    const cursor = fromHeader ? request.lastEventId : request.after;
+    const field = fromHeader ? 'Last-Event-ID' : 'after';
+    const events = await deps.feeds.current(request.runId, cursor);
+    if (!events) return response.refuse(404, `runId: no run ${JSON.stringify(request.runId.slice(0, 120))}`);
+    try {
+      eventsAfter(events, cursor, field);
+    } catch (error) {
+      if (error instanceof UnknownEventId) return response.refuse(400, error.message);
+      throw error;
+    }
+    const sink = response.open(EVENT_STREAM_HEADERS);
+    response.onClose(streamRunEvents({ feeds: deps.feeds, clock: deps.clock }, request.runId, cursor, sink, deps.limits));
+  };
+}
+
+export type RunEventsRoute = ReturnType<typeof createRunEventsRoute>;

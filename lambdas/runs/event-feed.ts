@@ -1,0 +1,234 @@
+import type { Clock } from '../shared/ports.js';
+import { timersOf } from '../shared/ports.js';
+import { isFinal, settledEvents, type RunEvent, type RunRecords } from './events.js';
+
+/**
+ * Following runs' events (events.ts) as the ledger grows. New records are found by polling the
+ * ledger on the injected clock — one poller per followed run, however many follow it, and only
+ * while someone does — because it is the one mechanism both ledgers share (the embedded one and
+ * DynamoDB on AWS, where a Lambda streaming the events reads its run's partition) and it puts no
+ * write, no hook and no listener on the steps' hot path. A read is a query of one partition.
+ *
+ *   subscriber ──follow(runId)──► poller of runId ──every pollMs──► read(runId) ─► settledEvents
+ *        ▲                              │ the list grew
+ *        └──── events after its cursor ─┘
+ */
+
+/** Reads a run's records (events.ts `readRunRecords` over a ledger); undefined: no such run. */
+export type ReadRun = (runId: string) => Promise<RunRecords | undefined>;
+
+export type FeedListener = (events: readonly RunEvent[], frames: readonly string[]) => void;
+
+export interface RunFeeds {
+  /**
+   * The run's settled events, reaching at least `through` if the run has it: those a poller of the
+   * run holds already, else one read. Undefined: no such run.
+   */
+  current(runId: string, through?: string): Promise<readonly RunEvent[] | undefined>;
+  /**
+   * Calls `listener` with the run's settled events each time they grow (the whole list: a listener
+   * keeps its own cursor) and each one's SSE frame (made once, however many follow), until the
+   * returned function is called. Polling stops once the list holds the final event, or when nobody
+   * follows the run any more.
+   */
+  follow(runId: string, listener: FeedListener): () => void;
+}
+
+/** How often a followed run's records are read, at the most: a delivery lags its write by about half of it. */
+export const POLL_MS = 25;
+/**
+ * Each follower of a run stretches its polling by this much: every delivery is a socket write per
+ * follower, so a run's deliveries per second are bounded by its followers (one follower: every
+ * 25 ms; a hundred: every 250 ms), and what following costs the engine stays a bounded share of
+ * its work however many follow (bench/events.ts).
+ */
+export const POLL_MS_PER_FOLLOWER = 2.5;
+
+export function runFeeds({
+  read,
+  clock,
+  pollMs = POLL_MS,
+  pollMsPerFollower = POLL_MS_PER_FOLLOWER,
+  onError = () => undefined,
+}: {
+  read: ReadRun;
+  clock: Clock;
+  pollMs?: number;
+  pollMsPerFollower?: number;
+  onError?: (error: unknown) => void;
+}): RunFeeds {
+  const timers = timersOf(clock);
+  const polled = new Map<string, { listeners: Set<FeedListener>; events: readonly RunEvent[]; frames: string[]; cancel?: () => void; reading: boolean }>();
+
+  const poll = async (runId: string) => {
+    const feed = polled.get(runId);
+    if (!feed || feed.reading) return;
+    feed.reading = true;
+    try {
+      const records = await read(runId);
+      const events = records ? settledEvents(records) : [];
+      if (events.length > feed.events.length) {
+        // The prefix never changes (events.ts): only the new events are framed.
+        for (const event of events.slice(feed.events.length)) feed.frames.push(sseFrame(event));
+        feed.events = events;
+        for (const listener of feed.listeners) listener(events, feed.frames);
+      }
+    } catch (error) {
+      onError(error); // a read that failed (a damaged record, a throttle) is tried again on the next tick
+    } finally {
+      feed.reading = false;
+    }
+    if (polled.get(runId) === feed && feed.listeners.size > 0 && !isFinal(feed.events.at(-1))) feed.cancel = timers.after(Math.max(pollMs, feed.listeners.size * pollMsPerFollower), () => void poll(runId));
+  };
+
+  return {
+    async current(runId, through) {
+      // A hundred followers connecting at once cost one read, not a hundred.
+      const feed = polled.get(runId);
+      if (feed && feed.events.length > 0 && (through === undefined || feed.events.at(-1)!.id >= through)) return feed.events;
+      const records = await read(runId);
+      return records && settledEvents(records);
+    },
+    follow(runId, listener) {
+      let feed = polled.get(runId);
+      if (!feed) {
+        feed = { listeners: new Set(), events: [], frames: [], reading: false };
+        polled.set(runId, feed);
+        feed.listeners.add(listener);
+        void poll(runId);
+      } else {
+        feed.listeners.add(listener);
+        if (feed.events.length > 0) listener(feed.events, feed.frames);
+      }
+      const own = feed;
+      return () => {
+        own.listeners.delete(listener);
+        if (own.listeners.size === 0 && polled.get(runId) === own) {
+          own.cancel?.();
+          polled.delete(runId);
+        }
+      };
+    },
+  };
+}
+
+/** The index of the first event after `id` (ids sort as positions). */
+function firstAfter(events: readonly RunEvent[], id: string): number {
+  let low = 0;
+  let high = events.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (events[middle]!.id <= id) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** One event as the SSE specification frames it: its id (what a reconnect sends back as Last-Event-ID), its type, its data on one line. */
+export function sseFrame(event: RunEvent): string {
+  // ASCII only (JSON's \\u escapes for the rest): a frame's length is its size in bytes, which the stream's byte limit counts.
+  const data = JSON.stringify(event.data).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${data}\n\n`;
+}
+
+/** A comment line: ignored by every client, it keeps proxies and load balancers from closing an idle stream. */
+export const SSE_HEARTBEAT = ': heartbeat\n\n';
+
+/** How long a client waits before reconnecting after a dropped stream (the `retry:` field, ms). */
+export const SSE_RETRY_MS = 1000;
+
+/** Where a stream's frames go: an HTTP response (local), or Lambda's response stream (AWS). */
+export interface EventSink {
+  write(text: string): void;
+  end(): void;
+}
+
+export interface StreamLimits {
+  /** A comment is sent after this long without an event. @default 15 s */
+  heartbeatMs?: number;
+  /**
+   * The stream ends (without the final event) after this long; the client reconnects with the
+   * last id it got. On AWS below the function's timeout, so that the function ends it, not Lambda. @default no limit
+   */
+  maxDurationMs?: number;
+  /** The stream ends (at an event boundary) once it has sent this many bytes; the client resumes. @default no limit */
+  maxBytes?: number;
+}
+
+export const HEARTBEAT_MS = 15_000;
+
+/**
+ * Sends a run's events after `after` (already checked by `eventsAfter`) to `sink` as they settle,
+ * with heartbeats while idle, and ends it after the final event (or at a limit). Returns the stop
+ * to call when the client goes away.
+ */
+export function streamRunEvents(
+  { feeds, clock }: { feeds: RunFeeds; clock: Clock },
+  runId: string,
+  after: string | undefined,
+  sink: EventSink,
+  limits: StreamLimits = {},
+): () => void {
+  const timers = timersOf(clock);
+  const heartbeatMs = limits.heartbeatMs ?? HEARTBEAT_MS;
+  let cursor = after;
+  /** The index of the next event to send, once known (the list only grows). */
+  let next: number | undefined;
+  let sent = 0;
+  let open = true;
+  let cancelHeartbeat = () => {};
+  const armHeartbeat = () => {
+    cancelHeartbeat();
+    cancelHeartbeat = timers.after(heartbeatMs, () => {
+      if (!open) return;
+      sink.write(SSE_HEARTBEAT);
+      armHeartbeat();
+    });
+  };
+  const cancelDuration = limits.maxDurationMs === undefined ? () => {} : timers.after(limits.maxDurationMs, () => stop(true));
+  let unfollow: (() => void) | undefined;
+  // Sent with the first delivery (one write, not two), or alone if there is none yet.
+  let preamble = `retry: ${SSE_RETRY_MS}\n\n`;
+  unfollow = feeds.follow(runId, (events, frames) => {
+    if (!open) return;
+    // Ids are positions: those after the cursor are exactly the ones not sent yet.
+    let from = next;
+    if (from === undefined) from = cursor === undefined ? 0 : firstAfter(events, cursor);
+    if (from >= events.length) return;
+    // One write per delivery, not per event: a hundred followers cost a hundred writes a poll.
+    let to = events.length;
+    if (limits.maxBytes !== undefined) {
+      for (let bytes = sent, index = from; index < events.length; index += 1) {
+        bytes += frames[index]!.length;
+        if (bytes >= limits.maxBytes) {
+          to = index + 1;
+          break;
+        }
+      }
+    }
+    const text = preamble + (to - from === 1 ? frames[from]! : frames.slice(from, to).join(''));
+    preamble = '';
+    sink.write(text);
+    sent += text.length;
+    next = to;
+    cursor = events[to - 1]!.id;
+    if (isFinal(events[to - 1]) || to < events.length || (limits.maxBytes !== undefined && sent >= limits.maxBytes)) return stop(true);
+    armHeartbeat();
+  });
+  function stop(end: boolean) {
+    if (!open) return;
+    open = false;
+    cancelHeartbeat();
+    cancelDuration();
+    unfollow?.();
+    if (end) sink.end();
+  }
+  // The listener may have ended the stream already (the final event was there): then let go of the feed now.
+  if (open) {
+    if (preamble) sink.write(preamble);
+    preamble = '';
+    armHeartbeat();
+  } else unfollow();
+  return () => stop(false);
+}
+

@@ -1,0 +1,19 @@
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import { createRunEventsRoute } from '../../lambdas/adapters/run-events-http.js';
+import { runFeeds, type StreamLimits } from '../../lambdas/runs/event-feed.js';
+import { readRunRecords } from '../../lambdas/runs/events.js';
+import type { Clock } from '../../lambdas/shared/ports.js';
+
+/**
+ * The local engine's `GET /v1/runs/{id}/events`, read from its own ledger: one poller per followed
+ * run on the engine's clock (lambdas/runs/event-feed.ts), however many follow it.
+ */
+export function localRunEvents(ledger: Pick<Ledger, 'getRun' | 'listConversation'>, clock: Clock, options: { log?: (line: string) => void; pollMs?: number; limits?: StreamLimits } = {}) {
+  const feeds = runFeeds({
+    read: (runId) => readRunRecords(ledger, runId),
+    clock,
+    ...(options.pollMs !== undefined && { pollMs: options.pollMs }),
+    onError: (error) => options.log?.(`run events: reading the ledger failed, trying again: ${String(error)}`),
+  });
+  return createRunEventsRoute({ feeds, clock, ...(options.limits && { limits: options.limits }) });
+}

@@ -1,0 +1,173 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
+import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOC_FILES } from '../readme/readme-text.js';
+import { openLedger } from '../../cli/state.js';
+import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
+import { cachedTemplate } from '../../local/template/cache.js';
+import { duplicates } from '../support/cli-process.js';
+import { sampleDay } from '../support/refund-harness.js';
+
+/**
+ * Applications outside the repository, with savepoint installed from `npm pack` (its `exports` are
+ * the public API; the template handed over as `cdk synth` writes it, so they need no CDK), each on
+ * a `savepoint serve` of the installed package: one starts a run with the public client and waits
+ * for it (`connect({ stateDir })` finds the address and credential serve published); one starts a
+ * run and follows `client.events`; the test SIGKILLs serve mid-stream and starts it again. The
+ * application's iterator resumes by itself: the events it printed are the run's full list exactly
+ * once, the run finished once, and the provider's journal shows each refund once; and an MCP host
+ * runs `savepoint mcp` as docs/mcp.md configures it. One install serves the three.
+ */
+const exec = promisify(execFile);
+const ROOT = new URL('../..', import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), 'savepoint-package-app-'));
+const app = join(work, 'app');
+const children = new Set<ChildProcess>();
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await rm(work, { recursive: true, force: true });
+}, 60_000);
+
+const versionOf = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[name]!;
+
+/** An application that starts a run, waits for it, and starts it again (nothing is started twice). */
+const WAITING_APP = `
+import { connect } from 'savepoint/client';
+const [stateDir, date] = process.argv.slice(2);
+const client = await connect({ stateDir });
+const started = await client.start({ agent: 'refund-reconciler', input: { date }, runId: 'from-an-app', config: { approvalTimeoutSeconds: 1 } });
+const run = await client.wait(started.runId);
+const again = await client.start({ agent: 'refund-reconciler', input: { date }, runId: 'from-an-app' });
+console.log(JSON.stringify({ started, again, lifecycle: run.lifecycle, status: run.report.status, listed: (await client.list()).runs.map((listed) => listed.runId) }));
+`;
+
+/** The application: each event as a JSON line; it approves what waits, through whichever serve runs now. */
+const APP = `
+import { connect } from 'savepoint/client';
+const [stateDir, date] = process.argv.slice(2);
+const client = await connect({ stateDir });
+await client.start({ agent: 'refund-reconciler', input: { date }, runId: 'followed-from-an-app', config: { approvalTimeoutSeconds: 3600 } });
+for await (const event of client.events('followed-from-an-app')) {
+  console.log(JSON.stringify(event));
+  if (event.type === 'approval.waiting') await (await connect({ stateDir })).decide(String(event.data.approvalId), 'approve', { reason: 'checked' });
+}
+`;
+
+/** The installed package's `savepoint serve` in the app, on its own state directory. */
+function startServe(stateDir = '.savepoint'): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [join(app, 'node_modules/.bin/savepoint'), '--state-dir', stateDir, 'serve', '--agent', 'refund-reconciler', '--template', 'template.json', '--world-data', 'day.json'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (/^savepoint: ready$/m.test(output)) resolve();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    void exited.then((code) => reject(new Error(`serve exited ${code}:\n${output}`)));
+  });
+  ready.catch(() => undefined); // awaited where it matters; a serve killed by the cleanup is no failure
+  return { child, ready, exited };
+}
+
+describe('an application from npm pack, on savepoint serve', () => {
+  // One install for both tests: savepoint from npm pack, the sample day, the template as `cdk synth` writes it.
+  beforeAll(async () => {
+    const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 180_000 });
+    const tarball = join(work, packed.trim().split('\n').at(-1)!);
+    mkdirSync(app);
+    const dependencies = { savepoint: `file:${tarball}`, 'aws-local-stepfunctions': versionOf('aws-local-stepfunctions'), esbuild: versionOf('esbuild') };
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'events-app', private: true, type: 'module', dependencies }, null, 2));
+    await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
+    writeFileSync(join(app, 'app.mjs'), APP);
+    writeFileSync(join(app, 'waiting-app.mjs'), WAITING_APP);
+    writeFileSync(join(app, 'template.json'), JSON.stringify(await cachedTemplate('refund-reconciler')));
+    copyFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), join(app, 'day.json'));
+  }, 600_000);
+
+  it('starts a run with the public client and waits for it to finish', async () => {
+    const serve = startServe('.savepoint-waiting');
+    await serve.ready;
+    const { stdout } = await exec(process.execPath, ['waiting-app.mjs', '.savepoint-waiting', sampleDay.date], { cwd: app, timeout: 120_000 });
+    const result = JSON.parse(stdout) as Record<string, any>;
+    expect(result['started']).toMatchObject({ runId: 'from-an-app', agent: 'refund-reconciler', created: true, startedBy: expect.stringMatching(/^local:/) });
+    expect(result['again']).toMatchObject({ runId: 'from-an-app', created: false, lifecycle: 'completed' });
+    expect(result).toMatchObject({ lifecycle: 'completed', status: 'succeeded', listed: ['from-an-app'] });
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  }, 300_000);
+
+  it('resumes client.events by itself after serve was SIGKILLed mid-stream and started again: every event once, each refund once', async () => {
+    let serve = startServe();
+    await serve.ready;
+    const follower = spawn(process.execPath, ['app.mjs', '.savepoint', sampleDay.date], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(follower);
+    const got: RunEvent[] = [];
+    let stderr = '';
+    follower.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const followed = new Promise<number | null>((resolve) => follower.on('close', (code) => resolve(code)));
+    let buffered = '';
+    let killed: Promise<void> | undefined;
+    follower.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) got.push(JSON.parse(line) as RunEvent);
+      // Mid-run, at the 6th event: killed, and started again.
+      if (got.length >= 6 && !killed) {
+        killed = (async () => {
+          serve.child.kill('SIGKILL');
+          await serve.exited;
+          serve = startServe();
+          await serve.ready;
+        })();
+      }
+    });
+    expect(await followed, stderr).toBe(0);
+    await killed;
+    expect(got.at(-1)).toMatchObject({ id: 'z.run', type: 'run.finished', data: { status: 'succeeded' } });
+    expect(new Set(got.map((event) => event.id)).size).toBe(got.length);
+
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+    const stateDir = join(app, '.savepoint');
+    const { ledger, close } = await openLedger(stateDir);
+    try {
+      const records = (await readRunRecords(ledger, 'followed-from-an-app'))!;
+      expect(got).toEqual(settledEvents(records));
+      expect(records.run.executions.length).toBeGreaterThanOrEqual(2); // taken over after the kill
+    } finally {
+      await close();
+    }
+    expect(duplicates(stateDir)).toEqual([]);
+  }, 600_000);
+
+  it("serves the agent to an MCP host configured as docs/mcp.md shows: the host's command, from the installed package, runs a task to its end", async () => {
+    // The configuration as the guide prints it, run as a host runs it: its command and args, in the app.
+    const config = /An MCP host's configuration[^\n]*\n\n```json\n([\s\S]*?)\n```/.exec(DOC_FILES.get('docs/mcp.md')!)?.[1];
+    const { command, args } = (JSON.parse(config!) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers['savepoint']!;
+    expect([command, ...args]).toEqual(['npx', 'savepoint', '--state-dir', '.savepoint', 'mcp', '--agent', 'refund-reconciler']);
+    args[args.indexOf('.savepoint')] = '.savepoint-mcp'; // this test's own state directory
+    const serve = startServe('.savepoint-mcp');
+    await serve.ready;
+    const mcp = new Client({ name: 'package-mcp-host', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    mcp.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { decision: 'approve', reason: 'checked' } }));
+    await mcp.connect(new StdioClientTransport({ command, args, cwd: app, stderr: 'pipe' }));
+    expect((await mcp.listTools()).tools.map((tool) => tool.name)).toEqual(['refund-reconciler']);
+    const { task } = await mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date: sampleDay.date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const result = await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.structuredContent).toMatchObject({ runId: task.taskId, status: 'succeeded' });
+    await mcp.close();
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  }, 300_000);
+});

@@ -1,0 +1,276 @@
+import { request } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { HEARTBEAT_MS, POLL_MS, type StreamLimits } from '../../lambdas/runs/event-feed.js';
+import { AWS_STREAM, awsStreamLimits } from '../../lambdas/runs/stream-limits.js';
+import { readRunRecords, settledEvents } from '../../lambdas/runs/events.js';
+import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
+import { startApprovalApi } from '../../local/services/approval-api.js';
+import { localRunEvents } from '../../local/services/run-events.js';
+import { followEvents, sseFrames, type RunEvent } from '../../client/events.js';
+import { RunsApiError } from '../../client/index.js';
+import { manualClock } from '../support/manual-clock.js';
+import { call, run, turn } from '../contract/fixtures.js';
+
+/**
+ * `GET /v1/runs/{id}/events` on the engine's loopback server (local/services/approval-api.ts),
+ * over a real socket and the embedded ledger, with records written as the steps write them and
+ * the poller and heartbeats on a clock the test moves: what is sent, when, and where a resume starts.
+ */
+
+const CREDENTIAL = 'c'.repeat(43);
+let closers: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const close of closers.reverse()) await close();
+  closers = [];
+});
+
+function toolTurn(number: number, calls: number): TurnRecord {
+  return {
+    ...turn(number),
+    content: Array.from({ length: calls }, (_, index) => ({ type: 'tool_use' as const, id: `toolu_${number}_${index + 1}`, name: 'lookup', input: { index } })),
+    stopReason: 'tool_use',
+  };
+}
+
+async function served(limits?: StreamLimits) {
+  const clock = manualClock();
+  const ledger = EmbeddedLedger.open();
+  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock, { ...(limits && { limits }) }) });
+  closers.push(api.close, () => ledger.close());
+  const origin = `http://127.0.0.1:${api.port}`;
+  const at = () => clock.now();
+  /** Writes of a run as its steps make them. */
+  const steps = {
+    create: () => ledger.createRun(run('r1', { createdAt: at().toISOString() })),
+    turn: (number: number, calls: number) => ledger.recordTurn({ ...toolTurn(number, calls), runId: 'r1' }),
+    claim: (t: number, c: number) => ledger.claimCall(call({ runId: 'r1', turn: t, call: c, toolCallId: `toolu_${t}_${c}`, name: 'lookup', effect: 'read', leaseUntil: new Date(at().getTime() + 60_000).toISOString() }), at()),
+    complete: (t: number, c: number) => ledger.completeCall({ runId: 'r1', turn: t, call: c, outcome: { outcome: 'ok', result: `{"call":${c}}`, latencyMs: 1 }, now: at() }),
+    finish: () => ledger.finishRun('r1', { status: 'succeeded' }, at()),
+  };
+  return { clock, ledger, origin, steps, events: async () => settledEvents((await readRunRecords(ledger, 'r1'))!) };
+}
+
+/** A raw stream: every chunk as it arrives, and the frames parsed from them. */
+function open(url: string, headers: Record<string, string> = {}) {
+  const chunks: string[] = [];
+  let status = 0;
+  let ended = false;
+  const ready = new Promise<void>((resolve, reject) => {
+    const req = request(url, { headers: { accept: 'text/event-stream', ...headers } }, (response) => {
+      status = response.statusCode!;
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => chunks.push(chunk));
+      response.on('end', () => (ended = true));
+      resolve();
+    });
+    req.on('error', reject);
+    req.end();
+    closers.push(() => void req.destroy());
+  });
+  return {
+    ready,
+    get status() {
+      return status;
+    },
+    get ended() {
+      return ended;
+    },
+    text: () => chunks.join(''),
+    ids: () => [...chunks.join('').matchAll(/^id: (.+)$/gm)].map((match) => match[1]),
+  };
+}
+
+/** Turns of the event loop (never a timer) until `ready` holds. */
+async function until(ready: () => boolean, what: string): Promise<void> {
+  for (let turn = 0; !ready(); turn++) {
+    if (turn > 20_000) throw new Error(`never: ${what}`);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('GET /v1/runs/{id}/events', () => {
+  it('sends the settled events as they are written, holds back a call that finished before an earlier one, beats while idle, and ends after the finish', async () => {
+    const { clock, origin, steps, events } = await served();
+    await steps.create();
+    await steps.turn(1, 2);
+    const stream = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events`);
+    await stream.ready;
+    expect(stream.status).toBe(200);
+    await until(() => stream.ids().length === 3, 'the first events');
+    expect(stream.ids()).toEqual(['a.run', 't000001.1.model', 't000001.2.budget']);
+
+    // Call 2 finishes while call 1 is in flight: only call 1's start is settled.
+    await steps.claim(1, 1);
+    await steps.claim(1, 2);
+    await steps.complete(1, 2);
+    clock.advance(POLL_MS);
+    await until(() => stream.ids().length === 4, 'call 1 started');
+    expect(stream.ids().at(-1)).toBe('t000001.c001.2.started');
+
+    // Nothing new for a while: a heartbeat comment, no event.
+    clock.advance(HEARTBEAT_MS);
+    await until(() => stream.text().includes(': heartbeat'), 'a heartbeat');
+    expect(stream.ids()).toHaveLength(4);
+
+    await steps.complete(1, 1);
+    await steps.turn(2, 0);
+    await steps.finish();
+    clock.advance(POLL_MS);
+    await until(() => stream.ended, 'the end of the stream');
+    expect(stream.ids()).toEqual((await events()).map((event) => event.id));
+    expect(stream.ids().slice(4)).toEqual(['t000001.c001.3.result', 't000001.c002.2.started', 't000001.c002.3.result', 't000002.1.model', 't000002.2.budget', 'z.run']);
+    expect(stream.text()).toMatch(/^retry: \d+\n\n/);
+  });
+
+  it('resumes exactly after Last-Event-ID (which wins over ?after=), across calls that finished out of order between two connections', async () => {
+    const { clock, origin, steps, events } = await served();
+    await steps.create();
+    await steps.turn(1, 3);
+    await steps.claim(1, 1);
+    await steps.claim(1, 2);
+    await steps.claim(1, 3);
+    await steps.complete(1, 3);
+    const first = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events`);
+    await until(() => first.ids().includes('t000001.c001.2.started'), 'call 1 started');
+    const seen = first.ids();
+    // Between the two connections, call 2 then call 1 finish, and the run ends.
+    await steps.complete(1, 2);
+    await steps.complete(1, 1);
+    await steps.turn(2, 0);
+    await steps.finish();
+    clock.advance(POLL_MS);
+    const second = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events?after=a.run`, { 'last-event-id': seen.at(-1)! });
+    await until(() => second.ended, 'the second stream ended');
+    expect([...seen, ...second.ids()]).toEqual((await events()).map((event) => event.id));
+  });
+
+  it('follows with the client: every event once, in order, until the last', async () => {
+    const { clock, origin, steps, events } = await served();
+    await steps.create();
+    const got: RunEvent[] = [];
+    const following = (async () => {
+      for await (const event of followEvents({ url: origin, credential: CREDENTIAL }, 'r1', { clock })) got.push(event);
+    })();
+    await until(() => got.length === 1, 'the start');
+    await steps.turn(1, 1);
+    await steps.claim(1, 1);
+    await steps.complete(1, 1);
+    await steps.turn(2, 0);
+    await steps.finish();
+    clock.advance(POLL_MS);
+    await following;
+    expect(got).toEqual(await events());
+  });
+
+  it.each([
+    ['a run that does not exist', '/v1/runs/nope/events', {}, 404, /runId: no run "nope"/],
+    ['a resume point that is not an event of the run', '/v1/runs/r1/events?after=t000042.1.model', {}, 400, /after: the run has no event t000042\.1\.model/],
+    ['a resume point that is not an event id', '/v1/runs/r1/events?after=2026-12-02T07%3A00%3A00Z', {}, 400, /after: .* is not an event id/],
+    ['a Last-Event-ID that is not the run\'s', '/v1/runs/r1/events', { 'last-event-id': 'z.run' }, 400, /Last-Event-ID: the run has no event z\.run/],
+  ])('refuses %s (nothing streamed)', async (_, path, headers, status, message) => {
+    const { origin, steps } = await served();
+    await steps.create();
+    const response = await fetch(`${origin}/${CREDENTIAL}${path}`, { headers });
+    expect(response.status).toBe(status);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(((await response.json()) as { message: string }).message).toMatch(message);
+  });
+
+  it.each([
+    ['no credential', (origin: string) => `${origin}/v1/runs/r1/events`],
+    ['a wrong credential', (origin: string) => `${origin}/${'w'.repeat(43)}/v1/runs/r1/events`],
+  ])('refuses a request with %s (403)', async (_, url) => {
+    const { origin, steps } = await served();
+    await steps.create();
+    const response = await fetch(url(origin));
+    expect(response.status).toBe(403);
+    expect(((await response.json()) as { message: string }).message).toMatch(/^credential: missing or wrong/);
+  });
+
+  it('refuses another method than GET (405)', async () => {
+    const { origin, steps } = await served();
+    await steps.create();
+    expect((await fetch(`${origin}/${CREDENTIAL}/v1/runs/r1/events`, { method: 'POST', body: '{}' })).status).toBe(405);
+  });
+
+  it('the client gives up on a refusal instead of retrying it', async () => {
+    const { origin } = await served();
+    const iterate = async () => {
+      for await (const _ of followEvents({ url: origin, credential: CREDENTIAL }, 'nope')) void _;
+    };
+    await expect(iterate()).rejects.toThrow(RunsApiError);
+    await expect(iterate()).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe("the stream's limits (those it keeps on AWS: lambdas/runs/stream-limits.ts)", () => {
+  it('keeps under API Gateway\'s and Lambda\'s: a heartbeat inside the shortest idle timeout, an end before 15 minutes and the function\'s timeout, and before the unthrottled bytes', () => {
+    const limits = awsStreamLimits(15 * 60_000);
+    expect(limits.heartbeatMs).toBeLessThan(AWS_STREAM.idleTimeoutMs.edge);
+    expect(limits.maxDurationMs).toBeLessThan(AWS_STREAM.maxDurationMs);
+    expect(awsStreamLimits(5 * 60_000).maxDurationMs).toBeLessThan(5 * 60_000);
+    expect(limits.maxBytes).toBeLessThanOrEqual(AWS_STREAM.unthrottledBytes.lambda);
+  });
+
+  it('ends a stream at its longest duration without the final event; the client resumes after it and gets every event once', async () => {
+    const limits = awsStreamLimits(15 * 60_000);
+    const { clock, origin, steps, events } = await served(limits);
+    await steps.create();
+    await steps.turn(1, 1);
+    const stream = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events`);
+    await until(() => stream.ids().length === 3, 'the first events');
+    clock.advance(limits.maxDurationMs);
+    await until(() => stream.ended, 'the stream ended at its longest');
+    expect(stream.ids().at(-1)).toBe('t000001.2.budget');
+    const rest = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events`, { 'last-event-id': 't000001.2.budget' });
+    await steps.claim(1, 1);
+    await steps.complete(1, 1);
+    await steps.turn(2, 0);
+    await steps.finish();
+    clock.advance(POLL_MS);
+    await until(() => rest.ended, 'the resumed stream ended');
+    expect([...stream.ids(), ...rest.ids()]).toEqual((await events()).map((event) => event.id));
+  });
+
+  it('ends a stream at an event boundary once it has sent its bytes; the client reconnects until it has every event, each once', async () => {
+    const { clock, origin, steps, events } = await served({ maxBytes: 400 });
+    await steps.create();
+    await steps.turn(1, 2);
+    for (const c of [1, 2]) {
+      await steps.claim(1, c);
+      await steps.complete(1, c);
+    }
+    await steps.turn(2, 0);
+    await steps.finish();
+    const first = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events`);
+    await until(() => first.ended, 'the first stream ended');
+    const all = (await events()).map((event) => event.id);
+    expect(first.ids().length).toBeGreaterThan(0);
+    expect(first.ids().length).toBeLessThan(all.length);
+    expect(first.text()).toMatch(/\n\n$/); // whole frames only
+    const got: RunEvent[] = [];
+    for await (const event of followEvents({ url: origin, credential: CREDENTIAL }, 'r1', { clock, retryMs: 1 })) got.push(event);
+    expect(got.map((event) => event.id)).toEqual(all);
+  });
+});
+
+describe('sseFrames (the client\'s parser)', () => {
+  const parse = async (...chunks: string[]) => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk));
+        controller.close();
+      },
+    });
+    const frames = [];
+    for await (const frame of sseFrames(body)) frames.push(frame);
+    return frames;
+  };
+  it('reads frames split anywhere, with CRLF, LF or CR line ends, comments and multi-line data; drops an unfinished one', async () => {
+    expect(await parse('retry: 5\n\n: beat\r\nid: a.r', 'un\r', '\nevent: run.started\rdata: {"a":\ndata: 1}\n\nid: t0\ndata: x')).toEqual([
+      { data: '', retry: 5 },
+      { id: 'a.run', event: 'run.started', data: '{"a":\n1}' },
+    ]);
+  });
+});
