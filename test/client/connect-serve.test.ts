@@ -151,6 +151,7 @@ describe('savepoint serve, driven by the client', () => {
     await expect(client.start({ agent: 'nobody', input: {} })).rejects.toMatchObject({ status: 400, message: 'agent: no agent nobody here (this serve runs refund-reconciler, support-triage)' });
     const front = new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { runs: string } }).endpoints.runs);
     await expect((await connect({ url: front.origin, credential: 'not-the-credential' })).get('agents-triage')).rejects.toMatchObject({ status: 403 });
+    await expect(client.start({ agent: 'support-triage', input: { inbox: 'x'.repeat(300 * 1024) } })).rejects.toMatchObject({ status: 413 });
 
     // Each run to its end, its approvals decided through the one port.
     for (const runId of ['agents-refunds', 'agents-triage']) {
