@@ -83,6 +83,11 @@ export interface RunLedger {
    */
   listRuns(limit?: number, options?: DamagedRunOptions): Promise<RunRecord[]>;
   /**
+   * The newest runs of one agent: a keyed query on DynamoDB (the `runsByAgent` index), never a
+   * scan, so that a role that lists runs needs no grant on the whole table. Damaged records as `listRuns`.
+   */
+  listRunsOf(agent: string, limit?: number, options?: DamagedRunOptions & { notAfter?: string }): Promise<RunRecord[]>;
+  /**
    * Marks `executionArn` as the execution driving the run (a resume appends a new one). With
    * `previousArn`, only if that execution still drives it: `undefined` when another one took over
    * first. `fingerprint` / `definitionHash` replace the run's (a forced resume on changed code);
