@@ -98,6 +98,8 @@ export function runFeeds({
     woken: boolean;
   }
   const polled = new Map<string, Feed>();
+  /** The reads under way for `current` from the start of a run. */
+  const opening = new Map<string, Promise<readonly RunEvent[] | undefined>>();
   const now = () => clock.now().getTime();
   const wakeGap = (feed: Feed) => Math.max(wakeMs, feed.listeners.size * wakeMsPerFollower);
   /** Reads the run in `delay` ms, unless a read is due sooner already. */
@@ -145,6 +147,18 @@ export function runFeeds({
       // A hundred followers connecting at once cost one read, not a hundred.
       const feed = polled.get(runId);
       if (feed && feed.events.length > 0 && (through === undefined || feed.events.at(-1)!.id >= through)) return feed.events;
+      // Before the first poll has read the run: those that start from its beginning share one read
+      // (any read will do: the feed brings what came after). A resume point needs a read after it.
+      if (through === undefined) {
+        let shared = opening.get(runId);
+        if (!shared) {
+          shared = read(runId)
+            .then((records) => records && settledEvents(records))
+            .finally(() => opening.delete(runId));
+          opening.set(runId, shared);
+        }
+        return shared;
+      }
       const records = await read(runId);
       return records && settledEvents(records);
     },

@@ -120,6 +120,17 @@ describe('runFeeds', () => {
     expect(lengths).toEqual([1, 3]);
   });
 
+  it('a hundred followers connecting at once from the start cost one read; one resuming after an id reads for itself', async () => {
+    const { reads, feeds } = feedsOver(() => ({ run: run('r1'), turns: [{ ...turn(1), content: [{ type: 'text', text: 'hi' }] }], calls: [], approvals: [] }));
+    const lists = await Promise.all(Array.from({ length: 100 }, () => feeds.current('r1')));
+    expect(reads).toHaveLength(1);
+    for (const list of lists) expect(list?.map((event) => event.id)).toEqual(['a.run', 't000001.1.model', 't000001.2.budget']);
+    await Promise.all([feeds.current('r1', 't000001.1.model'), feeds.current('r1', 't000001.1.model')]);
+    expect(reads).toHaveLength(3);
+    await feeds.current('r1');
+    expect(reads).toHaveLength(4); // the shared read is over: the next one is new
+  });
+
   it('stops polling once the run\'s last event is out', async () => {
     const { clock, reads, feeds, settle } = feedsOver(() => ({ run: run('r1', { status: 'succeeded', finishedAt: new Date().toISOString() }), turns: [], calls: [], approvals: [] }));
     const lengths: number[] = [];
