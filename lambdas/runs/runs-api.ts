@@ -131,7 +131,8 @@ export function createRunsRoutes(deps: RunsApiDeps) {
     // A long-poll answers when the run moves on (its lifecycle, or the approvals it waits for), or
     // when its wait is over: at most MAX_WAIT_SECONDS, and never past the function's own time.
     const until = deps.clock.now().getTime() + Math.min(wait * 1_000, MAX_WAIT_SECONDS * 1_000, Math.max(0, remainingMs - ANSWER_MARGIN_MS));
-    const moved = (view: RunResource) => view.lifecycle !== first.lifecycle || view.approvals.length !== first.approvals.length;
+    const waitsFor = (view: RunResource) => view.approvals.map((approval) => approval.approvalId).join();
+    const moved = (view: RunResource) => view.lifecycle !== first.lifecycle || waitsFor(view) !== waitsFor(first);
     let view = first;
     while (!TERMINAL_LIFECYCLES.includes(view.lifecycle) && !moved(view)) {
       const left = until - deps.clock.now().getTime();
@@ -151,6 +152,8 @@ export function createRunsRoutes(deps: RunsApiDeps) {
       const input = parseOrThrow(deps.agent.input, rest.input, `input of agent ${deps.agent.name}`);
       const runId = parseOrThrow(RunId, rest.runId ?? runIdOf(deps.agent, input), 'runId');
       const existing = await deps.ledger.getRun(runId);
+      // The agents of a stack share its ledger: a run id is one run, of one agent.
+      if (existing && existing.agent !== deps.agent.name) throw new InvalidInputError(`runId: run ${runId} is a run of agent ${existing.agent}, not ${deps.agent.name}`);
       if (existing && existing.status !== 'failed') {
         const view = (await read(runId))!;
         return { runId, agent: existing.agent, executionArn: existing.executionArn, ...(existing.startedBy && { startedBy: existing.startedBy }), lifecycle: view.lifecycle, created: false };
