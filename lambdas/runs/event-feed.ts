@@ -58,8 +58,11 @@ export const POLL_MS = 25;
  * its work however many follow (bench/events.ts).
  */
 export const POLL_MS_PER_FOLLOWER = 2.5;
-/** The least time between two reads of a run that a write woke (many writes, one read). */
-export const WAKE_MS = 2;
+/**
+ * The least time between two reads of a run that a write woke (many writes, one read): a run of
+ * fast steps read at most 100 times a second, each read the whole run, however few follow it.
+ */
+export const WAKE_MS = 10;
 /**
  * Each follower spaces the reads wakes make by this much (a hundred: 50 ms): what
  * the deliveries of a hundred followers cost stays under a tenth of the steps' CPU (bench/events.ts).

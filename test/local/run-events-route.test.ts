@@ -34,13 +34,13 @@ function toolTurn(number: number, calls: number): TurnRecord {
   };
 }
 
-async function served(limits?: StreamLimits, options: { recorded?: boolean } = {}) {
+async function served(limits?: StreamLimits, options: { recorded?: boolean; pollMs?: number } = {}) {
   const clock = manualClock();
   const embedded = EmbeddedLedger.open();
   // As the local engine wires it (local-stack.ts): the steps write through `recordedRuns`, and the stream hears of each write.
   const recorded = options.recorded ? recordedRuns(embedded) : undefined;
   const ledger = recorded?.ledger ?? embedded;
-  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock, { ...(limits && { limits }), ...(recorded && { recorded }) }) });
+  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock, { ...(limits && { limits }), ...(recorded && { recorded }), ...(options.pollMs !== undefined && { pollMs: options.pollMs }) }) });
   closers.push(api.close, () => embedded.close());
   const origin = `http://127.0.0.1:${api.port}`;
   const at = () => clock.now();
@@ -128,13 +128,14 @@ describe('GET /v1/runs/{id}/events', () => {
   });
 
   it('in the engine\'s process, a write is sent without waiting for the poll: each record read once the wake gap has passed, the poll never reached', async () => {
-    const { clock, origin, steps } = await served(undefined, { recorded: true });
+    // The poll an hour apart: every event here comes from a wake.
+    const { clock, origin, steps } = await served(undefined, { recorded: true, pollMs: 3_600_000 });
     await steps.create();
     const stream = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events`);
     await stream.ready;
     await until(() => stream.ids().length === 1, 'run.started');
-    expect(WAKE_MS).toBeLessThan(POLL_MS / 4);
-    clock.advance(WAKE_MS); // the wake gap since the first read, far from the poll
+    expect(WAKE_MS).toBeLessThan(POLL_MS);
+    clock.advance(WAKE_MS); // the wake gap since the first read
     await steps.turn(1, 1);
     await until(() => stream.ids().length === 3, 'turn 1, read on its write');
     clock.advance(WAKE_MS);
