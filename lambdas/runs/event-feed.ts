@@ -64,8 +64,9 @@ export const POLL_MS_PER_FOLLOWER = 2.5;
  */
 export const WAKE_MS = 10;
 /**
- * Each follower spaces the reads wakes make by this much (a hundred: 50 ms): what
- * the deliveries of a hundred followers cost stays under a tenth of the steps' CPU (bench/events.ts).
+ * Each follower spaces the reads wakes make by this much (a hundred: 50 ms, 20 deliveries a
+ * second, each a socket write per follower): a delivery a few steps after its write at bench
+ * speed (bench/events.ts: 6.5–12 steps), and the followers' writes bounded per run as the poll's are.
  */
 export const WAKE_MS_PER_FOLLOWER = 0.5;
 
