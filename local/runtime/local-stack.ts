@@ -23,6 +23,7 @@ import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../state/ledger-fil
 import { deadlineTimers, localApprovalPolicy, localApprovalSetup, templatePeople } from './approvals.js';
 import { localHandlers } from './handlers.js';
 import { openLocalLedger } from './ledger.js';
+import { recordedRuns } from './recorded-runs.js';
 import type { LocalStackOptions } from './options.js';
 import { assertToolsFitTemplate, bindTasks, localEngine, type LocalHandlers } from './tasks.js';
 import { startWorld } from './world.js';
@@ -93,7 +94,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     if (sink) closers.push(() => sink.shutdown());
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
     const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
-    const ledger = options.decorateLedger ? options.decorateLedger(traced) : traced;
+    // Outermost: the run event stream hears of each record as every writer in this process makes it.
+    const recorded = recordedRuns(options.decorateLedger ? options.decorateLedger(traced) : traced);
+    const ledger = recorded.ledger;
 
     if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);
     const model = await startModelServer({
@@ -210,7 +213,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const approvalHandler = approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) });
     // A caller playing an IAM principal meets the template's resource policy first, as on AWS (local/aws/iam/api-gateway.ts).
     const authorize = iam ? localApiAuthorizer(template) : undefined;
-    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents: localRunEvents(ledger, clock, { log }), ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
+    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents: localRunEvents(ledger, clock, { log, recorded }), ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 
