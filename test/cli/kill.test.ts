@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { dirname } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { localUser } from '../../local/services/approval-api.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
-import { savepoint, workspace } from '../support/cli-process.js';
+import { leftBehind, savepoint, SAVEPOINT_BIN, workspace } from '../support/cli-process.js';
 
 /**
  * `savepoint kill`: the kill of a run that waits on an approval exits 0 (the rejection that lets
@@ -12,13 +11,8 @@ import { savepoint, workspace } from '../support/cli-process.js';
  * run — by its own switch or the global one — is never resumed, also after the switch is lifted.
  */
 
-const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
-const children = new Set<ChildProcess>();
-const dirs: string[] = [];
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const bin = SAVEPOINT_BIN;
+const { children, dirs } = leftBehind();
 
 describe('savepoint kill <runId>', () => {
   it('exits 0 when it kills a run waiting on an approval, and the run ends killed', async () => {

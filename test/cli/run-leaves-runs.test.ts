@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { dirname } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect } from '../../client/index.js';
-import { ledgerOf, workspace } from '../support/cli-process.js';
+import { ledgerOf, leftBehind, SAVEPOINT_BIN, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 
 /**
@@ -11,13 +10,8 @@ import { sampleDay } from '../support/refund-harness.js';
  * runs API meanwhile is not driven on by it; the command says so, naming the run and what resumes
  * it (`savepoint serve` drives every run to its end: test/client/connect-serve.test.ts).
  */
-const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
-const children = new Set<ChildProcess>();
-const dirs: string[] = [];
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const bin = SAVEPOINT_BIN;
+const { children, dirs } = leftBehind();
 
 describe('savepoint run with a run started through its runs API', () => {
   it('says, as it ends, which runs it leaves unfinished and what resumes them', async () => {

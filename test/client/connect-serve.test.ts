@@ -1,9 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect, type Run, type RunsClient } from '../../client/index.js';
-import { savepoint, workspace } from '../support/cli-process.js';
+import { leftBehind, savepoint, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 import { startServe } from '../support/serve-process.js';
 
@@ -13,12 +12,7 @@ import { startServe } from '../support/serve-process.js';
  * serving after one waits or ends, refuses a second serve on its state directory, drains on
  * SIGTERM, and a new serve resumes the run the first left unfinished.
  */
-const children = new Set<ChildProcess>();
-const dirs: string[] = [];
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const { children, dirs } = leftBehind();
 
 const serve = (args: string[]) => startServe(args, children);
 

@@ -1,11 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect, type RunEvent } from '../../client/index.js';
 import { readRunRecords, settledEvents } from '../../lambdas/runs/events.js';
 import { openLedger } from '../../cli/state.js';
-import { duplicates, workspace } from '../support/cli-process.js';
+import { duplicates, leftBehind, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 import { startServe, type Serving } from '../support/serve-process.js';
 
@@ -15,12 +13,7 @@ import { startServe, type Serving } from '../support/serve-process.js';
  * client finds in the state directory), the run's approvals decided as they come: the events the
  * client yields are the run's full list, each once, the run finishes once, each refund is paid once.
  */
-const children = new Set<ChildProcess>();
-const dirs: string[] = [];
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const { children, dirs } = leftBehind();
 
 describe('client.events on savepoint serve', () => {
   it('resumes by itself after serve was SIGKILLed mid-stream and started again: every event once, the run finished once, each refund paid once', async () => {

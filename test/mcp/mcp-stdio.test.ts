@@ -1,13 +1,11 @@
-import type { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect } from '../../client/index.js';
-import { providerJournal, savepoint, workspace } from '../support/cli-process.js';
+import { leftBehind, providerJournal, savepoint, SAVEPOINT_BIN, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 import { startServe } from '../support/serve-process.js';
 
@@ -15,13 +13,8 @@ import { startServe } from '../support/serve-process.js';
  * `savepoint mcp` over stdio as an MCP host runs it (a child process the official SDK's
  * StdioClientTransport spawns), in front of a `savepoint serve` process: the runs are serve's.
  */
-const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
-const children = new Set<ChildProcess>();
-const dirs: string[] = [];
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const bin = SAVEPOINT_BIN;
+const { children, dirs } = leftBehind();
 
 describe('savepoint mcp over stdio', () => {
   it('lists the agent, runs a task to its end with the approvals answered by the user, and cancels another as a recorded kill', async () => {

@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { afterAll } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLedger } from '../../cli/state.js';
@@ -115,4 +116,21 @@ export async function ledgerOf(stateDir: string, runId: string) {
   } finally {
     await close();
   }
+}
+
+/** The CLI's entry point, as `npx savepoint` runs it. */
+export const SAVEPOINT_BIN = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+
+/**
+ * The processes a test file starts and the directories it makes, killed and removed after its
+ * tests (call it at the file's top level: it registers the file's afterAll).
+ */
+export function leftBehind(): { children: Set<ChildProcess>; dirs: string[] } {
+  const children = new Set<ChildProcess>();
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return { children, dirs };
 }

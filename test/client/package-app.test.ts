@@ -17,14 +17,18 @@ import { duplicates } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 
 /**
- * An application outside the repository (savepoint from `npm pack`) starts a run on `savepoint
- * serve` and follows `client.events`; the test SIGKILLs serve mid-stream and starts it again. The
+ * Applications outside the repository, with savepoint installed from `npm pack` (its `exports` are
+ * the public API; the template handed over as `cdk synth` writes it, so they need no CDK), each on
+ * a `savepoint serve` of the installed package: one starts a run with the public client and waits
+ * for it (`connect({ stateDir })` finds the address and credential serve published); one starts a
+ * run and follows `client.events`; the test SIGKILLs serve mid-stream and starts it again. The
  * application's iterator resumes by itself: the events it printed are the run's full list exactly
- * once, the run finished once, and the provider's journal shows each refund once.
+ * once, the run finished once, and the provider's journal shows each refund once; and an MCP host
+ * runs `savepoint mcp` as docs/mcp.md configures it. One install serves the three.
  */
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
-const work = mkdtempSync(join(tmpdir(), 'savepoint-events-package-'));
+const work = mkdtempSync(join(tmpdir(), 'savepoint-package-app-'));
 const app = join(work, 'app');
 const children = new Set<ChildProcess>();
 afterAll(async () => {
@@ -33,6 +37,17 @@ afterAll(async () => {
 }, 60_000);
 
 const versionOf = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[name]!;
+
+/** An application that starts a run, waits for it, and starts it again (nothing is started twice). */
+const WAITING_APP = `
+import { connect } from 'savepoint/client';
+const [stateDir, date] = process.argv.slice(2);
+const client = await connect({ stateDir });
+const started = await client.start({ agent: 'refund-reconciler', input: { date }, runId: 'from-an-app', config: { approvalTimeoutSeconds: 1 } });
+const run = await client.wait(started.runId);
+const again = await client.start({ agent: 'refund-reconciler', input: { date }, runId: 'from-an-app' });
+console.log(JSON.stringify({ started, again, lifecycle: run.lifecycle, status: run.report.status, listed: (await client.list()).runs.map((listed) => listed.runId) }));
+`;
 
 /** The application: each event as a JSON line; it approves what waits, through whichever serve runs now. */
 const APP = `
@@ -46,8 +61,9 @@ for await (const event of client.events('followed-from-an-app')) {
 }
 `;
 
-function startServe(): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [join(app, 'node_modules/.bin/savepoint'), '--state-dir', '.savepoint', 'serve', '--agent', 'refund-reconciler', '--template', 'template.json', '--world-data', 'day.json'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+/** The installed package's `savepoint serve` in the app, on its own state directory. */
+function startServe(stateDir = '.savepoint'): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [join(app, 'node_modules/.bin/savepoint'), '--state-dir', stateDir, 'serve', '--agent', 'refund-reconciler', '--template', 'template.json', '--world-data', 'day.json'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -63,7 +79,7 @@ function startServe(): { child: ChildProcess; ready: Promise<void>; exited: Prom
   return { child, ready, exited };
 }
 
-describe('an application from npm pack following a run', () => {
+describe('an application from npm pack, on savepoint serve', () => {
   // One install for both tests: savepoint from npm pack, the sample day, the template as `cdk synth` writes it.
   beforeAll(async () => {
     const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 180_000 });
@@ -73,9 +89,22 @@ describe('an application from npm pack following a run', () => {
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'events-app', private: true, type: 'module', dependencies }, null, 2));
     await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
     writeFileSync(join(app, 'app.mjs'), APP);
+    writeFileSync(join(app, 'waiting-app.mjs'), WAITING_APP);
     writeFileSync(join(app, 'template.json'), JSON.stringify(await cachedTemplate('refund-reconciler')));
     copyFileSync(new URL('../../agents/refund-reconciler/sample-day.json', import.meta.url), join(app, 'day.json'));
   }, 600_000);
+
+  it('starts a run with the public client and waits for it to finish', async () => {
+    const serve = startServe('.savepoint-waiting');
+    await serve.ready;
+    const { stdout } = await exec(process.execPath, ['waiting-app.mjs', '.savepoint-waiting', sampleDay.date], { cwd: app, timeout: 120_000 });
+    const result = JSON.parse(stdout) as Record<string, any>;
+    expect(result['started']).toMatchObject({ runId: 'from-an-app', agent: 'refund-reconciler', created: true, startedBy: expect.stringMatching(/^local:/) });
+    expect(result['again']).toMatchObject({ runId: 'from-an-app', created: false, lifecycle: 'completed' });
+    expect(result).toMatchObject({ lifecycle: 'completed', status: 'succeeded', listed: ['from-an-app'] });
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  }, 300_000);
 
   it('resumes client.events by itself after serve was SIGKILLed mid-stream and started again: every event once, each refund once', async () => {
     let serve = startServe();
@@ -127,7 +156,8 @@ describe('an application from npm pack following a run', () => {
     const config = /An MCP host's configuration[^\n]*\n\n```json\n([\s\S]*?)\n```/.exec(DOC_FILES.get('docs/mcp.md')!)?.[1];
     const { command, args } = (JSON.parse(config!) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers['savepoint']!;
     expect([command, ...args]).toEqual(['npx', 'savepoint', '--state-dir', '.savepoint', 'mcp', '--agent', 'refund-reconciler']);
-    const serve = startServe();
+    args[args.indexOf('.savepoint')] = '.savepoint-mcp'; // this test's own state directory
+    const serve = startServe('.savepoint-mcp');
     await serve.ready;
     const mcp = new Client({ name: 'package-mcp-host', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
     mcp.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { decision: 'approve', reason: 'checked' } }));
