@@ -119,6 +119,9 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
         }
         if (chunk.length === 0) return done();
         if (sent + chunk.length > limits.maxBytes) {
+          // What fits goes out, then the response is cut (mid-frame, as likely as not).
+          sink.write(chunk.subarray(0, limits.maxBytes - sent).toString('utf8'));
+          sent = limits.maxBytes;
           cutAt('maxBytes');
           return done();
         }
