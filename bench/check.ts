@@ -159,8 +159,11 @@ const Ledger = z.object({
  * The fleet on a simulated clock (bench/fleet.ts): every run completed, none lost, a start rate, no
  * Step Functions call on an agent step's hot path, and the throttling it met accounted for.
  */
+const lambdaFigures = z.object({ throttles: count, peakConcurrent: count.min(1), limit: count.min(1) });
+const sustained = z.object({ perSecond: count, seconds: count });
 const Fleet = z
   .object({
+    engine: z.literal('handlers'),
     runs: count.min(1),
     completed: count,
     lost,
@@ -169,11 +172,55 @@ const Fleet = z
     sustainedStartsBound: z.object({ perSecond: figure.positive(), byApi: z.record(z.string(), figure.positive()) }),
     stepsPerSecond: figure.positive(),
     throttled: z.object({ attempts: count, absorbedByStartBackoff: count, stepCallsThrottled: none('throttled Step Functions call(s) of a step'), failedCalls: none('throttled call(s) failed after the retries'), quotasOn: z.literal(true, { error: 'the API quotas were not on' }) }),
-    sfnApiCallsPerStep: figure.nonnegative().max(0.02, { error: (issue) => `${String(issue.input)} Step Functions calls per agent step (the hot path makes none; the history is read once in ~60 steps at most)` }),
+    // A run's steps make no Step Functions call (issue 34: the history is bounded, never read); a handoff's start is the one left.
+    sfnApiCallsPerStep: figure.nonnegative().max(0.005, { error: (issue) => `${String(issue.input)} Step Functions calls per agent step (the hot path makes none; a handoff starts one successor in thousands of steps)` }),
+    sfnCallsPerRun: z.record(z.string(), figure.nonnegative()),
+    controlPlaneThrottles: count,
+    lambda: lambdaFigures,
+    sustainedStarts: sustained,
     aws: z.object({ perRun: z.object({ dollars: figure.positive() }) }),
   })
   .refine((report) => report.completed === report.runs, { error: 'not every run completed' })
   .refine((report) => report.runs < 2 || report.startsPerSecond !== null, { error: 'no start rate for two or more runs' });
+
+/**
+ * Issue 34's bar for the fleet, on simulated figures (deterministic for a seed, so held absolutely):
+ * starts sustained at 100 a second or more for 60 simulated seconds or more, no run lost, no
+ * control-plane call throttled, with Lambda's account concurrency in force.
+ */
+export const FLEET_TARGET = { startsPerSecond: 100, sustainedSeconds: 60 } as const;
+
+/** The fleet model (bench/fleet-model.ts, `--fleet <n> --model`): issue 34's bar, held. */
+const FleetModel = z
+  .object({
+    engine: z.literal('model'),
+    runs: count.min(1),
+    completed: count,
+    lost,
+    startsPerSecond: figure.positive().nullable(),
+    sustainedStarts: z.object({
+      perSecond: count.min(FLEET_TARGET.startsPerSecond, { error: (issue) => `starts sustained at ${String(issue.input)}/s, under ${FLEET_TARGET.startsPerSecond}/s` }),
+      seconds: count.min(FLEET_TARGET.sustainedSeconds, { error: (issue) => `starts sustained for ${String(issue.input)} simulated s, under ${FLEET_TARGET.sustainedSeconds} s` }),
+    }),
+    sfnCallsPerRun: z.record(z.string(), figure.nonnegative()),
+    controlPlaneThrottles: none('control-plane call(s) throttled'),
+    lambda: lambdaFigures.extend({ retriesExhausted: none('Lambda invocation(s) out of retries') }),
+  })
+  .refine((report) => report.completed === report.runs, { error: 'not every run completed' });
+
+/** `--fleet <n> --agree`: the real handlers and the model, and whether they agree on what the model stands for. */
+const FleetAgreement = z
+  .object({
+    handlers: z.object({ runs: count.min(1), lost, sfnCallsPerRun: z.record(z.string(), figure.nonnegative()), controlPlaneThrottles: count }),
+    model: z.object({ runs: count.min(1), lost, sfnCallsPerRun: z.record(z.string(), figure.nonnegative()), controlPlaneThrottles: count }),
+    agreement: z.object({
+      sfnCallsPerRun: z.literal(true, { error: 'the model and the handlers made different Step Functions calls per run' }),
+      controlPlaneThrottles: z.literal(true, { error: 'the model and the handlers met different control-plane throttles' }),
+      lost: z.literal(true, { error: 'the model and the handlers lost different numbers of runs' }),
+    }),
+    agree: z.literal(true),
+  })
+  .refine((report) => report.handlers.runs === report.model.runs, { error: 'the model ran another number of runs' });
 
 /**
  * Issue 21's cold-start targets (bench/cold-start.ts reports against them): every function's
@@ -539,7 +586,7 @@ const Deploy = z.object({
 });
 
 /** Each mode of bench/main.ts, the schema its `--json` must satisfy. */
-export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'cold-start': ColdStart, growth: Growth, replay: Replay, tracing: Tracing, events: Events, deploy: Deploy } as const;
+export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'fleet-model': FleetModel, 'fleet-agree': FleetAgreement, 'cold-start': ColdStart, growth: Growth, replay: Replay, tracing: Tracing, events: Events, deploy: Deploy } as const;
 export type Mode = keyof typeof REPORTS;
 
 /** The problems with one benchmark's `--json` output, each naming the figure; empty when it measured. */
@@ -612,6 +659,10 @@ function summary(mode: Mode, report: any): string {
       return `${report.steps} steps, ${report.eventsPerRun} events a run: write → delivery median ${report.delivery.medianMs} ms, p99 ${report.delivery.p99Ms} ms (a step ${fixed(report.delivery.stepMs)} ms); resume after ${report.resume.disconnects} disconnects: ${report.resume.lost} lost, ${report.resume.duplicated} duplicated`;
     case 'tracing':
       return `${report.steps} steps: ${report.rows.map((row: any) => `${row.tracing} ${fixed(row.msPerStep, 3)} ms/step (CPU ${fixed(row.cpuMsPerStep, 3)})`).join(', ')}; ${report.exportRequests} export requests`;
+    case 'fleet-model':
+      return `model: ${report.completed}/${report.runs} runs completed, ${report.lost} lost, starts sustained ≥ ${report.sustainedStarts.perSecond}/s for ${report.sustainedStarts.seconds} simulated s (bar: ${FLEET_TARGET.startsPerSecond}/s for ${FLEET_TARGET.sustainedSeconds} s), ${report.controlPlaneThrottles} control-plane throttles, Lambda ${report.lambda.throttles} throttles retried (peak ${report.lambda.peakConcurrent} of ${report.lambda.limit})`;
+    case 'fleet-agree':
+      return `${report.handlers.runs} runs: handlers and model agree on Step Functions calls per run ${JSON.stringify(report.handlers.sfnCallsPerRun)}, ${report.handlers.controlPlaneThrottles} control-plane throttles, ${report.handlers.lost} lost`;
     case 'fleet':
       return `${report.completed}/${report.runs} runs completed, ${report.lost} lost, ${report.startsPerSecond} starts/s (bound ${report.sustainedStartsBound.perSecond}/s), ${report.stepsPerSecond} steps/s, ${report.sfnApiCallsPerStep} Step Functions calls/step, ${report.throttled.attempts} throttled (quotas ${report.throttled.quotasOn ? 'on' : 'off'})`;
   }

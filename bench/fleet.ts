@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- --fleet <runs> [--steps 100] [--offered 200] [--seed 1] [--json]`: `<runs>`
+ * `npm run bench -- --fleet <runs> [--steps 100] [--offered 200] [--seed 1] [--model-ms 1500]
+ * [--lambda-concurrency 1000] [--model | --agree] [--json]`: `<runs>`
  * concurrent runs of the refund reconciler through the local twin on a simulated clock
  * (bench/fleet-sim.ts): the synthesized definition on the in-process engine, the real handlers,
  * the embedded in-memory ledger, Step Functions' API quotas on that clock when the twin has them.
@@ -13,10 +14,16 @@
  * Step Functions API call the steps make (counted on the SDK client they share), the state
  * transitions and Lambda invocations in the histories, the run records' timestamps (on the
  * simulated clock), the runs that did not finish.
+ *
+ * `--model`: the same fleet as a discrete-event model of each run's AWS calls (bench/fleet-model.ts),
+ * the warm-up run's plan replayed instead of the handlers: 10,000 runs in seconds. `--agree`: both,
+ * on the same parameters, and whether they agree on the figures the model stands for (Step
+ * Functions calls per run by API, control-plane throttles, lost runs).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { parseArgs } from 'node:util';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { lambdaRetryOf, planOf, runFleetModel, sustainedStarts, type RunPlan } from './fleet-model.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ModelClient } from '../lambdas/records/messages.js';
 import { summarizeHistory } from '../local/engine/local-engine.js';
@@ -31,7 +38,8 @@ import { allInvocations, BENCH_CONFIG, benchStack } from './pipeline.js';
 import { scriptedModel } from './scripted-model.js';
 import { dayWithSteps } from './workload.js';
 
-const MODEL_LATENCY = { median: 1_500, p95: 4_000, max: 60_000 };
+/** A model call's latency, from its median (`--model-ms`): p95 8/3 of it, as the default's 1.5 s and 4 s. */
+const modelLatencyOf = (median: number) => ({ median, p95: (median * 8) / 3, max: 60_000 });
 const LEDGER_LATENCY = { median: 6, p95: 15, max: 200 };
 /** The per-account quotas a start and a step spend, refill per second (Step Functions' published table, us-east-1). */
 const REFILL_PER_SECOND: Record<string, number> = { StartExecution: 300, DescribeExecution: 15, DescribeStateMachineForExecution: 1, GetExecutionHistory: 20, SendTaskSuccess: 500, SendTaskFailure: 500, StopExecution: 200 };
@@ -69,13 +77,14 @@ function meterSfn(client: SFNClient) {
   return { calls: () => ({ ...calls }), throttled: () => throttled };
 }
 
-/** Every ledger call waits a DynamoDB-like latency first (the role methods, bound to the ledger). */
-function slowLedger(ledger: Ledger, sim: SimulatedTime, latency: () => number): Ledger {
+/** Every ledger call waits a DynamoDB-like latency first (the role methods, bound to the ledger), and is counted. */
+function slowLedger(ledger: Ledger, sim: SimulatedTime, latency: () => number, counted: { calls: number }): Ledger {
   return new Proxy(ledger, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof value !== 'function' || property === 'close') return value;
       return async (...args: unknown[]) => {
+        counted.calls += 1;
         await sim.sleep(latency());
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
@@ -91,9 +100,18 @@ export async function fleetBenchmark(argv: string[]) {
       steps: { type: 'string', default: '100' },
       offered: { type: 'string', default: '200' },
       seed: { type: 'string', default: '1' },
+      'model-ms': { type: 'string', default: '1500' },
+      'lambda-concurrency': { type: 'string', default: '1000' },
+      model: { type: 'boolean', default: false },
+      agree: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
+  const modelMs = Number(values['model-ms']);
+  const lambdaConcurrency = Number(values['lambda-concurrency']);
+  if (!(modelMs > 0)) throw new RangeError(`--model-ms must be a median model latency in ms > 0, got ${values['model-ms']}`);
+  if (!Number.isInteger(lambdaConcurrency) || lambdaConcurrency < 1) throw new RangeError(`--lambda-concurrency must be a whole number ≥ 1, got ${values['lambda-concurrency']}`);
+  const MODEL_LATENCY = modelLatencyOf(modelMs);
   const runs = Number(values.fleet ?? 1000);
   const steps = Number(values.steps);
   const offered = Number(values.offered);
@@ -103,6 +121,7 @@ export async function fleetBenchmark(argv: string[]) {
   const random = seededRandom(Number(values.seed));
   const modelLatency = logNormal(random, MODEL_LATENCY);
   const ledgerLatency = logNormal(random, LEDGER_LATENCY);
+  const ledgerCalls = { calls: 0 };
 
   // Each run's work (its execution, started in process from the driver's call) carries its run id.
   const participant = new AsyncLocalStorage<string>();
@@ -131,7 +150,8 @@ export async function fleetBenchmark(argv: string[]) {
     retainFinishedExecutions: Number.MAX_SAFE_INTEGER,
     taskTimeoutMs: lifted(template),
     functionTimeoutMs: lifted(template),
-    decorateLedger: (ledger) => slowLedger(ledger, sim, () => (simulated ? ledgerLatency() : 0)),
+    decorateLedger: (ledger) => slowLedger(ledger, sim, () => (simulated ? ledgerLatency() : 0), ledgerCalls),
+    lambdaConcurrency,
     wrapModel: (client) => withLatency(scripted.wrap(client)),
   });
   const lambda = lambdaMeter(stack.engine, memoryByState(template), () => sim.nowMs());
@@ -164,6 +184,21 @@ export async function fleetBenchmark(argv: string[]) {
     scripted.replay((await stack.ledger.listConversation('fleet-warm-up')).turns);
     lambda.reset();
     const warmCalls = stack.quotas!.admitted();
+    // What the model replays: the warm-up run's invocations, its ledger calls, its steps' Step Functions calls.
+    const warmHistories = warmRun.executions.map((arn) => stack.engine.getExecutionHistory(arn));
+    const warmInvocations = warmHistories.reduce((sum, events) => sum + allInvocations(summarizeHistory(events)), 0);
+    const plan = planOf(warmHistories, ledgerCalls.calls / warmInvocations, warmCalls);
+    const model = () =>
+      modelReport(
+        runFleetModel({ runs, offered, plan, lambdaRetry: lambdaRetryOf(extractStateMachine(template).definition as never), random: seededRandom(Number(values.seed)), modelLatency: MODEL_LATENCY, ledgerLatency: LEDGER_LATENCY, lambdaConcurrency }),
+        { steps, plan, modelMs, lambdaConcurrency },
+      );
+    if (values.model) {
+      const report = model();
+      if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      else printModel(report);
+      return;
+    }
     simulated = true;
 
     const wallStarted = performance.now();
@@ -232,10 +267,19 @@ export async function fleetBenchmark(argv: string[]) {
     const bill = awsBill(usagePerStep, steps);
     const per100 = awsBill(usagePerStep, 100);
 
+    const allCalls: Record<string, number> = { ...stepCalls };
+    for (const [api, n] of Object.entries(startCalls)) allCalls[api] = (allCalls[api] ?? 0) + n;
+    const concurrency = stack.lambdaConcurrency;
     const report = {
+      engine: 'handlers' as const,
       runs,
       completed,
       lost: runs - completed,
+      // The figures the model stands for (bench/fleet-model.ts), in its terms: calls per run by API (the starts included), throttles, lost.
+      sfnCallsPerRun: perRunOf(allCalls, runs),
+      controlPlaneThrottles: throttledAttempts,
+      lambda: { throttles: concurrency.throttles, peakConcurrent: concurrency.peak, limit: concurrency.accountLimit, modelMs },
+      sustainedStarts: sustainedStarts(created),
       steps: totalSteps,
       startsPerSecond: startWindowS > 0 ? round((created.length - 1) / startWindowS) : null,
       offeredStartsPerSecond: offered,
@@ -258,6 +302,25 @@ export async function fleetBenchmark(argv: string[]) {
       }),
       notStarted: outcomes.filter((outcome) => outcome.status.startsWith('NOT STARTED')).map((outcome) => outcome.runId),
     };
+    if (values.agree) {
+      // The model on the same parameters, after the handlers' fleet: do they agree on what the model stands for?
+      const modelled = model();
+      const agreement = {
+        sfnCallsPerRun: sameCalls(report.sfnCallsPerRun, modelled.sfnCallsPerRun),
+        controlPlaneThrottles: report.controlPlaneThrottles === modelled.controlPlaneThrottles,
+        lost: report.lost === modelled.lost,
+      };
+      const both = { handlers: report, model: modelled, agreement, agree: Object.values(agreement).every(Boolean) };
+      if (values.json) process.stdout.write(`${JSON.stringify(both, null, 2)}\n`);
+      else {
+        console.log(`fleet agreement: ${runs} runs of ${steps} steps, the real handlers and the model: ${both.agree ? 'agree' : 'DISAGREE'} (${JSON.stringify(agreement)})`);
+        console.log(`  Step Functions calls per run: handlers ${JSON.stringify(report.sfnCallsPerRun)}, model ${JSON.stringify(modelled.sfnCallsPerRun)}`);
+        console.log(`  control-plane throttles: handlers ${report.controlPlaneThrottles}, model ${modelled.controlPlaneThrottles}; lost: handlers ${report.lost}, model ${modelled.lost}`);
+        console.log(`  Lambda: handlers ${report.lambda.throttles} throttles (peak ${report.lambda.peakConcurrent} of ${report.lambda.limit}), model ${modelled.lambda.throttles} (peak ${modelled.lambda.peakConcurrent})`);
+        console.log(`  starts: handlers ${report.startsPerSecond}/s, model ${modelled.startsPerSecond}/s; simulated s: handlers ${report.simulatedSeconds}, model ${modelled.simulatedSeconds}`);
+      }
+      return;
+    }
     if (values.json) {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       return;
@@ -276,3 +339,43 @@ export async function fleetBenchmark(argv: string[]) {
 }
 
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/** Calls per run by API, to 4 decimals. */
+function perRunOf(calls: Record<string, number>, runs: number): Record<string, number> {
+  const apis = Object.keys(calls).filter((api) => calls[api]! > 0).sort();
+  return Object.fromEntries(apis.map((api) => [api, round(calls[api]! / runs, 4)]));
+}
+
+function sameCalls(a: Record<string, number>, b: Record<string, number>): boolean {
+  const apis = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...apis].every((api) => (a[api] ?? 0) === (b[api] ?? 0));
+}
+
+/** The model's report, in the handlers' terms where they share a figure. */
+function modelReport(result: ReturnType<typeof runFleetModel>, setup: { steps: number; plan: RunPlan; modelMs: number; lambdaConcurrency: number }) {
+  const starts = [...result.startedAt].sort((a, b) => a - b);
+  const window = starts.length > 1 ? (starts.at(-1)! - starts[0]!) / 1000 : 0;
+  const throttles = Object.values(result.sfnThrottled).reduce((sum, n) => sum + n, 0);
+  const invocationsPerRun = setup.plan.phases.reduce((sum, phase) => sum + phase.length, 0);
+  return {
+    engine: 'model' as const,
+    runs: result.runs,
+    completed: result.completed,
+    lost: result.lost,
+    steps: setup.steps * result.completed,
+    startsPerSecond: window > 0 ? round((starts.length - 1) / window) : null,
+    sustainedStarts: sustainedStarts(starts),
+    simulatedSeconds: round(result.simulatedMs / 1000),
+    sfnCallsPerRun: perRunOf(result.sfnCalls, result.runs),
+    sfnThrottled: result.sfnThrottled,
+    controlPlaneThrottles: throttles,
+    lambda: { ...result.lambda, modelMs: setup.modelMs, invocationsPerRun, ledgerCallsPerInvocation: round(setup.plan.ledgerCallsPerInvocation) },
+  };
+}
+
+function printModel(report: ReturnType<typeof modelReport>): void {
+  console.log(`fleet model: ${report.runs} runs of ${report.steps / Math.max(1, report.completed)} steps (their AWS calls modelled, not the handlers executed: bench/fleet-model.ts), ${report.simulatedSeconds} simulated s`);
+  console.log(`  completed ${report.completed}, lost ${report.lost}; starts ${report.startsPerSecond}/s, sustained ≥ ${report.sustainedStarts.perSecond}/s for ${report.sustainedStarts.seconds} s`);
+  console.log(`  Step Functions calls per run ${JSON.stringify(report.sfnCallsPerRun)}; control-plane throttles ${report.controlPlaneThrottles}`);
+  console.log(`  Lambda: ${report.lambda.invocations} invocations (${report.lambda.invocationsPerRun} a run), ${report.lambda.throttles} throttled and retried, ${report.lambda.retriesExhausted} out of retries; peak ${report.lambda.peakConcurrent} of ${report.lambda.limit} concurrent (model calls median ${report.lambda.modelMs} ms)`);
+}

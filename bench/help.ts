@@ -59,6 +59,10 @@ export const BENCH_HELP: readonly { readonly mode: string; readonly what: string
       ['--steps <n>', 'steps per run (default 100)'],
       ['--offered <n>', 'starts offered per second (default 200)'],
       ['--seed <n>', 'the random seed (default 1)'],
+      ['--model-ms <ms>', 'median latency of a model call, p95 8/3 of it (default 1500)'],
+      ['--lambda-concurrency <n>', "the account's Lambda concurrency (default 1000)"],
+      ['--model', "model each run's AWS calls instead of running the handlers (bench/fleet-model.ts): 10,000 runs in seconds"],
+      ['--agree', 'the handlers and the model on the same parameters, and whether they agree'],
     ],
   },
   {

@@ -48,7 +48,9 @@ try {
   // Commander has said what is wrong with the command line (or printed the help or the version).
   if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? 0 : 2;
   else {
-    const invalid = error instanceof UsageError || (error instanceof Error && error.name === ErrorNames.InvalidInput);
+    // A runs API's refusal of bad input (4xx: client/connect.ts) is bad input too.
+    const refused = error instanceof Error && error.name === 'RunsApiError' && (error as { status?: number }).status! < 500;
+    const invalid = error instanceof UsageError || refused || (error instanceof Error && error.name === ErrorNames.InvalidInput);
     err(`savepoint: ${error instanceof Error ? error.message : String(error)}`);
     process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid ? 2 : 1;
   }

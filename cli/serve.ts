@@ -8,6 +8,11 @@ import { loadAgent } from '../local/runtime/agents.js';
 import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack } from '../local/runtime/local-stack.js';
 import { consoleProxy } from '../console/proxy.js';
+import { startFrontDoor } from './serve-front.js';
+import type { AgentDefinition } from '../lambdas/define.js';
+import type { LocalStackOptions } from '../local/runtime/local-stack.js';
+import type { CfnTemplateJson } from '../local/template/asl.js';
+import type { PriceOverrides } from '../lambdas/models/prices.js';
 import { startLocalConsole } from '../console/local.js';
 import { describe as describeError, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
@@ -17,7 +22,7 @@ import { watchStopSignals, type StopSignal } from './signals.js';
 import { chooseLedger, loadTemplate, publishEngine, rememberAgentModule, worldDataOf } from './state.js';
 
 export const ServeOptions = z.object({
-  /** The agents to serve (`--agent`, repeated): one, for now (see `serveCommand`). */
+  /** The agents to serve (`--agent`, repeated): each with an engine and a ledger of its own (see `serveCommand`). */
   agent: z.array(z.string().min(1)).min(1, 'name the agent to serve: --agent <name|path> (or $SAVEPOINT_AGENT)'),
   stateDir: z.string().min(1),
   /** The loopback port of the runs API, the approval API and the console. @default any free port */
@@ -42,7 +47,8 @@ export interface Served {
  * directory: a second `serve` or `run` is refused by the lock, cli/owner.ts), resumes the runs a
  * process that died left unfinished, and serves on one loopback port, behind the credential it
  * publishes in engine.json: the runs API (`/v1/runs`: lambdas/adapters/runs-http.ts), the
- * approval API (`/v1/approvals`) and the console (`/`, its own session token). It drives every run
+ * approval API (`/v1/approvals`) and the console (`/`, its own session token) — for several agents
+ * through a front door to their engines (cli/serve-front.ts). It drives every run
  * it is given to its end — a run it started, or one it resumed — and keeps serving after each,
  * until a stop signal: then it drains (no new step starts, the steps in flight finish and are
  * saved) and ends; the runs not finished resume when it starts again.
@@ -52,19 +58,16 @@ export interface Served {
  */
 export async function serveCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void }): Promise<Served> {
   const options = parseOrThrow(ServeOptions, raw, 'options');
-  // One ledger per state directory, and each agent's engine owns the one it opens: several agents
-  // on one directory would share a ledger between engines. Until they do, one serve per agent.
-  if (options.agent.length > 1) {
-    throw new UsageError(`--agent: serve runs one agent per state directory for now (asked for ${options.agent.join(', ')}): start one \`savepoint serve\` per agent, each with its own --state-dir`);
-  }
+  if (new Set(options.agent).size !== options.agent.length) throw new UsageError(`--agent: each agent once (asked for ${options.agent.join(', ')})`);
   const prices = options.prices === undefined ? undefined : pricesFile(options.prices);
   const stateDir = resolve(options.stateDir);
-  const { agent, module } = await loadAgent(options.agent[0]!);
-  const worldData = worldDataOf(stateDir, options.worldData);
-  if (options.worldData) agent.dev?.checkData?.(options.worldData);
+  const loaded: Awaited<ReturnType<typeof loadAgent>>[] = [];
+  for (const spec of options.agent) loaded.push(await loadAgent(spec));
+  const agentNames = loaded.map(({ agent }) => agent.name);
+  if (new Set(agentNames).size !== agentNames.length) throw new UsageError(`--agent: two modules define the same agent (${agentNames.join(', ')})`);
+  // The first agent's world serves --world-data and runs --template (the others their own).
+  if (options.worldData) loaded[0]!.agent.dev?.checkData?.(options.worldData);
   const template = options.template ? loadTemplate(options.template) : undefined;
-  const logFile = join(stateDir, 'savepoint.log');
-  const log = (line: string) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`, { mode: 0o600 });
 
   const signals = watchStopSignals();
   const cleanups: (() => Promise<void> | void)[] = [() => signals.dispose()];
@@ -74,59 +77,49 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
     if (failures.length > 0) throw failures[0];
   };
   try {
-    // The lock first: a second serve (or run) on this directory stops here, before it opens anything.
-    const ownership = await ownStateDir(stateDir, 'serve');
-    io.out(`savepoint: serving agent ${agent.name} from ${stateDir}…`);
-    cleanups.push(() => ownership.release());
-    cleanups.push(() => checkStateDir(stateDir));
-    const history = historyLog(join(stateDir, 'history.jsonl'), { onError: (error) => io.err(`savepoint: warning: history.jsonl: ${describeError(error)}; its events are kept and written when it works again`) });
-    cleanups.push(() => history.close());
+    // Each agent has an engine and a ledger of its own (as a DurableAgent of its own has on AWS):
+    // the first in the state directory itself, the others in agents/<name>/ beneath it, each
+    // owned (locked) by this process and published there, so every command reaches each.
+    const several = loaded.length > 1;
+    const engines: { name: string; dir: string; stack: Awaited<ReturnType<typeof serveAgent>> }[] = [];
     // The console is served on the API's port: set once both listen.
     let proxy: ((...args: Parameters<ReturnType<typeof consoleProxy>>) => boolean) | undefined;
-    const stack = await startLocalStack({
-      agent,
-      ...(prices && { prices }),
-      ledger: chooseLedger(stateDir, options.ledger),
-      ...(options.durability && { durability: options.durability }),
-      worldData: worldData.path,
-      stateDir,
-      failRate: options.failRate,
-      seed: options.seed,
-      toolSecrets: toolSecretsFromEnv(process.env),
-      ...(template && { template }),
-      log,
-      api: { ...(options.port !== undefined && { port: options.port }), fallback: (request, response) => proxy?.(request, response) ?? false },
-      onApproval: (approval) => {
-        const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
-        io.out(`savepoint: run ${approval.runId} waits for approval ${approval.approvalId}: ${terminalSafe(approval.summary, { oneLine: true })}${amount} — decide by ${approval.decideBy} (savepoint approve ${approval.approvalId})`);
-      },
-    });
-    cleanups.push(() => stack.close());
-    checkStateDir(stateDir);
-    stack.engine.on(history);
-    worldData.keep();
-    const port = Number(new URL(stack.endpoints.runs).port);
-    const consoleServer = await startLocalConsole(stack, { stateDir, log });
+    const fallback = (...args: Parameters<ReturnType<typeof consoleProxy>>) => proxy?.(...args) ?? false;
+    for (const [index, { agent, module }] of loaded.entries()) {
+      const dir = index === 0 ? stateDir : join(stateDir, 'agents', agent.name);
+      const api = several ? {} : { ...(options.port !== undefined && { port: options.port }), fallback };
+      const stack = await serveAgent({ agent, module, dir, api, io, cleanups, options: { ...options, worldData: index === 0 ? options.worldData : undefined, template: index === 0 ? template : undefined, prices } });
+      engines.push({ name: agent.name, dir, stack });
+    }
+    const first = engines[0]!.stack;
+    // Several agents: one port in front of their engines (cli/serve-front.ts).
+    const front = several
+      ? await startFrontDoor(engines.map(({ name, stack }) => ({ name, runs: stack.endpoints.runs, approvals: stack.endpoints.approvals })), { ...(options.port !== undefined && { port: options.port }), fallback }).catch((error: unknown) => {
+          throw portInUse(error, options.port);
+        })
+      : undefined;
+    if (front) cleanups.push(() => front.close());
+    const endpoints = front ? { ...first.endpoints, runs: front.runsUrl, approvals: front.approvalsUrl } : first.endpoints;
+    const port = Number(new URL(endpoints.runs).port);
+    const consoleServer = await startLocalConsole(first, { stateDir, log: logTo(stateDir) });
     cleanups.push(() => consoleServer.close());
     proxy = consoleProxy(consoleServer.origin, () => port);
     const consoleUrl = `http://127.0.0.1:${port}/#token=${consoleServer.token}`;
-    rememberAgentModule(stateDir, agent.name, module);
-    cleanups.push(publishEngine(stateDir, { pid: process.pid, nonce: ownership.nonce, startedAt: new Date().toISOString(), agent: { name: agent.name, module }, endpoints: { ...stack.endpoints, console: consoleUrl } }));
-    for (const note of stack.world.notes ?? []) io.err(`savepoint: warning: ${note}`);
-
-    // The runs a process that died left running, resumed here (the watchdog: local/runtime/watchdog.ts).
-    const onDamaged = (runId: string, error: Error) => io.out(`savepoint: watchdog: left run ${runId} as it is — ${error.message}`);
-    for (const result of await stack.recoverOrphans({ onDamaged })) {
-      if (result.action === 'recovered') io.out(`savepoint: resumed run ${result.runId} (recovery ${result.attempt}, execution ${result.executionArn})`);
-      else if (result.action !== 'ignored') io.out(`savepoint: gave run ${result.runId} up — ${result.reason}`);
+    for (const { dir, stack } of engines) {
+      const published = dir === stateDir ? { ...endpoints, console: consoleUrl } : stack.endpoints;
+      cleanups.push(publishEngine(dir, { pid: process.pid, nonce: stack.nonce, startedAt: new Date().toISOString(), agent: { name: stack.agent.name, module: stack.module }, endpoints: published }));
     }
-    // Each run's end, as it happens: serve keeps serving after it.
-    stack.engine.on((event) => {
-      if (!/^Execution(Succeeded|Failed|Aborted|TimedOut)$/.test(event.type)) return;
-      io.out(`savepoint: execution ${event.executionArn.split(':').at(-1)} ${event.type.slice('Execution'.length).toLowerCase()}`);
-    });
-    io.out(`savepoint: runs API ${stack.endpoints.runs.replace(/\/[^/]+\/v1\/runs$/, '/…/v1/runs')} (its address with the credential: ${join(stateDir, 'engine.json')})`);
-    io.out(`savepoint: console ${consoleUrl}`);
+    // The runs a process that died left running, resumed here (the watchdog: local/runtime/watchdog.ts).
+    for (const { stack } of engines) {
+      const onDamaged = (runId: string, error: Error) => io.out(`savepoint: watchdog: left run ${runId} as it is — ${error.message}`);
+      for (const result of await stack.recoverOrphans({ onDamaged })) {
+        if (result.action === 'recovered') io.out(`savepoint: resumed run ${result.runId} (recovery ${result.attempt}, execution ${result.executionArn})`);
+        else if (result.action !== 'ignored') io.out(`savepoint: gave run ${result.runId} up — ${result.reason}`);
+      }
+    }
+    io.out(`savepoint: runs API ${endpoints.runs.replace(/\/[^/]+\/v1\/runs$/, '/…/v1/runs')} (its address with the credential: ${join(stateDir, 'engine.json')})`);
+    if (several) io.out(`savepoint: agents ${engines.map(({ name, dir }) => `${name} (${dir})`).join(', ')}`);
+    io.out(`savepoint: console ${consoleUrl}${several ? ` (agent ${engines[0]!.name})` : ''}`);
     io.out('savepoint: ready');
     const signal = await signals.received;
     io.out(`savepoint: ${signal} received — draining: the steps in flight finish and are saved; unfinished runs resume when serve starts again`);
@@ -134,4 +127,63 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
   } finally {
     await cleanUp();
   }
+}
+
+const logTo = (dir: string) => (line: string) => appendFileSync(join(dir, 'savepoint.log'), `${new Date().toISOString()} ${line}\n`, { mode: 0o600 });
+
+function portInUse(error: unknown, port: number | undefined): unknown {
+  return (error as { code?: string }).code === 'EADDRINUSE' ? new UsageError(`--port ${port}: the port is in use on 127.0.0.1; pass another, or none for any free port`) : error;
+}
+
+/** One agent's engine on `dir`: owned (locked) by this process, its stack started; what serve publishes of it. */
+async function serveAgent(context: {
+  agent: AgentDefinition;
+  module: string;
+  dir: string;
+  api: LocalStackOptions['api'];
+  io: { out: (line: string) => void; err: (line: string) => void };
+  cleanups: (() => Promise<void> | void)[];
+  options: Pick<ServeOptions, 'ledger' | 'durability' | 'failRate' | 'seed' | 'worldData'> & { template: CfnTemplateJson | undefined; prices: PriceOverrides | undefined };
+}) {
+  const { agent, module, dir, io, cleanups, options } = context;
+  // The lock first: a second serve (or run) on this directory stops here, before it opens anything.
+  const ownership = await ownStateDir(dir, 'serve');
+  io.out(`savepoint: serving agent ${agent.name} from ${dir}…`);
+  cleanups.push(() => ownership.release());
+  cleanups.push(() => checkStateDir(dir));
+  const history = historyLog(join(dir, 'history.jsonl'), { onError: (error) => io.err(`savepoint: warning: history.jsonl: ${describeError(error)}; its events are kept and written when it works again`) });
+  cleanups.push(() => history.close());
+  const worldData = worldDataOf(dir, options.worldData);
+  const stack = await startLocalStack({
+    agent,
+    ...(options.prices && { prices: options.prices }),
+    ledger: chooseLedger(dir, options.ledger),
+    ...(options.durability && { durability: options.durability }),
+    worldData: worldData.path,
+    stateDir: dir,
+    failRate: options.failRate,
+    seed: options.seed,
+    toolSecrets: toolSecretsFromEnv(process.env),
+    ...(options.template && { template: options.template }),
+    log: logTo(dir),
+    ...(context.api && { api: context.api }),
+    onApproval: (approval) => {
+      const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
+      io.out(`savepoint: run ${approval.runId} waits for approval ${approval.approvalId}: ${terminalSafe(approval.summary, { oneLine: true })}${amount} — decide by ${approval.decideBy} (savepoint approve ${approval.approvalId})`);
+    },
+  }).catch((error: unknown) => {
+    throw portInUse(error, context.api?.port);
+  });
+  cleanups.push(() => stack.close());
+  checkStateDir(dir);
+  stack.engine.on(history);
+  worldData.keep();
+  rememberAgentModule(dir, agent.name, module);
+  for (const note of stack.world.notes ?? []) io.err(`savepoint: warning: ${note}`);
+  // Each run's end, as it happens: serve keeps serving after it.
+  stack.engine.on((event) => {
+    if (!/^Execution(Succeeded|Failed|Aborted|TimedOut)$/.test(event.type)) return;
+    io.out(`savepoint: execution ${event.executionArn.split(':').at(-1)} ${event.type.slice('Execution'.length).toLowerCase()}`);
+  });
+  return Object.assign(stack, { nonce: ownership.nonce, module });
 }

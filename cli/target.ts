@@ -1,4 +1,4 @@
-import { approvalApiDecider, createClient, type SavepointClient } from '../client/index.js';
+import { approvalApiDecider, createClient, runsClient, type RunsClient, type SavepointClient } from '../client/index.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
@@ -6,6 +6,8 @@ import { localUser } from '../local/services/approval-api.js';
 import { localApprovalKeys } from '../local/state/approval-keys.js';
 import { defaultAgent, deployed, stateDir } from './program.js';
 import { openLedger, rememberedAgentModule, runningEngine, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
+import { liveOwner, lockFilePath } from './owner.js';
+import { existsSync } from 'node:fs';
 
 /** What a command works on: the agent, the ledger, a client of the local state directory or the deployed stack. */
 
@@ -119,3 +121,19 @@ export const where = () => {
   return stack ? `stack ${stack}` : stateDir();
 };
 
+
+/**
+ * The runs API of the `savepoint serve` that owns the state directory, as the public client
+ * reaches it (client/connect.ts): what `run` and `kill` use while serve drives the runs, so the
+ * run is serve's to drive and the kill is recorded by its API. Undefined when no serve owns it.
+ */
+export async function servingEngine(dir: string): Promise<{ client: RunsClient; engine: EngineFile } | undefined> {
+  // No lock, no serve: what the command finds wrong with the directory is for the command to say.
+  if (!existsSync(lockFilePath(dir))) return undefined;
+  const owner = await liveOwner(dir);
+  if (owner?.command !== 'serve') return undefined;
+  const engine = await runningEngine(dir);
+  const runs = engine?.endpoints['runs'];
+  if (!engine || !runs) return undefined;
+  return { client: runsClient({ base: runs.replace(/\/runs$/, '') }), engine };
+}

@@ -34,11 +34,15 @@ export type Approval = Omit<ApprovalRecord, 'kind'>;
 
 /** What `start` answers: the run it started, or the one that already had this run id. */
 export interface StartedRun {
+  /** The run's id. */
   runId: string;
+  /** The agent that runs it. */
   agent: string;
+  /** The execution that runs it (the one it already had, when nothing was started). */
   executionArn: string;
   /** Who started it, as the API authenticated the caller. */
   startedBy?: string;
+  /** Where the run is: `working` for a run just started. */
   lifecycle: Lifecycle;
   /** False when the run id named a run that existed: nothing was started. */
   created: boolean;
@@ -46,17 +50,25 @@ export interface StartedRun {
 
 /** One run of a listing. */
 export interface RunSummary {
+  /** The run's id. */
   runId: string;
+  /** The agent that runs it. */
   agent: string;
+  /** savepoint's own status: `running`, `succeeded`, `stopped`, `killed` or `failed`. */
   status: RunRecord['status'];
+  /** The status in MCP Tasks' states. */
   lifecycle: Lifecycle;
+  /** When the run was first started (ISO 8601). */
   createdAt: string;
+  /** When it ended (ISO 8601). */
   finishedAt?: string;
+  /** Who started it, when the API that started it proved who. */
   startedBy?: string;
 }
 
 /** A page of runs, newest first. */
 export interface RunPage {
+  /** The runs of this page, newest first. */
   runs: RunSummary[];
   /** Pass it back as `cursor` for the next page; absent on the last one. */
   nextCursor?: string;
@@ -80,7 +92,9 @@ export interface StartOptions {
 export interface RunEvent {
   /** The event's fixed position in the run: what a resume (`after`) names. */
   readonly id: string;
+  /** What happened, e.g. `model.turn`, `tool.result`, `run.finished`. */
   readonly type: string;
+  /** The event's figures. */
   readonly data: Readonly<Record<string, unknown>>;
 }
 
@@ -161,9 +175,9 @@ export type ConnectOptions =
 export interface RunsEndpoint {
   /** e.g. `http://127.0.0.1:4321/<credential>/v1`, or `https://<api>.execute-api.<region>.amazonaws.com/v1`. */
   readonly base: string;
-  /** @default globalThis.fetch */
+  /** How requests are sent (a signing fetch for a stack). @default globalThis.fetch */
   readonly fetch?: typeof fetch;
-  /** Finds the API again (a `serve` that restarted publishes a new address): what a resumed event stream reconnects to. @default the same base */
+  /** Finds the API again (a `serve` that restarted publishes a new address): where a refused request and a resumed event stream go. @default the same base */
   readonly locate?: () => RunsEndpoint;
 }
 
@@ -186,7 +200,7 @@ export async function connect(options: ConnectOptions): Promise<RunsClient> {
   if ('stateDir' in options) return runsClient({ ...servedAt(options.stateDir), locate: () => servedAt(options.stateDir) });
   if ('url' in options) return runsClient({ base: `${options.url.replace(/\/+$/, '')}/${options.credential}/v1` });
   // The AWS SDK loads only for a deployed stack.
-  const { stackEndpoint } = await import('./aws.js');
+  const { stackEndpoint } = await import('./deployment.js');
   return runsClient(await stackEndpoint(options));
 }
 
@@ -204,14 +218,34 @@ export function servedAt(stateDir: string): RunsEndpoint {
   return { base: runs.slice(0, -'/runs'.length) };
 }
 
-/** The client of the runs API at `endpoint` (what `connect` returns). */
-export function runsClient(endpoint: RunsEndpoint): RunsClient {
-  const send = endpoint.fetch ?? fetch;
-  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = []): Promise<{ status: number; body: T }> => {
-    const response = await send(`${endpoint.base}${path}`, {
+/**
+ * The client of the runs API at `endpoint` (what `connect` returns). With its `locate`, a request
+ * the endpoint does not answer (refused, reset) is sent once more to where `locate` finds the API
+ * now (`connect({ stateDir })`: a serve that restarted).
+ */
+export function runsClient(first: RunsEndpoint): RunsClient {
+  let endpoint = first;
+  const locate = first.locate;
+  const request = (method: string, path: string, body: unknown, signal: AbortSignal | undefined) =>
+    (endpoint.fetch ?? fetch)(`${endpoint.base}${path}`, {
       method,
       ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      ...(signal && { signal }),
     });
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = [], signal?: AbortSignal): Promise<{ status: number; body: T }> => {
+    let response: Response;
+    try {
+      response = await request(method, path, body, signal);
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      // A serve that restarted listens at a new address with a new credential: look it up once more
+      // (what it published in its state directory) and ask again. Every request is safe to repeat:
+      // a start is idempotent on its run id, a cancel's first kill stands, a decision is taken once (a repeat is a 409).
+      const moved = locate && !(error instanceof RunsApiError) ? locate() : undefined;
+      if (!moved || moved.base === endpoint.base) throw error;
+      endpoint = { ...moved, locate };
+      response = await request(method, path, body, signal);
+    }
     const text = await response.text();
     let answer: unknown;
     try {
@@ -225,8 +259,8 @@ export function runsClient(endpoint: RunsEndpoint): RunsClient {
     return { status: response.status, body: answer as T };
   };
   const runPath = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
-  const get = async (runId: string, wait?: number): Promise<Run | undefined> => {
-    const answer = await call<Run>('GET', `${runPath(runId)}${wait ? `?wait=${wait}` : ''}`, undefined, [404]);
+  const get = async (runId: string, wait?: number, signal?: AbortSignal): Promise<Run | undefined> => {
+    const answer = await call<Run>('GET', `${runPath(runId)}${wait ? `?wait=${wait}` : ''}`, undefined, [404], signal);
     return answer.status === 404 ? undefined : answer.body;
   };
 
@@ -239,10 +273,14 @@ export function runsClient(endpoint: RunsEndpoint): RunsClient {
     },
     async wait(runId, options = {}) {
       for (;;) {
-        const run = await get(runId, 20);
+        const stopped = () => new Error(`stopped waiting for run ${runId}`, { cause: options.signal?.reason });
+        if (options.signal?.aborted) throw stopped();
+        // The signal ends a long-poll in flight too.
+        const run = await get(runId, 20, options.signal).catch((error: unknown) => {
+          throw options.signal?.aborted ? stopped() : error;
+        });
         if (!run) throw new RunsApiError(404, `runId: no run ${runId}`);
         if (TERMINAL_LIFECYCLES.includes(run.lifecycle) || (options.untilInput && run.lifecycle === 'input_required')) return run;
-        if (options.signal?.aborted) throw new Error(`stopped waiting for run ${runId}`, { cause: options.signal.reason });
       }
     },
     cancel: async (runId, options = {}) => (await call<Run>('POST', `${runPath(runId)}/cancel`, options)).body,
@@ -254,7 +292,7 @@ export function runsClient(endpoint: RunsEndpoint): RunsClient {
       (await call<Approval & { delivered?: boolean }>('POST', `/approvals/${encodeURIComponent(approvalId)}`, { decision, ...(options.reason !== undefined && { reason: options.reason }) })).body,
     events: (runId, options = {}) =>
       followEvents(
-        { base: endpoint.base, ...(endpoint.fetch && { fetch: endpoint.fetch }), ...(endpoint.locate && { locate: async () => ({ base: endpoint.locate!().base }) }) },
+        { base: endpoint.base, ...(endpoint.fetch && { fetch: endpoint.fetch }), ...(locate && { locate: async () => ({ base: locate().base }) }) },
         runId,
         { ...(options.after !== undefined && { after: options.after }), ...(options.signal && { signal: options.signal }) },
       ),

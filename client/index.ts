@@ -1,15 +1,15 @@
 /**
  * The client applications use to drive savepoint runs: start a run (idempotent on its run id),
- * read its status and result, wait for it, cancel it, list and decide approvals. The CLI is built
- * on it. It speaks to one deployment through the same parts the steps use — the Step Functions
- * API, the ledger, the approval API — so it works the same against the local engine (loopback
- * endpoints) and a deployed stack (the real endpoints).
+ * read its status and result, wait for it, cancel it, list and decide approvals. `connect` is
+ * the applications' client: HTTP only, to the runs API of `savepoint serve` or of a deployed
+ * stack (client/connect.ts). `createClient` is the CLI's own: it speaks to one deployment through
+ * the same parts the steps use — the Step Functions API, the ledger, the approval API.
  *
  * @example
  * ```ts
- * import { createClient } from 'savepoint/client';
+ * import { connect } from 'savepoint/client';
  *
- * const client = createClient({ ledger, sfn, stateMachineArn, agent });
+ * const client = await connect({ stateDir: '.savepoint' }); // `savepoint serve`; or { stack, region }
  * const { runId } = await client.start({ input: { date: '2026-12-01' } });
  * console.log((await client.wait(runId)).lifecycle); // 'completed'
  * ```

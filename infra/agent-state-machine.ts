@@ -389,7 +389,9 @@ export class AgentStateMachine extends Construct {
       const handoff = step(
         States.Handoff,
         fns.handoff,
-        { runId, executionArn: JsonPath.executionId, events: JsonPath.numberAt('$.budget.result.handoff.events') },
+        // The context object's state machine: the successor starts on the execution's own version
+        // when it names one, with no DescribeExecution (lambdas/steps/handoff.ts).
+        { runId, executionArn: JsonPath.executionId, stateMachine: JsonPath.stringAt('$$.StateMachine.Id'), events: JsonPath.numberAt('$.budget.result.handoff.events') },
         '$.handoff',
       );
       handoff.addCatch(new Fail(this, 'HandoffFailed', { errorPath: '$.error.Error', causePath: '$.error.Cause' }), catchAll);

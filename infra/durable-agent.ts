@@ -304,8 +304,8 @@ export class DurableAgent extends Construct {
       resources: [arns.stateMachine],
     });
     functions.requestApproval.addToRolePolicy(taskResponse);
-    // Continue-as-new: BudgetCheck counts its execution's history events; Handoff starts the successor.
-    functions.budgetCheck.addToRolePolicy(new PolicyStatement({ actions: ['states:GetExecutionHistory'], resources: [arns.executions] }));
+    // Continue-as-new: Handoff starts the successor. (BudgetCheck bounds its execution's history
+    // events from what the steps record, lambdas/guards/history.ts: it calls no Step Functions API.)
     // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
     // new runs start on the alias. (Starting on a version or an alias is authorized on the state
     // machine's own ARN: Step Functions, "Authorization for versions and aliases".)

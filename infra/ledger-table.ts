@@ -25,10 +25,10 @@ export const INDEX_PROJECTIONS = {
 } as const satisfies Record<string, readonly (keyof ApprovalRecord)[]>;
 
 /**
- * The sparse index of running runs projects only the run id: the sweeper reads each run itself,
- * and a run item changes at every step (a fuller copy would be rewritten with it).
+ * The run indexes (running runs, runs by agent) project only the run id: their readers read each
+ * run itself, and a run item changes at every step (a fuller copy would be rewritten with it).
  */
-export const RUNNING_RUNS_PROJECTION = ['runId'] as const;
+export const RUN_INDEX_PROJECTION = ['runId'] as const;
 
 /**
  * The partitions of every item but the task tokens (`TOKEN#<runId>`, lambdas/records/ledger-records.ts
@@ -120,10 +120,11 @@ export const LEDGER_ACCESS = {
   executionStopped: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /**
    * The runs API: reads a run (a fork's parent too) with its conversation and results stored by
-   * reference (queries), lists the runs (a scan, newest first) and the pending approvals (lifecycle
-   * `input_required`), and records a cancel's kill on the run item.
+   * reference (queries), lists its agent's runs (a query of the runsByAgent index, newest first: no
+   * scan, which IAM could not keep off the task tokens' partition) and the pending approvals
+   * (lifecycle `input_required`), and records a cancel's kill on the run item.
    */
-  runsApi: { table: ['GetItem', 'Query', 'Scan', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  runsApi: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runsByAgent]: ['Query'] } },
   /**
    * The run's event stream (`GET /runs/{runId}/events`, lambdas/adapters/run-events-lambda.ts):
    * reads the run item and queries its conversation, and the results stored by reference (their
@@ -205,11 +206,18 @@ export class LedgerTable extends Construct {
           nonKeyAttributes: [...INDEX_PROJECTIONS[LedgerIndexes.pendingApprovals]],
         },
         {
+          indexName: LedgerIndexes.runsByAgent,
+          partitionKey: { name: 'runAgent', type: AttributeType.STRING },
+          sortKey: { name: 'createdAt', type: AttributeType.STRING },
+          projectionType: ProjectionType.INCLUDE,
+          nonKeyAttributes: [...RUN_INDEX_PROJECTION],
+        },
+        {
           indexName: LedgerIndexes.runningRuns,
           partitionKey: { name: 'runningRun', type: AttributeType.STRING },
           sortKey: { name: 'createdAt', type: AttributeType.STRING },
           projectionType: ProjectionType.INCLUDE,
-          nonKeyAttributes: [...RUNNING_RUNS_PROJECTION],
+          nonKeyAttributes: [...RUN_INDEX_PROJECTION],
         },
       ],
     });

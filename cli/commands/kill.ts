@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
-import { out, stateDir } from '../program.js';
+import { deployed, out, stateDir } from '../program.js';
 import { localUser } from '../../local/services/approval-api.js';
-import { withClient } from '../target.js';
+import { servingEngine, withClient } from '../target.js';
 import { KillReason } from '../../lambdas/runs/run-request.js';
 
 /** `savepoint kill [runId] | --all [--lift]`: a run, or every run, stops before its next step. */
@@ -16,6 +16,14 @@ export function registerKillCommand(program: Command): void {
     .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
       if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
       if (!KillReason.safeParse(options.reason).success) throw new UsageError(`--reason: at most 500 characters (got ${options.reason.length})`);
+      // A run serve drives is cancelled through its runs API, which records who asked (and stops a run waiting for a person at once).
+      const serving = runId && !deployed().stack ? await servingEngine(stateDir()) : undefined;
+      if (serving) {
+        const run = await serving.client.get(runId!);
+        if (!run) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+        await serving.client.cancel(runId!, { reason: options.reason });
+        return out(`run ${runId}: killed; it stops before its next step`);
+      }
       await withClient('kill', undefined, runId, async ({ client, ledger }) => {
         if (options.all) {
           await ledger.setGlobalKill(options.lift ? undefined : { by: localUser(), at: new Date().toISOString(), reason: options.reason });

@@ -5,7 +5,7 @@ import { formatReport } from '../format.js';
 import { UsageError } from '../errors.js';
 import { deployed, err, out, printJson, stateDir } from '../program.js';
 import { exitCodeOfSignal } from '../signals.js';
-import { withClient } from '../target.js';
+import { servingEngine, withClient } from '../target.js';
 import { MODEL_PROVIDERS } from '../../lambdas/models/providers.js';
 
 /**
@@ -60,6 +60,9 @@ const runModule = () => import('../run.js');
 
 export async function runAndReport(options: Record<string, unknown>) {
   if (deployed().stack) return startOnStack(options);
+  // With --memory the run keeps nothing and owns nothing: it never goes to a serve.
+  const serving = options['memory'] ? undefined : await servingEngine(stateDir());
+  if (serving) return runOnServe(options, serving);
   const { exitCodeOf, runCommand } = await runModule();
   const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
   if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
@@ -90,4 +93,32 @@ async function startOnStack(options: Record<string, unknown>) {
     else out(formatReport(view.report));
     process.exitCode = exitCodeOf(view.report);
   });
+}
+
+/**
+ * `run` / `resume` while `savepoint serve` owns the state directory: the run is handed to serve
+ * through its runs API (the public client), which drives it; this command waits for it and reports
+ * as a local run does. Ctrl-C stops the waiting, not the run: serve goes on with it.
+ */
+async function runOnServe(options: Record<string, unknown>, { client, engine }: NonNullable<Awaited<ReturnType<typeof servingEngine>>>) {
+  const { exitCodeOf, runInput } = await runModule();
+  // An agent named by its name goes to serve as it is (serve refuses one it does not run); a module's path names none.
+  const spec = options['agent'] as string | undefined;
+  const agent = spec !== undefined && !/[/\\.]/.test(spec) ? spec : undefined;
+  const runId = options['runId'] as string | undefined;
+  const existing = runId ? await client.get(runId) : undefined;
+  if (options['resume'] && !existing) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+  const input = existing ? existing.report.input : runInput(options['input'] as string | undefined, undefined, `${engine.agent?.name ?? 'the agent'} (serve runs it: pass --input)`);
+  const budgets = Object.fromEntries(
+    (['maxSteps', 'maxTokens', 'maxTokensPerTurn', 'maxDollars', 'maxWallSeconds', 'approvalTimeout', 'onBudgetExceeded'] as const)
+      .filter((name) => options[name] !== undefined)
+      .map((name) => [name === 'approvalTimeout' ? 'approvalTimeoutSeconds' : name, name === 'onBudgetExceeded' ? options[name] : Number(options[name])]),
+  );
+  const started = await client.start({ input, ...(agent && { agent }), ...(runId && { runId }), ...(Object.keys(budgets).length > 0 && { config: budgets }), ...(options['model'] ? { model: options['model'] as string } : {}) });
+  const progress = options['json'] ? err : out;
+  progress(`savepoint: run ${started.runId} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
+  const run = await client.wait(started.runId);
+  if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle });
+  else out(formatReport(run.report));
+  process.exitCode = exitCodeOf(run.report);
 }

@@ -12,7 +12,7 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description('serve the local engine until stopped: the runs API, the approval API and the console on one loopback port; drives every run it is given to its end and resumes unfinished ones on start')
-    .addOption(new Option('--agent <name|path>', `${AGENT_HELP}; one per state directory for now`).argParser(collect))
+    .addOption(new Option('--agent <name|path>', `${AGENT_HELP}; repeat it to serve several agents, each with an engine and a ledger of its own (the first in the state directory, the others in agents/<name>/ beneath it)`).argParser(collect))
     .option('--port <port>', 'the loopback port (default: any free port; the address and its credential are written to engine.json in the state directory)')
     .addOption(engineOptions.ledger())
     .addOption(engineOptions.durability())
@@ -25,9 +25,9 @@ export function registerServeCommand(program: Command): void {
       'after',
       `
 The runs API (the same routes as a deployed stack's, IAM-signed there):
-  POST /v1/runs {"input", "runId"?, "agent"?, "config"?}   start a run: 202, Location; the same runId answers the same run
+  POST /v1/runs {"input", "runId"?, "agent"?, "config"?}   start a run: 202, Location; the same runId answers the same run (agent: required with several)
   GET  /v1/runs/{runId}[?wait=20]                          the run: report, lifecycle, approvals; ?wait long-polls (at most 20 s)
-  GET  /v1/runs[?agent=&status=&cursor=&limit=]            newest first; pass nextCursor for the next page
+  GET  /v1/runs[?agent=&status=&cursor=&limit=]            newest first; pass nextCursor for the next page (agent: required with several)
   POST /v1/runs/{runId}/cancel {"reason"?}                 a kill recorded with who asked
 Every path starts with the credential: http://127.0.0.1:<port>/<credential>/v1/runs, as engine.json names it.
 From an application: import { connect } from 'savepoint/client'; const client = await connect({ stateDir: '.savepoint' }).

@@ -5,7 +5,6 @@ import {
   ListExecutionsCommand,
   ListStateMachineAliasesCommand,
   ListStateMachineVersionsCommand,
-  GetExecutionHistoryCommand,
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
   StartExecutionCommand,
@@ -58,11 +57,6 @@ export function sfnExecutions(client: SFNClient): Executions {
         if (!(failure instanceof Error && failure.name === 'ExecutionDoesNotExist')) throw failure;
       }
     },
-    // Event ids run 1, 2, 3, … so the newest event's id is the count: one call of one event.
-    eventCount: async (executionArn) => {
-      const { events } = await client.send(new GetExecutionHistoryCommand({ executionArn, reverseOrder: true, maxResults: 1, includeExecutionData: false }));
-      return events?.[0]?.id ?? 0;
-    },
   };
 }
 
@@ -74,7 +68,7 @@ export function sfnStarter(client: SFNClient, stateMachineArn: string): Executio
   return {
     start: async (name, input, options = {}) => {
       try {
-        const on = options.sameVersionAs === undefined ? stateMachineArn : await versionOf(client, options.sameVersionAs, stateMachineArn);
+        const on = options.on ?? (options.sameVersionAs === undefined ? stateMachineArn : await versionOf(client, options.sameVersionAs, stateMachineArn));
         const started = await client.send(new StartExecutionCommand({ stateMachineArn: on, name, input }));
         return { executionArn: started.executionArn! };
       } catch (error) {

@@ -2,97 +2,146 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import type { RunRecord } from '../records/ledger-records.js';
 import { HISTORY_EVENT_LIMIT } from '../shared/limits.js';
+import { ErrorNames, TransientError } from '../shared/errors.js';
+import type { GuardLedger } from '../ledger/ledger.js';
+import { UNKEYED_COUNT } from '../ledger/ledger.js';
+import type { Clock } from '../shared/ports.js';
 
 /**
  * Continue-as-new: a Standard execution holds at most 25,000 history events (a hard quota). A long
  * run hands itself to a new execution before it gets there.
  *
- * How the events are counted: exactly as Step Functions counts them — the id of an execution's
- * newest history event is the number of events it has (ids run 1, 2, 3, … with no gaps), and
- * `GetExecutionHistory { reverseOrder: true, maxResults: 1 }` returns it in one small call. The
- * local engine numbers its events the same way and serves the same API (local/engine/local-engine.ts
- * `record`), so the local count is the service's count, retries and Choice/Pass states included.
- * An estimate from the steps' own counts would drift with every retry and every approval wait;
- * this does not.
+ * How the events are counted: never by asking Step Functions (`GetExecutionHistory` is a
+ * control-plane call on a per-account bucket refilling 20/s: a fleet of long runs emptied it, issue
+ * 34). Each BudgetCheck carries in its own result (`$.budget.result.history`, seeded from StartRun's)
+ * a conservative bound of the events its execution has made up to that BudgetCheck, and adds to
+ * it every event the definition (infra/agent-state-machine.ts) can make until the next one:
  *
- * Between two BudgetChecks one agent iteration runs (a model turn, its tool calls, their approvals
- * and retries): a few hundred events at worst, so the default threshold leaves ~5,000 spare.
+ * - the path it sent the run on (`next`): a model turn (CallModel, the ToolCalls Map and one
+ *   CallTool per tool call the recorded turn asked for), resumed tool calls, a compaction or a
+ *   budget-extension wait; then the ContinueOrStop Choice and the next BudgetCheck;
+ * - every Task entry at its worst: each retry its Retry fields allow (MaxAttempts) of the errors no
+ *   step records — Lambda's own faults, States.Timeout, Agent.Transient — each attempt 3 events
+ *   (TaskScheduled, TaskStarted, TaskFailed; 4 on a task-token wait, with TaskSubmitted) over the
+ *   Task's 2 (entered, exited). `$$.State.RetryCount` would say how many retries a Task made
+ *   (AWS documents it in the context object), but aws-local-stepfunctions does not set `$$.State`,
+ *   and the twin must run the definition as AWS does: so the bound takes MaxAttempts;
+ * - the rest from what the steps record (`historyEvents` on the run record, `meteredStep`): every
+ *   retried error a step raises itself (a throttled model, an open breaker, a held lease) and every
+ *   loop its Catch starts (a retry-after or settle wait, an approval wait), written before the
+ *   step throws. Those would otherwise be unbounded: a loop has no MaxAttempts.
+ *
+ * The price of MaxAttempts: the bound is 4–8× the real count (a Lambda Task that made 5 events is
+ * bounded at 53), so a long run hands off every ~2,500 real events instead of ~20,000, while a
+ * 100-step run never does. `test/longruns/history-bound.test.ts` runs the synthesized definition
+ * with injected failures and checks the bound against the twin's own count at every BudgetCheck.
  */
 export const DEFAULT_HANDOFF_THRESHOLD = 20_000;
 
-/** Counts an execution's history events (the id of its newest event). */
-export interface ExecutionHistory {
-  eventCount(executionArn: string): Promise<number>;
-}
-
 /**
- * When the history is counted: not on every BudgetCheck. `GetExecutionHistory` is a control-plane
- * call on a per-account bucket (refill 20/s): one per agent iteration caps an account at a few
- * hundred concurrent runs. So each execution carries in its own state (the BudgetCheck payload,
- * `$.budget.result.history`, seeded from StartRun's result) what it last knew of its history —
- * `events` counted when the run had `steps` steps, `checks` BudgetChecks ago (this one included) — and counts again
- * only when the most events it could have reached since then reaches the threshold. The state is
- * the execution's own, so a successor starts from its own start, and a retried BudgetCheck (same
- * input) decides the same.
- *
- * The bounds are worst cases read from the definition's Retry fields (infra/agent-state-machine.ts),
- * every attempt adding 3 events (scheduled, started, failed) to a Task's 2 (entered, exited):
- * - a step (one CallModel or CallTool, and an approval call's first CallTool and its wait) with every retrier exhausted —
- *   Lambda's 8, transient 6, throttled 6 or lease 8, circuit open 40: ≈ 62 retries, ≤ 250 events;
- * - a BudgetCheck (its own 14 retries, its Choice, a budget-extension wait or a compaction before
- *   the next): ≤ 300 events;
- * - an execution's start (ExecutionStarted, StartRun with its retries, the Choice, the seed): ≤ 100.
- * A run that succeeds on first attempts makes ~10 events a step, so the count is read once every
- * ~70 steps (once in a 100-step run) instead of every iteration.
+ * The definition's retriers (infra/agent-state-machine.ts: LAMBDA_RETRY, TIMEOUT_RETRY,
+ * RETRY.transient), by what no step records: their MaxAttempts. test/infra/history-bound.test.ts
+ * reads them back from the synthesized ASL, so a changed Retry field fails there, not silently here.
  */
-export const MAX_EVENTS_PER_STEP = 250;
-export const MAX_EVENTS_PER_CHECK = 300;
-export const MAX_EVENTS_AT_START = 100;
+export const UNRECORDED_RETRIES = { lambda: 8, timeout: 2, transient: 6 } as const;
+/** The errors a step records (`meteredStep`) before it throws them; every other retried error is in UNRECORDED_RETRIES. */
+export const RECORDED_ERRORS = [ErrorNames.ModelThrottled, ErrorNames.CircuitOpen, ErrorNames.LeaseHeld, ErrorNames.ModelRetryAfter, ErrorNames.SettleWait, ErrorNames.ApprovalNeeded] as const;
 
-export const HistoryEstimate = z.object({
-  /** Events counted (or, at the start, the most there can be). */
-  events: z.number().int().min(0),
-  /** The run's steps when they were. */
-  steps: z.number().int().min(0),
-  /** BudgetChecks since. */
-  checks: z.number().int().min(0),
-});
-export type HistoryEstimate = z.infer<typeof HistoryEstimate>;
+/** A Lambda Task entered once, every unrecorded retry made: 2 + 3 × (1 + 16) = 53. */
+export const LAMBDA_TASK_EVENTS = 2 + 3 * (1 + UNRECORDED_RETRIES.lambda + UNRECORDED_RETRIES.timeout + UNRECORDED_RETRIES.transient);
+/** A task-token wait (RequestApproval, RequestBudgetExtension: no States.Timeout retrier), 4 events an attempt: 62. */
+export const TOKEN_TASK_EVENTS = 2 + 4 * (1 + UNRECORDED_RETRIES.lambda + UNRECORDED_RETRIES.transient);
+/** A Pass, Choice or Wait state: entered, exited. */
+const STATE_EVENTS = 2;
+/** A Map state: entered, started, succeeded, exited; each iteration: started, succeeded. */
+const MAP_EVENTS = 4;
+const ITERATION_EVENTS = 2;
+/** Before the first BudgetCheck: ExecutionStarted, StartRun, StartOrResume, SeedHistory. */
+export const EVENTS_AT_START = 1 + LAMBDA_TASK_EVENTS + 2 * STATE_EVENTS;
 
-/** What a new execution of a run knows of its history (StartRun's result): nothing counted yet. */
-export function historyAtStart(steps: number): HistoryEstimate {
-  return { events: MAX_EVENTS_AT_START, steps, checks: 0 };
-}
-
-/** The most events the execution can have now, `steps` being the run's steps. */
-export function mostEvents(estimate: HistoryEstimate, steps: number): number {
-  return estimate.events + Math.max(0, steps - estimate.steps) * MAX_EVENTS_PER_STEP + estimate.checks * MAX_EVENTS_PER_CHECK;
-}
-
-/**
- * Counts the history only when it could have reached `threshold`; returns the count (when made)
- * and what the next BudgetCheck starts from. Without an estimate (a definition that carries none)
- * it counts every time, as before.
- */
-export async function countIfDue(
-  history: ExecutionHistory,
-  executionArn: string,
-  estimate: HistoryEstimate | undefined,
-  steps: number,
-  threshold: number,
-): Promise<{ events?: number; estimate: HistoryEstimate; throttled?: true }> {
-  if (estimate && mostEvents(estimate, steps) < threshold) return { estimate };
-  try {
-    const events = await history.eventCount(executionArn);
-    return { events, estimate: { events, steps, checks: 0 } };
-  } catch (error) {
-    // The count was due and the account's GetExecutionHistory bucket (refill 20/s) is empty: a
-    // fleet of long runs reaches its counts together. Not a failure of the run: the caller hands
-    // it over now (continue-as-new is safe at any BudgetCheck, and spends a StartExecution token,
-    // a bucket 15× faster), as it would at the threshold. Without an estimate, there is none to hand over on.
-    if (estimate && error instanceof Error && error.name === 'ThrottlingException') return { estimate, throttled: true };
-    throw error;
+/** What a recorded error adds: the failed attempt of a retry, or the loop a Catch starts and the Task it enters again. */
+export function recordedEvents(errorName: string): number {
+  switch (errorName) {
+    case ErrorNames.ModelRetryAfter: // ReadRetryAfter, RetryAfterSeconds, WaitRetryAfter, CallModel again
+    case ErrorNames.SettleWait: // ReadSettleWait, SettleSeconds, WaitSettle, CallTool again
+      return 3 * STATE_EVENTS + LAMBDA_TASK_EVENTS;
+    case ErrorNames.ApprovalNeeded: // RequestApproval, CallTool again
+      return TOKEN_TASK_EVENTS + LAMBDA_TASK_EVENTS;
+    default:
+      return 3;
   }
+}
+
+/** Where a BudgetCheck sent the run: what the next one adds. */
+export const HistoryNext = z.union([
+  z.object({ model: z.number().int().min(1) }),
+  z.object({ tools: z.number().int().min(0) }),
+  z.object({ compact: z.literal(true) }),
+  z.object({ extension: z.literal(true) }),
+]);
+export type HistoryNext = z.infer<typeof HistoryNext>;
+
+export const HistoryBound = z.object({
+  /** The most events the execution has made, up to the BudgetCheck that wrote this (included; at the start, up to the first one, excluded). */
+  events: z.number().int().min(0),
+  /** The run's `historyEvents` then: what the steps recorded since is added to the next bound. */
+  meter: z.number().int().min(0),
+  /** Where the run went from there (absent: the execution's start). */
+  next: HistoryNext.optional(),
+});
+export type HistoryBound = z.infer<typeof HistoryBound>;
+
+/** What a new execution of a run knows of its history (StartRun's result): its start, at the run's meter. */
+export function historyAtStart(meter: number): HistoryBound {
+  return { events: EVENTS_AT_START, meter };
+}
+
+/** The events a path between two BudgetChecks can make, the second BudgetCheck included. `toolCallsOf`: the tool calls turn `t` recorded. */
+export function pathEvents(next: HistoryNext | undefined, toolCallsOf: (turn: number) => number): number {
+  const choice = next ? STATE_EVENTS : 0; // ContinueOrStop
+  const map = (calls: number) => MAP_EVENTS + calls * (ITERATION_EVENTS + LAMBDA_TASK_EVENTS);
+  let path = 0;
+  if (next && 'model' in next) path = LAMBDA_TASK_EVENTS + map(toolCallsOf(next.model));
+  else if (next && 'tools' in next) path = STATE_EVENTS + map(next.tools); // ResumeToolCalls
+  else if (next && 'compact' in next) path = LAMBDA_TASK_EVENTS;
+  else if (next && 'extension' in next) path = TOKEN_TASK_EVENTS;
+  return choice + path + LAMBDA_TASK_EVENTS;
+}
+
+/** The bound at this BudgetCheck, from the last one's and what the steps recorded since (`meter`: the run's `historyEvents`). */
+export function boundNow(last: HistoryBound, meter: number, toolCallsOf: (turn: number) => number): { events: number; meter: number } {
+  return { events: last.events + pathEvents(last.next, toolCallsOf) + Math.max(0, meter - last.meter), meter };
+}
+
+/**
+ * Records each error of RECORDED_ERRORS a step throws, with what it adds to its execution's
+ * history (`historyEvents`), before throwing it. If the record cannot be written the step fails
+ * with Agent.Transient instead, whose retries the bound already counts. An extra count is only a
+ * handoff a little early, so the count is unkeyed (ledger/ledger.ts UNKEYED_COUNT): each throw
+ * is counted at least once, and none takes a step's place in the run's window of counted keys.
+ */
+export function meteredStep<Event extends unknown[], Result>(
+  step: (event: unknown, ...rest: Event) => Promise<Result>,
+  deps: { ledger: Pick<GuardLedger, 'countStep'>; clock: Clock },
+): (event: unknown, ...rest: Event) => Promise<Result> {
+  return async (event, ...rest) => {
+    try {
+      return await step(event, ...rest);
+    } catch (error) {
+      const name = error instanceof Error ? error.name : '';
+      const runId = (event as { runId?: unknown } | null)?.runId;
+      if (!(RECORDED_ERRORS as readonly string[]).includes(name) || typeof runId !== 'string') throw error;
+      const { turn, call } = event as { turn?: unknown; call?: unknown };
+      // Unkeyed: counted each time, never taking a step's place in the run's window of counted keys.
+      const key = `${UNKEYED_COUNT}history:${name}:${String(turn)}:${String(call)}:${deps.clock.now().getTime()}`;
+      try {
+        await deps.ledger.countStep(runId, key, { historyEvents: recordedEvents(name) });
+      } catch (cause) {
+        throw new TransientError(`recording ${name} for the history bound failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      }
+      throw error;
+    }
+  };
 }
 
 /** Whether the execution that has `events` must hand the run over now. */

@@ -1,5 +1,6 @@
 import agent from '@savepoint/agent-entry';
-import { decisionKey, stepFunctions } from '../adapters/aws-clients.js';
+import { decisionKey } from '../adapters/aws-clients.js';
 import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions, ...decisionKey } }).step('budget-check');
+// No Step Functions client: the history bound is made from what the steps record (guards/history.ts).
+export const handler = lambdaHandlers(agent, { clients: { ...decisionKey } }).step('budget-check');

@@ -14,6 +14,12 @@ export const LedgerIndexes = {
    * removed when the run ends), so the sweeper queries instead of scanning the table.
    */
   runningRuns: 'runningRuns',
+  /**
+   * Every run, by its agent (`runAgent`, on each run item) and creation time: the runs API lists an
+   * agent's runs newest first with a keyed query, never a scan (a scan cannot be held away from the
+   * task tokens' partition by IAM).
+   */
+  runsByAgent: 'runsByAgent',
 } as const;
 
 /** The partition of the `runningRuns` index, on the run item while it runs. */
@@ -35,6 +41,7 @@ export function itemAttributes(key: Key, stored: Stored): Record<string, unknown
     ...(guardReasons && { guardReasons: new Set(guardReasons) }),
     ...(expires !== undefined && { expiresAt: expires }),
     ...(isRunningRun(stored.record) && { runningRun: RUNNING }),
+    ...(stored.record['kind'] === 'run' && typeof stored.record['agent'] === 'string' && { runAgent: stored.record['agent'] }),
     ...(isPendingApproval(stored.record) && { pendingApproval: PENDING }),
   };
 }

@@ -200,6 +200,38 @@ export class DynamoDbLedger extends StorageLedger {
     return runs;
   }
 
+  protected async queryRunsOf(agent: string, limit: number, options: DamagedRunOptions & { notAfter?: string }): Promise<RunRecord[]> {
+    // Newest first from the index (it projects the run id only: a run item changes at every step),
+    // each run then read itself, consistently (the index is eventually consistent).
+    const ids: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: LedgerIndexes.runsByAgent,
+          KeyConditionExpression: options.notAfter === undefined ? 'runAgent = :agent' : 'runAgent = :agent AND createdAt <= :notAfter',
+          ExpressionAttributeValues: { ':agent': agent, ...(options.notAfter !== undefined && { ':notAfter': options.notAfter }) },
+          ScanIndexForward: false,
+          Limit: Math.min(limit - ids.length, 1000),
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) ids.push(String(item['runId']));
+      start = page.LastEvaluatedKey;
+    } while (start && ids.length < limit);
+    const runs = await Promise.all(
+      ids.map(async (runId) => {
+        try {
+          return await this.getRun(runId);
+        } catch (error) {
+          return damaged(runId, error, options);
+        }
+      }),
+    );
+    return runs.filter((run): run is RunRecord => run !== undefined && run.agent === agent);
+  }
+
   protected async queryRunning(options: DamagedRunOptions): Promise<RunRecord[]> {
     // The index projects only the run id (a run record changes at every step; a full copy in the
     // index would be rewritten with it): each run is then read itself, consistently, and checked
@@ -436,6 +468,6 @@ function runItem(item: Item): RunItem {
 
 /** Drops the storage-only attributes so records compare equal to what was written. */
 function strip(item: Item): Item {
-  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, runningRun: _running, countedSteps: _counted, guardReasons: _reasons, seal: _seal, taskToken: _legacyToken, ...rest } = item;
+  const { pk: _pk, sk: _sk, expiresAt: _expires, pendingApproval: _pending, runningRun: _running, runAgent: _agent, countedSteps: _counted, guardReasons: _reasons, seal: _seal, taskToken: _legacyToken, ...rest } = item;
   return rest;
 }

@@ -220,6 +220,12 @@ export class EmbeddedLedger extends TieredStore {
     return runRecords(newest, options);
   }
 
+  protected async queryRunsOf(agent: string, limit: number, options: DamagedRunOptions & { notAfter?: string }): Promise<RunRecord[]> {
+    // Every run, then the agent's: a local ledger holds one machine's runs (the keyed index is DynamoDB's).
+    const { notAfter } = options;
+    return (await this.scanRuns(Number.MAX_SAFE_INTEGER, options)).filter((run) => run.agent === agent && (notAfter === undefined || run.createdAt <= notAfter)).slice(0, limit);
+  }
+
   protected async queryRunning(options: DamagedRunOptions): Promise<RunRecord[]> {
     // By the status each run partition keeps: the finished runs' records stay on disk.
     return runRecords([...this.partitions].filter(([, partition]) => partition.status === 'running').map(heldRun), options);

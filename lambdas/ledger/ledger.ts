@@ -22,6 +22,13 @@ import type {
 } from '../records/ledger-records.js';
 import { DYNAMODB_BATCH_GET_MAX_KEYS } from '../shared/limits.js';
 
+
+/**
+ * A `countStep` key with this prefix is added every time it is written and not remembered: the
+ * history bound's records (guards/history.ts), which may count twice (a handoff a little early) but
+ * must not push a step's key out of the run's window of counted keys (a step counted twice).
+ */
+export const UNKEYED_COUNT = 'unkeyed:';
 export interface AttachOptions {
   previousArn?: string;
   fingerprint?: string;
@@ -75,6 +82,11 @@ export interface RunLedger {
    * its `Ledger.IntegrityError` thrown without it (as `listRunningRuns`).
    */
   listRuns(limit?: number, options?: DamagedRunOptions): Promise<RunRecord[]>;
+  /**
+   * The newest runs of one agent: a keyed query on DynamoDB (the `runsByAgent` index), never a
+   * scan, so that a role that lists runs needs no grant on the whole table. Damaged records as `listRuns`.
+   */
+  listRunsOf(agent: string, limit?: number, options?: DamagedRunOptions & { notAfter?: string }): Promise<RunRecord[]>;
   /**
    * Marks `executionArn` as the execution driving the run (a resume appends a new one). With
    * `previousArn`, only if that execution still drives it: `undefined` when another one took over

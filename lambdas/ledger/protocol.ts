@@ -1,5 +1,5 @@
 import type { BreakerState } from '../records/breaker-state.js';
-import type { ApprovalDecision, AttachOptions, EffectHolder, EffectOutcome, StepCount } from './ledger.js';
+import { UNKEYED_COUNT, type ApprovalDecision, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
 import {
   approvalSkOf,
   extended,
@@ -209,7 +209,7 @@ export function countStep(current: Current<RunRecord>, stepKey: string, deltas: 
   if (!current || counted.includes(stepKey)) return keep(false);
   const next: Record<string, unknown> = { ...current.record };
   for (const [name, delta] of Object.entries(deltas)) if (delta) next[name] = ((next[name] as number | undefined) ?? 0) + delta;
-  return write(next, { ...current.meta, countedSteps: [...counted, stepKey].slice(-COUNTED_STEPS_KEPT) }, true);
+  return write(next, stepKey.startsWith(UNKEYED_COUNT) ? current.meta : { ...current.meta, countedSteps: [...counted, stepKey].slice(-COUNTED_STEPS_KEPT) }, true);
 }
 
 /** Only a later extension of this budget applies: a repeated or stale one changes nothing. */

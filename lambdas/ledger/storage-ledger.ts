@@ -90,6 +90,8 @@ export abstract class StorageLedger implements Ledger, Pruning {
   protected abstract scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]>;
   /** The run records whose status is `running`, damaged ones named to `onDamaged`. */
   protected abstract queryRunning(options: DamagedRunOptions): Promise<RunRecord[]>;
+  /** The newest `limit` runs of `agent` (DynamoDB: the `runsByAgent` index). */
+  protected abstract queryRunsOf(agent: string, limit: number, options: DamagedRunOptions & { notAfter?: string }): Promise<RunRecord[]>;
   /** The key of the approval with this id (the byApprovalId index). */
   protected abstract approvalById(approvalId: string): Maybe<Key | undefined>;
   /** The pending approvals (the pendingApprovals index). */
@@ -249,6 +251,10 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly listRuns: Ledger['listRuns'] = async (limit = 100, options = {}) => {
     this.guard?.({ scan: true });
     return newestFirst(await this.scanRuns(limit, options)).slice(0, limit);
+  };
+  readonly listRunsOf: Ledger['listRunsOf'] = async (agent, limit = 100, options = {}) => {
+    this.guard?.({ query: { index: LedgerIndexes.runsByAgent, partition: agent } });
+    return newestFirst(await this.queryRunsOf(agent, limit, options)).slice(0, limit);
   };
   readonly listRunningRuns: Ledger['listRunningRuns'] = async (options = {}) => {
     this.guard?.({ query: INDEX_QUERIES.runningRuns });

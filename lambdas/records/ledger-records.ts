@@ -115,6 +115,12 @@ export interface Counters {
    */
   reservedTokens?: number;
   reservedMicros?: number;
+  /**
+   * History events the steps recorded for their own retried errors and the waits their errors
+   * start (lambdas/guards/history.ts `meteredStep`): what the handoff's bound adds to the
+   * definition's worst case. A sum over the run's executions; each takes the difference.
+   */
+  historyEvents?: number;
 }
 
 export const ZERO_COUNTERS: Counters = {

@@ -38,7 +38,8 @@ const LONG_POLL_EVERY_MS = 1_000;
 /** Left of the function's time when a long-poll answers, whatever it was asked: the answer still has to reach the caller. */
 const ANSWER_MARGIN_MS = 2_000;
 /** At most this many runs are listed through, page after page (a ledger's Scan, newest first). */
-const LIST_SCAN_LIMIT = 10_000;
+/** Runs read for one page of `GET /v1/runs`, newest first from the cursor (each one a GetItem on DynamoDB). */
+const LIST_READ_LIMIT = 1_000;
 
 /** `POST /v1/runs`: a run request, and the agent it is for (the one this API runs, when named). */
 export const StartRunV1Body = StartRunBody.extend({ agent: z.string().min(1).max(200).optional() }).strict();
@@ -131,7 +132,8 @@ export function createRunsRoutes(deps: RunsApiDeps) {
     // A long-poll answers when the run moves on (its lifecycle, or the approvals it waits for), or
     // when its wait is over: at most MAX_WAIT_SECONDS, and never past the function's own time.
     const until = deps.clock.now().getTime() + Math.min(wait * 1_000, MAX_WAIT_SECONDS * 1_000, Math.max(0, remainingMs - ANSWER_MARGIN_MS));
-    const moved = (view: RunResource) => view.lifecycle !== first.lifecycle || view.approvals.length !== first.approvals.length;
+    const waitsFor = (view: RunResource) => view.approvals.map((approval) => approval.approvalId).join();
+    const moved = (view: RunResource) => view.lifecycle !== first.lifecycle || waitsFor(view) !== waitsFor(first);
     let view = first;
     while (!TERMINAL_LIFECYCLES.includes(view.lifecycle) && !moved(view)) {
       const left = until - deps.clock.now().getTime();
@@ -151,6 +153,8 @@ export function createRunsRoutes(deps: RunsApiDeps) {
       const input = parseOrThrow(deps.agent.input, rest.input, `input of agent ${deps.agent.name}`);
       const runId = parseOrThrow(RunId, rest.runId ?? runIdOf(deps.agent, input), 'runId');
       const existing = await deps.ledger.getRun(runId);
+      // The agents of a stack share its ledger: a run id is one run, of one agent.
+      if (existing && existing.agent !== deps.agent.name) throw new InvalidInputError(`runId: run ${runId} is a run of agent ${existing.agent}, not ${deps.agent.name}`);
       if (existing && existing.status !== 'failed') {
         const view = (await read(runId))!;
         return { runId, agent: existing.agent, executionArn: existing.executionArn, ...(existing.startedBy && { startedBy: existing.startedBy }), lifecycle: view.lifecycle, created: false };
@@ -168,20 +172,24 @@ export function createRunsRoutes(deps: RunsApiDeps) {
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     const pending = new Map<string, number>();
     for (const approval of await deps.ledger.listPendingApprovals()) pending.set(approval.runId, (pending.get(approval.runId) ?? 0) + 1);
-    const runs = (await deps.ledger.listRuns(LIST_SCAN_LIMIT))
+    // At most LIST_READ_LIMIT runs from the cursor on are read per page (a keyed query of the agent's runs).
+    const read = query.agent === undefined || query.agent === deps.agent.name ? await deps.ledger.listRunsOf(deps.agent.name, LIST_READ_LIMIT, after && { notAfter: after.createdAt }) : [];
+    const runs = read
       .sort(newestFirst)
       .filter((run) => query.agent === undefined || run.agent === query.agent)
       .map((run) => ({ run, lifecycle: lifecycleOf(run.status, pending.get(run.runId) ?? 0) }))
       .filter(({ run, lifecycle }) => query.status === undefined || run.status === query.status || lifecycle === query.status)
       .filter(({ run }) => after === undefined || newestFirst(run, after) > 0);
     const page = runs.slice(0, query.limit);
-    const last = page.at(-1)?.run;
+    // A full page continues after its last run; a short one after the last run read, when the read
+    // stopped at its limit (runs a status filter left out may hide more behind it).
+    const last = runs.length > query.limit ? page.at(-1)?.run : read.length >= LIST_READ_LIMIT ? read.sort(newestFirst).at(-1) : undefined;
     return {
       runs: page.map(({ run, lifecycle }) => ({
         runId: run.runId, agent: run.agent, status: run.status, lifecycle, createdAt: run.createdAt,
         ...(run.finishedAt && { finishedAt: run.finishedAt }), ...(run.startedBy && { startedBy: run.startedBy }),
       })),
-      ...(runs.length > query.limit && last && { nextCursor: encodeCursor(last) }),
+      ...(last && { nextCursor: encodeCursor(last) }),
     };
   };
 

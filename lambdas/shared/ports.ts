@@ -48,6 +48,4 @@ export interface Executions {
   isRunning(executionArn: string): Promise<boolean>;
   /** `StopExecution` (a migration stops the execution it takes the run from); an ended one is left alone. */
   stop(executionArn: string, error: string, cause: string): Promise<void>;
-  /** How many history events the execution has, counted as Step Functions counts them (continue-as-new). */
-  eventCount(executionArn: string): Promise<number>;
 }

@@ -5,7 +5,7 @@ import { budgetTrip, reservationTrip, type Reservation } from '../guards/budgets
 import type { PriceTable } from '../models/prices.js';
 import { nextCallReservation } from './call-model.js';
 import { compactionReservation } from './compact.js';
-import { countIfDue, handoffThreshold, HistoryEstimate, mostEvents, mustHandOff, type ExecutionHistory } from '../guards/history.js';
+import { boundNow, handoffThreshold, HistoryBound, mustHandOff, type HistoryNext } from '../guards/history.js';
 import { loopSettings, loopVerdict } from '../guards/loops.js';
 import type { ApprovalLedger, BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type BudgetGuard, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
@@ -16,8 +16,8 @@ import { loadConversationStep, toolUses } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 
-/** `history`: what this execution last knew of its history (lambdas/guards/history.ts, countIfDue). */
-export const BudgetCheckInput = z.object({ runId: z.string().min(1), history: HistoryEstimate.optional() });
+/** `history`: the bound of this execution's history at the last BudgetCheck, and where the run went from there (lambdas/guards/history.ts). */
+export const BudgetCheckInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
 
 export type BudgetDecision =
   /** `pending`: the last turn's tool calls that never completed (a resumed run) come first, in call order. */
@@ -25,9 +25,8 @@ export type BudgetDecision =
       continue: true;
       nextTurn: number;
       pending: ToolCallItem[] | null;
-      /** Set when this execution is near its history limit: it hands the run to a successor (continue-as-new). */
-      /** `events`: counted, or (`unchecked`) the most there can be, when the count was throttled. */
-      handoff?: { events: number; threshold: number; unchecked?: true };
+      /** Set when this execution is near its history limit: it hands the run to a successor (continue-as-new). `events`: the most it can have made. */
+      handoff?: { events: number; threshold: number };
       /** Set when the context passed its share of the window: a Compact step runs before turn `turn`. */
       compact?: { turn: number; covers: number };
       /** A guard warned (e.g. a loop forming). */
@@ -83,16 +82,25 @@ function unfinishedCalls(turn: TurnRecord, calls: ToolCallRecord[]): ToolCallIte
   return pending.length > 0 ? pending : null;
 }
 
-export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; history?: ExecutionHistory; priceTable?: PriceTable }) {
-  // Every decision carries the execution's history estimate on to the next BudgetCheck.
-  return async (input: unknown): Promise<BudgetDecision & { history?: HistoryEstimate }> => {
+export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; priceTable?: PriceTable }) {
+  // Every decision carries the execution's history bound on to the next BudgetCheck.
+  return async (input: unknown): Promise<BudgetDecision & { history?: HistoryBound }> => {
     const parsed = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
-    const state = { history: parsed.history && { ...parsed.history, checks: parsed.history.checks + 1 } };
-    const decision = await check(parsed.runId, state);
-    return state.history ? { ...decision, history: state.history } : decision;
+    const { decision, run, turns } = await check(parsed.runId);
+    if (!parsed.history) return decision;
+    // ---- continue-as-new (lambdas/guards/history.ts) ----
+    // The bound is made of what this read anyway (the run's meter, the recorded turns): no call.
+    const toolCallsOf = (turn: number) => toolUses(turns.find((record) => record.turn === turn) ?? { content: [] }).length;
+    const now = boundNow(parsed.history, run.historyEvents ?? 0, toolCallsOf);
+    const threshold = handoffThreshold(run);
+    // Never at an execution's first BudgetCheck: a successor must make progress before it hands on.
+    if (decision.continue && parsed.history.next !== undefined && mustHandOff(now.events, threshold)) return { ...decision, handoff: { events: now.events, threshold }, history: now };
+    // A stop without an extension ends the execution (Finalize): no next.
+    const next = decision.continue ? nextOf(decision) : decision.extension ? ({ extension: true } as const) : undefined;
+    return { ...decision, history: { ...now, ...(next && { next }) } };
   };
 
-  async function check(runId: string, state: { history: HistoryEstimate | undefined }): Promise<BudgetDecision> {
+  async function check(runId: string): Promise<{ decision: BudgetDecision; run: RunRecord; turns: TurnRecord[] }> {
     const now = deps.clock.now();
     // One batched read (usually): the run, the kill flag and what is new in the conversation.
     const { run, globalKill, turns, calls } = await loadConversationStep(deps.ledger, runId);
@@ -118,21 +126,20 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
       if (!run.guardEvents?.some((event) => event.reason === warning.reason)) {
         await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
       }
-      return { ...decision, warning: warning.reason };
-    }
-    // ---- continue-as-new (lambdas/guards/history.ts) ----
-    if (decision.continue && deps.history) {
-      const threshold = handoffThreshold(run);
-      const { events, estimate, throttled } = await countIfDue(deps.history, run.executionArn, state.history, run.steps, threshold);
-      if (state.history) state.history = estimate;
-      if (throttled) return { ...decision, handoff: { events: mostEvents(estimate, run.steps), threshold, unchecked: true } };
-      if (events !== undefined && mustHandOff(events, threshold)) return { ...decision, handoff: { events, threshold } };
+      return { decision: { ...decision, warning: warning.reason }, run, turns };
     }
     // ---- context compaction (lambdas/steps/compaction.ts) ----
     const due = decision.continue && !decision.pending ? compactionDue(deps.agent, turns, decision.nextTurn) : undefined;
-    if (decision.continue && due) return { ...decision, compact: { turn: decision.nextTurn, covers: due.covers } };
-    return decision;
+    if (decision.continue && due) return { decision: { ...decision, compact: { turn: decision.nextTurn, covers: due.covers } }, run, turns };
+    return { decision, run, turns };
   }
+}
+
+/** Where a continuing decision sends the run, in the order of the definition's ContinueOrStop Choice. */
+function nextOf(decision: Extract<BudgetDecision, { continue: true }>): HistoryNext {
+  if (decision.compact) return { compact: true };
+  if (decision.pending) return { tools: decision.pending.length };
+  return { model: decision.nextTurn };
 }
 
 /**

@@ -6,7 +6,13 @@ import type { Clock } from '../shared/ports.js';
 import type { ExecutionStarter } from './recover-run.js';
 import { loadRun } from '../conversation/turns.js';
 
-export const HandoffInput = z.object({ runId: z.string().min(1), executionArn: z.string().min(1), events: z.number().int().nonnegative().optional() });
+/** A state machine version's ARN (`…:stateMachine:<name>:<number>`), not the machine's nor an alias's. */
+export function isVersionArn(arn: string): boolean {
+  return /^arn:[^:]+:states:[^:]*:[^:]*:stateMachine:[^:]+:\d+$/.test(arn);
+}
+
+/** `stateMachine`: the context object's `$$.StateMachine.Id`, which may name the execution's version. */
+export const HandoffInput = z.object({ runId: z.string().min(1), executionArn: z.string().min(1), stateMachine: z.string().min(1).optional(), events: z.number().int().nonnegative().optional() });
 
 export type HandoffResult =
   | { runId: string; continued: true; from: string; to: string; events?: number }
@@ -33,7 +39,7 @@ export type HandoffResult =
  */
 export function createHandoff(deps: { ledger: RunLedger; starter: ExecutionStarter; clock: Clock }) {
   return async (input: unknown): Promise<HandoffResult> => {
-    const { runId, executionArn, events } = parseOrThrow(HandoffInput, input, 'Handoff input');
+    const { runId, executionArn, stateMachine, events } = parseOrThrow(HandoffInput, input, 'Handoff input');
     let run = await loadRun(deps.ledger, runId);
     if (run.status !== 'running') return { runId, continued: false, reason: `the run is ${run.status}` };
     if (run.executionArn === executionArn) {
@@ -45,8 +51,11 @@ export function createHandoff(deps: { ledger: RunLedger; starter: ExecutionStart
     }
     const to = handedOffTo(run, executionArn);
     if (!to || run.executionArn !== to) return { runId, continued: false, reason: `another execution drives the run (${run.executionArn})` };
-    // The successor runs this execution's version: continue-as-new is not a deploy.
-    await deps.starter.start(to.split(':').pop()!, JSON.stringify({ runId, input: run.input }), { sameVersionAs: executionArn });
+    // The successor runs this execution's version: continue-as-new is not a deploy. Where the
+    // context object names the version, it is started there with no DescribeExecution (a bucket
+    // refilling 15/s per account); otherwise the starter reads the version as before.
+    const version = stateMachine !== undefined && isVersionArn(stateMachine) ? stateMachine : undefined;
+    await deps.starter.start(to.split(':').pop()!, JSON.stringify({ runId, input: run.input }), version ? { on: version } : { sameVersionAs: executionArn });
     return { runId, continued: true, from: executionArn, to, ...(events !== undefined && { events }) };
   };
 }

@@ -89,9 +89,10 @@ export interface ExecutionStarter {
   /**
    * Starts execution `name`. With `sameVersionAs`, on the state machine version that execution
    * runs: a run is continued (resumed, recovered, handed off) on its own version, never moved to
-   * newer code by accident (runs/versions.ts); otherwise on the configured ARN (the alias).
+   * newer code by accident (runs/versions.ts); with `on`, on that state machine ARN (a version the
+   * caller knows already); otherwise on the configured ARN (the alias).
    */
-  start(name: string, input: string, options?: { sameVersionAs?: string }): Promise<{ executionArn: string }>;
+  start(name: string, input: string, options?: { sameVersionAs?: string; on?: string }): Promise<{ executionArn: string }>;
 }
 
 export interface RecoverDeps {

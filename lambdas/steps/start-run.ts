@@ -10,7 +10,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from '../shared/ports.js';
 import { modelSpecOf, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
 import { continuationProblem, describeVersion, migrationVerdict } from '../runs/versions.js';
-import { historyAtStart, type HistoryEstimate } from '../guards/history.js';
+import { historyAtStart, type HistoryBound } from '../guards/history.js';
 import { verifiedStarter } from '../runs/starter.js';
 import type { DecisionMac } from '../approvals/decision-mac.js';
 
@@ -38,8 +38,8 @@ export const StartRunInput = z.object({
   definition: DefinitionFacts,
 });
 
-/** `history`: where this execution's history estimate starts (lambdas/guards/history.ts), for the BudgetChecks after it. */
-export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'duplicate' | 'finished'; status: RunRecord['status']; history?: HistoryEstimate };
+/** `history`: where this execution's history bound starts (lambdas/guards/history.ts), for the BudgetChecks after it. */
+export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'duplicate' | 'finished'; status: RunRecord['status']; history?: HistoryBound };
 
 export interface StartRunDeps {
   agent: AgentDefinition;
@@ -133,7 +133,7 @@ export function createStartRun(deps: StartRunDeps) {
     if (existing.status === 'succeeded' || existing.status === 'stopped' || existing.status === 'killed') {
       return { runId: existing.runId, action: 'finished', status: existing.status };
     }
-    if (existing.executionArn === executionArn) return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.steps) };
+    if (existing.executionArn === executionArn) return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.historyEvents ?? 0) };
     if (existing.status === 'running' && (await deps.executions.isRunning(existing.executionArn))) {
       return { runId: existing.runId, action: 'duplicate', status: 'running' };
     }
@@ -169,7 +169,7 @@ export function createStartRun(deps: StartRunDeps) {
     });
     // Another execution resumed the run between our read and our write: it drives the run.
     if (!attached) return { runId: existing.runId, action: 'duplicate', status: 'running' };
-    return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.steps) };
+    return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.historyEvents ?? 0) };
   };
 }
 
@@ -193,7 +193,7 @@ async function migrate(
     // A retry of this StartRun after its write: the migration stands; the stop may not have happened.
     const last = existing.migrations?.at(-1);
     if (last?.to.executionArn === executionArn) await stopSuperseded(last);
-    return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.steps) };
+    return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.historyEvents ?? 0) };
   }
   const verdict = migrationVerdict(existing, deps.agent, fingerprint, ask.to);
   if (!verdict.allowed) throw new InvalidInputError(`migrate: ${verdict.reason}`);
@@ -207,7 +207,7 @@ async function migrate(
   // Another execution took the run over between our read and our write: nothing was migrated.
   if (!attached) throw new InvalidInputError(`migrate: run ${existing.runId} changed hands while migrating; look at its status and try again`);
   await stopSuperseded(migration);
-  return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.steps) };
+  return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.historyEvents ?? 0) };
 }
 
 /**
@@ -243,7 +243,7 @@ async function startFork(deps: StartRunDeps, draft: RunRecord, request: StartReq
   await copyPrefix(deps.ledger, forked, prefix, now);
   // The new execution's history starts now, after the copied steps (counted by copyPrefix).
   const copied = await deps.ledger.getRun(forked.runId);
-  return { runId: forked.runId, action: 'start', status: 'running', history: historyAtStart(copied?.steps ?? 0) };
+  return { runId: forked.runId, action: 'start', status: 'running', history: historyAtStart(0) };
 }
 
 /**

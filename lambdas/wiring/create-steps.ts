@@ -1,5 +1,6 @@
 import { toolNames, type AgentDefinition } from '../define.js';
 import type { CircuitBreaker } from '../guards/breaker.js';
+import { meteredStep } from '../guards/history.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord, BudgetCaps } from '../records/ledger-records.js';
 import { deploymentPrices, type PriceOverrides, type PriceTable } from '../models/prices.js';
@@ -106,6 +107,8 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
   const prices = deps.priceTable ?? deploymentPrices(agent.prices, deps.prices);
   // What every step checks the run against (runs/versions.ts): this code's fingerprint.
   const fingerprint = codeFingerprint(agent, deps.codeVersion, prices);
+  // The steps whose errors retry or loop beyond the definition's MaxAttempts record them for the handoff's bound (guards/history.ts).
+  const metered = (step: StepFn): StepFn => meteredStep(step, { ledger: deps.ledger, clock: deps.clock });
   return {
     [Steps.StartRun]: lazy(() => createStartRun({
         agent,
@@ -118,12 +121,12 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
         starterMac: deps.approvals?.starterMac,
         maxBudgets: deps.maxBudgets,
       })),
-    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, history: deps.executions, decisionMac: deps.approvals?.decisionMac, priceTable: prices })),
-    [Steps.CallModel]: lazy(() => createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices })),
+    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, decisionMac: deps.approvals?.decisionMac, priceTable: prices })),
+    [Steps.CallModel]: lazy(() => metered(createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices }))),
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
       // A fork's writes are reused from its parent, or not sent (runs/fork.ts); other runs' tools are as they are.
-      createCallTool({ agent: forkEffects(agent, deps.ledger), fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac, toolSecrets: deps.toolSecrets }),
+      metered(createCallTool({ agent: forkEffects(agent, deps.ledger), fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac, toolSecrets: deps.toolSecrets })),
     ),
     [Steps.Finalize]: lazy(() => createFinalize({ ledger: deps.ledger, clock: deps.clock, agent })),
     [Steps.ExpireApprovals]: lazy(() => {
@@ -138,7 +141,7 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
       return () => sweep();
     }),
     [Steps.Compact]: lazy(() =>
-      createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: prices }),
+      metered(createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: prices })),
     ),
     [Steps.Handoff]: lazy(() => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock })),
     [Steps.PruneVersions]: lazy(() => {

@@ -54,6 +54,8 @@ export class LambdaConcurrency {
   readonly accountLimit: number;
   /** Invocations throttled so far (what CloudWatch's `Throttles` would sum). */
   throttles = 0;
+  /** The most invocations running at once so far (CloudWatch's `ConcurrentExecutions` maximum). */
+  peak = 0;
 
   constructor(accountLimit: number = LAMBDA_ACCOUNT_CONCURRENCY) {
     if (!Number.isInteger(accountLimit) || accountLimit < 1) throw new RangeError(`lambdaConcurrency must be a whole number ≥ 1, got ${accountLimit}`);
@@ -87,6 +89,7 @@ export class LambdaConcurrency {
     }
     this.running.set(functionName, running + 1);
     if (reservation === undefined) this.unreservedRunning += 1;
+    this.peak = Math.max(this.peak, [...this.running.values()].reduce((sum, n) => sum + n, 0));
     let released = false;
     return () => {
       if (released) return;

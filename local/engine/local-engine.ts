@@ -237,9 +237,14 @@ export class LocalEngine {
       // unqualified is reported on its version too once there are several: locally that is what
       // every caller's start on the alias would be on AWS (a divergence only for a start that AWS
       // would associate with no version).
-      ...((e.versionArn !== undefined || this.versions.count > 1) && { stateMachineVersionArn: e.versionArn ?? this.versions.arnOf(e.version) }),
+      ...(this.describedVersion(e) !== undefined && { stateMachineVersionArn: this.describedVersion(e)! }),
       ...(e.aliasArn !== undefined && { stateMachineAliasArn: e.aliasArn }),
     };
+  }
+
+  /** The version DescribeExecution names for an execution (see above), if any. */
+  private describedVersion(e: Execution): string | undefined {
+    return e.versionArn !== undefined || this.versions.count > 1 ? (e.versionArn ?? this.versions.arnOf(e.version)) : undefined;
   }
 
   /** ListExecutions, of the state machine or (with `version`) of the executions that run that version. */
@@ -363,7 +368,10 @@ export class LocalEngine {
     const tokenFor = () => this.tokens.mint(exec);
     return {
       Execution: { Id: exec.arn, Name: exec.name, RoleArn: ROLE_ARN, StartTime: exec.startDate.toISOString() },
-      StateMachine: { Id: this.stateMachineArn, Name: this.stateMachineArn.split(':').pop() },
+      // The version's ARN (the one DescribeExecution names) for a versioned execution, as LocalStack sets it
+      // (AWS's documentation shows only an unversioned execution's): Handoff falls back to
+      // DescribeExecution where it finds no version there (lambdas/steps/handoff.ts).
+      StateMachine: { Id: this.describedVersion(exec) ?? this.stateMachineArn, Name: this.stateMachineArn.split(':').pop() },
       // A getter, because the library copies the context once per run but reads Task.Token per state.
       Task: {
         get Token() {

@@ -109,7 +109,7 @@ export function invokeLocally(step: StepName, fn: StepFunction, event: unknown, 
  * same middy handlers as on AWS, their clients pointed at this machine.
  */
 export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any, any, World>, codeVersion: string, wiring: LocalWiring<World>): LocalHandlers {
-  const { options, ledger, clock, model, world, engine, inFlight, sfnAs } = wiring;
+  const { options, ledger, clock, model, world, inFlight, sfnAs } = wiring;
   const bind = (step: StepName, fn: StepFunction) => {
     const log = options.log ?? (() => undefined);
     return (event: unknown, timeoutMs: number, taskSignal?: AbortSignal) => {
@@ -133,17 +133,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     clock,
     breaker: new CircuitBreaker(wiring.ledgerOf(step), clock, options.breaker ?? LOCAL_BREAKER),
     callbacks: sfnTaskCallbacks(sfnAs(step)),
-    // The history count BudgetCheck reads every turn comes from the engine itself: the same
-    // number GetExecutionHistory serves (local/engine/local-engine.ts), without an SDK round trip per turn,
-    // authorized and throttled as that call would be.
-    executions: {
-      ...sfnExecutions(sfnAs(step)),
-      eventCount: async (executionArn: string) => {
-        wiring.iam?.authorizeAs(step, { action: 'states:GetExecutionHistory', resource: executionArn });
-        wiring.quotas?.take('GetExecutionHistory');
-        return engine.eventCount(executionArn);
-      },
-    },
+    executions: sfnExecutions(sfnAs(step)),
     starter: sfnStarter(sfnAs(step), wiring.stateMachineArn),
     versions: sfnVersions(sfnAs(step), wiring.stateMachineArn),
     leaseMs: wiring.leaseMs,

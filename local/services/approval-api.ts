@@ -123,7 +123,10 @@ export async function startApprovalApi(
     const body = JSON.stringify({ message: `malformed HTTP request (${error.code ?? error.message})` });
     socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject); // a port asked for that is taken (EADDRINUSE): the caller says so
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
   const port = (server.address() as AddressInfo).port;
   return {
     /** The API's address, with its credential: publish it only where the owner alone can read it. */

@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { connect, type Run, type RunsClient } from '../../client/index.js';
+import { connect, runsClient, type Run, type RunsClient } from '../../client/index.js';
 import { leftBehind, savepoint, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 import { startServe } from '../support/serve-process.js';
@@ -37,6 +38,24 @@ describe('savepoint serve, driven by the client', () => {
     const waiting = await client.wait('serve-r1', { untilInput: true });
     expect(waiting.lifecycle).toBe('input_required');
     expect((await client.approvals('serve-r1')).length).toBeGreaterThan(0);
+    // An abort ends a long-poll in flight: the wait rejects before the API has answered it.
+    const runsBase = (JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { runs: string } }).endpoints.runs.replace(/\/runs$/, '');
+    let sent!: () => void;
+    const inFlight = new Promise<void>((resolve) => (sent = resolve));
+    let answered = false;
+    const watched = runsClient({
+      base: runsBase,
+      fetch: (url, init) => {
+        sent();
+        return fetch(url, init).then((response) => ((answered = true), response));
+      },
+    });
+    const controller = new AbortController();
+    const stopped = watched.wait('serve-r1', { signal: controller.signal });
+    await inFlight;
+    controller.abort(new Error('the user left'));
+    await expect(stopped).rejects.toThrow('stopped waiting for run serve-r1');
+    expect(answered).toBe(false);
     // The same run id again: the same run, nothing started.
     expect(await client.start({ input: { date: sampleDay.date }, runId: 'serve-r1' })).toMatchObject({ runId: 'serve-r1', created: false, executionArn: started.executionArn });
     // A second run, cancelled while it lives: the kill names who asked.
@@ -58,7 +77,21 @@ describe('savepoint serve, driven by the client', () => {
     // A new serve resumes it; the client finds the new address in the state directory.
     const again = await serve(args('serve'));
     expect(again.output()).toMatch(/^savepoint: resumed run serve-r1 /m);
+    // The first client finds it too: a request its old address refuses goes to the one serve published now.
+    expect(await client.get('serve-r1')).toMatchObject({ runId: 'serve-r1' });
     const reconnected = await connect({ stateDir });
+    // The console on the same port: its page, and its API behind its session token (and only for this port's Host).
+    const consoleUrl = new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { console: string; runs: string } }).endpoints.console);
+    expect(consoleUrl.port).toBe(new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { runs: string } }).endpoints.runs).port);
+    // Its address and credential, handed to an app that does not read the state directory.
+    const runsUrl = new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { runs: string } }).endpoints.runs);
+    const byUrl = await connect({ url: runsUrl.origin, credential: runsUrl.pathname.split('/')[1]! });
+    expect(await byUrl.get('serve-r1')).toMatchObject({ runId: 'serve-r1', agent: 'refund-reconciler' });
+    await expect(connect({ url: runsUrl.origin, credential: 'not-the-credential' }).then((wrong) => wrong.get('serve-r1'))).rejects.toMatchObject({ name: 'RunsApiError', status: 403 });
+    const token = consoleUrl.hash.replace(/^#token=/, '');
+    expect((await fetch(consoleUrl.origin)).status).toBe(200);
+    expect(await (await fetch(`${consoleUrl.origin}/api/info`, { headers: { 'x-savepoint-token': token } })).json()).toMatchObject({ agent: 'refund-reconciler' });
+    expect((await fetch(`${consoleUrl.origin}/api/info`)).status).toBe(403);
     const finished = await approveUntilEnded(reconnected, 'serve-r1');
     expect(finished).toMatchObject({ runId: 'serve-r1', lifecycle: 'completed', report: { status: 'succeeded' } });
     expect(finished.pollAfterSeconds).toBeUndefined();
@@ -67,9 +100,79 @@ describe('savepoint serve, driven by the client', () => {
     const { runs } = await reconnected.list({ agent: 'refund-reconciler' });
     expect(runs.map((run) => [run.runId, run.lifecycle]).sort()).toEqual([['serve-r1', 'completed'], ['serve-r2', 'cancelled']]);
     expect(await reconnected.get('never-ran')).toBeUndefined();
+
+    // The CLI while serve runs: \`run\` hands its run to serve (the client) and reports it; \`kill\` cancels through the runs API.
+    const handed = await savepoint(args('run', '--run-id', 'serve-r3', '--input', JSON.stringify({ date: sampleDay.date })));
+    expect(handed.code).toBe(0);
+    expect(handed.stdout).toMatch(/^savepoint: run serve-r3 started on `savepoint serve` \(pid \d+\), which drives it/m);
+    expect(handed.stdout).toMatch(/^run serve-r3 \(refund-reconciler .*\): succeeded/m);
+    await reconnected.start({ input: { date: sampleDay.date }, runId: 'serve-r4', config: { maxSteps: 1, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 3600 } });
+    expect(await reconnected.wait('serve-r4', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });
+    const killed = await savepoint(['--state-dir', stateDir, 'kill', 'serve-r4', '--reason', 'from the CLI']);
+    expect(killed.code).toBe(0);
+    expect(await reconnected.wait('serve-r4')).toMatchObject({ lifecycle: 'cancelled', report: { killed: { by: expect.stringMatching(/^local:/), reason: 'from the CLI' } } });
+    const again2 = await savepoint(['--state-dir', stateDir, 'kill', 'serve-r4']);
+    expect(again2.code).toBe(2);
+    expect(again2.stderr).toMatch(/run serve-r4 is killed, not running/);
     await expect(reconnected.start({ input: { day: 1 } })).rejects.toMatchObject({ name: 'RunsApiError', status: 400, message: expect.stringMatching(/^invalid input of agent refund-reconciler/) });
 
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
+  }, 180_000);
+
+  it('refuses a port that is taken with one sentence (exit 2), and leaves the state directory unowned', async () => {
+    const { stateDir, args } = await workspace('serve-port', sampleDay);
+    dirs.push(dirname(stateDir));
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const refused = await savepoint(args('serve', '--port', String(port)));
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toBe(`savepoint: --port ${port}: the port is in use on 127.0.0.1; pass another, or none for any free port\n`);
+      expect(existsSync(join(stateDir, 'engine.json'))).toBe(false);
+      expect(existsSync(join(stateDir, 'owner.lock'))).toBe(false);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, 120_000);
+
+  it('serves several agents on one port: a start goes to the agent it names, a run and an approval to the engine that holds them', async () => {
+    const { stateDir, args } = await workspace('serve-agents', sampleDay);
+    dirs.push(dirname(stateDir));
+    const serving = await serve([...args('serve'), '--agent', 'support-triage']);
+    expect(serving.output()).toMatch(/^savepoint: agents refund-reconciler \(\S+\), support-triage \(\S+\/agents\/support-triage\)$/m);
+    const client = await connect({ stateDir });
+
+    const refunds = await client.start({ agent: 'refund-reconciler', input: { date: sampleDay.date }, runId: 'agents-refunds', config: { approvalTimeoutSeconds: 3600 } });
+    const triage = await client.start({ agent: 'support-triage', input: { inbox: 'support@acme.example' }, runId: 'agents-triage', config: { approvalTimeoutSeconds: 3600 } });
+    expect([refunds.agent, triage.agent]).toEqual(['refund-reconciler', 'support-triage']);
+    await expect(client.start({ input: { date: sampleDay.date } })).rejects.toMatchObject({ status: 400, message: 'agent: this serve runs refund-reconciler, support-triage: name one' });
+    await expect(client.start({ agent: 'nobody', input: {} })).rejects.toMatchObject({ status: 400, message: 'agent: no agent nobody here (this serve runs refund-reconciler, support-triage)' });
+    const front = new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { runs: string } }).endpoints.runs);
+    await expect((await connect({ url: front.origin, credential: 'not-the-credential' })).get('agents-triage')).rejects.toMatchObject({ status: 403 });
+    await expect(client.start({ agent: 'support-triage', input: { inbox: 'x'.repeat(300 * 1024) } })).rejects.toMatchObject({ status: 413 });
+
+    // Each run to its end, its approvals decided through the one port.
+    for (const runId of ['agents-refunds', 'agents-triage']) {
+      const finished = await approveUntilEnded(client, runId);
+      expect(finished).toMatchObject({ runId, lifecycle: 'completed' });
+    }
+    expect((await client.get('agents-triage'))?.agent).toBe('support-triage');
+    // Its event stream through the same port, from its engine, to its last event.
+    const events = [];
+    for await (const event of client.events('agents-triage')) events.push(event);
+    expect(events[0]?.type).toBe('run.started');
+    expect(events.at(-1)?.type).toBe('run.finished');
+    expect((await client.list({ agent: 'support-triage' })).runs.map((run) => run.runId)).toEqual(['agents-triage']);
+    await expect(client.list()).rejects.toMatchObject({ status: 400 });
+    await expect(client.cancel('agents-triage')).rejects.toMatchObject({ status: 409 });
+    expect(await client.get('never-ran')).toBeUndefined();
+    // Each agent's own state directory answers the other commands.
+    const status = await savepoint(['--state-dir', join(stateDir, 'agents', 'support-triage'), 'status', 'agents-triage']);
+    expect(status.code).toBe(0);
+
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
   }, 180_000);
 });

@@ -62,30 +62,42 @@ async function snapshot() {
 }
 
 describe('the runs API', () => {
-  it('long-polls: a wait that sees no change answers after 20 s on the clock, however long it asked', async () => {
+  /** A long-poll of `v1-live` through the handler, as API Gateway invokes it with `remainingMs` left of the function's time. */
+  const longPoll = (asked: number, remainingMs: number) => {
+    let answered: { status: number; body: Record<string, any> } | undefined;
+    const event = apiGatewayEvent({ method: 'GET', route: 'runs', approvalId: 'v1-live', query: { wait: String(asked) }, body: null, principal: 'local:tester' });
+    const polling = h.stack.runsApi(event, { getRemainingTimeInMillis: () => remainingMs } as never).then((result) => (answered = { status: result.statusCode, body: JSON.parse(result.body) }));
+    return { polling, answered: () => answered };
+  };
+
+  /** Moves the clock on, a quarter of a second at a time, until the long-poll answers; the clock time it took. */
+  const advanceUntil = async (poll: ReturnType<typeof longPoll>) => {
+    const from = clock.now().getTime();
+    while (!poll.answered()) {
+      await new Promise((resolve) => setImmediate(resolve));
+      clock.advance(250);
+    }
+    await poll.polling;
+    return clock.now().getTime() - from;
+  };
+
+  it('long-polls: a wait that sees no change answers after 20 s on the clock however long it asked, and before the function runs out of time', async () => {
     const now = await send('GET', '/v1-live');
     expect(now.body).toMatchObject({ lifecycle: 'input_required', pollAfterSeconds: 2 });
     expect(now.headers.get('retry-after')).toBe('2');
-
-    // Nothing changes while the clock moves: the long-poll answers once its wait (capped) is over.
-    for (const asked of [20, 600]) {
-      const from = clock.now().getTime();
-      let answered: { status: number; body: Record<string, any> } | undefined;
-      const polling = h.stack.runsApi(apiGatewayEvent({ method: 'GET', route: 'runs', approvalId: 'v1-live', query: { wait: String(asked) }, body: null, principal: 'local:tester' }), { getRemainingTimeInMillis: () => 28_000 } as never).then((result) => (answered = { status: result.statusCode, body: JSON.parse(result.body) }));
-      while (!answered) {
-        await new Promise((resolve) => setImmediate(resolve));
-        clock.advance(250);
-      }
-      await polling;
-      const waited = clock.now().getTime() - from;
-      expect(answered.status).toBe(200);
-      expect(answered.body['lifecycle']).toBe('input_required');
-      expect(waited).toBeGreaterThanOrEqual(MAX_WAIT_SECONDS * 1_000);
-      expect(waited).toBeLessThan(MAX_WAIT_SECONDS * 1_000 + 2_000);
+    // [asked, the function's time left, the longest the answer may take: 20 s, or that time less 2 s]
+    for (const [asked, remainingMs, cap] of [[20, 28_000, MAX_WAIT_SECONDS * 1_000], [600, 28_000, MAX_WAIT_SECONDS * 1_000], [20, 10_000, 8_000]] as const) {
+      const poll = longPoll(asked, remainingMs);
+      const waited = await advanceUntil(poll);
+      expect(poll.answered()).toMatchObject({ status: 200, body: { lifecycle: 'input_required' } });
+      expect(waited).toBeGreaterThanOrEqual(cap);
+      expect(waited).toBeLessThan(cap + 2_000);
     }
   });
 
-  it('cancels a run that waits for a person: 202, the kill recorded with who asked, the run stopped now', async () => {
+  it('cancels a run that waits for a person: 202, the kill recorded with who asked, the run stopped now — and a long-poll answers as it moves on', async () => {
+    const poll = longPoll(20, 28_000);
+    await new Promise((resolve) => setImmediate(resolve));
     const answer = await send('POST', '/v1-live/cancel', { reason: 'not today' });
     expect(answer.status).toBe(202);
     const run = await waitFor(async () => {
@@ -93,6 +105,9 @@ describe('the runs API', () => {
       return record?.status === 'killed' && record;
     });
     expect(run.killed).toMatchObject({ by: expect.stringMatching(/^local:/), reason: 'not today' });
+    // The long-poll reads the run again at its next tick: it answers with the change, not at its cap.
+    expect(await advanceUntil(poll)).toBeLessThan(5_000);
+    expect(poll.answered()).toMatchObject({ status: 200, body: { lifecycle: 'cancelled' } });
     const read = await send('GET', '/v1-live');
     expect(read.body).toMatchObject({ lifecycle: 'cancelled', approvals: [] });
   });

@@ -2,7 +2,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_SERVICE_ERRORS } from '../../infra/agent-state-machine.js';
 import { assertionApp, exampleTemplate } from './example-template.js';
-import { INDEX_PROJECTIONS, NON_TOKEN_PARTITIONS, partitionsOf, RUNNING_RUNS_PROJECTION } from '../../infra/ledger-table.js';
+import { INDEX_PROJECTIONS, NON_TOKEN_PARTITIONS, partitionsOf, RUN_INDEX_PROJECTION } from '../../infra/ledger-table.js';
 import { AlarmIds } from '../../infra/observability.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { LedgerIndexes } from '../../lambdas/ledger/dynamodb-ledger.js';
@@ -168,11 +168,16 @@ describe('least privilege on the ledger', () => {
     }
   });
 
-  it('lets only the approval functions, the sweeper and ExecutionStopped query the approval indexes, each only the index it reads', () => {
+  it('lets only the approval functions, the sweeper, ExecutionStopped and the runs API query the indexes, each only the indexes it reads', () => {
     const indexReaders = Object.values(Steps).filter((step) =>
       statementsOf(functionOf(step)).some((statement) => JSON.stringify(statement.Resource).includes('/index/')),
     );
-    expect(indexReaders.sort()).toEqual([Steps.ApprovalCallback, Steps.ExpireApprovals, Steps.ExecutionStopped, Steps.Sweep].sort());
+    expect(indexReaders.sort()).toEqual([Steps.ApprovalCallback, Steps.ExpireApprovals, Steps.ExecutionStopped, Steps.Sweep, Steps.RunsApi].sort());
+    // The runs API: its agent's runs (runsByAgent, not a scan) and the pending approvals (a run's lifecycle), never approvals by id.
+    const runsApiIndexes = JSON.stringify(statementsOf(functionOf(Steps.RunsApi)).filter((statement) => JSON.stringify(statement.Resource).includes('/index/')));
+    expect(runsApiIndexes).toContain(`/index/${LedgerIndexes.runsByAgent}`);
+    expect(runsApiIndexes).toContain(`/index/${LedgerIndexes.pendingApprovals}`);
+    expect(runsApiIndexes).not.toContain(LedgerIndexes.byApprovalId);
     for (const step of [Steps.ExpireApprovals, Steps.ExecutionStopped]) {
       const onIndex = statementsOf(functionOf(step)).filter((statement) => JSON.stringify(statement.Resource).includes('/index/'));
       expect(JSON.stringify(onIndex), step).toContain(`/index/${LedgerIndexes.pendingApprovals}`);
@@ -216,7 +221,7 @@ describe('least privilege on the ledger', () => {
     for (const index of indexes) {
       expect(index.Projection.ProjectionType, index.IndexName).toBe('INCLUDE');
       expect(index.Projection.NonKeyAttributes, index.IndexName).not.toContain('taskToken');
-      const projected = { ...INDEX_PROJECTIONS, [LedgerIndexes.runningRuns]: RUNNING_RUNS_PROJECTION };
+      const projected = { ...INDEX_PROJECTIONS, [LedgerIndexes.runningRuns]: RUN_INDEX_PROJECTION, [LedgerIndexes.runsByAgent]: RUN_INDEX_PROJECTION };
       expect(index.Projection.NonKeyAttributes.sort()).toEqual([...projected[index.IndexName as keyof typeof projected]].sort());
     }
   });

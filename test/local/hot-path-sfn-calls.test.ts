@@ -1,14 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_EVENTS_PER_CHECK, MAX_EVENTS_PER_STEP } from '../../lambdas/guards/history.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
 import { counterAgent } from '../support/counter-agent.js';
+import { waitForChain } from '../../local/runtime/chain.js';
+import { LIVE_ALIAS } from '../../infra/agent-state-machine.js';
 
 /**
  * Issue 20 item 4: the steps make no Step Functions control-plane call per agent step. Every call
  * any function makes reaches the twin's quota check (local/aws/sfn-api-throttling.ts): at the endpoint, signed
  * by its own role, or BudgetCheck's in-process history read. The test starts its run on the engine
  * itself, so every call counted is a step's. Before the fix: one DescribeStateMachineForExecution
- * per start and one GetExecutionHistory per BudgetCheck.
+ * per start and one GetExecutionHistory per BudgetCheck; then (issue 34 item 5) one
+ * GetExecutionHistory every ~70 steps, and a DescribeExecution per handoff.
  */
 let stack: LocalStack | undefined;
 afterEach(async () => {
@@ -18,8 +20,10 @@ afterEach(async () => {
 
 async function countedRun(calls: number, perTurn: number) {
   stack = await startLocalStack({ agent: counterAgent({ calls, perTurn }), retryDelayMs: 1, quotas: true });
-  const { executionArn } = stack.engine.startExecution({ name: 'hot-path', input: { runId: 'hot-path', input: { id: 'a' } } });
-  expect(await stack.engine.waitForExecution(executionArn)).toMatchObject({ status: 'SUCCEEDED' });
+  // On the alias, as the runs API and the CLI start runs: the execution runs a version.
+  const { executionArn } = stack.engine.startExecution({ name: 'hot-path', input: { runId: 'hot-path', input: { id: 'a' } }, alias: LIVE_ALIAS });
+  // The run's chain of executions (a handoff starts a successor), to its end.
+  await waitForChain(stack.engine, stack.ledger, 'hot-path', executionArn);
   const run = (await stack.ledger.getRun('hot-path'))!;
   const { GetExecutionHistory: historyReads = 0, ...others } = stack.quotas!.admitted();
   return { run, others, historyReads };
@@ -33,13 +37,13 @@ describe('Step Functions API calls on the hot path', () => {
     expect(historyReads).toBe(0);
   });
 
-  it('counts the history of a longer run only when it could be near its limit (at most once every ~60 steps)', async () => {
+  it('a 501-step run hands off before the limit with no GetExecutionHistory and no DescribeExecution: only its successors\' StartExecution', async () => {
     const { run, others, historyReads } = await countedRun(400, 4);
     expect(run).toMatchObject({ status: 'succeeded', steps: 501 });
-    expect(others).toEqual({});
-    expect(historyReads).toBeGreaterThan(0);
-    // The estimate grows by at most MAX_EVENTS_PER_STEP a step (and MAX_EVENTS_PER_CHECK a check): a
-    // count is due at most once in 20,000 / (250 + 300/5) steps.
-    expect(historyReads).toBeLessThanOrEqual(Math.ceil(run.steps / Math.floor(20_000 / (MAX_EVENTS_PER_STEP + MAX_EVENTS_PER_CHECK / 5))) + 1);
+    // The bound (~330 events a turn of 4 calls) reaches the 20,000 threshold near turn 60: one handoff at least.
+    expect(run.executions.length).toBeGreaterThanOrEqual(2);
+    expect(others).toEqual({ StartExecution: run.executions.length - 1 });
+    expect(historyReads).toBe(0);
+    for (const arn of run.executions) expect(stack!.engine.eventCount(arn)).toBeLessThan(20_000);
   });
 });

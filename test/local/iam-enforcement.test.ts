@@ -4,7 +4,7 @@
  * role's invokes likewise, and a refused call fails as AWS fails it. A grant taken out of the
  * template is a call refused.
  */
-import { SFNClient, StartExecutionCommand, DescribeExecutionCommand } from '@aws-sdk/client-sfn';
+import { SFNClient, StartExecutionCommand, DescribeExecutionCommand, GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import { afterEach, describe, expect, it } from 'vitest';
 import { localAwsConfig } from '../../local/services/aws-config.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
@@ -123,6 +123,17 @@ describe("the twin's IAM", () => {
     expect(await h.stack.sfn.send(new DescribeExecutionCommand({ executionArn: executionArn! }))).toMatchObject({ status: expect.any(String) });
     await h.stack.engine.stopExecution(executionArn!);
     expect(h.stack.engine.iamDecisions()).toMatchObject({ denied: 1 });
+  });
+
+  it('refuses BudgetCheck a GetExecutionHistory: its grant is gone, the history bound is made from what the steps record (issue 34)', async () => {
+    const h = await harness();
+    const client = new SFNClient({ ...localAwsConfig, credentials: h.stack.iam!.credentialsOf(Steps.BudgetCheck)!, endpoint: h.stack.endpoints.sfn, maxAttempts: 1 });
+    cleanups.push(async () => client.destroy());
+    const executionArn = h.stack.stateMachineArn.replace(':stateMachine:', ':execution:').replace(/:live$/, '') + ':any-run';
+    await expect(client.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1, reverseOrder: true }))).rejects.toMatchObject({
+      name: 'AccessDeniedException',
+      message: expect.stringMatching(/assumed-role\/AgentBudgetCheckFunctionServiceRole\w+\/AgentBudgetCheckFunction\w+ is not authorized to perform: states:GetExecutionHistory on resource: arn:aws:states:us-east-1:000000000000:execution:Savepoint-refund-reconciler:any-run/),
+    });
   });
 
   it("refuses the approval callback's SendTaskSuccess when its role loses the grant, so the decision is not delivered", async () => {

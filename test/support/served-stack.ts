@@ -52,10 +52,10 @@ export async function serveStack(harness: Harness): Promise<ServedStack> {
     const signed = await signatureIsValid(received);
     approvalRequests.push({ ...received, signed });
     if (!signed) return outgoing.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Missing Authentication Token' }));
-    // The stage's routes: /approvals… and /runs (the runs API), each to its local route.
-    const runs = /^\/runs\/?$/.test(incoming.url!);
+    // The stage's routes: /approvals… and /runs… (the runs API), each to its local route.
+    const runs = /^\/runs(?:[/?]|$)/.test(incoming.url!);
     const target = new URL(runs ? stack.endpoints.runs : stack.endpoints.approvals);
-    const forwarded = request({ host: target.hostname, port: target.port, path: runs ? target.pathname : `${target.pathname}${incoming.url!.replace(/^\/approvals/, '')}`, method: incoming.method, headers: incoming.headers }, (answer) => {
+    const forwarded = request({ host: target.hostname, port: target.port, path: `${target.pathname}${incoming.url!.replace(runs ? /^\/runs/ : /^\/approvals/, '')}`, method: incoming.method, headers: incoming.headers }, (answer) => {
       outgoing.writeHead(answer.statusCode!, answer.headers);
       answer.pipe(outgoing);
     });
@@ -114,8 +114,9 @@ async function signatureIsValid(received: Omit<ApprovalRequest, 'signed'>): Prom
   const date = String(received.headers['x-amz-date']);
   const signingDate = new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`);
   const host = String(received.headers['host']);
+  const url = new URL(received.path, 'http://stack.invalid');
   const again = await signer.sign(
-    { method: received.method, protocol: 'http:', hostname: host.split(':')[0]!, port: Number(host.split(':')[1]), path: received.path, headers, body: received.body },
+    { method: received.method, protocol: 'http:', hostname: host.split(':')[0]!, port: Number(host.split(':')[1]), path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body: received.body },
     { signingDate },
   );
   return again.headers['authorization'] === authorization;

@@ -76,6 +76,7 @@ describe('bench/check.ts', () => {
 
   it('accepts a fleet that completed every run, and rejects a lost run or Step Functions calls on the hot path', () => {
     const fleet = {
+      engine: 'handlers',
       runs: 20,
       completed: 20,
       lost: 0,
@@ -85,11 +86,47 @@ describe('bench/check.ts', () => {
       stepsPerSecond: 29.7,
       throttled: { attempts: 0, absorbedByStartBackoff: 0, stepCallsThrottled: 0, failedCalls: 0, quotasOn: true },
       sfnApiCallsPerStep: 0,
+      sfnCallsPerRun: { StartExecution: 1 },
+      controlPlaneThrottles: 0,
+      lambda: { throttles: 0, peakConcurrent: 40, limit: 1_000 },
+      sustainedStarts: { perSecond: 0, seconds: 0 },
       aws: { perRun: { dollars: 0.007 } },
     };
     expect(checkReport('fleet', text(fleet))).toEqual([]);
     expect(checkReport('fleet', text({ ...fleet, completed: 19, lost: 1 }))).toEqual(['lost: 1 run(s) lost', '(report): not every run completed']);
     expect(checkReport('fleet', text({ ...fleet, sfnApiCallsPerStep: 1.01 }))[0]).toMatch(/^sfnApiCallsPerStep: 1.01 Step Functions calls per agent step/);
+    // Issue 34: one GetExecutionHistory a run (100 steps) is over the bound now.
+    expect(checkReport('fleet', text({ ...fleet, sfnApiCallsPerStep: 0.01 }))[0]).toMatch(/^sfnApiCallsPerStep: 0.01 /);
+  });
+
+  it('holds the fleet model to issue 34\'s bar: starts sustained ≥ 100/s for ≥ 60 simulated s, none lost, no control-plane throttle', () => {
+    const model = {
+      engine: 'model',
+      runs: 10_000,
+      completed: 10_000,
+      lost: 0,
+      startsPerSecond: 100,
+      sustainedStarts: { perSecond: 100, seconds: 99 },
+      sfnCallsPerRun: { StartExecution: 1 },
+      controlPlaneThrottles: 0,
+      lambda: { throttles: 156_739, peakConcurrent: 1_000, limit: 1_000, retriesExhausted: 0 },
+    };
+    expect(checkReport('fleet-model', text(model))).toEqual([]);
+    expect(checkReport('fleet-model', text({ ...model, sustainedStarts: { perSecond: 99, seconds: 99 } }))).toEqual(['sustainedStarts.perSecond: starts sustained at 99/s, under 100/s']);
+    expect(checkReport('fleet-model', text({ ...model, sustainedStarts: { perSecond: 100, seconds: 59 } }))).toEqual(['sustainedStarts.seconds: starts sustained for 59 simulated s, under 60 s']);
+    expect(checkReport('fleet-model', text({ ...model, controlPlaneThrottles: 3 }))).toEqual(['controlPlaneThrottles: 3 control-plane call(s) throttled']);
+    expect(checkReport('fleet-model', text({ ...model, completed: 9_998, lost: 2, lambda: { ...model.lambda, retriesExhausted: 2 } }))).toEqual([
+      'lost: 2 run(s) lost',
+      'lambda.retriesExhausted: 2 Lambda invocation(s) out of retries',
+      '(report): not every run completed',
+    ]);
+  });
+
+  it('fails the fleet agreement when the model and the handlers differ on calls per run, throttles or lost runs', () => {
+    const side = { runs: 50, lost: 0, sfnCallsPerRun: { StartExecution: 1 }, controlPlaneThrottles: 0 };
+    const report = { handlers: side, model: side, agreement: { sfnCallsPerRun: true, controlPlaneThrottles: true, lost: true }, agree: true };
+    expect(checkReport('fleet-agree', text(report))).toEqual([]);
+    expect(checkReport('fleet-agree', text({ ...report, agreement: { ...report.agreement, sfnCallsPerRun: false }, agree: false }))).toContain('agreement.sfnCallsPerRun: the model and the handlers made different Step Functions calls per run');
   });
 
   it('accepts a cold-start report under the targets, and rejects one over them, with a dev file, or without a target step', () => {

@@ -184,5 +184,29 @@ export function runsSpec(make: MakeLedger): void {
         expect(await ledger.listRunningRuns()).toEqual([]);
       });
     });
+
+    describe('listRunsOf', () => {
+      it("lists one agent's runs newest first, finished or not, as written; none of another agent's", async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.createRun(run('r2', { createdAt: at(5).toISOString() }));
+        await ledger.createRun(run('other', { agent: 'another-agent', createdAt: at(7).toISOString() }));
+        await ledger.createRun(run('r3', { createdAt: at(9).toISOString() }));
+        await ledger.finishRun('r2', { status: 'succeeded' }, at(10));
+        const agent = (await ledger.getRun('r1'))!.agent;
+        expect((await ledger.listRunsOf(agent)).map((r) => r.runId)).toEqual(['r3', 'r2', 'r1']);
+        expect((await ledger.listRunsOf('another-agent')).map((r) => r.runId)).toEqual(['other']);
+        // The records read back as written: no index attribute shows.
+        expect(await ledger.listRunsOf(agent, 1)).toEqual([await ledger.getRun('r3')]);
+      });
+
+      it('lists from a creation time down (the runs API pages with it)', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.createRun(run('r2', { createdAt: at(5).toISOString() }));
+        await ledger.createRun(run('r3', { createdAt: at(9).toISOString() }));
+        const agent = (await ledger.getRun('r1'))!.agent;
+        expect((await ledger.listRunsOf(agent, 10, { notAfter: at(5).toISOString() })).map((r) => r.runId)).toEqual(['r2', 'r1']);
+        expect(await ledger.listRunsOf(agent, 10, { notAfter: at(-1).toISOString() })).toEqual([]);
+      });
+    });
   });
 }

@@ -1,0 +1,142 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
+import { PAYLOAD_LIMIT_BYTES } from '../lambdas/shared/limits.js';
+import { readBoundedBody } from '../local/services/http-body.js';
+import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from '../local/services/loopback-credential.js';
+
+/** One agent's engine behind the front door: its runs and approval APIs, with their credential. */
+export interface AgentApis {
+  readonly name: string;
+  /** `http://127.0.0.1:<port>/<credential>/v1/runs` */
+  readonly runs: string;
+  /** `http://127.0.0.1:<port>/<credential>/v1/approvals` */
+  readonly approvals: string;
+}
+
+const MAX_BODY = PAYLOAD_LIMIT_BYTES + 4 * 1024;
+const RUN = /^\/v1\/runs\/([^/]+)(\/cancel|\/events)?\/?$/;
+const APPROVAL = /^\/v1\/approvals\/([^/]+)\/?$/;
+
+/**
+ * `savepoint serve` with several agents: each agent has an engine of its own (its own ledger, as
+ * a `DurableAgent` of its own has on AWS), and this one loopback port, behind its own credential,
+ * routes the runs API and the approval API to them — a start by the `agent` it names, a run (its
+ * events too) or an approval to the engine that holds it, a listing by its `agent`; the approvals waiting in every
+ * engine are listed together. Each engine answers as it would alone (its 4xx included).
+ */
+export async function startFrontDoor(agents: readonly AgentApis[], options: { port?: number; fallback?: (request: IncomingMessage, response: ServerResponse) => boolean } = {}) {
+  const credential = newLoopbackCredential();
+  const names = agents.map((agent) => agent.name).join(', ');
+  const server = createLoopbackServer((request, response) => {
+    route(request, response).catch((error: unknown) => answer(response, 500, String(error)));
+  });
+
+  async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const authorized = pathAfterCredential(request.url ?? '/', credential);
+    if (authorized === undefined) {
+      if (options.fallback?.(request, response)) return;
+      request.resume();
+      return answer(response, 403, MISSING_CREDENTIAL);
+    }
+    const url = new URL(authorized, 'http://front.invalid');
+    const body = await readBoundedBody(request, MAX_BODY);
+    if (body === undefined) return answer(response, 413, `body: larger than the ${MAX_BODY} bytes a run request may have`);
+    const method = request.method ?? 'GET';
+    const forward = (target: string) => relay(request, response, target, body);
+    const byName = (name: string | null | undefined) => {
+      if (name === undefined || name === null) return agents.length === 1 ? agents[0] : undefined;
+      return agents.find((agent) => agent.name === name);
+    };
+
+    if (/^\/v1\/runs\/?$/.test(url.pathname)) {
+      const named = method === 'POST' ? agentOfBody(body) : url.searchParams.get('agent');
+      const agent = byName(named);
+      if (!agent) return answer(response, 400, named ? `agent: no agent ${named} here (this serve runs ${names})` : `agent: this serve runs ${names}: name one`);
+      return forward(`${agent.runs}${url.search}`);
+    }
+    const run = RUN.exec(url.pathname);
+    if (run) {
+      const owner = await holder(agents, (agent) => `${agent.runs}/${run[1]}`);
+      if (!owner) return answer(response, 404, `runId: no run ${decodeURIComponent(run[1]!)}`);
+      return forward(`${owner.runs}/${run[1]}${run[2] ?? ''}${url.search}`);
+    }
+    if (/^\/v1\/approvals\/?$/.test(url.pathname) && method === 'GET') {
+      const lists = await Promise.all(agents.map(async (agent) => ((await (await fetch(agent.approvals)).json()) as { approvals?: unknown[] }).approvals ?? []));
+      return answer(response, 200, undefined, { approvals: lists.flat() });
+    }
+    const approval = APPROVAL.exec(url.pathname);
+    if (approval) {
+      const owner = await holder(agents, (agent) => `${agent.approvals}/${approval[1]}`);
+      if (!owner) return answer(response, 404, `no approval ${decodeURIComponent(approval[1]!)}`);
+      return forward(`${owner.approvals}/${approval[1]}${url.search}`);
+    }
+    return answer(response, 404, `no route ${url.pathname}`);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    runsUrl: credentialedUrl(`http://127.0.0.1:${port}`, credential, '/v1/runs'),
+    approvalsUrl: credentialedUrl(`http://127.0.0.1:${port}`, credential, '/v1/approvals'),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The `agent` a run request names; undefined when it names none or is not JSON (the engine it goes to says what is wrong). */
+function agentOfBody(body: Buffer): string | undefined {
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { agent?: unknown };
+    return typeof parsed.agent === 'string' ? parsed.agent : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The agent whose engine has the resource (answers 200 to a GET of it), if any. */
+async function holder(agents: readonly AgentApis[], resource: (agent: AgentApis) => string): Promise<AgentApis | undefined> {
+  for (const agent of agents) {
+    const response = await fetch(resource(agent));
+    await response.arrayBuffer();
+    if (response.ok) return agent;
+  }
+  return undefined;
+}
+
+/** The engine's answer to the request, passed on as it comes (an event stream too, until either side ends it). */
+async function relay(request: IncomingMessage, response: ServerResponse, target: string, body: Buffer): Promise<void> {
+  const ended = new AbortController();
+  response.on('close', () => ended.abort());
+  const headers: Record<string, string> = {};
+  for (const name of ['content-type', 'accept', 'last-event-id']) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  const answered = await fetch(target, { method: request.method ?? 'GET', headers, ...(body.length > 0 && { body: new Uint8Array(body) }), signal: ended.signal });
+  const passed: Record<string, string> = {};
+  for (const name of ['content-type', 'location', 'retry-after', 'cache-control']) {
+    const value = answered.headers.get(name);
+    if (value !== null) passed[name] = value;
+  }
+  response.writeHead(answered.status, passed);
+  if (!answered.body) return void response.end();
+  try {
+    for await (const chunk of answered.body as unknown as AsyncIterable<Uint8Array>) response.write(chunk);
+  } catch (error) {
+    if (!ended.signal.aborted) throw error;
+  }
+  response.end();
+}
+
+function answer(response: ServerResponse, status: number, message: string | undefined, body?: unknown): void {
+  if (response.headersSent) return void response.destroy();
+  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body ?? { message }));
+}

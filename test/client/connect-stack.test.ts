@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type RunsClient } from '../../client/index.js';
+import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+import { serveStack, type ServedStack } from '../support/served-stack.js';
+
+/**
+ * `connect({ stack, region })`: the same client against a deployed stack's runs API — found by
+ * the stack's CloudFormation outputs, every request signed with SigV4 from the caller's AWS
+ * credentials (the SDK's default chain, here the environment). The stack is the local twin
+ * (test/support/served-stack.ts): the SDK's endpoints point at loopback, and its API refuses a
+ * request whose signature does not check out, as API Gateway's IAM authorization does.
+ */
+let harness: Harness;
+let served: ServedStack;
+let client: RunsClient;
+const saved = { ...process.env };
+
+beforeAll(async () => {
+  harness = await startHarness({ recovery: false, day: sampleDay });
+  served = await serveStack(harness);
+  // The caller's AWS configuration: its region, credentials and the SDK's endpoint settings.
+  Object.assign(process.env, served.env);
+  client = await connect({ stack: 'Savepoint', region: 'us-east-1' });
+}, 120_000);
+afterAll(async () => {
+  process.env = saved;
+  await served?.close();
+  await harness?.stack.close();
+});
+
+describe('the client of a deployed stack (the twin)', () => {
+  it('starts a run, waits for a person, decides, waits for the end, lists and reads it — every request signed', async () => {
+    const started = await client.start({ agent: 'refund-reconciler', input: { date: sampleDay.date }, runId: 'stack-r1', config: { approvalTimeoutSeconds: 3600 } });
+    expect(started).toMatchObject({ runId: 'stack-r1', created: true });
+    for (;;) {
+      const run = await client.wait('stack-r1', { untilInput: true });
+      if (run.lifecycle !== 'input_required') break;
+      for (const approval of await client.approvals('stack-r1')) expect(await client.decide(approval.approvalId, 'approve')).toMatchObject({ approvalId: approval.approvalId, status: 'approved' });
+    }
+    const finished = await client.get('stack-r1');
+    expect(finished).toMatchObject({ lifecycle: 'completed', report: { status: 'succeeded' } });
+    expect((await client.list({ status: 'completed' })).runs.map((run) => run.runId)).toEqual(['stack-r1']);
+    await expect(client.cancel('never-ran')).rejects.toMatchObject({ name: 'RunsApiError', status: 404 });
+
+    const paths = served.approvalRequests.map((request) => `${request.method} ${request.path}`);
+    expect(paths).toEqual(expect.arrayContaining(['POST /runs', 'GET /runs/stack-r1?wait=20', 'GET /runs?status=completed', 'GET /approvals', 'POST /runs/never-ran/cancel']));
+    expect(served.approvalRequests.filter((request) => !request.signed)).toEqual([]);
+  }, 120_000);
+
+  it('is refused (403) without a signature, and nothing starts', async () => {
+    const api = served.approvalRequests[0]!.headers['host']; // the API's address, as the stack's outputs name it
+    const response = await fetch(`http://${api}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { date: sampleDay.date }, runId: 'unsigned' }) });
+    expect(response.status).toBe(403);
+    expect(await harness.stack.ledger.getRun('unsigned')).toBeUndefined();
+  });
+});
