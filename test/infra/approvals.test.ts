@@ -133,7 +133,7 @@ describe('approvals in the template', () => {
     // (GetItem, the seal key to verify it), and no decision key.
     expect(envOf(Steps.RunsApi)['TABLE_NAME']).toBeDefined();
     expect([...actionsOf(Steps.RunsApi)].filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:')).sort()).toEqual([
-      'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue', 'states:StartExecution', 'states:StopExecution',
+      'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue', 'states:StartExecution', 'states:StopExecution',
     ]);
   });
 

@@ -158,14 +158,16 @@ describe('the state machine version and its alias', () => {
     expect(statements.some((statement) => joined(statement.Action).includes('states:DescribeExecution'))).toBe(true);
   });
 
-  it('lets StartRun stop the execution a migration takes the run from, and no other function', () => {
+  it('lets StartRun stop the execution a migration takes the run from, the runs API a cancelled run\'s, and no other function, each only its agent\'s executions', () => {
     const stoppers = Object.entries(resources)
       .filter(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables?.SAVEPOINT_STEP)
       .filter(([id]) => joined(policyOf(id).map((statement) => statement.Action)).includes('states:StopExecution'))
       .map(([id]) => stepOf(id));
-    expect(stoppers).toEqual([Steps.StartRun]);
-    const stop = policyOf(functionOf(Steps.StartRun)[0]).find((statement) => joined(statement.Action).includes('states:StopExecution'));
-    expect(joined(stop?.Resource)).toContain(':execution:Savepoint-refund-reconciler:*');
+    expect(stoppers.sort()).toEqual([Steps.StartRun, Steps.RunsApi].sort());
+    for (const step of [Steps.StartRun, Steps.RunsApi]) {
+      const stop = policyOf(functionOf(step)[0]).find((statement) => joined(statement.Action).includes('states:StopExecution'));
+      expect(joined(stop?.Resource), step).toContain(':execution:Savepoint-refund-reconciler:*');
+    }
   });
 });
 
