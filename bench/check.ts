@@ -485,13 +485,26 @@ export const SPEED_LIMITS = {
    * bench/events.ts: the CPU per step that 100 subscribers of the run's event stream add to the
    * engine's process, over the run's alone (issue 33's target: ≤ 10%). CI's form, 100 steps × 3
    * runs, on 2 cores at load 12–17 (2026-12-02 07:20–07:45 UTC): 0.092, 0.342, 0.086, 0.22, 0.18,
-   * 0.36; the bound about 1.5× the highest. The cost is each
+   * 0.36; at load 8.6–8.9 (08:11–08:15 UTC), with reads on the ledger's writes: 0.198, 0.323, 0.24,
+   * and the poll alone, run alternately: 0.181, 0.055, 0.33 (the same within the noise); the bound
+   * about 1.4× the highest since. The cost is each
    * follower's connection (once a run) and a socket write per follower per delivery; deliveries
    * are bounded per run (event-feed.ts POLL_MS_PER_FOLLOWER), so it is a share of a run's fixed
    * work that a longer run makes smaller. Before the bound on deliveries (a poll every 25 ms
    * whatever the followers): 0.63.
    */
-  events: { bound: 0.55, target: 0.1, measured: '0.092, 0.342, 0.086, 0.22, 0.18, 0.36 at load 12–17' },
+  events: { bound: 0.45, target: 0.1, measured: '0.198, 0.323, 0.24 at load 8.6–8.9 (reads on writes); 0.181, 0.055, 0.33 with the poll alone' },
+  /**
+   * bench/events.ts: the median delay from a record's write to its event's arrival at a subscriber,
+   * in steps of the run it follows (the median over the 100 subscribers' deliveries / ms per step,
+   * both from the same runs). The issue asks for a few steps' time. In the engine's process a
+   * followed run is read when the ledger records to it (local/runtime/recorded-runs.ts), the reads
+   * spaced 0.5 ms per follower (event-feed.ts WAKE_MS_PER_FOLLOWER): CI's form at load 8.6–8.9
+   * (2026-12-02 08:11–08:15 UTC), 6.5, 7.2, 11.9 steps (45–86 ms median); the bound 1.5× the
+   * highest. Before, run alternately (a poll every 25 ms + 2.5 ms per follower): 30.1, 32.6, 22.0
+   * steps (212–235 ms), which this bound fails.
+   */
+  eventsDelay: { bound: 18, target: 3, measured: '6.5, 7.2, 11.9 at load 8.6–8.9' },
   cli: {
     status: { bound: 17, target: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, measured: '11.1 (279 ms) at load 1–2 on Node 22' },
     runs: { bound: 12, target: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, measured: '7.8 (188 ms) at load 1–2 on Node 22' },
@@ -538,6 +551,7 @@ function speedFigures(mode: Mode, report: any): { figures: HeldFigure[]; missing
     }
     case 'events':
       figures.push({ path: 'addedCpuShare', name: `${report.subscribers} subscribers of a run's events`, value: report.addedCpuShare, unit: "of the engine's CPU per step added", limit: SPEED_LIMITS.events });
+      figures.push({ path: 'delivery.medianMs', name: "a record's write to its event's delivery, median", value: report.delivery.medianMs / report.delivery.stepMs, unit: "× the run's step time", limit: SPEED_LIMITS.eventsDelay });
       break;
     case 'growth':
       for (const name of CLI_TARGETS.commands) {

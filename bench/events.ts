@@ -13,7 +13,8 @@
  * CPU ms per step is this process's CPU time over the run (to its last delivery) / N; the added
  * share is (with − without) / without. The delivery delay is from a record's write (its
  * `recordedAt`) to the event's arrival at a subscriber, over every subscriber's model turns and
- * tool results, printed beside the step time (ms per step) it is measured against.
+ * tool results, printed beside the step time (ms per step) it is measured against, and as a
+ * number of steps (held by bench/check.ts).
  *
  * Resume: runs followed through a proxy that cuts each connection after a random number of bytes
  * (mid-frame, mid-header), until at least D cuts; the events the client yielded, against the run's
@@ -177,6 +178,6 @@ if (values.json) {
   process.stdout.write('subscribers   ms/step   CPU ms/step\n');
   for (const row of rows) process.stdout.write(`${String(row.subscribers).padStart(11)}   ${row.msPerStep.toFixed(3).padStart(7)}   ${row.cpuMsPerStep.toFixed(3).padStart(11)}\n`);
   process.stdout.write(`CPU added by ${subscribers} subscribers: ${(report.addedCpuShare * 100).toFixed(1)}% per step (bound 10%)\n`);
-  process.stdout.write(`write → delivery: median ${report.delivery.medianMs} ms, p99 ${report.delivery.p99Ms} ms over ${sorted.length} deliveries (a step takes ${report.delivery.stepMs.toFixed(2)} ms)\n`);
+  process.stdout.write(`write → delivery: median ${report.delivery.medianMs} ms, p99 ${report.delivery.p99Ms} ms over ${sorted.length} deliveries (a step takes ${report.delivery.stepMs.toFixed(2)} ms: the median is ${(report.delivery.medianMs / report.delivery.stepMs).toFixed(1)} steps)\n`);
   process.stdout.write(`resume after ${resume.disconnects} random disconnects over ${resume.runs} run(s), ${resume.events} events: ${resume.lost} lost, ${resume.duplicated} duplicated\n`);
 }

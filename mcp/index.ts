@@ -9,7 +9,7 @@
  * import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
  * import { connect } from 'savepoint/client';
  * import { savepointMcpServer } from 'savepoint/mcp';
- * import { refunds } from './agent.js';
+ * import { refunds } from './agent.js'; // a defineAgent definition: its name and input schema are served
  *
  * const client = await connect({ stateDir: '.savepoint' });
  * await savepointMcpServer({ runs: client, agents: [refunds] }).connect(new StdioServerTransport());

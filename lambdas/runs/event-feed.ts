@@ -7,17 +7,27 @@ import { isFinal, settledEvents, type RunEvent, type RunRecords } from './events
  * ledger on the injected clock — one poller per followed run, however many follow it, and only
  * while someone does — because it is the one mechanism both ledgers share (the embedded one and
  * DynamoDB on AWS, where a Lambda streaming the events reads its run's partition) and it puts no
- * write, no hook and no listener on the steps' hot path. A read is a query of one partition.
+ * write on the steps' hot path. A read is a query of one partition.
+ *
+ * Where the ledger is in the same process as the steps (the local engine), `wake(runId)` after a
+ * record reads the run sooner than the poll would: a delivery lags its write by a few steps, not a
+ * poll. Wakes are spaced by the followers as polls are (a delivery is a socket write per follower),
+ * more tightly because they come only when there is something to send; the poll stays for the
+ * writes of another process (a console over a state directory another engine writes).
  *
  *   subscriber ──follow(runId)──► poller of runId ──every pollMs──► read(runId) ─► settledEvents
- *        ▲                              │ the list grew
- *        └──── events after its cursor ─┘
+ *        ▲                              │ the list grew       ▲
+ *        └──── events after its cursor ─┘                     └── wake(runId): a record was written
  */
 
 /** Reads a run's records (events.ts `readRunRecords` over a ledger); undefined: no such run. */
 export type ReadRun = (runId: string) => Promise<RunRecords | undefined>;
 
-export type FeedListener = (events: readonly RunEvent[], frames: readonly string[]) => void;
+/**
+ * A run's settled events as they grow, each one's SSE frame, and `batch(from)`: the frames from
+ * index `from` to the end, joined once per delivery however many followers are at `from`.
+ */
+export type FeedListener = (events: readonly RunEvent[], frames: readonly string[], batch: (from: number) => string) => void;
 
 export interface RunFeeds {
   /**
@@ -32,6 +42,11 @@ export interface RunFeeds {
    * follows the run any more.
    */
   follow(runId: string, listener: FeedListener): () => void;
+  /**
+   * A record of the run was just written (by this process): read it soon, at most one read per
+   * `wakeMsPerFollower` × followers (and `wakeMs`). Nothing when nobody follows the run.
+   */
+  wake(runId: string): void;
 }
 
 /** How often a followed run's records are read, at the most: a delivery lags its write by about half of it. */
@@ -43,27 +58,75 @@ export const POLL_MS = 25;
  * its work however many follow (bench/events.ts).
  */
 export const POLL_MS_PER_FOLLOWER = 2.5;
+/**
+ * The least time between two reads of a run that a write woke (many writes, one read): a run of
+ * fast steps read at most 100 times a second, each read the whole run, however few follow it.
+ */
+export const WAKE_MS = 10;
+/**
+ * Each follower spaces the reads wakes make by this much (a hundred: 50 ms, 20 deliveries a
+ * second, each a socket write per follower): a delivery a few steps after its write at bench
+ * speed (bench/events.ts: 6.5–12 steps), and the followers' writes bounded per run as the poll's are.
+ */
+export const WAKE_MS_PER_FOLLOWER = 0.5;
 
 export function runFeeds({
   read,
   clock,
   pollMs = POLL_MS,
   pollMsPerFollower = POLL_MS_PER_FOLLOWER,
+  wakeMs = WAKE_MS,
+  wakeMsPerFollower = WAKE_MS_PER_FOLLOWER,
   onError = () => undefined,
 }: {
   read: ReadRun;
   clock: Clock;
   pollMs?: number;
   pollMsPerFollower?: number;
+  wakeMs?: number;
+  wakeMsPerFollower?: number;
   onError?: (error: unknown) => void;
 }): RunFeeds {
   const timers = timersOf(clock);
-  const polled = new Map<string, { listeners: Set<FeedListener>; events: readonly RunEvent[]; frames: string[]; cancel?: () => void; reading: boolean }>();
+  interface Feed {
+    listeners: Set<FeedListener>;
+    events: readonly RunEvent[];
+    frames: string[];
+    reading: boolean;
+    /** The next read's timer, and when it is due (clock ms). */
+    cancel?: () => void;
+    due: number;
+    /** When the last read began (clock ms). */
+    readAt: number;
+    /** A write woke the run while it was being read: read it again. */
+    woken: boolean;
+  }
+  const polled = new Map<string, Feed>();
+  /** The reads under way for `current` from the start of a run. */
+  const opening = new Map<string, Promise<readonly RunEvent[] | undefined>>();
+  const now = () => clock.now().getTime();
+  const wakeGap = (feed: Feed) => Math.max(wakeMs, feed.listeners.size * wakeMsPerFollower);
+  /** Reads the run in `delay` ms, unless a read is due sooner already. */
+  const schedule = (runId: string, feed: Feed, delay: number) => {
+    if (delay <= 0) return void poll(runId); // no timer for a read that is due
+    const due = now() + delay;
+    if (feed.cancel && feed.due <= due) return;
+    feed.cancel?.();
+    feed.due = due;
+    feed.cancel = timers.after(delay, () => {
+      feed.cancel = undefined;
+      void poll(runId);
+    });
+  };
 
   const poll = async (runId: string) => {
     const feed = polled.get(runId);
     if (!feed || feed.reading) return;
+    feed.cancel?.();
+    feed.cancel = undefined;
     feed.reading = true;
+    feed.woken = false;
+    feed.readAt = now();
     try {
       const records = await read(runId);
       const events = records ? settledEvents(records) : [];
@@ -71,14 +134,16 @@ export function runFeeds({
         // The prefix never changes (events.ts): only the new events are framed.
         for (const event of events.slice(feed.events.length)) feed.frames.push(sseFrame(event));
         feed.events = events;
-        for (const listener of feed.listeners) listener(events, feed.frames);
+        const batch = batchOf(feed.frames);
+        for (const listener of feed.listeners) listener(events, feed.frames, batch);
       }
     } catch (error) {
       onError(error); // a read that failed (a damaged record, a throttle) is tried again on the next tick
     } finally {
       feed.reading = false;
     }
-    if (polled.get(runId) === feed && feed.listeners.size > 0 && !isFinal(feed.events.at(-1))) feed.cancel = timers.after(Math.max(pollMs, feed.listeners.size * pollMsPerFollower), () => void poll(runId));
+    if (polled.get(runId) !== feed || feed.listeners.size === 0 || isFinal(feed.events.at(-1))) return;
+    schedule(runId, feed, feed.woken ? Math.max(0, feed.readAt + wakeGap(feed) - now()) : Math.max(pollMs, feed.listeners.size * pollMsPerFollower));
   };
 
   return {
@@ -86,19 +151,31 @@ export function runFeeds({
       // A hundred followers connecting at once cost one read, not a hundred.
       const feed = polled.get(runId);
       if (feed && feed.events.length > 0 && (through === undefined || feed.events.at(-1)!.id >= through)) return feed.events;
+      // Before the first poll has read the run: those that start from its beginning share one read
+      // (any read will do: the feed brings what came after). A resume point needs a read after it.
+      if (through === undefined) {
+        let shared = opening.get(runId);
+        if (!shared) {
+          shared = read(runId)
+            .then((records) => records && settledEvents(records))
+            .finally(() => opening.delete(runId));
+          opening.set(runId, shared);
+        }
+        return shared;
+      }
       const records = await read(runId);
       return records && settledEvents(records);
     },
     follow(runId, listener) {
       let feed = polled.get(runId);
       if (!feed) {
-        feed = { listeners: new Set(), events: [], frames: [], reading: false };
+        feed = { listeners: new Set(), events: [], frames: [], reading: false, due: 0, readAt: 0, woken: false };
         polled.set(runId, feed);
         feed.listeners.add(listener);
         void poll(runId);
       } else {
         feed.listeners.add(listener);
-        if (feed.events.length > 0) listener(feed.events, feed.frames);
+        if (feed.events.length > 0) listener(feed.events, feed.frames, batchOf(feed.frames));
       }
       const own = feed;
       return () => {
@@ -109,6 +186,24 @@ export function runFeeds({
         }
       };
     },
+    wake(runId) {
+      const feed = polled.get(runId);
+      if (!feed || isFinal(feed.events.at(-1))) return;
+      // Read once the one under way ends (what it read may predate the write), else after the gap.
+      if (feed.reading) feed.woken = true;
+      else schedule(runId, feed, Math.max(0, feed.readAt + wakeGap(feed) - now()));
+    },
+  };
+}
+
+/** The frames from an index to the end, joined once per index (followers in step share one string, and one write each). */
+function batchOf(frames: readonly string[]): (from: number) => string {
+  const joined = new Map<number, string>();
+  const to = frames.length;
+  return (from) => {
+    let text = joined.get(from);
+    if (text === undefined) joined.set(from, (text = from === to - 1 ? frames[from]! : frames.slice(from, to).join('')));
+    return text;
   };
 }
 
@@ -177,11 +272,16 @@ export function streamRunEvents(
   let sent = 0;
   let open = true;
   let cancelHeartbeat = () => {};
-  const armHeartbeat = () => {
-    cancelHeartbeat();
-    cancelHeartbeat = timers.after(heartbeatMs, () => {
+  /** When the stream last wrote (clock ms): the heartbeat is due `heartbeatMs` after it. */
+  let wroteAt = clock.now().getTime();
+  // One timer for the stream's life, not one per delivery: when it fires after a write, it waits out the rest.
+  const armHeartbeat = (delay = heartbeatMs) => {
+    cancelHeartbeat = timers.after(delay, () => {
       if (!open) return;
+      const idle = clock.now().getTime() - wroteAt;
+      if (idle < heartbeatMs) return armHeartbeat(heartbeatMs - idle);
       sink.write(SSE_HEARTBEAT);
+      wroteAt = clock.now().getTime();
       armHeartbeat();
     });
   };
@@ -189,7 +289,7 @@ export function streamRunEvents(
   let unfollow: (() => void) | undefined;
   // Sent with the first delivery (one write, not two), or alone if there is none yet.
   let preamble = `retry: ${SSE_RETRY_MS}\n\n`;
-  unfollow = feeds.follow(runId, (events, frames) => {
+  unfollow = feeds.follow(runId, (events, frames, batch) => {
     if (!open) return;
     // Ids are positions: those after the cursor are exactly the ones not sent yet.
     let from = next;
@@ -206,14 +306,14 @@ export function streamRunEvents(
         }
       }
     }
-    const text = preamble + (to - from === 1 ? frames[from]! : frames.slice(from, to).join(''));
+    const text = preamble + (to === events.length ? batch(from) : frames.slice(from, to).join(''));
     preamble = '';
     sink.write(text);
     sent += text.length;
     next = to;
     cursor = events[to - 1]!.id;
     if (isFinal(events[to - 1]) || to < events.length || (limits.maxBytes !== undefined && sent >= limits.maxBytes)) return stop(true);
-    armHeartbeat();
+    wroteAt = clock.now().getTime();
   });
   function stop(end: boolean) {
     if (!open) return;

@@ -25,6 +25,7 @@ import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../state/ledger-fil
 import { deadlineTimers, localApprovalPolicy, localApprovalSetup, templatePeople } from './approvals.js';
 import { localHandlers } from './handlers.js';
 import { openLocalLedger } from './ledger.js';
+import { recordedRuns } from './recorded-runs.js';
 import type { LocalStackOptions } from './options.js';
 import { assertToolsFitTemplate, bindTasks, localEngine, type LocalHandlers } from './tasks.js';
 import { startWorld } from './world.js';
@@ -95,7 +96,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     if (sink) closers.push(() => sink.shutdown());
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
     const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
-    const ledger = options.decorateLedger ? options.decorateLedger(traced) : traced;
+    // Outermost: the run event stream hears of each record as every writer in this process makes it.
+    const recorded = recordedRuns(options.decorateLedger ? options.decorateLedger(traced) : traced);
+    const ledger = recorded.ledger;
 
     if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);
     const model = await startModelServer({
@@ -217,9 +220,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // Gateway's response streaming and the limits it cuts a stream at. A template without the
     // function (no approval API) has no such route on AWS: the engine's own stream stays.
     const twinRunEvents = () => {
-      if (!runEventsFunctionOf(template)) return localRunEvents(ledger, clock, { log });
+      if (!runEventsFunctionOf(template)) return localRunEvents(ledger, clock, { log, recorded });
       const streamed = streamedResponseLimits(template);
-      const route = localRunEvents(ledgerOf(Steps.RunEvents), clock, { log, limits: awsStreamLimits(streamed.functionTimeoutMs) });
+      // The engine's writes wake its poller (a delivery sooner); on AWS the function only polls.
+      const route = localRunEvents(ledgerOf(Steps.RunEvents), clock, { log, recorded, limits: awsStreamLimits(streamed.functionTimeoutMs) });
       return servedAsApiGatewayStreams(route, clock, streamed, (limit) => log(`run events: API Gateway cut a stream at its ${limit}`));
     };
     const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents: twinRunEvents(), ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });

@@ -6,14 +6,21 @@ import type { Clock } from '../../lambdas/shared/ports.js';
 
 /**
  * The local engine's `GET /v1/runs/{id}/events`, read from its own ledger: one poller per followed
- * run on the engine's clock (lambdas/runs/event-feed.ts), however many follow it.
+ * run on the engine's clock (lambdas/runs/event-feed.ts), however many follow it. With `recorded`
+ * (the engine's writes, local/runtime/recorded-runs.ts), a followed run is read as soon as it is
+ * written to; the poll remains for writes from another process.
  */
-export function localRunEvents(ledger: Pick<Ledger, 'getRun' | 'listConversation'>, clock: Clock, options: { log?: (line: string) => void; pollMs?: number; limits?: StreamLimits } = {}) {
+export function localRunEvents(
+  ledger: Pick<Ledger, 'getRun' | 'listConversation'>,
+  clock: Clock,
+  options: { log?: (line: string) => void; pollMs?: number; limits?: StreamLimits; recorded?: { onRecorded(listener: (runId: string) => void): void } } = {},
+) {
   const feeds = runFeeds({
     read: (runId) => readRunRecords(ledger, runId),
     clock,
     ...(options.pollMs !== undefined && { pollMs: options.pollMs }),
     onError: (error) => options.log?.(`run events: reading the ledger failed, trying again: ${String(error)}`),
   });
+  options.recorded?.onRecorded((runId) => feeds.wake(runId));
   return createRunEventsRoute({ feeds, clock, ...(options.limits && { limits: options.limits }) });
 }

@@ -9,7 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOC_FILES } from '../readme/readme-text.js';
+import { DOC_FILES, readmeFiles } from '../readme/readme-text.js';
 import { openLedger } from '../../cli/state.js';
 import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
 import { cachedTemplate } from '../../local/template/cache.js';
@@ -166,6 +166,22 @@ describe('an application from npm pack, on savepoint serve', () => {
     const { task } = await mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date: sampleDay.date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
     const result = await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.structuredContent).toMatchObject({ runId: task.taskId, status: 'succeeded' });
+    await mcp.close();
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  }, 300_000);
+
+  it("runs docs/mcp.md's own server (savepointMcpServer in front of connect) as an MCP host would", async () => {
+    // The guide's snippet as written (plain JavaScript as well as TypeScript), in the app.
+    writeFileSync(join(app, 'mcp-server.mjs'), readmeFiles()['mcp-server.ts']!.replace("'.savepoint'", "'.savepoint-own-mcp'"));
+    const serve = startServe('.savepoint-own-mcp');
+    await serve.ready;
+    const mcp = new Client({ name: 'package-mcp-host', version: '1.0.0' });
+    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: ['mcp-server.mjs'], cwd: app, stderr: 'pipe' }));
+    const { tools } = await mcp.listTools();
+    expect(tools).toMatchObject([{ name: 'refund-reconciler', description: "Reconciles a day's refunds.", execution: { taskSupport: 'required' } }]);
+    const { task } = await mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date: sampleDay.date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    expect((await mcp.experimental.tasks.cancelTask(task.taskId)).status).toBe('cancelled');
     await mcp.close();
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);

@@ -1,12 +1,13 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { HEARTBEAT_MS, POLL_MS, type StreamLimits } from '../../lambdas/runs/event-feed.js';
+import { HEARTBEAT_MS, POLL_MS, WAKE_MS, type StreamLimits } from '../../lambdas/runs/event-feed.js';
 import { AWS_STREAM, awsStreamLimits } from '../../lambdas/runs/stream-limits.js';
 import { readRunRecords, settledEvents } from '../../lambdas/runs/events.js';
 import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { startApprovalApi } from '../../local/services/approval-api.js';
 import { localRunEvents } from '../../local/services/run-events.js';
+import { recordedRuns } from '../../local/runtime/recorded-runs.js';
 import { followEvents, sseFrames, type RunEvent } from '../../client/events.js';
 import { RunsApiError } from '../../client/index.js';
 import { manualClock } from '../support/manual-clock.js';
@@ -33,11 +34,14 @@ function toolTurn(number: number, calls: number): TurnRecord {
   };
 }
 
-async function served(limits?: StreamLimits) {
+async function served(limits?: StreamLimits, options: { recorded?: boolean; pollMs?: number } = {}) {
   const clock = manualClock();
-  const ledger = EmbeddedLedger.open();
-  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock, { ...(limits && { limits }) }) });
-  closers.push(api.close, () => ledger.close());
+  const embedded = EmbeddedLedger.open();
+  // As the local engine wires it (local-stack.ts): the steps write through `recordedRuns`, and the stream hears of each write.
+  const recorded = options.recorded ? recordedRuns(embedded) : undefined;
+  const ledger = recorded?.ledger ?? embedded;
+  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock, { ...(limits && { limits }), ...(recorded && { recorded }), ...(options.pollMs !== undefined && { pollMs: options.pollMs }) }) });
+  closers.push(api.close, () => embedded.close());
   const origin = `http://127.0.0.1:${api.port}`;
   const at = () => clock.now();
   /** Writes of a run as its steps make them. */
@@ -121,6 +125,30 @@ describe('GET /v1/runs/{id}/events', () => {
     expect(stream.ids()).toEqual((await events()).map((event) => event.id));
     expect(stream.ids().slice(4)).toEqual(['t000001.c001.3.result', 't000001.c002.2.started', 't000001.c002.3.result', 't000002.1.model', 't000002.2.budget', 'z.run']);
     expect(stream.text()).toMatch(/^retry: \d+\n\n/);
+  });
+
+  it('in the engine\'s process, a write is sent without waiting for the poll: each record read once the wake gap has passed, the poll never reached', async () => {
+    // The poll an hour apart: every event here comes from a wake.
+    const { clock, origin, steps } = await served(undefined, { recorded: true, pollMs: 3_600_000 });
+    await steps.create();
+    const stream = open(`${origin}/${CREDENTIAL}/v1/runs/r1/events`);
+    await stream.ready;
+    await until(() => stream.ids().length === 1, 'run.started');
+    expect(WAKE_MS).toBeLessThan(POLL_MS);
+    clock.advance(WAKE_MS); // the wake gap since the first read
+    await steps.turn(1, 1);
+    await until(() => stream.ids().length === 3, 'turn 1, read on its write');
+    clock.advance(WAKE_MS);
+    await steps.claim(1, 1);
+    await until(() => stream.ids().length === 4, 'call 1 started');
+    clock.advance(WAKE_MS);
+    await steps.complete(1, 1);
+    clock.advance(WAKE_MS);
+    await steps.turn(2, 0);
+    clock.advance(WAKE_MS);
+    await steps.finish();
+    await until(() => stream.ended, 'the end of the stream');
+    expect(stream.ids()).toEqual(['a.run', 't000001.1.model', 't000001.2.budget', 't000001.c001.2.started', 't000001.c001.3.result', 't000002.1.model', 't000002.2.budget', 'z.run']);
   });
 
   it('resumes exactly after Last-Event-ID (which wins over ?after=), across calls that finished out of order between two connections', async () => {

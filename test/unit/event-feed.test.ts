@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { POLL_MS, POLL_MS_PER_FOLLOWER, runFeeds } from '../../lambdas/runs/event-feed.js';
+import { POLL_MS, POLL_MS_PER_FOLLOWER, WAKE_MS, WAKE_MS_PER_FOLLOWER, runFeeds } from '../../lambdas/runs/event-feed.js';
 import type { RunRecords } from '../../lambdas/runs/events.js';
 import { run, turn } from '../contract/fixtures.js';
 import { manualClock } from '../support/manual-clock.js';
@@ -55,6 +55,80 @@ describe('runFeeds', () => {
     await settle();
     expect(reads).toHaveLength(before + 1);
     for (const stopOne of many) stopOne();
+  });
+
+  it('a wake reads the run at once after a quiet spell, then no sooner than the followers\' gap after the last read; the poll goes on without wakes', async () => {
+    let state: RunRecords = { run: run('r1'), turns: [], calls: [], approvals: [] };
+    const { clock, reads, feeds, settle } = feedsOver(() => state);
+    const lengths: number[] = [];
+    const stops = Array.from({ length: 100 }, (_, index) => feeds.follow('r1', (events) => index === 0 && lengths.push(events.length)));
+    await settle();
+    expect(reads).toHaveLength(1);
+    const gap = 100 * WAKE_MS_PER_FOLLOWER;
+    expect(gap).toBeGreaterThan(WAKE_MS);
+    expect(gap).toBeLessThan(100 * POLL_MS_PER_FOLLOWER / 4);
+    // Woken right after the first read: read after the gap, not the poll's 250 ms.
+    state = { ...state, turns: [{ ...turn(1), content: [{ type: 'text', text: 'hi' }] }] };
+    feeds.wake('r1');
+    feeds.wake('r1'); // many writes, one read
+    clock.advance(gap - 1);
+    await settle();
+    expect(reads).toHaveLength(1);
+    clock.advance(1);
+    await settle();
+    expect(reads).toHaveLength(2);
+    expect(lengths).toEqual([1, 3]);
+    // Quiet for longer than the gap: a wake reads at once.
+    clock.advance(gap);
+    await settle();
+    expect(reads).toHaveLength(2);
+    feeds.wake('r1');
+    await settle();
+    expect(reads).toHaveLength(3);
+    // No wake: the poll still reads (another process's writes).
+    clock.advance(100 * POLL_MS_PER_FOLLOWER);
+    await settle();
+    expect(reads).toHaveLength(4);
+    feeds.wake('nobody'); // a run nobody follows: nothing
+    for (const stop of stops) stop();
+    feeds.wake('r1');
+    clock.advance(10_000);
+    await settle();
+    expect(reads).toHaveLength(4);
+  });
+
+  it('a wake during a read reads again after it (the read under way may predate the write)', async () => {
+    let release = () => {};
+    let state: RunRecords = { run: run('r1'), turns: [], calls: [], approvals: [] };
+    const clock = manualClock();
+    const reads: RunRecords[] = [];
+    const feeds = runFeeds({ read: async () => { const seen = state; await new Promise<void>((resolve) => (release = resolve)); reads.push(seen); return seen; }, clock });
+    const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const lengths: number[] = [];
+    feeds.follow('r1', (events) => lengths.push(events.length));
+    await settle();
+    state = { ...state, turns: [{ ...turn(1), content: [{ type: 'text', text: 'hi' }] }] };
+    feeds.wake('r1');
+    release();
+    await settle();
+    expect(lengths).toEqual([1]);
+    clock.advance(WAKE_MS);
+    await settle();
+    release();
+    await settle();
+    expect(reads).toHaveLength(2);
+    expect(lengths).toEqual([1, 3]);
+  });
+
+  it('a hundred followers connecting at once from the start cost one read; one resuming after an id reads for itself', async () => {
+    const { reads, feeds } = feedsOver(() => ({ run: run('r1'), turns: [{ ...turn(1), content: [{ type: 'text', text: 'hi' }] }], calls: [], approvals: [] }));
+    const lists = await Promise.all(Array.from({ length: 100 }, () => feeds.current('r1')));
+    expect(reads).toHaveLength(1);
+    for (const list of lists) expect(list?.map((event) => event.id)).toEqual(['a.run', 't000001.1.model', 't000001.2.budget']);
+    await Promise.all([feeds.current('r1', 't000001.1.model'), feeds.current('r1', 't000001.1.model')]);
+    expect(reads).toHaveLength(3);
+    await feeds.current('r1');
+    expect(reads).toHaveLength(4); // the shared read is over: the next one is new
   });
 
   it('stops polling once the run\'s last event is out', async () => {
