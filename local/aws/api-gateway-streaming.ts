@@ -96,9 +96,14 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
     let cancelIdle = () => {};
     let cancelDuration = () => {};
     let opened = () => {};
+    // Strings pass as they are (no Buffer per write per follower: the frames are ASCII, a string's
+    // length is its size in bytes, lambdas/runs/event-feed.ts sseFrame); the metadata comes as a Buffer.
     const relay = new Writable({
-      write(chunk: Buffer, _encoding, done) {
+      decodeStrings: false,
+      write(written: Buffer | string, _encoding, done) {
         if (cut) return done();
+        if (metadata && sink && typeof written === 'string') return forward(written, done);
+        let chunk = typeof written === 'string' ? Buffer.from(written) : written;
         if (!metadata) {
           head = Buffer.concat([head, chunk]);
           const at = head.indexOf(DELIMITER);
@@ -117,18 +122,7 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
           refusal += chunk.toString('utf8');
           return done();
         }
-        if (chunk.length === 0) return done();
-        if (sent + chunk.length > limits.maxBytes) {
-          // What fits goes out, then the response is cut (mid-frame, as likely as not).
-          sink.write(chunk.subarray(0, limits.maxBytes - sent).toString('utf8'));
-          sent = limits.maxBytes;
-          cutAt('maxBytes');
-          return done();
-        }
-        sent += chunk.length;
-        sink.write(chunk.toString('utf8'));
-        armIdle();
-        done();
+        forward(chunk.toString('utf8'), done);
       },
       final(done) {
         if (metadata && !sink) {
@@ -144,6 +138,20 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
         done();
       },
     });
+    function forward(text: string, done: () => void) {
+      if (text.length === 0) return done();
+      if (sent + text.length > limits.maxBytes) {
+        // What fits goes out, then the response is cut (mid-frame, as likely as not).
+        sink!.write(text.slice(0, limits.maxBytes - sent));
+        sent = limits.maxBytes;
+        cutAt('maxBytes');
+        return done();
+      }
+      sent += text.length;
+      sink!.write(text);
+      armIdle();
+      done();
+    }
     function armIdle() {
       cancelIdle();
       cancelIdle = timers.after(limits.idleTimeoutMs, () => cutAt('idleTimeoutMs'));
