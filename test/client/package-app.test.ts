@@ -186,4 +186,14 @@ describe('an application from npm pack, on savepoint serve', () => {
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
   }, 300_000);
+
+  it("runs docs/applications.md's application as written: it starts a run, decides what waits, and ends completed", async () => {
+    writeFileSync(join(app, 'runs-app.mjs'), readmeFiles()['runs-app.ts']!.replace("'.savepoint'", "'.savepoint-docs-app'"));
+    const serve = startServe('.savepoint-docs-app');
+    await serve.ready;
+    const { stdout } = await exec(process.execPath, ['runs-app.mjs'], { cwd: app, timeout: 120_000 });
+    expect(stdout.trim()).toBe('completed');
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  }, 300_000);
 });
