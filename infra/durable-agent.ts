@@ -1,5 +1,5 @@
 import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
-import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, ResponseTransferMode, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -218,6 +218,8 @@ export interface ApprovalPageProps {
  * `Lambda::Permission` per function (`scopePermissionToMethod: false`), and not from the console's
  * test invoke: CDK's defaults add two permissions per method, 12 resources per agent.
  */
+/** The events stream's function: as long as API Gateway lets a stream last (15 minutes, Lambda's longest timeout too). */
+const RUN_EVENTS_TIMEOUT_SECONDS = 900;
 const INTEGRATION = { timeout: API_INTEGRATION_TIMEOUT, scopePermissionToMethod: false, allowTestInvoke: false } as const;
 
 /** The approval API's stage throttle (the signed routes), and the page's own, per method. */
@@ -404,6 +406,20 @@ export class DurableAgent extends Construct {
       const run = runs.addResource('{runId}');
       run.addMethod('GET', runsIntegration);
       run.addResource('cancel').addMethod('POST', runsIntegration);
+      // GET /runs/{runId}/events: the run's events as Server-Sent Events, streamed by its own
+      // function (lambdas/adapters/run-events-lambda.ts) through a Lambda proxy integration with
+      // `responseTransferMode: STREAM` (aws-cdk-lib aws-apigateway/lib/integration.d.ts; the
+      // integration then invokes with InvokeWithResponseStream), on this API and behind its IAM
+      // authorization and resource policy like the rest of the runs API. API Gateway developer
+      // guide, "Stream the integration response for your proxy integrations in API Gateway"
+      // (https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode.html):
+      // REST APIs only, a stream lasts at most 15 minutes, an idle timeout of 5 minutes (regional)
+      // or 30 seconds (edge-optimized); lambdas/runs/stream-limits.ts keeps under each. The
+      // function may run the 15 minutes a stream may last; it ends the stream a minute before.
+      const runEvents = fn('RunEventsFunction', Steps.RunEvents, { timeout: Duration.seconds(RUN_EVENTS_TIMEOUT_SECONDS) });
+      // Reads only: the run's item and its conversation (infra/ledger-table.ts `runEvents`).
+      ledger.grantTo(runEvents, 'runEvents', props.agentName);
+      run.addResource('events').addMethod('GET', new LambdaIntegration(runEvents, { ...INTEGRATION, responseTransferMode: ResponseTransferMode.STREAM }));
       this.api = api;
       // Execution logging needs the account's CloudWatch Logs role set first.
       if (props.apiGatewayAccount ?? true) api.deploymentStage.node.addDependency(ApiGatewayAccount.of(this).account);

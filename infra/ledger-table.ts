@@ -125,6 +125,12 @@ export const LEDGER_ACCESS = {
    * (lifecycle `input_required`), and records a cancel's kill on the run item.
    */
   runsApi: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runsByAgent]: ['Query'] } },
+  /**
+   * The run's event stream (`GET /runs/{runId}/events`, lambdas/adapters/run-events-lambda.ts):
+   * reads the run item and queries its conversation, and the results stored by reference (their
+   * chunks); no write, and no partition but a run's and its blobs' (no effect, aggregate, breaker).
+   */
+  runEvents: { table: ['GetItem', 'Query'], partitions: ['RUN#*', 'BLOB#*'] },
   /** RecoverRun: reads the run, records a recovery, or gives the run up. */
   recoverRun: { table: ['GetItem', 'PutItem'] },
   /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */
@@ -153,6 +159,8 @@ export const PRUNE_ACCESS = {
 
 interface LedgerRoleAccess {
   table: readonly string[];
+  /** The partitions its table statement is held to, when fewer than every non-token one (`partitionsOf`). */
+  partitions?: readonly string[];
   indexes?: Partial<Record<string, readonly string[]>>;
   tokens?: true;
 }
@@ -289,7 +297,7 @@ export class LedgerTable extends Construct {
     // Every key a request names (each of a batch's, a query's partition) must match: no token read
     // but by the approval functions, and no other agent's effect. (An approval function of no
     // agent — the stack's expiry sweep — reads every partition.)
-    const partitions = access.tokens ? (agent === undefined ? undefined : partitionsOf(agent, true)) : partitionsOf(agent);
+    const partitions = access.partitions ? [...access.partitions] : access.tokens ? (agent === undefined ? undefined : partitionsOf(agent, true)) : partitionsOf(agent);
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         actions: access.table.map((action) => `dynamodb:${action}`),

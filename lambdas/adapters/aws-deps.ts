@@ -23,6 +23,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { deploymentPrices, PriceOverrides } from '../models/prices.js';
 import { BudgetCaps } from '../records/ledger-records.js';
 import { runsApiHandler } from './runs-http.js';
+import { createRunEventsRoute } from './run-events-http.js';
+import { runFeeds } from '../runs/event-feed.js';
+import { readRunRecords } from '../runs/events.js';
+import { awsStreamLimits } from '../runs/stream-limits.js';
 import { TOOL_SECRET_NAME, toolSecrets } from '../tools/secrets.js';
 
 /** A variable that holds JSON of `schema`'s shape. */
@@ -266,6 +270,15 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
         { agent, starterMac, runs: deps.ledger, ledger: deps.ledger, stop: (arn, error, cause) => sfn.executions.stop(arn, error, cause), stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }), ...(deps.approvals?.policy && { people: deps.approvals.policy }) },
         [tracing],
       );
+    },
+    /**
+     * `GET /v1/runs/{id}/events` (run-events-lambda.ts): the run's events read from the ledger,
+     * ended by the function before API Gateway's and Lambda's limits (runs/stream-limits.ts) for
+     * an invocation of `remainingMs`.
+     */
+    runEvents: () => {
+      const feeds = runFeeds({ read: (runId) => readRunRecords(deps.ledger, runId), clock: deps.clock, onError: (error) => console.warn('run events: reading the ledger failed, trying again', error) });
+      return (remainingMs: number) => createRunEventsRoute({ feeds, clock: deps.clock, limits: awsStreamLimits(remainingMs) });
     },
   };
 }

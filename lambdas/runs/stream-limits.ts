@@ -1,8 +1,9 @@
 import type { StreamLimits } from './event-feed.js';
 
 /**
- * The limits a run's event stream keeps on AWS, where it is to be served by Lambda response
- * streaming behind IAM. The documented way, and the limits each side sets:
+ * The limits a run's event stream keeps on AWS, where it is served by Lambda response streaming
+ * behind IAM (lambdas/adapters/run-events-lambda.ts; the twin cuts a stream at each:
+ * local/aws/api-gateway-streaming.ts). The documented way, and the limits each side sets:
  *
  * - API Gateway REST API, a Lambda proxy (AWS_PROXY) integration with `responseTransferMode:
  *   STREAM` (aws-cdk-lib 2.276: `IntegrationOptions.responseTransferMode`,
@@ -19,8 +20,19 @@ import type { StreamLimits } from './event-feed.js';
  *   (https://docs.aws.amazon.com/lambda/latest/dg/config-rs-invoke-furls.html): up to 200 MB of
  *   response payload (the CDK typings still say 20 MB); the first 6 MB are not throttled
  *   ("Response streaming for Lambda functions").
- * - Unverified (from memory, not found in the stored documentation): a Node.js handler streams
- *   through the runtime's `awslambda.streamifyResponse` and `awslambda.HttpResponseStream.from`.
+ * - A Node.js handler streams through the runtime's `awslambda.streamifyResponse` and
+ *   `awslambda.HttpResponseStream.from` (API Gateway developer guide, "Configure a Lambda proxy
+ *   integration with payload response streaming",
+ *   https://docs.aws.amazon.com/apigateway/latest/developerguide/response-streaming-lambda-configure.html);
+ *   a streamed response may be up to 200 MB (Lambda developer guide, "Response streaming for
+ *   Lambda functions", https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html).
+ *
+ * Chosen: the REST API's streaming integration (infra/durable-agent.ts), on the runs API's own
+ * API, its IAM authorization and resource policy: no second URL, and the client's signed requests
+ * as they are. Unverified (not found in the stored documentation): that the integration's 29 s
+ * timeout bounds only the time to the metadata on a streamed integration (the stream writes its
+ * `retry:` at once), and that API Gateway's `lambda:InvokeFunction` permission covers its
+ * `InvokeWithResponseStream` (aws-cdk-lib grants that action for a STREAM integration).
  *
  * So the stream keeps under every one of them, whichever way it is served: a heartbeat well
  * inside the shortest idle timeout (30 s), an end before 15 minutes (and before the function's own

@@ -22,6 +22,8 @@ export const Steps = {
   /** Every 6 hours: deletes old state machine versions nothing needs (lambdas/steps/prune-versions.ts). */
   PruneVersions: 'prune-versions',
   Compact: 'compact',
+  /** `GET /runs/{runId}/events` on the approval API: a run's events, streamed (lambdas/adapters/run-events-lambda.ts). */
+  RunEvents: 'run-events',
 } as const;
 
 /** A step of the harness, by the name its Lambda function and handler carry (`Steps`). */

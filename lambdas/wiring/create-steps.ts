@@ -89,8 +89,8 @@ export interface ApprovalSetup {
 
 export type StepFn = (event: unknown, signal?: AbortSignal) => Promise<unknown>;
 
-/** The steps a Task state or an event rule invokes (the approval API and the runs API have their own adapters). */
-export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback | typeof Steps.RunsApi>, StepFn>;
+/** The steps a Task state or an event rule invokes (the approval API and the runs API and its event stream have their own adapters). */
+export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback | typeof Steps.RunsApi | typeof Steps.RunEvents>, StepFn>;
 
 /**
  * The steps of one agent, wired once for both engines. Each step is built on its first call:

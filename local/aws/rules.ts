@@ -150,6 +150,27 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'Timeout',
   },
   {
+    rule: 'API Gateway ends a streamed response (responseTransferMode STREAM) after 15 minutes',
+    doc: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode.html',
+    file: 'local/aws/api-gateway-streaming.ts',
+    test: 'test/local/run-events-streaming.test.ts',
+    answer: 'maxDurationMs',
+  },
+  {
+    rule: 'API Gateway ends a streamed response idle for 5 minutes (regional, private) or 30 seconds (edge-optimized)',
+    doc: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode.html',
+    file: 'local/aws/api-gateway-streaming.ts',
+    test: 'test/local/run-events-streaming.test.ts',
+    answer: 'idleTimeoutMs',
+  },
+  {
+    rule: "A Lambda function's streamed response is at most 200 MB",
+    doc: 'https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html',
+    file: 'local/aws/api-gateway-streaming.ts',
+    test: 'test/local/run-events-streaming.test.ts',
+    answer: 'maxBytes',
+  },
+  {
     rule: "A Lambda function's environment variables measure at most 4 KB together, as one JSON object",
     doc: 'https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html',
     file: 'local/aws/lambda-environment-size.ts',

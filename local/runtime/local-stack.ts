@@ -17,6 +17,8 @@ import { tracingLedger } from '../../lambdas/telemetry/tracing-ledger.js';
 import { startModelServer } from '../../sim/model-server.js';
 import { startApprovalApi } from '../services/approval-api.js';
 import { localRunEvents } from '../services/run-events.js';
+import { runEventsFunctionOf, servedAsApiGatewayStreams, streamedResponseLimits } from '../aws/api-gateway-streaming.js';
+import { awsStreamLimits } from '../../lambdas/runs/stream-limits.js';
 import { extractStateMachine, type CfnTemplateJson } from '../template/asl.js';
 import { localAwsConfig } from '../services/aws-config.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../state/ledger-files.js';
@@ -213,7 +215,18 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const approvalHandler = approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) });
     // A caller playing an IAM principal meets the template's resource policy first, as on AWS (local/aws/iam/api-gateway.ts).
     const authorize = iam ? localApiAuthorizer(template) : undefined;
-    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents: localRunEvents(ledger, clock, { log, recorded }), ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
+    // GET /v1/runs/{id}/events as AWS serves it (local/aws/api-gateway-streaming.ts): the RunEvents
+    // function, reading the ledger as its role, keeping the limits it keeps there, behind API
+    // Gateway's response streaming and the limits it cuts a stream at. A template without the
+    // function (no approval API) has no such route on AWS: the engine's own stream stays.
+    const twinRunEvents = () => {
+      if (!runEventsFunctionOf(template)) return localRunEvents(ledger, clock, { log, recorded });
+      const streamed = streamedResponseLimits(template);
+      // The engine's writes wake its poller (a delivery sooner); on AWS the function only polls.
+      const route = localRunEvents(ledgerOf(Steps.RunEvents), clock, { log, recorded, limits: awsStreamLimits(streamed.functionTimeoutMs) });
+      return servedAsApiGatewayStreams(route, clock, streamed, (limit) => log(`run events: API Gateway cut a stream at its ${limit}`));
+    };
+    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents: twinRunEvents(), ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 

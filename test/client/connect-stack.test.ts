@@ -42,8 +42,18 @@ describe('the client of a deployed stack (the twin)', () => {
     expect((await client.list({ status: 'completed' })).runs.map((run) => run.runId)).toEqual(['stack-r1']);
     await expect(client.cancel('never-ran')).rejects.toMatchObject({ name: 'RunsApiError', status: 404 });
 
+    // Its progress, through the stack's streamed GET /runs/{runId}/events (signed like the rest),
+    // from the start and resumed after an event: the run's events, each once, to its finish.
+    const events = [];
+    for await (const event of client.events('stack-r1')) events.push(event);
+    expect(events[0]).toMatchObject({ id: 'a.run', type: 'run.started' });
+    expect(events.at(-1)).toMatchObject({ id: 'z.run', type: 'run.finished' });
+    const resumed = [];
+    for await (const event of client.events('stack-r1', { after: events[1]!.id })) resumed.push(event);
+    expect(resumed.map((event) => event.id)).toEqual(events.slice(2).map((event) => event.id));
+
     const paths = served.approvalRequests.map((request) => `${request.method} ${request.path}`);
-    expect(paths).toEqual(expect.arrayContaining(['POST /runs', 'GET /runs/stack-r1?wait=20', 'GET /runs?status=completed', 'GET /approvals', 'POST /runs/never-ran/cancel']));
+    expect(paths).toEqual(expect.arrayContaining(['POST /runs', 'GET /runs/stack-r1?wait=20', 'GET /runs?status=completed', 'GET /approvals', 'POST /runs/never-ran/cancel', 'GET /runs/stack-r1/events']));
     expect(served.approvalRequests.filter((request) => !request.signed)).toEqual([]);
   }, 120_000);
 

@@ -112,6 +112,7 @@ describe('approvals in the template', () => {
         'GET runs AWS_IAM',
         'GET {runId} AWS_IAM',
         'POST cancel AWS_IAM',
+        'GET events AWS_IAM',
       ].sort(),
     );
     const decide = Object.entries(resourcePaths).find(([, path]) => path === 'decide')![0];

@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import refundReconciler from '../../agents/refund-reconciler/agent.js';
 import { lambdaHandlers } from '../../lambdas/adapters/aws-deps.js';
 import { exampleTemplate } from './example-template.js';
+import { fakeAwslambda, invocationOutput } from '../support/fake-awslambda.js';
 
 /**
  * Each handler file passes only the AWS clients its step uses (lambdas/adapters/aws-clients.ts),
@@ -14,6 +15,9 @@ import { exampleTemplate } from './example-template.js';
 vi.mock('@savepoint/agent-entry', async () => ({ default: (await import('../../agents/refund-reconciler/agent.js')).default }));
 
 const MISSING = /handler passes no/;
+// The run events function streams (lambdas/handlers/run-events.ts): Lambda's runtime gives it `awslambda`.
+Object.assign(globalThis, { awslambda: fakeAwslambda });
+afterAll(() => void delete (globalThis as { awslambda?: unknown }).awslambda);
 const saved = { ...process.env };
 afterEach(() => {
   for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
@@ -42,7 +46,7 @@ const context = { awsRequestId: 'request-1', functionName: 'fn', invokedFunction
 describe('each Lambda handler passes the AWS clients its step uses', () => {
   it('covers every step function of the example stack', () => {
     expect(functions.map((variables) => variables['SAVEPOINT_STEP']).sort()).toEqual(
-      ['approval-callback', 'budget-check', 'call-model', 'call-tool', 'compact', 'execution-stopped', 'expire-approvals', 'finalize', 'handoff', 'prune-versions', 'recover-run', 'request-approval', 'runs-api', 'start-run', 'sweep'].sort(),
+      ['approval-callback', 'budget-check', 'call-model', 'call-tool', 'compact', 'execution-stopped', 'expire-approvals', 'finalize', 'handoff', 'prune-versions', 'recover-run', 'request-approval', 'run-events', 'runs-api', 'start-run', 'sweep'].sort(),
     );
   });
 
@@ -57,7 +61,9 @@ describe('each Lambda handler passes the AWS clients its step uses', () => {
         : step === 'runs-api'
           ? { httpMethod: 'POST', path: '/runs', resource: '/runs', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { date: '2026-11-28' } }), requestContext: { identity: { userArn: 'arn:aws:iam::123456789012:user/ops' } } }
           : {};
-    const outcome = await handler(event, context).then(
+    // A streaming handler takes the response stream between the event and the context.
+    const invoke = step === 'run-events' ? () => (handler as unknown as (e: unknown, s: unknown, c: unknown) => Promise<unknown>)({ httpMethod: 'GET', pathParameters: { runId: 'r1' }, headers: {} }, invocationOutput().stream, context) : () => handler(event, context);
+    const outcome = await invoke().then(
       () => 'answered',
       (error: Error) => error.message,
     );
