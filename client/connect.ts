@@ -32,39 +32,9 @@ export interface Run {
 /** An approval as a caller may see it. */
 export type Approval = Omit<ApprovalRecord, 'kind'>;
 
-/** What `start` answers: the run it started, or the one that already had this run id. */
-export interface StartedRun {
-  /** The run's id. */
-  runId: string;
-  /** The agent that runs it. */
-  agent: string;
-  /** The execution that runs it (the one it already had, when nothing was started). */
-  executionArn: string;
-  /** Who started it, as the API authenticated the caller. */
-  startedBy?: string;
-  /** Where the run is: `working` for a run just started. */
-  lifecycle: Lifecycle;
-  /** False when the run id named a run that existed: nothing was started. */
-  created: boolean;
-}
-
-/** One run of a listing. */
-export interface RunSummary {
-  /** The run's id. */
-  runId: string;
-  /** The agent that runs it. */
-  agent: string;
-  /** savepoint's own status: `running`, `succeeded`, `stopped`, `killed` or `failed`. */
-  status: RunRecord['status'];
-  /** The status in MCP Tasks' states. */
-  lifecycle: Lifecycle;
-  /** When the run was first started (ISO 8601). */
-  createdAt: string;
-  /** When it ended (ISO 8601). */
-  finishedAt?: string;
-  /** Who started it, when the API that started it proved who. */
-  startedBy?: string;
-}
+// The wire's answers, defined once beside the handler that sends them.
+export type { RunAccepted as StartedRun, RunSummary } from '../lambdas/runs/runs-api.js';
+import type { RunAccepted as StartedRun, RunSummary } from '../lambdas/runs/runs-api.js';
 
 /** A page of runs, newest first. */
 export interface RunPage {

@@ -76,25 +76,37 @@ export interface RunResource {
   pollAfterSeconds?: number;
 }
 
-/** What `POST /v1/runs` answers: the run it started, or the one the ledger holds under that id. */
+/** What `POST /v1/runs` answers (the client's `StartedRun`): the run it started, or the one that already had this run id. */
 export interface RunAccepted {
+  /** The run's id. */
   runId: string;
+  /** The agent that runs it. */
   agent: string;
+  /** The execution that runs it (the one it already had, when nothing was started). */
   executionArn: string;
+  /** Who started it, as the API authenticated the caller. */
   startedBy?: string;
+  /** Where the run is: `working` for a run just started. */
   lifecycle: Lifecycle;
-  /** False when the ledger already held the run and nothing was started. */
+  /** False when the run id named a run that existed: nothing was started. */
   created: boolean;
 }
 
-/** A run in a listing. */
+/** One run of a listing (`GET /v1/runs`). */
 export interface RunSummary {
+  /** The run's id. */
   runId: string;
+  /** The agent that runs it. */
   agent: string;
+  /** savepoint's own status: `running`, `succeeded`, `stopped`, `killed` or `failed`. */
   status: RunRecord['status'];
+  /** The status in MCP Tasks' states. */
   lifecycle: Lifecycle;
+  /** When the run was first started (ISO 8601). */
   createdAt: string;
+  /** When it ended (ISO 8601). */
   finishedAt?: string;
+  /** Who started it, when the API that started it proved who. */
   startedBy?: string;
 }
 
