@@ -206,6 +206,12 @@ describe('least privilege on the ledger', () => {
           else expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionsOf('refund-reconciler', true) } });
           continue;
         }
+        if (step === Steps.RunEvents) {
+          // The event stream reads a run's records and its results stored by reference, and nothing else.
+          expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RUN#*', 'BLOB#*'] } });
+          expect([statement.Action].flat().sort(), step).toEqual(['dynamodb:GetItem', 'dynamodb:Query']);
+          continue;
+        }
         expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': shared ? [...NON_TOKEN_PARTITIONS] : partitionsOf('refund-reconciler') } });
         const allowed = statement.Condition!['ForAllValues:StringLike']!['dynamodb:LeadingKeys'] as string[];
         for (const key of ['RUN#r1', 'GLOBAL', 'BREAKER#model', 'BLOB#r1']) expect(allowed.some((pattern) => matches(pattern, key)), `${step} ${key}`).toBe(true);
