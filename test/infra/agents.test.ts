@@ -59,9 +59,9 @@ describe('an app with two agents', () => {
     expect(apis[0]).toMatch(/^Refunds/);
   });
 
-  it('gives each agent its own step functions (twelve with the approval API and its runs route, ten without: handoff and compaction too), and the stack one expiry sweep, sweeper and version pruner', () => {
+  it('gives each agent its own step functions (thirteen with the approval API, its runs route and its event stream, ten without: handoff and compaction too), and the stack one expiry sweep, sweeper and version pruner', () => {
     const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([, fn]) => joined(fn).includes('SAVEPOINT_STEP'));
-    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(12);
+    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(13);
     expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(10);
     expect(functions.filter(([id]) => id.startsWith('ControlPlane')).map(([, fn]) => fn.Properties.Environment.Variables.SAVEPOINT_STEP).sort()).toEqual(['expire-approvals', 'prune-versions', 'sweep']);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_PRICES, awsBill } from '../../bench/aws-cost.js';
-import { checkReport, CLI_START_CPU, CLI_TARGETS, COLD_START_TARGETS, NODE_START_CPU, SPEED_LIMITS } from '../../bench/check.js';
+import { checkReport, CLI_START_CPU, CLI_TARGETS, COLD_START_TARGETS, DEPLOY_BOUNDS, NODE_START_CPU, SPEED_LIMITS } from '../../bench/check.js';
 import { estimate, waste } from '../../bench/stats.js';
 
 /** A waste report in the shape bench/waste.ts prints, its estimates made by the benchmark's own `estimate`. */
@@ -400,7 +400,7 @@ describe('bench/check.ts deploy (issue 34)', () => {
   });
   it.each([
     [{ ...report, flat: { ...report.flat, idlePerAgent: 2.01 } }, /flat\.idlePerAgent: \$2\.01 a month idle per added agent: over \$2/],
-    [{ ...report, flat: { ...report.flat, perAgent: 133 } }, /flat\.perAgent: 133 resources per added agent: over the bound of 82/],
+    [{ ...report, flat: { ...report.flat, perAgent: 133 } }, new RegExp(`flat\\.perAgent: 133 resources per added agent: over the bound of ${DEPLOY_BOUNDS.resourcesPerAgent}`)],
     [{ ...report, nested: { ...report.nested, operation: 2724 } }, /nested\.operation: 2724 resources in one operation: over CloudFormation's 2500/],
     [{ ...report, nested: { ...report.nested, parentOutputs: 208 } }, /nested\.parentOutputs: 208 outputs on the parent: over CloudFormation's 200/],
   ])('fails a doctored report, naming the figure', (doctored, problem) => {
