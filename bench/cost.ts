@@ -20,7 +20,8 @@ import { benchStack, BENCH_CONFIG } from './pipeline.js';
 
 const { values } = parseArgs({ options: { cost: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } });
 const day = Day.parse(JSON.parse(readFileSync(new URL('../agents/refund-reconciler/sample-day.json', import.meta.url), 'utf8')));
-const template = await synthesizeTemplate();
+// The refund reconciler's own stack: each agent's roles reach only its own effects and aggregates (EFFECT#<agent>:*).
+const template = await synthesizeTemplate('refund-reconciler');
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Other models the same turns are priced for (their own tokenizers differ: an estimate). */

@@ -343,7 +343,8 @@ function countsToStates(counts: Record<string, number>): Record<string, { invoca
 
 // ---- main (last: everything above is initialized) ---------------------------------------------
 
-const template = (await synthesizeTemplate()) as CfnTemplateJson;
+// The refund reconciler's own stack: each agent's roles reach only its own effects and aggregates (EFFECT#<agent>:*).
+const template = (await synthesizeTemplate('refund-reconciler')) as CfnTemplateJson;
 const results = [];
 for (const n of options.steps) results.push(await benchmark(n, options));
 if (options.json) process.stdout.write(`${JSON.stringify({ pipeline: PIPELINE, options, results }, null, 2)}\n`);
