@@ -163,7 +163,8 @@ const peakRssMb = () => Math.round(peakRssKb() / 1024);
  * claims, sends and completes its own effects, as a new day's requests would.
  */
 export function runScopedEffects(ledger: Ledger): Ledger {
-  const scoped = (runId: string, effect: { key: string } | undefined) => effect && { ...effect, key: `${runId}/${effect.key}` };
+  // The run goes after the agent's name (`<agent>:<tool>:<business key>`): each agent's roles reach only its own effects (EFFECT#<agent>:*).
+  const scoped = (runId: string, effect: { key: string } | undefined) => effect && { ...effect, key: effect.key.replace(/^([^:]*:)/, `$1${runId}/`) };
   // The methods that name an effect, and where: claimCall's holder (the call's run), releaseCall's `effect` (after the run id), the others' `effect` field of their one argument.
   const at: Partial<Record<keyof Ledger, number | 'field'>> = { claimCall: 2, completeCall: 'field', releaseCall: 4, renewCall: 'field' };
   // One wrapper per method, made on its first use: the benchmark's own decorator costs the row as little as it can.
