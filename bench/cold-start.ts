@@ -131,7 +131,8 @@ export function measure(bundle: { step: string; dir: string; env: Record<string,
    * of each process's import over its start.
    */
   const cpuFigures = (then: string, first?: string) => {
-    const script = `const s = process.cpuUsage(); ${first ? `await import(${url(first)}); ` : ''}const t = process.cpuUsage(); await import(${url(then)}); const u = process.cpuUsage(t); console.log((s.user + s.system) / 1000, (u.user + u.system) / 1000);`;
+    // Lambda's Node.js runtime defines `awslambda` before it loads a handler (a streaming one, RunEvents, wraps itself with it at import).
+    const script = `globalThis.awslambda ??= { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } }; const s = process.cpuUsage(); ${first ? `await import(${url(first)}); ` : ''}const t = process.cpuUsage(); await import(${url(then)}); const u = process.cpuUsage(t); console.log((s.user + s.system) / 1000, (u.user + u.system) / 1000);`;
     const samples = Array.from({ length: runs }, () => execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' }).trim().split(' ').map(Number) as [number, number]);
     return { importCpuMs: median(samples.map(([, cpu]) => cpu)), startCpuMs: median(samples.map(([start]) => start)), importCpuRatio: median(samples.map(([start, cpu]) => cpu / start)) };
   };
