@@ -27,7 +27,7 @@ import { describe as describeError } from './errors.js';
 import { priceTable, type PriceOverrides } from '../lambdas/models/prices.js';
 import { progressPrinter } from './progress.js';
 import { checkStateDir, ownStateDir } from './owner.js';
-import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals } from './signals.js';
+import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals, runCleanups } from './signals.js';
 import { UsageError } from './errors.js';
 import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { startLocalConsole } from '../console/local.js';
@@ -167,12 +167,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // line is printed, so whoever waits for that line may signal.
   const signals = watchStopSignals();
   const cleanups: (() => Promise<void> | void)[] = [() => signals.dispose()];
-  // Every cleanup runs, in reverse order, even when one fails (the first failure is reported).
-  const cleanUp = async () => {
-    const failures: unknown[] = [];
-    for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve().then(cleanup).catch((error: unknown) => failures.push(error));
-    if (failures.length > 0) throw failures[0];
-  };
+  const cleanUp = () => runCleanups(cleanups);
   try {
     progress(`savepoint: starting the local stack${stateDir ? ` in ${stateDir}` : ' in memory'}…`);
     // The lock first: a second run on this state directory stops here, before it opens anything.

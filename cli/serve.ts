@@ -18,7 +18,7 @@ import { describe as describeError, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { pricesFile } from './run.js';
-import { watchStopSignals, type StopSignal } from './signals.js';
+import { watchStopSignals, type StopSignal, runCleanups } from './signals.js';
 import { chooseLedger, loadTemplate, publishEngine, rememberAgentModule, worldDataOf } from './state.js';
 
 export const ServeOptions = z.object({
@@ -71,11 +71,7 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
 
   const signals = watchStopSignals();
   const cleanups: (() => Promise<void> | void)[] = [() => signals.dispose()];
-  const cleanUp = async () => {
-    const failures: unknown[] = [];
-    for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve().then(cleanup).catch((error: unknown) => failures.push(error));
-    if (failures.length > 0) throw failures[0];
-  };
+  const cleanUp = () => runCleanups(cleanups);
   try {
     // Each agent has an engine and a ledger of its own (as a DurableAgent of its own has on AWS):
     // the first in the state directory itself, the others in agents/<name>/ beneath it, each

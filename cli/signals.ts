@@ -57,3 +57,10 @@ export function watchStopSignals(): StopSignals {
   for (const signal of STOP_SIGNALS) process.on(signal, handle);
   return { received, first: () => first, dispose };
 }
+
+/** Runs every cleanup, last added first, even when one fails; then throws the first failure. */
+export async function runCleanups(cleanups: (() => Promise<void> | void)[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve().then(cleanup).catch((error: unknown) => failures.push(error));
+  if (failures.length > 0) throw failures[0];
+}
