@@ -168,7 +168,7 @@ export const AWS_RULES: readonly AwsRule[] = [
     doc: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/response-streaming-http.html',
     file: 'local/aws/api-gateway-integration-timeout.ts',
     test: 'test/local/stack-quota.test.ts',
-    answer: 'integrationTimeoutProblem',
+    answer: 'Integration.TimeoutInMillis',
   },
   {
     rule: "A Lambda function's streamed response is at most 200 MB",
