@@ -111,10 +111,11 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
 const LEDGER_ACCESS: Readonly<Record<string, LedgerAccess>> = { status: 'read', runs: 'read', approvals: 'read', verify: 'verify' };
 
 /**
- * The commands that read every agent's ledger of the state directory (`serve --agent a --agent b`
- * keeps one per agent): they see each agent's runs. The others work on the state directory's own.
+ * The commands that reach every agent's ledger of the state directory (`serve --agent a --agent b`
+ * keeps one per agent): they see each agent's runs, and `kill --all` stops every agent's. The
+ * others work on the state directory's own.
  */
-const EVERY_AGENT: ReadonlySet<string> = new Set(['status', 'runs', 'approvals', 'verify', 'trace', 'replay']);
+const EVERY_AGENT: ReadonlySet<string> = new Set(['status', 'runs', 'approvals', 'verify', 'trace', 'replay', 'kill']);
 
 /** The running engine's Step Functions client; the SDK loads only when a command reaches an engine. */
 async function engineSfnClient(engine: EngineFile) {

@@ -234,6 +234,11 @@ describe('savepoint serve, driven by the client', () => {
     expect(ids(again.runs)).toEqual(ids(whole.slice(2, 4)));
     for (const run of (await client.list({ status: 'running', limit: 100 })).runs) await client.cancel(run.runId);
     expect((await client.list({ status: 'running' })).runs).toEqual([]);
+    // The global kill switch stops every agent's runs, the second agent's too.
+    expect((await savepoint(['--state-dir', stateDir, 'kill', '--all', '--reason', 'maintenance'])).code).toBe(0);
+    await client.start({ agent: 'support-triage', input: { inbox: 'killed@acme.example' }, runId: 'agents-killed' });
+    expect(await client.wait('agents-killed')).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed' } });
+    expect((await savepoint(['--state-dir', stateDir, 'kill', '--all', '--lift'])).code).toBe(0);
 
     serving.child.kill('SIGTERM');
     expect(await serving.exited).toBe(0);
