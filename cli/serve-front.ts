@@ -120,16 +120,17 @@ async function listEvery(agents: readonly AgentApis[], query: URLSearchParams, r
   } catch (error) {
     return answer(response, 400, (error as Error).message);
   }
-  const pages: { runs: RunSummary[]; nextCursor?: string }[] = [];
-  for (const agent of agents) {
-    const asked = new URLSearchParams(query);
-    asked.set('agent', agent.name);
-    const listed = await fetch(`${agent.runs}?${asked}`);
-    const page = (await listed.json()) as { runs: RunSummary[]; nextCursor?: string; message?: string };
-    if (!listed.ok) return answer(response, listed.status, page.message);
-    pages.push(page);
-  }
-  return answer(response, 200, undefined, mergeRunPages(pages, limit));
+  const answers = await Promise.all(
+    agents.map(async (agent) => {
+      const asked = new URLSearchParams(query);
+      asked.set('agent', agent.name);
+      const listed = await fetch(`${agent.runs}?${asked}`);
+      return { status: listed.status, page: (await listed.json()) as { runs: RunSummary[]; nextCursor?: string; message?: string } };
+    }),
+  );
+  const refused = answers.find(({ status }) => status !== 200);
+  if (refused) return answer(response, refused.status, refused.page.message);
+  return answer(response, 200, undefined, mergeRunPages(answers.map(({ page }) => page), limit));
 }
 
 /** The agent whose engine has the resource (answers 200 to a GET of it), if any. */
