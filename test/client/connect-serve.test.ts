@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -243,5 +244,25 @@ describe('savepoint serve, driven by the client', () => {
 
     serving.child.kill('SIGTERM');
     expect(await serving.exited).toBe(0);
+
+    // With serve stopped, the commands open each agent's ledger themselves, and see both agents' runs too.
+    const stoppedRuns = await savepoint(['--state-dir', stateDir, 'runs', '--json']);
+    expect(stoppedRuns.code, stoppedRuns.stderr).toBe(0);
+    expect(new Set((JSON.parse(stoppedRuns.stdout) as { runs: { agent: string }[] }).runs.map((run) => run.agent))).toEqual(new Set(['refund-reconciler', 'support-triage']));
+    const standalone = spawn(process.execPath, [new URL('../../bin/savepoint.js', import.meta.url).pathname, '--state-dir', stateDir, 'console'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(standalone);
+    const printed = await new Promise<string>((resolve, reject) => {
+      let output = '';
+      standalone.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        const url = /^savepoint: console (\S+)$/m.exec(output)?.[1];
+        if (url) resolve(url);
+      });
+      standalone.on('close', (code) => reject(new Error(`console exited ${code}: ${output}`)));
+    });
+    const standaloneUrl = new URL(printed);
+    const listedThere = (await (await fetch(new URL('/api/runs', standaloneUrl.origin), { headers: { 'x-savepoint-token': standaloneUrl.hash.slice('#token='.length) } })).json()) as { runs: { runId: string }[] };
+    expect(listedThere.runs.map((run) => run.runId).sort()).toEqual(ids(whole).concat('agents-page-later', 'agents-killed').sort());
+    standalone.kill('SIGTERM');
   }, 300_000);
 });
