@@ -1,4 +1,5 @@
-import { approvalApiDecider, createClient, runsClient, type RunsClient, type SavepointClient } from '../client/index.js';
+import { runsClient, type RunsClient } from '../client/index.js';
+import { approvalApiDecider, createClient, type SavepointClient } from '../client/ledger-client.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';

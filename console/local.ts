@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { approvalApiDecider, createClient } from '../client/index.js';
+import { approvalApiDecider, createClient } from '../client/ledger-client.js';
 import type { LocalStack } from '../local/runtime/local-stack.js';
 import { agentLedgers } from '../local/state/agent-ledgers.js';
 import { historySource, severalHistories } from './history.js';
