@@ -13,7 +13,8 @@ import { manualClock } from '../support/manual-clock.js';
 function feedsOver(records: () => RunRecords | undefined) {
   const clock = manualClock();
   const reads: string[] = [];
-  const feeds = runFeeds({ read: async (runId) => (reads.push(runId), records()), clock });
+  // The process's CPU time as the manual clock (a busy process): a wake's CPU gap passes as the test moves the clock.
+  const feeds = runFeeds({ read: async (runId) => (reads.push(runId), records()), clock, cpuMs: () => clock.now().getTime() });
   const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
   return { clock, reads, feeds, settle };
 }
@@ -130,7 +131,7 @@ describe('runFeeds', () => {
     let state: RunRecords = { run: run('r1'), turns: [], calls: [], approvals: [] };
     const clock = manualClock();
     const reads: RunRecords[] = [];
-    const feeds = runFeeds({ read: async () => { const seen = state; await new Promise<void>((resolve) => (release = resolve)); reads.push(seen); return seen; }, clock });
+    const feeds = runFeeds({ read: async () => { const seen = state; await new Promise<void>((resolve) => (release = resolve)); reads.push(seen); return seen; }, clock, cpuMs: () => clock.now().getTime() });
     const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
     const lengths: number[] = [];
     feeds.follow('r1', (events) => lengths.push(events.length));
