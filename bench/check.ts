@@ -489,15 +489,16 @@ export const SPEED_LIMITS = {
    * (event-feed.ts WAKE_CPU_MS_PER_FOLLOWER): ~12 writes per subscriber per 100-step run whatever
    * the load. Spaced by the wall clock (50 ms for 100) they were 20 at load 9 and 50 at load 17,
    * a loaded machine stretching the steps in wall time, not in CPU. CI's form, 100 steps × 3 runs,
-   * on 2 cores at load 17–31 (2026-12-02 11:00–11:40 UTC): 0.112, 0.405, 0.45, 0.805, 0.169,
-   * 0.215, 0.616, 0.25, 0.105, 0.223, 0.506 (median 0.25); the wall-clock spacing before, run
-   * alternately with it: 0.728, 0.598, 1.373, 0.262, and 0.36, 0.25 at load 9–11. At that load
+   * on 2 cores at load 13–31 (2026-12-02 11:00–11:45 UTC): 0.112, 0.405, 0.45, 0.805, 0.169,
+   * 0.215, 0.616, 0.25, 0.152, 0.105, 0.223, 0.506, 0.29, 0.346 (median 0.27); the wall-clock
+   * spacing before, run alternately with it: 0.728, 0.598, 1.373, 0.262, 0.505, 0.212, 0.711
+   * (median 0.6), and 0.36, 0.25 at load 9–11. At that load
    * the process's own CPU per step alone moves by a third between runs (3.25–5.2 ms), so the
    * figure's noise is as large as what it measures; the 10% is not shown. The bound is 1.5× the
    * highest measured, so that a machine that loaded passes and a return to one delivery per write
    * (0.63 at load 8–9 before deliveries were bounded) at that load fails.
    */
-  events: { bound: 1.2, target: 0.1, measured: '0.105–0.805 (median 0.25) at load 17–31 with CPU-spaced wakes; 0.26–1.37 with wall-clock wakes at that load, 0.2–0.42 at load 8–11' },
+  events: { bound: 1.2, target: 0.1, measured: '0.105–0.805 (median 0.27) at load 13–31 with CPU-spaced wakes; 0.21–1.37 (median 0.6) with wall-clock wakes at that load, 0.2–0.42 at load 8–11' },
   /**
    * bench/events.ts: the median delay from a record's write to its event's arrival at a subscriber,
    * in steps of the run it follows (the median over the 100 subscribers' deliveries / ms per step,
@@ -505,14 +506,14 @@ export const SPEED_LIMITS = {
    * followed run is read when the ledger records to it (local/runtime/recorded-runs.ts), once the
    * process has spent 0.5 ms of CPU per follower since the last read (event-feed.ts
    * WAKE_CPU_MS_PER_FOLLOWER: 50 ms of CPU for 100, ~14 steps of 3.5 ms), or at the poll (25 ms +
-   * 2.5 ms per follower) if sooner. CI's form at load 17–31 (2026-12-02 11:00–11:40 UTC): 6.4,
-   * 5.1, 4.6, 5.7, 3.7, 5.5, 8.3 steps (208–304 ms median); with wall-clock wakes (50 ms for 100)
-   * 1.7–2.6 steps at that load, 6.5–11.9 at load 8.6–8.9 and 26 at load ~2 (fast steps). The
+   * 2.5 ms per follower) if sooner. CI's form at load 13–31 (2026-12-02 11:00–11:45 UTC): 6.4,
+   * 5.1, 4.6, 5.7, 4.3, 3.7, 5.5, 8.3, 8.4, 7.8 steps (205–304 ms median); with wall-clock wakes
+   * (50 ms for 100) 1.7–3.2 steps at that load, 6.5–11.9 at load 8.6–8.9 and 26 at load ~2. The
    * bound, 60, holds an unloaded machine (where the CPU gap is ~14 steps) with room; it fails the
    * poll alone (every 25 ms + 2.5 ms per follower: 212–235 ms) where steps are fast (106 steps at
    * 2 ms a step).
    */
-  eventsDelay: { bound: 60, target: 3, measured: '3.7–8.3 at load 17–31 (CPU-spaced wakes); 6.5, 7.2, 11.9 at load 8.6–8.9 and 26 at load ~2 (wall-clock wakes)' },
+  eventsDelay: { bound: 60, target: 3, measured: '3.7–8.4 at load 13–31 (CPU-spaced wakes); 6.5, 7.2, 11.9 at load 8.6–8.9 and 26 at load ~2 (wall-clock wakes)' },
   cli: {
     status: { bound: 17, target: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, measured: '11.1 (279 ms) at load 1–2 on Node 22' },
     runs: { bound: 12, target: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, measured: '7.8 (188 ms) at load 1–2 on Node 22' },
