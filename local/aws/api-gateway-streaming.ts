@@ -107,14 +107,16 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
     let cut = false;
     let cancelIdle = () => {};
     let cancelDuration = () => {};
+    /** When the body last moved (clock ms): the idle timeout is counted from it. */
+    let movedAt = 0;
     let opened = () => {};
-    // Strings pass as they are (no Buffer per write per follower: the frames are ASCII, a string's
-    // length is its size in bytes, lambdas/runs/event-feed.ts sseFrame); the metadata comes as a Buffer.
+    // The body passes as it is written (a batch of frames is one buffer shared by every follower, a
+    // string is ASCII: lambdas/runs/event-feed.ts sseFrame), not copied per write per follower.
     const relay = new Writable({
       decodeStrings: false,
       write(written: Buffer | string, _encoding, done) {
         if (cut) return done();
-        if (metadata && sink && typeof written === 'string') return forward(written, done);
+        if (metadata && sink) return forward(written, done);
         let chunk = typeof written === 'string' ? Buffer.from(written) : written;
         if (!metadata) {
           head = Buffer.concat([head, chunk]);
@@ -127,14 +129,15 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
             sink = response.open(metadata!.headers);
             response.onClose(() => stopRelay());
             cancelDuration = timers.after(limits.maxDurationMs, () => cutAt('maxDurationMs'));
-            armIdle();
+            movedAt = clock.now().getTime();
+            armIdle(limits.idleTimeoutMs);
           }
         }
         if (!sink) {
           refusal += chunk.toString('utf8');
           return done();
         }
-        forward(chunk.toString('utf8'), done);
+        forward(chunk, done);
       },
       final(done) {
         if (metadata && !sink) {
@@ -150,23 +153,27 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
         done();
       },
     });
-    function forward(text: string, done: () => void) {
-      if (text.length === 0) return done();
-      if (sent + text.length > limits.maxBytes) {
+    function forward(chunk: Buffer | string, done: () => void) {
+      if (chunk.length === 0) return done();
+      if (sent + chunk.length > limits.maxBytes) {
         // What fits goes out, then the response is cut (mid-frame, as likely as not).
-        sink!.write(text.slice(0, limits.maxBytes - sent));
+        sink!.write(typeof chunk === 'string' ? chunk.slice(0, limits.maxBytes - sent) : chunk.subarray(0, limits.maxBytes - sent));
         sent = limits.maxBytes;
         cutAt('maxBytes');
         return done();
       }
-      sent += text.length;
-      sink!.write(text);
-      armIdle();
+      sent += chunk.length;
+      sink!.write(chunk);
+      movedAt = clock.now().getTime();
       done();
     }
-    function armIdle() {
-      cancelIdle();
-      cancelIdle = timers.after(limits.idleTimeoutMs, () => cutAt('idleTimeoutMs'));
+    // One timer for the stream's life, not one per write: when it fires after a write, it waits out the rest.
+    function armIdle(delay: number) {
+      cancelIdle = timers.after(delay, () => {
+        const idle = clock.now().getTime() - movedAt;
+        if (idle < limits.idleTimeoutMs) return armIdle(limits.idleTimeoutMs - idle);
+        cutAt('idleTimeoutMs');
+      });
     }
     function stopTimers() {
       cancelIdle();
