@@ -388,6 +388,24 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     for (const arn of arnsIn('starterPrincipals')) expect(about('/approvals')).not.toContain(arn);
   }, 240_000);
 
+  it("fails synth, as Operating on AWS says, for the refund example from the package given as the README's app gives its agent, with no PAYMENTS_API_URL: naming the variable and the prop", async () => {
+    // The README's app, its agent the example the package ships (its deps read PAYMENTS_API_URL), the stack setting none.
+    const readmeApp = readmeFiles()['app.ts']!;
+    expect(readmeApp).toContain('agent, entry:');
+    writeFileSync(
+      join(app, 'refund-app.ts'),
+      readmeApp
+        .replace("import agent from './my-agent.js';", "import agent from './node_modules/savepoint/agents/refund-reconciler/agent.js';")
+        .replace("entry: 'my-agent.ts'", "entry: 'node_modules/savepoint/agents/refund-reconciler/agent.ts'"),
+    );
+    const env = { ...process.env, CDK_OUTDIR: join(app, 'refund.out'), CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
+    const failed = await exec('npx', ['tsx', 'refund-app.ts'], { cwd: app, env, timeout: 180_000 }).then(
+      () => 'synthesized',
+      (error: { stderr?: string }) => error.stderr ?? '',
+    );
+    expect(failed).toContain('agent refund-reconciler reads PAYMENTS_API_URL (its env), which its functions would not get: set it in the environment prop');
+  }, 240_000);
+
   it("runs the guide's business-keyed tool (Effects) in an agent of this package: the same request under two run ids reaches the provider once, keyed <agent>:issue_refund:<id>", async () => {
     // The guide's tool, written into this package with the other files, names its effect by the refund request.
     expect(readmeFiles()['refund-tool.ts']).toContain('idempotencyKey: (args) => args.refundRequestId');
