@@ -6,6 +6,7 @@ import type { EventSink } from '../../lambdas/runs/event-feed.js';
 import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import type { CfnTemplateJson } from '../template/asl.js';
+import { integrationTimeoutMs } from './api-gateway-integration-timeout.js';
 import { functionTimeoutMs } from './lambda-function-timeout.js';
 
 /**
@@ -19,7 +20,9 @@ import { functionTimeoutMs } from './lambda-function-timeout.js';
  *   https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode.html);
  * - 200 MB of streamed response payload (Lambda developer guide, "Response streaming for Lambda
  *   functions", https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html);
- * - the function's own timeout (`Timeout` in the template): the invocation ends there.
+ * - the function's own timeout (`Timeout` in the template): the invocation ends there;
+ * - the integration's timeout (`TimeoutInMillis`, 29 s unless set; up to 15 minutes for a streamed
+ *   response): API Gateway stops waiting there (local/aws/api-gateway-integration-timeout.ts).
  *
  * The function writes the format API Gateway requires (metadata, 8 null bytes, the body: see
  * lambdas/adapters/run-events-lambda.ts); this relay reads it back as API Gateway does, sends the
@@ -58,12 +61,21 @@ export function runEventsFunctionOf(template: CfnTemplateJson): string | undefin
   )?.[0];
 }
 
-/** What AWS cuts the template's run events stream at: the API's endpoint type, the function's timeout. */
+/** The integration of the method that serves the function (its `Integration` property), if one does. */
+function integrationOf(template: CfnTemplateJson, functionLogicalId: string): { TimeoutInMillis?: unknown } | undefined {
+  const method = Object.values(template.Resources ?? {}).find(
+    (resource) => resource.Type === 'AWS::ApiGateway::Method' && JSON.stringify((resource.Properties?.['Integration'] as { Uri?: unknown } | undefined)?.Uri ?? '').includes(`"${functionLogicalId}"`),
+  );
+  return method?.Properties?.['Integration'] as { TimeoutInMillis?: unknown } | undefined;
+}
+
+/** What AWS cuts the template's run events stream at: the API's endpoint type, the function's and the integration's timeouts. */
 export function streamedResponseLimits(template: CfnTemplateJson): StreamedResponseLimits & { functionTimeoutMs: number } {
   const fn = runEventsFunctionOf(template);
   const functionMs = fn ? functionTimeoutMs(template, fn) : API_GATEWAY_STREAM.maxDurationMs;
+  const integrationMs = fn ? integrationTimeoutMs(integrationOf(template, fn)) : API_GATEWAY_STREAM.maxDurationMs;
   return {
-    maxDurationMs: Math.min(API_GATEWAY_STREAM.maxDurationMs, functionMs),
+    maxDurationMs: Math.min(API_GATEWAY_STREAM.maxDurationMs, functionMs, integrationMs),
     idleTimeoutMs: API_GATEWAY_STREAM.idleTimeoutMs[endpointTypeOf(template)],
     maxBytes: LAMBDA_STREAMED_RESPONSE_BYTES,
     functionTimeoutMs: functionMs,
