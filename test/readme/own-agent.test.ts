@@ -106,7 +106,8 @@ const pinned = (...names: string[]) =>
 
 describe('savepoint from npm pack, in a package outside the repository', () => {
   beforeAll(async () => {
-    const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 120_000 });
+    // npm pack builds dist/ first (prepack): minutes on a loaded machine.
+    const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 300_000 });
     const tarball = join(work, packed.trim().split('\n').at(-1)!);
     const install = installedBy(snippet('install'));
     expect(install.dependencies).toEqual(['savepoint', 'zod']);
@@ -137,7 +138,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     );
     // Everything is in npm's cache already (the project's own install).
     await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
-  }, 400_000);
+  }, 700_000);
 
   it('ships compiled JavaScript, declarations and source maps, and no TypeScript source but the examples', () => {
     const shipped = (dir: string): string[] => readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? shipped(join(dir, name)) : [join(dir, name)]));
@@ -246,7 +247,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       const { loaded } = staticImports(dir, 'index.mjs');
       expect(loaded.reduce((sum, file) => sum + statSync(join(dir, file)).size, 0)).toBeLessThanOrEqual(COLD_START_TARGETS.bundleBytes);
     }
-  }, 240_000);
+  }, 480_000);
 
   it.concurrent("prices a run with the README's --prices file: a model the built-in table lacks is refused without it, and priced by it", async () => {
     // The file the options table of `savepoint run` shows, as it shows it.
