@@ -215,12 +215,13 @@ export interface ApprovalPageProps {
 
 /**
  * Each integration lets API Gateway invoke its function from any method of the API, in one
- * `Lambda::Permission` per function (`scopePermissionToMethod: false`), and not from the console's
- * test invoke: CDK's defaults add two permissions per method, 12 resources per agent.
+ * `Lambda::Permission` per function (`scopePermissionToMethod: false`), which leaves out the
+ * console's test invoke too: CDK's defaults add two permissions per method, 12 resources per agent.
+ * (`allowTestInvoke: false` beside it is ignored, and CDK warns at every synth that it is.)
  */
 /** The events stream's function: as long as API Gateway lets a stream last (15 minutes, Lambda's longest timeout too). */
 const RUN_EVENTS_TIMEOUT_SECONDS = 900;
-const INTEGRATION = { timeout: API_INTEGRATION_TIMEOUT, scopePermissionToMethod: false, allowTestInvoke: false } as const;
+const INTEGRATION = { timeout: API_INTEGRATION_TIMEOUT, scopePermissionToMethod: false } as const;
 
 /** The approval API's stage throttle (the signed routes), and the page's own, per method. */
 const API_THROTTLE = { rateLimit: 10, burstLimit: 20 } as const;

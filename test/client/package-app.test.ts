@@ -9,7 +9,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOC_FILES, readmeFiles, readmeInline } from '../readme/readme-text.js';
+import { readmeFiles, snippet } from '../readme/readme-text.js';
+import { connect } from '../../client/index.js';
 import { openLedger } from '../../cli/state.js';
 import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
 import { cachedTemplate } from '../../local/template/cache.js';
@@ -23,10 +24,10 @@ import { sampleDay } from '../support/refund-harness.js';
  * for it (`connect({ stateDir })` finds the address and credential serve published); one starts a
  * run and follows `client.events`; the test SIGKILLs serve mid-stream and starts it again. The
  * application's iterator resumes by itself: the events it printed are the run's full list exactly
- * once, the run finished once, and the provider's journal shows each refund once; and an MCP host
- * runs `savepoint mcp` as docs/mcp.md configures it; docs/applications.md's application and its
- * curl session (with its resume) run as written, each in a directory with serve on ./.savepoint.
- * One install serves them all.
+ * once, the run finished once, and the provider's journal shows each refund once; an MCP host
+ * runs `savepoint mcp` as docs/mcp.md configures it; docs/applications.md's and docs/mcp.md's
+ * programs run as written, and its curl session (with its resume), in a directory with serve on
+ * ./.savepoint. One install serves them all.
  */
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -39,6 +40,30 @@ afterAll(async () => {
 }, 60_000);
 
 const versionOf = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[name]!;
+
+/** docs/applications.md's curl session runs in bash with curl: without them that test skips itself, as CI installs both (.ci/run). */
+const haveCurl = (() => {
+  try {
+    execFileSync('bash', ['-c', 'command -v curl'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+if (!haveCurl) console.warn("docs/applications.md's curl session skipped: no bash or curl on PATH");
+
+/** Starts the sample day as `runId` on the serve of `stateDir` (in the app) and approves what it asks until it ends: the run a guide's snippet follows. */
+async function finishedRun(stateDir: string, runId: string): Promise<void> {
+  const client = await connect({ stateDir: join(app, stateDir) });
+  await client.start({ agent: 'refund-reconciler', input: { date: sampleDay.date }, runId, config: { approvalTimeoutSeconds: 3600 } });
+  for (;;) {
+    const run = await client.wait(runId, { untilInput: true });
+    if (run.lifecycle !== 'input_required') break;
+    for (const approval of run.approvals) await client.decide(approval.approvalId, 'approve', { reason: 'checked' });
+  }
+}
+
+const eventIds = (output: string) => [...output.matchAll(/^id: (.+)$/gm)].map((match) => match[1]!);
 
 /** An application that starts a run, waits for it, and starts it again (nothing is started twice). */
 const WAITING_APP = `
@@ -105,16 +130,6 @@ function startServe(stateDir = '.savepoint', cwd = app): { child: ChildProcess; 
   return { child, ready, exited };
 }
 
-/** The curl session needs curl (and bash, which runs it): without them that test skips itself, as CI installs both (.ci/run). */
-const haveCurl = (() => {
-  try {
-    execFileSync('bash', ['-c', 'command -v curl'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (!haveCurl) console.warn("docs/applications.md's curl session skipped: no bash or curl on PATH");
 
 describe('an application from npm pack, on savepoint serve', () => {
   // One install for both tests: savepoint from npm pack, the sample day, the template as `cdk synth` writes it.
@@ -190,8 +205,7 @@ describe('an application from npm pack, on savepoint serve', () => {
 
   it("serves the agent to an MCP host configured as docs/mcp.md shows: the host's command, from the installed package, runs a task to its end", async () => {
     // The configuration as the guide prints it, run as a host runs it: its command and args, in the app.
-    const config = /An MCP host's configuration[^\n]*\n\n```json\n([\s\S]*?)\n```/.exec(DOC_FILES.get('docs/mcp.md')!)?.[1];
-    const { command, args } = (JSON.parse(config!) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers['savepoint']!;
+    const { command, args } = (JSON.parse(snippet('mcp-host-config')) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers['savepoint']!;
     expect([command, ...args]).toEqual(['npx', 'savepoint', '--state-dir', '.savepoint', 'mcp', '--agent', 'refund-reconciler']);
     args[args.indexOf('.savepoint')] = '.savepoint-mcp'; // this test's own state directory
     const serve = startServe('.savepoint-mcp');
@@ -233,8 +247,30 @@ describe('an application from npm pack, on savepoint serve', () => {
     expect(await serve.exited).toBe(0);
   }, 300_000);
 
+  it("runs docs/applications.md's events application as written: every event of the run the guide names, started to finished", async () => {
+    writeFileSync(join(app, 'events-app.mjs'), readmeFiles()['events-app.ts']!.replace("'.savepoint'", "'.savepoint-events-app'"));
+    const runId = /client\.events\('([^']+)'\)/.exec(readmeFiles()['events-app.ts']!)![1]!;
+    const serve = startServe('.savepoint-events-app');
+    await serve.ready;
+    await finishedRun('.savepoint-events-app', runId);
+    const { stdout } = await exec(process.execPath, ['events-app.mjs'], { cwd: app, timeout: 120_000 });
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('a.run run.started');
+    expect(lines.at(-1)).toBe('z.run run.finished');
+    expect(lines.filter((line) => line.endsWith(' model.turn')).length).toBeGreaterThan(5);
+    // The records of the run, each once: what the ledger holds.
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+    const { ledger, close } = await openLedger(join(app, '.savepoint-events-app'));
+    try {
+      expect(lines).toEqual(settledEvents((await readRunRecords(ledger, runId))!).map((event) => `${event.id} ${event.type}`));
+    } finally {
+      await close();
+    }
+  }, 300_000);
+
   it.skipIf(!haveCurl)("runs docs/applications.md's curl session as written, in a directory with serve on ./.savepoint: the whole stream, then a resume exactly after the event it names, by Last-Event-ID and by ?after=", async () => {
-    const block = readmeInline(/<!-- run-events-curl -->\n```sh\n([\s\S]*?)\n```/, 'the run events curl session');
+    const block = snippet('run-events-curl');
     const [assign, whole, byHeader, byQuery, ...more] = block.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
     expect(more).toEqual([]);
     const { dir, serve } = await servedDirectory('docs-session');
