@@ -151,9 +151,9 @@ const LAMBDA_MAX_TIMEOUT = Duration.millis(LAMBDA_MAX_TIMEOUT_MS);
  * `Agent.Transient`). Retried a few times like Lambda's own faults: every step is idempotent per
  * (run, turn, call). Never on an approval, where it is the backstop having passed.
  */
-const TIMEOUT_RETRY: RetryProps = { errors: [Errors.TIMEOUT], interval: Duration.seconds(5), maxAttempts: 2, backoffRate: 2, jitterStrategy: JitterType.FULL };
+export const TIMEOUT_RETRY: RetryProps = { errors: [Errors.TIMEOUT], interval: Duration.seconds(5), maxAttempts: 2, backoffRate: 2, jitterStrategy: JitterType.FULL };
 
-const LAMBDA_RETRY: RetryProps = {
+export const LAMBDA_RETRY: RetryProps = {
   errors: [...LAMBDA_SERVICE_ERRORS],
   interval: Duration.seconds(2),
   maxAttempts: 8,
