@@ -37,7 +37,7 @@ import { lifecycleOf, TERMINAL_LIFECYCLES as TERMINAL, type Lifecycle } from '..
 
 
 export { lifecycleOf, type Lifecycle } from '../lambdas/runs/lifecycle.js';
-export { connect, runsClient, RunsApiError, type Approval, type ConnectOptions, type Run, type RunEvent, type RunPage, type RunsClient, type RunsEndpoint, type RunSummary, type StartedRun, type StartOptions } from './connect.js';
+export { connect, runsClient, RunsApiError, type Approval, type Batch, type BatchRunStatus, type StartBatchOptions, type ConnectOptions, type Run, type RunEvent, type RunPage, type RunsClient, type RunsEndpoint, type RunSummary, type StartedRun, type StartOptions } from './connect.js';
 
 /** What a caller may see of an approval (never its task token). */
 export type PublicApproval = ReturnType<typeof publicApproval>;
