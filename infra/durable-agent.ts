@@ -406,10 +406,6 @@ export class DurableAgent extends Construct {
       const run = runs.addResource('{runId}');
       run.addMethod('GET', runsIntegration);
       run.addResource('cancel').addMethod('POST', runsIntegration);
-      // Batches (lambdas/runs/batch.ts): start one run per item; read a batch's progress.
-      const batches = api.root.addResource('batches');
-      batches.addMethod('POST', runsIntegration);
-      batches.addResource('{batchId}').addMethod('GET', runsIntegration);
       // GET /runs/{runId}/events: the run's events as Server-Sent Events, streamed by its own
       // function (lambdas/adapters/run-events-lambda.ts) through a Lambda proxy integration with
       // `responseTransferMode: STREAM` (aws-cdk-lib aws-apigateway/lib/integration.d.ts; the

@@ -98,7 +98,7 @@ export async function startApprovalApi(
       const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
       if (route === 'decide' && approvalId === undefined) return answer(404, `no route ${url.pathname}`);
       const cancel = match[3] !== undefined;
-      // The runs API's function serves its batches too (infra/durable-agent.ts).
+      // The runs API's handler serves batches too (lambdas/runs/batch.ts; a deployed stack has no such route yet, and its resource policy refuses it).
       const runsRoute = route === 'runs' || route === 'batches';
       if ((runsRoute && !options.runs) || (cancel && route !== 'runs')) return answer(404, `no route ${url.pathname}`);
       const decision = options.authorize?.(request.method ?? 'GET', `/${route}${approvalId === undefined ? '' : `/${approvalId}`}${cancel ? '/cancel' : ''}`, route === 'decide' ? undefined : user);
