@@ -86,11 +86,15 @@ export type BatchRunStatus = RunRecord['status'] | 'pending' | 'refused';
 
 /** What `POST /v1/batches` and `GET /v1/batches/{batchId}` answer. */
 export interface BatchResource {
+  /** The batch's id: its runs are `<batchId>-<index>` (or `<batchId>-<key value>`). */
   batchId: string;
+  /** The agent whose runs these are. */
   agent: string;
+  /** Runs live at once, at most. */
   concurrency: number;
   /** The batch execution's status (`RUNNING`, `SUCCEEDED`, …). */
   status: string;
+  /** When the batch was first started (ISO 8601). */
   createdAt: string;
   /** Each item's run, in the items' order. */
   runs: { runId: string; status: BatchRunStatus }[];
