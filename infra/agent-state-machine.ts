@@ -115,7 +115,7 @@ export const States = {
 } as const;
 
 /** Retries with exponential backoff and full jitter, on transient error names only. */
-const RETRY: Record<'transient' | 'throttled' | 'leaseHeld' | 'circuitOpen', RetryProps> = {
+export const RETRY: Record<'transient' | 'throttled' | 'leaseHeld' | 'circuitOpen', RetryProps> = {
   transient: { errors: [ErrorNames.Transient], interval: Duration.seconds(1), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(30), jitterStrategy: JitterType.FULL },
   throttled: { errors: [ErrorNames.ModelThrottled], interval: Duration.seconds(2), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(60), jitterStrategy: JitterType.FULL },
   // The breaker stays open 30 s: wait that long between tries, without jitter (each try is a

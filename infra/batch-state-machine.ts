@@ -19,7 +19,7 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { LAMBDA_RETRY, TASK_TIMEOUT_MARGIN, TIMEOUT_RETRY } from './agent-state-machine.js';
+import { LAMBDA_RETRY, RETRY, TASK_TIMEOUT_MARGIN, TIMEOUT_RETRY } from './agent-state-machine.js';
 
 /** The states of a batch, by the names the twin binds its Tasks to (local/runtime/batches.ts). */
 export const BatchStates = {
@@ -66,6 +66,8 @@ export function batchDefinition(scope: Construct, itemFunction: IFunction): ICha
     });
     invoke.addRetry(LAMBDA_RETRY);
     invoke.addRetry(TIMEOUT_RETRY);
+    // A transient fault of the ledger or of Step Functions, as a step retries it; any other failure fails the item and the batch.
+    invoke.addRetry(RETRY.transient);
     return invoke;
   };
   const start = task(BatchStates.StartItemRun, { action: 'start', 'batchId.$': '$.batchId', 'agent.$': '$.agent', 'runId.$': '$.runId', 'input.$': '$.input', 'caller.$': '$.caller' });

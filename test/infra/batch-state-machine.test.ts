@@ -7,6 +7,7 @@ import { BatchStateMachine, BatchStates } from '../../infra/batch-state-machine.
 import { extractStateMachine, type CfnTemplateJson } from '../../local/template/asl.js';
 import { batchAsl } from '../../local/template/batch.js';
 import { assertSupported } from '../../local/engine/definition.js';
+import { ErrorNames } from '../../lambdas/shared/errors.js';
 
 // asl-validator ships no type declarations.
 const aslValidator = createRequire(import.meta.url)('asl-validator') as (definition: unknown) => { isValid: boolean; errorsText(sep?: string): string };
@@ -53,7 +54,7 @@ describe('the batch state machine (a Distributed Map)', () => {
     for (const name of [BatchStates.StartItemRun, BatchStates.CheckItemRun]) {
       const task = states[name]!;
       expect(task.TimeoutSeconds).toBeGreaterThan(0);
-      expect((task['Retry'] as { ErrorEquals: string[] }[]).flatMap((retry) => retry.ErrorEquals)).toEqual(expect.arrayContaining(['Lambda.ServiceException', 'Lambda.TooManyRequestsException', 'States.Timeout']));
+      expect((task['Retry'] as { ErrorEquals: string[] }[]).flatMap((retry) => retry.ErrorEquals)).toEqual(expect.arrayContaining(['Lambda.ServiceException', 'Lambda.TooManyRequestsException', 'States.Timeout', ErrorNames.Transient]));
     }
   });
 
