@@ -41,8 +41,11 @@ Example:
       const { connect, RunsApiError } = await import('../../client/connect.js');
       const stack = deployed();
       const agentName = /[/\\]|\.[cm]?[jt]s$/.test(options.agent) ? (await (await import('../../local/runtime/agents.js')).loadAgent(options.agent)).agent.name : options.agent;
+      // No engine serves the state directory (or the stack has no runs API): said in one sentence, exit 2.
+      const client = await (stack.stack ? connect({ stack: stack.stack, ...(stack.region && { region: stack.region }), agent: agentName }) : connect({ stateDir: stateDir() })).catch((error: unknown) => {
+        throw new UsageError(error instanceof Error ? error.message : String(error));
+      });
       try {
-        const client = stack.stack ? await connect({ stack: stack.stack, ...(stack.region && { region: stack.region }), agent: agentName }) : await connect({ stateDir: stateDir() });
         let batch = await client.startBatch({ agent: agentName, items, ...(options.concurrency !== undefined && { concurrency: options.concurrency }), ...(options.batchId && { batchId: options.batchId }), ...(options.key && { key: options.key }) });
         if (!options.json) out(`savepoint: batch ${batch.batchId} of ${batch.runs.length} runs of ${batch.agent}, at most ${batch.concurrency} at once${batch.created ? '' : ' (it existed: nothing new was started)'}`);
         while (options.wait && batch.status === 'RUNNING') {
