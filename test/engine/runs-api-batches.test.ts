@@ -63,6 +63,8 @@ describe('POST /v1/batches', () => {
     await h.stack.batches.engine.waitForExecution(h.stack.batches.engine.listExecutions().executions[0]!.executionArn);
     const done = JSON.parse((await get('good')).body) as { status: string; counts: object };
     expect(done).toMatchObject({ status: 'SUCCEEDED', counts: { succeeded: 3 } });
+    // Each run was started as the caller who started the batch, as the runs API proved them.
+    expect((await h.stack.ledger.getRun('good-y'))?.startedBy).toBe('local:tester');
     const repeat = await post({ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }], key: 'id', concurrency: 2 });
     expect(JSON.parse(repeat.body)).toMatchObject({ created: false, counts: { succeeded: 3 } });
     expect(h.stack.batches.engine.listExecutions().executions).toHaveLength(1);
