@@ -116,6 +116,8 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
         if (result.action === 'recovered') io.out(`savepoint: resumed run ${result.runId} (recovery ${result.attempt}, execution ${result.executionArn})`);
         else if (result.action !== 'ignored') io.out(`savepoint: gave run ${result.runId} up — ${result.reason}`);
       }
+      // Then the batches it left unfinished: their runs started already are found, not started again (local/runtime/batches.ts).
+      for (const batchId of stack.batches.resume()) io.out(`savepoint: resumed batch ${batchId}`);
     }
     io.out(`savepoint: runs API ${endpoints.runs.replace(/\/[^/]+\/v1\/runs$/, '/…/v1/runs')} (its address with the credential: ${join(stateDir, 'engine.json')})`);
     if (several) io.out(`savepoint: agents ${engines.map(({ name, dir }) => `${name} (${dir})`).join(', ')}`);

@@ -35,6 +35,22 @@ export type Approval = Omit<ApprovalRecord, 'kind'>;
 // The wire's answers, defined once beside the handler that sends them.
 export type { RunAccepted as StartedRun, RunSummary } from '../lambdas/runs/runs-api.js';
 import type { RunAccepted as StartedRun, RunSummary } from '../lambdas/runs/runs-api.js';
+export type { BatchResource as Batch, BatchRunStatus } from '../lambdas/runs/batch.js';
+import type { BatchResource as Batch } from '../lambdas/runs/batch.js';
+
+/** What `startBatch` starts: one run per item, at most `concurrency` at once. */
+export interface StartBatchOptions {
+  /** The agent whose runs these are. @default the one the API serves */
+  agent?: string;
+  /** One run's input per item (at most 1,000), each checked by the agent's input schema. */
+  items: unknown[];
+  /** Runs live at once, at most. @default 10 */
+  concurrency?: number;
+  /** The batch's id: the same id answers the same batch, and its runs are `<batchId>-<index>`. @default a digest of the agent, the items and the key */
+  batchId?: string;
+  /** A field of each item whose value names its run (`<batchId>-<value>`), instead of its index. */
+  key?: string;
+}
 
 /** A page of runs, newest first. */
 export interface RunPage {
@@ -120,6 +136,24 @@ export interface RunsClient {
    * for await (const event of client.events(runId)) console.log(event.id, event.type, event.data);
    */
   events(runId: string, options?: { after?: string; signal?: AbortSignal }): AsyncIterable<RunEvent>;
+  /**
+   * Starts a batch (`POST /v1/batches`): one run per item, at most `concurrency` live at once (a
+   * Distributed Map on AWS). Each item's run id derives from the batch id and the item, so the
+   * same batch started again starts no run twice (`created: false`).
+   *
+   * @example
+   * const batch = await client.startBatch({ items: customers.map((id) => ({ customer: id })), concurrency: 20, batchId: 'invoices-2026-11' });
+   * console.log(batch.runs.length, batch.created);
+   */
+  startBatch(options: StartBatchOptions): Promise<Batch>;
+  /**
+   * A batch's progress (`GET /v1/batches/{batchId}`): each run's status, counted; `undefined` for a batch id the deployment does not hold.
+   *
+   * @example
+   * const { status, counts } = (await client.batch('invoices-2026-11'))!;
+   * console.log(status, counts.succeeded ?? 0);
+   */
+  batch(batchId: string): Promise<Batch | undefined>;
 }
 
 /** Where `connect` finds the runs API. */
@@ -262,6 +296,11 @@ export function runsClient(first: RunsEndpoint): RunsClient {
     },
     decide: async (approvalId, decision, options = {}) =>
       (await call<Approval & { delivered?: boolean }>('POST', `/approvals/${encodeURIComponent(approvalId)}`, { decision, ...(options.reason !== undefined && { reason: options.reason }) })).body,
+    startBatch: async (options) => (await call<Batch>('POST', '/batches', options)).body,
+    async batch(batchId) {
+      const answer = await call<Batch>('GET', `/batches/${encodeURIComponent(batchId)}`, undefined, [404]);
+      return answer.status === 404 ? undefined : answer.body;
+    },
     events: (runId, options = {}) =>
       followEvents(
         { base: endpoint.base, ...(endpoint.fetch && { fetch: endpoint.fetch }), ...(locate && { locate: async () => ({ base: locate().base }) }) },

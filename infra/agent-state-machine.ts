@@ -115,7 +115,7 @@ export const States = {
 } as const;
 
 /** Retries with exponential backoff and full jitter, on transient error names only. */
-const RETRY: Record<'transient' | 'throttled' | 'leaseHeld' | 'circuitOpen', RetryProps> = {
+export const RETRY: Record<'transient' | 'throttled' | 'leaseHeld' | 'circuitOpen', RetryProps> = {
   transient: { errors: [ErrorNames.Transient], interval: Duration.seconds(1), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(30), jitterStrategy: JitterType.FULL },
   throttled: { errors: [ErrorNames.ModelThrottled], interval: Duration.seconds(2), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(60), jitterStrategy: JitterType.FULL },
   // The breaker stays open 30 s: wait that long between tries, without jitter (each try is a
@@ -151,9 +151,9 @@ const LAMBDA_MAX_TIMEOUT = Duration.millis(LAMBDA_MAX_TIMEOUT_MS);
  * `Agent.Transient`). Retried a few times like Lambda's own faults: every step is idempotent per
  * (run, turn, call). Never on an approval, where it is the backstop having passed.
  */
-const TIMEOUT_RETRY: RetryProps = { errors: [Errors.TIMEOUT], interval: Duration.seconds(5), maxAttempts: 2, backoffRate: 2, jitterStrategy: JitterType.FULL };
+export const TIMEOUT_RETRY: RetryProps = { errors: [Errors.TIMEOUT], interval: Duration.seconds(5), maxAttempts: 2, backoffRate: 2, jitterStrategy: JitterType.FULL };
 
-const LAMBDA_RETRY: RetryProps = {
+export const LAMBDA_RETRY: RetryProps = {
   errors: [...LAMBDA_SERVICE_ERRORS],
   interval: Duration.seconds(2),
   maxAttempts: 8,

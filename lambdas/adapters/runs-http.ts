@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import { TIMEOUT_EARLY_MS } from './middleware.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { StarterRefused } from '../runs/start-route.js';
+import { BatchTooLarge } from '../runs/batch.js';
 import { createRunsRoutes, RunEnded, type RunResource, type RunsApiDeps } from '../runs/runs-api.js';
 import { assertJsonContentType, callerOf, httpErrors, json, parseBody, publicApproval } from './approval-http.js';
 
@@ -13,6 +14,8 @@ import { assertJsonContentType, callerOf, httpErrors, json, parseBody, publicApp
  *   GET  /runs/{runId}[?wait=] → 200 {"runId", "agent", "lifecycle", "report", "approvals", "pollAfterSeconds"?}, Retry-After while it lives
  *   GET  /runs[?agent=&status=&cursor=&limit=] → 200 {"runs": [...], "nextCursor"?}
  *   POST /runs/{runId}/cancel  {"reason"?} → 202 the run; 409 when it has ended
+ *   POST /batches              {"agent"?, "items", "concurrency"?, "batchId"?, "key"?} → 202 the batch, Location: /v1/batches/{batchId}; 413 over its size
+ *   GET  /batches/{batchId}    → 200 its progress (lambdas/runs/batch.ts)
  * A run is started and cancelled as the caller API Gateway verified (callerOf: the person an IAM
  * principal stands for); a request without a verified caller reads and changes nothing (403). The
  * routes themselves are lambdas/runs/runs-api.ts.
@@ -36,6 +39,13 @@ export function createRunsApi(deps: RunsApiDeps) {
           return json(200, await routes.list(event.queryStringParameters ?? {}));
         case 'get':
           return resource(200, await routes.get(route.runId, event.queryStringParameters ?? {}, context?.getRemainingTimeInMillis()));
+        case 'start-batch': {
+          assertJsonContentType(event);
+          const batch = await routes.startBatch(caller, parseBody(event, '{"items":[…],"concurrency":10}'));
+          return json(202, batch, { location: `/v1/batches/${encodeURIComponent(batch.batchId)}` });
+        }
+        case 'get-batch':
+          return json(200, await routes.getBatch(route.batchId));
         case 'cancel': {
           // An empty body is no reason given; any body is JSON.
           if (event.body) assertJsonContentType(event);
@@ -45,12 +55,16 @@ export function createRunsApi(deps: RunsApiDeps) {
     } catch (error) {
       if (error instanceof StarterRefused) return json(403, { message: error.message });
       if (error instanceof RunEnded) return json(409, { message: error.message, run: visible(error.run) });
+      if (error instanceof BatchTooLarge) return json(413, { message: error.message });
       throw error;
     }
   };
 }
 
-type Route = { name: 'start' | 'list'; method: string } | { name: 'get' | 'cancel'; method: string; runId: string };
+type Route =
+  | { name: 'start' | 'list' | 'start-batch'; method: string }
+  | { name: 'get' | 'cancel'; method: string; runId: string }
+  | { name: 'get-batch'; method: string; batchId: string };
 
 /** The route of a request: by API Gateway's resource, with the run id from its path parameters. */
 function routeOf(event: APIGatewayProxyEvent): Route | undefined {
@@ -62,6 +76,12 @@ function routeOf(event: APIGatewayProxyEvent): Route | undefined {
       return runId === undefined ? undefined : { name: 'get', method: 'GET', runId };
     case '/runs/{runId}/cancel':
       return runId === undefined ? undefined : { name: 'cancel', method: 'POST', runId };
+    case '/batches':
+      return { name: 'start-batch', method: 'POST' };
+    case '/batches/{batchId}': {
+      const batchId = event.pathParameters?.['batchId'];
+      return batchId === undefined ? undefined : { name: 'get-batch', method: 'GET', batchId };
+    }
     default:
       return undefined;
   }

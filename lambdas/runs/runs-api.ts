@@ -12,6 +12,7 @@ import { KillReason, RunId, runIdOf } from './run-request.js';
 import { createStartRoute, StarterRefused, StartRunBody, type StartRouteDeps } from './start-route.js';
 import { decodeCursor, encodeCursor, newestFirst } from './run-pages.js';
 import { starterPerson } from '../approvals/people.js';
+import { createBatchRoutes, type BatchStore } from './batch.js';
 
 /**
  * The runs API (`/v1/runs`), one set of routes for `savepoint serve` and a deployed stack
@@ -63,6 +64,10 @@ export interface RunsApiDeps extends StartRouteDeps {
   ledger: Ledger;
   /** Stops an execution now (`StopExecution`): a cancelled run that waits for a person stops at once rather than at its deadline. */
   stop?: (executionArn: string, error: string, cause: string) => Promise<void>;
+  /** Where batches start (`POST /batches`: lambdas/runs/batch.ts). @default none: the batch routes answer 404 */
+  batches?: BatchStore;
+  /** Seconds a batch's item waits between two reads of its run. @default BATCH_POLL_SECONDS */
+  batchPollSeconds?: number;
 }
 
 /** A run as the runs API answers it. */
@@ -222,5 +227,14 @@ export function createRunsRoutes(deps: RunsApiDeps) {
     return (await read(runId))!;
   };
 
-  return { start, get, list, cancel };
+  // Batches start each run through `start` above (lambdas/runs/batch.ts).
+  const batches = deps.batches && createBatchRoutes({ agent: deps.agent, batches: deps.batches, runs: deps.ledger, clock: deps.clock, ...(deps.batchPollSeconds !== undefined && { pollSeconds: deps.batchPollSeconds }) });
+  const batchesOrMissing = () => {
+    if (!batches) throw new NotFoundError('batches: this deployment starts no batches (it has no batch state machine)');
+    return batches;
+  };
+  const startBatch = (caller: Identity, body: unknown) => batchesOrMissing().start(caller, body);
+  const getBatch = (batchId: string) => batchesOrMissing().get(batchId);
+
+  return { start, get, list, cancel, startBatch, getBatch };
 }

@@ -57,6 +57,15 @@ export const TASK_TOKEN_MAX_LENGTH = 2048;
 export const INLINE_MAP_MAX_CONCURRENCY = 40;
 
 /**
+ * A distributed Map state runs each iteration as a child workflow execution with a history of its
+ * own, separate from the parent's, and runs at most 10,000 of them at once ("If you don't specify,
+ * Step Functions runs 10,000 parallel child workflow executions"; MaxConcurrency "can't be greater
+ * than 10,000" there).
+ * https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html
+ */
+export const DISTRIBUTED_MAP_MAX_CONCURRENCY = 10_000;
+
+/**
  * The largest DynamoDB item: 400 KB, names and values counted as DynamoDB counts them.
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items
  */

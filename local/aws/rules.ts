@@ -94,6 +94,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'MaxConcurrency',
   },
   {
+    rule: 'A distributed Map runs each iteration as a child execution with a history of its own, at most 10,000 at once (10,000 when it names no limit)',
+    doc: `${SFN_GUIDE}/state-map-distributed.html`,
+    file: 'local/aws/sfn-distributed-map.ts',
+    test: 'test/local/distributed-map.test.ts',
+    answer: 'MaxConcurrency',
+  },
+  {
     rule: 'A state machine version an alias routes to is not deleted',
     doc: `${SFN_API}/API_DeleteStateMachineVersion.html`,
     file: 'local/aws/state-machine-versions.ts',

@@ -2,6 +2,7 @@
  * What the engine checks and changes in a definition before running it: the fields the interpreter
  * would silently run differently from AWS are refused, and its timers are clamped to what Node can arm.
  */
+import { distributedMapConcurrency, distributedMapProblems, mapMode } from '../aws/sfn-distributed-map.js';
 import { inlineMapConcurrency } from '../aws/sfn-inline-map.js';
 import { walkStates, type AslDefinition, type AslState } from '../template/asl.js';
 
@@ -14,14 +15,17 @@ const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 /** Fields the library silently ignores; running a definition that uses them would diverge from AWS. */
 const UNSUPPORTED_FIELDS = ['Assign', 'Arguments', 'Output', 'ItemReader', 'ItemBatcher', 'ResultWriter', 'ToleratedFailurePercentage', 'ToleratedFailurePercentagePath', 'ToleratedFailureCount', 'ToleratedFailureCountPath'];
 
+/** The fields of UNSUPPORTED_FIELDS that only a distributed Map has: refused there by distributedMapProblems, with AWS's reason. */
+const DISTRIBUTED_MAP_FIELDS = new Set(['ItemReader', 'ItemBatcher', 'ResultWriter', 'ToleratedFailurePercentage', 'ToleratedFailurePercentagePath', 'ToleratedFailureCount', 'ToleratedFailureCountPath']);
+
 export function assertSupported(definition: AslDefinition): void {
   if (definition.QueryLanguage === 'JSONata') throw new Error('JSONata definitions are not supported locally (JSONPath only)');
   walkStates(definition, (name, state) => {
-    const used = UNSUPPORTED_FIELDS.filter((field) => field in state);
+    const mode = state.Type === 'Map' ? mapMode(state) : undefined;
+    // A distributed Map's own fields are judged by its rules (local/aws/sfn-distributed-map.ts).
+    const used = mode === 'DISTRIBUTED' ? [...UNSUPPORTED_FIELDS.filter((field) => field in state && !DISTRIBUTED_MAP_FIELDS.has(field)), ...distributedMapProblems(state)] : UNSUPPORTED_FIELDS.filter((field) => field in state);
     if (state.QueryLanguage === 'JSONata') used.push('QueryLanguage: JSONata');
-    // A distributed Map runs its iterations as child executions, which this engine does not.
-    const mode = (state.ItemProcessor as { ProcessorConfig?: { Mode?: string } } | undefined)?.ProcessorConfig?.Mode;
-    if (state.Type === 'Map' && mode !== undefined && mode !== 'INLINE') used.push(`ProcessorConfig.Mode: ${mode}`);
+    if (mode !== undefined && mode !== 'INLINE' && mode !== 'DISTRIBUTED') used.push(`ProcessorConfig.Mode: ${mode}`);
     if (used.length > 0) throw new Error(`State ${name} uses ${used.join(', ')}, which the local engine does not support`);
     const negated = negatedTypeTests(state['Choices']);
     if (negated.length > 0) {
@@ -63,7 +67,10 @@ export function clampTimers(definition: AslDefinition, taskTimeoutMs: Record<str
     }
     if (state.Type === 'Wait' && typeof state.Seconds === 'number') state.Seconds = clamp(state.Seconds);
     // The library would run a higher MaxConcurrency as given; the service caps an inline Map (local/aws/sfn-inline-map.ts).
-    if (state.Type === 'Map' && typeof state.MaxConcurrency === 'number') state.MaxConcurrency = inlineMapConcurrency(state.MaxConcurrency);
+    // A distributed Map runs up to 10,000 at once, and that many when it names no limit (local/aws/sfn-distributed-map.ts).
+    if (state.Type === 'Map' && mapMode(state) === 'DISTRIBUTED') {
+      if (state.MaxConcurrencyPath === undefined) state.MaxConcurrency = distributedMapConcurrency(state.MaxConcurrency as number | undefined);
+    } else if (state.Type === 'Map' && typeof state.MaxConcurrency === 'number') state.MaxConcurrency = inlineMapConcurrency(state.MaxConcurrency);
   });
   return copy;
 }

@@ -10,6 +10,7 @@ import './polyfills.js';
 import { randomUUID } from 'node:crypto';
 import type { RunOptions } from 'aws-local-stepfunctions';
 import { outcomeAtHistoryQuota, historyQuotaRefuses, HISTORY_QUOTA_FAILURE } from '../aws/sfn-history-limit.js';
+import { distributedMaps } from '../aws/sfn-distributed-map.js';
 import { dataLimitExceeded, overPayloadLimit } from '../aws/sfn-payload-limit.js';
 import { assertExecutionName, assertSameStart, parseExecutionInput } from '../aws/sfn-start-execution.js';
 import type { AslDefinition } from '../template/asl.js';
@@ -208,7 +209,9 @@ export class LocalEngine {
     });
 
     const handlers: Record<string, TaskHandler> = {};
-    for (const [stateName, spec] of version.specs) handlers[stateName] = (params) => runLambdaTask(this.taskRun(exec), stateName, spec, params);
+    // A Task of a distributed Map's child execution records its events in that child's history, not here.
+    const { childStates } = distributedMaps(version.definition);
+    for (const [stateName, spec] of version.specs) handlers[stateName] = (params) => runLambdaTask(this.taskRun(exec, childStates.has(stateName)), stateName, spec, params);
 
     const run = version.machine.run(value, {
       overrides: { ...this.overrides, taskResourceLocalHandlers: handlers },
@@ -352,13 +355,13 @@ export class LocalEngine {
   }
 
   /** What a Task of the execution sees of the engine (local/engine/lambda-task.ts). */
-  private taskRun(exec: Execution) {
+  private taskRun(exec: Execution, inChildExecution = false) {
     const iam = this.iam;
     return {
       exec,
       tokens: this.tokens,
       timers: this.timers,
-      record: (type: string, details: Partial<HistoryEvent>, previousEventId?: number) => this.record(exec, type, details, previousEventId),
+      record: (type: string, details: Partial<HistoryEvent>, previousEventId?: number) => (inChildExecution ? 0 : this.record(exec, type, details, previousEventId)),
       ...(iam && { authorizeInvoke: (functionArn: string) => iam.authorizeInvoke(functionArn) }),
       exceedsDataLimit: (stateName: string, what: 'input' | 'result') => this.forceEnd(exec, dataLimitExceeded(stateName, what)),
     };
@@ -383,8 +386,12 @@ export class LocalEngine {
 
   /** Translates the library's event log into service history events, in order. */
   private async consume(exec: Execution, logs: AsyncGenerator<LibraryEvent>): Promise<void> {
+    // A distributed Map's iterations are child executions on AWS, each with a history of its own (local/aws/sfn-distributed-map.ts).
+    const distributed = distributedMaps(exec.version.definition);
     for await (const ev of logs) {
       if (exec.forcedEnd) continue; // the run is being torn down: nothing after that point is history
+      if (ev.index !== undefined && ev.state && distributed.childStates.has(ev.state.name)) continue;
+      if (ev.type.startsWith('MapIteration') && ev.parentState && distributed.maps.has(ev.parentState.name)) continue;
       if (ev.type === 'StateEntered' && ev.state) {
         // A state's input is the object the state before it output (the interpreter passes it on):
         // its text was made for that StateExited already.

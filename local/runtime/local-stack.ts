@@ -44,6 +44,12 @@ import { cachedTemplate } from '../template/cache.js';
 import { assertDeployable } from '../aws/cloudformation-template.js';
 import { localToolTimeoutMs } from '../template/synthesize.js';
 import { recoverOrphans } from './watchdog.js';
+import { localBatches } from './batches.js';
+import { createBatchItem } from '../../lambdas/runs/batch.js';
+import { createRunsRoutes } from '../../lambdas/runs/runs-api.js';
+
+/** A local batch's runs are short: each item reads its run every second (30 s on AWS: lambdas/runs/batch.ts). */
+const LOCAL_BATCH_POLL_SECONDS = 1;
 import { templateAliases, versionDescription } from '../aws/state-machine-versions.js';
 import { ledgerFacts } from './world-facts.js';
 
@@ -211,7 +217,19 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // it starts as RunsApi's role, on the alias.
     const runsStarter = sfnAs(Steps.RunsApi);
     // The local setup always has a starter key (keys/starters.key): approvalsOf only wraps it in RunsApi's IAM.
-    const runsApi = runsApiHandler({ agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, runs: ledgerOf(Steps.RunsApi), ledger: ledgerOf(Steps.RunsApi), stop: sfnExecutions(runsStarter).stop, stateMachineArn: startArn, start: (arn, name, input) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy });
+    const runsDeps = { agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, runs: ledgerOf(Steps.RunsApi), ledger: ledgerOf(Steps.RunsApi), stop: sfnExecutions(runsStarter).stop, stateMachineArn: startArn, start: (arn: string, name: string, input: string) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy };
+    // Batches (local/runtime/batches.ts): the batch state machine's definition on an engine of its own,
+    // each item's run started through the runs API's own start path, as the runs API's role.
+    const batches = localBatches({
+      agent: agent.name,
+      item: createBatchItem({ startRun: createRunsRoutes(runsDeps).start, runs: ledgerOf(Steps.RunsApi) }),
+      ...(options.stateDir && { stateDir: options.stateDir }),
+      now: () => clock.now(),
+      ...(options.batchPollWaitMs !== undefined && { pollWaitMs: options.batchPollWaitMs }),
+      log,
+    });
+    closers.push(() => batches.close());
+    const runsApi = runsApiHandler({ ...runsDeps, batches: batches.store, batchPollSeconds: LOCAL_BATCH_POLL_SECONDS });
     const approvalHandler = approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) });
     // A caller playing an IAM principal meets the template's resource policy first, as on AWS (local/aws/iam/api-gateway.ts).
     const authorize = iam ? localApiAuthorizer(template) : undefined;
@@ -292,6 +310,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        */
       pruneVersions: (prune: { keep?: number; graceMs?: number } = {}) => createPruneVersions({ versions: sfnVersions(sfnAs(Steps.PruneVersions), startArn), clock, ...prune })(),
       /** The watchdog: resumes this agent's runs left running by a process that died (local/runtime/watchdog.ts). */
+      /** Batches (local/runtime/batches.ts): `resume()` starts again those a process that died left unfinished. */
+      batches,
       recoverOrphans: (sweep: { except?: string; onDamaged?: (runId: string, error: Error) => void } = {}) =>
         recoverOrphans({ ledger, executions: sfnExecutions(sfnAs(Steps.Sweep)), recover: createRecoverRun(recoverDeps), clock, agent: agent.name, failed: options.recovery !== false, ...sweep }),
       close,

@@ -107,6 +107,8 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * @default none: the agent's `maxBudgets`, else its own budgets
    */
   readonly maxBudgets?: BudgetCaps;
+  /** Ms a batch's item waits between two reads of its run, instead of the batch's pollSeconds (tests). @default the batch's */
+  readonly batchPollWaitMs?: number;
   /** A new approval waits for a person: the event approvers are told (with a signed link each). */
   readonly onApproval?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
   /**

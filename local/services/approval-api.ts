@@ -16,7 +16,7 @@ type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<A
 const MAX_BODY = 64 * 1024;
 /** A run request carries the run's input: up to Step Functions' 256 KiB execution input, and its framing. */
 const MAX_RUN_BODY = PAYLOAD_LIMIT_BYTES + 4 * 1024;
-const ROUTE = /^\/v1\/(approvals|decide|runs)(?:\/([^/]+)(\/cancel)?)?\/?$/;
+const ROUTE = /^\/v1\/(approvals|decide|runs|batches)(?:\/([^/]+)(\/cancel)?)?\/?$/;
 /** `GET /v1/runs/{id}/events`: a run's events as a stream (lambdas/adapters/run-events-http.ts). */
 const RUN_EVENTS = /^\/v1\/runs\/([^/]+)\/events\/?$/;
 /**
@@ -92,21 +92,23 @@ export async function startApprovalApi(
       }
       const match = ROUTE.exec(url.pathname);
       if (!match) return answer(404, `no route ${url.pathname}`);
-      const route = match[1] as 'approvals' | 'decide' | 'runs';
+      const route = match[1] as 'approvals' | 'decide' | 'runs' | 'batches';
       // `/v1/decide/../approvals` parses to /approvals: without the credential, only the page is served.
       if (page && route !== 'decide') return answer(403, MISSING_CREDENTIAL);
       const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
       if (route === 'decide' && approvalId === undefined) return answer(404, `no route ${url.pathname}`);
       const cancel = match[3] !== undefined;
-      if ((route === 'runs' && !options.runs) || (cancel && route !== 'runs')) return answer(404, `no route ${url.pathname}`);
+      // The runs API's handler serves batches too (lambdas/runs/batch.ts; a deployed stack has no such route yet, and its resource policy refuses it).
+      const runsRoute = route === 'runs' || route === 'batches';
+      if ((runsRoute && !options.runs) || (cancel && route !== 'runs')) return answer(404, `no route ${url.pathname}`);
       const decision = options.authorize?.(request.method ?? 'GET', `/${route}${approvalId === undefined ? '' : `/${approvalId}`}${cancel ? '/cancel' : ''}`, route === 'decide' ? undefined : user);
       if (decision && !decision.allowed) {
         request.resume();
         return answer(decision.status, decision.message);
       }
-      const body = await readBody(request, route === 'runs' ? { limit: MAX_RUN_BODY, what: 'a run request' } : { limit: MAX_BODY, what: 'an approval decision' });
+      const body = await readBody(request, runsRoute ? { limit: MAX_RUN_BODY, what: route === 'runs' ? 'a run request' : 'a batch request' } : { limit: MAX_BODY, what: 'an approval decision' });
       const event = proxyEvent(request, url, { route, approvalId, cancel, body, principal: route === 'decide' ? undefined : user });
-      const result = route === 'runs' ? await options.runs!(event, lambdaContext('RunsApi', 20_000)) : await handler(event, lambdaContext('ApprovalCallback', 30_000));
+      const result = runsRoute ? await options.runs!(event, lambdaContext('RunsApi', 20_000)) : await handler(event, lambdaContext('ApprovalCallback', 30_000));
       response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
     } catch (error) {
       // What API Gateway itself refuses (a body over its limit, a path it cannot decode) is the
@@ -191,7 +193,7 @@ export function localUser(): string {
 function proxyEvent(
   request: IncomingMessage,
   url: URL,
-  { route, approvalId, cancel, body, principal }: { route: 'approvals' | 'decide' | 'runs'; approvalId: string | undefined; cancel: boolean; body: string | null; principal: string | undefined },
+  { route, approvalId, cancel, body, principal }: { route: 'approvals' | 'decide' | 'runs' | 'batches'; approvalId: string | undefined; cancel: boolean; body: string | null; principal: string | undefined },
 ): APIGatewayProxyEvent {
   const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : value]));
   return apiGatewayEvent({
@@ -217,7 +219,7 @@ function proxyEvent(
  */
 export function apiGatewayEvent(request: {
   method: string;
-  route: 'approvals' | 'decide' | 'runs';
+  route: 'approvals' | 'decide' | 'runs' | 'batches';
   /** On `runs`: the `/cancel` action of the run `approvalId` names. */
   approvalId?: string | undefined;
   cancel?: boolean;
@@ -231,7 +233,7 @@ export function apiGatewayEvent(request: {
 }): APIGatewayProxyEvent {
   const { method, route, approvalId, principal, cancel = false } = request;
   // The runs API's resources name their parameter runId (infra/durable-agent.ts), the approvals' approvalId.
-  const parameter = route === 'runs' ? 'runId' : 'approvalId';
+  const parameter = route === 'runs' ? 'runId' : route === 'batches' ? 'batchId' : 'approvalId';
   const resource = approvalId === undefined ? `/${route}` : `/${route}/{${parameter}}${cancel ? '/cancel' : ''}`;
   const path = request.path ?? `/v1/${route}${approvalId === undefined ? '' : `/${encodeURIComponent(approvalId)}${cancel ? '/cancel' : ''}`}`;
   return {

@@ -27,6 +27,7 @@ const SPELLINGS: Record<keyof typeof limits, readonly RegExp[] | null> = {
   PAYLOAD_LIMIT_BYTES: [/\b256\s*\*\s*1024\b/, /\b262_?144\b/],
   TASK_TOKEN_MAX_LENGTH: null,
   INLINE_MAP_MAX_CONCURRENCY: null,
+  DISTRIBUTED_MAP_MAX_CONCURRENCY: null, // 10000: an everyday number (timeouts, dollars)
   DYNAMODB_ITEM_MAX_BYTES: [/\b400\s*\*\s*1024\b/, /\b409_?600\b/],
   DYNAMODB_BATCH_GET_MAX_KEYS: null,
   DYNAMODB_BATCH_WRITE_MAX_ITEMS: null,

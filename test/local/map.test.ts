@@ -176,11 +176,13 @@ describe('an inline Map on the local engine', () => {
     expect(peak).toBe(most);
   });
 
-  it('refuses a distributed Map, which it would run differently', () => {
-    const definition = mapDefinition(2);
+  it('refuses a Map it would run differently: a failure tolerance, a mode it does not know (a distributed Map: test/local/distributed-map.test.ts)', () => {
+    const definition = mapDefinition(2, { ToleratedFailureCount: 1 });
+    expect(() => new LocalEngine({ definition, stateMachineArn: arn, tasks: {} })).toThrow(/ToleratedFailureCount/);
     (definition.States['Calls']!.ItemProcessor as Record<string, unknown>)['ProcessorConfig'] = { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' };
-    expect(() => new LocalEngine({ definition, stateMachineArn: arn, tasks: {} })).toThrow(/State Calls uses ProcessorConfig.Mode: DISTRIBUTED/);
-    expect(() => new LocalEngine({ definition: mapDefinition(2, { ToleratedFailureCount: 1 }), stateMachineArn: arn, tasks: {} })).toThrow(/ToleratedFailureCount/);
+    expect(() => new LocalEngine({ definition, stateMachineArn: arn, tasks: {} })).toThrow(/State Calls uses ToleratedFailureCount \(not run by the local engine\)/);
+    (definition.States['Calls']!.ItemProcessor as Record<string, unknown>)['ProcessorConfig'] = { Mode: 'SOMETHING' };
+    expect(() => new LocalEngine({ definition, stateMachineArn: arn, tasks: {} })).toThrow(/ProcessorConfig.Mode: SOMETHING/);
   });
 });
 

@@ -1,0 +1,86 @@
+import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { parseOrThrow } from '../../lambdas/shared/validation.js';
+import { AGENT_HELP, defaultAgent, deployed, out, printJson, stateDir } from '../program.js';
+import { describe, UsageError } from '../errors.js';
+
+const BatchOptions = z.object({
+  agent: z.string().min(1, 'name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)'),
+  items: z.string().min(1),
+  concurrency: z.coerce.number().int().min(1).optional(),
+  batchId: z.string().min(1).optional(),
+  key: z.string().min(1).optional(),
+  wait: z.boolean(),
+  json: z.boolean(),
+});
+
+/** `savepoint batch`: one run per item of a JSON list, through the runs API (`POST /v1/batches`). */
+export function registerBatchCommand(program: Command): void {
+  program
+    .command('batch')
+    .description('start one run per item of a JSON list, at most --concurrency at once (a Distributed Map on AWS); started again, the same batch starts no run twice')
+    .option('--agent <name|path>', AGENT_HELP, defaultAgent)
+    .requiredOption('--items <file.json>', 'a JSON array: one run input per item (at most 1,000)')
+    .option('--concurrency <n>', 'runs live at once, at most (default: 10)')
+    .option('--batch-id <id>', 'the batch id (1-40 letters, digits, - or _): each run is <batch-id>-<index> (default: a digest of the agent, the items and the key)')
+    .option('--key <field>', 'a field of each item whose value names its run (<batch-id>-<value>) instead of its index')
+    .option('--wait', 'wait until every run has ended, printing the progress', false)
+    .option('--json', 'print the batch as JSON', false)
+    .addHelpText(
+      'after',
+      `
+It goes to the runs API of the savepoint serve of the state directory (start it first), or of the
+stack named by --stack. The batch's progress: savepoint batch … --wait, or GET /v1/batches/<id>.
+Example:
+  savepoint batch --agent refund-reconciler --items days.json --concurrency 5 --batch-id november`,
+    )
+    .action(async (raw: Record<string, unknown>) => {
+      const options = parseOrThrow(BatchOptions, raw, 'options');
+      const items = readItems(options.items);
+      const { connect, RunsApiError } = await import('../../client/connect.js');
+      const stack = deployed();
+      const agentName = /[/\\]|\.[cm]?[jt]s$/.test(options.agent) ? (await (await import('../../local/runtime/agents.js')).loadAgent(options.agent)).agent.name : options.agent;
+      // No engine serves the state directory (or the stack has no runs API): said in one sentence, exit 2.
+      const client = await (stack.stack ? connect({ stack: stack.stack, ...(stack.region && { region: stack.region }), agent: agentName }) : connect({ stateDir: stateDir() })).catch((error: unknown) => {
+        throw new UsageError(error instanceof Error ? error.message : String(error));
+      });
+      try {
+        let batch = await client.startBatch({ agent: agentName, items, ...(options.concurrency !== undefined && { concurrency: options.concurrency }), ...(options.batchId && { batchId: options.batchId }), ...(options.key && { key: options.key }) });
+        if (!options.json) out(`savepoint: batch ${batch.batchId} of ${batch.runs.length} runs of ${batch.agent}, at most ${batch.concurrency} at once${batch.created ? '' : ' (it existed: nothing new was started)'}`);
+        while (options.wait && batch.status === 'RUNNING') {
+          await new Promise((resolve) => setTimeout(resolve, 2_000));
+          batch = (await client.batch(batch.batchId)) ?? batch;
+          if (!options.json) out(`savepoint: batch ${batch.batchId}: ${progress(batch.counts)}`);
+        }
+        if (options.json) printJson(batch);
+        else if (options.wait) out(`savepoint: batch ${batch.batchId} ${batch.status.toLowerCase()}: ${progress(batch.counts)}`);
+      } catch (error) {
+        // The API's refusal of what was asked (400, 404, 413) is a usage error: exit 2, nothing started.
+        if (error instanceof RunsApiError && error.status >= 400 && error.status < 500) throw new UsageError(error.message);
+        throw error;
+      }
+    });
+}
+
+function readItems(file: string): unknown[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--items: ${file} cannot be read: ${describe(error)}`);
+  }
+  let items: unknown;
+  try {
+    items = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--items: ${file} is not JSON`);
+  }
+  if (!Array.isArray(items)) throw new UsageError(`--items: ${file} holds no JSON array (one run input per item)`);
+  return items;
+}
+
+const progress = (counts: Record<string, number | undefined>) =>
+  Object.entries(counts)
+    .map(([status, count]) => `${count} ${status}`)
+    .join(', ');

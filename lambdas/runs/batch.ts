@@ -1,0 +1,222 @@
+import { createHash } from 'node:crypto';
+import * as z from 'zod';
+import { stableJson, type AgentDefinition } from '../define.js';
+import type { Identity } from '../approvals/policy.js';
+import type { RunLedger } from '../ledger/ledger.js';
+
+/** What a batch reads of the ledger: its runs. */
+type RunReader = Pick<RunLedger, 'getRun'>;
+import type { RunRecord } from '../records/ledger-records.js';
+import { InvalidInputError, NotFoundError } from '../shared/errors.js';
+import { DISTRIBUTED_MAP_MAX_CONCURRENCY, PAYLOAD_LIMIT_BYTES } from '../shared/limits.js';
+import { parseOrThrow } from '../shared/validation.js';
+import { RunId } from './run-request.js';
+
+/**
+ * A batch: one run per item of a list, at most `concurrency` live at once (issue 34, fan-out).
+ * On AWS it is an execution of the agent's batch state machine (infra/batch-state-machine.ts, a
+ * Distributed Map) named by the batch id; locally the twin runs the same definition
+ * (local/runtime/batches.ts). Each item's run id derives from the batch id and the item — its
+ * index, or the value of the field the batch names as `key` — and the runs API's start is
+ * idempotent on a run id, so a batch started again (the same request, a restarted engine, a
+ * retried Task) starts no run twice.
+ *
+ *   POST /batches {agent?, items[], concurrency?, batchId?, key?} → 202 the batch (created: false when it existed)
+ *   GET  /batches/{batchId}                                       → 200 its progress: each run's status, counted
+ */
+
+/**
+ * Items one batch may hold. Every item's run is read back for its progress (a GetItem each), and
+ * the whole list travels in the execution's input, which Step Functions caps at 256 KiB (checked
+ * too); a longer list is an S3 manifest's job (a Distributed Map's ItemReader), not built yet.
+ */
+export const MAX_BATCH_ITEMS = 1_000;
+/** How long an item's child execution waits between two reads of its run, on AWS. @default of `BatchRoutesDeps.pollSeconds` */
+export const BATCH_POLL_SECONDS = 30;
+/** A batch id leaves room in a run id (80 characters) for `-` and the item's index or key. */
+export const BatchId = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'expected 1-40 letters, digits, "-" or "_" (its runs are named <batchId>-<item>)');
+
+/** `POST /v1/batches`. */
+export const StartBatchBody = z
+  .object({
+    /** The agent whose runs these are (the one this API runs, when named). */
+    agent: z.string().min(1).max(200).optional(),
+    /** The batch's id. @default a digest of the agent, the items and the key: the same list is the same batch */
+    batchId: BatchId.optional(),
+    /** One run's input per item, each checked by the agent's input schema. */
+    items: z.array(z.unknown()).min(1, 'at least one item'),
+    /** Runs live at once, at most. @default 10 */
+    concurrency: z.number().int().min(1).max(DISTRIBUTED_MAP_MAX_CONCURRENCY).default(10),
+    /** A field of each item whose value names its run (`<batchId>-<value>`), instead of its index. */
+    key: z.string().min(1).max(100).optional(),
+  })
+  .strict();
+export type StartBatchBody = z.infer<typeof StartBatchBody>;
+
+/** What the batch state machine's execution is started with (its input, and what the twin keeps of it). */
+export interface BatchExecutionInput {
+  batchId: string;
+  agent: string;
+  runs: { runId: string; input: unknown }[];
+  concurrency: number;
+  pollSeconds: number;
+  /** Who started the batch, as the runs API authenticated them: each item's run is started as them. */
+  caller: Identity;
+  createdAt: string;
+}
+
+/** Where batches are started and found: the batch state machine's executions (AWS), the twin's (local/runtime/batches.ts). */
+export interface BatchStore {
+  /** Starts the batch's execution, named by its id; `created: false` (and the batch as it was) when one exists. */
+  start(batch: BatchExecutionInput): Promise<{ created: boolean; batch: BatchExecutionInput }>;
+  /** The batch and its execution's status, or undefined when there is none. */
+  get(batchId: string): Promise<{ batch: BatchExecutionInput; status: string } | undefined>;
+}
+
+/** A batch refused for its size (413): nothing started. */
+export class BatchTooLarge extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BatchTooLarge';
+  }
+}
+
+/** A run's place in a batch: its ledger status, `pending` before StartRun has recorded it, `refused` when its start was. */
+export type BatchRunStatus = RunRecord['status'] | 'pending' | 'refused';
+
+/** What `POST /v1/batches` and `GET /v1/batches/{batchId}` answer. */
+export interface BatchResource {
+  /** The batch's id: its runs are `<batchId>-<index>` (or `<batchId>-<key value>`). */
+  batchId: string;
+  /** The agent whose runs these are. */
+  agent: string;
+  /** Runs live at once, at most. */
+  concurrency: number;
+  /** The batch execution's status (`RUNNING`, `SUCCEEDED`, …). */
+  status: string;
+  /** When the batch was first started (ISO 8601). */
+  createdAt: string;
+  /** Each item's run, in the items' order. */
+  runs: { runId: string; status: BatchRunStatus }[];
+  /** How many runs are in each status. */
+  counts: Partial<Record<BatchRunStatus, number>>;
+  /** Only on a start: false when the batch existed (nothing was started). */
+  created?: boolean;
+}
+
+export interface BatchRoutesDeps {
+  agent: AgentDefinition;
+  batches: BatchStore;
+  runs: RunReader;
+  clock: { now(): Date };
+  /** Seconds an item waits between two reads of its run. @default BATCH_POLL_SECONDS */
+  pollSeconds?: number;
+}
+
+export function createBatchRoutes(deps: BatchRoutesDeps) {
+  const progress = async (batch: BatchExecutionInput, status: string): Promise<BatchResource> => {
+    const runs: BatchResource['runs'] = [];
+    for (const { runId } of batch.runs) runs.push({ runId, status: (await deps.runs.getRun(runId))?.status ?? 'pending' });
+    const counts: BatchResource['counts'] = {};
+    for (const run of runs) counts[run.status] = (counts[run.status] ?? 0) + 1;
+    return { batchId: batch.batchId, agent: batch.agent, concurrency: batch.concurrency, status, createdAt: batch.createdAt, runs, counts };
+  };
+
+  const start = async (caller: Identity, body: unknown): Promise<BatchResource> => {
+    // The size first, before each item is parsed: a list too long is refused as a whole.
+    const count = (body as { items?: unknown } | null)?.items;
+    if (Array.isArray(count) && count.length > MAX_BATCH_ITEMS) throw new BatchTooLarge(`items: ${count.length} items, at most ${MAX_BATCH_ITEMS} per batch (split the list into several batches)`);
+    const request = parseOrThrow(StartBatchBody, body, 'batch request');
+    if (request.agent !== undefined && request.agent !== deps.agent.name) throw new InvalidInputError(`agent: no agent ${request.agent} here (this API runs ${deps.agent.name})`);
+    const batchId = request.batchId ?? defaultBatchId(deps.agent.name, request.items, request.key);
+    const runs = itemRuns(deps.agent, batchId, request.items, request.key);
+    const batch: BatchExecutionInput = {
+      batchId,
+      agent: deps.agent.name,
+      runs,
+      concurrency: request.concurrency,
+      pollSeconds: deps.pollSeconds ?? BATCH_POLL_SECONDS,
+      caller: { id: caller.id, via: caller.via, ...(caller.principal !== undefined && { principal: caller.principal }) },
+      createdAt: deps.clock.now().toISOString(),
+    };
+    const size = Buffer.byteLength(JSON.stringify(batch), 'utf8');
+    if (size > PAYLOAD_LIMIT_BYTES) throw new BatchTooLarge(`items: the batch is ${size} bytes as its execution's input, over Step Functions' ${PAYLOAD_LIMIT_BYTES} (fewer or smaller items per batch)`);
+    const started = await deps.batches.start(batch);
+    return { ...(await progress(started.batch, 'RUNNING')), created: started.created };
+  };
+
+  const get = async (rawBatchId: string): Promise<BatchResource> => {
+    const batchId = parseOrThrow(BatchId, rawBatchId, 'batchId');
+    const found = await deps.batches.get(batchId);
+    if (!found) throw new NotFoundError(`batchId: no batch ${batchId}`);
+    return progress(found.batch, found.status);
+  };
+
+  return { start, get };
+}
+
+/** The same agent, items and key: the same batch (a client that retries its POST starts nothing new). */
+function defaultBatchId(agent: string, items: unknown[], key: string | undefined): string {
+  return `batch-${createHash('sha256').update(stableJson({ agent, items, key: key ?? null })).digest('hex').slice(0, 16)}`;
+}
+
+/** Each item checked as its run's input, and its run id: `<batchId>-<index>`, or `<batchId>-<item[key]>`. */
+export function itemRuns(agent: AgentDefinition, batchId: string, items: unknown[], key: string | undefined): { runId: string; input: unknown }[] {
+  const seen = new Map<string, number>();
+  return items.map((item, index) => {
+    const input = parseOrThrow(agent.input, item, `items[${index}] (input of agent ${agent.name})`);
+    const named = key === undefined ? String(index) : (item as Record<string, unknown>)[key];
+    if (key !== undefined && typeof named !== 'string' && typeof named !== 'number') throw new InvalidInputError(`items[${index}].${key}: the batch's key names each item's run, and this item has no string or number there`);
+    const runId = parseOrThrow(RunId, `${batchId}-${String(named)}`, `items[${index}]${key === undefined ? '' : `.${key}`} (its run id)`);
+    const before = seen.get(runId);
+    if (before !== undefined) throw new InvalidInputError(`items[${index}].${key}: the same run id (${runId}) as items[${before}]; a batch's keys are unique`);
+    seen.set(runId, index);
+    return { runId, input };
+  });
+}
+
+/** StartItemRun's and CheckItemRun's event (infra/batch-state-machine.ts). */
+export const BatchItemEvent = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('start'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), runId: RunId, input: z.unknown(), caller: z.object({ id: z.string().min(1), via: z.string(), principal: z.string().optional() }) }),
+  z.object({ action: z.literal('check'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), runId: RunId }),
+]);
+
+/** What an item step answers: its run, where it is, and whether the item is done with it. */
+export interface BatchItemResult {
+  runId: string;
+  status: BatchRunStatus;
+  ended: boolean;
+  /** Why its start was refused (`status: refused`). */
+  error?: string;
+}
+
+export interface BatchItemDeps {
+  /** The runs API's start (lambdas/runs/runs-api.ts): idempotent on the run id. */
+  startRun: (caller: Identity, body: unknown) => Promise<unknown>;
+  runs: RunReader;
+}
+
+/**
+ * The item function: `start` starts the item's run through the runs API's own start path (a run
+ * that exists is found, not started again); `check` reads its status. A start the runs API
+ * refuses (a 400: the item's input, its price) ends the item as `refused` rather than failing the
+ * batch; anything else fails the Task, which the state machine retries.
+ */
+export function createBatchItem(deps: BatchItemDeps) {
+  const statusOf = async (runId: string): Promise<BatchItemResult> => {
+    const status = (await deps.runs.getRun(runId))?.status ?? 'pending';
+    return { runId, status, ended: status !== 'running' && status !== 'pending' };
+  };
+  return async (raw: unknown): Promise<BatchItemResult> => {
+    const event = parseOrThrow(BatchItemEvent, raw, 'batch item');
+    if (event.action === 'start') {
+      try {
+        await deps.startRun(event.caller as Identity, { agent: event.agent, runId: event.runId, input: event.input });
+      } catch (error) {
+        if (error instanceof InvalidInputError) return { runId: event.runId, status: 'refused', ended: true, error: error.message };
+        throw error;
+      }
+    }
+    return statusOf(event.runId);
+  };
+}

@@ -1,0 +1,29 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { savepoint } from '../support/cli-process.js';
+
+/** `savepoint batch` refuses what it is given wrong before it asks anything: exit 2, one sentence naming the option. */
+const root = mkdtempSync(join(tmpdir(), 'savepoint-batch-command-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const file = (name: string, text: string) => {
+  const path = join(root, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+describe('savepoint batch', () => {
+  it.each([
+    ['an items file that is not there', () => ['--items', join(root, 'missing.json')], /--items: .*missing\.json cannot be read: no such file or directory/],
+    ['an items file that is not JSON', () => ['--items', file('broken.json', '[{')], /--items: .*broken\.json is not JSON/],
+    ['an items file that holds no list', () => ['--items', file('object.json', '{"customer":"a"}')], /--items: .*object\.json holds no JSON array/],
+    ['a concurrency that is no number', () => ['--items', file('ok.json', '[{"customer":"a"}]'), '--concurrency', 'many'], /concurrency: Invalid input: expected number/],
+    ['no engine to ask', () => ['--items', file('ok2.json', '[{"customer":"a"}]')], /stateDir: no savepoint engine serves .* start one with `savepoint serve/],
+  ])('refuses %s (exit 2)', async (_what, args, message) => {
+    const exit = await savepoint(['--state-dir', join(root, 'state'), 'batch', '--agent', 'batch-payer', ...args()]);
+    expect(exit.code, exit.stdout).toBe(2);
+    expect(exit.stderr).toMatch(message);
+  });
+});

@@ -1,0 +1,93 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connect } from '../../client/index.js';
+import { openLedger } from '../../cli/state.js';
+import { startServe, type Serving } from '../support/serve-process.js';
+
+/**
+ * A batch of 200 runs on `savepoint serve` (its own process), which the test SIGKILLs mid-batch
+ * and starts again: serve resumes the batch (local/runtime/batches.ts) and the runs it left
+ * running; the runs API's start, idempotent on each item's run id, starts no run twice. The
+ * ledger holds exactly 200 runs, all finished, and the charges provider's journal one charge
+ * per customer.
+ */
+const agentModule = new URL('./fixtures/batch-payer.ts', import.meta.url).pathname;
+const children = new Set<ChildProcess>();
+const root = mkdtempSync(join(tmpdir(), 'savepoint-batch-kill-'));
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(root, { recursive: true, force: true });
+});
+
+const ITEMS = 200;
+
+/** The charges the provider made (its journal on disk): one line per charge. */
+function charges(stateDir: string): { key: string; customer: string }[] {
+  const file = join(stateDir, 'charges.jsonl');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { key: string; customer: string });
+}
+
+/** Resolves once `check` holds, looking again every `everyMs` (a condition of another process, not a timed wait). */
+async function until(check: () => boolean | Promise<boolean>, what: string, limitMs: number, everyMs = 50): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+describe('a batch whose engine was SIGKILLed mid-batch', () => {
+  it('finishes after a restart with each of its 200 runs started once and each charge made once', async () => {
+    const stateDir = join(root, 'state');
+    const args = ['--state-dir', stateDir, 'serve', '--agent', agentModule];
+    let serving: Serving = await startServe(args, children);
+    const items = Array.from({ length: ITEMS }, (_, index) => ({ customer: `c${index}` }));
+    const started = await (await connect({ stateDir })).startBatch({ items, concurrency: 40, batchId: 'kill200' });
+    expect(started).toMatchObject({ batchId: 'kill200', created: true, concurrency: 40 });
+    expect(started.runs.map((run) => run.runId)).toEqual(items.map((_, index) => `kill200-${index}`));
+
+    // Killed mid-batch: some customers charged, most not yet.
+    await until(() => charges(stateDir).length >= 30, 'the first 30 charges', 120_000);
+    serving.child.kill('SIGKILL');
+    await serving.exited;
+    const before = charges(stateDir).length;
+    expect(before).toBeLessThan(ITEMS);
+
+    serving = await startServe(args, children);
+    expect(serving.output()).toContain('savepoint: resumed batch kill200');
+    const client = await connect({ stateDir });
+    // Each look reads the batch's 200 runs: once a second.
+    await until(async () => (await client.batch('kill200'))?.status === 'SUCCEEDED', 'the batch to finish', 240_000, 1_000);
+    const done = (await client.batch('kill200'))!;
+    expect(done.counts).toEqual({ succeeded: ITEMS });
+
+    // Started again, the same batch starts nothing.
+    const again = await client.startBatch({ items, concurrency: 40, batchId: 'kill200' });
+    expect(again).toMatchObject({ created: false, counts: { succeeded: ITEMS } });
+
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
+    const { ledger, close } = await openLedger(stateDir);
+    try {
+      const runs = await ledger.listRuns(1_000);
+      expect(runs.map((run) => run.runId).sort()).toEqual(items.map((_, index) => `kill200-${index}`).sort());
+      expect(runs.every((run) => run.status === 'succeeded')).toBe(true);
+      // The kill interrupted runs: those were resumed (a second execution), not started again as new runs.
+      expect(runs.some((run) => run.executions.length >= 2)).toBe(true);
+    } finally {
+      await close();
+    }
+    // Each customer charged once, under the one key of its run's one call.
+    const made = charges(stateDir);
+    expect(made).toHaveLength(ITEMS);
+    expect(new Set(made.map((charge) => charge.customer)).size).toBe(ITEMS);
+    expect(new Set(made.map((charge) => charge.key)).size).toBe(ITEMS);
+  }, 400_000);
+});

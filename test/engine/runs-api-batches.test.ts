@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiGatewayEvent } from '../../local/services/approval-api.js';
+import { lambdaContext } from '../../local/services/lambda-context.js';
+import { MAX_BATCH_ITEMS } from '../../lambdas/runs/batch.js';
+import { counterAgent } from '../support/counter-agent.js';
+import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+
+/**
+ * `POST /v1/batches` on the local stack's runs API (the handler a deployment's RunsApi function
+ * runs): what a caller gets wrong is refused with the field named, 400 (413 for a batch too
+ * large), and nothing starts — no batch, no run. A good batch runs each item's run to its end.
+ */
+let h: AgentHarness<any>;
+beforeAll(async () => {
+  h = await startAgentHarness({ agent: counterAgent({ calls: 1, perTurn: 1 }), recovery: false, batchPollWaitMs: 5 });
+}, 60_000);
+afterAll(() => h?.stack.close());
+
+const post = (body: unknown, raw = false) =>
+  h.stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'batches', body: raw ? (body as string) : JSON.stringify(body), principal: 'local:tester' }), lambdaContext('RunsApi', 20_000));
+const get = (batchId: string) => h.stack.runsApi(apiGatewayEvent({ method: 'GET', route: 'batches', approvalId: batchId, body: null, principal: 'local:tester' }), lambdaContext('RunsApi', 20_000));
+const items = (count: number) => Array.from({ length: count }, (_, index) => ({ id: `i${index}` }));
+
+describe('POST /v1/batches refuses what is wrong, naming it, and starts nothing', () => {
+  it.each([
+    ['no items', { batchId: 'bad-1' }, 400, /items: Invalid input: expected array/],
+    ['an empty list', { batchId: 'bad-2', items: [] }, 400, /items: at least one item/],
+    ['an item the agent refuses', { batchId: 'bad-3', items: [{ id: 'a' }, { id: 7 }] }, 400, /items\[1\] \(input of agent counter\): id: Invalid input: expected string/],
+    ['a concurrency of 0', { batchId: 'bad-4', items: items(2), concurrency: 0 }, 400, /concurrency: Too small: expected number to be >=1/],
+    ['a concurrency over a distributed Map’s 10,000', { batchId: 'bad-5', items: items(2), concurrency: 10_001 }, 400, /concurrency: Too big: expected number to be <=10000/],
+    ['a batch id no run id can carry', { batchId: 'a/b', items: items(2) }, 400, /batchId: expected 1-40 letters/],
+    ['a batch id too long for its runs’ ids', { batchId: 'x'.repeat(41), items: items(2) }, 400, /batchId: expected 1-40 letters/],
+    ['another agent', { batchId: 'bad-6', agent: 'someone-else', items: items(2) }, 400, /agent: no agent someone-else here \(this API runs counter\)/],
+    ['an unknown field', { batchId: 'bad-7', items: items(2), concurrent: 3 }, 400, /invalid batch request: \(root\): Unrecognized key: "concurrent"/],
+    ['a key some item lacks', { batchId: 'bad-8', items: [{ id: 'a' }, { id: 'b', extra: 1 }], key: 'nothing' }, 400, /items\[0\]\.nothing: the batch's key names each item's run/],
+    ['two items of one key', { batchId: 'bad-9', items: [{ id: 'a' }, { id: 'a' }], key: 'id' }, 400, /items\[1\]\.id: the same run id \(bad-9-a\) as items\[0\]/],
+    ['a key value no run id can carry', { batchId: 'bad-10', items: [{ id: 'a b' }], key: 'id' }, 400, /items\[0\]\.id \(its run id\): \(root\): expected 1-80 letters/],
+    ['too many items', { batchId: 'bad-11', items: items(MAX_BATCH_ITEMS + 1) }, 413, new RegExp(`items: ${MAX_BATCH_ITEMS + 1} items, at most ${MAX_BATCH_ITEMS} per batch`)],
+    ['items over the execution input’s 256 KiB', { batchId: 'bad-12', items: Array.from({ length: 300 }, (_, index) => ({ id: `${index}-${'x'.repeat(1_000)}` })) }, 413, /items: the batch is \d+ bytes as its execution's input, over Step Functions' 262144/],
+  ])('%s', async (_what, body, status, message) => {
+    const answer = await post(body);
+    expect(answer.statusCode, answer.body).toBe(status);
+    expect((JSON.parse(answer.body) as { message: string }).message).toMatch(message);
+    const batchId = (body as { batchId: string }).batchId;
+    if (/^[A-Za-z0-9_-]{1,40}$/.test(batchId)) expect((await get(batchId)).statusCode).toBe(404);
+    expect((await h.stack.ledger.listRuns(10)).filter((run) => run.runId.startsWith('bad-'))).toEqual([]);
+  });
+
+  it('refuses a body that is not JSON, and an unknown batch (404)', async () => {
+    expect((await post('{', true)).statusCode).toBe(400);
+    const missing = await get('nobody');
+    expect(missing.statusCode).toBe(404);
+    expect(JSON.parse(missing.body)).toEqual({ message: 'batchId: no batch nobody' });
+  });
+});
+
+describe('POST /v1/batches', () => {
+  it('runs one run per item, named by the batch and the item’s key, and answers a repeat with the same batch', async () => {
+    const answer = await post({ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }], key: 'id', concurrency: 2 });
+    expect(answer.statusCode, answer.body).toBe(202);
+    expect(answer.headers).toMatchObject({ location: '/v1/batches/good' });
+    expect(JSON.parse(answer.body)).toMatchObject({ batchId: 'good', agent: 'counter', concurrency: 2, created: true, runs: [{ runId: 'good-x' }, { runId: 'good-y' }, { runId: 'good-z' }] });
+    await h.stack.batches.engine.waitForExecution(h.stack.batches.engine.listExecutions().executions[0]!.executionArn);
+    const done = JSON.parse((await get('good')).body) as { status: string; counts: object };
+    expect(done).toMatchObject({ status: 'SUCCEEDED', counts: { succeeded: 3 } });
+    // Each run was started as the caller who started the batch, as the runs API proved them.
+    expect((await h.stack.ledger.getRun('good-y'))?.startedBy).toBe('local:tester');
+    const repeat = await post({ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }], key: 'id', concurrency: 2 });
+    expect(JSON.parse(repeat.body)).toMatchObject({ created: false, counts: { succeeded: 3 } });
+    expect(h.stack.batches.engine.listExecutions().executions).toHaveLength(1);
+  });
+});

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { assertSupported } from '../../local/engine/definition.js';
+import { LocalEngine } from '../../local/engine/local-engine.js';
+import type { AslDefinition, AslState } from '../../local/template/asl.js';
+
+/**
+ * A distributed Map in the twin (local/aws/sfn-distributed-map.ts): its child executions' events
+ * are not the parent's history, it runs more than an inline Map's 40 at once (AWS: up to 10,000,
+ * and 10,000 when it names no limit), and what the engine would run differently, or AWS refuses,
+ * is refused with the field named.
+ */
+const ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:fanout';
+
+function mapOver(mode: 'INLINE' | 'DISTRIBUTED', extra: Partial<AslState> = {}, processor: Record<string, unknown> = {}): AslDefinition {
+  return {
+    StartAt: 'Items',
+    States: {
+      Items: {
+        Type: 'Map',
+        ItemsPath: '$.items',
+        ItemProcessor: {
+          ProcessorConfig: mode === 'INLINE' ? { Mode: 'INLINE' } : { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD', ...processor },
+          StartAt: 'Work',
+          States: { Work: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: 'arn:aws:lambda:us-east-1:000000000000:function:work', 'Payload.$': '$' }, TimeoutSeconds: 60, OutputPath: '$.Payload', End: true } },
+        },
+        ...extra,
+        End: true,
+      },
+    },
+  };
+}
+
+/** A task handler that holds every call until `release`, counting the most in flight at once. */
+function heldWork() {
+  let inFlight = 0;
+  let most = 0;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const arrivals: (() => void)[] = [];
+  return {
+    binding: {
+      waitForTaskToken: false,
+      invoke: async (payload: unknown) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        arrivals.splice(0).forEach((notify) => notify());
+        await released;
+        inFlight -= 1;
+        return payload;
+      },
+    },
+    release,
+    most: () => most,
+    /** Resolves once `count` calls are in flight at once. */
+    inFlightReaches: async (count: number) => {
+      while (inFlight < count) await new Promise<void>((resolve) => arrivals.push(resolve));
+    },
+  };
+}
+
+describe('a distributed Map in the local engine', () => {
+  it.each([
+    ['an ItemReader (an S3 manifest)', { ItemReader: { Resource: 'arn:aws:states:::s3:getObject', Parameters: { Bucket: 'b', Key: 'k' } } }, {}, /ItemReader \(not run by the local engine\)/],
+    ['a failure tolerance', { ToleratedFailurePercentage: 5 }, {}, /ToleratedFailurePercentage \(not run by the local engine\)/],
+    ['a ResultWriter', { ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: 'b', Prefix: 'p' } } }, {}, /ResultWriter/],
+    ['EXPRESS child executions', {}, { ExecutionType: 'EXPRESS' }, /ExecutionType EXPRESS \(the local engine runs STANDARD child executions only\)/],
+    ['a MaxConcurrency over 10,000', { MaxConcurrency: 10_001 }, {}, /MaxConcurrency 10001 \(AWS accepts an integer from 0 to 10000 for a distributed Map\)/],
+  ])('refuses %s, naming it', (_what, extra, processor, message) => {
+    expect(() => assertSupported(mapOver('DISTRIBUTED', extra, processor))).toThrow(message);
+  });
+
+  it('runs a MaxConcurrency of 10,000 and an inline Map’s fields as before', () => {
+    expect(() => assertSupported(mapOver('DISTRIBUTED', { MaxConcurrency: 10_000 }))).not.toThrow();
+    expect(() => assertSupported(mapOver('INLINE', { ToleratedFailurePercentage: 5 }))).toThrow(/ToleratedFailurePercentage, which the local engine does not support/);
+  });
+
+  it('keeps its child executions’ events out of the parent’s history, where an inline Map records them', async () => {
+    const histories: Record<string, string[]> = {};
+    for (const mode of ['INLINE', 'DISTRIBUTED'] as const) {
+      const work = heldWork();
+      work.release();
+      const engine = new LocalEngine({ definition: mapOver(mode), stateMachineArn: ARN, tasks: { Work: work.binding } });
+      const { executionArn } = engine.startExecution({ input: JSON.stringify({ items: [1, 2, 3] }) });
+      expect((await engine.waitForExecution(executionArn)).output).toBe('[1,2,3]');
+      histories[mode] = engine.getExecutionHistory(executionArn).map((event) => event.type);
+      await engine.close();
+    }
+    expect(histories['INLINE']).toEqual(expect.arrayContaining(['MapIterationStarted', 'TaskStateEntered', 'TaskScheduled']));
+    expect(histories['DISTRIBUTED']).toEqual(['ExecutionStarted', 'MapStateEntered', 'MapStateExited', 'ExecutionSucceeded']);
+  });
+
+  it('runs more than an inline Map’s 40 iterations at once when it names no limit', async () => {
+    const work = heldWork();
+    const engine = new LocalEngine({ definition: mapOver('DISTRIBUTED'), stateMachineArn: ARN, tasks: { Work: work.binding } });
+    const { executionArn } = engine.startExecution({ input: JSON.stringify({ items: Array.from({ length: 60 }, (_, index) => ({ index })) }) });
+    await work.inFlightReaches(60);
+    work.release();
+    expect((await engine.waitForExecution(executionArn)).status).toBe('SUCCEEDED');
+    expect(work.most()).toBe(60);
+    await engine.close();
+  });
+
+  it('runs at most its MaxConcurrencyPath’s iterations at once', async () => {
+    const work = heldWork();
+    const engine = new LocalEngine({ definition: mapOver('DISTRIBUTED', { MaxConcurrencyPath: '$.concurrency' }), stateMachineArn: ARN, tasks: { Work: work.binding } });
+    const { executionArn } = engine.startExecution({ input: JSON.stringify({ concurrency: 7, items: Array.from({ length: 30 }, (_, index) => ({ index })) }) });
+    await work.inFlightReaches(7);
+    work.release();
+    expect((await engine.waitForExecution(executionArn)).status).toBe('SUCCEEDED');
+    expect(work.most()).toBe(7);
+    await engine.close();
+  });
+});
