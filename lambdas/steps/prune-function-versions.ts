@@ -101,13 +101,21 @@ export async function remainingPins(versions: StateMachineVersions): Promise<str
   return pins;
 }
 
-/** Deletes, per function the pins name, the versions `functionVersionsToDelete` picks, oldest first. */
+/**
+ * Deletes, per function the pins name, the versions `functionVersionsToDelete` picks, oldest first.
+ * Every function is listed before any version is deleted: a function the role may not reach (it
+ * lacks the stack's tag) fails the pass before it deletes anything.
+ */
 export function createPruneFunctionVersions(deps: { functions: FunctionVersions }) {
   return async (pinned: Iterable<string>): Promise<FunctionPruneResult> => {
     const result: FunctionPruneResult = { deleted: [], kept: [] };
+    const plans: { functionArn: string; remove: number[] }[] = [];
     for (const [functionArn, numbers] of pinsByFunction(pinned)) {
       const { remove, kept } = functionVersionsToDelete(await deps.functions.list(functionArn), numbers);
       result.kept.push(...kept.map(({ number, why }) => ({ arn: `${functionArn}:${number}`, why })));
+      plans.push({ functionArn, remove });
+    }
+    for (const { functionArn, remove } of plans) {
       for (const number of remove) {
         const arn = `${functionArn}:${number}`;
         if ((await deps.functions.delete(functionArn, String(number))) === 'refused') result.kept.push({ arn, why: 'refused' });

@@ -3,8 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { approvalApiHandler } from '../../lambdas/adapters/approval-http.js';
 import { runsApiHandler } from '../../lambdas/adapters/runs-http.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../lambdas/adapters/sfn.js';
-import { createPruneVersions } from '../../lambdas/steps/prune-versions.js';
-import { createPruneFunctionVersions, remainingPins } from '../../lambdas/steps/prune-function-versions.js';
+import { createPruneVersions, type PruneResult } from '../../lambdas/steps/prune-versions.js';
+import { createPruneFunctionVersions, remainingPins, type FunctionPruneResult } from '../../lambdas/steps/prune-function-versions.js';
 import { lambdaFunctionVersions } from '../../lambdas/adapters/lambda-versions.js';
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
@@ -296,7 +296,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        * one pins (through the twin's Lambda API; none with `iam: false`, which has none). The stack's pruner
        * on AWS does both for every agent of the stack (createPruneStackVersions).
        */
-      pruneVersions: async (prune: { keep?: number; graceMs?: number } = {}) => {
+      pruneVersions: async (prune: { keep?: number; graceMs?: number } = {}): Promise<PruneResult & { functionVersions?: FunctionPruneResult }> => {
         const versions = sfnVersions(sfnAs(Steps.PruneVersions), startArn);
         const pruned = await createPruneVersions({ versions, clock, ...prune })();
         if (!iam) return pruned;

@@ -39,6 +39,19 @@ describe('pinnedFunctionVersions', () => {
 });
 
 describe('createPruneFunctionVersions', () => {
+  it('lists every function before it deletes a version: a function it may not list fails the pass with nothing deleted', async () => {
+    const deleted: string[] = [];
+    const functions: FunctionVersions = {
+      list: async (arn) => {
+        if (arn === OTHER) throw Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' });
+        return ['1', '2'];
+      },
+      delete: async (arn, version) => (deleted.push(`${arn}:${version}`), 'deleted'),
+    };
+    await expect(createPruneFunctionVersions({ functions })([`${FN}:2`, `${OTHER}:2`])).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    expect(deleted).toEqual([]);
+  });
+
   it("deletes each function's unpinned older versions with their qualifier, keeping one an alias references and counting one already gone", async () => {
     const calls: string[] = [];
     const functions: FunctionVersions = {
@@ -52,7 +65,7 @@ describe('createPruneFunctionVersions', () => {
     expect(calls).toEqual([`${FN}:1`, `${FN}:2`, `${OTHER}:1`]);
     expect(result).toEqual({
       deleted: [`${FN}:1`, `${OTHER}:1`],
-      kept: [{ arn: `${FN}:3`, why: 'pinned' }, { arn: `${FN}:4`, why: 'newer' }, { arn: `${FN}:2`, why: 'refused' }, { arn: `${OTHER}:2`, why: 'pinned' }],
+      kept: [{ arn: `${FN}:3`, why: 'pinned' }, { arn: `${FN}:4`, why: 'newer' }, { arn: `${OTHER}:2`, why: 'pinned' }, { arn: `${FN}:2`, why: 'refused' }],
     });
   });
 });
