@@ -18,16 +18,20 @@
  */
 import type { CfnTemplateJson } from '../template/asl.js';
 import { AwsClientError } from './client-error.js';
-import type { DeploymentState } from './iam/deployment.js';
 
 const FUNCTION_ARN = /^arn:[^:]+:lambda:[^:]+:\d+:function:([^:]+)(?::([^:]+))?$/;
+
+/** What the deployment says of the Lambda versions (local/aws/iam/deployment.ts DeploymentState): function logical id → the highest number published. */
+export interface PublishedLambdaVersions {
+  readonly publishedLambdaVersions: ReadonlyMap<string, number>;
+}
 
 export class LocalLambdaVersions {
   /** Qualified ARNs deleted. */
   readonly #deleted = new Set<string>();
 
   constructor(
-    readonly current: () => { template: CfnTemplateJson; deployment: DeploymentState },
+    readonly current: () => { template: CfnTemplateJson; deployment: PublishedLambdaVersions },
   ) {}
 
   /** The function an ARN names (unqualified ARN, logical id, qualifier), ResourceNotFoundException when the template has no such function. */
