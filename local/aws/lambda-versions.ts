@@ -1,6 +1,7 @@
 /**
- * A deployment's Lambda versions, as Lambda keeps them (Lambda Developer Guide, "Manage Lambda
- * function versions"; API reference, ListVersionsByFunction and DeleteFunction):
+ * A deployment's Lambda versions, as Lambda keeps them (API reference, DeleteFunction:
+ * https://docs.aws.amazon.com/lambda/latest/api/API_DeleteFunction.html, ListVersionsByFunction,
+ * and Invoke: https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html):
  *
  *   - each function has `$LATEST` and the numbered versions its deploys published (CDK retains old
  *     ones: local/aws/iam/deployment.ts gives each deploy's its numbers);

@@ -94,7 +94,12 @@ describe('pruning Lambda versions', () => {
     const approval = await waitFor(() => h.approvals[0]);
     h.stack.deploy(refundReconciler, { codeVersion: 'v2' });
     // What the pruner never does: delete the versions a live execution's state machine version pins.
-    for (const fn of await versionedFunctions()) h.stack.iam!.lambda.delete(fn, '1');
+    const functions = await versionedFunctions();
+    for (const fn of functions) h.stack.iam!.lambda.delete(fn, '1');
+    // Lambda deletes a version, never $LATEST by its qualifier (DeleteFunction), and a deleted one is gone.
+    expect(() => h.stack.iam!.lambda.delete(functions[0]!, '$LATEST')).toThrow(expect.objectContaining({ name: 'InvalidParameterValueException' }));
+    expect(() => h.stack.iam!.lambda.delete(functions[0]!, '1')).toThrow(expect.objectContaining({ name: 'ResourceNotFoundException' }));
+    expect(versionsOf(functions[0]!)).toEqual(['$LATEST', '2']);
     expect((await postDecision(h.stack, approval.approvalId, { decision: 'approve' })).status).toBe(200);
     const ended = await h.stack.engine.waitForExecution(parked);
     expect(ended.status).not.toBe('SUCCEEDED');
