@@ -4,7 +4,8 @@
  * with Lambda's answers (an alias's version refused, one already gone).
  */
 import { describe, expect, it } from 'vitest';
-import { createPruneFunctionVersions, functionVersionsToDelete, pinnedFunctionVersions, type FunctionVersions } from '../../lambdas/steps/prune-function-versions.js';
+import { createPruneFunctionVersions, createPruneStackVersions, functionVersionsToDelete, pinnedFunctionVersions, type FunctionVersions } from '../../lambdas/steps/prune-function-versions.js';
+import type { StateMachineVersions } from '../../lambdas/steps/prune-versions.js';
 
 const FN = 'arn:aws:lambda:eu-west-1:123456789012:function:Agent-CallTool';
 const OTHER = 'arn:aws:lambda:eu-west-1:123456789012:function:Agent-Finalize';
@@ -67,5 +68,42 @@ describe('createPruneFunctionVersions', () => {
       deleted: [`${FN}:1`, `${OTHER}:1`],
       kept: [{ arn: `${FN}:3`, why: 'pinned' }, { arn: `${FN}:4`, why: 'newer' }, { arn: `${OTHER}:2`, why: 'pinned' }, { arn: `${FN}:2`, why: 'refused' }],
     });
+  });
+});
+
+describe('createPruneStackVersions', () => {
+  const machine = (name: string, pins: Record<number, string[]>, unreadable?: number): StateMachineVersions => {
+    const arn = (n: number) => `arn:aws:states:eu-west-1:123456789012:stateMachine:${name}:${n}`;
+    return {
+      list: async () => Object.keys(pins).map((n) => ({ arn: arn(Number(n)), number: Number(n) })),
+      aliased: async () => new Set([arn(Math.max(...Object.keys(pins).map(Number)))]),
+      activity: async () => ({ running: false }),
+      delete: async () => true,
+      definition: async (versionArn) => {
+        const n = Number(versionArn.split(':').pop());
+        if (n === unreadable) throw Object.assign(new Error('rate exceeded'), { name: 'ThrottlingException' });
+        return JSON.stringify({ StartAt: 'A', States: Object.fromEntries(pins[n]!.map((fn, i) => [`S${i}`, { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: fn } }])) });
+      },
+    };
+  };
+  const lambda = (deleted: string[]): FunctionVersions => ({ list: async () => ['$LATEST', '1', '2', '3'], delete: async (arn, version) => (deleted.push(`${arn}:${version}`), 'deleted') });
+  const clock = { now: () => new Date('2026-12-02T12:00:00Z') };
+
+  it("keeps a function's version any state machine of the stack pins: the pins are every agent's at once", async () => {
+    const deleted: string[] = [];
+    // Both agents invoke FN: one pins version 1, the other 3; version 2 is nobody's.
+    const prune = createPruneStackVersions({ stateMachines: { a: { versions: machine('a', { 1: [`${FN}:1`] }) }, b: { versions: machine('b', { 1: [`${FN}:3`] }) } }, functions: async () => lambda(deleted), clock });
+    const result = await prune();
+    expect(deleted).toEqual([`${FN}:2`]);
+    expect(result.functionVersions).toEqual({ deleted: [`${FN}:2`], kept: [{ arn: `${FN}:1`, why: 'pinned' }, { arn: `${FN}:3`, why: 'pinned' }] });
+  });
+
+  it("deletes no Lambda version when one state machine version's definition could not be read (its pins are unknown)", async () => {
+    const deleted: string[] = [];
+    const prune = createPruneStackVersions({ stateMachines: { a: { versions: machine('a', { 1: [`${FN}:1`], 2: [`${FN}:3`] }, 1) } }, functions: async () => lambda(deleted), clock });
+    const result = await prune();
+    expect(deleted).toEqual([]);
+    expect(result.stateMachines['a']).toEqual({ error: 'ThrottlingException: rate exceeded' });
+    expect(result.functionVersions).toEqual({ error: expect.stringMatching(/^not pruned/) });
   });
 });
