@@ -65,7 +65,7 @@ async function idleOutput(step: StepName): Promise<unknown> {
     case Steps.Sweep:
       return createSweep({ ledger, executions: { describe: async () => undefined }, starter: { start: nothing }, clock })();
     case Steps.PruneVersions:
-      return createPruneVersions({ versions: { list: async () => [], aliased: async () => new Set(), activity: nothing, delete: nothing }, clock })();
+      return createPruneVersions({ versions: { list: async () => [], aliased: async () => new Set(), activity: nothing, delete: nothing, definition: nothing }, clock })();
     default:
       throw new Error(`bench/deploy.ts: no idle run of the scheduled step ${step}: add one`);
   }

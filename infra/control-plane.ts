@@ -14,7 +14,7 @@ import { FailedEvents } from './failed-events.js';
 import { keyPolicy, onlyReaders, pinKeyPolicy, type KeyUse } from './keys.js';
 import type { LedgerTable } from './ledger-table.js';
 import { operationsOf } from './observability.js';
-import { StepFunction } from './step-function.js';
+import { STACK_TAG, StepFunction } from './step-function.js';
 import { topLevelStack } from './top-level-stack.js';
 import { Steps } from '../lambdas/shared/steps.js';
 
@@ -269,12 +269,13 @@ export class SharedFunctions {
       start: statement(['states:StartExecution']),
       describe: statement(['states:DescribeExecution']),
       // Each call is authorized on the state machine's own ARN, whichever version or alias it names.
-      prune: statement(['states:ListStateMachineVersions', 'states:ListStateMachineAliases', 'states:DescribeStateMachineAlias', 'states:ListExecutions', 'states:DeleteStateMachineVersion']),
+      prune: statement(['states:DescribeStateMachine', 'states:ListStateMachineVersions', 'states:ListStateMachineAliases', 'states:DescribeStateMachineAlias', 'states:ListExecutions', 'states:DeleteStateMachineVersion']),
     };
     this.expireApprovals.addToRolePolicy(this.#statements.taskResponse);
     this.sweep.addToRolePolicy(this.#statements.start);
     this.sweep.addToRolePolicy(this.#statements.describe);
     this.pruneVersions.addToRolePolicy(this.#statements.prune);
+    this.pruneVersions.addToRolePolicy(functionVersionsStatement(stack, service));
     const schedule = (id: string, description: string, every: Duration, target: StepFunction, maxEventAge?: Duration) =>
       new Rule(scope, id, { description, schedule: Schedule.rate(every), targets: [new LambdaFunction(target, { retryAttempts: 2, deadLetterQueue: failedEvents.queue, ...(maxEventAge && { maxEventAge }) })] });
     schedule('ApprovalExpirySweep', 'Escalates approvals whose deadline has passed (every agent of the stack).', Duration.minutes(1), this.expireApprovals);
@@ -300,4 +301,28 @@ export class SharedFunctions {
       this.ledger.grantRole(this.sweep, 'traceRunEnd');
     }
   }
+}
+
+/**
+ * The pruner's Lambda calls (lambdas/adapters/lambda-versions.ts): ListVersionsByFunction, and
+ * DeleteFunction of a version, on the functions tagged with this stack (STACK_TAG, which every
+ * agent's step function carries) and no other — one statement, whatever the number of agents,
+ * where listing 20 agents' functions and their versions would pass IAM's 10,240-character inline
+ * policy limit. Lambda's attribute-based access control
+ * (https://docs.aws.amazon.com/lambda/latest/dg/attribute-based-access-control.html) says a
+ * function's tags can be tested with `aws:ResourceTag/<key>`, and that its tags apply to its
+ * versions. What could not be verified here: the doc's per-action list of the actions that
+ * support the key was not in the text we could read, so that DeleteFunction and
+ * ListVersionsByFunction are among them is from the Service Authorization Reference's function
+ * resource type (condition key aws:ResourceTag/${TagKey}) as we recall it — check it on a real
+ * account: a refused call fails the pruning pass (AccessDeniedException), it deletes nothing.
+ * `function:*` matches qualified ARNs too (`*` spans colons): nothing here can delete a whole
+ * function but the code, which sends a numeric Qualifier always.
+ */
+function functionVersionsStatement(stack: Stack, stackName: string): PolicyStatement {
+  return new PolicyStatement({
+    actions: ['lambda:ListVersionsByFunction', 'lambda:DeleteFunction'],
+    resources: [stack.formatArn({ service: 'lambda', resource: 'function', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
+    conditions: { StringEquals: { [`aws:ResourceTag/${STACK_TAG}`]: stackName } },
+  });
 }

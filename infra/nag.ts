@@ -35,6 +35,13 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
         : 'Invoked synchronously (by a Step Functions Task, or by API Gateway): a failure returns to the caller — the state machine retries it and records it through its Catch; the API returns it — so there is nothing for a DLQ to hold.',
     );
   }
+  for (const pruner of controlPlanes.flatMap((scope) => scope.node.tryFindChild('PruneVersionsFunction') ?? [])) {
+    ack(
+      pruner,
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:*]',
+      "The version pruner's ListVersionsByFunction and DeleteFunction, conditioned on the function's savepoint:stack tag (ABAC): only the stack's agents' functions, whose ARNs would overflow an inline policy (infra/control-plane.ts).",
+    );
+  }
   for (const scope of scopes) {
     ack(
       scope,

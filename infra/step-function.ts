@@ -1,4 +1,4 @@
-import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack, type ILocalBundling } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack, Tags, type ILocalBundling } from 'aws-cdk-lib';
 import { Architecture, CfnFunction, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { environmentOverLimit } from '../lambdas/shared/lambda-environment.js';
 import type { StepName } from '../lambdas/shared/steps.js';
+import { topLevelStack } from './top-level-stack.js';
 
 const HANDLERS = fileURLToPath(new URL('../lambdas/handlers/', import.meta.url));
 /** `.ts` in a checkout of savepoint, `.js` in the installed package (dist/). */
@@ -37,6 +38,14 @@ export interface StepFunctionProps {
   /** Lambda's `ReservedConcurrentExecutions` for the function. @default none (the account's unreserved pool) */
   readonly reservedConcurrentExecutions?: number;
 }
+
+/**
+ * The tag an agent's step function carries, its value the deployed stack's name: the stack's
+ * version pruner may delete the old versions of a function with it, and of no other
+ * (infra/control-plane.ts, by attribute-based access control: a role policy naming every agent's
+ * functions would outgrow IAM's 10,240-character inline policy limit).
+ */
+export const STACK_TAG = 'savepoint:stack';
 
 /**
  * A Lambda function for one step, with savepoint's defaults baked in: the newest Node.js runtime,
@@ -70,6 +79,9 @@ export class StepFunction extends LambdaFunction {
         ...props.environment,
       },
     });
+    // An agent's function: its retained versions are the stack's pruner's to delete. The tag is on
+    // the function only (not its role): Lambda's tags apply to the function and all its versions.
+    if (props.agentEntry !== undefined) Tags.of(this.node.defaultChild as CfnFunction).add(STACK_TAG, topLevelStack(this).stackName);
     // Lambda refuses a function whose variables are over 4 KB only when CloudFormation creates it,
     // mid-deploy; every variable is added by then (addEnvironment included), so synth says it first.
     this.node.addValidation({

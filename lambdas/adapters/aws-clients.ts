@@ -10,6 +10,7 @@ import type { Executions, TaskCallbacks } from '../shared/ports.js';
 import type { ExecutionStarter } from '../steps/recover-run.js';
 import type { ExecutionLookup } from '../steps/sweep.js';
 import type { StateMachineVersions } from '../steps/prune-versions.js';
+import type { FunctionVersions } from '../steps/prune-function-versions.js';
 import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-approvals.js';
 import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks, sfnVersions } from './sfn.js';
 
@@ -31,6 +32,8 @@ export interface AwsClients {
   readonly decisionMac?: (keyId: string, previous?: readonly string[]) => DecisionMac;
   /** The starter key in KMS (`STARTER_KEY_ID`: lambdas/runs/starter.ts). */
   readonly starterMac?: (keyId: string) => DecisionMac;
+  /** The step functions' Lambda versions (the version pruner), its SDK loaded on first use. */
+  readonly functionVersions?: (traced: <T>(client: T) => T) => Promise<FunctionVersions>;
 }
 
 /** What the steps ask of Step Functions (adapters/sfn.ts). */
@@ -48,6 +51,14 @@ export const stepFunctions = {
   stepFunctions: (traced) => {
     const client = traced(new SFNClient({}));
     return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn), versions: (arn) => sfnVersions(client, arn) };
+  },
+} satisfies AwsClients;
+
+/** Lambda versions (the version pruner): the Lambda SDK, in its own chunk, loaded when the pruner first reaches it. */
+export const lambdaVersions = {
+  functionVersions: async (traced) => {
+    const [{ LambdaClient }, { lambdaFunctionVersions }] = await Promise.all([import('@aws-sdk/client-lambda'), import('./lambda-versions.js')]);
+    return lambdaFunctionVersions(traced(new LambdaClient({})));
   },
 } satisfies AwsClients;
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { createExpireApprovals } from '../steps/expire-approvals.js';
-import { createPruneVersions, type PruneResult } from '../steps/prune-versions.js';
+import { createPruneStackVersions, type FunctionVersions } from '../steps/prune-function-versions.js';
 import { createSweep } from '../steps/sweep.js';
 import type { ExecutionStarter } from '../steps/recover-run.js';
 import { LIVE_ALIAS } from '../runs/versions.js';
@@ -49,6 +49,11 @@ export function controlPlaneHandlers(options: { env?: NodeJS.ProcessEnv; clients
     if (!options.clients?.stepFunctions) throw new Error("this function's handler passes no Step Functions client: add it to the clients of its file in lambdas/handlers/ (lambdas/adapters/aws-clients.ts)");
     return (made ??= options.clients.stepFunctions(traced));
   };
+  let lambda: Promise<FunctionVersions> | undefined;
+  const functions = (): Promise<FunctionVersions> => {
+    if (!options.clients?.functionVersions) throw new Error("this function's handler passes no Lambda client: add it to the clients of its file in lambdas/handlers/ (lambdas/adapters/aws-clients.ts)");
+    return (lambda ??= options.clients.functionVersions(traced).catch((error: unknown) => ((lambda = undefined), Promise.reject(error))));
+  };
   const handler = (step: typeof Steps.ExpireApprovals | typeof Steps.Sweep | typeof Steps.PruneVersions, run: () => Promise<unknown>) =>
     stepHandler(() => run(), undefined, { step, telemetry, middlewares: [tracing] });
   return {
@@ -57,16 +62,12 @@ export function controlPlaneHandlers(options: { env?: NodeJS.ProcessEnv; clients
     /** Every agent's runs whose execution ended unnoticed, each resumed on its own state machine. */
     sweep: () =>
       handler(Steps.Sweep, () => createSweep({ ledger: deps.ledger, executions: sfn().lookup, starter: aliasStarter(sfn().starter), clock: deps.clock, policy: deps.recoveryPolicy })()),
-    /** Each agent's state machine versions, one after the other (one's failure does not hold back the others). */
+    /** Each agent's state machine versions, then the Lambda versions none of them pins (lambdas/steps/prune-function-versions.ts). */
     pruneVersions: () =>
-      handler(Steps.PruneVersions, async () => {
+      handler(Steps.PruneVersions, () => {
         const config = parseOrThrow(ControlPlaneEnvironment.pick({ STATE_MACHINE_ARN_PREFIX: true, PRUNE_VERSIONS: true }), env, 'Lambda environment');
-        const results: Record<string, PruneResult | { error: string }> = {};
-        for (const [name, keep] of Object.entries(config.PRUNE_VERSIONS)) {
-          const arn = `${config.STATE_MACHINE_ARN_PREFIX}${name}`;
-          results[name] = await createPruneVersions({ versions: sfn().versions(arn), clock: deps.clock, keep })().catch((error: Error) => ({ error: `${error.name}: ${error.message}` }));
-        }
-        return results;
+        const stateMachines = Object.fromEntries(Object.entries(config.PRUNE_VERSIONS).map(([name, keep]) => [name, { versions: sfn().versions(`${config.STATE_MACHINE_ARN_PREFIX}${name}`), keep }]));
+        return createPruneStackVersions({ stateMachines, functions, clock: deps.clock })();
       }),
   };
 }

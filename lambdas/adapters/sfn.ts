@@ -2,6 +2,7 @@ import {
   DeleteStateMachineVersionCommand,
   DescribeExecutionCommand,
   DescribeStateMachineAliasCommand,
+  DescribeStateMachineCommand,
   ListExecutionsCommand,
   ListStateMachineAliasesCommand,
   ListStateMachineVersionsCommand,
@@ -129,8 +130,9 @@ export function stateMachineArnOf(executionArn: string): string {
 /**
  * The state machine's versions through the Step Functions API (lambdas/steps/prune-versions.ts):
  * every page of ListStateMachineVersions and ListStateMachineAliases, each alias's routing,
- * ListExecutions on a version's ARN, and DeleteStateMachineVersion (ConflictException: an alias
- * references the version).
+ * ListExecutions on a version's ARN, DeleteStateMachineVersion (ConflictException: an alias
+ * references the version), and DescribeStateMachine on a version's ARN, which answers that
+ * version's definition (StateMachineDoesNotExist: it was deleted).
  */
 export function sfnVersions(client: SFNClient, stateMachineArn: string): StateMachineVersions {
   const machine = unqualifiedArn(stateMachineArn);
@@ -176,6 +178,14 @@ export function sfnVersions(client: SFNClient, stateMachineArn: string): StateMa
         return true;
       } catch (error) {
         if (error instanceof Error && error.name === 'ConflictException') return false;
+        throw error;
+      }
+    },
+    definition: async (versionArn) => {
+      try {
+        return (await client.send(new DescribeStateMachineCommand({ stateMachineArn: versionArn }))).definition;
+      } catch (error) {
+        if (error instanceof Error && error.name === 'StateMachineDoesNotExist') return undefined;
         throw error;
       }
     },

@@ -25,6 +25,8 @@ export interface StateMachineVersions {
   activity(versionArn: string): Promise<{ running: boolean; lastEnded?: Date }>;
   /** DeleteStateMachineVersion; false when the service refused it (an alias references it). */
   delete(versionArn: string): Promise<boolean>;
+  /** The version's definition (DescribeStateMachine on its ARN), undefined for a version deleted meanwhile: the Lambda versions it pins (prune-function-versions.ts). */
+  definition(versionArn: string): Promise<string | undefined>;
 }
 
 /** How many versions are kept whatever else holds, unless the construct says otherwise. */

@@ -108,6 +108,27 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'ConflictException',
   },
   {
+    rule: 'An invoke of a Lambda version that is not there (deleted) is refused, and a Task reports it as Lambda.ResourceNotFoundException',
+    doc: 'https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html',
+    file: 'local/aws/lambda-versions.ts',
+    test: 'test/versions/prune.test.ts',
+    answer: 'ResourceNotFoundException',
+  },
+  {
+    rule: 'DeleteFunction with a Qualifier deletes that version only, and never $LATEST',
+    doc: 'https://docs.aws.amazon.com/lambda/latest/api/API_DeleteFunction.html',
+    file: 'local/aws/lambda-versions.ts',
+    test: 'test/versions/prune.test.ts',
+    answer: 'InvalidParameterValueException',
+  },
+  {
+    rule: "Lambda authorizes a call on a function with the function's tags as aws:ResourceTag/<key> (attribute-based access control)",
+    doc: 'https://docs.aws.amazon.com/lambda/latest/dg/attribute-based-access-control.html',
+    file: 'local/aws/iam/services.ts',
+    test: 'test/versions/prune.test.ts',
+    answer: 'AccessDeniedException',
+  },
+  {
     rule: 'A DynamoDB item is at most 400 KB, names and values counted as DynamoDB counts them',
     doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items',
     file: 'local/aws/dynamodb-item-size.ts',

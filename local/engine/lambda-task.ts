@@ -270,8 +270,10 @@ export function bindTasks(
 }
 
 /**
- * The failure Step Functions reports when its role may not invoke the function (the Lambda API
- * answers 403): error `Lambda.AWSLambdaException`, the Lambda service's message as the cause.
+ * The failure Step Functions reports when the Lambda API refuses the invoke: its role may not
+ * (403: error `Lambda.AWSLambdaException`), or the function or version is not there (404: error
+ * `Lambda.ResourceNotFoundException`, e.g. a version deleted under a live execution); the Lambda
+ * service's message as the cause.
  */
 function invokeRefusal(authorize: (functionArn: string) => void, functionName: unknown): { error: string; cause: string } | undefined {
   try {
@@ -279,10 +281,8 @@ function invokeRefusal(authorize: (functionArn: string) => void, functionName: u
     return undefined;
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    return {
-      error: 'Lambda.AWSLambdaException',
-      cause: `${message} (Service: AWSLambda; Status Code: 403; Error Code: AccessDeniedException; Request ID: ${randomUUID()}; Proxy: null)`,
-    };
+    const [error, status, code] = e instanceof Error && e.name === 'ResourceNotFoundException' ? ['Lambda.ResourceNotFoundException', 404, 'ResourceNotFoundException'] : ['Lambda.AWSLambdaException', 403, 'AccessDeniedException'];
+    return { error, cause: `${message} (Service: AWSLambda; Status Code: ${status}; Error Code: ${code}; Request ID: ${randomUUID()}; Proxy: null)` };
   }
 }
 

@@ -77,7 +77,7 @@ export interface LocalEngineOptions {
 
 /** What the engine asks of the twin's IAM. */
 export interface EngineIam {
-  /** Throws (AccessDeniedException) to refuse the invoke. */
+  /** Throws to refuse the invoke: AccessDeniedException (its role may not), ResourceNotFoundException (no such function or version). */
   authorizeInvoke(functionArn: string): void;
   /** Every IAM decision of the twin so far (the engine's and its endpoints'). */
   decisions(): { allowed: number; denied: number };
@@ -291,6 +291,12 @@ export class LocalEngine {
   async waitForExecution(arn: string): Promise<ExecutionDescription> {
     await this.get(arn).done;
     return this.describeExecution(arn);
+  }
+
+  /** DescribeStateMachine on a version's ARN: that version's definition (StateMachineDoesNotExist for a deleted one). */
+  describeVersion(number: number): ReturnType<LocalEngine['describeStateMachine']> & { description?: string } {
+    const version = this.versions.described(number);
+    return { ...this.describeStateMachine(), stateMachineArn: this.versions.arnOf(version), definition: JSON.stringify(version.definition), creationDate: version.creationDate, ...(version.description !== undefined && { description: version.description }) };
   }
 
   describeStateMachine(): { stateMachineArn: string; name: string; status: 'ACTIVE'; definition: string; roleArn: string; type: 'STANDARD'; creationDate: Date } {

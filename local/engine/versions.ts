@@ -106,6 +106,13 @@ export class StateMachineVersions {
     return [...this.aliases].map(([name, number]) => ({ name, stateMachineAliasArn: `${this.stateMachineArn}:${name}`, stateMachineVersionArn: `${this.stateMachineArn}:${number}`, creationDate: this.createdAt }));
   }
 
+  /** DescribeStateMachine on a version's ARN: that version (StateMachineDoesNotExist for one deleted or never published). */
+  described(number: number): Version {
+    const version = this.versions[number - 1];
+    if (!version || version.deleted) throw new LocalSfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${this.stateMachineArn}:${number}'`);
+    return version;
+  }
+
   /** DeleteStateMachineVersion, by AWS's rules (local/aws/state-machine-versions.ts). Deleting a version that is not there changes nothing. */
   delete(number: number): void {
     const version = this.versions[number - 1];

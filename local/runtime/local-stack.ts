@@ -3,7 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { approvalApiHandler } from '../../lambdas/adapters/approval-http.js';
 import { runsApiHandler } from '../../lambdas/adapters/runs-http.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../lambdas/adapters/sfn.js';
-import { createPruneVersions } from '../../lambdas/steps/prune-versions.js';
+import { createPruneVersions, type PruneResult } from '../../lambdas/steps/prune-versions.js';
+import { createPruneFunctionVersions, remainingPins, type FunctionPruneResult } from '../../lambdas/steps/prune-function-versions.js';
+import { lambdaFunctionVersions } from '../../lambdas/adapters/lambda-versions.js';
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { signedLinks } from '../../lambdas/approvals/decision.js';
@@ -33,7 +35,7 @@ import { twinIam } from '../aws/iam/index.js';
 import { LambdaConcurrency, reservedConcurrency } from '../aws/lambda-concurrency.js';
 import { roleClients } from './sfn-clients.js';
 import { dynamoGuard, ledgerAs, ledgerTableArn } from '../aws/iam/dynamodb.js';
-import { approvalsAs, toolSecretsAs } from '../aws/iam/services.js';
+import { approvalsAs, lambdaClientAs, toolSecretsAs } from '../aws/iam/services.js';
 import { localApiAuthorizer } from '../aws/iam/api-gateway.js';
 import { LocalEventBus } from '../aws/event-bus.js';
 import { itemSizeGuard } from '../aws/dynamodb-item-size.js';
@@ -292,8 +294,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
         assertToolsFitTemplate(next, deployOptions.template ?? template);
         concurrency.reserve(reservedConcurrency(deployOptions.template ?? template));
         const own = handlersFor(next, deployOptions.codeVersion ?? options.codeVersion ?? 'dev');
-        // As CloudFormation would: the new template's policies replace the old, versions keep their numbers.
-        const physical = iam?.deploy(deployOptions.template ?? template);
+        // As CloudFormation would: the new template's policies replace the old, versions keep their
+        // numbers; the module is new code, so each step function publishes a new Lambda version.
+        const physical = iam?.deploy(deployOptions.template ?? template, { codeChanged: true });
         const version = extractStateMachine(deployOptions.template ?? template, { ...(physical && { physical }) });
         const number = engine.publishVersion({ definition: version.definition, tasks: bindTasks(version.tasks, () => own, deployOptions.template ?? template, options.functionTimeoutMs, concurrency), description: versionDescription(next) });
         handlers = own;
@@ -305,10 +308,19 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        */
       expireApprovals,
       /**
-       * The version pruner (lambdas/steps/prune-versions.ts; every 6 hours on AWS), as its role,
-       * through the Step Functions endpoint: deletes the versions nothing needs, keeping the newest `keep`.
+       * The version pruner (lambdas/steps/prune-versions.ts, prune-function-versions.ts; every 6
+       * hours on AWS), as its role: deletes the state machine versions nothing needs (through the
+       * Step Functions endpoint), keeping the newest `keep`, then the Lambda versions no remaining
+       * one pins (through the twin's Lambda API; none with `iam: false`, which has none). The stack's pruner
+       * on AWS does both for every agent of the stack (createPruneStackVersions).
        */
-      pruneVersions: (prune: { keep?: number; graceMs?: number } = {}) => createPruneVersions({ versions: sfnVersions(sfnAs(Steps.PruneVersions), startArn), clock, ...prune })(),
+      pruneVersions: async (prune: { keep?: number; graceMs?: number } = {}): Promise<PruneResult & { functionVersions?: FunctionPruneResult }> => {
+        const versions = sfnVersions(sfnAs(Steps.PruneVersions), startArn);
+        const pruned = await createPruneVersions({ versions, clock, ...prune })();
+        if (!iam) return pruned;
+        const functions = lambdaFunctionVersions(lambdaClientAs(Steps.PruneVersions, iam));
+        return { ...pruned, functionVersions: await createPruneFunctionVersions({ functions })(await remainingPins(versions)) };
+      },
       /** The watchdog: resumes this agent's runs left running by a process that died (local/runtime/watchdog.ts). */
       /** Batches (local/runtime/batches.ts): `resume()` starts again those a process that died left unfinished. */
       batches,

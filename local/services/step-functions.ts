@@ -74,9 +74,15 @@ const handlers: Handlers = {
     const page = paginate(events, req.maxResults || 1000, req.nextToken);
     return { events: page.items, ...(page.nextToken && { nextToken: page.nextToken }) };
   },
+  // "If you specify a state machine version ARN, this API returns details about that version" (API reference, DescribeStateMachine).
   DescribeStateMachine: (engine, req) => {
-    checkStateMachine(engine, req.stateMachineArn);
-    return engine.describeStateMachine();
+    const { stateMachineArn, qualifier } = splitQualifier(req.stateMachineArn);
+    if (qualifier === undefined || !/^\d+$/.test(qualifier)) {
+      checkStateMachine(engine, req.stateMachineArn);
+      return engine.describeStateMachine();
+    }
+    checkStateMachine(engine, stateMachineArn);
+    return engine.describeVersion(Number(qualifier));
   },
   // The definition of the version the execution runs (throws for an unknown execution).
   DescribeStateMachineForExecution: (engine, req) => {

@@ -6,6 +6,7 @@ import { assertionApp } from './example-template.js';
 import { App, Stack } from 'aws-cdk-lib';
 import { DurableAgent } from '../../infra/durable-agent.js';
 import { DEFAULT_KEEP_VERSIONS } from '../../lambdas/steps/prune-versions.js';
+import { STACK_TAG } from '../../infra/step-function.js';
 
 /**
  * Pinned versions (issue 14): each deploy's state machine version invokes that deploy's Lambda
@@ -180,7 +181,7 @@ describe('the version pruner', () => {
     expect(joined(fn.Properties.Environment.Variables.STATE_MACHINE_ARN_PREFIX)).toMatch(/:stateMachine:Savepoint-"\]\]\}$/);
     const states = policyOf(id).filter((statement) => joined(statement.Action).includes('states:'));
     expect(states.flatMap((statement) => [statement.Action].flat()).sort()).toEqual(
-      ['states:DeleteStateMachineVersion', 'states:DescribeStateMachineAlias', 'states:ListExecutions', 'states:ListStateMachineAliases', 'states:ListStateMachineVersions'].sort(),
+      ['states:DeleteStateMachineVersion', 'states:DescribeStateMachine', 'states:DescribeStateMachineAlias', 'states:ListExecutions', 'states:ListStateMachineAliases', 'states:ListStateMachineVersions'].sort(),
     );
     for (const statement of states) expect(joined(statement.Resource)).toMatch(/:stateMachine:Savepoint-refund-reconciler"\]\]\}$/);
     const rule = Object.values(template.findResources('AWS::Events::Rule')).find((candidate) => joined(candidate.Properties.Targets).includes(id));
@@ -189,6 +190,30 @@ describe('the version pruner', () => {
     const deleters = Object.entries(resources)
       .filter(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables?.SAVEPOINT_STEP)
       .filter(([fnId]) => joined(policyOf(fnId).map((statement) => statement.Action)).includes('states:DeleteStateMachineVersion'))
+      .map(([fnId]) => stepOf(fnId));
+    expect(deleters).toEqual([Steps.PruneVersions]);
+  });
+
+  it("may delete Lambda versions only of the functions tagged with the stack (one ABAC statement, no list of function ARNs), and every versioned function carries the tag", () => {
+    const [id] = functionOf(Steps.PruneVersions);
+    const lambda = policyOf(id).filter((statement) => joined(statement.Action).includes('lambda:'));
+    expect(lambda).toHaveLength(1);
+    expect([lambda[0]!.Action].flat().sort()).toEqual(['lambda:DeleteFunction', 'lambda:ListVersionsByFunction']);
+    // One resource, every function of the account and Region: the tag, not the ARN, says which.
+    expect([lambda[0]!.Resource].flat()).toHaveLength(1);
+    expect(joined(lambda[0]!.Resource)).toMatch(/:lambda:.*:function:\*"\]\]\}$/);
+    expect((lambda[0] as { Condition?: unknown }).Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${STACK_TAG}`]: 'Savepoint' } });
+    // No other statement of the pruner's names a function.
+    expect(joined(policyOf(id).filter((statement) => statement !== lambda[0]))).not.toMatch(/:function:|lambda:/);
+    // Every function a state machine version pins carries the tag; no shared function does.
+    const versioned = new Set(Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Version').map((r) => r.Properties.FunctionName.Ref as string));
+    expect(versioned.size).toBeGreaterThanOrEqual(8);
+    for (const fnId of versioned) expect(resources[fnId]!.Properties.Tags).toContainEqual({ Key: STACK_TAG, Value: 'Savepoint' });
+    for (const step of [Steps.PruneVersions, Steps.Sweep, Steps.ExpireApprovals]) expect(joined(resources[functionOf(step)[0]]!.Properties.Tags ?? [])).not.toContain(STACK_TAG);
+    // Nothing else may delete a Lambda function or version.
+    const deleters = Object.entries(resources)
+      .filter(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables?.SAVEPOINT_STEP)
+      .filter(([fnId]) => joined(policyOf(fnId).map((statement) => statement.Action)).includes('lambda:DeleteFunction'))
       .map(([fnId]) => stepOf(fnId));
     expect(deleters).toEqual([Steps.PruneVersions]);
   });

@@ -25,29 +25,36 @@ export interface DeploymentState {
   readonly lambdaVersions: ReadonlyMap<string, { readonly functionId: string; readonly number: number }>;
   /** `AWS::StepFunctions::StateMachineVersion` logical id → its number. */
   readonly stateMachineVersions: ReadonlyMap<string, number>;
+  /** Function logical id → the highest version number published for it (versions 1 to it were published; retained ones stay). */
+  readonly publishedLambdaVersions: ReadonlyMap<string, number>;
 }
 
-export const EMPTY_DEPLOYMENT: DeploymentState = { lambdaVersions: new Map(), stateMachineVersions: new Map() };
+export const EMPTY_DEPLOYMENT: DeploymentState = { lambdaVersions: new Map(), stateMachineVersions: new Map(), publishedLambdaVersions: new Map() };
 
 /**
  * Deploys `template` over `previous`, as CloudFormation would: a version resource already there
- * keeps its number, a new one gets its function's (or state machine's) next number.
+ * keeps its number, a new one gets its function's (or state machine's) next number. With
+ * `codeChanged` (the same template over new code: a local deploy of another agent module), every
+ * Lambda version resource is a new one — on AWS CDK's logical id of `currentVersion` changes with
+ * the code's hash — and gets its function's next number; the old numbers stay published.
  */
-export function deploy(template: CfnTemplateJson, previous: DeploymentState = EMPTY_DEPLOYMENT): DeploymentState {
+export function deploy(template: CfnTemplateJson, previous: DeploymentState = EMPTY_DEPLOYMENT, options: { codeChanged?: boolean } = {}): DeploymentState {
   const resources = template.Resources ?? {};
   const lambdaVersions = new Map(previous.lambdaVersions);
   const stateMachineVersions = new Map(previous.stateMachineVersions);
+  const publishedLambdaVersions = new Map(previous.publishedLambdaVersions);
   for (const [id, resource] of Object.entries(resources)) {
-    if (resource.Type === 'AWS::Lambda::Version' && !lambdaVersions.has(id)) {
+    if (resource.Type === 'AWS::Lambda::Version' && (options.codeChanged === true || !lambdaVersions.has(id))) {
       const functionId = refOf(resource.Properties?.['FunctionName']) ?? id;
-      const taken = [...lambdaVersions.values()].filter((version) => version.functionId === functionId).length;
-      lambdaVersions.set(id, { functionId, number: taken + 1 });
+      const number = (publishedLambdaVersions.get(functionId) ?? 0) + 1;
+      publishedLambdaVersions.set(functionId, number);
+      lambdaVersions.set(id, { functionId, number });
     }
     if (resource.Type === 'AWS::StepFunctions::StateMachineVersion' && !stateMachineVersions.has(id)) {
       stateMachineVersions.set(id, stateMachineVersions.size + 1);
     }
   }
-  return { lambdaVersions, stateMachineVersions };
+  return { lambdaVersions, stateMachineVersions, publishedLambdaVersions };
 }
 
 /** The ARNs `Ref` and `Fn::GetAtt Arn` resolve to, in this deployment. */

@@ -24,6 +24,7 @@ import { RoleCredentials, type AccessKey } from './credentials.js';
 import { deploy, physicalNames, type DeploymentState } from './deployment.js';
 import type { AuthorizationRequest } from './policy.js';
 import { stackRoles, type ServiceVariables } from './roles.js';
+import { LocalLambdaVersions } from '../lambda-versions.js';
 
 export { AccessDeniedError, IamAuthorizer, type Caller, type IamDecisions } from './authorizer.js';
 export { RoleCredentials, type AccessKey } from './credentials.js';
@@ -50,13 +51,17 @@ export interface TwinIam {
    * the old ones at once, versions already published keep their numbers, new ones get the next.
    * Returns the new deployment's physical names.
    */
-  deploy(template: CfnTemplateJson): PhysicalNames;
+  deploy(template: CfnTemplateJson, options?: { codeChanged?: boolean }): PhysicalNames;
+  /** The deployment's Lambda versions (local/aws/lambda-versions.ts): what ListVersionsByFunction lists, DeleteFunction deletes and an invoke finds. */
+  readonly lambda: LocalLambdaVersions;
   /** The roles of the current template (the schedule's, the state machine's, each step's). */
   readonly roles: IamAuthorizer['roles'];
 }
 
 export function twinIam(template: CfnTemplateJson, options: { stateDir?: string } = {}): TwinIam {
   let deployment: DeploymentState = deploy(template);
+  let current = template;
+  const lambda = new LocalLambdaVersions(() => ({ template: current, deployment }));
   let physical = physicalNames(template, deployment);
   const authorizer = new IamAuthorizer(stackRoles(template, deployment));
   const credentials = RoleCredentials.open(options.stateDir);
@@ -85,6 +90,8 @@ export function twinIam(template: CfnTemplateJson, options: { stateDir?: string 
         const role = authorizer.roles.stateMachineRole;
         if (!role) throw new Error('the template has no state machine role');
         authorizer.authorize({ role, session: stateMachineSession }, { action: 'lambda:InvokeFunction', resource: functionArn });
+        // Authorized first, then found (or not), as Lambda answers: 403 before 404.
+        lambda.assertInvokable(functionArn);
       },
       decisions: () => authorizer.decisions(),
     },
@@ -100,8 +107,10 @@ export function twinIam(template: CfnTemplateJson, options: { stateDir?: string 
     },
     servicesOf: (step) => authorizer.roles.stepRoles.get(step)?.services,
     decisions: () => authorizer.decisions(),
-    deploy: (next) => {
-      deployment = deploy(next, deployment);
+    lambda,
+    deploy: (next, options = {}) => {
+      deployment = deploy(next, deployment, options);
+      current = next;
       physical = physicalNames(next, deployment);
       authorizer.replace(stackRoles(next, deployment));
       callers = new Map();

@@ -25,6 +25,7 @@ import type { ApprovalSetup } from '../../../lambdas/wiring/create-steps.js';
 import type { LocalEventBus } from '../event-bus.js';
 import { toolSecrets, type ToolSecrets } from '../../../lambdas/tools/secrets.js';
 import type { Clock } from '../../../lambdas/shared/ports.js';
+import { DeleteFunctionCommand, ListVersionsByFunctionCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { checkPublish, checkPutEvents } from '../notification-requests.js';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './deployment.js';
 import type { TwinIam } from './index.js';
@@ -121,4 +122,41 @@ export function toolSecretsAs(step: string, values: Readonly<Record<string, stri
     return values[name]!;
   };
   return toolSecrets(Object.fromEntries(Object.keys(values).map((name) => [name, name])), read, clock);
+}
+
+/**
+ * The Lambda API as `step`'s function calls it (the version pruner's ListVersionsByFunction and
+ * DeleteFunction: lambdas/adapters/lambda-versions.ts, which is handed this in place of its
+ * LambdaClient): each call authorized as its role, with the function's tags as
+ * `aws:ResourceTag/<key>` (Lambda's ABAC:
+ * https://docs.aws.amazon.com/lambda/latest/dg/attribute-based-access-control.html), then held to
+ * Lambda's rules (local/aws/lambda-versions.ts), a refusal thrown as the SDK throws it.
+ * ListVersionsByFunction is authorized on the function's ARN, DeleteFunction with a Qualifier on the
+ * version's (qualified) ARN — a grant on the unqualified ARN alone does not reach a version — and
+ * ListVersionsByFunction answers at most 50 versions a page (its MaxItems default), then NextMarker.
+ */
+export function lambdaClientAs(step: string, iam: Pick<TwinIam, 'authorizeAs' | 'lambda'>): Pick<LambdaClient, 'send'> {
+  const authorize = (action: string, functionArn: string, qualifier?: string) => {
+    const { arn } = iam.lambda.function(functionArn);
+    iam.authorizeAs(step, { action, resource: qualifier === undefined ? arn : `${arn}:${qualifier}`, context: iam.lambda.tagContext(functionArn) });
+  };
+  const send = async (command: ListVersionsByFunctionCommand | DeleteFunctionCommand): Promise<unknown> => {
+    if (command instanceof ListVersionsByFunctionCommand) {
+      const { FunctionName, Marker } = command.input;
+      authorize('lambda:ListVersionsByFunction', FunctionName!);
+      const versions = iam.lambda.list(FunctionName!);
+      const start = Marker === undefined ? 0 : Number(Marker);
+      const next = start + 50;
+      return { Versions: versions.slice(start, next).map((Version) => ({ Version })), ...(next < versions.length && { NextMarker: String(next) }) };
+    }
+    if (command instanceof DeleteFunctionCommand) {
+      const { FunctionName, Qualifier } = command.input;
+      if (Qualifier === undefined) throw new Error('the twin does not delete a whole function (DeleteFunction without a Qualifier): nothing in savepoint may');
+      authorize('lambda:DeleteFunction', FunctionName!, Qualifier);
+      iam.lambda.delete(FunctionName!, Qualifier);
+      return {};
+    }
+    throw new Error(`the twin's Lambda API stands in only for ListVersionsByFunction and DeleteFunction, not ${(command as object).constructor.name}`);
+  };
+  return { send } as unknown as Pick<LambdaClient, 'send'>;
 }
