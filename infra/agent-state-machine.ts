@@ -94,6 +94,8 @@ export const States = {
   RequestApproval: 'RequestApproval',
   RequestBudgetExtension: 'RequestBudgetExtension',
   CallTool: 'CallTool',
+  /** An agent tool's call waits for its child run (CallTool's function with a task token; lambdas/tools/child-runs.ts). */
+  AwaitChildRun: 'AwaitChildRun',
   /** The Map over one turn's tool calls: each iteration starts at CallTool. */
   ToolCalls: 'ToolCalls',
   Finalize: 'Finalize',
@@ -347,6 +349,25 @@ export class AgentStateMachine extends Construct {
     // tool's result and the agent flags the refund for review.
     const requestApproval = awaitDecision(States.RequestApproval, thisCall, callTool);
     callTool.addCatch(requestApproval, { errors: [ErrorNames.ApprovalNeeded], resultPath: '$.approval' });
+
+    // An agent tool's call (defineAgentTool): CallTool throws Agent.ChildRunPending while its child
+    // run is not over; caught into this wait, where the same function — given the task token —
+    // starts the child once (the child's run id derives from the call) and stores the token, which
+    // the child's end wakes (ExecutionStopped hears it). No polling: the execution waits on the
+    // token, then CallTool records the child's result. Bounded by the execution's own timeout.
+    const awaitChildRun = new LambdaInvoke(this, States.AwaitChildRun, {
+      stateName: States.AwaitChildRun,
+      lambdaFunction: pinned(fns.callTool),
+      integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+      payload: TaskInput.fromObject({ executionArn: JsonPath.executionId, ...thisCall, taskToken: JsonPath.taskToken }),
+      resultPath: '$.child',
+      taskTimeout: Timeout.duration(executionTimeout),
+      retryOnServiceExceptions: false, // ops: LAMBDA_RETRY instead
+    });
+    awaitChildRun.addRetry(LAMBDA_RETRY); // ops
+    awaitChildRun.addRetry(RETRY.transient);
+    awaitChildRun.next(callTool);
+    callTool.addCatch(awaitChildRun, { errors: [ErrorNames.ChildRunPending], resultPath: '$.child' });
     const toolCalls = new MapState(this, States.ToolCalls, {
       itemsPath: '$.step.result.calls',
       itemSelector: { runId, 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', approval: false },
