@@ -102,6 +102,22 @@ export async function wakeParent(deps: { ledger: ChildWaitLedger; callbacks: Tas
   return deps.callbacks.succeed(token, { childRunId: childRun.runId, status: childRun.status });
 }
 
+/**
+ * Killing a parent kills its children: a running child run whose parent is killed (its flag, or
+ * its record ended killed) is killed itself, the flag naming the parent, and stops at this check
+ * like any killed run; its end wakes nothing (the parent is not waiting any more). Returns the
+ * child as killed, or nothing when it goes on. One read of the parent per check, for child runs only.
+ */
+export async function parentKill(ledger: Pick<RunLedger, 'getRun'> & Pick<GuardLedger, 'killRun'>, run: RunRecord, now: Date): Promise<RunRecord | undefined> {
+  if (!run.parent || run.status !== 'running' || run.killed) return undefined;
+  const parent = await ledger.getRun(run.parent.runId);
+  if (!parent || !(parent.killed || parent.status === 'killed')) return undefined;
+  const why = parent.killed?.reason || parent.stopReason || '';
+  const flag = { by: `parent run ${parent.runId}`, at: now.toISOString(), reason: `its parent run ${parent.runId} was killed${why ? `: ${why}` : ''}`.slice(0, 500) };
+  await ledger.killRun(run.runId, flag);
+  return { ...run, killed: flag };
+}
+
 /** What the parent's model is told of a finished child: its id, how it ended, and its agent's report. */
 function childResult(child: RunRecord): Record<string, unknown> {
   return {

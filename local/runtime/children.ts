@@ -26,10 +26,11 @@ interface ChildStack {
  * A child's definition is the one its agent tool names, with its dev parts (`withDev`: its world
  * and scripted model) when it has them.
  */
+/** `startLocalStack`, given by local-stack.ts (which imports this module). */
 export async function startChildStacks<World extends DevWorld>(
   agent: AgentDefinition<any, any, World>,
   options: LocalStackOptions<World>,
-  parent: { ledger: StorageLedger; clock: Clock; iam?: Pick<TwinIam, 'authorizeAs'> },
+  parent: { ledger: StorageLedger; clock: Clock; iam?: Pick<TwinIam, 'authorizeAs'>; startStack: (options: LocalStackOptions) => Promise<ChildStack> },
   onStack: (stack: ChildStack) => void,
 ): Promise<{ starter?: ChildStarter; close(): Promise<void> }> {
   const definitions = new Map<string, AgentDefinition>();
@@ -37,15 +38,13 @@ export async function startChildStacks<World extends DevWorld>(
     if (tool.child && !definitions.has(tool.child.agent.name)) definitions.set(tool.child.agent.name, tool.child.agent as AgentDefinition);
   }
   if (definitions.size === 0) return { close: async () => undefined };
-  // Imported here: local-stack.ts imports this module.
-  const { startLocalStack } = await import('./local-stack.js');
   const stacks = new Map<string, ChildStack>();
   const close = async () => {
     for (const stack of [...stacks.values()].reverse()) await stack.close();
   };
   try {
     for (const [name, child] of definitions) {
-      const stack = await startLocalStack({
+      const stack = await parent.startStack({
         agent: child,
         sharedLedger: parent.ledger,
         clock: parent.clock,

@@ -198,7 +198,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       closing: () => closing,
     };
     // The agents this one runs as tools, each a stack of its own on this ledger (local/runtime/children.ts).
-    const childStacks = await startChildStacks(agent, options, { ledger: opened.ledger, clock, ...(iam && { iam }) }, (stack) => {
+    const childStacks = await startChildStacks(agent, options, { ledger: opened.ledger, clock, ...(iam && { iam }), startStack: (child) => startLocalStack(child) }, (stack) => {
       // A child's execution ending wakes its parent's wait: the rule DurableAgent's `children` adds, to this agent's ExecutionStopped.
       routeStatusChanges(stack.engine, ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'], (event) => (closing ? Promise.resolve() : handlers[Steps.ExecutionStopped](event, 30_000)), options.log ?? (() => undefined));
     });
