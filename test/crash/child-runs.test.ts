@@ -47,7 +47,10 @@ describe('child runs under SIGKILL', { timeout: 300_000 }, () => {
     }
     const finished = await savepoint(args('resume', runId, '--json'));
     expect(finished.code, finished.stderr).toBe(0);
-    expect(JSON.parse(finished.stdout)).toMatchObject({ status: 'succeeded', inFlight: 0 });
+    const report = JSON.parse(finished.stdout) as Record<string, unknown>;
+    expect(report).toMatchObject({ status: 'succeeded', inFlight: 0 });
+    // The parent's report lists its child run.
+    expect(report['children']).toEqual([{ runId: child, agent: 'journal-notes', tool: 'delegate_note', turn: 1, call: 1, status: 'succeeded' }]);
 
     // One child run, the one the parent's call derives; one note at the provider, under the child's one key.
     const parent = await ledgerOf(stateDir, runId);
