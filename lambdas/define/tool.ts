@@ -234,7 +234,9 @@ export interface ChildRunSpec<Args = any> {
 
 /** A child run's dollars and tokens: its run's `maxDollars` and `maxTokens`, reserved from the parent's. */
 export interface ChildBudget {
+  /** The child run's `maxDollars` (above 0, at most 10,000), reserved from the parent's dollars. */
   readonly maxDollars: number;
+  /** The child run's `maxTokens` (a whole number above 0), reserved from the parent's tokens. */
   readonly maxTokens: number;
 }
 

@@ -119,11 +119,17 @@ function sentCalls(run: RunRecord, calls: ToolCallRecord[]): ToolCallRecord[] {
 
 /** One child run of a run, as its report lists it. */
 export interface ChildRunFigure {
+  /** The child's run id (`childRunId` of the call). */
   runId: string;
+  /** The child agent's name. */
   agent: string;
+  /** The agent tool whose call started it. */
   tool: string;
+  /** The parent's model turn that asked for the call. */
   turn: number;
+  /** The call's place in that turn. */
   call: number;
+  /** How the child ended, as the call recorded it (`succeeded`, `failed`, `killed`, …), or `running` until the call is recorded. */
   status: string;
 }
 
