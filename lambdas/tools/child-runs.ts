@@ -59,6 +59,10 @@ export async function childOutcome(deps: ChildCallDeps, call: ChildCall): Promis
   const childId = childRunId(run.runId, call.turn, call.toolCallId);
   const found = await deps.ledger.getRun(childId);
   if (found && found.status !== 'running') {
+    // The reservation, then what replaces it, each counted once per call: a replay (which starts
+    // no child) counts both as the run did. (A reservation whose key aged out of the run's last
+    // counted steps — a turn of more than 60 calls — is counted again: more spent, never less.)
+    await reserve(deps.ledger, wait, child.budget);
     await settle(deps.ledger, wait, child.budget, found);
     return { outcome: found.status === 'succeeded' ? 'ok' : 'error', result: JSON.stringify(childResult(found)), latencyMs: 0 };
   }
@@ -81,7 +85,7 @@ export async function startChild(deps: ChildCallDeps, call: ChildCall, taskToken
   const childId = childRunId(run.runId, call.turn, call.toolCallId);
   // In this order: a stored wait means the budget is reserved (childOutcome reads it so), and a
   // child that ends after the token is stored finds it; one that ended before is found below.
-  await deps.ledger.countStep(run.runId, reserveKey(wait), { costMicros: Math.round(child.budget.maxDollars * MICROS), inputTokens: child.budget.maxTokens });
+  await reserve(deps.ledger, wait, child.budget);
   await deps.ledger.storeChildWait(wait, taskToken);
   const request = { runId: childId, input: child.input(call.args), config: { maxDollars: child.budget.maxDollars, maxTokens: child.budget.maxTokens }, parent: wait };
   await deps.children.start(child.agent.name, childId, JSON.stringify(request));
@@ -127,6 +131,11 @@ function childResult(child: RunRecord): Record<string, unknown> {
     ...(child.report && { report: child.report }),
     dollars: child.costMicros / MICROS,
   };
+}
+
+/** The child's budget, reserved from the parent's (once per call). */
+async function reserve(ledger: GuardLedger, wait: ChildWait, budget: ChildBudget): Promise<void> {
+  await ledger.countStep(wait.runId, reserveKey(wait), { costMicros: Math.round(budget.maxDollars * MICROS), inputTokens: budget.maxTokens });
 }
 
 /** What the child spent replaces what was reserved for it (once per call). */

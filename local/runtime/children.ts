@@ -37,7 +37,7 @@ export async function startChildStacks<World extends DevWorld>(
   for (const tool of agent.tools) {
     if (tool.child && !definitions.has(tool.child.agent.name)) definitions.set(tool.child.agent.name, tool.child.agent as AgentDefinition);
   }
-  if (definitions.size === 0) return { close: async () => undefined };
+  if (definitions.size === 0 || options.childStacks === false) return { close: async () => undefined };
   const stacks = new Map<string, ChildStack>();
   const close = async () => {
     for (const stack of [...stacks.values()].reverse()) await stack.close();

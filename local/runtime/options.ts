@@ -223,5 +223,11 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * child's runs share as a deployment's agents share its table. @default a ledger of its own
    */
   readonly sharedLedger?: StorageLedger;
+  /**
+   * `false`: the agent's child agents (`defineAgentTool`) get no stack; a call of an agent tool
+   * reads its child from the ledger only (replay, which stands the recorded children in).
+   * @default true
+   */
+  readonly childStacks?: boolean;
   readonly quotas?: boolean;
 }

@@ -65,6 +65,11 @@ describe('child runs under SIGKILL', { timeout: 300_000 }, () => {
     // The child's spend replaced its reservation: the parent's dollars are its own turns' and the child's.
     expect(parent.run!.costMicros).toBeGreaterThanOrEqual(childRun!.costMicros);
     expect(parent.run!.costMicros).toBeLessThan(500_000);
+
+    // Replay answers the child tool from the parent's record: no child started, no live call.
+    const replayed = await savepoint(args('replay', runId));
+    expect(replayed.stdout, replayed.stderr).toMatch(new RegExp(`^${runId}: identical \\(.*; 0 live calls`));
+    expect(new Set(journalOf(join(stateDir, 'notes.jsonl')).requests).size).toBe(1);
   });
 
   it('a crash as CallTool returns the child\'s result: the record is durable, no second child, no second note', async () => {
