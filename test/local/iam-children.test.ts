@@ -8,27 +8,21 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SavepointStack } from '../../cdk/index.js';
 import { EXAMPLE_AGENTS } from '../../infra/example.js';
-import { deploy, physicalNames } from '../../local/aws/iam/deployment.js';
-import { ledgerTableArn } from '../../local/aws/iam/dynamodb.js';
 import { evaluatePolicies, type AuthorizationRequest } from '../../local/aws/iam/policy.js';
-import { stackRoles, type Role } from '../../local/aws/iam/roles.js';
+import type { Role } from '../../local/aws/iam/roles.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
-import { assertionApp } from '../infra/example-template.js';
+import { assertionApp, deployedStack } from '../infra/example-template.js';
 
 let template: CfnTemplateJson;
 let roles: ReadonlyMap<string, Role>;
 let table: string;
 
-beforeAll(() => {
-  const app = assertionApp();
-  const stack = new SavepointStack(app, 'Fleet');
-  stack.addAgent('Parent', { agentName: 'parent', entry: EXAMPLE_AGENTS.refundReconciler, children: ['child'] });
-  stack.addAgent('Child', { agentName: 'child', entry: EXAMPLE_AGENTS.refundReconciler });
-  stack.addAgent('Other', { agentName: 'other', entry: EXAMPLE_AGENTS.refundReconciler });
-  template = app.synth().getStackArtifact(stack.artifactId).template as CfnTemplateJson;
-  const deployment = deploy(template);
-  roles = stackRoles(template, deployment).roles;
-  table = ledgerTableArn(template, physicalNames(template, deployment))!;
+beforeAll(async () => {
+  ({ template, roles, table } = await deployedStack('Fleet', (stack) => {
+    stack.addAgent('Parent', { agentName: 'parent', entry: EXAMPLE_AGENTS.refundReconciler, children: ['child'] });
+    stack.addAgent('Child', { agentName: 'child', entry: EXAMPLE_AGENTS.refundReconciler });
+    stack.addAgent('Other', { agentName: 'other', entry: EXAMPLE_AGENTS.refundReconciler });
+  }));
 }, 120_000);
 
 const machine = (agent: string) => `arn:aws:states:us-east-1:000000000000:stateMachine:Fleet-${agent}`;
