@@ -27,7 +27,7 @@ import { acknowledgeNagFindings } from './nag.js';
 import { operationsOf, type AlarmThresholds } from './observability.js';
 import { addCollectorLayer, tracingEnvironment, type GenAiTracing } from './tracing.js';
 import type { LedgerRole } from './ledger-table.js';
-import { API_GATEWAY_INTEGRATION_TIMEOUT_MS } from '../lambdas/shared/limits.js';
+import { API_GATEWAY_INTEGRATION_TIMEOUT_MS, API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS } from '../lambdas/shared/limits.js';
 
 /** API Gateway's default (and, without a quota increase, longest) integration timeout. */
 const API_INTEGRATION_TIMEOUT = Duration.millis(API_GATEWAY_INTEGRATION_TIMEOUT_MS);
@@ -428,7 +428,10 @@ export class DurableAgent extends Construct {
       const runEvents = fn('RunEventsFunction', Steps.RunEvents, { timeout: Duration.seconds(RUN_EVENTS_TIMEOUT_SECONDS) });
       // Reads only: the run's item and its conversation (infra/ledger-table.ts `runEvents`).
       ledger.grantTo(runEvents, 'runEvents', props.agentName);
-      run.addResource('events').addMethod('GET', new LambdaIntegration(runEvents, { ...INTEGRATION, responseTransferMode: ResponseTransferMode.STREAM }));
+      // A streamed integration is ended by its own timeout too (lambdas/shared/limits.ts): set to
+      // the 15 minutes a stream may last, not the 29 s default, which would end every stream there.
+      const streamed = { ...INTEGRATION, timeout: Duration.millis(API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS), responseTransferMode: ResponseTransferMode.STREAM };
+      run.addResource('events').addMethod('GET', new LambdaIntegration(runEvents, streamed));
       this.api = api;
       // Execution logging needs the account's CloudWatch Logs role set first.
       if (props.apiGatewayAccount ?? true) api.deploymentStage.node.addDependency(ApiGatewayAccount.of(this).account);

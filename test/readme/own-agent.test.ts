@@ -58,7 +58,7 @@ async function pruneWithReadme(cwd: string, runId: string): Promise<void> {
 /** A strict TypeScript consumer of every entry point: type-checked against the .d.ts files alone. */
 const CONSUMER = `
 import { defineAgent, defineTool, withDev, type AgentDefinition, type ToolContext } from 'savepoint';
-import { connect, createClient, RunsApiError, type ConnectOptions, type Lifecycle, type RunsClient } from 'savepoint/client';
+import { connect, RunsApiError, type ConnectOptions, type Lifecycle, type RunsClient } from 'savepoint/client';
 import { DurableAgent, SavepointStack, type DurableAgentProps } from 'savepoint/cdk';
 import { createTestEnvironment, forEachCrashPoint, TestClock, type TestEnvironment, type TestRun } from 'savepoint/testing';
 import { faultInjector, seededRandom, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, type Policy, type WireServer, type AnthropicServerOptions } from 'savepoint/sim';
@@ -71,7 +71,7 @@ const lifecycle: Lifecycle = 'working';
 const policy: Policy = () => ({ content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn' });
 const anthropicOptions: AnthropicServerOptions = { apiKey: 'k', models: ['m'], policy };
 const runs: (options: ConnectOptions) => Promise<RunsClient> = connect;
-export const used = [defineAgent, defineTool, withDev, createClient, RunsApiError, runs, DurableAgent, SavepointStack, createTestEnvironment, forEachCrashPoint, faultInjector, seededRandom, props, defined, clock.now(), lifecycle, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, anthropicOptions];
+export const used = [defineAgent, defineTool, withDev, RunsApiError, runs, DurableAgent, SavepointStack, createTestEnvironment, forEachCrashPoint, faultInjector, seededRandom, props, defined, clock.now(), lifecycle, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, anthropicOptions];
 export type Used = [ToolContext, TestEnvironment, TestRun, WireServer];
 // @ts-expect-error: a tool's effect is 'read' or 'write'
 defineTool({ name: 'x', description: 'x', input: agent.tools[0]!.input, effect: 'maybe', execute: async () => 1 });
