@@ -80,6 +80,7 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
     const refused = tool.rejected + tool.expired;
     lines.push(row(`  ${name}`, `${tool.ok} / ${tool.error} / ${refused}${tool.inFlight ? ` (${tool.inFlight} in flight)` : ''} · ${tool.guarantee}${tool.condition ? ` (${tool.condition})` : ''}`));
   }
+  for (const child of report.children ?? []) lines.push(row(`  child run`, `${child.runId} (${child.agent}, by ${child.tool} at ${child.turn}/${child.call}): ${child.status}`));
   lines.push(
     row('approvals', `${report.approvals.total} (${report.approvals.approved} approved, ${report.approvals.rejected} rejected, ${report.approvals.expired} expired, ${report.approvals.pending} pending${report.approvals.unverified ? `, ${report.approvals.unverified} unverified (refused)` : ''})`),
     row('model', formatModels(report)),

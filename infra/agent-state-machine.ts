@@ -94,6 +94,8 @@ export const States = {
   RequestApproval: 'RequestApproval',
   RequestBudgetExtension: 'RequestBudgetExtension',
   CallTool: 'CallTool',
+  /** An agent tool's call waits for its child run (CallTool's function with a task token; lambdas/tools/child-runs.ts). */
+  AwaitChildRun: 'AwaitChildRun',
   /** The Map over one turn's tool calls: each iteration starts at CallTool. */
   ToolCalls: 'ToolCalls',
   Finalize: 'Finalize',
@@ -321,23 +323,29 @@ export class AgentStateMachine extends Construct {
     }).next(settleSeconds);
     callTool.addCatch(readSettleWait, { errors: [ErrorNames.SettleWait], resultPath: '$.settle' });
 
+    /** A Task that invokes `fn` with the execution's task token and waits until something answers it (or `timeout` passes). */
+    const tokenWait = (name: string, fn: IFunction, payload: Record<string, unknown>, resultPath: string, timeout: Duration) => {
+      const task = new LambdaInvoke(this, name, {
+        stateName: name,
+        lambdaFunction: pinned(fn),
+        integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+        payload: TaskInput.fromObject({ executionArn: JsonPath.executionId, ...payload, taskToken: JsonPath.taskToken }),
+        resultPath,
+        taskTimeout: Timeout.duration(timeout),
+        retryOnServiceExceptions: false, // ops: LAMBDA_RETRY instead
+      });
+      task.addRetry(LAMBDA_RETRY); // ops
+      task.addRetry(RETRY.transient);
+      return task;
+    };
+
     /**
      * Waits on a task token for a person's decision; whatever it is — approved, rejected, expired,
      * or the backstop timeout — the run goes on to `then`, which reads the recorded decision.
      * Any other failure goes to `failed` (none inside a Map iteration: the Map's Catch has it).
      */
     const awaitDecision = (name: string, payload: Record<string, unknown>, then: LambdaInvoke, failed?: LambdaInvoke) => {
-      const task = new LambdaInvoke(this, name, {
-        stateName: name,
-        lambdaFunction: pinned(fns.requestApproval),
-        integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-        payload: TaskInput.fromObject({ executionArn: JsonPath.executionId, ...payload, taskToken: JsonPath.taskToken }),
-        resultPath: '$.approval',
-        taskTimeout: Timeout.duration(backstop),
-        retryOnServiceExceptions: false, // ops: LAMBDA_RETRY instead
-      });
-      task.addRetry(LAMBDA_RETRY); // ops
-      task.addRetry(RETRY.transient);
+      const task = tokenWait(name, fns.requestApproval, payload, '$.approval', backstop);
       task.addCatch(then, { errors: [ErrorNames.ApprovalRejected, ErrorNames.ApprovalExpired, Errors.TIMEOUT], resultPath: '$.approval' });
       if (failed) task.addCatch(failed, catchAll);
       return task.next(then);
@@ -347,6 +355,14 @@ export class AgentStateMachine extends Construct {
     // tool's result and the agent flags the refund for review.
     const requestApproval = awaitDecision(States.RequestApproval, thisCall, callTool);
     callTool.addCatch(requestApproval, { errors: [ErrorNames.ApprovalNeeded], resultPath: '$.approval' });
+
+    // An agent tool's call (defineAgentTool): CallTool throws Agent.ChildRunPending while its child
+    // run is not over; caught into this wait, where the same function — given the task token —
+    // starts the child once (the child's run id derives from the call) and stores the token, which
+    // the child's end wakes (ExecutionStopped hears it). No polling: the execution waits on the
+    // token, then CallTool records the child's result. Bounded by the execution's own timeout.
+    const awaitChildRun = tokenWait(States.AwaitChildRun, fns.callTool, thisCall, '$.child', executionTimeout).next(callTool);
+    callTool.addCatch(awaitChildRun, { errors: [ErrorNames.ChildRunPending], resultPath: '$.child' });
     const toolCalls = new MapState(this, States.ToolCalls, {
       itemsPath: '$.step.result.calls',
       itemSelector: { runId, 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', approval: false },

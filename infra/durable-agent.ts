@@ -3,6 +3,7 @@ import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDesti
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -123,6 +124,13 @@ export interface DurableAgentProps {
    * @default Duration.millis(DEFAULT_TOOL_TIMEOUT_MS) (20 s)
    */
   readonly toolTimeout?: Duration;
+  /**
+   * The agents this one runs as tools (`defineAgentTool`), by name, deployed in the same stack: its
+   * CallTool may start their state machines (on their `live` alias) and nothing else of theirs, and
+   * their executions' ends wake its waits (a rule on their status changes, to its ExecutionStopped).
+   * @default none: a call of an agent tool is answered to the model as an error
+   */
+  readonly children?: readonly string[];
   /**
    * How many tool calls of one model turn run at once: the calls a model asks for together are
    * independent of each other, so they need not wait for one another (a call held for a person's
@@ -305,6 +313,7 @@ export class DurableAgent extends Construct {
       resources: [arns.stateMachine],
     });
     functions.requestApproval.addToRolePolicy(taskResponse);
+    this.#bindChildren(props.children ?? [], { callTool: functions.callTool, executionStopped, taskResponse, ledger, failedEvents: controlPlane.failedEvents.queue });
     // Continue-as-new: Handoff starts the successor. (BudgetCheck bounds its execution's history
     // events from what the steps record, lambdas/guards/history.ts: it calls no Step Functions API.)
     // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
@@ -473,6 +482,36 @@ export class DurableAgent extends Construct {
     // For `savepoint verify --stack`: finance checks the ledger with its own read access to the key.
     new CfnOutput(this, 'LedgerSealSecretArn', { value: ledger.sealKey.secretArn, description: outputDescription(props.agentName, 'LedgerSealSecretArn') });
     acknowledgeNagFindings(this, { stateMachine, stateMachineName, api: this.api }); // ops (#9): cdk-nag, each with its reason
+  }
+
+  /**
+   * The child agents this one runs as tools (`children`, lambdas/tools/child-runs.ts): CallTool
+   * starts each on its alias (authorized against the machine's own ARN: Step Functions,
+   * "Authorization for versions and aliases") and stores its waits' tokens; ExecutionStopped hears
+   * their executions end and wakes the waits (both answer this machine's tokens).
+   */
+  #bindChildren(children: readonly string[], bind: { callTool: StepFunction; executionStopped: StepFunction; taskResponse: PolicyStatement; ledger: LedgerTable; failedEvents: IQueue }): void {
+    if (children.length === 0) return;
+    const stack = Stack.of(this);
+    const machineOf = (name: string, qualifier?: string) =>
+      stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${topLevelStack(this).stackName}-${name}${qualifier ? `:${qualifier}` : ''}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    for (const name of children) {
+      if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new Error(`DurableAgent ${this.node.id}: children: ${JSON.stringify(name)} is not an agent name`);
+    }
+    bind.callTool.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: children.map((name) => machineOf(name)) }));
+    bind.callTool.addEnvironment('CHILD_STATE_MACHINES', JSON.stringify(Object.fromEntries(children.map((name) => [name, machineOf(name, LIVE_ALIAS)]))));
+    for (const fn of [bind.callTool, bind.executionStopped]) fn.addToRolePolicy(bind.taskResponse);
+    bind.ledger.grantChildWaits(bind.callTool, 'put');
+    bind.ledger.grantChildWaits(bind.executionStopped, 'read');
+    new Rule(this, 'ChildRunsEnded', {
+      description: 'Wakes the waits of this agent\'s tool calls when their child runs\' executions end.',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { status: ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: children.map((name) => machineOf(name)) },
+      },
+      targets: [new LambdaFunction(bind.executionStopped, { retryAttempts: 4, deadLetterQueue: bind.failedEvents })],
+    });
   }
 }
 

@@ -289,6 +289,21 @@ export class LedgerTable extends Construct {
   }
 
   /**
+   * The waits of a parent's tool calls for their child runs (`WAIT#<runId>`, lambdas/records
+   * childWaitKey): CallTool stores a wait's task token (`put`), ExecutionStopped reads it when a
+   * child's execution ends. No other role reaches them, as no other reaches an approval's token.
+   */
+  grantChildWaits(grantee: IGrantable, access: 'put' | 'read'): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: access === 'put' ? ['dynamodb:PutItem', 'dynamodb:GetItem'] : ['dynamodb:GetItem'],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['WAIT#*'] } },
+      }),
+    );
+  }
+
+  /**
    * Grants `grantee` exactly what one ledger role needs (its actions, conditions and the seal key):
    * of `agent`'s, when given, its own effects and aggregates only (`partitionsOf`).
    */

@@ -8,3 +8,4 @@
 export * from './define/tool.js';
 export * from './define/agent.js';
 export * from './define/fingerprint.js';
+export * from './define/agent-tool.js';

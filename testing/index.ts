@@ -34,7 +34,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadReport, type RunReport } from '../lambdas/runs/report.js';
+import { loadReport, type ChildRunFigure, type RunReport } from '../lambdas/runs/report.js';
 import { settleMsOf, type AgentDefinition, type DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 // The longest a Lambda function runs: past it, every invocation of a dead engine has timed out.
@@ -45,7 +45,7 @@ import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Bou
 import { startLocalStack, type LocalStack } from '../local/runtime/local-stack.js';
 
 export { CrashPoint, TOOL_CALL_BOUNDARIES };
-export type { ApprovalRecord, RunReport };
+export type { ApprovalRecord, ChildRunFigure, RunReport };
 
 /**
  * A clock a test moves by hand (Temporal's time skipping): what the harness reads for deadlines,

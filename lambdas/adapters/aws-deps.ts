@@ -1,4 +1,5 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import { childStarter } from './child-starter.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { assertToolsFitTimeout, ToolTimeoutEnvironment, type AgentDefinition, type TraceRedactor } from '../define.js';
@@ -72,6 +73,8 @@ export const StepEnvironment = z.object({
   TOOL_TIMEOUT_MS: ToolTimeoutEnvironment.shape.TOOL_TIMEOUT_MS,
   /** The agent state machine, for the recovery function to start executions of. */
   STATE_MACHINE_ARN: z.string().startsWith('arn:'),
+  /** The child agents CallTool may start (JSON: agent name → its state machine's alias ARN; DurableAgent's `children`). */
+  CHILD_STATE_MACHINES: jsonVariable(z.record(z.string(), z.string().startsWith('arn:'))).optional(),
   /** Versions the version pruner keeps whatever else holds (DurableAgent's `keepVersions`). */
   KEEP_VERSIONS: z.coerce.number().int().min(1).max(999),
   /** Recoveries in a row without progress before a run is given up. */
@@ -192,6 +195,10 @@ export function awsDeps(
     },
     get versions() {
       return sfn().versions(required('STATE_MACHINE_ARN'));
+    },
+    get children() {
+      const machines = config.CHILD_STATE_MACHINES;
+      return machines && childStarter(machines, (arn) => sfn().starter(arn));
     },
     get keepVersions() {
       return config.KEEP_VERSIONS;

@@ -214,6 +214,30 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    *   is escalated to a person, answered to the model as `outcome_unknown`, never sent again.
    */
   readonly execute: (args: Args, context: ToolContext<Input, Deps>) => Promise<unknown>;
+  /** Set by `defineAgentTool`: the tool is another agent, run as a child run. @default a plain tool */
+  readonly child?: ChildRunSpec<Args>;
+}
+
+/**
+ * What makes a tool another agent (`defineAgentTool`): calling it starts a child run of that agent,
+ * whose result is the tool's result. The harness reads only this: the agent's name (its state
+ * machine), the child's input, and the budget the parent reserves for it.
+ */
+export interface ChildRunSpec<Args = any> {
+  /** The child agent: its `name` names its state machine; locally its whole definition runs the child. */
+  readonly agent: { readonly name: string };
+  /** The child run's input, from the call's arguments (checked by the child agent's own `input` schema). */
+  readonly input: (args: Args) => unknown;
+  /** The child's budgets, reserved from the parent's before it starts; what it does not spend returns. */
+  readonly budget: ChildBudget;
+}
+
+/** A child run's dollars and tokens: its run's `maxDollars` and `maxTokens`, reserved from the parent's. */
+export interface ChildBudget {
+  /** The child run's `maxDollars` (above 0, at most 10,000), reserved from the parent's dollars. */
+  readonly maxDollars: number;
+  /** The child run's `maxTokens` (a whole number above 0), reserved from the parent's tokens. */
+  readonly maxTokens: number;
 }
 
 /** An amount a write tool moves, added up by a key (ToolDefinition.aggregate). */

@@ -268,12 +268,12 @@ export class DynamoDbLedger extends StorageLedger {
    * itself (a forged one wakes nothing), and its own partition lets IAM keep it from every role
    * but the approval functions' (dynamodb:LeadingKeys, infra/ledger-table.ts).
    */
-  protected async putTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>, taskToken: string): Promise<void> {
-    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...tokenKey(key), taskToken, expiresAt: expiresAt(new Date()) } }));
+  protected async putTaskToken(key: Key, taskToken: string): Promise<void> {
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...key, taskToken, expiresAt: expiresAt(new Date()) } }));
   }
 
-  protected async readTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined> {
-    const result = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: tokenKey(key), ConsistentRead: true }));
+  protected async readTaskToken(key: Key): Promise<string | undefined> {
+    const result = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
     const token = result.Item?.['taskToken'];
     return typeof token === 'string' ? token : undefined;
   }

@@ -248,12 +248,12 @@ export class EmbeddedLedger extends TieredStore {
       .map(({ item }) => copy(item));
   }
 
-  protected putTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>, taskToken: string): void {
-    this.store(tokenKey(key), { taskToken });
+  protected putTaskToken(key: Key, taskToken: string): void {
+    this.store(key, { taskToken });
   }
 
-  protected async readTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined> {
-    return (this.get(tokenKey(key))?.record as { taskToken?: string } | undefined)?.taskToken;
+  protected async readTaskToken(key: Key): Promise<string | undefined> {
+    return (this.get(key)?.record as { taskToken?: string } | undefined)?.taskToken;
   }
 
   // Large values by reference (ledger/blobs.ts), under the DynamoDB ledger's keys.

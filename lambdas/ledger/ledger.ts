@@ -19,6 +19,7 @@ import type {
   ApprovalRef,
   EffectApprovalRecord,
   EffectRecord,
+  ChildWait,
 } from '../records/ledger-records.js';
 import { DYNAMODB_BATCH_GET_MAX_KEYS } from '../shared/limits.js';
 
@@ -67,7 +68,7 @@ export function checkStepWant(want: StepWant): void {
  * conditional write (protocol.ts): a second attempt learns what the first one did instead of doing
  * it again.
  */
-export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, EffectApprovalLedger, ApprovalLedger, BlobStore {}
+export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, EffectApprovalLedger, ApprovalLedger, ChildWaitLedger, BlobStore {}
 
 /**
  * The runs: each run record's life from its creation to its end, and the executions that drive it
@@ -346,6 +347,16 @@ export interface ApprovalLedger {
    * it is its own item (partition `TOKEN#<runId>`), which only the approval functions' roles may read.
    */
   getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined>;
+}
+
+/**
+ * A parent's wait for its child run (`defineAgentTool`): the task token its AwaitChildRun state
+ * waits on, stored apart (`WAIT#<runId>`, records childWaitKey) like an approval's, and read when
+ * the child's execution ends. A put replaces the token of an earlier execution of the parent.
+ */
+export interface ChildWaitLedger {
+  storeChildWait(wait: ChildWait, taskToken: string): Promise<void>;
+  getChildWait(wait: ChildWait): Promise<string | undefined>;
 }
 
 /** Large values by reference (ledger/blobs.ts). */

@@ -42,7 +42,7 @@ const DATE_ARGS = {
   // EffectApprovalLedger
   shareApproval: [1], getEffectApproval: [],
   // ApprovalLedger
-  upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [],
+  upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [], storeChildWait: [], getChildWait: [],
   // BlobStore
   putBlob: [], getBlob: [],
 } as const satisfies Record<keyof Ledger, readonly (number | string)[]>;

@@ -6,7 +6,7 @@ import * as pruning from './pruning.js';
 import { reserveAggregate } from './aggregates.js';
 import { effectApprovalKey, shareApproval } from './effect-approvals.js';
 import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type Pruning, type RunItem } from './pruning.js';
-import { budgetApprovalSk, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
+import { budgetApprovalSk, childWaitKey, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
 import type { LedgerIntegrityError } from '../shared/errors.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
@@ -101,9 +101,9 @@ export abstract class StorageLedger implements Ledger, Pruning {
   /** A large value's chunks, in order (one query of its partition). */
   protected abstract readBlob(runId: string, digest: string): Promise<string[]>;
   /** Stores a task token apart from its approval (tokenKey). */
-  protected abstract putTaskToken(key: ApprovalKey, taskToken: string): Maybe<void>;
+  protected abstract putTaskToken(key: Key, taskToken: string): Maybe<void>;
   /** The task token of an approval (tokenKey). */
-  protected abstract readTaskToken(key: ApprovalKey): Promise<string | undefined>;
+  protected abstract readTaskToken(key: Key): Promise<string | undefined>;
   /**
    * The items a run owns (pruning.ts `runPartitions`: its partition, its task tokens', its
    * blobs'), in that order and each in key order, as stored (pruning.ts `RunItem`); with `first`,
@@ -129,7 +129,15 @@ export abstract class StorageLedger implements Ledger, Pruning {
   };
   readonly getTaskToken: Ledger['getTaskToken'] = async (key) => {
     this.guard?.({ read: [tokenKey(key)] });
-    return this.readTaskToken(key);
+    return this.readTaskToken(tokenKey(key));
+  };
+  readonly storeChildWait: Ledger['storeChildWait'] = async (wait, taskToken) => {
+    this.guard?.({ put: [childWaitKey(wait)] });
+    await this.putTaskToken(childWaitKey(wait), taskToken);
+  };
+  readonly getChildWait: Ledger['getChildWait'] = async (wait) => {
+    this.guard?.({ read: [childWaitKey(wait)] });
+    return this.readTaskToken(childWaitKey(wait));
   };
 
   // ── running a transition ────────────────────────────────────────────────────────────────
@@ -384,7 +392,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
     const stored = then(this.readGuarded([key]), ([current]) => {
       if (!protocol.tokenWanted(current as Stored<ApprovalRecord> | undefined)) return false;
       this.guard?.({ put: [tokenKey(approval)] });
-      return this.putTaskToken(approval, taskToken);
+      return this.putTaskToken(tokenKey(approval), taskToken);
     });
     return then(stored, () => this.update(key, (current) => protocol.upsertApproval(current, approval, new Date())));
   };

@@ -37,6 +37,20 @@ export const tokenKey = (approval: Pick<ApprovalRecord, 'runId' | 'turn' | 'call
   sk: approvalSkOf(approval),
 });
 
+/**
+ * Where the task token of a parent's wait for its child run lives (CallTool's AwaitChildRun): a
+ * partition of its own, `WAIT#<parent run id>`, which only CallTool (writes) and ExecutionStopped
+ * (reads, when a child's execution ends) may reach.
+ */
+export const childWaitKey = (wait: ChildWait) => ({ pk: `WAIT#${wait.runId}`, sk: `${callSk(wait.turn, wait.call)}#CHILD` });
+
+/** The parent's tool call a child run answers: what its run request and record name. */
+export interface ChildWait {
+  runId: string;
+  turn: number;
+  call: number;
+}
+
 /** Where an approval lives: a tool call's, or a budget extension's. */
 export function approvalSkOf(approval: Pick<ApprovalRecord, 'turn' | 'call' | 'budget'>): string {
   return approval.budget ? budgetApprovalSk(approval.budget.guard, approval.budget.extension) : approvalSk(approval.turn, approval.call);
@@ -188,6 +202,8 @@ export interface RunRecord extends Counters {
   requestShape?: RequestShape;
   /** Set on a fork (`savepoint fork`, lambdas/runs/fork.ts): the run it was forked from, at which turn, and how its writes are treated. */
   forkedFrom?: ForkLineage;
+  /** Set on a child run (`defineAgentTool`): the parent's tool call it answers, which its end wakes. */
+  parent?: ChildWait;
   /** The runs forked from this one (ledger protocol `recordFork`): the lineage, sealed on both sides. */
   forks?: { runId: string; turn: number }[];
 }

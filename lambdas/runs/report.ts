@@ -1,5 +1,6 @@
 import { executionChain } from '../guards/history.js';
-import { guaranteeCondition, guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
+import { childRunId, guaranteeCondition, guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
+import { toolUses } from '../conversation/turns.js';
 import { resolveResults } from '../ledger/blobs.js';
 import type { BlobStore, Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
@@ -61,6 +62,12 @@ export interface RunReport {
   chain: ReturnType<typeof executionChain>;
   /** The run's automatic recoveries, if any (lambdas/steps/recover-run.ts). */
   recovery?: RecoveryRecord;
+  /**
+   * The child runs its agent tools started (`defineAgentTool`), in call order, when the agent is
+   * known: each child's run id (derived from the call), agent and tool, and how it ended as the
+   * call recorded it (`running` until then). @default absent: no child runs
+   */
+  children?: ChildRunFigure[];
   /** When the run first started (ISO 8601). */
   createdAt: string;
   /** When it finished, if it has (ISO 8601). */
@@ -110,6 +117,42 @@ function sentCalls(run: RunRecord, calls: ToolCallRecord[]): ToolCallRecord[] {
   return lineage?.effects === 'dry' ? calls.filter((call) => !(call.effect === 'write' && call.turn >= lineage.turn)) : calls;
 }
 
+/** One child run of a run, as its report lists it. */
+export interface ChildRunFigure {
+  /** The child's run id (`childRunId` of the call). */
+  runId: string;
+  /** The child agent's name. */
+  agent: string;
+  /** The agent tool whose call started it. */
+  tool: string;
+  /** The parent's model turn that asked for the call. */
+  turn: number;
+  /** The call's place in that turn. */
+  call: number;
+  /** How the child ended, as the call recorded it (`succeeded`, `failed`, `killed`, …), or `running` until the call is recorded. */
+  status: string;
+}
+
+/** The child runs of `run`'s agent-tool calls (`defineAgentTool`), from its turns; each one's end from its call's record. */
+function childRuns(agent: AgentDefinition | undefined, run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[]): ChildRunFigure[] {
+  if (!agent?.tools.some((tool) => tool.child)) return [];
+  const ended = (turn: number, call: number) => {
+    const recorded = calls.find((record) => record.turn === turn && record.call === call && record.status === 'completed');
+    if (!recorded) return 'running';
+    try {
+      return String((JSON.parse(recorded.result ?? '{}') as { status?: unknown }).status ?? recorded.outcome ?? 'ok');
+    } catch {
+      return recorded.outcome ?? 'ok';
+    }
+  };
+  return turns.flatMap((turn) =>
+    toolUses(turn).flatMap((use, index) => {
+      const child = agent.tools.find((tool) => tool.name === use.name)?.child;
+      return child ? [{ runId: childRunId(run.runId, turn.turn, use.id), agent: child.agent.name, tool: use.name, turn: turn.turn, call: index + 1, status: ended(turn.turn, index + 1) }] : [];
+    }),
+  );
+}
+
 export function buildReport(
   agent: AgentDefinition | undefined,
   { run, calls, approvals, turns = [] }: { run: RunRecord; calls: ToolCallRecord[]; approvals: ApprovalRecord[]; turns?: TurnRecord[] },
@@ -120,6 +163,7 @@ export function buildReport(
   const unverified = approvals.filter((approval) => approval.status === 'approved' && !approval.budget && refused.has(`${approval.turn}:${approval.call}`)).length;
   const approvalCount = (status: ApprovalRecord['status']) => approvals.filter((approval) => approval.status === status).length;
   const end = run.finishedAt ? new Date(run.finishedAt) : now;
+  const children = childRuns(agent, run, turns, calls);
   return {
     runId: run.runId,
     agent: run.agent,
@@ -157,6 +201,7 @@ export function buildReport(
     executions: run.executions.length,
     chain: executionChain(run),
     ...(run.recovery ? { recovery: run.recovery } : {}),
+    ...(children.length > 0 && { children }),
     createdAt: run.createdAt,
     ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
     wallSeconds: Math.max(0, (end.getTime() - new Date(run.createdAt).getTime()) / 1000),

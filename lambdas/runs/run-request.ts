@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { defaultRunId, type AgentDefinition } from '../define.js';
-import { RunConfig } from '../records/ledger-records.js';
+import { RunConfig, type ChildWait } from '../records/ledger-records.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -44,6 +44,12 @@ export const RunRequest = z
     migrate: z.object({ to: z.string().min(1).max(64), by: z.string().min(1).max(200) }).strict().optional(),
     /** `savepoint fork`: start this run as a fork of another one (runs/fork.ts). */
     fork: ForkRequest.optional(),
+    /**
+     * A child run (`defineAgentTool`): the parent's tool call it answers. Its end wakes that call's
+     * wait. Taken on the input's word: a false claim can only wake a wait early, and the woken
+     * CallTool reads the child it derives itself (`childRunId`), never this one, and waits again.
+     */
+    parent: z.object({ runId: RunId, turn: z.number().int().positive(), call: z.number().int().positive() }).strict().optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -66,6 +72,7 @@ export interface StartRequest {
   startedBy?: string;
   migrate?: { to: string; by: string };
   fork?: ForkRequest;
+  parent?: ChildWait;
 }
 
 /**
@@ -101,6 +108,7 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
     ...(model && { model }),
     ...(request.migrate && { migrate: request.migrate }),
     ...(request.fork && { fork: request.fork }),
+    ...(request.parent && { parent: request.parent }),
   };
 }
 

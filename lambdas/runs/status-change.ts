@@ -1,6 +1,7 @@
 import type { AgentDefinition } from '../define.js';
 import * as z from 'zod';
-import { runRequestFromEvent } from './run-request.js';
+import { RunRequest, runRequestFromEvent } from './run-request.js';
+import type { ChildWait } from '../records/ledger-records.js';
 
 /**
  * The EventBridge event Step Functions sends when an execution's status changes
@@ -20,6 +21,19 @@ export const ExecutionStatusChange = z.object({
     cause: z.string().nullish(),
   }),
 });
+
+export type ExecutionStatusChange = z.infer<typeof ExecutionStatusChange>;
+
+/** A child run's request (`defineAgentTool`), from its execution's input: its run id and the parent call it answers; none for another input. */
+export function childRequestOf(input: string | null | undefined): { runId: string; parent: ChildWait } | undefined {
+  if (!input) return undefined;
+  try {
+    const request = RunRequest.safeParse(JSON.parse(input));
+    return request.success && request.data.parent && request.data.runId ? { runId: request.data.runId, parent: request.data.parent } : undefined;
+  } catch {
+    return undefined; // not a run's input
+  }
+}
 
 /** The run an execution drives, from its input (a run request or the nightly event); none for another input. */
 export function runIdOf(agent: AgentDefinition, input: string | null | undefined): string | undefined {

@@ -29,6 +29,12 @@ export const ErrorNames = {
    * transition, which Step Functions bills) in front of its CallTool.
    */
   ApprovalNeeded: 'Agent.ApprovalNeeded',
+  /**
+   * A call of an agent tool whose child run has not finished: not a fault and never retried, but
+   * caught into the child's wait (AwaitChildRun: starts the child once and waits on a task token
+   * its end wakes), after which CallTool runs again and records the child's result.
+   */
+  ChildRunPending: 'Agent.ChildRunPending',
   /** The provider's circuit breaker is open: fail fast, wait out the cooldown, never call it. */
   CircuitOpen: 'Agent.CircuitOpen',
   /** Input that can never succeed (bad event, bad tool arguments, bad config): never retried. */
@@ -133,6 +139,11 @@ export class SettleWaitError extends AgentError {
     super(`${whole} s to wait (settle): ${message}`);
     this.seconds = whole;
   }
+}
+
+/** An agent tool's child run has not finished: the state machine waits for it (see `ErrorNames.ChildRunPending`). */
+export class ChildRunPendingError extends AgentError {
+  override readonly name = ErrorNames.ChildRunPending;
 }
 
 /** A call that needs approval, not yet asked for: the state machine asks (see `ErrorNames.ApprovalNeeded`). */

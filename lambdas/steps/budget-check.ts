@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { parentKill } from '../tools/child-runs.js';
 import type { AgentDefinition } from '../define.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip, reservationTrip, type Reservation } from '../guards/budgets.js';
@@ -7,7 +8,7 @@ import { nextCallReservation } from './call-model.js';
 import { compactionReservation } from './compact.js';
 import { boundNow, handoffThreshold, HistoryBound, mustHandOff, type HistoryNext } from '../guards/history.js';
 import { loopSettings, loopVerdict } from '../guards/loops.js';
-import type { ApprovalLedger, BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, BlobStore, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type BudgetGuard, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
@@ -82,7 +83,7 @@ function unfinishedCalls(turn: TurnRecord, calls: ToolCallRecord[]): ToolCallIte
   return pending.length > 0 ? pending : null;
 }
 
-export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; priceTable?: PriceTable }) {
+export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<RunLedger, 'getRun'> & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; priceTable?: PriceTable }) {
   // Every decision carries the execution's history bound on to the next BudgetCheck.
   return async (input: unknown): Promise<BudgetDecision & { history?: HistoryBound }> => {
     const parsed = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
@@ -103,7 +104,10 @@ export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: C
   async function check(runId: string): Promise<{ decision: BudgetDecision; run: RunRecord; turns: TurnRecord[] }> {
     const now = deps.clock.now();
     // One batched read (usually): the run, the kill flag and what is new in the conversation.
-    const { run, globalKill, turns, calls } = await loadConversationStep(deps.ledger, runId);
+    const step = await loadConversationStep(deps.ledger, runId);
+    const { globalKill, turns, calls } = step;
+    // A child run (defineAgentTool) is killed with its parent: the kill is recorded on it here.
+    const run = (await parentKill(deps.ledger, step.run, now)) ?? step.run;
     // A live run goes on only on its own code (steps/versions.ts); an ended one just stops.
     if (run.status === 'running') checkVersion(run, deps.agent, deps.fingerprint);
     // The next model call's reservation, worked out once (it does not depend on the limits an

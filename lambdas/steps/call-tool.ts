@@ -6,7 +6,7 @@ import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js
 import { takeSharedDecision } from '../approvals/shared.js';
 import { budgetTrip, FRAMING_TOKENS, NOTES_BYTES, wallClockEnd } from '../guards/budgets.js';
 import { splitUtf8, storeResult } from '../ledger/blobs.js';
-import type { AggregateLedger, ApprovalLedger, BlobStore, EffectLedger, GuardLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import type { AggregateLedger, ApprovalLedger, BlobStore, ChildWaitLedger, EffectLedger, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
 import { ApprovalNeededError, InvalidInputError } from '../shared/errors.js';
 import { boundedAttempt } from '../tools/attempt.js';
@@ -18,6 +18,8 @@ import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/t
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
 import { claimRefused, effectGate, recordEscalation, undecided, unknownEarlierSend } from '../tools/effects.js';
 import { reserveAmount } from '../tools/aggregates.js';
+import { childOutcome, startChild, type ChildStarter } from '../tools/child-runs.js';
+import type { TaskCallbacks } from '../shared/ports.js';
 
 export const CallToolInput = z.object({
   runId: z.string().min(1),
@@ -29,6 +31,10 @@ export const CallToolInput = z.object({
    * before: a pending decision is waited for (again, on a resumed run).
    */
   approval: z.unknown().optional(),
+  /** AwaitChildRun's invocation (an agent tool's call): the task token its child's end wakes (tools/child-runs.ts). */
+  taskToken: z.string().min(1).optional(),
+  /** What the child's wait ended with, once it has waited (read again from the child's record, never trusted). */
+  child: z.unknown().optional(),
 });
 
 export interface CallToolResult {
@@ -52,7 +58,7 @@ export interface CallToolDeps {
   fingerprint: CodeFingerprint;
   /** The clients the agent declared, built once per container (`AgentDefinition.deps`). */
   agentDeps: () => unknown;
-  ledger: GuardLedger & TurnLedger & ToolCallLedger & EffectLedger & AggregateLedger & Pick<ApprovalLedger, 'getApproval' | 'decideApproval'> & BlobStore;
+  ledger: GuardLedger & TurnLedger & ToolCallLedger & EffectLedger & AggregateLedger & Pick<ApprovalLedger, 'getApproval' | 'decideApproval'> & ChildWaitLedger & Pick<RunLedger, 'getRun'> & BlobStore;
   clock: Clock;
   breaker: CircuitBreaker;
   /** How long a claim protects an in-flight call; at least the Lambda's timeout. */
@@ -63,6 +69,16 @@ export interface CallToolDeps {
   resultLimitBytes?: number;
   /** The tool credentials a tool reads through `context.secret` (tools/secrets.ts). @default none */
   toolSecrets?: ToolSecrets;
+  /** Starts the child runs of agent tools (tools/child-runs.ts). @default none: an agent tool's call is answered with an error */
+  children?: ChildStarter;
+  /** Wakes this execution's own wait for a child that finished before it waited. @default none */
+  callbacks?: TaskCallbacks;
+}
+
+/** AwaitChildRun's answer (ignored: the wait ends on its task token). */
+export interface ChildWaitResult {
+  waiting: boolean;
+  childRunId?: string;
 }
 
 /** An attempt's end: the tool's answer, or what its failure comes to (tools/failures.ts). */
@@ -79,8 +95,8 @@ type Attempted = { kind: 'ok'; outcome: Outcome } | Failure;
  * record returns the recorded outcome.
  */
 export function createCallTool(deps: CallToolDeps) {
-  return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult> => {
-    const { runId, turn, call, approval: waited } = parseOrThrow(CallToolInput, input, 'CallTool input');
+  return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult | ChildWaitResult> => {
+    const { runId, turn, call, approval: waited, taskToken } = parseOrThrow(CallToolInput, input, 'CallTool input');
     // One batched read: the run, the kill flag, the turn that asked for the call, the call's record, the breaker.
     const read = await deps.ledger.loadStep(runId, { turns: [turn], calls: [{ turn, call }], breaker: toolsBreaker(deps.agent) });
     const run = read.run;
@@ -103,9 +119,14 @@ export function createCallTool(deps: CallToolDeps) {
     };
 
     const recorded = read.calls[0];
+    const trip = budgetTrip(run, deps.clock.now(), read.globalKill);
+    // AwaitChildRun, its wait already over (the call recorded, or the run stopping): woken at once, CallTool answers.
+    if (taskToken && (recorded?.status === 'completed' || trip)) {
+      await deps.callbacks?.succeed(taskToken, { settled: true });
+      return { waiting: false };
+    }
     if (recorded?.status === 'completed') return done(recorded);
     // Checked before every step, from persisted state: a kill or an exhausted budget stops here.
-    const trip = budgetTrip(run, deps.clock.now(), read.globalKill);
     if (trip) return skipped(trip.reason);
 
     const derived = await deriveRecordedCall(deps.ledger, deps.agent, run, turnRecord, call);
@@ -149,6 +170,13 @@ export function createCallTool(deps: CallToolDeps) {
     // sends the same answer.
     if (!tool || derived.mistake) return doneAtOnce({ outcome: 'error', result: JSON.stringify(derived.mistake), latencyMs: 0 });
     const args = derived.args;
+    // Another agent's run (tools/child-runs.ts): started by AwaitChildRun, recorded once it finished.
+    if (tool.child) {
+      const childCall = { run, turn, call, toolCallId: block.id, child: tool.child, args };
+      if (taskToken) return { waiting: true, ...(await startChild(deps, childCall, taskToken)) };
+      return doneAtOnce(await childOutcome(deps, childCall));
+    }
+    if (taskToken) throw new InvalidInputError(`taskToken: tool call ${turn}/${call} of run ${runId} (${block.name}) is not an agent tool's`);
     const refusal = derived.approval ? await approvalRefusal(deps, run, turn, call, isWaited(waited)) : undefined;
 
     // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).

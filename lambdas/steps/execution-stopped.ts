@@ -1,35 +1,60 @@
 import type { AgentDefinition } from '../define.js';
-import type { ApprovalLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, ChildWaitLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
 import { parseOrThrow } from '../shared/validation.js';
-import type { Clock } from '../shared/ports.js';
-import { ExecutionStatusChange, runIdOf } from '../runs/status-change.js';
+import type { Clock, TaskCallbacks } from '../shared/ports.js';
+import { ExecutionStatusChange, childRequestOf, runIdOf } from '../runs/status-change.js';
+import { wakeParent } from '../tools/child-runs.js';
+
+type StoppedDeps = {
+  agent: AgentDefinition;
+  ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'>;
+  clock: Clock;
+  /** Wakes a parent's wait when one of its child runs ends. @default none: no child wakes anything */
+  callbacks?: TaskCallbacks;
+};
+type Detail = ExecutionStatusChange['detail'];
 
 /**
  * `StopExecution` is a kill: the execution is gone without reaching Finalize, so the run record is
- * marked killed here — by StopExecution, when, and why — and is never resumed.
+ * marked killed here — by StopExecution, when, and why — and is never resumed. It also hears the
+ * ends of this agent's child runs' executions (`defineAgentTool`; the rule on each child agent's
+ * state machine): a child whose run is over wakes the parent's wait (tools/child-runs.ts), a
+ * stopped one killed first, so that the parent is not left waiting on a child nobody ends.
  */
-export function createExecutionStopped(deps: { agent: AgentDefinition; ledger: RunLedger & GuardLedger & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'>; clock: Clock }) {
-  return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' }> => {
+export function createExecutionStopped(deps: StoppedDeps) {
+  return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' | 'woke' }> => {
     const { detail } = parseOrThrow(ExecutionStatusChange, input, 'execution status change');
+    const child = childRequestOf(detail.input);
+    if (child) {
+      const killed = detail.status === 'ABORTED' && (await kill(deps, child.runId, detail));
+      const run = await deps.ledger.getRun(child.runId);
+      const woke = deps.callbacks && run && run.parent?.runId === child.parent.runId ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, run) : false;
+      return { runId: child.runId, action: woke ? 'woke' : killed ? 'killed' : 'ignored' };
+    }
     if (detail.status !== 'ABORTED') return { action: 'ignored' };
     const runId = runIdOf(deps.agent, detail.input);
-    const run = runId ? await deps.ledger.getRun(runId) : undefined;
-    // Only the execution that drives a running run can kill it (not an earlier one of a resume).
-    if (!run || run.executionArn !== detail.executionArn || run.status !== 'running') return { runId, action: 'ignored' };
-    const at = new Date(detail.stopDate ?? deps.clock.now().getTime()).toISOString();
-    const why = [detail.error, detail.cause].filter(Boolean).join(': ');
-    const flag = { by: 'StopExecution', at, reason: why };
-    await deps.ledger.killRun(run.runId, flag);
-    const reason = `killed by StopExecution at ${at}${why ? `: ${why}` : ''}`;
-    await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now());
-    await deps.ledger.recordGuardEvent(run.runId, { guard: 'kill', action: 'stopped', reason, at });
-    // Its pending approvals wait for nothing now (their task tokens died with the execution): closed,
-    // so that no one is asked to decide them and no list shows them as waiting.
-    const now = deps.clock.now();
-    for (const approval of await deps.ledger.listPendingApprovals()) {
-      if (approval.runId !== run.runId) continue;
-      await deps.ledger.decideApproval(approval, { status: 'expired', reason: `the run was ${reason}`, decidedBy: 'StopExecution', decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) }, now);
-    }
-    return { runId: run.runId, action: 'killed' };
+    return { runId, action: runId && (await kill(deps, runId, detail)) ? 'killed' : 'ignored' };
   };
+}
+
+/** Marks the run `detail`'s execution drives killed; false when it is not the run's driver or not running. */
+async function kill(deps: StoppedDeps, runId: string, detail: Detail): Promise<boolean> {
+  const run = await deps.ledger.getRun(runId);
+  // Only the execution that drives a running run can kill it (not an earlier one of a resume).
+  if (!run || run.executionArn !== detail.executionArn || run.status !== 'running') return false;
+  const at = new Date(detail.stopDate ?? deps.clock.now().getTime()).toISOString();
+  const why = [detail.error, detail.cause].filter(Boolean).join(': ');
+  const flag = { by: 'StopExecution', at, reason: why };
+  await deps.ledger.killRun(run.runId, flag);
+  const reason = `killed by StopExecution at ${at}${why ? `: ${why}` : ''}`;
+  await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now());
+  await deps.ledger.recordGuardEvent(run.runId, { guard: 'kill', action: 'stopped', reason, at });
+  // Its pending approvals wait for nothing now (their task tokens died with the execution): closed,
+  // so that no one is asked to decide them and no list shows them as waiting.
+  const now = deps.clock.now();
+  for (const approval of await deps.ledger.listPendingApprovals()) {
+    if (approval.runId !== run.runId) continue;
+    await deps.ledger.decideApproval(approval, { status: 'expired', reason: `the run was ${reason}`, decidedBy: 'StopExecution', decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) }, now);
+  }
+  return true;
 }

@@ -98,6 +98,7 @@ export function createStartRun(deps: StartRunDeps) {
       updatedAt: now.toISOString(),
       budgetExtensions: {},
       ...(startedBy && { startedBy }),
+      ...(request.parent && { parent: request.parent }),
       ...(agent.version !== undefined && { agentVersion: agent.version }),
       // What replay compares a later version's requests against (runs/request-shape.ts).
       requestShape: requestShape(agent),

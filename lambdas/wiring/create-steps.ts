@@ -19,6 +19,7 @@ import { createCallTool } from '../steps/call-tool.js';
 import type { ToolSecrets } from '../tools/secrets.js';
 import { forkEffects } from '../runs/fork.js';
 import { createExecutionStopped } from '../steps/execution-stopped.js';
+import type { ChildStarter } from '../tools/child-runs.js';
 import { createFinalize } from '../steps/finalize.js';
 import { createHandoff } from '../steps/handoff.js';
 import type { Clock, Executions, TaskCallbacks } from '../shared/ports.js';
@@ -75,6 +76,8 @@ export interface HarnessDeps {
   readonly keepVersions?: number;
   /** The tool credentials CallTool serves its tools (`context.secret`: tools/secrets.ts). @default none */
   readonly toolSecrets?: ToolSecrets;
+  /** Starts the child runs of the agent's agent tools (CallTool's, tools/child-runs.ts). @default none */
+  readonly children?: ChildStarter;
 }
 
 /** The approval machinery a deployment sets up (absent: no links, no events, decisions unsigned). */
@@ -126,14 +129,14 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
       // A fork's writes are reused from its parent, or not sent (runs/fork.ts); other runs' tools are as they are.
-      metered(createCallTool({ agent: forkEffects(agent, deps.ledger), fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac, toolSecrets: deps.toolSecrets })),
+      metered(createCallTool({ agent: forkEffects(agent, deps.ledger), fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac, toolSecrets: deps.toolSecrets, callbacks: deps.callbacks, ...(deps.children && { children: deps.children }) })),
     ),
     [Steps.Finalize]: lazy(() => createFinalize({ ledger: deps.ledger, clock: deps.clock, agent })),
     [Steps.ExpireApprovals]: lazy(() => {
       const expire = createExpireApprovals(approvals());
       return () => expire();
     }),
-    [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ agent, ledger: deps.ledger, clock: deps.clock })),
+    [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ agent, ledger: deps.ledger, clock: deps.clock, callbacks: deps.callbacks })),
     [Steps.RecoverRun]: lazy(() => createRecoverOnStatusChange(recover())),
     [Steps.Sweep]: lazy(() => {
       if (!deps.lookup) throw new Error('the sweep step needs an execution lookup (HarnessDeps.lookup)');

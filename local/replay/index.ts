@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { InvalidInputError } from '../../lambdas/shared/errors.js';
-import { stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
+import { childRunId, stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
 import type { CallCompletion, Ledger } from '../../lambdas/ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord, type RunRecord, type ToolCallRecord } from '../../lambdas/records/ledger-records.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
@@ -111,6 +111,8 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     recovery: false,
     retryDelayMs: 1,
     iam: false,
+    // A child run is read from the record, never run again (standInChildren, below).
+    childStacks: false,
     wrapModel: () => model.client,
     decorateLedger: (ledger) => passingLedger(ledger, recording, clock, asked),
     onApproval: (approval) => void decide(approval).catch((error: unknown) => options.log?.(String(error))),
@@ -120,6 +122,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   try {
     const { run } = recording;
     if (lineage) await standInParent(stack.ledger, recording, { lineage, fingerprint: stack.fingerprintOf(run.model), laterWrites: await parentWritesAfter(options.source, lineage) });
+    await standInChildren(stack.ledger, options.source, options.agent, recording.run.runId);
     const request = {
       runId: run.runId,
       input: run.input,
@@ -218,6 +221,20 @@ async function standInParent(
   const at = new Date(recording.run.createdAt);
   for (const call of recording.calls.filter((record) => record.turn < lineage.turn)) await ledger.recordCall({ ...call, runId: parent, status: 'completed' }, at);
   for (const call of laterWrites) await ledger.recordCall({ ...call, runId: parent, status: 'completed' }, at);
+}
+
+/**
+ * The child runs the recorded run's agent tools started (`defineAgentTool`), as the source ledger
+ * holds them: CallTool answers each call from its child's record (its result, the spend it
+ * settles on the parent) as it did, and starts nothing (the replay's stack runs no child agent).
+ */
+async function standInChildren(ledger: Ledger, source: Ledger, agent: AgentDefinition, runId: string): Promise<void> {
+  const { calls } = await source.listConversation(runId);
+  for (const call of calls) {
+    if (!agent.tools.find((tool) => tool.name === call.name)?.child) continue;
+    const child = await source.getRun(childRunId(runId, call.turn, call.toolCallId));
+    if (child && child.status !== 'running') await ledger.createRun(child);
+  }
 }
 
 /**

@@ -4,6 +4,7 @@ import type { MessageRequest, ModelClient } from '../../lambdas/records/messages
 import { handedOffTo } from '../../lambdas/guards/history.js';
 import type { ApprovalLedger, Ledger, RunLedger, ToolCallLedger, TurnLedger } from '../../lambdas/ledger/ledger.js';
 import { seededRandom } from '../../sim/random.js';
+import type { ChildStarter } from '../../lambdas/tools/child-runs.js';
 
 /**
  * The boundaries of a step where the process running it can die. The step code knows nothing of
@@ -36,6 +37,8 @@ export const CrashPoint = {
   ModelRecorded: 'model-recorded',
   /** A pending approval is stored and the run waits for a person. */
   AwaitingApproval: 'awaiting-approval',
+  /** An agent tool's child run was started (its wait's token stored first); the parent waits. Its tools: the child agent's name. */
+  ChildStarted: 'child-started',
 } as const;
 
 /** One of the boundaries a crash may be injected at (`CrashPoint`'s values). */
@@ -228,6 +231,16 @@ function decorate<T extends object>(target: T, overrides: Partial<T>): T {
       return typeof value === 'function' ? value.bind(inner) : value;
     },
   });
+}
+
+/** The child runs' starter, announcing `child-started` (for the child agent) once StartExecution answered. */
+export function crashingChildren(children: ChildStarter, crash: CrashPoints): ChildStarter {
+  return {
+    async start(agent, name, input) {
+      await children.start(agent, name, input);
+      crash.reached(CrashPoint.ChildStarted, [agent]);
+    },
+  };
 }
 
 /** The model client, announcing `model-call`: the provider answered (and billed), nothing is recorded yet. */

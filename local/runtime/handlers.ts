@@ -13,7 +13,8 @@ import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
 import type { ToolSecrets } from '../../lambdas/tools/secrets.js';
 import type { ModelServer } from '../../sim/model-server.js';
-import { crashingCallTool, crashingLedger, crashingModel } from './crash.js';
+import { crashingCallTool, crashingChildren, crashingLedger, crashingModel } from './crash.js';
+import type { ChildStarter } from '../../lambdas/tools/child-runs.js';
 import type { LocalEngine } from '../engine/local-engine.js';
 import type { TwinIam } from '../aws/iam/index.js';
 import type { SfnQuotas } from '../aws/sfn-api-throttling.js';
@@ -59,6 +60,8 @@ export interface LocalWiring<World extends DevWorld = DevWorld> {
   /** The invocations in flight, which a closing stack waits for. */
   readonly inFlight: Set<Promise<unknown>>;
   readonly closing: () => boolean;
+  /** Starts child runs on the stacks of the agent's child agents (local/runtime/children.ts). @default none */
+  readonly children?: ChildStarter;
 }
 
 type StepFunction = (event: unknown, signal?: AbortSignal) => Promise<unknown>;
@@ -151,6 +154,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     approvals: wiring.approvalsOf(step),
     // Only CallTool serves tools their secrets, as only its role reads them on AWS.
     ...(step === Steps.CallTool && { toolSecrets: wiring.toolSecretsOf(step) }),
+    ...(wiring.children && { children: crash ? crashingChildren(wiring.children, crash) : wiring.children }),
   });
   const stepNames = Object.keys(stepsAs(Steps.StartRun)) as (keyof ReturnType<typeof stepsAs>)[];
   // CallTool announces its return too: what it recorded must be durable by then.

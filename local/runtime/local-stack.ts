@@ -44,7 +44,6 @@ import { SfnQuotas } from '../aws/sfn-api-throttling.js';
 import { routeStatusChanges, settleStatusChanges } from '../services/status-events.js';
 import { cachedTemplate } from '../template/cache.js';
 import { assertDeployable } from '../aws/cloudformation-template.js';
-import { localToolTimeoutMs } from '../template/synthesize.js';
 import { recoverOrphans } from './watchdog.js';
 import { localBatches } from './batches.js';
 import { createBatchItem } from '../../lambdas/runs/batch.js';
@@ -54,6 +53,8 @@ import { createRunsRoutes } from '../../lambdas/runs/runs-api.js';
 const LOCAL_BATCH_POLL_SECONDS = 1;
 import { templateAliases, versionDescription } from '../aws/state-machine-versions.js';
 import { ledgerFacts } from './world-facts.js';
+import { startChildStacks } from './children.js';
+import { childAgents, localToolTimeoutMs } from '../template/synthesize.js';
 
 export { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind };
 export type { LocalStackOptions };
@@ -95,12 +96,13 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const toolTimeoutMs = localToolTimeoutMs(agent);
     // The people's IAM principals, when the local API plays any: the approval API's resource policy names them, as a deployment's would.
     const people = templatePeople(localApprovalPolicy(options));
-    const template = options.template ?? ((await cachedTemplate(agent.name, { traced: sink !== undefined, ...(toolTimeoutMs !== undefined && { toolTimeoutMs }), ...(people && { people }), onNote: options.log })) as CfnTemplateJson);
+    const children = childAgents(agent);
+    const template = options.template ?? ((await cachedTemplate(agent.name, { traced: sink !== undefined, ...(toolTimeoutMs !== undefined && { toolTimeoutMs }), ...(people && { people }), ...(children && { children }), onNote: options.log })) as CfnTemplateJson);
     // Deployed as CloudFormation would deploy it, or refused as it would refuse it (its quotas);
     // an agent whose tools outlast its functions fails as their cold starts fail on AWS.
     assertDeployable(template);
     assertToolsFitTemplate(agent, template);
-    const opened = await openLocalLedger({ kind: options.ledger ?? 'embedded', stateDir: options.stateDir, template, sealer: options.sealer, memory: options.ledgerMemory, fsync: options.durability === 'sync' }, closers);
+    const opened = options.sharedLedger ? { ledger: options.sharedLedger, endpoint: {} } : await openLocalLedger({ kind: options.ledger ?? 'embedded', stateDir: options.stateDir, template, sealer: options.sealer, memory: options.ledgerMemory, fsync: options.durability === 'sync' }, closers);
     if (sink) closers.push(() => sink.shutdown());
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
     const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
@@ -139,7 +141,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       ...((options.ledger ?? 'embedded') === 'embedded' ? [itemSizeGuard()] : []),
       ...(iam && tableArn ? [dynamoGuard(tableArnOf(template, iam, tableArn), iam)] : []),
     ];
-    if (guards.length > 0) opened.ledger.guardStorage((call) => guards.forEach((guard) => guard(call)));
+    // A child's stack shares its parent's ledger, and the guard the parent's stack put on it.
+    if (guards.length > 0 && !options.sharedLedger) opened.ledger.guardStorage((call) => guards.forEach((guard) => guard(call)));
     // One view per function, with or without IAM: its calls carry its step, and what it caches of
     // the ledger (lambdas/conversation/turns.ts) is its own, as each Lambda function's is on AWS.
     const views = new Map<StepName, typeof ledger>();
@@ -202,7 +205,13 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       armDeadline: deadlines.arm,
       closing: () => closing,
     };
-    const handlersFor = (agent: AgentDefinition<any, any, World>, codeVersion: string) => localHandlers(agent, codeVersion, wiring);
+    // The agents this one runs as tools, each a stack of its own on this ledger (local/runtime/children.ts).
+    const childStacks = await startChildStacks(agent, options, { ledger: opened.ledger, clock, ...(iam && { iam }), startStack: (child) => startLocalStack(child) }, (stack) => {
+      // A child's execution ending wakes its parent's wait: the rule DurableAgent's `children` adds, to this agent's ExecutionStopped.
+      routeStatusChanges(stack.engine, ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'], (event) => (closing ? Promise.resolve() : handlers[Steps.ExecutionStopped](event, 30_000)), options.log ?? (() => undefined));
+    });
+    closers.push(childStacks.close);
+    const handlersFor = (agent: AgentDefinition<any, any, World>, codeVersion: string) => localHandlers(agent, codeVersion, { ...wiring, ...(childStacks.starter && { children: childStacks.starter }) });
     const codeVersion = options.codeVersion ?? 'dev';
     handlers = firstHandlers = handlersFor(agent, codeVersion);
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { StorageLedger } from '../../lambdas/ledger/storage-ledger.js';
 import type { ModelClient } from '../../lambdas/records/messages.js';
 import type { ApprovalRequested } from '../../lambdas/approvals/notify.js';
 import type { ApprovalPolicy } from '../../lambdas/approvals/policy.js';
@@ -219,5 +220,16 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * (retries wait milliseconds), so wall-clock rates would throttle what AWS would not; a run on
    * a simulated clock (the fleet benchmark, a test's clock) turns it on. @default false
    */
+  /**
+   * For a child agent's stack (local/runtime/children.ts): the parent stack's ledger, which the
+   * child's runs share as a deployment's agents share its table. @default a ledger of its own
+   */
+  readonly sharedLedger?: StorageLedger;
+  /**
+   * `false`: the agent's child agents (`defineAgentTool`) get no stack; a call of an agent tool
+   * reads its child from the ledger only (replay, which stands the recorded children in).
+   * @default true
+   */
+  readonly childStacks?: boolean;
   readonly quotas?: boolean;
 }

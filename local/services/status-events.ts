@@ -12,6 +12,8 @@ const ENDINGS: Record<string, ExecutionStatus> = {
   ExecutionFailed: 'FAILED',
   ExecutionTimedOut: 'TIMED_OUT',
   ExecutionAborted: 'ABORTED',
+  // A child run's end wakes its parent's wait (DurableAgent's `children` rule).
+  ExecutionSucceeded: 'SUCCEEDED',
 };
 
 export type StatusChangeTarget = (event: ReturnType<typeof executionStatusChange>) => Promise<unknown>;

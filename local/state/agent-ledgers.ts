@@ -29,6 +29,8 @@ const REACH = {
   getEffect: 'found', reserveAggregate: 'first', getAggregate: 'found', shareApproval: 'first', getEffectApproval: 'found',
   // ApprovalLedger
   upsertApproval: 'run', getApproval: 'run', getBudgetApproval: 'run', findApproval: 'found', listPendingApprovals: 'merge', decideApproval: 'run', recordFirstApproval: 'run', getTaskToken: 'run',
+  // ChildWaitLedger: a wait is its parent run's
+  storeChildWait: 'run', getChildWait: 'run',
   // BlobStore
   putBlob: 'run', getBlob: 'run',
 } as const satisfies Record<keyof Ledger, Reach>;

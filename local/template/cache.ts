@@ -37,7 +37,7 @@ export interface TemplateCacheOptions {
 export async function cachedTemplate(agentName: string, options: TemplateOptions & TemplateCacheOptions = {}): Promise<CfnTemplate> {
   const cached = readCachedTemplate(agentName, options);
   if (cached) return cached;
-  const template = await synthesizeTemplate(agentName, { traced: options.traced === true, ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }), ...(options.people && { people: options.people }) });
+  const template = await synthesizeTemplate(agentName, { traced: options.traced === true, ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }), ...(options.people && { people: options.people }), ...(options.children && { children: options.children }) });
   const dir = cacheDir(options.dir);
   try {
     if (!ownPath(dir, options.onNote)) return template;

@@ -47,6 +47,14 @@ export interface TemplateOptions {
    * (local/aws/iam/api-gateway.ts). @default none
    */
   readonly people?: { readonly approverPrincipals?: PrincipalDirectory; readonly starterPrincipals?: PrincipalDirectory };
+  /** The agents the agent runs as tools (`DurableAgent`'s `children`): `childAgents(agent)`. @default none */
+  readonly children?: readonly string[];
+}
+
+/** The agents `agent` runs as tools (`defineAgentTool`), by name: what its deployment names as its `children`. */
+export function childAgents(agent: Pick<AgentDefinition, 'tools'>): string[] | undefined {
+  const names = [...new Set(agent.tools.flatMap((tool) => (tool.child ? [tool.child.agent.name] : [])))].sort();
+  return names.length > 0 ? names : undefined;
 }
 
 /**
@@ -65,7 +73,7 @@ export function localToolTimeoutMs(agent: Pick<AgentDefinition, 'tools'>): numbe
 /** What a synthesized template is told apart by in the caches (this process's, template-cache.ts's files). */
 export function templateVariant(options: TemplateOptions): string {
   const people = options.people && createHash('sha256').update(stableJson(options.people)).digest('hex').slice(0, 12);
-  return `${options.traced ? '-traced' : ''}${options.toolTimeoutMs === undefined ? '' : `-tools${options.toolTimeoutMs}`}${people ? `-people${people}` : ''}`;
+  return `${options.traced ? '-traced' : ''}${options.toolTimeoutMs === undefined ? '' : `-tools${options.toolTimeoutMs}`}${people ? `-people${people}` : ''}${options.children?.length ? `-children-${options.children.join('-')}` : ''}`;
 }
 
 /**
@@ -98,7 +106,7 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
   if (cached) return structuredClone(cached);
   // An installed package runs the template its build synthesized from the same constructs.
   // It is synthesized for the default toolTimeout: another one is synthesized here.
-  const shipped = toolTimeoutMs === undefined && options.people === undefined ? shippedTemplate(agentName, traced) : undefined;
+  const shipped = toolTimeoutMs === undefined && options.people === undefined && !options.children?.length ? shippedTemplate(agentName, traced) : undefined;
   if (shipped) return shipped;
   let cdk: [typeof import('aws-cdk-lib'), typeof import('../../infra/stack.js')];
   try {
@@ -113,7 +121,7 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
     const app = new App(inProcessAppProps());
     const stack = new SavepointStack(app, 'Savepoint');
     // Bundling is off: the entry is never read (the local engine calls the steps in-process).
-    stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }), ...(options.people && { approvals: options.people }) });
+    stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }), ...(options.people && { approvals: options.people }), ...(options.children?.length && { children: options.children }) });
     return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
   };
   const template = synth();

@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { aggregatesSpec } from './spec/aggregates.js';
 import { approvalsSpec } from './spec/approvals.js';
 import { blobsSpec } from './spec/blobs.js';
+import { childWaitsSpec } from './spec/child-waits.js';
 import { forksSpec } from './spec/forks.js';
 import { pruneSpec } from './spec/prune.js';
 import { effectsSpec } from './spec/effects.js';
@@ -34,6 +35,7 @@ export function describeLedgerContract(name: string, makeLedger: MakeLedger, opt
     aggregatesSpec(makeLedger);
     effectApprovalsSpec(makeLedger);
     approvalsSpec(makeLedger);
+    childWaitsSpec(makeLedger);
     blobsSpec(makeLedger);
     integritySpec(makeLedger, options);
     forksSpec(makeLedger, options);

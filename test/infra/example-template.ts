@@ -19,3 +19,23 @@ export function exampleTemplate(): Template {
 export function assertionApp(): App {
   return new App(inProcessAppProps());
 }
+
+/**
+ * A `SavepointStack` named `id` with the agents `addAgents` adds, synthesized and deployed as the
+ * twin deploys it: its template, its roles (local/aws/iam/roles.ts) and its ledger table's ARN —
+ * what the IAM tests of a multi-agent stack decide requests against.
+ */
+export async function deployedStack(id: string, addAgents: (stack: import('../../infra/stack.js').SavepointStack) => void) {
+  const [{ SavepointStack }, { deploy, physicalNames }, { ledgerTableArn }, { stackRoles }] = await Promise.all([
+    import('../../infra/stack.js'),
+    import('../../local/aws/iam/deployment.js'),
+    import('../../local/aws/iam/dynamodb.js'),
+    import('../../local/aws/iam/roles.js'),
+  ]);
+  const app = assertionApp();
+  const stack = new SavepointStack(app, id);
+  addAgents(stack);
+  const template = app.synth().getStackArtifact(stack.artifactId).template as import('../../local/template/asl.js').CfnTemplateJson;
+  const deployment = deploy(template);
+  return { template, roles: stackRoles(template, deployment).roles, table: ledgerTableArn(template, physicalNames(template, deployment))! };
+}

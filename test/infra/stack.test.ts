@@ -62,11 +62,22 @@ describe('the state machine', () => {
     // per call); a call that needs approval is caught into the wait, which goes back to CallTool.
     const iteration = definition.States['ToolCalls']!.ItemProcessor!;
     expect(iteration.StartAt).toBe('CallTool');
-    expect(Object.keys(iteration.States).sort()).toEqual(['CallTool', 'ReadSettleWait', 'RequestApproval', 'SettleSeconds', 'WaitSettle']);
+    expect(Object.keys(iteration.States).sort()).toEqual(['AwaitChildRun', 'CallTool', 'ReadSettleWait', 'RequestApproval', 'SettleSeconds', 'WaitSettle']);
     expect((states['CallTool'] as { Catch: unknown[] }).Catch).toContainEqual({ ErrorEquals: [ErrorNames.ApprovalNeeded], Next: 'RequestApproval', ResultPath: '$.approval' });
     expect(definition.States['ToolCalls']!.ItemSelector).toMatchObject({ approval: false });
     expect(states['RequestApproval']!.Next).toBe('CallTool');
     expect((states['CallTool'] as { End?: boolean }).End).toBe(true);
+  });
+
+  it('waits for an agent tool\'s child run on a task token, in CallTool\'s own function, then records it in CallTool (Agent.ChildRunPending)', () => {
+    expect((states['CallTool'] as { Catch: unknown[] }).Catch).toContainEqual({ ErrorEquals: [ErrorNames.ChildRunPending], Next: 'AwaitChildRun', ResultPath: '$.child' });
+    const wait = states['AwaitChildRun'] as Record<string, any>;
+    expect(wait.Resource).toMatch(/:lambda:invoke\.waitForTaskToken$/);
+    expect(wait.Parameters.Payload).toMatchObject({ 'runId.$': '$.runId', 'turn.$': '$.turn', 'call.$': '$.call', 'taskToken.$': '$$.Task.Token' });
+    expect(wait.Parameters.FunctionName).toEqual(states['CallTool']!.Parameters!['FunctionName']);
+    expect(wait.Next).toBe('CallTool');
+    // Bounded by the execution's own timeout (10 days), not the 60 s a Task without one gets locally.
+    expect(wait.TimeoutSeconds).toBe(10 * 24 * 3600);
   });
 
   it('waits out a settling send for the seconds CallTool names (Agent.SettleWait, caught into a Wait), not on a Retry whose attempts a long settle time would exhaust', () => {
@@ -74,6 +85,7 @@ describe('the state machine', () => {
     expect(iteration['CallTool'].Catch).toEqual([
       { ErrorEquals: [ErrorNames.SettleWait], Next: 'ReadSettleWait', ResultPath: '$.settle' },
       { ErrorEquals: [ErrorNames.ApprovalNeeded], Next: 'RequestApproval', ResultPath: '$.approval' },
+      { ErrorEquals: [ErrorNames.ChildRunPending], Next: 'AwaitChildRun', ResultPath: '$.child' },
     ]);
     expect(iteration['CallTool'].Retry.flatMap((r: { ErrorEquals: string[] }) => r.ErrorEquals)).not.toContain(ErrorNames.SettleWait);
     expect(iteration['ReadSettleWait']).toEqual({ Type: 'Pass', Parameters: { 'cause.$': 'States.StringToJson($.settle.Cause)' }, ResultPath: '$.settle', Next: 'SettleSeconds' });
@@ -267,6 +279,7 @@ describe('the definition the local engine runs', () => {
       RequestApproval: Steps.RequestApproval,
       RequestBudgetExtension: Steps.RequestApproval,
       CallTool: Steps.CallTool,
+      AwaitChildRun: Steps.CallTool,
       Finalize: Steps.Finalize,
       RecordFailure: Steps.Finalize,
       Handoff: Steps.Handoff,

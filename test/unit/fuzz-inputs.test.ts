@@ -9,7 +9,7 @@ import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
-import { createCallTool } from '../../lambdas/steps/call-tool.js';
+import { createCallTool, type CallToolResult } from '../../lambdas/steps/call-tool.js';
 import { createStartRun as createStep } from '../../lambdas/steps/start-run.js';
 import { runRecord } from '../support/records.js';
 
@@ -218,7 +218,7 @@ describe("fuzz: the model's tool arguments", () => {
           const sentBefore = sent.length;
           const result = await callTool({ runId, turn: 1, call: 1 });
           const ok = name === 'pay' && valid.safeParse(input).success;
-          expect(result.outcome, JSON.stringify({ name, input })).toBe(ok ? 'ok' : 'error');
+          expect((result as CallToolResult).outcome, JSON.stringify({ name, input })).toBe(ok ? 'ok' : 'error');
           expect(sent.length - sentBefore).toBe(ok ? 1 : 0);
           const record = (await ledger.getCall(runId, 1, 1))!;
           // Never claimed: recorded once, completed, with the answer the model gets.

@@ -1,0 +1,157 @@
+import { childRunId, type ChildBudget, type ChildRunSpec } from '../define.js';
+import type { ChildWaitLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
+import type { ChildWait, RunRecord } from '../records/ledger-records.js';
+import { ChildRunPendingError, InvalidInputError } from '../shared/errors.js';
+import type { TaskCallbacks } from '../shared/ports.js';
+import type { Outcome } from './failures.js';
+
+/**
+ * A call of an agent tool (`defineAgentTool`): a child run of another agent, started once and
+ * waited for without polling. Its life, across CallTool's invocations:
+ *
+ *   CallTool ── child unfinished ──► Agent.ChildRunPending ──► AwaitChildRun (CallTool's function, with a task token):
+ *      ▲                                                         reserve the child's budget (once per call: countStep)
+ *      │                                                         store the token (WAIT#<parent>, replacing an older one)
+ *      │                                                         StartExecution(name = child run id) — a second start of
+ *      │                                                           the id is the same child (the run id is its claim)
+ *      │                                                         finished already? wake the token now
+ *      └── the child's execution ends: ExecutionStopped reads the token and wakes the wait ◄──┘
+ *   CallTool ── child finished ──► settle its budget (once: what it did not spend returns) ─► record its result
+ *
+ * The child run's id derives from the call (`childRunId`), so every attempt, resume and engine of
+ * the parent meets the same child; the result is read from the child's own run record, never from
+ * what woke the wait.
+ */
+
+/** Starts a child agent's execution (its state machine's alias on AWS): an existing execution of the name is no error. */
+export interface ChildStarter {
+  start(agent: string, name: string, input: string): Promise<void>;
+}
+
+export interface ChildCallDeps {
+  ledger: Pick<RunLedger, 'getRun'> & GuardLedger & ChildWaitLedger;
+  /** Absent where the deployment declares no child agents: a call is answered to the model as an error. */
+  children?: ChildStarter;
+  callbacks?: TaskCallbacks;
+}
+
+export interface ChildCall {
+  run: RunRecord;
+  turn: number;
+  call: number;
+  toolCallId: string;
+  child: ChildRunSpec;
+  args: unknown;
+}
+
+const MICROS = 1_000_000;
+const reserveKey = (wait: ChildWait) => `child:${wait.turn}:${wait.call}:reserve`;
+const settleKey = (wait: ChildWait) => `child:${wait.turn}:${wait.call}:settle`;
+
+/**
+ * CallTool's answer for an agent tool's call: the child's result once it finished (its budget
+ * settled first, so a crash between the two settles nothing twice), an error result when its budget
+ * does not fit what the parent has left, else `Agent.ChildRunPending` (the state machine waits).
+ */
+export async function childOutcome(deps: ChildCallDeps, call: ChildCall): Promise<Outcome> {
+  const { run, child } = call;
+  const wait = { runId: run.runId, turn: call.turn, call: call.call };
+  const childId = childRunId(run.runId, call.turn, call.toolCallId);
+  const found = await deps.ledger.getRun(childId);
+  if (found && found.status !== 'running') {
+    // The reservation, then what replaces it, each counted once per call: a replay (which starts
+    // no child) counts both as the run did. (A reservation whose key aged out of the run's last
+    // counted steps — a turn of more than 60 calls — is counted again: more spent, never less.)
+    await reserve(deps.ledger, wait, child.budget);
+    await settle(deps.ledger, wait, child.budget, found);
+    return { outcome: found.status === 'succeeded' ? 'ok' : 'error', result: JSON.stringify(childResult(found)), latencyMs: 0 };
+  }
+  if (!deps.children) {
+    return { outcome: 'error', result: JSON.stringify({ error: 'child_agent_not_deployed', message: `agent ${child.agent.name} is not deployed beside this one (DurableAgentProps.children)` }), latencyMs: 0 };
+  }
+  // Not started by any execution of this call yet (no wait stored): its budget must fit what the parent has left.
+  if (!found && !(await deps.ledger.getChildWait(wait))) {
+    const short = shortfall(run, child.budget);
+    if (short) return { outcome: 'error', result: JSON.stringify({ error: 'child_budget_exceeds_remaining', message: short }), latencyMs: 0 };
+  }
+  throw new ChildRunPendingError(`tool call ${call.turn}/${call.call} of run ${run.runId} waits for its child run ${childId}`);
+}
+
+/** AwaitChildRun: reserves the child's budget, stores the wait's token, starts the child (once), and wakes the wait at once if the child is done. */
+export async function startChild(deps: ChildCallDeps, call: ChildCall, taskToken: string): Promise<{ childRunId: string }> {
+  const { run, child } = call;
+  if (!deps.children || !deps.callbacks) throw new InvalidInputError(`call: agent ${child.agent.name} is not deployed beside this one`);
+  const wait = { runId: run.runId, turn: call.turn, call: call.call };
+  const childId = childRunId(run.runId, call.turn, call.toolCallId);
+  // In this order: a stored wait means the budget is reserved (childOutcome reads it so), and a
+  // child that ends after the token is stored finds it; one that ended before is found below.
+  await reserve(deps.ledger, wait, child.budget);
+  await deps.ledger.storeChildWait(wait, taskToken);
+  const request = { runId: childId, input: child.input(call.args), config: { maxDollars: child.budget.maxDollars, maxTokens: child.budget.maxTokens }, parent: wait };
+  await deps.children.start(child.agent.name, childId, JSON.stringify(request));
+  const now = await deps.ledger.getRun(childId);
+  if (now && now.status !== 'running') await deps.callbacks.succeed(taskToken, { childRunId: childId, status: now.status });
+  return { childRunId: childId };
+}
+
+/**
+ * A child run's execution ended (ExecutionStopped, on its status change): wakes the parent's wait
+ * with the token stored for it, once the child's run is over (a failed execution being recovered
+ * is not). Nothing to wake: the parent is not waiting, and reads the child when it next runs.
+ */
+export async function wakeParent(deps: { ledger: ChildWaitLedger; callbacks: TaskCallbacks }, childRun: RunRecord): Promise<boolean> {
+  if (!childRun.parent || childRun.status === 'running') return false;
+  const token = await deps.ledger.getChildWait(childRun.parent);
+  if (!token) return false;
+  return deps.callbacks.succeed(token, { childRunId: childRun.runId, status: childRun.status });
+}
+
+/**
+ * Killing a parent kills its children: a running child run whose parent is killed (its flag, or
+ * its record ended killed) is killed itself, the flag naming the parent, and stops at this check
+ * like any killed run; its end wakes nothing (the parent is not waiting any more). Returns the
+ * child as killed, or nothing when it goes on. One read of the parent per check, for child runs only.
+ */
+export async function parentKill(ledger: Pick<RunLedger, 'getRun'> & Pick<GuardLedger, 'killRun'>, run: RunRecord, now: Date): Promise<RunRecord | undefined> {
+  if (!run.parent || run.status !== 'running' || run.killed) return undefined;
+  const parent = await ledger.getRun(run.parent.runId);
+  if (!parent || !(parent.killed || parent.status === 'killed')) return undefined;
+  const why = parent.killed?.reason || parent.stopReason || '';
+  const flag = { by: `parent run ${parent.runId}`, at: now.toISOString(), reason: `its parent run ${parent.runId} was killed${why ? `: ${why}` : ''}`.slice(0, 500) };
+  await ledger.killRun(run.runId, flag);
+  return { ...run, killed: flag };
+}
+
+/** What the parent's model is told of a finished child: its id, how it ended, and its agent's report. */
+function childResult(child: RunRecord): Record<string, unknown> {
+  return {
+    childRunId: child.runId,
+    status: child.status,
+    ...(child.stopReason && { stopReason: child.stopReason }),
+    ...(child.report && { report: child.report }),
+    dollars: child.costMicros / MICROS,
+  };
+}
+
+/** The child's budget, reserved from the parent's (once per call). */
+async function reserve(ledger: GuardLedger, wait: ChildWait, budget: ChildBudget): Promise<void> {
+  await ledger.countStep(wait.runId, reserveKey(wait), { costMicros: Math.round(budget.maxDollars * MICROS), inputTokens: budget.maxTokens });
+}
+
+/** What the child spent replaces what was reserved for it (once per call). */
+async function settle(ledger: GuardLedger, wait: ChildWait, budget: ChildBudget, child: RunRecord): Promise<void> {
+  await ledger.countStep(wait.runId, settleKey(wait), {
+    costMicros: child.costMicros - Math.round(budget.maxDollars * MICROS),
+    inputTokens: child.inputTokens - budget.maxTokens,
+    outputTokens: child.outputTokens,
+  });
+}
+
+/** Why `budget` does not fit what `run` has left (reservations in flight counted), or nothing. */
+export function shortfall(run: Pick<RunRecord, 'config' | 'costMicros' | 'inputTokens' | 'outputTokens' | 'reservedMicros' | 'reservedTokens'>, budget: ChildBudget): string | undefined {
+  const dollarsLeft = (run.config.maxDollars * MICROS - run.costMicros - (run.reservedMicros ?? 0)) / MICROS;
+  const tokensLeft = run.config.maxTokens - run.inputTokens - run.outputTokens - (run.reservedTokens ?? 0);
+  if (dollarsLeft < budget.maxDollars) return `the child's budget of $${budget.maxDollars} is more than this run has left ($${Math.max(0, dollarsLeft).toFixed(4)})`;
+  if (tokensLeft < budget.maxTokens) return `the child's budget of ${budget.maxTokens} tokens is more than this run has left (${Math.max(0, tokensLeft)})`;
+  return undefined;
+}

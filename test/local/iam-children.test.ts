@@ -1,0 +1,79 @@
+/**
+ * Child runs (issue 34 item 2) under the twin's IAM: a parent agent deployed with `children` may
+ * start its child agent's state machine (on its alias: authorized against the machine's own ARN)
+ * and nothing else of the child's — no stop, no task answer, no read of its executions — and no
+ * other agent's; it answers its own waits' tokens; the child's roles gain nothing on the parent.
+ * Decided by the twin's IAM evaluator over the roles of a synthesized three-agent stack.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SavepointStack } from '../../cdk/index.js';
+import { EXAMPLE_AGENTS } from '../../infra/example.js';
+import { evaluatePolicies, type AuthorizationRequest } from '../../local/aws/iam/policy.js';
+import type { Role } from '../../local/aws/iam/roles.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { assertionApp, deployedStack } from '../infra/example-template.js';
+
+let template: CfnTemplateJson;
+let roles: ReadonlyMap<string, Role>;
+let table: string;
+
+beforeAll(async () => {
+  ({ template, roles, table } = await deployedStack('Fleet', (stack) => {
+    stack.addAgent('Parent', { agentName: 'parent', entry: EXAMPLE_AGENTS.refundReconciler, children: ['child'] });
+    stack.addAgent('Child', { agentName: 'child', entry: EXAMPLE_AGENTS.refundReconciler });
+    stack.addAgent('Other', { agentName: 'other', entry: EXAMPLE_AGENTS.refundReconciler });
+  }));
+}, 120_000);
+
+const machine = (agent: string) => `arn:aws:states:us-east-1:000000000000:stateMachine:Fleet-${agent}`;
+const execution = (agent: string) => `arn:aws:states:us-east-1:000000000000:execution:Fleet-${agent}:run-1`;
+const allowed = (role: Role, request: AuthorizationRequest) => evaluatePolicies(role.policies, request) === 'Allowed';
+function roleOf(functionPrefix: string): Role {
+  const [id] = Object.entries(template.Resources ?? {}).filter(([logical, resource]) => resource.Type === 'AWS::Lambda::Function' && logical.startsWith(functionPrefix) && resource.Properties?.['Environment']);
+  expect(id, functionPrefix).toBeDefined();
+  return roles.get((id![1].Properties!['Role'] as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0])!;
+}
+const wait = (action: string, runId = 'p1') => ({ action: `dynamodb:${action}`, resource: table, context: { 'dynamodb:LeadingKeys': [`WAIT#${runId}`] } });
+
+describe('a parent agent and its child agent', () => {
+  it("lets the parent's CallTool start the child's state machine, and nothing else of the child's or another agent's", () => {
+    const callTool = roleOf('ParentCallToolFunction');
+    expect(allowed(callTool, { action: 'states:StartExecution', resource: machine('child') })).toBe(true);
+    for (const request of [
+      { action: 'states:StartExecution', resource: machine('other') },
+      { action: 'states:StopExecution', resource: execution('child') },
+      { action: 'states:DescribeExecution', resource: execution('child') },
+      { action: 'states:SendTaskSuccess', resource: machine('child') },
+    ]) expect(allowed(callTool, request), `${request.action} ${request.resource}`).toBe(false);
+    // It answers its own wait's token (a child that finished before the wait began).
+    expect(allowed(callTool, { action: 'states:SendTaskSuccess', resource: machine('parent') })).toBe(true);
+  });
+
+  it("lets the parent's CallTool store its waits' tokens and ExecutionStopped read them; no other function of it", () => {
+    expect(allowed(roleOf('ParentCallToolFunction'), wait('PutItem'))).toBe(true);
+    expect(allowed(roleOf('ParentExecutionStoppedFunction'), wait('GetItem'))).toBe(true);
+    expect(allowed(roleOf('ParentExecutionStoppedFunction'), wait('PutItem'))).toBe(false);
+    for (const fn of ['ParentCallModelFunction', 'ParentFinalizeFunction', 'ParentStartRunFunction', 'ChildCallToolFunction', 'ChildExecutionStoppedFunction', 'OtherCallToolFunction']) {
+      expect(allowed(roleOf(fn), wait('GetItem')), fn).toBe(false);
+    }
+  });
+
+  it("gives the child's roles nothing on the parent's state machine", () => {
+    for (const fn of ['ChildCallToolFunction', 'ChildFinalizeFunction', 'ChildExecutionStoppedFunction']) {
+      expect(allowed(roleOf(fn), { action: 'states:SendTaskSuccess', resource: machine('parent') }), fn).toBe(false);
+      expect(allowed(roleOf(fn), { action: 'states:StartExecution', resource: machine('parent') }), fn).toBe(false);
+    }
+  });
+
+  it("routes the child's execution ends to the parent's ExecutionStopped (the rule that wakes the waits)", () => {
+    const rules = Object.values(template.Resources ?? {}).filter((resource) => resource.Type === 'AWS::Events::Rule' && JSON.stringify(resource.Properties?.['EventPattern'] ?? {}).includes('SUCCEEDED'));
+    expect(rules).toHaveLength(1);
+    expect(JSON.stringify(rules[0]!.Properties!['EventPattern'])).toContain('Fleet-child');
+    expect(JSON.stringify(rules[0]!.Properties!['Targets'])).toContain('ParentExecutionStoppedFunction');
+  });
+
+  it('fails at synth when a child is not an agent name', () => {
+    const stack = new SavepointStack(assertionApp(), 'Bad');
+    expect(() => stack.addAgent('Parent', { agentName: 'parent', entry: EXAMPLE_AGENTS.refundReconciler, children: ['Not An Agent'] })).toThrow(/children: "Not An Agent" is not an agent name/);
+  });
+});

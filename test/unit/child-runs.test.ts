@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { childRunId, defineAgent, defineAgentTool, defineTool } from '../../lambdas/define.js';
+import { CircuitBreaker } from '../../lambdas/guards/breaker.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { ErrorNames } from '../../lambdas/shared/errors.js';
+import { createCallTool, type CallToolResult } from '../../lambdas/steps/call-tool.js';
+import { parentKill, shortfall, wakeParent } from '../../lambdas/tools/child-runs.js';
+import { RunId } from '../../lambdas/runs/run-request.js';
+import { runRecord } from '../support/records.js';
+
+const now = new Date('2026-11-29T02:00:00.000Z');
+const clock = { now: () => now };
+const notes = defineAgent({ name: 'notes', model: 'sim:savepoint-sim-1', system: 's', input: z.object({ text: z.string() }), prompt: (input) => input.text, tools: [defineTool({ name: 'save', description: 's', input: z.object({}), effect: 'read', execute: async () => ({}) })] });
+const delegate = defineAgentTool({ name: 'delegate', description: 'd', input: z.object({ text: z.string() }), agent: notes, budget: { maxDollars: 1, maxTokens: 10_000 } });
+const parent = defineAgent({ name: 'parent', model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => 'p', tools: [delegate] });
+
+describe('childRunId', () => {
+  it('derives one valid run id per (run, turn, tool call id), readable when it fits', () => {
+    expect(childRunId('nightly-2026-11-28', 3, 'toolu_01AbC')).toBe('nightly-2026-11-28-t3-toolu_01AbC');
+    const long = childRunId('r'.repeat(80), 12, 'call:with/odd chars');
+    expect(RunId.safeParse(long).success).toBe(true);
+    expect(long).toBe(childRunId('r'.repeat(80), 12, 'call:with/odd chars'));
+    expect(new Set([childRunId('r', 1, 'a'), childRunId('r', 2, 'a'), childRunId('r', 1, 'b'), childRunId('s', 1, 'a')]).size).toBe(4);
+    // Sanitizing must not merge two calls: an id with characters a run id refuses is digested.
+    expect(childRunId('r', 1, 'a:b')).not.toBe(childRunId('r', 1, 'a_b'));
+  });
+});
+
+describe('defineAgentTool', () => {
+  it('is a write with idempotency keys (the child run id is its key), marked as the child agent', () => {
+    expect(delegate).toMatchObject({ effect: 'write', idempotencyKeys: true, child: { agent: { name: 'notes' }, budget: { maxDollars: 1, maxTokens: 10_000 } } });
+    expect(delegate.child!.input({ text: 'x' })).toEqual({ text: 'x' });
+  });
+
+  it('fails when the agent is not an agent definition or the budget is not positive', () => {
+    const base = { name: 'd', description: 'd', input: z.object({}), agent: notes, budget: { maxDollars: 1, maxTokens: 1 } };
+    expect(() => defineAgentTool({ ...base, agent: { name: 'Not An Agent' } })).toThrow(/agent must be an agent definition/);
+    expect(() => defineAgentTool({ ...base, budget: { maxDollars: 0, maxTokens: 1 } })).toThrow(/budget.maxDollars/);
+    expect(() => defineAgentTool({ ...base, budget: { maxDollars: 1, maxTokens: 1.5 } })).toThrow(/budget.maxTokens/);
+  });
+});
+
+describe('the child budget', () => {
+  it('fits only in what the parent has left, reservations in flight counted', () => {
+    const budget = { maxDollars: 1, maxTokens: 10_000 };
+    const run = runRecord({ config: { ...runRecord().config, maxDollars: 2, maxTokens: 20_000 } });
+    expect(shortfall(run, budget)).toBeUndefined();
+    expect(shortfall({ ...run, costMicros: 1_200_000 }, budget)).toMatch(/\$1 is more than this run has left \(\$0\.8000\)/);
+    expect(shortfall({ ...run, reservedTokens: 15_000 }, budget)).toMatch(/10000 tokens is more than this run has left \(5000\)/);
+  });
+});
+
+describe('an agent tool in CallTool', () => {
+  const setUp = async (config = runRecord().config) => {
+    const ledger = EmbeddedLedger.open();
+    await ledger.createRun(runRecord({ runId: 'p1', agent: 'parent', config }));
+    await ledger.recordTurn({ kind: 'turn', runId: 'p1', turn: 1, model: 'sim:savepoint-sim-1', content: [{ type: 'tool_use', id: 'c1', name: 'delegate', input: { text: 'hi' } }], stopReason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: now.toISOString() });
+    const started: string[] = [];
+    const woken: string[] = [];
+    const callTool = createCallTool({
+      agent: parent, agentDeps: () => undefined, ledger, clock, breaker: new CircuitBreaker(ledger, clock), leaseMs: 60_000, fingerprint: () => 'f',
+      children: { start: async (agent, name) => void started.push(`${agent}/${name}`) },
+      callbacks: { succeed: async (token) => (woken.push(token), true), fail: async () => true },
+    });
+    return { ledger, callTool, started, woken };
+  };
+
+  it('waits (Agent.ChildRunPending), then starts the child once with its budget reserved, and records its result once it finished', async () => {
+    const { ledger, callTool, started } = await setUp();
+    await expect(callTool({ runId: 'p1', turn: 1, call: 1 })).rejects.toMatchObject({ name: ErrorNames.ChildRunPending });
+    await callTool({ runId: 'p1', turn: 1, call: 1, taskToken: 'token-1' });
+    await callTool({ runId: 'p1', turn: 1, call: 1, taskToken: 'token-2' });
+    const child = childRunId('p1', 1, 'c1');
+    expect(started).toEqual([`notes/${child}`, `notes/${child}`]);
+    // Reserved once, whatever the number of starts: the child's $1 and 10,000 tokens.
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 1_000_000, inputTokens: 10_000 });
+    expect(await ledger.getChildWait({ runId: 'p1', turn: 1, call: 1 })).toBe('token-2');
+
+    await ledger.createRun(runRecord({ runId: child, agent: 'notes', status: 'succeeded', costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, report: { saved: 1 }, parent: { runId: 'p1', turn: 1, call: 1 } }));
+    const result = (await callTool({ runId: 'p1', turn: 1, call: 1 })) as CallToolResult;
+    expect(result).toMatchObject({ name: 'delegate', outcome: 'ok' });
+    expect(JSON.parse((await ledger.getCall('p1', 1, 1))!.result!)).toEqual({ childRunId: child, status: 'succeeded', report: { saved: 1 }, dollars: 0.25 });
+    // What the child did not spend returned: the parent carries the child's spend.
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
+  });
+
+  it('answers the model with an error, starting nothing, when the child\'s budget does not fit what the run has left', async () => {
+    const { ledger, callTool, started } = await setUp({ ...runRecord().config, maxDollars: 0.5 });
+    expect(await callTool({ runId: 'p1', turn: 1, call: 1 })).toMatchObject({ outcome: 'error' });
+    expect(JSON.parse((await ledger.getCall('p1', 1, 1))!.result!)).toMatchObject({ error: 'child_budget_exceeds_remaining' });
+    expect(started).toEqual([]);
+  });
+});
+
+describe('a child run\'s end and its parent\'s kill', () => {
+  it('wakes the parent\'s wait once the child is over, not while it runs', async () => {
+    const ledger = EmbeddedLedger.open();
+    const woken: string[] = [];
+    const callbacks = { succeed: async (token: string) => (woken.push(token), true), fail: async () => true };
+    await ledger.storeChildWait({ runId: 'p1', turn: 1, call: 1 }, 'token-1');
+    const child = runRecord({ runId: 'c1', parent: { runId: 'p1', turn: 1, call: 1 } });
+    expect(await wakeParent({ ledger, callbacks }, child)).toBe(false);
+    expect(await wakeParent({ ledger, callbacks }, { ...child, status: 'failed' })).toBe(true);
+    expect(woken).toEqual(['token-1']);
+  });
+
+  it('kills a running child whose parent is killed, naming the parent; leaves it be otherwise', async () => {
+    const ledger = EmbeddedLedger.open();
+    await ledger.createRun(runRecord({ runId: 'p1' }));
+    await ledger.createRun(runRecord({ runId: 'c1', parent: { runId: 'p1', turn: 1, call: 1 } }));
+    expect(await parentKill(ledger, (await ledger.getRun('c1'))!, now)).toBeUndefined();
+    await ledger.killRun('p1', { by: 'alice', at: now.toISOString(), reason: 'wrong day' });
+    const killed = await parentKill(ledger, (await ledger.getRun('c1'))!, now);
+    expect(killed?.killed).toEqual({ by: 'parent run p1', at: now.toISOString(), reason: 'its parent run p1 was killed: wrong day' });
+    expect((await ledger.getRun('c1'))!.killed).toEqual(killed!.killed);
+  });
+});
