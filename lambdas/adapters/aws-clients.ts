@@ -46,11 +46,39 @@ export interface StepFunctionsPorts {
   readonly versions: (stateMachineArn: string) => StateMachineVersions;
 }
 
-/** Step Functions (StartRun, BudgetCheck, the approval functions, recovery, the sweeper, Handoff). */
+/** Every Step Functions port over one client. */
+function sfnPorts(client: SFNClient): StepFunctionsPorts {
+  return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn), versions: (arn) => sfnVersions(client, arn) };
+}
+
+/** Step Functions (StartRun, BudgetCheck, the approval functions, recovery, the sweeper, Handoff, ExecutionStopped). */
 export const stepFunctions = {
+  stepFunctions: (traced) => sfnPorts(traced(new SFNClient({}))),
+} satisfies AwsClients;
+
+/**
+ * Step Functions with its SDK loaded on the first call (CallTool): CallTool reaches it only for a
+ * child run (an agent as a tool: the child's start, the parent's wake), so an agent with none never
+ * loads it, and CallTool's cold start stays within its import-CPU target. Every port is async, so
+ * each method awaits the one client.
+ */
+export const stepFunctionsOnFirstCall = {
   stepFunctions: (traced) => {
-    const client = traced(new SFNClient({}));
-    return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn), versions: (arn) => sfnVersions(client, arn) };
+    let loaded: Promise<StepFunctionsPorts> | undefined;
+    const ports = () => (loaded ??= import('@aws-sdk/client-sfn').then(({ SFNClient: Client }) => sfnPorts(traced(new Client({})))));
+    return {
+      callbacks: { succeed: async (token, output) => (await ports()).callbacks.succeed(token, output), fail: async (token, error, cause) => (await ports()).callbacks.fail(token, error, cause) },
+      executions: { isRunning: async (arn) => (await ports()).executions.isRunning(arn), stop: async (arn, error, cause) => (await ports()).executions.stop(arn, error, cause) },
+      lookup: { describe: async (arn) => (await ports()).lookup.describe(arn) },
+      starter: (arn) => ({ start: async (name, input, options) => (await ports()).starter(arn).start(name, input, options) }),
+      versions: (arn) => ({
+        list: async () => (await ports()).versions(arn).list(),
+        aliased: async () => (await ports()).versions(arn).aliased(),
+        activity: async (version) => (await ports()).versions(arn).activity(version),
+        delete: async (version) => (await ports()).versions(arn).delete(version),
+        definition: async (version) => (await ports()).versions(arn).definition(version),
+      }),
+    };
   },
 } satisfies AwsClients;
 

@@ -28,7 +28,7 @@ import type { Clock } from '../shared/ports.js';
  *   and the twin must run the definition as AWS does: so the bound takes MaxAttempts;
  * - the rest from what the steps record (`historyEvents` on the run record, `meteredStep`): every
  *   retried error a step raises itself (a throttled model, an open breaker, a held lease) and every
- *   loop its Catch starts (a retry-after or settle wait, an approval wait), written before the
+ *   loop its Catch starts (a retry-after or settle wait, an approval or child-run wait), written before the
  *   step throws. Those would otherwise be unbounded: a loop has no MaxAttempts.
  *
  * The price of MaxAttempts: the bound is 4–8× the real count (a Lambda Task that made 5 events is
@@ -45,7 +45,7 @@ export const DEFAULT_HANDOFF_THRESHOLD = 20_000;
  */
 export const UNRECORDED_RETRIES = { lambda: 8, timeout: 2, transient: 6 } as const;
 /** The errors a step records (`meteredStep`) before it throws them; every other retried error is in UNRECORDED_RETRIES. */
-export const RECORDED_ERRORS = [ErrorNames.ModelThrottled, ErrorNames.CircuitOpen, ErrorNames.LeaseHeld, ErrorNames.ModelRetryAfter, ErrorNames.SettleWait, ErrorNames.ApprovalNeeded] as const;
+export const RECORDED_ERRORS = [ErrorNames.ModelThrottled, ErrorNames.CircuitOpen, ErrorNames.LeaseHeld, ErrorNames.ModelRetryAfter, ErrorNames.SettleWait, ErrorNames.ApprovalNeeded, ErrorNames.ChildRunPending] as const;
 
 /** A Lambda Task entered once, every unrecorded retry made: 2 + 3 × (1 + 16) = 53. */
 export const LAMBDA_TASK_EVENTS = 2 + 3 * (1 + UNRECORDED_RETRIES.lambda + UNRECORDED_RETRIES.timeout + UNRECORDED_RETRIES.transient);
@@ -66,6 +66,7 @@ export function recordedEvents(errorName: string): number {
     case ErrorNames.SettleWait: // ReadSettleWait, SettleSeconds, WaitSettle, CallTool again
       return 3 * STATE_EVENTS + LAMBDA_TASK_EVENTS;
     case ErrorNames.ApprovalNeeded: // RequestApproval, CallTool again
+    case ErrorNames.ChildRunPending: // AwaitChildRun (a token wait on CallTool's function), CallTool again
       return TOKEN_TASK_EVENTS + LAMBDA_TASK_EVENTS;
     default:
       return 3;

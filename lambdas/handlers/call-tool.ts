@@ -1,5 +1,5 @@
 import agent from '@savepoint/agent-entry';
-import { decisionKey } from '../adapters/aws-clients.js';
+import { decisionKey, stepFunctionsOnFirstCall } from '../adapters/aws-clients.js';
 import { lambdaHandlers } from '../adapters/aws-deps.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...decisionKey } }).step('call-tool');
+export const handler = lambdaHandlers(agent, { clients: { ...decisionKey, ...stepFunctionsOnFirstCall } }).step('call-tool');

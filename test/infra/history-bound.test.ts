@@ -42,7 +42,7 @@ describe('the definition the history bound assumes', () => {
     const loops = Object.values(states).flatMap((state) => (state.Catch ?? []).filter((c) => !ending.has(c.Next)).flatMap((c) => c.ErrorEquals));
     // The approval wait's own Catch (rejected, expired, timed out) goes on to CallTool: one entry the ApprovalNeeded record already counts.
     const approvalOutcomes = new Set([ErrorNames.ApprovalRejected, ErrorNames.ApprovalExpired, 'States.Timeout']);
-    expect(new Set(loops.filter((error) => !approvalOutcomes.has(error)))).toEqual(new Set([ErrorNames.ModelRetryAfter, ErrorNames.SettleWait, ErrorNames.ApprovalNeeded]));
+    expect(new Set(loops.filter((error) => !approvalOutcomes.has(error)))).toEqual(new Set([ErrorNames.ModelRetryAfter, ErrorNames.SettleWait, ErrorNames.ApprovalNeeded, ErrorNames.ChildRunPending]));
     // Each loop is three Pass/Wait states (or the approval wait) and the Task entered again.
     expect(states['ReadRetryAfter']?.Type).toBe('Pass');
     expect(recordedEvents(ErrorNames.ModelRetryAfter)).toBe(3 * 2 + 53);
