@@ -1,5 +1,5 @@
 import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import {
@@ -28,6 +28,7 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { InlinePolicyRole } from './inline-policy-role.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
 
 /** The Lambda functions the loop runs, one per step kind. */
@@ -454,6 +455,8 @@ export class AgentStateMachine extends Construct {
     };
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName,
+      // Its statements inline in the role: one resource, not two (infra/inline-policy-role.ts).
+      role: new InlinePolicyRole(this, 'StateMachineRole', { assumedBy: new ServicePrincipal('states.amazonaws.com') }),
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromChainable(definition),
       timeout: executionTimeout,

@@ -7,6 +7,7 @@ import type { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { principalDirectory, principalPatternProblem, type PrincipalDirectory } from '../lambdas/approvals/people.js';
 import { ControlPlane } from './control-plane.js';
+import { addToSeparatePolicy } from './inline-policy-role.js';
 
 /** Who decides an agent's approvals, and how they are told (`DurableAgentProps.approvals`). */
 export interface ApprovalSettings {
@@ -136,7 +137,8 @@ export class ApprovalMachinery extends Construct {
       this.topic = topic;
       this.topicKey = key;
       // Not `grantPublish`: it would grant the key's use in the role's policy too; the key policy names the role.
-      requestApproval.addToRolePolicy(new PolicyStatement({ actions: ['sns:Publish'], resources: [topic.topicArn] }));
+      // In a policy of its own: the topic waits for its key, whose policy names the role (infra/inline-policy-role.ts).
+      addToSeparatePolicy(requestApproval, new PolicyStatement({ actions: ['sns:Publish'], resources: [topic.topicArn] }));
       requestApproval.addEnvironment('APPROVAL_TOPIC_ARN', topic.topicArn);
     }
     if (!callback) return;

@@ -1,7 +1,9 @@
 import { Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AccountRootPrincipal, AnyPrincipal, Effect, PolicyDocument, PolicyStatement, type IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { CfnKey, Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { ISecret, ResourcePolicy } from 'aws-cdk-lib/aws-secretsmanager';
+import { resourcePolicyChars, secretPolicyProblem } from '../lambdas/shared/policy-quotas.js';
+import { longestResolution } from './inline-policy-role.js';
 import type { Construct } from 'constructs';
 
 /**
@@ -89,8 +91,8 @@ export function macKey(scope: Construct, id: string, description: string, uses: 
 }
 
 /**
- * Denies `secretsmanager:GetSecretValue` on `secret` to every principal whose ARN is not in
- * `readers()` (worked out at synth, so readers added after this call count). For an IAM role the
+ * Denies `secretsmanager:GetSecretValue` on `secret` to every principal whose ARN is not in (or
+ * matched by a pattern of) `readers()` (worked out at synth, so readers added after this call count). For an IAM role the
  * condition key `aws:PrincipalArn` is the role's ARN, whichever session calls
  * (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-principalarn).
  */
@@ -104,9 +106,18 @@ export function onlyReaders(secret: ISecret, readers: () => readonly string[]): 
       principals: [new AnyPrincipal()],
       actions: ['secretsmanager:GetSecretValue'],
       resources: ['*'],
-      conditions: { ArnNotEquals: { 'aws:PrincipalArn': Lazy.list({ produce: () => [...readers()] }) } },
+      conditions: { ArnNotLike: { 'aws:PrincipalArn': Lazy.list({ produce: () => [...readers()] }) } },
     }),
   );
+  // Secrets Manager refuses a longer policy mid-deploy (PutResourcePolicy): synth says so first.
+  secret.node.addValidation({
+    validate: () => {
+      const policy = secret.node.tryFindChild('Policy') as ResourcePolicy | undefined;
+      if (!policy) return [];
+      const problem = secretPolicyProblem(secret.node.path, resourcePolicyChars(longestResolution(Stack.of(secret).resolve(policy.document))));
+      return problem ? [`${problem}: name fewer readers (a pattern for many roles, as the ledger's seal key does)`] : [];
+    },
+  });
 }
 
 /** The ARNs a principal stands for in a policy (a role's or a user's), or a synth error naming `what`. */

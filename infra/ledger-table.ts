@@ -1,4 +1,4 @@
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import { AttributeType, Billing, ProjectionType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
@@ -6,6 +6,9 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { onlyReaders, principalArns } from './keys.js';
+import { InlinePolicyRole } from './inline-policy-role.js';
+import { topLevelStack } from './top-level-stack.js';
+import { StepFunction } from './step-function.js';
 import { LedgerIndexes } from '../lambdas/ledger/dynamodb-ledger.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 
@@ -231,13 +234,38 @@ export class LedgerTable extends Construct {
     onlyReaders(this.sealKey, () => [...this.#sealReaders]);
   }
 
-  /** The role and user ARNs that may read the seal key: its resource policy denies every other principal. */
+  /**
+   * The role and user ARNs (or ARN patterns) that may read the seal key: its resource policy denies
+   * every other principal. The roles of the step functions that use this ledger are one pattern,
+   * the IAM path they are put under (`/savepoint/<stack>/<ledger>/`), not an ARN each: a secret's
+   * resource policy holds at most SECRET_RESOURCE_POLICY_MAX_CHARS, which one ARN per role of each
+   * agent filled at about 17 agents. IAM paths are the account's, not the region's: a stack of the
+   * same name in another region puts its roles under the same path, past this Deny only — their
+   * own policies grant them nothing here.
+   */
   readonly #sealReaders = new Set<string>();
+  #functionRoles?: { path: string; pattern: string };
 
-  /** Lets `grantee` read the seal key: its identity policy, and its ARN among the readers the secret's resource policy lets through. */
+  /** Lets `grantee` read the seal key: its identity policy, and its ARN (or its path) among the readers the secret's resource policy lets through. */
   #grantSealRead(grantee: IGrantable, what: string): void {
     this.sealKey.grantRead(grantee);
+    if (grantee instanceof StepFunction && grantee.role instanceof InlinePolicyRole) {
+      this.#functionRoles ??= this.#rolePath();
+      grantee.role.placeUnder(this.#functionRoles.path);
+      this.#sealReaders.add(this.#functionRoles.pattern);
+      return;
+    }
     for (const arn of principalArns(grantee.grantPrincipal, what)) this.#sealReaders.add(arn);
+  }
+
+  /** The path of the roles of this ledger's step functions, and the ARN pattern of every role under it. */
+  #rolePath(): { path: string; pattern: string } {
+    const stackName = topLevelStack(this).stackName;
+    if (Token.isUnresolved(stackName)) throw new Error(`${this.node.path}: the ledger's functions' roles are put under a path named after the stack, whose name must be known at synth (got a token)`);
+    // The ledger's construct path under the stack (`Ledger`, `Agent1-Ledger`): one path per ledger of the stack.
+    const ledger = this.node.scopes.slice(this.node.scopes.indexOf(topLevelStack(this)) + 1).map((scope) => scope.node.id.replace(/[^\w+=,.@-]/g, '')).join('-');
+    const path = `/savepoint/${stackName}/${ledger}/`;
+    return { path, pattern: Stack.of(this).formatArn({ service: 'iam', region: '', resource: 'role', resourceName: `${path.slice(1)}*` }) };
   }
 
   /**

@@ -21,12 +21,8 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
   const functions = scopes.flatMap((scope) => scope.node.findAll()).filter((node): node is StepFunction => node instanceof StepFunction);
   const asynchronous = new Set(scopes.flatMap((scope) => scope.node.findAll()).filter((node) => node.node.id === 'EventInvokeConfig').map((node) => node.node.scope));
   for (const fn of functions) {
-    ack(
-      fn,
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      'AWSLambdaBasicExecutionRole grants only logs:CreateLogGroup/CreateLogStream/PutLogEvents; the function writes to its own log group with a retention.',
-    );
-    ack(fn, 'AwsSolutions-IAM5[Resource::*]', 'xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing) support no resource-level permissions.');
+    // The role is the function's sibling (infra/inline-policy-role.ts): its findings are acknowledged on it.
+    for (const scope of [fn, ...(fn.role ? [fn.role] : [])]) acknowledgeFunctionRole(scope);
     ack(
       fn,
       'Serverless-LambdaDLQ',
@@ -35,11 +31,28 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
         : 'Invoked synchronously (by a Step Functions Task, or by API Gateway): a failure returns to the caller — the state machine retries it and records it through its Catch; the API returns it — so there is nothing for a DLQ to hold.',
     );
   }
-  for (const pruner of controlPlanes.flatMap((scope) => scope.node.tryFindChild('PruneVersionsFunction') ?? [])) {
+  for (const pruner of controlPlanes.flatMap((scope) => scope.node.tryFindChild('PruneVersionsFunction') ?? []).filter((node): node is StepFunction => node instanceof StepFunction)) {
+    // Acknowledged on the function and on its role, where the inline statement is read (infra/inline-policy-role.ts).
+    for (const scope of [pruner, ...(pruner.role ? [pruner.role] : [])]) {
+      ack(
+        scope,
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:*]',
+        "The version pruner's ListVersionsByFunction and DeleteFunction, conditioned on the function's savepoint:stack tag (ABAC): only the stack's agents' functions, whose ARNs would overflow an inline policy (infra/control-plane.ts).",
+      );
+    }
+  }
+  function acknowledgeFunctionRole(fn: IConstruct): void {
     ack(
-      pruner,
-      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:*]',
-      "The version pruner's ListVersionsByFunction and DeleteFunction, conditioned on the function's savepoint:stack tag (ABAC): only the stack's agents' functions, whose ARNs would overflow an inline policy (infra/control-plane.ts).",
+      fn,
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      'AWSLambdaBasicExecutionRole grants only logs:CreateLogGroup/CreateLogStream/PutLogEvents; the function writes to its own log group with a retention.',
+    );
+    ack(fn, 'AwsSolutions-IAM5[Resource::*]', 'xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing) support no resource-level permissions.');
+    // The same statements, now inline in the role, where this rule reads them (AwsSolutions-IAM5 names each wildcard, acknowledged one by one).
+    ack(
+      fn,
+      'Serverless-LambdaStarPermissions',
+      'Each wildcard is acknowledged under AwsSolutions-IAM5 with its reason: X-Ray actions support no resource-level permissions; executions are named by run ids known only at run time; ledger keys are held by dynamodb:LeadingKeys conditions.',
     );
   }
   for (const scope of scopes) {
@@ -51,11 +64,13 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
   }
 
   const machine = parts.stateMachine;
-  ack(machine, 'AwsSolutions-IAM5[Resource::*]', 'Granted by CDK for X-Ray tracing and CloudWatch Logs delivery of the state machine; those actions support no resource-level permissions.');
+  // Its role is its sibling (infra/agent-state-machine.ts): the role's findings are acknowledged with the machine's.
+  const machineScopes = [machine, machine.role];
+  for (const machine of machineScopes) ack(machine, 'AwsSolutions-IAM5[Resource::*]', 'Granted by CDK for X-Ray tracing and CloudWatch Logs delivery of the state machine; those actions support no resource-level permissions.');
   for (const fn of functions.filter((each) => agent.node.findAll().includes(each))) {
     // Tasks invoke the function's published version (infra/agent-state-machine.ts); LambdaInvoke adds `<version ARN>:*`.
     for (const id of [`<${logicalId(fn)}.Arn>:*`, ...(fn.node.tryFindChild('CurrentVersion') ? [`<${logicalId(fn.currentVersion)}>:*`] : [])]) {
-      ack(machine, `AwsSolutions-IAM5[Resource::${id}]`, 'LambdaInvoke grants the function and its versions/aliases (ARN:*): only this agent’s own step functions.');
+      for (const machine of machineScopes) ack(machine, `AwsSolutions-IAM5[Resource::${id}]`, 'LambdaInvoke grants the function and its versions/aliases (ARN:*): only this agent’s own step functions.');
     }
   }
 

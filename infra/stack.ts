@@ -33,7 +33,7 @@ export interface SavepointStackProps extends StackProps {
    * The agents in nested stacks, over this stack's ledger, model, parameters and shared functions
    * (infra/control-plane.ts): `true`, each in a nested stack of its own; a number `n`, `n` agents to
    * a nested stack (in the order they are added), which then share its keys — fewer keys, so less
-   * idle cost (`npm run bench -- --deploy`). An agent is about 82 resources and a template holds at
+   * idle cost (`npm run bench -- --deploy`). An agent is about 75 resources and a template holds at
    * most 500, so this stack holds five; nested, up to one operation's 2,500 resources across the
    * stacks (synth checks both). The agents' outputs stay on this stack, where `savepoint --stack`
    * finds them. Choose it before the first deploy: moving an agent into or out of a nested stack,
@@ -114,7 +114,7 @@ export class SavepointStack extends Stack {
     this.#codeVersion = props.codeVersion ?? 'dev';
     const nested = props.agentsInNestedStacks ?? false;
     if (typeof nested === 'number' && !(Number.isInteger(nested) && nested >= 1 && nested <= 5)) {
-      throw new Error(`SavepointStack ${id}: agentsInNestedStacks must be true, false or a whole number of agents to a nested stack from 1 to 5 (an agent is about 82 of a template's 500 resources), got ${nested}`);
+      throw new Error(`SavepointStack ${id}: agentsInNestedStacks must be true, false or a whole number of agents to a nested stack from 1 to 5 (an agent is about 75 of a template's 500 resources), got ${nested}`);
     }
     this.#perNested = nested === true ? 1 : nested === false ? 0 : nested;
     this.#apiGatewayAccount = props.apiGatewayAccount ?? true;

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { environmentOverLimit } from '../lambdas/shared/lambda-environment.js';
+import { functionRole } from './inline-policy-role.js';
 import type { StepName } from '../lambdas/shared/steps.js';
 import { topLevelStack } from './top-level-stack.js';
 
@@ -63,6 +64,8 @@ export class StepFunction extends LambdaFunction {
       // CDK requires, is never pulled.
       code: Code.fromAsset(HANDLERS, { assetHashType: AssetHashType.OUTPUT, bundling: { image: DockerImage.fromRegistry('savepoint-bundles-locally'), local: bundle } }),
       handler: 'index.handler',
+      // Its statements inline in the role, the role under the stack's path (infra/inline-policy-role.ts).
+      role: functionRole(scope, `${id}ServiceRole`),
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       tracing: Tracing.ACTIVE,

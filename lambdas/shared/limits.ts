@@ -115,6 +115,24 @@ export const STACK_PARAMETER_QUOTA = 200;
 export const NESTED_STACK_OPERATION_RESOURCE_QUOTA = 2_500;
 
 /**
+ * What IAM takes in the policies of one role: every inline policy embedded in it together ("Role
+ * policy size cannot exceed 10,240 characters"; an `AWS::IAM::Policy` resource is such an inline
+ * policy too), and one managed policy ("Managed policy size cannot exceed 6,144 characters"); "IAM
+ * doesn't count white space when calculating the size of a policy against these quotas". IAM refuses
+ * more (PutRolePolicy: `LimitExceeded`, "Maximum policy size of 10240 bytes exceeded for role …").
+ * https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html
+ */
+export const IAM_ROLE_INLINE_POLICIES_MAX_CHARS = 10_240;
+export const IAM_MANAGED_POLICY_MAX_CHARS = 6_144;
+
+/**
+ * The longest resource policy a secret takes: PutResourcePolicy's `ResourcePolicy`, "Length
+ * Constraints: Minimum length of 1. Maximum length of 20480." (whitespace included).
+ * https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_PutResourcePolicy.html
+ */
+export const SECRET_RESOURCE_POLICY_MAX_CHARS = 20_480;
+
+/**
  * How long an API Gateway REST API waits for its Lambda integration (29 s by default).
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html
  */

@@ -132,6 +132,9 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
     for (const [id, resource] of Object.entries(template.Resources)) {
       const policy = policies[id];
       if (resource.Type === 'AWS::IAM::Policy' && policy && referencedIds(policy.Properties).every((ref) => ref in template.Resources)) resource.Properties = policy.Properties;
+      // A role's own (inline) policies (infra/inline-policy-role.ts), the rest of the role as it is.
+      const inline = policy?.Properties?.['Policies'];
+      if (resource.Type === 'AWS::IAM::Role' && inline && referencedIds(inline).every((ref) => ref in template.Resources)) resource.Properties = { ...resource.Properties, Policies: inline };
     }
   }
   synthesized.set(key, template);

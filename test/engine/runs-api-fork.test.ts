@@ -5,6 +5,7 @@ import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { expiringApprovals } from '../support/manual-clock.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 /**
  * `POST /runs` for a fork: a fork of a run the ledger does not hold is refused at once (404,
@@ -34,9 +35,9 @@ type Template = { Resources: Record<string, { Type: string; Properties?: Record<
 async function withoutRunsApiLedgerGrant(): Promise<CfnTemplateJson> {
   const template = structuredClone(await cachedTemplate('refund-reconciler')) as Template;
   let removed = 0;
-  for (const [id, resource] of Object.entries(template.Resources)) {
-    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('AgentRunsApiFunctionServiceRoleDefaultPolicy')) continue;
-    const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[] }[] };
+  for (const { id, document: policyDocument } of identityPolicies(template.Resources as never)) {
+    if (!id.startsWith('AgentRunsApiFunctionServiceRole')) continue;
+    const document = policyDocument as { Statement: { Action: string | string[] }[] };
     const kept = document.Statement.filter((statement) => ![statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
     removed += document.Statement.length - kept.length;
     document.Statement = kept;

@@ -7,6 +7,7 @@ import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { createTestEnvironment } from '../../testing/index.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 /**
  * Issue 36 item 7: a tool credential is a secret only CallTool reads. A tool reads it with
@@ -60,8 +61,7 @@ async function templateWith(options: { grant: boolean }): Promise<CfnTemplateJso
   callTool.Properties!['Environment'].Variables.TOOL_SECRETS = JSON.stringify({ CHAT_WEBHOOK_URL: SECRET_ARN });
   if (options.grant) {
     const roleId = callTool.Properties!['Role']['Fn::GetAtt'][0] as string;
-    const [, policy] = Object.entries(template.Resources).find(([, r]) => r.Type === 'AWS::IAM::Policy' && (r.Properties!['Roles'] as { Ref: string }[]).some((role) => role.Ref === roleId))!;
-    policy.Properties!['PolicyDocument'].Statement.push({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], Resource: SECRET_ARN });
+    identityPolicies(template.Resources as never).find((policy) => policy.roles.includes(roleId))!.document.Statement.push({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], Resource: SECRET_ARN });
   }
   return template as unknown as CfnTemplateJson;
 }

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_AGENTS } from '../../infra/example.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { assertionApp } from './example-template.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 /** Two agents of different kinds deployed side by side in one app, on one ledger. */
 let template: Template;
@@ -35,7 +36,7 @@ describe('an app with two agents', () => {
   });
 
   it('gives each agent its own functions, each answering only its own state machine\'s task tokens', () => {
-    const policies = Object.entries(template.findResources('AWS::IAM::Policy')).filter(([, policy]) => joined(policy).includes('states:SendTaskSuccess'));
+    const policies = identityPolicies(template.toJSON().Resources).map((policy) => [policy.id, policy.document] as const).filter(([, policy]) => joined(policy).includes('states:SendTaskSuccess'));
     expect(policies.length).toBeGreaterThanOrEqual(3);
     for (const [id, policy] of policies.filter(([id]) => !id.startsWith('ControlPlane'))) {
       const own = id.startsWith('Refunds') ? 'Agents-refund-reconciler' : 'Agents-support-triage';

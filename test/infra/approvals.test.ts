@@ -4,6 +4,7 @@ import { SavepointStack } from '../../infra/stack.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertionApp, exampleTemplate } from './example-template.js';
 import { Steps } from '../../lambdas/shared/steps.js';
+import { identityPolicies, roleStatements } from '../support/role-policies.js';
 
 type Resource = { Type: string; Properties: Record<string, any> };
 let template: Template;
@@ -19,9 +20,7 @@ const envOf = (step: string) => functionOf(step).Properties.Environment.Variable
 /** Every IAM statement on the role of the function that runs `step`. */
 function statementsOf(step: string): { Action: string | string[]; Resource: unknown }[] {
   const roleId = functionOf(step).Properties.Role['Fn::GetAtt'][0] as string;
-  return Object.values(resources)
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && (r.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === roleId))
-    .flatMap((r) => r.Properties.PolicyDocument.Statement);
+  return roleStatements(resources, roleId);
 }
 const actionsOf = (step: string) => new Set(statementsOf(step).flatMap((s) => [s.Action].flat()));
 const resourceIdOf = (type: string) => Object.entries(resources).find(([, r]) => r.Type === type)![0];
@@ -42,10 +41,10 @@ const roleArnOf = (step: string) => ({ 'Fn::GetAtt': [functionOf(step).Propertie
 /** The principals the resource policy of secret `secretId` spares from its Deny of GetSecretValue. */
 function secretReaders(secretId: string): unknown[] {
   const policy = Object.values(resources).find((r) => r.Type === 'AWS::SecretsManager::ResourcePolicy' && r.Properties.SecretId?.Ref === secretId)!;
-  const statements = policy.Properties.ResourcePolicy.Statement as { Effect: string; Principal: unknown; Action: string; Condition: { ArnNotEquals: { 'aws:PrincipalArn': unknown[] } } }[];
+  const statements = policy.Properties.ResourcePolicy.Statement as { Effect: string; Principal: unknown; Action: string; Condition: { ArnNotLike: { 'aws:PrincipalArn': unknown[] } } }[];
   expect(statements).toHaveLength(1);
   expect(statements[0]).toMatchObject({ Effect: 'Deny', Principal: { AWS: '*' }, Action: 'secretsmanager:GetSecretValue' });
-  return statements[0]!.Condition.ArnNotEquals['aws:PrincipalArn'];
+  return statements[0]!.Condition.ArnNotLike['aws:PrincipalArn'];
 }
 const secretIdOf = (description: string) => Object.entries(resources).find(([, r]) => r.Type === 'AWS::SecretsManager::Secret' && r.Properties.Description === description)![0];
 /** Whether the function of `step` may read the secret `secretId`. */
@@ -138,9 +137,9 @@ describe('approvals in the template', () => {
   });
 
   it('lets only the runs API, the schedule and the run\'s own functions (Handoff, recovery, the sweeper) start the state machine', () => {
-    const starters = Object.entries(resources)
-      .filter(([, r]) => r.Type === 'AWS::IAM::Policy' && (r.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).some((s) => [s.Action].flat().includes('states:StartExecution')))
-      .flatMap(([, r]) => (r.Properties.Roles as { Ref: string }[]).map((role) => role.Ref));
+    const starters = identityPolicies(resources)
+      .filter((policy) => (policy.document.Statement as { Action: string | string[] }[]).some((s) => [s.Action].flat().includes('states:StartExecution')))
+      .flatMap((policy) => policy.roles);
     const stepOfRole = (roleId: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Role?.['Fn::GetAtt']?.[0] === roleId)?.Properties.Environment?.Variables?.SAVEPOINT_STEP ?? roleId;
     expect(starters.map(stepOfRole).map((name: string) => name.replace(/^(RefundReconciler|ControlPlane)/, '').replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(
       [Steps.Handoff, Steps.RecoverRun, Steps.RunsApi, Steps.Sweep, 'ScheduleRole'].sort(),
@@ -181,9 +180,19 @@ describe('approvals in the template', () => {
   it("denies the link key and the seal key to every principal but the functions that use them (the secrets' resource policies)", () => {
     const linkKey = secretIdOf('HMAC key of the signed approval links');
     expect(secretReaders(linkKey).sort(byJson)).toEqual([Steps.RequestApproval, Steps.ApprovalCallback].map(roleArnOf).sort(byJson));
+    // The seal key is read by every agent's functions: one ARN pattern, the path of the stack's
+    // step functions' roles, keeps its policy one size whatever the number of agents (20,480
+    // characters at most: an ARN per role filled it at about 17 agents).
     const sealKey = secretIdOf('HMAC key the ledger records are sealed with');
+    expect(secretReaders(sealKey)).toEqual([{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':role/savepoint/Savepoint/Ledger/*']] }]);
     const ledgerUsers = ALL_STEPS.filter((step) => envOf(step)['TABLE_NAME'] !== undefined);
-    expect(secretReaders(sealKey).sort(byJson)).toEqual(ledgerUsers.map(roleArnOf).sort(byJson));
+    // Exactly the ledger's users are under that path.
+    const underPath = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Role' && r.Properties.Path === '/savepoint/Savepoint/Ledger/').map(([id]) => id);
+    expect(underPath.sort()).toEqual(ledgerUsers.map((step) => roleArnOf(step)['Fn::GetAtt'][0] as string).sort());
+    // Past the Deny, each role's own policy decides: only the ledger's users are granted the key.
+    const sealArn = JSON.stringify({ Ref: sealKey });
+    const granted = ALL_STEPS.filter((step) => functionOf(step) && statementsOf(step).some((statement) => [statement.Action].flat().includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource) === sealArn));
+    expect(granted.sort()).toEqual([...ledgerUsers].sort());
   });
 });
 

@@ -5,6 +5,7 @@ import { exampleStack } from '../../infra/example.js';
 import type { SavepointStackProps } from '../../infra/stack.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import { assertionApp } from './example-template.js';
+import { roleStatements } from '../support/role-policies.js';
 
 const BEDROCK = 'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 
@@ -28,9 +29,7 @@ function functionOf(template: Template, step: string): [string, any] {
 function statementsOf(template: Template, logicalId: string): any[] {
   const fn = template.findResources('AWS::Lambda::Function')[logicalId]!;
   const role = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-  return Object.values(template.findResources('AWS::IAM::Policy'))
-    .filter((policy) => (policy.Properties.Roles as { Ref: string }[]).some((ref) => ref.Ref === role))
-    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as any[]);
+  return roleStatements(template.toJSON().Resources, role);
 }
 
 describe('CallModel and a provider’s retry-after', () => {

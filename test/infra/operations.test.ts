@@ -9,6 +9,7 @@ import { LedgerIndexes } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { METRICS_NAMESPACE, MetricNames } from '../../lambdas/shared/metrics.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { DOC_FILES } from '../readme/readme-text.js';
+import { roleStatements } from '../support/role-policies.js';
 
 type Retrier = { ErrorEquals: string[]; IntervalSeconds?: number; BackoffRate?: number; MaxAttempts?: number; MaxDelaySeconds?: number; JitterStrategy?: string };
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: Record<string, Record<string, unknown>> };
@@ -35,9 +36,7 @@ function functionOf(step: StepName): string {
 /** Every statement granted to a function's role. */
 function statementsOf(functionId: string): Statement[] {
   const role = (resources[functionId]!.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-  return Object.values(template.findResources('AWS::IAM::Policy'))
-    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(role))
-    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+  return roleStatements(template.toJSON().Resources, role) as Statement[];
 }
 
 const actions = (statements: Statement[], prefix: string) =>

@@ -5,6 +5,7 @@ import { LedgerTable } from '../../infra/ledger-table.js';
 import { RunRecovery } from '../../infra/recovery.js';
 import { exampleTemplate } from './example-template.js';
 import { Steps } from '../../lambdas/shared/steps.js';
+import { roleStatements } from '../support/role-policies.js';
 
 let template: Template;
 
@@ -22,10 +23,7 @@ function functionOf(step: string): string {
 /** Every IAM action granted to a function's role, as `action` strings. */
 function actionsOf(functionId: string): string[] {
   const role = (template.toJSON().Resources[functionId].Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-  return Object.values(template.findResources('AWS::IAM::Policy'))
-    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(role))
-    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
-    .flatMap((statement) => [statement.Action].flat());
+  return (roleStatements(template.toJSON().Resources, role) as { Action: string | string[]; Resource: unknown }[]).flatMap((statement) => [statement.Action].flat());
 }
 
 describe('the recovery rule', () => {
@@ -63,12 +61,16 @@ describe('the recovery function', () => {
   it('may start executions of the agent state machine (on the version the ended one ran) and read how they ended, nothing else in Step Functions', () => {
     const states = actionsOf(functionOf(Steps.RecoverRun)).filter((action) => action.startsWith('states:'));
     expect(states.sort()).toEqual(['states:DescribeExecution', 'states:StartExecution']);
-    template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({ Action: 'states:StartExecution', Resource: { 'Fn::Join': ['', Match.arrayWith([':stateMachine:Savepoint-refund-reconciler'])] } }),
-        ]),
-      },
+    template.hasResourceProperties('AWS::IAM::Role', {
+      Policies: Match.arrayWith([
+        Match.objectLike({
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({ Action: 'states:StartExecution', Resource: { 'Fn::Join': ['', Match.arrayWith([':stateMachine:Savepoint-refund-reconciler'])] } }),
+            ]),
+          },
+        }),
+      ]),
     });
   });
 

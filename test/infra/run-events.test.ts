@@ -3,6 +3,7 @@ import { Steps } from '../../lambdas/shared/steps.js';
 import { AWS_STREAM, awsStreamLimits } from '../../lambdas/runs/stream-limits.js';
 import { API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS } from '../../lambdas/shared/limits.js';
 import { exampleTemplate } from './example-template.js';
+import { roleStatements } from '../support/role-policies.js';
 
 /**
  * `GET /runs/{runId}/events` on AWS (infra/durable-agent.ts): the approval API's method, behind its
@@ -15,8 +16,7 @@ const resources = Object.entries(exampleTemplate().toJSON().Resources as Record<
 const byId = Object.fromEntries(resources);
 const [functionId, fn] = resources.find(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties['Environment']?.Variables?.SAVEPOINT_STEP === Steps.RunEvents)!;
 const roleId = fn.Properties['Role']['Fn::GetAtt'][0] as string;
-const policies = resources.filter(([, resource]) => resource.Type === 'AWS::IAM::Policy' && resource.Properties['Roles'].some((role: { Ref: string }) => role.Ref === roleId));
-const statements = policies.flatMap(([, policy]) => policy.Properties['PolicyDocument'].Statement as { Action: string | string[]; Resource: unknown; Condition?: unknown }[]);
+const statements = roleStatements(byId, roleId) as { Action: string | string[]; Resource: unknown; Condition?: unknown }[];
 
 /** The path of an API Gateway resource, from its parts. */
 function pathOf(resourceId: string | undefined): string {

@@ -4,6 +4,7 @@ import { assertionApp, exampleTemplate } from './example-template.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
 import { Steps } from '../../lambdas/shared/steps.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 type State = {
   Type: string;
@@ -246,10 +247,9 @@ describe('the approval API', () => {
   });
 
   it('lets only the approval functions answer task tokens', () => {
-    const policies = template.findResources('AWS::IAM::Policy');
-    const holders = Object.entries(policies)
-      .filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes('states:SendTaskSuccess'))
-      .map(([id]) => id.replace(/ServiceRole.*/, ''));
+    const holders = identityPolicies(template.toJSON().Resources)
+      .filter((policy) => JSON.stringify(policy.document).includes('states:SendTaskSuccess'))
+      .map((policy) => policy.id.replace(/ServiceRole.*/, ''));
     expect(holders.sort()).toEqual(['ControlPlaneExpireApprovalsFunction', 'RefundReconcilerApprovalCallbackFunction', 'RefundReconcilerRequestApprovalFunction']);
   });
 });

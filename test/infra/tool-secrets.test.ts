@@ -4,6 +4,7 @@ import { EXAMPLE_AGENTS } from '../../infra/example.js';
 import { SavepointStack } from '../../infra/stack.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { assertionApp } from './example-template.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 /** Issue 36 item 7: tool credentials are secrets only CallTool reads; no function's environment holds a value. */
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:chat-webhook-AbCdEf';
@@ -18,9 +19,9 @@ describe('toolSecrets on the construct', () => {
     expect(withVariable).toEqual([Steps.CallTool]);
     const callTool = functions.find((fn) => fn.Properties.Environment.Variables.SAVEPOINT_STEP === Steps.CallTool)!;
     expect(JSON.parse(callTool.Properties.Environment.Variables.TOOL_SECRETS)).toEqual({ CHAT_WEBHOOK_URL: ARN });
-    const readers = Object.values(resources)
-      .filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.PolicyDocument).includes(ARN))
-      .flatMap((r) => (r.Properties.Roles as { Ref: string }[]).map((role) => role.Ref));
+    const readers = identityPolicies(resources)
+      .filter((policy) => JSON.stringify(policy.document).includes(ARN))
+      .flatMap((policy) => policy.roles);
     expect(readers).toEqual([callTool.Properties.Role['Fn::GetAtt'][0]]);
   });
 

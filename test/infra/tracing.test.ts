@@ -5,6 +5,7 @@ import { EXAMPLE_AGENTS } from '../../infra/example.js';
 import { SavepointStack } from '../../infra/stack.js';
 import type { GenAiTracing } from '../../infra/tracing.js';
 import { assertionApp } from './example-template.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 /** The `tracing` prop: the standard OTEL_* variables on every function, and the collector layer on each. */
 function synth(tracing: (stack: SavepointStack) => GenAiTracing | undefined) {
@@ -56,10 +57,10 @@ describe('DurableAgent tracing', { timeout: 120_000 }, () => {
   it("lets the functions that end a run query its conversation only when traced (the budget checks' spans), Finalize always (the agent's report)", () => {
     const queries = (template: Template) => {
       const roles = new Set<string>();
-      for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
-        const statements = policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Condition?: unknown }[];
+      for (const policy of identityPolicies(template.toJSON().Resources)) {
+        const statements = policy.document.Statement as { Action: string | string[]; Condition?: unknown }[];
         if (statements.some((statement) => [statement.Action].flat().includes('dynamodb:Query') && statement.Condition !== undefined)) {
-          for (const role of policy.Properties.Roles as { Ref: string }[]) roles.add(role.Ref);
+          for (const role of policy.roles) roles.add(role);
         }
       }
       const functions = template.findResources('AWS::Lambda::Function');

@@ -7,6 +7,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { DurableAgent } from '../../infra/durable-agent.js';
 import { DEFAULT_KEEP_VERSIONS } from '../../lambdas/steps/prune-versions.js';
 import { STACK_TAG } from '../../infra/step-function.js';
+import { roleStatements } from '../support/role-policies.js';
 
 /**
  * Pinned versions (issue 14): each deploy's state machine version invokes that deploy's Lambda
@@ -50,7 +51,7 @@ const stepOf = (functionId: string) => resources[functionId]!.Properties.Environ
 const functionOf = (step: string) => Object.entries(resources).find(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables?.SAVEPOINT_STEP === step)!;
 const policyOf = (functionId: string) => {
   const role = (resources[functionId]!.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-  return Object.values(resources).filter((resource) => resource.Type === 'AWS::IAM::Policy' && joined(resource.Properties.Roles).includes(role)).flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+  return roleStatements(resources, role) as { Action: string | string[]; Resource: unknown }[];
 };
 
 describe('pinned Lambda versions', () => {
@@ -82,9 +83,7 @@ describe('pinned Lambda versions', () => {
     const next = synth('build-2');
     const nextResources = next.toJSON().Resources as Resources;
     const role = Object.values(next.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties.RoleArn['Fn::GetAtt'][0] as string;
-    const allowed = Object.values(nextResources)
-      .filter((resource) => resource.Type === 'AWS::IAM::Policy' && joined(resource.Properties.Roles).includes(role))
-      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Effect: string; Action: string | string[]; Resource: unknown }[])
+    const allowed = (roleStatements(nextResources, role) as { Effect: string; Action: string | string[]; Resource: unknown }[])
       .filter((statement) => statement.Effect === 'Allow' && [statement.Action].flat().includes('lambda:InvokeFunction'))
       .flatMap((statement) => [statement.Resource].flat().map((resource) => arnOf(resource, nextResources)));
     for (const target of new Set(taskTargets)) {
@@ -128,9 +127,7 @@ describe('the state machine version and its alias', () => {
     const schedule = Object.values(template.findResources('AWS::Events::Rule')).find((rule) => joined(rule).includes('cron('));
     expect(joined(schedule!.Properties.Targets)).toContain(':stateMachine:Savepoint-refund-reconciler:live');
     const role = schedule!.Properties.Targets[0].RoleArn['Fn::GetAtt'][0] as string;
-    const grants = Object.values(resources)
-      .filter((resource) => resource.Type === 'AWS::IAM::Policy' && joined(resource.Properties.Roles).includes(role))
-      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Effect: string; Action: string | string[]; Resource: unknown }[])
+    const grants = (roleStatements(resources, role) as { Effect: string; Action: string | string[]; Resource: unknown }[])
       .filter((statement) => statement.Effect === 'Allow' && [statement.Action].flat().includes('states:StartExecution'));
     // Issue 20, item 2: a start on an alias is authorized against the state machine's own ARN
     // ("Authorization for versions and aliases in Step Functions workflows": "Step Functions uses

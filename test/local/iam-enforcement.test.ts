@@ -13,6 +13,7 @@ import { Steps } from '../../lambdas/shared/steps.js';
 import { waitFor } from '../support/agent-harness.js';
 import { expiringApprovals } from '../support/manual-clock.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,9 +32,9 @@ type Template = { Resources: Record<string, { Type: string; Properties?: Record<
 async function withoutGrant(policyPrefix: string, action: string): Promise<CfnTemplateJson> {
   const template = structuredClone(await cachedTemplate('refund-reconciler')) as Template;
   let removed = 0;
-  for (const [id, resource] of Object.entries(template.Resources)) {
-    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith(policyPrefix)) continue;
-    const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[]; Resource: unknown }[] };
+  for (const { id, document: policyDocument } of identityPolicies(template.Resources as never)) {
+    if (!id.startsWith(policyPrefix)) continue;
+    const document = policyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] };
     document.Statement = document.Statement.flatMap((statement) => {
       const actions = [statement.Action].flat();
       if (!actions.includes(action)) return [statement];
@@ -50,9 +51,9 @@ async function withoutGrant(policyPrefix: string, action: string): Promise<CfnTe
 async function withoutInvokeOf(functionPrefix: string): Promise<CfnTemplateJson> {
   const template = structuredClone(await cachedTemplate('refund-reconciler')) as Template;
   let removed = 0;
-  for (const [id, resource] of Object.entries(template.Resources)) {
-    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('AgentStateMachineRoleDefaultPolicy')) continue;
-    const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[]; Resource: unknown }[] };
+  for (const { id, document: policyDocument } of identityPolicies(template.Resources as never)) {
+    if (!id.startsWith('AgentStateMachineRole')) continue;
+    const document = policyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] };
     document.Statement = document.Statement.flatMap((statement) => {
       if (![statement.Action].flat().includes('lambda:InvokeFunction')) return [statement];
       const kept = [statement.Resource].flat().filter((entry) => !JSON.stringify(entry).includes(functionPrefix));
@@ -93,7 +94,7 @@ describe("the twin's IAM", () => {
   it("refuses a function's Step Functions call its role is not granted: AccessDeniedException reaches the step", async () => {
     // Handoff starts the successor (a low handoff threshold makes it hand off early). StartRun's
     // DescribeStateMachineForExecution, the call this test first removed, is gone (issue 20 item 4).
-    const h = await harness(await withoutGrant('AgentHandoffFunctionServiceRoleDefaultPolicy', 'states:StartExecution'));
+    const h = await harness(await withoutGrant('AgentHandoffFunctionServiceRole', 'states:StartExecution'));
     const finished = await h.run({ runId: 'no-start', input: sampleInput, config: { historyEventsBeforeHandoff: 50 } });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed')!;
@@ -137,7 +138,7 @@ describe("the twin's IAM", () => {
   });
 
   it("refuses the approval callback's SendTaskSuccess when its role loses the grant, so the decision is not delivered", async () => {
-    const h = await harness(await withoutGrant('AgentApprovalCallbackFunctionServiceRoleDefaultPolicy', 'states:SendTaskSuccess'));
+    const h = await harness(await withoutGrant('AgentApprovalCallbackFunctionServiceRole', 'states:SendTaskSuccess'));
     void h.run({ runId: 'no-callback', input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
     const approval = await waitFor(() => h.approvals[0]);
     const response = await fetch(`${h.stack.endpoints.approvals}/${approval.approvalId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
@@ -151,7 +152,7 @@ describe("the twin's IAM", () => {
     const granted = await harness();
     expect((await runs(granted, 'by-runs-api')).status).toBe(202);
     expect(granted.stack.engine.iamDecisions()).toMatchObject({ denied: 0 });
-    const refused = await harness(await withoutGrant('AgentRunsApiFunctionServiceRoleDefaultPolicy', 'states:StartExecution'));
+    const refused = await harness(await withoutGrant('AgentRunsApiFunctionServiceRole', 'states:StartExecution'));
     expect((await runs(refused, 'no-runs-api')).status).toBeGreaterThanOrEqual(500);
     expect(refused.stack.engine.iamDecisions()!.denied).toBe(1);
     expect(await refused.stack.ledger.getRun('no-runs-api')).toBeUndefined();
@@ -165,7 +166,7 @@ describe("the twin's IAM", () => {
     const granted = await harness();
     expect((await prune(granted)).deleted).toEqual([`${granted.stack.stateMachineArn}:1`, `${granted.stack.stateMachineArn}:2`]);
     expect(granted.stack.engine.iamDecisions()).toMatchObject({ denied: 0 });
-    const refused = await harness(await withoutGrant('ControlPlanePruneVersionsFunctionServiceRoleDefaultPolicy', 'states:DeleteStateMachineVersion'));
+    const refused = await harness(await withoutGrant('ControlPlanePruneVersionsFunctionServiceRole', 'states:DeleteStateMachineVersion'));
     await expect(prune(refused)).rejects.toMatchObject({ name: 'AccessDeniedException', message: expect.stringMatching(/ControlPlanePruneVersionsFunction\w+ is not authorized to perform: states:DeleteStateMachineVersion on resource: arn:aws:states:us-east-1:000000000000:stateMachine:Savepoint-refund-reconciler/) });
   });
 });

@@ -12,6 +12,7 @@ import { cachedTemplate } from '../../local/template/cache.js';
 import { at, call, holder } from '../contract/fixtures.js';
 import { expiringApprovals } from '../support/manual-clock.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -32,9 +33,9 @@ type Template = { Resources: Record<string, { Type: string; Properties?: Record<
 async function withTableStatement(policyPrefix: string, change: (statement: Statement) => Statement | undefined): Promise<CfnTemplateJson> {
   const template = structuredClone(await cachedTemplate('refund-reconciler')) as Template;
   let changed = 0;
-  for (const [id, resource] of Object.entries(template.Resources)) {
-    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith(policyPrefix)) continue;
-    const document = resource.Properties!['PolicyDocument'] as { Statement: Statement[] };
+  for (const { id, document: policyDocument } of identityPolicies(template.Resources as never)) {
+    if (!id.startsWith(policyPrefix)) continue;
+    const document = policyDocument as { Statement: Statement[] };
     document.Statement = document.Statement.flatMap((statement) => {
       if (![statement.Action].flat().includes('dynamodb:PutItem')) return [statement];
       changed++;
@@ -61,7 +62,7 @@ describe.each(['embedded', 'dynalite'] as const)("the twin's IAM on the %s ledge
   });
 
   it("refuses StartRun's createRun when its role loses dynamodb:PutItem: AccessDeniedException reaches the step", async () => {
-    const h = await harness(ledger, await withTableStatement('AgentStartRunFunctionServiceRoleDefaultPolicy', withoutAction('dynamodb:PutItem')));
+    const h = await harness(ledger, await withTableStatement('AgentStartRunFunctionServiceRole', withoutAction('dynamodb:PutItem')));
     const finished = await h.run({ runId: `no-put-${ledger}`, input: sampleInput });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed')!;
@@ -73,7 +74,7 @@ describe.each(['embedded', 'dynalite'] as const)("the twin's IAM on the %s ledge
   });
 
   it("refuses RequestApproval's read of the run's earlier calls (a Query: its function's cache is its own, cold at first) without dynamodb:Query", async () => {
-    const h = await harness(ledger, await withTableStatement('AgentRequestApprovalFunctionServiceRoleDefaultPolicy', withoutAction('dynamodb:Query')));
+    const h = await harness(ledger, await withTableStatement('AgentRequestApprovalFunctionServiceRole', withoutAction('dynamodb:Query')));
     const finished = await h.run({ runId: `no-query-${ledger}`, input: sampleInput });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
@@ -97,7 +98,7 @@ describe.each(['embedded', 'dynalite'] as const)("the twin's IAM on the %s ledge
       return ledgerAs(Steps.CallTool, h.stack.ledger).completeCall({ runId: 'r1', turn: 3, call: 1, outcome: ok, now: at(38), effect: { key: first.key } });
     };
     expect(await completedAfterTakeover(await harness(ledger))).toMatchObject({ runId: 'r1', status: 'completed' });
-    const h = await harness(ledger, await withTableStatement('AgentCallToolFunctionServiceRoleDefaultPolicy', withoutAction('dynamodb:ConditionCheckItem')));
+    const h = await harness(ledger, await withTableStatement('AgentCallToolFunctionServiceRole', withoutAction('dynamodb:ConditionCheckItem')));
     const refused = await completedAfterTakeover(h).then(
       () => undefined,
       (error: Error) => error,
@@ -113,7 +114,7 @@ describe.each(['embedded', 'dynalite'] as const)("the twin's IAM on the %s ledge
   it("refuses BudgetCheck's batched read when its dynamodb:LeadingKeys no longer take the run's partition", async () => {
     // The kill flag and the breakers still allowed, the runs not.
     const narrowed = (statement: Statement) => ({ ...statement, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['GLOBAL', 'BREAKER#*', 'BLOB#*'] } } });
-    const h = await harness(ledger, await withTableStatement('AgentBudgetCheckFunctionServiceRoleDefaultPolicy', narrowed));
+    const h = await harness(ledger, await withTableStatement('AgentBudgetCheckFunctionServiceRole', narrowed));
     const finished = await h.run({ runId: `narrow-${ledger}`, input: sampleInput });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -25,9 +26,9 @@ type Template = { Resources: Record<string, { Type: string; Properties?: Record<
 async function withoutRunEventsGrant(action: string): Promise<CfnTemplateJson> {
   const template = structuredClone(await cachedTemplate('refund-reconciler')) as Template;
   let removed = 0;
-  for (const [id, resource] of Object.entries(template.Resources)) {
-    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('AgentRunEventsFunctionServiceRoleDefaultPolicy')) continue;
-    const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[] }[] };
+  for (const { id, document: policyDocument } of identityPolicies(template.Resources as never)) {
+    if (!id.startsWith('AgentRunEventsFunctionServiceRole')) continue;
+    const document = policyDocument as { Statement: { Action: string | string[] }[] };
     document.Statement = document.Statement.flatMap((statement) => {
       const actions = [statement.Action].flat();
       if (!actions.includes(action)) return [statement];

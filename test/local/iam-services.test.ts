@@ -11,6 +11,7 @@ import { cachedTemplate } from '../../local/template/cache.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -22,12 +23,13 @@ type Statement = { Effect: string; Action: string | string[]; Resource: unknown 
 type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
 
 const template = async () => structuredClone(await cachedTemplate('refund-reconciler')) as Template;
+/** The identity policy (inline in its role, or a resource of its own) whose id starts with `prefix` (test/support/role-policies.ts). */
+const policyOf = (template: Template, prefix: string) => identityPolicies(template.Resources as never).find((policy) => policy.id.startsWith(prefix))!.document;
 const resourceOf = (template: Template, type: string, prefix: string) => Object.entries(template.Resources).find(([id, resource]) => resource.Type === type && id.startsWith(prefix))!;
 
 /** `template` without `action` in the policy whose logical id starts with `policyPrefix`. */
 function withoutGrant(template: Template, policyPrefix: string, action: string): Template {
-  const [, policy] = resourceOf(template, 'AWS::IAM::Policy', policyPrefix);
-  const document = policy.Properties!['PolicyDocument'] as { Statement: Statement[] };
+  const document = policyOf(template, policyPrefix) as { Statement: Statement[] };
   const before = JSON.stringify(document);
   document.Statement = document.Statement.flatMap((statement) => {
     const rest = [statement.Action].flat().filter((a) => a !== action);
@@ -69,8 +71,7 @@ function withVariables(template: Template, functionPrefix: string, variables: Re
 
 /** `template` with `statement` added to the policy whose logical id starts with `policyPrefix`. */
 function withStatement(template: Template, policyPrefix: string, statement: Statement): Template {
-  const [, policy] = resourceOf(template, 'AWS::IAM::Policy', policyPrefix);
-  (policy.Properties!['PolicyDocument'] as { Statement: Statement[] }).Statement.push(statement);
+  (policyOf(template, policyPrefix) as { Statement: Statement[] }).Statement.push(statement);
   return template;
 }
 
@@ -123,7 +124,7 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
   });
 
   it.each(['embedded', 'dynalite'] as const)("refuses a function's first ledger call when its role may not read the seal key (%s ledger)", async (ledger) => {
-    const h = await harness({ ledger, template: withoutGrant(await template(), 'AgentStartRunFunctionServiceRoleDefaultPolicy', 'secretsmanager:GetSecretValue') });
+    const h = await harness({ ledger, template: withoutGrant(await template(), 'AgentStartRunFunctionServiceRole', 'secretsmanager:GetSecretValue') });
     const finished = await h.run({ runId: `no-seal-${ledger}`, input: sampleInput });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed')!;
@@ -143,7 +144,7 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     const t = await template();
     const [decisionKeyId] = resourceOf(t, 'AWS::KMS::Key', 'ControlPlaneDecisionKey');
     const keyArn = `arn:aws:kms:us-east-1:000000000000:key/${decisionKeyId}`;
-    const granted = withStatement(t, 'AgentCallToolFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn });
+    const granted = withStatement(t, 'AgentCallToolFunctionServiceRole', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn });
     const h = await harness({ template: granted });
     expect(() => h.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(
       /AgentCallToolFunction\w+\/\w+ is not authorized to perform: kms:GenerateMac on resource: .* because no resource-based policy allows the kms:GenerateMac action/,
@@ -160,11 +161,11 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     const keyArn = `arn:aws:kms:us-east-1:000000000000:key/${decisionKeyId}`;
     const withoutIdentity = await harness({ template: t });
     expect(() => withoutIdentity.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(/because no identity-based policy allows the kms:GenerateMac action/);
-    const withIdentity = await harness({ template: withStatement(structuredClone(t), 'AgentCallToolFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn }) });
+    const withIdentity = await harness({ template: withStatement(structuredClone(t), 'AgentCallToolFunctionServiceRole', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn }) });
     expect(() => withIdentity.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).not.toThrow();
     // An explicit Deny in the key policy wins over both.
     const denied = withKeyPolicy(structuredClone(t), 'ControlPlaneDecisionKey', [delegating, { Effect: 'Deny', Principal: { AWS: '*' }, Action: 'kms:GenerateMac', Resource: '*' }]);
-    const refused = await harness({ template: withStatement(denied, 'AgentCallToolFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn }) });
+    const refused = await harness({ template: withStatement(denied, 'AgentCallToolFunctionServiceRole', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn }) });
     expect(() => refused.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(/with an explicit deny in a resource-based policy/);
   });
 
@@ -173,7 +174,7 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     const [sealId] = resourceOf(t, 'AWS::SecretsManager::Secret', 'LedgerSealKey');
     const sealArn = `arn:aws:secretsmanager:us-east-1:000000000000:secret:${sealId}-local`;
     // PruneVersions uses no ledger: the seal key's resource policy does not name its role.
-    const granted = withStatement(t, 'ControlPlanePruneVersionsFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: sealArn });
+    const granted = withStatement(t, 'ControlPlanePruneVersionsFunctionServiceRole', { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: sealArn });
     const h = await harness({ template: granted });
     expect(() => h.stack.iam!.authorizeAs(Steps.PruneVersions, { action: 'secretsmanager:GetSecretValue', resource: sealArn })).toThrow(
       /ControlPlanePruneVersionsFunction\w+\/\w+ is not authorized to perform: secretsmanager:GetSecretValue on resource: .*LedgerSealKey.* with an explicit deny in a resource-based policy/,
@@ -219,7 +220,7 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
 
   it('refuses the approval events when RequestApproval loses events:PutEvents: the run goes on, as the notifier failing does not fail it', async () => {
     const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
-    const h = await harness({ approve: true, template: withoutGrant(await template(), 'AgentRequestApprovalFunctionServiceRoleDefaultPolicy', 'events:PutEvents') });
+    const h = await harness({ approve: true, template: withoutGrant(await template(), 'AgentRequestApprovalFunctionServiceRole', 'events:PutEvents') });
     const finished = await h.run({ runId: 'no-events', input: sampleInput });
     expect(finished.status).toBe('SUCCEEDED');
     expect(h.stack.iam!.authorizer.decisionsByAction()['events:PutEvents']).toEqual({ allowed: 0, denied: h.approvals.length });
@@ -234,7 +235,7 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     expect(refused.stack.iam!.authorizer.decisionsByAction()['sns:Publish']).toEqual({ allowed: 0, denied: refused.approvals.length });
     expect(errors.mock.calls.some(([line]) => String(line).includes('sns:Publish'))).toBe(true);
 
-    const granted = await harness({ approve: true, template: withStatement(await named(), 'AgentRequestApprovalFunctionServiceRoleDefaultPolicy', { Effect: 'Allow', Action: 'sns:Publish', Resource: TOPIC }) });
+    const granted = await harness({ approve: true, template: withStatement(await named(), 'AgentRequestApprovalFunctionServiceRole', { Effect: 'Allow', Action: 'sns:Publish', Resource: TOPIC }) });
     expect((await granted.run({ runId: 'publish', input: sampleInput })).status).toBe('SUCCEEDED');
     expect(granted.stack.iam!.authorizer.decisionsByAction()['sns:Publish']).toEqual({ allowed: granted.approvals.length, denied: 0 });
   });

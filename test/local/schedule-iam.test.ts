@@ -15,6 +15,7 @@ import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { localAwsConfig } from '../../local/services/aws-config.js';
 import { inProcessAppProps } from '../../local/template/synthesize.js';
 import { scheduledEvent, startHarness } from '../support/refund-harness.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 function synthesize(): CfnTemplateJson {
   const app = new App(inProcessAppProps());
@@ -29,9 +30,9 @@ const template = synthesize();
 function withAliasGrantOnly(original: CfnTemplateJson): CfnTemplateJson {
   const narrowed = structuredClone(original) as { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
   let replaced = 0;
-  for (const [id, resource] of Object.entries(narrowed.Resources)) {
-    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('ControlPlaneScheduleRoleDefaultPolicy')) continue;
-    const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[]; Effect: string; Resource: unknown }[] };
+  for (const { id, document: policyDocument } of identityPolicies(narrowed.Resources as never)) {
+    if (!id.startsWith('ControlPlaneScheduleRoleDefaultPolicy')) continue;
+    const document = policyDocument as { Statement: { Action: string | string[]; Effect: string; Resource: unknown }[] };
     const starts = document.Statement.filter((statement) => [statement.Action].flat().includes('states:StartExecution'));
     const alias = starts.flatMap((statement) => [statement.Resource].flat()).find((entry) => JSON.stringify(entry).includes(':live'));
     replaced += starts.length;

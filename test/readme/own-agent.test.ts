@@ -10,6 +10,7 @@ import { staticImports } from '../../bench/cold-start.js';
 import { connect } from '../../client/index.js';
 import { principalArnsOf } from '../../infra/approval-api-policy.js';
 import { waitForChain } from '../../local/runtime/chain.js';
+import { roleStatements } from '../support/role-policies.js';
 import { LEDGER_PATHS } from '../../local/state/ledger-files.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { supportTriage } from '../../agents/support-triage/agent.dev.js';
@@ -648,9 +649,7 @@ console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
       const [, fn] = Object.entries(resources).find(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties['Environment']?.Variables?.SAVEPOINT_STEP === step) ?? [];
       expect(fn, step).toBeDefined();
       const role = (fn!.Properties['Role'] as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
-      return Object.values(resources)
-        .filter((resource) => resource.Type === 'AWS::IAM::Policy' && (resource.Properties['Roles'] as { Ref: string }[]).some((ref) => ref.Ref === role))
-        .flatMap((policy) => policy.Properties['PolicyDocument'].Statement as { Action: unknown; Resource: unknown }[]);
+      return roleStatements(resources, role) as { Action: unknown; Resource: unknown }[];
     };
     const steps = Object.values(resources).flatMap((resource) => (resource.Type === 'AWS::Lambda::Function' ? [resource.Properties['Environment']?.Variables?.SAVEPOINT_STEP as string | undefined] : [])).filter((step) => step !== undefined);
     expect(steps).toEqual(expect.arrayContaining(['call-model', 'compact', 'call-tool', 'start-run']));

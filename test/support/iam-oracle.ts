@@ -26,6 +26,11 @@ export function iamOracle(template: CfnTemplateJson, deployment: DeploymentState
     const arn = resolveTemplateValue(resource.Properties?.['SecretId'], template, { physical, where: id }) as string;
     keyPolicies.set(arn, resolveTemplateValue(resource.Properties?.['ResourcePolicy'], template, { physical, where: id }));
   }
+  /** A role's ARN as deployed (`role/<path><name>`), or one with no path for a role the template does not hold. */
+  const roleArn = (role: string) => {
+    const resource = template.Resources?.[role];
+    return (resource?.Type === 'AWS::IAM::Role' && physical.arn!(role, resource)) || `arn:aws:iam::${LOCAL_ACCOUNT}:role/${role}`;
+  };
   return async (policies, request, caller) => {
     const resourcePolicy = options.identityOnly ? undefined : keyPolicies.get(request.resource);
     const result = await runSimulation(
@@ -38,8 +43,8 @@ export function iamOracle(template: CfnTemplateJson, deployment: DeploymentState
           principal: `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${caller?.role ?? 'role'}/${caller?.session ?? 'session'}`,
           action: request.action,
           resource: { resource: request.resource, accountId: LOCAL_ACCOUNT },
-          // What AWS sets for a role's session: its role's ARN (the twin gives resource policies the same).
-          contextVariables: { ...(caller && { 'aws:PrincipalArn': `arn:aws:iam::${LOCAL_ACCOUNT}:role/${caller.role}` }), ...request.context } as Record<string, string | string[]>,
+          // What AWS sets for a role's session: its role's ARN, with its path (the twin gives resource policies the same).
+          contextVariables: { ...(caller && { 'aws:PrincipalArn': roleArn(caller.role) }), ...request.context } as Record<string, string | string[]>,
         },
       } as never,
       {},

@@ -8,6 +8,7 @@ import { startLocalStack, type LocalStack } from '../../local/runtime/local-stac
 import { cachedTemplate } from '../../local/template/cache.js';
 import { synthesizeTemplate } from '../../local/template/synthesize.js';
 import { counterAgent } from '../support/counter-agent.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 /**
  * A traced run's end reads its conversation back for the budget-check spans (lambdas/telemetry/
@@ -32,15 +33,16 @@ type Template = { Resources: Record<string, { Type: string; Properties?: Record<
 async function withoutFinalizeQuery(): Promise<CfnTemplateJson> {
   const template = structuredClone(await cachedTemplate(AGENT.name, { traced: true })) as Template;
   let removed = 0;
-  for (const [id, resource] of Object.entries(template.Resources)) {
-    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('AgentFinalizeFunctionServiceRoleDefaultPolicy')) continue;
-    for (const statement of (resource.Properties!['PolicyDocument'] as { Statement: Statement[] }).Statement) {
+  for (const { id, document: policyDocument } of identityPolicies(template.Resources as never)) {
+    if (!id.startsWith('AgentFinalizeFunctionServiceRole')) continue;
+    for (const statement of (policyDocument as { Statement: Statement[] }).Statement) {
       const actions = [statement.Action].flat();
       if (actions.includes('dynamodb:Query')) removed++;
       statement.Action = actions.filter((action) => action !== 'dynamodb:Query');
     }
   }
-  expect(removed).toBe(2);
+  // Its traceRunEnd grant and its own (one statement or two, as CDK merges them): none is left.
+  expect(removed).toBeGreaterThan(0);
   return template as CfnTemplateJson;
 }
 
@@ -77,6 +79,6 @@ describe("a traced run's end reads its conversation through the traceRunEnd gran
     const [plain, traced] = await Promise.all([synthesizeTemplate(AGENT.name), synthesizeTemplate(AGENT.name, { traced: true })]);
     expect(Object.keys(traced.Resources)).toEqual(Object.keys(plain.Resources));
     const changed = Object.keys(plain.Resources).filter((id) => JSON.stringify(plain.Resources[id]) !== JSON.stringify(traced.Resources[id]));
-    expect(changed.map((id) => id.replace(/ServiceRoleDefaultPolicy\w+$/, '')).sort()).toEqual(['AgentExecutionStoppedFunction', 'AgentFinalizeFunction', 'AgentRecoveryFunction', 'ControlPlaneSweepFunction']);
+    expect(changed.map((id) => id.replace(/ServiceRole\w+$/, '')).sort()).toEqual(['AgentExecutionStoppedFunction', 'AgentFinalizeFunction', 'AgentRecoveryFunction', 'ControlPlaneSweepFunction']);
   });
 });

@@ -18,6 +18,7 @@ import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { inProcessAppProps } from '../../local/template/synthesize.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
+import { identityPolicies } from '../support/role-policies.js';
 
 /** The stack as `cdk deploy` ships it with this code version (the version resources change with it). */
 function synthesize(codeVersion: string): CfnTemplateJson {
@@ -38,9 +39,9 @@ function withCurrentVersionsOnly(template: CfnTemplateJson): CfnTemplateJson {
   const narrowed = structuredClone(template) as { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
   const versions = Object.keys(narrowed.Resources).filter((id) => narrowed.Resources[id]!.Type === 'AWS::Lambda::Version');
   let replaced = 0;
-  for (const [id, resource] of Object.entries(narrowed.Resources)) {
-    if (resource.Type !== 'AWS::IAM::Policy' || !id.startsWith('AgentStateMachineRoleDefaultPolicy')) continue;
-    const document = resource.Properties!['PolicyDocument'] as { Statement: { Action: string | string[] }[] };
+  for (const { id, document: policyDocument } of identityPolicies(narrowed.Resources as never)) {
+    if (!id.startsWith('AgentStateMachineRole')) continue;
+    const document = policyDocument as { Statement: { Action: string | string[] }[] };
     const others = document.Statement.filter((statement) => ![statement.Action].flat().includes('lambda:InvokeFunction'));
     replaced += document.Statement.length - others.length;
     document.Statement = [...others, ...versions.map((version) => ({ Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: { Ref: version } }))];

@@ -92,7 +92,8 @@ export function physicalNames(template: CfnTemplateJson, state: DeploymentState)
       case 'AWS::SNS::Topic':
         return arn('sns', id);
       case 'AWS::IAM::Role':
-        return `arn:${PARTITION}:iam::${LOCAL_ACCOUNT}:role/${id}`;
+        // A role's ARN carries its path (`role/<path><name>`): a policy may name roles by it.
+        return `arn:${PARTITION}:iam::${LOCAL_ACCOUNT}:role${typeof resource.Properties?.['Path'] === 'string' ? resource.Properties['Path'] : '/'}${id}`;
       case 'AWS::Events::Rule':
         return arn('events', `rule/${id}`);
       case 'AWS::Logs::LogGroup':

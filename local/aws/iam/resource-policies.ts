@@ -24,6 +24,7 @@
  * AccessDeniedException, worded as AWS words it ("… because no resource-based policy allows …",
  * "… with an explicit deny in a resource-based policy": authorizer.ts).
  */
+import { resourcePolicyChars, secretPolicyProblem } from '../../../lambdas/shared/policy-quotas.js';
 import { resolveTemplateValue, type CfnTemplateJson, type PhysicalNames } from '../../template/asl.js';
 import { LOCAL_ACCOUNT } from './deployment.js';
 import { evaluatePolicies, type AuthorizationRequest, type Decision, type OneOrMore, type PolicyDocument, type Statement } from './policy.js';
@@ -67,6 +68,9 @@ export function resourcePolicies(template: CfnTemplateJson, physical: PhysicalNa
       const raw = props['ResourcePolicy'];
       const document = (typeof raw === 'string' ? JSON.parse(raw) : resolve(raw, `secret policy ${id}`)) as PolicyDocument;
       const secretId = (props['SecretId'] as { Ref?: string } | undefined)?.Ref ?? id;
+      // Secrets Manager refuses a longer policy (PutResourcePolicy), and the deploy with it.
+      const problem = secretPolicyProblem(secretId, resourcePolicyChars(document));
+      if (problem) throw new Error(problem);
       policies.set(arn, { kind: 'secret', id: secretId, document });
     }
   }

@@ -7,6 +7,7 @@ import { resolveTemplateValue, type CfnTemplateJson } from '../../template/asl.j
 import { physicalNames, type DeploymentState } from './deployment.js';
 import type { PolicyDocument } from './policy.js';
 import { resourcePolicies, type ResourcePolicy } from './resource-policies.js';
+import { identityPolicyChars, rolePolicyProblem } from '../../../lambdas/shared/policy-quotas.js';
 
 export interface Role {
   /** The role's logical id; locally also its name. */
@@ -56,11 +57,17 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
 
   const policies = new Map<string, PolicyDocument[]>();
   const add = (roleId: string, doc: unknown) => policies.get(roleId)?.push(doc as PolicyDocument);
+  /** Each role's inline policies: its own `Policies` and the `AWS::IAM::Policy` resources attached to it (IAM counts them together). */
+  const inlinePolicies = new Map<string, unknown[]>();
+  const addInline = (roleId: string, doc: unknown) => {
+    add(roleId, doc);
+    if (policies.has(roleId)) inlinePolicies.set(roleId, [...(inlinePolicies.get(roleId) ?? []), doc]);
+  };
   for (const [id, resource] of Object.entries(resources)) {
     if (resource.Type !== 'AWS::IAM::Role') continue;
     policies.set(id, []);
     const props = resource.Properties ?? {};
-    for (const inline of (props['Policies'] as { PolicyDocument: unknown }[] | undefined) ?? []) add(id, resolve(inline.PolicyDocument, `role ${id}`));
+    for (const inline of (props['Policies'] as { PolicyDocument: unknown }[] | undefined) ?? []) addInline(id, resolve(inline.PolicyDocument, `role ${id}`));
     for (const managed of (resolve(props['ManagedPolicyArns'] ?? [], `role ${id}`) as string[])) {
       const known = MANAGED_POLICIES[managed.replace(/^arn:[^:]+:iam::aws:policy\//, '')];
       if (known) add(id, known);
@@ -71,11 +78,16 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
     const doc = resolve(resource.Properties?.['PolicyDocument'], `policy ${id}`);
     for (const role of (resource.Properties?.['Roles'] as unknown[] | undefined) ?? []) {
       const roleId = (role as { Ref?: string }).Ref;
-      if (roleId) add(roleId, doc);
+      if (roleId) (resource.Type === 'AWS::IAM::Policy' ? addInline : add)(roleId, doc);
     }
   }
   const roles = new Map<string, Role>();
-  for (const [id, docs] of policies) roles.set(id, { id, arn: physical.arn!(id, resources[id]!)!, policies: docs });
+  for (const [id, docs] of policies) {
+    // IAM refuses a role whose inline policies (AWS::IAM::Policy resources included) are over its quota, and the deploy with it.
+    const problem = rolePolicyProblem(id, identityPolicyChars(inlinePolicies.get(id) ?? []));
+    if (problem) throw new Error(problem);
+    roles.set(id, { id, arn: physical.arn!(id, resources[id]!)!, policies: docs });
+  }
 
   const roleIdOf = (value: unknown): string | undefined => {
     const getAtt = (value as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'];
