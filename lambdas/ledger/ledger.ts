@@ -21,6 +21,8 @@ import type {
   EffectRecord,
 } from '../records/ledger-records.js';
 import { DYNAMODB_BATCH_GET_MAX_KEYS } from '../shared/limits.js';
+import type { FleetDayRecord } from '../records/fleet.js';
+import type { FleetReservation, FleetReserveRequest } from './fleet-leases.js';
 
 
 /**
@@ -67,7 +69,7 @@ export function checkStepWant(want: StepWant): void {
  * conditional write (protocol.ts): a second attempt learns what the first one did instead of doing
  * it again.
  */
-export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, EffectApprovalLedger, ApprovalLedger, BlobStore {}
+export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, FleetLedger, EffectApprovalLedger, ApprovalLedger, BlobStore {}
 
 /**
  * The runs: each run record's life from its creation to its end, and the executions that drive it
@@ -287,6 +289,23 @@ export interface AggregateLedger {
    */
   reserveAggregate(reservation: { key: string; holder: string; amount: number; threshold?: number }, now: Date): Promise<AggregateReservation>;
   getAggregate(key: string): Promise<AggregateRecord | undefined>;
+}
+
+/**
+ * A fleet budget's leases (ledger/fleet-leases.ts): a model call reserved within its run's lease of
+ * the day, the lease taken from the day's counters in chunks, and given back when the run ends.
+ */
+export interface FleetLedger {
+  /**
+   * Counts the call's reservation (`countStep` of `stepKey`) within the run's lease, leasing a
+   * chunk from each of `counters` first when the lease does not cover it — or refuses it, writing
+   * nothing, when a counter's day has not that much left (or no free runs slot). Once per `stepKey`.
+   */
+  reserveInFleet(request: FleetReserveRequest, now: Date): Promise<FleetReservation>;
+  /** Gives the unused part of the run's lease back to its counters, once; the micro-dollars given back (0: none held). */
+  returnFleetLease(runId: string, now: Date): Promise<number>;
+  /** A counter of a day, by its partition key (records/fleet.ts agentCounterPk, stackCounterPk). */
+  getFleetDay(pk: string): Promise<FleetDayRecord | undefined>;
 }
 
 /** A call's request to share its effect's approval (ledger/effect-approvals.ts shareApproval). */

@@ -4,6 +4,8 @@ import * as protocol from './protocol.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
 import { reserveAggregate } from './aggregates.js';
+import { fleetKey, leaseAndReserve, leaseToReturn, reserveInLease, returnLease } from './fleet-leases.js';
+import { fleetDay } from '../records/fleet.js';
 import { effectApprovalKey, shareApproval } from './effect-approvals.js';
 import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type Pruning, type RunItem } from './pruning.js';
 import { budgetApprovalSk, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
@@ -370,6 +372,24 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly getAggregate: Ledger['getAggregate'] = (key) => this.record(aggregateKey(key));
   readonly reserveAggregate: Ledger['reserveAggregate'] = (reservation, now) =>
     this.update(aggregateKey(reservation.key), (current) => reserveAggregate(current, reservation, now), true);
+
+  // ── a fleet budget's leases (fleet-leases.ts) ─────────────────────────────────────────────
+
+  readonly reserveInFleet: Ledger['reserveInFleet'] = async (request, now) => {
+    const day = fleetDay(now);
+    const run = runKey(request.runId);
+    // The run's own item first: most calls fit in the lease the run holds, and touch no counter.
+    const first = await this.update(run, (current) => reserveInLease(current, request, day));
+    if (!('lease' in first)) return first;
+    // The counters last: this instance's leases take turns on the most shared item (update's inTurn).
+    return this.updateItems([run, ...first.lease.map(fleetKey)], (currents) => leaseAndReserve(currents, first.lease, request, day, now));
+  };
+  readonly returnFleetLease: Ledger['returnFleetLease'] = async (runId, now) => {
+    const counters = leaseToReturn(await this.getRun(runId));
+    if (counters.length === 0) return 0;
+    return this.updateItems([runKey(runId), ...counters.map(fleetKey)], (currents) => returnLease(currents, counters, runId, now));
+  };
+  readonly getFleetDay: Ledger['getFleetDay'] = (pk) => this.record(fleetKey(pk));
 
   readonly getEffectApproval: Ledger['getEffectApproval'] = (key) => this.record(effectApprovalKey(key));
   readonly shareApproval: Ledger['shareApproval'] = (request, now) =>

@@ -6,7 +6,8 @@ import { budgetHint, reservationFor, wallClockEnd, type Reservation } from '../g
 import { reserveModelCall, settleModelCall, settlement } from '../guards/reservation.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
-import type { BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
+import type { BlobStore, FleetLedger, GuardLedger, TurnLedger } from '../ledger/ledger.js';
+import type { FleetBudget } from '../records/fleet.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
@@ -43,13 +44,15 @@ export interface CallModelDeps {
   agent: AgentDefinition;
   /** This code's fingerprint: the run must be bound to it (steps/versions.ts), and each turn records it. */
   fingerprint: CodeFingerprint;
-  ledger: GuardLedger & TurnLedger & BlobStore;
+  ledger: GuardLedger & TurnLedger & BlobStore & Pick<FleetLedger, 'reserveInFleet'>;
   /** A client per `provider:model-id`, built once per container. */
   models: ModelRegistry;
   clock: Clock;
   breaker: CircuitBreaker;
   /** @default DEFAULT_PRICE_TABLE */
   priceTable?: PriceTable;
+  /** The deployment's fleet budget (records/fleet.ts), each call reserved within it. @default none */
+  fleetBudget?: FleetBudget;
 }
 
 /**
@@ -134,7 +137,7 @@ export function createCallModel(deps: CallModelDeps) {
       // A kill or a budget may have landed since BudgetCheck: checked again before the call goes
       // out, with the call's cost reserved (BudgetCheck reserved the same, from the same records).
       // Recorded before the call goes out (once per turn, whatever the attempts), settled below.
-      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill });
+      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill, fleet: deps.fleetBudget });
       if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason };
       messages = conversation(run, previous, step.calls, toolNames(deps.agent));
     }

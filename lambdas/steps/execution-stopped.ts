@@ -1,5 +1,6 @@
 import type { AgentDefinition } from '../define.js';
-import type { ApprovalLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, FleetLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
+import { returnFleetLease } from '../guards/fleet.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { ExecutionStatusChange, runIdOf } from '../runs/status-change.js';
@@ -8,7 +9,7 @@ import { ExecutionStatusChange, runIdOf } from '../runs/status-change.js';
  * `StopExecution` is a kill: the execution is gone without reaching Finalize, so the run record is
  * marked killed here — by StopExecution, when, and why — and is never resumed.
  */
-export function createExecutionStopped(deps: { agent: AgentDefinition; ledger: RunLedger & GuardLedger & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'>; clock: Clock }) {
+export function createExecutionStopped(deps: { agent: AgentDefinition; ledger: RunLedger & GuardLedger & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'> & Pick<FleetLedger, 'returnFleetLease'>; clock: Clock }) {
   return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' }> => {
     const { detail } = parseOrThrow(ExecutionStatusChange, input, 'execution status change');
     if (detail.status !== 'ABORTED') return { action: 'ignored' };
@@ -21,7 +22,8 @@ export function createExecutionStopped(deps: { agent: AgentDefinition; ledger: R
     const flag = { by: 'StopExecution', at, reason: why };
     await deps.ledger.killRun(run.runId, flag);
     const reason = `killed by StopExecution at ${at}${why ? `: ${why}` : ''}`;
-    await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now());
+    const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now());
+    await returnFleetLease(deps.ledger, finished, deps.clock.now());
     await deps.ledger.recordGuardEvent(run.runId, { guard: 'kill', action: 'stopped', reason, at });
     // Its pending approvals wait for nothing now (their task tokens died with the execution): closed,
     // so that no one is asked to decide them and no list shows them as waiting.
