@@ -1,6 +1,6 @@
 import type { Counters, RunRecord } from '../records/ledger-records.js';
 import { FLEET_SK, LEASE_SHARE_OF_REMAINING, type FleetCounter, type FleetDayRecord, type FleetLease } from '../records/fleet.js';
-import { ConditionalWriteError, countStep, expiresAt, keep, type Current, type ItemsStep, type Key, type Step, type Stored } from './protocol.js';
+import { ConditionalWriteError, countStep, expiresAt, type Current, type ItemsStep, type Key, type Stored } from './protocol.js';
 
 /**
  * The ledger's rules for a fleet budget (records/fleet.ts), in protocol.ts's shape: a model call's
@@ -8,9 +8,9 @@ import { ConditionalWriteError, countStep, expiresAt, keep, type Current, type I
  * day, and the lease taken from the day's counters — one item per scope, a hot key — only when it
  * does not cover the call, in chunks:
  *
- *   reserve(N) on the run item ─► counted already (a retry) ─► reserved, nothing written
- *                              ─► the lease covers it      ─► countStep alone (the run's own item)
- *                              └► it does not: lease ─► [run, counters] read ─► every counter has the shortfall
+ *   reserve(N): the run item read ─► counted already (a retry) ─► reserved, nothing written
+ *                                ─► the lease covers it      ─► countStep alone (the run's own item)
+ *                                └► it does not: lease ─► [run, counters] read ─► every counter has the shortfall
  *                                                       (and a runs slot, for a new holder) ─► take a chunk from each
  *                                                       and count the step, in one write (IF_UNCHANGED, all) ✓
  *                                                  └► a counter has not ─► refused, nothing written
@@ -41,9 +41,6 @@ export interface FleetReserveRequest {
 /** What a reservation came to: reserved (`leased`: micro-dollars this reservation took from the counters, 0 within the lease), or refused, saying why. */
 export type FleetReservation = { reserved: true; leased: number } | { reserved: false; reason: string };
 
-/** The counters a lease must be taken from (and an earlier lease's, given back): the answer of the run item's rule when its lease does not cover the call. */
-export type LeaseWanted = { lease: readonly string[] };
-
 const spending = (run: RunRecord) => run.costMicros + (run.reservedMicros ?? 0);
 const sameCounters = (lease: FleetLease, counters: readonly FleetCounter[]) => lease.counters.length === counters.length && lease.counters.every((pk, index) => pk === counters[index]!.pk);
 /** The run's lease that covers `request` today, if it holds one. */
@@ -55,19 +52,18 @@ const counted = (current: Stored<RunRecord>, stepKey: string) => current.meta.co
 const micros = (request: FleetReserveRequest) => request.deltas.reservedMicros ?? 0;
 const usd = (value: number) => `$${(value / 1_000_000).toFixed(2)}`;
 
-/** The run item's rule: the reservation counted within the run's lease, or the counters to lease from. */
-export function reserveInLease(current: Current<RunRecord>, request: FleetReserveRequest, day: string): Step<FleetReservation | LeaseWanted> {
-  if (!current) return { fail: new ConditionalWriteError(`reserveInFleet: no run ${request.runId}`) };
-  if (counted(current, request.stepKey)) return keep({ reserved: true, leased: 0 });
+/**
+ * The counters a reservation must read beside the run item, from the run item as read: none when
+ * it was counted already or the run's lease covers it (the call touches only its own run item),
+ * else today's counters and those of an earlier lease to give back.
+ */
+export function leaseKeys(current: Current<RunRecord>, request: FleetReserveRequest, day: string): string[] {
+  if (!current || counted(current, request.stepKey)) return [];
   const lease = heldLease(current.record, request, day);
-  if (lease && spending(current.record) - lease.base + micros(request) <= lease.leased) return reservedWith(countStep(current, request.stepKey, request.deltas), 0);
+  if (lease && spending(current.record) - lease.base + micros(request) <= lease.leased) return [];
   const earlier = current.record.fleetLease;
   const giveBack = earlier && !earlier.returned && !lease ? earlier.counters.filter((pk) => !request.counters.some((counter) => counter.pk === pk)) : [];
-  return keep({ lease: [...giveBack, ...request.counters.map((counter) => counter.pk)] });
-}
-
-function reservedWith(step: Step<boolean>, leased: number): Step<FleetReservation> {
-  return 'write' in step ? { write: step.write, answer: { reserved: true, leased } } : keep({ reserved: true, leased });
+  return [...giveBack, ...request.counters.map((counter) => counter.pk)];
 }
 
 /** An answer without a write, over several items. */
@@ -76,9 +72,9 @@ const emptyDay = (pk: string, day: string, now: Date): FleetDayRecord => ({ kind
 const dayOf = (pk: string) => pk.slice(pk.lastIndexOf(':') + 1);
 
 /**
- * The lease and the reservation, over the run item and the counters `keys` names (LeaseWanted,
- * after the run): an earlier lease given back to its counters, a chunk taken from today's, and the
- * call counted, in one write — or refused, nothing written.
+ * The reservation, over the run item and the counters `keys` names (`leaseKeys`, after the run):
+ * counted within the run's lease; or an earlier lease given back to its counters, a chunk taken
+ * from today's, and the call counted, in one write; or refused, nothing written.
  */
 export function leaseAndReserve(currents: readonly Current<never>[], keys: readonly string[], request: FleetReserveRequest, day: string, now: Date): ItemsStep<FleetReservation> {
   const [runItem, ...counterItems] = currents as [Current<RunRecord>, ...Current<FleetDayRecord>[]];
@@ -104,6 +100,8 @@ export function leaseAndReserve(currents: readonly Current<never>[], keys: reado
     const step = countStep(runItem, request.stepKey, request.deltas);
     return 'write' in step ? { writes: [step.write, ...keys.map(() => null)], answer: { reserved: true, leased: 0 } } : stay({ reserved: true, leased: 0 });
   }
+  // Read as covered, covered no more (another writer of this run): read again with the counters.
+  if (request.counters.some((counter) => !next.has(counter.pk))) return { fail: new ConditionalWriteError(`reserveInFleet: run ${request.runId}'s lease changed while it reserved`) };
   let chunk = Math.max(shortfall, request.leaseMicros);
   for (const counter of request.counters) {
     const record = next.get(counter.pk)!;
