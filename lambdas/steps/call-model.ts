@@ -8,7 +8,7 @@ import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
 import type { BlobStore, FleetLedger, GuardLedger, TurnLedger } from '../ledger/ledger.js';
 import type { FleetBudget } from '../records/fleet.js';
-import type { RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
+import type { GuardEvent, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { parseModelSpec } from '../models/spec.js';
@@ -31,6 +31,8 @@ export interface CallModelResult {
   calls: ToolCallItem[];
   /** Set when a guard tripped before the call: the model was not called; BudgetCheck stops the run. */
   skipped?: string;
+  /** The guard that skipped the call (`fleet`: the fleet budget refused it, an alarm's metric). */
+  skippedBy?: GuardEvent['guard'];
   /** For a person following the run in the console (no prompt or response text): e.g. `tool_use: 2 tool calls (get_order, issue_refund)`. */
   summary?: string;
   /** The turn's usage and cost. */
@@ -138,7 +140,7 @@ export function createCallModel(deps: CallModelDeps) {
       // out, with the call's cost reserved (BudgetCheck reserved the same, from the same records).
       // Recorded before the call goes out (once per turn, whatever the attempts), settled below.
       const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill, fleet: deps.fleetBudget });
-      if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason };
+      if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason, skippedBy: trip.guard };
       messages = conversation(run, previous, step.calls, toolNames(deps.agent));
     }
     const made = recorded ? { record: recorded, counted: false } : await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages!, reservation });

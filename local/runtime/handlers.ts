@@ -140,6 +140,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     codeVersion,
     ...(options.prices && { prices: options.prices }),
     ...(options.maxBudgets && { maxBudgets: options.maxBudgets }),
+    ...(options.fleetBudget && { fleetBudget: options.fleetBudget }),
     recoveryPolicy: options.recovery || undefined,
     agentEnv: { ...world.env, ...options.agentEnv },
     // The world is served in process: a step's tool call pays no loopback round trip.
