@@ -18,7 +18,8 @@
  *   npx tsx bench/fleet-budget.ts [--runs 1000] [--calls 20] [--dollars 100]
  */
 import { pathToFileURL } from 'node:url';
-import { leaseAndReserve, leaseKeys, leaseToReturn, returnLease, fleetKey, type FleetReserveRequest } from '../lambdas/ledger/fleet-leases.js';
+import { leaseAndReserve, leaseKeys, leaseToReturn, returnLease, fleetKey } from '../lambdas/ledger/fleet-leases.js';
+import type { FleetReserveRequest } from '../lambdas/ledger/ledger.js';
 import type { ItemsStep, Stored } from '../lambdas/ledger/protocol.js';
 import { agentCounterPk, DEFAULT_LEASE_MICROS, fleetCounters, fleetDay } from '../lambdas/records/fleet.js';
 import type { RunRecord } from '../lambdas/records/ledger-records.js';

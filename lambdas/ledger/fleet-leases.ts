@@ -1,4 +1,5 @@
-import type { Counters, RunRecord } from '../records/ledger-records.js';
+import type { RunRecord } from '../records/ledger-records.js';
+import type { FleetReservation, FleetReserveRequest } from './ledger.js';
 import { FLEET_SK, LEASE_SHARE_OF_REMAINING, type FleetCounter, type FleetDayRecord, type FleetLease } from '../records/fleet.js';
 import { ConditionalWriteError, countStep, expiresAt, type Current, type ItemsStep, type Key, type Stored } from './protocol.js';
 
@@ -25,21 +26,6 @@ import { ConditionalWriteError, countStep, expiresAt, type Current, type ItemsSt
  */
 
 export const fleetKey = (pk: string): Key => ({ pk, sk: FLEET_SK });
-
-/** A model call's reservation under a fleet budget (FleetLedger `reserveInFleet`). */
-export interface FleetReserveRequest {
-  readonly runId: string;
-  /** The call's count (`reserve:<turn>`) and what it adds (reservedTokens, reservedMicros). */
-  readonly stepKey: string;
-  readonly deltas: Partial<Counters>;
-  /** Today's counters, with their limits (records/fleet.ts fleetCounters). */
-  readonly counters: readonly FleetCounter[];
-  /** The most one lease takes (less as a counter runs low). */
-  readonly leaseMicros: number;
-}
-
-/** What a reservation came to: reserved (`leased`: micro-dollars this reservation took from the counters, 0 within the lease), or refused, saying why. */
-export type FleetReservation = { reserved: true; leased: number } | { reserved: false; reason: string };
 
 const spending = (run: RunRecord) => run.costMicros + (run.reservedMicros ?? 0);
 const sameCounters = (lease: FleetLease, counters: readonly FleetCounter[]) => lease.counters.length === counters.length && lease.counters.every((pk, index) => pk === counters[index]!.pk);

@@ -21,8 +21,7 @@ import type {
   EffectRecord,
 } from '../records/ledger-records.js';
 import { DYNAMODB_BATCH_GET_MAX_KEYS } from '../shared/limits.js';
-import type { FleetDayRecord } from '../records/fleet.js';
-import type { FleetReservation, FleetReserveRequest } from './fleet-leases.js';
+import type { FleetCounter, FleetDayRecord } from '../records/fleet.js';
 
 
 /**
@@ -290,6 +289,21 @@ export interface AggregateLedger {
   reserveAggregate(reservation: { key: string; holder: string; amount: number; threshold?: number }, now: Date): Promise<AggregateReservation>;
   getAggregate(key: string): Promise<AggregateRecord | undefined>;
 }
+
+/** A model call's reservation under a fleet budget (FleetLedger `reserveInFleet`). */
+export interface FleetReserveRequest {
+  readonly runId: string;
+  /** The call's count (`reserve:<turn>`) and what it adds (reservedTokens, reservedMicros). */
+  readonly stepKey: string;
+  readonly deltas: Partial<Counters>;
+  /** Today's counters, with their limits (records/fleet.ts fleetCounters). */
+  readonly counters: readonly FleetCounter[];
+  /** The most one lease takes (less as a counter runs low). */
+  readonly leaseMicros: number;
+}
+
+/** What a reservation came to: reserved (`leased`: micro-dollars this reservation took from the counters, 0 within the lease), or refused, saying why. */
+export type FleetReservation = { reserved: true; leased: number } | { reserved: false; reason: string };
 
 /**
  * A fleet budget's leases (ledger/fleet-leases.ts): a model call reserved within its run's lease of

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FleetReserveRequest } from '../../../lambdas/ledger/fleet-leases.js';
+import type { FleetReserveRequest } from '../../../lambdas/ledger/ledger.js';
 import type { Ledger } from '../../../lambdas/ledger/ledger.js';
 import { agentCounterPk, fleetCounters, stackCounterPk, type FleetBudget } from '../../../lambdas/records/fleet.js';
 import { at, run } from '../fixtures.js';
