@@ -26,7 +26,7 @@ export function secondsToWait(now: Date): number {
  * budget refused it and the run stops; throws when it waits.
  */
 export async function reserveInFleet(
-  ledger: Pick<GuardLedger, 'countStep' | 'recordGuardEvent'> & Pick<FleetLedger, 'reserveInFleet'>,
+  ledger: Pick<GuardLedger, 'countStep' | 'recordGuardEvent'> & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>,
   { run, turn, reservation, now, budget }: { run: RunRecord; turn: number; reservation: Reservation; now: Date; budget: FleetBudget | undefined },
 ): Promise<GuardTrip | undefined> {
   const stepKey = `reserve:${turn}`;
@@ -39,7 +39,12 @@ export async function reserveInFleet(
   const leaseMicros = budget?.leaseDollars === undefined ? DEFAULT_LEASE_MICROS : Math.round(budget.leaseDollars * 1_000_000);
   const answer = await ledger.reserveInFleet({ runId: run.runId, stepKey, deltas, counters, leaseMicros }, now);
   if (answer.reserved) return undefined;
-  if (budget?.whenSpent === 'wait') throw new ModelRetryAfterError(secondsToWait(now), `${answer.reason}: waiting for budget`);
+  if (budget?.whenSpent === 'wait') {
+    // It waits holding nothing: runs that waited holding their leases could hold the whole day
+    // between them, each waiting for another's. Its next call leases anew.
+    await ledger.returnFleetLease(run.runId, now);
+    throw new ModelRetryAfterError(secondsToWait(now), `${answer.reason}: waiting for budget`);
+  }
   await ledger.recordGuardEvent(run.runId, { guard: 'fleet', action: 'stopped', reason: answer.reason, at: now.toISOString() });
   return { guard: 'fleet', reason: answer.reason };
 }

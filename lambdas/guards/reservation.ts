@@ -19,7 +19,7 @@ import { reserveInFleet } from './fleet.js';
  * reserving the same bound from the same records, stops the run or asks for an extension.
  */
 export async function reserveModelCall(
-  ledger: Pick<GuardLedger, 'countStep' | 'recordGuardEvent'> & Pick<FleetLedger, 'reserveInFleet'>,
+  ledger: Pick<GuardLedger, 'countStep' | 'recordGuardEvent'> & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>,
   { run, turn, reservation, now, globalKill, fleet }: { run: RunRecord; turn: number; reservation: Reservation; now: Date; globalKill?: KillFlag | undefined; fleet?: FleetBudget | undefined },
 ): Promise<GuardTrip | undefined> {
   const trip = budgetTrip(run, now, globalKill) ?? reservationTrip(run, reservation);

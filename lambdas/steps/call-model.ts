@@ -46,7 +46,7 @@ export interface CallModelDeps {
   agent: AgentDefinition;
   /** This code's fingerprint: the run must be bound to it (steps/versions.ts), and each turn records it. */
   fingerprint: CodeFingerprint;
-  ledger: GuardLedger & TurnLedger & BlobStore & Pick<FleetLedger, 'reserveInFleet'>;
+  ledger: GuardLedger & TurnLedger & BlobStore & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>;
   /** A client per `provider:model-id`, built once per container. */
   models: ModelRegistry;
   clock: Clock;

@@ -24,7 +24,7 @@ export const CompactInput = z.object({ runId: z.string().min(1), turn: z.number(
 
 export interface CompactDeps {
   agent: AgentDefinition;
-  ledger: RunLedger & TurnLedger & GuardLedger & BlobStore & Pick<FleetLedger, 'reserveInFleet'>;
+  ledger: RunLedger & TurnLedger & GuardLedger & BlobStore & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>;
   /** A client per `provider:model-id` (the run's model summarises). */
   models: ModelRegistry;
   clock: Clock;

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentCounterPk, fleetDay } from '../../lambdas/records/fleet.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import type { LedgerKind } from '../../local/state/ledger-files.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
@@ -50,8 +51,43 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a $1 daily fleet budget, 20
     }
     const day = (await harness.stack.ledger.getFleetDay(agentCounterPk('counter', fleetDay(new Date()))))!;
     expect(day).toMatchObject({ runs: 0, limitMicros: 1_000_000 });
-    expect(day.leased).toBe(runs.reduce((sum, run) => sum + (run.fleetLease?.leased ?? 0), 0));
-    expect(day.leased).toBeGreaterThanOrEqual(spent);
+    // Every unused part given back: the counter holds exactly what the runs spent.
+    expect(day.leased).toBe(runs.reduce((sum, run) => sum + run.costMicros + (run.reservedMicros ?? 0), 0));
     console.log(`fleet budget (${ledger}): ${RUNS} runs, ${succeeded.length} finished, ${stopped.length} stopped by the budget; spent $${(spent / 1e6).toFixed(4)} of $1.00; ${day.leases} leases written to the counter for ${runs.reduce((sum, run) => sum + run.modelTurns, 0)} model calls`);
+  }, 240_000);
+});
+
+describe("a fleet budget that makes runs wait (whenSpent: 'wait')", () => {
+  it('lets all 200 runs finish within $5 a day: a call the budget cannot take yet waits for a lease to come back', async () => {
+    // Unbounded the runs spend less than $5, but their calls' bounds, held at once, are more.
+    // The calls the budget could not take yet, counted from outside the ledger (each then waited).
+    let refused = 0;
+    const counting = (ledger: Ledger): Ledger =>
+      new Proxy(ledger, {
+        get: (target, property, receiver) =>
+          property === 'reserveInFleet'
+            ? async (...args: Parameters<Ledger['reserveInFleet']>) => {
+                const answer = await target.reserveInFleet(...args);
+                if (!answer.reserved) refused += 1;
+                return answer;
+              }
+            : Reflect.get(target, property, receiver),
+      });
+    harness = (await startAgentHarness({ agent: agent as never, prices, retryAfterWaitMs: 5, decorateLedger: counting, fleetBudget: { agent: { dollarsPerDay: 5 }, whenSpent: 'wait' } })) as AgentHarness<never>;
+    const { engine } = harness.stack;
+    const arns = Array.from({ length: RUNS }, (_, index) => engine.startExecution({ name: `wait-${index}`, input: { runId: `wait-${index}`, input: { id: String(index) }, config: { maxTokensPerTurn: 256 } } }).executionArn);
+    const ended = await Promise.all(arns.map((arn) => engine.waitForExecution(arn)));
+    expect(ended.filter((execution) => execution.status !== 'SUCCEEDED')).toEqual([]);
+    const runs = (await Promise.all(arns.map((_, index) => harness!.stack.ledger.getRun(`wait-${index}`)))) as RunRecord[];
+    expect(runs.filter((run) => run.status !== 'succeeded').map((run) => `${run.runId}: ${run.stopReason}`)).toEqual([]);
+    const spent = runs.reduce((sum, run) => sum + run.costMicros, 0);
+    expect(spent).toBeLessThanOrEqual(5_000_000);
+    // The bounds of the first calls alone were more than the day: some waited.
+    const waits = refused;
+    expect(waits).toBeGreaterThan(0);
+    const day = (await harness.stack.ledger.getFleetDay(agentCounterPk('counter', fleetDay(new Date()))))!;
+    expect(day).toMatchObject({ runs: 0 });
+    expect(day.leased).toBe(runs.reduce((sum, run) => sum + run.costMicros + (run.reservedMicros ?? 0), 0));
+    console.log(`fleet budget (wait): ${RUNS} runs finished; spent $${(spent / 1e6).toFixed(4)} of $5.00; ${waits} waits for budget; ${day.leases} leases for ${runs.reduce((sum, run) => sum + run.modelTurns, 0)} model calls`);
   }, 240_000);
 });

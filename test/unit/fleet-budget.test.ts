@@ -49,6 +49,9 @@ describe('a model call under the fleet budget (guards/fleet.ts)', () => {
     expect(trip).toMatchObject({ name: ErrorNames.ModelRetryAfter, message: expect.stringMatching(/^60 s to wait \(retry-after\): fleet budget spent: agent refunds has \$0\.60 of \$1\.00 .*: waiting for budget$/) });
     expect(run.guardEvents ?? []).toEqual([]);
     expect(budgetTrip(run, now)?.guard).not.toBe('fleet');
+    // It waits holding nothing: its lease went back (what it reserved stays counted).
+    expect(run.fleetLease).toMatchObject({ returned: true, leased: 600_000 });
+    expect(await first.ledger.getFleetDay(agentCounterPk('refunds', '2026-12-02'))).toMatchObject({ leased: 600_000, runs: 0 });
   });
 
   it('waits a minute, or less when the day ends sooner', () => {
