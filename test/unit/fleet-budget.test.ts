@@ -9,6 +9,9 @@ import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { agentCounterPk, fleetCounters, type FleetBudget } from '../../lambdas/records/fleet.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import { localFleetBudget } from '../../local/runtime/fleet-budget.js';
+import { resultMetrics } from '../../lambdas/adapters/step-telemetry.js';
+import { MetricNames } from '../../lambdas/shared/metrics.js';
+import { Steps } from '../../lambdas/shared/steps.js';
 import { runRecord } from '../support/records.js';
 
 const now = new Date('2026-12-02T08:00:00.000Z');
@@ -52,6 +55,12 @@ describe('a model call under the fleet budget (guards/fleet.ts)', () => {
     // It waits holding nothing: its lease went back (what it reserved stays counted).
     expect(run.fleetLease).toMatchObject({ returned: true, leased: 600_000 });
     expect(await first.ledger.getFleetDay(agentCounterPk('refunds', '2026-12-02'))).toMatchObject({ leased: 600_000, runs: 0 });
+  });
+
+  it('counts a call the budget refused in the metric its alarm watches, and no other skipped call', () => {
+    const skipped = { turn: 2, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: 'fleet budget spent: …' };
+    expect(resultMetrics(Steps.CallModel, { ...skipped, skippedBy: 'fleet' })).toEqual([{ name: MetricNames.FleetBudgetSpent, unit: 'Count', value: 1 }]);
+    expect(resultMetrics(Steps.CallModel, { ...skipped, skippedBy: 'dollars' })).toEqual([]);
   });
 
   it('waits a minute, or less when the day ends sooner', () => {
