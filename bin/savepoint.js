@@ -7,12 +7,15 @@
 // SAVEPOINT_FROM_SOURCE=1 runs the sources themselves through tsx (for debugging); so does a
 // checkout whose bundle cannot be built or kept.
 import { existsSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import module from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+
 const checkout = existsSync(new URL('../cli/savepoint.ts', import.meta.url));
 if (!checkout) {
+  keepCompiledCode();
   // How local/runtime/agents.ts loads an agent: compiled on its own, its `savepoint` imports left to Node.
   globalThis[Symbol.for('savepoint.bundle')] = {
     importAgent: async (modulePath) => {
@@ -26,6 +29,7 @@ if (!checkout) {
   const fromSource = Boolean(process.env.SAVEPOINT_FROM_SOURCE) && process.env.SAVEPOINT_FROM_SOURCE !== '0';
   const bundle = fromSource ? undefined : await bundled();
   if (bundle) {
+    keepCompiledCode();
     // How local/runtime/agents.ts loads an agent when the harness is this bundle: bundled against it.
     globalThis[Symbol.for('savepoint.bundle')] = {
       dir: bundle.dir,
@@ -50,4 +54,17 @@ async function bundled() {
     if (process.env.SAVEPOINT_BUNDLE_DEBUG) process.stderr.write(`savepoint: running from source, no bundle: ${error?.stack ?? error}\n`);
     return undefined;
   }
+}
+
+/**
+ * Node's compile cache (node:module enableCompileCache): the code each start compiles (the CLI, its
+ * dependencies, the agent's bundle) is kept compiled for the next one, about a tenth of a short
+ * command's CPU. Kept beside the package's other caches, inside the install that owns them (not a
+ * directory other users share, such as the default under os.tmpdir()); where it cannot be written,
+ * nothing is cached and nothing fails. NODE_DISABLE_COMPILE_CACHE=1 turns it off. Not when the
+ * sources run through tsx (SAVEPOINT_FROM_SOURCE), which caches nothing.
+ */
+function keepCompiledCode() {
+  const cache = process.env.SAVEPOINT_BUNDLE_CACHE ? `${process.env.SAVEPOINT_BUNDLE_CACHE}/compile` : fileURLToPath(new URL('../node_modules/.cache/savepoint/compile', import.meta.url));
+  module.enableCompileCache?.(cache);
 }

@@ -1,16 +1,16 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { createClient } from '../client/index.js';
+import { createClient } from '../client/ledger-client.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { historySource } from '../console/history.js';
+import { historySource, severalHistories } from '../console/history.js';
 import { startConsole } from '../console/server.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
 import { extractStateMachine, type AslDefinition, type CfnTemplateJson } from '../local/template/asl.js';
 import { UsageError } from './errors.js';
-import { openLedger, runningEngine } from './state.js';
+import { agentDirsOf, openEveryAgent, runningEngine } from './state.js';
 import { watchStopSignals } from './signals.js';
 
 export const ConsoleOptions = z
@@ -53,7 +53,8 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
     const server = await startConsole({
       ledger: opened.ledger,
       client: createClient({ ledger: opened.ledger, ...(agent && { agent }) }),
-      history: historySource({ file: join(options.stateDir, 'history.jsonl') }),
+      // Each agent's directory keeps its executions' log (serve with several agents: agents/<name>/).
+      history: severalHistories([options.stateDir, ...agentDirsOf(options.stateDir).map(({ dir }) => dir)].map((dir) => historySource({ file: join(dir, 'history.jsonl') }))),
       // The same definition the engine runs, synthesized once when the graph is first asked for.
       definition: () => (definition ??= synthesizedDefinition(agent?.name)),
       canStart: false,
@@ -73,7 +74,7 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
 }
 
 /**
- * The state directory's ledger, opened for each read and let go after it (cli/state.ts: one process
+ * The state directory's ledger (every agent's, cli/state.ts openEveryAgent), opened for each read and let go after it (cli/state.ts: one process
  * at a time owns a state directory). A console left open used to hold the directory, locking out
  * every other command; now they work beside it, and while an engine runs the reads go through the
  * engine, as any command's do. Reads are taken one at a time: this process opens the directory once.
@@ -85,7 +86,7 @@ function ledgerBetweenReads(stateDir: string): Ledger {
       if (typeof method !== 'string' || method === 'then') return undefined; // not a thenable
       return (...args: unknown[]) => {
         const call = queue.then(async () => {
-          const opened = await openLedger(stateDir, 'console', LEDGER_READS.has(method) ? 'read' : 'write');
+          const opened = await openEveryAgent(stateDir, 'console', LEDGER_READS.has(method) ? 'read' : 'write');
           try {
             return await (opened.ledger[method as keyof Ledger] as (...a: unknown[]) => Promise<unknown>).apply(opened.ledger, args);
           } finally {

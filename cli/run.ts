@@ -11,7 +11,7 @@ import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-record
 import { parseModelSpec } from '../lambdas/models/spec.js';
 import { ours } from '../lambdas/approvals/decision.js';
 import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
-import { runsApiStarter } from '../client/index.js';
+import { runsApiStarter } from '../client/ledger-client.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
 import { RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ForkRequest } from '../lambdas/runs/fork.js';

@@ -3,6 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
 import { PAYLOAD_LIMIT_BYTES } from '../lambdas/shared/limits.js';
 import { readBoundedBody } from '../local/services/http-body.js';
+import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { ListQuery, type RunSummary } from '../lambdas/runs/runs-api.js';
+import { decodeCursor, mergeRunPages } from '../lambdas/runs/run-pages.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from '../local/services/loopback-credential.js';
 
 /** One agent's engine behind the front door: its runs and approval APIs, with their credential. */
@@ -22,8 +25,9 @@ const APPROVAL = /^\/v1\/approvals\/([^/]+)\/?$/;
  * `savepoint serve` with several agents: each agent has an engine of its own (its own ledger, as
  * a `DurableAgent` of its own has on AWS), and this one loopback port, behind its own credential,
  * routes the runs API and the approval API to them — a start by the `agent` it names, a run (its
- * events too) or an approval to the engine that holds it, a listing by its `agent`; the approvals waiting in every
- * engine are listed together. Each engine answers as it would alone (its 4xx included).
+ * events too) or an approval to the engine that holds it, a listing by its `agent` (without one,
+ * every engine's runs merged, newest first); the approvals waiting in every engine are listed
+ * together. Each engine answers as it would alone (its 4xx included).
  */
 export async function startFrontDoor(agents: readonly AgentApis[], options: { port?: number; fallback?: (request: IncomingMessage, response: ServerResponse) => boolean } = {}) {
   const credential = newLoopbackCredential();
@@ -51,6 +55,7 @@ export async function startFrontDoor(agents: readonly AgentApis[], options: { po
 
     if (/^\/v1\/runs\/?$/.test(url.pathname)) {
       const named = method === 'POST' ? agentOfBody(body) : url.searchParams.get('agent');
+      if (method === 'GET' && named === null && agents.length > 1) return listEvery(agents, url.searchParams, response);
       const agent = byName(named);
       if (!agent) return answer(response, 400, named ? `agent: no agent ${named} here (this serve runs ${names})` : `agent: this serve runs ${names}: name one`);
       return forward(`${agent.runs}${url.search}`);
@@ -99,6 +104,33 @@ function agentOfBody(body: Buffer): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `GET /v1/runs` without an agent: each engine's page from the same cursor, merged newest first
+ * (lambdas/runs/run-pages.ts), so a cursor pages through every agent's runs with none twice and
+ * none skipped. A query an engine refuses is refused as it answered (a bad cursor: 400).
+ */
+async function listEvery(agents: readonly AgentApis[], query: URLSearchParams, response: ServerResponse): Promise<void> {
+  let limit: number;
+  try {
+    const parsed = parseOrThrow(ListQuery, Object.fromEntries(query), 'query');
+    if (parsed.cursor !== undefined) decodeCursor(parsed.cursor);
+    limit = parsed.limit;
+  } catch (error) {
+    return answer(response, 400, (error as Error).message);
+  }
+  const answers = await Promise.all(
+    agents.map(async (agent) => {
+      const asked = new URLSearchParams(query);
+      asked.set('agent', agent.name);
+      const listed = await fetch(`${agent.runs}?${asked}`);
+      return { status: listed.status, page: (await listed.json()) as { runs: RunSummary[]; nextCursor?: string; message?: string } };
+    }),
+  );
+  const refused = answers.find(({ status }) => status !== 200);
+  if (refused) return answer(response, refused.status, refused.page.message);
+  return answer(response, 200, undefined, mergeRunPages(answers.map(({ page }) => page), limit));
 }
 
 /** The agent whose engine has the resource (answers 200 to a GET of it), if any. */

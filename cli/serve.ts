@@ -20,7 +20,7 @@ import { terminalSafe } from './format.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { fleetBudgetFile, pricesFile } from './run.js';
 import { watchStopSignals, type StopSignal, runCleanups } from './signals.js';
-import { chooseLedger, loadTemplate, publishEngine, rememberAgentModule, worldDataOf } from './state.js';
+import { agentDir, chooseLedger, loadTemplate, publishEngine, rememberAgentModule, worldDataOf } from './state.js';
 
 export const ServeOptions = z.object({
   /** The agents to serve (`--agent`, repeated): each with an engine and a ledger of its own (see `serveCommand`). */
@@ -85,10 +85,12 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
     let proxy: ((...args: Parameters<ReturnType<typeof consoleProxy>>) => boolean) | undefined;
     const fallback = (...args: Parameters<ReturnType<typeof consoleProxy>>) => proxy?.(...args) ?? false;
     for (const [index, { agent, module }] of loaded.entries()) {
-      const dir = index === 0 ? stateDir : join(stateDir, 'agents', agent.name);
+      const dir = index === 0 ? stateDir : agentDir(stateDir, agent.name);
       const api = several ? {} : { ...(options.port !== undefined && { port: options.port }), fallback };
       const stack = await serveAgent({ agent, module, dir, api, io, cleanups, options: { ...options, worldData: index === 0 ? options.worldData : undefined, template: index === 0 ? template : undefined, prices, fleetBudget } });
       engines.push({ name: agent.name, dir, stack });
+      // Where each agent was loaded from, in the state directory too: its commands find every agent's module.
+      if (dir !== stateDir) rememberAgentModule(stateDir, agent.name, module);
     }
     const first = engines[0]!.stack;
     // Several agents: one port in front of their engines (cli/serve-front.ts).
@@ -100,7 +102,9 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
     if (front) cleanups.push(() => front.close());
     const endpoints = front ? { ...first.endpoints, runs: front.runsUrl, approvals: front.approvalsUrl } : first.endpoints;
     const port = Number(new URL(endpoints.runs).port);
-    const consoleServer = await startLocalConsole(first, { stateDir, log: logTo(stateDir) });
+    // One console for every agent: their ledgers read as one, decisions through the front door.
+    const others = engines.slice(1).map(({ dir, stack }) => ({ stack, stateDir: dir }));
+    const consoleServer = await startLocalConsole(first, { stateDir, log: logTo(stateDir), agents: others, approvals: endpoints.approvals });
     cleanups.push(() => consoleServer.close());
     proxy = consoleProxy(consoleServer.origin, () => port);
     const consoleUrl = `http://127.0.0.1:${port}/#token=${consoleServer.token}`;
@@ -118,7 +122,7 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
     }
     io.out(`savepoint: runs API ${endpoints.runs.replace(/\/[^/]+\/v1\/runs$/, '/…/v1/runs')} (its address with the credential: ${join(stateDir, 'engine.json')})`);
     if (several) io.out(`savepoint: agents ${engines.map(({ name, dir }) => `${name} (${dir})`).join(', ')}`);
-    io.out(`savepoint: console ${consoleUrl}${several ? ` (agent ${engines[0]!.name})` : ''}`);
+    io.out(`savepoint: console ${consoleUrl}`);
     io.out('savepoint: ready');
     const signal = await signals.received;
     io.out(`savepoint: ${signal} received — draining: the steps in flight finish and are saved; unfinished runs resume when serve starts again`);

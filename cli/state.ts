@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
@@ -10,6 +10,7 @@ import { PRIVATE_FILE_MODE } from '../local/state/private-state.js';
 import { SEAL_KEY_FILE } from '../lambdas/ledger/embedded-files.js';
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
 import { RemoteLedger } from '../lambdas/ledger/remote-ledger.js';
+import { agentLedgers } from '../local/state/agent-ledgers.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
@@ -125,7 +126,60 @@ function readAgentModules(stateDir: string): Record<string, string> {
 export interface OpenLedger {
   ledger: Ledger;
   engine?: EngineFile;
+  /** With several agents (openEveryAgent): each agent directory's own ledger and engine, the state directory's first. */
+  parts?: AgentDir[];
   close: () => Promise<void>;
+}
+
+/** One agent directory of a state directory, open: its ledger, and the engine running on it. */
+export interface AgentDir {
+  dir: string;
+  ledger: Ledger;
+  engine?: EngineFile;
+}
+
+/** Where `savepoint serve` keeps the engine and ledger of each agent after the first (the first's are the state directory's own). */
+export const agentDir = (stateDir: string, agent: string) => join(stateDir, 'agents', agent);
+
+/** The agents' directories beneath a state directory (agents/<name>/) that hold a ledger, by agent name. */
+export function agentDirsOf(stateDir: string): { agent: string; dir: string }[] {
+  const root = join(stateDir, 'agents');
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => ({ agent: entry.name, dir: agentDir(stateDir, entry.name) }))
+    .filter(({ dir }) => ledgerKindOf(dir) !== undefined)
+    .sort((a, b) => a.agent.localeCompare(b.agent));
+}
+
+/**
+ * The ledgers of every agent of the state directory as one (local/state/agent-ledgers.ts): its own,
+ * and each agents/<name>/'s that `savepoint serve --agent a --agent b` keeps, each through its
+ * running engine or opened here as `openLedger` opens one. What a command that reads the state
+ * directory opens, so that it sees every agent's runs. `engine` is the state directory's (serve's
+ * front door, when serve runs).
+ */
+export async function openEveryAgent(stateDir: string, command = 'status', access: LedgerAccess = 'write'): Promise<OpenLedger> {
+  const others = agentDirsOf(stateDir);
+  if (others.length === 0) return openLedger(stateDir, command, access);
+  const opened: (OpenLedger & { dir: string; agent?: string })[] = [];
+  const close = async () => {
+    for (const part of opened.splice(0).reverse()) await part.close();
+  };
+  try {
+    opened.push({ ...(await openLedger(stateDir, command, access)), dir: stateDir });
+    for (const { agent, dir } of others) opened.push({ ...(await openLedger(dir, command, access)), dir, agent });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const parts = opened.map(({ dir, ledger, engine }) => ({ dir, ledger, ...(engine && { engine }) }));
+  return {
+    ledger: agentLedgers(opened.map(({ ledger, agent }) => ({ ledger, ...(agent && { agents: [agent] }) }))),
+    ...(opened[0]!.engine && { engine: opened[0]!.engine }),
+    parts,
+    close,
+  };
 }
 
 /**

@@ -1,11 +1,12 @@
-import { approvalApiDecider, createClient, runsClient, type RunsClient, type SavepointClient } from '../client/index.js';
+import { runsClient, type RunsClient } from '../client/index.js';
+import { approvalApiDecider, createClient, type SavepointClient } from '../client/ledger-client.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
 import { localUser } from '../local/services/approval-api.js';
 import { localApprovalKeys } from '../local/state/approval-keys.js';
 import { defaultAgent, deployed, stateDir } from './program.js';
-import { openLedger, rememberedAgentModule, runningEngine, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
+import { openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 import { liveOwner, lockFilePath } from './owner.js';
 import { existsSync } from 'node:fs';
 
@@ -47,7 +48,8 @@ function findsByName(name: string): boolean {
  * it. A command that only reads (LEDGER_ACCESS) opens it to read, from its index.
  */
 async function withLedger<T>(command: string, use: (opened: OpenLedger) => Promise<T>): Promise<T> {
-  const opened = await openLedger(stateDir(), command, LEDGER_ACCESS[command] ?? 'write');
+  const open = EVERY_AGENT.has(command) ? openEveryAgent : openLedger;
+  const opened = await open(stateDir(), command, LEDGER_ACCESS[command] ?? 'write');
   try {
     return await use(opened);
   } finally {
@@ -62,6 +64,8 @@ export interface Target {
   live: boolean;
   /** The running local engine, when the command reaches one. */
   engine?: EngineFile;
+  /** Each agent's directory, its ledger and engine, when the state directory holds several (cli/state.ts openEveryAgent). */
+  parts?: AgentDir[];
   /** A link to watch an execution (the AWS console's, on a deployed stack). */
   link: (executionArn: string) => string;
 }
@@ -87,15 +91,17 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
   }
   return withLedger(command, async (opened) => {
     const run = runId ? await opened.ledger.getRun(runId) : undefined;
-    const agent = await agentFor(agentSpec, run?.agent, opened.engine ?? null);
+    // The engine that runs the run's agent, when serve runs several (its module is the run's agent).
+    const runEngine = opened.parts?.find((part) => run && part.engine?.agent?.name === run.agent)?.engine ?? opened.engine;
+    const agent = await agentFor(agentSpec, run?.agent, runEngine ?? null);
     const decide = opened.engine ? approvalApiDecider(opened.engine.endpoints.approvals) : undefined;
     // The running engine's Step Functions API, for what starts executions (`migrate`): the run's own state machine.
-    const sfn = opened.engine && run ? await engineSfnClient(opened.engine) : undefined;
+    const sfn = runEngine && run ? await engineSfnClient(runEngine) : undefined;
     // Who decides is who runs this command: the local approval API, or the ledger here, records this machine's user.
     const ledgerDecisions = { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(stateDir()).decisions, policy: { separationOfDuties: false } };
     const client = createClient({ ledger: opened.ledger, agent, ledgerDecisions, ...(decide && { decide }), ...(sfn && run && { sfn: sfn.client, stateMachineArn: sfn.stateMachineArnOf(run.executionArn) }) });
     try {
-      return await use({ client, ledger: opened.ledger, live: Boolean(opened.engine), engine: opened.engine, link: (arn) => arn });
+      return await use({ client, ledger: opened.ledger, live: Boolean(opened.engine), engine: opened.engine, ...(opened.parts && { parts: opened.parts }), link: (arn) => arn });
     } finally {
       sfn?.client.destroy();
     }
@@ -104,6 +110,13 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
 
 /** The commands that write nothing, and how they open an embedded ledger (cli/state.ts `LedgerAccess`); the others open it to write. */
 const LEDGER_ACCESS: Readonly<Record<string, LedgerAccess>> = { status: 'read', runs: 'read', approvals: 'read', verify: 'verify' };
+
+/**
+ * The commands that reach every agent's ledger of the state directory (`serve --agent a --agent b`
+ * keeps one per agent): they see each agent's runs, and `kill --all` stops every agent's. The
+ * others work on the state directory's own.
+ */
+const EVERY_AGENT: ReadonlySet<string> = new Set(['status', 'runs', 'approvals', 'verify', 'trace', 'replay', 'kill']);
 
 /** The running engine's Step Functions client; the SDK loads only when a command reaches an engine. */
 async function engineSfnClient(engine: EngineFile) {

@@ -6,7 +6,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { secretSealer } from '../lambdas/ledger/seal.js';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import { InvalidInputError } from '../lambdas/shared/errors.js';
-import { approvalApiDecider, createClient, runsApiStarter, runsUrlOf, type SavepointClient } from './index.js';
+import { approvalApiDecider, createClient, runsApiStarter, runsUrlOf, type SavepointClient } from './ledger-client.js';
 import { signedFetch, type Deployment } from './deployment.js';
 
 export { describeDeployment, NodeSha256, signedFetch, type Deployment } from './deployment.js';

@@ -82,7 +82,9 @@ export interface RunsClient {
   /** The run now; `undefined` for a run id the deployment does not hold. */
   get(runId: string): Promise<Run | undefined>;
   /**
-   * A page of runs, newest first.
+   * A page of runs, newest first: of the `agent` named, or of every agent the API serves (a serve
+   * of several agents pages through all their runs with one cursor). Pass `nextCursor` back
+   * unchanged as `cursor`; a cursor it did not give is refused (400).
    *
    * @example
    * for (let page = await client.list({ status: 'input_required' }); ; page = await client.list({ cursor: page.nextCursor })) {

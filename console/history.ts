@@ -129,6 +129,26 @@ export function historySource(options: {
   };
 }
 
+/** Several engines' executions as one source (serve with several agents: an engine each): an execution is found in the one that knows it. */
+export function severalHistories(sources: readonly HistorySource[]): HistorySource {
+  return {
+    async linesOf(arn) {
+      for (const source of sources) {
+        const lines = await source.linesOf(arn);
+        if (lines.length > 0) return lines;
+      }
+      return [];
+    },
+    async statusOf(arn) {
+      for (const source of sources) {
+        const status = await source.statusOf?.(arn);
+        if (status !== undefined) return status;
+      }
+      return undefined;
+    },
+  };
+}
+
 export interface StateCounts {
   entered: number;
   retried: number;

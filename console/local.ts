@@ -1,35 +1,54 @@
 import { join } from 'node:path';
-import { approvalApiDecider, createClient } from '../client/index.js';
+import { approvalApiDecider, createClient } from '../client/ledger-client.js';
 import type { LocalStack } from '../local/runtime/local-stack.js';
-import { historySource } from './history.js';
+import { agentLedgers } from '../local/state/agent-ledgers.js';
+import { historySource, severalHistories } from './history.js';
 import { startConsole, type ConsoleOptions, type ConsoleServer } from './server.js';
+
+/** What the console reads and steers of a local stack. */
+type ServedStack = Pick<LocalStack, 'agent' | 'engine' | 'ledger' | 'sfn' | 'stateMachineArn' | 'endpoints'>;
 
 /**
  * The console of a running local stack, in its process: it reads the stack's ledger and engine
  * (and the state directory's history log, for executions of earlier processes), and steers
  * through a client of the stack (decisions through the approval API, starts through the Step
- * Functions API).
+ * Functions API). With `agents` (`savepoint serve --agent a --agent b`: an engine and a ledger per
+ * agent), it reads every agent's ledger and engine as one (local/state/agent-ledgers.ts), and
+ * decides through `approvals` (serve's front door, which finds each approval's engine).
  */
 export function startLocalConsole(
-  stack: Pick<LocalStack, 'agent' | 'engine' | 'ledger' | 'sfn' | 'stateMachineArn' | 'endpoints'>,
-  options: { stateDir?: string } & Pick<ConsoleOptions, 'host' | 'port' | 'token' | 'log' | 'actor' | 'clock'> = {},
+  stack: ServedStack,
+  options: {
+    stateDir?: string;
+    /** The other agents the process serves, each with its stack and its state directory. */
+    agents?: readonly { stack: ServedStack; stateDir: string }[];
+    /** The approval API decisions go through. @default the stack's */
+    approvals?: string;
+  } & Pick<ConsoleOptions, 'host' | 'port' | 'token' | 'log' | 'actor' | 'clock'> = {},
 ): Promise<ConsoleServer> {
+  const { stateDir, agents = [], approvals, ...rest } = options;
+  const served = [{ stack, stateDir }, ...agents];
+  const ledger = agents.length === 0 ? stack.ledger : agentLedgers(served.map((one) => ({ ledger: one.stack.ledger, agents: [one.stack.agent.name] })));
   const client = createClient({
-    ledger: stack.ledger,
+    ledger,
     sfn: stack.sfn,
     stateMachineArn: stack.stateMachineArn,
-    decide: approvalApiDecider(stack.endpoints.approvals),
+    decide: approvalApiDecider(approvals ?? stack.endpoints.approvals),
     agent: stack.agent,
   });
-  const { stateDir, ...rest } = options;
+  const histories = served.map((one) => historySource({ engine: one.stack.engine, ...(one.stateDir && { file: join(one.stateDir, 'history.jsonl') }) }));
   return startConsole({
     ...rest,
-    ledger: stack.ledger,
+    ledger,
     client,
-    history: historySource({ engine: stack.engine, ...(stateDir && { file: join(stateDir, 'history.jsonl') }) }),
-    definition: () => stack.engine.definition,
-    subscribe: (onChange) => stack.engine.on(() => onChange()),
+    history: histories.length === 1 ? histories[0]! : severalHistories(histories),
+    // The definition of the run's agent's engine.
+    definition: (run) => (served.find((one) => one.stack.agent.name === run.agent)?.stack ?? stack).engine.definition,
+    subscribe: (onChange) => {
+      const offs = served.map((one) => one.stack.engine.on(() => onChange()));
+      return () => offs.forEach((off) => off());
+    },
     canStart: true,
-    agent: stack.agent.name,
+    agent: served.map((one) => one.stack.agent.name).join(', '),
   });
 }

@@ -1,4 +1,5 @@
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { http } from '../lambdas/shared/node-http.js';
 
 /** The console's paths (console/server.ts): its page, its assets and its API. */
 const CONSOLE_PATH = /^\/(?:$|app\.js$|style\.css$|api\/)/;
@@ -25,7 +26,7 @@ export function consoleProxy(consoleOrigin: string, servedAt: () => number) {
     }
     const { origin } = request.headers;
     const headers = { ...request.headers, host: target.host, ...(origin !== undefined && own.some((host) => origin === `http://${host}`) && { origin: target.origin }) };
-    const upstream = httpRequest({ hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers }, (answer) => {
+    const upstream = http.request({ hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers }, (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(response);
     });

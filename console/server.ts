@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import type { SavepointClient } from '../client/index.js';
+import type { SavepointClient } from '../client/ledger-client.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { RunStatus, type RunRecord } from '../lambdas/records/ledger-records.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';

@@ -27,7 +27,7 @@ import { operationsOf, type AlarmThresholds } from './observability.js';
 import { addCollectorLayer, tracingEnvironment, type GenAiTracing } from './tracing.js';
 import { fleetBudgetEnvironment, type FleetBudgetProps } from './fleet-budget.js';
 import type { LedgerRole } from './ledger-table.js';
-import { API_GATEWAY_INTEGRATION_TIMEOUT_MS } from '../lambdas/shared/limits.js';
+import { API_GATEWAY_INTEGRATION_TIMEOUT_MS, API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS } from '../lambdas/shared/limits.js';
 
 /** API Gateway's default (and, without a quota increase, longest) integration timeout. */
 const API_INTEGRATION_TIMEOUT = Duration.millis(API_GATEWAY_INTEGRATION_TIMEOUT_MS);
@@ -225,12 +225,13 @@ export interface ApprovalPageProps {
 
 /**
  * Each integration lets API Gateway invoke its function from any method of the API, in one
- * `Lambda::Permission` per function (`scopePermissionToMethod: false`), and not from the console's
- * test invoke: CDK's defaults add two permissions per method, 12 resources per agent.
+ * `Lambda::Permission` per function (`scopePermissionToMethod: false`), which leaves out the
+ * console's test invoke too: CDK's defaults add two permissions per method, 12 resources per agent.
+ * (`allowTestInvoke: false` beside it is ignored, and CDK warns at every synth that it is.)
  */
 /** The events stream's function: as long as API Gateway lets a stream last (15 minutes, Lambda's longest timeout too). */
 const RUN_EVENTS_TIMEOUT_SECONDS = 900;
-const INTEGRATION = { timeout: API_INTEGRATION_TIMEOUT, scopePermissionToMethod: false, allowTestInvoke: false } as const;
+const INTEGRATION = { timeout: API_INTEGRATION_TIMEOUT, scopePermissionToMethod: false } as const;
 
 /** The approval API's stage throttle (the signed routes), and the page's own, per method. */
 const API_THROTTLE = { rateLimit: 10, burstLimit: 20 } as const;
@@ -431,7 +432,10 @@ export class DurableAgent extends Construct {
       const runEvents = fn('RunEventsFunction', Steps.RunEvents, { timeout: Duration.seconds(RUN_EVENTS_TIMEOUT_SECONDS) });
       // Reads only: the run's item and its conversation (infra/ledger-table.ts `runEvents`).
       ledger.grantTo(runEvents, 'runEvents', props.agentName);
-      run.addResource('events').addMethod('GET', new LambdaIntegration(runEvents, { ...INTEGRATION, responseTransferMode: ResponseTransferMode.STREAM }));
+      // A streamed integration is ended by its own timeout too (lambdas/shared/limits.ts): set to
+      // the 15 minutes a stream may last, not the 29 s default, which would end every stream there.
+      const streamed = { ...INTEGRATION, timeout: Duration.millis(API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS), responseTransferMode: ResponseTransferMode.STREAM };
+      run.addResource('events').addMethod('GET', new LambdaIntegration(runEvents, streamed));
       this.api = api;
       // Execution logging needs the account's CloudWatch Logs role set first.
       if (props.apiGatewayAccount ?? true) api.deploymentStage.node.addDependency(ApiGatewayAccount.of(this).account);

@@ -134,7 +134,7 @@ export class Operations extends Construct {
       new GraphWidget({
         title: 'Approvals waiting',
         left: [m(MetricNames.ApprovalsWaiting, 'Maximum', quarter, 'waiting'), m(MetricNames.ApprovalsExpired, 'Sum', hour, 'expired')],
-        right: [new MathExpression({ expression: 'age / 3600', usingMetrics: { age: m(MetricNames.OldestApprovalAgeSeconds, 'Maximum', quarter) }, label: 'oldest waiting (hours)' })],
+        right: [new MathExpression({ expression: 'age / 3600', usingMetrics: { age: m(MetricNames.OldestApprovalAgeSeconds, 'Maximum', quarter) }, label: 'oldest waiting (hours)', period: quarter })],
         width: 8,
       }),
       new GraphWidget({

@@ -13,13 +13,14 @@ export function registerStatusCommand(program: Command): void {
     .option('--agent <name|path>', "the run's agent, for its own summary (default: the agent named in the run)")
     .option('--json', 'print JSON', false)
     .action((runId: string, options: { json: boolean; agent?: string }) =>
-      withClient('status', options.agent, runId, async ({ client, engine }) => {
+      withClient('status', options.agent, runId, async ({ client, engine, parts }) => {
         const view = await client.status(runId);
         if (!view) throw new UsageError(`no run ${runId} in ${stateDir()}`);
         // A local run recorded as running that no engine of its agent drives: its process died (a
         // SIGKILL, a crash). The ledger cannot tell; the state directory can, and says what to type.
         const local = view.report.status === 'running' && !deployed().stack;
-        const driven = local ? engine?.agent?.name === view.report.agent : undefined;
+        const engines = parts ? parts.flatMap((part) => (part.engine ? [part.engine] : [])) : engine ? [engine] : [];
+        const driven = local ? engines.some((running) => running.agent?.name === view.report.agent) : undefined;
         if (options.json) printJson({ ...view.report, lifecycle: view.lifecycle, ...(driven !== undefined && { driven }) });
         else {
           out(formatReport(view.report));

@@ -62,7 +62,7 @@ export function serveRunEvents(route: RunEventsRoute, streaming: LambdaStreaming
       },
       open(headers) {
         const body = streaming.from(responseStream, { statusCode: 200, headers });
-        return { write: (text) => void body.write(text), end: () => void body.end() };
+        return { write: (chunk) => void body.write(chunk), end: () => void body.end() };
       },
       onClose(stopStream) {
         stop = stopStream;

@@ -10,9 +10,13 @@ import { isFinal, settledEvents, type RunEvent, type RunRecords } from './events
  * write on the steps' hot path. A read is a query of one partition.
  *
  * Where the ledger is in the same process as the steps (the local engine), `wake(runId)` after a
- * record reads the run sooner than the poll would: a delivery lags its write by a few steps, not a
- * poll. Wakes are spaced by the followers as polls are (a delivery is a socket write per follower),
- * more tightly because they come only when there is something to send; the poll stays for the
+ * record reads the run sooner than the poll would: a delivery lags its write by some steps, not a
+ * poll. A delivery is a socket write per follower, so the reads wakes make are spaced by the
+ * process's own work, not by the wall clock: each follower adds `WAKE_CPU_MS_PER_FOLLOWER` of the
+ * process's CPU time between two of them. The followers' writes are then a fixed share of the
+ * engine's CPU however many follow (a write's cost / that), and a loaded machine, which slows the
+ * steps in wall time but not in CPU, does not make deliveries more frequent per step. The poll is
+ * the ceiling (an idle process's CPU hardly moves: a write waits a poll at most) and stays for the
  * writes of another process (a console over a state directory another engine writes).
  *
  *   subscriber ──follow(runId)──► poller of runId ──every pollMs──► read(runId) ─► settledEvents
@@ -24,10 +28,13 @@ import { isFinal, settledEvents, type RunEvent, type RunRecords } from './events
 export type ReadRun = (runId: string) => Promise<RunRecords | undefined>;
 
 /**
- * A run's settled events as they grow, each one's SSE frame, and `batch(from)`: the frames from
- * index `from` to the end, joined once per delivery however many followers are at `from`.
+ * A run's settled events as they grow, each one's SSE frame (its bytes, encoded once), and
+ * `batch(from, opening)`: the frames from index `from` to the end in one buffer, joined once per
+ * delivery however many followers are at `from` (with `opening`: after the stream's `retry:` line),
+ * and written as it is to every one of them.
  */
-export type FeedListener = (events: readonly RunEvent[], frames: readonly string[], batch: (from: number) => string) => void;
+export type FeedListener = (events: readonly RunEvent[], frames: readonly Buffer[], batch: Batch) => void;
+export type Batch = (from: number, opening?: boolean) => Buffer;
 
 export interface RunFeeds {
   /**
@@ -43,8 +50,9 @@ export interface RunFeeds {
    */
   follow(runId: string, listener: FeedListener): () => void;
   /**
-   * A record of the run was just written (by this process): read it soon, at most one read per
-   * `wakeMsPerFollower` × followers (and `wakeMs`). Nothing when nobody follows the run.
+   * A record of the run was just written (by this process): read it soon, once the process has
+   * spent `wakeCpuMsPerFollower` × followers of CPU time (and `wakeMs`) since the last read, or at
+   * the next poll. Many writes, one read. Nothing when nobody follows the run.
    */
   wake(runId: string): void;
 }
@@ -64,11 +72,18 @@ export const POLL_MS_PER_FOLLOWER = 2.5;
  */
 export const WAKE_MS = 10;
 /**
- * Each follower spaces the reads wakes make by this much (a hundred: 50 ms, 20 deliveries a
- * second, each a socket write per follower): a delivery a few steps after its write at bench
- * speed (bench/events.ts: 6.5–12 steps), and the followers' writes bounded per run as the poll's are.
+ * Each follower spaces the reads wakes make by this much of the process's CPU time (a hundred:
+ * 50 ms of CPU, some 14 agent steps of the bench's; bench/events.ts). A delivery costs a socket
+ * write per follower (15–35 µs), so deliveries take a few percent of the process's CPU however
+ * many follow.
  */
-export const WAKE_MS_PER_FOLLOWER = 0.5;
+export const WAKE_CPU_MS_PER_FOLLOWER = 0.5;
+
+/** The CPU time this process has used (ms, every thread): what spaces the reads wakes make. */
+export const processCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 export function runFeeds({
   read,
@@ -76,7 +91,8 @@ export function runFeeds({
   pollMs = POLL_MS,
   pollMsPerFollower = POLL_MS_PER_FOLLOWER,
   wakeMs = WAKE_MS,
-  wakeMsPerFollower = WAKE_MS_PER_FOLLOWER,
+  wakeCpuMsPerFollower = WAKE_CPU_MS_PER_FOLLOWER,
+  cpuMs = processCpuMs,
   onError = () => undefined,
 }: {
   read: ReadRun;
@@ -84,28 +100,43 @@ export function runFeeds({
   pollMs?: number;
   pollMsPerFollower?: number;
   wakeMs?: number;
-  wakeMsPerFollower?: number;
+  wakeCpuMsPerFollower?: number;
+  /** The process's CPU time (ms): see `processCpuMs`. */
+  cpuMs?: () => number;
   onError?: (error: unknown) => void;
 }): RunFeeds {
   const timers = timersOf(clock);
   interface Feed {
     listeners: Set<FeedListener>;
     events: readonly RunEvent[];
-    frames: string[];
+    frames: Buffer[];
+    /** The frames joined from each index to the end, made when a follower first asks (reset as the list grows). */
+    batch: Batch;
     reading: boolean;
     /** The next read's timer, and when it is due (clock ms). */
     cancel?: () => void;
     due: number;
-    /** When the last read began (clock ms). */
+    /** When the last read began (clock ms), and the process's CPU time then (ms). */
     readAt: number;
-    /** A write woke the run while it was being read: read it again. */
+    readCpu: number;
+    /** A write woke the run since the last read began: read it again once the gap is passed. */
     woken: boolean;
   }
   const polled = new Map<string, Feed>();
   /** The reads under way for `current` from the start of a run. */
   const opening = new Map<string, Promise<readonly RunEvent[] | undefined>>();
   const now = () => clock.now().getTime();
-  const wakeGap = (feed: Feed) => Math.max(wakeMs, feed.listeners.size * wakeMsPerFollower);
+  const pollGap = (feed: Feed) => Math.max(pollMs, feed.listeners.size * pollMsPerFollower);
+  /**
+   * How long a woken run waits for its read (ms, 0: read now): until `wakeMs` after the last read
+   * and the followers' CPU gap since it, or the poll's gap, whichever comes first. The CPU gap
+   * left is waited as wall time (CPU time moves no faster), then checked again.
+   */
+  const wokenDelay = (feed: Feed) => {
+    const sincePoll = feed.readAt + pollGap(feed) - now();
+    const sinceWake = Math.max(feed.readAt + wakeMs - now(), feed.readCpu + feed.listeners.size * wakeCpuMsPerFollower - cpuMs());
+    return Math.max(0, Math.min(sincePoll, sinceWake));
+  };
   /** Reads the run in `delay` ms, unless a read is due sooner already. */
   const schedule = (runId: string, feed: Feed, delay: number) => {
     if (delay <= 0) return void poll(runId); // no timer for a read that is due
@@ -115,7 +146,9 @@ export function runFeeds({
     feed.due = due;
     feed.cancel = timers.after(delay, () => {
       feed.cancel = undefined;
-      void poll(runId);
+      // A woken run whose CPU gap is not passed yet (the process was idle, or not given a core) waits on.
+      if (feed.woken) schedule(runId, feed, wokenDelay(feed));
+      else void poll(runId);
     });
   };
 
@@ -127,15 +160,16 @@ export function runFeeds({
     feed.reading = true;
     feed.woken = false;
     feed.readAt = now();
+    feed.readCpu = cpuMs();
     try {
       const records = await read(runId);
       const events = records ? settledEvents(records) : [];
       if (events.length > feed.events.length) {
         // The prefix never changes (events.ts): only the new events are framed.
-        for (const event of events.slice(feed.events.length)) feed.frames.push(sseFrame(event));
+        for (const event of events.slice(feed.events.length)) feed.frames.push(Buffer.from(sseFrame(event), 'latin1'));
         feed.events = events;
-        const batch = batchOf(feed.frames);
-        for (const listener of feed.listeners) listener(events, feed.frames, batch);
+        feed.batch = batchOf(feed.frames);
+        for (const listener of feed.listeners) listener(events, feed.frames, feed.batch);
       }
     } catch (error) {
       onError(error); // a read that failed (a damaged record, a throttle) is tried again on the next tick
@@ -143,7 +177,7 @@ export function runFeeds({
       feed.reading = false;
     }
     if (polled.get(runId) !== feed || feed.listeners.size === 0 || isFinal(feed.events.at(-1))) return;
-    schedule(runId, feed, feed.woken ? Math.max(0, feed.readAt + wakeGap(feed) - now()) : Math.max(pollMs, feed.listeners.size * pollMsPerFollower));
+    schedule(runId, feed, feed.woken ? wokenDelay(feed) : pollGap(feed));
   };
 
   return {
@@ -169,13 +203,14 @@ export function runFeeds({
     follow(runId, listener) {
       let feed = polled.get(runId);
       if (!feed) {
-        feed = { listeners: new Set(), events: [], frames: [], reading: false, due: 0, readAt: 0, woken: false };
+        feed = { listeners: new Set(), events: [], frames: [], batch: batchOf([]), reading: false, due: 0, readAt: 0, readCpu: 0, woken: false };
         polled.set(runId, feed);
         feed.listeners.add(listener);
         void poll(runId);
       } else {
         feed.listeners.add(listener);
-        if (feed.events.length > 0) listener(feed.events, feed.frames, batchOf(feed.frames));
+        // Those who join a followed run share its joined frames too (a hundred joining: one join).
+        if (feed.events.length > 0) listener(feed.events, feed.frames, feed.batch);
       }
       const own = feed;
       return () => {
@@ -190,20 +225,22 @@ export function runFeeds({
       const feed = polled.get(runId);
       if (!feed || isFinal(feed.events.at(-1))) return;
       // Read once the one under way ends (what it read may predate the write), else after the gap.
-      if (feed.reading) feed.woken = true;
-      else schedule(runId, feed, Math.max(0, feed.readAt + wakeGap(feed) - now()));
+      const waiting = feed.woken;
+      feed.woken = true;
+      if (!feed.reading && !waiting) schedule(runId, feed, wokenDelay(feed));
     },
   };
 }
 
-/** The frames from an index to the end, joined once per index (followers in step share one string, and one write each). */
-function batchOf(frames: readonly string[]): (from: number) => string {
-  const joined = new Map<number, string>();
+/** The frames from an index to the end, joined once per index (followers in step share one buffer, and one write each). */
+function batchOf(frames: readonly Buffer[]): Batch {
+  const joined = new Map<number, Buffer>();
   const to = frames.length;
-  return (from) => {
-    let text = joined.get(from);
-    if (text === undefined) joined.set(from, (text = from === to - 1 ? frames[from]! : frames.slice(from, to).join('')));
-    return text;
+  return (from, opening = false) => {
+    const key = opening ? -1 - from : from;
+    let bytes = joined.get(key);
+    if (bytes === undefined) joined.set(key, (bytes = from === to - 1 && !opening ? frames[from]! : Buffer.concat(opening ? [SSE_OPENING, ...frames.slice(from, to)] : frames.slice(from, to))));
+    return bytes;
   };
 }
 
@@ -231,10 +268,13 @@ export const SSE_HEARTBEAT = ': heartbeat\n\n';
 
 /** How long a client waits before reconnecting after a dropped stream (the `retry:` field, ms). */
 export const SSE_RETRY_MS = 1000;
+/** What a stream opens with: the client's reconnection delay. */
+const SSE_OPENING = Buffer.from(`retry: ${SSE_RETRY_MS}\n\n`, 'latin1');
 
 /** Where a stream's frames go: an HTTP response (local), or Lambda's response stream (AWS). */
 export interface EventSink {
-  write(text: string): void;
+  /** ASCII text or its bytes (a batch of frames is one buffer, the same for every follower: not copied per write). */
+  write(chunk: string | Buffer): void;
   end(): void;
 }
 
@@ -287,8 +327,8 @@ export function streamRunEvents(
   };
   const cancelDuration = limits.maxDurationMs === undefined ? () => {} : timers.after(limits.maxDurationMs, () => stop(true));
   let unfollow: (() => void) | undefined;
-  // Sent with the first delivery (one write, not two), or alone if there is none yet.
-  let preamble = `retry: ${SSE_RETRY_MS}\n\n`;
+  // The opening `retry:` line goes with the first delivery (one write, not two), or alone if there is none yet.
+  let opened = false;
   unfollow = feeds.follow(runId, (events, frames, batch) => {
     if (!open) return;
     // Ids are positions: those after the cursor are exactly the ones not sent yet.
@@ -306,10 +346,10 @@ export function streamRunEvents(
         }
       }
     }
-    const text = preamble + (to === events.length ? batch(from) : frames.slice(from, to).join(''));
-    preamble = '';
-    sink.write(text);
-    sent += text.length;
+    const chunk = to === events.length ? batch(from, !opened) : Buffer.concat(opened ? frames.slice(from, to) : [SSE_OPENING, ...frames.slice(from, to)]);
+    opened = true;
+    sink.write(chunk);
+    sent += chunk.length;
     next = to;
     cursor = events[to - 1]!.id;
     if (isFinal(events[to - 1]) || to < events.length || (limits.maxBytes !== undefined && sent >= limits.maxBytes)) return stop(true);
@@ -325,8 +365,8 @@ export function streamRunEvents(
   }
   // The listener may have ended the stream already (the final event was there): then let go of the feed now.
   if (open) {
-    if (preamble) sink.write(preamble);
-    preamble = '';
+    if (!opened) sink.write(SSE_OPENING);
+    opened = true;
     armHeartbeat();
   } else unfollow();
   return () => stop(false);

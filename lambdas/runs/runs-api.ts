@@ -10,6 +10,7 @@ import { lifecycleOf, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js
 import { loadReport, type RunReport } from './report.js';
 import { KillReason, RunId, runIdOf } from './run-request.js';
 import { createStartRoute, StarterRefused, StartRunBody, type StartRouteDeps } from './start-route.js';
+import { decodeCursor, encodeCursor, newestFirst } from './run-pages.js';
 import { starterPerson } from '../approvals/people.js';
 
 /**
@@ -37,7 +38,6 @@ export const POLL_AFTER_SECONDS = 2;
 const LONG_POLL_EVERY_MS = 1_000;
 /** Left of the function's time when a long-poll answers, whatever it was asked: the answer still has to reach the caller. */
 const ANSWER_MARGIN_MS = 2_000;
-/** At most this many runs are listed through, page after page (a ledger's Scan, newest first). */
 /** Runs read for one page of `GET /v1/runs`, newest first from the cursor (each one a GetItem on DynamoDB). */
 const LIST_READ_LIMIT = 1_000;
 
@@ -223,25 +223,4 @@ export function createRunsRoutes(deps: RunsApiDeps) {
   };
 
   return { start, get, list, cancel };
-}
-
-/** Newest first: by creation time, then by run id (a total order, so a cursor names one place in it). */
-function newestFirst(a: Pick<RunRecord, 'createdAt' | 'runId'>, b: Pick<RunRecord, 'createdAt' | 'runId'>): number {
-  return b.createdAt.localeCompare(a.createdAt) || b.runId.localeCompare(a.runId);
-}
-
-const Cursor = z.tuple([z.string().min(1).max(64), RunId]);
-
-/** Opaque to the caller: where the last page ended (its last run's creation time and id). */
-function encodeCursor(run: Pick<RunRecord, 'createdAt' | 'runId'>): string {
-  return Buffer.from(JSON.stringify([run.createdAt, run.runId])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): Pick<RunRecord, 'createdAt' | 'runId'> {
-  try {
-    const [createdAt, runId] = Cursor.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
-    return { createdAt, runId };
-  } catch {
-    throw new InvalidInputError('cursor: not a cursor this API gave (pass the nextCursor of the page before, unchanged)');
-  }
 }

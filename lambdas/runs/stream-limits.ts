@@ -29,10 +29,14 @@ import type { StreamLimits } from './event-feed.js';
  *
  * Chosen: the REST API's streaming integration (infra/durable-agent.ts), on the runs API's own
  * API, its IAM authorization and resource policy: no second URL, and the client's signed requests
- * as they are. Unverified (not found in the stored documentation): that the integration's 29 s
- * timeout bounds only the time to the metadata on a streamed integration (the stream writes its
- * `retry:` at once), and that API Gateway's `lambda:InvokeFunction` permission covers its
- * `InvokeWithResponseStream` (aws-cdk-lib grants that action for a STREAM integration).
+ * as they are. The integration's timeout ends a streamed response too ("make sure the timeout of
+ * your integration is long enough", "Troubleshoot issues with response streaming in API Gateway"),
+ * and a streamed integration may wait up to 15 minutes ("Set up an HTTP proxy integration with
+ * payload response streaming"): the method's is set to 15 minutes (lambdas/shared/limits.ts
+ * API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS), not the 29 s default. API Gateway's usual
+ * `lambda:InvokeFunction` permission is the one `InvokeWithResponseStream` needs ("This operation
+ * requires permission for the lambda:InvokeFunction action", Lambda API reference,
+ * https://docs.aws.amazon.com/lambda/latest/api/API_InvokeWithResponseStream.html).
  *
  * So the stream keeps under every one of them, whichever way it is served: a heartbeat well
  * inside the shortest idle timeout (30 s), an end before 15 minutes (and before the function's own

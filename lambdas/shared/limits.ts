@@ -112,6 +112,19 @@ export const NESTED_STACK_OPERATION_RESOURCE_QUOTA = 2_500;
 export const API_GATEWAY_INTEGRATION_TIMEOUT_MS = 29_000;
 
 /**
+ * How long a REST API's integration may be set to wait when it streams its response
+ * (`ResponseTransferMode: STREAM`): "When you use response streaming, you can configure the
+ * integration timeout up to 15 minutes" (API Gateway developer guide, "Set up an HTTP proxy
+ * integration with payload response streaming",
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/response-streaming-http.html). The
+ * integration timeout still ends a stream: "If you receive the error curl: (18) transfer closed
+ * with outstanding read data remaining, make sure the timeout of your integration is long enough"
+ * ("Troubleshoot issues with response streaming in API Gateway",
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/response-streaming-troubleshoot.html).
+ */
+export const API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS = 15 * 60_000;
+
+/**
  * Entries one EventBridge `PutEvents` may carry, and the size all of them together must stay
  * under (each entry's Source, DetailType, Detail and Resources in UTF-8 bytes, 14 for a Time).
  * https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html

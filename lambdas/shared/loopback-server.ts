@@ -1,4 +1,5 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
+import { http } from './node-http.js';
 import type { Socket } from 'node:net';
 
 /**
@@ -53,7 +54,7 @@ const BURST_HEADROOM = 16;
 /** An HTTP server (node:http's `createServer`) with `limits` applied. */
 export function createLoopbackServer(listener: RequestListener, limits: ConnectionLimits = {}): Server {
   const { headersMs, requestMs, idleMs, checkEveryMs } = { ...CONNECTION_LIMIT_DEFAULTS, ...limits };
-  const server = createServer(
+  const server = http.createServer(
     // Node requires headersTimeout ≤ requestTimeout.
     { headersTimeout: Math.min(headersMs, requestMs), requestTimeout: requestMs, keepAliveTimeout: idleMs, connectionsCheckingInterval: checkEveryMs },
     listener,

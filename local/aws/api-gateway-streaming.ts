@@ -6,6 +6,7 @@ import type { EventSink } from '../../lambdas/runs/event-feed.js';
 import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import type { CfnTemplateJson } from '../template/asl.js';
+import { integrationTimeoutMs } from './api-gateway-integration-timeout.js';
 import { functionTimeoutMs } from './lambda-function-timeout.js';
 
 /**
@@ -19,7 +20,9 @@ import { functionTimeoutMs } from './lambda-function-timeout.js';
  *   https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode.html);
  * - 200 MB of streamed response payload (Lambda developer guide, "Response streaming for Lambda
  *   functions", https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html);
- * - the function's own timeout (`Timeout` in the template): the invocation ends there.
+ * - the function's own timeout (`Timeout` in the template): the invocation ends there;
+ * - the integration's timeout (`TimeoutInMillis`, 29 s unless set; up to 15 minutes for a streamed
+ *   response): API Gateway stops waiting there (local/aws/api-gateway-integration-timeout.ts).
  *
  * The function writes the format API Gateway requires (metadata, 8 null bytes, the body: see
  * lambdas/adapters/run-events-lambda.ts); this relay reads it back as API Gateway does, sends the
@@ -58,12 +61,21 @@ export function runEventsFunctionOf(template: CfnTemplateJson): string | undefin
   )?.[0];
 }
 
-/** What AWS cuts the template's run events stream at: the API's endpoint type, the function's timeout. */
+/** The integration of the method that serves the function (its `Integration` property), if one does. */
+function integrationOf(template: CfnTemplateJson, functionLogicalId: string): { TimeoutInMillis?: unknown } | undefined {
+  const method = Object.values(template.Resources ?? {}).find(
+    (resource) => resource.Type === 'AWS::ApiGateway::Method' && JSON.stringify((resource.Properties?.['Integration'] as { Uri?: unknown } | undefined)?.Uri ?? '').includes(`"${functionLogicalId}"`),
+  );
+  return method?.Properties?.['Integration'] as { TimeoutInMillis?: unknown } | undefined;
+}
+
+/** What AWS cuts the template's run events stream at: the API's endpoint type, the function's and the integration's timeouts. */
 export function streamedResponseLimits(template: CfnTemplateJson): StreamedResponseLimits & { functionTimeoutMs: number } {
   const fn = runEventsFunctionOf(template);
   const functionMs = fn ? functionTimeoutMs(template, fn) : API_GATEWAY_STREAM.maxDurationMs;
+  const integrationMs = fn ? integrationTimeoutMs(integrationOf(template, fn)) : API_GATEWAY_STREAM.maxDurationMs;
   return {
-    maxDurationMs: Math.min(API_GATEWAY_STREAM.maxDurationMs, functionMs),
+    maxDurationMs: Math.min(API_GATEWAY_STREAM.maxDurationMs, functionMs, integrationMs),
     idleTimeoutMs: API_GATEWAY_STREAM.idleTimeoutMs[endpointTypeOf(template)],
     maxBytes: LAMBDA_STREAMED_RESPONSE_BYTES,
     functionTimeoutMs: functionMs,
@@ -95,14 +107,16 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
     let cut = false;
     let cancelIdle = () => {};
     let cancelDuration = () => {};
+    /** When the body last moved (clock ms): the idle timeout is counted from it. */
+    let movedAt = 0;
     let opened = () => {};
-    // Strings pass as they are (no Buffer per write per follower: the frames are ASCII, a string's
-    // length is its size in bytes, lambdas/runs/event-feed.ts sseFrame); the metadata comes as a Buffer.
+    // The body passes as it is written (a batch of frames is one buffer shared by every follower, a
+    // string is ASCII: lambdas/runs/event-feed.ts sseFrame), not copied per write per follower.
     const relay = new Writable({
       decodeStrings: false,
       write(written: Buffer | string, _encoding, done) {
         if (cut) return done();
-        if (metadata && sink && typeof written === 'string') return forward(written, done);
+        if (metadata && sink) return forward(written, done);
         let chunk = typeof written === 'string' ? Buffer.from(written) : written;
         if (!metadata) {
           head = Buffer.concat([head, chunk]);
@@ -115,14 +129,15 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
             sink = response.open(metadata!.headers);
             response.onClose(() => stopRelay());
             cancelDuration = timers.after(limits.maxDurationMs, () => cutAt('maxDurationMs'));
-            armIdle();
+            movedAt = clock.now().getTime();
+            armIdle(limits.idleTimeoutMs);
           }
         }
         if (!sink) {
           refusal += chunk.toString('utf8');
           return done();
         }
-        forward(chunk.toString('utf8'), done);
+        forward(chunk, done);
       },
       final(done) {
         if (metadata && !sink) {
@@ -138,23 +153,27 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
         done();
       },
     });
-    function forward(text: string, done: () => void) {
-      if (text.length === 0) return done();
-      if (sent + text.length > limits.maxBytes) {
+    function forward(chunk: Buffer | string, done: () => void) {
+      if (chunk.length === 0) return done();
+      if (sent + chunk.length > limits.maxBytes) {
         // What fits goes out, then the response is cut (mid-frame, as likely as not).
-        sink!.write(text.slice(0, limits.maxBytes - sent));
+        sink!.write(typeof chunk === 'string' ? chunk.slice(0, limits.maxBytes - sent) : chunk.subarray(0, limits.maxBytes - sent));
         sent = limits.maxBytes;
         cutAt('maxBytes');
         return done();
       }
-      sent += text.length;
-      sink!.write(text);
-      armIdle();
+      sent += chunk.length;
+      sink!.write(chunk);
+      movedAt = clock.now().getTime();
       done();
     }
-    function armIdle() {
-      cancelIdle();
-      cancelIdle = timers.after(limits.idleTimeoutMs, () => cutAt('idleTimeoutMs'));
+    // One timer for the stream's life, not one per write: when it fires after a write, it waits out the rest.
+    function armIdle(delay: number) {
+      cancelIdle = timers.after(delay, () => {
+        const idle = clock.now().getTime() - movedAt;
+        if (idle < limits.idleTimeoutMs) return armIdle(limits.idleTimeoutMs - idle);
+        cutAt('idleTimeoutMs');
+      });
     }
     function stopTimers() {
       cancelIdle();

@@ -13,10 +13,13 @@
  *     (`nested`): a first deploy creates them all (lambdas/shared/limits.ts);
  *   - each Lambda function's `Timeout` one Lambda takes (local/aws/lambda-function-timeout.ts);
  *   - each Lambda function's environment variables within 4 KB (local/aws/lambda-environment-size.ts):
- *     not CloudFormation's own check but Lambda's, which fails the deploy all the same.
+ *     not CloudFormation's own check but Lambda's, which fails the deploy all the same;
+ *   - each REST API method's integration timeout within API Gateway's range, 15 minutes for a
+ *     streamed response (local/aws/api-gateway-integration-timeout.ts): API Gateway's check.
  */
 import { stackOperationProblem, templateQuotaProblems } from '../../lambdas/shared/cloudformation-quotas.js';
 import { AwsClientError } from './client-error.js';
+import { integrationTimeoutProblem } from './api-gateway-integration-timeout.js';
 import { assertEnvironmentFits } from './lambda-environment-size.js';
 import { isFunctionTimeout, MAX_TIMEOUT_SECONDS } from './lambda-function-timeout.js';
 
@@ -43,7 +46,11 @@ export function assertDeployable(template: Template, nested: readonly Template[]
   const [over] = templateQuotaProblems({ resources: resources.length, outputs: Object.keys(template.Outputs ?? {}).length, parameters: Object.keys(template.Parameters ?? {}).length });
   if (over) throw new TemplateValidationError(over);
   for (const [logicalId, resource] of resources) {
-    const { Type, Properties } = resource as { Type?: unknown; Properties?: { Timeout?: unknown; Environment?: { Variables?: Record<string, unknown> } } };
+    const { Type, Properties } = resource as { Type?: unknown; Properties?: { Timeout?: unknown; Environment?: { Variables?: Record<string, unknown> }; Integration?: { TimeoutInMillis?: unknown; ResponseTransferMode?: unknown } } };
+    if (Type === 'AWS::ApiGateway::Method') {
+      const problem = integrationTimeoutProblem(logicalId, Properties?.Integration);
+      if (problem) throw new TemplateValidationError(problem);
+    }
     if (Type !== 'AWS::Lambda::Function') continue;
     assertEnvironmentFits(logicalId, Properties?.Environment?.Variables ?? {});
     const timeout = Properties?.Timeout;

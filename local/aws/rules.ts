@@ -164,6 +164,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'idleTimeoutMs',
   },
   {
+    rule: 'An API Gateway integration waits 50 ms to 29 s, or up to 15 minutes for a streamed response, whose stream it ends there',
+    doc: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/response-streaming-http.html',
+    file: 'local/aws/api-gateway-integration-timeout.ts',
+    test: 'test/local/stack-quota.test.ts',
+    answer: 'Integration.TimeoutInMillis',
+  },
+  {
     rule: "A Lambda function's streamed response is at most 200 MB",
     doc: 'https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html',
     file: 'local/aws/api-gateway-streaming.ts',

@@ -77,6 +77,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
   // A fork's first `copied` turns are not asked for: its StartRun copies them.
   let answered = copied;
   const shapeOf = shapeChangesOnce(recording, agent);
+  const expectedJson = expectedJsonOnce(recording);
   const client: ModelClient = {
     async createMessage(request) {
       const recorded = recording.turns[answered];
@@ -84,7 +85,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
       if (!recorded) {
         judge.diverged({ turn, what: 'model request', recorded: `the run ended after turn ${turn - 1} (${recording.run.status}${recording.run.stopReason ? `: ${recording.run.stopReason}` : ''})`, produced: 'another model call', why: 'this code calls the model where the recorded run had stopped' });
       }
-      compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf });
+      compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf, expectedJson });
       answered += 1;
       return recordedResponse(recorded, request.model, `msg_replay_${recorded.turn}`);
     },
@@ -110,11 +111,35 @@ function shapeChangesOnce(recording: Recording, agent: AgentDefinition): (reques
   };
 }
 
+/**
+ * The JSON of each message the recording implies for a turn's request, each serialized once per
+ * run: within one compaction's view, a turn's conversation is the one before it plus that turn's
+ * messages, so every message but the last (which carries the turn's notes) is the one the turn
+ * before was sent at the same place. Serializing the whole expected conversation again every turn
+ * made a replay quadratic in its turns. The request's own messages are still serialized whole,
+ * every turn: each is compared.
+ */
+function expectedJsonOnce(recording: Recording): (recorded: TurnRecord, expected: readonly Message[]) => (index: number) => string {
+  const known = new Map<string, string>();
+  return (recorded, expected) => {
+    let view = 0;
+    for (const turn of recording.turns) if (turn.turn < recorded.turn && turn.compaction) view = turn.turn;
+    return (index) => {
+      // A compaction's request (its instructions appended) and each turn's last message are its own.
+      if (recorded.compaction || index === expected.length - 1) return JSON.stringify(expected[index]);
+      const key = `${view}:${index}`;
+      let json = known.get(key);
+      if (json === undefined) known.set(key, (json = JSON.stringify(expected[index])));
+      return json;
+    };
+  };
+}
+
 function compareRequest(
   recording: Recording,
   recorded: TurnRecord,
   request: MessageRequest,
-  { agent, judge, shapeChangesOf }: { agent: AgentDefinition; judge: Referee; shapeChangesOf: (request: MessageRequest) => string[] },
+  { agent, judge, shapeChangesOf, expectedJson }: { agent: AgentDefinition; judge: Referee; shapeChangesOf: (request: MessageRequest) => string[]; expectedJson: ReturnType<typeof expectedJsonOnce> },
 ): void {
   const turn = recorded.turn;
   const differ = (what: string, before: unknown, after: unknown, why: string) =>
@@ -131,8 +156,8 @@ function compareRequest(
   }
   const expected = expectedMessages(recording, agent, recorded);
   const sent = request.messages;
-  if (JSON.stringify(sent) === JSON.stringify(expected)) return;
-  const index = firstDifference(expected, sent);
+  const index = firstDifference(expected, sent, expectedJson(recorded, expected));
+  if (index === expected.length && index === sent.length) return;
   const why =
     index === 0 ? "the run's first message (the agent's prompt for its input) changed"
     : index >= expected.length || index >= sent.length ? `the conversation has ${sent.length} messages, the recording ${expected.length}`
@@ -155,9 +180,10 @@ function expectedMessages(recording: Recording, agent: AgentDefinition, recorded
   return messages;
 }
 
-function firstDifference(a: readonly Message[], b: readonly Message[]): number {
-  const length = Math.min(a.length, b.length);
-  for (let index = 0; index < length; index += 1) if (JSON.stringify(a[index]) !== JSON.stringify(b[index])) return index;
+/** The first message where the sent conversation differs from the expected one (the shorter's length when one is the other's start). */
+function firstDifference(expected: readonly Message[], sent: readonly Message[], expectedJson: (index: number) => string): number {
+  const length = Math.min(expected.length, sent.length);
+  for (let index = 0; index < length; index += 1) if (expectedJson(index) !== JSON.stringify(sent[index])) return index;
   return length;
 }
 

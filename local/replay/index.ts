@@ -234,39 +234,35 @@ async function parentWritesAfter(source: Ledger, lineage: NonNullable<RunRecord[
 /** The replay's ledger, telling the recorded clock which recorded moment each write reproduces. */
 function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<typeof recordedClock>, asked: Set<string>): Ledger {
   const after = <T>(result: Promise<T>, key: string) => result.then((value) => (clock.passed(key), value));
+  const target = ledger;
+  // Only the replayed run's writes reproduce its moments (a fork's stand-in parent's do not).
+  const passing: Partial<Ledger> = {
+    createRun: (run) => (run.runId === recording.run.runId ? after(target.createRun(run), 'run') : target.createRun(run)),
+    recordTurn: (...args) => (args[0].runId === recording.run.runId ? after(target.recordTurn(...args), `turn:${args[0].turn}`) : target.recordTurn(...args)),
+    recordCall: (...args) => (args[0].runId === recording.run.runId ? after(target.recordCall(...args), `call:${args[0].turn}:${args[0].call}`) : target.recordCall(...args)),
+    completeCall: (completion: CallCompletion) => after(target.completeCall(completion), `call:${completion.turn}:${completion.call}`),
+    // An approval's id is random (steps/request-approval.ts), and it reaches the model in a
+    // refusal's result: the replay's approval takes the recorded id, so that the bytes match.
+    // The step still sees its own id on the write that created it (so it tells approvers once).
+    upsertApproval: async (approval: ApprovalRecord, token: string) => {
+      const key = approvalSkOf(approval);
+      const first = !asked.has(key);
+      asked.add(key);
+      const recordedId = approvalOf(recording, approval)?.approvalId ?? approval.approvalId;
+      const stored = await after(target.upsertApproval({ ...approval, approvalId: recordedId }, token), `asked:${key}`);
+      return first && stored.approvalId === recordedId ? { ...stored, approvalId: approval.approvalId } : stored;
+    },
+    decideApproval: (...args) => after(target.decideApproval(...args), `decided:${approvalSkOf(args[0])}`),
+  };
+  // The other methods bound once each, not on every access: every ledger call of the replay comes through here.
+  const bound = new Map<PropertyKey, unknown>(Object.entries(passing));
   return new Proxy(ledger, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof value !== 'function') return value;
-      const method = (value as (...args: unknown[]) => unknown).bind(target);
-      switch (property) {
-        // Only the replayed run's writes reproduce its moments (a fork's stand-in parent's do not).
-        case 'createRun':
-          return (run: RunRecord) => (run.runId === recording.run.runId ? after(target.createRun(run), 'run') : target.createRun(run));
-        case 'recordTurn':
-          return (...args: Parameters<Ledger['recordTurn']>) => (args[0].runId === recording.run.runId ? after(target.recordTurn(...args), `turn:${args[0].turn}`) : target.recordTurn(...args));
-        case 'recordCall':
-          return (...args: Parameters<Ledger['recordCall']>) =>
-            args[0].runId === recording.run.runId ? after(target.recordCall(...args), `call:${args[0].turn}:${args[0].call}`) : target.recordCall(...args);
-        case 'completeCall':
-          return (completion: CallCompletion) => after(target.completeCall(completion), `call:${completion.turn}:${completion.call}`);
-        case 'upsertApproval':
-          // An approval's id is random (steps/request-approval.ts), and it reaches the model in a
-          // refusal's result: the replay's approval takes the recorded id, so that the bytes match.
-          // The step still sees its own id on the write that created it (so it tells approvers once).
-          return async (approval: ApprovalRecord, token: string) => {
-            const key = approvalSkOf(approval);
-            const first = !asked.has(key);
-            asked.add(key);
-            const recordedId = approvalOf(recording, approval)?.approvalId ?? approval.approvalId;
-            const stored = await after(target.upsertApproval({ ...approval, approvalId: recordedId }, token), `asked:${key}`);
-            return first && stored.approvalId === recordedId ? { ...stored, approvalId: approval.approvalId } : stored;
-          };
-        case 'decideApproval':
-          return (...args: Parameters<Ledger['decideApproval']>) => after(target.decideApproval(...args), `decided:${approvalSkOf(args[0])}`);
-        default:
-          return method;
-      }
+      let method = bound.get(property);
+      if (method === undefined) bound.set(property, (method = (value as (...args: unknown[]) => unknown).bind(target)));
+      return method;
     },
   });
 }

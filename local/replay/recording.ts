@@ -21,9 +21,23 @@ export async function loadRecording(ledger: Ledger, runId: string): Promise<Reco
   return { run, turns, calls: await resolveResults(ledger, calls), approvals };
 }
 
-export const callOf = (recording: Recording, turn: number, call: number) => recording.calls.find((record) => record.turn === turn && record.call === call);
-export const approvalOf = (recording: Recording, key: Pick<ApprovalRecord, 'turn' | 'call' | 'budget'>) =>
-  recording.approvals.find((record) => approvalSkOf(record) === approvalSkOf(key));
+export const callOf = (recording: Recording, turn: number, call: number) => indexed(recording.calls, (record) => `${record.turn}:${record.call}`).get(`${turn}:${call}`);
+export const approvalOf = (recording: Recording, key: Pick<ApprovalRecord, 'turn' | 'call' | 'budget'>) => indexed(recording.approvals, approvalSkOf).get(approvalSkOf(key));
+
+/**
+ * The records of a list by key, the first of each key (as a search from the start finds it), built
+ * once per list: a replay looks up every call and approval, each of a run of hundreds.
+ */
+function indexed<T extends object>(records: readonly T[], keyOf: (record: T) => string): Map<string, T> {
+  let index = indexes.get(records) as Map<string, T> | undefined;
+  if (index === undefined) {
+    index = new Map();
+    for (const record of records) if (!index.has(keyOf(record))) index.set(keyOf(record), record);
+    indexes.set(records, index);
+  }
+  return index;
+}
+const indexes = new WeakMap<readonly object[], Map<string, object>>();
 
 /** A moment of the recorded run, and the write of the replay that reproduces it. */
 type Moment = { key: string; at: number };
@@ -53,9 +67,15 @@ export function recordedClock(recording: Recording): RecordedClock {
   // Nothing the run reproduces came before it started: a fork's copied turns (recorded by its
   // parent, earlier) are reproduced when its StartRun copies them.
   const start = (record: { recordedAt?: string; latencyMs?: number }) => Math.max(created, Date.parse(record.recordedAt ?? recording.run.createdAt) - (record.latencyMs ?? 0));
+  const callsOf = new Map<number, ToolCallRecord[]>();
+  for (const call of recording.calls) {
+    const group = callsOf.get(call.turn);
+    if (group) group.push(call);
+    else callsOf.set(call.turn, [call]);
+  }
   for (const turn of recording.turns) {
     moments.push({ key: `turn:${turn.turn}`, at: start(turn) });
-    for (const call of recording.calls.filter((record) => record.turn === turn.turn)) {
+    for (const call of callsOf.get(turn.turn) ?? []) {
       const approval = approvalOf(recording, call);
       if (approval) {
         moments.push({ key: `asked:${approvalSkOf(approval)}`, at: Math.max(created, Date.parse(approval.createdAt)) });

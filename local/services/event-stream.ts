@@ -16,7 +16,7 @@ export function nodeStreamResponse(request: IncomingMessage, response: ServerRes
       // The headers go out with the first write (the preamble, or the first events), in one packet.
       response.writeHead(200, headers);
       return {
-        write: (text) => void (response.writableEnded || response.write(text)),
+        write: (chunk) => void (response.writableEnded || response.write(chunk)),
         end: () => void (response.writableEnded || response.end()),
       };
     },

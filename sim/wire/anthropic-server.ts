@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
+import { ANTHROPIC_VERSIONS } from './anthropic-versions.js';
 import { conversationProblem } from './conversation.js';
 import { header, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
 import { fitToMaxTokens, type Fault, type Policy } from './policy.js';
@@ -26,13 +27,6 @@ export interface AnthropicServerOptions {
   port?: number;
 }
 
-/**
- * The API versions the server speaks. `@anthropic-ai/sdk` 1.x sends 2026-10-21, which refuses the
- * sampling parameters (temperature, top_p, top_k) with a 400; older clients, such as the hand-written
- * `HttpMessagesClient`, send 2023-06-01.
- */
-export const ANTHROPIC_VERSIONS = ['2023-06-01', '2026-10-21'] as const;
-export const ANTHROPIC_VERSION = '2026-10-21';
 const SAMPLING_PARAMETERS = ['temperature', 'top_p', 'top_k'] as const;
 const MAX_BREAKPOINTS = 4;
 
@@ -77,29 +71,7 @@ export const WireRequestBody = z.strictObject({
 });
 export type WireRequestBody = z.infer<typeof WireRequestBody>;
 
-/**
- * Starts a strict Anthropic Messages API on 127.0.0.1 for tests that talk to it with the official
- * `@anthropic-ai/sdk`: a request the real API would refuse (an unknown field, a tool result that
- * answers no tool call, an unknown model, a wrong key) is refused in the real API's error shape, so
- * a test passes only for what the real API accepts. Streaming (`stream: true`) is served too.
- *
- * @example
- * ```ts
- * import Anthropic from '@anthropic-ai/sdk';
- * import { startAnthropicServer } from 'savepoint/sim';
- *
- * const server = await startAnthropicServer({
- *   apiKey: 'sk-test',
- *   models: ['claude-haiku-4-5'],
- *   policy: () => ({ content: [{ type: 'text', text: 'Hello.' }], stop_reason: 'end_turn' }),
- * });
- * const anthropic = new Anthropic({ apiKey: 'sk-test', baseURL: server.url, maxRetries: 0 });
- * const message = await anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
- * console.log(message.content); // [ { type: 'text', text: 'Hello.' } ]
- * server.failNext(1, { kind: 'overloaded' }); // the next request gets Anthropic's 529
- * await server.close();
- * ```
- */
+/** The server behind savepoint/sim's startAnthropicServer (sim/wire/servers.ts, which loads this module when one starts). */
 export async function startAnthropicServer(options: AnthropicServerOptions): Promise<WireServer> {
   const cache = new BreakpointCache();
   return startWireServer(

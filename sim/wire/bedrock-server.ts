@@ -68,36 +68,7 @@ const WireBody = z.strictObject({
 });
 type WireBody = z.infer<typeof WireBody>;
 
-/**
- * Starts a strict Bedrock Runtime Converse API on 127.0.0.1 (HTTP/2 cleartext, as the SDK's default
- * handler speaks) for tests that talk to it with the official `@aws-sdk/client-bedrock-runtime`: the
- * SigV4 signature is checked against the given credentials and region, and a request the real API
- * would refuse is refused as Bedrock does (`x-amzn-errortype` and `{ message }`).
- *
- * @example
- * ```ts
- * import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
- * import { startBedrockServer } from 'savepoint/sim';
- *
- * const model = 'anthropic.claude-haiku-4-5-20251001-v1:0';
- * const server = await startBedrockServer({
- *   region: 'us-east-1',
- *   credentials: { AKIDTEST: 'secret' },
- *   models: [model],
- *   policy: () => ({ content: [{ type: 'text', text: 'Hello.' }], stop_reason: 'end_turn' }),
- * });
- * const bedrock = new BedrockRuntimeClient({
- *   region: 'us-east-1',
- *   endpoint: server.url,
- *   credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' },
- *   maxAttempts: 1,
- * });
- * const answer = await bedrock.send(new ConverseCommand({ modelId: model, messages: [{ role: 'user', content: [{ text: 'Hi' }] }], inferenceConfig: { maxTokens: 64 } }));
- * console.log(answer.output?.message?.content); // [ { text: 'Hello.' } ]
- * bedrock.destroy();
- * await server.close();
- * ```
- */
+/** The server behind savepoint/sim's startBedrockServer (sim/wire/servers.ts, which loads this module when one starts). */
 export async function startBedrockServer(options: BedrockServerOptions): Promise<WireServer> {
   const cache = new BreakpointCache();
   const secrets = new Map(Object.entries(options.credentials));

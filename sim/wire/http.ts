@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { http } from '../../lambdas/shared/node-http.js';
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { readBody } from '../in-process.js';
@@ -82,7 +83,7 @@ export async function startWireServer(handler: WireHandler, options: WireServerO
       });
   };
   const sessions = new Set<Http2Session>();
-  const server = options.protocol === 'http2' ? createHttp2Server(listener) : createServer(listener);
+  const server = options.protocol === 'http2' ? createHttp2Server(listener) : http.createServer(listener);
   server.on('session', (session: Http2Session) => {
     sessions.add(session);
     session.once('close', () => sessions.delete(session));

@@ -77,28 +77,7 @@ const WireBody = z
   });
 type WireBody = z.infer<typeof WireBody>;
 
-/**
- * Starts a strict OpenAI Chat Completions API on 127.0.0.1 for tests that talk to it with the
- * official `openai` SDK: a request the real API would refuse (an unknown field, no token limit, a
- * tool call left unanswered, an unknown model, a wrong key) is refused in OpenAI's error shape. The
- * SDK's base URL is the server's `url` with `/v1`.
- *
- * @example
- * ```ts
- * import OpenAI from 'openai';
- * import { startOpenAIServer } from 'savepoint/sim';
- *
- * const server = await startOpenAIServer({
- *   apiKey: 'sk-test',
- *   models: ['gpt-5-mini'],
- *   policy: () => ({ content: [{ type: 'text', text: 'Hello.' }], stop_reason: 'end_turn' }),
- * });
- * const openai = new OpenAI({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0 });
- * const completion = await openai.chat.completions.create({ model: 'gpt-5-mini', max_completion_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
- * console.log(completion.choices[0]?.message.content); // Hello.
- * await server.close();
- * ```
- */
+/** The server behind savepoint/sim's startOpenAIServer (sim/wire/servers.ts, which loads this module when one starts). */
 export async function startOpenAIServer(options: OpenAIServerOptions): Promise<WireServer> {
   const cache = new PrefixCache();
   return startWireServer({ fault: openAIFault, handle: (request) => handle(request, options, cache) }, { port: options.port });

@@ -37,6 +37,7 @@ const SPELLINGS: Record<keyof typeof limits, readonly RegExp[] | null> = {
   STACK_PARAMETER_QUOTA: null,
   NESTED_STACK_OPERATION_RESOURCE_QUOTA: [/\b2_?500\b/],
   API_GATEWAY_INTEGRATION_TIMEOUT_MS: [/\b29_?000\b/, /seconds\(\s*29\s*\)/],
+  API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS: null, // 15 minutes: found by LAMBDA_MAX_TIMEOUT_MS's spellings
   EVENTBRIDGE_PUT_EVENTS_MAX_ENTRIES: null,
   EVENTBRIDGE_PUT_EVENTS_MAX_BYTES: null, // 256 KiB: found by PAYLOAD_LIMIT_BYTES's spellings
   SNS_SUBJECT_MAX_LENGTH: null,

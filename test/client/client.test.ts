@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import { approvalApiDecider, createClient, lifecycleOf, type SavepointClient } from '../../client/index.js';
+import { lifecycleOf } from '../../client/index.js';
+import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
 /** The application client against the local stack: the same Step Functions API, ledger and approval API as on AWS. */

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -153,8 +154,42 @@ describe('savepoint serve, driven by the client', () => {
     await expect((await connect({ url: front.origin, credential: 'not-the-credential' })).get('agents-triage')).rejects.toMatchObject({ status: 403 });
     await expect(client.start({ agent: 'support-triage', input: { inbox: 'x'.repeat(300 * 1024) } })).rejects.toMatchObject({ status: 413 });
 
+    // While both wait for a person, every reader of the state directory sees both agents' runs.
+    for (const runId of ['agents-refunds', 'agents-triage']) expect(await client.wait(runId, { untilInput: true })).toMatchObject({ runId, lifecycle: 'input_required' });
+    const both = ['agents-refunds', 'agents-triage'];
+    expect(new Set((await client.approvals()).map((approval) => approval.runId))).toEqual(new Set(both));
+    const approvals = await savepoint(['--state-dir', stateDir, 'approvals', '--json']);
+    expect(approvals.code).toBe(0);
+    const listed = (JSON.parse(approvals.stdout) as { approvals: { runId: string; links: { url: string }[] }[] }).approvals;
+    expect(new Set(listed.map((approval) => approval.runId))).toEqual(new Set(both));
+    // Each approval's link goes to the approval page of the engine that holds its run, and opens there.
+    for (const approval of listed) {
+      const page = await fetch(approval.links[0]!.url);
+      expect(page.status, approval.runId).toBe(200);
+      await page.arrayBuffer();
+    }
+    for (const [runId, agent] of [['agents-refunds', 'refund-reconciler'], ['agents-triage', 'support-triage']] as const) {
+      const status = await savepoint(['--state-dir', stateDir, 'status', runId, '--json']);
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ runId, agent, status: 'running', lifecycle: 'input_required', driven: true });
+    }
+    const runs = await savepoint(['--state-dir', stateDir, 'runs', '--json']);
+    expect((JSON.parse(runs.stdout) as { runs: { runId: string; agent: string }[] }).runs.map(({ runId, agent }) => [runId, agent]).sort()).toEqual([['agents-refunds', 'refund-reconciler'], ['agents-triage', 'support-triage']]);
+    expect((await client.list()).runs.map((run) => run.runId)).toEqual(['agents-triage', 'agents-refunds']);
+    // The console (on the same port) lists both, and shows each run.
+    const consoleUrl = new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { console: string } }).endpoints.console);
+    const token = { 'x-savepoint-token': consoleUrl.hash.slice('#token='.length) };
+    const rows = (await (await fetch(new URL('/api/runs', consoleUrl.origin), { headers: token })).json()) as { runs: { runId: string; agent: string; lifecycle: string }[] };
+    expect(rows.runs.map(({ runId, agent, lifecycle }) => ({ runId, agent, lifecycle }))).toEqual([
+      { runId: 'agents-triage', agent: 'support-triage', lifecycle: 'input_required' },
+      { runId: 'agents-refunds', agent: 'refund-reconciler', lifecycle: 'input_required' },
+    ]);
+    const shown = (await (await fetch(new URL('/api/runs/agents-triage', consoleUrl.origin), { headers: token })).json()) as { report: { agent: string }; approvals: unknown[] };
+    expect(shown.report.agent).toBe('support-triage');
+    expect(shown.approvals.length).toBeGreaterThan(0);
+
     // Each run to its end, its approvals decided through the one port.
-    for (const runId of ['agents-refunds', 'agents-triage']) {
+    for (const runId of both) {
       const finished = await approveUntilEnded(client, runId);
       expect(finished).toMatchObject({ runId, lifecycle: 'completed' });
     }
@@ -165,14 +200,69 @@ describe('savepoint serve, driven by the client', () => {
     expect(events[0]?.type).toBe('run.started');
     expect(events.at(-1)?.type).toBe('run.finished');
     expect((await client.list({ agent: 'support-triage' })).runs.map((run) => run.runId)).toEqual(['agents-triage']);
-    await expect(client.list()).rejects.toMatchObject({ status: 400 });
+    await expect(client.list({ cursor: 'not-a-cursor' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^cursor: /) });
+    await expect(client.list({ limit: 0 })).rejects.toMatchObject({ status: 400 });
     await expect(client.cancel('agents-triage')).rejects.toMatchObject({ status: 409 });
     expect(await client.get('never-ran')).toBeUndefined();
     // Each agent's own state directory answers the other commands.
     const status = await savepoint(['--state-dir', join(stateDir, 'agents', 'support-triage'), 'status', 'agents-triage']);
     expect(status.code).toBe(0);
 
+    // Pages of every agent's runs, newest first, from one cursor: more runs of each, listed a page
+    // of 1, 2 and 3 at a time, are the whole listing once each, in its order.
+    for (const [index, agent] of ['refund-reconciler', 'support-triage', 'refund-reconciler', 'support-triage', 'support-triage'].entries()) {
+      await client.start({ agent, input: agent === 'support-triage' ? { inbox: `page-${index}@acme.example` } : { date: sampleDay.date }, runId: `agents-page-${index}`, config: { approvalTimeoutSeconds: 3600 } });
+    }
+    // Compared by run id: a run's status moves on between two pages, its place in the order does not.
+    const ids = (runs: readonly { runId: string }[]) => runs.map((run) => run.runId);
+    const whole = (await client.list({ limit: 100 })).runs;
+    expect(ids(whole).sort()).toEqual([...both, ...[0, 1, 2, 3, 4].map((index) => `agents-page-${index}`)].sort());
+    expect(whole.map((run) => [run.createdAt, run.runId])).toEqual(whole.map((run) => [run.createdAt, run.runId]).sort().reverse());
+    for (const limit of [1, 2, 3]) {
+      const paged = [];
+      for (let page = await client.list({ limit }); ; page = await client.list({ limit, cursor: page.nextCursor })) {
+        paged.push(...page.runs);
+        if (!page.nextCursor) break;
+      }
+      expect(ids(paged), `pages of ${limit}`).toEqual(ids(whole));
+    }
+    // A cursor is stable: the same page again, after a newer run too.
+    const cursor = (await client.list({ limit: 2 })).nextCursor;
+    const again = await client.list({ limit: 2, cursor });
+    await client.start({ agent: 'support-triage', input: { inbox: 'later@acme.example' }, runId: 'agents-page-later', config: { approvalTimeoutSeconds: 3600 } });
+    const later = await client.list({ limit: 2, cursor });
+    expect([ids(later.runs), later.nextCursor]).toEqual([ids(again.runs), again.nextCursor]);
+    expect(ids(again.runs)).toEqual(ids(whole.slice(2, 4)));
+    // The runs still going, cancelled (one may end by itself first: 409).
+    for (const run of (await client.list({ status: 'running', limit: 100 })).runs) await client.cancel(run.runId).catch((error: { status?: number }) => expect(error.status).toBe(409));
+    expect((await client.list({ status: 'running' })).runs).toEqual([]);
+    // The global kill switch stops every agent's runs, the second agent's too.
+    expect((await savepoint(['--state-dir', stateDir, 'kill', '--all', '--reason', 'maintenance'])).code).toBe(0);
+    await client.start({ agent: 'support-triage', input: { inbox: 'killed@acme.example' }, runId: 'agents-killed' });
+    expect(await client.wait('agents-killed')).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed' } });
+    expect((await savepoint(['--state-dir', stateDir, 'kill', '--all', '--lift'])).code).toBe(0);
+
     serving.child.kill('SIGTERM');
     expect(await serving.exited).toBe(0);
-  }, 180_000);
+
+    // With serve stopped, the commands open each agent's ledger themselves, and see both agents' runs too.
+    const stoppedRuns = await savepoint(['--state-dir', stateDir, 'runs', '--json']);
+    expect(stoppedRuns.code, stoppedRuns.stderr).toBe(0);
+    expect(new Set((JSON.parse(stoppedRuns.stdout) as { runs: { agent: string }[] }).runs.map((run) => run.agent))).toEqual(new Set(['refund-reconciler', 'support-triage']));
+    const standalone = spawn(process.execPath, [new URL('../../bin/savepoint.js', import.meta.url).pathname, '--state-dir', stateDir, 'console'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(standalone);
+    const printed = await new Promise<string>((resolve, reject) => {
+      let output = '';
+      standalone.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        const url = /^savepoint: console (\S+)$/m.exec(output)?.[1];
+        if (url) resolve(url);
+      });
+      standalone.on('close', (code) => reject(new Error(`console exited ${code}: ${output}`)));
+    });
+    const standaloneUrl = new URL(printed);
+    const listedThere = (await (await fetch(new URL('/api/runs', standaloneUrl.origin), { headers: { 'x-savepoint-token': standaloneUrl.hash.slice('#token='.length) } })).json()) as { runs: { runId: string }[] };
+    expect(listedThere.runs.map((run) => run.runId).sort()).toEqual(ids(whole).concat('agents-page-later', 'agents-killed').sort());
+    standalone.kill('SIGTERM');
+  }, 300_000);
 });

@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOC_FILES, readmeFiles } from '../readme/readme-text.js';
+import { readmeFiles, snippet } from '../readme/readme-text.js';
+import { connect } from '../../client/index.js';
 import { openLedger } from '../../cli/state.js';
 import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
 import { cachedTemplate } from '../../local/template/cache.js';
@@ -23,8 +24,10 @@ import { sampleDay } from '../support/refund-harness.js';
  * for it (`connect({ stateDir })` finds the address and credential serve published); one starts a
  * run and follows `client.events`; the test SIGKILLs serve mid-stream and starts it again. The
  * application's iterator resumes by itself: the events it printed are the run's full list exactly
- * once, the run finished once, and the provider's journal shows each refund once; and an MCP host
- * runs `savepoint mcp` as docs/mcp.md configures it. One install serves the three.
+ * once, the run finished once, and the provider's journal shows each refund once; an MCP host
+ * runs `savepoint mcp` as docs/mcp.md configures it; docs/applications.md's and docs/mcp.md's
+ * programs run as written, and its curl session (with its resume), in a directory with serve on
+ * ./.savepoint. One install serves them all.
  */
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -37,6 +40,30 @@ afterAll(async () => {
 }, 60_000);
 
 const versionOf = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[name]!;
+
+/** docs/applications.md's curl session runs in bash with curl: without them that test skips itself, as CI installs both (.ci/run). */
+const haveCurl = (() => {
+  try {
+    execFileSync('bash', ['-c', 'command -v curl'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+if (!haveCurl) console.warn("docs/applications.md's curl session skipped: no bash or curl on PATH");
+
+/** Starts the sample day as `runId` on the serve of `stateDir` (in the app) and approves what it asks until it ends: the run a guide's snippet follows. */
+async function finishedRun(stateDir: string, runId: string): Promise<void> {
+  const client = await connect({ stateDir: join(app, stateDir) });
+  await client.start({ agent: 'refund-reconciler', input: { date: sampleDay.date }, runId, config: { approvalTimeoutSeconds: 3600 } });
+  for (;;) {
+    const run = await client.wait(runId, { untilInput: true });
+    if (run.lifecycle !== 'input_required') break;
+    for (const approval of run.approvals) await client.decide(approval.approvalId, 'approve', { reason: 'checked' });
+  }
+}
+
+const eventIds = (output: string) => [...output.matchAll(/^id: (.+)$/gm)].map((match) => match[1]!);
 
 /** An application that starts a run, waits for it, and starts it again (nothing is started twice). */
 const WAITING_APP = `
@@ -61,9 +88,33 @@ for await (const event of client.events('followed-from-an-app')) {
 }
 `;
 
-/** The installed package's `savepoint serve` in the app, on its own state directory. */
-function startServe(stateDir = '.savepoint'): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [join(app, 'node_modules/.bin/savepoint'), '--state-dir', stateDir, 'serve', '--agent', 'refund-reconciler', '--template', 'template.json', '--world-data', 'day.json'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+/** An app that starts the run it is given on ./.savepoint's serve and approves what waits, until the run has ended. */
+const SESSION_RUN = `
+import { connect } from 'savepoint/client';
+const [runId, date] = process.argv.slice(2);
+const client = await connect({ stateDir: '.savepoint' });
+await client.start({ agent: 'refund-reconciler', input: { date }, runId });
+let run = await client.wait(runId, { untilInput: true });
+while (run.lifecycle === 'input_required') {
+  for (const approval of run.approvals) await client.decide(approval.approvalId, 'approve');
+  run = await client.wait(runId, { untilInput: true });
+}
+console.log(run.lifecycle);
+`;
+
+/** A directory of the app with the installed serve on ./.savepoint in it, as the guides' commands expect. */
+async function servedDirectory(name: string) {
+  const dir = join(app, name);
+  mkdirSync(dir);
+  const serve = startServe('.savepoint', dir);
+  await serve.ready;
+  return { dir, serve };
+}
+
+/** The installed package's `savepoint serve` in the app (or in a directory of it: `cwd`), on its own state directory. */
+function startServe(stateDir = '.savepoint', cwd = app): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
+  const args = ['--state-dir', stateDir, 'serve', '--agent', 'refund-reconciler', '--template', join(app, 'template.json'), '--world-data', join(app, 'day.json')];
+  const child = spawn(process.execPath, [join(app, 'node_modules/.bin/savepoint'), ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -78,6 +129,7 @@ function startServe(stateDir = '.savepoint'): { child: ChildProcess; ready: Prom
   ready.catch(() => undefined); // awaited where it matters; a serve killed by the cleanup is no failure
   return { child, ready, exited };
 }
+
 
 describe('an application from npm pack, on savepoint serve', () => {
   // One install for both tests: savepoint from npm pack, the sample day, the template as `cdk synth` writes it.
@@ -153,8 +205,7 @@ describe('an application from npm pack, on savepoint serve', () => {
 
   it("serves the agent to an MCP host configured as docs/mcp.md shows: the host's command, from the installed package, runs a task to its end", async () => {
     // The configuration as the guide prints it, run as a host runs it: its command and args, in the app.
-    const config = /An MCP host's configuration[^\n]*\n\n```json\n([\s\S]*?)\n```/.exec(DOC_FILES.get('docs/mcp.md')!)?.[1];
-    const { command, args } = (JSON.parse(config!) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers['savepoint']!;
+    const { command, args } = (JSON.parse(snippet('mcp-host-config')) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers['savepoint']!;
     expect([command, ...args]).toEqual(['npx', 'savepoint', '--state-dir', '.savepoint', 'mcp', '--agent', 'refund-reconciler']);
     args[args.indexOf('.savepoint')] = '.savepoint-mcp'; // this test's own state directory
     const serve = startServe('.savepoint-mcp');
@@ -187,12 +238,63 @@ describe('an application from npm pack, on savepoint serve', () => {
     expect(await serve.exited).toBe(0);
   }, 300_000);
 
-  it("runs docs/applications.md's application as written: it starts a run, decides what waits, and ends completed", async () => {
-    writeFileSync(join(app, 'runs-app.mjs'), readmeFiles()['runs-app.ts']!.replace("'.savepoint'", "'.savepoint-docs-app'"));
-    const serve = startServe('.savepoint-docs-app');
-    await serve.ready;
-    const { stdout } = await exec(process.execPath, ['runs-app.mjs'], { cwd: app, timeout: 120_000 });
+  it("runs docs/applications.md's application as written, in a directory with serve on ./.savepoint: it starts a run, decides what waits, and ends completed", async () => {
+    const { dir, serve } = await servedDirectory('docs-app');
+    writeFileSync(join(dir, 'runs-app.mjs'), readmeFiles()['runs-app.ts']!);
+    const { stdout } = await exec(process.execPath, ['runs-app.mjs'], { cwd: dir, timeout: 120_000 });
     expect(stdout.trim()).toBe('completed');
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  }, 300_000);
+
+  it("runs docs/applications.md's events application as written: every event of the run the guide names, started to finished", async () => {
+    writeFileSync(join(app, 'events-app.mjs'), readmeFiles()['events-app.ts']!.replace("'.savepoint'", "'.savepoint-events-app'"));
+    const runId = /client\.events\('([^']+)'\)/.exec(readmeFiles()['events-app.ts']!)![1]!;
+    const serve = startServe('.savepoint-events-app');
+    await serve.ready;
+    await finishedRun('.savepoint-events-app', runId);
+    const { stdout } = await exec(process.execPath, ['events-app.mjs'], { cwd: app, timeout: 120_000 });
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('a.run run.started');
+    expect(lines.at(-1)).toBe('z.run run.finished');
+    expect(lines.filter((line) => line.endsWith(' model.turn')).length).toBeGreaterThan(5);
+    // The records of the run, each once: what the ledger holds.
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+    const { ledger, close } = await openLedger(join(app, '.savepoint-events-app'));
+    try {
+      expect(lines).toEqual(settledEvents((await readRunRecords(ledger, runId))!).map((event) => `${event.id} ${event.type}`));
+    } finally {
+      await close();
+    }
+  }, 300_000);
+
+  it.skipIf(!haveCurl)("runs docs/applications.md's curl session as written, in a directory with serve on ./.savepoint: the whole stream, then a resume exactly after the event it names, by Last-Event-ID and by ?after=", async () => {
+    const block = snippet('run-events-curl');
+    const [assign, whole, byHeader, byQuery, ...more] = block.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
+    expect(more).toEqual([]);
+    const { dir, serve } = await servedDirectory('docs-session');
+    // The run the session follows, started (and its approvals decided) by an app with the installed client.
+    const runId = /\$API\/([^/]+)\/events/.exec(whole!)![1]!;
+    writeFileSync(join(dir, 'session-run.mjs'), SESSION_RUN);
+    const { stdout } = await exec(process.execPath, ['session-run.mjs', runId, sampleDay.date], { cwd: dir, timeout: 120_000 });
+    expect(stdout.trim()).toBe('completed');
+
+    // Each command as the guide writes it, run by bash in that directory.
+    const sh = (command: string) => execFileSync('bash', ['-c', `set -euo pipefail; ${assign}; ${command}`], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
+    const ids = (output: string) => [...output.matchAll(/^id: (.+)$/gm)].map((match) => match[1]!);
+    const all = ids(sh(whole!));
+    expect(all[0]).toBe('a.run');
+    expect(all.at(-1)).toBe('z.run');
+    // Every id the session shows is one the run has; the resume gives exactly the events after the one it names.
+    for (const shown of ids(block.replace(/^# /gm, ''))) expect(all).toContain(shown);
+    const resumedAt = /Last-Event-ID: ([^']+)'/.exec(byHeader!)![1]!;
+    const after = all.slice(all.indexOf(resumedAt) + 1);
+    expect(after.length).toBeGreaterThan(1);
+    expect(ids(sh(byHeader!))).toEqual(after);
+    expect(ids(sh(byQuery!))).toEqual(after);
+    expect(after[0]).toBe(/# id: (\S+)/.exec(block.slice(block.indexOf(byHeader!)))![1]);
+
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
   }, 300_000);

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalApiDecider, createClient, type SavepointClient } from '../../client/index.js';
+import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import type { Timeline } from '../../console/views.js';

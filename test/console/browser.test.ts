@@ -2,7 +2,7 @@ import { screenshotPath } from '../support/screenshots.js';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approvalApiDecider, createClient, type SavepointClient } from '../../client/index.js';
+import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';

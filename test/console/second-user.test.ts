@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalApiDecider, createClient } from '../../client/index.js';
+import { approvalApiDecider, createClient } from '../../client/ledger-client.js';
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';

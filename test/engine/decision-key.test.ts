@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from '../../client/index.js';
+import { createClient } from '../../client/ledger-client.js';
 import { localApprovalKeys } from '../../local/state/approval-keys.js';
 import { localUser } from '../../local/services/approval-api.js';
 import { postDecision } from '../support/agent-harness.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { AWS_STREAM, awsStreamLimits } from '../../lambdas/runs/stream-limits.js';
+import { API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS } from '../../lambdas/shared/limits.js';
 import { exampleTemplate } from './example-template.js';
 
 /**
@@ -41,6 +42,19 @@ describe('the run events stream on AWS', () => {
     expect(integration.ResponseTransferMode).toBe('STREAM');
     expect(JSON.stringify(integration.Uri)).toContain('2021-11-15/functions/');
     expect(JSON.stringify(integration.Uri)).toContain('/response-streaming-invocations');
+  });
+
+  it('is invoked as API Gateway invokes any proxy function: InvokeWithResponseStream needs lambda:InvokeFunction', () => {
+    // Lambda API reference, InvokeWithResponseStream: "This operation requires permission for the
+    // lambda:InvokeFunction action" (https://docs.aws.amazon.com/lambda/latest/api/API_InvokeWithResponseStream.html).
+    const permissions = resources.filter(([, resource]) => resource.Type === 'AWS::Lambda::Permission' && JSON.stringify(resource.Properties['FunctionName']).includes(functionId));
+    expect(permissions.length).toBeGreaterThan(0);
+    for (const [, permission] of permissions) expect(permission.Properties).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
+  });
+
+  it('waits for the stream as long as a stream may last: an integration timeout of 15 minutes, not the 29 s that would end every stream there', () => {
+    expect(method.Properties['Integration'].TimeoutInMillis).toBe(API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS);
+    expect(API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS).toBe(AWS_STREAM.maxDurationMs);
   });
 
   it('runs as long as a stream may last (15 minutes), and the stream ends a minute before', () => {

@@ -89,8 +89,8 @@ describe('the approval API', () => {
     expect(methods.length).toBeGreaterThan(0);
     for (const method of methods) {
       const integration = method.Properties.Integration;
-      // A streamed response (the run events) outlives the integration timeout by design and decides
-      // nothing: its function ends the stream itself (test/infra/run-events.test.ts).
+      // A streamed response (the run events) decides nothing, and its integration waits the 15
+      // minutes a stream may last; its function ends the stream before (test/infra/run-events.test.ts).
       if (integration.ResponseTransferMode === 'STREAM') continue;
       const target = JSON.stringify(integration.Uri).match(/"Fn::GetAtt":\["([A-Za-z0-9]+)","Arn"\]/)![1]!;
       const integrationMs = integration.TimeoutInMillis ?? 29_000;

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createClient } from '../../client/index.js';
+import { createClient } from '../../client/ledger-client.js';
 import { historySource } from '../../console/history.js';
 import { startConsole } from '../../console/server.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';

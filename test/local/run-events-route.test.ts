@@ -36,11 +36,12 @@ function toolTurn(number: number, calls: number): TurnRecord {
 
 async function served(limits?: StreamLimits, options: { recorded?: boolean; pollMs?: number } = {}) {
   const clock = manualClock();
+  // The process's CPU time as the manual clock (a busy process): the wakes' CPU gap passes as the test moves the clock, not as the machine runs.
   const embedded = EmbeddedLedger.open();
   // As the local engine wires it (local-stack.ts): the steps write through `recordedRuns`, and the stream hears of each write.
   const recorded = options.recorded ? recordedRuns(embedded) : undefined;
   const ledger = recorded?.ledger ?? embedded;
-  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock, { ...(limits && { limits }), ...(recorded && { recorded }), ...(options.pollMs !== undefined && { pollMs: options.pollMs }) }) });
+  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock, { ...(limits && { limits }), ...(recorded && { recorded }), ...(options.pollMs !== undefined && { pollMs: options.pollMs }), cpuMs: () => clock.now().getTime() }) });
   closers.push(api.close, () => embedded.close());
   const origin = `http://127.0.0.1:${api.port}`;
   const at = () => clock.now();

@@ -14,6 +14,7 @@ import { environmentBytes } from '../../lambdas/shared/lambda-environment.js';
 import { LAMBDA_ENVIRONMENT_MAX_BYTES, STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { startHarness, type Harness } from '../support/refund-harness.js';
+import { streamedResponseLimits } from '../../local/aws/api-gateway-streaming.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -122,5 +123,43 @@ describe("a Lambda function's environment: 4 KB", () => {
     const h = await startHarness({ recovery: false, template: (await callToolEnvironmentOf(LAMBDA_ENVIRONMENT_MAX_BYTES)).template });
     cleanups.push(() => h.stack.close());
     expect(h.stack.stateMachineArn).toContain('stateMachine');
+  });
+});
+
+/**
+ * A REST API method's integration timeout, where API Gateway checks it (local/aws/api-gateway-integration-timeout.ts):
+ * 50 ms to 29 s ("Amazon API Gateway quotas"), up to 15 minutes for a streamed response ("When you
+ * use response streaming, you can configure the integration timeout up to 15 minutes"). A template
+ * outside that range is refused at the stack's start, naming the method; a streamed integration
+ * left at the 29 s default is cut there by the twin, as API Gateway would end it.
+ */
+describe("a REST API method's integration timeout", () => {
+  /** The agent's template, the run events method and another method (the runs API's POST) with their integrations. */
+  async function methods(): Promise<{ template: CfnTemplateJson; streamed: { id: string; integration: Record<string, unknown> }; buffered: { id: string; integration: Record<string, unknown> } }> {
+    const template = structuredClone(await cachedTemplate('refund-reconciler')) as CfnTemplateJson & { Resources: Record<string, { Type: string; Properties: { Integration?: Record<string, unknown> } }> };
+    const all = Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::ApiGateway::Method' && resource.Properties.Integration);
+    const pick = (streams: boolean) => {
+      const [id, resource] = all.find(([, each]) => (each.Properties.Integration!['ResponseTransferMode'] === 'STREAM') === streams)!;
+      return { id, integration: resource.Properties.Integration! };
+    };
+    return { template, streamed: pick(true), buffered: pick(false) };
+  }
+
+  it('refuses a buffered integration of 29,001 ms and a streamed one of 900,001 ms, naming the method', async () => {
+    for (const [which, timeout, max] of [['buffered', 29_001, 29_000], ['streamed', 900_001, 900_000]] as const) {
+      const found = await methods();
+      found[which].integration['TimeoutInMillis'] = timeout;
+      await expect(startHarness({ recovery: false, template: found.template }), which).rejects.toMatchObject({
+        name: 'ValidationError',
+        message: expect.stringContaining(`Resource ${found[which].id} (AWS::ApiGateway::Method): Integration.TimeoutInMillis must be from 50 to ${max} ms`),
+      });
+    }
+  });
+
+  it('cuts the run events stream at a streamed integration\'s timeout: left at the 29 s default, every stream ends there', async () => {
+    const found = await methods();
+    expect(streamedResponseLimits(found.template).maxDurationMs).toBe(15 * 60_000);
+    delete found.streamed.integration['TimeoutInMillis'];
+    expect(streamedResponseLimits(found.template).maxDurationMs).toBe(29_000);
   });
 });

@@ -4,7 +4,7 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/t
 import { CallToolResultSchema, ElicitRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import { approvalApiDecider, createClient, type SavepointClient } from '../../client/index.js';
+import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
 import { serveMcpHttp, type McpHttpEndpoint } from '../../mcp/http.js';
 import { savepointMcpServer, type McpRuns } from '../../mcp/server.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';

@@ -8,7 +8,7 @@ import { readmeInline } from './readme-text.js';
  */
 describe("README's benchmark lines", () => {
   it('are the lines .ci/run runs, in its order', () => {
-    const shown = readmeInline(/handlers on 50 runs\) add about 45 s:\n\n```sh\n([\s\S]*?)\n```/, "the CI benchmarks' block").split('\n');
+    const shown = readmeInline(/handlers on 50 runs\) add about 45 s:\n\n<!-- checkout: [^\n]* -->\n```sh\n([\s\S]*?)\n```/, "the CI benchmarks' block").split('\n');
     const run = readFileSync(new URL('../../.ci/run', import.meta.url), 'utf8')
       .split('\n')
       .filter((line) => line.startsWith('node --import tsx bench/'));

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { linksOf } from './markdown.js';
+import { fencedBlocks, linksOf } from './markdown.js';
 import { DOC_FILES, shellWords } from './readme-text.js';
 
 /**
@@ -18,9 +18,10 @@ describe('the README', () => {
   });
 
   it('opens with the two commands of a fresh machine: install and npm start, then npm test, each a script of package.json', () => {
-    const first = /^```sh\n([\s\S]*?)\n```\n/.exec(README)?.[1];
-    expect(first, 'a sh block on the first line').toBeDefined();
-    const commands = first!.split('\n').map(shellWords);
+    // The first block, first in the file (its mark, a checkout's commands, on the line before it).
+    const [first] = fencedBlocks(README);
+    expect(first).toMatchObject({ line: 2, lang: 'sh', mark: expect.stringMatching(/^checkout: /) });
+    const commands = first!.body.split('\n').map(shellWords);
     expect(commands).toEqual([
       ['npm', 'ci', '&&', 'npm', 'start'],
       ['npm', 'test'],

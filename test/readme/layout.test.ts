@@ -12,7 +12,7 @@ import { readmeInline } from './readme-text.js';
  * its line fails here, naming it.
  */
 const ROOT = new URL('../..', import.meta.url).pathname;
-const LAYOUT = readmeInline(/\n## Layout\n\n```\n([\s\S]*?)\n```/, 'Layout section');
+const LAYOUT = readmeInline(/\n## Layout\n\n```text\n([\s\S]*?)\n```/, 'Layout section');
 
 /** The Layout's lines from `lambdas/` to the next top-level entry. */
 function lambdasPart(layout: string): string {

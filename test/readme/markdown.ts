@@ -75,3 +75,34 @@ export function brokenLinks(root: string, files: ReadonlyMap<string, string>): s
   }
   return broken;
 }
+
+/**
+ * A fenced code block of a markdown file: the line its fence opens on (from 1), its language (the
+ * fence's info string, `''` when it has none), its text with the fence's indentation taken off each
+ * line (a block in a list item is indented), and the HTML comment on the line just before its fence
+ * (`<!-- readme-file: my-agent.ts -->` gives `readme-file: my-agent.ts`), if there is one.
+ */
+export interface FencedBlock {
+  readonly line: number;
+  readonly lang: string;
+  readonly body: string;
+  readonly mark?: string;
+}
+
+/** Every fenced code block of `markdown`, in order; a fence that never closes fails, naming its line. */
+export function fencedBlocks(markdown: string): FencedBlock[] {
+  const lines = markdown.split('\n');
+  const blocks: FencedBlock[] = [];
+  for (let open = 0; open < lines.length; open++) {
+    const fence = /^( *)```(\S*)\s*$/.exec(lines[open]!);
+    if (!fence) continue;
+    const close = lines.findIndex((line, index) => index > open && /^\s*```\s*$/.test(line));
+    if (close < 0) throw new Error(`line ${open + 1}: a code fence that never closes`);
+    const indent = fence[1]!.length;
+    const body = lines.slice(open + 1, close).map((line) => line.slice(Math.min(indent, line.length - line.trimStart().length)));
+    const mark = /^\s*<!--\s*(.*?)\s*-->\s*$/.exec(lines[open - 1] ?? '')?.[1];
+    blocks.push({ line: open + 1, lang: fence[2]!, body: body.join('\n'), ...(mark !== undefined && { mark }) });
+    open = close;
+  }
+  return blocks;
+}

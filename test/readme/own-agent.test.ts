@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLD_START_TARGETS } from '../../bench/check.js';
 import { staticImports } from '../../bench/cold-start.js';
+import { connect } from '../../client/index.js';
+import { principalArnsOf } from '../../infra/approval-api-policy.js';
 import { waitForChain } from '../../local/runtime/chain.js';
 import { LEDGER_PATHS } from '../../local/state/ledger-files.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
@@ -19,7 +21,7 @@ import { startOtlpReceiver } from '../support/otlp-receiver.js';
 import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
 import { brokenLinks } from './markdown.js';
-import { DOC_FILES, readmeFiles, readmeInline, readmeInstall, shapeOf, shellWords } from './readme-text.js';
+import { DOC_FILES, installedBy, readmeFiles, readmeInline, shapeOf, shellWords, snippet } from './readme-text.js';
 
 /**
  * savepoint as a user gets it: the files of the README's "Write your own agent" are copied out
@@ -58,7 +60,7 @@ async function pruneWithReadme(cwd: string, runId: string): Promise<void> {
 /** A strict TypeScript consumer of every entry point: type-checked against the .d.ts files alone. */
 const CONSUMER = `
 import { defineAgent, defineTool, withDev, type AgentDefinition, type ToolContext } from 'savepoint';
-import { connect, createClient, RunsApiError, type ConnectOptions, type Lifecycle, type RunsClient } from 'savepoint/client';
+import { connect, RunsApiError, type ConnectOptions, type Lifecycle, type RunsClient } from 'savepoint/client';
 import { DurableAgent, SavepointStack, type DurableAgentProps } from 'savepoint/cdk';
 import { createTestEnvironment, forEachCrashPoint, TestClock, type TestEnvironment, type TestRun } from 'savepoint/testing';
 import { faultInjector, seededRandom, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, type Policy, type WireServer, type AnthropicServerOptions } from 'savepoint/sim';
@@ -71,7 +73,7 @@ const lifecycle: Lifecycle = 'working';
 const policy: Policy = () => ({ content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn' });
 const anthropicOptions: AnthropicServerOptions = { apiKey: 'k', models: ['m'], policy };
 const runs: (options: ConnectOptions) => Promise<RunsClient> = connect;
-export const used = [defineAgent, defineTool, withDev, createClient, RunsApiError, runs, DurableAgent, SavepointStack, createTestEnvironment, forEachCrashPoint, faultInjector, seededRandom, props, defined, clock.now(), lifecycle, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, anthropicOptions];
+export const used = [defineAgent, defineTool, withDev, RunsApiError, runs, DurableAgent, SavepointStack, createTestEnvironment, forEachCrashPoint, faultInjector, seededRandom, props, defined, clock.now(), lifecycle, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, anthropicOptions];
 export type Used = [ToolContext, TestEnvironment, TestRun, WireServer];
 // @ts-expect-error: a tool's effect is 'read' or 'write'
 defineTool({ name: 'x', description: 'x', input: agent.tools[0]!.input, effect: 'maybe', execute: async () => 1 });
@@ -104,9 +106,10 @@ const pinned = (...names: string[]) =>
 
 describe('savepoint from npm pack, in a package outside the repository', () => {
   beforeAll(async () => {
-    const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 120_000 });
+    // npm pack builds dist/ first (prepack): minutes on a loaded machine.
+    const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 300_000 });
     const tarball = join(work, packed.trim().split('\n').at(-1)!);
-    const install = readmeInstall();
+    const install = installedBy(snippet('install'));
     expect(install.dependencies).toEqual(['savepoint', 'zod']);
     mkdirSync(app);
     writeFileSync(
@@ -124,15 +127,18 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       }),
     );
     for (const [name, code] of Object.entries(readmeFiles())) writeFileSync(join(app, name), code);
-    writeFileSync(join(app, 'cdk.json'), JSON.stringify({ app: 'npx tsx app.ts' }));
+    // The README's cdk.json, as it shows it: it runs the README's app.
+    const cdkJson = readmeInline(/with a `cdk\.json` of `(\{[^`]*\})`/, 'cdk.json');
+    expect((JSON.parse(cdkJson) as { app: string }).app.split(' ').at(-1)).toBe('app.ts');
+    writeFileSync(join(app, 'cdk.json'), cdkJson);
     writeFileSync(join(app, 'consumer.ts'), CONSUMER);
     writeFileSync(
       join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.ts', 'traced-app.ts', 'settings-app.ts'] }),
+      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.ts', 'traced-app.ts', 'settings-app.ts', 'models-app.ts', 'approvals-app.ts', 'refund-tool.ts', 'events-app.ts'] }),
     );
     // Everything is in npm's cache already (the project's own install).
     await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
-  }, 400_000);
+  }, 700_000);
 
   it('ships compiled JavaScript, declarations and source maps, and no TypeScript source but the examples', () => {
     const shipped = (dir: string): string[] => readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? shipped(join(dir, name)) : [join(dir, name)]));
@@ -174,12 +180,12 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   }, 180_000);
 
   it.concurrent('type-checks a strict TypeScript consumer against the .d.ts files (module NodeNext, libraries checked too)', async () => {
-    const checked = await exec('npx', ['tsc', '-p', '.'], { cwd: app, timeout: 120_000 }).then(
+    const checked = await exec('npx', ['tsc', '-p', '.'], { cwd: app, timeout: 300_000 }).then(
       () => 'no errors',
       (error: { stdout?: string }) => error.stdout ?? String(error),
     );
     expect(checked).toBe('no errors');
-  }, 180_000);
+  }, 360_000);
 
   it.concurrent('runs the README agent with the CLI, its dev module found beside it', async () => {
     const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--memory', '--approve', 'approve', '--json'], {
@@ -196,6 +202,8 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     });
     // The agent's own budgets are its runs' defaults.
     expect(report.guards.steps.limit).toBe(20);
+    // The calls are the ones the dev module's policy makes (the CLI found it beside the agent): read_inbox, then an urgent save_note.
+    expect([...readmeFiles()['my-agent.dev.ts']!.matchAll(/name: '(\w+)'/g)].map((match) => match[1])).toEqual(Object.keys(report.tools));
   }, 120_000);
 
   it.concurrent("runs the README's test of the agent with savepoint/testing", async () => {
@@ -211,8 +219,11 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   }, 240_000);
 
   // The slowest (the CDK bundles every function): run beside the others.
-  it.concurrent("synthesizes the README's CDK app with the package's own cdk, each function bundled without the dev module", async () => {
-    await exec('npx', ['cdk', 'synth', '--quiet', '--output', 'cdk.out'], { cwd: app, timeout: 240_000 });
+  it.concurrent("synthesizes the README's CDK app with the package's own cdk, as Operating on AWS says (`npx cdk synth`), each function bundled without the dev module", async () => {
+    // The first line of the guide's block, as written: the template in cdk.out/ (and on stdout).
+    const [npx, ...synth] = shellWords(snippet('synth-and-deploy').split('\n')[0]!);
+    expect([npx, ...synth]).toEqual(['npx', 'cdk', 'synth']);
+    await exec(npx!, synth, { cwd: app, timeout: 420_000, maxBuffer: 64 * 1024 * 1024 });
     const out = join(app, 'cdk.out');
     const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, { Type: string }>; Parameters: Record<string, unknown> };
     // The README's deploy command for this app names every parameter there is (the CDK's own aside).
@@ -236,7 +247,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       const { loaded } = staticImports(dir, 'index.mjs');
       expect(loaded.reduce((sum, file) => sum + statSync(join(dir, file)).size, 0)).toBeLessThanOrEqual(COLD_START_TARGETS.bundleBytes);
     }
-  }, 240_000);
+  }, 480_000);
 
   it.concurrent("prices a run with the README's --prices file: a model the built-in table lacks is refused without it, and priced by it", async () => {
     // The file the options table of `savepoint run` shows, as it shows it.
@@ -270,7 +281,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
 
   it.concurrent("runs the README's command as written, then removes the run with the README's savepoint prune --finished-before (the embedded ledger)", async () => {
     // "Run it from your own package", as written: the run keeps its state in ./.savepoint, here.
-    const [npx, ...run] = shellWords(readmeInline(/Run it from your own package:\n\n```sh\n(.*)\n```/, 'run command'));
+    const [npx, ...run] = shellWords(snippet('run-own-agent'));
     expect(npx).toBe('npx');
     const ran = await exec('npx', run, { cwd: app, timeout: 120_000 });
     const output = `${ran.stdout}${ran.stderr}`;
@@ -282,7 +293,8 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
 
   it.concurrent("runs the README's local tracing command: the installed package's traced template lets the run's end read its conversation for the budget-check spans", async () => {
     // The command of "Traces" (Locally), its collector this test's receiver, which reads OTLP/JSON.
-    const line = readmeInline(/```bash\n(OTEL_EXPORTER_OTLP_ENDPOINT=\S+ .*npx savepoint run .*)\n```/, 'local tracing command');
+    const line = snippet('traces-local');
+    expect(line).toMatch(/^OTEL_EXPORTER_OTLP_ENDPOINT=\S+ .*npx savepoint run [^\n]*$/);
     const words = line.split(/\s+/);
     const settings = words.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split(/=(.*)/s) as [string, string]);
     const [npx, ...args] = words.filter((word) => !/^[A-Z_]+=/.test(word));
@@ -358,6 +370,103 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(Object.keys(JSON.parse([...priced][0]!) as object).sort()).toEqual(specs.sort());
   }, 240_000);
 
+  it("synthesizes the guide's approvals app (Approvals): the approval API admits to /approvals only the approverPrincipals, and to POST /runs only the starterPrincipals", async () => {
+    const code = readmeFiles()['approvals-app.ts']!;
+    const arnsIn = (setting: string) => [...new RegExp(`${setting}: \\{([\\s\\S]*?)\\n\\s*\\}`).exec(code)![1]!.matchAll(/'(arn:aws:[^']+)'/g)].map((match) => match[1]!);
+    expect(arnsIn('approverPrincipals')).toHaveLength(3);
+    expect(arnsIn('starterPrincipals')).toHaveLength(1);
+    const out = join(app, 'approvals.out');
+    const env = { ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
+    await exec('npx', ['tsx', 'approvals-app.ts'], { cwd: app, env, timeout: 180_000 });
+    type Statement = { Effect: string; Principal?: { AWS?: unknown }; Condition?: unknown; Resource: unknown };
+    const resources = Object.values((JSON.parse(readFileSync(join(out, 'Approvals.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties: { Policy?: { Statement: Statement[] } } }> }).Resources);
+    const apis = resources.filter((resource) => resource.Type === 'AWS::ApiGateway::RestApi' && resource.Properties.Policy);
+    expect(apis).toHaveLength(1);
+    const statements = apis[0]!.Properties.Policy!.Statement;
+    // Each setting's people are named by the statements about its paths (an Identity Center session by
+    // its role's ARNs, the condition key being aws:PrincipalArn), and nobody else's are.
+    const about = (path: string) => JSON.stringify(statements.filter((statement) => JSON.stringify(statement.Resource).includes(path)));
+    for (const arn of arnsIn('approverPrincipals').flatMap(principalArnsOf)) expect(about('/approvals')).toContain(arn);
+    for (const arn of arnsIn('starterPrincipals').flatMap(principalArnsOf)) expect(about('/POST/runs')).toContain(arn);
+    for (const arn of arnsIn('starterPrincipals')) expect(about('/approvals')).not.toContain(arn);
+    expect(principalArnsOf(arnsIn('approverPrincipals')[0]!)).toHaveLength(2); // the session's: its role's two forms
+  }, 240_000);
+
+  it("fails synth, as Operating on AWS says, for the refund example from the package given as the README's app gives its agent, with no PAYMENTS_API_URL: naming the variable and the prop", async () => {
+    // The README's app, its agent the example the package ships (its deps read PAYMENTS_API_URL), the stack setting none.
+    const readmeApp = readmeFiles()['app.ts']!;
+    expect(readmeApp).toContain('agent, entry:');
+    writeFileSync(
+      join(app, 'refund-app.ts'),
+      readmeApp
+        .replace("import agent from './my-agent.js';", "import agent from './node_modules/savepoint/agents/refund-reconciler/agent.js';")
+        .replace("entry: 'my-agent.ts'", "entry: 'node_modules/savepoint/agents/refund-reconciler/agent.ts'"),
+    );
+    const env = { ...process.env, CDK_OUTDIR: join(app, 'refund.out'), CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
+    const failed = await exec('npx', ['tsx', 'refund-app.ts'], { cwd: app, env, timeout: 180_000 }).then(
+      () => 'synthesized',
+      (error: { stderr?: string }) => error.stderr ?? '',
+    );
+    expect(failed).toContain('agent refund-reconciler reads PAYMENTS_API_URL (its env), which its functions would not get: set it in the environment prop');
+  }, 240_000);
+
+  it("runs the guide's business-keyed tool (Effects) in an agent of this package: the same request under two run ids reaches the provider once, keyed <agent>:issue_refund:<id>", async () => {
+    // The guide's tool, written into this package with the other files, names its effect by the refund request.
+    expect(readmeFiles()['refund-tool.ts']).toContain('idempotencyKey: (args) => args.refundRequestId');
+    // The agent around it, its scripted model asking for one refund; two runs on one test environment (one ledger).
+    writeFileSync(
+      join(app, 'refund-twice.ts'),
+      `import { defineAgent, withDev } from 'savepoint';
+import { createTestEnvironment } from 'savepoint/testing';
+import * as z from 'zod';
+import { issueRefund, sent } from './refund-tool.js';
+const agent = withDev(
+  defineAgent({ name: 'refunds', model: 'sim:savepoint-sim-1', system: 'Refund what is asked.', input: z.object({}).strict(), prompt: () => 'Refund rr_001.', tools: [issueRefund] }),
+  {
+    policy: (request) =>
+      request.messages.some((message) => message.role === 'assistant')
+        ? { content: [{ type: 'text', text: 'Refunded.' }], stop_reason: 'end_turn' }
+        : { content: [{ type: 'tool_use', id: 'call_1', name: 'issue_refund', input: { refundRequestId: 'rr_001' } }], stop_reason: 'tool_use' },
+  },
+);
+const env = await createTestEnvironment({ agent });
+const runs = [await env.run({}, { runId: 'day-a' }), await env.run({}, { runId: 'day-b' })];
+await env.close();
+console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
+`,
+    );
+    const { stdout } = await exec(process.execPath, ['--import', 'tsx', 'refund-twice.ts'], { cwd: app, timeout: 120_000 });
+    expect(JSON.parse(stdout)).toEqual({ statuses: ['succeeded', 'succeeded'], sent: ['refunds:issue_refund:rr_001'] });
+  }, 240_000);
+
+  it("starts the engine with the guides' serve command as written (The CLI, MCP hosts): it says it is ready, an application reaches it, and SIGTERM stops it", async () => {
+    const commands = [snippet('serve'), snippet('serve-for-mcp')].map(shellWords);
+    expect(commands[1]).toEqual(commands[0]);
+    const [npx, ...args] = commands[0]!;
+    expect([npx, ...args]).toEqual(['npx', 'savepoint', 'serve', '--agent', 'refund-reconciler']);
+    const cwd = join(app, 'serve');
+    mkdirSync(cwd);
+    // Its own process group: npx and the serve it starts, stopped together.
+    const child = spawn(npx!, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on('data', (chunk: Buffer) => {
+          output += chunk.toString('utf8');
+          if (/^savepoint: ready$/m.test(output)) resolve();
+        });
+        child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+        void exited.then((code) => reject(new Error(`serve exited ${code}:\n${output}`)));
+      });
+      const client = await connect({ stateDir: join(cwd, '.savepoint') });
+      expect((await client.list()).runs).toEqual([]);
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+    }
+    await exited;
+  }, 240_000);
+
   // The README's other snippets, beside each other after the synths above (not beside the bundling
   // synth, which a dozen CLI processes would slow down on a busy machine).
   it.concurrent("removes a finished run from the DynamoDB ledger (--ledger dynalite) with the README's savepoint prune --finished-before", async () => {
@@ -374,7 +483,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
 
   it.concurrent("prints the trace tree the README shows (Traces, after the fact): its first and last spans line for line, the figures aside, and as many spans as it says", async () => {
     const [run, trace] = [...readmeInline(/The sample day \((`npx savepoint run [^`]*`, then\s+`npx savepoint trace [^`]*`)/, 'trace commands').matchAll(/`npx ([^`]*)`/g)].map((match) => shellWords(match[1]!));
-    const tree = readmeInline(/no trace viewer can run on this machine, so the tree\):\n\n```\n([\s\S]*?)\n```/, 'trace tree').split('\n');
+    const tree = readmeInline(/no trace viewer can run on this machine, so the tree\):\n\n```text\n([\s\S]*?)\n```/, 'trace tree').split('\n');
     const cut = tree.findIndex((line) => line.startsWith('  … '));
     const spans = Number(/: (\d+) spans in all\)$/.exec(tree[cut]!)?.[1]);
     const cwd = join(app, 'trace');
@@ -389,7 +498,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   }, 240_000);
 
   it.concurrent("runs the README's commands for a real provider as written, each provider's API the strict local wire server of sim/wire (the key this test's, its endpoint variable added)", async () => {
-    const block = readmeInline(/### Running the examples on a real provider\n[\s\S]*?```sh\n([\s\S]*?)\n```/, 'provider commands');
+    const block = snippet('real-providers');
     const commands = block.split('\n').filter((line) => !line.startsWith('#')).map(shellWords);
     expect(commands.map((words) => words.find((word) => word.includes(':') && !word.includes('=')))).toEqual(['anthropic:claude-sonnet-4-6', 'openai:gpt-5-mini', 'bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0']);
     // The examples' own scripted models answer through each provider's wire format, as a real model would.
@@ -429,7 +538,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   }, 480_000);
 
   it.concurrent("runs the README's crash-injection commands as written, each state directory under /tmp here one of this test's: killed after the provider paid, resumed, every refund paid once", async () => {
-    const block = readmeInline(/Crash injection needs a state directory[\s\S]*?```sh\n([\s\S]*?)\n```/, 'crash injection commands');
+    const block = snippet('crash-injection');
     const commands = block.split('\n').map((line) => shellWords(line).map((word) => word.replace(/^\/tmp\//, `${work}/`)));
     expect(commands.map((words) => words.slice(0, 5).join(' '))).toEqual([
       `npx savepoint --state-dir ${work}/crash-demo run`,
@@ -465,17 +574,17 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   }, 480_000);
 
   it.concurrent("prints the console's address and the report of `npm start` (savepoint run --agent refund-reconciler, no terminal) line for line as the README shows them, the figures aside", async () => {
-    const shown = readmeInline(/It prints one line per agent step and per retry, and a report at the end:\n\n```\n([\s\S]*?)\n```/, "npm start's report").split('\n');
+    const shown = readmeInline(/It prints one line per agent step and per retry, and a report at the end:\n\n```text\n([\s\S]*?)\n```/, "npm start's report").split('\n');
     const cwd = join(app, 'npm-start');
     mkdirSync(cwd);
     const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler'], { cwd, timeout: 120_000 });
     // The console's address it printed first (The console), its session token one of its own (32 random bytes, base64url).
-    const address = readmeInline(/prints its\naddress with a per-start session token:\n\n```\n(.*)\n```/, 'console address line');
+    const address = readmeInline(/prints its\naddress with a per-start session token:\n\n```text\n(.*)\n```/, 'console address line');
     expect(stdout).toMatch(new RegExp(`^${shapeOf(address.replace(/token=[\w-]{43}$/, 'token='))}[\\w-]{43}$`, 'm'));
     // Each approval it asked for, printed as the README's Approvals shows the lines (its list item's
     // indentation aside): a `…` there stands for the part of an id, a run or a link it leaves out, and
     // the approver is the OS user running it.
-    const approvalLines = readmeInline(/links included:\n\n {3}```\n([\s\S]*?)\n {3}```/, 'approval notification lines').split('\n');
+    const approvalLines = readmeInline(/links included:\n\n {3}```text\n([\s\S]*?)\n {3}```/, 'approval notification lines').split('\n');
     for (const line of approvalLines) {
       const pattern = line.slice(3).split(/[\w-]*…/).map(shapeOf).join('\\S+').replace('local:alice', 'local:[\\w.-]+');
       expect(stdout).toMatch(new RegExp(`^${pattern}$`, 'm'));
@@ -487,7 +596,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   }, 240_000);
 
   it.concurrent("prints the --json report the README shows: run --json and status --json have its keys, and no key it does not name", async () => {
-    const block = readmeInline(/print the run report; `run` adds `execution`, `status` adds `lifecycle`:\n\n```jsonc\n([\s\S]*?)\n```/, '--json report');
+    const block = snippet('json-report');
     const shown = JSON.parse(block.replace(/\s+\/\/[^\n]*/g, '')) as Record<string, unknown>;
     // A top-level key's lines (to the next top-level key) with their comments: a key "only when …"
     // is absent from a plain succeeded run; "run --json only" / "status --json only" from the other command.
@@ -509,13 +618,13 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(Object.keys(shown['version'] as object)).toEqual(expect.arrayContaining(Object.keys(ran['version']!)));
   }, 240_000);
 
-  it.concurrent("runs the first command of the README's replay and fork transcripts on a run day1 of the sample day, and prints what the README shows (the figures aside)", async () => {
+  it.concurrent("runs the command of the guide's replay and fork transcripts on a run day1 of the sample day, and prints what the guide shows (the figures aside)", async () => {
     const cwd = join(app, 'transcripts');
     mkdirSync(cwd);
     await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler', '--run-id', 'day1', '--approve', 'approve'], { cwd, timeout: 120_000 });
-    for (const [title, lines] of [['replay', 1], ['fork', 2]] as const) {
-      const transcript = readmeInline(new RegExp(`### \`savepoint ${title} <runId>[^\n]*\n[\\s\\S]*?\`\`\`\n(\\$ [\\s\\S]*?)\n\`\`\``), `${title} transcript`);
+    for (const [transcript, lines] of [[snippet('replay-transcript'), 1], [snippet('fork-transcript'), 2]] as const) {
       const [command, ...shown] = transcript.split('\n');
+      expect(shown.filter((line) => line.startsWith('$ ')), 'one command a transcript').toEqual([]);
       const [savepoint, ...args] = shellWords(command!.slice(2));
       expect(savepoint).toBe('savepoint');
       const { stdout } = await exec('npx', ['savepoint', ...args], { cwd, timeout: 180_000 });
@@ -524,19 +633,17 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     }
   }, 480_000);
 
-  it("synthesizes the README's On AWS stack (Model providers): only the model-calling functions read the key's secret, and CallModel may invoke the other model", async () => {
-    const fragment = readmeInline(/### On AWS\n\n```ts\n([\s\S]*?)\n```/, 'On AWS stack');
-    expect(fragment).toMatch(/^new SavepointStack\(app, 'Agents', \{[\s\S]*\}\);$/);
-    // A statement of an app like "Write your own agent"'s: that app around it, its agent added to the stack it makes.
-    writeFileSync(
-      join(app, 'models-app.ts'),
-      [`import { App } from 'aws-cdk-lib';`, `import { SavepointStack } from 'savepoint/cdk';`, '', 'const app = new App();', `const stack = ${fragment}`, `stack.addAgent('Notes', { agentName: 'inbox-notes', entry: 'my-agent.ts' });`, ''].join('\n'),
-    );
+  it("synthesizes the guide's On AWS app (Model providers) as written: only the model-calling functions read the key's secret, CallModel may invoke the other model, and `npx cdk deploy` needs no parameter", async () => {
     const out = join(app, 'models.out');
     const env = { ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
     await exec('npx', ['tsx', 'models-app.ts'], { cwd: app, env, timeout: 180_000 });
     type Resource = { Type: string; Properties: Record<string, any> };
-    const resources = (JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, Resource> }).Resources;
+    const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, Resource>; Parameters?: Record<string, unknown> };
+    const resources = template.Resources;
+    // Operating on AWS: an app whose model is a real provider's deploys with a bare `npx cdk deploy` (its block's second line).
+    const deploy = snippet('synth-and-deploy').split('\n').map(shellWords).find((words) => words[2] === 'deploy');
+    expect(deploy).toEqual(['npx', 'cdk', 'deploy']);
+    expect(Object.keys(template.Parameters ?? {}).filter((name) => name !== 'BootstrapVersion')).toEqual([]);
     const statementsOfStep = (step: string) => {
       const [, fn] = Object.entries(resources).find(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties['Environment']?.Variables?.SAVEPOINT_STEP === step) ?? [];
       expect(fn, step).toBeDefined();
@@ -578,7 +685,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     });
 
     it("starts the README's fork request, as written, with a StartExecution of the user's own: a dry fork of day1 that sends nothing", async () => {
-      const request = readmeInline(/with `fork` in the run request:\n\n```json\n(.+)\n```/, 'fork request');
+      const request = snippet('fork-request');
       const { runId, input, fork } = JSON.parse(request) as { runId: string; input: unknown; fork: { from: string; at: number; effects: string } };
       expect(input).toEqual(sampleInput);
       writeFileSync(join(app, 'fork.json'), request);

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { fencedBlocks } from './markdown.js';
 
 /**
  * The snippets of the README and of the guides in docs/, for the tests that run them (from a
@@ -18,17 +19,36 @@ export const DOC_FILES: ReadonlyMap<string, string> = new Map(
 /** The README and the guides, one after another: for a test that looks at every snippet of a kind (each deploy command). */
 export const README = [...DOC_FILES.values()].join('\n\n');
 
-/** The files the README and the guides show under `<!-- readme-file: name -->`, by name (a name shown twice fails). */
-export function readmeFiles(): Record<string, string> {
-  const files: Record<string, string> = {};
+/** Each block the README and the guides mark `<!-- <kind>: <name> -->` (readme-file, snippet), by name: its text and where it is (a name shown twice fails). */
+function markedBlocks(kind: 'readme-file' | 'snippet'): Map<string, { body: string; at: string }> {
+  const found = new Map<string, { body: string; at: string }>();
   for (const [path, text] of DOC_FILES) {
-    for (const match of text.matchAll(/<!-- readme-file: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)) {
-      if (files[match[1]!] !== undefined) throw new Error(`<!-- readme-file: ${match[1]} --> is shown twice (again in ${path})`);
-      files[match[1]!] = match[2]!;
+    for (const block of fencedBlocks(text)) {
+      const name = new RegExp(`^${kind}: (\\S+)$`).exec(block.mark ?? '')?.[1];
+      if (name === undefined) continue;
+      if (found.has(name)) throw new Error(`<!-- ${kind}: ${name} --> is shown twice (${found.get(name)!.at}, ${path}:${block.line})`);
+      found.set(name, { body: block.body, at: `${path}:${block.line}` });
     }
   }
+  return found;
+}
+
+/** The files the README and the guides show under `<!-- readme-file: name -->`, by name (a name shown twice fails). */
+export function readmeFiles(): Record<string, string> {
+  const files = Object.fromEntries([...markedBlocks('readme-file')].map(([name, { body }]) => [name, body]));
   for (const name of ['my-agent.ts', 'my-agent.dev.ts', 'my-agent.test.ts', 'my-agent.node-test.ts', 'app.ts']) if (!files[name]) throw new Error(`neither README.md nor docs/*.md has a <!-- readme-file: ${name} --> block`);
   return files;
+}
+
+/**
+ * The block the README or a guide marks `<!-- snippet: id -->` (the line before its fence): its
+ * text, the fence's indentation taken off. A test that runs a block takes it by its id, and
+ * test/readme/snippets.ts names that test as the one that runs it.
+ */
+export function snippet(id: string): string {
+  const found = markedBlocks('snippet').get(id);
+  if (!found) throw new Error(`neither README.md nor docs/*.md has a <!-- snippet: ${id} --> block`);
+  return found.body;
 }
 
 /** The first match of `pattern`'s first group in the README, else in the first guide of docs/ that has one; or a failure naming what is missing. */
@@ -53,9 +73,8 @@ export function shapeOf(line: string): string {
     .join('');
 }
 
-/** The README's install block: the packages of `npm install` and of `npm install -D`, by name. */
-export function readmeInstall(): { dependencies: string[]; devDependencies: string[] } {
-  const block = readmeInline(/Install \(see \[The package\][^\n]*\n\n```sh\n([\s\S]*?)\n```/, 'install block');
+/** The packages an install block (the README's: `snippet('install')`) installs with `npm install` and with `npm install -D`, by name. */
+export function installedBy(block: string): { dependencies: string[]; devDependencies: string[] } {
   const lines = block.split('\n').map(shellWords);
   const named = (dev: boolean) => lines.filter((words) => words[0] === 'npm' && words[1] === 'install' && words.includes('-D') === dev).flatMap((words) => words.slice(2).filter((word) => word !== '-D'));
   return { dependencies: named(false), devDependencies: named(true) };

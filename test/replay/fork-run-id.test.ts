@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import { createClient } from '../../client/index.js';
+import { createClient } from '../../client/ledger-client.js';
 import { postDecision } from '../support/agent-harness.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 

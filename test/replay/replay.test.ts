@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { replayRun } from '../../local/replay/index.js';
-import { createClient } from '../../client/index.js';
+import { createClient } from '../../client/ledger-client.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { sampleInput, type Harness } from '../support/refund-harness.js';
 
@@ -48,6 +48,26 @@ describe('savepoint replay of a refund run', () => {
     const changed = { ...refundReconciler, prompt: (input: Parameters<typeof refundReconciler.prompt>[0]) => `${refundReconciler.prompt(input)} Be brief.` };
     const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId });
     expect(result.divergence).toMatchObject({ turn: 1, why: "the run's first message (the agent's prompt for its input) changed" });
+  });
+
+  // Negative controls: what `identical` must not let through (issue 38: a faster replay stays as strict).
+  it('names the order of the tools when the same tools are offered in another order', async () => {
+    const changed = { ...refundReconciler, tools: [...refundReconciler.tools].reverse() };
+    const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId });
+    expect(result.identical).toBe(false);
+    expect(result.divergence).toMatchObject({ turn: 1, what: 'model request', why: 'the tools are offered in another order' });
+  });
+
+  it('names the tool results of the turn after the first call whose result this code cuts', async () => {
+    const recorded = await harness.stack.ledger.listConversation(runId);
+    const first = recorded.calls.find((call) => call.name === 'get_order' && call.outcome === 'ok')!;
+    // The same call answered with the same recorded result, which this code's limit then cuts: the model is shown another result.
+    const changed = { ...refundReconciler, tools: refundReconciler.tools.map((tool) => (tool.name === 'get_order' ? { ...tool, maxResultTokens: 1 } : tool)) };
+    const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId });
+    expect(result.identical).toBe(false);
+    expect(result.divergence).toMatchObject({ turn: first.turn + 1, what: 'model request' });
+    expect(result.divergence!.why).toMatch(/tool results and the harness's notes before turn/);
+    expect(result.live).toEqual({ model: 0, tools: 0 });
   });
 
   it("names the agent's report when only the report changed, showing the part that differs (the run recorded its own)", async () => {

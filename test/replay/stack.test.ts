@@ -8,7 +8,7 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { sampleInput, type Harness } from '../support/refund-harness.js';
 import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
-import { readmeInline } from '../readme/readme-text.js';
+import { snippet } from '../readme/readme-text.js';
 
 /**
  * Replay and fork against a deployed stack (`--stack`): the CLI reads the stack's ledger through
@@ -52,7 +52,7 @@ const refunds = () => harness.stack.world.payments.refunds().length;
 
 describe('replay and fork on a deployed stack', () => {
   it("starts the README's fork request as written: a dry fork of day1 at turn 12 that sends nothing", async () => {
-    const block = readmeInline(/with `fork` in the run request:\n\n```json\n(.+)\n```/, 'fork request');
+    const block = snippet('fork-request');
     const request = JSON.parse(block) as { runId: string; input: unknown; fork: { from: string; at: number } };
     expect(request.input).toEqual(sampleInput);
     const paid = refunds();

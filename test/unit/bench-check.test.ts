@@ -335,13 +335,13 @@ describe('bench/check.ts: the run event stream (bench/events.ts)', () => {
   it('passes the figures measured', () => {
     expect(SPEED_LIMITS.events.target).toBe(0.1);
     expect(checkReport('events', text(events()))).toEqual([]);
-    expect(checkReport('events', text(events({ addedCpuShare: 0.342 })))).toEqual([]);
+    expect(checkReport('events', text(events({ addedCpuShare: 0.805 })))).toEqual([]); // the highest measured (load 17–19)
   });
   it.each([
     ['an event lost on a resume', { resume: { lost: 1 } }, /^resume\.lost: 1 event\(s\) lost on a resume$/],
     ['an event delivered twice', { resume: { duplicated: 2 } }, /^resume\.duplicated: 2 event\(s\) delivered twice/],
     ['fewer than 50 disconnects', { resume: { disconnects: 12 } }, /^resume\.disconnects: 12 disconnects: fewer than the 50/],
-    ['the subscribers adding more CPU than the bound', { addedCpuShare: 2 * SPEED_LIMITS.events.bound }, /^addedCpuShare: slower than CI's bound: 100 subscribers of a run's events: 180% of the engine's CPU per step added \(CI bound 90%; target 10%: 18× over it\)$/],
+    ['the subscribers adding more CPU than the bound', { addedCpuShare: 2 * SPEED_LIMITS.events.bound }, /^addedCpuShare: slower than CI's bound: 100 subscribers of a run's events: 240% of the engine's CPU per step added \(CI bound 120%; target 10%: 24× over it\)$/],
     // What the poll alone gave (a poll every 25 ms + 2.5 ms per follower): 212 ms against a 7.04 ms step.
     ['the delivery delay of a poll stretched by the followers, on fast steps', { delivery: { medianMs: 212, stepMs: 2 } }, /^delivery\.medianMs: slower than CI's bound: a record's write to its event's delivery, median: 106× the run's step time \(CI bound 60; target 3\.00: 35× over it\)$/],
   ])('fails %s', (_, overrides, message) => {

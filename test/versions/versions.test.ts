@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MessageRequest } from '../../lambdas/records/messages.js';
 import type { ApprovalRecord, RunRecord } from '../../lambdas/records/ledger-records.js';
 import { codeFingerprint } from '../../lambdas/runs/versions.js';
-import { createClient } from '../../client/index.js';
+import { createClient } from '../../client/ledger-client.js';
 import { sfnStarter } from '../../lambdas/adapters/sfn.js';
 import type { HistoryEvent } from '../../local/engine/local-engine.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';

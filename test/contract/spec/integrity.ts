@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DamagedRunOptions, Ledger } from '../../../lambdas/ledger/ledger.js';
-import { createClient } from '../../../client/index.js';
+import { createClient } from '../../../client/ledger-client.js';
 import { verifyRun } from '../../../lambdas/ledger/seal.js';
 import { at, run, turn, call } from '../fixtures.js';
 import { useLedger, afterDamage, type MakeLedger } from './support.js';
