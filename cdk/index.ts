@@ -27,5 +27,6 @@ export { SavepointStack, type SavepointStackProps } from '../infra/stack.js';
 export { LedgerTable } from '../infra/ledger-table.js';
 export type { ApprovalSettings } from '../infra/approvals.js';
 export type { AlarmThresholds } from '../infra/observability.js';
+export type { FleetBudgetProps } from '../infra/fleet-budget.js';
 export type { ModelAccessProps } from '../infra/model-access.js';
 export type { StepName } from '../lambdas/shared/steps.js';

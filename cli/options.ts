@@ -36,4 +36,9 @@ export const engineOptions = {
       '--prices <file>',
       asForRun('a JSON file of model prices over the built-in table and the agent\'s `prices`: { "<provider:model>": { "inputPerMTok", "outputPerMTok", "cacheWritePerMTok", "cacheReadPerMTok" } }, dollars per million tokens (part of the run\'s fingerprint: resume with the same file)', brief),
     ),
+  fleetBudget: (brief: Brief = {}) =>
+    new Option(
+      '--fleet-budget <file>',
+      asForRun('a JSON file of the fleet budget every run of the agent shares, each model call reserved within it: { "agent": { "dollarsPerDay", "concurrentRuns" }, "stack": { … }, "whenSpent": "stop" | "wait", "leaseDollars" }', brief),
+    ),
 };

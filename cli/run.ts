@@ -22,6 +22,7 @@ import { crashInjector, CrashAt } from '../local/runtime/crash.js';
 import { summarizeHistory } from '../local/engine/local-engine.js';
 import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
+import { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
 import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
 import { describe as describeError } from './errors.js';
 import { priceTable, type PriceOverrides } from '../lambdas/models/prices.js';
@@ -78,6 +79,8 @@ export const RunOptions = z
     template: z.string().min(1).optional(),
     /** A JSON file of price overrides (`pricesFile`). */
     prices: z.string().min(1).optional(),
+    /** A JSON file of the fleet budget (`fleetBudgetFile`). */
+    fleetBudget: z.string().min(1).optional(),
     json: z.boolean(),
     /** The port of the console this run serves (console/). @default any free port */
     consolePort: z.coerce.number().int().min(0).max(65535).optional(),
@@ -113,6 +116,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const options = parseOrThrow(RunOptions, { ...raw, agent: raw['agent'] ?? (await agentOfRun(raw)) }, 'options');
   // A bad prices file is refused before anything is loaded, made or kept.
   const prices = options.prices === undefined ? undefined : pricesFile(options.prices);
+  const fleetBudget = options.fleetBudget === undefined ? undefined : fleetBudgetFile(options.fleetBudget);
   const stateDir = options.memory ? undefined : resolve(options.stateDir);
   const { agent, module } = await loadAgent(options.agent);
   const worldData = worldDataOf(stateDir, options.worldData);
@@ -145,6 +149,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const stackOptions: LocalStackOptions = {
     agent,
     ...(prices && { prices }),
+    ...(fleetBudget && { fleetBudget }),
     ledger: chooseLedger(stateDir, options.ledger),
     ...(options.durability && { durability: options.durability }),
     worldData: worldData.path,
@@ -456,18 +461,7 @@ function readInputFile(path: string): string {
  * cannot be read, is not JSON or holds a bad price is refused once, naming the file and the field.
  */
 export function pricesFile(path: string): PriceOverrides {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`--prices ${path}: cannot read it: ${describeError(error)}`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--prices ${path}: not valid JSON (${(error as Error).message})`);
-  }
+  const parsed = jsonFile('--prices', path);
   try {
     // Checked as the steps will read it: every field, and every spec a model spec.
     priceTable(parsed);
@@ -475,4 +469,29 @@ export function pricesFile(path: string): PriceOverrides {
     throw new UsageError(`--prices ${path}: ${(error as Error).message}`);
   }
   return parsed as PriceOverrides;
+}
+
+/** The JSON in the file an option names; a file that cannot be read or is not JSON is refused, naming the option and the file. */
+function jsonFile(option: string, path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`${option} ${path}: cannot read it: ${describeError(error)}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${option} ${path}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+/**
+ * `--fleet-budget <file>`: the deployment's fleet budget for the local engine (local/runtime/
+ * fleet-budget.ts), checked before anything starts; a bad field is refused, naming it.
+ */
+export function fleetBudgetFile(path: string): LocalFleetBudget {
+  const parsed = LocalFleetBudget.safeParse(jsonFile('--fleet-budget', path));
+  if (!parsed.success) throw new UsageError(`--fleet-budget ${path}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(the file)'}: ${issue.message}`).join('; ')}`);
+  return parsed.data;
 }

@@ -13,11 +13,12 @@ import type { AgentDefinition } from '../lambdas/define.js';
 import type { LocalStackOptions } from '../local/runtime/local-stack.js';
 import type { CfnTemplateJson } from '../local/template/asl.js';
 import type { PriceOverrides } from '../lambdas/models/prices.js';
+import type { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
 import { startLocalConsole } from '../console/local.js';
 import { describe as describeError, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
 import { checkStateDir, ownStateDir } from './owner.js';
-import { pricesFile } from './run.js';
+import { fleetBudgetFile, pricesFile } from './run.js';
 import { watchStopSignals, type StopSignal, runCleanups } from './signals.js';
 import { agentDir, chooseLedger, loadTemplate, publishEngine, rememberAgentModule, worldDataOf } from './state.js';
 
@@ -32,6 +33,7 @@ export const ServeOptions = z.object({
   worldData: z.string().min(1).optional(),
   template: z.string().min(1).optional(),
   prices: z.string().min(1).optional(),
+  fleetBudget: z.string().min(1).optional(),
   failRate: z.coerce.number().min(0).max(0.5).default(0),
   seed: z.coerce.number().int().nonnegative().default(1),
 });
@@ -60,6 +62,7 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
   const options = parseOrThrow(ServeOptions, raw, 'options');
   if (new Set(options.agent).size !== options.agent.length) throw new UsageError(`--agent: each agent once (asked for ${options.agent.join(', ')})`);
   const prices = options.prices === undefined ? undefined : pricesFile(options.prices);
+  const fleetBudget = options.fleetBudget === undefined ? undefined : fleetBudgetFile(options.fleetBudget);
   const stateDir = resolve(options.stateDir);
   const loaded: Awaited<ReturnType<typeof loadAgent>>[] = [];
   for (const spec of options.agent) loaded.push(await loadAgent(spec));
@@ -84,7 +87,7 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
     for (const [index, { agent, module }] of loaded.entries()) {
       const dir = index === 0 ? stateDir : agentDir(stateDir, agent.name);
       const api = several ? {} : { ...(options.port !== undefined && { port: options.port }), fallback };
-      const stack = await serveAgent({ agent, module, dir, api, io, cleanups, options: { ...options, worldData: index === 0 ? options.worldData : undefined, template: index === 0 ? template : undefined, prices } });
+      const stack = await serveAgent({ agent, module, dir, api, io, cleanups, options: { ...options, worldData: index === 0 ? options.worldData : undefined, template: index === 0 ? template : undefined, prices, fleetBudget } });
       engines.push({ name: agent.name, dir, stack });
       // Where each agent was loaded from, in the state directory too: its commands find every agent's module.
       if (dir !== stateDir) rememberAgentModule(stateDir, agent.name, module);
@@ -145,7 +148,7 @@ async function serveAgent(context: {
   api: LocalStackOptions['api'];
   io: { out: (line: string) => void; err: (line: string) => void };
   cleanups: (() => Promise<void> | void)[];
-  options: Pick<ServeOptions, 'ledger' | 'durability' | 'failRate' | 'seed' | 'worldData'> & { template: CfnTemplateJson | undefined; prices: PriceOverrides | undefined };
+  options: Pick<ServeOptions, 'ledger' | 'durability' | 'failRate' | 'seed' | 'worldData'> & { template: CfnTemplateJson | undefined; prices: PriceOverrides | undefined; fleetBudget: LocalFleetBudget | undefined };
 }) {
   const { agent, module, dir, io, cleanups, options } = context;
   // The lock first: a second serve (or run) on this directory stops here, before it opens anything.
@@ -159,6 +162,7 @@ async function serveAgent(context: {
   const stack = await startLocalStack({
     agent,
     ...(options.prices && { prices: options.prices }),
+    ...(options.fleetBudget && { fleetBudget: options.fleetBudget }),
     ledger: chooseLedger(dir, options.ledger),
     ...(options.durability && { durability: options.durability }),
     worldData: worldData.path,

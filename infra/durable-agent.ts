@@ -26,6 +26,7 @@ import { ControlPlane } from './control-plane.js';
 import { acknowledgeNagFindings } from './nag.js';
 import { operationsOf, type AlarmThresholds } from './observability.js';
 import { addCollectorLayer, tracingEnvironment, type GenAiTracing } from './tracing.js';
+import { fleetBudgetEnvironment, type FleetBudgetProps } from './fleet-budget.js';
 import type { LedgerRole } from './ledger-table.js';
 import { API_GATEWAY_INTEGRATION_TIMEOUT_MS, API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS } from '../lambdas/shared/limits.js';
 
@@ -168,6 +169,15 @@ export interface DurableAgentProps {
    * @default none: every step shares the account's unreserved concurrency
    */
   readonly reservedConcurrency?: Readonly<Partial<Record<StepName, number>>>;
+  /**
+   * This agent's fleet budget: dollars per UTC day and runs at once across all its runs, each model
+   * call reserved within it before it is sent (infra/fleet-budget.ts); its stack's
+   * (`SavepointStackProps.fleetBudget`) applies too. When spent, runs stop (or wait), saying why,
+   * and the `FleetBudgetSpent` alarm goes off. Checked at synth.
+   * @example { dollarsPerDay: 200, concurrentRuns: 100 }
+   * @default none: only each run's own budgets
+   */
+  readonly fleetBudget?: FleetBudgetProps;
 }
 
 /** The `MAX_BUDGETS` variable of StartRun and the runs API (lambdas/adapters/aws-deps.ts), or none; a bad ceiling fails the synth, naming it. */
@@ -278,16 +288,18 @@ export class DurableAgent extends Construct {
     const callTool = callToolTimeouts(toolTimeout);
     const toolTimeoutMs = String(toolTimeout.toMilliseconds());
     const maxBudgets = maxBudgetsEnvironment(id, props.maxBudgets);
+    // Only the steps that call a model reserve within the fleet budget; a lease goes back by what the run records.
+    const fleetBudget = fleetBudgetEnvironment(this, id, props.fleetBudget);
     const functions = {
       // A run starts only if the agent's tools fit the timeouts derived from toolTimeout.
       startRun: fn('StartRunFunction', Steps.StartRun, { environment: { TOOL_TIMEOUT_MS: toolTimeoutMs, ...maxBudgets } }),
       budgetCheck: fn('BudgetCheckFunction', Steps.BudgetCheck),
-      callModel: fn('CallModelFunction', Steps.CallModel, { timeout: modelStep }),
+      callModel: fn('CallModelFunction', Steps.CallModel, { timeout: modelStep, environment: fleetBudget }),
       requestApproval: fn('RequestApprovalFunction', Steps.RequestApproval),
       // The lease outlives the invocation that takes it, so a live call is never taken over.
       callTool: fn('CallToolFunction', Steps.CallTool, { timeout: callTool.lambda, environment: { TOOL_LEASE_MS: String(callTool.leaseMs), TOOL_TIMEOUT_MS: toolTimeoutMs } }),
       finalize: fn('FinalizeFunction', Steps.Finalize),
-      compact: fn('CompactFunction', Steps.Compact, { timeout: modelStep }),
+      compact: fn('CompactFunction', Steps.Compact, { timeout: modelStep, environment: fleetBudget }),
       // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.
       handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: liveAliasArn } }),
     };
@@ -470,6 +482,7 @@ export class DurableAgent extends Construct {
       agentName: props.agentName,
       stateMachine,
       thresholds: props.alarms,
+      fleetBudget: 'FLEET_BUDGET' in fleetBudget,
     });
     addCollectorLayer(this, props.tracing);
     // A run's end exports its budget checks, rebuilt from its conversation (a query): only when traced.

@@ -37,22 +37,26 @@ export const RUN_INDEX_PROJECTION = ['runId'] as const;
  * The partitions of every item but the task tokens (`TOKEN#<runId>`, lambdas/records/ledger-records.ts
  * tokenKey): runs and their conversations, the kill flag, the breakers, large values by reference,
  * the effects claimed across runs by a business key (EFFECT#<agent>:<tool>:<key>), the amounts
- * reserved across runs per key (AGG#<agent>:<tool>:<key>).
+ * reserved across runs per key (AGG#<agent>:<tool>:<key>), a fleet budget's day counters (the
+ * agent's FLEET#<agent>:<day>, the stack's STACKFLEET#<stack>:<day>: lambdas/records/fleet.ts).
  * Every role but the approval functions' is held to them by a `dynamodb:LeadingKeys` condition on
  * its table statement, so only RequestApproval, the approval API and the expiry sweep can read a
  * token. (A token is a whole item of its own: a condition on attributes would not do, since the
  * sealed records are written as whole items.)
  */
-export const NON_TOKEN_PARTITIONS = ['RUN#*', 'GLOBAL', 'BREAKER#*', 'BLOB#*', 'EFFECT#*', 'AGG#*'] as const;
+export const NON_TOKEN_PARTITIONS = ['RUN#*', 'GLOBAL', 'BREAKER#*', 'BLOB#*', 'EFFECT#*', 'AGG#*', 'FLEET#*', 'STACKFLEET#*'] as const;
 
 /**
- * The partitions of one agent's roles: its business-key effects and aggregates are named for it
- * (`EFFECT#<agent>:…`, `AGG#<agent>:…`: lambdas/tools/effects.ts), so an agent's functions cannot
- * read or claim another agent's, though they share the table (issue 34). With `tokens`, the task
+ * The partitions of one agent's roles: its business-key effects, aggregates and fleet-budget
+ * counters are named for it (`EFFECT#<agent>:…`, `AGG#<agent>:…`: lambdas/tools/effects.ts;
+ * `FLEET#<agent>:…`: lambdas/records/fleet.ts), so an agent's functions cannot read or claim
+ * another agent's, though they share the table (issue 34); the stack's fleet counters are the
+ * stack's (`STACKFLEET#<stack>:…`), which all its agents lease from. With `tokens`, the task
  * tokens' partitions too (the approval functions). No agent: every agent's (the stack's shared functions).
  */
-export function partitionsOf(agent: string | undefined, tokens = false): string[] {
-  const own = NON_TOKEN_PARTITIONS.map((partition) => (agent !== undefined && (partition === 'EFFECT#*' || partition === 'AGG#*') ? `${partition.slice(0, -1)}${agent}:*` : partition));
+export function partitionsOf(agent: string | undefined, tokens = false, stack = '*'): string[] {
+  const named = (partition: (typeof NON_TOKEN_PARTITIONS)[number]) => `${partition.slice(0, -1)}${partition === 'STACKFLEET#*' ? stack : agent}:*`;
+  const own = NON_TOKEN_PARTITIONS.map((partition) => (agent !== undefined && (partition === 'EFFECT#*' || partition === 'AGG#*' || partition === 'FLEET#*' || partition === 'STACKFLEET#*') ? named(partition) : partition));
   return tokens ? [...own, 'TOKEN#*'] : own;
 }
 
@@ -340,7 +344,8 @@ export class LedgerTable extends Construct {
     // Every key a request names (each of a batch's, a query's partition) must match: no token read
     // but by the approval functions, and no other agent's effect. (An approval function of no
     // agent — the stack's expiry sweep — reads every partition.)
-    const partitions = access.partitions ? [...access.partitions] : access.tokens ? (agent === undefined ? undefined : partitionsOf(agent, true)) : partitionsOf(agent);
+    const stack = topLevelStack(this).stackName;
+    const partitions = access.partitions ? [...access.partitions] : access.tokens ? (agent === undefined ? undefined : partitionsOf(agent, true, stack)) : partitionsOf(agent, false, stack);
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         actions: access.table.map((action) => `dynamodb:${action}`),

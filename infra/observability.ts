@@ -41,6 +41,8 @@ export interface WatchedAgent {
   readonly agentName: string;
   readonly stateMachine: IStateMachine;
   readonly thresholds?: AlarmThresholds;
+  /** Whether the agent has a fleet budget (its own or its stack's): an alarm when it is spent. */
+  readonly fleetBudget?: boolean;
 }
 
 /** The alarm ids of one agent: the runbook (docs/operating-on-aws.md) has an entry for each. */
@@ -55,6 +57,7 @@ export const AlarmIds = {
   OrphanedApprovals: 'OrphanedApprovals',
   DollarsPerRunAnomaly: 'DollarsPerRunAnomaly',
   EffectsEscalated: 'EffectsEscalated',
+  FleetBudgetSpent: 'FleetBudgetSpent',
 } as const;
 
 /**
@@ -227,6 +230,13 @@ export class Operations extends Construct {
       threshold: 1,
       description: 'a write call whose outcome stayed unknown was escalated to a person, not sent again: check with the provider whether it took effect.',
     });
+    if (agent.fleetBudget) {
+      alarm(AlarmIds.FleetBudgetSpent, {
+        metric: sum(MetricNames.FleetBudgetSpent),
+        threshold: 1,
+        description: 'the fleet budget (dollars per day or runs at once) refused a model call: runs stop (or wait) until budget comes back or the day ends.',
+      });
+    }
     // Cost per run drifting: CloudWatch anomaly detection on DollarsPerRun (the band is learnt from
     // the agent's own history), rather than a fixed threshold no one keeps up to date.
     const stdDevs = agent.thresholds?.costAnomalyStdDevs ?? 3;

@@ -5,6 +5,7 @@ import { Construct } from 'constructs';
 import { parseModelSpec } from '../lambdas/models/spec.js';
 import { DurableAgent, type DurableAgentProps } from './durable-agent.js';
 import { LedgerTable } from './ledger-table.js';
+import { setStackFleetBudget, type FleetBudgetProps } from './fleet-budget.js';
 import type { ApiKeySecrets, ModelAccessProps } from './model-access.js';
 import { MODEL_PROVIDERS } from '../lambdas/models/providers.js';
 
@@ -48,6 +49,14 @@ export interface SavepointStackProps extends StackProps {
    * @default true
    */
   readonly apiGatewayAccount?: boolean;
+  /**
+   * The fleet budget all the stack's agents share: dollars per UTC day and runs at once, over each
+   * agent's own (`fleetBudget` of `addAgent`), each model call reserved within both
+   * (infra/fleet-budget.ts). Its counters are named for this stack's name.
+   * @example { dollarsPerDay: 500 }
+   * @default none
+   */
+  readonly fleetBudget?: FleetBudgetProps;
 }
 
 /** The resources `stack`'s own template declares (not its nested stacks'). */
@@ -119,6 +128,7 @@ export class SavepointStack extends Stack {
     this.#perNested = nested === true ? 1 : nested === false ? 0 : nested;
     this.#apiGatewayAccount = props.apiGatewayAccount ?? true;
     this.#prices = props.prices;
+    setStackFleetBudget(this, props.fleetBudget);
     // CloudFormation refuses a template past its quotas only at deploy; synth says it first, for
     // this stack and each agent's nested stack (CDK itself checks only the resources).
     // and for the one operation that deploys them all.

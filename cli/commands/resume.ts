@@ -22,6 +22,7 @@ export function registerResumeCommand(program: Command): void {
     .addOption(engineOptions.crashSeed({ brief: true }))
     .addOption(engineOptions.maxRecoveries())
     .addOption(engineOptions.prices({ brief: true }))
+    .addOption(engineOptions.fleetBudget({ brief: true }))
     .addOption(engineOptions.template())
     .addOption(engineOptions.wait())
     .action((runId: string, options: Record<string, unknown>) => runAndReport({ ...options, runId, resume: true, memory: false }));

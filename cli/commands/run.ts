@@ -47,6 +47,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(engineOptions.crashSeed())
     .addOption(engineOptions.maxRecoveries())
     .addOption(engineOptions.prices())
+    .addOption(engineOptions.fleetBudget())
     .addOption(engineOptions.template())
     .addOption(engineOptions.wait())
     .action(runAndReport);
@@ -78,6 +79,7 @@ export async function runAndReport(options: Record<string, unknown>) {
 async function startOnStack(options: Record<string, unknown>) {
   // A deployed stack prices its runs itself: the construct's `prices` (a run cannot bring its own).
   if (options['prices'] !== undefined) throw new UsageError(`--prices: a run on stack ${deployed().stack} is priced by the stack (the construct's \`prices\` prop), not by the command line`);
+  if (options['fleetBudget'] !== undefined) throw new UsageError(`--fleet-budget: a stack's fleet budget is its deployment's (the construct's \`fleetBudget\` prop), not a run's`);
   const runId = options['runId'] as string | undefined;
   const { exitCodeOf, runInput } = await runModule();
   await withClient('run', options['agent'] as string | undefined, runId, async ({ client, ledger, link }) => {

@@ -19,6 +19,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(engineOptions.worldData())
     .addOption(engineOptions.template())
     .addOption(engineOptions.prices())
+    .addOption(engineOptions.fleetBudget())
     .addOption(engineOptions.failRate())
     .addOption(engineOptions.seed())
     .addHelpText(

@@ -23,6 +23,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { deploymentPrices, PriceOverrides } from '../models/prices.js';
 import { BudgetCaps } from '../records/ledger-records.js';
+import { FleetBudget } from '../records/fleet.js';
 import { runsApiHandler } from './runs-http.js';
 import { createRunEventsRoute } from './run-events-http.js';
 import { runFeeds } from '../runs/event-feed.js';
@@ -64,6 +65,8 @@ export const StepEnvironment = z.object({
   PRICES: jsonVariable(PriceOverrides).optional(),
   /** The stack's ceilings on the budgets a run request may ask for (JSON, `BudgetCaps`): the construct's `maxBudgets` (StartRun and the runs API). */
   MAX_BUDGETS: jsonVariable(BudgetCaps).optional(),
+  /** The fleet budget (JSON, `FleetBudget`: lambdas/records/fleet.ts): the agent's and the stack's `fleetBudget` (CallModel and Compact). */
+  FLEET_BUDGET: jsonVariable(FleetBudget).optional(),
   /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only): each descriptor's `secret.variable`. */
   ...secretVariables(),
   CODE_VERSION: z.string().min(1),
@@ -180,6 +183,9 @@ export function awsDeps(
     },
     get maxBudgets() {
       return config.MAX_BUDGETS;
+    },
+    get fleetBudget() {
+      return config.FLEET_BUDGET;
     },
     get callbacks() {
       return sfn().callbacks;

@@ -62,6 +62,7 @@ export function resultMetrics(step: StepName, result: unknown): MetricPoint[] {
   if (!output) return [];
   switch (step) {
     case Steps.CallModel: {
+      if (output['skippedBy'] === 'fleet') return [count(MetricNames.FleetBudgetSpent)];
       if (output['skipped'] !== undefined || output['counted'] === false) return [];
       const tokens = object(output['tokens']);
       return [

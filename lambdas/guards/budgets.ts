@@ -62,6 +62,9 @@ const killReason = (flag: KillFlag, scope: string) => `killed${scope} by ${flag.
 export function budgetTrip(run: RunRecord, now: Date, globalKill?: KillFlag): GuardTrip | undefined {
   if (run.killed) return { guard: 'kill', reason: killReason(run.killed, '') };
   if (globalKill) return { guard: 'kill', reason: killReason(globalKill, ' (all runs)') };
+  // The fleet budget refused a call of the run (guards/fleet.ts), which recorded it: the run stops.
+  const fleet = run.guardEvents?.find((event) => event.guard === 'fleet' && event.action === 'stopped');
+  if (fleet) return { guard: 'fleet', reason: fleet.reason };
   const figures = guardFigures(run, now);
   // The measured budgets (the wall clock) first, then the counted ones, each in its row's order.
   for (const row of [...GUARDS.filter((row) => !('counted' in row)), ...COUNTED_GUARDS]) {

@@ -1,7 +1,9 @@
 import { turnCounts } from '../conversation/turns.js';
-import type { GuardLedger, StepCount } from '../ledger/ledger.js';
+import type { FleetLedger, GuardLedger, StepCount } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
+import type { FleetBudget } from '../records/fleet.js';
 import { budgetTrip, reservationTrip, type GuardTrip, type Reservation } from './budgets.js';
+import { reserveInFleet } from './fleet.js';
 
 /**
  * A model call's reservation, taken and settled the same way by every step that calls the model
@@ -9,6 +11,7 @@ import { budgetTrip, reservationTrip, type GuardTrip, type Reservation } from '.
  *
  *   reserve(turn N) ─► kill, budget, or the call's bound does not fit ─► the trip: the call is not sent
  *                   └► countStep reserve:N  (reservedTokens/Micros += bound; once per turn, whatever the attempts)
+ *                      — under a fleet budget, within the run's lease of the day (guards/fleet.ts): refused, the trip
  *   model call ─► recordTurn(N) with settle(N): count turn:N  (real usage added, the bound taken off: the turn's own write)
  *
  * A call that died unrecorded stays reserved until a retry settles it, so the run never shows
@@ -16,13 +19,12 @@ import { budgetTrip, reservationTrip, type GuardTrip, type Reservation } from '.
  * reserving the same bound from the same records, stops the run or asks for an extension.
  */
 export async function reserveModelCall(
-  ledger: Pick<GuardLedger, 'countStep'>,
-  { run, turn, reservation, now, globalKill }: { run: RunRecord; turn: number; reservation: Reservation; now: Date; globalKill?: KillFlag | undefined },
+  ledger: Pick<GuardLedger, 'countStep' | 'recordGuardEvent'> & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>,
+  { run, turn, reservation, now, globalKill, fleet }: { run: RunRecord; turn: number; reservation: Reservation; now: Date; globalKill?: KillFlag | undefined; fleet?: FleetBudget | undefined },
 ): Promise<GuardTrip | undefined> {
   const trip = budgetTrip(run, now, globalKill) ?? reservationTrip(run, reservation);
   if (trip) return trip;
-  await ledger.countStep(run.runId, `reserve:${turn}`, { reservedTokens: reservation.tokens, reservedMicros: reservation.micros });
-  return undefined;
+  return reserveInFleet(ledger, { run, turn, reservation, now, budget: fleet });
 }
 
 /**

@@ -151,6 +151,16 @@ export class DynamoDbLedger extends StorageLedger {
     return true;
   }
 
+  /**
+   * A contended update's wait before it reads again (storage-ledger.ts `contended`): "full jitter"
+   * exponential backoff, as AWS advises for writers racing for one item, so that a day's first
+   * leases of a fleet budget spread out instead of retrying in lockstep
+   * (https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/).
+   */
+  protected override backoff(attempt: number): Promise<void> {
+    return this.sleep(Math.ceil(Math.random() * Math.min(CONTENDED_WAIT_MAX_MS, CONFLICT_WAIT_MS * 2 ** attempt)));
+  }
+
   /** The item as stored: its attributes (dynamodb-item.ts) and its seal. */
   private async sealed(key: Key, stored: Stored): Promise<Item> {
     const attributes = itemAttributes(key, stored);
@@ -440,6 +450,8 @@ function damaged(runId: string, error: unknown, options: DamagedRunOptions): und
  * transactions it meets are short (one write of a few items), and `update` tries 20 times.
  */
 const CONFLICT_WAIT_MS = 25;
+/** The longest wait between two attempts of a contended update (`backoff`). */
+const CONTENDED_WAIT_MAX_MS = 1_000;
 const conflictWait = () => Math.ceil(Math.random() * CONFLICT_WAIT_MS);
 
 type Item = Record<string, unknown>;

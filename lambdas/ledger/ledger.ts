@@ -22,6 +22,7 @@ import type {
   ChildWait,
 } from '../records/ledger-records.js';
 import { DYNAMODB_BATCH_GET_MAX_KEYS } from '../shared/limits.js';
+import type { FleetCounter, FleetDayRecord } from '../records/fleet.js';
 
 
 /**
@@ -68,7 +69,7 @@ export function checkStepWant(want: StepWant): void {
  * conditional write (protocol.ts): a second attempt learns what the first one did instead of doing
  * it again.
  */
-export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, EffectApprovalLedger, ApprovalLedger, ChildWaitLedger, BlobStore {}
+export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, FleetLedger, EffectApprovalLedger, ApprovalLedger, ChildWaitLedger, BlobStore {}
 
 /**
  * The runs: each run record's life from its creation to its end, and the executions that drive it
@@ -288,6 +289,38 @@ export interface AggregateLedger {
    */
   reserveAggregate(reservation: { key: string; holder: string; amount: number; threshold?: number }, now: Date): Promise<AggregateReservation>;
   getAggregate(key: string): Promise<AggregateRecord | undefined>;
+}
+
+/** A model call's reservation under a fleet budget (FleetLedger `reserveInFleet`). */
+export interface FleetReserveRequest {
+  readonly runId: string;
+  /** The call's count (`reserve:<turn>`) and what it adds (reservedTokens, reservedMicros). */
+  readonly stepKey: string;
+  readonly deltas: Partial<Counters>;
+  /** Today's counters, with their limits (records/fleet.ts fleetCounters). */
+  readonly counters: readonly FleetCounter[];
+  /** The most one lease takes (less as a counter runs low). */
+  readonly leaseMicros: number;
+}
+
+/** What a reservation came to: reserved (`leased`: micro-dollars this reservation took from the counters, 0 within the lease), or refused, saying why. */
+export type FleetReservation = { reserved: true; leased: number } | { reserved: false; reason: string };
+
+/**
+ * A fleet budget's leases (ledger/fleet-leases.ts): a model call reserved within its run's lease of
+ * the day, the lease taken from the day's counters in chunks, and given back when the run ends.
+ */
+export interface FleetLedger {
+  /**
+   * Counts the call's reservation (`countStep` of `stepKey`) within the run's lease, leasing a
+   * chunk from each of `counters` first when the lease does not cover it — or refuses it, writing
+   * nothing, when a counter's day has not that much left (or no free runs slot). Once per `stepKey`.
+   */
+  reserveInFleet(request: FleetReserveRequest, now: Date): Promise<FleetReservation>;
+  /** Gives the unused part of the run's lease back to its counters, once; the micro-dollars given back (0: none held). */
+  returnFleetLease(runId: string, now: Date): Promise<number>;
+  /** A counter of a day, by its partition key (records/fleet.ts agentCounterPk, stackCounterPk). */
+  getFleetDay(pk: string): Promise<FleetDayRecord | undefined>;
 }
 
 /** A call's request to share its effect's approval (ledger/effect-approvals.ts shareApproval). */

@@ -39,6 +39,8 @@ const DATE_ARGS = {
   getEffect: [],
   // AggregateLedger
   reserveAggregate: [1], getAggregate: [],
+  // FleetLedger
+  reserveInFleet: [1], returnFleetLease: [1], getFleetDay: [],
   // EffectApprovalLedger
   shareApproval: [1], getEffectApproval: [],
   // ApprovalLedger

@@ -4,10 +4,12 @@ import * as protocol from './protocol.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
 import { reserveAggregate } from './aggregates.js';
+import { fleetKey, leaseAndReserve, leaseKeys, leaseToReturn, returnLease } from './fleet-leases.js';
+import { fleetDay } from '../records/fleet.js';
 import { effectApprovalKey, shareApproval } from './effect-approvals.js';
 import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type Pruning, type RunItem } from './pruning.js';
 import { budgetApprovalSk, childWaitKey, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
-import type { LedgerIntegrityError } from '../shared/errors.js';
+import { TransientError, type LedgerIntegrityError } from '../shared/errors.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
 type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
@@ -113,6 +115,14 @@ export abstract class StorageLedger implements Ledger, Pruning {
   protected abstract queryRunItems(runId: string, first?: number): Maybe<RunItem[]>;
   /** Deletes items, each on its condition (pruning.ts `ItemDelete`); which were deleted, in order. */
   protected abstract deleteItems(deletes: readonly ItemDelete[]): Maybe<boolean[]>;
+  /**
+   * The wait before attempt `attempt + 1` of a contended update (`ItemsOptions.contended`) whose
+   * write failed its condition: none on an engine whose writers take turns in one process (the
+   * embedded one); the DynamoDB engine waits a jittered, growing time.
+   */
+  protected backoff(_attempt: number): Maybe<void> {
+    return undefined;
+  }
 
   // async: a refused call is a rejected promise, as the engine's own failure would be.
   readonly listPendingApprovals: Ledger['listPendingApprovals'] = async () => {
@@ -203,10 +213,16 @@ export abstract class StorageLedger implements Ledger, Pruning {
       const indexes = order ?? keys.map((_, index) => index);
       // An item left out (null) is neither written nor checked.
       const writes = indexes.filter((index) => step.writes[index] !== null).map((index) => ({ key: keys[index]!, item: step.writes[index] ?? undefined, expected: currents[index] }));
-      const written = (ok: boolean) => {
+      const written = (ok: boolean): Maybe<R> => {
         if (ok) return step.answer;
-        if (attempt >= 20) throw new protocol.ConditionalWriteError(`${keys.map((key) => `${key.pk}/${key.sk}`).join(' and ')}: still changing after ${attempt + 1} attempts`);
-        return this.updateItemsNow(keys, transition, options, attempt + 1);
+        const what = `${keys.map((key) => `${key.pk}/${key.sk}`).join(' and ')}: still changing after ${attempt + 1} attempts`;
+        if (!options.contended) {
+          if (attempt >= 20) throw new protocol.ConditionalWriteError(what);
+          return this.updateItemsNow(keys, transition, options, attempt + 1);
+        }
+        // Past its attempts, a transient failure: the state machine retries the step with backoff.
+        if (attempt >= CONTENDED_ATTEMPTS) throw new TransientError(what);
+        return then(this.backoff(attempt), () => this.updateItemsNow(keys, transition, options, attempt + 1));
       };
       const put = writes.filter((write) => write.item);
       this.guard?.({ put: put.map((write) => write.key), items: put.map((write) => write.item!) });
@@ -379,6 +395,27 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly reserveAggregate: Ledger['reserveAggregate'] = (reservation, now) =>
     this.update(aggregateKey(reservation.key), (current) => reserveAggregate(current, reservation, now), true);
 
+  // ── a fleet budget's leases (fleet-leases.ts) ─────────────────────────────────────────────
+
+  // Each one synchronous section on the embedded engine (then): the run item read, then the update.
+  readonly reserveInFleet: Ledger['reserveInFleet'] = async (request, now) => {
+    const day = fleetDay(now);
+    const run = runKey(request.runId);
+    // The run's own item first: most calls fit in the lease the run holds, and read no counter.
+    // The counters last: this instance's leases take turns on the most shared item (inTurn), and
+    // writers elsewhere back off (`contended`): a day's first leases race for one item.
+    return then(this.readGuarded([run]), ([current]) => {
+      const counters = leaseKeys(current as Stored<RunRecord> | undefined, request, day);
+      return this.updateItems([run, ...counters.map(fleetKey)], (currents) => leaseAndReserve(currents, counters, request, day, now), { contended: counters.length > 0 });
+    });
+  };
+  readonly returnFleetLease: Ledger['returnFleetLease'] = async (runId, now) =>
+    then(this.readGuarded([runKey(runId)]), ([current]) => {
+      const counters = leaseToReturn(current?.record as RunRecord | undefined);
+      return counters.length === 0 ? 0 : this.updateItems([runKey(runId), ...counters.map(fleetKey)], (currents) => returnLease(currents, counters, runId, now), { contended: true });
+    });
+  readonly getFleetDay: Ledger['getFleetDay'] = (pk) => this.record(fleetKey(pk));
+
   readonly getEffectApproval: Ledger['getEffectApproval'] = (key) => this.record(effectApprovalKey(key));
   readonly shareApproval: Ledger['shareApproval'] = (request, now) =>
     this.update(effectApprovalKey(request.key), (current) => shareApproval(current, request, now), true);
@@ -478,6 +515,8 @@ export abstract class StorageLedger implements Ledger, Pruning {
 }
 
 type Maybe<T> = T | Promise<T>;
+/** The attempts of a contended update before it fails as transient (`ItemsOptions.contended`). */
+const CONTENDED_ATTEMPTS = 40;
 /** `never`: each transition reads the record type of its own rule. */
 type Transition<R> = (current: Stored<never> | undefined) => Step<R>;
 type PairTransition<R> = (first: Stored<never> | undefined, second: Stored<never> | undefined) => PairStep<R>;
@@ -487,6 +526,12 @@ type ItemsOptions = {
   readonly likelyAbsent?: readonly boolean[];
   /** The order, by index, an engine that writes the items one after the other writes them in (the embedded log's lines). @default the keys' order */
   readonly order?: readonly number[];
+  /**
+   * An item many writers race for (a fleet budget's counter of the day): more attempts, each after
+   * the engine's `backoff`, so that racing writers spread out instead of failing in a storm.
+   * @default false
+   */
+  readonly contended?: boolean;
 };
 type PairOptions = {
   /** Per item: a record likely absent, not read before the write (as `update`'s `likelyAbsent`). */

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ContentBlock, Usage } from './messages.js';
 import { MAX_TOKENS_PER_TURN } from '../shared/timing.js';
 import { GUARDS } from './guards.js';
+import type { FleetLease } from './fleet.js';
 
 /**
  * The ledger's records. One DynamoDB table, partitioned by run:
@@ -206,6 +207,8 @@ export interface RunRecord extends Counters {
   parent?: ChildWait;
   /** The runs forked from this one (ledger protocol `recordFork`): the lineage, sealed on both sides. */
   forks?: { runId: string; turn: number }[];
+  /** The run's lease of a fleet budget (records/fleet.ts), when the deployment sets one: what it took from the day's counters. */
+  fleetLease?: FleetLease;
 }
 
 /**
@@ -297,7 +300,7 @@ export interface KillFlag {
 }
 
 export interface GuardEvent {
-  guard: 'steps' | 'tokens' | 'dollars' | 'wallClock' | 'kill' | 'loop' | 'breaker' | 'effect';
+  guard: 'steps' | 'tokens' | 'dollars' | 'wallClock' | 'kill' | 'loop' | 'breaker' | 'effect' | 'fleet';
   action: 'warned' | 'stopped' | 'tripped';
   reason: string;
   at: string;

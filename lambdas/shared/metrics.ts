@@ -43,6 +43,8 @@ export const MetricNames = {
   /** Per finished run: its steps and its dollars (the dashboard's per-run figures). */
   StepsPerRun: 'StepsPerRun',
   DollarsPerRun: 'DollarsPerRun',
+  /** A model call the fleet budget refused (records/fleet.ts): the run stopped, or waits. */
+  FleetBudgetSpent: 'FleetBudgetSpent',
 } as const;
 
 export type MetricName = (typeof MetricNames)[keyof typeof MetricNames];

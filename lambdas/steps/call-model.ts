@@ -6,8 +6,9 @@ import { budgetHint, reservationFor, wallClockEnd, type Reservation } from '../g
 import { reserveModelCall, settleModelCall, settlement } from '../guards/reservation.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
-import type { BlobStore, GuardLedger, TurnLedger } from '../ledger/ledger.js';
-import type { RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
+import type { BlobStore, FleetLedger, GuardLedger, TurnLedger } from '../ledger/ledger.js';
+import type { FleetBudget } from '../records/fleet.js';
+import type { GuardEvent, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { parseModelSpec } from '../models/spec.js';
@@ -30,6 +31,8 @@ export interface CallModelResult {
   calls: ToolCallItem[];
   /** Set when a guard tripped before the call: the model was not called; BudgetCheck stops the run. */
   skipped?: string;
+  /** The guard that skipped the call (`fleet`: the fleet budget refused it, an alarm's metric). */
+  skippedBy?: GuardEvent['guard'];
   /** For a person following the run in the console (no prompt or response text): e.g. `tool_use: 2 tool calls (get_order, issue_refund)`. */
   summary?: string;
   /** The turn's usage and cost. */
@@ -43,13 +46,15 @@ export interface CallModelDeps {
   agent: AgentDefinition;
   /** This code's fingerprint: the run must be bound to it (steps/versions.ts), and each turn records it. */
   fingerprint: CodeFingerprint;
-  ledger: GuardLedger & TurnLedger & BlobStore;
+  ledger: GuardLedger & TurnLedger & BlobStore & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>;
   /** A client per `provider:model-id`, built once per container. */
   models: ModelRegistry;
   clock: Clock;
   breaker: CircuitBreaker;
   /** @default DEFAULT_PRICE_TABLE */
   priceTable?: PriceTable;
+  /** The deployment's fleet budget (records/fleet.ts), each call reserved within it. @default none */
+  fleetBudget?: FleetBudget;
 }
 
 /**
@@ -134,8 +139,8 @@ export function createCallModel(deps: CallModelDeps) {
       // A kill or a budget may have landed since BudgetCheck: checked again before the call goes
       // out, with the call's cost reserved (BudgetCheck reserved the same, from the same records).
       // Recorded before the call goes out (once per turn, whatever the attempts), settled below.
-      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill });
-      if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason };
+      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill, fleet: deps.fleetBudget });
+      if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason, skippedBy: trip.guard };
       messages = conversation(run, previous, step.calls, toolNames(deps.agent));
     }
     const made = recorded ? { record: recorded, counted: false } : await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages!, reservation });

@@ -4,7 +4,8 @@ import { toolSpecs, type AgentDefinition, type ToolTrace } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { reservationFor, type Reservation } from '../guards/budgets.js';
 import { reserveModelCall, settleModelCall } from '../guards/reservation.js';
-import type { BlobStore, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import type { BlobStore, FleetLedger, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import type { FleetBudget } from '../records/fleet.js';
 import { resolveResults } from '../ledger/blobs.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
@@ -23,7 +24,7 @@ export const CompactInput = z.object({ runId: z.string().min(1), turn: z.number(
 
 export interface CompactDeps {
   agent: AgentDefinition;
-  ledger: RunLedger & TurnLedger & GuardLedger & BlobStore;
+  ledger: RunLedger & TurnLedger & GuardLedger & BlobStore & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>;
   /** A client per `provider:model-id` (the run's model summarises). */
   models: ModelRegistry;
   clock: Clock;
@@ -32,6 +33,8 @@ export interface CompactDeps {
   conversation: (run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[]) => Message[];
   /** @default DEFAULT_PRICE_TABLE */
   priceTable?: PriceTable;
+  /** The deployment's fleet budget (records/fleet.ts), the summarising call reserved within it. @default none */
+  fleetBudget?: FleetBudget;
 }
 
 /** The Compact step: one model call that summarises turns 1..covers, recorded as turn `turn`. */
@@ -48,7 +51,7 @@ export function createCompact(deps: CompactDeps) {
     const reservation = compactionReservation(deps.agent, run, { turns, calls }, covers, deps.priceTable);
     let record = turns.find((recorded) => recorded.turn === turn);
     if (!record) {
-      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: await deps.ledger.getGlobalKill() });
+      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: await deps.ledger.getGlobalKill(), fleet: deps.fleetBudget });
       if (trip) return { turn, covers, skipped: trip.reason };
       record = await compact(deps, settings, { run, turn, covers }, { turns, calls }, signal);
     }

@@ -1,5 +1,6 @@
 import type { AgentDefinition } from '../define.js';
-import type { ApprovalLedger, ChildWaitLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, ChildWaitLedger, FleetLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
+import { returnFleetLease } from '../guards/fleet.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from '../shared/ports.js';
 import { ExecutionStatusChange, childRequestOf, runIdOf } from '../runs/status-change.js';
@@ -7,7 +8,7 @@ import { wakeParent } from '../tools/child-runs.js';
 
 type StoppedDeps = {
   agent: AgentDefinition;
-  ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'>;
+  ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'> & Pick<FleetLedger, 'returnFleetLease'>;
   clock: Clock;
   /** Wakes a parent's wait when one of its child runs ends. @default none: no child wakes anything */
   callbacks?: TaskCallbacks;
@@ -47,7 +48,8 @@ async function kill(deps: StoppedDeps, runId: string, detail: Detail): Promise<b
   const flag = { by: 'StopExecution', at, reason: why };
   await deps.ledger.killRun(run.runId, flag);
   const reason = `killed by StopExecution at ${at}${why ? `: ${why}` : ''}`;
-  await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now());
+  const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now());
+  await returnFleetLease(deps.ledger, finished, deps.clock.now());
   await deps.ledger.recordGuardEvent(run.runId, { guard: 'kill', action: 'stopped', reason, at });
   // Its pending approvals wait for nothing now (their task tokens died with the execution): closed,
   // so that no one is asked to decide them and no list shows them as waiting.

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { AgentDefinition } from '../define.js';
-import type { BlobStore, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import type { BlobStore, FleetLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import { returnFleetLease } from '../guards/fleet.js';
 import { agentReport } from '../runs/report.js';
 import type { RunRecord } from '../records/ledger-records.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -34,7 +35,7 @@ export interface FinalizeResult {
  * Records how the run ended. The run record keeps the figures, and the agent's report as this code
  * makes it (replay compares another code's with it); the execution output is a summary.
  */
-export function createFinalize(deps: { ledger: RunLedger & Pick<TurnLedger, 'listConversation'> & BlobStore; clock: Clock; agent?: AgentDefinition }) {
+export function createFinalize(deps: { ledger: RunLedger & Pick<TurnLedger, 'listConversation'> & BlobStore & Pick<FleetLedger, 'returnFleetLease'>; clock: Clock; agent?: AgentDefinition }) {
   return async (input: unknown): Promise<FinalizeResult> => {
     const parsed = parseOrThrow(FinalizeInput, input, 'Finalize input');
     const now = deps.clock.now();
@@ -57,6 +58,8 @@ export function createFinalize(deps: { ledger: RunLedger & Pick<TurnLedger, 'lis
             },
             now,
           );
+    // Its fleet budget's lease, unused part back to the day's counters (guards/fleet.ts).
+    await returnFleetLease(deps.ledger, run, now);
     return summaryOf(run);
   };
 }

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { handedOffTo, siblingArn, successorName } from '../guards/history.js';
-import type { RunLedger } from '../ledger/ledger.js';
+import type { FleetLedger, RunLedger } from '../ledger/ledger.js';
+import { returnFleetLease } from '../guards/fleet.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import type { ExecutionStarter } from './recover-run.js';
@@ -37,7 +38,7 @@ export type HandoffResult =
  * follows A there, under the name `<runId>-c<position>`; that is what StartRun, recovery and the
  * reports read, so exactly one execution drives the run at any moment.
  */
-export function createHandoff(deps: { ledger: RunLedger; starter: ExecutionStarter; clock: Clock }) {
+export function createHandoff(deps: { ledger: RunLedger & Pick<FleetLedger, 'returnFleetLease'>; starter: ExecutionStarter; clock: Clock }) {
   return async (input: unknown): Promise<HandoffResult> => {
     const { runId, executionArn, stateMachine, events } = parseOrThrow(HandoffInput, input, 'Handoff input');
     let run = await loadRun(deps.ledger, runId);
@@ -55,6 +56,8 @@ export function createHandoff(deps: { ledger: RunLedger; starter: ExecutionStart
     // context object names the version, it is started there with no DescribeExecution (a bucket
     // refilling 15/s per account); otherwise the starter reads the version as before.
     const version = stateMachine !== undefined && isVersionArn(stateMachine) ? stateMachine : undefined;
+    // The lease of its fleet budget goes back before the successor starts (which leases anew at its first call).
+    await returnFleetLease(deps.ledger, run, deps.clock.now());
     await deps.starter.start(to.split(':').pop()!, JSON.stringify({ runId, input: run.input }), version ? { on: version } : { sameVersionAs: executionArn });
     return { runId, continued: true, from: executionArn, to, ...(events !== undefined && { events }) };
   };

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { failedByAccident } from '../runs/run-end.js';
 import type { AgentDefinition } from '../define.js';
 import { handedOffTo } from '../guards/history.js';
-import type { RunLedger } from '../ledger/ledger.js';
+import type { FleetLedger, RunLedger } from '../ledger/ledger.js';
+import { returnFleetLease } from '../guards/fleet.js';
 import type { RecoveryRecord, RunRecord } from '../records/ledger-records.js';
 import { causeMessage, ErrorNames, TransientError } from '../shared/errors.js';
 import { clip } from '../shared/text.js';
@@ -96,7 +97,7 @@ export interface ExecutionStarter {
 }
 
 export interface RecoverDeps {
-  ledger: Pick<RunLedger, 'getRun' | 'recordRecovery' | 'finishRun'>;
+  ledger: Pick<RunLedger, 'getRun' | 'recordRecovery' | 'finishRun'> & Pick<FleetLedger, 'returnFleetLease'>;
   starter: ExecutionStarter;
   clock: Clock;
   policy?: RecoveryPolicy;
@@ -129,7 +130,9 @@ export function createRecoverRun(deps: RecoverDeps) {
     }
     if (verdict.action === 'ignore') return { runId: run.runId, action: 'ignored', reason: verdict.reason };
     if (verdict.action === 'give-up') {
-      await deps.ledger.finishRun(run.runId, { status: 'failed', stopReason: verdict.reason, error: { error: ErrorNames.Unrecoverable, cause: verdict.reason } }, deps.clock.now());
+      const finished = await deps.ledger.finishRun(run.runId, { status: 'failed', stopReason: verdict.reason, error: { error: ErrorNames.Unrecoverable, cause: verdict.reason } }, deps.clock.now());
+      // A run given up spends nothing more: its fleet budget's lease goes back (guards/fleet.ts).
+      await returnFleetLease(deps.ledger, finished, deps.clock.now());
       return { runId: run.runId, action: 'gave-up', reason: verdict.reason };
     }
     const { recovery } = verdict;

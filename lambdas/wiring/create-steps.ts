@@ -3,6 +3,7 @@ import type { CircuitBreaker } from '../guards/breaker.js';
 import { meteredStep } from '../guards/history.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord, BudgetCaps } from '../records/ledger-records.js';
+import type { FleetBudget } from '../records/fleet.js';
 import { deploymentPrices, type PriceOverrides, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { Steps, type StepName } from '../shared/steps.js';
@@ -50,6 +51,11 @@ export interface HarnessDeps {
   readonly prices?: PriceOverrides;
   /** The deployment's ceilings on the budgets a run request may ask for (runs/budget-caps.ts). @default none: the agent's */
   readonly maxBudgets?: BudgetCaps;
+  /**
+   * The deployment's fleet budget: dollars per day and runs at once, per agent and per stack
+   * (records/fleet.ts), each model call reserved within it. @default none
+   */
+  readonly fleetBudget?: FleetBudget;
   readonly clock: Clock;
   readonly breaker: CircuitBreaker;
   readonly callbacks: TaskCallbacks;
@@ -125,7 +131,7 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
         maxBudgets: deps.maxBudgets,
       })),
     [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, decisionMac: deps.approvals?.decisionMac, priceTable: prices })),
-    [Steps.CallModel]: lazy(() => metered(createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices }))),
+    [Steps.CallModel]: lazy(() => metered(createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices, fleetBudget: deps.fleetBudget }))),
     [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
     [Steps.CallTool]: lazy(() =>
       // A fork's writes are reused from its parent, or not sent (runs/fork.ts); other runs' tools are as they are.
@@ -144,7 +150,7 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
       return () => sweep();
     }),
     [Steps.Compact]: lazy(() =>
-      metered(createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: prices })),
+      metered(createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: prices, fleetBudget: deps.fleetBudget })),
     ),
     [Steps.Handoff]: lazy(() => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock })),
     [Steps.PruneVersions]: lazy(() => {

@@ -1,4 +1,5 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
+import { localFleetBudget } from './fleet-budget.js';
 import { stepHandler, timeoutEarlyError, TIMEOUT_EARLY_MS, type ErrorLog } from '../../lambdas/adapters/middleware.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../lambdas/adapters/sfn.js';
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
@@ -143,6 +144,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     codeVersion,
     ...(options.prices && { prices: options.prices }),
     ...(options.maxBudgets && { maxBudgets: options.maxBudgets }),
+    ...(options.fleetBudget && { fleetBudget: localFleetBudget(options.fleetBudget, wiring.stateMachineArn, agent.name) }),
     recoveryPolicy: options.recovery || undefined,
     agentEnv: { ...world.env, ...options.agentEnv },
     // The world is served in process: a step's tool call pays no loopback round trip.

@@ -18,6 +18,7 @@ import type { CrashPoints } from './crash.js';
 import type { LedgerKind } from '../state/ledger-files.js';
 import type { PriceOverrides } from '../../lambdas/models/prices.js';
 import type { BudgetCaps } from '../../lambdas/records/ledger-records.js';
+import type { LocalFleetBudget } from './fleet-budget.js';
 
 /** What `startLocalStack` (local/runtime/local-stack.ts) is asked to run, and how. */
 /** When the embedded ledger on disk acknowledges a write (`LocalStackOptions.durability`). */
@@ -110,6 +111,13 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly maxBudgets?: BudgetCaps;
   /** Ms a batch's item waits between two reads of its run, instead of the batch's pollSeconds (tests). @default the batch's */
   readonly batchPollWaitMs?: number;
+  /**
+   * The deployment's fleet budget (`savepoint run` / `serve --fleet-dollars-per-day …`, the
+   * construct's `fleetBudget`): dollars per day and runs at once for the agent (and a stack), each
+   * model call reserved within it (lambdas/records/fleet.ts); the stack's counters are the local
+   * template's stack's (local/runtime/fleet-budget.ts). @default none
+   */
+  readonly fleetBudget?: LocalFleetBudget;
   /** A new approval waits for a person: the event approvers are told (with a signed link each). */
   readonly onApproval?: (approval: ApprovalRecord, event: ApprovalRequested) => void;
   /**

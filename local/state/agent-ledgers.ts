@@ -27,6 +27,8 @@ const REACH = {
   getCall: 'run', claimCall: 'run', recordCall: 'run', completeCall: 'run', releaseCall: 'run', renewCall: 'run',
   // EffectLedger, AggregateLedger, EffectApprovalLedger: keyed by effect, found where it was written
   getEffect: 'found', reserveAggregate: 'first', getAggregate: 'found', shareApproval: 'first', getEffectApproval: 'found',
+  // FleetLedger: a run's lease is its own ledger's; a day counter is found where it was written
+  reserveInFleet: 'run', returnFleetLease: 'run', getFleetDay: 'found',
   // ApprovalLedger
   upsertApproval: 'run', getApproval: 'run', getBudgetApproval: 'run', findApproval: 'found', listPendingApprovals: 'merge', decideApproval: 'run', recordFirstApproval: 'run', getTaskToken: 'run',
   // ChildWaitLedger: a wait is its parent run's

@@ -3,6 +3,7 @@ import { aggregatesSpec } from './spec/aggregates.js';
 import { approvalsSpec } from './spec/approvals.js';
 import { blobsSpec } from './spec/blobs.js';
 import { childWaitsSpec } from './spec/child-waits.js';
+import { fleetSpec } from './spec/fleet.js';
 import { forksSpec } from './spec/forks.js';
 import { pruneSpec } from './spec/prune.js';
 import { effectsSpec } from './spec/effects.js';
@@ -33,6 +34,7 @@ export function describeLedgerContract(name: string, makeLedger: MakeLedger, opt
     toolCallsSpec(makeLedger);
     effectsSpec(makeLedger);
     aggregatesSpec(makeLedger);
+    fleetSpec(makeLedger);
     effectApprovalsSpec(makeLedger);
     approvalsSpec(makeLedger);
     childWaitsSpec(makeLedger);

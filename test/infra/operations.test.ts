@@ -202,7 +202,7 @@ describe('least privilege on the ledger', () => {
         if (approvalSteps.includes(step)) {
           // They read and write tokens: an agent's are held to its own partitions and the tokens', the stack's expiry sweep to none.
           if (shared) expect(statement.Condition, step).toBeUndefined();
-          else expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionsOf('refund-reconciler', true) } });
+          else expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionsOf('refund-reconciler', true, 'Savepoint') } });
           continue;
         }
         if (step === Steps.RunEvents) {
@@ -211,7 +211,7 @@ describe('least privilege on the ledger', () => {
           expect([statement.Action].flat().sort(), step).toEqual(['dynamodb:GetItem', 'dynamodb:Query']);
           continue;
         }
-        expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': shared ? [...NON_TOKEN_PARTITIONS] : partitionsOf('refund-reconciler') } });
+        expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': shared ? [...NON_TOKEN_PARTITIONS] : partitionsOf('refund-reconciler', false, 'Savepoint') } });
         const allowed = statement.Condition!['ForAllValues:StringLike']!['dynamodb:LeadingKeys'] as string[];
         for (const key of ['RUN#r1', 'GLOBAL', 'BREAKER#model', 'BLOB#r1']) expect(allowed.some((pattern) => matches(pattern, key)), `${step} ${key}`).toBe(true);
         expect(allowed.some((pattern) => matches(pattern, 'TOKEN#r1')), step).toBe(false);
@@ -291,7 +291,7 @@ describe('watch it', () => {
 
   it('names the runbook entry of every alarm in its description', () => {
     for (const alarm of alarmsByDescription()) expect(alarm.AlarmDescription).toMatch(/Runbook: docs\/operating-on-aws\.md#[a-z]+$/);
-    expect(Object.keys(AlarmIds).length).toBe(10);
+    expect(Object.keys(AlarmIds).length).toBe(11);
   });
 
   it('has a runbook entry in the guide it names for every alarm', () => {

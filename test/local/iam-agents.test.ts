@@ -51,11 +51,12 @@ const stepFunctionsRequests = (agent: number): AuthorizationRequest[] => [
   { action: 'states:StopExecution', resource: `arn:aws:states:us-east-1:000000000000:execution:Fleet-agent-${agent}:run-1` },
   { action: 'states:DeleteStateMachineVersion', resource: `${machine(agent)}:1` },
 ];
-/** Ledger requests on an agent's business-key effect and aggregate (lambdas/tools/effects.ts keys them by the agent). */
+/** Ledger requests on an agent's business-key effect and aggregate (lambdas/tools/effects.ts keys them by the agent) and its fleet budget's day counter (lambdas/records/fleet.ts). */
 const ledgerRequests = (agent: number): AuthorizationRequest[] =>
   ['GetItem', 'PutItem', 'BatchGetItem', 'ConditionCheckItem', 'Query'].flatMap((action) =>
-    [`EFFECT#agent-${agent}:issue_refund:rf_1`, `AGG#agent-${agent}:issue_refund:cust_1`].map((pk) => ({ action: `dynamodb:${action}`, resource: table, context: { 'dynamodb:LeadingKeys': [pk] } })),
+    [`EFFECT#agent-${agent}:issue_refund:rf_1`, `AGG#agent-${agent}:issue_refund:cust_1`, `FLEET#agent-${agent}:2026-12-02`].map((pk) => ({ action: `dynamodb:${action}`, resource: table, context: { 'dynamodb:LeadingKeys': [pk] } })),
   );
+const counterRequest = (pk: string, action = 'PutItem'): AuthorizationRequest => ({ action: `dynamodb:${action}`, resource: table, context: { 'dynamodb:LeadingKeys': [pk] } });
 const allowedBy = (role: Role, request: AuthorizationRequest) => evaluatePolicies(role.policies, request) === 'Allowed';
 
 describe('each agent of a shared stack reaches only its own', () => {
@@ -74,6 +75,16 @@ describe('each agent of a shared stack reaches only its own', () => {
   ])("agent %i's functions may not read or write agent %i's business-key effects and aggregates", (own, other) => {
     for (const role of functionRoles(`Agent${own}`)) {
       for (const request of ledgerRequests(other)) expect(allowedBy(role, request), `${role.id} ${request.action} ${JSON.stringify(request.context)}`).toBe(false);
+    }
+  });
+
+  it("lets each agent's model calls lease from its own day counter and its stack's, and from no other stack's", () => {
+    for (const agent of [0, 4]) {
+      const callModel = functionRoles(`Agent${agent}CallModelFunction`)[0]!;
+      for (const pk of [`FLEET#agent-${agent}:2026-12-02`, 'STACKFLEET#Fleet:2026-12-02']) {
+        for (const action of ['GetItem', 'PutItem']) expect(allowedBy(callModel, counterRequest(pk, action)), `${callModel.id} ${action} ${pk}`).toBe(true);
+      }
+      for (const pk of [`FLEET#agent-${4 - agent}:2026-12-02`, 'STACKFLEET#Other:2026-12-02', 'STACKFLEET#Fleet2:2026-12-02']) expect(allowedBy(callModel, counterRequest(pk)), `${callModel.id} ${pk}`).toBe(false);
     }
   });
 

@@ -155,6 +155,7 @@ describe('the sweeper', () => {
         getRun: (runId) => ledger.getRun(runId),
         recordRecovery: (...args) => ledger.recordRecovery(...args),
         finishRun: (...args) => ledger.finishRun(...args),
+        returnFleetLease: (...args) => ledger.returnFleetLease(...args),
         listPendingApprovals: () => ledger.listPendingApprovals(),
       },
       executions: { describe: async () => ({ status: 'FAILED', stopDate: '2026-11-30T02:31:00.000Z' }) },
