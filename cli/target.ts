@@ -113,10 +113,11 @@ const LEDGER_ACCESS: Readonly<Record<string, LedgerAccess>> = { status: 'read', 
 
 /**
  * The commands that reach every agent's ledger of the state directory (`serve --agent a --agent b`
- * keeps one per agent): they see each agent's runs, and `kill --all` stops every agent's. The
- * others work on the state directory's own.
+ * keeps one per agent): they see each agent's runs, `kill --all` stops every agent's, a decision,
+ * a fork or a migration reaches the ledger (and engine) that holds its run, and `prune` prunes
+ * each ledger. The others (`run`, `resume`) work on the state directory's own.
  */
-const EVERY_AGENT: ReadonlySet<string> = new Set(['status', 'runs', 'approvals', 'verify', 'trace', 'replay', 'kill']);
+const EVERY_AGENT: ReadonlySet<string> = new Set(['status', 'runs', 'approvals', 'verify', 'trace', 'replay', 'kill', 'breakers', 'prune', 'migrate', 'fork', 'approve', 'reject']);
 
 /** The running engine's Step Functions client; the SDK loads only when a command reaches an engine. */
 async function engineSfnClient(engine: EngineFile) {

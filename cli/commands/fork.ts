@@ -8,6 +8,7 @@ import { engineOptions } from '../options.js';
 import { deployed, err, out, printJson } from '../program.js';
 import { formatReport } from '../format.js';
 import { agentFor, where, withClient } from '../target.js';
+import type { AgentDir } from '../state.js';
 import { runAndReport } from './run.js';
 
 /**
@@ -45,14 +46,16 @@ export function registerForkCommand(program: Command): void {
       const fork = parseOrThrow(ForkRequest, { from: parentId, at, effects: options.effects, ...(options.freshBudget && { freshBudget: true }), ...(results.length > 0 && { results }) }, 'fork');
       if (deployed().stack) return forkOnStack(parentId, options, fork);
       // Read the parent and report before the engine owns the state directory.
-      const { parent, changes } = await withClient('fork', options.agent, parentId, async ({ ledger, engine }) => {
+      const { parent, changes, dir } = await withClient('fork', options.agent, parentId, async ({ ledger, engine, parts }) => {
         const run = await ledger.getRun(parentId);
         if (!run) throw new UsageError(`no run ${parentId} in ${where()}`);
         const agent = await agentFor(options.agent, run.agent, engine ?? null);
         const { runInput } = await import('../run.js');
         const input = options.input === undefined ? run.input : runInput(options.input, undefined, run.agent);
         const changes = agent ? forkChanges(run, { agent, input, ...(options.model && { model: options.model }), fork }) : [];
-        return { parent: { run, calls: (await ledger.listConversation(parentId)).calls, input }, changes };
+        // The fork runs where its parent's records are (StartRun copies them): with several agents, its agent's directory.
+        const dir = await holderDir(parts, parentId);
+        return { parent: { run, calls: (await ledger.listConversation(parentId)).calls, input }, changes, dir };
       });
       (options['json'] ? err : out)(hazardReport(parent.calls, fork, changes).join('\n'));
       if (!(await confirmed(options.yes, fork.effects))) return out('not started');
@@ -63,6 +66,7 @@ export function registerForkCommand(program: Command): void {
         input: JSON.stringify(parent.input),
         fork,
         memory: false,
+        ...(dir && { stateDir: dir }),
       });
     });
 }
@@ -94,6 +98,12 @@ async function forkOnStack(parentId: string, options: { runId?: string; yes: boo
     if (options.json) printJson({ ...view.report, ...where });
     else out(formatReport(view.report));
   });
+}
+
+/** The directory of the agent whose ledger holds the run, when the state directory keeps several (cli/state.ts openEveryAgent). */
+async function holderDir(parts: readonly AgentDir[] | undefined, runId: string): Promise<string | undefined> {
+  for (const part of parts ?? []) if (await part.ledger.getRun(runId)) return part.dir;
+  return undefined;
 }
 
 /** A `reuse` fork in a terminal asks before it starts (`--yes` does not); a dry one sends nothing. */

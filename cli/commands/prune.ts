@@ -25,14 +25,17 @@ export function registerPruneCommand(program: Command): void {
     .option('--json', 'print JSON', false)
     .action(async (options: { finishedBefore: string; json: boolean }) => {
       const finishedBefore = parseOrThrow(FinishedBefore, options.finishedBefore, '--finished-before');
-      await withClient('prune', undefined, undefined, async ({ ledger, engine }) => {
-        const prunable = pruningOf(ledger);
-        if (!prunable) {
+      await withClient('prune', undefined, undefined, async ({ ledger, engine, parts }) => {
+        // Each agent's ledger (serve with several agents keeps one per agent), else the one.
+        const prunables = (parts ?? [{ ledger, engine }]).map((part) => pruningOf(part.ledger));
+        if (prunables.some((prunable) => !prunable)) {
           throw new UsageError(
             engine ? `prune: an engine is running on ${where()} (pid ${engine.pid}); stop it first, the engine owns the ledger while it runs` : `prune: the ledger of ${where()} keeps no prune records`,
           );
         }
-        const pruned = await prunable.prune(finishedBefore, new Date());
+        const now = new Date();
+        const pruned = [];
+        for (const prunable of prunables) pruned.push(...(await prunable!.prune(finishedBefore, now)));
         if (options.json) return printJson({ pruned });
         out(
           pruned.length > 0

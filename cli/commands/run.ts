@@ -62,10 +62,12 @@ const runModule = () => import('../run.js');
 export async function runAndReport(options: Record<string, unknown>) {
   if (deployed().stack) return startOnStack(options);
   // With --memory the run keeps nothing and owns nothing: it never goes to a serve.
-  const serving = options['memory'] ? undefined : await servingEngine(stateDir());
+  // A fork runs in the directory of its parent's agent (cli/commands/fork.ts), else the state directory.
+  const dir = (options['stateDir'] as string | undefined) ?? stateDir();
+  const serving = options['memory'] ? undefined : await servingEngine(dir);
   if (serving) return runOnServe(options, serving);
   const { exitCodeOf, runCommand } = await runModule();
-  const outcome = await runCommand({ ...options, stateDir: stateDir() }, { out, err, interactive: Boolean(process.stdin.isTTY) });
+  const outcome = await runCommand({ ...options, stateDir: dir }, { out, err, interactive: Boolean(process.stdin.isTTY) });
   if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
   else out(formatReport(outcome.report, outcome.execution));
   // Stopped by a signal: saved, not finished — the shell's 128 + signal, like the default handler.

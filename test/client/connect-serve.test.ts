@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { connect, runsClient, type Run, type RunsClient } from '../../client/ind
 import { leftBehind, savepoint, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 import { startServe } from '../support/serve-process.js';
+import { cachedTemplate } from '../../local/template/cache.js';
 
 /**
  * `savepoint serve` as its own process, driven by the public client over loopback
@@ -200,6 +201,17 @@ describe('savepoint serve, driven by the client', () => {
     expect(events[0]?.type).toBe('run.started');
     expect(events.at(-1)?.type).toBe('run.finished');
     expect((await client.list({ agent: 'support-triage' })).runs.map((run) => run.runId)).toEqual(['agents-triage']);
+    // The console steers the second agent's run on that agent's own engine: its report carries that
+    // agent's summary, and a fork of it starts on that engine, from the parent's records there.
+    const triageView = (await (await fetch(new URL('/api/runs/agents-triage', consoleUrl.origin), { headers: token })).json()) as { report: { summary?: { tickets?: number } } };
+    expect(triageView.report.summary?.tickets).toBeGreaterThan(0);
+    const forkAnswer = await fetch(new URL('/api/runs/agents-triage/fork', consoleUrl.origin), { method: 'POST', headers: { ...token, 'content-type': 'application/json' }, body: JSON.stringify({ at: 1, effects: 'dry' }) });
+    expect(forkAnswer.status).toBe(200);
+    expect(await forkAnswer.json()).toMatchObject({ ok: true, runId: 'agents-triage-fork-1-dry' });
+    expect(await approveUntilEnded(client, 'agents-triage-fork-1-dry')).toMatchObject({ agent: 'support-triage', lifecycle: 'completed', report: { status: 'succeeded' } });
+    const forkView = (await (await fetch(new URL('/api/runs/agents-triage-fork-1-dry', consoleUrl.origin), { headers: token })).json()) as { report: { summary?: unknown; wouldHave?: unknown }; lineage: { forkedFrom: { runId: string } | null } };
+    expect(forkView.lineage.forkedFrom).toMatchObject({ runId: 'agents-triage' });
+    expect(forkView.report.wouldHave).toMatchObject({ tickets: expect.any(Number) });
     await expect(client.list({ cursor: 'not-a-cursor' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^cursor: /) });
     await expect(client.list({ limit: 0 })).rejects.toMatchObject({ status: 400 });
     await expect(client.cancel('agents-triage')).rejects.toMatchObject({ status: 409 });
@@ -216,7 +228,7 @@ describe('savepoint serve, driven by the client', () => {
     // Compared by run id: a run's status moves on between two pages, its place in the order does not.
     const ids = (runs: readonly { runId: string }[]) => runs.map((run) => run.runId);
     const whole = (await client.list({ limit: 100 })).runs;
-    expect(ids(whole).sort()).toEqual([...both, ...[0, 1, 2, 3, 4].map((index) => `agents-page-${index}`)].sort());
+    expect(ids(whole).sort()).toEqual([...both, 'agents-triage-fork-1-dry', ...[0, 1, 2, 3, 4].map((index) => `agents-page-${index}`)].sort());
     expect(whole.map((run) => [run.createdAt, run.runId])).toEqual(whole.map((run) => [run.createdAt, run.runId]).sort().reverse());
     for (const limit of [1, 2, 3]) {
       const paged = [];
@@ -241,6 +253,10 @@ describe('savepoint serve, driven by the client', () => {
     await client.start({ agent: 'support-triage', input: { inbox: 'killed@acme.example' }, runId: 'agents-killed' });
     expect(await client.wait('agents-killed')).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed' } });
     expect((await savepoint(['--state-dir', stateDir, 'kill', '--all', '--lift'])).code).toBe(0);
+    // A run of the second agent left waiting for a person when serve stops.
+    await client.start({ agent: 'support-triage', input: { inbox: 'support@acme.example' }, runId: 'agents-waiting', config: { approvalTimeoutSeconds: 3600 } });
+    expect(await client.wait('agents-waiting', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });
+    const [pending] = await client.approvals('agents-waiting');
 
     serving.child.kill('SIGTERM');
     expect(await serving.exited).toBe(0);
@@ -262,7 +278,35 @@ describe('savepoint serve, driven by the client', () => {
     });
     const standaloneUrl = new URL(printed);
     const listedThere = (await (await fetch(new URL('/api/runs', standaloneUrl.origin), { headers: { 'x-savepoint-token': standaloneUrl.hash.slice('#token='.length) } })).json()) as { runs: { runId: string }[] };
-    expect(listedThere.runs.map((run) => run.runId).sort()).toEqual(ids(whole).concat('agents-page-later', 'agents-killed').sort());
+    expect(listedThere.runs.map((run) => run.runId).sort()).toEqual(ids(whole).concat('agents-page-later', 'agents-killed', 'agents-waiting').sort());
+    const closed = new Promise((resolve) => standalone.once('close', resolve));
     standalone.kill('SIGTERM');
+    await closed;
+
+    // With serve stopped, the commands that change a run reach the second agent's ledger too: a
+    // decision, a fork (run in that agent's directory, where its parent's records are), a prune.
+    const approved = await savepoint(['--state-dir', stateDir, 'approve', pending!.approvalId, '--reason', 'checked offline']);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toBe(`${pending!.approvalId}: approved (recorded; the run continues when it resumes)\n`);
+    const breakers = await savepoint(['--state-dir', stateDir, 'breakers', '--json']);
+    expect((JSON.parse(breakers.stdout) as { breakers: { name: string }[] }).breakers.map((breaker) => breaker.name)).toEqual(expect.arrayContaining(['tools:refund-reconciler', 'tools:support-triage']));
+    const triageTemplate = join(dirname(stateDir), 'triage-template.json');
+    writeFileSync(triageTemplate, JSON.stringify(await cachedTemplate('support-triage')));
+    const forkedHere = await savepoint(['--state-dir', stateDir, 'fork', 'agents-triage', '--at', '1', '--effects', 'dry', '--run-id', 'agents-triage-cli-fork', '--approve', 'approve', '--template', triageTemplate, '--json']);
+    expect(forkedHere.code, forkedHere.stderr).toBe(0);
+    expect(JSON.parse(forkedHere.stdout)).toMatchObject({ runId: 'agents-triage-cli-fork', agent: 'support-triage', status: 'succeeded' });
+    const forkStatus = await savepoint(['--state-dir', join(stateDir, 'agents', 'support-triage'), 'status', 'agents-triage-cli-fork', '--json']);
+    expect(forkStatus.code, forkStatus.stderr).toBe(0);
+    expect(JSON.parse(forkStatus.stdout)).toMatchObject({ runId: 'agents-triage-cli-fork', agent: 'support-triage' });
+    // The engine the fork started there resumed the run left waiting, and delivered the decision recorded for it.
+    const waitingThen = await savepoint(['--state-dir', stateDir, 'status', 'agents-waiting', '--json']);
+    expect(JSON.parse(waitingThen.stdout)).toMatchObject({ runId: 'agents-waiting', agent: 'support-triage', status: 'succeeded' });
+    const prune = await savepoint(['--state-dir', stateDir, 'prune', '--finished-before', '2999-01-01', '--json']);
+    expect(prune.code, prune.stderr).toBe(0);
+    const prunedIds = (JSON.parse(prune.stdout) as { pruned: { runIds: string[] }[] }).pruned.flatMap((record) => record.runIds);
+    // Every run has ended: each agent's ledger pruned of all.
+    expect(prunedIds.sort()).toEqual([...ids(whole), 'agents-page-later', 'agents-killed', 'agents-waiting', 'agents-triage-cli-fork'].sort());
+    const afterPrune = await savepoint(['--state-dir', stateDir, 'runs', '--json']);
+    expect((JSON.parse(afterPrune.stdout) as { runs: unknown[] }).runs).toEqual([]);
   }, 300_000);
 });
