@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { packRepository } from '../support/pack.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLD_START_TARGETS } from '../../bench/check.js';
 import { staticImports } from '../../bench/cold-start.js';
@@ -108,8 +109,7 @@ const pinned = (...names: string[]) =>
 describe('savepoint from npm pack, in a package outside the repository', () => {
   beforeAll(async () => {
     // npm pack builds dist/ first (prepack): minutes on a loaded machine.
-    const { stdout: packed } = await exec('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT, timeout: 300_000 });
-    const tarball = join(work, packed.trim().split('\n').at(-1)!);
+    const tarball = await packRepository(work, 300_000);
     const install = installedBy(snippet('install'));
     expect(install.dependencies).toEqual(['savepoint', 'zod']);
     mkdirSync(app);
