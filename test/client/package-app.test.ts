@@ -26,9 +26,9 @@ import { sampleDay } from '../support/refund-harness.js';
  * run and follows `client.events`; the test SIGKILLs serve mid-stream and starts it again. The
  * application's iterator resumes by itself: the events it printed are the run's full list exactly
  * once, the run finished once, and the provider's journal shows each refund once; an MCP host
- * runs `savepoint mcp` as docs/mcp.md configures it; docs/applications.md's and docs/mcp.md's
- * programs run as written, and its curl session (with its resume), in a directory with serve on
- * ./.savepoint. One install serves them all.
+ * runs `savepoint mcp` as the README configures it; the README's application and curl session
+ * (with its resume) run as written, in a directory with serve on ./.savepoint, and so do
+ * docs/applications.md's and docs/mcp.md's programs. One install serves them all.
  */
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -42,7 +42,7 @@ afterAll(async () => {
 
 const versionOf = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[name]!;
 
-/** docs/applications.md's curl session runs in bash with curl: without them that test skips itself, as CI installs both (.ci/run). */
+/** The README's curl session runs in bash with curl: without them that test skips itself, as CI installs both (.ci/run). */
 const haveCurl = (() => {
   try {
     execFileSync('bash', ['-c', 'command -v curl'], { stdio: 'ignore' });
@@ -51,7 +51,7 @@ const haveCurl = (() => {
     return false;
   }
 })();
-if (!haveCurl) console.warn("docs/applications.md's curl session skipped: no bash or curl on PATH");
+if (!haveCurl) console.warn("the README's curl session skipped: no bash or curl on PATH");
 
 /** Starts the sample day as `runId` on the serve of `stateDir` (in the app) and approves what it asks until it ends: the run a guide's snippet follows. */
 async function finishedRun(stateDir: string, runId: string): Promise<void> {
@@ -203,7 +203,7 @@ describe('an application from npm pack, on savepoint serve', () => {
     expect(duplicates(stateDir)).toEqual([]);
   }, 600_000);
 
-  it("serves the agent to an MCP host configured as docs/mcp.md shows: the host's command, from the installed package, runs a task to its end", async () => {
+  it("serves the agent to an MCP host configured as the README shows: the host's command, from the installed package, runs a task to its end", async () => {
     // The configuration as the guide prints it, run as a host runs it: its command and args, in the app.
     const { command, args } = (JSON.parse(snippet('mcp-host-config')) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers['savepoint']!;
     expect([command, ...args]).toEqual(['npx', 'savepoint', '--state-dir', '.savepoint', 'mcp', '--agent', 'refund-reconciler']);
@@ -238,7 +238,7 @@ describe('an application from npm pack, on savepoint serve', () => {
     expect(await serve.exited).toBe(0);
   }, 300_000);
 
-  it("runs docs/applications.md's application as written, in a directory with serve on ./.savepoint: it starts a run, decides what waits, and ends completed", async () => {
+  it("runs the README's application as written, in a directory with serve on ./.savepoint: it starts a run, decides what waits, and ends completed", async () => {
     const { dir, serve } = await servedDirectory('docs-app');
     writeFileSync(join(dir, 'runs-app.mjs'), readmeFiles()['runs-app.ts']!);
     const { stdout } = await exec(process.execPath, ['runs-app.mjs'], { cwd: dir, timeout: 120_000 });
@@ -269,7 +269,7 @@ describe('an application from npm pack, on savepoint serve', () => {
     }
   }, 300_000);
 
-  it.skipIf(!haveCurl)("runs docs/applications.md's curl session as written, in a directory with serve on ./.savepoint: the whole stream, then a resume exactly after the event it names, by Last-Event-ID and by ?after=", async () => {
+  it.skipIf(!haveCurl)("runs the README's curl session as written, in a directory with serve on ./.savepoint: the whole stream, then a resume exactly after the event it names, by Last-Event-ID and by ?after=", async () => {
     const block = snippet('run-events-curl');
     const [assign, whole, byHeader, byQuery, ...more] = block.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
     expect(more).toEqual([]);

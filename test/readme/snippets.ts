@@ -31,9 +31,10 @@ export const RUN_BY: Readonly<Record<string, PackageTest>> = {
   'my-agent.dev.ts': OWN_AGENT,
   'run-own-agent': OWN_AGENT,
   'app.ts': OWN_AGENT,
-  // docs/applications.md
   'runs-app.ts': PACKAGE_APP,
   'run-events-curl': PACKAGE_APP,
+  'mcp-host-config': PACKAGE_APP,
+  // docs/applications.md
   'events-app.ts': PACKAGE_APP,
   // docs/approvals.md
   'approvals-app.ts': OWN_AGENT,
@@ -46,7 +47,6 @@ export const RUN_BY: Readonly<Record<string, PackageTest>> = {
   'refund-tool.ts': OWN_AGENT,
   // docs/mcp.md
   'serve-for-mcp': OWN_AGENT,
-  'mcp-host-config': PACKAGE_APP,
   'mcp-server.ts': PACKAGE_APP,
   // docs/model-providers.md
   'settings-app.ts': OWN_AGENT,
