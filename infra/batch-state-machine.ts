@@ -19,17 +19,11 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { BatchStates } from '../lambdas/runs/batch.js';
 import { LAMBDA_RETRY, RETRY, TASK_TIMEOUT_MARGIN, TIMEOUT_RETRY } from './agent-state-machine.js';
 
-/** The states of a batch, by the names the twin binds its Tasks to (local/runtime/batches.ts). */
-export const BatchStates = {
-  Items: 'Items',
-  StartItemRun: 'StartItemRun',
-  ItemEnded: 'ItemEnded?',
-  WaitForItemRun: 'WaitForItemRun',
-  CheckItemRun: 'CheckItemRun',
-  ItemDone: 'ItemDone',
-} as const;
+// The states' names are the batch's contract with the twin (local/runtime/batches.ts): lambdas/runs/batch.ts.
+export { BatchStates } from '../lambdas/runs/batch.js';
 
 /** The item function's timeout when it is not a function of this app (an imported one): what Lambda allows at most. */
 const ITEM_TASK_TIMEOUT = Duration.minutes(1);

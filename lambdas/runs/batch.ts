@@ -12,6 +12,16 @@ import { DISTRIBUTED_MAP_MAX_CONCURRENCY, PAYLOAD_LIMIT_BYTES } from '../shared/
 import { parseOrThrow } from '../shared/validation.js';
 import { RunId } from './run-request.js';
 
+/** The states of a batch, by the names the twin binds its Tasks to (infra/batch-state-machine.ts defines them, local/runtime/batches.ts binds them): no CDK here, so the twin reads them in an install without it. */
+export const BatchStates = {
+  Items: 'Items',
+  StartItemRun: 'StartItemRun',
+  ItemEnded: 'ItemEnded?',
+  WaitForItemRun: 'WaitForItemRun',
+  CheckItemRun: 'CheckItemRun',
+  ItemDone: 'ItemDone',
+} as const;
+
 /**
  * A batch: one run per item of a list, at most `concurrency` live at once (issue 34, fan-out).
  * On AWS it is an execution of the agent's batch state machine (infra/batch-state-machine.ts, a

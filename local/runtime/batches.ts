@@ -9,13 +9,14 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BatchStates } from '../../infra/batch-state-machine.js';
-import type { BatchExecutionInput, BatchStore } from '../../lambdas/runs/batch.js';
+import { BatchStates, type BatchExecutionInput, type BatchStore } from '../../lambdas/runs/batch.js';
 import { LocalEngine, type Timers } from '../engine/local-engine.js';
-import { batchAsl } from '../template/batch.js';
+import type { AslDefinition } from '../template/asl.js';
 
 export interface LocalBatchesOptions {
   agent: string;
+  /** The batch state machine's definition (local/template/batch.ts `batchAsl`). */
+  definition: AslDefinition;
   /** The item step: StartItemRun's and CheckItemRun's handler. */
   item: (event: unknown) => Promise<unknown>;
   /** Where batches are kept across restarts. @default memory */
@@ -33,7 +34,7 @@ export function localBatches(options: LocalBatchesOptions) {
   const memory = new Map<string, { batch: BatchExecutionInput; end?: string }>();
   const invoke = (payload: unknown) => options.item(payload);
   const engine = new LocalEngine({
-    definition: batchAsl(),
+    definition: options.definition,
     stateMachineArn: `arn:aws:states:us-east-1:000000000000:stateMachine:${options.agent}-batches`,
     tasks: { [BatchStates.StartItemRun]: { waitForTaskToken: false, invoke }, [BatchStates.CheckItemRun]: { waitForTaskToken: false, invoke } },
     ...(options.now && { now: options.now }),

@@ -46,6 +46,7 @@ import { cachedTemplate } from '../template/cache.js';
 import { assertDeployable } from '../aws/cloudformation-template.js';
 import { recoverOrphans } from './watchdog.js';
 import { localBatches } from './batches.js';
+import { batchAsl } from '../template/batch.js';
 import { createBatchItem } from '../../lambdas/runs/batch.js';
 import { createRunsRoutes } from '../../lambdas/runs/runs-api.js';
 
@@ -233,6 +234,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // each item's run started through the runs API's own start path, as the runs API's role.
     const batches = localBatches({
       agent: agent.name,
+      definition: await batchAsl(),
       item: createBatchItem({ startRun: createRunsRoutes(runsDeps).start, runs: ledgerOf(Steps.RunsApi) }),
       ...(options.stateDir && { stateDir: options.stateDir }),
       now: () => clock.now(),

@@ -1,32 +1,23 @@
 /**
  * The batch state machine's definition as CDK synthesizes it (infra/batch-state-machine.ts), for
- * the twin to run: the construct itself, synthesized in a stack of its own with an inline item
- * function (nothing to bundle), and its definition extracted as the agent's is
- * (local/template/asl.ts): the ASL a deployment's BatchStateMachine carries.
+ * the twin to run: the ASL a deployment's BatchStateMachine carries. An installed package reads the
+ * definition bin/build.js synthesized into dist/template/ (its CDK is an optional peer, absent
+ * from an application that only runs agents); a checkout synthesizes it (local/template/batch-synth.ts).
  */
-import { App, Stack } from 'aws-cdk-lib';
-import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { BatchStateMachine } from '../../infra/batch-state-machine.js';
-import { extractStateMachine, type AslDefinition, type CfnTemplateJson } from './asl.js';
+import { existsSync, readFileSync } from 'node:fs';
+import type { AslDefinition } from './asl.js';
 
 /** The step name the twin's batch Tasks map to (bound in process: local/runtime/batches.ts). */
 export const LOCAL_BATCH_ITEM_STEP = 'batch-item';
 
+/** Where bin/build.js ships the definition, beside the agent's templates. */
+export const SHIPPED_BATCH_ASL = 'batch.asl.json';
+const shipped = new URL(`../../template/${SHIPPED_BATCH_ASL}`, import.meta.url);
+
 let rendered: AslDefinition | undefined;
 
-/** The batch definition (synthesized once per process: it does not depend on the agent). */
-export function batchAsl(): AslDefinition {
-  if (rendered) return structuredClone(rendered);
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new Stack(app, 'Batch', { env: { account: '000000000000', region: 'us-east-1' } });
-  const itemFunction = new LambdaFunction(stack, 'BatchItem', {
-    runtime: Runtime.NODEJS_22_X,
-    handler: 'index.handler',
-    code: Code.fromInline('exports.handler = async () => { throw new Error("served in process by the twin"); };'),
-    environment: { SAVEPOINT_STEP: LOCAL_BATCH_ITEM_STEP },
-  });
-  new BatchStateMachine(stack, 'Batch', { itemFunction });
-  const template = app.synth().getStackByName(stack.stackName).template as CfnTemplateJson;
-  rendered = extractStateMachine(template).definition;
+/** The batch definition (once per process: it does not depend on the agent). */
+export async function batchAsl(): Promise<AslDefinition> {
+  rendered ??= existsSync(shipped) ? (JSON.parse(readFileSync(shipped, 'utf8')) as AslDefinition) : (await import('./batch-synth.js')).synthesizeBatchAsl();
   return structuredClone(rendered);
 }

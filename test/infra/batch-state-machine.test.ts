@@ -67,9 +67,9 @@ describe('the batch state machine (a Distributed Map)', () => {
     });
   });
 
-  it('is the definition the twin runs: the same states, the item function’s name aside', () => {
+  it('is the definition the twin runs: the same states, the item function’s name aside', async () => {
     // JSONPath is every state's query language whether or not a render spells it out.
     const strip = (value: unknown) => JSON.parse(JSON.stringify(value).replace(/"FunctionName":"[^"]+"/g, '"FunctionName":"…"').replace(/,?"QueryLanguage":"JSONPath"/g, '')) as unknown;
-    expect(strip(batchAsl())).toEqual(strip(definition));
+    expect(strip(await batchAsl())).toEqual(strip(definition));
   });
 });

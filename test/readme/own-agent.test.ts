@@ -166,9 +166,12 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   }, 120_000);
 
   it.concurrent("runs the @example of each wire server savepoint/sim exports, as shipped in its .d.ts: the official SDK gets the policy's answer", async () => {
-    const examples = ['anthropic', 'openai', 'bedrock'].map((provider) => {
-      const declarations = readFileSync(join(app, `node_modules/savepoint/dist/sim/wire/${provider}-server.d.ts`), 'utf8');
-      const code = /@example\n\s*\* ```ts\n([\s\S]*?)\n\s*\* ```/.exec(declarations)?.[1];
+    // Each server's TSDoc is on its start function in sim/wire/servers.ts, which savepoint/sim exports.
+    const declarations = readFileSync(join(app, 'node_modules/savepoint/dist/sim/wire/servers.d.ts'), 'utf8');
+    const examples = (['anthropic', 'openai', 'bedrock'] as const).map((provider) => {
+      const name = { anthropic: 'startAnthropicServer', openai: 'startOpenAIServer', bedrock: 'startBedrockServer' }[provider];
+      const before = declarations.slice(0, declarations.indexOf(`export declare function ${name}(`));
+      const code = /@example\n\s*\* ```ts\n([\s\S]*?)\n\s*\* ```/.exec(before.slice(before.lastIndexOf('@example')))?.[1];
       expect(code, `${provider}: @example`).toBeDefined();
       return [provider, code!.split('\n').map((line) => line.replace(/^\s*\* ?/, '')).join('\n')] as const;
     });
