@@ -9,7 +9,8 @@ import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambd
 import { BatchStateMachine } from '../../infra/batch-state-machine.js';
 import { extractStateMachine, type AslDefinition, type CfnTemplateJson } from './asl.js';
 
-import { LOCAL_BATCH_ITEM_STEP } from './batch.js';
+/** The step name the twin's batch Tasks carry (bound in process by state name: local/runtime/batches.ts). */
+const LOCAL_BATCH_ITEM_STEP = 'batch-item';
 
 /** The batch definition, synthesized (needs the CDK: a checkout, or bin/build.js shipping it). */
 export function synthesizeBatchAsl(): AslDefinition {

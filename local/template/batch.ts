@@ -7,9 +7,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { AslDefinition } from './asl.js';
 
-/** The step name the twin's batch Tasks map to (bound in process: local/runtime/batches.ts). */
-export const LOCAL_BATCH_ITEM_STEP = 'batch-item';
-
 /** Where bin/build.js ships the definition, beside the agent's templates. */
 export const SHIPPED_BATCH_ASL = 'batch.asl.json';
 const shipped = new URL(`../../template/${SHIPPED_BATCH_ASL}`, import.meta.url);
