@@ -15,8 +15,11 @@ import type { AslDefinition } from '../template/asl.js';
 
 export interface LocalBatchesOptions {
   agent: string;
-  /** The batch state machine's definition (local/template/batch.ts `batchAsl`). */
-  definition: AslDefinition;
+  /**
+   * The batch state machine's definition (local/template/batch.ts `batchAsl`), read when the first
+   * batch starts: a checkout synthesizes it with the CDK, seconds that a run with no batch never pays.
+   */
+  definition: () => Promise<AslDefinition>;
   /** The item step: StartItemRun's and CheckItemRun's handler. */
   item: (event: unknown) => Promise<unknown>;
   /** Where batches are kept across restarts. @default memory */
@@ -33,14 +36,17 @@ export function localBatches(options: LocalBatchesOptions) {
   if (dir) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const memory = new Map<string, { batch: BatchExecutionInput; end?: string }>();
   const invoke = (payload: unknown) => options.item(payload);
-  const engine = new LocalEngine({
-    definition: options.definition,
-    stateMachineArn: `arn:aws:states:us-east-1:000000000000:stateMachine:${options.agent}-batches`,
-    tasks: { [BatchStates.StartItemRun]: { waitForTaskToken: false, invoke }, [BatchStates.CheckItemRun]: { waitForTaskToken: false, invoke } },
-    ...(options.now && { now: options.now }),
-    ...(options.timers && { timers: options.timers }),
-    ...(options.pollWaitMs !== undefined && { waitTimeOverrides: { [BatchStates.WaitForItemRun]: options.pollWaitMs } }),
-  });
+  const made = (definition: AslDefinition) =>
+    new LocalEngine({
+      definition,
+      stateMachineArn: `arn:aws:states:us-east-1:000000000000:stateMachine:${options.agent}-batches`,
+      tasks: { [BatchStates.StartItemRun]: { waitForTaskToken: false, invoke }, [BatchStates.CheckItemRun]: { waitForTaskToken: false, invoke } },
+      ...(options.now && { now: options.now }),
+      ...(options.timers && { timers: options.timers }),
+      ...(options.pollWaitMs !== undefined && { waitTimeOverrides: { [BatchStates.WaitForItemRun]: options.pollWaitMs } }),
+    });
+  let engine: Promise<LocalEngine> | undefined;
+  const engineOf = () => (engine ??= options.definition().then(made));
   let closing = false;
 
   const file = (batchId: string, suffix = '') => join(dir!, `${batchId}${suffix}.json`);
@@ -57,7 +63,9 @@ export function localBatches(options: LocalBatchesOptions) {
   };
 
   /** Runs the batch's execution and records its end (not the abort of a closing engine: that batch resumes). */
-  const run = (batch: BatchExecutionInput) => {
+  const run = async (batch: BatchExecutionInput) => {
+    const engine = await engineOf();
+    if (closing) return;
     const { executionArn } = engine.startExecution({ name: batch.batchId, input: JSON.stringify(batch) });
     void engine.waitForExecution(executionArn).then((ended) => {
       if (closing || ended.status === 'ABORTED') return;
@@ -73,7 +81,7 @@ export function localBatches(options: LocalBatchesOptions) {
       if (existing) return { created: false, batch: existing.batch };
       if (dir) write(file(batch.batchId), batch);
       else memory.set(batch.batchId, { batch });
-      run(batch);
+      await run(batch);
       return { created: true, batch };
     },
     get: async (batchId) => {
@@ -84,7 +92,8 @@ export function localBatches(options: LocalBatchesOptions) {
 
   return {
     store,
-    engine,
+    /** The batches' engine, made when the first batch starts (a test reads its executions). */
+    engine: () => engineOf(),
     /** Starts again each kept batch that has not ended (a process that died left it); returns their ids. */
     resume: (): string[] => {
       if (!dir) return [];
@@ -92,12 +101,12 @@ export function localBatches(options: LocalBatchesOptions) {
         .filter((name) => /^[A-Za-z0-9_-]+\.json$/.test(name) && !name.endsWith('.end.json'))
         .map((name) => name.slice(0, -'.json'.length))
         .filter((batchId) => !existsSync(file(batchId, '.end')));
-      for (const batchId of unfinished) run(read(batchId)!.batch);
+      for (const batchId of unfinished) void run(read(batchId)!.batch);
       return unfinished;
     },
     close: async () => {
       closing = true;
-      await engine.close();
+      await (await engine)?.close();
     },
   };
 }

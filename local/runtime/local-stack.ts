@@ -234,7 +234,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // each item's run started through the runs API's own start path, as the runs API's role.
     const batches = localBatches({
       agent: agent.name,
-      definition: await batchAsl(),
+      definition: batchAsl,
       item: createBatchItem({ startRun: createRunsRoutes(runsDeps).start, runs: ledgerOf(Steps.RunsApi) }),
       ...(options.stateDir && { stateDir: options.stateDir }),
       now: () => clock.now(),

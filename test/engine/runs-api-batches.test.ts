@@ -60,13 +60,14 @@ describe('POST /v1/batches', () => {
     expect(answer.statusCode, answer.body).toBe(202);
     expect(answer.headers).toMatchObject({ location: '/v1/batches/good' });
     expect(JSON.parse(answer.body)).toMatchObject({ batchId: 'good', agent: 'counter', concurrency: 2, created: true, runs: [{ runId: 'good-x' }, { runId: 'good-y' }, { runId: 'good-z' }] });
-    await h.stack.batches.engine.waitForExecution(h.stack.batches.engine.listExecutions().executions[0]!.executionArn);
+    const engine = await h.stack.batches.engine();
+    await engine.waitForExecution(engine.listExecutions().executions[0]!.executionArn);
     const done = JSON.parse((await get('good')).body) as { status: string; counts: object };
     expect(done).toMatchObject({ status: 'SUCCEEDED', counts: { succeeded: 3 } });
     // Each run was started as the caller who started the batch, as the runs API proved them.
     expect((await h.stack.ledger.getRun('good-y'))?.startedBy).toBe('local:tester');
     const repeat = await post({ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }], key: 'id', concurrency: 2 });
     expect(JSON.parse(repeat.body)).toMatchObject({ created: false, counts: { succeeded: 3 } });
-    expect(h.stack.batches.engine.listExecutions().executions).toHaveLength(1);
+    expect((await h.stack.batches.engine()).listExecutions().executions).toHaveLength(1);
   });
 });
