@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -34,12 +34,23 @@ function charges(stateDir: string): { key: string; customer: string }[] {
     .map((line) => JSON.parse(line) as { key: string; customer: string });
 }
 
-/** Resolves once `check` holds, looking again every `everyMs` (a condition of another process, not a timed wait). */
-async function until(check: () => boolean | Promise<boolean>, what: string, limitMs: number, everyMs = 50): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
+/**
+ * Resolves once `check` holds, looking again each time something in `dir` changes (the other
+ * process's writes there): no timer, so a loaded machine only makes it later, never flaky.
+ */
+async function whenChanged(dir: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  for (;;) {
+    // Watched before the look, so a write between the look and the wait is not missed.
+    let changed = () => {};
+    const next = new Promise<void>((resolve) => (changed = resolve));
+    const watcher = watch(dir, changed);
+    try {
+      if (await check()) return;
+      await next;
+    } finally {
+      watcher.close();
+    }
   }
 }
 
@@ -54,7 +65,7 @@ describe('a batch whose engine was SIGKILLed mid-batch', () => {
     expect(started.runs.map((run) => run.runId)).toEqual(items.map((_, index) => `kill200-${index}`));
 
     // Killed mid-batch: some customers charged, most not yet.
-    await until(() => charges(stateDir).length >= 30, 'the first 30 charges', 120_000);
+    await whenChanged(stateDir, () => charges(stateDir).length >= 30);
     serving.child.kill('SIGKILL');
     await serving.exited;
     const before = charges(stateDir).length;
@@ -63,8 +74,8 @@ describe('a batch whose engine was SIGKILLed mid-batch', () => {
     serving = await startServe(args, children);
     expect(serving.output()).toContain('savepoint: resumed batch kill200');
     const client = await connect({ stateDir });
-    // Each look reads the batch's 200 runs: once a second.
-    await until(async () => (await client.batch('kill200'))?.status === 'SUCCEEDED', 'the batch to finish', 240_000, 1_000);
+    // The batch's end is written beside its input (batches/kill200.end.json): looked at when it changes.
+    await whenChanged(join(stateDir, 'batches'), async () => (await client.batch('kill200'))?.status === 'SUCCEEDED');
     const done = (await client.batch('kill200'))!;
     expect(done.counts).toEqual({ succeeded: ITEMS });
 
