@@ -1,11 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, watch } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect } from '../../client/index.js';
 import { openLedger } from '../../cli/state.js';
 import { startServe, type Serving } from '../support/serve-process.js';
+import { whenChanged } from '../support/when-changed.js';
 
 /**
  * A batch of 200 runs on `savepoint serve` (its own process), which the test SIGKILLs mid-batch
@@ -32,26 +33,6 @@ function charges(stateDir: string): { key: string; customer: string }[] {
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as { key: string; customer: string });
-}
-
-/**
- * Resolves once `check` holds, looking again each time something in `dir` changes (the other
- * process's writes there): no timer, so a loaded machine only makes it later, never flaky.
- */
-async function whenChanged(dir: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  mkdirSync(dir, { recursive: true });
-  for (;;) {
-    // Watched before the look, so a write between the look and the wait is not missed.
-    let changed = () => {};
-    const next = new Promise<void>((resolve) => (changed = resolve));
-    const watcher = watch(dir, changed);
-    try {
-      if (await check()) return;
-      await next;
-    } finally {
-      watcher.close();
-    }
-  }
 }
 
 describe('a batch whose engine was SIGKILLed mid-batch', () => {

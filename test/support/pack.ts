@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, watch, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { whenChanged } from './when-changed.js';
 
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -19,26 +20,20 @@ function heldByTheDead(): boolean {
   }
 }
 
-/** Takes the lock, waiting (on the directory's changes, no timer) while another process holds it. */
+/** Takes the lock, waiting (on the lock's directory's changes, no timer) while another process holds it. */
 async function lock(): Promise<void> {
-  mkdirSync(join(LOCK, '..'), { recursive: true });
-  for (;;) {
-    // Watched before the attempt, so a release between a refused attempt and the wait is not missed.
-    let release = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const watcher = watch(join(LOCK, '..'), release);
+  await whenChanged(join(LOCK, '..'), () => {
     try {
       mkdirSync(LOCK);
       writeFileSync(join(LOCK, 'pid'), String(process.pid));
-      return;
+      return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // Removing a dead holder's lock is a change of the directory: it wakes the next attempt.
       if (heldByTheDead()) rmSync(LOCK, { recursive: true, force: true });
-      else await released;
-    } finally {
-      watcher.close();
+      return false;
     }
-  }
+  });
 }
 
 /**
