@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Clock } from '../shared/ports.js';
 import { timersOf } from '../shared/ports.js';
 import { isFinal, settledEvents, type RunEvent, type RunRecords } from './events.js';

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import type { ExecutionLink } from '../../console/views.js';
+import { modelWithOutage } from '../support/model-outage.js';
 import { startHarness, type Harness } from '../support/refund-harness.js';
 import { keysSentTwice, sampleInput, startTriage, type TriageHarness } from '../support/triage-harness.js';
 
@@ -18,10 +18,9 @@ import { keysSentTwice, sampleInput, startTriage, type TriageHarness } from '../
 let refunds: Harness;
 let triage: TriageHarness;
 let console_: ConsoleServer;
-let model: Server;
+/** The triage agent's model, down (503) while `model.down`: CallModel exhausts its retries and the run fails. */
+let model: Awaited<ReturnType<typeof modelWithOutage>>;
 let stateDir: string;
-/** While true, the triage agent's model answers 503 (an outage): CallModel exhausts its retries and the run fails. */
-let outage = false;
 
 const headers = (extra: Record<string, string> = {}) => ({ 'x-savepoint-token': console_.token, ...extra });
 async function get(path: string): Promise<any> {
@@ -35,20 +34,12 @@ async function post(path: string, body: unknown): Promise<{ status: number; body
 }
 
 beforeAll(async () => {
-  // A model endpoint in front of the triage agent's simulated one, down while `outage` says so; no
-  // automatic recovery, so that an outage leaves a failed run for the console to resume.
-  let simulated = '';
-  model = createServer(async (request, response) => {
-    let body = '';
-    for await (const chunk of request) body += String(chunk);
-    if (outage) return response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'outage' } }));
-    const answer = await fetch(`${simulated}${request.url}`, { method: 'POST', headers: request.headers as Record<string, string>, body });
-    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
-  });
-  await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+  // A model endpoint in front of the triage agent's simulated one, down while `model.down` says so;
+  // no automatic recovery, so that an outage leaves a failed run for the console to resume.
+  model = await modelWithOutage();
   refunds = await startHarness();
-  triage = await startTriage({ modelUrl: `http://127.0.0.1:${(model.address() as AddressInfo).port}`, recovery: false, decide: 'approve' });
-  simulated = triage.stack.endpoints.model;
+  triage = await startTriage({ modelUrl: model.url, recovery: false, decide: 'approve' });
+  model.target = triage.stack.endpoints.model;
   stateDir = mkdtempSync(join(tmpdir(), 'savepoint-console-agents-'));
   console_ = await startLocalConsole(refunds.stack, { agents: [{ stack: triage.stack, stateDir: join(stateDir, 'agents', triage.stack.agent.name) }] });
 }, 120_000);
@@ -57,19 +48,18 @@ afterAll(async () => {
   await console_?.close();
   await triage?.stack.close();
   await refunds?.stack.close();
-  model?.closeAllConnections();
-  await new Promise((resolve) => model?.close(resolve));
+  await model?.close();
   if (stateDir) rmSync(stateDir, { recursive: true, force: true });
 });
 
 describe('the console of serve with several agents', () => {
   it("resumes a failed run of the second agent on that agent's engine: the chain shows the resume, the run finishes there", async () => {
     const runId = 'agents-console-resume';
-    outage = true;
+    model.down = true;
     const { executionArn } = triage.stack.engine.startExecution({ name: runId, input: { runId, input: sampleInput, config: { approvalTimeoutSeconds: 3600 } } });
     expect(await triage.stack.engine.waitForExecution(executionArn)).toMatchObject({ status: 'FAILED' });
     expect((await triage.stack.ledger.getRun(runId))!.status).toBe('failed');
-    outage = false;
+    model.down = false;
 
     // Listed with the first agent's runs, and opened from the second agent's ledger.
     expect((await get('runs')).runs.map((run: { runId: string }) => run.runId)).toContain(runId);
