@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Clock } from '../shared/ports.js';
 import { timersOf } from '../shared/ports.js';
 import { isFinal, settledEvents, type RunEvent, type RunRecords } from './events.js';
@@ -15,9 +16,13 @@ import { isFinal, settledEvents, type RunEvent, type RunRecords } from './events
  * process's own work, not by the wall clock: each follower adds `WAKE_CPU_MS_PER_FOLLOWER` of the
  * process's CPU time between two of them. The followers' writes are then a fixed share of the
  * engine's CPU however many follow (a write's cost / that), and a loaded machine, which slows the
- * steps in wall time but not in CPU, does not make deliveries more frequent per step. The poll is
- * the ceiling (an idle process's CPU hardly moves: a write waits a poll at most) and stays for the
- * writes of another process (a console over a state directory another engine writes).
+ * steps in wall time but not in CPU, does not make deliveries more frequent per step. A process
+ * with nothing else to do (its event loop idle `WAKE_MS` since the read: the steps wait on a model
+ * or a person) reads at once instead: its CPU time would not move.
+ *
+ * The poll stays for the writes of another process (a console over a state directory another
+ * engine writes). Once this process's writes wake a run, they are what reads it: its poll slows to
+ * `WOKEN_POLL_MS`, so that a loaded machine's slow steps are not read on the wall clock in between.
  *
  *   subscriber ──follow(runId)──► poller of runId ──every pollMs──► read(runId) ─► settledEvents
  *        ▲                              │ the list grew       ▲
@@ -79,6 +84,15 @@ export const WAKE_MS = 10;
  */
 export const WAKE_CPU_MS_PER_FOLLOWER = 0.5;
 
+/**
+ * The poll of a run this process's writes wake (ms): only what another process writes waits for
+ * it, so it is slow; the wakes read the run between (see above).
+ */
+export const WOKEN_POLL_MS = 1000;
+
+/** The time this process's event loop has waited with nothing to do (ms, since it started): an idle process reads a woken run at once. */
+export const loopIdleMs = () => performance.eventLoopUtilization().idle;
+
 /** The CPU time this process has used (ms, every thread): what spaces the reads wakes make. */
 export const processCpuMs = () => {
   const { user, system } = process.cpuUsage();
@@ -93,6 +107,7 @@ export function runFeeds({
   wakeMs = WAKE_MS,
   wakeCpuMsPerFollower = WAKE_CPU_MS_PER_FOLLOWER,
   cpuMs = processCpuMs,
+  idleMs = loopIdleMs,
   onError = () => undefined,
 }: {
   read: ReadRun;
@@ -103,6 +118,8 @@ export function runFeeds({
   wakeCpuMsPerFollower?: number;
   /** The process's CPU time (ms): see `processCpuMs`. */
   cpuMs?: () => number;
+  /** The time the process's event loop has idled (ms): see `loopIdleMs`. */
+  idleMs?: () => number;
   onError?: (error: unknown) => void;
 }): RunFeeds {
   const timers = timersOf(clock);
@@ -116,25 +133,30 @@ export function runFeeds({
     /** The next read's timer, and when it is due (clock ms). */
     cancel?: () => void;
     due: number;
-    /** When the last read began (clock ms), and the process's CPU time then (ms). */
+    /** When the last read began (clock ms), and the process's CPU time and its loop's idle time then (ms). */
     readAt: number;
     readCpu: number;
+    readIdle: number;
     /** A write woke the run since the last read began: read it again once the gap is passed. */
     woken: boolean;
+    /** This process writes the run (a wake came): the wakes read it, the poll is `WOKEN_POLL_MS`. */
+    written: boolean;
   }
   const polled = new Map<string, Feed>();
   /** The reads under way for `current` from the start of a run. */
   const opening = new Map<string, Promise<readonly RunEvent[] | undefined>>();
   const now = () => clock.now().getTime();
-  const pollGap = (feed: Feed) => Math.max(pollMs, feed.listeners.size * pollMsPerFollower);
+  const pollGap = (feed: Feed) => Math.max(feed.written ? WOKEN_POLL_MS : pollMs, feed.listeners.size * pollMsPerFollower);
   /**
-   * How long a woken run waits for its read (ms, 0: read now): until `wakeMs` after the last read
-   * and the followers' CPU gap since it, or the poll's gap, whichever comes first. The CPU gap
-   * left is waited as wall time (CPU time moves no faster), then checked again.
+   * How long a woken run waits for its read (ms, 0: read now): until `wakeMs` after the last read,
+   * and then the followers' CPU gap since it or `wakeMs` of the loop's idleness, or the poll's gap,
+   * whichever comes first. What is left is waited as wall time (CPU and idle time move no faster),
+   * then checked again.
    */
   const wokenDelay = (feed: Feed) => {
     const sincePoll = feed.readAt + pollGap(feed) - now();
-    const sinceWake = Math.max(feed.readAt + wakeMs - now(), feed.readCpu + feed.listeners.size * wakeCpuMsPerFollower - cpuMs());
+    const busy = Math.min(feed.readCpu + feed.listeners.size * wakeCpuMsPerFollower - cpuMs(), feed.readIdle + wakeMs - idleMs());
+    const sinceWake = Math.max(feed.readAt + wakeMs - now(), busy);
     return Math.max(0, Math.min(sincePoll, sinceWake));
   };
   /** Reads the run in `delay` ms, unless a read is due sooner already. */
@@ -161,6 +183,7 @@ export function runFeeds({
     feed.woken = false;
     feed.readAt = now();
     feed.readCpu = cpuMs();
+    feed.readIdle = idleMs();
     try {
       const records = await read(runId);
       const events = records ? settledEvents(records) : [];
@@ -203,7 +226,7 @@ export function runFeeds({
     follow(runId, listener) {
       let feed = polled.get(runId);
       if (!feed) {
-        feed = { listeners: new Set(), events: [], frames: [], batch: batchOf([]), reading: false, due: 0, readAt: 0, readCpu: 0, woken: false };
+        feed = { listeners: new Set(), events: [], frames: [], batch: batchOf([]), reading: false, due: 0, readAt: 0, readCpu: 0, readIdle: 0, woken: false, written: false };
         polled.set(runId, feed);
         feed.listeners.add(listener);
         void poll(runId);
@@ -227,6 +250,7 @@ export function runFeeds({
       // Read once the one under way ends (what it read may predate the write), else after the gap.
       const waiting = feed.woken;
       feed.woken = true;
+      feed.written = true;
       if (!feed.reading && !waiting) schedule(runId, feed, wokenDelay(feed));
     },
   };

@@ -1,7 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +8,7 @@ import type { ExecutionLink, Timeline } from '../../console/views.js';
 import { serveStack, stackSealer, STACK_ACCESS_KEY, type ServedStack } from '../support/served-stack.js';
 import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 import { waitFor } from '../support/agent-harness.js';
+import { modelWithOutage } from '../support/model-outage.js';
 
 /**
  * `savepoint console --stack <name>`: the console on a deployed stack, run as the CLI runs it (a
@@ -28,9 +27,8 @@ const CONSOLE_LINK = /^https:\/\/us-east-1\.console\.aws\.amazon\.com\/states\/h
 
 let harness: Harness;
 let served: ServedStack;
-/** While true, the model answers 503 (an outage): CallModel exhausts its retries and the run fails. */
-let outage = false;
-let model: Server;
+/** The model, down (503) while `model.down`: CallModel exhausts its retries and the run fails. */
+let model: Awaited<ReturnType<typeof modelWithOutage>>;
 let child: ChildProcess;
 let stateDir: string;
 let origin: string;
@@ -72,26 +70,18 @@ async function post(path: string, body: unknown, extra: Record<string, string> =
 
 beforeAll(async () => {
   // The DynamoDB ledger, as on AWS; the approval API records the operator's principal, as API Gateway's IAM authorization does.
-  // A model endpoint in front of the simulated one, down while `outage` says so; no automatic
+  // A model endpoint in front of the simulated one, down while `model.down` says so; no automatic
   // recovery and no breaker, so that an outage leaves a failed run for the console to resume.
-  let simulated = '';
-  model = createServer(async (request, response) => {
-    let body = '';
-    for await (const chunk of request) body += String(chunk);
-    if (outage) return response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'outage' } }));
-    const answer = await fetch(`${simulated}${request.url}`, { method: 'POST', headers: request.headers as Record<string, string>, body });
-    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
-  });
-  await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+  model = await modelWithOutage();
   harness = await startHarness({
     ledger: 'dynalite',
     sealer: stackSealer(),
     approvals: { principal: OPERATOR },
-    modelUrl: `http://127.0.0.1:${(model.address() as AddressInfo).port}`,
+    modelUrl: model.url,
     recovery: false,
     breaker: { failures: 1_000, windowMs: 1_000, openMs: 1, probeLeaseMs: 1 },
   });
-  simulated = harness.stack.endpoints.model;
+  model.target = harness.stack.endpoints.model;
   served = await serveStack(harness);
   stateDir = mkdtempSync(join(tmpdir(), 'savepoint-console-stack-'));
   const started = await startConsoleProcess();
@@ -105,8 +95,7 @@ afterAll(async () => {
   await stop(child);
   await served?.close();
   await harness?.stack.close();
-  model?.closeAllConnections();
-  await new Promise((resolve) => model?.close(resolve));
+  await model?.close();
   if (stateDir) rmSync(stateDir, { recursive: true, force: true });
 });
 
@@ -233,11 +222,11 @@ describe('the console on a deployed stack', () => {
 
   it('resumes a failed run with a StartExecution of the operator: the chain shows the resume', async () => {
     const runId = 'stack-console-resume';
-    outage = true;
+    model.down = true;
     const { executionArn } = harness.stack.engine.startExecution({ name: runId, input: { runId, input: sampleInput, config: { approvalTimeoutSeconds: 3600 } } });
     expect(await harness.stack.engine.waitForExecution(executionArn)).toMatchObject({ status: 'FAILED' });
     expect((await harness.stack.ledger.getRun(runId))!.status).toBe('failed');
-    outage = false;
+    model.down = false;
 
     const resumed = await post(`runs/${runId}/resume`, {});
     expect(resumed).toMatchObject({ status: 200, body: { ok: true, executionArn: expect.stringContaining(`:${runId}-`) } });

@@ -41,7 +41,7 @@ async function served(limits?: StreamLimits, options: { recorded?: boolean; poll
   // As the local engine wires it (local-stack.ts): the steps write through `recordedRuns`, and the stream hears of each write.
   const recorded = options.recorded ? recordedRuns(embedded) : undefined;
   const ledger = recorded?.ledger ?? embedded;
-  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock, { ...(limits && { limits }), ...(recorded && { recorded }), ...(options.pollMs !== undefined && { pollMs: options.pollMs }), cpuMs: () => clock.now().getTime() }) });
+  const api = await startApprovalApi(async () => ({ statusCode: 200, body: '{}' }), { credential: CREDENTIAL, runEvents: localRunEvents(ledger, clock, { ...(limits && { limits }), ...(recorded && { recorded }), ...(options.pollMs !== undefined && { pollMs: options.pollMs }), cpuMs: () => clock.now().getTime(), idleMs: () => 0 }) });
   closers.push(api.close, () => embedded.close());
   const origin = `http://127.0.0.1:${api.port}`;
   const at = () => clock.now();
