@@ -8,6 +8,7 @@ import type { SFNClient } from '@aws-sdk/client-sfn';
 import { verifyRun, type RunVerification } from '../lambdas/ledger/seal.js';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { loadReport, type RunReport } from '../lambdas/runs/report.js';
+import { killChildren } from '../lambdas/runs/child-tree.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
@@ -266,6 +267,8 @@ export function createClient(parts: ClientParts): SavepointClient {
       const before = (await status(runId))!;
       const flag = { by, at: clock.now().toISOString(), reason };
       await parts.ledger.killRun(runId, flag);
+      // Its child runs with it (recorded; with no engine here, nothing runs them to stop).
+      await killChildren({ ledger: parts.ledger, now: clock.now() }, parts.agent?.name === run.agent ? parts.agent : undefined, run, flag);
       const cancelled = (view: RunView) => ({ ...view, report: { ...view.report, killed: view.report.killed ?? flag }, lifecycle: lifecycleOf(view.report.status, 0), approvals: [] });
       try {
         // A run waiting on an approval would not reach its next step until the approval is decided

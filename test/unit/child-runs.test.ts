@@ -112,7 +112,7 @@ describe('a child run\'s end and its parent\'s kill', () => {
     expect(await parentKill(ledger, (await ledger.getRun('c1'))!, now)).toBeUndefined();
     await ledger.killRun('p1', { by: 'alice', at: now.toISOString(), reason: 'wrong day' });
     const killed = await parentKill(ledger, (await ledger.getRun('c1'))!, now);
-    expect(killed?.killed).toEqual({ by: 'parent run p1', at: now.toISOString(), reason: 'its parent run p1 was killed: wrong day' });
+    expect(killed?.killed).toEqual({ by: 'parent run p1', at: now.toISOString(), reason: 'its parent run p1 was killed by alice: wrong day' });
     expect((await ledger.getRun('c1'))!.killed).toEqual(killed!.killed);
   });
 });
