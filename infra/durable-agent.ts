@@ -127,7 +127,8 @@ export interface DurableAgentProps {
   readonly toolTimeout?: Duration;
   /**
    * The agents this one runs as tools (`defineAgentTool`), by name, deployed in the same stack: its
-   * CallTool may start their state machines (on their `live` alias) and nothing else of theirs, and
+   * CallTool may start their state machines (on their `live` alias), its runs API and ExecutionStopped
+   * may stop their executions (a killed run's children are killed with it), nothing else of theirs;
    * their executions' ends wake its waits (a rule on their status changes, to its ExecutionStopped).
    * @default none: a call of an agent tool is answered to the model as an error
    */
