@@ -1,14 +1,13 @@
 import { DescribeExecutionCommand, ListExecutionsCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { childRunId, defineAgent, defineAgentTool, defineTool, withDev, type AgentDefinition } from '../../lambdas/index.js';
-import type { ModelPolicy } from '../../lambdas/define.js';
+import { childRunId, defineAgent, defineTool, withDev } from '../../lambdas/index.js';
 import { loadReport } from '../../lambdas/runs/report.js';
 import { createClient } from '../../client/ledger-client.js';
 import { formatReport } from '../../cli/format.js';
-import type { ChildStack } from '../../local/runtime/children.js';
-import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
-import { waitFor, wakeOnEngineEvents, wakingLedger } from '../support/agent-harness.js';
+import type { LocalStack } from '../../local/runtime/local-stack.js';
+import { waitFor } from '../support/agent-harness.js';
+import { delegating, paid, root, treeStack } from '../support/tree-agents.js';
 
 /**
  * A tree of runs (issue 34 item 2): a parent whose tool is another agent, whose tool is a third.
@@ -17,55 +16,6 @@ import { waitFor, wakeOnEngineEvents, wakingLedger } from '../support/agent-harn
  * against the stopping role), nothing run after — and a fork of a parent reuses the children its
  * copied turns started, while a child called after the fork point is the fork's own.
  */
-
-/** Calls `tool` once, then ends: the policy of every agent of the tree. */
-const callOnce = (tool: string, input: Record<string, unknown>): ModelPolicy => (request) =>
-  request.messages.some((message) => message.role === 'assistant')
-    ? { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' }
-    : { content: [{ type: 'tool_use', id: 'call_1', name: tool, input }], stop_reason: 'tool_use' };
-
-const paid: string[] = [];
-const leaf = withDev(
-  defineAgent({
-    name: 'tree-leaf',
-    model: 'sim:savepoint-sim-1',
-    system: 'Pay the invoice.',
-    input: z.object({ invoice: z.string() }).strict(),
-    prompt: (input) => `Pay ${input.invoice}`,
-    tools: [
-      defineTool({
-        name: 'pay',
-        description: 'Pays an invoice.',
-        input: z.object({ invoice: z.string() }).strict(),
-        effect: 'write',
-        idempotencyKeys: true,
-        needsApproval: (args) => ({ summary: `pay ${args.invoice}` }),
-        execute: async (args) => {
-          paid.push(args.invoice);
-          return { paid: args.invoice };
-        },
-      }),
-    ],
-  }),
-  { policy: callOnce('pay', { invoice: 'inv_1' }) },
-);
-
-const delegating = (name: string, tool: string, child: AgentDefinition, budget: { maxDollars: number; maxTokens: number }) =>
-  withDev(
-    defineAgent({
-      name,
-      model: 'sim:savepoint-sim-1',
-      system: 'Delegate.',
-      input: z.object({ invoice: z.string() }).strict(),
-      prompt: (input) => `Have ${input.invoice} paid`,
-      budgets: { maxDollars: 2, maxTokens: 200_000 },
-      tools: [defineAgentTool({ name: tool, description: 'Delegates.', input: z.object({ invoice: z.string() }).strict(), agent: child, budget })],
-    }),
-    { policy: callOnce(tool, { invoice: 'inv_1' }) },
-  );
-
-const mid = delegating('tree-mid', 'ask_leaf', leaf, { maxDollars: 0.5, maxTokens: 20_000 });
-const root = delegating('tree-root', 'ask_mid', mid, { maxDollars: 1, maxTokens: 100_000 });
 
 let stack: LocalStack | undefined;
 const unwatch: (() => void)[] = [];
@@ -76,25 +26,14 @@ afterEach(async () => {
   paid.length = 0;
 });
 
-/** The stack of `agent`, with every engine of its tree waking `waitFor`. */
-async function treeStack(agent: AgentDefinition): Promise<LocalStack> {
-  const started = await startLocalStack({ agent, retryDelayMs: 1, recovery: false, decorateLedger: wakingLedger });
-  const watch = (one: { engine: LocalStack['engine']; children: ReadonlyMap<string, ChildStack> }) => {
-    unwatch.push(wakeOnEngineEvents(one.engine));
-    for (const child of one.children.values()) watch(child);
-  };
-  watch(started);
-  return started;
-}
-
 async function executionsOf(sfn: SFNClient, stateMachineArn: string) {
   const listed = await sfn.send(new ListExecutionsCommand({ stateMachineArn }));
   return Promise.all((listed.executions ?? []).map((execution) => sfn.send(new DescribeExecutionCommand({ executionArn: execution.executionArn! }))));
 }
 
-describe('a tree of child runs', { timeout: 60_000 }, () => {
+describe('a tree of child runs', { timeout: 180_000 }, () => {
   it('killed at its root: every child recorded killed by its parent with who asked, its execution aborted, nothing run after', async () => {
-    stack = await treeStack(root);
+    stack = await treeStack(root, unwatch);
     const ledger = stack.ledger;
     const midId = childRunId('tree', 1, 'call_1');
     const leafId = childRunId(midId, 1, 'call_1');
@@ -146,7 +85,7 @@ describe('a tree of child runs', { timeout: 60_000 }, () => {
       policy: () => ({ content: [{ type: 'text', text: 'noted' }], stop_reason: 'end_turn' }),
     });
     const parent = delegating('tree-forked', 'note', leafless, { maxDollars: 0.5, maxTokens: 20_000 });
-    stack = await treeStack(parent);
+    stack = await treeStack(parent, unwatch);
     const child = stack.children.get('tree-note')!;
     const done = await stack.engine.waitForExecution(stack.engine.startExecution({ name: 'forked-1', input: { runId: 'forked', input: { invoice: 'inv_1' } } }).executionArn);
     expect(done.status).toBe('SUCCEEDED');
