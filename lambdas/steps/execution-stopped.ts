@@ -23,7 +23,9 @@ type Detail = ExecutionStatusChange['detail'];
  * marked killed here — by StopExecution, when, and why — and is never resumed. It also hears the
  * ends of this agent's child runs' executions (`defineAgentTool`; the rule on each child agent's
  * state machine): a child whose run is over wakes the parent's wait (tools/child-runs.ts), a
- * stopped one killed first, so that the parent is not left waiting on a child nobody ends.
+ * stopped one killed first, so that the parent is not left waiting on a child nobody ends. A run of
+ * this agent killed by its stop takes its own child runs with it (runs/child-tree.ts): recorded
+ * killed, their executions stopped, and each of those heard here in turn by its own agent's rule.
  */
 export function createExecutionStopped(deps: StoppedDeps) {
   return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' | 'woke' }> => {
