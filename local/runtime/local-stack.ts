@@ -283,6 +283,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       quotas,
       /** The stacks of the agent's child agents (`defineAgentTool`), by agent name, each with its own: their engines and Step Functions clients. */
       children: childStacks.stacks,
+      /** Stops the child runs' executions as the runs API's role does (a killed parent's children): what the console's kill uses. Absent without child agents. */
+      childRuns: childStacks.as?.(Steps.RunsApi),
       ledgerKind: options.ledger ?? 'embedded',
       endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, runs: approvalApi.runsUrl, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
       /** The fingerprint of the code this stack starts runs on, for a run's model (what StartRun binds a run to). */

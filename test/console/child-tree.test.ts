@@ -9,8 +9,8 @@ import { waitFor } from '../support/agent-harness.js';
 import { root, treeStack } from '../support/tree-agents.js';
 
 /**
- * The console shows a run's tree of child runs (defineAgentTool): a root whose child's child waits
- * for a person, killed through the runs API; the root's page lists its child, and that child's
+ * The console shows a run's tree of child runs (defineAgentTool) and kills it: a root whose child's
+ * child waits for a person, killed from the root's page; the page lists its child, and that child's
  * own child below it, each with its status, in a real browser (headless Chromium).
  */
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
@@ -33,7 +33,7 @@ afterAll(async () => {
   unwatch.forEach((off) => off());
 });
 
-it.skipIf(!haveChromium)("lists the root's child runs as a tree, each with its own status", async () => {
+it.skipIf(!haveChromium)("lists the root's child runs as a tree, each with its own status, and kills the tree from the page", async () => {
   const midId = childRunId('console-tree', 1, 'call_1');
   const leafId = childRunId(midId, 1, 'call_1');
   stack.engine.startExecution({ name: 'console-tree-1', input: { runId: 'console-tree', input: { invoice: 'inv_1' } } });
@@ -45,11 +45,17 @@ it.skipIf(!haveChromium)("lists the root's child runs as a tree, each with its o
   await page.goto(`${server.origin}/#/run/console-tree`);
   await page.locator(`[data-testid=child-runs] > li[data-child="${midId}"][data-status=running] li[data-child="${leafId}"][data-status=running]`).waitFor();
 
-  const cancelled = await fetch(`${stack.endpoints.runs}/console-tree/cancel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'wrong invoice' }) });
-  expect(cancelled.status).toBe(202);
+  // Killed from the page: the console's kill records the tree's kills and stops the children's
+  // executions (the leaf waits for a person: without the stop it would wait on until its deadline).
+  await page.locator('[data-testid=kill-run]').click();
+  await page.locator('#confirm-reason').fill('wrong invoice');
+  await page.locator('[data-testid=confirm-ok]').click();
   await waitFor(async () => (await Promise.all(['console-tree', midId, leafId].map((runId) => stack.ledger.getRun(runId)))).every((run) => run?.status === 'killed'));
   await page.reload();
   const leaf = page.locator(`[data-testid=child-runs] > li[data-child="${midId}"][data-status=killed] > ul > li[data-child="${leafId}"][data-status=killed]`);
   await leaf.waitFor();
   expect(await leaf.textContent()).toContain(`child run ${leafId} · tree-leaf by ask_leaf (1/1) · killed`);
+  const asked = (await stack.ledger.getRun('console-tree'))!.killed!.by;
+  expect((await stack.ledger.getRun(leafId))!.killed).toMatchObject({ by: `parent run ${midId}`, reason: `its parent run ${midId} was killed: its parent run console-tree was killed by ${asked}: wrong invoice` });
+  expect((await stack.ledger.getRun(leafId))!.stopReason).toMatch(/^killed by parent run /);
 }, 120_000);
