@@ -80,7 +80,7 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
     const refused = tool.rejected + tool.expired;
     lines.push(row(`  ${name}`, `${tool.ok} / ${tool.error} / ${refused}${tool.inFlight ? ` (${tool.inFlight} in flight)` : ''} · ${tool.guarantee}${tool.condition ? ` (${tool.condition})` : ''}`));
   }
-  for (const child of report.children ?? []) lines.push(row(`  child run`, `${child.runId} (${child.agent}, by ${child.tool} at ${child.turn}/${child.call}): ${child.status}`));
+  lines.push(...childRunLines(report.children ?? [], 1));
   lines.push(
     row('approvals', `${report.approvals.total} (${report.approvals.approved} approved, ${report.approvals.rejected} rejected, ${report.approvals.expired} expired, ${report.approvals.pending} pending${report.approvals.unverified ? `, ${report.approvals.unverified} unverified (refused)` : ''})`),
     row('model', formatModels(report)),
@@ -144,4 +144,12 @@ function formatVersion(report: RunReport): string[] {
     lines.push(row('  migrated', `${from} → ${to} by ${migration.by} at ${migration.at}`));
   }
   return lines;
+}
+
+/** The tree of a run's child runs, one a line, each level indented below its parent. */
+function childRunLines(children: NonNullable<RunReport['children']>, depth: number): string[] {
+  return children.flatMap((child) => [
+    row(`${'  '.repeat(depth)}child run`, `${child.runId} (${child.agent}, by ${child.tool} at ${child.turn}/${child.call}): ${child.status}`),
+    ...childRunLines(child.children ?? [], depth + 1),
+  ]);
 }

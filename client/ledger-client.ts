@@ -8,6 +8,8 @@ import type { SFNClient } from '@aws-sdk/client-sfn';
 import { verifyRun, type RunVerification } from '../lambdas/ledger/seal.js';
 import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { loadReport, type RunReport } from '../lambdas/runs/report.js';
+import { killChildren } from '../lambdas/runs/child-tree.js';
+import type { ChildStarter } from '../lambdas/tools/child-runs.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
@@ -104,6 +106,11 @@ export interface ClientParts {
   ledgerDecisions?: { identity: Identity; decisionMac?: DecisionMac; policy?: ApprovalPolicy };
   /** The agent the deployment runs: derives run ids, and adds the agent's own summary to reports. */
   agent?: AgentDefinition;
+  /**
+   * Stops the executions of a cancelled run's child runs (`defineAgentTool`), as the runs API does.
+   * @default none: their kills are recorded, and each stops at its next step
+   */
+  children?: Pick<ChildStarter, 'stop'>;
   /** The clock decisions and reports are timed by. @default the system clock */
   clock?: Clock;
   /** How `wait` waits between two looks at the run. @default 500 ms of real time */
@@ -266,6 +273,8 @@ export function createClient(parts: ClientParts): SavepointClient {
       const before = (await status(runId))!;
       const flag = { by, at: clock.now().toISOString(), reason };
       await parts.ledger.killRun(runId, flag);
+      // Its child runs with it: recorded, and their executions stopped where this client reaches them.
+      await killChildren({ ledger: parts.ledger, ...(parts.children && { children: parts.children }), now: clock.now() }, parts.agent?.name === run.agent ? parts.agent : undefined, run, flag);
       const cancelled = (view: RunView) => ({ ...view, report: { ...view.report, killed: view.report.killed ?? flag }, lifecycle: lifecycleOf(view.report.status, 0), approvals: [] });
       try {
         // A run waiting on an approval would not reach its next step until the approval is decided

@@ -7,7 +7,7 @@ import { historySource, severalHistories } from './history.js';
 import { startConsole, type ConsoleOptions, type ConsoleServer } from './server.js';
 
 /** What the console reads and steers of a local stack. */
-type ServedStack = Pick<LocalStack, 'agent' | 'engine' | 'ledger' | 'sfn' | 'stateMachineArn' | 'endpoints'>;
+type ServedStack = Pick<LocalStack, 'agent' | 'engine' | 'ledger' | 'sfn' | 'stateMachineArn' | 'endpoints'> & Partial<Pick<LocalStack, 'childRuns'>>;
 
 /**
  * The console of a running local stack, in its process: it reads the stack's ledger and engine
@@ -31,7 +31,7 @@ export function startLocalConsole(
   const served = [{ stack, stateDir }, ...agents];
   const ledger = agents.length === 0 ? stack.ledger : agentLedgers(served.map((one) => ({ ledger: one.stack.ledger, agents: [one.stack.agent.name] })));
   const decide = approvalApiDecider(approvals ?? stack.endpoints.approvals);
-  const clients = served.map((one) => createClient({ ledger, sfn: one.stack.sfn, stateMachineArn: one.stack.stateMachineArn, decide, agent: one.stack.agent }));
+  const clients = served.map((one) => createClient({ ledger, sfn: one.stack.sfn, stateMachineArn: one.stack.stateMachineArn, decide, agent: one.stack.agent, ...(one.stack.childRuns && { children: one.stack.childRuns }) }));
   const client = clients.length === 1 ? clients[0]! : runsOwnClient(ledger, served.map((one, index) => ({ agent: one.stack.agent.name, client: clients[index]! })));
   const histories = served.map((one) => historySource({ engine: one.stack.engine, ...(one.stateDir && { file: join(one.stateDir, 'history.jsonl') }) }));
   return startConsole({

@@ -127,7 +127,8 @@ export interface DurableAgentProps {
   readonly toolTimeout?: Duration;
   /**
    * The agents this one runs as tools (`defineAgentTool`), by name, deployed in the same stack: its
-   * CallTool may start their state machines (on their `live` alias) and nothing else of theirs, and
+   * CallTool may start their state machines (on their `live` alias), its runs API and ExecutionStopped
+   * may stop their executions (a killed run's children are killed with it), nothing else of theirs;
    * their executions' ends wake its waits (a rule on their status changes, to its ExecutionStopped).
    * @default none: a call of an agent tool is answered to the model as an error
    */
@@ -419,6 +420,8 @@ export class DurableAgent extends Construct {
       runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
       // A cancel of a run that waits for a person stops its execution at once (lambdas/runs/runs-api.ts).
       runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [arns.executions] }));
+      // And a cancelled run's child runs' executions (lambdas/runs/child-tree.ts).
+      this.#grantStopChildren(runsApi, props.children ?? []);
       ledger.grantTo(runsApi, 'runsApi', props.agentName);
       // The runs API (lambdas/adapters/runs-http.ts): start, list, read (long-poll), cancel.
       const runsIntegration = new LambdaIntegration(runsApi, INTEGRATION);
@@ -505,14 +508,15 @@ export class DurableAgent extends Construct {
    */
   #bindChildren(children: readonly string[], bind: { callTool: StepFunction; executionStopped: StepFunction; taskResponse: PolicyStatement; ledger: LedgerTable; failedEvents: IQueue }): void {
     if (children.length === 0) return;
-    const stack = Stack.of(this);
-    const machineOf = (name: string, qualifier?: string) =>
-      stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${topLevelStack(this).stackName}-${name}${qualifier ? `:${qualifier}` : ''}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const machineOf = this.#childMachineArn;
     for (const name of children) {
       if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new Error(`DurableAgent ${this.node.id}: children: ${JSON.stringify(name)} is not an agent name`);
     }
     bind.callTool.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: children.map((name) => machineOf(name)) }));
     bind.callTool.addEnvironment('CHILD_STATE_MACHINES', JSON.stringify(Object.fromEntries(children.map((name) => [name, machineOf(name, LIVE_ALIAS)]))));
+    // A killed run's children are killed with it (lambdas/runs/child-tree.ts): ExecutionStopped
+    // stops their executions when this agent's run is stopped, as the runs API does on a cancel.
+    this.#grantStopChildren(bind.executionStopped, children);
     for (const fn of [bind.callTool, bind.executionStopped]) fn.addToRolePolicy(bind.taskResponse);
     bind.ledger.grantChildWaits(bind.callTool, 'put');
     bind.ledger.grantChildWaits(bind.executionStopped, 'read');
@@ -526,6 +530,20 @@ export class DurableAgent extends Construct {
       targets: [new LambdaFunction(bind.executionStopped, { retryAttempts: 4, deadLetterQueue: bind.failedEvents })],
     });
   }
+
+  /**
+   * StopExecution on the executions of this agent's child agents, and nothing else of theirs (a
+   * grandchild is stopped by its own parent's ExecutionStopped): a killed parent stops its children.
+   */
+  #grantStopChildren(fn: StepFunction, children: readonly string[]): void {
+    if (children.length === 0) return;
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: children.map((name) => this.#childMachineArn(name, '*', 'execution')) }));
+    fn.addEnvironment('CHILD_STATE_MACHINES', JSON.stringify(Object.fromEntries(children.map((name) => [name, this.#childMachineArn(name, LIVE_ALIAS)]))));
+  }
+
+  /** The ARN of a child agent's state machine (its alias, with a qualifier), or of its executions (`execution`, `*`), by the stack's naming. */
+  #childMachineArn = (name: string, qualifier?: string, resource: 'stateMachine' | 'execution' = 'stateMachine'): string =>
+    Stack.of(this).formatArn({ service: 'states', resource, resourceName: `${topLevelStack(this).stackName}-${name}${qualifier ? `:${qualifier}` : ''}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
 }
 
 /** What the CLI and the client find a deployed agent by: `savepoint:<agent>:<output>` (cli/stack.ts). */

@@ -122,9 +122,10 @@ export const LEDGER_ACCESS = {
   expireApprovals: { table: ['GetItem', 'PutItem', 'Query'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] }, tokens: true },
   /**
    * ExecutionStopped: marks the run killed and closes its pending approvals, which it finds in the
-   * pendingApprovals index (a query: the twin refused it without, and the approvals stayed pending).
+   * pendingApprovals index (a query: the twin refused it without, and the approvals stayed pending);
+   * finds a killed run's child runs in its conversation (a query of the run's partition) to kill them too.
    */
-  executionStopped: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
+  executionStopped: { table: ['GetItem', 'PutItem', 'Query'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /**
    * The runs API: reads a run (a fork's parent too) with its conversation and results stored by
    * reference (queries), lists its agent's runs (a query of the runsByAgent index, newest first: no

@@ -178,7 +178,7 @@ async function renderRun(runId, page) {
         report.killed ? ` · killed by ${report.killed.by}${report.killed.reason ? `: ${report.killed.reason}` : ''}` : ''),
       report.summary ? h('p', { 'data-testid': 'run-summary' }, Object.entries(report.summary).map(([k, v]) => `${k} ${v}`).join(' · ')) : '',
       // The child runs its agent tools started (defineAgentTool), each a link to its own run.
-      report.children?.length ? h('ul', { class: 'muted', 'data-testid': 'child-runs' }, report.children.map((child) => h('li', { 'data-child': child.runId }, 'child run ', runLink(child.runId), ` · ${child.agent} by ${child.tool} (${child.turn}/${child.call}) · ${child.status}`))) : '',
+      report.children?.length ? childRunList(report.children, { class: 'muted', 'data-testid': 'child-runs' }) : '',
       steerable ? h('div', { class: 'actions' },
         report.status === 'running' ? h('button', { class: 'danger', 'data-testid': 'kill-run', onclick: () => steer(`Kill run ${runId}? It stops before its next step; a pending approval is rejected.`, `runs/${encodeURIComponent(runId)}/kill`, {}, (r) => `Run ${runId}: killed — it stops before its next step (now ${r.status})`) }, 'Kill run') : '',
         report.status === 'failed' && info.canStart ? h('button', { class: 'primary', 'data-testid': 'resume-run', onclick: () => steer(`Resume run ${runId} where it stopped?`, `runs/${encodeURIComponent(runId)}/resume`, {}, (r) => `Run ${runId} resumed: ${r.executionArn}`, { reason: false }) }, 'Resume run') : '') : ''),
@@ -204,6 +204,11 @@ async function renderRun(runId, page) {
 }
 
 const runLink = (runId) => h('a', { href: `#/run/${encodeURIComponent(runId)}` }, runId);
+/** A run's child runs as a nested list, each a link to its own run with its status, its own children below it. */
+function childRunList(children, attrs = {}) {
+  return h('ul', attrs, children.map((child) => h('li', { 'data-child': child.runId, 'data-status': child.status }, 'child run ', runLink(child.runId), ` · ${child.agent} by ${child.tool} (${child.turn}/${child.call}) · ${child.status}`,
+    child.children?.length ? childRunList(child.children) : '')));
+}
 
 /** The run's parent (when it is a fork) and its forks, each a link to its page. */
 function lineage(l) {

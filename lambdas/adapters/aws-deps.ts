@@ -204,7 +204,7 @@ export function awsDeps(
     },
     get children() {
       const machines = config.CHILD_STATE_MACHINES;
-      return machines && childStarter(machines, (arn) => sfn().starter(arn));
+      return machines && childStarter(machines, (arn) => sfn().starter(arn), sfn().executions);
     },
     get keepVersions() {
       return config.KEEP_VERSIONS;
@@ -280,7 +280,7 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
       if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
       const sfn = given(options.clients?.stepFunctions, 'Step Functions client')(traced);
       return runsApiHandler(
-        { agent, starterMac, runs: deps.ledger, ledger: deps.ledger, stop: (arn, error, cause) => sfn.executions.stop(arn, error, cause), stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }), ...(deps.approvals?.policy && { people: deps.approvals.policy }) },
+        { agent, starterMac, runs: deps.ledger, ledger: deps.ledger, stop: (arn, error, cause) => sfn.executions.stop(arn, error, cause), ...(deps.children && { children: deps.children }), stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }), ...(deps.approvals?.policy && { people: deps.approvals.policy }) },
         [tracing],
       );
     },

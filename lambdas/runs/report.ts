@@ -1,6 +1,6 @@
 import { executionChain } from '../guards/history.js';
-import { childRunId, guaranteeCondition, guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
-import { toolUses } from '../conversation/turns.js';
+import { guaranteeCondition, guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
+import { childCalls, resultField } from './child-tree.js';
 import { resolveResults } from '../ledger/blobs.js';
 import type { BlobStore, Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
@@ -119,7 +119,7 @@ function sentCalls(run: RunRecord, calls: ToolCallRecord[]): ToolCallRecord[] {
 
 /** One child run of a run, as its report lists it. */
 export interface ChildRunFigure {
-  /** The child's run id (`childRunId` of the call). */
+  /** The child's run id (`childRunId` of the call; a fork's copied call names its parent's child). */
   runId: string;
   /** The child agent's name. */
   agent: string;
@@ -129,26 +129,47 @@ export interface ChildRunFigure {
   turn: number;
   /** The call's place in that turn. */
   call: number;
-  /** How the child ended, as the call recorded it (`succeeded`, `failed`, `killed`, …), or `running` until the call is recorded. */
+  /**
+   * How the child ended (`succeeded`, `failed`, `killed`, …): its own run record's status where the
+   * report was read from the ledger (`loadReport`), else as the call recorded it; `running` until then.
+   */
   status: string;
+  /** The child's own child runs, read from the ledger (`loadReport`), to a depth of CHILD_TREE_DEPTH. @default absent: none */
+  children?: ChildRunFigure[];
 }
+
+/** How many levels of child runs a report read from the ledger shows below the run. */
+export const CHILD_TREE_DEPTH = 4;
 
 /** The child runs of `run`'s agent-tool calls (`defineAgentTool`), from its turns; each one's end from its call's record. */
 function childRuns(agent: AgentDefinition | undefined, run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[]): ChildRunFigure[] {
-  if (!agent?.tools.some((tool) => tool.child)) return [];
-  const ended = (turn: number, call: number) => {
-    const recorded = calls.find((record) => record.turn === turn && record.call === call && record.status === 'completed');
-    if (!recorded) return 'running';
-    try {
-      return String((JSON.parse(recorded.result ?? '{}') as { status?: unknown }).status ?? recorded.outcome ?? 'ok');
-    } catch {
-      return recorded.outcome ?? 'ok';
-    }
-  };
-  return turns.flatMap((turn) =>
-    toolUses(turn).flatMap((use, index) => {
-      const child = agent.tools.find((tool) => tool.name === use.name)?.child;
-      return child ? [{ runId: childRunId(run.runId, turn.turn, use.id), agent: child.agent.name, tool: use.name, turn: turn.turn, call: index + 1, status: ended(turn.turn, index + 1) }] : [];
+  return childCalls(agent, run, turns, calls).map((child) => ({
+    runId: child.runId,
+    agent: child.agent.name,
+    tool: child.tool,
+    turn: child.turn,
+    call: child.call,
+    status: child.recorded ? (resultField(child.recorded, 'status') ?? child.recorded.outcome ?? 'ok') : 'running',
+  }));
+}
+
+/**
+ * The tree below a run, from the ledger: each child's status from its own run record (a killed
+ * child says so before its parent's call records it), and its own children, to `depth` levels.
+ */
+async function childTree(ledger: Pick<Ledger, 'getRun' | 'listConversation'>, agent: AgentDefinition | undefined, figures: ChildRunFigure[], depth: number): Promise<ChildRunFigure[]> {
+  if (!agent) return figures;
+  return Promise.all(
+    figures.map(async (figure) => {
+      const child = await ledger.getRun(figure.runId);
+      if (!child) return figure;
+      const childAgent = agent.tools.find((tool) => tool.name === figure.tool)?.child?.agent as AgentDefinition | undefined;
+      let below: ChildRunFigure[] = [];
+      if (depth > 1 && childAgent?.tools.some((tool) => tool.child)) {
+        const { turns, calls } = await ledger.listConversation(child.runId);
+        below = await childTree(ledger, childAgent, childRuns(childAgent, child, turns, calls), depth - 1);
+      }
+      return { ...figure, status: child.status, ...(below.length > 0 && { children: below }) };
     }),
   );
 }
@@ -247,5 +268,7 @@ export async function loadReport(ledger: Ledger, runId: string, now: Date, agent
   const { turns, calls, approvals } = await ledger.listConversation(runId);
   const known = agent?.name === run.agent ? agent : undefined;
   // The agent's own summary reads results: those stored by reference are read back for it.
-  return buildReport(known, { run, calls: known?.report ? await resolveResults(ledger, calls) : calls, approvals, turns }, now);
+  const report = buildReport(known, { run, calls: known?.report ? await resolveResults(ledger, calls) : calls, approvals, turns }, now);
+  // The tree below it, each child as its own record says.
+  return report.children ? { ...report, children: await childTree(ledger, known, report.children, CHILD_TREE_DEPTH) } : report;
 }

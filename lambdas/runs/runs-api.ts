@@ -1,4 +1,6 @@
 import * as z from 'zod';
+import { killChildren } from './child-tree.js';
+import type { ChildStarter } from '../tools/child-runs.js';
 import type { Identity } from '../approvals/policy.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../records/ledger-records.js';
@@ -64,6 +66,8 @@ export interface RunsApiDeps extends StartRouteDeps {
   ledger: Ledger;
   /** Stops an execution now (`StopExecution`): a cancelled run that waits for a person stops at once rather than at its deadline. */
   stop?: (executionArn: string, error: string, cause: string) => Promise<void>;
+  /** Stops the executions of a cancelled run's child runs (runs/child-tree.ts). @default none: their kills are recorded, and they stop at their next step */
+  children?: Pick<ChildStarter, 'stop'>;
   /** Where batches start (`POST /batches`: lambdas/runs/batch.ts). @default none: the batch routes answer 404 */
   batches?: BatchStore;
   /** Seconds a batch's item waits between two reads of its run. @default BATCH_POLL_SECONDS */
@@ -220,7 +224,11 @@ export function createRunsRoutes(deps: RunsApiDeps) {
     if (!run) throw new NotFoundError(`runId: no run ${runId}`);
     if (run.status !== 'running') throw new RunEnded(`runId: run ${runId} is ${run.status}, not running`, (await read(runId))!);
     // Who asked is who the transport proved (never a field); the first kill stands.
-    await deps.ledger.killRun(runId, { by: canceller.person, at: deps.clock.now().toISOString(), reason });
+    const flag = { by: canceller.person, at: deps.clock.now().toISOString(), reason };
+    await deps.ledger.killRun(runId, flag);
+    // Its child runs (defineAgentTool) with it, their executions stopped now: a parent waiting on a
+    // child would otherwise wait for the child to reach its next step.
+    await killChildren({ ledger: deps.ledger, ...(deps.children && { children: deps.children }), now: deps.clock.now() }, run.agent === deps.agent.name ? deps.agent : undefined, run, flag);
     // A run that waits for a person would reach its next step only once the wait ends: stop it now
     // (ExecutionStopped closes its approvals; the kill recorded above is the one that stands).
     if ((await pendingOf(runId)).length > 0) await deps.stop?.(run.executionArn, 'Savepoint.Cancelled', `cancelled by ${canceller.person}${reason ? `: ${reason}` : ''}`);

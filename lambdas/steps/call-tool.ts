@@ -70,7 +70,7 @@ export interface CallToolDeps {
   /** The tool credentials a tool reads through `context.secret` (tools/secrets.ts). @default none */
   toolSecrets?: ToolSecrets;
   /** Starts the child runs of agent tools (tools/child-runs.ts). @default none: an agent tool's call is answered with an error */
-  children?: ChildStarter;
+  children?: Pick<ChildStarter, 'start'>;
   /** Wakes this execution's own wait for a child that finished before it waited. @default none */
   callbacks?: TaskCallbacks;
 }

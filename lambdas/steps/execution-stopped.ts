@@ -1,17 +1,20 @@
 import type { AgentDefinition } from '../define.js';
-import type { ApprovalLedger, ChildWaitLedger, FleetLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, ChildWaitLedger, FleetLedger, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
 import { returnFleetLease } from '../guards/fleet.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from '../shared/ports.js';
 import { ExecutionStatusChange, childRequestOf, runIdOf } from '../runs/status-change.js';
-import { wakeParent } from '../tools/child-runs.js';
+import { wakeParent, type ChildStarter } from '../tools/child-runs.js';
+import { killChildren } from '../runs/child-tree.js';
 
 type StoppedDeps = {
   agent: AgentDefinition;
-  ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'> & Pick<FleetLedger, 'returnFleetLease'>;
+  ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<TurnLedger, 'listConversation'> & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'> & Pick<FleetLedger, 'returnFleetLease'>;
   clock: Clock;
   /** Wakes a parent's wait when one of its child runs ends. @default none: no child wakes anything */
   callbacks?: TaskCallbacks;
+  /** Stops the executions of a killed run's child runs (runs/child-tree.ts). @default none: they stop at their next step */
+  children?: Pick<ChildStarter, 'stop'>;
 };
 type Detail = ExecutionStatusChange['detail'];
 
@@ -20,21 +23,30 @@ type Detail = ExecutionStatusChange['detail'];
  * marked killed here — by StopExecution, when, and why — and is never resumed. It also hears the
  * ends of this agent's child runs' executions (`defineAgentTool`; the rule on each child agent's
  * state machine): a child whose run is over wakes the parent's wait (tools/child-runs.ts), a
- * stopped one killed first, so that the parent is not left waiting on a child nobody ends.
+ * stopped one killed first, so that the parent is not left waiting on a child nobody ends. A run of
+ * this agent killed by its stop takes its own child runs with it (runs/child-tree.ts): recorded
+ * killed, their executions stopped, and each of those heard here in turn by its own agent's rule.
  */
 export function createExecutionStopped(deps: StoppedDeps) {
   return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' | 'woke' }> => {
     const { detail } = parseOrThrow(ExecutionStatusChange, input, 'execution status change');
     const child = childRequestOf(detail.input);
-    if (child) {
-      const killed = detail.status === 'ABORTED' && (await kill(deps, child.runId, detail));
-      const run = await deps.ledger.getRun(child.runId);
-      const woke = deps.callbacks && run && run.parent?.runId === child.parent.runId ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, run) : false;
-      return { runId: child.runId, action: woke ? 'woke' : killed ? 'killed' : 'ignored' };
+    const runId = child?.runId ?? runIdOf(deps.agent, detail.input);
+    if (runId === undefined) return { action: 'ignored' };
+    const killed = detail.status === 'ABORTED' && (await kill(deps, runId, detail));
+    const run = await deps.ledger.getRun(runId);
+    if (run?.agent === deps.agent.name) {
+      // One of this agent's runs (a child run of another agent's included): its children go with
+      // it, whichever rule recorded its kill first (a child run's stop is heard by its parent's rule
+      // too). This agent knows its agent tools, and its role may stop their executions.
+      if (detail.status === 'ABORTED' && run.status === 'killed' && run.executionArn === detail.executionArn) {
+        await killChildren({ ledger: deps.ledger, ...(deps.children && { children: deps.children }), now: deps.clock.now() }, deps.agent, run, run.killed ?? { by: 'StopExecution', at: run.finishedAt ?? '', reason: '' });
+      }
+      return { runId, action: killed ? 'killed' : 'ignored' };
     }
-    if (detail.status !== 'ABORTED') return { action: 'ignored' };
-    const runId = runIdOf(deps.agent, detail.input);
-    return { runId, action: runId && (await kill(deps, runId, detail)) ? 'killed' : 'ignored' };
+    // A child run of this agent's tool calls ended (the rule on the child agents' state machines): its end wakes the call's wait.
+    const woke = child && deps.callbacks && run && run.parent?.runId === child.parent.runId ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, run) : false;
+    return { runId, action: woke ? 'woke' : killed ? 'killed' : 'ignored' };
   };
 }
 
@@ -45,9 +57,10 @@ async function kill(deps: StoppedDeps, runId: string, detail: Detail): Promise<b
   if (!run || run.executionArn !== detail.executionArn || run.status !== 'running') return false;
   const at = new Date(detail.stopDate ?? deps.clock.now().getTime()).toISOString();
   const why = [detail.error, detail.cause].filter(Boolean).join(': ');
-  const flag = { by: 'StopExecution', at, reason: why };
-  await deps.ledger.killRun(run.runId, flag);
-  const reason = `killed by StopExecution at ${at}${why ? `: ${why}` : ''}`;
+  await deps.ledger.killRun(run.runId, { by: 'StopExecution', at, reason: why });
+  // The first kill stands: a run stopped because someone killed it (its parent, a cancel) says who.
+  const flag = run.killed ?? { by: 'StopExecution', at, reason: why };
+  const reason = `killed by ${flag.by} at ${at}${flag.reason ? `: ${flag.reason}` : ''}`;
   const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now());
   await returnFleetLease(deps.ledger, finished, deps.clock.now());
   await deps.ledger.recordGuardEvent(run.runId, { guard: 'kill', action: 'stopped', reason, at });

@@ -7,6 +7,7 @@ import { executionChain } from '../guards/history.js';
 import { spentBy } from '../guards/budgets.js';
 import { COUNTED_GUARDS, remainingOf, spentOf, type Spent } from '../records/guards.js';
 import { MODEL_PROVIDERS } from '../models/providers.js';
+import { resultField } from '../runs/child-tree.js';
 
 /**
  * A run's trace, derived from its sealed ledger records by pure functions: the live export
@@ -30,7 +31,9 @@ import { MODEL_PROVIDERS } from '../models/providers.js';
  *
  * Span links: a resume, handoff or migration links to the run's last turn when it took over
  * (`RunRecord.attachments`); a fork's root links to its parent's trace at the fork's turn, and a
- * parent's root to each fork's.
+ * parent's root to each fork's; a child run's root (`defineAgentTool`) links to the execute_tool
+ * span of the parent's call that started it, and that span to the child's root. (Links, not a
+ * parent context: each run is a trace of its own, whose ids derive from its run id alone.)
  *
  * Durable identity: the trace id is a hash of the run id, each span id a hash of the run id and
  * the record's place (turn, call), never of an attempt or an execution. A retry, a resume after a
@@ -77,7 +80,7 @@ export interface ContentOptions {
 /** How spans are derived: the content options, and the agent's tools (for each call's guarantee). */
 export interface SpanOptions extends ContentOptions {
   /** The agent's tools: `savepoint.tool.guarantee` is the named tool's (`guaranteeOf`). @default none: no guarantee attribute */
-  readonly tools?: readonly Pick<ToolDefinition, 'name' | 'effect' | 'idempotencyKeys' | 'reconcile'>[];
+  readonly tools?: readonly Pick<ToolDefinition, 'name' | 'effect' | 'idempotencyKeys' | 'reconcile' | 'child'>[];
 }
 
 /** The records one run's trace is derived from (`TurnLedger.listConversation` plus the run). */
@@ -192,10 +195,20 @@ export function callSpan(call: ToolCallRecord, options: SpanOptions = {}): SpanR
       ...content(options, call, 'gen_ai.tool.call.arguments', call.args),
       ...content(options, call, 'gen_ai.tool.call.result', call.result),
     },
-    links: [],
+    links: childRunLinks(call, tool),
     status: call.outcome === 'error' ? 'error' : 'unset',
     ...(call.outcome === 'error' && { statusMessage: 'the tool returned an error to the model' }),
   };
+}
+
+/**
+ * An agent tool's call (`defineAgentTool`) links to the root of the child run that answered it,
+ * named by its recorded result (a fork's copied call names its parent's child), in the child's
+ * own trace; the child's root links back (`lineageLinks`).
+ */
+function childRunLinks(call: ToolCallRecord, tool: Pick<ToolDefinition, 'child'> | undefined): SpanRecord['links'] {
+  const child = tool?.child && call.status === 'completed' ? resultField(call, 'childRunId') : undefined;
+  return child ? [{ traceId: traceIdOf(child), spanId: runSpanId(child), attributes: { 'savepoint.link': 'child_run', 'savepoint.child.run': child } }] : [];
 }
 
 /**
@@ -366,7 +379,15 @@ function lineageLinks(run: RunRecord): SpanRecord['links'] {
     spanId: runSpanId(fork.runId),
     attributes: { 'savepoint.link': 'forked_to', 'savepoint.fork.run': fork.runId, 'savepoint.fork.turn': fork.turn },
   }));
-  return [...parent, ...forks];
+  // A child run (defineAgentTool) to the execute_tool span of the parent's call that started it.
+  const caller = run.parent
+    ? [{
+        traceId: traceIdOf(run.parent.runId),
+        spanId: callSpanId(run.parent.runId, run.parent.turn, run.parent.call),
+        attributes: { 'savepoint.link': 'child_of', 'savepoint.parent.run': run.parent.runId, 'savepoint.turn': run.parent.turn, 'savepoint.call': run.parent.call },
+      }]
+    : [];
+  return [...parent, ...forks, ...caller];
 }
 
 /**

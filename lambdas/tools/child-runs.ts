@@ -1,6 +1,6 @@
 import { childRunId, type ChildBudget, type ChildRunSpec } from '../define.js';
 import type { ChildWaitLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
-import type { ChildWait, RunRecord } from '../records/ledger-records.js';
+import type { ChildWait, KillFlag, RunRecord } from '../records/ledger-records.js';
 import { ChildRunPendingError, InvalidInputError } from '../shared/errors.js';
 import type { TaskCallbacks } from '../shared/ports.js';
 import type { Outcome } from './failures.js';
@@ -23,15 +23,18 @@ import type { Outcome } from './failures.js';
  * what woke the wait.
  */
 
-/** Starts a child agent's execution (its state machine's alias on AWS): an existing execution of the name is no error. */
+/** The executions of a deployment's child agents, as one agent's role reaches them. */
 export interface ChildStarter {
+  /** Starts a child agent's execution (its state machine's alias on AWS): an existing execution of the name is no error. */
   start(agent: string, name: string, input: string): Promise<void>;
+  /** Stops a child agent's execution (StopExecution, `Savepoint.ParentKilled`): its parent was killed. An ended one is left alone. */
+  stop(agent: string, executionArn: string, cause: string): Promise<void>;
 }
 
 export interface ChildCallDeps {
   ledger: Pick<RunLedger, 'getRun'> & GuardLedger & ChildWaitLedger;
   /** Absent where the deployment declares no child agents: a call is answered to the model as an error. */
-  children?: ChildStarter;
+  children?: Pick<ChildStarter, 'start'>;
   callbacks?: TaskCallbacks;
 }
 
@@ -116,10 +119,19 @@ export async function parentKill(ledger: Pick<RunLedger, 'getRun'> & Pick<GuardL
   if (!run.parent || run.status !== 'running' || run.killed) return undefined;
   const parent = await ledger.getRun(run.parent.runId);
   if (!parent || !(parent.killed || parent.status === 'killed')) return undefined;
-  const why = parent.killed?.reason || parent.stopReason || '';
-  const flag = { by: `parent run ${parent.runId}`, at: now.toISOString(), reason: `its parent run ${parent.runId} was killed${why ? `: ${why}` : ''}`.slice(0, 500) };
+  const flag = childKillFlag(parent.runId, parent.killed ?? { by: 'its guards', at: now.toISOString(), reason: parent.stopReason ?? '' }, now);
   await ledger.killRun(run.runId, flag);
   return { ...run, killed: flag };
+}
+
+/**
+ * The kill recorded on a child run killed with its parent: by the parent run, saying who killed
+ * the parent and why (so that a child's record answers "who asked" without reading its parent's);
+ * a grandchild's reason carries its parent's, down to who asked.
+ */
+export function childKillFlag(parentRunId: string, parentFlag: KillFlag, now: Date): KillFlag {
+  const asked = parentFlag.by.startsWith('parent run ') ? '' : ` by ${parentFlag.by}`;
+  return { by: `parent run ${parentRunId}`, at: now.toISOString(), reason: `its parent run ${parentRunId} was killed${asked}${parentFlag.reason ? `: ${parentFlag.reason}` : ''}`.slice(0, 500) };
 }
 
 /** What the parent's model is told of a finished child: its id, how it ended, and its agent's report. */

@@ -82,7 +82,7 @@ export interface HarnessDeps {
   readonly keepVersions?: number;
   /** The tool credentials CallTool serves its tools (`context.secret`: tools/secrets.ts). @default none */
   readonly toolSecrets?: ToolSecrets;
-  /** Starts the child runs of the agent's agent tools (CallTool's, tools/child-runs.ts). @default none */
+  /** Starts the child runs of the agent's agent tools (CallTool's, tools/child-runs.ts), and stops them when their parent is killed (ExecutionStopped's, the runs API's). @default none */
   readonly children?: ChildStarter;
 }
 
@@ -142,7 +142,7 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
       const expire = createExpireApprovals(approvals());
       return () => expire();
     }),
-    [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ agent, ledger: deps.ledger, clock: deps.clock, callbacks: deps.callbacks })),
+    [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ agent, ledger: deps.ledger, clock: deps.clock, callbacks: deps.callbacks, ...(deps.children && { children: deps.children }) })),
     [Steps.RecoverRun]: lazy(() => createRecoverOnStatusChange(recover())),
     [Steps.Sweep]: lazy(() => {
       if (!deps.lookup) throw new Error('the sweep step needs an execution lookup (HarnessDeps.lookup)');

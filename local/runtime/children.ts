@@ -1,17 +1,27 @@
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
-import { sfnStarter } from '../../lambdas/adapters/sfn.js';
+import { sfnExecutions, sfnStarter } from '../../lambdas/adapters/sfn.js';
 import type { StorageLedger } from '../../lambdas/ledger/storage-ledger.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
-import { Steps } from '../../lambdas/shared/steps.js';
+import type { StepName } from '../../lambdas/shared/steps.js';
 import type { ChildStarter } from '../../lambdas/tools/child-runs.js';
 import type { TwinIam } from '../aws/iam/index.js';
 import type { LocalStackOptions } from './options.js';
 
 /** A child agent's stack, as the parent's sees it. */
-interface ChildStack {
+export interface ChildStack {
   readonly engine: import('../engine/local-engine.js').LocalEngine;
   readonly stateMachineArn: string;
+  /** The operator's Step Functions client of the child's engine (the real SDK, to its endpoint). */
   readonly sfn: import('@aws-sdk/client-sfn').SFNClient;
+  /** The child's own child agents' stacks, by agent name. */
+  readonly children: ReadonlyMap<string, ChildStack>;
+  close(): Promise<void>;
+}
+
+/** The stacks of an agent's child agents, by agent name; `as(step)` reaches them as that step's function. */
+export interface ChildStacks {
+  readonly as?: (step: StepName) => ChildStarter;
+  readonly stacks: ReadonlyMap<string, ChildStack>;
   close(): Promise<void>;
 }
 
@@ -32,12 +42,12 @@ export async function startChildStacks<World extends DevWorld>(
   options: LocalStackOptions<World>,
   parent: { ledger: StorageLedger; clock: Clock; iam?: Pick<TwinIam, 'authorizeAs'>; startStack: (options: LocalStackOptions) => Promise<ChildStack> },
   onStack: (stack: ChildStack) => void,
-): Promise<{ starter?: ChildStarter; close(): Promise<void> }> {
+): Promise<ChildStacks> {
   const definitions = new Map<string, AgentDefinition>();
   for (const tool of agent.tools) {
     if (tool.child && !definitions.has(tool.child.agent.name)) definitions.set(tool.child.agent.name, tool.child.agent as AgentDefinition);
   }
-  if (definitions.size === 0 || options.childStacks === false) return { close: async () => undefined };
+  if (definitions.size === 0 || options.childStacks === false) return { stacks: new Map(), close: async () => undefined };
   const stacks = new Map<string, ChildStack>();
   const close = async () => {
     for (const stack of [...stacks.values()].reverse()) await stack.close();
@@ -58,16 +68,29 @@ export async function startChildStacks<World extends DevWorld>(
     await close();
     throw error;
   }
+  const stackOf = (name: string) => {
+    const stack = stacks.get(name);
+    if (!stack) throw new Error(`agent ${name} is not a child agent of ${agent.name}`);
+    return stack;
+  };
   return {
-    starter: {
+    // Each function reaches the children's state machines as its own role may on AWS (DurableAgent's
+    // `children`: CallTool starts them; ExecutionStopped and the runs API stop their executions),
+    // authorized against the machine's own ARN, then through the real SDK to the child's engine.
+    as: (step) => ({
       start: async (name, executionName, input) => {
-        const stack = stacks.get(name);
-        if (!stack) throw new Error(`agent ${name} is not a child agent of ${agent.name}`);
-        // A start on the alias is authorized against the machine's own ARN, as the parent's CallTool role.
-        parent.iam?.authorizeAs(Steps.CallTool, { action: 'states:StartExecution', resource: stack.stateMachineArn });
+        const stack = stackOf(name);
+        // A start on the alias is authorized against the machine's own ARN.
+        parent.iam?.authorizeAs(step, { action: 'states:StartExecution', resource: stack.stateMachineArn });
         await sfnStarter(stack.sfn, `${stack.stateMachineArn}:live`).start(executionName, input);
       },
-    },
+      stop: async (name, executionArn, cause) => {
+        const stack = stackOf(name);
+        parent.iam?.authorizeAs(step, { action: 'states:StopExecution', resource: executionArn });
+        await sfnExecutions(stack.sfn).stop(executionArn, 'Savepoint.ParentKilled', cause);
+      },
+    }),
+    stacks,
     close,
   };
 }

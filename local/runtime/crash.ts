@@ -240,6 +240,7 @@ export function crashingChildren(children: ChildStarter, crash: CrashPoints): Ch
       await children.start(agent, name, input);
       crash.reached(CrashPoint.ChildStarted, [agent]);
     },
+    stop: (agent, executionArn, cause) => children.stop(agent, executionArn, cause),
   };
 }
 

@@ -61,8 +61,8 @@ export interface LocalWiring<World extends DevWorld = DevWorld> {
   /** The invocations in flight, which a closing stack waits for. */
   readonly inFlight: Set<Promise<unknown>>;
   readonly closing: () => boolean;
-  /** Starts child runs on the stacks of the agent's child agents (local/runtime/children.ts). @default none */
-  readonly children?: ChildStarter;
+  /** Starts and stops child runs on the stacks of the agent's child agents, as a step's role (local/runtime/children.ts). @default none */
+  readonly childrenAs?: (step: StepName) => ChildStarter;
 }
 
 type StepFunction = (event: unknown, signal?: AbortSignal) => Promise<unknown>;
@@ -156,7 +156,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     approvals: wiring.approvalsOf(step),
     // Only CallTool serves tools their secrets, as only its role reads them on AWS.
     ...(step === Steps.CallTool && { toolSecrets: wiring.toolSecretsOf(step) }),
-    ...(wiring.children && { children: crash ? crashingChildren(wiring.children, crash) : wiring.children }),
+    ...(wiring.childrenAs && { children: crash ? crashingChildren(wiring.childrenAs(step), crash) : wiring.childrenAs(step) }),
   });
   const stepNames = Object.keys(stepsAs(Steps.StartRun)) as (keyof ReturnType<typeof stepsAs>)[];
   // CallTool announces its return too: what it recorded must be durable by then.

@@ -54,7 +54,7 @@ import { createRunsRoutes } from '../../lambdas/runs/runs-api.js';
 const LOCAL_BATCH_POLL_SECONDS = 1;
 import { templateAliases, versionDescription } from '../aws/state-machine-versions.js';
 import { ledgerFacts } from './world-facts.js';
-import { startChildStacks } from './children.js';
+import { startChildStacks, type ChildStacks } from './children.js';
 import { childAgents, localToolTimeoutMs } from '../template/synthesize.js';
 
 export { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind };
@@ -207,12 +207,13 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       closing: () => closing,
     };
     // The agents this one runs as tools, each a stack of its own on this ledger (local/runtime/children.ts).
-    const childStacks = await startChildStacks(agent, options, { ledger: opened.ledger, clock, ...(iam && { iam }), startStack: (child) => startLocalStack(child) }, (stack) => {
+    // Typed here: the parent's stack type would otherwise depend on itself (startStack is this function).
+    const childStacks: ChildStacks = await startChildStacks(agent, options, { ledger: opened.ledger, clock, ...(iam && { iam }), startStack: (child) => startLocalStack(child) }, (stack) => {
       // A child's execution ending wakes its parent's wait: the rule DurableAgent's `children` adds, to this agent's ExecutionStopped.
       routeStatusChanges(stack.engine, ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'], (event) => (closing ? Promise.resolve() : handlers[Steps.ExecutionStopped](event, 30_000)), options.log ?? (() => undefined));
     });
     closers.push(childStacks.close);
-    const handlersFor = (agent: AgentDefinition<any, any, World>, codeVersion: string) => localHandlers(agent, codeVersion, { ...wiring, ...(childStacks.starter && { children: childStacks.starter }) });
+    const handlersFor = (agent: AgentDefinition<any, any, World>, codeVersion: string) => localHandlers(agent, codeVersion, { ...wiring, ...(childStacks.as && { childrenAs: childStacks.as }) });
     const codeVersion = options.codeVersion ?? 'dev';
     handlers = firstHandlers = handlersFor(agent, codeVersion);
 
@@ -229,7 +230,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // it starts as RunsApi's role, on the alias.
     const runsStarter = sfnAs(Steps.RunsApi);
     // The local setup always has a starter key (keys/starters.key): approvalsOf only wraps it in RunsApi's IAM.
-    const runsDeps = { agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, runs: ledgerOf(Steps.RunsApi), ledger: ledgerOf(Steps.RunsApi), stop: sfnExecutions(runsStarter).stop, stateMachineArn: startArn, start: (arn: string, name: string, input: string) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy };
+    const runsDeps = { agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, runs: ledgerOf(Steps.RunsApi), ledger: ledgerOf(Steps.RunsApi), stop: sfnExecutions(runsStarter).stop, ...(childStacks.as && { children: childStacks.as(Steps.RunsApi) }), stateMachineArn: startArn, start: (arn: string, name: string, input: string) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy };
     // Batches (local/runtime/batches.ts): the batch state machine's definition on an engine of its own,
     // each item's run started through the runs API's own start path, as the runs API's role.
     const batches = localBatches({
@@ -280,6 +281,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       lambdaConcurrency: concurrency,
       /** The API throttling (local/aws/sfn-api-throttling.ts) and what it refused; undefined unless `quotas: true`. */
       quotas,
+      /** The stacks of the agent's child agents (`defineAgentTool`), by agent name, each with its own: their engines and Step Functions clients. */
+      children: childStacks.stacks,
+      /** Stops the child runs' executions as the runs API's role does (a killed parent's children): what the console's kill uses. Absent without child agents. */
+      childRuns: childStacks.as?.(Steps.RunsApi),
       ledgerKind: options.ledger ?? 'embedded',
       endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, runs: approvalApi.runsUrl, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
       /** The fingerprint of the code this stack starts runs on, for a run's model (what StartRun binds a run to). */

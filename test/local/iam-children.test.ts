@@ -2,7 +2,8 @@
  * Child runs (issue 34 item 2) under the twin's IAM: a parent agent deployed with `children` may
  * start its child agent's state machine (on its alias: authorized against the machine's own ARN)
  * and nothing else of the child's — no stop, no task answer, no read of its executions — and no
- * other agent's; it answers its own waits' tokens; the child's roles gain nothing on the parent.
+ * other agent's; its runs API and ExecutionStopped may stop the child's executions (a killed
+ * parent's children), nothing of another agent's; it answers its own waits' tokens; the child's roles gain nothing on the parent.
  * Decided by the twin's IAM evaluator over the roles of a synthesized three-agent stack.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -56,6 +57,19 @@ describe('a parent agent and its child agent', () => {
     for (const fn of ['ParentCallModelFunction', 'ParentFinalizeFunction', 'ParentStartRunFunction', 'ChildCallToolFunction', 'ChildExecutionStoppedFunction', 'OtherCallToolFunction']) {
       expect(allowed(roleOf(fn), wait('GetItem')), fn).toBe(false);
     }
+  });
+
+  it("lets the parent's runs API and ExecutionStopped stop the child's executions (a killed parent's children), and no other agent's", () => {
+    for (const fn of ['ParentRunsApiFunction', 'ParentExecutionStoppedFunction']) {
+      expect(allowed(roleOf(fn), { action: 'states:StopExecution', resource: execution('child') }), fn).toBe(true);
+      expect(allowed(roleOf(fn), { action: 'states:StopExecution', resource: execution('other') }), fn).toBe(false);
+      expect(allowed(roleOf(fn), { action: 'states:StartExecution', resource: machine('child') }), fn).toBe(false);
+    }
+    // A child stops no one above it, nor another agent's runs.
+    for (const fn of ['ChildRunsApiFunction', 'ChildExecutionStoppedFunction', 'OtherExecutionStoppedFunction']) {
+      expect(allowed(roleOf(fn), { action: 'states:StopExecution', resource: execution('parent') }), fn).toBe(false);
+    }
+    expect(allowed(roleOf('OtherExecutionStoppedFunction'), { action: 'states:StopExecution', resource: execution('child') })).toBe(false);
   });
 
   it("gives the child's roles nothing on the parent's state machine", () => {

@@ -8,6 +8,8 @@ import { createCallTool, type CallToolResult } from '../../lambdas/steps/call-to
 import { parentKill, shortfall, wakeParent } from '../../lambdas/tools/child-runs.js';
 import { RunId } from '../../lambdas/runs/run-request.js';
 import { runRecord } from '../support/records.js';
+import { killChildren } from '../../lambdas/runs/child-tree.js';
+import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
 
 const now = new Date('2026-11-29T02:00:00.000Z');
 const clock = { now: () => now };
@@ -112,7 +114,48 @@ describe('a child run\'s end and its parent\'s kill', () => {
     expect(await parentKill(ledger, (await ledger.getRun('c1'))!, now)).toBeUndefined();
     await ledger.killRun('p1', { by: 'alice', at: now.toISOString(), reason: 'wrong day' });
     const killed = await parentKill(ledger, (await ledger.getRun('c1'))!, now);
-    expect(killed?.killed).toEqual({ by: 'parent run p1', at: now.toISOString(), reason: 'its parent run p1 was killed: wrong day' });
+    expect(killed?.killed).toEqual({ by: 'parent run p1', at: now.toISOString(), reason: 'its parent run p1 was killed by alice: wrong day' });
     expect((await ledger.getRun('c1'))!.killed).toEqual(killed!.killed);
   });
 });
+
+describe('killing a tree (killChildren)', () => {
+  const middle = defineAgent({ name: 'middle', model: 'sim:savepoint-sim-1', system: 's', input: z.object({ text: z.string() }), prompt: (input) => input.text, tools: [delegate] });
+  const top = defineAgent({ name: 'top', model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => 'p', tools: [defineAgentTool({ name: 'ask', description: 'a', input: z.object({ text: z.string() }), agent: middle, budget: { maxDollars: 1, maxTokens: 10_000 } })] });
+  const turn = (runId: string, uses: { id: string; name: string }[]): TurnRecord => ({ kind: 'turn', runId, turn: 1, model: 'sim:savepoint-sim-1', content: uses.map((use) => ({ type: 'tool_use', id: use.id, name: use.name, input: { text: 'x' } })), stopReason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: now.toISOString() });
+  const flag = { by: 'alice', at: now.toISOString(), reason: 'wrong day' };
+
+  it("records the kill of each running child and grandchild, by its parent with who asked; stops only the direct children's executions; leaves ended ones be", async () => {
+    const ledger = EmbeddedLedger.open();
+    const [m1, m2] = [childRunId('t1', 1, 'a'), childRunId('t1', 1, 'b')];
+    const g1 = childRunId(m1, 1, 'c');
+    await ledger.createRun(runRecord({ runId: 't1', agent: 'top' }));
+    await ledger.recordTurn(turn('t1', [{ id: 'a', name: 'ask' }, { id: 'b', name: 'ask' }]));
+    await ledger.createRun(runRecord({ runId: m1, agent: 'middle', executionArn: 'arn:m1', parent: { runId: 't1', turn: 1, call: 1 } }));
+    await ledger.createRun(runRecord({ runId: m2, agent: 'middle', status: 'succeeded', executionArn: 'arn:m2', parent: { runId: 't1', turn: 1, call: 2 } }));
+    await ledger.recordTurn(turn(m1, [{ id: 'c', name: 'delegate' }]));
+    await ledger.createRun(runRecord({ runId: g1, agent: 'notes', executionArn: 'arn:g1', parent: { runId: m1, turn: 1, call: 1 } }));
+
+    const stopped: string[] = [];
+    const killed = await killChildren({ ledger, now, children: { stop: async (agent, arn, cause) => void stopped.push(`${agent} ${arn} ${cause}`) } }, top, (await ledger.getRun('t1'))!, flag);
+    expect(killed.map((run) => run.runId)).toEqual([m1]);
+    expect((await ledger.getRun(m1))!.killed).toEqual({ by: 'parent run t1', at: now.toISOString(), reason: 'its parent run t1 was killed by alice: wrong day' });
+    expect((await ledger.getRun(g1))!.killed).toEqual({ by: `parent run ${m1}`, at: now.toISOString(), reason: `its parent run ${m1} was killed: its parent run t1 was killed by alice: wrong day` });
+    expect((await ledger.getRun(m2))!.killed).toBeUndefined();
+    // The grandchild's execution is its own parent's to stop (that agent's ExecutionStopped, when the middle one's is aborted).
+    expect(stopped).toEqual(['middle arn:m1 Savepoint.ParentKilled: its parent run t1 was killed by alice: wrong day']);
+  });
+
+  it("kills no run a fork's copied call names: that child is its parent's, not the fork's", async () => {
+    const ledger = EmbeddedLedger.open();
+    const original = childRunId('t1', 1, 'a');
+    await ledger.createRun(runRecord({ runId: original, agent: 'middle', executionArn: 'arn:m1', parent: { runId: 't1', turn: 1, call: 1 } }));
+    await ledger.createRun(runRecord({ runId: 't1-fork', agent: 'top' }));
+    await ledger.recordTurn(turn('t1-fork', [{ id: 'a', name: 'ask' }]));
+    // The fork's copy of the parent's call: its result names the parent's child.
+    await ledger.recordCall({ kind: 'tool', runId: 't1-fork', turn: 1, call: 1, toolCallId: 'a', name: 'ask', args: { text: 'x' }, effect: 'write', idempotencyKey: 'k', status: 'completed', leaseUntil: now.toISOString(), attempts: 1, outcome: 'ok', result: JSON.stringify({ childRunId: original, status: 'succeeded' }) }, now);
+    expect(await killChildren({ ledger, now }, top, (await ledger.getRun('t1-fork'))!, flag)).toEqual([]);
+    expect((await ledger.getRun(original))!.killed).toBeUndefined();
+  });
+});
+

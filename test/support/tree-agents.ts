@@ -1,0 +1,74 @@
+import * as z from 'zod';
+import { defineAgent, defineAgentTool, defineTool, withDev, type AgentDefinition } from '../../lambdas/index.js';
+import type { ModelPolicy } from '../../lambdas/define.js';
+import type { ChildStack } from '../../local/runtime/children.js';
+import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
+import { wakeOnEngineEvents, wakingLedger } from './agent-harness.js';
+
+/**
+ * A tree of agents for tests of child runs (defineAgentTool): `root` runs `mid` as its tool
+ * `ask_mid`, which runs `leaf` as `ask_leaf`; the leaf's one write (`pay`) waits for a person.
+ */
+
+/** Calls `tool` once, then ends: the policy of every agent of the tree. */
+const callOnce = (tool: string, input: Record<string, unknown>): ModelPolicy => (request) =>
+  request.messages.some((message) => message.role === 'assistant')
+    ? { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' }
+    : { content: [{ type: 'tool_use', id: 'call_1', name: tool, input }], stop_reason: 'tool_use' };
+
+export const paid: string[] = [];
+export const leaf = withDev(
+  defineAgent({
+    name: 'tree-leaf',
+    model: 'sim:savepoint-sim-1',
+    system: 'Pay the invoice.',
+    input: z.object({ invoice: z.string() }).strict(),
+    prompt: (input) => `Pay ${input.invoice}`,
+    tools: [
+      defineTool({
+        name: 'pay',
+        description: 'Pays an invoice.',
+        input: z.object({ invoice: z.string() }).strict(),
+        effect: 'write',
+        idempotencyKeys: true,
+        needsApproval: (args) => ({ summary: `pay ${args.invoice}` }),
+        execute: async (args) => {
+          paid.push(args.invoice);
+          return { paid: args.invoice };
+        },
+      }),
+    ],
+  }),
+  { policy: callOnce('pay', { invoice: 'inv_1' }) },
+);
+
+export const delegating = (name: string, tool: string, child: AgentDefinition, budget: { maxDollars: number; maxTokens: number }) =>
+  withDev(
+    defineAgent({
+      name,
+      model: 'sim:savepoint-sim-1',
+      system: 'Delegate.',
+      input: z.object({ invoice: z.string() }).strict(),
+      prompt: (input) => `Have ${input.invoice} paid`,
+      budgets: { maxDollars: 2, maxTokens: 200_000 },
+      tools: [defineAgentTool({ name: tool, description: 'Delegates.', input: z.object({ invoice: z.string() }).strict(), agent: child, budget })],
+    }),
+    { policy: callOnce(tool, { invoice: 'inv_1' }) },
+  );
+
+export const mid = delegating('tree-mid', 'ask_leaf', leaf, { maxDollars: 0.5, maxTokens: 20_000 });
+export const root = delegating('tree-root', 'ask_mid', mid, { maxDollars: 1, maxTokens: 100_000 });
+
+/**
+ * The stack of `agent` (its child agents' stacks beside it), with every engine of its tree waking
+ * `waitFor`; `unwatch` ends that when the test is done.
+ */
+export async function treeStack(agent: AgentDefinition, unwatch: (() => void)[]): Promise<LocalStack> {
+  const started = await startLocalStack({ agent, retryDelayMs: 1, recovery: false, decorateLedger: wakingLedger });
+  const watch = (one: { engine: LocalStack['engine']; children: ReadonlyMap<string, ChildStack> }) => {
+    unwatch.push(wakeOnEngineEvents(one.engine));
+    for (const child of one.children.values()) watch(child);
+  };
+  watch(started);
+  return started;
+}
