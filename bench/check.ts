@@ -337,7 +337,7 @@ const Growth = z
 const Replay = z.object({
   steps: count.min(1),
   runMs: figure.positive(),
-  replays: z.object({ coldMs: figure.positive(), warmMedianMs: figure.positive().nullable(), samplesMs: z.array(figure.positive()).min(1), stackMs: z.array(figure.nonnegative()).min(1) }),
+  replays: z.object({ coldMs: figure.positive(), warmMedianMs: figure.positive().nullable(), samplesMs: z.array(figure.positive()).min(1), setupMs: z.array(figure.nonnegative()).min(1) }),
   share: z.object({ cold: figure.positive(), warm: figure.positive().nullable() }),
   // Held (SPEED_LIMITS): the warm share needs a second replay (CI's `--replays 2`).
   cpu: z.object({ runMs: figure.positive(), coldMs: figure.positive(), warmMedianMs: figure.positive(), share: z.object({ cold: figure.positive(), warm: figure.positive() }) }),

@@ -20,7 +20,7 @@ export interface ReplayBenchmark {
   steps: number;
   /** The run's wall time, from the start of its execution to its end. */
   runMs: number;
-  replays: { coldMs: number; warmMedianMs: number | null; samplesMs: number[]; stackMs: number[] };
+  replays: { coldMs: number; warmMedianMs: number | null; samplesMs: number[]; setupMs: number[] };
   /** Each replay's time over the run's. */
   share: { cold: number; warm: number | null };
   /** The same in this process's CPU time (user + system). */
@@ -61,7 +61,7 @@ export async function replayBenchmark(options: { replays: number }): Promise<Rep
     return {
       steps: run.steps,
       runMs: Math.round(runMs),
-      replays: { coldMs: samplesMs[0]!, warmMedianMs, samplesMs, stackMs: results.map((result) => result.stackMs) },
+      replays: { coldMs: samplesMs[0]!, warmMedianMs, samplesMs, setupMs: results.map((result) => result.setupMs) },
       share: { cold: samplesMs[0]! / runMs, warm: warmMedianMs === null ? null : warmMedianMs / runMs },
       cpu: {
         runMs: Math.round(runCpuMs),

@@ -231,7 +231,7 @@ describe('bench/check.ts speed limits', () => {
   const replay = (share: { warm: number; cold: number }) => ({
     steps: 102,
     runMs: 2_400,
-    replays: { coldMs: 700, warmMedianMs: 600, samplesMs: [700, 600], stackMs: [11, 10] },
+    replays: { coldMs: 700, warmMedianMs: 600, samplesMs: [700, 600], setupMs: [11, 10] },
     share: { cold: 0.3, warm: 0.25 },
     cpu: { runMs: 2_000, coldMs: 2_000 * share.cold, warmMedianMs: 2_000 * share.warm, samplesMs: [2_000 * share.cold, 2_000 * share.warm], share },
     identical: true,
