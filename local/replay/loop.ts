@@ -16,8 +16,9 @@ import type { AgentSteps, StepFn } from '../../lambdas/wiring/create-steps.js';
  * the same `TaskCallbacks` port the steps use on AWS. A hand-off starts the next execution of the
  * chain, as `StartExecution` does.
  *
- * Between states, values go as JSON, as the engine passes them; a retry comes at once (the replay's
- * clock is the recorded one: no wait changes what a step reads).
+ * A retry comes at once (the replay's clock is the recorded one: no wait changes what a step reads).
+ * The steps' results are plain JSON data already (what Lambda returns): they go on as they are, a
+ * field that is `undefined` taken as absent, as JSON would leave it out.
  */
 
 /** A Retry field: the error names it matches and the retries it allows. */
@@ -148,11 +149,11 @@ export function agentLoop(deps: LoopDeps): Loop {
     const retried = new Map<Retrier, number>();
     for (;;) {
       if (stopped) throw new Stopped();
-      const invocation = deps.steps(step)(json(payload));
+      const invocation = deps.steps(step)(payload);
       invocations.add(invocation);
       void invocation.catch(() => undefined).finally(() => invocations.delete(invocation));
       try {
-        return json(await invocation);
+        return await invocation;
       } catch (thrown) {
         if (stopped) throw new Stopped();
         const failure = lambdaFailure(stepError(thrown));
@@ -222,7 +223,7 @@ export function agentLoop(deps: LoopDeps): Loop {
       const budget = checked.value as Record<string, any>;
       history = budget['history'];
       // ContinueOrStop, its rules in order.
-      if ('extension' in budget) {
+      if (budget['extension'] !== undefined) {
         const asked = await guarded('RequestBudgetExtension', async () => {
           try {
             await tokenWait('RequestBudgetExtension', { executionArn, runId, extension: budget['extension'] });
@@ -237,7 +238,7 @@ export function agentLoop(deps: LoopDeps): Loop {
         await guarded('Finalize', () => task('Finalize', { executionArn, runId, stop: budget }));
         return;
       }
-      if ('handoff' in budget) {
+      if (budget['handoff'] !== undefined) {
         try {
           await task('Handoff', { executionArn, runId, stateMachine: STATE_MACHINE, events: budget['handoff'].events });
         } catch (failure) {
@@ -245,7 +246,7 @@ export function agentLoop(deps: LoopDeps): Loop {
         }
         return; // RunContinued
       }
-      if ('compact' in budget) {
+      if (budget['compact'] !== undefined) {
         const compacted = await guarded('Compact', () => task('Compact', { executionArn, runId, turn: budget['compact'].turn, covers: budget['compact'].covers }));
         if (!compacted.ok) return;
         continue;

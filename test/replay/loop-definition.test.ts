@@ -45,7 +45,7 @@ describe("replay's agent loop against the synthesized definition", () => {
   });
 
   it('takes the loop\'s Choice rules in the order the definition tries them', () => {
-    const choice = states.get('ContinueOrStop') as { Choices: Record<string, unknown>[]; Default: string };
+    const choice = states.get('ContinueOrStop') as unknown as { Choices: Record<string, unknown>[]; Default: string };
     // loop.ts `execution`: extension, stop, hand-off, compaction, pending calls, else the model.
     expect(choice.Choices.map((rule) => rule['Next'])).toEqual(['RequestBudgetExtension', 'Finalize', 'Handoff', 'Compact', 'ResumeToolCalls']);
     expect(choice.Choices.map((rule) => JSON.stringify(rule))).toEqual([
