@@ -281,16 +281,19 @@ export function agentLoop(deps: LoopDeps): Loop {
   };
 
   /** One iteration of the Map: CallTool, through the approval wait, the child run's wait or the settle wait as its Catch fields say. */
-  const toolCall = async (executionArn: string, runId: string, item: { turn: number; call: number }): Promise<void> => {
+  const toolCall = async (executionArn: string, runId: string, item: { turn: number; call: number }, mapFailed: () => boolean): Promise<void> => {
     let approval: unknown = false;
     for (let waits = 0; ; waits += 1) {
       const payload = { executionArn, runId, turn: item.turn, call: item.call };
+      // A failed Map starts no state in its other iterations (their invocations in flight finish, as Lambda's do).
+      if (mapFailed()) return;
       try {
         await task('CallTool', { ...payload, approval });
         return;
       } catch (failure) {
         const then = caught('CallTool', failure);
         if (then === undefined || waits >= MOST_WAITS) throw failure;
+        if (mapFailed()) return;
         if (then === 'RequestApproval') {
           try {
             approval = await tokenWait('RequestApproval', payload);
@@ -320,7 +323,7 @@ export function agentLoop(deps: LoopDeps): Loop {
         while (started < items.length && started - done < most) {
           const item = items[started]!;
           started += 1;
-          toolCall(executionArn, runId, item).then(
+          toolCall(executionArn, runId, item, () => failed).then(
             () => {
               done += 1;
               startNext();
