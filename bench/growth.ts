@@ -32,7 +32,7 @@ import { runInNewContext } from 'node:vm';
 import { cachedTemplate } from '../local/template/cache.js';
 import type { CfnTemplateJson } from '../local/template/asl.js';
 import { benchStack, runOnce } from './pipeline.js';
-import { nodeProcess } from './processes.js';
+import { savepointCommand as command, type CommandFigures as Figures } from './processes.js';
 import { median, pairedRatio } from './stats.js';
 import { dayWithPrefix, dayWithSteps } from './workload.js';
 
@@ -43,8 +43,6 @@ const LEDGER_MEMORY = { retainFinishedRuns: 4, retainEffects: 4, listedFinishedR
 /** Runs between two heap samples past the first fifth (each a forced GC, ~50 ms). */
 const HEAP_EVERY = 5;
 
-const BIN = new URL('../bin/savepoint.js', import.meta.url).pathname;
-const PEAK_RSS = new URL('./peak-rss.mjs', import.meta.url).pathname;
 
 const { values } = parseArgs({
   options: { growth: { type: 'boolean' }, runs: { type: 'string', default: '150' }, steps: { type: 'string', default: '10' }, reps: { type: 'string', default: '5' }, json: { type: 'boolean', default: false }, 'heap-snapshots': { type: 'string' } },
@@ -120,22 +118,6 @@ async function fill(stateDir: string, count: number, at: (done: number) => void 
     await stack.close();
   }
   return first!;
-}
-
-/** A command's figures: wall ms, CPU ms, the CPU ms Node's own start took in the same process (bench/peak-rss.mjs), and peak RSS (MB). */
-type Figures = { wallMs: number; cpuMs: number; startCpuMs: number; peakRssMb: number };
-
-/** One run of `savepoint <args> --json` against `stateDir`, its output checked by `check`: its figures. */
-async function command(stateDir: string, args: string[], check: (output: any) => boolean): Promise<Figures> {
-  const started = performance.now();
-  const end = await nodeProcess(['--import', PEAK_RSS, BIN, '--state-dir', stateDir, ...args, '--json']);
-  const wallMs = Math.round(performance.now() - started);
-  const rss = /^savepoint-bench-peak-rss-kb (\d+)$/m.exec(end.stderr);
-  const cpu = /^savepoint-bench-cpu-ms (\d+)$/m.exec(end.stderr);
-  const start = /^savepoint-bench-start-cpu-ms ([\d.]+)$/m.exec(end.stderr);
-  if (end.code !== 0 || !rss || !cpu || !start) throw new Error(`savepoint ${args.join(' ')} ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
-  if (!check(JSON.parse(end.stdout))) throw new Error(`savepoint ${args.join(' ')}: unexpected output ${end.stdout.slice(0, 500)}`);
-  return { wallMs, cpuMs: Number(cpu[1]), startCpuMs: Number(start[1]), peakRssMb: Math.round(Number(rss[1]) / 1024) };
 }
 
 const best = (samples: readonly Figures[]): Figures => ({

@@ -75,7 +75,7 @@ export const BENCH_HELP: readonly { readonly mode: string; readonly what: string
       ['--heap-snapshots <dir>', 'write heap snapshots there (default none)'],
     ],
   },
-  { mode: '--replay', what: "`savepoint replay`'s wall time against the run's, on the sample day", options: [['--replays <n>', 'replays (default 5)']] },
+  { mode: '--replay', what: "`savepoint replay`'s CPU against the run's, on the sample day: in process, and each as a user runs it", options: [['--replays <n>', 'replays (default 5)']] },
   {
     mode: '--tracing',
     what: 'what the live OpenTelemetry export costs per step, on and off',

@@ -7,7 +7,7 @@
  *   --ledger     each ledger's milliseconds per agent step, alone (bench/ledger.ts)
  *   --fleet <n>  n concurrent runs on a simulated clock, the API quotas on (bench/fleet.ts)
  *   --growth     a long-lived state directory: engine heap per run, `status` with 1 and N runs (bench/growth.ts)
- *   --replay     `savepoint replay`'s wall time against the run's, on the sample day (bench/replay.ts)
+ *   --replay     `savepoint replay`'s CPU against the run's, on the sample day: in process, and each as a user runs it (bench/replay.ts)
  *   --tracing    what the live OpenTelemetry export costs per step, on and off (bench/tracing.ts)
  *   --events     100 subscribers of a run's event stream: engine CPU added, delivery delay, resume (bench/events.ts)
  *   --cold-start bundle size and import CPU of each Lambda function (bench/cold-start.ts)

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 
 export interface ProcessEnd {
   code: number | null;
@@ -45,4 +46,23 @@ export function nodeProcess(args: string[], handlers: ProcessHandlers = {}): Pro
     });
     child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+}
+
+const BIN = new URL('../bin/savepoint.js', import.meta.url).pathname;
+const PEAK_RSS = new URL('./peak-rss.mjs', import.meta.url).pathname;
+
+/** A command's figures: wall ms, CPU ms, the CPU ms Node's own start took in the same process (bench/peak-rss.mjs), and peak RSS (MB). */
+export type CommandFigures = { wallMs: number; cpuMs: number; startCpuMs: number; peakRssMb: number };
+
+/** One run of `savepoint <args> --json` against `stateDir`, as a user runs it (its own process), its output checked by `check`: its figures. */
+export async function savepointCommand(stateDir: string, args: string[], check: (output: any) => boolean): Promise<CommandFigures> {
+  const started = performance.now();
+  const end = await nodeProcess(['--import', PEAK_RSS, BIN, '--state-dir', stateDir, ...args, '--json']);
+  const wallMs = Math.round(performance.now() - started);
+  const rss = /^savepoint-bench-peak-rss-kb (\d+)$/m.exec(end.stderr);
+  const cpu = /^savepoint-bench-cpu-ms (\d+)$/m.exec(end.stderr);
+  const start = /^savepoint-bench-start-cpu-ms ([\d.]+)$/m.exec(end.stderr);
+  if (end.code !== 0 || !rss || !cpu || !start) throw new Error(`savepoint ${args.join(' ')} ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
+  if (!check(JSON.parse(end.stdout))) throw new Error(`savepoint ${args.join(' ')}: unexpected output ${end.stdout.slice(0, 500)}`);
+  return { wallMs, cpuMs: Number(cpu[1]), startCpuMs: Number(start[1]), peakRssMb: Math.round(Number(rss[1]) / 1024) };
 }

@@ -2,11 +2,17 @@
  * `npm run bench -- --replay [--replays 5] [--json]`: `savepoint replay`'s speed. The sample day
  * (about 100 agent steps) is run once on the in-process local stack, approvals decided as they are
  * asked for — the run a user makes, first in its process — then replayed from its ledger with no
- * live call, `--replays` times: the first replay (cold, as `savepoint replay` meets it) and the
- * median of the others (warm). Each replay must be identical. Prints the run's wall time, both
- * replay figures and their share of the run, in wall time and in this process's CPU time (the
+ * live call, `--replays` times: the first replay (cold) and the median of the others (warm). Each
+ * replay must be identical, and the run's own model server and payments provider must have served
+ * nothing during them (the live calls, counted where they would land). Prints the run's wall time,
+ * both replay figures and their share of the run, in wall time and in this process's CPU time (the
  * run, its approvals and the simulators all run in this process: the steadier figure on a shared
- * machine, which bench/check.ts bounds); `--json` for bench/check.ts.
+ * machine, which bench/check.ts bounds).
+ *
+ * Then the same as a user runs it (`cli`): `savepoint run` of the sample day, then `savepoint
+ * replay` of it `--replays` times, each command its own process on one state directory: each
+ * replay process's CPU over the run process's (cold every time: a new process). `--json` for
+ * bench/check.ts.
  */
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
@@ -14,13 +20,18 @@ import { refundReconciler } from '../agents/refund-reconciler/agent.dev.js';
 import { replayRun, type ReplayResult } from '../local/replay/index.js';
 import { startLocalStack } from '../local/runtime/local-stack.js';
 import { waitForChain } from '../local/runtime/chain.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { savepointCommand } from './processes.js';
+import { median } from './stats.js';
 
 export interface ReplayBenchmark {
   /** Agent steps of the run (model turns plus tool calls). */
   steps: number;
   /** The run's wall time, from the start of its execution to its end. */
   runMs: number;
-  replays: { coldMs: number; warmMedianMs: number | null; samplesMs: number[]; stackMs: number[] };
+  replays: { coldMs: number; warmMedianMs: number | null; samplesMs: number[]; setupMs: number[] };
   /** Each replay's time over the run's. */
   share: { cold: number; warm: number | null };
   /** The same in this process's CPU time (user + system). */
@@ -28,6 +39,8 @@ export interface ReplayBenchmark {
   /** Every replay was identical and made no live call. */
   identical: boolean;
   liveCalls: number;
+  /** `savepoint run` and `savepoint replay` as a user runs them: each process's CPU (ms), and each replay's over the run's. */
+  cli: { runCpuMs: number; replayCpuMs: number[]; shares: number[]; share: number };
 }
 
 export async function replayBenchmark(options: { replays: number }): Promise<ReplayBenchmark> {
@@ -48,6 +61,7 @@ export async function replayBenchmark(options: { replays: number }): Promise<Rep
     const runCpuMs = cpuMs(process.cpuUsage(cpuStarted));
     const run = (await stack.ledger.getRun('bench-day'))!;
     if (run.status !== 'succeeded') throw new Error(`the sample day did not succeed: ${run.status} ${run.stopReason ?? ''}`);
+    const served = { model: stack.model.requestCount(), refunds: stack.world.payments.refunds().length };
     const results: ReplayResult[] = [];
     const cpuSamplesMs: number[] = [];
     for (let index = 0; index < options.replays; index += 1) {
@@ -55,13 +69,15 @@ export async function replayBenchmark(options: { replays: number }): Promise<Rep
       results.push(await replayRun({ agent: refundReconciler, source: stack.ledger, runId: 'bench-day' }));
       cpuSamplesMs.push(cpuMs(process.cpuUsage(cpuBefore)));
     }
+    // Live calls counted where they would land: the run's own model server and payments provider.
+    const reached = stack.model.requestCount() - served.model + (stack.world.payments.refunds().length - served.refunds);
     const samplesMs = results.map((result) => result.wallMs);
     const warmMedianMs = warmMedian(samplesMs);
     const warmCpuMs = warmMedian(cpuSamplesMs);
     return {
       steps: run.steps,
       runMs: Math.round(runMs),
-      replays: { coldMs: samplesMs[0]!, warmMedianMs, samplesMs, stackMs: results.map((result) => result.stackMs) },
+      replays: { coldMs: samplesMs[0]!, warmMedianMs, samplesMs, setupMs: results.map((result) => result.setupMs) },
       share: { cold: samplesMs[0]! / runMs, warm: warmMedianMs === null ? null : warmMedianMs / runMs },
       cpu: {
         runMs: Math.round(runCpuMs),
@@ -71,10 +87,28 @@ export async function replayBenchmark(options: { replays: number }): Promise<Rep
         share: { cold: cpuSamplesMs[0]! / runCpuMs, warm: warmCpuMs === null ? null : warmCpuMs / runCpuMs },
       },
       identical: results.every((result) => result.identical),
-      liveCalls: results.reduce((sum, result) => sum + result.live.model + result.live.tools, 0),
+      liveCalls: reached + results.reduce((sum, result) => sum + result.live.model + result.live.tools, 0),
+      cli: await cliReplays(options.replays),
     };
   } finally {
     await stack.close();
+  }
+}
+
+/** `savepoint run` of the sample day, then `savepoint replay` of it `replays` times, each its own process (bench/processes.ts). */
+async function cliReplays(replays: number): Promise<ReplayBenchmark['cli']> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-bench-replay-'));
+  try {
+    const run = await savepointCommand(stateDir, ['run', '--agent', 'refund-reconciler', '--approve', 'approve', '--run-id', 'cli-day'], (output) => output.status === 'succeeded');
+    const replayCpuMs: number[] = [];
+    for (let index = 0; index < replays; index += 1) {
+      const replay = await savepointCommand(stateDir, ['replay', 'cli-day'], (output) => output.identical === true && output.live.model + output.live.tools === 0);
+      replayCpuMs.push(replay.cpuMs);
+    }
+    const shares = replayCpuMs.map((cpu) => cpu / run.cpuMs);
+    return { runCpuMs: run.cpuMs, replayCpuMs, shares, share: median(shares) };
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
   }
 }
 
@@ -98,5 +132,6 @@ if (process.argv.includes('--replay') || import.meta.filename === process.argv[1
     const warmCpu = report.cpu.warmMedianMs === null ? '' : `, warm ${report.cpu.warmMedianMs} ms (${percent(report.cpu.share.warm!)})`;
     console.log(`replay of the sample day (${report.steps} steps): run ${report.runMs} ms; replay cold ${report.replays.coldMs} ms (${percent(report.share.cold)})${warm}; ${report.liveCalls} live calls; ${report.identical ? 'identical' : 'DIVERGED'} (target ≤ 10% of the run warm, ≤ 20% cold)`);
     console.log(`CPU time: run ${report.cpu.runMs} ms; replay cold ${report.cpu.coldMs} ms (${percent(report.cpu.share.cold)})${warmCpu}`);
+    console.log(`as a user runs them, each its own process: savepoint run ${report.cli.runCpuMs} ms of CPU; savepoint replay ${report.cli.replayCpuMs.join(', ')} ms (median ${percent(report.cli.share)} of the run; target ≤ 20%)`);
   }
 }

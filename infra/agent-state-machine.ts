@@ -77,7 +77,8 @@ export interface AgentStateMachineProps {
   readonly executionLogs?: ILogGroup;
 }
 
-export const DEFAULT_TOOL_CONCURRENCY = 10;
+export { DEFAULT_TOOL_CONCURRENCY } from '../lambdas/shared/steps.js';
+import { DEFAULT_TOOL_CONCURRENCY } from '../lambdas/shared/steps.js';
 
 /** The alias new runs start on: it routes every new execution to the version this deploy published. */
 export { LIVE_ALIAS } from '../lambdas/runs/versions.js';

@@ -31,7 +31,7 @@ export function registerReplayCommand(program: Command): void {
 
 export function formatReplay(result: ReplayResult): string {
   const answered = `${result.answered.turns} model turns, ${result.answered.toolCalls} tool calls and ${result.answered.approvals} approvals answered from the ledger`;
-  const timing = `${result.live.model + result.live.tools} live calls; replay ${result.wallMs} ms (${result.stackMs} ms of it starting the engine), the run ${result.recordedWallMs} ms`;
+  const timing = `${result.live.model + result.live.tools} live calls; replay ${result.wallMs} ms (${result.setupMs} ms of it setting up), the run ${result.recordedWallMs} ms`;
   const divergence = result.divergence;
   if (!divergence) return `${result.runId}: identical (${answered}; ${timing})`;
   const at = `turn ${divergence.turn}${divergence.call === undefined ? '' : `, call ${divergence.call}`}`;

@@ -353,16 +353,18 @@ export function toolSpecs(agent: WithTools): { name: string; description: string
 }
 
 /**
- * A tool's input as JSON Schema, converted once per tool: every model turn sends the tool list,
- * and converting a zod schema costs more than the rest of the request. Frozen, since it is shared.
+ * A tool's input as JSON Schema, converted once per zod schema: every model turn sends the tool
+ * list, and converting a zod schema costs more than the rest of the request. Keyed by the schema,
+ * not the tool: a copy of a tool (`{ ...tool, execute }`, as a replay's or a fork's agent makes
+ * them) has the same input. Frozen, since it is shared.
  */
-const inputSchemas = new WeakMap<ToolDefinition, Readonly<Record<string, unknown>>>();
+const inputSchemas = new WeakMap<object, Readonly<Record<string, unknown>>>();
 function inputSchemaOf(tool: ToolDefinition): Record<string, unknown> {
-  let schema = inputSchemas.get(tool);
+  let schema = inputSchemas.get(tool.input);
   if (schema === undefined) {
     const { $schema: _ignored, ...rest } = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
     schema = deepFreeze(rest);
-    inputSchemas.set(tool, schema);
+    inputSchemas.set(tool.input, schema);
   }
   return schema as Record<string, unknown>;
 }

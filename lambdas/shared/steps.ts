@@ -28,3 +28,6 @@ export const Steps = {
 
 /** A step of the harness, by the name its Lambda function and handler carry (`Steps`). */
 export type StepName = (typeof Steps)[keyof typeof Steps];
+
+/** How many tool calls of one model turn run at once by default (the `ToolCalls` Map's MaxConcurrency: infra/agent-state-machine.ts, local/replay/loop.ts). */
+export const DEFAULT_TOOL_CONCURRENCY = 10;

@@ -77,7 +77,6 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
   // A fork's first `copied` turns are not asked for: its StartRun copies them.
   let answered = copied;
   const shapeOf = shapeChangesOnce(recording, agent);
-  const expectedJson = expectedJsonOnce(recording);
   const client: ModelClient = {
     async createMessage(request) {
       const recorded = recording.turns[answered];
@@ -85,7 +84,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
       if (!recorded) {
         judge.diverged({ turn, what: 'model request', recorded: `the run ended after turn ${turn - 1} (${recording.run.status}${recording.run.stopReason ? `: ${recording.run.stopReason}` : ''})`, produced: 'another model call', why: 'this code calls the model where the recorded run had stopped' });
       }
-      compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf, expectedJson });
+      compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf });
       answered += 1;
       return recordedResponse(recorded, request.model, `msg_replay_${recorded.turn}`);
     },
@@ -111,35 +110,11 @@ function shapeChangesOnce(recording: Recording, agent: AgentDefinition): (reques
   };
 }
 
-/**
- * The JSON of each message the recording implies for a turn's request, each serialized once per
- * run: within one compaction's view, a turn's conversation is the one before it plus that turn's
- * messages, so every message but the last (which carries the turn's notes) is the one the turn
- * before was sent at the same place. Serializing the whole expected conversation again every turn
- * made a replay quadratic in its turns. The request's own messages are still serialized whole,
- * every turn: each is compared.
- */
-function expectedJsonOnce(recording: Recording): (recorded: TurnRecord, expected: readonly Message[]) => (index: number) => string {
-  const known = new Map<string, string>();
-  return (recorded, expected) => {
-    let view = 0;
-    for (const turn of recording.turns) if (turn.turn < recorded.turn && turn.compaction) view = turn.turn;
-    return (index) => {
-      // A compaction's request (its instructions appended) and each turn's last message are its own.
-      if (recorded.compaction || index === expected.length - 1) return JSON.stringify(expected[index]);
-      const key = `${view}:${index}`;
-      let json = known.get(key);
-      if (json === undefined) known.set(key, (json = JSON.stringify(expected[index])));
-      return json;
-    };
-  };
-}
-
 function compareRequest(
   recording: Recording,
   recorded: TurnRecord,
   request: MessageRequest,
-  { agent, judge, shapeChangesOf, expectedJson }: { agent: AgentDefinition; judge: Referee; shapeChangesOf: (request: MessageRequest) => string[]; expectedJson: ReturnType<typeof expectedJsonOnce> },
+  { agent, judge, shapeChangesOf }: { agent: AgentDefinition; judge: Referee; shapeChangesOf: (request: MessageRequest) => string[] },
 ): void {
   const turn = recorded.turn;
   const differ = (what: string, before: unknown, after: unknown, why: string) =>
@@ -156,7 +131,7 @@ function compareRequest(
   }
   const expected = expectedMessages(recording, agent, recorded);
   const sent = request.messages;
-  const index = firstDifference(expected, sent, expectedJson(recorded, expected));
+  const index = firstDifference(expected, sent);
   if (index === expected.length && index === sent.length) return;
   const why =
     index === 0 ? "the run's first message (the agent's prompt for its input) changed"
@@ -181,10 +156,51 @@ function expectedMessages(recording: Recording, agent: AgentDefinition, recorded
 }
 
 /** The first message where the sent conversation differs from the expected one (the shorter's length when one is the other's start). */
-function firstDifference(expected: readonly Message[], sent: readonly Message[], expectedJson: (index: number) => string): number {
+function firstDifference(expected: readonly Message[], sent: readonly Message[]): number {
   const length = Math.min(expected.length, sent.length);
-  for (let index = 0; index < length; index += 1) if (expectedJson(index) !== JSON.stringify(sent[index])) return index;
+  for (let index = 0; index < length; index += 1) if (!sameJson(expected[index], sent[index])) return index;
   return length;
+}
+
+/**
+ * Whether two values serialize to the same JSON text — the bytes a provider would be sent — found
+ * without writing either: every message of every request is compared (a request holds the whole
+ * conversation, so serializing each made a replay quadratic in its turns, in text). The same keys
+ * in the same order, `undefined` fields left out, `undefined` items as null, numbers by their text.
+ * A value with `toJSON` is compared by its text.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return typeof a !== 'number' || Number.isFinite(a) || JSON.stringify(a) === JSON.stringify(b);
+  if (hasToJson(a) || hasToJson(b)) return JSON.stringify(a) === JSON.stringify(b);
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    // Different primitives: equal in JSON only as numbers written alike (0 and -0; NaN and null…).
+    return (typeof a === 'number' || typeof b === 'number') && JSON.stringify(a) === JSON.stringify(b);
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    if (a.length !== other.length) return false;
+    for (let index = 0; index < a.length; index += 1) if (!sameJson(written(a[index]) ?? null, written(other[index]) ?? null)) return false;
+    return true;
+  }
+  // The keys JSON writes (a value it writes), in order, side by side.
+  const [left, right] = [a as Record<string, unknown>, b as Record<string, unknown>];
+  const [leftKeys, rightKeys] = [Object.keys(left), Object.keys(right)];
+  for (let i = 0, j = 0; ; i += 1, j += 1) {
+    while (i < leftKeys.length && written(left[leftKeys[i]!]) === undefined) i += 1;
+    while (j < rightKeys.length && written(right[rightKeys[j]!]) === undefined) j += 1;
+    if (i === leftKeys.length || j === rightKeys.length) return i === leftKeys.length && j === rightKeys.length;
+    if (leftKeys[i] !== rightKeys[j] || !sameJson(left[leftKeys[i]!], right[rightKeys[j]!])) return false;
+  }
+}
+
+function hasToJson(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && 'toJSON' in value;
+}
+
+/** A value as JSON writes it in an object or array: functions and symbols are left out (undefined). */
+function written(value: unknown): unknown {
+  return typeof value === 'function' || typeof value === 'symbol' ? undefined : value;
 }
 
 /**

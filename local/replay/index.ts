@@ -1,13 +1,20 @@
 import { performance } from 'node:perf_hooks';
 import { InvalidInputError } from '../../lambdas/shared/errors.js';
-import { childRunId, stableJson, type AgentDefinition, type DevWorld, type ToolTrace } from '../../lambdas/define.js';
+import { childRunId, stableJson, type AgentDefinition, type ToolTrace } from '../../lambdas/define.js';
 import type { CallCompletion, Ledger } from '../../lambdas/ledger/ledger.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { approvalSkOf, type ApprovalRecord, type RunRecord, type ToolCallRecord } from '../../lambdas/records/ledger-records.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
-import type { CfnTemplateJson } from '../template/asl.js';
-import { waitForChain } from '../runtime/chain.js';
-import { startLocalStack, type LocalStack } from '../runtime/local-stack.js';
+import { createDecideApproval } from '../../lambdas/approvals/decision.js';
+import { CircuitBreaker } from '../../lambdas/guards/breaker.js';
+import { singleModel } from '../../lambdas/models/registry.js';
+import { deploymentPrices } from '../../lambdas/models/prices.js';
+import { codeFingerprint } from '../../lambdas/runs/versions.js';
+import { Steps, type StepName } from '../../lambdas/shared/steps.js';
+import { createSteps, type AgentSteps } from '../../lambdas/wiring/create-steps.js';
+import { LOCAL_BREAKER } from '../runtime/local-breaker.js';
 import { differingPart, meteredTools, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
+import { agentLoop } from './loop.js';
 import { approvalOf, loadRecording, recordedClock, type Recording } from './recording.js';
 
 export type { Divergence } from './answers.js';
@@ -15,9 +22,10 @@ export { loadRecording, type Recording } from './recording.js';
 
 /**
  * `savepoint replay`: a finished or stopped run re-executed on this code with no live call. The
- * synthesized definition runs on the local engine over an in-memory ledger, as any local run does;
- * only what is outside the harness is answered from the recording — each model turn by its
- * recorded response (answers.ts `recordedModel`), each tool call by its recorded result
+ * steps of the harness — the same step functions a local run and Lambda run — are driven through
+ * the agent loop of the state machine (loop.ts, with no engine: issue 38) over an in-memory
+ * ledger; only what is outside the harness is answered from the recording — each model turn by
+ * its recorded response (answers.ts `recordedModel`), each tool call by its recorded result
  * (`recordedTools`), each approval by its recorded decision, the clock by the recorded times
  * (recording.ts `recordedClock`). What the harness decides on its own is compared as it happens:
  * each request to the model, each tool call's name, arguments and key, each approval asked for;
@@ -30,8 +38,6 @@ export interface ReplayOptions {
   /** The ledger that recorded the run (a state directory's, or a deployed stack's). */
   readonly source: Ledger;
   readonly runId: string;
-  /** The synthesized template. @default the cached one for the agent (local/template/cache.ts) */
-  readonly template?: CfnTemplateJson;
   readonly log?: (line: string) => void;
 }
 
@@ -42,16 +48,23 @@ export interface ReplayResult {
   /** Turns and tool calls the replay answered from the recording. */
   answered: { turns: number; toolCalls: number; approvals: number };
   /**
-   * Calls made for real: requests that reached the model server, and calls that reached a tool's own
-   * code (`execute`, `reconcile`) instead of the recording. Any is a divergence; 0 in a replay.
+   * Calls made for real: model requests that reached a model client other than the recording's
+   * (the replay's steps are given none: bench/replay.ts and the tests count the run's own model
+   * server's requests as well), and calls that reached a tool's own code (`execute`, `reconcile`)
+   * instead of the recording. Any is a divergence; 0 in a replay.
    */
   live: { model: number; tools: number };
   /** What the replay took, and what the recorded run took from its start to its end. */
   wallMs: number;
-  /** Of `wallMs`, starting the local stack the replay runs on (the engine, its endpoints). */
-  stackMs: number;
+  /** Of `wallMs`, reading the recording and setting up what the steps run on (an in-memory ledger; no engine). */
+  setupMs: number;
   recordedWallMs: number;
 }
+
+/** A local stack's lease on an in-flight tool call (local/runtime/local-stack.ts), which a replay's calls take. */
+const LEASE_MS = 1_000;
+/** The code version a local stack runs (`codeVersion`'s default): a fork's stand-in parent is bound to it. */
+const CODE_VERSION = 'dev';
 
 export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const started = performance.now();
@@ -69,20 +82,51 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const lineage = recording.run.forkedFrom;
   const copied = lineage ? recording.turns.filter((turn) => turn.turn < lineage.turn).length : 0;
   const model = recordedModel(recording, agent, judge, copied);
+  const models = singleModel(model.client);
+  const store = EmbeddedLedger.open({});
+  const ledger = passingLedger(store, recording, clock, asked);
+  // One view per function: what each caches of the ledger (conversation/turns.ts) is its own, as each Lambda function's is.
+  const views = new Map<StepName, Ledger>();
+  const ledgerOf = (step: StepName) => {
+    let view = views.get(step);
+    if (!view) views.set(step, (view = new Proxy(ledger, {})));
+    return view;
+  };
+  const loop = agentLoop({ steps: (step) => stepsOf(step)[step], definition: { hash: recording.run.definitionHash ?? 'replay' } });
+  // Each function its own steps, as each Lambda function has its own clients.
+  const built = new Map<StepName, AgentSteps>();
+  const stepsOf = (step: keyof AgentSteps): AgentSteps => {
+    let steps = built.get(step);
+    if (!steps) {
+      const own = ledgerOf(step);
+      built.set(step, (steps = createSteps(agent, {
+        ledger: own,
+        models,
+        clock,
+        breaker: new CircuitBreaker(own, clock, LOCAL_BREAKER),
+        callbacks: loop.callbacks,
+        // One execution drives the replayed run at a time, and nothing else runs here.
+        executions: { isRunning: async () => false, stop: async () => undefined },
+        starter: loop.starter,
+        leaseMs: LEASE_MS,
+        codeVersion: CODE_VERSION,
+        agentEnv: {},
+        notify: (approval) => void decide(approval).catch((error: unknown) => options.log?.(String(error))),
+      })));
+    }
+    return steps;
+  };
   let approvals = 0;
-  let stack: LocalStack | undefined;
-  // Divergences found outside a step (an approval) end the execution from outside.
+  // Divergences found outside a step (an approval) stop the execution from outside.
   const outside = (divergence: Divergence) => {
     try {
       judge.diverged(divergence);
     } catch {
-      // The execution that waits (on the approval) is the run's current one.
-      void stack?.ledger
-        .getRun(options.runId)
-        .then((run) => run && stack!.engine.stopExecution(run.executionArn, { error: 'Replay.Diverged', cause: divergence.why }))
-        .catch(() => undefined);
+      loop.stop();
     }
   };
+  // The approval callback, as the approval API runs it, deciding as the recorded decider did.
+  const decideApproval = createDecideApproval({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks: loop.callbacks, clock, agentName: agent.name, policy: { separationOfDuties: false } });
   const decide = async (approval: ApprovalRecord) => {
     const recorded = approvalOf(recording, approval);
     const at = { turn: approval.turn, call: approval.call, what: 'approval' };
@@ -97,32 +141,20 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     await clock.reached(`decided:${approvalSkOf(recorded)}`);
     approvals += 1;
     if (decision === 'expire') {
-      await stack!.expireApprovals();
+      await stepsOf(Steps.ExpireApprovals)[Steps.ExpireApprovals]({});
       return;
     }
-    const response = await fetch(`${stack!.endpoints.approvals}/${encodeURIComponent(recorded.approvalId)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(decision) });
-    if (!response.ok) throw new Error(`replay: the approval API refused the recorded decision (${response.status}: ${await response.text()})`);
+    const result = await decideApproval(recorded.approvalId, decision, { caller: { id: recorded.decidedBy ?? 'replay', via: 'cli' } });
+    if (!result.ok) throw new Error(`replay: the approval callback refused the recorded decision (${result.status}: ${result.message})`);
   };
-  stack = await startLocalStack({
-    agent,
-    template: options.template,
-    world: { env: {}, close: async () => undefined } as DevWorld,
-    clock,
-    recovery: false,
-    retryDelayMs: 1,
-    iam: false,
-    // A child run is read from the record, never run again (standInChildren, below).
-    childStacks: false,
-    wrapModel: () => model.client,
-    decorateLedger: (ledger) => passingLedger(ledger, recording, clock, asked),
-    onApproval: (approval) => void decide(approval).catch((error: unknown) => options.log?.(String(error))),
-    ...(options.log && { log: options.log }),
-  });
-  const stackMs = Math.round(performance.now() - started);
+  const setupMs = Math.round(performance.now() - started);
   try {
     const { run } = recording;
-    if (lineage) await standInParent(stack.ledger, recording, { lineage, fingerprint: stack.fingerprintOf(run.model), laterWrites: await parentWritesAfter(options.source, lineage) });
-    await standInChildren(stack.ledger, options.source, options.agent, recording.run.runId);
+    if (lineage) {
+      const fingerprint = codeFingerprint(agent, CODE_VERSION, deploymentPrices(agent.prices))(run.model);
+      await standInParent(ledger, recording, { lineage, fingerprint, laterWrites: await parentWritesAfter(options.source, lineage) });
+    }
+    await standInChildren(ledger, options.source, options.agent, recording.run.runId);
     const request = {
       runId: run.runId,
       input: run.input,
@@ -131,27 +163,30 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
       ...(run.startedBy && { startedBy: run.startedBy }),
       ...(lineage && { fork: { from: lineage.runId, at: lineage.turn, effects: lineage.effects } }),
     };
-    const { executionArn } = stack.engine.startExecution({ name: `replay-${run.runId}`.slice(0, 80), input: request });
-    await waitForChain(stack.engine, stack.ledger, run.runId, executionArn);
-    const replayed = await stack.ledger.getRun(run.runId);
+    await loop.run(`replay-${run.runId}`.slice(0, 80), request);
+    await loop.settled();
+    const replayed = await ledger.getRun(run.runId);
     const lastTurn = recording.turns.at(-1)?.turn ?? 0;
     const liveTool = metered.first();
     const divergence =
       judge.divergence ??
       (liveTool !== undefined ? { turn: lastTurn, what: 'live call', recorded: 'every tool call answered from the recording', produced: `${metered.live()} live call${metered.live() === 1 ? '' : 's'} (first: ${liveTool})`, why: `tool ${liveTool} was run for real, not answered from the recording` } : undefined) ??
-      (await compareEnd(recording, replayed, { turns: model.calls(), calls: agent.toolCalls() }, { ledger: stack.ledger, agent: options.agent, judge }));
+      (await compareEnd(recording, replayed, { turns: model.calls(), calls: agent.toolCalls() }, { ledger, agent: options.agent, judge }));
     return {
       runId: run.runId,
       identical: divergence === undefined,
       ...(divergence && { divergence }),
       answered: { turns: model.calls(), toolCalls: agent.toolCalls(), approvals },
-      live: { model: stack.model.requestCount(), tools: metered.live() },
+      // No model client but the recording's is given to the steps: no request can reach a model from here.
+      live: { model: 0, tools: metered.live() },
       wallMs: Math.round(performance.now() - started),
-      stackMs,
+      setupMs,
       recordedWallMs: Date.parse(run.finishedAt ?? run.updatedAt) - Date.parse(run.createdAt),
     };
   } finally {
-    await stack.close();
+    loop.stop();
+    await loop.settled();
+    await store.close();
   }
 }
 

@@ -3,7 +3,8 @@ import { localFleetBudget } from './fleet-budget.js';
 import { stepHandler, timeoutEarlyError, TIMEOUT_EARLY_MS, type ErrorLog } from '../../lambdas/adapters/middleware.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../lambdas/adapters/sfn.js';
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
-import { BREAKER, CircuitBreaker, type BreakerPolicy } from '../../lambdas/guards/breaker.js';
+import { CircuitBreaker } from '../../lambdas/guards/breaker.js';
+import { LOCAL_BREAKER } from './local-breaker.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { modelConfigFromEnv } from '../../lambdas/models/config.js';
@@ -24,13 +25,6 @@ import type { localApprovalSetup } from './approvals.js';
 import type { LocalStackOptions } from './options.js';
 import type { LocalHandlers } from './tasks.js';
 
-const LOCAL_TIME_SCALE = 1 / 50;
-const LOCAL_BREAKER: BreakerPolicy = {
-  failures: BREAKER.failures,
-  windowMs: BREAKER.windowMs * LOCAL_TIME_SCALE,
-  openMs: BREAKER.openMs * LOCAL_TIME_SCALE,
-  probeLeaseMs: BREAKER.probeLeaseMs * LOCAL_TIME_SCALE,
-};
 
 /** What the local stack has started that the steps' clients point at. */
 export interface LocalWiring<World extends DevWorld = DevWorld> {

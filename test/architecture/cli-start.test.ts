@@ -38,4 +38,10 @@ describe("the CLI's start", () => {
   it('loads no engine, Step Functions or DynamoDB SDK, dynalite or CDK before a command runs', () => {
     expect(Object.fromEntries([...staticChains('cli/savepoint.ts')].map(([name, chain]) => [name, chain.join(' → ')]))).toEqual({});
   });
+
+  it('replays with no engine: `savepoint replay` loads no local engine, Step Functions SDK, dynalite or CDK (local/replay/loop.ts walks the loop)', () => {
+    const engine = ['aws-local-stepfunctions', '@aws-sdk/client-sfn', 'dynalite', 'aws-cdk-lib'];
+    const chains = [...staticChains('local/replay/index.ts')].filter(([name]) => engine.includes(name));
+    expect(Object.fromEntries(chains.map(([name, chain]) => [name, chain.join(' → ')]))).toEqual({});
+  });
 });

@@ -101,6 +101,17 @@ describe('savepoint replay of a refund run', () => {
     await expect(createClient({ ledger: harness.stack.ledger }).replay(runId)).rejects.toThrow(/^agent: replay needs the code to replay on/);
   });
 
+  it('replays a run that asked a person to extend its step budget (the RequestBudgetExtension wait), identically', async () => {
+    const asked = await harness.run({ runId: 'replay-extension', input: sampleInput, config: { maxSteps: 12, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 3600 } });
+    expect(asked.status).toBe('SUCCEEDED');
+    const recorded = await harness.stack.ledger.listConversation('replay-extension');
+    const extension = recorded.approvals.find((approval) => approval.budget);
+    expect(extension?.status).toMatch(/^(approved|rejected)$/);
+    const result = await replayRun({ agent: refundReconciler, source: harness.stack.ledger, runId: 'replay-extension' });
+    expect(result.divergence, JSON.stringify(result.divergence, null, 1)).toBeUndefined();
+    expect(result.answered).toEqual({ turns: recorded.turns.length, toolCalls: recorded.calls.length, approvals: recorded.approvals.length });
+  });
+
   it('refuses a run that is not in the ledger', async () => {
     await expect(replayRun({ agent: refundReconciler, source: harness.stack.ledger, runId: 'nope' })).rejects.toThrow(/no run nope/);
   });

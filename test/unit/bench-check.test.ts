@@ -207,7 +207,7 @@ describe('bench/check.ts speed limits', () => {
   const MEASURED = {
     overhead: { 'embedded ledger, in memory': 5.98, 'embedded ledger, on disk': 6.58, 'DynamoDB ledger on dynalite': 64, 'embedded ledger, in memory, wire-format simulated model': 7.9 },
     ledger: { 'embedded, memory': 9.8, 'embedded, disk': 45, 'DynamoDB on dynalite, memory': 1904 },
-    replay: { warm: 0.88, cold: 1.09 },
+    replay: { warm: 0.184, cold: 0.224, cli: 0.33 },
     tracing: { 'OTLP/HTTP protobuf, spans only': 1.34, 'OTLP/HTTP protobuf': 0.85, 'OTLP/HTTP JSON': 0.75 },
   } satisfies { [mode in 'overhead' | 'ledger' | 'replay' | 'tracing']: Record<keyof (typeof SPEED_LIMITS)[mode], number> };
 
@@ -228,14 +228,15 @@ describe('bench/check.ts speed limits', () => {
   const ledger = (ratios: Record<string, number>) => ({
     rows: Object.entries(ratios).map(([name, cpuRatioToFloor]) => ({ ledger: name, msPerStep: 0.03 * cpuRatioToFloor, cpuMsPerStep: 0.025 * cpuRatioToFloor, msPerCall: 0.01, min: 0.1, max: 0.2, floor: { msPerStep: 0.03, cpuMsPerStep: 0.025 }, ratioToFloor: cpuRatioToFloor, cpuRatioToFloor })),
   });
-  const replay = (share: { warm: number; cold: number }) => ({
+  const replay = (share: { warm: number; cold: number; cli: number }) => ({
     steps: 102,
     runMs: 2_400,
-    replays: { coldMs: 700, warmMedianMs: 600, samplesMs: [700, 600], stackMs: [11, 10] },
+    replays: { coldMs: 700, warmMedianMs: 600, samplesMs: [700, 600], setupMs: [11, 10] },
     share: { cold: 0.3, warm: 0.25 },
-    cpu: { runMs: 2_000, coldMs: 2_000 * share.cold, warmMedianMs: 2_000 * share.warm, samplesMs: [2_000 * share.cold, 2_000 * share.warm], share },
+    cpu: { runMs: 2_000, coldMs: 2_000 * share.cold, warmMedianMs: 2_000 * share.warm, samplesMs: [2_000 * share.cold, 2_000 * share.warm], share: { warm: share.warm, cold: share.cold } },
     identical: true,
     liveCalls: 0,
+    cli: { runCpuMs: 2_100, replayCpuMs: [2_100 * share.cli, 2_100 * share.cli], shares: [share.cli, share.cli], share: share.cli },
   });
   const tracing = (added: Record<string, number>) => ({
     steps: 20,
@@ -259,6 +260,16 @@ describe('bench/check.ts speed limits', () => {
       }
     });
   }
+
+  it("fails the replay that ran on the engine (issue 38's third pass: warm 0.39, cold 0.46, its CLI process 0.54 of the run's at the least), each figure", () => {
+    const engine = { warm: 0.39, cold: 0.46, cli: 0.54 };
+    const low = { warm: 0.173, cold: 0.224, cli: 0.291 };
+    for (const name of ['warm', 'cold', 'cli'] as const) {
+      const problems = checkReport('replay', text(replay({ ...low, [name]: engine[name] })));
+      expect(problems, name).toHaveLength(1);
+      expect(problems[0]).toMatch(/slower than CI's bound/);
+    }
+  });
 
   it('holds status, runs and approvals on one run to their CPU target as a ratio to their own Node start: the figures measured pass, the commit before and twice the bound fail', () => {
     expect(SPEED_LIMITS.cli.status.target).toBeCloseTo(CLI_TARGETS.cpuMs / CLI_START_CPU.ms, 9);
