@@ -64,8 +64,8 @@ export interface RunsApiDeps extends StartRouteDeps {
   ledger: Ledger;
   /** Stops an execution now (`StopExecution`): a cancelled run that waits for a person stops at once rather than at its deadline. */
   stop?: (executionArn: string, error: string, cause: string) => Promise<void>;
-  /** Where batches start (`POST /batches`: lambdas/runs/batch.ts). @default none: the batch routes answer 404 */
-  batches?: BatchStore;
+  /** Where batches start (`POST /batches`: lambdas/runs/batch.ts), and the ARN of the agent's item function their Tasks invoke. @default none: the batch routes answer 404 */
+  batches?: { store: BatchStore; itemFunction: string };
   /** Seconds a batch's item waits between two reads of its run. @default BATCH_POLL_SECONDS */
   batchPollSeconds?: number;
 }
@@ -228,7 +228,7 @@ export function createRunsRoutes(deps: RunsApiDeps) {
   };
 
   // Batches start each run through `start` above (lambdas/runs/batch.ts).
-  const batches = deps.batches && createBatchRoutes({ agent: deps.agent, batches: deps.batches, runs: deps.ledger, clock: deps.clock, ...(deps.batchPollSeconds !== undefined && { pollSeconds: deps.batchPollSeconds }) });
+  const batches = deps.batches && createBatchRoutes({ agent: deps.agent, batches: deps.batches.store, itemFunction: deps.batches.itemFunction, runs: deps.ledger, clock: deps.clock, ...(deps.batchPollSeconds !== undefined && { pollSeconds: deps.batchPollSeconds }) });
   const batchesOrMissing = () => {
     if (!batches) throw new NotFoundError('batches: this deployment starts no batches (it has no batch state machine)');
     return batches;
