@@ -132,9 +132,20 @@ export interface BatchStateMachineProps {
  * `states:StopExecution` on its own executions — CDK's DistributedMap grants them, a template test
  * holds them (test/infra/batch-state-machine.test.ts) — and `s3:GetObject` on each manifest
  * bucket granted (`allowManifests`), which the ItemReader's `s3:getObject` is made with.
+ *
+ * A stack makes it once, for its agents with `batches` (ControlPlane `batches()`); a DurableAgent
+ * allows it its own item function.
+ *
+ * @example
+ * ```ts
+ * stack.addAgent('Invoices', { agentName: 'invoices', entry: './invoices.ts', batches: { manifestBuckets: [bucket] } });
+ * ```
  */
 export class BatchStateMachine extends Construct {
   readonly stateMachine: StateMachine;
+  /** Its ARN: built from its name when it has one, so that what is told it (a runs API) need not wait on it. */
+  readonly stateMachineArn: string;
+  readonly #executions: string;
   #invoke?: PolicyStatement;
   #manifests?: PolicyStatement;
   readonly #buckets = new Set<string>();
@@ -155,7 +166,11 @@ export class BatchStateMachine extends Construct {
     // policy names, as we read it (the page above), for DescribeExecution and StopExecution. A policy
     // of its own, as CDK's DistributedMapPolicy: the state machine waits on its default policy, which
     // must not name it.
-    const children = Stack.of(this).formatArn({ service: 'states', resource: 'execution', resourceName: `${this.stateMachine.stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const stack = Stack.of(this);
+    const name = props.stateMachineName ?? this.stateMachine.stateMachineName;
+    this.stateMachineArn = props.stateMachineName === undefined ? this.stateMachine.stateMachineArn : stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    this.#executions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${name}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const children = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${name}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     new Policy(this, 'ChildExecutionsPolicy', { roles: [this.stateMachine.role], statements: [new PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [children] })] });
   }
 
@@ -185,8 +200,7 @@ export class BatchStateMachine extends Construct {
 
   /** Lets `grantee` start batches (an execution named by the batch id) and read them back (DescribeExecution). */
   grantStartBatch(grantee: IGrantable): void {
-    const executions = Stack.of(this).formatArn({ service: 'states', resource: 'execution', resourceName: `${this.stateMachine.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [this.stateMachine.stateMachineArn] }));
-    grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [executions] }));
+    grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [this.stateMachineArn] }));
+    grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [this.#executions] }));
   }
 }
