@@ -116,6 +116,7 @@ function itemsMap(scope: Construct, source: BatchSource): DistributedMap {
   return items;
 }
 
+/** A batch state machine's name and limit (a stack's: ControlPlane `batches()`). */
 export interface BatchStateMachineProps {
   /** The state machine's name (the runs functions are told its ARN, built from it). @default one CloudFormation makes */
   readonly stateMachineName?: string;
@@ -142,6 +143,7 @@ export interface BatchStateMachineProps {
  * ```
  */
 export class BatchStateMachine extends Construct {
+  /** The state machine (a Distributed Map over each batch's items: `batchDefinition`). */
   readonly stateMachine: StateMachine;
   /** Its ARN: built from its name when it has one, so that what is told it (a runs API) need not wait on it. */
   readonly stateMachineArn: string;

@@ -37,7 +37,6 @@ const API_INTEGRATION_TIMEOUT = Duration.millis(API_GATEWAY_INTEGRATION_TIMEOUT_
 /** The approval callback's Lambda timeout: its answer reaches the caller before the integration gives up. */
 const APPROVAL_CALLBACK_TIMEOUT = Duration.seconds(20);
 
-/** One agent's deployment: its name and module, and the defaults baked in (each prop says its `@default`). */
 /** The fan-out of an agent (`DurableAgentProps.batches`). */
 export interface AgentBatchesProps {
   /**
@@ -48,6 +47,7 @@ export interface AgentBatchesProps {
   readonly manifestBuckets?: readonly IBucket[];
 }
 
+/** One agent's deployment: its name and module, and the defaults baked in (each prop says its `@default`). */
 export interface DurableAgentProps {
   /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
   readonly agentName: string;

@@ -85,10 +85,13 @@ export function localBatches(options: LocalBatchesOptions) {
     return { batch, ...(end !== undefined && { end }) };
   };
 
+  const itemFunction = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${options.agent}-batch-item`;
   /** Runs the batch's execution and records its end (not the abort of a closing engine: that batch resumes). */
-  const run = async (batch: BatchExecutionInput) => {
+  const run = async (kept: BatchExecutionInput) => {
     const engine = await engineOf();
     if (closing) return;
+    // A batch kept by 0.4.0 names no item function (its definition had the one it invoked).
+    const batch = kept.itemFunction === undefined ? { ...kept, itemFunction } : kept;
     const { executionArn } = engine.startExecution({ name: batch.batchId, input: JSON.stringify(batch) });
     void engine.waitForExecution(executionArn).then((ended) => {
       if (closing || ended.status === 'ABORTED') return;
@@ -116,7 +119,7 @@ export function localBatches(options: LocalBatchesOptions) {
   return {
     store,
     /** The ARN its batches name as their item function (the twin binds the Tasks by state name; on AWS each agent's own). */
-    itemFunction: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${options.agent}-batch-item`,
+    itemFunction,
     /**
      * The twin's S3 decides a call by this: as the batch state machine's role when its key signed it
      * (that role's policies, from the batch template); any other signer is the administrator (the
