@@ -4,9 +4,8 @@
  * path-style (`/<bucket>/<key>`), for the real `@aws-sdk/client-s3`. Objects live in memory, or
  * under the state directory (`s3/<bucket>/<key, URI-encoded>`: a file put there is an object).
  * Like the twin's other endpoints it serves only requests that carry its credential, and each call
- * is decided by the twin's IAM as its signer's role (local/aws/iam): `s3:GetObject` /
- * `s3:PutObject` on `arn:aws:s3:::<bucket>/<key>` (the Service Authorization Reference's object
- * resource), refused as S3 refuses — 403 AccessDenied; a missing object is 404 NoSuchKey.
+ * is decided by the twin's IAM as its signer's role (local/aws/iam), on the action and resource
+ * S3 authorizes it on and refused as S3 refuses (local/aws/s3-objects.ts).
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -19,6 +18,7 @@ import type { AccessKey } from '../aws/iam/credentials.js';
 import type { AuthorizationRequest } from '../aws/iam/policy.js';
 import { localAwsConfig } from './aws-config.js';
 import { readBoundedBody } from './http-body.js';
+import { objectRequest, s3ErrorBody, S3_ERRORS } from '../aws/s3-objects.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
 
 /** The largest object the twin keeps (a manifest, not a data lake): 64 MiB. */
@@ -78,20 +78,20 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
       return fail(response, 501, 'NotImplemented', 'The local S3 serves GetObject and PutObject of path-style object URLs only');
     }
     const method = request.method ?? 'GET';
-    const action = method === 'GET' || method === 'HEAD' ? 's3:GetObject' : method === 'PUT' ? 's3:PutObject' : undefined;
-    if (!action || [...url.searchParams.keys()].some((name) => name !== 'x-id')) {
+    const asked = objectRequest(method, bucket, key);
+    if (!asked || [...url.searchParams.keys()].some((name) => name !== 'x-id')) {
       request.resume();
       return fail(response, 501, 'NotImplemented', `The local S3 does not serve ${method} ${url.pathname}${url.search}`);
     }
     if (options.authorize) {
       try {
-        options.authorize(request.headers['authorization'], { action, resource: `arn:aws:s3:::${bucket}/${key}` });
+        options.authorize(request.headers['authorization'], asked);
       } catch (error) {
         request.resume();
-        return fail(response, 403, 'AccessDenied', (error as Error).message);
+        return fail(response, S3_ERRORS.AccessDenied.status, 'AccessDenied', (error as Error).message);
       }
     }
-    if (action === 's3:PutObject') {
+    if (asked.action === 's3:PutObject') {
       if (request.headers['content-encoding']?.includes('aws-chunked')) {
         request.resume();
         return fail(response, 501, 'NotImplemented', 'The local S3 takes a whole body (no aws-chunked encoding): set requestChecksumCalculation WHEN_REQUIRED');
@@ -103,7 +103,7 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
     }
     request.resume();
     const object = read(bucket, key);
-    if (!object) return fail(response, 404, 'NoSuchKey', 'The specified key does not exist.', key);
+    if (!object) return fail(response, S3_ERRORS.NoSuchKey.status, 'NoSuchKey', S3_ERRORS.NoSuchKey.message, key);
     response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': object.length });
     response.end(method === 'HEAD' ? undefined : object);
   }
@@ -132,7 +132,5 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
 /** An S3 error as S3 answers it (an XML body the SDK reads its code from). */
 function fail(response: ServerResponse, status: number, code: string, message: string, key?: string): void {
   if (response.headersSent) return void response.destroy();
-  const escape = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  const body = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${escape(message)}</Message>${key === undefined ? '' : `<Key>${escape(key)}</Key>`}<RequestId>${randomUUID()}</RequestId></Error>`;
-  response.writeHead(status, { 'content-type': 'application/xml' }).end(body);
+  response.writeHead(status, { 'content-type': 'application/xml' }).end(s3ErrorBody(code, message, randomUUID(), key));
 }
