@@ -1,4 +1,4 @@
-import { ArnFormat, Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Aws, CfnResource, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Policy, PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -23,7 +23,7 @@ import {
   type IItemReader,
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { batchStates, BatchStates, type BatchSource } from '../lambdas/runs/batch.js';
+import { BATCH_STATE_MACHINE_METADATA, batchStates, BatchStates, type BatchSource } from '../lambdas/runs/batch.js';
 import { LAMBDA_RETRY, RETRY, TASK_TIMEOUT_MARGIN, TIMEOUT_RETRY } from './agent-state-machine.js';
 
 // The states' names are the batch's contract with the twin (local/runtime/batches.ts): lambdas/runs/batch.ts.
@@ -168,6 +168,8 @@ export class BatchStateMachine extends Construct {
     // policy names, as we read it (the page above), for DescribeExecution and StopExecution. A policy
     // of its own, as CDK's DistributedMapPolicy: the state machine waits on its default policy, which
     // must not name it.
+    // Marked, so that the twin running the stack's template tells it from the agent's (local/template/asl.ts).
+    (this.stateMachine.node.defaultChild as CfnResource).addMetadata(BATCH_STATE_MACHINE_METADATA, true);
     const stack = Stack.of(this);
     const name = props.stateMachineName ?? this.stateMachine.stateMachineName;
     this.stateMachineArn = props.stateMachineName === undefined ? this.stateMachine.stateMachineArn : stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });

@@ -40,6 +40,9 @@ export function batchStates(source: BatchSource) {
     ItemDone: of('ItemDone'),
   } as const;
 }
+/** The template metadata that marks the stack's batch state machine (infra/batch-state-machine.ts), which the twin tells from the agent's (local/template/asl.ts). */
+export const BATCH_STATE_MACHINE_METADATA = 'savepoint:batches';
+
 /** The states of the list's Map, and the Choice that picks a batch's source. */
 export const BatchStates = { ...batchStates('items'), ItemSource: 'ItemSource?', ManifestFormat: 'ManifestFormat?' } as const;
 

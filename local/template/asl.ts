@@ -4,10 +4,23 @@
  * (and its SAVEPOINT_STEP) behind every Task state.
  */
 import { isRecord } from '../../lambdas/shared/json.js';
+import { BATCH_STATE_MACHINE_METADATA } from '../../lambdas/runs/batch.js';
 
 export interface CfnResource {
   Type: string;
   Properties?: Record<string, unknown>;
+  Metadata?: Record<string, unknown>;
+}
+
+
+/**
+ * The template's state machines the twin runs as an agent's: all but the stack's batch state
+ * machine — unless it is the only one (the batch template the twin's batches run: local/template/batch.ts).
+ */
+export function agentStateMachineIds(resources: Record<string, CfnResource>): string[] {
+  const ids = Object.keys(resources).filter((id) => resources[id]?.Type === STATE_MACHINE);
+  const agents = ids.filter((id) => resources[id]?.Metadata?.[BATCH_STATE_MACHINE_METADATA] === undefined);
+  return agents.length > 0 ? agents : ids;
 }
 
 export interface CfnTemplateJson {
@@ -133,8 +146,9 @@ export function resolveTemplateValue(value: unknown, template: CfnTemplateJson, 
 }
 
 function pickStateMachine(resources: Record<string, CfnResource>, wanted?: string): string {
-  const ids = Object.keys(resources).filter((id) => resources[id]?.Type === STATE_MACHINE);
+  const ids = agentStateMachineIds(resources);
   if (wanted !== undefined) {
+    if (resources[wanted]?.Type === STATE_MACHINE) return wanted;
     if (!ids.includes(wanted)) throw new Error(`No ${STATE_MACHINE} named ${wanted} in the template (found: ${ids.join(', ') || 'none'})`);
     return wanted;
   }

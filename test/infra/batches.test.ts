@@ -7,6 +7,8 @@ import { DurableAgent } from '../../infra/durable-agent.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { assertionApp } from './example-template.js';
 import { roleOfFunction, roleStatements } from '../support/role-policies.js';
+import { extractStateMachine, type CfnTemplateJson } from '../../local/template/asl.js';
+import { twinIam } from '../../local/aws/iam/index.js';
 
 /**
  * Fan-out on AWS through the public construct: two agents with `batches` and one without share
@@ -84,6 +86,15 @@ describe('batches on AWS', () => {
       expect(joined(resourcesOf(statements, 'states:DescribeExecution'))).toContain(':execution:Fleet-batches:*"');
     }
     expect(variables(runsFunction('Quiet'))).not.toHaveProperty('BATCH_STATE_MACHINE_ARN');
+  });
+
+  it('leaves the twin running an agent’s template its agent’s state machine, the batch state machine beside it marked as the stack’s', () => {
+    const stack = new SavepointStack(assertionApp(), 'Solo');
+    stack.addAgent('Refunds', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, batches: {} });
+    const solo = Template.fromStack(stack).toJSON() as CfnTemplateJson;
+    const extracted = extractStateMachine(solo);
+    expect(extracted.name).toBe('Solo-refund-reconciler');
+    expect(twinIam(solo).roles.stateMachineRole).toBe((solo.Resources![extracted.logicalId]!.Properties!['RoleArn'] as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]);
   });
 
   it('fails at synth for batches without the runs API, naming the prop', () => {
