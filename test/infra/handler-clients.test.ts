@@ -74,7 +74,7 @@ describe('each Lambda handler passes the AWS clients its step uses', () => {
   it('batch-item', async () => {
     const runsApi = functions.find((variables) => variables['SAVEPOINT_STEP'] === 'runs-api')!;
     Object.assign(process.env, environmentOf({ ...runsApi, SAVEPOINT_STEP: 'batch-item' }));
-    const { handler } = (await import('../../lambdas/handlers/batch-item.ts')) as { handler: (event: unknown, context: unknown) => Promise<unknown> };
+    const { handler } = (await import('../../lambdas/handlers/batch-item.js')) as { handler: (event: unknown, context: unknown) => Promise<unknown> };
     const event = { action: 'start', batchId: 'b1', agent: 'refund-reconciler', runId: 'b1-0', input: { date: '2026-11-28' }, caller: { id: 'ops', via: 'iam' } };
     const outcome = await handler(event, context).then(
       () => 'answered',
