@@ -254,11 +254,12 @@ describe('savepoint serve, driven by the client', () => {
     expect(await client.wait('agents-killed')).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed' } });
     expect((await savepoint(['--state-dir', stateDir, 'kill', '--all', '--lift'])).code).toBe(0);
     // A batch goes through the same port to the agent it names, and its progress to the engine that holds it.
+    // (Of a manifest its engine's S3 does not hold: its execution fails reading it, and starts no run the rest of this test would meet.)
     await expect(client.startBatch({ items: [{ inbox: 'a@acme.example' }] })).rejects.toMatchObject({ status: 400, message: 'agent: this serve runs refund-reconciler, support-triage: name one' });
-    const started = await client.startBatch({ agent: 'support-triage', items: [{ inbox: 'a@acme.example' }, { inbox: 'b@acme.example' }], batchId: 'front-batch' });
-    expect(started).toMatchObject({ batchId: 'front-batch', agent: 'support-triage', created: true });
-    expect(started.runs.map((run) => run.runId)).toEqual(['front-batch-0', 'front-batch-1']);
-    expect(await client.batch('front-batch')).toMatchObject({ batchId: 'front-batch', agent: 'support-triage', runs: [{ runId: 'front-batch-0' }, { runId: 'front-batch-1' }] });
+    const manifest = { bucket: 'savepoint-local', key: 'front/none.json', format: 'json' } as const;
+    const started = await client.startBatch({ agent: 'support-triage', manifest, batchId: 'front-batch' });
+    expect(started).toMatchObject({ batchId: 'front-batch', agent: 'support-triage', created: true, manifest, runs: [] });
+    expect(await client.batch('front-batch')).toMatchObject({ batchId: 'front-batch', agent: 'support-triage', manifest });
     expect(await client.batch('no-such-batch')).toBeUndefined();
     // A run of the second agent left waiting for a person when serve stops.
     await client.start({ agent: 'support-triage', input: { inbox: 'support@acme.example' }, runId: 'agents-waiting', config: { approvalTimeoutSeconds: 3600 } });
@@ -285,8 +286,7 @@ describe('savepoint serve, driven by the client', () => {
     });
     const standaloneUrl = new URL(printed);
     const listedThere = (await (await fetch(new URL('/api/runs', standaloneUrl.origin), { headers: { 'x-savepoint-token': standaloneUrl.hash.slice('#token='.length) } })).json()) as { runs: { runId: string }[] };
-    // (The batch's runs are there once its execution has started them: not compared.)
-    expect(listedThere.runs.map((run) => run.runId).filter((runId) => !runId.startsWith('front-batch-')).sort()).toEqual(ids(whole).concat('agents-page-later', 'agents-killed', 'agents-waiting').sort());
+    expect(listedThere.runs.map((run) => run.runId).sort()).toEqual(ids(whole).concat('agents-page-later', 'agents-killed', 'agents-waiting').sort());
     const closed = new Promise((resolve) => standalone.once('close', resolve));
     standalone.kill('SIGTERM');
     await closed;
