@@ -28,7 +28,7 @@ mkdirSync(join(dist, 'template'), { recursive: true });
 for (const [variant, file] of Object.entries(SHIPPED_TEMPLATES)) {
   writeFileSync(join(dist, 'template', file), JSON.stringify(await synthesizeTemplate(TEMPLATE_AGENT, { traced: variant === 'traced' })));
 }
-// The batch state machine's definition, which `serve` runs for `POST /v1/batches` (local/template/batch.ts).
-const { SHIPPED_BATCH_ASL } = await import(pathToFileURL(join(dist, 'local/template/batch.js')).href);
-const { synthesizeBatchAsl } = await import(pathToFileURL(join(dist, 'local/template/batch-synth.js')).href);
-writeFileSync(join(dist, 'template', SHIPPED_BATCH_ASL), JSON.stringify(synthesizeBatchAsl()));
+// The batch state machine's template (its definition and its role's policies), which `serve` runs for `POST /v1/batches` (local/template/batch.ts).
+const { SHIPPED_BATCH_TEMPLATE } = await import(pathToFileURL(join(dist, 'local/template/batch.js')).href);
+const { synthesizeBatchTemplate } = await import(pathToFileURL(join(dist, 'local/template/batch-synth.js')).href);
+writeFileSync(join(dist, 'template', SHIPPED_BATCH_TEMPLATE), JSON.stringify(synthesizeBatchTemplate()));

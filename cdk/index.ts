@@ -21,7 +21,8 @@
  * ```
  * @module
  */
-export { DurableAgent, outputDescription, type AgentOutput, type ApprovalPageProps, type DurableAgentProps } from '../infra/durable-agent.js';
+export { DurableAgent, outputDescription, type AgentBatchesProps, type AgentOutput, type ApprovalPageProps, type DurableAgentProps } from '../infra/durable-agent.js';
+export { BatchStateMachine, type BatchStateMachineProps } from '../infra/batch-state-machine.js';
 export { SavepointStack, type SavepointStackProps } from '../infra/stack.js';
 // The types the props above name.
 export { LedgerTable } from '../infra/ledger-table.js';

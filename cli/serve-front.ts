@@ -20,12 +20,16 @@ export interface AgentApis {
 const MAX_BODY = PAYLOAD_LIMIT_BYTES + 4 * 1024;
 const RUN = /^\/v1\/runs\/([^/]+)(\/cancel|\/events)?\/?$/;
 const APPROVAL = /^\/v1\/approvals\/([^/]+)\/?$/;
+const BATCH = /^\/v1\/batches\/([^/]+)\/?$/;
+
+/** An engine's batches (`…/<credential>/v1/batches`): its runs API serves them beside its runs (lambdas/adapters/runs-http.ts). */
+const batchesOf = (agent: AgentApis) => agent.runs.replace(/\/v1\/runs$/, '/v1/batches');
 
 /**
  * `savepoint serve` with several agents: each agent has an engine of its own (its own ledger, as
  * a `DurableAgent` of its own has on AWS), and this one loopback port, behind its own credential,
- * routes the runs API and the approval API to them — a start by the `agent` it names, a run (its
- * events too) or an approval to the engine that holds it, a listing by its `agent` (without one,
+ * routes the runs API and the approval API to them — a start (of a run or a batch) by the `agent`
+ * it names, a run (its events too), a batch or an approval to the engine that holds it, a listing by its `agent` (without one,
  * every engine's runs merged, newest first); the approvals waiting in every engine are listed
  * together. Each engine answers as it would alone (its 4xx included).
  */
@@ -52,13 +56,26 @@ export async function startFrontDoor(agents: readonly AgentApis[], options: { po
       if (name === undefined || name === null) return agents.length === 1 ? agents[0] : undefined;
       return agents.find((agent) => agent.name === name);
     };
+    const noSuchAgent = (named: string | null | undefined) => answer(response, 400, named ? `agent: no agent ${named} here (this serve runs ${names})` : `agent: this serve runs ${names}: name one`);
 
     if (/^\/v1\/runs\/?$/.test(url.pathname)) {
       const named = method === 'POST' ? agentOfBody(body) : url.searchParams.get('agent');
       if (method === 'GET' && named === null && agents.length > 1) return listEvery(agents, url.searchParams, response);
       const agent = byName(named);
-      if (!agent) return answer(response, 400, named ? `agent: no agent ${named} here (this serve runs ${names})` : `agent: this serve runs ${names}: name one`);
+      if (!agent) return noSuchAgent(named);
       return forward(`${agent.runs}${url.search}`);
+    }
+    if (/^\/v1\/batches\/?$/.test(url.pathname) && method === 'POST') {
+      const named = agentOfBody(body);
+      const agent = byName(named);
+      if (!agent) return noSuchAgent(named);
+      return forward(`${batchesOf(agent)}${url.search}`);
+    }
+    const batch = BATCH.exec(url.pathname);
+    if (batch) {
+      const owner = await holder(agents, (agent) => `${batchesOf(agent)}/${batch[1]}`);
+      if (!owner) return answer(response, 404, `batchId: no batch ${decodeURIComponent(batch[1]!)}`);
+      return forward(`${batchesOf(owner)}/${batch[1]}${url.search}`);
     }
     const run = RUN.exec(url.pathname);
     if (run) {

@@ -35,15 +35,23 @@ export type Approval = Omit<ApprovalRecord, 'kind'>;
 // The wire's answers, defined once beside the handler that sends them.
 export type { RunAccepted as StartedRun, RunSummary } from '../lambdas/runs/runs-api.js';
 import type { RunAccepted as StartedRun, RunSummary } from '../lambdas/runs/runs-api.js';
-export type { BatchResource as Batch, BatchRunStatus } from '../lambdas/runs/batch.js';
+export type { BatchResource as Batch, BatchRunStatus, ExecutionManifest as BatchManifestSource } from '../lambdas/runs/batch.js';
 import type { BatchResource as Batch } from '../lambdas/runs/batch.js';
 
 /** What `startBatch` starts: one run per item, at most `concurrency` at once. */
 export interface StartBatchOptions {
   /** The agent whose runs these are. @default the one the API serves */
   agent?: string;
-  /** One run's input per item (at most 1,000), each checked by the agent's input schema. */
-  items: unknown[];
+  /** One run's input per item (at most 1,000), each checked by the agent's input schema. Either this or `manifest`. */
+  items?: unknown[];
+  /**
+   * The S3 object of the items, read by the batch's execution (a Distributed Map's ItemReader): a
+   * JSON array, or a CSV file whose first row names the fields (`format`: `csv` for a key ending
+   * in `.csv`, else `json`). Either this or `items`. On AWS the stack's batches must be allowed the
+   * bucket (`batches.manifestBuckets`); `savepoint serve` reads the bucket `savepoint-local` of its
+   * local S3 (`<state dir>/s3/savepoint-local/<key>`).
+   */
+  manifest?: { bucket: string; key: string; format?: 'json' | 'csv' };
   /** Runs live at once, at most. @default 10 */
   concurrency?: number;
   /** The batch's id: the same id answers the same batch, and its runs are `<batchId>-<index>`. @default a digest of the agent, the items and the key */

@@ -84,6 +84,8 @@ export interface ApprovalMachineryProps {
   readonly startRun?: LambdaFunction;
   /** The runs API's function (`POST /runs`): signs who started a run. Absent when there is no API. */
   readonly runsApi?: LambdaFunction;
+  /** The batch item function (`batches`): starts a batch's runs through the runs API's start path, signing their starter as the runs API does. */
+  readonly batchItem?: LambdaFunction;
 }
 
 /**
@@ -172,10 +174,10 @@ export class ApprovalMachinery extends Construct {
     if (props.runsApi && props.startRun) {
       // A key of its own: the approval callback cannot sign a starter, nor the runs API a decision.
       this.starterKey = ControlPlane.of(this).macKey('StarterKey', 'Signs who started a run (only the runs API can)', [
-        { sid: 'RunsApiSignsStarters', principals: [roleOf(props.runsApi)], actions: ['kms:GenerateMac'] },
+        { sid: 'RunsApiSignsStarters', principals: [roleOf(props.runsApi), ...(props.batchItem ? [roleOf(props.batchItem)] : [])], actions: ['kms:GenerateMac'] },
         { sid: 'StartRunVerifiesStarters', principals: [roleOf(props.startRun)], actions: ['kms:VerifyMac'] },
       ]);
-      for (const fn of [props.runsApi, props.startRun]) fn.addEnvironment('STARTER_KEY_ID', this.starterKey.keyArn);
+      for (const fn of [props.runsApi, props.startRun, props.batchItem]) fn?.addEnvironment('STARTER_KEY_ID', this.starterKey.keyArn);
     }
 
     callback.addEnvironment('SEPARATION_OF_DUTIES', String(settings.separationOfDuties ?? true));
@@ -185,6 +187,7 @@ export class ApprovalMachinery extends Construct {
     for (const [name, value] of Object.entries(directories)) {
       callback.addEnvironment(name, value);
       props.runsApi?.addEnvironment(name, value);
+      props.batchItem?.addEnvironment(name, value);
     }
     if (settings.secondApproverAboveMinor !== undefined) callback.addEnvironment('SECOND_APPROVER_ABOVE_MINOR', String(settings.secondApproverAboveMinor));
   }

@@ -10,6 +10,7 @@ import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { BatchStateMachine } from './batch-state-machine.js';
 import { FailedEvents } from './failed-events.js';
 import { keyPolicy, onlyReaders, pinKeyPolicy, type KeyUse } from './keys.js';
 import type { LedgerTable } from './ledger-table.js';
@@ -33,6 +34,9 @@ import { Steps } from '../lambdas/shared/steps.js';
  *   - the approval decision key and the starter key: one KMS HMAC key each, whose key policy names
  *     every agent's roles that use it, statement by use (a KMS key is $1 a month: infra/keys.ts);
  *   - the approval links' key (a secret) and the approvers' topic with its key, the schedules' role;
+ *   - the batch state machine (infra/batch-state-machine.ts), when an agent has `batches`: one for
+ *     the agents of its stack, each batch's Tasks invoking the item function of the agent it names,
+ *     its role allowed each such agent's item function and no other (`batches`);
  *   - the functions that need no agent's code (lambdas/adapters/control-plane-handlers.ts), one
  *     set per ledger: the approval expiry sweep (every minute), the sweeper (every 15 minutes) and
  *     the version pruner (every 6 hours), each granted what it does on each agent's own state
@@ -66,6 +70,7 @@ export class ControlPlane extends Construct {
   #schedule?: { role: Role; start: PolicyStatement };
   #linkKey?: { secret: Secret; readers: IRole[] };
   #approvalTopic?: { topic: Topic; key: Key; publishers: IPrincipal[]; subscribed: Set<string> };
+  #batches?: BatchStateMachine;
 
   private constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -142,6 +147,19 @@ export class ControlPlane extends Construct {
     }
     entry.uses.push(...uses);
     return entry.key;
+  }
+
+  /**
+   * The stack's batch state machine (one, whatever the number of agents with batches), made with its
+   * first use: each agent allows it its own item function (`allowItemFunction`) and its manifest
+   * buckets. In this control plane's stack, a nested stack's included: its role names the item
+   * functions beside it.
+   */
+  batches(): BatchStateMachine {
+    // Named for the deployed stack (and a nested stack's id), as the agents' are: its ARN is built, not referenced.
+    const nested = Stack.of(this) === topLevelStack(this) ? '' : `-${Stack.of(this).node.id}`;
+    this.#batches ??= new BatchStateMachine(this, 'Batches', { stateMachineName: `${topLevelStack(this).stackName}${nested}-batches`.slice(-80) });
+    return this.#batches;
   }
 
   /**

@@ -23,6 +23,8 @@ import { bindToolSecrets, type ToolSecretsProp } from './tool-secrets.js';
 import { RunRecovery } from './recovery.js';
 import { StepFunction } from './step-function.js';
 import { ControlPlane } from './control-plane.js';
+import { BATCH_ITEM_TIMEOUT } from './batch-state-machine.js';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { acknowledgeNagFindings } from './nag.js';
 import { operationsOf, type AlarmThresholds } from './observability.js';
 import { addCollectorLayer, tracingEnvironment, type GenAiTracing } from './tracing.js';
@@ -34,6 +36,16 @@ import { API_GATEWAY_INTEGRATION_TIMEOUT_MS, API_GATEWAY_STREAMING_INTEGRATION_T
 const API_INTEGRATION_TIMEOUT = Duration.millis(API_GATEWAY_INTEGRATION_TIMEOUT_MS);
 /** The approval callback's Lambda timeout: its answer reaches the caller before the integration gives up. */
 const APPROVAL_CALLBACK_TIMEOUT = Duration.seconds(20);
+
+/** The fan-out of an agent (`DurableAgentProps.batches`). */
+export interface AgentBatchesProps {
+  /**
+   * Buckets whose objects a batch may read its items from (`manifest: { bucket, key }`): the batch
+   * state machine's role gets `s3:GetObject` on their objects, the ItemReader's read.
+   * @default none: only a request's own list of items
+   */
+  readonly manifestBuckets?: readonly IBucket[];
+}
 
 /** One agent's deployment: its name and module, and the defaults baked in (each prop says its `@default`). */
 export interface DurableAgentProps {
@@ -141,6 +153,17 @@ export interface DurableAgentProps {
    * @default 10 (DEFAULT_TOOL_CONCURRENCY)
    */
   readonly toolConcurrency?: number;
+  /**
+   * Fan-out: `POST /v1/batches` on the agent's runs API starts one run per item of a list, or of an
+   * S3 object (`manifest`), at most `concurrency` at once, on the stack's batch state machine (a
+   * Distributed Map, one for every agent of the stack: infra/batch-state-machine.ts). The agent
+   * gets an item function (its runs started through its runs API's start path, as the caller who
+   * started the batch); the batch state machine may invoke it, and read the objects of
+   * `manifestBuckets`. Needs the runs API (`approvalApi`).
+   * @example { manifestBuckets: [Bucket.fromBucketName(this, 'Manifests', 'acme-batches')] }
+   * @default none: `POST /v1/batches` answers 404
+   */
+  readonly batches?: AgentBatchesProps;
   /**
    * Model prices by `provider:model-id`, in dollars per million tokens, over the built-in table
    * and the agent's own `prices`: for a model the table lacks, or an account's own prices. Every
@@ -378,6 +401,8 @@ export class DurableAgent extends Construct {
     }
     let approvalCallbackFn: StepFunction | undefined;
     let runsApiFn: StepFunction | undefined;
+    let batchItemFn: StepFunction | undefined;
+    if (props.batches && props.approvalApi === false) throw new Error(`DurableAgent ${id}: batches need the runs API (approvalApi: false has none)`);
     if (props.approvalApi ?? true) {
       // It stops before API Gateway stops waiting (the integration timeout, 29 s): a caller told
       // 504 must never find the approval decided after all.
@@ -423,6 +448,7 @@ export class DurableAgent extends Construct {
       // And a cancelled run's child runs' executions (lambdas/runs/child-tree.ts).
       this.#grantStopChildren(runsApi, props.children ?? []);
       ledger.grantTo(runsApi, 'runsApi', props.agentName);
+      if (props.batches) batchItemFn = this.#bindBatches(props.batches, { runsApi, fn: (step, environment) => fn('BatchItemFunction', step, { timeout: BATCH_ITEM_TIMEOUT, environment }), ledger, agentName: props.agentName, alias: liveAliasArn, stateMachine: arns.stateMachine, maxBudgets });
       // The runs API (lambdas/adapters/runs-http.ts): start, list, read (long-poll), cancel.
       const runsIntegration = new LambdaIntegration(runsApi, INTEGRATION);
       const runs = api.root.addResource('runs');
@@ -476,6 +502,7 @@ export class DurableAgent extends Construct {
       pageUrl: this.api?.urlForPath('/decide'),
       startRun: functions.startRun,
       ...(runsApiFn && { runsApi: runsApiFn }),
+      ...(batchItemFn && { batchItem: batchItemFn }),
     });
     // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
     // The approval expiry sweep, the sweeper and the version pruner are the stack's (infra/control-plane.ts).
@@ -506,6 +533,28 @@ export class DurableAgent extends Construct {
    * "Authorization for versions and aliases") and stores its waits' tokens; ExecutionStopped hears
    * their executions end and wakes the waits (both answer this machine's tokens).
    */
+  /**
+   * The agent's share of the stack's batches (infra/batch-state-machine.ts): its item function,
+   * which starts the agent's runs as the runs API does (on the alias, the starter signed), and may
+   * start only this agent's state machine; the batch state machine allowed to invoke it and to read
+   * the manifest buckets; the runs API told the batch state machine and the item function, and
+   * allowed to start and read batches.
+   */
+  #bindBatches(settings: AgentBatchesProps, bind: { runsApi: StepFunction; fn: (step: typeof Steps.BatchItem, environment: Record<string, string>) => StepFunction; ledger: LedgerTable; agentName: string; alias: string; stateMachine: string; maxBudgets: Record<string, string> }): StepFunction {
+    const batches = ControlPlane.of(this).batches();
+    const item = bind.fn(Steps.BatchItem, { STATE_MACHINE_ARN: bind.alias, ...bind.maxBudgets });
+    // A start on the alias is authorized against the state machine's own ARN (as the runs API's).
+    item.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [bind.stateMachine] }));
+    // The runs API's reads and its start's writes, on this agent's records (its start path is the runs API's).
+    bind.ledger.grantTo(item, 'runsApi', bind.agentName);
+    batches.allowItemFunction(item);
+    for (const bucket of settings.manifestBuckets ?? []) batches.allowManifests(bucket);
+    batches.grantStartBatch(bind.runsApi);
+    bind.runsApi.addEnvironment('BATCH_STATE_MACHINE_ARN', batches.stateMachineArn);
+    bind.runsApi.addEnvironment('BATCH_ITEM_FUNCTION_ARN', item.functionArn);
+    return item;
+  }
+
   #bindChildren(children: readonly string[], bind: { callTool: StepFunction; executionStopped: StepFunction; taskResponse: PolicyStatement; ledger: LedgerTable; failedEvents: IQueue }): void {
     if (children.length === 0) return;
     const machineOf = this.#childMachineArn;

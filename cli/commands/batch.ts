@@ -7,7 +7,9 @@ import { describe, UsageError } from '../errors.js';
 
 const BatchOptions = z.object({
   agent: z.string().min(1, 'name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)'),
-  items: z.string().min(1),
+  items: z.string().min(1).optional(),
+  manifest: z.string().regex(/^s3:\/\/[^/]+\/.+$/, 'expected s3://<bucket>/<key>').optional(),
+  format: z.enum(['json', 'csv']).optional(),
   concurrency: z.coerce.number().int().min(1).optional(),
   batchId: z.string().min(1).optional(),
   key: z.string().min(1).optional(),
@@ -15,13 +17,15 @@ const BatchOptions = z.object({
   json: z.boolean(),
 });
 
-/** `savepoint batch`: one run per item of a JSON list, through the runs API (`POST /v1/batches`). */
+/** `savepoint batch`: one run per item of a JSON list, or of an S3 object, through the runs API (`POST /v1/batches`). */
 export function registerBatchCommand(program: Command): void {
   program
     .command('batch')
-    .description('start one run per item of a JSON list, at most --concurrency at once (a Distributed Map on AWS); started again, the same batch starts no run twice')
+    .description('start one run per item of a JSON list or an S3 object, at most --concurrency at once (a Distributed Map on AWS); started again, the same batch starts no run twice')
     .option('--agent <name|path>', AGENT_HELP, defaultAgent)
-    .requiredOption('--items <file.json>', 'a JSON array: one run input per item (at most 1,000)')
+    .option('--items <file.json>', 'a JSON array: one run input per item (at most 1,000)')
+    .option('--manifest <s3://bucket/key>', 'an S3 object of the items instead, read by the batch itself: a JSON array, or a CSV file whose first row names the fields (serve reads s3://savepoint-local/<key> from <state dir>/s3/savepoint-local/)')
+    .option('--format <json|csv>', 'how to read --manifest (default: csv for a key ending in .csv, else json)')
     .option('--concurrency <n>', 'runs live at once, at most (default: 10)')
     .option('--batch-id <id>', 'the batch id (1-40 letters, digits, - or _): each run is <batch-id>-<index> (default: a digest of the agent, the items and the key)')
     .option('--key <field>', 'a field of each item whose value names its run (<batch-id>-<value>) instead of its index')
@@ -32,12 +36,15 @@ export function registerBatchCommand(program: Command): void {
       `
 It goes to the runs API of the savepoint serve of the state directory (start it first), or of the
 stack named by --stack. The batch's progress: savepoint batch … --wait, or GET /v1/batches/<id>.
-Example:
-  savepoint batch --agent refund-reconciler --items days.json --concurrency 5 --batch-id november`,
+Examples:
+  savepoint batch --agent refund-reconciler --items days.json --concurrency 5 --batch-id november
+  savepoint batch --agent refund-reconciler --manifest s3://acme-batches/days.csv --key date`,
     )
     .action(async (raw: Record<string, unknown>) => {
       const options = parseOrThrow(BatchOptions, raw, 'options');
-      const items = readItems(options.items);
+      if ((options.items === undefined) === (options.manifest === undefined)) throw new UsageError('--items or --manifest: a batch has either a list of items or a manifest, one of the two');
+      if (options.format !== undefined && options.manifest === undefined) throw new UsageError('--format: it says how to read --manifest, and none was given');
+      const source = options.items !== undefined ? { items: readItems(options.items) } : { manifest: manifestOf(options.manifest!, options.format) };
       const { connect, RunsApiError } = await import('../../client/connect.js');
       const stack = deployed();
       const agentName = /[/\\]|\.[cm]?[jt]s$/.test(options.agent) ? (await (await import('../../local/runtime/agents.js')).loadAgent(options.agent)).agent.name : options.agent;
@@ -46,8 +53,9 @@ Example:
         throw new UsageError(error instanceof Error ? error.message : String(error));
       });
       try {
-        let batch = await client.startBatch({ agent: agentName, items, ...(options.concurrency !== undefined && { concurrency: options.concurrency }), ...(options.batchId && { batchId: options.batchId }), ...(options.key && { key: options.key }) });
-        if (!options.json) out(`savepoint: batch ${batch.batchId} of ${batch.runs.length} runs of ${batch.agent}, at most ${batch.concurrency} at once${batch.created ? '' : ' (it existed: nothing new was started)'}`);
+        let batch = await client.startBatch({ agent: agentName, ...source, ...(options.concurrency !== undefined && { concurrency: options.concurrency }), ...(options.batchId && { batchId: options.batchId }), ...(options.key && { key: options.key }) });
+        const what = batch.manifest ? `of the items of s3://${batch.manifest.bucket}/${batch.manifest.key}` : `of ${batch.runs.length} runs`;
+        if (!options.json) out(`savepoint: batch ${batch.batchId} ${what} of ${batch.agent}, at most ${batch.concurrency} at once${batch.created ? '' : ' (it existed: nothing new was started)'}`);
         while (options.wait && batch.status === 'RUNNING') {
           await new Promise((resolve) => setTimeout(resolve, 2_000));
           batch = (await client.batch(batch.batchId)) ?? batch;
@@ -61,6 +69,12 @@ Example:
         throw error;
       }
     });
+}
+
+/** `s3://<bucket>/<key>` as the runs API's manifest (the API checks the bucket's and key's form). */
+function manifestOf(url: string, format: 'json' | 'csv' | undefined): { bucket: string; key: string; format?: 'json' | 'csv' } {
+  const [, bucket, key] = /^s3:\/\/([^/]+)\/(.+)$/.exec(url)!;
+  return { bucket: bucket!, key: key!, ...(format && { format }) };
 }
 
 function readItems(file: string): unknown[] {

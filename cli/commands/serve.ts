@@ -30,7 +30,8 @@ The runs API (the same routes as a deployed stack's, IAM-signed there):
   GET  /v1/runs/{runId}[?wait=20]                          the run: report, lifecycle, approvals; ?wait long-polls (at most 20 s)
   GET  /v1/runs[?agent=&status=&cursor=&limit=]            newest first; pass nextCursor for the next page (agent: required with several)
   POST /v1/runs/{runId}/cancel {"reason"?}                 a kill recorded with who asked
-  POST /v1/batches {"items", "concurrency"?, "batchId"?, "key"?}   one run per item, at most concurrency at once (savepoint batch)
+  POST /v1/batches {"items" | "manifest", "concurrency"?, "batchId"?, "key"?}   one run per item, at most concurrency at once (savepoint batch);
+                   a manifest {"bucket": "savepoint-local", "key"} is read from <state dir>/s3/savepoint-local/<key>
   GET  /v1/batches/{batchId}                               the batch's progress: each run's status
 Every path starts with the credential: http://127.0.0.1:<port>/<credential>/v1/runs, as engine.json names it.
 From an application: import { connect } from 'savepoint/client'; const client = await connect({ stateDir: '.savepoint' }).

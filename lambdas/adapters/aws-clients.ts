@@ -12,7 +12,8 @@ import type { ExecutionLookup } from '../steps/sweep.js';
 import type { StateMachineVersions } from '../steps/prune-versions.js';
 import type { FunctionVersions } from '../steps/prune-function-versions.js';
 import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-approvals.js';
-import { sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks, sfnVersions } from './sfn.js';
+import { sfnBatches, sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks, sfnVersions } from './sfn.js';
+import type { BatchStore } from '../runs/batch.js';
 
 /**
  * The AWS clients a function uses beside the ledger's (DynamoDB and the seal key's secret, which
@@ -44,11 +45,13 @@ export interface StepFunctionsPorts {
   readonly starter: (stateMachineArn: string) => ExecutionStarter;
   /** The state machine's versions (the version pruner). */
   readonly versions: (stateMachineArn: string) => StateMachineVersions;
+  /** The stack's batches (the runs API's `/v1/batches`): executions of its batch state machine. */
+  readonly batches: (stateMachineArn: string) => BatchStore;
 }
 
 /** Every Step Functions port over one client. */
 function sfnPorts(client: SFNClient): StepFunctionsPorts {
-  return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn), versions: (arn) => sfnVersions(client, arn) };
+  return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn), versions: (arn) => sfnVersions(client, arn), batches: (arn) => sfnBatches(client, arn) };
 }
 
 /** Step Functions (StartRun, BudgetCheck, the approval functions, recovery, the sweeper, Handoff, ExecutionStopped). */
@@ -78,6 +81,7 @@ export const stepFunctionsOnFirstCall = {
         delete: async (version) => (await ports()).versions(arn).delete(version),
         definition: async (version) => (await ports()).versions(arn).definition(version),
       }),
+      batches: (arn) => ({ start: async (batch) => (await ports()).batches(arn).start(batch), get: async (batchId) => (await ports()).batches(arn).get(batchId) }),
     };
   },
 } satisfies AwsClients;

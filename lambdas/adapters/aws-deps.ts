@@ -25,6 +25,9 @@ import { deploymentPrices, PriceOverrides } from '../models/prices.js';
 import { BudgetCaps } from '../records/ledger-records.js';
 import { FleetBudget } from '../records/fleet.js';
 import { runsApiHandler } from './runs-http.js';
+import { createRunsRoutes, type RunsApiDeps } from '../runs/runs-api.js';
+import { createBatchItem } from '../runs/batch.js';
+import { Steps } from '../shared/steps.js';
 import { createRunEventsRoute } from './run-events-http.js';
 import { runFeeds } from '../runs/event-feed.js';
 import { readRunRecords } from '../runs/events.js';
@@ -76,6 +79,10 @@ export const StepEnvironment = z.object({
   TOOL_TIMEOUT_MS: ToolTimeoutEnvironment.shape.TOOL_TIMEOUT_MS,
   /** The agent state machine, for the recovery function to start executions of. */
   STATE_MACHINE_ARN: z.string().startsWith('arn:'),
+  /** The stack's batch state machine (infra/batch-state-machine.ts), which the runs API starts `POST /v1/batches` on (DurableAgent's `batches`). */
+  BATCH_STATE_MACHINE_ARN: z.string().startsWith('arn:').optional(),
+  /** The agent's item function, which the batch's Tasks invoke (its ARN goes in each batch's input). */
+  BATCH_ITEM_FUNCTION_ARN: z.string().startsWith('arn:').optional(),
   /** The child agents CallTool may start (JSON: agent name → its state machine's alias ARN; DurableAgent's `children`). */
   CHILD_STATE_MACHINES: jsonVariable(z.record(z.string(), z.string().startsWith('arn:'))).optional(),
   /** Versions the version pruner keeps whatever else holds (DurableAgent's `keepVersions`). */
@@ -271,18 +278,29 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
       telemetry.flush();
     },
   };
+  /** What the runs API's routes need: its start (signed starters, on the alias), reads, stop; the batch item starts runs the same way. */
+  const runsDeps = () => {
+    const starterMac = deps.approvals?.starterMac;
+    if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
+    const sfn = given(options.clients?.stepFunctions, 'Step Functions client')(traced);
+    const runs: RunsApiDeps = { agent, starterMac, runs: deps.ledger, ledger: deps.ledger, stop: (arn, error, cause) => sfn.executions.stop(arn, error, cause), ...(deps.children && { children: deps.children }), stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }), ...(deps.approvals?.policy && { people: deps.approvals.policy }) };
+    return { runs, sfn };
+  };
   return {
     step: (name: keyof AgentSteps) => stepHandler(steps[name], undefined, { step: name, telemetry, middlewares: [tracing] }),
     approvalApi: () =>
       approvalApiHandler({ ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, agentName: agent.name, ...deps.approvals }, [tracing, decisions as middy.MiddlewareObj]),
     runsApi: () => {
-      const starterMac = deps.approvals?.starterMac;
-      if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
-      const sfn = given(options.clients?.stepFunctions, 'Step Functions client')(traced);
-      return runsApiHandler(
-        { agent, starterMac, runs: deps.ledger, ledger: deps.ledger, stop: (arn, error, cause) => sfn.executions.stop(arn, error, cause), ...(deps.children && { children: deps.children }), stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }), ...(deps.approvals?.policy && { people: deps.approvals.policy }) },
-        [tracing],
-      );
+      const { runs, sfn } = runsDeps();
+      // `POST /v1/batches` where the stack has a batch state machine (both variables are set together, or neither).
+      const batch = parseOrThrow(StepEnvironment.pick({ BATCH_STATE_MACHINE_ARN: true, BATCH_ITEM_FUNCTION_ARN: true }), env, 'Lambda environment');
+      const batches = batch.BATCH_STATE_MACHINE_ARN && batch.BATCH_ITEM_FUNCTION_ARN ? { store: sfn.batches(batch.BATCH_STATE_MACHINE_ARN), itemFunction: batch.BATCH_ITEM_FUNCTION_ARN } : undefined;
+      return runsApiHandler({ ...runs, ...(batches && { batches }) }, [tracing]);
+    },
+    /** StartItemRun and CheckItemRun of the stack's batches (lambdas/runs/batch.ts `createBatchItem`): a run started through the runs API's own start path. */
+    batchItem: () => {
+      const { runs } = runsDeps();
+      return stepHandler(createBatchItem({ startRun: createRunsRoutes(runs).start, runs: deps.ledger }), undefined, { step: Steps.BatchItem, telemetry, middlewares: [tracing] });
     },
     /**
      * `GET /v1/runs/{id}/events` (run-events-lambda.ts): the run's events read from the ledger,

@@ -14,7 +14,7 @@ import { assertJsonContentType, callerOf, httpErrors, json, parseBody, publicApp
  *   GET  /runs/{runId}[?wait=] → 200 {"runId", "agent", "lifecycle", "report", "approvals", "pollAfterSeconds"?}, Retry-After while it lives
  *   GET  /runs[?agent=&status=&cursor=&limit=] → 200 {"runs": [...], "nextCursor"?}
  *   POST /runs/{runId}/cancel  {"reason"?} → 202 the run; 409 when it has ended
- *   POST /batches              {"agent"?, "items", "concurrency"?, "batchId"?, "key"?} → 202 the batch, Location: /v1/batches/{batchId}; 413 over its size
+ *   POST /batches              {"agent"?, "items" | "manifest", "concurrency"?, "batchId"?, "key"?} → 202 the batch, Location: /v1/batches/{batchId}; 413 over its size
  *   GET  /batches/{batchId}    → 200 its progress (lambdas/runs/batch.ts)
  * A run is started and cancelled as the caller API Gateway verified (callerOf: the person an IAM
  * principal stands for); a request without a verified caller reads and changes nothing (403). The

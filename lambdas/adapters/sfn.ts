@@ -17,6 +17,7 @@ import type { ExecutionStarter } from '../steps/recover-run.js';
 import type { ExecutionLookup } from '../steps/sweep.js';
 import type { StateMachineVersions } from '../steps/prune-versions.js';
 import { unqualifiedArn } from '../runs/versions.js';
+import type { BatchExecutionInput, BatchStore } from '../runs/batch.js';
 
 /** Step Functions answers these when nobody waits on a token any more; the decision stays recorded. */
 const GONE = new Set(['TaskDoesNotExist', 'TaskTimedOut', 'InvalidToken']);
@@ -79,6 +80,37 @@ export function sfnStarter(client: SFNClient, stateMachineArn: string): Executio
         throw error;
       }
     },
+  };
+}
+
+/**
+ * Batches as executions of the stack's batch state machine (infra/batch-state-machine.ts), each
+ * named by its batch id. A start of a name that exists answers that batch (its input as it was
+ * started): each start's input differs (its `createdAt`), so Step Functions refuses it with
+ * ExecutionAlreadyExists rather than answering the running execution as a repeat.
+ */
+export function sfnBatches(client: SFNClient, stateMachineArn: string): BatchStore {
+  const get: BatchStore['get'] = async (batchId) => {
+    try {
+      const described = await client.send(new DescribeExecutionCommand({ executionArn: executionArnOf(stateMachineArn, batchId) }));
+      return { batch: JSON.parse(described.input ?? 'null') as BatchExecutionInput, status: described.status ?? 'RUNNING' };
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return undefined;
+      throw error;
+    }
+  };
+  return {
+    start: async (batch) => {
+      try {
+        await client.send(new StartExecutionCommand({ stateMachineArn, name: batch.batchId, input: JSON.stringify(batch) }));
+        return { created: true, batch };
+      } catch (error) {
+        const found = error instanceof Error && error.name === 'ExecutionAlreadyExists' ? await get(batch.batchId) : undefined;
+        if (found) return { created: false, batch: found.batch };
+        throw error;
+      }
+    },
+    get,
   };
 }
 

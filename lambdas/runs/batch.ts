@@ -12,15 +12,39 @@ import { DISTRIBUTED_MAP_MAX_CONCURRENCY, PAYLOAD_LIMIT_BYTES } from '../shared/
 import { parseOrThrow } from '../shared/validation.js';
 import { RunId } from './run-request.js';
 
-/** The states of a batch, by the names the twin binds its Tasks to (infra/batch-state-machine.ts defines them, local/runtime/batches.ts binds them): no CDK here, so the twin reads them in an install without it. */
-export const BatchStates = {
-  Items: 'Items',
-  StartItemRun: 'StartItemRun',
-  ItemEnded: 'ItemEnded?',
-  WaitForItemRun: 'WaitForItemRun',
-  CheckItemRun: 'CheckItemRun',
-  ItemDone: 'ItemDone',
-} as const;
+/**
+ * Where a batch's items come from: its request's list (`items`, in the execution's input), or an
+ * S3 object the Distributed Map reads itself (its ItemReader), a JSON array or a CSV file with a
+ * header row. Each source is a Map state of its own (a Map's ItemReader and its InputType are
+ * fixed in the definition), the request's chosen by a Choice at the start.
+ */
+export const BatchSources = ['items', 'json', 'csv'] as const;
+export type BatchSource = (typeof BatchSources)[number];
+/** What a manifest may be: the item sources that are S3 objects. */
+export type ManifestFormat = Exclude<BatchSource, 'items'>;
+
+/**
+ * The states of one source's Map, by the names the twin binds its Tasks to (infra/batch-state-machine.ts
+ * defines them, local/runtime/batches.ts binds them): no CDK here, so the twin reads them in an
+ * install without it. State names are unique in a definition, the Maps' own states too: the list's
+ * keep their first names, a manifest's carry its format.
+ */
+export function batchStates(source: BatchSource) {
+  const of = (name: string) => (source === 'items' ? name : `${name} (${source} manifest)`);
+  return {
+    Items: of('Items'),
+    StartItemRun: of('StartItemRun'),
+    ItemEnded: of('ItemEnded?'),
+    WaitForItemRun: of('WaitForItemRun'),
+    CheckItemRun: of('CheckItemRun'),
+    ItemDone: of('ItemDone'),
+  } as const;
+}
+/** The template metadata that marks the stack's batch state machine (infra/batch-state-machine.ts), which the twin tells from the agent's (local/template/asl.ts). */
+export const BATCH_STATE_MACHINE_METADATA = 'savepoint:batches';
+
+/** The states of the list's Map, and the Choice that picks a batch's source. */
+export const BatchStates = { ...batchStates('items'), ItemSource: 'ItemSource?', ManifestFormat: 'ManifestFormat?' } as const;
 
 /**
  * A batch: one run per item of a list, at most `concurrency` live at once (issue 34, fan-out).
@@ -31,18 +55,45 @@ export const BatchStates = {
  * idempotent on a run id, so a batch started again (the same request, a restarted engine, a
  * retried Task) starts no run twice.
  *
- *   POST /batches {agent?, items[], concurrency?, batchId?, key?} → 202 the batch (created: false when it existed)
+ *   POST /batches {agent?, items[] | manifest{bucket,key,format?}, concurrency?, batchId?, key?} → 202 the batch (created: false when it existed)
  *   GET  /batches/{batchId}                                       → 200 its progress: each run's status, counted
+ *
+ * A manifest's items are read by the batch's execution (a Distributed Map's ItemReader), not by
+ * this API: its progress is the execution's status, and each run as its item starts it is in the
+ * ledger (`GET /v1/runs`) under `<batchId>-<index>` or `<batchId>-<key value>`.
  */
 
 /**
  * Items one batch may hold. Every item's run is read back for its progress (a GetItem each), and
  * the whole list travels in the execution's input, which Step Functions caps at 256 KiB (checked
- * too); a longer list is an S3 manifest's job (a Distributed Map's ItemReader), not built yet.
+ * too); a longer list belongs in an S3 manifest (`manifest`: the Distributed Map's ItemReader reads it).
  */
 export const MAX_BATCH_ITEMS = 1_000;
 /** How long an item's child execution waits between two reads of its run, on AWS. @default of `BatchRoutesDeps.pollSeconds` */
 export const BATCH_POLL_SECONDS = 30;
+/**
+ * An S3 object of a batch's items. The bucket as S3 names buckets (3-63 lowercase letters, digits,
+ * `.` and `-`, a letter or digit at each end:
+ * https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html), the key 1-1024
+ * characters. Its format: `csv` for a key ending in `.csv`, else `json`, unless named.
+ */
+export const BatchManifest = z
+  .object({
+    bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name (3-63 lowercase letters, digits, "." or "-")'),
+    key: z.string().min(1, 'expected an S3 object key').max(1024),
+    format: z.enum(['json', 'csv']).optional(),
+  })
+  .strict();
+export type BatchManifest = z.infer<typeof BatchManifest>;
+
+/**
+ * The bucket `savepoint serve`'s batches may read manifests from (its local S3: local/services/s3.ts):
+ * the twin's batch state machine is granted it, as a deployment grants the buckets it names
+ * (`batches.manifestBuckets`), and a manifest in any other bucket is refused by the twin's IAM
+ * (the batch fails with States.ItemReaderFailed, AccessDenied), as on AWS.
+ */
+export const LOCAL_MANIFEST_BUCKET = 'savepoint-local';
+
 /** A batch id leaves room in a run id (80 characters) for `-` and the item's index or key. */
 export const BatchId = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'expected 1-40 letters, digits, "-" or "_" (its runs are named <batchId>-<item>)');
 
@@ -53,21 +104,40 @@ export const StartBatchBody = z
     agent: z.string().min(1).max(200).optional(),
     /** The batch's id. @default a digest of the agent, the items and the key: the same list is the same batch */
     batchId: BatchId.optional(),
-    /** One run's input per item, each checked by the agent's input schema. */
-    items: z.array(z.unknown()).min(1, 'at least one item'),
+    /** One run's input per item, each checked by the agent's input schema. Either this or `manifest`. */
+    items: z.array(z.unknown()).min(1, 'at least one item').optional(),
+    /** The S3 object of the items (a JSON array, or a CSV file whose first row names the fields): read by the batch's execution. Either this or `items`. */
+    manifest: BatchManifest.optional(),
     /** Runs live at once, at most. @default 10 */
     concurrency: z.number().int().min(1).max(DISTRIBUTED_MAP_MAX_CONCURRENCY).default(10),
     /** A field of each item whose value names its run (`<batchId>-<value>`), instead of its index. */
     key: z.string().min(1).max(100).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((body, context) => {
+    if ((body.items === undefined) === (body.manifest === undefined)) context.addIssue({ code: 'custom', path: body.items === undefined ? ['items'] : ['manifest'], message: 'a batch has either items or a manifest, one of the two' });
+  });
 export type StartBatchBody = z.infer<typeof StartBatchBody>;
+
+/** A manifest as the batch's execution reads it: where, in which format, and the item field that names each run (`key`). */
+export interface ExecutionManifest {
+  bucket: string;
+  key: string;
+  format: ManifestFormat;
+  /** The batch's `key`: each item's field that names its run. Absent: its index does. */
+  itemKey?: string;
+}
 
 /** What the batch state machine's execution is started with (its input, and what the twin keeps of it). */
 export interface BatchExecutionInput {
   batchId: string;
   agent: string;
+  /** The list's runs (none for a manifest's batch: its execution reads them). */
   runs: { runId: string; input: unknown }[];
+  /** Where the items are, when a manifest holds them (the Choice at the start picks its Map). */
+  manifest?: ExecutionManifest;
+  /** The function each item's Tasks invoke: the agent's item function (its ARN), the batch state machine serving every agent of its stack. */
+  itemFunction: string;
   concurrency: number;
   pollSeconds: number;
   /** Who started the batch, as the runs API authenticated them: each item's run is started as them. */
@@ -102,6 +172,8 @@ export interface BatchResource {
   agent: string;
   /** Runs live at once, at most. */
   concurrency: number;
+  /** Where its items are, for a manifest's batch (whose `runs` the execution starts as it reads them: listed empty here). */
+  manifest?: ExecutionManifest;
   /** The batch execution's status (`RUNNING`, `SUCCEEDED`, …). */
   status: string;
   /** When the batch was first started (ISO 8601). */
@@ -119,6 +191,8 @@ export interface BatchRoutesDeps {
   batches: BatchStore;
   runs: RunReader;
   clock: { now(): Date };
+  /** The ARN of the agent's item function, which the batch's Tasks invoke. */
+  itemFunction: string;
   /** Seconds an item waits between two reads of its run. @default BATCH_POLL_SECONDS */
   pollSeconds?: number;
 }
@@ -129,7 +203,7 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
     for (const { runId } of batch.runs) runs.push({ runId, status: (await deps.runs.getRun(runId))?.status ?? 'pending' });
     const counts: BatchResource['counts'] = {};
     for (const run of runs) counts[run.status] = (counts[run.status] ?? 0) + 1;
-    return { batchId: batch.batchId, agent: batch.agent, concurrency: batch.concurrency, status, createdAt: batch.createdAt, runs, counts };
+    return { batchId: batch.batchId, agent: batch.agent, concurrency: batch.concurrency, ...(batch.manifest && { manifest: batch.manifest }), status, createdAt: batch.createdAt, runs, counts };
   };
 
   const start = async (caller: Identity, body: unknown): Promise<BatchResource> => {
@@ -138,12 +212,20 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
     if (Array.isArray(count) && count.length > MAX_BATCH_ITEMS) throw new BatchTooLarge(`items: ${count.length} items, at most ${MAX_BATCH_ITEMS} per batch (split the list into several batches)`);
     const request = parseOrThrow(StartBatchBody, body, 'batch request');
     if (request.agent !== undefined && request.agent !== deps.agent.name) throw new InvalidInputError(`agent: no agent ${request.agent} here (this API runs ${deps.agent.name})`);
-    const batchId = request.batchId ?? defaultBatchId(deps.agent.name, request.items, request.key);
-    const runs = itemRuns(deps.agent, batchId, request.items, request.key);
+    const manifest: ExecutionManifest | undefined = request.manifest && {
+      bucket: request.manifest.bucket,
+      key: request.manifest.key,
+      format: request.manifest.format ?? (request.manifest.key.toLowerCase().endsWith('.csv') ? 'csv' : 'json'),
+      ...(request.key !== undefined && { itemKey: request.key }),
+    };
+    const batchId = request.batchId ?? defaultBatchId(deps.agent.name, request.items ?? manifest, request.key);
+    const runs = request.items ? itemRuns(deps.agent, batchId, request.items, request.key) : [];
     const batch: BatchExecutionInput = {
       batchId,
       agent: deps.agent.name,
       runs,
+      ...(manifest && { manifest }),
+      itemFunction: deps.itemFunction,
       concurrency: request.concurrency,
       pollSeconds: deps.pollSeconds ?? BATCH_POLL_SECONDS,
       caller: { id: caller.id, via: caller.via, ...(caller.principal !== undefined && { principal: caller.principal }) },
@@ -165,8 +247,8 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
   return { start, get };
 }
 
-/** The same agent, items and key: the same batch (a client that retries its POST starts nothing new). */
-function defaultBatchId(agent: string, items: unknown[], key: string | undefined): string {
+/** The same agent, items (or manifest) and key: the same batch (a client that retries its POST starts nothing new). */
+function defaultBatchId(agent: string, items: unknown, key: string | undefined): string {
   return `batch-${createHash('sha256').update(stableJson({ agent, items, key: key ?? null })).digest('hex').slice(0, 16)}`;
 }
 
@@ -175,9 +257,7 @@ export function itemRuns(agent: AgentDefinition, batchId: string, items: unknown
   const seen = new Map<string, number>();
   return items.map((item, index) => {
     const input = parseOrThrow(agent.input, item, `items[${index}] (input of agent ${agent.name})`);
-    const named = key === undefined ? String(index) : (item as Record<string, unknown>)[key];
-    if (key !== undefined && typeof named !== 'string' && typeof named !== 'number') throw new InvalidInputError(`items[${index}].${key}: the batch's key names each item's run, and this item has no string or number there`);
-    const runId = parseOrThrow(RunId, `${batchId}-${String(named)}`, `items[${index}]${key === undefined ? '' : `.${key}`} (its run id)`);
+    const runId = itemRunId(batchId, item, index, key);
     const before = seen.get(runId);
     if (before !== undefined) throw new InvalidInputError(`items[${index}].${key}: the same run id (${runId}) as items[${before}]; a batch's keys are unique`);
     seen.set(runId, index);
@@ -185,10 +265,20 @@ export function itemRuns(agent: AgentDefinition, batchId: string, items: unknown
   });
 }
 
-/** StartItemRun's and CheckItemRun's event (infra/batch-state-machine.ts). */
-export const BatchItemEvent = z.discriminatedUnion('action', [
-  z.object({ action: z.literal('start'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), runId: RunId, input: z.unknown(), caller: z.object({ id: z.string().min(1), via: z.string(), principal: z.string().optional() }) }),
-  z.object({ action: z.literal('check'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), runId: RunId }),
+/** An item's run id: `<batchId>-<index>`, or `<batchId>-<item[key]>` (a list's items are checked by `itemRuns`, a manifest's by the item step as each starts). */
+export function itemRunId(batchId: string, item: unknown, index: number, key: string | undefined): string {
+  const named = key === undefined ? String(index) : (item as Record<string, unknown> | null)?.[key];
+  if (key !== undefined && typeof named !== 'string' && typeof named !== 'number') throw new InvalidInputError(`items[${index}].${key}: the batch's key names each item's run, and this item has no string or number there`);
+  return parseOrThrow(RunId, `${batchId}-${String(named)}`, `items[${index}]${key === undefined ? '' : `.${key}`} (its run id)`);
+}
+
+const Caller = z.object({ id: z.string().min(1), via: z.string(), principal: z.string().optional() });
+
+/** StartItemRun's and CheckItemRun's event (infra/batch-state-machine.ts): a list's item names its run; a manifest's item is the object read, at its index. */
+export const BatchItemEvent = z.union([
+  z.object({ action: z.literal('start'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), runId: RunId, input: z.unknown(), caller: Caller }).strict(),
+  z.object({ action: z.literal('start'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), item: z.unknown(), index: z.number().int().min(0), manifest: z.object({ itemKey: z.string().optional() }).passthrough(), caller: Caller }).strict(),
+  z.object({ action: z.literal('check'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), runId: RunId }).strict(),
 ]);
 
 /** What an item step answers: its run, where it is, and whether the item is done with it. */
@@ -219,14 +309,16 @@ export function createBatchItem(deps: BatchItemDeps) {
   };
   return async (raw: unknown): Promise<BatchItemResult> => {
     const event = parseOrThrow(BatchItemEvent, raw, 'batch item');
-    if (event.action === 'start') {
-      try {
-        await deps.startRun(event.caller as Identity, { agent: event.agent, runId: event.runId, input: event.input });
-      } catch (error) {
-        if (error instanceof InvalidInputError) return { runId: event.runId, status: 'refused', ended: true, error: error.message };
-        throw error;
-      }
+    if (event.action === 'check') return statusOf(event.runId);
+    // A manifest's item names its run here, as it starts: an item whose run id cannot be is refused, not the batch.
+    let runId = 'runId' in event ? event.runId : `${event.batchId}-${event.index}`;
+    try {
+      if ('item' in event) runId = itemRunId(event.batchId, event.item, event.index, event.manifest.itemKey);
+      await deps.startRun(event.caller as Identity, { agent: event.agent, runId, input: 'item' in event ? event.item : event.input });
+    } catch (error) {
+      if (error instanceof InvalidInputError) return { runId, status: 'refused', ended: true, error: error.message };
+      throw error;
     }
-    return statusOf(event.runId);
+    return statusOf(runId);
   };
 }

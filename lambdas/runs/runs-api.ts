@@ -68,8 +68,8 @@ export interface RunsApiDeps extends StartRouteDeps {
   stop?: (executionArn: string, error: string, cause: string) => Promise<void>;
   /** Stops the executions of a cancelled run's child runs (runs/child-tree.ts). @default none: their kills are recorded, and they stop at their next step */
   children?: Pick<ChildStarter, 'stop'>;
-  /** Where batches start (`POST /batches`: lambdas/runs/batch.ts). @default none: the batch routes answer 404 */
-  batches?: BatchStore;
+  /** Where batches start (`POST /batches`: lambdas/runs/batch.ts), and the ARN of the agent's item function their Tasks invoke. @default none: the batch routes answer 404 */
+  batches?: { store: BatchStore; itemFunction: string };
   /** Seconds a batch's item waits between two reads of its run. @default BATCH_POLL_SECONDS */
   batchPollSeconds?: number;
 }
@@ -236,7 +236,7 @@ export function createRunsRoutes(deps: RunsApiDeps) {
   };
 
   // Batches start each run through `start` above (lambdas/runs/batch.ts).
-  const batches = deps.batches && createBatchRoutes({ agent: deps.agent, batches: deps.batches, runs: deps.ledger, clock: deps.clock, ...(deps.batchPollSeconds !== undefined && { pollSeconds: deps.batchPollSeconds }) });
+  const batches = deps.batches && createBatchRoutes({ agent: deps.agent, batches: deps.batches.store, itemFunction: deps.batches.itemFunction, runs: deps.ledger, clock: deps.clock, ...(deps.batchPollSeconds !== undefined && { pollSeconds: deps.batchPollSeconds }) });
   const batchesOrMissing = () => {
     if (!batches) throw new NotFoundError('batches: this deployment starts no batches (it has no batch state machine)');
     return batches;

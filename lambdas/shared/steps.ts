@@ -22,6 +22,8 @@ export const Steps = {
   /** Every 6 hours: deletes old state machine versions nothing needs (lambdas/steps/prune-versions.ts). */
   PruneVersions: 'prune-versions',
   Compact: 'compact',
+  /** StartItemRun and CheckItemRun of the stack's batches (infra/batch-state-machine.ts): an agent's runs started through its runs API's start path (lambdas/runs/batch.ts). */
+  BatchItem: 'batch-item',
   /** `GET /runs/{runId}/events` on the approval API: a run's events, streamed (lambdas/adapters/run-events-lambda.ts). */
   RunEvents: 'run-events',
 } as const;

@@ -99,7 +99,7 @@ export interface ApprovalSetup {
 export type StepFn = (event: unknown, signal?: AbortSignal) => Promise<unknown>;
 
 /** The steps a Task state or an event rule invokes (the approval API and the runs API and its event stream have their own adapters). */
-export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback | typeof Steps.RunsApi | typeof Steps.RunEvents>, StepFn>;
+export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback | typeof Steps.RunsApi | typeof Steps.RunEvents | typeof Steps.BatchItem>, StepFn>;
 
 /**
  * The steps of one agent, wired once for both engines. Each step is built on its first call:

@@ -101,6 +101,20 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'MaxConcurrency',
   },
   {
+    rule: "A distributed Map's ItemReader reads a JSON array or a CSV file with s3:getObject, and a read that fails fails the Map",
+    doc: `${SFN_GUIDE}/input-output-itemreader.html`,
+    file: 'local/aws/sfn-item-reader.ts',
+    test: 'test/engine/batch-manifest.test.ts',
+    answer: 'States.ItemReaderFailed',
+  },
+  {
+    rule: "S3 GetObject and PutObject are authorized on the object's ARN, and a missing key is NoSuchKey",
+    doc: 'https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html',
+    file: 'local/aws/s3-objects.ts',
+    test: 'test/engine/batch-manifest.test.ts',
+    answer: 'AccessDenied',
+  },
+  {
     rule: 'A state machine version an alias routes to is not deleted',
     doc: `${SFN_API}/API_DeleteStateMachineVersion.html`,
     file: 'local/aws/state-machine-versions.ts',

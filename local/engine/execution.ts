@@ -49,6 +49,8 @@ export interface Execution {
   error?: string;
   cause?: string;
   events: HistoryEvent[];
+  /** The items each ItemReader read, by its id: what its Map iterates (`$$.ItemReader.<id>`, local/aws/sfn-item-reader.ts). */
+  itemReads: Record<string, unknown[]>;
   /** Id of the latest <Type>StateEntered per state name: TaskScheduled links back to it. */
   lastEntered: Map<string, number>;
   /** Invocations still running after their Task timed out (local/engine/lambda-task.ts). */

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { RunOptions } from 'aws-local-stepfunctions';
 import { outcomeAtHistoryQuota, historyQuotaRefuses, HISTORY_QUOTA_FAILURE } from '../aws/sfn-history-limit.js';
 import { distributedMaps } from '../aws/sfn-distributed-map.js';
+import { ItemReaderFailed, itemReaderStates, readItems, type ItemReaderState } from '../aws/sfn-item-reader.js';
 import { dataLimitExceeded, overPayloadLimit } from '../aws/sfn-payload-limit.js';
 import { assertExecutionName, assertSameStart, parseExecutionInput } from '../aws/sfn-start-execution.js';
 import type { AslDefinition } from '../template/asl.js';
@@ -73,6 +74,12 @@ export interface LocalEngineOptions {
    * @default 100
    */
   retainFinished?: number;
+  /**
+   * S3 GetObject as the state machine's role, for a distributed Map's ItemReader (local/aws/sfn-item-reader.ts):
+   * the object's text, or a throw (no such object, access denied) that fails the Map with
+   * States.ItemReaderFailed. @default none: a definition with an ItemReader is refused
+   */
+  getObject?: (bucket: string, key: string) => Promise<string>;
 }
 
 /** What the engine asks of the twin's IAM. */
@@ -98,11 +105,13 @@ export class LocalEngine {
   private readonly timers: Timers;
   private readonly createdAt: Date;
   private readonly iam?: EngineIam;
+  private readonly getObject?: (bucket: string, key: string) => Promise<string>;
   private closed = false;
 
   constructor(opts: LocalEngineOptions) {
     this.stateMachineArn = opts.stateMachineArn;
     if (opts.iam) this.iam = opts.iam;
+    if (opts.getObject) this.getObject = opts.getObject;
     this.now = opts.now ?? (() => new Date());
     this.timers = opts.timers ?? keepAliveTimers;
     this.createdAt = this.now();
@@ -135,6 +144,8 @@ export class LocalEngine {
    */
   publishVersion(version: VersionSource): number {
     if (this.closed) throw new LocalSfnError('StateMachineDeleting', 'The local engine is closed');
+    const reader = [...itemReaderStates(version.definition).values()][0];
+    if (reader && !this.getObject) throw new Error(`The Map ${reader.map} reads its items from S3 (ItemReader), and this engine was given no S3 to read them from (getObject)`);
     return this.versions.publish(version);
   }
 
@@ -191,6 +202,7 @@ export class LocalEngine {
       startDate: this.now(),
       status: 'RUNNING',
       events: [],
+      itemReads: {},
       lastEntered: new Map(),
       timedOut: new Map(),
       ended: new AbortController(),
@@ -212,6 +224,7 @@ export class LocalEngine {
     // A Task of a distributed Map's child execution records its events in that child's history, not here.
     const { childStates } = distributedMaps(version.definition);
     for (const [stateName, spec] of version.specs) handlers[stateName] = (params) => runLambdaTask(this.taskRun(exec, childStates.has(stateName)), stateName, spec, params);
+    for (const [stateName, reader] of itemReaderStates(version.definition)) handlers[stateName] = (params) => this.readItems(exec, reader, params);
 
     const run = version.machine.run(value, {
       overrides: { ...this.overrides, taskResourceLocalHandlers: handlers },
@@ -373,6 +386,21 @@ export class LocalEngine {
     };
   }
 
+  /** An ItemReader's read, as the Map does it on AWS: its items kept for the Map (`$$.ItemReader.<id>`), a failure as States.ItemReaderFailed. */
+  private async readItems(exec: Execution, reader: ItemReaderState, params: unknown): Promise<JsonValue> {
+    const { Bucket, Key } = (params ?? {}) as { Bucket?: unknown; Key?: unknown };
+    const where = `s3://${String(Bucket)}/${String(Key)}`;
+    if (typeof Bucket !== 'string' || typeof Key !== 'string') throw new ItemReaderFailed(`The ItemReader of ${reader.map} names no Bucket and Key strings (${where})`);
+    let text: string;
+    try {
+      text = await this.getObject!(Bucket, Key);
+    } catch (error) {
+      throw new ItemReaderFailed(`Reading ${where} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+    }
+    exec.itemReads[reader.id] = readItems(text, reader.config, where);
+    return {};
+  }
+
   private contextFor(exec: Execution): RunOptions['context'] {
     const tokenFor = () => this.tokens.mint(exec);
     return {
@@ -387,6 +415,8 @@ export class LocalEngine {
           return tokenFor();
         },
       },
+      // Filled as each ItemReader reads (the same object: the library copies the context, not what it holds).
+      ItemReader: exec.itemReads,
     };
   }
 
@@ -394,8 +424,11 @@ export class LocalEngine {
   private async consume(exec: Execution, logs: AsyncGenerator<LibraryEvent>): Promise<void> {
     // A distributed Map's iterations are child executions on AWS, each with a history of its own (local/aws/sfn-distributed-map.ts).
     const distributed = distributedMaps(exec.version.definition);
+    // The engine's own ItemReader Tasks are its Map's doing on AWS: no history of their own.
+    const readers = itemReaderStates(exec.version.definition);
     for await (const ev of logs) {
       if (exec.forcedEnd) continue; // the run is being torn down: nothing after that point is history
+      if (ev.state && readers.has(ev.state.name)) continue;
       if (ev.index !== undefined && ev.state && distributed.childStates.has(ev.state.name)) continue;
       if (ev.type.startsWith('MapIteration') && ev.parentState && distributed.maps.has(ev.parentState.name)) continue;
       if (ev.type === 'StateEntered' && ev.state) {

@@ -8,6 +8,7 @@ import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctio
 import { assertNoAliasRoutesTo } from '../aws/state-machine-versions.js';
 import type { AslDefinition } from '../template/asl.js';
 import { assertSupported, clampTimers, liftTaskTimeouts } from './definition.js';
+import { withItemReaders } from '../aws/sfn-item-reader.js';
 import { LocalSfnError } from './errors.js';
 import { taskSpecs, type TaskBinding, type TaskSpec } from './lambda-task.js';
 
@@ -81,7 +82,8 @@ export class StateMachineVersions {
     assertSupported(version.definition);
     // The engine times each Task itself, on its clock (engine/lambda-task.ts): the interpreter's copy
     // has its Task timeouts lifted, and the specs carry the definition's (or a test's, in ms).
-    const interpreted = liftTaskTimeouts(clampTimers(version.definition));
+    // An ItemReader is read by a Task of the engine's own before its Map (local/aws/sfn-item-reader.ts).
+    const interpreted = liftTaskTimeouts(clampTimers(withItemReaders(version.definition)));
     // The library validates with asl-validator (~150 ms a time); once per distinct definition is enough.
     const text = JSON.stringify(interpreted);
     const machine = new StateMachine(interpreted as unknown as StateMachineDefinition, { validationOptions: { noValidate: this.validated.has(text) } });

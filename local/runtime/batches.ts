@@ -6,20 +6,33 @@
  * before its execution starts) with its end (`<batchId>.end.json`): `resume` starts again every
  * batch a process that died left unfinished, and the runs API's idempotent start finds the runs
  * it had started, so none starts twice.
+ *
+ * A manifest's items are read by the Map itself (its ItemReader: local/aws/sfn-item-reader.ts) from
+ * the twin's S3 (local/services/s3.ts), signed as the batch state machine's role, which the twin's
+ * IAM decides by that role's policies in the batch template (local/template/batch.ts): the
+ * twin's manifest bucket is granted, no other.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BatchStates, type BatchExecutionInput, type BatchStore } from '../../lambdas/runs/batch.js';
+import { randomBytes } from 'node:crypto';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { batchStates, BatchSources, type BatchExecutionInput, type BatchStore } from '../../lambdas/runs/batch.js';
 import { LocalEngine, type Timers } from '../engine/local-engine.js';
-import type { AslDefinition } from '../template/asl.js';
+import { extractDefinition, type CfnTemplateJson } from '../template/asl.js';
+import { twinIam, type TwinIam } from '../aws/iam/index.js';
+import { LOCAL_ACCOUNT, LOCAL_REGION } from '../aws/iam/deployment.js';
+import type { AuthorizationRequest } from '../aws/iam/policy.js';
+import type { LocalS3 } from '../services/s3.js';
 
 export interface LocalBatchesOptions {
   agent: string;
   /**
-   * The batch state machine's definition (local/template/batch.ts `batchAsl`), read when the first
+   * The batch state machine's template (local/template/batch.ts `batchTemplate`), read when the first
    * batch starts: a checkout synthesizes it with the CDK, seconds that a run with no batch never pays.
    */
-  definition: () => Promise<AslDefinition>;
+  template: () => Promise<CfnTemplateJson>;
+  /** The twin's S3, where a manifest's items are read from. */
+  s3: LocalS3;
   /** The item step: StartItemRun's and CheckItemRun's handler. */
   item: (event: unknown) => Promise<unknown>;
   /** Where batches are kept across restarts. @default memory */
@@ -35,18 +48,28 @@ export function localBatches(options: LocalBatchesOptions) {
   const dir = options.stateDir && join(options.stateDir, 'batches');
   if (dir) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const memory = new Map<string, { batch: BatchExecutionInput; end?: string }>();
-  const invoke = (payload: unknown) => options.item(payload);
-  const made = (definition: AslDefinition) =>
-    new LocalEngine({
-      definition,
-      stateMachineArn: `arn:aws:states:us-east-1:000000000000:stateMachine:${options.agent}-batches`,
-      tasks: { [BatchStates.StartItemRun]: { waitForTaskToken: false, invoke }, [BatchStates.CheckItemRun]: { waitForTaskToken: false, invoke } },
+  const invoke = { waitForTaskToken: false, invoke: (payload: unknown) => options.item(payload) };
+  // Each source's Map binds the same item step, by state name (the Tasks name the function their input names).
+  const sources = BatchSources.map(batchStates);
+  let iam: TwinIam | undefined;
+  const made = (template: CfnTemplateJson) => {
+    // The batch state machine's role, as the twin's IAM knows it from the batch template: its S3 reads are signed with its key.
+    iam = twinIam(template);
+    const role = iam.roles.stateMachineRole;
+    if (!role) throw new Error('the batch template has no state machine role');
+    const s3 = options.s3.client(iam.credentials.of(role, randomBytes(16).toString('hex')));
+    return new LocalEngine({
+      definition: extractDefinition(template),
+      stateMachineArn: `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${options.agent}-batches`,
+      tasks: Object.fromEntries(sources.flatMap((names) => [[names.StartItemRun, invoke], [names.CheckItemRun, invoke]])),
+      getObject: async (bucket, key) => (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString('utf8'),
       ...(options.now && { now: options.now }),
       ...(options.timers && { timers: options.timers }),
-      ...(options.pollWaitMs !== undefined && { waitTimeOverrides: { [BatchStates.WaitForItemRun]: options.pollWaitMs } }),
+      ...(options.pollWaitMs !== undefined && { waitTimeOverrides: Object.fromEntries(sources.map((names) => [names.WaitForItemRun, options.pollWaitMs!])) }),
     });
+  };
   let engine: Promise<LocalEngine> | undefined;
-  const engineOf = () => (engine ??= options.definition().then(made));
+  const engineOf = () => (engine ??= options.template().then(made));
   let closing = false;
 
   const file = (batchId: string, suffix = '') => join(dir!, `${batchId}${suffix}.json`);
@@ -62,10 +85,13 @@ export function localBatches(options: LocalBatchesOptions) {
     return { batch, ...(end !== undefined && { end }) };
   };
 
+  const itemFunction = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${options.agent}-batch-item`;
   /** Runs the batch's execution and records its end (not the abort of a closing engine: that batch resumes). */
-  const run = async (batch: BatchExecutionInput) => {
+  const run = async (kept: BatchExecutionInput) => {
     const engine = await engineOf();
     if (closing) return;
+    // A batch kept by 0.4.0 names no item function (its definition had the one it invoked).
+    const batch = kept.itemFunction === undefined ? { ...kept, itemFunction } : kept;
     const { executionArn } = engine.startExecution({ name: batch.batchId, input: JSON.stringify(batch) });
     void engine.waitForExecution(executionArn).then((ended) => {
       if (closing || ended.status === 'ABORTED') return;
@@ -92,6 +118,16 @@ export function localBatches(options: LocalBatchesOptions) {
 
   return {
     store,
+    /** The ARN its batches name as their item function (the twin binds the Tasks by state name; on AWS each agent's own). */
+    itemFunction,
+    /**
+     * The twin's S3 decides a call by this: as the batch state machine's role when its key signed it
+     * (that role's policies, from the batch template); any other signer is the administrator (the
+     * person at the CLI, a test putting a manifest), as the twin's other endpoints treat them.
+     */
+    authorizeS3: (authorization: string | undefined, request: AuthorizationRequest) => {
+      if (iam) iam.authorizer.authorize(iam.credentials.callerOf(authorization), request);
+    },
     /** The batches' engine, made when the first batch starts (a test reads its executions). */
     engine: () => engineOf(),
     /** Starts again each kept batch that has not ended (a process that died left it); returns their ids. */

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { mkdirSync } from 'node:fs';
 import { approvalApiHandler } from '../../lambdas/adapters/approval-http.js';
@@ -46,7 +47,8 @@ import { cachedTemplate } from '../template/cache.js';
 import { assertDeployable } from '../aws/cloudformation-template.js';
 import { recoverOrphans } from './watchdog.js';
 import { localBatches } from './batches.js';
-import { batchAsl } from '../template/batch.js';
+import { batchTemplate } from '../template/batch.js';
+import { startS3 } from '../services/s3.js';
 import { createBatchItem } from '../../lambdas/runs/batch.js';
 import { createRunsRoutes } from '../../lambdas/runs/runs-api.js';
 
@@ -233,9 +235,13 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const runsDeps = { agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, runs: ledgerOf(Steps.RunsApi), ledger: ledgerOf(Steps.RunsApi), stop: sfnExecutions(runsStarter).stop, ...(childStacks.as && { children: childStacks.as(Steps.RunsApi) }), stateMachineArn: startArn, start: (arn: string, name: string, input: string) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy };
     // Batches (local/runtime/batches.ts): the batch state machine's definition on an engine of its own,
     // each item's run started through the runs API's own start path, as the runs API's role.
+    // The twin's S3 (local/services/s3.ts), where a batch's manifest is read from: under the state directory, each call decided as its signer's role.
+    const s3 = await startS3({ ...(options.stateDir && { dir: join(options.stateDir, 's3') }), authorize: (authorization, request) => batches.authorizeS3(authorization, request) });
+    closers.push(s3.close);
     const batches = localBatches({
       agent: agent.name,
-      definition: batchAsl,
+      template: batchTemplate,
+      s3,
       item: createBatchItem({ startRun: createRunsRoutes(runsDeps).start, runs: ledgerOf(Steps.RunsApi) }),
       ...(options.stateDir && { stateDir: options.stateDir }),
       now: () => clock.now(),
@@ -243,7 +249,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       log,
     });
     closers.push(() => batches.close());
-    const runsApi = runsApiHandler({ ...runsDeps, batches: batches.store, batchPollSeconds: LOCAL_BATCH_POLL_SECONDS });
+    const runsApi = runsApiHandler({ ...runsDeps, batches: { store: batches.store, itemFunction: batches.itemFunction }, batchPollSeconds: LOCAL_BATCH_POLL_SECONDS });
     const approvalHandler = approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) });
     // A caller playing an IAM principal meets the template's resource policy first, as on AWS (local/aws/iam/api-gateway.ts).
     const authorize = iam ? localApiAuthorizer(template) : undefined;
@@ -286,7 +292,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       /** Stops the child runs' executions as the runs API's role does (a killed parent's children): what the console's kill uses. Absent without child agents. */
       childRuns: childStacks.as?.(Steps.RunsApi),
       ledgerKind: options.ledger ?? 'embedded',
-      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, runs: approvalApi.runsUrl, approvalPage: approvalApi.pageUrl, model: model.url, ...world.endpoints },
+      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, runs: approvalApi.runsUrl, approvalPage: approvalApi.pageUrl, model: model.url, s3: s3.endpoint, ...world.endpoints },
       /** The fingerprint of the code this stack starts runs on, for a run's model (what StartRun binds a run to). */
       fingerprintOf: codeFingerprint(agent, codeVersion, deploymentPrices(agent.prices, options.prices)),
       /**

@@ -4,10 +4,23 @@
  * (and its SAVEPOINT_STEP) behind every Task state.
  */
 import { isRecord } from '../../lambdas/shared/json.js';
+import { BATCH_STATE_MACHINE_METADATA } from '../../lambdas/runs/batch.js';
 
 export interface CfnResource {
   Type: string;
   Properties?: Record<string, unknown>;
+  Metadata?: Record<string, unknown>;
+}
+
+
+/**
+ * The template's state machines the twin runs as an agent's: all but the stack's batch state
+ * machine — unless it is the only one (the batch template the twin's batches run: local/template/batch.ts).
+ */
+export function agentStateMachineIds(resources: Record<string, CfnResource>): string[] {
+  const ids = Object.keys(resources).filter((id) => resources[id]?.Type === STATE_MACHINE);
+  const agents = ids.filter((id) => resources[id]?.Metadata?.[BATCH_STATE_MACHINE_METADATA] === undefined);
+  return agents.length > 0 ? agents : ids;
 }
 
 export interface CfnTemplateJson {
@@ -89,22 +102,27 @@ interface Env {
 }
 
 export function extractStateMachine(template: CfnTemplateJson, opts: ExtractOptions = {}): ExtractedStateMachine {
-  const env = templateEnv(template, opts);
-  const resources = env.resources;
+  const { env, ...machine } = resolvedStateMachine(template, opts);
+  return { ...machine, tasks: mapTasks(machine.definition, env) };
+}
 
-  const logicalId = pickStateMachine(resources, opts.stateMachineLogicalId);
-  const props = resources[logicalId]?.Properties ?? {};
+/**
+ * The state machine's definition, resolved, without binding its Tasks to the template's functions:
+ * for a definition whose Tasks invoke the function their input names (`FunctionName.$`, the batch
+ * state machine's), which the twin binds by state name instead.
+ */
+export function extractDefinition(template: CfnTemplateJson, opts: ExtractOptions = {}): AslDefinition {
+  return resolvedStateMachine(template, opts).definition;
+}
+
+function resolvedStateMachine(template: CfnTemplateJson, opts: ExtractOptions) {
+  const env = templateEnv(template, opts);
+  const logicalId = pickStateMachine(env.resources, opts.stateMachineLogicalId);
+  const props = env.resources[logicalId]?.Properties ?? {};
   env.where = `state machine ${logicalId}`;
   const definition = resolveDefinition(props, env);
   const name = typeof props.StateMachineName === 'string' ? props.StateMachineName : logicalId;
-
-  return {
-    logicalId,
-    name,
-    stateMachineArn: `arn:${env.partition}:states:${env.region}:${env.accountId}:stateMachine:${name}`,
-    definition,
-    tasks: mapTasks(definition, env),
-  };
+  return { env, logicalId, name, stateMachineArn: `arn:${env.partition}:states:${env.region}:${env.accountId}:stateMachine:${name}`, definition };
 }
 
 function templateEnv(template: CfnTemplateJson, opts: Omit<ExtractOptions, 'stateMachineLogicalId'>): Env {
@@ -128,8 +146,9 @@ export function resolveTemplateValue(value: unknown, template: CfnTemplateJson, 
 }
 
 function pickStateMachine(resources: Record<string, CfnResource>, wanted?: string): string {
-  const ids = Object.keys(resources).filter((id) => resources[id]?.Type === STATE_MACHINE);
+  const ids = agentStateMachineIds(resources);
   if (wanted !== undefined) {
+    if (resources[wanted]?.Type === STATE_MACHINE) return wanted;
     if (!ids.includes(wanted)) throw new Error(`No ${STATE_MACHINE} named ${wanted} in the template (found: ${ids.join(', ') || 'none'})`);
     return wanted;
   }
@@ -213,6 +232,13 @@ function resolveIntrinsic(fn: string, arg: unknown, env: Env): unknown {
       const i = Number(resolveValue(index, env));
       if (!Array.isArray(items) || !(i in items)) throw new Error(`Malformed Fn::Select in ${env.where}`);
       return items[i];
+    }
+    case 'Fn::Split': {
+      // What CDK writes to take a name out of an ARN (its Distributed Map policy: Fn::Select over this).
+      const [sep, source] = arg as [unknown, unknown];
+      const text = resolveValue(source, env);
+      if (typeof sep !== 'string' || typeof text !== 'string') throw new Error(`Malformed Fn::Split in ${env.where}`);
+      return text.split(sep);
     }
     default:
       throw new Error(`Unsupported intrinsic ${fn} in ${env.where}`);

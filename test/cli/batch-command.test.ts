@@ -21,6 +21,12 @@ describe('savepoint batch', () => {
     ['an items file that holds no list', () => ['--items', file('object.json', '{"customer":"a"}')], /--items: .*object\.json holds no JSON array/],
     ['a concurrency that is no number', () => ['--items', file('ok.json', '[{"customer":"a"}]'), '--concurrency', 'many'], /concurrency: Invalid input: expected number/],
     ['no engine to ask', () => ['--items', file('ok2.json', '[{"customer":"a"}]')], /stateDir: no savepoint engine serves .* start one with `savepoint serve/],
+    ['neither items nor a manifest', () => [], /--items or --manifest: a batch has either a list of items or a manifest, one of the two/],
+    ['both items and a manifest', () => ['--items', file('ok3.json', '[{"customer":"a"}]'), '--manifest', 's3://savepoint-local/a.json'], /--items or --manifest: a batch has either/],
+    ['a manifest that is no S3 URL', () => ['--manifest', 'https://example.com/a.json'], /manifest: expected s3:\/\/<bucket>\/<key>/],
+    ['a manifest with no key', () => ['--manifest', 's3://savepoint-local/'], /manifest: expected s3:\/\/<bucket>\/<key>/],
+    ['a format it cannot read', () => ['--manifest', 's3://savepoint-local/a.parquet', '--format', 'parquet'], /format: Invalid option: expected one of "json"\|"csv"/],
+    ['a format without a manifest', () => ['--items', file('ok4.json', '[{"customer":"a"}]'), '--format', 'csv'], /--format: it says how to read --manifest, and none was given/],
   ])('refuses %s (exit 2)', async (_what, args, message) => {
     const exit = await savepoint(['--state-dir', join(root, 'state'), 'batch', '--agent', 'batch-payer', ...args()]);
     expect(exit.code, exit.stdout).toBe(2);

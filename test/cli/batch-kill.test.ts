@@ -1,10 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect } from '../../client/index.js';
 import { openLedger } from '../../cli/state.js';
+import { LOCAL_MANIFEST_BUCKET } from '../../lambdas/runs/batch.js';
 import { startServe, type Serving } from '../support/serve-process.js';
 import { whenChanged } from '../support/when-changed.js';
 
@@ -36,14 +37,22 @@ function charges(stateDir: string): { key: string; customer: string }[] {
 }
 
 describe('a batch whose engine was SIGKILLed mid-batch', () => {
-  it('finishes after a restart with each of its 200 runs started once and each charge made once', async () => {
-    const stateDir = join(root, 'state');
+  // Its items in the request, or in a manifest its execution reads from the twin's S3 (a file under the state directory).
+  it.each(['items', 'manifest'] as const)('finishes after a restart with each of its 200 runs started once and each charge made once (%s)', async (source) => {
+    const stateDir = join(root, `state-${source}`);
     const args = ['--state-dir', stateDir, 'serve', '--agent', agentModule];
-    let serving: Serving = await startServe(args, children);
     const items = Array.from({ length: ITEMS }, (_, index) => ({ customer: `c${index}` }));
-    const started = await (await connect({ stateDir })).startBatch({ items, concurrency: 40, batchId: 'kill200' });
-    expect(started).toMatchObject({ batchId: 'kill200', created: true, concurrency: 40 });
-    expect(started.runs.map((run) => run.runId)).toEqual(items.map((_, index) => `kill200-${index}`));
+    const batchId = source === 'items' ? 'kill200' : 'kill200m';
+    const request = source === 'items' ? { items } : { manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'customers.json' } };
+    if (source === 'manifest') {
+      mkdirSync(join(stateDir, 's3', LOCAL_MANIFEST_BUCKET), { recursive: true });
+      writeFileSync(join(stateDir, 's3', LOCAL_MANIFEST_BUCKET, 'customers.json'), JSON.stringify(items));
+    }
+    let serving: Serving = await startServe(args, children);
+    const started = await (await connect({ stateDir })).startBatch({ ...request, concurrency: 40, batchId });
+    expect(started).toMatchObject({ batchId, created: true, concurrency: 40 });
+    // A list's runs are named when the batch starts; a manifest's as its execution reads each item.
+    expect(started.runs.map((run) => run.runId)).toEqual(source === 'items' ? items.map((_, index) => `kill200-${index}`) : []);
 
     // Killed mid-batch: some customers charged, most not yet.
     await whenChanged(stateDir, () => charges(stateDir).length >= 30);
@@ -53,23 +62,23 @@ describe('a batch whose engine was SIGKILLed mid-batch', () => {
     expect(before).toBeLessThan(ITEMS);
 
     serving = await startServe(args, children);
-    expect(serving.output()).toContain('savepoint: resumed batch kill200');
+    expect(serving.output()).toContain(`savepoint: resumed batch ${batchId}`);
     const client = await connect({ stateDir });
     // The batch's end is written beside its input (batches/kill200.end.json): looked at when it changes.
-    await whenChanged(join(stateDir, 'batches'), async () => (await client.batch('kill200'))?.status === 'SUCCEEDED');
-    const done = (await client.batch('kill200'))!;
-    expect(done.counts).toEqual({ succeeded: ITEMS });
+    await whenChanged(join(stateDir, 'batches'), async () => (await client.batch(batchId))?.status === 'SUCCEEDED');
+    const done = (await client.batch(batchId))!;
+    expect(done.counts).toEqual(source === 'items' ? { succeeded: ITEMS } : {});
 
     // Started again, the same batch starts nothing.
-    const again = await client.startBatch({ items, concurrency: 40, batchId: 'kill200' });
-    expect(again).toMatchObject({ created: false, counts: { succeeded: ITEMS } });
+    const again = await client.startBatch({ ...request, concurrency: 40, batchId });
+    expect(again).toMatchObject({ created: false, counts: source === 'items' ? { succeeded: ITEMS } : {} });
 
     serving.child.kill('SIGTERM');
     expect(await serving.exited).toBe(0);
     const { ledger, close } = await openLedger(stateDir);
     try {
       const runs = await ledger.listRuns(1_000);
-      expect(runs.map((run) => run.runId).sort()).toEqual(items.map((_, index) => `kill200-${index}`).sort());
+      expect(runs.map((run) => run.runId).sort()).toEqual(items.map((_, index) => `${batchId}-${index}`).sort());
       expect(runs.every((run) => run.status === 'succeeded')).toBe(true);
       // The kill interrupted runs: those were resumed (a second execution), not started again as new runs.
       expect(runs.some((run) => run.executions.length >= 2)).toBe(true);

@@ -253,6 +253,14 @@ describe('savepoint serve, driven by the client', () => {
     await client.start({ agent: 'support-triage', input: { inbox: 'killed@acme.example' }, runId: 'agents-killed' });
     expect(await client.wait('agents-killed')).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed' } });
     expect((await savepoint(['--state-dir', stateDir, 'kill', '--all', '--lift'])).code).toBe(0);
+    // A batch goes through the same port to the agent it names, and its progress to the engine that holds it.
+    // (Of a manifest its engine's S3 does not hold: its execution fails reading it, and starts no run the rest of this test would meet.)
+    await expect(client.startBatch({ items: [{ inbox: 'a@acme.example' }] })).rejects.toMatchObject({ status: 400, message: 'agent: this serve runs refund-reconciler, support-triage: name one' });
+    const manifest = { bucket: 'savepoint-local', key: 'front/none.json', format: 'json' } as const;
+    const started = await client.startBatch({ agent: 'support-triage', manifest, batchId: 'front-batch' });
+    expect(started).toMatchObject({ batchId: 'front-batch', agent: 'support-triage', created: true, manifest, runs: [] });
+    expect(await client.batch('front-batch')).toMatchObject({ batchId: 'front-batch', agent: 'support-triage', manifest });
+    expect(await client.batch('no-such-batch')).toBeUndefined();
     // A run of the second agent left waiting for a person when serve stops.
     await client.start({ agent: 'support-triage', input: { inbox: 'support@acme.example' }, runId: 'agents-waiting', config: { approvalTimeoutSeconds: 3600 } });
     expect(await client.wait('agents-waiting', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });

@@ -23,7 +23,7 @@ const items = (count: number) => Array.from({ length: count }, (_, index) => ({ 
 
 describe('POST /v1/batches refuses what is wrong, naming it, and starts nothing', () => {
   it.each([
-    ['no items', { batchId: 'bad-1' }, 400, /items: Invalid input: expected array/],
+    ['no items', { batchId: 'bad-1' }, 400, /items: a batch has either items or a manifest, one of the two/],
     ['an empty list', { batchId: 'bad-2', items: [] }, 400, /items: at least one item/],
     ['an item the agent refuses', { batchId: 'bad-3', items: [{ id: 'a' }, { id: 7 }] }, 400, /items\[1\] \(input of agent counter\): id: Invalid input: expected string/],
     ['a concurrency of 0', { batchId: 'bad-4', items: items(2), concurrency: 0 }, 400, /concurrency: Too small: expected number to be >=1/],

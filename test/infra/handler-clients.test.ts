@@ -70,6 +70,19 @@ describe('each Lambda handler passes the AWS clients its step uses', () => {
     expect(outcome).not.toMatch(MISSING);
   });
 
+  // The example stack has no batches: the item function of an agent with them has the runs API's environment.
+  it('batch-item', async () => {
+    const runsApi = functions.find((variables) => variables['SAVEPOINT_STEP'] === 'runs-api')!;
+    Object.assign(process.env, environmentOf({ ...runsApi, SAVEPOINT_STEP: 'batch-item' }));
+    const { handler } = (await import('../../lambdas/handlers/batch-item.js')) as { handler: (event: unknown, context: unknown) => Promise<unknown> };
+    const event = { action: 'start', batchId: 'b1', agent: 'refund-reconciler', runId: 'b1-0', input: { date: '2026-11-28' }, caller: { id: 'ops', via: 'iam' } };
+    const outcome = await handler(event, context).then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+    expect(outcome).not.toMatch(MISSING);
+  });
+
   it('fails a step whose handler did not pass a client it uses, naming it (the control)', async () => {
     // StartRun reads Step Functions (is another execution of the run live?); BudgetCheck no longer does (issue 34).
     const startRun = functions.find((variables) => variables['SAVEPOINT_STEP'] === 'start-run')!;

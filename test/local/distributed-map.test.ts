@@ -60,7 +60,11 @@ function heldWork() {
 
 describe('a distributed Map in the local engine', () => {
   it.each([
-    ['an ItemReader (an S3 manifest)', { ItemReader: { Resource: 'arn:aws:states:::s3:getObject', Parameters: { Bucket: 'b', Key: 'k' } } }, {}, /ItemReader \(not run by the local engine\)/],
+    // It reads JSON and CSV objects (local/aws/sfn-item-reader.ts, test/engine/batch-manifest.test.ts), no other ItemReader.
+    ['an ItemReader of JSON Lines', { ItemReader: { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSONL' }, Parameters: { Bucket: 'b', Key: 'k' } } }, {}, /ItemReader\.ReaderConfig\.InputType JSONL \(the local engine reads JSON and CSV only\)/],
+    ['an ItemReader listing a bucket', { ItemReader: { Resource: 'arn:aws:states:::s3:listObjectsV2', Parameters: { Bucket: 'b', Prefix: 'p' } } }, {}, /ItemReader\.Resource arn:aws:states:::s3:listObjectsV2 \(the local engine reads S3 objects with arn:aws:states:::s3:getObject only\)/],
+    ['an ItemReader of one version of an object', { ItemReader: { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { Bucket: 'b', Key: 'k', VersionId: 'v1' } } }, {}, /ItemReader\.Parameters\.VersionId \(the local S3 keeps one version of an object\)/],
+    ['a CSV ItemReader with no header row', { ItemReader: { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'CSV' }, Parameters: { Bucket: 'b', Key: 'k' } } }, {}, /ItemReader\.ReaderConfig\.CSVHeaderLocation undefined \(AWS requires FIRST_ROW or GIVEN for a CSV\)/],
     ['a failure tolerance', { ToleratedFailurePercentage: 5 }, {}, /ToleratedFailurePercentage \(not run by the local engine\)/],
     ['a ResultWriter', { ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: 'b', Prefix: 'p' } } }, {}, /ResultWriter/],
     ['EXPRESS child executions', {}, { ExecutionType: 'EXPRESS' }, /ExecutionType EXPRESS \(the local engine runs STANDARD child executions only\)/],

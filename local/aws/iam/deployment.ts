@@ -13,7 +13,7 @@
  * `Ref` and `Fn::GetAtt Arn` resolve to the ARNs below (region us-east-1, account 000000000000,
  * the local engine's); a resource's name is its logical id, as local/template/asl.ts has always used.
  */
-import type { CfnResource, CfnTemplateJson, PhysicalNames } from '../../template/asl.js';
+import { agentStateMachineIds, type CfnResource, type CfnTemplateJson, type PhysicalNames } from '../../template/asl.js';
 
 export const LOCAL_ACCOUNT = '000000000000';
 export const LOCAL_REGION = 'us-east-1';
@@ -61,7 +61,8 @@ export function deploy(template: CfnTemplateJson, previous: DeploymentState = EM
 export function physicalNames(template: CfnTemplateJson, state: DeploymentState): PhysicalNames {
   const resources = template.Resources ?? {};
   const stateMachineArn = (): string => {
-    const [id, machine] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine') ?? [];
+    const id = agentStateMachineIds(resources)[0];
+    const machine = id === undefined ? undefined : resources[id];
     const name = typeof machine?.Properties?.['StateMachineName'] === 'string' ? (machine.Properties['StateMachineName'] as string) : id;
     return arn('states', `stateMachine:${name ?? 'unknown'}`);
   };

@@ -3,7 +3,7 @@
  * to the deployment's ARNs: which role each Lambda function (by its SAVEPOINT_STEP) runs as, the
  * state machine's role, and the roles EventBridge targets assume (the schedule's).
  */
-import { resolveTemplateValue, type CfnTemplateJson } from '../../template/asl.js';
+import { agentStateMachineIds, resolveTemplateValue, type CfnTemplateJson } from '../../template/asl.js';
 import { physicalNames, type DeploymentState } from './deployment.js';
 import type { PolicyDocument } from './policy.js';
 import { resourcePolicies, type ResourcePolicy } from './resource-policies.js';
@@ -95,6 +95,7 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
   };
   const stepRoles = new Map<string, { role: string; functionId: string; services: ServiceVariables }>();
   let stateMachineRole: string | undefined;
+  const agents = agentStateMachineIds(resources);
   const ruleTargets: { ruleId: string; roleId: string; targetArn: string }[] = [];
   for (const [id, resource] of Object.entries(resources)) {
     const props = resource.Properties ?? {};
@@ -105,7 +106,8 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
       const services = Object.fromEntries(SERVICE_VARIABLES.flatMap((name) => (variables[name] === undefined ? [] : [[name, String(resolve(variables[name], `function ${id} ${name}`))]])));
       if (typeof step === 'string' && roleId) stepRoles.set(step, { role: roleId, functionId: id, services });
     }
-    if (resource.Type === 'AWS::StepFunctions::StateMachine') stateMachineRole = roleIdOf(props['RoleArn']);
+    // The agent's state machine's role (the stack's batch state machine, when there is one, is not the agent's).
+    if (resource.Type === 'AWS::StepFunctions::StateMachine' && agents.includes(id)) stateMachineRole = roleIdOf(props['RoleArn']);
     if (resource.Type === 'AWS::Events::Rule') {
       for (const target of (props['Targets'] as { Arn: unknown; RoleArn?: unknown }[] | undefined) ?? []) {
         const roleId = roleIdOf(target.RoleArn);

@@ -1,0 +1,121 @@
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiGatewayEvent } from '../../local/services/approval-api.js';
+import { lambdaContext } from '../../local/services/lambda-context.js';
+import { startS3 } from '../../local/services/s3.js';
+import { LOCAL_MANIFEST_BUCKET } from '../../lambdas/runs/batch.js';
+import { counterAgent } from '../support/counter-agent.js';
+import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+
+/**
+ * A batch whose items are an S3 object (`manifest`): the twin's batch state machine reads it itself
+ * (the Distributed Map's ItemReader, local/aws/sfn-item-reader.ts) from the twin's S3
+ * (local/services/s3.ts, the real @aws-sdk/client-s3 on loopback), signed as the batch state
+ * machine's role and decided by that role's policies, and starts one run per item, once. What AWS
+ * refuses, the twin refuses the same way: the batch fails with States.ItemReaderFailed.
+ */
+let h: AgentHarness<any>;
+beforeAll(async () => {
+  h = await startAgentHarness({ agent: counterAgent({ calls: 1, perTurn: 1 }), recovery: false, batchPollWaitMs: 5 });
+}, 60_000);
+afterAll(() => h?.stack.close());
+
+const post = (body: unknown) =>
+  h.stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'batches', body: JSON.stringify(body), principal: 'local:tester' }), lambdaContext('RunsApi', 20_000));
+const get = async (batchId: string) => JSON.parse((await h.stack.runsApi(apiGatewayEvent({ method: 'GET', route: 'batches', approvalId: batchId, body: null, principal: 'local:tester' }), lambdaContext('RunsApi', 20_000))).body) as { status: string; manifest?: object; runs: unknown[] };
+let client: S3Client | undefined;
+afterAll(() => client?.destroy());
+/** A manifest put as the person at the CLI would (the account's administrator), with the real S3 client. */
+async function put(bucket: string, key: string, body: string): Promise<void> {
+  client ??= new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, endpoint: h.stack.endpoints.s3, forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED' });
+  await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+}
+/** The batch's execution, to its end. */
+async function ended(batchId: string) {
+  const engine = await h.stack.batches.engine();
+  const execution = engine.listExecutions().executions.find((listed) => listed.name === batchId)!;
+  return engine.waitForExecution(execution.executionArn);
+}
+const runsOf = async (batchId: string) => (await h.stack.ledger.listRuns(1_000)).filter((run) => run.runId.startsWith(`${batchId}-`));
+
+describe('a batch from an S3 manifest', () => {
+  it('runs one run per item of a JSON array, each named by its index, started as the batch’s caller', async () => {
+    const items = Array.from({ length: 12 }, (_, index) => ({ id: `j${index}` }));
+    await put(LOCAL_MANIFEST_BUCKET, 'batches/days.json', JSON.stringify(items));
+    const answer = await post({ batchId: 'mjson', manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'batches/days.json' }, concurrency: 4 });
+    expect(answer.statusCode, answer.body).toBe(202);
+    expect(JSON.parse(answer.body)).toMatchObject({ batchId: 'mjson', created: true, manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'batches/days.json', format: 'json' }, runs: [] });
+    expect(await ended('mjson')).toMatchObject({ status: 'SUCCEEDED' });
+    const runs = await runsOf('mjson');
+    expect(runs.map((run) => run.runId).sort()).toEqual(items.map((_, index) => `mjson-${index}`).sort());
+    expect(runs.every((run) => run.status === 'succeeded' && run.executions.length === 1 && run.startedBy === 'local:tester')).toBe(true);
+    expect((await get('mjson')).status).toBe('SUCCEEDED');
+    // Started again: the same batch, nothing started.
+    expect(JSON.parse((await post({ batchId: 'mjson', manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'batches/days.json' } })).body)).toMatchObject({ created: false });
+    expect((await runsOf('mjson')).every((run) => run.executions.length === 1)).toBe(true);
+  });
+
+  it('runs one run per row of a CSV file, its first row the fields, each named by its key field', async () => {
+    await put(LOCAL_MANIFEST_BUCKET, 'customers.csv', 'id,name\r\nalpha,"Alpha, Inc."\r\nbeta,Beta\r\n\r\ngamma,"The ""G"""\r\n');
+    const answer = await post({ batchId: 'mcsv', manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'customers.csv' }, key: 'id' });
+    expect(JSON.parse(answer.body)).toMatchObject({ manifest: { format: 'csv', itemKey: 'id' } });
+    expect(await ended('mcsv')).toMatchObject({ status: 'SUCCEEDED' });
+    expect((await runsOf('mcsv')).map((run) => run.runId).sort()).toEqual(['mcsv-alpha', 'mcsv-beta', 'mcsv-gamma']);
+  });
+
+  it.each([
+    ['a bucket its role may not read (AccessDenied)', 'other-bucket', 'days.json', '[{"id":"a"}]', /Reading s3:\/\/other-bucket\/days\.json failed: AccessDenied/],
+    ['an object that is not there (NoSuchKey)', LOCAL_MANIFEST_BUCKET, 'missing.json', undefined, /Reading s3:\/\/savepoint-local\/missing\.json failed: NoSuchKey/],
+    ['JSON that holds no array', LOCAL_MANIFEST_BUCKET, 'object.json', '{"id":"a"}', /s3:\/\/savepoint-local\/object\.json holds no JSON array/],
+    ['a CSV row of more fields than its header', LOCAL_MANIFEST_BUCKET, 'ragged.csv', 'id\na,b\n', /row 1 has 2 fields, the header 1/],
+  ])('fails the batch with States.ItemReaderFailed, starting no run, on %s', async (_what, bucket, key, body, cause) => {
+    if (body !== undefined) await put(bucket, key, body);
+    const batchId = `mbad-${key.replace(/\W/g, '')}`;
+    expect((await post({ batchId, manifest: { bucket, key } })).statusCode).toBe(202);
+    const end = await ended(batchId);
+    expect(end).toMatchObject({ status: 'FAILED', error: 'States.ItemReaderFailed' });
+    expect(end.cause).toMatch(cause);
+    expect((await get(batchId)).status).toBe('FAILED');
+    expect(await runsOf(batchId)).toEqual([]);
+  });
+
+  it('keeps the reading out of the execution’s history, as AWS keeps it inside the Map', async () => {
+    const engine = await h.stack.batches.engine();
+    const execution = engine.listExecutions().executions.find((listed) => listed.name === 'mjson')!;
+    const names = engine.getExecutionHistory(execution.executionArn).flatMap((event) => (event.stateEnteredEventDetails ? [event.stateEnteredEventDetails.name] : []));
+    expect(names).toEqual(['ItemSource?', 'ManifestFormat?', 'Items (json manifest)']);
+  });
+});
+
+describe('POST /v1/batches refuses a manifest it is given wrong, naming the field, and starts nothing', () => {
+  it.each([
+    ['both items and a manifest', { items: [{ id: 'a' }], manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'a.json' } }, /manifest: a batch has either items or a manifest, one of the two/],
+    ['a manifest with no bucket', { manifest: { key: 'a.json' } }, /manifest\.bucket: Invalid input: expected string/],
+    ['a bucket S3 could not name', { manifest: { bucket: 'Not_A_Bucket', key: 'a.json' } }, /manifest\.bucket: expected an S3 bucket name/],
+    ['an empty key', { manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: '' } }, /manifest\.key: expected an S3 object key/],
+    ['a key longer than S3’s 1,024', { manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'k'.repeat(1_025) } }, /manifest\.key: Too big/],
+    ['a format it cannot read', { manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'a.parquet', format: 'parquet' } }, /manifest\.format: Invalid option: expected one of "json"\|"csv"/],
+    ['an unknown field of the manifest', { manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'a.json', versionId: '3' } }, /manifest: Unrecognized key: "versionId"/],
+    ['a manifest that is not an object', { manifest: 's3://savepoint-local/a.json' }, /manifest: Invalid input: expected object/],
+  ])('%s (400)', async (_what, body, message) => {
+    const before = (await h.stack.batches.engine()).listExecutions().executions.length;
+    const answer = await post({ batchId: 'mrefused', ...body });
+    expect(answer.statusCode, answer.body).toBe(400);
+    expect((JSON.parse(answer.body) as { message: string }).message).toMatch(message);
+    expect((await h.stack.batches.engine()).listExecutions().executions).toHaveLength(before);
+  });
+});
+
+describe('the twin’s S3', () => {
+  it('serves only requests that carry its credential', async () => {
+    const s3 = await startS3();
+    try {
+      const origin = new URL(s3.endpoint).origin;
+      const refused = await fetch(`${origin}/savepoint-local/a.json`);
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toMatch(/<Code>InvalidAccessKeyId<\/Code>/);
+    } finally {
+      await s3.close();
+    }
+  });
+});
