@@ -58,6 +58,8 @@ export interface RunPage {
   runs: RunSummary[];
   /** Pass it back as `cursor` for the next page; absent on the last one. */
   nextCursor?: string;
+  /** Runs whose record fails verification (the ledger's seal): named, not listed. */
+  damaged?: { runId: string; error: string }[];
 }
 
 /** What `start` starts. */
