@@ -1,11 +1,9 @@
 import { connect, runsClient, type RunsClient } from '../client/index.js';
 import { executionLinkOf } from '../client/console-link.js';
-import { approvalApiDecider, createClient, type SavepointClient } from '../client/ledger-client.js';
+import type { SavepointClient } from '../client/ledger-client.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
-import { localUser } from '../local/services/approval-api.js';
-import { localApprovalKeys } from '../local/state/approval-keys.js';
 import { defaultAgent, deployed, stateDir } from './program.js';
 import { agentDirsOf, openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 import { liveOwner, lockFilePath } from './owner.js';
@@ -90,6 +88,12 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
       close();
     }
   }
+  // The ledger client and the directory's keys load with the ledger (withRuns needs neither while an engine answers).
+  const [{ approvalApiDecider, createClient }, { localUser }, { localApprovalKeys }] = await Promise.all([
+    import('../client/ledger-client.js'),
+    import('../local/services/approval-api.js'),
+    import('../local/state/approval-keys.js'),
+  ]);
   return withLedger(command, async (opened) => {
     const run = runId ? await opened.ledger.getRun(runId) : undefined;
     // The engine that runs the run's agent, when serve runs several (its module is the run's agent).
@@ -164,7 +168,11 @@ export async function withRuns<T>(command: string, agentSpec: string | undefined
   const served = engines[0]?.dir === dir && engines[0].engine.endpoints['runs'] !== undefined;
   const link = (arn: string) => arn;
   if (served) return use({ client: await connect({ stateDir: dir }), live: true, engines, link });
-  const [{ stateDirApi, IN_PROCESS_ORIGIN }, { localApprovalPolicy }] = await Promise.all([import('../local/services/state-dir-api.js'), import('../local/runtime/approvals.js')]);
+  const [{ stateDirApi, IN_PROCESS_ORIGIN }, { localApprovalPolicy }, { localApprovalKeys }] = await Promise.all([
+    import('../local/services/state-dir-api.js'),
+    import('../local/runtime/approvals.js'),
+    import('../local/state/approval-keys.js'),
+  ]);
   const fetch = stateDirApi({
     open: (access) => openEveryAgent(dir, command, access),
     agentOf: (name) => agentFor(agentSpec, name, null),

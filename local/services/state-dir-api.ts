@@ -47,24 +47,28 @@ export function stateDirApi(deps: StateDirApiDeps): typeof fetch {
   const user = deps.user ?? localUser();
   // No execution waits on this directory: a decision is recorded, and delivered when its run resumes.
   const callbacks = { succeed: async () => false, fail: async () => false };
-  const answer = (status: number, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-    new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers });
+  // The answer as the client reads it (its status and text: client/loopback-request.ts Answer), not
+  // a whole Response: fetch's implementation (undici) is what a short command must not load.
+  const answer = (status: number, body: unknown) => {
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    return { ok: status >= 200 && status < 300, status, text: async () => text, json: async () => JSON.parse(text) as unknown, body: null } as unknown as Response;
+  };
   return async (input, init = {}) => {
     const method = (init.method ?? 'GET').toUpperCase();
-    const url = new URL(String(input instanceof Request ? input.url : input));
+    const url = new URL(String(input)); // the client sends a URL string (never a Request: its global loads fetch's implementation)
     const body = typeof init.body === 'string' ? init.body : null;
     try {
       if (/^\/v1\/runs\/[^/]+\/events\/?$/.test(url.pathname)) return answer(503, { message: `events: a run's events are followed from an engine: ${deps.engineHint}` });
       const route = apiRoute(url.pathname, false, true);
       if (body !== null && Buffer.byteLength(body) > route.body.limit) throw new RefusedRequest(413, `body: larger than the ${route.body.limit} bytes ${route.body.what} may have`);
-      const headers = Object.fromEntries(new Headers(init.headers).entries());
+      const headers = { ...(init.headers as Record<string, string> | undefined) };
       const event = apiGatewayEvent({ method, route: route.route, approvalId: route.approvalId, cancel: route.cancel, path: url.pathname, headers, query: url.searchParams.size > 0 ? Object.fromEntries(url.searchParams) : null, body, principal: route.route === 'decide' ? undefined : user });
       const { ledger, close } = await deps.open(method === 'GET' ? 'read' : 'write');
       try {
         const result = route.runsRoute
           ? await runsApiHandler({ ledger, clock, agentOf: deps.agentOf, engineHint: deps.engineHint })(event, lambdaContext('RunsApi', 20_000))
           : await approvalApiHandler({ ledger, callbacks, clock, decisionMac: deps.decisionMac, policy: deps.policy })(event, lambdaContext('ApprovalCallback', 30_000));
-        return answer(result.statusCode, result.body, result.headers as Record<string, string>);
+        return answer(result.statusCode, result.body);
       } finally {
         await close();
       }
