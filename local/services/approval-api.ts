@@ -1,7 +1,7 @@
+import { localUser } from './local-user.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { userInfo } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { createLoopbackServer, type ConnectionLimits } from '../../lambdas/shared/loopback-server.js';
 import { readBoundedBody } from './http-body.js';
@@ -10,6 +10,8 @@ import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCr
 import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
 import type { RunEventsRoute } from '../../lambdas/adapters/run-events-http.js';
 import { nodeStreamResponse } from './event-stream.js';
+
+export { localUser };
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -201,16 +203,6 @@ async function readBody(request: IncomingMessage, { limit, what }: { limit: numb
   return body.length === 0 ? null : body.toString('utf8');
 }
 
-/** This machine's user, as the local approval API records a decider. */
-export function localUser(): string {
-  let name = process.env['USER'];
-  try {
-    name = userInfo().username;
-  } catch {
-    // no passwd entry (a container): keep $USER
-  }
-  return `local:${name ?? 'unknown'}`;
-}
 
 function proxyEvent(
   request: IncomingMessage,
