@@ -1,5 +1,3 @@
-import { approvalApiHandler } from '../../lambdas/adapters/approval-http.js';
-import { runsApiHandler } from '../../lambdas/adapters/runs-http.js';
 import type { DecisionMac } from '../../lambdas/approvals/decision-mac.js';
 import type { ApprovalPolicy } from '../../lambdas/approvals/policy.js';
 import type { AgentDefinition } from '../../lambdas/define.js';
@@ -65,9 +63,10 @@ export function stateDirApi(deps: StateDirApiDeps): typeof fetch {
       const event = apiGatewayEvent({ method, route: route.route, approvalId: route.approvalId, cancel: route.cancel, path: url.pathname, headers, query: url.searchParams.size > 0 ? Object.fromEntries(url.searchParams) : null, body, principal: route.route === 'decide' ? undefined : user });
       const { ledger, close } = await deps.open(method === 'GET' ? 'read' : 'write');
       try {
-        const result = route.runsRoute
-          ? await runsApiHandler({ ledger, clock, agentOf: deps.agentOf, engineHint: deps.engineHint })(event, lambdaContext('RunsApi', 20_000))
-          : await approvalApiHandler({ ledger, callbacks, clock, decisionMac: deps.decisionMac, policy: deps.policy })(event, lambdaContext('ApprovalCallback', 30_000));
+        // Each API's handler loads when a request reaches it: `runs` needs no approval API, `approvals` no runs API.
+        const result = await (route.runsRoute
+          ? (await import('../../lambdas/adapters/runs-http.js')).runsApiHandler({ ledger, clock, agentOf: deps.agentOf, engineHint: deps.engineHint })(event, lambdaContext('RunsApi', 20_000))
+          : (await import('../../lambdas/adapters/approval-http.js')).approvalApiHandler({ ledger, callbacks, clock, decisionMac: deps.decisionMac, policy: deps.policy })(event, lambdaContext('ApprovalCallback', 30_000)));
         return answer(result.statusCode, result.body);
       } finally {
         await close();
