@@ -189,6 +189,16 @@ async function commands(one: { dir: string; runId: string }, many: { dir: string
 }
 
 /**
+ * A state directory of one run made by `savepoint run` (its world's journals in it: a `serve`
+ * started on the directory checks them against the ledger, which fill's in-memory world leaves out).
+ */
+async function cliRun(dir: string, template: string): Promise<{ dir: string; runId: string }> {
+  const end = await nodeProcess([BIN, '--state-dir', dir, 'run', '--agent', 'refund-reconciler', '--template', template, '--json']);
+  if (end.code !== 0) throw new Error(`savepoint run ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
+  return { dir, runId: (JSON.parse(end.stdout) as { runId: string }).runId };
+}
+
+/**
  * The three reading commands while `savepoint serve` runs on the directory of one run: they ask
  * its runs API through the client and open no ledger (cli/target.ts withRuns). Each `reps` times;
  * the median of each process's CPU over its own Node start is what bench/check.ts holds
@@ -247,7 +257,7 @@ try {
     engine: { heapAfterWarmMb: round(heapAfterWarm), heapAtEndMb: round(heapAtEnd), heapPerRunKb: round(slope(heap) * 1024) },
     stateDir: { bytesPerRun: Math.round(dirBytes(many) / runs) },
     ...(await commands({ dir: one, runId: onlyRun! }, { dir: many, runId: firstRun, count: runs })),
-    served: await servedCommands({ dir: one, runId: onlyRun! }, templateFile(root)),
+    served: await servedCommands(await cliRun(join(root, 'served'), templateFile(root)), templateFile(root)),
   };
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {
