@@ -264,6 +264,9 @@ const CommandProcess = z.object({ wallMs: figure.positive(), cpuMs: figure.posit
  */
 const OneAndMany = z.object({ oneRun: CommandProcess, manyRuns: CommandProcess, cpuMsPairs: z.array(z.tuple([figure.positive(), figure.positive()])).min(3), cpuRatioToStart: figure.positive() });
 
+/** A reading command answered by a running serve (bench/growth.ts servedCommands): its best figures and the median of its CPU over its own Node start. */
+const ServedCommand = CommandProcess.extend({ cpuRatioToStart: figure.positive() });
+
 /**
  * Engine heap a finished run may leave (bench/growth.ts, KB). Once the embedded ledger noted where
  * each finished run's lines are (~0.7 KB at 10 steps) and the simulated model's prompt cache kept a
@@ -317,6 +320,8 @@ const Growth = z
     runs: OneAndMany,
     approvals: OneAndMany,
     verifyAll: OneAndMany,
+    /** The three reading commands while `savepoint serve` answers on the directory of one run (held: SPEED_LIMITS.cliServed). */
+    served: z.object({ status: ServedCommand, runs: ServedCommand, approvals: ServedCommand }),
   })
   .superRefine((report, context) => {
     const over = (name: string, many: number, one: number, tolerance: number) =>
@@ -538,6 +543,19 @@ export const SPEED_LIMITS = {
     runs: { bound: 12, target: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, measured: '7.8 (188 ms) at load 1–2 on Node 22' },
     approvals: { bound: 12, target: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, measured: '7.6 (189 ms) at load 1–2 on Node 22' },
   },
+  /**
+   * bench/growth.ts `served`: the same commands while `savepoint serve` runs on the directory, as
+   * issue 33 has the CLI use it: the public client asks its runs API and no ledger is opened.
+   * Held at the 200 ms target itself. Measured alternately with main's CLI (which opened the
+   * engine's ledger over loopback) at load 8–9, start CPU 37–49 ms: status 5.04–6.01 (246–265 ms)
+   * against main's 9.47–12.08 (442–569 ms), runs 5.73–6.69 (237–258) against 6.51–7.84
+   * (301–341), approvals 5.23–6.09 (247–274) against 7.15–7.35 (298–319). Main's status fails it.
+   */
+  cliServed: {
+    status: { bound: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, target: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, measured: '5.04–6.01 (246–265 ms) at load 8–9; main 9.47–12.08' },
+    runs: { bound: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, target: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, measured: '5.73–6.69 (237–258 ms) at load 8–9; main 6.51–7.84' },
+    approvals: { bound: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, target: CLI_TARGETS.cpuMs / CLI_START_CPU.ms, measured: '5.23–6.09 (247–274 ms) at load 8–9; main 7.15–7.35' },
+  },
 } as const satisfies Record<string, SpeedLimit | Record<string, SpeedLimit>>;
 
 /** One figure a report holds to its limit: where it is in the report, what it is, its value. */
@@ -585,6 +603,7 @@ function speedFigures(mode: Mode, report: any): { figures: HeldFigure[]; missing
     case 'growth':
       for (const name of CLI_TARGETS.commands) {
         figures.push({ path: `${name}.cpuRatioToStart`, name: `savepoint ${name} on one run`, value: report[name].cpuRatioToStart, unit: "× its process's Node start CPU", limit: SPEED_LIMITS.cli[name] });
+        figures.push({ path: `served.${name}.cpuRatioToStart`, name: `savepoint ${name} on one run, serve answering`, value: report.served[name].cpuRatioToStart, unit: "× its process's Node start CPU", limit: SPEED_LIMITS.cliServed[name] });
       }
       break;
     case 'cold-start':

@@ -23,7 +23,8 @@
  *     first three read from the ledger's index and should cost the same against both; `verify
  *     --all` checks every line, so its time grows with the log, but not its memory (it streams).
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,7 +33,7 @@ import { runInNewContext } from 'node:vm';
 import { cachedTemplate } from '../local/template/cache.js';
 import type { CfnTemplateJson } from '../local/template/asl.js';
 import { benchStack, runOnce } from './pipeline.js';
-import { savepointCommand as command, type CommandFigures as Figures } from './processes.js';
+import { BIN, nodeProcess, savepointCommand as command, type CommandFigures as Figures } from './processes.js';
 import { median, pairedRatio } from './stats.js';
 import { dayWithPrefix, dayWithSteps } from './workload.js';
 
@@ -169,9 +170,56 @@ async function commands(one: { dir: string; runId: string }, many: { dir: string
   return figures;
 }
 
+/**
+ * A state directory of one run made by `savepoint run` (its world's journals in it: a `serve`
+ * started on the directory checks them against the ledger, which fill's in-memory world leaves out).
+ */
+async function cliRun(dir: string, template: string): Promise<{ dir: string; runId: string }> {
+  const end = await nodeProcess([BIN, '--state-dir', dir, 'run', '--agent', 'refund-reconciler', '--template', template, '--json']);
+  if (end.code !== 0) throw new Error(`savepoint run ended with code ${end.code}: ${end.stderr.slice(-2000)}`);
+  return { dir, runId: (JSON.parse(end.stdout) as { runId: string }).runId };
+}
+
+/**
+ * The three reading commands while `savepoint serve` runs on the directory of one run: they ask
+ * its runs API through the client and open no ledger (cli/target.ts withRuns). Each `reps` times;
+ * the median of each process's CPU over its own Node start is what bench/check.ts holds
+ * (SPEED_LIMITS.cliServed).
+ */
+async function servedCommands(one: { dir: string; runId: string }, template: string) {
+  const serve = spawn(process.execPath, [BIN, '--state-dir', one.dir, 'serve', '--agent', 'refund-reconciler', '--template', template], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let output = '';
+      serve.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (/^savepoint: ready$/m.test(output)) resolve();
+      });
+      serve.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      serve.on('close', (code) => reject(new Error(`serve ended (${code}) before it was ready: ${output.slice(-2000)}`)));
+    });
+    const rows = {
+      status: { args: ['status', one.runId], check: (output: any) => output.status === 'succeeded' },
+      runs: { args: ['runs'], check: (output: any) => output.runs.length === 1 },
+      approvals: { args: ['approvals'], check: (output: any) => Array.isArray(output.approvals) },
+    };
+    const figures = {} as Record<keyof typeof rows, Figures & { cpuRatioToStart: number }>;
+    for (const [name, row] of Object.entries(rows) as [keyof typeof rows, (typeof rows)[keyof typeof rows]][]) {
+      const samples: Figures[] = [];
+      for (let i = 0; i < reps; i++) samples.push(await command(one.dir, row.args, row.check));
+      figures[name] = { ...best(samples), cpuRatioToStart: Number(median(samples.map((sample) => sample.cpuMs / sample.startCpuMs)).toFixed(2)) };
+    }
+    return figures;
+  } finally {
+    serve.kill('SIGTERM');
+    await new Promise((resolve) => (serve.exitCode === null ? serve.once('close', resolve) : resolve(undefined)));
+  }
+}
+
 const dirBytes = (dir: string): number =>
   readdirSync(dir, { withFileTypes: true }).reduce((sum, entry) => sum + (entry.isDirectory() ? dirBytes(join(dir, entry.name)) : statSync(join(dir, entry.name)).size), 0);
 
+const template = await cachedTemplate('refund-reconciler');
 const root = mkdtempSync(join(tmpdir(), 'savepoint-growth-'));
 try {
   const one = join(root, 'one');
@@ -191,6 +239,7 @@ try {
     engine: { heapAfterWarmMb: round(heapAfterWarm), heapAtEndMb: round(heapAtEnd), heapPerRunKb: round(slope(heap) * 1024) },
     stateDir: { bytesPerRun: Math.round(dirBytes(many) / runs) },
     ...(await commands({ dir: one, runId: onlyRun! }, { dir: many, runId: firstRun, count: runs })),
+    served: await servedCommands(await cliRun(join(root, 'served'), templateFile(root)), templateFile(root)),
   };
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {
@@ -206,11 +255,19 @@ try {
         row('runs', report.runs),
         row('approvals', report.approvals),
         row('verify --all', report.verifyAll),
+        ...(['status', 'runs', 'approvals'] as const).map((name) => `  savepoint ${name}, serve answering: ${report.served[name].cpuMs} ms CPU, ${report.served[name].cpuRatioToStart}× its Node start's ${report.served[name].startCpuMs} ms`),
       ].join('\n') + '\n',
     );
   }
 } finally {
   rmSync(root, { recursive: true, force: true });
+}
+
+/** The refund reconciler's synthesized template in a file, for the serve this benchmark starts. */
+function templateFile(dir: string): string {
+  const file = join(dir, 'template.json');
+  writeFileSync(file, JSON.stringify(template));
+  return file;
 }
 
 /** The least-squares slope of `points` (y per x). */

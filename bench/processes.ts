@@ -48,7 +48,8 @@ export function nodeProcess(args: string[], handlers: ProcessHandlers = {}): Pro
   });
 }
 
-const BIN = new URL('../bin/savepoint.js', import.meta.url).pathname;
+/** The CLI as a user's npx runs it. */
+export const BIN = new URL('../bin/savepoint.js', import.meta.url).pathname;
 const PEAK_RSS = new URL('./peak-rss.mjs', import.meta.url).pathname;
 
 /** A command's figures: wall ms, CPU ms, the CPU ms Node's own start took in the same process (bench/peak-rss.mjs), and peak RSS (MB). */

@@ -1,14 +1,11 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { createClient } from '../client/ledger-client.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { historySource, severalHistories } from '../console/history.js';
-import { startConsole } from '../console/server.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
-import { extractStateMachine, type AslDefinition, type CfnTemplateJson } from '../local/template/asl.js';
+import type { AslDefinition, CfnTemplateJson } from '../local/template/asl.js';
 import { UsageError } from './errors.js';
 import { agentDirsOf, openEveryAgent, runningEngine } from './state.js';
 import { watchStopSignals } from './signals.js';
@@ -43,6 +40,8 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
     io.out(`savepoint: console ${url} (served by the engine, pid ${engine.pid})`);
     return;
   }
+  // The console's server and the ledger client load when it starts: every other command starts without them.
+  const [{ createClient }, { historySource, severalHistories }, { startConsole }] = await Promise.all([import('../client/ledger-client.js'), import('../console/history.js'), import('../console/server.js')]);
   const signals = watchStopSignals();
   const opened = { ledger: ledgerBetweenReads(options.stateDir) };
   try {
@@ -136,7 +135,7 @@ async function agentOf(spec: string | undefined): Promise<AgentDefinition | unde
 }
 
 async function synthesizedDefinition(agentName: string | undefined): Promise<AslDefinition | undefined> {
-  const { synthesizeTemplate } = await import('../local/template/synthesize.js');
+  const [{ synthesizeTemplate }, { extractStateMachine }] = await Promise.all([import('../local/template/synthesize.js'), import('../local/template/asl.js')]);
   return extractStateMachine((await synthesizeTemplate(agentName)) as CfnTemplateJson).definition;
 }
 

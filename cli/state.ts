@@ -3,14 +3,9 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { localAwsConfig } from '../local/services/aws-config.js';
-import { localLedgerSealer } from '../local/state/approval-keys.js';
 import type { CfnTemplateJson } from '../local/template/asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/state/ledger-files.js';
 import { PRIVATE_FILE_MODE } from '../local/state/private-state.js';
-import { SEAL_KEY_FILE } from '../lambdas/ledger/embedded-files.js';
-import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
-import { RemoteLedger } from '../lambdas/ledger/remote-ledger.js';
-import { agentLedgers } from '../local/state/agent-ledgers.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
@@ -174,6 +169,7 @@ export async function openEveryAgent(stateDir: string, command = 'status', acces
     throw error;
   }
   const parts = opened.map(({ dir, ledger, engine }) => ({ dir, ledger, ...(engine && { engine }) }));
+  const { agentLedgers } = await import('../local/state/agent-ledgers.js');
   return {
     ledger: agentLedgers(opened.map(({ ledger, agent }) => ({ ledger, ...(agent && { agents: [agent] }) }))),
     ...(opened[0]!.engine && { engine: opened[0]!.engine }),
@@ -187,12 +183,26 @@ export async function openEveryAgent(stateDir: string, command = 'status', acces
  * the emulator cost ~40 MB of memory that an embedded run has no use for.
  */
 async function dynamoModules() {
-  const [{ DynamoDBClient }, { DynamoDbLedger }, { startDynamo }] = await Promise.all([
+  const [{ DynamoDBClient }, { DynamoDbLedger }, { startDynamo }, { localLedgerSealer }] = await Promise.all([
     import('@aws-sdk/client-dynamodb'),
     import('../lambdas/ledger/dynamodb-ledger.js'),
     import('../local/services/dynamodb.js'),
+    import('../local/state/approval-keys.js'),
   ]);
-  return { DynamoDBClient, DynamoDbLedger, startDynamo };
+  return { DynamoDBClient, DynamoDbLedger, startDynamo, localLedgerSealer };
+}
+
+/**
+ * The embedded ledger's modules, loaded by the commands that open a ledger: `status`, `runs` and
+ * `approvals` answered by a running engine open none, and start without them (issue 38: 200 ms).
+ */
+async function embeddedModules() {
+  const [{ EmbeddedLedger }, { RemoteLedger }, { SEAL_KEY_FILE }] = await Promise.all([
+    import('../lambdas/ledger/embedded-ledger.js'),
+    import('../lambdas/ledger/remote-ledger.js'),
+    import('../lambdas/ledger/embedded-files.js'),
+  ]);
+  return { EmbeddedLedger, RemoteLedger, SEAL_KEY_FILE };
 }
 
 /**
@@ -205,12 +215,13 @@ export type LedgerAccess = 'write' | 'read' | 'verify';
 /** The state directory's ledger: through the running engine's endpoint, or opened directly (an embedded one as `access` says). */
 export async function openLedger(stateDir: string, command = 'status', access: LedgerAccess = 'write'): Promise<OpenLedger> {
   const engine = await runningEngine(stateDir);
+  const { EmbeddedLedger, RemoteLedger, SEAL_KEY_FILE } = await embeddedModules();
   if (engine?.endpoints.ledger) {
     const remote = RemoteLedger.connect(engine.endpoints.ledger);
     return { ledger: remote, engine, close: async () => remote.close() };
   }
   if (engine?.endpoints.dynamodb) {
-    const { DynamoDBClient, DynamoDbLedger } = await dynamoModules();
+    const { DynamoDBClient, DynamoDbLedger, localLedgerSealer } = await dynamoModules();
     const client = new DynamoDBClient({ ...localAwsConfig, endpoint: engine.endpoints.dynamodb });
     return { ledger: new DynamoDbLedger(client, LEDGER_TABLE, localLedgerSealer(stateDir)), engine, close: async () => client.destroy() };
   }
@@ -236,7 +247,7 @@ export async function openLedger(stateDir: string, command = 'status', access: L
     }
   }
   try {
-    const { DynamoDbLedger, startDynamo } = await dynamoModules();
+    const { DynamoDbLedger, startDynamo, localLedgerSealer } = await dynamoModules();
     const dynamo = await startDynamo({ path: join(stateDir, LEDGER_PATHS.dynalite) });
     const close = async () => {
       await dynamo.close();

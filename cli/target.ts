@@ -1,12 +1,11 @@
-import { runsClient, type RunsClient } from '../client/index.js';
-import { approvalApiDecider, createClient, type SavepointClient } from '../client/ledger-client.js';
+import { connect, runsClient, type RunsClient } from '../client/index.js';
+import { executionLinkOf } from '../client/console-link.js';
+import type { SavepointClient } from '../client/ledger-client.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
-import { localUser } from '../local/services/approval-api.js';
-import { localApprovalKeys } from '../local/state/approval-keys.js';
 import { defaultAgent, deployed, stateDir } from './program.js';
-import { openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
+import { agentDirsOf, openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 import { liveOwner, lockFilePath } from './owner.js';
 import { existsSync } from 'node:fs';
 
@@ -89,6 +88,12 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
       close();
     }
   }
+  // The ledger client and the directory's keys load with the ledger (withRuns needs neither while an engine answers).
+  const [{ approvalApiDecider, createClient }, { localUser }, { localApprovalKeys }] = await Promise.all([
+    import('../client/ledger-client.js'),
+    import('../local/services/approval-api.js'),
+    import('../local/state/approval-keys.js'),
+  ]);
   return withLedger(command, async (opened) => {
     const run = runId ? await opened.ledger.getRun(runId) : undefined;
     // The engine that runs the run's agent, when serve runs several (its module is the run's agent).
@@ -127,6 +132,55 @@ async function engineSfnClient(engine: EngineFile) {
     import('../local/services/aws-config.js'),
   ]);
   return { client: new SFNClient({ ...localAwsConfig, endpoint: engine.endpoints.sfn }), stateMachineArnOf };
+}
+
+/** What a command that reads runs or decides approvals works on: the public client, and what serves it. */
+export interface RunsTarget {
+  /** The client of the runs API (client/connect.ts): the one command path, whatever answers it. */
+  client: RunsClient;
+  /** Whether an engine (or the stack) answers: a decision then reaches a waiting execution at once. */
+  live: boolean;
+  /** The engines running on the state directory and on its agents' directories (serve with several agents), each with its directory. */
+  engines: { dir: string; engine: EngineFile }[];
+  /** A link to watch an execution (the AWS console's, on a deployed stack). */
+  link: (executionArn: string) => string;
+}
+
+/**
+ * Runs `use` with the public client (client/connect.ts) of the state directory: through the
+ * runs API a running engine publishes there (`serve`, or `savepoint run` while it runs: no ledger
+ * is opened here), else through the same API answered in this process over the directory
+ * (local/services/state-dir-api.ts: each request opens the ledger, to read unless it decides);
+ * or, with `--stack`, the deployed stack's runs API (`connect({ stack, region })`).
+ * `agentSpec`: the agent a run's report is summarized by (default: the run's own).
+ */
+export async function withRuns<T>(command: string, agentSpec: string | undefined, use: (target: RunsTarget) => Promise<T>): Promise<T> {
+  const { stack, region } = deployed();
+  // A deployed stack's runs API, signed with the caller's AWS credentials (the SDK loads only then).
+  if (stack) return use({ client: await connect({ stack, ...(region && { region }), ...(agentSpec && !agentSpec.includes('/') && { agent: agentSpec }) }), live: true, engines: [], link: executionLinkOf });
+  const dir = stateDir();
+  const dirs = [dir, ...agentDirsOf(dir).map((part) => part.dir)];
+  const engines: RunsTarget['engines'] = [];
+  for (const at of dirs) {
+    const engine = await runningEngine(at);
+    if (engine) engines.push({ dir: at, engine });
+  }
+  const served = engines[0]?.dir === dir && engines[0].engine.endpoints['runs'] !== undefined;
+  const link = (arn: string) => arn;
+  if (served) return use({ client: await connect({ stateDir: dir }), live: true, engines, link });
+  const [{ stateDirApi, IN_PROCESS_ORIGIN }, { localApprovalPolicy }, { localApprovalKeys }] = await Promise.all([
+    import('../local/services/state-dir-api.js'),
+    import('../local/runtime/approvals.js'),
+    import('../local/state/approval-keys.js'),
+  ]);
+  const fetch = stateDirApi({
+    open: (access) => openEveryAgent(dir, command, access),
+    agentOf: (name) => agentFor(agentSpec, name, null),
+    decisionMac: localApprovalKeys(dir).decisions,
+    policy: localApprovalPolicy({}),
+    engineHint: 'start one with `savepoint serve --agent <name|path>`',
+  });
+  return use({ client: runsClient({ base: `${IN_PROCESS_ORIGIN}/v1`, fetch }), live: false, engines, link });
 }
 
 /** Where the ledger is, for messages: the stack, or the state directory. */

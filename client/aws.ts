@@ -11,10 +11,7 @@ import { signedFetch, type Deployment } from './deployment.js';
 
 export { describeDeployment, NodeSha256, signedFetch, type Deployment } from './deployment.js';
 
-/** Where to watch an execution in the AWS console. */
-export function executionConsoleLink(region: string, executionArn: string): string {
-  return `https://${region}.console.aws.amazon.com/states/home?region=${region}#/v2/executions/details/${executionArn}`;
-}
+export { executionConsoleLink } from './console-link.js';
 
 /** A client of a deployed agent, with the caller's AWS credentials (and its Step Functions client, for reading execution histories). */
 export function deploymentClient(deployment: Deployment, agent?: AgentDefinition): { client: SavepointClient; ledger: DynamoDbLedger; sfn: SFNClient; close: () => void } {

@@ -6,6 +6,7 @@ import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-record
 import { TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
 import { followEvents } from './events.js';
 import { RunsApiError } from './runs-api-error.js';
+import { isLoopback, loopbackRequest, type Answer } from './loopback-request.js';
 
 /**
  * `connect`: the client of a runs API — `savepoint serve` on this machine, or a deployed stack —
@@ -66,6 +67,8 @@ export interface RunPage {
   runs: RunSummary[];
   /** Pass it back as `cursor` for the next page; absent on the last one. */
   nextCursor?: string;
+  /** Runs whose record fails verification (the ledger's seal): named, not listed. */
+  damaged?: { runId: string; error: string }[];
 }
 
 /** What `start` starts. */
@@ -240,14 +243,15 @@ export function servedAt(stateDir: string): RunsEndpoint {
 export function runsClient(first: RunsEndpoint): RunsClient {
   let endpoint = first;
   const locate = first.locate;
+  // A loopback serve is asked over node:http (client/loopback-request.ts); anything else with fetch.
   const request = (method: string, path: string, body: unknown, signal: AbortSignal | undefined) =>
-    (endpoint.fetch ?? fetch)(`${endpoint.base}${path}`, {
+    (endpoint.fetch ?? (isLoopback(endpoint.base) ? loopbackRequest : fetch))(`${endpoint.base}${path}`, {
       method,
       ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
       ...(signal && { signal }),
     });
   const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = [], signal?: AbortSignal): Promise<{ status: number; body: T }> => {
-    let response: Response;
+    let response: Answer;
     try {
       response = await request(method, path, body, signal);
     } catch (error) {

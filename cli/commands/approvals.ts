@@ -1,11 +1,8 @@
 import type { Command } from 'commander';
-import { signedLinks } from '../../lambdas/approvals/decision.js';
-import { localUser } from '../../local/services/approval-api.js';
-import { localApprovalKeys } from '../../local/state/approval-keys.js';
 import { formatApproval } from '../format.js';
 import { out, printJson, stateDir } from '../program.js';
-import { withClient } from '../target.js';
-import type { EngineFile } from '../state.js';
+import { agentDir } from '../state.js';
+import { withRuns } from '../target.js';
 
 /** `savepoint approvals`: the approvals waiting, with signed links to the running engine's page. */
 export function registerApprovalsCommand(program: Command): void {
@@ -14,19 +11,17 @@ export function registerApprovalsCommand(program: Command): void {
     .description('the approvals waiting for a decision')
     .option('--json', 'print JSON', false)
     .action((options: { json: boolean }) =>
-      withClient('approvals', undefined, undefined, async ({ client, engine, parts }) => {
+      withRuns('approvals', undefined, async ({ client, engines }) => {
+        const approvals = await client.approvals();
         // Links point at the approval page of the engine that runs the approval's run, signed with
         // its directory's key (serve with several agents: each agent's directory has its own).
-        const linksIn = (dir: string, running: EngineFile | undefined) => {
-          const pageUrl = running?.endpoints['approvalPage'];
-          return pageUrl ? { signer: localApprovalKeys(dir).links, pageUrl, approvers: [localUser()] } : undefined;
-        };
-        const holderOf = async (runId: string) => {
-          for (const part of parts ?? []) if (await part.ledger.getRun(runId)) return linksIn(part.dir, part.engine);
-          return linksIn(stateDir(), engine);
-        };
+        const pages = engines.filter(({ engine }) => engine.endpoints['approvalPage']);
+        const links = pages.length === 0 ? undefined : await import('../approval-links.js');
         const pending = await Promise.all(
-          (await client.approvals()).map(async (approval) => ({ ...approval, links: await signedLinks(await holderOf(approval.runId), approval) })),
+          approvals.map(async (approval) => {
+            const holder = pages.find(({ dir }) => approval.agent !== undefined && dir === agentDir(stateDir(), approval.agent)) ?? pages.find(({ dir }) => dir === stateDir());
+            return { ...approval, links: links && holder ? await links.signedLinksIn(holder.dir, holder.engine.endpoints['approvalPage']!, approval) : [] };
+          }),
         );
         if (options.json) printJson({ approvals: pending });
         else out(pending.length === 0 ? 'no approval is waiting' : pending.map(formatApproval).join('\n'));

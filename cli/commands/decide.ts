@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
+import { RunsApiError } from '../../client/index.js';
 import { UsageError } from '../errors.js';
 import { out } from '../program.js';
-import { withClient } from '../target.js';
+import { withRuns } from '../target.js';
 
 /** `savepoint approve <approvalId>` and `savepoint reject <approvalId>`: one decision, recorded once. */
 export function registerDecideCommand(program: Command): void {
@@ -11,11 +12,16 @@ export function registerDecideCommand(program: Command): void {
       .description(`${name} a pending approval (through the running engine's approval API, or recorded for the next resume)`)
       .option('--reason <text>', 'why, recorded with the decision')
       .action((approvalId: string, options: { reason?: string }) =>
-        withClient(decision, undefined, undefined, async ({ client, live }) => {
-          const result = await client.decide(approvalId, decision, { reason: options.reason });
-          if (!result.ok) throw new UsageError(`${result.status}: ${result.message}`);
-          out(`${approvalId}: ${result.approval.status}${live ? '' : ' (recorded; the run continues when it resumes)'}`);
+        withRuns(decision, undefined, async ({ client, live }) => {
+          const approval = await client.decide(approvalId, decision, { ...(options.reason !== undefined && { reason: options.reason }) }).catch((error: unknown) => {
+            // A refusal of the decision (not yours to decide, no such approval, decided or expired already) names its status; bad input (400) speaks for itself.
+            throw error instanceof RunsApiError && REFUSALS.includes(error.status) ? new UsageError(`${error.status}: ${error.message}`) : error;
+          });
+          out(`${approvalId}: ${approval.status}${live ? '' : ' (recorded; the run continues when it resumes)'}`);
         }),
       );
   }
 }
+
+/** The approval API's refusals of a decision (lambdas/approvals/decision.ts DecideResult). */
+const REFUSALS: readonly number[] = [401, 403, 404, 409, 410];

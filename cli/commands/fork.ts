@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { createInterface } from 'node:readline/promises';
-import { forkChanges, hazardReport, ForkRequest } from '../../lambdas/runs/fork.js';
+import type { ForkRequest } from '../../lambdas/runs/fork.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
 import { engineOptions } from '../options.js';
@@ -43,6 +43,7 @@ export function registerForkCommand(program: Command): void {
       const at = Number(options.at);
       if (!Number.isInteger(at) || at < 1) throw new UsageError(`--at: a turn number (1 or more), not ${options.at}`);
       const results = (options.result ?? []).map((spec) => editedResult(spec));
+      const { forkChanges, hazardReport, ForkRequest } = await import('../../lambdas/runs/fork.js');
       const fork = parseOrThrow(ForkRequest, { from: parentId, at, effects: options.effects, ...(options.freshBudget && { freshBudget: true }), ...(results.length > 0 && { results }) }, 'fork');
       if (deployed().stack) return forkOnStack(parentId, options, fork);
       // Read the parent and report before the engine owns the state directory.

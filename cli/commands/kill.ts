@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { deployed, out, stateDir } from '../program.js';
-import { localUser } from '../../local/services/approval-api.js';
 import { servingEngine, withClient } from '../target.js';
-import { KillReason } from '../../lambdas/runs/run-request.js';
 
 /** `savepoint kill [runId] | --all [--lift]`: a run, or every run, stops before its next step. */
 export function registerKillCommand(program: Command): void {
@@ -15,6 +13,7 @@ export function registerKillCommand(program: Command): void {
     .option('--reason <text>', 'why, recorded with the kill', '')
     .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
       if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
+      const [{ KillReason }, { localUser }] = await Promise.all([import('../../lambdas/runs/run-request.js'), import('../../local/services/approval-api.js')]);
       if (!KillReason.safeParse(options.reason).success) throw new UsageError(`--reason: at most 500 characters (got ${options.reason.length})`);
       // A run serve drives is cancelled through its runs API, which records who asked (and stops a run waiting for a person at once).
       const serving = runId && !deployed().stack ? await servingEngine(stateDir()) : undefined;

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { pruningOf } from '../../lambdas/ledger/storage-ledger.js';
 import { CalendarDate } from '../../lambdas/shared/dates.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
@@ -27,6 +26,7 @@ export function registerPruneCommand(program: Command): void {
       const finishedBefore = parseOrThrow(FinishedBefore, options.finishedBefore, '--finished-before');
       await withClient('prune', undefined, undefined, async ({ ledger, engine, parts }) => {
         // Each agent's ledger (serve with several agents keeps one per agent), else the one.
+        const { pruningOf } = await import('../../lambdas/ledger/storage-ledger.js');
         const prunables = (parts ?? [{ ledger, engine }]).map((part) => pruningOf(part.ledger));
         if (prunables.some((prunable) => !prunable)) {
           throw new UsageError(

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import type { RunSummary } from '../../client/index.js';
 import { CalendarDate } from '../../lambdas/shared/dates.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { err, out, printJson } from '../program.js';
-import { withClient } from '../target.js';
+import { withRuns } from '../target.js';
 
 /** `savepoint runs`: the runs, newest first. */
 export function registerRunsCommand(program: Command): void {
@@ -15,19 +16,32 @@ export function registerRunsCommand(program: Command): void {
     .option('--limit <n>', 'at most this many runs', '50')
     .option('--json', 'print JSON', false)
     .action((options: { status?: string; since?: string; limit: string; json: boolean }) =>
-      withClient('runs', undefined, undefined, async ({ ledger, link }) => {
+      withRuns('runs', undefined, async ({ client, link }) => {
         const filter = parseOrThrow(RunsFilter, options, 'options');
-        // A run whose record fails verification is named, not listed (nothing in it can be trusted).
+        // Page by page, newest first, until the limit or a run older than --since (the pages are in creation order).
+        const listed: RunSummary[] = [];
         const damaged: { runId: string; error: string }[] = [];
-        const runs = (await ledger.listRuns(filter.limit, { onDamaged: (runId, error) => damaged.push({ runId, error: error.message }) }))
-          .filter((run) => (!filter.status || run.status === filter.status) && (!filter.since || run.createdAt >= filter.since))
-          .map((run) => ({ runId: run.runId, agent: run.agent, status: run.status, steps: run.steps, dollars: run.costMicros / 1_000_000, createdAt: run.createdAt, execution: link(run.executionArn) }));
+        for (let cursor: string | undefined, older = false; listed.length < filter.limit && !older; ) {
+          const page = await client.list({ ...(filter.status && { status: filter.status }), limit: Math.min(PAGE, filter.limit - listed.length), ...(cursor && { cursor }) });
+          damaged.push(...(page.damaged ?? []).filter((run) => !damaged.some((seen) => seen.runId === run.runId)));
+          for (const run of page.runs) {
+            if (filter.since && run.createdAt < filter.since) older = true;
+            else listed.push(run);
+          }
+          if (!page.nextCursor) break;
+          cursor = page.nextCursor;
+        }
+        const runs = listed.map((run) => ({ runId: run.runId, agent: run.agent, status: run.status, steps: run.steps, dollars: run.dollars, createdAt: run.createdAt, execution: link(run.executionArn) }));
+        // A run whose record fails verification is named, not listed (nothing in it can be trusted).
         for (const { runId, error } of damaged) err(`savepoint: run ${runId} is not listed: ${error} (savepoint verify ${runId})`);
         if (options.json) return printJson({ runs, ...(damaged.length > 0 && { damaged }) });
         out(runs.length === 0 ? 'no runs' : runs.map((run) => `${run.runId.padEnd(32)} ${run.status.padEnd(9)} ${String(run.steps).padStart(5)} steps  $${run.dollars.toFixed(4).padStart(9)}  ${run.createdAt}  ${run.execution}`).join('\n'));
       }),
     );
 }
+
+/** The runs API's largest page (lambdas/runs/runs-api.ts ListQuery). */
+const PAGE = 100;
 
 const RunsFilter = z.object({
   status: z.enum(['running', 'succeeded', 'stopped', 'killed', 'failed']).optional(),

@@ -3,9 +3,9 @@ import { formatReport } from '../format.js';
 import { UsageError } from '../errors.js';
 import { DEFAULT_STATE_DIR } from '../state.js';
 import { deployed, out, printJson, program, stateDir } from '../program.js';
-import { withClient } from '../target.js';
+import { where, withRuns } from '../target.js';
 
-/** `savepoint status <runId>`: a run's report, from the ledger. */
+/** `savepoint status <runId>`: a run's report, as the runs API answers it. */
 export function registerStatusCommand(program: Command): void {
   program
     .command('status <runId>')
@@ -13,18 +13,17 @@ export function registerStatusCommand(program: Command): void {
     .option('--agent <name|path>', "the run's agent, for its own summary (default: the agent named in the run)")
     .option('--json', 'print JSON', false)
     .action((runId: string, options: { json: boolean; agent?: string }) =>
-      withClient('status', options.agent, runId, async ({ client, engine, parts }) => {
-        const view = await client.status(runId);
-        if (!view) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+      withRuns('status', options.agent, async ({ client, engines }) => {
+        const run = await client.get(runId);
+        if (!run) throw new UsageError(`no run ${runId} in ${where()}`);
         // A local run recorded as running that no engine of its agent drives: its process died (a
         // SIGKILL, a crash). The ledger cannot tell; the state directory can, and says what to type.
-        const local = view.report.status === 'running' && !deployed().stack;
-        const engines = parts ? parts.flatMap((part) => (part.engine ? [part.engine] : [])) : engine ? [engine] : [];
-        const driven = local ? engines.some((running) => running.agent?.name === view.report.agent) : undefined;
-        if (options.json) printJson({ ...view.report, lifecycle: view.lifecycle, ...(driven !== undefined && { driven }) });
+        const local = run.report.status === 'running' && !deployed().stack;
+        const driven = local ? engines.some(({ engine }) => engine.agent?.name === run.report.agent) : undefined;
+        if (options.json) printJson({ ...run.report, lifecycle: run.lifecycle, ...(driven !== undefined && { driven }) });
         else {
-          out(formatReport(view.report));
-          if (driven === false) out(undrivenHint(runId, view.report.agent, engine?.agent?.name));
+          out(formatReport(run.report));
+          if (driven === false) out(undrivenHint(runId, run.report.agent, engines.find(({ dir }) => dir === stateDir())?.engine.agent?.name));
         }
       }),
     );

@@ -1,7 +1,4 @@
 import type { Command } from 'commander';
-import { sinkFromEnv, tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
-import { traceOf } from '../../lambdas/telemetry/spans.js';
-import { formatSpanTree } from '../../lambdas/telemetry/tree.js';
 import { UsageError } from '../errors.js';
 import { err, out, printJson } from '../program.js';
 import { agentFor, where, withClient } from '../target.js';
@@ -26,6 +23,7 @@ export function registerTraceCommand(program: Command): void {
         // The run's agent, when it is here: its tools' guarantees and its redaction hook.
         const agent = await agentFor(options.agent, run.agent, null);
         // Spans only: the metrics were measured as the run went, and a second send would count twice.
+        const [{ sinkFromEnv, tracingConfigFromEnv }, { traceOf }, { formatSpanTree }] = await Promise.all([import('../../lambdas/telemetry/config.js'), import('../../lambdas/telemetry/spans.js'), import('../../lambdas/telemetry/tree.js')]);
         const sink = tracingConfigFromEnv(process.env) ? sinkFromEnv({ ...process.env, OTEL_METRICS_EXPORTER: 'none' }, { ...(agent?.redactTrace && { redact: agent.redactTrace }) }) : undefined;
         const spans = traceOf({ run, ...(await ledger.listConversation(runId)) }, { ...sink?.content, ...(agent && { tools: agent.tools }) });
         if (options.json) printJson({ runId, spans });

@@ -4,7 +4,6 @@ import type { RunVerification } from '../../lambdas/ledger/seal.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
 import { where, withClient } from '../target.js';
-import { pruningOf } from '../../lambdas/ledger/storage-ledger.js';
 
 /** `savepoint verify [runId] | --all`: checks sealed ledger records. */
 export function registerVerifyCommand(program: Command): void {
@@ -16,6 +15,7 @@ export function registerVerifyCommand(program: Command): void {
     .action(async (runId: string | undefined, options: { all: boolean; json: boolean }) => {
       if (Boolean(runId) === options.all) throw new UsageError('verify takes a run id, or --all');
       await withClient('verify', undefined, undefined, async ({ client, ledger }) => {
+        const { pruningOf } = await import('../../lambdas/ledger/storage-ledger.js');
         const reports = await client.verify(runId ?? 'all');
         if (!reports) {
           const prune = (await pruningOf(ledger)?.prunes(() => undefined))?.find((record) => record.runIds.includes(runId!));

@@ -3,7 +3,7 @@ import { TIMEOUT_EARLY_MS } from './middleware.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { StarterRefused } from '../runs/start-route.js';
 import { BatchTooLarge } from '../runs/batch.js';
-import { createRunsRoutes, RunEnded, type RunResource, type RunsApiDeps } from '../runs/runs-api.js';
+import { createRunsRoutes, NoEngine, RunEnded, type RunResource, type RunsApiDeps, type RunsReaderDeps } from '../runs/runs-api.js';
 import { assertJsonContentType, callerOf, httpErrors, json, parseBody, publicApproval } from './approval-http.js';
 
 /**
@@ -12,15 +12,16 @@ import { assertJsonContentType, callerOf, httpErrors, json, parseBody, publicApp
  *   POST /runs                 {"agent"?, "runId"?, "input", "config"?, "model"?, "force"?, "fork"?, …}
  *                              → 202 {"runId", "agent", "executionArn", "startedBy", "lifecycle", "created"}, Location: /v1/runs/{runId}
  *   GET  /runs/{runId}[?wait=] → 200 {"runId", "agent", "lifecycle", "report", "approvals", "pollAfterSeconds"?}, Retry-After while it lives
- *   GET  /runs[?agent=&status=&cursor=&limit=] → 200 {"runs": [...], "nextCursor"?}
+ *   GET  /runs[?agent=&status=&cursor=&limit=] → 200 {"runs": [...], "nextCursor"?, "damaged"?}
  *   POST /runs/{runId}/cancel  {"reason"?} → 202 the run; 409 when it has ended
  *   POST /batches              {"agent"?, "items" | "manifest", "concurrency"?, "batchId"?, "key"?} → 202 the batch, Location: /v1/batches/{batchId}; 413 over its size
  *   GET  /batches/{batchId}    → 200 its progress (lambdas/runs/batch.ts)
  * A run is started and cancelled as the caller API Gateway verified (callerOf: the person an IAM
  * principal stands for); a request without a verified caller reads and changes nothing (403). The
- * routes themselves are lambdas/runs/runs-api.ts.
+ * routes themselves are lambdas/runs/runs-api.ts. Over a ledger no engine drives (RunsReaderDeps:
+ * a state directory read in process), a start is refused 503.
  */
-export function createRunsApi(deps: RunsApiDeps) {
+export function createRunsApi(deps: RunsApiDeps | RunsReaderDeps) {
   const routes = createRunsRoutes(deps);
   return async (event: APIGatewayProxyEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<APIGatewayProxyResult> => {
     const route = routeOf(event);
@@ -56,6 +57,7 @@ export function createRunsApi(deps: RunsApiDeps) {
       if (error instanceof StarterRefused) return json(403, { message: error.message });
       if (error instanceof RunEnded) return json(409, { message: error.message, run: visible(error.run) });
       if (error instanceof BatchTooLarge) return json(413, { message: error.message });
+      if (error instanceof NoEngine) return json(503, { message: error.message });
       throw error;
     }
   };
@@ -96,7 +98,7 @@ function visible(run: RunResource) {
   return { ...run, approvals: run.approvals.map(publicApproval) };
 }
 
-export function runsApiHandler(deps: RunsApiDeps, middlewares: readonly middy.MiddlewareObj[] = []) {
+export function runsApiHandler(deps: RunsApiDeps | RunsReaderDeps, middlewares: readonly middy.MiddlewareObj[] = []) {
   const api = createRunsApi(deps);
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: TIMEOUT_EARLY_MS });
   for (const middleware of middlewares) handler.use(middleware as middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>);

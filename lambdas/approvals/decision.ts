@@ -1,3 +1,5 @@
+export { signedLinks, type ApprovalLinks } from './links.js';
+import type { ApprovalLinks } from './links.js';
 import * as z from 'zod';
 import type { Ledger } from '../ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord } from '../records/ledger-records.js';
@@ -31,13 +33,6 @@ export const Decision = z
 export type Decision = z.infer<typeof Decision>;
 
 /** Signed links for people: who gets one, and where the approval page is served. */
-export interface ApprovalLinks {
-  readonly signer: LinkSigner;
-  /** The page's URL without the approval id, e.g. `https://…/v1/decide`. */
-  readonly pageUrl: string;
-  /** Who is sent a link (e-mail addresses, chat handles): the identities their decisions are recorded under. */
-  readonly approvers: readonly string[];
-}
 
 export interface ApprovalDeps {
   ledger: Ledger;
@@ -150,17 +145,6 @@ export function uncoveredWaitMs(approval: ApprovalRecord, others: readonly Appro
   return uncovered + Math.max(0, own.to - at);
 }
 
-/** One signed link per approver, valid until the approval's deadline. */
-export async function signedLinks(links: ApprovalLinks | undefined, approval: Pick<ApprovalRecord, 'approvalId' | 'runId' | 'decideBy'>): Promise<ApprovalRequested['links']> {
-  if (!links) return [];
-  const expiresAt = Math.floor(Date.parse(approval.decideBy) / 1000);
-  return Promise.all(
-    links.approvers.map(async (approver) => {
-      const token = await links.signer.sign({ approvalId: approval.approvalId, runId: approval.runId, approver, expiresAt });
-      return { approver, url: `${links.pageUrl}/${approval.approvalId}?link=${token}` };
-    }),
-  );
-}
 
 export type DecideResult =
   | { ok: true; approval: ApprovalRecord; delivered: boolean; waitingForSecond?: boolean }

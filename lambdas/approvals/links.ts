@@ -122,3 +122,23 @@ export async function verifyLink(
   }
   return { ok: true, claims };
 }
+
+export interface ApprovalLinks {
+  readonly signer: LinkSigner;
+  /** The page's URL without the approval id, e.g. `https://…/v1/decide`. */
+  readonly pageUrl: string;
+  /** Who is sent a link (e-mail addresses, chat handles): the identities their decisions are recorded under. */
+  readonly approvers: readonly string[];
+}
+
+/** One signed link per approver, valid until the approval's deadline. */
+export async function signedLinks(links: ApprovalLinks | undefined, approval: { approvalId: string; runId: string; decideBy: string }): Promise<{ approver: string; url: string }[]> {
+  if (!links) return [];
+  const expiresAt = Math.floor(Date.parse(approval.decideBy) / 1000);
+  return Promise.all(
+    links.approvers.map(async (approver) => {
+      const token = await links.signer.sign({ approvalId: approval.approvalId, runId: approval.runId, approver, expiresAt });
+      return { approver, url: `${links.pageUrl}/${approval.approvalId}?link=${token}` };
+    }),
+  );
+}

@@ -7,7 +7,7 @@ import { LockFile } from './lock-file.js';
 import { item, type Partition } from './embedded-memory.js';
 import type { Key } from './protocol.js';
 import { chained, line, LogHead, parseEntry, splitChained, verifySeal, type Item } from './sealed-log.js';
-import { hmacSealer, readOrCreateKeyFile, recordOf, type LedgerSealer } from './seal.js';
+import { hmacSealer, readOrCreateKeyFile, recordOf, SEAL_KEY_FILE, type LedgerSealer } from './seal.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 
 /**
@@ -16,8 +16,7 @@ import { LedgerIntegrityError } from '../shared/errors.js';
  * checked against what recorded it (the index, the cold store) and against its seal.
  */
 
-/** The seal key's file in a state directory (`keys/`, like the approval keys). */
-export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
+export { SEAL_KEY_FILE } from './seal.js';
 /** The log in a ledger directory. */
 export const LOG_FILE = 'ledger.jsonl';
 

@@ -4,6 +4,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import type { Ledger } from './ledger.js';
+
+/** The seal key's file in a state directory (`keys/`, like the approval keys). */
+export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
 import { approvalSkOf, type ApprovalRecord } from '../records/ledger-records.js';
 
 /**

@@ -6,7 +6,8 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../records/ledger-records.js';
 import { RunStatus } from '../records/ledger-records.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
-import { timersOf } from '../shared/ports.js';
+import { timersOf, type Clock } from '../shared/ports.js';
+import type { AgentDefinition } from '../define.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { lifecycleOf, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js';
 import { loadReport, type RunReport } from './report.js';
@@ -60,6 +61,21 @@ export const ListQuery = z
   .strict();
 
 export const GetQuery = z.object({ wait: z.coerce.number().int().min(0).max(3_600).optional() }).strict();
+
+/**
+ * The runs API over a ledger that no engine drives (a state directory read in process:
+ * local/services/state-dir-api.ts): it reads runs, lists every agent's, and records a cancel;
+ * a start is refused (NoEngine), for there is nothing to run it.
+ */
+export interface RunsReaderDeps {
+  /** The ledger, as the runs API's role reaches it. */
+  ledger: Ledger;
+  clock: Clock;
+  /** The agent a run's report is summarized by, from its name (undefined: the report goes without the agent's own summary). */
+  agentOf: (name: string) => Promise<AgentDefinition | undefined>;
+  /** Where to start an engine, for the refusal of a start. */
+  engineHint: string;
+}
 
 export interface RunsApiDeps extends StartRouteDeps {
   /** The ledger as the runs API's role reaches it: reads runs and their records, records a kill. */
@@ -117,6 +133,28 @@ export interface RunSummary {
   finishedAt?: string;
   /** Who started it, when the API that started it proved who. */
   startedBy?: string;
+  /** Agent steps taken so far. */
+  steps: number;
+  /** Dollars spent so far. */
+  dollars: number;
+  /** The execution that drives (or drove) it. */
+  executionArn: string;
+}
+
+/** A page of runs (`GET /v1/runs`). */
+export interface RunsPage {
+  runs: RunSummary[];
+  nextCursor?: string;
+  /** Runs of this page's read whose record fails verification: named, not listed (nothing in them can be trusted; `savepoint verify <runId>`). */
+  damaged?: { runId: string; error: string }[];
+}
+
+/** A start refused because no engine runs where the API reads (503): nothing could run it. */
+export class NoEngine extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NoEngine';
+  }
 }
 
 /** A cancel refused because the run has ended (409). */
@@ -130,15 +168,24 @@ export class RunEnded extends Error {
   }
 }
 
-export function createRunsRoutes(deps: RunsApiDeps) {
-  const startRoute = createStartRoute(deps);
+export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
+  // Serving: this API's agent runs what it starts. Reading: no engine, every agent's runs.
+  const serving = 'start' in deps ? deps : undefined;
+  const startRoute = serving && createStartRoute(serving);
+  const reading = 'start' in deps ? undefined : deps;
+  // The agent whose summary a run's report carries (loadReport uses it only for its own runs).
+  const agentOf = async (runId: string): Promise<AgentDefinition | undefined> => {
+    if (!reading) return serving!.agent;
+    const run = await deps.ledger.getRun(runId);
+    return run && reading.agentOf(run.agent);
+  };
   const timers = timersOf(deps.clock);
   const sleep = (ms: number) => new Promise<void>((resolve) => timers.after(ms, resolve));
 
   const pendingOf = async (runId: string) => (await deps.ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
 
   const read = async (runId: string): Promise<RunResource | undefined> => {
-    const report = await loadReport(deps.ledger, runId, deps.clock.now(), deps.agent);
+    const report = await loadReport(deps.ledger, runId, deps.clock.now(), await agentOf(runId));
     if (!report) return undefined;
     const approvals = await pendingOf(runId);
     const lifecycle = lifecycleOf(report.status, approvals.length);
@@ -166,6 +213,8 @@ export function createRunsRoutes(deps: RunsApiDeps) {
   };
 
   const start = async (caller: Identity, body: unknown): Promise<RunAccepted> => {
+    if (!serving || !startRoute) throw new NoEngine(`start: no engine runs here to start a run: ${reading!.engineHint}`);
+    const deps = serving;
     const request = parseOrThrow(StartRunV1Body, body, 'run request');
     const { agent, ...rest } = request;
     if (agent !== undefined && agent !== deps.agent.name) throw new InvalidInputError(`agent: no agent ${agent} here (this API runs ${deps.agent.name})`);
@@ -188,13 +237,19 @@ export function createRunsRoutes(deps: RunsApiDeps) {
     return { ...started, agent: deps.agent.name, lifecycle: 'working', created: true };
   };
 
-  const list = async (rawQuery: unknown): Promise<{ runs: RunSummary[]; nextCursor?: string }> => {
+  const list = async (rawQuery: unknown): Promise<RunsPage> => {
     const query = parseOrThrow(ListQuery, rawQuery ?? {}, 'query');
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     const pending = new Map<string, number>();
     for (const approval of await deps.ledger.listPendingApprovals()) pending.set(approval.runId, (pending.get(approval.runId) ?? 0) + 1);
     // At most LIST_READ_LIMIT runs from the cursor on are read per page (a keyed query of the agent's runs).
-    const read = query.agent === undefined || query.agent === deps.agent.name ? await deps.ledger.listRunsOf(deps.agent.name, LIST_READ_LIMIT, after && { notAfter: after.createdAt }) : [];
+    const damaged: { runId: string; error: string }[] = [];
+    const onDamaged = (runId: string, error: Error) => void damaged.push({ runId, error: error.message });
+    const read = !serving
+      ? await deps.ledger.listRuns(LIST_READ_LIMIT, { onDamaged })
+      : query.agent === undefined || query.agent === serving.agent.name
+        ? await deps.ledger.listRunsOf(serving.agent.name, LIST_READ_LIMIT, { onDamaged, ...(after && { notAfter: after.createdAt }) })
+        : [];
     const runs = read
       .sort(newestFirst)
       .filter((run) => query.agent === undefined || run.agent === query.agent)
@@ -209,8 +264,10 @@ export function createRunsRoutes(deps: RunsApiDeps) {
       runs: page.map(({ run, lifecycle }) => ({
         runId: run.runId, agent: run.agent, status: run.status, lifecycle, createdAt: run.createdAt,
         ...(run.finishedAt && { finishedAt: run.finishedAt }), ...(run.startedBy && { startedBy: run.startedBy }),
+        steps: run.steps, dollars: run.costMicros / 1_000_000, executionArn: run.executionArn,
       })),
       ...(last && { nextCursor: encodeCursor(last) }),
+      ...(damaged.length > 0 && { damaged }),
     };
   };
 
@@ -218,7 +275,7 @@ export function createRunsRoutes(deps: RunsApiDeps) {
     const runId = parseOrThrow(RunId, rawRunId, 'runId');
     const { reason = '' } = parseOrThrow(CancelBody, body ?? {}, 'cancel request');
     // Whoever may start runs may cancel them, recorded as the person the deployment names (approvals/people.ts).
-    const canceller = starterPerson(caller.principal ?? caller.id, caller.id, deps.people ?? {});
+    const canceller = starterPerson(caller.principal ?? caller.id, caller.id, serving?.people ?? {});
     if (!canceller.ok) throw new StarterRefused(`caller: ${canceller.message}`);
     const run = await deps.ledger.getRun(runId);
     if (!run) throw new NotFoundError(`runId: no run ${runId}`);
@@ -228,15 +285,15 @@ export function createRunsRoutes(deps: RunsApiDeps) {
     await deps.ledger.killRun(runId, flag);
     // Its child runs (defineAgentTool) with it, their executions stopped now: a parent waiting on a
     // child would otherwise wait for the child to reach its next step.
-    await killChildren({ ledger: deps.ledger, ...(deps.children && { children: deps.children }), now: deps.clock.now() }, run.agent === deps.agent.name ? deps.agent : undefined, run, flag);
+    await killChildren({ ledger: deps.ledger, ...(serving?.children && { children: serving.children }), now: deps.clock.now() }, run.agent === serving?.agent.name ? serving.agent : await reading?.agentOf(run.agent), run, flag);
     // A run that waits for a person would reach its next step only once the wait ends: stop it now
     // (ExecutionStopped closes its approvals; the kill recorded above is the one that stands).
-    if ((await pendingOf(runId)).length > 0) await deps.stop?.(run.executionArn, 'Savepoint.Cancelled', `cancelled by ${canceller.person}${reason ? `: ${reason}` : ''}`);
+    if ((await pendingOf(runId)).length > 0) await serving?.stop?.(run.executionArn, 'Savepoint.Cancelled', `cancelled by ${canceller.person}${reason ? `: ${reason}` : ''}`);
     return (await read(runId))!;
   };
 
   // Batches start each run through `start` above (lambdas/runs/batch.ts).
-  const batches = deps.batches && createBatchRoutes({ agent: deps.agent, batches: deps.batches.store, itemFunction: deps.batches.itemFunction, runs: deps.ledger, clock: deps.clock, ...(deps.batchPollSeconds !== undefined && { pollSeconds: deps.batchPollSeconds }) });
+  const batches = serving?.batches && createBatchRoutes({ agent: serving.agent, batches: serving.batches.store, itemFunction: serving.batches.itemFunction, runs: deps.ledger, clock: deps.clock, ...(serving.batchPollSeconds !== undefined && { pollSeconds: serving.batchPollSeconds }) });
   const batchesOrMissing = () => {
     if (!batches) throw new NotFoundError('batches: this deployment starts no batches (it has no batch state machine)');
     return batches;

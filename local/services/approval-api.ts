@@ -1,7 +1,7 @@
+import { localUser } from './local-user.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { userInfo } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { createLoopbackServer, type ConnectionLimits } from '../../lambdas/shared/loopback-server.js';
 import { readBoundedBody } from './http-body.js';
@@ -10,6 +10,8 @@ import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCr
 import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
 import type { RunEventsRoute } from '../../lambdas/adapters/run-events-http.js';
 import { nodeStreamResponse } from './event-stream.js';
+
+export { localUser };
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -90,23 +92,13 @@ export async function startApprovalApi(
         const lastEventId = request.headers['last-event-id'];
         return await options.runEvents({ runId, after: url.searchParams.get('after') ?? undefined, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
       }
-      const match = ROUTE.exec(url.pathname);
-      if (!match) return answer(404, `no route ${url.pathname}`);
-      const route = match[1] as 'approvals' | 'decide' | 'runs' | 'batches';
-      // `/v1/decide/../approvals` parses to /approvals: without the credential, only the page is served.
-      if (page && route !== 'decide') return answer(403, MISSING_CREDENTIAL);
-      const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
-      if (route === 'decide' && approvalId === undefined) return answer(404, `no route ${url.pathname}`);
-      const cancel = match[3] !== undefined;
-      // The runs API's handler serves batches too (lambdas/runs/batch.ts; a deployed stack has no such route yet, and its resource policy refuses it).
-      const runsRoute = route === 'runs' || route === 'batches';
-      if ((runsRoute && !options.runs) || (cancel && route !== 'runs')) return answer(404, `no route ${url.pathname}`);
+      const { route, approvalId, cancel, runsRoute, body: limit } = apiRoute(url.pathname, page, Boolean(options.runs));
       const decision = options.authorize?.(request.method ?? 'GET', `/${route}${approvalId === undefined ? '' : `/${approvalId}`}${cancel ? '/cancel' : ''}`, route === 'decide' ? undefined : user);
       if (decision && !decision.allowed) {
         request.resume();
         return answer(decision.status, decision.message);
       }
-      const body = await readBody(request, runsRoute ? { limit: MAX_RUN_BODY, what: route === 'runs' ? 'a run request' : 'a batch request' } : { limit: MAX_BODY, what: 'an approval decision' });
+      const body = await readBody(request, limit);
       const event = proxyEvent(request, url, { route, approvalId, cancel, body, principal: route === 'decide' ? undefined : user });
       const result = runsRoute ? await options.runs!(event, lambdaContext('RunsApi', 20_000)) : await handler(event, lambdaContext('ApprovalCallback', 30_000));
       response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
@@ -146,10 +138,42 @@ export async function startApprovalApi(
   };
 }
 
+/** The route of a request to the API: which handler, its path's ids, and the body it may have. */
+export interface ApiRoute {
+  route: 'approvals' | 'decide' | 'runs' | 'batches';
+  approvalId: string | undefined;
+  cancel: boolean;
+  /** The runs API's handler serves it (runs and batches), else the approval API's. */
+  runsRoute: boolean;
+  body: { limit: number; what: string };
+}
+
+/**
+ * The route of a request's path (after the credential, `/v1/…`), as the loopback API serves it
+ * and as a state directory's API answers in process (local/services/state-dir-api.ts); a
+ * RefusedRequest (its 4xx) when no route takes it. `page`: the request came without the
+ * credential, for the approval page; `servesRuns`: a runs API stands behind it.
+ */
+export function apiRoute(pathname: string, page: boolean, servesRuns: boolean): ApiRoute {
+  const match = ROUTE.exec(pathname);
+  if (!match) throw new RefusedRequest(404, `no route ${pathname}`);
+  const route = match[1] as ApiRoute['route'];
+  // `/v1/decide/../approvals` parses to /approvals: without the credential, only the page is served.
+  if (page && route !== 'decide') throw new RefusedRequest(403, MISSING_CREDENTIAL);
+  const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
+  if (route === 'decide' && approvalId === undefined) throw new RefusedRequest(404, `no route ${pathname}`);
+  const cancel = match[3] !== undefined;
+  // The runs API's handler serves batches too (lambdas/runs/batch.ts; a deployed stack has no such route yet, and its resource policy refuses it).
+  const runsRoute = route === 'runs' || route === 'batches';
+  if ((runsRoute && !servesRuns) || (cancel && route !== 'runs')) throw new RefusedRequest(404, `no route ${pathname}`);
+  const body = runsRoute ? { limit: MAX_RUN_BODY, what: route === 'runs' ? 'a run request' : 'a batch request' } : { limit: MAX_BODY, what: 'an approval decision' };
+  return { route, approvalId, cancel, runsRoute, body };
+}
+
 /** A request refused before it becomes an event for the handler. */
-class RefusedRequest extends Error {
+export class RefusedRequest extends Error {
   constructor(
-    readonly status: 400 | 413,
+    readonly status: 400 | 403 | 404 | 413,
     message: string,
   ) {
     super(message);
@@ -179,16 +203,6 @@ async function readBody(request: IncomingMessage, { limit, what }: { limit: numb
   return body.length === 0 ? null : body.toString('utf8');
 }
 
-/** This machine's user, as the local approval API records a decider. */
-export function localUser(): string {
-  let name = process.env['USER'];
-  try {
-    name = userInfo().username;
-  } catch {
-    // no passwd entry (a container): keep $USER
-  }
-  return `local:${name ?? 'unknown'}`;
-}
 
 function proxyEvent(
   request: IncomingMessage,

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { SEAL_KEY_FILE } from '../../lambdas/ledger/embedded-files.js';
-import { ephemeralSealer, hmacSealer, readOrCreateKeyFile, type LedgerSealer } from '../../lambdas/ledger/seal.js';
+import { ephemeralSealer, hmacSealer, readOrCreateKeyFile, SEAL_KEY_FILE, type LedgerSealer } from '../../lambdas/ledger/seal.js';
 import { hmacDecisionMac, type DecisionMac } from '../../lambdas/approvals/decision-mac.js';
 import { hmacLinkSigner, type LinkSigner } from '../../lambdas/approvals/links.js';
 

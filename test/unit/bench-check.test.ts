@@ -24,6 +24,12 @@ function wasteReport(crashExecutions: number[], crashesLost = 0) {
 
 const text = (report: unknown) => JSON.stringify(report);
 
+/** bench/growth.ts `served`: each reading command's figures while serve answers, at these ratios to its own Node start (the highest measured by default). */
+const served = (ratios: { status: number; runs: number; approvals: number } = { status: 6.01, runs: 6.69, approvals: 6.09 }) => {
+  const command = (cpuRatioToStart: number) => ({ wallMs: 300, cpuMs: Math.round(24 * cpuRatioToStart), startCpuMs: 24, peakRssMb: 70, cpuRatioToStart });
+  return { status: command(ratios.status), runs: command(ratios.runs), approvals: command(ratios.approvals) };
+};
+
 describe('bench/check.ts', () => {
   it('accepts a waste report that measured every scenario, a single crash run without an interval included', () => {
     expect(checkReport('waste', text(wasteReport([21])))).toEqual([]);
@@ -156,7 +162,7 @@ describe('bench/check.ts', () => {
     });
     const flat = command([91, 92], [[443, 470], [460, 450], [452, 466]]);
     const growth = (heapPerRunKb: number, changed: Record<string, unknown> = {}) =>
-      JSON.stringify({ options: { runs: 150, steps: 10 }, engine: { heapAfterWarmMb: 27, heapAtEndMb: 29, heapPerRunKb }, stateDir: { bytesPerRun: 35_884 }, status: flat, runs: flat, approvals: flat, verifyAll: command([90, 117], [[450, 900], [455, 910], [470, 905]]), ...changed });
+      JSON.stringify({ options: { runs: 150, steps: 10 }, engine: { heapAfterWarmMb: 27, heapAtEndMb: 29, heapPerRunKb }, stateDir: { bytesPerRun: 35_884 }, status: flat, runs: flat, approvals: flat, verifyAll: command([90, 117], [[450, 900], [455, 910], [470, 905]]), served: served(), ...changed });
     expect(checkReport('growth', growth(0.9))).toEqual([]);
     expect(checkReport('growth', growth(5.1))).toEqual(['engine.heapPerRunKb: 5.1 KB of engine heap per finished run (bounded: at most 1.8)']);
     expect(checkReport('growth', growth(120, { status: command([91, 132], [[443, 720], [450, 730], [445, 715]]), runs: command([90, 100], [[440, 710], [450, 700], [441, 720]]), verifyAll: command([90, 262], [[450, 2900], [450, 2950], [460, 2910]]) }))).toEqual([
@@ -174,7 +180,7 @@ describe('bench/check.ts', () => {
     const process = (cpuMs: number) => ({ wallMs: cpuMs * 2, cpuMs, startCpuMs: 150, peakRssMb: 90 });
     const command = (pairs: [number, number][]) => ({ oneRun: process(Math.min(...pairs.map(([one]) => one))), manyRuns: process(Math.min(...pairs.map(([, many]) => many))), cpuMsPairs: pairs, cpuRatioToStart: 3 });
     const flat = command([[500, 510], [505, 495], [498, 502]]);
-    const growth = (status: unknown) => JSON.stringify({ options: { runs: 150, steps: 10 }, engine: { heapAfterWarmMb: 27, heapAtEndMb: 27, heapPerRunKb: 0.8 }, stateDir: { bytesPerRun: 35_884 }, status, runs: flat, approvals: flat, verifyAll: flat });
+    const growth = (status: unknown) => JSON.stringify({ options: { runs: 150, steps: 10 }, engine: { heapAfterWarmMb: 27, heapAtEndMb: 27, heapPerRunKb: 0.8 }, stateDir: { bytesPerRun: 35_884 }, status, runs: flat, approvals: flat, verifyAll: flat, served: served() });
     // CI's 1.40: the many-runs side measured in a burst. Paired, the burst costs one pair.
     expect(checkReport('growth', growth(command([[480, 672], [500, 505], [490, 500], [470, 480], [505, 495]])))).toEqual([]);
     expect(checkReport('growth', growth(command([[480, 780], [500, 800], [490, 790], [470, 480], [505, 495]])))).toEqual([
@@ -278,7 +284,7 @@ describe('bench/check.ts speed limits', () => {
       return { oneRun: run, manyRuns: run, cpuMsPairs: [[run.cpuMs, run.cpuMs], [run.cpuMs, run.cpuMs], [run.cpuMs, run.cpuMs]], cpuRatioToStart };
     };
     const growth = (ratios: { status: number; runs: number; approvals: number }) =>
-      text({ options: { runs: 150, steps: 10 }, engine: { heapAfterWarmMb: 27, heapAtEndMb: 27, heapPerRunKb: 0.8 }, stateDir: { bytesPerRun: 35_884 }, status: command(ratios.status), runs: command(ratios.runs), approvals: command(ratios.approvals), verifyAll: command(4) });
+      text({ options: { runs: 150, steps: 10 }, engine: { heapAfterWarmMb: 27, heapAtEndMb: 27, heapPerRunKb: 0.8 }, stateDir: { bytesPerRun: 35_884 }, status: command(ratios.status), runs: command(ratios.runs), approvals: command(ratios.approvals), verifyAll: command(4), served: served() });
     // The highest measured (SPEED_LIMITS.cli's `measured`).
     const measured = { status: 11.1, runs: 7.8, approvals: 7.6 };
     expect(checkReport('growth', growth(measured))).toEqual([]);
@@ -289,6 +295,22 @@ describe('bench/check.ts speed limits', () => {
     // The commit before loaded the local engine and the Step Functions SDK for every command:
     // 525–826 ms, over Node 22's 24 ms of start 22–34.
     expect(checkReport('growth', growth({ status: 22, runs: 22, approvals: 22 }))).toHaveLength(3);
+  });
+
+  it('holds status, runs and approvals with serve answering at their 200 ms target, as a ratio to their own Node start: the figures measured pass, main\'s status and a doctored report fail', () => {
+    const flat = { oneRun: { wallMs: 600, cpuMs: 180, startCpuMs: 24, peakRssMb: 70 }, manyRuns: { wallMs: 600, cpuMs: 180, startCpuMs: 24, peakRssMb: 70 }, cpuMsPairs: [[180, 180], [180, 180], [180, 180]], cpuRatioToStart: 7.5 };
+    const growth = (ratios?: { status: number; runs: number; approvals: number }) =>
+      text({ options: { runs: 150, steps: 10 }, engine: { heapAfterWarmMb: 27, heapAtEndMb: 27, heapPerRunKb: 0.8 }, stateDir: { bytesPerRun: 35_884 }, status: flat, runs: flat, approvals: flat, verifyAll: flat, served: served(ratios) });
+    for (const name of CLI_TARGETS.commands) expect(SPEED_LIMITS.cliServed[name].bound).toBeCloseTo(CLI_TARGETS.cpuMs / CLI_START_CPU.ms, 9);
+    expect(checkReport('growth', growth())).toEqual([]);
+    for (const name of CLI_TARGETS.commands) {
+      const problems = checkReport('growth', growth({ ...{ status: 6.01, runs: 6.69, approvals: 6.09 }, [name]: 2 * SPEED_LIMITS.cliServed[name].bound }));
+      expect(problems, name).toEqual([expect.stringMatching(new RegExp(`^served\\.${name}\\.cpuRatioToStart: slower than CI's bound: savepoint ${name} on one run, serve answering: [\\d.]+× its process's Node start CPU`))]);
+    }
+    // main's CLI against the same serve (it opened the engine's ledger over loopback): status at 9.47–12.08.
+    expect(checkReport('growth', growth({ status: 9.47, runs: 6.51, approvals: 7.15 }))).toEqual([expect.stringMatching(/^served\.status\.cpuRatioToStart: /)]);
+    const { served: _missing, ...unserved } = JSON.parse(growth()) as Record<string, unknown>;
+    expect(checkReport('growth', JSON.stringify(unserved))).toEqual(['served: Invalid input: expected object, received undefined']);
   });
 
   it('fails a report without a held row, naming it', () => {
