@@ -44,11 +44,13 @@ describe('an app with two agents', () => {
       expect(joined(policy)).toContain(`:stateMachine:${own}`);
       expect(joined(policy)).not.toContain(`:stateMachine:${other}`);
     }
-    // The stack's expiry sweep answers both agents' tokens (infra/control-plane.ts), and no other state machine's.
-    const shared = policies.filter(([id]) => id.startsWith('ControlPlane'));
-    expect(shared).toHaveLength(1);
-    const machines = [...joined(shared[0]).matchAll(/:stateMachine:([\w-]+)/g)].map((match) => match[1]);
-    expect([...new Set(machines)].sort()).toEqual(['Agents-refund-reconciler', 'Agents-support-triage']);
+    // The stack's expiry sweep answers both agents' tokens (infra/control-plane.ts), and no other state machine's; the
+    // stack's approval callback only the agents its API serves (the triage agent has none).
+    const shared = policies.filter(([id]) => id.startsWith('ControlPlane')).sort(([a], [b]) => a.localeCompare(b));
+    expect(shared.map(([id]) => id.replace(/ServiceRole.*/, ''))).toEqual(['ControlPlaneExpireApprovalsFunction', 'ControlPlaneStackApiApprovalCallbackFunction']);
+    const machinesOf = (policy: unknown) => [...new Set([...joined(policy).matchAll(/:stateMachine:([\w-]+)/g)].map((match) => match[1]))].sort();
+    expect(machinesOf(shared[0]![1])).toEqual(['Agents-refund-reconciler', 'Agents-support-triage']);
+    expect(machinesOf(shared[1]![1])).toEqual(['Agents-refund-reconciler']);
   });
 
   it('schedules only the agent that asked for a schedule, and serves an approval API only where asked', () => {
@@ -56,14 +58,16 @@ describe('an app with two agents', () => {
     expect(scheduled).toHaveLength(1);
     expect(joined(scheduled[0])).toContain(':stateMachine:Agents-refund-reconciler:live');
     const apis = Object.keys(template.findResources('AWS::ApiGateway::RestApi'));
+    // The stack's one API (infra/stack-api.ts), serving the refund agent only.
     expect(apis).toHaveLength(1);
-    expect(apis[0]).toMatch(/^Refunds/);
+    expect(apis[0]).toMatch(/^ControlPlaneStackApi/);
   });
 
-  it('gives each agent its own step functions (thirteen with the approval API, its runs route and its event stream, ten without: handoff and compaction too), and the stack one expiry sweep, sweeper and version pruner', () => {
+  it('gives each agent its own ten step functions (handoff and compaction too), and the stack one expiry sweep, sweeper, version pruner and API (approval callback, runs, events)', () => {
     const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([, fn]) => joined(fn).includes('SAVEPOINT_STEP'));
-    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(13);
+    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(10);
     expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(10);
-    expect(functions.filter(([id]) => id.startsWith('ControlPlane')).map(([, fn]) => fn.Properties.Environment.Variables.SAVEPOINT_STEP).sort()).toEqual(['expire-approvals', 'prune-versions', 'sweep']);
+    // The API's three are the stack's (infra/stack-api.ts), whatever the number of agents it serves.
+    expect(functions.filter(([id]) => id.startsWith('ControlPlane')).map(([, fn]) => fn.Properties.Environment.Variables.SAVEPOINT_STEP).sort()).toEqual(['approval-callback', 'expire-approvals', 'prune-versions', 'run-events', 'runs-api', 'sweep']);
   });
 });

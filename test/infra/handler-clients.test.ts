@@ -13,6 +13,8 @@ import { fakeAwslambda, invocationOutput } from '../support/fake-awslambda.js';
  * back is "its handler passes no … client".
  */
 vi.mock('@savepoint/agent-entry', async () => ({ default: (await import('../../agents/refund-reconciler/agent.js')).default }));
+// The stack's API functions bundle every agent of the stack (infra/stack-api.ts): here its one.
+vi.mock('@savepoint/agents-entry', async () => ({ default: [(await import('../../agents/refund-reconciler/agent.js')).default] }));
 
 const MISSING = /handler passes no/;
 // The run events function streams (lambdas/handlers/run-events.ts): Lambda's runtime gives it `awslambda`.
@@ -24,11 +26,14 @@ afterEach(() => {
   Object.assign(process.env, saved);
 });
 
+/** A JSON variable with references in it (the stack API's AGENT_SETTINGS: an approvers parameter), each reference a word. */
+const joined = (value: unknown) => ((value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1]).map((part) => (typeof part === 'string' ? part : 'x')).join('');
+
 /** The function's variables, each CloudFormation reference replaced by a well-formed value; the SDK pointed at a closed port. */
 function environmentOf(variables: Record<string, unknown>): Record<string, string> {
-  const fake = (name: string) => (/ARN$/.test(name) ? 'arn:aws:x:us-east-1:123456789012:x' : name === 'APPROVAL_PAGE_URL' ? 'https://example.com/decide' : `${name.toLowerCase()}-1`);
+  const fake = (name: string) => (/ARN(_PREFIX)?$/.test(name) ? 'arn:aws:x:us-east-1:123456789012:x' : name === 'APPROVAL_PAGE_URL' ? 'https://example.com/decide' : `${name.toLowerCase()}-1`);
   return {
-    ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : fake(name)])),
+    ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : name === 'AGENT_SETTINGS' ? joined(value) : fake(name)])),
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
     AWS_SECRET_ACCESS_KEY: 'example',

@@ -198,9 +198,10 @@ describe('least privilege on the ledger', () => {
       expect(statements.length, step).toBeGreaterThan(0);
       for (const statement of statements) {
         // The stack's shared functions serve every agent; an agent's own are held to its own effects (partitionsOf).
-        const shared = ([Steps.ExpireApprovals, Steps.Sweep, Steps.PruneVersions] as StepName[]).includes(step);
+        // The stack's API functions (infra/stack-api.ts) too: the approval callback answers every agent's approvals.
+        const shared = ([Steps.ExpireApprovals, Steps.Sweep, Steps.PruneVersions, Steps.ApprovalCallback, Steps.RunsApi] as StepName[]).includes(step);
         if (approvalSteps.includes(step)) {
-          // They read and write tokens: an agent's are held to its own partitions and the tokens', the stack's expiry sweep to none.
+          // They read and write tokens: an agent's are held to its own partitions and the tokens', the stack's expiry sweep and approval callback to none.
           if (shared) expect(statement.Condition, step).toBeUndefined();
           else expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionsOf('refund-reconciler', true, 'Savepoint') } });
           continue;

@@ -250,7 +250,7 @@ describe('the approval API', () => {
     const holders = identityPolicies(template.toJSON().Resources)
       .filter((policy) => JSON.stringify(policy.document).includes('states:SendTaskSuccess'))
       .map((policy) => policy.id.replace(/ServiceRole.*/, ''));
-    expect(holders.sort()).toEqual(['ControlPlaneExpireApprovalsFunction', 'RefundReconcilerApprovalCallbackFunction', 'RefundReconcilerRequestApprovalFunction']);
+    expect(holders.sort()).toEqual(['ControlPlaneExpireApprovalsFunction', 'ControlPlaneStackApiApprovalCallbackFunction', 'RefundReconcilerRequestApprovalFunction']);
   });
 });
 
