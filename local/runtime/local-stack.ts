@@ -305,6 +305,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        * adapters/approval-http.ts `createStackApprovalApi`).
        */
       served: { runs: servedRuns, approvals: approvalDeps },
+      /** The ledger's storage: what another agent's stack of the same deployment shares (`sharedLedger`), as a stack's agents share its table. */
+      storage: opened.ledger,
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
       approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
       /**
