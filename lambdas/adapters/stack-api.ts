@@ -14,7 +14,7 @@ import { LIVE_ALIAS } from '../runs/versions.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { stackApprovalApiHandler } from './approval-http.js';
 import type { AwsClients } from './aws-clients.js';
-import { awsDeps } from './aws-deps.js';
+import { awsDeps, jsonVariable } from './aws-deps.js';
 import { powertools } from './powertools.js';
 import { createRunEventsRoute } from './run-events-http.js';
 import { runsRoutesHandler } from './runs-http.js';
@@ -31,17 +31,7 @@ export const StackApiEnvironment = z.object({
   /** Every agent's state machine is `<prefix><agent>`: runs start on its `live` alias. */
   STATE_MACHINE_ARN_PREFIX: z.string().startsWith('arn:'),
   /** The agents served, by name, and what the deployment set for each (JSON). */
-  AGENT_SETTINGS: z
-    .string()
-    .transform((text, context) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: `not valid JSON (${(error as Error).message})` });
-        return z.NEVER;
-      }
-    })
-    .pipe(z.record(z.string().min(1), AgentApiSettings)),
+  AGENT_SETTINGS: jsonVariable(z.record(z.string().min(1), AgentApiSettings)),
 });
 
 /**
