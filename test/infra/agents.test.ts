@@ -71,3 +71,22 @@ describe('an app with two agents', () => {
     expect(functions.filter(([id]) => id.startsWith('ControlPlane')).map(([, fn]) => fn.Properties.Environment.Variables.SAVEPOINT_STEP).sort()).toEqual(['approval-callback', 'expire-approvals', 'prune-versions', 'run-events', 'runs-api', 'sweep']);
   });
 });
+
+describe("the stack's one API", () => {
+  it('fails the synth when an agent asks for another approval page than the stack\'s API has (one stage), naming the agent', () => {
+    const stack = new SavepointStack(assertionApp(), 'Pages');
+    stack.addAgent('A', { agentName: 'agent-a', entry: EXAMPLE_AGENTS.refundReconciler });
+    expect(() => stack.addAgent('B', { agentName: 'agent-b', entry: EXAMPLE_AGENTS.refundReconciler, approvalPage: { throttle: { rateLimit: 1, burstLimit: 2 } } })).toThrow(
+      /^DurableAgent agent-b: approvalPage: the agents of a stack share its API/,
+    );
+  });
+
+  it("gives every agent's ApprovalApiUrl output the stack's one API", () => {
+    const stack = new SavepointStack(assertionApp(), 'Urls');
+    for (const name of ['agent-a', 'agent-b']) stack.addAgent(name === 'agent-a' ? 'A' : 'B', { agentName: name, entry: EXAMPLE_AGENTS.refundReconciler });
+    const outputs = Object.values(Template.fromStack(stack).toJSON().Outputs as Record<string, { Description?: string; Value: unknown }>).filter((output) => output.Description?.endsWith(':ApprovalApiUrl'));
+    expect(outputs.map((output) => output.Description).sort()).toEqual(['savepoint:agent-a:ApprovalApiUrl', 'savepoint:agent-b:ApprovalApiUrl']);
+    expect(JSON.stringify(outputs[0]!.Value)).toEqual(JSON.stringify(outputs[1]!.Value));
+    expect(Object.keys(Template.fromStack(stack).findResources('AWS::ApiGateway::RestApi'))).toHaveLength(1);
+  });
+});
