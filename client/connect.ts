@@ -184,7 +184,11 @@ export type ConnectOptions =
       stack: string;
       /** @default your AWS configuration's */
       region?: string;
-      /** The stack's agent, when it runs several. */
+      /**
+       * Whose API to reach, in a stack deployed before 0.5.0 (an API per agent) that runs several.
+       * A stack's agents share one API since (each start names its `agent`): none needed.
+       * @default the stack's one API
+       */
       agent?: string;
     };
 

@@ -30,7 +30,7 @@ export interface Deployment {
 
 const OUTPUT = /^savepoint:([a-z][a-z0-9-]*):(StateMachineArn|StateMachineAliasArn|LedgerTableName|LedgerSealSecretArn|ApprovalApiUrl)$/;
 
-export async function describeDeployment(options: { stackName: string; region?: string; agent?: string }): Promise<Deployment> {
+export async function describeDeployment(options: { stackName: string; region?: string; agent?: string; /** Any agent served by the stack's one API will do (its runs API serves them all). */ anyOnSharedApi?: boolean }): Promise<Deployment> {
   const cfn = new CloudFormationClient({ ...(options.region && { region: options.region }) });
   try {
     const { Stacks } = await cfn.send(new DescribeStacksCommand({ StackName: options.stackName }));
@@ -43,7 +43,10 @@ export async function describeDeployment(options: { stackName: string; region?: 
       agents.set(match[1]!, { ...agents.get(match[1]!), [match[2]!]: output.OutputValue });
     }
     const names = [...agents.keys()];
-    const agentName = options.agent ?? (names.length === 1 ? names[0] : undefined);
+    // A stack's agents share its one API (infra/stack-api.ts): each agent's ApprovalApiUrl is that API's.
+    const urls = new Set([...agents.values()].map((outputs) => outputs['ApprovalApiUrl']));
+    const shared = options.anyOnSharedApi === true && names.length > 1 && urls.size === 1 && !urls.has(undefined);
+    const agentName = options.agent ?? (names.length === 1 || shared ? names[0] : undefined);
     if (!agentName) {
       throw new InvalidInputError(`agent: stack ${options.stackName} runs ${names.length === 0 ? 'no savepoint agent' : `${names.join(', ')}: name one with --agent`}`);
     }
@@ -70,10 +73,12 @@ export async function describeDeployment(options: { stackName: string; region?: 
 /**
  * The runs API of a deployed stack (`connect({ stack, region })`): the stage of its API (the
  * `ApprovalApiUrl` output without `/approvals`), each request signed with SigV4 for `execute-api`
- * with the caller's AWS credentials (the default provider chain).
+ * with the caller's AWS credentials (the default provider chain). A stack's agents share one API
+ * (infra/stack-api.ts), so a stack of several agents needs no agent named; one deployed before
+ * 0.5.0 has an API per agent, and `agent` picks it.
  */
 export async function stackEndpoint(options: { stack: string; region?: string; agent?: string }): Promise<{ base: string; fetch: typeof fetch }> {
-  const deployment = await describeDeployment({ stackName: options.stack, ...(options.region && { region: options.region }), ...(options.agent && { agent: options.agent }) });
+  const deployment = await describeDeployment({ stackName: options.stack, ...(options.region && { region: options.region }), ...(options.agent && { agent: options.agent }), anyOnSharedApi: true });
   if (!deployment.approvalApiUrl) throw new InvalidInputError(`stack: ${options.stack} has no runs API (its agent ${deployment.agentName} is deployed without the approval API)`);
   const base = deployment.approvalApiUrl.replace(/\/approvals\/?$/, '');
   const sfn = new SFNClient({ region: deployment.region });

@@ -16,7 +16,7 @@ import type { PrincipalDirectory } from '../lambdas/approvals/people.js';
  * never remove one), and allowed to the listed ones (what a caller in another account needs):
  *
  *   /approvals, /approvals/{id}   approverPrincipals          (none listed: denied to everyone)
- *   POST /runs, POST /runs/{id}/cancel   starterPrincipals, if listed (else the account's IAM decides)
+ *   POST /runs, POST /runs/{id}/cancel, POST /batches   starterPrincipals, if listed (else the account's IAM decides)
  *   GET /runs, GET /runs/{id}     the account's IAM decides
  *   /decide/{id}                  anyone: the signed link is the credential, checked by the callback
  *
@@ -34,7 +34,7 @@ export function approvalApiPolicy(people: { approverPrincipals: PrincipalDirecto
       resources: ['execute-api:/*/GET/decide/*', 'execute-api:/*/POST/decide/*'],
     }),
     ...only('Approvers', ['execute-api:/*/*/approvals', 'execute-api:/*/*/approvals/*'], people.approverPrincipals),
-    ...(people.starterPrincipals ? only('Starters', ['execute-api:/*/POST/runs', 'execute-api:/*/POST/runs/*/cancel'], people.starterPrincipals) : []),
+    ...(people.starterPrincipals ? only('Starters', ['execute-api:/*/POST/runs', 'execute-api:/*/POST/runs/*/cancel', 'execute-api:/*/POST/batches'], people.starterPrincipals) : []),
   ];
   return new PolicyDocument({ statements });
 }

@@ -8,6 +8,7 @@ import { Construct } from 'constructs';
 import { principalDirectory, principalPatternProblem, type PrincipalDirectory } from '../lambdas/approvals/people.js';
 import { ControlPlane } from './control-plane.js';
 import { addToSeparatePolicy } from './inline-policy-role.js';
+import type { AgentApiSettings } from '../lambdas/runs/api-settings.js';
 
 /** Who decides an agent's approvals, and how they are told (`DurableAgentProps.approvals`). */
 export interface ApprovalSettings {
@@ -76,13 +77,13 @@ export interface ApprovalMachineryProps {
   readonly callTool: LambdaFunction;
   /** BudgetCheck applies approved budget extensions: it verifies their decisions too. */
   readonly budgetCheck?: LambdaFunction;
-  /** The approval API's function: verifies links, signs decisions. Absent when there is no API. */
+  /** The stack's approval callback (infra/stack-api.ts): verifies links, signs decisions. Absent when the agent is served by no API. */
   readonly callback?: LambdaFunction;
   /** The approval page's URL (`…/decide`), when there is an API. */
   readonly pageUrl?: string;
   /** Records who started a run: it verifies the runs API's signature of the starter. */
   readonly startRun?: LambdaFunction;
-  /** The runs API's function (`POST /runs`): signs who started a run. Absent when there is no API. */
+  /** The stack's runs function (`POST /runs`): signs who started a run. Absent when the agent is served by no API. */
   readonly runsApi?: LambdaFunction;
   /** The batch item function (`batches`): starts a batch's runs through the runs API's start path, signing their starter as the runs API does. */
   readonly batchItem?: LambdaFunction;
@@ -102,8 +103,9 @@ export interface ApprovalMachineryProps {
  *   - the starter key (likewise): the runs API may `GenerateMac`, StartRun only `VerifyMac` —
  *     a run's recorded starter is the principal API Gateway verified, never a field of the input
  *     (lambdas/runs/starter.ts);
- *   - the policy (separation of duties, a second approver) as the callback's environment: set by
- *     whoever deploys, out of reach of the run's input and the model.
+ *   - the policy (separation of duties, a second approver) and the people, as this agent's settings
+ *     in the stack's API functions' environment (`apiSettings`, infra/stack-api.ts): set by whoever
+ *     deploys, out of reach of the run's input and the model.
  */
 export class ApprovalMachinery extends Construct {
   readonly decisionKey?: Key;
@@ -112,13 +114,15 @@ export class ApprovalMachinery extends Construct {
   readonly topic?: Topic;
   /** The approvals topic's key (a customer-managed KMS key: SNS and RequestApproval may use it). */
   readonly topicKey?: Key;
+  /** What the stack's API functions decide this agent's approvals and starts by (lambdas/runs/api-settings.ts). */
+  readonly apiSettings: AgentApiSettings = {};
 
   constructor(scope: Construct, id: string, props: ApprovalMachineryProps) {
     super(scope, id);
-    const settings = props.settings ?? {};
-    const approvers = typeof settings.approvers === 'string' ? settings.approvers : (settings.approvers ?? []).join(',');
-    if (settings.secondApproverAboveMinor !== undefined && (!Number.isInteger(settings.secondApproverAboveMinor) || settings.secondApproverAboveMinor < 0)) {
-      throw new Error(`approvals.secondApproverAboveMinor must be a whole amount in minor units ≥ 0, got ${settings.secondApproverAboveMinor}`);
+    const given = props.settings ?? {};
+    const approvers = typeof given.approvers === 'string' ? given.approvers : (given.approvers ?? []).join(',');
+    if (given.secondApproverAboveMinor !== undefined && (!Number.isInteger(given.secondApproverAboveMinor) || given.secondApproverAboveMinor < 0)) {
+      throw new Error(`approvals.secondApproverAboveMinor must be a whole amount in minor units ≥ 0, got ${given.secondApproverAboveMinor}`);
     }
     const { requestApproval, callTool, callback } = props;
 
@@ -130,12 +134,12 @@ export class ApprovalMachinery extends Construct {
     const links = Boolean(approvers && props.pageUrl && callback);
     // A link is its approver's credential: it travels only on the topic, one message per approver
     // (the event on the default bus carries none: any rule there would receive it).
-    if (links && settings.topic === false) {
+    if (links && given.topic === false) {
       throw new Error('approvals.topic: false leaves the approvers\' links no way to reach them (they are sent on the encrypted topic only); drop it, or drop approvals.approvers');
     }
-    if (settings.topic ?? links) {
+    if (given.topic ?? links) {
       // One topic for the stack's agents (infra/control-plane.ts); its key policy names this RequestApproval too.
-      const { topic, key } = ControlPlane.of(this).approvalTopic(roleOf(requestApproval), literalApprovers(settings.approvers));
+      const { topic, key } = ControlPlane.of(this).approvalTopic(roleOf(requestApproval), literalApprovers(given.approvers));
       this.topic = topic;
       this.topicKey = key;
       // Not `grantPublish`: it would grant the key's use in the role's policy too; the key policy names the role.
@@ -155,21 +159,32 @@ export class ApprovalMachinery extends Construct {
       requestApproval.addEnvironment('APPROVAL_PAGE_URL', props.pageUrl!);
       requestApproval.addEnvironment('APPROVERS', approvers);
     }
+    const settings: { -readonly [K in keyof AgentApiSettings]: AgentApiSettings[K] } = {};
+    // The callback verifies this agent's links against this agent's approvers.
+    if (links) settings.approvers = approvers;
 
     // Only the callback signs decisions; CallTool and BudgetCheck (budget extensions) verify them.
     const verifiers = [callTool, ...(props.budgetCheck ? [props.budgetCheck] : [])];
-    const keyVersion = settings.decisionKeyVersion ?? 1;
-    if (!Number.isInteger(keyVersion) || keyVersion < 1) throw new Error(`approvals.decisionKeyVersion must be a whole number ≥ 1, got ${settings.decisionKeyVersion}`);
+    const keyVersion = given.decisionKeyVersion ?? 1;
+    if (!Number.isInteger(keyVersion) || keyVersion < 1) throw new Error(`approvals.decisionKeyVersion must be a whole number ≥ 1, got ${given.decisionKeyVersion}`);
     // Version 1 keeps the id it always had: a new id is a new key (the old one is retained).
     // The stack's key (infra/control-plane.ts): its policy names each agent's callback and verifiers.
     this.decisionKey = ControlPlane.of(this).macKey(keyVersion === 1 ? 'DecisionKey' : `DecisionKeyV${keyVersion}`, 'Signs approval decisions (only the approval callback can)', [
       { sid: 'CallbackSignsDecisions', principals: [roleOf(callback)], actions: ['kms:GenerateMac', 'kms:VerifyMac'] },
       { sid: 'StepsVerifyDecisions', principals: verifiers.map(roleOf), actions: ['kms:VerifyMac'] },
     ]);
-    for (const fn of [callback, ...verifiers]) fn.addEnvironment('DECISION_KEY_ID', this.decisionKey.keyArn);
-    const previous = settings.previousDecisionKeys ?? [];
+    for (const fn of verifiers) fn.addEnvironment('DECISION_KEY_ID', this.decisionKey.keyArn);
+    const previous = given.previousDecisionKeys ?? [];
     for (const arn of previous) if (!Token.isUnresolved(arn) && !/^arn:aws[\w-]*:kms:[\w-]+:\d{12}:key\/[\w-]+$/.test(arn)) throw new Error(`approvals.previousDecisionKeys: expected a KMS key ARN, got ${JSON.stringify(arn)}`);
-    if (previous.length > 0) for (const fn of [callback, ...verifiers]) fn.addEnvironment('DECISION_PREVIOUS_KEY_IDS', previous.join(','));
+    if (previous.length > 0) for (const fn of verifiers) fn.addEnvironment('DECISION_PREVIOUS_KEY_IDS', previous.join(','));
+    // The stack's callback signs with the key its first agent uses (DECISION_KEY_ID); an agent on
+    // another key (its decisionKeyVersion), or with keys it replaced, names them in its settings.
+    const signing = callbackKeys.get(callback) ?? callbackKeys.set(callback, this.decisionKey.keyArn).get(callback)!;
+    callback.addEnvironment('DECISION_KEY_ID', signing);
+    if (signing !== this.decisionKey.keyArn || previous.length > 0) {
+      settings.decisionKeyId = this.decisionKey.keyArn;
+      if (previous.length > 0) settings.previousDecisionKeyIds = [...previous];
+    }
 
     if (props.runsApi && props.startRun) {
       // A key of its own: the approval callback cannot sign a starter, nor the runs API a decision.
@@ -180,18 +195,27 @@ export class ApprovalMachinery extends Construct {
       for (const fn of [props.runsApi, props.startRun, props.batchItem]) fn?.addEnvironment('STARTER_KEY_ID', this.starterKey.keyArn);
     }
 
-    callback.addEnvironment('SEPARATION_OF_DUTIES', String(settings.separationOfDuties ?? true));
-    // Who is who (lambdas/approvals/people.ts): the callback resolves deciders, the runs API starters.
-    const { UNKNOWN_STARTER, ...directories } = peopleEnvironment(settings);
-    if (UNKNOWN_STARTER) callback.addEnvironment('UNKNOWN_STARTER', UNKNOWN_STARTER);
-    for (const [name, value] of Object.entries(directories)) {
-      callback.addEnvironment(name, value);
-      props.runsApi?.addEnvironment(name, value);
-      props.batchItem?.addEnvironment(name, value);
+    // Who is who (lambdas/approvals/people.ts): the callback resolves this agent's deciders, the runs function its starters.
+    const { approverPrincipals, starterPrincipals } = peopleOf(given);
+    if (given.separationOfDuties === false) settings.separationOfDuties = false;
+    const mutable = (directory: PrincipalDirectory) => Object.fromEntries(Object.entries(directory).map(([person, patterns]) => [person, [...patterns]]));
+    if (Object.keys(approverPrincipals).length > 0) settings.approverPrincipals = mutable(approverPrincipals);
+    if (starterPrincipals) settings.starterPrincipals = mutable(starterPrincipals);
+    if (given.unknownStarter) settings.unknownStarter = given.unknownStarter;
+    if (given.secondApproverAboveMinor !== undefined) settings.secondApproverAboveMinor = given.secondApproverAboveMinor;
+    this.apiSettings = settings;
+    // This agent's batch item function (lambdas/runs/batch.ts) starts runs through the runs API's
+    // start path in its own bundle: it reads who is who from its environment, as a step does.
+    if (props.batchItem) {
+      props.batchItem.addEnvironment('APPROVER_PRINCIPALS', JSON.stringify(approverPrincipals));
+      if (starterPrincipals) props.batchItem.addEnvironment('STARTER_PRINCIPALS', JSON.stringify(starterPrincipals));
+      if (given.unknownStarter) props.batchItem.addEnvironment('UNKNOWN_STARTER', given.unknownStarter);
     }
-    if (settings.secondApproverAboveMinor !== undefined) callback.addEnvironment('SECOND_APPROVER_ABOVE_MINOR', String(settings.secondApproverAboveMinor));
   }
 }
+
+/** The decision key each stack callback signs with: its first agent's (the others name theirs in their settings when it differs). */
+const callbackKeys = new WeakMap<LambdaFunction, string>();
 
 /** The deployment's people, checked at synth (a bad principal names its setting, person and pattern). */
 export function peopleOf(settings: ApprovalSettings): { approverPrincipals: PrincipalDirectory; starterPrincipals?: PrincipalDirectory } {
@@ -211,16 +235,6 @@ export function peopleOf(settings: ApprovalSettings): { approverPrincipals: Prin
   };
   const starters = check('starterPrincipals');
   return { approverPrincipals: check('approverPrincipals') ?? {}, ...(starters && { starterPrincipals: starters }) };
-}
-
-/** APPROVER_PRINCIPALS, STARTER_PRINCIPALS and UNKNOWN_STARTER (lambdas/adapters/aws-deps.ts). */
-function peopleEnvironment(settings: ApprovalSettings): { APPROVER_PRINCIPALS: string; STARTER_PRINCIPALS?: string; UNKNOWN_STARTER?: string } {
-  const { approverPrincipals, starterPrincipals } = peopleOf(settings);
-  return {
-    APPROVER_PRINCIPALS: JSON.stringify(approverPrincipals),
-    ...(starterPrincipals && { STARTER_PRINCIPALS: JSON.stringify(starterPrincipals) }),
-    ...(settings.unknownStarter && { UNKNOWN_STARTER: settings.unknownStarter }),
-  };
 }
 
 /** The role a function runs as (every StepFunction has one). */

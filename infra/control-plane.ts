@@ -16,6 +16,7 @@ import { keyPolicy, onlyReaders, pinKeyPolicy, type KeyUse } from './keys.js';
 import type { LedgerTable } from './ledger-table.js';
 import { operationsOf } from './observability.js';
 import { STACK_TAG, StepFunction } from './step-function.js';
+import { StackApi, type ApiStage } from './stack-api.js';
 import { topLevelStack } from './top-level-stack.js';
 import { Steps } from '../lambdas/shared/steps.js';
 
@@ -34,6 +35,8 @@ import { Steps } from '../lambdas/shared/steps.js';
  *   - the approval decision key and the starter key: one KMS HMAC key each, whose key policy names
  *     every agent's roles that use it, statement by use (a KMS key is $1 a month: infra/keys.ts);
  *   - the approval links' key (a secret) and the approvers' topic with its key, the schedules' role;
+ *   - the API (infra/stack-api.ts): one REST API per stack serving every agent's runs and
+ *     approvals, on one approval callback, one runs function and one events function;
  *   - the batch state machine (infra/batch-state-machine.ts), when an agent has `batches`: one for
  *     the agents of its stack, each batch's Tasks invoking the item function of the agent it names,
  *     its role allowed each such agent's item function and no other (`batches`);
@@ -67,6 +70,7 @@ export class ControlPlane extends Construct {
   readonly #queues = new Map<string, Queue>();
   readonly #keys = new Map<string, { key: Key; uses: KeyUse[] }>();
   readonly #shared = new Map<LedgerTable, SharedFunctions>();
+  readonly #apis = new Map<LedgerTable, StackApi>();
   #schedule?: { role: Role; start: PolicyStatement };
   #linkKey?: { secret: Secret; readers: IRole[] };
   #approvalTopic?: { topic: Topic; key: Key; publishers: IPrincipal[]; subscribed: Set<string> };
@@ -109,6 +113,23 @@ export class ControlPlane extends Construct {
     }
     shared.serve(agent);
     return shared;
+  }
+
+  /**
+   * The stack's API (infra/stack-api.ts) of `ledger`'s agents (each added with `serve`): one REST
+   * API and its three functions, created with the first agent, whose `agent` sets its stage. It lives in
+   * the stack of the agents' roles, as the keys do (its callback and runs function are named in the
+   * decision and starter keys' policies): a nested stack's agents have their own.
+   */
+  api(ledger: LedgerTable, agent: ApiStage): StackApi {
+    let api = this.#apis.get(ledger);
+    if (!api) {
+      // The first ledger's keeps its id; another's (an agent with a table of its own) is named by it.
+      const scope = this.#apis.size === 0 ? this : new Construct(this, `${Names.uniqueId(ledger)}Api`);
+      api = new StackApi(scope, 'StackApi', { ledger, logGroup: this.logGroup, accessLogs: this.apiAccessLogs, first: agent });
+      this.#apis.set(ledger, api);
+    }
+    return api;
   }
 
   /**

@@ -1,10 +1,9 @@
 import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
-import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, ResponseTransferMode, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type AgentDefinition } from '../lambdas/define.js';
@@ -13,10 +12,8 @@ import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
 import { BudgetCaps } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
-import { ApiGatewayAccount } from './api-gateway-account.js';
 import { topLevelStack } from './top-level-stack.js';
 import { ApprovalMachinery, peopleOf, type ApprovalSettings } from './approvals.js';
-import { approvalApiPolicy } from './approval-api-policy.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './model-access.js';
 import { bindToolSecrets, type ToolSecretsProp } from './tool-secrets.js';
@@ -30,12 +27,6 @@ import { operationsOf, type AlarmThresholds } from './observability.js';
 import { addCollectorLayer, tracingEnvironment, type GenAiTracing } from './tracing.js';
 import { fleetBudgetEnvironment, type FleetBudgetProps } from './fleet-budget.js';
 import type { LedgerRole } from './ledger-table.js';
-import { API_GATEWAY_INTEGRATION_TIMEOUT_MS, API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS } from '../lambdas/shared/limits.js';
-
-/** API Gateway's default (and, without a quota increase, longest) integration timeout. */
-const API_INTEGRATION_TIMEOUT = Duration.millis(API_GATEWAY_INTEGRATION_TIMEOUT_MS);
-/** The approval callback's Lambda timeout: its answer reaches the caller before the integration gives up. */
-const APPROVAL_CALLBACK_TIMEOUT = Duration.seconds(20);
 
 /** The fan-out of an agent (`DurableAgentProps.batches`). */
 export interface AgentBatchesProps {
@@ -65,7 +56,8 @@ export interface DurableAgentProps {
    */
   readonly schedule?: Schedule;
   /**
-   * The REST API people and machines decide approvals through (IAM-signed).
+   * Whether the stack's REST API (one for all its agents: infra/stack-api.ts) serves this agent:
+   * its runs API and the approvals people and machines decide through (IAM-signed).
    * @default true
    */
   readonly approvalApi?: boolean;
@@ -113,6 +105,7 @@ export interface DurableAgentProps {
    * The public approval page (`/decide/{approvalId}`, open to anyone with a link): its own throttle
    * per method (the signed routes keep the stage's 10 rps, burst 20), and a WAF web ACL to attach
    * to the API's stage (e.g. a rate-based rule per source IP). Ignored without the approval API.
+   * The stack's agents share its API: every agent served by it must set the same (synth fails otherwise).
    * @default throttle 5 rps, burst 10, per method; no web ACL
    */
   readonly approvalPage?: ApprovalPageProps;
@@ -256,22 +249,6 @@ export interface ApprovalPageProps {
 }
 
 /**
- * Each integration lets API Gateway invoke its function from any method of the API, in one
- * `Lambda::Permission` per function (`scopePermissionToMethod: false`), which leaves out the
- * console's test invoke too: CDK's defaults add two permissions per method, 12 resources per agent.
- * (`allowTestInvoke: false` beside it is ignored, and CDK warns at every synth that it is.)
- */
-/** The events stream's function: as long as API Gateway lets a stream last (15 minutes, Lambda's longest timeout too). */
-const RUN_EVENTS_TIMEOUT_SECONDS = 900;
-const INTEGRATION = { timeout: API_INTEGRATION_TIMEOUT, scopePermissionToMethod: false } as const;
-
-/** The approval API's stage throttle (the signed routes), and the page's own, per method. */
-const API_THROTTLE = { rateLimit: 10, burstLimit: 20 } as const;
-const PAGE_THROTTLE = { rateLimit: 5, burstLimit: 10 } as const;
-/** The page's resource path: its method settings and its route are named by it. */
-const PAGE_PATH = '/decide/{approvalId}';
-
-/**
  * One agent, durable on AWS: its Standard state machine (the generic loop: nothing in it names
  * the agent or a tool), one Lambda function per step kind bundled with the agent's module, the
  * ledger grants, automatic recovery, the kill-by-StopExecution rule, the approval expiry sweep,
@@ -282,7 +259,7 @@ export class DurableAgent extends Construct {
   readonly stateMachine: StateMachine;
   /** The ledger its runs are recorded in (its own, or the stack's shared one). */
   readonly ledger: LedgerTable;
-  /** The approval API, unless `approvalApi: false`. */
+  /** The stack's API it is served by (infra/stack-api.ts, shared by the stack's agents), unless `approvalApi: false`. */
   readonly api?: RestApi;
 
   constructor(scope: Construct, id: string, props: DurableAgentProps) {
@@ -395,115 +372,31 @@ export class DurableAgent extends Construct {
       targets: [new LambdaFunction(executionStopped, { retryAttempts: 4, deadLetterQueue: failedEvents.queue })],
     });
 
-    const pageThrottle = props.approvalPage?.throttle ?? PAGE_THROTTLE;
-    for (const [field, value] of Object.entries(pageThrottle)) {
-      if (!(typeof value === 'number' && value > 0)) throw new Error(`DurableAgent ${id}: approvalPage.throttle.${field} must be a positive number, got ${value}`);
-    }
-    let approvalCallbackFn: StepFunction | undefined;
-    let runsApiFn: StepFunction | undefined;
-    let batchItemFn: StepFunction | undefined;
+    // The stack's API (infra/stack-api.ts): one REST API, approval callback, runs and events function for every agent.
     if (props.batches && props.approvalApi === false) throw new Error(`DurableAgent ${id}: batches need the runs API (approvalApi: false has none)`);
-    if (props.approvalApi ?? true) {
-      // It stops before API Gateway stops waiting (the integration timeout, 29 s): a caller told
-      // 504 must never find the approval decided after all.
-      const approvalCallback = fn('ApprovalCallbackFunction', Steps.ApprovalCallback, { timeout: APPROVAL_CALLBACK_TIMEOUT });
-      ledger.grantTo(approvalCallback, 'approvalCallback', props.agentName);
-      approvalCallback.addToRolePolicy(taskResponse);
-      const api = new RestApi(this, 'ApprovalApi', {
-        description: `Decide the approvals ${props.agentName} runs wait on.`,
-        // The account's CloudWatch Logs role is set once per app (ApiGatewayAccount), not per API.
-        cloudWatchRole: false,
-        deployOptions: {
-          stageName: 'v1',
-          // People decide approvals: a few a second is plenty, and bounds what a leaked credential can do.
-          throttlingRateLimit: API_THROTTLE.rateLimit,
-          throttlingBurstLimit: API_THROTTLE.burstLimit,
-          // The open page's methods: limits of their own (method settings override the stage's).
-          methodOptions: Object.fromEntries(
-            ['GET', 'POST'].map((method) => [`${PAGE_PATH}/${method}`, { throttlingRateLimit: pageThrottle.rateLimit, throttlingBurstLimit: pageThrottle.burstLimit }]),
-          ),
-          tracingEnabled: true,
-          loggingLevel: MethodLoggingLevel.INFO,
-          accessLogDestination: new LogGroupLogDestination(controlPlane.apiAccessLogs),
-          accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
-        },
-        // Callers sign their requests (SigV4): deciding an approval can move money.
-        defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
-        // And only the deployment's approvers (starters, on /runs) may: AWS denies everyone else.
-        policy: approvalApiPolicy(peopleOf(props.approvals ?? {})),
-      });
-      const integration = new LambdaIntegration(approvalCallback, INTEGRATION);
-      const approvals = api.root.addResource('approvals');
-      approvals.addMethod('GET', integration);
-      const approval = approvals.addResource('{approvalId}');
-      approval.addMethod('GET', integration);
-      approval.addMethod('POST', integration);
-      // POST /runs: a run started as the IAM principal that signed the request (lambdas/runs/starter.ts).
-      // Its own function: the only one besides the schedule and the run's own (Handoff, recovery,
-      // the sweeper) that may start the state machine, and the only one that signs starters.
-      const runsApi = (runsApiFn = fn('RunsApiFunction', Steps.RunsApi, { timeout: APPROVAL_CALLBACK_TIMEOUT, environment: { STATE_MACHINE_ARN: liveAliasArn, ...maxBudgets } }));
-      runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [arns.stateMachine] }));
-      // A cancel of a run that waits for a person stops its execution at once (lambdas/runs/runs-api.ts).
-      runsApi.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: [arns.executions] }));
-      // And a cancelled run's child runs' executions (lambdas/runs/child-tree.ts).
-      this.#grantStopChildren(runsApi, props.children ?? []);
-      ledger.grantTo(runsApi, 'runsApi', props.agentName);
-      if (props.batches) batchItemFn = this.#bindBatches(props.batches, { runsApi, fn: (step, environment) => fn('BatchItemFunction', step, { timeout: BATCH_ITEM_TIMEOUT, environment }), ledger, agentName: props.agentName, alias: liveAliasArn, stateMachine: arns.stateMachine, maxBudgets });
-      // The runs API (lambdas/adapters/runs-http.ts): start, list, read (long-poll), cancel.
-      const runsIntegration = new LambdaIntegration(runsApi, INTEGRATION);
-      const runs = api.root.addResource('runs');
-      runs.addMethod('POST', runsIntegration);
-      runs.addMethod('GET', runsIntegration);
-      const run = runs.addResource('{runId}');
-      run.addMethod('GET', runsIntegration);
-      run.addResource('cancel').addMethod('POST', runsIntegration);
-      // GET /runs/{runId}/events: the run's events as Server-Sent Events, streamed by its own
-      // function (lambdas/adapters/run-events-lambda.ts) through a Lambda proxy integration with
-      // `responseTransferMode: STREAM` (aws-cdk-lib aws-apigateway/lib/integration.d.ts; the
-      // integration then invokes with InvokeWithResponseStream), on this API and behind its IAM
-      // authorization and resource policy like the rest of the runs API. API Gateway developer
-      // guide, "Stream the integration response for your proxy integrations in API Gateway"
-      // (https://docs.aws.amazon.com/apigateway/latest/developerguide/response-transfer-mode.html):
-      // REST APIs only, a stream lasts at most 15 minutes, an idle timeout of 5 minutes (regional)
-      // or 30 seconds (edge-optimized); lambdas/runs/stream-limits.ts keeps under each. The
-      // function may run the 15 minutes a stream may last; it ends the stream a minute before.
-      const runEvents = fn('RunEventsFunction', Steps.RunEvents, { timeout: Duration.seconds(RUN_EVENTS_TIMEOUT_SECONDS) });
-      // Reads only: the run's item and its conversation (infra/ledger-table.ts `runEvents`).
-      ledger.grantTo(runEvents, 'runEvents', props.agentName);
-      // A streamed integration is ended by its own timeout too (lambdas/shared/limits.ts): set to
-      // the 15 minutes a stream may last, not the 29 s default, which would end every stream there.
-      const streamed = { ...INTEGRATION, timeout: Duration.millis(API_GATEWAY_STREAMING_INTEGRATION_TIMEOUT_MS), responseTransferMode: ResponseTransferMode.STREAM };
-      run.addResource('events').addMethod('GET', new LambdaIntegration(runEvents, streamed));
-      this.api = api;
-      // Execution logging needs the account's CloudWatch Logs role set first.
-      if (props.apiGatewayAccount ?? true) api.deploymentStage.node.addDependency(ApiGatewayAccount.of(this).account);
-      if (props.approvalPage?.webAclArn !== undefined) {
-        new CfnWebACLAssociation(this, 'ApprovalApiWebAcl', { resourceArn: api.deploymentStage.stageArn, webAclArn: props.approvalPage.webAclArn });
-      }
-      new CfnOutput(this, 'ApprovalApiUrl', { value: api.urlForPath('/approvals'), description: outputDescription(props.agentName, 'ApprovalApiUrl') });
-      approvalCallbackFn = approvalCallback;
+    const stackApi = (props.approvalApi ?? true) ? controlPlane.api(ledger, { agentName: props.agentName, ...(props.approvalPage && { approvalPage: props.approvalPage }), apiGatewayAccount: props.apiGatewayAccount ?? true }) : undefined;
+    if (stackApi) {
+      // The stack's runs function cancels this agent's runs: with them, their child runs' executions (lambdas/runs/child-tree.ts).
+      this.#grantStopChildren(stackApi.runsApi, props.children ?? []);
     }
-
-    // ── Approvals: the page, the event, the keys and the policy (infra/approvals.ts) ───────────
-    if (this.api && approvalCallbackFn) {
-      // The approval page: a person with a signed link (the link is the credential; a GET never decides).
-      const [decide, approvalId] = PAGE_PATH.slice(1).split('/') as [string, string];
-      const page = this.api.root.addResource(decide).addResource(approvalId);
-      const integration = new LambdaIntegration(approvalCallbackFn, INTEGRATION);
-      page.addMethod('GET', integration, { authorizationType: AuthorizationType.NONE });
-      page.addMethod('POST', integration, { authorizationType: AuthorizationType.NONE });
-    }
-    new ApprovalMachinery(this, 'Approvals', {
+    const batchItemFn = props.batches && stackApi ? this.#bindBatches(props.batches, { runsApi: stackApi.runsApi, fn: (step, environment) => fn('BatchItemFunction', step, { timeout: BATCH_ITEM_TIMEOUT, environment }), ledger, agentName: props.agentName, alias: liveAliasArn, stateMachine: arns.stateMachine, maxBudgets }) : undefined;
+    const approvalMachinery = new ApprovalMachinery(this, 'Approvals', {
       settings: props.approvals,
       requestApproval: functions.requestApproval,
       callTool: functions.callTool,
       budgetCheck: functions.budgetCheck,
-      callback: approvalCallbackFn,
-      pageUrl: this.api?.urlForPath('/decide'),
+      callback: stackApi?.approvalCallback,
+      pageUrl: stackApi?.urlForPath('/decide'),
       startRun: functions.startRun,
-      ...(runsApiFn && { runsApi: runsApiFn }),
+      ...(stackApi && { runsApi: stackApi.runsApi }),
       ...(batchItemFn && { batchItem: batchItemFn }),
     });
+    if (stackApi) {
+      const settings = { ...approvalMachinery.apiSettings, ...(props.models?.model !== undefined && { model: props.models.model }), ...(props.prices && { prices: props.prices }), ...(props.maxBudgets && { maxBudgets: JSON.parse(maxBudgets.MAX_BUDGETS!) as BudgetCaps }), ...(batchItemFn && { batchItemFunction: batchItemFn.functionArn }) };
+      stackApi.serve({ agentName: props.agentName, entry: props.entry, stateMachine: arns, settings, people: peopleOf(props.approvals ?? {}), ...(props.approvalPage && { approvalPage: props.approvalPage }), apiGatewayAccount: props.apiGatewayAccount ?? true });
+      this.api = stackApi.api;
+      new CfnOutput(this, 'ApprovalApiUrl', { value: stackApi.urlForPath('/approvals'), description: outputDescription(props.agentName, 'ApprovalApiUrl') });
+    }
     // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
     // The approval expiry sweep, the sweeper and the version pruner are the stack's (infra/control-plane.ts).
     controlPlane.serve({ agentName: props.agentName, ledger, stateMachine: arns, keepVersions, maxRecoveries: props.maxRecoveries ?? 3, traced: props.tracing !== undefined });
@@ -550,8 +443,8 @@ export class DurableAgent extends Construct {
     batches.allowItemFunction(item);
     for (const bucket of settings.manifestBuckets ?? []) batches.allowManifests(bucket);
     batches.grantStartBatch(bind.runsApi);
+    // The stack's batch state machine is the stack's runs function's; the item function is this agent's (its settings: `batchItemFunction`).
     bind.runsApi.addEnvironment('BATCH_STATE_MACHINE_ARN', batches.stateMachineArn);
-    bind.runsApi.addEnvironment('BATCH_ITEM_FUNCTION_ARN', item.functionArn);
     return item;
   }
 
@@ -587,7 +480,11 @@ export class DurableAgent extends Construct {
   #grantStopChildren(fn: StepFunction, children: readonly string[]): void {
     if (children.length === 0) return;
     fn.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: children.map((name) => this.#childMachineArn(name, '*', 'execution')) }));
-    fn.addEnvironment('CHILD_STATE_MACHINES', JSON.stringify(Object.fromEntries(children.map((name) => [name, this.#childMachineArn(name, LIVE_ALIAS)]))));
+    // A function several agents share (the stack's runs function) knows every agent's children: one map, their union.
+    const known = childMachines.get(fn) ?? {};
+    for (const name of children) known[name] = this.#childMachineArn(name, LIVE_ALIAS);
+    childMachines.set(fn, known);
+    fn.addEnvironment('CHILD_STATE_MACHINES', JSON.stringify(known));
   }
 
   /** The ARN of a child agent's state machine (its alias, with a qualifier), or of its executions (`execution`, `*`), by the stack's naming. */
@@ -602,6 +499,9 @@ export type AgentOutput = 'StateMachineArn' | 'StateMachineAliasArn' | 'LedgerTa
 export function outputDescription(agentName: string, output: AgentOutput): string {
   return `savepoint:${agentName}:${output}`;
 }
+
+/** Each function's CHILD_STATE_MACHINES so far (agent name → alias ARN): a shared function's is every agent's children. */
+const childMachines = new WeakMap<StepFunction, Record<string, string>>();
 
 /** What the Lambda runtime sets in every function (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime). */
 const LAMBDA_RUNTIME_VARIABLES = new Set([

@@ -82,7 +82,8 @@ export function acknowledgeNagFindings(agent: IConstruct, parts: { stateMachine:
 
   // The approval page: a person opens it from a signed link, which is the credential (an HMAC over
   // the approval and the approver, expiring, single use); IAM cannot sign a click from e-mail.
-  for (const method of agent.node.findAll().filter((node) => node.node.path.includes('/decide/{approvalId}/') && (node.node.id === 'GET' || node.node.id === 'POST'))) {
+  // The stack's API (infra/stack-api.ts) is its control plane's.
+  for (const method of scopes.flatMap((scope) => scope.node.findAll()).filter((node) => node.node.path.includes('/decide/{approvalId}/') && (node.node.id === 'GET' || node.node.id === 'POST'))) {
     ack(method, 'AwsSolutions-APIG4', 'The approval page is authorized by its signed, expiring, single-use link (verified by the handler before anything is shown or decided); a GET never decides.');
     ack(method, 'AwsSolutions-COG4', 'People decide through signed links, not a Cognito user pool; machines use the IAM-authorized /approvals routes.');
   }

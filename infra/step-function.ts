@@ -1,9 +1,12 @@
-import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack, Tags, type ILocalBundling } from 'aws-cdk-lib';
-import { Architecture, CfnFunction, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Aspects, AssetHashType, DockerImage, Duration, Lazy, RemovalPolicy, Stack, Tags, type ILocalBundling } from 'aws-cdk-lib';
+import { Architecture, CfnFunction, Code, Function as LambdaFunction, Runtime, Tracing, type CodeConfig } from 'aws-cdk-lib/aws-lambda';
+import { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import { LogGroup, RetentionDays, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { environmentOverLimit } from '../lambdas/shared/lambda-environment.js';
 import { functionRole } from './inline-policy-role.js';
@@ -26,6 +29,13 @@ export interface StepFunctionProps {
    * @default none
    */
   readonly agentEntry?: string;
+  /**
+   * Every agent's module, for a function the stack's agents share that runs their code (the stack's
+   * API: infra/stack-api.ts), bundled in place of `@savepoint/agents-entry`. Read when the app is
+   * synthesized, once every agent has been added (agents are added after the function is made).
+   * @default none
+   */
+  readonly agentEntries?: () => readonly string[];
   /** @default Duration.seconds(30) */
   readonly timeout?: Duration;
   /** @default 512 */
@@ -57,12 +67,10 @@ export class StepFunction extends LambdaFunction {
   constructor(scope: Construct, id: string, props: StepFunctionProps) {
     const timeout = props.timeout ?? Duration.seconds(30);
     if (timeout.toSeconds() > 900) throw new Error(`StepFunction ${id}: timeout ${timeout.toSeconds()} s exceeds Lambda's 900 s`);
-    const bundle = new StepBundle(`${HANDLERS}${props.step}${FROM_SOURCE ? '.ts' : '.js'}`, props.agentEntry === undefined ? undefined : resolve(props.agentEntry));
+    const handler = `${HANDLERS}${props.step}${FROM_SOURCE ? '.ts' : '.js'}`;
+    const agents = props.agentEntries;
     super(scope, id, {
-      // The asset is the bundle (its hash is the output's): the handlers' directory is only where it
-      // is built from. Bundling is always local (StepBundle bundles or throws), so the image, which
-      // CDK requires, is never pulled.
-      code: Code.fromAsset(HANDLERS, { assetHashType: AssetHashType.OUTPUT, bundling: { image: DockerImage.fromRegistry('savepoint-bundles-locally'), local: bundle } }),
+      code: agents ? new AgentsBundleCode(() => new StepBundle(handler, undefined, [...new Set(agents().map((entry) => resolve(entry)))])) : bundleCode(new StepBundle(handler, props.agentEntry === undefined ? undefined : resolve(props.agentEntry))),
       handler: 'index.handler',
       // Its statements inline in the role, the role under the stack's path (infra/inline-policy-role.ts).
       role: functionRole(scope, `${id}ServiceRole`),
@@ -98,6 +106,49 @@ export class StepFunction extends LambdaFunction {
 }
 
 /**
+ * The asset is the bundle (its hash is the output's): the handlers' directory is only where it is
+ * built from. Bundling is always local (StepBundle bundles or throws), so the image, which CDK
+ * requires, is never pulled.
+ */
+const bundleOptions = (bundle: StepBundle) => ({ assetHashType: AssetHashType.OUTPUT, bundling: { image: DockerImage.fromRegistry('savepoint-bundles-locally'), local: bundle } });
+const bundleCode = (bundle: StepBundle) => Code.fromAsset(HANDLERS, bundleOptions(bundle));
+
+/**
+ * The code of a function whose bundle holds every agent of the stack (`agentEntries`). CDK stages
+ * (bundles) an asset when it is constructed, and the function is made with the stack's first
+ * agent, so its asset is made later: by an aspect on the function, which CDK invokes at synth,
+ * after the app has added every agent and before the template is written; the function's
+ * `Code` property names the asset through tokens resolved then. (An aspect may create constructs
+ * below the node it visits: CDK visits that node's children after its aspects.)
+ */
+class AgentsBundleCode extends Code {
+  readonly isInline = false;
+  #asset?: Asset;
+
+  constructor(private readonly bundle: () => StepBundle) {
+    super();
+  }
+
+  bind(scope: Construct): CodeConfig {
+    Aspects.of(scope).add({ visit: (node) => void (node === scope && (this.#asset ??= new Asset(scope, 'Code', { path: HANDLERS, ...bundleOptions(this.bundle()) }))) });
+    const asset = () => {
+      if (!this.#asset) throw new Error(`${scope.node.path}: its bundle (every agent of the stack) is made when the app is synthesized`);
+      return this.#asset;
+    };
+    return { s3Location: { bucketName: Lazy.string({ produce: () => asset().s3BucketName }), objectKey: Lazy.string({ produce: () => asset().s3ObjectKey }) } };
+  }
+}
+
+/**
+ * The module `@savepoint/agents-entry` is bundled as: every agent's definition, in the order the
+ * stack added them (lambdas/adapters/stack-api.ts serves each by its name).
+ */
+export function agentsEntrySource(entries: readonly string[]): string {
+  const imports = entries.map((entry, index) => `import agent${index} from ${JSON.stringify(entry)};`);
+  return `${imports.join('\n')}\nexport default [${entries.map((_, index) => `agent${index}`).join(', ')}];\n`;
+}
+
+/**
  * One step's bundle, built by the local esbuild (an optional peer of savepoint/cdk) with code
  * splitting, which NodejsFunction cannot do (it always writes one `--outfile`): a module the step
  * imports only when it needs it — a model provider's SDK (lambdas/models/index.ts) — is a chunk of
@@ -109,9 +160,23 @@ class StepBundle implements ILocalBundling {
   constructor(
     readonly entry: string,
     readonly agentEntry: string | undefined,
+    readonly agentEntries?: readonly string[],
   ) {}
 
   tryBundle(outputDir: string): boolean {
+    if (this.agentEntries === undefined) return this.#build(outputDir, {});
+    // esbuild's synchronous build takes no plugins (no virtual module): the module is a file of its own, beside no project file.
+    const dir = mkdtempSync(join(tmpdir(), 'savepoint-agents-'));
+    try {
+      const entry = join(dir, 'agents-entry.ts');
+      writeFileSync(entry, agentsEntrySource(this.agentEntries));
+      return this.#build(outputDir, { '@savepoint/agents-entry': entry });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  #build(outputDir: string, aliases: Record<string, string>): boolean {
     let esbuild: typeof import('esbuild');
     try {
       esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
@@ -148,7 +213,7 @@ class StepBundle implements ILocalBundling {
       // The handler's `@savepoint/agent-entry` is this function's agent. Agents import the public
       // API by the package's name (`savepoint`, `savepoint/sim`), which esbuild resolves through
       // the package's `exports` (a dependency, or this package itself).
-      ...(this.agentEntry !== undefined && { alias: { '@savepoint/agent-entry': this.agentEntry } }),
+      alias: { ...(this.agentEntry !== undefined && { '@savepoint/agent-entry': this.agentEntry }), ...aliases },
       // Some CommonJS dependencies call require(); ESM bundles need it defined.
       banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
       logLevel: 'warning',

@@ -150,6 +150,43 @@ export function createApprovalApi(deps: ApprovalDeps) {
   };
 }
 
+/**
+ * The approval API of a stack: one API for every agent of the stack (issue 34), each approval
+ * decided by the deps of the agent whose run asked for it (`approval.agent`) — that agent's
+ * approvers, separation of duties and second approver, as the deployment set them for it — so an
+ * approval is decided exactly as the agent's own API decided it. The listing holds the pending
+ * approvals of the agents whose approvers the caller is among; a caller who is none of them is
+ * refused as one agent's API refuses them.
+ */
+export function createStackApprovalApi(agents: ReadonlyMap<string, ApprovalDeps>, ledger: Pick<ApprovalDeps['ledger'], 'findApproval' | 'listPendingApprovals'>) {
+  if (agents.size === 0) throw new Error('the stack approval API serves at least one agent');
+  const apis = new Map([...agents].map(([name, deps]) => [name, { deps, api: createApprovalApi({ ...deps, agentName: name }) }]));
+  const first = apis.values().next().value!;
+  return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const approvalId = event.pathParameters?.['approvalId'];
+    if (approvalId === undefined) {
+      if (event.resource.startsWith('/decide') || event.httpMethod !== 'GET') return first.api(event);
+      const caller = callerOf(event);
+      if (!caller) return json(401, { message: 'authentication: sign the request (IAM)' });
+      const admitted = new Set<string>();
+      let refusal: string | undefined;
+      for (const [name, { deps }] of apis) {
+        const person = deciderPerson(caller, deps.policy ?? DEFAULT_POLICY, deps.links);
+        if (person.ok) admitted.add(name);
+        else refusal ??= person.message;
+      }
+      if (admitted.size === 0) return json(403, { message: refusal ?? 'caller: not an approver of any agent here' });
+      const pending = (await ledger.listPendingApprovals()).filter((approval) => approval.agent === undefined || admitted.has(approval.agent));
+      return json(200, { approvals: pending.map(publicApproval) });
+    }
+    // The approval's agent decides it; an approval of no agent served here is not found by its API.
+    const approval = await ledger.findApproval(assertApprovalId(approvalId));
+    const owner = approval?.agent === undefined ? first : apis.get(approval.agent);
+    if (!owner) return event.resource.startsWith('/decide') && event.httpMethod === 'GET' ? html(404, renderErrorPage(404, `no approval ${approvalId}`)) : json(404, { message: `no approval ${approvalId}` });
+    return owner.api(event);
+  };
+}
+
 /** GET with a signed link: the page, or why the link cannot be used. Reading it changes nothing. */
 async function approvalPage(deps: ApprovalDeps, approvalId: string, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
   const link = event.queryStringParameters?.['link'];
@@ -206,7 +243,15 @@ export const httpErrors = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatew
 });
 
 export function approvalApiHandler(deps: ApprovalDeps, middlewares: readonly middy.MiddlewareObj[] = []) {
-  const api = createApprovalApi(deps);
+  return proxyHandler(createApprovalApi(deps), middlewares);
+}
+
+/** A stack's approval API (createStackApprovalApi) behind the same middy handler. */
+export function stackApprovalApiHandler(agents: ReadonlyMap<string, ApprovalDeps>, ledger: Pick<ApprovalDeps['ledger'], 'findApproval' | 'listPendingApprovals'>, middlewares: readonly middy.MiddlewareObj[] = []) {
+  return proxyHandler(createStackApprovalApi(agents, ledger), middlewares);
+}
+
+function proxyHandler(api: (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>, middlewares: readonly middy.MiddlewareObj[]) {
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: TIMEOUT_EARLY_MS });
   for (const middleware of middlewares) handler.use(middleware as middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>);
   return handler.use(httpErrors()).handler((event) => api(event));

@@ -15,27 +15,18 @@ import { createSteps, type AgentSteps, type ApprovalSetup, type HarnessDeps } fr
 import type { AwsClients } from './aws-clients.js';
 import { systemClock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { approvalApiHandler } from './approval-http.js';
 import { stepHandler, type Telemetry } from './middleware.js';
 import { powertools } from './powertools.js';
-import { decisionMetrics } from './step-telemetry.js';
-import type middy from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { deploymentPrices, PriceOverrides } from '../models/prices.js';
 import { BudgetCaps } from '../records/ledger-records.js';
 import { FleetBudget } from '../records/fleet.js';
-import { runsApiHandler } from './runs-http.js';
 import { createRunsRoutes, type RunsApiDeps } from '../runs/runs-api.js';
 import { createBatchItem } from '../runs/batch.js';
 import { Steps } from '../shared/steps.js';
-import { createRunEventsRoute } from './run-events-http.js';
-import { runFeeds } from '../runs/event-feed.js';
-import { readRunRecords } from '../runs/events.js';
-import { awsStreamLimits } from '../runs/stream-limits.js';
 import { TOOL_SECRET_NAME, toolSecrets } from '../tools/secrets.js';
 
 /** A variable that holds JSON of `schema`'s shape. */
-function jsonVariable<T extends z.ZodType>(schema: T) {
+export function jsonVariable<T extends z.ZodType>(schema: T) {
   return z
     .string()
     .transform((text, context) => {
@@ -79,10 +70,6 @@ export const StepEnvironment = z.object({
   TOOL_TIMEOUT_MS: ToolTimeoutEnvironment.shape.TOOL_TIMEOUT_MS,
   /** The agent state machine, for the recovery function to start executions of. */
   STATE_MACHINE_ARN: z.string().startsWith('arn:'),
-  /** The stack's batch state machine (infra/batch-state-machine.ts), which the runs API starts `POST /v1/batches` on (DurableAgent's `batches`). */
-  BATCH_STATE_MACHINE_ARN: z.string().startsWith('arn:').optional(),
-  /** The agent's item function, which the batch's Tasks invoke (its ARN goes in each batch's input). */
-  BATCH_ITEM_FUNCTION_ARN: z.string().startsWith('arn:').optional(),
   /** The child agents CallTool may start (JSON: agent name → its state machine's alias ARN; DurableAgent's `children`). */
   CHILD_STATE_MACHINES: jsonVariable(z.record(z.string(), z.string().startsWith('arn:'))).optional(),
   /** Versions the version pruner keeps whatever else holds (DurableAgent's `keepVersions`). */
@@ -271,13 +258,6 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
   const { telemetry, tracing, traced } = powertools(agent.name);
   const deps = awsDeps(env, { traced, telemetry, redactTrace: agent.redactTrace, tools: agent.tools }, secretsManager, options.models, options.clients);
   const steps: AgentSteps = createSteps(agent, deps);
-  // Decisions made through the API count as ApprovalsDecided.
-  const decisions: middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> = {
-    after: (request) => {
-      telemetry.addMetrics(decisionMetrics(request.event.httpMethod, request.response?.statusCode));
-      telemetry.flush();
-    },
-  };
   /** What the runs API's routes need: its start (signed starters, on the alias), reads, stop; the batch item starts runs the same way. */
   const runsDeps = () => {
     const starterMac = deps.approvals?.starterMac;
@@ -288,28 +268,10 @@ export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.P
   };
   return {
     step: (name: keyof AgentSteps) => stepHandler(steps[name], undefined, { step: name, telemetry, middlewares: [tracing] }),
-    approvalApi: () =>
-      approvalApiHandler({ ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, agentName: agent.name, ...deps.approvals }, [tracing, decisions as middy.MiddlewareObj]),
-    runsApi: () => {
-      const { runs, sfn } = runsDeps();
-      // `POST /v1/batches` where the stack has a batch state machine (both variables are set together, or neither).
-      const batch = parseOrThrow(StepEnvironment.pick({ BATCH_STATE_MACHINE_ARN: true, BATCH_ITEM_FUNCTION_ARN: true }), env, 'Lambda environment');
-      const batches = batch.BATCH_STATE_MACHINE_ARN && batch.BATCH_ITEM_FUNCTION_ARN ? { store: sfn.batches(batch.BATCH_STATE_MACHINE_ARN), itemFunction: batch.BATCH_ITEM_FUNCTION_ARN } : undefined;
-      return runsApiHandler({ ...runs, ...(batches && { batches }) }, [tracing]);
-    },
     /** StartItemRun and CheckItemRun of the stack's batches (lambdas/runs/batch.ts `createBatchItem`): a run started through the runs API's own start path. */
     batchItem: () => {
       const { runs } = runsDeps();
       return stepHandler(createBatchItem({ startRun: createRunsRoutes(runs).start, runs: deps.ledger }), undefined, { step: Steps.BatchItem, telemetry, middlewares: [tracing] });
-    },
-    /**
-     * `GET /v1/runs/{id}/events` (run-events-lambda.ts): the run's events read from the ledger,
-     * ended by the function before API Gateway's and Lambda's limits (runs/stream-limits.ts) for
-     * an invocation of `remainingMs`.
-     */
-    runEvents: () => {
-      const feeds = runFeeds({ read: (runId) => readRunRecords(deps.ledger, runId), clock: deps.clock, onError: (error) => console.warn('run events: reading the ledger failed, trying again', error) });
-      return (remainingMs: number) => createRunEventsRoute({ feeds, clock: deps.clock, limits: awsStreamLimits(remainingMs) });
     },
   };
 }

@@ -4,6 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { StarterRefused } from '../runs/start-route.js';
 import { BatchTooLarge } from '../runs/batch.js';
 import { createRunsRoutes, NoEngine, RunEnded, type RunResource, type RunsApiDeps, type RunsReaderDeps } from '../runs/runs-api.js';
+import type { RunsRoutes } from '../runs/stack-routes.js';
 import { assertJsonContentType, callerOf, httpErrors, json, parseBody, publicApproval } from './approval-http.js';
 
 /**
@@ -21,8 +22,7 @@ import { assertJsonContentType, callerOf, httpErrors, json, parseBody, publicApp
  * routes themselves are lambdas/runs/runs-api.ts. Over a ledger no engine drives (RunsReaderDeps:
  * a state directory read in process), a start is refused 503.
  */
-export function createRunsApi(deps: RunsApiDeps | RunsReaderDeps) {
-  const routes = createRunsRoutes(deps);
+export function createRunsApi(routes: RunsRoutes) {
   return async (event: APIGatewayProxyEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<APIGatewayProxyResult> => {
     const route = routeOf(event);
     if (!route) return json(404, { message: `no route ${event.httpMethod} ${event.path}` });
@@ -98,8 +98,14 @@ function visible(run: RunResource) {
   return { ...run, approvals: run.approvals.map(publicApproval) };
 }
 
+/** One agent's runs API (`savepoint serve`'s engine, a test's), or the API over a state directory no engine drives (RunsReaderDeps). */
 export function runsApiHandler(deps: RunsApiDeps | RunsReaderDeps, middlewares: readonly middy.MiddlewareObj[] = []) {
-  const api = createRunsApi(deps);
+  return runsRoutesHandler(createRunsRoutes(deps), middlewares);
+}
+
+/** The runs API of `routes`: one agent's, or a stack's (lambdas/runs/stack-routes.ts), behind the same middy handler. */
+export function runsRoutesHandler(routes: RunsRoutes, middlewares: readonly middy.MiddlewareObj[] = []) {
+  const api = createRunsApi(routes);
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>({ timeoutEarlyInMillis: TIMEOUT_EARLY_MS });
   for (const middleware of middlewares) handler.use(middleware as middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>);
   return handler.use(httpErrors()).handler((event, context) => api(event, context));

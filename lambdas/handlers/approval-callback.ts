@@ -1,5 +1,6 @@
-import agent from '@savepoint/agent-entry';
+import agents from '@savepoint/agents-entry';
 import { approvalLinks, decisionKey, stepFunctions } from '../adapters/aws-clients.js';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { stackApiHandlers } from '../adapters/stack-api.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions, ...approvalLinks, ...decisionKey } }).approvalApi();
+// The stack's one approval callback: every agent's approvals, each decided by its own policy.
+export const handler = stackApiHandlers(agents, { clients: { ...stepFunctions, ...approvalLinks, ...decisionKey } }).approvalApi();

@@ -1,7 +1,7 @@
-import agent from '@savepoint/agent-entry';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import agents from '@savepoint/agents-entry';
+import { stackApiHandlers } from '../adapters/stack-api.js';
 import { streamingRunEventsHandler } from '../adapters/run-events-lambda.js';
 
 // `awslambda`: the global of Lambda's Node.js runtime (response streaming; run-events-lambda.ts).
-const route = lambdaHandlers(agent).runEvents();
+const route = stackApiHandlers(agents).runEvents();
 export const handler = streamingRunEventsHandler(awslambda, (context) => route(context.getRemainingTimeInMillis()));

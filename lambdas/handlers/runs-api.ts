@@ -1,5 +1,6 @@
-import agent from '@savepoint/agent-entry';
+import agents from '@savepoint/agents-entry';
 import { starterKey, stepFunctions } from '../adapters/aws-clients.js';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { stackApiHandlers } from '../adapters/stack-api.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions, ...starterKey } }).runsApi();
+// The stack's one runs function: a start is checked by the named agent's own code (its input schema, its run id rule).
+export const handler = stackApiHandlers(agents, { clients: { ...stepFunctions, ...starterKey } }).runsApi();

@@ -1,8 +1,11 @@
 import { join } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { mkdirSync } from 'node:fs';
-import { approvalApiHandler } from '../../lambdas/adapters/approval-http.js';
-import { runsApiHandler } from '../../lambdas/adapters/runs-http.js';
+import { stackApprovalApiHandler } from '../../lambdas/adapters/approval-http.js';
+import { runsRoutesHandler } from '../../lambdas/adapters/runs-http.js';
+import { createStackRunsRoutes } from '../../lambdas/runs/stack-routes.js';
+import type { ApprovalDeps } from '../../lambdas/approvals/decision.js';
+import type { RunsApiDeps } from '../../lambdas/runs/runs-api.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../lambdas/adapters/sfn.js';
 import { createPruneVersions, type PruneResult } from '../../lambdas/steps/prune-versions.js';
 import { createPruneFunctionVersions, remainingPins, type FunctionPruneResult } from '../../lambdas/steps/prune-function-versions.js';
@@ -232,7 +235,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // it starts as RunsApi's role, on the alias.
     const runsStarter = sfnAs(Steps.RunsApi);
     // The local setup always has a starter key (keys/starters.key): approvalsOf only wraps it in RunsApi's IAM.
-    const runsDeps = { agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, runs: ledgerOf(Steps.RunsApi), ledger: ledgerOf(Steps.RunsApi), stop: sfnExecutions(runsStarter).stop, ...(childStacks.as && { children: childStacks.as(Steps.RunsApi) }), stateMachineArn: startArn, start: (arn: string, name: string, input: string) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy };
+    const runsDeps: RunsApiDeps = { agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, runs: ledgerOf(Steps.RunsApi), ledger: ledgerOf(Steps.RunsApi), stop: sfnExecutions(runsStarter).stop, ...(childStacks.as && { children: childStacks.as(Steps.RunsApi) }), stateMachineArn: startArn, start: (arn: string, name: string, input: string) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy };
     // Batches (local/runtime/batches.ts): the batch state machine's definition on an engine of its own,
     // each item's run started through the runs API's own start path, as the runs API's role.
     // The twin's S3 (local/services/s3.ts), where a batch's manifest is read from: under the state directory, each call decided as its signer's role.
@@ -249,8 +252,11 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       log,
     });
     closers.push(() => batches.close());
-    const runsApi = runsApiHandler({ ...runsDeps, batches: { store: batches.store, itemFunction: batches.itemFunction }, batchPollSeconds: LOCAL_BATCH_POLL_SECONDS });
-    const approvalHandler = approvalApiHandler({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) });
+    // The stack's API handlers, as on AWS (lambdas/adapters/stack-api.ts): this stack's agent is the one they serve.
+    const servedRuns: RunsApiDeps = { ...runsDeps, batches: { store: batches.store, itemFunction: batches.itemFunction }, batchPollSeconds: LOCAL_BATCH_POLL_SECONDS };
+    const runsApi = runsRoutesHandler(createStackRunsRoutes(new Map([[agent.name, servedRuns]]), ledgerOf(Steps.RunsApi)));
+    const approvalDeps: ApprovalDeps = { ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) };
+    const approvalHandler = stackApprovalApiHandler(new Map([[agent.name, approvalDeps]]), approvalDeps.ledger);
     // A caller playing an IAM principal meets the template's resource policy first, as on AWS (local/aws/iam/api-gateway.ts).
     const authorize = iam ? localApiAuthorizer(template) : undefined;
     // GET /v1/runs/{id}/events as AWS serves it (local/aws/api-gateway-streaming.ts): the RunEvents
@@ -303,6 +309,15 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       runsApi,
       /** The approval API's handler (served at `endpoints.approvals` as this machine's user), for a test that plays several people, as `runsApi`. */
       approvalApi: approvalHandler,
+      /**
+       * What this stack's agent is served with by the stack's API (its runs routes' and approval
+       * callback's deps, as its functions' roles): several local stacks on one ledger are one
+       * deployed stack's API when their deps are served together (lambdas/runs/stack-routes.ts,
+       * adapters/approval-http.ts `createStackApprovalApi`).
+       */
+      served: { runs: servedRuns, approvals: approvalDeps },
+      /** The ledger's storage: what another agent's stack of the same deployment shares (`sharedLedger`), as a stack's agents share its table. */
+      storage: opened.ledger,
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
       approvalLinks: (approval: ApprovalRecord) => signedLinks(approvalSetup.links, approval),
       /**

@@ -36,7 +36,7 @@ async function withoutRunsApiLedgerGrant(): Promise<CfnTemplateJson> {
   const template = structuredClone(await cachedTemplate('refund-reconciler')) as Template;
   let removed = 0;
   for (const { id, document: policyDocument } of identityPolicies(template.Resources as never)) {
-    if (!id.startsWith('AgentRunsApiFunctionServiceRole')) continue;
+    if (!id.startsWith('ControlPlaneStackApiRunsApiFunctionServiceRole')) continue;
     const document = policyDocument as { Statement: { Action: string | string[] }[] };
     const kept = document.Statement.filter((statement) => ![statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
     removed += document.Statement.length - kept.length;

@@ -44,11 +44,13 @@ describe('an app with two agents', () => {
       expect(joined(policy)).toContain(`:stateMachine:${own}`);
       expect(joined(policy)).not.toContain(`:stateMachine:${other}`);
     }
-    // The stack's expiry sweep answers both agents' tokens (infra/control-plane.ts), and no other state machine's.
-    const shared = policies.filter(([id]) => id.startsWith('ControlPlane'));
-    expect(shared).toHaveLength(1);
-    const machines = [...joined(shared[0]).matchAll(/:stateMachine:([\w-]+)/g)].map((match) => match[1]);
-    expect([...new Set(machines)].sort()).toEqual(['Agents-refund-reconciler', 'Agents-support-triage']);
+    // The stack's expiry sweep answers both agents' tokens (infra/control-plane.ts), and no other state machine's; the
+    // stack's approval callback only the agents its API serves (the triage agent has none).
+    const shared = policies.filter(([id]) => id.startsWith('ControlPlane')).sort(([a], [b]) => a.localeCompare(b));
+    expect(shared.map(([id]) => id.replace(/ServiceRole.*/, ''))).toEqual(['ControlPlaneExpireApprovalsFunction', 'ControlPlaneStackApiApprovalCallbackFunction']);
+    const machinesOf = (policy: unknown) => [...new Set([...joined(policy).matchAll(/:stateMachine:([\w-]+)/g)].map((match) => match[1]))].sort();
+    expect(machinesOf(shared[0]![1])).toEqual(['Agents-refund-reconciler', 'Agents-support-triage']);
+    expect(machinesOf(shared[1]![1])).toEqual(['Agents-refund-reconciler']);
   });
 
   it('schedules only the agent that asked for a schedule, and serves an approval API only where asked', () => {
@@ -56,14 +58,35 @@ describe('an app with two agents', () => {
     expect(scheduled).toHaveLength(1);
     expect(joined(scheduled[0])).toContain(':stateMachine:Agents-refund-reconciler:live');
     const apis = Object.keys(template.findResources('AWS::ApiGateway::RestApi'));
+    // The stack's one API (infra/stack-api.ts), serving the refund agent only.
     expect(apis).toHaveLength(1);
-    expect(apis[0]).toMatch(/^Refunds/);
+    expect(apis[0]).toMatch(/^ControlPlaneStackApi/);
   });
 
-  it('gives each agent its own step functions (thirteen with the approval API, its runs route and its event stream, ten without: handoff and compaction too), and the stack one expiry sweep, sweeper and version pruner', () => {
+  it('gives each agent its own ten step functions (handoff and compaction too), and the stack one expiry sweep, sweeper, version pruner and API (approval callback, runs, events)', () => {
     const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([, fn]) => joined(fn).includes('SAVEPOINT_STEP'));
-    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(13);
+    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(10);
     expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(10);
-    expect(functions.filter(([id]) => id.startsWith('ControlPlane')).map(([, fn]) => fn.Properties.Environment.Variables.SAVEPOINT_STEP).sort()).toEqual(['expire-approvals', 'prune-versions', 'sweep']);
+    // The API's three are the stack's (infra/stack-api.ts), whatever the number of agents it serves.
+    expect(functions.filter(([id]) => id.startsWith('ControlPlane')).map(([, fn]) => fn.Properties.Environment.Variables.SAVEPOINT_STEP).sort()).toEqual(['approval-callback', 'expire-approvals', 'prune-versions', 'run-events', 'runs-api', 'sweep']);
+  });
+});
+
+describe("the stack's one API", () => {
+  it('fails the synth when an agent asks for another approval page than the stack\'s API has (one stage), naming the agent', () => {
+    const stack = new SavepointStack(assertionApp(), 'Pages');
+    stack.addAgent('A', { agentName: 'agent-a', entry: EXAMPLE_AGENTS.refundReconciler });
+    expect(() => stack.addAgent('B', { agentName: 'agent-b', entry: EXAMPLE_AGENTS.refundReconciler, approvalPage: { throttle: { rateLimit: 1, burstLimit: 2 } } })).toThrow(
+      /^DurableAgent agent-b: approvalPage: the agents of a stack share its API/,
+    );
+  });
+
+  it("gives every agent's ApprovalApiUrl output the stack's one API", () => {
+    const stack = new SavepointStack(assertionApp(), 'Urls');
+    for (const name of ['agent-a', 'agent-b']) stack.addAgent(name === 'agent-a' ? 'A' : 'B', { agentName: name, entry: EXAMPLE_AGENTS.refundReconciler });
+    const outputs = Object.values(Template.fromStack(stack).toJSON().Outputs as Record<string, { Description?: string; Value: unknown }>).filter((output) => output.Description?.endsWith(':ApprovalApiUrl'));
+    expect(outputs.map((output) => output.Description).sort()).toEqual(['savepoint:agent-a:ApprovalApiUrl', 'savepoint:agent-b:ApprovalApiUrl']);
+    expect(JSON.stringify(outputs[0]!.Value)).toEqual(JSON.stringify(outputs[1]!.Value));
+    expect(Object.keys(Template.fromStack(stack).findResources('AWS::ApiGateway::RestApi'))).toHaveLength(1);
   });
 });

@@ -51,7 +51,7 @@ describe('the approval API in the template', () => {
     const approverArns = [bob, `arn:aws:iam::${account}:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b`, `arn:aws:iam::${account}:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Finance_0a1b2c3d4e5f6a7b`, ops].sort();
     expect(bySid['OnlyApprovers']).toMatchObject({ Effect: 'Deny', Principal: { AWS: '*' }, Resource: ['execute-api:/*/*/approvals', 'execute-api:/*/*/approvals/*'], Condition: { ArnNotLike: { 'aws:PrincipalArn': approverArns } } });
     expect(bySid['Approvers']).toMatchObject({ Effect: 'Allow', Condition: { ArnLike: { 'aws:PrincipalArn': approverArns } } });
-    expect(bySid['OnlyStarters']).toMatchObject({ Effect: 'Deny', Resource: ['execute-api:/*/POST/runs', 'execute-api:/*/POST/runs/*/cancel'], Condition: { ArnNotLike: { 'aws:PrincipalArn': [starter] } } });
+    expect(bySid['OnlyStarters']).toMatchObject({ Effect: 'Deny', Resource: ['execute-api:/*/POST/runs', 'execute-api:/*/POST/runs/*/cancel', 'execute-api:/*/POST/batches'], Condition: { ArnNotLike: { 'aws:PrincipalArn': [starter] } } });
   });
 
   it('without approverPrincipals, denies /approvals to everyone (links only) and leaves /runs to IAM', () => {
@@ -60,14 +60,15 @@ describe('the approval API in the template', () => {
     expect(statements.find((s) => s.Sid === 'OnlyApprovers')).toEqual(expect.objectContaining({ Effect: 'Deny' }));
     expect(statements.find((s) => s.Sid === 'OnlyApprovers').Condition).toBeUndefined();
     expect(statements.some((s) => JSON.stringify(s.Resource).includes('runs'))).toBe(false);
-    expect(JSON.parse(environmentOf(defaults, Steps.ApprovalCallback)['APPROVER_PRINCIPALS']!)).toEqual({});
+    // The agent's settings name no approver principal: nobody decides by IAM (lambdas/adapters/stack-api.ts policyOf).
+    expect(JSON.parse(environmentOf(defaults, Steps.ApprovalCallback)['AGENT_SETTINGS']!)).toEqual({ guarded: {} });
   });
 
   it('tells the callback and the runs API who is who, and no other function', () => {
     const directory = { 'alice@example.com': [aliceSso], 'bob@example.com': [bob], ops: [ops] };
+    // The stack's API functions, as the agent's settings (infra/stack-api.ts).
     for (const step of [Steps.ApprovalCallback, Steps.RunsApi]) {
-      expect(JSON.parse(environmentOf(guarded, step)['APPROVER_PRINCIPALS']!), step).toEqual(directory);
-      expect(JSON.parse(environmentOf(guarded, step)['STARTER_PRINCIPALS']!), step).toEqual({ starter: [starter] });
+      expect(JSON.parse(environmentOf(guarded, step)['AGENT_SETTINGS']!).guarded, step).toMatchObject({ approverPrincipals: directory, starterPrincipals: { starter: [starter] } });
     }
     for (const step of [Steps.CallTool, Steps.StartRun, Steps.RequestApproval]) expect(environmentOf(guarded, step), step).not.toHaveProperty('APPROVER_PRINCIPALS');
     // …which the callback reads at cold start as its policy (nobody, when unset).

@@ -24,7 +24,8 @@ function statementsOf(step: string): { Action: string | string[]; Resource: unkn
 }
 const actionsOf = (step: string) => new Set(statementsOf(step).flatMap((s) => [s.Action].flat()));
 const resourceIdOf = (type: string) => Object.entries(resources).find(([, r]) => r.Type === type)![0];
-const ALL_STEPS = Object.values(Steps);
+// The steps the example deploys a function for (it has no `batches`, so no batch item function: test/infra/batches.test.ts has that one).
+const ALL_STEPS = Object.values(Steps).filter((step) => step !== Steps.BatchItem);
 const keyIdOf = (description: string) => Object.entries(resources).find(([, r]) => r.Type === 'AWS::KMS::Key' && r.Properties.Description === description)![0];
 type KeyStatement = { Sid?: string; Effect: string; Principal: { AWS?: unknown; Service?: unknown }; Action: string | string[]; Condition?: unknown };
 const keyStatements = (keyId: string) => resources[keyId]!.Properties.KeyPolicy.Statement as KeyStatement[];
@@ -92,7 +93,9 @@ describe('approvals in the template', () => {
     expect(ALL_STEPS.filter((step) => mayUseKey(step, 'kms:GenerateMac', decisionKey))).toEqual([Steps.ApprovalCallback]);
     expect(ALL_STEPS.filter((step) => mayUseKey(step, 'kms:VerifyMac', decisionKey)).sort()).toEqual([Steps.ApprovalCallback, Steps.CallTool, Steps.BudgetCheck].sort());
     expect(envOf(Steps.BudgetCheck)['DECISION_KEY_ID']).toEqual(envOf(Steps.ApprovalCallback)['DECISION_KEY_ID']);
-    expect(envOf(Steps.ApprovalCallback)).toMatchObject({ DECISION_KEY_ID: expect.anything(), SEPARATION_OF_DUTIES: 'true' });
+    // The policy is the agent's settings in the stack's API functions (separation of duties on: the default, not written).
+    expect(envOf(Steps.ApprovalCallback)).toMatchObject({ DECISION_KEY_ID: expect.anything() });
+    expect(envOf(Steps.ApprovalCallback)['SEPARATION_OF_DUTIES']).toBeUndefined();
     expect(envOf(Steps.CallTool)['DECISION_KEY_ID']).toEqual(envOf(Steps.ApprovalCallback)['DECISION_KEY_ID']);
   });
 
@@ -112,6 +115,8 @@ describe('approvals in the template', () => {
         'GET {runId} AWS_IAM',
         'POST cancel AWS_IAM',
         'GET events AWS_IAM',
+        'POST batches AWS_IAM',
+        'GET {batchId} AWS_IAM',
       ].sort(),
     );
     const decide = Object.entries(resourcePaths).find(([, path]) => path === 'decide')![0];
@@ -228,7 +233,10 @@ describe('rotating the decision key', () => {
     const keyIds = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::KMS::Key' && r.Properties.Description?.startsWith('Signs approval decisions')).map(([id]) => id);
     expect(keyIds).toEqual([expect.stringMatching(/^ControlPlaneDecisionKeyV2/)]);
     const variables = (step: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SAVEPOINT_STEP === step)!.Properties.Environment.Variables;
-    for (const step of [Steps.ApprovalCallback, Steps.CallTool, Steps.BudgetCheck]) expect(variables(step), step).toMatchObject({ DECISION_PREVIOUS_KEY_IDS: previous, DECISION_KEY_ID: { 'Fn::GetAtt': [keyIds[0], 'Arn'] } });
+    for (const step of [Steps.CallTool, Steps.BudgetCheck]) expect(variables(step), step).toMatchObject({ DECISION_PREVIOUS_KEY_IDS: previous, DECISION_KEY_ID: { 'Fn::GetAtt': [keyIds[0], 'Arn'] } });
+    // The stack's callback signs with it, and verifies the previous keys of this agent's decisions (its settings: lambdas/adapters/stack-api.ts).
+    expect(variables(Steps.ApprovalCallback)).toMatchObject({ DECISION_KEY_ID: { 'Fn::GetAtt': [keyIds[0], 'Arn'] } });
+    expect(JSON.stringify(variables(Steps.ApprovalCallback)['AGENT_SETTINGS'])).toContain(previous);
     expect(() => new SavepointStack(assertionApp(), 'Bad').addAgent('Agent', { agentName: 'bad', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { previousDecisionKeys: ['alias/old'] } })).toThrow(/approvals\.previousDecisionKeys: expected a KMS key ARN, got "alias\/old"/);
   });
 });

@@ -39,7 +39,6 @@ const resourcesOf = (statements: any[], action: string) => statements.filter((st
 describe('batches on AWS', () => {
   const batchMachine = () => ids('AWS::StepFunctions::StateMachine', /^ControlPlaneBatches/);
   const itemFunction = (agent: string) => ids('AWS::Lambda::Function', new RegExp(`^${agent}BatchItemFunction`))[0]!;
-  const runsFunction = (agent: string) => ids('AWS::Lambda::Function', new RegExp(`^${agent}RunsApiFunction`))[0]!;
 
   it('is one batch state machine for the stack, and an item function per agent with batches', () => {
     expect(batchMachine()).toHaveLength(1);
@@ -76,16 +75,18 @@ describe('batches on AWS', () => {
     for (const agent of ['Refunds', 'Triage']) expect(signers).toContain(roleOfFunction(resources, itemFunction(agent)));
   });
 
-  it('tells each runs API where its batches start and which item function they invoke, and lets it start and read them', () => {
-    for (const agent of ['Refunds', 'Triage']) {
-      // By ARNs built from its name (Fleet-batches), as the agents' state machines are named.
-      expect(joined(variables(runsFunction(agent))['BATCH_STATE_MACHINE_ARN'])).toMatch(/:stateMachine:Fleet-batches"\]\]\}$/);
-      expect(variables(runsFunction(agent))['BATCH_ITEM_FUNCTION_ARN']).toEqual({ 'Fn::GetAtt': [itemFunction(agent), 'Arn'] });
-      const statements = statementsOf(runsFunction(agent));
-      expect(joined(resourcesOf(statements, 'states:StartExecution'))).toContain(':stateMachine:Fleet-batches"');
-      expect(joined(resourcesOf(statements, 'states:DescribeExecution'))).toContain(':execution:Fleet-batches:*"');
-    }
-    expect(variables(runsFunction('Quiet'))).not.toHaveProperty('BATCH_STATE_MACHINE_ARN');
+  it('tells the stack’s runs function where its batches start and, in each agent’s settings, which item function they invoke, and lets it start and read them', () => {
+    // One runs function serves the stack (infra/stack-api.ts).
+    const [runs, ...others] = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::Lambda::Function' && variables(id)['SAVEPOINT_STEP'] === Steps.RunsApi);
+    expect(others).toEqual([]);
+    // By ARNs built from its name (Fleet-batches), as the agents' state machines are named.
+    expect(joined(variables(runs!)['BATCH_STATE_MACHINE_ARN'])).toMatch(/:stateMachine:Fleet-batches"\]\]\}$/);
+    const settings = joined(variables(runs!)['AGENT_SETTINGS']);
+    for (const agent of ['Refunds', 'Triage']) expect(settings).toContain(JSON.stringify({ 'Fn::GetAtt': [itemFunction(agent), 'Arn'] }));
+    expect(settings.match(/batchItemFunction/g)).toHaveLength(2);
+    const statements = statementsOf(runs!);
+    expect(joined(resourcesOf(statements, 'states:StartExecution'))).toContain(':stateMachine:Fleet-batches"');
+    expect(joined(resourcesOf(statements, 'states:DescribeExecution'))).toContain(':execution:Fleet-batches:*"');
   });
 
   it('leaves the twin running an agent’s template its agent’s state machine, the batch state machine beside it marked as the stack’s', () => {

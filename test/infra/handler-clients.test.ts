@@ -13,6 +13,8 @@ import { fakeAwslambda, invocationOutput } from '../support/fake-awslambda.js';
  * back is "its handler passes no … client".
  */
 vi.mock('@savepoint/agent-entry', async () => ({ default: (await import('../../agents/refund-reconciler/agent.js')).default }));
+// The stack's API functions bundle every agent of the stack (infra/stack-api.ts): here its one.
+vi.mock('@savepoint/agents-entry', async () => ({ default: [(await import('../../agents/refund-reconciler/agent.js')).default] }));
 
 const MISSING = /handler passes no/;
 // The run events function streams (lambdas/handlers/run-events.ts): Lambda's runtime gives it `awslambda`.
@@ -24,11 +26,14 @@ afterEach(() => {
   Object.assign(process.env, saved);
 });
 
+/** A JSON variable with references in it (the stack API's AGENT_SETTINGS: an approvers parameter), each reference a word. */
+const joined = (value: unknown) => ((value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1]).map((part) => (typeof part === 'string' ? part : 'x')).join('');
+
 /** The function's variables, each CloudFormation reference replaced by a well-formed value; the SDK pointed at a closed port. */
 function environmentOf(variables: Record<string, unknown>): Record<string, string> {
-  const fake = (name: string) => (/ARN$/.test(name) ? 'arn:aws:x:us-east-1:123456789012:x' : name === 'APPROVAL_PAGE_URL' ? 'https://example.com/decide' : `${name.toLowerCase()}-1`);
+  const fake = (name: string) => (/ARN(_PREFIX)?$/.test(name) ? 'arn:aws:x:us-east-1:123456789012:x' : name === 'APPROVAL_PAGE_URL' ? 'https://example.com/decide' : `${name.toLowerCase()}-1`);
   return {
-    ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : fake(name)])),
+    ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : name === 'AGENT_SETTINGS' ? joined(value) : fake(name)])),
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
     AWS_SECRET_ACCESS_KEY: 'example',
@@ -70,10 +75,12 @@ describe('each Lambda handler passes the AWS clients its step uses', () => {
     expect(outcome).not.toMatch(MISSING);
   });
 
-  // The example stack has no batches: the item function of an agent with them has the runs API's environment.
+  // The example stack has no batches: the item function of an agent with them is one of the agent's
+  // functions (StartRun's environment) that signs starters as the stack's runs function does, on the agent's alias.
   it('batch-item', async () => {
+    const startRun = functions.find((variables) => variables['SAVEPOINT_STEP'] === 'start-run')!;
     const runsApi = functions.find((variables) => variables['SAVEPOINT_STEP'] === 'runs-api')!;
-    Object.assign(process.env, environmentOf({ ...runsApi, SAVEPOINT_STEP: 'batch-item' }));
+    Object.assign(process.env, environmentOf({ ...startRun, STARTER_KEY_ID: runsApi['STARTER_KEY_ID'], STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:123456789012:stateMachine:Savepoint-refund-reconciler:live', SAVEPOINT_STEP: 'batch-item' }));
     const { handler } = (await import('../../lambdas/handlers/batch-item.js')) as { handler: (event: unknown, context: unknown) => Promise<unknown> };
     const event = { action: 'start', batchId: 'b1', agent: 'refund-reconciler', runId: 'b1-0', input: { date: '2026-11-28' }, caller: { id: 'ops', via: 'iam' } };
     const outcome = await handler(event, context).then(

@@ -21,7 +21,9 @@ describe('maxBudgets on the construct', () => {
     const stack = new SavepointStack(assertionApp(), 'Capped');
     stack.addAgent('Agent', { agentName: 'capped', entry: EXAMPLE_AGENTS.refundReconciler, maxBudgets: { maxDollars: 20, maxSteps: 1_000 } });
     const template = Template.fromStack(stack);
-    for (const step of [Steps.StartRun, Steps.RunsApi]) expect(JSON.parse(environmentOf(template, step)['MAX_BUDGETS'] ?? 'null'), step).toEqual({ maxDollars: 20, maxSteps: 1_000 });
+    expect(JSON.parse(environmentOf(template, Steps.StartRun)['MAX_BUDGETS'] ?? 'null')).toEqual({ maxDollars: 20, maxSteps: 1_000 });
+    // The stack's runs function holds each agent's ceilings in its settings (infra/stack-api.ts).
+    expect(JSON.parse(environmentOf(template, Steps.RunsApi)['AGENT_SETTINGS'] ?? 'null')).toEqual({ capped: { maxBudgets: { maxDollars: 20, maxSteps: 1_000 } } });
     for (const step of [Steps.CallModel, Steps.CallTool, Steps.BudgetCheck]) expect(environmentOf(template, step), step).not.toHaveProperty('MAX_BUDGETS');
   });
 

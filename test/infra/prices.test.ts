@@ -25,8 +25,11 @@ describe('prices on the construct', () => {
     expect(Object.keys(environments).length).toBeGreaterThanOrEqual(9);
     // The functions the stack's agents share (infra/control-plane.ts) price nothing: no agent's table in their environment.
     const shared = new Set(['expire-approvals', 'sweep', 'prune-versions']);
+    // The stack's API functions hold each agent's prices in its settings (infra/stack-api.ts).
+    const api = new Set(['approval-callback', 'runs-api', 'run-events']);
     for (const [step, variables] of Object.entries(environments)) {
       if (shared.has(step)) expect(variables, step).not.toHaveProperty('PRICES');
+      else if (api.has(step)) expect(JSON.parse(variables['AGENT_SETTINGS']!).priced.prices, step).toEqual({ 'anthropic:claude-sonnet-4-5': price(2), 'openai:gpt-5': price(4) });
       else expect(JSON.parse(variables['PRICES'] ?? 'null'), step).toEqual({ 'anthropic:claude-sonnet-4-5': price(2), 'openai:gpt-5': price(4) });
     }
   });

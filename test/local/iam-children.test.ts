@@ -2,8 +2,8 @@
  * Child runs (issue 34 item 2) under the twin's IAM: a parent agent deployed with `children` may
  * start its child agent's state machine (on its alias: authorized against the machine's own ARN)
  * and nothing else of the child's — no stop, no task answer, no read of its executions — and no
- * other agent's; its runs API and ExecutionStopped may stop the child's executions (a killed
- * parent's children), nothing of another agent's; it answers its own waits' tokens; the child's roles gain nothing on the parent.
+ * other agent's; its ExecutionStopped may stop the child's executions (a killed parent's
+ * children), nothing of another agent's, and the stack's runs function its agents' executions; it answers its own waits' tokens; the child's roles gain nothing on the parent.
  * Decided by the twin's IAM evaluator over the roles of a synthesized three-agent stack.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -59,17 +59,23 @@ describe('a parent agent and its child agent', () => {
     }
   });
 
-  it("lets the parent's runs API and ExecutionStopped stop the child's executions (a killed parent's children), and no other agent's", () => {
-    for (const fn of ['ParentRunsApiFunction', 'ParentExecutionStoppedFunction']) {
-      expect(allowed(roleOf(fn), { action: 'states:StopExecution', resource: execution('child') }), fn).toBe(true);
-      expect(allowed(roleOf(fn), { action: 'states:StopExecution', resource: execution('other') }), fn).toBe(false);
-      expect(allowed(roleOf(fn), { action: 'states:StartExecution', resource: machine('child') }), fn).toBe(false);
-    }
+  it("lets the parent's ExecutionStopped stop the child's executions (a killed parent's children), and no other agent's", () => {
+    const stopped = roleOf('ParentExecutionStoppedFunction');
+    expect(allowed(stopped, { action: 'states:StopExecution', resource: execution('child') })).toBe(true);
+    expect(allowed(stopped, { action: 'states:StopExecution', resource: execution('other') })).toBe(false);
+    expect(allowed(stopped, { action: 'states:StartExecution', resource: machine('child') })).toBe(false);
     // A child stops no one above it, nor another agent's runs.
-    for (const fn of ['ChildRunsApiFunction', 'ChildExecutionStoppedFunction', 'OtherExecutionStoppedFunction']) {
+    for (const fn of ['ChildExecutionStoppedFunction', 'OtherExecutionStoppedFunction']) {
       expect(allowed(roleOf(fn), { action: 'states:StopExecution', resource: execution('parent') }), fn).toBe(false);
     }
     expect(allowed(roleOf('OtherExecutionStoppedFunction'), { action: 'states:StopExecution', resource: execution('child') })).toBe(false);
+  });
+
+  it("lets the stack's runs function stop its agents' executions (a cancel, and a cancelled parent's children), and no other stack's", () => {
+    // One runs function serves every agent of the stack (infra/stack-api.ts): it cancels any of their runs.
+    const runs = roleOf('ControlPlaneStackApiRunsApiFunction');
+    for (const agent of ['parent', 'child', 'other']) expect(allowed(runs, { action: 'states:StopExecution', resource: execution(agent) }), agent).toBe(true);
+    expect(allowed(runs, { action: 'states:StopExecution', resource: 'arn:aws:states:us-east-1:000000000000:execution:Elsewhere-child:run-1' })).toBe(false);
   });
 
   it("gives the child's roles nothing on the parent's state machine", () => {

@@ -138,7 +138,7 @@ describe("the twin's IAM", () => {
   });
 
   it("refuses the approval callback's SendTaskSuccess when its role loses the grant, so the decision is not delivered", async () => {
-    const h = await harness(await withoutGrant('AgentApprovalCallbackFunctionServiceRole', 'states:SendTaskSuccess'));
+    const h = await harness(await withoutGrant('ControlPlaneStackApiApprovalCallbackFunctionServiceRole', 'states:SendTaskSuccess'));
     void h.run({ runId: 'no-callback', input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
     const approval = await waitFor(() => h.approvals[0]);
     const response = await fetch(`${h.stack.endpoints.approvals}/${approval.approvalId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
@@ -152,7 +152,7 @@ describe("the twin's IAM", () => {
     const granted = await harness();
     expect((await runs(granted, 'by-runs-api')).status).toBe(202);
     expect(granted.stack.engine.iamDecisions()).toMatchObject({ denied: 0 });
-    const refused = await harness(await withoutGrant('AgentRunsApiFunctionServiceRole', 'states:StartExecution'));
+    const refused = await harness(await withoutGrant('ControlPlaneStackApiRunsApiFunctionServiceRole', 'states:StartExecution'));
     expect((await runs(refused, 'no-runs-api')).status).toBeGreaterThanOrEqual(500);
     expect(refused.stack.engine.iamDecisions()!.denied).toBe(1);
     expect(await refused.stack.ledger.getRun('no-runs-api')).toBeUndefined();

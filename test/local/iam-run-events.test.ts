@@ -27,7 +27,7 @@ async function withoutRunEventsGrant(action: string): Promise<CfnTemplateJson> {
   const template = structuredClone(await cachedTemplate('refund-reconciler')) as Template;
   let removed = 0;
   for (const { id, document: policyDocument } of identityPolicies(template.Resources as never)) {
-    if (!id.startsWith('AgentRunEventsFunctionServiceRole')) continue;
+    if (!id.startsWith('ControlPlaneStackApiRunEventsFunctionServiceRole')) continue;
     const document = policyDocument as { Statement: { Action: string | string[] }[] };
     document.Statement = document.Statement.flatMap((statement) => {
       const actions = [statement.Action].flat();

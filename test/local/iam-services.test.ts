@@ -202,13 +202,13 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
   });
 
   it('refuses a start the runs API may not sign (the starter key policy no longer names it): nothing is started', async () => {
-    const h = await harness({ template: withoutKeyUser(await template(), 'ControlPlaneStarterKey', 'RunsApiSignsStarters', 'AgentRunsApiFunction') });
+    const h = await harness({ template: withoutKeyUser(await template(), 'ControlPlaneStarterKey', 'RunsApiSignsStarters', 'ControlPlaneStackApiRunsApiFunction') });
     await expect(h.startAs('arn:aws:iam::000000000000:user/alice', { runId: 'starter-no-sign', input: sampleInput })).rejects.toThrow(/runs API answered 5\d\d/);
     expect(h.stack.engine.listExecutions().executions).toEqual([]);
   });
 
   it('refuses a decision the approval callback may not sign (the decision key policy no longer names it): the decision is not recorded', async () => {
-    const h = await harness({ template: withoutKeyUser(await template(), 'ControlPlaneDecisionKey', 'CallbackSignsDecisions', 'AgentApprovalCallbackFunction') });
+    const h = await harness({ template: withoutKeyUser(await template(), 'ControlPlaneDecisionKey', 'CallbackSignsDecisions', 'ControlPlaneStackApiApprovalCallbackFunction') });
     const { executionArn } = h.stack.engine.startExecution({ name: 'no-sign', input: { runId: 'no-sign', input: sampleInput } });
     const asked = (await waitFor(() => h.approvals[0])).approvalId;
     const answer = await postDecision(h.stack, asked, { decision: 'approve', reason: 'checked' });
