@@ -20,7 +20,7 @@ import { approvalApiPolicy } from './approval-api-policy.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './model-access.js';
 import { bindToolSecrets, type ToolSecretsProp } from './tool-secrets.js';
-import { RunRecovery } from './recovery.js';
+import { checkMaxRecoveries } from './recovery.js';
 import { StepFunction } from './step-function.js';
 import { ControlPlane } from './control-plane.js';
 import { acknowledgeNagFindings } from './nag.js';
@@ -303,10 +303,10 @@ export class DurableAgent extends Construct {
       // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.
       handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: liveAliasArn } }),
     };
-    const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
     // Each role to this agent's own effects and aggregates (infra/ledger-table.ts partitionsOf).
     for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole, props.agentName);
-    ledger.grantTo(executionStopped, 'executionStopped', props.agentName);
+    // Where its input does not name the run, StartRun notes which run the execution drives, for the stack's recovery (infra/recovery.ts).
+    ledger.grantExecutionRuns(functions.startRun, 'put');
     bindModelAccess(functions, props.models ?? {});
     bindToolSecrets(this, functions.callTool, props.toolSecrets);
 
@@ -325,7 +325,9 @@ export class DurableAgent extends Construct {
       resources: [arns.stateMachine],
     });
     functions.requestApproval.addToRolePolicy(taskResponse);
-    this.#bindChildren(props.children ?? [], { callTool: functions.callTool, executionStopped, taskResponse, ledger, failedEvents: controlPlane.failedEvents.queue });
+    // The agents it runs as tools: their executions' ends wake its waits (the stack's ExecutionStopped, infra/recovery.ts).
+    const childMachines = this.#bindChildren(props.children ?? [], { callTool: functions.callTool, taskResponse });
+    const maxRecoveries = checkMaxRecoveries(props.maxRecoveries ?? 3);
     // Continue-as-new: Handoff starts the successor. (BudgetCheck bounds its execution's history
     // events from what the steps record, lambdas/guards/history.ts: it calls no Step Functions API.)
     // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
@@ -345,7 +347,6 @@ export class DurableAgent extends Construct {
     if (!(Number.isInteger(keepVersions) && keepVersions >= 1 && keepVersions <= 999)) {
       throw new Error(`DurableAgent ${id}: keepVersions must be a whole number of versions from 1 to 999, got ${props.keepVersions}`);
     }
-    const recovery = new RunRecovery(this, 'Recovery', { agentName: props.agentName, ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries, deadLetters: controlPlane.deadLetters('RecoveryDeadLetters'), logGroup });
 
     if (props.schedule) {
       const deadLetters = controlPlane.deadLetters('ScheduleDeadLetters');
@@ -360,16 +361,6 @@ export class DurableAgent extends Construct {
         targets: [new SfnStateMachine(StateMachine.fromStateMachineArn(this, 'LiveAlias', arns.alias), { role, deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(2) })],
       });
     }
-    // StopExecution is a kill switch too: the run record learns who stopped it and when.
-    new Rule(this, 'ExecutionAborted', {
-      description: 'Marks a run killed when its execution is stopped (StopExecution).',
-      eventPattern: {
-        source: ['aws.states'],
-        detailType: ['Step Functions Execution Status Change'],
-        detail: { status: ['ABORTED'], stateMachineArn: [arns.stateMachine] },
-      },
-      targets: [new LambdaFunction(executionStopped, { retryAttempts: 4, deadLetterQueue: failedEvents.queue })],
-    });
 
     const pageThrottle = props.approvalPage?.throttle ?? PAGE_THROTTLE;
     for (const [field, value] of Object.entries(pageThrottle)) {
@@ -475,9 +466,9 @@ export class DurableAgent extends Construct {
       ...(runsApiFn && { runsApi: runsApiFn }),
     });
     // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
-    // The approval expiry sweep, the sweeper and the version pruner are the stack's (infra/control-plane.ts).
-    controlPlane.serve({ agentName: props.agentName, ledger, stateMachine: arns, keepVersions, maxRecoveries: props.maxRecoveries ?? 3, traced: props.tracing !== undefined });
-    for (const f of [recovery.function, executionStopped]) failedEvents.protect(f);
+    // The approval expiry sweep, the sweeper, the version pruner, recovery and the kill by
+    // StopExecution are the stack's (infra/control-plane.ts, infra/recovery.ts).
+    controlPlane.serve({ agentName: props.agentName, ledger, stateMachine: arns, keepVersions, maxRecoveries, traced: props.tracing !== undefined, childMachines });
     operationsOf(this).watch(this, {
       agentName: props.agentName,
       stateMachine,
@@ -486,7 +477,7 @@ export class DurableAgent extends Construct {
     });
     addCollectorLayer(this, props.tracing);
     // A run's end exports its budget checks, rebuilt from its conversation (a query): only when traced.
-    if (props.tracing) for (const f of [functions.finalize, executionStopped, recovery.function]) ledger.grantRole(f, 'traceRunEnd');
+    if (props.tracing) ledger.grantRole(functions.finalize, 'traceRunEnd');
     // ─────────────────────────────────────────────────────────────────────────────────────────
 
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });
@@ -500,11 +491,12 @@ export class DurableAgent extends Construct {
   /**
    * The child agents this one runs as tools (`children`, lambdas/tools/child-runs.ts): CallTool
    * starts each on its alias (authorized against the machine's own ARN: Step Functions,
-   * "Authorization for versions and aliases") and stores its waits' tokens; ExecutionStopped hears
-   * their executions end and wakes the waits (both answer this machine's tokens).
+   * "Authorization for versions and aliases") and stores its waits' tokens; the stack's
+   * ExecutionStopped hears their executions end and wakes the waits (both answer this machine's
+   * tokens). Their state machines' ARNs, for the stack's rule on their ends (infra/recovery.ts).
    */
-  #bindChildren(children: readonly string[], bind: { callTool: StepFunction; executionStopped: StepFunction; taskResponse: PolicyStatement; ledger: LedgerTable; failedEvents: IQueue }): void {
-    if (children.length === 0) return;
+  #bindChildren(children: readonly string[], bind: { callTool: StepFunction; taskResponse: PolicyStatement }): string[] {
+    if (children.length === 0) return [];
     const stack = Stack.of(this);
     const machineOf = (name: string, qualifier?: string) =>
       stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${topLevelStack(this).stackName}-${name}${qualifier ? `:${qualifier}` : ''}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
@@ -513,18 +505,9 @@ export class DurableAgent extends Construct {
     }
     bind.callTool.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: children.map((name) => machineOf(name)) }));
     bind.callTool.addEnvironment('CHILD_STATE_MACHINES', JSON.stringify(Object.fromEntries(children.map((name) => [name, machineOf(name, LIVE_ALIAS)]))));
-    for (const fn of [bind.callTool, bind.executionStopped]) fn.addToRolePolicy(bind.taskResponse);
-    bind.ledger.grantChildWaits(bind.callTool, 'put');
-    bind.ledger.grantChildWaits(bind.executionStopped, 'read');
-    new Rule(this, 'ChildRunsEnded', {
-      description: 'Wakes the waits of this agent\'s tool calls when their child runs\' executions end.',
-      eventPattern: {
-        source: ['aws.states'],
-        detailType: ['Step Functions Execution Status Change'],
-        detail: { status: ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: children.map((name) => machineOf(name)) },
-      },
-      targets: [new LambdaFunction(bind.executionStopped, { retryAttempts: 4, deadLetterQueue: bind.failedEvents })],
-    });
+    bind.callTool.addToRolePolicy(bind.taskResponse);
+    this.ledger.grantChildWaits(bind.callTool, 'put');
+    return children.map((name) => machineOf(name));
   }
 }
 

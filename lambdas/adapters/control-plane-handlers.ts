@@ -2,6 +2,8 @@ import * as z from 'zod';
 import { createExpireApprovals } from '../steps/expire-approvals.js';
 import { createPruneStackVersions, type FunctionVersions } from '../steps/prune-function-versions.js';
 import { createSweep } from '../steps/sweep.js';
+import { createExecutionStopped } from '../steps/execution-stopped.js';
+import { createRecoverOnStatusChange } from '../steps/recover-run.js';
 import type { ExecutionStarter } from '../steps/recover-run.js';
 import { LIVE_ALIAS } from '../runs/versions.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -39,6 +41,21 @@ export const ControlPlaneEnvironment = z.object({
     .pipe(z.record(z.string().min(1), z.number().int().min(1).max(999))),
 });
 
+/** RecoverRun's: each agent's bound of recoveries without progress (DurableAgent's `maxRecoveries`), by name. */
+export const RecoveryEnvironment = z.object({
+  RECOVERY_BOUNDS: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `not valid JSON (${(error as Error).message})` });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.record(z.string().min(1), z.number().int().min(1).max(20))),
+});
+
 export function controlPlaneHandlers(options: { env?: NodeJS.ProcessEnv; clients?: AwsClients } = {}) {
   const env = options.env ?? process.env;
   const { POWERTOOLS_SERVICE_NAME: service } = parseOrThrow(ControlPlaneEnvironment.pick({ POWERTOOLS_SERVICE_NAME: true }), env, 'Lambda environment');
@@ -54,14 +71,24 @@ export function controlPlaneHandlers(options: { env?: NodeJS.ProcessEnv; clients
     if (!options.clients?.functionVersions) throw new Error("this function's handler passes no Lambda client: add it to the clients of its file in lambdas/handlers/ (lambdas/adapters/aws-clients.ts)");
     return (lambda ??= options.clients.functionVersions(traced).catch((error: unknown) => ((lambda = undefined), Promise.reject(error))));
   };
-  const handler = (step: typeof Steps.ExpireApprovals | typeof Steps.Sweep | typeof Steps.PruneVersions, run: () => Promise<unknown>) =>
-    stepHandler(() => run(), undefined, { step, telemetry, middlewares: [tracing] });
+  const handler = (step: typeof Steps.ExpireApprovals | typeof Steps.Sweep | typeof Steps.PruneVersions | typeof Steps.RecoverRun | typeof Steps.ExecutionStopped, run: (event: unknown) => Promise<unknown>) =>
+    stepHandler((event) => run(event), undefined, { step, telemetry, middlewares: [tracing] });
   return {
     /** Every agent's approvals past their deadline (no agent named: all of the ledger's). */
     expireApprovals: () => handler(Steps.ExpireApprovals, () => createExpireApprovals({ ledger: deps.ledger, callbacks: sfn().callbacks, clock: deps.clock })()),
     /** Every agent's runs whose execution ended unnoticed, each resumed on its own state machine. */
     sweep: () =>
       handler(Steps.Sweep, () => createSweep({ ledger: deps.ledger, executions: sfn().lookup, starter: aliasStarter(sfn().starter), clock: deps.clock, policy: deps.recoveryPolicy })()),
+    /** Recovery of every agent's runs whose execution failed or timed out (infra/recovery.ts): no agent's code, no DescribeExecution. */
+    recoverRun: () => {
+      const { RECOVERY_BOUNDS: bounds } = parseOrThrow(RecoveryEnvironment, env, 'Lambda environment');
+      const policyOf = (agent: string | undefined) => (agent !== undefined && bounds[agent] !== undefined ? { maxWithoutProgress: bounds[agent] } : undefined);
+      // A run of no agent it knows (older records name none): the largest bound, so none is given up early.
+      const recover = createRecoverOnStatusChange({ ledger: deps.ledger, starter: aliasStarter(sfn().starter), clock: deps.clock, policy: { maxWithoutProgress: Math.max(1, ...Object.values(bounds)) }, policyOf });
+      return handler(Steps.RecoverRun, (event) => recover(event));
+    },
+    /** The kill by StopExecution of every agent's runs, and the wake of a parent's wait when a child run ends. */
+    executionStopped: () => handler(Steps.ExecutionStopped, (event) => createExecutionStopped({ ledger: deps.ledger, clock: deps.clock, callbacks: sfn().callbacks })(event)),
     /** Each agent's state machine versions, then the Lambda versions none of them pins (lambdas/steps/prune-function-versions.ts). */
     pruneVersions: () =>
       handler(Steps.PruneVersions, () => {
@@ -73,13 +100,15 @@ export function controlPlaneHandlers(options: { env?: NodeJS.ProcessEnv; clients
 }
 
 /**
- * Starts an execution on the state machine of the one it continues (`sameVersionAs`: its version,
- * else that state machine's `live` alias): the shared sweeper serves every agent's state machine.
+ * Starts an execution on the state machine of the one it continues (`on`, or `sameVersionAs`: its
+ * version, else that state machine's `live` alias): the shared functions serve every agent's state machine.
  */
 export function aliasStarter(starterFor: (stateMachineArn: string) => ExecutionStarter): ExecutionStarter {
   return {
     start: (name, input, options = {}) => {
-      if (options.sameVersionAs === undefined) throw new Error('the stack\'s sweeper starts only continuations of an execution (sameVersionAs)');
+      // A version (or alias) the caller knows already: started there, no DescribeExecution.
+      if (options.on !== undefined) return starterFor(options.on).start(name, input, options);
+      if (options.sameVersionAs === undefined) throw new Error('the stack\'s shared functions start only continuations of an execution (sameVersionAs, or on)');
       return starterFor(`${stateMachineArnOf(options.sameVersionAs)}:${LIVE_ALIAS}`).start(name, input, options);
     },
   };

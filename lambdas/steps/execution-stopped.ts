@@ -1,14 +1,12 @@
-import type { AgentDefinition } from '../define.js';
-import type { ApprovalLedger, ChildWaitLedger, FleetLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, ChildWaitLedger, ExecutionRunLedger, FleetLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
 import { returnFleetLease } from '../guards/fleet.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from '../shared/ports.js';
-import { ExecutionStatusChange, childRequestOf, runIdOf } from '../runs/status-change.js';
+import { ExecutionStatusChange, childRequestOf, runOfExecution } from '../runs/status-change.js';
 import { wakeParent } from '../tools/child-runs.js';
 
 type StoppedDeps = {
-  agent: AgentDefinition;
-  ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'> & Pick<FleetLedger, 'returnFleetLease'>;
+  ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<ExecutionRunLedger, 'runOfExecution'> & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'> & Pick<FleetLedger, 'returnFleetLease'>;
   clock: Clock;
   /** Wakes a parent's wait when one of its child runs ends. @default none: no child wakes anything */
   callbacks?: TaskCallbacks;
@@ -20,7 +18,9 @@ type Detail = ExecutionStatusChange['detail'];
  * marked killed here — by StopExecution, when, and why — and is never resumed. It also hears the
  * ends of this agent's child runs' executions (`defineAgentTool`; the rule on each child agent's
  * state machine): a child whose run is over wakes the parent's wait (tools/child-runs.ts), a
- * stopped one killed first, so that the parent is not left waiting on a child nobody ends.
+ * stopped one killed first, so that the parent is not left waiting on a child nobody ends. It
+ * loads no agent's code (the stack's one function serves every agent): the run is the one the
+ * execution's input names, or StartRun noted (runs/status-change.ts `runOfExecution`).
  */
 export function createExecutionStopped(deps: StoppedDeps) {
   return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' | 'woke' }> => {
@@ -33,7 +33,7 @@ export function createExecutionStopped(deps: StoppedDeps) {
       return { runId: child.runId, action: woke ? 'woke' : killed ? 'killed' : 'ignored' };
     }
     if (detail.status !== 'ABORTED') return { action: 'ignored' };
-    const runId = runIdOf(deps.agent, detail.input);
+    const runId = await runOfExecution(deps.ledger, detail);
     return { runId, action: runId && (await kill(deps, runId, detail)) ? 'killed' : 'ignored' };
   };
 }

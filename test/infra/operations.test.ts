@@ -132,7 +132,8 @@ describe('lose nothing', () => {
 describe('least privilege on the ledger', () => {
   // Updates are whole sealed items put on the condition of the seal read (lambdas/ledger/seal.ts): GetItem and PutItem, no UpdateItem.
   const expected: Record<string, string[]> = {
-    [Steps.StartRun]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+    // PutItem twice: its records, and which run an execution drives where its input does not say (EXEC#).
+    [Steps.StartRun]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.BudgetCheck]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallModel]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
@@ -141,8 +142,9 @@ describe('least privilege on the ledger', () => {
     [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:Query'],
     // Query twice: the pending-approvals index, and the run it counts an expired approval's wait on (countWait).
     [Steps.ExpireApprovals]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query'],
-    [Steps.ExecutionStopped]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
-    [Steps.RecoverRun]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    // GetItem twice: the run's records, and which run an execution drives (EXEC#).
+    [Steps.ExecutionStopped]: ['dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+    [Steps.RecoverRun]: ['dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
     [Steps.Sweep]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query'],
   };
 
@@ -198,7 +200,13 @@ describe('least privilege on the ledger', () => {
       expect(statements.length, step).toBeGreaterThan(0);
       for (const statement of statements) {
         // The stack's shared functions serve every agent; an agent's own are held to its own effects (partitionsOf).
-        const shared = ([Steps.ExpireApprovals, Steps.Sweep, Steps.PruneVersions] as StepName[]).includes(step);
+        const shared = ([Steps.ExpireApprovals, Steps.Sweep, Steps.PruneVersions, Steps.RecoverRun, Steps.ExecutionStopped] as StepName[]).includes(step);
+        // Which run an execution drives: StartRun notes it, the shared recovery functions read it, in its own partition only.
+        if (JSON.stringify(statement.Condition ?? {}).includes('EXEC#')) {
+          expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EXEC#*'] } });
+          expect([statement.Action].flat(), step).toEqual([step === Steps.StartRun ? 'dynamodb:PutItem' : 'dynamodb:GetItem']);
+          continue;
+        }
         if (approvalSteps.includes(step)) {
           // They read and write tokens: an agent's are held to its own partitions and the tokens', the stack's expiry sweep to none.
           if (shared) expect(statement.Condition, step).toBeUndefined();
