@@ -108,7 +108,7 @@ export function aliasStarter(starterFor: (stateMachineArn: string) => ExecutionS
     start: (name, input, options = {}) => {
       // A version (or alias) the caller knows already: started there, no DescribeExecution.
       if (options.on !== undefined) return starterFor(options.on).start(name, input, options);
-      if (options.sameVersionAs === undefined) throw new Error('the stack\'s shared functions start only continuations of an execution (sameVersionAs, or on)');
+      if (options.sameVersionAs === undefined) throw new Error('a shared function of the stack starts only continuations of an execution (sameVersionAs or on)');
       return starterFor(`${stateMachineArnOf(options.sameVersionAs)}:${LIVE_ALIAS}`).start(name, input, options);
     },
   };

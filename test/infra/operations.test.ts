@@ -268,11 +268,10 @@ describe('watch it', () => {
   });
 
   // The agent's functions emit as the agent (`service`); the ones the stack's agents share (the
-  // expiry sweep, the sweeper: infra/control-plane.ts) as the stack, and their alarms are the stack's.
+  // expiry sweep, the sweeper, recovery: infra/control-plane.ts, infra/recovery.ts) as the stack, and their alarms are the stack's.
   const SHARED = 'Savepoint';
   it.each([
-    ['runs given up by recovery', MetricNames.RecoveriesGivenUp, 'refund-reconciler', { Threshold: 1, Statistic: 'Sum', Period: 300 }],
-    ['runs given up by the sweeper', MetricNames.RecoveriesGivenUp, SHARED, { Threshold: 1, Statistic: 'Sum', Period: 900 }],
+    ['runs given up by recovery or the sweeper', MetricNames.RecoveriesGivenUp, SHARED, { Threshold: 1, Statistic: 'Sum', Period: 300 }],
     ['an approval waiting longer than 12 hours', MetricNames.OldestApprovalAgeSeconds, SHARED, { Threshold: 12 * 3600, Statistic: 'Maximum', ComparisonOperator: 'GreaterThanThreshold' }],
     ['daily spend above the threshold', MetricNames.Dollars, 'refund-reconciler', { Threshold: 50, Statistic: 'Sum', Period: 86400, ComparisonOperator: 'GreaterThanThreshold' }],
     ['a breaker open for 15 minutes', MetricNames.BreakerOpen, 'refund-reconciler', { Threshold: 1, Period: 60, EvaluationPeriods: 15, DatapointsToAlarm: 15 }],
@@ -286,7 +285,7 @@ describe('watch it', () => {
   });
 
   it('emits the shared functions\' metrics as the stack they alarm on', () => {
-    for (const step of [Steps.Sweep, Steps.ExpireApprovals]) expect(resources[functionOf(step)]!.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, step).toBe(SHARED);
+    for (const step of [Steps.Sweep, Steps.ExpireApprovals, Steps.RecoverRun, Steps.ExecutionStopped]) expect(resources[functionOf(step)]!.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, step).toBe(SHARED);
   });
 
   it('alarms when the cost of a run leaves its usual band (anomaly detection on DollarsPerRun)', () => {
