@@ -32,7 +32,7 @@ import { awsStreamLimits } from '../runs/stream-limits.js';
 import { TOOL_SECRET_NAME, toolSecrets } from '../tools/secrets.js';
 
 /** A variable that holds JSON of `schema`'s shape. */
-function jsonVariable<T extends z.ZodType>(schema: T) {
+export function jsonVariable<T extends z.ZodType>(schema: T) {
   return z
     .string()
     .transform((text, context) => {

@@ -9,7 +9,7 @@ import { LIVE_ALIAS } from '../runs/versions.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { Steps } from '../shared/steps.js';
 import type { AwsClients, StepFunctionsPorts } from './aws-clients.js';
-import { awsDeps } from './aws-deps.js';
+import { awsDeps, jsonVariable } from './aws-deps.js';
 import { stepHandler } from './middleware.js';
 import { powertools } from './powertools.js';
 import { stateMachineArnOf } from './sfn.js';
@@ -28,32 +28,12 @@ export const ControlPlaneEnvironment = z.object({
   /** The ARN every agent's state machine name follows (`arn:…:stateMachine:<stack>-`). */
   STATE_MACHINE_ARN_PREFIX: z.string().startsWith('arn:'),
   /** Each agent's state machine, by the rest of its name, and how many versions it keeps (DurableAgent's `keepVersions`). */
-  PRUNE_VERSIONS: z
-    .string()
-    .transform((text, context) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: `not valid JSON (${(error as Error).message})` });
-        return z.NEVER;
-      }
-    })
-    .pipe(z.record(z.string().min(1), z.number().int().min(1).max(999))),
+  PRUNE_VERSIONS: jsonVariable(z.record(z.string().min(1), z.number().int().min(1).max(999))),
 });
 
 /** RecoverRun's: each agent's bound of recoveries without progress (DurableAgent's `maxRecoveries`), by name. */
 export const RecoveryEnvironment = z.object({
-  RECOVERY_BOUNDS: z
-    .string()
-    .transform((text, context) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: `not valid JSON (${(error as Error).message})` });
-        return z.NEVER;
-      }
-    })
-    .pipe(z.record(z.string().min(1), z.number().int().min(1).max(20))),
+  RECOVERY_BOUNDS: jsonVariable(z.record(z.string().min(1), z.number().int().min(1).max(20))),
 });
 
 export function controlPlaneHandlers(options: { env?: NodeJS.ProcessEnv; clients?: AwsClients } = {}) {

@@ -8,8 +8,6 @@
  * a stopped one of each, whose input leaves the run id to the agent's rule, is marked killed.
  */
 import { SFNClient, StopExecutionCommand } from '@aws-sdk/client-sfn';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
@@ -19,6 +17,7 @@ import { localAwsConfig } from '../../local/services/aws-config.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { waitFor } from '../support/agent-harness.js';
+import { flakyModel as outage } from '../support/flaky-model.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -36,26 +35,8 @@ const agentNamed = (index: number) => ({ ...refundReconciler, name: `agent-${ind
 const unattendedDay = makeSampleDay(7, { plain: 2, already_refunded: 0, mismatch: 1, large: 0 });
 const noBreaker = { failures: 1_000, windowMs: 1_000, openMs: 1, probeLeaseMs: 1 };
 
-/** A model endpoint in front of the simulated one that answers 503 while `down()` says so. */
-async function flakyModel(target: () => string, down: (request: number) => boolean): Promise<string> {
-  let requests = 0;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      if (down(++requests)) {
-        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'outage' } }));
-        return;
-      }
-      fetch(`${target()}${req.url}`, { method: 'POST', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) })
-        .then(async (answer) => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text()))
-        .catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+/** A model endpoint that answers 503 while `down()` says so, closed after each test. */
+const flakyModel = (target: () => string, down: (request: number) => boolean) => outage(target, down, (close) => cleanups.push(close));
 
 describe("two agents of a stack, their executions' ends through the stack's one rule of each kind", () => {
   it('holds one recovery rule and one stop rule for both agents, each to the one shared function, matched by the prefix of their state machines', () => {
