@@ -1,9 +1,8 @@
 import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import { AccessLogFormat, AuthorizationType, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, ResponseTransferMode, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
+import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -250,8 +249,9 @@ const PAGE_PATH = '/decide/{approvalId}';
 /**
  * One agent, durable on AWS: its Standard state machine (the generic loop: nothing in it names
  * the agent or a tool), one Lambda function per step kind bundled with the agent's module, the
- * ledger grants, automatic recovery, the kill-by-StopExecution rule, the approval expiry sweep,
- * and optionally a schedule and the approval API. Several can live in one app, side by side.
+ * ledger grants, and optionally a schedule and the approval API; automatic recovery, the kill by
+ * StopExecution and the sweeps are the stack's, shared by its agents (infra/control-plane.ts,
+ * infra/recovery.ts). Several can live in one app, side by side.
  */
 export class DurableAgent extends Construct {
   /** The agent's Standard state machine (executions start on its live alias). */
@@ -339,8 +339,6 @@ export class DurableAgent extends Construct {
     functions.startRun.addToRolePolicy(
       new PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [arns.executions] }),
     );
-
-    const failedEvents = controlPlane.failedEvents; // ops (#9): what the event-driven functions could not handle
 
     // Old versions are retained (live executions keep theirs) toward the 1,000-version quota: pruned on a schedule.
     const keepVersions = props.keepVersions ?? DEFAULT_KEEP_VERSIONS;
