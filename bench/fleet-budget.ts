@@ -57,116 +57,162 @@ export interface BudgetModelFigures {
   readonly simulatedSeconds: number;
 }
 
-/** Runs the model: every run starts at 0 and makes its calls one after the other (a model latency each). */
+/** The simulated clock a counter runs on (seconds): the budget model's own queue, or the fleet model's agenda. */
+export interface BudgetScheduler {
+  now(): number;
+  at(seconds: number, action: () => void): void;
+}
+
+export interface BudgetCounterOptions {
+  readonly dollarsPerDay: number;
+  /** Micro-dollars a lease takes at most (0: each call's own reservation, no chunk). */
+  readonly leaseMicros: number;
+  readonly reservationMicros: number;
+  readonly costMicros: number;
+  readonly random: () => number;
+  /** A ledger call's latency, in seconds: a lease's write lands that long after its read. */
+  readonly ledgerLatency: () => number;
+}
+
+/** What the counter saw: `leasedPeakMicros` the most the day's counter ever had leased out (never over `limitMicros`). */
+export type BudgetCounterFigures = Omit<BudgetModelFigures, 'simulatedSeconds'> & { readonly leasedPeakMicros: number };
+
+/**
+ * One agent's fleet budget for a day, as runs reserve from it: each call a reservation by the
+ * ledger's rules (lambdas/ledger/fleet-leases.ts), within the run's lease (its own item only) or
+ * by a lease written to the day's counter item, under its partition's write throughput.
+ */
+export class FleetBudgetCounter {
+  readonly #options: BudgetCounterOptions;
+  readonly #clock: BudgetScheduler;
+  readonly #now = new Date('2026-12-02T08:00:00.000Z');
+  readonly #day = fleetDay(this.#now);
+  readonly #counters;
+  readonly #items = new Map<string, Stored>();
+  #counterVersion = 0;
+  #bucket = { tokens: PARTITION_WCU_PER_SECOND, at: 0 };
+  readonly #writesPerSecond = new Map<number, number>();
+  readonly #figures = { counterWrites: 0, throttled: 0, failedConditions: 0, callsMade: 0, runsStopped: 0, spentMicros: 0, leasedPeakMicros: 0 };
+
+  constructor(options: BudgetCounterOptions, clock: BudgetScheduler) {
+    this.#options = options;
+    this.#clock = clock;
+    this.#counters = fleetCounters('agent', { agent: { dollarsPerDay: options.dollarsPerDay } }, this.#day);
+  }
+
+  /** Reserves run `run`'s call `turn`; `then(false)` when the budget is spent (the run stops). */
+  reserve(run: number, turn: number, then: (reserved: boolean) => void, attempt = 0): void {
+    const runPk = this.#runPk(run);
+    const request: FleetReserveRequest = { runId: `r${run}`, stepKey: `reserve:${turn}`, deltas: { reservedMicros: this.#options.reservationMicros }, counters: this.#counters, leaseMicros: this.#options.leaseMicros || 1 };
+    const keys = leaseKeys(this.#item(runPk) as Stored<RunRecord> | undefined, request, this.#day);
+    if (keys.length === 0) {
+      // Within the run's lease: its own item only.
+      this.#apply(runPk, [], leaseAndReserve([this.#item(runPk)], [], request, this.#day, this.#now));
+      this.#figures.callsMade += 1;
+      return then(true);
+    }
+    // Read the counter now; the write lands a ledger latency later, on the condition that it did not change.
+    const readVersion = this.#counterVersion;
+    const step = leaseAndReserve([this.#item(runPk), ...keys.map((pk) => this.#item(pk))], keys, request, this.#day, this.#now);
+    this.#clock.at(this.#clock.now() + this.#options.ledgerLatency(), () => {
+      if ('keep' in step && !(step.keep as { reserved: boolean }).reserved) {
+        this.#figures.runsStopped += 1;
+        return then(false);
+      }
+      if (!this.#write()) return this.#clock.at(this.#clock.now() + this.#backoff(attempt), () => this.reserve(run, turn, then, attempt + 1));
+      if (this.#counterVersion !== readVersion) {
+        this.#figures.failedConditions += 1;
+        return this.#clock.at(this.#clock.now() + this.#backoff(attempt), () => this.reserve(run, turn, then, attempt + 1));
+      }
+      this.#apply(runPk, keys, step);
+      this.#counterVersion += 1;
+      this.#figures.callsMade += 1;
+      then(true);
+    });
+  }
+
+  /** Run `run`'s call answered: its reservation taken off, its cost added (guards/reservation.ts settlement). */
+  settle(run: number): void {
+    const item = this.#items.get(this.#runPk(run))!;
+    const record = item.record as unknown as RunRecord;
+    this.#items.set(this.#runPk(run), { ...item, record: { ...item.record, costMicros: record.costMicros + this.#options.costMicros, reservedMicros: (record.reservedMicros ?? 0) - this.#options.reservationMicros } });
+    this.#figures.spentMicros += this.#options.costMicros;
+  }
+
+  /** Run `run` ended: what its lease did not spend goes back to the counter. */
+  finish(run: number, attempt = 1): void {
+    const runPk = this.#runPk(run);
+    const keys = leaseToReturn(this.#items.get(runPk)?.record as RunRecord | undefined);
+    if (keys.length === 0) return;
+    if (!this.#write()) return this.#clock.at(this.#clock.now() + this.#backoff(attempt), () => this.finish(run, attempt + 1));
+    this.#apply(runPk, keys, returnLease([this.#item(runPk), ...keys.map((pk) => this.#item(pk))], keys, `r${run}`, this.#now));
+    this.#counterVersion += 1;
+  }
+
+  figures(): BudgetCounterFigures {
+    return { ...this.#figures, peakWritesPerSecond: Math.max(0, ...this.#writesPerSecond.values()), limitMicros: Math.round(this.#options.dollarsPerDay * 1e6) };
+  }
+
+  #runPk(run: number): string {
+    const pk = `RUN#r${run}`;
+    if (!this.#items.has(pk)) this.#items.set(pk, { record: { kind: 'run', runId: `r${run}`, agent: 'agent', costMicros: 0, reservedMicros: 0 } as unknown as Record<string, unknown>, meta: {} });
+    return pk;
+  }
+
+  #item(pk: string): Stored<never> | undefined {
+    return this.#items.get(pk) as Stored<never> | undefined;
+  }
+
+  /** A transactional write to the counter's partition: its units taken, else throttled (a throttled write costs none). */
+  #write(): boolean {
+    const time = this.#clock.now();
+    this.#bucket = { tokens: Math.min(PARTITION_WCU_PER_SECOND, this.#bucket.tokens + (time - this.#bucket.at) * PARTITION_WCU_PER_SECOND), at: time };
+    if (this.#bucket.tokens < COUNTER_TX_WCU) {
+      this.#figures.throttled += 1;
+      return false;
+    }
+    this.#bucket.tokens -= COUNTER_TX_WCU;
+    this.#figures.counterWrites += 1;
+    this.#writesPerSecond.set(Math.floor(time), (this.#writesPerSecond.get(Math.floor(time)) ?? 0) + 1);
+    return true;
+  }
+
+  #apply<R>(runPk: string, keys: readonly string[], step: ItemsStep<R>): void {
+    if ('fail' in step) throw step.fail;
+    if ('keep' in step) return;
+    [runPk, ...keys].forEach((key, index) => {
+      const write = step.writes[index];
+      if (write) this.#items.set(key, { record: write.record, meta: write.meta });
+    });
+    const counter = this.#items.get(fleetKey(agentCounterPk('agent', this.#day)).pk)?.record as { leased?: number } | undefined;
+    this.#figures.leasedPeakMicros = Math.max(this.#figures.leasedPeakMicros, counter?.leased ?? 0);
+  }
+
+  /** Full jitter, as the DynamoDB ledger backs off a contended write (lambdas/ledger/dynamodb-ledger.ts `backoff`). */
+  #backoff(attempt: number): number {
+    return this.#options.random() * Math.min(1, 0.025 * 2 ** attempt);
+  }
+}
+
+/** Runs the model: every run starts at `run / startsPerSecond` and makes its calls one after the other (a model latency each). */
 export function runBudgetModel(options: BudgetModelOptions): BudgetModelFigures {
   const random = seededRandom(options.seed ?? 1);
   const modelLatency = logNormal(random, { median: 2, p95: 6, max: 30 });
   const ledgerLatency = logNormal(random, { median: 0.008, p95: 0.02, max: 0.2 });
-  const now = new Date('2026-12-02T08:00:00.000Z');
-  const day = fleetDay(now);
-  const budget = { agent: { dollarsPerDay: options.dollarsPerDay } };
-  const counters = fleetCounters('agent', budget, day);
-  const items = new Map<string, Stored>();
-  let counterVersion = 0;
-  let bucket = { tokens: PARTITION_WCU_PER_SECOND, at: 0 };
-  const writesPerSecond = new Map<number, number>();
-  const figures = { counterWrites: 0, throttled: 0, failedConditions: 0, callsMade: 0, runsStopped: 0, spentMicros: 0 };
-
-  type Event = { at: number; run: number; action: () => void };
-  const queue: Event[] = [];
-  const at = (time: number, run: number, action: () => void) => {
-    queue.push({ at: time, run, action });
-  };
-  const takeUnits = (time: number, units: number) => {
-    bucket = { tokens: Math.min(PARTITION_WCU_PER_SECOND, bucket.tokens + (time - bucket.at) * PARTITION_WCU_PER_SECOND), at: time };
-    if (bucket.tokens < units) return false;
-    bucket.tokens -= units;
-    return true;
-  };
-  const apply = <R>(keys: readonly string[], step: ItemsStep<R>): R | undefined => {
-    if ('fail' in step) throw step.fail;
-    if ('keep' in step) return step.keep;
-    ['RUN', ...keys].forEach((key, index) => {
-      const write = step.writes[index];
-      if (write) items.set(index === 0 ? runPk : key, { record: write.record, meta: write.meta });
-    });
-    return step.answer;
-  };
-  let runPk = '';
-  const backoffFor = (attempt: number) => random() * Math.min(1, 0.025 * 2 ** attempt);
-
-  const itemOf = (pk: string) => items.get(pk) as Stored<never> | undefined;
-  const runKeyOf = (run: number) => `RUN#r${run}`;
-  for (let run = 0; run < options.runs; run++) {
-    items.set(runKeyOf(run), { record: { kind: 'run', runId: `r${run}`, agent: 'agent', costMicros: 0, reservedMicros: 0 } as unknown as Record<string, unknown>, meta: {} });
-    at(run / options.startsPerSecond, run, () => call(run, 1, 0));
-  }
-
-  /** Run `run`'s call `turn`, attempt `attempt` of its reservation, at the current event time. */
-  function call(run: number, turn: number, attempt: number): void {
-    const time = current;
-    const request: FleetReserveRequest = { runId: `r${run}`, stepKey: `reserve:${turn}`, deltas: { reservedMicros: options.reservationMicros }, counters, leaseMicros: options.leaseMicros || 1 };
-    runPk = runKeyOf(run);
-    const keys = leaseKeys(itemOf(runPk) as Stored<RunRecord> | undefined, request, day);
-    if (keys.length === 0) {
-      // Within the run's lease: its own item only.
-      apply([], leaseAndReserve([itemOf(runPk)], [], request, day, now));
-      return afterReserve(run, turn);
-    }
-    // Read the counter now; the write lands a ledger latency later, on the condition that it did not change.
-    const readVersion = counterVersion;
-    const step = leaseAndReserve([itemOf(runPk), ...keys.map((pk) => itemOf(pk))], keys, request, day, now);
-    at(time + ledgerLatency(), run, () => {
-      if ('keep' in step && !(step.keep as { reserved: boolean }).reserved) {
-        figures.runsStopped += 1;
-        return finish(run);
-      }
-      if (!takeUnits(current, COUNTER_TX_WCU)) {
-        figures.throttled += 1;
-        return at(current + backoffFor(attempt), run, () => call(run, turn, attempt + 1));
-      }
-      figures.counterWrites += 1;
-      const second = Math.floor(current);
-      writesPerSecond.set(second, (writesPerSecond.get(second) ?? 0) + 1);
-      if (counterVersion !== readVersion) {
-        figures.failedConditions += 1;
-        return at(current + backoffFor(attempt), run, () => call(run, turn, attempt + 1));
-      }
-      runPk = runKeyOf(run);
-      apply(keys, step);
-      counterVersion += 1;
-      afterReserve(run, turn);
-    });
-  }
-
-  function afterReserve(run: number, turn: number): void {
-    figures.callsMade += 1;
-    at(current + modelLatency(), run, () => {
-      // Settled: the reservation taken off, the call's cost added (guards/reservation.ts settlement).
-      const item = items.get(runKeyOf(run))!;
-      const record = item.record as unknown as RunRecord;
-      items.set(runKeyOf(run), { ...item, record: { ...item.record, costMicros: record.costMicros + options.costMicros, reservedMicros: (record.reservedMicros ?? 0) - options.reservationMicros } });
-      figures.spentMicros += options.costMicros;
-      if (turn < options.callsPerRun) call(run, turn + 1, 0);
-      else finish(run);
-    });
-  }
-
-  function finish(run: number): void {
-    runPk = runKeyOf(run);
-    const keys = leaseToReturn(items.get(runPk)?.record as RunRecord | undefined);
-    if (keys.length === 0) return;
-    if (!takeUnits(current, COUNTER_TX_WCU)) {
-      figures.throttled += 1;
-      return at(current + backoffFor(1), run, () => finish(run));
-    }
-    figures.counterWrites += 1;
-    writesPerSecond.set(Math.floor(current), (writesPerSecond.get(Math.floor(current)) ?? 0) + 1);
-    apply(keys, returnLease([itemOf(runPk), ...keys.map((pk) => itemOf(pk))], keys, `r${run}`, now));
-    counterVersion += 1;
-  }
-
+  const queue: { at: number; action: () => void }[] = [];
   let current = 0;
+  const clock: BudgetScheduler = { now: () => current, at: (at, action) => void queue.push({ at, action }) };
+  const counter = new FleetBudgetCounter({ ...options, random, ledgerLatency }, clock);
+  const call = (run: number, turn: number): void =>
+    counter.reserve(run, turn, (reserved) => {
+      if (!reserved) return counter.finish(run);
+      clock.at(current + modelLatency(), () => {
+        counter.settle(run);
+        if (turn < options.callsPerRun) call(run, turn + 1);
+        else counter.finish(run);
+      });
+    });
+  for (let run = 0; run < options.runs; run++) clock.at(run / options.startsPerSecond, () => call(run, 1));
   while (queue.length > 0) {
     // The earliest event next (a small heap would be faster; the queue stays in the thousands).
     let index = 0;
@@ -175,9 +221,9 @@ export function runBudgetModel(options: BudgetModelOptions): BudgetModelFigures 
     current = event!.at;
     event!.action();
   }
-  const counter = items.get(fleetKey(agentCounterPk('agent', day)).pk)?.record as { leased: number } | undefined;
-  if (counter && counter.leased > Math.round(options.dollarsPerDay * 1e6)) throw new Error(`the model leased past the limit: ${counter.leased}`);
-  return { ...figures, peakWritesPerSecond: Math.max(0, ...writesPerSecond.values()), limitMicros: Math.round(options.dollarsPerDay * 1e6), simulatedSeconds: Math.ceil(current) };
+  const { leasedPeakMicros, ...figures } = counter.figures();
+  if (leasedPeakMicros > figures.limitMicros) throw new Error(`the model leased past the limit: ${leasedPeakMicros}`);
+  return { ...figures, simulatedSeconds: Math.ceil(current) };
 }
 
 function argument(name: string, fallback: number): number {

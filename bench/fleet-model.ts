@@ -16,7 +16,11 @@
  *   the synthesized ASL: interval, backoff rate, max delay, full jitter, MaxAttempts); a Task whose
  *   retries run out fails its run: counted lost (the model does not resume it);
  * - latencies: a model call's and a ledger call's, log-normal as in bench/fleet.ts; a Lambda holds
- *   its concurrency for exactly its ledger and model waits. State transitions take no time.
+ *   its concurrency for exactly its ledger and model waits. State transitions take no time;
+ * - with `budget`, the agent's fleet budget (issue 34 item 4): each model call reserved first by the
+ *   ledger's rules, within its run's lease or by a lease written to the day's counter item, one
+ *   DynamoDB partition of ~1,000 write units a second (bench/fleet-budget.ts FleetBudgetCounter):
+ *   its writes, throttles and failed conditions, and the most it ever leased out against its limit.
  *
  * What it does not model: the handlers themselves (they are the plan's), Lambda's cold starts, and
  * failures other than throttling. bench/fleet.ts `--agree` runs the real handlers and this model
@@ -26,6 +30,7 @@ import type { HistoryEvent } from '../local/engine/local-engine.js';
 import { SfnQuotas } from '../local/aws/sfn-api-throttling.js';
 import { LAMBDA_ACCOUNT_CONCURRENCY } from '../lambdas/shared/limits.js';
 import { logNormal } from './fleet-sim.js';
+import { FleetBudgetCounter, type BudgetCounterFigures } from './fleet-budget.js';
 
 /** One Lambda invocation of a plan. */
 export interface PlannedTask {
@@ -98,6 +103,8 @@ export interface FleetModelOptions {
   readonly ledgerLatency: { median: number; p95: number; max: number };
   /** @default LAMBDA_ACCOUNT_CONCURRENCY (1,000) */
   readonly lambdaConcurrency?: number;
+  /** The agent's fleet budget its model calls reserve from (micro-dollars a call reserves and then costs). @default none */
+  readonly budget?: { readonly dollarsPerDay: number; readonly leaseMicros: number; readonly reservationMicros: number; readonly costMicros: number };
 }
 
 export interface FleetModelReport {
@@ -112,6 +119,10 @@ export interface FleetModelReport {
   /** Step Functions calls throttled, by API (the driver's start attempts included). */
   readonly sfnThrottled: Record<string, number>;
   readonly lambda: { invocations: number; throttles: number; peakConcurrent: number; limit: number; retriesExhausted: number };
+  /** The fleet budget's counter (with `budget`): its writes, throttles, failed conditions, spend and peak lease. */
+  readonly budget?: BudgetCounterFigures;
+  /** Runs stopped because the fleet budget was spent (not lost: stopped as a budget stops them). */
+  readonly budgetStopped: number;
   readonly simulatedMs: number;
 }
 
@@ -171,6 +182,10 @@ export function runFleetModel(options: FleetModelOptions): FleetModelReport {
   const startedAt: number[] = [];
   const endedAt: number[] = [];
   let lost = 0;
+  let budgetStopped = 0;
+  // The budget's counter on the agenda's clock (seconds there, ms here).
+  const counter = options.budget && new FleetBudgetCounter({ ...options.budget, random, ledgerLatency: () => ledgerLatency() / 1000 }, { now: () => agenda.now / 1000, at: (seconds, action) => agenda.at(seconds * 1000, action) });
+  const modelCalls = new Map<number, number>();
   // The run's own Step Functions calls, spread over its phases (they are a handful at most).
   const callsAt = new Map<number, string[]>();
   const stepCalls = Object.entries(plan.stepCalls).flatMap(([api, n]) => Array.from({ length: n }, () => api));
@@ -207,6 +222,7 @@ export function runFleetModel(options: FleetModelOptions): FleetModelReport {
   const runPhase = (index: number, runId: number): void => {
     if (index === plan.phases.length) {
       endedAt[runId] = agenda.now;
+      counter?.finish(runId);
       return;
     }
     for (const api of callsAt.get(index) ?? []) {
@@ -219,13 +235,31 @@ export function runFleetModel(options: FleetModelOptions): FleetModelReport {
     const phase = plan.phases[index]!;
     let left = phase.length;
     let failed = false;
+    const finished = (ok: boolean) => {
+      if (!ok && !failed) {
+        failed = true;
+        lost += 1;
+      }
+      if (--left === 0 && !failed) runPhase(index + 1, runId);
+    };
     for (const task of phase) {
-      invoke(task, (ok) => {
-        if (!ok && !failed) {
-          failed = true;
-          lost += 1;
+      if (!(counter && task.model)) {
+        invoke(task, finished);
+        continue;
+      }
+      // A model call is reserved within the fleet budget before it is sent, and settled when answered.
+      const turn = (modelCalls.get(runId) ?? 0) + 1;
+      modelCalls.set(runId, turn);
+      counter.reserve(runId, turn, (reserved) => {
+        if (!reserved) {
+          budgetStopped += 1;
+          counter.finish(runId);
+          return;
         }
-        if (--left === 0 && !failed) runPhase(index + 1, runId);
+        invoke(task, (ok) => {
+          if (ok) counter.settle(runId);
+          finished(ok);
+        });
       });
     }
   };
@@ -258,6 +292,8 @@ export function runFleetModel(options: FleetModelOptions): FleetModelReport {
     sfnCalls: quotas.admitted(),
     sfnThrottled: quotas.throttled(),
     lambda,
+    ...(counter && { budget: counter.figures() }),
+    budgetStopped,
     simulatedMs: agenda.now,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --fleet <runs> [--steps 100] [--offered 200] [--seed 1] [--model-ms 1500]
- * [--lambda-concurrency 1000] [--model | --agree] [--json]`: `<runs>`
+ * [--lambda-concurrency 1000] [--budget-dollars N] [--lease-dollars 0.05] [--model | --agree] [--json]`: `<runs>`
  * concurrent runs of the refund reconciler through the local twin on a simulated clock
  * (bench/fleet-sim.ts): the synthesized definition on the in-process engine, the real handlers,
  * the embedded in-memory ledger, Step Functions' API quotas on that clock when the twin has them.
@@ -24,6 +24,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { parseArgs } from 'node:util';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { lambdaRetryOf, planOf, runFleetModel, sustainedStarts, type RunPlan } from './fleet-model.js';
+import { PARTITION_WCU_PER_SECOND } from './fleet-budget.js';
+import { DEFAULT_LEASE_MICROS } from '../lambdas/records/fleet.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ModelClient } from '../lambdas/records/messages.js';
 import { summarizeHistory } from '../local/engine/local-engine.js';
@@ -102,6 +104,9 @@ export async function fleetBenchmark(argv: string[]) {
       seed: { type: 'string', default: '1' },
       'model-ms': { type: 'string', default: '1500' },
       'lambda-concurrency': { type: 'string', default: '1000' },
+      // The model's fleet budget (bench/fleet-model.ts): dollars a day (default: twice what the fleet spends) and a lease's chunk.
+      'budget-dollars': { type: 'string' },
+      'lease-dollars': { type: 'string', default: String(DEFAULT_LEASE_MICROS / 1e6) },
       model: { type: 'boolean', default: false },
       agree: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
@@ -188,9 +193,10 @@ export async function fleetBenchmark(argv: string[]) {
     const warmHistories = warmRun.executions.map((arn) => stack.engine.getExecutionHistory(arn));
     const warmInvocations = warmHistories.reduce((sum, events) => sum + allInvocations(summarizeHistory(events)), 0);
     const plan = planOf(warmHistories, ledgerCalls.calls / warmInvocations, warmCalls);
+    const budget = modelBudget(values, runs, plan);
     const model = () =>
       modelReport(
-        runFleetModel({ runs, offered, plan, lambdaRetry: lambdaRetryOf(extractStateMachine(template).definition as never), random: seededRandom(Number(values.seed)), modelLatency: MODEL_LATENCY, ledgerLatency: LEDGER_LATENCY, lambdaConcurrency }),
+        runFleetModel({ runs, offered, plan, lambdaRetry: lambdaRetryOf(extractStateMachine(template).definition as never), random: seededRandom(Number(values.seed)), modelLatency: MODEL_LATENCY, ledgerLatency: LEDGER_LATENCY, lambdaConcurrency, budget }),
         { steps, plan, modelMs, lambdaConcurrency },
       );
     if (values.model) {
@@ -352,6 +358,23 @@ function sameCalls(a: Record<string, number>, b: Record<string, number>): boolea
 }
 
 /** The model's report, in the handlers' terms where they share a figure. */
+/**
+ * The fleet budget the model's runs reserve from: each model call reserves $0.02 and costs $0.005
+ * (a short tool-choosing turn), leased in chunks of `--lease-dollars` (the deployed default,
+ * DEFAULT_LEASE_MICROS); the day's limit `--budget-dollars`, by default twice what the fleet
+ * spends, so that the budget is live (leased from, returned to) and no run is stopped by it.
+ */
+function modelBudget(values: { 'budget-dollars'?: string; 'lease-dollars'?: string }, runs: number, plan: RunPlan) {
+  const reservationMicros = 20_000;
+  const costMicros = 5_000;
+  const modelCallsPerRun = plan.phases.reduce((sum, phase) => sum + phase.filter((task) => task.model).length, 0);
+  const dollarsPerDay = values['budget-dollars'] === undefined ? Math.ceil((2 * runs * modelCallsPerRun * costMicros) / 1e6) : Number(values['budget-dollars']);
+  const leaseMicros = Math.round(Number(values['lease-dollars']) * 1e6);
+  if (!(dollarsPerDay > 0)) throw new RangeError(`--budget-dollars must be dollars a day > 0, got ${values['budget-dollars']}`);
+  if (!(Number.isInteger(leaseMicros) && leaseMicros > 0)) throw new RangeError(`--lease-dollars must be a positive amount in dollars, got ${values['lease-dollars']}`);
+  return { dollarsPerDay, leaseMicros, reservationMicros, costMicros };
+}
+
 function modelReport(result: ReturnType<typeof runFleetModel>, setup: { steps: number; plan: RunPlan; modelMs: number; lambdaConcurrency: number }) {
   const starts = [...result.startedAt].sort((a, b) => a - b);
   const window = starts.length > 1 ? (starts.at(-1)! - starts[0]!) / 1000 : 0;
@@ -370,6 +393,13 @@ function modelReport(result: ReturnType<typeof runFleetModel>, setup: { steps: n
     sfnThrottled: result.sfnThrottled,
     controlPlaneThrottles: throttles,
     lambda: { ...result.lambda, modelMs: setup.modelMs, invocationsPerRun, ledgerCallsPerInvocation: round(setup.plan.ledgerCallsPerInvocation) },
+    // The day's counter item: its writes against a partition's ~1,000 WCU/s, and what it leased against its limit.
+    fleetBudget: result.budget && {
+      ...result.budget,
+      partitionWcuPerSecond: PARTITION_WCU_PER_SECOND,
+      overshootMicros: Math.max(0, result.budget.leasedPeakMicros - result.budget.limitMicros, result.budget.spentMicros - result.budget.limitMicros),
+      runsStopped: result.budgetStopped,
+    },
   };
 }
 
@@ -377,5 +407,11 @@ function printModel(report: ReturnType<typeof modelReport>): void {
   console.log(`fleet model: ${report.runs} runs of ${report.steps / Math.max(1, report.completed)} steps (their AWS calls modelled, not the handlers executed: bench/fleet-model.ts), ${report.simulatedSeconds} simulated s`);
   console.log(`  completed ${report.completed}, lost ${report.lost}; starts ${report.startsPerSecond}/s, sustained ≥ ${report.sustainedStarts.perSecond}/s for ${report.sustainedStarts.seconds} s`);
   console.log(`  Step Functions calls per run ${JSON.stringify(report.sfnCallsPerRun)}; control-plane throttles ${report.controlPlaneThrottles}`);
+  const budget = report.fleetBudget;
+  if (budget) {
+    console.log(
+      `  fleet budget $${budget.limitMicros / 1e6}/day: ${budget.counterWrites} writes to its counter item (peak ${budget.peakWritesPerSecond}/s of the partition's ${budget.partitionWcuPerSecond} WCU/s), ${budget.throttled} throttled, ${budget.failedConditions} failed conditions; leased at most $${(budget.leasedPeakMicros / 1e6).toFixed(2)}, spent $${(budget.spentMicros / 1e6).toFixed(2)}, overshoot $${(budget.overshootMicros / 1e6).toFixed(2)}`,
+    );
+  }
   console.log(`  Lambda: ${report.lambda.invocations} invocations (${report.lambda.invocationsPerRun} a run), ${report.lambda.throttles} throttled and retried, ${report.lambda.retriesExhausted} out of retries; peak ${report.lambda.peakConcurrent} of ${report.lambda.limit} concurrent (model calls median ${report.lambda.modelMs} ms)`);
 }

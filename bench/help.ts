@@ -61,6 +61,8 @@ export const BENCH_HELP: readonly { readonly mode: string; readonly what: string
       ['--seed <n>', 'the random seed (default 1)'],
       ['--model-ms <ms>', 'median latency of a model call, p95 8/3 of it (default 1500)'],
       ['--lambda-concurrency <n>', "the account's Lambda concurrency (default 1000)"],
+      ['--budget-dollars <n>', "the model's fleet budget a day (default: twice what the fleet spends)"],
+      ['--lease-dollars <n>', 'the chunk a run leases from the fleet budget (default 0.05, the deployed default)'],
       ['--model', "model each run's AWS calls instead of running the handlers (bench/fleet-model.ts): 10,000 runs in seconds"],
       ['--agree', 'the handlers and the model on the same parameters, and whether they agree'],
     ],

@@ -15,6 +15,7 @@ import { FailedEvents } from './failed-events.js';
 import { keyPolicy, onlyReaders, pinKeyPolicy, type KeyUse } from './keys.js';
 import type { LedgerTable } from './ledger-table.js';
 import { operationsOf } from './observability.js';
+import { SharedRecovery } from './recovery.js';
 import { STACK_TAG, StepFunction } from './step-function.js';
 import { StackApi, type ApiStage } from './stack-api.js';
 import { topLevelStack } from './top-level-stack.js';
@@ -262,6 +263,8 @@ function mergedUses(uses: readonly KeyUse[]): KeyUse[] {
 /** What the shared functions need of an agent: its ledger, its state machine, and its settings. */
 export interface ServedAgent {
   readonly agentName: string;
+  /** The agent's module (the stack's ExecutionStopped bundles every agent's: infra/recovery.ts). */
+  readonly entry: string;
   readonly ledger: LedgerTable;
   /** The agent state machine's ARNs, built from its fixed name. */
   readonly stateMachine: { readonly stateMachine: string; readonly executions: string };
@@ -269,6 +272,8 @@ export interface ServedAgent {
   readonly maxRecoveries: number;
   /** Whether its runs are traced: the sweeper, which may end a run, then reads its conversation (`traceRunEnd`). */
   readonly traced: boolean;
+  /** The state machines of the agents it runs as tools (`children`): their ends wake its waits (infra/recovery.ts). */
+  readonly childMachines: readonly string[];
 }
 
 /**
@@ -280,6 +285,8 @@ export class SharedFunctions {
   readonly expireApprovals: StepFunction;
   readonly sweep: StepFunction;
   readonly pruneVersions: StepFunction;
+  /** RecoverRun and ExecutionStopped with their rules (infra/recovery.ts). */
+  readonly recovery: SharedRecovery;
   readonly #keepVersions: Record<string, number> = {};
   #maxRecoveries = 1;
   #traced = false;
@@ -320,7 +327,8 @@ export class SharedFunctions {
     schedule('ApprovalExpirySweep', 'Escalates approvals whose deadline has passed (every agent of the stack).', Duration.minutes(1), this.expireApprovals);
     schedule('SweepRule', 'Resumes runs whose execution ended unnoticed; reports approvals whose execution is gone (every agent of the stack).', Duration.minutes(15), this.sweep, Duration.minutes(10));
     schedule('VersionPruning', 'Deletes old versions of the agents\' state machines that nothing needs.', Duration.hours(6), this.pruneVersions);
-    for (const f of [this.expireApprovals, this.sweep, this.pruneVersions]) failedEvents.protect(f);
+    this.recovery = new SharedRecovery(scope, ledger, { logGroup, service, failedEvents: failedEvents.queue, deadLetters: ControlPlane.of(scope).deadLetters('RecoveryDeadLetters') });
+    for (const f of [this.expireApprovals, this.sweep, this.pruneVersions, this.recovery.recoverRun, this.recovery.executionStopped]) failedEvents.protect(f);
     // Their metrics are the stack's, and so are the alarms on them.
     operationsOf(scope).watchShared(service);
   }
@@ -334,6 +342,7 @@ export class SharedFunctions {
     this.#statements.start.addResources(agent.stateMachine.stateMachine);
     this.#statements.describe.addResources(agent.stateMachine.executions);
     this.#statements.prune.addResources(agent.stateMachine.stateMachine);
+    this.recovery.serve(agent);
     // A run's end exports its budget checks, rebuilt from its conversation (a query): only when traced.
     if (agent.traced && !this.#traced) {
       this.#traced = true;

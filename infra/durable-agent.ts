@@ -1,9 +1,8 @@
 import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
+import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type AgentDefinition } from '../lambdas/define.js';
@@ -17,7 +16,7 @@ import { ApprovalMachinery, peopleOf, type ApprovalSettings } from './approvals.
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './model-access.js';
 import { bindToolSecrets, type ToolSecretsProp } from './tool-secrets.js';
-import { RunRecovery } from './recovery.js';
+import { checkMaxRecoveries } from './recovery.js';
 import { StepFunction } from './step-function.js';
 import { ControlPlane } from './control-plane.js';
 import { BATCH_ITEM_TIMEOUT } from './batch-state-machine.js';
@@ -251,8 +250,9 @@ export interface ApprovalPageProps {
 /**
  * One agent, durable on AWS: its Standard state machine (the generic loop: nothing in it names
  * the agent or a tool), one Lambda function per step kind bundled with the agent's module, the
- * ledger grants, automatic recovery, the kill-by-StopExecution rule, the approval expiry sweep,
- * and optionally a schedule and the approval API. Several can live in one app, side by side.
+ * ledger grants, and optionally a schedule and the approval API; automatic recovery, the kill by
+ * StopExecution and the sweeps are the stack's, shared by its agents (infra/control-plane.ts,
+ * infra/recovery.ts). Several can live in one app, side by side.
  */
 export class DurableAgent extends Construct {
   /** The agent's Standard state machine (executions start on its live alias). */
@@ -304,10 +304,10 @@ export class DurableAgent extends Construct {
       // Starts the successor on its own execution's version (lambdas/adapters/sfn.ts); the alias is the fallback.
       handoff: fn('HandoffFunction', Steps.Handoff, { environment: { STATE_MACHINE_ARN: liveAliasArn } }),
     };
-    const executionStopped = fn('ExecutionStoppedFunction', Steps.ExecutionStopped);
     // Each role to this agent's own effects and aggregates (infra/ledger-table.ts partitionsOf).
     for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole, props.agentName);
-    ledger.grantTo(executionStopped, 'executionStopped', props.agentName);
+    // Where its input does not name the run, StartRun notes which run the execution drives, for the stack's recovery (infra/recovery.ts).
+    ledger.grantExecutionRuns(functions.startRun, 'put');
     bindModelAccess(functions, props.models ?? {});
     bindToolSecrets(this, functions.callTool, props.toolSecrets);
 
@@ -326,7 +326,9 @@ export class DurableAgent extends Construct {
       resources: [arns.stateMachine],
     });
     functions.requestApproval.addToRolePolicy(taskResponse);
-    this.#bindChildren(props.children ?? [], { callTool: functions.callTool, executionStopped, taskResponse, ledger, failedEvents: controlPlane.failedEvents.queue });
+    // The agents it runs as tools: their executions' ends wake its waits (the stack's ExecutionStopped, infra/recovery.ts).
+    const childMachines = this.#bindChildren(props.children ?? [], { callTool: functions.callTool, taskResponse });
+    const maxRecoveries = checkMaxRecoveries(props.maxRecoveries ?? 3);
     // Continue-as-new: Handoff starts the successor. (BudgetCheck bounds its execution's history
     // events from what the steps record, lambdas/guards/history.ts: it calls no Step Functions API.)
     // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
@@ -339,14 +341,11 @@ export class DurableAgent extends Construct {
       new PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [arns.executions] }),
     );
 
-    const failedEvents = controlPlane.failedEvents; // ops (#9): what the event-driven functions could not handle
-
     // Old versions are retained (live executions keep theirs) toward the 1,000-version quota: pruned on a schedule.
     const keepVersions = props.keepVersions ?? DEFAULT_KEEP_VERSIONS;
     if (!(Number.isInteger(keepVersions) && keepVersions >= 1 && keepVersions <= 999)) {
       throw new Error(`DurableAgent ${id}: keepVersions must be a whole number of versions from 1 to 999, got ${props.keepVersions}`);
     }
-    const recovery = new RunRecovery(this, 'Recovery', { agentName: props.agentName, ledger, stateMachine: arns, environment: common, agentEntry: props.entry, maxRecoveries: props.maxRecoveries, deadLetters: controlPlane.deadLetters('RecoveryDeadLetters'), logGroup });
 
     if (props.schedule) {
       const deadLetters = controlPlane.deadLetters('ScheduleDeadLetters');
@@ -361,16 +360,6 @@ export class DurableAgent extends Construct {
         targets: [new SfnStateMachine(StateMachine.fromStateMachineArn(this, 'LiveAlias', arns.alias), { role, deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(2) })],
       });
     }
-    // StopExecution is a kill switch too: the run record learns who stopped it and when.
-    new Rule(this, 'ExecutionAborted', {
-      description: 'Marks a run killed when its execution is stopped (StopExecution).',
-      eventPattern: {
-        source: ['aws.states'],
-        detailType: ['Step Functions Execution Status Change'],
-        detail: { status: ['ABORTED'], stateMachineArn: [arns.stateMachine] },
-      },
-      targets: [new LambdaFunction(executionStopped, { retryAttempts: 4, deadLetterQueue: failedEvents.queue })],
-    });
 
     // The stack's API (infra/stack-api.ts): one REST API, approval callback, runs and events function for every agent.
     if (props.batches && props.approvalApi === false) throw new Error(`DurableAgent ${id}: batches need the runs API (approvalApi: false has none)`);
@@ -398,9 +387,11 @@ export class DurableAgent extends Construct {
       new CfnOutput(this, 'ApprovalApiUrl', { value: stackApi.urlForPath('/approvals'), description: outputDescription(props.agentName, 'ApprovalApiUrl') });
     }
     // ── Operating on AWS (#9): lose nothing, watch it ──────────────────────────────────────────
-    // The approval expiry sweep, the sweeper and the version pruner are the stack's (infra/control-plane.ts).
-    controlPlane.serve({ agentName: props.agentName, ledger, stateMachine: arns, keepVersions, maxRecoveries: props.maxRecoveries ?? 3, traced: props.tracing !== undefined });
-    for (const f of [recovery.function, executionStopped]) failedEvents.protect(f);
+    // The approval expiry sweep, the sweeper, the version pruner, recovery and the kill by
+    // StopExecution are the stack's (infra/control-plane.ts, infra/recovery.ts).
+    const shared = controlPlane.serve({ agentName: props.agentName, entry: props.entry, ledger, stateMachine: arns, keepVersions, maxRecoveries, traced: props.tracing !== undefined, childMachines });
+    // The stack's ExecutionStopped, hearing a run of this agent stopped, stops its child runs' executions (lambdas/runs/child-tree.ts).
+    this.#grantStopChildren(shared.recovery.executionStopped, props.children ?? []);
     operationsOf(this).watch(this, {
       agentName: props.agentName,
       stateMachine,
@@ -409,7 +400,7 @@ export class DurableAgent extends Construct {
     });
     addCollectorLayer(this, props.tracing);
     // A run's end exports its budget checks, rebuilt from its conversation (a query): only when traced.
-    if (props.tracing) for (const f of [functions.finalize, executionStopped, recovery.function]) ledger.grantRole(f, 'traceRunEnd');
+    if (props.tracing) ledger.grantRole(functions.finalize, 'traceRunEnd');
     // ─────────────────────────────────────────────────────────────────────────────────────────
 
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: outputDescription(props.agentName, 'StateMachineArn') });
@@ -423,8 +414,9 @@ export class DurableAgent extends Construct {
   /**
    * The child agents this one runs as tools (`children`, lambdas/tools/child-runs.ts): CallTool
    * starts each on its alias (authorized against the machine's own ARN: Step Functions,
-   * "Authorization for versions and aliases") and stores its waits' tokens; ExecutionStopped hears
-   * their executions end and wakes the waits (both answer this machine's tokens).
+   * "Authorization for versions and aliases") and stores its waits' tokens; the stack's
+   * ExecutionStopped hears their executions end and wakes the waits (both answer this machine's
+   * tokens). Their state machines' ARNs, for the stack's rule on their ends (infra/recovery.ts).
    */
   /**
    * The agent's share of the stack's batches (infra/batch-state-machine.ts): its item function,
@@ -448,29 +440,17 @@ export class DurableAgent extends Construct {
     return item;
   }
 
-  #bindChildren(children: readonly string[], bind: { callTool: StepFunction; executionStopped: StepFunction; taskResponse: PolicyStatement; ledger: LedgerTable; failedEvents: IQueue }): void {
-    if (children.length === 0) return;
+  #bindChildren(children: readonly string[], bind: { callTool: StepFunction; taskResponse: PolicyStatement }): string[] {
+    if (children.length === 0) return [];
     const machineOf = this.#childMachineArn;
     for (const name of children) {
       if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new Error(`DurableAgent ${this.node.id}: children: ${JSON.stringify(name)} is not an agent name`);
     }
     bind.callTool.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: children.map((name) => machineOf(name)) }));
     bind.callTool.addEnvironment('CHILD_STATE_MACHINES', JSON.stringify(Object.fromEntries(children.map((name) => [name, machineOf(name, LIVE_ALIAS)]))));
-    // A killed run's children are killed with it (lambdas/runs/child-tree.ts): ExecutionStopped
-    // stops their executions when this agent's run is stopped, as the runs API does on a cancel.
-    this.#grantStopChildren(bind.executionStopped, children);
-    for (const fn of [bind.callTool, bind.executionStopped]) fn.addToRolePolicy(bind.taskResponse);
-    bind.ledger.grantChildWaits(bind.callTool, 'put');
-    bind.ledger.grantChildWaits(bind.executionStopped, 'read');
-    new Rule(this, 'ChildRunsEnded', {
-      description: 'Wakes the waits of this agent\'s tool calls when their child runs\' executions end.',
-      eventPattern: {
-        source: ['aws.states'],
-        detailType: ['Step Functions Execution Status Change'],
-        detail: { status: ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: children.map((name) => machineOf(name)) },
-      },
-      targets: [new LambdaFunction(bind.executionStopped, { retryAttempts: 4, deadLetterQueue: bind.failedEvents })],
-    });
+    bind.callTool.addToRolePolicy(bind.taskResponse);
+    this.ledger.grantChildWaits(bind.callTool, 'put');
+    return children.map((name) => machineOf(name));
   }
 
   /**
@@ -481,9 +461,9 @@ export class DurableAgent extends Construct {
     if (children.length === 0) return;
     fn.addToRolePolicy(new PolicyStatement({ actions: ['states:StopExecution'], resources: children.map((name) => this.#childMachineArn(name, '*', 'execution')) }));
     // A function several agents share (the stack's runs function) knows every agent's children: one map, their union.
-    const known = childMachines.get(fn) ?? {};
+    const known = childMachinesOf.get(fn) ?? {};
     for (const name of children) known[name] = this.#childMachineArn(name, LIVE_ALIAS);
-    childMachines.set(fn, known);
+    childMachinesOf.set(fn, known);
     fn.addEnvironment('CHILD_STATE_MACHINES', JSON.stringify(known));
   }
 
@@ -501,7 +481,7 @@ export function outputDescription(agentName: string, output: AgentOutput): strin
 }
 
 /** Each function's CHILD_STATE_MACHINES so far (agent name → alias ARN): a shared function's is every agent's children. */
-const childMachines = new WeakMap<StepFunction, Record<string, string>>();
+const childMachinesOf = new WeakMap<StepFunction, Record<string, string>>();
 
 /** What the Lambda runtime sets in every function (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime). */
 const LAMBDA_RUNTIME_VARIABLES = new Set([

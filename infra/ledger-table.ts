@@ -337,6 +337,21 @@ export class LedgerTable extends Construct {
   }
 
   /**
+   * Which run an execution drives, where its input does not say (`EXEC#<execution ARN>`, lambdas/records
+   * executionRunKey): StartRun notes it (`put`), the stack's shared RecoverRun and ExecutionStopped
+   * read it (`read`) to find the run of an execution that ended without the agent's code.
+   */
+  grantExecutionRuns(grantee: IGrantable, access: 'put' | 'read'): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: access === 'put' ? ['dynamodb:PutItem'] : ['dynamodb:GetItem'],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EXEC#*'] } },
+      }),
+    );
+  }
+
+  /**
    * Grants `grantee` exactly what one ledger role needs (its actions, conditions and the seal key):
    * of `agent`'s, when given, its own effects and aggregates only (`partitionsOf`).
    */

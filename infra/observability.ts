@@ -127,9 +127,10 @@ export class Operations extends Construct {
     });
     alarm(AlarmIds.RunsNeedingAttention, { metric: m(MetricNames.RunsNeedingAttention, 'Sum', quarter), threshold: 1, description: 'the sweeper found a run it cannot resume on its own (see its log).' });
     alarm(AlarmIds.OrphanedApprovals, { metric: m(MetricNames.OrphanedApprovals, 'Sum', quarter), threshold: 1, description: 'an approval waits on an execution that is gone: a decision would reach nobody.' });
-    alarm(`Swept${AlarmIds.RunsGivenUp}`, { metric: m(MetricNames.RecoveriesGivenUp, 'Sum', quarter), threshold: 1, description: 'the sweeper gave a run up (Agent.Unrecoverable): it failed again and again without progress.' });
+    // Recovery and the sweeper are the stack's (infra/recovery.ts, infra/control-plane.ts): their give-ups are one alarm.
+    alarm(AlarmIds.RunsGivenUp, { metric: m(MetricNames.RecoveriesGivenUp, 'Sum', Duration.minutes(5)), threshold: 1, description: 'recovery or the sweeper gave a run up (Agent.Unrecoverable): it failed again and again without progress.' });
     const hour = Duration.hours(1);
-    this.dashboard.addWidgets(new TextWidget({ markdown: `## ${service}: what the agents share\nThe approval expiry sweep and the sweeper, for every agent of the stack.`, width: 24, height: 2 }));
+    this.dashboard.addWidgets(new TextWidget({ markdown: `## ${service}: what the agents share\nThe approval expiry sweep, recovery, the kill by StopExecution and the sweeper, for every agent of the stack.`, width: 24, height: 2 }));
     this.dashboard.addWidgets(
       new GraphWidget({
         title: 'Approvals waiting',
@@ -138,8 +139,8 @@ export class Operations extends Construct {
         width: 8,
       }),
       new GraphWidget({
-        title: 'Sweeper',
-        left: [m(MetricNames.Recoveries, 'Sum', hour, 'recovered'), m(MetricNames.RecoveriesGivenUp, 'Sum', hour, 'given up'), m(MetricNames.RunsNeedingAttention, 'Sum', hour, 'need a person'), m(MetricNames.OrphanedApprovals, 'Sum', hour, 'orphaned approvals')],
+        title: 'Recovery and the sweeper',
+        left: [m(MetricNames.Recoveries, 'Sum', hour, 'recovered'), m(MetricNames.RecoveriesGivenUp, 'Sum', hour, 'given up'), m(MetricNames.RunsKilled, 'Sum', hour, 'killed by StopExecution'), m(MetricNames.RunsNeedingAttention, 'Sum', hour, 'need a person'), m(MetricNames.OrphanedApprovals, 'Sum', hour, 'orphaned approvals')],
         width: 8,
       }),
       new AlarmStatusWidget({ title: `${service} alarms`, alarms, width: 8 }),
@@ -212,7 +213,6 @@ export class Operations extends Construct {
       threshold: 1,
       description: 'an execution failed or timed out (recovery resumes it; this says it happened).',
     });
-    alarm(AlarmIds.RunsGivenUp, { metric: sum(MetricNames.RecoveriesGivenUp), threshold: 1, description: 'recovery gave a run up (Agent.Unrecoverable): it failed again and again without progress.' });
     alarm(AlarmIds.DailySpend, {
       metric: sum(MetricNames.Dollars, Duration.days(1)),
       threshold: dailySpend,
@@ -293,14 +293,9 @@ export class Operations extends Construct {
         width: 8,
       }),
       new GraphWidget({
-        title: 'Retries, guards, recoveries',
-        left: [
-          sum(MetricNames.Retries, hour, 'retries'),
-          sum(MetricNames.GuardWarnings, hour, 'guard warnings'),
-          sum(MetricNames.GuardStops, hour, 'guard stops'),
-          sum(MetricNames.Recoveries, hour, 'recoveries'),
-          sum(MetricNames.RecoveriesGivenUp, hour, 'given up'),
-        ],
+        // Recoveries are the stack's (infra/recovery.ts): its row of what the agents share shows them.
+        title: 'Retries, guards',
+        left: [sum(MetricNames.Retries, hour, 'retries'), sum(MetricNames.GuardWarnings, hour, 'guard warnings'), sum(MetricNames.GuardStops, hour, 'guard stops')],
         width: 8,
       }),
       new GraphWidget({

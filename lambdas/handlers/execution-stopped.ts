@@ -1,6 +1,8 @@
-import agent from '@savepoint/agent-entry';
+// Shared by every agent of the stack (infra/recovery.ts), every agent's code bundled: a stopped
+// execution's run is marked killed and its child runs stopped with it; a child run's end wakes its
+// parent (SendTaskSuccess on the parent's stored token).
+import agents from '@savepoint/agents-entry';
 import { stepFunctions } from '../adapters/aws-clients.js';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { controlPlaneHandlers } from '../adapters/control-plane-handlers.js';
 
-// Step Functions: a child run's end wakes its parent (SendTaskSuccess on the parent's stored token).
-export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions } }).step('execution-stopped');
+export const handler = controlPlaneHandlers({ clients: { ...stepFunctions } }).executionStopped(agents);

@@ -1,5 +1,5 @@
-import agent from '@savepoint/agent-entry';
+// Shared by every agent of the stack (infra/recovery.ts): it loads no agent's code.
 import { stepFunctions } from '../adapters/aws-clients.js';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { controlPlaneHandlers } from '../adapters/control-plane-handlers.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions } }).step('recover-run');
+export const handler = controlPlaneHandlers({ clients: { ...stepFunctions } }).recoverRun();

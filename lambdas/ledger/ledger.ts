@@ -69,7 +69,7 @@ export function checkStepWant(want: StepWant): void {
  * conditional write (protocol.ts): a second attempt learns what the first one did instead of doing
  * it again.
  */
-export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, FleetLedger, EffectApprovalLedger, ApprovalLedger, ChildWaitLedger, BlobStore {}
+export interface Ledger extends RunLedger, GuardLedger, TurnLedger, ToolCallLedger, EffectLedger, AggregateLedger, FleetLedger, EffectApprovalLedger, ApprovalLedger, ChildWaitLedger, ExecutionRunLedger, BlobStore {}
 
 /**
  * The runs: each run record's life from its creation to its end, and the executions that drive it
@@ -390,6 +390,18 @@ export interface ApprovalLedger {
 export interface ChildWaitLedger {
   storeChildWait(wait: ChildWait, taskToken: string): Promise<void>;
   getChildWait(wait: ChildWait): Promise<string | undefined>;
+}
+
+/**
+ * The run an execution drives, noted by StartRun where the execution's input does not name it
+ * (records executionRunKey): how the stack's shared functions, which load no agent's code, find
+ * the run of an execution that ended — never by asking Step Functions (issue 34). A plain item
+ * outside the seal, like a task token: a false one leads nowhere, since the sealed run record must
+ * itself name the execution before anything is done to the run.
+ */
+export interface ExecutionRunLedger {
+  noteExecutionRun(executionArn: string, runId: string): Promise<void>;
+  runOfExecution(executionArn: string): Promise<string | undefined>;
 }
 
 /** Large values by reference (ledger/blobs.ts). */

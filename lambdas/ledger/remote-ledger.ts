@@ -45,6 +45,8 @@ const DATE_ARGS = {
   shareApproval: [1], getEffectApproval: [],
   // ApprovalLedger
   upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [], storeChildWait: [], getChildWait: [],
+  // ExecutionRunLedger
+  noteExecutionRun: [], runOfExecution: [],
   // BlobStore
   putBlob: [], getBlob: [],
 } as const satisfies Record<keyof Ledger, readonly (number | string)[]>;

@@ -8,7 +8,7 @@ import { fleetKey, leaseAndReserve, leaseKeys, leaseToReturn, returnLease } from
 import { fleetDay } from '../records/fleet.js';
 import { effectApprovalKey, shareApproval } from './effect-approvals.js';
 import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type Pruning, type RunItem } from './pruning.js';
-import { budgetApprovalSk, childWaitKey, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
+import { budgetApprovalSk, childWaitKey, executionRunKey, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
 import { TransientError, type LedgerIntegrityError } from '../shared/errors.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
@@ -148,6 +148,15 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly getChildWait: Ledger['getChildWait'] = async (wait) => {
     this.guard?.({ read: [childWaitKey(wait)] });
     return this.readTaskToken(childWaitKey(wait));
+  };
+  // A string at a key of its own, as a task token is (the same primitives).
+  readonly noteExecutionRun: Ledger['noteExecutionRun'] = async (executionArn, runId) => {
+    this.guard?.({ put: [executionRunKey(executionArn)] });
+    await this.putTaskToken(executionRunKey(executionArn), runId);
+  };
+  readonly runOfExecution: Ledger['runOfExecution'] = async (executionArn) => {
+    this.guard?.({ read: [executionRunKey(executionArn)] });
+    return this.readTaskToken(executionRunKey(executionArn));
   };
 
   // ── running a transition ────────────────────────────────────────────────────────────────

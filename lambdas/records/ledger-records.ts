@@ -45,6 +45,13 @@ export const tokenKey = (approval: Pick<ApprovalRecord, 'runId' | 'turn' | 'call
  */
 export const childWaitKey = (wait: ChildWait) => ({ pk: `WAIT#${wait.runId}`, sk: `${callSk(wait.turn, wait.call)}#CHILD` });
 
+/**
+ * Which run an execution drives, where its input does not say (a scheduled event, a request that
+ * leaves the run id to the agent's rule): `EXEC#<execution ARN>`, written by StartRun, read by the
+ * stack's shared ExecutionStopped and RecoverRun, which load no agent's code to derive it.
+ */
+export const executionRunKey = (executionArn: string) => ({ pk: `EXEC#${executionArn}`, sk: 'RUN' });
+
 /** The parent's tool call a child run answers: what its run request and record name. */
 export interface ChildWait {
   runId: string;

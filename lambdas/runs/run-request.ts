@@ -112,6 +112,17 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
   };
 }
 
+/**
+ * The run id an execution's input names itself (a run request with `runId`: the runs API's, the
+ * CLI's, a child's, a recovery's, a hand-off's), read without the agent's code; none for the
+ * schedule's event or a request that leaves the id to the agent's rule.
+ */
+export function namedRunId(event: unknown): string | undefined {
+  if (typeof event !== 'object' || event === null || 'detail-type' in event) return undefined;
+  const runId = RunId.safeParse((event as { runId?: unknown }).runId);
+  return runId.success ? runId.data : undefined;
+}
+
 /** The run id of an input: the agent's own rule, or its name and a hash of the input. */
 export function runIdOf(agent: AgentDefinition, input: unknown): string {
   return parseOrThrow(RunId, agent.runId?.(input) ?? defaultRunId(agent, input), `run id of agent ${agent.name}`);

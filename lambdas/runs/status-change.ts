@@ -1,6 +1,6 @@
-import type { AgentDefinition } from '../define.js';
+import type { ExecutionRunLedger } from '../ledger/ledger.js';
 import * as z from 'zod';
-import { RunRequest, runRequestFromEvent } from './run-request.js';
+import { RunRequest, namedRunId } from './run-request.js';
 import type { ChildWait } from '../records/ledger-records.js';
 
 /**
@@ -14,6 +14,9 @@ export const ExecutionStatusChange = z.object({
   time: z.string().optional(),
   detail: z.object({
     executionArn: z.string().min(1),
+    /** The state machine, and the version the execution ran (none: started on the state machine itself), as DescribeExecution tells them. */
+    stateMachineArn: z.string().min(1).nullish(),
+    stateMachineVersionArn: z.string().min(1).nullish(),
     status: z.enum(['ABORTED', 'FAILED', 'TIMED_OUT', 'SUCCEEDED', 'RUNNING', 'PENDING_REDRIVE']),
     stopDate: z.number().nullish(),
     input: z.string().nullish(),
@@ -35,12 +38,18 @@ export function childRequestOf(input: string | null | undefined): { runId: strin
   }
 }
 
-/** The run an execution drives, from its input (a run request or the nightly event); none for another input. */
-export function runIdOf(agent: AgentDefinition, input: string | null | undefined): string | undefined {
-  if (!input) return undefined;
+/**
+ * The run an execution drives, found without the agent's code: the run id its input names, else
+ * the one StartRun noted under the execution (ledger ExecutionRunLedger). Never a Step Functions
+ * call. None for an input that is not a run's, or an execution whose StartRun never ran.
+ */
+export async function runOfExecution(ledger: Pick<ExecutionRunLedger, 'runOfExecution'>, detail: Pick<ExecutionStatusChange['detail'], 'executionArn' | 'input'>): Promise<string | undefined> {
+  if (!detail.input) return undefined;
+  let event: unknown;
   try {
-    return runRequestFromEvent(agent, JSON.parse(input)).runId;
+    event = JSON.parse(detail.input);
   } catch {
     return undefined; // not a run's input: nothing of ours
   }
+  return namedRunId(event) ?? (await ledger.runOfExecution(detail.executionArn));
 }

@@ -1,53 +1,66 @@
 import type { AgentDefinition } from '../define.js';
-import type { ApprovalLedger, ChildWaitLedger, FleetLedger, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, ChildWaitLedger, ExecutionRunLedger, FleetLedger, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
 import { returnFleetLease } from '../guards/fleet.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from '../shared/ports.js';
-import { ExecutionStatusChange, childRequestOf, runIdOf } from '../runs/status-change.js';
+import { ExecutionStatusChange, childRequestOf, runOfExecution } from '../runs/status-change.js';
 import { wakeParent, type ChildStarter } from '../tools/child-runs.js';
 import { killChildren } from '../runs/child-tree.js';
 
 type StoppedDeps = {
-  agent: AgentDefinition;
-  ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<TurnLedger, 'listConversation'> & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'> & Pick<FleetLedger, 'returnFleetLease'>;
+  ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<TurnLedger, 'listConversation'> & Pick<ExecutionRunLedger, 'runOfExecution'> & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'> & Pick<FleetLedger, 'returnFleetLease'>;
   clock: Clock;
   /** Wakes a parent's wait when one of its child runs ends. @default none: no child wakes anything */
   callbacks?: TaskCallbacks;
-  /** Stops the executions of a killed run's child runs (runs/child-tree.ts). @default none: they stop at their next step */
+  /**
+   * The agent whose code runs a run, where this function has it (the twin's, one agent's stack):
+   * a run killed by its stop takes its child runs with it (runs/child-tree.ts). @default none: the
+   * stack's function loads no agent's code; a cancel through the runs API stops the whole tree
+   */
+  agentOf?: (name: string) => AgentDefinition | undefined;
+  /** Stops the killed children's executions. @default none: their kills are recorded, and they stop at their next step */
   children?: Pick<ChildStarter, 'stop'>;
 };
 type Detail = ExecutionStatusChange['detail'];
+type RunRecord = NonNullable<Awaited<ReturnType<RunLedger['getRun']>>>;
 
 /**
  * `StopExecution` is a kill: the execution is gone without reaching Finalize, so the run record is
  * marked killed here — by StopExecution, when, and why — and is never resumed. It also hears the
  * ends of this agent's child runs' executions (`defineAgentTool`; the rule on each child agent's
  * state machine): a child whose run is over wakes the parent's wait (tools/child-runs.ts), a
- * stopped one killed first, so that the parent is not left waiting on a child nobody ends. A run of
- * this agent killed by its stop takes its own child runs with it (runs/child-tree.ts): recorded
- * killed, their executions stopped, and each of those heard here in turn by its own agent's rule.
+ * stopped one killed first, so that the parent is not left waiting on a child nobody ends. It
+ * loads no agent's code (the stack's one function serves every agent): the run is the one the
+ * execution's input names, or StartRun noted (runs/status-change.ts `runOfExecution`).
  */
 export function createExecutionStopped(deps: StoppedDeps) {
   return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' | 'woke' }> => {
     const { detail } = parseOrThrow(ExecutionStatusChange, input, 'execution status change');
     const child = childRequestOf(detail.input);
-    const runId = child?.runId ?? runIdOf(deps.agent, detail.input);
-    if (runId === undefined) return { action: 'ignored' };
-    const killed = detail.status === 'ABORTED' && (await kill(deps, runId, detail));
-    const run = await deps.ledger.getRun(runId);
-    if (run?.agent === deps.agent.name) {
-      // One of this agent's runs (a child run of another agent's included): its children go with
-      // it, whichever rule recorded its kill first (a child run's stop is heard by its parent's rule
-      // too). This agent knows its agent tools, and its role may stop their executions.
-      if (detail.status === 'ABORTED' && run.status === 'killed' && run.executionArn === detail.executionArn) {
-        await killChildren({ ledger: deps.ledger, ...(deps.children && { children: deps.children }), now: deps.clock.now() }, deps.agent, run, run.killed ?? { by: 'StopExecution', at: run.finishedAt ?? '', reason: '' });
-      }
-      return { runId, action: killed ? 'killed' : 'ignored' };
+    if (child) {
+      const killed = detail.status === 'ABORTED' && (await kill(deps, child.runId, detail));
+      const run = await deps.ledger.getRun(child.runId);
+      if (detail.status === 'ABORTED' && run) await killTree(deps, run, detail);
+      const woke = deps.callbacks && run && run.parent?.runId === child.parent.runId ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, run) : false;
+      return { runId: child.runId, action: woke ? 'woke' : killed ? 'killed' : 'ignored' };
     }
-    // A child run of this agent's tool calls ended (the rule on the child agents' state machines): its end wakes the call's wait.
-    const woke = child && deps.callbacks && run && run.parent?.runId === child.parent.runId ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, run) : false;
-    return { runId, action: woke ? 'woke' : killed ? 'killed' : 'ignored' };
+    if (detail.status !== 'ABORTED') return { action: 'ignored' };
+    const runId = await runOfExecution(deps.ledger, detail);
+    const killed = runId !== undefined && (await kill(deps, runId, detail));
+    const run = runId === undefined ? undefined : await deps.ledger.getRun(runId);
+    if (run) await killTree(deps, run, detail);
+    return { runId, action: killed ? 'killed' : 'ignored' };
   };
+}
+
+/**
+ * A run killed by its execution's stop takes its child runs with it — whichever rule recorded its
+ * kill first — where this function has the run's agent (it knows its agent tools).
+ */
+async function killTree(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<void> {
+  const agent = deps.agentOf?.(run.agent);
+  if (!agent || run.status !== 'killed' || run.executionArn !== detail.executionArn) return;
+  await killChildren({ ledger: deps.ledger, ...(deps.children && { children: deps.children }), now: deps.clock.now() }, agent, run, run.killed ?? { by: 'StopExecution', at: run.finishedAt ?? '', reason: '' });
 }
 
 /** Marks the run `detail`'s execution drives killed; false when it is not the run's driver or not running. */

@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import { failedByAccident } from '../runs/run-end.js';
-import type { AgentDefinition } from '../define.js';
 import { handedOffTo } from '../guards/history.js';
-import type { FleetLedger, RunLedger } from '../ledger/ledger.js';
+import type { ExecutionRunLedger, FleetLedger, RunLedger } from '../ledger/ledger.js';
 import { returnFleetLease } from '../guards/fleet.js';
 import type { RecoveryRecord, RunRecord } from '../records/ledger-records.js';
 import { causeMessage, ErrorNames, TransientError } from '../shared/errors.js';
 import { clip } from '../shared/text.js';
+import { LIVE_ALIAS } from '../runs/versions.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
-import { ExecutionStatusChange, runIdOf } from '../runs/status-change.js';
+import { ExecutionStatusChange, runOfExecution } from '../runs/status-change.js';
 
 /**
  * Recovery without an operator. A run whose execution ended without finishing it — failed after
@@ -40,6 +40,12 @@ export interface EndedExecution {
   endedAt: string;
   error?: string;
   cause?: string;
+  /**
+   * Where the run is continued, when the ending says (the event's version of the state machine, or
+   * its `live` alias for an execution started unversioned): then no DescribeExecution is needed.
+   * @default the version `executionArn` ran, asked of Step Functions
+   */
+  resumeOn?: string;
 }
 
 export interface RecoveryPolicy {
@@ -101,6 +107,8 @@ export interface RecoverDeps {
   starter: ExecutionStarter;
   clock: Clock;
   policy?: RecoveryPolicy;
+  /** The bound of a run's agent, where agents differ (the stack's shared function). @default `policy` for every run */
+  policyOf?: (agent: string | undefined) => RecoveryPolicy | undefined;
 }
 
 export type RecoverResult =
@@ -119,13 +127,13 @@ export function createRecoverRun(deps: RecoverDeps) {
       throw error;
     }
     if (!run) return { runId: ended.runId, action: 'ignored', reason: 'no such run (it never started)' };
-    const verdict = recoveryVerdict(run, ended, policy, deps.clock.now());
+    const verdict = recoveryVerdict(run, ended, deps.policyOf?.(run.agent) ?? policy, deps.clock.now());
     // ---- continue-as-new: the chain is followed (lambdas/steps/handoff.ts) ----
     // An execution that died after recording its handoff: its successor is started by name
     // (idempotent: a running or finished successor is left as it is).
     const successor = verdict.action === 'ignore' && ended.status !== 'ABORTED' && run.status === 'running' ? handedOffTo(run, ended.executionArn) : undefined;
     if (successor !== undefined && successor === run.executionArn) {
-      const { executionArn } = await deps.starter.start(successor.split(':').pop()!, JSON.stringify({ runId: run.runId, input: run.input }), { sameVersionAs: ended.executionArn });
+      const { executionArn } = await deps.starter.start(successor.split(':').pop()!, JSON.stringify({ runId: run.runId, input: run.input }), continuing(ended));
       return { runId: run.runId, action: 'recovered', reason: `execution ${ended.executionArn.split(':').pop()} ${ended.status} after handing the run off: its successor is started`, attempt: 0, executionArn };
     }
     if (verdict.action === 'ignore') return { runId: run.runId, action: 'ignored', reason: verdict.reason };
@@ -140,21 +148,31 @@ export function createRecoverRun(deps: RecoverDeps) {
       // Someone else recovered or resumed the run since it was read: decide again from what they wrote.
       throw new TransientError(`run ${run.runId} changed while recovering it; try again`);
     }
-    const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, input: run.input }), { sameVersionAs: ended.executionArn });
+    const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, input: run.input }), continuing(ended));
     return { runId: run.runId, action: 'recovered', reason: recovery.reason, attempt: recovery.attempts, executionArn };
   };
 }
 
-/** The recovery Lambda: an execution status change in, a recovery (or a reason not to) out. */
-export function createRecoverOnStatusChange(deps: RecoverDeps & { agent: AgentDefinition }) {
+/** A run is continued on the version its ended execution ran: the one the ending names, else the one Step Functions tells. */
+function continuing(ended: EndedExecution): { on: string } | { sameVersionAs: string } {
+  return ended.resumeOn !== undefined ? { on: ended.resumeOn } : { sameVersionAs: ended.executionArn };
+}
+
+/**
+ * The recovery Lambda: an execution status change in, a recovery (or a reason not to) out. It loads
+ * no agent's code (the stack's one function serves every agent): the run is the one the execution's
+ * input names, or StartRun noted (runs/status-change.ts `runOfExecution`); the bound of recoveries
+ * is its agent's (`policyOf`).
+ */
+export function createRecoverOnStatusChange(deps: RecoverDeps & { ledger: Pick<ExecutionRunLedger, 'runOfExecution'> }) {
   const recover = createRecoverRun(deps);
   return async (event: unknown): Promise<RecoverResult | { action: 'ignored'; reason: string }> => {
     const { detail, time } = parseOrThrow(ExecutionStatusChange, event, 'execution status change');
     if (detail.status !== 'FAILED' && detail.status !== 'TIMED_OUT' && detail.status !== 'ABORTED') {
       return { action: 'ignored', reason: `execution ${detail.status}` };
     }
-    const runId = runIdOf(deps.agent, detail.input);
-    if (!runId) return { action: 'ignored', reason: 'the execution input names no run' };
+    const runId = await runOfExecution(deps.ledger, detail);
+    if (!runId) return { action: 'ignored', reason: 'the execution drives no run (its input names none, and StartRun noted none)' };
     return recover({
       runId,
       executionArn: detail.executionArn,
@@ -162,6 +180,7 @@ export function createRecoverOnStatusChange(deps: RecoverDeps & { agent: AgentDe
       endedAt: new Date(detail.stopDate ?? (time ? Date.parse(time) : deps.clock.now().getTime())).toISOString(),
       ...(detail.error ? { error: detail.error } : {}),
       ...(detail.cause ? { cause: detail.cause } : {}),
+      ...(detail.stateMachineArn ? { resumeOn: detail.stateMachineVersionArn ?? `${detail.stateMachineArn}:${LIVE_ALIAS}` } : {}),
     });
   };
 }

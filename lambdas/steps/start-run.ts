@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { agentFingerprint, stableJson, type AgentDefinition } from '../define.js';
-import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import type { BlobStore, ExecutionRunLedger, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type BudgetCaps, type MigrationRecord, type RunRecord } from '../records/ledger-records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { configProblems } from '../approvals/policy.js';
@@ -8,7 +8,7 @@ import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/e
 import { verifyRun } from '../ledger/seal.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from '../shared/ports.js';
-import { modelSpecOf, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
+import { modelSpecOf, namedRunId, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
 import { continuationProblem, describeVersion, migrationVerdict } from '../runs/versions.js';
 import { historyAtStart, type HistoryBound } from '../guards/history.js';
 import { verifiedStarter } from '../runs/starter.js';
@@ -43,7 +43,7 @@ export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'dupl
 
 export interface StartRunDeps {
   agent: AgentDefinition;
-  ledger: RunLedger & Pick<TurnLedger, 'listConversation' | 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'> & BlobStore;
+  ledger: RunLedger & Pick<ExecutionRunLedger, 'noteExecutionRun'> & Pick<TurnLedger, 'listConversation' | 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'> & BlobStore;
   executions: Pick<Executions, 'isRunning' | 'stop'>;
   clock: Clock;
   codeVersion: string;
@@ -66,6 +66,11 @@ export function createStartRun(deps: StartRunDeps) {
     const { event, executionArn, definition } = parseOrThrow(StartRunInput, input, 'StartRun input');
     const { agent } = deps;
     const request = runRequestFromEvent(agent, event);
+    // An input that does not name its run (the schedule's event; a request leaving the id to the
+    // agent's rule): noted under the execution, for the stack's shared functions that hear it end
+    // and load no agent's code (runs/status-change.ts). Before the run is written: a run this
+    // execution drives is always findable.
+    if (namedRunId(event) === undefined) await deps.ledger.noteExecutionRun(executionArn, request.runId);
     // The schedule's own identity, or the starter the runs API signed: never the input's say-so.
     const startedBy = request.startedBy ?? (await verifiedStarter(deps.starterMac, event));
     const now = deps.clock.now();

@@ -142,7 +142,7 @@ export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentS
       const expire = createExpireApprovals(approvals());
       return () => expire();
     }),
-    [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ agent, ledger: deps.ledger, clock: deps.clock, callbacks: deps.callbacks, ...(deps.children && { children: deps.children }) })),
+    [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ ledger: deps.ledger, clock: deps.clock, callbacks: deps.callbacks, agentOf: (name) => (name === agent.name ? agent : undefined), ...(deps.children && { children: deps.children }) })),
     [Steps.RecoverRun]: lazy(() => createRecoverOnStatusChange(recover())),
     [Steps.Sweep]: lazy(() => {
       if (!deps.lookup) throw new Error('the sweep step needs an execution lookup (HarnessDeps.lookup)');

@@ -178,6 +178,20 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'MalformedDetail',
   },
   {
+    rule: 'An EventBridge rule matches an event by its pattern: every field named, a value among the exact ones listed or starting with a `prefix`',
+    doc: 'https://docs.aws.amazon.com/eventbridge/latest/userguide/content-filtering-with-event-patterns.html',
+    file: 'local/aws/event-bus.ts',
+    test: 'test/local/event-rules.test.ts',
+    answer: 'InvalidEventPatternException',
+  },
+  {
+    rule: 'An event pattern is at most 2,048 characters (the default quota, adjustable to 4,096)',
+    doc: 'https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-quota.html',
+    file: 'local/aws/event-bus.ts',
+    test: 'test/local/event-rules.test.ts',
+    answer: 'InvalidEventPatternException',
+  },
+  {
     rule: 'A CloudFormation template declares at most 500 resources',
     doc: 'https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html',
     file: 'local/aws/cloudformation-template.ts',
@@ -300,5 +314,4 @@ export const AWS_RULE_SUPPORT: Readonly<Record<string, string>> = {
   'local/aws/iam/credentials.ts': "each role's own access keys, by which a call's caller is known",
   'local/aws/iam/deployment.ts': 'the physical ids a deployment gives the template, which policies name',
   'local/aws/iam/roles.ts': "the template's roles and their identity policies",
-  'local/aws/event-bus.ts': "the account's default event bus, as a rule on it receives what the twin's functions put there",
 };

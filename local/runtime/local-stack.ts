@@ -41,7 +41,7 @@ import { roleClients } from './sfn-clients.js';
 import { dynamoGuard, ledgerAs, ledgerTableArn } from '../aws/iam/dynamodb.js';
 import { approvalsAs, lambdaClientAs, toolSecretsAs } from '../aws/iam/services.js';
 import { localApiAuthorizer } from '../aws/iam/api-gateway.js';
-import { LocalEventBus } from '../aws/event-bus.js';
+import { LocalEventBus, matchesEventPattern, statusChangeRules } from '../aws/event-bus.js';
 import { itemSizeGuard } from '../aws/dynamodb-item-size.js';
 import { startSfnEndpoint } from '../services/step-functions.js';
 import { SfnQuotas } from '../aws/sfn-api-throttling.js';
@@ -222,13 +222,18 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const codeVersion = options.codeVersion ?? 'dev';
     handlers = firstHandlers = handlersFor(agent, codeVersion);
 
-    // What EventBridge does on AWS with the rules on "Execution Status Change": an execution
+    // What EventBridge does on AWS with the template's rules on "Execution Status Change" (the
+    // stack's, infra/recovery.ts), matched by their patterns (local/aws/event-bus.ts): an execution
     // stopped by StopExecution marks its run killed (ExecutionStopped); a failed or timed-out one
     // is resumed (RecoverRun). A closing engine reports nothing: the process is going away.
     const target = (step: StepName) => (event: unknown) => (closing ? Promise.resolve() : handlers[step](event, 30_000));
     const log = options.log ?? (() => undefined);
-    routeStatusChanges(engine, ['ABORTED'], target(Steps.ExecutionStopped), log);
-    if (options.recovery !== false) routeStatusChanges(engine, ['FAILED', 'TIMED_OUT'], target(Steps.RecoverRun), log);
+    const heard: StepName[] = options.recovery === false ? [Steps.ExecutionStopped] : [Steps.ExecutionStopped, Steps.RecoverRun];
+    const rules = statusChangeRules(template, iam?.physical);
+    routeStatusChanges(engine, ['ABORTED', 'FAILED', 'TIMED_OUT'], async (event) => {
+      const steps = rules.filter((rule) => matchesEventPattern(rule.pattern, event)).flatMap((rule) => rule.steps.filter((step): step is StepName => heard.includes(step as StepName)));
+      for (const step of steps) await target(step)(event);
+    }, log);
     closers.push(() => settleStatusChanges(engine)); // before the engine closes: a stop just made is recorded
 
     // The runs API as on AWS (POST /runs: the caller is who the transport proved, signed for StartRun (lambdas/runs/starter.ts);

@@ -33,6 +33,8 @@ const REACH = {
   upsertApproval: 'run', getApproval: 'run', getBudgetApproval: 'run', findApproval: 'found', listPendingApprovals: 'merge', decideApproval: 'run', recordFirstApproval: 'run', getTaskToken: 'run',
   // ChildWaitLedger: a wait is its parent run's
   storeChildWait: 'run', getChildWait: 'run',
+  // ExecutionRunLedger: keyed by execution, found where it was written
+  noteExecutionRun: 'first', runOfExecution: 'found',
   // BlobStore
   putBlob: 'run', getBlob: 'run',
 } as const satisfies Record<keyof Ledger, Reach>;

@@ -3,6 +3,7 @@ import { aggregatesSpec } from './spec/aggregates.js';
 import { approvalsSpec } from './spec/approvals.js';
 import { blobsSpec } from './spec/blobs.js';
 import { childWaitsSpec } from './spec/child-waits.js';
+import { executionRunsSpec } from './spec/execution-runs.js';
 import { fleetSpec } from './spec/fleet.js';
 import { forksSpec } from './spec/forks.js';
 import { pruneSpec } from './spec/prune.js';
@@ -38,6 +39,7 @@ export function describeLedgerContract(name: string, makeLedger: MakeLedger, opt
     effectApprovalsSpec(makeLedger);
     approvalsSpec(makeLedger);
     childWaitsSpec(makeLedger);
+    executionRunsSpec(makeLedger);
     blobsSpec(makeLedger);
     integritySpec(makeLedger, options);
     forksSpec(makeLedger, options);

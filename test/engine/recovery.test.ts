@@ -1,7 +1,5 @@
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +9,7 @@ import { definitionIdentity } from '../../infra/agent-state-machine.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { duplicatePayments, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
+import { flakyModel as outage } from '../support/flaky-model.js';
 
 /** Three requests: a refund, a mismatch to flag, and a refund above the approval threshold. */
 const day = makeSampleDay(7, { plain: 1, already_refunded: 0, mismatch: 1, large: 1 });
@@ -24,27 +23,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A model endpoint in front of the simulated one that answers 503 while `down()` says so. */
-async function flakyModel(target: () => string, down: (request: number) => boolean): Promise<string> {
-  let requests = 0;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      if (down(++requests)) {
-        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'outage' } }));
-        return;
-      }
-      fetch(`${target()}${req.url}`, { method: 'POST', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) })
-        .then(async (answer) => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text()))
-        .catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  server.unref();
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+/** A model endpoint that answers 503 while `down()` says so, closed after each test. */
+const flakyModel = (target: () => string, down: (request: number) => boolean) => outage(target, down, (close) => cleanups.push(close));
 
 async function harness(options: Parameters<typeof startHarness>[0]): Promise<Harness> {
   const started = await startHarness({ day, breaker: noBreaker, ...options });

@@ -63,12 +63,12 @@ describe('an app with two agents', () => {
     expect(apis[0]).toMatch(/^ControlPlaneStackApi/);
   });
 
-  it('gives each agent its own ten step functions (handoff and compaction too), and the stack one expiry sweep, sweeper, version pruner and API (approval callback, runs, events)', () => {
+  it('gives each agent its own eight step functions (handoff and compaction too), and the stack one expiry sweep, sweeper, version pruner, recovery, ExecutionStopped and API (approval callback, runs, events)', () => {
     const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([, fn]) => joined(fn).includes('SAVEPOINT_STEP'));
-    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(10);
-    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(10);
+    expect(functions.filter(([id]) => id.startsWith('Refunds')).length).toBe(8);
+    expect(functions.filter(([id]) => id.startsWith('Triage')).length).toBe(8);
     // The API's three are the stack's (infra/stack-api.ts), whatever the number of agents it serves.
-    expect(functions.filter(([id]) => id.startsWith('ControlPlane')).map(([, fn]) => fn.Properties.Environment.Variables.SAVEPOINT_STEP).sort()).toEqual(['approval-callback', 'expire-approvals', 'prune-versions', 'run-events', 'runs-api', 'sweep']);
+    expect(functions.filter(([id]) => id.startsWith('ControlPlane')).map(([, fn]) => fn.Properties.Environment.Variables.SAVEPOINT_STEP).sort()).toEqual(['approval-callback', 'execution-stopped', 'expire-approvals', 'prune-versions', 'recover-run', 'run-events', 'runs-api', 'sweep']);
   });
 });
 

@@ -134,7 +134,8 @@ describe('lose nothing', () => {
 describe('least privilege on the ledger', () => {
   // Updates are whole sealed items put on the condition of the seal read (lambdas/ledger/seal.ts): GetItem and PutItem, no UpdateItem.
   const expected: Record<string, string[]> = {
-    [Steps.StartRun]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+    // PutItem twice: its records, and which run an execution drives where its input does not say (EXEC#).
+    [Steps.StartRun]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.BudgetCheck]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallModel]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
@@ -143,9 +144,10 @@ describe('least privilege on the ledger', () => {
     [Steps.ApprovalCallback]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query', 'dynamodb:Query'],
     // Query twice: the pending-approvals index, and the run it counts an expired approval's wait on (countWait).
     [Steps.ExpireApprovals]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query'],
-    // Query twice: the pending-approvals index (the approvals it closes), and a run's conversation (its child runs, to stop them).
-    [Steps.ExecutionStopped]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query'],
-    [Steps.RecoverRun]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    // GetItem twice: the run's records, and which run an execution drives (EXEC#); Query twice: the
+    // pending-approvals index (the approvals it closes), and a run's conversation (its child runs, to stop them).
+    [Steps.ExecutionStopped]: ['dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query'],
+    [Steps.RecoverRun]: ['dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
     [Steps.Sweep]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Query'],
   };
 
@@ -202,7 +204,13 @@ describe('least privilege on the ledger', () => {
       for (const statement of statements) {
         // The stack's shared functions serve every agent; an agent's own are held to its own effects (partitionsOf).
         // The stack's API functions (infra/stack-api.ts) too: the approval callback answers every agent's approvals.
-        const shared = ([Steps.ExpireApprovals, Steps.Sweep, Steps.PruneVersions, Steps.ApprovalCallback, Steps.RunsApi] as StepName[]).includes(step);
+        const shared = ([Steps.ExpireApprovals, Steps.Sweep, Steps.PruneVersions, Steps.ApprovalCallback, Steps.RunsApi, Steps.RecoverRun, Steps.ExecutionStopped] as StepName[]).includes(step);
+        // Which run an execution drives: StartRun notes it, the shared recovery functions read it, in its own partition only.
+        if (JSON.stringify(statement.Condition ?? {}).includes('EXEC#')) {
+          expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EXEC#*'] } });
+          expect([statement.Action].flat(), step).toEqual([step === Steps.StartRun ? 'dynamodb:PutItem' : 'dynamodb:GetItem']);
+          continue;
+        }
         if (approvalSteps.includes(step)) {
           // They read and write tokens: an agent's are held to its own partitions and the tokens', the stack's expiry sweep and approval callback to none.
           if (shared) expect(statement.Condition, step).toBeUndefined();
@@ -264,11 +272,10 @@ describe('watch it', () => {
   });
 
   // The agent's functions emit as the agent (`service`); the ones the stack's agents share (the
-  // expiry sweep, the sweeper: infra/control-plane.ts) as the stack, and their alarms are the stack's.
+  // expiry sweep, the sweeper, recovery: infra/control-plane.ts, infra/recovery.ts) as the stack, and their alarms are the stack's.
   const SHARED = 'Savepoint';
   it.each([
-    ['runs given up by recovery', MetricNames.RecoveriesGivenUp, 'refund-reconciler', { Threshold: 1, Statistic: 'Sum', Period: 300 }],
-    ['runs given up by the sweeper', MetricNames.RecoveriesGivenUp, SHARED, { Threshold: 1, Statistic: 'Sum', Period: 900 }],
+    ['runs given up by recovery or the sweeper', MetricNames.RecoveriesGivenUp, SHARED, { Threshold: 1, Statistic: 'Sum', Period: 300 }],
     ['an approval waiting longer than 12 hours', MetricNames.OldestApprovalAgeSeconds, SHARED, { Threshold: 12 * 3600, Statistic: 'Maximum', ComparisonOperator: 'GreaterThanThreshold' }],
     ['daily spend above the threshold', MetricNames.Dollars, 'refund-reconciler', { Threshold: 50, Statistic: 'Sum', Period: 86400, ComparisonOperator: 'GreaterThanThreshold' }],
     ['a breaker open for 15 minutes', MetricNames.BreakerOpen, 'refund-reconciler', { Threshold: 1, Period: 60, EvaluationPeriods: 15, DatapointsToAlarm: 15 }],
@@ -282,7 +289,7 @@ describe('watch it', () => {
   });
 
   it('emits the shared functions\' metrics as the stack they alarm on', () => {
-    for (const step of [Steps.Sweep, Steps.ExpireApprovals]) expect(resources[functionOf(step)]!.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, step).toBe(SHARED);
+    for (const step of [Steps.Sweep, Steps.ExpireApprovals, Steps.RecoverRun, Steps.ExecutionStopped]) expect(resources[functionOf(step)]!.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, step).toBe(SHARED);
   });
 
   it('alarms when the cost of a run leaves its usual band (anomaly detection on DollarsPerRun)', () => {

@@ -24,7 +24,7 @@ describe('prices on the construct', () => {
     const environments = stepEnvironments(Template.fromStack(stack));
     expect(Object.keys(environments).length).toBeGreaterThanOrEqual(9);
     // The functions the stack's agents share (infra/control-plane.ts) price nothing: no agent's table in their environment.
-    const shared = new Set(['expire-approvals', 'sweep', 'prune-versions']);
+    const shared = new Set(['expire-approvals', 'sweep', 'prune-versions', 'recover-run', 'execution-stopped']);
     // The stack's API functions hold each agent's prices in its settings (infra/stack-api.ts).
     const api = new Set(['approval-callback', 'runs-api', 'run-events']);
     for (const [step, variables] of Object.entries(environments)) {

@@ -1,9 +1,8 @@
-import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LedgerTable } from '../../infra/ledger-table.js';
-import { RunRecovery } from '../../infra/recovery.js';
-import { exampleTemplate } from './example-template.js';
+import { EXAMPLE_AGENTS } from '../../infra/example.js';
+import { SavepointStack } from '../../infra/stack.js';
+import { assertionApp, exampleTemplate } from './example-template.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { roleStatements } from '../support/role-policies.js';
 
@@ -27,13 +26,14 @@ function actionsOf(functionId: string): string[] {
 }
 
 describe('the recovery rule', () => {
-  it('matches failed and timed-out executions of the agent state machine only — aborted ones are kills', () => {
+  it('matches failed and timed-out executions of the stack\'s agents\' state machines, by the prefix of their ARN — aborted ones are kills', () => {
     const rules = template.findResources('AWS::Events::Rule', { Properties: { EventPattern: { detail: { status: Match.arrayWith(['FAILED']) } } } });
     expect(Object.keys(rules)).toHaveLength(1);
     const pattern = Object.values(rules)[0]!.Properties.EventPattern;
     expect(pattern).toMatchObject({ source: ['aws.states'], 'detail-type': ['Step Functions Execution Status Change'] });
     expect(pattern.detail.status.sort()).toEqual(['FAILED', 'TIMED_OUT']);
-    expect(JSON.stringify(pattern.detail.stateMachineArn)).toContain(':stateMachine:Savepoint-refund-reconciler');
+    expect(pattern.detail.stateMachineArn).toHaveLength(1);
+    expect(JSON.stringify(pattern.detail.stateMachineArn[0].prefix)).toContain(':stateMachine:Savepoint-');
   });
 
   it('sends them to the recovery function, retried by EventBridge, with a dead-letter queue for what still fails', () => {
@@ -51,16 +51,16 @@ describe('the recovery rule', () => {
 });
 
 describe('the recovery function', () => {
-  it('knows the state machine it restarts and the bound of recoveries without progress', () => {
+  it('knows each agent\'s bound of recoveries without progress, and no agent\'s code', () => {
     const fn = template.toJSON().Resources[functionOf(Steps.RecoverRun)].Properties.Environment.Variables;
-    expect(fn.MAX_RECOVERIES).toBe('3');
-    expect(JSON.stringify(fn.STATE_MACHINE_ARN)).toContain(':stateMachine:Savepoint-refund-reconciler');
+    expect(JSON.parse(fn.RECOVERY_BOUNDS)).toEqual({ 'refund-reconciler': 3 });
+    expect(fn.STATE_MACHINE_ARN).toBeUndefined();
     expect(fn.TABLE_NAME).toBeDefined();
   });
 
-  it('may start executions of the agent state machine (on the version the ended one ran) and read how they ended, nothing else in Step Functions', () => {
+  it('may start executions of the agents\' state machines (on the version the event names) and nothing else in Step Functions: no DescribeExecution', () => {
     const states = actionsOf(functionOf(Steps.RecoverRun)).filter((action) => action.startsWith('states:'));
-    expect(states.sort()).toEqual(['states:DescribeExecution', 'states:StartExecution']);
+    expect(states.sort()).toEqual(['states:StartExecution']);
     template.hasResourceProperties('AWS::IAM::Role', {
       Policies: Match.arrayWith([
         Match.objectLike({
@@ -74,12 +74,45 @@ describe('the recovery function', () => {
     });
   });
 
-  it('fails at synth time for a bound that is not a small positive integer', () => {
-    const stack = new Stack(new App(), 'Bound');
-    const ledger = new LedgerTable(stack, 'Ledger');
-    expect(() => new RunRecovery(stack, 'Recovery', { ledger, stateMachine: { stateMachine: 'arn:aws:states:::stateMachine:x', executions: 'arn:aws:states:::execution:x:*', alias: 'arn:aws:states:::stateMachine:x:live' }, maxRecoveries: 0, agentEntry: 'agent.ts' })).toThrow(
-      /maxRecoveries must be an integer from 1 to 20, got 0/,
-    );
+  it('fails at synth time for a bound that is not a small positive integer, naming it', () => {
+    const stack = new SavepointStack(assertionApp(), 'Bound');
+    expect(() => stack.addAgent('Agent', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, maxRecoveries: 0 })).toThrow(/maxRecoveries must be an integer from 1 to 20, got 0/);
+  });
+});
+
+describe('recovery and the kill by StopExecution, shared by the stack\'s agents (issue 34)', () => {
+  let two: Record<string, any>;
+  beforeAll(() => {
+    const stack = new SavepointStack(assertionApp(), 'Two');
+    stack.addAgent('AgentA', { agentName: 'agent-a', entry: EXAMPLE_AGENTS.refundReconciler, maxRecoveries: 2 });
+    stack.addAgent('AgentB', { agentName: 'agent-b', entry: EXAMPLE_AGENTS.refundReconciler });
+    two = Template.fromStack(stack).toJSON().Resources;
+  });
+  const withStep = (step: string) => Object.entries(two).filter(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SAVEPOINT_STEP === step);
+
+  it('is one function each and one rule each for the whole stack, not one per agent', () => {
+    expect(withStep(Steps.RecoverRun)).toHaveLength(1);
+    expect(withStep(Steps.ExecutionStopped)).toHaveLength(1);
+    const rules = Object.values(two).filter((r) => r.Type === 'AWS::Events::Rule' && r.Properties.EventPattern?.source?.[0] === 'aws.states');
+    expect(rules.map((r) => r.Properties.EventPattern.detail.status.sort().join(',')).sort()).toEqual(['ABORTED', 'FAILED,TIMED_OUT']);
+    expect(JSON.parse(withStep(Steps.RecoverRun)[0]![1].Properties.Environment.Variables.RECOVERY_BOUNDS)).toEqual({ 'agent-a': 2, 'agent-b': 3 });
+  });
+
+  it('grants the shared functions each agent\'s state machine by ARN, and reads which run an execution drives from the EXEC# partition only', () => {
+    const [[, recover]] = withStep(Steps.RecoverRun) as [[string, any]];
+    const statements = roleStatements(two, recover.Properties.Role['Fn::GetAtt'][0]) as { Action: string | string[]; Resource: unknown; Condition?: unknown }[];
+    const start = statements.find((statement) => statement.Action === 'states:StartExecution')!;
+    expect(JSON.stringify(start.Resource)).toContain(':stateMachine:Two-agent-a');
+    expect(JSON.stringify(start.Resource)).toContain(':stateMachine:Two-agent-b');
+    expect(statements.find((statement) => JSON.stringify(statement.Condition ?? {}).includes('EXEC#'))).toMatchObject({ Action: 'dynamodb:GetItem' });
+  });
+
+  it('leaves each agent\'s own StartRun to note only its executions\' runs, and no agent a rule of its own on its executions\' status', () => {
+    for (const agent of ['AgentA', 'AgentB']) {
+      const own = Object.keys(two).filter((id) => id.startsWith(agent));
+      expect(own.filter((id) => two[id].Type === 'AWS::Events::Rule')).toEqual([]);
+      expect(own.filter((id) => /Recovery|ExecutionStopped/.test(id))).toEqual([]);
+    }
   });
 });
 

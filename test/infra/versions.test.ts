@@ -146,7 +146,16 @@ describe('the state machine version and its alias', () => {
     expect(joined(start?.Resource)).toMatch(/:stateMachine:Savepoint-refund-reconciler"\]\]\}$/);
   });
 
-  it.each([Steps.Handoff, Steps.RecoverRun])('%s continues runs on their own version and falls back on the alias', (step) => {
+  it('the stack\'s recovery continues runs on the version their ended execution\'s event names, with no DescribeExecution, on the agents\' state machines only', () => {
+    const [id, fn] = functionOf(Steps.RecoverRun);
+    expect(fn.Properties.Environment.Variables.STATE_MACHINE_ARN).toBeUndefined();
+    const statements = policyOf(id);
+    const start = statements.find((statement) => statement.Action === 'states:StartExecution');
+    expect(joined(start?.Resource)).toMatch(/:stateMachine:Savepoint-refund-reconciler"\]\]\}$/);
+    expect(statements.some((statement) => joined(statement.Action).includes('states:DescribeExecution'))).toBe(false);
+  });
+
+  it.each([Steps.Handoff])('%s continues runs on their own version and falls back on the alias', (step) => {
     const [id, fn] = functionOf(step);
     expect(joined(fn.Properties.Environment.Variables.STATE_MACHINE_ARN)).toContain(':stateMachine:Savepoint-refund-reconciler:live');
     const statements = policyOf(id);

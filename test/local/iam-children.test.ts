@@ -50,25 +50,21 @@ describe('a parent agent and its child agent', () => {
     expect(allowed(callTool, { action: 'states:SendTaskSuccess', resource: machine('parent') })).toBe(true);
   });
 
-  it("lets the parent's CallTool store its waits' tokens and ExecutionStopped read them; no other function of it", () => {
+  it("lets the parent's CallTool store its waits' tokens and the stack's ExecutionStopped read them; no other function", () => {
     expect(allowed(roleOf('ParentCallToolFunction'), wait('PutItem'))).toBe(true);
-    expect(allowed(roleOf('ParentExecutionStoppedFunction'), wait('GetItem'))).toBe(true);
-    expect(allowed(roleOf('ParentExecutionStoppedFunction'), wait('PutItem'))).toBe(false);
-    for (const fn of ['ParentCallModelFunction', 'ParentFinalizeFunction', 'ParentStartRunFunction', 'ChildCallToolFunction', 'ChildExecutionStoppedFunction', 'OtherCallToolFunction']) {
+    expect(allowed(roleOf('ControlPlaneExecutionStoppedFunction'), wait('GetItem'))).toBe(true);
+    expect(allowed(roleOf('ControlPlaneExecutionStoppedFunction'), wait('PutItem'))).toBe(false);
+    for (const fn of ['ParentCallModelFunction', 'ParentFinalizeFunction', 'ParentStartRunFunction', 'ChildCallToolFunction', 'ControlPlaneRecoveryFunction', 'OtherCallToolFunction']) {
       expect(allowed(roleOf(fn), wait('GetItem')), fn).toBe(false);
     }
   });
 
-  it("lets the parent's ExecutionStopped stop the child's executions (a killed parent's children), and no other agent's", () => {
-    const stopped = roleOf('ParentExecutionStoppedFunction');
+  it("lets the stack's ExecutionStopped stop the executions of its agents' child agents (a killed parent's children), and no other agent's", () => {
+    // One ExecutionStopped serves the stack (infra/recovery.ts): granted the child agents of each agent that has them.
+    const stopped = roleOf('ControlPlaneExecutionStoppedFunction');
     expect(allowed(stopped, { action: 'states:StopExecution', resource: execution('child') })).toBe(true);
-    expect(allowed(stopped, { action: 'states:StopExecution', resource: execution('other') })).toBe(false);
+    for (const agent of ['parent', 'other']) expect(allowed(stopped, { action: 'states:StopExecution', resource: execution(agent) }), agent).toBe(false);
     expect(allowed(stopped, { action: 'states:StartExecution', resource: machine('child') })).toBe(false);
-    // A child stops no one above it, nor another agent's runs.
-    for (const fn of ['ChildExecutionStoppedFunction', 'OtherExecutionStoppedFunction']) {
-      expect(allowed(roleOf(fn), { action: 'states:StopExecution', resource: execution('parent') }), fn).toBe(false);
-    }
-    expect(allowed(roleOf('OtherExecutionStoppedFunction'), { action: 'states:StopExecution', resource: execution('child') })).toBe(false);
   });
 
   it("lets the stack's runs function stop its agents' executions (a cancel, and a cancelled parent's children), and no other stack's", () => {
@@ -79,17 +75,24 @@ describe('a parent agent and its child agent', () => {
   });
 
   it("gives the child's roles nothing on the parent's state machine", () => {
-    for (const fn of ['ChildCallToolFunction', 'ChildFinalizeFunction', 'ChildExecutionStoppedFunction']) {
+    for (const fn of ['ChildCallToolFunction', 'ChildFinalizeFunction']) {
       expect(allowed(roleOf(fn), { action: 'states:SendTaskSuccess', resource: machine('parent') }), fn).toBe(false);
       expect(allowed(roleOf(fn), { action: 'states:StartExecution', resource: machine('parent') }), fn).toBe(false);
     }
   });
 
-  it("routes the child's execution ends to the parent's ExecutionStopped (the rule that wakes the waits)", () => {
+  it("lets the stack's ExecutionStopped answer the tokens of the agents that run children, and no other's", () => {
+    const stopped = roleOf('ControlPlaneExecutionStoppedFunction');
+    expect(allowed(stopped, { action: 'states:SendTaskSuccess', resource: machine('parent') })).toBe(true);
+    for (const agent of ['child', 'other']) expect(allowed(stopped, { action: 'states:SendTaskSuccess', resource: machine(agent) }), agent).toBe(false);
+  });
+
+  it("routes the child's execution ends to the stack's ExecutionStopped (the rule that wakes the waits)", () => {
     const rules = Object.values(template.Resources ?? {}).filter((resource) => resource.Type === 'AWS::Events::Rule' && JSON.stringify(resource.Properties?.['EventPattern'] ?? {}).includes('SUCCEEDED'));
     expect(rules).toHaveLength(1);
     expect(JSON.stringify(rules[0]!.Properties!['EventPattern'])).toContain('Fleet-child');
-    expect(JSON.stringify(rules[0]!.Properties!['Targets'])).toContain('ParentExecutionStoppedFunction');
+    expect(JSON.stringify(rules[0]!.Properties!['EventPattern'])).not.toContain('Fleet-other');
+    expect(JSON.stringify(rules[0]!.Properties!['Targets'])).toContain('ControlPlaneExecutionStoppedFunction');
   });
 
   it('fails at synth when a child is not an agent name', () => {

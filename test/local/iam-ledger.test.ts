@@ -37,7 +37,8 @@ async function withTableStatement(policyPrefix: string, change: (statement: Stat
     if (!id.startsWith(policyPrefix)) continue;
     const document = policyDocument as { Statement: Statement[] };
     document.Statement = document.Statement.flatMap((statement) => {
-      if (![statement.Action].flat().includes('dynamodb:PutItem')) return [statement];
+      // The table statement, not the one that notes which run an execution drives (EXEC#, its own partition).
+      if (![statement.Action].flat().includes('dynamodb:PutItem') || JSON.stringify(statement.Condition ?? {}).includes('EXEC#')) return [statement];
       changed++;
       const next = change(statement);
       return next ? [next] : [];

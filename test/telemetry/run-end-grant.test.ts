@@ -79,6 +79,6 @@ describe("a traced run's end reads its conversation through the traceRunEnd gran
     const [plain, traced] = await Promise.all([synthesizeTemplate(AGENT.name), synthesizeTemplate(AGENT.name, { traced: true })]);
     expect(Object.keys(traced.Resources)).toEqual(Object.keys(plain.Resources));
     const changed = Object.keys(plain.Resources).filter((id) => JSON.stringify(plain.Resources[id]) !== JSON.stringify(traced.Resources[id]));
-    expect(changed.map((id) => id.replace(/ServiceRole\w+$/, '')).sort()).toEqual(['AgentExecutionStoppedFunction', 'AgentFinalizeFunction', 'AgentRecoveryFunction', 'ControlPlaneSweepFunction']);
+    expect(changed.map((id) => id.replace(/ServiceRole\w+$/, '')).sort()).toEqual(['AgentFinalizeFunction', 'ControlPlaneExecutionStoppedFunction', 'ControlPlaneRecoveryFunction', 'ControlPlaneSweepFunction']);
   });
 });

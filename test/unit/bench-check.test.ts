@@ -105,7 +105,7 @@ describe('bench/check.ts', () => {
     expect(checkReport('fleet', text({ ...fleet, sfnApiCallsPerStep: 0.01 }))[0]).toMatch(/^sfnApiCallsPerStep: 0.01 /);
   });
 
-  it('holds the fleet model to issue 34\'s bar: starts sustained ≥ 100/s for ≥ 60 simulated s, none lost, no control-plane throttle', () => {
+  it('holds the fleet model to issue 34\'s bar: starts sustained ≥ 100/s for ≥ 60 simulated s, none lost, no control-plane throttle, the fleet budget never throttled nor overshot', () => {
     const model = {
       engine: 'model',
       runs: 10_000,
@@ -116,8 +116,17 @@ describe('bench/check.ts', () => {
       sfnCallsPerRun: { StartExecution: 1 },
       controlPlaneThrottles: 0,
       lambda: { throttles: 156_739, peakConcurrent: 1_000, limit: 1_000, retriesExhausted: 0 },
+      fleetBudget: { counterWrites: 42_000, peakWritesPerSecond: 480, failedConditions: 22_000, throttled: 0, overshootMicros: 0, leasedPeakMicros: 1_980_000_000, spentMicros: 1_400_000_000, limitMicros: 2_800_000_000, runsStopped: 0 },
     };
     expect(checkReport('fleet-model', text(model))).toEqual([]);
+    // Issue 34 item 4: a throttling storm on the budget's counter item, or a budget leased or spent past its limit, fails.
+    expect(checkReport('fleet-model', text({ ...model, fleetBudget: { ...model.fleetBudget, throttled: 2_873_189 } }))).toEqual(["fleetBudget.throttled: 2873189 write(s) to the fleet budget's counter throttled"]);
+    expect(checkReport('fleet-model', text({ ...model, fleetBudget: { ...model.fleetBudget, leasedPeakMicros: 2_800_000_001, overshootMicros: 1 } }))).toEqual([
+      "fleetBudget.overshootMicros: 1 micro-dollars leased or spent over the fleet budget's limit",
+      '(report): the fleet budget leased or spent past its limit',
+    ]);
+    const { fleetBudget: _gone, ...withoutBudget } = model;
+    expect(checkReport('fleet-model', text(withoutBudget))).toContainEqual(expect.stringMatching(/^fleetBudget: /));
     expect(checkReport('fleet-model', text({ ...model, sustainedStarts: { perSecond: 99, seconds: 99 } }))).toEqual(['sustainedStarts.perSecond: starts sustained at 99/s, under 100/s']);
     expect(checkReport('fleet-model', text({ ...model, sustainedStarts: { perSecond: 100, seconds: 59 } }))).toEqual(['sustainedStarts.seconds: starts sustained for 59 simulated s, under 60 s']);
     expect(checkReport('fleet-model', text({ ...model, controlPlaneThrottles: 3 }))).toEqual(['controlPlaneThrottles: 3 control-plane call(s) throttled']);
@@ -427,7 +436,7 @@ describe('bench/check.ts: state transitions in the loop (issue 38: ≤ 2 per age
 });
 
 describe('bench/check.ts deploy (issue 34)', () => {
-  const report = { flat: { perAgent: 44, idlePerAgent: 0.9 }, nested: { perAgent: 52.4, idlePerAgent: 1.34, operation: 1114, parentOutputs: 102 }, synthMs: 4595 };
+  const report = { flat: { perAgent: 33, idlePerAgent: 0.8 }, nested: { perAgent: 40.8, idlePerAgent: 1.22, operation: 892, parentOutputs: 102 }, synthMs: 3169 };
   it('passes what the shared control plane measured', () => {
     expect(checkReport('deploy', JSON.stringify(report))).toEqual([]);
   });

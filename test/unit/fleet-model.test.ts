@@ -40,6 +40,35 @@ describe('the fleet model (bench/fleet-model.ts)', () => {
     expect(burst.completed).toBe(1_400);
   });
 
+  describe('with a fleet budget (issue 34 item 4): its day counter one item of ~1,000 write units a second', () => {
+    // Ten model calls a run, each reserving $0.02 and costing $0.005.
+    const tenCalls: RunPlan = { phases: Array.from({ length: 10 }, () => [{ state: 'CallModel', model: true }]), ledgerCallsPerInvocation: 1, stepCalls: {} };
+    const budget = (dollarsPerDay: number, leaseMicros: number) => ({ dollarsPerDay, leaseMicros, reservationMicros: 20_000, costMicros: 5_000 });
+    // 1,000 runs started at 100/s; a model call ~300 ms, a ledger call ~6 ms (what CI's fleet model runs).
+    const fleet = (options: Partial<Parameters<typeof runFleetModel>[0]>) =>
+      model({ runs: 1_000, offered: 100, plan: tenCalls, lambdaConcurrency: 1_000_000, modelLatency: { median: 300, p95: 800, max: 5_000 }, ledgerLatency: { median: 6, p95: 15, max: 100 }, ...options });
+
+    it('reserves every model call, writing the counter once per lease, not per call: no throttle with leases, a storm without', () => {
+      const leased = fleet({ budget: budget(1_000, 250_000) });
+      expect(leased).toMatchObject({ completed: 1_000, lost: 0, budgetStopped: 0 });
+      expect(leased.budget).toMatchObject({ callsMade: 10_000, spentMicros: 50_000_000, throttled: 0 });
+      expect(leased.budget!.counterWrites).toBeLessThan(10_000 / 2);
+      // A chunk no bigger than one call's reservation: every call writes the counter.
+      const perCall = fleet({ budget: budget(1_000, 1) });
+      expect(perCall.budget!.counterWrites).toBeGreaterThanOrEqual(10_000);
+      expect(perCall.budget!.throttled).toBeGreaterThan(10_000);
+    });
+
+    it('never leases nor spends past the day when the runs want more: the runs past it are stopped, none lost', () => {
+      const tight = fleet({ budget: budget(10, 250_000) });
+      expect(tight.budgetStopped).toBeGreaterThan(0);
+      expect(tight.completed + tight.budgetStopped).toBe(1_000);
+      expect(tight.lost).toBe(0);
+      expect(tight.budget!.leasedPeakMicros).toBeLessThanOrEqual(10_000_000);
+      expect(tight.budget!.spentMicros).toBeLessThanOrEqual(10_000_000);
+    });
+  });
+
   it('measures sustained starts over whole seconds: the least starts in any of them', () => {
     expect(sustainedStarts(Array.from({ length: 201 }, (_, i) => i * 10))).toEqual({ perSecond: 100, seconds: 2 });
     expect(sustainedStarts([0, 500, 2_500, 3_000])).toEqual({ perSecond: 0, seconds: 3 });

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { CrashPoint } from '../../local/runtime/crash.js';
@@ -141,22 +140,33 @@ describe('crash injection', () => {
 describe('the recovery handler', () => {
   const event = JSON.parse(readFileSync(new URL('../../events/execution-failed.json', import.meta.url), 'utf8')) as { detail: Record<string, unknown> };
   const asked: string[] = [];
+  // The schedule's execution names no run in its input: StartRun noted it under the execution.
+  const noted = new Map([[event.detail['executionArn'] as string, 'refunds-2026-11-28']]);
   const handler = createRecoverOnStatusChange({
-    agent: refundReconciler,
-    // Only what the handler reads before it decides: the run record (here: none).
-    ledger: { getRun: async (runId: string) => (asked.push(runId), undefined) } as never,
+    // Only what the handler reads before it decides: the run record (here: none), and which run an execution drives.
+    ledger: { getRun: async (runId: string) => (asked.push(runId), undefined), runOfExecution: async (arn: string) => noted.get(arn) } as never,
     starter: { start: () => Promise.reject(new Error('must not start')) },
     clock: { now: () => now },
   });
 
-  it('reads the run id from the input of the execution in the EventBridge event (events/execution-failed.json)', async () => {
+  it('finds the run of an execution whose input does not name it where StartRun noted it, with no agent code (events/execution-failed.json)', async () => {
     expect(await handler(event)).toEqual({ runId: 'refunds-2026-11-28', action: 'ignored', reason: 'no such run (it never started)' });
     expect(asked).toEqual(['refunds-2026-11-28']);
   });
 
-  it('ignores executions that did not fail, and inputs that name no run', async () => {
+  it('takes the run id an input names, without a lookup', async () => {
+    asked.length = 0;
+    const input = JSON.stringify({ runId: 'named-run', input: { day: '2026-11-28' } });
+    expect(await handler({ ...event, detail: { ...event.detail, executionArn: `${event.detail['executionArn'] as string}-2`, input } })).toMatchObject({ runId: 'named-run' });
+    expect(asked).toEqual(['named-run']);
+  });
+
+  it('ignores executions that did not fail, and executions that drive no run', async () => {
     expect(await handler({ ...event, detail: { ...event.detail, status: 'SUCCEEDED' } })).toMatchObject({ action: 'ignored', reason: 'execution SUCCEEDED' });
-    expect(await handler({ ...event, detail: { ...event.detail, input: '{"hello":"world"}' } })).toMatchObject({ action: 'ignored', reason: 'the execution input names no run' });
+    expect(await handler({ ...event, detail: { ...event.detail, executionArn: 'arn:aws:states:us-east-1:123456789012:execution:Savepoint-agent:other', input: '{"hello":"world"}' } })).toMatchObject({
+      action: 'ignored',
+      reason: 'the execution drives no run (its input names none, and StartRun noted none)',
+    });
   });
 
   it('refuses an event of the wrong shape with a message naming the field, without retrying it', async () => {
