@@ -38,7 +38,6 @@
  * account administrator's, not checked, as local/aws/iam/credentials.ts treats the operator's keys.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Key } from '../../../lambdas/ledger/protocol.js';
 import type { StorageCall } from '../../../lambdas/ledger/storage-ledger.js';
 import type { CfnTemplateJson, PhysicalNames } from '../../template/asl.js';
 import type { TwinIam } from './index.js';
@@ -75,7 +74,9 @@ export function ledgerTableArn(template: CfnTemplateJson, physical: PhysicalName
 /** The DynamoDB requests one storage call stands for. */
 export function dynamoRequests(call: StorageCall, tableArn: string): AuthorizationRequest[] {
   if ('read' in call) {
-    const single = call.read.length === 1 || new Set(call.read.map(id)).size === 1;
+    // Several reads of one key are one GetItem (compared in place: this runs on every ledger read).
+    const [first] = call.read;
+    const single = first !== undefined && call.read.every((key) => key.pk === first!.pk && key.sk === first!.sk);
     return [{ action: single ? 'dynamodb:GetItem' : 'dynamodb:BatchGetItem', resource: tableArn, context: leading(call.read.map((key) => key.pk)) }];
   }
   if ('put' in call) return call.put.map((key) => ({ action: 'dynamodb:PutItem', resource: tableArn, context: leading([key.pk]) }));
@@ -119,6 +120,5 @@ export function dynamoGuard(
   };
 }
 
-const id = (key: Key) => `${key.pk}|${key.sk}`;
 /** The condition key of a request on these partitions, each named once. */
 const leading = (pks: readonly string[]) => ({ 'dynamodb:LeadingKeys': pks.length === 1 ? [pks[0]!] : [...new Set(pks)] });
