@@ -135,7 +135,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     writeFileSync(join(app, 'consumer.ts'), CONSUMER);
     writeFileSync(
       join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.ts', 'traced-app.ts', 'settings-app.ts', 'models-app.ts', 'approvals-app.ts', 'refund-tool.ts', 'events-app.ts'] }),
+      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.ts', 'digest.ts', 'traced-app.ts', 'settings-app.ts', 'models-app.ts', 'approvals-app.ts', 'refund-tool.ts', 'events-app.ts'] }),
     );
     // Everything is in npm's cache already (the project's own install).
     await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
@@ -235,15 +235,18 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const named = [...command.matchAll(/--parameters\s+([A-Za-z0-9]+)=/g)].map((match) => match[1]);
     expect(named).toEqual(Object.keys(template.Parameters).filter((name) => name !== 'BootstrapVersion'));
     expect(named).toEqual(['ModelApiUrl']);
-    expect(Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')).toHaveLength(1);
+    // Its two agents' state machines, and the stack's batch state machine (the Notes agent's `batches`).
+    expect(Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')).toHaveLength(3);
     const assets = readdirSync(out).filter((name) => name.startsWith('asset.') && readdirSync(join(out, name)).includes('index.mjs'));
     expect(assets.length).toBeGreaterThan(0);
     for (const asset of assets) {
       const dir = join(out, asset);
       const sourcesOf = (file: string) => (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources;
-      // An agent's function bundles its module; a function the stack shares (infra/control-plane.ts) bundles none.
-      const shared = sourcesOf('index.mjs').some((source) => source.endsWith('control-plane-handlers.ts'));
-      expect(sourcesOf('index.mjs').some((source) => source.endsWith('my-agent.ts'))).toBe(!shared);
+      // An agent's function bundles its module, and so do the stack's API functions and its
+      // ExecutionStopped (every agent's); a function the stack shares otherwise (infra/control-plane.ts) bundles none.
+      const sources = sourcesOf('index.mjs');
+      const agentFree = sources.some((source) => source.endsWith('control-plane-handlers.ts')) && !sources.some((source) => source.endsWith('handlers/execution-stopped.ts'));
+      expect(sources.some((source) => source.endsWith('my-agent.ts') || source.endsWith('digest.ts'))).toBe(!agentFree);
       // Every file of the bundle, the chunks loaded on first use (a provider's SDK) included, has its map beside it.
       const files = (readdirSync(dir, { recursive: true }) as string[]).filter((name) => name.endsWith('.mjs'));
       expect(files.flatMap(sourcesOf).filter((source) => /my-agent\.dev|\/sim\/|\/local\/|\/testing\//.test(source))).toEqual([]);

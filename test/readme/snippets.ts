@@ -31,6 +31,7 @@ export const RUN_BY: Readonly<Record<string, PackageTest>> = {
   'my-agent.dev.ts': OWN_AGENT,
   'run-own-agent': OWN_AGENT,
   'app.ts': OWN_AGENT,
+  'digest.ts': OWN_AGENT,
   'runs-app.ts': PACKAGE_APP,
   'run-events-curl': PACKAGE_APP,
   'mcp-host-config': PACKAGE_APP,
