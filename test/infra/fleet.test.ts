@@ -18,7 +18,7 @@ import { assertDeployable } from '../../local/aws/cloudformation-template.js';
 type Json = FleetTemplates['parent'];
 type Fleet = FleetTemplates;
 
-/** Resources an added agent may bring: the benchmark's bound (bench/check.ts DEPLOY_BOUNDS; the issue's target is 40: see CHANGELOG, what is left). */
+/** Resources an added agent may bring: the benchmark's bound (bench/check.ts DEPLOY_BOUNDS: the issue's target, 40). */
 const PER_AGENT_BOUND = DEPLOY_BOUNDS.resourcesPerAgent;
 /** Agents to a nested stack in the 20-agent app: they share its keys (infra/stack.ts `agentsInNestedStacks`). */
 const PER_NESTED = 4;
