@@ -34,7 +34,7 @@ export interface FleetBudgetProps {
   /**
    * The most a run takes from the day's budget at once, in dollars: larger means fewer writes to
    * the day's counter item (a DynamoDB hot key), smaller leaves less held by runs that end early.
-   * @default 0.05
+   * @default 0.25
    */
   readonly leaseDollars?: number;
 }

@@ -43,8 +43,13 @@ export const FleetBudget = z
   .strict();
 export type FleetBudget = z.infer<typeof FleetBudget>;
 
-/** @default the lease chunk: $0.05, a few calls of a mid-sized model. */
-export const DEFAULT_LEASE_MICROS = 50_000;
+/**
+ * @default the lease chunk: $0.25, about ten calls of a mid-sized model. Sized for the counter, one
+ * DynamoDB item of ~1,000 write units a second: at 100 starts a second $0.05 chunks throttled it
+ * millions of times, $0.25 chunks not once (bench/fleet-model.ts, docs/benchmarks.md). A small
+ * day's budget is not tied up by it: a lease takes at most 1/16 of what is left of the day.
+ */
+export const DEFAULT_LEASE_MICROS = 250_000;
 /** A lease takes at most this share of what is left of a day's budget: leases shrink as it runs low, so the last dollars are not held by a few runs. */
 export const LEASE_SHARE_OF_REMAINING = 1 / 16;
 
