@@ -6,6 +6,7 @@ import type { Clock, TaskCallbacks } from '../shared/ports.js';
 import { ExecutionStatusChange, childRequestOf, runOfExecution } from '../runs/status-change.js';
 import { wakeParent, type ChildStarter } from '../tools/child-runs.js';
 import { killChildren } from '../runs/child-tree.js';
+import type { RunRecord } from '../records/ledger-records.js';
 
 type StoppedDeps = {
   ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<TurnLedger, 'listConversation'> & Pick<ExecutionRunLedger, 'runOfExecution'> & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'> & Pick<FleetLedger, 'returnFleetLease'>;
@@ -22,7 +23,6 @@ type StoppedDeps = {
   children?: Pick<ChildStarter, 'stop'>;
 };
 type Detail = ExecutionStatusChange['detail'];
-type RunRecord = NonNullable<Awaited<ReturnType<RunLedger['getRun']>>>;
 
 /**
  * `StopExecution` is a kill: the execution is gone without reaching Finalize, so the run record is
