@@ -113,8 +113,19 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
   });
 }
 
+/**
+ * Runs `use` with the ledger a command only reads, and the state directory's running engine: the
+ * deployed stack's (through `withClient`), or the state directory's opened here with no client —
+ * `replay` reads a run and writes nothing, and loads none of the client, approval API or key
+ * modules a client needs (issue 38: a replay's process start).
+ */
+export async function withLedgerOnly<T>(command: string, agentSpec: string | undefined, runId: string, use: (target: Pick<Target, 'ledger' | 'engine'>) => Promise<T>): Promise<T> {
+  if (deployed().stack) return withClient(command, agentSpec, runId, ({ ledger, engine }) => use({ ledger, ...(engine && { engine }) }));
+  return withLedger(command, ({ ledger, engine }) => use({ ledger, ...(engine && { engine }) }));
+}
+
 /** The commands that write nothing, and how they open an embedded ledger (cli/state.ts `LedgerAccess`); the others open it to write. */
-const LEDGER_ACCESS: Readonly<Record<string, LedgerAccess>> = { status: 'read', runs: 'read', approvals: 'read', verify: 'verify' };
+const LEDGER_ACCESS: Readonly<Record<string, LedgerAccess>> = { status: 'read', runs: 'read', approvals: 'read', verify: 'verify', replay: 'read' };
 
 /**
  * The commands that reach every agent's ledger of the state directory (`serve --agent a --agent b`

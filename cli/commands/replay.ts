@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { ReplayResult } from '../../local/replay/index.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
-import { agentFor, where, withClient } from '../target.js';
+import { agentFor, where, withLedgerOnly } from '../target.js';
 
 /** `savepoint replay <runId>`: re-executes a finished run on this code from its ledger, with no live call. */
 export function registerReplayCommand(program: Command): void {
@@ -12,7 +12,7 @@ export function registerReplayCommand(program: Command): void {
     .option('--agent <name|path>', 'the code to replay on (default: the agent named in the run)')
     .option('--json', 'print JSON', false)
     .action((runId: string, options: { agent?: string; json: boolean }) =>
-      withClient('replay', options.agent, runId, async ({ ledger, engine }) => {
+      withLedgerOnly('replay', options.agent, runId, async ({ ledger, engine }) => {
         const run = await ledger.getRun(runId);
         if (!run) throw new UsageError(`no run ${runId} in ${where()}`);
         // A run still running has no end to compare with: bad input (exit 2), not a divergence (exit 1).
