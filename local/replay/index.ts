@@ -264,6 +264,8 @@ async function standInParent(
  * settles on the parent) as it did, and starts nothing (the replay's stack runs no child agent).
  */
 async function standInChildren(ledger: Ledger, source: Ledger, agent: AgentDefinition, runId: string): Promise<void> {
+  // An agent with no agent tool started no child: the conversation is not read a second time.
+  if (!agent.tools.some((tool) => tool.child)) return;
   const { calls } = await source.listConversation(runId);
   for (const call of calls) {
     if (!agent.tools.find((tool) => tool.name === call.name)?.child) continue;
