@@ -1,5 +1,5 @@
 import type { Message, MessageRequest, ModelClient } from '../../lambdas/records/messages.js';
-import { compactionSettings } from '../../lambdas/conversation/compaction.js';
+import { compactionSettings, isCompaction } from '../../lambdas/conversation/compaction.js';
 import type { AgentDefinition, ToolDefinition } from '../../lambdas/define.js';
 import type { ApprovalRecord, ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { parseModelSpec } from '../../lambdas/models/spec.js';
@@ -77,6 +77,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
   // A fork's first `copied` turns are not asked for: its StartRun copies them.
   let answered = copied;
   const shapeOf = shapeChangesOnce(recording, agent);
+  const expectedOf = expectedMessagesOnce(recording, agent);
   const client: ModelClient = {
     async createMessage(request) {
       const recorded = recording.turns[answered];
@@ -84,7 +85,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
       if (!recorded) {
         judge.diverged({ turn, what: 'model request', recorded: `the run ended after turn ${turn - 1} (${recording.run.status}${recording.run.stopReason ? `: ${recording.run.stopReason}` : ''})`, produced: 'another model call', why: 'this code calls the model where the recorded run had stopped' });
       }
-      compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf });
+      compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf, expectedOf });
       answered += 1;
       return recordedResponse(recorded, request.model, `msg_replay_${recorded.turn}`);
     },
@@ -114,7 +115,7 @@ function compareRequest(
   recording: Recording,
   recorded: TurnRecord,
   request: MessageRequest,
-  { agent, judge, shapeChangesOf }: { agent: AgentDefinition; judge: Referee; shapeChangesOf: (request: MessageRequest) => string[] },
+  { agent, judge, shapeChangesOf, expectedOf }: { agent: AgentDefinition; judge: Referee; shapeChangesOf: (request: MessageRequest) => string[]; expectedOf: (recorded: TurnRecord) => Message[] },
 ): void {
   const turn = recorded.turn;
   const differ = (what: string, before: unknown, after: unknown, why: string) =>
@@ -129,7 +130,7 @@ function compareRequest(
       judge.diverged({ turn, what: 'model request', recorded: `system prompt ${shape.system}, tools ${Object.keys(shape.tools).join(', ')}`, produced: `system prompt ${requestShape(agent).system}, tools ${(request.tools ?? []).map((spec) => spec.name).join(', ')}`, why: changes.join('; ') });
     }
   }
-  const expected = expectedMessages(recording, agent, recorded);
+  const expected = expectedOf(recorded);
   const sent = request.messages;
   const index = firstDifference(expected, sent);
   if (index === expected.length && index === sent.length) return;
@@ -139,6 +140,34 @@ function compareRequest(
     : sent[index]!.role === 'user' && index === sent.length - 1 ? `message ${index + 1} (the tool results and the harness's notes before turn ${turn}) changed`
     : `message ${index + 1} of the conversation changed`;
   differ(`message ${index + 1}`, expected[index]?.content, sent[index]?.content, why);
+}
+
+/**
+ * `expectedMessages` of each turn, from one conversation built once per replay (each turn rebuilt
+ * the conversation of every turn before it: quadratic in a run's turns). The conversation is a
+ * fold over the turns — each turn's notes joined to the message before it, then its assistant
+ * message, then its results — so a turn's expected messages are the messages of the last turn's
+ * before its own assistant message (found by its recorded content, which that message holds).
+ * A run with a compaction (whose opening changes) or with a turn whose results are missing is
+ * built per turn, as before.
+ */
+function expectedMessagesOnce(recording: Recording, agent: AgentDefinition): (recorded: TurnRecord) => Message[] {
+  let whole: Message[] | null | undefined;
+  const last = recording.turns.at(-1);
+  return (recorded) => {
+    if (recorded.compaction || !last) return expectedMessages(recording, agent, recorded);
+    if (whole === undefined) {
+      try {
+        whole = recording.turns.some(isCompaction) ? null : expectedMessages(recording, agent, last);
+      } catch {
+        whole = null;
+      }
+    }
+    if (whole === null) return expectedMessages(recording, agent, recorded);
+    if (recorded === last) return whole;
+    const at = whole.findIndex((message) => message.role === 'assistant' && message.content === recorded.content);
+    return at < 0 ? expectedMessages(recording, agent, recorded) : whole.slice(0, at);
+  };
 }
 
 /** The request's messages the recording implies for a turn (a compaction's: the turns it covers and its instructions). */
