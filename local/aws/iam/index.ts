@@ -93,6 +93,12 @@ export function twinIam(template: CfnTemplateJson, options: { stateDir?: string 
         // Authorized first, then found (or not), as Lambda answers: 403 before 404.
         lambda.assertInvokable(functionArn);
       },
+      // A distributed Map's child executions (local/aws/sfn-distributed-map.ts).
+      authorizeStartExecution: (stateMachineArn) => {
+        const role = authorizer.roles.stateMachineRole;
+        if (!role) throw new Error('the template has no state machine role');
+        authorizer.authorize({ role, session: stateMachineSession }, { action: 'states:StartExecution', resource: stateMachineArn });
+      },
       decisions: () => authorizer.decisions(),
     },
     credentialsOf: (step) => {
