@@ -3,6 +3,8 @@ import { localBatches } from '../../local/runtime/batches.js';
 import { startS3, type LocalS3 } from '../../local/services/s3.js';
 import { batchTemplate } from '../../local/template/batch.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { deployBatchTemplate } from '../../local/template/batch-deploy.js';
+import { twinIam } from '../../local/aws/iam/index.js';
 import type { BatchExecutionInput } from '../../lambdas/runs/batch.js';
 
 /**
@@ -108,6 +110,16 @@ describe('the batch state machine under the twin’s IAM', () => {
     expect(decisions.allowed).toBe(0);
     expect(decisions.denied).toBeGreaterThan(0);
   }, 60_000);
+
+  it('resolves its role’s policies to the ARNs the twin runs it under, as AWS’s Distributed Map policy names them', () => {
+    const iam = twinIam(deployBatchTemplate(synthesized, 'payer'));
+    const statements = iam.roles.roles.get(iam.roles.stateMachineRole!)!.policies.flatMap((policy) => policy.Statement);
+    const resourcesOf = (action: string) => statements.filter((statement) => [statement.Action].flat().includes(action)).flatMap((statement) => [statement.Resource].flat());
+    expect(resourcesOf('states:StartExecution')).toEqual(['arn:aws:states:us-east-1:000000000000:stateMachine:payer-batches']);
+    // Its child executions (execution:<name>/<map run label>:<id>), by the statement infra/batch-state-machine.ts adds.
+    expect(resourcesOf('states:StopExecution')).toContain('arn:aws:states:us-east-1:000000000000:execution:payer-batches/*');
+    expect(resourcesOf('lambda:InvokeFunction')).toEqual(['arn:aws:lambda:us-east-1:000000000000:function:payer-batch-item', 'arn:aws:lambda:us-east-1:000000000000:function:payer-batch-item:*']);
+  });
 
   it('allows the item function of its own agent only (the template names it at deploy)', async () => {
     const calls: unknown[] = [];
