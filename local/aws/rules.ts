@@ -101,6 +101,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'MaxConcurrency',
   },
   {
+    rule: "A distributed Map starts each child execution as the state machine's role (states:StartExecution on the state machine itself); refused, it starts none and the execution fails",
+    doc: `${SFN_GUIDE}/iam-policies-eg-dist-map.html`,
+    file: 'local/aws/sfn-distributed-map.ts',
+    test: 'test/engine/batch-iam.test.ts',
+    answer: 'States.Runtime',
+  },
+  {
     rule: "A distributed Map's ItemReader reads a JSON array or a CSV file with s3:getObject, and a read that fails fails the Map",
     doc: `${SFN_GUIDE}/input-output-itemreader.html`,
     file: 'local/aws/sfn-item-reader.ts',

@@ -9,6 +9,21 @@
  * object as AWS does (local/aws/sfn-item-reader.ts), and refuses what it would run differently —
  * an ItemReader it does not read, ItemBatcher, ResultWriter, a failure tolerance, EXPRESS child
  * executions — and what AWS refuses: a MaxConcurrency over 10,000.
+ *
+ * Each child execution is started by the Map as the state machine's role: "Step Functions needs
+ * appropriate permissions to allow the state machine role to invoke the StartExecution API action
+ * for the Distributed Map state", and AWS's example grants `states:StartExecution` on the state
+ * machine's own (unqualified) ARN ("IAM policies for using Distributed Map states",
+ * https://docs.aws.amazon.com/step-functions/latest/dg/iam-policies-eg-dist-map.html). The twin
+ * authorizes each child's start so (`withChildStarts`: a Task of the engine's own at the head of
+ * the child's states, kept out of every history, as the start is the Map's doing). A refused start
+ * starts no child, and the Map Run does not start ("A Map Run is either not started or fails … when
+ * the state machine doesn't have the required permission",
+ * https://docs.aws.amazon.com/step-functions/latest/dg/redrive-map-run.html). Which error the
+ * execution then fails with is not on those pages: the twin fails it with `States.Runtime` ("an
+ * execution failed due to some exception that it could not process"; no Retry or Catch handles
+ * it), its cause AWS's AccessDenied message naming states:StartExecution — a Catch on the Map
+ * cannot turn a missing grant into a path that passes locally.
  */
 import { DISTRIBUTED_MAP_MAX_CONCURRENCY } from '../../lambdas/shared/limits.js';
 import { itemReaderProblems } from './sfn-item-reader.js';
@@ -50,7 +65,41 @@ export function distributedMaps(definition: AslDefinition): { maps: Set<string>;
   walkStates(definition, (name, state) => {
     if (state.Type !== 'Map' || mapMode(state) !== 'DISTRIBUTED') return;
     maps.add(name);
+    childStates.add(childStartStateName(name));
     walkStates(state['ItemProcessor'] as AslDefinition, (inner) => childStates.add(inner));
   });
   return { maps, childStates };
+}
+
+/** The error a refused child start fails the execution with (see the top of this file). */
+export const CHILD_START_REFUSED = 'States.Runtime';
+
+/** The engine's Task that starts a distributed Map's child execution (`withChildStarts`). */
+const childStartStateName = (map: string) => `${map} StartExecution`;
+
+/** The engine's child-start Tasks of a definition (`withChildStarts`), each to the distributed Map it starts children for. */
+export function childStartStates(definition: AslDefinition): Map<string, string> {
+  const starts = new Map<string, string>();
+  walkStates(definition, (name, state) => {
+    if (state.Type === 'Map' && mapMode(state) === 'DISTRIBUTED') starts.set(childStartStateName(name), name);
+  });
+  return starts;
+}
+
+/**
+ * The copy the interpreter runs: each distributed Map's child states begin with a Task of the
+ * engine's own (its handler authorizes the child's StartExecution as the state machine's role),
+ * whose result is discarded, so the child's first state sees the item as before.
+ */
+export function withChildStarts(definition: AslDefinition): AslDefinition {
+  if (childStartStates(definition).size === 0) return definition;
+  const copy = structuredClone(definition);
+  walkStates(copy, (name, state) => {
+    if (state.Type !== 'Map' || mapMode(state) !== 'DISTRIBUTED') return;
+    const processor = state['ItemProcessor'] as AslDefinition;
+    const start = childStartStateName(name);
+    processor.States = { [start]: { Type: 'Task', Resource: 'arn:aws:states:::states:startExecution', ResultPath: null, Next: processor.StartAt }, ...processor.States };
+    processor.StartAt = start;
+  });
+  return copy;
 }

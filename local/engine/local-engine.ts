@@ -10,7 +10,7 @@ import './polyfills.js';
 import { randomUUID } from 'node:crypto';
 import type { RunOptions } from 'aws-local-stepfunctions';
 import { outcomeAtHistoryQuota, historyQuotaRefuses, HISTORY_QUOTA_FAILURE } from '../aws/sfn-history-limit.js';
-import { distributedMaps } from '../aws/sfn-distributed-map.js';
+import { CHILD_START_REFUSED, childStartStates, distributedMaps } from '../aws/sfn-distributed-map.js';
 import { ItemReaderFailed, itemReaderStates, readItems, type ItemReaderState } from '../aws/sfn-item-reader.js';
 import { dataLimitExceeded, overPayloadLimit } from '../aws/sfn-payload-limit.js';
 import { assertExecutionName, assertSameStart, parseExecutionInput } from '../aws/sfn-start-execution.js';
@@ -86,6 +86,12 @@ export interface LocalEngineOptions {
 export interface EngineIam {
   /** Throws to refuse the invoke: AccessDeniedException (its role may not), ResourceNotFoundException (no such function or version). */
   authorizeInvoke(functionArn: string): void;
+  /**
+   * Throws (AccessDeniedException) to refuse a distributed Map's start of a child execution: the
+   * state machine role's `states:StartExecution` on `stateMachineArn` (local/aws/sfn-distributed-map.ts).
+   * @default every start allowed
+   */
+  authorizeStartExecution?(stateMachineArn: string): void;
   /** Every IAM decision of the twin so far (the engine's and its endpoints'). */
   decisions(): { allowed: number; denied: number };
 }
@@ -225,6 +231,7 @@ export class LocalEngine {
     const { childStates } = distributedMaps(version.definition);
     for (const [stateName, spec] of version.specs) handlers[stateName] = (params) => runLambdaTask(this.taskRun(exec, childStates.has(stateName)), stateName, spec, params);
     for (const [stateName, reader] of itemReaderStates(version.definition)) handlers[stateName] = (params) => this.readItems(exec, reader, params);
+    for (const [stateName, map] of childStartStates(version.definition)) handlers[stateName] = () => this.startChild(map);
 
     const run = version.machine.run(value, {
       overrides: { ...this.overrides, taskResourceLocalHandlers: handlers },
@@ -384,6 +391,20 @@ export class LocalEngine {
       ...(iam && { authorizeInvoke: (functionArn: string) => iam.authorizeInvoke(functionArn) }),
       exceedsDataLimit: (stateName: string, what: 'input' | 'result') => this.forceEnd(exec, dataLimitExceeded(stateName, what)),
     };
+  }
+
+  /**
+   * A distributed Map's start of one child execution, as the state machine's role on AWS
+   * (local/aws/sfn-distributed-map.ts): refused, it starts nothing and fails the execution with
+   * States.Runtime, which no Retry or Catch handles.
+   */
+  private async startChild(map: string): Promise<JsonValue> {
+    try {
+      this.iam?.authorizeStartExecution?.(this.stateMachineArn);
+    } catch (error) {
+      throw new UncatchableError(CHILD_START_REFUSED, `The Map ${map} could not start a child execution: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+    }
+    return {};
   }
 
   /** An ItemReader's read, as the Map does it on AWS: its items kept for the Map (`$$.ItemReader.<id>`), a failure as States.ItemReaderFailed. */

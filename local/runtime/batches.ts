@@ -10,15 +10,23 @@
  * A manifest's items are read by the Map itself (its ItemReader: local/aws/sfn-item-reader.ts) from
  * the twin's S3 (local/services/s3.ts), signed as the batch state machine's role, which the twin's
  * IAM decides by that role's policies in the batch template (local/template/batch.ts): the
- * twin's manifest bucket is granted, no other.
+ * twin's manifest bucket is granted, no other. Its other calls are authorized as that role too:
+ * each Task's `lambda:InvokeFunction` on the item function the batch names (a refusal fails the
+ * Task with Lambda.AWSLambdaException, as for the agent's state machine: local/engine/lambda-task.ts;
+ * the template allows the agent's own, `<agent>-batch-item` and its versions), and each child
+ * execution's `states:StartExecution` on the batch state machine (a refusal fails the batch with
+ * States.Runtime, no item started: local/aws/sfn-distributed-map.ts). The Distributed Map's
+ * DescribeExecution and StopExecution of its children are not calls the twin makes (its children
+ * run in the parent's process, and stop with it).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { batchStates, BatchSources, type BatchExecutionInput, type BatchStore } from '../../lambdas/runs/batch.js';
-import { LocalEngine, type Timers } from '../engine/local-engine.js';
-import { extractDefinition, type CfnTemplateJson } from '../template/asl.js';
+import { LocalEngine, type EngineIam, type Timers } from '../engine/local-engine.js';
+import { extractDefinition, walkStates, type CfnTemplateJson } from '../template/asl.js';
+import { batchItemFunctionName, batchStateMachineName, deployBatchTemplate } from '../template/batch-deploy.js';
 import { twinIam, type TwinIam } from '../aws/iam/index.js';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from '../aws/iam/deployment.js';
 import type { AuthorizationRequest } from '../aws/iam/policy.js';
@@ -41,6 +49,8 @@ export interface LocalBatchesOptions {
   timers?: Timers;
   /** Ms instead of each item's poll wait (tests). @default the batch's pollSeconds */
   pollWaitMs?: number;
+  /** Ms before each retry of an item's Task (local time runs compressed, as the agent's: LocalStackOptions.retryDelayMs). @default 20 */
+  retryDelayMs?: number;
   log?: (line: string) => void;
 }
 
@@ -52,15 +62,35 @@ export function localBatches(options: LocalBatchesOptions) {
   // Each source's Map binds the same item step, by state name (the Tasks name the function their input names).
   const sources = BatchSources.map(batchStates);
   let iam: TwinIam | undefined;
-  const made = (template: CfnTemplateJson) => {
-    // The batch state machine's role, as the twin's IAM knows it from the batch template: its S3 reads are signed with its key.
-    iam = twinIam(template);
-    const role = iam.roles.stateMachineRole;
+  // The ARN the deployed template's state machine resolves to (local/template/batch-deploy.ts), which its role's policies name.
+  const stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${batchStateMachineName(options.agent)}`;
+  const made = (shared: CfnTemplateJson) => {
+    // The batch state machine's role, as the twin's IAM knows it from the batch template deployed for this agent.
+    const template = deployBatchTemplate(shared, options.agent);
+    const twin = twinIam(template);
+    iam = twin;
+    const role = twin.roles.stateMachineRole;
     if (!role) throw new Error('the batch template has no state machine role');
-    const s3 = options.s3.client(iam.credentials.of(role, randomBytes(16).toString('hex')));
+    // Step Functions assumes it once per execution's calls, with a session name of its own: its S3 reads are signed with its key.
+    const caller = { role, session: randomBytes(16).toString('hex') };
+    const s3 = options.s3.client(twin.credentials.of(role, caller.session));
+    // Authorized here rather than by twin.engine: the item function is the agent stack's, not the batch template's.
+    const engineIam: EngineIam = {
+      authorizeInvoke: (functionArn) => twin.authorizer.authorize(caller, { action: 'lambda:InvokeFunction', resource: functionArn }),
+      authorizeStartExecution: (stateMachineArn) => twin.authorizer.authorize(caller, { action: 'states:StartExecution', resource: stateMachineArn }),
+      decisions: () => twin.authorizer.decisions(),
+    };
+    const definition = extractDefinition(template);
+    // Each item Task's retries wait local, compressed time, as the agent's Tasks do (local/runtime/tasks.ts).
+    const retryIntervalOverrides: Record<string, number[]> = {};
+    walkStates(definition, (name, state) => {
+      if (state.Type === 'Task' && Array.isArray(state['Retry'])) retryIntervalOverrides[name] = (state['Retry'] as unknown[]).map(() => options.retryDelayMs ?? 20);
+    });
     return new LocalEngine({
-      definition: extractDefinition(template),
-      stateMachineArn: `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${options.agent}-batches`,
+      definition,
+      stateMachineArn,
+      iam: engineIam,
+      retryIntervalOverrides,
       tasks: Object.fromEntries(sources.flatMap((names) => [[names.StartItemRun, invoke], [names.CheckItemRun, invoke]])),
       getObject: async (bucket, key) => (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString('utf8'),
       ...(options.now && { now: options.now }),
@@ -85,7 +115,7 @@ export function localBatches(options: LocalBatchesOptions) {
     return { batch, ...(end !== undefined && { end }) };
   };
 
-  const itemFunction = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${options.agent}-batch-item`;
+  const itemFunction = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${batchItemFunctionName(options.agent)}`;
   /** Runs the batch's execution and records its end (not the abort of a closing engine: that batch resumes). */
   const run = async (kept: BatchExecutionInput) => {
     const engine = await engineOf();

@@ -254,6 +254,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       ...(options.stateDir && { stateDir: options.stateDir }),
       now: () => clock.now(),
       ...(options.batchPollWaitMs !== undefined && { pollWaitMs: options.batchPollWaitMs }),
+      ...(options.retryDelayMs !== undefined && { retryDelayMs: options.retryDelayMs }),
       log,
     });
     closers.push(() => batches.close());

@@ -275,6 +275,13 @@ function resolveRef(name: string, env: Env): unknown {
 function resolveGetAtt(id: string, attr: string, env: Env): string {
   const resource = env.resources[id];
   if (!resource) throw new Error(`Fn::GetAtt of unknown resource ${id} in ${env.where}`);
+  // A state machine's Name is the last part of its ARN (CloudFormation: "Returns the name of the state machine").
+  if (attr === 'Name' && resource.Type === STATE_MACHINE) {
+    const named = resource.Properties?.['StateMachineName'];
+    if (typeof named === 'string') return named;
+    const arn = env.physical?.arn?.(id, resource);
+    if (arn !== undefined) return arn.slice(arn.lastIndexOf(':') + 1);
+  }
   if (attr !== 'Arn') return `${id}.${attr}`;
   const physical = env.physical?.arn?.(id, resource);
   if (physical !== undefined) return physical;

@@ -93,6 +93,39 @@ describe('a distributed Map in the local engine', () => {
     expect(histories['DISTRIBUTED']).toEqual(['ExecutionStarted', 'MapStateEntered', 'MapStateExited', 'ExecutionSucceeded']);
   });
 
+  it('starts each child execution as the state machine role may: states:StartExecution on the state machine itself', async () => {
+    const work = heldWork();
+    work.release();
+    const starts: string[] = [];
+    const iam = { authorizeInvoke: () => undefined, authorizeStartExecution: (arn: string) => void starts.push(arn), decisions: () => ({ allowed: 0, denied: 0 }) };
+    const engine = new LocalEngine({ definition: mapOver('DISTRIBUTED'), stateMachineArn: ARN, tasks: { Work: work.binding }, iam });
+    const { executionArn } = engine.startExecution({ input: JSON.stringify({ items: [1, 2, 3] }) });
+    expect((await engine.waitForExecution(executionArn)).output).toBe('[1,2,3]');
+    // One start per child, on the unqualified ARN (AWS's example policy grants it there), and no event of the start in the parent's history.
+    expect(starts).toEqual([ARN, ARN, ARN]);
+    expect(engine.getExecutionHistory(executionArn).map((event) => event.type)).toEqual(['ExecutionStarted', 'MapStateEntered', 'MapStateExited', 'ExecutionSucceeded']);
+    await engine.close();
+  });
+
+  it('fails the execution with States.Runtime, starting no child, when its role may not start them — a Catch on the Map does not turn it into a path', async () => {
+    let invoked = 0;
+    const refuse = () => {
+      throw Object.assign(new Error('User: arn:aws:sts::000000000000:assumed-role/Role/session is not authorized to perform: states:StartExecution on resource: ' + ARN), { name: 'AccessDeniedException' });
+    };
+    const iam = { authorizeInvoke: () => undefined, authorizeStartExecution: refuse, decisions: () => ({ allowed: 0, denied: 1 }) };
+    const caught = mapOver('DISTRIBUTED', { Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Recovered' }], Next: 'Done' });
+    delete caught.States['Items']!['End'];
+    caught.States['Recovered'] = { Type: 'Pass', End: true };
+    caught.States['Done'] = { Type: 'Pass', End: true };
+    const engine = new LocalEngine({ definition: caught, stateMachineArn: ARN, tasks: { Work: { waitForTaskToken: false, invoke: async (payload: unknown) => ((invoked += 1), payload) } }, iam });
+    const { executionArn } = engine.startExecution({ input: JSON.stringify({ items: [1, 2, 3] }) });
+    const ended = await engine.waitForExecution(executionArn);
+    expect(ended).toMatchObject({ status: 'FAILED', error: 'States.Runtime' });
+    expect(ended.cause).toMatch(/The Map Items could not start a child execution: AccessDeniedException: .*not authorized to perform: states:StartExecution/);
+    expect(invoked).toBe(0);
+    await engine.close();
+  });
+
   it('runs more than an inline Map’s 40 iterations at once when it names no limit', async () => {
     const work = heldWork();
     const engine = new LocalEngine({ definition: mapOver('DISTRIBUTED'), stateMachineArn: ARN, tasks: { Work: work.binding } });

@@ -6,7 +6,8 @@
  *
  * Enforced: the state machine role's `lambda:InvokeFunction` on the function (or version) ARN a
  * Task invokes (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awslambda.html;
- * a refusal fails the Task as Step Functions reports it: local/engine/lambda-task.ts), every
+ * a refusal fails the Task as Step Functions reports it: local/engine/lambda-task.ts), its
+ * `states:StartExecution` of a distributed Map's child executions (local/aws/sfn-distributed-map.ts), every
  * Step Functions API call a function, the schedule or the CLI makes (local/services/step-functions.ts), every
  * ledger call a function makes, as the DynamoDB request it stands for with its
  * `dynamodb:LeadingKeys` (local/aws/iam/dynamodb.ts, at the ledger's storage layer, on both engines),
@@ -92,6 +93,12 @@ export function twinIam(template: CfnTemplateJson, options: { stateDir?: string 
         authorizer.authorize({ role, session: stateMachineSession }, { action: 'lambda:InvokeFunction', resource: functionArn });
         // Authorized first, then found (or not), as Lambda answers: 403 before 404.
         lambda.assertInvokable(functionArn);
+      },
+      // A distributed Map's child executions (local/aws/sfn-distributed-map.ts).
+      authorizeStartExecution: (stateMachineArn) => {
+        const role = authorizer.roles.stateMachineRole;
+        if (!role) throw new Error('the template has no state machine role');
+        authorizer.authorize({ role, session: stateMachineSession }, { action: 'states:StartExecution', resource: stateMachineArn });
       },
       decisions: () => authorizer.decisions(),
     },
