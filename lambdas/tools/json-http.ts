@@ -54,8 +54,18 @@ export interface JsonRequestOptions {
 
 const ProviderError = z.object({ error: z.object({ type: z.string(), message: z.string() }) });
 
-/** `{ data: [item…] }`, the shape list routes answer with: the schema of one. */
-export const listOf = <S extends z.ZodType>(item: S) => z.object({ data: z.array(item) });
+/**
+ * One list schema per item schema: zod compiles an object schema on its first parse, so a tool
+ * that asks `listOf(Item)` on every call would compile it again on every call.
+ */
+const lists = new WeakMap<z.ZodType, z.ZodObject<{ data: z.ZodArray<z.ZodType> }, z.core.$strip>>();
+
+/** `{ data: [item…] }`, the shape list routes answer with: the schema of one (the same schema for the same item's). */
+export const listOf = <S extends z.ZodType>(item: S): z.ZodObject<{ data: z.ZodArray<S> }, z.core.$strip> => {
+  let list = lists.get(item) as z.ZodObject<{ data: z.ZodArray<S> }, z.core.$strip> | undefined;
+  if (list === undefined) lists.set(item, (list = z.object({ data: z.array(item) })));
+  return list;
+};
 
 /**
  * A JSON HTTP client for a tool's backend whose every failure is one of savepoint's errors (above).

@@ -7,6 +7,7 @@ import {
   HttpTransientError,
   InvalidInputError,
   JsonHttpClient,
+  listOf,
   MalformedResponseError,
   TerminalError,
   TransientError,
@@ -56,6 +57,14 @@ describe('JsonHttpClient', () => {
     const http = new JsonHttpClient({ baseUrl: server.url });
     expect(await http.delete('/gone', z.undefined())).toBeUndefined();
     await expect(http.delete('/gone', Echo)).rejects.toBeInstanceOf(MalformedResponseError);
+  });
+
+  it('builds one list schema per item schema (zod compiles a schema on its first parse), which checks every item', () => {
+    const Item = z.object({ id: z.string() });
+    expect(listOf(Item)).toBe(listOf(Item));
+    expect(listOf(z.object({ id: z.string() }))).not.toBe(listOf(Item));
+    expect(listOf(Item).parse({ data: [{ id: 'a' }] })).toEqual({ data: [{ id: 'a' }] });
+    expect(listOf(Item).safeParse({ data: [{ id: 1 }] }).success).toBe(false);
   });
 
   it.each([

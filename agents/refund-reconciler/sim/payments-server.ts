@@ -72,6 +72,8 @@ const CreateRefundBody = z
   .strict();
 const CreateReviewBody = z.object({ refundRequestId: z.string().min(1), reason: z.string() }).strict();
 const CreateReportBody = z.object({ date: IsoDate, summary: ReportSummary, text: z.string() }).strict();
+/** The list's query, built once: zod compiles a schema on its first parse, so one built per request compiled on every list. */
+const ListQuery = z.object({ date: IsoDate });
 
 /** One journal line: a created object with the idempotency key and request fingerprint that made it. */
 const JournalEntry = z.discriminatedUnion('kind', [
@@ -164,7 +166,7 @@ export async function startPaymentsServer(options: PaymentsServerOptions): Promi
     if (!inspection && injectFault()) throw new ProviderApiError(503, 'api_error', 'injected transient failure');
 
     if (route === 'GET /v1/refund_requests') {
-      const date = parseOrThrow(z.object({ date: IsoDate }), { date: url.searchParams.get('date') ?? undefined }, 'query').date;
+      const date = parseOrThrow(ListQuery, { date: url.searchParams.get('date') ?? undefined }, 'query').date;
       const data: RefundRequest[] = date === served.day.date ? served.day.refundRequests : [];
       return jsonReply(200, { data });
     }

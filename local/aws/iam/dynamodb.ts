@@ -56,7 +56,8 @@ export function ledgerAs<L extends object>(step: string, ledger: L): L {
       const known = wrappers.get(property);
       if (known?.method === value) return known.wrapper;
       const method = value as (...a: unknown[]) => unknown;
-      const wrapper = (...args: unknown[]) => callerStep.run(step, () => method.apply(target, args));
+      // No closure a call: the store, then the method, its receiver and its arguments to Reflect.apply.
+      const wrapper = (...args: unknown[]) => callerStep.run(step, Reflect.apply, method, target, args);
       wrappers.set(property, { method, wrapper });
       return wrapper;
     },
