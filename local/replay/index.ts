@@ -10,6 +10,7 @@ import { CircuitBreaker } from '../../lambdas/guards/breaker.js';
 import { singleModel } from '../../lambdas/models/registry.js';
 import { deploymentPrices } from '../../lambdas/models/prices.js';
 import { codeFingerprint } from '../../lambdas/runs/versions.js';
+import type { Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type AgentSteps } from '../../lambdas/wiring/create-steps.js';
 import { LOCAL_BREAKER } from '../runtime/local-breaker.js';
@@ -92,29 +93,38 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     if (!view) views.set(step, (view = new Proxy(ledger, {})));
     return view;
   };
-  const loop = agentLoop({ steps: (step) => stepsOf(step)[step], definition: { hash: recording.run.definitionHash ?? 'replay' } });
+  // A request for approval runs beside its turn's other calls, which the replay may not have
+  // reproduced yet: it reads the time it was recorded at (recording.ts `at`), not theirs.
+  const requestApproval = (payload: unknown, signal?: AbortSignal) => {
+    const { turn = 0, call = 0, extension } = payload as { turn?: number; call?: number; extension?: ApprovalRecord['budget'] };
+    return momentSteps(Steps.RequestApproval, `asked:${approvalSkOf({ turn, call, budget: extension })}`)[Steps.RequestApproval](payload, signal);
+  };
+  const loop = agentLoop({ steps: (step) => (step === Steps.RequestApproval ? requestApproval : stepsOf(step)[step]), definition: { hash: recording.run.definitionHash ?? 'replay' } });
   // Each function its own steps, as each Lambda function has its own clients.
   const built = new Map<StepName, AgentSteps>();
   const stepsOf = (step: keyof AgentSteps): AgentSteps => {
     let steps = built.get(step);
-    if (!steps) {
-      const own = ledgerOf(step);
-      built.set(step, (steps = createSteps(agent, {
-        ledger: own,
-        models,
-        clock,
-        breaker: new CircuitBreaker(own, clock, LOCAL_BREAKER),
-        callbacks: loop.callbacks,
-        // One execution drives the replayed run at a time, and nothing else runs here.
-        executions: { isRunning: async () => false, stop: async () => undefined },
-        starter: loop.starter,
-        leaseMs: LEASE_MS,
-        codeVersion: CODE_VERSION,
-        agentEnv: {},
-        notify: (approval) => void decide(approval).catch((error: unknown) => options.log?.(String(error))),
-      })));
-    }
+    if (!steps) built.set(step, (steps = stepsOn(step, clock)));
     return steps;
+  };
+  // A step that reproduces one recorded moment (an approval's request, decision or expiry), on a clock that reads that moment.
+  const momentSteps = (step: keyof AgentSteps, key: string): AgentSteps => stepsOn(step, clock.at(key));
+  const stepsOn = (step: keyof AgentSteps, stepClock: Clock): AgentSteps => {
+    const own = ledgerOf(step);
+    return createSteps(agent, {
+      ledger: own,
+      models,
+      clock: stepClock,
+      breaker: new CircuitBreaker(own, stepClock, LOCAL_BREAKER),
+      callbacks: loop.callbacks,
+      // One execution drives the replayed run at a time, and nothing else runs here.
+      executions: { isRunning: async () => false, stop: async () => undefined },
+      starter: loop.starter,
+      leaseMs: LEASE_MS,
+      codeVersion: CODE_VERSION,
+      agentEnv: {},
+      notify: (approval) => void decide(approval).catch((error: unknown) => options.log?.(String(error))),
+    });
   };
   let approvals = 0;
   // Divergences found outside a step (an approval) stop the execution from outside.
@@ -125,8 +135,8 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
       loop.stop();
     }
   };
-  // The approval callback, as the approval API runs it, deciding as the recorded decider did.
-  const decideApproval = createDecideApproval({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks: loop.callbacks, clock, agentName: agent.name, policy: { separationOfDuties: false } });
+  // The approval callback, as the approval API runs it, deciding as the recorded decider did, at the recorded time.
+  const decideApproval = (key: string) => createDecideApproval({ ledger: ledgerOf(Steps.ApprovalCallback), callbacks: loop.callbacks, clock: clock.at(key), agentName: agent.name, policy: { separationOfDuties: false } });
   const decide = async (approval: ApprovalRecord) => {
     const recorded = approvalOf(recording, approval);
     const at = { turn: approval.turn, call: approval.call, what: 'approval' };
@@ -137,14 +147,16 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     const decision = recordedDecision(recorded);
     if (decision === undefined) return outside({ ...at, recorded: 'no decision', produced: 'a decision is needed', why: 'the recorded run ended before this approval was decided' });
     // Decided at its recorded turn: after what happened before it (other calls of its turn, other
-    // decisions), so that its time, and theirs, are the recorded ones.
-    await clock.reached(`decided:${approvalSkOf(recorded)}`);
+    // decisions), so that their times are the recorded ones; and at its own recorded time (a
+    // budget extension's decision has no turn's moment to wait for).
+    const key = `decided:${approvalSkOf(recorded)}`;
+    await clock.reached(key);
     approvals += 1;
     if (decision === 'expire') {
-      await stepsOf(Steps.ExpireApprovals)[Steps.ExpireApprovals]({});
+      await momentSteps(Steps.ExpireApprovals, key)[Steps.ExpireApprovals]({});
       return;
     }
-    const result = await decideApproval(recorded.approvalId, decision, { caller: { id: recorded.decidedBy ?? 'replay', via: 'cli' } });
+    const result = await decideApproval(key)(recorded.approvalId, decision, { caller: { id: recorded.decidedBy ?? 'replay', via: 'cli' } });
     if (!result.ok) throw new Error(`replay: the approval callback refused the recorded decision (${result.status}: ${result.message})`);
   };
   const setupMs = Math.round(performance.now() - started);

@@ -47,6 +47,11 @@ export interface RecordedClock extends Clock {
   passed(key: string): void;
   /** Resolves once every moment recorded before `key`'s has been reproduced (at once for a key not recorded). */
   reached(key: string): Promise<void>;
+  /**
+   * The clock of what reproduces the recorded moment `key` (an approval asked or decided, `asked:`
+   * or `decided:` and its key): it reads that moment's recorded time. For a key not recorded, this clock.
+   */
+  at(key: string): Clock;
 }
 
 /**
@@ -60,6 +65,14 @@ export interface RecordedClock extends Clock {
  * turn run side by side, and an approval asked for first may be decided last. What only a person
  * caused (a decision) is reproduced at its turn: the replay waits with it (`reached`) until every
  * earlier moment has been reproduced, so it reads its own time and the others theirs.
+ *
+ * An approval's request and decision read their own recorded times (`at`), whatever the replay's
+ * branches have reproduced by then: the times they write make the run's time waiting for people
+ * (approvals/decision.ts `countWait`), which every later turn's budget note reads. The earliest
+ * moment not yet reproduced is not theirs when the turn's other calls started before the request
+ * (as a loaded engine's do) and the replay has not finished them yet: a request taken as asked
+ * then made the wait longer than recorded, and a later note one minute off ("240 min" for "239").
+ * A budget extension's request and decision (no turn's moments) read theirs the same way.
  */
 export function recordedClock(recording: Recording): RecordedClock {
   const created = Date.parse(recording.run.createdAt);
@@ -92,6 +105,13 @@ export function recordedClock(recording: Recording): RecordedClock {
   const end = Date.parse(recording.run.finishedAt ?? recording.run.updatedAt);
   let next = 0;
   const current = () => moments[next]?.at ?? end;
+  // Every approval's recorded request and decision, budget extensions' included: what `at` reads.
+  const approvalMoments = new Map<string, number>();
+  for (const approval of recording.approvals) {
+    if (approvalMoments.has(`asked:${approvalSkOf(approval)}`)) continue; // the first of a key, as approvalOf finds it
+    approvalMoments.set(`asked:${approvalSkOf(approval)}`, Math.max(created, Date.parse(approval.createdAt)));
+    if (approval.decidedAt) approvalMoments.set(`decided:${approvalSkOf(approval)}`, Math.max(created, Date.parse(approval.decidedAt)));
+  }
   const wake = () => {
     for (const waiter of [...waiting]) {
       if (waiter.at > current()) continue;
@@ -99,7 +119,7 @@ export function recordedClock(recording: Recording): RecordedClock {
       waiter.resolve();
     }
   };
-  return {
+  const clock: RecordedClock = {
     now: () => new Date(current()),
     passed(key) {
       done.add(key);
@@ -111,5 +131,10 @@ export function recordedClock(recording: Recording): RecordedClock {
       if (!moment || moment.at <= current()) return Promise.resolve();
       return new Promise<void>((resolve) => waiting.push({ at: moment.at, resolve }));
     },
+    at(key) {
+      const at = approvalMoments.get(key);
+      return at === undefined ? clock : { now: () => new Date(at) };
+    },
   };
+  return clock;
 }
