@@ -11,7 +11,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import { agentView, synthesizeFleet } from '../../bench/deploy.js';
+import { synthesizeFleet } from '../../bench/deploy.js';
 import { stackApprovalApiHandler } from '../../lambdas/adapters/approval-http.js';
 import { runsRoutesHandler } from '../../lambdas/adapters/runs-http.js';
 import { createStackRunsRoutes } from '../../lambdas/runs/stack-routes.js';
@@ -30,11 +30,12 @@ let approvals: ReturnType<typeof stackApprovalApiHandler>;
 beforeAll(async () => {
   const fleet = await synthesizeFleet(2, false);
   const agent = (index: number) => ({ ...refundReconciler, name: `agent-${index}` }) as never;
-  // Both agents' roles are the one template's; the twin's IAM is per stack, so the two stacks on one ledger run without it.
-  a = await startHarness({ recovery: false, iam: false, day: sampleDay, template: agentView(fleet, 'Agent0') as CfnTemplateJson, agent: agent(0) });
-  b = await startHarness({ recovery: false, iam: false, day: sampleDay, template: agentView(fleet, 'Agent1') as CfnTemplateJson, agent: agent(1), sharedLedger: a.stack.storage });
-  runs = runsRoutesHandler(createStackRunsRoutes(new Map([['agent-0', a.stack.served.runs], ['agent-1', b.stack.served.runs]]), a.stack.ledger));
-  approvals = stackApprovalApiHandler(new Map([['agent-0', a.stack.served.approvals], ['agent-1', b.stack.served.approvals]]), a.stack.ledger);
+  // One template, both agents, one IAM: each function acts as its own role of the template (the twin's IAM on).
+  const template = fleet.parent as CfnTemplateJson;
+  a = await startHarness({ recovery: false, day: sampleDay, template, agent: agent(0) });
+  b = await startHarness({ recovery: false, day: sampleDay, template, agent: agent(1), sharedLedger: a.stack.storage, sharedIam: a.stack.iam! });
+  runs = runsRoutesHandler(createStackRunsRoutes(new Map([['agent-0', a.stack.served.runs], ['agent-1', b.stack.served.runs]]), a.stack.served.runs.ledger));
+  approvals = stackApprovalApiHandler(new Map([['agent-0', a.stack.served.approvals], ['agent-1', b.stack.served.approvals]]), a.stack.served.approvals.ledger);
 }, 120_000);
 afterAll(async () => {
   await b?.stack.close();
