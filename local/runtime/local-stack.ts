@@ -277,7 +277,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       const route = localRunEvents(ledgerOf(Steps.RunEvents), clock, { log, recorded, limits: awsStreamLimits(streamed.functionTimeoutMs) });
       return servedAsApiGatewayStreams(route, clock, streamed, (limit) => log(`run events: API Gateway cut a stream at its ${limit}`));
     };
-    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents: twinRunEvents(), ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
+    const runEvents = twinRunEvents();
+    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents, ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 
@@ -322,7 +323,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        * deployed stack's API when their deps are served together (lambdas/runs/stack-routes.ts,
        * adapters/approval-http.ts `createStackApprovalApi`).
        */
-      served: { runs: servedRuns, approvals: approvalDeps },
+      served: { runs: servedRuns, approvals: approvalDeps, runEvents },
+      /** The synthesized template the stack runs (its agent's state machine among those it holds). */
+      template,
       /** The ledger's storage: what another agent's stack of the same deployment shares (`sharedLedger`), as a stack's agents share its table. */
       storage: opened.ledger,
       /** Signed links for a pending approval (what `savepoint approvals` prints). */

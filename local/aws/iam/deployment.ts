@@ -120,6 +120,8 @@ export function physicalNames(template: CfnTemplateJson, state: DeploymentState)
   return {
     // What CloudFormation documents as each type's `Ref`: an ARN for these, a name for the others.
     ref: (id, resource) =>
+      // A stage's Ref is its name (what an execute-api ARN holds).
+      resource.Type === 'AWS::ApiGateway::Stage' && typeof resource.Properties?.['StageName'] === 'string' ? resource.Properties['StageName'] :
       ['AWS::Lambda::Version', 'AWS::StepFunctions::StateMachine', 'AWS::StepFunctions::StateMachineVersion', 'AWS::StepFunctions::StateMachineAlias', 'AWS::SecretsManager::Secret', 'AWS::SNS::Topic'].includes(resource.Type)
         ? arnOf(id, resource)
         : undefined,
