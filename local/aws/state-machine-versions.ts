@@ -1,5 +1,5 @@
 import type { AgentDefinition } from '../../lambdas/define.js';
-import type { CfnTemplateJson } from '../template/asl.js';
+import type { CfnResource, CfnTemplateJson } from '../template/asl.js';
 import { LocalSfnError } from './sfn-error.js';
 
 /**
@@ -42,8 +42,15 @@ export function assertNoAliasRoutesTo(referencingAliasArns: readonly string[]): 
  * names: savepoint's `live`). Each routes to the version the deploy published, so locally each
  * routes to the newest version (LocalEngine's `aliases`).
  */
-export function templateAliases(template: CfnTemplateJson): string[] {
-  return Object.values(template.Resources ?? {}).flatMap((resource) =>
-    resource.Type === 'AWS::StepFunctions::StateMachineAlias' && typeof resource.Properties?.['Name'] === 'string' ? [resource.Properties['Name']] : [],
+export function templateAliases(template: CfnTemplateJson, stateMachineLogicalId?: string): string[] {
+  const resources = template.Resources ?? {};
+  // In a template of several agents, an alias is its machine's: the one its routing's version belongs to.
+  const ofMachine = (alias: CfnResource) =>
+    stateMachineLogicalId === undefined ||
+    ((alias.Properties?.['RoutingConfiguration'] as { StateMachineVersionArn?: { 'Fn::GetAtt'?: [string, string] } }[] | undefined) ?? []).some(
+      (route) => (resources[route.StateMachineVersionArn?.['Fn::GetAtt']?.[0] ?? '']?.Properties?.['StateMachineArn'] as { Ref?: string } | undefined)?.Ref === stateMachineLogicalId,
+    );
+  return Object.values(resources).flatMap((resource) =>
+    resource.Type === 'AWS::StepFunctions::StateMachineAlias' && typeof resource.Properties?.['Name'] === 'string' && ofMachine(resource) ? [resource.Properties['Name']] : [],
   );
 }

@@ -25,7 +25,7 @@ import { startApprovalApi } from '../services/approval-api.js';
 import { localRunEvents } from '../services/run-events.js';
 import { runEventsFunctionOf, servedAsApiGatewayStreams, streamedResponseLimits } from '../aws/api-gateway-streaming.js';
 import { awsStreamLimits } from '../../lambdas/runs/stream-limits.js';
-import { extractStateMachine, type CfnTemplateJson } from '../template/asl.js';
+import { agentStateMachineOf, extractStateMachine, type CfnTemplateJson } from '../template/asl.js';
 import { localAwsConfig } from '../services/aws-config.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../state/ledger-files.js';
 import { deadlineTimers, localApprovalPolicy, localApprovalSetup, templatePeople } from './approvals.js';
@@ -107,7 +107,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // Deployed as CloudFormation would deploy it, or refused as it would refuse it (its quotas);
     // an agent whose tools outlast its functions fails as their cold starts fail on AWS.
     assertDeployable(template);
-    assertToolsFitTemplate(agent, template);
+    // The agent's own state machine: the template's one, or in a stack of several agents the one it names for this agent.
+    const machine = agentStateMachineOf(template.Resources ?? {}, agent.name);
+    assertToolsFitTemplate(agent, template, machine);
     const opened = options.sharedLedger ? { ledger: options.sharedLedger, endpoint: {} } : await openLocalLedger({ kind: options.ledger ?? 'embedded', stateDir: options.stateDir, template, sealer: options.sealer, memory: options.ledgerMemory, fsync: options.durability === 'sync' }, closers);
     if (sink) closers.push(() => sink.shutdown());
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
@@ -138,8 +140,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const deadlines = deadlineTimers(clock, expireDue);
     closers.push(() => deadlines.clear());
     // The twin's IAM (local/aws/iam): the template's roles, each function's own credentials, the deployment's ARNs.
-    const iam = options.iam === false ? undefined : twinIam(template, { stateDir: options.stateDir });
-    const extracted = extractStateMachine(template, { ...(iam && { physical: iam.physical }) });
+    const iam = options.iam === false ? undefined : twinIam(template, { stateDir: options.stateDir, agentMachine: machine, ...(options.sharedIam && { shared: options.sharedIam }) });
+    const extracted = extractStateMachine(template, { stateMachineLogicalId: machine, ...(iam && { physical: iam.physical }) });
     // Every ledger call a function makes is authorized as its role, at the storage layer (local/aws/iam/dynamodb.ts),
     // and the embedded engine refuses an item DynamoDB would refuse (dynalite does so itself: local/aws/dynamodb-item-size.ts).
     const tableArn = iam && ledgerTableArn(template, iam.physical);
@@ -154,13 +156,13 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const views = new Map<StepName, typeof ledger>();
     const ledgerOf = (step: StepName) => {
       let view = views.get(step);
-      if (!view) views.set(step, (view = ledgerAs(step, ledger)));
+      if (!view) views.set(step, (view = ledgerAs(step, ledger, iam)));
       return view;
     };
     const leaseMs = options.leaseMs ?? 1_000;
     // Version 1 keeps the handlers it started with, whatever is deployed after it.
     let firstHandlers: LocalHandlers;
-    const aliases = templateAliases(template);
+    const aliases = templateAliases(template, machine);
     // Lambda's concurrency (local/aws/lambda-concurrency.ts): the account's quota and the template's reservations.
     const concurrency = new LambdaConcurrency(options.lambdaConcurrency);
     concurrency.reserve(reservedConcurrency(template));
@@ -276,7 +278,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       const route = localRunEvents(ledgerOf(Steps.RunEvents), clock, { log, recorded, limits: awsStreamLimits(streamed.functionTimeoutMs) });
       return servedAsApiGatewayStreams(route, clock, streamed, (limit) => log(`run events: API Gateway cut a stream at its ${limit}`));
     };
-    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents: twinRunEvents(), ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
+    const runEvents = twinRunEvents();
+    const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents, ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
     closers.push(approvalApi.close);
     pageUrl = approvalApi.pageUrl;
 
@@ -321,7 +324,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
        * deployed stack's API when their deps are served together (lambdas/runs/stack-routes.ts,
        * adapters/approval-http.ts `createStackApprovalApi`).
        */
-      served: { runs: servedRuns, approvals: approvalDeps },
+      served: { runs: servedRuns, approvals: approvalDeps, runEvents },
+      /** The synthesized template the stack runs (its agent's state machine among those it holds). */
+      template,
       /** The ledger's storage: what another agent's stack of the same deployment shares (`sharedLedger`), as a stack's agents share its table. */
       storage: opened.ledger,
       /** Signed links for a pending approval (what `savepoint approvals` prints). */
@@ -334,13 +339,13 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       deploy: (next: AgentDefinition<any, any, World>, deployOptions: { codeVersion?: string; template?: CfnTemplateJson } = {}) => {
         if (next.name !== agent.name) throw new Error(`deploy: the stack runs agent ${agent.name}, not ${next.name}`);
         assertDeployable(deployOptions.template ?? template);
-        assertToolsFitTemplate(next, deployOptions.template ?? template);
+        assertToolsFitTemplate(next, deployOptions.template ?? template, machine);
         concurrency.reserve(reservedConcurrency(deployOptions.template ?? template));
         const own = handlersFor(next, deployOptions.codeVersion ?? options.codeVersion ?? 'dev');
         // As CloudFormation would: the new template's policies replace the old, versions keep their
         // numbers; the module is new code, so each step function publishes a new Lambda version.
         const physical = iam?.deploy(deployOptions.template ?? template, { codeChanged: true });
-        const version = extractStateMachine(deployOptions.template ?? template, { ...(physical && { physical }) });
+        const version = extractStateMachine(deployOptions.template ?? template, { stateMachineLogicalId: machine, ...(physical && { physical }) });
         const number = engine.publishVersion({ definition: version.definition, tasks: bindTasks(version.tasks, () => own, deployOptions.template ?? template, options.functionTimeoutMs, concurrency), description: versionDescription(next) });
         handlers = own;
         return number;

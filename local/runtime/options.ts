@@ -13,6 +13,7 @@ import type { SpanSink } from '../../lambdas/telemetry/sink.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
 import type { RecoveryPolicy } from '../../lambdas/steps/recover-run.js';
 import type { CfnTemplateJson } from '../template/asl.js';
+import type { TwinIam } from '../aws/iam/index.js';
 import type { Timers } from '../engine/timers.js';
 import type { CrashPoints } from './crash.js';
 import type { LedgerKind } from '../state/ledger-files.js';
@@ -233,6 +234,13 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * child's runs share as a deployment's agents share its table. @default a ledger of its own
    */
   readonly sharedLedger?: StorageLedger;
+  /**
+   * For another agent of the same stack (`template` holds several agents; this one's state machine
+   * is the one the stack names for `agent.name`): the IAM of the first agent's stack, whose
+   * authorizer and role credentials this stack's functions use, as one account's IAM serves every
+   * function of a deployment (local/aws/iam/index.ts `twinIam`). With `sharedLedger`. @default its own
+   */
+  readonly sharedIam?: TwinIam;
   /**
    * `false`: the agent's child agents (`defineAgentTool`) get no stack; a call of an agent tool
    * reads its child from the ledger only (replay, which stands the recorded children in).

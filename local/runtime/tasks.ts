@@ -101,8 +101,8 @@ export function bindTasks(
  * the template), else a tool would outlast its CallTool function. Locally before the stack starts
  * and at each deploy, so such an agent fails at once, naming the tool and both timeouts.
  */
-export function assertToolsFitTemplate(agent: Pick<AgentDefinition, 'name' | 'tools'>, template: CfnTemplateJson): void {
-  for (const { functionLogicalId } of Object.values(extractStateMachine(template).tasks)) {
+export function assertToolsFitTemplate(agent: Pick<AgentDefinition, 'name' | 'tools'>, template: CfnTemplateJson, stateMachineLogicalId?: string): void {
+  for (const { functionLogicalId } of Object.values(extractStateMachine(template, { ...(stateMachineLogicalId && { stateMachineLogicalId }) }).tasks)) {
     const environment = template.Resources?.[functionLogicalId]?.Properties?.['Environment'] as { Variables?: Record<string, unknown> } | undefined;
     if (environment?.Variables?.['TOOL_TIMEOUT_MS'] === undefined) continue;
     assertToolsFitTimeout(agent, parseOrThrow(ToolTimeoutEnvironment, environment.Variables, `Lambda function ${functionLogicalId}: Environment.Variables`).TOOL_TIMEOUT_MS);

@@ -23,6 +23,49 @@ export function agentStateMachineIds(resources: Record<string, CfnResource>): st
   return agents.length > 0 ? agents : ids;
 }
 
+/**
+ * The state machine of agent `agentName` in a template of one or more agents: the one state machine
+ * when there is one; else the agent state machine the stack names for the agent. A stack names each
+ * agent's `<stack>-<agent>` (its runs function's STATE_MACHINE_ARN_PREFIX is `<stack>-`: infra/stack-api.ts),
+ * so the machine is the one named `<prefix>-<agentName>` for a prefix every agent machine's name starts with.
+ */
+export function agentStateMachineOf(resources: Record<string, CfnResource>, agentName: string): string {
+  const ids = agentStateMachineIds(resources);
+  if (ids.length <= 1) return ids[0] ?? pickStateMachine(resources);
+  const names = ids.map((id) => String(resources[id]!.Properties?.['StateMachineName'] ?? id));
+  const matching = ids.filter((_, at) => {
+    const prefix = names[at]!.endsWith(`-${agentName}`) ? names[at]!.slice(0, -agentName.length) : undefined;
+    return prefix !== undefined && names.every((name) => name.startsWith(prefix));
+  });
+  if (matching.length !== 1) throw new Error(`The template's state machines (${names.join(', ')}) include none of agent ${agentName}`);
+  return matching[0]!;
+}
+
+/**
+ * The Lambda functions a state machine's definition and properties name (directly, or through one
+ * of their `AWS::Lambda::Version`s): an agent's own functions, in a template of several agents.
+ */
+export function functionsOfStateMachine(resources: Record<string, CfnResource>, machineId: string): Set<string> {
+  const named = new Set<string>();
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(walk);
+    if (!isRecord(value)) return;
+    const ref = value['Ref'];
+    const getAtt = value['Fn::GetAtt'];
+    const id = typeof ref === 'string' ? ref : Array.isArray(getAtt) && typeof getAtt[0] === 'string' ? getAtt[0] : undefined;
+    const resource = id === undefined ? undefined : resources[id];
+    if (resource?.Type === 'AWS::Lambda::Function') named.add(id!);
+    if (resource?.Type === 'AWS::Lambda::Version') {
+      const fn = resource.Properties?.['FunctionName'] as { Ref?: unknown } | string | undefined;
+      const fnId = typeof fn === 'string' ? fn : fn?.Ref;
+      if (typeof fnId === 'string') named.add(fnId);
+    }
+    Object.values(value).forEach(walk);
+  };
+  walk(resources[machineId]?.Properties);
+  return named;
+}
+
 export interface CfnTemplateJson {
   Resources?: Record<string, CfnResource>;
   Parameters?: Record<string, { Default?: unknown }>;

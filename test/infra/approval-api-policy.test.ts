@@ -5,7 +5,7 @@ import { SavepointStack } from '../../infra/stack.js';
 import type { ApprovalSettings } from '../../infra/approvals.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { awsDeps } from '../../lambdas/adapters/aws-deps.js';
-import { authorizeApiRequest, restApisOf, type ApiCaller, type RestApiModel } from '../../local/aws/iam/api-gateway.js';
+import { authorizeApiRequest, integrationInvokable, restApisOf, type ApiCaller, type RestApiModel } from '../../local/aws/iam/api-gateway.js';
 import { LOCAL_ACCOUNT } from '../../local/aws/iam/deployment.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { assertionApp } from './example-template.js';
@@ -134,5 +134,40 @@ describe('the twin decides a request as API Gateway does (resource policy + IAM 
   it('without a resource policy (before this change) anyone whose IAM allows it decides: the finding', () => {
     const open: RestApiModel = { ...api, policy: undefined } as RestApiModel;
     expect(authorizeApiRequest(open, { method: 'POST', path: '/approvals/apv_0123456789', caller: as(`arn:aws:iam::${account}:role/Admin`) })).toEqual({ allowed: true });
+  });
+});
+
+describe("the twin lets API Gateway invoke a method's function only as its Lambda permissions allow", () => {
+  /** The template with each API Gateway permission of the runs function's SourceArn replaced by `sourceArn` (execute-api:… after the API's id). */
+  const scoped = (template: CfnTemplateJson, tail: string): RestApiModel => {
+    const resources = structuredClone(template.Resources!);
+    for (const resource of Object.values(resources)) {
+      const properties = resource.Properties as any;
+      if (resource.Type !== 'AWS::Lambda::Permission' || properties.Principal !== 'apigateway.amazonaws.com' || !JSON.stringify(properties.FunctionName).includes('RunsApiFunction')) continue;
+      const [, parts] = properties.SourceArn['Fn::Join'] as [string, unknown[]];
+      properties.SourceArn = { 'Fn::Join': ['', [...parts.slice(0, -1), tail]] };
+    }
+    return restApisOf({ ...template, Resources: resources })[0]!;
+  };
+
+  it('reads each method\'s function and its permissions from the template: the deployed ones allow every method of the API', () => {
+    const api = restApisOf(defaults)[0]!;
+    expect([...api.integrations!.keys()]).toEqual(expect.arrayContaining(['POST /runs', 'GET /runs/{runId}', 'POST /approvals/{approvalId}', 'GET /runs/{runId}/events']));
+    for (const [route] of api.integrations!) {
+      const [method, path] = route.split(' ') as [string, string];
+      expect(integrationInvokable(api, method, path.replace(/\{[^}]+\}/g, 'x')), route).toBe(true);
+    }
+  });
+
+  it('matches the SourceArn against the method\'s execute-api ARN (<api>/<stage>/<METHOD>/<path>): another method, stage or path is refused', () => {
+    const getsOnly = scoped(defaults, '/*/GET/*');
+    expect(integrationInvokable(getsOnly, 'GET', '/runs/r1')).toBe(true);
+    expect(integrationInvokable(getsOnly, 'POST', '/runs')).toBe(false);
+    // The approval callback keeps its own permission.
+    expect(integrationInvokable(getsOnly, 'POST', '/approvals/a1')).toBe(true);
+    const otherStage = scoped(defaults, '/test-invoke-stage/*/*');
+    expect(integrationInvokable(otherStage, 'POST', '/runs')).toBe(false);
+    expect(integrationInvokable(scoped(defaults, `/${otherStage.stage}/POST/runs`), 'POST', '/runs')).toBe(true);
+    expect(integrationInvokable(scoped(defaults, `/${otherStage.stage}/POST/runs`), 'POST', '/runs/r1/cancel')).toBe(false);
   });
 });

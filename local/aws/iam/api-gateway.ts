@@ -18,9 +18,21 @@
  * principal, `{"AWS": <account or its root>}` every principal of the account. Its condition keys
  * are `aws:PrincipalArn` (the caller's IAM ARN: a role's for its sessions) and `aws:PrincipalAccount`.
  * `execute-api:/…` in a Resource is API Gateway's shorthand for this API's ARN prefix.
+ *
+ * Then API Gateway invokes the method's Lambda integration, which Lambda allows only if the
+ * function's resource-based policy (the template's `AWS::Lambda::Permission`s) grants
+ * `lambda:InvokeFunction` to the principal `apigateway.amazonaws.com` with an `AWS:SourceArn` that
+ * matches the method's execute-api ARN (`<api>/<stage>/<METHOD>/<path>`) and, when it names one, the
+ * account as `AWS:SourceAccount`
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway.html#apigateway-permissions).
+ * Without it the request fails at the integration: the caller gets 500 `{"message":"Internal server error"}`
+ * and the execution log "Execution failed due to configuration error: Invalid permissions on Lambda function"
+ * (https://repost.aws/knowledge-center/api-gateway-rest-api-lambda-integrations), the function never
+ * invoked. An integration that names `Credentials` (a role API Gateway assumes) is decided by that
+ * role's policy instead, which the twin does not model (savepoint's APIs name none).
  */
-import type { CfnTemplateJson } from '../../template/asl.js';
-import { LOCAL_ACCOUNT, LOCAL_REGION } from './deployment.js';
+import { resolveTemplateValue, type CfnTemplateJson } from '../../template/asl.js';
+import { deploy, LOCAL_ACCOUNT, LOCAL_REGION, physicalNames } from './deployment.js';
 import { evaluatePolicies, type Decision, type OneOrMore, type PolicyDocument, type Statement } from './policy.js';
 
 type Principal = '*' | { readonly AWS?: OneOrMore<string> };
@@ -33,6 +45,12 @@ export interface RestApiModel {
   readonly policy?: { readonly Statement: OneOrMore<ResourceStatement> };
   /** `METHOD /path/{param}` → its AuthorizationType. */
   readonly methods: ReadonlyMap<string, string>;
+  /**
+   * `METHOD /path/{param}` → the Lambda function its integration invokes and the resource-based
+   * policy statements that let API Gateway invoke it (AWS::Lambda::Permission), for an integration
+   * that invokes one as API Gateway's service principal (no `Credentials`).
+   */
+  readonly integrations?: ReadonlyMap<string, { readonly functionArn: string; readonly permissions: readonly Statement[] }>;
 }
 
 /** The caller API Gateway authenticated (SigV4): the ARN `aws:PrincipalArn` holds, its account, and its own IAM policies' decision on the request. */
@@ -42,13 +60,29 @@ export interface ApiCaller {
   readonly identityDecision: Decision;
 }
 
-export type ApiDecision = { allowed: true } | { allowed: false; status: 403 | 404; message: string };
+export type ApiDecision = { allowed: true } | { allowed: false; status: 403 | 404 | 500; message: string };
+
+/** What API Gateway answers when its Lambda integration may not be invoked (the log line is its execution log's). */
+export const INTEGRATION_PERMISSION_REFUSAL = { status: 500, message: 'Internal server error', log: 'Execution failed due to configuration error: Invalid permissions on Lambda function' } as const;
 
 type Ref = { Ref?: string; 'Fn::GetAtt'?: [string, string] };
 
 /** The REST APIs a template defines. */
 export function restApisOf(template: CfnTemplateJson): RestApiModel[] {
   const resources = template.Resources ?? {};
+  const physical = physicalNames(template, deploy(template));
+  const resolve = (value: unknown) => resolveTemplateValue(value, template, { physical, where: 'a Lambda permission' });
+  const functionArnRef = (functionId: string) => ({ 'Fn::GetAtt': [functionId, 'Arn'] });
+  /** The function's resource-based policy statements for API Gateway: its AWS::Lambda::Permissions whose principal is API Gateway's. */
+  const permissionsOf = (functionId: string): Statement[] =>
+    Object.values(resources).flatMap((resource) => {
+      const properties = (resource.Properties ?? {}) as Record<string, unknown>;
+      if (resource.Type !== 'AWS::Lambda::Permission' || properties['Principal'] !== 'apigateway.amazonaws.com' || functionNamed(properties['FunctionName'], resources) !== functionId) return [];
+      const conditions: Record<string, Record<string, string>> = {};
+      if (properties['SourceArn'] !== undefined) conditions['ArnLike'] = { 'AWS:SourceArn': String(resolve(properties['SourceArn'])) };
+      if (properties['SourceAccount'] !== undefined) conditions['StringEquals'] = { 'AWS:SourceAccount': String(resolve(properties['SourceAccount'])) };
+      return [{ Effect: 'Allow', Action: String(properties['Action']), Resource: resolve(functionArnRef(functionId)) as string, ...(Object.keys(conditions).length > 0 && { Condition: conditions }) } as Statement];
+    });
   const pathOf = (id: Ref | undefined): string => {
     if (!id || id['Fn::GetAtt']?.[1] === 'RootResourceId') return '';
     const resource = resources[id.Ref ?? '']?.Properties as { PathPart: string; ParentId: Ref } | undefined;
@@ -59,15 +93,19 @@ export function restApisOf(template: CfnTemplateJson): RestApiModel[] {
     .filter(([, resource]) => resource.Type === 'AWS::ApiGateway::RestApi')
     .map(([logicalId, api]) => {
       const methods = new Map<string, string>();
+      const integrations = new Map<string, { functionArn: string; permissions: Statement[] }>();
       let stage = 'prod';
       for (const resource of Object.values(resources)) {
         const properties = (resource.Properties ?? {}) as Record<string, any>;
         if (properties['RestApiId']?.Ref !== logicalId) continue;
-        if (resource.Type === 'AWS::ApiGateway::Method') methods.set(`${properties['HttpMethod']} ${pathOf(properties['ResourceId']) || '/'}`, properties['AuthorizationType'] ?? 'NONE');
+        const route = `${properties['HttpMethod']} ${pathOf(properties['ResourceId']) || '/'}`;
+        if (resource.Type === 'AWS::ApiGateway::Method') methods.set(route, properties['AuthorizationType'] ?? 'NONE');
+        const functionId = resource.Type === 'AWS::ApiGateway::Method' && properties['Integration']?.['Credentials'] === undefined ? integrationFunctionOf(properties['Integration']?.['Uri'], resources) : undefined;
+        if (functionId !== undefined) integrations.set(route, { functionArn: resolve(functionArnRef(functionId)) as string, permissions: permissionsOf(functionId) });
         if (resource.Type === 'AWS::ApiGateway::Stage' && typeof properties['StageName'] === 'string') stage = properties['StageName'];
       }
       const policy = (api.Properties as { Policy?: RestApiModel['policy'] } | undefined)?.Policy;
-      return { logicalId, stage, methods, ...(policy && { policy }) };
+      return { logicalId, stage, methods, integrations, ...(policy && { policy }) };
     });
 }
 
@@ -101,9 +139,45 @@ export function authorizeApiRequest(api: RestApiModel, request: { method: string
   return allowed ? { allowed: true } : refused('');
 }
 
+/**
+ * Whether API Gateway may invoke the Lambda function behind `method path` (the function's
+ * resource-based policy: the module's comment); true for a method whose integration is no such function.
+ */
+export function integrationInvokable(api: RestApiModel, method: string, path: string): boolean {
+  const integration = routeOf(api.integrations ?? new Map(), method, path);
+  if (integration === undefined) return true;
+  const request = { action: 'lambda:InvokeFunction', resource: integration.functionArn, context: { 'aws:SourceArn': executeApiArn(api, method, path), 'aws:SourceAccount': LOCAL_ACCOUNT } };
+  return evaluatePolicies([{ Statement: [...integration.permissions] }], request) === 'Allowed';
+}
+
+/** The function an integration's `Uri` invokes (`arn:…:apigateway:…:lambda:path/…/functions/<function ARN>/invocations`), by its logical id. */
+function integrationFunctionOf(uri: unknown, resources: NonNullable<CfnTemplateJson['Resources']>): string | undefined {
+  let found: string | undefined;
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(walk);
+    if (typeof value !== 'object' || value === null) return;
+    const getAtt = (value as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
+    if (getAtt && resources[getAtt[0]]?.Type === 'AWS::Lambda::Function') found ??= getAtt[0];
+    Object.values(value).forEach(walk);
+  };
+  walk(uri);
+  return found;
+}
+
+/** The function a permission's FunctionName names: its ARN (`Fn::GetAtt … Arn`), its name (`Ref`) or its logical id. */
+function functionNamed(name: unknown, resources: NonNullable<CfnTemplateJson['Resources']>): string | undefined {
+  const id = typeof name === 'string' ? name : ((name as { Ref?: string } | undefined)?.Ref ?? (name as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0]);
+  return id !== undefined && resources[id]?.Type === 'AWS::Lambda::Function' ? id : undefined;
+}
+
 /** The AuthorizationType of the method that serves `method path` (path parameters match one segment), or undefined. */
 function methodOf(api: RestApiModel, method: string, path: string): string | undefined {
-  for (const [route, authorization] of api.methods) {
+  return routeOf(api.methods, method, path);
+}
+
+/** What `routes` (`METHOD /path/{param}` →) holds for the route that serves `method path`. */
+function routeOf<T>(routes: ReadonlyMap<string, T>, method: string, path: string): T | undefined {
+  for (const [route, authorization] of routes) {
     const [routeMethod, routePath] = route.split(' ') as [string, string];
     if (routeMethod !== method && routeMethod !== 'ANY') continue;
     const pattern = new RegExp(`^${routePath.replace(/[.+^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
@@ -171,7 +245,9 @@ export function localApiAuthorizer(template: CfnTemplateJson): ((method: string,
   if (!api) return undefined;
   return (method, path, principal) => {
     const caller = apiCallerOf(principal);
-    if (principal !== undefined && caller === undefined) return { allowed: true };
-    return authorizeApiRequest(api, { method, path, ...(caller && { caller }) });
+    const decision = principal !== undefined && caller === undefined ? { allowed: true as const } : authorizeApiRequest(api, { method, path, ...(caller && { caller }) });
+    // Admitted, API Gateway invokes the integration: as Lambda's resource policy allows it, or 500.
+    if (decision.allowed && !integrationInvokable(api, method, path)) return { allowed: false, status: INTEGRATION_PERMISSION_REFUSAL.status, message: INTEGRATION_PERMISSION_REFUSAL.message };
+    return decision;
   };
 }

@@ -27,9 +27,11 @@ export interface DeploymentState {
   readonly stateMachineVersions: ReadonlyMap<string, number>;
   /** Function logical id → the highest version number published for it (versions 1 to it were published; retained ones stay). */
   readonly publishedLambdaVersions: ReadonlyMap<string, number>;
+  /** State machine logical id → the highest version number published for it (each machine numbers its own). */
+  readonly versionsPerMachine: ReadonlyMap<string, number>;
 }
 
-export const EMPTY_DEPLOYMENT: DeploymentState = { lambdaVersions: new Map(), stateMachineVersions: new Map(), publishedLambdaVersions: new Map() };
+export const EMPTY_DEPLOYMENT: DeploymentState = { lambdaVersions: new Map(), stateMachineVersions: new Map(), publishedLambdaVersions: new Map(), versionsPerMachine: new Map() };
 
 /**
  * Deploys `template` over `previous`, as CloudFormation would: a version resource already there
@@ -43,6 +45,7 @@ export function deploy(template: CfnTemplateJson, previous: DeploymentState = EM
   const lambdaVersions = new Map(previous.lambdaVersions);
   const stateMachineVersions = new Map(previous.stateMachineVersions);
   const publishedLambdaVersions = new Map(previous.publishedLambdaVersions);
+  const versionsPerMachine = new Map(previous.versionsPerMachine);
   for (const [id, resource] of Object.entries(resources)) {
     if (resource.Type === 'AWS::Lambda::Version' && (options.codeChanged === true || !lambdaVersions.has(id))) {
       const functionId = refOf(resource.Properties?.['FunctionName']) ?? id;
@@ -51,20 +54,31 @@ export function deploy(template: CfnTemplateJson, previous: DeploymentState = EM
       lambdaVersions.set(id, { functionId, number });
     }
     if (resource.Type === 'AWS::StepFunctions::StateMachineVersion' && !stateMachineVersions.has(id)) {
-      stateMachineVersions.set(id, stateMachineVersions.size + 1);
+      // Numbered per state machine, as Step Functions numbers each machine's versions (a stack of several agents has one machine each).
+      const machine = refOf(resource.Properties?.['StateMachineArn']) ?? '';
+      const number = (versionsPerMachine.get(machine) ?? 0) + 1;
+      versionsPerMachine.set(machine, number);
+      stateMachineVersions.set(id, number);
     }
   }
-  return { lambdaVersions, stateMachineVersions, publishedLambdaVersions };
+  return { lambdaVersions, stateMachineVersions, publishedLambdaVersions, versionsPerMachine };
 }
 
 /** The ARNs `Ref` and `Fn::GetAtt Arn` resolve to, in this deployment. */
 export function physicalNames(template: CfnTemplateJson, state: DeploymentState): PhysicalNames {
   const resources = template.Resources ?? {};
-  const stateMachineArn = (): string => {
-    const id = agentStateMachineIds(resources)[0];
+  // A version or an alias is its own state machine's (the agent's, in a template of several); else the template's (first) agent's.
+  const stateMachineArn = (of?: string): string => {
+    const id = of !== undefined && resources[of]?.Type === 'AWS::StepFunctions::StateMachine' ? of : agentStateMachineIds(resources)[0];
     const machine = id === undefined ? undefined : resources[id];
     const name = typeof machine?.Properties?.['StateMachineName'] === 'string' ? (machine.Properties['StateMachineName'] as string) : id;
     return arn('states', `stateMachine:${name ?? 'unknown'}`);
+  };
+  /** The state machine an alias routes to: that of the version its routing names. */
+  const aliasMachine = (alias: CfnResource): string | undefined => {
+    const routes = (alias.Properties?.['RoutingConfiguration'] as { StateMachineVersionArn?: unknown }[] | undefined) ?? [];
+    const version = routes.map((route) => (route.StateMachineVersionArn as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0] ?? refOf(route.StateMachineVersionArn)).find((id) => id !== undefined);
+    return version === undefined ? undefined : refOf(resources[version]?.Properties?.['StateMachineArn']);
   };
   const arnOf = (id: string, resource: CfnResource): string | undefined => {
     switch (resource.Type) {
@@ -76,11 +90,11 @@ export function physicalNames(template: CfnTemplateJson, state: DeploymentState)
         return arn('lambda', `function:${fn}:${version?.number ?? 1}`);
       }
       case 'AWS::StepFunctions::StateMachine':
-        return stateMachineArn();
+        return stateMachineArn(id);
       case 'AWS::StepFunctions::StateMachineVersion':
-        return `${stateMachineArn()}:${state.stateMachineVersions.get(id) ?? 1}`;
+        return `${stateMachineArn(refOf(resource.Properties?.['StateMachineArn']))}:${state.stateMachineVersions.get(id) ?? 1}`;
       case 'AWS::StepFunctions::StateMachineAlias':
-        return `${stateMachineArn()}:${String(resource.Properties?.['Name'] ?? id)}`;
+        return `${stateMachineArn(aliasMachine(resource))}:${String(resource.Properties?.['Name'] ?? id)}`;
       case 'AWS::DynamoDB::Table':
       case 'AWS::DynamoDB::GlobalTable':
         return arn('dynamodb', `table/${id}`);
@@ -106,6 +120,8 @@ export function physicalNames(template: CfnTemplateJson, state: DeploymentState)
   return {
     // What CloudFormation documents as each type's `Ref`: an ARN for these, a name for the others.
     ref: (id, resource) =>
+      // A stage's Ref is its name (what an execute-api ARN holds).
+      resource.Type === 'AWS::ApiGateway::Stage' && typeof resource.Properties?.['StageName'] === 'string' ? resource.Properties['StageName'] :
       ['AWS::Lambda::Version', 'AWS::StepFunctions::StateMachine', 'AWS::StepFunctions::StateMachineVersion', 'AWS::StepFunctions::StateMachineAlias', 'AWS::SecretsManager::Secret', 'AWS::SNS::Topic'].includes(resource.Type)
         ? arnOf(id, resource)
         : undefined,

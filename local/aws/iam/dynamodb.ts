@@ -43,10 +43,18 @@ import type { CfnTemplateJson, PhysicalNames } from '../../template/asl.js';
 import type { TwinIam } from './index.js';
 import type { AuthorizationRequest } from './policy.js';
 
-const callerStep = new AsyncLocalStorage<string>();
+/** Who makes a storage call: a step's function, of the IAM (the agent's, in a stack of several) that knows its role. */
+type StepCaller = { readonly step: string; readonly iam?: GuardIam };
+type GuardIam = Pick<TwinIam, 'authorizeAs' | 'servicesOf'>;
+const callerStep = new AsyncLocalStorage<StepCaller>();
 
-/** The ledger as `step`'s function sees it: each of its calls, and every storage call it makes, made as that step. */
-export function ledgerAs<L extends object>(step: string, ledger: L): L {
+/**
+ * The ledger as `step`'s function sees it: each of its calls, and every storage call it makes,
+ * made as that step — of `iam`, when given: several agents of one stack share its ledger (and the
+ * guard the first put on it), each agent's step names its own function's role.
+ */
+export function ledgerAs<L extends object>(step: string, ledger: L, iam?: GuardIam): L {
+  const caller: StepCaller = { step, ...(iam && { iam }) };
   // One wrapper per method, made on its first use (every ledger call goes through here).
   const wrappers = new Map<PropertyKey, { method: Function; wrapper: Function }>();
   return new Proxy(ledger, {
@@ -57,7 +65,7 @@ export function ledgerAs<L extends object>(step: string, ledger: L): L {
       if (known?.method === value) return known.wrapper;
       const method = value as (...a: unknown[]) => unknown;
       // No closure a call: the store, then the method, its receiver and its arguments to Reflect.apply.
-      const wrapper = (...args: unknown[]) => callerStep.run(step, Reflect.apply, method, target, args);
+      const wrapper = (...args: unknown[]) => callerStep.run(caller, Reflect.apply, method, target, args);
       wrappers.set(property, { method, wrapper });
       return wrapper;
     },
@@ -104,18 +112,19 @@ export function dynamoRequests(call: StorageCall, tableArn: string): Authorizati
  * that is refused is tried again on the next call, as a failed cold start is. (Once per step in
  * this process: the functions a local deploy publishes are not cold-started again.)
  */
-export function dynamoGuard(
-  tableArn: () => string,
-  iam: Pick<TwinIam, 'authorizeAs' | 'servicesOf'>,
-): (call: StorageCall) => void {
-  const sealed = new Set<string>();
+export function dynamoGuard(tableArn: () => string, guardIam: GuardIam): (call: StorageCall) => void {
+  const sealed = new WeakMap<GuardIam, Set<string>>();
   return (call) => {
-    const step = callerStep.getStore();
-    if (step === undefined) return;
-    if (!sealed.has(step)) {
+    const caller = callerStep.getStore();
+    if (caller === undefined) return;
+    const { step } = caller;
+    const iam = caller.iam ?? guardIam;
+    let cold = sealed.get(iam);
+    if (!cold) sealed.set(iam, (cold = new Set()));
+    if (!cold.has(step)) {
       const sealKeyArn = iam.servicesOf(step)?.LEDGER_SEAL_SECRET_ARN;
       if (sealKeyArn !== undefined) iam.authorizeAs(step, { action: 'secretsmanager:GetSecretValue', resource: sealKeyArn });
-      sealed.add(step);
+      cold.add(step);
     }
     for (const request of dynamoRequests(call, tableArn())) iam.authorizeAs(step, request);
   };

@@ -59,20 +59,29 @@ export interface TwinIam {
   readonly roles: IamAuthorizer['roles'];
 }
 
-export function twinIam(template: CfnTemplateJson, options: { stateDir?: string } = {}): TwinIam {
+/**
+ * `agentMachine`: the agent's state machine in a template of several agents (one stack's): its
+ * steps are its own functions' and the stack's shared ones (roles.ts `stackRoles`). `shared`: the
+ * IAM of another agent of the same deployed template, whose authorizer and credentials this one
+ * uses — one account, one IAM: a key one agent's function signs with is known, as its role, to
+ * every endpoint of the stack, and refused what its role may not do there.
+ */
+export function twinIam(template: CfnTemplateJson, options: { stateDir?: string; agentMachine?: string; shared?: TwinIam } = {}): TwinIam {
   let deployment: DeploymentState = deploy(template);
   let current = template;
   const lambda = new LocalLambdaVersions(() => ({ template: current, deployment }));
   let physical = physicalNames(template, deployment);
-  const authorizer = new IamAuthorizer(stackRoles(template, deployment));
-  const credentials = RoleCredentials.open(options.stateDir);
+  // This agent's view of the roles (its steps, its state machine's role); every role's policies are the template's.
+  let own = stackRoles(template, deployment, options.agentMachine);
+  const authorizer = options.shared?.authorizer ?? new IamAuthorizer(own);
+  const credentials = options.shared?.credentials ?? RoleCredentials.open(options.stateDir);
   // Step Functions assumes its role with a random session name, as on AWS.
   const stateMachineSession = randomBytes(16).toString('hex');
   // Each step's caller, made once per deployment (every ledger call is authorized as one).
   let callers = new Map<string, Caller | undefined>();
   const stepCaller = (step: string): Caller | undefined => {
     if (callers.has(step)) return callers.get(step);
-    const function_ = authorizer.roles.stepRoles.get(step);
+    const function_ = own.stepRoles.get(step);
     const caller = function_ && { role: function_.role, session: function_.functionId };
     callers.set(step, caller);
     return caller;
@@ -84,11 +93,11 @@ export function twinIam(template: CfnTemplateJson, options: { stateDir?: string 
       return physical;
     },
     get roles() {
-      return authorizer.roles;
+      return own;
     },
     engine: {
       authorizeInvoke: (functionArn) => {
-        const role = authorizer.roles.stateMachineRole;
+        const role = own.stateMachineRole;
         if (!role) throw new Error('the template has no state machine role');
         authorizer.authorize({ role, session: stateMachineSession }, { action: 'lambda:InvokeFunction', resource: functionArn });
         // Authorized first, then found (or not), as Lambda answers: 403 before 404.
@@ -112,14 +121,15 @@ export function twinIam(template: CfnTemplateJson, options: { stateDir?: string 
       if (!caller) throw new Error(`the template has no function for step ${step}`);
       authorizer.authorize(caller, request);
     },
-    servicesOf: (step) => authorizer.roles.stepRoles.get(step)?.services,
+    servicesOf: (step) => own.stepRoles.get(step)?.services,
     decisions: () => authorizer.decisions(),
     lambda,
-    deploy: (next, options = {}) => {
-      deployment = deploy(next, deployment, options);
+    deploy: (next, deployOptions = {}) => {
+      deployment = deploy(next, deployment, deployOptions);
       current = next;
       physical = physicalNames(next, deployment);
-      authorizer.replace(stackRoles(next, deployment));
+      own = stackRoles(next, deployment, options.agentMachine);
+      authorizer.replace(own);
       callers = new Map();
       return physical;
     },

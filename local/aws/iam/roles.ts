@@ -3,7 +3,7 @@
  * to the deployment's ARNs: which role each Lambda function (by its SAVEPOINT_STEP) runs as, the
  * state machine's role, and the roles EventBridge targets assume (the schedule's).
  */
-import { agentStateMachineIds, resolveTemplateValue, type CfnTemplateJson } from '../../template/asl.js';
+import { agentStateMachineIds, functionsOfStateMachine, resolveTemplateValue, type CfnTemplateJson } from '../../template/asl.js';
 import { physicalNames, type DeploymentState } from './deployment.js';
 import type { PolicyDocument } from './policy.js';
 import { resourcePolicies, type ResourcePolicy } from './resource-policies.js';
@@ -50,7 +50,13 @@ const MANAGED_POLICIES: Record<string, PolicyDocument> = {
   },
 };
 
-export function stackRoles(template: CfnTemplateJson, deployment: DeploymentState): StackRoles {
+/**
+ * `agentMachine`: in a template of several agents (one stack's), the logical id of the state
+ * machine of the agent whose steps `stepRoles` and `stateMachineRole` are: its own functions (those
+ * its state machine invokes) and the stack's shared ones (those no agent's state machine invokes),
+ * never another agent's. @default the template's first agent state machine
+ */
+export function stackRoles(template: CfnTemplateJson, deployment: DeploymentState, agentMachine?: string): StackRoles {
   const resources = template.Resources ?? {};
   const physical = physicalNames(template, deployment);
   const resolve = (value: unknown, where: string) => resolveTemplateValue(value, template, { physical, where });
@@ -96,6 +102,9 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
   const stepRoles = new Map<string, { role: string; functionId: string; services: ServiceVariables }>();
   let stateMachineRole: string | undefined;
   const agents = agentStateMachineIds(resources);
+  const ours = agentMachine ?? agents[0];
+  // Another agent's functions: its step names are this agent's too, but not its roles.
+  const others = new Set(agents.filter((id) => id !== ours).flatMap((id) => [...functionsOfStateMachine(resources, id)]));
   const ruleTargets: { ruleId: string; roleId: string; targetArn: string }[] = [];
   for (const [id, resource] of Object.entries(resources)) {
     const props = resource.Properties ?? {};
@@ -104,10 +113,10 @@ export function stackRoles(template: CfnTemplateJson, deployment: DeploymentStat
       const step = variables['SAVEPOINT_STEP'];
       const roleId = roleIdOf(props['Role']);
       const services = Object.fromEntries(SERVICE_VARIABLES.flatMap((name) => (variables[name] === undefined ? [] : [[name, String(resolve(variables[name], `function ${id} ${name}`))]])));
-      if (typeof step === 'string' && roleId) stepRoles.set(step, { role: roleId, functionId: id, services });
+      if (typeof step === 'string' && roleId && !others.has(id)) stepRoles.set(step, { role: roleId, functionId: id, services });
     }
     // The agent's state machine's role (the stack's batch state machine, when there is one, is not the agent's).
-    if (resource.Type === 'AWS::StepFunctions::StateMachine' && agents.includes(id)) stateMachineRole = roleIdOf(props['RoleArn']);
+    if (resource.Type === 'AWS::StepFunctions::StateMachine' && id === ours) stateMachineRole = roleIdOf(props['RoleArn']);
     if (resource.Type === 'AWS::Events::Rule') {
       for (const target of (props['Targets'] as { Arn: unknown; RoleArn?: unknown }[] | undefined) ?? []) {
         const roleId = roleIdOf(target.RoleArn);
