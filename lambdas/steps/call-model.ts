@@ -127,7 +127,7 @@ export function createCallModel(deps: CallModelDeps) {
     // One batched read: the run, the kill flag, the breaker of the agent's model (the model of
     // most runs), and what is new in the conversation.
     const breakerName = modelBreaker(deps.agent.model);
-    const step = { ...(await loadConversationStep(deps.ledger, runId, breakerName)), breakerName };
+    const step = { ...(await loadConversationStep(deps.ledger, runId, breakerName, turn)), breakerName };
     const { run } = step;
     const fingerprint = checkVersion(run, deps.agent, deps.fingerprint);
     const recorded = step.turns.find((known) => known.turn === turn);
