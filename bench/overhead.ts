@@ -514,6 +514,12 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   console.log(`  Step Functions  ${bill.stepFunctions.transitions.toFixed(0)} state transitions (${aws.transitionsPerStep.toFixed(2)} per agent step)  ${money(bill.stepFunctions.dollars)}  ${share(bill.shares.stepFunctions)}`);
   console.log(`  Lambda          ${bill.lambdaRequests.invocations.toFixed(0)} invocations, ${bill.lambdaDuration.gbSeconds.toFixed(3)} GB-s of handler time  ${money(bill.lambdaRequests.dollars + bill.lambdaDuration.dollars)}  ${share(bill.shares.lambda)}`);
   console.log(`  DynamoDB        ${bill.dynamodb ? `${bill.dynamodb.readUnits.toFixed(0)} read units, ${bill.dynamodb.writeUnits.toFixed(0)} write units  ${money(bill.dynamodb.dollars)}` : 'not measured (run the dynalite row)'}  ${share(bill.shares.dynamodb)}`);
+  // Each request is a round trip of the step on AWS (its latency, not only its units): per agent step, by operation.
+  const dynamo = aws.dynamodbPerStep;
+  if (dynamo) {
+    const operations = Object.entries(dynamo.byOperation).sort((a, b) => b[1] - a[1]).map(([operation, count]) => `${operation} ${count}`).join(', ');
+    console.log(`                  per agent step: ${dynamo.requests.toFixed(2)} requests (${operations}), ${dynamo.readUnits.toFixed(2)} read units, ${dynamo.writeUnits.toFixed(2)} write units`);
+  }
   console.log(`  total           ${money(bill.dollars)}; each second a step waits on the model or a provider adds ${money(aws.lambdaDollarsPerSecondWaiting)} (not in the total)`);
 }
 
@@ -562,6 +568,8 @@ function awsFigures(results: readonly OverheadFigures[], steps: number) {
     loopTransitions: loopTransitions(row, steps),
     usagePerStep: usage,
     per100StepRun: awsBill(usage, 100),
+    /** The DynamoDB ledger's requests (round trips) and units per agent step, beside the bill they make. */
+    dynamodbPerStep: row.dynamodb ? { requests: row.dynamodb.requestsPerStep, byOperation: row.dynamodb.byOperation, readUnits: row.dynamodb.readUnitsPerStep, writeUnits: row.dynamodb.writeUnitsPerStep } : null,
     lambdaDollarsPerSecondWaiting: lambdaDollarsPerSecondWaiting(row.lambda.memoryMbByState['CallModel'] ?? 512),
   };
 }

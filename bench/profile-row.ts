@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/profile-row.ts [memory|disk] [steps] [runs] [out.cpuprofile|-]`: a CPU
+ * `node --import tsx bench/profile-row.ts [memory|disk|dynalite] [steps] [runs] [out.cpuprofile|-]`: a CPU
  * profile of one overhead row's measured runs only (bench/overhead.ts's stack, scripted model and
  * run-scoped effects, the twin's IAM on unless NO_IAM is set), after the same warm-up: what
  * `node --cpu-prof` on the whole benchmark mixes with startup, the floor's runs and the warm-up.
@@ -31,7 +31,7 @@ const stack = await benchStack({
   failRate: 0,
   seed: 1,
   worldInMemory: true,
-  ledger: 'embedded',
+  ledger: target === 'dynalite' ? 'dynalite' : 'embedded',
   ...(stateDir && { stateDir }),
   ...(process.env['NO_IAM'] && { iam: false }),
   decorateLedger: (ledger) => countingLedger(runScopedEffects(ledger)).ledger,

@@ -148,20 +148,24 @@ export interface ConversationStep {
  * breaker, and the whole conversation — the known part from memory, the new part (the next two
  * turns, the calls of the next one on a guess, the calls still open) in the same batched read.
  * When that read shows more is new (a run driven by another process meanwhile), the rest of the
- * partition from the first unsettled turn is queried.
+ * partition from the first unsettled turn is queried. `unrecordedTurn`: the turn the caller is
+ * about to record, whose calls are then not guessed.
  */
-export async function loadConversationStep(ledger: TurnLedger & BlobStore, runId: string, breaker?: string): Promise<ConversationStep> {
+export async function loadConversationStep(ledger: TurnLedger & BlobStore, runId: string, breaker?: string, unrecordedTurn?: number): Promise<ConversationStep> {
   const known = knownOf(ledger, runId);
   const next = known.turns.length + 1;
   const open = unsettledCalls(known);
-  const guessed = Array.from({ length: GUESSED_CALLS }, (_, index) => ({ turn: next, call: index + 1 }));
+  // The turn the caller is about to record (CallModel's) is rarely there yet: its calls are not
+  // guessed (each key asked for and absent is a read unit billed); a retry that finds it recorded,
+  // with calls, reads them with the query below.
+  const guessed = next === unrecordedTurn ? [] : Array.from({ length: GUESSED_CALLS }, (_, index) => ({ turn: next, call: index + 1 }));
   const batched = open.length + guessed.length + 5 <= MAX_STEP_KEYS;
   const read = await ledger.loadStep(runId, { turns: [next, next + 1], calls: batched ? [...open, ...guessed] : [], ...(breaker !== undefined && { breaker }) });
   if (!read.run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
   // Results stored by reference are read once, when first learned (they never change).
   learn(known, read.turns, await resolveResults(ledger, read.calls));
   const nextTurn = read.turns.find((turn) => turn.turn === next);
-  const complete = batched && !read.turns.some((turn) => turn.turn === next + 1) && (!nextTurn || toolUses(nextTurn).length <= GUESSED_CALLS);
+  const complete = batched && !read.turns.some((turn) => turn.turn === next + 1) && (!nextTurn || toolUses(nextTurn).length <= guessed.length);
   if (!complete) {
     const rest = await ledger.listConversation(runId, { fromTurn: known.settled + 1 });
     learn(known, rest.turns, await resolveResults(ledger, rest.calls));

