@@ -3,6 +3,9 @@ import * as z from 'zod';
 import { defineAgent, defineTool, withDev, type ModelPolicy } from '../../lambdas/index.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { replayRun } from '../../local/replay/index.js';
+import { waitForChain } from '../../local/runtime/chain.js';
+import type { DevWorld } from '../../lambdas/index.js';
+import { postDecision, startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { createTestEnvironment, TestClock, type TestEnvironment } from '../../testing/index.js';
 
 /**
@@ -117,5 +120,40 @@ describe.each([
     const result = await replayRun({ agent: dev, source: refusedInstead(env.ledger), runId });
     expect(result.identical).toBe(false);
     expect(result.divergence).toMatchObject({ turn: 3, what: 'model request', why: 'the run ended before the recorded run did' });
+  }, 60_000);
+});
+
+/**
+ * A fork of a run whose extension was refused, which asks for the same extension on its own turns
+ * and is approved: the fork's replay starts from a stand-in parent (local/replay/index.ts), which
+ * must carry the budgets the fork started with (its parent's), not those the fork's extension raised.
+ */
+describe('replay of a fork whose budget extension was approved', () => {
+  const dev = agentWith();
+  let harness: AgentHarness<DevWorld>;
+  beforeAll(async () => {
+    harness = await startAgentHarness({
+      agent: dev,
+      onAsked: (approval, stack) => void postDecision(stack, approval.approvalId, { decision: approval.runId === 'fork' ? 'approve' : 'reject', reason: 'test' }),
+    });
+    expect((await harness.run({ runId: 'parent', input: {} })).status).toBe('SUCCEEDED');
+    expect((await harness.stack.ledger.getRun('parent'))!.status).toBe('stopped');
+    const { executionArn } = harness.stack.engine.startExecution({ name: 'fork', input: { runId: 'fork', input: {}, fork: { from: 'parent', at: 2 } } });
+    await waitForChain(harness.stack.engine, harness.stack.ledger, 'fork', executionArn);
+  }, 240_000);
+  afterAll(() => harness?.stack.close());
+
+  it('was recorded so: the fork tripped at the budget it started with and ended on the extended one', async () => {
+    const fork = (await harness.stack.ledger.getRun('fork'))!;
+    expect(fork).toMatchObject({ status: 'succeeded', budgetExtensions: { steps: 1 }, budgetsBeforeExtension: { maxSteps: 4 }, forkedFrom: { runId: 'parent', turn: 2 } });
+    expect(fork.config.maxSteps).toBe(6);
+  });
+
+  it('is identical on the same code', async () => {
+    const result = await replayRun({ agent: dev, source: harness.stack.ledger, runId: 'fork' });
+    expect(result.divergence, JSON.stringify(result.divergence, null, 1)).toBeUndefined();
+    expect(result.identical).toBe(true);
+    // Turns: the copied one (its StartRun copies it) and its own two; calls: its own turn 2's.
+    expect(result.answered).toEqual({ turns: 3, toolCalls: 1, approvals: 1 });
   }, 60_000);
 });
