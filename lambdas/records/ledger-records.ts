@@ -191,6 +191,11 @@ export interface RunRecord extends Counters {
   recovery?: RecoveryRecord;
   /** How many extensions of each budget (and of the loop detector) were approved and applied. */
   budgetExtensions?: Partial<Record<ExtendableGuard, number>>;
+  /**
+   * The limit each budget an approved extension raised had when the run started (`config` holds
+   * the extended one), set at its first extension: what `savepoint replay` starts the run on.
+   */
+  budgetsBeforeExtension?: Partial<Pick<RunConfig, BudgetField>>;
   /** A person let the run go on after its loop detector tripped: turns up to this one are not examined again. */
   loopAllowedThrough?: number;
   /** The identity that started the run (separation of duties: it may not approve the run's requests). */
@@ -295,9 +300,22 @@ export type BudgetGuard = Exclude<ExtendableGuard, 'loop'>;
 /** The config field each extendable budget lives in (a loop's extension sets `loopAllowedThrough`): its row's `field` (records/guards.ts). */
 export const BUDGET_FIELDS = Object.fromEntries(GUARDS.map((row) => [row.guard, row.field])) as { readonly [G in BudgetGuard]: Extract<(typeof GUARDS)[number], { guard: G }>['field'] };
 
-/** What an approved extension changes on the run: the budget's limit, or where loop detection starts again. */
-export function extended(run: Pick<RunRecord, 'config'>, guard: ExtendableGuard, limit: number): Pick<RunRecord, 'config'> | Pick<RunRecord, 'loopAllowedThrough'> {
-  return guard === 'loop' ? { loopAllowedThrough: limit } : { config: { ...run.config, [BUDGET_FIELDS[guard]]: limit } };
+/** The run-config field of an extendable budget. */
+export type BudgetField = (typeof BUDGET_FIELDS)[BudgetGuard];
+
+/**
+ * What an approved extension changes on the run: the budget's limit (the limit it started with
+ * kept, the first time), or where loop detection starts again.
+ */
+export function extended(
+  run: Pick<RunRecord, 'config' | 'budgetsBeforeExtension'>,
+  guard: ExtendableGuard,
+  limit: number,
+): Pick<RunRecord, 'config' | 'budgetsBeforeExtension'> | Pick<RunRecord, 'loopAllowedThrough'> {
+  if (guard === 'loop') return { loopAllowedThrough: limit };
+  const field = BUDGET_FIELDS[guard];
+  const before = run.budgetsBeforeExtension ?? {};
+  return { config: { ...run.config, [field]: limit }, budgetsBeforeExtension: field in before ? before : { ...before, [field]: run.config[field] } };
 }
 
 export interface KillFlag {

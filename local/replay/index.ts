@@ -3,7 +3,7 @@ import { InvalidInputError } from '../../lambdas/shared/errors.js';
 import { childRunId, stableJson, type AgentDefinition, type ToolTrace } from '../../lambdas/define.js';
 import type { CallCompletion, Ledger } from '../../lambdas/ledger/ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { approvalSkOf, type ApprovalRecord, type RunRecord, type ToolCallRecord } from '../../lambdas/records/ledger-records.js';
+import { approvalSkOf, type ApprovalRecord, type RunConfig, type RunRecord, type ToolCallRecord } from '../../lambdas/records/ledger-records.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
 import { createDecideApproval } from '../../lambdas/approvals/decision.js';
 import { CircuitBreaker } from '../../lambdas/guards/breaker.js';
@@ -16,7 +16,7 @@ import { createSteps, type AgentSteps } from '../../lambdas/wiring/create-steps.
 import { LOCAL_BREAKER } from '../runtime/local-breaker.js';
 import { differingPart, meteredTools, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
 import { agentLoop } from './loop.js';
-import { approvalOf, loadRecording, recordedClock, type Recording } from './recording.js';
+import { approvalOf, loadRecording, recordedClock, startConfig, type Recording } from './recording.js';
 
 export type { Divergence } from './answers.js';
 export { loadRecording, type Recording } from './recording.js';
@@ -162,15 +162,17 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const setupMs = Math.round(performance.now() - started);
   try {
     const { run } = recording;
+    // The budgets it started with: an approved extension is reproduced where it was recorded, from its decision.
+    const config = startConfig(recording);
     if (lineage) {
       const fingerprint = codeFingerprint(agent, CODE_VERSION, deploymentPrices(agent.prices))(run.model);
-      await standInParent(ledger, recording, { lineage, fingerprint, laterWrites: await parentWritesAfter(options.source, lineage) });
+      await standInParent(ledger, recording, { lineage, fingerprint, config, laterWrites: await parentWritesAfter(options.source, lineage) });
     }
     await standInChildren(ledger, options.source, options.agent, recording.run.runId);
     const request = {
       runId: run.runId,
       input: run.input,
-      config: run.config,
+      config,
       model: run.model,
       ...(run.startedBy && { startedBy: run.startedBy }),
       ...(lineage && { fork: { from: lineage.runId, at: lineage.turn, effects: lineage.effects } }),
@@ -259,11 +261,12 @@ async function compareEnd(
 async function standInParent(
   ledger: Ledger,
   recording: Recording,
-  { lineage, fingerprint, laterWrites }: { lineage: NonNullable<RunRecord['forkedFrom']>; fingerprint: string; laterWrites: ToolCallRecord[] },
+  { lineage, fingerprint, config, laterWrites }: { lineage: NonNullable<RunRecord['forkedFrom']>; fingerprint: string; config: RunConfig; laterWrites: ToolCallRecord[] },
 ): Promise<void> {
-  const { forkedFrom: _from, forks: _forks, ...run } = recording.run;
+  const { forkedFrom: _from, forks: _forks, budgetExtensions: _extensions, budgetsBeforeExtension: _before, loopAllowedThrough: _allowed, ...run } = recording.run;
   const parent = lineage.runId;
-  await ledger.createRun({ ...run, runId: parent, fingerprint, status: 'succeeded' });
+  // On the budgets the fork started with (a fork takes its parent's), not those its own extensions raised.
+  await ledger.createRun({ ...run, config, runId: parent, fingerprint, status: 'succeeded' });
   for (const turn of recording.turns.filter((record) => record.turn < lineage.turn)) await ledger.recordTurn({ ...turn, runId: parent });
   const at = new Date(recording.run.createdAt);
   for (const call of recording.calls.filter((record) => record.turn < lineage.turn)) await ledger.recordCall({ ...call, runId: parent, status: 'completed' }, at);

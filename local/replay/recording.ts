@@ -1,7 +1,8 @@
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { resolveResults } from '../../lambdas/ledger/blobs.js';
-import { approvalSkOf, type ApprovalRecord, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/records/ledger-records.js';
+import { approvalSkOf, BUDGET_FIELDS, type ApprovalRecord, type BudgetGuard, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/records/ledger-records.js';
 import type { Clock } from '../../lambdas/shared/ports.js';
+import { extendedLimit } from '../../lambdas/steps/budget-check.js';
 
 /**
  * A finished run as its ledger recorded it: the observation log replay answers every call from.
@@ -19,6 +20,40 @@ export async function loadRecording(ledger: Ledger, runId: string): Promise<Reco
   if (!run) return undefined;
   const { turns, calls, approvals } = await ledger.listConversation(runId);
   return { run, turns, calls: await resolveResults(ledger, calls), approvals };
+}
+
+/**
+ * The budgets the run started with. Its record holds them as its approved extensions left them: a
+ * replay started on those would be refused by StartRun where they are above the most a run of the
+ * agent may ask for, and elsewhere never trip where the recorded run did (no extension asked). Each
+ * extended budget goes back to the limit it started with, as the record keeps it; on a record
+ * written before it kept them, to the one limit that the first extension's recorded limit extends
+ * (`extendedLimit` is increasing, by more than 1 a whole number and 1 cent a cent: whole steps,
+ * tokens and seconds are found exactly, dollars when they were whole cents).
+ */
+export function startConfig(recording: Recording): RunConfig {
+  const { run } = recording;
+  const config: RunConfig = { ...run.config };
+  for (const [guard, count] of Object.entries(run.budgetExtensions ?? {})) {
+    if (guard === 'loop' || !count) continue;
+    const field = BUDGET_FIELDS[guard as BudgetGuard];
+    const kept = run.budgetsBeforeExtension?.[field];
+    const first = recording.approvals.find((approval) => approval.budget?.guard === guard && approval.budget.extension === 1)?.budget?.limit;
+    const found = kept ?? (first === undefined ? undefined : limitExtendedTo(run, guard as BudgetGuard, first));
+    if (found !== undefined) config[field] = found;
+  }
+  return config;
+}
+
+/** The limit of `guard` whose extension is `limit`, on its grid (whole numbers; cents for dollars); undefined if none is. */
+function limitExtendedTo(run: RunRecord, guard: BudgetGuard, limit: number): number | undefined {
+  const grid = guard === 'dollars' ? 100 : 1;
+  const near = Math.round((limit / (1 + run.config.budgetExtensionPercent / 100)) * grid);
+  for (const units of [near, near - 1, near + 1]) {
+    const candidate = units / grid;
+    if (candidate > 0 && extendedLimit({ ...run, config: { ...run.config, [BUDGET_FIELDS[guard]]: candidate } }, guard) === limit) return candidate;
+  }
+  return undefined;
 }
 
 export const callOf = (recording: Recording, turn: number, call: number) => indexed(recording.calls, (record) => `${record.turn}:${record.call}`).get(`${turn}:${call}`);

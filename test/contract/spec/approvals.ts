@@ -174,7 +174,8 @@ export function approvalsSpec(make: MakeLedger): void {
         await ledger.createRun(run('r1'));
         await ledger.applyBudgetExtension('r1', 'steps', 1, 600);
         await ledger.applyBudgetExtension('r1', 'steps', 2, 900);
-        expect(await ledger.applyBudgetExtension('r1', 'steps', 1, 600)).toMatchObject({ config: { maxSteps: 900 }, budgetExtensions: { steps: 2 } });
+        // The limit the run started with is kept from the first extension (what replay starts the run on).
+        expect(await ledger.applyBudgetExtension('r1', 'steps', 1, 600)).toMatchObject({ config: { maxSteps: 900 }, budgetExtensions: { steps: 2 }, budgetsBeforeExtension: { maxSteps: 400 } });
       });
 
       it('counts extensions per budget', async () => {
@@ -183,6 +184,7 @@ export function approvalsSpec(make: MakeLedger): void {
         expect(await ledger.applyBudgetExtension('r1', 'dollars', 1, 7.5)).toMatchObject({
           config: { maxSteps: 600, maxDollars: 7.5 },
           budgetExtensions: { steps: 1, dollars: 1 },
+          budgetsBeforeExtension: { maxSteps: 400, maxDollars: 5 },
         });
       });
 
