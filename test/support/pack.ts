@@ -45,11 +45,13 @@ async function lock(): Promise<void> {
  * install the package): two prepacks at once empty dist/ under each other's compiler and one fails.
  */
 export async function packRepository(destination: string, timeoutMs: number): Promise<string> {
-  const runDir = inject('runDir');
+  // Without the global setup (another config), no sharing: packed for this caller alone.
+  const runDir = inject('runDir') ?? destination;
   await lock();
   try {
     const packed = readdirSync(runDir).find((name) => name.endsWith('.tgz'));
     const tarball = packed ? join(runDir, packed) : await pack(runDir, timeoutMs);
+    if (runDir === destination) return tarball;
     const copy = join(destination, tarball.slice(runDir.length + 1));
     copyFileSync(tarball, copy);
     return copy;
