@@ -17,6 +17,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    // A directory for the run, for what its files make once and share (the packed package).
+    globalSetup: ['test/support/run-dir.ts'],
+    // SAVEPOINT_TEST_CPU=<file>: each file's CPU, its child processes' included, as JSON lines.
+    setupFiles: ['test/support/file-cpu.ts'],
     // One worker per core, not vitest's cores − 1 (one worker on a 2-core machine): the engine,
     // CLI and browser tests spend much of their time waiting on child processes and sockets.
     maxWorkers: availableParallelism(),

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { inject } from 'vitest';
 import { whenChanged } from './when-changed.js';
 
 const exec = promisify(execFile);
@@ -37,16 +38,29 @@ async function lock(): Promise<void> {
 }
 
 /**
- * The repository packed by `npm pack` into `destination`, the tarball's path. One pack at a time
- * across the test processes (package-app and own-agent each install the package): two prepacks at
- * once empty dist/ under each other's compiler and one fails.
+ * The repository packed by `npm pack`, copied into `destination`: the tarball's path. Packed once a
+ * run (prepack compiles the whole of dist/ and synthesizes its templates, about a minute of CPU):
+ * the first caller packs into the run's directory (test/support/run-dir.ts) and the next ones copy
+ * that tarball. One pack at a time across the test processes (package-app and own-agent each
+ * install the package): two prepacks at once empty dist/ under each other's compiler and one fails.
  */
 export async function packRepository(destination: string, timeoutMs: number): Promise<string> {
+  // Without the global setup (another config), no sharing: packed for this caller alone.
+  const runDir = inject('runDir') ?? destination;
   await lock();
   try {
-    const { stdout } = await exec('npm', ['pack', '--silent', '--pack-destination', destination], { cwd: ROOT, timeout: timeoutMs });
-    return join(destination, stdout.trim().split('\n').at(-1)!);
+    const packed = readdirSync(runDir).find((name) => name.endsWith('.tgz'));
+    const tarball = packed ? join(runDir, packed) : await pack(runDir, timeoutMs);
+    if (runDir === destination) return tarball;
+    const copy = join(destination, tarball.slice(runDir.length + 1));
+    copyFileSync(tarball, copy);
+    return copy;
   } finally {
     rmSync(LOCK, { recursive: true, force: true });
   }
+}
+
+async function pack(destination: string, timeoutMs: number): Promise<string> {
+  const { stdout } = await exec('npm', ['pack', '--silent', '--pack-destination', destination], { cwd: ROOT, timeout: timeoutMs });
+  return join(destination, stdout.trim().split('\n').at(-1)!);
 }
