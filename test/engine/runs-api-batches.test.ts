@@ -13,7 +13,11 @@ import { startAgentHarness, type AgentHarness } from '../support/agent-harness.j
 let h: AgentHarness<any>;
 beforeAll(async () => {
   h = await startAgentHarness({ agent: counterAgent({ calls: 1, perTurn: 1 }), recovery: false, batchPollWaitMs: 5 });
-}, 60_000);
+  // The batch engine made here, not in the first test's POST: from a checkout CDK synthesizes its
+  // template (local/template/batch-synth.ts), tens of seconds on a loaded machine, and that would
+  // count against the first test's timeout and the runs function's 20 s.
+  await h.stack.batches.engine();
+}, 180_000);
 afterAll(() => h?.stack.close());
 
 const post = (body: unknown, raw = false) =>
