@@ -108,6 +108,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'States.Runtime',
   },
   {
+    rule: 'A distributed Map Run fails when its failed items exceed ToleratedFailureCount or ToleratedFailurePercentage (0% when it names neither); failures below the threshold are tolerated',
+    doc: `${SFN_GUIDE}/maprun-fail-threshold.html`,
+    file: 'local/aws/sfn-distributed-map.ts',
+    test: 'test/local/distributed-map.test.ts',
+    answer: 'States.ExceedToleratedFailureThreshold',
+  },
+  {
     rule: "A distributed Map's ItemReader reads a JSON array or a CSV file with s3:getObject, and a read that fails fails the Map",
     doc: `${SFN_GUIDE}/input-output-itemreader.html`,
     file: 'local/aws/sfn-item-reader.ts',

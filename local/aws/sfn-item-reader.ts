@@ -194,7 +194,7 @@ export function withItemReaders(definition: AslDefinition): AslDefinition {
 }
 
 /** Every transition of a scope into `from` goes to `to` instead. */
-function redirect(scope: AslDefinition, from: string, to: string): void {
+export function redirect(scope: AslDefinition, from: string, to: string): void {
   if (scope.StartAt === from) scope.StartAt = to;
   for (const state of Object.values(scope.States)) {
     if (state['Next'] === from) state['Next'] = to;

@@ -51,6 +51,8 @@ export interface Execution {
   events: HistoryEvent[];
   /** The items each ItemReader read, by its id: what its Map iterates (`$$.ItemReader.<id>`, local/aws/sfn-item-reader.ts). */
   itemReads: Record<string, unknown[]>;
+  /** Each distributed Map's current Map Run: its item count and failed items so far (local/aws/sfn-distributed-map.ts). */
+  mapRuns: Map<string, { total: number; failed: number }>;
   /** Id of the latest <Type>StateEntered per state name: TaskScheduled links back to it. */
   lastEntered: Map<string, number>;
   /** Invocations still running after their Task timed out (local/engine/lambda-task.ts). */

@@ -10,12 +10,12 @@ import './polyfills.js';
 import { randomUUID } from 'node:crypto';
 import type { RunOptions } from 'aws-local-stepfunctions';
 import { outcomeAtHistoryQuota, historyQuotaRefuses, HISTORY_QUOTA_FAILURE } from '../aws/sfn-history-limit.js';
-import { CHILD_START_REFUSED, childStartStates, distributedMaps } from '../aws/sfn-distributed-map.js';
+import { CHILD_START_REFUSED, EXCEED_TOLERATED_FAILURE_THRESHOLD, childStartStates, distributedMaps, exceedsTolerance, toleranceCause, toleranceStates, type FailureTolerance } from '../aws/sfn-distributed-map.js';
 import { ItemReaderFailed, itemReaderStates, readItems, type ItemReaderState } from '../aws/sfn-item-reader.js';
 import { dataLimitExceeded, overPayloadLimit } from '../aws/sfn-payload-limit.js';
 import { assertExecutionName, assertSameStart, parseExecutionInput } from '../aws/sfn-start-execution.js';
 import type { AslDefinition } from '../template/asl.js';
-import { LocalSfnError, UncatchableError } from './errors.js';
+import { LocalSfnError, TaskFailure, UncatchableError } from './errors.js';
 import { outcomeOf, paginate, type Execution, type ExecutionDescription, type ExecutionListItem, type ExecutionStatus, type LibraryEvent, type Outcome } from './execution.js';
 import { EXECUTION_END_EVENTS, TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './history.js';
 import { runLambdaTask, type JsonValue, type TaskBinding, type TaskHandler } from './lambda-task.js';
@@ -209,6 +209,7 @@ export class LocalEngine {
       status: 'RUNNING',
       events: [],
       itemReads: {},
+      mapRuns: new Map(),
       lastEntered: new Map(),
       timedOut: new Map(),
       ended: new AbortController(),
@@ -232,6 +233,7 @@ export class LocalEngine {
     for (const [stateName, spec] of version.specs) handlers[stateName] = (params) => runLambdaTask(this.taskRun(exec, childStates.has(stateName)), stateName, spec, params);
     for (const [stateName, reader] of itemReaderStates(version.definition)) handlers[stateName] = (params) => this.readItems(exec, reader, params);
     for (const [stateName, map] of childStartStates(version.definition)) handlers[stateName] = () => this.startChild(map);
+    for (const [stateName, t] of toleranceStates(version.definition)) handlers[stateName] = async (params) => (t.role === 'runStart' ? startMapRun(exec, t.map, params) : itemFailed(exec, t.map, t.tolerance, params));
 
     const run = version.machine.run(value, {
       overrides: { ...this.overrides, taskResourceLocalHandlers: handlers },
@@ -445,8 +447,8 @@ export class LocalEngine {
   private async consume(exec: Execution, logs: AsyncGenerator<LibraryEvent>): Promise<void> {
     // A distributed Map's iterations are child executions on AWS, each with a history of its own (local/aws/sfn-distributed-map.ts).
     const distributed = distributedMaps(exec.version.definition);
-    // The engine's own ItemReader Tasks are its Map's doing on AWS: no history of their own.
-    const readers = itemReaderStates(exec.version.definition);
+    // The engine's own ItemReader and Map Run Tasks are its Map's doing on AWS: no history of their own.
+    const readers = new Set([...itemReaderStates(exec.version.definition).keys(), ...toleranceStates(exec.version.definition).keys()]);
     for await (const ev of logs) {
       if (exec.forcedEnd) continue; // the run is being torn down: nothing after that point is history
       if (ev.state && readers.has(ev.state.name)) continue;
@@ -550,4 +552,25 @@ export class LocalEngine {
     if (!exec) throw new LocalSfnError('ExecutionDoesNotExist', `Execution Does Not Exist: '${arn}'`);
     return exec;
   }
+}
+
+/** A distributed Map's Map Run begins (the engine's MapRun Task, given the Map's items): no item has failed yet. */
+function startMapRun(exec: Execution, map: string, params: unknown): JsonValue {
+  const { items } = (params ?? {}) as { items?: unknown };
+  exec.mapRuns.set(map, { total: Array.isArray(items) ? items.length : 0, failed: 0 });
+  return {};
+}
+
+/**
+ * An item of a distributed Map's run failed (the engine's ItemFailed Task, given the Catch's Error
+ * and Cause): past the Map's threshold the item fails with States.ExceedToleratedFailureThreshold,
+ * and so the Map; below it, the item's output is its error and cause.
+ */
+function itemFailed(exec: Execution, map: string, tolerance: FailureTolerance, params: unknown): JsonValue {
+  const run = exec.mapRuns.get(map) ?? { total: 0, failed: 0 };
+  run.failed += 1;
+  exec.mapRuns.set(map, run);
+  const failure = (params ?? {}) as { Error?: JsonValue; Cause?: JsonValue };
+  if (exceedsTolerance(tolerance, run.failed, run.total)) throw new TaskFailure(EXCEED_TOLERATED_FAILURE_THRESHOLD, toleranceCause(map, tolerance, run.failed, run.total, failure));
+  return { Error: failure.Error ?? null, Cause: failure.Cause ?? null };
 }

@@ -9,7 +9,7 @@ import { assertNoAliasRoutesTo } from '../aws/state-machine-versions.js';
 import type { AslDefinition } from '../template/asl.js';
 import { assertSupported, clampTimers, liftTaskTimeouts } from './definition.js';
 import { withItemReaders } from '../aws/sfn-item-reader.js';
-import { withChildStarts } from '../aws/sfn-distributed-map.js';
+import { withChildStarts, withFailureTolerance } from '../aws/sfn-distributed-map.js';
 import { LocalSfnError } from './errors.js';
 import { taskSpecs, type TaskBinding, type TaskSpec } from './lambda-task.js';
 
@@ -85,7 +85,7 @@ export class StateMachineVersions {
     // has its Task timeouts lifted, and the specs carry the definition's (or a test's, in ms).
     // An ItemReader is read by a Task of the engine's own before its Map (local/aws/sfn-item-reader.ts);
     // a distributed Map's child starts by one at the head of its child states (local/aws/sfn-distributed-map.ts).
-    const interpreted = liftTaskTimeouts(clampTimers(withChildStarts(withItemReaders(version.definition))));
+    const interpreted = liftTaskTimeouts(clampTimers(withChildStarts(withFailureTolerance(withItemReaders(version.definition)))));
     // The library validates with asl-validator (~150 ms a time); once per distinct definition is enough.
     const text = JSON.stringify(interpreted);
     const machine = new StateMachine(interpreted as unknown as StateMachineDefinition, { validationOptions: { noValidate: this.validated.has(text) } });

@@ -12,8 +12,10 @@
  * IAM decides by that role's policies in the batch template (local/template/batch.ts): the
  * twin's manifest bucket is granted, no other. Its other calls are authorized as that role too:
  * each Task's `lambda:InvokeFunction` on the item function the batch names (a refusal fails the
- * Task with Lambda.AWSLambdaException, as for the agent's state machine: local/engine/lambda-task.ts;
- * the template allows the agent's own, `<agent>-batch-item` and its versions), and each child
+ * Task with Lambda.AWSLambdaException, as for the agent's state machine: local/engine/lambda-task.ts,
+ * and so its item, and the Map Run with States.ExceedToleratedFailureThreshold:
+ * local/aws/sfn-distributed-map.ts; the template allows the agent's own, `<agent>-batch-item` and
+ * its versions), and each child
  * execution's `states:StartExecution` on the batch state machine (a refusal fails the batch with
  * States.Runtime, no item started: local/aws/sfn-distributed-map.ts). The Distributed Map's
  * DescribeExecution and StopExecution of its children are not calls the twin makes (its children

@@ -91,9 +91,11 @@ describe('the batch state machine under the twin’s IAM', () => {
     expect(decisions).toEqual({ allowed: 6, denied: 0 });
   }, 60_000);
 
-  it('fails the batch with Lambda.AWSLambdaException when its role may not invoke the item function, invoking it never', async () => {
+  it('fails the batch’s Map Run (States.ExceedToleratedFailureThreshold) when its role may not invoke the item function, invoking it never', async () => {
     const { ended, calls, decisions, status } = await runBatch(without(synthesized, 'lambda:InvokeFunction'), 3);
-    expect(ended).toMatchObject({ status: 'FAILED', error: 'Lambda.AWSLambdaException' });
+    // The item's Lambda.AWSLambdaException fails its child; one failed child is over the Map's default threshold (0%).
+    expect(ended).toMatchObject({ status: 'FAILED', error: 'States.ExceedToleratedFailureThreshold' });
+    expect(ended.cause).toMatch(/Lambda\.AWSLambdaException/);
     expect(ended.cause).toMatch(/is not authorized to perform: lambda:InvokeFunction on resource: arn:aws:lambda:us-east-1:000000000000:function:payer-batch-item .*Status Code: 403; Error Code: AccessDeniedException/);
     expect(status).toBe('FAILED');
     expect(calls).toEqual([]);
@@ -128,7 +130,8 @@ describe('the batch state machine under the twin’s IAM', () => {
       await batches.store.start({ batchId: 'other', agent: 'payer', runs: [{ runId: 'other-0', input: {} }], itemFunction: 'arn:aws:lambda:us-east-1:000000000000:function:someone-else-batch-item', concurrency: 1, pollSeconds: 1, caller: TESTER, createdAt: new Date(0).toISOString() });
       const engine = await batches.engine();
       const ended = await engine.waitForExecution(engine.listExecutions().executions[0]!.executionArn);
-      expect(ended).toMatchObject({ status: 'FAILED', error: 'Lambda.AWSLambdaException' });
+      expect(ended).toMatchObject({ status: 'FAILED', error: 'States.ExceedToleratedFailureThreshold' });
+      expect(ended.cause).toMatch(/Lambda\.AWSLambdaException: .*someone-else-batch-item/);
       expect(calls).toEqual([]);
     } finally {
       await batches.close();

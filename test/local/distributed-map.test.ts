@@ -65,7 +65,9 @@ describe('a distributed Map in the local engine', () => {
     ['an ItemReader listing a bucket', { ItemReader: { Resource: 'arn:aws:states:::s3:listObjectsV2', Parameters: { Bucket: 'b', Prefix: 'p' } } }, {}, /ItemReader\.Resource arn:aws:states:::s3:listObjectsV2 \(the local engine reads S3 objects with arn:aws:states:::s3:getObject only\)/],
     ['an ItemReader of one version of an object', { ItemReader: { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { Bucket: 'b', Key: 'k', VersionId: 'v1' } } }, {}, /ItemReader\.Parameters\.VersionId \(the local S3 keeps one version of an object\)/],
     ['a CSV ItemReader with no header row', { ItemReader: { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'CSV' }, Parameters: { Bucket: 'b', Key: 'k' } } }, {}, /ItemReader\.ReaderConfig\.CSVHeaderLocation undefined \(AWS requires FIRST_ROW or GIVEN for a CSV\)/],
-    ['a failure tolerance', { ToleratedFailurePercentage: 5 }, {}, /ToleratedFailurePercentage \(not run by the local engine\)/],
+    ['a failure tolerance read from a Path', { ToleratedFailureCountPath: '$.tolerated' }, {}, /ToleratedFailureCountPath \(not run by the local engine\)/],
+    ['a ToleratedFailurePercentage over 100', { ToleratedFailurePercentage: 101 }, {}, /ToleratedFailurePercentage 101 \(AWS accepts a number from 0 to 100\)/],
+    ['a failure tolerance beside a Retry', { ToleratedFailureCount: 1, Retry: [{ ErrorEquals: ['States.ALL'] }] }, {}, /Retry beside a failure tolerance/],
     ['a ResultWriter', { ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: 'b', Prefix: 'p' } } }, {}, /ResultWriter/],
     ['EXPRESS child executions', {}, { ExecutionType: 'EXPRESS' }, /ExecutionType EXPRESS \(the local engine runs STANDARD child executions only\)/],
     ['a MaxConcurrency over 10,000', { MaxConcurrency: 10_001 }, {}, /MaxConcurrency 10001 \(AWS accepts an integer from 0 to 10000 for a distributed Map\)/],
@@ -75,6 +77,7 @@ describe('a distributed Map in the local engine', () => {
 
   it('runs a MaxConcurrency of 10,000 and an inline Map’s fields as before', () => {
     expect(() => assertSupported(mapOver('DISTRIBUTED', { MaxConcurrency: 10_000 }))).not.toThrow();
+    expect(() => assertSupported(mapOver('DISTRIBUTED', { ToleratedFailureCount: 2, ToleratedFailurePercentage: 50 }))).not.toThrow();
     expect(() => assertSupported(mapOver('INLINE', { ToleratedFailurePercentage: 5 }))).toThrow(/ToleratedFailurePercentage, which the local engine does not support/);
   });
 
@@ -146,5 +149,61 @@ describe('a distributed Map in the local engine', () => {
     expect((await engine.waitForExecution(executionArn)).status).toBe('SUCCEEDED');
     expect(work.most()).toBe(7);
     await engine.close();
+  });
+
+  describe('fails its Map Run past the tolerated failure threshold, with States.ExceedToleratedFailureThreshold', () => {
+    /** Work that fails the items that are odd numbers, with an error of its own, and returns the others. */
+    const oddsFail = {
+      waitForTaskToken: false,
+      invoke: async (payload: unknown) => {
+        if ((payload as number) % 2 === 1) throw Object.assign(new Error(`item ${String(payload)} broke`), { name: 'ItemBroke' });
+        return payload;
+      },
+    };
+    async function run(extra: Partial<AslState>, items: number[], caught = false) {
+      const definition = mapOver('DISTRIBUTED', caught ? { ...extra, Catch: [{ ErrorEquals: ['States.ExceedToleratedFailureThreshold'], ResultPath: '$.failure', Next: 'Recovered' }], Next: 'Done' } : extra);
+      if (caught) {
+        delete definition.States['Items']!['End'];
+        definition.States['Recovered'] = { Type: 'Pass', End: true };
+        definition.States['Done'] = { Type: 'Pass', End: true };
+      }
+      const engine = new LocalEngine({ definition, stateMachineArn: ARN, tasks: { Work: oddsFail } });
+      try {
+        const { executionArn } = engine.startExecution({ input: JSON.stringify({ items }) });
+        const ended = await engine.waitForExecution(executionArn);
+        return { ended, states: engine.getExecutionHistory(executionArn).filter((event) => event.stateEnteredEventDetails).map((event) => event.stateEnteredEventDetails!.name) };
+      } finally {
+        await engine.close();
+      }
+    }
+
+    it('by default (0%): one failed item fails the Map, not with the item’s own error', async () => {
+      const { ended } = await run({}, [2, 4, 5, 6]);
+      expect(ended).toMatchObject({ status: 'FAILED', error: 'States.ExceedToleratedFailureThreshold' });
+      expect(ended.cause).toMatch(/The Map Run of Items failed: 1 of 4 items failed, over its tolerated failure threshold \(ToleratedFailurePercentage 0\).*ItemBroke/);
+    });
+
+    it('tolerates ToleratedFailureCount failed items, their places holding their error, and fails on one more', async () => {
+      const { ended } = await run({ ToleratedFailureCount: 2 }, [1, 2, 3, 4]);
+      expect(ended.status).toBe('SUCCEEDED');
+      const output = JSON.parse(ended.output!) as unknown[];
+      expect(output[1]).toBe(2);
+      expect(output[0]).toMatchObject({ Error: expect.stringMatching(/ItemBroke/) as unknown });
+      const over = await run({ ToleratedFailureCount: 2 }, [1, 2, 3, 5]);
+      expect(over.ended).toMatchObject({ status: 'FAILED', error: 'States.ExceedToleratedFailureThreshold' });
+      expect(over.ended.cause).toMatch(/3 of 4 items failed.*ToleratedFailureCount 2/);
+    });
+
+    it('tolerates up to ToleratedFailurePercentage of its items failing', async () => {
+      expect((await run({ ToleratedFailurePercentage: 50 }, [1, 2, 3, 4])).ended.status).toBe('SUCCEEDED');
+      expect((await run({ ToleratedFailurePercentage: 50 }, [1, 2, 3, 5])).ended).toMatchObject({ status: 'FAILED', error: 'States.ExceedToleratedFailureThreshold' });
+    });
+
+    it('is caught by a Catch on States.ExceedToleratedFailureThreshold, as AWS’s is', async () => {
+      const { ended, states } = await run({}, [1, 2], true);
+      expect(ended.status).toBe('SUCCEEDED');
+      expect(states).toEqual(['Items', 'Recovered']);
+      expect(JSON.parse(ended.output!)).toMatchObject({ items: [1, 2], failure: { Error: 'States.ExceedToleratedFailureThreshold' } });
+    });
   });
 });

@@ -180,7 +180,10 @@ describe('an inline Map on the local engine', () => {
     const definition = mapDefinition(2, { ToleratedFailureCount: 1 });
     expect(() => new LocalEngine({ definition, stateMachineArn: arn, tasks: {} })).toThrow(/ToleratedFailureCount/);
     (definition.States['Calls']!.ItemProcessor as Record<string, unknown>)['ProcessorConfig'] = { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' };
-    expect(() => new LocalEngine({ definition, stateMachineArn: arn, tasks: {} })).toThrow(/State Calls uses ToleratedFailureCount \(not run by the local engine\)/);
+    // A distributed Map runs a ToleratedFailureCount; read from a Path it is refused.
+    definition.States['Calls']!['ToleratedFailureCountPath'] = '$.tolerated';
+    delete definition.States['Calls']!['ToleratedFailureCount'];
+    expect(() => new LocalEngine({ definition, stateMachineArn: arn, tasks: {} })).toThrow(/State Calls uses ToleratedFailureCountPath \(not run by the local engine\)/);
     (definition.States['Calls']!.ItemProcessor as Record<string, unknown>)['ProcessorConfig'] = { Mode: 'SOMETHING' };
     expect(() => new LocalEngine({ definition, stateMachineArn: arn, tasks: {} })).toThrow(/ProcessorConfig.Mode: SOMETHING/);
   });
