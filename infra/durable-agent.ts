@@ -422,8 +422,8 @@ export class DurableAgent extends Construct {
    * The agent's share of the stack's batches (infra/batch-state-machine.ts): its item function,
    * which starts the agent's runs as the runs API does (on the alias, the starter signed), and may
    * start only this agent's state machine; the batch state machine allowed to invoke it and to read
-   * the manifest buckets; the runs API told the batch state machine and the item function, and
-   * allowed to start and read batches.
+   * the manifest buckets; the runs API told the batch state machine and the item function,
+   * allowed to start and read batches, and to read the manifests (a manifest batch's progress lists its runs).
    */
   #bindBatches(settings: AgentBatchesProps, bind: { runsApi: StepFunction; fn: (step: typeof Steps.BatchItem, environment: Record<string, string>) => StepFunction; ledger: LedgerTable; agentName: string; alias: string; stateMachine: string; maxBudgets: Record<string, string> }): StepFunction {
     const batches = ControlPlane.of(this).batches();
@@ -433,7 +433,11 @@ export class DurableAgent extends Construct {
     // The runs API's reads and its start's writes, on this agent's records (its start path is the runs API's).
     bind.ledger.grantTo(item, 'runsApi', bind.agentName);
     batches.allowItemFunction(item);
-    for (const bucket of settings.manifestBuckets ?? []) batches.allowManifests(bucket);
+    for (const bucket of settings.manifestBuckets ?? []) {
+      batches.allowManifests(bucket);
+      // The runs function reads a manifest batch's items too, to list its runs (`GET /v1/batches/{id}`): the same objects, GetObject only.
+      bind.runsApi.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [bucket.arnForObjects('*')] }));
+    }
     batches.grantStartBatch(bind.runsApi);
     // The stack's batch state machine is the stack's runs function's; the item function is this agent's (its settings: `batchItemFunction`).
     bind.runsApi.addEnvironment('BATCH_STATE_MACHINE_ARN', batches.stateMachineArn);

@@ -13,7 +13,7 @@ import type { StateMachineVersions } from '../steps/prune-versions.js';
 import type { FunctionVersions } from '../steps/prune-function-versions.js';
 import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-approvals.js';
 import { sfnBatches, sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks, sfnVersions } from './sfn.js';
-import type { BatchStore } from '../runs/batch.js';
+import type { BatchStore, ManifestReader } from '../runs/batch.js';
 
 /**
  * The AWS clients a function uses beside the ledger's (DynamoDB and the seal key's secret, which
@@ -35,6 +35,8 @@ export interface AwsClients {
   readonly starterMac?: (keyId: string) => DecisionMac;
   /** The step functions' Lambda versions (the version pruner), its SDK loaded on first use. */
   readonly functionVersions?: (traced: <T>(client: T) => T) => Promise<FunctionVersions>;
+  /** S3 GetObject of a batch's manifest (the runs API lists a manifest batch's runs), its SDK loaded on first use. */
+  readonly manifestReader?: (traced: <T>(client: T) => T) => ManifestReader;
 }
 
 /** What the steps ask of Step Functions (adapters/sfn.ts). */
@@ -91,6 +93,21 @@ export const lambdaVersions = {
   functionVersions: async (traced) => {
     const [{ LambdaClient }, { lambdaFunctionVersions }] = await Promise.all([import('@aws-sdk/client-lambda'), import('./lambda-versions.js')]);
     return lambdaFunctionVersions(traced(new LambdaClient({})));
+  },
+} satisfies AwsClients;
+
+/**
+ * A batch manifest's text (the runs function: `GET /v1/batches/{id}` of a manifest batch), the S3
+ * SDK in its own chunk, loaded when a manifest is first read: the runs API's other routes never load it.
+ */
+export const manifestObjects = {
+  manifestReader: (traced) => {
+    let loaded: Promise<{ client: import('@aws-sdk/client-s3').S3Client; GetObject: typeof import('@aws-sdk/client-s3').GetObjectCommand }> | undefined;
+    return async (bucket, key) => {
+      const { client, GetObject } = await (loaded ??= import('@aws-sdk/client-s3').then(({ S3Client, GetObjectCommand }) => ({ client: traced(new S3Client({})), GetObject: GetObjectCommand })));
+      const object = await client.send(new GetObject({ Bucket: bucket, Key: key }));
+      return object.Body!.transformToString('utf8');
+    };
   },
 } satisfies AwsClients;
 

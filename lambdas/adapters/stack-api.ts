@@ -111,6 +111,7 @@ export function stackApiHandlers(agents: readonly AgentDefinition[], options: { 
       if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
       const client = sfn();
       const batchStore = config.BATCH_STATE_MACHINE_ARN ? client.batches(config.BATCH_STATE_MACHINE_ARN) : undefined;
+      const readManifest = options.clients?.manifestReader?.(traced);
       const byAgent = new Map<string, RunsApiDeps>();
       for (const [name, { agent, settings }] of served) {
         byAgent.set(name, {
@@ -120,7 +121,7 @@ export function stackApiHandlers(agents: readonly AgentDefinition[], options: { 
           ledger: deps.ledger,
           stop: (arn, error, cause) => client.executions.stop(arn, error, cause),
           ...(deps.children && { children: deps.children }),
-          ...(batchStore && settings.batchItemFunction && { batches: { store: batchStore, itemFunction: settings.batchItemFunction } }),
+          ...(batchStore && settings.batchItemFunction && { batches: { store: batchStore, itemFunction: settings.batchItemFunction, ...(readManifest && { readManifest }) } }),
           stateMachineArn: `${config.STATE_MACHINE_ARN_PREFIX}${name}:${LIVE_ALIAS}`,
           start: (arn, executionName, input) => client.starter(arn).start(executionName, input),
           clock: deps.clock,

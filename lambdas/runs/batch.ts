@@ -8,6 +8,7 @@ import type { RunLedger } from '../ledger/ledger.js';
 type RunReader = Pick<RunLedger, 'getRun'>;
 import type { RunRecord } from '../records/ledger-records.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
+import { readItems } from '../shared/item-reader.js';
 import { DISTRIBUTED_MAP_MAX_CONCURRENCY, PAYLOAD_LIMIT_BYTES } from '../shared/limits.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { RunId } from './run-request.js';
@@ -58,9 +59,9 @@ export const BatchStates = { ...batchStates('items'), ItemSource: 'ItemSource?',
  *   POST /batches {agent?, items[] | manifest{bucket,key,format?}, concurrency?, batchId?, key?} → 202 the batch (created: false when it existed)
  *   GET  /batches/{batchId}                                       → 200 its progress: each run's status, counted
  *
- * A manifest's items are read by the batch's execution (a Distributed Map's ItemReader), not by
- * this API: its progress is the execution's status, and each run as its item starts it is in the
- * ledger (`GET /v1/runs`) under `<batchId>-<index>` or `<batchId>-<key value>`.
+ * A manifest's items are read by the batch's execution (a Distributed Map's ItemReader); its
+ * progress reads the manifest too (`BatchRoutesDeps.readManifest`, parsed as the ItemReader parses
+ * it: lambdas/shared/item-reader.ts) to list each item's run, its first MAX_BATCH_ITEMS at most.
  */
 
 /**
@@ -172,16 +173,24 @@ export interface BatchResource {
   agent: string;
   /** Runs live at once, at most. */
   concurrency: number;
-  /** Where its items are, for a manifest's batch (whose `runs` the execution starts as it reads them: listed empty here). */
+  /** Where its items are, for a manifest's batch (whose runs the execution starts as it reads them; `runs` lists them as the manifest reads now). */
   manifest?: ExecutionManifest;
   /** The batch execution's status (`RUNNING`, `SUCCEEDED`, …). */
   status: string;
   /** When the batch was first started (ISO 8601). */
   createdAt: string;
-  /** Each item's run, in the items' order. */
+  /**
+   * Each item's run, in the items' order. A manifest's batch lists its manifest's first
+   * MAX_BATCH_ITEMS items' runs (each status read from the ledger: a run its execution has not
+   * started yet is `pending`; an item whose key names no run is `refused`, as its item step refuses it).
+   */
   runs: { runId: string; status: BatchRunStatus }[];
-  /** How many runs are in each status. */
+  /** How many runs are in each status: of the runs listed (with `truncated`, the manifest's first MAX_BATCH_ITEMS only). */
   counts: Partial<Record<BatchRunStatus, number>>;
+  /** A manifest's batch only: its manifest holds more than MAX_BATCH_ITEMS items, and `runs` and `counts` are of its first MAX_BATCH_ITEMS. */
+  truncated?: true;
+  /** A manifest's batch only: why its runs are not listed (its manifest could not be read or parsed: `runs` is empty; the batch's `status` still says how it went). */
+  runsUnlisted?: string;
   /** Only on a start: false when the batch existed (nothing was started). */
   created?: boolean;
 }
@@ -195,15 +204,58 @@ export interface BatchRoutesDeps {
   itemFunction: string;
   /** Seconds an item waits between two reads of its run. @default BATCH_POLL_SECONDS */
   pollSeconds?: number;
+  /** A manifest's text (S3 GetObject, as the runs function's role), to list a manifest batch's runs. @default none: they are listed empty, `runsUnlisted` says why */
+  readManifest?: ManifestReader;
+}
+
+/** Reads an S3 object's text: the runs function's GetObject (lambdas/adapters/stack-api.ts), the twin's S3 (local/runtime/local-stack.ts). */
+export type ManifestReader = (bucket: string, key: string) => Promise<string>;
+
+/**
+ * A manifest batch's runs as its execution names them: the manifest read and parsed as the Map's
+ * ItemReader reads it, each item's run id by `itemRunId`, the first MAX_BATCH_ITEMS only (each
+ * listed run is a ledger read). A manifest that cannot be read lists none, and says why: the
+ * batch exists, and its progress answers.
+ */
+export async function manifestRuns(manifest: ExecutionManifest, batchId: string, read: ManifestReader | undefined): Promise<{ runs: { runId: string; refused?: true }[]; truncated?: true; unlisted?: string }> {
+  if (!read) return { runs: [], unlisted: 'this API reads no manifests' };
+  const where = `s3://${manifest.bucket}/${manifest.key}`;
+  let text: string;
+  try {
+    text = await read(manifest.bucket, manifest.key);
+  } catch (error) {
+    // As the ItemReader words it (local/engine/local-engine.ts): the S3 error's name says why (AccessDenied, NoSuchKey).
+    return { runs: [], unlisted: `Reading ${where} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}` };
+  }
+  let items: unknown[];
+  try {
+    items = readItems(text, { InputType: manifest.format === 'csv' ? 'CSV' : 'JSON', CSVHeaderLocation: 'FIRST_ROW' }, where);
+  } catch (error) {
+    return { runs: [], unlisted: (error as Error).message };
+  }
+  const runs = items.slice(0, MAX_BATCH_ITEMS).map((item, index) => {
+    try {
+      return { runId: itemRunId(batchId, item, index, manifest.itemKey) };
+    } catch {
+      // Its item step refuses it under the index's name (createBatchItem): no run is started.
+      return { runId: `${batchId}-${index}`, refused: true as const };
+    }
+  });
+  return { runs, ...(items.length > MAX_BATCH_ITEMS && { truncated: true as const }) };
 }
 
 export function createBatchRoutes(deps: BatchRoutesDeps) {
   const progress = async (batch: BatchExecutionInput, status: string): Promise<BatchResource> => {
+    const listed = batch.manifest ? await manifestRuns(batch.manifest, batch.batchId, deps.readManifest) : { runs: batch.runs };
     const runs: BatchResource['runs'] = [];
-    for (const { runId } of batch.runs) runs.push({ runId, status: (await deps.runs.getRun(runId))?.status ?? 'pending' });
+    for (const run of listed.runs) runs.push({ runId: run.runId, status: 'refused' in run && run.refused ? 'refused' : ((await deps.runs.getRun(run.runId))?.status ?? 'pending') });
     const counts: BatchResource['counts'] = {};
     for (const run of runs) counts[run.status] = (counts[run.status] ?? 0) + 1;
-    return { batchId: batch.batchId, agent: batch.agent, concurrency: batch.concurrency, ...(batch.manifest && { manifest: batch.manifest }), status, createdAt: batch.createdAt, runs, counts };
+    return {
+      batchId: batch.batchId, agent: batch.agent, concurrency: batch.concurrency, ...(batch.manifest && { manifest: batch.manifest }), status, createdAt: batch.createdAt, runs, counts,
+      ...('truncated' in listed && listed.truncated && { truncated: true as const }),
+      ...('unlisted' in listed && listed.unlisted !== undefined && { runsUnlisted: listed.unlisted }),
+    };
   };
 
   const start = async (caller: Identity, body: unknown): Promise<BatchResource> => {

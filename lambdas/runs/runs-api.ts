@@ -15,7 +15,7 @@ import { KillReason, RunId, runIdOf } from './run-request.js';
 import { createStartRoute, StarterRefused, StartRunBody, type StartRouteDeps } from './start-route.js';
 import { decodeCursor, encodeCursor, newestFirst } from './run-pages.js';
 import { starterPerson } from '../approvals/people.js';
-import { createBatchRoutes, type BatchStore } from './batch.js';
+import { createBatchRoutes, type BatchStore, type ManifestReader } from './batch.js';
 
 /**
  * The runs API (`/v1/runs`), one set of routes for `savepoint serve` and a deployed stack
@@ -85,7 +85,7 @@ export interface RunsApiDeps extends StartRouteDeps {
   /** Stops the executions of a cancelled run's child runs (runs/child-tree.ts). @default none: their kills are recorded, and they stop at their next step */
   children?: Pick<ChildStarter, 'stop'>;
   /** Where batches start (`POST /batches`: lambdas/runs/batch.ts), and the ARN of the agent's item function their Tasks invoke. @default none: the batch routes answer 404 */
-  batches?: { store: BatchStore; itemFunction: string };
+  batches?: { store: BatchStore; itemFunction: string; readManifest?: ManifestReader };
   /** Seconds a batch's item waits between two reads of its run. @default BATCH_POLL_SECONDS */
   batchPollSeconds?: number;
 }
@@ -293,7 +293,7 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
   };
 
   // Batches start each run through `start` above (lambdas/runs/batch.ts).
-  const batches = serving?.batches && createBatchRoutes({ agent: serving.agent, batches: serving.batches.store, itemFunction: serving.batches.itemFunction, runs: deps.ledger, clock: deps.clock, ...(serving.batchPollSeconds !== undefined && { pollSeconds: serving.batchPollSeconds }) });
+  const batches = serving?.batches && createBatchRoutes({ agent: serving.agent, batches: serving.batches.store, itemFunction: serving.batches.itemFunction, ...(serving.batches.readManifest && { readManifest: serving.batches.readManifest }), runs: deps.ledger, clock: deps.clock, ...(serving.batchPollSeconds !== undefined && { pollSeconds: serving.batchPollSeconds }) });
   const batchesOrMissing = () => {
     if (!batches) throw new NotFoundError('batches: this deployment starts no batches (it has no batch state machine)');
     return batches;

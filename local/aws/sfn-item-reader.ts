@@ -26,22 +26,11 @@
  * context object (`$$.ItemReader.<id>`), where that Task left them.
  */
 import type { AslDefinition, AslState } from '../template/asl.js';
+// The reading itself is the runs API's too (a manifest batch's progress): one place, lambdas/shared/item-reader.ts.
+import { DELIMITERS, MAX_ITEMS, type ReaderConfig } from '../../lambdas/shared/item-reader.js';
+export { ITEM_READER_FAILED, ItemReaderFailed, readItems, type ReaderConfig } from '../../lambdas/shared/item-reader.js';
 
-/** The error a failed read fails the Map with (States Language's error name). */
-export const ITEM_READER_FAILED = 'States.ItemReaderFailed';
 const GET_OBJECT = /^arn:[^:]+:states:::s3:getObject$/;
-/** MaxItems' ceiling, from the ItemReader page. */
-const MAX_ITEMS = 100_000_000;
-const DELIMITERS: Record<string, string> = { COMMA: ',', PIPE: '|', SEMICOLON: ';', SPACE: ' ', TAB: '\t' };
-
-export interface ReaderConfig {
-  InputType: 'JSON' | 'CSV';
-  CSVHeaderLocation?: 'FIRST_ROW' | 'GIVEN';
-  CSVHeaders?: string[];
-  CSVDelimiter?: string;
-  MaxItems?: number;
-  MaxItemsPath?: string;
-}
 
 /** A Map's ItemReader, where the twin keeps its items (`$$.ItemReader.<id>`) and the Task that reads them. */
 export interface ItemReaderState {
@@ -50,14 +39,6 @@ export interface ItemReaderState {
   /** Its key in the context object. */
   id: string;
   config: ReaderConfig;
-}
-
-/** An ItemReader failure: the Map state fails with States.ItemReaderFailed and this cause. */
-export class ItemReaderFailed extends Error {
-  constructor(cause: string) {
-    super(cause);
-    this.name = ITEM_READER_FAILED;
-  }
 }
 
 /** What the twin would not run as AWS runs it, or what AWS refuses, in a Map's ItemReader. */
@@ -82,65 +63,6 @@ export function itemReaderProblems(reader: unknown): string[] {
   if (!named('Bucket') || !named('Key')) problems.push('ItemReader.Parameters (a Bucket and a Key)');
   if (named('VersionId')) problems.push('ItemReader.Parameters.VersionId (the local S3 keeps one version of an object)');
   return problems;
-}
-
-/** The items of an object's text, as the reader's configuration reads them; throws ItemReaderFailed as AWS fails the Map. */
-export function readItems(text: string, config: ReaderConfig, where: string): unknown[] {
-  const items = config.InputType === 'JSON' ? jsonItems(text, where) : csvItems(text, config, where);
-  return config.MaxItems === undefined || config.MaxItems === 0 ? items : items.slice(0, config.MaxItems);
-}
-
-function jsonItems(text: string, where: string): unknown[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new ItemReaderFailed(`${where} is not JSON: ${(error as Error).message}`);
-  }
-  if (!Array.isArray(parsed)) throw new ItemReaderFailed(`${where} holds no JSON array (InputType JSON reads an array's elements)`);
-  return parsed;
-}
-
-function csvItems(text: string, config: ReaderConfig, where: string): Record<string, string>[] {
-  const rows = csvRows(text, DELIMITERS[config.CSVDelimiter ?? 'COMMA']!, where);
-  const headers = config.CSVHeaderLocation === 'GIVEN' ? config.CSVHeaders! : rows.shift();
-  if (!headers || headers.length === 0) throw new ItemReaderFailed(`${where} has no header row (CSVHeaderLocation FIRST_ROW)`);
-  return rows.map((row, index) => {
-    if (row.length !== headers.length) throw new ItemReaderFailed(`${where}: row ${index + 1} has ${row.length} fields, the header ${headers.length}`);
-    return Object.fromEntries(headers.map((name, column) => [name, row[column]!]));
-  });
-}
-
-/** RFC 4180 rows: a quoted field may hold the delimiter, line breaks and doubled quotes; blank lines are skipped. */
-function csvRows(text: string, delimiter: string, where: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  let i = 0;
-  const endRow = () => {
-    row.push(field);
-    if (!(row.length === 1 && row[0] === '')) rows.push(row);
-    row = [];
-    field = '';
-  };
-  while (i < text.length) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), (i += 2);
-      else if (c === '"') (quoted = false), i++;
-      else (field += c), i++;
-      continue;
-    }
-    if (c === '"' && field === '') (quoted = true), i++;
-    else if (c === delimiter) row.push(field), (field = ''), i++;
-    else if (c === '\r' && text[i + 1] === '\n') endRow(), (i += 2);
-    else if (c === '\n' || c === '\r') endRow(), i++;
-    else (field += c), i++;
-  }
-  if (quoted) throw new ItemReaderFailed(`${where}: a quoted field is not closed`);
-  if (field !== '' || row.length > 0) endRow();
-  return rows;
 }
 
 /** The name of the Task that reads a Map's items in the engine's copy (kept out of its history). */

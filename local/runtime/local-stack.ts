@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { mkdirSync } from 'node:fs';
 import { stackApprovalApiHandler } from '../../lambdas/adapters/approval-http.js';
@@ -246,7 +247,15 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // Batches (local/runtime/batches.ts): the batch state machine's definition on an engine of its own,
     // each item's run started through the runs API's own start path, as the runs API's role.
     // The twin's S3 (local/services/s3.ts), where a batch's manifest is read from: under the state directory, each call decided as its signer's role.
-    const s3 = await startS3({ ...(options.stateDir && { dir: join(options.stateDir, 's3') }), authorize: (authorization, request) => batches.authorizeS3(authorization, request) });
+    // A key of this stack's roles (the runs function's, reading a manifest) is decided by this stack's IAM; the batch role's and the administrator's by the batches'.
+    const s3 = await startS3({
+      ...(options.stateDir && { dir: join(options.stateDir, 's3') }),
+      authorize: (authorization, request) => {
+        const caller = iam?.credentials.callerOf(authorization);
+        if (caller && !('administrator' in caller)) iam!.authorizer.authorize(caller, request);
+        else batches.authorizeS3(authorization, request);
+      },
+    });
     closers.push(s3.close);
     const batches = localBatches({
       agent: agent.name,
@@ -261,7 +270,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     });
     closers.push(() => batches.close());
     // The stack's API handlers, as on AWS (lambdas/adapters/stack-api.ts): this stack's agent is the one they serve.
-    const servedRuns: RunsApiDeps = { ...runsDeps, batches: { store: batches.store, itemFunction: batches.itemFunction }, batchPollSeconds: LOCAL_BATCH_POLL_SECONDS };
+    // The runs function lists a manifest batch's runs by reading its manifest, signed as its role (the template grants it the twin's manifest bucket).
+    const runsS3 = s3.client(iam?.credentialsOf(Steps.RunsApi));
+    const readManifest = async (bucket: string, key: string) => (await runsS3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString('utf8');
+    const servedRuns: RunsApiDeps = { ...runsDeps, batches: { store: batches.store, itemFunction: batches.itemFunction, readManifest }, batchPollSeconds: LOCAL_BATCH_POLL_SECONDS };
     const runsApi = runsRoutesHandler(createStackRunsRoutes(new Map([[agent.name, servedRuns]]), ledgerOf(Steps.RunsApi)));
     const approvalDeps: ApprovalDeps = { ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) };
     const approvalHandler = stackApprovalApiHandler(new Map([[agent.name, approvalDeps]]), approvalDeps.ledger);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LOCAL_MANIFEST_BUCKET } from '../../lambdas/runs/batch.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_TOOL_TIMEOUT_MS, maxToolTimeoutMs, stableJson, type AgentDefinition } from '../../lambdas/define.js';
@@ -108,20 +109,24 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
   // It is synthesized for the default toolTimeout: another one is synthesized here.
   const shipped = toolTimeoutMs === undefined && options.people === undefined && !options.children?.length ? shippedTemplate(agentName, traced) : undefined;
   if (shipped) return shipped;
-  let cdk: [typeof import('aws-cdk-lib'), typeof import('../../infra/stack.js')];
+  let cdk: [typeof import('aws-cdk-lib'), typeof import('../../infra/stack.js'), typeof import('../../infra/stack-api.js')];
   try {
-    cdk = await Promise.all([import('aws-cdk-lib'), import('../../infra/stack.js')]);
+    cdk = await Promise.all([import('aws-cdk-lib'), import('../../infra/stack.js'), import('../../infra/stack-api.js')]);
   } catch (error) {
     if (!isMissingCdk(error)) throw error;
     const why = toolTimeoutMs === undefined ? '' : ` (its tools need a toolTimeout of ${toolTimeoutMs} ms; the shipped template has the default ${DEFAULT_TOOL_TIMEOUT_MS} ms)`;
     throw new Error(`the local engine synthesizes the stack with the CDK${why}: npm install -D aws-cdk-lib constructs`, { cause: error });
   }
-  const [{ App, Duration }, { SavepointStack }] = cdk;
+  const [{ App, Duration, aws_iam: iam, aws_s3: s3 }, { SavepointStack }, { StackApi }] = cdk;
   const synth = (tracing?: typeof LOCAL_TRACING) => {
     const app = new App(inProcessAppProps());
     const stack = new SavepointStack(app, 'Savepoint');
     // Bundling is off: the entry is never read (the local engine calls the steps in-process).
     stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }), ...(options.people && { approvals: options.people }), ...(options.children?.length && { children: options.children }) });
+    // The twin's batches read their manifests from its bucket (local/template/batch-synth.ts), and so does
+    // the runs function, to list a manifest batch's runs: the grant a deployment's `batches.manifestBuckets` gives it (infra/durable-agent.ts).
+    const api = stack.node.findAll().find((construct): construct is InstanceType<typeof StackApi> => construct instanceof StackApi);
+    api?.runsApi.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [s3.Bucket.fromBucketName(stack, 'LocalManifests', LOCAL_MANIFEST_BUCKET).arnForObjects('*')] }));
     return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
   };
   const template = synth();

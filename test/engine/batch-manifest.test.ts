@@ -26,7 +26,7 @@ afterAll(() => h?.stack.close());
 
 const post = (body: unknown) =>
   h.stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'batches', body: JSON.stringify(body), principal: 'local:tester' }), lambdaContext('RunsApi', 20_000));
-const get = async (batchId: string) => JSON.parse((await h.stack.runsApi(apiGatewayEvent({ method: 'GET', route: 'batches', approvalId: batchId, body: null, principal: 'local:tester' }), lambdaContext('RunsApi', 20_000))).body) as { status: string; manifest?: object; runs: unknown[] };
+const get = async (batchId: string) => JSON.parse((await h.stack.runsApi(apiGatewayEvent({ method: 'GET', route: 'batches', approvalId: batchId, body: null, principal: 'local:tester' }), lambdaContext('RunsApi', 20_000))).body) as { status: string; manifest?: object; runs: { runId: string; status: string }[]; counts: Record<string, number>; truncated?: true; runsUnlisted?: string };
 let client: S3Client | undefined;
 afterAll(() => client?.destroy());
 /** A manifest put as the person at the CLI would (the account's administrator), with the real S3 client. */
@@ -48,12 +48,18 @@ describe('a batch from an S3 manifest', () => {
     await put(LOCAL_MANIFEST_BUCKET, 'batches/days.json', JSON.stringify(items));
     const answer = await post({ batchId: 'mjson', manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'batches/days.json' }, concurrency: 4 });
     expect(answer.statusCode, answer.body).toBe(202);
-    expect(JSON.parse(answer.body)).toMatchObject({ batchId: 'mjson', created: true, manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'batches/days.json', format: 'json' }, runs: [] });
+    expect(JSON.parse(answer.body)).toMatchObject({ batchId: 'mjson', created: true, manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'batches/days.json', format: 'json' }, runs: items.map((_, index) => ({ runId: `mjson-${index}`, status: expect.any(String) })) });
     expect(await ended('mjson')).toMatchObject({ status: 'SUCCEEDED' });
     const runs = await runsOf('mjson');
     expect(runs.map((run) => run.runId).sort()).toEqual(items.map((_, index) => `mjson-${index}`).sort());
     expect(runs.every((run) => run.status === 'succeeded' && run.executions.length === 1 && run.startedBy === 'local:tester')).toBe(true);
-    expect((await get('mjson')).status).toBe('SUCCEEDED');
+    // Its progress lists each item's run, read from the manifest as the runs function's role reads it.
+    const progress = await get('mjson');
+    expect(progress.status).toBe('SUCCEEDED');
+    expect(progress.runs).toEqual(items.map((_, index) => ({ runId: `mjson-${index}`, status: 'succeeded' })));
+    expect(progress.counts).toEqual({ succeeded: 12 });
+    expect(progress.truncated).toBeUndefined();
+    expect(progress.runsUnlisted).toBeUndefined();
     // Started again: the same batch, nothing started.
     expect(JSON.parse((await post({ batchId: 'mjson', manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'batches/days.json' } })).body)).toMatchObject({ created: false });
     expect((await runsOf('mjson')).every((run) => run.executions.length === 1)).toBe(true);
@@ -65,6 +71,7 @@ describe('a batch from an S3 manifest', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ manifest: { format: 'csv', itemKey: 'id' } });
     expect(await ended('mcsv')).toMatchObject({ status: 'SUCCEEDED' });
     expect((await runsOf('mcsv')).map((run) => run.runId).sort()).toEqual(['mcsv-alpha', 'mcsv-beta', 'mcsv-gamma']);
+    expect((await get('mcsv')).runs).toEqual(['alpha', 'beta', 'gamma'].map((id) => ({ runId: `mcsv-${id}`, status: 'succeeded' })));
   });
 
   it.each([
@@ -79,7 +86,11 @@ describe('a batch from an S3 manifest', () => {
     const end = await ended(batchId);
     expect(end).toMatchObject({ status: 'FAILED', error: 'States.ItemReaderFailed' });
     expect(end.cause).toMatch(cause);
-    expect((await get(batchId)).status).toBe('FAILED');
+    // Its progress still answers: no runs listed, and why (the runs function's role meets the same IAM and the same parse).
+    const progress = await get(batchId);
+    expect(progress.status).toBe('FAILED');
+    expect(progress.runs).toEqual([]);
+    expect(progress.runsUnlisted).toMatch(cause);
     expect(await runsOf(batchId)).toEqual([]);
   });
 

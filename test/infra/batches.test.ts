@@ -89,6 +89,14 @@ describe('batches on AWS', () => {
     expect(joined(resourcesOf(statements, 'states:DescribeExecution'))).toContain(':execution:Fleet-batches:*"');
   });
 
+  it('lets the stack’s runs function read the manifest bucket’s objects, and no other S3 (a manifest batch’s progress lists its runs)', () => {
+    const [runs] = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::Lambda::Function' && variables(id)['SAVEPOINT_STEP'] === Steps.RunsApi);
+    const statements = statementsOf(runs!);
+    expect(joined(resourcesOf(statements, 's3:GetObject'))).toMatch(/^\[\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["Manifests[0-9A-F]+","Arn"\]\},"\/\*"\]\]\}\]$/);
+    const s3Actions = statements.flatMap((statement) => [statement.Action].flat()).filter((action: string) => action.startsWith('s3:'));
+    expect(s3Actions).toEqual(['s3:GetObject']);
+  });
+
   it('leaves the twin running an agent’s template its agent’s state machine, the batch state machine beside it marked as the stack’s', () => {
     const stack = new SavepointStack(assertionApp(), 'Solo');
     stack.addAgent('Refunds', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, batches: {} });

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { manifestRuns, MAX_BATCH_ITEMS, type ExecutionManifest } from '../../lambdas/runs/batch.js';
+
+/**
+ * A manifest batch's runs as its progress lists them (lambdas/runs/batch.ts `manifestRuns`): the
+ * manifest's text parsed as the ItemReader parses it, each item named as its item step names it,
+ * the first MAX_BATCH_ITEMS only; a manifest that cannot be read or parsed lists none, saying why.
+ */
+const json: ExecutionManifest = { bucket: 'acme-batches', key: 'days.json', format: 'json' };
+const reading = (text: string) => async () => text;
+
+describe('a manifest batch’s runs', () => {
+  it('lists the first MAX_BATCH_ITEMS items’ runs of a longer manifest, marked truncated', async () => {
+    const items = Array.from({ length: MAX_BATCH_ITEMS + 5 }, (_, index) => ({ id: `d${index}` }));
+    const listed = await manifestRuns(json, 'big', reading(JSON.stringify(items)));
+    expect(listed.runs).toHaveLength(MAX_BATCH_ITEMS);
+    expect(listed.runs.at(-1)).toEqual({ runId: `big-${MAX_BATCH_ITEMS - 1}` });
+    expect(listed.truncated).toBe(true);
+    const exact = await manifestRuns(json, 'exact', reading(JSON.stringify(items.slice(0, MAX_BATCH_ITEMS))));
+    expect(exact.runs).toHaveLength(MAX_BATCH_ITEMS);
+    expect(exact.truncated).toBeUndefined();
+  });
+
+  it('names a CSV row’s run by its key field, and an item whose key names no run as refused under its index', async () => {
+    const csv = await manifestRuns({ bucket: 'acme-batches', key: 'c.csv', format: 'csv', itemKey: 'id' }, 'csv', reading('id,name\nalpha,"A, Inc."\nbeta,B\n'));
+    expect(csv.runs).toEqual([{ runId: 'csv-alpha' }, { runId: 'csv-beta' }]);
+    const keyed = await manifestRuns({ ...json, itemKey: 'id' }, 'k', reading('[{"id":"a"},{"name":"no id"}]'));
+    expect(keyed.runs).toEqual([{ runId: 'k-a' }, { runId: 'k-1', refused: true }]);
+  });
+
+  it('lists none, saying why, for a manifest it cannot read, cannot parse, or has no reader for', async () => {
+    const denied = Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
+    expect(await manifestRuns(json, 'b', async () => Promise.reject(denied))).toEqual({ runs: [], unlisted: 'Reading s3://acme-batches/days.json failed: AccessDenied: Access Denied' });
+    expect((await manifestRuns(json, 'b', reading('{"id":1}'))).unlisted).toMatch(/holds no JSON array/);
+    expect(await manifestRuns(json, 'b', undefined)).toEqual({ runs: [], unlisted: 'this API reads no manifests' });
+  });
+});
