@@ -105,7 +105,7 @@ export function twinIam(template: CfnTemplateJson, options: { stateDir?: string;
       },
       // A distributed Map's child executions (local/aws/sfn-distributed-map.ts).
       authorizeStartExecution: (stateMachineArn) => {
-        const role = authorizer.roles.stateMachineRole;
+        const role = own.stateMachineRole;
         if (!role) throw new Error('the template has no state machine role');
         authorizer.authorize({ role, session: stateMachineSession }, { action: 'states:StartExecution', resource: stateMachineArn });
       },
