@@ -18,6 +18,8 @@ const HANDLERS = fileURLToPath(new URL('../lambdas/handlers/', import.meta.url))
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 /** Stack traces mapped to the sources when first formatted (lambdas/adapters/lazy-source-maps.ts), not every map parsed at each cold start. */
 const LAZY_SOURCE_MAPS = fileURLToPath(new URL(`../lambdas/adapters/lazy-source-maps${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url));
+/** `node:http` without Node's ESM facade, which loads undici at each cold start (lambdas/adapters/http-module.ts). */
+const HTTP_MODULE = fileURLToPath(new URL(`../lambdas/adapters/http-module${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url));
 
 export interface StepFunctionProps {
   /** Which step this function runs: its handler is `lambdas/handlers/<step>.ts`. */
@@ -213,7 +215,7 @@ class StepBundle implements ILocalBundling {
       // The handler's `@savepoint/agent-entry` is this function's agent. Agents import the public
       // API by the package's name (`savepoint`, `savepoint/sim`), which esbuild resolves through
       // the package's `exports` (a dependency, or this package itself).
-      alias: { ...(this.agentEntry !== undefined && { '@savepoint/agent-entry': this.agentEntry }), ...aliases },
+      alias: { http: HTTP_MODULE, 'node:http': HTTP_MODULE, ...(this.agentEntry !== undefined && { '@savepoint/agent-entry': this.agentEntry }), ...aliases },
       // Some CommonJS dependencies call require(); ESM bundles need it defined.
       banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
       logLevel: 'warning',
