@@ -90,10 +90,12 @@ export interface StepHandlerOptions {
 
 /**
  * The Lambda handler of a step: middy around a plain step function. The abort signal fires
- * `TIMEOUT_EARLY_MS` before the Lambda would time out, and is passed to outbound calls.
+ * `TIMEOUT_EARLY_MS` before the Lambda would time out, and is passed to outbound calls. The
+ * invocation's context comes third (the local runtime's one handler a function finds its
+ * invocation's own timing by it: local/runtime/handlers.ts).
  */
 export function stepHandler<Result>(
-  step: (event: unknown, signal?: AbortSignal) => Promise<Result>,
+  step: (event: unknown, signal?: AbortSignal, context?: Context) => Promise<Result>,
   log: ErrorLog = (line) => console.error(line),
   options: StepHandlerOptions = {},
 ) {
@@ -105,5 +107,5 @@ export function stepHandler<Result>(
   for (const middleware of options.middlewares ?? []) handler.use(middleware as middy.MiddlewareObj<unknown, Result, Error, Context>);
   if (options.telemetry && options.step) handler.use(stepTelemetry(options.step, options.telemetry) as middy.MiddlewareObj<unknown, Result, Error, Context>);
   else handler.use(errorClassifier(log));
-  return handler.handler((event, _context, { signal }) => step(event, signal));
+  return handler.handler((event, context, { signal }) => step(event, signal, context));
 }

@@ -1,4 +1,5 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
+import type { Context } from 'aws-lambda';
 import { localFleetBudget } from './fleet-budget.js';
 import { stepHandler, timeoutEarlyError, TIMEOUT_EARLY_MS, type ErrorLog } from '../../lambdas/adapters/middleware.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../lambdas/adapters/sfn.js';
@@ -80,13 +81,25 @@ export interface LocalInvocation {
  * would abort them all. Timed on `clock`'s timers, so a test's clock fires it with no real wait.
  */
 export function invokeLocally(step: StepName, fn: StepFunction, event: unknown, invocation: LocalInvocation): Promise<unknown> {
-  const { clock, taskSignal } = invocation;
-  const context = lambdaContext(step, invocation.timeoutMs, clock);
-  const timed = (e: unknown) => {
+  return localFunction(step, fn, invocation.log)(event, invocation);
+}
+
+/** Each invocation's timing, found by its Lambda context (one per invocation) inside the function's one handler. */
+const invocations = new WeakMap<Context, Omit<LocalInvocation, 'log'>>();
+
+/**
+ * A step's function as a container holds it: one middy handler for all its invocations (as on
+ * AWS, where the handler is made once at its cold start, not per invocation), each invocation
+ * timed as `invokeLocally` says. The handler keeps no state between invocations (middy makes each
+ * request its own), so invocations of one function may run at once.
+ */
+export function localFunction(step: StepName, fn: StepFunction, log: ErrorLog): (event: unknown, invocation: Omit<LocalInvocation, 'log'>) => Promise<unknown> {
+  const timed = (e: unknown, _signal?: AbortSignal, context?: Context) => {
+    const { clock, taskSignal } = invocations.get(context!)!;
     const functionTimeout = new AbortController();
     let cancel!: () => void;
     const timedOut = new Promise<never>((_, reject) => {
-      cancel = timersOf(clock).after(context.getRemainingTimeInMillis() - TIMEOUT_EARLY_MS, () => {
+      cancel = timersOf(clock).after(context!.getRemainingTimeInMillis() - TIMEOUT_EARLY_MS, () => {
         // Failed before the signal aborts: a step that rejects at the abort does not win the race.
         reject(timeoutEarlyError());
         functionTimeout.abort();
@@ -99,7 +112,12 @@ export function invokeLocally(step: StepName, fn: StepFunction, event: unknown, 
       either.done();
     });
   };
-  return stepHandler(timed, invocation.log, { timeoutEarly: false })(event, context) as Promise<unknown>;
+  const handler = stepHandler(timed, log, { timeoutEarly: false });
+  return (event, invocation) => {
+    const context = lambdaContext(step, invocation.timeoutMs, invocation.clock);
+    invocations.set(context, invocation);
+    return handler(event, context) as Promise<unknown>;
+  };
 }
 
 /**
@@ -109,10 +127,10 @@ export function invokeLocally(step: StepName, fn: StepFunction, event: unknown, 
 export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any, any, World>, codeVersion: string, wiring: LocalWiring<World>): LocalHandlers {
   const { options, ledger, clock, model, world, inFlight, sfnAs } = wiring;
   const bind = (step: StepName, fn: StepFunction) => {
-    const log = options.log ?? (() => undefined);
+    const invoke = localFunction(step, fn, options.log ?? (() => undefined));
     return (event: unknown, timeoutMs: number, taskSignal?: AbortSignal) => {
       if (wiring.closing()) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
-      const invocation = invokeLocally(step, fn, event, { timeoutMs, clock, log, ...(taskSignal && { taskSignal }) });
+      const invocation = invoke(event, { timeoutMs, clock, ...(taskSignal && { taskSignal }) });
       inFlight.add(invocation);
       void invocation.catch(() => undefined).finally(() => inFlight.delete(invocation));
       return invocation;
