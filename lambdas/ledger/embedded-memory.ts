@@ -201,10 +201,18 @@ export function copy<T>(stored: Item<T>): T {
   return cloneJson(stored.record) as T;
 }
 
-/** Deep-copies a value parsed from JSON: plain objects, arrays and primitives only. */
+/**
+ * Deep-copies a value parsed from JSON: plain objects, arrays and primitives only. Every read of
+ * the embedded ledger copies what it returns, so this runs on each: arrays are made at their
+ * length, and an object's keys are copied in their order (JSON.parse's own, integer keys first).
+ */
 export function cloneJson(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map(cloneJson);
+  if (Array.isArray(value)) {
+    const clone = new Array<unknown>(value.length);
+    for (let index = 0; index < value.length; index++) clone[index] = cloneJson(value[index]);
+    return clone;
+  }
   const clone: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     const field = cloneJson((value as Record<string, unknown>)[key]);
@@ -213,4 +221,48 @@ export function cloneJson(value: unknown): unknown {
     else clone[key] = field;
   }
   return clone;
+}
+
+/** What `plainCopy` answers for a value that is not plain JSON data. */
+export const NOT_PLAIN: unique symbol = Symbol('not plain JSON data');
+
+/**
+ * `JSON.parse(JSON.stringify(value))` for plain JSON data — plain objects (an undefined field left
+ * out, as JSON leaves it), arrays, strings, finite numbers, booleans, null — without parsing (about
+ * a third of the parse's time); NOT_PLAIN for anything JSON would change (a Date, a class instance,
+ * a function, undefined in an array, NaN, -0, …), which the caller copies through JSON instead.
+ */
+export function plainCopy(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0) ? value : NOT_PLAIN;
+    case 'object': {
+      if (value === null) return null;
+      if (Array.isArray(value)) {
+        const copy = new Array<unknown>(value.length);
+        for (let index = 0; index < value.length; index++) {
+          const entry = plainCopy(value[index]);
+          if (entry === NOT_PLAIN) return NOT_PLAIN;
+          copy[index] = entry;
+        }
+        return copy;
+      }
+      if (Object.getPrototypeOf(value) !== Object.prototype) return NOT_PLAIN;
+      const copy: Record<string, unknown> = {};
+      for (const key of Object.keys(value)) {
+        const field: unknown = (value as Record<string, unknown>)[key];
+        if (field === undefined) continue;
+        const entry = plainCopy(field);
+        if (entry === NOT_PLAIN) return NOT_PLAIN;
+        if (key === '__proto__') Object.defineProperty(copy, key, { value: entry, enumerable: true, writable: true, configurable: true });
+        else copy[key] = entry;
+      }
+      return copy;
+    }
+    default:
+      return NOT_PLAIN;
+  }
 }

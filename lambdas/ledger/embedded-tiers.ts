@@ -1,7 +1,7 @@
 import type { AppendLog, LogReader, Span } from './append-log.js';
 import { ColdStore, type ColdGroup, type ColdItem } from './cold-store.js';
 import { liveLines, readColdItems, readIndexed, readLines, type LineSource } from './embedded-files.js';
-import { copy, crossRunPartition, groupOfPartition, Partition, RUN_SK, runOfPartition } from './embedded-memory.js';
+import { copy, crossRunPartition, groupOfPartition, NOT_PLAIN, Partition, plainCopy, RUN_SK, runOfPartition } from './embedded-memory.js';
 import type { LedgerIndex } from './ledger-index.js';
 import type { DamagedRunOptions } from './ledger.js';
 import type { LockFile } from './lock-file.js';
@@ -161,9 +161,11 @@ export abstract class TieredStore extends StorageLedger {
   protected store(key: Key, record: unknown, hidden: Hidden = {}): void {
     if (this.closed) throw new Error('the ledger is closed');
     if (this.readOnly) throw new Error('the ledger was opened to read (EmbeddedLedger.openToRead): it takes no write');
-    // One serialization: the stored record is parsed from the text the log line carries.
+    // One serialization, for the log line; the stored record is a copy equal to the text parsed back
+    // (copied without the parse when it is plain data: every write of a step does this).
     const text = JSON.stringify(record);
-    const json = JSON.parse(text) as unknown;
+    const plain = plainCopy(record);
+    const json = plain === NOT_PLAIN ? (JSON.parse(text) as unknown) : plain;
     // The seal protects a record at rest: in memory there is no rest (nothing outside this process
     // holds the item, and it dies with it), so only a ledger with a log seals what it writes.
     const item: Item = { record: json, json: text, hidden, seal: this.log ? this.sealer.seal(key, { ...(json as object), ...hidden }) : '' };

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { cloneJson, NOT_PLAIN, plainCopy } from '../../lambdas/ledger/embedded-memory.js';
+
+// The embedded ledger stores a write's record as plainCopy(record) in place of JSON.parse(JSON.stringify(record)):
+// the two must agree on every value plainCopy copies, and plainCopy must refuse what JSON would change.
+describe('plainCopy', () => {
+  const viaJson = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
+
+  it('copies plain JSON data as a JSON round trip does, key order, undefined fields and "__proto__" keys included', () => {
+    const values: unknown[] = [
+      { runId: 'r1', status: 'running', steps: 3, dollars: 0.125, done: false, note: null, config: { maxSteps: 10, models: ['a', 'b'] } },
+      { b: 1, a: 2, 10: 'ten', 2: 'two', nested: [{ z: 1, y: [[], {}] }], left: undefined },
+      JSON.parse('{"__proto__": {"polluted": true}, "x": 1}'),
+      [1, 'two', { three: 3 }, [4]],
+      'text',
+      1e21,
+      -5,
+    ];
+    for (const value of values) {
+      const copy = plainCopy(value);
+      expect(copy).toStrictEqual(viaJson(value));
+      expect(JSON.stringify(copy)).toBe(JSON.stringify(value));
+      expect(Object.getPrototypeOf(copy === null || typeof copy !== 'object' ? {} : copy)).toBe(Array.isArray(copy) ? Array.prototype : Object.prototype);
+    }
+    const parsed = plainCopy(JSON.parse('{"__proto__": {"polluted": true}}')) as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual(['__proto__']);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+
+  it('is a deep copy: changing the copy leaves the original as it was', () => {
+    const original = { list: [{ a: 1 }], inner: { b: 2 } };
+    const copy = plainCopy(original) as typeof original;
+    copy.list[0]!.a = 9;
+    copy.inner.b = 9;
+    expect(original).toEqual({ list: [{ a: 1 }], inner: { b: 2 } });
+  });
+
+  it('refuses what a JSON round trip would change, so that the caller copies it through JSON', () => {
+    class Money {
+      amount = 1;
+    }
+    const refused: unknown[] = [
+      { at: new Date(0) },
+      { money: new Money() },
+      { list: [1, undefined] },
+      { list: [1, , 3] },
+      { n: Number.NaN },
+      { n: Number.POSITIVE_INFINITY },
+      { n: -0 },
+      { f: () => 1 },
+      { own: { toJSON: () => 'x' } },
+      { nullProto: Object.create(null) as object },
+      { set: new Set([1]) },
+      { big: 1n },
+      { s: Symbol('s') },
+    ];
+    for (const value of refused) expect(plainCopy(value)).toBe(NOT_PLAIN);
+  });
+});
+
+describe('cloneJson', () => {
+  it('copies what JSON.parse returns, deeply and in key order', () => {
+    const parsed = JSON.parse('{"b":[1,{"c":[2,3]}],"a":{"__proto__":{"x":1}},"5":null}') as unknown;
+    const copy = cloneJson(parsed);
+    expect(copy).toStrictEqual(parsed);
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(parsed));
+    expect(copy).not.toBe(parsed);
+    expect((copy as { b: unknown[] }).b).not.toBe((parsed as { b: unknown[] }).b);
+  });
+});
