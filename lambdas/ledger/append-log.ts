@@ -107,9 +107,16 @@ export class AppendLog<T> {
   /** Appends one line (JSON text without a newline); when this returns, the line survives a crash of the process. Returns where it is. */
   append(json: string): Span {
     if (this.broken) throw new Error(`${this.path}: the log is unwritable after an earlier failed append`, { cause: this.broken });
-    const buffer = Buffer.from(`${json}\n`);
+    const text = `${json}\n`;
+    const length = Buffer.byteLength(text);
     try {
-      for (let written = 0; written < buffer.length; ) written += writeSync(this.fd, buffer, written);
+      // The text as it is (Node encodes it into the write, with no Buffer of ours to allocate and
+      // collect: every write of a step comes here); a short write's rest from an encoded copy.
+      let written = writeSync(this.fd, text);
+      if (written < length) {
+        const buffer = Buffer.from(text);
+        while (written < length) written += writeSync(this.fd, buffer, written);
+      }
       if (this.options.fsync) fileSync.data(this.fd);
     } catch (error) {
       // Cut back a partial line, so that the next append does not glue onto it and corrupt the log.
@@ -120,8 +127,8 @@ export class AppendLog<T> {
       }
       throw error;
     }
-    const span = { offset: this.size, bytes: buffer.length - 1 };
-    this.size += buffer.length;
+    const span = { offset: this.size, bytes: length - 1 };
+    this.size += length;
     this.count += 1;
     return span;
   }
