@@ -15,14 +15,22 @@ export interface CountingLedger<T extends object = Ledger> {
  */
 export function countingLedger<T extends object>(ledger: T): CountingLedger<T> {
   const counts = new Map<string, number>();
+  // One counting wrapper per method, made on its first use and kept while the method is the same:
+  // a new one per call would cost the ledger it measures (and defeat the caches of the decorators
+  // outside it, which keep one wrapper per method they are handed: local/aws/iam/dynamodb.ts).
+  const wrappers = new Map<string, { method: unknown; wrapper: unknown }>();
   const wrapped = new Proxy(ledger, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function' || typeof property !== 'string') return value;
-      return (...args: unknown[]) => {
+      const known = wrappers.get(property);
+      if (known?.method === value) return known.wrapper;
+      const wrapper = (...args: unknown[]) => {
         counts.set(property, (counts.get(property) ?? 0) + 1);
         return (value as (...args: unknown[]) => unknown).apply(target, args);
       };
+      wrappers.set(property, { method: value, wrapper });
+      return wrapper;
     },
   });
   return {
