@@ -1,9 +1,12 @@
 // Types of bin/bundle.js (plain JavaScript: it runs before anything compiles TypeScript).
 export declare const ROOT: string;
 export declare const ENTRIES: { cli: string; savepoint: string; 'savepoint/sim': string; 'savepoint/client': string };
+/** Packages the CLI bundle holds as entries of their own (`packages/<name>.js`), when installed beside the sources. */
+export declare const BUNDLED_PACKAGES: readonly string[];
 export interface CliBundle {
   dir: string;
-  entries: Record<keyof typeof ENTRIES, string>;
+  /** Each entry's file; and each of BUNDLED_PACKAGES the bundle holds, by its name. */
+  entries: Record<keyof typeof ENTRIES, string> & Partial<Record<string, string>>;
 }
 export declare function defaultCacheDir(root?: string): string;
 export declare function cliBundle(options?: { root?: string; cacheDir?: string }): Promise<CliBundle>;

@@ -2,7 +2,7 @@
 // of what they were built from, and imported natively (no loader hooks, one instance of every
 // module). Plain JavaScript: it runs before anything could compile TypeScript.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,6 +14,15 @@ const FORMAT = readFileSync(fileURLToPath(import.meta.url), 'utf8');
 
 /** The public entry points (package.json `exports`) and the CLI: code they share lands in shared chunks, one module instance. */
 export const ENTRIES = { cli: 'cli/savepoint.ts', savepoint: 'lambdas/index.ts', 'savepoint/sim': 'sim/index.ts', 'savepoint/client': 'client/index.ts' };
+
+/**
+ * Packages bundled into the CLI bundle, each an entry of its own (`packages/<name>.js`), instead of
+ * left to Node: zod is ~95 modules, and Node resolving, reading and linking them one by one costs a
+ * CLI start ~30 ms of CPU more than the same code in one file (issue 38: `savepoint replay`'s start).
+ * An agent whose import of one would reach the same package imports the CLI bundle's entry (one
+ * instance, as for `savepoint`). Only those installed beside the sources; the others stay external.
+ */
+export const BUNDLED_PACKAGES = ['zod'];
 
 /**
  * Where bundles are kept: inside the project, so the bundles' bare imports resolve to its
@@ -28,6 +37,7 @@ export function defaultCacheDir(root = ROOT) {
  * cached: `{ dir, entries }` with the absolute path of each entry's output file.
  */
 export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) } = {}) {
+  const packages = BUNDLED_PACKAGES.filter((name) => packageDir(name, root));
   const dir = await cached({
     cacheDir,
     prefix: 'cli',
@@ -36,15 +46,30 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
     build: (outdir, plugin) =>
       buildWith(root, {
         absWorkingDir: root,
-        entryPoints: Object.values(ENTRIES).map((entry) => join(root, entry)),
+        entryPoints: [...Object.values(ENTRIES).map((entry) => join(root, entry)), ...packages.map((name) => ({ in: name, out: `packages/${name}` }))],
         outbase: root,
         outdir,
         splitting: true,
         chunkNames: 'chunks/[name]-[hash]',
-        plugins: [plugin],
+        // Every package external but those bundled (esbuild's `packages: 'external'` has no exceptions).
+        packages: undefined,
+        plugins: [externalPackagesBut(packages), plugin],
       }),
   });
-  return { dir, entries: Object.fromEntries(Object.entries(ENTRIES).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))])) };
+  const entries = Object.fromEntries(Object.entries(ENTRIES).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))]));
+  for (const name of packages) entries[name] = join(dir, 'packages', `${name}.js`);
+  return { dir, entries };
+}
+
+/** Leaves every bare import to Node (as `packages: 'external'` does) but those of the `bundled` packages. */
+function externalPackagesBut(bundled) {
+  const own = new RegExp(`^(${bundled.join('|')})(/|$)`);
+  return {
+    name: 'savepoint-external-packages',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, (args) => (bundled.length > 0 && own.test(args.path) ? undefined : { path: args.path, external: true }));
+    },
+  };
 }
 
 /**
@@ -83,7 +108,7 @@ async function agentBundleIn(cacheDir, modulePath, cli, root) {
         outdir,
         // An installed package has no tsconfig of its own: esbuild reads the agent's, if any.
         ...(!cli && { tsconfig: undefined }),
-        plugins: cli ? [harnessFromBundle(cli.entries, publicFiles), plugin] : [plugin],
+        plugins: cli ? [harnessFromBundle(cli.entries, publicFiles, sharedPackages(cli.entries, cacheDir, root)), plugin] : [plugin],
       }).catch((error) => {
         // esbuild names files relative to its working directory: the user gets the whole path.
         if (!Array.isArray(error?.errors) || error.errors.length === 0) throw error;
@@ -94,12 +119,22 @@ async function agentBundleIn(cacheDir, modulePath, cli, root) {
   return join(dir, 'agent.js');
 }
 
-/** Resolves the harness's public modules to the CLI bundle's entry files (external: imported, not copied). */
-function harnessFromBundle(entries, publicFiles) {
+/**
+ * The packages the CLI bundle holds (BUNDLED_PACKAGES) that the agent's bundle, kept in `cacheDir`,
+ * would import from the same directory as the CLI's sources: its imports of them are the CLI
+ * bundle's entries. Another install of one (the agent's own project's) stays the agent's.
+ */
+function sharedPackages(entries, cacheDir, root) {
+  return BUNDLED_PACKAGES.filter((name) => entries[name] && packageDir(name, cacheDir) === packageDir(name, root));
+}
+
+/** Resolves the harness's public modules, and the packages it shares (`shared`), to the CLI bundle's entry files (external: imported, not copied). */
+function harnessFromBundle(entries, publicFiles, shared) {
   return {
     name: 'savepoint-harness',
     setup(build) {
       build.onResolve({ filter: /^savepoint(\/sim|\/client)?$/ }, (args) => ({ path: pathToFileURL(entries[args.path]).href, external: true }));
+      if (shared.length > 0) build.onResolve({ filter: new RegExp(`^(${shared.join('|')})$`) }, (args) => ({ path: pathToFileURL(entries[args.path]).href, external: true }));
       build.onResolve({ filter: /^\.\.?\// }, async (args) => {
         if (args.pluginData?.harness) return undefined;
         const resolved = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: { harness: true } });
@@ -328,6 +363,15 @@ function writeAtomically(file, text) {
 
 function esbuildVersion(root) {
   return readOr(join(root, 'node_modules', 'esbuild', 'package.json')) ?? readOr(join(root, '..', 'esbuild', 'package.json')) ?? 'esbuild';
+}
+
+/** The directory Node finds package `name` in from `dir` (the nearest node_modules/<name> at or above it), its real path; undefined when none. */
+function packageDir(name, dir) {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    const candidate = join(at, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
+    if (dirname(at) === at) return undefined;
+  }
 }
 
 /** The nearest directory at or above `dir` that has a node_modules directory. */

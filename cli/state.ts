@@ -197,12 +197,8 @@ async function dynamoModules() {
  * `approvals` answered by a running engine open none, and start without them (issue 38: 200 ms).
  */
 async function embeddedModules() {
-  const [{ EmbeddedLedger }, { RemoteLedger }, { SEAL_KEY_FILE }] = await Promise.all([
-    import('../lambdas/ledger/embedded-ledger.js'),
-    import('../lambdas/ledger/remote-ledger.js'),
-    import('../lambdas/ledger/embedded-files.js'),
-  ]);
-  return { EmbeddedLedger, RemoteLedger, SEAL_KEY_FILE };
+  const [{ EmbeddedLedger }, { SEAL_KEY_FILE }] = await Promise.all([import('../lambdas/ledger/embedded-ledger.js'), import('../lambdas/ledger/embedded-files.js')]);
+  return { EmbeddedLedger, SEAL_KEY_FILE };
 }
 
 /**
@@ -215,8 +211,9 @@ export type LedgerAccess = 'write' | 'read' | 'verify';
 /** The state directory's ledger: through the running engine's endpoint, or opened directly (an embedded one as `access` says). */
 export async function openLedger(stateDir: string, command = 'status', access: LedgerAccess = 'write'): Promise<OpenLedger> {
   const engine = await runningEngine(stateDir);
-  const { EmbeddedLedger, RemoteLedger, SEAL_KEY_FILE } = await embeddedModules();
   if (engine?.endpoints.ledger) {
+    // The engine's ledger over loopback: its client (and node:http) load only when an engine serves one.
+    const { RemoteLedger } = await import('../lambdas/ledger/remote-ledger.js');
     const remote = RemoteLedger.connect(engine.endpoints.ledger);
     return { ledger: remote, engine, close: async () => remote.close() };
   }
@@ -225,6 +222,7 @@ export async function openLedger(stateDir: string, command = 'status', access: L
     const client = new DynamoDBClient({ ...localAwsConfig, endpoint: engine.endpoints.dynamodb });
     return { ledger: new DynamoDbLedger(client, LEDGER_TABLE, localLedgerSealer(stateDir)), engine, close: async () => client.destroy() };
   }
+  const { EmbeddedLedger, SEAL_KEY_FILE } = await embeddedModules();
   // No ledger, but its head or seal key is here: it was deleted. The embedded ledger's open says so.
   const kind = ledgerKindOf(stateDir) ?? (existsSync(join(stateDir, 'ledger.head')) || existsSync(join(stateDir, SEAL_KEY_FILE)) ? 'embedded' : undefined);
   if (!kind) throw noLedger(stateDir);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -101,14 +101,19 @@ describe('an agent outside the repository, run by the bundled CLI', { timeout: 1
     });
     expect(JSON.parse(stdout)).toMatchObject({ agent: 'inbox-notes', status: 'succeeded', tools: { save_note: { ok: 1, guarantee: 'exactly-once' } } });
 
-    // No node_modules near the agent: its bundle is kept in the CLI's cache, and `savepoint` is the CLI bundle's entry.
+    // No node_modules near the agent: its bundle is kept in the CLI's cache, and `savepoint` is the CLI bundle's entry;
+    // so is zod, which its bundle would import from the CLI's own node_modules (bin/bundle.js BUNDLED_PACKAGES: one instance).
     const cache = process.env['SAVEPOINT_BUNDLE_CACHE'] || join(ROOT, 'node_modules', '.cache', 'savepoint');
+    // The newest first: the bundle this run made (a cache may keep older builds of the same agent).
     const bundled = readdirSync(cache)
       .filter((name) => name.startsWith('agent-'))
+      .sort((a, b) => statSync(join(cache, b, 'agent.js')).mtimeMs - statSync(join(cache, a, 'agent.js')).mtimeMs)
       .map((name) => readFileSync(join(cache, name, 'agent.js'), 'utf8'))
       .filter((text) => text.includes('inbox-notes'));
     expect(bundled.length).toBeGreaterThan(0);
     expect(bundled[0]).toMatch(/from "file:\/\/[^"]*\/cli-[0-9a-f]+\/lambdas\/index\.js"/);
+    expect(bundled[0]).toMatch(/from "file:\/\/[^"]*\/cli-[0-9a-f]+\/packages\/zod\.js"/);
+    expect(bundled[0]).not.toMatch(/from "zod"/);
   });
 
   it('names the file, line and column of an agent that does not compile', async () => {
