@@ -1,6 +1,7 @@
 import agent from '@savepoint/agent-entry';
 import { decisionKey } from '../adapters/aws-clients.js';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { lambdaStep } from '../adapters/aws-deps.js';
+import { wireBudgetCheck } from '../wiring/create-steps.js';
 
 // No Step Functions client: the history bound is made from what the steps record (guards/history.ts).
-export const handler = lambdaHandlers(agent, { clients: { ...decisionKey } }).step('budget-check');
+export const handler = lambdaStep(agent, 'budget-check', wireBudgetCheck, { clients: { ...decisionKey } });

@@ -1,5 +1,6 @@
 import agent from '@savepoint/agent-entry';
 import { approvalEvents, approvalLinks, stepFunctions } from '../adapters/aws-clients.js';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { lambdaStep } from '../adapters/aws-deps.js';
+import { wireRequestApproval } from '../wiring/create-steps.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions, ...approvalEvents, ...approvalLinks } }).step('request-approval');
+export const handler = lambdaStep(agent, 'request-approval', wireRequestApproval, { clients: { ...stepFunctions, ...approvalEvents, ...approvalLinks } });

@@ -28,7 +28,7 @@ import { createRecoverOnStatusChange, type ExecutionStarter, type RecoveryPolicy
 import { createStartRun } from '../steps/start-run.js';
 import { createSweep, type ExecutionLookup } from '../steps/sweep.js';
 import { createPruneVersions, type StateMachineVersions } from '../steps/prune-versions.js';
-import { codeFingerprint } from '../runs/versions.js';
+import { codeFingerprint, type CodeFingerprint } from '../runs/versions.js';
 import { withAgentDeps } from '../conversation/turns.js';
 
 /**
@@ -102,66 +102,124 @@ export type StepFn = (event: unknown, signal?: AbortSignal) => Promise<unknown>;
 export type AgentSteps = Record<Exclude<StepName, typeof Steps.ApprovalCallback | typeof Steps.RunsApi | typeof Steps.RunEvents | typeof Steps.BatchItem>, StepFn>;
 
 /**
+ * What each step's wiring reads, made once per agent: the agent as its steps see it (with its
+ * deps, built on the first tool call, for its approval rules: conversation/turns.ts), the prices
+ * (the agent's own over the built-in table, the deployment's over both, unless the harness was
+ * given a table) and this code's fingerprint, which every step checks the run against
+ * (runs/versions.ts).
+ */
+export interface StepContext {
+  readonly agent: AgentDefinition;
+  readonly agentDeps: () => unknown;
+  readonly deps: HarnessDeps;
+  readonly prices: PriceTable | undefined;
+  readonly fingerprint: CodeFingerprint;
+}
+
+export function stepContext(defined: AgentDefinition, deps: HarnessDeps): StepContext {
+  let agentDeps: { value: unknown } | undefined;
+  const agentDepsOnce = () => (agentDeps ??= { value: defined.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
+  const agent = withAgentDeps(defined, agentDepsOnce);
+  const prices = deps.priceTable ?? deploymentPrices(agent.prices, deps.prices);
+  return { agent, agentDeps: agentDepsOnce, deps, prices, fingerprint: codeFingerprint(agent, deps.codeVersion, prices) };
+}
+
+/**
+ * One step's wiring: a function of its own per step, not a method of one object, so that a Lambda
+ * function's bundle (lambdas/handlers/, through adapters/aws-deps.ts `lambdaStep`) holds its own
+ * step's modules and no other's (esbuild drops a function nothing calls, never an object's member).
+ */
+export type StepWiring = (context: StepContext) => StepFn;
+
+// The steps whose errors retry or loop beyond the definition's MaxAttempts record them for the handoff's bound (guards/history.ts).
+const metered = ({ deps }: StepContext, step: StepFn): StepFn => meteredStep(step, { ledger: deps.ledger, clock: deps.clock });
+const approvals = ({ agent, deps }: StepContext) => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
+const recover = ({ agent, deps }: StepContext) => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
+
+export const wireStartRun: StepWiring = ({ agent, deps, prices }) =>
+  createStartRun({
+    agent,
+    ledger: deps.ledger,
+    executions: deps.executions,
+    clock: deps.clock,
+    codeVersion: deps.codeVersion,
+    defaultModel: deps.defaultModel,
+    priceTable: prices,
+    starterMac: deps.approvals?.starterMac,
+    maxBudgets: deps.maxBudgets,
+  });
+
+export const wireBudgetCheck: StepWiring = ({ agent, deps, prices, fingerprint }) => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, decisionMac: deps.approvals?.decisionMac, priceTable: prices });
+
+export const wireCallModel: StepWiring = (context) => {
+  const { agent, deps, prices, fingerprint } = context;
+  return metered(context, createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices, fleetBudget: deps.fleetBudget }));
+};
+
+export const wireRequestApproval: StepWiring = (context) => createRequestApproval(approvals(context));
+
+export const wireCallTool: StepWiring = (context) => {
+  const { agent, deps, fingerprint } = context;
+  // A fork's writes are reused from its parent, or not sent (runs/fork.ts); other runs' tools are as they are.
+  return metered(context, createCallTool({ agent: forkEffects(agent, deps.ledger), fingerprint, agentDeps: context.agentDeps, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac, toolSecrets: deps.toolSecrets, callbacks: deps.callbacks, ...(deps.children && { children: deps.children }) }));
+};
+
+export const wireFinalize: StepWiring = ({ agent, deps }) => createFinalize({ ledger: deps.ledger, clock: deps.clock, agent });
+
+export const wireExpireApprovals: StepWiring = (context) => {
+  const expire = createExpireApprovals(approvals(context));
+  return () => expire();
+};
+
+export const wireExecutionStopped: StepWiring = ({ agent, deps }) => createExecutionStopped({ ledger: deps.ledger, clock: deps.clock, callbacks: deps.callbacks, agentOf: (name) => (name === agent.name ? agent : undefined), ...(deps.children && { children: deps.children }) });
+
+export const wireRecoverRun: StepWiring = (context) => createRecoverOnStatusChange(recover(context));
+
+export const wireSweep: StepWiring = (context) => {
+  if (!context.deps.lookup) throw new Error('the sweep step needs an execution lookup (HarnessDeps.lookup)');
+  const sweep = createSweep({ ...recover(context), executions: context.deps.lookup });
+  return () => sweep();
+};
+
+export const wireCompact: StepWiring = (context) => {
+  const { agent, deps, prices } = context;
+  return metered(context, createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: prices, fleetBudget: deps.fleetBudget }));
+};
+
+export const wireHandoff: StepWiring = ({ deps }) => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock });
+
+export const wirePruneVersions: StepWiring = ({ deps }) => {
+  if (!deps.versions) throw new Error("the version pruner needs the state machine's versions (HarnessDeps.versions)");
+  const prune = createPruneVersions({ versions: deps.versions, clock: deps.clock, ...(deps.keepVersions !== undefined && { keep: deps.keepVersions }) });
+  return () => prune();
+};
+
+/**
  * The steps of one agent, wired once for both engines. Each step is built on its first call:
  * its dependencies are read then, not before.
  */
 export function createSteps(defined: AgentDefinition, deps: HarnessDeps): AgentSteps {
-  let agentDeps: { value: unknown } | undefined;
-  const agentDepsOnce = () => (agentDeps ??= { value: defined.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
-  // The agent as its steps see it: with its deps, for its approval rules (conversation/turns.ts).
-  const agent = withAgentDeps(defined, agentDepsOnce);
-  const approvals = () => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
-  const recover = () => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
-  // The agent's own prices over the built-in table, the deployment's over both, unless the harness was given a table.
-  const prices = deps.priceTable ?? deploymentPrices(agent.prices, deps.prices);
-  // What every step checks the run against (runs/versions.ts): this code's fingerprint.
-  const fingerprint = codeFingerprint(agent, deps.codeVersion, prices);
-  // The steps whose errors retry or loop beyond the definition's MaxAttempts record them for the handoff's bound (guards/history.ts).
-  const metered = (step: StepFn): StepFn => meteredStep(step, { ledger: deps.ledger, clock: deps.clock });
+  const context = stepContext(defined, deps);
+  const wired = (wire: StepWiring) => lazyStep(() => wire(context));
   return {
-    [Steps.StartRun]: lazy(() => createStartRun({
-        agent,
-        ledger: deps.ledger,
-        executions: deps.executions,
-        clock: deps.clock,
-        codeVersion: deps.codeVersion,
-        defaultModel: deps.defaultModel,
-        priceTable: prices,
-        starterMac: deps.approvals?.starterMac,
-        maxBudgets: deps.maxBudgets,
-      })),
-    [Steps.BudgetCheck]: lazy(() => createBudgetCheck({ agent, fingerprint, ledger: deps.ledger, clock: deps.clock, decisionMac: deps.approvals?.decisionMac, priceTable: prices })),
-    [Steps.CallModel]: lazy(() => metered(createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices, fleetBudget: deps.fleetBudget }))),
-    [Steps.RequestApproval]: lazy(() => createRequestApproval(approvals())),
-    [Steps.CallTool]: lazy(() =>
-      // A fork's writes are reused from its parent, or not sent (runs/fork.ts); other runs' tools are as they are.
-      metered(createCallTool({ agent: forkEffects(agent, deps.ledger), fingerprint, agentDeps: agentDepsOnce, ledger: deps.ledger, clock: deps.clock, breaker: deps.breaker, leaseMs: deps.leaseMs, decisionMac: deps.approvals?.decisionMac, toolSecrets: deps.toolSecrets, callbacks: deps.callbacks, ...(deps.children && { children: deps.children }) })),
-    ),
-    [Steps.Finalize]: lazy(() => createFinalize({ ledger: deps.ledger, clock: deps.clock, agent })),
-    [Steps.ExpireApprovals]: lazy(() => {
-      const expire = createExpireApprovals(approvals());
-      return () => expire();
-    }),
-    [Steps.ExecutionStopped]: lazy(() => createExecutionStopped({ ledger: deps.ledger, clock: deps.clock, callbacks: deps.callbacks, agentOf: (name) => (name === agent.name ? agent : undefined), ...(deps.children && { children: deps.children }) })),
-    [Steps.RecoverRun]: lazy(() => createRecoverOnStatusChange(recover())),
-    [Steps.Sweep]: lazy(() => {
-      if (!deps.lookup) throw new Error('the sweep step needs an execution lookup (HarnessDeps.lookup)');
-      const sweep = createSweep({ ...recover(), executions: deps.lookup });
-      return () => sweep();
-    }),
-    [Steps.Compact]: lazy(() =>
-      metered(createCompact({ agent, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, conversation: (run, turns, calls) => conversation(run, turns, calls, toolNames(agent)), priceTable: prices, fleetBudget: deps.fleetBudget })),
-    ),
-    [Steps.Handoff]: lazy(() => createHandoff({ ledger: deps.ledger, starter: deps.starter, clock: deps.clock })),
-    [Steps.PruneVersions]: lazy(() => {
-      if (!deps.versions) throw new Error('the version pruner needs the state machine\'s versions (HarnessDeps.versions)');
-      const prune = createPruneVersions({ versions: deps.versions, clock: deps.clock, ...(deps.keepVersions !== undefined && { keep: deps.keepVersions }) });
-      return () => prune();
-    }),
+    [Steps.StartRun]: wired(wireStartRun),
+    [Steps.BudgetCheck]: wired(wireBudgetCheck),
+    [Steps.CallModel]: wired(wireCallModel),
+    [Steps.RequestApproval]: wired(wireRequestApproval),
+    [Steps.CallTool]: wired(wireCallTool),
+    [Steps.Finalize]: wired(wireFinalize),
+    [Steps.ExpireApprovals]: wired(wireExpireApprovals),
+    [Steps.ExecutionStopped]: wired(wireExecutionStopped),
+    [Steps.RecoverRun]: wired(wireRecoverRun),
+    [Steps.Sweep]: wired(wireSweep),
+    [Steps.Compact]: wired(wireCompact),
+    [Steps.Handoff]: wired(wireHandoff),
+    [Steps.PruneVersions]: wired(wirePruneVersions),
   };
 }
 
-function lazy(make: () => StepFn): StepFn {
+/** A step built on its first call. */
+export function lazyStep(make: () => StepFn): StepFn {
   let step: StepFn | undefined;
   return (event, signal) => (step ??= make())(event, signal);
 }

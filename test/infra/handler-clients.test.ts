@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import refundReconciler from '../../agents/refund-reconciler/agent.js';
-import { lambdaHandlers } from '../../lambdas/adapters/aws-deps.js';
+import { lambdaStep } from '../../lambdas/adapters/aws-deps.js';
+import { wireStartRun } from '../../lambdas/wiring/create-steps.js';
 import { exampleTemplate } from './example-template.js';
 import { fakeAwslambda, invocationOutput } from '../support/fake-awslambda.js';
 
@@ -94,7 +95,7 @@ describe('each Lambda handler passes the AWS clients its step uses', () => {
     // StartRun reads Step Functions (is another execution of the run live?); BudgetCheck no longer does (issue 34).
     const startRun = functions.find((variables) => variables['SAVEPOINT_STEP'] === 'start-run')!;
     const env = environmentOf(startRun);
-    const handler = lambdaHandlers(refundReconciler, { env, clients: {} }).step('start-run');
+    const handler = lambdaStep(refundReconciler, 'start-run', wireStartRun, { env, clients: {} });
     await expect(handler({}, context as never)).rejects.toThrow(/handler passes no Step Functions client/);
   });
 });
