@@ -1,5 +1,5 @@
 import agent from '@savepoint/agent-entry';
-import { stepFunctions } from '../adapters/aws-clients.js';
+import { stepFunctions } from '../adapters/sfn-clients.js';
 import { lambdaStep } from '../adapters/aws-deps.js';
 import { wireHandoff } from '../wiring/create-steps.js';
 

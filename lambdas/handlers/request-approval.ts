@@ -1,5 +1,6 @@
 import agent from '@savepoint/agent-entry';
-import { approvalEvents, approvalLinks, stepFunctions } from '../adapters/aws-clients.js';
+import { approvalEvents, approvalLinks } from '../adapters/aws-clients.js';
+import { stepFunctions } from '../adapters/sfn-clients.js';
 import { lambdaStep } from '../adapters/aws-deps.js';
 import { wireRequestApproval } from '../wiring/create-steps.js';
 

@@ -1,5 +1,6 @@
 import agent from '@savepoint/agent-entry';
-import { starterKey, stepFunctions } from '../adapters/aws-clients.js';
+import { starterKey } from '../adapters/aws-clients.js';
+import { stepFunctions } from '../adapters/sfn-clients.js';
 import { lambdaStep } from '../adapters/aws-deps.js';
 import { wireStartRun } from '../wiring/create-steps.js';
 
