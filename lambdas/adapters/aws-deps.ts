@@ -11,7 +11,7 @@ import { tracingLedger } from '../telemetry/tracing-ledger.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { cachedSecrets, secretIdsFromEnv, type ModelSecretIds, type SecretSource } from '../models/secrets.js';
 import { MODEL_PROVIDERS } from '../models/providers.js';
-import { lazyStep, stepContext, type AgentSteps, type ApprovalSetup, type HarnessDeps, type StepFn, type StepWiring } from '../wiring/create-steps.js';
+import { lazyStep, stepContext, type AgentSteps, type ApprovalSetup, type HarnessDeps, type StepFn, type StepWiring } from '../wiring/steps/context.js';
 import type { AwsClients } from './aws-clients.js';
 import { systemClock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';

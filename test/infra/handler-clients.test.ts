@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import refundReconciler from '../../agents/refund-reconciler/agent.js';
 import { lambdaStep } from '../../lambdas/adapters/aws-deps.js';
-import { wireStartRun } from '../../lambdas/wiring/create-steps.js';
+import { wireStartRun } from '../../lambdas/wiring/steps/start-run.js';
 import { exampleTemplate } from './example-template.js';
 import { fakeAwslambda, invocationOutput } from '../support/fake-awslambda.js';
 
