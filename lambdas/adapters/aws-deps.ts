@@ -23,6 +23,12 @@ import { FleetBudget } from '../records/fleet.js';
 import type { StepName } from '../shared/steps.js';
 import { TOOL_SECRET_NAME, toolSecrets } from '../tools/secrets.js';
 
+// zod compiles a parser (new Function) for each object schema on its first parse: a Lambda
+// function parses each schema a few times per container (its environment once, an event per
+// invocation), where compiling costs more than it saves (~3 ms of CallTool's cold start, more on its
+// first invocation). The interpreted parse accepts and refuses the same input.
+z.config({ jitless: true });
+
 /** A variable that holds JSON of `schema`'s shape. */
 export function jsonVariable<T extends z.ZodType>(schema: T) {
   return z
