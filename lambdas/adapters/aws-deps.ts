@@ -271,9 +271,9 @@ export function lambdaFunction(agent: AgentDefinition, options: { env?: NodeJS.P
 
 /**
  * The Lambda handler of one step of an agent (lambdas/handlers/ pass theirs: `wire` is the step's
- * wiring in wiring/create-steps.ts, so the bundle holds that step's modules and no other's). The
- * step's shared context (its prices, the code's fingerprint) is made at the cold start, the step
- * itself on its first invocation.
+ * wiring, a module of its own in wiring/steps/, so the bundle holds that step's modules and no
+ * other's). The step's shared context (its prices, the code's fingerprint) is made at the cold
+ * start, the step itself on its first invocation.
  */
 export function lambdaStep(agent: AgentDefinition, step: keyof AgentSteps, wire: StepWiring, options: { env?: NodeJS.ProcessEnv; models?: ModelsFactory; clients?: AwsClients } = {}) {
   const { deps, handler } = lambdaFunction(agent, options);

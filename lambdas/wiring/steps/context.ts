@@ -123,7 +123,9 @@ export type StepWiring = (context: StepContext) => StepFn;
 
 // The steps whose errors retry or loop beyond the definition's MaxAttempts record them for the handoff's bound (guards/history.ts).
 export const metered = ({ deps }: StepContext, step: StepFn): StepFn => meteredStep(step, { ledger: deps.ledger, clock: deps.clock });
+/** What the approval steps share (RequestApproval, the expiry sweep). */
 export const approvals = ({ agent, deps }: StepContext) => ({ agent, agentName: agent.name, ledger: deps.ledger, callbacks: deps.callbacks, clock: deps.clock, notify: deps.notify, ...deps.approvals });
+/** What recovery shares with the sweeper. */
 export const recover = ({ agent, deps }: StepContext) => ({ agent, ledger: deps.ledger, starter: deps.starter, clock: deps.clock, policy: deps.recoveryPolicy });
 
 /** A step built on its first call. */
