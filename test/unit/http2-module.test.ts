@@ -68,4 +68,27 @@ describe('node:http2 in a step bundle', () => {
   it('is loaded at import without the alias (the control)', () => {
     expect(run(bundle(false))).toEqual({ loadedAtImport: true, answer: { status: 200, body: 'pong /ping' } });
   });
+
+  it("gives an agent's code that imports its names the module's own, and its constants in full", () => {
+    const outdir = join(dir, 'named');
+    buildSync({
+      stdin: { contents: "import http2, { constants, sensitiveHeaders, connect } from 'node:http2'; export default { http2, constants, sensitiveHeaders, connect };", resolveDir: root, sourcefile: 'named.mjs' },
+      outdir,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      outExtension: { '.js': '.mjs' },
+      alias: { http2: shim, 'node:http2': shim },
+      logLevel: 'silent',
+    });
+    const script = `
+      const { default: named } = await import(${JSON.stringify(`file://${join(outdir, 'stdin.mjs')}`)});
+      const real = process.getBuiltinModule('node:http2');
+      process.stdout.write(JSON.stringify({
+        sensitiveHeaders: named.sensitiveHeaders === real.sensitiveHeaders,
+        connect: named.connect === real.connect && named.http2.connect === real.connect,
+        constants: JSON.stringify({ ...named.constants }) === JSON.stringify({ ...real.constants }) && named.http2.constants.HTTP2_HEADER_PATH === ':path',
+      }));`;
+    expect(JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' }))).toEqual({ sensitiveHeaders: true, connect: true, constants: true });
+  });
 });
