@@ -20,6 +20,8 @@ const FROM_SOURCE = import.meta.url.endsWith('.ts');
 const LAZY_SOURCE_MAPS = fileURLToPath(new URL(`../lambdas/adapters/lazy-source-maps${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url));
 /** `node:http` without Node's ESM facade, which loads undici at each cold start (lambdas/adapters/http-module.ts). */
 const HTTP_MODULE = fileURLToPath(new URL(`../lambdas/adapters/http-module${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url));
+/** `node:http2` loaded on first use: the SDK's HTTP/2 handler imports it, no step uses it (lambdas/adapters/http2-module.ts). */
+const HTTP2_MODULE = fileURLToPath(new URL(`../lambdas/adapters/http2-module${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url));
 
 export interface StepFunctionProps {
   /** Which step this function runs: its handler is `lambdas/handlers/<step>.ts`. */
@@ -215,7 +217,7 @@ class StepBundle implements ILocalBundling {
       // The handler's `@savepoint/agent-entry` is this function's agent. Agents import the public
       // API by the package's name (`savepoint`, `savepoint/sim`), which esbuild resolves through
       // the package's `exports` (a dependency, or this package itself).
-      alias: { http: HTTP_MODULE, 'node:http': HTTP_MODULE, ...(this.agentEntry !== undefined && { '@savepoint/agent-entry': this.agentEntry }), ...aliases },
+      alias: { http: HTTP_MODULE, 'node:http': HTTP_MODULE, http2: HTTP2_MODULE, 'node:http2': HTTP2_MODULE, ...(this.agentEntry !== undefined && { '@savepoint/agent-entry': this.agentEntry }), ...aliases },
       // Some CommonJS dependencies call require(); ESM bundles need it defined.
       banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
       logLevel: 'warning',

@@ -1,19 +1,14 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { KMSClient } from '@aws-sdk/client-kms';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { DecisionMac } from '../approvals/decision-mac.js';
 import type { LinkSigner } from '../approvals/links.js';
 import type { ApprovalNotifier } from '../approvals/notify.js';
-import type { Executions, TaskCallbacks } from '../shared/ports.js';
-import type { ExecutionStarter } from '../steps/recover-run.js';
-import type { ExecutionLookup } from '../steps/sweep.js';
-import type { StateMachineVersions } from '../steps/prune-versions.js';
 import type { FunctionVersions } from '../steps/prune-function-versions.js';
-import { eventBridgeNotifier, kmsDecisionMac, secretsLinkSigner } from './aws-approvals.js';
-import { sfnBatches, sfnExecutions, sfnLookup, sfnStarter, sfnTaskCallbacks, sfnVersions } from './sfn.js';
-import type { BatchStore, ManifestReader } from '../runs/batch.js';
+import { eventBridgeNotifier, secretsLinkSigner } from './aws-approvals.js';
+import { kmsKeyMac } from './kms-decision-mac.js';
+import type { ManifestReader } from '../runs/batch.js';
+import type { StepFunctionsPorts } from './sfn-clients.js';
 
 /**
  * The AWS clients a function uses beside the ledger's (DynamoDB and the seal key's secret, which
@@ -38,55 +33,6 @@ export interface AwsClients {
   /** S3 GetObject of a batch's manifest (the runs API lists a manifest batch's runs), its SDK loaded on first use. */
   readonly manifestReader?: (traced: <T>(client: T) => T) => ManifestReader;
 }
-
-/** What the steps ask of Step Functions (adapters/sfn.ts). */
-export interface StepFunctionsPorts {
-  readonly callbacks: TaskCallbacks;
-  readonly executions: Executions;
-  readonly lookup: ExecutionLookup;
-  readonly starter: (stateMachineArn: string) => ExecutionStarter;
-  /** The state machine's versions (the version pruner). */
-  readonly versions: (stateMachineArn: string) => StateMachineVersions;
-  /** The stack's batches (the runs API's `/v1/batches`): executions of its batch state machine. */
-  readonly batches: (stateMachineArn: string) => BatchStore;
-}
-
-/** Every Step Functions port over one client. */
-function sfnPorts(client: SFNClient): StepFunctionsPorts {
-  return { callbacks: sfnTaskCallbacks(client), executions: sfnExecutions(client), lookup: sfnLookup(client), starter: (arn) => sfnStarter(client, arn), versions: (arn) => sfnVersions(client, arn), batches: (arn) => sfnBatches(client, arn) };
-}
-
-/** Step Functions (StartRun, BudgetCheck, the approval functions, recovery, the sweeper, Handoff, ExecutionStopped). */
-export const stepFunctions = {
-  stepFunctions: (traced) => sfnPorts(traced(new SFNClient({}))),
-} satisfies AwsClients;
-
-/**
- * Step Functions with its SDK loaded on the first call (CallTool): CallTool reaches it only for a
- * child run (an agent as a tool: the child's start, the parent's wake), so an agent with none never
- * loads it, and CallTool's cold start stays within its import-CPU target. Every port is async, so
- * each method awaits the one client.
- */
-export const stepFunctionsOnFirstCall = {
-  stepFunctions: (traced) => {
-    let loaded: Promise<StepFunctionsPorts> | undefined;
-    const ports = () => (loaded ??= import('@aws-sdk/client-sfn').then(({ SFNClient: Client }) => sfnPorts(traced(new Client({})))));
-    return {
-      callbacks: { succeed: async (token, output) => (await ports()).callbacks.succeed(token, output), fail: async (token, error, cause) => (await ports()).callbacks.fail(token, error, cause) },
-      executions: { isRunning: async (arn) => (await ports()).executions.isRunning(arn), stop: async (arn, error, cause) => (await ports()).executions.stop(arn, error, cause) },
-      lookup: { describe: async (arn) => (await ports()).lookup.describe(arn) },
-      starter: (arn) => ({ start: async (name, input, options) => (await ports()).starter(arn).start(name, input, options) }),
-      versions: (arn) => ({
-        list: async () => (await ports()).versions(arn).list(),
-        aliased: async () => (await ports()).versions(arn).aliased(),
-        activity: async (version) => (await ports()).versions(arn).activity(version),
-        delete: async (version) => (await ports()).versions(arn).delete(version),
-        definition: async (version) => (await ports()).versions(arn).definition(version),
-      }),
-      batches: (arn) => ({ start: async (batch) => (await ports()).batches(arn).start(batch), get: async (batchId) => (await ports()).batches(arn).get(batchId) }),
-    };
-  },
-} satisfies AwsClients;
 
 /** Lambda versions (the version pruner): the Lambda SDK, in its own chunk, loaded when the pruner first reaches it. */
 export const lambdaVersions = {
@@ -120,7 +66,7 @@ export const approvalEvents = {
 export const approvalLinks = { linkSigner: (secretId) => secretsLinkSigner(new SecretsManagerClient({}), secretId) } satisfies AwsClients;
 
 /** The decision key (the callback signs; CallTool and BudgetCheck verify). */
-export const decisionKey = { decisionMac: (keyId, previous) => kmsDecisionMac(new KMSClient({}), keyId, previous) } satisfies AwsClients;
+export const decisionKey = { decisionMac: (keyId, previous) => kmsKeyMac(keyId, previous) } satisfies AwsClients;
 
 /** The starter key (the runs API signs who started a run; StartRun verifies). */
-export const starterKey = { starterMac: (keyId) => kmsDecisionMac(new KMSClient({}), keyId) } satisfies AwsClients;
+export const starterKey = { starterMac: (keyId) => kmsKeyMac(keyId) } satisfies AwsClients;

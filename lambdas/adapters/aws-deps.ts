@@ -11,19 +11,23 @@ import { tracingLedger } from '../telemetry/tracing-ledger.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { cachedSecrets, secretIdsFromEnv, type ModelSecretIds, type SecretSource } from '../models/secrets.js';
 import { MODEL_PROVIDERS } from '../models/providers.js';
-import { createSteps, type AgentSteps, type ApprovalSetup, type HarnessDeps } from '../wiring/create-steps.js';
+import { lazyStep, stepContext, type AgentSteps, type ApprovalSetup, type HarnessDeps, type StepFn, type StepWiring } from '../wiring/steps/context.js';
 import type { AwsClients } from './aws-clients.js';
 import { systemClock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { stepHandler, type Telemetry } from './middleware.js';
 import { powertools } from './powertools.js';
-import { deploymentPrices, PriceOverrides } from '../models/prices.js';
+import { PriceOverrides } from '../models/prices.js';
 import { BudgetCaps } from '../records/ledger-records.js';
 import { FleetBudget } from '../records/fleet.js';
-import { createRunsRoutes, type RunsApiDeps } from '../runs/runs-api.js';
-import { createBatchItem } from '../runs/batch.js';
-import { Steps } from '../shared/steps.js';
+import type { StepName } from '../shared/steps.js';
 import { TOOL_SECRET_NAME, toolSecrets } from '../tools/secrets.js';
+
+// zod compiles a parser (new Function) for each object schema on its first parse: a Lambda
+// function parses each schema a few times per container (its environment once, an event per
+// invocation), where compiling costs more than it saves (~3 ms of CallTool's cold start, more on its
+// first invocation). The interpreted parse accepts and refuses the same input.
+z.config({ jitless: true });
 
 /** A variable that holds JSON of `schema`'s shape. */
 export function jsonVariable<T extends z.ZodType>(schema: T) {
@@ -247,33 +251,34 @@ const toolSecretValue = async (id: string): Promise<string> => {
 };
 
 /**
- * The Lambda handlers of an agent's functions (lambdas/handlers/ pick theirs by step). A step that
- * calls a model is given `models` by its handler file, and each step the AWS clients it uses
- * (`clients`): a bundle holds only its own step's SDKs.
+ * What an agent's function has whatever its step: its telemetry and tracing, and the deps built
+ * on first use. A step that calls a model is given `models` by its handler file, and each step the
+ * AWS clients it uses (`clients`): a bundle holds only its own step's SDKs.
  */
-export function lambdaHandlers(agent: AgentDefinition, options: { env?: NodeJS.ProcessEnv; models?: ModelsFactory; clients?: AwsClients } = {}) {
+export function lambdaFunction(agent: AgentDefinition, options: { env?: NodeJS.ProcessEnv; models?: ModelsFactory; clients?: AwsClients } = {}) {
   const env = options.env ?? process.env;
   // At the agent's load: a cold start of StartRun (or CallTool) fails at once, naming both timeouts.
   assertToolsFitTimeout(agent, parseOrThrow(ToolTimeoutEnvironment.partial(), env, 'Lambda environment').TOOL_TIMEOUT_MS);
   const { telemetry, tracing, traced } = powertools(agent.name);
   const deps = awsDeps(env, { traced, telemetry, redactTrace: agent.redactTrace, tools: agent.tools }, secretsManager, options.models, options.clients);
-  const steps: AgentSteps = createSteps(agent, deps);
-  /** What the runs API's routes need: its start (signed starters, on the alias), reads, stop; the batch item starts runs the same way. */
-  const runsDeps = () => {
-    const starterMac = deps.approvals?.starterMac;
-    if (!starterMac) throw new Error('invalid Lambda environment: STARTER_KEY_ID: required');
-    const sfn = given(options.clients?.stepFunctions, 'Step Functions client')(traced);
-    const runs: RunsApiDeps = { agent, starterMac, runs: deps.ledger, ledger: deps.ledger, stop: (arn, error, cause) => sfn.executions.stop(arn, error, cause), ...(deps.children && { children: deps.children }), stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN, start: (arn, name, input) => sfn.starter(arn).start(name, input), clock: deps.clock, maxBudgets: deps.maxBudgets, prices: deploymentPrices(agent.prices, deps.prices), ...(deps.defaultModel && { defaultModel: deps.defaultModel }), ...(deps.approvals?.policy && { people: deps.approvals.policy }) };
-    return { runs, sfn };
-  };
   return {
-    step: (name: keyof AgentSteps) => stepHandler(steps[name], undefined, { step: name, telemetry, middlewares: [tracing] }),
-    /** StartItemRun and CheckItemRun of the stack's batches (lambdas/runs/batch.ts `createBatchItem`): a run started through the runs API's own start path. */
-    batchItem: () => {
-      const { runs } = runsDeps();
-      return stepHandler(createBatchItem({ startRun: createRunsRoutes(runs).start, runs: deps.ledger }), undefined, { step: Steps.BatchItem, telemetry, middlewares: [tracing] });
-    },
+    env,
+    deps,
+    traced,
+    handler: (step: StepName, run: StepFn) => stepHandler(run, undefined, { step, telemetry, middlewares: [tracing] }),
   };
+}
+
+/**
+ * The Lambda handler of one step of an agent (lambdas/handlers/ pass theirs: `wire` is the step's
+ * wiring, a module of its own in wiring/steps/, so the bundle holds that step's modules and no
+ * other's). The step's shared context (its prices, the code's fingerprint) is made at the cold
+ * start, the step itself on its first invocation.
+ */
+export function lambdaStep(agent: AgentDefinition, step: keyof AgentSteps, wire: StepWiring, options: { env?: NodeJS.ProcessEnv; models?: ModelsFactory; clients?: AwsClients } = {}) {
+  const { deps, handler } = lambdaFunction(agent, options);
+  const context = stepContext(agent, deps);
+  return handler(step, lazyStep(() => wire(context)));
 }
 
 /**
@@ -311,7 +316,7 @@ function approvalSetup(config: Partial<StepEnvironment>, clients: AwsClients): A
 }
 
 /** A client the function's handler passed, or a failure naming it and where it is passed. */
-function given<T>(client: T | undefined, what: string): T {
+export function given<T>(client: T | undefined, what: string): T {
   if (client === undefined) throw new Error(`this function's handler passes no ${what}: add it to the clients of its file in lambdas/handlers/ (lambdas/adapters/aws-clients.ts)`);
   return client;
 }

@@ -1,5 +1,6 @@
 import agent from '@savepoint/agent-entry';
-import { starterKey, stepFunctions } from '../adapters/aws-clients.js';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { starterKey } from '../adapters/aws-clients.js';
+import { stepFunctions } from '../adapters/sfn-clients.js';
+import { batchItemHandler } from '../adapters/aws-batch-item.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions, ...starterKey } }).batchItem();
+export const handler = batchItemHandler(agent, { clients: { ...stepFunctions, ...starterKey } });

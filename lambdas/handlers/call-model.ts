@@ -1,5 +1,6 @@
 import agent from '@savepoint/agent-entry';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { lambdaStep } from '../adapters/aws-deps.js';
+import { wireCallModel } from '../wiring/steps/call-model.js';
 import { awsModels } from '../adapters/aws-models.js';
 
-export const handler = lambdaHandlers(agent, { models: awsModels }).step('call-model');
+export const handler = lambdaStep(agent, 'call-model', wireCallModel, { models: awsModels });

@@ -1,5 +1,6 @@
 import agent from '@savepoint/agent-entry';
-import { decisionKey, stepFunctionsOnFirstCall } from '../adapters/aws-clients.js';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { decisionKeyOnFirstCall, stepFunctionsOnFirstCall } from '../adapters/clients-on-first-call.js';
+import { lambdaStep } from '../adapters/aws-deps.js';
+import { wireCallTool } from '../wiring/steps/call-tool.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...decisionKey, ...stepFunctionsOnFirstCall } }).step('call-tool');
+export const handler = lambdaStep(agent, 'call-tool', wireCallTool, { clients: { ...decisionKeyOnFirstCall, ...stepFunctionsOnFirstCall } });

@@ -1,5 +1,6 @@
 import agent from '@savepoint/agent-entry';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { lambdaStep } from '../adapters/aws-deps.js';
+import { wireCompact } from '../wiring/steps/compact.js';
 import { awsModels } from '../adapters/aws-models.js';
 
-export const handler = lambdaHandlers(agent, { models: awsModels }).step('compact');
+export const handler = lambdaStep(agent, 'compact', wireCompact, { models: awsModels });

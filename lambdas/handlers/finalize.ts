@@ -1,4 +1,5 @@
 import agent from '@savepoint/agent-entry';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { lambdaStep } from '../adapters/aws-deps.js';
+import { wireFinalize } from '../wiring/steps/finalize.js';
 
-export const handler = lambdaHandlers(agent).step('finalize');
+export const handler = lambdaStep(agent, 'finalize', wireFinalize);

@@ -1,5 +1,6 @@
 import agent from '@savepoint/agent-entry';
-import { stepFunctions } from '../adapters/aws-clients.js';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { stepFunctions } from '../adapters/sfn-clients.js';
+import { lambdaStep } from '../adapters/aws-deps.js';
+import { wireHandoff } from '../wiring/steps/handoff.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions } }).step('handoff');
+export const handler = lambdaStep(agent, 'handoff', wireHandoff, { clients: { ...stepFunctions } });

@@ -1,5 +1,7 @@
 import agent from '@savepoint/agent-entry';
-import { starterKey, stepFunctions } from '../adapters/aws-clients.js';
-import { lambdaHandlers } from '../adapters/aws-deps.js';
+import { starterKey } from '../adapters/aws-clients.js';
+import { stepFunctions } from '../adapters/sfn-clients.js';
+import { lambdaStep } from '../adapters/aws-deps.js';
+import { wireStartRun } from '../wiring/steps/start-run.js';
 
-export const handler = lambdaHandlers(agent, { clients: { ...stepFunctions, ...starterKey } }).step('start-run');
+export const handler = lambdaStep(agent, 'start-run', wireStartRun, { clients: { ...stepFunctions, ...starterKey } });

@@ -1,6 +1,8 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import refundReconciler from '../../agents/refund-reconciler/agent.js';
-import { lambdaHandlers } from '../../lambdas/adapters/aws-deps.js';
+import { lambdaStep } from '../../lambdas/adapters/aws-deps.js';
+import { stepFunctionsOnFirstCall } from '../../lambdas/adapters/clients-on-first-call.js';
+import { wireStartRun } from '../../lambdas/wiring/steps/start-run.js';
 import { exampleTemplate } from './example-template.js';
 import { fakeAwslambda, invocationOutput } from '../support/fake-awslambda.js';
 
@@ -94,7 +96,15 @@ describe('each Lambda handler passes the AWS clients its step uses', () => {
     // StartRun reads Step Functions (is another execution of the run live?); BudgetCheck no longer does (issue 34).
     const startRun = functions.find((variables) => variables['SAVEPOINT_STEP'] === 'start-run')!;
     const env = environmentOf(startRun);
-    const handler = lambdaHandlers(refundReconciler, { env, clients: {} }).step('start-run');
+    const handler = lambdaStep(refundReconciler, 'start-run', wireStartRun, { env, clients: {} });
     await expect(handler({}, context as never)).rejects.toThrow(/handler passes no Step Functions client/);
+  });
+
+  it("reaches Step Functions through CallTool's client loaded on first call (its SDK in a chunk of its own)", async () => {
+    const callTool = functions.find((variables) => variables['SAVEPOINT_STEP'] === 'call-tool')!;
+    Object.assign(process.env, environmentOf(callTool));
+    const sfn = stepFunctionsOnFirstCall.stepFunctions((client) => client);
+    // The closed port refuses the connection: the SDK was loaded, the client made, the request sent.
+    await expect(sfn.lookup.describe('arn:aws:states:us-east-1:123456789012:execution:sm:run-1')).rejects.toThrow(/ECONNREFUSED/);
   });
 });

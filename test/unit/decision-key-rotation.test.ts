@@ -3,7 +3,8 @@ import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kmsDecisionMac } from '../../lambdas/adapters/aws-approvals.js';
+import { decisionKeyOnFirstCall } from '../../lambdas/adapters/clients-on-first-call.js';
+import { kmsDecisionMac } from '../../lambdas/adapters/kms-decision-mac.js';
 
 /**
  * Issue 36 item 7: KMS rotates no HMAC key, so rotating the decision key is a new key. A decision
@@ -66,5 +67,25 @@ describe('decision key rotation (KMS HMAC keys)', () => {
     const legacy = createHmac('sha256', material[KEY_B]!).update(message).digest('base64');
     expect(await kmsDecisionMac(kms, KEY_B).verify(message, legacy)).toBe(true);
     expect(await kmsDecisionMac(kms, KEY_B).verify(message, `${forged}.extra`)).toBe(false);
+  });
+
+  it("is the same key where KMS's SDK is loaded on the first MAC (CallTool's and BudgetCheck's decisionKeyOnFirstCall)", async () => {
+    const saved = { ...process.env };
+    // The client is made as a function's is, from the environment: this KMS, the region, credentials.
+    Object.assign(process.env, { AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_KMS: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' });
+    try {
+      const message = 'm';
+      const signed = await kmsDecisionMac(kms, KEY_A).sign(message);
+      const lazy = decisionKeyOnFirstCall.decisionMac(KEY_B, [KEY_A]);
+      expect(lazy.keyName).toBe(KEY_B);
+      calls.length = 0;
+      expect(await lazy.verify(message, signed)).toBe(true);
+      expect(await lazy.verify('other', signed)).toBe(false);
+      expect(calls).toEqual([{ op: 'VerifyMac', keyId: KEY_A }, { op: 'VerifyMac', keyId: KEY_A }]);
+      expect(await kmsDecisionMac(kms, KEY_B).verify(message, await lazy.sign(message))).toBe(true);
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
   });
 });

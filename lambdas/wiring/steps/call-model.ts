@@ -1,0 +1,7 @@
+import { createCallModel } from '../../steps/call-model.js';
+import { metered, type StepWiring } from './context.js';
+
+export const wireCallModel: StepWiring = (context) => {
+  const { agent, deps, prices, fingerprint } = context;
+  return metered(context, createCallModel({ agent, fingerprint, ledger: deps.ledger, models: deps.models, clock: deps.clock, breaker: deps.breaker, priceTable: prices, fleetBudget: deps.fleetBudget }));
+};
