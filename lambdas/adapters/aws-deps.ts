@@ -23,12 +23,6 @@ import { FleetBudget } from '../records/fleet.js';
 import type { StepName } from '../shared/steps.js';
 import { TOOL_SECRET_NAME, toolSecrets } from '../tools/secrets.js';
 
-// zod compiles a parser (new Function) for each object schema on its first parse: a Lambda
-// function parses each schema a few times per container (its environment once, an event per
-// invocation), where compiling costs more than it saves (~3 ms of CallTool's cold start, more on its
-// first invocation). The interpreted parse accepts and refuses the same input.
-z.config({ jitless: true });
-
 /** A variable that holds JSON of `schema`'s shape. */
 export function jsonVariable<T extends z.ZodType>(schema: T) {
   return z
@@ -256,6 +250,13 @@ const toolSecretValue = async (id: string): Promise<string> => {
  * AWS clients it uses (`clients`): a bundle holds only its own step's SDKs.
  */
 export function lambdaFunction(agent: AgentDefinition, options: { env?: NodeJS.ProcessEnv; models?: ModelsFactory; clients?: AwsClients } = {}) {
+  // zod compiles a parser (new Function) for each object schema on its first parse: a Lambda
+  // function parses each schema a few times per container (its environment once, an event per
+  // invocation), where compiling costs more than it saves (~3 ms of CallTool's cold start, more on
+  // its first invocation). The interpreted parse accepts and refuses the same input. Set when a
+  // function's handler is made, not when this module is imported: a local engine or an app that
+  // imports savepoint keeps zod's default.
+  z.config({ jitless: true });
   const env = options.env ?? process.env;
   // At the agent's load: a cold start of StartRun (or CallTool) fails at once, naming both timeouts.
   assertToolsFitTimeout(agent, parseOrThrow(ToolTimeoutEnvironment.partial(), env, 'Lambda environment').TOOL_TIMEOUT_MS);
