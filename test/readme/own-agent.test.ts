@@ -82,6 +82,29 @@ async function pruneWithReadme(cwd: string, runId: string): Promise<void> {
  */
 const templateOnly = (out: string) => ({ ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }), CDK_VALIDATION: 'false' });
 
+/** The README's apps synthesized for their templates alone (templateOnly), each as `npx tsx <name>-app.ts` writes it into <name>.out. */
+const TEMPLATE_APPS = ['models', 'traced', 'settings', 'approvals'] as const;
+/** Imports each app in turn, its CDK_OUTDIR set first: an App reads it as it is made, and synthesizes as the process ends. */
+const SYNTH_APPS = `
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+for (const name of process.argv.slice(1)) {
+  process.env.CDK_OUTDIR = join(process.cwd(), name + '.out');
+  await import(pathToFileURL(join(process.cwd(), name + '-app.ts')).href);
+}
+`;
+let templateApps: Promise<unknown> | undefined;
+/**
+ * The out directory of one of TEMPLATE_APPS: all four synthesized by one process under tsx (the
+ * first test that reads one starts it; the others wait for it), not one process each, which
+ * loaded tsx and the CDK four times (about 7 s of CPU).
+ */
+async function synthesizedApp(name: (typeof TEMPLATE_APPS)[number]): Promise<string> {
+  templateApps ??= exec(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SYNTH_APPS, ...TEMPLATE_APPS], { cwd: app, env: templateOnly(''), timeout: 240_000 });
+  await templateApps;
+  return join(app, `${name}.out`);
+}
+
 /** A strict TypeScript consumer of every entry point: type-checked against the .d.ts files alone. */
 const CONSUMER = `
 import { defineAgent, defineTool, withDev, type AgentDefinition, type ToolContext } from 'savepoint';
@@ -353,9 +376,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   // After the others (not beside the bundling synth above, which it would slow down on a busy machine).
   it("synthesizes the README's tracing app (Traces): the OTEL variables on every function, the collector layer on each", async () => {
     // Bundling off (the test above bundles): what is checked is the template the `tracing` prop makes.
-    const out = join(app, 'traced.out');
-    const env = templateOnly(out);
-    await npxBin(['tsx', 'traced-app.ts'], { cwd: app, env, timeout: 180_000 });
+    const out = await synthesizedApp('traced');
     type Fn = { Type: string; Properties: { Environment?: { Variables?: Record<string, unknown> }; Layers?: unknown[] } };
     const functions = (stack: string) =>
       Object.entries((JSON.parse(readFileSync(join(out, `${stack}.template.json`), 'utf8')) as { Resources: Record<string, Fn> }).Resources).filter(
@@ -381,9 +402,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       expect(value, name).toBeGreaterThan(0);
       return value;
     };
-    const out = join(app, 'settings.out');
-    const env = templateOnly(out);
-    await npxBin(['tsx', 'settings-app.ts'], { cwd: app, env, timeout: 180_000 });
+    const out = await synthesizedApp('settings');
     type Resource = { Type: string; Properties: { Environment?: { Variables?: Record<string, string> }; DefinitionString?: unknown } };
     const resources = Object.values((JSON.parse(readFileSync(join(out, 'Settings.template.json'), 'utf8')) as { Resources: Record<string, Resource> }).Resources);
     const [machine, ...others] = resources.filter((resource) => resource.Type === 'AWS::StepFunctions::StateMachine');
@@ -408,9 +427,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const arnsIn = (setting: string) => [...new RegExp(`${setting}: \\{([\\s\\S]*?)\\n\\s*\\}`).exec(code)![1]!.matchAll(/'(arn:aws:[^']+)'/g)].map((match) => match[1]!);
     expect(arnsIn('approverPrincipals')).toHaveLength(3);
     expect(arnsIn('starterPrincipals')).toHaveLength(1);
-    const out = join(app, 'approvals.out');
-    const env = templateOnly(out);
-    await npxBin(['tsx', 'approvals-app.ts'], { cwd: app, env, timeout: 180_000 });
+    const out = await synthesizedApp('approvals');
     type Statement = { Effect: string; Principal?: { AWS?: unknown }; Condition?: unknown; Resource: unknown };
     const resources = Object.values((JSON.parse(readFileSync(join(out, 'Approvals.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties: { Policy?: { Statement: Statement[] } } }> }).Resources);
     const apis = resources.filter((resource) => resource.Type === 'AWS::ApiGateway::RestApi' && resource.Properties.Policy);
@@ -667,9 +684,7 @@ console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
   }, 480_000);
 
   it("synthesizes the guide's On AWS app (Model providers) as written: only the model-calling functions read the key's secret, CallModel may invoke the other model, and `npx cdk deploy` needs no parameter", async () => {
-    const out = join(app, 'models.out');
-    const env = templateOnly(out);
-    await npxBin(['tsx', 'models-app.ts'], { cwd: app, env, timeout: 180_000 });
+    const out = await synthesizedApp('models');
     type Resource = { Type: string; Properties: Record<string, any> };
     const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, Resource>; Parameters?: Record<string, unknown> };
     const resources = template.Resources;
