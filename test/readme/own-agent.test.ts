@@ -77,8 +77,9 @@ async function pruneWithReadme(cwd: string, runId: string): Promise<void> {
  * The environment of an app of the README synthesized for its template alone, into `out`: no
  * bundling, and without the CDK's built-in CloudFormation validation (`CDK_VALIDATION=false`, as
  * aws-cdk-lib's README documents), whose engine is most of a synthesis' CPU and whose findings
- * are warnings that no test here reads. The guide's own `npx cdk synth` (bundling) keeps both,
- * and test/infra/nag.test.ts holds the templates to the validation's rules as errors.
+ * are warnings (the CDK's default) that no test here reads: it could not fail these tests. The
+ * guide's own `npx cdk synth` (bundling) keeps both, and test/infra/nag.test.ts holds the example
+ * app's templates to the validation's rules as errors.
  */
 const templateOnly = (out: string) => ({ ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }), CDK_VALIDATION: 'false' });
 
