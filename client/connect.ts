@@ -294,11 +294,13 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       return (await call<RunPage>('GET', `/runs${params.size > 0 ? `?${params}` : ''}`)).body;
     },
     async wait(runId, options = {}) {
-      for (;;) {
+      // The first read answers at once: a long-poll answers when the run moves on from what the API
+      // read first, so a run already waiting for a person would hold the first one to its 20 s.
+      for (let longPoll = 0; ; longPoll = 20) {
         const stopped = () => new Error(`stopped waiting for run ${runId}`, { cause: options.signal?.reason });
         if (options.signal?.aborted) throw stopped();
         // The signal ends a long-poll in flight too.
-        const run = await get(runId, 20, options.signal).catch((error: unknown) => {
+        const run = await get(runId, longPoll, options.signal).catch((error: unknown) => {
           throw options.signal?.aborted ? stopped() : error;
         });
         if (!run) throw new RunsApiError(404, `runId: no run ${runId}`);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runsClient } from '../../client/connect.js';
 import { apiGatewayEvent } from '../../local/services/approval-api.js';
 import { MAX_WAIT_SECONDS } from '../../lambdas/runs/runs-api.js';
 import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
@@ -93,6 +94,14 @@ describe('the runs API', () => {
       expect(waited).toBeGreaterThanOrEqual(cap);
       expect(waited).toBeLessThan(cap + 2_000);
     }
+  });
+
+  it("answers the client's wait for input on a run that already waits for a person at once, the clock unmoved", async () => {
+    // A long-poll would answer only when the clock has passed 20 s (above), which nothing moves here.
+    const client = runsClient({ base: runs.replace(/\/runs$/, '') });
+    const from = clock.now().getTime();
+    expect(await client.wait('v1-live', { untilInput: true })).toMatchObject({ runId: 'v1-live', lifecycle: 'input_required' });
+    expect(clock.now().getTime()).toBe(from);
   });
 
   it('cancels a run that waits for a person: 202, the kill recorded with who asked, the run stopped now — and a long-poll answers as it moves on', async () => {

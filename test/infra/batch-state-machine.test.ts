@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -9,13 +9,14 @@ import { extractDefinition, type AslState, type CfnTemplateJson } from '../../lo
 import { batchAsl } from '../../local/template/batch.js';
 import { assertSupported } from '../../local/engine/definition.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
+import { assertionApp } from './example-template.js';
 
 // asl-validator ships no type declarations.
 const aslValidator = createRequire(import.meta.url)('asl-validator') as (definition: unknown) => { isValid: boolean; errorsText(sep?: string): string };
 
 /** The batch state machine as a deployment synthesizes it, allowed one agent's item function and one manifest bucket. */
 function synthesized() {
-  const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Batches', { env: { account: '000000000000', region: 'us-east-1' } });
+  const stack = new Stack(assertionApp(), 'Batches', { env: { account: '000000000000', region: 'us-east-1' } });
   const itemFunction = new LambdaFunction(stack, 'BatchItem', { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('exports.handler = async () => ({})'), environment: { SAVEPOINT_STEP: 'batch-item' } });
   const batches = new BatchStateMachine(stack, 'Batch');
   batches.allowItemFunction(itemFunction);

@@ -70,8 +70,11 @@ async function decisionsDuring<T>(body: () => Promise<T>): Promise<{ result: T; 
 
 /** Reads the run through the one API until it has ended, deciding each approval it waits on through the one API. */
 async function runToEnd(runId: string, agent: string): Promise<Record<string, unknown>> {
-  for (;;) {
-    const run = await call(api.runsUrl, `/${runId}?wait=20`);
+  // A long-poll only after a read that found the run working and waiting on nobody: it answers when
+  // the run moves on from what it read first, so one sent as the run waits on a new approval would
+  // idle to its 20 s (as the client's wait does: client/connect.ts).
+  for (let wait = ''; ; ) {
+    const run = await call(api.runsUrl, `/${runId}${wait}`);
     // StartRun has not recorded it yet: let the engine run (a turn of the event loop, no timer) and read it again.
     if (run.status === 404) {
       await new Promise((resolve) => setImmediate(resolve));
@@ -80,11 +83,13 @@ async function runToEnd(runId: string, agent: string): Promise<Record<string, un
     expect(run.status, JSON.stringify(run.body)).toBe(200);
     if (TERMINAL.includes(run.body.lifecycle)) return run.body;
     // The approvals it waits on.
-    for (const approval of run.body.approvals as { approvalId: string; agent: string }[]) {
+    const approvals = run.body.approvals as { approvalId: string; agent: string }[];
+    for (const approval of approvals) {
       expect(approval.agent).toBe(agent);
       const decided = await call(api.url, `/${approval.approvalId}`, { method: 'POST', body: { decision: 'approve' } });
       expect(decided.status, JSON.stringify(decided.body)).toBe(200);
     }
+    wait = approvals.length === 0 ? '?wait=20' : '';
   }
 }
 

@@ -41,6 +41,20 @@ const app = join(work, 'app');
 afterAll(() => rm(work, { recursive: true, force: true }), 300_000);
 
 /**
+ * `npx <words>` as npx runs them, without npm's own start-up (about half a second of CPU a call,
+ * and this file makes dozens): `npx savepoint …` is the bin npx resolves in the app
+ * (node_modules/.bin/savepoint), run by this Node; `npx tsx <file>` is the file under tsx's loader.
+ * The CLI reads none of the variables npm sets. That npx itself resolves the installed CLI is the
+ * README command's test ("runs the README's command as written"), the serve test's (which
+ * spawns npx) and the `npx cdk synth`, `npx tsc` and `npx vitest` tests', which run npx.
+ */
+function npxBin([command, ...args]: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeout: number }) {
+  if (command === 'savepoint') return exec(process.execPath, [join(app, 'node_modules/.bin/savepoint'), ...args], options);
+  if (command === 'tsx') return exec(process.execPath, ['--import', 'tsx', ...args], options);
+  throw new Error(`npx ${command}: run it with npx itself`);
+}
+
+/**
  * The command the README's Retention paragraph names, on the state directory of `cwd` after a run
  * finished there: the run is gone, and `verify` says it was pruned.
  */
@@ -48,15 +62,48 @@ async function pruneWithReadme(cwd: string, runId: string): Promise<void> {
   const [command, ...options] = readmeInline(/`(savepoint prune --finished-before) <date>`/, 'savepoint prune command').split(' ');
   expect(command).toBe('savepoint');
   const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-  const pruned = await exec('npx', [command!, ...options, tomorrow], { cwd, timeout: 120_000 });
+  const pruned = await npxBin([command!, ...options, tomorrow], { cwd, timeout: 120_000 });
   expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 runs \\(\\d+ records, sha256:[0-9a-f]{64}\\) that finished before ${tomorrow}T00:00:00.000Z$`, 'm'));
-  const gone = await exec('npx', ['savepoint', 'status', runId], { cwd, timeout: 60_000 }).then(
+  const gone = await npxBin(['savepoint', 'status', runId], { cwd, timeout: 60_000 }).then(
     () => 'still there',
     (error: { stderr?: string }) => error.stderr ?? '',
   );
   expect(gone).toMatch(`no run ${runId}`);
-  const verified = await exec('npx', ['savepoint', 'verify', runId], { cwd, timeout: 60_000 });
+  const verified = await npxBin(['savepoint', 'verify', runId], { cwd, timeout: 60_000 });
   expect(verified.stdout).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at `));
+}
+
+/**
+ * The environment of an app of the README synthesized for its template alone, into `out`: no
+ * bundling, and without the CDK's built-in CloudFormation validation (`CDK_VALIDATION=false`, as
+ * aws-cdk-lib's README documents), whose engine is most of a synthesis' CPU and whose findings
+ * are warnings (the CDK's default) that no test here reads: it could not fail these tests. The
+ * guide's own `npx cdk synth` (bundling) keeps both, and test/infra/nag.test.ts holds the example
+ * app's templates to the validation's rules as errors.
+ */
+const templateOnly = (out: string) => ({ ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }), CDK_VALIDATION: 'false' });
+
+/** The README's apps synthesized for their templates alone (templateOnly), each as `npx tsx <name>-app.ts` writes it into <name>.out. */
+const TEMPLATE_APPS = ['models', 'traced', 'settings', 'approvals'] as const;
+/** Imports each app in turn, its CDK_OUTDIR set first: an App reads it as it is made, and synthesizes as the process ends. */
+const SYNTH_APPS = `
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+for (const name of process.argv.slice(1)) {
+  process.env.CDK_OUTDIR = join(process.cwd(), name + '.out');
+  await import(pathToFileURL(join(process.cwd(), name + '-app.ts')).href);
+}
+`;
+let templateApps: Promise<unknown> | undefined;
+/**
+ * The out directory of one of TEMPLATE_APPS: all four synthesized by one process under tsx (the
+ * first test that reads one starts it; the others wait for it), not one process each, which
+ * loaded tsx and the CDK four times (about 7 s of CPU).
+ */
+async function synthesizedApp(name: (typeof TEMPLATE_APPS)[number]): Promise<string> {
+  templateApps ??= exec(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SYNTH_APPS, ...TEMPLATE_APPS], { cwd: app, env: templateOnly(''), timeout: 240_000 });
+  await templateApps;
+  return join(app, `${name}.out`);
 }
 
 /** A strict TypeScript consumer of every entry point: type-checked against the .d.ts files alone. */
@@ -192,7 +239,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   }, 360_000);
 
   it.concurrent('runs the README agent with the CLI, its dev module found beside it', async () => {
-    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--memory', '--approve', 'approve', '--json'], {
+    const { stdout } = await npxBin(['savepoint', 'run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--memory', '--approve', 'approve', '--json'], {
       cwd: app,
       timeout: 120_000,
     });
@@ -271,13 +318,13 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     try {
       const env = { ...process.env, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${server.url}/v1` };
       const args = ['savepoint', 'run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--memory', '--json', '--model', spec];
-      const unpriced = await exec('npx', args, { cwd: app, env, timeout: 120_000 }).then(
+      const unpriced = await npxBin(args, { cwd: app, env, timeout: 120_000 }).then(
         () => 'succeeded',
         (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ''}${error.stderr ?? ''}`,
       );
       expect(unpriced).toMatch(new RegExp(`model ${spec} has no price in price table`));
       expect(server.requestCount()).toBe(0);
-      const { stdout } = await exec('npx', [...args, '--prices', 'prices.json'], { cwd: app, env, timeout: 120_000 });
+      const { stdout } = await npxBin([...args, '--prices', 'prices.json'], { cwd: app, env, timeout: 120_000 });
       const report = JSON.parse(stdout) as { status: string; model: string; dollars: number; tokens: { input: number; output: number; cachedInput: number } };
       expect(report).toMatchObject({ status: 'succeeded', model: spec });
       expect(server.requestCount()).toBe(1);
@@ -316,7 +363,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       const cwd = join(app, 'traced-run');
       mkdirSync(cwd);
       const env = { ...process.env, ...own, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
-      const { stdout, stderr } = await exec('npx', args, { cwd, env, timeout: 180_000 });
+      const { stdout, stderr } = await npxBin(args, { cwd, env, timeout: 180_000 });
       expect(`${stdout}${stderr}`).toMatch(/done {2}succeeded/);
       const names = receiver.spans.map((span) => span.name);
       expect(receiver.spans[0]?.resource['service.name']).toBe(own['OTEL_SERVICE_NAME']);
@@ -331,9 +378,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   // After the others (not beside the bundling synth above, which it would slow down on a busy machine).
   it("synthesizes the README's tracing app (Traces): the OTEL variables on every function, the collector layer on each", async () => {
     // Bundling off (the test above bundles): what is checked is the template the `tracing` prop makes.
-    const out = join(app, 'traced.out');
-    const env = { ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
-    await exec('npx', ['tsx', 'traced-app.ts'], { cwd: app, env, timeout: 180_000 });
+    const out = await synthesizedApp('traced');
     type Fn = { Type: string; Properties: { Environment?: { Variables?: Record<string, unknown> }; Layers?: unknown[] } };
     const functions = (stack: string) =>
       Object.entries((JSON.parse(readFileSync(join(out, `${stack}.template.json`), 'utf8')) as { Resources: Record<string, Fn> }).Resources).filter(
@@ -359,9 +404,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       expect(value, name).toBeGreaterThan(0);
       return value;
     };
-    const out = join(app, 'settings.out');
-    const env = { ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
-    await exec('npx', ['tsx', 'settings-app.ts'], { cwd: app, env, timeout: 180_000 });
+    const out = await synthesizedApp('settings');
     type Resource = { Type: string; Properties: { Environment?: { Variables?: Record<string, string> }; DefinitionString?: unknown } };
     const resources = Object.values((JSON.parse(readFileSync(join(out, 'Settings.template.json'), 'utf8')) as { Resources: Record<string, Resource> }).Resources);
     const [machine, ...others] = resources.filter((resource) => resource.Type === 'AWS::StepFunctions::StateMachine');
@@ -386,9 +429,7 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     const arnsIn = (setting: string) => [...new RegExp(`${setting}: \\{([\\s\\S]*?)\\n\\s*\\}`).exec(code)![1]!.matchAll(/'(arn:aws:[^']+)'/g)].map((match) => match[1]!);
     expect(arnsIn('approverPrincipals')).toHaveLength(3);
     expect(arnsIn('starterPrincipals')).toHaveLength(1);
-    const out = join(app, 'approvals.out');
-    const env = { ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
-    await exec('npx', ['tsx', 'approvals-app.ts'], { cwd: app, env, timeout: 180_000 });
+    const out = await synthesizedApp('approvals');
     type Statement = { Effect: string; Principal?: { AWS?: unknown }; Condition?: unknown; Resource: unknown };
     const resources = Object.values((JSON.parse(readFileSync(join(out, 'Approvals.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties: { Policy?: { Statement: Statement[] } } }> }).Resources);
     const apis = resources.filter((resource) => resource.Type === 'AWS::ApiGateway::RestApi' && resource.Properties.Policy);
@@ -413,8 +454,8 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
         .replace("import agent from './my-agent.js';", "import agent from './node_modules/savepoint/agents/refund-reconciler/agent.js';")
         .replace("entry: 'my-agent.ts'", "entry: 'node_modules/savepoint/agents/refund-reconciler/agent.ts'"),
     );
-    const env = { ...process.env, CDK_OUTDIR: join(app, 'refund.out'), CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
-    const failed = await exec('npx', ['tsx', 'refund-app.ts'], { cwd: app, env, timeout: 180_000 }).then(
+    const env = templateOnly(join(app, 'refund.out'));
+    const failed = await npxBin(['tsx', 'refund-app.ts'], { cwd: app, env, timeout: 180_000 }).then(
       () => 'synthesized',
       (error: { stderr?: string }) => error.stderr ?? '',
     );
@@ -484,7 +525,7 @@ console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
     // Its own directory, so its own state directory: the DynamoDB ledger on dynalite (the optional peer), in ./.savepoint/ledger.
     const cwd = join(app, 'dynalite-run');
     mkdirSync(cwd);
-    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', '../my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--ledger', 'dynalite', '--json'], { cwd, timeout: 120_000 });
+    const { stdout } = await npxBin(['savepoint', 'run', '--agent', '../my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--ledger', 'dynalite', '--json'], { cwd, timeout: 120_000 });
     const { runId, status } = JSON.parse(stdout) as { runId: string; status: string };
     expect(status).toBe('succeeded');
     expect(statSync(join(cwd, '.savepoint', LEDGER_PATHS.dynalite)).isDirectory()).toBe(true);
@@ -501,8 +542,8 @@ console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
     mkdirSync(cwd);
     // No collector: `trace` prints the tree.
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
-    await exec('npx', run!, { cwd, env, timeout: 120_000 });
-    const printed = (await exec('npx', trace!, { cwd, env, timeout: 120_000 })).stdout.trimEnd().split('\n');
+    await npxBin(run!, { cwd, env, timeout: 120_000 });
+    const printed = (await npxBin(trace!, { cwd, env, timeout: 120_000 })).stdout.trimEnd().split('\n');
     expect(printed).toHaveLength(spans);
     const shown = [...tree.slice(0, cut).map((line, index) => [line, printed[index]!]), ...tree.slice(cut + 1).map((line, index, after) => [line, printed[printed.length - after.length + index]!])];
     for (const [line, actual] of shown) expect(actual).toMatch(new RegExp(`^${shapeOf(line!)}$`));
@@ -535,7 +576,7 @@ console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
         expect(Object.keys(settings).filter((name) => !(name in env))).toEqual(provider === 'bedrock' ? ['AWS_REGION'] : []);
         const cwd = join(app, `provider-${provider}`);
         mkdirSync(cwd);
-        const { stdout } = await exec('npx', args, { cwd, env: { ...clean, ...settings, ...env, ...endpoint }, timeout: 180_000 });
+        const { stdout } = await npxBin(args, { cwd, env: { ...clean, ...settings, ...env, ...endpoint }, timeout: 180_000 });
         const turns = Number(/^ {2}agent steps +\d+ \((\d+) model turns/m.exec(stdout)?.[1]);
         expect(stdout, provider).toMatch(new RegExp(`^run \\S+ \\(${agent} .*\\): succeeded — done$`, 'm'));
         expect(stdout).toMatch(new RegExp(`^ {2}model +${provider}:${model.replace(/\./g, '\\.')}$`, 'm'));
@@ -559,7 +600,7 @@ console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
     ]);
     const [crashAfterCommit, resume, world, crashAtRandom] = commands.map(([npx, ...args]) => (expect(npx).toBe('npx'), args));
     const savepoint = (args: string[]) =>
-      exec('npx', args, { cwd: app, timeout: 120_000 }).then(
+      npxBin(args, { cwd: app, timeout: 120_000 }).then(
         ({ stdout, stderr }) => ({ failed: false, output: `${stdout}${stderr}` }),
         (error: { stdout?: string; stderr?: string }) => ({ failed: true, output: `${error.stdout ?? ''}${error.stderr ?? ''}` }),
       );
@@ -588,7 +629,7 @@ console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
     const shown = readmeInline(/It prints one line per agent step and per retry, and a report at the end:\n\n```text\n([\s\S]*?)\n```/, "npm start's report").split('\n');
     const cwd = join(app, 'npm-start');
     mkdirSync(cwd);
-    const { stdout } = await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler'], { cwd, timeout: 120_000 });
+    const { stdout } = await npxBin(['savepoint', 'run', '--agent', 'refund-reconciler'], { cwd, timeout: 120_000 });
     // The console's address it printed first (The console), its session token one of its own (32 random bytes, base64url).
     const address = readmeInline(/prints its\naddress with a per-start session token:\n\n```text\n(.*)\n```/, 'console address line');
     expect(stdout).toMatch(new RegExp(`^${shapeOf(address.replace(/token=[\w-]{43}$/, 'token='))}[\\w-]{43}$`, 'm'));
@@ -620,8 +661,8 @@ console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
     expect(marked('only when')).toEqual(['error', 'killed', 'recovery']);
     const cwd = join(app, 'json-report');
     mkdirSync(cwd);
-    const ran = JSON.parse((await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler', '--run-id', 'json-day', '--json'], { cwd, timeout: 120_000 })).stdout) as Record<string, Record<string, unknown>>;
-    const status = JSON.parse((await exec('npx', ['savepoint', 'status', String(ran['runId']), '--json'], { cwd, timeout: 60_000 })).stdout) as Record<string, unknown>;
+    const ran = JSON.parse((await npxBin(['savepoint', 'run', '--agent', 'refund-reconciler', '--run-id', 'json-day', '--json'], { cwd, timeout: 120_000 })).stdout) as Record<string, Record<string, unknown>>;
+    const status = JSON.parse((await npxBin(['savepoint', 'status', String(ran['runId']), '--json'], { cwd, timeout: 60_000 })).stdout) as Record<string, unknown>;
     expect(Object.keys(ran).sort()).toEqual(keysOf('run'));
     expect(Object.keys(status).sort()).toEqual(keysOf('status'));
     // The objects of a fixed shape (the others are keyed by tool, model or the agent's own figures).
@@ -632,22 +673,20 @@ console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
   it.concurrent("runs the command of the guide's replay and fork transcripts on a run day1 of the sample day, and prints what the guide shows (the figures aside)", async () => {
     const cwd = join(app, 'transcripts');
     mkdirSync(cwd);
-    await exec('npx', ['savepoint', 'run', '--agent', 'refund-reconciler', '--run-id', 'day1', '--approve', 'approve'], { cwd, timeout: 120_000 });
+    await npxBin(['savepoint', 'run', '--agent', 'refund-reconciler', '--run-id', 'day1', '--approve', 'approve'], { cwd, timeout: 120_000 });
     for (const [transcript, lines] of [[snippet('replay-transcript'), 1], [snippet('fork-transcript'), 2]] as const) {
       const [command, ...shown] = transcript.split('\n');
       expect(shown.filter((line) => line.startsWith('$ ')), 'one command a transcript').toEqual([]);
       const [savepoint, ...args] = shellWords(command!.slice(2));
       expect(savepoint).toBe('savepoint');
-      const { stdout } = await exec('npx', ['savepoint', ...args], { cwd, timeout: 180_000 });
+      const { stdout } = await npxBin(['savepoint', ...args], { cwd, timeout: 180_000 });
       // The figures (counts, times, amounts, digests) are the README's run's; the words and the shape are the CLI's.
       for (const line of shown.slice(0, lines)) expect(stdout).toMatch(new RegExp(`^${shapeOf(line)}$`, 'm'));
     }
   }, 480_000);
 
   it("synthesizes the guide's On AWS app (Model providers) as written: only the model-calling functions read the key's secret, CallModel may invoke the other model, and `npx cdk deploy` needs no parameter", async () => {
-    const out = join(app, 'models.out');
-    const env = { ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) };
-    await exec('npx', ['tsx', 'models-app.ts'], { cwd: app, env, timeout: 180_000 });
+    const out = await synthesizedApp('models');
     type Resource = { Type: string; Properties: Record<string, any> };
     const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, Resource>; Parameters?: Record<string, unknown> };
     const resources = template.Resources;
@@ -679,7 +718,7 @@ console.log(JSON.stringify({ statuses: runs.map((run) => run.status), sent }));
     let harness: Harness;
     let served: ServedStack;
     const refunds = () => harness.stack.world.payments.refunds().length;
-    const onStack = (...args: string[]) => exec('npx', ['savepoint', '--stack', 'Savepoint', ...args], { cwd: app, env: served.env, timeout: 120_000 });
+    const onStack = (...args: string[]) => npxBin(['savepoint', '--stack', 'Savepoint', ...args], { cwd: app, env: served.env, timeout: 120_000 });
 
     beforeAll(async () => {
       // Each approval approved as it is asked: the run the README's fork request forks pays its large refunds too.
