@@ -4,7 +4,7 @@ import { AppendLog, LogReader } from './append-log.js';
 import { COLD_DIR, ColdStore } from './cold-store.js';
 import { openLedgerDir, readColdItems } from './embedded-files.js';
 import { copy, runOfPartition, sameItem, stored } from './embedded-memory.js';
-import { heldRun, runRecords, TieredStore } from './embedded-tiers.js';
+import { heldRun, runRecords, TieredStore, type Listed } from './embedded-tiers.js';
 import { INDEX_FILE, refreshIndex, type RefreshOptions } from './ledger-index.js';
 import type { DamagedRunOptions } from './ledger.js';
 import { blobKey, isPendingApproval, type Key, type Stored } from './protocol.js';
@@ -207,23 +207,38 @@ export class EmbeddedLedger extends TieredStore {
   }
 
   // The newest `limit` runs by the creation time each run partition keeps (the order listRuns
-  // sorts in): only their run records are read. The runs let go of
-  // from memory come from the list of the newest of them when it reaches far enough (every run it
-  // leaves out is older than all it holds), else from the whole cold store. A record read back
-  // from disk that fails its checks is named to `onDamaged` (or thrown without it).
+  // sorts in): only their run records are read. A record read back from disk that fails its
+  // checks is named to `onDamaged` (or thrown without it).
   protected async scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
+    return runRecords(this.newestRuns(limit), options);
+  }
+
+  protected async queryRunsOf(agent: string, limit: number, options: DamagedRunOptions & { notAfter?: string }): Promise<RunRecord[]> {
+    // Every run, newest first, then the agent's: a local ledger holds one machine's runs (the keyed
+    // index is DynamoDB's). A run record is read only until `limit` of the agent's are found, and
+    // none created after `notAfter` (the creation time is the partition's, known unread).
+    const { notAfter } = options;
+    const runs: RunRecord[] = [];
+    for (const listed of this.newestRuns(Number.MAX_SAFE_INTEGER)) {
+      if (runs.length >= limit) break;
+      if (notAfter !== undefined && listed[1].createdAt > notAfter) continue;
+      runs.push(...runRecords([listed], options).filter((run) => run.agent === agent));
+    }
+    return runs;
+  }
+
+  /**
+   * The newest `limit` runs, each with its creation time and how to read its run record (none is
+   * read here). The runs let go of from memory come from the list of the newest of them when it
+   * reaches far enough (every run it leaves out is older than all it holds), else from the whole
+   * cold store.
+   */
+  private newestRuns(limit: number): [string, Listed][] {
     const held = [...this.partitions].filter(([pk, partition]) => pk.startsWith('RUN#') && partition.createdAt !== undefined).map(heldRun);
     const cold = this.cold && (this.listed.complete || limit <= this.listed.runs.length ? this.listed.runs : this.listAllCold());
     for (const run of cold ?? []) if (!this.partitions.has(run.pk)) held.push([run.pk, { createdAt: run.createdAt, read: () => readColdItems(this.lines(), this.sealer, [run.item])[0]![1] }]);
     // Runs created at the same instant in key order: the same whichever of them are in memory.
-    const newest = held.sort(([pkA, a], [pkB, b]) => b.createdAt.localeCompare(a.createdAt) || (pkA < pkB ? -1 : pkA > pkB ? 1 : 0)).slice(0, limit);
-    return runRecords(newest, options);
-  }
-
-  protected async queryRunsOf(agent: string, limit: number, options: DamagedRunOptions & { notAfter?: string }): Promise<RunRecord[]> {
-    // Every run, then the agent's: a local ledger holds one machine's runs (the keyed index is DynamoDB's).
-    const { notAfter } = options;
-    return (await this.scanRuns(Number.MAX_SAFE_INTEGER, options)).filter((run) => run.agent === agent && (notAfter === undefined || run.createdAt <= notAfter)).slice(0, limit);
+    return held.sort(([pkA, a], [pkB, b]) => b.createdAt.localeCompare(a.createdAt) || (pkA < pkB ? -1 : pkA > pkB ? 1 : 0)).slice(0, limit);
   }
 
   protected async queryRunning(options: DamagedRunOptions): Promise<RunRecord[]> {

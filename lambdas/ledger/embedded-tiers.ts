@@ -351,7 +351,7 @@ export abstract class TieredStore extends StorageLedger {
 }
 
 /** A run to list: its creation time, and how to read its run record. */
-interface Listed {
+export interface Listed {
   readonly createdAt: string;
   readonly read: () => Item | undefined;
 }

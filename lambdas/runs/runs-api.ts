@@ -242,13 +242,17 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     const pending = new Map<string, number>();
     for (const approval of await deps.ledger.listPendingApprovals()) pending.set(approval.runId, (pending.get(approval.runId) ?? 0) + 1);
-    // At most LIST_READ_LIMIT runs from the cursor on are read per page (a keyed query of the agent's runs).
+    // At most LIST_READ_LIMIT runs from the cursor on are read per page (a keyed query of the agent's
+    // runs); a first page that nothing filters reads one run past the page, which tells whether
+    // more follow: every run read is a record checked (a GetItem on DynamoDB).
     const damaged: { runId: string; error: string }[] = [];
     const onDamaged = (runId: string, error: Error) => void damaged.push({ runId, error: error.message });
+    const unfiltered = after === undefined && query.status === undefined && (serving !== undefined || query.agent === undefined);
+    const readLimit = unfiltered ? query.limit + 1 : LIST_READ_LIMIT;
     const read = !serving
-      ? await deps.ledger.listRuns(LIST_READ_LIMIT, { onDamaged })
+      ? await deps.ledger.listRuns(readLimit, { onDamaged })
       : query.agent === undefined || query.agent === serving.agent.name
-        ? await deps.ledger.listRunsOf(serving.agent.name, LIST_READ_LIMIT, { onDamaged, ...(after && { notAfter: after.createdAt }) })
+        ? await deps.ledger.listRunsOf(serving.agent.name, readLimit, { onDamaged, ...(after && { notAfter: after.createdAt }) })
         : [];
     const runs = read
       .sort(newestFirst)
@@ -259,7 +263,7 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     const page = runs.slice(0, query.limit);
     // A full page continues after its last run; a short one after the last run read, when the read
     // stopped at its limit (runs a status filter left out may hide more behind it).
-    const last = runs.length > query.limit ? page.at(-1)?.run : read.length >= LIST_READ_LIMIT ? read.sort(newestFirst).at(-1) : undefined;
+    const last = runs.length > query.limit ? page.at(-1)?.run : read.length + damaged.length >= readLimit ? read.sort(newestFirst).at(-1) : undefined;
     return {
       runs: page.map(({ run, lifecycle }) => ({
         runId: run.runId, agent: run.agent, status: run.status, lifecycle, createdAt: run.createdAt,

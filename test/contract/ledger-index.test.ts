@@ -163,6 +163,29 @@ describe('a ledger opened to read from its index', () => {
       read.close();
     }
   });
+
+  it("reads an agent's run records newest first only until its limit, and none created after notAfter", async () => {
+    const { dir } = await twoSessions();
+    const path = join(dir, 'ledger.jsonl');
+    // Run a's (the oldest) and run d's (the newest) record lines cut to garbage of the same length.
+    const damaged = readFileSync(path, 'utf8')
+      .split('\n')
+      .map((line) => (/^\{"pk":"RUN#[ad]","sk":"RUN"/.test(line) ? 'x'.repeat(line.length) : line))
+      .join('\n');
+    writeFileSync(path, damaged);
+    const read = EmbeddedLedger.openToRead({ dir });
+    try {
+      const named: string[] = [];
+      const onDamaged = (runId: string) => void named.push(runId);
+      // The newest of them is d, created at 9 s: not read below 9 s; a is past the limit of 2.
+      expect((await read.listRunsOf('refund-reconciler', 2, { onDamaged, notAfter: at(8).toISOString() })).map((r) => r.runId)).toEqual(['e', 'b']);
+      expect(named).toEqual([]);
+      expect((await read.listRunsOf('refund-reconciler', 10, { onDamaged })).map((r) => r.runId)).toEqual(['e', 'b', 'c']);
+      expect(named).toEqual(['d', 'a']);
+    } finally {
+      read.close();
+    }
+  });
 });
 
 describe('a damaged index is refused, naming it', () => {
