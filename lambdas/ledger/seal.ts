@@ -81,25 +81,68 @@ function sealed(attributes: Record<string, unknown>): Record<string, unknown> {
  * in no order), so that the same item read back from any store has the same text.
  */
 export function canonicalJson(value: unknown): string {
-  // Built as one string, without the intermediate arrays: it runs over every record each write.
+  // Built as one string, without the intermediate arrays: it runs over every record each write and
+  // each read that checks a seal. Strings, finite numbers and booleans are written in place, and a
+  // key's quoted text is remembered (records repeat their keys), not made again by JSON.stringify.
   if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
   if (value instanceof Set) return canonicalJson([...value].sort());
   if (Array.isArray(value)) {
     let out = '[';
     for (let index = 0; index < value.length; index++) {
-      const entry: unknown = value[index];
-      out += `${index === 0 ? '' : ','}${entry === undefined ? 'null' : canonicalJson(entry)}`;
+      if (index > 0) out += ',';
+      out += jsonOf(value[index]) ?? 'null';
     }
     return `${out}]`;
   }
+  const keys = Object.keys(value);
+  // Records keep their fields in the order they were written, often already sorted.
+  if (!isSorted(keys)) keys.sort();
   let out = '{';
-  for (const key of Object.keys(value).sort()) {
-    const field = (value as Record<string, unknown>)[key];
+  for (const key of keys) {
+    const field = jsonOf((value as Record<string, unknown>)[key]);
     if (field === undefined) continue;
-    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(field)}`;
+    if (out.length > 1) out += ',';
+    out += quotedKey(key);
+    out += ':';
+    out += field;
   }
   return `${out}}`;
 }
+
+/** A value's canonical text; undefined for undefined (a field left out, an array entry written as null). */
+function jsonOf(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'undefined':
+      return undefined;
+    case 'string':
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      // JSON.stringify's own text for a finite number (-0 included: "0"); NaN and ±Infinity are null.
+      return Number.isFinite(value) ? String(value) : 'null';
+    default:
+      return canonicalJson(value);
+  }
+}
+
+function isSorted(keys: readonly string[]): boolean {
+  for (let index = 1; index < keys.length; index++) if (keys[index - 1]! > keys[index]!) return false;
+  return true;
+}
+
+/** A key's JSON text, remembered for the first QUOTED_KEYS keys seen (a fixed bound: ids used as keys do not grow it). */
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (quotedKeys.size < QUOTED_KEYS) quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
+const QUOTED_KEYS = 2_048;
+const quotedKeys = new Map<string, string>();
 
 /**
  * A 32-byte key kept in a file readable by its owner only (mode 0600), made on first use: the
