@@ -367,17 +367,19 @@ function esbuildVersion(root) {
 
 /** The directory Node finds package `name` in from `dir` (the nearest node_modules/<name> at or above it), its real path; undefined when none. */
 function packageDir(name, dir) {
-  for (let at = resolve(dir); ; at = dirname(at)) {
-    const candidate = join(at, 'node_modules', name);
-    if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
-    if (dirname(at) === at) return undefined;
-  }
+  return findUp(dir, (at) => (existsSync(join(at, 'node_modules', name, 'package.json')) ? realpathSync(join(at, 'node_modules', name)) : undefined));
 }
 
 /** The nearest directory at or above `dir` that has a node_modules directory. */
 function nearestPackageRoot(dir) {
+  return findUp(dir, (at) => (existsSync(join(at, 'node_modules')) ? at : undefined));
+}
+
+/** What `found` answers for the nearest directory at or above `dir` it answers anything for; undefined when none. */
+function findUp(dir, found) {
   for (let at = resolve(dir); ; at = dirname(at)) {
-    if (existsSync(join(at, 'node_modules'))) return at;
+    const answer = found(at);
+    if (answer !== undefined) return answer;
     if (dirname(at) === at) return undefined;
   }
 }

@@ -215,12 +215,15 @@ export function cloneJson(value: unknown): unknown {
   }
   const clone: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
-    const field = cloneJson((value as Record<string, unknown>)[key]);
-    // An own "__proto__" key (JSON allows it) must stay a key, not become the prototype.
-    if (key === '__proto__') Object.defineProperty(clone, key, { value: field, enumerable: true, writable: true, configurable: true });
-    else clone[key] = field;
+    setField(clone, key, cloneJson((value as Record<string, unknown>)[key]));
   }
   return clone;
+}
+
+/** Sets `object[key]`, an own "__proto__" key (JSON allows it) kept a key, not made the prototype. */
+function setField(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  else object[key] = value;
 }
 
 /** What `plainCopy` answers for a value that is not plain JSON data. */
@@ -257,8 +260,7 @@ export function plainCopy(value: unknown): unknown {
         if (field === undefined) continue;
         const entry = plainCopy(field);
         if (entry === NOT_PLAIN) return NOT_PLAIN;
-        if (key === '__proto__') Object.defineProperty(copy, key, { value: entry, enumerable: true, writable: true, configurable: true });
-        else copy[key] = entry;
+        setField(copy, key, entry);
       }
       return copy;
     }
