@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { LOCAL_MANIFEST_BUCKET } from '../../lambdas/runs/batch.js';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { App as CdkApp } from 'aws-cdk-lib';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_TOOL_TIMEOUT_MS, maxToolTimeoutMs, stableJson, type AgentDefinition } from '../../lambdas/define.js';
 import type { PrincipalDirectory } from '../../lambdas/approvals/people.js';
@@ -25,6 +28,21 @@ const synthesized = new Map<string, CfnTemplate>();
  */
 export function inProcessAppProps(): { context: Record<string, unknown>; builtinCloudFormationValidation: false } {
   return { context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false };
+}
+
+/**
+ * What `read` takes from an app of `App` (aws-cdk-lib's, imported by the caller) made with
+ * inProcessAppProps, its cloud assembly written to a directory of its own and removed once `read`
+ * returns: the CDK's default, a new directory under the OS's temp (`cdk.out…`) per synthesis, is
+ * never removed. `read` synthesizes the app and reads what it needs from the assembly before it goes.
+ */
+export function synthesizedInProcess<T>(App: typeof CdkApp, read: (app: CdkApp) => T): T {
+  const outdir = mkdtempSync(join(tmpdir(), 'savepoint-synth-'));
+  try {
+    return read(new App({ ...inProcessAppProps(), outdir }));
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
 }
 
 export interface TemplateOptions {
@@ -118,17 +136,16 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
     throw new Error(`the local engine synthesizes the stack with the CDK${why}: npm install -D aws-cdk-lib constructs`, { cause: error });
   }
   const [{ App, Duration, aws_iam: iam, aws_s3: s3 }, { SavepointStack }, { StackApi }] = cdk;
-  const synth = (tracing?: typeof LOCAL_TRACING) => {
-    const app = new App(inProcessAppProps());
-    const stack = new SavepointStack(app, 'Savepoint');
-    // Bundling is off: the entry is never read (the local engine calls the steps in-process).
-    stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }), ...(options.people && { approvals: options.people }), ...(options.children?.length && { children: options.children }) });
-    // The twin's batches read their manifests from its bucket (local/template/batch-synth.ts), and so does
-    // the runs function, to list a manifest batch's runs: the grant a deployment's `batches.manifestBuckets` gives it (infra/durable-agent.ts).
-    const api = stack.node.findAll().find((construct): construct is InstanceType<typeof StackApi> => construct instanceof StackApi);
-    api?.runsApi.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [s3.Bucket.fromBucketName(stack, 'LocalManifests', LOCAL_MANIFEST_BUCKET).arnForObjects('*')] }));
-    return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
-  };
+  const synth = (tracing?: typeof LOCAL_TRACING) => synthesizedInProcess(App, (app) => {
+      const stack = new SavepointStack(app, 'Savepoint');
+      // Bundling is off: the entry is never read (the local engine calls the steps in-process).
+      stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }), ...(options.people && { approvals: options.people }), ...(options.children?.length && { children: options.children }) });
+      // The twin's batches read their manifests from its bucket (local/template/batch-synth.ts), and so does
+      // the runs function, to list a manifest batch's runs: the grant a deployment's `batches.manifestBuckets` gives it (infra/durable-agent.ts).
+      const api = stack.node.findAll().find((construct): construct is InstanceType<typeof StackApi> => construct instanceof StackApi);
+      api?.runsApi.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [s3.Bucket.fromBucketName(stack, 'LocalManifests', LOCAL_MANIFEST_BUCKET).arnForObjects('*')] }));
+      return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
+  });
   const template = synth();
   if (traced) {
     // A traced policy that names a function version (the state machine role's) names the traced
