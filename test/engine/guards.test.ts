@@ -213,6 +213,9 @@ describe('counters survive a restart', () => {
       const paid = harness.stack.world.payments.refunds().map((refund) => refund.refundRequestId);
       expect(new Set(paid).size).toBe(paid.length);
     } finally {
+      // Closed before its state directory goes: the ledger brings its index up to date on close.
+      await harness?.stack.close();
+      harness = undefined;
       rmSync(stateDir, { recursive: true, force: true });
     }
   });
