@@ -64,7 +64,7 @@ describe('each Lambda handler passes the AWS clients its step uses', () => {
     // … and a step's are read on its first invocation, before the event is parsed.
     const event =
       step === 'approval-callback'
-        ? { httpMethod: 'GET', path: '/approvals', headers: {}, queryStringParameters: null, pathParameters: null, body: null }
+        ? { httpMethod: 'GET', path: '/approvals', resource: '/approvals', headers: {}, queryStringParameters: null, pathParameters: null, body: null, requestContext: { identity: { userArn: 'arn:aws:iam::123456789012:user/ops' } } }
         : step === 'runs-api'
           ? { httpMethod: 'POST', path: '/runs', resource: '/runs', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { date: '2026-11-28' } }), requestContext: { identity: { userArn: 'arn:aws:iam::123456789012:user/ops' } } }
           : {};

@@ -9,7 +9,8 @@ import type { WireServer } from '../../sim/wire/http.js';
 import type { FaultKind } from '../../sim/wire/policy.js';
 import { firstRequest, runConversation, scriptedPolicy, SYSTEM, TOOLS } from './conversation.js';
 
-const MODEL = 'claude-sonnet-4-5';
+// A current model: one the SDK calls end-of-life makes it print a deprecation warning on every request.
+const MODEL = 'claude-sonnet-4-6';
 const KEY = 'sk-ant-test';
 
 let server: WireServer;
