@@ -28,12 +28,15 @@ export function crossRunPartition(pk: string): boolean {
 /** Reads the items of a partition back from their lines (embedded-files.ts `readLines`). */
 export type ReadLines = (spans: readonly Span[]) => [string, Item, Span][];
 
-/** A stored item as the protocol reads it: a copy of its record and hidden attributes, and the item itself as the basis of a put. */
-export function stored(item: Item | undefined): Stored | undefined {
+/**
+ * A stored item as the protocol reads it: a copy of its record (`shared`: the record itself,
+ * frozen) and of its hidden attributes, and the item itself as the basis of a put.
+ */
+export function stored(item: Item | undefined, shared = false): Stored | undefined {
   if (!item) return undefined;
   const { countedSteps, guardReasons } = item.hidden;
   return {
-    record: copy(item) as Record<string, unknown>,
+    record: copy(item, shared) as Record<string, unknown>,
     meta: { ...(countedSteps && { countedSteps: [...countedSteps] }), ...(guardReasons && { guardReasons: [...guardReasons] }) },
     basis: item,
   };
@@ -196,9 +199,25 @@ export function item<T>(record: T, hidden: Hidden, seal: string): Item<T> {
   return { record, json: JSON.stringify(record), hidden, seal };
 }
 
-/** A fresh copy of a stored record (for listConversation's hundreds of records, ~5× faster than parsing its JSON). */
-export function copy<T>(stored: Item<T>): T {
-  return cloneJson(stored.record) as T;
+/**
+ * A stored record as a read returns it: a fresh copy (for listConversation's hundreds of records,
+ * ~5× faster than parsing its JSON), so that a caller that changes what it was handed does not
+ * change the store; or, `shared` (EmbeddedLedgerOptions `sharedReads`), the stored record itself,
+ * deeply frozen: a caller that tries to change it throws, and nothing is copied.
+ */
+export function copy<T>(stored: Item<T>, shared = false): T {
+  return shared ? frozen(stored.record) : (cloneJson(stored.record) as T);
+}
+
+/**
+ * Freezes a stored record and every object in it, children first, so that a frozen object's are
+ * frozen too and the next read of it stops at once. Its objects are the store's own (made by
+ * `plainCopy` or parsed from JSON when it was stored), never a caller's.
+ */
+function frozen<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  for (const key of Object.keys(value)) frozen((value as Record<string, unknown>)[key]);
+  return Object.freeze(value);
 }
 
 /**

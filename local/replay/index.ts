@@ -84,7 +84,9 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const copied = lineage ? recording.turns.filter((turn) => turn.turn < lineage.turn).length : 0;
   const model = recordedModel(recording, agent, judge, copied);
   const models = singleModel(model.client);
-  const store = EmbeddedLedger.open({});
+  // Its records are read by the replayed steps only, which change none of what they read: handed
+  // out frozen, not copied (a step that tried would throw, and the replay would not be identical).
+  const store = EmbeddedLedger.open({ sharedReads: true });
   const ledger = passingLedger(store, recording, clock, asked);
   // One view per function: what each caches of the ledger (conversation/turns.ts) is its own, as each Lambda function's is.
   const views = new Map<StepName, Ledger>();
