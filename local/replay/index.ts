@@ -88,11 +88,12 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   // out frozen, not copied (a step that tried would throw, and the replay would not be identical).
   const store = EmbeddedLedger.open({ sharedReads: true });
   const ledger = passingLedger(store, recording, clock, asked);
-  // One view per function: what each caches of the ledger (conversation/turns.ts) is its own, as each Lambda function's is.
+  // One view per function: what each caches of the ledger (conversation/turns.ts) is its own, as
+  // each Lambda function's is. An object of its own over the ledger, its methods found on it.
   const views = new Map<StepName, Ledger>();
   const ledgerOf = (step: StepName) => {
     let view = views.get(step);
-    if (!view) views.set(step, (view = new Proxy(ledger, {})));
+    if (!view) views.set(step, (view = Object.create(ledger) as Ledger));
     return view;
   };
   // A request for approval runs beside its turn's other calls, which the replay may not have
@@ -325,15 +326,14 @@ function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<t
     },
     decideApproval: (...args) => after(target.decideApproval(...args), `decided:${approvalSkOf(args[0])}`),
   };
-  // The other methods bound once each, not on every access: every ledger call of the replay comes through here.
-  const bound = new Map<PropertyKey, unknown>(Object.entries(passing));
-  return new Proxy(ledger, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      let method = bound.get(property);
-      if (method === undefined) bound.set(property, (method = (value as (...args: unknown[]) => unknown).bind(target)));
-      return method;
-    },
-  });
+  // Every ledger call of the replay comes through here: a plain object with each of the ledger's
+  // methods bound once (no Proxy trap a call), over the ledger for anything else.
+  const methods: Record<string, unknown> = Object.create(ledger);
+  for (let layer: object | null = ledger; layer !== null && layer !== Object.prototype; layer = Object.getPrototypeOf(layer)) {
+    for (const name of Object.getOwnPropertyNames(layer)) {
+      const value = Object.getOwnPropertyDescriptor(layer, name)?.value as unknown;
+      if (name !== 'constructor' && !Object.hasOwn(methods, name) && typeof value === 'function') methods[name] = (value as (...args: unknown[]) => unknown).bind(ledger);
+    }
+  }
+  return Object.assign(methods, passing) as unknown as Ledger;
 }
