@@ -85,9 +85,6 @@ export interface EmbeddedLedgerOptions {
  * and its tiers are embedded-tiers.ts, the files embedded-files.ts, the in-memory form embedded-memory.ts.
  */
 export class EmbeddedLedger extends TieredStore {
-  /** Reads hand out the stored records, frozen (`EmbeddedLedgerOptions.sharedReads`). */
-  private sharedReads = false;
-
   /**
    * Opens the ledger in memory, or on disk in `options.dir`. On disk, every line of the log is
    * streamed once, its chain checked (and the whole against the head: a damaged log is refused,

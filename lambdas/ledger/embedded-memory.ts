@@ -253,8 +253,9 @@ export const NOT_PLAIN: unique symbol = Symbol('not plain JSON data');
  * out, as JSON leaves it), arrays, strings, finite numbers, booleans, null — without parsing (about
  * a third of the parse's time); NOT_PLAIN for anything JSON would change (a Date, a class instance,
  * a function, undefined in an array, NaN, -0, …), which the caller copies through JSON instead.
+ * `freeze`: each object and array of the copy frozen as it is made (a store that shares its reads).
  */
-export function plainCopy(value: unknown): unknown {
+export function plainCopy(value: unknown, freeze = false): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -266,22 +267,22 @@ export function plainCopy(value: unknown): unknown {
       if (Array.isArray(value)) {
         const copy = new Array<unknown>(value.length);
         for (let index = 0; index < value.length; index++) {
-          const entry = plainCopy(value[index]);
+          const entry = plainCopy(value[index], freeze);
           if (entry === NOT_PLAIN) return NOT_PLAIN;
           copy[index] = entry;
         }
-        return copy;
+        return freeze ? Object.freeze(copy) : copy;
       }
       if (Object.getPrototypeOf(value) !== Object.prototype) return NOT_PLAIN;
       const copy: Record<string, unknown> = {};
       for (const key of Object.keys(value)) {
         const field: unknown = (value as Record<string, unknown>)[key];
         if (field === undefined) continue;
-        const entry = plainCopy(field);
+        const entry = plainCopy(field, freeze);
         if (entry === NOT_PLAIN) return NOT_PLAIN;
         setField(copy, key, entry);
       }
-      return copy;
+      return freeze ? Object.freeze(copy) : copy;
     }
     default:
       return NOT_PLAIN;

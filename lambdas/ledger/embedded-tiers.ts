@@ -42,6 +42,8 @@ export abstract class TieredStore extends StorageLedger {
   protected listed: { runs: ListedRun[]; limit: number; complete: boolean } = { runs: [], limit: 100, complete: true };
   /** Set when opened to read (`openToRead`): the ledger reads, and refuses writes. */
   protected readOnly = false;
+  /** Reads hand out the stored records, frozen (`EmbeddedLedgerOptions.sharedReads`): in memory, they are stored frozen. */
+  protected sharedReads = false;
   /** Opened to read: where the log's lines are read from (there is no AppendLog). */
   protected reader?: LogReader;
   protected onNote: (note: string) => void = () => undefined;
@@ -186,11 +188,12 @@ export abstract class TieredStore extends StorageLedger {
   /**
    * A write of a ledger with no log (nothing sealed, no line written), when the record is plain
    * data: stored as its copy, its text written only if asked for (a prune's digest), not on every
-   * write; the copy is never changed, so the text is the record's. False (nothing stored) for a
-   * record that is not plain data: `store` copies it through its text.
+   * write; the copy is never changed, so the text is the record's (frozen as it is made, when
+   * reads share it). False (nothing stored) for a record that is not plain data: `store` copies
+   * it through its text.
    */
   private storeInMemory(key: Key, record: unknown, hidden: Hidden): boolean {
-    const copy = plainCopy(record);
+    const copy = plainCopy(record, this.sharedReads);
     if (copy === NOT_PLAIN) return false;
     let text: string | undefined;
     const item: Item = {
