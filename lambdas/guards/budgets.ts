@@ -54,6 +54,9 @@ export function wallClockEnd(run: Pick<RunRecord, 'createdAt' | 'approvalWaitMs'
 
 const killReason = (flag: KillFlag, scope: string) => `killed${scope} by ${flag.by} at ${flag.at}${flag.reason ? `: ${flag.reason}` : ''}`;
 
+/** The order the caps are checked in: the measured budgets (the wall clock) first, then the counted ones, each in its row's order. */
+const TRIP_ORDER = [...GUARDS.filter((row) => !('counted' in row)), ...COUNTED_GUARDS];
+
 /**
  * The hard caps, checked before every step from persisted state. Steps and wall clock are known
  * before the next call, so the run stops before a call would exceed them; tokens and dollars are
@@ -66,8 +69,7 @@ export function budgetTrip(run: RunRecord, now: Date, globalKill?: KillFlag): Gu
   const fleet = run.guardEvents?.find((event) => event.guard === 'fleet' && event.action === 'stopped');
   if (fleet) return { guard: 'fleet', reason: fleet.reason };
   const figures = guardFigures(run, now);
-  // The measured budgets (the wall clock) first, then the counted ones, each in its row's order.
-  for (const row of [...GUARDS.filter((row) => !('counted' in row)), ...COUNTED_GUARDS]) {
+  for (const row of TRIP_ORDER) {
     const { used, limit } = figures[row.figure];
     if (used >= limit) return { guard: row.guard, reason: `budget exceeded: ${row.label} ${row.show(used)} / ${row.show(limit)}` };
   }

@@ -83,6 +83,8 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const lineage = recording.run.forkedFrom;
   const copied = lineage ? recording.turns.filter((turn) => turn.turn < lineage.turn).length : 0;
   const model = recordedModel(recording, agent, judge, copied);
+  // This code's fingerprint, made once: every function's steps check the run against it.
+  const fingerprint = codeFingerprint(agent, CODE_VERSION, deploymentPrices(agent.prices));
   const models = singleModel(model.client);
   // Its records are read by the replayed steps only, which change none of what they read: handed
   // out frozen, not copied (a step that tried would throw, and the replay would not be identical).
@@ -125,6 +127,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
       starter: loop.starter,
       leaseMs: LEASE_MS,
       codeVersion: CODE_VERSION,
+      fingerprint,
       agentEnv: {},
       notify: (approval) => void decide(approval).catch((error: unknown) => options.log?.(String(error))),
     });
@@ -168,8 +171,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     // The budgets it started with: an approved extension is reproduced where it was recorded, from its decision.
     const config = startConfig(recording);
     if (lineage) {
-      const fingerprint = codeFingerprint(agent, CODE_VERSION, deploymentPrices(agent.prices))(run.model);
-      await standInParent(ledger, recording, { lineage, fingerprint, config, laterWrites: await parentWritesAfter(options.source, lineage) });
+      await standInParent(ledger, recording, { lineage, fingerprint: fingerprint(run.model), config, laterWrites: await parentWritesAfter(options.source, lineage) });
     }
     await standInChildren(ledger, options.source, options.agent, recording.run.runId);
     const request = {
