@@ -245,6 +245,13 @@ function setField(object: Record<string, unknown>, key: string, value: unknown):
   else object[key] = value;
 }
 
+/** The objects and arrays `plainCopy` made and froze: plain JSON data that never changes. */
+const madeFrozen = new WeakSet<object>();
+const madeFrozenCopy = <T extends object>(copy: T): T => {
+  madeFrozen.add(Object.freeze(copy));
+  return copy;
+};
+
 /** What `plainCopy` answers for a value that is not plain JSON data. */
 export const NOT_PLAIN: unique symbol = Symbol('not plain JSON data');
 
@@ -253,7 +260,9 @@ export const NOT_PLAIN: unique symbol = Symbol('not plain JSON data');
  * out, as JSON leaves it), arrays, strings, finite numbers, booleans, null — without parsing (about
  * a third of the parse's time); NOT_PLAIN for anything JSON would change (a Date, a class instance,
  * a function, undefined in an array, NaN, -0, …), which the caller copies through JSON instead.
- * `freeze`: each object and array of the copy frozen as it is made (a store that shares its reads).
+ * `freeze`: each object and array of the copy frozen as it is made (a store that shares its reads),
+ * and one made so before taken as it is: what such a store hands out, written back in a record of
+ * its own (a run record with one counter changed), is not copied again.
  */
 export function plainCopy(value: unknown, freeze = false): unknown {
   switch (typeof value) {
@@ -264,6 +273,7 @@ export function plainCopy(value: unknown, freeze = false): unknown {
       return Number.isFinite(value) && !Object.is(value, -0) ? value : NOT_PLAIN;
     case 'object': {
       if (value === null) return null;
+      if (freeze && madeFrozen.has(value)) return value;
       if (Array.isArray(value)) {
         const copy = new Array<unknown>(value.length);
         for (let index = 0; index < value.length; index++) {
@@ -271,7 +281,7 @@ export function plainCopy(value: unknown, freeze = false): unknown {
           if (entry === NOT_PLAIN) return NOT_PLAIN;
           copy[index] = entry;
         }
-        return freeze ? Object.freeze(copy) : copy;
+        return freeze ? madeFrozenCopy(copy) : copy;
       }
       if (Object.getPrototypeOf(value) !== Object.prototype) return NOT_PLAIN;
       const copy: Record<string, unknown> = {};
@@ -282,7 +292,7 @@ export function plainCopy(value: unknown, freeze = false): unknown {
         if (entry === NOT_PLAIN) return NOT_PLAIN;
         setField(copy, key, entry);
       }
-      return freeze ? Object.freeze(copy) : copy;
+      return freeze ? madeFrozenCopy(copy) : copy;
     }
     default:
       return NOT_PLAIN;
