@@ -34,7 +34,9 @@ export function guardFigures(run: RunRecord, now: Date): GuardFigures {
   const { config } = run;
   const waitMs = run.approvalWaitMs ?? 0;
   const spent = spentBy(run);
-  const counted = Object.fromEntries(COUNTED_GUARDS.map((row) => [row.figure, { used: spentOf(row, spent), limit: config[row.field], ...(row.guard === 'tokens' && { perTurn: config.maxTokensPerTurn }) }]));
+  // Asked several times a step: built in place, not from an array of entries.
+  const counted: Record<string, GuardFigures['tokens'] | GuardFigures['steps']> = {};
+  for (const row of COUNTED_GUARDS) counted[row.figure] = row.guard === 'tokens' ? { used: spentOf(row, spent), limit: config[row.field], perTurn: config.maxTokensPerTurn } : { used: spentOf(row, spent), limit: config[row.field] };
   return {
     ...(counted as Pick<GuardFigures, 'steps' | 'tokens' | 'dollars'>),
     // Since the run FIRST started (a resume carries the original createdAt), less the decided waits

@@ -273,9 +273,21 @@ export function requestBytes(agent: AgentDefinition, run: RunRecord, turns: Turn
   const view = compactedView(run, turns);
   const shown = new Set(view.turns.map((turn) => turn.turn));
   let bytes = fixedBytes(agent) + jsonBytes(view.opening) + WRAPPER_BYTES;
-  for (const turn of view.turns) bytes += measured(turn, () => jsonBytes(turn.content) + jsonBytes(turn.notes ?? []) + WRAPPER_BYTES * (2 + turn.content.length));
-  for (const call of calls) if (shown.has(call.turn)) bytes += measured(call, () => jsonBytes(call.result ?? '') + WRAPPER_BYTES);
+  for (const turn of view.turns) bytes += turnBytes(turn);
+  for (const call of calls) if (shown.has(call.turn)) bytes += callBytes(call);
   return bytes;
+}
+
+// Each record's size, measured once (a step sums the whole conversation's, twice a turn: no closure made per record).
+function turnBytes(turn: TurnRecord): number {
+  let size = sizes.get(turn);
+  if (size === undefined) sizes.set(turn, (size = jsonBytes(turn.content) + jsonBytes(turn.notes ?? []) + WRAPPER_BYTES * (2 + turn.content.length)));
+  return size;
+}
+function callBytes(call: ToolCallRecord): number {
+  let size = sizes.get(call);
+  if (size === undefined) sizes.set(call, (size = jsonBytes(call.result ?? '') + WRAPPER_BYTES));
+  return size;
 }
 
 const sizes = new WeakMap<object, number>();
