@@ -34,7 +34,9 @@ export function guardFigures(run: RunRecord, now: Date): GuardFigures {
   const { config } = run;
   const waitMs = run.approvalWaitMs ?? 0;
   const spent = spentBy(run);
-  const counted = Object.fromEntries(COUNTED_GUARDS.map((row) => [row.figure, { used: spentOf(row, spent), limit: config[row.field], ...(row.guard === 'tokens' && { perTurn: config.maxTokensPerTurn }) }]));
+  // Asked several times a step: built in place, not from an array of entries.
+  const counted: Record<string, GuardFigures['tokens'] | GuardFigures['steps']> = {};
+  for (const row of COUNTED_GUARDS) counted[row.figure] = row.guard === 'tokens' ? { used: spentOf(row, spent), limit: config[row.field], perTurn: config.maxTokensPerTurn } : { used: spentOf(row, spent), limit: config[row.field] };
   return {
     ...(counted as Pick<GuardFigures, 'steps' | 'tokens' | 'dollars'>),
     // Since the run FIRST started (a resume carries the original createdAt), less the decided waits
@@ -54,6 +56,9 @@ export function wallClockEnd(run: Pick<RunRecord, 'createdAt' | 'approvalWaitMs'
 
 const killReason = (flag: KillFlag, scope: string) => `killed${scope} by ${flag.by} at ${flag.at}${flag.reason ? `: ${flag.reason}` : ''}`;
 
+/** The order the caps are checked in: the measured budgets (the wall clock) first, then the counted ones, each in its row's order. */
+const TRIP_ORDER = [...GUARDS.filter((row) => !('counted' in row)), ...COUNTED_GUARDS];
+
 /**
  * The hard caps, checked before every step from persisted state. Steps and wall clock are known
  * before the next call, so the run stops before a call would exceed them; tokens and dollars are
@@ -66,8 +71,7 @@ export function budgetTrip(run: RunRecord, now: Date, globalKill?: KillFlag): Gu
   const fleet = run.guardEvents?.find((event) => event.guard === 'fleet' && event.action === 'stopped');
   if (fleet) return { guard: 'fleet', reason: fleet.reason };
   const figures = guardFigures(run, now);
-  // The measured budgets (the wall clock) first, then the counted ones, each in its row's order.
-  for (const row of [...GUARDS.filter((row) => !('counted' in row)), ...COUNTED_GUARDS]) {
+  for (const row of TRIP_ORDER) {
     const { used, limit } = figures[row.figure];
     if (used >= limit) return { guard: row.guard, reason: `budget exceeded: ${row.label} ${row.show(used)} / ${row.show(limit)}` };
   }

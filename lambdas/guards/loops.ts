@@ -60,7 +60,14 @@ export function loopVerdict(all: TurnRecord[], settings: LoopSettings = LOOP, fr
   for (const turn of recent) {
     for (const fingerprint of fingerprintsOf(turn).calls) counts.set(fingerprint, (counts.get(fingerprint) ?? 0) + 1);
   }
-  const [worst, count] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
+  // The most repeated, the first seen of those tied (asked twice a turn: one pass, no sort).
+  let worst = '';
+  let count = 0;
+  for (const [fingerprint, times] of counts) {
+    if (times <= count) continue;
+    worst = fingerprint;
+    count = times;
+  }
   if (count >= settings.repeats) return { action: 'stop', reason: `loop detected: ${clip(worst, 160, 157)} repeated ${count} times in the last ${recent.length} turns` };
 
   const cycle = turnCycle(turns, settings.cycleLength);
@@ -78,17 +85,13 @@ function turnCycle(all: TurnRecord[], longest: number): { period: number; rounds
   // fingerprinting the whole conversation every turn would make a run quadratic.
   const turns = all.slice(-(CYCLE_ROUNDS.trip + 1) * longest);
   const signatures = turns.map((turn) => fingerprintsOf(turn).signature);
+  const n = signatures.length;
   for (let period = 2; period <= longest; period++) {
+    // Compared in place (asked twice a turn, for every period): rounds of `period` signatures
+    // that repeat the last round, from the end back.
     let rounds = 1;
-    while (signatures.length >= period * (rounds + 1)) {
-      const end = signatures.length - period * rounds;
-      const previous = signatures.slice(end - period, end);
-      const last = signatures.slice(signatures.length - period);
-      if (previous.join() !== last.join()) break;
-      rounds += 1;
-    }
-    const distinct = new Set(signatures.slice(-period)).size > 1;
-    if (rounds >= CYCLE_ROUNDS.warn && distinct) {
+    while (n >= period * (rounds + 1) && sameRound(signatures, n - period * (rounds + 1), n - period, period)) rounds += 1;
+    if (rounds >= CYCLE_ROUNDS.warn && distinctIn(signatures, n - period, n)) {
       const calls = turns
         .slice(-period)
         .map((turn) => toolUses(turn).map((use) => use.name).join('+') || 'no tool')
@@ -97,6 +100,18 @@ function turnCycle(all: TurnRecord[], longest: number): { period: number; rounds
     }
   }
   return undefined;
+}
+
+/** Whether the `period` signatures from `a` are those from `b`, in order. */
+function sameRound(signatures: readonly string[], a: number, b: number, period: number): boolean {
+  for (let i = 0; i < period; i++) if (signatures[a + i] !== signatures[b + i]) return false;
+  return true;
+}
+
+/** Whether the signatures from `from` to `to` are not all one (a cycle, not one turn repeated). */
+function distinctIn(signatures: readonly string[], from: number, to: number): boolean {
+  for (let i = from + 1; i < to; i++) if (signatures[i] !== signatures[from]) return true;
+  return false;
 }
 
 /** How a text-only turn's fingerprint starts: the same answer again, with no tool call, is no progress. */

@@ -93,6 +93,9 @@ export async function resolveResults<T extends Pick<ToolCallRecord, 'runId' | 'r
   calls: readonly T[],
   cache?: Map<string, string>,
 ): Promise<T[]> {
+  // Most results are held inline: then no read and no promise per call (a step resolves every
+  // completed call of its run, and a run holds hundreds).
+  if (!calls.some((call) => call.result !== undefined && call.result.startsWith(PREFIX))) return [...calls];
   return Promise.all(
     calls.map(async (call) => {
       const ref = parseBlobRef(call.result);

@@ -57,6 +57,13 @@ export interface EmbeddedLedgerOptions {
    * run. On disk, opened to write only. At least 1. @default 100
    */
   readonly listedFinishedRuns?: number;
+  /**
+   * Reads hand out the stored records themselves, deeply frozen, instead of copies: for a ledger
+   * whose readers never change what they read (a replay's, local/replay/), where copying every
+   * record of every read is most of what reading costs. A reader that tries to change a record
+   * throws a TypeError (strict mode), and the store is left as it was. In memory only. @default false
+   */
+  readonly sharedReads?: boolean;
 }
 
 /**
@@ -89,7 +96,11 @@ export class EmbeddedLedger extends TieredStore {
    * what an open keeps does not grow with the runs the log holds; it may compact the log.
    */
   static open(options: EmbeddedLedgerOptions = {}): EmbeddedLedger {
-    if (options.dir === undefined) return new EmbeddedLedger(options.sealer ?? ephemeralSealer());
+    if (options.dir === undefined) {
+      const ledger = new EmbeddedLedger(options.sealer ?? ephemeralSealer());
+      ledger.sharedReads = options.sharedReads === true;
+      return ledger;
+    }
     const onNote = options.onNote ?? ((note: string) => console.warn(`savepoint ledger: ${note}`));
     // Refused before the file is touched: a damaged log is left exactly as it was found.
     const files = openLedgerDir(options.dir, { ...(options.sealer && { sealer: options.sealer }), onNote, create: true, fsync: options.fsync ?? false }, { verify: 'chain' });
@@ -166,11 +177,11 @@ export class EmbeddedLedger extends TieredStore {
   // ── the primitives ──────────────────────────────────────────────────────────────────────
 
   protected read(keys: readonly Key[]): (Stored | undefined)[] {
-    return keys.map((key) => stored(this.get(key)));
+    return keys.map((key) => stored(this.get(key), this.sharedReads));
   }
 
   protected readForUpdate(key: Key): Stored | undefined {
-    return stored(this.get(key));
+    return stored(this.get(key), this.sharedReads);
   }
 
   protected put(key: Key, item: Stored, expected: Stored | undefined | 'any'): boolean {
@@ -203,7 +214,7 @@ export class EmbeddedLedger extends TieredStore {
   protected queryPartition(pk: string, fromSk?: string): Stored[] {
     const items = this.partition(pk)?.sorted() ?? [];
     // Sort-key order, as a DynamoDB query returns the partition: TURN#0001, TURN#0001#CALL#01, …
-    return items.filter(([sk]) => fromSk === undefined || sk >= fromSk).map(([, item]) => ({ record: copy(item) as Record<string, unknown>, meta: {} }));
+    return items.filter(([sk]) => fromSk === undefined || sk >= fromSk).map(([, item]) => ({ record: copy(item, this.sharedReads) as Record<string, unknown>, meta: {} }));
   }
 
   // The newest `limit` runs by the creation time each run partition keeps (the order listRuns
@@ -260,7 +271,7 @@ export class EmbeddedLedger extends TieredStore {
     return [...this.pending]
       .map(([id, key]) => ({ id, item: this.get(key) as Item<ApprovalRecord> }))
       .sort((a, b) => a.item.record.decideBy.localeCompare(b.item.record.decideBy) || a.id.localeCompare(b.id))
-      .map(({ item }) => copy(item));
+      .map(({ item }) => copy(item, this.sharedReads));
   }
 
   protected putTaskToken(key: Key, taskToken: string): void {

@@ -28,12 +28,15 @@ export function crossRunPartition(pk: string): boolean {
 /** Reads the items of a partition back from their lines (embedded-files.ts `readLines`). */
 export type ReadLines = (spans: readonly Span[]) => [string, Item, Span][];
 
-/** A stored item as the protocol reads it: a copy of its record and hidden attributes, and the item itself as the basis of a put. */
-export function stored(item: Item | undefined): Stored | undefined {
+/**
+ * A stored item as the protocol reads it: a copy of its record (`shared`: the record itself,
+ * frozen) and of its hidden attributes, and the item itself as the basis of a put.
+ */
+export function stored(item: Item | undefined, shared = false): Stored | undefined {
   if (!item) return undefined;
   const { countedSteps, guardReasons } = item.hidden;
   return {
-    record: copy(item) as Record<string, unknown>,
+    record: copy(item, shared) as Record<string, unknown>,
     meta: { ...(countedSteps && { countedSteps: [...countedSteps] }), ...(guardReasons && { guardReasons: [...guardReasons] }) },
     basis: item,
   };
@@ -196,9 +199,25 @@ export function item<T>(record: T, hidden: Hidden, seal: string): Item<T> {
   return { record, json: JSON.stringify(record), hidden, seal };
 }
 
-/** A fresh copy of a stored record (for listConversation's hundreds of records, ~5× faster than parsing its JSON). */
-export function copy<T>(stored: Item<T>): T {
-  return cloneJson(stored.record) as T;
+/**
+ * A stored record as a read returns it: a fresh copy (for listConversation's hundreds of records,
+ * ~5× faster than parsing its JSON), so that a caller that changes what it was handed does not
+ * change the store; or, `shared` (EmbeddedLedgerOptions `sharedReads`), the stored record itself,
+ * deeply frozen: a caller that tries to change it throws, and nothing is copied.
+ */
+export function copy<T>(stored: Item<T>, shared = false): T {
+  return shared ? frozen(stored.record) : (cloneJson(stored.record) as T);
+}
+
+/**
+ * Freezes a stored record and every object in it, children first, so that a frozen object's are
+ * frozen too and the next read of it stops at once. Its objects are the store's own (made by
+ * `plainCopy` or parsed from JSON when it was stored), never a caller's.
+ */
+function frozen<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  for (const key of Object.keys(value)) frozen((value as Record<string, unknown>)[key]);
+  return Object.freeze(value);
 }
 
 /**
@@ -226,6 +245,13 @@ function setField(object: Record<string, unknown>, key: string, value: unknown):
   else object[key] = value;
 }
 
+/** The objects and arrays `plainCopy` made and froze: plain JSON data that never changes. */
+const madeFrozen = new WeakSet<object>();
+const madeFrozenCopy = <T extends object>(copy: T): T => {
+  madeFrozen.add(Object.freeze(copy));
+  return copy;
+};
+
 /** What `plainCopy` answers for a value that is not plain JSON data. */
 export const NOT_PLAIN: unique symbol = Symbol('not plain JSON data');
 
@@ -234,8 +260,11 @@ export const NOT_PLAIN: unique symbol = Symbol('not plain JSON data');
  * out, as JSON leaves it), arrays, strings, finite numbers, booleans, null — without parsing (about
  * a third of the parse's time); NOT_PLAIN for anything JSON would change (a Date, a class instance,
  * a function, undefined in an array, NaN, -0, …), which the caller copies through JSON instead.
+ * `freeze`: each object and array of the copy frozen as it is made (a store that shares its reads),
+ * and one made so before taken as it is: what such a store hands out, written back in a record of
+ * its own (a run record with one counter changed), is not copied again.
  */
-export function plainCopy(value: unknown): unknown {
+export function plainCopy(value: unknown, freeze = false): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -244,25 +273,26 @@ export function plainCopy(value: unknown): unknown {
       return Number.isFinite(value) && !Object.is(value, -0) ? value : NOT_PLAIN;
     case 'object': {
       if (value === null) return null;
+      if (freeze && madeFrozen.has(value)) return value;
       if (Array.isArray(value)) {
         const copy = new Array<unknown>(value.length);
         for (let index = 0; index < value.length; index++) {
-          const entry = plainCopy(value[index]);
+          const entry = plainCopy(value[index], freeze);
           if (entry === NOT_PLAIN) return NOT_PLAIN;
           copy[index] = entry;
         }
-        return copy;
+        return freeze ? madeFrozenCopy(copy) : copy;
       }
       if (Object.getPrototypeOf(value) !== Object.prototype) return NOT_PLAIN;
       const copy: Record<string, unknown> = {};
       for (const key of Object.keys(value)) {
         const field: unknown = (value as Record<string, unknown>)[key];
         if (field === undefined) continue;
-        const entry = plainCopy(field);
+        const entry = plainCopy(field, freeze);
         if (entry === NOT_PLAIN) return NOT_PLAIN;
         setField(copy, key, entry);
       }
-      return copy;
+      return freeze ? madeFrozenCopy(copy) : copy;
     }
     default:
       return NOT_PLAIN;

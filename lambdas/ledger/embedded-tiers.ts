@@ -42,6 +42,8 @@ export abstract class TieredStore extends StorageLedger {
   protected listed: { runs: ListedRun[]; limit: number; complete: boolean } = { runs: [], limit: 100, complete: true };
   /** Set when opened to read (`openToRead`): the ledger reads, and refuses writes. */
   protected readOnly = false;
+  /** Reads hand out the stored records, frozen (`EmbeddedLedgerOptions.sharedReads`): in memory, they are stored frozen. */
+  protected sharedReads = false;
   /** Opened to read: where the log's lines are read from (there is no AppendLog). */
   protected reader?: LogReader;
   protected onNote: (note: string) => void = () => undefined;
@@ -137,8 +139,9 @@ export abstract class TieredStore extends StorageLedger {
   protected partition(pk: string): Partition | undefined {
     if (this.closed) throw new Error('the ledger is closed');
     const partition = this.partitions.get(pk) ?? this.warm(pk);
-    // A finished run's or an effect's partition, asked for: the most recently used now (and read back, if it was evicted).
-    if (partition && this.touch(pk)) this.evictFinished();
+    // A finished run's or an effect's partition, asked for: the most recently used now (and read
+    // back, if it was evicted). In memory only, nothing is let go of: no order is kept on a read.
+    if (partition && (this.log || this.reader) && this.touch(pk)) this.evictFinished();
     return partition;
   }
 
@@ -161,6 +164,7 @@ export abstract class TieredStore extends StorageLedger {
   protected store(key: Key, record: unknown, hidden: Hidden = {}): void {
     if (this.closed) throw new Error('the ledger is closed');
     if (this.readOnly) throw new Error('the ledger was opened to read (EmbeddedLedger.openToRead): it takes no write');
+    if (!this.log && this.storeInMemory(key, record, hidden)) return;
     // One serialization, for the log line; the stored record is a copy equal to the text parsed back
     // (copied without the parse when it is plain data: every write of a step does this).
     const text = JSON.stringify(record);
@@ -179,6 +183,30 @@ export abstract class TieredStore extends StorageLedger {
     }
     this.set(key, item, span);
     this.evictFinished();
+  }
+
+  /**
+   * A write of a ledger with no log (nothing sealed, no line written), when the record is plain
+   * data: stored as its copy, its text written only if asked for (a prune's digest), not on every
+   * write; the copy is never changed, so the text is the record's (frozen as it is made, when
+   * reads share it). False (nothing stored) for a record that is not plain data: `store` copies
+   * it through its text.
+   */
+  private storeInMemory(key: Key, record: unknown, hidden: Hidden): boolean {
+    const copy = plainCopy(record, this.sharedReads);
+    if (copy === NOT_PLAIN) return false;
+    let text: string | undefined;
+    const item: Item = {
+      record: copy,
+      get json() {
+        return (text ??= JSON.stringify(copy));
+      },
+      hidden,
+      seal: '',
+    };
+    this.set(key, item);
+    this.evictFinished();
+    return true;
   }
 
   /** Puts an item in memory (its line at `span` in the log), and keeps the approval indexes and the finished runs in step with it. */

@@ -71,9 +71,14 @@ export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCal
   // Context compaction (compaction.ts): after one, the prompt and summary open, then the recent turns.
   const view = compactedView(run, turns);
   const messages: Message[] = [{ role: 'user', content: view.opening }];
-  // Calls by turn and position: one pass over them, not one per tool use (a run holds hundreds).
-  const byPosition = new Map<string, ToolCallRecord>();
-  for (const record of calls) if (!byPosition.has(`${record.turn}:${record.call}`)) byPosition.set(`${record.turn}:${record.call}`, record);
+  // Calls by turn and position (the first of each): one pass over them, not one per tool use (a
+  // run holds hundreds), with no key text made per call (every turn renders them all again).
+  const byPosition = new Map<number, Map<number, ToolCallRecord>>();
+  for (const record of calls) {
+    let ofTurn = byPosition.get(record.turn);
+    if (ofTurn === undefined) byPosition.set(record.turn, (ofTurn = new Map()));
+    if (!ofTurn.has(record.call)) ofTurn.set(record.call, record);
+  }
   const declared = (name: string) => tools === undefined || tools.has(name);
   for (const turn of view.turns) {
     withNotes(messages, turn.notes ?? []);
@@ -86,7 +91,7 @@ export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCal
     const results: ToolResultBlock[] = [];
     const answers: { type: 'text'; text: string }[] = [];
     uses.forEach((use, index) => {
-      const record = byPosition.get(`${turn.turn}:${index + 1}`);
+      const record = byPosition.get(turn.turn)?.get(index + 1);
       if (!record || record.status !== 'completed' || record.result === undefined) {
         throw new InvalidInputError(`turn: tool call ${index + 1} of turn ${turn.turn} (${use.name}) has no recorded result`);
       }
@@ -268,9 +273,21 @@ export function requestBytes(agent: AgentDefinition, run: RunRecord, turns: Turn
   const view = compactedView(run, turns);
   const shown = new Set(view.turns.map((turn) => turn.turn));
   let bytes = fixedBytes(agent) + jsonBytes(view.opening) + WRAPPER_BYTES;
-  for (const turn of view.turns) bytes += measured(turn, () => jsonBytes(turn.content) + jsonBytes(turn.notes ?? []) + WRAPPER_BYTES * (2 + turn.content.length));
-  for (const call of calls) if (shown.has(call.turn)) bytes += measured(call, () => jsonBytes(call.result ?? '') + WRAPPER_BYTES);
+  for (const turn of view.turns) bytes += turnBytes(turn);
+  for (const call of calls) if (shown.has(call.turn)) bytes += callBytes(call);
   return bytes;
+}
+
+// Each record's size, measured once (a step sums the whole conversation's, twice a turn: no closure made per record).
+function turnBytes(turn: TurnRecord): number {
+  let size = sizes.get(turn);
+  if (size === undefined) sizes.set(turn, (size = jsonBytes(turn.content) + jsonBytes(turn.notes ?? []) + WRAPPER_BYTES * (2 + turn.content.length)));
+  return size;
+}
+function callBytes(call: ToolCallRecord): number {
+  let size = sizes.get(call);
+  if (size === undefined) sizes.set(call, (size = jsonBytes(call.result ?? '') + WRAPPER_BYTES));
+  return size;
 }
 
 const sizes = new WeakMap<object, number>();

@@ -48,21 +48,21 @@ export interface AttemptBounds {
 /** Runs `work` with a signal that the bounds abort; rejects with an `AttemptCut` when one of them ends it. */
 export async function boundedAttempt<T>(work: (signal: AbortSignal) => Promise<T>, bounds: AttemptBounds): Promise<T> {
   const controller = new AbortController();
-  let onAbort!: () => void;
-  const aborted = new Promise<never>((_resolve, reject) => {
-    // Only a cut ends the race: the step's own deadline reaches the work through its signal, and
-    // what the work throws then (its client's mapping of an abort) is what the step sees.
-    onAbort = () => {
-      if (controller.signal.reason instanceof AttemptCut) reject(controller.signal.reason);
-    };
-    controller.signal.addEventListener('abort', onAbort, { once: true });
-  });
-  const cut = (value: Cut) => {
-    if (!controller.signal.aborted) controller.abort(new AttemptCut(value));
+  let ended!: (cut: AttemptCut) => void;
+  const aborted = new Promise<never>((_resolve, reject) => (ended = reject));
+  // Only a cut ends the race: the step's own deadline reaches the work through its signal, and
+  // what the work throws then (its client's mapping of an abort) is what the step sees. Only this
+  // function aborts the controller, so the race is ended here, not by a listener on its signal:
+  // before the work's own listeners run, as that first listener did.
+  const abort = (reason: unknown) => {
+    if (controller.signal.aborted) return;
+    if (reason instanceof AttemptCut) ended(reason);
+    controller.abort(reason);
   };
+  const cut = (value: Cut) => abort(new AttemptCut(value));
   const timers = timersOf(bounds.clock);
   const cancelTimeout = bounds.timeoutMs === undefined ? undefined : timers.after(bounds.timeoutMs, () => cut({ kind: 'timeout', message: `${bounds.what} did not answer within ${bounds.timeoutMs} ms (its timeoutMs)` }));
-  const onOuter = () => controller.abort(bounds.signal!.reason);
+  const onOuter = () => abort(bounds.signal!.reason);
   if (bounds.signal?.aborted) onOuter();
   else bounds.signal?.addEventListener('abort', onOuter, { once: true });
   const stopWatching = watchClock(bounds.clock, bounds.stopAt, () =>
@@ -79,7 +79,6 @@ export async function boundedAttempt<T>(work: (signal: AbortSignal) => Promise<T
     cancelTimeout?.();
     stopWatching();
     bounds.signal?.removeEventListener('abort', onOuter);
-    controller.signal.removeEventListener('abort', onAbort);
     aborted.catch(() => undefined);
   }
 }

@@ -263,21 +263,24 @@ export function recordedTools<A extends AgentDefinition>(agent: A, recording: Re
   const answer = (tool: ToolDefinition): ToolDefinition['execute'] => async (args, context) => {
     const recorded = callOf(recording, context.turn, context.call);
     const at = { turn: context.turn, call: context.call, what: 'tool call' };
-    const produced = clip(`${tool.name} ${JSON.stringify(args)}`, 240, 240);
-    if (!recorded) return judge.diverged({ ...at, recorded: 'no such call', produced, why: `this code makes a tool call the recorded run did not make` });
-    const recordedText = clip(`${recorded.name} ${JSON.stringify(recorded.args)}`, 240, 240);
-    if (recorded.name !== tool.name) judge.diverged({ ...at, recorded: recordedText, produced, why: `another tool is called (${tool.name}, recorded ${recorded.name})` });
-    if (JSON.stringify(args) !== JSON.stringify(recorded.args)) {
-      judge.diverged({ ...at, ...differingPart(`${recorded.name} ${JSON.stringify(recorded.args)}`, `${tool.name} ${JSON.stringify(args)}`), why: "the arguments changed (as the tool's schema parsed them)" });
+    // Each call's arguments written once; the texts of a divergence only when there is one.
+    const sent = JSON.stringify(args);
+    const produced = () => clip(`${tool.name} ${sent}`, 240, 240);
+    if (!recorded) return judge.diverged({ ...at, recorded: 'no such call', produced: produced(), why: `this code makes a tool call the recorded run did not make` });
+    const recordedArgs = JSON.stringify(recorded.args);
+    const recordedText = () => clip(`${recorded.name} ${recordedArgs}`, 240, 240);
+    if (recorded.name !== tool.name) judge.diverged({ ...at, recorded: recordedText(), produced: produced(), why: `another tool is called (${tool.name}, recorded ${recorded.name})` });
+    if (sent !== recordedArgs) {
+      judge.diverged({ ...at, ...differingPart(`${recorded.name} ${recordedArgs}`, `${tool.name} ${sent}`), why: "the arguments changed (as the tool's schema parsed them)" });
     }
     if (context.idempotencyKey !== recorded.idempotencyKey) {
       judge.diverged({ ...at, recorded: `key ${recorded.idempotencyKey}`, produced: `key ${context.idempotencyKey}`, why: 'the idempotency key changed' });
     }
     if (approvalOf(recording, recorded) && !askedFor(context.turn, context.call)) {
-      judge.diverged({ ...at, recorded: `${recordedText} after an approval`, produced: `${produced} sent without one`, why: "the call no longer asks for approval (the tool's approval rule changed)" });
+      judge.diverged({ ...at, recorded: `${recordedText()} after an approval`, produced: `${produced()} sent without one`, why: "the call no longer asks for approval (the tool's approval rule changed)" });
     }
     if (recorded.outcome === 'rejected' || recorded.outcome === 'expired') {
-      judge.diverged({ ...at, recorded: `${recordedText} → ${recorded.outcome} (approval)`, produced: `${produced} → sent`, why: 'the call is sent where the recorded run refused it (approval)' });
+      judge.diverged({ ...at, recorded: `${recordedText()} → ${recorded.outcome} (approval)`, produced: `${produced()} → sent`, why: 'the call is sent where the recorded run refused it (approval)' });
     }
     answered += 1;
     return recordedOutcome(tool.name, recorded);

@@ -83,14 +83,19 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const lineage = recording.run.forkedFrom;
   const copied = lineage ? recording.turns.filter((turn) => turn.turn < lineage.turn).length : 0;
   const model = recordedModel(recording, agent, judge, copied);
+  // This code's fingerprint, made once: every function's steps check the run against it.
+  const fingerprint = codeFingerprint(agent, CODE_VERSION, deploymentPrices(agent.prices));
   const models = singleModel(model.client);
-  const store = EmbeddedLedger.open({});
+  // Its records are read by the replayed steps only, which change none of what they read: handed
+  // out frozen, not copied (a step that tried would throw, and the replay would not be identical).
+  const store = EmbeddedLedger.open({ sharedReads: true });
   const ledger = passingLedger(store, recording, clock, asked);
-  // One view per function: what each caches of the ledger (conversation/turns.ts) is its own, as each Lambda function's is.
+  // One view per function: what each caches of the ledger (conversation/turns.ts) is its own, as
+  // each Lambda function's is. An object of its own over the ledger, its methods found on it.
   const views = new Map<StepName, Ledger>();
   const ledgerOf = (step: StepName) => {
     let view = views.get(step);
-    if (!view) views.set(step, (view = new Proxy(ledger, {})));
+    if (!view) views.set(step, (view = Object.create(ledger) as Ledger));
     return view;
   };
   // A request for approval runs beside its turn's other calls, which the replay may not have
@@ -122,6 +127,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
       starter: loop.starter,
       leaseMs: LEASE_MS,
       codeVersion: CODE_VERSION,
+      fingerprint,
       agentEnv: {},
       notify: (approval) => void decide(approval).catch((error: unknown) => options.log?.(String(error))),
     });
@@ -165,8 +171,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     // The budgets it started with: an approved extension is reproduced where it was recorded, from its decision.
     const config = startConfig(recording);
     if (lineage) {
-      const fingerprint = codeFingerprint(agent, CODE_VERSION, deploymentPrices(agent.prices))(run.model);
-      await standInParent(ledger, recording, { lineage, fingerprint, config, laterWrites: await parentWritesAfter(options.source, lineage) });
+      await standInParent(ledger, recording, { lineage, fingerprint: fingerprint(run.model), config, laterWrites: await parentWritesAfter(options.source, lineage) });
     }
     await standInChildren(ledger, options.source, options.agent, recording.run.runId);
     const request = {
@@ -323,15 +328,14 @@ function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<t
     },
     decideApproval: (...args) => after(target.decideApproval(...args), `decided:${approvalSkOf(args[0])}`),
   };
-  // The other methods bound once each, not on every access: every ledger call of the replay comes through here.
-  const bound = new Map<PropertyKey, unknown>(Object.entries(passing));
-  return new Proxy(ledger, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      let method = bound.get(property);
-      if (method === undefined) bound.set(property, (method = (value as (...args: unknown[]) => unknown).bind(target)));
-      return method;
-    },
-  });
+  // Every ledger call of the replay comes through here: a plain object with each of the ledger's
+  // methods bound once (no Proxy trap a call), over the ledger for anything else.
+  const methods: Record<string, unknown> = Object.create(ledger);
+  for (let layer: object | null = ledger; layer !== null && layer !== Object.prototype; layer = Object.getPrototypeOf(layer)) {
+    for (const name of Object.getOwnPropertyNames(layer)) {
+      const value = Object.getOwnPropertyDescriptor(layer, name)?.value as unknown;
+      if (name !== 'constructor' && !Object.hasOwn(methods, name) && typeof value === 'function') methods[name] = (value as (...args: unknown[]) => unknown).bind(ledger);
+    }
+  }
+  return Object.assign(methods, passing) as unknown as Ledger;
 }

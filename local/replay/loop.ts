@@ -151,7 +151,9 @@ export function agentLoop(deps: LoopDeps): Loop {
       if (stopped) throw new Stopped();
       const invocation = deps.steps(step)(payload);
       invocations.add(invocation);
-      void invocation.catch(() => undefined).finally(() => invocations.delete(invocation));
+      // Forgotten once settled, either way (one reaction, not a catch and a finally after it).
+      const settled = () => void invocations.delete(invocation);
+      invocation.then(settled, settled);
       try {
         return await invocation;
       } catch (thrown) {

@@ -7,6 +7,10 @@ import { describeLedgerContract } from './ledger.contract.js';
 
 describeLedgerContract('embedded, in memory', async () => ({ ledger: EmbeddedLedger.open() }));
 
+// Reads hand out the stored records, frozen (a replay's ledger): every rule of the protocol holds,
+// and none of them changes a record it read (it would throw).
+describeLedgerContract('embedded, in memory, shared reads', async () => ({ ledger: EmbeddedLedger.open({ sharedReads: true }) }), { sharedReads: true });
+
 describeLedgerContract(
   'embedded, on disk',
   async () => {

@@ -26,12 +26,14 @@ export type { LedgerUnderTest } from './spec/support.js';
  * arguments, never from a clock. `damageable`: the driver can damage the store behind the ledger;
  * `sharesStore`: it can open a second ledger on the same store (`LedgerUnderTest.another`);
  * `prunes: false`: the ledger keeps no prune records (the remote one: the engine serving it owns them).
+ * `sharedReads`: reads hand out the stored records frozen, not copies (EmbeddedLedgerOptions
+ * `sharedReads`): a caller's change throws instead of going unseen.
  */
-export function describeLedgerContract(name: string, makeLedger: MakeLedger, options: { damageable?: boolean; sharesStore?: boolean; prunes?: boolean } = {}): void {
+export function describeLedgerContract(name: string, makeLedger: MakeLedger, options: { damageable?: boolean; sharesStore?: boolean; prunes?: boolean; sharedReads?: boolean } = {}): void {
   describe(`ledger contract: ${name}`, () => {
-    runsSpec(makeLedger);
+    runsSpec(makeLedger, options);
     guardsSpec(makeLedger);
-    turnsSpec(makeLedger);
+    turnsSpec(makeLedger, options);
     toolCallsSpec(makeLedger);
     effectsSpec(makeLedger);
     aggregatesSpec(makeLedger);

@@ -56,6 +56,21 @@ describe('plainCopy', () => {
     ];
     for (const value of refused) expect(plainCopy(value)).toBe(NOT_PLAIN);
   });
+
+  it('freezes the copy all through when asked, and takes what it froze before as it is, a caller\'s frozen object not', () => {
+    const run = { runId: 'r1', steps: 1, config: { maxSteps: 10, models: ['a'] } };
+    const stored = plainCopy(run, true) as typeof run;
+    expect(stored).toStrictEqual(run);
+    for (const part of [stored, stored.config, stored.config.models]) expect(Object.isFrozen(part)).toBe(true);
+    // A record written back with one counter changed (a run record, every step): only what changed is copied.
+    const next = plainCopy({ ...stored, steps: 2 }, true) as typeof run;
+    expect(next).toStrictEqual({ ...run, steps: 2 });
+    expect(next.config).toBe(stored.config);
+    // Frozen by someone else, it may hold what is not plain data, or change beneath: copied.
+    const theirs = Object.freeze({ list: [1] });
+    expect((plainCopy({ theirs }, true) as { theirs: unknown }).theirs).not.toBe(theirs);
+    expect(plainCopy({ config: stored.config, at: new Date(0) }, true)).toBe(NOT_PLAIN);
+  });
 });
 
 describe('cloneJson', () => {

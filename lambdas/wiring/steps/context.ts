@@ -54,6 +54,12 @@ export interface HarnessDeps {
   readonly leaseMs: number;
   /** Recorded in every run's fingerprint. */
   readonly codeVersion: string;
+  /**
+   * This code's fingerprint (runs/versions.ts `codeFingerprint` of the agent, `codeVersion` and the
+   * price table), when the caller has it: a replay builds the steps of each function of one agent,
+   * and hashes its tool schemas once, not once per function. @default made from them
+   */
+  readonly fingerprint?: CodeFingerprint;
   readonly recoveryPolicy?: RecoveryPolicy;
   /** The environment the agent's `deps` are built from (once, on the first tool call). */
   readonly agentEnv: Readonly<Record<string, string | undefined>>;
@@ -110,7 +116,7 @@ export function stepContext(defined: AgentDefinition, deps: HarnessDeps): StepCo
   const agentDepsOnce = () => (agentDeps ??= { value: defined.deps?.(deps.agentEnv, { fetch: deps.agentFetch ?? globalThis.fetch }) }).value;
   const agent = withAgentDeps(defined, agentDepsOnce);
   const prices = deps.priceTable ?? deploymentPrices(agent.prices, deps.prices);
-  return { agent, agentDeps: agentDepsOnce, deps, prices, fingerprint: codeFingerprint(agent, deps.codeVersion, prices) };
+  return { agent, agentDeps: agentDepsOnce, deps, prices, fingerprint: deps.fingerprint ?? codeFingerprint(agent, deps.codeVersion, prices) };
 }
 
 /**

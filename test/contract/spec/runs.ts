@@ -3,7 +3,7 @@ import { at, run, turn, call, recovery, kill } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
 /** The runs role (`RunLedger`): creating, attaching, recovering, finishing and listing runs. */
-export function runsSpec(make: MakeLedger): void {
+export function runsSpec(make: MakeLedger, options: { sharedReads?: boolean } = {}): void {
   describe('runs', () => {
     const { ledger } = useLedger(make);
 
@@ -29,7 +29,10 @@ export function runsSpec(make: MakeLedger): void {
         written.config.maxSteps = 1;
         written.executions.push('arn:mutated');
         const read = (await ledger.getRun('r1'))!;
-        read.config.maxSteps = 2;
+        // A ledger that shares what it reads hands out its record frozen: the change throws.
+        const change = () => (read.config.maxSteps = 2);
+        if (options.sharedReads) expect(change).toThrow(TypeError);
+        else change();
         expect(await ledger.getRun('r1')).toEqual(run('r1'));
       });
 

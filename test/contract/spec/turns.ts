@@ -3,7 +3,7 @@ import { at, run, turn, call, approval, budgetApproval, kill, breaker } from '..
 import { useLedger, type MakeLedger } from './support.js';
 
 /** The turns role (`TurnLedger`): model turns written once, the conversation, what a step loads at once. */
-export function turnsSpec(make: MakeLedger): void {
+export function turnsSpec(make: MakeLedger, options: { sharedReads?: boolean } = {}): void {
   describe('turns', () => {
     const { ledger } = useLedger(make);
 
@@ -134,10 +134,12 @@ export function turnsSpec(make: MakeLedger): void {
         await expect(ledger.loadStep('r1', { turns: Array.from({ length: 99 }, (_, index) => index + 1) })).rejects.toThrow(/at most 100/);
       });
 
-      it('hands out copies: changing what it read changes nothing stored', async () => {
+      it('hands out copies (or, sharing what it reads, frozen records): changing what it read changes nothing stored', async () => {
         await ledger.createRun(run('r1'));
         const read = await ledger.loadStep('r1');
-        read.run!.config.maxSteps = 1;
+        const change = () => (read.run!.config.maxSteps = 1);
+        if (options.sharedReads) expect(change).toThrow(TypeError);
+        else change();
         expect((await ledger.loadStep('r1')).run).toEqual(run('r1'));
       });
     });
