@@ -751,8 +751,12 @@ function summary(mode: Mode, report: any): string {
           ].join(', '),
         )
         .join('; ');
-    case 'overhead':
-      return `${report.results.length} rows, ${fixed(report.aws.transitionsPerStep)} transitions/step, AWS $${fixed(report.aws.per100StepRun.dollars, 5)} per 100-step run, a ${report.parallelTurn.calls}-call turn in ${report.parallelTurn.turnMs} ms`;
+    case 'overhead': {
+      // The DynamoDB row's requests per agent step, held above (a plain bound): printed with its target.
+      const dynamodb = report.results.find((row: any) => row.dynamodb)?.dynamodb;
+      const requests = dynamodb ? `, DynamoDB ${fixed(dynamodb.requestsPerStep)} requests/step (bound ${DYNAMODB_REQUESTS_PER_STEP.bound}, target ${DYNAMODB_REQUESTS_PER_STEP.target})` : '';
+      return `${report.results.length} rows, ${fixed(report.aws.transitionsPerStep)} transitions/step${requests}, AWS $${fixed(report.aws.per100StepRun.dollars, 5)} per 100-step run, a ${report.parallelTurn.calls}-call turn in ${report.parallelTurn.turnMs} ms`;
+    }
     case 'cost':
       return `$${fixed(report.uncached.dollars, 4)} uncached, $${fixed(report.cached.dollars, 4)} cached (${fixed(report.ratio * 100, 1)}%)`;
     case 'longruns':
