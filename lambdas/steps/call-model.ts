@@ -273,32 +273,24 @@ export function requestBytes(agent: AgentDefinition, run: RunRecord, turns: Turn
   const view = compactedView(run, turns);
   const shown = new Set(view.turns.map((turn) => turn.turn));
   let bytes = fixedBytes(agent) + jsonBytes(view.opening) + WRAPPER_BYTES;
-  for (const turn of view.turns) bytes += turnBytes(turn);
-  for (const call of calls) if (shown.has(call.turn)) bytes += callBytes(call);
+  for (const turn of view.turns) bytes += measured(turn, turnBytes);
+  for (const call of calls) if (shown.has(call.turn)) bytes += measured(call, callBytes);
   return bytes;
 }
 
-// Each record's size, measured once (a step sums the whole conversation's, twice a turn: no closure made per record).
-function turnBytes(turn: TurnRecord): number {
-  let size = sizes.get(turn);
-  if (size === undefined) sizes.set(turn, (size = jsonBytes(turn.content) + jsonBytes(turn.notes ?? []) + WRAPPER_BYTES * (2 + turn.content.length)));
-  return size;
-}
-function callBytes(call: ToolCallRecord): number {
-  let size = sizes.get(call);
-  if (size === undefined) sizes.set(call, (size = jsonBytes(call.result ?? '') + WRAPPER_BYTES));
-  return size;
-}
+const turnBytes = (turn: TurnRecord) => jsonBytes(turn.content) + jsonBytes(turn.notes ?? []) + WRAPPER_BYTES * (2 + turn.content.length);
+const callBytes = (call: ToolCallRecord) => jsonBytes(call.result ?? '') + WRAPPER_BYTES;
 
+/** A record's size, measured once (a step sums the whole conversation's, twice a turn); `measure` is given the record, so no closure is made per record. */
 const sizes = new WeakMap<object, number>();
-function measured(record: object, measure: () => number): number {
+function measured<T extends object>(record: T, measure: (record: T) => number): number {
   let size = sizes.get(record);
-  if (size === undefined) sizes.set(record, (size = measure()));
+  if (size === undefined) sizes.set(record, (size = measure(record)));
   return size;
 }
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 /** The system prompt and the tool list: the same bytes every turn. */
-const fixedBytes = (agent: AgentDefinition) => measured(agent, () => jsonBytes({ system: agent.system, tools: toolSpecs(agent) }));
+const fixedBytes = (agent: AgentDefinition) => measured(agent, (defined) => jsonBytes({ system: defined.system, tools: toolSpecs(defined) }));
 
 /**
  * What the harness tells the model each turn: the budget left (a soft cap: the harness's counters
