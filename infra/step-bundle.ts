@@ -32,8 +32,8 @@ export type BundledAgents = { readonly agentEntry: string } | { readonly agentEn
  * One esbuild build of several handlers bundled with the same agent code: each handler is an entry
  * point, and what they share is parsed once and written once, as chunks each function's asset
  * copies. Building a function's handler alone parsed the AWS SDK, the ledger and the agent again
- * for every function of a stack (nine a DurableAgent): a build of them together took a sixth of
- * the time (docs/benchmarks.md).
+ * for every function of a stack (up to nine a DurableAgent): the builds of them together take
+ * about a fifth of esbuild's CPU (docs/package.md, "One build per kind of function").
  */
 interface SharedBuild {
   /** Each handler's file, by its entry's output path. */
