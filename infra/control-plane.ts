@@ -16,7 +16,7 @@ import { keyPolicy, onlyReaders, pinKeyPolicy, type KeyUse } from './keys.js';
 import type { LedgerTable } from './ledger-table.js';
 import { operationsOf } from './observability.js';
 import { SharedRecovery } from './recovery.js';
-import { STACK_TAG, StepFunction } from './step-function.js';
+import { SHARED_STEPS, STACK_TAG, StepFunction } from './step-function.js';
 import { StackApi, type ApiStage } from './stack-api.js';
 import { topLevelStack } from './top-level-stack.js';
 import { Steps } from '../lambdas/shared/steps.js';
@@ -297,7 +297,7 @@ export class SharedFunctions {
     // The metrics' `service`: the deployed stack (the shared functions' figures are the stack's, not an agent's).
     const service = topLevelStack(scope).stackName;
     const fn = (id: string, step: typeof Steps.ExpireApprovals | typeof Steps.Sweep | typeof Steps.PruneVersions, environment: Record<string, string> = {}, timeout?: Duration) =>
-      new StepFunction(scope, id, { step, logGroup, ...(timeout && { timeout }), environment: { POWERTOOLS_SERVICE_NAME: service, ...environment } });
+      new StepFunction(scope, id, { step, bundledWith: SHARED_STEPS, logGroup, ...(timeout && { timeout }), environment: { POWERTOOLS_SERVICE_NAME: service, ...environment } });
     this.expireApprovals = fn('ExpireApprovalsFunction', Steps.ExpireApprovals);
     // The largest bound of the agents it serves: it never gives up a run its agent's own recovery would still resume.
     this.sweep = fn('SweepFunction', Steps.Sweep, { MAX_RECOVERIES: Lazy.string({ produce: () => String(this.#maxRecoveries) }) }, Duration.minutes(5));

@@ -280,8 +280,10 @@ export class DurableAgent extends Construct {
     // What every agent of the stack shares: the log group, the queues, the keys (infra/control-plane.ts).
     const controlPlane = ControlPlane.of(this);
     const logGroup = controlPlane.logGroup;
+    // Every function of the agent bundled in one build (infra/step-bundle.ts).
+    const bundledWith = [Steps.StartRun, Steps.BudgetCheck, Steps.CallModel, Steps.RequestApproval, Steps.CallTool, Steps.Finalize, Steps.Compact, Steps.Handoff, ...(props.batches ? [Steps.BatchItem] : [])];
     const fn = (fnId: string, step: StepName, options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
-      new StepFunction(this, fnId, { step, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step], logGroup });
+      new StepFunction(this, fnId, { step, bundledWith, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step], logGroup });
 
     // The model-calling steps: the model timeout and the step around the call (lambdas/shared/timing.ts).
     const modelStep = modelStepTimeoutOf(props.models ?? {});

@@ -7,7 +7,7 @@ import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { Steps } from '../lambdas/shared/steps.js';
 import type { LedgerTable } from './ledger-table.js';
-import { StepFunction } from './step-function.js';
+import { EVERY_AGENT_STEPS, SHARED_STEPS, StepFunction } from './step-function.js';
 import { topLevelStack } from './top-level-stack.js';
 
 /** What the stack's recovery needs of an agent it serves. */
@@ -71,7 +71,7 @@ export class SharedRecovery {
     readonly shared: { logGroup: ILogGroup; service: string; failedEvents: IQueue; deadLetters: IQueue },
   ) {
     const fn = (id: string, step: typeof Steps.RecoverRun | typeof Steps.ExecutionStopped, environment: Record<string, string> = {}, agentEntries?: () => readonly string[]) =>
-      new StepFunction(scope, id, { step, logGroup: shared.logGroup, environment: { POWERTOOLS_SERVICE_NAME: shared.service, ...environment }, ...(agentEntries && { agentEntries }) });
+      new StepFunction(scope, id, { step, bundledWith: agentEntries ? EVERY_AGENT_STEPS : SHARED_STEPS, logGroup: shared.logGroup, environment: { POWERTOOLS_SERVICE_NAME: shared.service, ...environment }, ...(agentEntries && { agentEntries }) });
     // Each agent's bound, by name (a few bytes an agent, within Lambda's 4 KB).
     this.recoverRun = fn('RecoveryFunction', Steps.RecoverRun, { RECOVERY_BOUNDS: Lazy.string({ produce: () => JSON.stringify(this.#bounds) }) });
     // Every agent's code in its bundle (as the stack's API functions have it, infra/stack-api.ts): a

@@ -11,7 +11,7 @@ import { API_GATEWAY_INTEGRATION_TIMEOUT_MS, API_GATEWAY_STREAMING_INTEGRATION_T
 import { ApiGatewayAccount } from './api-gateway-account.js';
 import { approvalApiPolicy } from './approval-api-policy.js';
 import type { LedgerTable } from './ledger-table.js';
-import { StepFunction } from './step-function.js';
+import { EVERY_AGENT_STEPS, StepFunction } from './step-function.js';
 import { topLevelStack } from './top-level-stack.js';
 
 /** API Gateway's default (and, without a quota increase, longest) integration timeout. */
@@ -100,7 +100,7 @@ export class StackApi extends Construct {
       AGENT_SETTINGS: Lazy.string({ produce: () => JSON.stringify(this.#settings) }),
     };
     const fn = (fnId: string, step: typeof Steps.ApprovalCallback | typeof Steps.RunsApi | typeof Steps.RunEvents, timeout: Duration) =>
-      new StepFunction(this, fnId, { step, agentEntries: () => this.#entries, timeout, environment, logGroup: props.logGroup });
+      new StepFunction(this, fnId, { step, bundledWith: EVERY_AGENT_STEPS, agentEntries: () => this.#entries, timeout, environment, logGroup: props.logGroup });
     // They stop before API Gateway stops waiting (29 s): a caller told 504 must never find the approval decided, or the run started, after all.
     this.approvalCallback = fn('ApprovalCallbackFunction', Steps.ApprovalCallback, API_FUNCTION_TIMEOUT);
     this.runsApi = fn('RunsApiFunction', Steps.RunsApi, API_FUNCTION_TIMEOUT);

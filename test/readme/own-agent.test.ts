@@ -286,14 +286,22 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     expect(Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')).toHaveLength(3);
     const assets = readdirSync(out).filter((name) => name.startsWith('asset.') && readdirSync(join(out, name)).includes('index.mjs'));
     expect(assets.length).toBeGreaterThan(0);
+    // Which file of each function holds the agent's module, and in how many functions it is that file.
+    const agentHolders = new Map<string, number>();
     for (const asset of assets) {
       const dir = join(out, asset);
       const sourcesOf = (file: string) => (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources;
+      // The function's files: its entry, the chunks it imports, and the chunks it loads on first use
+      // (a provider's SDK), each there — from the one build its stack's like functions share (infra/step-bundle.ts).
+      const { loaded, lazy } = staticImports(dir, 'index.mjs');
+      expect(lazy.filter((chunk) => !existsSync(join(dir, chunk)))).toEqual([]);
       // An agent's function bundles its module, and so do the stack's API functions and its
       // ExecutionStopped (every agent's); a function the stack shares otherwise (infra/control-plane.ts) bundles none.
-      const sources = sourcesOf('index.mjs');
+      const sources = loaded.flatMap(sourcesOf);
       const agentFree = sources.some((source) => source.endsWith('control-plane-handlers.ts')) && !sources.some((source) => source.endsWith('handlers/execution-stopped.ts'));
       expect(sources.some((source) => source.endsWith('my-agent.ts') || source.endsWith('digest.ts'))).toBe(!agentFree);
+      const holder = loaded.find((file) => sourcesOf(file).some((source) => source.endsWith('my-agent.ts')));
+      if (holder) agentHolders.set(holder, (agentHolders.get(holder) ?? 0) + 1);
       // Every file of the bundle, the chunks loaded on first use (a provider's SDK) included, has its map beside it.
       const files = (readdirSync(dir, { recursive: true }) as string[]).filter((name) => name.endsWith('.mjs'));
       expect(files.flatMap(sourcesOf).filter((source) => /my-agent\.dev|\/sim\/|\/local\/|\/testing\//.test(source))).toEqual([]);
@@ -301,9 +309,11 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       // `node:http2` likewise, on first use (lambdas/adapters/http2-module.ts): no step uses it, and loading it costs 6-12 ms.
       expect(files.filter((file) => /(?:from|import)\s*"(?:node:)?http2?"/.test(readFileSync(join(dir, file), 'utf8')))).toEqual([]);
       // Issue 21's target: what a cold start loads (the entry and the chunks it imports statically) is at most 1 MB.
-      const { loaded } = staticImports(dir, 'index.mjs');
       expect(loaded.reduce((sum, file) => sum + statSync(join(dir, file)).size, 0)).toBeLessThanOrEqual(COLD_START_TARGETS.bundleBytes);
     }
+    // An agent's functions are bundled in one build, not one each (which parsed the SDK and the agent
+    // again per function): its module is one chunk, the same file (named by its content's hash) in each.
+    expect([...agentHolders].filter(([file, functions]) => file.startsWith('chunks/') && functions >= 8)).toHaveLength(1);
   }, 480_000);
 
   it.concurrent("prices a run with the README's --prices file: a model the built-in table lacks is refused without it, and priced by it", async () => {
