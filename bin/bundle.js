@@ -228,6 +228,7 @@ async function cached({ cacheDir, prefix, identity, build }) {
   try {
     const read = new Map();
     await build(draft, sourcesRecorder(read));
+    declareModules(draft);
     const files = [...read.keys()].sort();
     const key = keyOf(identity, files.map((file) => [file, read.get(file).text]));
     const dir = join(cacheDir, `${prefix}-${key}`);
@@ -239,6 +240,16 @@ async function cached({ cacheDir, prefix, identity, build }) {
   } finally {
     rmSync(draft, { recursive: true, force: true });
   }
+}
+
+/**
+ * Every build is ES modules (format: 'esm'), kept under a node_modules where no package.json says
+ * so: without one of its own, Node would guess each file's format as it loads it (parsing it as
+ * CommonJS first, ~10 ms of a CLI start: issue 38), and take a file with no import or export for
+ * CommonJS. In the manifest like the build's other files.
+ */
+function declareModules(dir) {
+  writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
 }
 
 /** Moves a fresh build into place, unless an intact build of the same sources got there first. */

@@ -22,6 +22,19 @@ export const program = new Command('savepoint')
   .exitOverride()
   .showHelpAfterError('(add --help for the usage)');
 
+/**
+ * Ends the process now, with its process.exitCode, once each stream has written what it was given
+ * (a write to a pipe may finish later: macOS). For a command with nothing left to run when it is
+ * done (`replay`): its process would end anyway, but first V8 finishes the garbage collection it
+ * began during the command, over a heap the exit frees — ~25 ms of `savepoint replay`'s CPU
+ * (issue 38).
+ */
+export async function exitWhenWritten(streams: readonly NodeJS.WritableStream[] = [process.stdout, process.stderr], exit: () => void = () => process.exit()): Promise<void> {
+  // A write's callback runs after every write before it (also with an error: a closed pipe).
+  await Promise.all(streams.map((stream) => new Promise<void>((written) => stream.write('', () => written()))));
+  exit();
+}
+
 export const stateDir = () => resolve(program.opts<{ stateDir: string }>().stateDir);
 export const deployed = () => program.opts<{ stack?: string; region?: string }>();
 export const AGENT_HELP = 'the agent: a name (agents/<name>/agent.ts) or the path of its module (default: $SAVEPOINT_AGENT)';

@@ -20,7 +20,7 @@ import { registerWorldCommand } from './commands/world.js';
 import { registerPruneCommand } from './commands/prune.js';
 import { registerConsoleCommand } from './console.js';
 import { UsageError } from './errors.js';
-import { err, out, program, stateDir } from './program.js';
+import { err, exitWhenWritten, out, program, stateDir } from './program.js';
 import { StoppedBySignal } from './signals.js';
 
 // The commands, one module each (cli/commands/), in the order `savepoint --help` lists them.
@@ -43,6 +43,13 @@ registerBreakersCommand(program);
 registerWorldCommand(program);
 registerPruneCommand(program);
 registerConsoleCommand(program, stateDir, { out, err });
+
+// The commands that leave nothing running once they are done: their process ends then (exitWhenWritten).
+// `replay` answers the agent's code from the ledger and closes the ledger before its action returns.
+const ENDS_WHEN_DONE: ReadonlySet<string> = new Set(['replay']);
+program.hook('postAction', async (_, command) => {
+  if (ENDS_WHEN_DONE.has(command.name())) await exitWhenWritten();
+});
 
 try {
   await program.parseAsync(process.argv);

@@ -77,6 +77,18 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     expect(readdirSync(cache).filter((name) => name.includes('.draft-') || name.includes('.damaged-'))).toEqual([]);
   });
 
+  it('runs as ES modules, as it was built, never a format Node guesses: a file with no import or export is not taken for CommonJS', async () => {
+    const { cache, write, start } = project('module');
+    // CommonJS defines __filename (esbuild leaves it alone in an ES module's bundle).
+    write(ENTRIES.cli, 'console.log(typeof __filename);\n');
+    expect(await start()).toBe('undefined');
+    const [dir] = builds(cache);
+    // Declared by the build's own package.json, which its manifest holds (a damaged one is rebuilt).
+    expect(JSON.parse(readFileSync(join(cache, dir!, 'package.json'), 'utf8'))).toEqual({ type: 'module' });
+    writeFileSync(join(cache, dir!, 'package.json'), '{}');
+    expect(isIntact(join(cache, dir!))).toBe(false);
+  });
+
   it('is not used with SAVEPOINT_FROM_SOURCE=1: the sources run through tsx', async () => {
     const { cache, start, root } = project('source');
     expect(await start({ SAVEPOINT_FROM_SOURCE: '1' })).toBe(`v1 ${root}/cli/ ${root}/cli`);
