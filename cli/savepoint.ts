@@ -1,4 +1,5 @@
 import { CommanderError } from 'commander';
+import * as z from 'zod';
 import { ErrorNames } from '../lambdas/shared/errors.js';
 import { registerApprovalsCommand } from './commands/approvals.js';
 import { registerBreakersCommand } from './commands/breakers.js';
@@ -43,6 +44,18 @@ registerBreakersCommand(program);
 registerWorldCommand(program);
 registerPruneCommand(program);
 registerConsoleCommand(program, stateDir, { out, err });
+
+/**
+ * zod compiles a parser (new Function) for each object schema on its first parse: a command that
+ * ends after a run or a read parses each schema a few times, where compiling costs more than it
+ * saves (about a twentieth of a `savepoint run`'s CPU: issue 38). The interpreted parse accepts
+ * and refuses the same input. The commands that stay up keep zod's default: they parse the same
+ * schemas for every run they serve.
+ */
+const STAYS_UP = new Set(['serve', 'mcp', 'console']);
+program.hook('preAction', (_root, command) => {
+  if (!STAYS_UP.has(command.name())) z.config({ jitless: true });
+});
 
 try {
   await program.parseAsync(process.argv);
