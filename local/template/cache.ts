@@ -13,9 +13,25 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * The files the synthesized template is made from: the stack's sources, what they import from
  * lambdas/, how it is synthesized here (a traced one's policies), package.json; in an installed
- * package, the template its build shipped (template/) and the code that renames it.
+ * package, the template its build shipped (template/) and the code that renames it. The batch
+ * state machine's template (cachedBatchTemplate) is made from the same stack sources, the batch
+ * module they import, and its own synthesis.
  */
-const SOURCES = ['infra', 'lambdas/shared', 'lambdas/ledger/dynamodb-ledger.ts', 'local/template/synthesize.ts', 'local/template/synthesize.js', 'package.json', 'template'];
+const SOURCES = [
+  'infra',
+  'lambdas/shared',
+  'lambdas/ledger/dynamodb-ledger.ts',
+  'lambdas/runs/batch.ts',
+  'lambdas/runs/batch.js',
+  'local/template/synthesize.ts',
+  'local/template/synthesize.js',
+  'local/template/batch-synth.ts',
+  'local/template/batch-synth.js',
+  'local/template/batch-deploy.ts',
+  'local/template/batch-deploy.js',
+  'package.json',
+  'template',
+];
 
 export interface TemplateCacheOptions {
   /**
@@ -35,15 +51,38 @@ export interface TemplateCacheOptions {
  * used (the template is synthesized again, and replaced only in a directory that is ours).
  */
 export async function cachedTemplate(agentName: string, options: TemplateOptions & TemplateCacheOptions = {}): Promise<CfnTemplate> {
-  const cached = readCachedTemplate(agentName, options);
+  return cachedSynthesis(
+    templateCacheFile(agentName, options),
+    () => synthesizeTemplate(agentName, { traced: options.traced === true, ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }), ...(options.people && { people: options.people }), ...(options.children && { children: options.children }) }),
+    options,
+  );
+}
+
+/**
+ * The batch state machine's template as a checkout synthesizes it (local/template/batch-synth.ts),
+ * cached as an agent's is: a process that runs a batch loads and runs the CDK (~0.5 s of CPU) only
+ * when what it is made from changed. (An installed package reads the one its build shipped:
+ * local/template/batch.ts.)
+ */
+export async function cachedBatchTemplate(options: TemplateCacheOptions = {}): Promise<CfnTemplate> {
+  return cachedSynthesis(batchTemplateCacheFile(options), async () => (await import('./batch-synth.js')).synthesizeBatchTemplate() as CfnTemplate, options);
+}
+
+/** The file the batch state machine's template is cached in (templateKey in the name). */
+export function batchTemplateCacheFile(options: Pick<TemplateCacheOptions, 'dir'> = {}): string {
+  return join(cacheDir(options.dir), `batch-template-${templateKey()}.json`);
+}
+
+/** The template cached in `file` when it can be trusted; else synthesized, and kept there when the directory is ours. */
+async function cachedSynthesis(file: string, synthesize: () => Promise<CfnTemplate>, options: TemplateCacheOptions): Promise<CfnTemplate> {
+  const cached = readCachedFile(file, options);
   if (cached) return cached;
-  const template = await synthesizeTemplate(agentName, { traced: options.traced === true, ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }), ...(options.people && { people: options.people }), ...(options.children && { children: options.children }) });
+  const template = await synthesize();
   const dir = cacheDir(options.dir);
   try {
     if (!ownPath(dir, options.onNote)) return template;
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     if (!trustedDir(dir, options.onNote)) return template;
-    const file = templateCacheFile(agentName, options);
     const draft = `${file}.${process.pid}.tmp`;
     writeFileSync(draft, JSON.stringify(template), { mode: PRIVATE_FILE_MODE });
     renameSync(draft, file); // whole or not at all: a concurrent reader never sees half of it
@@ -56,8 +95,12 @@ export async function cachedTemplate(agentName: string, options: TemplateOptions
 
 /** The template cached for the agent in this copy of savepoint, when there is one that can be trusted; no synthesis. */
 export function readCachedTemplate(agentName: string, options: TemplateOptions & TemplateCacheOptions = {}): CfnTemplate | undefined {
+  return readCachedFile(templateCacheFile(agentName, options), options);
+}
+
+/** The template `file` holds, when it is one and can be trusted. */
+function readCachedFile(file: string, options: TemplateCacheOptions): CfnTemplate | undefined {
   if (!trustedDir(cacheDir(options.dir), options.onNote)) return undefined;
-  const file = templateCacheFile(agentName, options);
   const text = readOwnFile(file, options.onNote);
   if (text === undefined) return undefined;
   try {

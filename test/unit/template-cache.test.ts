@@ -2,7 +2,7 @@ import { chmodSync, chownSync, existsSync, lchownSync, mkdtempSync, readdirSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readCachedTemplate, sourcesHash, templateCacheFile, templateKey, validatedDefinitions } from '../../local/template/cache.js';
+import { batchTemplateCacheFile, cachedBatchTemplate, readCachedTemplate, sourcesHash, templateCacheFile, templateKey, validatedDefinitions } from '../../local/template/cache.js';
 
 // The template cache's hit path and what it trusts: no synthesis (that is the engine tier's), only
 // the files the key names. Two copies of savepoint at other paths: test/infra/template-paths.test.ts.
@@ -40,6 +40,15 @@ describe('the synthesized template cache', () => {
   it('reads the template cached under the current key, without synthesizing', () => {
     const { dir } = cacheWithEntry();
     expect(read(dir)).toEqual({ template, notes: [] });
+  });
+
+  it("reads the batch state machine's template cached under the current key, without synthesizing (a process of a checkout that runs a batch loads no CDK)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'savepoint-template-cache-'));
+    dirs.push(dir);
+    const file = batchTemplateCacheFile({ dir });
+    expect(file).toBe(join(dir, `batch-template-${templateKey()}.json`));
+    writeFileSync(file, JSON.stringify(template), { mode: 0o600 });
+    expect(await cachedBatchTemplate({ dir })).toEqual(template);
   });
 
   it('names its entries by a stable key that the CDK context of the process changes', () => {
