@@ -1,5 +1,5 @@
 /**
- * `node:http` as a step's bundle imports it (infra/step-function.ts aliases `http` and `node:http`
+ * `node:http` as a step's bundle imports it (infra/step-bundle.ts aliases `http` and `node:http`
  * here): the module itself, from `process.getBuiltinModule` (lambdas/shared/node-http.ts), not
  * Node's ESM facade of it. The SDK's HTTP handler imports `node:http`; the facade reads every export
  * of the module, and three of them (WebSocket, CloseEvent, MessageEvent) load Node's bundled undici:

@@ -1,5 +1,5 @@
 /**
- * `node:http2` as a step's bundle imports it (infra/step-function.ts aliases `http2` and
+ * `node:http2` as a step's bundle imports it (infra/step-bundle.ts aliases `http2` and
  * `node:http2` here). The SDK's HTTP handler imports the module's default export for its HTTP/2
  * handler, which no step uses (the clients take HTTP/1.1), and loading the module costs 6–12 ms of
  * every function's cold start (npm run bench -- --cold-start): the default export is the module

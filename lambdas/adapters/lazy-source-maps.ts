@@ -4,7 +4,7 @@
  * bundle: ~27 ms of a 125 ms import, npm run bench -- --cold-start); a step that never formats a
  * stack pays it all the same. Here a file's map is read the first time a stack through that file
  * is formatted, and kept: the first error's trace costs what the import used to, later ones a
- * lookup per frame. Injected into each Lambda bundle by its build (infra/step-function.ts), so
+ * lookup per frame. Injected into each Lambda bundle by its build (infra/step-bundle.ts), so
  * it runs first, and only there: a local process keeps its own loader's maps (tsx, vitest).
  */
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * A step's bundle loads `node:http2` when it is first used, not at the cold start (issue 38, item
- * 7): the SDK's HTTP/2 handler, bundled as infra/step-function.ts bundles a step (`http2` aliased
+ * 7): the SDK's HTTP/2 handler, bundled as infra/step-bundle.ts bundles a step (`http2` aliased
  * to lambdas/adapters/http2-module.ts), imports without loading the module, and still makes its
  * requests — here to an HTTP/2 server over loopback, in a fresh process.
  */

@@ -1,6 +1,6 @@
 /**
  * A step's bundle maps its stack traces to the sources when a stack is first formatted, not by
- * Node's --enable-source-maps at each cold start (issue 38, item 7): built as infra/step-function.ts
+ * Node's --enable-source-maps at each cold start (issue 38, item 7): built as infra/step-bundle.ts
  * builds a step (minified, its map beside it, lazy-source-maps.ts injected), run without
  * NODE_OPTIONS.
  */
