@@ -1,5 +1,9 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inject } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
 import { inProcessAppProps } from '../../local/template/synthesize.js';
 
@@ -15,9 +19,14 @@ export function exampleTemplate(): Template {
   return Template.fromJSON(structuredClone(synthesized));
 }
 
-/** An app for template assertions, synthesized in-process as the local engine's template is (local/template/synthesize.ts). */
+/**
+ * An app for template assertions, synthesized in-process as the local engine's template is
+ * (local/template/synthesize.ts). Its cloud assembly goes to a directory of its own in the test
+ * run's directory (test/support/run-dir.ts), removed when the run ends: the CDK's default, a new
+ * `cdk.out…` directory in the OS's temp per synthesis, is never removed.
+ */
 export function assertionApp(): App {
-  return new App(inProcessAppProps());
+  return new App({ ...inProcessAppProps(), outdir: mkdtempSync(join(inject('runDir') ?? tmpdir(), 'cdk.out-')) });
 }
 
 /**
