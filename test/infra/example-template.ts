@@ -1,11 +1,8 @@
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { inject } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
-import { inProcessAppProps } from '../../local/template/synthesize.js';
+import { assertionApp } from '../support/assertion-app.js';
+
+export { assertionApp } from '../support/assertion-app.js';
 
 let synthesized: Record<string, unknown> | undefined;
 
@@ -17,16 +14,6 @@ let synthesized: Record<string, unknown> | undefined;
 export function exampleTemplate(): Template {
   synthesized ??= Template.fromStack(exampleStack(assertionApp())).toJSON();
   return Template.fromJSON(structuredClone(synthesized));
-}
-
-/**
- * An app for template assertions, synthesized in-process as the local engine's template is
- * (local/template/synthesize.ts). Its cloud assembly goes to a directory of its own in the test
- * run's directory (test/support/run-dir.ts), removed when the run ends: the CDK's default, a new
- * `cdk.out…` directory in the OS's temp per synthesis, is never removed.
- */
-export function assertionApp(): App {
-  return new App({ ...inProcessAppProps(), outdir: mkdtempSync(join(inject('runDir') ?? tmpdir(), 'cdk.out-')) });
 }
 
 /**

@@ -9,7 +9,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { extractStateMachine, type CfnTemplateJson } from '../../local/template/asl.js';
 import { bindTasks, LocalEngine } from '../../local/engine/local-engine.js';
-import { assertionApp } from '../infra/example-template.js';
+import { assertionApp } from '../support/assertion-app.js';
 
 export function synthFixture(): CfnTemplateJson {
   // Bundling and the built-in CloudFormation validation are off: they cost seconds and test nothing here.

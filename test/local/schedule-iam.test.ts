@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SavepointStack } from '../../infra/stack.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { localAwsConfig } from '../../local/services/aws-config.js';
-import { assertionApp } from '../infra/example-template.js';
+import { assertionApp } from '../support/assertion-app.js';
 import { scheduledEvent, startHarness } from '../support/refund-harness.js';
 import { identityPolicies } from '../support/role-policies.js';
 
