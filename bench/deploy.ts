@@ -21,7 +21,7 @@ import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { createExpireApprovals } from '../lambdas/steps/expire-approvals.js';
 import { createPruneVersions } from '../lambdas/steps/prune-versions.js';
 import { createSweep } from '../lambdas/steps/sweep.js';
-import { inProcessAppProps } from '../local/template/synthesize.js';
+import { synthesizedInProcess } from '../local/template/synthesize.js';
 import { idleBill, type IdleBill } from './aws-cost.js';
 
 type Resource = { Type: string; Properties?: Record<string, any> };
@@ -39,17 +39,19 @@ export interface FleetTemplates {
 export async function synthesizeFleet(agents: number, nested: boolean | number): Promise<FleetTemplates> {
   const started = performance.now();
   const { App } = await import('aws-cdk-lib');
-  const app = new App(inProcessAppProps());
-  const stack = new SavepointStack(app, 'Fleet', { agentsInNestedStacks: nested });
-  for (let index = 0; index < agents; index++) stack.addAgent(`Agent${index}`, { agentName: `agent-${index}`, entry: EXAMPLE_AGENTS.refundReconciler });
-  const assembly = app.synth();
-  const parent = assembly.getStackArtifact(stack.artifactId).template as FleetTemplates['parent'];
   type Nested = FleetTemplates['nested'][number];
-  const children = stack.node.findAll().filter((node): node is NestedStack => node instanceof NestedStack);
-  const nestedTemplates = children.map((child) => JSON.parse(readFileSync(join(assembly.directory, child.templateFile), 'utf8')) as Nested);
-  const nestedIds = children.map((child) => stack.getLogicalId(child.nestedStackResource as CfnResource));
-  const resources = [parent, ...nestedTemplates].reduce((sum, template) => sum + Object.keys(template.Resources).length, 0);
-  return { parent, nested: nestedTemplates, nestedIds, resources, ms: performance.now() - started };
+  // The assembly in a directory of its own, removed once its templates are read (not a `cdk.out…` left in the OS's temp).
+  return synthesizedInProcess(App, (app) => {
+    const stack = new SavepointStack(app, 'Fleet', { agentsInNestedStacks: nested });
+    for (let index = 0; index < agents; index++) stack.addAgent(`Agent${index}`, { agentName: `agent-${index}`, entry: EXAMPLE_AGENTS.refundReconciler });
+    const assembly = app.synth();
+    const parent = assembly.getStackArtifact(stack.artifactId).template as FleetTemplates['parent'];
+    const children = stack.node.findAll().filter((node): node is NestedStack => node instanceof NestedStack);
+    const nestedTemplates = children.map((child) => JSON.parse(readFileSync(join(assembly.directory, child.templateFile), 'utf8')) as Nested);
+    const nestedIds = children.map((child) => stack.getLogicalId(child.nestedStackResource as CfnResource));
+    const resources = [parent, ...nestedTemplates].reduce((sum, template) => sum + Object.keys(template.Resources).length, 0);
+    return { parent, nested: nestedTemplates, nestedIds, resources, ms: performance.now() - started };
+  });
 }
 
 /** What a scheduled step returns when it runs with nothing to do (an empty ledger, no versions). */

@@ -64,16 +64,21 @@ export class ColdStore {
    * vanished would look like a run that never was, an effect never claimed).
    */
   private readonly written = new Map<string, Hash>();
+  /** Whether this store has made its directory: not until it first notes something (most opens let go of nothing). */
+  private made = false;
 
   private constructor(
     readonly dir: string,
     private readonly sealer: LedgerSealer,
   ) {}
 
-  /** A store in `dir` made anew: whatever an earlier process left there is removed first. */
+  /**
+   * A store in `dir` made anew: whatever an earlier process left there is removed first. The
+   * directory itself is made when the store first notes something: an open that lets go of
+   * nothing makes and removes no directory (a reopen is then one `lstat` here, not three calls).
+   */
   static create(dir: string, sealer: LedgerSealer): ColdStore {
     rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
     return new ColdStore(dir, sealer);
   }
 
@@ -96,6 +101,10 @@ export class ColdStore {
       if (group.run || group.approvals.length > 0) line.push(group.run?.status, group.run?.createdAt, [...group.approvals]);
       add(group.group, line);
       for (const id of group.approvals) add(approvalBucketKey(id), ['a', id, group.group] satisfies ApprovalLine);
+    }
+    if (buckets.size > 0 && !this.made) {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      this.made = true;
     }
     for (const [path, lines] of buckets) {
       const text = lines.join('');

@@ -6,7 +6,6 @@ import { reservationFor, type Reservation } from '../guards/budgets.js';
 import { reserveModelCall, settleModelCall } from '../guards/reservation.js';
 import type { BlobStore, FleetLedger, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
 import type { FleetBudget } from '../records/fleet.js';
-import { resolveResults } from '../ledger/blobs.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
@@ -15,7 +14,7 @@ import { InvalidInputError } from '../shared/errors.js';
 import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { COMPACTION_STOP_REASON, compactionSettings, isCompaction } from '../conversation/compaction.js';
-import { loadRun } from '../conversation/turns.js';
+import { loadConversationStep } from '../conversation/turns.js';
 import { requestBytes, WRAPPER_BYTES } from './call-model.js';
 
 /** The Compact step; what compaction is and when it is due: conversation/compaction.ts. */
@@ -41,11 +40,12 @@ export interface CompactDeps {
 export function createCompact(deps: CompactDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<{ turn: number; covers: number; skipped?: string }> => {
     const { runId, turn, covers } = parseOrThrow(CompactInput, input, 'Compact input');
-    const run = await loadRun(deps.ledger, runId);
     const settings = compactionSettings(deps.agent);
     if (!settings) throw new InvalidInputError(`agent ${deps.agent.name} sets no contextWindow: nothing to compact`);
-    const { turns, calls: stored } = await deps.ledger.listConversation(runId);
-    const calls = await resolveResults(deps.ledger, stored);
+    // The run and the conversation as CallModel reads them (its turns, its completed calls, their
+    // results resolved): the known part from this function's memory, only what is new read, not
+    // the whole conversation queried at every compaction of a long run.
+    const { run, turns, calls } = await loadConversationStep(deps.ledger, runId);
     // What the summarising call may cost at most, reserved like CallModel's (guards/reservation.ts):
     // the same from the same records on every attempt, and the same BudgetCheck checked.
     const reservation = compactionReservation(deps.agent, run, { turns, calls }, covers, deps.priceTable);

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -175,6 +175,32 @@ describe('what the engine lets go of from memory (ledger.cold/)', () => {
       await expect(reopened.getRun('run1')).rejects.toThrow(/RUN#run1\/RUN\).*not the one ledger\.cold recorded there/);
     } finally {
       reopened.close();
+    }
+  });
+
+  it('is made only once something is let go of: an open that lets go of nothing removes what an earlier one left, and makes no directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'savepoint-cold-'));
+    dirs.push(dir);
+    const first = EmbeddedLedger.open({ dir });
+    await first.createRun(run('running', { createdAt: at(1).toISOString() }));
+    first.close();
+    mkdirSync(join(dir, 'ledger.cold'));
+    writeFileSync(join(dir, 'ledger.cold', 'planted.jsonl'), 'not a line of the store\n');
+    // A running run stays in memory: nothing to note, no directory.
+    const keeping = EmbeddedLedger.open({ dir });
+    try {
+      expect(existsSync(join(dir, 'ledger.cold'))).toBe(false);
+      await keeping.finishRun('running', { status: 'succeeded' }, at(2));
+    } finally {
+      keeping.close();
+    }
+    // A finished run is let go of as the ledger opens: noted in the directory, and read back from there.
+    const letting = EmbeddedLedger.open({ dir });
+    try {
+      expect(readdirSync(join(dir, 'ledger.cold')).map((name) => readFileSync(join(dir, 'ledger.cold', name), 'utf8')).join('')).toContain('["g","RUN#running",');
+      expect(await letting.getRun('running')).toMatchObject({ runId: 'running', status: 'succeeded' });
+    } finally {
+      letting.close();
     }
   });
 

@@ -1,7 +1,8 @@
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { exampleStack } from '../../infra/example.js';
-import { inProcessAppProps } from '../../local/template/synthesize.js';
+import { assertionApp } from '../support/assertion-app.js';
+
+export { assertionApp } from '../support/assertion-app.js';
 
 let synthesized: Record<string, unknown> | undefined;
 
@@ -13,11 +14,6 @@ let synthesized: Record<string, unknown> | undefined;
 export function exampleTemplate(): Template {
   synthesized ??= Template.fromStack(exampleStack(assertionApp())).toJSON();
   return Template.fromJSON(structuredClone(synthesized));
-}
-
-/** An app for template assertions, synthesized in-process as the local engine's template is (local/template/synthesize.ts). */
-export function assertionApp(): App {
-  return new App(inProcessAppProps());
 }
 
 /**

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { assertionApp } from './example-template.js';
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { DurableAgent } from '../../infra/durable-agent.js';
 import { DEFAULT_KEEP_VERSIONS } from '../../lambdas/steps/prune-versions.js';
 import { STACK_TAG } from '../../infra/step-function.js';
@@ -226,7 +226,7 @@ describe('the version pruner', () => {
 
   it('fails at synth time for a keep count outside 1-999, naming the prop', () => {
     for (const keepVersions of [0, 1000, 2.5]) {
-      const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+      const app = assertionApp();
       expect(() => new DurableAgent(new Stack(app, 'S'), 'A', { agentName: 'a', entry: 'agents/refund-reconciler/agent.ts', keepVersions })).toThrow(/keepVersions must be a whole number of versions from 1 to 999, got/);
     }
   });

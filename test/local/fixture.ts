@@ -2,18 +2,18 @@
  * A tiny CDK app shaped like the real one: a retried/caught LambdaInvoke in a Choice loop, then a
  * .waitForTaskToken approval with a Catch on its rejection.
  */
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { extractStateMachine, type CfnTemplateJson } from '../../local/template/asl.js';
 import { bindTasks, LocalEngine } from '../../local/engine/local-engine.js';
-import { inProcessAppProps } from '../../local/template/synthesize.js';
+import { assertionApp } from '../support/assertion-app.js';
 
 export function synthFixture(): CfnTemplateJson {
   // Bundling and the built-in CloudFormation validation are off: they cost seconds and test nothing here.
-  const app = new App(inProcessAppProps());
+  const app = assertionApp();
   const stack = new Stack(app, 'LocalEngineFixture');
   const fn = (id: string, step: string) =>
     new lambda.Function(stack, id, {

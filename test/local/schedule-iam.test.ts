@@ -6,19 +6,18 @@
  * so a role granted only the alias ARN — the template before issue 20's item 2 was fixed — is refused.
  */
 import { DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { App } from 'aws-cdk-lib';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SavepointStack } from '../../infra/stack.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { localAwsConfig } from '../../local/services/aws-config.js';
-import { inProcessAppProps } from '../../local/template/synthesize.js';
+import { assertionApp } from '../support/assertion-app.js';
 import { scheduledEvent, startHarness } from '../support/refund-harness.js';
 import { identityPolicies } from '../support/role-policies.js';
 
 function synthesize(): CfnTemplateJson {
-  const app = new App(inProcessAppProps());
+  const app = assertionApp();
   const stack = new SavepointStack(app, 'Savepoint');
   stack.addAgent('Agent', { agentName: 'refund-reconciler', entry: 'local-agent.ts', schedule: Schedule.cron({ hour: '2', minute: '0' }) });
   return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplateJson;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { inputTokensOf, type MessageRequest } from '../../lambdas/records/messages.js';
 import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { CompactionOptions } from '../../lambdas/define.js';
 import { waitForChain } from '../../local/runtime/chain.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
@@ -29,13 +30,31 @@ describe('context compaction', () => {
   it('keeps input tokens per turn bounded after compaction, and the ledger rebuilds exactly what was sent', async () => {
     const requests: MessageRequest[] = [];
     const agent = counterAgent({ calls: 120, perTurn: 1, contextWindow: WINDOW, compaction: { share: SHARE, keepRecentTurns: 3 }, onRequest: (r) => requests.push(structuredClone(r)) });
-    stack = await startLocalStack({ agent, retryDelayMs: 1 });
+    // The turns the steps' conversation queries hand back, counted from outside the ledger.
+    let queried = 0;
+    const counting = (inner: Ledger): Ledger =>
+      new Proxy(inner, {
+        get: (target, property, receiver) =>
+          property === 'listConversation'
+            ? async (...args: Parameters<Ledger['listConversation']>) => {
+                const found = await target.listConversation(...args);
+                queried += found.turns.length;
+                return found;
+              }
+            : Reflect.get(target, property, receiver),
+      });
+    stack = await startLocalStack({ agent, retryDelayMs: 1, decorateLedger: counting });
     const run = await finished(stack, 'compact-1');
     expect(run.status).toBe('succeeded');
     expect(run.toolCalls).toBe(120);
+    const queriedBySteps = queried; // before the test's own read below
 
     const { turns, calls } = await stack.ledger.listConversation('compact-1');
     const compactions = turns.filter((turn) => turn.compaction);
+    // A compaction reads the conversation as CallModel does: what is new since its function's last
+    // read, not every turn again at each compaction of a long run (here 103 turns queried for 4
+    // compactions of a 121-turn run; 272 when each compaction queried the whole conversation).
+    expect(queriedBySteps, `turns queried for ${compactions.length} compactions`).toBeLessThanOrEqual(turns.length);
     const modelTurns = turns.filter((turn) => !turn.compaction);
     const inputs = modelTurns.map((turn) => inputTokensOf(turn.usage));
     console.log(`compaction: ${modelTurns.length} turns, ${compactions.length} compactions (at turns ${compactions.map((t) => t.turn).join(' ')}); input tokens per turn: ${inputs.join(' ')}`);

@@ -71,8 +71,25 @@ describe('savepoint fork of a refund run', () => {
     for (const id of ['parent', 'fork-reuse']) expect((await verifyRun(harness.stack.ledger, id)).problems).toEqual([]);
   });
 
-  it('leaves the payments journal unchanged on a dry fork at every turn, recording what each write would have done', async () => {
-    for (let at = 1; at <= turns; at += 1) {
+  it('leaves the payments journal unchanged on a dry fork at every kind of turn, recording what each write would have done', async () => {
+    // A fork at turn `at` copies the turns before it and runs the rest dry: what it does at the
+    // boundary depends on what the last copied turn and its first own turn call (which tools, an
+    // approval asked), not on how many turns came before. One fork for each kind of boundary the
+    // parent has (the first turn of each: 13 of the sample day's 29 turns), not one per turn.
+    const { turns: parentTurns, calls: parentCalls, approvals: parentApprovals } = await harness.stack.ledger.listConversation('parent');
+    const kindOf = (turn: number) =>
+      `${[...new Set(parentCalls.filter((c) => c.turn === turn).map((c) => c.name))].sort().join('+')}${parentApprovals.some((a) => a.turn === turn) ? ' asked' : ''}`;
+    const boundaries = new Map<string, number>();
+    for (const { turn } of parentTurns) {
+      const boundary = `${turn === 1 ? '(start)' : kindOf(turn - 1)} | ${kindOf(turn)}`;
+      if (!boundaries.has(boundary)) boundaries.set(boundary, turn);
+    }
+    const forkTurns = [...boundaries.values()];
+    // Every kind of turn begins some fork: the first, one asking for an approval, the last.
+    expect(forkTurns).toEqual(expect.arrayContaining([1, 3, turns]));
+    expect(forkTurns.some((turn) => parentApprovals.some((a) => a.turn === turn))).toBe(true);
+    expect(new Set(parentTurns.map(({ turn }) => kindOf(turn)))).toEqual(new Set(forkTurns.map(kindOf)));
+    for (const at of forkTurns) {
       const run = await fork(`fork-dry-${at}`, { at, effects: 'dry' });
       expect(run.status, `fork at ${at}`).toBe('succeeded');
       expect(harness.stack.world.payments.refunds().length, `fork at ${at}`).toBe(0);
