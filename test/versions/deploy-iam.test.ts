@@ -10,19 +10,18 @@
  * would have, which is the fault no local test could see before.
  */
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { App } from 'aws-cdk-lib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { SavepointStack } from '../../infra/stack.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
-import { inProcessAppProps } from '../../local/template/synthesize.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
+import { assertionApp } from '../support/assertion-app.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 import { identityPolicies } from '../support/role-policies.js';
 
 /** The stack as `cdk deploy` ships it with this code version (the version resources change with it). */
 function synthesize(codeVersion: string): CfnTemplateJson {
-  const app = new App(inProcessAppProps());
+  const app = assertionApp();
   const stack = new SavepointStack(app, 'Savepoint', { codeVersion });
   stack.addAgent('Agent', { agentName: 'refund-reconciler', entry: 'local-agent.ts' });
   return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplateJson;
