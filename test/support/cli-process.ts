@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { afterAll } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLedger } from '../../cli/state.js';
@@ -53,9 +53,12 @@ export function savepoint(args: string[], options: { killAtStep?: number; env?: 
   });
 }
 
-/** A state directory with the day and the synthesized template the engine processes share. */
+/**
+ * A state directory with the day and the synthesized template the engine processes share, in the
+ * test run's directory (test/support/run-dir.ts): removed when the run ends, not left in the OS's temp.
+ */
 export async function workspace(name: string, day: Day, options: { traced?: boolean } = {}): Promise<{ stateDir: string; args: (...more: string[]) => string[] }> {
-  const root = mkdtempSync(join(tmpdir(), `savepoint-${name}-`));
+  const root = mkdtempSync(join(inject('runDir') ?? tmpdir(), `savepoint-${name}-`));
   const dayFile = join(root, 'day.json');
   const templateFile = join(root, 'template.json');
   writeFileSync(dayFile, JSON.stringify(day));
