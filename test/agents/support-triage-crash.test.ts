@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CrashPoint, type CrashPoint as Point } from '../../local/runtime/crash.js';
@@ -8,6 +7,7 @@ import type { Escalation, Inbox, SentMail } from '../../agents/support-triage/do
 import { KEY_HEADER } from '../../agents/support-triage/domain.js';
 import { ledgerOf, savepoint } from '../support/cli-process.js';
 import { sampleInbox } from '../support/triage-harness.js';
+import { scratchDir } from '../support/scratch.js';
 
 /**
  * The crash matrix of the support-triage agent, in the shape of test/crash/matrix.test.ts: each
@@ -49,7 +49,7 @@ const EXPECTED: Partial<Record<Point, { call: 'none' | 'in_flight' | 'completed'
 
 /** A state directory, with the inbox and the synthesized template the engine processes share. */
 async function workspace(name: string) {
-  const root = mkdtempSync(join(tmpdir(), `savepoint-triage-${name}-`));
+  const root = scratchDir(`savepoint-triage-${name}-`);
   const inboxFile = join(root, 'inbox.json');
   const templateFile = join(root, 'template.json');
   writeFileSync(inboxFile, JSON.stringify(inbox));

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { supportTriage } from '../../agents/support-triage/agent.dev.js';
@@ -10,6 +9,7 @@ import { decide } from '../../agents/support-triage/sim/policy.js';
 import { guaranteeOf } from '../../lambdas/define.js';
 import { ErrorNames, MalformedResponseError } from '../../lambdas/shared/errors.js';
 import { sampleInbox } from '../support/triage-harness.js';
+import { scratchDir } from '../support/scratch.js';
 
 /**
  * The support-triage agent's pieces on their own: the simulated providers (a mail provider without
@@ -52,7 +52,7 @@ describe('the simulated mail provider', () => {
   });
 
   it('keeps its journal across a restart and drops a write torn by a crash', async () => {
-    const dataFile = join(mkdtempSync(join(tmpdir(), 'savepoint-mail-')), 'mail.jsonl');
+    const dataFile = join(scratchDir('savepoint-mail-'), 'mail.jsonl');
     const { server, mail, helpdesk } = await start({ dataFile });
     await mail.send(reply('a'));
     await helpdesk.escalate({ ticketId: 'tkt_009', queue: 'tier2', reason: 'no article' }, 'esc-key');

@@ -1,11 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CrashPoint } from '../../local/runtime/crash.js';
 import { childRunId } from '../../lambdas/define.js';
 import { journalOf } from '../readme/fixtures/journal-notes.js';
 import { ledgerOf, savepoint } from '../support/cli-process.js';
+import { scratchDir } from '../support/scratch.js';
 
 /**
  * A parent agent with a child agent (note-delegator runs journal-notes as its tool `delegate_note`)
@@ -35,7 +34,7 @@ const CHAIN = [
 
 describe('child runs under SIGKILL', { timeout: 300_000 }, () => {
   it('a crash at every boundary of the child tool in turn: the child starts once, its note is saved once, its result is the tool result', async () => {
-    const stateDir = join(mkdtempSync(join(tmpdir(), 'savepoint-child-runs-')), 'state');
+    const stateDir = join(scratchDir('savepoint-child-runs-'), 'state');
     const args = (...more: string[]) => ['--state-dir', stateDir, ...more, '--agent', agent];
     for (const [index, point] of CHAIN.entries()) {
       const command = index === 0 ? ['run', '--run-id', runId, '--input', JSON.stringify({ text: 'lunch at noon' })] : ['resume', runId];
@@ -73,7 +72,7 @@ describe('child runs under SIGKILL', { timeout: 300_000 }, () => {
   });
 
   it('a crash as CallTool returns the child\'s result: the record is durable, no second child, no second note', async () => {
-    const stateDir = join(mkdtempSync(join(tmpdir(), 'savepoint-child-returned-')), 'state');
+    const stateDir = join(scratchDir('savepoint-child-returned-'), 'state');
     const args = (...more: string[]) => ['--state-dir', stateDir, ...more, '--agent', agent];
     const crashed = await savepoint(args('run', '--run-id', runId, '--input', JSON.stringify({ text: 'lunch at noon' }), '--json', '--crash-at', `${CrashPoint.ToolReturned}:delegate_note`));
     expect(crashed.signal, crashed.stderr).toBe('SIGKILL');

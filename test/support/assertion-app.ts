@@ -1,9 +1,6 @@
 import { App } from 'aws-cdk-lib';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { inject } from 'vitest';
 import { inProcessAppProps } from '../../local/template/synthesize.js';
+import { scratchDir } from './scratch.js';
 
 /**
  * An app for template assertions, synthesized in-process as the local engine's template is
@@ -12,5 +9,5 @@ import { inProcessAppProps } from '../../local/template/synthesize.js';
  * `cdk.out…` directory in the OS's temp made as the App is constructed, is never removed.
  */
 export function assertionApp(): App {
-  return new App({ ...inProcessAppProps(), outdir: mkdtempSync(join(inject('runDir') ?? tmpdir(), 'cdk.out-')) });
+  return new App({ ...inProcessAppProps(), outdir: scratchDir('cdk.out-') });
 }

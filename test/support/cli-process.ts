@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { afterAll, inject } from 'vitest';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { afterAll } from 'vitest';
 import { join } from 'node:path';
 import { openLedger } from '../../cli/state.js';
 import type { Day } from '../../agents/refund-reconciler/domain.js';
 import type { ToolCallRecord } from '../../lambdas/records/ledger-records.js';
 import { cachedTemplate } from '../../local/template/cache.js';
+import { scratchDir } from './scratch.js';
 
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
 
@@ -58,7 +58,7 @@ export function savepoint(args: string[], options: { killAtStep?: number; env?: 
  * test run's directory (test/support/run-dir.ts): removed when the run ends, not left in the OS's temp.
  */
 export async function workspace(name: string, day: Day, options: { traced?: boolean } = {}): Promise<{ stateDir: string; args: (...more: string[]) => string[] }> {
-  const root = mkdtempSync(join(inject('runDir') ?? tmpdir(), `savepoint-${name}-`));
+  const root = scratchDir(`savepoint-${name}-`);
   const dayFile = join(root, 'day.json');
   const templateFile = join(root, 'template.json');
   writeFileSync(dayFile, JSON.stringify(day));

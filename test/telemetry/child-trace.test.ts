@@ -1,11 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { childRunId } from '../../lambdas/define.js';
 import { callSpanId, runSpanId, traceIdOf } from '../../lambdas/telemetry/spans.js';
 import { savepoint } from '../support/cli-process.js';
 import { startOtlpReceiver, type Receiver } from '../support/otlp-receiver.js';
+import { scratchDir } from '../support/scratch.js';
 
 /**
  * A child run's trace (defineAgentTool) is linked to its parent's: note-delegator runs
@@ -24,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => receiver.close());
 
 it("links the child run's root span to the parent's execute_tool span of its call, and back", { timeout: 120_000 }, async () => {
-  const stateDir = join(mkdtempSync(join(tmpdir(), 'savepoint-child-trace-')), 'state');
+  const stateDir = join(scratchDir('savepoint-child-trace-'), 'state');
   const finished = await savepoint(['--state-dir', stateDir, 'run', '--run-id', runId, '--input', JSON.stringify({ text: 'lunch at noon' }), '--json', '--agent', agent], {
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'delegation' },
   });
