@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 
 /** `.ts` in a checkout of savepoint, `.js` in the installed package (dist/). */
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const adapter = (name: string) => fileURLToPath(new URL(`../lambdas/adapters/${name}${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url));
+/** A module of lambdas/ (`handlers/call-model`), as this copy of savepoint has it: its source in a checkout, its build in dist/. */
+export const lambdasModule = (path: string) => fileURLToPath(new URL(`../lambdas/${path}${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url));
+const adapter = (name: string) => lambdasModule(`adapters/${name}`);
 /** Stack traces mapped to the sources when first formatted (lambdas/adapters/lazy-source-maps.ts), not every map parsed at each cold start. */
 const LAZY_SOURCE_MAPS = adapter('lazy-source-maps');
 /** `node:http` without Node's ESM facade, which loads undici at each cold start (lambdas/adapters/http-module.ts). */

@@ -7,14 +7,12 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { environmentOverLimit } from '../lambdas/shared/lambda-environment.js';
 import { functionRole } from './inline-policy-role.js';
-import { StepBundle } from './step-bundle.js';
+import { lambdasModule, StepBundle } from './step-bundle.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { topLevelStack } from './top-level-stack.js';
 
 const HANDLERS = fileURLToPath(new URL('../lambdas/handlers/', import.meta.url));
-/** `.ts` in a checkout of savepoint, `.js` in the installed package (dist/). */
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const handlerOf = (step: StepName) => `${HANDLERS}${step}${FROM_SOURCE ? '.ts' : '.js'}`;
+const handlerOf = (step: StepName) => lambdasModule(`handlers/${step}`);
 
 export interface StepFunctionProps {
   /** Which step this function runs: its handler is `lambdas/handlers/<step>.ts`. */
@@ -36,7 +34,8 @@ export interface StepFunctionProps {
   /**
    * The steps whose functions the caller makes beside this one with the same agent code: their
    * handlers are bundled in one esbuild build (infra/step-bundle.ts), each function's asset its
-   * handler and the chunks it imports. A step missing here still bundles, in a build of its own.
+   * handler and the chunks it imports. A step missing here still bundles: the build of its agent
+   * code is made again with it.
    * @default this step alone
    */
   readonly bundledWith?: readonly StepName[];

@@ -136,7 +136,8 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
     throw new Error(`the local engine synthesizes the stack with the CDK${why}: npm install -D aws-cdk-lib constructs`, { cause: error });
   }
   const [{ App, Duration, aws_iam: iam, aws_s3: s3 }, { SavepointStack }, { StackApi }] = cdk;
-  const synth = (tracing?: typeof LOCAL_TRACING) => synthesizedInProcess(App, (app) => {
+  const synth = (tracing?: typeof LOCAL_TRACING) =>
+    synthesizedInProcess(App, (app) => {
       const stack = new SavepointStack(app, 'Savepoint');
       // Bundling is off: the entry is never read (the local engine calls the steps in-process).
       stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }), ...(options.people && { approvals: options.people }), ...(options.children?.length && { children: options.children }) });
@@ -145,7 +146,7 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
       const api = stack.node.findAll().find((construct): construct is InstanceType<typeof StackApi> => construct instanceof StackApi);
       api?.runsApi.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [s3.Bucket.fromBucketName(stack, 'LocalManifests', LOCAL_MANIFEST_BUCKET).arnForObjects('*')] }));
       return app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
-  });
+    });
   const template = synth();
   if (traced) {
     // A traced policy that names a function version (the state machine role's) names the traced
