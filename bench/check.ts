@@ -333,7 +333,10 @@ export const GROWTH_HEAP_PER_RUN_KB = 1.8;
 // by a fifth on a shared machine, and CI's short form, comparing the best of 2 reps run one side
 // after the other, measured the same code at 0.79–1.20 and once `status` at 1.40; the whole-ledger
 // load it guards against took 1.61–1.68 (`runs`, `approvals`). Memory, the steadier figure: the
-// best of the reps, at 1.15.
+// best of the reps, at 1.15. Not all noise: `approvals` took 1.23× (median of 9 pairs; one CI 1.41)
+// while each command walked the state directory three times (7 ms each at 150 runs, the cold
+// store's files), 1.06× once it walked it once (cli/owner.ts checkStateDirOnce); `runs` reads the
+// creation time of every run to find the newest 50, 1.16–1.18× (2026-12-03, load 1–2).
 export const GROWTH_TOLERANCE = { cpu: 1.4, memory: 1.15 } as const;
 /**
  * `verify --all` parses and seal-checks every line, and its peak RSS follows the garbage that

@@ -9,7 +9,7 @@ import { PRIVATE_FILE_MODE } from '../local/state/private-state.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
-import { busyMessage, checkStateDir, liveOwner, ownStateDir } from './owner.js';
+import { busyMessage, checkStateDirOnce, liveOwner, ownStateDir } from './owner.js';
 
 export const DEFAULT_STATE_DIR = '.savepoint';
 
@@ -75,7 +75,7 @@ function readEngineFile(stateDir: string, options: { quiet?: boolean } = {}): En
  * command owns it, or engine.json is damaged.
  */
 export async function runningEngine(stateDir: string): Promise<EngineFile | undefined> {
-  checkStateDir(stateDir);
+  checkStateDirOnce(stateDir);
   const engine = readEngineFile(stateDir);
   const owner = await liveOwner(stateDir);
   if (!owner) return undefined;

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { lockFilePath, ownerProof, ownStateDir } from '../../cli/owner.js';
+import { checkStateDir, checkStateDirOnce, lockFilePath, ownerProof, ownStateDir } from '../../cli/owner.js';
 
 const root = mkdtempSync(join(tmpdir(), 'savepoint-owner-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -143,5 +143,48 @@ describe('owning a state directory', () => {
     const file = join(root, 'plain-file');
     writeFileSync(file, '');
     await expect(ownStateDir(file, 'run')).rejects.toThrow(/^the state directory .*plain-file is a file, not a directory; pass --state-dir <a directory>$/);
+  });
+});
+
+describe('checking a state directory once a process', () => {
+  /** A state directory (its marker, the ledger's head) with one file in it that others may write. */
+  const withWritableFile = (dir: string) => {
+    mkdirSync(dir, { mode: 0o700 });
+    writeFileSync(join(dir, 'ledger.head'), '', { mode: 0o600 });
+    writeFileSync(join(dir, 'notes.json'), '{}', { mode: 0o600 });
+    chmodSync(join(dir, 'notes.json'), 0o666);
+  };
+
+  it('walks a directory once: an entry changed after the walk is found by a full check only', () => {
+    const dir = freshDir();
+    mkdirSync(dir, { mode: 0o700 });
+    writeFileSync(join(dir, 'ledger.head'), '', { mode: 0o600 });
+    checkStateDirOnce(dir);
+    // Only this process (or root) could change it now: the directory is ours and 0700.
+    chmodSync(join(dir, 'ledger.head'), 0o666);
+    expect(() => checkStateDirOnce(dir)).not.toThrow();
+    expect(() => checkStateDir(dir)).toThrow(/ledger\.head can be written by other users \(mode 666\)/);
+  });
+
+  it('refuses an entry others can write at its first check, naming it', () => {
+    const dir = freshDir();
+    withWritableFile(dir);
+    expect(() => checkStateDirOnce(dir)).toThrow(/notes\.json can be written by other users \(mode 666\): a state directory must be private to its owner/);
+  });
+
+  it('walks a directory swapped in at the same path', () => {
+    const dir = freshDir();
+    mkdirSync(dir, { mode: 0o700 });
+    checkStateDirOnce(dir);
+    renameSync(dir, `${dir}-away`);
+    withWritableFile(dir);
+    expect(() => checkStateDirOnce(dir)).toThrow(/notes\.json can be written by other users/);
+  });
+
+  it('walks a directory that did not exist at its first check once it does', () => {
+    const dir = freshDir();
+    checkStateDirOnce(dir);
+    withWritableFile(dir);
+    expect(() => checkStateDirOnce(dir)).toThrow(/notes\.json can be written by other users/);
   });
 });
