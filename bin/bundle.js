@@ -246,10 +246,13 @@ async function cached({ cacheDir, prefix, identity, build }) {
  * Every build is ES modules (format: 'esm'), kept under a node_modules where no package.json says
  * so: without one of its own, Node would guess each file's format as it loads it (parsing it as
  * CommonJS first, ~10 ms of a CLI start: issue 38), and take a file with no import or export for
- * CommonJS. In the manifest like the build's other files.
+ * CommonJS. Each of its directories says so too: Node looks for the package.json nearest to every
+ * module it resolves and loads, and remembers only the ones it finds (a replay's start looked for
+ * `chunks/package.json` 282 times). In the manifest like the build's other files.
  */
 function declareModules(dir) {
-  writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
+  const directories = [dir, ...readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(entry.parentPath ?? entry.path, entry.name))];
+  for (const directory of directories) writeFileSync(join(directory, 'package.json'), '{ "type": "module" }\n');
 }
 
 /** Moves a fresh build into place, unless an intact build of the same sources got there first. */

@@ -85,6 +85,10 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     const [dir] = builds(cache);
     // Declared by the build's own package.json, which its manifest holds (a damaged one is rebuilt).
     expect(JSON.parse(readFileSync(join(cache, dir!, 'package.json'), 'utf8'))).toEqual({ type: 'module' });
+    // And by one in each of its directories (the nearest package.json is looked up for every module Node loads).
+    const directories = readdirSync(join(cache, dir!), { recursive: true, withFileTypes: true }).filter((entry) => entry.isDirectory());
+    expect(directories.map((entry) => entry.name)).toContain('cli');
+    for (const entry of directories) expect(JSON.parse(readFileSync(join(entry.parentPath, entry.name, 'package.json'), 'utf8'))).toEqual({ type: 'module' });
     writeFileSync(join(cache, dir!, 'package.json'), '{}');
     expect(isIntact(join(cache, dir!))).toBe(false);
   });
