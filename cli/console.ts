@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
+import { byCodeUnits } from '../lambdas/shared/text.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
 import type { AslDefinition, CfnTemplateJson } from '../local/template/asl.js';
@@ -47,7 +48,7 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
   try {
     // Which agent the newest run ran; a damaged record is left out here and named in the console's run list.
     const runs = await opened.ledger.listRuns(1000, { onDamaged: () => {} });
-    const agent = await agentOf(options.agent ?? process.env['SAVEPOINT_AGENT'] ?? runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0]?.agent);
+    const agent = await agentOf(options.agent ?? process.env['SAVEPOINT_AGENT'] ?? runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt))[0]?.agent);
     let definition: Promise<AslDefinition | undefined> | undefined;
     const server = await startConsole({
       ledger: opened.ledger,

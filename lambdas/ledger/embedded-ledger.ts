@@ -13,6 +13,7 @@ import { line, type Item, type LogEntry } from './sealed-log.js';
 import { ephemeralSealer, type LedgerSealer } from './seal.js';
 import type { ItemWrite } from './storage-ledger.js';
 import { runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
+import { byCodeUnits } from '../shared/text.js';
 
 export interface EmbeddedLedgerOptions {
   /** Directory the ledger persists to (created if needed; one process at a time). @default in memory */
@@ -249,7 +250,7 @@ export class EmbeddedLedger extends TieredStore {
     const cold = this.cold && (this.listed.complete || limit <= this.listed.runs.length ? this.listed.runs : this.listAllCold());
     for (const run of cold ?? []) if (!this.partitions.has(run.pk)) held.push([run.pk, { createdAt: run.createdAt, read: () => readColdItems(this.lines(), this.sealer, [run.item])[0]![1] }]);
     // Runs created at the same instant in key order: the same whichever of them are in memory.
-    return held.sort(([pkA, a], [pkB, b]) => b.createdAt.localeCompare(a.createdAt) || (pkA < pkB ? -1 : pkA > pkB ? 1 : 0)).slice(0, limit);
+    return held.sort(([pkA, a], [pkB, b]) => byCodeUnits(b.createdAt, a.createdAt) || byCodeUnits(pkA, pkB)).slice(0, limit);
   }
 
   protected async queryRunning(options: DamagedRunOptions): Promise<RunRecord[]> {
@@ -270,7 +271,7 @@ export class EmbeddedLedger extends TieredStore {
     // Sorted like the index: by decideBy (then by key, so that ties come out the same every time).
     return [...this.pending]
       .map(([id, key]) => ({ id, item: this.get(key) as Item<ApprovalRecord> }))
-      .sort((a, b) => a.item.record.decideBy.localeCompare(b.item.record.decideBy) || a.id.localeCompare(b.id))
+      .sort((a, b) => byCodeUnits(a.item.record.decideBy, b.item.record.decideBy) || byCodeUnits(a.id, b.id))
       .map(({ item }) => copy(item, this.sharedReads));
   }
 

@@ -11,6 +11,7 @@ import { chained, line, type Hidden, type Item, type LogEntry, type LogHead } fr
 import type { LedgerSealer } from './seal.js';
 import { StorageLedger } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
+import { byCodeUnits } from '../shared/text.js';
 import { runKey, type RunRecord } from '../records/ledger-records.js';
 
 /**
@@ -303,7 +304,7 @@ export abstract class TieredStore extends StorageLedger {
 
   /** The list of the newest runs let go of made anew from `runs` (every one of them), newest first. */
   protected listNewest(runs: ListedRun[]): void {
-    runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt));
     this.listed = { runs: runs.slice(0, this.listed.limit), limit: this.listed.limit, complete: runs.length <= this.listed.limit };
   }
 

@@ -10,6 +10,7 @@ import { effectApprovalKey, shareApproval } from './effect-approvals.js';
 import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type Pruning, type RunItem } from './pruning.js';
 import { budgetApprovalSk, childWaitKey, executionRunKey, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
 import { TransientError, type LedgerIntegrityError } from '../shared/errors.js';
+import { byCodeUnits } from '../shared/text.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
 type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
@@ -562,7 +563,7 @@ function then<T, R>(value: Maybe<T>, next: (value: T) => Maybe<R>): Maybe<R> {
 }
 
 function newestFirst(runs: RunRecord[]): RunRecord[] {
-  return runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt));
 }
 
 /**

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { RunRecord } from '../records/ledger-records.js';
 import { InvalidInputError } from '../shared/errors.js';
+import { byCodeUnits } from '../shared/text.js';
 import { RunId } from './run-request.js';
 
 /**
@@ -16,7 +17,7 @@ export type RunPlace = Pick<RunRecord, 'createdAt' | 'runId'>;
 
 /** Newest first: by creation time, then by run id. */
 export function newestFirst(a: RunPlace, b: RunPlace): number {
-  return b.createdAt.localeCompare(a.createdAt) || b.runId.localeCompare(a.runId);
+  return byCodeUnits(b.createdAt, a.createdAt) || b.runId.localeCompare(a.runId);
 }
 
 const Cursor = z.tuple([z.string().min(1).max(64), RunId]);

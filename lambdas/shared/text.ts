@@ -12,3 +12,16 @@
 export function clip(text: string, limit: number, kept = limit - 1): string {
   return text.length <= limit ? text : `${text.slice(0, kept)}…`;
 }
+
+/**
+ * Orders two strings by their UTF-16 code units, as `<` does. For ISO 8601 timestamps of one format
+ * (`Date.prototype.toISOString`: every `createdAt` and `decideBy` the ledger writes) that is the
+ * order of the instants, and `localeCompare`'s, without ICU's collator: its first use in a process
+ * costs about 14 ms (`savepoint runs` paid it sorting 150 runs; against one run it compared none).
+ *
+ * @example
+ * ['2026-12-03T10:00:00.000Z', '2026-12-02T23:59:59.999Z'].sort(byCodeUnits) // → oldest first
+ */
+export function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { isRecord } from '../../lambdas/shared/json.js';
-import { clip } from '../../lambdas/shared/text.js';
+import { byCodeUnits, clip } from '../../lambdas/shared/text.js';
+
+describe('byCodeUnits', () => {
+  it("orders ISO timestamps (toISOString's, the ledger's createdAt and decideBy) as their instants, and as localeCompare did", () => {
+    // Across a second, a day, a month, a year and the millennium; the same instant twice.
+    const instants = [0, 999, 1_000, 86_399_999, 86_400_000, 2_678_400_000, 31_536_000_000, 946_684_799_999, 946_684_800_000, 1_796_300_000_000, 1_796_300_000_000];
+    const times = instants.map((ms) => new Date(ms).toISOString()).reverse();
+    const sorted = [...times].sort(byCodeUnits);
+    expect(sorted.map((time) => Date.parse(time))).toEqual([...instants].sort((a, b) => a - b));
+    expect(sorted).toEqual([...times].sort((a, b) => a.localeCompare(b)));
+    expect(byCodeUnits(times[0]!, times[0]!)).toBe(0);
+  });
+});
 
 describe('clip', () => {
   it('leaves text of at most the limit as it is', () => {
