@@ -323,8 +323,8 @@ const walked = new Map<string, string>();
  * process lives; a directory swapped in at the same path has another inode and is walked. What
  * this process creates there it makes private where it creates it, and `run` and `serve` walk
  * again (checkStateDir) once their stack has opened the directory and after it closes. A walk
- * costs a stat of every entry: about 7 ms at 150 runs (the cold store's 256 files), made three
- * times by `status`, `runs` and `approvals` before this.
+ * costs a stat of every entry: about 7 ms at 150 runs (the cold store's files, up to 256), made
+ * three times by `status`, `runs` and `approvals` before this.
  */
 export function checkStateDirOnce(stateDir: string): void {
   checkStateDir(stateDir, (dir) => {

@@ -15,7 +15,11 @@ import { RunId } from './run-request.js';
 /** A place in the order of runs: the creation time and id of a run. */
 export type RunPlace = Pick<RunRecord, 'createdAt' | 'runId'>;
 
-/** Newest first: by creation time, then by run id. */
+/**
+ * Newest first: by creation time, then by run id. The times compare by their characters (their
+ * instants' order, without ICU's collator); run ids, compared only between runs of one millisecond,
+ * by localeCompare as before, so that a cursor given before still names the same place.
+ */
 export function newestFirst(a: RunPlace, b: RunPlace): number {
   return byCodeUnits(b.createdAt, a.createdAt) || b.runId.localeCompare(a.runId);
 }
