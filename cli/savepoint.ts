@@ -46,8 +46,12 @@ registerPruneCommand(program);
 registerConsoleCommand(program, stateDir, { out, err });
 
 // The commands that leave nothing running once they are done: their process ends then (exitWhenWritten).
-// `replay` answers the agent's code from the ledger and closes the ledger before its action returns.
-const ENDS_WHEN_DONE: ReadonlySet<string> = new Set(['replay']);
+// `replay` answers the agent's code from the ledger and closes the ledger before its action returns;
+// `status`, `runs` and `approvals` ask the runs API, whose every request has closed the ledger it
+// opened (and released the directory) before it answers (local/services/state-dir-api.ts), or a
+// running engine's. Against a state directory of 150 runs the heap they read grew past V8's first
+// full collection, which ran after their output, over a heap the exit frees (issue 38).
+const ENDS_WHEN_DONE: ReadonlySet<string> = new Set(['replay', 'status', 'runs', 'approvals']);
 program.hook('postAction', async (_, command) => {
   if (ENDS_WHEN_DONE.has(command.name())) await exitWhenWritten();
 });

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -87,6 +87,12 @@ describe('savepoint CLI', () => {
     // With the engine gone, the other commands open the state directory themselves.
     const status = await savepoint(...dir, 'status', 'refunds-2026-11-28', '--json');
     expect(JSON.parse(status.stdout)).toMatchObject({ status: 'succeeded', steps: report.steps, summary: { issued: 17 } });
+    // status, runs and approvals end their process once their output is written (exitWhenWritten):
+    // all of it printed, and the directory they opened released (no lock left for the next command).
+    const runs = await savepoint(...dir, 'runs', '--json');
+    expect((JSON.parse(runs.stdout) as { runs: { runId: string }[] }).runs.map((run) => run.runId)).toEqual(['refunds-2026-11-28']);
+    expect(JSON.parse((await savepoint(...dir, 'approvals', '--json')).stdout)).toEqual({ approvals: [] });
+    expect(['owner.lock', 'ledger.lock'].filter((name) => existsSync(join(stateDir, name)))).toEqual([]);
     const payments = JSON.parse((await savepoint(...dir, 'world', '--agent', 'refund-reconciler', '--json')).stdout) as { refunds: { refundRequestId: string }[] };
     expect(payments.refunds).toHaveLength(17);
     expect(new Set(payments.refunds.map((refund) => refund.refundRequestId)).size).toBe(17);
