@@ -328,11 +328,11 @@ const walked = new Map<string, string>();
  */
 export function checkStateDirOnce(stateDir: string): void {
   checkStateDir(stateDir, (dir) => {
-    refuseForeignLinks(dir); // a path component is cheap to check, and a link may have changed
     const path = resolve(dir);
     const identity = identityOf(path);
-    if (identity !== undefined && walked.get(path) === identity) return;
-    checkPrivateState(dir);
+    // Walked already: only the links on its path again (cheap, and one may have changed).
+    if (identity !== undefined && walked.get(path) === identity) return refuseForeignLinks(dir);
+    checkPrivateState(dir); // links first, then every entry
     // A directory that did not exist was not walked: whoever creates it walks it after (ownStateDir).
     if (identity !== undefined) walked.set(path, identity);
   });
