@@ -223,9 +223,7 @@ function frozen<T>(value: T): T {
 /**
  * Deep-copies a value parsed from JSON: plain objects, arrays and primitives only. Every read of
  * the embedded ledger copies what it returns, so this runs on each: arrays are made at their
- * length, and an object is spread (its keys in their order, JSON.parse's own, integer keys first;
- * an own "__proto__" key stays a key), then its objects and arrays replaced by their copies: about
- * twice as fast as setting its keys one by one (a run record: ~2 µs against ~6).
+ * length, and an object's keys are copied in their order (JSON.parse's own, integer keys first).
  */
 export function cloneJson(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
@@ -234,10 +232,9 @@ export function cloneJson(value: unknown): unknown {
     for (let index = 0; index < value.length; index++) clone[index] = cloneJson(value[index]);
     return clone;
   }
-  const clone: Record<string, unknown> = { ...value };
-  for (const key of Object.keys(clone)) {
-    const field = clone[key];
-    if (typeof field === 'object' && field !== null) setField(clone, key, cloneJson(field));
+  const clone: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    setField(clone, key, cloneJson((value as Record<string, unknown>)[key]));
   }
   return clone;
 }
