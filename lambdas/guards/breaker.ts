@@ -94,12 +94,15 @@ export class CircuitBreaker {
    */
   async call<T>(name: string, send: () => Promise<T>, loaded?: { state?: BreakerState }): Promise<T> {
     let known = loaded && (loaded.state ?? closed(name));
-    const probe = await this.enter(name, known);
+    // Known closed (most calls): admitted, no probe, and a success changes nothing (`admit`,
+    // `afterCall`): neither is awaited, as neither would read or write.
+    const closedNow = known?.state === 'closed';
+    const probe = closedNow ? false : await this.enter(name, known);
     // A probe saved a new version: what was read is stale.
     if (probe) known = undefined;
     try {
       const result = await send();
-      await this.update(name, (state) => afterCall(state, this.clock.now(), probe, undefined, this.policy), known);
+      if (!closedNow) await this.update(name, (state) => afterCall(state, this.clock.now(), probe, undefined, this.policy), known);
       return result;
     } catch (error) {
       await this.update(name, (state) => afterCall(state, this.clock.now(), probe, error, this.policy), known);

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { LoopOptions } from '../define.js';
 import type { TurnRecord } from '../records/ledger-records.js';
 import { toolUses } from '../conversation/turns.js';
@@ -129,13 +128,11 @@ function fingerprintsOf(turn: TurnRecord): { calls: string[]; signature: string 
     const uses = toolUses(turn);
     const text = turn.content.map((block) => (block.type === 'text' ? block.text : '')).join(' ');
     const calls = uses.length > 0 ? uses.map((use) => callFingerprint(use.name, use.input)) : [`${TEXT}${JSON.stringify(normalize(text))}`];
-    known = { calls, signature: hash(calls.join('\n')) };
+    // The signature is compared, never stored or shown: the joined fingerprints themselves, exact
+    // (no hash to make twice a turn, in two steps, for every new turn).
+    known = { calls, signature: calls.join('\n') };
     fingerprints.set(turn, known);
   }
   return known;
-}
-
-function hash(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 

@@ -19,6 +19,7 @@
  */
 import type { CfnTemplateJson } from '../template/asl.js';
 import { AwsClientError } from './client-error.js';
+import { RecentMap } from '../../lambdas/shared/recent-map.js';
 
 const FUNCTION_ARN = /^arn:[^:]+:lambda:[^:]+:\d+:function:([^:]+)(?::([^:]+))?$/;
 
@@ -36,11 +37,10 @@ export class LocalLambdaVersions {
   ) {}
 
   /** The function an ARN names (unqualified ARN, logical id, qualifier), ResourceNotFoundException when the template has no such function. */
-  function(functionArn: string): { arn: string; id: string; qualifier?: string } {
-    const match = FUNCTION_ARN.exec(functionArn);
-    const id = match?.[1];
-    if (id === undefined || this.current().template.Resources?.[id]?.Type !== 'AWS::Lambda::Function') throw notFound(functionArn);
-    return { arn: match![2] === undefined ? functionArn : functionArn.slice(0, -(match![2].length + 1)), id, ...(match![2] !== undefined && { qualifier: match![2] }) };
+  function(functionArn: string): FunctionName {
+    const fn = parsedArns.getOrSet(functionArn, () => parseFunctionArn(functionArn));
+    if (fn === undefined || this.current().template.Resources?.[fn.id]?.Type !== 'AWS::Lambda::Function') throw notFound(functionArn);
+    return fn;
   }
 
   /** The request context of a call on the function: its tags from the template, as `aws:ResourceTag/<key>`. */
@@ -80,9 +80,27 @@ export class LocalLambdaVersions {
   #exists(fn: { arn: string; id: string }, qualifier: string): boolean {
     if (qualifier === '$LATEST') return true;
     if (!/^\d+$/.test(qualifier)) return false;
-    return Number(qualifier) <= (this.current().deployment.publishedLambdaVersions.get(fn.id) ?? 0) && !this.#deleted.has(`${fn.arn}:${qualifier}`);
+    // (No version deleted, as in most deployments: no qualified ARN to make and look up.)
+    return Number(qualifier) <= (this.current().deployment.publishedLambdaVersions.get(fn.id) ?? 0) && (this.#deleted.size === 0 || !this.#deleted.has(`${fn.arn}:${qualifier}`));
   }
 }
+
+/** A function ARN's parts: the unqualified ARN, the function's logical id, its qualifier. */
+type FunctionName = { readonly arn: string; readonly id: string; readonly qualifier?: string };
+
+function parseFunctionArn(functionArn: string): FunctionName | undefined {
+  const match = FUNCTION_ARN.exec(functionArn);
+  const id = match?.[1];
+  if (id === undefined) return undefined;
+  return Object.freeze({ arn: match![2] === undefined ? functionArn : functionArn.slice(0, -(match![2].length + 1)), id, ...(match![2] !== undefined && { qualifier: match![2] }) });
+}
+
+/**
+ * Each ARN's parts, worked out once: every Task's invoke names its function's ARN (a few ARNs, a
+ * version each per deploy), and the parts of a string never change. Whether the template has the
+ * function, and the version, is asked on every call.
+ */
+const parsedArns = new RecentMap<string, FunctionName | undefined>(256);
 
 function notFound(arn: string): AwsClientError {
   return new AwsClientError('ResourceNotFoundException', `Function not found: ${arn}`, 404);

@@ -49,6 +49,17 @@ describe('policy evaluation logic', () => {
     expect(decide(p, { action: 'dynamodb:GetItem', resource: TABLE })).toBe('Allowed');
   });
 
+  it('matches a StringLike value against each listed pattern on its own: wildcards span nothing else, regex characters are literal', () => {
+    const on = (operator: string) => [policy({ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: TABLE, Condition: { [operator]: { 'dynamodb:LeadingKeys': ['RUN#*', 'A.B|C', 'T?K', 'X(1)+$'] } } })];
+    const keys = (...leading: string[]) => ({ action: 'dynamodb:GetItem', resource: TABLE, context: { 'dynamodb:LeadingKeys': leading } });
+    expect(decide(on('ForAllValues:StringLike'), keys('RUN#r1', 'A.B|C', 'TOK', 'X(1)+$'))).toBe('Allowed');
+    for (const refused of ['AxB|C', 'A.B', 'C', 'TK', 'TOOK', 'X1', 'RUN', 'xRUN#r1', 'A.B|C\n']) {
+      expect(decide(on('ForAllValues:StringLike'), keys('RUN#r1', refused.replace('\\n', '\n')))).toBe('ImplicitlyDenied');
+    }
+    expect(decide(on('ForAnyValue:StringNotLike'), keys('RUN#r1', 'TOK'))).toBe('ImplicitlyDenied');
+    expect(decide(on('ForAnyValue:StringNotLike'), keys('RUN#r1', 'TOOK'))).toBe('Allowed');
+  });
+
   it('treats a missing key as no match, except for negated operators and IfExists', () => {
     const on = (operator: string) => [policy({ Effect: 'Allow', Action: 'states:StartExecution', Resource: MACHINE, Condition: { [operator]: { 'states:StateMachineQualifier': 'live' } } })];
     const unqualified = { action: 'states:StartExecution', resource: MACHINE };

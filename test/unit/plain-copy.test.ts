@@ -81,5 +81,11 @@ describe('cloneJson', () => {
     expect(JSON.stringify(copy)).toBe(JSON.stringify(parsed));
     expect(copy).not.toBe(parsed);
     expect((copy as { b: unknown[] }).b).not.toBe((parsed as { b: unknown[] }).b);
+    // An own "__proto__" key is copied as a key (and its value as a copy), never made the prototype.
+    const a = (copy as { a: object }).a;
+    expect(Object.getPrototypeOf(a)).toBe(Object.prototype);
+    expect(Object.keys(a)).toEqual(['__proto__']);
+    expect(Object.getOwnPropertyDescriptor(a, '__proto__')?.value).toStrictEqual({ x: 1 });
+    expect(Object.getOwnPropertyDescriptor(a, '__proto__')?.value).not.toBe(Object.getOwnPropertyDescriptor((parsed as { a: object }).a, '__proto__')?.value);
   });
 });

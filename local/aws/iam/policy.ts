@@ -164,11 +164,15 @@ function glob(pattern: string, text: string): boolean {
   if (!pattern.includes('*') && !pattern.includes('?')) return pattern === text;
   let compiled = globs.get(pattern);
   if (compiled === undefined) {
-    const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[\\s\\S]*').replace(/\?/g, '[\\s\\S]');
     if (globs.size >= 10_000) globs.clear();
-    globs.set(pattern, (compiled = new RegExp(`^${source}$`)));
+    globs.set(pattern, (compiled = new RegExp(`^${globSource(pattern)}$`)));
   }
   return compiled.test(text);
+}
+
+/** A wildcard pattern as the source of an expression: `*` any run of characters, `?` any one, everything else literal. */
+function globSource(pattern: string): string {
+  return pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[\\s\\S]*').replace(/\?/g, '[\\s\\S]');
 }
 
 /** Each wildcard pattern's expression, compiled once: the patterns are the policies' (and a StringLike's values), few and reused. */
@@ -234,8 +238,13 @@ function conditionTest(operatorName: string, expected: string[]): (actual: strin
       throw new Error(`IAM condition operator ${operatorName} is not supported by the local evaluator`);
     };
   }
+  // StringLike's listed values as one expression, matched when one of them matches (a request's
+  // `dynamodb:LeadingKeys` are each tested once, not once per partition a role may reach).
+  const like = operator.test === stringLike && expected.length > 0 ? new RegExp(`^(?:${expected.map(globSource).join('|')})$`) : undefined;
   // A negated operator negates per value.
-  const matchOne = (value: string) => (operator.negated ? !expected.some((e) => operator.test(value, e)) : expected.some((e) => operator.test(value, e)));
+  const matchOne = like
+    ? (value: string) => like.test(value) !== operator.negated
+    : (value: string) => (operator.negated ? !expected.some((e) => operator.test(value, e)) : expected.some((e) => operator.test(value, e)));
   if (set) {
     // ForAllValues holds when every value of the request matches (vacuously when there are none);
     // ForAnyValue when at least one does.
