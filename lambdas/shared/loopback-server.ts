@@ -149,7 +149,10 @@ export function limitConnections(server: Server, limits: ConnectionLimits = {}):
     }
     sockets.set(socket, { client, busy: 0, served: false, idleSince: at });
     perClient.set(client, (perClient.get(client) ?? 0) + 1);
-    socket.once('close', () => forget(socket));
+    // A client that closed its side counts no more: a loaded loop reaches the socket's 'close' only
+    // after the connections that client opens next (in place of requests it gave up), and counting
+    // both would refuse them although the client holds no more than its cap.
+    socket.once('end', () => forget(socket)).once('close', () => forget(socket));
     // Node's own timer, for the time no connection arrives to run the check above.
     socket.setTimeout(idleMs);
   });
@@ -163,11 +166,10 @@ export function limitConnections(server: Server, limits: ConnectionLimits = {}):
       tracked.idleSince = now();
     });
   });
-  // A listener here keeps Node from destroying every socket that times out: only one that never sent a request is closed.
+  // A listener here keeps Node from destroying every socket that times out: only one that never
+  // sent a request is closed (one no longer counted is ending: Node closes it after its response).
   server.on('timeout', (socket: Socket) => {
-    const tracked = sockets.get(socket);
-    if (!tracked) close(socket);
-    else if (!tracked.served) closeIfSilent(socket);
+    if (sockets.get(socket)?.served === false) closeIfSilent(socket);
   });
   return server;
 }

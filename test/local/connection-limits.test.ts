@@ -179,6 +179,35 @@ describe('connection limits of the loopback endpoints', () => {
     expect(await get(agent, port)).toEqual({ answer: '200', reused: true });
   });
 
+  // A client that gives up requests in progress (an SDK's timeout, an abort) closes their sockets
+  // and opens new ones for its next requests: the server reads the new connections before the old
+  // sockets' close, and while their requests still run they are busy.
+  it('serves a client within its cap that replaced sockets it closed with requests in progress', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered = 0;
+    const endpoint = await serveHttp(
+      async (request) => {
+        entered++;
+        if (request.url.startsWith('/slow')) await held;
+        return jsonReply(200, {});
+      },
+      { tooLarge: () => jsonReply(413, {}), failed: () => jsonReply(500, {}), limits: { maxPerClient: 2 } },
+    );
+    closers.push(async () => (release(), endpoint.close()));
+    const agent = new Agent({ keepAlive: true, maxSockets: 2 });
+    closers.push(async () => agent.destroy());
+    const slow = [request({ host: '127.0.0.1', port: endpoint.port, path: '/slow', agent }), request({ host: '127.0.0.1', port: endpoint.port, path: '/slow?2', agent })];
+    for (const sent of slow) sent.on('error', () => undefined).end();
+    await settled(() => entered === 2);
+    expect(entered).toBe(2);
+    for (const sent of slow) sent.destroy();
+    expect(await Promise.all([get(agent, endpoint.port), get(agent, endpoint.port)])).toEqual([
+      { answer: '200', reused: false },
+      { answer: '200', reused: false },
+    ]);
+  });
+
   it('still closes kept-alive sockets that have sent requests to make room at the cap, the longest idle first', async () => {
     const endpoint = await served({ maxConnections: 5, maxPerClient: 5 });
     const used: { socket: Socket; closed: boolean }[] = [];
