@@ -115,9 +115,14 @@ export function limitConnections(server: Server, limits: ConnectionLimits = {}):
    * reset that request. That poll reads what had arrived; then the socket is spared (its request
    * makes it busy; a request trickled too slowly is Node's headersTimeout's to close).
    */
+  const checking = new Set<Socket>();
   const closeIfSilent = (socket: Socket) => {
+    // Once per socket and poll, however many connections arrive in it.
+    if (checking.has(socket)) return;
+    checking.add(socket);
     const read = socket.bytesRead;
     setImmediate(() => {
+      checking.delete(socket);
       if (sockets.get(socket)?.served === false && socket.bytesRead === read) close(socket);
     });
   };
