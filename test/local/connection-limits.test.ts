@@ -130,7 +130,8 @@ describe('connection limits of the loopback endpoints', () => {
     return agent;
   };
 
-  // The emulator's ECONNRESET under 200 parallel reads (test/engine/fleet-budget.test.ts): the idle
+  // The DynamoDB emulator's `TimeoutError: read ECONNRESET` in test/engine/fleet-budget.test.ts
+  // (once in about 20 CI runs; in nearly every run with the emulator's idleMs cut to 5 ms): the idle
   // time of a kept-alive socket is the server's guess; the client may already have sent its next
   // request on it, unread by the server. Here the clock runs past the idle time (a loaded event loop
   // whose timers are late), and another program's connection arrives just before the request.
