@@ -9,12 +9,22 @@ import type { Socket } from 'node:net';
  * file descriptor: 20,000 idle ones once left it none for its own files. So a server here
  *
  *   - holds at most `maxConnections` sockets, and at most `maxPerClient` from one address;
- *   - when a new connection would pass a cap, closes the longest-idle socket of that pool (one
- *     with no request in progress) to make room, and refuses the newcomer only when every socket
- *     is busy: idle connections, however many are opened, cannot keep a real client out;
- *   - closes a socket idle for `idleMs` (by `now`, checked whenever a connection arrives, and by
- *     Node's own socket timer), and bounds a request's headers and the whole request with Node's
- *     `headersTimeout` and `requestTimeout` (a slow-loris client that trickles bytes).
+ *   - when a new connection would pass a cap, closes an idle socket of that pool (one with no
+ *     request in progress: first one that never sent a request, then the longest idle) to make
+ *     room, and refuses the newcomer only when every socket is busy: idle connections, however
+ *     many are opened, cannot keep a real client out;
+ *   - closes a connection that has sent no request for `idleMs` (by `now`, checked whenever a
+ *     connection arrives, and by Node's own socket timer), and bounds a request's headers and the
+ *     whole request with Node's `headersTimeout` and `requestTimeout` (a slow-loris client that
+ *     trickles bytes).
+ *
+ * A kept-alive socket that has served a request is closed only to make room at a cap, never for
+ * its idle time: its client may send the next request at any moment (the AWS SDK's agent keeps
+ * idle sockets forever: Node's http.Agent ignores the `Keep-Alive: timeout=` hint unless given a
+ * `timeout`), and a request the server has not read yet is invisible to it. Closing such a socket
+ * resets that request (the kernel answers its unread bytes with RST: the client's `read
+ * ECONNRESET`), and a burst that found many sockets past their idle time spent the SDK's retries.
+ * Within the caps such sockets cost only the file descriptors the caps allow.
  *
  * A socket is busy from a request's headers to the end of its response: a long response (the
  * console's event stream) is never closed for being quiet. `server.maxConnections` is set a little
@@ -27,7 +37,7 @@ export interface ConnectionLimits {
   readonly maxConnections?: number;
   /** Sockets open at once from one remote address. @default 64 */
   readonly maxPerClient?: number;
-  /** A socket with no request in progress for this long is closed. @default 10_000 */
+  /** A connection that has sent no request for this long is closed. @default 10_000 */
   readonly idleMs?: number;
   /** Time for a request's headers to arrive (Node's `headersTimeout`). @default 10_000 */
   readonly headersMs?: number;
@@ -65,6 +75,8 @@ export function createLoopbackServer(listener: RequestListener, limits: Connecti
 interface Tracked {
   readonly client: string;
   busy: number;
+  /** It has sent a request: its client may send the next one at any moment. */
+  served: boolean;
   /** When it last finished a response (or connected), by the limits' clock. */
   idleSince: number;
 }
@@ -96,33 +108,56 @@ export function limitConnections(server: Server, limits: ConnectionLimits = {}):
     forget(socket);
     socket.destroy();
   };
-  /** The longest-idle socket (of `client`, when given), or undefined when all are busy. */
-  const longestIdle = (client?: string) => {
+  /**
+   * Closes a connection that never sent a request, unless bytes arrive on it by the event loop's
+   * next poll: a loaded loop may find it idle (by the clock, or by its timer, which runs before
+   * the poll) with its first request already in the receive buffer, and destroying it then would
+   * reset that request. That poll reads what had arrived; then the socket is spared (its request
+   * makes it busy; a request trickled too slowly is Node's headersTimeout's to close).
+   */
+  const checking = new Set<Socket>();
+  const closeIfSilent = (socket: Socket) => {
+    // Once per socket and poll, however many connections arrive in it.
+    if (checking.has(socket)) return;
+    checking.add(socket);
+    const read = socket.bytesRead;
+    setImmediate(() => {
+      checking.delete(socket);
+      if (sockets.get(socket)?.served === false && socket.bytesRead === read) close(socket);
+    });
+  };
+  /** Which of two idle sockets makes room first: one that never sent a request, then the longest idle. */
+  const closesFirst = (a: Tracked, b: Tracked) => (a.served === b.served ? a.idleSince < b.idleSince : !a.served);
+  /** The idle socket (of `client`, when given) to close to make room, or undefined when all are busy. */
+  const evictable = (client?: string) => {
     let found: [Socket, Tracked] | undefined;
     for (const entry of sockets) {
       if (entry[1].busy > 0 || (client !== undefined && entry[1].client !== client)) continue;
-      if (!found || entry[1].idleSince < found[1].idleSince) found = entry;
+      if (!found || closesFirst(entry[1], found[1])) found = entry;
     }
     return found?.[0];
   };
 
   server.on('connection', (socket: Socket) => {
     const at = now();
-    for (const [open, tracked] of sockets) if (tracked.busy === 0 && at - tracked.idleSince >= idleMs) close(open);
+    for (const [open, tracked] of sockets) if (!tracked.served && at - tracked.idleSince >= idleMs) closeIfSilent(open);
     const client = socket.remoteAddress ?? '';
     if ((perClient.get(client) ?? 0) >= maxPerClient) {
-      const evicted = longestIdle(client);
+      const evicted = evictable(client);
       if (!evicted) return socket.destroy();
       close(evicted);
     }
     if (sockets.size >= maxConnections) {
-      const evicted = longestIdle();
+      const evicted = evictable();
       if (!evicted) return socket.destroy();
       close(evicted);
     }
-    sockets.set(socket, { client, busy: 0, idleSince: at });
+    sockets.set(socket, { client, busy: 0, served: false, idleSince: at });
     perClient.set(client, (perClient.get(client) ?? 0) + 1);
-    socket.once('close', () => forget(socket));
+    // A client that closed its side counts no more: a loaded loop reaches the socket's 'close' only
+    // after the connections that client opens next (in place of requests it gave up), and counting
+    // both would refuse them although the client holds no more than its cap.
+    socket.once('end', () => forget(socket)).once('close', () => forget(socket));
     // Node's own timer, for the time no connection arrives to run the check above.
     socket.setTimeout(idleMs);
   });
@@ -130,14 +165,16 @@ export function limitConnections(server: Server, limits: ConnectionLimits = {}):
     const tracked = sockets.get(request.socket);
     if (!tracked) return;
     tracked.busy++;
+    tracked.served = true;
     response.once('close', () => {
       tracked.busy--;
       tracked.idleSince = now();
     });
   });
-  // A listener here keeps Node from destroying every socket that times out: a busy one is kept.
+  // A listener here keeps Node from destroying every socket that times out: only one that never
+  // sent a request is closed (one no longer counted is ending: Node closes it after its response).
   server.on('timeout', (socket: Socket) => {
-    if ((sockets.get(socket)?.busy ?? 0) === 0) close(socket);
+    if (sockets.get(socket)?.served === false) closeIfSilent(socket);
   });
   return server;
 }
