@@ -82,7 +82,8 @@ describe('connection limits of the loopback endpoints', () => {
     expect([early.open(), late.open()]).toEqual([0, 1]);
   });
 
-  it('never closes a busy connection to make room: the newcomer is refused instead', async () => {
+  /** An endpoint whose `/slow…` requests are held until `release()`; `entered()`: the requests it has begun. */
+  const holding = async (limits: ConnectionLimits) => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let entered = 0;
@@ -92,12 +93,17 @@ describe('connection limits of the loopback endpoints', () => {
         if (request.url.startsWith('/slow')) await held;
         return jsonReply(200, { url: request.url });
       },
-      { tooLarge: () => jsonReply(413, {}), failed: () => jsonReply(500, {}), limits: { maxConnections: 2 } },
+      { tooLarge: () => jsonReply(413, {}), failed: () => jsonReply(500, {}), limits },
     );
-    closers.push(endpoint.close);
+    closers.push(async () => (release(), endpoint.close()));
+    return { endpoint, release, entered: () => entered };
+  };
+
+  it('never closes a busy connection to make room: the newcomer is refused instead', async () => {
+    const { endpoint, release, entered } = await holding({ maxConnections: 2 });
     const slow = [fetch(`${endpoint.url}/slow`), fetch(`${endpoint.url}/slow?2`)];
-    await settled(() => entered === 2);
-    expect(entered).toBe(2);
+    await settled(() => entered() === 2);
+    expect(entered()).toBe(2);
     const refused = await idle(endpoint.port, 3);
     await settled(() => refused.open() === 0);
     expect(refused.open()).toBe(0);
@@ -184,24 +190,13 @@ describe('connection limits of the loopback endpoints', () => {
   // and opens new ones for its next requests: the server reads the new connections before the old
   // sockets' close, and while their requests still run they are busy.
   it('serves a client within its cap that replaced sockets it closed with requests in progress', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let entered = 0;
-    const endpoint = await serveHttp(
-      async (request) => {
-        entered++;
-        if (request.url.startsWith('/slow')) await held;
-        return jsonReply(200, {});
-      },
-      { tooLarge: () => jsonReply(413, {}), failed: () => jsonReply(500, {}), limits: { maxPerClient: 2 } },
-    );
-    closers.push(async () => (release(), endpoint.close()));
+    const { endpoint, entered } = await holding({ maxPerClient: 2 });
     const agent = new Agent({ keepAlive: true, maxSockets: 2 });
     closers.push(async () => agent.destroy());
     const slow = [request({ host: '127.0.0.1', port: endpoint.port, path: '/slow', agent }), request({ host: '127.0.0.1', port: endpoint.port, path: '/slow?2', agent })];
     for (const sent of slow) sent.on('error', () => undefined).end();
-    await settled(() => entered === 2);
-    expect(entered).toBe(2);
+    await settled(() => entered() === 2);
+    expect(entered()).toBe(2);
     for (const sent of slow) sent.destroy();
     expect(await Promise.all([get(agent, endpoint.port), get(agent, endpoint.port)])).toEqual([
       { answer: '200', reused: false },
