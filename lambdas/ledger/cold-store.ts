@@ -227,7 +227,7 @@ export class KeyFilter {
 const KEY_FILTER_BITS = 1 << 23;
 const KEY_FILTER_HASHES = 4;
 
-/** Two independent 32-bit FNV-1a hashes of `key` (the second from another offset basis), the second made odd. */
+/** Two 32-bit FNV-1a hashes of `key`, from two offset bases (the second made odd, a step for double hashing). */
 function hashes(key: string): [number, number] {
   let first = 0x811c9dc5;
   let second = 0x01000193 ^ 0x5bd1e995;
