@@ -91,6 +91,8 @@ export function limitConnections(server: Server, limits: ConnectionLimits = {}):
   const now = limits.now ?? Date.now;
   server.headersTimeout = Math.min(headersMs, requestMs);
   server.requestTimeout = requestMs;
+  // Sent to clients as `Keep-Alive: timeout=`, so one that honours it lets an idle socket go; its
+  // timer ends in the 'timeout' listener below, which keeps a socket that has served a request.
   server.keepAliveTimeout = idleMs;
   server.maxConnections = maxConnections + BURST_HEADROOM;
   const sockets = new Map<Socket, Tracked>();
