@@ -1,5 +1,5 @@
 import { appendFileSync, readFileSync } from 'node:fs';
-import { afterAll, expect } from 'vitest';
+import { afterAll, afterEach, beforeEach, expect } from 'vitest';
 
 /**
  * With SAVEPOINT_TEST_CPU=<file> (vitest.config.ts setupFiles), each test file's CPU appended to
@@ -32,5 +32,26 @@ if (out) {
     if (!start || !end) return;
     const file = expect.getState().testPath ?? '';
     appendFileSync(out, `${JSON.stringify({ file: file.slice(process.cwd().length + 1), self: +(end[0] - start[0]).toFixed(2), children: +(end[1] - start[1]).toFixed(2), wallMs: Date.now() - began })}\n`);
+  });
+}
+
+/**
+ * With SAVEPOINT_TEST_TIMEOUTS=<file>, each test's wall time and its timeout appended to <file> as a
+ * JSON line (its own body, hooks aside): what shows, on an idle machine, that every test is well under
+ * its timeout and so passes on a loaded one (`node test/support/timeouts.mjs <file>` sums it up).
+ */
+const timeouts = process.env.SAVEPOINT_TEST_TIMEOUTS;
+
+if (timeouts) {
+  const started = new Map<string, number>();
+  beforeEach(({ task }) => {
+    started.set(task.id, performance.now());
+  });
+  afterEach(({ task }) => {
+    const began = started.get(task.id);
+    if (began === undefined) return;
+    started.delete(task.id);
+    const file = (expect.getState().testPath ?? '').slice(process.cwd().length + 1);
+    appendFileSync(timeouts, `${JSON.stringify({ file, test: task.name, ms: Math.round(performance.now() - began), timeoutMs: task.timeout })}\n`);
   });
 }
