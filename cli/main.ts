@@ -1,0 +1,72 @@
+/** The CLI, loaded by its entry (cli/savepoint.ts) once zod's mode is set: every command, registered on the root command. */
+import { CommanderError } from 'commander';
+import { ErrorNames } from '../lambdas/shared/errors.js';
+import { registerApprovalsCommand } from './commands/approvals.js';
+import { registerBreakersCommand } from './commands/breakers.js';
+import { registerDecideCommand } from './commands/decide.js';
+import { registerKillCommand } from './commands/kill.js';
+import { registerMigrateCommand } from './commands/migrate.js';
+import { registerForkCommand } from './commands/fork.js';
+import { registerReplayCommand } from './commands/replay.js';
+import { registerResumeCommand } from './commands/resume.js';
+import { registerRunCommand } from './commands/run.js';
+import { registerRunsCommand } from './commands/runs.js';
+import { registerBatchCommand } from './commands/batch.js';
+import { registerServeCommand } from './commands/serve.js';
+import { registerMcpCommand } from './commands/mcp.js';
+import { registerStatusCommand } from './commands/status.js';
+import { registerTraceCommand } from './commands/trace.js';
+import { registerVerifyCommand } from './commands/verify.js';
+import { registerWorldCommand } from './commands/world.js';
+import { registerPruneCommand } from './commands/prune.js';
+import { registerConsoleCommand } from './console.js';
+import { UsageError } from './errors.js';
+import { err, exitWhenWritten, out, program, stateDir } from './program.js';
+import { StoppedBySignal } from './signals.js';
+
+// The commands, one module each (cli/commands/), in the order `savepoint --help` lists them.
+registerRunCommand(program);
+registerServeCommand(program);
+registerMcpCommand(program);
+registerResumeCommand(program);
+registerStatusCommand(program);
+registerVerifyCommand(program);
+registerTraceCommand(program);
+registerApprovalsCommand(program);
+registerDecideCommand(program);
+registerKillCommand(program);
+registerMigrateCommand(program);
+registerReplayCommand(program);
+registerForkCommand(program);
+registerRunsCommand(program);
+registerBatchCommand(program);
+registerBreakersCommand(program);
+registerWorldCommand(program);
+registerPruneCommand(program);
+registerConsoleCommand(program, stateDir, { out, err });
+
+// The commands that leave nothing running once they are done: their process ends then (exitWhenWritten).
+// `replay` answers the agent's code from the ledger and closes the ledger before its action returns;
+// `status`, `runs` and `approvals` ask the runs API, whose every request has closed the ledger it
+// opened (and released the directory) before it answers (local/services/state-dir-api.ts), or a
+// running engine's. Against a state directory of 150 runs the heap they read grew past V8's first
+// full collection, which ran after their output, over a heap the exit frees (issue 38).
+const ENDS_WHEN_DONE: ReadonlySet<string> = new Set(['replay', 'status', 'runs', 'approvals']);
+program.hook('postAction', async (_, command) => {
+  if (ENDS_WHEN_DONE.has(command.name())) await exitWhenWritten();
+});
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  // Commander has said what is wrong with the command line (or printed the help or the version).
+  if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? 0 : 2;
+  else {
+    // A runs API's refusal of bad input (4xx: client/connect.ts) is bad input too.
+    const refused = error instanceof Error && error.name === 'RunsApiError' && (error as { status?: number }).status! < 500;
+    const invalid = error instanceof UsageError || refused || (error instanceof Error && error.name === ErrorNames.InvalidInput);
+    err(`savepoint: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid ? 2 : 1;
+  }
+}
+
