@@ -4,8 +4,8 @@
  */
 const STAYS_UP: ReadonlySet<string> = new Set(['serve', 'mcp', 'console']);
 
-/** The root command's options that take a value (cli/program.ts): the command is the first word that is neither an option nor one of their values. */
-const ROOT_OPTIONS_WITH_VALUE: ReadonlySet<string> = new Set(['--state-dir', '--stack', '--region']);
+/** The root command's options that take a value (cli/program.ts's, which test/cli/stays-up.test.ts holds this to): the command is the first word that is neither an option nor one of their values. */
+export const ROOT_OPTIONS_WITH_VALUE: ReadonlySet<string> = new Set(['--state-dir', '--stack', '--region']);
 
 /**
  * Whether the command line (`process.argv`) runs a command that stays up. Read before commander

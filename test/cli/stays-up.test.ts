@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { staysUp } from '../../cli/stays-up.js';
+import { program } from '../../cli/program.js';
+import { ROOT_OPTIONS_WITH_VALUE, staysUp } from '../../cli/stays-up.js';
 
 const argv = (...words: string[]) => ['node', 'bin/savepoint.js', ...words];
 
@@ -16,5 +17,10 @@ describe("the command line's command, read before the CLI loads (cli/stays-up.ts
   it('takes no command for a command that ends', () => {
     expect(staysUp(argv())).toBe(false);
     expect(staysUp(argv('--version'))).toBe(false);
+  });
+
+  it("knows every root option that takes a value (cli/program.ts's), so that its value is never read as the command", () => {
+    const withValue = program.options.filter((option) => option.required || option.optional).map((option) => option.long);
+    expect([...ROOT_OPTIONS_WITH_VALUE].sort()).toEqual(withValue.sort());
   });
 });
