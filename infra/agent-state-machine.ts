@@ -439,8 +439,13 @@ export class AgentStateMachine extends Construct {
       continueOrStop.when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls).otherwise(callModel),
     );
 
-    // The first BudgetCheck's estimate: where StartRun says this execution starts from.
-    const seedHistory = new Pass(this, States.SeedHistory, { parameters: { result: { 'history.$': '$.run.result.history' } }, resultPath: '$.budget' }).next(budgetCheck);
+    // The first BudgetCheck's estimate: where StartRun says this execution starts from. The state
+    // from here on is the run's id (the one thing of StartRun's result the states after this read)
+    // and what the steps add: the execution's input (the run request, its config) and the rest of
+    // StartRun's result are for StartRun and StartOrResume alone, not carried through every later state.
+    const seedHistory = new Pass(this, States.SeedHistory, {
+      parameters: { run: { result: { 'runId.$': '$.run.result.runId' } }, budget: { result: { 'history.$': '$.run.result.history' } } },
+    }).next(budgetCheck);
     const definition = startRun.next(
       new Choice(this, 'StartOrResume')
         .when(Condition.or(Condition.stringEquals('$.run.result.action', 'start'), Condition.stringEquals('$.run.result.action', 'resume')), seedHistory)

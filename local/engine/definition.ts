@@ -88,3 +88,19 @@ export function liftTaskTimeouts(definition: AslDefinition): AslDefinition {
   });
   return copy;
 }
+
+/**
+ * The copy the interpreter runs: a `ResultPath` of `$` (a state's or a catcher's) left out. It is
+ * the default, the result (or the caught error) in place of the whole input, which the library
+ * applies when the field is absent; given explicitly, the library sets a field named `$` on the
+ * input instead (and refuses an input that is not an object), so the states after it read paths
+ * that are not there.
+ */
+export function rootResultPaths(definition: AslDefinition): AslDefinition {
+  const copy = structuredClone(definition);
+  walkStates(copy, (_name, state: AslState) => {
+    if (state['ResultPath'] === '$') delete state['ResultPath'];
+    for (const catcher of (state['Catch'] ?? []) as { ResultPath?: unknown }[]) if (catcher.ResultPath === '$') delete catcher.ResultPath;
+  });
+  return copy;
+}

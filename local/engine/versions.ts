@@ -7,7 +7,7 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { assertNoAliasRoutesTo } from '../aws/state-machine-versions.js';
 import type { AslDefinition } from '../template/asl.js';
-import { assertSupported, clampTimers, liftTaskTimeouts } from './definition.js';
+import { assertSupported, clampTimers, liftTaskTimeouts, rootResultPaths } from './definition.js';
 import { withItemReaders } from '../aws/sfn-item-reader.js';
 import { withChildStarts, withFailureTolerance } from '../aws/sfn-distributed-map.js';
 import { LocalSfnError } from './errors.js';
@@ -85,7 +85,8 @@ export class StateMachineVersions {
     // has its Task timeouts lifted, and the specs carry the definition's (or a test's, in ms).
     // An ItemReader is read by a Task of the engine's own before its Map (local/aws/sfn-item-reader.ts);
     // a distributed Map's child starts by one at the head of its child states (local/aws/sfn-distributed-map.ts).
-    const interpreted = liftTaskTimeouts(clampTimers(withChildStarts(withFailureTolerance(withItemReaders(version.definition)))));
+    // A ResultPath of `$` is left to the library's default, which is what it means (engine/definition.ts).
+    const interpreted = rootResultPaths(liftTaskTimeouts(clampTimers(withChildStarts(withFailureTolerance(withItemReaders(version.definition))))));
     // The library validates with asl-validator (~150 ms a time); once per distinct definition is enough.
     const text = JSON.stringify(interpreted);
     const machine = new StateMachine(interpreted as unknown as StateMachineDefinition, { validationOptions: { noValidate: this.validated.has(text) } });

@@ -182,6 +182,37 @@ describe('LocalEngine', () => {
   });
 });
 
+describe('ResultPath "$"', () => {
+  const arn = 'arn:aws:states:us-east-1:000000000000:stateMachine:root';
+
+  it('puts the result (or the caught error) in place of the whole input, as the default does on AWS', async () => {
+    const definition: AslDefinition = {
+      StartAt: 'Replace',
+      States: {
+        Replace: { Type: 'Pass', Parameters: { 'kept.$': '$.a' }, ResultPath: '$', Next: 'Fail' },
+        Fail: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: 'f' }, Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$', Next: 'Done' }], End: true },
+        Done: { Type: 'Pass', End: true },
+      },
+    };
+    const invoke = async () => {
+      throw Object.assign(new Error('no'), { name: 'Boom' });
+    };
+    const engine = new LocalEngine({ definition, stateMachineArn: arn, tasks: { Fail: { waitForTaskToken: false, invoke } } });
+    try {
+      const { executionArn } = engine.startExecution({ input: { a: 1, b: 2 } });
+      const done = await engine.waitForExecution(executionArn);
+      expect(done.status).toBe('SUCCEEDED');
+      const history = engine.getExecutionHistory(executionArn);
+      const exited = (name: string) => JSON.parse(history.find((event) => event.stateExitedEventDetails?.name === name)!.stateExitedEventDetails!.output!) as unknown;
+      expect(exited('Replace')).toEqual({ kept: 1 });
+      expect(JSON.parse(done.output!)).toMatchObject({ Error: 'Boom' });
+      expect(Object.keys(JSON.parse(done.output!) as object).sort()).toEqual(['Cause', 'Error']);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
 describe('LocalEngine construction', () => {
   const arn = 'arn:aws:states:us-east-1:000000000000:stateMachine:guard';
   const invoke = async () => ({});
