@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_PRICES, awsBill } from '../../bench/aws-cost.js';
-import { checkReport, CLI_START_CPU, CLI_TARGETS, COLD_START_TARGETS, DEPLOY_BOUNDS, DYNAMODB_REQUESTS_PER_STEP, NODE_START_CPU, SPEED_LIMITS } from '../../bench/check.js';
+import { checkReport, heldLine, CLI_START_CPU, CLI_TARGETS, COLD_START_TARGETS, DEPLOY_BOUNDS, DYNAMODB_REQUESTS_PER_STEP, NODE_START_CPU, SPEED_LIMITS } from '../../bench/check.js';
 import { estimate, waste } from '../../bench/stats.js';
 
 /** A waste report in the shape bench/waste.ts prints, its estimates made by the benchmark's own `estimate`. */
@@ -479,5 +479,23 @@ describe('bench/check.ts deploy (issue 34)', () => {
     [{ ...report, nested: { ...report.nested, parentOutputs: 208 } }, /nested\.parentOutputs: 208 outputs on the parent: over CloudFormation's 200/],
   ])('fails a doctored report, naming the figure', (doctored, problem) => {
     expect(checkReport('deploy', JSON.stringify(doctored))).toEqual([expect.stringMatching(problem)]);
+  });
+});
+
+describe("CI's log line of a held figure", () => {
+  const inMemory = SPEED_LIMITS.overhead['embedded ledger, in memory'];
+  const line = (value: number) => heldLine({ path: 'results.0.cpuRatioToFloor', name: 'overhead per step (embedded ledger, in memory)', value, unit: "× the floor's CPU", limit: inMemory });
+
+  it('says a figure under its target in the short form is met only there, where the steady state is not (the overhead rows)', () => {
+    expect(line(2)).toMatch(/target 2\.50: met only in this short form: .*--runs 30/);
+    expect(line(2)).not.toMatch(/: met \(|: met$/);
+  });
+
+  it('shows the gap for a figure over its target, with no caveat', () => {
+    expect(line(5)).toMatch(/target 2\.50: 2\.00× over it\)$/);
+  });
+
+  it('says met plainly for a figure with no caveat', () => {
+    expect(heldLine({ path: 'warm', name: 'a warm replay', value: 0.05, unit: "of the run's CPU", limit: SPEED_LIMITS.replay.warm })).toMatch(/target 10%: met\)$/);
   });
 });
