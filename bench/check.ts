@@ -455,10 +455,10 @@ export interface SpeedLimit {
 
 /**
  * The overhead rows in CI's short form (3 runs of 20 steps a row): measured at more runs on 2026-12-04
- * (five runs of each form at load 0.8–1.8, the code of 0.6.5 and of 0.6.6 alike), the row's ratio to
+ * (five runs of the short form and six with --runs 30 at load 0.8–1.8; 0.6.5's code alike), the row's ratio to
  * its floor rises with the runs: the floor's CPU per step falls by about half as its code warms up, the row's by a fifth or less.
  */
-const STEADY_STATE = "met only in this short form: 3 × 20 steps are too few for the floor to reach its warm speed (about half its short-form figure by 30 runs; the row's falls far less), and with --runs 30 the ratio is 3.3–4.2× in memory, 3.6–6.1× on disk (docs/benchmarks.md)";
+const STEADY_STATE = "met only in this short form: 3 × 20 steps are too few for the floor to reach its warm speed (about half its short-form figure by 30 runs; the row's falls far less), and with --runs 30 the ratio is 3.4–4.2× in memory, 3.6–6.1× on disk (docs/benchmarks.md)";
 
 /**
  * CPU a fresh `node -e` process spends starting (V8's snapshot, Node's bootstrap) before its
