@@ -37,7 +37,7 @@ if (out) {
 
 /**
  * With SAVEPOINT_TEST_TIMEOUTS=<file>, each test's wall time and its timeout appended to <file> as a
- * JSON line (its own body, hooks aside): what shows, on an idle machine, that every test is well under
+ * JSON line (its body with its file's beforeEach and afterEach hooks; beforeAll and afterAll aside): what shows, on an idle machine, that every test is well under
  * its timeout and so passes on a loaded one (`node test/support/timeouts.mjs <file>` sums it up).
  */
 const timeouts = process.env.SAVEPOINT_TEST_TIMEOUTS;
