@@ -59,6 +59,24 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
     expect(stack.world.payments.reports()).toHaveLength(1);
   });
 
+  it("hands on only the run's id after SeedHistory: no later state carries the execution's input or its config", async () => {
+    harness = await startHarness(expiringApprovals());
+    const finished = await harness.run({ runId: 'lean-state', input: { date: sampleDay.date } });
+    expect(finished.status).toBe('SUCCEEDED');
+    const entered = finished.history.flatMap((event) => (event.stateEnteredEventDetails ? [event.stateEnteredEventDetails] : []));
+    const seeded = entered.findIndex((details) => details.name === 'SeedHistory');
+    expect(seeded).toBeGreaterThan(0);
+    // SeedHistory's own input is StartRun's state: the execution's input, the run request's date among it.
+    expect(entered[seeded]!.input).toContain(sampleDay.date);
+    const later = entered.slice(seeded + 1);
+    expect(later.length).toBeGreaterThan(50);
+    for (const { name, input } of later) {
+      const state = JSON.parse(input!) as Record<string, unknown>;
+      expect([name, Object.keys(state).filter((key) => ['input', 'config'].includes(key))]).toEqual([name, []]);
+      if (state['run'] !== undefined) expect([name, state['run']]).toEqual([name, { result: { runId: 'lean-state' } }]);
+    }
+  });
+
   it('finishes with injected transient failures, retrying only the failed steps and paying once', async () => {
     // On the real clock: a tool call retried after an injected failure waits out the lease its failed
     // try still holds (Agent.LeaseHeld), which ends on the stack's clock; a clock moved only at the
