@@ -4,7 +4,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, extname, join, relative, resolve } from 'node:path';
+import { isBuiltin } from 'node:module';
+import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -25,6 +26,17 @@ export const ENTRIES = { cli: 'cli/savepoint.ts', savepoint: 'lambdas/index.ts',
 export const BUNDLED_PACKAGES = ['zod'];
 
 /**
+ * Packages bundled into the CLI bundle's own code, and not shared with an agent (whose import of
+ * one stays its own): commander, CommonJS in 7 files, cost every command's start ~5 ms of CPU in
+ * Node's CommonJS loader and its scan of the exports (cjs-module-lexer) when left to Node. Their
+ * files keep their functions' and classes' own names (esbuild's keepNames, applied to them alone):
+ * the bundle renames what clashes (`CommanderError2`), and commander's errors name themselves after
+ * their class (`this.name = this.constructor.name`). Only those installed beside the sources; the
+ * others stay external.
+ */
+export const INLINED_PACKAGES = ['commander'];
+
+/**
  * Where bundles are kept: inside the project, so the bundles' bare imports resolve to its
  * node_modules ($SAVEPOINT_BUNDLE_CACHE, a directory inside the project, overrides it).
  */
@@ -38,11 +50,13 @@ export function defaultCacheDir(root = ROOT) {
  */
 export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) } = {}) {
   const packages = BUNDLED_PACKAGES.filter((name) => packageDir(name, root));
+  const inlined = INLINED_PACKAGES.filter((name) => packageDir(name, root));
   const dir = await cached({
     cacheDir,
     prefix: 'cli',
     // What the sources compile with; the root too: the bundle holds absolute file URLs.
     identity: [FORMAT, esbuildVersion(root), root, ...['package.json', 'tsconfig.json'].map((file) => readOr(join(root, file)))],
+    keepNamesUnder: () => inlined.map((name) => packageDir(name, root)),
     build: (outdir, plugin) =>
       buildWith(root, {
         absWorkingDir: root,
@@ -59,7 +73,7 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
         keepNames: false,
         // Every package external but those bundled (esbuild's `packages: 'external'` has no exceptions).
         packages: undefined,
-        plugins: [externalPackagesBut(packages), plugin],
+        plugins: [externalPackagesBut(packages, inlined), plugin],
       }),
   });
   const entries = Object.fromEntries(Object.entries(ENTRIES).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))]));
@@ -67,16 +81,30 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
   return { dir, entries };
 }
 
-/** Leaves every bare import to Node (as `packages: 'external'` does) but those of the `bundled` packages. */
-function externalPackagesBut(bundled) {
+/**
+ * Leaves every bare import to Node (as `packages: 'external'` does) but those of the `bundled`
+ * packages and the `inlined` ones.
+ * A bundled CommonJS package's `require` of a Node built-in (commander's `require('node:events')`)
+ * cannot stay a `require` in an ES module: it is the built-in module itself, as `require` returns it.
+ */
+function externalPackagesBut(bundled, inlined) {
   const own = new RegExp(`^(${bundled.join('|')})(/|$)`);
+  const inline = new RegExp(`^(${inlined.join('|')})(/|$)`);
   return {
     name: 'savepoint-external-packages',
     setup(build) {
-      build.onResolve({ filter: /^[^./]/ }, (args) => (bundled.length > 0 && own.test(args.path) ? undefined : { path: args.path, external: true }));
+      build.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.kind === 'require-call' && isBuiltin(args.path)) return { path: args.path, namespace: BUILTIN };
+        if (inlined.length > 0 && inline.test(args.path)) return undefined;
+        return bundled.length > 0 && own.test(args.path) ? undefined : { path: args.path, external: true };
+      });
+      build.onLoad({ filter: /.*/, namespace: BUILTIN }, (args) => ({ contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`, loader: 'js' }));
     },
   };
 }
+
+/** The namespace of a Node built-in that a bundled CommonJS package requires (externalPackagesBut). */
+const BUILTIN = 'savepoint-builtin';
 
 /**
  * An agent module (the user's TypeScript, anywhere on disk) compiled to one file it can import.
@@ -182,7 +210,7 @@ const MODULE = '__savepoint_module';
  * itself (`new URL('./x', import.meta.url)`) keeps finding them: each file's `import.meta.url` is
  * its own source file's URL, not the bundle's. Declared on the first line, so lines keep their numbers.
  */
-function sourcesRecorder(inputs) {
+function sourcesRecorder(inputs, keepNamesUnder) {
   // Packages are external (never loaded), so every file loaded is a source, even one under a
   // node_modules (savepoint installed as a package).
   return {
@@ -196,6 +224,11 @@ function sourcesRecorder(inputs) {
         const loader = extname(args.path).replace(/^\.m?/, '');
         const meta = { url: pathToFileURL(args.path).href, dirname: dirname(args.path), filename: args.path };
         const contents = loader !== 'json' && text.includes('import.meta') ? `const ${MODULE} = ${JSON.stringify(meta)}; ${text}` : text;
+        // A file of an inlined package (INLINED_PACKAGES) names its functions and classes itself (`__name`): the bundle may rename them.
+        if (keepNamesUnder.some((dir) => args.path.startsWith(`${dir}${sep}`))) {
+          const esbuild = await import('esbuild');
+          return { contents: (await esbuild.transform(contents, { loader, keepNames: true, sourcefile: args.path })).code, loader };
+        }
         return { contents, loader };
       });
     },
@@ -209,7 +242,7 @@ function sourcesRecorder(inputs) {
  * damaged and is built again. Builds go to a temporary directory renamed into place: a process
  * building at the same time as another only wastes its work.
  */
-async function cached({ cacheDir, prefix, identity, build }) {
+async function cached({ cacheDir, prefix, identity, build, keepNamesUnder = () => [] }) {
   const index = join(cacheDir, `index-${prefix}-${digest(identity.join('\0'))}.json`);
   const known = readIndex(index);
   if (known) {
@@ -227,7 +260,7 @@ async function cached({ cacheDir, prefix, identity, build }) {
   const draft = join(cacheDir, `${prefix}.draft-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     const read = new Map();
-    await build(draft, sourcesRecorder(read));
+    await build(draft, sourcesRecorder(read, keepNamesUnder()));
     declareModules(draft);
     const files = [...read.keys()].sort();
     const key = keyOf(identity, files.map((file) => [file, read.get(file).text]));

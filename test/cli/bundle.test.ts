@@ -98,6 +98,24 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     expect(await start({ SAVEPOINT_FROM_SOURCE: '1' })).toBe(`v1 ${root}/cli/ ${root}/cli`);
     expect(() => readdirSync(cache)).toThrow(/ENOENT/);
   });
+
+  it('holds an inlined CommonJS package (INLINED_PACKAGES: commander) in its own code: its require of a built-in works, and its classes keep their names where the bundle renames them', async () => {
+    const { cache, write, start } = project('inlined');
+    // A stand-in for commander: CommonJS in two files, requiring a built-in, its error naming itself after its class (as commander's do).
+    write('node_modules/commander/package.json', JSON.stringify({ name: 'commander', main: 'index.js' }));
+    write('node_modules/commander/error.js', 'class CommanderError extends Error {\n  constructor() {\n    super("m");\n    this.name = this.constructor.name;\n  }\n}\nexports.CommanderError = CommanderError;\n');
+    write('node_modules/commander/index.js', "const { EventEmitter } = require('node:events');\nconst { CommanderError } = require('./error.js');\nexports.CommanderError = CommanderError;\nexports.emitter = typeof EventEmitter;\n");
+    // A class of the same name in the CLI's own code: the bundle renames one of the two.
+    write(ENTRIES.cli, "import * as commander from 'commander';\nclass CommanderError {}\nconsole.log(new commander.CommanderError().name, commander.emitter, new CommanderError() instanceof commander.CommanderError);\n");
+    expect(await start()).toBe('CommanderError function false');
+    const [dir] = builds(cache);
+    const bundled = readdirSync(join(cache, dir!), { recursive: true })
+      .filter((file) => String(file).endsWith('.js'))
+      .map((file) => readFileSync(join(cache, dir!, String(file)), 'utf8'))
+      .join('\n');
+    expect(bundled).toContain('// node_modules/commander/error.js');
+    expect(bundled).not.toMatch(/from "commander"|require\("node:events"\)/);
+  });
 });
 
 describe('an agent outside the repository, run by the bundled CLI', { timeout: 120_000 }, () => {
