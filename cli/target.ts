@@ -1,5 +1,4 @@
-import { connect, runsClient, type RunsClient } from '../client/index.js';
-import { executionLinkOf } from '../client/console-link.js';
+import type { RunsClient } from '../client/index.js';
 import type { SavepointClient } from '../client/ledger-client.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
@@ -167,8 +166,13 @@ export interface RunsTarget {
  */
 export async function withRuns<T>(command: string, agentSpec: string | undefined, use: (target: RunsTarget) => Promise<T>): Promise<T> {
   const { stack, region } = deployed();
+  // The public client loads with the commands that read through it (`replay` and the ledger's own commands do not).
+  const { connect, runsClient } = await import('../client/index.js');
   // A deployed stack's runs API, signed with the caller's AWS credentials (the SDK loads only then).
-  if (stack) return use({ client: await connect({ stack, ...(region && { region }), ...(agentSpec && !agentSpec.includes('/') && { agent: agentSpec }) }), live: true, engines: [], link: executionLinkOf });
+  if (stack) {
+    const { executionLinkOf } = await import('../client/console-link.js');
+    return use({ client: await connect({ stack, ...(region && { region }), ...(agentSpec && !agentSpec.includes('/') && { agent: agentSpec }) }), live: true, engines: [], link: executionLinkOf });
+  }
   const dir = stateDir();
   const dirs = [dir, ...agentDirsOf(dir).map((part) => part.dir)];
   const engines: RunsTarget['engines'] = [];
@@ -214,5 +218,6 @@ export async function servingEngine(dir: string): Promise<{ client: RunsClient; 
   const engine = await runningEngine(dir);
   const runs = engine?.endpoints['runs'];
   if (!engine || !runs) return undefined;
+  const { runsClient } = await import('../client/index.js');
   return { client: runsClient({ base: runs.replace(/\/runs$/, '') }), engine };
 }

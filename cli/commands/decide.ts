@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { RunsApiError } from '../../client/index.js';
+import { RunsApiError } from '../../client/runs-api-error.js';
 import { UsageError } from '../errors.js';
 import { out } from '../program.js';
 import { withRuns } from '../target.js';

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { createInterface } from 'node:readline/promises';
 import type { ForkRequest } from '../../lambdas/runs/fork.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
@@ -110,6 +109,8 @@ async function holderDir(parts: readonly AgentDir[] | undefined, runId: string):
 /** A `reuse` fork in a terminal asks before it starts (`--yes` does not); a dry one sends nothing. */
 async function confirmed(yes: boolean, effects: ForkRequest['effects']): Promise<boolean> {
   if (yes || !process.stdin.isTTY || effects !== 'reuse') return true;
+  // Loaded only to ask: no other command's start pays for node:readline.
+  const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: process.stdin, output: process.stdout });
   const answer = await rl.question('start the fork? [y/N] ');
   rl.close();

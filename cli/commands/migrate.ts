@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { out, printJson } from '../program.js';
-import { localUser } from '../../local/services/approval-api.js';
 import { withClient } from '../target.js';
 
 /** `savepoint migrate <runId> --to <version>`: a live run moves to the deployed version of its agent. */
@@ -12,6 +11,8 @@ export function registerMigrateCommand(program: Command): void {
     .option('--json', 'print JSON', false)
     .action((runId: string, options: { to: string; json: boolean }) =>
       withClient('migrate', undefined, runId, async ({ client }) => {
+        // The approval API's module loads with the command that records who migrated (as kill's does).
+        const { localUser } = await import('../../local/services/approval-api.js');
         const view = await client.migrate(runId, { to: options.to, by: localUser() });
         const migration = view.report.version.migrations.at(-1)!;
         if (options.json) return printJson({ runId, lifecycle: view.lifecycle, migration });
