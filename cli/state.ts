@@ -193,12 +193,15 @@ async function dynamoModules() {
 }
 
 /**
- * The embedded ledger's modules, loaded by the commands that open a ledger: `status`, `runs` and
- * `approvals` answered by a running engine open none, and start without them (issue 38: 200 ms).
+ * The kind of ledger to open in a state directory: the one it holds, else embedded when its head or
+ * seal key is there without it (it was deleted: the embedded ledger's open says so), else none.
+ * The seal key's file name is needed only then: its module is no part of a command's start.
  */
-async function embeddedModules() {
-  const [{ EmbeddedLedger }, { SEAL_KEY_FILE }] = await Promise.all([import('../lambdas/ledger/embedded-ledger.js'), import('../lambdas/ledger/embedded-files.js')]);
-  return { EmbeddedLedger, SEAL_KEY_FILE };
+async function kindToOpen(stateDir: string): Promise<LedgerKind | undefined> {
+  const held = ledgerKindOf(stateDir);
+  if (held) return held;
+  const { SEAL_KEY_FILE } = await import('../lambdas/ledger/embedded-files.js');
+  return existsSync(join(stateDir, 'ledger.head')) || existsSync(join(stateDir, SEAL_KEY_FILE)) ? 'embedded' : undefined;
 }
 
 /**
@@ -222,13 +225,14 @@ export async function openLedger(stateDir: string, command = 'status', access: L
     const client = new DynamoDBClient({ ...localAwsConfig, endpoint: engine.endpoints.dynamodb });
     return { ledger: new DynamoDbLedger(client, LEDGER_TABLE, localLedgerSealer(stateDir)), engine, close: async () => client.destroy() };
   }
-  const { EmbeddedLedger, SEAL_KEY_FILE } = await embeddedModules();
-  // No ledger, but its head or seal key is here: it was deleted. The embedded ledger's open says so.
-  const kind = ledgerKindOf(stateDir) ?? (existsSync(join(stateDir, 'ledger.head')) || existsSync(join(stateDir, SEAL_KEY_FILE)) ? 'embedded' : undefined);
+  const kind = await kindToOpen(stateDir);
   if (!kind) throw noLedger(stateDir);
   const ownership = await ownStateDir(stateDir, command);
   if (kind === 'embedded') {
     try {
+      // The embedded ledger's module loads with an embedded ledger: `status`, `runs` and `approvals`
+      // answered by a running engine open none, and start without it (issue 38: 200 ms), as does a dynalite directory's command.
+      const { EmbeddedLedger } = await import('../lambdas/ledger/embedded-ledger.js');
       // The embedded ledger takes its own lock too (ledger.lock): a second opener is refused by name.
       const onNote = (note: string) => process.stderr.write(`savepoint: warning: ${terminalSafe(note)}\n`);
       const embedded = access === 'write' ? EmbeddedLedger.open({ dir: stateDir, onNote }) : EmbeddedLedger.openToRead({ dir: stateDir, onNote, verify: access === 'verify' });
