@@ -15,7 +15,7 @@ import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { COMPACTION_STOP_REASON, compactionSettings, isCompaction } from '../conversation/compaction.js';
 import { loadConversationStep } from '../conversation/turns.js';
-import { requestBytes, WRAPPER_BYTES } from './call-model.js';
+import { requestBytes, WRAPPER_BYTES } from '../guards/request-size.js';
 
 /** The Compact step; what compaction is and when it is due: conversation/compaction.ts. */
 

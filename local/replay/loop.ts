@@ -219,12 +219,15 @@ export function agentLoop(deps: LoopDeps): Loop {
         return { ok: false };
       }
     };
+    // The step that decides next: BudgetCheck at the start and after a compaction or an extension
+    // (its Choice: ContinueOrStop), CallModel before each model call (ToolCallsOrStop).
+    let decider: 'BudgetCheck' | 'CallModel' = 'BudgetCheck';
     for (;;) {
-      const checked = await guarded('BudgetCheck', () => task('BudgetCheck', { executionArn, runId, history }));
+      const checked = await guarded(decider, () => (decider === 'BudgetCheck' ? task('BudgetCheck', { executionArn, runId, history }) : callModel(executionArn, runId, history)));
       if (!checked.ok) return;
       const budget = checked.value as Record<string, any>;
       history = budget['history'];
-      // ContinueOrStop, its rules in order.
+      // ContinueOrStop or ToolCallsOrStop: the same rules, in order.
       if (budget['extension'] !== undefined) {
         const asked = await guarded('RequestBudgetExtension', async () => {
           try {
@@ -234,6 +237,7 @@ export function agentLoop(deps: LoopDeps): Loop {
           }
         });
         if (!asked.ok) return;
+        decider = 'BudgetCheck';
         continue;
       }
       if (budget['continue'] === false) {
@@ -251,30 +255,33 @@ export function agentLoop(deps: LoopDeps): Loop {
       if (budget['compact'] !== undefined) {
         const compacted = await guarded('Compact', () => task('Compact', { executionArn, runId, turn: budget['compact'].turn, covers: budget['compact'].covers }));
         if (!compacted.ok) return;
+        decider = 'BudgetCheck';
         continue;
       }
-      let calls = budget['pending'] as { turn: number; call: number }[] | null | undefined;
-      if (calls === null || calls === undefined) {
-        const modelled = await guarded('CallModel', () => callModel(executionArn, runId, budget['nextTurn'] as number));
-        if (!modelled.ok) return;
-        calls = (modelled.value as { calls: { turn: number; call: number }[] }).calls;
+      const pending = budget['pending'] as { turn: number; call: number }[] | null | undefined;
+      // ContinueOrStop's default: CallModel, which decides again and calls.
+      if ((pending === null || pending === undefined) && decider === 'BudgetCheck') {
+        decider = 'CallModel';
+        continue;
       }
-      // The ToolCalls Map: its Catch (States.ALL) records the run's failure.
+      // ResumeToolCalls, or ToolCallsOrStop's default: the turn CallModel made. The ToolCalls Map:
+      // its Catch (States.ALL) records the run's failure; then CallModel.
       try {
-        await toolCalls(executionArn, runId, calls);
+        await toolCalls(executionArn, runId, pending ?? (budget['calls'] as { turn: number; call: number }[]));
       } catch (failure) {
         if (!(failure instanceof StateFailure)) throw failure;
         await recordFailure(failure);
         return;
       }
+      decider = 'CallModel';
     }
   };
 
-  /** CallModel, with its retry-after caught and waited out before calling again (ReadRetryAfter … WaitRetryAfter). */
-  const callModel = async (executionArn: string, runId: string, turn: number): Promise<unknown> => {
+  /** CallModel, with its retry-after caught and waited out before deciding and calling again (ReadRetryAfter … WaitRetryAfter). */
+  const callModel = async (executionArn: string, runId: string, history: unknown): Promise<unknown> => {
     for (let waits = 0; ; waits += 1) {
       try {
-        return await task('CallModel', { executionArn, runId, turn });
+        return await task('CallModel', { executionArn, runId, history });
       } catch (failure) {
         if (caught('CallModel', failure) !== 'ReadRetryAfter' || waits >= MOST_WAITS) throw failure;
         await later();
