@@ -100,7 +100,7 @@ export const States = {
   AwaitChildRun: 'AwaitChildRun',
   /** The Map over one turn's tool calls: each iteration starts at CallTool. */
   ToolCalls: 'ToolCalls',
-  /** Routes BudgetCheck's decision (the start of an execution, after a compaction or a budget extension). */
+  /** Routes BudgetCheck's decision: an execution's first. */
   ContinueOrStop: 'ContinueOrStop',
   /** Routes CallModel's decision: the turn's tool calls, or a stop, an extension, a handoff, a compaction. */
   ToolCallsOrStop: 'ToolCallsOrStop',
@@ -185,9 +185,9 @@ export const LAMBDA_RETRY: RetryProps = {
  * A model turn costs three transitions (CallModel, its Choice, the Map) and one per tool call:
  * Step Functions bills each, and they are most of a run's AWS bill. So CallModel makes the
  * harness's stop decision itself (steps/budget-check.ts `check`, from the read it makes for the
- * call) before every model call; BudgetCheck makes it where no model call follows at once — the
- * start of an execution, after a compaction, after a budget extension — and each decision goes
- * through a Choice with the same rules (`routeDecision`).
+ * call) before every model call, after a turn's tool calls, a compaction or a budget extension;
+ * BudgetCheck makes an execution's first decision. Each decision goes through a Choice with the
+ * same rules (`routeDecision`).
  *
  * The calls of a turn run concurrently (`toolConcurrency`): a call waiting for a person does not
  * hold back the others, and a failed call fails the Map (its Catch records the run's failure).
@@ -394,11 +394,12 @@ export class AgentStateMachine extends Construct {
     finalize.next(new Succeed(this, 'RunFinished', { outputPath: '$.final.result' }));
 
     // An exhausted budget of a run configured to ask: a person extends it or not, through the same
-    // approval flow as refunds; either way BudgetCheck decides again from the recorded decision.
+    // approval flow as refunds; either way CallModel decides again from the recorded decision
+    // (and calls the model if the run goes on).
     const requestBudgetExtension = awaitDecision(
       States.RequestBudgetExtension,
       { runId, extension: JsonPath.objectAt('$.budget.result.extension') },
-      budgetCheck,
+      callModel,
       recordFailure,
     );
 
@@ -426,7 +427,7 @@ export class AgentStateMachine extends Construct {
     }
 
     // ---- context compaction (lambdas/steps/compaction.ts) ----
-    // A model call like CallModel's (same retries, same Catch), then BudgetCheck decides again.
+    // A model call like CallModel's (same retries, same Catch), then CallModel decides again.
     let compact: LambdaInvoke | undefined;
     if (fns.compact) {
       compact = step(
@@ -438,7 +439,7 @@ export class AgentStateMachine extends Construct {
       compact.addRetry(RETRY.throttled);
       compact.addRetry(RETRY.circuitOpen);
       compact.addCatch(recordFailure, catchAll);
-      compact.next(budgetCheck);
+      compact.next(callModel);
     }
 
     /**

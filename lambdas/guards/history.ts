@@ -13,7 +13,7 @@ import type { Clock } from '../shared/ports.js';
  *
  * How the events are counted: never by asking Step Functions (`GetExecutionHistory` is a
  * control-plane call on a per-account bucket refilling 20/s: a fleet of long runs emptied it, issue
- * 34). Each decision — BudgetCheck's, and CallModel's before every model call — carries in its own
+ * 34). Each decision — BudgetCheck's at the execution's start, CallModel's before every model call — carries in its own
  * result (`$.budget.result.history`, seeded from StartRun's) a conservative bound of the events its
  * execution has made up to that decision's Task, and adds to it every event the definition
  * (infra/agent-state-machine.ts) can make until the next decision's Task:
@@ -22,7 +22,7 @@ import type { Clock } from '../shared/ports.js';
  *   BudgetCheck, ToolCallsOrStop after CallModel), then a model turn CallModel made (the ToolCalls
  *   Map and one CallTool per tool call the recorded turn asked for), BudgetCheck's way to CallModel,
  *   resumed tool calls (ResumeToolCalls and the Map), a compaction or a budget-extension wait; and
- *   the next decision's Task (CallModel after the Map, BudgetCheck after a compaction or an extension);
+ *   the next decision's Task (CallModel's, every decision after an execution's first);
  * - every Task entry at its worst: each retry its Retry fields allow (MaxAttempts) of the errors no
  *   step records — Lambda's own faults, States.Timeout, Agent.Transient — each attempt 3 events
  *   (TaskScheduled, TaskStarted, TaskFailed; 4 on a task-token wait, with TaskSubmitted) over the

@@ -17,7 +17,7 @@ import { loadConversationStep, NEXT_TURN, toolUses, type ConversationStep } from
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 
-/** `history`: the bound of this execution's history at the last BudgetCheck, and where the run went from there (lambdas/guards/history.ts). */
+/** `history`: the bound of this execution's history at the last decision (at its start: StartRun's), and where the run went from there (lambdas/guards/history.ts). */
 export const BudgetCheckInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
 
 export type BudgetDecision =
@@ -105,8 +105,12 @@ export interface Checked {
 /** A decision with the execution's history bound, carried on to the next decision (lambdas/guards/history.ts). */
 export type Decided = BudgetDecision & { history?: HistoryBound };
 
+/**
+ * An execution's first decision (the definition's BudgetCheck state); CallModel makes every later
+ * one, the same way, before its model call. Every decision carries the execution's history bound
+ * on to the next one.
+ */
 export function createBudgetCheck(deps: DecisionDeps) {
-  // Every decision carries the execution's history bound on to the next one.
   return async (input: unknown): Promise<Decided> => {
     const parsed = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
     return withHistoryBound(await check(deps, parsed.runId), parsed.history, 'BudgetCheck');

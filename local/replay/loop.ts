@@ -59,7 +59,7 @@ export const LOOP_STATES = {
   },
   RequestApproval: { step: Steps.RequestApproval, retry: TOKEN_WAIT, catch: [{ errors: DECIDED, next: 'CallTool' }] },
   AwaitChildRun: { step: Steps.CallTool, retry: TOKEN_WAIT, catch: [] },
-  RequestBudgetExtension: { step: Steps.RequestApproval, retry: TOKEN_WAIT, catch: [{ errors: DECIDED, next: 'BudgetCheck' }, { errors: ['States.ALL'], next: 'RecordFailure' }] },
+  RequestBudgetExtension: { step: Steps.RequestApproval, retry: TOKEN_WAIT, catch: [{ errors: DECIDED, next: 'CallModel' }, { errors: ['States.ALL'], next: 'RecordFailure' }] },
   Compact: { step: Steps.Compact, retry: [...TASK, THROTTLED, CIRCUIT_OPEN], catch: [{ errors: ['States.ALL'], next: 'RecordFailure' }] },
   Handoff: { step: Steps.Handoff, retry: TASK, catch: [{ errors: ['States.ALL'], next: 'HandoffFailed' }] },
   Finalize: { step: Steps.Finalize, retry: TASK, catch: [{ errors: ['States.ALL'], next: 'RecordFailure' }] },
@@ -219,8 +219,8 @@ export function agentLoop(deps: LoopDeps): Loop {
         return { ok: false };
       }
     };
-    // The step that decides next: BudgetCheck at the start and after a compaction or an extension
-    // (its Choice: ContinueOrStop), CallModel before each model call (ToolCallsOrStop).
+    // The step that decides next: BudgetCheck at the execution's start (its Choice: ContinueOrStop),
+    // CallModel every time after (ToolCallsOrStop).
     let decider: 'BudgetCheck' | 'CallModel' = 'BudgetCheck';
     for (;;) {
       const checked = await guarded(decider, () => (decider === 'BudgetCheck' ? task('BudgetCheck', { executionArn, runId, history }) : callModel(executionArn, runId, history)));
@@ -233,11 +233,11 @@ export function agentLoop(deps: LoopDeps): Loop {
           try {
             await tokenWait('RequestBudgetExtension', { executionArn, runId, extension: budget['extension'] });
           } catch (failure) {
-            if (caught('RequestBudgetExtension', failure) !== 'BudgetCheck') throw failure;
+            if (caught('RequestBudgetExtension', failure) !== 'CallModel') throw failure;
           }
         });
         if (!asked.ok) return;
-        decider = 'BudgetCheck';
+        decider = 'CallModel';
         continue;
       }
       if (budget['continue'] === false) {
@@ -255,7 +255,7 @@ export function agentLoop(deps: LoopDeps): Loop {
       if (budget['compact'] !== undefined) {
         const compacted = await guarded('Compact', () => task('Compact', { executionArn, runId, turn: budget['compact'].turn, covers: budget['compact'].covers }));
         if (!compacted.ok) return;
-        decider = 'BudgetCheck';
+        decider = 'CallModel';
         continue;
       }
       const pending = budget['pending'] as { turn: number; call: number }[] | null | undefined;

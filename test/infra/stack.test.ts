@@ -167,8 +167,8 @@ describe('the state machine', () => {
     const extension = states['RequestBudgetExtension']!;
     expect(extension.Resource).toBe('arn:aws:states:::lambda:invoke.waitForTaskToken');
     expect(extension.Parameters).toMatchObject({ Payload: { 'taskToken.$': '$$.Task.Token', 'extension.$': '$.budget.result.extension' } });
-    expect(extension.Next).toBe('BudgetCheck');
-    expect(extension.Catch!.find((catcher) => catcher.ErrorEquals.includes(ErrorNames.ApprovalRejected))!.Next).toBe('BudgetCheck');
+    expect(extension.Next).toBe('CallModel');
+    expect(extension.Catch!.find((catcher) => catcher.ErrorEquals.includes(ErrorNames.ApprovalRejected))!.Next).toBe('CallModel');
     // Asked first, so that a stop decision carrying an extension request never reaches Finalize;
     // the same rules after BudgetCheck's decision and CallModel's.
     for (const choice of ['ContinueOrStop', 'ToolCallsOrStop']) {
@@ -308,7 +308,7 @@ describe('long runs', () => {
   it('compacts the context in a step of its own, retried like a model call, then decides again', () => {
     const compact = states['Compact']!;
     expect(compact.Parameters).toMatchObject({ Payload: { 'turn.$': '$.budget.result.compact.turn', 'covers.$': '$.budget.result.compact.covers' } });
-    expect(compact.Next).toBe('BudgetCheck');
+    expect(compact.Next).toBe('CallModel');
     expect(compact.Retry!.map((retrier) => retrier.ErrorEquals[0])).toEqual(states['CallModel']!.Retry!.map((retrier) => retrier.ErrorEquals[0]));
   });
 });

@@ -63,6 +63,6 @@ describe("replay's agent loop against the synthesized definition", () => {
     expect(states.get('BudgetCheck')?.['Next']).toBe('ContinueOrStop');
     expect(states.get('CallModel')?.['Next']).toBe('ToolCallsOrStop');
     expect(states.get('ResumeToolCalls')?.['Next']).toBe('ToolCalls');
-    for (const [state, next] of [['RequestApproval', 'CallTool'], ['AwaitChildRun', 'CallTool'], ['RequestBudgetExtension', 'BudgetCheck'], ['Compact', 'BudgetCheck']]) expect(states.get(state!)?.['Next'], state).toBe(next);
+    for (const [state, next] of [['RequestApproval', 'CallTool'], ['AwaitChildRun', 'CallTool'], ['RequestBudgetExtension', 'CallModel'], ['Compact', 'CallModel']]) expect(states.get(state!)?.['Next'], state).toBe(next);
   });
 });
