@@ -147,7 +147,7 @@ export interface ConversationStep {
 }
 
 /**
- * What BudgetCheck and CallModel need, usually in one round trip: the run, the global kill, a
+ * What a decision and a model call need (BudgetCheck, CallModel), usually in one round trip: the run, the global kill, a
  * breaker, and the whole conversation — the known part from memory, the new part (the next two
  * turns, the calls of the next one on a guess, the calls still open) in the same batched read.
  * When that read shows more is new (a run driven by another process meanwhile), the rest of the
