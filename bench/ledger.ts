@@ -6,8 +6,9 @@
  * model turn and one side-effecting tool call (two agent steps, 6 calls):
  *   loadStep, countStep, recordTurn                     (CallModel: one batched read for the decision and the call, the call's reservation, then the turn with its count)
  *   loadStep, claimCall, completeCall                   (CallTool: the claim, and the record around the side effect with its count)
- * — 3 calls per agent step (3.5 while BudgetCheck read the run again before each turn); a real day mixes in reads (one `recordCall` instead of claim and
- * complete), and `npm run bench -- --overhead` counts 2.84 per agent step on the refund day. Each
+ * — 3 calls per agent step (3.5 while BudgetCheck read the run again before each turn); a real
+ * day mixes in reads (one `recordCall` instead of claim and complete), and `npm run bench --
+ * --overhead` counts 3.00 per agent step on CI's 20-step day (3.35 with BudgetCheck's reads). Each
  * repetition is a fresh ledger and a fresh run; the figure is the median over repetitions of the
  * mean ms per agent step (wall and this process's CPU: dynalite serves in this process), after
  * WARM_UP_REPS warm-up repetitions.
