@@ -8,7 +8,7 @@ import { nextCallReservation } from '../guards/request-size.js';
 import { reserveModelCall, settleModelCall, settlement } from '../guards/reservation.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
-import type { BlobStore, FleetLedger, GuardLedger, TurnLedger } from '../ledger/ledger.js';
+import type { FleetLedger } from '../ledger/ledger.js';
 import type { FleetBudget } from '../records/fleet.js';
 import type { GuardEvent, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { costOf, DEFAULT_PRICE_TABLE } from '../models/prices.js';
@@ -18,14 +18,10 @@ import { InvalidInputError, ModelRetryAfterError, ModelThrottledError } from '..
 import { parseOrThrow } from '../shared/validation.js';
 import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { compactedView } from '../conversation/compaction.js';
-import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { check, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
-
-// The request's size and the next call's reservation moved to guards/request-size.ts; kept here for their importers.
-export { nextCallReservation, requestBytes, WRAPPER_BYTES } from '../guards/request-size.js';
 import { rememberTurn, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
+import { check, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
 
 /** `history`: the execution's history bound at the last decision (BudgetCheck's or CallModel's: lambdas/guards/history.ts). */
 export const CallModelInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
